@@ -1,0 +1,59 @@
+"""Options that mean the same in every command.
+
+Use these annotated types in command signatures so ``--qi``, ``--sensitive``, ``--schema``,
+``--out``, ``--seed`` and ``--json`` are spelled and explained one way everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Callable, Optional
+
+import typer
+
+from crowdsafe.errors import ParameterError
+
+DataArg = Annotated[
+    str,
+    typer.Argument(help="A CSV or Parquet file, or the name of a bundled dataset (e.g. 'adult')."),
+]
+QiOpt = Annotated[
+    Optional[str],
+    typer.Option("--qi", help="Comma-separated quasi-identifiers (default: every attribute)."),
+]
+SensitiveOpt = Annotated[
+    Optional[str], typer.Option("--sensitive", help="The sensitive attribute.")
+]
+SchemaOpt = Annotated[
+    Optional[Path], typer.Option("--schema", help="A schema TOML file (roles and types).")
+]
+OutOpt = Annotated[Optional[Path], typer.Option("--out", "-o", help="Where to write the output.")]
+SeedOpt = Annotated[
+    Optional[int],
+    typer.Option(
+        "--seed",
+        help="Make the run reproducible (tests, experiments). A seeded result is NOT fit for release.",
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+def split_list(value: str | None) -> list[str] | None:
+    """Parse a comma-separated option; ``None`` stays ``None``."""
+    if value is None:
+        return None
+    items = [item.strip() for item in value.split(",") if item.strip()]
+    if not items:
+        raise ParameterError("expected a comma-separated list of names, got an empty value")
+    return items
+
+
+def emit(payload: Any, as_json: bool, render: Callable[[], None]) -> None:
+    """Print ``payload`` as JSON when asked, else call ``render`` for the human-readable form."""
+    if as_json:
+        json.dump(payload, sys.stdout, indent=2, default=str, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        render()

@@ -1,0 +1,57 @@
+"""Atomic output: write to a temporary file beside the target, then rename.
+
+A failure part-way leaves the target untouched (either the old file or nothing), never a
+half-written file. Every writer in crowdsafe goes through :func:`atomic_path`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from crowdsafe.errors import InputError
+
+
+@contextlib.contextmanager
+def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path in the target's folder; rename it onto ``target`` on success.
+
+    The caller writes the complete file to the yielded path. If the block raises, the temporary
+    file is removed and ``target`` is left as it was.
+    """
+    target = Path(target)
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.exists():
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot create output folder {folder}: {exc.strerror}") from exc
+    if target.exists() and target.is_dir():
+        raise InputError(f"output path {target} is a folder, expected a file name")
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+
+
+def write_text_atomic(target: str | os.PathLike[str], text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``target`` atomically and return the target path."""
+    with atomic_path(target) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return Path(target)
+
+
+def write_bytes_atomic(target: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``target`` atomically and return the target path."""
+    with atomic_path(target) as tmp:
+        tmp.write_bytes(data)
+    return Path(target)

@@ -1,0 +1,34 @@
+"""Atomic writes leave either the complete file or nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from crowdsafe.files import atomic_path, write_text_atomic
+
+
+def test_write_then_rename(tmp_path):
+    target = tmp_path / "out" / "a.txt"
+    write_text_atomic(target, "hello")
+    assert target.read_text() == "hello"
+    assert [p.name for p in target.parent.iterdir()] == ["a.txt"]
+
+
+def test_failure_leaves_old_file_and_no_temporary(tmp_path):
+    target = tmp_path / "a.txt"
+    target.write_text("old")
+    with pytest.raises(RuntimeError):
+        with atomic_path(target) as tmp:
+            tmp.write_text("half")
+            raise RuntimeError("crash mid-write")
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["a.txt"]
+
+
+def test_failure_creates_nothing(tmp_path):
+    target = tmp_path / "new.txt"
+    with pytest.raises(RuntimeError):
+        with atomic_path(target) as tmp:
+            tmp.write_text("half")
+            raise RuntimeError("crash")
+    assert list(tmp_path.iterdir()) == []
