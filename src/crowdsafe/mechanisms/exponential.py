@@ -82,18 +82,22 @@ def _logits(scores: np.ndarray, scale: float, log_weights: np.ndarray | None) ->
     scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim != 1 or scores.size == 0:
         raise ParameterError("the exponential mechanism needs a non-empty 1-d array of scores")
-    if np.any(np.isnan(scores)) or np.any(scores == np.inf):
-        raise ParameterError("a quality score is NaN or +infinity")
     with np.errstate(over="ignore", invalid="ignore"):
         logits = scores * scale
-    if np.any(logits == np.inf):
-        raise ParameterError("quality scores too large: ε·q/Δq overflows a double")
     if log_weights is not None:
         log_weights = np.asarray(log_weights, dtype=np.float64)
-        if log_weights.shape != scores.shape or np.any(np.isnan(log_weights)) or np.any(log_weights == np.inf):
-            raise ParameterError("log_weights must be finite (or −inf) and match the scores")
+        if log_weights.shape != scores.shape:
+            raise ParameterError("log_weights must have one entry per score")
         logits = logits + log_weights
-    if np.all(logits == -np.inf):
+    top = logits.max()
+    if not np.isfinite(top) or np.isnan(logits).any():
+        # Slow path, only to say precisely what is wrong.
+        if np.isnan(scores).any() or (scores == np.inf).any():
+            raise ParameterError("a quality score is NaN or +infinity")
+        if log_weights is not None and (np.isnan(log_weights).any() or (log_weights == np.inf).any()):
+            raise ParameterError("log_weights must be finite or −inf")
+        if top == np.inf:
+            raise ParameterError("quality scores too large: ε·q/Δq overflows a double")
         raise ParameterError("every candidate has probability zero (all scores or weights −inf)")
     return logits
 
