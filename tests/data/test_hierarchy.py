@@ -93,7 +93,9 @@ def test_grouping_detects_a_value_in_two_groups_and_orphan_groups():
     with pytest.raises(HierarchyError, match="group 'B' of level 1 belongs to no group"):
         grouping("x", [{"A": ["a"], "B": ["b"]}, {"AB": ["A"]}])
     h = grouping("x", [{"A": ["a", "b"], "B": ["c"]}, {"AB": ["A", "B"]}])
-    assert h.height == 2 and h.size(2) == 1  # no extra root when the top is already one node
+    assert h.height == 3 and h.labels[3] == ("*",)  # the root is always added ...
+    h = grouping("x", [{"A": ["a", "b"], "B": ["c"]}, {"*": ["A", "B"]}])
+    assert h.height == 2 and h.size(2) == 1  # ... unless the top given is already *
 
 
 def test_masking_zip_codes():

@@ -7,7 +7,7 @@ It knows nothing of privacy. What other layers may rely on is listed in
 from crowdsafe.data.builders import dates, flat, grouping, intervals, masking, ordered_groups
 from crowdsafe.data.dataset import Dataset
 from crowdsafe.data.encoding import EncodedColumn, Encoding, encode, encode_series
-from crowdsafe.data.frequency import COUNT, code_frequencies, frequency_table
+from crowdsafe.data.frequency import COUNT, class_sizes, code_frequencies, frequency_table
 from crowdsafe.data.hierarchy import Hierarchy
 from crowdsafe.data.io import load, read_table, write
 from crowdsafe.data.missing import (
@@ -34,6 +34,7 @@ __all__ = [
     "Role",
     "Schema",
     "apply_missing_policy",
+    "class_sizes",
     "code_frequencies",
     "dates",
     "encode",

@@ -12,7 +12,8 @@ generalized value a record gets depends on that record alone.
 - :func:`dates`: day -> month -> year (and quarter / decade);
 - :func:`flat`: value -> ``*`` (suppression only).
 
-Every builder ends with the single root ``*`` unless its last level already has one node.
+Every builder ends with the single root ``*`` (added unless the last level given is already
+``*``), so a hierarchy's height never depends on which values happen to be present.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ ROOT = "*"
 
 
 def _with_root(levels: list[list[Any]], names: list[str], n: int) -> tuple[list[list[Any]], list[str]]:
-    if not levels or len(set(levels[-1])) > 1:
+    if not levels or set(levels[-1]) != {ROOT}:
         levels.append([ROOT] * n)
         names.append(ROOT)
     return levels, names

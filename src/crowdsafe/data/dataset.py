@@ -81,7 +81,7 @@ class Dataset:
                 raise HierarchyError(f"a hierarchy is given for '{column}', which is not a column")
             if not isinstance(hierarchy, Hierarchy):
                 raise HierarchyError(f"the hierarchy of '{column}' is a {type(hierarchy).__name__}, not a Hierarchy")
-            self.encoded(column)  # validates coverage: every value must be a leaf
+            hierarchy.validate(self.frame.get_column(column), column=column)
 
     # -- facts --------------------------------------------------------------------------
 

@@ -48,7 +48,7 @@ def frequency_table(
         columns = _check_columns(columns if columns is not None else data.quasi_identifiers, data.columns)
         if levels:
             return _generalized_frequencies(data, columns, levels)
-        frame = data.frame
+        return _decoded(data, columns, code_frequencies(Encoding({c: data.encoded(c) for c in columns})))
     elif isinstance(data, pl.DataFrame):
         if levels:
             raise SchemaError("levels need hierarchies: pass a Dataset, not a bare frame")
@@ -58,6 +58,13 @@ def frequency_table(
         raise SchemaError(f"frequency_table() takes a Dataset or a Polars DataFrame, not {type(data).__name__}")
     table = frame.lazy().group_by(columns).agg(pl.len().cast(pl.Int64).alias(COUNT))
     return table.sort(columns, nulls_last=True).collect()
+
+
+def _decoded(data: Dataset, columns: list[str], codes: pl.DataFrame) -> pl.DataFrame:
+    """Replace code columns by the values they stand for."""
+    return codes.with_columns(
+        data.encoded(c).dictionary.gather(codes.get_column(c)).alias(c) for c in columns
+    )
 
 
 def _generalized_frequencies(data: Dataset, columns: list[str], levels: Mapping[str, int]) -> pl.DataFrame:
@@ -110,3 +117,41 @@ def code_frequencies(encoding: Encoding, columns: Sequence[str] | None = None) -
         return pl.DataFrame({c: decoded[c] for c in columns}).with_columns(counted.get_column(COUNT))
     frame = pl.DataFrame({c: encoding[c].codes for c in columns})
     return frame.lazy().group_by(columns).agg(pl.len().cast(pl.Int64).alias(COUNT)).sort(columns).collect()
+
+
+# Class-size buckets for reports: [low, high] inclusive, high None = no upper bound.
+SIZE_BUCKETS: tuple[tuple[int, int | None], ...] = (
+    (1, 1), (2, 2), (3, 4), (5, 9), (10, 19), (20, 49), (50, 99), (100, 999), (1000, None),
+)
+
+
+def class_sizes(counts: pl.Series | np.ndarray) -> dict[str, object]:
+    """Summary of a frequency table's ``count`` column: the groups of equal tuples.
+
+    Returns the number of groups, the smallest group (``smallest``; the table's k when the
+    columns are the quasi-identifiers), the largest, the mean, the rows in groups of size 1
+    (``uniques``), and per size bucket the number of groups and of rows.
+    """
+    sizes = np.asarray(counts.to_numpy() if isinstance(counts, pl.Series) else counts, dtype=np.int64)
+    if len(sizes) == 0:
+        raise SchemaError("an empty frequency table has no groups")
+    rows = int(sizes.sum())
+    buckets = []
+    for low, high in SIZE_BUCKETS:
+        inside = (sizes >= low) & (sizes <= (high if high is not None else np.iinfo(np.int64).max))
+        buckets.append({
+            "sizes": f"{low}" if low == high else (f"{low}-{high}" if high is not None else f"{low}+"),
+            "low": low,
+            "high": high,
+            "groups": int(inside.sum()),
+            "rows": int(sizes[inside].sum()),
+        })
+    return {
+        "groups": len(sizes),
+        "rows": rows,
+        "smallest": int(sizes.min()),
+        "largest": int(sizes.max()),
+        "mean": rows / len(sizes),
+        "uniques": int((sizes == 1).sum()),
+        "buckets": buckets,
+    }

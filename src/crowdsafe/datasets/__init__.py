@@ -12,6 +12,7 @@ from typing import Any
 
 from crowdsafe.data.missing import MissingPolicy
 from crowdsafe.datasets.adult import CITATION, adult
+from crowdsafe.datasets.synthetic import synthetic
 from crowdsafe.errors import InputError
 
 
@@ -50,4 +51,4 @@ def load_bundled(name: str, *, missing: MissingPolicy | str = MissingPolicy.KEEP
     return dataset_from_frame(_split_frame(split).clone(), name, missing)
 
 
-__all__ = ["adult", "catalogue", "load_bundled", "names"]
+__all__ = ["adult", "catalogue", "load_bundled", "names", "synthetic"]
