@@ -20,6 +20,7 @@ from crowdsafe.errors import CrowdsafeError
 _COMMAND_MODULES = [
     "crowdsafe.cli.check",
     "crowdsafe.cli.datasets",
+    "crowdsafe.cli.calc",
 ]
 
 app = typer.Typer(
