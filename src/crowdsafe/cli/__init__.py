@@ -18,6 +18,9 @@ from crowdsafe.errors import CrowdsafeError
 
 # One line per command module; each module defines ``register(app: typer.Typer)``.
 _COMMAND_MODULES = [
+    "crowdsafe.cli.check",
+    "crowdsafe.cli.datasets",
+    "crowdsafe.cli.calc",
 ]
 
 app = typer.Typer(

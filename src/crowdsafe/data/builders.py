@@ -1,0 +1,321 @@
+"""Builders for common generalization hierarchies.
+
+Each builder takes the *domain* (the leaf values) and a data-independent rule, and returns a
+:class:`~crowdsafe.data.hierarchy.Hierarchy`. Because the rule does not look at the data, a
+hierarchy built here can serve a *strongly safe* recoding (Li, Qardaji and Su 2012): which
+generalized value a record gets depends on that record alone.
+
+- :func:`intervals`: numbers to nested intervals, from widths or cut points, with bottom/top coding;
+- :func:`ordered_groups`: consecutive runs of ordered values (fixed fan-out or named groups);
+- :func:`grouping`: named groups of labels, level by level (categorical attributes);
+- :func:`masking`: trailing characters replaced by ``*`` (ZIP codes and the like);
+- :func:`dates`: day -> month -> year (and quarter / decade);
+- :func:`flat`: value -> ``*`` (suppression only).
+
+Every builder ends with the single root ``*`` (added unless the last level given is already
+``*``), so a hierarchy's height never depends on which values happen to be present.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from crowdsafe.data.hierarchy import Hierarchy
+from crowdsafe.errors import HierarchyError
+
+ROOT = "*"
+
+
+def _with_root(levels: list[list[Any]], names: list[str], n: int) -> tuple[list[list[Any]], list[str]]:
+    if not levels or set(levels[-1]) != {ROOT}:
+        levels.append([ROOT] * n)
+        names.append(ROOT)
+    return levels, names
+
+
+def _number(x: float) -> str:
+    x = float(x)
+    return str(int(x)) if x.is_integer() else f"{x:g}"
+
+
+def intervals(
+    name: str,
+    values: Iterable[float],
+    *,
+    widths: Sequence[float] | None = None,
+    cuts: Sequence[Sequence[float]] | None = None,
+    bottom: float | None = None,
+    top: float | None = None,
+    origin: float = 0.0,
+) -> Hierarchy:
+    """Nested intervals over numeric ``values`` (the leaves, e.g. ``range(17, 91)``).
+
+    Give either ``widths`` (one per level, e.g. ``[5, 10, 20]``: bands ``[origin + m*w,
+    origin + (m+1)*w)``) or ``cuts`` (one sorted list of cut points per level). ``bottom`` and
+    ``top`` code the tails: values below ``bottom`` become ``<bottom`` and values at or above
+    ``top`` become ``>=top`` at every interval level. Levels must nest: every cut point of a
+    coarser level must be a cut point of the finer one (so widths must divide each other),
+    else :class:`HierarchyError` names the offending cut. Labels read ``[20, 25)``.
+    """
+    leaves = np.asarray(sorted(set(values)), dtype=float)
+    if len(leaves) == 0:
+        raise HierarchyError(f"hierarchy '{name}': no values given")
+    if np.isnan(leaves).any():
+        raise HierarchyError(f"hierarchy '{name}': NaN is not a valid leaf value")
+    if (widths is None) == (cuts is None):
+        raise HierarchyError(f"hierarchy '{name}': give exactly one of widths or cuts")
+    if bottom is not None and top is not None and bottom >= top:
+        raise HierarchyError(f"hierarchy '{name}': bottom {bottom} must lie below top {top}")
+    low_end = bottom if bottom is not None else leaves[0]
+    high_end = top if top is not None else leaves[-1]
+    if widths is not None:
+        if min(widths) <= 0:
+            raise HierarchyError(f"hierarchy '{name}': interval widths must be positive, got {list(widths)}")
+        # every level's grid spans the same range, aligned on the widest band
+        widest = max(widths)
+        start = origin + np.floor((low_end - origin) / widest) * widest
+        stop = start + widest * (np.floor((high_end - start) / widest) + 1)
+        cut_levels = [list(start + w * np.arange(int(round((stop - start) / w)) + 1)) for w in widths]
+    else:
+        cut_levels = [sorted(set(map(float, level))) for level in cuts]  # type: ignore[union-attr]
+    # Bottom and top coding: drop cuts beyond the coded tails, make the tails cut points.
+    for i, level in enumerate(cut_levels):
+        kept = [c for c in level if (bottom is None or c > bottom) and (top is None or c < top)]
+        if bottom is not None:
+            kept.insert(0, float(bottom))
+        if top is not None:
+            kept.append(float(top))
+        cut_levels[i] = kept
+    for i in range(1, len(cut_levels)):
+        finer = set(cut_levels[i - 1])
+        stray = [c for c in cut_levels[i] if c not in finer]
+        if stray:
+            raise HierarchyError(
+                f"hierarchy '{name}' is not a tree: cut point {_number(stray[0])} of level {i + 1} "
+                f"is not a cut point of level {i} (widths must divide each other)"
+            )
+    levels: list[list[Any]] = []
+    names: list[str] = []
+    for i, level in enumerate(cut_levels):
+        edges = np.asarray(level, dtype=float)
+        position = np.searchsorted(edges, leaves, side="right")
+        labels = []
+        for p in position:
+            if p == 0:
+                labels.append(f"<{_number(edges[0])}")
+            elif p == len(edges):
+                labels.append(f">={_number(edges[-1])}")
+            else:
+                labels.append(f"[{_number(edges[p - 1])}, {_number(edges[p])})")
+        levels.append(labels)
+        names.append(f"width {_number(widths[i])}" if widths is not None else f"intervals {i + 1}")
+    integral = bool(np.all(np.equal(np.mod(leaves, 1), 0)))
+    leaf_series = pl.Series(name, leaves.astype(np.int64) if integral else leaves)
+    levels, names = _with_root(levels, names, len(leaves))
+    return Hierarchy.from_columns(name, leaf_series, levels, ["value", *names])
+
+
+def ordered_groups(
+    name: str,
+    values: Sequence[Any],
+    *,
+    fanout: Sequence[int] | None = None,
+    groups: Sequence[Sequence[tuple[str, int]]] | None = None,
+) -> Hierarchy:
+    """Group consecutive values of an ordered domain (``values`` in their order).
+
+    ``fanout=[3, 2]``: level 1 joins every 3 consecutive values (labelled ``first-last``), level
+    2 every 2 consecutive level-1 groups. ``groups``: per level a list of ``(label, size)``
+    pairs, each taking the next ``size`` nodes of the level below; sizes must add up to the
+    number of nodes below.
+    """
+    values = list(values)
+    n = len(values)
+    if (fanout is None) == (groups is None):
+        raise HierarchyError(f"hierarchy '{name}': give exactly one of fanout or groups")
+    # node index of each leaf at the current level, and the (first, last) leaf of each node
+    node_of_leaf = np.arange(n)
+    spans = [(i, i) for i in range(n)]
+    levels: list[list[Any]] = []
+    names: list[str] = []
+    steps = fanout if fanout is not None else groups
+    for depth, step in enumerate(steps, start=1):  # type: ignore[arg-type]
+        if fanout is not None:
+            if not isinstance(step, int) or step < 2:
+                raise HierarchyError(f"hierarchy '{name}': fan-out must be a whole number >= 2, got {step}")
+            sizes = [min(step, len(spans) - s) for s in range(0, len(spans), step)]
+            labels = [None] * len(sizes)
+        else:
+            sizes = [int(size) for _, size in step]
+            labels = [str(label) for label, _ in step]
+            if sum(sizes) != len(spans) or min(sizes) < 1:
+                raise HierarchyError(
+                    f"hierarchy '{name}': the group sizes of level {depth} add up to {sum(sizes)}, "
+                    f"but level {depth - 1} has {len(spans)} nodes"
+                )
+        parent = np.repeat(np.arange(len(sizes)), sizes)
+        starts = np.cumsum([0, *sizes[:-1]])
+        new_spans = [(spans[s][0], spans[s + k - 1][1]) for s, k in zip(starts, sizes)]
+        labels = [
+            label if label is not None
+            else (str(values[a]) if a == b else f"{values[a]}-{values[b]}")
+            for label, (a, b) in zip(labels, new_spans)
+        ]
+        node_of_leaf = parent[node_of_leaf]
+        spans = new_spans
+        levels.append([labels[j] for j in node_of_leaf])
+        names.append(f"groups {depth}")
+    levels, names = _with_root(levels, names, n)
+    return Hierarchy.from_columns(name, pl.Series(name, values, strict=False), levels, ["value", *names])
+
+
+def grouping(
+    name: str,
+    levels: Sequence[Mapping[str, Sequence[Any]]],
+    *,
+    level_names: Sequence[str] | None = None,
+) -> Hierarchy:
+    """Named groups, level by level: ``levels[0]`` maps each level-1 label to its values,
+    ``levels[1]`` each level-2 label to level-1 labels, and so on.
+
+    A value or label listed under two groups is a :class:`HierarchyError` (not a tree), as is
+    a label of one level that no group of the next level takes. ``None`` as a value stands for
+    the missing value.
+    """
+    if not levels:
+        raise HierarchyError(f"hierarchy '{name}': give at least one level of groups")
+    leaves: list[Any] = []
+    parent_of: list[dict[Any, str]] = []
+    for depth, level in enumerate(levels, start=1):
+        mapping: dict[Any, str] = {}
+        for label, members in level.items():
+            for member in members:
+                if member in mapping:
+                    raise HierarchyError(
+                        f"hierarchy '{name}' is not a tree: {member!r} is in both "
+                        f"'{mapping[member]}' and '{label}' at level {depth}"
+                    )
+                mapping[member] = str(label)
+                if depth == 1:
+                    leaves.append(member)
+        if depth > 1:
+            below = set(parent_of[-1].values())
+            missing = sorted(below - set(mapping))
+            if missing:
+                raise HierarchyError(
+                    f"hierarchy '{name}': group '{missing[0]}' of level {depth - 1} "
+                    f"belongs to no group of level {depth}"
+                )
+        parent_of.append(mapping)
+    columns: list[list[Any]] = []
+    current = leaves
+    for mapping in parent_of:
+        current = [mapping[x] for x in current]
+        columns.append(current)
+    names = list(level_names[1:]) if level_names else [f"groups {i}" for i in range(1, len(columns) + 1)]
+    columns, names = _with_root(columns, names, len(leaves))
+    return Hierarchy.from_columns(name, pl.Series(name, leaves, strict=False), columns, ["value", *names])
+
+
+def masking(name: str, values: Iterable[str], *, levels: int | None = None, char: str = "*") -> Hierarchy:
+    """Replace trailing characters by ``char``, one more per level (``02139 -> 0213* -> 021**``).
+
+    ``levels`` defaults to the length of the longest value (everything masked).
+    """
+    leaves = sorted({str(v) for v in values})
+    if not leaves:
+        raise HierarchyError(f"hierarchy '{name}': no values given")
+    longest = max(len(v) for v in leaves)
+    depth = longest if levels is None else int(levels)
+    if not 1 <= depth <= longest:
+        raise HierarchyError(f"hierarchy '{name}': levels must lie in 1..{longest}, got {levels}")
+    columns = []
+    for i in range(1, depth + 1):
+        columns.append([v[: max(len(v) - i, 0)] + char * min(i, len(v)) for v in leaves])
+    names = [f"{i} masked" for i in range(1, depth + 1)]
+    columns, names = _with_root(columns, names, len(leaves))
+    return Hierarchy.from_columns(name, pl.Series(name, leaves, dtype=pl.String), columns, ["value", *names])
+
+
+_DATE_LEVELS = {
+    "month": lambda d: f"{d.year:04d}-{d.month:02d}",
+    "quarter": lambda d: f"{d.year:04d}-Q{(d.month - 1) // 3 + 1}",
+    "year": lambda d: f"{d.year:04d}",
+    "decade": lambda d: f"{d.year // 10 * 10:04d}s",
+}
+_DATE_ORDER = list(_DATE_LEVELS)
+
+
+def dates(
+    name: str, values: Iterable[dt.date], *, levels: Sequence[str] = ("month", "year")
+) -> Hierarchy:
+    """Dates generalized day -> month -> year (any increasing subset of month, quarter, year,
+    decade), then ``*``."""
+    leaves = sorted({v for v in values if v is not None})
+    if not leaves:
+        raise HierarchyError(f"hierarchy '{name}': no dates given")
+    unknown = [lvl for lvl in levels if lvl not in _DATE_LEVELS]
+    if unknown:
+        raise HierarchyError(
+            f"hierarchy '{name}': unknown date level '{unknown[0]}'; use {', '.join(_DATE_ORDER)}"
+        )
+    ranks = [_DATE_ORDER.index(lvl) for lvl in levels]
+    if ranks != sorted(set(ranks)):
+        raise HierarchyError(f"hierarchy '{name}': date levels must go from fine to coarse, got {list(levels)}")
+    columns = [[_DATE_LEVELS[lvl](d) for d in leaves] for lvl in levels]
+    names = list(levels)
+    columns, names = _with_root(columns, names, len(leaves))
+    return Hierarchy.from_columns(name, pl.Series(name, leaves, dtype=pl.Date), columns, ["day", *names])
+
+
+def flat(name: str, values: Iterable[Any]) -> Hierarchy:
+    """The two-level hierarchy value -> ``*`` (an attribute can only be kept or suppressed)."""
+    leaves = pl.Series(name, list(values), strict=False).unique(maintain_order=True)
+    return Hierarchy.from_columns(name, leaves, [[ROOT] * len(leaves)], ["value", ROOT])
+
+
+def from_spec(spec: Any, column: pl.Series, *, attribute: str) -> Hierarchy:
+    """Build a hierarchy from a schema file's ``hierarchy`` entry for ``column``.
+
+    A string is the path of an ARX-style CSV file; a table names a builder:
+    ``{widths = [5, 10], bottom = 20, top = 80}`` or ``{cuts = [[...], [...]]}`` (intervals over
+    the column's values), ``{mask = 3}`` (masking), ``{dates = ["month", "year"]}``,
+    ``{fanout = [2, 2]}`` (ordered groups over the declared order or the sorted values),
+    ``{flat = true}`` (value -> *).
+    """
+    if isinstance(spec, str):
+        return Hierarchy.from_csv(spec, name=attribute)
+    if not isinstance(spec, Mapping):
+        raise HierarchyError(f"the hierarchy of '{attribute}' must be a file name or a table, got {spec!r}")
+    values = column.drop_nulls().unique().sort()
+    keys = set(spec)
+    if keys & {"widths", "cuts"}:
+        extra = keys - {"widths", "cuts", "bottom", "top", "origin"}
+        if extra:
+            raise HierarchyError(f"hierarchy of '{attribute}': unknown key(s) {sorted(extra)}")
+        if not column.dtype.is_numeric():
+            raise HierarchyError(f"hierarchy of '{attribute}': intervals need a numeric column")
+        return intervals(
+            attribute, values.to_list(), widths=spec.get("widths"), cuts=spec.get("cuts"),
+            bottom=spec.get("bottom"), top=spec.get("top"), origin=spec.get("origin", 0.0),
+        )
+    if keys == {"mask"}:
+        return masking(attribute, values.cast(pl.String).to_list(), levels=spec["mask"])
+    if keys == {"dates"}:
+        if column.dtype != pl.Date:
+            raise HierarchyError(f"hierarchy of '{attribute}': date levels need a date column")
+        return dates(attribute, values.to_list(), levels=spec["dates"])
+    if keys <= {"fanout", "order"} and "fanout" in keys:
+        order = spec.get("order") or values.to_list()
+        return ordered_groups(attribute, order, fanout=spec["fanout"])
+    if keys == {"flat"}:
+        return flat(attribute, values.to_list())
+    raise HierarchyError(
+        f"hierarchy of '{attribute}': unknown specification {sorted(keys)}; use a file name, "
+        "widths/cuts, mask, dates, fanout or flat"
+    )

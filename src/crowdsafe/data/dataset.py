@@ -1,0 +1,199 @@
+"""A :class:`Dataset` is a Polars frame plus its :class:`~crowdsafe.data.schema.Schema`,
+the generalization hierarchies of its attributes, and the missing-value policy applied to it."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from crowdsafe.data.encoding import EncodedColumn, encode_series, encode_with_hierarchy
+from crowdsafe.data.hierarchy import Hierarchy
+from crowdsafe.data.missing import MissingReport
+from crowdsafe.data.schema import AttributeType, Schema
+from crowdsafe.errors import HierarchyError, SchemaError
+
+_FINGERPRINT_VERSION = b"crowdsafe-dataset-fingerprint-v1"
+
+
+def _column_bytes(series: pl.Series) -> list[bytes]:
+    """A canonical byte form of a column: type, validity, then values."""
+    dtype = series.dtype
+    parts = [series.name.encode(), str(dtype.base_type()).encode()]
+    validity = series.is_not_null()
+    parts.append(np.packbits(validity.to_numpy()).tobytes())
+    if isinstance(dtype, (pl.Categorical, pl.Enum)) or dtype == pl.String or not (
+        dtype.is_numeric() or dtype.is_temporal() or dtype == pl.Boolean
+    ):
+        text = series.cast(pl.String).fill_null("")
+        arrow = text.rechunk().to_arrow().cast(pa.large_string())
+        if isinstance(arrow, pa.ChunkedArray):
+            arrow = arrow.combine_chunks()
+        offsets = np.frombuffer(arrow.buffers()[1], dtype=np.int64)[arrow.offset: arrow.offset + len(arrow) + 1]
+        data = arrow.buffers()[2]
+        start, end = int(offsets[0]), int(offsets[-1])
+        parts.append(np.diff(offsets).astype(np.int64).tobytes())
+        parts.append(bytes(memoryview(data)[start:end]) if data is not None else b"")
+    else:
+        physical = series.to_physical() if dtype != pl.Boolean else series.cast(pl.UInt8)
+        values = physical.fill_null(0).to_numpy()
+        parts.append(np.ascontiguousarray(values).astype(values.dtype.newbyteorder("<")).tobytes())
+    return parts
+
+
+@dataclass
+class Dataset:
+    """A table (``frame``, a Polars DataFrame) with its ``schema`` and ``hierarchies``.
+
+    Treat a Dataset as immutable: derive new ones with :meth:`with_roles`,
+    :meth:`with_hierarchies` or :meth:`with_frame`. Encodings are computed once per column and
+    cached. ``missing`` reports the missing-value policy that was applied when it was loaded.
+    """
+
+    frame: pl.DataFrame
+    schema: Schema
+    hierarchies: dict[str, Hierarchy] = field(default_factory=dict)
+    name: str | None = None
+    missing: MissingReport = field(default_factory=MissingReport)
+    _encoded: dict[str, EncodedColumn] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        columns = self.frame.columns
+        absent = [n for n in self.schema.names if n not in columns]
+        if absent:
+            raise SchemaError(
+                f"column '{absent[0]}' is named in the schema but not in the data "
+                f"(the data has: {', '.join(columns)})"
+            )
+        undeclared = [c for c in columns if c not in self.schema]
+        if undeclared:
+            raise SchemaError(f"column '{undeclared[0]}' of the data is not in the schema")
+        if columns != self.schema.names:
+            self.frame = self.frame.select(self.schema.names)
+        self.hierarchies = dict(self.hierarchies)
+        for column, hierarchy in self.hierarchies.items():
+            if column not in self.schema:
+                raise HierarchyError(f"a hierarchy is given for '{column}', which is not a column")
+            if not isinstance(hierarchy, Hierarchy):
+                raise HierarchyError(f"the hierarchy of '{column}' is a {type(hierarchy).__name__}, not a Hierarchy")
+            hierarchy.validate(self.frame.get_column(column), column=column)
+
+    # -- facts --------------------------------------------------------------------------
+
+    @property
+    def quasi_identifiers(self) -> list[str]:
+        return self.schema.quasi_identifiers
+
+    @property
+    def sensitive(self) -> list[str]:
+        return self.schema.sensitive
+
+    @property
+    def n_rows(self) -> int:
+        return self.frame.height
+
+    @property
+    def columns(self) -> list[str]:
+        return self.schema.names
+
+    def __len__(self) -> int:
+        return self.frame.height
+
+    def fingerprint(self) -> str:
+        """SHA-256 (hex) of the table's content: column names, types and values in row order.
+
+        Stable across runs, processes and machines; independent of roles, hierarchies and how
+        the table was loaded (a CSV and the Parquet file with the same content agree when the
+        column types agree).
+        """
+        digest = hashlib.sha256(_FINGERPRINT_VERSION)
+        digest.update(str(self.frame.height).encode())
+        for name in self.frame.columns:
+            for part in _column_bytes(self.frame.get_column(name)):
+                digest.update(len(part).to_bytes(8, "little"))
+                digest.update(part)
+        return digest.hexdigest()
+
+    # -- encoding -----------------------------------------------------------------------
+
+    def encoded(self, column: str) -> EncodedColumn:
+        """The cached encoding of ``column`` (leaf codes of its hierarchy when it has one)."""
+        cached = self._encoded.get(column)
+        if cached is not None:
+            return cached
+        if column not in self.schema:
+            self.schema[column]  # raises a SchemaError naming the attributes
+        series = self.frame.get_column(column)
+        hierarchy = self.hierarchies.get(column)
+        attribute = self.schema[column]
+        if hierarchy is not None:
+            result = encode_with_hierarchy(series, hierarchy)
+        elif attribute.type is AttributeType.ORDINAL and attribute.order is not None:
+            # codes follow the declared order, so code distance is rank distance
+            order = pl.Enum([str(v) for v in attribute.order])
+            codes, dictionary = encode_series(series.cast(pl.String).cast(order))
+            result = EncodedColumn(column, codes, dictionary.cast(pl.String).cast(series.dtype))
+        else:
+            codes, dictionary = encode_series(series)
+            result = EncodedColumn(column, codes, dictionary)
+        self._encoded[column] = result
+        return result
+
+    # -- derivation ---------------------------------------------------------------------
+
+    def _derive(self, **changes: Any) -> "Dataset":
+        derived = replace(self, **changes)
+        if "frame" not in changes:
+            kept = {c: e for c, e in self._encoded.items() if c not in changes.get("hierarchies", {})}
+            derived._encoded.update(kept)
+        return derived
+
+    def with_roles(self, qi: Sequence[str] | None = None, sensitive: Sequence[str] | str | None = None) -> "Dataset":
+        """The same table with other quasi-identifiers / sensitive attributes (see Schema.with_roles)."""
+        return self._derive(schema=self.schema.with_roles(qi=qi, sensitive=sensitive))
+
+    def with_hierarchies(self, hierarchies: Mapping[str, Hierarchy]) -> "Dataset":
+        """The same table with these hierarchies added (or replaced); coverage is validated."""
+        return self._derive(hierarchies={**self.hierarchies, **hierarchies})
+
+    def with_frame(self, frame: pl.DataFrame) -> "Dataset":
+        """A dataset over another frame with the same columns (e.g. a sample), same schema and hierarchies."""
+        return replace(self, frame=frame)
+
+    def recode(self, levels: Mapping[str, int]) -> pl.DataFrame:
+        """The frame with each column in ``levels`` replaced by its hierarchy label at that level.
+
+        Level 0 keeps the original values. Generalized columns are Categorical text.
+        """
+        replacements = []
+        for column, level in levels.items():
+            if level == 0:
+                continue
+            hierarchy = self.hierarchies.get(column)
+            if hierarchy is None:
+                raise HierarchyError(f"column '{column}' has no hierarchy; give one to generalize it")
+            codes = hierarchy.generalize(self.encoded(column).codes, level)
+            labels = pl.Series(column, hierarchy.labels[level], dtype=pl.Categorical)
+            replacements.append(labels.gather(codes))
+        return self.frame.with_columns(replacements) if replacements else self.frame
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "rows": self.n_rows,
+            "schema": self.schema.to_dict(),
+            "missing": self.missing.to_dict(),
+            "hierarchies": {name: h.describe() for name, h in self.hierarchies.items()},
+        }
+
+    def __repr__(self) -> str:
+        label = f"{self.name!r}, " if self.name else ""
+        return (
+            f"Dataset({label}{self.n_rows:,} rows, {len(self.schema)} attributes, "
+            f"qi={self.quasi_identifiers}, sensitive={self.sensitive})"
+        )

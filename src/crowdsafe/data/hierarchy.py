@@ -1,0 +1,358 @@
+"""Generalization hierarchies as integer arrays.
+
+A hierarchy is a tree over an attribute's values. Level 0 holds the leaves (the original
+values); each higher level holds coarser nodes, and the top level is usually the single node
+``*`` (the value suppressed). Node ``j`` at level ``i`` has one parent ``parents[i][j]`` at level
+``i + 1``, so generalizing a column of leaf codes to level ``i`` is one array take
+(:meth:`Hierarchy.generalize`).
+
+For the utility metrics every node knows how many leaves it covers (:meth:`leaf_counts`) and,
+when the leaves are numbers or dates, the closed range ``[low, high]`` of the leaf values under
+it (:meth:`ranges`; dates as days since 1970-01-01).
+
+A hierarchy is built from *columns*: one row per leaf, one column per level, which is also the
+CSV format ARX reads and writes (:meth:`Hierarchy.from_csv`, :meth:`Hierarchy.write_csv`). The
+builders in :mod:`crowdsafe.data.builders` produce such columns for intervals, ordered groups,
+masking and dates.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from crowdsafe.errors import HierarchyError, InputError
+from crowdsafe.files import atomic_path
+
+MISSING_LABEL = "?"  # how a missing-value leaf is shown
+
+
+def _label(value: Any) -> str:
+    if value is None:
+        return MISSING_LABEL
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _first_appearance_ids(column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Node ids for a column of labels, numbered by first appearance; returns (ids, labels)."""
+    uniques, first, inverse = np.unique(column, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    renumber = np.empty(len(order), dtype=np.uint32)
+    renumber[order] = np.arange(len(order), dtype=np.uint32)
+    return renumber[inverse.ravel()], uniques[order]
+
+
+class Hierarchy:
+    """A generalization tree over one attribute's values, stored as integer arrays.
+
+    ``leaves`` (a Polars Series) are the level-0 values; a null leaf stands for the missing
+    value. ``labels[i]`` are the node labels at level ``i`` (strings); ``parents[i]`` maps node
+    codes at level ``i`` to node codes at level ``i + 1``; ``height`` is the number of
+    generalization steps (levels ``0..height``).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        leaves: pl.Series,
+        labels: Sequence[Sequence[str]],
+        parents: Sequence[np.ndarray],
+        level_names: Sequence[str] | None = None,
+    ) -> None:
+        if len(labels) != len(parents) + 1:
+            raise HierarchyError(f"hierarchy '{name}': {len(labels)} label levels for {len(parents)} steps")
+        self.name = name
+        self.leaves = leaves.alias(name)
+        self.labels: tuple[tuple[str, ...], ...] = tuple(tuple(level) for level in labels)
+        self.parents: tuple[np.ndarray, ...] = tuple(np.asarray(p, dtype=np.uint32) for p in parents)
+        for i, p in enumerate(self.parents):
+            if len(p) != len(self.labels[i]) or (len(p) and int(p.max()) >= len(self.labels[i + 1])):
+                raise HierarchyError(f"hierarchy '{name}': parent array of level {i} is inconsistent")
+        default_names = ["value"] + [f"level {i}" for i in range(1, len(self.labels))]
+        self.level_names = tuple(level_names) if level_names else tuple(default_names)
+
+    # -- construction -------------------------------------------------------------------
+
+    @classmethod
+    def from_columns(
+        cls,
+        name: str,
+        leaves: Sequence[Any] | pl.Series,
+        levels: Sequence[Sequence[Any]],
+        level_names: Sequence[str] | None = None,
+    ) -> "Hierarchy":
+        """Build from one label column per generalization level, aligned with ``leaves``.
+
+        ``levels[i][j]`` is the label of leaf ``j`` at level ``i + 1``. Nodes are identified by
+        their label within a level. Raises :class:`HierarchyError` naming the value when a leaf
+        is listed twice or a node would have two parents (the columns do not form a tree).
+        """
+        leaf_series = leaves if isinstance(leaves, pl.Series) else pl.Series(name, list(leaves), strict=False)
+        n = len(leaf_series)
+        if n == 0:
+            raise HierarchyError(f"hierarchy '{name}' has no values")
+        duplicated = leaf_series.filter(leaf_series.is_duplicated())
+        if len(duplicated):
+            raise HierarchyError(f"hierarchy '{name}' lists the value {_label(duplicated[0])!r} twice")
+        leaf_labels = [_label(v) for v in leaf_series.to_list()]
+        ids = [np.arange(n, dtype=np.uint32)]
+        labels: list[Sequence[str]] = [leaf_labels]
+        for depth, column in enumerate(levels, start=1):
+            column = np.asarray([_label(v) for v in column], dtype=object)
+            if len(column) != n:
+                raise HierarchyError(
+                    f"hierarchy '{name}': level {depth} has {len(column)} labels for {n} values"
+                )
+            level_ids, level_labels = _first_appearance_ids(column.astype(str))
+            ids.append(level_ids)
+            labels.append([str(x) for x in level_labels])
+        parents = []
+        for depth in range(len(ids) - 1):
+            child, parent = ids[depth], ids[depth + 1]
+            table = np.full(len(labels[depth]), np.iinfo(np.uint32).max, dtype=np.uint32)
+            table[child[::-1]] = parent[::-1]  # the first row naming a node decides its parent
+            clash = np.nonzero(table[child] != parent)[0]
+            if len(clash):
+                j = int(clash[0])
+                node = labels[depth][child[j]]
+                raise HierarchyError(
+                    f"hierarchy '{name}' is not a tree: '{node}' at level {depth} has two parents "
+                    f"at level {depth + 1}: '{labels[depth + 1][table[child[j]]]}' and "
+                    f"'{labels[depth + 1][parent[j]]}'"
+                )
+            parents.append(table)
+        return cls(name, leaf_series, labels, parents, level_names)
+
+    @classmethod
+    def from_csv(
+        cls, path: str | Path, *, name: str | None = None, separator: str | None = None
+    ) -> "Hierarchy":
+        """Read a hierarchy file as ARX writes it: one row per leaf, one column per level.
+
+        No header; ``;`` (ARX's default) or ``,`` separated (detected from the first line when
+        ``separator`` is None). Leaf values are read as text and matched to the data's type
+        when the hierarchy is applied.
+        """
+        path = Path(path)
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            raise InputError(f"hierarchy file not found: {path}") from None
+        except OSError as exc:
+            raise InputError(f"cannot read hierarchy file {path}: {exc.strerror}") from None
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise InputError(
+                f"hierarchy file {path} is not UTF-8 (invalid byte at position {exc.start}); "
+                "re-save it as UTF-8"
+            ) from None
+        lines = [line for line in text.splitlines() if line.strip()]
+        if not lines:
+            raise HierarchyError(f"hierarchy file {path} is empty")
+        if separator is None:
+            separator = ";" if ";" in lines[0] else ","
+        rows = list(csv.reader(lines, delimiter=separator))
+        rows = [[cell.strip() for cell in row] for row in rows]
+        width = len(rows[0])
+        for number, row in enumerate(rows, start=1):
+            if len(row) != width:
+                raise HierarchyError(
+                    f"hierarchy file {path}: row {number} ({row[0]!r}) has {len(row)} levels, "
+                    f"the first row has {width}"
+                )
+        leaves = pl.Series(name or path.stem, [row[0] for row in rows], dtype=pl.String)
+        levels = [[row[i] for row in rows] for i in range(1, width)]
+        return cls.from_columns(name or path.stem, leaves, levels)
+
+    def with_missing_leaf(self) -> "Hierarchy":
+        """This hierarchy plus a leaf for the missing value, shown ``?`` up to the root.
+
+        Under the ``keep`` missing-value policy a missing value is a value of its own, so it
+        needs a leaf; it stays apart from every other value until the top level joins all.
+        """
+        if self.leaves.null_count():
+            return self
+        columns = [
+            list(np.asarray(self.labels[i], dtype=object)[self.leaf_map(i)]) + [MISSING_LABEL]
+            for i in range(1, self.height + 1)
+        ]
+        if self.height and self.size(self.height) == 1:
+            columns[-1][-1] = self.labels[self.height][0]
+        leaves = self.leaves.extend(pl.Series(self.name, [None], dtype=self.leaves.dtype))
+        return Hierarchy.from_columns(self.name, leaves, columns, self.level_names)
+
+    # -- shape --------------------------------------------------------------------------
+
+    @property
+    def height(self) -> int:
+        """Number of generalization steps above the leaves (levels are ``0..height``)."""
+        return len(self.parents)
+
+    def size(self, level: int) -> int:
+        """Number of nodes at ``level``."""
+        return len(self.labels[self._check_level(level)])
+
+    def _check_level(self, level: int) -> int:
+        if not 0 <= level <= self.height:
+            raise HierarchyError(
+                f"hierarchy '{self.name}' has levels 0..{self.height}, not level {level}"
+            )
+        return level
+
+    @cached_property
+    def _leaf_maps(self) -> tuple[np.ndarray, ...]:
+        maps = [np.arange(len(self.labels[0]), dtype=np.uint32)]
+        for parent in self.parents:
+            maps.append(parent[maps[-1]])
+        return tuple(maps)
+
+    def leaf_map(self, level: int) -> np.ndarray:
+        """For each leaf code, its node code at ``level``."""
+        return self._leaf_maps[self._check_level(level)]
+
+    def generalize(self, codes: np.ndarray, level: int) -> np.ndarray:
+        """Map leaf codes (as produced by :func:`crowdsafe.data.encode`) to node codes at ``level``."""
+        return self.leaf_map(level)[codes]
+
+    def leaf_counts(self, level: int) -> np.ndarray:
+        """Number of leaves under each node of ``level`` (1 everywhere at level 0)."""
+        return np.bincount(self.leaf_map(level), minlength=self.size(level)).astype(np.int64)
+
+    @property
+    def is_numeric(self) -> bool:
+        """True when the leaves are numbers or dates, so nodes have ``[low, high]`` ranges."""
+        dtype = self.leaves.dtype
+        return dtype.is_numeric() or dtype == pl.Date
+
+    def ranges(self, level: int) -> np.ndarray:
+        """``(size(level), 2)`` array: the closed range [low, high] of leaf values under each node.
+
+        Only for numeric (or date) leaves; a missing-value leaf is ignored (a node holding only
+        it has range [nan, nan]). Raises :class:`HierarchyError` for text leaves.
+        """
+        if not self.is_numeric:
+            raise HierarchyError(f"hierarchy '{self.name}' has text values: nodes have no numeric range")
+        values = self.leaves.to_physical().cast(pl.Float64).to_numpy()
+        node = self.leaf_map(level)
+        present = ~np.isnan(values)
+        low = np.full(self.size(level), np.inf)
+        high = np.full(self.size(level), -np.inf)
+        np.minimum.at(low, node[present], values[present])
+        np.maximum.at(high, node[present], values[present])
+        empty = low > high
+        low[empty] = np.nan
+        high[empty] = np.nan
+        return np.column_stack([low, high])
+
+    # -- applying to data ---------------------------------------------------------------
+
+    def _aligned_leaves(self, dtype: pl.DataType) -> pl.Series:
+        """The leaves cast to the data's type (hierarchy files hold text)."""
+        leaves = self.leaves
+        if leaves.dtype == dtype:
+            return leaves
+        if dtype in (pl.String, pl.Categorical) or isinstance(dtype, (pl.Categorical, pl.Enum)):
+            if leaves.dtype == pl.String:
+                return leaves
+            return pl.Series(self.name, [None if v is None else _label(v) for v in leaves.to_list()], dtype=pl.String)
+        source = leaves
+        if leaves.dtype == pl.String and dtype.is_numeric():
+            source = leaves.str.strip_chars()
+        try:
+            return source.cast(dtype, strict=True)
+        except pl.exceptions.PolarsError:
+            cast = source.cast(dtype, strict=False)
+            bad = leaves.filter(cast.is_null() & leaves.is_not_null())
+            raise HierarchyError(
+                f"hierarchy '{self.name}' has the value {bad[0]!r}, which is not a valid {dtype} "
+                f"like the data column"
+            ) from None
+
+    def leaf_codes(self, values: pl.Series, *, column: str | None = None) -> np.ndarray:
+        """Leaf code of each value (UInt32); :class:`HierarchyError` names an uncovered value.
+
+        Call it on a column's small dictionary of distinct values, not on millions of rows.
+        """
+        column = column or values.name or self.name
+        target = values
+        if isinstance(values.dtype, (pl.Categorical, pl.Enum)):
+            target = values.cast(pl.String)
+        leaves = self._aligned_leaves(target.dtype)
+        lookup = pl.DataFrame({"value": leaves, "code": np.arange(len(leaves), dtype=np.uint32)})
+        found = (
+            pl.DataFrame({"value": target})
+            .join(lookup, on="value", how="left", nulls_equal=True, maintain_order="left")
+            .get_column("code")
+        )
+        uncovered = target.filter(found.is_null())
+        if len(uncovered):
+            first = uncovered[0]
+            if first is None:
+                raise HierarchyError(
+                    f"hierarchy '{self.name}' does not cover missing values in column '{column}'; "
+                    "drop them (missing='drop') or give the hierarchy a leaf for them "
+                    "(hierarchy.with_missing_leaf())"
+                )
+            more = f" (and {len(uncovered) - 1} other values)" if len(uncovered) > 1 else ""
+            raise HierarchyError(
+                f"hierarchy '{self.name}' does not cover the value {_label(first)!r} of column "
+                f"'{column}'{more}"
+            )
+        return found.to_numpy().astype(np.uint32)
+
+    def validate(self, values: pl.Series, *, column: str | None = None) -> None:
+        """Raise :class:`HierarchyError` naming the first value of ``values`` not covered."""
+        self.leaf_codes(values.unique(), column=column)
+
+    def mapping(self, level: int) -> pl.DataFrame:
+        """A frame ``value -> label`` from each leaf to its node label at ``level``."""
+        labels = np.asarray(self.labels[self._check_level(level)], dtype=object)
+        return pl.DataFrame(
+            {"value": self.leaves, "label": pl.Series(labels[self.leaf_map(level)], dtype=pl.String)}
+        )
+
+    # -- output -------------------------------------------------------------------------
+
+    def to_rows(self) -> list[list[str]]:
+        """One row per leaf, one label per level (the ARX file layout)."""
+        columns = [np.asarray(self.labels[i], dtype=object)[self.leaf_map(i)] for i in range(self.height + 1)]
+        return [list(map(str, row)) for row in zip(*columns)]
+
+    def write_csv(self, path: str | Path, *, separator: str = ";") -> Path:
+        """Write the hierarchy as an ARX hierarchy file, atomically."""
+        buffer = io.StringIO()
+        csv.writer(buffer, delimiter=separator, lineterminator="\n").writerows(self.to_rows())
+        with atomic_path(path) as tmp:
+            tmp.write_text(buffer.getvalue(), encoding="utf-8")
+        return Path(path)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "height": self.height,
+            "levels": [
+                {"level": i, "name": self.level_names[i], "nodes": self.size(i)}
+                for i in range(self.height + 1)
+            ],
+        }
+
+    def __repr__(self) -> str:
+        sizes = " -> ".join(str(self.size(i)) for i in range(self.height + 1))
+        return f"Hierarchy({self.name!r}, height={self.height}, nodes per level {sizes})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Hierarchy):
+            return NotImplemented
+        return self.to_rows() == other.to_rows()
+
+    __hash__ = None  # type: ignore[assignment]

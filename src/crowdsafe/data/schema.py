@@ -1,0 +1,362 @@
+"""Attribute roles and types, and the :class:`Schema` that assigns them to a table's columns.
+
+By default every attribute is a quasi-identifier: an attacker may know any of them from another
+source, and a release is judged against the widest such knowledge (the recommendation of the
+sampling + k-anonymity theory, Li, Qardaji and Su 2012). Declare fewer to study a narrower attacker.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from crowdsafe.errors import InputError, SchemaError
+
+
+class Role(StrEnum):
+    """What an attribute is to an attacker."""
+
+    IDENTIFIER = "identifier"  # names a person directly (removed before any release)
+    QUASI_IDENTIFIER = "quasi-identifier"  # may be known to an attacker and linked
+    SENSITIVE = "sensitive"  # what must not be learnt about a person
+    INSENSITIVE = "insensitive"  # neither known nor protected
+
+    @classmethod
+    def parse(cls, value: str, *, attribute: str = "") -> "Role":
+        text = str(value).strip().lower().replace("_", "-")
+        aliases = {"qi": "quasi-identifier", "quasi": "quasi-identifier", "id": "identifier"}
+        text = aliases.get(text, text)
+        try:
+            return cls(text)
+        except ValueError:
+            where = f" of attribute '{attribute}'" if attribute else ""
+            raise SchemaError(
+                f"unknown role {value!r}{where}; expected one of: {', '.join(r.value for r in cls)}"
+            ) from None
+
+
+class AttributeType(StrEnum):
+    """How an attribute's values relate to one another."""
+
+    CATEGORICAL = "categorical"  # unordered labels
+    ORDINAL = "ordinal"  # ordered labels (an order may be declared)
+    NUMERIC = "numeric"  # numbers with a distance
+    DATE = "date"  # calendar dates
+
+    @classmethod
+    def parse(cls, value: str, *, attribute: str = "") -> "AttributeType":
+        text = str(value).strip().lower()
+        aliases = {"nominal": "categorical", "category": "categorical", "number": "numeric",
+                   "integer": "numeric", "float": "numeric", "continuous": "numeric"}
+        text = aliases.get(text, text)
+        try:
+            return cls(text)
+        except ValueError:
+            where = f" of attribute '{attribute}'" if attribute else ""
+            raise SchemaError(
+                f"unknown type {value!r}{where}; expected one of: "
+                f"{', '.join(t.value for t in cls)}"
+            ) from None
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """One column: its name, role and type; ``order`` lists the values of an ordinal attribute."""
+
+    name: str
+    role: Role = Role.QUASI_IDENTIFIER
+    type: AttributeType = AttributeType.CATEGORICAL
+    order: tuple[Any, ...] | None = None
+    hierarchy: Any = None  # a hierarchy specification from a TOML file (path or builder table)
+
+
+def infer_type(dtype: pl.DataType) -> AttributeType:
+    """The attribute type a Polars column type suggests."""
+    if dtype.is_numeric():
+        return AttributeType.NUMERIC
+    if dtype in (pl.Date, pl.Datetime) or isinstance(dtype, pl.Datetime):
+        return AttributeType.DATE
+    if isinstance(dtype, pl.Enum):
+        return AttributeType.ORDINAL
+    return AttributeType.CATEGORICAL
+
+
+@dataclass(frozen=True)
+class Schema:
+    """The ordered attributes of a table, each with a role and a type.
+
+    ``person_id`` names the column identifying the person a row belongs to when one person may
+    own several rows (the privacy unit is then the person, not the row); ``None`` when every row
+    is a different person. ``source`` says where the schema came from ("declared", "inferred",
+    or the TOML file), so reports can tell the user whether roles were guessed.
+    """
+
+    attributes: tuple[Attribute, ...]
+    person_id: str | None = None
+    source: str = "declared"
+    _index: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        index: dict[str, int] = {}
+        for position, attribute in enumerate(self.attributes):
+            if attribute.name in index:
+                raise SchemaError(f"attribute '{attribute.name}' is declared twice in the schema")
+            index[attribute.name] = position
+        object.__setattr__(self, "_index", index)
+        if self.person_id is not None and self.person_id not in index:
+            raise SchemaError(
+                f"person_id names '{self.person_id}', which is not an attribute of the schema"
+            )
+
+    # -- construction -------------------------------------------------------------------
+
+    @classmethod
+    def of(
+        cls,
+        types: Mapping[str, AttributeType | str],
+        *,
+        qi: Sequence[str] | None = None,
+        sensitive: Sequence[str] | str | None = None,
+        identifiers: Sequence[str] = (),
+        person_id: str | None = None,
+    ) -> "Schema":
+        """Declare a schema in Python: ``Schema.of({"age": "numeric", "zip": "categorical"})``.
+
+        Roles default to quasi-identifier for every attribute; ``qi``/``sensitive`` narrow them
+        exactly as :meth:`with_roles` does.
+        """
+        attributes = tuple(
+            Attribute(name, Role.QUASI_IDENTIFIER, AttributeType.parse(str(kind), attribute=name))
+            for name, kind in types.items()
+        )
+        schema = cls(attributes, person_id=None, source="declared")
+        if identifiers:
+            schema = schema.with_role(identifiers, Role.IDENTIFIER)
+        schema = schema.with_roles(qi=qi, sensitive=sensitive)
+        return replace(schema, person_id=person_id) if person_id else schema
+
+    @classmethod
+    def infer(cls, frame: pl.DataFrame, *, echo: bool = False) -> "Schema":
+        """Infer a schema from column types: every attribute a quasi-identifier.
+
+        Numbers become numeric, dates date, Enum columns ordinal, everything else categorical.
+        With ``echo=True`` the :meth:`summary` is printed to standard error, so a user who did
+        not declare a schema sees what was assumed.
+        """
+        attributes = tuple(
+            Attribute(name, Role.QUASI_IDENTIFIER, infer_type(dtype),
+                      order=tuple(dtype.categories.to_list()) if isinstance(dtype, pl.Enum) else None)
+            for name, dtype in frame.schema.items()
+        )
+        schema = cls(attributes, source="inferred")
+        if echo:
+            import sys
+
+            print(schema.summary(), file=sys.stderr)
+        return schema
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> "Schema":
+        """Read a schema from a TOML file.
+
+        Format (attributes in column order; ``role`` defaults to quasi-identifier, ``type`` is
+        required)::
+
+            person_id = "household"          # optional
+            [attributes.age]
+            type = "numeric"
+            hierarchy = { widths = [5, 10, 20] }      # optional, see crowdsafe.data.hierarchy
+            [attributes.education]
+            type = "ordinal"
+            order = ["Preschool", "1st-4th", "HS-grad"]
+            hierarchy = "education.csv"      # an ARX-style hierarchy file, relative to this file
+            [attributes.income]
+            role = "sensitive"
+            type = "categorical"
+        """
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise InputError(f"schema file not found: {path}") from None
+        except UnicodeDecodeError:
+            raise InputError(f"schema file {path} is not UTF-8 text") from None
+        except OSError as exc:
+            raise InputError(f"cannot read schema file {path}: {exc.strerror}") from None
+        try:
+            document = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise SchemaError(f"schema file {path} is not valid TOML: {exc}") from None
+        table = document.get("attributes")
+        if not isinstance(table, dict) or not table:
+            raise SchemaError(f"schema file {path} declares no [attributes.<name>] tables")
+        unknown_keys = set(document) - {"attributes", "person_id"}
+        if unknown_keys:
+            raise SchemaError(f"schema file {path}: unknown top-level key(s) {sorted(unknown_keys)}")
+        attributes = []
+        for name, spec in table.items():
+            if not isinstance(spec, dict):
+                raise SchemaError(f"schema file {path}: attribute '{name}' must be a table")
+            extra = set(spec) - {"role", "type", "order", "hierarchy"}
+            if extra:
+                raise SchemaError(
+                    f"schema file {path}: attribute '{name}' has unknown key(s) {sorted(extra)}"
+                )
+            if "type" not in spec:
+                raise SchemaError(f"schema file {path}: attribute '{name}' has no type")
+            hierarchy = spec.get("hierarchy")
+            if isinstance(hierarchy, str):
+                hierarchy = str((path.parent / hierarchy).resolve())
+            order = spec.get("order")
+            attributes.append(
+                Attribute(
+                    name=name,
+                    role=Role.parse(spec.get("role", Role.QUASI_IDENTIFIER), attribute=name),
+                    type=AttributeType.parse(spec["type"], attribute=name),
+                    order=tuple(order) if order is not None else None,
+                    hierarchy=hierarchy,
+                )
+            )
+        return cls(tuple(attributes), person_id=document.get("person_id"), source=str(path))
+
+    # -- access -------------------------------------------------------------------------
+
+    def __getitem__(self, name: str) -> Attribute:
+        try:
+            return self.attributes[self._index[name]]
+        except KeyError:
+            raise SchemaError(
+                f"no attribute named '{name}'; the attributes are: {', '.join(self.names)}"
+            ) from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._index
+
+    def __iter__(self) -> Iterator[Attribute]:
+        return iter(self.attributes)
+
+    def __len__(self) -> int:
+        return len(self.attributes)
+
+    @property
+    def names(self) -> list[str]:
+        return [a.name for a in self.attributes]
+
+    def with_role_of(self, role: Role) -> list[str]:
+        return [a.name for a in self.attributes if a.role is role]
+
+    @property
+    def quasi_identifiers(self) -> list[str]:
+        return self.with_role_of(Role.QUASI_IDENTIFIER)
+
+    @property
+    def sensitive(self) -> list[str]:
+        return self.with_role_of(Role.SENSITIVE)
+
+    @property
+    def identifiers(self) -> list[str]:
+        return self.with_role_of(Role.IDENTIFIER)
+
+    # -- derivation ---------------------------------------------------------------------
+
+    def _check_names(self, names: Iterable[str], what: str) -> list[str]:
+        names = list(names)
+        missing = [n for n in names if n not in self._index]
+        if missing:
+            raise SchemaError(
+                f"{what} names unknown attribute '{missing[0]}'; "
+                f"the attributes are: {', '.join(self.names)}"
+            )
+        return names
+
+    def with_role(self, names: Iterable[str], role: Role) -> "Schema":
+        chosen = set(self._check_names(names, f"role {role.value}"))
+        return replace(
+            self,
+            attributes=tuple(replace(a, role=role) if a.name in chosen else a for a in self.attributes),
+        )
+
+    def with_roles(
+        self,
+        qi: Sequence[str] | None = None,
+        sensitive: Sequence[str] | str | None = None,
+    ) -> "Schema":
+        """Return a schema with the given quasi-identifiers and sensitive attributes.
+
+        When ``qi`` is given, exactly those attributes are quasi-identifiers (former
+        quasi-identifiers not listed become insensitive); when ``sensitive`` is given, exactly
+        those are sensitive (former sensitive attributes not listed become insensitive). An
+        attribute cannot be both. ``None`` leaves that role as it is.
+        """
+        if isinstance(sensitive, str):
+            sensitive = [sensitive]
+        sensitive_set = set(self._check_names(sensitive, "--sensitive")) if sensitive is not None else None
+        qi_set = set(self._check_names(qi, "--qi")) if qi is not None else None
+        if qi_set is not None and sensitive_set is not None and sensitive_set & qi_set:
+            both = sorted(sensitive_set & qi_set)[0]
+            raise SchemaError(f"attribute '{both}' cannot be both a quasi-identifier and sensitive")
+        attributes = []
+        for a in self.attributes:
+            role = a.role
+            if qi_set is not None:
+                if a.name in qi_set:
+                    role = Role.QUASI_IDENTIFIER
+                elif role is Role.QUASI_IDENTIFIER:
+                    role = Role.INSENSITIVE
+            if sensitive_set is not None:
+                if a.name in sensitive_set:
+                    role = Role.SENSITIVE
+                elif role is Role.SENSITIVE:
+                    role = Role.INSENSITIVE
+            attributes.append(replace(a, role=role))
+        return replace(self, attributes=tuple(attributes))
+
+    def with_types(self, types: Mapping[str, AttributeType | str]) -> "Schema":
+        """Return a schema with some attribute types replaced."""
+        self._check_names(types, "type override")
+        return replace(
+            self,
+            attributes=tuple(
+                replace(a, type=AttributeType.parse(str(types[a.name]), attribute=a.name))
+                if a.name in types else a
+                for a in self.attributes
+            ),
+        )
+
+    def select(self, names: Sequence[str]) -> "Schema":
+        """The schema restricted to ``names`` (in that order)."""
+        self._check_names(names, "selection")
+        person = self.person_id if self.person_id in names else None
+        return replace(self, attributes=tuple(self[n] for n in names), person_id=person)
+
+    # -- presentation -------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "person_id": self.person_id,
+            "attributes": [
+                {"name": a.name, "role": a.role.value, "type": a.type.value} for a in self.attributes
+            ],
+        }
+
+    def summary(self) -> str:
+        """A short human-readable account of the schema (printed when it was inferred)."""
+        width = max(len(n) for n in self.names) if self.attributes else 4
+        head = (
+            "schema inferred from the data (every attribute a quasi-identifier; "
+            "declare roles with --qi/--sensitive or --schema FILE):"
+            if self.source == "inferred" else f"schema ({self.source}):"
+        )
+        lines = [head]
+        for a in self.attributes:
+            lines.append(f"  {a.name:<{width}}  {a.role.value:<16}  {a.type.value}")
+        if self.person_id:
+            lines.append(f"  person identifier: {self.person_id}")
+        return "\n".join(lines)

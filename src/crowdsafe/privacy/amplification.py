@@ -1,0 +1,122 @@
+"""Amplification by sampling: running a mechanism on a Bernoulli sample strengthens its guarantee.
+
+Theorem (Li, Qardaji, Su 2012, Theorem 1; the unbounded-neighbour form of Chaudhuri & Mishra
+2006 and Kasiviswanathan et al. 2008): an algorithm that is (β1, ε1, δ1)-DPS — (ε1, δ1)-DP when
+preceded by Bernoulli sampling with rate β1 — is (β2, ε2, δ2)-DPS for every β2 < β1, with
+
+    ε2 = ln(1 + (β2/β1)·(e^ε1 − 1)),   δ2 = (β2/β1)·δ1.
+
+With β1 = 1 this says an (ε, δ)-DP algorithm run on a Bernoulli(β) sample is
+(ln(1 + β(e^ε − 1)), βδ)-DP. Neighbours: one tuple added or removed. The amplified guarantee
+relies on the sample staying secret and being used for nothing else (see
+:mod:`crowdsafe.privacy.certificate`).
+
+Also here: the *sampling floor* of the k-anonymization theorems, ε ≥ −ln(1 − β), and its inverse,
+the largest rate 1 − e^(−ε) an ε admits.
+"""
+
+from __future__ import annotations
+
+import math
+
+from crowdsafe.errors import ParameterError
+from crowdsafe.privacy.loss import PrivacyLoss, check_delta, check_epsilon
+
+
+def check_rate(beta: float, name: str = "beta", *, allow_one: bool = True) -> float:
+    """Return ``beta`` as a float if it is a sampling rate in (0, 1] (or (0, 1)), else raise."""
+    try:
+        value = float(beta)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be a number, got {beta!r}") from None
+    upper_ok = value <= 1.0 if allow_one else value < 1.0
+    if isinstance(beta, bool) or not (value > 0.0 and upper_ok):
+        interval = "(0, 1]" if allow_one else "(0, 1)"
+        raise ParameterError(f"the sampling rate {name} must lie in {interval}, got {beta!r}")
+    return value
+
+
+def amplify(loss: PrivacyLoss, rate: float, base_rate: float = 1.0) -> PrivacyLoss:
+    """The guarantee of a (base_rate, ε, δ)-DPS algorithm when the sampling rate drops to ``rate``.
+
+    ε2 = ln(1 + (β2/β1)(e^ε1 − 1)), δ2 = (β2/β1)δ1 (Li, Qardaji, Su 2012, Theorem 1). With
+    ``base_rate`` 1 (the default) ``loss`` is a plain (ε, δ)-DP guarantee. The identity at
+    ``rate == base_rate``.
+    """
+    beta1 = check_rate(base_rate, "base_rate")
+    beta2 = check_rate(rate, "rate")
+    if beta2 > beta1:
+        raise ParameterError(
+            f"amplification only lowers the sampling rate: rate {beta2} exceeds base_rate {beta1}"
+        )
+    ratio = beta2 / beta1
+    return PrivacyLoss(math.log1p(ratio * math.expm1(loss.epsilon)), ratio * loss.delta)
+
+
+def largest_rate(inner: PrivacyLoss, target: PrivacyLoss, base_rate: float = 1.0) -> float:
+    """The largest sampling rate at which a (base_rate, ε1, δ1)-DPS algorithm meets ``target``.
+
+    Inverts :func:`amplify`: β2 = β1·min((e^ε2 − 1)/(e^ε1 − 1), δ2/δ1, 1). Raises when no
+    positive rate suffices (target ε = 0 with inner ε > 0, or target δ = 0 with inner δ > 0).
+    """
+    beta1 = check_rate(base_rate, "base_rate")
+    ratios = [1.0]
+    if inner.epsilon > 0.0:
+        ratios.append(math.expm1(target.epsilon) / math.expm1(inner.epsilon))
+    if inner.delta > 0.0:
+        ratios.append(target.delta / inner.delta)
+    ratio = min(ratios)
+    if ratio <= 0.0:
+        raise ParameterError(
+            f"no sampling rate makes {inner} meet {target}: sampling cannot reach "
+            "epsilon = 0 or delta = 0 from a positive value"
+        )
+    return beta1 * ratio
+
+
+def largest_inner_loss(target: PrivacyLoss, rate: float, base_rate: float = 1.0) -> PrivacyLoss:
+    """The weakest (base_rate, ε1, δ1)-DPS guarantee that, sampled at ``rate``, still meets ``target``.
+
+    ε1 = ln(1 + (β1/β2)(e^ε2 − 1)), δ1 = min(δ2·β1/β2, just below 1).
+    """
+    beta1 = check_rate(base_rate, "base_rate")
+    beta2 = check_rate(rate, "rate")
+    if beta2 > beta1:
+        raise ParameterError(f"rate {beta2} exceeds base_rate {beta1}")
+    ratio = beta1 / beta2
+    delta = target.delta * ratio
+    if delta >= 1.0:
+        delta = math.nextafter(1.0, 0.0)
+    return PrivacyLoss(math.log1p(ratio * math.expm1(target.epsilon)), delta)
+
+
+def sampling_floor(beta: float, epsilon1: float = 0.0) -> float:
+    """The least ε the k-anonymization theorems admit at rate β: −ln(1 − β) (+ ε1).
+
+    Below it no k gives a guarantee (Li, Qardaji, Su 2012, Theorems 5 and 6). At β = 1 the floor
+    is infinite: k-anonymization without sampling is not differentially private.
+    """
+    beta = check_rate(beta)
+    epsilon1 = check_epsilon(epsilon1, "epsilon1")
+    return math.inf if beta == 1.0 else -math.log1p(-beta) + epsilon1
+
+
+def largest_rate_for_epsilon(epsilon: float, epsilon1: float = 0.0) -> float:
+    """The largest β whose sampling floor admits ε: 1 − e^(−(ε − ε1))."""
+    epsilon = check_epsilon(epsilon)
+    epsilon1 = check_epsilon(epsilon1, "epsilon1")
+    if epsilon <= epsilon1:
+        raise ParameterError(
+            f"epsilon ({epsilon}) must exceed the selection budget epsilon1 ({epsilon1})"
+        )
+    return -math.expm1(-(epsilon - epsilon1))
+
+
+def check_dps_delta(delta: float, beta: float) -> float:
+    """DPS is defined only for β > δ (Li, Qardaji, Su 2012, Definition 3)."""
+    delta = check_delta(delta)
+    if not beta > delta:
+        raise ParameterError(
+            f"(beta, epsilon, delta)-DPS needs beta > delta, got beta = {beta}, delta = {delta}"
+        )
+    return delta

@@ -1,0 +1,192 @@
+"""The release certificate: what guarantee a release carries, derived from what actually ran.
+
+A :class:`Certificate` states the guarantee kind (``dp``: (ε, δ)-DP; ``dps``: DP under
+sampling, hence (ε, δ)-DP for one use of one secret sample; ``none``: no formal guarantee, with
+the reason), ε and δ, the neighbour notion, the theorem, the mechanism chain, every parameter,
+the assumptions, the randomness that ran (seeded runs are not fit for release), the crowdsafe
+version and a fingerprint of the input.
+
+Its JSON form is stable and versioned: keys sorted, ``"format": "crowdsafe-certificate"``,
+``"version": 1``. A reader refuses a newer version instead of guessing. Certificates are written
+atomically (:func:`crowdsafe.files.write_text_atomic`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from crowdsafe.errors import InputError, ParameterError
+from crowdsafe.files import write_text_atomic
+from crowdsafe.privacy.loss import PrivacyLoss
+
+FORMAT = "crowdsafe-certificate"
+VERSION = 1
+
+Guarantee = Literal["dp", "dps", "none"]
+Neighbours = Literal["add-remove", "change"]
+
+
+def _crowdsafe_version() -> str:
+    from crowdsafe import __version__
+
+    return __version__
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """The guarantee a release carries; build it with :mod:`crowdsafe.privacy.certify`."""
+
+    guarantee: Guarantee
+    epsilon: float | None
+    delta: float | None
+    theorem: str | None
+    mechanisms: tuple[dict[str, Any], ...]
+    parameters: dict[str, Any]
+    assumptions: tuple[str, ...]
+    neighbours: Neighbours = "add-remove"
+    reason: str | None = None
+    sample: dict[str, Any] | None = None
+    randomness: dict[str, Any] | None = None
+    input_fingerprint: str | None = None
+    components: tuple["Certificate", ...] = ()
+    crowdsafe_version: str = field(default_factory=_crowdsafe_version)
+
+    def __post_init__(self) -> None:
+        if self.guarantee not in ("dp", "dps", "none"):
+            raise ParameterError(f"guarantee must be dp, dps or none, got {self.guarantee!r}")
+        if self.neighbours not in ("add-remove", "change"):
+            raise ParameterError(f"neighbours must be add-remove or change, got {self.neighbours!r}")
+        if self.guarantee == "none":
+            if not self.reason:
+                raise ParameterError("a 'no formal guarantee' certificate needs its reason")
+            if self.epsilon is not None or self.delta is not None:
+                raise ParameterError("a 'no formal guarantee' certificate has no epsilon or delta")
+        else:
+            PrivacyLoss(self.epsilon, self.delta)  # type: ignore[arg-type]  # validates
+            if not self.theorem:
+                raise ParameterError("a certificate with a guarantee must name its theorem")
+        if self.guarantee == "dps" and not (self.sample and self.sample.get("id")):
+            raise ParameterError("a DP-under-sampling certificate must name its sample")
+
+    @property
+    def has_guarantee(self) -> bool:
+        return self.guarantee != "none"
+
+    @property
+    def loss(self) -> PrivacyLoss | None:
+        """The (ε, δ) as a :class:`PrivacyLoss`, or None without a formal guarantee."""
+        if self.epsilon is None or self.delta is None:
+            return None
+        return PrivacyLoss(self.epsilon, self.delta)
+
+    @property
+    def seeded(self) -> bool:
+        return bool(self.randomness and self.randomness.get("seeded"))
+
+    @property
+    def fit_for_release(self) -> bool:
+        """False when any randomness that ran was seeded (reproducible, hence predictable)."""
+        if self.randomness is not None and not self.randomness.get("fit_for_release", False):
+            return False
+        return all(c.fit_for_release for c in self.components)
+
+    def summary(self) -> str:
+        """One line for people: the guarantee, or the reason there is none."""
+        if self.guarantee == "none":
+            return f"no formal guarantee: {self.reason}"
+        kind = "DP under sampling" if self.guarantee == "dps" else "DP"
+        text = f"({self.epsilon:.6g}, {self.delta:.3g})-{kind} [{self.theorem}]"
+        return text if self.fit_for_release else text + " (seeded run: NOT fit for release)"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "guarantee": self.guarantee,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "neighbours": self.neighbours,
+            "theorem": self.theorem,
+            "reason": self.reason,
+            "mechanisms": [dict(m) for m in self.mechanisms],
+            "parameters": dict(self.parameters),
+            "assumptions": list(self.assumptions),
+            "sample": dict(self.sample) if self.sample else None,
+            "randomness": dict(self.randomness) if self.randomness else None,
+            "seeded": self.seeded,
+            "fit_for_release": self.fit_for_release,
+            "crowdsafe_version": self.crowdsafe_version,
+            "input_fingerprint": self.input_fingerprint,
+            "components": [c.to_dict() for c in self.components],
+        }
+
+    def to_json(self) -> str:
+        """Stable JSON: sorted keys, two-space indent, no NaN or infinity, trailing newline."""
+        return json.dumps(_finite(self.to_dict()), indent=2, sort_keys=True, ensure_ascii=False,
+                          allow_nan=False) + "\n"
+
+    def write(self, path: str | os.PathLike[str]) -> Path:
+        """Write the JSON form to ``path`` atomically and return the path."""
+        return write_text_atomic(path, self.to_json())
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Certificate":
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise InputError("not a crowdsafe certificate (missing format 'crowdsafe-certificate')")
+        version = data.get("version")
+        if version != VERSION:
+            raise InputError(
+                f"certificate version {version!r} is not supported by this crowdsafe "
+                f"(reads version {VERSION}); upgrade crowdsafe"
+            )
+        try:
+            return cls(
+                guarantee=data["guarantee"],
+                epsilon=data["epsilon"],
+                delta=data["delta"],
+                theorem=data["theorem"],
+                mechanisms=tuple(data["mechanisms"]),
+                parameters=dict(data["parameters"]),
+                assumptions=tuple(data["assumptions"]),
+                neighbours=data["neighbours"],
+                reason=data["reason"],
+                sample=data["sample"],
+                randomness=data["randomness"],
+                input_fingerprint=data["input_fingerprint"],
+                components=tuple(cls.from_dict(c) for c in data["components"]),
+                crowdsafe_version=data["crowdsafe_version"],
+            )
+        except KeyError as exc:
+            raise InputError(f"certificate is missing the field {exc.args[0]!r}") from None
+
+    @classmethod
+    def from_json(cls, text: str) -> "Certificate":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"certificate is not valid JSON: {exc.msg} (line {exc.lineno})") from None
+        return cls.from_dict(data)
+
+    @classmethod
+    def read(cls, path: str | os.PathLike[str]) -> "Certificate":
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot read certificate {path}: {exc.strerror}") from None
+        return cls.from_json(text)
+
+
+def _finite(value: Any) -> Any:
+    """Replace non-finite floats by strings so JSON stays standard (none should occur)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value

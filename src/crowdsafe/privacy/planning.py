@@ -1,0 +1,291 @@
+"""Planning a safe k-anonymization release: solve d(k, β, ε − ε1) ≤ δ for one unknown.
+
+- :func:`smallest_k` — given (ε, δ, β): the least k. d falls as k grows (n_m grows, so the
+  maximum is over fewer n), so a doubling-then-bisection search is exact.
+- :func:`largest_beta` — given (ε, δ, k): the largest rate, at most 1 − e^−(ε − ε1) (the
+  sampling floor read the other way).
+- :func:`smallest_epsilon` — given (k, β, δ): the least ε, at least −ln(1 − β) + ε1.
+- :func:`plan` — the planner of ``crowdsafe publish``: fills in whatever the user left open.
+
+The sampling floor. The theorems (Li, Qardaji, Su 2012, Theorems 5 and 6) hold only for
+ε ≥ −ln(1 − β) + ε1. When the answer is pinned by that condition rather than by δ, the result
+says so (``floor_binds``) and explains it: e.g. the smallest ε may be the floor even though δ
+would allow less, and the largest β may be 1 − e^−(ε − ε1) even though δ would allow more.
+
+Every answer is re-evaluated before it is returned: the δ it reports is d at the answer, which
+never exceeds the target.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from crowdsafe.errors import ParameterError
+from crowdsafe.privacy.amplification import (
+    check_dps_delta,
+    check_rate,
+    largest_rate_for_epsilon,
+    sampling_floor,
+)
+from crowdsafe.privacy.dps import check_k, dps_delta
+from crowdsafe.privacy.loss import check_delta, check_epsilon
+
+Unknown = Literal["k", "beta", "epsilon", "check"]
+
+_MAX_K = 10_000_000
+_BETA_SCAN = 64  # grid used to look for feasible rates above a bisection's boundary
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A solved release plan: every parameter, the δ it achieves, and why it stopped where it did."""
+
+    solved_for: Unknown
+    k: int
+    beta: float
+    epsilon: float
+    epsilon1: float
+    delta: float
+    delta_target: float
+    floor: float
+    floor_binds: bool
+    explanation: str
+
+    @property
+    def epsilon_anon(self) -> float:
+        return self.epsilon - self.epsilon1
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "solved_for": self.solved_for,
+            "k": self.k,
+            "beta": self.beta,
+            "epsilon": self.epsilon,
+            "epsilon1": self.epsilon1,
+            "epsilon_anon": self.epsilon_anon,
+            "delta": self.delta,
+            "delta_target": self.delta_target,
+            "sampling_floor": self.floor,
+            "floor_binds": self.floor_binds,
+            "explanation": self.explanation,
+        }
+
+
+def _floor_message(epsilon: float, beta: float, epsilon1: float) -> str:
+    floor = sampling_floor(beta, epsilon1)
+    extra = f" + epsilon1 ({epsilon1:g})" if epsilon1 else ""
+    fix = ""
+    if epsilon > epsilon1:
+        fix = f"; lower beta to at most 1 - e^-(epsilon - epsilon1) = {largest_rate_for_epsilon(epsilon, epsilon1):.6g}"
+    return (
+        f"epsilon = {epsilon:g} is below the sampling floor -ln(1 - beta){extra} = {floor:.6g} "
+        f"at beta = {beta:g}: the theorem gives no guarantee for any k{fix}, or raise epsilon"
+    )
+
+
+def _check_common(epsilon1: float, delta: float) -> tuple[float, float]:
+    epsilon1 = check_epsilon(epsilon1, "epsilon1")
+    delta = check_delta(delta)
+    if delta == 0.0:
+        raise ParameterError(
+            "delta must be > 0: k-anonymization after sampling is (epsilon, delta)-DP with delta > 0"
+        )
+    return epsilon1, delta
+
+
+def smallest_k(epsilon: float, delta: float, beta: float, epsilon1: float = 0.0) -> Plan:
+    """The least k with d(k, β, ε − ε1) ≤ δ (Li, Qardaji, Su 2012, Theorems 5–6)."""
+    epsilon = check_epsilon(epsilon)
+    beta = check_rate(beta, allow_one=False)
+    epsilon1, delta = _check_common(epsilon1, delta)
+    check_dps_delta(delta, beta)
+    if epsilon < sampling_floor(beta, epsilon1) * (1.0 - 1e-12):
+        raise ParameterError(_floor_message(epsilon, beta, epsilon1))
+
+    def ok(k: int) -> bool:
+        return dps_delta(k, beta, epsilon, epsilon1) <= delta
+
+    hi = 1
+    while not ok(hi):
+        hi *= 2
+        if hi > _MAX_K:
+            raise ParameterError(
+                f"no k up to {_MAX_K} reaches delta = {delta:g} at beta = {beta:g}, "
+                f"epsilon = {epsilon:g}; raise epsilon or lower beta"
+            )
+    lo = hi // 2  # infeasible (or 0)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    achieved = dps_delta(hi, beta, epsilon, epsilon1)
+    return Plan(
+        "k", hi, beta, epsilon, epsilon1, achieved, delta, sampling_floor(beta, epsilon1), False,
+        f"k = {hi} is the least k with d(k, beta, epsilon - epsilon1) = {achieved:.3g} <= {delta:g}",
+    )
+
+
+def largest_beta(epsilon: float, delta: float, k: int, epsilon1: float = 0.0) -> Plan:
+    """The largest rate β with d(k, β, ε − ε1) ≤ δ and ε ≥ −ln(1 − β) + ε1.
+
+    d is not monotone in β at fine scale (n_m and ⌊γn⌋ jump), so after bisecting to a boundary
+    the rates above it are scanned on a grid and any feasible stretch found there is refined
+    the same way. The returned β is always verified: d at β is at most δ.
+    """
+    epsilon = check_epsilon(epsilon)
+    k = check_k(k)
+    epsilon1, delta = _check_common(epsilon1, delta)
+    beta_max = largest_rate_for_epsilon(epsilon, epsilon1)
+
+    def ok(beta: float) -> bool:
+        return beta > delta and dps_delta(k, beta, epsilon, epsilon1) <= delta
+
+    floor_note = (
+        f"the sampling floor binds: beta = {beta_max:.6g} = 1 - e^-(epsilon - epsilon1) is the "
+        "largest rate the theorem admits at this epsilon, although delta would allow more"
+    )
+    if ok(beta_max):
+        achieved = dps_delta(k, beta_max, epsilon, epsilon1)
+        return Plan("beta", k, beta_max, epsilon, epsilon1, achieved, delta,
+                    sampling_floor(beta_max, epsilon1), True, floor_note)
+    lo = beta_max
+    while not ok(lo):
+        lo /= 2.0
+        if lo < 1e-12 or lo <= delta:
+            raise ParameterError(
+                f"no sampling rate above delta = {delta:g} reaches it with k = {k} at "
+                f"epsilon = {epsilon:g}; raise k or epsilon"
+            )
+    hi = min(2.0 * lo, beta_max)
+    lo = _bisect_beta(ok, lo, hi)
+    # Look above the boundary for feasible rates the sawtooth may hide.
+    grid = np.linspace(lo, beta_max, _BETA_SCAN + 2)[1:-1]
+    feasible = [b for b in grid if ok(float(b))]
+    if feasible:
+        start = float(feasible[-1])
+        above = float(grid[np.searchsorted(grid, start, side="right")]) if start < grid[-1] else beta_max
+        lo = _bisect_beta(ok, start, above)
+    achieved = dps_delta(k, lo, epsilon, epsilon1)
+    return Plan(
+        "beta", k, lo, epsilon, epsilon1, achieved, delta, sampling_floor(lo, epsilon1), False,
+        f"beta = {lo:.6g} is the largest rate with d(k, beta, epsilon - epsilon1) = "
+        f"{achieved:.3g} <= {delta:g} (the floor would allow up to {beta_max:.6g})",
+    )
+
+
+def _bisect_beta(ok, lo: float, hi: float) -> float:
+    """Shrink [lo, hi] (lo feasible, hi not) to relative width 1e-9; return the feasible end."""
+    while hi - lo > 1e-9 * hi:
+        mid = 0.5 * (lo + hi)
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def smallest_epsilon(k: int, beta: float, delta: float, epsilon1: float = 0.0) -> Plan:
+    """The least ε with d(k, β, ε − ε1) ≤ δ and ε ≥ −ln(1 − β) + ε1."""
+    k = check_k(k)
+    beta = check_rate(beta, allow_one=False)
+    epsilon1, delta = _check_common(epsilon1, delta)
+    check_dps_delta(delta, beta)
+    floor = sampling_floor(beta, epsilon1)
+    # As ε → ∞, γ → 1 and d falls to its limit β^(k−1) (β at k = 1): no ε goes below it.
+    limit = beta ** max(k - 1, 1)
+    if delta < limit:
+        raise ParameterError(
+            f"no epsilon reaches delta = {delta:g} with k = {k} at beta = {beta:g}: d(k, beta, "
+            f"epsilon) only falls to beta^(k-1) = {limit:.3g} as epsilon grows; raise k or lower beta"
+        )
+
+    def ok(eps: float) -> bool:
+        return dps_delta(k, beta, eps, epsilon1) <= delta
+
+    if ok(floor):
+        achieved = dps_delta(k, beta, floor, epsilon1)
+        return Plan(
+            "epsilon", k, beta, floor, epsilon1, achieved, delta, floor, True,
+            f"the sampling floor binds: epsilon = -ln(1 - beta) + epsilon1 = {floor:.6g} is the "
+            f"least epsilon the theorem admits at beta = {beta:g}; delta alone would allow less "
+            f"(d = {achieved:.3g} there)",
+        )
+    lo, step = floor, 1.0
+    hi = floor + step
+    while not ok(hi):
+        lo, step = hi, step * 2.0
+        hi = floor + step
+        if step > 1e4:
+            raise ParameterError(f"no epsilon reaches delta = {delta:g} with k = {k}, beta = {beta:g}")
+    while hi - lo > 1e-10 * hi:
+        mid = 0.5 * (lo + hi)
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    achieved = dps_delta(k, beta, hi, epsilon1)
+    return Plan(
+        "epsilon", k, beta, hi, epsilon1, achieved, delta, floor, False,
+        f"epsilon = {hi:.6g} is the least epsilon with d(k, beta, epsilon - epsilon1) = "
+        f"{achieved:.3g} <= {delta:g} (the sampling floor is {floor:.6g})",
+    )
+
+
+def plan(
+    epsilon: float,
+    delta: float,
+    *,
+    beta: float | None = None,
+    k: int | None = None,
+    epsilon1: float = 0.0,
+) -> Plan:
+    """Fill in a release plan for a target (ε, δ): what ``crowdsafe publish`` runs first.
+
+    - neither β nor k given: β = 1 − e^−(ε − ε1), the largest rate the theorem admits (more rows
+      kept), then the smallest k;
+    - β given: the smallest k; k given: the largest β;
+    - both given: check that d(k, β, ε − ε1) ≤ δ and report it (``solved_for == "check"``).
+    """
+    if beta is None and k is None:
+        epsilon = check_epsilon(epsilon)
+        epsilon1 = check_epsilon(epsilon1, "epsilon1")
+        chosen = largest_rate_for_epsilon(epsilon, epsilon1)
+        result = smallest_k(epsilon, delta, chosen, epsilon1)
+        return Plan(
+            "k", result.k, chosen, result.epsilon, epsilon1, result.delta, result.delta_target,
+            result.floor, True,
+            f"beta = {chosen:.6g} = 1 - e^-(epsilon - epsilon1), the largest rate the theorem "
+            f"admits; then {result.explanation}",
+        )
+    if k is None:
+        assert beta is not None
+        return smallest_k(epsilon, delta, beta, epsilon1)
+    if beta is None:
+        return largest_beta(epsilon, delta, k, epsilon1)
+    epsilon = check_epsilon(epsilon)
+    beta = check_rate(beta, allow_one=False)
+    epsilon1, delta = _check_common(epsilon1, delta)
+    check_dps_delta(delta, beta)
+    k = check_k(k)
+    if epsilon < sampling_floor(beta, epsilon1) * (1.0 - 1e-12):
+        raise ParameterError(_floor_message(epsilon, beta, epsilon1))
+    achieved = dps_delta(k, beta, epsilon, epsilon1)
+    if achieved > delta:
+        better = smallest_k(epsilon, delta, beta, epsilon1).k
+        raise ParameterError(
+            f"k = {k}, beta = {beta:g}, epsilon = {epsilon:g} give delta = {achieved:.3g} > "
+            f"{delta:g}; use k >= {better}, a smaller beta, or a larger epsilon"
+        )
+    return Plan(
+        "check", k, beta, epsilon, epsilon1, achieved, delta, sampling_floor(beta, epsilon1), False,
+        f"d(k, beta, epsilon - epsilon1) = {achieved:.3g} <= {delta:g}",
+    )
+
+
+__all__ = ["Plan", "largest_beta", "plan", "smallest_epsilon", "smallest_k"]

@@ -1,0 +1,196 @@
+"""Loading and writing: CSV, Parquet, pandas and Polars frames; missing values; fingerprints."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pytest
+
+from crowdsafe.data import Dataset, MissingPolicy, Schema, intervals, load, write
+from crowdsafe.errors import HierarchyError, InputError, ParameterError, SchemaError
+
+CSV = "age,sex,zip,income\n39,Male,02139,<=50K\n50,Female,02138,>50K\n38,Male,02139,<=50K\n"
+
+
+@pytest.fixture
+def csv_path(tmp_path):
+    path = tmp_path / "people.csv"
+    path.write_text(CSV)
+    return path
+
+
+def test_csv_load_infers_schema_and_keeps_text(csv_path):
+    data = load(csv_path)
+    assert isinstance(data, Dataset)
+    assert data.n_rows == 3 and data.columns == ["age", "sex", "zip", "income"]
+    assert data.quasi_identifiers == ["age", "sex", "zip", "income"]
+    assert data.schema.source == "inferred"
+    assert data.frame.get_column("age").dtype.is_integer()
+    assert data.missing.policy is MissingPolicy.KEEP
+
+
+def test_declared_categorical_keeps_leading_zeros(tmp_path, csv_path):
+    schema = Schema.of({"age": "numeric", "sex": "categorical", "zip": "categorical", "income": "categorical"},
+                       sensitive="income")
+    data = load(csv_path, schema=schema)
+    assert data.frame.get_column("zip").to_list() == ["02139", "02138", "02139"]
+    assert data.sensitive == ["income"]
+
+
+def test_roles_from_arguments(csv_path):
+    data = load(csv_path, qi=["age", "sex"], sensitive="income")
+    assert data.quasi_identifiers == ["age", "sex"]
+    assert data.sensitive == ["income"]
+    assert data.schema["zip"].role.value == "insensitive"
+
+
+def test_semicolon_and_comma_space_separated_files(tmp_path):
+    semi = tmp_path / "s.csv"
+    semi.write_text("a;b\n1;x\n2;y\n")
+    assert load(semi).frame.rows() == [(1, "x"), (2, "y")]
+    spaced = tmp_path / "adultlike.csv"
+    spaced.write_text("age, sex\n39, Male\n50, Female\n")
+    frame = load(spaced).frame
+    assert frame.get_column("age").dtype.is_integer()
+    assert frame.get_column("sex").to_list() == ["Male", "Female"]
+
+
+def test_parquet_pandas_and_polars_round_trips(tmp_path, csv_path):
+    data = load(csv_path)
+    parquet = write(data, tmp_path / "out.parquet")
+    again = load(parquet)
+    assert again.frame.equals(data.frame)
+    assert again.fingerprint() == data.fingerprint()
+    csv_out = write(data.frame, tmp_path / "out.csv")
+    assert load(csv_out).fingerprint() == data.fingerprint()
+    from_pandas = load(data.frame.to_pandas())
+    assert from_pandas.frame.equals(data.frame)
+    assert load(data.frame.lazy()).n_rows == 3
+    with pytest.raises(ParameterError, match="output format"):
+        write(data, tmp_path / "out.xlsx")
+
+
+def test_fingerprint_is_content_based_and_stable_across_processes(csv_path):
+    data = load(csv_path)
+    changed = load(data.frame.with_columns(pl.when(pl.col("age") == 50).then(51).otherwise(pl.col("age")).alias("age")))
+    assert changed.fingerprint() != data.fingerprint()
+    assert data.with_roles(qi=["age"]).fingerprint() == data.fingerprint()
+    code = (
+        "import sys; from crowdsafe.data import load; "
+        f"print(load({str(csv_path)!r}).fingerprint())"
+    )
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert other.stdout.strip() == data.fingerprint()
+    assert len(data.fingerprint()) == 64
+
+
+def test_missing_policies(tmp_path):
+    path = tmp_path / "m.csv"
+    path.write_text("a,b\n1,x\n?,y\n3,\n4,NA\n5,z\n")
+    kept = load(path)
+    assert kept.n_rows == 5
+    assert kept.missing.rows_with_missing == 3
+    assert kept.missing.missing_per_column == {"a": 1, "b": 2}
+    assert "keep" in kept.missing.describe()
+    dropped = load(path, missing="drop")
+    assert dropped.n_rows == 2 and dropped.missing.rows_dropped == 3
+    assert "3 rows" in dropped.missing.describe()
+    with pytest.raises(InputError, match="3 rows with missing values"):
+        load(path, missing="error")
+    with pytest.raises(ParameterError, match="unknown missing-value policy"):
+        load(path, missing="guess")
+    assert load(kept, missing="drop").n_rows == 2
+    nan_frame = pl.DataFrame({"x": [1.0, float("nan"), None]})
+    assert load(nan_frame).missing.missing_per_column == {"x": 2}
+
+
+# -- the error cases of the issue: one clear message each ---------------------------------
+
+def test_missing_file(tmp_path):
+    with pytest.raises(InputError, match="file not found: .*nope.csv .*bundled: adult"):
+        load(tmp_path / "nope.csv")
+
+
+def test_empty_file(tmp_path):
+    path = tmp_path / "empty.csv"
+    path.write_text("")
+    with pytest.raises(InputError, match="is empty"):
+        load(path)
+
+
+def test_header_only_file(tmp_path):
+    path = tmp_path / "header.csv"
+    path.write_text("age,sex\n")
+    with pytest.raises(InputError, match="has a header but no rows"):
+        load(path)
+
+
+def test_schema_column_absent_from_data(csv_path):
+    schema = Schema.of({"age": "numeric", "salary": "numeric"})
+    with pytest.raises(SchemaError, match="column 'salary' is named in the schema but not in the data"):
+        load(csv_path, schema=schema)
+
+
+def test_non_numeric_value_in_numeric_column(tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("age,sex\n39,M\nforty,F\n41,M\n")
+    with pytest.raises(SchemaError, match="'age' is declared numeric but row 2 .* 'forty'"):
+        load(path, schema=Schema.of({"age": "numeric", "sex": "categorical"}))
+
+
+def test_hierarchy_missing_a_value(csv_path):
+    with pytest.raises(HierarchyError, match="does not cover the value '50' of column 'age'"):
+        load(csv_path, hierarchies={"age": intervals("age", range(30, 45), widths=[5])})
+
+
+def test_non_utf8_file(tmp_path):
+    path = tmp_path / "latin.csv"
+    path.write_bytes("name,city\nJosé,Malmö\n".encode("latin-1"))
+    with pytest.raises(InputError, match="not UTF-8"):
+        load(path)
+
+
+def test_one_row_file_loads(tmp_path):
+    path = tmp_path / "one.csv"
+    path.write_text("age,sex\n39,M\n")
+    data = load(path)
+    assert data.n_rows == 1
+    assert data.frame.rows() == [(39, "M")]
+
+
+def test_unknown_format_and_folder(tmp_path):
+    with pytest.raises(InputError, match="cannot tell the format"):
+        (tmp_path / "x.xlsx").write_text("a")
+        load(tmp_path / "x.xlsx")
+    with pytest.raises(InputError, match="is a folder"):
+        load(tmp_path)
+
+
+def test_unsupported_object():
+    with pytest.raises(InputError, match="cannot load a int"):
+        load(3)
+
+
+def test_write_is_atomic_on_failure(tmp_path, monkeypatch):
+    target = tmp_path / "out.csv"
+    target.write_text("old\n")
+
+    def boom(self, *args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pl.DataFrame, "write_csv", boom)
+    with pytest.raises(OSError):
+        write(pl.DataFrame({"a": [1]}), target)
+    assert target.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.csv"]
+
+
+def test_pandas_frame_with_object_columns():
+    frame = pd.DataFrame({"a": [1, 2], "b": ["x", None]})
+    data = load(frame, missing="drop")
+    assert data.n_rows == 1
+    assert np.array_equal(data.frame.get_column("a").to_numpy(), [1])

@@ -1,0 +1,245 @@
+"""Certificates: derived from profiles, stable versioned JSON, the DPS composition caveat."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from crowdsafe import Randomness, __version__
+from crowdsafe.errors import InputError, ParameterError, SampleReuseError
+from crowdsafe.privacy import (
+    Certificate,
+    MechanismProfile,
+    PrivacyLoss,
+    RecodingProfile,
+    SamplingProfile,
+    SuppressionProfile,
+    amplify,
+    certify_chain,
+    certify_k_anonymization,
+    certify_mechanism,
+    compose_certificates,
+    dps_delta,
+    no_guarantee,
+)
+
+SAFE = RecodingProfile.strongly_safe()
+SECURE = Randomness()
+
+
+def dps(sample_id: str, randomness=SECURE, **kw) -> Certificate:
+    return certify_k_anonymization(
+        sampling=SamplingProfile(0.2, sample_id), recoding=SAFE, k=20, epsilon=1.0,
+        randomness=randomness, input_fingerprint="fp", **kw,
+    )
+
+
+def laplace(eps: float = 0.1) -> MechanismProfile:
+    return MechanismProfile("Laplace count", PrivacyLoss(eps), "Laplace mechanism (Dwork et al. 2006)",
+                            {"sensitivity": 1})
+
+
+def test_strongly_safe_certificate_states_everything():
+    cert = dps("s1")
+    assert cert.guarantee == "dps"
+    assert cert.epsilon == 1.0 and cert.delta == dps_delta(20, 0.2, 1.0)
+    assert "Theorem 5" in cert.theorem
+    assert cert.parameters["k"] == 20 and cert.parameters["beta"] == 0.2
+    assert cert.sample == {"id": "s1", "rate": 0.2}
+    assert any("no other release" in a for a in cert.assumptions)
+    assert [m["step"] for m in cert.mechanisms] == ["sample", "recode", "suppress"]
+    assert cert.fit_for_release and not cert.seeded
+    assert cert.crowdsafe_version == __version__ and cert.input_fingerprint == "fp"
+
+
+def test_epsilon_safe_certificate_uses_theorem_6():
+    cert = certify_k_anonymization(
+        sampling=0.2, recoding=RecodingProfile.epsilon_safe(0.1), k=20, epsilon=1.1,
+        randomness=SECURE,
+    )
+    assert "Theorem 6" in cert.theorem
+    assert cert.delta == dps_delta(20, 0.2, 1.0)
+    assert cert.parameters["epsilon1"] == 0.1 and cert.sample["id"].startswith("sample-")
+
+
+def test_certify_at_a_delta_finds_the_least_epsilon():
+    cert = certify_k_anonymization(sampling=0.2, recoding=SAFE, k=20, delta=1e-6, randomness=SECURE)
+    assert cert.delta <= 1e-6
+    with pytest.raises(ParameterError, match="exceeds the requested"):
+        certify_k_anonymization(sampling=0.2, recoding=SAFE, k=20, epsilon=0.5, delta=1e-9,
+                                randomness=SECURE)
+
+
+def test_seeded_run_is_not_fit_for_release():
+    cert = dps("s1", randomness=Randomness(seed=7))
+    assert cert.seeded and not cert.fit_for_release
+    data = json.loads(cert.to_json())
+    assert data["fit_for_release"] is False and data["randomness"]["seeded"] is True
+    assert "NOT fit for release" in cert.summary()
+
+
+def test_unsafe_recoding_has_no_guarantee_with_reason():
+    cert = certify_k_anonymization(sampling=0.2, recoding=RecodingProfile.unsafe("Mondrian"), k=20,
+                                   epsilon=1.0)
+    assert cert.guarantee == "none" and cert.epsilon is None
+    assert cert.reason == "data-dependent recoding (Mondrian)"
+    assert cert.summary() == "no formal guarantee: data-dependent recoding (Mondrian)"
+
+
+def test_no_sampling_has_no_guarantee():
+    cert = certify_k_anonymization(sampling=None, recoding=SAFE, k=20, epsilon=1.0)
+    assert cert.guarantee == "none" and "beta = 1" in cert.reason
+
+
+def test_delta_not_below_beta_has_no_guarantee():
+    cert = certify_k_anonymization(sampling=0.5, recoding=SAFE, k=1, epsilon=1.0, randomness=SECURE)
+    assert cert.guarantee == "none" and "beta > delta" in cert.reason
+
+
+def test_sampled_release_needs_its_randomness():
+    with pytest.raises(ParameterError, match="Randomness"):
+        certify_k_anonymization(sampling=0.2, recoding=SAFE, k=20, epsilon=1.0)
+
+
+def test_change_neighbours_use_group_privacy():
+    add_remove = dps("s1")
+    change = dps("s2", neighbours="change")
+    assert change.epsilon == pytest.approx(2 * add_remove.epsilon)
+    assert change.delta == pytest.approx((1 + math.e) * add_remove.delta)
+    assert "group privacy" in change.theorem
+
+
+def test_json_is_stable_sorted_and_round_trips(tmp_path):
+    cert = dps("s1")
+    text = cert.to_json()
+    assert text == cert.to_json()
+    data = json.loads(text)
+    assert list(data) == sorted(data)
+    assert data["format"] == "crowdsafe-certificate" and data["version"] == 1
+    assert Certificate.from_json(text) == cert
+    path = cert.write(tmp_path / "out" / "release.certificate.json")
+    assert Certificate.read(path) == cert
+    assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_reader_refuses_other_versions_and_non_certificates():
+    data = json.loads(dps("s1").to_json())
+    data["version"] = 2
+    with pytest.raises(InputError, match="version 2 is not supported"):
+        Certificate.from_dict(data)
+    with pytest.raises(InputError, match="not a crowdsafe certificate"):
+        Certificate.from_json("{}")
+    with pytest.raises(InputError, match="not valid JSON"):
+        Certificate.from_json("{")
+    del data["theorem"]
+    data["version"] = 1
+    with pytest.raises(InputError, match="missing the field 'theorem'"):
+        Certificate.from_dict(data)
+
+
+def test_failed_write_leaves_nothing(tmp_path):
+    (tmp_path / "taken").mkdir()
+    with pytest.raises(InputError, match="is a folder"):
+        dps("s1").write(tmp_path / "taken")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
+
+
+def test_invalid_certificates_are_refused():
+    with pytest.raises(ParameterError, match="needs its reason"):
+        Certificate("none", None, None, None, (), {}, ())
+    with pytest.raises(ParameterError, match="name its theorem"):
+        Certificate("dp", 1.0, 0.0, None, (), {}, ())
+    with pytest.raises(ParameterError, match="name its sample"):
+        Certificate("dps", 1.0, 1e-9, "t", (), {}, ())
+    with pytest.raises(ParameterError):
+        Certificate("dp", -1.0, 0.0, "t", (), {}, ())
+
+
+def test_dps_release_refuses_a_second_use_of_its_sample():
+    with pytest.raises(SampleReuseError, match="same sample|use sample s1"):
+        compose_certificates([dps("s1"), dps("s1")])
+
+
+def test_dp_query_on_the_same_sample_is_refused():
+    query = certify_mechanism(laplace(), sampling=SamplingProfile(0.2, "s1"), randomness=SECURE)
+    with pytest.raises(SampleReuseError):
+        compose_certificates([dps("s1"), query])
+
+
+def test_fresh_samples_compose_as_dp():
+    total = compose_certificates([dps("a"), dps("b"), dps("c")])
+    one = dps("x")
+    assert total.guarantee == "dp"
+    assert total.epsilon == pytest.approx(3 * one.epsilon)
+    assert total.delta == pytest.approx(3 * one.delta)
+    assert len(total.components) == 3
+    assert Certificate.from_json(total.to_json()) == total
+
+
+def test_fresh_samples_use_the_best_bound_with_slack():
+    releases = [dps(f"s{i}") for i in range(50)]
+    total = compose_certificates(releases, delta_slack=1e-6)
+    assert total.parameters["bound"] == "kov"
+    assert total.epsilon < 50 * releases[0].epsilon
+
+
+def test_dp_query_on_the_full_data_composes_with_a_dps_release():
+    query = certify_mechanism(laplace(0.5), randomness=SECURE)
+    total = compose_certificates([dps("s1"), query])
+    assert total.epsilon == pytest.approx(1.5)
+
+
+def test_a_release_without_guarantee_makes_the_whole_none():
+    mondrian = no_guarantee("data-dependent recoding (Mondrian)")
+    total = compose_certificates([dps("s1"), mondrian])
+    assert total.guarantee == "none" and "release 2" in total.reason
+
+
+def test_seeded_component_makes_the_composition_unfit():
+    total = compose_certificates([dps("a"), dps("b", randomness=Randomness(seed=1))])
+    assert not total.fit_for_release
+
+
+def test_chain_of_profiles():
+    cert = certify_chain(
+        [SamplingProfile(0.2, "s9"), SAFE, SuppressionProfile(20)], epsilon=1.0, randomness=SECURE
+    )
+    assert cert.guarantee == "dps" and cert.delta == dps_delta(20, 0.2, 1.0)
+    none = certify_chain([RecodingProfile.unsafe("MDAV microaggregation"), SuppressionProfile(5)])
+    assert none.reason == "data-dependent recoding (MDAV microaggregation)"
+
+
+def test_chain_amplifies_the_composed_mechanisms_once():
+    cert = certify_chain([SamplingProfile(0.1), laplace(0.3), laplace(0.7)], randomness=SECURE)
+    expected = amplify(PrivacyLoss(1.0), 0.1)
+    assert cert.guarantee == "dps"
+    assert cert.epsilon == pytest.approx(expected.epsilon)
+    # Amplifying each query separately and summing would claim less than this: unsound.
+    separately = amplify(PrivacyLoss(0.3), 0.1).epsilon + amplify(PrivacyLoss(0.7), 0.1).epsilon
+    assert separately < cert.epsilon
+
+
+@pytest.mark.parametrize(
+    "chain, message",
+    [
+        ([], "empty chain"),
+        ([SuppressionProfile(5)], "needs the recoding"),
+        ([SAFE, SamplingProfile(0.2)], "first step"),
+        ([SamplingProfile(0.2), SAFE, laplace()], "mixes a recoding"),
+        (["sample"], "not a privacy profile"),
+    ],
+)
+def test_bad_chains(chain, message):
+    with pytest.raises(ParameterError, match=message):
+        certify_chain(chain, epsilon=1.0, randomness=SECURE)
+
+
+def test_recoding_profile_validation():
+    with pytest.raises(ParameterError, match="epsilon1 > 0"):
+        RecodingProfile("epsilon-safe", "x")
+    with pytest.raises(ParameterError, match="no selection budget"):
+        RecodingProfile("strongly-safe", "x", 0.1)
+    with pytest.raises(ParameterError, match="must be strongly-safe"):
+        RecodingProfile("safe", "x")  # type: ignore[arg-type]

@@ -1,0 +1,115 @@
+"""Solvers: smallest k, largest β, smallest ε, the planner, and the sampling floor."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from crowdsafe.errors import ParameterError
+from crowdsafe.privacy import (
+    dps_delta,
+    largest_beta,
+    plan,
+    sampling_floor,
+    smallest_epsilon,
+    smallest_k,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(beta=st.floats(0.01, 0.5), above=st.floats(0.01, 2.0), log_delta=st.floats(-12, -3))
+def test_smallest_k_is_feasible_and_minimal(beta, above, log_delta):
+    epsilon = sampling_floor(beta) + above
+    delta = 10.0**log_delta
+    if delta >= beta:
+        return
+    result = smallest_k(epsilon, delta, beta)
+    assert dps_delta(result.k, beta, epsilon) <= delta
+    assert result.k == 1 or dps_delta(result.k - 1, beta, epsilon) > delta
+    assert result.delta == dps_delta(result.k, beta, epsilon)
+
+
+@settings(max_examples=30, deadline=None)
+@given(k=st.integers(2, 80), beta=st.floats(0.01, 0.5), log_delta=st.floats(-12, -3))
+def test_smallest_epsilon_is_feasible_and_tight(k, beta, log_delta):
+    delta = 10.0**log_delta
+    if delta >= beta:
+        return
+    if delta < beta ** (k - 1):
+        with pytest.raises(ParameterError, match="only falls to"):
+            smallest_epsilon(k, beta, delta)
+        return
+    result = smallest_epsilon(k, beta, delta)
+    assert result.epsilon >= sampling_floor(beta)
+    assert dps_delta(k, beta, result.epsilon) <= delta
+    if result.floor_binds:
+        assert result.epsilon == sampling_floor(beta)
+        assert "floor binds" in result.explanation
+    else:
+        assert dps_delta(k, beta, result.epsilon * (1 - 1e-6)) > delta
+
+
+@settings(max_examples=30, deadline=None)
+@given(k=st.integers(2, 80), epsilon=st.floats(0.2, 3.0), log_delta=st.floats(-12, -3))
+def test_largest_beta_is_feasible_and_respects_the_floor(k, epsilon, log_delta):
+    delta = 10.0**log_delta
+    try:
+        result = largest_beta(epsilon, delta, k)
+    except ParameterError as exc:
+        assert "raise k or epsilon" in str(exc)
+        return
+    assert result.beta <= 1 - math.exp(-epsilon) + 1e-15
+    assert dps_delta(k, result.beta, epsilon) <= delta
+    assert result.beta > delta
+    if not result.floor_binds:
+        assert dps_delta(k, min(result.beta * (1 + 1e-6), 1 - math.exp(-epsilon)), epsilon) > delta
+
+
+def test_floor_binds_for_beta_and_is_explained():
+    result = largest_beta(1.0, 1e-6, 200)
+    assert result.floor_binds
+    assert result.beta == pytest.approx(1 - math.exp(-1.0))
+    assert "sampling floor binds" in result.explanation
+
+
+def test_floor_binds_for_epsilon_and_is_explained():
+    result = smallest_epsilon(100, 0.1, 1e-6)
+    assert result.floor_binds and result.epsilon == pytest.approx(-math.log(0.9))
+    assert "delta alone would allow less" in result.explanation
+
+
+def test_epsilon1_raises_the_floor():
+    result = smallest_epsilon(100, 0.1, 1e-6, epsilon1=0.1)
+    assert result.epsilon == pytest.approx(-math.log(0.9) + 0.1)
+    assert smallest_k(1.0, 1e-6, 0.2, epsilon1=0.1).k >= smallest_k(1.0, 1e-6, 0.2).k
+
+
+def test_smallest_k_below_the_floor_names_the_fix():
+    with pytest.raises(ParameterError, match=r"below the sampling floor.*lower beta to at most .*0\.393"):
+        smallest_k(0.5, 1e-6, 0.5)
+
+
+def test_delta_must_be_below_beta_and_positive():
+    with pytest.raises(ParameterError, match="beta > delta"):
+        smallest_k(1.0, 0.3, 0.2)
+    with pytest.raises(ParameterError, match="delta must be > 0"):
+        smallest_k(1.0, 0.0, 0.2)
+
+
+def test_plan_fills_in_the_largest_beta_then_the_smallest_k():
+    result = plan(1.0, 1e-6)
+    assert result.beta == pytest.approx(1 - math.exp(-1.0))
+    assert result.k == smallest_k(1.0, 1e-6, result.beta).k
+    assert result.floor_binds
+
+
+def test_plan_dispatches_on_what_is_given():
+    assert plan(1.0, 1e-6, beta=0.2).solved_for == "k"
+    assert plan(1.0, 1e-6, k=20).solved_for == "beta"
+    checked = plan(1.0, 1e-6, beta=0.2, k=20)
+    assert checked.solved_for == "check" and checked.delta <= 1e-6
+    with pytest.raises(ParameterError, match="use k >= 14"):
+        plan(1.0, 1e-6, beta=0.2, k=5)
