@@ -21,6 +21,8 @@ _COMMAND_MODULES = [
     "crowdsafe.cli.check",
     "crowdsafe.cli.datasets",
     "crowdsafe.cli.calc",
+    "crowdsafe.cli.query",
+    "crowdsafe.cli.ledger",
 ]
 
 app = typer.Typer(

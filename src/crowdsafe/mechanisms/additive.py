@@ -10,7 +10,7 @@ from public parameters.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -46,11 +46,31 @@ class NoisyValue:
     randomness: dict[str, object] = field(default_factory=dict)
     noise: dict[str, object] = field(default_factory=dict)
     error_unit: str = "value"
+    distribution: IntegerNoise | None = field(default=None, repr=False, compare=False)
 
     @property
     def error_interval(self) -> tuple[float, float]:
         """The 95% interval for the error (noise) of each coordinate."""
         return (-self.error_half_width, self.error_half_width)
+
+    def half_width_at(self, level: float) -> float:
+        """The half-width of the noise at another coverage level (in the value's units)."""
+        if self.distribution is None:
+            raise ParameterError(f"no noise distribution recorded for {self.mechanism}")
+        return self.distribution.half_width(level) * (self.grid_step or 1.0)
+
+    def rescaled(self, factor: float, label: str) -> "NoisyValue":
+        """The same answer in units ``factor`` times larger (an integer total of grid steps)."""
+        return replace(
+            self,
+            value=float(self.value) * factor,
+            mechanism=f"{self.mechanism} {label}",
+            noise_scale=self.noise_scale * factor,
+            noise_std=self.noise_std * factor,
+            error_half_width=self.error_half_width * factor,
+            sensitivity=self.sensitivity * factor,
+            grid_step=(self.grid_step or 1.0) * factor,
+        )
 
     def as_dict(self) -> dict[str, object]:
         value = self.value.tolist() if isinstance(self.value, np.ndarray) else self.value
@@ -147,6 +167,7 @@ def noisy_value(
         grid_step=step,
         randomness=randomness.describe(),
         noise=noise.describe(),
+        distribution=noise,
     )
 
 

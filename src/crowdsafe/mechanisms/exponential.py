@@ -56,7 +56,7 @@ class Choice:
         (ln |R| + t)] ≤ e^(−t); t = ln(1/(1 − level)). Halved for a monotone quality.
         """
         factor = (1.0 if self.monotonic else 2.0) * self.sensitivity / self.epsilon
-        return factor * (np.log(self.candidates) + np.log(1.0 / (1.0 - level)))
+        return float(factor * (np.log(self.candidates) + np.log(1.0 / (1.0 - level))))
 
     def as_dict(self) -> dict[str, object]:
         return {

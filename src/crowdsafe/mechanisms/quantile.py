@@ -87,7 +87,7 @@ def quantile_mechanism(
         mechanism=f"exponential mechanism over {candidates.size} grid points (Smith 2011)",
         noise_scale=2.0 * sensitivity.l1 / choice.epsilon,
         noise_std=math.nan,
-        error_half_width=choice.utility_loss_bound(ERROR_LEVEL),
+        error_half_width=float(choice.utility_loss_bound(ERROR_LEVEL)),
         sensitivity=sensitivity.l1,
         calibration="probability ∝ exp(ε·u/(2Δu)); Δu from the quantile score",
         grid_step=float(candidates[1] - candidates[0]) if candidates.size > 1 else None,

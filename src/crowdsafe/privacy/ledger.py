@@ -50,7 +50,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 from crowdsafe.errors import BudgetExceeded, InputError, ParameterError, SampleReuseError
 from crowdsafe.privacy.composition import compose_homogeneous, parallel, sequential
@@ -685,9 +685,24 @@ def _entry(row: sqlite3.Row, samples: tuple[str, ...]) -> Entry:
     )
 
 
-def open_ledger(path: str | os.PathLike[str] | None = None) -> Ledger:
-    """Open the ledger at ``path`` (default location when None)."""
-    return Ledger(path)
+LedgerSpec = Union[Ledger, str, "os.PathLike[str]", None]
+DEFAULT = "default"
+
+
+@contextlib.contextmanager
+def ledger_for(spec: LedgerSpec) -> Iterator[Ledger | None]:
+    """The ledger a caller asked for: ``"default"`` (the default location), a path, an open
+    :class:`Ledger` (left open), or None (no ledger). Ledgers opened here are closed after."""
+    if spec is None:
+        yield None
+    elif isinstance(spec, Ledger):
+        yield spec
+    else:
+        ledger = Ledger(None if spec == DEFAULT else spec)
+        try:
+            yield ledger
+        finally:
+            ledger.close()
 
 
 __all__ = [
@@ -697,5 +712,5 @@ __all__ = [
     "Entry",
     "Ledger",
     "default_ledger_path",
-    "open_ledger",
+    "ledger_for",
 ]
