@@ -325,11 +325,12 @@ def _plan(
                     "values or bins for every column to use the Gaussian"
                 )
             if delta <= 0:
-                private = [d.column for d, (values, _) in zip(parsed.dimensions, domains) if values is None]
+                private = next(d.column for d, (values, _) in zip(parsed.dimensions, domains) if values is None)
+                example = (f"bins ({private}[0..100 by 10])" if dataset.frame.schema[private].is_numeric()
+                           else f"its values ({private} in ('a', 'b'))")
                 raise ParameterError(
-                    f"the values of '{private[0]}' are not public, so the set of cells would leak which values "
-                    f"occur: give them (histogram {private[0]} in ('a', 'b')), bins ({private[0]}[0..100 by 10]) "
-                    "or a domain, or allow δ > 0 to release only the cells above a noisy threshold"
+                    f"the values of '{private}' are not public, so the set of cells would leak which values "
+                    f"occur: give {example}, or allow δ > 0 to release only the cells above a noisy threshold"
                 )
             charged_delta = delta
 
