@@ -116,6 +116,8 @@ def test_filters_evaluate_like_sql_with_missing_values():
     assert _matches("count where sex != 'Female'") == [1]
     assert _matches("count where sex is null or age between 18 and 21") == [0, 3]
     assert _matches("count where income in ('>50K') and sex not in ('Male')") == [2]
+    assert _matches("count where age in (20, 35.0) or age in (50)") == [0, 1, 3]
+    assert _matches("count where sex between 'A' and 'G'") == [0, 2]
     assert _matches("count") == [0, 1, 2, 3]
 
 

@@ -352,16 +352,19 @@ def _plan(
 # -- reading the rows ----------------------------------------------------------------------------
 
 
-def _rows(dataset: Dataset, plan: _Plan, randomness: Randomness) -> tuple[pl.DataFrame, int]:
-    """The rows the query reads: filtered, then bounded to c rows per person."""
+def _rows(dataset: Dataset, plan: _Plan, randomness: Randomness) -> tuple[pl.LazyFrame, int]:
+    """The rows the query reads: filtered, then bounded to c rows per person.
+
+    Without a person identifier the result stays lazy, so the aggregate runs in one Polars pass.
+    """
     columns = list(plan.query.columns) or dataset.schema.names[:1]  # a count without a filter
     if plan.person is not None and plan.person not in columns:
         columns.append(plan.person)
-    frame = dataset.frame.lazy().select(columns).filter(plan.condition).collect()
+    lazy = dataset.frame.lazy().select(columns).filter(plan.condition)
     if plan.person is None:
-        return frame, 0
-    bounded = bound_contributions(frame, plan.person, plan.rows_per_person, randomness)
-    return bounded.frame, bounded.dropped
+        return lazy, 0
+    bounded = bound_contributions(lazy.collect(), plan.person, plan.rows_per_person, randomness)
+    return bounded.frame.lazy(), bounded.dropped
 
 
 # -- exact aggregates (never shown) ------------------------------------------------------------
@@ -375,58 +378,68 @@ class _Exact:
     notes: list[str] = field(default_factory=list)
 
 
-def _count(rows: pl.DataFrame, plan: _Plan, dataset: Dataset) -> _Exact:
-    return _Exact("count", {"count": rows.height})
+def _count(rows: pl.LazyFrame, plan: _Plan, dataset: Dataset) -> _Exact:
+    return _Exact("count", {"count": int(rows.select(pl.len()).collect().item())})
 
 
-def _integer_sum(rows: pl.DataFrame, column: str, low: float, high: float) -> tuple[int, float, int, dict[str, int]]:
+def _integer_sum(
+    rows: pl.LazyFrame, dtype: pl.DataType, column: str, low: float, high: float
+) -> tuple[int, float, int, dict[str, int]]:
     """The exact clamped sum as an integer number of ``unit`` (1 for integer data and bounds,
     else a power of two 2^30 times smaller than the largest bound), with the count of values.
 
-    Each real value is rounded to the unit before summing, so the sum is exact integer
+    Each real value is rounded toward zero to the unit before summing, so the sum is exact integer
     arithmetic: its sensitivity is exactly that of the rounded values (no floating-point drift
-    of the kind Casacuberta et al. 2022 found in DP libraries).
+    of the kind Casacuberta et al. 2022 found in DP libraries). At most 2^32 values, so that the
+    int64 sum cannot overflow (|value| ≤ 2^31 units).
     """
-    dtype = rows.schema[column]
     integer = dtype.is_integer() and float(low).is_integer() and float(high).is_integer()
-    if rows.height >= 1 << 32:
-        raise ParameterError("a DP sum over more than 2^32 rows is not supported")
-    value = pl.col(column)
+    value = pl.col(column).fill_nan(None) if dtype.is_float() else pl.col(column)
     if integer:
         unit = 1.0
-        scaled = value.clip(int(low), int(high)).cast(pl.Int64)
+        low, high = int(low), int(high)  # integer literals: comparing with a float would cast the column
+        clamped = pl.when(value < low).then(low).when(value > high).then(high).otherwise(value)
+        scaled = clamped.cast(pl.Int64)
     else:
         unit = math.ldexp(1.0, math.floor(math.log2(max(abs(low), abs(high)))) - _SUM_UNIT_BITS)
-        scaled = (value.cast(pl.Float64).clip(low, high) / unit).round().cast(pl.Int64)
+        value = value.cast(pl.Float64)
+        clamped = pl.when(value < low).then(low).when(value > high).then(high).otherwise(value)
+        # x/unit is exact (a power of two) and below 2^31 in magnitude after clamping, so the cast
+        # truncates toward zero without any overflow.
+        scaled = (clamped * (1.0 / unit)).cast(pl.Int64, wrap_numerical=True)
     stats = rows.select(
         total=scaled.sum(),
         values=value.count(),
         below=(value < low).sum(),
         above=(value > high).sum(),
-    ).row(0, named=True)
+    ).collect().row(0, named=True)
+    if int(stats["values"]) >= 1 << 32:
+        raise ParameterError("a DP sum over more than 2^32 values is not supported")
     clamped = {"values_clamped_up": int(stats["below"] or 0), "values_clamped_down": int(stats["above"] or 0)}
     return int(stats["total"] or 0), unit, int(stats["values"]), clamped
 
 
 def _sum_units_sensitivity(plan: _Plan, unit: float) -> int:
     """The sum's sensitivity in units: c·max(|L|, |U|) (add/remove) or c·(U − L) (change),
-    with the bounds rounded to the unit like the values."""
+    with the bounds rounded toward zero to the unit like the values (a monotone map, so every
+    rounded value lies between the rounded bounds)."""
     assert plan.query.bounds is not None
-    low, high = (round(b / unit) for b in plan.query.bounds)
+    low, high = (math.trunc(b / unit) for b in plan.query.bounds)
     per_row = max(abs(low), abs(high)) if plan.neighbours == "add-remove" else high - low
     return plan.rows_per_person * max(1, int(per_row))
 
 
-def _sum(rows: pl.DataFrame, plan: _Plan, dataset: Dataset) -> _Exact:
+def _sum(rows: pl.LazyFrame, plan: _Plan, dataset: Dataset) -> _Exact:
     assert plan.query.column is not None and plan.query.bounds is not None
-    total, unit, count, clamped = _integer_sum(rows, plan.query.column, *plan.query.bounds)
+    dtype = dataset.frame.schema[plan.query.column]
+    total, unit, count, clamped = _integer_sum(rows, dtype, plan.query.column, *plan.query.bounds)
     values = {"total": total, "unit": unit, "units_sensitivity": _sum_units_sensitivity(plan, unit), "count": count}
     return _Exact(plan.query.kind, values, diagnostics=clamped)
 
 
-def _quantile(rows: pl.DataFrame, plan: _Plan, dataset: Dataset) -> _Exact:
+def _quantile(rows: pl.LazyFrame, plan: _Plan, dataset: Dataset) -> _Exact:
     assert plan.query.column is not None and plan.query.bounds is not None
-    column = rows.get_column(plan.query.column).drop_nulls()
+    column = rows.select(pl.col(plan.query.column).drop_nulls()).collect().to_series()
     low, high = plan.query.bounds
     integer = column.dtype.is_integer() and float(low).is_integer() and float(high).is_integer()
     values = column.cast(pl.Float64).to_numpy()
@@ -482,16 +495,16 @@ def _cell_key(dataset: Dataset, dimension: Dimension) -> pl.Expr:
         return index.cast(pl.Int64).clip(0, bins.count - 1).replace_strict(
             list(range(bins.count)), labels, return_dtype=pl.String
         ).alias(name)
-    if is_text(dtype):
-        return pl.col(column).cast(pl.String).alias(name)
-    return pl.col(column).alias(name)
+    return pl.col(column).alias(name)  # text keys become String after the group-by
 
 
-def _histogram(rows: pl.DataFrame, plan: _Plan, dataset: Dataset) -> _Exact:
+def _histogram(rows: pl.LazyFrame, plan: _Plan, dataset: Dataset) -> _Exact:
     dims = plan.query.dimensions
     keys = [_cell_key(dataset, d) for d in dims]
     names = [_KEY.format(d.column) for d in dims]
-    counts = rows.select(keys).group_by(names).len(name="count")
+    text = [pl.col(n).cast(pl.String) for d, n in zip(dims, names) if d.bins is None
+            and is_text(dataset.frame.schema[d.column])]
+    counts = rows.select(keys).group_by(names).len(name="count").with_columns(text).collect()
     domains = plan.domains
     notes = [f"cells of '{d.column}': {source}" for d, (_, source) in zip(dims, domains)]
     if plan.public_domain:

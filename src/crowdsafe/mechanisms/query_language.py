@@ -412,13 +412,17 @@ def is_text(dtype: pl.DataType) -> bool:
     return dtype == pl.String or isinstance(dtype, (pl.Categorical, pl.Enum))
 
 
-def _operand(column: str, dtype: pl.DataType, value: Literal) -> tuple[pl.Expr, Any]:
-    """The column expression and the literal, with their types reconciled (or a clear error)."""
+def _operand(column: str, dtype: pl.DataType, value: Literal, *, ordering: bool = False) -> tuple[pl.Expr, Any]:
+    """The column expression and the literal, with their types reconciled (or a clear error).
+
+    Categorical columns are compared for (in)equality directly, which Polars does on the
+    dictionary; ordering comparisons on text are alphabetical, on the values as strings.
+    """
     expr = pl.col(column)
     if is_text(dtype):
         if not isinstance(value, str):
             raise SchemaError(f"column '{column}' holds text: compare it with a quoted value, e.g. '{value}'")
-        return expr.cast(pl.String), value
+        return (expr.cast(pl.String) if ordering and dtype != pl.String else expr), value
     if dtype.is_numeric():
         if isinstance(value, str):
             raise SchemaError(f"column '{column}' holds numbers: compare it with a number, not '{value}'")
@@ -451,7 +455,7 @@ def compile_filter(node: Filter | None, dtypes: dict[str, pl.DataType]) -> pl.Ex
         expr = pl.col(node.column).is_null()
         return ~expr if node.negated else expr
     if isinstance(node, Comparison):
-        expr, value = _operand(node.column, dtype, node.value)
+        expr, value = _operand(node.column, dtype, node.value, ordering=node.op not in ("==", "!="))
         return {
             "==": expr == value, "!=": expr != value, "<": expr < value,
             "<=": expr <= value, ">": expr > value, ">=": expr >= value,
@@ -459,11 +463,15 @@ def compile_filter(node: Filter | None, dtypes: dict[str, pl.DataType]) -> pl.Ex
     if isinstance(node, Membership):
         reconciled = [_operand(node.column, dtype, v) for v in node.values]
         expr = reconciled[0][0]
-        matched = pl.any_horizontal([expr == v for _, v in reconciled])
+        values = [v for _, v in reconciled]
+        if dtype.is_numeric():
+            values = [float(v) for v in values] if any(isinstance(v, float) for v in values) else values
+            expr = expr.cast(pl.Float64) if isinstance(values[0], float) else expr
+        matched = expr.is_in(values)  # null for a missing value
         return ~matched if node.negated else matched
     if isinstance(node, Between):
-        expr, low = _operand(node.column, dtype, node.low)
-        _, high = _operand(node.column, dtype, node.high)
+        expr, low = _operand(node.column, dtype, node.low, ordering=True)
+        _, high = _operand(node.column, dtype, node.high, ordering=True)
         inside = (expr >= low) & (expr <= high)
         return ~inside if node.negated else inside
     raise TypeError(f"unknown filter node {node!r}")  # pragma: no cover - exhaustive above

@@ -6,10 +6,11 @@ spent with the new charge and refuses (:class:`~crowdsafe.errors.BudgetExceeded`
 would exceed the budget. Nothing is ever refunded: once noise may have been drawn, the privacy is
 spent even if the computation later failed or the process died.
 
-Storage: one SQLite file (an embedded database with real transactions), in WAL mode with
-``synchronous=FULL``. A charge is one ``BEGIN IMMEDIATE`` transaction (read what was spent, check,
-insert), so two processes cannot both take the last part of a budget, and a process killed at any
-point leaves either the whole entry or none of it. A charge whose process dies before it finishes
+Storage: one SQLite file (an embedded database with real transactions), in WAL mode. A charge
+is one ``BEGIN IMMEDIATE`` transaction (read what was spent, check, insert), flushed to disk
+(``synchronous=FULL``) before the caller may draw noise, so two processes cannot both take the
+last part of a budget, and a process killed at any point leaves either the whole entry or none
+of it. A charge whose process dies before it finishes
 stays recorded as ``charged`` (outcome unknown) and keeps counting against the budget.
 
 Location: ``--ledger PATH`` on the command line, else the ``CROWDSAFE_LEDGER`` environment
@@ -549,11 +550,18 @@ class Ledger:
         return entry_id
 
     def _finish(self, entry_id: int, status: str, outcome: dict[str, Any]) -> None:
-        with self._write() as conn:
-            conn.execute(
-                "UPDATE entries SET status = ?, finished_at = ?, outcome = ? WHERE id = ?",
-                (status, _now(), json.dumps(outcome, default=str), entry_id),
-            )
+        """Record the outcome of a committed charge. This commit skips the disk flush
+        (``synchronous=NORMAL``; WAL keeps it atomic and safe from a killed process): if the
+        machine itself loses power, at worst the entry stays ``charged``, which still counts."""
+        self._conn.execute("PRAGMA synchronous = NORMAL")
+        try:
+            with self._write() as conn:
+                conn.execute(
+                    "UPDATE entries SET status = ?, finished_at = ?, outcome = ? WHERE id = ?",
+                    (status, _now(), json.dumps(outcome, default=str), entry_id),
+                )
+        finally:
+            self._conn.execute("PRAGMA synchronous = FULL")
 
     # -- reading ----------------------------------------------------------------------------
 
