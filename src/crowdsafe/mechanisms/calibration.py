@@ -17,43 +17,31 @@ from scipy import optimize, special
 
 from crowdsafe.errors import ParameterError
 from crowdsafe.mechanisms.exact import rational_at_least
+from crowdsafe.privacy import loss
 
 
 def check_epsilon(epsilon: float) -> float:
     """A mechanism's ε: a finite number > 0 (ε = 0 would need infinite noise)."""
-    value = _number(epsilon, "epsilon")
-    if not (math.isfinite(value) and value > 0):
+    value = loss.check_epsilon(epsilon)
+    if value <= 0:
         raise ParameterError(f"epsilon must be a finite number > 0, got {epsilon!r}")
     return value
 
 
 def check_delta(delta: float, *, positive: bool = False) -> float:
     """A mechanism's δ: 0 ≤ δ < 1 (0 < δ < 1 when ``positive``)."""
-    value = _number(delta, "delta")
-    low_ok = value > 0 if positive else value >= 0
-    if not (low_ok and value < 1):
-        bounds = "0 < delta < 1" if positive else "0 <= delta < 1"
-        raise ParameterError(f"delta must satisfy {bounds}, got {delta!r}")
+    value = loss.check_delta(delta)
+    if positive and value <= 0:
+        raise ParameterError(f"delta must satisfy 0 < delta < 1, got {delta!r}")
     return value
 
 
 def check_sensitivity(sensitivity: float, name: str = "sensitivity") -> float:
-    value = _number(sensitivity, name)
-    if not (math.isfinite(value) and value > 0):
+    """A sensitivity: a finite number > 0."""
+    value = loss.check_epsilon(sensitivity, name)
+    if value <= 0:
         raise ParameterError(f"{name} must be a finite number > 0, got {sensitivity!r}")
     return value
-
-
-def _number(value: object, name: str) -> float:
-    if isinstance(value, bool):
-        raise ParameterError(f"{name} must be a number, got {value!r}")
-    try:
-        result = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be a number, got {value!r}") from None
-    if math.isnan(result):
-        raise ParameterError(f"{name} must be a number, got NaN")
-    return result
 
 
 # ---------------------------------------------------------------------------------------------

@@ -102,29 +102,21 @@ def gaussian_mechanism(
     if use_integers:
         if not float(sensitivity).is_integer() and single:
             raise ParameterError(f"integer noise needs a whole-number sensitivity, got {sensitivity}")
-        sigma2 = gaussian_sigma2(
-            epsilon, delta, sensitivity, calibration_name=calibration_name, one_coordinate=single
-        )
-        return noisy_value(
-            value,
-            noise=DiscreteGaussianNoise(sigma2),
-            randomness=randomness,
-            grid_step=None,
-            epsilon=epsilon,
-            delta=delta,
-            mechanism="discrete Gaussian",
-            sensitivity=sensitivity,
-            calibration=f"{label}; certified by {certificate}",
-        )
-    dimension = 1 if single else values.shape[0]
-    step = discretization.grid_step(sensitivity / math.sqrt(dimension))
-    if single:
-        grid_l2: float = discretization.grid_sensitivity(sensitivity, step)
+        step: float | None = None
+        noise_sensitivity: float = sensitivity
+        mechanism, rounded = "discrete Gaussian", ""
     else:
-        # Rounding moves each coordinate by at most half a step: L2 grows by at most √d steps.
-        grid_l2 = sensitivity / step + math.sqrt(dimension)
+        dimension = 1 if single else values.shape[0]
+        step = discretization.grid_step(sensitivity / math.sqrt(dimension))
+        if single:
+            noise_sensitivity = discretization.grid_sensitivity(sensitivity, step)
+        else:
+            # Rounding moves each coordinate by at most half a step: L2 grows by at most √d steps.
+            noise_sensitivity = sensitivity / step + math.sqrt(dimension)
+        mechanism = f"Gaussian on a {describe_grid(step)} grid (exact discrete Gaussian noise)"
+        rounded = " at the rounded sensitivity"
     sigma2 = gaussian_sigma2(
-        epsilon, delta, grid_l2, calibration_name=calibration_name, one_coordinate=single
+        epsilon, delta, noise_sensitivity, calibration_name=calibration_name, one_coordinate=single
     )
     return noisy_value(
         value,
@@ -133,9 +125,9 @@ def gaussian_mechanism(
         grid_step=step,
         epsilon=epsilon,
         delta=delta,
-        mechanism=f"Gaussian on a {describe_grid(step)} grid (exact discrete Gaussian noise)",
+        mechanism=mechanism,
         sensitivity=sensitivity,
-        calibration=f"{label}; certified by {certificate} at the rounded sensitivity",
+        calibration=f"{label}; certified by {certificate}{rounded}",
     )
 
 

@@ -171,10 +171,9 @@ class Budget:
 
 
 @dataclass(frozen=True)
-class Entry:
-    """One charge in the ledger."""
+class _Charged:
+    """What a charge is: the fields shared by a request and the entry it becomes."""
 
-    id: int
     fingerprint: str
     kind: str
     description: str
@@ -186,13 +185,20 @@ class Entry:
     neighbours: str
     partition: tuple[str, str] | None
     ran_on: str | None
-    seeded: bool
-    status: str
-    created_at: str
-    finished_at: str | None
-    samples: tuple[str, ...]
-    details: dict[str, Any]
-    outcome: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Entry(_Charged):
+    """One charge in the ledger."""
+
+    id: int = 0
+    seeded: bool = False
+    status: str = "charged"
+    created_at: str = ""
+    finished_at: str | None = None
+    samples: tuple[str, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
+    outcome: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -234,22 +240,11 @@ class Charge:
 
 
 @dataclass(frozen=True)
-class _Request:
-    fingerprint: str
-    kind: str
-    description: str
-    mechanism: str
-    loss: PrivacyLoss
-    repetitions: int
-    run_loss: PrivacyLoss
-    composition: str
-    neighbours: str
-    partition: tuple[str, str] | None
-    ran_on: str | None
-    sample_ids: tuple[str, ...]
-    sample_rate: float | None
-    seeded: bool
-    details: dict[str, Any]
+class _Request(_Charged):
+    sample_ids: tuple[str, ...] = ()
+    sample_rate: float | None = None
+    seeded: bool = False
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 class Ledger:
