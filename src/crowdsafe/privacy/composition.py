@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
 
 from crowdsafe.errors import ParameterError
 from crowdsafe.privacy.loss import PrivacyLoss, check_delta, check_epsilon
@@ -169,6 +168,8 @@ def _log_rr_hockey_stick(epsilon: float, k: int, eps_total: float) -> float:
     hockey-stick divergence of the k-fold product of randomized response, the dominating pair of
     every ε-DP mechanism; at ε_g = (k − 2i)ε it is the δ_i of KOV Theorem 3.3.
     """
+    from scipy.special import gammaln, logsumexp  # imported on first use: keeps start-up fast
+
     top = (k - eps_total / epsilon) / 2.0  # terms with l < top are positive
     count = min(k + 1, max(0, math.ceil(top) + 1))
     if count == 0:
