@@ -32,6 +32,20 @@ def delta_table(k: int = DELTA_TABLE_K) -> list[tuple[float, float, float]]:
     return [(b, e, dps_delta(k, b, e)) for b in DELTA_TABLE_BETAS for e in DELTA_TABLE_EPSILONS]
 
 
+def _label(ax, xlabel: str, ylabel: str, title: str, *, log_x: bool = False, log_y: bool = False,
+           legend_size: float | None = None) -> None:
+    """Axis labels, title, log scales, grid and legend: the same for every figure here."""
+    if log_x:
+        ax.set_xscale("log")
+    if log_y:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=legend_size)
+
+
 @experiment("amplification", "Amplification by sampling of an (ln 11, 1e-5)-DP and a (1, 0)-DP algorithm")
 def amplification(ctx: ExperimentContext) -> None:
     algorithms = {"(ln 11, 1e-5)-DP": PrivacyLoss(math.log(11), 1e-5), "(1, 0)-DP": PrivacyLoss(1.0)}
@@ -52,13 +66,8 @@ def amplification(ctx: ExperimentContext) -> None:
         for b in rates:
             eps = amplify(loss, b).epsilon
             ax.annotate(f"{eps:.3g}", (b, eps), textcoords="offset points", xytext=(4, 6), fontsize=8)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("sampling rate β")
-    ax.set_ylabel("ε after sampling: ln(1 + β(e^ε − 1))")
-    ax.set_title("Amplification by Bernoulli sampling (δ scales by β)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
+    _label(ax, "sampling rate β", "ε after sampling: ln(1 + β(e^ε − 1))",
+           "Amplification by Bernoulli sampling (δ scales by β)", log_x=True, log_y=True)
     ctx.png("amplification", fig)
     ctx.summary["rows"] = [{"algorithm": n, "beta": b, **loss.as_dict()} for n, b, loss in rows]
 
@@ -80,12 +89,8 @@ def dps_delta_table(ctx: ExperimentContext) -> None:
         for eps, delta in zip(DELTA_TABLE_EPSILONS, values):
             ax.annotate(f"{delta:.2g}", (eps, delta), textcoords="offset points", xytext=(3, 5),
                         fontsize=7, color=line.get_color())
-    ax.set_yscale("log")
-    ax.set_xlabel("ε")
-    ax.set_ylabel("δ = d(20, β, ε)")
-    ax.set_title("Strongly-safe 20-anonymization after sampling: δ")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
+    _label(ax, "ε", "δ = d(20, β, ε)", "Strongly-safe 20-anonymization after sampling: δ",
+           log_y=True)
     ctx.png("dps-delta-table", fig)
     ctx.summary["cells"] = [{"beta": b, "epsilon": e, "delta": d} for b, e, d in cells]
 
@@ -119,12 +124,8 @@ def dps_inverse_delta(ctx: ExperimentContext) -> None:
                 columns["inverse_delta"].append(1.0 / float(d))
             label = f"k = {k}" if varied == "k" else f"β = {beta:g}"
             ax.plot(grid, 1.0 / deltas, label=label)
-        ax.set_yscale("log")
-        ax.set_xlabel("ε (each curve starts at its floor −ln(1 − β))")
-        ax.set_ylabel("1/δ")
-        ax.set_title(f"1/δ against ε, {title}")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
+        _label(ax, "ε (each curve starts at its floor −ln(1 − β))", "1/δ",
+               f"1/δ against ε, {title}", log_y=True, legend_size=8)
     ctx.csv("dps-inverse-delta", columns)
     ctx.png("dps-inverse-delta", fig)
 
@@ -148,11 +149,8 @@ def dps_doubling_beta(ctx: ExperimentContext) -> None:
     for beta in (base_beta, *rates):
         ks = [k for b, k in zip(columns["beta"], columns["k"]) if b == beta]
         ax.plot(epsilons, ks, "o-", label=f"β = {beta:g}")
-    ax.set_xlabel("ε")
-    ax.set_ylabel("smallest k with d(k, β, ε) ≤ d(15, 0.05, ε)")
-    ax.set_title("k needed to keep δ as β doubles from 0.05")
-    ax.grid(True, alpha=0.3)
-    ax.legend()
+    _label(ax, "ε", "smallest k with d(k, β, ε) ≤ d(15, 0.05, ε)",
+           "k needed to keep δ as β doubles from 0.05")
     ctx.png("dps-doubling-beta", fig)
     ctx.summary["k_at_epsilon_1"] = {
         f"{b:g}": k for e, b, k in zip(columns["epsilon"], columns["beta"], columns["k"]) if e == 1.0
@@ -183,12 +181,8 @@ def dps_smallest_epsilon(ctx: ExperimentContext) -> None:
             columns["floor_binds"].append(p.floor_binds)
         line, = ax.plot(ks, epsilons, label=f"β = {beta:g}")
         ax.axhline(sampling_floor(beta), color=line.get_color(), linestyle=":", linewidth=1)
-    ax.set_xlabel("k")
-    ax.set_ylabel("smallest ε with d(k, β, ε) ≤ 1e-6")
-    ax.set_yscale("log")
-    ax.set_title("Smallest ε for δ ≤ 1e-6 (dotted: the floor −ln(1 − β))")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
+    _label(ax, "k", "smallest ε with d(k, β, ε) ≤ 1e-6",
+           "Smallest ε for δ ≤ 1e-6 (dotted: the floor −ln(1 − β))", log_y=True)
     ctx.csv("dps-smallest-epsilon", columns)
     ctx.png("dps-smallest-epsilon", fig)
     ctx.summary["unreachable_k"] = unreachable
@@ -214,11 +208,7 @@ def composition_bounds(ctx: ExperimentContext) -> None:
                 columns["total_delta"].append(c.delta)
         for bound, values in curves.items():
             ax.plot(ks, values, label=bound)
-        ax.set_xlabel("k (number of runs)")
-        ax.set_ylabel("total ε")
-        ax.set_title(f"ε = {eps:g} per run, δ' = {slack:g}")
-        ax.grid(True, alpha=0.3)
-        ax.legend()
+        _label(ax, "k (number of runs)", "total ε", f"ε = {eps:g} per run, δ' = {slack:g}")
     ctx.csv("composition-bounds", columns)
     ctx.png("composition-bounds", fig)
     example = compose_homogeneous(0.5, 0.0, 50, slack)

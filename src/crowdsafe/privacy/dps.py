@@ -35,6 +35,7 @@ import numpy as np
 
 from crowdsafe.errors import ParameterError
 from crowdsafe.privacy.amplification import check_rate, sampling_floor
+from crowdsafe.privacy.logspace import logsumexp_rows
 from crowdsafe.privacy.loss import check_epsilon
 
 _BLOCK = 2048
@@ -131,14 +132,6 @@ def _log_tail_upper(n: np.ndarray, gamma: float, beta: float, eps_anon: float) -
     return log_first - math.log1p(-_ratio_bound(gamma, beta, eps_anon))
 
 
-def _logsumexp_rows(values: np.ndarray) -> np.ndarray:
-    """log Σ exp over each row, shifted by the row maximum (−inf for a row of −inf)."""
-    top = values.max(axis=1)
-    shift = np.where(np.isfinite(top), top, 0.0)
-    with np.errstate(divide="ignore"):
-        return shift + np.log(np.exp(values - shift[:, None]).sum(axis=1))
-
-
 def _log_tails(n: np.ndarray, gamma: float, beta: float, eps_anon: float) -> np.ndarray:
     """log Pr[Bin(n, β) > γn] for each n (an upper bound within 1e-18 relative)."""
     ratio_bound = _ratio_bound(gamma, beta, eps_anon)
@@ -147,7 +140,7 @@ def _log_tails(n: np.ndarray, gamma: float, beta: float, eps_anon: float) -> np.
     nn = n[:, None]
     valid = j <= nn
     log_pmf = np.where(valid, _log_pmf(nn, np.where(valid, j, nn), beta), -np.inf)
-    log_sum = _logsumexp_rows(log_pmf)
+    log_sum = logsumexp_rows(log_pmf)
     # The rest after the kept terms is at most last·r/(1 − r); add it (it is 0 when j ran past n).
     remainder = log_pmf[:, -1] + math.log(ratio_bound / (1.0 - ratio_bound))
     return np.logaddexp(log_sum, remainder)
