@@ -252,10 +252,12 @@ class Domain:
                 return level
         return self.hierarchy.height  # several roots: the top level
 
-    def _resolve(self, text: str | None) -> tuple[CellKind, np.ndarray]:
-        """Kind and covered codes of one cell."""
+    def _resolve(self, text: str | None, strict: bool = True) -> tuple[CellKind, np.ndarray]:
+        """Kind and covered codes of one cell (``strict=False``: unknown values cover nothing)."""
         if text is None:
             if self._null_code is None:
+                if not strict:
+                    return CellKind.MISSING, np.zeros(0, dtype=np.uint32)
                 raise InputError(
                     f"column '{self.name}' of the release has a missing value, but the original has none "
                     f"(write '{ANY}' for a suppressed cell)"
@@ -287,8 +289,10 @@ class Domain:
                 )
             return CellKind.RANGE, np.nonzero(cell.contains(self.numbers))[0].astype(np.uint32)
         if cell.kind is CellKind.SET:
-            parts = [self._resolve(member)[1] for member in self._split_members(stripped[1:-1])]
+            parts = [self._resolve(member, strict)[1] for member in self._split_members(stripped[1:-1])]
             return CellKind.SET, np.unique(np.concatenate(parts)).astype(np.uint32)
+        if not strict:
+            return CellKind.VALUE, np.zeros(0, dtype=np.uint32)
         raise InputError(
             f"column '{self.name}' of the release holds {text!r}, which is neither a value of the original, "
             "a hierarchy node, a range, a set nor '*'"
@@ -312,14 +316,18 @@ class Domain:
                     break
         return [m for m in members if m]
 
-    def cover(self, cells: pl.Series) -> Cover:
-        """Resolve the distinct cells ``cells`` (any dtype; read as text) into a :class:`Cover`."""
+    def cover(self, cells: pl.Series, *, strict: bool = True) -> Cover:
+        """Resolve the distinct cells ``cells`` (any dtype; read as text) into a :class:`Cover`.
+
+        ``strict=False`` lets a cell cover nothing (e.g. matching a release against a population
+        table that lacks some of its values) instead of raising.
+        """
         texts = _as_text(cells)
         kinds: list[CellKind] = []
         pieces: list[np.ndarray] = []
         for text in texts.to_list():
-            kind, codes = self._resolve(text)
-            if len(codes) == 0:
+            kind, codes = self._resolve(text, strict)
+            if len(codes) == 0 and strict:
                 raise InputError(
                     f"the value {text!r} in column '{self.name}' of the release covers no value of the original"
                 )
