@@ -20,6 +20,11 @@ from crowdsafe.data import (
     load,
 )
 from crowdsafe.errors import ParameterError
+from crowdsafe.perturb import AlphaBetaPlan, Estimate, Perturbation, View, plan_for, prepare, read_view
+from crowdsafe.perturb import check_view_path
+from crowdsafe.perturb import estimate as estimate_one
+from crowdsafe.perturb import perturb as perturb_dataset
+from crowdsafe.privacy.dgamma import failure_of
 
 
 @dataclass(frozen=True)
@@ -124,3 +129,84 @@ def check_dataset(dataset: Dataset) -> CheckReport:
         classes=classes,
         notes=notes,
     )
+
+
+# -- alpha-beta perturbation -------------------------------------------------------------------
+
+
+def plan_perturbation(
+    data: Any,
+    *,
+    gamma: float,
+    d: float | None = None,
+    c: float | None = None,
+    alpha: float | None = None,
+    beta: float | None = None,
+    attributes: Sequence[str] | None = None,
+    domains: dict[str, Sequence[Any]] | None = None,
+    duplicates: str = "collapse",
+    exclusive_correlations: bool = False,
+    confidence: float = 0.95,
+    schema: Schema | str | os.PathLike[str] | None = None,
+    missing: MissingPolicy | str = DEFAULT_MISSING,
+) -> AlphaBetaPlan:
+    """The α-β plan for ``data`` without perturbing: α, the smallest admissible β, the expected
+    view size and ratio |V|/|I|, the equivalent ε, the utility bound and warnings."""
+    table = prepare(load(data, schema=schema, missing=missing), attributes, domains=domains,
+                    duplicates=duplicates)  # type: ignore[arg-type]
+    return plan_for(table, gamma=gamma, d=d, c=c, alpha=alpha, beta=beta,
+                    failure=failure_of(confidence), exclusive_correlations=exclusive_correlations)
+
+
+def perturb(
+    data: Any,
+    *,
+    gamma: float,
+    d: float | None = None,
+    c: float | None = None,
+    alpha: float | None = None,
+    beta: float | None = None,
+    attributes: Sequence[str] | None = None,
+    domains: dict[str, Sequence[Any]] | None = None,
+    duplicates: str = "collapse",
+    exclusive_correlations: bool = False,
+    confidence: float = 0.95,
+    seed: Any = None,
+    schema: Schema | str | os.PathLike[str] | None = None,
+    missing: MissingPolicy | str = DEFAULT_MISSING,
+    out: str | os.PathLike[str] | None = None,
+    certificate: str | os.PathLike[str] | None = None,
+) -> Perturbation:
+    """Publish a (d, γ)-private view of ``data`` by random deletion and insertion (α-β algorithm,
+    Rastogi, Suciu, Hong 2007); d is given, or d = c·n/m. Returns a
+    :class:`~crowdsafe.perturb.Perturbation` (``.view`` with ``.certificate``, ``.plan``); with
+    ``out`` the view and its certificate JSON are written, each atomically. ``seed`` makes the
+    run reproducible and NOT fit for release."""
+    if out is not None:
+        check_view_path(out)
+    result = perturb_dataset(
+        load(data, schema=schema, missing=missing), gamma=gamma, d=d, c=c, alpha=alpha, beta=beta,
+        attributes=attributes, domains=domains, duplicates=duplicates,  # type: ignore[arg-type]
+        exclusive_correlations=exclusive_correlations, failure=failure_of(confidence), randomness=seed,
+    )
+    if out is not None:
+        result.view.write(out, certificate)
+    return result
+
+
+def estimate(
+    view: Any,
+    queries: str | Sequence[str],
+    *,
+    confidence: float = 0.95,
+    certificate: str | os.PathLike[str] | None = None,
+) -> Estimate | list[Estimate]:
+    """Estimate counting queries ("count where age between 26 and 32 and sex = 'Female'") from an
+    α-β view (a :class:`~crowdsafe.perturb.View` or the path of a view file, whose certificate
+    gives α, β and the domain). One query gives an :class:`~crowdsafe.perturb.Estimate`, a list
+    gives a list; each carries its error bar at ``confidence``."""
+    if not isinstance(view, View):
+        view = read_view(view, certificate)
+    if isinstance(queries, str):
+        return estimate_one(view, queries, confidence=confidence)
+    return [estimate_one(view, q, confidence=confidence) for q in queries]
