@@ -22,7 +22,7 @@ from crowdsafe.perturb.estimator import (
     Estimate,
     equality_estimates,
     estimate,
-    estimator,
+    est,
     theorem_bound,
 )
 from crowdsafe.perturb.query import Condition, CountQuery, parse_count
@@ -42,7 +42,7 @@ __all__ = [
     "check_view_path",
     "equality_estimates",
     "estimate",
-    "estimator",
+    "est",
     "parse_count",
     "perturb",
     "plan_for",

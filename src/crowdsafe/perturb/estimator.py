@@ -63,7 +63,7 @@ class Estimate:
         return text + f" ({self.confidence:.0%}; theorem bound ± {self.theorem_error:,.0f})" if self.theorem_error else text
 
 
-def estimator(n_view: Any, n_domain: Any, alpha: float, beta: float) -> Any:
+def est(n_view: Any, n_domain: Any, alpha: float, beta: float) -> Any:
     """EST = (n_V − β·n_D)/(α − β), vectorised."""
     if not alpha > beta:
         raise ParameterError(f"the estimator needs alpha > beta, got alpha = {alpha}, beta = {beta}")
@@ -98,7 +98,7 @@ def estimate(view: View, query: str | CountQuery, *, confidence: float = DEFAULT
         query=parsed.describe(),
         n_view=n_view,
         n_domain=n_domain,
-        estimate=float(estimator(n_view, n_domain, view.alpha, view.beta)),
+        estimate=float(est(n_view, n_domain, view.alpha, view.beta)),
         error=float(bernstein_error_bound(view.alpha, view.beta, view.n, float(n_domain), failure)),
         theorem_error=bound.error,
         confidence=float(confidence),
@@ -224,7 +224,7 @@ def equality_estimates(
     columns += [
         pl.Series("n_view", joined["n_view"]),
         pl.Series("n_domain", n_domain),
-        pl.Series("estimate", estimator(joined["n_view"], n_domain, view.alpha, view.beta)),
+        pl.Series("estimate", est(joined["n_view"], n_domain, view.alpha, view.beta)),
         pl.Series("error", bernstein_error_bound(view.alpha, view.beta, view.n, n_domain.astype(float), failure)),
     ]
     if true_codes is not None:

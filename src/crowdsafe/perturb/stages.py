@@ -32,8 +32,9 @@ import polars as pl
 from crowdsafe.errors import ParameterError
 from crowdsafe.randomness import Randomness
 
-# numpy's binomial takes int64 trial counts; above this, split exactly (see binomial()).
-_BINOMIAL_DIRECT = 2**62
+# numpy's binomial sampler is accurate up to about 2^36 trials (its mean and variance drift
+# measurably beyond 2^40); above this, split exactly (see binomial()).
+_BINOMIAL_DIRECT = 2**32
 # Draw the complement instead once more than this share of the available tuples is inserted.
 _DENSE_SHARE = 0.5
 _OVERDRAW = 1.1
