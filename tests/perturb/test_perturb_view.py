@@ -50,6 +50,13 @@ def test_a_view_row_outside_the_domain_is_refused(tmp_path, result):
         read_view(view_path)
 
 
+def test_a_view_and_a_certificate_that_do_not_belong_together(tmp_path, result):
+    view_path, _ = result.view.write(tmp_path / "view.csv")
+    pl.read_csv(view_path).head(10).write_csv(view_path)
+    with pytest.raises(InputError, match="do not belong together"):
+        read_view(view_path)
+
+
 def test_missing_or_foreign_certificates(tmp_path, result):
     view_path, cert_path = result.view.write(tmp_path / "view.csv")
     cert_path.rename(tmp_path / "elsewhere.json")

@@ -77,15 +77,6 @@ def binomial(trials: int, p: float, randomness: Randomness, *, direct_limit: int
     return successes + int(generator.binomial(trials, p))
 
 
-def _in_sorted(values: np.ndarray, sorted_reference: np.ndarray) -> np.ndarray:
-    """Membership of ``values`` in a sorted array, by binary search."""
-    if len(sorted_reference) == 0:
-        return np.zeros(len(values), dtype=bool)
-    position = np.searchsorted(sorted_reference, values)
-    position[position == len(sorted_reference)] = 0
-    return sorted_reference[position] == values
-
-
 def sorted_distinct(values: np.ndarray) -> np.ndarray:
     """The distinct values of an array, sorted (sort, then drop repeats)."""
     ordered = np.sort(values)
@@ -95,6 +86,24 @@ def sorted_distinct(values: np.ndarray) -> np.ndarray:
     keep[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
     return ordered[keep]
+
+
+def _without(sorted_values: np.ndarray, sorted_excluded: np.ndarray) -> np.ndarray:
+    """``sorted_values`` minus the members of ``sorted_excluded`` (both sorted and distinct).
+
+    Binary-searches the (usually smaller) excluded array in the values, not the other way round.
+    """
+    if len(sorted_excluded) == 0 or len(sorted_values) == 0:
+        return sorted_values
+    position = np.searchsorted(sorted_values, sorted_excluded)
+    inside = position < len(sorted_values)
+    position = position[inside]
+    hit = position[sorted_values[position] == sorted_excluded[inside]]
+    if len(hit) == 0:
+        return sorted_values
+    keep = np.ones(len(sorted_values), dtype=bool)
+    keep[hit] = False
+    return sorted_values[keep]
 
 
 def _uniform_distinct(count: int, low: int, high: int, excluded: np.ndarray, randomness: Randomness) -> np.ndarray:
@@ -107,11 +116,14 @@ def _uniform_distinct(count: int, low: int, high: int, excluded: np.ndarray, ran
         left = available - len(accepted)
         need = count - len(accepted)
         batch = int(math.ceil(need * (width / left) * _OVERDRAW)) + 16
-        draws = sorted_distinct(generator.integers(low, high, batch, dtype=np.uint64))
-        draws = draws[~_in_sorted(draws, excluded)]  # sorted needles: fast binary search
+        draws = _without(sorted_distinct(generator.integers(low, high, batch, dtype=np.uint64)), excluded)
         accepted = sorted_distinct(np.concatenate([accepted, draws]))
-    if len(accepted) > count:
-        accepted = generator.choice(accepted, count, replace=False, shuffle=False)
+    excess = len(accepted) - count
+    if excess:
+        # dropping a uniform random subset of an exchangeable set leaves a uniform subset
+        dropped = np.zeros(len(accepted), dtype=bool)
+        dropped[generator.choice(len(accepted), excess, replace=False)] = True
+        accepted = accepted[~dropped]
     return accepted
 
 

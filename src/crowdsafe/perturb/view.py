@@ -92,6 +92,19 @@ class View:
                 "n": self.n, "m": self.domain.size, "certificate": self.certificate.summary()}
 
 
+def _read_text(path: Path) -> pl.DataFrame:
+    """The view's cells as text (a CSV empty field is missing); Parquet keeps its types."""
+    if path.name.lower().endswith((".parquet", ".pq")):
+        return read_table(path)
+    if not path.is_file():
+        raise InputError(f"file not found: {path}")
+    try:
+        return pl.read_csv(path, infer_schema=False, separator="\t" if path.suffix.lower() == ".tsv" else ",")
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"cannot read the view {path}: {first}") from None
+
+
 def read_view(path: str | os.PathLike[str], certificate: str | os.PathLike[str] | None = None) -> View:
     """Read a view and its certificate; α, β, n and the domain come from the certificate."""
     path = Path(path)
@@ -105,12 +118,17 @@ def read_view(path: str | os.PathLike[str], certificate: str | os.PathLike[str] 
         raise InputError(f"{cert_file} is not the certificate of an alpha-beta view")
     params = cert.parameters
     domain = Domain.from_json(params["domain"], active=params.get("domain_kind", "active") == "active")
-    text_columns = domain.attributes
-    frame = read_table(path, text_columns=text_columns, missing_tokens=("",))
+    frame = _read_text(path)
     absent = [a for a in domain.attributes if a not in frame.columns]
     if absent:
         raise InputError(f"the view {path} has no column '{absent[0]}' named by its certificate")
-    frame = frame.select(domain.attributes)
-    view = View(frame, domain, float(params["alpha"]), float(params["beta"]), int(params["n"]), cert)
-    view.codes  # every row must lie in the domain
+    expected_rows = params.get("view_rows")
+    if expected_rows is not None and frame.height != expected_rows:
+        raise InputError(
+            f"the view {path} has {frame.height:,} rows but its certificate says {expected_rows:,}: "
+            "they do not belong together"
+        )
+    codes = domain.encode(frame, what="the view")  # every row must lie in the domain
+    view = View(domain.decode(codes), domain, float(params["alpha"]), float(params["beta"]), int(params["n"]), cert)
+    view.__dict__["codes"] = codes
     return view
