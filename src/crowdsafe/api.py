@@ -137,25 +137,21 @@ def check_dataset(dataset: Dataset) -> CheckReport:
 def plan_perturbation(
     data: Any,
     *,
-    gamma: float,
-    d: float | None = None,
-    c: float | None = None,
-    alpha: float | None = None,
-    beta: float | None = None,
     attributes: Sequence[str] | None = None,
     domains: dict[str, Sequence[Any]] | None = None,
     duplicates: str = "collapse",
-    exclusive_correlations: bool = False,
     confidence: float = 0.95,
     schema: Schema | str | os.PathLike[str] | None = None,
     missing: MissingPolicy | str = DEFAULT_MISSING,
+    **target: Any,
 ) -> AlphaBetaPlan:
     """The α-β plan for ``data`` without perturbing: α, the smallest admissible β, the expected
-    view size and ratio |V|/|I|, the equivalent ε, the utility bound and warnings."""
+    view size and ratio |V|/|I|, the equivalent ε, the utility bound and warnings. ``target``
+    is what :func:`perturb` takes: ``gamma`` and ``d`` or ``c``, optionally ``alpha``, ``beta``,
+    ``exclusive_correlations``."""
     table = prepare(load(data, schema=schema, missing=missing), attributes, domains=domains,
                     duplicates=duplicates)  # type: ignore[arg-type]
-    return plan_for(table, gamma=gamma, d=d, c=c, alpha=alpha, beta=beta,
-                    failure=failure_of(confidence), exclusive_correlations=exclusive_correlations)
+    return plan_for(table, failure=failure_of(confidence), **target)
 
 
 def perturb(

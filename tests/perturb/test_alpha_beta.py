@@ -143,3 +143,19 @@ def test_the_certificate_states_the_guarantee_and_its_limits():
     assert cert.input_fingerprint == load(frame).fingerprint()
     assert result.duplicate_rows == 40 - n
     assert cert.summary().startswith(f"({params['d']:.3g}, 0.3)-private (as unbounded DP: epsilon = ")
+
+
+@settings(max_examples=60, deadline=None)
+@given(sizes=st.lists(st.integers(1, 70_000), min_size=1, max_size=5), seed=st.integers(0, 2**32))
+def test_mixed_radix_indices_round_trip(sizes, seed):
+    from crowdsafe.perturb import Domain
+
+    domain = Domain({f"a{i}": pl.Series(range(size)) for i, size in enumerate(sizes)})
+    if not domain.indexable:
+        return
+    rng = np.random.default_rng(seed)
+    codes = {name: rng.integers(0, size, 50).astype(np.uint32) for name, size in zip(domain.attributes, sizes)}
+    index = domain.index(codes)
+    assert int(index.max()) < domain.size
+    back = domain.codes_of(index)
+    assert all(np.array_equal(back[name], codes[name]) for name in domain.attributes)

@@ -120,7 +120,7 @@ def test_conditions_are_tight():
     (0.0, 0.2, 0.5, 0.3, "d must lie in (0, 1)"),
     (0.01, 1.0, 0.5, 0.3, "gamma must lie in (0, 1)"),
     (0.01, 0.2, 0.0, 0.3, "alpha must lie in (0, 1]"),
-    (0.01, 0.2, float("nan"), 0.3, "alpha must lie"),
+    (0.01, 0.2, float("nan"), 0.3, "alpha must be a number"),
     (0.01, 0.2, True, 0.3, "alpha must be a number"),
 ])
 def test_parameters_outside_the_theorem_are_clear_errors(d, gamma, alpha, beta, fragment):

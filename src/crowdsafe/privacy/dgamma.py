@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from crowdsafe.errors import ParameterError
+from crowdsafe.privacy.loss import _as_float as as_float
 
 THEOREM_DGAMMA = (
     "Rastogi, Suciu, Hong 2007 (VLDB), alpha-beta algorithm: (d, gamma)-private for "
@@ -80,12 +81,7 @@ LARGE_VIEW_RATIO = 100.0
 
 
 def _probability(value: object, name: str, *, open_low: bool = True, open_high: bool = True) -> float:
-    if isinstance(value, bool):
-        raise ParameterError(f"{name} must be a number, got {value!r}")
-    try:
-        x = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be a number, got {value!r}") from None
+    x = as_float(value, name)
     low_ok = x > 0.0 if open_low else x >= 0.0
     high_ok = x < 1.0 if open_high else x <= 1.0
     if not (math.isfinite(x) and low_ok and high_ok):
@@ -230,6 +226,8 @@ def theorem_error_bound(alpha: float, beta: float, n: int, m: int, failure: floa
     """
     failure = check_failure(failure)
     n, m = _check_sizes(n, m)
+    alpha = _probability(alpha, "alpha", open_high=False)
+    beta = _probability(beta, "beta", open_low=False)
     if alpha < 0.5:
         return TheoremBound(False, failure, reason=f"alpha = {alpha:.6g} < 1/2 (the theorem needs alpha >= 1/2)")
     gap = alpha - beta
