@@ -157,33 +157,33 @@ def plan_perturbation(
 def perturb(
     data: Any,
     *,
-    gamma: float,
-    d: float | None = None,
-    c: float | None = None,
-    alpha: float | None = None,
-    beta: float | None = None,
     attributes: Sequence[str] | None = None,
     domains: dict[str, Sequence[Any]] | None = None,
     duplicates: str = "collapse",
-    exclusive_correlations: bool = False,
     confidence: float = 0.95,
     seed: Any = None,
     schema: Schema | str | os.PathLike[str] | None = None,
     missing: MissingPolicy | str = DEFAULT_MISSING,
     out: str | os.PathLike[str] | None = None,
     certificate: str | os.PathLike[str] | None = None,
+    **target: Any,
 ) -> Perturbation:
     """Publish a (d, γ)-private view of ``data`` by random deletion and insertion (α-β algorithm,
-    Rastogi, Suciu, Hong 2007); d is given, or d = c·n/m. Returns a
-    :class:`~crowdsafe.perturb.Perturbation` (``.view`` with ``.certificate``, ``.plan``); with
-    ``out`` the view and its certificate JSON are written, each atomically. ``seed`` makes the
-    run reproducible and NOT fit for release."""
+    Rastogi, Suciu, Hong 2007).
+
+    ``target``: ``gamma`` and either ``d`` or ``c`` (d = c·n/m), optionally ``alpha`` (default
+    1/2), ``beta`` (default: the smallest admissible) and ``exclusive_correlations``.
+    ``attributes`` default to every non-identifier column; ``domains`` declares public value
+    lists (default: the active domains); duplicate rows are collapsed (the view is a set) or,
+    with ``duplicates="error"``, refused. Returns a :class:`~crowdsafe.perturb.Perturbation`
+    (``.view`` with ``.certificate``, ``.plan``); with ``out`` the view and its certificate JSON
+    are written, each atomically. ``seed`` makes the run reproducible and NOT fit for release.
+    """
     if out is not None:
         check_view_path(out)
     result = perturb_dataset(
-        load(data, schema=schema, missing=missing), gamma=gamma, d=d, c=c, alpha=alpha, beta=beta,
-        attributes=attributes, domains=domains, duplicates=duplicates,  # type: ignore[arg-type]
-        exclusive_correlations=exclusive_correlations, failure=failure_of(confidence), randomness=seed,
+        load(data, schema=schema, missing=missing), attributes=attributes, domains=domains,
+        duplicates=duplicates, failure=failure_of(confidence), randomness=seed, **target,  # type: ignore[arg-type]
     )
     if out is not None:
         result.view.write(out, certificate)
