@@ -104,7 +104,7 @@ def register(app: typer.Typer) -> None:
         with probability beta, and the view is shuffled. The view and its certificate (alpha, beta,
         the domains, the guarantee and its equivalent epsilon) are written atomically.
 
-        Example: crowdsafe perturb adult --c 10 --gamma 0.2 --attributes age,sex,race,income --out view.csv
+        Example: crowdsafe perturb adult --c 5 --gamma 0.2 --attributes age,education,occupation,native-country,sex,income --out view.csv
         """
         options = dict(gamma=gamma, d=d, c=c, alpha=alpha, beta=beta, attributes=split_list(attributes),
                        domains=_domains(domains), duplicates=duplicates,

@@ -349,7 +349,10 @@ def plan_alpha_beta(
             raise ParameterError(f"c must be a positive number, got {c!r}")
         d = c * n / m
         if d >= 1.0:
-            raise ParameterError(f"d = c*n/m = {d:.6g} is not below 1: use a smaller c (c < m/n = {m / n:.6g})")
+            raise ParameterError(
+                f"d = c*n/m = {d:.6g} is not below 1: use a smaller c (c < m/n = {m / n:.6g}), "
+                "or publish more attributes (the domain is too small for the data)"
+            )
     assert d is not None
     d, gamma = check_d_gamma(d, gamma)
     notes: list[str] = []
