@@ -24,6 +24,11 @@ from crowdsafe.mechanisms.queries import QueryAnswer, answer_query, check_query
 from crowdsafe.privacy.ledger import DEFAULT as DEFAULT_LEDGER
 from crowdsafe.privacy.ledger import Budget, LedgerSpec, ledger_for
 from crowdsafe.randomness import Randomness
+from crowdsafe.perturb import AlphaBetaPlan, Estimate, Perturbation, View, plan_for, prepare, read_view
+from crowdsafe.perturb import check_view_path
+from crowdsafe.perturb import estimate as estimate_one
+from crowdsafe.perturb import perturb as perturb_dataset
+from crowdsafe.privacy.dgamma import failure_of
 
 
 @dataclass(frozen=True)
@@ -212,3 +217,78 @@ def ledger_report(ledger: LedgerSpec = DEFAULT_LEDGER, dataset: str | None = Non
                 raise ParameterError(f"dataset {dataset!r} is not in the ledger {book.path}")
             report["datasets"] = chosen
         return report
+# -- alpha-beta perturbation -------------------------------------------------------------------
+
+
+def plan_perturbation(
+    data: Any,
+    *,
+    attributes: Sequence[str] | None = None,
+    domains: dict[str, Sequence[Any]] | None = None,
+    duplicates: str = "collapse",
+    confidence: float = 0.95,
+    schema: Schema | str | os.PathLike[str] | None = None,
+    missing: MissingPolicy | str = DEFAULT_MISSING,
+    **target: Any,
+) -> AlphaBetaPlan:
+    """The α-β plan for ``data`` without perturbing: α, the smallest admissible β, the expected
+    view size and ratio |V|/|I|, the equivalent ε, the utility bound and warnings. ``target``
+    is what :func:`perturb` takes: ``gamma`` and ``d`` or ``c``, optionally ``alpha``, ``beta``,
+    ``exclusive_correlations``."""
+    table = prepare(load(data, schema=schema, missing=missing), attributes, domains=domains,
+                    duplicates=duplicates)  # type: ignore[arg-type]
+    return plan_for(table, failure=failure_of(confidence), **target)
+
+
+def perturb(
+    data: Any,
+    *,
+    attributes: Sequence[str] | None = None,
+    domains: dict[str, Sequence[Any]] | None = None,
+    duplicates: str = "collapse",
+    confidence: float = 0.95,
+    seed: Any = None,
+    schema: Schema | str | os.PathLike[str] | None = None,
+    missing: MissingPolicy | str = DEFAULT_MISSING,
+    out: str | os.PathLike[str] | None = None,
+    certificate: str | os.PathLike[str] | None = None,
+    **target: Any,
+) -> Perturbation:
+    """Publish a (d, γ)-private view of ``data`` by random deletion and insertion (α-β algorithm,
+    Rastogi, Suciu, Hong 2007).
+
+    ``target``: ``gamma`` and either ``d`` or ``c`` (d = c·n/m), optionally ``alpha`` (default
+    1/2), ``beta`` (default: the smallest admissible) and ``exclusive_correlations``.
+    ``attributes`` default to every non-identifier column; ``domains`` declares public value
+    lists (default: the active domains); duplicate rows are collapsed (the view is a set) or,
+    with ``duplicates="error"``, refused. Returns a :class:`~crowdsafe.perturb.Perturbation`
+    (``.view`` with ``.certificate``, ``.plan``); with ``out`` the view and its certificate JSON
+    are written, each atomically. ``seed`` makes the run reproducible and NOT fit for release.
+    """
+    if out is not None:
+        check_view_path(out)
+    result = perturb_dataset(
+        load(data, schema=schema, missing=missing), attributes=attributes, domains=domains,
+        duplicates=duplicates, failure=failure_of(confidence), randomness=seed, **target,  # type: ignore[arg-type]
+    )
+    if out is not None:
+        result.view.write(out, certificate)
+    return result
+
+
+def estimate(
+    view: Any,
+    queries: str | Sequence[str],
+    *,
+    confidence: float = 0.95,
+    certificate: str | os.PathLike[str] | None = None,
+) -> Estimate | list[Estimate]:
+    """Estimate counting queries ("count where age between 26 and 32 and sex = 'Female'") from an
+    α-β view (a :class:`~crowdsafe.perturb.View` or the path of a view file, whose certificate
+    gives α, β and the domain). One query gives an :class:`~crowdsafe.perturb.Estimate`, a list
+    gives a list; each carries its error bar at ``confidence``."""
+    if not isinstance(view, View):
+        view = read_view(view, certificate)
+    if isinstance(queries, str):
+        return estimate_one(view, queries, confidence=confidence)
+    return [estimate_one(view, q, confidence=confidence) for q in queries]

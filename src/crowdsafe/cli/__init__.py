@@ -24,6 +24,7 @@ _COMMAND_MODULES = [
     "crowdsafe.cli.experiment",
     "crowdsafe.cli.query",
     "crowdsafe.cli.ledger",
+    "crowdsafe.cli.perturb",
 ]
 
 app = typer.Typer(
