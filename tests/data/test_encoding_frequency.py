@@ -110,3 +110,13 @@ def test_frequency_table_rejects_bad_columns():
         frequency_table(frame, ["count"])
     with pytest.raises(SchemaError, match="no column named 'b'"):
         frequency_table(frame, ["b"])
+
+
+def test_code_frequencies_without_packing_when_the_key_space_is_too_large():
+    rng = np.random.default_rng(3)
+    n = 70_000
+    frame = pl.DataFrame({f"c{i}": rng.permutation(n) for i in range(4)})  # 70,000^4 > 2^63 keys
+    frame = pl.concat([frame, frame.head(5)])
+    table = code_frequencies(encode(frame))
+    assert table.height == n
+    assert sorted(table.get_column("count").to_list())[-5:] == [2] * 5

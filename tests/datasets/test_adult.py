@@ -12,7 +12,7 @@ import pytest
 
 from crowdsafe.data import MissingPolicy, frequency_table, load
 from crowdsafe.datasets import adult, catalogue, load_bundled, names
-from crowdsafe.datasets.adult import COLUMNS, QUASI_IDENTIFIERS
+from crowdsafe.datasets.uci_adult import COLUMNS, QUASI_IDENTIFIERS
 from crowdsafe.errors import InputError, ParameterError
 
 SHA256 = {

@@ -21,6 +21,7 @@ _COMMAND_MODULES = [
     "crowdsafe.cli.check",
     "crowdsafe.cli.datasets",
     "crowdsafe.cli.calc",
+    "crowdsafe.cli.experiment",
 ]
 
 app = typer.Typer(

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from crowdsafe.data.missing import MissingPolicy
-from crowdsafe.datasets.adult import CITATION, adult
+from crowdsafe.datasets.uci_adult import CITATION, adult
 from crowdsafe.datasets.synthetic import synthetic
 from crowdsafe.errors import InputError
 
@@ -43,12 +43,12 @@ def catalogue() -> list[dict[str, Any]]:
 
 def load_bundled(name: str, *, missing: MissingPolicy | str = MissingPolicy.KEEP):
     """The bundled dataset ``name`` as a Dataset, with the missing-value policy applied."""
-    from crowdsafe.datasets.adult import _split_frame, dataset_from_frame
+    from crowdsafe.datasets.uci_adult import adult_frame, dataset_from_frame
 
     if name not in _BUNDLED:
         raise InputError(f"no bundled dataset named {name!r}; bundled: {', '.join(_BUNDLED)}")
     split = {"adult": "train", "adult-test": "test", "adult-all": "all"}[name]
-    return dataset_from_frame(_split_frame(split).clone(), name, missing)
+    return dataset_from_frame(adult_frame(split).clone(), name, missing)
 
 
 __all__ = ["adult", "catalogue", "load_bundled", "names", "synthetic"]

@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.data import Dataset, MissingPolicy
-from crowdsafe.datasets.adult import AGE_DOMAIN, _split_frame, dataset_from_frame
+from crowdsafe.datasets.uci_adult import AGE_DOMAIN, adult_frame, dataset_from_frame
 from crowdsafe.errors import ParameterError
 
 # Attributes resampled together, so that their joint distribution stays Adult's.
@@ -53,7 +53,7 @@ def synthetic(
         raise ParameterError(f"the number of rows must be a whole number >= 1, got {n!r}")
     if not 0.0 <= mix <= 1.0:
         raise ParameterError(f"mix must lie in [0, 1], got {mix}")
-    source = _split_frame("all")
+    source = adult_frame("all")
     size = source.height
     rng = np.random.default_rng(seed)
     anchor = rng.integers(0, size, n, dtype=np.int64)

@@ -97,13 +97,14 @@ def _read(file_name: str) -> pl.DataFrame:
     return frame.with_columns(pl.col("income").str.strip_suffix("."))
 
 
-@lru_cache(maxsize=2)
-def _split_frame(split: str) -> pl.DataFrame:
+@lru_cache(maxsize=3)
+def adult_frame(split: str) -> pl.DataFrame:
+    """The raw Adult frame of a split (cached; clone it before changing it)."""
     if split == "train":
         return _read("adult.data.gz")
     if split == "test":
         return _read("adult.test.gz")
-    return pl.concat([_split_frame("train"), _split_frame("test")])
+    return pl.concat([adult_frame("train"), adult_frame("test")])
 
 
 def schema() -> Schema:
@@ -230,4 +231,4 @@ def adult(split: Split = "train", *, drop_missing: bool = False) -> Dataset:
         raise ParameterError(f"unknown Adult split {split!r}; use 'train', 'test' or 'all'")
     name = "adult" if split == "train" else f"adult-{split}"
     policy = MissingPolicy.DROP if drop_missing else MissingPolicy.KEEP
-    return dataset_from_frame(_split_frame(split).clone(), name, policy)
+    return dataset_from_frame(adult_frame(split).clone(), name, policy)
