@@ -119,6 +119,15 @@ class SensitiveConstraints:
         assert self.hierarchy is not None
         return emd_hierarchical(p, q, self.hierarchy)
 
+    def statement(self) -> str:
+        """The constraints in words, e.g. "entropy ℓ-diversity with ℓ = 3 on 'occupation'"."""
+        parts = []
+        if self.l is not None:
+            parts.append(f"entropy ℓ-diversity with ℓ = {self.l:g}")
+        if self.t is not None:
+            parts.append(f"t-closeness with t = {self.t:g} ({self.distance} distance)")
+        return " and ".join(parts) + f" on '{self.attribute}'"
+
     def describe(self) -> dict[str, object]:
         out: dict[str, object] = {"sensitive": self.attribute}
         if self.l is not None:

@@ -32,7 +32,9 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
+from crowdsafe.anonymize.attributes import describe_attributes
 from crowdsafe.anonymize.cells import CellTable, cell_table, rows_of_split_cells
+from crowdsafe.anonymize.mondrian import Partitioning, published_values
 from crowdsafe.anonymize.recoding import LocalRecoding
 from crowdsafe.data import AttributeType, Dataset
 from crowdsafe.errors import ParameterError, SchemaError
@@ -217,9 +219,13 @@ def mdav(
     piece_cell, piece_rows, piece_group = microaggregate(dataset, cells, k)
     values = group_values(dataset, cells, piece_cell, piece_rows, piece_group, aggregate)
     class_of_row = rows_of_split_cells(cells.row_cell, piece_cell, piece_rows, piece_group)
+    n_groups = int(piece_group.max()) + 1
+    extents = published_values(cells, describe_attributes(dataset, cells),
+                               Partitioning(piece_cell, piece_rows, piece_group, n_groups))
     return LocalRecoding(
         name="MDAV microaggregation",
         class_of_row=class_of_row,
         values=values,
-        details={"groups": int(piece_group.max()) + 1, "aggregate": aggregate},
+        details={"groups": n_groups, "aggregate": aggregate},
+        extents=extents,
     )

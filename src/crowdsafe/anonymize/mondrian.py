@@ -314,19 +314,10 @@ def partition(cells: CellTable, attributes: Sequence[Attribute], k: int, *, mode
                                    cells.sensitive, 1, cells.counts.astype(float))
         if not whole[0]:
             raise ParameterError(
-                f"the whole table does not satisfy {_constraint_text(constraints)}, so no partition "
+                f"the whole table does not satisfy {constraints.statement()}, so no partition "
                 "of it can; relax ℓ or t, or choose another sensitive attribute"
             )
     return _Partitioner(cells, attributes, k, mode, constraints).run()
-
-
-def _constraint_text(constraints: SensitiveConstraints) -> str:
-    parts = []
-    if constraints.l is not None:
-        parts.append(f"entropy ℓ-diversity with ℓ = {constraints.l:g}")
-    if constraints.t is not None:
-        parts.append(f"t-closeness with t = {constraints.t:g}")
-    return " and ".join(parts) + f" on '{constraints.attribute}'"
 
 
 # -- publishing ------------------------------------------------------------------------------

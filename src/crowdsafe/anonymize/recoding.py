@@ -158,12 +158,16 @@ class LocalRecoding(Recoding):
 
     Row i belongs to class ``class_of_row[i]``; class j publishes ``values[c][j]`` in column c.
     It recodes only the table it was fitted on (same number of rows, same order).
+    ``extents`` (optional, e.g. for microaggregation, whose ``values`` are centroids) gives
+    per class the generalized cell covering its rows' original values, in the release
+    representation: what utility measures that need coverage (NCP) are computed on.
     """
 
     name: str
     class_of_row: np.ndarray
     values: Mapping[str, pl.Series]
     details: Mapping[str, Any] = field(default_factory=dict)
+    extents: Mapping[str, pl.Series] | None = None
 
     def __post_init__(self) -> None:
         sizes = {len(v) for v in self.values.values()}

@@ -22,6 +22,7 @@ _COMMAND_MODULES = [
     "crowdsafe.cli.datasets",
     "crowdsafe.cli.calc",
     "crowdsafe.cli.experiment",
+    "crowdsafe.cli.anonymize",
 ]
 
 app = typer.Typer(
