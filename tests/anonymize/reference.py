@@ -134,3 +134,56 @@ def reference_ncp(partitions: list[list[tuple]], attrs: list[RefAttribute]) -> f
         for j, a in enumerate(attrs):
             total += len(part) * a.width([r[j] for r in part])
     return total / (rows * len(attrs))
+
+
+def covers(cell, value, hierarchy: Hierarchy | None) -> bool:
+    """Whether a published cell (release representation) covers the original ``value``.
+
+    Independent reading of docs/architecture.md: ``*``; ``[a, b]`` closed range; ``[a, b)``
+    half-open; ``>=a`` / ``<b``; ``{x, y}`` a set; a hierarchy node label; else the value itself.
+    """
+    if cell is None or value is None:
+        return cell == value
+    text = str(cell)
+    if text == "*":
+        return True
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if text.startswith(("[", "(")) and text.endswith(("]", ")")):
+            low, high = (float(x) for x in text[1:-1].split(", "))
+            above = value >= low if text[0] == "[" else value > low
+            below = value <= high if text[-1] == "]" else value < high
+            return above and below
+        if text.startswith(">="):
+            return value >= float(text[2:])
+        if text.startswith("<"):
+            return value < float(text[1:])
+    if text.startswith("{") and text.endswith("}"):
+        return str(value) in text[1:-1].split(", ")
+    if hierarchy is not None:
+        leaves = [str(v) for v in hierarchy.leaves.to_list()]
+        if str(value) in leaves:
+            index = leaves.index(str(value))
+            for level in range(hierarchy.height + 1):
+                label = hierarchy.labels[level][int(hierarchy.leaf_map(level)[index])]
+                if label == text:
+                    return True
+    try:
+        return float(text) == float(value)
+    except (TypeError, ValueError):
+        return text == str(value)
+
+
+def entropy_of(values: list) -> float:
+    counts: dict = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    n = len(values)
+    return -sum(c / n * math.log(c / n) for c in counts.values())
+
+
+def emd_equal_of(values: list, table: list) -> float:
+    """Earth Mover's Distance with equal ground distance: half the L1 distance."""
+    keys = set(table)
+    p = {v: values.count(v) / len(values) for v in keys}
+    q = {v: table.count(v) / len(table) for v in keys}
+    return 0.5 * sum(abs(p[v] - q[v]) for v in keys)
