@@ -1,0 +1,394 @@
+"""Generalized values in a release, and what they cover.
+
+A release (``docs/architecture.md``, "Release representation") writes a quasi-identifier cell
+either as an original value or as a generalized one:
+
+- a numeric range ``[25, 34]`` (closed), ``[25, 35)`` (half-open; any of ``[`` ``(`` ``]`` ``)``),
+  or top/bottom coding ``>=90``, ``>90``, ``<18``, ``<=17`` (numbers may carry a ``K``, ``M`` or
+  ``B`` suffix; ISO dates ``2020-01-31`` are accepted for date attributes);
+- a set of values ``{Divorced, Separated}`` (members separated by comma + space);
+- the label of a hierarchy node (its leaves are read from the hierarchy);
+- ``*``: fully generalized (the cell covers the whole domain).
+
+:func:`parse_cell` reads the syntax alone. :class:`Domain` is the set of values an attribute
+can take (the original column's dictionary, or its hierarchy's leaves), and
+:meth:`Domain.cover` turns the distinct cells of a release column into a :class:`Cover`: for
+every cell, the domain codes it stands for, its numeric bounds and, with a hierarchy, the level
+of the lowest node that contains it. Models and metrics use covers, so ``[25, 34]``, a set and
+``*`` are treated as what they are, and two cells that cover the same values (a node label and
+the equal set) are the same published value.
+
+Resolution order for one cell: ``*``; an original value of the domain (exact text, or the same
+number); a hierarchy node label (lowest level first); range / top-bottom syntax; set syntax.
+A cell that resolves to nothing, or covers no value of the domain, is a
+:class:`~crowdsafe.errors.InputError` naming the column and the value.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+
+from crowdsafe.data.hierarchy import MISSING_LABEL, Hierarchy
+from crowdsafe.errors import InputError
+
+if TYPE_CHECKING:
+    from crowdsafe.data.dataset import Dataset
+
+ANY = "*"
+
+_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?[kKmMbB]?|\d{4}-\d{2}-\d{2}"
+_RANGE = re.compile(rf"^\s*([\[(])\s*({_NUMBER})\s*[,;]\s*({_NUMBER})\s*([\])])\s*$")
+_OPEN_END = re.compile(rf"^\s*(>=|<=|>|<)\s*({_NUMBER})\s*$")
+_SUFFIX = {"k": 1e3, "m": 1e6, "b": 1e9}
+_EPOCH = dt.date(1970, 1, 1)
+
+
+class CellKind(StrEnum):
+    VALUE = "value"  # an original value
+    RANGE = "range"  # a numeric interval, possibly open at one end (top/bottom coding)
+    SET = "set"  # a set of values
+    NODE = "node"  # a hierarchy node label
+    ANY = "any"  # '*'
+    MISSING = "missing"  # an empty cell: the missing value
+
+
+def parse_number(text: str) -> float:
+    """A number as written in a range: plain, with a K/M/B suffix, or an ISO date (days since 1970)."""
+    text = text.strip()
+    if len(text) == 10 and text[4] == "-" and text[7] == "-":
+        return float((dt.date.fromisoformat(text) - _EPOCH).days)
+    scale = _SUFFIX.get(text[-1].lower(), 1.0)
+    return float(text[:-1] if scale != 1.0 else text) * scale
+
+
+@dataclass(frozen=True)
+class Cell:
+    """The syntax of one release cell, read without any domain.
+
+    ``text`` is a canonical form: ranges re-spaced, set members sorted, so equal cells written
+    differently compare equal. ``low``/``high`` (with ``low_closed``/``high_closed``) bound a
+    RANGE; ``members`` are the texts of a SET.
+    """
+
+    kind: CellKind
+    text: str
+    low: float = -np.inf
+    high: float = np.inf
+    low_closed: bool = True
+    high_closed: bool = True
+    members: tuple[str, ...] = ()
+
+    def contains(self, values: np.ndarray) -> np.ndarray:
+        """Which numbers lie in this RANGE."""
+        above = values >= self.low if self.low_closed else values > self.low
+        below = values <= self.high if self.high_closed else values < self.high
+        return above & below
+
+
+def _number_text(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def parse_cell(text: str | None) -> Cell:
+    """Read one cell's syntax (see the module docstring). Anything not generalized is a VALUE."""
+    if text is None:
+        return Cell(CellKind.MISSING, MISSING_LABEL)
+    stripped = text.strip()
+    if stripped == ANY:
+        return Cell(CellKind.ANY, ANY)
+    match = _RANGE.match(stripped)
+    if match:
+        opening, low, high, closing = match.groups()
+        lo, hi = parse_number(low), parse_number(high)
+        return Cell(CellKind.RANGE, f"{opening}{low.strip()}, {high.strip()}{closing}", lo, hi,
+                    opening == "[", closing == "]")
+    match = _OPEN_END.match(stripped)
+    if match:
+        operator, bound = match.groups()
+        value = parse_number(bound)
+        if operator.startswith(">"):
+            return Cell(CellKind.RANGE, f"{operator}{bound.strip()}", low=value, low_closed=operator == ">=")
+        return Cell(CellKind.RANGE, f"{operator}{bound.strip()}", high=value, high_closed=operator == "<=")
+    if len(stripped) >= 2 and stripped[0] == "{" and stripped[-1] == "}":
+        members = tuple(sorted(m.strip() for m in stripped[1:-1].split(", ") if m.strip()))
+        return Cell(CellKind.SET, "{" + ", ".join(members) + "}", members=members)
+    return Cell(CellKind.VALUE, text)
+
+
+def _as_text(series: pl.Series) -> pl.Series:
+    """Cells as text; integral floats print without '.0' so '25.0' and '25' agree."""
+    if series.dtype.is_float():
+        return pl.Series(series.name, [None if v is None else _number_text(v) for v in series.to_list()],
+                         dtype=pl.String)
+    if series.dtype == pl.String:
+        return series
+    return series.cast(pl.String)
+
+
+@dataclass(frozen=True)
+class Cover:
+    """What each distinct cell of one release column covers in a :class:`Domain`.
+
+    For cell ``j`` (of ``labels``): ``indices[indptr[j]:indptr[j + 1]]`` are the domain codes it
+    covers (sorted), ``size[j]`` how many, ``low[j]``/``high[j]`` the smallest and largest
+    covered number (NaN for text domains or when only the missing value is covered),
+    ``level[j]`` the level of the lowest hierarchy node containing all of them (-1 without a
+    hierarchy), ``kind[j]`` its syntax, and ``canonical[j]`` an id shared by cells that cover
+    exactly the same codes.
+    """
+
+    domain: "Domain"
+    labels: pl.Series
+    kind: tuple[CellKind, ...]
+    indptr: np.ndarray
+    indices: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    level: np.ndarray
+    canonical: np.ndarray
+
+    @property
+    def size(self) -> np.ndarray:
+        return np.diff(self.indptr)
+
+    def members(self, j: int) -> np.ndarray:
+        return self.indices[self.indptr[j]: self.indptr[j + 1]]
+
+    @cached_property
+    def membership(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(cell, code)`` pairs, one per covered domain code: the cover as a sparse relation."""
+        cells = np.repeat(np.arange(len(self.labels), dtype=np.int64), self.size)
+        return cells, self.indices.astype(np.int64)
+
+    def ncp(self) -> np.ndarray:
+        """Normalized certainty penalty of each cell (Xu et al. 2006; Ghinita et al. 2007).
+
+        Numeric domains: (high − low) / (domain high − domain low) of the covered values;
+        text domains: 0 for a single value, else covered values / domain size. In [0, 1].
+        """
+        domain = self.domain
+        if domain.numbers is not None:
+            width = domain.numeric_span
+            spread = np.nan_to_num(self.high - self.low, nan=0.0)
+            penalty = spread / width if width > 0 else np.zeros(len(spread))
+            penalty = np.where(self.size == domain.size, 1.0, penalty)  # '*' over a domain with a missing value
+            return np.clip(penalty, 0.0, 1.0)
+        size = self.size.astype(np.float64)
+        return np.where(size > 1, size / max(domain.size, 1), 0.0)
+
+
+class Domain:
+    """The values one attribute can take: ``values`` (a Series; ``values[code]``) and, when
+    given, the hierarchy whose leaves they are (then codes are leaf codes).
+
+    Build it from a Dataset (:meth:`of`: the column's encoding dictionary, i.e. its hierarchy's
+    leaves when it has one) or from values (:meth:`from_values`).
+    """
+
+    def __init__(self, name: str, values: pl.Series, hierarchy: Hierarchy | None = None) -> None:
+        self.name = name
+        self.values = values
+        self.hierarchy = hierarchy
+        self.size = len(values)
+        dtype = values.dtype
+        self.numbers: np.ndarray | None = None
+        if dtype.is_numeric() or dtype == pl.Date:
+            self.numbers = values.to_physical().cast(pl.Float64).to_numpy().astype(np.float64)
+        self._null_code = int(values.is_null().arg_true()[0]) if values.null_count() else None
+        texts = [MISSING_LABEL if v is None else _number_text(v) if isinstance(v, float) else str(v)
+                 for v in values.to_list()]
+        self._code_of_text = {t: i for i, t in enumerate(texts) if values[i] is not None}
+        self._node_of_text: dict[str, tuple[int, int]] = {}
+        if hierarchy is not None:
+            for level in range(hierarchy.height, -1, -1):  # lower levels overwrite: lowest wins
+                for node, label in enumerate(hierarchy.labels[level]):
+                    self._node_of_text[label] = (level, node)
+
+    @classmethod
+    def of(cls, dataset: "Dataset", column: str) -> "Domain":
+        return cls(column, dataset.encoded(column).dictionary, dataset.hierarchies.get(column))
+
+    @classmethod
+    def from_values(cls, values: pl.Series, hierarchy: Hierarchy | None = None) -> "Domain":
+        """The domain of a column: its distinct values (sorted, missing last) or the hierarchy's leaves."""
+        if hierarchy is not None:
+            return cls(values.name, hierarchy.leaves, hierarchy)
+        distinct = values.unique().sort(nulls_last=True)
+        return cls(values.name, distinct, None)
+
+    @cached_property
+    def numeric_span(self) -> float:
+        finite = self.numbers[~np.isnan(self.numbers)] if self.numbers is not None else np.array([])
+        return float(finite.max() - finite.min()) if len(finite) else 0.0
+
+    @cached_property
+    def _node_leaves(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per level: (leaf codes sorted by node, start offsets per node)."""
+        assert self.hierarchy is not None
+        out = []
+        for level in range(self.hierarchy.height + 1):
+            node = self.hierarchy.leaf_map(level)
+            order = np.argsort(node, kind="stable").astype(np.uint32)
+            starts = np.searchsorted(node[order], np.arange(self.hierarchy.size(level) + 1))
+            out.append((order, starts))
+        return out
+
+    def _lowest_level(self, codes: np.ndarray) -> int:
+        """Level of the lowest hierarchy node containing every code (-1 without a hierarchy)."""
+        if self.hierarchy is None or len(codes) == 0:
+            return -1
+        for level in range(self.hierarchy.height + 1):
+            nodes = self.hierarchy.leaf_map(level)[codes]
+            if (nodes == nodes[0]).all():
+                return level
+        return self.hierarchy.height  # several roots: the top level
+
+    def _resolve(self, text: str | None, strict: bool = True) -> tuple[CellKind, np.ndarray]:
+        """Kind and covered codes of one cell (``strict=False``: unknown values cover nothing)."""
+        if text is None:
+            if self._null_code is None:
+                if not strict:
+                    return CellKind.MISSING, np.zeros(0, dtype=np.uint32)
+                raise InputError(
+                    f"column '{self.name}' of the release has a missing value, but the original has none "
+                    f"(write '{ANY}' for a suppressed cell)"
+                )
+            return CellKind.MISSING, np.array([self._null_code], dtype=np.uint32)
+        stripped = text.strip()
+        if stripped == ANY:
+            return CellKind.ANY, np.arange(self.size, dtype=np.uint32)
+        code = self._code_of_text.get(stripped)
+        if code is None and self.numbers is not None:
+            try:
+                number = parse_number(stripped)
+            except ValueError:
+                number = None
+            if number is not None:
+                hits = np.nonzero(self.numbers == number)[0]
+                code = int(hits[0]) if len(hits) else None
+        if code is not None:
+            return CellKind.VALUE, np.array([code], dtype=np.uint32)
+        node = self._node_of_text.get(stripped)
+        if node is not None:
+            order, starts = self._node_leaves[node[0]]
+            return CellKind.NODE, np.sort(order[starts[node[1]]: starts[node[1] + 1]])
+        cell = parse_cell(stripped)
+        if cell.kind is CellKind.RANGE:
+            if self.numbers is None:
+                raise InputError(
+                    f"column '{self.name}' holds the range {text!r}, but the original values are not numbers"
+                )
+            return CellKind.RANGE, np.nonzero(cell.contains(self.numbers))[0].astype(np.uint32)
+        if cell.kind is CellKind.SET:
+            parts = [self._resolve(member, strict)[1] for member in self._split_members(stripped[1:-1])]
+            return CellKind.SET, np.unique(np.concatenate(parts)).astype(np.uint32)
+        if not strict:
+            return CellKind.VALUE, np.zeros(0, dtype=np.uint32)
+        raise InputError(
+            f"column '{self.name}' of the release holds {text!r}, which is neither a value of the original, "
+            "a hierarchy node, a range, a set nor '*'"
+        )
+
+    def _known(self, text: str) -> bool:
+        return text in self._code_of_text or text in self._node_of_text or text == ANY
+
+    def _split_members(self, inner: str) -> list[str]:
+        """Split a set's members at ', ', keeping together members that themselves hold ', '
+        (hierarchy labels such as 'Technical, sales and clerical')."""
+        tokens = [t.strip() for t in inner.split(", ")]
+        members: list[str] = []
+        i = 0
+        while i < len(tokens):
+            for j in range(len(tokens), i, -1):  # the longest known run of tokens wins
+                candidate = ", ".join(tokens[i:j])
+                if j == i + 1 or self._known(candidate):
+                    members.append(candidate)
+                    i = j
+                    break
+        return [m for m in members if m]
+
+    def cover(self, cells: pl.Series, *, strict: bool = True) -> Cover:
+        """Resolve the distinct cells ``cells`` (any dtype; read as text) into a :class:`Cover`.
+
+        ``strict=False`` lets a cell cover nothing (e.g. matching a release against a population
+        table that lacks some of its values) instead of raising.
+        """
+        texts = _as_text(cells)
+        kinds: list[CellKind] = []
+        pieces: list[np.ndarray] = []
+        for text in texts.to_list():
+            kind, codes = self._resolve(text, strict)
+            if len(codes) == 0 and strict:
+                raise InputError(
+                    f"the value {text!r} in column '{self.name}' of the release covers no value of the original"
+                )
+            kinds.append(kind)
+            pieces.append(codes)
+        sizes = np.array([len(p) for p in pieces], dtype=np.int64)
+        indptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        indices = np.concatenate(pieces).astype(np.uint32) if pieces else np.zeros(0, np.uint32)
+        low = np.full(len(pieces), np.nan)
+        high = np.full(len(pieces), np.nan)
+        if self.numbers is not None:
+            for j, codes in enumerate(pieces):
+                numbers = self.numbers[codes]
+                numbers = numbers[~np.isnan(numbers)]
+                if len(numbers):
+                    low[j], high[j] = numbers.min(), numbers.max()
+        level = np.array([self._lowest_level(p) for p in pieces], dtype=np.int64)
+        keys = {}
+        canonical = np.array([keys.setdefault(p.tobytes(), len(keys)) for p in pieces], dtype=np.int64)
+        return Cover(self, texts, tuple(kinds), indptr, indices, low, high, level, canonical)
+
+
+def canonical_cells(cells: pl.Series) -> pl.Series:
+    """Cells rewritten in canonical syntax (no domain needed): ranges re-spaced, sets sorted,
+    a one-member set as its member. Used to group a release's rows when no original is given."""
+    texts = _as_text(cells)
+    distinct = texts.unique()
+    canonical = []
+    for text in distinct.to_list():
+        cell = parse_cell(text)
+        canonical.append(cell.members[0] if cell.kind is CellKind.SET and len(cell.members) == 1 else
+                         None if cell.kind is CellKind.MISSING else cell.text)
+    mapping = pl.DataFrame({"cell": distinct, "canonical": pl.Series(canonical, dtype=pl.String)})
+    return (
+        texts.to_frame("cell").join(mapping, on="cell", how="left", nulls_equal=True, maintain_order="left")
+        .get_column("canonical").alias(cells.name)
+    )
+
+
+def is_generalized(cells: pl.Series) -> bool:
+    """True when any cell uses range, set or '*' syntax."""
+    for text in _as_text(cells).unique().drop_nulls().to_list():
+        if parse_cell(text).kind in (CellKind.RANGE, CellKind.SET, CellKind.ANY):
+            return True
+    return False
+
+
+def release_codes(release: pl.DataFrame, domains: Sequence[Domain]) -> tuple[dict[str, np.ndarray], dict[str, Cover]]:
+    """Per column, the cell index of each release row and the column's :class:`Cover`.
+
+    Cells are resolved once per distinct value, so this costs one dictionary encoding per column.
+    """
+    from crowdsafe.data.encoding import encode_series
+
+    rows: dict[str, np.ndarray] = {}
+    covers: dict[str, Cover] = {}
+    for domain in domains:
+        if domain.name not in release.columns:
+            raise InputError(f"the release has no column '{domain.name}'; its columns are: {', '.join(release.columns)}")
+        codes, dictionary = encode_series(release.get_column(domain.name))
+        rows[domain.name] = codes
+        covers[domain.name] = domain.cover(dictionary)
+    return rows, covers
+

@@ -1,0 +1,159 @@
+"""The privacy assessment of one table: k, ℓ, t, δ, β, effective anonymity, risk, class sizes.
+
+:func:`assess` builds the equivalence classes once and derives every model from them; the
+``check`` command and :func:`crowdsafe.api.check` print it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from crowdsafe.data import Dataset, class_sizes
+from crowdsafe.errors import ParameterError
+from crowdsafe.models import closeness, disclosure, diversity
+from crowdsafe.models.classes import EquivalenceClasses
+from crowdsafe.models.risk import DEFAULT_THRESHOLD, RiskReport, assess_risk
+
+
+def _finite(value: float) -> float | None:
+    """JSON has no infinity: an unbounded value is reported as None with a flag beside it."""
+    return None if math.isinf(value) else float(value)
+
+
+@dataclass(frozen=True)
+class SensitiveReport:
+    """The models over one sensitive attribute (table-level values; see each module)."""
+
+    attribute: str
+    distinct_values: int
+    l_distinct: int
+    l_entropy: float
+    recursive_l: int
+    recursive_c: float  # satisfied for every c above this; inf: some class has < ℓ values
+    ground_distance: str
+    t: float
+    delta: float  # inf when a class lacks a value of the table
+    delta_present: float
+    classes_missing_a_value: int
+    beta: float
+    beta_enhanced: float  # inf when no β holds
+    enhanced_beta_violations: int
+    effective_anonymity_min: int
+    effective_anonymity_mean_class: float
+    effective_anonymity_mean_record: float
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        for name in ("recursive_c", "delta", "beta_enhanced"):
+            out[name] = _finite(getattr(self, name))
+            out[f"{name}_unbounded"] = math.isinf(getattr(self, name))
+        return out
+
+
+def assess_sensitive(classes: EquivalenceClasses, attribute: str, *, l: int = 2, ground: str = "auto") -> SensitiveReport:
+    """Every sensitive-attribute model for ``attribute`` on ``classes``."""
+    counts = classes.sensitive(attribute)
+    hierarchy = classes.dataset.hierarchies.get(attribute)
+    chosen = closeness.choose_ground(counts, ground, hierarchy)
+    distinct = diversity.distinct_values(counts)
+    sizes = counts.class_sizes
+    return SensitiveReport(
+        attribute=attribute,
+        distinct_values=len(counts.observed),
+        l_distinct=int(distinct.min()),
+        l_entropy=float(diversity.entropy_values(counts).min()),
+        recursive_l=l,
+        recursive_c=float(diversity.recursive_c_bounds(counts, l).max()),
+        ground_distance=chosen,
+        t=float(closeness.emd_per_class(counts, chosen, hierarchy).max()),
+        delta=float(disclosure.delta_values(counts).max()),
+        delta_present=float(disclosure.delta_present_values(counts).max()),
+        classes_missing_a_value=int((distinct < len(counts.observed)).sum()),
+        beta=float(disclosure.beta_values(counts).max()),
+        beta_enhanced=float(disclosure.enhanced_beta_values(counts).max()),
+        enhanced_beta_violations=int(disclosure.enhanced_beta_violations(counts).sum()),
+        effective_anonymity_min=int(distinct.min()),
+        effective_anonymity_mean_class=float(distinct.mean()),
+        effective_anonymity_mean_record=float((distinct * sizes).sum() / sizes.sum()),
+    )
+
+
+@dataclass(frozen=True)
+class PrivacyReport:
+    """k, class sizes, the sensitive-attribute models and the re-identification risk of a table."""
+
+    quasi_identifiers: list[str]
+    rows: int
+    k: int
+    classes: dict[str, Any]
+    below_k: int | None
+    rows_below_k: int | None
+    target_k: int | None
+    sensitive: list[SensitiveReport]
+    risk: RiskReport
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "quasi_identifiers": self.quasi_identifiers,
+            "rows": self.rows,
+            "k": self.k,
+            "classes": self.classes,
+            "target_k": self.target_k,
+            "classes_below_target_k": self.below_k,
+            "rows_below_target_k": self.rows_below_k,
+            "sensitive": [s.to_dict() for s in self.sensitive],
+            "risk": self.risk.to_dict(),
+            "notes": self.notes,
+        }
+
+
+def assess(
+    dataset: Dataset,
+    *,
+    qi: Sequence[str] | None = None,
+    sensitive: Sequence[str] | None = None,
+    original: Dataset | None = None,
+    target_k: int | None = None,
+    l: int = 2,
+    ground: str = "auto",
+    threshold: float = DEFAULT_THRESHOLD,
+    population: Dataset | None = None,
+    population_size: int | None = None,
+) -> PrivacyReport:
+    """Assess ``dataset`` (an original table or a release, with ``original`` when known).
+
+    ``qi``/``sensitive`` default to the dataset's roles; ``target_k`` counts the classes below
+    it; ``l`` is the ℓ of recursive (c, ℓ)-diversity; ``ground`` the t-closeness ground
+    distance; ``threshold`` the record-risk threshold; ``population``/``population_size`` enable
+    journalist risk and the population-uniques estimate.
+    """
+    if target_k is not None and target_k < 1:
+        raise ParameterError(f"k must be at least 1, got {target_k}")
+    if int(l) != l or l < 1:
+        raise ParameterError(f"l must be a whole number >= 1, got {l}")
+    classes = EquivalenceClasses(dataset, qi, original=original)
+    attributes = list(sensitive) if sensitive is not None else dataset.sensitive
+    below = rows_below = None
+    if target_k is not None:
+        small = classes.sizes < target_k
+        below, rows_below = int(small.sum()), int(classes.sizes[small].sum())
+    notes = []
+    if not attributes:
+        notes.append("no sensitive attribute: ℓ, t, δ and β need one (--sensitive NAME)")
+    return PrivacyReport(
+        quasi_identifiers=classes.quasi_identifiers,
+        rows=classes.rows,
+        k=classes.k,
+        classes=class_sizes(classes.sizes),
+        below_k=below,
+        rows_below_k=rows_below,
+        target_k=target_k,
+        sensitive=[assess_sensitive(classes, a, l=l, ground=ground) for a in attributes],
+        risk=assess_risk(classes, threshold=threshold, population=population, population_size=population_size),
+        notes=notes,
+    )
+

@@ -1,0 +1,116 @@
+"""Reading generalized release cells: ranges, sets, hierarchy node labels, '*', missing."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import polars as pl
+import pytest
+
+from crowdsafe.data import Hierarchy, intervals
+from crowdsafe.data.generalized import CellKind, Domain, canonical_cells, is_generalized, parse_cell
+from crowdsafe.datasets import adult
+from crowdsafe.errors import InputError
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "low", "high", "low_closed", "high_closed"),
+    [
+        ("[25, 34]", CellKind.RANGE, 25, 34, True, True),
+        ("[25,35)", CellKind.RANGE, 25, 35, True, False),
+        ("(1.5, 2e3]", CellKind.RANGE, 1.5, 2000, False, True),
+        ("[900K, 35M]", CellKind.RANGE, 900_000, 35_000_000, True, True),
+        (">=90", CellKind.RANGE, 90, np.inf, True, True),
+        (">90", CellKind.RANGE, 90, np.inf, False, True),
+        ("<18", CellKind.RANGE, -np.inf, 18, True, False),
+        ("<= -3", CellKind.RANGE, -np.inf, -3, True, True),
+    ],
+)
+def test_parse_ranges(text, kind, low, high, low_closed, high_closed):
+    cell = parse_cell(text)
+    assert (cell.kind, cell.low, cell.high, cell.low_closed, cell.high_closed) == (
+        kind, low, high, low_closed, high_closed)
+
+
+def test_parse_other_cells():
+    assert parse_cell(" * ").kind is CellKind.ANY
+    assert parse_cell(None).kind is CellKind.MISSING
+    s = parse_cell("{Separated, Divorced}")
+    assert s.kind is CellKind.SET and s.members == ("Divorced", "Separated")
+    assert s.text == "{Divorced, Separated}"
+    assert parse_cell("Private").kind is CellKind.VALUE
+    assert parse_cell("[2020-01-01, 2020-01-31]").high - parse_cell("[2020-01-01, 2020-01-31]").low == 30
+
+
+def test_canonical_cells_and_detection():
+    cells = pl.Series("x", ["[25,34]", "[25, 34]", "{b, a}", "{a}", "*", None, "plain"])
+    assert canonical_cells(cells).to_list() == ["[25, 34]", "[25, 34]", "{a, b}", "a", "*", None, "plain"]
+    assert is_generalized(cells)
+    assert not is_generalized(pl.Series("x", ["a", "b"]))
+
+
+def test_cover_against_adult_hierarchies():
+    data = adult()
+    occupation = Domain.of(data, "occupation")
+    leaves = occupation.values.to_list()
+    cells = pl.Series("occupation", [
+        "Sales", "Technical, sales and clerical", "{Sales, Tech-support}",
+        "{Farming-fishing, Technical, sales and clerical}", "*", None, "White collar",
+    ])
+    cover = occupation.cover(cells)
+    members = [sorted(str(leaves[c]) for c in cover.members(j)) for j in range(len(cells))]
+    assert members[0] == ["Sales"]
+    assert members[1] == ["Adm-clerical", "Sales", "Tech-support"]
+    assert members[2] == ["Sales", "Tech-support"]
+    assert members[3] == ["Adm-clerical", "Farming-fishing", "Sales", "Tech-support"]
+    assert len(members[4]) == len(leaves)
+    assert members[5] == ["None"]  # the missing value is a value of its own
+    assert list(cover.kind) == [CellKind.VALUE, CellKind.NODE, CellKind.SET, CellKind.SET, CellKind.ANY,
+                                CellKind.MISSING, CellKind.NODE]
+    assert list(cover.level) == [0, 1, 1, 3, 3, 0, 2]  # farming is blue collar: only the root holds both
+    ncp = cover.ncp()
+    assert ncp[0] == 0 and ncp[4] == 1 and ncp[1] == pytest.approx(3 / len(leaves))
+
+
+def test_numeric_cover_and_equal_coverage_is_one_value():
+    data = adult()
+    age = Domain.of(data, "age")
+    cover = age.cover(pl.Series("age", ["[25, 30)", "[25, 29]", "[25,29.5]", ">=80", "<20", "40", "*"]))
+    assert list(cover.size[:3]) == [5, 5, 5]
+    assert cover.canonical[0] == cover.canonical[1] == cover.canonical[2]
+    assert (cover.low[3], cover.high[3]) == (80, 90)
+    assert (cover.low[4], cover.high[4]) == (17, 19)
+    assert cover.ncp()[0] == pytest.approx(4 / 73)
+    assert cover.ncp()[6] == 1.0
+    assert cover.level[0] == 1 and cover.level[5] == 0
+
+
+def test_cover_from_values_and_dates():
+    domain = Domain.from_values(pl.Series("d", [dt.date(2020, 1, 1), dt.date(2020, 1, 15), dt.date(2020, 2, 1)]))
+    cover = domain.cover(pl.Series("d", ["[2020-01-01, 2020-01-31]", "2020-02-01"]))
+    assert list(cover.size) == [2, 1]
+    h = intervals("x", [1, 2, 3, 4], widths=[2])
+    numbers = Domain.from_values(pl.Series("x", [1, 2]), h)
+    assert numbers.size == 4  # the hierarchy's leaves, not just the observed values
+
+
+@pytest.mark.parametrize(
+    ("column", "cell", "message"),
+    [
+        ("age", "[200, 300]", "covers no value"),
+        ("workclass", "[1, 2]", "not numbers"),
+        ("workclass", "Astronaut", "neither a value"),
+        ("sex", None, "has a missing value, but the original has none"),
+    ],
+)
+def test_bad_cells_are_clear_errors(column, cell, message):
+    domain = Domain.of(adult(), column)
+    with pytest.raises(InputError, match=message):
+        domain.cover(pl.Series(column, [cell], dtype=pl.String))
+
+
+def test_lowest_label_wins_when_a_label_repeats():
+    h = Hierarchy.from_columns("m", ["a", "b", "c"], [["ab", "ab", "c"], ["ab", "ab", "c"], ["*"] * 3])
+    cover = Domain("m", h.leaves, h).cover(pl.Series("m", ["ab", "c"]))
+    assert list(cover.level) == [1, 0]
