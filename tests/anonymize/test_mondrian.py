@@ -140,3 +140,21 @@ def test_partition_runs_on_cells_and_apply_maps_rows(adult_complete):
     recoding = mondrian(adult_complete, 10, cells=cells)
     applied = apply(adult_complete, recoding, 10)
     assert applied.rows_suppressed == 0 and applied.classes == result.n_parts
+
+
+@pytest.mark.parametrize("l, t, distance", [(3.0, None, None), (None, 0.25, "equal"), (None, 0.2, "hierarchical"),
+                                            (2.5, 0.3, None)])
+def test_l_and_t_releases_pass_the_models_checks(adult_complete, l, t, distance):
+    from crowdsafe import models
+
+    data = adult_complete.with_roles(qi=[c for c in QIS if c != "occupation"], sensitive=["occupation"])
+    release = anonymize_dataset(data, "mondrian", 5, l=l, t=t, distance=distance)
+    qis = list(release.quasi_identifiers)
+    if l is not None:
+        assert models.entropy_l_diversity(release.frame, "occupation", qis, original=data) >= l * (1 - 1e-9)
+    if t is not None:
+        # the release read back with the sensitive attribute's hierarchy, as `check` would with a schema
+        schema = Schema.infer(release.frame).with_roles(qi=qis, sensitive=["occupation"])
+        table = Dataset(release.frame, schema, {"occupation": data.hierarchies["occupation"]})
+        for ground in ("equal", "hierarchical") if distance != "hierarchical" else ("hierarchical",):
+            assert models.t_closeness(table, "occupation", qis, ground=ground, original=data) <= t + 1e-9

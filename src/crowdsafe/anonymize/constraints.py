@@ -56,15 +56,20 @@ def emd_ordered(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 
 def emd_hierarchical(p: np.ndarray, q: np.ndarray, hierarchy: Hierarchy) -> np.ndarray:
-    """EMD with hierarchical distance; columns are the hierarchy's leaf codes."""
-    height = hierarchy.height
+    """EMD with hierarchical distance; columns are the hierarchy's leaf codes.
+
+    A hierarchy whose top level has several nodes gets one virtual root above them.
+    """
+    levels = [hierarchy.parents[i] for i in range(hierarchy.height)]
+    if hierarchy.size(hierarchy.height) > 1:
+        levels.append(np.zeros(hierarchy.size(hierarchy.height), dtype=np.int64))
+    height = len(levels)
     if height == 0:
         return np.zeros(p.shape[0])
     extra = p - q
     cost = np.zeros(p.shape[0])
-    for level in range(1, height + 1):
-        parent = hierarchy.parents[level - 1]
-        size = hierarchy.size(level)
+    for level, parent in enumerate(levels, start=1):
+        size = int(parent.max()) + 1
         positive = np.zeros((p.shape[0], size))
         negative = np.zeros((p.shape[0], size))
         np.add.at(positive.T, parent, np.clip(extra, 0.0, None).T)
@@ -143,7 +148,13 @@ NO_CONSTRAINTS = SensitiveConstraints(attribute="")
 
 
 def default_distance(dataset: Dataset, attribute: str) -> GroundDistance:
-    """Ordered distance for numeric, date and ordinal attributes, else equal distance."""
+    """Ordered distance for numeric, date and ordinal attributes, else equal distance.
+
+    For a categorical attribute with a hierarchy, equal distance is the safe default: every
+    hierarchical distance is at most 1, so a class t-close under the equal distance is t-close
+    under the hierarchical one too, whichever a checker picks (a release read back without its
+    hierarchies can only be checked with the equal distance).
+    """
     kind = dataset.schema[attribute].type
     return "ordered" if kind in (AttributeType.NUMERIC, AttributeType.DATE, AttributeType.ORDINAL) else "equal"
 

@@ -142,32 +142,31 @@ class _Partitioner:
             if isinstance(attr, HierarchicalAttribute):
                 self.maps[j, : attr.height + 1, : attr.total_leaves] = attr.maps
         self.n_nodes = int(self.maps.max()) + 1
+        self.flat_maps = self.maps.ravel()  # index (attribute * (height + 1) + level) * leaves + code
+        self.flat_codes = self.codes.ravel()  # index attribute * cells + cell
         self.piece_cell = np.arange(m, dtype=np.int64)
         self.piece_count = cells.counts.astype(np.int64).copy()
         self.piece_part = np.zeros(m, dtype=np.int64)
         self.n_parts = 1
 
     def run(self) -> Partitioning:
-        active = np.asarray([0], dtype=np.int64)
-        while len(active):
-            active = self._level(active)
+        pieces = np.arange(self.m, dtype=np.int64)  # the pieces of partitions still to cut, by partition
+        while len(pieces):
+            pieces = self._level(pieces)
         part_ids, part = np.unique(self.piece_part, return_inverse=True)
         return Partitioning(self.piece_cell, self.piece_count, part.ravel().astype(np.int64), len(part_ids))
 
     # -- one recursion level ---------------------------------------------------------------
 
-    def _level(self, active: np.ndarray) -> np.ndarray:
-        """Cut every active partition once if possible; return the new partitions."""
-        is_active = np.zeros(self.n_parts, dtype=bool)
-        is_active[active] = True
-        pieces = np.flatnonzero(is_active[self.piece_part])
-        pieces = pieces[np.argsort(self.piece_part[pieces], kind="stable")]
+    def _level(self, pieces: np.ndarray) -> np.ndarray:
+        """Cut every partition holding ``pieces`` (sorted by partition) once if possible;
+        return the pieces of the new partitions, sorted by partition."""
         starts, lengths = _segments(self.piece_part[pieces])
         sizes = np.add.reduceat(self.piece_count[pieces], starts)
         widths, levels = self._widths(self.piece_cell[pieces], starts)
         preference = np.argsort(-widths, axis=1, kind="stable")
         undecided = sizes >= 2 * self.k  # smaller partitions cannot be cut in two parts >= k
-        children: list[np.ndarray] = []
+        moved: list[np.ndarray] = []
         for attempt in range(len(self.attributes)):
             segs = np.flatnonzero(undecided)
             if len(segs) == 0:
@@ -184,8 +183,8 @@ class _Partitioner:
                     done, new = cut(trying, attribute, pieces[positions], local, sizes[trying],
                                     levels[trying, attribute])
                     undecided[done] = False
-                    children.append(new)
-        return np.concatenate(children) if children else np.zeros(0, dtype=np.int64)
+                    moved.append(new)
+        return np.concatenate(moved) if moved else np.zeros(0, dtype=np.int64)
 
     def _widths(self, cell: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Normalized width of every attribute in every segment, and hierarchy LCA levels."""
@@ -274,7 +273,9 @@ class _Partitioner:
         n_segs = len(segs)
         cell = self.piece_cell[chosen]
         piece_attribute = attribute[local]
-        child = self.maps[piece_attribute, levels[local] - 1, self.codes[piece_attribute, cell]]
+        code = self.flat_codes[piece_attribute * self.m + cell]
+        _, height, leaves = self.maps.shape
+        child = self.flat_maps[(piece_attribute * height + levels[local] - 1) * leaves + code]
         count = self.piece_count[chosen]
         group, group_size, first_group, n_children = _groups(local, child, count, n_segs, self.n_nodes)
         allowed = np.minimum.reduceat(group_size, first_group) >= self.k
@@ -289,15 +290,16 @@ class _Partitioner:
 
     def _assign(self, segs: np.ndarray, allowed: np.ndarray, chosen: np.ndarray, local: np.ndarray,
                 side: np.ndarray, n_children: int | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Give the pieces of the allowed segments their new partitions' ids."""
+        """Give the pieces of the allowed segments their new partitions' ids; return those
+        segments and the moved pieces sorted by their new partition."""
         made = np.where(allowed, n_children, 0)
         first_id = self.n_parts + np.cumsum(made) - made
         moving = allowed[local]
-        self.piece_part[chosen[moving]] = first_id[local[moving]] + side[moving]
-        total = int(made.sum())
-        new_ids = np.arange(self.n_parts, self.n_parts + total, dtype=np.int64)
-        self.n_parts += total
-        return segs[allowed], new_ids
+        moved = chosen[moving]
+        new_part = first_id[local[moving]] + side[moving]
+        self.piece_part[moved] = new_part
+        self.n_parts += int(made.sum())
+        return segs[allowed], moved[np.argsort(new_part, kind="stable")]
 
 
 def partition(cells: CellTable, attributes: Sequence[Attribute], k: int, *, mode: Mode = "strict",
