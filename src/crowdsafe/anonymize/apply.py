@@ -9,8 +9,8 @@ same way:
 2. every output tuple held by fewer than ``k`` rows is suppressed (its rows are removed), as
    is, when ℓ-diversity or t-closeness is asked, every class that fails it;
 3. the kept rows are published: the quasi-identifiers recoded, the other attributes as they
-   were, identifiers dropped, rows ordered by class (then by their other values) so that the
-   input's row order — which may carry information — does not show.
+   were, identifiers dropped, rows ordered by class (then by a hash of their other values) so
+   that the input's row order — which may carry information — does not show.
 
 A suppression limit makes Apply refuse, with nothing produced, when more rows would be
 suppressed than allowed.
@@ -29,9 +29,6 @@ from crowdsafe.anonymize.constraints import NO_CONSTRAINTS, SensitiveConstraints
 from crowdsafe.anonymize.recoding import RecodedColumns, Recoding
 from crowdsafe.data import Dataset
 from crowdsafe.errors import ParameterError
-
-CLASS_COLUMN = "__crowdsafe_class"
-
 
 def check_k(k: Any) -> int:
     """``k`` as a whole number >= 1 (ParameterError otherwise)."""
@@ -134,16 +131,23 @@ def apply(
 def _published_frame(
     dataset: Dataset, recoded: RecodedColumns, class_of_row: np.ndarray, kept: np.ndarray
 ) -> pl.DataFrame:
+    """The kept rows, recoded, ordered by class and then by a hash of their other values.
+
+    The order depends on the rows' content only, never on their position in the input.
+    """
     identifiers = set(dataset.schema.identifiers)
     columns = [c for c in dataset.columns if c not in identifiers]
-    rows = np.flatnonzero(kept)
-    frame = dataset.frame.select(columns)
-    if len(rows) < len(kept):
-        frame = frame.gather(rows) if len(rows) else frame.clear()
-    replaced = [
-        recoded.dictionaries[c].gather(recoded.codes[c][rows]).alias(c)
-        for c in recoded.columns
-    ]
     others = [c for c in columns if c not in recoded.codes]
-    frame = frame.with_columns(*replaced, pl.Series(CLASS_COLUMN, class_of_row[rows]))
-    return frame.sort([CLASS_COLUMN, *others], nulls_last=True, maintain_order=False).drop(CLASS_COLUMN)
+    rows = np.flatnonzero(kept)
+    key = class_of_row[rows].astype(np.uint64) << np.uint64(32)
+    if others and len(rows):
+        content = dataset.frame.select(others)
+        if len(rows) < len(kept):
+            content = content.gather(rows)
+        digest = content.select(pl.struct(others).hash(seed=0)).to_series().to_numpy()
+        key |= digest >> np.uint64(32)
+    rows = rows[np.argsort(key, kind="stable")]
+    frame = dataset.frame.select(columns).gather(rows) if len(rows) else dataset.frame.select(columns).clear()
+    return frame.with_columns(
+        recoded.dictionaries[c].gather(recoded.codes[c][rows]).alias(c) for c in recoded.columns
+    )
