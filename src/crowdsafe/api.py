@@ -32,6 +32,7 @@ from crowdsafe.privacy.dgamma import failure_of
 
 if TYPE_CHECKING:
     from crowdsafe.anonymize import Release
+    from crowdsafe.anonymize.publish import Publication, PublishPlan
 
 
 @dataclass(frozen=True)
@@ -326,3 +327,71 @@ def anonymize(
     if out is not None:
         release.write(out)
     return release
+
+
+# -- the safe pipeline: sampling + safe k-anonymization ----------------------------------------
+
+
+def plan_publish(
+    epsilon: float,
+    delta: float,
+    *,
+    k: int | None = None,
+    beta: float | None = None,
+    epsilon1: float | None = None,
+    scheme: str | Mapping[str, int] | None = None,
+    releases: int = 1,
+    rows: int | None = None,
+) -> "PublishPlan":
+    """The plan :func:`publish` would run (k, β, ε1, cost of all releases), without reading data.
+    ``rows`` (the table's size, if known) gives the expected sample size."""
+    from crowdsafe.anonymize.publish import plan_publication
+
+    return plan_publication(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
+                            releases=releases, rows=rows)
+
+
+def publish(
+    data: Any,
+    *,
+    epsilon: float,
+    delta: float,
+    k: int | None = None,
+    beta: float | None = None,
+    epsilon1: float | None = None,
+    scheme: str | Mapping[str, int] | None = None,
+    releases: int = 1,
+    qi: Sequence[str] | None = None,
+    sensitive: Sequence[str] | str | None = None,
+    schema: Schema | str | os.PathLike[str] | None = None,
+    missing: MissingPolicy | str = DEFAULT_MISSING,
+    out: str | os.PathLike[str] | None = None,
+    force: bool = False,
+    seed: Randomness | int | None = None,
+    ledger: LedgerSpec = DEFAULT_LEDGER,
+    name: str | None = None,
+    budget: tuple[float, float] | None = None,
+) -> "Publication":
+    """Publish ``data`` k-anonymized with a proven (ε, δ)-DP guarantee per release: Bernoulli(β)
+    sampling, then a safe recoding (a fixed ``scheme``: strongly safe; else an ε1-DP choice over
+    the generalization lattice), then suppression of tuples held by fewer than k rows (Li,
+    Qardaji, Su 2012, Theorems 5 and 6). See :mod:`crowdsafe.anonymize.publish`.
+
+    ``releases=N`` draws N fresh independent samples; their certificates compose into one.
+    With ``out``, each table and its certificate are written atomically. The ledger
+    (``"default"``, a path, a Ledger, or None) is charged before anything is computed from the
+    data; a dataset with no budget gets ``budget`` or, without it, exactly this publication's
+    cost. ``seed`` makes the run reproducible and NOT fit for release.
+    """
+    from crowdsafe.anonymize.publish import plan_publication, publish_dataset
+    from crowdsafe.randomness import as_randomness
+
+    publish_plan = plan_publication(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
+                                    releases=releases)
+    dataset = load(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
+    publish_plan = plan_publication(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
+                                    releases=releases, rows=dataset.n_rows)
+    randomness = as_randomness(seed)
+    with ledger_for(ledger) as book:
+        return publish_dataset(dataset, publish_plan, randomness=randomness, ledger=book, name=name,
+                               budget=budget, out=out, force=force)
