@@ -20,19 +20,15 @@ from crowdsafe.data import (
     load,
 )
 from crowdsafe.errors import BudgetExceeded, ParameterError
-from crowdsafe.mechanisms.queries import QueryAnswer, answer_query, check_query
 from crowdsafe.privacy.ledger import DEFAULT as DEFAULT_LEDGER
 from crowdsafe.privacy.ledger import Budget, LedgerSpec, ledger_for
 from crowdsafe.randomness import Randomness
-from crowdsafe.perturb import AlphaBetaPlan, Estimate, Perturbation, View, plan_for, prepare, read_view
-from crowdsafe.perturb import check_view_path
-from crowdsafe.perturb import estimate as estimate_one
-from crowdsafe.perturb import perturb as perturb_dataset
-from crowdsafe.privacy.dgamma import failure_of
 
 if TYPE_CHECKING:
     from crowdsafe.anonymize import Release
     from crowdsafe.anonymize.publish import Publication, PublishPlan
+    from crowdsafe.mechanisms.queries import QueryAnswer
+    from crowdsafe.perturb import AlphaBetaPlan, Estimate, Perturbation
 
 
 @dataclass(frozen=True)
@@ -169,6 +165,8 @@ def query(
     registers the dataset's total budget (under ``name``) if it has none yet. Bad input raises
     before the ledger is touched; an over-budget query raises BudgetExceeded before any noise.
     """
+    from crowdsafe.mechanisms.queries import answer_query, check_query
+
     dataset = load(data, schema=schema, missing=missing)
     options: dict[str, Any] = {
         "epsilon": epsilon, "delta": delta, "mechanism": mechanism, "calibration_name": calibration,
@@ -239,6 +237,9 @@ def plan_perturbation(
     view size and ratio |V|/|I|, the equivalent ε, the utility bound and warnings. ``target``
     is what :func:`perturb` takes: ``gamma`` and ``d`` or ``c``, optionally ``alpha``, ``beta``,
     ``exclusive_correlations``."""
+    from crowdsafe.perturb import plan_for, prepare
+    from crowdsafe.privacy.dgamma import failure_of
+
     table = prepare(load(data, schema=schema, missing=missing), attributes, domains=domains,
                     duplicates=duplicates)  # type: ignore[arg-type]
     return plan_for(table, failure=failure_of(confidence), **target)
@@ -269,6 +270,10 @@ def perturb(
     (``.view`` with ``.certificate``, ``.plan``); with ``out`` the view and its certificate JSON
     are written, each atomically. ``seed`` makes the run reproducible and NOT fit for release.
     """
+    from crowdsafe.perturb import check_view_path
+    from crowdsafe.perturb import perturb as perturb_dataset
+    from crowdsafe.privacy.dgamma import failure_of
+
     if out is not None:
         check_view_path(out)
     result = perturb_dataset(
@@ -291,6 +296,9 @@ def estimate(
     α-β view (a :class:`~crowdsafe.perturb.View` or the path of a view file, whose certificate
     gives α, β and the domain). One query gives an :class:`~crowdsafe.perturb.Estimate`, a list
     gives a list; each carries its error bar at ``confidence``."""
+    from crowdsafe.perturb import View, read_view
+    from crowdsafe.perturb import estimate as estimate_one
+
     if not isinstance(view, View):
         view = read_view(view, certificate)
     if isinstance(queries, str):
@@ -383,14 +391,15 @@ def publish(
     data; a dataset with no budget gets ``budget`` or, without it, exactly this publication's
     cost. ``seed`` makes the run reproducible and NOT fit for release.
     """
+    from dataclasses import replace
+
     from crowdsafe.anonymize.publish import plan_publication, publish_dataset
     from crowdsafe.randomness import as_randomness
 
     publish_plan = plan_publication(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
                                     releases=releases)
     dataset = load(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
-    publish_plan = plan_publication(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
-                                    releases=releases, rows=dataset.n_rows)
+    publish_plan = replace(publish_plan, rows=dataset.n_rows)
     randomness = as_randomness(seed)
     with ledger_for(ledger) as book:
         return publish_dataset(dataset, publish_plan, randomness=randomness, ledger=book, name=name,

@@ -39,7 +39,7 @@ from crowdsafe.anonymize.lattice import Lattice
 from crowdsafe.anonymize.recoding import GeneralizationScheme
 from crowdsafe.data import Dataset, Hierarchy
 from crowdsafe.errors import HierarchyError, ParameterError
-from crowdsafe.randomness import Randomness
+from crowdsafe.randomness import Randomness, gumbel
 
 SCORE_SENSITIVITY = 1.0
 SCORE_NAME = "retained information: sum over classes of (1 - NCP) * max(0, |E| - (k - 1))"
@@ -326,8 +326,6 @@ def choose_scheme(sample: Dataset, columns: Sequence[str], k: int, epsilon1: flo
     """Select a scheme with the ε1-DP exponential mechanism over every lattice node (Theorem 6's
     Am), by the Gumbel-max trick: node g wins with probability ∝ exp(ε1·q(S, g)/Δq) (monotone
     q, Δq = 1). Only the sample is read; the choice is ε1-DP with respect to the sample."""
-    from crowdsafe.mechanisms.exponential import gumbel
-
     missing = [c for c in columns if c not in sample.hierarchies]
     if missing:
         raise HierarchyError(f"quasi-identifier '{missing[0]}' has no hierarchy to choose a level from")

@@ -88,10 +88,9 @@ def register(app: typer.Typer) -> None:
 
         if no_ledger and (ledger is not None or budget is not None):
             raise ParameterError("--no-ledger cannot be combined with --ledger or --budget")
-        rows = _count_rows(data) if plan_only else None
-        plan = api.plan_publish(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
-                                releases=releases, rows=rows)
         if plan_only:
+            plan = api.plan_publish(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
+                                    releases=releases, rows=_count_rows(data))
             emit({"plan": plan.as_dict()}, as_json, lambda: render_plan(plan.as_dict(), typer.echo))
             return
         if out is None:
