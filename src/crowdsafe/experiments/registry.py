@@ -24,6 +24,7 @@ _MODULES = [
     "crowdsafe.experiments.calculus",
     "crowdsafe.experiments.alpha_beta",
     "crowdsafe.experiments.extreme_value",
+    "crowdsafe.experiments.utility",
 ]
 
 DEFAULT_RESULTS = Path("results")
