@@ -243,24 +243,37 @@ class _KeyedTables:
         self.base_keys = cells.codes.astype(np.int64) @ self.strides
         self.base_counts = cells.counts.astype(np.float64)
 
-    def up(self, keys: np.ndarray, counts: np.ndarray, attribute: int, level: int
-           ) -> tuple[np.ndarray, np.ndarray]:
-        """The table with ``attribute`` raised from ``level - 1`` to ``level``."""
+    def up(self, keys: np.ndarray, counts: np.ndarray, attribute: int, level: int,
+           from_level: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The table with ``attribute`` raised to ``level`` from ``from_level`` (default: the
+        level just below)."""
         stride = self.strides[attribute]
         old = (keys // stride) % self.radix[attribute]
-        keys = keys + (self.steps[attribute][level - 1][old] - old) * stride
+        step = self.steps[attribute][level - 1] if from_level is None else self._map(attribute, from_level, level)
+        keys = keys + (step[old] - old) * stride
         keys, inverse = np.unique(keys, return_inverse=True)
         return keys, np.bincount(inverse.ravel(), weights=counts, minlength=len(keys))
 
+    def _map(self, attribute: int, low: int, high: int) -> np.ndarray:
+        mapped = np.arange(self.hierarchies[attribute].size(low), dtype=np.int64)
+        for level in range(low, high):
+            mapped = self.steps[attribute][level][mapped]
+        return mapped
+
+    def project(self, keys: np.ndarray, counts: np.ndarray, prefix: int) -> tuple[np.ndarray, np.ndarray]:
+        """The table projected on its first ``prefix`` columns (the others set to code 0)."""
+        if prefix == self.d:
+            return keys, counts
+        stride = self.strides[prefix - 1]
+        keys, inverse = np.unique(keys // stride, return_inverse=True)
+        return keys * stride, np.bincount(inverse.ravel(), weights=counts, minlength=len(keys))
+
     def score(self, keys: np.ndarray, counts: np.ndarray, levels: Sequence[int], k: int,
-              upto: int | None = None) -> float:
-        """q of the table at ``levels``; with ``upto``, the bound from the first ``upto`` columns
-        (the classes of the projection on them, the other columns' penalties taken as 0)."""
-        d = self.d if upto is None else upto
-        if upto is not None:
-            keys, inverse = np.unique(keys // self.strides[upto - 1], return_inverse=True)
-            counts = np.bincount(inverse.ravel(), weights=counts, minlength=len(keys))
-            keys = keys * self.strides[upto - 1]
+              prefix: int | None = None) -> float:
+        """q of the table at ``levels``; with ``prefix``, of a table projected on its first
+        ``prefix`` columns, with the other columns' penalties taken as 0: an upper bound on q of
+        every node that agrees with ``levels`` on those columns."""
+        d = self.d if prefix is None else prefix
         weight = np.maximum(counts - (k - 1), 0)
         alive = np.flatnonzero(weight)
         if len(alive) == 0:
@@ -301,19 +314,22 @@ def gumbel_max_over_lattice(sample: Dataset, columns: Sequence[str], k: int, sca
             if key > best[0]:
                 best[0], best[1] = key, index
             return
+        # the parent's table projected on columns 0..attribute (one pass over the parent's
+        # table); each child's bound is a roll-up of this small table
+        projected_keys, projected_counts = tables.project(keys, counts, attribute + 1)
         children = []
         for level in range(tables.hierarchies[attribute].height + 1):
-            if level > 0:
-                keys, counts = tables.up(keys, counts, attribute, level)
             levels[attribute] = level
             child = index + level * int(node_strides[attribute])
-            bound = scale * tables.score(keys, counts, levels, k, upto=attribute + 1)
-            children.append((bound + block_max[attribute][child // int(node_strides[attribute])],
-                             level, child, keys, counts))
-        for bound, level, child, child_keys, child_counts in sorted(children, key=lambda c: -c[0]):
+            if level:
+                projected_keys, projected_counts = tables.up(projected_keys, projected_counts, attribute, level)
+            bound = scale * tables.score(projected_keys, projected_counts, levels, k, prefix=attribute + 1)
+            children.append((bound + block_max[attribute][child // int(node_strides[attribute])], level, child))
+        for bound, level, child in sorted(children, key=lambda c: -c[0]):
             if bound <= best[0]:
                 break
             levels[attribute] = level
+            child_keys, child_counts = tables.up(keys, counts, attribute, level, from_level=0) if level else (keys, counts)
             visit(attribute + 1, child_keys, child_counts, child)
         levels[attribute] = 0
 
