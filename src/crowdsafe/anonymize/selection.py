@@ -168,56 +168,31 @@ class SchemeChoice:
 def lattice_scores(sample: Dataset, columns: Sequence[str], k: int) -> tuple[Lattice, np.ndarray]:
     """q(S, g) (module docstring) of every node g of the lattice of ``columns``, on ``sample``.
 
-    Depth-first over the attributes: the frequency table of a node is rolled up from the node one
-    level below it in the current attribute (always a smaller table), so every node costs one
-    group-by of an already reduced table. Node i of the returned lattice has score ``scores[i]``.
+    The reference full evaluation (the mechanism itself uses :func:`gumbel_max_over_lattice`,
+    which returns the same choice): depth-first over the columns, each node's frequency table
+    rolled up from the node one level below it. Node i of the returned lattice has ``scores[i]``.
     """
     hierarchies = [sample.hierarchies[c] for c in columns]
     lattice = Lattice(tuple(columns), tuple(h.height for h in hierarchies))
     scores = np.zeros(lattice.size)
     if sample.n_rows == 0:
         return lattice, scores
-    d = len(columns)
-    penalties = [node_penalties(h) for h in hierarchies]
-    steps = [[_level_step(h, level) for level in range(h.height)] for h in hierarchies]
-    lattice_strides = lattice.strides
-    # one mixed-radix int64 key per table row; level-0 sizes bound the codes at every level
-    radix = np.asarray([h.size(0) for h in hierarchies], dtype=np.int64)
-    if float(np.prod(radix.astype(float))) >= 2.0**62:
-        raise ParameterError("too many quasi-identifier values to score the lattice; use fewer quasi-identifiers")
-    key_strides = np.r_[np.cumprod(radix[::-1])[::-1][1:], 1].astype(np.int64)
-    cells = cell_table(sample, columns)
-    base_key = cells.codes.astype(np.int64) @ key_strides
-    levels = [0] * d
-
-    def score(keys: np.ndarray, counts: np.ndarray) -> float:
-        weight = np.maximum(counts - (k - 1), 0)
-        alive = np.flatnonzero(weight)
-        if len(alive) == 0:
-            return 0.0
-        alive_keys = keys[alive]
-        ncp = np.zeros(len(alive))
-        for j in range(d):
-            if levels[j]:
-                ncp += penalties[j][levels[j]][(alive_keys // key_strides[j]) % radix[j]]
-        return float(np.dot(1.0 - ncp / d, weight[alive]))
+    tables = _KeyedTables(sample, columns)
+    strides = lattice.strides
+    levels = [0] * tables.d
 
     def visit(attribute: int, keys: np.ndarray, counts: np.ndarray, index: int) -> None:
-        if attribute == d:
-            scores[index] = score(keys, counts)
+        if attribute == tables.d:
+            scores[index] = tables.score(keys, counts, levels, k)
             return
-        stride = key_strides[attribute]
         for level in range(hierarchies[attribute].height + 1):
             if level > 0:
-                old = (keys // stride) % radix[attribute]
-                keys = keys + (steps[attribute][level - 1][old] - old) * stride
-                keys, inverse = np.unique(keys, return_inverse=True)
-                counts = np.bincount(inverse.ravel(), weights=counts, minlength=len(keys))
+                keys, counts = tables.up(keys, counts, attribute, level)
             levels[attribute] = level
-            visit(attribute + 1, keys, counts, index + level * int(lattice_strides[attribute]))
+            visit(attribute + 1, keys, counts, index + level * int(strides[attribute]))
         levels[attribute] = 0
 
-    visit(0, base_key, cells.counts.astype(np.float64), 0)
+    visit(0, tables.base_keys, tables.base_counts, 0)
     return lattice, scores
 
 
@@ -298,6 +273,9 @@ def gumbel_max_over_lattice(sample: Dataset, columns: Sequence[str], k: int, sca
     beat the best exact key found is skipped. The result is the argmax of the full evaluation,
     so the exponential mechanism's distribution is unchanged; only time depends on the data.
     """
+    if sample.n_rows == 0:  # every score is 0: the choice is uniform
+        lattice = Lattice(tuple(columns), tuple(sample.hierarchies[c].height for c in columns))
+        return lattice, int(np.argmax(noise)), 0
     tables = _KeyedTables(sample, columns)
     lattice = Lattice(tuple(columns), tuple(h.height for h in tables.hierarchies))
     node_strides = lattice.strides
