@@ -92,3 +92,16 @@ def test_scheme_and_local_recoding_errors():
     assert apply(data, local, 5).frame.get_column("age").to_list() == ["[30, 51]"] * 5
     with pytest.raises(SchemaError, match="only recodes its own rows"):
         apply(data.with_frame(data.frame.head(4)), local, 1)
+
+
+def test_constraint_checks_in_blocks_agree_with_one_matrix():
+    from crowdsafe.anonymize.constraints import classes_satisfying, sensitive_constraints
+
+    data = adult().with_roles(sensitive=["occupation"])
+    constraints = sensitive_constraints(data, "occupation", l=5, t=0.35)
+    rng = np.random.default_rng(5)
+    classes = rng.integers(0, 3000, data.n_rows)
+    codes = data.encoded("occupation").codes.astype(np.int64)
+    whole = classes_satisfying(constraints, classes, codes, 3000)
+    blocks = classes_satisfying(constraints, classes, codes, 3000, block_cells=97)
+    assert (whole == blocks).all() and 0 < whole.sum() < 3000

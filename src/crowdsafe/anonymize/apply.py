@@ -89,7 +89,11 @@ class Applied:
 def output_classes(recoded: RecodedColumns) -> tuple[np.ndarray, int]:
     """The output class of every row: rows with equal published tuples share a class id."""
     columns = recoded.columns
-    return dense_ids([recoded.codes[c] for c in columns], [len(recoded.dictionaries[c]) for c in columns])
+    sizes = [len(recoded.dictionaries[c]) for c in columns]
+    if recoded.group_of_row is not None and recoded.group_codes is not None:
+        group_class, n_classes = dense_ids([recoded.group_codes[c] for c in columns], sizes)
+        return group_class[recoded.group_of_row], n_classes
+    return dense_ids([recoded.codes[c] for c in columns], sizes)
 
 
 def apply(
@@ -146,8 +150,14 @@ def _published_frame(
             content = content.gather(rows)
         digest = content.select(pl.struct(others).hash(seed=0)).to_series().to_numpy()
         key |= digest >> np.uint64(32)
-    rows = rows[np.argsort(key, kind="stable")]
-    frame = dataset.frame.select(columns).gather(rows) if len(rows) else dataset.frame.select(columns).clear()
-    return frame.with_columns(
-        recoded.dictionaries[c].gather(recoded.codes[c][rows]).alias(c) for c in recoded.columns
-    )
+    rows = rows[pl.Series(key).arg_sort().to_numpy()]
+    if len(rows) == 0:
+        return dataset.frame.select(columns).clear().with_columns(
+            recoded.dictionaries[c].clear().alias(c) for c in recoded.columns)
+    code_columns = {f"__code_{i}": recoded.codes[c][rows] for i, c in enumerate(recoded.columns)}
+    published = pl.DataFrame(code_columns).lazy().select(
+        pl.lit(recoded.dictionaries[c]).gather(pl.col(f"__code_{i}")).alias(c)
+        for i, c in enumerate(recoded.columns)
+    ).collect()
+    frame = dataset.frame.select(columns).gather(rows)
+    return frame.with_columns(published.get_column(c) for c in recoded.columns)
