@@ -22,6 +22,9 @@ _COMMAND_MODULES = [
     "crowdsafe.cli.datasets",
     "crowdsafe.cli.calc",
     "crowdsafe.cli.experiment",
+    "crowdsafe.cli.query",
+    "crowdsafe.cli.ledger",
+    "crowdsafe.cli.perturb",
     "crowdsafe.cli.anonymize",
 ]
 

@@ -22,6 +22,7 @@ from crowdsafe.randomness import Randomness, as_randomness
 # One line per module that registers experiments.
 _MODULES = [
     "crowdsafe.experiments.calculus",
+    "crowdsafe.experiments.alpha_beta",
 ]
 
 DEFAULT_RESULTS = Path("results")
