@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+from data_layer import _best  # this folder's timing helper (best wall time of n runs)
 
 from crowdsafe.anonymize import apply, cell_table, lattice_search, mdav, mondrian
 from crowdsafe.anonymize.release import Release
@@ -44,12 +45,7 @@ SIZES = {"adult": None, "1m": 1_000_000, "10m": 10_000_000}
 
 def timed(function, repeat: int = 1):
     """(best wall time over ``repeat`` runs, the last result)."""
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        started = time.perf_counter()
-        result = function()
-        best = min(best, time.perf_counter() - started)
-    return best, result
+    return _best(repeat, function)
 
 
 def load(name: str):

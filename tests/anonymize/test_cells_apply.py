@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crowdsafe.anonymize import GeneralizationScheme, LocalRecoding, apply, cell_table
+from crowdsafe.anonymize import GeneralizationScheme, LocalRecoding, apply, cell_table, classify
 from crowdsafe.anonymize.cells import rows_of_split_cells
 from crowdsafe.data import Dataset, Schema
 from crowdsafe.datasets import adult
@@ -72,6 +72,9 @@ def test_apply_suppresses_rare_tuples_and_drops_identifiers():
     assert applied.kept.tolist() == [True, True, True, False, False]
     with pytest.raises(ParameterError, match="suppress 2 of 5 rows"):
         apply(data, scheme, 3, suppression_limit=0.2)
+    first = classify(data, scheme, 3)  # suppression known before any table is built
+    assert first.rows_suppressed == 2 and first.suppression_rate == 0.4
+    assert apply(data, first, 3).frame.equals(applied.frame)
     top = apply(data, GeneralizationScheme.of(data, {"age": 3, "job": 0}), 2)
     assert top.rows_suppressed == 0
     untouched = apply(data, GeneralizationScheme.of(data, {"age": 0, "job": 0}), 1)
@@ -92,3 +95,16 @@ def test_scheme_and_local_recoding_errors():
     assert apply(data, local, 5).frame.get_column("age").to_list() == ["[30, 51]"] * 5
     with pytest.raises(SchemaError, match="only recodes its own rows"):
         apply(data.with_frame(data.frame.head(4)), local, 1)
+
+
+def test_constraint_checks_in_blocks_agree_with_one_matrix():
+    from crowdsafe.anonymize.constraints import classes_satisfying, sensitive_constraints
+
+    data = adult().with_roles(sensitive=["occupation"])
+    constraints = sensitive_constraints(data, "occupation", l=5, t=0.35)
+    rng = np.random.default_rng(5)
+    classes = rng.integers(0, 3000, data.n_rows)
+    codes = data.encoded("occupation").codes.astype(np.int64)
+    whole = classes_satisfying(constraints, classes, codes, 3000)
+    blocks = classes_satisfying(constraints, classes, codes, 3000, block_cells=97)
+    assert (whole == blocks).all() and 0 < whole.sum() < 3000

@@ -39,6 +39,10 @@ class RecodedColumns:
 
     codes: dict[str, np.ndarray]
     dictionaries: dict[str, pl.Series]
+    # optional factorization: row i publishes group group_of_row[i], whose codes are
+    # group_codes[c][group]; lets output classes be found over groups instead of rows
+    group_of_row: np.ndarray | None = None
+    group_codes: dict[str, np.ndarray] | None = None
 
     @property
     def columns(self) -> list[str]:
@@ -196,11 +200,11 @@ class LocalRecoding(Recoding):
             )
         codes: dict[str, np.ndarray] = {}
         dictionaries: dict[str, pl.Series] = {}
+        class_codes: dict[str, np.ndarray] = {}
         for column, per_class in self.values.items():
-            class_codes, dictionary = encode_series(per_class.alias(column))
-            codes[column] = class_codes[self.class_of_row]
-            dictionaries[column] = dictionary
-        return RecodedColumns(codes, dictionaries)
+            class_codes[column], dictionaries[column] = encode_series(per_class.alias(column))
+            codes[column] = class_codes[column][self.class_of_row]
+        return RecodedColumns(codes, dictionaries, self.class_of_row, class_codes)
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "local", "name": self.name, "classes": self.n_classes, **dict(self.details)}
