@@ -63,8 +63,6 @@ def workload_error(release: pl.DataFrame, original: Dataset, columns: list[str],
 
 def classifier_accuracy(release: pl.DataFrame, original: Dataset, test: Dataset, columns: list[str]) -> float:
     """Accuracy on ``test`` of a logistic regression trained on the release (see module docstring)."""
-    from sklearn.linear_model import LogisticRegression
-
     labels = release.get_column(TARGET).cast(pl.String)
     usable = (labels != "*").to_numpy() & labels.is_not_null().to_numpy()
     truth = test.frame.get_column(TARGET).cast(pl.String).str.strip_chars(".").to_numpy()
@@ -83,9 +81,30 @@ def classifier_accuracy(release: pl.DataFrame, original: Dataset, test: Dataset,
         known = np.asarray(codes) >= 0
         onehot[np.flatnonzero(known), np.asarray(codes)[known]] = 1.0
         test_features.append(onehot)
-    model = LogisticRegression(max_iter=300)
-    model.fit(features, y)
-    return float(np.mean(model.predict(np.hstack(test_features)) == truth))
+    classes = np.unique(y)
+    weights = _logistic_fit(features, (y == classes[1]).astype(np.float64))
+    predicted = np.where(_with_intercept(np.hstack(test_features)) @ weights > 0, classes[1], classes[0])
+    return float(np.mean(predicted == truth))
+
+
+def _with_intercept(features: np.ndarray) -> np.ndarray:
+    return np.hstack([features, np.ones((len(features), 1))])
+
+
+def _logistic_fit(features: np.ndarray, y: np.ndarray, penalty: float = 1.0) -> np.ndarray:
+    """L2-regularized logistic regression (penalty · |w|² / 2, intercept not penalized), L-BFGS."""
+    from scipy import optimize, special
+
+    x = _with_intercept(features)
+    mask = np.r_[np.ones(features.shape[1]), 0.0]
+
+    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+        z = x @ w
+        value = float(np.sum(np.logaddexp(0.0, z) - y * z) + 0.5 * penalty * np.sum(mask * w * w))
+        gradient = x.T @ (special.expit(z) - y) + penalty * mask * w
+        return value, gradient
+
+    return optimize.minimize(loss, np.zeros(x.shape[1]), jac=True, method="L-BFGS-B").x
 
 
 @experiment("utility", "Utility on Adult: safe publish vs Mondrian vs optimal lattice at the same k, over (epsilon, delta)")
