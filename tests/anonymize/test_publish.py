@@ -22,8 +22,8 @@ from crowdsafe.anonymize.selection import (
     node_penalties,
 )
 from crowdsafe.datasets import adult
-from crowdsafe.errors import CrowdsafeError, HierarchyError, ParameterError, SampleReuseError
-from crowdsafe.privacy import Certificate, compose_homogeneous, dps_delta, smallest_epsilon
+from crowdsafe.errors import HierarchyError, ParameterError, SampleReuseError
+from crowdsafe.privacy import Certificate, compose_homogeneous, dps_delta
 from crowdsafe.privacy.ledger import Ledger
 from crowdsafe.randomness import Randomness, gumbel
 from strategies import tables
@@ -167,7 +167,7 @@ def test_unknown_scheme_level_is_refused_before_anything(adult_data, tmp_path):
     with pytest.raises(ParameterError, match="not a quasi-identifier"):
         fixed_scheme(adult_data, adult_data.quasi_identifiers, "nosuch=1")
     assert ledger.entries() == [] and ledger.budget(adult_data.fingerprint()) is None
-    assert list(tmp_path.iterdir()) == [tmp_path / "ledger.sqlite3"] or not (tmp_path / "x.csv").exists()
+    assert not any(p.name.startswith("x") for p in tmp_path.iterdir())
 
 
 def test_over_budget_is_refused_before_sampling(adult_data, tmp_path):
