@@ -25,6 +25,7 @@ _COMMAND_MODULES = [
     "crowdsafe.cli.query",
     "crowdsafe.cli.ledger",
     "crowdsafe.cli.perturb",
+    "crowdsafe.cli.anonymize",
 ]
 
 app = typer.Typer(

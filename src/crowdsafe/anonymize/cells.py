@@ -1,0 +1,139 @@
+"""The cell table: the distinct tuples of some encoded columns, with how many rows hold each.
+
+Anonymization algorithms work on cells, never on rows: Adult's 30,162 complete rows hold
+18,109 distinct tuples of its 8 quasi-identifiers, and a million synthetic rows about 200,000.
+Rows are touched twice only: once to find their cell (:func:`cell_table`), once to map them
+through the chosen recoding (:func:`crowdsafe.anonymize.apply.apply`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from crowdsafe.data import Dataset
+from crowdsafe.errors import SchemaError
+
+
+def dense_ids(columns: Sequence[np.ndarray], sizes: Sequence[int]) -> tuple[np.ndarray, int]:
+    """Group ids (0..m-1, in lexicographic order of the tuples) of rows of integer ``columns``.
+
+    ``sizes[j]`` bounds the values of column j (all values lie in ``[0, sizes[j])``). Columns are
+    packed into one 64-bit key when the product of the sizes allows it (one sort), else grouped
+    by Polars over the columns. Returns (ids as int64, number of groups).
+    """
+    n = len(columns[0]) if columns else 0
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), 0
+    if float(np.prod(np.asarray([max(s, 1) for s in sizes], dtype=float))) < 2.0**63:
+        key = np.zeros(n, dtype=np.uint64)
+        for values, size in zip(columns, sizes):
+            key *= np.uint64(max(size, 1))
+            key += values.astype(np.uint64, copy=False)
+        ranks = pl.Series(key).rank("dense").to_numpy()
+    else:
+        frame = pl.DataFrame({f"c{j}": values for j, values in enumerate(columns)})
+        ranks = frame.select(pl.struct(pl.all()).rank("dense")).to_series().to_numpy()
+    ids = ranks.astype(np.int64) - 1
+    return ids, int(ids.max()) + 1
+
+
+def first_of_each(ids: np.ndarray, m: int) -> np.ndarray:
+    """For each group id in 0..m-1, the index of one row holding it."""
+    where = np.empty(m, dtype=np.int64)
+    where[ids] = np.arange(len(ids), dtype=np.int64)
+    return where
+
+
+@dataclass(frozen=True)
+class CellTable:
+    """Distinct tuples of ``columns`` (plus the sensitive attribute, when one is given).
+
+    ``codes[:, j]`` are the data layer's codes of ``columns[j]`` (leaf codes when the column has
+    a hierarchy); ``counts`` the rows per cell; ``sensitive`` the sensitive attribute's code per
+    cell (None without one); ``row_cell`` the cell of every row. Cells are sorted by their
+    tuple of codes (lexicographically, sensitive code last), so the table does not depend on
+    row order.
+    """
+
+    columns: tuple[str, ...]
+    codes: np.ndarray  # (m, d) int64
+    counts: np.ndarray  # (m,) int64
+    sensitive: np.ndarray | None  # (m,) int64
+    sensitive_name: str | None
+    row_cell: np.ndarray  # (n,) int64
+
+    @property
+    def n_cells(self) -> int:
+        return len(self.counts)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.row_cell)
+
+
+def cell_table(dataset: Dataset, columns: Sequence[str], sensitive: str | None = None) -> CellTable:
+    """Build the :class:`CellTable` of ``columns`` (and ``sensitive``) of ``dataset``."""
+    columns = tuple(columns)
+    if not columns:
+        raise SchemaError("no quasi-identifiers to anonymize; name them with --qi a,b,c (qi=[...])")
+    if dataset.n_rows == 0:
+        raise SchemaError("the data has no rows")
+    names = list(columns) + ([sensitive] if sensitive is not None else [])
+    encoded = [dataset.encoded(name) for name in names]
+    ids, m = dense_ids([e.codes for e in encoded], [e.cardinality for e in encoded])
+    where = first_of_each(ids, m)
+    codes = np.column_stack([e.codes[where].astype(np.int64) for e in encoded])
+    counts = np.bincount(ids, minlength=m).astype(np.int64)
+    return CellTable(
+        columns=columns,
+        codes=np.ascontiguousarray(codes[:, : len(columns)]),
+        counts=counts,
+        sensitive=codes[:, -1].copy() if sensitive is not None else None,
+        sensitive_name=sensitive,
+        row_cell=ids,
+    )
+
+
+def rows_of_split_cells(
+    row_cell: np.ndarray, entry_cell: np.ndarray, entry_count: np.ndarray, entry_class: np.ndarray
+) -> np.ndarray:
+    """The class of every row when a cell's rows may be shared between several classes.
+
+    ``entry_*`` describe the pieces a recoding cut cells into: piece i holds ``entry_count[i]``
+    rows of cell ``entry_cell[i]`` and puts them in class ``entry_class[i]``. The rows of a cell
+    are dealt to its pieces in row order (the first ``entry_count`` rows to the first piece, in
+    the order the pieces are listed), so every row gets exactly one class and each piece gets
+    exactly its count.
+    """
+    n_cells = int(row_cell.max()) + 1 if len(row_cell) else 0
+    pieces = np.bincount(entry_cell, minlength=n_cells)
+    single = pieces == 1
+    class_of_cell = np.full(n_cells, -1, dtype=np.int64)
+    lone = single[entry_cell]
+    class_of_cell[entry_cell[lone]] = entry_class[lone]
+    result = class_of_cell[row_cell]
+    shared_rows = np.flatnonzero(~single[row_cell])
+    if len(shared_rows) == 0:
+        return result
+    # rank of each shared row within its cell, in row order
+    cells = row_cell[shared_rows]
+    order = np.argsort(cells, kind="stable")
+    sorted_cells = cells[order]
+    starts = np.flatnonzero(np.r_[True, sorted_cells[1:] != sorted_cells[:-1]])
+    lengths = np.diff(np.r_[starts, len(sorted_cells)])
+    rank = np.arange(len(sorted_cells)) - np.repeat(starts, lengths)
+    # pieces of shared cells, grouped by cell (stable: listing order kept), with cumulative ends
+    shared_entries = np.flatnonzero(~single[entry_cell])
+    piece_order = shared_entries[np.argsort(entry_cell[shared_entries], kind="stable")]
+    piece_cells = entry_cell[piece_order]
+    ends = np.cumsum(entry_count[piece_order])
+    first_piece = np.searchsorted(piece_cells, sorted_cells, side="left")
+    before = np.where(first_piece > 0, ends[np.maximum(first_piece - 1, 0)], 0)
+    position = before + rank  # global position among the shared pieces' rows
+    piece = np.searchsorted(ends, position, side="right")
+    result[shared_rows[order]] = entry_class[piece_order[piece]]
+    return result

@@ -1,0 +1,400 @@
+"""Mondrian multidimensional k-anonymity (LeFevre, DeWitt and Ramakrishnan, ICDE 2006).
+
+Mondrian cuts the table recursively. A partition is cut on the quasi-identifier with the
+widest *normalized* range among its own rows (ties: the first in quasi-identifier order); if
+that cut is not allowed, on the next widest, and so on; a partition no attribute can cut is a
+final equivalence class. Cuts:
+
+- ordered attribute (numbers, dates; categorical attributes without a hierarchy, in their
+  dictionary order), *strict* partitioning: at the median value m (the ⌈N/2⌉-th smallest of
+  the partition's N values), left = values ≤ m, right = values > m; when m is the largest
+  value, the cut is made below it instead. Allowed when both sides hold ≥ k rows.
+- ordered attribute, *relaxed* partitioning: the rows sorted by the attribute are cut into
+  the ⌊N/2⌋ smallest and the rest, so rows holding the median value may go either way.
+  Allowed when ⌊N/2⌋ ≥ k. Ties are broken by the cells' tuple order, then by row order.
+- hierarchical attribute: into the children (in the hierarchy) of the lowest common ancestor
+  of the partition's values; allowed when every non-empty child part holds ≥ k rows.
+
+With entropy ℓ-diversity or t-closeness on a sensitive attribute, a cut is allowed only when
+every part satisfies them too (the whole table must satisfy them to start with).
+
+Every partition's ranges are computed from its own rows after each cut (publications that keep
+the parent's ranges publish values a class does not hold). A class publishes, per attribute:
+``[min, max]`` of its values for numbers and dates (the value itself when min = max); for
+categorical attributes the lowest common hierarchy node (``categorical="node"``) or the set of
+values present (``categorical="set"``, always used without a hierarchy).
+
+The recoding is fitted to the data, so a Mondrian release carries **no formal guarantee**,
+whatever k is: the published ranges end at actual values of actual people.
+
+Implementation: the algorithm runs on cells (distinct tuples with counts), one recursion level
+at a time for all partitions together, with NumPy sorts and segment reductions; no Python loop
+runs over rows or partitions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import polars as pl
+
+from crowdsafe.anonymize.attributes import (
+    Attribute,
+    HierarchicalAttribute,
+    OrderedAttribute,
+    describe_attributes,
+)
+from crowdsafe.anonymize.cells import CellTable, rows_of_split_cells
+from crowdsafe.anonymize.constraints import NO_CONSTRAINTS, SensitiveConstraints, classes_satisfying
+from crowdsafe.anonymize.recoding import LocalRecoding
+from crowdsafe.data import Dataset
+from crowdsafe.errors import ParameterError
+
+Mode = Literal["strict", "relaxed"]
+CategoricalForm = Literal["node", "set"]
+
+
+@dataclass(frozen=True)
+class Partitioning:
+    """Mondrian's result on cells: piece i holds ``count[i]`` rows of cell ``cell[i]`` and
+    lies in partition ``part[i]`` (partitions numbered 0..n_parts-1). A cell is cut into
+    several pieces only by relaxed cuts."""
+
+    cell: np.ndarray
+    count: np.ndarray
+    part: np.ndarray
+    n_parts: int
+
+
+def _segments(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start and length of each run of equal values in sorted ``keys``."""
+    if len(keys) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    return starts, np.diff(np.r_[starts, len(keys)])
+
+
+def _expand(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions covered by the segments (in order) and the segment index of each."""
+    total = int(lengths.sum())
+    offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+    return offsets + np.arange(total), np.repeat(np.arange(len(starts)), lengths)
+
+
+def _groups(local: np.ndarray, child: np.ndarray, count: np.ndarray, n_segs: int, n_nodes: int
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Group pieces by (segment, child node), numbering groups segment by segment.
+
+    Returns each piece's group, the rows per group, each segment's first group and its number
+    of groups. A dense segments x nodes grid of counts is used when small, else a sort.
+    """
+    key = local * n_nodes + child
+    if n_segs * n_nodes <= max(4 * len(key), 1 << 16):
+        grid = np.bincount(key, weights=count, minlength=n_segs * n_nodes)
+        present = grid > 0
+        group_of_key = np.cumsum(present) - 1
+        group = group_of_key[key]
+        sizes = grid[present]
+        per_seg = present.reshape(n_segs, n_nodes).sum(axis=1)
+    else:
+        keys, group = np.unique(key, return_inverse=True)
+        group = group.ravel()
+        sizes = np.bincount(group, weights=count, minlength=len(keys))
+        per_seg = np.bincount(keys // n_nodes, minlength=n_segs)
+    first = np.cumsum(per_seg) - per_seg
+    return group, sizes, first, per_seg
+
+
+class _Partitioner:
+    """The state of one Mondrian run: pieces of cells and the partitions they lie in.
+
+    Per-attribute arrays are stacked (attribute x cell), so one pass handles every partition
+    of a recursion level, whichever attribute each is cut on.
+    """
+
+    def __init__(self, cells: CellTable, attributes: Sequence[Attribute], k: int, mode: Mode,
+                 constraints: SensitiveConstraints) -> None:
+        self.attributes = list(attributes)
+        self.k = k
+        self.mode = mode
+        self.constraints = constraints
+        self.sensitive = cells.sensitive
+        m = cells.n_cells
+        self.m = m
+        d = len(attributes)
+        self.codes = np.ascontiguousarray(cells.codes.T)
+        # rank of each cell's value in each attribute's order (depth-first for hierarchies)
+        self.ranks = np.stack([attr.rank_of_code[self.codes[j]] for j, attr in enumerate(attributes)])
+        self.n_ranks = max(len(attr.rank_of_code) for attr in attributes)
+        # position of each cell in the order (rank, cell index): unique keys for sorting
+        self.orders = np.empty((d, m), dtype=np.int64)
+        for j in range(d):
+            self.orders[j, np.argsort(self.ranks[j], kind="stable")] = np.arange(m)
+        self.is_ordered = np.asarray([isinstance(a, OrderedAttribute) for a in attributes])
+        hierarchical = [a for a in attributes if isinstance(a, HierarchicalAttribute)]
+        height = max((a.height for a in hierarchical), default=0)
+        leaves = max((a.total_leaves for a in hierarchical), default=1)
+        self.maps = np.zeros((d, height + 1, leaves), dtype=np.int64)
+        for j, attr in enumerate(attributes):
+            if isinstance(attr, HierarchicalAttribute):
+                self.maps[j, : attr.height + 1, : attr.total_leaves] = attr.maps
+        self.n_nodes = int(self.maps.max()) + 1
+        self.flat_maps = self.maps.ravel()  # index (attribute * (height + 1) + level) * leaves + code
+        self.flat_codes = self.codes.ravel()  # index attribute * cells + cell
+        self.piece_cell = np.arange(m, dtype=np.int64)
+        self.piece_count = cells.counts.astype(np.int64).copy()
+        self.piece_part = np.zeros(m, dtype=np.int64)
+        self.n_parts = 1
+
+    def run(self) -> Partitioning:
+        pieces = np.arange(self.m, dtype=np.int64)  # the pieces of partitions still to cut, by partition
+        while len(pieces):
+            pieces = self._level(pieces)
+        part_ids, part = np.unique(self.piece_part, return_inverse=True)
+        return Partitioning(self.piece_cell, self.piece_count, part.ravel().astype(np.int64), len(part_ids))
+
+    # -- one recursion level ---------------------------------------------------------------
+
+    def _level(self, pieces: np.ndarray) -> np.ndarray:
+        """Cut every partition holding ``pieces`` (sorted by partition) once if possible;
+        return the pieces of the new partitions, sorted by partition."""
+        starts, lengths = _segments(self.piece_part[pieces])
+        sizes = np.add.reduceat(self.piece_count[pieces], starts)
+        widths, levels = self._widths(self.piece_cell[pieces], starts)
+        preference = np.argsort(-widths, axis=1, kind="stable")
+        undecided = sizes >= 2 * self.k  # smaller partitions cannot be cut in two parts >= k
+        moved: list[np.ndarray] = []
+        for attempt in range(len(self.attributes)):
+            segs = np.flatnonzero(undecided)
+            if len(segs) == 0:
+                break
+            chosen = preference[segs, attempt]
+            roomy = widths[segs, chosen] > 0
+            undecided[segs[~roomy]] = False  # no attribute left with room to cut
+            segs, chosen = segs[roomy], chosen[roomy]
+            ordered = self.is_ordered[chosen]
+            for subset, cut in ((ordered, self._cut_ordered), (~ordered, self._cut_hierarchy)):
+                if subset.any():
+                    trying, attribute = segs[subset], chosen[subset]
+                    positions, local = _expand(starts[trying], lengths[trying])
+                    done, new = cut(trying, attribute, pieces[positions], local, sizes[trying],
+                                    levels[trying, attribute])
+                    undecided[done] = False
+                    moved.append(new)
+        return np.concatenate(moved) if moved else np.zeros(0, dtype=np.int64)
+
+    def _widths(self, cell: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Normalized width of every attribute in every segment, and hierarchy LCA levels."""
+        widths = np.zeros((len(starts), len(self.attributes)))
+        levels = np.zeros((len(starts), len(self.attributes)), dtype=np.int64)
+        for j, attr in enumerate(self.attributes):
+            rank = self.ranks[j][cell]
+            low, high = np.minimum.reduceat(rank, starts), np.maximum.reduceat(rank, starts)
+            if isinstance(attr, OrderedAttribute):
+                widths[:, j] = attr.width(low, high)
+            else:
+                levels[:, j], node = attr.common_node(low, high)
+                widths[:, j] = attr.width(levels[:, j], node)
+        return widths, levels
+
+    # -- cutting -------------------------------------------------------------------------
+
+    def _cut_ordered(self, segs: np.ndarray, attribute: np.ndarray, chosen: np.ndarray,
+                     local: np.ndarray, sizes: np.ndarray, _levels: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+        """Median cuts of ordered attributes (segment i on ``attribute[i]``)."""
+        n_segs = len(segs)
+        lengths = np.bincount(local, minlength=n_segs)
+        cell = self.piece_cell[chosen]
+        chosen = chosen[np.argsort(local * self.m + self.orders[attribute[local], cell])]
+        local = np.repeat(np.arange(n_segs), lengths)
+        cell = self.piece_cell[chosen]
+        count = self.piece_count[chosen]
+        cum = np.cumsum(count)
+        seg_start = np.cumsum(lengths) - lengths
+        before = cum[seg_start] - count[seg_start]
+        if self.mode == "strict":
+            return self._strict(segs, attribute, chosen, local, cell, count, cum, before, sizes)
+        return self._relaxed(segs, chosen, local, cell, count, cum, before, sizes)
+
+    def _strict(self, segs, attribute, chosen, local, cell, count, cum, before, sizes):  # type: ignore[no-untyped-def]
+        n_segs = len(segs)
+        rank = self.ranks[attribute[local], cell]
+        seg_end = np.searchsorted(local, np.arange(n_segs), side="right")
+        median = rank[np.searchsorted(cum, before + (sizes + 1) // 2, side="left")]
+        top = rank[seg_end - 1]
+        keyed = local * self.n_ranks + rank
+        first_top = np.searchsorted(keyed, np.arange(n_segs) * self.n_ranks + top, side="left")
+        split = np.where(median == top, rank[np.maximum(first_top - 1, 0)], median)
+        last_left = np.searchsorted(keyed, np.arange(n_segs) * self.n_ranks + split, side="right") - 1
+        left = cum[last_left] - before
+        allowed = (left >= self.k) & (sizes - left >= self.k)
+        side = (rank > split[local]).astype(np.int64)
+        if self.constraints.active:
+            ok = self._groups_ok(local * 2 + side, cell, count, 2 * n_segs)
+            allowed &= ok[0::2] & ok[1::2]
+        return self._assign(segs, allowed, chosen, local, side, 2)
+
+    def _relaxed(self, segs, chosen, local, cell, count, cum, before, sizes):  # type: ignore[no-untyped-def]
+        n_segs = len(segs)
+        half = sizes // 2
+        left_amount = np.clip((before + half)[local] - (cum - count), 0, count)
+        right_amount = count - left_amount
+        allowed = half >= self.k
+        if self.constraints.active:
+            sensitive = self.sensitive[cell]  # type: ignore[index]
+            width = len(self.constraints.reference)
+            hist = (np.bincount((2 * local) * width + sensitive, weights=left_amount,
+                                minlength=2 * n_segs * width)
+                    + np.bincount((2 * local + 1) * width + sensitive, weights=right_amount,
+                                  minlength=2 * n_segs * width))
+            ok = self.constraints.satisfied(hist.reshape(2 * n_segs, width))
+            allowed &= ok[0::2] & ok[1::2]
+        # a piece straddling the cut keeps its left rows; a new piece takes the rest
+        straddle = allowed[local] & (left_amount > 0) & (right_amount > 0)
+        self.piece_count[chosen[straddle]] = left_amount[straddle]
+        start = len(self.piece_cell)
+        added = np.arange(start, start + int(straddle.sum()))
+        self.piece_cell = np.concatenate([self.piece_cell, cell[straddle]])
+        self.piece_count = np.concatenate([self.piece_count, right_amount[straddle]])
+        self.piece_part = np.concatenate([self.piece_part, np.zeros(len(added), dtype=np.int64)])
+        side = np.concatenate([(left_amount == 0).astype(np.int64), np.ones(len(added), dtype=np.int64)])
+        chosen = np.concatenate([chosen, added])
+        local = np.concatenate([local, local[straddle]])
+        return self._assign(segs, allowed, chosen, local, side, 2)
+
+    def _cut_hierarchy(self, segs: np.ndarray, attribute: np.ndarray, chosen: np.ndarray,
+                       local: np.ndarray, _sizes: np.ndarray, levels: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+        """Cuts into the children of each segment's lowest common hierarchy node."""
+        n_segs = len(segs)
+        cell = self.piece_cell[chosen]
+        piece_attribute = attribute[local]
+        code = self.flat_codes[piece_attribute * self.m + cell]
+        _, height, leaves = self.maps.shape
+        child = self.flat_maps[(piece_attribute * height + levels[local] - 1) * leaves + code]
+        count = self.piece_count[chosen]
+        group, group_size, first_group, n_children = _groups(local, child, count, n_segs, self.n_nodes)
+        allowed = np.minimum.reduceat(group_size, first_group) >= self.k
+        if self.constraints.active:
+            ok = self._groups_ok(group, cell, count, len(group_size))
+            allowed &= np.minimum.reduceat(ok.astype(np.int8), first_group).astype(bool)
+        return self._assign(segs, allowed, chosen, local, group - first_group[local], n_children)
+
+    def _groups_ok(self, group: np.ndarray, cell: np.ndarray, count: np.ndarray, n_groups: int) -> np.ndarray:
+        return classes_satisfying(self.constraints, group, self.sensitive[cell], n_groups,  # type: ignore[index]
+                                  count.astype(float))
+
+    def _assign(self, segs: np.ndarray, allowed: np.ndarray, chosen: np.ndarray, local: np.ndarray,
+                side: np.ndarray, n_children: int | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Give the pieces of the allowed segments their new partitions' ids; return those
+        segments and the moved pieces sorted by their new partition."""
+        made = np.where(allowed, n_children, 0)
+        first_id = self.n_parts + np.cumsum(made) - made
+        moving = allowed[local]
+        moved = chosen[moving]
+        new_part = first_id[local[moving]] + side[moving]
+        self.piece_part[moved] = new_part
+        self.n_parts += int(made.sum())
+        return segs[allowed], moved[np.argsort(new_part, kind="stable")]
+
+
+def partition(cells: CellTable, attributes: Sequence[Attribute], k: int, *, mode: Mode = "strict",
+              constraints: SensitiveConstraints = NO_CONSTRAINTS) -> Partitioning:
+    """Run Mondrian on ``cells``; every partition holds ≥ k rows and satisfies ``constraints``."""
+    if mode not in ("strict", "relaxed"):
+        raise ParameterError(f"Mondrian partitioning is 'strict' or 'relaxed', not {mode!r}")
+    total = int(cells.counts.sum())
+    if total < k:
+        raise ParameterError(f"the table has {total:,} rows, fewer than k = {k}: no class can hold k rows")
+    if constraints.active:
+        assert cells.sensitive is not None
+        whole = classes_satisfying(constraints, np.zeros(cells.n_cells, dtype=np.int64),
+                                   cells.sensitive, 1, cells.counts.astype(float))
+        if not whole[0]:
+            raise ParameterError(
+                f"the whole table does not satisfy {constraints.statement()}, so no partition "
+                "of it can; relax ℓ or t, or choose another sensitive attribute"
+            )
+    return _Partitioner(cells, attributes, k, mode, constraints).run()
+
+
+# -- publishing ------------------------------------------------------------------------------
+
+
+def published_values(cells: CellTable, attributes: Sequence[Attribute], result: Partitioning,
+                     categorical: CategoricalForm = "node") -> dict[str, pl.Series]:
+    """Per attribute, the text each partition publishes (release representation)."""
+    order = np.argsort(result.part, kind="stable")
+    starts, _ = _segments(result.part[order])
+    cell = result.cell[order]
+    values: dict[str, pl.Series] = {}
+    for j, attr in enumerate(attributes):
+        codes = cells.codes[cell, j]
+        if isinstance(attr, OrderedAttribute) and attr.is_range:
+            rank = attr.rank_of_code[codes]
+            low = attr.labels.gather(np.minimum.reduceat(rank, starts))
+            high = attr.labels.gather(np.maximum.reduceat(rank, starts))
+            frame = pl.DataFrame({"low": low, "high": high})
+            values[attr.name] = frame.select(
+                pl.when(pl.col("low") == pl.col("high")).then(pl.col("low"))
+                .otherwise(pl.format("[{}, {}]", "low", "high")).alias(attr.name)
+            ).to_series()
+        elif isinstance(attr, HierarchicalAttribute) and categorical == "node":
+            rank = attr.rank_of_code[codes]
+            level, node = attr.common_node(np.minimum.reduceat(rank, starts), np.maximum.reduceat(rank, starts))
+            values[attr.name] = attr.node_labels(level, node)
+        else:
+            values[attr.name] = value_sets(result.part[order], attr.labels.gather(codes), result.n_parts, attr.name)
+    return values
+
+
+def value_sets(part: np.ndarray, labels: pl.Series, n_parts: int, name: str) -> pl.Series:
+    """Per partition, ``{a, b}`` of the distinct labels present (sorted), or the label alone."""
+    frame = (
+        pl.DataFrame({"part": part, "label": labels}).unique()
+        .sort(["part", "label"])
+        .group_by("part", maintain_order=True)
+        .agg(pl.col("label").str.join(", ").alias("joined"), pl.len().alias("n"))
+    )
+    text = frame.select(
+        pl.when(pl.col("n") == 1).then(pl.col("joined"))
+        .otherwise(pl.concat_str(pl.lit("{"), pl.col("joined"), pl.lit("}"))).alias(name)
+    ).to_series()
+    assert frame.height == n_parts
+    return text
+
+
+def mondrian(
+    dataset: Dataset,
+    k: int,
+    *,
+    columns: Sequence[str] | None = None,
+    mode: Mode = "strict",
+    categorical: CategoricalForm = "node",
+    constraints: SensitiveConstraints = NO_CONSTRAINTS,
+    cells: CellTable | None = None,
+) -> LocalRecoding:
+    """Fit Mondrian to ``dataset`` and return its local recoding (apply it with Apply)."""
+    from crowdsafe.anonymize.cells import cell_table
+
+    if categorical not in ("node", "set"):
+        raise ParameterError(f"categorical values are published as 'node' or 'set', not {categorical!r}")
+    columns = list(columns) if columns is not None else dataset.quasi_identifiers
+    sensitive = constraints.attribute if constraints.active else None
+    if cells is None:
+        cells = cell_table(dataset, columns, sensitive)
+    attributes = describe_attributes(dataset, cells)
+    result = partition(cells, attributes, k, mode=mode, constraints=constraints)
+    values = published_values(cells, attributes, result, categorical)
+    class_of_row = rows_of_split_cells(cells.row_cell, result.cell, result.count, result.part)
+    return LocalRecoding(
+        name=f"Mondrian ({mode})",
+        class_of_row=class_of_row,
+        values=values,
+        details={"partitions": result.n_parts, "mode": mode, "categorical": categorical,
+                 **({"constraints": constraints.describe()} if constraints.active else {})},
+    )

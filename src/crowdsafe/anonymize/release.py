@@ -1,0 +1,136 @@
+"""A :class:`Release`: the published table, the certificate it carries, and how it was made.
+
+A release is written as two files side by side, both atomically: the table (CSV or Parquet, by
+the file name) and its certificate, ``<name>.certificate.json`` (``release.csv`` ->
+``release.certificate.json``). Both are complete before either is put in place, so a failure
+leaves neither half-written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from crowdsafe.anonymize.apply import Applied
+from crowdsafe.anonymize.recoding import Recoding
+from crowdsafe.data import Dataset
+from crowdsafe.errors import ParameterError
+from crowdsafe.files import atomic_path
+from crowdsafe.privacy import Certificate
+
+if TYPE_CHECKING:
+    from crowdsafe.metrics import InformationLoss
+
+TABLE_SUFFIXES = (".csv", ".parquet", ".pq")
+CERTIFICATE_SUFFIX = ".certificate.json"
+
+
+def certificate_path(table_path: str | os.PathLike[str]) -> Path:
+    """Where the certificate of a table written at ``table_path`` goes."""
+    path = Path(table_path)
+    return path.with_name(path.stem + CERTIFICATE_SUFFIX)
+
+
+def write_table_and_certificate(frame: pl.DataFrame, certificate: Certificate,
+                                path: str | os.PathLike[str]) -> tuple[Path, Path]:
+    """Write ``frame`` to ``path`` (CSV or Parquet) and the certificate beside it, atomically."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in TABLE_SUFFIXES:
+        raise ParameterError(f"cannot tell the output format of {path}: use a .csv or .parquet file name")
+    beside = certificate_path(path)
+    text = certificate.to_json()
+    with contextlib.ExitStack() as stack:
+        table_tmp = stack.enter_context(atomic_path(path))
+        certificate_tmp = stack.enter_context(atomic_path(beside))
+        if suffix == ".csv":
+            frame.write_csv(table_tmp)
+        else:
+            frame.write_parquet(table_tmp)
+        certificate_tmp.write_text(text, encoding="utf-8")
+    return path, beside
+
+
+@dataclass(frozen=True)
+class Release:
+    """A published table with its certificate.
+
+    ``frame``: the published rows (quasi-identifiers recoded, identifiers dropped, suppressed
+    rows removed). ``certificate``: the guarantee it carries. ``applied``: what Apply did
+    (classes, suppression). ``recoding``: the g it applied. ``source``: the dataset it was made
+    from (kept for utility measures; never written).
+    """
+
+    frame: pl.DataFrame
+    certificate: Certificate
+    algorithm: str
+    k: int
+    quasi_identifiers: tuple[str, ...]
+    sensitive: str | None
+    recoding: Recoding
+    applied: Applied
+    source: Dataset
+    parameters: dict[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def rows_in(self) -> int:
+        return self.applied.rows_in
+
+    @property
+    def rows_published(self) -> int:
+        return self.frame.height
+
+    @property
+    def rows_suppressed(self) -> int:
+        return self.applied.rows_suppressed
+
+    @property
+    def classes(self) -> int:
+        return self.applied.classes
+
+    def utility(self) -> "InformationLoss":
+        """Information loss of this release against its source (:mod:`crowdsafe.metrics`).
+
+        For a microaggregated release, whose cells are centroids rather than generalized
+        values, coverage measures (NCP) are those of each class's extent: the range or hierarchy
+        node of its rows' original values (class-size measures are the release's own).
+        """
+        from crowdsafe.metrics import information_loss
+
+        frame = self.frame
+        extents = getattr(self.recoding, "extents", None)
+        if extents is not None:
+            classes = self.recoding.class_of_row[self.applied.kept]  # type: ignore[attr-defined]
+            frame = pl.DataFrame([extents[c].gather(classes).alias(c) for c in self.quasi_identifiers])
+        return information_loss(self.source, frame, qi=list(self.quasi_identifiers), k=self.k,
+                                input_rows=self.rows_in)
+
+    def write(self, path: str | os.PathLike[str]) -> tuple[Path, Path]:
+        """Write the table to ``path`` and the certificate beside it; return both paths."""
+        return write_table_and_certificate(self.frame, self.certificate, path)
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-ready account of the release (without utility measures)."""
+        sizes = self.applied.published_class_sizes
+        return {
+            "algorithm": self.algorithm,
+            "k": self.k,
+            "quasi_identifiers": list(self.quasi_identifiers),
+            "sensitive": self.sensitive,
+            "rows_in": self.rows_in,
+            "rows_published": self.rows_published,
+            "rows_suppressed": self.rows_suppressed,
+            "suppression_rate": self.applied.suppression_rate,
+            "classes": self.classes,
+            "smallest_class": int(sizes.min()) if len(sizes) else None,
+            "recoding": self.recoding.describe(),
+            "parameters": dict(self.parameters),
+            "guarantee": self.certificate.summary(),
+            "notes": list(self.notes),
+        }

@@ -1,0 +1,141 @@
+"""``crowdsafe anonymize DATA``: classic k-anonymization (Mondrian, MDAV, lattice search)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from crowdsafe import api
+from crowdsafe.cli.options import DataArg, JsonOpt, OutOpt, QiOpt, SchemaOpt, SensitiveOpt, emit, split_list
+from crowdsafe.errors import ParameterError
+
+AlgorithmOpt = Annotated[
+    str, typer.Option("--algorithm", "-a", help="mondrian, mdav or lattice (full-domain generalization).")
+]
+KOpt = Annotated[int, typer.Option("--k", "-k", help="Every published class holds at least k rows.")]
+LOpt = Annotated[
+    Optional[float], typer.Option("--l", help="Entropy ℓ-diversity of the sensitive attribute in every class.")
+]
+TOpt = Annotated[
+    Optional[float],
+    typer.Option("--t", help="t-closeness (Earth Mover's Distance) of the sensitive attribute in every class."),
+]
+DistanceOpt = Annotated[
+    Optional[str],
+    typer.Option("--distance", help="t-closeness ground distance: equal, ordered or hierarchical "
+                                    "(default: ordered for numeric/ordinal, else equal)."),
+]
+ModeOpt = Annotated[str, typer.Option("--mode", help="Mondrian partitioning: strict or relaxed.")]
+CategoricalOpt = Annotated[
+    str, typer.Option("--categorical", help="Mondrian categorical cells: node (lowest common hierarchy "
+                                            "node) or set (the values present).")
+]
+AggregateOpt = Annotated[str, typer.Option("--aggregate", help="MDAV numeric centroids: mean or median.")]
+LossOpt = Annotated[
+    str, typer.Option("--loss", help="Lattice: the loss to minimize (gcp, entropy, precision, height, "
+                                     "discernibility).")
+]
+SuppressionOpt = Annotated[
+    Optional[float],
+    typer.Option("--suppression-limit", help="Largest share of rows that may be suppressed (lattice default 0)."),
+]
+SearchOpt = Annotated[str, typer.Option("--search", help="Lattice search: optimal, greedy or auto.")]
+BudgetOpt = Annotated[float, typer.Option("--time-budget", help="Seconds the greedy lattice search may take.")]
+MissingOpt = Annotated[
+    str, typer.Option("--missing", help="Missing values: keep (a value of its own), drop or error.")
+]
+
+
+def _utility(release: Any) -> dict[str, Any]:
+    u = release.utility()
+    out = {
+        "gcp": u.gcp,
+        "ncp": u.ncp,
+        "discernibility": u.discernibility,
+        "c_avg": u.c_avg,
+        "average_class_size": u.average_class_size,
+        "suppression_rate": u.suppression_rate,
+    }
+    if getattr(release.recoding, "extents", None) is not None:
+        out["note"] = "NCP/GCP of each group's extent (the centroid published lies within it)"
+    return out
+
+
+def render(payload: dict[str, Any], console: Console) -> None:
+    console.print(
+        f"[bold]{payload['algorithm']}[/bold], k = {payload['k']}: {payload['rows_published']:,} of "
+        f"{payload['rows_in']:,} rows published in {payload['classes']:,} classes "
+        f"(smallest {payload['smallest_class']}); {payload['rows_suppressed']:,} suppressed "
+        f"({payload['suppression_rate']:.2%})"
+    )
+    console.print(f"quasi-identifiers: {', '.join(payload['quasi_identifiers'])}")
+    utility = payload["utility"]
+    table = Table(title="Utility", title_justify="left")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_row("GCP (mean NCP)", f"{utility['gcp']:.4f}")
+    for name, value in utility["ncp"].items():
+        table.add_row(f"  NCP {name}", f"{value:.4f}")
+    table.add_row("discernibility", f"{utility['discernibility']:,.0f}")
+    table.add_row("C_avg", f"{utility['c_avg']:.3f}")
+    table.add_row("suppression", f"{utility['suppression_rate']:.2%}")
+    console.print(table)
+    if "note" in utility:
+        console.print(f"note: {utility['note']}")
+    for note in payload["notes"]:
+        console.print(f"note: {note}")
+    console.print(f"[bold]guarantee:[/bold] {payload['guarantee']}")
+    if payload.get("written"):
+        console.print(f"wrote {payload['written']['table']} and {payload['written']['certificate']}")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("anonymize")
+    def anonymize_command(
+        data: DataArg,
+        algorithm: AlgorithmOpt = "mondrian",
+        k: KOpt = 10,
+        qi: QiOpt = None,
+        sensitive: SensitiveOpt = None,
+        l: LOpt = None,
+        t: TOpt = None,
+        distance: DistanceOpt = None,
+        mode: ModeOpt = "strict",
+        categorical: CategoricalOpt = "node",
+        aggregate: AggregateOpt = "mean",
+        loss: LossOpt = "gcp",
+        suppression_limit: SuppressionOpt = None,
+        search: SearchOpt = "auto",
+        time_budget: BudgetOpt = 30.0,
+        schema: SchemaOpt = None,
+        missing: MissingOpt = "keep",
+        out: OutOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """k-anonymize with a classic algorithm: Mondrian, MDAV microaggregation or a lattice search.
+
+        These algorithms fit the recoding to the data, so the release carries NO formal
+        guarantee however large k is (its certificate says so); use `crowdsafe publish` for a
+        release with one. The table and its certificate (NAME.certificate.json) are written
+        together, atomically.
+
+        Example: crowdsafe anonymize adult --algorithm mondrian --k 10 --l 3 --sensitive occupation --out release.csv
+        """
+        if sensitive is not None and "," in sensitive:
+            raise ParameterError("anonymize protects one sensitive attribute; give a single name to --sensitive")
+        release = api.anonymize(
+            data, algorithm=algorithm, k=k, qi=split_list(qi), sensitive=sensitive, l=l, t=t,
+            schema=schema, missing=missing, distance=distance, mode=mode, categorical=categorical,
+            aggregate=aggregate, loss=loss, suppression_limit=suppression_limit, search=search,
+            time_budget=time_budget,
+        )
+        payload = release.summary()
+        payload["utility"] = _utility(release)
+        if out is not None:
+            table_path, certificate = release.write(out)
+            payload["written"] = {"table": str(table_path), "certificate": str(certificate)}
+        payload["certificate"] = release.certificate.to_dict()
+        emit(payload, as_json, lambda: render(payload, Console()))

@@ -1,0 +1,74 @@
+"""``crowdsafe anonymize``: files written atomically with their certificate, JSON, errors."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+
+from crowdsafe import api, cli
+from crowdsafe.errors import ParameterError
+from crowdsafe.privacy import Certificate
+
+
+def run(capsys, *argv):
+    code = cli.main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize("algorithm", ["mondrian", "mdav", "lattice"])
+def test_anonymize_writes_the_release_and_its_certificate(tmp_path, capsys, algorithm):
+    out = tmp_path / "release.csv"
+    code, stdout, err = run(capsys, "anonymize", "adult", "--algorithm", algorithm, "--k", "10",
+                            "--missing", "drop", "--suppression-limit", "0.02", "--out", str(out), "--json")
+    assert code == 0, err
+    payload = json.loads(stdout)
+    release = pl.read_csv(out, infer_schema=False)
+    assert release.height == payload["rows_published"] == 30_162 - payload["rows_suppressed"]
+    certificate = Certificate.read(tmp_path / "release.certificate.json")
+    assert certificate.guarantee == "none"
+    assert certificate.reason.startswith("data-dependent recoding (")
+    assert certificate.parameters["k"] == 10
+    assert payload["utility"]["gcp"] > 0
+    assert payload["written"]["certificate"].endswith("release.certificate.json")
+
+
+def test_anonymize_with_l_diversity_prints_a_summary(tmp_path, capsys):
+    out = tmp_path / "r.parquet"
+    code, stdout, err = run(capsys, "anonymize", "adult", "--k", "5", "--l", "3", "--sensitive", "occupation",
+                            "--out", str(out))
+    assert code == 0, err
+    assert "no formal guarantee" in stdout and "GCP" in stdout
+    assert pl.read_parquet(out).height > 0 and (tmp_path / "r.certificate.json").exists()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--algorithm", "datafly"], "unknown algorithm"),
+    (["--k", "0"], "k must be a whole number"),
+    (["--l", "2"], "does not satisfy entropy ℓ-diversity with ℓ = 2 on 'income'"),
+    (["--t", "0.1", "--sensitive", "income,race"], "one sensitive attribute"),
+    (["--qi", "age,nope"], "unknown attribute 'nope'"),
+    (["--algorithm", "lattice", "--loss", "fun"], "minimizes one of"),
+    (["--out", "release.txt"], "cannot tell the output format"),
+])
+def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, monkeypatch, argv, message):
+    monkeypatch.chdir(tmp_path)
+    code, stdout, err = run(capsys, "anonymize", "adult", *argv)
+    assert code == 2
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_api_anonymize_writes_when_asked(tmp_path):
+    release = api.anonymize("adult", algorithm="mondrian", k=20, qi=["age", "sex", "race"],
+                            out=tmp_path / "x.csv")
+    assert release.classes > 0 and (tmp_path / "x.certificate.json").exists()
+    assert set(pl.read_csv(tmp_path / "x.csv", infer_schema=False).columns) == set(release.frame.columns)
+
+
+def test_l_without_any_sensitive_attribute_is_refused():
+    frame = pl.DataFrame({"age": [1, 2, 3, 4], "job": ["a", "b", "a", "b"]})
+    with pytest.raises(ParameterError, match="need a sensitive attribute"):
+        api.anonymize(frame, k=2, l=2)
