@@ -15,9 +15,9 @@ __all__ = ["CrowdsafeError", "Randomness", "__version__"]
 
 
 def __getattr__(name: str) -> object:
-    """``crowdsafe.query``: the public API function, imported on first use."""
-    if name == "query":
+    """``crowdsafe.query`` / ``crowdsafe.publish``: the public API functions, imported on first use."""
+    if name in ("query", "publish", "plan_publish"):
         from crowdsafe import api
 
-        return api.query
+        return getattr(api, name)
     raise AttributeError(f"module 'crowdsafe' has no attribute {name!r}")

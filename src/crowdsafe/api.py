@@ -20,18 +20,15 @@ from crowdsafe.data import (
     load,
 )
 from crowdsafe.errors import BudgetExceeded, ParameterError
-from crowdsafe.mechanisms.queries import QueryAnswer, answer_query, check_query
 from crowdsafe.privacy.ledger import DEFAULT as DEFAULT_LEDGER
 from crowdsafe.privacy.ledger import Budget, LedgerSpec, ledger_for
 from crowdsafe.randomness import Randomness
-from crowdsafe.perturb import AlphaBetaPlan, Estimate, Perturbation, View, plan_for, prepare, read_view
-from crowdsafe.perturb import check_view_path
-from crowdsafe.perturb import estimate as estimate_one
-from crowdsafe.perturb import perturb as perturb_dataset
-from crowdsafe.privacy.dgamma import failure_of
 
 if TYPE_CHECKING:
     from crowdsafe.anonymize import Release
+    from crowdsafe.anonymize.publish import Publication, PublishPlan
+    from crowdsafe.mechanisms.queries import QueryAnswer
+    from crowdsafe.perturb import AlphaBetaPlan, Estimate, Perturbation
 
 
 @dataclass(frozen=True)
@@ -168,6 +165,8 @@ def query(
     registers the dataset's total budget (under ``name``) if it has none yet. Bad input raises
     before the ledger is touched; an over-budget query raises BudgetExceeded before any noise.
     """
+    from crowdsafe.mechanisms.queries import answer_query, check_query
+
     dataset = load(data, schema=schema, missing=missing)
     options: dict[str, Any] = {
         "epsilon": epsilon, "delta": delta, "mechanism": mechanism, "calibration_name": calibration,
@@ -238,6 +237,9 @@ def plan_perturbation(
     view size and ratio |V|/|I|, the equivalent ε, the utility bound and warnings. ``target``
     is what :func:`perturb` takes: ``gamma`` and ``d`` or ``c``, optionally ``alpha``, ``beta``,
     ``exclusive_correlations``."""
+    from crowdsafe.perturb import plan_for, prepare
+    from crowdsafe.privacy.dgamma import failure_of
+
     table = prepare(load(data, schema=schema, missing=missing), attributes, domains=domains,
                     duplicates=duplicates)  # type: ignore[arg-type]
     return plan_for(table, failure=failure_of(confidence), **target)
@@ -268,6 +270,10 @@ def perturb(
     (``.view`` with ``.certificate``, ``.plan``); with ``out`` the view and its certificate JSON
     are written, each atomically. ``seed`` makes the run reproducible and NOT fit for release.
     """
+    from crowdsafe.perturb import check_view_path
+    from crowdsafe.perturb import perturb as perturb_dataset
+    from crowdsafe.privacy.dgamma import failure_of
+
     if out is not None:
         check_view_path(out)
     result = perturb_dataset(
@@ -290,6 +296,9 @@ def estimate(
     α-β view (a :class:`~crowdsafe.perturb.View` or the path of a view file, whose certificate
     gives α, β and the domain). One query gives an :class:`~crowdsafe.perturb.Estimate`, a list
     gives a list; each carries its error bar at ``confidence``."""
+    from crowdsafe.perturb import View, read_view
+    from crowdsafe.perturb import estimate as estimate_one
+
     if not isinstance(view, View):
         view = read_view(view, certificate)
     if isinstance(queries, str):
@@ -328,3 +337,72 @@ def anonymize(
     if out is not None:
         release.write(out)
     return release
+
+
+# -- the safe pipeline: sampling + safe k-anonymization ----------------------------------------
+
+
+def plan_publish(
+    epsilon: float,
+    delta: float,
+    *,
+    k: int | None = None,
+    beta: float | None = None,
+    epsilon1: float | None = None,
+    scheme: str | Mapping[str, int] | None = None,
+    releases: int = 1,
+    rows: int | None = None,
+) -> "PublishPlan":
+    """The plan :func:`publish` would run (k, β, ε1, cost of all releases), without reading data.
+    ``rows`` (the table's size, if known) gives the expected sample size."""
+    from crowdsafe.anonymize.publish import plan_publication
+
+    return plan_publication(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
+                            releases=releases, rows=rows)
+
+
+def publish(
+    data: Any,
+    *,
+    epsilon: float,
+    delta: float,
+    k: int | None = None,
+    beta: float | None = None,
+    epsilon1: float | None = None,
+    scheme: str | Mapping[str, int] | None = None,
+    releases: int = 1,
+    qi: Sequence[str] | None = None,
+    sensitive: Sequence[str] | str | None = None,
+    schema: Schema | str | os.PathLike[str] | None = None,
+    missing: MissingPolicy | str = DEFAULT_MISSING,
+    out: str | os.PathLike[str] | None = None,
+    force: bool = False,
+    seed: Randomness | int | None = None,
+    ledger: LedgerSpec = DEFAULT_LEDGER,
+    name: str | None = None,
+    budget: tuple[float, float] | None = None,
+) -> "Publication":
+    """Publish ``data`` k-anonymized with a proven (ε, δ)-DP guarantee per release: Bernoulli(β)
+    sampling, then a safe recoding (a fixed ``scheme``: strongly safe; else an ε1-DP choice over
+    the generalization lattice), then suppression of tuples held by fewer than k rows (Li,
+    Qardaji, Su 2012, Theorems 5 and 6). See :mod:`crowdsafe.anonymize.publish`.
+
+    ``releases=N`` draws N fresh independent samples; their certificates compose into one.
+    With ``out``, each table and its certificate are written atomically. The ledger
+    (``"default"``, a path, a Ledger, or None) is charged before anything is computed from the
+    data; a dataset with no budget gets ``budget`` or, without it, exactly this publication's
+    cost. ``seed`` makes the run reproducible and NOT fit for release.
+    """
+    from dataclasses import replace
+
+    from crowdsafe.anonymize.publish import plan_publication, publish_dataset
+    from crowdsafe.randomness import as_randomness
+
+    publish_plan = plan_publication(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
+                                    releases=releases)
+    dataset = load(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
+    publish_plan = replace(publish_plan, rows=dataset.n_rows)
+    randomness = as_randomness(seed)
+    with ledger_for(ledger) as book:
+        return publish_dataset(dataset, publish_plan, randomness=randomness, ledger=book, name=name,
+                               budget=budget, out=out, force=force)

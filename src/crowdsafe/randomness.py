@@ -101,3 +101,14 @@ def as_randomness(value: "Randomness | int | None") -> Randomness:
     if isinstance(value, Randomness):
         return value
     return Randomness(seed=value)
+
+
+def gumbel(generator: np.random.Generator, size: int) -> np.ndarray:
+    """Standard Gumbel draws −log(−log U), U = (2k + 1)/2^53 with k uniform on 52 bits.
+
+    Every U is an exact double in [2^-53, 1 − 2^-53], so no draw is infinite. (The exponential
+    mechanism's Gumbel-max trick; here so that light modules can use it without SciPy.)
+    """
+    k = generator.integers(0, 1 << 52, size=size, dtype=np.int64)
+    uniform = (2 * k + 1).astype(np.float64) * 2.0**-53
+    return -np.log(-np.log(uniform))

@@ -26,6 +26,7 @@ _COMMAND_MODULES = [
     "crowdsafe.cli.ledger",
     "crowdsafe.cli.perturb",
     "crowdsafe.cli.anonymize",
+    "crowdsafe.cli.publish",
 ]
 
 app = typer.Typer(

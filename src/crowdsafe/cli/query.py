@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import polars as pl
 import typer
@@ -15,7 +15,9 @@ from crowdsafe import api
 from crowdsafe.cli.options import DataArg, JsonOpt, OutOpt, SchemaOpt, SeedOpt, emit, split_list
 from crowdsafe.errors import ParameterError
 from crowdsafe.files import write_text_atomic
-from crowdsafe.mechanisms.queries import QueryAnswer
+
+if TYPE_CHECKING:
+    from crowdsafe.mechanisms.queries import QueryAnswer
 
 LedgerOpt = Annotated[
     Optional[Path],

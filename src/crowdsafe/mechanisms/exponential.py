@@ -30,7 +30,7 @@ from scipy import special
 
 from crowdsafe.errors import ParameterError
 from crowdsafe.mechanisms import calibration
-from crowdsafe.randomness import Randomness, as_randomness
+from crowdsafe.randomness import Randomness, as_randomness, gumbel
 
 
 @dataclass(frozen=True)
@@ -100,16 +100,6 @@ def _logits(scores: np.ndarray, scale: float, log_weights: np.ndarray | None) ->
             raise ParameterError("quality scores too large: ε·q/Δq overflows a double")
         raise ParameterError("every candidate has probability zero (all scores or weights −inf)")
     return logits
-
-
-def gumbel(generator: np.random.Generator, size: int) -> np.ndarray:
-    """Standard Gumbel draws −log(−log U), U = (2k + 1)/2^53 with k uniform on 52 bits.
-
-    Every U is an exact double in [2^-53, 1 − 2^-53], so no draw is infinite.
-    """
-    k = generator.integers(0, 1 << 52, size=size, dtype=np.int64)
-    uniform = (2 * k + 1).astype(np.float64) * 2.0**-53
-    return -np.log(-np.log(uniform))
 
 
 def exponential_mechanism(

@@ -366,6 +366,12 @@ class Ledger:
 
     # -- charging ---------------------------------------------------------------------------
 
+    def consumed_by(self, fingerprint: str) -> int | None:
+        """The entry id of the DPS release whose sample is the table ``fingerprint``, if any (such a
+        table may not be used again: not published, not queried)."""
+        row = self._conn.execute("SELECT entry_id FROM samples WHERE sample_id = ?", (fingerprint,)).fetchone()
+        return None if row is None else int(row["entry_id"])
+
     def check(self, dataset: str, **request: Any) -> PrivacyLoss:
         """Raise exactly as :meth:`charge` would, without recording anything; returns the loss
         that would be charged. Lets a caller refuse before computing anything."""

@@ -1,0 +1,441 @@
+"""The safe pipeline: sampling + safe k-anonymization = (ε, δ)-differential privacy.
+
+``release = Apply(Am(S), S, k)`` with ``S = Sample_β(D)`` (Li, Qardaji and Su 2012, "Provably
+private data anonymization: or, k-anonymity meets differential privacy"):
+
+1. **plan** (:func:`plan_publication`): from the target (ε, δ), fill in what the user did not
+   fix: ε1 = 10% of ε when the scheme is chosen from the data (0 for a fixed scheme), β = 1 −
+   e^−(ε − ε1), the smallest k with d(k, β, ε − ε1) ≤ δ (:func:`crowdsafe.privacy.plan`);
+2. **sample**: keep each row independently with probability β, from the secure source;
+3. **choose g**: a fixed scheme (strongly safe, Theorem 5) or the exponential mechanism over the
+   generalization lattice, on the sample (ε1-safe, Theorem 6; :mod:`.selection`);
+4. **apply**: recode the sample with g, suppress every output tuple held by fewer than k rows;
+5. **certify** (:func:`crowdsafe.privacy.certify_k_anonymization`): (β, ε, δ)-DPS, hence
+   (ε, δ)-DP; several releases on fresh samples compose (:func:`compose_certificates`).
+
+The ledger is charged (kind ``dps-release``, with the sample's identity: the fingerprint of the
+sampled table) after the sample is drawn and before anything is computed from it; the sample
+mask alone is discarded if the charge is refused, so nothing derived from the data leaves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from crowdsafe.anonymize.apply import Applied, apply
+from crowdsafe.anonymize.classic import _with_flat_hierarchies
+from crowdsafe.anonymize.recoding import GeneralizationScheme
+from crowdsafe.anonymize.release import TABLE_SUFFIXES, Release, certificate_path
+from crowdsafe.anonymize.selection import SchemeChoice, choose_scheme, fixed_scheme
+from crowdsafe.data import Dataset
+from crowdsafe.errors import ParameterError, SampleReuseError
+from crowdsafe.files import atomic_path
+from crowdsafe.privacy import (
+    Certificate,
+    RecodingProfile,
+    SamplingProfile,
+    certify_k_anonymization,
+    compose_certificates,
+    compose_homogeneous,
+    plan,
+)
+from crowdsafe.privacy.ledger import Ledger
+from crowdsafe.randomness import Randomness
+
+DEFAULT_EPSILON1_SHARE = 0.10
+DEFAULT_MAX_SUPPRESSION = 0.90
+
+
+@dataclass(frozen=True)
+class PublishPlan:
+    """Everything fixed before the data is read: the parameters of each release and their cost.
+
+    ``epsilon``/``delta``: the guarantee of one release; ``total_epsilon``/``total_delta``: of
+    all ``releases`` together (fresh samples, composed by the tightest of summation, DRV and
+    KOV). ``scheme``: the fixed scheme text, or None when the exponential mechanism chooses one.
+    """
+
+    epsilon: float
+    delta: float
+    k: int
+    beta: float
+    epsilon1: float
+    scheme: str | None
+    releases: int
+    delta_target: float
+    total_epsilon: float
+    total_delta: float
+    composition: str
+    explanation: str
+    rows: int | None = None
+
+    @property
+    def epsilon_anon(self) -> float:
+        return self.epsilon - self.epsilon1
+
+    @property
+    def strongly_safe(self) -> bool:
+        return self.scheme is not None
+
+    @property
+    def expected_sample_rows(self) -> float | None:
+        """Rows expected in each sample (n·β), before suppression."""
+        return None if self.rows is None else self.rows * self.beta
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "delta_target": self.delta_target,
+            "k": self.k,
+            "beta": self.beta,
+            "epsilon1": self.epsilon1,
+            "epsilon_anon": self.epsilon_anon,
+            "recoding": "strongly safe (fixed scheme)" if self.strongly_safe
+            else "epsilon1-safe (exponential mechanism over the lattice)",
+            "scheme": self.scheme,
+            "releases": self.releases,
+            "total_epsilon": self.total_epsilon,
+            "total_delta": self.total_delta,
+            "composition": self.composition,
+            "rows": self.rows,
+            "expected_sample_rows": self.expected_sample_rows,
+            "explanation": self.explanation,
+        }
+
+
+def plan_publication(
+    epsilon: float,
+    delta: float,
+    *,
+    k: int | None = None,
+    beta: float | None = None,
+    epsilon1: float | None = None,
+    scheme: str | Mapping[str, int] | None = None,
+    releases: int = 1,
+    rows: int | None = None,
+) -> PublishPlan:
+    """The plan of a publication for the per-release target (ε, δ); reads no data.
+
+    A fixed ``scheme`` makes the recoding strongly safe (ε1 = 0, and giving ε1 is an error);
+    otherwise ε1 defaults to 10% of ε. ``k`` must be at least 2. Raises ParameterError for
+    anything the theorems do not allow (ε below −ln(1 − β) + ε1, β ≤ δ, ...).
+    """
+    if isinstance(releases, bool) or not isinstance(releases, (int, np.integer)) or releases < 1:
+        raise ParameterError(f"the number of releases must be a whole number >= 1, got {releases!r}")
+    if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2):
+        raise ParameterError(
+            f"k must be a whole number >= 2, got {k!r}: with k = 1 nothing is suppressed and no "
+            "guarantee holds; leave k out to get the smallest k that reaches delta"
+        )
+    if not isinstance(epsilon, (int, float)) or isinstance(epsilon, bool) or not math.isfinite(epsilon) or epsilon <= 0:
+        raise ParameterError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+    scheme_text: str | None = None
+    if scheme is not None:
+        if epsilon1 not in (None, 0, 0.0):
+            raise ParameterError(
+                "a fixed scheme is chosen without looking at the data, so it spends no epsilon1; "
+                "drop --epsilon1, or drop --scheme to let the exponential mechanism choose"
+            )
+        epsilon1 = 0.0
+        scheme_text = scheme if isinstance(scheme, str) else ",".join(f"{c}={v}" for c, v in scheme.items())
+    elif epsilon1 is None:
+        epsilon1 = DEFAULT_EPSILON1_SHARE * float(epsilon)
+    elif not epsilon1 > 0:
+        raise ParameterError(
+            f"epsilon1 must be > 0 when the scheme is chosen from the data, got {epsilon1!r}; "
+            "give a fixed --scheme for a strongly safe release"
+        )
+    if not epsilon1 < epsilon:
+        raise ParameterError(f"epsilon1 = {epsilon1:g} must be below epsilon = {epsilon:g}")
+    if beta is not None and not (isinstance(beta, (int, float)) and 0 < beta < 1):
+        raise ParameterError(f"beta must lie strictly between 0 and 1, got {beta!r}")
+    if beta is not None and not beta > delta:
+        raise ParameterError(
+            f"(beta, epsilon, delta)-DPS needs beta > delta, got beta = {beta:g}, delta = {delta:g}; "
+            "lower delta or raise beta"
+        )
+    solved = plan(float(epsilon), float(delta), beta=beta, k=None if k is None else int(k), epsilon1=float(epsilon1))
+    if solved.k < 2:
+        solved = plan(float(epsilon), float(delta), beta=solved.beta, k=2, epsilon1=float(epsilon1))
+    composed = compose_homogeneous(solved.epsilon, solved.delta, int(releases), 0.0)
+    return PublishPlan(
+        epsilon=solved.epsilon,
+        delta=solved.delta,
+        k=solved.k,
+        beta=solved.beta,
+        epsilon1=solved.epsilon1,
+        scheme=scheme_text,
+        releases=int(releases),
+        delta_target=float(delta),
+        total_epsilon=composed.epsilon,
+        total_delta=composed.delta,
+        composition=composed.theorem if releases > 1 else "single release",
+        explanation=solved.explanation,
+        rows=rows,
+    )
+
+
+@dataclass(frozen=True)
+class Publication:
+    """What :func:`publish_dataset` made: one :class:`Release` per fresh sample, the certificate of
+    them all, the plan, and (after :meth:`write`) where the files went."""
+
+    plan: PublishPlan
+    releases: tuple[Release, ...]
+    certificate: Certificate
+    choices: tuple[SchemeChoice | None, ...]
+    sample_rows: tuple[int, ...]
+    ledger: dict[str, Any] | None = None
+    notes: tuple[str, ...] = ()
+    written: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def release(self) -> Release:
+        return self.releases[0]
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-ready account. ``for_custodian_only`` facts (sample sizes) are exact counts on the
+        data, not covered by the guarantee: do not publish them."""
+        return {
+            "plan": self.plan.as_dict(),
+            "guarantee": self.certificate.summary(),
+            "fit_for_release": self.certificate.fit_for_release,
+            "releases": [
+                {
+                    "rows_published": r.rows_published,
+                    "classes": r.classes,
+                    "scheme": dict(r.recoding.levels),  # type: ignore[attr-defined]
+                    "chooser": c.describe() if c is not None else "fixed scheme",
+                    "certificate": r.certificate.summary(),
+                }
+                for r, c in zip(self.releases, self.choices)
+            ],
+            "for_custodian_only": {
+                "sample_rows": list(self.sample_rows),
+                "suppressed_rows": [r.rows_suppressed for r in self.releases],
+                "suppression_rate": [r.applied.suppression_rate for r in self.releases],
+            },
+            "ledger": self.ledger,
+            "written": self.written,
+            "notes": list(self.notes),
+        }
+
+
+def release_paths(out: str | os.PathLike[str], releases: int) -> list[Path]:
+    """Table paths: ``out`` itself for one release, ``<stem>-1<suffix>`` ... for several."""
+    path = Path(out)
+    if path.suffix.lower() not in TABLE_SUFFIXES:
+        raise ParameterError(f"cannot tell the output format of {path}: use a .csv or .parquet file name")
+    if releases == 1:
+        return [path]
+    return [path.with_name(f"{path.stem}-{i + 1}{path.suffix}") for i in range(releases)]
+
+
+def prepare_dataset(dataset: Dataset) -> tuple[Dataset, list[str], list[str]]:
+    """The dataset as the safe pipeline sees it: (dataset, published columns, notes).
+
+    The theorems cover the whole published tuple: every published column must be recoded by g
+    and counted when suppressing. So the published columns are the quasi-identifiers and the
+    sensitive attributes, all made quasi-identifiers of the recoding (those without a hierarchy
+    get the flat one: kept or ``*``); insensitive attributes and identifiers are not published
+    (publishing one as it is would void the guarantee: a unique value reveals its row).
+    """
+    if dataset.n_rows == 0:
+        raise ParameterError("the data has no rows")
+    published = [c for c in dataset.columns if c in set(dataset.quasi_identifiers) | set(dataset.sensitive)]
+    if not published:
+        raise ParameterError("the data has no quasi-identifiers; name them with --qi a,b,c (qi=[...])")
+    notes = []
+    dropped = [c for c in dataset.columns if c not in published and c not in dataset.schema.identifiers]
+    if dropped:
+        notes.append(
+            f"not published: {', '.join(dropped)} (insensitive attributes; the guarantee covers only columns "
+            "the recoding generalizes: declare them quasi-identifiers to publish them)"
+        )
+    dataset = dataset.with_roles(qi=published, sensitive=[])
+    dataset, added = _with_flat_hierarchies(dataset, published)
+    if added:
+        notes.append(f"no hierarchy for {', '.join(added)}: each can only be kept or fully generalized (*)")
+    return dataset, published, notes
+
+
+def publish_dataset(
+    dataset: Dataset,
+    publish_plan: PublishPlan,
+    *,
+    randomness: Randomness,
+    ledger: Ledger | None = None,
+    name: str | None = None,
+    budget: tuple[float, float] | None = None,
+    out: str | os.PathLike[str] | None = None,
+    force: bool = False,
+    max_suppression: float = DEFAULT_MAX_SUPPRESSION,
+) -> Publication:
+    """Run the safe pipeline on ``dataset`` under ``publish_plan`` (see the module docstring).
+
+    Everything that can be refused is refused before the ledger is charged and before any file
+    is touched: bad parameters, unknown scheme levels, an output path of unknown format, a
+    dataset that is itself a sample consumed by a DPS release, an exhausted budget. With a
+    ``ledger``, a dataset without a budget gets ``budget`` or, without one, exactly the cost
+    of this publication (so nothing more can be spent on it until the custodian raises it).
+    If a release would suppress more than ``max_suppression`` of its sample, the run stops
+    (nothing written; the budget is spent) unless ``force``.
+    """
+    fingerprint = dataset.fingerprint()
+    dataset, columns, notes = prepare_dataset(dataset)
+    fixed = fixed_scheme(dataset, columns, publish_plan.scheme) if publish_plan.scheme is not None else None
+    paths = release_paths(out, publish_plan.releases) if out is not None else []
+    label = name or dataset.name or "data"
+    charge_request: dict[str, Any] = {}
+    ledger_info: dict[str, Any] | None = None
+    if ledger is not None:
+        consumed = ledger.consumed_by(fingerprint)
+        if consumed is not None:
+            raise SampleReuseError(
+                f"this data is a sample already used by the DPS release #{consumed} in {ledger.path}: "
+                "a sample may be used only once; publish from the full dataset instead"
+            )
+        if ledger.budget(fingerprint) is None:
+            if budget is None:
+                budget = (publish_plan.total_epsilon, publish_plan.total_delta)
+                notes.append(
+                    f"no budget was set for '{label}': registered this publication's cost "
+                    f"(epsilon = {budget[0]:.6g}, delta = {budget[1]:.3g}) as its total budget, so any further "
+                    "query or release on it is refused; set a larger budget with `crowdsafe ledger init`"
+                )
+            ledger.set_budget(fingerprint, label, *budget)
+        kind = "strongly safe" if fixed is not None else "epsilon1-safe"
+        charge_request = dict(
+            epsilon=publish_plan.epsilon, delta=publish_plan.delta, kind="dps-release",
+            description=f"publish {label}: {publish_plan.releases} x sampling (beta = {publish_plan.beta:.4g}) + "
+            f"{kind} k-anonymization (k = {publish_plan.k})",
+            mechanism="sampling + safe k-anonymization (Li, Qardaji, Su 2012)",
+            repetitions=publish_plan.releases, delta_slack=0.0, sample_rate=publish_plan.beta,
+            seeded=randomness.seeded, details={"plan": publish_plan.as_dict()},
+        )
+        placeholder = [f"pending-{i}" for i in range(publish_plan.releases)]
+        ledger.check(fingerprint, **charge_request, sample_ids=placeholder)
+
+    streams = randomness.spawn(publish_plan.releases) if publish_plan.releases > 1 else [randomness]
+    samples = [dataset.with_frame(dataset.frame.filter(pl_mask(s.bernoulli(dataset.n_rows, publish_plan.beta))))
+               for s in streams]
+    sample_ids = [s.fingerprint() for s in samples]
+    if len(set(sample_ids)) != len(sample_ids):
+        raise SampleReuseError("two of the fresh samples came out identical; run again")
+
+    with contextlib.ExitStack() as stack:
+        charge = None
+        if ledger is not None:
+            charge = stack.enter_context(ledger.charge(fingerprint, **charge_request, sample_ids=sample_ids))
+        releases, choices = [], []
+        for sample, sample_id, stream in zip(samples, sample_ids, streams):
+            release, choice = _release_one(dataset, sample, sample_id, stream, publish_plan, fixed, fingerprint)
+            releases.append(release)
+            choices.append(choice)
+        worst = max(releases, key=lambda r: r.applied.suppression_rate)
+        if worst.applied.suppression_rate > max_suppression and not force:
+            raise ParameterError(
+                f"the release would suppress {worst.applied.suppression_rate:.0%} of its sampled rows "
+                f"(more than {max_suppression:.0%}); nothing was written (the budget is spent). Use a coarser "
+                "scheme (--scheme coarse or higher levels), a larger epsilon or delta (smaller k), a larger "
+                "beta, or fewer quasi-identifiers; --force writes it anyway"
+            )
+        certificate = releases[0].certificate if len(releases) == 1 else compose_certificates(
+            [r.certificate for r in releases], delta_slack=0.0)
+        written: dict[str, Any] = {}
+        if paths:
+            written = _write_all(releases, certificate, paths)
+        if charge is not None:
+            charge.record(written=written.get("tables", []), rows_published=[r.rows_published for r in releases])
+            budget_now = ledger.budget(fingerprint)  # type: ignore[union-attr]
+            assert budget_now is not None
+            ledger_info = {
+                "path": str(ledger.path),  # type: ignore[union-attr]
+                "dataset": label,
+                "entry": charge.entry_id,
+                "charged": charge.loss.as_dict(),
+                "budget": budget_now.as_dict(),
+            }
+    if ledger is None:
+        notes.append("no ledger: nothing records that these samples are used, nor limits further releases")
+    if randomness.seeded:
+        notes.append("seeded run: reproducible, NOT fit for release (an attacker who knows the seed knows the sample)")
+    return Publication(publish_plan, tuple(releases), certificate, tuple(choices),
+                       tuple(s.n_rows for s in samples), ledger_info, tuple(notes), written)
+
+
+def pl_mask(mask: np.ndarray):  # noqa: ANN201 - a Polars boolean Series
+    import polars as pl
+
+    return pl.Series("sampled", mask, dtype=pl.Boolean)
+
+
+def _release_one(
+    dataset: Dataset, sample: Dataset, sample_id: str, stream: Randomness, publish_plan: PublishPlan,
+    fixed: GeneralizationScheme | None, fingerprint: str,
+) -> tuple[Release, SchemeChoice | None]:
+    columns = dataset.quasi_identifiers
+    choice: SchemeChoice | None = None
+    if fixed is not None:
+        scheme, profile = fixed, RecodingProfile.strongly_safe(fixed.name)
+    else:
+        choice = choose_scheme(sample, columns, publish_plan.k, publish_plan.epsilon1, stream)
+        scheme = choice.scheme
+        profile = RecodingProfile.epsilon_safe(publish_plan.epsilon1, "exponential mechanism over the generalization lattice")
+    applied: Applied = apply(sample, scheme, publish_plan.k)
+    applied = replace(applied, frame=applied.frame.select(list(columns)))
+    parameters: dict[str, Any] = {
+        "quasi_identifiers": list(columns),
+        "scheme": dict(scheme.levels),
+        "scheme_level_names": scheme.describe().get("level_names", {}),
+        "delta_target": publish_plan.delta_target,
+    }
+    if choice is not None:
+        parameters["selection"] = choice.describe()
+    certificate = certify_k_anonymization(
+        sampling=SamplingProfile(publish_plan.beta, sample_id),
+        recoding=profile,
+        k=publish_plan.k,
+        epsilon=publish_plan.epsilon,
+        delta=publish_plan.delta_target,
+        randomness=stream,
+        input_fingerprint=fingerprint,
+        parameters=parameters,
+    )
+    release = Release(
+        frame=applied.frame, certificate=certificate, algorithm="safe k-anonymization with sampling",
+        k=publish_plan.k, quasi_identifiers=tuple(columns), sensitive=None, recoding=scheme,
+        applied=applied, source=sample, parameters=parameters,
+    )
+    return release, choice
+
+
+def _write_all(releases: Sequence[Release], certificate: Certificate, paths: Sequence[Path]) -> dict[str, Any]:
+    """Write every table with its certificate (and, for several, the composed certificate at
+    ``<stem>.certificate.json`` of the first name without its number), all or nothing."""
+    tables = [str(p) for p in paths]
+    certificates = [str(certificate_path(p)) for p in paths]
+    with contextlib.ExitStack() as stack:
+        for release, path in zip(releases, paths):
+            table_tmp = stack.enter_context(atomic_path(path))
+            certificate_tmp = stack.enter_context(atomic_path(certificate_path(path)))
+            if path.suffix.lower() == ".csv":
+                release.frame.write_csv(table_tmp)
+            else:
+                release.frame.write_parquet(table_tmp)
+            certificate_tmp.write_text(release.certificate.to_json(), encoding="utf-8")
+        combined = None
+        if len(releases) > 1:
+            first = paths[0]
+            combined = first.with_name(first.stem.rsplit("-", 1)[0] + ".certificate.json")
+            stack.enter_context(atomic_path(combined)).write_text(certificate.to_json(), encoding="utf-8")
+    return {"tables": tables, "certificates": certificates, "combined_certificate": str(combined) if combined else None}

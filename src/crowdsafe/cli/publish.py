@@ -1,0 +1,153 @@
+"""``crowdsafe publish DATA --epsilon E --delta D --out PATH``: the main job.
+
+Sampling + safe k-anonymization, certified (ε, δ)-differentially private, charged to the ledger.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from crowdsafe.cli.options import DataArg, JsonOpt, OutOpt, QiOpt, SchemaOpt, SeedOpt, SensitiveOpt, emit, split_list
+from crowdsafe.errors import ParameterError
+
+LedgerOpt = Annotated[
+    Optional[Path],
+    typer.Option("--ledger", help="The budget ledger file (default: $CROWDSAFE_LEDGER, else "
+                                  "~/.local/share/crowdsafe/ledger.sqlite3)."),
+]
+
+
+def _count_rows(data: str) -> int:
+    """The number of rows of ``data`` (a file is scanned for its length only)."""
+    import polars as pl
+
+    path = Path(data)
+    if path.is_file() and path.suffix.lower() == ".csv":
+        return int(pl.scan_csv(path).select(pl.len()).collect().item())
+    if path.is_file() and path.suffix.lower() in (".parquet", ".pq"):
+        return int(pl.scan_parquet(path).select(pl.len()).collect().item())
+    from crowdsafe.data import load
+
+    return load(data).n_rows
+
+
+def render_plan(plan: dict[str, Any], print_: Any) -> None:
+    print_("plan")
+    print_(f"  target        (epsilon = {plan['epsilon']:g}, delta = {plan['delta_target']:g}) per release")
+    print_(f"  sampling      beta = {plan['beta']:.4g} (each row kept independently with this probability)")
+    selection = (f"epsilon1 = {plan['epsilon1']:.4g} for the exponential mechanism over the lattice"
+                 if plan["scheme"] is None else f"fixed scheme '{plan['scheme']}' (strongly safe, epsilon1 = 0)")
+    print_(f"  recoding      {selection}")
+    print_(f"  k             {plan['k']} (smallest k with d(k, beta, {plan['epsilon_anon']:.4g}) = "
+           f"{plan['delta']:.3g} <= {plan['delta_target']:g})")
+    if plan["releases"] > 1:
+        print_(f"  releases      {plan['releases']} on fresh samples: (epsilon = {plan['total_epsilon']:.4g}, "
+               f"delta = {plan['total_delta']:.3g}) in total [{plan['composition']}]")
+    if plan["rows"] is not None:
+        print_(f"  expected      about {plan['expected_sample_rows']:,.0f} sampled rows of {plan['rows']:,} per "
+               "release, before suppression of classes smaller than k")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("publish")
+    def publish_command(
+        data: DataArg,
+        epsilon: Annotated[float, typer.Option("--epsilon", "-e", help="ε of each release (selection included).")] = 1.0,
+        delta: Annotated[float, typer.Option("--delta", help="δ of each release (must be below β).")] = 1e-6,
+        k: Annotated[Optional[int], typer.Option("--k", "-k", help="Fix k (default: the smallest k reaching δ).")] = None,
+        beta: Annotated[Optional[float], typer.Option("--beta", help="Fix the sampling rate (default: 1 − e^−(ε − ε1)).")] = None,
+        epsilon1: Annotated[Optional[float], typer.Option("--epsilon1", help="ε spent choosing the scheme from the data (default: 10% of ε).")] = None,
+        scheme: Annotated[Optional[str], typer.Option("--scheme", help="A fixed scheme, chosen without the data: a preset (none, fine, medium, coarse) and/or col=level pairs, e.g. 'medium,age=1'. Makes the release strongly safe (ε1 = 0).")] = None,
+        releases: Annotated[int, typer.Option("--releases", help="Number of releases, each from a fresh independent sample; certified together.")] = 1,
+        plan_only: Annotated[bool, typer.Option("--plan-only", help="Print the plan and the expected size, read nothing else, write nothing.")] = False,
+        force: Annotated[bool, typer.Option("--force", help="Write the release even if it suppresses more than 90% of the sample.")] = False,
+        qi: QiOpt = None,
+        sensitive: SensitiveOpt = None,
+        schema: SchemaOpt = None,
+        budget: Annotated[Optional[str], typer.Option("--budget", help="Register the dataset's total budget EPSILON[,DELTA] if it has none (default: this publication's cost).")] = None,
+        name: Annotated[Optional[str], typer.Option("--name", help="The dataset's name in the ledger (default: its file or bundled name).")] = None,
+        ledger: LedgerOpt = None,
+        no_ledger: Annotated[bool, typer.Option("--no-ledger", help="Do not record the release (nothing then refuses a second use of the data).")] = False,
+        seed: SeedOpt = None,
+        out: OutOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Publish a k-anonymous sample with a proven (ε, δ)-differential privacy guarantee.
+
+        Bernoulli(β) sampling + a safe generalization scheme + suppression of classes smaller than k
+        (Li, Qardaji, Su 2012). Writes the table and its certificate (<name>.certificate.json).
+
+        Example: crowdsafe publish adult --epsilon 1 --delta 1e-6 --budget 10,1e-5 --out release/adult.csv
+        """
+        from crowdsafe import api
+        from crowdsafe.cli.query import parse_budget
+
+        if no_ledger and (ledger is not None or budget is not None):
+            raise ParameterError("--no-ledger cannot be combined with --ledger or --budget")
+        if plan_only:
+            plan = api.plan_publish(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
+                                    releases=releases, rows=_count_rows(data))
+            emit({"plan": plan.as_dict()}, as_json, lambda: render_plan(plan.as_dict(), typer.echo))
+            return
+        if out is None:
+            raise ParameterError("give --out PATH (.csv or .parquet) for the release, or --plan-only")
+        publication = api.publish(
+            data, epsilon=epsilon, delta=delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
+            releases=releases, qi=split_list(qi), sensitive=split_list(sensitive), schema=schema,
+            out=out, force=force, seed=seed,
+            ledger=None if no_ledger else (ledger if ledger is not None else "default"),
+            name=name, budget=parse_budget(budget),
+        )
+        payload = publication.summary()
+        utility = _utility(publication)
+        payload["for_custodian_only"]["utility"] = utility
+        emit(payload, as_json, lambda: _render(payload, typer.echo))
+
+
+def _utility(publication: Any) -> dict[str, Any]:
+    """Information loss of the first release against its sample (exact; for the custodian)."""
+    release = publication.release
+    loss = release.utility()
+    return {
+        "rows_published": release.rows_published,
+        "suppression_rate": release.applied.suppression_rate,
+        "classes": release.classes,
+        "average_class_size": loss.average_class_size,
+        "ncp": loss.gcp,
+        "discernibility": loss.discernibility,
+    }
+
+
+def _render(payload: dict[str, Any], print_: Any) -> None:
+    render_plan(payload["plan"], print_)
+    first = payload["releases"][0]
+    custodian = payload["for_custodian_only"]
+    utility = custodian["utility"]
+    print_("release")
+    print_(f"  scheme        {', '.join(f'{c}={v}' for c, v in first['scheme'].items())}")
+    print_(f"  published     {utility['rows_published']:,} rows in {utility['classes']:,} classes of >= "
+           f"{payload['plan']['k']} rows")
+    print_(f"  utility       {utility['suppression_rate']:.1%} of the sample suppressed, NCP {utility['ncp']:.3f} "
+           f"(0 = exact values, 1 = all '*'), average class {utility['average_class_size']:,.1f} rows"
+           "  [exact, for the custodian only: not covered by the guarantee]")
+    print_("guarantee")
+    print_(f"  {payload['guarantee']}")
+    print_(f"  {'fit for release' if payload['fit_for_release'] else 'NOT fit for release (seeded run)'}")
+    ledger = payload.get("ledger")
+    if ledger:
+        budget = ledger["budget"]
+        print_(f"  ledger        '{ledger['dataset']}' entry #{ledger['entry']}: spent epsilon "
+               f"{budget['spent']['epsilon']:.4g} of {budget['budget']['epsilon']:g} ({ledger['path']})")
+    written = payload["written"]
+    print_("written")
+    for table, certificate in zip(written.get("tables", []), written.get("certificates", [])):
+        print_(f"  {table}")
+        print_(f"  {certificate}")
+    if written.get("combined_certificate"):
+        print_(f"  {written['combined_certificate']} (all releases together)")
+    for note in payload["notes"]:
+        print_(f"note: {note}")

@@ -1,0 +1,84 @@
+"""`crowdsafe publish`: the README's main command, plan-only, JSON, errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from crowdsafe import cli
+from crowdsafe.privacy import Certificate
+from crowdsafe.privacy.ledger import LEDGER_ENV
+
+
+@pytest.fixture(autouse=True)
+def private_ledger(tmp_path, monkeypatch):
+    path = tmp_path / "ledger.sqlite3"
+    monkeypatch.setenv(LEDGER_ENV, str(path))
+    return path
+
+
+def _run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_main_command_prints_plan_utility_and_where_it_wrote(capsys, tmp_path):
+    out_path = tmp_path / "release" / "adult.csv"
+    code, out, err = _run(capsys, "publish", "adult", "--epsilon", "1", "--delta", "1e-6", "--budget", "10,1e-5",
+                          "--out", str(out_path))
+    assert code == 0, err
+    for text in ("plan", "beta = 0.5934", "k             73", "NCP", "suppressed", "DP under sampling",
+                 "fit for release", str(out_path), "adult.certificate.json", "spent epsilon 1 of 10"):
+        assert text in out
+    certificate = Certificate.read(tmp_path / "release" / "adult.certificate.json")
+    assert certificate.fit_for_release and certificate.guarantee == "dps"
+
+
+def test_plan_only_writes_nothing_and_charges_nothing(capsys, tmp_path, private_ledger):
+    code, out, _ = _run(capsys, "publish", "adult", "--plan-only", "--json", "--out", str(tmp_path / "x.csv"))
+    assert code == 0
+    plan = json.loads(out)["plan"]
+    assert plan["k"] == 73 and plan["rows"] == 32561
+    assert plan["expected_sample_rows"] == pytest.approx(32561 * plan["beta"])
+    assert not (tmp_path / "x.csv").exists() and not private_ledger.exists()
+
+
+def test_json_release_with_a_fixed_scheme_and_a_seed(capsys, tmp_path):
+    code, out, _ = _run(capsys, "publish", "adult", "--scheme", "coarse,age=2", "--seed", "1", "--no-ledger",
+                        "--json", "--out", str(tmp_path / "r.parquet"))
+    assert code == 0
+    payload = json.loads(out)
+    assert payload["plan"]["epsilon1"] == 0.0 and payload["releases"][0]["scheme"]["age"] == 2
+    assert payload["fit_for_release"] is False and "Theorem 5" in payload["guarantee"]
+    assert any("NOT fit for release" in n for n in payload["notes"])
+    assert any("no ledger" in n for n in payload["notes"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--k", "1"], "k must be a whole number >= 2"),
+        (["--beta", "0.9", "--epsilon", "1"], "epsilon"),
+        (["--beta", "0.001", "--delta", "0.01"], "beta > delta"),
+        (["--scheme", "age=7"], "levels 0..4"),
+        (["--scheme", "medium", "--epsilon1", "0.1"], "spends no epsilon1"),
+        (["--no-ledger", "--budget", "1"], "cannot be combined"),
+    ],
+)
+def test_bad_input_is_one_line_and_writes_nothing(capsys, tmp_path, private_ledger, args, message):
+    out_path = tmp_path / "r.csv"
+    code, _, err = _run(capsys, "publish", "adult", *args, "--out", str(out_path))
+    assert code == 2 and message in err and err.count("\n") == 1
+    assert not out_path.exists()
+    if private_ledger.exists():
+        from crowdsafe.privacy.ledger import Ledger
+
+        assert Ledger(private_ledger).entries() == []
+
+
+def test_help_has_an_example(capsys):
+    with pytest.raises(SystemExit):
+        cli.app(["publish", "--help"], prog_name="crowdsafe")
+    assert "Example: crowdsafe publish adult" in capsys.readouterr().out
