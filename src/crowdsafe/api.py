@@ -406,3 +406,36 @@ def publish(
     with ledger_for(ledger) as book:
         return publish_dataset(dataset, publish_plan, randomness=randomness, ledger=book, name=name,
                                budget=budget, out=out, force=force)
+
+
+# -- attacks -------------------------------------------------------------------------------------
+
+
+def attack(
+    releases: Sequence[Any],
+    targets: Any,
+    *,
+    qi: Sequence[str],
+    sensitive: str,
+    kind: str = "intersection",
+    location: str = "auto",
+    levels: Sequence[float] = (0.25, 0.5, 0.75),
+    truth_id: str | None = None,
+    schema: Schema | str | os.PathLike[str] | None = None,
+) -> Any:
+    """Run an attack on ``releases`` and report what it reveals about ``targets``.
+
+    ``kind="intersection"``: the composition attack of Ganta, Kasiviswanathan and Smith (2008)
+    (:func:`crowdsafe.attacks.intersection_attack`). ``releases``: Release objects, frames or
+    files; ``targets``: anything :func:`load` reads (its hierarchies resolve hierarchy labels
+    in the releases), holding ``qi`` and optionally the true ``sensitive`` value for scoring.
+    """
+    from crowdsafe.attacks import intersection_attack
+    from crowdsafe.attacks.releases import as_attacked
+
+    if kind != "intersection":
+        raise ParameterError(f"unknown attack {kind!r}; use 'intersection'")
+    dataset = load(targets, schema=schema)
+    attacked = [as_attacked(r, f"R{j + 1}") for j, r in enumerate(releases)]
+    return intersection_attack(attacked, dataset.frame, qi, sensitive, hierarchies=dataset.hierarchies,
+                               location=location, levels=levels, truth_id=truth_id)  # type: ignore[arg-type]
