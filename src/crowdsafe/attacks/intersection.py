@@ -21,7 +21,8 @@ Metrics (per target, then averaged over the targets):
 
 Fair treatment of suppressed and sampled output (safe publishing samples rows and suppresses
 classes): when no class of R_j can hold the target, R_j tells the attacker nothing and S_ij is
-every sensitive value R_j publishes. When the candidate sets contradict each other (S_i empty:
+every sensitive value R_j publishes (so a target found in no release has the values all
+releases publish as candidates). When the candidate sets contradict each other (S_i empty:
 the target was not in some release although the attacker assumed it), the attack on that
 target is counted as failed: ea_i = min_j ea_ij, no drop, confidence 0, no breach. A breach is
 only counted as *true* when its value is the target's.
@@ -148,15 +149,12 @@ def intersection_attack(
     per_tuple: list[pl.DataFrame] = []  # (tuple, value, release) candidate pairs
     prior = np.zeros((n_tuples, len(attacked)), dtype=np.int64)
     partition = np.full((n_tuples, len(attacked)), np.nan)
-    matched_any = np.zeros((n_tuples, len(attacked)), dtype=bool)
     release_rows: list[dict[str, Any]] = []
-    all_values: set[int] = set()
     for j, (release, method) in enumerate(zip(attacked, locations)):
         table = class_table(release.frame, qi)
         sensitive_codes = value_codes(release.frame.get_column(sensitive))
         class_values = pl.DataFrame({"class": table.class_of_row, "value": sensitive_codes}).unique()
         published_values = np.unique(sensitive_codes)
-        all_values.update(published_values.tolist())
         if method == "auto":
             method = "nearest" if is_microaggregated(release.frame, qi, domains) else "exact"
         if method == "exact":
@@ -167,7 +165,6 @@ def intersection_attack(
         sizes = table.cells.get_column("size").to_numpy()
         matches = np.bincount(tuples, minlength=n_tuples)
         located = matches > 0
-        matched_any[:, j] = located
         partition[located, j] = np.bincount(tuples, weights=sizes[classes], minlength=n_tuples)[located]
         candidates = (pl.DataFrame({"tuple": tuples, "class": classes})
                       .join(class_values, on="class", how="inner")
@@ -175,7 +172,9 @@ def intersection_attack(
         counts = candidates.group_by("tuple").len()
         prior[:, j] = len(published_values)  # unlocated: the release tells nothing
         prior[counts.get_column("tuple").to_numpy(), j] = counts.get_column("len").to_numpy()
-        per_tuple.append(candidates.with_columns(pl.lit(j, dtype=pl.Int64).alias("release")))
+        unlocated_here = pl.DataFrame({"tuple": np.flatnonzero(~located).astype(np.int64)})
+        everything = unlocated_here.join(pl.DataFrame({"value": published_values.astype(np.int64)}), how="cross")
+        per_tuple.append(pl.concat([candidates, everything]))
 
         row: dict[str, Any] = {
             "release": release.name, "rows": release.frame.height, "classes": table.n_classes,
@@ -191,12 +190,8 @@ def intersection_attack(
                                                         tuple_of_target, tuples, classes)
         release_rows.append(row)
 
-    pairs = pl.concat(per_tuple)
-    located_in = matched_any.sum(axis=1)
-    candidate = (pairs.group_by("tuple", "value").agg(pl.len().alias("in_releases"))
-                 .join(pl.DataFrame({"tuple": np.arange(n_tuples, dtype=np.int64), "needed": located_in}),
-                       on="tuple")
-                 .filter(pl.col("in_releases") == pl.col("needed"))
+    candidate = (pl.concat(per_tuple).group_by("tuple", "value").agg(pl.len().alias("in_releases"))
+                 .filter(pl.col("in_releases") == len(attacked))
                  .select("tuple", "value"))
     posterior_counts = candidate.group_by("tuple").agg(pl.len().alias("n"), pl.col("value").first().alias("only"))
     posterior = np.zeros(n_tuples, dtype=np.int64)
@@ -205,9 +200,7 @@ def intersection_attack(
     posterior[t_index] = posterior_counts.get_column("n").to_numpy()
     only[t_index] = posterior_counts.get_column("only").to_numpy()
     best_prior = prior.min(axis=1)
-    unlocated = located_in == 0
-    posterior[unlocated] = len(all_values)
-    contradiction = (posterior == 0) & ~unlocated
+    contradiction = posterior == 0
     posterior = np.where(contradiction, best_prior, posterior)
     drop = best_prior - posterior
     confidence = np.where(contradiction, 0.0, 1.0 / np.maximum(posterior, 1))
@@ -253,7 +246,7 @@ def intersection_attack(
         truth = value_codes(targets.get_column(sensitive))
         key = tuple_of_target * np.int64(len(dictionary) + 1) + truth
         kept = candidate.select((pl.col("tuple") * (len(dictionary) + 1) + pl.col("value")).alias("k")).to_series()
-        true_in = np.isin(key, kept.to_numpy()) | unlocated[tuple_of_target] | contradiction[tuple_of_target]
+        true_in = np.isin(key, kept.to_numpy())
         true_value = np.where(perfect[tuple_of_target], only[tuple_of_target], -2) == truth
         frame = frame.with_columns(pl.Series("true_value_in_candidates", true_in),
                                    pl.Series("perfect_breach_true", true_value))
