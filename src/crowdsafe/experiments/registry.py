@@ -23,6 +23,7 @@ from crowdsafe.randomness import Randomness, as_randomness
 _MODULES = [
     "crowdsafe.experiments.calculus",
     "crowdsafe.experiments.alpha_beta",
+    "crowdsafe.experiments.non_composition",
 ]
 
 DEFAULT_RESULTS = Path("results")
