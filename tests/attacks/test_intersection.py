@@ -171,3 +171,14 @@ def test_bad_input_is_named():
         intersection_attack(releases, targets, QI, "dis", levels=[0.0])
     with pytest.raises(ParameterError, match="location"):
         intersection_attack(releases, targets, QI, "dis", location="closest")  # type: ignore[arg-type]
+
+
+def test_a_generalized_sensitive_cell_stands_for_every_value_it_covers():
+    r1 = pl.DataFrame({"age": ["[20, 29]"] * 2, "zip": ["*"] * 2, "dis": ["{flu, hiv}", "cold"]})
+    r2 = pl.DataFrame({"age": ["*"] * 2, "zip": ["*"] * 2, "dis": ["*", "*"]})
+    r3 = pl.DataFrame({"age": ["[20, 24]"] * 2, "zip": ["*"] * 2, "dis": ["hiv", "cancer"]})
+    targets = pl.DataFrame({"age": [22], "zip": ["1"], "dis": ["hiv"]})
+    t = intersection_attack([r1, r2, r3], targets, QI, "dis").targets
+    assert t["prior_R1"].to_list() == [3]  # flu, hiv, cold
+    assert t["prior_R2"].to_list() == [4]  # '*': every plain value anywhere (cancer, cold, flu, hiv)
+    assert t["inferred_value"].to_list() == ["hiv"] and t["perfect_breach_true"].to_list() == [True]

@@ -27,6 +27,9 @@ the target was not in some release although the attacker assumed it), the attack
 target is counted as failed: ea_i = min_j ea_ij, no drop, confidence 0, no breach. A breach is
 only counted as *true* when its value is the target's.
 
+A sensitive cell published generalized (safe publishing recodes every published column) stands
+for every value it covers: a class showing ``*`` may hold any value.
+
 All of it runs on distinct target tuples, class tables and (tuple, value) pair tables: joins and
 group-bys, no loop over targets.
 """
@@ -48,7 +51,8 @@ from crowdsafe.attacks.locate import (
     target_codes,
     target_domains,
 )
-from crowdsafe.data import Hierarchy
+from crowdsafe.data import Hierarchy, encode_series
+from crowdsafe.data.generalized import CellKind, Domain, parse_cell
 from crowdsafe.errors import InputError, ParameterError
 
 Location = Literal["auto", "exact", "nearest"]
@@ -137,14 +141,14 @@ def intersection_attack(
     codes = target_codes(targets, domains)
     tuple_codes = {c: codes[c][first_target] for c in qi}
 
-    values = pl.concat([_as_text(r.frame.get_column(sensitive)).unique() for r in attacked]
-                       + ([_as_text(targets.get_column(sensitive)).unique()] if sensitive in targets.columns else []))
-    dictionary = values.unique().sort(nulls_last=True).alias(sensitive)
+    domain = _sensitive_domain(attacked, targets, sensitive, (hierarchies or {}).get(sensitive))
+    dictionary = _as_text(domain.values).alias(sensitive)
     value_index = pl.DataFrame({sensitive: dictionary, "value": np.arange(len(dictionary), dtype=np.int64)})
 
     def value_codes(series: pl.Series) -> np.ndarray:
         return (_as_text(series).to_frame(sensitive).join(value_index, on=sensitive, how="left", nulls_equal=True,
-                                                          maintain_order="left").get_column("value").to_numpy())
+                                                          maintain_order="left")
+                .get_column("value").fill_null(-1).to_numpy())
 
     per_tuple: list[pl.DataFrame] = []  # (tuple, value, release) candidate pairs
     prior = np.zeros((n_tuples, len(attacked)), dtype=np.int64)
@@ -152,9 +156,8 @@ def intersection_attack(
     release_rows: list[dict[str, Any]] = []
     for j, (release, method) in enumerate(zip(attacked, locations)):
         table = class_table(release.frame, qi)
-        sensitive_codes = value_codes(release.frame.get_column(sensitive))
-        class_values = pl.DataFrame({"class": table.class_of_row, "value": sensitive_codes}).unique()
-        published_values = np.unique(sensitive_codes)
+        class_values = _class_values(release.frame.get_column(sensitive), table.class_of_row, domain)
+        published_values = class_values.get_column("value").unique().to_numpy()
         if method == "auto":
             method = "nearest" if is_microaggregated(release.frame, qi, domains) else "exact"
         if method == "exact":
@@ -253,6 +256,31 @@ def intersection_attack(
         summary["perfect_breach_true"] = float(true_value.mean())
         summary["true_value_in_candidates"] = float(true_in.mean())
     return IntersectionResult(frame, pl.DataFrame(release_rows), summary)
+
+
+def _sensitive_domain(releases: Sequence[AttackedRelease], targets: pl.DataFrame, sensitive: str,
+                      hierarchy: Hierarchy | None) -> Domain:
+    """The sensitive values the candidate sets are made of: the hierarchy's leaves when there is
+    one, else every plain (not generalized) value published or held by a target."""
+    columns = [_as_text(r.frame.get_column(sensitive)).unique() for r in releases]
+    if sensitive in targets.columns:
+        columns.append(_as_text(targets.get_column(sensitive)).unique())
+    cells = pl.concat(columns).unique()
+    if hierarchy is not None:
+        return Domain.from_values(cells, hierarchy)
+    plain = [c for c in cells.to_list() if parse_cell(c).kind in (CellKind.VALUE, CellKind.MISSING)]
+    return Domain(sensitive, pl.Series(sensitive, plain, dtype=pl.String).sort(nulls_last=True))
+
+
+def _class_values(column: pl.Series, class_of_row: np.ndarray, domain: Domain) -> pl.DataFrame:
+    """(class, value) pairs: the sensitive values each class may hold. A generalized sensitive
+    cell (a set, a hierarchy label, '*') stands for every value it covers."""
+    codes, cells = encode_series(_as_text(column))
+    cover = domain.cover(cells, strict=False)
+    cell_of, value_of = cover.membership
+    return (pl.DataFrame({"class": class_of_row, "cell": codes.astype(np.int64)}).unique()
+            .join(pl.DataFrame({"cell": cell_of, "value": value_of}), on="cell", how="inner")
+            .select("class", "value").unique())
 
 
 def _correct_location(frame: pl.DataFrame, class_of_row: np.ndarray, targets: pl.DataFrame, truth_id: str,
