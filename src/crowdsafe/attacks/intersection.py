@@ -261,15 +261,21 @@ def intersection_attack(
 def _sensitive_domain(releases: Sequence[AttackedRelease], targets: pl.DataFrame, sensitive: str,
                       hierarchy: Hierarchy | None) -> Domain:
     """The sensitive values the candidate sets are made of: the hierarchy's leaves when there is
-    one, else every plain (not generalized) value published or held by a target."""
+    one, else every plain value published (alone or in a set) or held by a target."""
     columns = [_as_text(r.frame.get_column(sensitive)).unique() for r in releases]
     if sensitive in targets.columns:
         columns.append(_as_text(targets.get_column(sensitive)).unique())
     cells = pl.concat(columns).unique()
     if hierarchy is not None:
         return Domain.from_values(cells, hierarchy)
-    plain = [c for c in cells.to_list() if parse_cell(c).kind in (CellKind.VALUE, CellKind.MISSING)]
-    return Domain(sensitive, pl.Series(sensitive, plain, dtype=pl.String).sort(nulls_last=True))
+    plain: set[str | None] = set()
+    for text in cells.to_list():
+        cell = parse_cell(text)
+        if cell.kind in (CellKind.VALUE, CellKind.MISSING):
+            plain.add(text)
+        elif cell.kind is CellKind.SET:
+            plain.update(cell.members)
+    return Domain(sensitive, pl.Series(sensitive, sorted(plain, key=lambda v: (v is None, v or "")), dtype=pl.String))
 
 
 def _class_values(column: pl.Series, class_of_row: np.ndarray, domain: Domain) -> pl.DataFrame:
