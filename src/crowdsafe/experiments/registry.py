@@ -24,6 +24,7 @@ _MODULES = [
     "crowdsafe.experiments.calculus",
     "crowdsafe.experiments.alpha_beta",
     "crowdsafe.experiments.non_composition",
+    "crowdsafe.experiments.composition",
 ]
 
 DEFAULT_RESULTS = Path("results")
