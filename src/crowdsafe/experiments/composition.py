@@ -216,18 +216,24 @@ def _anonymity_figure(frame: pl.DataFrame, name: str) -> Figure:
 def _contrast_figure(frame: pl.DataFrame, contrast: pl.DataFrame) -> Figure:
     metrics = ["perfect_breach_true", "partial_breach_50", "partial_breach_25"]
     labels = ["% true perfect breach", "% partial breach ≥ 0.5", "% partial breach ≥ 0.25"]
-    figure = Figure(figsize=(14, 4.2))
+    figure = Figure(figsize=(18, 5))
     axes = figure.subplots(1, 2)
     for axis, name in zip(axes, ("adult", "synthetic")):
-        classic = frame.filter((pl.col("dataset") == name) & (pl.col("k") == max(KS)))
         other = contrast.filter(pl.col("dataset") == name)
-        table = pl.concat([classic.select(["scenario"] + metrics), other.select(["scenario"] + metrics)])
+        publish_k = int(other.filter(pl.col("scenario").str.starts_with("safe"))["k"][0])
+        matched = min(KS, key=lambda k: abs(k - publish_k))
+        classic = (frame.filter((pl.col("dataset") == name) & pl.col("k").is_in([min(KS), matched]))
+                   .with_columns(pl.format("{} k={}", pl.col("scenario"), pl.col("k")).alias("scenario"))
+                   .sort("k", maintain_order=True))
+        table = pl.concat([part.select(pl.col("scenario"), *[pl.col(m).cast(pl.Float64, strict=False) for m in metrics])
+                           for part in (classic, other)])
         means = table.group_by("scenario", maintain_order=True).agg([pl.col(m).mean() for m in metrics])
         x = np.arange(means.height)
         for i, (metric, label) in enumerate(zip(metrics, labels)):
             axis.bar(x + (i - 1) * 0.27, means[metric], 0.27, label=label)
         axis.set_xticks(x, [s.replace(" (", "\n(") for s in means["scenario"]], fontsize=7, rotation=30, ha="right")
-        axis.set_title(f"{name}: classic releases at k = {max(KS)} vs safe publish vs DP table", fontsize=9)
+        axis.set_title(f"{name}: classic releases (k = {min(KS)} and k = {matched}) vs safe publish "
+                       f"(k = {publish_k}) vs DP table vs no release", fontsize=9)
         axis.set_ylabel("% of the overlap (mean over seeds)")
     axes[0].legend(fontsize=8)
     figure.tight_layout()
