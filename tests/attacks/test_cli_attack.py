@@ -62,3 +62,19 @@ def test_errors_are_one_line(tmp_path, capsys):
         assert code == 2, (options, err)
         assert err.count("\n") == 1 and message in err, err
         assert stdout == ""
+
+
+def test_linkage_command(tmp_path, capsys):
+    release = pl.DataFrame({"age": ["[20, 29]", "[20, 29]", "31"], "zip": ["*", "*", "12"]})
+    external = pl.DataFrame({"name": ["ann", "bob", "cid"], "age": [25, 31, 40], "zip": ["10", "12", "12"]})
+    release.write_csv(tmp_path / "r.csv")
+    external.write_csv(tmp_path / "voters.csv")
+    code, stdout, err = run(capsys, "attack", "linkage", str(tmp_path / "r.csv"), "--external",
+                            str(tmp_path / "voters.csv"), "--qi", "age,zip", "--json")
+    assert code == 0, err
+    summary = json.loads(stdout)["summary"]
+    # every row has exactly one consistent voter: ann for the two [20, 29] rows, bob for 31
+    assert summary["reidentified_uniquely"] == 3
+    code, _, err = run(capsys, "attack", "linkage", str(tmp_path / "r.csv"), "--external",
+                       str(tmp_path / "voters.csv"), "--qi", "age,town")
+    assert code == 2 and "no column 'town'" in err and err.count("\n") == 1

@@ -109,3 +109,40 @@ def register(app: typer.Typer) -> None:
                     result.targets.write_parquet(tmp)
             payload["written"] = str(out)
         emit(payload, as_json, lambda: render(payload, Console()))
+
+    @attack_app.command("linkage")
+    def linkage_command(
+        release: Annotated[Path, typer.Argument(help="The release file (CSV or Parquet).")],
+        external: Annotated[str, typer.Option("--external", help="The identified external table (e.g. a voter "
+                                                                "list): a CSV/Parquet file holding the --qi columns.")],
+        qi: QiOpt = None,
+        truth_id: TruthOpt = None,
+        schema: SchemaOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Link a release with an identified table on shared quasi-identifiers (re-identification).
+
+        Counts the published rows consistent with exactly one external record (re-identified
+        uniquely) and with at most two (named with probability at least 1/2).
+
+        Example: crowdsafe attack linkage release.csv --external voters.csv --qi age,sex,zip
+        """
+        names = split_list(qi)
+        if not names:
+            raise ParameterError("name the quasi-identifiers shared with the external table with --qi a,b,c")
+        result = api.attack([release], external, qi=names, kind="linkage", truth_id=truth_id, schema=schema)
+        payload = result.as_dict()
+
+        def show() -> None:
+            s = payload["summary"]
+            console = Console()
+            console.print(f"[bold]Linkage attack[/bold]: {s['release_rows']:,} published rows against "
+                          f"{s['external_records']:,} identified records on {', '.join(s['quasi_identifiers'])}")
+            console.print(f"re-identified uniquely: {s['reidentified_uniquely']:,}")
+            console.print(f"re-identified with probability >= 1/2: {s['reidentified_with_probability_at_least_half']:,}")
+            console.print(f"expected correct links (if every row's person is listed): "
+                          f"{s['expected_correct_links_if_listed']:,.1f}")
+            if "reidentified_uniquely_correct" in s:
+                console.print(f"unique links naming the right person: {s['reidentified_uniquely_correct']:,}")
+
+        emit(payload, as_json, show)

@@ -75,6 +75,15 @@ def census_tables() -> dict[str, Dataset]:
             "synthetic": fake.with_roles(qi=QI, sensitive=[SENSITIVE])}
 
 
+def with_record_id(dataset: Dataset, name: str = RECORD) -> Dataset:
+    """``dataset`` with a ``name`` column numbering its rows, an insensitive attribute: releases
+    carry it unchanged, so attacks can be scored (the attacks never read it)."""
+    schema = Schema(dataset.schema.attributes + (Attribute(name, Role.INSENSITIVE, AttributeType.NUMERIC),),
+                    dataset.schema.person_id, dataset.schema.source)
+    frame = dataset.frame.with_columns(pl.Series(name, np.arange(dataset.n_rows, dtype=np.int64)))
+    return replace(dataset, frame=frame, schema=schema)
+
+
 def overlapping_subsets(dataset: Dataset, randomness: Randomness, overlap: int = OVERLAP,
                         own: int = OWN) -> tuple[Dataset, Dataset, pl.DataFrame]:
     """Two subsets drawn without replacement sharing ``overlap`` rows, and the shared rows
@@ -82,9 +91,8 @@ def overlapping_subsets(dataset: Dataset, randomness: Randomness, overlap: int =
     if 2 * own + overlap > dataset.n_rows:
         raise ValueError(f"{dataset.name} has {dataset.n_rows} rows, fewer than 2 x {own} + {overlap}")
     order = randomness.generator.permutation(dataset.n_rows)
-    schema = Schema(dataset.schema.attributes + (Attribute(RECORD, Role.INSENSITIVE, AttributeType.NUMERIC),),
-                    dataset.schema.person_id, dataset.schema.source)
-    frame = dataset.frame.with_columns(pl.Series(RECORD, np.arange(dataset.n_rows, dtype=np.int64)))
+    numbered = with_record_id(dataset)
+    frame, schema = numbered.frame, numbered.schema
     shared, first, second = order[:overlap], order[overlap:overlap + own], order[overlap + own:overlap + 2 * own]
 
     def subset(rows: np.ndarray) -> Dataset:

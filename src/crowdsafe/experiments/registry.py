@@ -25,6 +25,7 @@ _MODULES = [
     "crowdsafe.experiments.alpha_beta",
     "crowdsafe.experiments.non_composition",
     "crowdsafe.experiments.composition",
+    "crowdsafe.experiments.linkage",
 ]
 
 DEFAULT_RESULTS = Path("results")
