@@ -16,7 +16,7 @@ the target's row:
   truth is known.
 
 Everything works on distinct target tuples and on the release's class table; the matching is
-one join on the most selective attribute followed by array look-ups for the others.
+a walk down the trie of the classes' cell prefixes, one column at a time, in array operations.
 """
 
 from __future__ import annotations
@@ -130,20 +130,30 @@ def locate_exact(cells: pl.DataFrame, qi: Sequence[str], domains: Mapping[str, D
                          .get_column("__cell").to_numpy())
     if n_tuples == 0 or cells.height == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    # classes covering each code, per column; start from the column giving the fewest pairs
-    per_code = {c: covers[c][class_cell[c]].sum(axis=0) for c in qi}
-    first = min(qi, key=lambda c: int(per_code[c][tuple_codes[c]].sum()))
-    class_of_code = np.nonzero(covers[first][class_cell[first]].T)  # (code, class), sorted by code
-    pairs = (pl.DataFrame({"__code": tuple_codes[first], "tuple": np.arange(n_tuples, dtype=np.int64)})
-             .join(pl.DataFrame({"__code": class_of_code[0].astype(np.int64), "class": class_of_code[1].astype(np.int64)}),
-                   on="__code", how="inner"))
-    tuples = pairs.get_column("tuple").to_numpy()
-    classes = pairs.get_column("class").to_numpy()
-    for c in qi:
-        if c == first or len(tuples) == 0:
-            continue
-        keep = covers[c][class_cell[c][classes], tuple_codes[c][tuples]]
-        tuples, classes = tuples[keep], classes[keep]
+    # Walk the classes as a trie of cell prefixes, columns with the fewest distinct cells first:
+    # keep the (tuple, prefix) pairs whose cells so far all cover the tuple, and extend them by
+    # one column at a time. Pairs only grow along prefixes that are still consistent.
+    order = sorted(qi, key=lambda c: covers[c].shape[0])
+    prefix = np.zeros(cells.height, dtype=np.int64)
+    n_prefix = 1
+    tuples = np.arange(n_tuples, dtype=np.int64)
+    at = np.zeros(n_tuples, dtype=np.int64)
+    for c in order:
+        width = covers[c].shape[0]
+        edges, prefix = np.unique(prefix * width + class_cell[c], return_inverse=True)
+        prefix = prefix.astype(np.int64)
+        parent, cell = edges // width, edges % width
+        starts = np.searchsorted(parent, np.arange(n_prefix + 1))
+        fan = starts[at + 1] - starts[at]
+        total = int(fan.sum())
+        offsets = np.repeat(starts[at] - np.cumsum(fan) + fan, fan) + np.arange(total, dtype=np.int64)
+        tuples = np.repeat(tuples, fan)
+        keep = covers[c][cell[offsets], tuple_codes[c][tuples]]
+        tuples, at = tuples[keep], offsets[keep]
+        n_prefix = len(edges)
+    class_of_prefix = np.empty(n_prefix, dtype=np.int64)
+    class_of_prefix[prefix] = np.arange(cells.height, dtype=np.int64)
+    classes = class_of_prefix[at]
     order = np.lexsort((classes, tuples))
     return tuples[order], classes[order]
 
