@@ -55,11 +55,21 @@ def class_table(release: pl.DataFrame, qi: Sequence[str]) -> ClassTable:
         raise InputError(
             f"the release has no column {missing[0]!r}; its columns are: {', '.join(release.columns)}"
         )
-    published = pl.DataFrame([canonical_cells(release.get_column(c)) for c in qi])
-    keyed = published.with_columns(pl.struct(qi).rank("dense").cast(pl.Int64).alias("class") - 1)
-    class_of_row = keyed.get_column("class").to_numpy()
-    cells = (keyed.group_by("class").agg([pl.col(c).first() for c in qi] + [pl.len().cast(pl.Int64).alias("size")])
-             .sort("class"))
+    # group the rows by their cells as written, then read only the distinct cells canonically
+    # (two spellings of one cell, e.g. '[25,34]' and '[25, 34]', end up in one class)
+    written = release.select(pl.struct(qi).rank("dense").cast(pl.Int64).alias("__written") - 1)
+    row_written = written.get_column("__written").to_numpy()
+    first_row = np.full(int(row_written.max()) + 1 if len(row_written) else 0, len(row_written), dtype=np.int64)
+    np.minimum.at(first_row, row_written, np.arange(len(row_written)))
+    distinct = release.select(qi).gather(first_row)
+    canonical = pl.DataFrame([canonical_cells(distinct.get_column(c)) for c in qi])
+    class_of_written = canonical.select(pl.struct(qi).rank("dense").cast(pl.Int64) - 1).to_series().to_numpy()
+    class_of_row = class_of_written[row_written]
+    sizes = np.bincount(class_of_row, minlength=int(class_of_written.max()) + 1 if len(class_of_written) else 0)
+    first_written = np.full(len(sizes), len(class_of_written), dtype=np.int64)
+    np.minimum.at(first_written, class_of_written, np.arange(len(class_of_written)))
+    cells = canonical.gather(first_written).with_columns(
+        pl.Series("class", np.arange(len(sizes), dtype=np.int64)), pl.Series("size", sizes.astype(np.int64)))
     return ClassTable(cells, class_of_row)
 
 
