@@ -11,7 +11,7 @@ from crowdsafe.attacks import AttackedRelease, intersection_attack
 from crowdsafe.data import load
 from crowdsafe.errors import InputError, ParameterError
 
-from attack_fixtures import tiny
+from attack_fixtures import covers, tiny
 
 QI = ["age", "zip"]
 
@@ -62,17 +62,6 @@ def test_unlocated_target_learns_nothing_from_that_release_and_contradictions_ar
 
 def brute_force(releases, targets, qi, sensitive):
     """Per-target Python loop: the classes whose cells cover the target, then set intersection."""
-
-    def covers(cell, value):
-        if cell == "*":
-            return True
-        if cell.startswith("["):
-            lo, hi = (float(x) for x in cell[1:-1].split(","))
-            return lo <= value <= hi
-        if cell.startswith("{"):
-            return str(value) in [m.strip() for m in cell[1:-1].split(",")]
-        return str(cell) == str(value)
-
     out = []
     for target in targets.iter_rows(named=True):
         sets = []

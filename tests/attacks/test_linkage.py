@@ -9,18 +9,9 @@ import pytest
 from crowdsafe.attacks.linkage import linkage_attack
 from crowdsafe.errors import InputError
 
+from attack_fixtures import covers
+
 QI = ["age", "zip"]
-
-
-def covers(cell, value):
-    if cell == "*":
-        return True
-    if cell.startswith("["):
-        lo, hi = (float(x) for x in cell[1:-1].split(","))
-        return lo <= value <= hi
-    if cell.startswith("{"):
-        return str(value) in [m.strip() for m in cell[1:-1].split(",")]
-    return str(cell) == str(value)
 
 
 def brute_force(release, external):
