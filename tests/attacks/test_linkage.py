@@ -29,8 +29,8 @@ def test_counts_match_brute_force(seed):
                            "zip": rng.choice(["10", "11", "12"], 40)})
     cells_age = {a: (f"[{a - a % 5}, {a - a % 5 + 4}]" if rng.random() < 0.5 else str(a)) for a in range(20, 40)}
     release = people.select(
-        pl.col("age").map_elements(lambda a: cells_age[a], return_dtype=pl.String),
-        pl.col("zip").map_elements(lambda z: "*" if z == "12" else z, return_dtype=pl.String),
+        pl.col("age").replace_strict(cells_age, return_dtype=pl.String),
+        pl.when(pl.col("zip") == "12").then(pl.lit("*")).otherwise(pl.col("zip")).alias("zip"),
         pl.col("id"))
     external = people.sample(25, seed=seed).with_columns(pl.format("name-{}", pl.col("id")).alias("name"))
     result = linkage_attack(release, external, QI, truth_id="id")
