@@ -43,6 +43,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
+from crowdsafe.anonymize.cells import dense_ids, first_of_each
 from crowdsafe.attacks.locate import (
     class_table,
     is_microaggregated,
@@ -133,12 +134,10 @@ def intersection_attack(
         raise InputError("the targets table is empty")
 
     # distinct target tuples: the attack runs on them, targets inherit their tuple's result
-    tuple_of_target = (targets.select(pl.struct(qi).rank("dense").cast(pl.Int64) - 1).to_series().to_numpy())
-    n_tuples = int(tuple_of_target.max()) + 1
-    first_target = np.full(n_tuples, targets.height, dtype=np.int64)
-    np.minimum.at(first_target, tuple_of_target, np.arange(targets.height))
     domains = target_domains(targets, qi, hierarchies)
     codes = target_codes(targets, domains)
+    tuple_of_target, n_tuples = dense_ids([codes[c] for c in qi], [domains[c].size for c in qi])
+    first_target = first_of_each(tuple_of_target, n_tuples)
     tuple_codes = {c: codes[c][first_target] for c in qi}
 
     domain = _sensitive_domain(attacked, targets, sensitive, (hierarchies or {}).get(sensitive))
@@ -155,11 +154,11 @@ def intersection_attack(
     partition = np.full((n_tuples, len(attacked)), np.nan)
     release_rows: list[dict[str, Any]] = []
     for j, (release, method) in enumerate(zip(attacked, locations)):
-        table = class_table(release.frame, qi)
-        class_values = _class_values(release.frame.get_column(sensitive), table.class_of_row, domain)
+        table = class_table(release.frame, qi, sensitive)
+        class_values = _class_values(table.combos.get_column(sensitive), table.class_of_combo, domain)
         published_values = class_values.get_column("value").unique().to_numpy()
         if method == "auto":
-            method = "nearest" if is_microaggregated(release.frame, qi, domains) else "exact"
+            method = "nearest" if is_microaggregated(table.cells, qi, domains) else "exact"
         if method == "exact":
             tuples, classes = locate_exact(table.cells, qi, domains, tuple_codes)
         else:
@@ -189,7 +188,8 @@ def intersection_attack(
             "correct_location": None,
         }
         if truth_id is not None and truth_id in release.frame.columns and truth_id in targets.columns:
-            row["correct_location"] = _correct_location(release.frame, table.class_of_row, targets, truth_id,
+            row["correct_location"] = _correct_location(release.frame, table.class_of_rows(release.frame), targets,
+                                                        truth_id,
                                                         tuple_of_target, tuples, classes)
         release_rows.append(row)
 
@@ -278,13 +278,13 @@ def _sensitive_domain(releases: Sequence[AttackedRelease], targets: pl.DataFrame
     return Domain(sensitive, pl.Series(sensitive, sorted(plain, key=lambda v: (v is None, v or "")), dtype=pl.String))
 
 
-def _class_values(column: pl.Series, class_of_row: np.ndarray, domain: Domain) -> pl.DataFrame:
+def _class_values(column: pl.Series, class_of_combo: np.ndarray, domain: Domain) -> pl.DataFrame:
     """(class, value) pairs: the sensitive values each class may hold. A generalized sensitive
     cell (a set, a hierarchy label, '*') stands for every value it covers."""
     codes, cells = encode_series(_as_text(column))
     cover = domain.cover(cells, strict=False)
     cell_of, value_of = cover.membership
-    return (pl.DataFrame({"class": class_of_row, "cell": codes.astype(np.int64)}).unique()
+    return (pl.DataFrame({"class": class_of_combo, "cell": codes.astype(np.int64)}).unique()
             .join(pl.DataFrame({"cell": cell_of, "value": value_of}), on="cell", how="inner")
             .select("class", "value").unique())
 

@@ -61,9 +61,10 @@ def linkage_attack(release: pl.DataFrame, external: pl.DataFrame, qi: Sequence[s
     pair_tuple, pair_class = locate_exact(table.cells, qi, domains, codes)
     multiplicity = tuples.get_column("len").to_numpy()
     consistent = np.bincount(pair_class, weights=multiplicity[pair_tuple], minlength=table.n_classes).astype(np.int64)
-    m = consistent[table.class_of_row]
+    class_of_row = table.class_of_rows(release)
+    m = consistent[class_of_row]
     linked = m >= 1
-    rows = pl.DataFrame({"class": table.class_of_row, "consistent_records": m})
+    rows = pl.DataFrame({"class": class_of_row, "consistent_records": m})
     summary: dict[str, Any] = {
         "release_rows": release.height,
         "external_records": external.height,
@@ -83,7 +84,7 @@ def linkage_attack(release: pl.DataFrame, external: pl.DataFrame, qi: Sequence[s
             tuples.with_row_index("__tuple").select(pl.struct(qi).alias("__t"), pl.col("__tuple").cast(pl.Int64)),
             on="__t", how="left", maintain_order="left", nulls_equal=True).get_column("__tuple").to_numpy()
         id_of_tuple = pl.DataFrame({"__tuple": tuple_index, "id": external.get_column(truth_id)}).unique("__tuple")
-        linked_tuple = tuple_of_class[table.class_of_row]
+        linked_tuple = tuple_of_class[class_of_row]
         named = (pl.DataFrame({"__tuple": linked_tuple}).join(id_of_tuple, on="__tuple", how="left", maintain_order="left")
                  .get_column("id"))
         correct = (named == release.get_column(truth_id)).fill_null(False).to_numpy() & (m == 1)

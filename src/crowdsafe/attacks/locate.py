@@ -23,11 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
 
-from crowdsafe.data import Hierarchy
+from crowdsafe.anonymize.cells import dense_ids, first_of_each
+from crowdsafe.data import Hierarchy, encode_series
 from crowdsafe.data.generalized import CellKind, Domain, canonical_cells, is_generalized, parse_number
 from crowdsafe.errors import InputError
 
@@ -36,41 +38,60 @@ CHUNK_PAIRS = 4_000_000  # target tuples x classes evaluated at once by the near
 
 @dataclass(frozen=True)
 class ClassTable:
-    """A release's equivalence classes: ``cells`` (one row per class, the published
-    quasi-identifier cells as canonical text, plus ``class`` and ``size``) and ``class_of_row``
-    (each release row's class)."""
+    """A release's equivalence classes.
+
+    ``cells``: one row per class, its published quasi-identifier cells as canonical text, plus
+    ``class`` and ``size``. ``combos``: the distinct (quasi-identifier cells as written[,
+    sensitive]) combinations of the release, with ``class_of_combo`` their class — the whole
+    release reduced in one group-by pass.
+    """
 
     cells: pl.DataFrame
-    class_of_row: np.ndarray
+    combos: pl.DataFrame
+    class_of_combo: np.ndarray
+    keys: tuple[str, ...]
 
     @property
     def n_classes(self) -> int:
         return self.cells.height
 
+    def class_of_rows(self, release: pl.DataFrame) -> np.ndarray:
+        """The class of every row of ``release`` (the frame this table was made from)."""
+        lookup = self.combos.with_columns(pl.Series("__class", self.class_of_combo))
+        return (release.select(self.keys).join(lookup, on=list(self.keys), how="left", nulls_equal=True,
+                                               maintain_order="left").get_column("__class").to_numpy())
 
-def class_table(release: pl.DataFrame, qi: Sequence[str]) -> ClassTable:
-    """Group a release's rows by their published quasi-identifier tuple."""
+
+def class_table(release: pl.DataFrame, qi: Sequence[str], sensitive: str | None = None) -> ClassTable:
+    """Group a release's rows by their published quasi-identifier tuple (and, with
+    ``sensitive``, keep the distinct sensitive cells of every class in ``combos``)."""
     missing = [c for c in qi if c not in release.columns]
     if missing:
         raise InputError(
             f"the release has no column {missing[0]!r}; its columns are: {', '.join(release.columns)}"
         )
-    # group the rows by their cells as written, then read only the distinct cells canonically
-    # (two spellings of one cell, e.g. '[25,34]' and '[25, 34]', end up in one class)
-    written = release.select(pl.struct(qi).rank("dense").cast(pl.Int64).alias("__written") - 1)
-    row_written = written.get_column("__written").to_numpy()
-    first_row = np.full(int(row_written.max()) + 1 if len(row_written) else 0, len(row_written), dtype=np.int64)
-    np.minimum.at(first_row, row_written, np.arange(len(row_written)))
-    distinct = release.select(qi).gather(first_row)
-    canonical = pl.DataFrame([canonical_cells(distinct.get_column(c)) for c in qi])
-    class_of_written = canonical.select(pl.struct(qi).rank("dense").cast(pl.Int64) - 1).to_series().to_numpy()
-    class_of_row = class_of_written[row_written]
-    sizes = np.bincount(class_of_row, minlength=int(class_of_written.max()) + 1 if len(class_of_written) else 0)
-    first_written = np.full(len(sizes), len(class_of_written), dtype=np.int64)
-    np.minimum.at(first_written, class_of_written, np.arange(len(class_of_written)))
-    cells = canonical.gather(first_written).with_columns(
-        pl.Series("class", np.arange(len(sizes), dtype=np.int64)), pl.Series("size", sizes.astype(np.int64)))
-    return ClassTable(cells, class_of_row)
+    keys = list(qi) + ([sensitive] if sensitive is not None else [])
+    combos = release.group_by(keys).agg(pl.len().cast(pl.Int64).alias("__rows"))
+    # read only the distinct cells canonically: two spellings of one cell ('[25,34]' and
+    # '[25, 34]') end up in one class
+    canonical = pl.DataFrame([canonical_cells(combos.get_column(c)) for c in qi])
+    class_of_combo, n_classes = group_rows(canonical, qi, with_first=False)
+    sizes = np.bincount(class_of_combo, weights=combos.get_column("__rows").to_numpy(), minlength=n_classes)
+    cells = canonical.gather(first_of_each(class_of_combo, n_classes)).with_columns(
+        pl.Series("class", np.arange(n_classes, dtype=np.int64)), pl.Series("size", sizes.astype(np.int64)))
+    return ClassTable(cells, combos.drop("__rows"), class_of_combo, tuple(keys))
+
+
+def group_rows(frame: pl.DataFrame, columns: Sequence[str], *, with_first: bool = True
+               ) -> tuple[np.ndarray, Any]:
+    """Group id of every row by its values in ``columns`` (dictionary codes packed into one
+    key, one sort), and the distinct tuples (one row each, in id order) or, with
+    ``with_first=False``, the number of groups."""
+    codes = [encode_series(frame.get_column(c)) for c in columns]
+    ids, n = dense_ids([c for c, _ in codes], [len(d) + 1 for _, d in codes])
+    if not with_first:
+        return ids, n
+    return ids, frame.select(columns).gather(first_of_each(ids, n))
 
 
 def is_microaggregated(release: pl.DataFrame, qi: Sequence[str], domains: Mapping[str, Domain]) -> bool:
@@ -105,16 +126,21 @@ def target_codes(targets: pl.DataFrame, domains: Mapping[str, Domain]) -> dict[s
     codes: dict[str, np.ndarray] = {}
     for name, domain in domains.items():
         values = domain.values
-        column = targets.get_column(name)
-        if column.dtype != values.dtype:
-            column = column.cast(values.dtype, strict=False)
+        row_code, dictionary = encode_series(targets.get_column(name))
+        if dictionary.dtype != values.dtype:
+            dictionary = dictionary.cast(values.dtype, strict=False)
         lookup = pl.DataFrame({name: values, "__code": np.arange(len(values), dtype=np.int64)})
-        joined = column.to_frame(name).join(lookup, on=name, how="left", nulls_equal=True, maintain_order="left")
-        found = joined.get_column("__code")
+        found = (dictionary.to_frame(name).join(lookup, on=name, how="left", nulls_equal=True, maintain_order="left")
+                 .get_column("__code"))
         if found.null_count():
-            bad = column.filter(found.is_null())[0]
+            bad = dictionary.filter(found.is_null())[0]
             raise InputError(f"target value {bad!r} of '{name}' is not a leaf of its hierarchy")
-        codes[name] = found.to_numpy()
+        # a missing value takes the code after the dictionary's last entry
+        null_code = values.is_null().arg_true()
+        mapped = np.append(found.to_numpy(), int(null_code[0]) if len(null_code) else -1)
+        codes[name] = mapped[row_code]
+        if (codes[name] < 0).any():
+            raise InputError(f"a target has no value for '{name}', and the release's domain has no missing value")
     return codes
 
 
