@@ -72,7 +72,7 @@ def register(app: typer.Typer) -> None:
 
     @attack_app.command("intersection")
     def intersection_command(
-        releases: Annotated[list[Path], typer.Argument(help="Two or more release files (CSV or Parquet).")],
+        releases: Annotated[list[Path], typer.Argument(help="Release files (CSV or Parquet): two or more to intersect (one gives its own homogeneity).")],
         targets: TargetsOpt,
         qi: QiOpt = None,
         sensitive: SensitiveOpt = None,
