@@ -72,7 +72,8 @@ def register(app: typer.Typer) -> None:
 
     @attack_app.command("intersection")
     def intersection_command(
-        releases: Annotated[list[Path], typer.Argument(help="Release files (CSV or Parquet): two or more to intersect (one gives its own homogeneity).")],
+        releases: Annotated[list[Path], typer.Argument(
+            help="Release files (CSV or Parquet): two or more to intersect (one gives its own homogeneity).")],
         targets: TargetsOpt,
         qi: QiOpt = None,
         sensitive: SensitiveOpt = None,
