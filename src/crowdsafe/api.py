@@ -135,6 +135,39 @@ def check_dataset(dataset: Dataset) -> CheckReport:
     )
 
 
+def anonymize(
+    data: Any,
+    *,
+    algorithm: str = "mondrian",
+    k: int = 10,
+    qi: Sequence[str] | None = None,
+    sensitive: str | None = None,
+    l: float | None = None,
+    t: float | None = None,
+    schema: Schema | str | os.PathLike[str] | None = None,
+    missing: MissingPolicy | str = DEFAULT_MISSING,
+    out: str | os.PathLike[str] | None = None,
+    **options: Any,
+) -> "Release":
+    """k-anonymize ``data`` with a classic algorithm: ``"mondrian"``, ``"mdav"`` or ``"lattice"``.
+
+    The recoding is fitted to the data, so the release's certificate says "no formal guarantee"
+    (use :func:`publish` for a release with one). ``l`` / ``t``: entropy ℓ-diversity and
+    t-closeness on ``sensitive`` (Mondrian and lattice). ``options`` go to
+    :func:`crowdsafe.anonymize.anonymize_dataset` (mode, categorical, aggregate, loss,
+    suppression_limit, search, time_budget, distance). With ``out``, the table and its
+    certificate (``<name>.certificate.json``) are written atomically.
+    """
+    from crowdsafe.anonymize import anonymize_dataset
+
+    protected = [sensitive] if sensitive is not None else None
+    dataset = load(data, schema=schema, qi=qi, sensitive=protected, missing=missing)
+    release = anonymize_dataset(dataset, algorithm, k, sensitive=sensitive, l=l, t=t, **options)
+    if out is not None:
+        release.write(out)
+    return release
+
+
 # -- DP queries and the budget ledger ------------------------------------------------------------
 
 
@@ -304,39 +337,6 @@ def estimate(
     if isinstance(queries, str):
         return estimate_one(view, queries, confidence=confidence)
     return [estimate_one(view, q, confidence=confidence) for q in queries]
-
-
-def anonymize(
-    data: Any,
-    *,
-    algorithm: str = "mondrian",
-    k: int = 10,
-    qi: Sequence[str] | None = None,
-    sensitive: str | None = None,
-    l: float | None = None,
-    t: float | None = None,
-    schema: Schema | str | os.PathLike[str] | None = None,
-    missing: MissingPolicy | str = DEFAULT_MISSING,
-    out: str | os.PathLike[str] | None = None,
-    **options: Any,
-) -> "Release":
-    """k-anonymize ``data`` with a classic algorithm: ``"mondrian"``, ``"mdav"`` or ``"lattice"``.
-
-    The recoding is fitted to the data, so the release's certificate says "no formal guarantee"
-    (use :func:`publish` for a release with one). ``l`` / ``t``: entropy ℓ-diversity and
-    t-closeness on ``sensitive`` (Mondrian and lattice). ``options`` go to
-    :func:`crowdsafe.anonymize.anonymize_dataset` (mode, categorical, aggregate, loss,
-    suppression_limit, search, time_budget, distance). With ``out``, the table and its
-    certificate (``<name>.certificate.json``) are written atomically.
-    """
-    from crowdsafe.anonymize import anonymize_dataset
-
-    protected = [sensitive] if sensitive is not None else None
-    dataset = load(data, schema=schema, qi=qi, sensitive=protected, missing=missing)
-    release = anonymize_dataset(dataset, algorithm, k, sensitive=sensitive, l=l, t=t, **options)
-    if out is not None:
-        release.write(out)
-    return release
 
 
 # -- the safe pipeline: sampling + safe k-anonymization ----------------------------------------

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crowdsafe.anonymize import GeneralizationScheme, LocalRecoding, apply, cell_table
+from crowdsafe.anonymize import GeneralizationScheme, LocalRecoding, apply, cell_table, classify
 from crowdsafe.anonymize.cells import rows_of_split_cells
 from crowdsafe.data import Dataset, Schema
 from crowdsafe.datasets import adult
@@ -72,6 +72,9 @@ def test_apply_suppresses_rare_tuples_and_drops_identifiers():
     assert applied.kept.tolist() == [True, True, True, False, False]
     with pytest.raises(ParameterError, match="suppress 2 of 5 rows"):
         apply(data, scheme, 3, suppression_limit=0.2)
+    first = classify(data, scheme, 3)  # suppression known before any table is built
+    assert first.rows_suppressed == 2 and first.suppression_rate == 0.4
+    assert apply(data, first, 3).frame.equals(applied.frame)
     top = apply(data, GeneralizationScheme.of(data, {"age": 3, "job": 0}), 2)
     assert top.rows_suppressed == 0
     untouched = apply(data, GeneralizationScheme.of(data, {"age": 0, "job": 0}), 1)

@@ -10,7 +10,7 @@
 - :func:`anonymize_dataset`: choose, apply and certify, returning a :class:`Release`.
 """
 
-from crowdsafe.anonymize.apply import Applied, apply, check_k, check_suppression_limit
+from crowdsafe.anonymize.apply import Applied, Classified, apply, check_k, check_suppression_limit, classify
 from crowdsafe.anonymize.cells import CellTable, cell_table
 from crowdsafe.anonymize.classic import ALGORITHMS, anonymize_dataset
 from crowdsafe.anonymize.constraints import SensitiveConstraints, sensitive_constraints
@@ -24,6 +24,7 @@ __all__ = [
     "ALGORITHMS",
     "Applied",
     "CellTable",
+    "Classified",
     "GeneralizationScheme",
     "Lattice",
     "LatticeResult",
@@ -38,6 +39,7 @@ __all__ = [
     "certificate_path",
     "check_k",
     "check_suppression_limit",
+    "classify",
     "lattice_search",
     "mdav",
     "mondrian",

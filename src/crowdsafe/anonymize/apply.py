@@ -96,19 +96,36 @@ def output_classes(recoded: RecodedColumns) -> tuple[np.ndarray, int]:
     return dense_ids([recoded.codes[c] for c in columns], sizes)
 
 
-def apply(
+@dataclass(frozen=True)
+class Classified:
+    """Every row's output class and which classes survive suppression (no table built yet)."""
+
+    recoded: RecodedColumns
+    class_of_row: np.ndarray
+    class_sizes: np.ndarray
+    class_kept: np.ndarray
+    kept: np.ndarray
+
+    @property
+    def rows_suppressed(self) -> int:
+        return len(self.kept) - int(self.kept.sum())
+
+    @property
+    def suppression_rate(self) -> float:
+        return self.rows_suppressed / len(self.kept) if len(self.kept) else 0.0
+
+
+def classify(
     dataset: Dataset,
     recoding: Recoding,
     k: int,
     *,
     constraints: SensitiveConstraints = NO_CONSTRAINTS,
-    suppression_limit: float | None = None,
-) -> Applied:
-    """Recode every row of ``dataset`` with ``recoding`` and suppress classes below ``k``.
+) -> Classified:
+    """The first half of Apply: recode, find the output classes, decide which are suppressed.
 
-    With ``constraints`` (ℓ-diversity / t-closeness on a sensitive attribute), classes that
-    fail them are suppressed too. ``suppression_limit`` (a share of the rows) makes the call
-    raise :class:`~crowdsafe.errors.ParameterError` instead of suppressing more.
+    Cheap next to building the release, so a caller can look at the suppression first (for
+    instance to stop before publishing a table that lost most of its rows).
     """
     k = check_k(k)
     recoded = recoding.recode(dataset)
@@ -118,18 +135,38 @@ def apply(
     if constraints.active:
         sensitive = dataset.encoded(constraints.attribute).codes.astype(np.int64)
         class_kept &= classes_satisfying(constraints, class_of_row, sensitive, n_classes)
-    kept = class_kept[class_of_row]
-    suppressed = len(kept) - int(kept.sum())
+    return Classified(recoded, class_of_row, sizes, class_kept, class_kept[class_of_row])
+
+
+def apply(
+    dataset: Dataset,
+    recoding: Recoding | Classified,
+    k: int,
+    *,
+    constraints: SensitiveConstraints = NO_CONSTRAINTS,
+    suppression_limit: float | None = None,
+) -> Applied:
+    """Recode every row of ``dataset`` with ``recoding`` and suppress classes below ``k``.
+
+    With ``constraints`` (ℓ-diversity / t-closeness on a sensitive attribute), classes that
+    fail them are suppressed too. ``suppression_limit`` (a share of the rows) makes the call
+    raise :class:`~crowdsafe.errors.ParameterError` instead of suppressing more. ``recoding``
+    may be the result of :func:`classify` on the same dataset, k and constraints.
+    """
+    k = check_k(k)
+    done = recoding if isinstance(recoding, Classified) else classify(dataset, recoding, k, constraints=constraints)
+    suppressed = done.rows_suppressed
     if suppression_limit is not None:
         limit = check_suppression_limit(suppression_limit)
-        if suppressed > limit * len(kept):
+        if suppressed > limit * len(done.kept):
+            name = recoding.name if isinstance(recoding, Recoding) else "this recoding"
             raise ParameterError(
-                f"{recoding.name} would suppress {suppressed:,} of {len(kept):,} rows "
-                f"({suppressed / len(kept):.1%}), above the suppression limit of {limit:.1%}; "
+                f"{name} would suppress {suppressed:,} of {len(done.kept):,} rows "
+                f"({done.suppression_rate:.1%}), above the suppression limit of {limit:.1%}; "
                 "generalize more, lower k, or allow more suppression"
             )
-    frame = _published_frame(dataset, recoded, class_of_row, kept)
-    return Applied(frame, recoded, class_of_row, sizes, class_kept, kept, k)
+    frame = _published_frame(dataset, done.recoded, done.class_of_row, done.kept)
+    return Applied(frame, done.recoded, done.class_of_row, done.class_sizes, done.class_kept, done.kept, k)
 
 
 def _published_frame(

@@ -93,14 +93,15 @@ class HierarchicalAttribute:
         """NCP of each (level, node): its leaves over all leaves, 0 for a leaf."""
         return self._node_widths[self._node_offsets[level] + node]
 
+    @cached_property
+    def _all_labels(self) -> pl.Series:
+        """Every node's label, level after level (leaves as published), for one gather."""
+        upper = [label for h in range(1, self.height + 1) for label in self.hierarchy.labels[h]]
+        return pl.concat([self.labels, pl.Series(self.name, upper, dtype=pl.String)]).alias(self.name)
+
     def node_labels(self, level: np.ndarray, node: np.ndarray) -> pl.Series:
-        labels = np.empty(len(level), dtype=object)
-        for h in range(self.height + 1):
-            at = np.flatnonzero(level == h)
-            if len(at):
-                names = self.labels.to_numpy() if h == 0 else np.asarray(self.hierarchy.labels[h], dtype=object)
-                labels[at] = names[node[at]]
-        return pl.Series(self.name, labels, dtype=pl.String)
+        """The published label of each (level, node)."""
+        return self._all_labels.gather(self._node_offsets[level] + node)
 
 
 def hierarchical_attribute(name: str, hierarchy: Hierarchy, labels: pl.Series) -> HierarchicalAttribute:

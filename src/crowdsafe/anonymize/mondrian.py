@@ -207,6 +207,8 @@ class _Partitioner:
                      ) -> tuple[np.ndarray, np.ndarray]:
         """Median cuts of ordered attributes (segment i on ``attribute[i]``)."""
         n_segs = len(segs)
+        if self.mode == "strict" and n_segs * self.n_ranks <= max(8 * len(chosen), 1 << 16):
+            return self._strict_by_counts(segs, attribute, chosen, local, sizes)
         lengths = np.bincount(local, minlength=n_segs)
         cell = self.piece_cell[chosen]
         chosen = chosen[np.argsort(local * self.m + self.orders[attribute[local], cell])]
@@ -231,6 +233,30 @@ class _Partitioner:
         split = np.where(median == top, rank[np.maximum(first_top - 1, 0)], median)
         last_left = np.searchsorted(keyed, np.arange(n_segs) * self.n_ranks + split, side="right") - 1
         left = cum[last_left] - before
+        allowed = (left >= self.k) & (sizes - left >= self.k)
+        side = (rank > split[local]).astype(np.int64)
+        if self.constraints.active:
+            ok = self._groups_ok(local * 2 + side, cell, count, 2 * n_segs)
+            allowed &= ok[0::2] & ok[1::2]
+        return self._assign(segs, allowed, chosen, local, side, 2)
+
+    def _strict_by_counts(self, segs: np.ndarray, attribute: np.ndarray, chosen: np.ndarray,
+                          local: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The strict cut from a (segment x rank) count grid: the same cut as :meth:`_strict`,
+        without sorting, when the grid is small."""
+        n_segs, n_ranks = len(segs), self.n_ranks
+        cell = self.piece_cell[chosen]
+        count = self.piece_count[chosen]
+        rank = self.ranks[attribute[local], cell]
+        grid = np.bincount(local * n_ranks + rank, weights=count, minlength=n_segs * n_ranks)
+        cum = np.cumsum(grid.reshape(n_segs, n_ranks), axis=1)
+        median = np.argmax(2 * cum >= sizes[:, None], axis=1)  # the ceil(N/2)-th smallest value
+        present = (grid > 0).reshape(n_segs, n_ranks)
+        top = n_ranks - 1 - np.argmax(present[:, ::-1], axis=1)
+        below_top = present & (np.arange(n_ranks) < top[:, None])
+        largest_below_top = n_ranks - 1 - np.argmax(below_top[:, ::-1], axis=1)
+        split = np.where(median == top, largest_below_top, median)
+        left = cum[np.arange(n_segs), split]
         allowed = (left >= self.k) & (sizes - left >= self.k)
         side = (rank > split[local]).astype(np.int64)
         if self.constraints.active:
@@ -299,7 +325,12 @@ class _Partitioner:
         new_part = first_id[local[moving]] + side[moving]
         self.piece_part[moved] = new_part
         self.n_parts += int(made.sum())
-        return segs[allowed], moved[np.argsort(new_part, kind="stable")]
+        offset = new_part - (self.n_parts - int(made.sum()))
+        if len(offset) and int(offset.max()) < 1 << 16:
+            order = np.argsort(offset.astype(np.uint16), kind="stable")  # a radix sort
+        else:
+            order = np.argsort(new_part, kind="stable")
+        return segs[allowed], moved[order]
 
 
 def partition(cells: CellTable, attributes: Sequence[Attribute], k: int, *, mode: Mode = "strict",
