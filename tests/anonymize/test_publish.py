@@ -277,3 +277,14 @@ def test_the_choice_follows_the_exponential_mechanism(adult_data):
     if expected[-1] == 0:
         observed, expected = observed[:-1], expected[:-1]
     assert stats.chisquare(observed, expected).pvalue > 1e-3
+
+
+def test_an_empty_sample_publishes_an_empty_table(tmp_path):
+    data = crowdsafe.data.load(pl.DataFrame({"x": ["a", "b"]}))
+    plan = plan_publication(1.0, 0.1, beta=0.3, k=2)
+    sizes = set()
+    for seed in range(6):
+        pub = publish_dataset(data, plan, randomness=Randomness(seed), force=True, out=tmp_path / f"{seed}.csv")
+        sizes.add(pub.sample_rows[0])
+        assert pub.release.rows_published == 0 and (tmp_path / f"{seed}.csv").exists()
+    assert 0 in sizes

@@ -168,56 +168,31 @@ class SchemeChoice:
 def lattice_scores(sample: Dataset, columns: Sequence[str], k: int) -> tuple[Lattice, np.ndarray]:
     """q(S, g) (module docstring) of every node g of the lattice of ``columns``, on ``sample``.
 
-    Depth-first over the attributes: the frequency table of a node is rolled up from the node one
-    level below it in the current attribute (always a smaller table), so every node costs one
-    group-by of an already reduced table. Node i of the returned lattice has score ``scores[i]``.
+    The reference full evaluation (the mechanism itself uses :func:`gumbel_max_over_lattice`,
+    which returns the same choice): depth-first over the columns, each node's frequency table
+    rolled up from the node one level below it. Node i of the returned lattice has ``scores[i]``.
     """
     hierarchies = [sample.hierarchies[c] for c in columns]
     lattice = Lattice(tuple(columns), tuple(h.height for h in hierarchies))
     scores = np.zeros(lattice.size)
     if sample.n_rows == 0:
         return lattice, scores
-    d = len(columns)
-    penalties = [node_penalties(h) for h in hierarchies]
-    steps = [[_level_step(h, level) for level in range(h.height)] for h in hierarchies]
-    lattice_strides = lattice.strides
-    # one mixed-radix int64 key per table row; level-0 sizes bound the codes at every level
-    radix = np.asarray([h.size(0) for h in hierarchies], dtype=np.int64)
-    if float(np.prod(radix.astype(float))) >= 2.0**62:
-        raise ParameterError("too many quasi-identifier values to score the lattice; use fewer quasi-identifiers")
-    key_strides = np.r_[np.cumprod(radix[::-1])[::-1][1:], 1].astype(np.int64)
-    cells = cell_table(sample, columns)
-    base_key = cells.codes.astype(np.int64) @ key_strides
-    levels = [0] * d
-
-    def score(keys: np.ndarray, counts: np.ndarray) -> float:
-        weight = np.maximum(counts - (k - 1), 0)
-        alive = np.flatnonzero(weight)
-        if len(alive) == 0:
-            return 0.0
-        alive_keys = keys[alive]
-        ncp = np.zeros(len(alive))
-        for j in range(d):
-            if levels[j]:
-                ncp += penalties[j][levels[j]][(alive_keys // key_strides[j]) % radix[j]]
-        return float(np.dot(1.0 - ncp / d, weight[alive]))
+    tables = _KeyedTables(sample, columns)
+    strides = lattice.strides
+    levels = [0] * tables.d
 
     def visit(attribute: int, keys: np.ndarray, counts: np.ndarray, index: int) -> None:
-        if attribute == d:
-            scores[index] = score(keys, counts)
+        if attribute == tables.d:
+            scores[index] = tables.score(keys, counts, levels, k)
             return
-        stride = key_strides[attribute]
         for level in range(hierarchies[attribute].height + 1):
             if level > 0:
-                old = (keys // stride) % radix[attribute]
-                keys = keys + (steps[attribute][level - 1][old] - old) * stride
-                keys, inverse = np.unique(keys, return_inverse=True)
-                counts = np.bincount(inverse.ravel(), weights=counts, minlength=len(keys))
+                keys, counts = tables.up(keys, counts, attribute, level)
             levels[attribute] = level
-            visit(attribute + 1, keys, counts, index + level * int(lattice_strides[attribute]))
+            visit(attribute + 1, keys, counts, index + level * int(strides[attribute]))
         levels[attribute] = 0
 
-    visit(0, base_key, cells.counts.astype(np.float64), 0)
+    visit(0, tables.base_keys, tables.base_counts, 0)
     return lattice, scores
 
 
@@ -243,24 +218,37 @@ class _KeyedTables:
         self.base_keys = cells.codes.astype(np.int64) @ self.strides
         self.base_counts = cells.counts.astype(np.float64)
 
-    def up(self, keys: np.ndarray, counts: np.ndarray, attribute: int, level: int
-           ) -> tuple[np.ndarray, np.ndarray]:
-        """The table with ``attribute`` raised from ``level - 1`` to ``level``."""
+    def up(self, keys: np.ndarray, counts: np.ndarray, attribute: int, level: int,
+           from_level: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The table with ``attribute`` raised to ``level`` from ``from_level`` (default: the
+        level just below)."""
         stride = self.strides[attribute]
         old = (keys // stride) % self.radix[attribute]
-        keys = keys + (self.steps[attribute][level - 1][old] - old) * stride
+        step = self.steps[attribute][level - 1] if from_level is None else self._map(attribute, from_level, level)
+        keys = keys + (step[old] - old) * stride
         keys, inverse = np.unique(keys, return_inverse=True)
         return keys, np.bincount(inverse.ravel(), weights=counts, minlength=len(keys))
 
+    def _map(self, attribute: int, low: int, high: int) -> np.ndarray:
+        mapped = np.arange(self.hierarchies[attribute].size(low), dtype=np.int64)
+        for level in range(low, high):
+            mapped = self.steps[attribute][level][mapped]
+        return mapped
+
+    def project(self, keys: np.ndarray, counts: np.ndarray, prefix: int) -> tuple[np.ndarray, np.ndarray]:
+        """The table projected on its first ``prefix`` columns (the others set to code 0)."""
+        if prefix == self.d:
+            return keys, counts
+        stride = self.strides[prefix - 1]
+        keys, inverse = np.unique(keys // stride, return_inverse=True)
+        return keys * stride, np.bincount(inverse.ravel(), weights=counts, minlength=len(keys))
+
     def score(self, keys: np.ndarray, counts: np.ndarray, levels: Sequence[int], k: int,
-              upto: int | None = None) -> float:
-        """q of the table at ``levels``; with ``upto``, the bound from the first ``upto`` columns
-        (the classes of the projection on them, the other columns' penalties taken as 0)."""
-        d = self.d if upto is None else upto
-        if upto is not None:
-            keys, inverse = np.unique(keys // self.strides[upto - 1], return_inverse=True)
-            counts = np.bincount(inverse.ravel(), weights=counts, minlength=len(keys))
-            keys = keys * self.strides[upto - 1]
+              prefix: int | None = None) -> float:
+        """q of the table at ``levels``; with ``prefix``, of a table projected on its first
+        ``prefix`` columns, with the other columns' penalties taken as 0: an upper bound on q of
+        every node that agrees with ``levels`` on those columns."""
+        d = self.d if prefix is None else prefix
         weight = np.maximum(counts - (k - 1), 0)
         alive = np.flatnonzero(weight)
         if len(alive) == 0:
@@ -285,6 +273,9 @@ def gumbel_max_over_lattice(sample: Dataset, columns: Sequence[str], k: int, sca
     beat the best exact key found is skipped. The result is the argmax of the full evaluation,
     so the exponential mechanism's distribution is unchanged; only time depends on the data.
     """
+    if sample.n_rows == 0:  # every score is 0: the choice is uniform
+        lattice = Lattice(tuple(columns), tuple(sample.hierarchies[c].height for c in columns))
+        return lattice, int(np.argmax(noise)), 0
     tables = _KeyedTables(sample, columns)
     lattice = Lattice(tuple(columns), tuple(h.height for h in tables.hierarchies))
     node_strides = lattice.strides
@@ -301,19 +292,22 @@ def gumbel_max_over_lattice(sample: Dataset, columns: Sequence[str], k: int, sca
             if key > best[0]:
                 best[0], best[1] = key, index
             return
+        # the parent's table projected on columns 0..attribute (one pass over the parent's
+        # table); each child's bound is a roll-up of this small table
+        projected_keys, projected_counts = tables.project(keys, counts, attribute + 1)
         children = []
         for level in range(tables.hierarchies[attribute].height + 1):
-            if level > 0:
-                keys, counts = tables.up(keys, counts, attribute, level)
             levels[attribute] = level
             child = index + level * int(node_strides[attribute])
-            bound = scale * tables.score(keys, counts, levels, k, upto=attribute + 1)
-            children.append((bound + block_max[attribute][child // int(node_strides[attribute])],
-                             level, child, keys, counts))
-        for bound, level, child, child_keys, child_counts in sorted(children, key=lambda c: -c[0]):
+            if level:
+                projected_keys, projected_counts = tables.up(projected_keys, projected_counts, attribute, level)
+            bound = scale * tables.score(projected_keys, projected_counts, levels, k, prefix=attribute + 1)
+            children.append((bound + block_max[attribute][child // int(node_strides[attribute])], level, child))
+        for bound, level, child in sorted(children, key=lambda c: -c[0]):
             if bound <= best[0]:
                 break
             levels[attribute] = level
+            child_keys, child_counts = tables.up(keys, counts, attribute, level, from_level=0) if level else (keys, counts)
             visit(attribute + 1, child_keys, child_counts, child)
         levels[attribute] = 0
 

@@ -26,6 +26,8 @@ _MODULES = [
     "crowdsafe.experiments.non_composition",
     "crowdsafe.experiments.composition",
     "crowdsafe.experiments.linkage",
+    "crowdsafe.experiments.extreme_value",
+    "crowdsafe.experiments.utility",
 ]
 
 DEFAULT_RESULTS = Path("results")

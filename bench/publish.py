@@ -1,0 +1,138 @@
+"""Benchmark the safe pipeline (``crowdsafe publish``); print JSON.
+
+For each dataset (Adult, and the synthetic Adult at 1M and 10M rows; published columns: the eight
+quasi-identifiers and income, default hierarchies) and the default plan (ε = 1, δ = 1e-6: ε1 = 0.1,
+β = 0.593, k = 73): the time of each stage run the way ``publish_dataset`` runs it — plan, load,
+fingerprint, sample (+ the sample's fingerprint, its identity), the ε1-safe choice (exponential
+mechanism over the lattice), Apply, certify + write (CSV) — and the end-to-end time of
+``publish_dataset`` (no ledger), next to the floor measured in the same run: a bare Polars group-by
+over the same rows and columns (``frame.group_by(columns).len()``).
+
+For Adult it also times the command line end to end, process start included, as a subprocess:
+``crowdsafe publish adult --epsilon 1 --delta 1e-6 --out ... --no-ledger`` (median of --repeat),
+and the start-up floor ``python -c "import polars, numpy, scipy.special"``.
+
+Usage: python bench/publish.py [--sizes adult,1m,10m] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import polars as pl
+
+from crowdsafe.anonymize.apply import apply
+from crowdsafe.anonymize.publish import plan_publication, prepare_dataset, publish_dataset
+from crowdsafe.anonymize.selection import choose_scheme
+from crowdsafe.datasets import adult, synthetic
+from crowdsafe.randomness import Randomness
+
+SIZES = {"adult": None, "1m": 1_000_000, "10m": 10_000_000}
+
+
+def timed(function):
+    started = time.perf_counter()
+    result = function()
+    return time.perf_counter() - started, result
+
+
+def best_of(function, repeat: int) -> float:
+    return min(timed(function)[0] for _ in range(repeat))
+
+
+def load(name: str):
+    return adult() if name == "adult" else synthetic(SIZES[name], seed=0)
+
+
+def command_line(repeat: int) -> dict[str, float]:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    with tempfile.TemporaryDirectory() as folder:
+        command = [sys.executable, "-m", "crowdsafe", "publish", "adult", "--epsilon", "1", "--delta", "1e-6",
+                   "--no-ledger", "--out", str(Path(folder) / "adult.csv")]
+        runs = []
+        for _ in range(repeat):
+            started = time.perf_counter()
+            subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL)
+            runs.append(time.perf_counter() - started)
+        floor = []
+        for _ in range(repeat):
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-c", "import polars, numpy, scipy.special"], check=True, env=env)
+            floor.append(time.perf_counter() - started)
+    return {"cli_end_to_end_seconds": statistics.median(runs), "cli_runs": runs,
+            "process_start_floor_seconds": statistics.median(floor)}
+
+
+def bench(name: str, repeat: int) -> dict[str, object]:
+    load_time, data = timed(lambda: load(name))
+    plan_time, plan = timed(lambda: plan_publication(1.0, 1e-6, rows=data.n_rows))
+    prepared, columns, _ = prepare_dataset(data)
+    floor = best_of(lambda: prepared.frame.group_by(columns).len(), repeat)
+    fingerprint_time, _ = timed(data.fingerprint)
+    randomness = Randomness(0)
+
+    def sample():
+        mask = randomness.bernoulli(prepared.n_rows, plan.beta)
+        chosen = prepared.with_frame(prepared.frame.filter(pl.Series(mask)))
+        chosen.fingerprint()
+        return chosen
+
+    sample_time, sampled = timed(sample)
+    choice_time, choice = timed(lambda: choose_scheme(sampled, columns, plan.k, plan.epsilon1, randomness))
+    apply_time, applied = timed(lambda: apply(sampled, choice.scheme, plan.k))
+    with tempfile.TemporaryDirectory() as folder:
+        def end_to_end():
+            fresh = load(name) if name == "adult" else data.with_frame(data.frame)  # fingerprint not cached
+            return publish_dataset(fresh, plan, randomness=Randomness(1), out=Path(folder) / f"{name}.csv")
+
+        total, publication = timed(end_to_end)
+        write_time, _ = timed(lambda: publication.release.frame.write_csv(Path(folder) / "again.csv"))
+    return {
+        "dataset": name,
+        "rows": data.n_rows,
+        "published_columns": columns,
+        "plan": {"k": plan.k, "beta": plan.beta, "epsilon1": plan.epsilon1},
+        "floor_group_by_seconds": floor,
+        "stages_seconds": {
+            "load": load_time, "plan": plan_time, "fingerprint": fingerprint_time,
+            "sample_and_identity": sample_time, "epsilon1_safe_choice": choice_time, "apply": apply_time,
+            "write_csv": write_time,
+        },
+        "lattice_nodes": choice.candidates,
+        "nodes_scored": choice.scored,
+        "publish_dataset_seconds": total,
+        "ratio_to_floor": total / floor,
+        "rows_published": publication.release.rows_published,
+        "suppression_rate": publication.release.applied.suppression_rate,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="adult,1m,10m")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    results = []
+    for name in args.sizes.split(","):
+        entry = bench(name.strip(), args.repeat)
+        if name.strip() == "adult":
+            entry.update(command_line(args.repeat))
+        results.append(entry)
+        print(json.dumps(entry), file=sys.stderr)
+    print(json.dumps({
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "polars": pl.__version__},
+        "results": results,
+    }, indent=2))
+
+
+if __name__ == "__main__":
+    main()
