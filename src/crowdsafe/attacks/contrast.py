@@ -39,7 +39,7 @@ def dp_table_cells(data: pl.DataFrame, targets: pl.DataFrame, qi: Sequence[str],
     if not epsilon > 0:
         raise ParameterError(f"epsilon must be > 0, got {epsilon}")
     qi = list(qi)
-    tuples = targets.select(qi).unique()
+    tuples = targets.select(qi).unique(maintain_order=True)  # a fixed order: seeded runs repeat
     grid = tuples.join(pl.DataFrame({sensitive: pl.Series(values, dtype=pl.String)}), how="cross")
     counts = (data.select(qi + [pl.col(sensitive).cast(pl.String)]).group_by(qi + [sensitive]).len()
               .with_columns(pl.col("len").cast(pl.Int64)))
