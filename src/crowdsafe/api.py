@@ -406,3 +406,48 @@ def publish(
     with ledger_for(ledger) as book:
         return publish_dataset(dataset, publish_plan, randomness=randomness, ledger=book, name=name,
                                budget=budget, out=out, force=force)
+
+
+# -- attacks -------------------------------------------------------------------------------------
+
+
+def attack(
+    releases: Sequence[Any],
+    targets: Any,
+    *,
+    qi: Sequence[str],
+    sensitive: str | None = None,
+    kind: str = "intersection",
+    location: str = "auto",
+    levels: Sequence[float] = (0.25, 0.5, 0.75),
+    truth_id: str | None = None,
+    schema: Schema | str | os.PathLike[str] | None = None,
+) -> Any:
+    """Run an attack on ``releases`` and report what it reveals.
+
+    - ``kind="intersection"``: the composition attack of Ganta, Kasiviswanathan and Smith
+      (2008) on ``targets`` (:func:`crowdsafe.attacks.intersection_attack`): ``targets`` hold
+      ``qi`` and optionally the true ``sensitive`` value, used only for scoring.
+    - ``kind="linkage"``: Sweeney's linkage of one release with ``targets``, an identified
+      external table holding ``qi`` (:func:`crowdsafe.attacks.linkage_attack`).
+
+    ``releases``: Release objects, frames or files. ``targets``: anything :func:`load` reads;
+    its hierarchies resolve hierarchy labels in the releases. ``truth_id``: a record id in both,
+    used only to score the attack.
+    """
+    from crowdsafe.attacks import intersection_attack, linkage_attack
+    from crowdsafe.attacks.releases import as_attacked
+
+    if kind not in ("intersection", "linkage"):
+        raise ParameterError(f"unknown attack {kind!r}; use 'intersection' or 'linkage'")
+    dataset = load(targets, schema=schema)
+    attacked = [as_attacked(r, f"R{j + 1}") for j, r in enumerate(releases)]
+    if kind == "linkage":
+        if len(attacked) != 1:
+            raise ParameterError(f"the linkage attack takes one release, got {len(attacked)}")
+        return linkage_attack(attacked[0].frame, dataset.frame, qi, hierarchies=dataset.hierarchies,
+                              truth_id=truth_id)
+    if sensitive is None:
+        raise ParameterError("the intersection attack needs the sensitive attribute (--sensitive)")
+    return intersection_attack(attacked, dataset.frame, qi, sensitive, hierarchies=dataset.hierarchies,
+                               location=location, levels=levels, truth_id=truth_id)  # type: ignore[arg-type]

@@ -27,6 +27,7 @@ _COMMAND_MODULES = [
     "crowdsafe.cli.perturb",
     "crowdsafe.cli.anonymize",
     "crowdsafe.cli.publish",
+    "crowdsafe.cli.attack",
 ]
 
 app = typer.Typer(

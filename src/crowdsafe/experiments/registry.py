@@ -23,6 +23,9 @@ from crowdsafe.randomness import Randomness, as_randomness
 _MODULES = [
     "crowdsafe.experiments.calculus",
     "crowdsafe.experiments.alpha_beta",
+    "crowdsafe.experiments.non_composition",
+    "crowdsafe.experiments.composition",
+    "crowdsafe.experiments.linkage",
     "crowdsafe.experiments.extreme_value",
     "crowdsafe.experiments.utility",
 ]

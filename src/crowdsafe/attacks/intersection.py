@@ -1,0 +1,301 @@
+"""The intersection (composition) attack over independent releases.
+
+Ganta, Kasiviswanathan and Smith (2008), "Composition attacks and auxiliary information in data
+privacy" (KDD): n releases R_1..R_n of overlapping populations, each k-anonymous (ℓ-diverse,
+t-close) on its own, made independently. For a target i known to be in every release, with
+known quasi-identifiers, the attacker
+
+1. locates i's equivalence class E_ij in every release (:mod:`crowdsafe.attacks.locate`:
+   exactly for generalization, by the nearest centroid for microaggregation);
+2. takes S_ij, the distinct sensitive values in E_ij, and S_i = ∩_j S_ij.
+
+Metrics (per target, then averaged over the targets):
+
+- effective prior anonymity ea_ij = |S_ij| (and its minimum over the releases, the best any one
+  release gives the attacker); effective posterior anonymity ea_i = |S_i|;
+- anonymity drop = min_j ea_ij − ea_i; vulnerable population = targets with a positive drop;
+- confidence c_i = 1/|S_i|; perfect breach: |S_i| = 1 (and, when the truth is known, whether
+  that value is the target's); partial breach at level c: c_i ≥ c;
+- presumed anonymity k, the actual average size of the located partitions, and the average
+  effective anonymity.
+
+Fair treatment of suppressed and sampled output (safe publishing samples rows and suppresses
+classes): when no class of R_j can hold the target, R_j tells the attacker nothing and S_ij is
+every sensitive value R_j publishes (so a target found in no release has the values all
+releases publish as candidates). When the candidate sets contradict each other (S_i empty:
+the target was not in some release although the attacker assumed it), the attack on that
+target is counted as failed: ea_i = min_j ea_ij, no drop, confidence 0, no breach. A breach is
+only counted as *true* when its value is the target's.
+
+A sensitive cell published generalized (safe publishing recodes every published column) stands
+for every value it covers: a class showing ``*`` may hold any value.
+
+All of it runs on distinct target tuples, class tables and (tuple, value) pair tables: joins and
+group-bys, no loop over targets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+
+from crowdsafe.anonymize.cells import dense_ids, first_of_each
+from crowdsafe.attacks.locate import (
+    class_table,
+    is_microaggregated,
+    locate_exact,
+    locate_nearest,
+    target_codes,
+    target_domains,
+)
+from crowdsafe.data import Hierarchy, encode_series
+from crowdsafe.data.generalized import CellKind, Domain, parse_cell
+from crowdsafe.errors import InputError, ParameterError
+
+Location = Literal["auto", "exact", "nearest"]
+DEFAULT_LEVELS = (0.25, 0.5, 0.75)
+
+
+@dataclass(frozen=True)
+class AttackedRelease:
+    """One release as the attack sees it: its rows, a name, and the k it claims (if known)."""
+
+    frame: pl.DataFrame
+    name: str
+    presumed_k: int | None = None
+
+
+@dataclass(frozen=True)
+class IntersectionResult:
+    """``targets``: one row per target with its metrics; ``releases``: one row per release
+    (presumed k, location, partition sizes, prior anonymity); ``summary``: the aggregates."""
+
+    targets: pl.DataFrame
+    releases: pl.DataFrame
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"summary": self.summary, "releases": self.releases.to_dicts()}
+
+
+def _as_text(series: pl.Series) -> pl.Series:
+    return series.cast(pl.String) if series.dtype != pl.String else series
+
+
+def _check_levels(levels: Sequence[float]) -> tuple[float, ...]:
+    levels = tuple(float(c) for c in levels)
+    if not levels or any(not 0.0 < c <= 1.0 for c in levels):
+        raise ParameterError(f"confidence levels lie in (0, 1], got {list(levels)}")
+    return levels
+
+
+def intersection_attack(
+    releases: Sequence[AttackedRelease | pl.DataFrame],
+    targets: pl.DataFrame,
+    qi: Sequence[str],
+    sensitive: str,
+    *,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+    location: Location | Sequence[Location] = "auto",
+    levels: Sequence[float] = DEFAULT_LEVELS,
+    truth_id: str | None = None,
+) -> IntersectionResult:
+    """Run the intersection attack of ``targets`` over ``releases`` (module docstring).
+
+    ``targets`` holds each target's quasi-identifiers ``qi``; when it also holds ``sensitive``,
+    that column is the truth used to score breaches (never used by the attack). ``truth_id``: a
+    column naming the record in both the targets and the releases, used only to measure how
+    often the located class is the true one. ``location``: ``"exact"``, ``"nearest"`` or
+    ``"auto"`` (nearest for releases that publish centroids), one value or one per release.
+    ``hierarchies`` resolve hierarchy labels published in the releases.
+    """
+    qi = list(qi)
+    levels = _check_levels(levels)
+    attacked = [r if isinstance(r, AttackedRelease) else AttackedRelease(r, f"R{j + 1}")
+                for j, r in enumerate(releases)]
+    if len(attacked) < 1:
+        raise ParameterError("the intersection attack needs at least one release")
+    locations = [location] * len(attacked) if isinstance(location, str) else list(location)
+    if len(locations) != len(attacked) or any(m not in ("auto", "exact", "nearest") for m in locations):
+        raise ParameterError("location is 'auto', 'exact' or 'nearest', one value or one per release")
+    if not qi:
+        raise ParameterError("name the quasi-identifiers the attacker knows (--qi a,b,c)")
+    for c in qi:
+        if c not in targets.columns:
+            raise InputError(f"the targets have no column {c!r}; their columns are: {', '.join(targets.columns)}")
+    for release in attacked:
+        if sensitive not in release.frame.columns:
+            raise InputError(f"release {release.name} has no sensitive column {sensitive!r}")
+    if targets.height == 0:
+        raise InputError("the targets table is empty")
+
+    # distinct target tuples: the attack runs on them, targets inherit their tuple's result
+    domains = target_domains(targets, qi, hierarchies)
+    codes = target_codes(targets, domains)
+    tuple_of_target, n_tuples = dense_ids([codes[c] for c in qi], [domains[c].size for c in qi])
+    first_target = first_of_each(tuple_of_target, n_tuples)
+    tuple_codes = {c: codes[c][first_target] for c in qi}
+
+    domain = _sensitive_domain(attacked, targets, sensitive, (hierarchies or {}).get(sensitive))
+    dictionary = _as_text(domain.values).alias(sensitive)
+    value_index = pl.DataFrame({sensitive: dictionary, "value": np.arange(len(dictionary), dtype=np.int64)})
+
+    def value_codes(series: pl.Series) -> np.ndarray:
+        return (_as_text(series).to_frame(sensitive).join(value_index, on=sensitive, how="left", nulls_equal=True,
+                                                          maintain_order="left")
+                .get_column("value").fill_null(-1).to_numpy())
+
+    per_tuple: list[pl.DataFrame] = []  # (tuple, value, release) candidate pairs
+    prior = np.zeros((n_tuples, len(attacked)), dtype=np.int64)
+    partition = np.full((n_tuples, len(attacked)), np.nan)
+    release_rows: list[dict[str, Any]] = []
+    for j, (release, method) in enumerate(zip(attacked, locations)):
+        table = class_table(release.frame, qi, sensitive)
+        class_values = _class_values(table.combos.get_column(sensitive), table.class_of_combo, domain)
+        published_values = class_values.get_column("value").unique().to_numpy()
+        if method == "auto":
+            method = "nearest" if is_microaggregated(table.cells, qi, domains) else "exact"
+        if method == "exact":
+            tuples, classes = locate_exact(table.cells, qi, domains, tuple_codes)
+        else:
+            classes = locate_nearest(table.cells, qi, domains, tuple_codes, codes)
+            tuples = np.arange(n_tuples, dtype=np.int64)
+        sizes = table.cells.get_column("size").to_numpy()
+        matches = np.bincount(tuples, minlength=n_tuples)
+        located = matches > 0
+        partition[located, j] = np.bincount(tuples, weights=sizes[classes], minlength=n_tuples)[located]
+        candidates = (pl.DataFrame({"tuple": tuples, "class": classes})
+                      .join(class_values, on="class", how="inner")
+                      .select("tuple", "value").unique())
+        counts = candidates.group_by("tuple").len()
+        prior[:, j] = len(published_values)  # unlocated: the release tells nothing
+        prior[counts.get_column("tuple").to_numpy(), j] = counts.get_column("len").to_numpy()
+        unlocated_here = pl.DataFrame({"tuple": np.flatnonzero(~located).astype(np.int64)})
+        everything = unlocated_here.join(pl.DataFrame({"value": published_values.astype(np.int64)}), how="cross")
+        per_tuple.append(pl.concat([candidates, everything]))
+
+        row: dict[str, Any] = {
+            "release": release.name, "rows": release.frame.height, "classes": table.n_classes,
+            "presumed_k": release.presumed_k, "location": method,
+            "located": float(located[tuple_of_target].mean()),
+            "ambiguous": float((matches[tuple_of_target] > 1).mean()),
+            "average_partition_size": float(np.nanmean(partition[tuple_of_target, j])) if located.any() else None,
+            "average_prior_anonymity": float(prior[tuple_of_target, j].mean()),
+            "correct_location": None,
+        }
+        if truth_id is not None and truth_id in release.frame.columns and truth_id in targets.columns:
+            row["correct_location"] = _correct_location(release.frame, table.class_of_rows(release.frame), targets,
+                                                        truth_id,
+                                                        tuple_of_target, tuples, classes)
+        release_rows.append(row)
+
+    candidate = (pl.concat(per_tuple).group_by("tuple", "value").agg(pl.len().alias("in_releases"))
+                 .filter(pl.col("in_releases") == len(attacked))
+                 .select("tuple", "value"))
+    posterior_counts = candidate.group_by("tuple").agg(pl.len().alias("n"), pl.col("value").first().alias("only"))
+    posterior = np.zeros(n_tuples, dtype=np.int64)
+    only = np.full(n_tuples, -1, dtype=np.int64)
+    t_index = posterior_counts.get_column("tuple").to_numpy()
+    posterior[t_index] = posterior_counts.get_column("n").to_numpy()
+    only[t_index] = posterior_counts.get_column("only").to_numpy()
+    best_prior = prior.min(axis=1)
+    contradiction = posterior == 0
+    posterior = np.where(contradiction, best_prior, posterior)
+    drop = best_prior - posterior
+    confidence = np.where(contradiction, 0.0, 1.0 / np.maximum(posterior, 1))
+    perfect = (posterior == 1) & ~contradiction
+
+    per_target = {
+        "target": np.arange(targets.height, dtype=np.int64),
+        "tuple": tuple_of_target,
+        "prior_anonymity": best_prior[tuple_of_target],
+        "posterior_anonymity": posterior[tuple_of_target],
+        "drop": drop[tuple_of_target],
+        "vulnerable": drop[tuple_of_target] > 0,
+        "confidence": confidence[tuple_of_target],
+        "perfect_breach": perfect[tuple_of_target],
+        "contradiction": contradiction[tuple_of_target],
+    }
+    frame = pl.DataFrame(per_target)
+    for j, release in enumerate(attacked):
+        frame = frame.with_columns(pl.Series(f"prior_{release.name}", prior[tuple_of_target, j]),
+                                   pl.Series(f"partition_{release.name}", partition[tuple_of_target, j]))
+    inferred = np.where(perfect, only, -1)
+    inferred_text = dictionary.gather(np.maximum(inferred, 0))
+    frame = frame.with_columns(
+        pl.when(pl.Series(perfect[tuple_of_target])).then(inferred_text.gather(tuple_of_target))
+        .otherwise(None).alias("inferred_value"))
+
+    summary: dict[str, Any] = {
+        "targets": targets.height,
+        "releases": len(attacked),
+        "quasi_identifiers": qi,
+        "sensitive": sensitive,
+        "average_prior_anonymity": float(frame.get_column("prior_anonymity").mean()),
+        "average_posterior_anonymity": float(frame.get_column("posterior_anonymity").mean()),
+        "average_drop": float(frame.get_column("drop").mean()),
+        "vulnerable": float(frame.get_column("vulnerable").mean()),
+        "perfect_breach": float(frame.get_column("perfect_breach").mean()),
+        "partial_breach": {f"{c:g}": float((frame.get_column("confidence") >= c - 1e-12).mean()) for c in levels},
+        "contradictions": int(frame.get_column("contradiction").sum()),
+        "presumed_k": [r.presumed_k for r in attacked],
+        "average_partition_size": [row["average_partition_size"] for row in release_rows],
+    }
+    if sensitive in targets.columns:
+        truth = value_codes(targets.get_column(sensitive))
+        key = tuple_of_target * np.int64(len(dictionary) + 1) + truth
+        kept = candidate.select((pl.col("tuple") * (len(dictionary) + 1) + pl.col("value")).alias("k")).to_series()
+        true_in = np.isin(key, kept.to_numpy())
+        true_value = np.where(perfect[tuple_of_target], only[tuple_of_target], -2) == truth
+        frame = frame.with_columns(pl.Series("true_value_in_candidates", true_in),
+                                   pl.Series("perfect_breach_true", true_value))
+        summary["perfect_breach_true"] = float(true_value.mean())
+        summary["true_value_in_candidates"] = float(true_in.mean())
+    return IntersectionResult(frame, pl.DataFrame(release_rows), summary)
+
+
+def _sensitive_domain(releases: Sequence[AttackedRelease], targets: pl.DataFrame, sensitive: str,
+                      hierarchy: Hierarchy | None) -> Domain:
+    """The sensitive values the candidate sets are made of: the hierarchy's leaves when there is
+    one, else every plain value published (alone or in a set) or held by a target."""
+    columns = [_as_text(r.frame.get_column(sensitive)).unique() for r in releases]
+    if sensitive in targets.columns:
+        columns.append(_as_text(targets.get_column(sensitive)).unique())
+    cells = pl.concat(columns).unique()
+    if hierarchy is not None:
+        return Domain.from_values(cells, hierarchy)
+    plain: set[str | None] = set()
+    for text in cells.to_list():
+        cell = parse_cell(text)
+        if cell.kind in (CellKind.VALUE, CellKind.MISSING):
+            plain.add(text)
+        elif cell.kind is CellKind.SET:
+            plain.update(cell.members)
+    return Domain(sensitive, pl.Series(sensitive, sorted(plain, key=lambda v: (v is None, v or "")), dtype=pl.String))
+
+
+def _class_values(column: pl.Series, class_of_combo: np.ndarray, domain: Domain) -> pl.DataFrame:
+    """(class, value) pairs: the sensitive values each class may hold. A generalized sensitive
+    cell (a set, a hierarchy label, '*') stands for every value it covers."""
+    codes, cells = encode_series(_as_text(column))
+    cover = domain.cover(cells, strict=False)
+    cell_of, value_of = cover.membership
+    return (pl.DataFrame({"class": class_of_combo, "cell": codes.astype(np.int64)}).unique()
+            .join(pl.DataFrame({"cell": cell_of, "value": value_of}), on="cell", how="inner")
+            .select("class", "value").unique())
+
+
+def _correct_location(frame: pl.DataFrame, class_of_row: np.ndarray, targets: pl.DataFrame, truth_id: str,
+                      tuple_of_target: np.ndarray, tuples: np.ndarray, classes: np.ndarray) -> float | None:
+    """Share of the targets present in the release whose true class is among the located ones."""
+    truth = (targets.select(pl.col(truth_id), pl.Series("tuple", tuple_of_target))
+             .join(pl.DataFrame({truth_id: frame.get_column(truth_id), "class": class_of_row}), on=truth_id, how="inner"))
+    if truth.height == 0:
+        return None
+    located = pl.DataFrame({"tuple": tuples, "class": classes, "hit": np.ones(len(tuples), dtype=bool)})
+    hits = truth.join(located, on=["tuple", "class"], how="left").get_column("hit").fill_null(False)
+    return float(hits.mean())

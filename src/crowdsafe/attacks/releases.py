@@ -1,0 +1,62 @@
+"""Reading releases for an attack: a :class:`~crowdsafe.anonymize.Release`, a frame, or a file.
+
+A release file is read with every column as text (so that a cell such as ``[25, 34]`` or
+``017`` is read exactly as published); its presumed k is taken from the certificate written
+beside it (``<name>.certificate.json``), when there is one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from crowdsafe.attacks.intersection import AttackedRelease
+from crowdsafe.errors import InputError
+
+
+def _certificate_k(path: Path) -> int | None:
+    beside = path.with_name(path.stem + ".certificate.json")
+    if not beside.exists():
+        return None
+    try:
+        parameters = json.loads(beside.read_text(encoding="utf-8")).get("parameters", {})
+    except (OSError, ValueError):
+        return None
+    k = parameters.get("k")
+    return int(k) if isinstance(k, int) else None
+
+
+def read_release(path: str | os.PathLike[str], name: str | None = None) -> AttackedRelease:
+    """Read a release file (CSV or Parquet) for an attack."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"no such release file: {path}")
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".csv":
+            frame = pl.read_csv(path, infer_schema=False)
+        elif suffix in (".parquet", ".pq"):
+            frame = pl.read_parquet(path)
+        else:
+            raise InputError(f"cannot read the release {path}: use a .csv or .parquet file")
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise InputError(f"cannot read the release {path}: {str(exc).splitlines()[0]}") from None
+    return AttackedRelease(frame, name or path.stem, _certificate_k(path))
+
+
+def as_attacked(release: Any, name: str) -> AttackedRelease:
+    """An :class:`AttackedRelease` from a Release, an AttackedRelease, a frame or a path."""
+    if isinstance(release, AttackedRelease):
+        return release
+    if isinstance(release, pl.DataFrame):
+        return AttackedRelease(release, name)
+    if isinstance(release, (str, os.PathLike)):
+        return read_release(release)
+    frame = getattr(release, "frame", None)
+    if isinstance(frame, pl.DataFrame):  # an anonymize.Release
+        return AttackedRelease(frame, name, getattr(release, "k", None))
+    raise InputError(f"cannot attack {type(release).__name__}: give a Release, a DataFrame or a file path")

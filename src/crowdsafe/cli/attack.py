@@ -1,0 +1,149 @@
+"""``crowdsafe attack ...``: run an attack on releases and print what it reveals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from crowdsafe import api
+from crowdsafe.cli.options import JsonOpt, OutOpt, QiOpt, SchemaOpt, SensitiveOpt, emit, split_list
+from crowdsafe.errors import ParameterError
+from crowdsafe.files import atomic_path
+
+TargetsOpt = Annotated[
+    str, typer.Option("--targets", help="The targets: a CSV/Parquet file or bundled dataset holding their "
+                                        "quasi-identifiers (and, to score breaches, their true sensitive value).")
+]
+LocationOpt = Annotated[
+    str, typer.Option("--location", help="How a target's class is found: auto, exact (generalization) or "
+                                         "nearest (centroids of microaggregation).")
+]
+LevelsOpt = Annotated[
+    str, typer.Option("--levels", help="Confidence levels of the partial-breach rates, comma-separated.")
+]
+TruthOpt = Annotated[
+    Optional[str], typer.Option("--truth-id", help="A record id column in the targets and releases, used only "
+                                                  "to measure how often the located class is the true one.")
+]
+
+
+def _levels(text: str) -> list[float]:
+    try:
+        return [float(v) for v in split_list(text) or []]
+    except ValueError:
+        raise ParameterError(f"--levels takes numbers in (0, 1] separated by commas, got {text!r}") from None
+
+
+def render(payload: dict[str, Any], console: Console) -> None:
+    s = payload["summary"]
+    console.print(f"[bold]Intersection attack[/bold] on {s['releases']} releases, {s['targets']:,} targets "
+                  f"(sensitive: {s['sensitive']})")
+    table = Table(title="Releases", title_justify="left")
+    for column in ("release", "presumed k", "classes", "location", "located", "correct location",
+                   "avg partition", "avg prior anonymity"):
+        table.add_column(column, justify="right")
+    for r in payload["releases"]:
+        correct = "-" if r["correct_location"] is None else f"{r['correct_location']:.1%}"
+        partition = "-" if r["average_partition_size"] is None else f"{r['average_partition_size']:.1f}"
+        table.add_row(r["release"], str(r["presumed_k"] or "-"), f"{r['classes']:,}", r["location"],
+                      f"{r['located']:.1%}", correct, partition, f"{r['average_prior_anonymity']:.2f}")
+    console.print(table)
+    console.print(f"effective anonymity: prior {s['average_prior_anonymity']:.2f} -> posterior "
+                  f"{s['average_posterior_anonymity']:.2f} (average drop {s['average_drop']:.2f})")
+    console.print(f"vulnerable (positive drop): {s['vulnerable']:.1%}")
+    line = f"perfect breach: {s['perfect_breach']:.1%}"
+    if "perfect_breach_true" in s:
+        line += f" (true value: {s['perfect_breach_true']:.1%})"
+    console.print(line)
+    console.print("partial breach: " + ", ".join(f"confidence >= {c}: {v:.1%}" for c, v in s["partial_breach"].items()))
+    if s["contradictions"]:
+        console.print(f"note: {s['contradictions']:,} targets got contradictory candidate sets (not in every release)")
+    if payload.get("written"):
+        console.print(f"wrote {payload['written']}")
+
+
+def register(app: typer.Typer) -> None:
+    attack_app = typer.Typer(help="Attacks on releases: what an attacker learns.", no_args_is_help=True)
+    app.add_typer(attack_app, name="attack")
+
+    @attack_app.command("intersection")
+    def intersection_command(
+        releases: Annotated[list[Path], typer.Argument(
+            help="Release files (CSV or Parquet): two or more to intersect (one gives its own homogeneity).")],
+        targets: TargetsOpt,
+        qi: QiOpt = None,
+        sensitive: SensitiveOpt = None,
+        location: LocationOpt = "auto",
+        levels: LevelsOpt = "0.25,0.5,0.75",
+        truth_id: TruthOpt = None,
+        schema: SchemaOpt = None,
+        out: OutOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Intersect what independent releases say about each target (composition attack).
+
+        For every target, locate its class in every release from its quasi-identifiers, and
+        intersect the sets of sensitive values of those classes. Prints effective anonymity
+        before and after, the anonymity drop, and perfect / partial breach rates.
+
+        Example: crowdsafe attack intersection r1.csv r2.csv --targets targets.csv --qi age,sex,zip --sensitive disease
+        """
+        names = split_list(qi)
+        if not names:
+            raise ParameterError("name the quasi-identifiers the attacker knows with --qi a,b,c")
+        if sensitive is None:
+            raise ParameterError("name the sensitive attribute with --sensitive")
+        result = api.attack(list(releases), targets, qi=names, sensitive=sensitive, location=location,
+                            levels=_levels(levels), truth_id=truth_id, schema=schema)
+        payload = result.as_dict()
+        if out is not None:
+            if out.suffix.lower() not in (".csv", ".parquet"):
+                raise ParameterError(f"cannot tell the output format of {out}: use a .csv or .parquet file name")
+            with atomic_path(out) as tmp:
+                if out.suffix.lower() == ".csv":
+                    result.targets.write_csv(tmp)
+                else:
+                    result.targets.write_parquet(tmp)
+            payload["written"] = str(out)
+        emit(payload, as_json, lambda: render(payload, Console()))
+
+    @attack_app.command("linkage")
+    def linkage_command(
+        release: Annotated[Path, typer.Argument(help="The release file (CSV or Parquet).")],
+        external: Annotated[str, typer.Option("--external", help="The identified external table (e.g. a voter "
+                                                                "list): a CSV/Parquet file holding the --qi columns.")],
+        qi: QiOpt = None,
+        truth_id: TruthOpt = None,
+        schema: SchemaOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Link a release with an identified table on shared quasi-identifiers (re-identification).
+
+        Counts the published rows consistent with exactly one external record (re-identified
+        uniquely) and with at most two (named with probability at least 1/2).
+
+        Example: crowdsafe attack linkage release.csv --external voters.csv --qi age,sex,zip
+        """
+        names = split_list(qi)
+        if not names:
+            raise ParameterError("name the quasi-identifiers shared with the external table with --qi a,b,c")
+        result = api.attack([release], external, qi=names, kind="linkage", truth_id=truth_id, schema=schema)
+        payload = result.as_dict()
+
+        def show() -> None:
+            s = payload["summary"]
+            console = Console()
+            console.print(f"[bold]Linkage attack[/bold]: {s['release_rows']:,} published rows against "
+                          f"{s['external_records']:,} identified records on {', '.join(s['quasi_identifiers'])}")
+            console.print(f"re-identified uniquely: {s['reidentified_uniquely']:,}")
+            console.print(f"re-identified with probability >= 1/2: {s['reidentified_with_probability_at_least_half']:,}")
+            console.print(f"expected correct links (if every row's person is listed): "
+                          f"{s['expected_correct_links_if_listed']:,.1f}")
+            if "reidentified_uniquely_correct" in s:
+                console.print(f"unique links naming the right person: {s['reidentified_uniquely_correct']:,}")
+
+        emit(payload, as_json, show)
