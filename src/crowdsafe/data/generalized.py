@@ -316,6 +316,16 @@ class Domain:
                     break
         return [m for m in members if m]
 
+    def identity_cover(self) -> Cover:
+        """The cover in which every domain value is its own cell (an original column)."""
+        n = self.size
+        codes = np.arange(n, dtype=np.uint32)
+        numbers = self.numbers if self.numbers is not None else np.full(n, np.nan)
+        level = np.zeros(n, dtype=np.int64) if self.hierarchy is not None else np.full(n, -1, dtype=np.int64)
+        kind = tuple(CellKind.MISSING if v is None else CellKind.VALUE for v in self.values.to_list())
+        return Cover(self, _as_text(self.values), kind, np.arange(n + 1, dtype=np.int64), codes,
+                     numbers.copy(), numbers.copy(), level, np.arange(n, dtype=np.int64))
+
     def cover(self, cells: pl.Series, *, strict: bool = True) -> Cover:
         """Resolve the distinct cells ``cells`` (any dtype; read as text) into a :class:`Cover`.
 
@@ -392,6 +402,47 @@ def release_codes(release: pl.DataFrame, domains: Sequence[Domain]) -> tuple[dic
         covers[domain.name] = domain.cover(dictionary)
     return rows, covers
 
+
+@dataclass(frozen=True)
+class CellTable:
+    """A table reduced to the distinct tuples of its cells, with counts.
+
+    ``cells[c]`` holds, per distinct tuple, the index of its cell in ``covers[c]`` (what it
+    covers in the original's domain), and ``counts`` the rows holding the tuple. An original
+    table is the special case where every cell is one value (:meth:`of_original`), so utility
+    metrics compute the truth and the release's estimate with the same code.
+    """
+
+    columns: list[str]
+    covers: dict[str, Cover]
+    cells: dict[str, np.ndarray]
+    counts: np.ndarray
+
+    @property
+    def rows(self) -> int:
+        return int(self.counts.sum())
+
+    @classmethod
+    def of_release(cls, release: pl.DataFrame, original: "Dataset", columns: Sequence[str]) -> "CellTable":
+        from crowdsafe.data.encoding import EncodedColumn, Encoding
+        from crowdsafe.data.frequency import COUNT, code_frequencies
+
+        domains = [Domain.of(original, c) for c in columns]
+        rows, covers = release_codes(release, domains)
+        encoding = Encoding({c: EncodedColumn(c, rows[c], covers[c].labels) for c in columns})
+        table = code_frequencies(encoding)
+        return cls(list(columns), covers, {c: table.get_column(c).to_numpy().astype(np.int64) for c in columns},
+                   table.get_column(COUNT).to_numpy().astype(np.int64))
+
+    @classmethod
+    def of_original(cls, original: "Dataset", columns: Sequence[str]) -> "CellTable":
+        from crowdsafe.data.encoding import encode
+        from crowdsafe.data.frequency import COUNT, code_frequencies
+
+        table = code_frequencies(encode(original, columns))
+        covers = {c: Domain.of(original, c).identity_cover() for c in columns}
+        return cls(list(columns), covers, {c: table.get_column(c).to_numpy().astype(np.int64) for c in columns},
+                   table.get_column(COUNT).to_numpy().astype(np.int64))
 
 
 def release_dataset(release: "pl.DataFrame | Dataset", original: "Dataset") -> "Dataset":
