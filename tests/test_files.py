@@ -32,3 +32,14 @@ def test_failure_creates_nothing(tmp_path):
             tmp.write_text("half")
             raise RuntimeError("crash")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_output_gets_the_usual_permissions_not_private(tmp_path):
+    import os
+
+    umask = os.umask(0o022)
+    try:
+        target = write_text_atomic(tmp_path / "release.csv", "a\n")
+    finally:
+        os.umask(umask)
+    assert target.stat().st_mode & 0o777 == 0o644

@@ -12,3 +12,12 @@ from crowdsafe.errors import CrowdsafeError  # noqa: E402
 from crowdsafe.randomness import Randomness  # noqa: E402
 
 __all__ = ["CrowdsafeError", "Randomness", "__version__"]
+
+
+def __getattr__(name: str) -> object:
+    """``crowdsafe.query``: the public API function, imported on first use."""
+    if name == "query":
+        from crowdsafe import api
+
+        return api.query
+    raise AttributeError(f"module 'crowdsafe' has no attribute {name!r}")

@@ -4,7 +4,7 @@ command line calls exactly these."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +19,16 @@ from crowdsafe.data import (
     frequency_table,
     load,
 )
-from crowdsafe.errors import ParameterError
+from crowdsafe.errors import BudgetExceeded, ParameterError
+from crowdsafe.mechanisms.queries import QueryAnswer, answer_query, check_query
+from crowdsafe.privacy.ledger import DEFAULT as DEFAULT_LEDGER
+from crowdsafe.privacy.ledger import Budget, LedgerSpec, ledger_for
+from crowdsafe.randomness import Randomness
+from crowdsafe.perturb import AlphaBetaPlan, Estimate, Perturbation, View, plan_for, prepare, read_view
+from crowdsafe.perturb import check_view_path
+from crowdsafe.perturb import estimate as estimate_one
+from crowdsafe.perturb import perturb as perturb_dataset
+from crowdsafe.privacy.dgamma import failure_of
 
 
 @dataclass(frozen=True)
@@ -124,3 +133,162 @@ def check_dataset(dataset: Dataset) -> CheckReport:
         classes=classes,
         notes=notes,
     )
+
+
+# -- DP queries and the budget ledger ------------------------------------------------------------
+
+
+def query(
+    data: Any,
+    text: str,
+    *,
+    epsilon: float,
+    delta: float = 0.0,
+    mechanism: str | None = None,
+    calibration: str = "analytic",
+    neighbours: str = "add-remove",
+    max_rows_per_person: int | None = None,
+    domain: Mapping[str, Sequence[Any]] | None = None,
+    partition: str | None = None,
+    schema: Schema | str | os.PathLike[str] | None = None,
+    missing: MissingPolicy | str = DEFAULT_MISSING,
+    randomness: Randomness | int | None = None,
+    ledger: LedgerSpec = DEFAULT_LEDGER,
+    name: str | None = None,
+    budget: tuple[float, float] | None = None,
+) -> QueryAnswer:
+    """Answer a query (see :mod:`crowdsafe.mechanisms.query_language`) on ``data`` with
+    differential privacy, charged to the dataset's budget in the ledger.
+
+    ``ledger``: ``"default"`` (``$CROWDSAFE_LEDGER`` or the per-user file), a path, a
+    :class:`~crowdsafe.privacy.ledger.Ledger`, or None to run without one. ``budget=(ε, δ)``
+    registers the dataset's total budget (under ``name``) if it has none yet. Bad input raises
+    before the ledger is touched; an over-budget query raises BudgetExceeded before any noise.
+    """
+    dataset = load(data, schema=schema, missing=missing)
+    options: dict[str, Any] = {
+        "epsilon": epsilon, "delta": delta, "mechanism": mechanism, "calibration_name": calibration,
+        "neighbours": neighbours, "max_rows_per_person": max_rows_per_person, "domain": domain,
+        "partition": partition,
+    }
+    check_query(dataset, text, **options)
+    with ledger_for(ledger) as book:
+        fingerprint = None
+        if book is not None:
+            fingerprint = dataset.fingerprint()
+            label = name or dataset.name or "data"
+            if budget is not None:
+                book.set_budget(fingerprint, label, *budget)
+            elif book.budget(fingerprint) is None:
+                raise BudgetExceeded(
+                    f"no privacy budget is set for '{label}' in the ledger {book.path}; set one with "
+                    f"`crowdsafe ledger init {label} --epsilon E --delta D`, or pass --budget E,D (budget=(ε, δ))"
+                )
+        return answer_query(dataset, text, randomness=randomness, ledger=book, fingerprint=fingerprint, **options)
+
+
+def set_budget(
+    data: Any,
+    *,
+    epsilon: float,
+    delta: float = 0.0,
+    name: str | None = None,
+    ledger: LedgerSpec = DEFAULT_LEDGER,
+    schema: Schema | str | os.PathLike[str] | None = None,
+    missing: MissingPolicy | str = DEFAULT_MISSING,
+) -> Budget:
+    """Register ``data`` in the ledger with its total privacy budget (set once)."""
+    dataset = load(data, schema=schema, missing=missing)
+    with ledger_for(ledger) as book:
+        if book is None:
+            raise ParameterError("setting a budget needs a ledger")
+        return book.set_budget(dataset.fingerprint(), name or dataset.name or "data", epsilon, delta)
+
+
+def ledger_report(ledger: LedgerSpec = DEFAULT_LEDGER, dataset: str | None = None) -> dict[str, Any]:
+    """Everything in the ledger (or one dataset's budget and entries, by name or fingerprint)."""
+    with ledger_for(ledger) as book:
+        if book is None:
+            raise ParameterError("there is no ledger to show")
+        report = book.export()
+        if dataset is not None:
+            chosen = [d for d in report["datasets"] if dataset in (d["name"], d["fingerprint"])]  # type: ignore[union-attr]
+            if not chosen:
+                raise ParameterError(f"dataset {dataset!r} is not in the ledger {book.path}")
+            report["datasets"] = chosen
+        return report
+# -- alpha-beta perturbation -------------------------------------------------------------------
+
+
+def plan_perturbation(
+    data: Any,
+    *,
+    attributes: Sequence[str] | None = None,
+    domains: dict[str, Sequence[Any]] | None = None,
+    duplicates: str = "collapse",
+    confidence: float = 0.95,
+    schema: Schema | str | os.PathLike[str] | None = None,
+    missing: MissingPolicy | str = DEFAULT_MISSING,
+    **target: Any,
+) -> AlphaBetaPlan:
+    """The α-β plan for ``data`` without perturbing: α, the smallest admissible β, the expected
+    view size and ratio |V|/|I|, the equivalent ε, the utility bound and warnings. ``target``
+    is what :func:`perturb` takes: ``gamma`` and ``d`` or ``c``, optionally ``alpha``, ``beta``,
+    ``exclusive_correlations``."""
+    table = prepare(load(data, schema=schema, missing=missing), attributes, domains=domains,
+                    duplicates=duplicates)  # type: ignore[arg-type]
+    return plan_for(table, failure=failure_of(confidence), **target)
+
+
+def perturb(
+    data: Any,
+    *,
+    attributes: Sequence[str] | None = None,
+    domains: dict[str, Sequence[Any]] | None = None,
+    duplicates: str = "collapse",
+    confidence: float = 0.95,
+    seed: Any = None,
+    schema: Schema | str | os.PathLike[str] | None = None,
+    missing: MissingPolicy | str = DEFAULT_MISSING,
+    out: str | os.PathLike[str] | None = None,
+    certificate: str | os.PathLike[str] | None = None,
+    **target: Any,
+) -> Perturbation:
+    """Publish a (d, γ)-private view of ``data`` by random deletion and insertion (α-β algorithm,
+    Rastogi, Suciu, Hong 2007).
+
+    ``target``: ``gamma`` and either ``d`` or ``c`` (d = c·n/m), optionally ``alpha`` (default
+    1/2), ``beta`` (default: the smallest admissible) and ``exclusive_correlations``.
+    ``attributes`` default to every non-identifier column; ``domains`` declares public value
+    lists (default: the active domains); duplicate rows are collapsed (the view is a set) or,
+    with ``duplicates="error"``, refused. Returns a :class:`~crowdsafe.perturb.Perturbation`
+    (``.view`` with ``.certificate``, ``.plan``); with ``out`` the view and its certificate JSON
+    are written, each atomically. ``seed`` makes the run reproducible and NOT fit for release.
+    """
+    if out is not None:
+        check_view_path(out)
+    result = perturb_dataset(
+        load(data, schema=schema, missing=missing), attributes=attributes, domains=domains,
+        duplicates=duplicates, failure=failure_of(confidence), randomness=seed, **target,  # type: ignore[arg-type]
+    )
+    if out is not None:
+        result.view.write(out, certificate)
+    return result
+
+
+def estimate(
+    view: Any,
+    queries: str | Sequence[str],
+    *,
+    confidence: float = 0.95,
+    certificate: str | os.PathLike[str] | None = None,
+) -> Estimate | list[Estimate]:
+    """Estimate counting queries ("count where age between 26 and 32 and sex = 'Female'") from an
+    α-β view (a :class:`~crowdsafe.perturb.View` or the path of a view file, whose certificate
+    gives α, β and the domain). One query gives an :class:`~crowdsafe.perturb.Estimate`, a list
+    gives a list; each carries its error bar at ``confidence``."""
+    if not isinstance(view, View):
+        view = read_view(view, certificate)
+    if isinstance(queries, str):
+        return estimate_one(view, queries, confidence=confidence)
+    return [estimate_one(view, q, confidence=confidence) for q in queries]

@@ -38,8 +38,8 @@ def test_smallest_epsilon_is_feasible_and_tight(k, beta, log_delta):
     delta = 10.0**log_delta
     if delta >= beta:
         return
-    if delta < beta ** (k - 1):
-        with pytest.raises(ParameterError, match="only falls to"):
+    if delta <= beta**k:
+        with pytest.raises(ParameterError, match="only falls towards"):
             smallest_epsilon(k, beta, delta)
         return
     result = smallest_epsilon(k, beta, delta)

@@ -21,6 +21,10 @@ _COMMAND_MODULES = [
     "crowdsafe.cli.check",
     "crowdsafe.cli.datasets",
     "crowdsafe.cli.calc",
+    "crowdsafe.cli.experiment",
+    "crowdsafe.cli.query",
+    "crowdsafe.cli.ledger",
+    "crowdsafe.cli.perturb",
 ]
 
 app = typer.Typer(

@@ -4,6 +4,8 @@ the generalization hierarchies of its attributes, and the missing-value policy a
 from __future__ import annotations
 
 import hashlib
+import os
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -18,32 +20,57 @@ from crowdsafe.data.missing import MissingReport
 from crowdsafe.data.schema import AttributeType, Schema
 from crowdsafe.errors import HierarchyError, SchemaError
 
-_FINGERPRINT_VERSION = b"crowdsafe-dataset-fingerprint-v1"
+_FINGERPRINT_VERSION = b"crowdsafe-dataset-fingerprint-v2"
 
 
-def _column_bytes(series: pl.Series) -> list[bytes]:
-    """A canonical byte form of a column: type, validity, then values."""
+def _is_text(dtype: pl.DataType) -> bool:
+    return dtype == pl.String or isinstance(dtype, (pl.Categorical, pl.Enum))
+
+
+def _text_codes(series: pl.Series) -> tuple[pl.Series, pl.Series]:
+    """Canonical form of a text column: its sorted distinct values and UInt32 ranks into them.
+
+    Hashing 4-byte ranks instead of the strings themselves keeps the fingerprint cheap on large
+    tables, and makes String, Categorical and Enum columns with the same values agree.
+    """
+    # Distinct values first (small), so a Categorical column is never expanded to strings.
+    dictionary = series.drop_nulls().unique().cast(pl.String).sort()
+    codes = series.cast(pl.Enum(dictionary.to_list())).to_physical().cast(pl.UInt32)
+    return dictionary, codes
+
+
+def _string_bytes(strings: pl.Series) -> list[bytes]:
+    arrow = strings.rechunk().to_arrow().cast(pa.large_string())
+    if isinstance(arrow, pa.ChunkedArray):
+        arrow = arrow.combine_chunks()
+    offsets = np.frombuffer(arrow.buffers()[1], dtype=np.int64)[arrow.offset: arrow.offset + len(arrow) + 1]
+    data = arrow.buffers()[2]
+    start, end = int(offsets[0]), int(offsets[-1])
+    return [np.diff(offsets).astype("<i8").tobytes(), bytes(memoryview(data)[start:end]) if data is not None else b""]
+
+
+def _column_digest(series: pl.Series) -> bytes:
+    """BLAKE2b digest of a column's canonical bytes: name, kind, validity, then values."""
     dtype = series.dtype
-    parts = [series.name.encode(), str(dtype.base_type()).encode()]
-    validity = series.is_not_null()
-    parts.append(np.packbits(validity.to_numpy()).tobytes())
-    if isinstance(dtype, (pl.Categorical, pl.Enum)) or dtype == pl.String or not (
-        dtype.is_numeric() or dtype.is_temporal() or dtype == pl.Boolean
-    ):
-        text = series.cast(pl.String).fill_null("")
-        arrow = text.rechunk().to_arrow().cast(pa.large_string())
-        if isinstance(arrow, pa.ChunkedArray):
-            arrow = arrow.combine_chunks()
-        offsets = np.frombuffer(arrow.buffers()[1], dtype=np.int64)[arrow.offset: arrow.offset + len(arrow) + 1]
-        data = arrow.buffers()[2]
-        start, end = int(offsets[0]), int(offsets[-1])
-        parts.append(np.diff(offsets).astype(np.int64).tobytes())
-        parts.append(bytes(memoryview(data)[start:end]) if data is not None else b"")
+    digest = hashlib.blake2b(digest_size=32)
+
+    def put(part: bytes) -> None:
+        digest.update(len(part).to_bytes(8, "little"))
+        digest.update(part)
+
+    put(series.name.encode())
+    put(b"text" if _is_text(dtype) else str(dtype.base_type()).encode())
+    put(np.packbits(series.is_not_null().to_numpy()).tobytes() if series.null_count() else b"")
+    if _is_text(dtype) or not (dtype.is_numeric() or dtype.is_temporal() or dtype == pl.Boolean):
+        dictionary, codes = _text_codes(series if _is_text(dtype) else series.cast(pl.String))
+        for part in _string_bytes(dictionary):
+            put(part)
+        values = codes.fill_null(0).to_numpy()
     else:
         physical = series.to_physical() if dtype != pl.Boolean else series.cast(pl.UInt8)
         values = physical.fill_null(0).to_numpy()
-        parts.append(np.ascontiguousarray(values).astype(values.dtype.newbyteorder("<")).tobytes())
-    return parts
+    put(np.ascontiguousarray(values).astype(values.dtype.newbyteorder("<")).tobytes())
+    return digest.digest()
 
 
 @dataclass
@@ -61,6 +88,7 @@ class Dataset:
     name: str | None = None
     missing: MissingReport = field(default_factory=MissingReport)
     _encoded: dict[str, EncodedColumn] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _fingerprint: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         columns = self.frame.columns
@@ -105,19 +133,23 @@ class Dataset:
         return self.frame.height
 
     def fingerprint(self) -> str:
-        """SHA-256 (hex) of the table's content: column names, types and values in row order.
+        """BLAKE2b-256 (hex) of the table's content: column names, types and values in row order.
 
         Stable across runs, processes and machines; independent of roles, hierarchies and how
         the table was loaded (a CSV and the Parquet file with the same content agree when the
-        column types agree).
+        column types agree; String, Categorical and Enum count as one type, text). Columns are
+        digested in parallel threads (Polars and hashlib release the GIL), then combined.
         """
-        digest = hashlib.sha256(_FINGERPRINT_VERSION)
-        digest.update(str(self.frame.height).encode())
-        for name in self.frame.columns:
-            for part in _column_bytes(self.frame.get_column(name)):
-                digest.update(len(part).to_bytes(8, "little"))
+        if self._fingerprint is None:
+            columns = [self.frame.get_column(name) for name in self.frame.columns]
+            with ThreadPoolExecutor(max_workers=min(len(columns), os.cpu_count() or 1) or 1) as pool:
+                digests = list(pool.map(_column_digest, columns))
+            digest = hashlib.blake2b(_FINGERPRINT_VERSION, digest_size=32)
+            digest.update(str(self.frame.height).encode())
+            for part in digests:
                 digest.update(part)
-        return digest.hexdigest()
+            self._fingerprint = digest.hexdigest()
+        return self._fingerprint
 
     # -- encoding -----------------------------------------------------------------------
 
@@ -151,6 +183,7 @@ class Dataset:
         if "frame" not in changes:
             kept = {c: e for c, e in self._encoded.items() if c not in changes.get("hierarchies", {})}
             derived._encoded.update(kept)
+            derived._fingerprint = self._fingerprint
         return derived
 
     def with_roles(self, qi: Sequence[str] | None = None, sensitive: Sequence[str] | str | None = None) -> "Dataset":

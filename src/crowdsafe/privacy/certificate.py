@@ -1,7 +1,9 @@
 """The release certificate: what guarantee a release carries, derived from what actually ran.
 
 A :class:`Certificate` states the guarantee kind (``dp``: (ε, δ)-DP; ``dps``: DP under
-sampling, hence (ε, δ)-DP for one use of one secret sample; ``none``: no formal guarantee, with
+sampling, hence (ε, δ)-DP for one use of one secret sample; ``d-gamma``: (d, γ)-privacy of a
+perturbed view (Rastogi, Suciu, Hong 2007), with ``parameters["d"]`` and ``parameters["gamma"]``
+and its equivalent ε of unbounded DP as ``epsilon``, δ = 0; ``none``: no formal guarantee, with
 the reason), ε and δ, the neighbour notion, the theorem, the mechanism chain, every parameter,
 the assumptions, the randomness that ran (seeded runs are not fit for release), the crowdsafe
 version and a fingerprint of the input.
@@ -27,7 +29,7 @@ from crowdsafe.privacy.loss import PrivacyLoss
 FORMAT = "crowdsafe-certificate"
 VERSION = 1
 
-Guarantee = Literal["dp", "dps", "none"]
+Guarantee = Literal["dp", "dps", "d-gamma", "none"]
 Neighbours = Literal["add-remove", "change"]
 
 
@@ -57,8 +59,8 @@ class Certificate:
     crowdsafe_version: str = field(default_factory=_crowdsafe_version)
 
     def __post_init__(self) -> None:
-        if self.guarantee not in ("dp", "dps", "none"):
-            raise ParameterError(f"guarantee must be dp, dps or none, got {self.guarantee!r}")
+        if self.guarantee not in ("dp", "dps", "d-gamma", "none"):
+            raise ParameterError(f"guarantee must be dp, dps, d-gamma or none, got {self.guarantee!r}")
         if self.neighbours not in ("add-remove", "change"):
             raise ParameterError(f"neighbours must be add-remove or change, got {self.neighbours!r}")
         if self.guarantee == "none":
@@ -72,6 +74,10 @@ class Certificate:
                 raise ParameterError("a certificate with a guarantee must name its theorem")
         if self.guarantee == "dps" and not (self.sample and self.sample.get("id")):
             raise ParameterError("a DP-under-sampling certificate must name its sample")
+        if self.guarantee == "d-gamma":
+            d, gamma = self.parameters.get("d"), self.parameters.get("gamma")
+            if not (isinstance(d, (int, float)) and isinstance(gamma, (int, float)) and 0 < d < gamma < 1):
+                raise ParameterError("a (d, gamma) certificate needs parameters 0 < d < gamma < 1")
 
     @property
     def has_guarantee(self) -> bool:
@@ -99,6 +105,10 @@ class Certificate:
         """One line for people: the guarantee, or the reason there is none."""
         if self.guarantee == "none":
             return f"no formal guarantee: {self.reason}"
+        if self.guarantee == "d-gamma":
+            text = (f"({self.parameters['d']:.3g}, {self.parameters['gamma']:.3g})-private "
+                    f"(as unbounded DP: epsilon = {self.epsilon:.6g}) [{self.theorem}]")
+            return text if self.fit_for_release else text + " (seeded run: NOT fit for release)"
         kind = "DP under sampling" if self.guarantee == "dps" else "DP"
         text = f"({self.epsilon:.6g}, {self.delta:.3g})-{kind} [{self.theorem}]"
         return text if self.fit_for_release else text + " (seeded run: NOT fit for release)"

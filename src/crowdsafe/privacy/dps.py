@@ -32,10 +32,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
 
 from crowdsafe.errors import ParameterError
 from crowdsafe.privacy.amplification import check_rate, sampling_floor
+from crowdsafe.privacy.logspace import logsumexp_rows
 from crowdsafe.privacy.loss import check_epsilon
 
 _BLOCK = 2048
@@ -101,30 +101,48 @@ def _divergence(gamma: float, beta: float, eps_anon: float) -> float:
     return gamma * math.log(gamma / beta) - (1.0 - beta) * math.exp(-eps_anon) * eps_anon
 
 
-def _log_tails(n: np.ndarray, gamma: float, beta: float, eps_anon: float) -> np.ndarray:
-    """log Pr[Bin(n, β) > γn] for each n (an upper bound within 1e-18 relative)."""
+def _first_counted(n: np.ndarray, gamma: float) -> np.ndarray:
+    """The smallest j counted in the tail j > γn; a near-tie γn ∈ ℤ counts j = γn too."""
     scaled = gamma * n
     nearest = np.rint(scaled)
     tie = np.abs(scaled - nearest) <= _TIE * np.maximum(1.0, scaled)
-    first = np.where(tie, nearest, np.floor(scaled) + 1.0)  # smallest j counted
-    # pmf ratio f(j+1)/f(j) for j ≥ γn is at most (1 − γ)β / (γ(1 − β)) = β e^−ε / γ, which is
-    # below 1/2 above the floor; clamped into [1e-300, 0.75] to keep the arithmetic finite.
-    ratio_bound = min(max(beta * math.exp(-eps_anon) / gamma, 1e-300), 0.75)
+    return np.where(tie, nearest, np.floor(scaled) + 1.0)
+
+
+def _log_pmf(n: np.ndarray, j: np.ndarray, beta: float) -> np.ndarray:
+    """log f(j; n, β) for 0 ≤ j ≤ n (broadcasting)."""
+    from scipy.special import gammaln  # imported on first use: keeps start-up fast
+
+    return (gammaln(n + 1.0) - gammaln(j + 1.0) - gammaln(n - j + 1.0)
+            + j * math.log(beta) + (n - j) * math.log1p(-beta))
+
+
+def _ratio_bound(gamma: float, beta: float, eps_anon: float) -> float:
+    """Bound on f(j+1)/f(j) for every j ≥ γn: (1 − γ)β / (γ(1 − β)) = β e^−ε / γ.
+
+    Below 1/2 above the floor; clamped into [1e-300, 0.75] to keep the arithmetic finite.
+    """
+    return min(max(beta * math.exp(-eps_anon) / gamma, 1e-300), 0.75)
+
+
+def _log_tail_upper(n: np.ndarray, gamma: float, beta: float, eps_anon: float) -> np.ndarray:
+    """A cheap upper bound on log T(n): the first term over (1 − r), r the ratio bound."""
+    first = _first_counted(n, gamma)
+    log_first = np.where(first <= n, _log_pmf(n, np.minimum(first, n), beta), -np.inf)
+    return log_first - math.log1p(-_ratio_bound(gamma, beta, eps_anon))
+
+
+def _log_tails(n: np.ndarray, gamma: float, beta: float, eps_anon: float) -> np.ndarray:
+    """log Pr[Bin(n, β) > γn] for each n (an upper bound within 1e-18 relative)."""
+    ratio_bound = _ratio_bound(gamma, beta, eps_anon)
     terms = int(math.ceil(math.log(_TAIL_REL * (1.0 - ratio_bound)) / math.log(ratio_bound))) + 1
-    j = first[:, None] + np.arange(terms, dtype=np.float64)[None, :]
+    j = _first_counted(n, gamma)[:, None] + np.arange(terms, dtype=np.float64)[None, :]
     nn = n[:, None]
     valid = j <= nn
-    jj = np.where(valid, j, nn)
-    log_beta, log_rest = math.log(beta), math.log1p(-beta)
-    log_pmf = (
-        gammaln(nn + 1.0) - gammaln(jj + 1.0) - gammaln(nn - jj + 1.0)
-        + jj * log_beta + (nn - jj) * log_rest
-    )
-    log_pmf = np.where(valid, log_pmf, -np.inf)
-    log_sum = logsumexp(log_pmf, axis=1)
+    log_pmf = np.where(valid, _log_pmf(nn, np.where(valid, j, nn), beta), -np.inf)
+    log_sum = logsumexp_rows(log_pmf)
     # The rest after the kept terms is at most last·r/(1 − r); add it (it is 0 when j ran past n).
-    last = log_pmf[:, -1]
-    remainder = last + math.log(ratio_bound / (1.0 - ratio_bound))
+    remainder = log_pmf[:, -1] + math.log(ratio_bound / (1.0 - ratio_bound))
     return np.logaddexp(log_sum, remainder)
 
 
@@ -141,18 +159,25 @@ def delta_bound(k: int, beta: float, epsilon: float, epsilon1: float = 0.0) -> D
     _check_above_floor(beta, epsilon, epsilon1)
     eps_anon = max(epsilon - epsilon1, -math.log1p(-beta))
     gamma = -math.expm1(math.log1p(-beta) - eps_anon)  # 1 − (1 − β)e^−ε
-    n_min = max(1, math.ceil(k / gamma - 1.0 - 1e-9))
+    # n_m = ⌈k/γ − 1⌉ = k − 1 + ⌈k(1 − γ)/γ⌉, with 1 − γ = (1 − β)e^−ε taken exactly so that
+    # n_m ≥ k holds even where γ rounds to 1; a near-integer rounds down (more n searched).
+    excess = k * (1.0 - beta) * math.exp(-eps_anon) / gamma
+    n_min = k - 1 + max(1, math.ceil(excess - 1e-9 * max(1.0, excess)))
     divergence = _divergence(gamma, beta, eps_anon)
-    best, n_best = -math.inf, n_min
-    # A first guess of where the Chernoff stop will fall (the loop extends it if needed).
-    start = n_min
-    stop = n_min + math.ceil((0.5 * math.log(n_min + 1.0) + 2.0) / divergence)
+    # Seed with n_m itself, then scan upward in blocks. Within a block only the n whose cheap
+    # upper bound (first term / (1 − r)) beats the best so far get the exact tail sum.
+    best = float(_log_tails(np.array([float(n_min)]), gamma, beta, eps_anon)[0])
+    n_best = n_min
+    start = n_min + 1
+    stop = max(n_min, math.ceil(-best / divergence))
     while start <= stop:
         n = np.arange(start, min(start + _BLOCK, stop + 1), dtype=np.float64)
-        tails = _log_tails(n, gamma, beta, eps_anon)
-        i = int(np.argmax(tails))
-        if tails[i] > best:
-            best, n_best = float(tails[i]), int(n[i])
+        candidates = n[_log_tail_upper(n, gamma, beta, eps_anon) > best]
+        if candidates.size:
+            tails = _log_tails(candidates, gamma, beta, eps_anon)
+            i = int(np.argmax(tails))
+            if tails[i] > best:
+                best, n_best = float(tails[i]), int(candidates[i])
         # For every n ≥ N, T(n) ≤ exp(−N·D) ≤ exp(best) once N ≥ −best/D: search stops there.
         stop = min(_MAX_N, max(n_min, math.ceil(-best / divergence)))
         start = int(n[-1]) + 1
@@ -170,7 +195,7 @@ def delta_bound(k: int, beta: float, epsilon: float, epsilon1: float = 0.0) -> D
         gamma=gamma,
         n_min=n_min,
         n_at_max=n_best,
-        n_searched_to=start - 1,
+        n_searched_to=max(n_min, start - 1),
     )
 
 

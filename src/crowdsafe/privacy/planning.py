@@ -31,7 +31,7 @@ from crowdsafe.privacy.amplification import (
     largest_rate_for_epsilon,
     sampling_floor,
 )
-from crowdsafe.privacy.dps import check_k, dps_delta
+from crowdsafe.privacy.dps import check_k, delta_bound, dps_delta
 from crowdsafe.privacy.loss import check_delta, check_epsilon
 
 Unknown = Literal["k", "beta", "epsilon", "check"]
@@ -197,12 +197,13 @@ def smallest_epsilon(k: int, beta: float, delta: float, epsilon1: float = 0.0) -
     epsilon1, delta = _check_common(epsilon1, delta)
     check_dps_delta(delta, beta)
     floor = sampling_floor(beta, epsilon1)
-    # As ε → ∞, γ → 1 and d falls to its limit β^(k−1) (β at k = 1): no ε goes below it.
-    limit = beta ** max(k - 1, 1)
-    if delta < limit:
+    # As ε → ∞, γ → 1, n_m → k and d falls towards β^k (the chance that all k rows of a group
+    # are sampled) without reaching it: no ε goes to or below that.
+    limit = beta**k
+    if delta <= limit:
         raise ParameterError(
             f"no epsilon reaches delta = {delta:g} with k = {k} at beta = {beta:g}: d(k, beta, "
-            f"epsilon) only falls to beta^(k-1) = {limit:.3g} as epsilon grows; raise k or lower beta"
+            f"epsilon) only falls towards beta^k = {limit:.3g} as epsilon grows; raise k or lower beta"
         )
 
     def ok(eps: float) -> bool:
@@ -221,20 +222,47 @@ def smallest_epsilon(k: int, beta: float, delta: float, epsilon1: float = 0.0) -
     while not ok(hi):
         lo, step = hi, step * 2.0
         hi = floor + step
-        if step > 1e4:
+        if step > 1e4:  # pragma: no cover - excluded by the limit check above
             raise ParameterError(f"no epsilon reaches delta = {delta:g} with k = {k}, beta = {beta:g}")
-    while hi - lo > 1e-10 * hi:
-        mid = 0.5 * (lo + hi)
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
+    hi = _least_feasible_epsilon(k, beta, delta, epsilon1, lo, hi)
     achieved = dps_delta(k, beta, hi, epsilon1)
     return Plan(
         "epsilon", k, beta, hi, epsilon1, achieved, delta, floor, False,
         f"epsilon = {hi:.6g} is the least epsilon with d(k, beta, epsilon - epsilon1) = "
         f"{achieved:.3g} <= {delta:g} (the sampling floor is {floor:.6g})",
     )
+
+
+def _least_feasible_epsilon(
+    k: int, beta: float, delta: float, epsilon1: float, lo: float, hi: float
+) -> float:
+    """The least ε in (lo, hi] with d ≤ δ (lo infeasible, hi feasible), to 1e-9 relative.
+
+    log d falls with ε, smoothly between jumps, so Brent's method on log d − log δ finds the
+    crossing in a few evaluations; the bracket is then closed by bisection so that the answer
+    returned is a verified-feasible point within 1e-9 (relative) of an infeasible one.
+    """
+    from scipy.optimize import brentq
+
+    log_target = math.log(delta)
+
+    def gap(eps: float) -> float:
+        return delta_bound(k, beta, eps, epsilon1).log_delta - log_target
+
+    guess = brentq(gap, lo, hi, xtol=1e-12, rtol=1e-10)
+    width = 1e-9 * guess
+    below, above = max(lo, guess - width), min(hi, guess + width)
+    if gap(above) > 0.0:
+        below, above = above, hi
+    if gap(below) <= 0.0:
+        below, above = lo, below
+    while above - below > 1e-9 * above:
+        mid = 0.5 * (below + above)
+        if gap(mid) <= 0.0:
+            above = mid
+        else:
+            below = mid
+    return above
 
 
 def plan(

@@ -1,0 +1,33 @@
+"""``crowdsafe experiment NAME``: run a named reproduction, writing CSV + PNG."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from crowdsafe.cli.options import JsonOpt, SeedOpt, emit
+from crowdsafe.experiments import available, run
+
+
+def experiment_command(
+    name: Annotated[str, typer.Argument(help="The experiment to run, or 'list' to list them.")],
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Results folder (default: results/).")] = None,
+    seed: SeedOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run a named reproduction of a paper's table or figure; it writes CSV + PNG under OUT/NAME/.
+
+    Example: crowdsafe experiment dps-delta-table --out results
+    """
+    if name == "list":
+        entries = [{"name": e.name, "title": e.title} for e in available()]
+        emit(entries, as_json, lambda: [typer.echo(f"{e['name']:<24} {e['title']}") for e in entries])
+        return
+    result = run(name, out, seed)
+    emit(result.as_dict(), as_json, lambda: [typer.echo(f"wrote {f}") for f in result.files])
+
+
+def register(app: typer.Typer) -> None:
+    app.command("experiment")(experiment_command)

@@ -1,0 +1,185 @@
+"""``crowdsafe perturb`` and ``crowdsafe estimate``: the α-β algorithm and its estimator."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from crowdsafe import api
+from crowdsafe.cli.options import DataArg, JsonOpt, OutOpt, SchemaOpt, SeedOpt, emit, split_list
+from crowdsafe.errors import InputError, ParameterError
+from crowdsafe.files import atomic_path
+from crowdsafe.perturb import AlphaBetaPlan, certificate_path, equality_estimates, read_view
+
+CertificateOpt = Annotated[
+    Optional[Path],
+    typer.Option("--certificate", help="The certificate JSON (default: <view stem>.certificate.json beside the view)."),
+]
+ConfidenceOpt = Annotated[
+    float, typer.Option("--confidence", help="Confidence of the error bars (default 0.95).")
+]
+
+
+def _domains(path: Path | None) -> dict[str, list[Any]] | None:
+    if path is None:
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot read the domain file {path}: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"the domain file {path} is not valid JSON: {exc.msg} (line {exc.lineno})") from None
+    if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
+        raise InputError(f"the domain file {path} must map each attribute to a list of values")
+    return data
+
+
+def _plan_rows(plan: AlphaBetaPlan, rows: int | None) -> list[tuple[str, str]]:
+    out = []
+    if rows is not None:
+        out.append(("rows of the data", f"{rows:,}"))
+    out += [
+        ("n (distinct tuples)", f"{plan.n:,}"),
+        ("m (domain size)", f"{plan.m:,}" if plan.m < 10**15 else f"{plan.m:.4e}"),
+        ("d (prior bound)" + (f" = {plan.c:g} n/m" if plan.c is not None else ""), f"{plan.d:.6g}"),
+        ("gamma (posterior bound)", f"{plan.gamma:.6g}"),
+        ("alpha (keep)", f"{plan.alpha:.6g}"),
+        ("beta (insert)", f"{plan.beta:.6g}"),
+        ("equivalent epsilon (unbounded DP)", f"{plan.epsilon:.6g}"),
+        ("largest posterior of a tuple seen", f"{plan.posterior_present_max:.6g}"),
+        ("expected view size", f"{plan.expected_view:,.0f}"),
+        ("expected |V| / |I|", f"{plan.ratio:.4g}"),
+    ]
+    utility = plan.utility
+    if utility.applies:
+        out.append((f"error bound, any query ({1 - utility.failure:.0%})", f"± {utility.error:,.0f}"))
+    else:
+        out.append(("error bound of the theorem", f"not applicable: {utility.reason}"))
+    return out
+
+
+def _render_plan(plan: AlphaBetaPlan, rows: int | None, console: Console, title: str) -> None:
+    table = Table(title=title, title_justify="left")
+    table.add_column("", justify="left")
+    table.add_column("", justify="right")
+    for name, value in _plan_rows(plan, rows):
+        table.add_row(name, value)
+    console.print(table)
+    for note in plan.notes:
+        console.print(f"note: {note}")
+    for warning in plan.warnings:
+        console.print(f"[bold yellow]warning:[/bold yellow] {warning}")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("perturb")
+    def perturb_command(
+        data: DataArg,
+        gamma: Annotated[float, typer.Option("--gamma", help="Largest posterior an attacker may reach (0 < gamma < 1).")],
+        d: Annotated[Optional[float], typer.Option("--d", help="Largest prior of the attacker for any tuple.")] = None,
+        c: Annotated[Optional[float], typer.Option("--c", help="Set d = c*n/m (n distinct tuples, m domain size).")] = None,
+        alpha: Annotated[Optional[float], typer.Option("--alpha", help="Probability of keeping a tuple (default 1/2).")] = None,
+        beta: Annotated[Optional[float], typer.Option("--beta", help="Probability of inserting a tuple (default: the smallest admissible).")] = None,
+        attributes: Annotated[Optional[str], typer.Option("--attributes", help="Comma-separated attributes to publish (default: every non-identifier).")] = None,
+        domains: Annotated[Optional[Path], typer.Option("--domains", help="JSON file declaring public value lists per attribute (default: the active domains).")] = None,
+        duplicates: Annotated[str, typer.Option("--duplicates", help="Duplicate rows: 'collapse' (the view is a set; default) or 'error'.")] = "collapse",
+        exclusive_correlations: Annotated[bool, typer.Option("--exclusive-correlations", help="Also cover 'exactly one of a set' correlated priors (alpha = 1/2, larger beta).")] = False,
+        confidence: ConfidenceOpt = 0.95,
+        plan_only: Annotated[bool, typer.Option("--plan-only", help="Print the plan without perturbing or writing.")] = False,
+        out: OutOpt = None,
+        certificate: CertificateOpt = None,
+        schema: SchemaOpt = None,
+        missing: Annotated[str, typer.Option("--missing", help="Missing values: 'keep' (a value of its own; default), 'drop' or 'error'.")] = "keep",
+        seed: SeedOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Publish a (d, gamma)-private view by random deletion and insertion (the alpha-beta algorithm).
+
+        Each distinct tuple is kept with probability alpha, each other tuple of the domain is inserted
+        with probability beta, and the view is shuffled. The view and its certificate (alpha, beta,
+        the domains, the guarantee and its equivalent epsilon) are written atomically.
+
+        Example: crowdsafe perturb adult --c 5 --gamma 0.2 --attributes age,education,occupation,native-country,sex,income --out view.csv
+        """
+        options = dict(gamma=gamma, d=d, c=c, alpha=alpha, beta=beta, attributes=split_list(attributes),
+                       domains=_domains(domains), duplicates=duplicates,
+                       exclusive_correlations=exclusive_correlations, confidence=confidence,
+                       schema=schema, missing=missing)
+        if plan_only:
+            plan = api.plan_perturbation(data, **options)  # type: ignore[arg-type]
+            emit({"plan": plan.as_dict()}, as_json, lambda: _render_plan(plan, None, Console(), "alpha-beta plan"))
+            return
+        if out is None:
+            raise ParameterError("name the view file with --out view.csv (or use --plan-only)")
+        result = api.perturb(data, seed=seed, out=out, certificate=certificate, **options)  # type: ignore[arg-type]
+        cert_path = certificate or certificate_path(out)
+
+        def render() -> None:
+            console = Console()
+            _render_plan(result.plan, result.rows, console, "alpha-beta view")
+            if result.duplicate_rows:
+                console.print(f"{result.duplicate_rows:,} duplicate rows collapsed: the view is a set of tuples")
+            console.print(f"view: {result.view.rows:,} rows -> {out}")
+            console.print(f"certificate -> {cert_path}")
+            console.print(f"guarantee: {result.view.certificate.summary()}")
+
+        emit({**result.as_dict(), "view": str(out), "certificate_file": str(cert_path)}, as_json, render)
+
+    @app.command("estimate")
+    def estimate_command(
+        view: Annotated[Path, typer.Argument(help="A view written by 'crowdsafe perturb' (CSV or Parquet).")],
+        queries: Annotated[Optional[list[str]], typer.Argument(help="Counting queries, e.g. \"count where age between 26 and 32 and sex = 'Female'\".")] = None,
+        equality: Annotated[Optional[int], typer.Option("--equality", help="Estimate every equality query over every set of up to this many attributes; write them to --out.")] = None,
+        out: OutOpt = None,
+        certificate: CertificateOpt = None,
+        confidence: ConfidenceOpt = 0.95,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Estimate counting queries from an alpha-beta view: EST = (n_V - beta n_D) / (alpha - beta).
+
+        alpha, beta and the domains are read from the view's certificate. Every estimate comes with
+        its error bar (a per-query Bernstein bound) and the theorem's bound for all queries.
+
+        Example: crowdsafe estimate view.csv "count where age between 26 and 32 and sex = 'Female'"
+        """
+        if not queries and equality is None:
+            raise ParameterError("give a query such as \"count where age >= 30\", or --equality 3 --out estimates.csv")
+        if equality is not None and out is None:
+            raise ParameterError("--equality writes its estimates to a file: add --out estimates.csv")
+        published = read_view(view, certificate)
+        estimates = api.estimate(published, queries, confidence=confidence) if queries else []
+        payload: dict[str, Any] = {"view": str(view), "rows": published.rows,
+                                   "alpha": published.alpha, "beta": published.beta,
+                                   "estimates": [e.as_dict() for e in estimates]}  # type: ignore[union-attr]
+        if equality is not None:
+            assert out is not None
+            if not str(out).lower().endswith(".csv"):
+                raise ParameterError(f"--out of --equality must be a .csv file, got {out}")
+            sweep = equality_estimates(published, max_attributes=equality, confidence=confidence)
+            with atomic_path(out) as tmp:
+                sweep.frame.write_csv(tmp)
+            payload["equality"] = {"max_attributes": equality, "queries": sweep.queries, "file": str(out),
+                                   "theorem_bound": sweep.theorem.as_dict()}
+
+        def render() -> None:
+            console = Console()
+            if estimates:
+                table = Table(title=f"Estimates from {view} ({published.rows:,} rows)", title_justify="left")
+                for heading in ("query", "estimate", f"± ({confidence:.0%})", "n_view", "n_domain"):
+                    table.add_column(heading, justify="left" if heading == "query" else "right")
+                for e in estimates:  # type: ignore[union-attr]
+                    table.add_row(e.query, f"{e.estimate:,.1f}", f"{e.error:,.1f}", f"{e.n_view:,}", f"{e.n_domain:,}")
+                console.print(table)
+                bound = estimates[0].theorem_error  # type: ignore[union-attr,index]
+                if bound is not None:
+                    console.print(f"theorem bound for every query at once: ± {bound:,.0f}")
+            if equality is not None:
+                console.print(f"{payload['equality']['queries']:,} equality queries over up to {equality} "
+                              f"attributes -> {out}")
+
+        emit(payload, as_json, render)

@@ -1,0 +1,132 @@
+"""``crowdsafe query DATA QUERY --epsilon E``: one differentially private answer, charged to the
+budget ledger."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import polars as pl
+import typer
+from rich.console import Console
+
+from crowdsafe import api
+from crowdsafe.cli.options import DataArg, JsonOpt, OutOpt, SchemaOpt, SeedOpt, emit, split_list
+from crowdsafe.errors import ParameterError
+from crowdsafe.files import write_text_atomic
+from crowdsafe.mechanisms.queries import QueryAnswer
+
+LedgerOpt = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--ledger",
+        help="The budget ledger file (default: $CROWDSAFE_LEDGER, else ~/.local/share/crowdsafe/ledger.sqlite3).",
+    ),
+]
+
+
+def parse_budget(text: str | None) -> tuple[float, float] | None:
+    """'1' or '1,1e-6' -> (ε, δ)."""
+    items = split_list(text)
+    if items is None:
+        return None
+    try:
+        numbers = [float(item) for item in items]
+    except ValueError:
+        raise ParameterError(f"--budget expects EPSILON or EPSILON,DELTA, got {text!r}") from None
+    if len(numbers) not in (1, 2):
+        raise ParameterError(f"--budget expects EPSILON or EPSILON,DELTA, got {text!r}")
+    return (numbers[0], numbers[1] if len(numbers) == 2 else 0.0)
+
+
+def _interval(answer: QueryAnswer) -> str:
+    low, high = answer.error_interval
+    unit = " rows of rank" if answer.error_unit == "rank" else ""
+    if abs(low + high) <= 1e-12 * max(1.0, abs(high)):
+        return f"± {high:,.6g}{unit}"
+    return f"[{low:+,.6g}, {high:+,.6g}]{unit}"
+
+
+def render_answer(answer: QueryAnswer, console: Console) -> None:
+    console.print(f"[bold]{answer.query}[/bold]")
+    if isinstance(answer.value, pl.DataFrame):
+        with pl.Config(tbl_rows=60, tbl_hide_dataframe_shape=False):
+            console.print(str(answer.value))
+        console.print(f"95% interval  {_interval(answer)} per cell (the noise of a cell lies there with probability 0.95)")
+    else:
+        value = answer.value
+        shown = f"{value:,}" if isinstance(value, int) else f"{value:,.6g}"
+        console.print(f"answer        [bold]{shown}[/bold]")
+        console.print(f"95% interval  {_interval(answer)} (the error lies there with probability ≥ 0.95)")
+    console.print(f"guarantee     (ε = {answer.epsilon:g}, δ = {answer.delta:g})-differential privacy; "
+                  f"{answer.privacy_unit}")
+    console.print(f"mechanism     {answer.mechanism}, noise scale {answer.noise_scale:,.6g}")
+    console.print(f"sensitivity   {answer.sensitivity.l1:g} ({answer.sensitivity.derivation})")
+    if answer.ledger:
+        ledger = answer.ledger
+        console.print(
+            f"ledger        '{ledger['dataset']}': spent ε {ledger['spent']['epsilon']:.6g} of "
+            f"{ledger['budget']['epsilon']:g}, δ {ledger['spent']['delta']:.3g} of {ledger['budget']['delta']:g} "
+            f"(entry #{ledger['entry']}, {ledger['path']})"
+        )
+    fit = "fit for release" if answer.fit_for_release else "NOT fit for release"
+    console.print(f"randomness    {answer.randomness.get('source')} ({fit})")
+    for note in answer.notes:
+        console.print(f"note: {note}")
+    if answer.diagnostics:
+        facts = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in answer.diagnostics.items())
+        console.print(f"for the custodian only (exact, not DP): {facts}")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("query")
+    def query_command(
+        data: DataArg,
+        query: Annotated[str, typer.Argument(help="The query, e.g. \"count where age >= 30\" (see docs/mechanisms.md).")],
+        epsilon: Annotated[float, typer.Option("--epsilon", "-e", help="ε of this query.")],
+        delta: Annotated[float, typer.Option("--delta", help="δ of this query (Gaussian, or histograms without a public domain).")] = 0.0,
+        mechanism: Annotated[Optional[str], typer.Option("--mechanism", help="laplace (ε-DP, default) or gaussian ((ε, δ)-DP).")] = None,
+        calibration: Annotated[str, typer.Option("--calibration", help="Gaussian σ: analytic (default) or classic (ε < 1 only).")] = "analytic",
+        neighbours: Annotated[str, typer.Option("--neighbours", help="add-remove (default) or change: what one person can do to the data.")] = "add-remove",
+        max_rows_per_person: Annotated[Optional[int], typer.Option("--max-rows-per-person", help="Rows a person may contribute (needed when the schema names a person_id).")] = None,
+        partition: Annotated[Optional[str], typer.Option("--partition", help="A column the filter fixes (col = value): such queries compose in parallel.")] = None,
+        budget: Annotated[Optional[str], typer.Option("--budget", help="Register the dataset's total budget EPSILON[,DELTA] if it has none.")] = None,
+        name: Annotated[Optional[str], typer.Option("--name", help="The dataset's name in the ledger (default: its file or bundled name).")] = None,
+        ledger: LedgerOpt = None,
+        no_ledger: Annotated[bool, typer.Option("--no-ledger", help="Do not charge a budget ledger (nothing then limits repeated queries).")] = False,
+        schema: SchemaOpt = None,
+        seed: SeedOpt = None,
+        out: OutOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Answer a query with differential privacy and charge it to the dataset's budget.
+
+        Queries: count, sum(col) clamp L..U, mean(col) clamp L..U, median(col) clamp L..U,
+        quantile(col, q) clamp L..U, histogram col, col[L..U by W], col in ('a', 'b');
+        each may end with a filter: where col >= 30 and sex = 'Female'.
+
+        Example: crowdsafe query adult "count where age >= 30 and sex = 'Female'" --epsilon 0.1 --budget 1
+        """
+        if no_ledger and (ledger is not None or budget is not None):
+            raise ParameterError("--no-ledger cannot be combined with --ledger or --budget")
+        answer = api.query(
+            data,
+            query,
+            epsilon=epsilon,
+            delta=delta,
+            mechanism=mechanism,
+            calibration=calibration,
+            neighbours=neighbours,
+            max_rows_per_person=max_rows_per_person,
+            partition=partition,
+            schema=schema,
+            randomness=seed,
+            ledger=None if no_ledger else (ledger if ledger is not None else "default"),
+            name=name,
+            budget=parse_budget(budget),
+        )
+        payload = answer.as_dict()
+        if out is not None:
+            write_text_atomic(out, json.dumps(payload, indent=2, default=str, ensure_ascii=False) + "\n")
+        emit(payload, as_json, lambda: render_answer(answer, Console()))

@@ -1,0 +1,123 @@
+"""The registry of named reproductions behind ``crowdsafe experiment NAME``.
+
+An experiment is a function that takes an :class:`ExperimentContext` (where to write, the
+randomness to use) and writes CSV and PNG files through it. Register one with the
+:func:`experiment` decorator in a module listed in ``_MODULES`` (one line per module), so later
+layers add entries without touching the command line.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from crowdsafe.errors import ParameterError
+from crowdsafe.experiments.output import write_csv, write_png
+from crowdsafe.randomness import Randomness, as_randomness
+
+# One line per module that registers experiments.
+_MODULES = [
+    "crowdsafe.experiments.calculus",
+    "crowdsafe.experiments.alpha_beta",
+]
+
+DEFAULT_RESULTS = Path("results")
+
+
+@dataclass
+class ExperimentContext:
+    """Where an experiment writes, and the randomness it must draw from."""
+
+    name: str
+    folder: Path
+    randomness: Randomness
+    written: list[Path] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    def csv(self, stem: str, columns: dict[str, list[Any]]) -> Path:
+        """Write ``columns`` (name -> values, equal lengths) as ``<folder>/<stem>.csv``."""
+        path = write_csv(self.folder / f"{stem}.csv", columns)
+        self.written.append(path)
+        return path
+
+    def png(self, stem: str, figure: Any) -> Path:
+        """Write a Matplotlib figure as ``<folder>/<stem>.png``."""
+        path = write_png(self.folder / f"{stem}.png", figure)
+        self.written.append(path)
+        return path
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    title: str
+    run: Callable[[ExperimentContext], None]
+
+
+_REGISTRY: dict[str, Experiment] = {}
+_loaded = False
+
+
+def experiment(name: str, title: str) -> Callable[[Callable[[ExperimentContext], None]], Callable[[ExperimentContext], None]]:
+    """Register the decorated function as the experiment ``name``."""
+
+    def register(function: Callable[[ExperimentContext], None]) -> Callable[[ExperimentContext], None]:
+        if name in _REGISTRY and _REGISTRY[name].run is not function:
+            raise ValueError(f"experiment {name!r} is registered twice")
+        _REGISTRY[name] = Experiment(name, title, function)
+        return function
+
+    return register
+
+
+def _load() -> None:
+    global _loaded
+    if not _loaded:
+        for module in _MODULES:
+            importlib.import_module(module)
+        _loaded = True
+
+
+def available() -> list[Experiment]:
+    """Every registered experiment, sorted by name."""
+    _load()
+    return [_REGISTRY[name] for name in sorted(_REGISTRY)]
+
+
+def get(name: str) -> Experiment:
+    _load()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        known = ", ".join(sorted(_REGISTRY))
+        raise ParameterError(f"unknown experiment {name!r}; known: {known}") from None
+
+
+@dataclass(frozen=True)
+class ExperimentResult:
+    name: str
+    title: str
+    folder: Path
+    files: tuple[Path, ...]
+    summary: dict[str, Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "title": self.title, "folder": str(self.folder),
+                "files": [str(f) for f in self.files], "summary": self.summary}
+
+
+def run(
+    name: str,
+    out: str | os.PathLike[str] | None = None,
+    seed: int | Randomness | None = None,
+) -> ExperimentResult:
+    """Run the experiment ``name``, writing under ``out/<name>/`` (default ``results/<name>/``)."""
+    entry = get(name)
+    folder = Path(out if out is not None else DEFAULT_RESULTS) / name
+    context = ExperimentContext(name, folder, as_randomness(seed))
+    entry.run(context)
+    return ExperimentResult(name, entry.title, folder, tuple(context.written), context.summary)

@@ -1,0 +1,216 @@
+"""Exact samplers for integer noise, vectorised over NumPy arrays.
+
+Canonne, Kamath and Steinke (2020, "The Discrete Gaussian for Differential Privacy", Algorithms 1-3)
+give samplers for the discrete Laplace and the discrete Gaussian that use only integer arithmetic
+and uniform random integers, so their output distribution is *exactly* the stated one: no
+floating-point rounding can bias it or leave holes in its support (the failure Mironov 2012 found in
+textbook floating-point Laplace samplers). This module implements them over arrays: every loop of
+the paper runs once per round for all pending draws, so a round costs a few NumPy calls whatever the
+number of draws, and the expected number of rounds is a small constant (a maximum over the draws
+grows only like the logarithm of their number).
+
+The one source of randomness is :meth:`numpy.random.Generator.integers`, which draws a uniform
+integer from the bits of the bit generator by Lemire's unbiased method; with the default
+:class:`~crowdsafe.randomness.Randomness` those bits come from ChaCha20 keyed by the OS CSPRNG.
+
+Parameters are exact rationals (numerator, denominator as Python integers). Arithmetic uses int64
+while the values provably fit, and Python integers (object arrays) otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from crowdsafe.errors import ParameterError
+
+_CHUNK_BITS = 62
+_CHUNK = 1 << _CHUNK_BITS
+_INT64_SAFE = 1 << 62
+
+
+def _as_int_array(values: np.ndarray) -> np.ndarray:
+    """``values`` as int64 when every entry fits comfortably, else as Python integers."""
+    if values.dtype == object:
+        if values.size == 0 or max(abs(int(v)) for v in values) < _INT64_SAFE:
+            return values.astype(np.int64)
+        return values
+    return values.astype(np.int64, copy=False)
+
+
+def bernoulli_fraction(generator: np.random.Generator, numerators: np.ndarray, denominator: int) -> np.ndarray:
+    """One exact Bernoulli(numerator / denominator) draw per entry (0 ≤ numerator ≤ denominator).
+
+    With a denominator below 2**62 this is ``uniform{0..denominator-1} < numerator``. Larger
+    denominators compare a uniform real in [0, 1) with the fraction one 62-bit digit at a time,
+    drawing a further digit only on a tie (probability 2**-62 per digit): still exact.
+    """
+    if denominator <= 0:
+        raise ParameterError("a Bernoulli denominator must be positive")
+    numerators = _as_int_array(np.asarray(numerators))
+    n = numerators.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=bool)
+    if denominator < _INT64_SAFE and numerators.dtype != object:
+        return generator.integers(0, denominator, size=n, dtype=np.int64) < numerators
+    result = np.zeros(n, dtype=bool)
+    remainders = np.array([int(v) for v in numerators], dtype=object)
+    certain = remainders >= denominator
+    result[certain] = True
+    pending = np.flatnonzero(~certain)
+    while pending.size:
+        scaled = remainders[pending] * _CHUNK
+        digits = scaled // denominator
+        uniform = generator.integers(0, _CHUNK, size=pending.size, dtype=np.int64)
+        digits64 = digits.astype(np.int64)
+        below = uniform < digits64
+        tie = uniform == digits64
+        result[pending[below]] = True
+        remainders[pending[tie]] = scaled[tie] - digits[tie] * denominator
+        pending = pending[tie]
+    return result
+
+
+def bernoulli_exp_minus_one(generator: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` exact Bernoulli(exp(-1)) draws (CKS 2020, Algorithm 1 with γ = 1)."""
+    return bernoulli_exp_neg(generator, np.ones(n, dtype=np.int64), 1)
+
+
+def bernoulli_exp_neg(generator: np.random.Generator, numerators: np.ndarray, denominator: int) -> np.ndarray:
+    """One exact Bernoulli(exp(-γ)) draw per entry, γ = numerator / denominator ≥ 0.
+
+    CKS 2020, Algorithm 1: for γ ≤ 1, draw A_k ~ Bernoulli(γ/k) for k = 1, 2, ... until the first
+    failure at K; K is odd with probability exactly exp(-γ). For γ > 1, exp(-γ) is the product of
+    ⌊γ⌋ factors exp(-1) and one factor exp(-(γ - ⌊γ⌋)), each an independent draw.
+    """
+    numerators = _as_int_array(np.asarray(numerators))
+    n = numerators.shape[0]
+    result = np.ones(n, dtype=bool)
+    if n == 0:
+        return result
+    if np.any(numerators < 0):
+        raise ParameterError("Bernoulli(exp(-γ)) needs γ ≥ 0")
+    whole = numerators // denominator
+    fraction = numerators - whole * denominator
+
+    # Integer part: ⌊γ⌋ independent exp(-1) trials must all succeed. Entries leave the loop at
+    # their first failure, so the loop ends quickly even when ⌊γ⌋ is large.
+    active = np.flatnonzero(whole > 0)
+    trial = 0
+    while active.size:
+        ok = _bernoulli_exp_minus_one_unit(generator, active.size)
+        result[active[~ok]] = False
+        trial += 1
+        survivors = active[ok]
+        active = survivors[whole[survivors] > trial]
+
+    # Fractional part f < 1: the K-loop of Algorithm 1, shared K for all entries still running.
+    alive = np.flatnonzero(result & (fraction > 0))
+    k = 1
+    while alive.size:
+        success = bernoulli_fraction(generator, fraction[alive], denominator * k)
+        stopped = alive[~success]
+        if k % 2 == 0:  # stopped at an even K: the draw is 0
+            result[stopped] = False
+        alive = alive[success]
+        k += 1
+    return result
+
+
+def _bernoulli_exp_minus_one_unit(generator: np.random.Generator, n: int) -> np.ndarray:
+    """Bernoulli(exp(-1)): the K-loop with A_k ~ Bernoulli(1/k); the draw is 1 iff K is odd."""
+    result = np.zeros(n, dtype=bool)
+    alive = np.arange(n)
+    k = 1
+    while alive.size:
+        success = generator.integers(0, k, size=alive.size, dtype=np.int64) == 0
+        stopped = alive[~success]
+        if k % 2 == 1:
+            result[stopped] = True
+        alive = alive[success]
+        k += 1
+    return result
+
+
+def discrete_laplace(generator: np.random.Generator, s: int, t: int, size: int) -> np.ndarray:
+    """``size`` exact draws from the discrete Laplace with Pr[x] ∝ exp(-|x|·s/t) on the integers.
+
+    CKS 2020, Algorithm 2: U uniform on {0..t-1} accepted with probability exp(-U/t), plus t·V with
+    V geometric (successes of exp(-1) trials), gives X with Pr[X] ∝ exp(-X/t); Y = ⌊X/s⌋ is then
+    geometric with ratio exp(-s/t); a fair sign, rejecting "-0", makes it two-sided.
+    """
+    if s <= 0 or t <= 0:
+        raise ParameterError("the discrete Laplace needs positive integers s and t")
+    if t >= 1 << 56:
+        raise ParameterError("discrete Laplace scale too large to sample exactly (t >= 2**56)")
+    out = np.empty(size, dtype=np.int64)
+    todo = np.arange(size)
+    while todo.size:
+        m = todo.size
+        u = generator.integers(0, t, size=m, dtype=np.int64)
+        keep = bernoulli_exp_neg(generator, u, t)
+        v = np.zeros(m, dtype=np.int64)
+        alive = np.arange(m)
+        while alive.size:
+            success = _bernoulli_exp_minus_one_unit(generator, alive.size)
+            alive = alive[success]
+            v[alive] += 1
+        y = (u + t * v) // s
+        negative = generator.integers(0, 2, size=m, dtype=np.int64).astype(bool)
+        accept = keep & ~(negative & (y == 0))
+        out[todo[accept]] = np.where(negative, -y, y)[accept]
+        todo = todo[~accept]
+    return out
+
+
+def discrete_gaussian(generator: np.random.Generator, sigma2: Fraction, size: int) -> np.ndarray:
+    """``size`` exact draws from the discrete Gaussian N_Z(0, σ²): Pr[x] ∝ exp(-x²/(2σ²)), x ∈ Z.
+
+    CKS 2020, Algorithm 3: a discrete Laplace candidate Y with scale t = ⌊σ⌋ + 1 is accepted with
+    probability exp(-(|Y| - σ²/t)² / (2σ²)), computed exactly as a ratio of integers.
+    """
+    sigma2 = Fraction(sigma2)
+    if sigma2 <= 0:
+        raise ParameterError("the discrete Gaussian needs σ² > 0")
+    num, den = sigma2.numerator, sigma2.denominator
+    t = math.isqrt(num // den) + 1
+    acceptance_den = 2 * num * den * t * t
+    out = np.empty(size, dtype=np.int64)
+    todo = np.arange(size)
+    while todo.size:
+        y = discrete_laplace(generator, 1, t, todo.size)
+        magnitude = np.abs(y)
+        if int(magnitude.max(initial=0)) * t * den + num < 1 << 31:
+            offset = magnitude * (t * den) - num
+        else:
+            offset = magnitude.astype(object) * (t * den) - num
+        accept = bernoulli_exp_neg(generator, offset * offset, acceptance_den)
+        out[todo[accept]] = y[accept]
+        todo = todo[~accept]
+    return out
+
+
+def rational_at_most(x: float | Fraction, significant_bits: int = 30) -> Fraction:
+    """A fraction p/2^j ≤ x with about ``significant_bits`` bits of precision (x > 0).
+
+    Used to turn a real noise parameter into the exact rational a sampler needs, always rounding
+    towards *more* privacy (a smaller ε/Δ ratio means more noise).
+    """
+    x = Fraction(x)
+    if x <= 0:
+        raise ParameterError("expected a positive number")
+    shift = significant_bits - math.floor(math.log2(x))
+    scale = Fraction(2) ** shift
+    return Fraction(math.floor(x * scale)) / scale
+
+
+def rational_at_least(x: float | Fraction, significant_bits: int = 40) -> Fraction:
+    """A fraction p/2^j ≥ x with about ``significant_bits`` bits of precision (x > 0)."""
+    x = Fraction(x)
+    if x <= 0:
+        raise ParameterError("expected a positive number")
+    shift = max(0, significant_bits - math.floor(math.log2(x)))
+    scale = Fraction(2) ** shift
+    return Fraction(math.ceil(x * scale)) / scale

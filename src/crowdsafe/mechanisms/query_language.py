@@ -1,0 +1,477 @@
+"""A query language small enough for a command line.
+
+    count [where FILTER]
+    sum(COLUMN) clamp LOW..HIGH [where FILTER]
+    mean(COLUMN) clamp LOW..HIGH [where FILTER]            (also: avg)
+    median(COLUMN) clamp LOW..HIGH [where FILTER]
+    quantile(COLUMN, Q) clamp LOW..HIGH [where FILTER]
+    histogram DIMENSION, DIMENSION, ... [where FILTER]      (also: table)
+
+A DIMENSION is a column, optionally with public bins ``age[0..100 by 10]`` or a public list of
+values ``race in ('White', 'Black', 'Other')``.
+
+FILTER combines comparisons with ``and``, ``or``, ``not`` and parentheses:
+``column = value`` (also ``!=``, ``<>``, ``<``, ``<=``, ``>``, ``>=``), ``column in (v, ...)``,
+``column not in (...)``, ``column between a and b``, ``column is null``, ``column is not null``.
+Text values are quoted ('Female' or "Female"; a quote inside is doubled); numbers are bare.
+Column names may contain letters, digits, ``_``, ``-`` and ``.``; quote others with backticks.
+Keywords are case-insensitive. A comparison with a missing value is false (as in SQL).
+
+:func:`parse` returns a :class:`Query`; it raises :class:`~crowdsafe.errors.QuerySyntaxError`
+naming the position and what was expected. :func:`compile_filter` checks the columns against a
+schema and turns the filter into a Polars expression.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+import polars as pl
+
+from crowdsafe.errors import QuerySyntaxError, SchemaError
+
+Literal = Union[str, float, int]
+
+_TOKEN = re.compile(
+    r"""
+    (?P<space>\s+)
+  | (?P<number>-?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?)
+  | (?P<string>'(?:[^']|'')*'|"(?:[^"]|"")*")
+  | (?P<backquoted>`[^`]+`)
+  | (?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)
+  | (?P<op>\.\.|<=|>=|!=|<>|==|[=<>(),\[\]*])
+    """,
+    re.VERBOSE,
+)
+KEYWORDS = {
+    "count", "sum", "mean", "avg", "median", "quantile", "histogram", "table", "where", "and", "or",
+    "not", "in", "is", "null", "between", "clamp", "by",
+}
+COMPARISONS = {"=": "==", "==": "==", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+
+
+@dataclass(frozen=True)
+class Token:
+    kind: str  # number, string, name, keyword, op, end
+    text: str
+    position: int
+    value: Any = None
+
+
+def tokenize(text: str) -> list[Token]:
+    """Split a query into tokens; an unknown character is a QuerySyntaxError."""
+    tokens: list[Token] = []
+    position = 0
+    while position < len(text):
+        match = _TOKEN.match(text, position)
+        if match is None:
+            raise QuerySyntaxError(f"query does not parse at character {position + 1}: unexpected {text[position]!r}")
+        kind = match.lastgroup
+        raw = match.group()
+        assert kind is not None
+        if kind == "number":
+            number = float(raw)
+            value: Any = int(raw) if re.fullmatch(r"-?\d+", raw) else number
+            tokens.append(Token("number", raw, position, value))
+        elif kind == "string":
+            quote = raw[0]
+            tokens.append(Token("string", raw, position, raw[1:-1].replace(quote * 2, quote)))
+        elif kind == "backquoted":
+            tokens.append(Token("name", raw, position, raw[1:-1]))
+        elif kind == "name":
+            lowered = raw.lower()
+            if lowered in KEYWORDS:
+                tokens.append(Token("keyword", lowered, position, lowered))
+            else:
+                tokens.append(Token("name", raw, position, raw))
+        elif kind == "op":
+            tokens.append(Token("op", raw, position, raw))
+        position = match.end()
+    tokens.append(Token("end", "end of query", len(text)))
+    return tokens
+
+
+# -- the syntax tree -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Comparison:
+    column: str
+    op: str  # ==, !=, <, <=, >, >=
+    value: Literal
+
+
+@dataclass(frozen=True)
+class Membership:
+    column: str
+    values: tuple[Literal, ...]
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class Between:
+    column: str
+    low: Literal
+    high: Literal
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class IsNull:
+    column: str
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class Not:
+    operand: "Filter"
+
+
+@dataclass(frozen=True)
+class And:
+    operands: tuple["Filter", ...]
+
+
+@dataclass(frozen=True)
+class Or:
+    operands: tuple["Filter", ...]
+
+
+Filter = Union[Comparison, Membership, Between, IsNull, Not, And, Or]
+
+
+@dataclass(frozen=True)
+class Bins:
+    """Public equal-width bins [low + i·width, low + (i+1)·width); values outside are clamped in."""
+
+    low: float
+    high: float
+    width: float
+
+    @property
+    def count(self) -> int:
+        return max(1, math.ceil((self.high - self.low) / self.width - 1e-12))
+
+    def labels(self) -> list[str]:
+        edges = [self.low + i * self.width for i in range(self.count)] + [self.high]
+        return [f"[{_number(a)}, {_number(b)}{']' if i == self.count - 1 else ')'}" for i, (a, b) in
+                enumerate(zip(edges[:-1], edges[1:]))]
+
+
+def _number(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+@dataclass(frozen=True)
+class Dimension:
+    column: str
+    bins: Bins | None = None
+    values: tuple[Literal, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Query:
+    """A parsed query: what to compute, over which rows."""
+
+    kind: str  # count, sum, mean, quantile, histogram
+    text: str
+    column: str | None = None
+    q: float | None = None
+    bounds: tuple[float, float] | None = None
+    dimensions: tuple[Dimension, ...] = ()
+    where: Filter | None = None
+    columns: tuple[str, ...] = field(default=())
+
+    def describe(self) -> str:
+        return " ".join(self.text.split())
+
+
+# -- the parser --------------------------------------------------------------------------------
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.tokens = tokenize(text)
+        self.index = 0
+
+    @property
+    def current(self) -> Token:
+        return self.tokens[self.index]
+
+    def advance(self) -> Token:
+        token = self.tokens[self.index]
+        if token.kind != "end":
+            self.index += 1
+        return token
+
+    def error(self, expected: str) -> QuerySyntaxError:
+        token = self.current
+        found = "the end of the query" if token.kind == "end" else repr(token.text)
+        return QuerySyntaxError(
+            f"query does not parse at character {token.position + 1}: expected {expected}, found {found}"
+        )
+
+    def accept(self, kind: str, text: str | None = None) -> Token | None:
+        token = self.current
+        if token.kind == kind and (text is None or token.text == text):
+            return self.advance()
+        return None
+
+    def expect(self, kind: str, text: str | None = None, what: str | None = None) -> Token:
+        token = self.accept(kind, text)
+        if token is None:
+            raise self.error(what or (repr(text) if text else kind))
+        return token
+
+    # query := aggregate [where]
+    def query(self) -> Query:
+        head = self.current
+        if head.kind != "keyword" or head.text not in {"count", "sum", "mean", "avg", "median", "quantile",
+                                                      "histogram", "table"}:
+            raise self.error("count, sum, mean, median, quantile or histogram")
+        self.advance()
+        kind = {"avg": "mean", "table": "histogram", "median": "quantile"}.get(head.text, head.text)
+        column = q = bounds = None
+        dimensions: tuple[Dimension, ...] = ()
+        if head.text == "count":
+            if self.accept("op", "("):
+                self.expect("op", "*", "'*' in count(*)")
+                self.expect("op", ")", "')'")
+        elif head.text in ("histogram", "table"):
+            dimensions = self.dimensions()
+        else:
+            self.expect("op", "(", f"'(' after {head.text}")
+            column = self.column()
+            if head.text == "quantile":
+                self.expect("op", ",", "',' and the quantile, e.g. quantile(age, 0.9)")
+                q = float(self.expect("number", what="a quantile between 0 and 1").value)
+                if not 0.0 <= q <= 1.0:
+                    raise QuerySyntaxError(f"a quantile must lie between 0 and 1, got {q:g}")
+            elif head.text == "median":
+                q = 0.5
+            self.expect("op", ")", "')'")
+            if self.accept("keyword", "clamp"):
+                bounds = self.range_()
+        where = None
+        if self.accept("keyword", "where"):
+            where = self.disjunction()
+        if self.current.kind != "end":
+            raise self.error("'where' or the end of the query" if where is None else "'and', 'or' or the end")
+        return Query(kind=kind, text=self.text, column=column, q=q, bounds=bounds, dimensions=dimensions,
+                     where=where)
+
+    def range_(self) -> tuple[float, float]:
+        low = float(self.expect("number", what="a lower bound, e.g. clamp 0..100").value)
+        self.expect("op", "..", "'..' between the bounds, e.g. clamp 0..100")
+        high = float(self.expect("number", what="an upper bound").value)
+        return low, high
+
+    def dimensions(self) -> tuple[Dimension, ...]:
+        dims = [self.dimension()]
+        while self.accept("op", ","):
+            dims.append(self.dimension())
+        return tuple(dims)
+
+    def dimension(self) -> Dimension:
+        column = self.column()
+        if self.accept("op", "["):
+            low, high = self.range_()
+            self.expect("keyword", "by", "'by' and a bin width, e.g. age[0..100 by 10]")
+            width = float(self.expect("number", what="a bin width").value)
+            self.expect("op", "]", "']'")
+            if not (high > low and width > 0):
+                raise QuerySyntaxError(f"bins of '{column}' need low < high and a positive width")
+            return Dimension(column, bins=Bins(low, high, width))
+        if self.accept("keyword", "in"):
+            return Dimension(column, values=self.literal_list())
+        return Dimension(column)
+
+    def column(self) -> str:
+        token = self.current
+        if token.kind == "name":
+            self.advance()
+            return str(token.value)
+        if token.kind == "keyword":
+            raise self.error(f"a column name ('{token.text}' is a keyword: quote it as `{token.text}`)")
+        raise self.error("a column name")
+
+    def literal(self) -> Literal:
+        token = self.current
+        if token.kind in ("number", "string"):
+            self.advance()
+            return token.value
+        raise self.error("a value (a number or a quoted text such as 'Female')")
+
+    def literal_list(self) -> tuple[Literal, ...]:
+        self.expect("op", "(", "'(' and a list of values")
+        values = [self.literal()]
+        while self.accept("op", ","):
+            values.append(self.literal())
+        self.expect("op", ")", "')'")
+        return tuple(values)
+
+    def disjunction(self) -> Filter:
+        operands = [self.conjunction()]
+        while self.accept("keyword", "or"):
+            operands.append(self.conjunction())
+        return operands[0] if len(operands) == 1 else Or(tuple(operands))
+
+    def conjunction(self) -> Filter:
+        operands = [self.negation()]
+        while self.accept("keyword", "and"):
+            operands.append(self.negation())
+        return operands[0] if len(operands) == 1 else And(tuple(operands))
+
+    def negation(self) -> Filter:
+        if self.accept("keyword", "not"):
+            return Not(self.negation())
+        if self.accept("op", "("):
+            inner = self.disjunction()
+            self.expect("op", ")", "')'")
+            return inner
+        return self.comparison()
+
+    def comparison(self) -> Filter:
+        column = self.column()
+        token = self.current
+        if token.kind == "op" and token.text in COMPARISONS:
+            self.advance()
+            return Comparison(column, COMPARISONS[token.text], self.literal())
+        if self.accept("keyword", "is"):
+            negated = self.accept("keyword", "not") is not None
+            self.expect("keyword", "null", "'null' after 'is'")
+            return IsNull(column, negated)
+        negated = self.accept("keyword", "not") is not None
+        if self.accept("keyword", "in"):
+            return Membership(column, self.literal_list(), negated)
+        if self.accept("keyword", "between"):
+            low = self.literal()
+            self.expect("keyword", "and", "'and' in 'between a and b'")
+            return Between(column, low, self.literal(), negated)
+        raise self.error("a comparison (=, !=, <, <=, >, >=, in, between, is null)")
+
+
+def parse(text: str) -> Query:
+    """Parse a query string (see the module docstring for the language)."""
+    if not isinstance(text, str) or not text.strip():
+        raise QuerySyntaxError("the query is empty; try e.g. \"count where age >= 30\"")
+    query = _Parser(text).query()
+    columns: list[str] = []
+    if query.column:
+        columns.append(query.column)
+    columns += [d.column for d in query.dimensions]
+    columns += filter_columns(query.where)
+    return Query(**{**query.__dict__, "columns": tuple(dict.fromkeys(columns))})
+
+
+def filter_columns(node: Filter | None) -> list[str]:
+    """The columns a filter reads, in order of appearance."""
+    if node is None:
+        return []
+    if isinstance(node, (And, Or)):
+        return [c for operand in node.operands for c in filter_columns(operand)]
+    if isinstance(node, Not):
+        return filter_columns(node.operand)
+    return [node.column]
+
+
+def equality_value(node: Filter | None, column: str) -> Literal | None:
+    """The value v when the filter is (a conjunction containing) ``column = v``, else None.
+
+    Used to place a query on one part of a partition by ``column``: such a query reads only rows
+    with that value, whatever else the filter says.
+    """
+    if isinstance(node, Comparison) and node.column == column and node.op == "==":
+        return node.value
+    if isinstance(node, And):
+        for operand in node.operands:
+            value = equality_value(operand, column)
+            if value is not None:
+                return value
+    return None
+
+
+# -- compiling a filter to Polars --------------------------------------------------------------
+
+
+def check_columns(query: Query, names: list[str]) -> None:
+    """Every column the query names must exist; the error suggests the closest name."""
+    for column in query.columns:
+        if column not in names:
+            close = difflib.get_close_matches(column, names, n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else f"; the columns are: {', '.join(names)}"
+            raise SchemaError(f"the query names the unknown column '{column}'{hint}")
+
+
+def is_text(dtype: pl.DataType) -> bool:
+    return dtype == pl.String or isinstance(dtype, (pl.Categorical, pl.Enum))
+
+
+def _operand(column: str, dtype: pl.DataType, value: Literal, *, ordering: bool = False) -> tuple[pl.Expr, Any]:
+    """The column expression and the literal, with their types reconciled (or a clear error).
+
+    Categorical columns are compared for (in)equality directly, which Polars does on the
+    dictionary; ordering comparisons on text are alphabetical, on the values as strings.
+    """
+    expr = pl.col(column)
+    if is_text(dtype):
+        if not isinstance(value, str):
+            raise SchemaError(f"column '{column}' holds text: compare it with a quoted value, e.g. '{value}'")
+        return (expr.cast(pl.String) if ordering and dtype != pl.String else expr), value
+    if dtype.is_numeric():
+        if isinstance(value, str):
+            raise SchemaError(f"column '{column}' holds numbers: compare it with a number, not '{value}'")
+        return expr, value
+    if dtype == pl.Boolean:
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return expr, value.lower() == "true"
+        raise SchemaError(f"column '{column}' holds true/false: compare it with 'true' or 'false'")
+    if dtype.is_temporal() and isinstance(value, str):
+        return expr.cast(pl.String), value
+    raise SchemaError(f"column '{column}' of type {dtype} cannot be compared with {value!r}")
+
+
+def compile_filter(node: Filter | None, dtypes: dict[str, pl.DataType]) -> pl.Expr:
+    """The filter as a Polars boolean expression (True for every row when there is no filter).
+
+    Comparisons with a missing value yield null, which a filter drops: as in SQL, a row whose
+    value is missing matches neither ``x = v`` nor ``not x = v``.
+    """
+    if node is None:
+        return pl.lit(True)
+    if isinstance(node, And):
+        return pl.all_horizontal([compile_filter(o, dtypes) for o in node.operands])
+    if isinstance(node, Or):
+        return pl.any_horizontal([compile_filter(o, dtypes) for o in node.operands])
+    if isinstance(node, Not):
+        return ~compile_filter(node.operand, dtypes)
+    dtype = dtypes[node.column]
+    if isinstance(node, IsNull):
+        expr = pl.col(node.column).is_null()
+        return ~expr if node.negated else expr
+    if isinstance(node, Comparison):
+        expr, value = _operand(node.column, dtype, node.value, ordering=node.op not in ("==", "!="))
+        return {
+            "==": expr == value, "!=": expr != value, "<": expr < value,
+            "<=": expr <= value, ">": expr > value, ">=": expr >= value,
+        }[node.op]
+    if isinstance(node, Membership):
+        reconciled = [_operand(node.column, dtype, v) for v in node.values]
+        expr = reconciled[0][0]
+        values = [v for _, v in reconciled]
+        if dtype.is_numeric():
+            values = [float(v) for v in values] if any(isinstance(v, float) for v in values) else values
+            expr = expr.cast(pl.Float64) if isinstance(values[0], float) else expr
+        matched = expr.is_in(values)  # null for a missing value
+        return ~matched if node.negated else matched
+    if isinstance(node, Between):
+        expr, low = _operand(node.column, dtype, node.low, ordering=True)
+        _, high = _operand(node.column, dtype, node.high, ordering=True)
+        inside = (expr >= low) & (expr <= high)
+        return ~inside if node.negated else inside
+    raise TypeError(f"unknown filter node {node!r}")  # pragma: no cover - exhaustive above

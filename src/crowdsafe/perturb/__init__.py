@@ -1,0 +1,53 @@
+"""Random deletion and insertion: the α-β algorithm and its estimator (Rastogi, Suciu, Hong 2007).
+
+- :mod:`~crowdsafe.perturb.alpha_beta` — the algorithm: :func:`perturb`, :func:`prepare`,
+  :func:`run`, the certificate;
+- :mod:`~crowdsafe.perturb.stages` — its per-row stages as engine-agnostic functions;
+- :mod:`~crowdsafe.perturb.domain` — the domain D, never materialized; tuples as codes and
+  mixed-radix indices;
+- :mod:`~crowdsafe.perturb.view` — the published view with its certificate (write / read);
+- :mod:`~crowdsafe.perturb.query` — counting queries (conjunctions of per-attribute conditions);
+- :mod:`~crowdsafe.perturb.estimator` — EST(Q, V) with error bars, one query or every equality
+  query over small attribute sets at once.
+
+The (d, γ) calculus (conditions, posteriors, equivalent ε, planner, utility bounds) is pure math
+and lives in :mod:`crowdsafe.privacy.dgamma`. See docs/alpha-beta.md.
+"""
+
+from crowdsafe.perturb.alpha_beta import Perturbation, Table, perturb, plan_for, prepare, run
+from crowdsafe.perturb.domain import Domain
+from crowdsafe.privacy.dgamma import AlphaBetaPlan
+from crowdsafe.perturb.estimator import (
+    EqualitySweep,
+    Estimate,
+    equality_estimates,
+    estimate,
+    est,
+    theorem_bound,
+)
+from crowdsafe.perturb.query import Condition, CountQuery, parse_count
+from crowdsafe.perturb.view import View, certificate_path, check_view_path, read_view
+
+__all__ = [
+    "AlphaBetaPlan",
+    "Condition",
+    "CountQuery",
+    "Domain",
+    "EqualitySweep",
+    "Estimate",
+    "Perturbation",
+    "Table",
+    "View",
+    "certificate_path",
+    "check_view_path",
+    "equality_estimates",
+    "estimate",
+    "est",
+    "parse_count",
+    "perturb",
+    "plan_for",
+    "prepare",
+    "read_view",
+    "run",
+    "theorem_bound",
+]

@@ -1,0 +1,206 @@
+"""The domain D = D_1 × ... × D_a of a perturbed view, and tuples as codes and mixed-radix indices.
+
+D is never materialized: it is the list of values of each attribute (by default the *active
+domain*, the distinct values present in the data; or a public list the custodian declares).
+A tuple is a row of per-attribute codes (``code = position in D_i``), or, when
+m = Π |D_i| < 2^64, one unsigned 64-bit *index* in mixed radix:
+index = ((c_1·|D_2| + c_2)·|D_3| + c_3)·... (the first attribute is the most significant digit).
+
+A domain travels with the view inside its certificate (:meth:`Domain.to_json`), so anyone can
+estimate queries from the view without the data.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from crowdsafe.data.encoding import encode_series
+from crowdsafe.errors import InputError, ParameterError, SchemaError
+
+INDEX_LIMIT = 2**64  # m below this: tuples are uint64 mixed-radix indices
+
+
+@dataclass(frozen=True)
+class Domain:
+    """Per-attribute value lists; ``values[a][code]`` is the value a code stands for."""
+
+    values: dict[str, pl.Series]
+    active: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.values:
+            raise ParameterError("a domain needs at least one attribute")
+        for name, series in self.values.items():
+            if len(series) == 0:
+                raise ParameterError(f"the domain of '{name}' is empty")
+            if series.n_unique() != len(series):
+                raise ParameterError(f"the domain of '{name}' lists a value twice")
+
+    # -- facts --------------------------------------------------------------------------
+
+    @property
+    def attributes(self) -> list[str]:
+        return list(self.values)
+
+    @property
+    def sizes(self) -> list[int]:
+        return [len(s) for s in self.values.values()]
+
+    @property
+    def size(self) -> int:
+        """m = Π |D_i|, exact (a Python int; may exceed 64 bits)."""
+        return math.prod(self.sizes)
+
+    @property
+    def indexable(self) -> bool:
+        """True when every tuple has a uint64 mixed-radix index (m < 2^64)."""
+        return self.size < INDEX_LIMIT
+
+    # -- construction -------------------------------------------------------------------
+
+    @classmethod
+    def active_of(cls, frame: pl.DataFrame, attributes: Sequence[str]) -> tuple["Domain", dict[str, np.ndarray]]:
+        """The active domain of ``attributes`` in ``frame`` (sorted values, missing last), and
+        the frame's codes."""
+        values, codes = {}, {}
+        for name in attributes:
+            codes[name], values[name] = encode_series(frame.get_column(name))
+        return cls(values, active=True), codes
+
+    @classmethod
+    def declared(cls, domains: Mapping[str, Iterable[Any]], frame: pl.DataFrame) -> "Domain":
+        """A public domain the custodian declares (value lists per attribute, in the frame's types)."""
+        values = {}
+        for name, listed in domains.items():
+            if name not in frame.columns:
+                raise SchemaError(f"a domain is given for '{name}', which is not a column of the data")
+            dtype = frame.get_column(name).dtype
+            try:
+                series = pl.Series(name, list(listed)).cast(dtype)
+            except (pl.exceptions.PolarsError, TypeError, ValueError) as exc:
+                raise ParameterError(f"the declared domain of '{name}' does not fit its type {dtype}: {exc}") from None
+            values[name] = series.unique(maintain_order=True)
+        return cls(values, active=False)
+
+    # -- tuples -------------------------------------------------------------------------
+
+    def encode(self, frame: pl.DataFrame, *, what: str = "the data") -> dict[str, np.ndarray]:
+        """Codes of ``frame``'s rows; a value outside the domain is an InputError naming it."""
+        codes = {}
+        for name, series in self.values.items():
+            if name not in frame.columns:
+                raise SchemaError(f"{what} has no column '{name}' (the domain's attributes: {', '.join(self.attributes)})")
+            codes[name] = encode_against(frame.get_column(name), series, what=what)
+        return codes
+
+    def decode(self, codes: Mapping[str, np.ndarray]) -> pl.DataFrame:
+        """The rows whose codes are given, as values (one gather per attribute)."""
+        return pl.DataFrame([self.values[a].gather(pl.Series(codes[a])).alias(a) for a in self.attributes])
+
+    def index(self, codes: Mapping[str, np.ndarray]) -> np.ndarray:
+        """Mixed-radix uint64 indices of coded rows (needs m < 2^64)."""
+        self._require_indexable()
+        first = codes[self.attributes[0]]
+        key = np.zeros(len(first), dtype=np.uint64)
+        for name, size in zip(self.attributes, self.sizes):
+            key *= np.uint64(size)
+            key += codes[name].astype(np.uint64, copy=False)
+        return key
+
+    def codes_of(self, index: np.ndarray) -> dict[str, np.ndarray]:
+        """Per-attribute codes of mixed-radix indices (the inverse of :meth:`index`)."""
+        self._require_indexable()
+        # the narrowest integer type holding every index: integer division is several times
+        # faster on 32-bit (and signed 64-bit) integers than on unsigned 64-bit ones
+        work = np.uint32 if self.size <= 2**32 else np.int64 if self.size <= 2**63 else np.uint64
+        remainder = np.asarray(index).astype(work)
+        out: dict[str, np.ndarray] = {}
+        for name, size in zip(reversed(self.attributes), reversed(self.sizes)):
+            quotient = remainder // work(size)
+            out[name] = (remainder - quotient * work(size)).astype(np.uint32, copy=False)
+            remainder = quotient
+        return {name: out[name] for name in self.attributes}
+
+    def _require_indexable(self) -> None:
+        if not self.indexable:
+            raise ParameterError(f"the domain has m = {self.size:.3e} >= 2^64 tuples: no 64-bit index")
+
+    # -- JSON ---------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        """``{attribute: {"type": ..., "values": [...]}}``; temporal values as ISO text."""
+        out = {}
+        for name, series in self.values.items():
+            dtype = series.dtype
+            if isinstance(dtype, (pl.Categorical, pl.Enum)):
+                series, dtype = series.cast(pl.String), pl.String
+            if dtype.is_temporal():
+                listed = series.cast(pl.String).to_list()
+            else:
+                listed = series.to_list()
+            out[name] = {"type": _type_name(dtype), "values": listed}
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], *, active: bool = True) -> "Domain":
+        if not isinstance(data, Mapping) or not data:
+            raise InputError("the certificate's domain is missing or empty")
+        values = {}
+        for name, entry in data.items():
+            try:
+                values[name] = _series_from_json(name, entry["type"], entry["values"])
+            except (KeyError, TypeError, ValueError, pl.exceptions.PolarsError) as exc:
+                raise InputError(f"the certificate's domain of '{name}' cannot be read: {exc}") from None
+        return cls(values, active=active)
+
+
+_TYPES: dict[str, pl.DataType] = {
+    "Int8": pl.Int8(), "Int16": pl.Int16(), "Int32": pl.Int32(), "Int64": pl.Int64(),
+    "UInt8": pl.UInt8(), "UInt16": pl.UInt16(), "UInt32": pl.UInt32(), "UInt64": pl.UInt64(),
+    "Float32": pl.Float32(), "Float64": pl.Float64(), "String": pl.String(), "Boolean": pl.Boolean(),
+    "Date": pl.Date(), "Datetime": pl.Datetime(), "Time": pl.Time(),
+}
+
+
+def _type_name(dtype: pl.DataType) -> str:
+    name = str(dtype.base_type())
+    return name if name in _TYPES else "String"
+
+
+def _series_from_json(name: str, type_name: str, listed: list[Any]) -> pl.Series:
+    dtype = _TYPES.get(type_name)
+    if dtype is None:
+        raise ValueError(f"unknown type {type_name!r}")
+    if dtype.is_temporal():
+        return pl.Series(name, listed, dtype=pl.String).str.strptime(dtype) if listed else pl.Series(name, [], dtype)
+    return pl.Series(name, listed, dtype=dtype)
+
+
+def encode_against(column: pl.Series, domain: pl.Series, *, what: str = "the data") -> np.ndarray:
+    """uint32 codes of ``column``'s values in ``domain``; InputError naming a value outside it.
+
+    Values are matched by their text form, so a view read back from CSV (where types may be
+    inferred differently, e.g. Categorical read as text) matches its domain. A missing value
+    matches a missing value in the domain.
+    """
+    name = column.name
+    codes_in, dictionary = encode_series(column)
+    lookup = pl.DataFrame({
+        "__value": domain.cast(pl.String),
+        "__code": np.arange(len(domain), dtype=np.uint32),
+    })
+    matched = (
+        pl.DataFrame({"__value": dictionary.cast(pl.String)})
+        .join(lookup, on="__value", how="left", nulls_equal=True, maintain_order="left")
+        .get_column("__code")
+    )
+    if matched.null_count():
+        bad = dictionary.filter(matched.is_null().to_numpy())[0]
+        raise InputError(f"{what} holds the value {bad!r} in column '{name}', which is outside the published domain")
+    return matched.to_numpy().astype(np.uint32)[codes_in]

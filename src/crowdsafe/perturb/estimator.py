@@ -1,0 +1,243 @@
+"""Estimating counting queries from an α-β view (Rastogi, Suciu, Hong 2007).
+
+For a query Q (a conjunction of per-attribute conditions), n_V = |Q ∩ V| is counted on the view
+and n_D = |Q ∩ D| is the product over attributes of the number of domain values matching
+(never by enumerating D). Then
+
+    EST(Q, V) = (n_V − β·n_D) / (α − β)
+
+is unbiased: E[n_V] = α·Q(I) + β·(n_D − Q(I)). Small counts come out far off, even negative,
+which is the privacy at work; large counts are accurate relative to their size.
+
+Every estimate carries an error bar at the chosen confidence 1 − ε': ``error``, the per-query
+Bernstein bound (:func:`~crowdsafe.privacy.dgamma.bernstein_error_bound`), and
+``theorem_error``, the theorem's uniform bound ρ√n
+(:func:`~crowdsafe.privacy.dgamma.theorem_error_bound`), valid for every query at once.
+
+:func:`equality_estimates` estimates every equality query over every set of up to k attributes
+in one vectorised pass: per attribute set, one counting pass over the coded view (a dense
+group-by: ``bincount`` of mixed-radix keys; a hash group-by when the grid is too large).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from crowdsafe.errors import ParameterError
+from crowdsafe.perturb.query import CountQuery, parse_count
+from crowdsafe.perturb.view import View
+from crowdsafe.privacy.dgamma import TheoremBound, bernstein_error_bound, failure_of, theorem_error_bound
+
+DEFAULT_CONFIDENCE = 0.95
+# An attribute set whose grid of value combinations exceeds this is counted by a hash group-by
+# (only the combinations present), not a dense array.
+DENSE_GRID_LIMIT = 1 << 24
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The estimate of one counting query, with its error bars at ``confidence``."""
+
+    query: str
+    n_view: int
+    n_domain: int
+    estimate: float
+    error: float
+    theorem_error: float | None
+    confidence: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"query": self.query, "estimate": self.estimate, "error": self.error,
+                "theorem_error": self.theorem_error, "confidence": self.confidence,
+                "n_view": self.n_view, "n_domain": self.n_domain}
+
+    def __str__(self) -> str:
+        text = f"{self.estimate:,.1f} ± {self.error:,.1f}"
+        return text + f" ({self.confidence:.0%}; theorem bound ± {self.theorem_error:,.0f})" if self.theorem_error else text
+
+
+def est(n_view: Any, n_domain: Any, alpha: float, beta: float) -> Any:
+    """EST = (n_V − β·n_D)/(α − β), vectorised."""
+    if not alpha > beta:
+        raise ParameterError(f"the estimator needs alpha > beta, got alpha = {alpha}, beta = {beta}")
+    return (np.asarray(n_view, dtype=float) - beta * np.asarray(n_domain, dtype=float)) / (alpha - beta)
+
+
+def theorem_bound(view: View, confidence: float = DEFAULT_CONFIDENCE) -> TheoremBound:
+    """The theorem's uniform error bound for this view."""
+    return theorem_error_bound(view.alpha, view.beta, view.n, view.domain.size, failure_of(confidence))
+
+
+def estimate(view: View, query: str | CountQuery, *, confidence: float = DEFAULT_CONFIDENCE) -> Estimate:
+    """Estimate one counting query from the view (see the module docstring)."""
+    parsed = parse_count(query) if isinstance(query, str) else query
+    if not isinstance(parsed, CountQuery):
+        raise ParameterError("a query is a string such as \"count where age >= 30\" or a CountQuery")
+    failure = failure_of(confidence)
+    domain = view.domain
+    matching = _matching_codes(view, parsed)
+    codes = view.codes
+    selected = np.ones(view.rows, dtype=bool)
+    n_domain = 1
+    for attribute, size in zip(domain.attributes, domain.sizes):
+        if attribute in matching:
+            selected &= matching[attribute][codes[attribute]]
+            n_domain *= int(matching[attribute].sum())
+        else:
+            n_domain *= size
+    n_view = int(selected.sum())
+    bound = theorem_error_bound(view.alpha, view.beta, view.n, domain.size, failure)
+    return Estimate(
+        query=parsed.describe(),
+        n_view=n_view,
+        n_domain=n_domain,
+        estimate=float(est(n_view, n_domain, view.alpha, view.beta)),
+        error=float(bernstein_error_bound(view.alpha, view.beta, view.n, float(n_domain), failure)),
+        theorem_error=bound.error,
+        confidence=float(confidence),
+    )
+
+
+def _matching_codes(view: View, query: CountQuery) -> dict[str, np.ndarray]:
+    """Per attribute read by the query: a boolean array over the domain codes that match."""
+    dtypes = {a: s.dtype for a, s in view.domain.values.items()}
+    expressions = query.per_attribute(dtypes)
+    out = {}
+    for attribute, expression in expressions.items():
+        values = view.domain.values[attribute].to_frame()
+        out[attribute] = values.select(expression.fill_null(False)).to_series().to_numpy().astype(bool)
+    return out
+
+
+# -- every equality query over small attribute sets ----------------------------------------------
+
+
+def subset_counts(codes: Sequence[np.ndarray], sizes: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Counts of the value combinations of some coded columns: (cells, counts).
+
+    ``cells`` are mixed-radix cell numbers (first column most significant). Dense grids are
+    counted with one ``bincount`` and returned whole (every combination, zeros included);
+    larger grids by a hash group-by over the combinations present.
+    """
+    grid = math.prod(sizes)
+    if grid >= 2**63:
+        raise ParameterError("an attribute set with 2^63 or more value combinations cannot be swept")
+    key = np.asarray(codes[0], dtype=np.int64)
+    for column, size in zip(codes[1:], sizes[1:]):
+        key = key * size + column
+    if grid <= DENSE_GRID_LIMIT:
+        return np.arange(grid, dtype=np.int64), np.bincount(key, minlength=grid).astype(np.int64)
+    counted = pl.DataFrame({"cell": key}).group_by("cell").agg(pl.len().alias("count")).sort("cell")
+    return counted.get_column("cell").to_numpy(), counted.get_column("count").to_numpy().astype(np.int64)
+
+
+def _cells_to_codes(cells: np.ndarray, sizes: Sequence[int]) -> list[np.ndarray]:
+    out = []
+    remainder = cells
+    for size in reversed(sizes):
+        quotient = remainder // size
+        out.append(remainder - quotient * size)
+        remainder = quotient
+    return out[::-1]
+
+
+@dataclass(frozen=True)
+class EqualitySweep:
+    """Estimates of every equality query over every attribute set of size 1..k."""
+
+    frame: pl.DataFrame
+    theorem: TheoremBound
+    confidence: float
+    max_attributes: int
+
+    @property
+    def queries(self) -> int:
+        return self.frame.height
+
+
+def equality_estimates(
+    view: View,
+    *,
+    max_attributes: int = 3,
+    truth: Mapping[str, np.ndarray] | None = None,
+    attributes: Sequence[str] | None = None,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> EqualitySweep:
+    """EST(Q, V) for every query ``a_1 = v_1 and ... and a_j = v_j`` with j ≤ ``max_attributes``.
+
+    One counting pass over the coded view per attribute set (no loop over queries). The frame
+    has, per query: ``attributes`` (the set, comma-separated), ``arity``, one column per
+    attribute with its value (null when the attribute is not constrained; a constrained
+    missing value is also null, so read ``attributes``), ``n_view``, ``n_domain``,
+    ``estimate``, ``error`` (Bernstein, per query) and, when ``truth`` (the codes of I's
+    distinct tuples in the view's domain) is given, ``true`` = Q(I). Attribute sets whose grid
+    exceeds :data:`DENSE_GRID_LIMIT` list only the combinations present in the view or in I.
+    """
+    failure = failure_of(confidence)
+    if isinstance(max_attributes, bool) or not isinstance(max_attributes, int) or max_attributes < 1:
+        raise ParameterError(f"max_attributes must be a whole number >= 1, got {max_attributes!r}")
+    domain = view.domain
+    names = list(attributes) if attributes is not None else domain.attributes
+    unknown = [a for a in names if a not in domain.values]
+    if unknown:
+        raise ParameterError(f"the view has no attribute '{unknown[0]}'")
+    size_of = dict(zip(domain.attributes, domain.sizes))
+    m = domain.size
+    view_codes = {a: view.codes[a].astype(np.int64) for a in names}
+    true_codes = {a: np.asarray(truth[a], dtype=np.int64) for a in names} if truth is not None else None
+    labels: list[str] = []
+    pieces: dict[str, list[np.ndarray]] = {k: [] for k in ("set", "n_view", "n_domain", "true", *names)}
+    for arity in range(1, min(max_attributes, len(names)) + 1):
+        for subset in itertools.combinations(names, arity):
+            sizes = [size_of[a] for a in subset]
+            cells, n_view = subset_counts([view_codes[a] for a in subset], sizes)
+            if true_codes is not None:
+                true_cells, true_counts = subset_counts([true_codes[a] for a in subset], sizes)
+                if len(cells) != math.prod(sizes):  # sparse: align the two lists of cells
+                    cells, n_view, true_counts = _align(cells, n_view, true_cells, true_counts)
+                pieces["true"].append(true_counts)
+            codes = dict(zip(subset, _cells_to_codes(cells, sizes)))
+            for a in names:
+                pieces[a].append(codes[a] if a in codes else np.full(len(cells), -1, dtype=np.int64))
+            pieces["set"].append(np.full(len(cells), len(labels), dtype=np.int64))
+            pieces["n_view"].append(n_view)
+            pieces["n_domain"].append(np.full(len(cells), m // math.prod(sizes), dtype=object if m >= 2**63 else np.int64))
+            labels.append(", ".join(subset))
+    joined = {k: np.concatenate(v) for k, v in pieces.items() if v}
+    n_domain = joined["n_domain"].astype(float) if m >= 2**63 else joined["n_domain"]
+    set_ids = pl.Series(joined["set"])
+    columns = [
+        pl.Series("attributes", labels).gather(set_ids),
+        pl.Series("arity", [label.count(",") + 1 for label in labels], dtype=pl.UInt8).gather(set_ids),
+    ]
+    for a in names:
+        code = joined[a]
+        index = pl.Series(code, dtype=pl.Int64).set(pl.Series(code < 0), None).cast(pl.UInt32)
+        columns.append(domain.values[a].gather(index).alias(a))
+    columns += [
+        pl.Series("n_view", joined["n_view"]),
+        pl.Series("n_domain", n_domain),
+        pl.Series("estimate", est(joined["n_view"], n_domain, view.alpha, view.beta)),
+        pl.Series("error", bernstein_error_bound(view.alpha, view.beta, view.n, n_domain.astype(float), failure)),
+    ]
+    if true_codes is not None:
+        columns.append(pl.Series("true", joined["true"]))
+    bound = theorem_error_bound(view.alpha, view.beta, view.n, m, failure)
+    return EqualitySweep(pl.DataFrame(columns), bound, float(confidence), max_attributes)
+
+
+def _align(cells: np.ndarray, counts: np.ndarray, other_cells: np.ndarray, other_counts: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    union = np.union1d(cells, other_cells)
+    left = np.zeros(len(union), dtype=np.int64)
+    right = np.zeros(len(union), dtype=np.int64)
+    left[np.searchsorted(union, cells)] = counts
+    right[np.searchsorted(union, other_cells)] = other_counts
+    return union, left, right

@@ -1,0 +1,190 @@
+"""The per-row stages of the α-β algorithm, as small engine-agnostic functions.
+
+Each function takes plain arrays and a :class:`~crowdsafe.randomness.Randomness` and returns
+plain arrays, so another engine (Spark: one call per partition with its own spawned stream) can
+run the same stages:
+
+- :func:`keep_mask` — deletion: keep each tuple of I independently with probability α;
+- :func:`binomial` — the number of insertions, Binomial(m − |I|, β), for counts of any size;
+- :func:`insert_indices` — that many distinct indices drawn uniformly from an index range
+  [low, high) minus the sorted indices of I in it (mixed-radix indices, m < 2^64). Splitting
+  [0, m) into disjoint ranges and drawing Binomial(|range \\ I|, β) insertions in each gives
+  the same distribution as one draw over D \\ I (independent Bernoulli(β) per tuple either way);
+- :func:`insert_tuples` — the fallback when m ≥ 2^64: per-attribute uniform draws of codes;
+- :func:`shuffle_order` — a uniform random permutation, so kept and inserted tuples cannot be
+  told apart by position.
+
+Why Binomial + distinct uniform draws is the algorithm: inserting each of the N = |D \\ I|
+tuples independently with probability β is the same as drawing K ~ Binomial(N, β) and then a
+uniformly random K-subset of D \\ I. Rejection sampling gives a uniform subset: drawing
+uniformly from D and discarding tuples of I and repeats yields tuples uniform over what is left
+(Devroye 1986, ch. XII); when a batch yields more distinct tuples than needed, a uniform subset
+of an exchangeable set is again uniform.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+
+from crowdsafe.errors import ParameterError
+from crowdsafe.randomness import Randomness
+
+# numpy's binomial sampler is accurate up to about 2^36 trials (its mean and variance drift
+# measurably beyond 2^40); above this, split exactly (see binomial()).
+_BINOMIAL_DIRECT = 2**32
+# Draw the complement instead once more than this share of the available tuples is inserted.
+_DENSE_SHARE = 0.5
+_OVERDRAW = 1.1
+
+
+def keep_mask(n: int, alpha: float, randomness: Randomness) -> np.ndarray:
+    """Deletion stage: a boolean mask, True (keep) independently with probability α."""
+    return randomness.bernoulli(n, alpha)
+
+
+def binomial(trials: int, p: float, randomness: Randomness, *, direct_limit: int = _BINOMIAL_DIRECT) -> int:
+    """One draw of Binomial(trials, p) for a trial count of any size (a Python int).
+
+    Up to ``direct_limit`` trials numpy's sampler is used. Above, the exact order-statistic split
+    (Devroye 1986, *Non-Uniform Random Variate Generation*, X.4): the i-th smallest of the
+    ``trials`` uniforms is Y ~ Beta(i, trials − i + 1); if Y < p the i smallest are successes and
+    the rest are uniform on (Y, 1), else the i − 1 smaller ones are uniform on (0, Y). Halving
+    ``trials`` each time, a few dozen steps reach the direct range.
+    """
+    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 0:
+        raise ParameterError(f"a number of trials must be a whole number >= 0, got {trials!r}")
+    if not 0.0 <= p <= 1.0:
+        raise ParameterError(f"a probability must lie in [0, 1], got {p}")
+    generator = randomness.generator
+    trials, successes = int(trials), 0
+    while trials > direct_limit:
+        if p == 0.0:
+            return successes
+        if p == 1.0:
+            return successes + trials
+        i = trials // 2 + 1
+        y = float(generator.beta(float(i), float(trials - i + 1)))
+        if y < p:
+            successes += i
+            p = (p - y) / (1.0 - y)
+            trials -= i
+        else:
+            p = p / y
+            trials = i - 1
+    return successes + int(generator.binomial(trials, p))
+
+
+def sorted_distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values of an array, sorted (sort, then drop repeats)."""
+    ordered = np.sort(values)
+    if len(ordered) < 2:
+        return ordered
+    keep = np.empty(len(ordered), dtype=bool)
+    keep[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
+
+
+def _without(sorted_values: np.ndarray, sorted_excluded: np.ndarray) -> np.ndarray:
+    """``sorted_values`` minus the members of ``sorted_excluded`` (both sorted and distinct).
+
+    Binary-searches the (usually smaller) excluded array in the values, not the other way round.
+    """
+    if len(sorted_excluded) == 0 or len(sorted_values) == 0:
+        return sorted_values
+    position = np.searchsorted(sorted_values, sorted_excluded)
+    inside = position < len(sorted_values)
+    position = position[inside]
+    hit = position[sorted_values[position] == sorted_excluded[inside]]
+    if len(hit) == 0:
+        return sorted_values
+    keep = np.ones(len(sorted_values), dtype=bool)
+    keep[hit] = False
+    return sorted_values[keep]
+
+
+def _uniform_distinct(count: int, low: int, high: int, excluded: np.ndarray, randomness: Randomness) -> np.ndarray:
+    """``count`` distinct indices uniform over [low, high) minus sorted ``excluded``, by rejection."""
+    generator = randomness.generator
+    width = high - low
+    available = width - len(excluded)
+    accepted = np.empty(0, dtype=np.uint64)
+    while len(accepted) < count:
+        left = available - len(accepted)
+        need = count - len(accepted)
+        batch = int(math.ceil(need * (width / left) * _OVERDRAW)) + 16
+        draws = _without(sorted_distinct(generator.integers(low, high, batch, dtype=np.uint64)), excluded)
+        accepted = sorted_distinct(np.concatenate([accepted, draws]))
+    excess = len(accepted) - count
+    if excess:
+        # dropping a uniform random subset of an exchangeable set leaves a uniform subset
+        dropped = np.zeros(len(accepted), dtype=bool)
+        dropped[generator.choice(len(accepted), excess, replace=False)] = True
+        accepted = accepted[~dropped]
+    return accepted
+
+
+def insert_indices(
+    count: int, low: int, high: int, existing: np.ndarray, randomness: Randomness
+) -> np.ndarray:
+    """``count`` distinct uint64 indices drawn uniformly from [low, high) minus ``existing``.
+
+    ``existing`` holds the sorted, distinct indices of I inside [low, high). When more than half
+    of the available indices are to be inserted, the complement (the indices *not* inserted) is
+    drawn instead and the range enumerated, which stays fast as β approaches 1; the range is
+    then at most about twice the output, so nothing large is materialized. The result is in no
+    particular order (shuffle the view afterwards).
+    """
+    if not 0 <= low < high <= 2**64:
+        raise ParameterError(f"an index range must satisfy 0 <= low < high <= 2^64, got [{low}, {high})")
+    existing = np.asarray(existing, dtype=np.uint64)
+    available = (high - low) - len(existing)
+    if not 0 <= count <= available:
+        raise ParameterError(f"cannot insert {count} tuples: only {available} tuples of the range are not in the data")
+    if count == 0:
+        return np.empty(0, dtype=np.uint64)
+    if count <= _DENSE_SHARE * available:
+        return _uniform_distinct(count, low, high, existing, randomness)
+    left_out = _uniform_distinct(available - count, low, high, existing, randomness)
+    chosen = np.ones(high - low, dtype=bool)
+    chosen[(existing - np.uint64(low)).astype(np.int64)] = False
+    chosen[(left_out - np.uint64(low)).astype(np.int64)] = False
+    return np.flatnonzero(chosen).astype(np.uint64) + np.uint64(low)
+
+
+def insert_tuples(
+    count: int, sizes: list[int], existing: pl.DataFrame, randomness: Randomness
+) -> pl.DataFrame:
+    """``count`` distinct tuples uniform over D \\ I by per-attribute code draws (any m).
+
+    ``existing`` is the frame of I's distinct code tuples (columns ``c0, c1, ...`` as UInt32,
+    one per attribute). Used when m ≥ 2^64, where a tuple has no 64-bit index; such a domain is
+    so large that rejections are rare. Returns a frame of the same columns.
+    """
+    columns = [f"c{i}" for i in range(len(sizes))]
+    if list(existing.columns) != columns:
+        raise ParameterError(f"the existing tuples must have the columns {columns}")
+    generator = randomness.generator
+    available = math.prod(sizes) - existing.height
+    if not 0 <= count <= available:
+        raise ParameterError(f"cannot insert {count} tuples: only {available} tuples are not in the data")
+    existing = existing.cast({c: pl.UInt32 for c in columns})
+    accepted = existing.clear()
+    while accepted.height < count:
+        batch = int(math.ceil((count - accepted.height) * _OVERDRAW)) + 16
+        draws = pl.DataFrame({
+            c: generator.integers(0, size, batch, dtype=np.uint32) for c, size in zip(columns, sizes)
+        })
+        fresh = draws.join(existing, on=columns, how="anti")
+        accepted = pl.concat([accepted, fresh]).unique(maintain_order=False)
+    if accepted.height > count:
+        accepted = accepted[np.sort(generator.choice(accepted.height, count, replace=False))]
+    return accepted
+
+
+def shuffle_order(n: int, randomness: Randomness) -> np.ndarray:
+    """A uniform random permutation of range(n) (the published order of the view)."""
+    return randomness.generator.permutation(n)

@@ -1,0 +1,134 @@
+"""A perturbed view: the published table V, its domain, α and β, and its certificate.
+
+The view file (CSV or Parquet) and its certificate JSON are written together, each atomically
+(:mod:`crowdsafe.files`): by default the certificate sits beside the view as
+``<stem>.certificate.json``. :func:`read_view` reads both back, taking α, β and the domain from
+the certificate, and checks that every row of the view lies in the domain.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from crowdsafe.data import read_table, write
+from crowdsafe.errors import InputError, ParameterError
+from crowdsafe.files import atomic_path
+from crowdsafe.perturb.domain import Domain
+from crowdsafe.privacy.certificate import Certificate
+
+CERTIFICATE_SUFFIX = ".certificate.json"
+VIEW_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
+
+
+def check_view_path(path: str | os.PathLike[str]) -> Path:
+    """Refuse an output name whose format cannot be told, before any work is done."""
+    target = Path(path)
+    if not target.name.lower().endswith(VIEW_SUFFIXES):
+        raise ParameterError(f"cannot tell the output format of {target}: use a .csv or .parquet file name")
+    if target.is_dir():
+        raise InputError(f"output path {target} is a folder, expected a file name")
+    return target
+
+
+def certificate_path(view_path: str | os.PathLike[str]) -> Path:
+    """Where the certificate of a view is written by default: ``<stem>.certificate.json`` beside it."""
+    path = Path(view_path)
+    name = path.name
+    for suffix in (".csv.gz", ".parquet", ".csv", ".tsv", ".pq"):
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return path.with_name(name + CERTIFICATE_SUFFIX)
+
+
+@dataclass(frozen=True)
+class View:
+    """A published α-β view and what is needed to estimate queries from it."""
+
+    frame: pl.DataFrame
+    domain: Domain
+    alpha: float
+    beta: float
+    n: int
+    certificate: Certificate
+
+    @property
+    def rows(self) -> int:
+        return self.frame.height
+
+    @property
+    def attributes(self) -> list[str]:
+        return self.domain.attributes
+
+    @cached_property
+    def codes(self) -> dict[str, np.ndarray]:
+        """The view's rows as per-attribute domain codes; a value outside the domain is an error."""
+        return self.domain.encode(self.frame, what="the view")
+
+    def write(self, path: str | os.PathLike[str], certificate: str | os.PathLike[str] | None = None) -> tuple[Path, Path]:
+        """Write the view (CSV or Parquet by extension) and its certificate JSON, each atomically.
+
+        If either write fails, neither file is left behind (the certificate is renamed into
+        place only after the view file is complete).
+        """
+        target = check_view_path(path)
+        cert_target = Path(certificate) if certificate is not None else certificate_path(target)
+        if cert_target.resolve() == target.resolve():
+            raise InputError("the view and its certificate cannot be written to the same file")
+        with atomic_path(cert_target) as tmp:
+            tmp.write_text(self.certificate.to_json(), encoding="utf-8")
+            write(self.frame, target)
+        return target, cert_target
+
+    def describe(self) -> dict[str, Any]:
+        return {"rows": self.rows, "attributes": self.attributes, "alpha": self.alpha, "beta": self.beta,
+                "n": self.n, "m": self.domain.size, "certificate": self.certificate.summary()}
+
+
+def _read_text(path: Path) -> pl.DataFrame:
+    """The view's cells as text (a CSV empty field is missing); Parquet keeps its types."""
+    if path.name.lower().endswith((".parquet", ".pq")):
+        return read_table(path)
+    if not path.is_file():
+        raise InputError(f"file not found: {path}")
+    try:
+        return pl.read_csv(path, infer_schema=False, separator="\t" if path.suffix.lower() == ".tsv" else ",")
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"cannot read the view {path}: {first}") from None
+
+
+def read_view(path: str | os.PathLike[str], certificate: str | os.PathLike[str] | None = None) -> View:
+    """Read a view and its certificate; α, β, n and the domain come from the certificate."""
+    path = Path(path)
+    cert_file = Path(certificate) if certificate is not None else certificate_path(path)
+    if not cert_file.exists():
+        raise InputError(
+            f"no certificate for the view {path} (looked for {cert_file}); give it with --certificate"
+        )
+    cert = Certificate.read(cert_file)
+    if cert.guarantee != "d-gamma" or "alpha" not in cert.parameters or "domain" not in cert.parameters:
+        raise InputError(f"{cert_file} is not the certificate of an alpha-beta view")
+    params = cert.parameters
+    domain = Domain.from_json(params["domain"], active=params.get("domain_kind", "active") == "active")
+    frame = _read_text(path)
+    absent = [a for a in domain.attributes if a not in frame.columns]
+    if absent:
+        raise InputError(f"the view {path} has no column '{absent[0]}' named by its certificate")
+    expected_rows = params.get("view_rows")
+    if expected_rows is not None and frame.height != expected_rows:
+        raise InputError(
+            f"the view {path} has {frame.height:,} rows but its certificate says {expected_rows:,}: "
+            "they do not belong together"
+        )
+    codes = domain.encode(frame, what="the view")  # every row must lie in the domain
+    view = View(domain.decode(codes), domain, float(params["alpha"]), float(params["beta"]), int(params["n"]), cert)
+    view.__dict__["codes"] = codes
+    return view

@@ -1,0 +1,728 @@
+"""The persistent privacy-budget ledger: every query and release charged against a dataset's budget.
+
+A custodian sets a total budget (ε, δ) once per dataset. Every DP query and every release made from
+the dataset is then *charged* before any noise is drawn: the ledger composes what was already
+spent with the new charge and refuses (:class:`~crowdsafe.errors.BudgetExceeded`) if the total
+would exceed the budget. Nothing is ever refunded: once noise may have been drawn, the privacy is
+spent even if the computation later failed or the process died.
+
+Storage: one SQLite file (an embedded database with real transactions), in WAL mode. A charge
+is one ``BEGIN IMMEDIATE`` transaction (read what was spent, check, insert), flushed to disk
+(``synchronous=FULL``) before the caller may draw noise, so two processes cannot both take the
+last part of a budget, and a process killed at any point leaves either the whole entry or none
+of it. A charge whose process dies before it finishes
+stays recorded as ``charged`` (outcome unknown) and keeps counting against the budget.
+
+Location: ``--ledger PATH`` on the command line, else the ``CROWDSAFE_LEDGER`` environment
+variable, else ``$XDG_DATA_HOME/crowdsafe/ledger.sqlite3`` (``~/.local/share/...`` by default;
+``%LOCALAPPDATA%\\crowdsafe\\ledger.sqlite3`` on Windows), so that every run by the same custodian
+sees the same budget.
+
+Composition, with the calculus (:mod:`crowdsafe.privacy.composition`):
+
+- entries compose **sequentially** (sums), which stays valid however adaptively the custodian
+  picks queries and when they stop (basic composition is a valid privacy filter; Rogers, Roth,
+  Ullman & Vadhan 2016);
+- entries declared on the parts of a **partition** (e.g. ``sex = 'Female'`` and ``sex = 'Male'``:
+  a rule applied to each row alone) compose in **parallel** (McSherry 2009): per part
+  sequentially, then the maximum over parts (the two largest under change-one neighbours);
+- k runs of one mechanism charged together (``repetitions=k``, fixed in advance) are certified by
+  the tightest of summation, Dwork–Rothblum–Vadhan and Kairouz–Oh–Viswanath
+  (:func:`~crowdsafe.privacy.composition.compose_homogeneous`). Advanced composition is not applied
+  across separately charged entries, because their number and parameters are chosen adaptively.
+
+DP under sampling (DPS): a (β, ε, δ)-DPS release relies on the attacker's uncertainty about who
+was sampled; it does not compose with anything else computed on the same sample, not even an ε-DP
+query. The ledger records the identity of every sample a DPS release used and refuses
+(:class:`~crowdsafe.errors.SampleReuseError`) a second DPS release on it and any query or release
+that reads it. DPS releases on fresh independent samples are (ε, δ)-DP on the parent dataset and
+compose sequentially like any other entry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import sqlite3
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Union
+
+from crowdsafe.errors import BudgetExceeded, InputError, ParameterError, SampleReuseError
+from crowdsafe.privacy.composition import compose_homogeneous, parallel, sequential
+from crowdsafe.privacy.loss import PrivacyLoss, check_delta, check_epsilon
+
+LEDGER_ENV = "CROWDSAFE_LEDGER"
+SCHEMA_VERSION = 1
+KINDS = ("query", "release", "dps-release")
+NEIGHBOURS = ("add-remove", "change")
+# Budgets are compared with a relative tolerance, so that e.g. 0.1 + 0.2 fits a budget of 0.3.
+_TOLERANCE = 1e-9
+_BUSY_TIMEOUT_S = 60.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS datasets (
+    fingerprint TEXT PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    epsilon_budget REAL NOT NULL CHECK (epsilon_budget > 0),
+    delta_budget REAL NOT NULL CHECK (delta_budget >= 0 AND delta_budget < 1),
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS entries (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    fingerprint TEXT NOT NULL REFERENCES datasets(fingerprint),
+    kind TEXT NOT NULL CHECK (kind IN ('query', 'release', 'dps-release')),
+    description TEXT NOT NULL,
+    mechanism TEXT NOT NULL,
+    epsilon REAL NOT NULL CHECK (epsilon >= 0),
+    delta REAL NOT NULL CHECK (delta >= 0 AND delta < 1),
+    repetitions INTEGER NOT NULL CHECK (repetitions >= 1),
+    run_epsilon REAL NOT NULL,
+    run_delta REAL NOT NULL,
+    composition TEXT NOT NULL,
+    neighbours TEXT NOT NULL CHECK (neighbours IN ('add-remove', 'change')),
+    partition_key TEXT,
+    part TEXT,
+    ran_on TEXT,
+    seeded INTEGER NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('charged', 'completed', 'failed')),
+    created_at TEXT NOT NULL,
+    finished_at TEXT,
+    details TEXT NOT NULL DEFAULT '{}',
+    outcome TEXT NOT NULL DEFAULT '{}',
+    CHECK ((partition_key IS NULL) = (part IS NULL))
+);
+CREATE INDEX IF NOT EXISTS entries_by_dataset ON entries(fingerprint);
+CREATE INDEX IF NOT EXISTS entries_by_data_read ON entries(ran_on);
+CREATE TABLE IF NOT EXISTS totals (
+    fingerprint TEXT NOT NULL REFERENCES datasets(fingerprint),
+    partition_key TEXT NOT NULL,
+    neighbours TEXT NOT NULL,
+    part TEXT NOT NULL,
+    epsilon REAL NOT NULL,
+    delta REAL NOT NULL,
+    entries INTEGER NOT NULL,
+    PRIMARY KEY (fingerprint, partition_key, neighbours, part)
+);
+CREATE TABLE IF NOT EXISTS samples (
+    sample_id TEXT PRIMARY KEY,
+    entry_id INTEGER NOT NULL REFERENCES entries(id),
+    rate REAL
+);
+"""
+
+
+def default_ledger_path() -> Path:
+    """``$CROWDSAFE_LEDGER``, else the per-user data folder (see the module docstring)."""
+    configured = os.environ.get(LEDGER_ENV)
+    if configured:
+        return Path(configured).expanduser()
+    if sys.platform == "win32" and os.environ.get("LOCALAPPDATA"):
+        base = Path(os.environ["LOCALAPPDATA"])
+    else:
+        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return base / "crowdsafe" / "ledger.sqlite3"
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def _fits(used: float, budget: float) -> bool:
+    return used <= budget * (1.0 + _TOLERANCE) + 1e-15
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A dataset's budget and what has been spent from it."""
+
+    fingerprint: str
+    name: str
+    budget: PrivacyLoss
+    spent: PrivacyLoss
+    entries: int
+    created_at: str
+
+    @property
+    def remaining(self) -> PrivacyLoss:
+        return PrivacyLoss(
+            max(0.0, self.budget.epsilon - self.spent.epsilon), max(0.0, self.budget.delta - self.spent.delta)
+        )
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "fingerprint": self.fingerprint,
+            "budget": self.budget.as_dict(),
+            "spent": self.spent.as_dict(),
+            "remaining": self.remaining.as_dict(),
+            "entries": self.entries,
+            "created_at": self.created_at,
+        }
+
+
+@dataclass(frozen=True)
+class _Charged:
+    """What a charge is: the fields shared by a request and the entry it becomes."""
+
+    fingerprint: str
+    kind: str
+    description: str
+    mechanism: str
+    loss: PrivacyLoss
+    repetitions: int
+    run_loss: PrivacyLoss
+    composition: str
+    neighbours: str
+    partition: tuple[str, str] | None
+    ran_on: str | None
+
+
+@dataclass(frozen=True)
+class Entry(_Charged):
+    """One charge in the ledger."""
+
+    id: int = 0
+    seeded: bool = False
+    status: str = "charged"
+    created_at: str = ""
+    finished_at: str | None = None
+    samples: tuple[str, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
+    outcome: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "description": self.description,
+            "mechanism": self.mechanism,
+            "epsilon": self.loss.epsilon,
+            "delta": self.loss.delta,
+            "repetitions": self.repetitions,
+            "per_run": self.run_loss.as_dict(),
+            "composition": self.composition,
+            "neighbours": self.neighbours,
+            "partition": list(self.partition) if self.partition else None,
+            "ran_on": self.ran_on,
+            "samples": list(self.samples),
+            "seeded": self.seeded,
+            "status": self.status,
+            "created_at": self.created_at,
+            "finished_at": self.finished_at,
+            "details": self.details,
+            "outcome": self.outcome,
+        }
+
+
+@dataclass
+class Charge:
+    """A charge that has been committed; the caller adds the outcome while the release runs."""
+
+    ledger: "Ledger"
+    entry_id: int
+    loss: PrivacyLoss
+    composition: str
+    outcome: dict[str, Any] = field(default_factory=dict)
+
+    def record(self, **outcome: Any) -> None:
+        """Add facts about the outcome (stored when the charge finishes)."""
+        self.outcome.update(outcome)
+
+
+@dataclass(frozen=True)
+class _Request(_Charged):
+    sample_ids: tuple[str, ...] = ()
+    sample_rate: float | None = None
+    seeded: bool = False
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class Ledger:
+    """The budget ledger stored in one SQLite file (created on first use).
+
+    Use one instance per process (a connection is not shared between threads). Every method is
+    atomic on its own; :meth:`charge` is the one way to spend budget.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = Path(path).expanduser() if path is not None else default_ledger_path()
+        if self.path.exists() and self.path.is_dir():
+            raise InputError(f"ledger path {self.path} is a folder, expected a file")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(
+                self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=True
+            )
+        except (OSError, sqlite3.Error) as exc:
+            raise InputError(f"cannot open the privacy ledger at {self.path}: {exc}") from exc
+        self._conn.row_factory = sqlite3.Row
+        try:
+            self._conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
+            self._conn.execute("PRAGMA journal_mode = WAL")
+            self._conn.execute("PRAGMA synchronous = FULL")
+            self._conn.execute("PRAGMA foreign_keys = ON")
+            with self._write() as conn:
+                for statement in filter(str.strip, _SCHEMA.split(";")):
+                    conn.execute(statement)
+                row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+                if row is None:
+                    conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                elif int(row["value"]) != SCHEMA_VERSION:
+                    raise InputError(
+                        f"the ledger at {self.path} has schema version {row['value']}, this crowdsafe "
+                        f"reads version {SCHEMA_VERSION}"
+                    )
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise InputError(f"{self.path} is not a usable crowdsafe ledger: {exc}") from exc
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> "Ledger":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction that holds SQLite's write lock from its first statement."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._conn
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        else:
+            self._conn.execute("COMMIT")
+
+    # -- budgets ----------------------------------------------------------------------------
+
+    def set_budget(self, fingerprint: str, name: str, epsilon: float, delta: float = 0.0) -> Budget:
+        """Register a dataset and its total budget. A budget is set once: setting the same value
+        again is a no-op; a different value is refused."""
+        epsilon = check_epsilon(epsilon)
+        delta = check_delta(delta)
+        if epsilon <= 0:
+            raise ParameterError("a privacy budget needs epsilon > 0")
+        name = name.strip()
+        if not name or not fingerprint:
+            raise ParameterError("a dataset in the ledger needs a name and a fingerprint")
+        with self._write() as conn:
+            row = conn.execute("SELECT * FROM datasets WHERE fingerprint = ?", (fingerprint,)).fetchone()
+            if row is not None:
+                if (row["epsilon_budget"], row["delta_budget"]) != (epsilon, delta):
+                    raise ParameterError(
+                        f"dataset '{row['name']}' already has the budget (ε={row['epsilon_budget']:g}, "
+                        f"δ={row['delta_budget']:g}); a budget is set once and never raised"
+                    )
+            else:
+                other = conn.execute("SELECT fingerprint FROM datasets WHERE name = ?", (name,)).fetchone()
+                if other is not None:
+                    raise ParameterError(
+                        f"the name '{name}' already belongs to other data (fingerprint "
+                        f"{other['fingerprint'][:12]}…): the data changed, or choose another name"
+                    )
+                conn.execute(
+                    "INSERT INTO datasets VALUES (?, ?, ?, ?, ?)", (fingerprint, name, epsilon, delta, _now())
+                )
+        budget = self.budget(fingerprint)
+        assert budget is not None
+        return budget
+
+    def budget(self, dataset: str) -> Budget | None:
+        """The budget of a dataset given by fingerprint or name; None if not registered."""
+        row = self._conn.execute(
+            "SELECT * FROM datasets WHERE fingerprint = ? OR name = ?", (dataset, dataset)
+        ).fetchone()
+        if row is None:
+            return None
+        spent, _, count = _spent(self._conn, row["fingerprint"])
+        return Budget(
+            fingerprint=row["fingerprint"],
+            name=row["name"],
+            budget=PrivacyLoss(row["epsilon_budget"], row["delta_budget"]),
+            spent=spent,
+            entries=count,
+            created_at=row["created_at"],
+        )
+
+    def budgets(self) -> list[Budget]:
+        names = [r["fingerprint"] for r in self._conn.execute("SELECT fingerprint FROM datasets ORDER BY name")]
+        return [b for b in (self.budget(f) for f in names) if b is not None]
+
+    # -- charging ---------------------------------------------------------------------------
+
+    def check(self, dataset: str, **request: Any) -> PrivacyLoss:
+        """Raise exactly as :meth:`charge` would, without recording anything; returns the loss
+        that would be charged. Lets a caller refuse before computing anything."""
+        req = self._request(dataset, **request)
+        self._validate(self._conn, req)
+        return req.loss
+
+    @contextlib.contextmanager
+    def charge(self, dataset: str, **request: Any) -> Iterator[Charge]:
+        """Charge a query or release against ``dataset`` (fingerprint or name), then run it.
+
+        The charge is committed (or refused, raising BudgetExceeded / SampleReuseError) when the
+        ``with`` block is entered, before the caller draws any noise. Leaving the block marks it
+        ``completed`` (with :meth:`Charge.record`'s outcome) or ``failed``; either way it counts.
+
+        Keyword arguments: ``epsilon``, ``delta`` (per run), ``kind`` ('query', 'release',
+        'dps-release'), ``description``, ``mechanism``, ``neighbours``, ``repetitions`` (k runs
+        fixed in advance), ``delta_slack`` ('auto' or a number, for advanced composition),
+        ``partition`` ((attribute, value) of a partition part), ``ran_on`` (fingerprint of the
+        data read, default the dataset), ``sample_ids`` and ``sample_rate`` (DPS releases),
+        ``seeded``, ``details`` (a JSON-able dict).
+        """
+        req = self._request(dataset, **request)
+        with self._write() as conn:
+            self._validate(conn, req)
+            entry_id = self._insert(conn, req)
+        charge = Charge(self, entry_id, req.loss, req.composition)
+        try:
+            yield charge
+        except BaseException as exc:
+            with contextlib.suppress(sqlite3.Error):
+                self._finish(entry_id, "failed", {**charge.outcome, "error": f"{type(exc).__name__}: {exc}"})
+            raise
+        self._finish(entry_id, "completed", charge.outcome)
+
+    def _request(
+        self,
+        dataset: str,
+        *,
+        epsilon: float,
+        delta: float = 0.0,
+        kind: str = "query",
+        description: str,
+        mechanism: str,
+        neighbours: str = "add-remove",
+        repetitions: int = 1,
+        delta_slack: float | str = "auto",
+        partition: tuple[str, str] | None = None,
+        ran_on: str | None = None,
+        sample_ids: Sequence[str] = (),
+        sample_rate: float | None = None,
+        seeded: bool = False,
+        details: dict[str, Any] | None = None,
+    ) -> _Request:
+        known = self._conn.execute(
+            "SELECT fingerprint FROM datasets WHERE fingerprint = ? OR name = ?", (dataset, dataset)
+        ).fetchone()
+        if known is None:
+            raise BudgetExceeded(
+                f"no privacy budget is set for dataset {dataset[:16]!r} in the ledger {self.path}; set one "
+                "with `crowdsafe ledger init DATA --epsilon E --delta D` (or pass --budget)"
+            )
+        run_loss = PrivacyLoss(epsilon, delta)
+        if kind not in KINDS:
+            raise ParameterError(f"a ledger entry's kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        if neighbours not in NEIGHBOURS:
+            raise ParameterError(f"neighbours must be 'add-remove' or 'change', got {neighbours!r}")
+        if isinstance(repetitions, bool) or not isinstance(repetitions, int) or repetitions < 1:
+            raise ParameterError(f"repetitions must be a whole number >= 1, got {repetitions!r}")
+        samples = tuple(sample_ids)
+        if kind == "dps-release":
+            if not samples:
+                raise ParameterError("a DPS release must name the identity of the sample(s) it used")
+            if len(set(samples)) != len(samples):
+                raise SampleReuseError("the same sample is named twice in one DPS release")
+            if len(samples) != repetitions:
+                raise ParameterError(f"{repetitions} DPS release(s) need {repetitions} sample(s), got {len(samples)}")
+        elif samples:
+            raise ParameterError("only a DPS release records sample identities")
+        if partition is not None:
+            if len(partition) != 2 or not all(isinstance(p, str) and p for p in partition):
+                raise ParameterError("a partition part is (attribute, value), both non-empty text")
+            partition = (partition[0], partition[1])
+        fingerprint = known["fingerprint"]
+        if repetitions == 1:
+            loss, composition = run_loss, "single run"
+        else:
+            budget = self.budget(fingerprint)
+            assert budget is not None
+            loss, composition = self._composed(budget, run_loss, repetitions, delta_slack)
+        return _Request(
+            fingerprint=fingerprint,
+            kind=kind,
+            description=" ".join(str(description).split()),
+            mechanism=mechanism,
+            loss=loss,
+            repetitions=repetitions,
+            run_loss=run_loss,
+            composition=composition,
+            neighbours=neighbours,
+            partition=partition,
+            ran_on=None if kind == "dps-release" else (ran_on or fingerprint),
+            sample_ids=samples,
+            sample_rate=sample_rate,
+            seeded=bool(seeded),
+            details=dict(details or {}),
+        )
+
+    @staticmethod
+    def _composed(
+        budget: Budget, run: PrivacyLoss, repetitions: int, delta_slack: float | str
+    ) -> tuple[PrivacyLoss, str]:
+        """The loss of ``repetitions`` runs fixed in advance, by the tightest bound that fits.
+
+        With ``delta_slack="auto"`` the advanced bounds may spend a slack δ' of at most 10% of
+        the δ still free, and only when that lowers ε by more than 1%; otherwise δ' = 0 (KOV at
+        total δ = kδ, never worse than summation). A given number is used as it is.
+        """
+        if delta_slack == "auto":
+            room = max(0.0, budget.remaining.delta - repetitions * run.delta)
+            plain = compose_homogeneous(run.epsilon, run.delta, repetitions, 0.0)
+            options = [plain] + [
+                compose_homogeneous(run.epsilon, run.delta, repetitions, room * share)
+                for share in (0.01, 0.1) if room * share > 0
+            ]
+            best = min(options, key=lambda o: (o.epsilon, o.delta))
+            if best.epsilon > plain.epsilon * 0.99:
+                best = plain
+        else:
+            best = compose_homogeneous(run.epsilon, run.delta, repetitions, float(delta_slack))
+        return best.loss, f"{repetitions} runs, {best.bound}: {best.theorem}"
+
+    def _validate(self, conn: sqlite3.Connection, req: _Request) -> None:
+        """Refuse sample reuse and over-budget charges (inside the caller's transaction)."""
+        if req.ran_on is not None:
+            consumed = conn.execute(
+                "SELECT entry_id FROM samples WHERE sample_id = ?", (req.ran_on,)
+            ).fetchone()
+            if consumed is not None:
+                raise SampleReuseError(
+                    f"this data is a sample already used by the DPS release #{consumed['entry_id']}: "
+                    "DP under sampling does not compose with anything else computed on the same sample"
+                )
+        for sample in req.sample_ids:
+            used = conn.execute("SELECT entry_id FROM samples WHERE sample_id = ?", (sample,)).fetchone()
+            read = conn.execute("SELECT id FROM entries WHERE ran_on = ? LIMIT 1", (sample,)).fetchone()
+            if used is not None or read is not None:
+                which = used["entry_id"] if used is not None else read["id"]
+                raise SampleReuseError(
+                    f"sample {sample[:16]}… was already used by ledger entry #{which}; a DPS release "
+                    "needs a fresh sample (DP under sampling does not compose on one sample)"
+                )
+        row = conn.execute("SELECT * FROM datasets WHERE fingerprint = ?", (req.fingerprint,)).fetchone()
+        budget = PrivacyLoss(row["epsilon_budget"], row["delta_budget"])
+        spent, new, _ = _spent(conn, req.fingerprint, pending=req)
+        if not (_fits(new.epsilon, budget.epsilon) and _fits(new.delta, budget.delta)):
+            raise BudgetExceeded(
+                f"refused: {req.description!r} costs (ε={req.loss.epsilon:.6g}, δ={req.loss.delta:.3g}) "
+                f"but dataset '{row['name']}' has spent (ε={spent.epsilon:.6g}, δ={spent.delta:.3g}) "
+                f"of its budget (ε={budget.epsilon:g}, δ={budget.delta:g}); nothing was computed"
+            )
+
+    @staticmethod
+    def _insert(conn: sqlite3.Connection, req: _Request) -> int:
+        cursor = conn.execute(
+            "INSERT INTO entries (fingerprint, kind, description, mechanism, epsilon, delta, repetitions, "
+            "run_epsilon, run_delta, composition, neighbours, partition_key, part, ran_on, seeded, status, "
+            "created_at, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'charged', ?, ?)",
+            (
+                req.fingerprint, req.kind, req.description, req.mechanism, req.loss.epsilon, req.loss.delta,
+                req.repetitions, req.run_loss.epsilon, req.run_loss.delta, req.composition, req.neighbours,
+                req.partition[0] if req.partition else None, req.partition[1] if req.partition else None,
+                req.ran_on, int(req.seeded), _now(), json.dumps(req.details, default=str),
+            ),
+        )
+        entry_id = int(cursor.lastrowid)
+        key, part = req.partition if req.partition else ("", "")
+        conn.execute(
+            "INSERT INTO totals VALUES (?, ?, ?, ?, ?, ?, 1) ON CONFLICT DO UPDATE SET "
+            "epsilon = epsilon + excluded.epsilon, delta = delta + excluded.delta, entries = entries + 1",
+            (req.fingerprint, key, req.neighbours if key else "", part, req.loss.epsilon, req.loss.delta),
+        )
+        conn.executemany(
+            "INSERT INTO samples VALUES (?, ?, ?)", [(s, entry_id, req.sample_rate) for s in req.sample_ids]
+        )
+        return entry_id
+
+    def _finish(self, entry_id: int, status: str, outcome: dict[str, Any]) -> None:
+        """Record the outcome of a committed charge. This commit skips the disk flush
+        (``synchronous=NORMAL``; WAL keeps it atomic and safe from a killed process): if the
+        machine itself loses power, at worst the entry stays ``charged``, which still counts."""
+        self._conn.execute("PRAGMA synchronous = NORMAL")
+        try:
+            with self._write() as conn:
+                conn.execute(
+                    "UPDATE entries SET status = ?, finished_at = ?, outcome = ? WHERE id = ?",
+                    (status, _now(), json.dumps(outcome, default=str), entry_id),
+                )
+        finally:
+            self._conn.execute("PRAGMA synchronous = FULL")
+
+    # -- reading ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _entry_rows(conn: sqlite3.Connection, fingerprint: str) -> list[sqlite3.Row]:
+        return conn.execute(
+            "SELECT * FROM entries WHERE fingerprint = ? ORDER BY id", (fingerprint,)
+        ).fetchall()
+
+    def entries(self, dataset: str | None = None) -> list[Entry]:
+        """Every entry (of one dataset, by fingerprint or name, when given), oldest first."""
+        if dataset is None:
+            rows = self._conn.execute("SELECT * FROM entries ORDER BY id").fetchall()
+        else:
+            budget = self.budget(dataset)
+            rows = [] if budget is None else self._entry_rows(self._conn, budget.fingerprint)
+        samples: dict[int, list[str]] = {}
+        for row in self._conn.execute("SELECT sample_id, entry_id FROM samples ORDER BY rowid"):
+            samples.setdefault(row["entry_id"], []).append(row["sample_id"])
+        return [_entry(row, tuple(samples.get(row["id"], ()))) for row in rows]
+
+    def export(self) -> dict[str, object]:
+        """Everything in the ledger as JSON-able data (``crowdsafe ledger show --json``)."""
+        datasets = []
+        for budget in self.budgets():
+            item = budget.as_dict()
+            item["entries"] = [e.as_dict() for e in self.entries(budget.fingerprint)]
+            datasets.append(item)
+        return {"ledger": str(self.path), "schema_version": SCHEMA_VERSION, "datasets": datasets}
+
+    def integrity_check(self) -> str:
+        """'ok' when SQLite's own check passes and every running total equals the sum of its
+        entries; otherwise a description of the first problem."""
+        result = str(self._conn.execute("PRAGMA integrity_check").fetchone()[0])
+        if result != "ok":
+            return result
+        mismatch = self._conn.execute(
+            "SELECT t.fingerprint, t.partition_key, t.part FROM totals t LEFT JOIN ("
+            "  SELECT fingerprint, COALESCE(partition_key, '') AS k, "
+            "         CASE WHEN partition_key IS NULL THEN '' ELSE neighbours END AS nb, "
+            "         COALESCE(part, '') AS p, SUM(epsilon) AS e, SUM(delta) AS d, COUNT(*) AS n "
+            "  FROM entries GROUP BY 1, 2, 3, 4) s "
+            "ON s.fingerprint = t.fingerprint AND s.k = t.partition_key AND s.nb = t.neighbours AND s.p = t.part "
+            "WHERE s.n IS NULL OR s.n != t.entries OR ABS(s.e - t.epsilon) > 1e-9 * (1 + s.e) "
+            "   OR ABS(s.d - t.delta) > 1e-12 * (1 + s.d) LIMIT 1"
+        ).fetchone()
+        if mismatch is not None:
+            return f"running totals disagree with the entries for dataset {mismatch[0][:12]}…"
+        orphans = self._conn.execute(
+            "SELECT COUNT(*) FROM samples LEFT JOIN entries ON entries.id = samples.entry_id WHERE entries.id IS NULL"
+        ).fetchone()[0]
+        return "ok" if orphans == 0 else f"{orphans} sample record(s) without their entry"
+
+
+def _spent(
+    conn: sqlite3.Connection, fingerprint: str, pending: _Request | None = None
+) -> tuple[PrivacyLoss, PrivacyLoss, int]:
+    """What a dataset has spent, the same with ``pending`` added, and the number of entries.
+
+    Sequential over entries; for each declared partition, per part sequentially and then in
+    parallel over the parts. The per-part sums are kept in the ``totals`` table, updated in the
+    same transaction as each entry, so a charge costs the same with 10 or 100,000 earlier entries.
+    """
+    plain_eps, plain_delta, count = 0.0, 0.0, 0
+    parts: dict[tuple[str, str], dict[str, list[float]]] = {}
+    for key, neighbours, part, eps, delta, n in conn.execute(
+        "SELECT partition_key, neighbours, part, epsilon, delta, entries FROM totals WHERE fingerprint = ?",
+        (fingerprint,),
+    ):
+        count += int(n)
+        if key == "":
+            plain_eps, plain_delta = float(eps), float(delta)
+        else:
+            parts.setdefault((key, neighbours), {})[part] = [float(eps), float(delta)]
+    spent = _combine(plain_eps, plain_delta, parts)
+    if pending is None:
+        return spent, spent, count
+    if pending.partition is None:
+        plain_eps += pending.loss.epsilon
+        plain_delta += pending.loss.delta
+    else:
+        key, part = pending.partition
+        by_part = parts.setdefault((key, pending.neighbours), {})
+        eps, delta = by_part.get(part, [0.0, 0.0])
+        by_part[part] = [eps + pending.loss.epsilon, delta + pending.loss.delta]
+    return spent, _combine(plain_eps, plain_delta, parts), count + 1
+
+
+def _combine(plain_eps: float, plain_delta: float, parts: dict[tuple[str, str], dict[str, list[float]]]) -> PrivacyLoss:
+    losses = [_loss(plain_eps, plain_delta)]
+    for (_, neighbours), by_part in parts.items():
+        losses.append(parallel([_loss(eps, delta) for eps, delta in by_part.values()], neighbours=neighbours))
+    return _sum(losses)
+
+
+def _loss(epsilon: float, delta: float) -> PrivacyLoss:
+    return PrivacyLoss(epsilon, min(delta, math.nextafter(1.0, 0.0)))
+
+
+def _sum(losses: list[PrivacyLoss]) -> PrivacyLoss:
+    """Sequential composition; a total δ of 1 or more (never within a budget) is capped below 1."""
+    if math.fsum(loss.delta for loss in losses) < 1.0:
+        return sequential(losses)
+    return PrivacyLoss(math.fsum(loss.epsilon for loss in losses), math.nextafter(1.0, 0.0))
+
+
+def _entry(row: sqlite3.Row, samples: tuple[str, ...]) -> Entry:
+    partition = (row["partition_key"], row["part"]) if row["partition_key"] is not None else None
+    return Entry(
+        id=row["id"],
+        fingerprint=row["fingerprint"],
+        kind=row["kind"],
+        description=row["description"],
+        mechanism=row["mechanism"],
+        loss=PrivacyLoss(row["epsilon"], row["delta"]),
+        repetitions=row["repetitions"],
+        run_loss=PrivacyLoss(row["run_epsilon"], row["run_delta"]),
+        composition=row["composition"],
+        neighbours=row["neighbours"],
+        partition=partition,
+        ran_on=row["ran_on"],
+        seeded=bool(row["seeded"]),
+        status=row["status"],
+        created_at=row["created_at"],
+        finished_at=row["finished_at"],
+        samples=samples,
+        details=json.loads(row["details"]),
+        outcome=json.loads(row["outcome"]),
+    )
+
+
+LedgerSpec = Union[Ledger, str, "os.PathLike[str]", None]
+DEFAULT = "default"
+
+
+@contextlib.contextmanager
+def ledger_for(spec: LedgerSpec) -> Iterator[Ledger | None]:
+    """The ledger a caller asked for: ``"default"`` (the default location), a path, an open
+    :class:`Ledger` (left open), or None (no ledger). Ledgers opened here are closed after."""
+    if spec is None:
+        yield None
+    elif isinstance(spec, Ledger):
+        yield spec
+    else:
+        ledger = Ledger(None if spec == DEFAULT else spec)
+        try:
+            yield ledger
+        finally:
+            ledger.close()
+
+
+__all__ = [
+    "LEDGER_ENV",
+    "Budget",
+    "Charge",
+    "Entry",
+    "Ledger",
+    "default_ledger_path",
+    "ledger_for",
+]

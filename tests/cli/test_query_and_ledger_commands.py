@@ -1,0 +1,92 @@
+"""`crowdsafe query` and `crowdsafe ledger`: the issue's example, JSON, errors, and the ledger."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from crowdsafe import cli
+from crowdsafe.privacy.ledger import LEDGER_ENV
+
+
+@pytest.fixture(autouse=True)
+def private_ledger(tmp_path, monkeypatch):
+    path = tmp_path / "ledger.sqlite3"
+    monkeypatch.setenv(LEDGER_ENV, str(path))
+    return path
+
+
+def _run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_the_issue_example_needs_a_budget_then_answers(capsys):
+    code, _, err = _run(capsys, "query", "adult", "count where age >= 30 and sex = 'Female'", "--epsilon", "0.1")
+    assert code == 2 and "no privacy budget is set for 'adult'" in err and err.count("\n") == 1
+    assert _run(capsys, "ledger", "init", "adult", "--epsilon", "1", "--delta", "1e-6")[0] == 0
+    code, out, _ = _run(capsys, "query", "adult", "count where age >= 30 and sex = 'Female'", "--epsilon", "0.1")
+    assert code == 0
+    assert "95% interval" in out and "(ε = 0.1, δ = 0)" in out and "discrete Laplace" in out
+    assert "spent ε 0.1 of 1" in out
+
+
+def test_json_answer_and_ledger_show(capsys, tmp_path):
+    code, out, _ = _run(capsys, "query", "adult", "histogram sex, race, income", "--epsilon", "0.5",
+                        "--budget", "1,1e-6", "--seed", "3", "--json")
+    assert code == 0
+    answer = json.loads(out)
+    assert answer["kind"] == "histogram" and len(answer["value"]) == 20
+    assert answer["epsilon"] == 0.5 and answer["error_interval_95"] == [-6.0, 6.0]
+    assert answer["randomness"]["fit_for_release"] is False
+    code, out, _ = _run(capsys, "ledger", "show", "--json")
+    report = json.loads(out)
+    (dataset,) = report["datasets"]
+    assert dataset["name"] == "adult" and dataset["spent"]["epsilon"] == 0.5
+    assert dataset["entries"][0]["seeded"] is True
+    written = tmp_path / "export.json"
+    assert _run(capsys, "ledger", "show", "adult", "--out", str(written))[0] == 0
+    assert json.loads(written.read_text())["datasets"][0]["name"] == "adult"
+    code, out, _ = _run(capsys, "ledger", "show")
+    assert code == 0 and "histogram" in out and "completed" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["query", "adult", "count where agee > 3", "--epsilon", "1", "--budget", "1"], "did you mean 'age'"),
+        (["query", "adult", "count where age >", "--epsilon", "1", "--budget", "1"], "does not parse"),
+        (["query", "adult", "sum(age)", "--epsilon", "1", "--budget", "1"], "clamping bounds"),
+        (["query", "adult", "count", "--epsilon", "-1", "--budget", "1"], "epsilon"),
+        (["query", "adult", "count", "--epsilon", "1", "--delta", "1", "--mechanism", "gaussian", "--budget", "1"],
+         "delta"),
+        (["query", "adult", "count", "--epsilon", "1", "--budget", "x"], "--budget"),
+        (["query", "adult", "count", "--epsilon", "1", "--no-ledger", "--budget", "1"], "--no-ledger"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_registers_nothing(capsys, private_ledger, argv, fragment):
+    code, out, err = _run(capsys, *argv)
+    assert code == 2 and fragment in err and err.count("\n") == 1
+    code, out, _ = _run(capsys, "ledger", "show", "--json")
+    assert json.loads(out)["datasets"] == []
+
+
+def test_over_budget_is_refused(capsys):
+    assert _run(capsys, "ledger", "init", "adult", "--epsilon", "0.15")[0] == 0
+    assert _run(capsys, "query", "adult", "count", "--epsilon", "0.1")[0] == 0
+    code, _, err = _run(capsys, "query", "adult", "count", "--epsilon", "0.1")
+    assert code == 2 and "refused" in err and "nothing was computed" in err
+
+
+def test_no_ledger_runs_without_one(capsys, private_ledger):
+    code, out, _ = _run(capsys, "query", "adult", "median(age) clamp 17..90", "--epsilon", "1", "--no-ledger", "--json")
+    assert code == 0 and json.loads(out)["ledger"] is None
+    assert not private_ledger.exists()
+
+
+@pytest.mark.parametrize("command", [["query", "--help"], ["ledger", "init", "--help"], ["ledger", "show", "--help"]])
+def test_help_has_an_example(capsys, command):
+    code, out, _ = _run(capsys, *command)
+    assert code == 0 and "Example:" in out

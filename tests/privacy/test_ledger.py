@@ -1,0 +1,310 @@
+"""The budget ledger: refusals, composition, DPS sample tracking, concurrency and crashes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from crowdsafe.errors import BudgetExceeded, InputError, ParameterError, SampleReuseError
+from crowdsafe.privacy.composition import compose_homogeneous
+from crowdsafe.privacy.ledger import LEDGER_ENV, Ledger, default_ledger_path
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+@pytest.fixture
+def ledger(tmp_path):
+    with Ledger(tmp_path / "ledger.sqlite3") as opened:
+        opened.set_budget("fp-adult", "adult", 1.0, 1e-6)
+        yield opened
+
+
+def _query(ledger: Ledger, epsilon: float, delta: float = 0.0, **extra):
+    with ledger.charge("adult", epsilon=epsilon, delta=delta, description="count", mechanism="laplace", **extra) as c:
+        c.record(answer=1)
+    return c
+
+
+def test_budget_is_set_once(ledger):
+    assert ledger.set_budget("fp-adult", "adult", 1.0, 1e-6).budget.epsilon == 1.0  # same value: fine
+    with pytest.raises(ParameterError, match="set once"):
+        ledger.set_budget("fp-adult", "adult", 2.0, 1e-6)
+    with pytest.raises(ParameterError, match="already belongs to other data"):
+        ledger.set_budget("fp-other", "adult", 1.0, 1e-6)
+    with pytest.raises(ParameterError):
+        ledger.set_budget("fp-x", "x", 0.0, 0.0)
+
+
+def test_charges_add_up_and_the_one_too_many_is_refused_without_a_trace(ledger):
+    for _ in range(10):
+        _query(ledger, 0.1)
+    budget = ledger.budget("adult")
+    assert budget.spent.epsilon == pytest.approx(1.0) and budget.entries == 10
+    with pytest.raises(BudgetExceeded, match="nothing was computed"):
+        _query(ledger, 0.1)
+    assert ledger.budget("fp-adult").entries == 10
+    assert all(e.status == "completed" and e.outcome == {"answer": 1} for e in ledger.entries())
+
+
+def test_check_refuses_like_charge_but_writes_nothing(ledger):
+    assert ledger.check("adult", epsilon=0.5, description="q", mechanism="m").epsilon == 0.5
+    with pytest.raises(BudgetExceeded):
+        ledger.check("adult", epsilon=1.5, description="q", mechanism="m")
+    with pytest.raises(BudgetExceeded):
+        ledger.check("adult", epsilon=0.1, delta=1e-5, description="q", mechanism="m")  # δ over
+    assert ledger.entries() == []
+
+
+def test_unknown_dataset_has_no_budget(ledger):
+    with pytest.raises(BudgetExceeded, match="no privacy budget is set"):
+        ledger.check("census", epsilon=0.1, description="q", mechanism="m")
+
+
+def test_a_failed_release_still_counts(ledger):
+    with pytest.raises(RuntimeError):
+        with ledger.charge("adult", epsilon=0.3, description="q", mechanism="m"):
+            raise RuntimeError("disk full")
+    (entry,) = ledger.entries()
+    assert entry.status == "failed" and "disk full" in entry.outcome["error"]
+    assert ledger.budget("adult").spent.epsilon == pytest.approx(0.3)
+
+
+def test_repeated_mechanism_is_certified_by_the_tightest_bound(tmp_path):
+    with Ledger(tmp_path / "l.sqlite3") as ledger:
+        ledger.set_budget("fp", "d", 10.0, 1e-5)
+        with ledger.charge("d", epsilon=0.1, description="50 counts", mechanism="m", repetitions=50) as charge:
+            pass
+        # auto: a slack of at most 10% of the free δ, here 1e-6, used because it saves > 1% of ε
+        expected = min(compose_homogeneous(0.1, 0.0, 50, s).epsilon for s in (0.0, 1e-7, 1e-6))
+        assert charge.loss.epsilon < 50 * 0.1
+        assert charge.loss.epsilon == pytest.approx(expected)
+        assert charge.loss.delta == pytest.approx(1e-6)
+        (entry,) = ledger.entries()
+        assert entry.repetitions == 50 and entry.run_loss.epsilon == 0.1 and "kov" in entry.composition
+
+
+def test_repetitions_do_not_spend_delta_for_a_negligible_gain(tmp_path):
+    with Ledger(tmp_path / "l.sqlite3") as ledger:
+        ledger.set_budget("fp", "d", 10.0, 1e-5)
+        with ledger.charge("d", epsilon=0.2, delta=1e-8, kind="dps-release", repetitions=3,
+                           sample_ids=["s1", "s2", "s3"], description="3 releases", mechanism="m") as charge:
+            pass
+        assert charge.loss.delta == pytest.approx(3e-8)  # no slack: it would buy almost nothing
+        assert charge.loss.epsilon <= 0.6 + 1e-12
+        with ledger.charge("d", epsilon=0.1, description="explicit slack", mechanism="m", repetitions=50,
+                           delta_slack=1e-6) as explicit:
+            pass
+        assert explicit.loss.epsilon == pytest.approx(compose_homogeneous(0.1, 0.0, 50, 1e-6).epsilon)
+
+
+def test_parallel_parts_of_a_partition_cost_their_maximum(ledger):
+    _query(ledger, 0.3, partition=("sex", "Female"))
+    _query(ledger, 0.3, partition=("sex", "Male"))
+    _query(ledger, 0.2, partition=("sex", "Female"))
+    assert ledger.budget("adult").spent.epsilon == pytest.approx(0.5)
+    _query(ledger, 0.1)
+    assert ledger.budget("adult").spent.epsilon == pytest.approx(0.6)
+    # Under change-one neighbours a record can move between parts: the two largest add up.
+    _query(ledger, 0.2, partition=("race", "A"), neighbours="change")
+    _query(ledger, 0.1, partition=("race", "B"), neighbours="change")
+    assert ledger.budget("adult").spent.epsilon == pytest.approx(0.9)
+
+
+def test_dps_sample_is_used_once(ledger):
+    with ledger.charge("adult", epsilon=0.2, delta=1e-8, kind="dps-release", sample_ids=["sample-1"],
+                       sample_rate=0.2, description="publish", mechanism="sample+k-anon") as charge:
+        charge.record(rows=100)
+    with pytest.raises(SampleReuseError, match="fresh sample"):
+        ledger.check("adult", epsilon=0.2, delta=1e-8, kind="dps-release", sample_ids=["sample-1"],
+                     description="again", mechanism="m")
+    with pytest.raises(SampleReuseError, match="does not compose"):
+        ledger.check("adult", epsilon=0.1, ran_on="sample-1", description="query on the sample", mechanism="m")
+    # A fresh sample composes like any (ε, δ)-DP release.
+    with ledger.charge("adult", epsilon=0.2, delta=1e-8, kind="dps-release", sample_ids=["sample-2"],
+                       description="publish", mechanism="m"):
+        pass
+    spent = ledger.budget("adult").spent
+    assert spent.epsilon == pytest.approx(0.4) and spent.delta == pytest.approx(2e-8)
+    assert [e.samples for e in ledger.entries()] == [("sample-1",), ("sample-2",)]
+
+
+def test_a_sample_already_read_by_a_query_cannot_back_a_dps_release(ledger):
+    _query(ledger, 0.1, ran_on="sample-9")
+    with pytest.raises(SampleReuseError):
+        ledger.check("adult", epsilon=0.1, kind="dps-release", sample_ids=["sample-9"], description="p",
+                     mechanism="m")
+
+
+def test_dps_release_must_name_its_samples(ledger):
+    with pytest.raises(ParameterError, match="identity"):
+        ledger.check("adult", epsilon=0.1, kind="dps-release", description="p", mechanism="m")
+    with pytest.raises(ParameterError):
+        ledger.check("adult", epsilon=0.1, sample_ids=["s"], description="q", mechanism="m")
+
+
+def test_export_is_json_and_lists_every_entry(ledger):
+    _query(ledger, 0.25)
+    data = json.loads(json.dumps(ledger.export()))
+    (dataset,) = data["datasets"]
+    assert dataset["name"] == "adult" and dataset["spent"]["epsilon"] == 0.25
+    assert dataset["entries"][0]["mechanism"] == "laplace"
+    assert ledger.integrity_check() == "ok"
+
+
+def test_default_location_honours_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv(LEDGER_ENV, str(tmp_path / "mine.sqlite3"))
+    assert default_ledger_path() == tmp_path / "mine.sqlite3"
+    monkeypatch.delenv(LEDGER_ENV)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert default_ledger_path() == tmp_path / "data" / "crowdsafe" / "ledger.sqlite3"
+
+
+def test_a_file_that_is_not_a_ledger_is_refused(tmp_path):
+    bogus = tmp_path / "bogus.sqlite3"
+    bogus.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(InputError, match="not a usable crowdsafe ledger"):
+        Ledger(bogus)
+    with pytest.raises(InputError, match="folder"):
+        Ledger(tmp_path)
+
+
+# -- two processes, and kill -9 ------------------------------------------------------------------
+
+_WORKER = textwrap.dedent(
+    """
+    import sys
+    from crowdsafe.errors import BudgetExceeded
+    from crowdsafe.privacy.ledger import Ledger
+    path, attempts = sys.argv[1], int(sys.argv[2])
+    ledger = Ledger(path)
+    ok = refused = 0
+    for i in range(attempts):
+        try:
+            with ledger.charge("d", epsilon=0.01, description=f"q{i}", mechanism="m") as charge:
+                pass
+            ok += 1
+            print(charge.entry_id, flush=True)
+        except BudgetExceeded:
+            refused += 1
+    print(f"done {ok} {refused}", flush=True)
+    """
+)
+
+
+def _spawn(code: str, *args: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": SRC}
+    return subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, text=True, env=env)
+
+
+def test_two_processes_never_overspend(tmp_path):
+    path = tmp_path / "shared.sqlite3"
+    with Ledger(path) as ledger:
+        ledger.set_budget("fp", "d", 1.0, 0.0)
+    workers = [_spawn(_WORKER, str(path), "70") for _ in range(2)]
+    outputs = [w.communicate(timeout=120)[0] for w in workers]
+    assert all(w.returncode == 0 for w in workers)
+    granted = sum(int(out.strip().splitlines()[-1].split()[1]) for out in outputs)
+    assert granted == 100  # 140 attempts at 0.01 against a budget of 1: exactly 100 fit
+    with Ledger(path) as ledger:
+        assert ledger.budget("d").entries == 100
+        assert ledger.budget("d").spent.epsilon == pytest.approx(1.0)
+        assert ledger.integrity_check() == "ok"
+
+
+def test_kill_9_mid_release_loses_no_committed_entry(tmp_path):
+    path = tmp_path / "crash.sqlite3"
+    with Ledger(path) as ledger:
+        ledger.set_budget("fp", "d", 1e9, 0.0)
+    worker = _spawn(_WORKER, str(path), "100000")
+    committed = []
+    assert worker.stdout is not None
+    while len(committed) < 40:
+        committed.append(int(worker.stdout.readline()))
+    worker.send_signal(signal.SIGKILL)
+    worker.wait(timeout=30)
+    with Ledger(path) as ledger:
+        ids = {e.id for e in ledger.entries()}
+        assert set(committed) <= ids  # every reported charge survived
+        assert ledger.integrity_check() == "ok"  # totals equal their entries: nothing partial
+        count = ledger.budget("d").entries
+        with ledger.charge("d", epsilon=0.01, description="after the crash", mechanism="m"):
+            pass
+        assert ledger.budget("d").entries == count + 1
+
+
+_STUCK_IN_TRANSACTION = textwrap.dedent(
+    """
+    import sys, time
+    from crowdsafe.privacy import ledger as module
+    path, marker = sys.argv[1], sys.argv[2]
+    original = module.Ledger._insert
+
+    def insert_then_hang(conn, req):
+        entry_id = original(conn, req)
+        open(marker, "w").write(str(entry_id))
+        time.sleep(60)  # killed here: the entry and its sample are written but not committed
+        return entry_id
+
+    module.Ledger._insert = staticmethod(insert_then_hang)
+    ledger = module.Ledger(path)
+    with ledger.charge("d", epsilon=0.5, kind="dps-release", sample_ids=["s1"], description="publish",
+                       mechanism="m"):
+        pass
+    """
+)
+
+_CHARGED_THEN_DIES = textwrap.dedent(
+    """
+    import os, sys, time
+    from crowdsafe.privacy.ledger import Ledger
+    ledger = Ledger(sys.argv[1])
+    with ledger.charge("d", epsilon=0.5, description="noise drawn, then killed", mechanism="m"):
+        open(sys.argv[2], "w").write("charged")
+        time.sleep(60)
+    """
+)
+
+
+def _run_until_marker(code: str, path: Path, marker: Path) -> None:
+    worker = _spawn(code, str(path), str(marker))
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert time.monotonic() < deadline and worker.poll() is None, "worker did not reach the marker"
+        time.sleep(0.02)
+    worker.send_signal(signal.SIGKILL)
+    worker.wait(timeout=30)
+
+
+def test_kill_9_inside_the_charge_transaction_leaves_no_partial_entry(tmp_path):
+    path = tmp_path / "partial.sqlite3"
+    with Ledger(path) as ledger:
+        ledger.set_budget("fp", "d", 1.0, 0.0)
+    _run_until_marker(_STUCK_IN_TRANSACTION, path, tmp_path / "marker")
+    with Ledger(path) as ledger:
+        assert ledger.entries() == []
+        assert ledger.budget("d").spent.epsilon == 0.0
+        assert ledger.integrity_check() == "ok"
+        # The sample was never recorded, so a release may use it now.
+        with ledger.charge("d", epsilon=0.5, kind="dps-release", sample_ids=["s1"], description="p", mechanism="m"):
+            pass
+
+
+def test_a_release_killed_after_its_charge_keeps_counting(tmp_path):
+    path = tmp_path / "charged.sqlite3"
+    with Ledger(path) as ledger:
+        ledger.set_budget("fp", "d", 1.0, 0.0)
+    _run_until_marker(_CHARGED_THEN_DIES, path, tmp_path / "marker")
+    with Ledger(path) as ledger:
+        (entry,) = ledger.entries()
+        assert entry.status == "charged" and entry.finished_at is None
+        assert ledger.budget("d").spent.epsilon == 0.5
+        with pytest.raises(BudgetExceeded):
+            ledger.check("d", epsilon=0.6, description="q", mechanism="m")
