@@ -84,6 +84,12 @@ def test_models_match_definitions(rows, l):
     assert classes.k == min(len(g) for g in parts)
     assert classes.n_classes == len(parts)  # a missing 'a' is a value of its own
     colour = classes.sensitive("colour")
+    one_pass = models.EquivalenceClasses(data, sensitive=["colour", "score"])  # classes + colour in one group-by
+    assert np.array_equal(one_pass.sizes, classes.sizes)
+    for name in ("colour", "score"):
+        a, b = one_pass.sensitive(name), classes.sensitive(name)
+        for field in ("cls", "code", "count", "overall"):
+            assert np.array_equal(getattr(a, field), getattr(b, field)), (name, field)
     overall = Counter(c for _, _, c, _ in rows)
     table_p = {v: overall[v] / n for v in COLOURS}
     present = [v for v in COLOURS if overall[v]]
@@ -139,3 +145,21 @@ def test_models_match_definitions(rows, l):
         expected = lp_emd([counts[s] / len(g) for s in scores], [score_overall[s] / n for s in scores], d)
         assert value == pytest.approx(expected, abs=1e-7)
 
+
+
+def test_tables_too_wide_for_a_64_bit_key_use_the_multi_column_group_by():
+    rng = np.random.default_rng(3)
+    columns = {f"q{i}": rng.integers(0, 1000, 1200) for i in range(7)}  # 1000^7 > 2^63
+    columns["q0"][:600] = 0
+    for name in columns:
+        columns[name][600:] = columns[name][:600]  # every tuple twice
+    frame = pl.DataFrame({**columns, "s": rng.integers(0, 3, 1200)})
+    data = Dataset(frame, Schema.infer(frame))
+    qi = [f"q{i}" for i in range(7)]
+    classes = models.EquivalenceClasses(data, qi, sensitive=["s"])
+    reference = Counter(frame.select(qi).iter_rows())
+    assert sorted(classes.sizes.tolist()) == sorted(reference.values())
+    assert classes.k == 2
+    pairs = Counter(frame.select([*qi, "s"]).iter_rows())
+    assert int(classes.sensitive("s").count.sum()) == 1200
+    assert len(classes.sensitive("s").cls) == len(pairs)
