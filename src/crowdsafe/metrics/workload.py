@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy import sparse
 
 from crowdsafe.data import Dataset
 from crowdsafe.data.generalized import CellTable
@@ -116,6 +115,8 @@ def make_workload(
 
 def answer(table: CellTable, workload: Workload) -> np.ndarray:
     """Estimated count of every query on ``table`` (exact for an original table)."""
+    from scipy import sparse
+
     fractions = {}
     for column in workload.columns:
         cover = table.covers[column]
