@@ -335,7 +335,15 @@ class Domain:
         texts = _as_text(cells)
         kinds: list[CellKind] = []
         pieces: list[np.ndarray] = []
+        single = np.empty(1, dtype=np.uint32)
         for text in texts.to_list():
+            code = self._code_of_text.get(text.strip()) if text is not None else None
+            if code is not None:  # an original value: the common case, kept cheap
+                kinds.append(CellKind.VALUE)
+                piece = single.copy()
+                piece[0] = code
+                pieces.append(piece)
+                continue
             kind, codes = self._resolve(text, strict)
             if len(codes) == 0 and strict:
                 raise InputError(
@@ -348,14 +356,16 @@ class Domain:
         indices = np.concatenate(pieces).astype(np.uint32) if pieces else np.zeros(0, np.uint32)
         low = np.full(len(pieces), np.nan)
         high = np.full(len(pieces), np.nan)
-        if self.numbers is not None:
-            for j, codes in enumerate(pieces):
-                numbers = self.numbers[codes]
-                numbers = numbers[~np.isnan(numbers)]
-                if len(numbers):
-                    low[j], high[j] = numbers.min(), numbers.max()
-        level = np.array([self._lowest_level(p) for p in pieces], dtype=np.int64)
-        keys = {}
+        filled = sizes > 0
+        if self.numbers is not None and filled.any():
+            numbers = self.numbers[indices]
+            starts = indptr[:-1][filled]
+            low[filled] = np.fmin.reduceat(numbers, starts)  # fmin/fmax skip the missing value's NaN
+            high[filled] = np.fmax.reduceat(numbers, starts)
+        level = np.where(sizes == 1, 0 if self.hierarchy is not None else -1, -1).astype(np.int64)
+        for j in np.nonzero(sizes != 1)[0]:
+            level[j] = self._lowest_level(pieces[j])
+        keys: dict[bytes, int] = {}
         canonical = np.array([keys.setdefault(p.tobytes(), len(keys)) for p in pieces], dtype=np.int64)
         return Cover(self, texts, tuple(kinds), indptr, indices, low, high, level, canonical)
 

@@ -57,13 +57,14 @@ def utility(
     ``qi``: the quasi-identifiers (default: the original's that the release holds); ``k`` and
     ``input_rows`` as in :func:`~crowdsafe.metrics.information_loss`; ``queries``,
     ``max_attributes``, ``seed``, ``scale`` for the workload; ``target`` and ``test`` (held-out
-    original rows) for the classifier, which is skipped (with a note) without both.
+    original rows) for the classifier, which is skipped (with a note) without both. Marginals
+    are taken over the quasi-identifiers and the sensitive attributes the release holds.
     """
     frame = release.frame if isinstance(release, Dataset) else release
     columns = list(qi) if qi is not None else [c for c in original.quasi_identifiers if c in frame.columns]
     if not columns:
         raise ParameterError("the release holds none of the original's quasi-identifiers; name them with --qi")
-    shared = [c for c in frame.columns if c in original.schema]
+    sensitive = [c for c in original.sensitive if c in frame.columns and c not in columns]
     notes = []
     classifier = None
     if target is not None and test is not None:
@@ -75,7 +76,7 @@ def utility(
     return UtilityReport(
         quasi_identifiers=columns,
         information_loss=information_loss(original, frame, qi=columns, k=k, input_rows=input_rows),
-        marginals=marginal_distances(original, frame, shared),
+        marginals=marginal_distances(original, frame, [*columns, *sensitive]),
         workload=workload_error(original, frame, columns, queries=queries, max_attributes=max_attributes,
                                 seed=seed, scale=scale),
         classifier=classifier,
