@@ -180,7 +180,7 @@ class Cover:
             width = domain.numeric_span
             spread = np.nan_to_num(self.high - self.low, nan=0.0)
             penalty = spread / width if width > 0 else np.zeros(len(spread))
-            penalty = np.where(self.size == domain.size, 1.0, penalty)  # '*' over a domain with a missing value
+            penalty = np.where((self.size == domain.size) & (self.size > 1), 1.0, penalty)  # all of several values
             return np.clip(penalty, 0.0, 1.0)
         size = self.size.astype(np.float64)
         return np.where(size > 1, size / max(domain.size, 1), 0.0)

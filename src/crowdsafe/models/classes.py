@@ -229,16 +229,3 @@ class EquivalenceClasses:
     def __repr__(self) -> str:
         return f"EquivalenceClasses({self.n_classes:,} classes over {self.rows:,} rows, k={self.k})"
 
-
-def classes_of(
-    data: Any,
-    qi: Sequence[str] | None = None,
-    *,
-    original: Dataset | None = None,
-) -> EquivalenceClasses:
-    """:class:`EquivalenceClasses` of ``data`` (an EquivalenceClasses is returned as it is)."""
-    if isinstance(data, EquivalenceClasses):
-        if qi is not None and list(qi) != data.quasi_identifiers:
-            raise ParameterError("these classes were built on other quasi-identifiers")
-        return data
-    return EquivalenceClasses(as_dataset(data), qi, original=original)
