@@ -15,7 +15,7 @@ from scipy.optimize import linprog
 
 from crowdsafe import models
 from crowdsafe.data import Dataset, Hierarchy, Schema
-from crowdsafe.errors import HierarchyError, ParameterError, SchemaError
+from crowdsafe.errors import ParameterError
 from crowdsafe.models import closeness, disclosure, diversity
 
 COLOURS = ["red", "pink", "blue", "navy", "green"]
@@ -163,3 +163,19 @@ def test_tables_too_wide_for_a_64_bit_key_use_the_multi_column_group_by():
     pairs = Counter(frame.select([*qi, "s"]).iter_rows())
     assert int(classes.sensitive("s").count.sum()) == 1200
     assert len(classes.sensitive("s").cls) == len(pairs)
+
+
+def test_sensitive_counts_from_a_searchs_own_classes():
+    """A lattice search maps frequency-table rows to classes itself and asks for the models."""
+    rows = [("x", 0, "red", 1), ("x", 0, "blue", 2), ("y", 1, "red", 3), ("y", 1, "red", 3), ("y", 2, "navy", 1)]
+    data = table(rows)
+    direct = models.EquivalenceClasses(data, ["a"]).sensitive("colour")
+    encoded = data.encoded("colour")
+    class_of_row = np.array([0, 0, 1, 1, 1])  # classes by 'a' only, rows in table order
+    built = models.SensitiveCounts.from_counts("colour", encoded.dictionary, class_of_row, encoded.codes,
+                                               np.ones(5, dtype=np.int64))
+    for field in ("cls", "code", "count", "class_sizes", "overall"):
+        assert np.array_equal(getattr(built, field), getattr(direct, field)), field
+    np.testing.assert_allclose(closeness.hierarchical_emd(built, COLOUR), closeness.hierarchical_emd(direct, COLOUR))
+    with pytest.raises(ParameterError, match="every class"):
+        models.SensitiveCounts.from_counts("colour", encoded.dictionary, np.array([0, 2]), np.array([0, 1]), np.ones(2))

@@ -64,6 +64,31 @@ class SensitiveCounts:
     overall: np.ndarray
     attribute_type: AttributeType
 
+    @classmethod
+    def from_counts(
+        cls,
+        attribute: str,
+        values: pl.Series,
+        class_id: np.ndarray,
+        code: np.ndarray,
+        count: np.ndarray,
+        attribute_type: AttributeType = AttributeType.CATEGORICAL,
+    ) -> "SensitiveCounts":
+        """Build from any (class id, value code, count) rows, e.g. a frequency table whose rows a
+        lattice search has mapped to classes; repeated (class, value) rows are added up and
+        class ids must be 0..C-1, each used."""
+        class_id = np.asarray(class_id, dtype=np.int64)
+        code = np.asarray(code, dtype=np.int64)
+        width = max(len(values), int(code.max(initial=-1)) + 1, 1)
+        key, inverse = np.unique(class_id * width + code, return_inverse=True)
+        total = np.bincount(inverse.ravel(), weights=np.asarray(count, dtype=np.float64)).astype(np.int64)
+        pair_class, pair_code = key // width, key % width
+        sizes = np.bincount(pair_class, weights=total).astype(np.int64)
+        if (sizes == 0).any():
+            raise ParameterError("class ids must run 0..C-1 with every class holding rows")
+        overall = np.bincount(pair_code, weights=total, minlength=len(values)).astype(np.int64)
+        return cls(attribute, values, pair_class, pair_code, total, sizes, overall, attribute_type)
+
     @property
     def rows(self) -> int:
         return int(self.class_sizes.sum())
