@@ -4,6 +4,7 @@ command line calls exactly these."""
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -132,8 +133,12 @@ def check_dataset(
     if not qis:
         raise ParameterError("the data has no quasi-identifiers; name them with --qi a,b,c (qi=[...])")
     frame = dataset.frame
-    distinct = frame.select(pl.all().n_unique()).row(0)
-    nulls = frame.null_count().row(0)
+    with ThreadPoolExecutor(max_workers=2) as pool:  # hashing and counting overlap the models (all release the GIL)
+        fingerprint = pool.submit(dataset.fingerprint)
+        summary = pool.submit(lambda: (frame.select(pl.all().n_unique()).row(0), frame.null_count().row(0)))
+        privacy = assess(dataset, original=original, target_k=target_k, l=l, ground=ground, threshold=threshold,
+                         population=population, population_size=population_size)
+    distinct, nulls = summary.result()
     attributes = [
         {
             "name": a.name,
@@ -145,8 +150,6 @@ def check_dataset(
         }
         for a, d, m in zip(dataset.schema, distinct, nulls)
     ]
-    privacy = assess(dataset, original=original, target_k=target_k, l=l, ground=ground, threshold=threshold,
-                     population=population, population_size=population_size)
     classes = privacy.classes
     notes = []
     if dataset.schema.source == "inferred":
@@ -159,7 +162,7 @@ def check_dataset(
     return CheckReport(
         dataset=dataset.name or "data",
         rows=dataset.n_rows,
-        fingerprint=dataset.fingerprint(),
+        fingerprint=fingerprint.result(),
         schema=dataset.schema,
         missing=dataset.missing.to_dict() | {"description": dataset.missing.describe()},
         attributes=attributes,

@@ -116,6 +116,17 @@ class SensitiveCounts:
     def distinct_per_class(self) -> np.ndarray:
         return np.bincount(self.cls, minlength=self.n_classes)
 
+    @cached_property
+    def class_starts(self) -> np.ndarray:
+        """Index of each class's first entry (entries are sorted by class; no class is empty)."""
+        return np.searchsorted(self.cls, np.arange(self.n_classes))
+
+    def per_class_max(self, values: np.ndarray) -> np.ndarray:
+        """The largest of ``values`` (one per entry) within each class."""
+        if self.n_classes == 0:
+            return np.zeros(0)
+        return np.maximum.reduceat(values, self.class_starts)
+
 
 class EquivalenceClasses:
     """The equivalence classes of a table under a quasi-identifier set.
