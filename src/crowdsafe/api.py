@@ -4,6 +4,7 @@ command line calls exactly these."""
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -15,11 +16,12 @@ from crowdsafe.data import (
     Dataset,
     MissingPolicy,
     Schema,
-    class_sizes,
-    frequency_table,
     load,
 )
+from crowdsafe.data.generalized import release_dataset
 from crowdsafe.errors import BudgetExceeded, ParameterError
+from crowdsafe.metrics import UtilityReport, utility
+from crowdsafe.models import DEFAULT_THRESHOLD, PrivacyReport, assess
 from crowdsafe.privacy.ledger import DEFAULT as DEFAULT_LEDGER
 from crowdsafe.privacy.ledger import Budget, LedgerSpec, ledger_for
 from crowdsafe.randomness import Randomness
@@ -47,6 +49,7 @@ class CheckReport:
     k: int
     classes: dict[str, Any]
     notes: list[str] = field(default_factory=list)
+    privacy: PrivacyReport | None = None  # k, ℓ, t, δ, β, effective anonymity and risk
 
     @property
     def sample_uniques(self) -> int:
@@ -70,6 +73,7 @@ class CheckReport:
             "mean_class_size": self.classes["mean"],
             "largest_class": self.classes["largest"],
             "class_sizes": self.classes["buckets"],
+            "privacy": self.privacy.to_dict() if self.privacy else None,
             "notes": self.notes,
         }
 
@@ -81,25 +85,60 @@ def check(
     sensitive: Sequence[str] | str | None = None,
     schema: Schema | str | os.PathLike[str] | None = None,
     missing: MissingPolicy | str = DEFAULT_MISSING,
+    original: Any = None,
+    target_k: int | None = None,
+    l: int = 2,
+    ground: str = "auto",
+    threshold: float = DEFAULT_THRESHOLD,
+    population: Any = None,
+    population_size: int | None = None,
 ) -> CheckReport:
-    """Load ``data`` (a path, a bundled name, a frame or a Dataset) and report its k-anonymity.
+    """Load ``data`` (a path, a bundled name, a frame or a Dataset) and report what an attacker
+    could learn: k-anonymity and the class sizes, ℓ-diversity (distinct, entropy, recursive
+    (c, ℓ)), t-closeness, δ-disclosure, β-likeness and effective anonymity for each sensitive
+    attribute, and re-identification risk (:func:`crowdsafe.models.assess`).
 
     k is the size of the smallest group of rows sharing one quasi-identifier tuple (Sweeney
     2002); sample uniques are rows alone in their group. The default quasi-identifiers are the
-    schema's (inferred: every attribute).
+    schema's (inferred: every attribute). ``original``: the table a release was made from, so
+    generalized cells are read as what they cover and the release takes its roles.
+    ``population`` (a table) enables journalist risk; ``population_size`` the Zayatz estimate
+    of population uniques.
     """
-    dataset = load(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
-    return check_dataset(dataset)
+    if original is not None:
+        source = load(original, schema=schema, missing=missing)
+        dataset = release_dataset(load(data, missing=missing), source)
+        dataset = dataset.with_roles(qi=qi, sensitive=sensitive) if qi is not None or sensitive is not None else dataset
+    else:
+        source = None
+        dataset = load(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
+    people = load(population, missing=missing) if population is not None else None
+    return check_dataset(dataset, original=source, target_k=target_k, l=l, ground=ground, threshold=threshold,
+                         population=people, population_size=population_size)
 
 
-def check_dataset(dataset: Dataset) -> CheckReport:
+def check_dataset(
+    dataset: Dataset,
+    *,
+    original: Dataset | None = None,
+    target_k: int | None = None,
+    l: int = 2,
+    ground: str = "auto",
+    threshold: float = DEFAULT_THRESHOLD,
+    population: Dataset | None = None,
+    population_size: int | None = None,
+) -> CheckReport:
     """:func:`check` for a loaded Dataset."""
     qis = dataset.quasi_identifiers
     if not qis:
         raise ParameterError("the data has no quasi-identifiers; name them with --qi a,b,c (qi=[...])")
     frame = dataset.frame
-    distinct = frame.select(pl.all().n_unique()).row(0)
-    nulls = frame.null_count().row(0)
+    with ThreadPoolExecutor(max_workers=2) as pool:  # hashing and counting overlap the models (all release the GIL)
+        fingerprint = pool.submit(dataset.fingerprint)
+        summary = pool.submit(lambda: (frame.select(pl.all().n_unique()).row(0), frame.null_count().row(0)))
+        privacy = assess(dataset, original=original, target_k=target_k, l=l, ground=ground, threshold=threshold,
+                         population=population, population_size=population_size)
+    distinct, nulls = summary.result()
     attributes = [
         {
             "name": a.name,
@@ -111,7 +150,7 @@ def check_dataset(dataset: Dataset) -> CheckReport:
         }
         for a, d, m in zip(dataset.schema, distinct, nulls)
     ]
-    classes = class_sizes(frequency_table(dataset, qis).get_column("count"))
+    classes = privacy.classes
     notes = []
     if dataset.schema.source == "inferred":
         notes.append(
@@ -123,7 +162,7 @@ def check_dataset(dataset: Dataset) -> CheckReport:
     return CheckReport(
         dataset=dataset.name or "data",
         rows=dataset.n_rows,
-        fingerprint=dataset.fingerprint(),
+        fingerprint=fingerprint.result(),
         schema=dataset.schema,
         missing=dataset.missing.to_dict() | {"description": dataset.missing.describe()},
         attributes=attributes,
@@ -131,7 +170,8 @@ def check_dataset(dataset: Dataset) -> CheckReport:
         sensitive=dataset.sensitive,
         k=int(classes["smallest"]),
         classes=classes,
-        notes=notes,
+        notes=notes + privacy.notes + privacy.risk.notes,
+        privacy=privacy,
     )
 
 
@@ -166,6 +206,39 @@ def anonymize(
     if out is not None:
         release.write(out)
     return release
+def compare(
+    original: Any,
+    release: Any,
+    *,
+    qi: Sequence[str] | None = None,
+    schema: Schema | str | os.PathLike[str] | None = None,
+    missing: MissingPolicy | str = DEFAULT_MISSING,
+    k: int | None = None,
+    input_rows: int | None = None,
+    queries: int = 1000,
+    max_attributes: int = 3,
+    seed: int = 0,
+    scale: float = 1.0,
+    target: str | None = None,
+    test: Any = None,
+    model: str = "logistic",
+) -> UtilityReport:
+    """Utility of ``release`` against ``original`` (:func:`crowdsafe.metrics.utility`):
+    information loss, marginal distances, workload error and classifier accuracy.
+
+    ``target`` defaults to the original's sensitive attribute when it has exactly one and the
+    release holds it; ``test`` (held-out original rows) defaults to Adult's test file when the
+    original is the bundled ``adult``.
+    """
+    source = load(original, schema=schema, missing=missing)
+    published = release_dataset(load(release, missing=missing), source)
+    if target is None and len(source.sensitive) == 1 and source.sensitive[0] in published.columns:
+        target = source.sensitive[0]
+    if test is None and isinstance(original, str) and original == "adult" and target is not None:
+        test = "adult-test"
+    held_out = load(test, schema=schema, missing=missing) if test is not None else None
+    return utility(source, published, qi=qi, k=k, input_rows=input_rows, queries=queries,
+                   max_attributes=max_attributes, seed=seed, scale=scale, target=target, test=held_out, model=model)
 
 
 # -- DP queries and the budget ledger ------------------------------------------------------------

@@ -251,3 +251,12 @@ def test_loss_is_monotone_in_the_levels_without_suppression(rows, k):
         suppressed = scorer.score(levels, k=k)
         assert suppressed.gcp >= loss.gcp - 1e-12
         assert suppressed.released_rows + suppressed.suppressed_rows == len(rows)
+
+
+def test_a_single_value_domain_loses_nothing_when_kept():
+    frame = pl.DataFrame({"age": [30, 30, 30], "sex": ["F", "F", "M"]})
+    dataset = Dataset(frame, Schema.of({"age": "numeric", "sex": "categorical"}),
+                      {"age": intervals("age", [30], widths=[10]), "sex": SEX})
+    kept = FullDomainScorer.from_dataset(dataset).score({"age": 0})
+    assert kept.ncp["age"] == 0.0
+    assert information_loss(dataset, frame).ncp["age"] == 0.0

@@ -15,7 +15,7 @@ from scipy.optimize import linprog
 
 from crowdsafe import models
 from crowdsafe.data import Dataset, Hierarchy, Schema
-from crowdsafe.errors import HierarchyError, ParameterError, SchemaError
+from crowdsafe.errors import ParameterError
 from crowdsafe.models import closeness, disclosure, diversity
 
 COLOURS = ["red", "pink", "blue", "navy", "green"]
@@ -84,6 +84,12 @@ def test_models_match_definitions(rows, l):
     assert classes.k == min(len(g) for g in parts)
     assert classes.n_classes == len(parts)  # a missing 'a' is a value of its own
     colour = classes.sensitive("colour")
+    one_pass = models.EquivalenceClasses(data, sensitive=["colour", "score"])  # classes + colour in one group-by
+    assert np.array_equal(one_pass.sizes, classes.sizes)
+    for name in ("colour", "score"):
+        a, b = one_pass.sensitive(name), classes.sensitive(name)
+        for field in ("cls", "code", "count", "overall"):
+            assert np.array_equal(getattr(a, field), getattr(b, field)), (name, field)
     overall = Counter(c for _, _, c, _ in rows)
     table_p = {v: overall[v] / n for v in COLOURS}
     present = [v for v in COLOURS if overall[v]]
@@ -139,3 +145,37 @@ def test_models_match_definitions(rows, l):
         expected = lp_emd([counts[s] / len(g) for s in scores], [score_overall[s] / n for s in scores], d)
         assert value == pytest.approx(expected, abs=1e-7)
 
+
+
+def test_tables_too_wide_for_a_64_bit_key_use_the_multi_column_group_by():
+    rng = np.random.default_rng(3)
+    columns = {f"q{i}": rng.integers(0, 1000, 1200) for i in range(7)}  # 1000^7 > 2^63
+    columns["q0"][:600] = 0
+    for name in columns:
+        columns[name][600:] = columns[name][:600]  # every tuple twice
+    frame = pl.DataFrame({**columns, "s": rng.integers(0, 3, 1200)})
+    data = Dataset(frame, Schema.infer(frame))
+    qi = [f"q{i}" for i in range(7)]
+    classes = models.EquivalenceClasses(data, qi, sensitive=["s"])
+    reference = Counter(frame.select(qi).iter_rows())
+    assert sorted(classes.sizes.tolist()) == sorted(reference.values())
+    assert classes.k == 2
+    pairs = Counter(frame.select([*qi, "s"]).iter_rows())
+    assert int(classes.sensitive("s").count.sum()) == 1200
+    assert len(classes.sensitive("s").cls) == len(pairs)
+
+
+def test_sensitive_counts_from_a_searchs_own_classes():
+    """A lattice search maps frequency-table rows to classes itself and asks for the models."""
+    rows = [("x", 0, "red", 1), ("x", 0, "blue", 2), ("y", 1, "red", 3), ("y", 1, "red", 3), ("y", 2, "navy", 1)]
+    data = table(rows)
+    direct = models.EquivalenceClasses(data, ["a"]).sensitive("colour")
+    encoded = data.encoded("colour")
+    class_of_row = np.array([0, 0, 1, 1, 1])  # classes by 'a' only, rows in table order
+    built = models.SensitiveCounts.from_counts("colour", encoded.dictionary, class_of_row, encoded.codes,
+                                               np.ones(5, dtype=np.int64))
+    for field in ("cls", "code", "count", "class_sizes", "overall"):
+        assert np.array_equal(getattr(built, field), getattr(direct, field)), field
+    np.testing.assert_allclose(closeness.hierarchical_emd(built, COLOUR), closeness.hierarchical_emd(direct, COLOUR))
+    with pytest.raises(ParameterError, match="every class"):
+        models.SensitiveCounts.from_counts("colour", encoded.dictionary, np.array([0, 2]), np.array([0, 1]), np.ones(2))

@@ -19,6 +19,7 @@ from crowdsafe.errors import CrowdsafeError
 # One line per command module; each module defines ``register(app: typer.Typer)``.
 _COMMAND_MODULES = [
     "crowdsafe.cli.check",
+    "crowdsafe.cli.compare",
     "crowdsafe.cli.datasets",
     "crowdsafe.cli.calc",
     "crowdsafe.cli.experiment",

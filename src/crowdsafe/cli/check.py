@@ -1,8 +1,11 @@
-"""``crowdsafe check DATA``: rows, attributes, missing values, and the table's k-anonymity."""
+"""``crowdsafe check DATA``: rows, attributes, missing values, k-anonymity and class sizes,
+ℓ-diversity, t-closeness, δ-disclosure, β-likeness, effective anonymity and re-identification risk."""
 
 from __future__ import annotations
 
-from typing import Annotated
+import math
+from pathlib import Path
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
@@ -62,8 +65,77 @@ def render_check(report: api.CheckReport, console: Console) -> None:
             sizes.add_row(bucket["sizes"], f"{bucket['groups']:,}", f"{bucket['rows']:,}",
                           f"{bucket['rows'] / report.rows:.1%}")
     console.print(sizes)
+    if report.privacy is not None:
+        render_privacy(report.privacy.to_dict(), console)
     for note in report.notes:
         console.print(f"note: {note}")
+
+
+def _number(value: Any, unbounded: bool = False, digits: int = 3) -> str:
+    if unbounded or (isinstance(value, float) and math.isinf(value)):
+        return "∞"
+    if value is None:
+        return "-"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.{digits}g}"
+
+
+def render_privacy(privacy: dict[str, Any], console: Console) -> None:
+    """The sensitive-attribute models and the risk figures of a check report."""
+    if privacy["target_k"] is not None:
+        console.print(
+            f"classes below k = {privacy['target_k']}: {privacy['classes_below_target_k']:,} "
+            f"holding {privacy['rows_below_target_k']:,} rows"
+        )
+    if privacy["sensitive"]:
+        table = Table(title="Sensitive attributes (each value is the table's: its worst class)", title_justify="left")
+        table.add_column("model", justify="left")
+        for s in privacy["sensitive"]:
+            table.add_column(s["attribute"], justify="right")
+        each = privacy["sensitive"]
+        rows = [
+            ("distinct values", [_number(s["distinct_values"]) for s in each]),
+            ("ℓ-diversity, distinct", [_number(s["l_distinct"]) for s in each]),
+            ("ℓ-diversity, entropy", [_number(s["l_entropy"]) for s in each]),
+            (f"recursive (c, ℓ={each[0]['recursive_l']}): c above",
+             [_number(s["recursive_c"], s["recursive_c_unbounded"]) for s in each]),
+            ("t-closeness (ground distance)", [f"{_number(s['t'])} ({s['ground_distance']})" for s in each]),
+            ("δ-disclosure", [_number(s["delta"], s["delta_unbounded"]) for s in each]),
+            ("δ over values present", [_number(s["delta_present"]) for s in each]),
+            ("classes missing a value", [_number(s["classes_missing_a_value"]) for s in each]),
+            ("β-likeness, basic", [_number(s["beta"]) for s in each]),
+            ("β-likeness, enhanced", [_number(s["beta_enhanced"], s["beta_enhanced_unbounded"]) for s in each]),
+            ("effective anonymity, min", [_number(s["effective_anonymity_min"]) for s in each]),
+            ("effective anonymity, mean per record", [f"{s['effective_anonymity_mean_record']:.2f}" for s in each]),
+        ]
+        for label, values in rows:
+            table.add_row(label, *values)
+        console.print(table)
+        console.print(
+            "recursive (c, ℓ) holds for every c above the value shown; δ = ∞ when a class lacks a value "
+            "of the table (δ present: over the values a class holds); β enhanced = ∞ when no β holds."
+        )
+    risk = privacy["risk"]
+    table = Table(title=f"Re-identification risk (threshold {risk['threshold']:g})", title_justify="left")
+    for heading in ("attacker", "highest", "average", "records at highest", "records above threshold"):
+        table.add_column(heading, justify="left" if heading == "attacker" else "right")
+    for name in ("prosecutor", "journalist"):
+        figures = risk[name]
+        if figures is None:
+            continue
+        table.add_row(name, f"{figures['highest']:.3g}", f"{figures['average']:.3g}",
+                      f"{figures['records_at_highest']:,}", f"{figures['share_above_threshold']:.1%}")
+    table.add_row("marketer", "-", f"{risk['marketer']:.3g}", "-", "-")
+    console.print(table)
+    console.print(f"sample uniques: {risk['sample_uniques']:,} ({risk['sample_unique_share']:.1%} of rows)")
+    estimate = risk["population_uniques"]
+    if estimate is not None:
+        console.print(
+            f"population uniques (Zayatz, population {estimate['population_size']:,}, sampling fraction "
+            f"{estimate['sampling_fraction']:.3g}): about {estimate['estimate']:,.0f} "
+            f"({estimate['probability']:.1%} of sample uniques); assumes {estimate['assumptions']}"
+        )
 
 
 def register(app: typer.Typer) -> None:
@@ -74,15 +146,31 @@ def register(app: typer.Typer) -> None:
         sensitive: SensitiveOpt = None,
         schema: SchemaOpt = None,
         missing: MissingOpt = "keep",
+        k: Annotated[Optional[int], typer.Option("--k", help="Count the classes smaller than this k.")] = None,
+        l: Annotated[int, typer.Option("--l", help="The ℓ of recursive (c, ℓ)-diversity.")] = 2,
+        ground: Annotated[str, typer.Option(
+            "--ground", help="t-closeness ground distance: auto, equal, ordered or hierarchical.")] = "auto",
+        threshold: Annotated[float, typer.Option(
+            "--risk-threshold", help="Record-risk threshold for the share of records at risk.")] = 0.2,
+        original: Annotated[Optional[str], typer.Option(
+            "--original", help="The table a release was made from: generalized cells are read against it.")] = None,
+        population: Annotated[Optional[Path], typer.Option(
+            "--population", help="A population table: enables journalist risk.")] = None,
+        population_size: Annotated[Optional[int], typer.Option(
+            "--population-size", help="Population size: enables the Zayatz estimate of population uniques.")] = None,
         as_json: JsonOpt = False,
     ) -> None:
-        """Report a table's size, attributes, missing values and k-anonymity.
+        """Report what an attacker could learn from a table: k-anonymity and class sizes,
+        ℓ-diversity (distinct, entropy, recursive), t-closeness, δ-disclosure, β-likeness and
+        effective anonymity per sensitive attribute, and re-identification risk.
 
         k is the size of the smallest group of rows that share one quasi-identifier tuple.
 
-        Example: crowdsafe check adult --qi age,sex,race --sensitive income
+        Example: crowdsafe check adult --qi age,sex,race --sensitive occupation --k 5 --population-size 200000
         """
         report = api.check(
-            data, qi=split_list(qi), sensitive=split_list(sensitive), schema=schema, missing=missing
+            data, qi=split_list(qi), sensitive=split_list(sensitive), schema=schema, missing=missing,
+            original=original, target_k=k, l=l, ground=ground, threshold=threshold,
+            population=population, population_size=population_size,
         )
         emit(report.to_dict(), as_json, lambda: render_check(report, Console()))

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -180,7 +180,7 @@ class Cover:
             width = domain.numeric_span
             spread = np.nan_to_num(self.high - self.low, nan=0.0)
             penalty = spread / width if width > 0 else np.zeros(len(spread))
-            penalty = np.where(self.size == domain.size, 1.0, penalty)  # '*' over a domain with a missing value
+            penalty = np.where((self.size == domain.size) & (self.size > 1), 1.0, penalty)  # all of several values
             return np.clip(penalty, 0.0, 1.0)
         size = self.size.astype(np.float64)
         return np.where(size > 1, size / max(domain.size, 1), 0.0)
@@ -316,6 +316,16 @@ class Domain:
                     break
         return [m for m in members if m]
 
+    def identity_cover(self) -> Cover:
+        """The cover in which every domain value is its own cell (an original column)."""
+        n = self.size
+        codes = np.arange(n, dtype=np.uint32)
+        numbers = self.numbers if self.numbers is not None else np.full(n, np.nan)
+        level = np.zeros(n, dtype=np.int64) if self.hierarchy is not None else np.full(n, -1, dtype=np.int64)
+        kind = tuple(CellKind.MISSING if v is None else CellKind.VALUE for v in self.values.to_list())
+        return Cover(self, _as_text(self.values), kind, np.arange(n + 1, dtype=np.int64), codes,
+                     numbers.copy(), numbers.copy(), level, np.arange(n, dtype=np.int64))
+
     def cover(self, cells: pl.Series, *, strict: bool = True) -> Cover:
         """Resolve the distinct cells ``cells`` (any dtype; read as text) into a :class:`Cover`.
 
@@ -325,7 +335,15 @@ class Domain:
         texts = _as_text(cells)
         kinds: list[CellKind] = []
         pieces: list[np.ndarray] = []
+        single = np.empty(1, dtype=np.uint32)
         for text in texts.to_list():
+            code = self._code_of_text.get(text.strip()) if text is not None else None
+            if code is not None:  # an original value: the common case, kept cheap
+                kinds.append(CellKind.VALUE)
+                piece = single.copy()
+                piece[0] = code
+                pieces.append(piece)
+                continue
             kind, codes = self._resolve(text, strict)
             if len(codes) == 0 and strict:
                 raise InputError(
@@ -338,14 +356,16 @@ class Domain:
         indices = np.concatenate(pieces).astype(np.uint32) if pieces else np.zeros(0, np.uint32)
         low = np.full(len(pieces), np.nan)
         high = np.full(len(pieces), np.nan)
-        if self.numbers is not None:
-            for j, codes in enumerate(pieces):
-                numbers = self.numbers[codes]
-                numbers = numbers[~np.isnan(numbers)]
-                if len(numbers):
-                    low[j], high[j] = numbers.min(), numbers.max()
-        level = np.array([self._lowest_level(p) for p in pieces], dtype=np.int64)
-        keys = {}
+        filled = sizes > 0
+        if self.numbers is not None and filled.any():
+            numbers = self.numbers[indices]
+            starts = indptr[:-1][filled]
+            low[filled] = np.fmin.reduceat(numbers, starts)  # fmin/fmax skip the missing value's NaN
+            high[filled] = np.fmax.reduceat(numbers, starts)
+        level = np.where(sizes == 1, 0 if self.hierarchy is not None else -1, -1).astype(np.int64)
+        for j in np.nonzero(sizes != 1)[0]:
+            level[j] = self._lowest_level(pieces[j])
+        keys: dict[bytes, int] = {}
         canonical = np.array([keys.setdefault(p.tobytes(), len(keys)) for p in pieces], dtype=np.int64)
         return Cover(self, texts, tuple(kinds), indptr, indices, low, high, level, canonical)
 
@@ -392,3 +412,92 @@ def release_codes(release: pl.DataFrame, domains: Sequence[Domain]) -> tuple[dic
         covers[domain.name] = domain.cover(dictionary)
     return rows, covers
 
+
+@dataclass(frozen=True)
+class CellTable:
+    """A table reduced to the distinct tuples of its cells, with counts.
+
+    ``cells[c]`` holds, per distinct tuple, the index of its cell in ``covers[c]`` (what it
+    covers in the original's domain), and ``counts`` the rows holding the tuple. An original
+    table is the special case where every cell is one value (:meth:`of_original`), so utility
+    metrics compute the truth and the release's estimate with the same code.
+    """
+
+    columns: list[str]
+    covers: dict[str, Cover]
+    cells: dict[str, np.ndarray]
+    counts: np.ndarray
+
+    @property
+    def rows(self) -> int:
+        return int(self.counts.sum())
+
+    @classmethod
+    def of_release(cls, release: pl.DataFrame, original: "Dataset", columns: Sequence[str]) -> "CellTable":
+        from crowdsafe.data.encoding import EncodedColumn, Encoding
+        from crowdsafe.data.frequency import COUNT, code_frequencies
+
+        domains = [Domain.of(original, c) for c in columns]
+        rows, covers = release_codes(release, domains)
+        encoding = Encoding({c: EncodedColumn(c, rows[c], covers[c].labels) for c in columns})
+        table = code_frequencies(encoding)
+        return cls(list(columns), covers, {c: table.get_column(c).to_numpy().astype(np.int64) for c in columns},
+                   table.get_column(COUNT).to_numpy().astype(np.int64))
+
+    @classmethod
+    def of_original(cls, original: "Dataset", columns: Sequence[str]) -> "CellTable":
+        from crowdsafe.data.encoding import encode
+        from crowdsafe.data.frequency import COUNT, code_frequencies
+
+        table = code_frequencies(encode(original, columns))
+        covers = {c: Domain.of(original, c).identity_cover() for c in columns}
+        return cls(list(columns), covers, {c: table.get_column(c).to_numpy().astype(np.int64) for c in columns},
+                   table.get_column(COUNT).to_numpy().astype(np.int64))
+
+
+def release_dataset(release: "pl.DataFrame | Dataset", original: "Dataset") -> "Dataset":
+    """A release as a Dataset that carries its original's roles, types and hierarchies.
+
+    Columns are those of the release (in its order); roles and types come from the original
+    (a column the original lacks is inferred). A hierarchy is kept for a column only when the
+    release still holds original values there (not generalized cells), so ungeneralized
+    sensitive attributes keep theirs, e.g. for the hierarchical t-closeness distance.
+    """
+    from dataclasses import replace
+
+    from crowdsafe.data.dataset import Dataset
+    from crowdsafe.data.schema import AttributeType, Schema
+    from crowdsafe.errors import HierarchyError
+
+    frame = release.frame if isinstance(release, Dataset) else release
+    known = [c for c in frame.columns if c in original.schema]
+    extra = [c for c in frame.columns if c not in original.schema]
+    schema = original.schema.select(known)
+    if extra:
+        schema = Schema(schema.attributes + Schema.infer(frame.select(extra)).attributes, source=schema.source)
+        schema = schema.select(frame.columns)
+    hierarchies = {}
+    generalized = []
+    for column in known:
+        hierarchy = original.hierarchies.get(column)
+        if hierarchy is not None:
+            try:
+                hierarchy.validate(frame.get_column(column), column=column)
+                hierarchies[column] = hierarchy
+                continue
+            except HierarchyError:
+                pass  # generalized cells: read through the original's domain instead
+        if original.schema[column].order is not None:
+            allowed = {str(v) for v in original.schema[column].order}
+            if not set(frame.get_column(column).drop_nulls().cast(pl.String).unique().to_list()) <= allowed:
+                generalized.append(column)
+        elif hierarchy is not None:
+            generalized.append(column)
+    if generalized:  # a declared order does not rank generalized cells
+        schema = Schema(
+            tuple(replace(a, order=None, type=AttributeType.CATEGORICAL) if a.name in generalized and a.order
+                  else a for a in schema.attributes),
+            person_id=schema.person_id, source=schema.source,
+        )
+    name = release.name if isinstance(release, Dataset) else None
+    return Dataset(frame, schema, hierarchies, name or "release")

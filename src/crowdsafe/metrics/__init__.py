@@ -1,16 +1,44 @@
 """Utility metrics: how much a release loses against its original.
 
-Information loss (:mod:`crowdsafe.metrics.information_loss`): NCP/GCP, discernibility, C_avg,
-suppression rate, generalization height and precision, non-uniform entropy, both for a release
-table (:func:`information_loss`) and, cheaply, for a full-domain recoding scored on the frequency
-table (:class:`FullDomainScorer`, what a lattice search uses).
+- Information loss (:mod:`~crowdsafe.metrics.information_loss`): NCP/GCP, discernibility,
+  C_avg, suppression rate, generalization height and precision, non-uniform entropy, both for
+  a release table (:func:`information_loss`) and, cheaply, for a full-domain recoding scored on
+  the frequency table (:class:`FullDomainScorer`, what a lattice search uses).
+- Marginal distances (:mod:`~crowdsafe.metrics.marginals`): total variation and KL of one- and
+  two-way marginals.
+- Workload error (:mod:`~crowdsafe.metrics.workload`): random counting queries, answered from
+  the release with values spread uniformly within generalized cells.
+- Classifier utility (:mod:`~crowdsafe.metrics.classifier`): scikit-learn trained on the
+  release, tested on held-out original rows, against training on the original.
+- :func:`utility`: all of them, as printed by ``crowdsafe compare``.
 """
 
+from crowdsafe.metrics.classifier import ClassifierReport, classifier_utility
 from crowdsafe.metrics.information_loss import (
     LOSS_METRICS,
     FullDomainScorer,
     InformationLoss,
     information_loss,
 )
+from crowdsafe.metrics.marginals import MarginalDistance, MarginalReport, marginal_distances
+from crowdsafe.metrics.report import UtilityReport, utility
+from crowdsafe.metrics.workload import Workload, WorkloadReport, answer, make_workload, workload_error
 
-__all__ = ["LOSS_METRICS", "FullDomainScorer", "InformationLoss", "information_loss"]
+__all__ = [
+    "LOSS_METRICS",
+    "ClassifierReport",
+    "FullDomainScorer",
+    "InformationLoss",
+    "MarginalDistance",
+    "MarginalReport",
+    "UtilityReport",
+    "Workload",
+    "WorkloadReport",
+    "answer",
+    "classifier_utility",
+    "information_loss",
+    "make_workload",
+    "marginal_distances",
+    "utility",
+    "workload_error",
+]

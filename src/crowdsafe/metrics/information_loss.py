@@ -235,7 +235,7 @@ class FullDomainScorer:
                 span = domain.numeric_span
                 spread = np.nan_to_num(bounds[:, 1] - bounds[:, 0], nan=0.0)
                 node_ncp = spread / span if span > 0 else np.zeros(len(spread))
-                node_ncp = np.where(hierarchy.leaf_counts(level) == leaves, 1.0, node_ncp)
+                node_ncp = np.where((hierarchy.leaf_counts(level) == leaves) & (leaves > 1), 1.0, node_ncp)
             else:
                 counts = hierarchy.leaf_counts(level).astype(np.float64)
                 node_ncp = np.where(counts > 1, counts / leaves, 0.0)

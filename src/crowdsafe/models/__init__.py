@@ -15,7 +15,7 @@ Everything is computed from two group-bys (class sizes, and class x sensitive-va
 - the whole assessment behind ``crowdsafe check``: :func:`assess`.
 """
 
-from crowdsafe.models.classes import EquivalenceClasses, SensitiveCounts, classes_of
+from crowdsafe.models.classes import EquivalenceClasses, SensitiveCounts
 from crowdsafe.models.closeness import GROUND_DISTANCES
 from crowdsafe.models.report import PrivacyReport, SensitiveReport, assess
 from crowdsafe.models.risk import (
@@ -48,7 +48,6 @@ __all__ = [
     "assess_risk",
     "beta_likeness",
     "classes_below",
-    "classes_of",
     "delta_disclosure",
     "effective_anonymity",
     "entropy_l_diversity",

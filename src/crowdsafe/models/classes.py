@@ -64,6 +64,31 @@ class SensitiveCounts:
     overall: np.ndarray
     attribute_type: AttributeType
 
+    @classmethod
+    def from_counts(
+        cls,
+        attribute: str,
+        values: pl.Series,
+        class_id: np.ndarray,
+        code: np.ndarray,
+        count: np.ndarray,
+        attribute_type: AttributeType = AttributeType.CATEGORICAL,
+    ) -> "SensitiveCounts":
+        """Build from any (class id, value code, count) rows, e.g. a frequency table whose rows a
+        lattice search has mapped to classes; repeated (class, value) rows are added up and
+        class ids must be 0..C-1, each used."""
+        class_id = np.asarray(class_id, dtype=np.int64)
+        code = np.asarray(code, dtype=np.int64)
+        width = max(len(values), int(code.max(initial=-1)) + 1, 1)
+        key, inverse = np.unique(class_id * width + code, return_inverse=True)
+        total = np.bincount(inverse.ravel(), weights=np.asarray(count, dtype=np.float64)).astype(np.int64)
+        pair_class, pair_code = key // width, key % width
+        sizes = np.bincount(pair_class, weights=total).astype(np.int64)
+        if (sizes == 0).any():
+            raise ParameterError("class ids must run 0..C-1 with every class holding rows")
+        overall = np.bincount(pair_code, weights=total, minlength=len(values)).astype(np.int64)
+        return cls(attribute, values, pair_class, pair_code, total, sizes, overall, attribute_type)
+
     @property
     def rows(self) -> int:
         return int(self.class_sizes.sum())
@@ -91,16 +116,35 @@ class SensitiveCounts:
     def distinct_per_class(self) -> np.ndarray:
         return np.bincount(self.cls, minlength=self.n_classes)
 
+    @cached_property
+    def class_starts(self) -> np.ndarray:
+        """Index of each class's first entry (entries are sorted by class; no class is empty)."""
+        return np.searchsorted(self.cls, np.arange(self.n_classes))
+
+    def per_class_max(self, values: np.ndarray) -> np.ndarray:
+        """The largest of ``values`` (one per entry) within each class."""
+        if self.n_classes == 0:
+            return np.zeros(0)
+        return np.maximum.reduceat(values, self.class_starts)
+
 
 class EquivalenceClasses:
     """The equivalence classes of a table under a quasi-identifier set.
 
-    ``EquivalenceClasses(dataset, qi=None, original=None)``: ``qi`` defaults to the dataset's
-    quasi-identifiers; ``original`` is the table the release was made from, when known (its
-    domains and hierarchies say what generalized cells cover).
+    ``EquivalenceClasses(dataset, qi=None, original=None, sensitive=())``: ``qi`` defaults to
+    the dataset's quasi-identifiers; ``original`` is the table the release was made from, when
+    known (its domains and hierarchies say what generalized cells cover); the class x value
+    counts of the first ``sensitive`` attribute are counted in the same pass as the classes.
     """
 
-    def __init__(self, dataset: Dataset, qi: Sequence[str] | None = None, *, original: Dataset | None = None) -> None:
+    def __init__(
+        self,
+        dataset: Dataset,
+        qi: Sequence[str] | None = None,
+        *,
+        original: Dataset | None = None,
+        sensitive: Sequence[str] = (),
+    ) -> None:
         self.dataset = dataset
         self.quasi_identifiers = list(qi) if qi is not None else dataset.quasi_identifiers
         if not self.quasi_identifiers:
@@ -109,10 +153,47 @@ class EquivalenceClasses:
             dataset.schema[column]  # raises a SchemaError naming the attributes
         self.original = original
         self._encoding = Encoding({c: _published_column(dataset, c, original) for c in self.quasi_identifiers})
-        self.table = code_frequencies(self._encoding)  # sorted by the quasi-identifier codes
-        self.sizes = self.table.get_column(COUNT).to_numpy().astype(np.int64)
-        self.rows = int(self.sizes.sum())
+        self._radices = [max(self._encoding[c].cardinality, 1) for c in self.quasi_identifiers]
+        self._row_key: np.ndarray | None = None
+        self._table: pl.DataFrame | None = None
         self._sensitive: dict[str, SensitiveCounts] = {}
+        span = float(np.prod(np.asarray(self._radices, dtype=float)))
+        if span < 2.0**63:
+            # one 64-bit key per row (mixed radix), so each group-by is over a single column
+            key = np.zeros(dataset.n_rows, dtype=np.uint64)
+            for column, radix in zip(self.quasi_identifiers, self._radices):
+                key *= np.uint64(radix)
+                key += self._encoding[column].codes
+            self._row_key = key
+            first = self._check_sensitive(sensitive[0]) if sensitive else None
+            if first is not None and span * max(first.cardinality, 1) < 2.0**63:
+                # classes and the first sensitive attribute's counts from one group-by
+                class_key, code, count = self._packed_pairs(first)
+                self._class_keys, cls = np.unique(class_key, return_inverse=True)
+                self.sizes = np.bincount(cls, weights=count, minlength=len(self._class_keys)).astype(np.int64)
+                self._store_sensitive(sensitive[0], first, cls.ravel().astype(np.int64), code, count)
+            else:
+                counted = pl.DataFrame({"key": key}).group_by("key").agg(pl.len()).sort("key")
+                self._class_keys = counted.get_column("key").to_numpy()
+                self.sizes = counted.get_column("len").to_numpy().astype(np.int64)
+        else:
+            self._table = code_frequencies(self._encoding)  # sorted by the quasi-identifier codes
+            self.sizes = self._table.get_column(COUNT).to_numpy().astype(np.int64)
+        self.rows = int(self.sizes.sum())
+
+    @property
+    def table(self) -> pl.DataFrame:
+        """The classes as quasi-identifier codes (UInt32 columns) with their ``count``."""
+        if self._table is None:
+            remainder = self._class_keys.copy()
+            decoded = {}
+            for column, radix in zip(reversed(self.quasi_identifiers), reversed(self._radices)):
+                decoded[column] = (remainder % np.uint64(radix)).astype(np.uint32)
+                remainder //= np.uint64(radix)
+            self._table = pl.DataFrame({c: decoded[c] for c in self.quasi_identifiers}).with_columns(
+                pl.Series(COUNT, self.sizes)
+            )
+        return self._table
 
     @property
     def n_classes(self) -> int:
@@ -134,46 +215,53 @@ class EquivalenceClasses:
         """The classes with fewer than ``k`` rows (quasi-identifier values and ``count``)."""
         return self.published(np.nonzero(self.sizes < k)[0])
 
+    def _check_sensitive(self, attribute: str) -> EncodedColumn:
+        if attribute in self.quasi_identifiers:
+            raise SchemaError(f"'{attribute}' is a quasi-identifier; a sensitive attribute must not be one")
+        return self.dataset.encoded(attribute)
+
+    def _packed_pairs(self, encoded: EncodedColumn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(class key, value code, count) of every class x value present, from one group-by."""
+        assert self._row_key is not None
+        width = np.uint64(max(encoded.cardinality, 1))
+        pairs = pl.DataFrame({"key": self._row_key * width + encoded.codes}).group_by("key").agg(pl.len())
+        keys = pairs.get_column("key").to_numpy()
+        return keys // width, (keys % width).astype(np.int64), pairs.get_column("len").to_numpy().astype(np.int64)
+
+    def _store_sensitive(self, attribute: str, encoded: EncodedColumn, cls: np.ndarray, code: np.ndarray,
+                         count: np.ndarray) -> SensitiveCounts:
+        order = np.lexsort((code, cls))  # by class, then value: deterministic whatever the group-by order
+        cls, code, count = cls[order], code[order], count[order]
+        if len(cls) and cls[-1] + 1 != self.n_classes:
+            raise AssertionError("class numbering of the sensitive pairs disagrees with the class table")
+        overall = np.bincount(code, weights=count, minlength=encoded.cardinality).astype(np.int64)
+        result = SensitiveCounts(attribute, encoded.dictionary, cls, code, count, self.sizes, overall,
+                                 self.dataset.schema[attribute].type)
+        self._sensitive[attribute] = result
+        return result
+
     def sensitive(self, attribute: str) -> SensitiveCounts:
         """The (class, value, count) triples of ``attribute`` (computed once, then cached)."""
         cached = self._sensitive.get(attribute)
         if cached is not None:
             return cached
-        if attribute in self.quasi_identifiers:
-            raise SchemaError(f"'{attribute}' is a quasi-identifier; a sensitive attribute must not be one")
-        encoded = self.dataset.encoded(attribute)
+        encoded = self._check_sensitive(attribute)
+        width = max(encoded.cardinality, 1)
+        if self._row_key is not None and float(self._class_keys.max(initial=0)) * width < 2.0**63:
+            class_key, code, count = self._packed_pairs(encoded)
+            return self._store_sensitive(attribute, encoded, np.searchsorted(self._class_keys, class_key).astype(np.int64),
+                                         code, count)
         columns = [*self.quasi_identifiers, attribute]
         pairs = code_frequencies(Encoding({**self._encoding.columns, attribute: encoded}), columns)
         # pairs are sorted by the quasi-identifier codes first, so a class is a run of rows
         qi_codes = pairs.select(self.quasi_identifiers).to_numpy()
         new_class = np.ones(pairs.height, dtype=bool)
         new_class[1:] = (qi_codes[1:] != qi_codes[:-1]).any(axis=1)
-        cls = np.cumsum(new_class) - 1
-        if cls[-1] + 1 != self.n_classes:
-            raise AssertionError("class numbering of the sensitive pairs disagrees with the class table")
-        code = pairs.get_column(attribute).to_numpy().astype(np.int64)
-        count = pairs.get_column(COUNT).to_numpy().astype(np.int64)
-        overall = np.bincount(code, weights=count, minlength=encoded.cardinality).astype(np.int64)
-        result = SensitiveCounts(
-            attribute, encoded.dictionary, cls.astype(np.int64), code, count, self.sizes, overall,
-            self.dataset.schema[attribute].type,
+        return self._store_sensitive(
+            attribute, encoded, (np.cumsum(new_class) - 1).astype(np.int64),
+            pairs.get_column(attribute).to_numpy().astype(np.int64), pairs.get_column(COUNT).to_numpy().astype(np.int64),
         )
-        self._sensitive[attribute] = result
-        return result
 
     def __repr__(self) -> str:
         return f"EquivalenceClasses({self.n_classes:,} classes over {self.rows:,} rows, k={self.k})"
 
-
-def classes_of(
-    data: Any,
-    qi: Sequence[str] | None = None,
-    *,
-    original: Dataset | None = None,
-) -> EquivalenceClasses:
-    """:class:`EquivalenceClasses` of ``data`` (an EquivalenceClasses is returned as it is)."""
-    if isinstance(data, EquivalenceClasses):
-        if qi is not None and list(qi) != data.quasi_identifiers:
-            raise ParameterError("these classes were built on other quasi-identifiers")
-        return data
-    return EquivalenceClasses(as_dataset(data), qi, original=original)

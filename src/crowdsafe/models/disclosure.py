@@ -24,10 +24,7 @@ from crowdsafe.models.classes import SensitiveCounts
 
 def delta_present_values(counts: SensitiveCounts) -> np.ndarray:
     """Per class, max |ln(q / p)| over the values present in the class."""
-    ratio = np.abs(np.log(counts.share_in_class / counts.share_overall))
-    out = np.zeros(counts.n_classes)
-    np.maximum.at(out, counts.cls, ratio)
-    return out
+    return counts.per_class_max(np.abs(np.log(counts.share_in_class / counts.share_overall)))
 
 
 def delta_values(counts: SensitiveCounts) -> np.ndarray:
@@ -44,9 +41,7 @@ def _gains(counts: SensitiveCounts) -> tuple[np.ndarray, np.ndarray]:
 def beta_values(counts: SensitiveCounts) -> np.ndarray:
     """Per class, the largest relative gain (q − p) / p over values with q > p (0 if none)."""
     gain, _ = _gains(counts)
-    out = np.zeros(counts.n_classes)
-    np.maximum.at(out, counts.cls, np.maximum(gain, 0.0))
-    return out
+    return counts.per_class_max(np.maximum(gain, 0.0))
 
 
 def enhanced_beta_violations(counts: SensitiveCounts) -> np.ndarray:

@@ -135,8 +135,8 @@ def assess(
         raise ParameterError(f"k must be at least 1, got {target_k}")
     if int(l) != l or l < 1:
         raise ParameterError(f"l must be a whole number >= 1, got {l}")
-    classes = EquivalenceClasses(dataset, qi, original=original)
     attributes = list(sensitive) if sensitive is not None else dataset.sensitive
+    classes = EquivalenceClasses(dataset, qi, original=original, sensitive=attributes)
     below = rows_below = None
     if target_k is not None:
         small = classes.sizes < target_k

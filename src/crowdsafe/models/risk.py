@@ -19,12 +19,12 @@ given, F_j the number of population records that class j's published values cove
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy.stats import hypergeom
 
 from crowdsafe.data import COUNT, Dataset, code_frequencies, encode, encode_series
 from crowdsafe.data.generalized import Domain
@@ -107,6 +107,18 @@ ZAYATZ_ASSUMPTIONS = (
 )
 
 
+def _log_choose(a: int, b: int) -> float:
+    return math.lgamma(a + 1) - math.lgamma(b + 1) - math.lgamma(a - b + 1)
+
+
+def _log_one_in_sample(i: int, population: int, n: int) -> float:
+    """ln P(f = 1 | F = i): a population class of i records yields exactly one of n sampled
+    without replacement from ``population`` (hypergeometric); -inf when impossible."""
+    if i > population or n - 1 > population - i:
+        return -math.inf
+    return math.log(i) + _log_choose(population - i, n - 1) - _log_choose(population, n)
+
+
 def zayatz_population_uniques(sizes: np.ndarray, population_size: int) -> PopulationUniques:
     """Zayatz (1991) estimate of the population uniques among a sample's uniques.
 
@@ -134,7 +146,7 @@ def zayatz_population_uniques(sizes: np.ndarray, population_size: int) -> Popula
     if m1 == 0:
         probability = 0.0
     else:
-        p_unique = hypergeom.pmf(1, population_size, class_sizes, n)
+        p_unique = np.exp([_log_one_in_sample(int(i), population_size, n) for i in class_sizes])
         denominator = float((m_i * p_unique).sum())
         probability = float(m_i[class_sizes == 1][0] * p_unique[class_sizes == 1][0] / denominator)
     estimate = m1 * probability

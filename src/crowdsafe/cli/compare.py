@@ -1,0 +1,110 @@
+"""``crowdsafe compare ORIGINAL RELEASE``: the utility a release keeps (information loss,
+marginal distances, counting-query workload error, classifier accuracy)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from crowdsafe import api
+from crowdsafe.cli.options import JsonOpt, QiOpt, SchemaOpt, SeedOpt, emit, split_list
+
+
+def _table(title: str, rows: list[tuple[str, str]]) -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column("measure", justify="left")
+    table.add_column("value", justify="right")
+    for label, value in rows:
+        table.add_row(label, value)
+    return table
+
+
+def render_utility(report: dict[str, Any], console: Console) -> None:
+    loss = report["information_loss"]
+    console.print(f"quasi-identifiers: {', '.join(report['quasi_identifiers'])}")
+    rows = [
+        ("rows in / released / suppressed",
+         f"{loss['input_rows']:,} / {loss['released_rows']:,} / {loss['suppressed_rows']:,}"),
+        ("suppression rate", f"{loss['suppression_rate']:.2%}"),
+        ("equivalence classes", f"{loss['classes']:,}"),
+        ("GCP (mean NCP; 0 = nothing lost, 1 = all)", f"{loss['gcp']:.4f}"),
+        *[(f"  NCP {name}", f"{value:.4f}") for name, value in loss["ncp"].items()],
+        ("discernibility", f"{loss['discernibility']:,.0f}"),
+        (f"C_avg (k = {loss['k']})", f"{loss['c_avg']:.3f}"),
+        ("generalization height", "-" if loss["height"] is None else str(loss["height"])),
+        ("precision (Sweeney)", "-" if loss["precision"] is None else f"{loss['precision']:.4f}"),
+        ("non-uniform entropy (bits; share of maximum)",
+         f"{loss['entropy']:,.0f} ({loss['entropy_normalized']:.2%})"),
+    ]
+    console.print(_table("Information loss", rows))
+    marginals = report["marginals"]
+    rows = []
+    for order in ("one_way", "two_way"):
+        summary = marginals[order]
+        if not summary["marginals"]:
+            continue
+        label = order.replace("_", "-")
+        rows.append((f"{label}: mean / max total variation",
+                     f"{summary['mean_total_variation']:.4f} / {summary['max_total_variation']:.4f}"))
+        rows.append((f"{label}: worst", ", ".join(summary["worst"])))
+        kl = "-" if summary["mean_kl"] is None else f"{summary['mean_kl']:.4f}"
+        rows.append((f"{label}: mean KL (undefined for {summary['kl_undefined']})", kl))
+    console.print(_table("Marginal distributions", rows))
+    workload = report["workload"]
+    console.print(_table(
+        f"Counting-query workload ({workload['queries']:,} queries, up to {workload['max_attributes']} attributes, "
+        f"seed {workload['seed']})",
+        [("mean relative error", f"{workload['mean_relative_error']:.4f}"),
+         ("median relative error", f"{workload['median_relative_error']:.4f}"),
+         ("95th percentile", f"{workload['p95_relative_error']:.4f}"),
+         ("sanity bound (rows)", f"{workload['sanity_bound']:,.1f}")],
+    ))
+    classifier = report["classifier"]
+    if classifier is not None:
+        console.print(_table(
+            f"Classifier utility ({classifier['model']}, target {classifier['target']}, "
+            f"{classifier['test_rows']:,} test rows)",
+            [("accuracy trained on the release", f"{classifier['accuracy_release']:.4f}"),
+             ("accuracy trained on the original", f"{classifier['accuracy_original']:.4f}"),
+             ("majority-class rate (floor)", f"{classifier['majority_rate']:.4f}")],
+        ))
+    for note in report["notes"] + loss["notes"] + (classifier["notes"] if classifier else []):
+        console.print(f"note: {note}")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("compare")
+    def compare_command(
+        original: Annotated[str, typer.Argument(help="The original table (file or bundled name).")],
+        release: Annotated[str, typer.Argument(help="The release made from it (CSV or Parquet).")],
+        qi: QiOpt = None,
+        schema: SchemaOpt = None,
+        k: Annotated[Optional[int], typer.Option("--k", help="k for C_avg (default: the release's smallest class).")] = None,
+        input_rows: Annotated[Optional[int], typer.Option(
+            "--input-rows", help="Rows that went into the anonymizer (the sample size for a sampled release).")] = None,
+        queries: Annotated[int, typer.Option("--queries", help="Counting queries in the workload.")] = 1000,
+        max_attributes: Annotated[int, typer.Option("--max-attributes", help="Attributes per query, at most.")] = 3,
+        scale: Annotated[float, typer.Option("--scale", help="Multiply workload estimates (1/β for a sample).")] = 1.0,
+        target: Annotated[Optional[str], typer.Option(
+            "--target", help="Class attribute for the classifier (default: the sensitive attribute).")] = None,
+        test: Annotated[Optional[str], typer.Option(
+            "--test", help="Held-out original rows for the classifier (default for adult: adult-test).")] = None,
+        model: Annotated[str, typer.Option("--model", help="Classifier: logistic, tree or forest.")] = "logistic",
+        seed: SeedOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Report the utility a release keeps against its original: information loss (NCP/GCP,
+        discernibility, C_avg, suppression, height/precision, non-uniform entropy), one- and
+        two-way marginal distances, counting-query workload error, and classifier accuracy.
+
+        Example: crowdsafe compare adult release.csv --k 10
+        """
+        report = api.compare(
+            original, release, qi=split_list(qi), schema=schema, k=k, input_rows=input_rows, queries=queries,
+            max_attributes=max_attributes, seed=0 if seed is None else seed, scale=scale, target=target,
+            test=test, model=model,
+        )
+        emit(report.to_dict(), as_json, lambda: render_utility(report.to_dict(), Console()))

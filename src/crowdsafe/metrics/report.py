@@ -1,0 +1,84 @@
+"""The utility report of a release against its original: information loss, marginal distances,
+workload error and (with a target and test rows) classifier accuracy."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from crowdsafe.data import Dataset
+from crowdsafe.errors import ParameterError
+from crowdsafe.metrics.classifier import ClassifierReport, classifier_utility
+from crowdsafe.metrics.information_loss import InformationLoss, information_loss
+from crowdsafe.metrics.marginals import MarginalReport, marginal_distances
+from crowdsafe.metrics.workload import WorkloadReport, workload_error
+
+
+@dataclass(frozen=True)
+class UtilityReport:
+    quasi_identifiers: list[str]
+    information_loss: InformationLoss
+    marginals: MarginalReport
+    workload: WorkloadReport
+    classifier: ClassifierReport | None
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "quasi_identifiers": self.quasi_identifiers,
+            "information_loss": self.information_loss.to_dict(),
+            "marginals": self.marginals.to_dict(),
+            "workload": self.workload.to_dict(),
+            "classifier": self.classifier.to_dict() if self.classifier else None,
+            "notes": self.notes,
+        }
+
+
+def utility(
+    original: Dataset,
+    release: pl.DataFrame | Dataset,
+    *,
+    qi: Sequence[str] | None = None,
+    k: int | None = None,
+    input_rows: int | None = None,
+    queries: int = 1000,
+    max_attributes: int = 3,
+    seed: int = 0,
+    scale: float = 1.0,
+    target: str | None = None,
+    test: Dataset | None = None,
+    model: str = "logistic",
+) -> UtilityReport:
+    """Compare ``release`` with ``original`` (see each metric's module for its definition).
+
+    ``qi``: the quasi-identifiers (default: the original's that the release holds); ``k`` and
+    ``input_rows`` as in :func:`~crowdsafe.metrics.information_loss`; ``queries``,
+    ``max_attributes``, ``seed``, ``scale`` for the workload; ``target`` and ``test`` (held-out
+    original rows) for the classifier, which is skipped (with a note) without both. Marginals
+    are taken over the quasi-identifiers and the sensitive attributes the release holds.
+    """
+    frame = release.frame if isinstance(release, Dataset) else release
+    columns = list(qi) if qi is not None else [c for c in original.quasi_identifiers if c in frame.columns]
+    if not columns:
+        raise ParameterError("the release holds none of the original's quasi-identifiers; name them with --qi")
+    sensitive = [c for c in original.sensitive if c in frame.columns and c not in columns]
+    notes = []
+    classifier = None
+    if target is not None and test is not None:
+        classifier = classifier_utility(original, frame, test, target, model=model, seed=seed)
+    elif target is not None or test is not None:
+        notes.append("classifier utility needs both a target attribute and held-out test rows")
+    else:
+        notes.append("classifier utility skipped: give a target (--target) and test rows (--test)")
+    return UtilityReport(
+        quasi_identifiers=columns,
+        information_loss=information_loss(original, frame, qi=columns, k=k, input_rows=input_rows),
+        marginals=marginal_distances(original, frame, [*columns, *sensitive]),
+        workload=workload_error(original, frame, columns, queries=queries, max_attributes=max_attributes,
+                                seed=seed, scale=scale),
+        classifier=classifier,
+        notes=notes,
+    )
