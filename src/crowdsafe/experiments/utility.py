@@ -6,13 +6,14 @@ lattice search (suppression limit 10%) are run on the full data at the same k. F
 
 - suppression rate (of the rows each method started from: the sample for publish);
 - NCP (GCP) of the quasi-identifiers (:func:`crowdsafe.metrics.information_loss`);
-- workload error: mean relative error of every one-attribute counting query "count where
-  attribute = value" (values holding at least 1% of the rows), estimated from the release by
-  spreading each published cell's rows evenly over the values it covers, and scaled by 1/β for
-  a sampled release;
+- workload error: mean relative error of the metrics module's reproducible random workload of
+  counting queries over up to three quasi-identifiers (:func:`crowdsafe.metrics.workload_error`:
+  a generalized cell's rows spread evenly over the values it covers), scaled by 1/β for a sampled
+  release;
 - classifier accuracy: a logistic regression predicting income from the quasi-identifiers,
-  trained on the release (each generalized cell as the even mixture of the values it covers)
-  and tested on Adult's test split (exact values), next to the majority-class baseline.
+  trained on the release and tested on Adult's test split
+  (:func:`crowdsafe.metrics.classifier_utility`), next to the majority-class baseline; NaN where
+  a release generalizes income itself.
 
 Publish pays for its guarantee with sampling (fewer rows) and with a scheme it cannot fit to the
 data; the classic methods pay nothing and guarantee nothing.
@@ -24,87 +25,34 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.data import Dataset
-from crowdsafe.data.generalized import Domain, release_codes
 from crowdsafe.experiments.registry import ExperimentContext, experiment
 
 EPSILONS = (0.5, 1.0, 2.0, 4.0)
 DELTAS = (1e-6, 1e-4)
 TARGET = "income"
 LATTICE_SUPPRESSION = 0.1
-MIN_SHARE = 0.01
-
-
-def _spread(release: pl.DataFrame, original: Dataset, columns: list[str]) -> dict[str, np.ndarray]:
-    """Per column, a (release rows × domain values) weight matrix: each row's cell spread evenly
-    over the values it covers (rows sum to 1)."""
-    domains = [Domain.of(original, c) for c in columns]
-    rows, covers = release_codes(release, domains)
-    out = {}
-    for column, domain in zip(columns, domains):
-        cover = covers[column]
-        cells, codes = cover.membership
-        share = np.zeros((len(cover.labels), domain.size))
-        share[cells, codes] = 1.0 / np.maximum(cover.size[cells], 1)
-        out[column] = share[rows[column]]
-    return out
+WORKLOAD_QUERIES = 1000
 
 
 def workload_error(release: pl.DataFrame, original: Dataset, columns: list[str], scale: float) -> float:
-    """Mean relative error of the one-attribute counting queries (values with >= 1% of the rows)."""
-    errors = []
-    spread = _spread(release, original, columns) if release.height else {}
-    for column in columns:
-        truth = np.bincount(original.encoded(column).codes, minlength=Domain.of(original, column).size)
-        estimate = spread[column].sum(axis=0) * scale if release.height else np.zeros(len(truth))
-        asked = truth >= MIN_SHARE * original.n_rows
-        errors.extend(np.abs(estimate[asked] - truth[asked]) / truth[asked])
-    return float(np.mean(errors))
+    """Mean relative error of the shared random workload (:func:`crowdsafe.metrics.workload_error`),
+    each published count scaled by ``scale`` (1/β for a sampled release)."""
+    from crowdsafe.metrics import workload_error as shared_workload_error
+
+    return shared_workload_error(original, release, columns, queries=WORKLOAD_QUERIES, seed=0,
+                                 scale=scale).mean_relative_error
 
 
 def classifier_accuracy(release: pl.DataFrame, original: Dataset, test: Dataset, columns: list[str]) -> float:
-    """Accuracy on ``test`` of a logistic regression trained on the release (see module docstring)."""
-    labels = release.get_column(TARGET).cast(pl.String)
-    usable = (labels != "*").to_numpy() & labels.is_not_null().to_numpy()
-    truth = test.frame.get_column(TARGET).cast(pl.String).str.strip_chars(".").to_numpy()
-    if usable.sum() == 0 or len(set(labels.filter(pl.Series(usable)).to_list())) < 2:
-        values, counts = np.unique(truth, return_counts=True)
-        return float(counts.max() / len(truth)) if usable.sum() == 0 else float(np.mean(truth == labels.filter(pl.Series(usable))[0]))
-    spread = _spread(release.filter(pl.Series(usable)), original, columns)
-    features = np.hstack([spread[c] for c in columns])
-    y = labels.filter(pl.Series(usable)).str.strip_chars(".").to_numpy()
-    test_features = []
-    for column in columns:
-        domain = Domain.of(original, column)
-        index = {v: i for i, v in enumerate(domain.values.cast(pl.String).to_list())}
-        codes = [index.get(v, -1) for v in test.frame.get_column(column).cast(pl.String).to_list()]
-        onehot = np.zeros((test.n_rows, domain.size))
-        known = np.asarray(codes) >= 0
-        onehot[np.flatnonzero(known), np.asarray(codes)[known]] = 1.0
-        test_features.append(onehot)
-    classes = np.unique(y)
-    weights = _logistic_fit(features, (y == classes[1]).astype(np.float64))
-    predicted = np.where(_with_intercept(np.hstack(test_features)) @ weights > 0, classes[1], classes[0])
-    return float(np.mean(predicted == truth))
+    """Test accuracy of a logistic regression trained on the release
+    (:func:`crowdsafe.metrics.classifier_utility`); NaN when the release generalizes the target."""
+    from crowdsafe.errors import ParameterError
+    from crowdsafe.metrics import classifier_utility
 
-
-def _with_intercept(features: np.ndarray) -> np.ndarray:
-    return np.hstack([features, np.ones((len(features), 1))])
-
-
-def _logistic_fit(features: np.ndarray, y: np.ndarray, penalty: float = 1.0) -> np.ndarray:
-    """L2-regularized logistic regression (penalty · |w|² / 2, intercept not penalized), L-BFGS."""
-    from scipy import optimize, special
-
-    x = _with_intercept(features)
-    mask = np.r_[np.ones(features.shape[1]), 0.0]
-
-    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
-        z = x @ w
-        value = float(np.sum(np.logaddexp(0.0, z) - y * z) + 0.5 * penalty * np.sum(mask * w * w))
-        gradient = x.T @ (special.expit(z) - y) + penalty * mask * w
-        return value, gradient
-
-    return optimize.minimize(loss, np.zeros(x.shape[1]), jac=True, method="L-BFGS-B").x
+    try:
+        return classifier_utility(original, release, test, TARGET, features=columns).accuracy_release
+    except ParameterError:
+        return float("nan")
 
 
 @experiment("utility", "Utility on Adult: safe publish vs Mondrian vs optimal lattice at the same k, over (epsilon, delta)")

@@ -15,26 +15,43 @@ come from one :class:`~crowdsafe.randomness.Randomness` (OS-keyed ChaCha20 by de
 
 from __future__ import annotations
 
-from crowdsafe.mechanisms.additive import NoisyValue
-from crowdsafe.mechanisms.audit import AuditResult, audit, repeat
-from crowdsafe.mechanisms.exponential import (
-    Choice,
-    exponential_mechanism,
-    exponential_mechanism_chunks,
-    exponential_probabilities,
-)
-from crowdsafe.mechanisms.gaussian import gaussian_mechanism, gaussian_noise_sigma
-from crowdsafe.mechanisms.laplace import geometric_mechanism, laplace_mechanism
-from crowdsafe.mechanisms.quantile import quantile_mechanism
-from crowdsafe.mechanisms.sensitivity import (
-    Sensitivity,
-    clamp,
-    count_sensitivity,
-    histogram_sensitivity,
-    local_sensitivity,
-    quantile_sensitivity,
-    sum_sensitivity,
-)
+import importlib
+from typing import Any
+
+# Names are loaded on first use, so importing one submodule (say the query language) does not
+# pull in SciPy and every mechanism: it keeps the command line's start-up short.
+_EXPORTS = {
+    "NoisyValue": "additive",
+    "AuditResult": "audit",
+    "audit": "audit",
+    "repeat": "audit",
+    "Choice": "exponential",
+    "exponential_mechanism": "exponential",
+    "exponential_mechanism_chunks": "exponential",
+    "exponential_probabilities": "exponential",
+    "gaussian_mechanism": "gaussian",
+    "gaussian_noise_sigma": "gaussian",
+    "geometric_mechanism": "laplace",
+    "laplace_mechanism": "laplace",
+    "quantile_mechanism": "quantile",
+    "Sensitivity": "sensitivity",
+    "clamp": "sensitivity",
+    "count_sensitivity": "sensitivity",
+    "histogram_sensitivity": "sensitivity",
+    "local_sensitivity": "sensitivity",
+    "quantile_sensitivity": "sensitivity",
+    "sum_sensitivity": "sensitivity",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'crowdsafe.mechanisms' has no attribute '{name}'")
+    value = getattr(importlib.import_module(f"crowdsafe.mechanisms.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "AuditResult",
