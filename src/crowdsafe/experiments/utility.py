@@ -102,7 +102,7 @@ def utility(ctx: ExperimentContext) -> None:
     frame = pl.DataFrame(table)
     figure = Figure(figsize=(12, 3.8))
     panels = [("suppression_rate", "suppression rate"), ("ncp", "NCP (0 = exact)"),
-              ("workload_error", "1-way count: mean relative error"), ("classifier_accuracy", "income accuracy (test)")]
+              ("workload_error", "count workload (1-3 attributes): mean rel. error"), ("classifier_accuracy", "income accuracy (test)")]
     colours = {"publish": "#28b463", "Mondrian": "#c0392b", "optimal lattice": "#2e86c1"}
     for i, (metric, label) in enumerate(panels):
         ax = figure.add_subplot(1, 4, i + 1)
