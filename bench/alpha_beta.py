@@ -16,6 +16,8 @@ Usage: ``python bench/alpha_beta.py [--sizes adult,1000000,10000000] [--repeat 3
 
 from __future__ import annotations
 
+from sizes import rows_of  # this folder's size names (adult, 1m, 10M, ...)
+
 import argparse
 import itertools
 import json
@@ -45,7 +47,7 @@ def _best(repeat: int, job):
 def _dataset(size: str):
     from crowdsafe.datasets import adult, synthetic
 
-    return adult("train", drop_missing=True) if size == "adult" else synthetic(int(size), seed=1)
+    return adult("train", drop_missing=True) if size == "adult" else synthetic(rows_of(size), seed=1)
 
 
 def _perturb(size: str, repeat: int) -> tuple[dict, object]:

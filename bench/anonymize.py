@@ -18,6 +18,8 @@ Usage: python bench/anonymize.py [--sizes adult,1m,10m] [--ks 5,10,20,50] [--lim
 
 from __future__ import annotations
 
+from sizes import rows_of  # this folder's size names (adult, 1m, 10M, ...)
+
 import argparse
 import json
 import os
@@ -40,7 +42,6 @@ from crowdsafe.metrics import information_loss
 from crowdsafe.privacy import RecodingProfile, certify_k_anonymization
 
 QIS = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex", "native-country"]
-SIZES = {"adult": None, "1m": 1_000_000, "10m": 10_000_000}
 
 
 def timed(function, repeat: int = 1):
@@ -52,7 +53,7 @@ def load(name: str):
     if name == "adult":
         data = adult(drop_missing=True)
     else:
-        data = synthetic(SIZES[name], seed=0, missing="drop")
+        data = synthetic(rows_of(name), seed=0, missing="drop")
     data = data.with_roles(qi=QIS)
     started = time.perf_counter()
     for column in QIS:

@@ -27,6 +27,8 @@ Usage: ``python bench/check.py [--sizes adult,1000000,10000000] [--repeat 3] [--
 
 from __future__ import annotations
 
+from sizes import rows_of  # this folder's size names (adult, 1m, 10M, ...)
+
 import argparse
 import json
 import os
@@ -49,7 +51,7 @@ def _prepare(size: str, path: Path) -> None:
     from crowdsafe.data import write
     from crowdsafe.datasets import adult, synthetic
 
-    dataset = adult(drop_missing=True) if size == "adult" else synthetic(int(size), seed=1, missing="drop")
+    dataset = adult(drop_missing=True) if size == "adult" else synthetic(rows_of(size), seed=1, missing="drop")
     write(dataset, path)
 
 

@@ -17,6 +17,8 @@ pipeline once and one running the floor (read + group-by) once. Prints JSON. Usa
 
 from __future__ import annotations
 
+from sizes import rows_of  # this folder's size names (adult, 1m, 10M, ...)
+
 import argparse
 import json
 import os
@@ -36,7 +38,7 @@ def _prepare(size: str, path: Path) -> None:
     from crowdsafe.data import write
     from crowdsafe.datasets import adult, synthetic
 
-    dataset = adult() if size == "adult" else synthetic(int(size), seed=1)
+    dataset = adult() if size == "adult" else synthetic(rows_of(size), seed=1)
     write(dataset, path)
 
 

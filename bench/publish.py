@@ -17,6 +17,8 @@ Usage: python bench/publish.py [--sizes adult,1m,10m] [--repeat 3]
 
 from __future__ import annotations
 
+from sizes import rows_of  # this folder's size names (adult, 1m, 10M, ...)
+
 import argparse
 import json
 import os
@@ -36,7 +38,6 @@ from crowdsafe.anonymize.selection import choose_scheme
 from crowdsafe.datasets import adult, synthetic
 from crowdsafe.randomness import Randomness
 
-SIZES = {"adult": None, "1m": 1_000_000, "10m": 10_000_000}
 
 
 def timed(function):
@@ -50,7 +51,7 @@ def best_of(function, repeat: int) -> float:
 
 
 def load(name: str):
-    return adult() if name == "adult" else synthetic(SIZES[name], seed=0)
+    return adult() if name == "adult" else synthetic(rows_of(name), seed=0)
 
 
 def command_line(repeat: int) -> dict[str, float]:
