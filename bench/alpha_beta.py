@@ -17,6 +17,7 @@ Usage: ``python bench/alpha_beta.py [--sizes adult,1000000,10000000] [--repeat 3
 from __future__ import annotations
 
 from sizes import rows_of  # this folder's size names (adult, 1m, 10M, ...)
+from timing import best_of as _best
 
 import argparse
 import itertools
@@ -25,7 +26,6 @@ import os
 import platform
 import resource
 import tempfile
-import time
 from pathlib import Path
 
 ATTRIBUTES = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex",
@@ -33,15 +33,6 @@ ATTRIBUTES = ["age", "workclass", "education", "marital-status", "occupation", "
 TARGET = dict(c=10.0, gamma=0.2, alpha=0.5)
 GOAL_ADULT_VIEW_S = 1.0
 GOAL_SWEEP_S = 5.0
-
-
-def _best(repeat: int, job):
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = job()
-        best = min(best, time.perf_counter() - start)
-    return best, result
 
 
 def _dataset(size: str):

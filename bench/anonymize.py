@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-from data_layer import _best  # this folder's timing helper (best wall time of n runs)
+from timing import best_of as _best  # best wall time of n runs
 
 from crowdsafe.anonymize import apply, cell_table, lattice_search, mdav, mondrian
 from crowdsafe.anonymize.release import Release

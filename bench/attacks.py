@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 import polars as pl
-from data_layer import _best  # this folder's timing helper (best wall time of n runs)
+from timing import best_of as _best  # best wall time of n runs
 
 from crowdsafe.anonymize import anonymize_dataset
 from crowdsafe.attacks import AttackedRelease, intersection_attack

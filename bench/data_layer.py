@@ -18,6 +18,7 @@ pipeline once and one running the floor (read + group-by) once. Prints JSON. Usa
 from __future__ import annotations
 
 from sizes import rows_of  # this folder's size names (adult, 1m, 10M, ...)
+from timing import best_of as _best
 
 import argparse
 import json
@@ -40,15 +41,6 @@ def _prepare(size: str, path: Path) -> None:
 
     dataset = adult() if size == "adult" else synthetic(rows_of(size), seed=1)
     write(dataset, path)
-
-
-def _best(repeat: int, job):
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = job()
-        best = min(best, time.perf_counter() - start)
-    return best, result
 
 
 def _measure(size: str, path: Path, repeat: int) -> dict:

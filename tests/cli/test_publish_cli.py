@@ -8,14 +8,6 @@ import pytest
 
 from crowdsafe import cli
 from crowdsafe.privacy import Certificate
-from crowdsafe.privacy.ledger import LEDGER_ENV
-
-
-@pytest.fixture(autouse=True)
-def private_ledger(tmp_path, monkeypatch):
-    path = tmp_path / "ledger.sqlite3"
-    monkeypatch.setenv(LEDGER_ENV, str(path))
-    return path
 
 
 def _run(capsys, *argv: str) -> tuple[int, str, str]:
