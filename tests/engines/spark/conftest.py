@@ -1,0 +1,21 @@
+"""One local[2] Spark session per test process, shared by every Spark test."""
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def spark():
+    from crowdsafe.engines.spark.session import spark_session
+
+    session = spark_session(
+        "local[2]",
+        config={
+            "spark.sql.shuffle.partitions": "4",
+            "spark.default.parallelism": "4",
+            "spark.ui.enabled": "false",
+            "spark.driver.memory": "1g",
+            "spark.sql.session.timeZone": "UTC",
+        },
+    )
+    yield session
+    session.stop()
