@@ -80,18 +80,20 @@ class HierarchicalAttribute:
         return level, node
 
     @cached_property
-    def _node_offsets(self) -> np.ndarray:
+    def node_offsets(self) -> np.ndarray:
+        """Per level, where its nodes start when all levels' nodes are listed one after another."""
         return np.cumsum([0] + [len(c) for c in self.leaf_counts[:-1]])
 
     @cached_property
-    def _node_widths(self) -> np.ndarray:
+    def node_widths(self) -> np.ndarray:
+        """NCP of every node, levels listed one after another (0 for a leaf)."""
         widths = np.concatenate(self.leaf_counts).astype(float) / self.total_leaves
         widths[: len(self.leaf_counts[0])] = 0.0  # a single value has no width
         return widths
 
     def width(self, level: np.ndarray, node: np.ndarray) -> np.ndarray:
         """NCP of each (level, node): its leaves over all leaves, 0 for a leaf."""
-        return self._node_widths[self._node_offsets[level] + node]
+        return self.node_widths[self.node_offsets[level] + node]
 
     @cached_property
     def _all_labels(self) -> pl.Series:
@@ -101,7 +103,7 @@ class HierarchicalAttribute:
 
     def node_labels(self, level: np.ndarray, node: np.ndarray) -> pl.Series:
         """The published label of each (level, node)."""
-        return self._all_labels.gather(self._node_offsets[level] + node)
+        return self._all_labels.gather(self.node_offsets[level] + node)
 
 
 def hierarchical_attribute(name: str, hierarchy: Hierarchy, labels: pl.Series) -> HierarchicalAttribute:

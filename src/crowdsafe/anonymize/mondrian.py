@@ -142,6 +142,22 @@ class _Partitioner:
             if isinstance(attr, HierarchicalAttribute):
                 self.maps[j, : attr.height + 1, : attr.total_leaves] = attr.maps
         self.n_nodes = int(self.maps.max()) + 1
+        # for the widths of all attributes at once: node of each leaf *rank* per level, padded
+        # above an attribute's top with one node (so the common level never exceeds its height)
+        self.maps_by_rank = np.zeros((d, height + 1, max(leaves, self.n_ranks)), dtype=np.int64)
+        node_offsets = np.zeros((d, height + 1), dtype=np.int64)
+        node_widths = [np.zeros(1)]
+        base = 1
+        for j, attr in enumerate(attributes):
+            if isinstance(attr, HierarchicalAttribute):
+                self.maps_by_rank[j, : attr.height + 1, : attr.total_leaves] = attr.maps_by_rank
+                node_offsets[j, : attr.height + 1] = base + attr.node_offsets
+                node_widths.append(attr.node_widths)
+                base += len(attr.node_widths)
+        self.node_offsets = node_offsets  # (attribute, level) -> start of the level's nodes in node_widths
+        self.node_widths = np.concatenate(node_widths)
+        self.hierarchy_height = height
+        self.ordered_attributes = [(j, a) for j, a in enumerate(attributes) if isinstance(a, OrderedAttribute)]
         self.flat_maps = self.maps.ravel()  # index (attribute * (height + 1) + level) * leaves + code
         self.flat_codes = self.codes.ravel()  # index attribute * cells + cell
         self.piece_cell = np.arange(m, dtype=np.int64)
@@ -166,7 +182,9 @@ class _Partitioner:
         widths, levels = self._widths(self.piece_cell[pieces], starts)
         preference = np.argsort(-widths, axis=1, kind="stable")
         undecided = sizes >= 2 * self.k  # smaller partitions cannot be cut in two parts >= k
+        first_new_part = self.n_parts
         moved: list[np.ndarray] = []
+        new_parts: list[np.ndarray] = []
         for attempt in range(len(self.attributes)):
             segs = np.flatnonzero(undecided)
             if len(segs) == 0:
@@ -180,31 +198,45 @@ class _Partitioner:
                 if subset.any():
                     trying, attribute = segs[subset], chosen[subset]
                     positions, local = _expand(starts[trying], lengths[trying])
-                    done, new = cut(trying, attribute, pieces[positions], local, sizes[trying],
-                                    levels[trying, attribute])
+                    done, new, new_part = cut(trying, attribute, pieces[positions], local, sizes[trying],
+                                              levels[trying, attribute])
                     undecided[done] = False
                     moved.append(new)
-        return np.concatenate(moved) if moved else np.zeros(0, dtype=np.int64)
+                    new_parts.append(new_part)
+        if not moved:
+            return np.zeros(0, dtype=np.int64)
+        # partitions are numbered in the order they are made: one stable sort orders the pieces
+        offset = np.concatenate(new_parts) - first_new_part
+        if len(offset) and self.n_parts - first_new_part <= 1 << 16:
+            order = np.argsort(offset.astype(np.uint16), kind="stable")  # a radix sort
+        else:
+            order = np.argsort(offset, kind="stable")
+        return np.concatenate(moved)[order]
 
     def _widths(self, cell: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Normalized width of every attribute in every segment, and hierarchy LCA levels."""
-        widths = np.zeros((len(starts), len(self.attributes)))
-        levels = np.zeros((len(starts), len(self.attributes)), dtype=np.int64)
-        for j, attr in enumerate(self.attributes):
-            rank = self.ranks[j][cell]
-            low, high = np.minimum.reduceat(rank, starts), np.maximum.reduceat(rank, starts)
-            if isinstance(attr, OrderedAttribute):
-                widths[:, j] = attr.width(low, high)
-            else:
-                levels[:, j], node = attr.common_node(low, high)
-                widths[:, j] = attr.width(levels[:, j], node)
-        return widths, levels
+        """Normalized width of every attribute in every segment, and hierarchy LCA levels
+        (0 for ordered attributes): all attributes at once, attribute-major."""
+        rank = self.ranks.take(cell, axis=1)
+        low, high = np.minimum.reduceat(rank, starts, axis=1), np.maximum.reduceat(rank, starts, axis=1)
+        d, n_segs = low.shape
+        _, height, leaves = self.maps_by_rank.shape
+        row = np.arange(d)[:, None] * height
+        levels = np.full((d, n_segs), self.hierarchy_height, dtype=np.int64)
+        flat = self.maps_by_rank.reshape(-1)
+        for h in range(self.hierarchy_height - 1, -1, -1):
+            levels[flat[(row + h) * leaves + low] == flat[(row + h) * leaves + high]] = h
+        node = flat[(row + levels) * leaves + low]
+        widths = self.node_widths[np.take_along_axis(self.node_offsets, levels, axis=1) + node]
+        for j, attr in self.ordered_attributes:
+            widths[j] = attr.width(low[j], high[j])
+            levels[j] = 0
+        return widths.T, levels.T
 
     # -- cutting -------------------------------------------------------------------------
 
     def _cut_ordered(self, segs: np.ndarray, attribute: np.ndarray, chosen: np.ndarray,
                      local: np.ndarray, sizes: np.ndarray, _levels: np.ndarray
-                     ) -> tuple[np.ndarray, np.ndarray]:
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Median cuts of ordered attributes (segment i on ``attribute[i]``)."""
         n_segs = len(segs)
         if self.mode == "strict" and n_segs * self.n_ranks <= max(8 * len(chosen), 1 << 16):
@@ -241,7 +273,7 @@ class _Partitioner:
         return self._assign(segs, allowed, chosen, local, side, 2)
 
     def _strict_by_counts(self, segs: np.ndarray, attribute: np.ndarray, chosen: np.ndarray,
-                          local: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                          local: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The strict cut from a (segment x rank) count grid: the same cut as :meth:`_strict`,
         without sorting, when the grid is small."""
         n_segs, n_ranks = len(segs), self.n_ranks
@@ -294,7 +326,7 @@ class _Partitioner:
 
     def _cut_hierarchy(self, segs: np.ndarray, attribute: np.ndarray, chosen: np.ndarray,
                        local: np.ndarray, _sizes: np.ndarray, levels: np.ndarray
-                       ) -> tuple[np.ndarray, np.ndarray]:
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Cuts into the children of each segment's lowest common hierarchy node."""
         n_segs = len(segs)
         cell = self.piece_cell[chosen]
@@ -315,22 +347,19 @@ class _Partitioner:
                                   count.astype(float))
 
     def _assign(self, segs: np.ndarray, allowed: np.ndarray, chosen: np.ndarray, local: np.ndarray,
-                side: np.ndarray, n_children: int | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                side: np.ndarray, n_children: int | np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Give the pieces of the allowed segments their new partitions' ids; return those
-        segments and the moved pieces sorted by their new partition."""
+        segments, the moved pieces and their new partitions."""
         made = np.where(allowed, n_children, 0)
-        first_id = self.n_parts + np.cumsum(made) - made
+        ends = np.cumsum(made)
+        first_id = self.n_parts + ends - made
         moving = allowed[local]
         moved = chosen[moving]
         new_part = first_id[local[moving]] + side[moving]
         self.piece_part[moved] = new_part
-        self.n_parts += int(made.sum())
-        offset = new_part - (self.n_parts - int(made.sum()))
-        if len(offset) and int(offset.max()) < 1 << 16:
-            order = np.argsort(offset.astype(np.uint16), kind="stable")  # a radix sort
-        else:
-            order = np.argsort(new_part, kind="stable")
-        return segs[allowed], moved[order]
+        self.n_parts += int(ends[-1]) if len(ends) else 0
+        return segs[allowed], moved, new_part
 
 
 def partition(cells: CellTable, attributes: Sequence[Attribute], k: int, *, mode: Mode = "strict",
