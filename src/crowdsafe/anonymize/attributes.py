@@ -28,7 +28,8 @@ from crowdsafe.errors import SchemaError
 
 def value_labels(dictionary: pl.Series) -> pl.Series:
     """The text of each dictionary value as published (missing shown as ``?``)."""
-    return dictionary.cast(pl.String).fill_null(MISSING_LABEL)
+    text = dictionary.cast(pl.String)
+    return text.fill_null(MISSING_LABEL) if text.null_count() else text
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,8 @@ def describe_attributes(dataset: Dataset, cells: CellTable) -> list[Attribute]:
                     f"numeric quasi-identifier '{name}' has missing values, which have no place in "
                     "a range; drop those rows (missing='drop') or declare the column categorical"
                 )
-            values = dictionary.to_physical().cast(pl.Float64).fill_null(np.inf).to_numpy()
+            values = dictionary.to_physical().cast(pl.Float64)
+            values = (values.fill_null(np.inf) if values.null_count() else values).to_numpy()
             order = np.argsort(values, kind="stable")
             rank_of_code = np.empty(len(order), dtype=np.int64)
             rank_of_code[order] = np.arange(len(order))

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 import numpy as np
@@ -108,6 +109,21 @@ def _groups(local: np.ndarray, child: np.ndarray, count: np.ndarray, n_segs: int
     return group, sizes, first, per_seg
 
 
+@dataclass
+class _Level:
+    """One recursion level: the pieces to cut (sorted by partition), each partition's segment
+    of them, and what the cuts need (filled in by :meth:`_Partitioner._level`)."""
+
+    pieces: np.ndarray
+    starts: np.ndarray
+    lengths: np.ndarray
+    sizes: np.ndarray
+    widths: np.ndarray = None  # type: ignore[assignment]
+    levels: np.ndarray = None  # type: ignore[assignment]
+    preference: np.ndarray = None  # type: ignore[assignment]
+    undecided: np.ndarray = None  # type: ignore[assignment]
+
+
 class _Partitioner:
     """The state of one Mondrian run: pieces of cells and the partitions they lie in.
 
@@ -129,10 +145,7 @@ class _Partitioner:
         # rank of each cell's value in each attribute's order (depth-first for hierarchies)
         self.ranks = np.stack([attr.rank_of_code[self.codes[j]] for j, attr in enumerate(attributes)])
         self.n_ranks = max(len(attr.rank_of_code) for attr in attributes)
-        # position of each cell in the order (rank, cell index): unique keys for sorting
-        self.orders = np.empty((d, m), dtype=np.int64)
-        for j in range(d):
-            self.orders[j, np.argsort(self.ranks[j], kind="stable")] = np.arange(m)
+        self.ranks_by_cell = np.ascontiguousarray(self.ranks.T)
         self.is_ordered = np.asarray([isinstance(a, OrderedAttribute) for a in attributes])
         hierarchical = [a for a in attributes if isinstance(a, HierarchicalAttribute)]
         height = max((a.height for a in hierarchical), default=0)
@@ -165,6 +178,17 @@ class _Partitioner:
         self.piece_part = np.zeros(m, dtype=np.int64)
         self.n_parts = 1
 
+    @cached_property
+    def orders(self) -> np.ndarray:
+        """Position of each cell in the order (rank, cell index), per attribute: unique keys
+        for sorting (only the sorting cuts need them)."""
+        d, m = self.ranks.shape
+        ranks = self.ranks.astype(np.uint16) if self.n_ranks <= 1 << 16 else self.ranks  # radix sorts
+        orders = np.empty((d, m), dtype=np.int64)
+        for j in range(d):
+            orders[j, np.argsort(ranks[j], kind="stable")] = np.arange(m)
+        return orders
+
     def run(self) -> Partitioning:
         pieces = np.arange(self.m, dtype=np.int64)  # the pieces of partitions still to cut, by partition
         while len(pieces):
@@ -176,33 +200,34 @@ class _Partitioner:
 
     def _level(self, pieces: np.ndarray) -> np.ndarray:
         """Cut every partition holding ``pieces`` (sorted by partition) once if possible;
-        return the pieces of the new partitions, sorted by partition."""
+        return the pieces of the new partitions, sorted by partition.
+
+        A partition tries its attributes from the widest down (attempt 0, 1, ...) and is cut
+        on the first that allows it. Partitions are numbered attempt by attempt and, within an
+        attempt, ordered cuts before hierarchy cuts, each in partition order.
+        """
         starts, lengths = _segments(self.piece_part[pieces])
         sizes = np.add.reduceat(self.piece_count[pieces], starts)
-        widths, levels = self._widths(self.piece_cell[pieces], starts)
-        preference = np.argsort(-widths, axis=1, kind="stable")
-        undecided = sizes >= 2 * self.k  # smaller partitions cannot be cut in two parts >= k
+        cuttable = sizes >= 2 * self.k  # smaller partitions cannot be cut in two parts >= k
+        if not cuttable.all():  # leave them out now
+            pieces = pieces[_expand(starts[cuttable], lengths[cuttable])[0]]
+            lengths, sizes = lengths[cuttable], sizes[cuttable]
+            starts = np.cumsum(lengths) - lengths
+        if len(pieces) == 0:
+            return pieces
+        level = _Level(pieces, starts, lengths, sizes)
+        level.widths, level.levels = self._widths(self.piece_cell[pieces], level.starts)
+        level.preference = np.argsort(-level.widths, axis=1, kind="stable")
+        level.undecided = np.ones(len(starts), dtype=bool)
         first_new_part = self.n_parts
         moved: list[np.ndarray] = []
         new_parts: list[np.ndarray] = []
         for attempt in range(len(self.attributes)):
-            segs = np.flatnonzero(undecided)
-            if len(segs) == 0:
+            if not level.undecided.any():
                 break
-            chosen = preference[segs, attempt]
-            roomy = widths[segs, chosen] > 0
-            undecided[segs[~roomy]] = False  # no attribute left with room to cut
-            segs, chosen = segs[roomy], chosen[roomy]
-            ordered = self.is_ordered[chosen]
-            for subset, cut in ((ordered, self._cut_ordered), (~ordered, self._cut_hierarchy)):
-                if subset.any():
-                    trying, attribute = segs[subset], chosen[subset]
-                    positions, local = _expand(starts[trying], lengths[trying])
-                    done, new, new_part = cut(trying, attribute, pieces[positions], local, sizes[trying],
-                                              levels[trying, attribute])
-                    undecided[done] = False
-                    moved.append(new)
-                    new_parts.append(new_part)
+            for new, new_part in self._attempt(level, attempt):
+                moved.append(new)
+                new_parts.append(new_part)
         if not moved:
             return np.zeros(0, dtype=np.int64)
         # partitions are numbered in the order they are made: one stable sort orders the pieces
@@ -213,10 +238,32 @@ class _Partitioner:
             order = np.argsort(offset, kind="stable")
         return np.concatenate(moved)[order]
 
+    def _attempt(self, level: _Level, attempt: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Try every undecided partition's ``attempt``-th widest attribute: ordered cuts first,
+        then hierarchy cuts."""
+        segs = np.flatnonzero(level.undecided)
+        if len(segs) == 0:
+            return []
+        chosen = level.preference[segs, attempt]
+        roomy = level.widths[segs, chosen] > 0
+        level.undecided[segs[~roomy]] = False  # no attribute left with room to cut
+        segs, chosen = segs[roomy], chosen[roomy]
+        ordered = self.is_ordered[chosen]
+        made = []
+        for subset, cut in ((ordered, self._cut_ordered), (~ordered, self._cut_hierarchy)):
+            if subset.any():
+                trying, attribute = segs[subset], chosen[subset]
+                positions, local = _expand(level.starts[trying], level.lengths[trying])
+                done, new, new_part = cut(trying, attribute, level.pieces[positions], local, level.sizes[trying],
+                                          level.levels[trying, attribute])
+                level.undecided[done] = False
+                made.append((new, new_part))
+        return made
+
     def _widths(self, cell: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Normalized width of every attribute in every segment, and hierarchy LCA levels
         (0 for ordered attributes): all attributes at once, attribute-major."""
-        rank = self.ranks.take(cell, axis=1)
+        rank = np.ascontiguousarray(self.ranks_by_cell.take(cell, axis=0).T)  # (a row gather is fast)
         low, high = np.minimum.reduceat(rank, starts, axis=1), np.maximum.reduceat(rank, starts, axis=1)
         d, n_segs = low.shape
         _, height, leaves = self.maps_by_rank.shape
@@ -388,12 +435,13 @@ def partition(cells: CellTable, attributes: Sequence[Attribute], k: int, *, mode
 def published_values(cells: CellTable, attributes: Sequence[Attribute], result: Partitioning,
                      categorical: CategoricalForm = "node") -> dict[str, pl.Series]:
     """Per attribute, the text each partition publishes (release representation)."""
-    order = np.argsort(result.part, kind="stable")
+    part = result.part.astype(np.uint16) if result.n_parts <= 1 << 16 else result.part  # radix sort
+    order = np.argsort(part, kind="stable")
     starts, _ = _segments(result.part[order])
-    cell = result.cell[order]
+    all_codes = cells.codes.take(result.cell[order], axis=0)
     values: dict[str, pl.Series] = {}
     for j, attr in enumerate(attributes):
-        codes = cells.codes[cell, j]
+        codes = all_codes[:, j]
         if isinstance(attr, OrderedAttribute) and attr.is_range:
             rank = attr.rank_of_code[codes]
             low = attr.labels.gather(np.minimum.reduceat(rank, starts))
