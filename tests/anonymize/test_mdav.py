@@ -73,6 +73,34 @@ def test_groups_match_the_reference(k, n, seed):
     assert sizes[0] >= k and sizes[-2] == k and sizes[-1] < 2 * k
 
 
+@pytest.mark.parametrize("k, n, n_categorical, seed", [(3, 60, 10, 3), (2, 45, 18, 4), (4, 140, 3, 5),
+                                                     (5, 160, 6, 6)])
+def test_groups_match_the_reference_with_ties_and_many_categorical_attributes(k, n, n_categorical, seed):
+    # Values from small sets: many records tie or repeat (cells holding several records).
+    # 10 and 18 categorical attributes go past 8 and 16 attributes (wider match patterns, then
+    # attributes subtracted one by one); 140+ records let emptied cells be dropped on the way.
+    from crowdsafe.anonymize import cell_table
+
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 7, size=(n, 1)).astype(float)
+    c = rng.integers(0, 3, size=(n, n_categorical))
+    names = [f"g{j:02d}" for j in range(n_categorical)]
+    def dataset(x, c):
+        frame = pl.DataFrame({"u": x[:, 0], **{name: [f"v{v}" for v in c[:, j]] for j, name in enumerate(names)}})
+        return Dataset(frame, Schema.of({"u": "numeric", **{name: "categorical" for name in names}}))
+    # records in the order of their tuples, so that the reference's ties (first record) and
+    # MDAV's (first cell) fall on the same tuple
+    order = np.argsort(cell_table(dataset(x, c), ["u", *names]).row_cell, kind="stable")
+    x, c = x[order], c[order]
+    recoding = mdav(dataset(x, c), k)
+    values = [tuple(row) for row in np.column_stack([x, c]).tolist()]
+    ours: dict[int, list] = {}
+    for row, cls in enumerate(recoding.class_of_row.tolist()):
+        ours.setdefault(cls, []).append(values[row])
+    expected = [sorted(values[i] for i in group) for group in reference_mdav(x, c, k)]
+    assert sorted(sorted(g) for g in ours.values()) == sorted(expected)
+
+
 def test_identical_records_stay_together_and_values_are_centroids():
     frame = pl.DataFrame({"age": [30] * 6 + [50, 52, 54], "job": ["a"] * 6 + ["b", "b", "c"]})
     data = Dataset(frame, Schema.of({"age": "numeric", "job": "categorical"}))

@@ -157,8 +157,8 @@ class _Space:
         self.remaining[cells] -= taken
         self.rows_left -= int(taken.sum())
         self.sums -= (self.x_live[:, pick] * taken).sum(axis=1)
-        self.value_counts -= np.bincount((self.count_offsets + self.c_live[:, pick]).ravel(),
-                                         weights=np.broadcast_to(taken, (len(self.c_live), len(taken))).ravel(),
+        self.value_counts -= np.bincount((self.c_live[:, pick] + self.count_offsets).T.ravel(),
+                                         weights=np.repeat(taken, len(self.c_live)),
                                          minlength=self.value_counts.size).reshape(self.value_counts.shape)
         gone = pick[self.remaining[cells] == 0]
         if len(gone):
