@@ -97,14 +97,14 @@ class HierarchicalAttribute:
         return self.node_widths[self.node_offsets[level] + node]
 
     @cached_property
-    def _all_labels(self) -> pl.Series:
+    def all_labels(self) -> pl.Series:
         """Every node's label, level after level (leaves as published), for one gather."""
         upper = [label for h in range(1, self.height + 1) for label in self.hierarchy.labels[h]]
         return pl.concat([self.labels, pl.Series(self.name, upper, dtype=pl.String)]).alias(self.name)
 
     def node_labels(self, level: np.ndarray, node: np.ndarray) -> pl.Series:
         """The published label of each (level, node)."""
-        return self._all_labels.gather(self.node_offsets[level] + node)
+        return self.all_labels.gather(self.node_offsets[level] + node)
 
 
 def hierarchical_attribute(name: str, hierarchy: Hierarchy, labels: pl.Series) -> HierarchicalAttribute:

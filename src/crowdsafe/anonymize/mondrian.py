@@ -120,6 +120,8 @@ class _Level:
     sizes: np.ndarray
     widths: np.ndarray = None  # type: ignore[assignment]
     levels: np.ndarray = None  # type: ignore[assignment]
+    low: np.ndarray = None  # type: ignore[assignment]  # lowest rank per (partition, attribute)
+    high: np.ndarray = None  # type: ignore[assignment]
     preference: np.ndarray = None  # type: ignore[assignment]
     undecided: np.ndarray = None  # type: ignore[assignment]
 
@@ -216,7 +218,7 @@ class _Partitioner:
         if len(pieces) == 0:
             return pieces
         level = _Level(pieces, starts, lengths, sizes)
-        level.widths, level.levels = self._widths(self.piece_cell[pieces], level.starts)
+        level.widths, level.levels, level.low, level.high = self._widths(self.piece_cell[pieces], level.starts)
         level.preference = np.argsort(-level.widths, axis=1, kind="stable")
         level.undecided = np.ones(len(starts), dtype=bool)
         first_new_part = self.n_parts
@@ -255,14 +257,17 @@ class _Partitioner:
                 trying, attribute = segs[subset], chosen[subset]
                 positions, local = _expand(level.starts[trying], level.lengths[trying])
                 done, new, new_part = cut(trying, attribute, level.pieces[positions], local, level.sizes[trying],
-                                          level.levels[trying, attribute])
+                                          level.levels[trying, attribute], level.low[trying, attribute],
+                                          level.high[trying, attribute])
                 level.undecided[done] = False
                 made.append((new, new_part))
         return made
 
-    def _widths(self, cell: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Normalized width of every attribute in every segment, and hierarchy LCA levels
-        (0 for ordered attributes): all attributes at once, attribute-major."""
+    def _widths(self, cell: np.ndarray, starts: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Normalized width of every attribute in every segment, hierarchy LCA levels (0 for
+        ordered attributes), lowest and highest ranks: all attributes at once, each
+        (segment x attribute)."""
         rank = np.ascontiguousarray(self.ranks_by_cell.take(cell, axis=0).T)  # (a row gather is fast)
         low, high = np.minimum.reduceat(rank, starts, axis=1), np.maximum.reduceat(rank, starts, axis=1)
         d, n_segs = low.shape
@@ -277,17 +282,19 @@ class _Partitioner:
         for j, attr in self.ordered_attributes:
             widths[j] = attr.width(low[j], high[j])
             levels[j] = 0
-        return widths.T, levels.T
+        return widths.T, levels.T, low.T, high.T
 
     # -- cutting -------------------------------------------------------------------------
 
     def _cut_ordered(self, segs: np.ndarray, attribute: np.ndarray, chosen: np.ndarray,
-                     local: np.ndarray, sizes: np.ndarray, _levels: np.ndarray
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Median cuts of ordered attributes (segment i on ``attribute[i]``)."""
+                     local: np.ndarray, sizes: np.ndarray, _levels: np.ndarray, low: np.ndarray,
+                     high: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Median cuts of ordered attributes (segment i on ``attribute[i]``, whose ranks run
+        from ``low[i]`` to ``high[i]``)."""
         n_segs = len(segs)
-        if self.mode == "strict" and n_segs * self.n_ranks <= max(8 * len(chosen), 1 << 16):
-            return self._strict_by_counts(segs, attribute, chosen, local, sizes)
+        span = int((high - low).max()) + 1 if n_segs else 1
+        if self.mode == "strict" and n_segs * span <= max(8 * len(chosen), 1 << 16):
+            return self._strict_by_counts(segs, attribute, chosen, local, sizes, low, span)
         lengths = np.bincount(local, minlength=n_segs)
         cell = self.piece_cell[chosen]
         chosen = chosen[np.argsort(local * self.m + self.orders[attribute[local], cell])]
@@ -320,13 +327,15 @@ class _Partitioner:
         return self._assign(segs, allowed, chosen, local, side, 2)
 
     def _strict_by_counts(self, segs: np.ndarray, attribute: np.ndarray, chosen: np.ndarray,
-                          local: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                          local: np.ndarray, sizes: np.ndarray, low: np.ndarray, n_ranks: int
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The strict cut from a (segment x rank) count grid: the same cut as :meth:`_strict`,
-        without sorting, when the grid is small."""
-        n_segs, n_ranks = len(segs), self.n_ranks
+        without sorting, when the grid is small. Ranks are counted from each segment's lowest
+        (``low``), so the grid is as wide as the widest segment's range (``n_ranks``)."""
+        n_segs = len(segs)
         cell = self.piece_cell[chosen]
         count = self.piece_count[chosen]
-        rank = self.ranks[attribute[local], cell]
+        rank = self.ranks_by_cell.reshape(-1)[cell * self.ranks_by_cell.shape[1] + attribute[local]] - low[local]
         grid = np.bincount(local * n_ranks + rank, weights=count, minlength=n_segs * n_ranks)
         cum = np.cumsum(grid.reshape(n_segs, n_ranks), axis=1)
         median = np.argmax(2 * cum >= sizes[:, None], axis=1)  # the ceil(N/2)-th smallest value
@@ -372,8 +381,8 @@ class _Partitioner:
         return self._assign(segs, allowed, chosen, local, side, 2)
 
     def _cut_hierarchy(self, segs: np.ndarray, attribute: np.ndarray, chosen: np.ndarray,
-                       local: np.ndarray, _sizes: np.ndarray, levels: np.ndarray
-                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                       local: np.ndarray, _sizes: np.ndarray, levels: np.ndarray, _low: np.ndarray,
+                       _high: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Cuts into the children of each segment's lowest common hierarchy node."""
         n_segs = len(segs)
         cell = self.piece_cell[chosen]
@@ -439,25 +448,32 @@ def published_values(cells: CellTable, attributes: Sequence[Attribute], result: 
     order = np.argsort(part, kind="stable")
     starts, _ = _segments(result.part[order])
     all_codes = cells.codes.take(result.cell[order], axis=0)
-    values: dict[str, pl.Series] = {}
+    ranks = np.column_stack([attr.rank_of_code[all_codes[:, j]] for j, attr in enumerate(attributes)])
+    lows, highs = np.minimum.reduceat(ranks, starts, axis=0), np.maximum.reduceat(ranks, starts, axis=0)
+    values: dict[str, pl.Series | None] = {}
+    nodes: list[tuple[str, np.ndarray, pl.Series]] = []  # hierarchy nodes, labelled in one gather
     for j, attr in enumerate(attributes):
-        codes = all_codes[:, j]
         if isinstance(attr, OrderedAttribute) and attr.is_range:
-            rank = attr.rank_of_code[codes]
-            low = attr.labels.gather(np.minimum.reduceat(rank, starts))
-            high = attr.labels.gather(np.maximum.reduceat(rank, starts))
+            low, high = attr.labels.gather(lows[:, j]), attr.labels.gather(highs[:, j])
             frame = pl.DataFrame({"low": low, "high": high})
             values[attr.name] = frame.select(
                 pl.when(pl.col("low") == pl.col("high")).then(pl.col("low"))
                 .otherwise(pl.format("[{}, {}]", "low", "high")).alias(attr.name)
             ).to_series()
         elif isinstance(attr, HierarchicalAttribute) and categorical == "node":
-            rank = attr.rank_of_code[codes]
-            level, node = attr.common_node(np.minimum.reduceat(rank, starts), np.maximum.reduceat(rank, starts))
-            values[attr.name] = attr.node_labels(level, node)
+            level, node = attr.common_node(lows[:, j], highs[:, j])
+            nodes.append((attr.name, attr.node_offsets[level] + node, attr.all_labels))
+            values[attr.name] = None
         else:
-            values[attr.name] = value_sets(result.part[order], attr.labels.gather(codes), result.n_parts, attr.name)
-    return values
+            values[attr.name] = value_sets(result.part[order], attr.labels.gather(all_codes[:, j]),
+                                           result.n_parts, attr.name)
+    if nodes:
+        bases = np.cumsum([0] + [len(labels) for _, _, labels in nodes[:-1]])
+        labelled = pl.concat([labels for _, _, labels in nodes]).gather(
+            np.concatenate([index + base for (_, index, _), base in zip(nodes, bases)]))
+        for i, (name, _, _) in enumerate(nodes):
+            values[name] = labelled.slice(i * result.n_parts, result.n_parts).alias(name)
+    return values  # type: ignore[return-value]
 
 
 def value_sets(part: np.ndarray, labels: pl.Series, n_parts: int, name: str) -> pl.Series:
