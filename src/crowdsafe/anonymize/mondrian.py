@@ -147,7 +147,9 @@ class _Partitioner:
         # rank of each cell's value in each attribute's order (depth-first for hierarchies)
         self.ranks = np.stack([attr.rank_of_code[self.codes[j]] for j, attr in enumerate(attributes)])
         self.n_ranks = max(len(attr.rank_of_code) for attr in attributes)
-        self.ranks_by_cell = np.ascontiguousarray(self.ranks.T)
+        # cell-major and 32-bit: gathering the rows of a level's cells, then transposing them,
+        # is several times faster than with 64-bit values or attribute-major
+        self.ranks_by_cell = np.ascontiguousarray(self.ranks.T.astype(np.int32))
         self.is_ordered = np.asarray([isinstance(a, OrderedAttribute) for a in attributes])
         hierarchical = [a for a in attributes if isinstance(a, HierarchicalAttribute)]
         height = max((a.height for a in hierarchical), default=0)
@@ -268,7 +270,7 @@ class _Partitioner:
         """Normalized width of every attribute in every segment, hierarchy LCA levels (0 for
         ordered attributes), lowest and highest ranks: all attributes at once, each
         (segment x attribute)."""
-        rank = np.ascontiguousarray(self.ranks_by_cell.take(cell, axis=0).T)  # (a row gather is fast)
+        rank = np.ascontiguousarray(self.ranks_by_cell.take(cell, axis=0).T)
         low, high = np.minimum.reduceat(rank, starts, axis=1), np.maximum.reduceat(rank, starts, axis=1)
         d, n_segs = low.shape
         _, height, leaves = self.maps_by_rank.shape
