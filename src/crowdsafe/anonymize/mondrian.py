@@ -74,15 +74,21 @@ def _segments(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Start and length of each run of equal values in sorted ``keys``."""
     if len(keys) == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-    return starts, np.diff(np.r_[starts, len(keys)])
+    change = np.empty(len(keys), dtype=bool)
+    change[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=change[1:])
+    starts = change.nonzero()[0]
+    lengths = np.empty_like(starts)
+    lengths[:-1] = starts[1:] - starts[:-1]
+    lengths[-1] = len(keys) - starts[-1]
+    return starts, lengths
 
 
 def _expand(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Positions covered by the segments (in order) and the segment index of each."""
     total = int(lengths.sum())
-    offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
-    return offsets + np.arange(total), np.repeat(np.arange(len(starts)), lengths)
+    offsets = (starts - (lengths.cumsum() - lengths)).repeat(lengths)
+    return offsets + np.arange(total), np.arange(len(starts)).repeat(lengths)
 
 
 def _groups(local: np.ndarray, child: np.ndarray, count: np.ndarray, n_segs: int, n_nodes: int
@@ -96,7 +102,7 @@ def _groups(local: np.ndarray, child: np.ndarray, count: np.ndarray, n_segs: int
     if n_segs * n_nodes <= max(4 * len(key), 1 << 16):
         grid = np.bincount(key, weights=count, minlength=n_segs * n_nodes)
         present = grid > 0
-        group_of_key = np.cumsum(present) - 1
+        group_of_key = present.cumsum() - 1
         group = group_of_key[key]
         sizes = grid[present]
         per_seg = present.reshape(n_segs, n_nodes).sum(axis=1)
@@ -105,7 +111,7 @@ def _groups(local: np.ndarray, child: np.ndarray, count: np.ndarray, n_segs: int
         group = group.ravel()
         sizes = np.bincount(group, weights=count, minlength=len(keys))
         per_seg = np.bincount(keys // n_nodes, minlength=n_segs)
-    first = np.cumsum(per_seg) - per_seg
+    first = per_seg.cumsum() - per_seg
     return group, sizes, first, per_seg
 
 
@@ -172,6 +178,10 @@ class _Partitioner:
                 node_widths.append(attr.node_widths)
                 base += len(attr.node_widths)
         self.node_offsets = node_offsets  # (attribute, level) -> start of the level's nodes in node_widths
+        # per level, the nodes of every attribute's leaf ranks (index attribute * leaves + rank)
+        self.maps_by_level = [np.ascontiguousarray(self.maps_by_rank[:, h]).reshape(-1) for h in range(height + 1)]
+        self.attribute_starts = np.arange(d)[:, None] * self.maps_by_rank.shape[2]
+        self.level_starts = np.arange(d)[:, None] * (height + 1)
         self.node_widths = np.concatenate(node_widths)
         self.hierarchy_height = height
         self.ordered_attributes = [(j, a) for j, a in enumerate(attributes) if isinstance(a, OrderedAttribute)]
@@ -216,12 +226,12 @@ class _Partitioner:
         if not cuttable.all():  # leave them out now
             pieces = pieces[_expand(starts[cuttable], lengths[cuttable])[0]]
             lengths, sizes = lengths[cuttable], sizes[cuttable]
-            starts = np.cumsum(lengths) - lengths
+            starts = lengths.cumsum() - lengths
         if len(pieces) == 0:
             return pieces
         level = _Level(pieces, starts, lengths, sizes)
         level.widths, level.levels, level.low, level.high = self._widths(self.piece_cell[pieces], level.starts)
-        level.preference = np.argsort(-level.widths, axis=1, kind="stable")
+        level.preference = (-level.widths).argsort(axis=1, kind="stable")
         level.undecided = np.ones(len(starts), dtype=bool)
         first_new_part = self.n_parts
         moved: list[np.ndarray] = []
@@ -274,13 +284,13 @@ class _Partitioner:
         low, high = np.minimum.reduceat(rank, starts, axis=1), np.maximum.reduceat(rank, starts, axis=1)
         d, n_segs = low.shape
         _, height, leaves = self.maps_by_rank.shape
-        row = np.arange(d)[:, None] * height
+        at_low, at_high = self.attribute_starts + low, self.attribute_starts + high
         levels = np.full((d, n_segs), self.hierarchy_height, dtype=np.int64)
-        flat = self.maps_by_rank.reshape(-1)
         for h in range(self.hierarchy_height - 1, -1, -1):
-            levels[flat[(row + h) * leaves + low] == flat[(row + h) * leaves + high]] = h
-        node = flat[(row + levels) * leaves + low]
-        widths = self.node_widths[np.take_along_axis(self.node_offsets, levels, axis=1) + node]
+            nodes = self.maps_by_level[h]
+            levels[nodes[at_low] == nodes[at_high]] = h
+        node = self.maps_by_rank.reshape(-1)[(self.level_starts + levels) * leaves + low]
+        widths = self.node_widths[self.node_offsets.reshape(-1)[self.level_starts + levels] + node]
         for j, attr in self.ordered_attributes:
             widths[j] = attr.width(low[j], high[j])
             levels[j] = 0
@@ -339,12 +349,12 @@ class _Partitioner:
         count = self.piece_count[chosen]
         rank = self.ranks_by_cell.reshape(-1)[cell * self.ranks_by_cell.shape[1] + attribute[local]] - low[local]
         grid = np.bincount(local * n_ranks + rank, weights=count, minlength=n_segs * n_ranks)
-        cum = np.cumsum(grid.reshape(n_segs, n_ranks), axis=1)
-        median = np.argmax(2 * cum >= sizes[:, None], axis=1)  # the ceil(N/2)-th smallest value
+        cum = grid.reshape(n_segs, n_ranks).cumsum(axis=1)
+        median = (2 * cum >= sizes[:, None]).argmax(axis=1)  # the ceil(N/2)-th smallest value
         present = (grid > 0).reshape(n_segs, n_ranks)
-        top = n_ranks - 1 - np.argmax(present[:, ::-1], axis=1)
+        top = n_ranks - 1 - present[:, ::-1].argmax(axis=1)
         below_top = present & (np.arange(n_ranks) < top[:, None])
-        largest_below_top = n_ranks - 1 - np.argmax(below_top[:, ::-1], axis=1)
+        largest_below_top = n_ranks - 1 - below_top[:, ::-1].argmax(axis=1)
         split = np.where(median == top, largest_below_top, median)
         left = cum[np.arange(n_segs), split]
         allowed = (left >= self.k) & (sizes - left >= self.k)
@@ -410,7 +420,7 @@ class _Partitioner:
         """Give the pieces of the allowed segments their new partitions' ids; return those
         segments, the moved pieces and their new partitions."""
         made = np.where(allowed, n_children, 0)
-        ends = np.cumsum(made)
+        ends = made.cumsum()
         first_id = self.n_parts + ends - made
         moving = allowed[local]
         moved = chosen[moving]
