@@ -258,8 +258,9 @@ class _Partitioner:
         segs = np.flatnonzero(level.undecided)
         if len(segs) == 0:
             return []
-        chosen = level.preference[segs, attempt]
-        roomy = level.widths[segs, chosen] > 0
+        d = len(self.attributes)
+        chosen = level.preference[:, attempt][segs]
+        roomy = level.widths.reshape(-1)[segs * d + chosen] > 0
         level.undecided[segs[~roomy]] = False  # no attribute left with room to cut
         segs, chosen = segs[roomy], chosen[roomy]
         ordered = self.is_ordered[chosen]
@@ -267,10 +268,11 @@ class _Partitioner:
         for subset, cut in ((ordered, self._cut_ordered), (~ordered, self._cut_hierarchy)):
             if subset.any():
                 trying, attribute = segs[subset], chosen[subset]
+                at = trying * d + attribute
                 positions, local = _expand(level.starts[trying], level.lengths[trying])
                 done, new, new_part = cut(trying, attribute, level.pieces[positions], local, level.sizes[trying],
-                                          level.levels[trying, attribute], level.low[trying, attribute],
-                                          level.high[trying, attribute])
+                                          level.levels.reshape(-1)[at], level.low.reshape(-1)[at],
+                                          level.high.reshape(-1)[at])
                 level.undecided[done] = False
                 made.append((new, new_part))
         return made
@@ -294,7 +296,7 @@ class _Partitioner:
         for j, attr in self.ordered_attributes:
             widths[j] = attr.width(low[j], high[j])
             levels[j] = 0
-        return widths.T, levels.T, low.T, high.T
+        return tuple(np.ascontiguousarray(a.T) for a in (widths, levels, low, high))  # type: ignore[return-value]
 
     # -- cutting -------------------------------------------------------------------------
 
