@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from crowdsafe.anonymize import anonymize_dataset, mdav
+from crowdsafe.anonymize import anonymize_dataset, cell_table, mdav
 from crowdsafe.data import Dataset, Schema
 from crowdsafe.errors import ParameterError
 
@@ -79,8 +79,6 @@ def test_groups_match_the_reference_with_ties_and_many_categorical_attributes(k,
     # Values from small sets: many records tie or repeat (cells holding several records).
     # 10 and 18 categorical attributes go past 8 and 16 attributes (wider match patterns, then
     # attributes subtracted one by one); 140+ records let emptied cells be dropped on the way.
-    from crowdsafe.anonymize import cell_table
-
     rng = np.random.default_rng(seed)
     x = rng.integers(0, 7, size=(n, 1)).astype(float)
     c = rng.integers(0, 3, size=(n, n_categorical))
@@ -93,6 +91,29 @@ def test_groups_match_the_reference_with_ties_and_many_categorical_attributes(k,
     order = np.argsort(cell_table(dataset(x, c), ["u", *names]).row_cell, kind="stable")
     x, c = x[order], c[order]
     recoding = mdav(dataset(x, c), k)
+    values = [tuple(row) for row in np.column_stack([x, c]).tolist()]
+    ours: dict[int, list] = {}
+    for row, cls in enumerate(recoding.class_of_row.tolist()):
+        ours.setdefault(cls, []).append(values[row])
+    expected = [sorted(values[i] for i in group) for group in reference_mdav(x, c, k)]
+    assert sorted(sorted(g) for g in ours.values()) == sorted(expected)
+
+
+@pytest.mark.parametrize("n_numeric, n_categorical", [(2, 0), (0, 3)])
+def test_groups_match_the_reference_with_one_kind_of_attribute(n_numeric, n_categorical):
+    rng = np.random.default_rng(7)
+    n, k = 50, 4
+    x = rng.normal(size=(n, n_numeric)) * 5.0
+    c = rng.integers(0, 4, size=(n, n_categorical))
+    columns = {**{f"u{j}": x[:, j] for j in range(n_numeric)},
+               **{f"g{j}": [f"v{v}" for v in c[:, j]] for j in range(n_categorical)}}
+    kinds = {name: "numeric" if name.startswith("u") else "categorical" for name in columns}
+    data = Dataset(pl.DataFrame(columns), Schema.of(kinds))
+    # records in the order of their tuples: the reference breaks ties by record, MDAV by tuple
+    order = np.argsort(cell_table(data, list(columns)).row_cell, kind="stable")
+    x, c = x[order], c[order]
+    data = data.with_frame(data.frame[order])
+    recoding = mdav(data, k)
     values = [tuple(row) for row in np.column_stack([x, c]).tolist()]
     ours: dict[int, list] = {}
     for row, cls in enumerate(recoding.class_of_row.tolist()):

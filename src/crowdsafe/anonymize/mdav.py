@@ -130,6 +130,8 @@ class _Space:
     def centroid(self) -> tuple[np.ndarray, np.ndarray]:
         """Mean of the numeric attributes and mode of the categorical ones over the rows left
         (the mode's ties: the lowest code)."""
+        if not len(self.value_counts):
+            return self.sums / self.rows_left, np.zeros(0, dtype=self.c.dtype)
         modes = self.value_counts.argmax(axis=1).astype(self.c.dtype)
         return self.sums / self.rows_left, modes
 
