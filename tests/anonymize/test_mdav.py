@@ -73,6 +73,25 @@ def test_groups_match_the_reference(k, n, seed):
     assert sizes[0] >= k and sizes[-2] == k and sizes[-1] < 2 * k
 
 
+def assert_same_groups_as_reference(x: np.ndarray, c: np.ndarray, k: int) -> None:
+    """MDAV on numeric columns ``x`` and categorical codes ``c`` makes the reference's groups,
+    compared as multisets of records (records may repeat)."""
+    columns = {**{f"u{j}": x[:, j] for j in range(x.shape[1])},
+               **{f"g{j:02d}": [f"v{v}" for v in c[:, j]] for j in range(c.shape[1])}}
+    kinds = {name: "numeric" if name.startswith("u") else "categorical" for name in columns}
+    data = Dataset(pl.DataFrame(columns), Schema.of(kinds))
+    # records in the order of their tuples: the reference breaks ties by record, MDAV by tuple
+    order = np.argsort(cell_table(data, list(columns)).row_cell, kind="stable")
+    x, c = x[order], c[order]
+    recoding = mdav(data.with_frame(data.frame[order]), k)
+    values = [tuple(row) for row in np.column_stack([x, c]).tolist()]
+    ours: dict[int, list] = {}
+    for row, cls in enumerate(recoding.class_of_row.tolist()):
+        ours.setdefault(cls, []).append(values[row])
+    expected = [sorted(values[i] for i in group) for group in reference_mdav(x, c, k)]
+    assert sorted(sorted(g) for g in ours.values()) == sorted(expected)
+
+
 @pytest.mark.parametrize("k, n, n_categorical, seed", [(3, 60, 10, 3), (2, 45, 18, 4), (4, 140, 3, 5),
                                                      (5, 160, 6, 6)])
 def test_groups_match_the_reference_with_ties_and_many_categorical_attributes(k, n, n_categorical, seed):
@@ -81,45 +100,14 @@ def test_groups_match_the_reference_with_ties_and_many_categorical_attributes(k,
     # attributes subtracted one by one); 140+ records let emptied cells be dropped on the way.
     rng = np.random.default_rng(seed)
     x = rng.integers(0, 7, size=(n, 1)).astype(float)
-    c = rng.integers(0, 3, size=(n, n_categorical))
-    names = [f"g{j:02d}" for j in range(n_categorical)]
-    def dataset(x, c):
-        frame = pl.DataFrame({"u": x[:, 0], **{name: [f"v{v}" for v in c[:, j]] for j, name in enumerate(names)}})
-        return Dataset(frame, Schema.of({"u": "numeric", **{name: "categorical" for name in names}}))
-    # records in the order of their tuples, so that the reference's ties (first record) and
-    # MDAV's (first cell) fall on the same tuple
-    order = np.argsort(cell_table(dataset(x, c), ["u", *names]).row_cell, kind="stable")
-    x, c = x[order], c[order]
-    recoding = mdav(dataset(x, c), k)
-    values = [tuple(row) for row in np.column_stack([x, c]).tolist()]
-    ours: dict[int, list] = {}
-    for row, cls in enumerate(recoding.class_of_row.tolist()):
-        ours.setdefault(cls, []).append(values[row])
-    expected = [sorted(values[i] for i in group) for group in reference_mdav(x, c, k)]
-    assert sorted(sorted(g) for g in ours.values()) == sorted(expected)
+    assert_same_groups_as_reference(x, rng.integers(0, 3, size=(n, n_categorical)), k)
 
 
 @pytest.mark.parametrize("n_numeric, n_categorical", [(2, 0), (0, 3)])
 def test_groups_match_the_reference_with_one_kind_of_attribute(n_numeric, n_categorical):
     rng = np.random.default_rng(7)
-    n, k = 50, 4
-    x = rng.normal(size=(n, n_numeric)) * 5.0
-    c = rng.integers(0, 4, size=(n, n_categorical))
-    columns = {**{f"u{j}": x[:, j] for j in range(n_numeric)},
-               **{f"g{j}": [f"v{v}" for v in c[:, j]] for j in range(n_categorical)}}
-    kinds = {name: "numeric" if name.startswith("u") else "categorical" for name in columns}
-    data = Dataset(pl.DataFrame(columns), Schema.of(kinds))
-    # records in the order of their tuples: the reference breaks ties by record, MDAV by tuple
-    order = np.argsort(cell_table(data, list(columns)).row_cell, kind="stable")
-    x, c = x[order], c[order]
-    data = data.with_frame(data.frame[order])
-    recoding = mdav(data, k)
-    values = [tuple(row) for row in np.column_stack([x, c]).tolist()]
-    ours: dict[int, list] = {}
-    for row, cls in enumerate(recoding.class_of_row.tolist()):
-        ours.setdefault(cls, []).append(values[row])
-    expected = [sorted(values[i] for i in group) for group in reference_mdav(x, c, k)]
-    assert sorted(sorted(g) for g in ours.values()) == sorted(expected)
+    x = rng.normal(size=(50, n_numeric)) * 5.0
+    assert_same_groups_as_reference(x, rng.integers(0, 4, size=(50, n_categorical)), 4)
 
 
 def test_identical_records_stay_together_and_values_are_centroids():
