@@ -43,7 +43,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from crowdsafe.anonymize.cells import dense_ids, first_of_each
+from crowdsafe.anonymize.cells import first_of_each
 from crowdsafe.attacks.locate import (
     ClassTable,
     class_table,
@@ -53,6 +53,7 @@ from crowdsafe.attacks.locate import (
     locate_nearest,
     read_classes,
     encode_targets,
+    group_ids,
 )
 from crowdsafe.data import Hierarchy
 from crowdsafe.data.cell_reader import CellReader, Membership, segments, sorted_unique
@@ -139,20 +140,19 @@ def intersection_attack(
 
     # distinct target tuples: the attack runs on them, targets inherit their tuple's result
     domains, codes = encode_targets(targets, qi, hierarchies)
-    tuple_of_target, n_tuples = dense_ids([codes[c] for c in qi], [domains[c].size for c in qi])
+    tuple_of_target, n_tuples = group_ids([codes[c] for c in qi], [domains[c].size for c in qi])
     first_target = first_of_each(tuple_of_target, n_tuples)
     tuple_codes = {c: codes[c][first_target] for c in qi}
-    reader = CellReader([domains[c] for c in qi])
 
     tables = [class_table(release.frame, qi, sensitive) for release in attacked]
     domain = _sensitive_domain([_as_text(t.sensitive_cells) for t in tables], targets, sensitive,
                                (hierarchies or {}).get(sensitive))
     dictionary = _as_text(domain.values).alias(sensitive)
-    value_reader = CellReader([domain])
+    reader = CellReader([domains[c] for c in qi] + [domain])  # reads the quasi-identifiers, then the sensitive
 
     # step 1, per release: locate every target tuple's classes, read their sensitive values
     readings = [
-        _read_release(table, method, qi, domains, reader, value_reader, tuple_codes, codes, n_tuples)
+        _read_release(table, method, qi, domains, reader, tuple_codes, codes, n_tuples)
         for table, method in zip(tables, locations)
     ]
     # step 2: intersect the candidate sets across releases
@@ -302,12 +302,13 @@ class _Reading:
 
 
 def _read_release(table: ClassTable, method: str, qi: Sequence[str], domains: Mapping[str, Domain],
-                  reader: CellReader, value_reader: CellReader, tuple_codes: Mapping[str, np.ndarray],
+                  reader: CellReader, tuple_codes: Mapping[str, np.ndarray],
                   target_codes_: Mapping[str, np.ndarray], n_tuples: int) -> _Reading:
     """Step 1 of the attack on one release: locate every target tuple's classes (exactly, or by
     the nearest centroid) and read each class's sensitive-value set; a tuple located nowhere
-    gets every value the release publishes."""
-    covers = read_classes(table, qi, reader)
+    gets every value the release publishes. ``reader`` reads the quasi-identifiers' domains,
+    then the sensitive domain."""
+    covers, sensitive_cover = read_classes(table, qi, reader)
     if method == "auto":
         method = "nearest" if is_microaggregated(table, domains) else "exact"
     if method == "exact":
@@ -315,7 +316,7 @@ def _read_release(table: ClassTable, method: str, qi: Sequence[str], domains: Ma
     else:
         classes = locate_nearest(table, qi, domains, covers, tuple_codes, target_codes_)
         tuples = np.arange(n_tuples, dtype=np.int64)
-    values_of = _class_values(table, value_reader)
+    values_of = _class_values(table, sensitive_cover)
     n_values = values_of.domain_size
     published = sorted_unique(values_of.indices)
     sizes = table.sizes
@@ -341,11 +342,11 @@ def _intersect(candidates: Sequence[np.ndarray], universe: int) -> np.ndarray:
     return common
 
 
-def _class_values(table: ClassTable, value_reader: CellReader) -> Membership:
+def _class_values(table: ClassTable, cover: Membership) -> Membership:
     """The sensitive values each class may hold, as a CSR over classes. A generalized
-    sensitive cell (a set, a hierarchy label, '*') stands for every value it covers."""
+    sensitive cell (a set, a hierarchy label, '*') stands for every value it covers
+    (``cover``: what each of ``table.sensitive_cells`` covers)."""
     assert table.sensitive_cells is not None and table.sensitive_of_combo is not None
-    cover = value_reader.read([_as_text(table.sensitive_cells)])[0]
     n_cells = len(table.sensitive_cells)
     held = sorted_unique(table.class_of_combo * n_cells + table.sensitive_of_combo)  # (class, cell) pairs
     holder, cell = np.divmod(held, n_cells)

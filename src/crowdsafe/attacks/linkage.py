@@ -58,7 +58,7 @@ def linkage_attack(release: pl.DataFrame, external: pl.DataFrame, qi: Sequence[s
     table = class_table(release, qi)
     tuples = external.group_by(qi, maintain_order=True).len()
     domains, codes = encode_targets(tuples, qi, hierarchies)
-    covers = read_classes(table, qi, CellReader([domains[c] for c in qi]))
+    covers, _ = read_classes(table, qi, CellReader([domains[c] for c in qi]))
     pair_tuple, pair_class = locate_exact(table, covers, codes)
     multiplicity = tuples.get_column("len").to_numpy()
     consistent = np.bincount(pair_class, weights=multiplicity[pair_tuple], minlength=table.n_classes).astype(np.int64)

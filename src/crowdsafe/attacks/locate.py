@@ -83,6 +83,20 @@ def _is_text(dtype: pl.DataType) -> bool:
     return dtype == pl.String or isinstance(dtype, (pl.Categorical, pl.Enum))
 
 
+def group_ids(columns: Sequence[np.ndarray], sizes: Sequence[int]) -> tuple[np.ndarray, int]:
+    """Group id of every row of integer ``columns`` (``columns[j]`` in ``[0, sizes[j])``),
+    numbered in lexicographic order of the tuples, and the number of groups: the numbering of
+    :func:`crowdsafe.anonymize.cells.dense_ids`, with one sort of the packed keys."""
+    if not columns or float(np.prod([max(s, 1) for s in sizes], dtype=float)) >= 2.0 ** 63:
+        return dense_ids(columns, sizes)
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    for values, size in zip(columns, sizes):
+        key *= max(size, 1)
+        key += values
+    distinct, ids = np.unique(key, return_inverse=True)
+    return ids.astype(np.int64), len(distinct)
+
+
 def _dense_codes(ids: np.ndarray) -> tuple[np.ndarray, int]:
     """Codes 0..m-1 of non-negative integer ids, in the order of the ids."""
     span = int(ids.max(initial=-1)) + 1
@@ -159,7 +173,7 @@ def class_table(release: pl.DataFrame, qi: Sequence[str], sensitive: str | None 
         rank = ranked[column == j].astype(np.int64) - 1
         rank[rank < 0] = len(cells_here) - 1  # the missing cell sorts last
         canonical_of_combo.append(rank[codes[c][0]])
-    class_of_combo, n_classes = dense_ids(canonical_of_combo, [len(distinct_cells[c]) for c in qi])
+    class_of_combo, n_classes = group_ids(canonical_of_combo, [len(distinct_cells[c]) for c in qi])
     first = first_of_each(class_of_combo, n_classes)
     cell_of_class = {c: ids[first] for c, ids in zip(qi, canonical_of_combo)}
     sizes = np.bincount(class_of_combo, weights=combos.get_column("__rows").to_numpy(), minlength=n_classes)
@@ -168,10 +182,18 @@ def class_table(release: pl.DataFrame, qi: Sequence[str], sensitive: str | None 
                       sizes.astype(np.int64), sensitive_cells, sensitive_of_combo)
 
 
-def read_classes(table: ClassTable, qi: Sequence[str], reader: CellReader) -> dict[str, Membership]:
-    """What every distinct cell of every quasi-identifier column covers (``reader`` holds the
-    targets' domains, in the order of ``qi``)."""
-    return dict(zip(qi, reader.read([table.distinct_cells[c] for c in qi])))
+def read_classes(table: ClassTable, qi: Sequence[str], reader: CellReader
+                 ) -> tuple[dict[str, Membership], Membership | None]:
+    """What every distinct cell of every quasi-identifier column covers, by column (``reader``
+    holds the targets' domains in the order of ``qi``), all read at once; and when the reader
+    holds one more domain and the table a sensitive attribute, what its distinct sensitive
+    cells cover in that domain (else None)."""
+    cells = [table.distinct_cells[c] for c in qi]
+    with_sensitive = len(reader.domains) > len(qi) and table.sensitive_cells is not None
+    if with_sensitive:
+        cells.append(table.sensitive_cells.cast(pl.String))
+    read = reader.read(cells)
+    return dict(zip(qi, read)), read[-1] if with_sensitive else None
 
 
 def is_microaggregated(table: ClassTable, domains: Mapping[str, Domain]) -> bool:
@@ -200,19 +222,40 @@ def encode_targets(targets: pl.DataFrame, qi: Sequence[str], hierarchies: Mappin
     hierarchy)."""
     hierarchies = hierarchies or {}
     domains: dict[str, Domain] = {}
-    codes: dict[str, np.ndarray] = {}
-    for name, (row_code, dictionary) in distinct_codes(targets, qi).items():
+    distinct = distinct_codes(targets, qi)
+    # every column's distinct values looked up in its domain by one join (as text: the same
+    # dtype on both sides, so equal text is equal value), floats one column at a time
+    wanted, lookup, as_text, found = [], [], [], {}
+    for j, (name, (_, dictionary)) in enumerate(distinct.items()):
         domain = domains[name] = Domain.from_values(dictionary, hierarchies.get(name))
         values = domain.values
         if dictionary.dtype != values.dtype:
             dictionary = dictionary.cast(values.dtype, strict=False)
-        lookup = pl.DataFrame({name: values, "__code": np.arange(len(values), dtype=np.int64)})
-        found = (dictionary.to_frame(name).join(lookup, on=name, how="left", nulls_equal=True, maintain_order="left")
-                 .get_column("__code"))
-        if found.null_count():
-            bad = dictionary.filter(found.is_null())[0]
+        if values.dtype.is_float():
+            index = pl.DataFrame({name: values, "__code": np.arange(len(values), dtype=np.int64)})
+            found[name] = (dictionary.to_frame(name).join(index, on=name, how="left", nulls_equal=True,
+                                                          maintain_order="left")
+                           .get_column("__code").fill_null(-1).to_numpy())
+            continue
+        as_text.append(name)
+        wanted.append(pl.DataFrame({"column": pl.Series([j] * len(dictionary), dtype=pl.UInt32),
+                                    "text": dictionary.cast(pl.String), "__row": np.arange(len(dictionary))}))
+        lookup.append(pl.DataFrame({"column": pl.Series([j] * len(values), dtype=pl.UInt32),
+                                    "text": values.cast(pl.String), "__code": np.arange(len(values), dtype=np.int64)}))
+    if wanted:
+        joined = (pl.concat(wanted).join(pl.concat(lookup), on=["column", "text"], how="left", nulls_equal=True,
+                                         maintain_order="left").get_column("__code").fill_null(-1).to_numpy())
+        at = 0
+        for name, frame in zip(as_text, wanted):  # the join keeps the rows in order: one run per column
+            found[name] = joined[at: at + frame.height]
+            at += frame.height
+    codes: dict[str, np.ndarray] = {}
+    for name, (row_code, dictionary) in distinct.items():
+        code_of_value = found.get(name, np.zeros(0, dtype=np.int64))
+        if (code_of_value < 0).any():
+            bad = dictionary[int(np.flatnonzero(code_of_value < 0)[0])]
             raise InputError(f"target value {bad!r} of '{name}' is not a leaf of its hierarchy")
-        codes[name] = found.to_numpy()[row_code]
+        codes[name] = code_of_value[row_code]
     return domains, codes
 
 
@@ -235,7 +278,7 @@ def locate_exact(table: ClassTable, covers: Mapping[str, Membership],
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     order = sorted(covers, key=lambda c: len(covers[c].labels))
     prefix = np.zeros(n_classes, dtype=np.int64)  # each class's prefix at the current depth
-    tuples = np.arange(n_tuples, dtype=np.int64)
+    tuples = np.arange(n_tuples, dtype=np.int64)  # stays sorted: pairs only ever repeat in place
     at = np.zeros(n_tuples, dtype=np.int64)  # the prefix each (tuple, prefix) pair stands at
     n_prefix = 1
     for c in order:
@@ -254,19 +297,24 @@ def locate_exact(table: ClassTable, covers: Mapping[str, Membership],
         n_keys = n_prefix * cover.domain_size
         if n_keys <= DENSE_KEYS:  # a direct table of the keys' runs
             count_of_key = np.bincount(key, minlength=n_keys)
-            start = (np.cumsum(count_of_key) - count_of_key)[wanted]
             count = count_of_key[wanted]
+            start = (np.cumsum(count_of_key) - count_of_key)[wanted]
         else:
             start = np.searchsorted(key, wanted, side="left")
             count = np.searchsorted(key, wanted, side="right") - start
-        tuples = np.repeat(tuples, count)
-        at = child[segments(start, count)]
+        if count.max(initial=0) <= 1:  # at most one child each: a filter
+            kept = count.astype(bool)
+            tuples, at = tuples[kept], child[start[kept]]
+        else:
+            tuples, at = np.repeat(tuples, count), child[segments(start, count)]
         n_prefix = len(edges)
     class_of_prefix = np.empty(len(edges), dtype=np.int64)
     class_of_prefix[prefix] = np.arange(n_classes, dtype=np.int64)
     classes = class_of_prefix[at]
-    order_pairs = np.lexsort((classes, tuples))
-    return tuples[order_pairs], classes[order_pairs]
+    if len(tuples) > 1 and not (tuples[1:] > tuples[:-1]).all():  # a tuple in several classes
+        by_pair = np.lexsort((classes, tuples))
+        tuples, classes = tuples[by_pair], classes[by_pair]
+    return tuples, classes
 
 
 def _numeric_cells(column: pl.Series, name: str) -> np.ndarray:

@@ -44,7 +44,6 @@ _NUMBER = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?[kKmMbB]?"
 _RANGE = rf"^\s*(?P<opening>[\[(])\s*(?P<low>{_NUMBER})\s*[,;]\s*(?P<high>{_NUMBER})\s*(?P<closing>[\])])\s*$"
 _OPEN_END = rf"^\s*(?P<operator>>=|<=|>|<)\s*(?P<bound>{_NUMBER})\s*$"
 _MANTISSA = r"^(?P<mantissa>[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)(?P<suffix>[kKmMbB]?)$"
-_SCALE = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9}
 # what the one-cell reader reads: anything but printable ASCII and ASCII white space; ISO dates
 _UNPLAIN = r"[^\t\n\x0B\x0C\r\x20-\x7E]|[0-9]{4}-[0-9]{2}-[0-9]{2}"
 _FLOAT_WORDS = r"(?i)inf|nan|_"  # float() reads 'inf', 'nan' and '1_000'; the number pattern does not
@@ -53,8 +52,8 @@ _FLOAT_WORDS = r"(?i)inf|nan|_"  # float() reads 'inf', 'nan' and '1_000'; the n
 def _number(text: pl.Expr) -> pl.Expr:
     """The number a matched number text stands for (K/M/B suffixes scale it), as parse_number."""
     parts = text.str.extract_groups(_MANTISSA)
-    scale = parts.struct.field("suffix").str.to_lowercase().replace_strict(_SCALE, default=1.0,
-                                                                             return_dtype=pl.Float64)
+    suffix = parts.struct.field("suffix").str.to_lowercase()
+    scale = pl.when(suffix == "k").then(1e3).when(suffix == "m").then(1e6).when(suffix == "b").then(1e9).otherwise(1.0)
     return parts.struct.field("mantissa").cast(pl.Float64, strict=False) * scale
 
 
