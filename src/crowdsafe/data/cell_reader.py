@@ -157,28 +157,35 @@ class CellReader:
     def __init__(self, domains: Sequence[Domain]) -> None:
         self.domains = list(domains)
         self.sizes = np.array([d.size for d in self.domains], dtype=np.int64)
-        # the domains' own look-up tables (Domain._code_of_text, Domain._node_of_text) as frames
-        values, labels, node_leaves = [], [], []
+        # the domains' own look-up tables (Domain._code_of_text, Domain._node_of_text) as frames;
+        # hierarchy nodes get one id over every (column, level, node), their leaves a CSR
+        values, labels, node_starts, node_codes = [], [], [np.zeros(1, dtype=np.int64)], []
         self._comma_known = np.zeros(len(self.domains), dtype=bool)
         self._numeric = np.array([d.numbers is not None for d in self.domains], dtype=bool)
         self._sorted: list[tuple[np.ndarray, np.ndarray] | None] = []
         self._null_code = np.array([-1 if d._null_code is None else d._null_code for d in self.domains],
                                    dtype=np.int64)
-        n_nodes = 0
+        n_nodes = n_codes = 0
         for j, domain in enumerate(self.domains):
             texts = list(domain._code_of_text)
             values.append(pl.DataFrame({"column": pl.Series([j] * len(texts), dtype=pl.UInt32),
                                         "stripped": pl.Series(texts, dtype=pl.String),
                                         "value_code": pl.Series(list(domain._code_of_text.values()), dtype=pl.Int64)}))
-            nodes = list(domain._node_of_text.items())
-            labels.append(pl.DataFrame({"column": pl.Series([j] * len(nodes), dtype=pl.UInt32),
-                                        "stripped": pl.Series([label for label, _ in nodes], dtype=pl.String),
-                                        "node": pl.Series(np.arange(n_nodes, n_nodes + len(nodes)), dtype=pl.Int64)}))
-            for _, (level, node) in nodes:
-                order, starts = domain._node_leaves[level]
-                node_leaves.append(np.sort(order[starts[node]: starts[node + 1]]).astype(np.int64))
-            n_nodes += len(nodes)
-            self._comma_known[j] = any(", " in t for t in texts) or any(", " in label for label, _ in nodes)
+            label_texts = list(domain._node_of_text)
+            if label_texts:
+                level_node = np.array(list(domain._node_of_text.values()), dtype=np.int64).reshape(-1, 2)
+                hierarchy = domain.hierarchy
+                first_node = np.cumsum([0] + [hierarchy.size(level) for level in range(hierarchy.height + 1)])
+                labels.append(pl.DataFrame({"column": pl.Series([j] * len(label_texts), dtype=pl.UInt32),
+                                            "stripped": pl.Series(label_texts, dtype=pl.String),
+                                            "node": n_nodes + first_node[level_node[:, 0]] + level_node[:, 1]}))
+                for level in range(hierarchy.height + 1):  # leaves sorted by node, codes ascending within
+                    order, starts = domain._node_leaves[level]
+                    node_starts.append(n_codes + np.asarray(starts[1:], dtype=np.int64))
+                    node_codes.append(order.astype(np.int64))
+                    n_codes += len(order)
+                n_nodes += int(first_node[-1])
+            self._comma_known[j] = any(", " in t for t in texts) or any(", " in t for t in label_texts)
             if domain.numbers is None:
                 self._sorted.append(None)
             else:
@@ -186,10 +193,11 @@ class CellReader:
                 order = np.argsort(domain.numbers[valid], kind="stable")
                 self._sorted.append((domain.numbers[valid][order], valid[order].astype(np.int64)))
         self._values = pl.concat(values)
-        self._labels = pl.concat(labels)
-        sizes = np.array([len(leaves) for leaves in node_leaves], dtype=np.int64)
-        self._node_indptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        self._node_codes = np.concatenate(node_leaves) if node_leaves else np.zeros(0, dtype=np.int64)
+        self._labels = pl.concat(labels) if labels else pl.DataFrame(
+            {"column": pl.Series([], dtype=pl.UInt32), "stripped": pl.Series([], dtype=pl.String),
+             "node": pl.Series([], dtype=pl.Int64)})
+        self._node_indptr = np.concatenate(node_starts)
+        self._node_codes = np.concatenate(node_codes) if node_codes else np.zeros(0, dtype=np.int64)
 
     def read(self, cells: Sequence[pl.Series]) -> list[Membership]:
         """What every cell of ``cells[j]`` (distinct cells of column j, any dtype, read as
