@@ -32,7 +32,7 @@ def domains(draw) -> Domain:
         if draw(st.booleans()):
             series = series.cast(pl.Float64) / 2  # halves: non-integral floats too
     else:
-        values = sorted(set(draw(st.lists(st.sampled_from(["a", "b", "c", "d", "Sales", "Tech-support", "25"]),
+        values = sorted(set(draw(st.lists(st.sampled_from(["a", "b", "c", "d", "Sales", "Tech-support", "25", "*"]),
                                           min_size=1, max_size=7))))
         series = pl.Series("x", values, dtype=pl.String)
     if draw(st.booleans()):
@@ -43,7 +43,8 @@ def domains(draw) -> Domain:
 
 
 NUMBERS = st.one_of(st.integers(-10, 70).map(str), st.sampled_from(
-    ["2.5", "25.0", "+3", "-0", "1e1", "2.5E1", ".5", "3.", "0.02k", "1K", "1e-1M", "007", "1_0", "inf", "nan"]))
+    ["2.5", "25.0", "+3", "-0", "1e1", "2.5E1", ".5", "3.", "0.02k", "0.025k", "0.01K", "1K", "1e-1M", "007", "1_0",
+     "inf", "nan"]))
 
 
 @st.composite
@@ -51,13 +52,14 @@ def cells(draw, domain: Domain) -> str | None:
     values = [v for v in domain.values.to_list() if v is not None]
     value_text = st.sampled_from(values).map(lambda v: str(int(v)) if isinstance(v, float) and v == int(v) else str(v))
     pad = st.sampled_from(["", " ", "  ", "\t"])
-    ranged = st.builds(lambda o, a, sp, b, c: f"{o}{a},{sp}{b}{c}", st.sampled_from("[("), NUMBERS,
-                       st.sampled_from(["", " ", "  "]), NUMBERS, st.sampled_from("])"))
+    bound = st.one_of(value_text, NUMBERS)  # often a value of the domain: the closed/open ends matter
+    ranged = st.builds(lambda o, a, sp, b, c: f"{o}{a},{sp}{b}{c}", st.sampled_from("[("), bound,
+                       st.sampled_from(["", " ", "  "]), bound, st.sampled_from("])"))
     open_end = st.builds(lambda op, sp, a: f"{op}{sp}{a}", st.sampled_from([">=", ">", "<", "<="]),
-                         st.sampled_from(["", " "]), NUMBERS)
+                         st.sampled_from(["", " "]), bound)
     labels = (st.sampled_from([label for level in domain.hierarchy.labels for label in level])
               if domain.hierarchy is not None else st.nothing())
-    plain = st.one_of(value_text, NUMBERS, ranged, open_end, labels, st.just("*"),
+    plain = st.one_of(value_text, NUMBERS, ranged, open_end, ranged, open_end, labels, st.just("*"),
                       st.sampled_from(["junk", "", "٢٥", "Café", "x\x1cy", "2020-01-31", "{", "{}", "{ }"]))
     member_set = st.lists(plain, min_size=0, max_size=4).map(lambda ms: "{" + ", ".join(ms) + "}")
     cell = draw(st.one_of(plain, plain, member_set, st.none()))
@@ -119,3 +121,11 @@ def test_a_range_in_a_text_column_is_named():
     job = Domain("job", pl.Series("job", ["clerk", "cook"], dtype=pl.String))
     with pytest.raises(InputError, match=r"column 'job' holds the range '\[1, 2\]'"):
         CellReader([job]).read([pl.Series("job", ["cook", "[1, 2]"])])
+
+
+def test_a_star_value_is_a_value_alone_and_everything_in_a_set():
+    # the one-cell reader's order: an original value first for a cell, '*' first for a set member
+    odd = Domain("x", pl.Series("x", ["*", "a", "b"], dtype=pl.String))
+    read = CellReader([odd]).read([pl.Series("x", ["*", "{*}", "{*, a}"])])[0]
+    assert read.indices.tolist() == [0, 0, 1, 2, 0, 1, 2]
+    assert read.indptr.tolist() == [0, 1, 4, 7]
