@@ -48,12 +48,12 @@ from crowdsafe.attacks.locate import (
     ClassTable,
     class_table,
     distinct_codes,
+    encode_targets,
+    group_ids,
     is_microaggregated,
     locate_exact,
     locate_nearest,
     read_classes,
-    encode_targets,
-    group_ids,
 )
 from crowdsafe.data import Hierarchy
 from crowdsafe.data.cell_reader import CellReader, Membership, segments, sorted_unique
