@@ -263,37 +263,47 @@ def locate_exact(table: ClassTable, covers: Mapping[str, Membership],
     """Every (target tuple, class) pair whose class cells all cover the tuple's values.
 
     ``covers[c]``: what each of ``table.distinct_cells[c]`` covers (:func:`read_classes`);
-    ``tuple_codes[c][t]``: the code of tuple t in column c. Returns two aligned int64 arrays,
-    sorted by tuple then class.
+    ``tuple_codes[c][t]``: the code of tuple t in column c (the tuples are distinct). Returns
+    two aligned int64 arrays, sorted by tuple then class.
 
-    The classes form a trie of cell prefixes, columns with the fewest distinct cells first.
-    Going down one column is an equality join of the (tuple, prefix) pairs still consistent
-    with the table of (prefix, covered code) → child prefix, on (prefix, the tuple's code):
-    only consistent pairs are ever formed.
+    Classes and target tuples both form tries of prefixes, walked one column at a time (the
+    columns with the fewest distinct cells first). Going down a column extends every
+    (target prefix, class prefix) pair still consistent to the target prefix's children, then
+    joins them with the table (class prefix, covered code) → child class prefix on (class
+    prefix, the child's code): only consistent pairs are formed, and targets that agree on the
+    columns walked so far are one prefix (on Adult, 29,000 pairs where tuples would give 358,000).
     """
     n_tuples = len(next(iter(tuple_codes.values())))
     n_classes = table.n_classes
     if n_tuples == 0 or n_classes == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     order = sorted(covers, key=lambda c: len(covers[c].labels))
-    prefix = np.zeros(n_classes, dtype=np.int64)  # each class's prefix at the current depth
-    tuples = np.arange(n_tuples, dtype=np.int64)  # stays sorted: pairs only ever repeat in place
-    at = np.zeros(n_tuples, dtype=np.int64)  # the prefix each (tuple, prefix) pair stands at
-    n_prefix = 1
+    class_prefix = np.zeros(n_classes, dtype=np.int64)  # each class's prefix at the current depth
+    target_prefix = np.zeros(n_tuples, dtype=np.int64)  # each tuple's prefix at the current depth
+    pair_target = np.zeros(1, dtype=np.int64)  # the consistent (target prefix, class prefix) pairs
+    pair_class = np.zeros(1, dtype=np.int64)
+    n_class_prefixes = n_target_prefixes = 1
     for c in order:
         cover = covers[c]
-        width = len(cover.labels)
-        edges, prefix = np.unique(prefix * width + table.cell_of_class[c], return_inverse=True)
-        prefix = prefix.astype(np.int64)
+        width, size = len(cover.labels), cover.domain_size
+        # the classes' trie one column down: (parent prefix, covered code) -> child prefix, by key
+        edges, class_prefix = np.unique(class_prefix * width + table.cell_of_class[c], return_inverse=True)
+        class_prefix = class_prefix.astype(np.int64)
         parent, cell = np.divmod(edges, width)
-        # (parent prefix, covered code) -> child prefix, sorted by that key
         fan = cover.size[cell]
         child = np.repeat(np.arange(len(edges), dtype=np.int64), fan)
-        key = parent[child] * cover.domain_size + cover.indices[segments(cover.indptr[cell], fan)]
+        key = parent[child] * size + cover.indices[segments(cover.indptr[cell], fan)]
         by_key = np.argsort(key, kind="stable")
         key, child = key[by_key], child[by_key]
-        wanted = at * cover.domain_size + tuple_codes[c][tuples]
-        n_keys = n_prefix * cover.domain_size
+        # the targets' trie one column down: each prefix's children, one per code, by parent
+        target_edges, target_prefix = np.unique(target_prefix * size + tuple_codes[c], return_inverse=True)
+        target_prefix = target_prefix.astype(np.int64)
+        target_parent, target_code = np.divmod(target_edges, size)
+        target_start = np.searchsorted(target_parent, np.arange(n_target_prefixes + 1))
+        target_fan = np.diff(target_start)[pair_target]
+        pair_target = segments(target_start[pair_target], target_fan)
+        wanted = np.repeat(pair_class, target_fan) * size + target_code[pair_target]
+        n_keys = n_class_prefixes * size
         if n_keys <= DENSE_KEYS:  # a direct table of the keys' runs
             count_of_key = np.bincount(key, minlength=n_keys)
             count = count_of_key[wanted]
@@ -303,17 +313,18 @@ def locate_exact(table: ClassTable, covers: Mapping[str, Membership],
             count = np.searchsorted(key, wanted, side="right") - start
         if count.max(initial=0) <= 1:  # at most one child each: a filter
             kept = count.astype(bool)
-            tuples, at = tuples[kept], child[start[kept]]
+            pair_target, pair_class = pair_target[kept], child[start[kept]]
         else:
-            tuples, at = np.repeat(tuples, count), child[segments(start, count)]
-        n_prefix = len(edges)
-    class_of_prefix = np.empty(len(edges), dtype=np.int64)
-    class_of_prefix[prefix] = np.arange(n_classes, dtype=np.int64)
-    classes = class_of_prefix[at]
-    if len(tuples) > 1 and not (tuples[1:] > tuples[:-1]).all():  # a tuple in several classes
-        by_pair = np.lexsort((classes, tuples))
-        tuples, classes = tuples[by_pair], classes[by_pair]
-    return tuples, classes
+            pair_target, pair_class = np.repeat(pair_target, count), child[segments(start, count)]
+        n_class_prefixes, n_target_prefixes = len(edges), len(target_edges)
+    # every column walked: the prefixes are the classes and the distinct target tuples
+    class_of_prefix = np.empty(n_class_prefixes, dtype=np.int64)
+    class_of_prefix[class_prefix] = np.arange(n_classes, dtype=np.int64)
+    tuple_of_prefix = np.empty(n_target_prefixes, dtype=np.int64)
+    tuple_of_prefix[target_prefix] = np.arange(n_tuples, dtype=np.int64)
+    tuples, classes = tuple_of_prefix[pair_target], class_of_prefix[pair_class]
+    by_pair = np.lexsort((classes, tuples))
+    return tuples[by_pair], classes[by_pair]
 
 
 def _numeric_cells(column: pl.Series, name: str) -> np.ndarray:
