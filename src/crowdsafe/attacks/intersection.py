@@ -355,8 +355,8 @@ def _class_values(table: ClassTable, cover: Membership) -> Membership:
     pairs = sorted_unique(np.repeat(holder, fan) * n_values + cover.indices[segments(cover.indptr[cell], fan)])
     klass, value = np.divmod(pairs, n_values)
     indptr = np.concatenate([[0], np.cumsum(np.bincount(klass, minlength=table.n_classes))]).astype(np.int64)
-    return Membership(pl.Series("class", np.arange(table.n_classes)), np.full(table.n_classes, CellKind.VALUE, dtype=object),
-                      indptr, value, n_values)
+    kinds = np.full(table.n_classes, CellKind.VALUE, dtype=object)
+    return Membership(pl.Series("class", np.arange(table.n_classes)), kinds, indptr, value, n_values)
 
 
 def _correct_location(frame: pl.DataFrame, class_of_row: np.ndarray, targets: pl.DataFrame, truth_id: str,

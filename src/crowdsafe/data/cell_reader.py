@@ -230,6 +230,7 @@ class CellReader:
         stripped = pl.col("stripped")
         ranged = stripped.str.extract_groups(_RANGE)
         open_end = stripped.str.extract_groups(_OPEN_END)
+        operator, bound = open_end.struct.field("operator"), _number(open_end.struct.field("bound"))
         facts = (
             pl.DataFrame({"column": pl.Series(columns, dtype=pl.UInt32), "text": texts.alias("text")}).lazy()
             .with_columns(text.str.strip_chars().alias("stripped"))
@@ -242,16 +243,14 @@ class CellReader:
                 (stripped == ANY).fill_null(False).alias("star"),
                 pl.col("value_code").fill_null(-1), pl.col("node").fill_null(-1),
                 _number(stripped).alias("number"),
-                pl.coalesce(_number(ranged.struct.field("low")), pl.when(
-                    open_end.struct.field("operator").str.starts_with(">")).then(_number(open_end.struct.field("bound")))
-                    .when(open_end.struct.field("operator").is_not_null()).then(-np.inf)).alias("low"),
-                pl.coalesce(_number(ranged.struct.field("high")), pl.when(
-                    open_end.struct.field("operator").str.starts_with("<")).then(_number(open_end.struct.field("bound")))
-                    .when(open_end.struct.field("operator").is_not_null()).then(np.inf)).alias("high"),
-                pl.coalesce(ranged.struct.field("opening") == "[", open_end.struct.field("operator") != ">", True)
-                .alias("low_closed"),
-                pl.coalesce(ranged.struct.field("closing") == "]", open_end.struct.field("operator") != "<", True)
-                .alias("high_closed"),
+                pl.coalesce(_number(ranged.struct.field("low")),
+                            pl.when(operator.str.starts_with(">")).then(bound)
+                            .when(operator.is_not_null()).then(-np.inf)).alias("low"),
+                pl.coalesce(_number(ranged.struct.field("high")),
+                            pl.when(operator.str.starts_with("<")).then(bound)
+                            .when(operator.is_not_null()).then(np.inf)).alias("high"),
+                pl.coalesce(ranged.struct.field("opening") == "[", operator != ">", True).alias("low_closed"),
+                pl.coalesce(ranged.struct.field("closing") == "]", operator != "<", True).alias("high_closed"),
                 (stripped.str.starts_with("{") & stripped.str.ends_with("}") & (stripped.str.len_chars() >= 2))
                 .fill_null(False).alias("set"),
             )
