@@ -56,7 +56,8 @@ from crowdsafe.attacks.locate import (
     read_classes,
 )
 from crowdsafe.data import Hierarchy
-from crowdsafe.data.cell_reader import CellReader, Membership, segments, sorted_unique
+from crowdsafe.data.arrays import segments, sorted_unique
+from crowdsafe.data.cell_reader import CellReader, Membership
 from crowdsafe.data.generalized import CellKind, Domain, parse_cell
 from crowdsafe.errors import InputError, ParameterError
 
