@@ -219,7 +219,8 @@ def _merge_sorted(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.
     starts = np.flatnonzero(first)
     if len(starts) == len(keys):
         return keys, counts
-    return keys[starts], np.add.reduceat(counts, starts)
+    ends = np.cumsum(counts)[np.r_[starts[1:] - 1, len(keys) - 1]]
+    return keys[starts], np.diff(ends, prepend=0)
 
 
 class _KeyedTables:
@@ -325,24 +326,36 @@ class _KeyedTables:
         return float(np.dot(1.0 - ncp / self.d, weight[alive]))
 
 
+def search_order(heights: Sequence[int]) -> list[int]:
+    """The order in which :func:`gumbel_max_over_lattice` branches on the columns: those with at
+    most one generalization step (kept or ``*``) first, then the others as given. Any order gives
+    the same argmax; this one lets the bounds prune early (measured on Adult-like data: about a
+    third of the work of the given order)."""
+    return sorted(range(len(heights)), key=lambda j: heights[j] > 1)
+
+
 def gumbel_max_over_lattice(sample: Dataset, columns: Sequence[str], k: int, scale: float,
                             noise: np.ndarray) -> tuple[Lattice, int, int]:
     """argmax over lattice nodes g of ``scale · q(S, g) + noise[g]``, exactly, without scoring
     every node: (lattice, chosen index, nodes scored).
 
-    Branch and bound over the attributes: fixing the levels of the first p columns fixes a
-    contiguous block of node indices, and every node of the block has q at most the score of
-    the projection on those p columns (its classes are unions of the node's classes, and
+    Branch and bound over the attributes (in :func:`search_order`): fixing the levels of the
+    first p columns fixes a block of nodes, and every node of the block has q at most the score
+    of the projection on those p columns (its classes are unions of the node's classes, and
     max(0, |E| − (k − 1)) is superadditive). A block whose bound plus its largest noise cannot
     beat the best exact key found is skipped. The result is the argmax of the full evaluation,
     so the exponential mechanism's distribution is unchanged; only time depends on the data.
     """
+    heights = tuple(sample.hierarchies[c].height for c in columns)
+    lattice = Lattice(tuple(columns), heights)
     if sample.n_rows == 0:  # every score is 0: the choice is uniform
-        lattice = Lattice(tuple(columns), tuple(sample.hierarchies[c].height for c in columns))
         return lattice, int(np.argmax(noise)), 0
-    tables = _KeyedTables(sample, columns)
-    lattice = Lattice(tuple(columns), tuple(h.height for h in tables.hierarchies))
-    node_strides = lattice.strides
+    order = search_order(heights)
+    searched = Lattice(tuple(columns[j] for j in order), tuple(heights[j] for j in order))
+    # noise in the searched lattice's node order, so each block of nodes is contiguous
+    noise = np.asarray(noise).reshape([h + 1 for h in heights]).transpose(order).ravel()
+    tables = _KeyedTables(sample, searched.columns)
+    node_strides = searched.strides
     d = tables.d
     block_max = [noise.reshape(-1, int(node_strides[p])).max(axis=1) for p in range(d)]
     best = [-np.inf, 0]
@@ -380,7 +393,11 @@ def gumbel_max_over_lattice(sample: Dataset, columns: Sequence[str], k: int, sca
         levels[attribute] = 0
 
     visit(0, tables.base_keys, tables.base_counts, 0)
-    return lattice, int(best[1]), scored[0]
+    chosen = searched.nodes()[int(best[1])]
+    original = [0] * d
+    for position, j in enumerate(order):
+        original[j] = int(chosen[position])
+    return lattice, lattice.index(original), scored[0]
 
 
 def choose_scheme(sample: Dataset, columns: Sequence[str], k: int, epsilon1: float,
