@@ -219,8 +219,12 @@ def _merge_sorted(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.
     starts = np.flatnonzero(first)
     if len(starts) == len(keys):
         return keys, counts
-    ends = np.cumsum(counts)[np.r_[starts[1:] - 1, len(keys) - 1]]
-    return keys[starts], np.diff(ends, prepend=0)
+    last = np.empty(len(starts), dtype=np.int64)
+    last[:-1] = starts[1:] - 1
+    last[-1] = len(keys) - 1
+    sums = np.cumsum(counts)[last]
+    sums[1:] -= sums[:-1].copy()
+    return keys[starts], sums
 
 
 class _KeyedTables:
