@@ -27,16 +27,28 @@ def _is_text(dtype: pl.DataType) -> bool:
     return dtype == pl.String or isinstance(dtype, (pl.Categorical, pl.Enum))
 
 
-def _text_codes(series: pl.Series) -> tuple[pl.Series, pl.Series]:
-    """Canonical form of a text column: its sorted distinct values and UInt32 ranks into them.
+def _text_codes(series: pl.Series) -> tuple[pl.Series, np.ndarray]:
+    """Canonical form of a text column: its sorted distinct values and, per row, the rank of its
+    value among them (UInt32; 0 for a missing value).
 
     Hashing 4-byte ranks instead of the strings themselves keeps the fingerprint cheap on large
-    tables, and makes String, Categorical and Enum columns with the same values agree.
+    tables, and makes String, Categorical and Enum columns with the same values agree. A
+    Categorical or Enum column is mapped through its physical codes (one lookup per row); only
+    its distinct values are ever turned into strings.
     """
     # Distinct values first (small), so a Categorical column is never expanded to strings.
-    dictionary = series.drop_nulls().unique().cast(pl.String).sort()
+    distinct = series.drop_nulls().unique()
+    dictionary = distinct.cast(pl.String).sort()
+    if isinstance(series.dtype, (pl.Categorical, pl.Enum)) and len(distinct):
+        physical = distinct.to_physical().to_numpy().astype(np.int64)
+        lookup = np.zeros(int(physical.max()) + 1, dtype=np.uint32)
+        lookup[physical] = distinct.cast(pl.String).rank("ordinal").to_numpy().astype(np.uint32) - 1
+        codes = lookup[series.to_physical().fill_null(0).to_numpy()]
+        if series.null_count():
+            codes[series.is_null().to_numpy()] = 0
+        return dictionary, codes
     codes = series.cast(pl.Enum(dictionary.to_list())).to_physical().cast(pl.UInt32)
-    return dictionary, codes
+    return dictionary, codes.fill_null(0).to_numpy()
 
 
 def _string_bytes(strings: pl.Series) -> list[bytes]:
@@ -54,22 +66,22 @@ def _column_digest(series: pl.Series) -> bytes:
     dtype = series.dtype
     digest = hashlib.blake2b(digest_size=32)
 
-    def put(part: bytes) -> None:
-        digest.update(len(part).to_bytes(8, "little"))
-        digest.update(part)
+    def put(part: bytes | np.ndarray) -> None:
+        view = memoryview(part).cast("B")  # a little-endian contiguous array is hashed in place
+        digest.update(view.nbytes.to_bytes(8, "little"))
+        digest.update(view)
 
     put(series.name.encode())
     put(b"text" if _is_text(dtype) else str(dtype.base_type()).encode())
     put(np.packbits(series.is_not_null().to_numpy()).tobytes() if series.null_count() else b"")
     if _is_text(dtype) or not (dtype.is_numeric() or dtype.is_temporal() or dtype == pl.Boolean):
-        dictionary, codes = _text_codes(series if _is_text(dtype) else series.cast(pl.String))
+        dictionary, values = _text_codes(series if _is_text(dtype) else series.cast(pl.String))
         for part in _string_bytes(dictionary):
             put(part)
-        values = codes.fill_null(0).to_numpy()
     else:
         physical = series.to_physical() if dtype != pl.Boolean else series.cast(pl.UInt8)
         values = physical.fill_null(0).to_numpy()
-    put(np.ascontiguousarray(values).astype(values.dtype.newbyteorder("<")).tobytes())
+    put(np.ascontiguousarray(values, dtype=values.dtype.newbyteorder("<")))
     return digest.digest()
 
 
