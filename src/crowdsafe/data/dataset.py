@@ -3,6 +3,7 @@ the generalization hierarchies of its attributes, and the missing-value policy a
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -209,6 +210,33 @@ class Dataset:
     def with_frame(self, frame: pl.DataFrame) -> "Dataset":
         """A dataset over another frame with the same columns (e.g. a sample), same schema and hierarchies."""
         return replace(self, frame=frame)
+
+    def _checked_part(self, **changes: Any) -> "Dataset":
+        """A dataset over part of this one's (already validated) table, without validating again:
+        a subset of values a hierarchy covers is covered. Caches start empty."""
+        derived = copy.copy(self)
+        for name, value in changes.items():
+            setattr(derived, name, value)
+        derived._encoded = {}
+        derived._fingerprint = None
+        return derived
+
+    def filter_rows(self, mask: np.ndarray | pl.Series) -> "Dataset":
+        """The rows where the boolean ``mask`` is true (a sample, say), same schema and hierarchies."""
+        if not isinstance(mask, pl.Series):
+            mask = pl.Series("mask", mask, dtype=pl.Boolean)
+        if len(mask) != self.n_rows:
+            raise SchemaError(f"a row mask of length {len(mask):,} for a table of {self.n_rows:,} rows")
+        return self._checked_part(frame=self.frame.filter(mask))
+
+    def select(self, names: Sequence[str]) -> "Dataset":
+        """The dataset restricted to the columns ``names`` (in that order), with their roles,
+        hierarchies and cached encodings. It is another table: its fingerprint is its own."""
+        names = list(names)
+        derived = self._checked_part(frame=self.frame.select(names), schema=self.schema.select(names),
+                                     hierarchies={c: h for c, h in self.hierarchies.items() if c in names})
+        derived._encoded.update({c: e for c, e in self._encoded.items() if c in names})
+        return derived
 
     def recode(self, levels: Mapping[str, int]) -> pl.DataFrame:
         """The frame with each column in ``levels`` replaced by its hierarchy label at that level.
