@@ -377,20 +377,31 @@ def sample_of(dataset: Dataset, beta: float, randomness: Randomness) -> Dataset:
     return dataset.filter_rows(randomness.bernoulli(dataset.n_rows, beta))
 
 
+def choose_recoding(
+    sample: Dataset, columns: Sequence[str], publish_plan: PublishPlan, fixed: GeneralizationScheme | None,
+    randomness: Randomness,
+) -> tuple[GeneralizationScheme, RecodingProfile, SchemeChoice | None]:
+    """Am: the fixed scheme (strongly safe), or the exponential mechanism's choice on the sample
+    (ε1-safe); with the recoding profile the certificate is derived from."""
+    if fixed is not None:
+        return fixed, RecodingProfile.strongly_safe(fixed.name), None
+    choice = choose_scheme(sample, columns, publish_plan.k, publish_plan.epsilon1, randomness)
+    profile = RecodingProfile.epsilon_safe(publish_plan.epsilon1, "exponential mechanism over the generalization lattice")
+    return choice.scheme, profile, choice
+
+
+def apply_recoding(sample: Dataset, columns: Sequence[str], scheme: GeneralizationScheme, k: int) -> Applied:
+    """Apply(g, S, k) on the published columns, all recoded: the table is built from the classes."""
+    return apply(sample.select(columns), scheme, k)
+
+
 def _release_one(
     dataset: Dataset, sample: Dataset, sample_id: str, stream: Randomness, publish_plan: PublishPlan,
     fixed: GeneralizationScheme | None, fingerprint: str,
 ) -> tuple[Release, SchemeChoice | None]:
     columns = dataset.quasi_identifiers
-    choice: SchemeChoice | None = None
-    if fixed is not None:
-        scheme, profile = fixed, RecodingProfile.strongly_safe(fixed.name)
-    else:
-        choice = choose_scheme(sample, columns, publish_plan.k, publish_plan.epsilon1, stream)
-        scheme = choice.scheme
-        profile = RecodingProfile.epsilon_safe(publish_plan.epsilon1, "exponential mechanism over the generalization lattice")
-    # only the published columns, all recoded: Apply builds the table from the classes alone
-    applied: Applied = apply(sample.select(columns), scheme, publish_plan.k)
+    scheme, profile, choice = choose_recoding(sample, columns, publish_plan, fixed, stream)
+    applied = apply_recoding(sample, columns, scheme, publish_plan.k)
     parameters: dict[str, Any] = {
         "quasi_identifiers": list(columns),
         "scheme": dict(scheme.levels),
