@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from crowdsafe.data.encoding import EncodedColumn, encode_series, encode_with_hierarchy
 from crowdsafe.data.hierarchy import Hierarchy
@@ -53,13 +52,10 @@ def _text_codes(series: pl.Series) -> tuple[pl.Series, np.ndarray]:
 
 
 def _string_bytes(strings: pl.Series) -> list[bytes]:
-    arrow = strings.rechunk().to_arrow().cast(pa.large_string())
-    if isinstance(arrow, pa.ChunkedArray):
-        arrow = arrow.combine_chunks()
-    offsets = np.frombuffer(arrow.buffers()[1], dtype=np.int64)[arrow.offset: arrow.offset + len(arrow) + 1]
-    data = arrow.buffers()[2]
-    start, end = int(offsets[0]), int(offsets[-1])
-    return [np.diff(offsets).astype("<i8").tobytes(), bytes(memoryview(data)[start:end]) if data is not None else b""]
+    """The strings' UTF-8 lengths (little-endian int64) and their bytes end to end (no nulls)."""
+    lengths = strings.str.len_bytes().cast(pl.Int64).to_numpy().astype("<i8")
+    joined = strings.str.join("").item() if len(strings) else ""
+    return [lengths.tobytes(), joined.encode("utf-8")]
 
 
 def _column_digest(series: pl.Series) -> bytes:
