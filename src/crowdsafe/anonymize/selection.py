@@ -318,16 +318,18 @@ class _KeyedTables:
         ``prefix`` columns, with the other columns' penalties taken as 0: an upper bound on q of
         every node that agrees with ``levels`` on those columns."""
         d = self.d if prefix is None else prefix
-        weight = np.maximum(counts - (k - 1), 0)
-        alive = np.flatnonzero(weight)
+        weight = counts - (k - 1)
+        alive = np.flatnonzero(weight > 0)
         if len(alive) == 0:
             return 0.0
-        alive_keys = keys[alive]
-        ncp = np.zeros(len(alive))
+        if len(alive) < len(weight):
+            keys, weight = keys[alive], weight[alive]
+        weight = weight.astype(np.float64)
+        penalty = 0.0
         for j in range(d):
             if levels[j]:
-                ncp += self.penalties[j][levels[j]][self.code(alive_keys, j)]
-        return float(np.dot(1.0 - ncp / self.d, weight[alive]))
+                penalty += float(np.dot(self.penalties[j][levels[j]][self.code(keys, j)], weight))
+        return float(weight.sum()) - penalty / self.d
 
 
 def search_order(heights: Sequence[int]) -> list[int]:
