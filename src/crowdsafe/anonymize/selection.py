@@ -306,6 +306,43 @@ class _KeyedTables:
         projection on columns 0..attribute): the raised keys are still sorted."""
         return _merge_sorted(self._raised_keys(keys, attribute, low, high), counts)
 
+    def level_bounds(self, keys: np.ndarray, counts: np.ndarray, attribute: int, levels: Sequence[int],
+                     k: int) -> np.ndarray:
+        """:meth:`score` (with ``prefix = attribute + 1``) of a projection on columns 0..attribute,
+        with ``attribute`` (at level 0 in the table) raised to each of its levels: one array, one
+        pass. The levels' tables are laid end to end under a level field above the columns' bits,
+        so together they stay sorted and roll up in a single merge."""
+        height = self.hierarchies[attribute].height
+        level_shift = sum(self.bits)
+        if level_shift + max(height, 1).bit_length() > 62:  # no room for the level field
+            return np.asarray([self._level_bound(keys, counts, attribute, levels, k, level) for level in range(height + 1)])
+        code = self.code(keys, attribute)
+        shift = self.shifts[attribute]
+        rest = keys & ~(self.masks[attribute] << shift)
+        stacked = np.empty((height + 1, len(keys)), dtype=np.int64)
+        for level in range(height + 1):
+            stacked[level] = rest | (self._map(attribute, 0, level)[code] << shift) | (np.int64(level) << level_shift)
+        merged, merged_counts = _merge_sorted(stacked.ravel(), np.tile(counts, height + 1))
+        weight = merged_counts - (k - 1)
+        alive = np.flatnonzero(weight > 0)
+        merged, weight = merged[alive], weight[alive].astype(np.float64)
+        level_of = merged >> level_shift
+        penalty = np.zeros(len(merged))
+        for j in range(attribute):
+            if levels[j]:
+                penalty += self.penalties[j][levels[j]][self.code(merged, j)]
+        offsets = np.cumsum([0] + [len(p) for p in self.penalties[attribute]])
+        own = np.concatenate(self.penalties[attribute])
+        penalty += own[offsets[level_of] + self.code(merged, attribute)]
+        totals = np.bincount(level_of, weights=weight, minlength=height + 1)
+        penalties = np.bincount(level_of, weights=penalty * weight, minlength=height + 1)
+        return totals - penalties / self.d
+
+    def _level_bound(self, keys: np.ndarray, counts: np.ndarray, attribute: int, levels: Sequence[int], k: int,
+                     level: int) -> float:
+        raised = self.raise_last(keys, counts, attribute, 0, level) if level else (keys, counts)
+        return self.score(*raised, [*levels[:attribute], level], k, prefix=attribute + 1)
+
     def project(self, keys: np.ndarray, counts: np.ndarray, prefix: int) -> tuple[np.ndarray, np.ndarray]:
         """The table projected on its first ``prefix`` columns (the others set to code 0)."""
         if prefix == self.d:
@@ -376,17 +413,15 @@ def gumbel_max_over_lattice(sample: Dataset, columns: Sequence[str], k: int, sca
                 best[0], best[1] = key, index
             return
         # the table projected on columns 0..attribute (one pass over the parent's sorted table);
-        # each child's bound is a roll-up of this small table
+        # each child's bound is a roll-up of this small table, all levels at once
         block = int(node_strides[attribute])
-        projected = tables.project(keys, counts, attribute + 1)
+        bounds = tables.level_bounds(*tables.project(keys, counts, attribute + 1), attribute, levels, k)
         children = []
-        for level in range(tables.hierarchies[attribute].height + 1):
-            levels[attribute] = level
+        for level, bound in enumerate(bounds):
             child = index + level * block
-            if level:
-                projected = tables.raise_last(*projected, attribute, level - 1, level)
-            bound = scale * tables.score(*projected, levels, k, prefix=attribute + 1)
-            children.append((bound + block_max[attribute][child // block], level, child))
+            # a hair of slack: floating-point rounding may only make the search look further
+            slack = 1e-9 * (1.0 + abs(scale * bound))
+            children.append((scale * bound + slack + block_max[attribute][child // block], level, child))
         made = {0: (keys, counts)}  # child tables by level, each rolled up from the nearest below
         for bound, level, child in sorted(children, key=lambda c: -c[0]):
             if bound <= best[0]:
