@@ -212,3 +212,13 @@ def test_row_and_column_parts_keep_roles_and_hierarchies_without_revalidating(cs
     assert list(part.hierarchies) == ["age"] and part.quasi_identifiers == ["sex", "age"]
     assert part.encoded("age") is data.encoded("age")  # cached encodings carried over
     assert part.fingerprint() == load(data.frame.select("sex", "age")).fingerprint()
+
+
+def test_new_hierarchies_are_validated_and_unchanged_ones_are_not_checked_again(csv_path):
+    data = load(csv_path).with_hierarchies({"age": intervals("age", range(30, 60), widths=[10])})
+    with pytest.raises(HierarchyError, match="does not cover the value"):
+        data.with_hierarchies({"age": intervals("age", range(40, 60), widths=[10])})
+    roles = data.with_roles(qi=["age"], sensitive=["income"])
+    assert roles.quasi_identifiers == ["age"] and roles.sensitive == ["income"]
+    assert roles.hierarchies == data.hierarchies and roles.frame.equals(data.frame)
+    assert roles.fingerprint() == data.fingerprint()

@@ -100,6 +100,11 @@ class Dataset:
     _fingerprint: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        self._check(self.hierarchies)
+
+    def _check(self, to_validate: Mapping[str, Hierarchy]) -> None:
+        """The schema and the frame agree and every hierarchy names a column; the hierarchies in
+        ``to_validate`` are checked to cover their column's values."""
         columns = self.frame.columns
         absent = [n for n in self.schema.names if n not in columns]
         if absent:
@@ -118,7 +123,8 @@ class Dataset:
                 raise HierarchyError(f"a hierarchy is given for '{column}', which is not a column")
             if not isinstance(hierarchy, Hierarchy):
                 raise HierarchyError(f"the hierarchy of '{column}' is a {type(hierarchy).__name__}, not a Hierarchy")
-            hierarchy.validate(self.frame.get_column(column), column=column)
+            if column in to_validate:
+                hierarchy.validate(self.frame.get_column(column), column=column)
 
     # -- facts --------------------------------------------------------------------------
 
@@ -188,11 +194,17 @@ class Dataset:
     # -- derivation ---------------------------------------------------------------------
 
     def _derive(self, **changes: Any) -> "Dataset":
-        derived = replace(self, **changes)
-        if "frame" not in changes:
-            kept = {c: e for c, e in self._encoded.items() if c not in changes.get("hierarchies", {})}
-            derived._encoded.update(kept)
-            derived._fingerprint = self._fingerprint
+        if "frame" in changes:
+            return replace(self, **changes)
+        # the same table: only hierarchies that are new or replaced are checked against it
+        derived = copy.copy(self)
+        for name, value in changes.items():
+            setattr(derived, name, value)
+        derived._encoded = {}
+        derived._check({c: h for c, h in dict(derived.hierarchies).items() if self.hierarchies.get(c) is not h})
+        kept = {c: e for c, e in self._encoded.items() if c not in changes.get("hierarchies", {})}
+        derived._encoded.update(kept)
+        derived._fingerprint = self._fingerprint
         return derived
 
     def with_roles(self, qi: Sequence[str] | None = None, sensitive: Sequence[str] | str | None = None) -> "Dataset":
