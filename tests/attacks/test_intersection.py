@@ -150,6 +150,16 @@ def test_exact_location_always_contains_the_true_class():
     assert result.summary["perfect_breach"] == result.summary["perfect_breach_true"]
 
 
+def test_truth_ids_match_when_the_release_holds_them_as_text():
+    frame = clustered(seed=3)
+    dataset = load(frame).with_roles(qi=["age", "sex"], sensitive=["job"])
+    release = anonymize_dataset(dataset, "mondrian", 4)
+    as_read_from_csv = release.frame.with_columns(pl.col("id").cast(pl.String))
+    result = intersection_attack([AttackedRelease(as_read_from_csv, "m4", 4)], frame, ["age", "sex"], "job",
+                                 truth_id="id")
+    assert result.releases["correct_location"].to_list() == [1.0]
+
+
 def test_bad_input_is_named():
     releases, targets = tiny()
     with pytest.raises(InputError, match="no column 'zip'"):

@@ -363,8 +363,10 @@ def _class_values(table: ClassTable, cover: Membership) -> Membership:
 def _correct_location(frame: pl.DataFrame, class_of_row: np.ndarray, targets: pl.DataFrame, truth_id: str,
                       tuple_of_target: np.ndarray, tuples: np.ndarray, classes: np.ndarray) -> float | None:
     """Share of the targets present in the release whose true class is among the located ones."""
-    truth = (targets.select(pl.col(truth_id), pl.Series("tuple", tuple_of_target))
-             .join(pl.DataFrame({truth_id: frame.get_column(truth_id), "class": class_of_row}), on=truth_id, how="inner"))
+    # ids compared as text: a release read from CSV holds them as text, typed targets as numbers
+    truth = (targets.select(pl.col(truth_id).cast(pl.String), pl.Series("tuple", tuple_of_target))
+             .join(pl.DataFrame({truth_id: frame.get_column(truth_id).cast(pl.String), "class": class_of_row}),
+                   on=truth_id, how="inner"))
     if truth.height == 0:
         return None
     located = pl.DataFrame({"tuple": tuples, "class": classes, "hit": np.ones(len(tuples), dtype=bool)})
