@@ -262,6 +262,8 @@ def query(
     ledger: LedgerSpec = DEFAULT_LEDGER,
     name: str | None = None,
     budget: tuple[float, float] | None = None,
+    engine: str = "polars",
+    spark_master: str | None = None,
 ) -> QueryAnswer:
     """Answer a query (see :mod:`crowdsafe.mechanisms.query_language`) on ``data`` with
     differential privacy, charged to the dataset's budget in the ledger.
@@ -270,10 +272,22 @@ def query(
     :class:`~crowdsafe.privacy.ledger.Ledger`, or None to run without one. ``budget=(ε, δ)``
     registers the dataset's total budget (under ``name``) if it has none yet. Bad input raises
     before the ledger is touched; an over-budget query raises BudgetExceeded before any noise.
+    ``engine="spark"``: ``data`` is a Parquet/CSV path read on Spark (session from the
+    environment or ``spark_master``); the aggregation runs there, the noise here
+    (:mod:`crowdsafe.engines.spark.queries`).
     """
+    from crowdsafe.engines import check_engine
     from crowdsafe.mechanisms.queries import answer_query, check_query
 
-    dataset = load(data, schema=schema, missing=missing)
+    aggregate = None
+    if check_engine(engine) == "spark":
+        from crowdsafe.engines.spark.queries import SparkAggregate, spark_source
+
+        table = spark_source(data, schema=schema, missing=missing, master=spark_master, name=name)
+        dataset, aggregate, fingerprint_of = table.dataset, SparkAggregate(table), table.fingerprint
+    else:
+        dataset = load(data, schema=schema, missing=missing)
+        fingerprint_of = dataset.fingerprint
     options: dict[str, Any] = {
         "epsilon": epsilon, "delta": delta, "mechanism": mechanism, "calibration_name": calibration,
         "neighbours": neighbours, "max_rows_per_person": max_rows_per_person, "domain": domain,
@@ -283,7 +297,7 @@ def query(
     with ledger_for(ledger) as book:
         fingerprint = None
         if book is not None:
-            fingerprint = dataset.fingerprint()
+            fingerprint = fingerprint_of()
             label = name or dataset.name or "data"
             if budget is not None:
                 book.set_budget(fingerprint, label, *budget)
@@ -292,7 +306,8 @@ def query(
                     f"no privacy budget is set for '{label}' in the ledger {book.path}; set one with "
                     f"`crowdsafe ledger init {label} --epsilon E --delta D`, or pass --budget E,D (budget=(ε, δ))"
                 )
-        return answer_query(dataset, text, randomness=randomness, ledger=book, fingerprint=fingerprint, **options)
+        return answer_query(dataset, text, randomness=randomness, ledger=book, fingerprint=fingerprint,
+                            aggregate=aggregate, **options)
 
 
 def set_budget(

@@ -184,7 +184,9 @@ class SparkAggregate:
                 index = F.floor((clipped - F.lit(float(bins.low))) / F.lit(float(bins.width))).cast("int")
                 index = F.least(F.greatest(index, F.lit(0)), F.lit(bins.count - 1))
                 labels = F.array(*[F.lit(label) for label in bins.labels()])
-                keys.append(F.element_at(labels, index + 1).alias(name))
+                # greatest/least skip nulls: a missing value must stay missing (outside every bin)
+                label = F.when(column.isNull(), F.lit(None)).otherwise(F.element_at(labels, index + 1))
+                keys.append(label.alias(name))
             elif is_text(dtypes[dimension.column]):
                 keys.append(column.cast("string").alias(name))
             else:
@@ -206,6 +208,7 @@ def bound_contributions(rows: Any, person: str, max_rows: int, randomness: Rando
     """
     import pyarrow as pa
     from pyspark.sql import functions as F
+    from pyspark.sql.types import LongType, StructField, StructType
     from pyspark.sql.window import Window
 
     streams = PartitionStreams.from_randomness(randomness)
@@ -219,7 +222,8 @@ def bound_contributions(rows: Any, person: str, max_rows: int, randomness: Rando
             keys = generator.integers(0, np.iinfo(np.int64).max, size=batch.num_rows, dtype=np.int64)
             yield pa.RecordBatch.from_arrays([*batch.columns, pa.array(keys)], names=[*batch.schema.names, _RANDOM_KEY])
 
-    keyed = rows.mapInArrow(with_keys, rows.schema.add(_RANDOM_KEY, "long"))
+    schema = StructType([*rows.schema.fields, StructField(_RANDOM_KEY, LongType(), False)])
+    keyed = rows.mapInArrow(with_keys, schema)
     owner = F.col(_quoted(person))
     rank = F.row_number().over(Window.partitionBy(owner).orderBy(_RANDOM_KEY))
     kept = (keyed.withColumn(_RANK, rank)
