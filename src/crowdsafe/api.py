@@ -352,15 +352,28 @@ def plan_perturbation(
     confidence: float = 0.95,
     schema: Schema | str | os.PathLike[str] | None = None,
     missing: MissingPolicy | str = DEFAULT_MISSING,
+    engine: str = "polars",
+    spark_master: str | None = None,
     **target: Any,
 ) -> AlphaBetaPlan:
     """The α-β plan for ``data`` without perturbing: α, the smallest admissible β, the expected
     view size and ratio |V|/|I|, the equivalent ε, the utility bound and warnings. ``target``
     is what :func:`perturb` takes: ``gamma`` and ``d`` or ``c``, optionally ``alpha``, ``beta``,
     ``exclusive_correlations``."""
+    from crowdsafe.engines import check_engine
     from crowdsafe.perturb import plan_for, prepare
     from crowdsafe.privacy.dgamma import failure_of
 
+    if check_engine(engine) == "spark":
+        from crowdsafe.engines.spark.alpha_beta import plan_for_spark, prepare_spark
+        from crowdsafe.engines.spark.queries import spark_source
+
+        prepared = prepare_spark(spark_source(data, schema=schema, missing=missing, master=spark_master),
+                                 attributes, domains=domains, duplicates=duplicates)  # type: ignore[arg-type]
+        try:
+            return plan_for_spark(prepared, failure=failure_of(confidence), **target)
+        finally:
+            prepared.release()
     table = prepare(load(data, schema=schema, missing=missing), attributes, domains=domains,
                     duplicates=duplicates)  # type: ignore[arg-type]
     return plan_for(table, failure=failure_of(confidence), **target)
@@ -378,6 +391,8 @@ def perturb(
     missing: MissingPolicy | str = DEFAULT_MISSING,
     out: str | os.PathLike[str] | None = None,
     certificate: str | os.PathLike[str] | None = None,
+    engine: str = "polars",
+    spark_master: str | None = None,
     **target: Any,
 ) -> Perturbation:
     """Publish a (d, γ)-private view of ``data`` by random deletion and insertion (α-β algorithm,
@@ -390,10 +405,24 @@ def perturb(
     with ``duplicates="error"``, refused. Returns a :class:`~crowdsafe.perturb.Perturbation`
     (``.view`` with ``.certificate``, ``.plan``); with ``out`` the view and its certificate JSON
     are written, each atomically. ``seed`` makes the run reproducible and NOT fit for release.
+    ``engine="spark"``: ``data`` is a path read on Spark, the view is written by Spark as a
+    Parquet directory ``out`` (required) and ``.view`` is a
+    :class:`~crowdsafe.engines.spark.alpha_beta.SparkView` (:mod:`crowdsafe.engines.spark.alpha_beta`).
     """
+    from crowdsafe.engines import check_engine
     from crowdsafe.perturb import check_view_path
     from crowdsafe.perturb import perturb as perturb_dataset
     from crowdsafe.privacy.dgamma import failure_of
+
+    if check_engine(engine) == "spark":
+        from crowdsafe.engines.spark.alpha_beta import perturb_spark
+        from crowdsafe.engines.spark.queries import spark_source
+
+        if out is None:
+            raise ParameterError("the spark engine writes the view as it draws it: give out=VIEW.parquet (--out)")
+        return perturb_spark(spark_source(data, schema=schema, missing=missing, master=spark_master), out=out,
+                             attributes=attributes, domains=domains, duplicates=duplicates,  # type: ignore[arg-type]
+                             failure=failure_of(confidence), randomness=seed, certificate=certificate, **target)
 
     if out is not None:
         check_view_path(out)
