@@ -539,6 +539,8 @@ def attack(
     levels: Sequence[float] = (0.25, 0.5, 0.75),
     truth_id: str | None = None,
     schema: Schema | str | os.PathLike[str] | None = None,
+    engine: str = "polars",
+    spark_master: str | None = None,
 ) -> Any:
     """Run an attack on ``releases`` and report what it reveals.
 
@@ -550,13 +552,28 @@ def attack(
 
     ``releases``: Release objects, frames or files. ``targets``: anything :func:`load` reads;
     its hierarchies resolve hierarchy labels in the releases. ``truth_id``: a record id in both,
-    used only to score the attack.
+    used only to score the attack. ``engine="spark"`` (intersection only): releases and targets
+    are paths read on Spark, the joins run there (:mod:`crowdsafe.engines.spark.attacks`), and
+    the result's ``targets`` is a Spark DataFrame.
     """
     from crowdsafe.attacks import intersection_attack, linkage_attack
     from crowdsafe.attacks.releases import as_attacked
+    from crowdsafe.engines import check_engine
 
     if kind not in ("intersection", "linkage"):
         raise ParameterError(f"unknown attack {kind!r}; use 'intersection' or 'linkage'")
+    if check_engine(engine) == "spark":
+        if kind != "intersection" or sensitive is None:
+            raise ParameterError("the spark engine runs the intersection attack (with --sensitive); "
+                                 "run the linkage attack with --engine polars")
+        from crowdsafe.engines.spark.attacks import intersection_attack_spark, read_spark_release
+        from crowdsafe.engines.spark.queries import spark_source
+
+        table = spark_source(targets, schema=schema, master=spark_master)
+        spark = table.frame.sparkSession
+        spark_releases = [read_spark_release(spark, r) for r in releases]
+        return intersection_attack_spark(spark_releases, table.frame, qi, sensitive, location=location,
+                                         levels=levels, truth_id=truth_id)
     dataset = load(targets, schema=schema)
     attacked = [as_attacked(r, f"R{j + 1}") for j, r in enumerate(releases)]
     if kind == "linkage":

@@ -251,7 +251,7 @@ def run_spark(prepared: SparkInput, plan: AlphaBetaPlan, out: str | os.PathLike[
     # one sentinel row per range, so that ranges holding no tuple of I still get their insertions
     sentinels = spark.createDataFrame([(-1, j) for j in range(ranges)], keyed_schema)
     view = keyed.unionByName(sentinels).groupBy(_RANGE).applyInArrow(perturb_range, shape)
-    _write_once(view, target)
+    write_parquet_once(view, target)
     written = spark.read.parquet(target)
     rows = int(written.count())
     cert = certify(prepared, plan, rng, view_rows=rows)  # type: ignore[arg-type]
@@ -282,8 +282,8 @@ def _arrow_type(dtype: pl.DataType) -> Any:
             "timestamp": pa.timestamp("us", tz="UTC"), "decimal(20,0)": pa.decimal128(20, 0)}.get(kind, pa.string())
 
 
-def _write_once(frame: Any, target: str) -> None:
-    """Write ``frame`` as Parquet to a hidden sibling directory, then rename it onto ``target``
+def write_parquet_once(frame: Any, target: str) -> None:
+    """Write ``frame`` as Parquet (evaluating it exactly once) to a hidden sibling directory, then rename it onto ``target``
     (an existing target is replaced only after the new view is complete)."""
     spark = frame.sparkSession
     jvm = spark._jvm
