@@ -24,11 +24,9 @@ import json
 import os
 import platform
 import shutil
-import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import polars as pl  # noqa: E402
 
+from queries import interleaved_ms  # noqa: E402
 from sizes import rows_of  # noqa: E402
 
 from crowdsafe.data import load  # noqa: E402
@@ -58,16 +57,6 @@ def write_synthetic(rows: int, folder: Path) -> float:
         frame.with_columns(pl.col("sex", "income").cast(pl.String)).write_parquet(folder / f"part-{part:03d}.parquet")
         del frame
     return time.perf_counter() - start
-
-
-def interleaved(jobs: dict[str, Callable[[], Any]], repeat: int) -> dict[str, dict[str, float]]:
-    times: dict[str, list[float]] = {name: [] for name in jobs}
-    for _ in range(repeat):
-        for name, job in jobs.items():
-            start = time.perf_counter()
-            job()
-            times[name].append(time.perf_counter() - start)
-    return {name: {"best_s": round(min(t), 3), "median_s": round(statistics.median(t), 3)} for name, t in times.items()}
 
 
 def polars_floor(folder: Path) -> pl.DataFrame:
@@ -106,12 +95,12 @@ def bench_size(rows: int, folder: Path, spark: Any, repeat: int) -> dict[str, An
         "spark": lambda: answer_query_spark(table, QUERY, epsilon=1.0, randomness=randomness),
         "spark_floor": lambda: spark_floor(table.frame),
     }
-    timings = interleaved(jobs, repeat)
-    result.update({name: value for name, value in timings.items()})
+    timings = {name: {"best_s": round(t["best"] / 1000, 3), "median_s": round(t["median"] / 1000, 3)}
+               for name, t in interleaved_ms(jobs, repeat).items()}
+    result.update(timings)
     result["spark_over_polars"] = round(timings["spark"]["best_s"] / timings["polars"]["best_s"], 2)
     result["spark_over_spark_floor"] = round(timings["spark"]["best_s"] / timings["spark_floor"]["best_s"], 2)
     result["polars_over_polars_floor"] = round(timings["polars"]["best_s"] / timings["polars_floor"]["best_s"], 2)
-    del dataset
     return result
 
 

@@ -299,7 +299,6 @@ def _release_tables(spark: Any, release: SparkRelease, qi: list[str], sensitive:
     from pyspark.sql import functions as F
 
     combos = release.frame.groupBy(*[_quoted(c) for c in [*qi, sensitive]]).count()
-    rows = combos.agg(F.sum("count")).first()[0]
     mappings = []
     canonical_columns = []
     covers = {}
@@ -325,6 +324,7 @@ def _release_tables(spark: Any, release: SparkRelease, qi: list[str], sensitive:
                                      "targets by the nearest centroid needs --engine polars")
     class_key = F.concat_ws(_SEPARATOR, *[F.col(n) for n in canonical_columns])
     combos = combos.withColumn("__class", class_key).persist()
+    rows, n_classes = combos.agg(F.sum("count"), F.countDistinct("__class")).first()
     classes = combos.groupBy("__class", *canonical_columns).agg(F.sum("count").alias("__size"))
 
     # (class, value): a generalized sensitive cell stands for every value it covers
@@ -368,7 +368,7 @@ def _release_tables(spark: Any, release: SparkRelease, qi: list[str], sensitive:
             F.count(F.lit(1)), F.avg(F.coalesce(F.col("__hit"), F.lit(0.0)))).first()
         correct = float(share[1]) if share[0] else None
     return {"pairs": pairs, "stats": stats, "published": len(published), "rows": int(rows or 0),
-            "classes": int(classes.count()), "correct_location": correct, "persisted": [combos, class_values, located]}
+            "classes": int(n_classes), "correct_location": correct, "persisted": [combos, class_values, located]}
 
 
 __all__ = ["SparkIntersectionResult", "SparkRelease", "intersection_attack_spark", "read_spark_release"]
