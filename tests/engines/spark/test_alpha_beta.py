@@ -100,6 +100,8 @@ def test_cli_perturb_and_plan_on_spark(spark, rows_path, tmp_path, capsys):
     assert code == 0
     assert payload["view_rows"] == pl.read_parquet(out / "*.parquet").height
     assert payload["fit_for_release"] is False and (tmp_path / "v.certificate.json").exists()
+    code = cli.main(["estimate", str(out), "count where a < 10", "--json"])  # the driver reads the part files
+    assert code == 0 and json.loads(capsys.readouterr().out)["rows"] == payload["view_rows"]
 
     code = cli.main(["perturb", str(rows_path), "--gamma", "0.5", "--c", "1.0", "--engine", "spark", "--out",
                      str(tmp_path / "w.parquet"), "--duplicates", "error"])
