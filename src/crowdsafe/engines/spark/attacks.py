@@ -192,7 +192,8 @@ def intersection_attack_spark(
 
     all_pairs = functools.reduce(lambda a, b: a.unionByName(b), pairs)
     candidate = (all_pairs.groupBy("__tuple", "__value").agg(F.countDistinct("__release").alias("__in"))
-                 .filter(F.col("__in") == len(releases)).select("__tuple", "__value"))
+                 .filter(F.col("__in") == len(releases)).select("__tuple", "__value")
+                 .localCheckpoint())  # materialized once: read by the posterior and by the truth
     posterior = candidate.groupBy("__tuple").agg(F.count(F.lit(1)).alias("__n"), F.min("__value").alias("__only"))
 
     per_tuple = tuples.select("__tuple").join(posterior, "__tuple", "left")
@@ -213,7 +214,8 @@ def intersection_attack_spark(
                           "`__value` long, `__text` string")
     per_tuple = (per_tuple.join(values_table, F.col("__only") == F.col("__value"), "left")
                  .withColumn("inferred_value", F.when(F.col("perfect_breach"), F.col("__text")))
-                 .drop("__value", "__text"))
+                 .drop("__value", "__text")
+                 .localCheckpoint())  # one row per distinct tuple: small, and it cuts a long plan
     per_target = coded.join(per_tuple, "__tuple", "left")
     if has_truth:
         truth = (per_target.join(values_table.withColumnRenamed("__value", "__truth"),
