@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import settings
 
 from crowdsafe.privacy.ledger import LEDGER_ENV
+
+# Property tests are reproducible by default (the same examples on every run, so CI cannot turn
+# red by chance); HYPOTHESIS_PROFILE=explore draws fresh random examples on every run.
+settings.register_profile("reproducible", derandomize=True, print_blob=True)
+settings.register_profile("explore", derandomize=False, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "reproducible"))
 
 
 @pytest.fixture(autouse=True)

@@ -108,3 +108,19 @@ def test_constraint_checks_in_blocks_agree_with_one_matrix():
     whole = classes_satisfying(constraints, classes, codes, 3000)
     blocks = classes_satisfying(constraints, classes, codes, 3000, block_cells=97)
     assert (whole == blocks).all() and 0 < whole.sum() < 3000
+
+
+@settings(max_examples=30, deadline=None)
+@given(sizes=st.lists(st.integers(1, 6), min_size=1, max_size=4), n=st.integers(1, 200), seed=st.integers(0, 2**31))
+def test_dense_ids_rank_tuples_lexicographically_on_every_path(sizes, n, seed):
+    """Small key spaces are ranked through a table, large ones by a sort: same ids either way."""
+    from crowdsafe.anonymize.cells import dense_ids
+
+    rng = np.random.default_rng(seed)
+    columns = [rng.integers(0, s, n) for s in sizes]
+    ids, m = dense_ids(columns, sizes)  # span <= 6**4: the table path
+    tuples = list(zip(*[c.tolist() for c in columns]))
+    ranks = {t: i for i, t in enumerate(sorted(set(tuples)))}
+    assert m == len(ranks) and ids.tolist() == [ranks[t] for t in tuples]
+    wide = dense_ids(columns, [s * 10**4 for s in sizes] if len(sizes) > 1 else [10**9])  # the sort path
+    assert wide[1] == m and wide[0].tolist() == ids.tolist()

@@ -231,6 +231,64 @@ def test_branch_and_bound_gives_the_argmax_of_the_full_evaluation(adult_data):
             assert index == int(np.argmax(scale * scores + noise))
 
 
+def _brute_force_scores(data, columns, k):
+    """q(S, g) of every lattice node, row by row in plain Python from the definition (docs/publish.md),
+    sharing no code with the selection module: node order = the lattice's (last column fastest)."""
+    import itertools
+
+    hierarchies = [data.hierarchies[c] for c in columns]
+    ancestors, penalty = [], []
+    for h in hierarchies:
+        leaves = h.leaves.to_list()
+        chain = {}
+        for code, leaf in enumerate(leaves):
+            nodes = [code]
+            for parents in h.parents:
+                nodes.append(int(parents[nodes[-1]]))
+            chain[leaf] = nodes
+        ancestors.append(chain)
+        under = [[[leaf for leaf in leaves if chain[leaf][level] == node] for node in range(len(h.labels[level]))]
+                 for level in range(h.height + 1)]
+        numeric = all(isinstance(v, (int, float)) for v in leaves) and max(leaves) > min(leaves)
+        span = (max(leaves) - min(leaves)) if numeric else 0
+        penalty.append([[0.0 if level == 0 else
+                         (max(u) - min(u)) / span if numeric else (len(u) - 1) / max(len(leaves) - 1, 1)
+                         for u in under[level]] for level in range(h.height + 1)])
+    rows = data.frame.select(columns).rows()
+    scores = []
+    for levels in itertools.product(*[range(h.height + 1) for h in hierarchies]):
+        classes = Counter(tuple(ancestors[j][row[j]][levels[j]] for j in range(len(columns))) for row in rows)
+        scores.append(sum(
+            (1 - sum(penalty[j][levels[j]][node[j]] for j in range(len(columns))) / len(columns)) * max(0, size - (k - 1))
+            for node, size in classes.items()))
+    return np.asarray(scores)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=tables(min_rows=1, max_rows=80, with_shape_hierarchy=True), k=st.integers(2, 6),
+       seed=st.integers(0, 2**31), interleaved=st.booleans())
+def test_the_choice_is_the_argmax_of_scaled_scores_plus_noise_by_brute_force(data, k, seed, interleaved):
+    """For fixed Gumbel noise, the branch and bound returns argmax_g scale * q(S, g) + noise[g] with q
+    computed from its definition; so is the reference full evaluation. ``interleaved``: a colour
+    hierarchy whose groups alternate along the leaves (codes not in tree order)."""
+    from crowdsafe.data import Hierarchy
+    from strategies import COLOURS
+
+    if interleaved:
+        groups = ["x", "y", "z", "x", "y", "z"]
+        data = data.with_hierarchies({"colour": Hierarchy.from_columns(
+            "colour", COLOURS, [groups, ["xy" if g != "z" else "z" for g in groups], ["*"] * 6])})
+    columns = ["age", "colour", "shape"]
+    expected = _brute_force_scores(data, columns, k)
+    lattice, scores = lattice_scores(data, columns, k)
+    np.testing.assert_allclose(scores, expected, rtol=1e-12, atol=1e-9)
+    generator = Randomness(seed).generator
+    for scale in (0.01, 0.3, 3.0, 100.0):
+        noise = gumbel(generator, lattice.size)
+        _, index, _ = gumbel_max_over_lattice(data, columns, k, scale, noise)
+        assert index == int(np.argmax(scale * expected + noise))
+
+
 @settings(max_examples=40, deadline=None)
 @given(data=tables(min_rows=2, max_rows=40, with_shape_hierarchy=True), k=st.integers(2, 5),
        drop=st.integers(0, 10**6))

@@ -194,3 +194,31 @@ def test_pandas_frame_with_object_columns():
     data = load(frame, missing="drop")
     assert data.n_rows == 1
     assert np.array_equal(data.frame.get_column("a").to_numpy(), [1])
+
+
+def test_row_and_column_parts_keep_roles_and_hierarchies_without_revalidating(csv_path):
+    data = load(csv_path).with_hierarchies({"age": intervals("age", range(30, 60), widths=[10])})
+    data.encoded("age")
+    mask = np.array([True, False, True])
+    rows = data.filter_rows(mask)
+    assert rows.frame.equals(data.frame.filter(pl.Series(mask)))
+    assert rows.schema == data.schema and rows.hierarchies == data.hierarchies
+    assert rows.fingerprint() == load(data.frame.filter(pl.Series(mask))).fingerprint() != data.fingerprint()
+    assert rows.encoded("age").codes.tolist() == data.encoded("age").codes[mask].tolist()
+    with pytest.raises(SchemaError, match="row mask of length 2"):
+        data.filter_rows(np.array([True, False]))
+    part = data.select(["sex", "age"])
+    assert part.columns == ["sex", "age"] and part.frame.equals(data.frame.select("sex", "age"))
+    assert list(part.hierarchies) == ["age"] and part.quasi_identifiers == ["sex", "age"]
+    assert part.encoded("age") is data.encoded("age")  # cached encodings carried over
+    assert part.fingerprint() == load(data.frame.select("sex", "age")).fingerprint()
+
+
+def test_new_hierarchies_are_validated_and_unchanged_ones_are_not_checked_again(csv_path):
+    data = load(csv_path).with_hierarchies({"age": intervals("age", range(30, 60), widths=[10])})
+    with pytest.raises(HierarchyError, match="does not cover the value"):
+        data.with_hierarchies({"age": intervals("age", range(40, 60), widths=[10])})
+    roles = data.with_roles(qi=["age"], sensitive=["income"])
+    assert roles.quasi_identifiers == ["age"] and roles.sensitive == ["income"]
+    assert roles.hierarchies == data.hierarchies and roles.frame.equals(data.frame)
+    assert roles.fingerprint() == data.fingerprint()

@@ -13,6 +13,7 @@ from scipy import stats
 
 from crowdsafe.data import load
 from crowdsafe.errors import ParameterError
+from crowdsafe.data.arrays import sorted_unique
 from crowdsafe.perturb import prepare, run, stages
 from crowdsafe.privacy.dgamma import plan_alpha_beta
 from crowdsafe.randomness import Randomness
@@ -141,4 +142,4 @@ def test_shuffle_hides_which_rows_are_kept():
 def test_permutation_is_a_permutation():
     order = stages.shuffle_order(1000, Randomness(18))
     assert sorted(order.tolist()) == list(range(1000))
-    assert stages.sorted_distinct(np.array([3, 1, 3, 2, 1], dtype=np.uint64)).tolist() == [1, 2, 3]
+    assert sorted_unique(np.array([3, 1, 3, 2, 1], dtype=np.uint64)).tolist() == [1, 2, 3]

@@ -120,11 +120,22 @@ def test_search_reaches_the_chernoff_stop():
     assert math.exp(-(bound.n_searched_to + 1) * kl) <= bound.delta
 
 
+# The true δ falls as k or ε grows. The returned bound adds a safety margin for rounding that
+# grows with the n at the maximum (relative < 1e-6, see privacy/dps.py), so two neighbouring
+# bounds may be out of order by that much: d(3, 1/3, 0.9055) exceeds d(2, ...) by 6e-14 relative.
+MARGIN = 1e-6
+
+
+def test_known_case_where_only_the_margin_breaks_the_order():
+    epsilon = 0.9055
+    assert dps_delta(3, 1 / 3, epsilon) <= dps_delta(2, 1 / 3, epsilon) * (1 + MARGIN)
+
+
 @settings(max_examples=60, deadline=None)
 @given(k=st.integers(1, 80), beta=st.floats(0.005, 0.8), above=st.floats(0.0, 3.0))
 def test_delta_falls_as_k_grows(k, beta, above):
     epsilon = sampling_floor(beta) + above
-    assert dps_delta(k + 1, beta, epsilon) <= dps_delta(k, beta, epsilon)
+    assert dps_delta(k + 1, beta, epsilon) <= dps_delta(k, beta, epsilon) * (1 + MARGIN)
 
 
 @settings(max_examples=60, deadline=None)
@@ -136,7 +147,7 @@ def test_delta_falls_as_k_grows(k, beta, above):
 )
 def test_delta_falls_as_epsilon_grows(k, beta, above, more):
     epsilon = sampling_floor(beta) + above
-    assert dps_delta(k, beta, epsilon + more) <= dps_delta(k, beta, epsilon)
+    assert dps_delta(k, beta, epsilon + more) <= dps_delta(k, beta, epsilon) * (1 + MARGIN)
 
 
 @pytest.mark.parametrize("k", [5, 10, 20, 30, 50])

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from crowdsafe.anonymize.cells import dense_ids
+from crowdsafe.anonymize.cells import dense_ids, first_of_each
 from crowdsafe.anonymize.constraints import NO_CONSTRAINTS, SensitiveConstraints, classes_satisfying
 from crowdsafe.anonymize.recoding import RecodedColumns, Recoding
 from crowdsafe.data import Dataset
@@ -180,6 +180,8 @@ def _published_frame(
     columns = [c for c in dataset.columns if c not in identifiers]
     others = [c for c in columns if c not in recoded.codes]
     rows = np.flatnonzero(kept)
+    if not others and len(rows):
+        return _classes_repeated(recoded, columns, class_of_row, rows)
     key = class_of_row[rows].astype(np.uint64) << np.uint64(32)
     if others and len(rows):
         content = dataset.frame.select(others)
@@ -198,3 +200,18 @@ def _published_frame(
     ).collect()
     frame = dataset.frame.select(columns).gather(rows)
     return frame.with_columns(published.get_column(c) for c in recoded.columns)
+
+
+def _classes_repeated(
+    recoded: RecodedColumns, columns: list[str], class_of_row: np.ndarray, rows: np.ndarray
+) -> pl.DataFrame:
+    """:func:`_published_frame` when every published column is recoded: the rows of a class are
+    identical, so the table is each kept class's tuple repeated by its size, classes in order
+    (the same table, built from one row per class instead of every row)."""
+    sizes = np.bincount(class_of_row[rows], minlength=int(class_of_row.max()) + 1)
+    classes = np.flatnonzero(sizes)
+    one_row = first_of_each(class_of_row, len(sizes))[classes]
+    per_class = pl.DataFrame({f"__code_{i}": recoded.codes[c][one_row] for i, c in enumerate(columns)}).lazy().select(
+        pl.lit(recoded.dictionaries[c]).gather(pl.col(f"__code_{i}")).alias(c) for i, c in enumerate(columns)
+    ).collect()
+    return per_class.gather(np.repeat(np.arange(len(classes)), sizes[classes]))

@@ -22,13 +22,24 @@ def dense_ids(columns: Sequence[np.ndarray], sizes: Sequence[int]) -> tuple[np.n
     """Group ids (0..m-1, in lexicographic order of the tuples) of rows of integer ``columns``.
 
     ``sizes[j]`` bounds the values of column j (all values lie in ``[0, sizes[j])``). Columns are
-    packed into one 64-bit key when the product of the sizes allows it (one sort), else grouped
-    by Polars over the columns. Returns (ids as int64, number of groups).
+    packed into one 64-bit key when the product of the sizes allows it (ranked through a table of
+    every possible key when there are few, else by one sort), else grouped by Polars over the
+    columns. Returns (ids as int64, number of groups).
     """
     n = len(columns[0]) if columns else 0
     if n == 0:
         return np.zeros(0, dtype=np.int64), 0
-    if float(np.prod(np.asarray([max(s, 1) for s in sizes], dtype=float))) < 2.0**63:
+    span = float(np.prod(np.asarray([max(s, 1) for s in sizes], dtype=float)))
+    if span <= 2 * n + (1 << 16):  # few possible tuples: rank them by a bit table, no sort
+        key = np.zeros(n, dtype=np.int64)
+        for values, size in zip(columns, sizes):
+            key *= max(size, 1)
+            key += values.astype(np.int64, copy=False)
+        present = np.zeros(int(span), dtype=bool)
+        present[key] = True
+        rank = np.cumsum(present, dtype=np.int64) - 1
+        return rank[key], int(rank[-1]) + 1
+    if span < 2.0**63:
         key = np.zeros(n, dtype=np.uint64)
         for values, size in zip(columns, sizes):
             key *= np.uint64(max(size, 1))

@@ -24,7 +24,7 @@ import contextlib
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -326,8 +326,7 @@ def publish_dataset(
         ledger.check(fingerprint, **charge_request, sample_ids=placeholder)
 
     streams = randomness.spawn(publish_plan.releases) if publish_plan.releases > 1 else [randomness]
-    samples = [dataset.with_frame(dataset.frame.filter(pl_mask(s.bernoulli(dataset.n_rows, publish_plan.beta))))
-               for s in streams]
+    samples = [sample_of(dataset, publish_plan.beta, s) for s in streams]
     sample_ids = [s.fingerprint() for s in samples]
     if len(set(sample_ids)) != len(sample_ids):
         raise SampleReuseError("two of the fresh samples came out identical; run again")
@@ -373,10 +372,27 @@ def publish_dataset(
                        tuple(s.n_rows for s in samples), ledger_info, tuple(notes), written)
 
 
-def pl_mask(mask: np.ndarray):  # noqa: ANN201 - a Polars boolean Series
-    import polars as pl
+def sample_of(dataset: Dataset, beta: float, randomness: Randomness) -> Dataset:
+    """Sample_β(D): each row kept independently with probability β (one vectorised draw)."""
+    return dataset.filter_rows(randomness.bernoulli(dataset.n_rows, beta))
 
-    return pl.Series("sampled", mask, dtype=pl.Boolean)
+
+def choose_recoding(
+    sample: Dataset, columns: Sequence[str], publish_plan: PublishPlan, fixed: GeneralizationScheme | None,
+    randomness: Randomness,
+) -> tuple[GeneralizationScheme, RecodingProfile, SchemeChoice | None]:
+    """Am: the fixed scheme (strongly safe), or the exponential mechanism's choice on the sample
+    (ε1-safe); with the recoding profile the certificate is derived from."""
+    if fixed is not None:
+        return fixed, RecodingProfile.strongly_safe(fixed.name), None
+    choice = choose_scheme(sample, columns, publish_plan.k, publish_plan.epsilon1, randomness)
+    profile = RecodingProfile.epsilon_safe(publish_plan.epsilon1, "exponential mechanism over the generalization lattice")
+    return choice.scheme, profile, choice
+
+
+def apply_recoding(sample: Dataset, columns: Sequence[str], scheme: GeneralizationScheme, k: int) -> Applied:
+    """Apply(g, S, k) on the published columns, all recoded: the table is built from the classes."""
+    return apply(sample.select(columns), scheme, k)
 
 
 def _release_one(
@@ -384,15 +400,8 @@ def _release_one(
     fixed: GeneralizationScheme | None, fingerprint: str,
 ) -> tuple[Release, SchemeChoice | None]:
     columns = dataset.quasi_identifiers
-    choice: SchemeChoice | None = None
-    if fixed is not None:
-        scheme, profile = fixed, RecodingProfile.strongly_safe(fixed.name)
-    else:
-        choice = choose_scheme(sample, columns, publish_plan.k, publish_plan.epsilon1, stream)
-        scheme = choice.scheme
-        profile = RecodingProfile.epsilon_safe(publish_plan.epsilon1, "exponential mechanism over the generalization lattice")
-    applied: Applied = apply(sample, scheme, publish_plan.k)
-    applied = replace(applied, frame=applied.frame.select(list(columns)))
+    scheme, profile, choice = choose_recoding(sample, columns, publish_plan, fixed, stream)
+    applied = apply_recoding(sample, columns, scheme, publish_plan.k)
     parameters: dict[str, Any] = {
         "quasi_identifiers": list(columns),
         "scheme": dict(scheme.levels),

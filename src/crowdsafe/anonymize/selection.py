@@ -187,7 +187,7 @@ def lattice_scores(sample: Dataset, columns: Sequence[str], k: int) -> tuple[Lat
             return
         for level in range(hierarchies[attribute].height + 1):
             if level > 0:
-                keys, counts = tables.up(keys, counts, attribute, level)
+                keys, counts = tables.raise_level(keys, counts, attribute, level - 1, level)
             levels[attribute] = level
             visit(attribute + 1, keys, counts, index + level * int(strides[attribute]))
         levels[attribute] = 0
@@ -196,52 +196,158 @@ def lattice_scores(sample: Dataset, columns: Sequence[str], k: int) -> tuple[Lat
     return lattice, scores
 
 
-def _level_step(hierarchy: Hierarchy, level: int) -> np.ndarray:
-    """Node codes at ``level`` -> their parents at ``level + 1``."""
-    return np.asarray(hierarchy.parents[level], dtype=np.int64)
+def _tree_order(hierarchy: Hierarchy) -> list[np.ndarray]:
+    """Per level, a renumbering of the hierarchy's nodes in the order of a depth-first walk of the
+    tree (siblings in their code order). In these codes every map from a level to a higher one is
+    non-decreasing, so raising the last column of a sorted table leaves it sorted."""
+    ranks = [np.arange(hierarchy.size(hierarchy.height), dtype=np.int64)]
+    for level in range(hierarchy.height - 1, -1, -1):
+        parent_rank = ranks[0][np.asarray(hierarchy.parents[level], dtype=np.int64)]
+        rank = np.empty(len(parent_rank), dtype=np.int64)
+        rank[np.argsort(parent_rank, kind="stable")] = np.arange(len(parent_rank), dtype=np.int64)
+        ranks.insert(0, rank)
+    return ranks
+
+
+def _merge_sorted(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sum the counts of equal neighbours in sorted ``keys``: the frequency table, in one pass."""
+    if len(keys) == 0:
+        return keys, counts
+    first = np.empty(len(keys), dtype=bool)
+    first[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    if len(starts) == len(keys):
+        return keys, counts
+    last = np.empty(len(starts), dtype=np.int64)
+    last[:-1] = starts[1:] - 1
+    last[-1] = len(keys) - 1
+    sums = np.cumsum(counts)[last]
+    sums[1:] -= sums[:-1].copy()
+    return keys[starts], sums
 
 
 class _KeyedTables:
-    """Frequency tables of a sample as one mixed-radix int64 key per distinct tuple (first column
-    most significant); level-0 sizes bound the codes at every level."""
+    """Frequency tables of a sample as one int64 key per distinct tuple (the columns' codes in bit
+    fields, first column most significant), sorted by key; level-0 sizes bound the codes at every
+    level.
+
+    Node codes are renumbered in tree order (:func:`_tree_order`), so a table stays sorted when its
+    last column is raised (a linear merge of neighbours, :meth:`raise_last`) and a projection on
+    the first columns is also a linear merge (:meth:`project`); raising an inner column
+    (:meth:`raise_level`) needs one stable sort, which merges already sorted runs.
+    """
 
     def __init__(self, sample: Dataset, columns: Sequence[str]) -> None:
         self.hierarchies = [sample.hierarchies[c] for c in columns]
         self.d = len(columns)
-        self.penalties = [node_penalties(h) for h in self.hierarchies]
-        self.steps = [[_level_step(h, level) for level in range(h.height)] for h in self.hierarchies]
-        self.radix = np.asarray([h.size(0) for h in self.hierarchies], dtype=np.int64)
-        if float(np.prod(self.radix.astype(float))) >= 2.0**62:
+        # bit fields: column j's code is (key >> shift[j]) & mask[j], the first column highest
+        self.bits = [max(int(h.size(0) - 1).bit_length(), 1) for h in self.hierarchies]
+        if sum(self.bits) > 62:
             raise ParameterError("too many quasi-identifier values to score the lattice; use fewer quasi-identifiers")
-        self.strides = np.r_[np.cumprod(self.radix[::-1])[::-1][1:], 1].astype(np.int64)
+        self.shifts = np.r_[np.cumsum(self.bits[::-1])[::-1][1:], 0].astype(np.int64)
+        self.masks = [np.int64((1 << b) - 1) for b in self.bits]
+        self.steps: list[list[np.ndarray]] = []  # steps[j][l]: tree code at level l -> its parent's at l + 1
+        self.penalties: list[list[np.ndarray]] = []  # penalties[j][l][tree code]: the node's NCP
+        leaf_ranks = []
+        for hierarchy in self.hierarchies:
+            ranks = _tree_order(hierarchy)
+            leaf_ranks.append(ranks[0])
+            steps = []
+            for level in range(hierarchy.height):
+                step = np.empty(hierarchy.size(level), dtype=np.int64)
+                step[ranks[level]] = ranks[level + 1][np.asarray(hierarchy.parents[level], dtype=np.int64)]
+                steps.append(step)
+            self.steps.append(steps)
+            penalties = []
+            for rank, penalty in zip(ranks, node_penalties(hierarchy)):
+                in_tree_order = np.empty(len(penalty))
+                in_tree_order[rank] = penalty
+                penalties.append(in_tree_order)
+            self.penalties.append(penalties)
+        self._maps: dict[tuple[int, int, int], np.ndarray] = {}
         cells = cell_table(sample, columns)
-        self.base_keys = cells.codes.astype(np.int64) @ self.strides
-        self.base_counts = cells.counts.astype(np.float64)
-
-    def up(self, keys: np.ndarray, counts: np.ndarray, attribute: int, level: int,
-           from_level: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The table with ``attribute`` raised to ``level`` from ``from_level`` (default: the
-        level just below)."""
-        stride = self.strides[attribute]
-        old = (keys // stride) % self.radix[attribute]
-        step = self.steps[attribute][level - 1] if from_level is None else self._map(attribute, from_level, level)
-        keys = keys + (step[old] - old) * stride
-        keys, inverse = np.unique(keys, return_inverse=True)
-        return keys, np.bincount(inverse.ravel(), weights=counts, minlength=len(keys))
+        keys = np.zeros(cells.n_cells, dtype=np.int64)
+        for j in range(self.d):
+            keys |= leaf_ranks[j][cells.codes[:, j]] << self.shifts[j]
+        order = np.argsort(keys)
+        self.base_keys = keys[order]
+        self.base_counts = cells.counts[order].astype(np.int64)
 
     def _map(self, attribute: int, low: int, high: int) -> np.ndarray:
-        mapped = np.arange(self.hierarchies[attribute].size(low), dtype=np.int64)
-        for level in range(low, high):
-            mapped = self.steps[attribute][level][mapped]
-        return mapped
+        """Tree codes at level ``low`` of ``attribute`` -> their ancestors' at ``high`` (cached)."""
+        cached = self._maps.get((attribute, low, high))
+        if cached is None:
+            cached = np.arange(self.hierarchies[attribute].size(low), dtype=np.int64)
+            for level in range(low, high):
+                cached = self.steps[attribute][level][cached]
+            self._maps[(attribute, low, high)] = cached
+        return cached
+
+    def code(self, keys: np.ndarray, attribute: int) -> np.ndarray:
+        """The code of ``attribute`` in each key."""
+        return (keys >> self.shifts[attribute]) & self.masks[attribute]
+
+    def _raised_keys(self, keys: np.ndarray, attribute: int, low: int, high: int) -> np.ndarray:
+        shift = self.shifts[attribute]
+        cleared = keys & ~(self.masks[attribute] << shift)
+        return cleared | (self._map(attribute, low, high)[self.code(keys, attribute)] << shift)
+
+    def raise_level(self, keys: np.ndarray, counts: np.ndarray, attribute: int, low: int,
+                    high: int) -> tuple[np.ndarray, np.ndarray]:
+        """The table with ``attribute`` raised from level ``low`` to level ``high``."""
+        raised = self._raised_keys(keys, attribute, low, high)
+        order = np.argsort(raised, kind="stable")  # sorted runs, one per old code: a merge
+        return _merge_sorted(raised[order], counts[order])
+
+    def raise_last(self, keys: np.ndarray, counts: np.ndarray, attribute: int, low: int,
+                   high: int) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`raise_level` for a table whose columns after ``attribute`` are all code 0 (a
+        projection on columns 0..attribute): the raised keys are still sorted."""
+        return _merge_sorted(self._raised_keys(keys, attribute, low, high), counts)
+
+    def level_bounds(self, keys: np.ndarray, counts: np.ndarray, attribute: int, levels: Sequence[int],
+                     k: int) -> np.ndarray:
+        """:meth:`score` (with ``prefix = attribute + 1``) of a projection on columns 0..attribute,
+        with ``attribute`` (at level 0 in the table) raised to each of its levels: one array, one
+        pass. The levels' tables are laid end to end under a level field above the columns' bits,
+        so together they stay sorted and roll up in a single merge."""
+        height = self.hierarchies[attribute].height
+        level_shift = sum(self.bits)
+        if level_shift + max(height, 1).bit_length() > 62:  # no room for the level field
+            return np.asarray([self._level_bound(keys, counts, attribute, levels, k, level) for level in range(height + 1)])
+        code = self.code(keys, attribute)
+        shift = self.shifts[attribute]
+        rest = keys & ~(self.masks[attribute] << shift)
+        stacked = np.empty((height + 1, len(keys)), dtype=np.int64)
+        for level in range(height + 1):
+            stacked[level] = rest | (self._map(attribute, 0, level)[code] << shift) | (np.int64(level) << level_shift)
+        merged, merged_counts = _merge_sorted(stacked.ravel(), np.tile(counts, height + 1))
+        weight = merged_counts - (k - 1)
+        alive = np.flatnonzero(weight > 0)
+        merged, weight = merged[alive], weight[alive].astype(np.float64)
+        level_of = merged >> level_shift
+        penalty = np.zeros(len(merged))
+        for j in range(attribute):
+            if levels[j]:
+                penalty += self.penalties[j][levels[j]][self.code(merged, j)]
+        offsets = np.cumsum([0] + [len(p) for p in self.penalties[attribute]])
+        own = np.concatenate(self.penalties[attribute])
+        penalty += own[offsets[level_of] + self.code(merged, attribute)]
+        totals = np.bincount(level_of, weights=weight, minlength=height + 1)
+        penalties = np.bincount(level_of, weights=penalty * weight, minlength=height + 1)
+        return totals - penalties / self.d
+
+    def _level_bound(self, keys: np.ndarray, counts: np.ndarray, attribute: int, levels: Sequence[int], k: int,
+                     level: int) -> float:
+        raised = self.raise_last(keys, counts, attribute, 0, level) if level else (keys, counts)
+        return self.score(*raised, [*levels[:attribute], level], k, prefix=attribute + 1)
 
     def project(self, keys: np.ndarray, counts: np.ndarray, prefix: int) -> tuple[np.ndarray, np.ndarray]:
         """The table projected on its first ``prefix`` columns (the others set to code 0)."""
         if prefix == self.d:
             return keys, counts
-        stride = self.strides[prefix - 1]
-        keys, inverse = np.unique(keys // stride, return_inverse=True)
-        return keys * stride, np.bincount(inverse.ravel(), weights=counts, minlength=len(keys))
+        return _merge_sorted(keys & ~((np.int64(1) << self.shifts[prefix - 1]) - 1), counts)
 
     def score(self, keys: np.ndarray, counts: np.ndarray, levels: Sequence[int], k: int,
               prefix: int | None = None) -> float:
@@ -249,16 +355,26 @@ class _KeyedTables:
         ``prefix`` columns, with the other columns' penalties taken as 0: an upper bound on q of
         every node that agrees with ``levels`` on those columns."""
         d = self.d if prefix is None else prefix
-        weight = np.maximum(counts - (k - 1), 0)
-        alive = np.flatnonzero(weight)
+        weight = counts - (k - 1)
+        alive = np.flatnonzero(weight > 0)
         if len(alive) == 0:
             return 0.0
-        alive_keys = keys[alive]
-        ncp = np.zeros(len(alive))
+        if len(alive) < len(weight):
+            keys, weight = keys[alive], weight[alive]
+        weight = weight.astype(np.float64)
+        penalty = 0.0
         for j in range(d):
             if levels[j]:
-                ncp += self.penalties[j][levels[j]][(alive_keys // self.strides[j]) % self.radix[j]]
-        return float(np.dot(1.0 - ncp / self.d, weight[alive]))
+                penalty += float(np.dot(self.penalties[j][levels[j]][self.code(keys, j)], weight))
+        return float(weight.sum()) - penalty / self.d
+
+
+def search_order(heights: Sequence[int]) -> list[int]:
+    """The order in which :func:`gumbel_max_over_lattice` branches on the columns: those with at
+    most one generalization step (kept or ``*``) first, then the others as given. Any order gives
+    the same argmax; this one lets the bounds prune early (measured on Adult-like data: about a
+    third of the work of the given order)."""
+    return sorted(range(len(heights)), key=lambda j: heights[j] > 1)
 
 
 def gumbel_max_over_lattice(sample: Dataset, columns: Sequence[str], k: int, scale: float,
@@ -266,19 +382,23 @@ def gumbel_max_over_lattice(sample: Dataset, columns: Sequence[str], k: int, sca
     """argmax over lattice nodes g of ``scale · q(S, g) + noise[g]``, exactly, without scoring
     every node: (lattice, chosen index, nodes scored).
 
-    Branch and bound over the attributes: fixing the levels of the first p columns fixes a
-    contiguous block of node indices, and every node of the block has q at most the score of
-    the projection on those p columns (its classes are unions of the node's classes, and
+    Branch and bound over the attributes (in :func:`search_order`): fixing the levels of the
+    first p columns fixes a block of nodes, and every node of the block has q at most the score
+    of the projection on those p columns (its classes are unions of the node's classes, and
     max(0, |E| − (k − 1)) is superadditive). A block whose bound plus its largest noise cannot
     beat the best exact key found is skipped. The result is the argmax of the full evaluation,
     so the exponential mechanism's distribution is unchanged; only time depends on the data.
     """
+    heights = tuple(sample.hierarchies[c].height for c in columns)
+    lattice = Lattice(tuple(columns), heights)
     if sample.n_rows == 0:  # every score is 0: the choice is uniform
-        lattice = Lattice(tuple(columns), tuple(sample.hierarchies[c].height for c in columns))
         return lattice, int(np.argmax(noise)), 0
-    tables = _KeyedTables(sample, columns)
-    lattice = Lattice(tuple(columns), tuple(h.height for h in tables.hierarchies))
-    node_strides = lattice.strides
+    order = search_order(heights)
+    searched = Lattice(tuple(columns[j] for j in order), tuple(heights[j] for j in order))
+    # noise in the searched lattice's node order, so each block of nodes is contiguous
+    noise = np.asarray(noise).reshape([h + 1 for h in heights]).transpose(order).ravel()
+    tables = _KeyedTables(sample, searched.columns)
+    node_strides = searched.strides
     d = tables.d
     block_max = [noise.reshape(-1, int(node_strides[p])).max(axis=1) for p in range(d)]
     best = [-np.inf, 0]
@@ -292,27 +412,33 @@ def gumbel_max_over_lattice(sample: Dataset, columns: Sequence[str], k: int, sca
             if key > best[0]:
                 best[0], best[1] = key, index
             return
-        # the parent's table projected on columns 0..attribute (one pass over the parent's
-        # table); each child's bound is a roll-up of this small table
-        projected_keys, projected_counts = tables.project(keys, counts, attribute + 1)
+        # the table projected on columns 0..attribute (one pass over the parent's sorted table);
+        # each child's bound is a roll-up of this small table, all levels at once
+        block = int(node_strides[attribute])
+        bounds = tables.level_bounds(*tables.project(keys, counts, attribute + 1), attribute, levels, k)
         children = []
-        for level in range(tables.hierarchies[attribute].height + 1):
-            levels[attribute] = level
-            child = index + level * int(node_strides[attribute])
-            if level:
-                projected_keys, projected_counts = tables.up(projected_keys, projected_counts, attribute, level)
-            bound = scale * tables.score(projected_keys, projected_counts, levels, k, prefix=attribute + 1)
-            children.append((bound + block_max[attribute][child // int(node_strides[attribute])], level, child))
+        for level, bound in enumerate(bounds):
+            child = index + level * block
+            # a hair of slack: floating-point rounding may only make the search look further
+            slack = 1e-9 * (1.0 + abs(scale * bound))
+            children.append((scale * bound + slack + block_max[attribute][child // block], level, child))
+        made = {0: (keys, counts)}  # child tables by level, each rolled up from the nearest below
         for bound, level, child in sorted(children, key=lambda c: -c[0]):
             if bound <= best[0]:
                 break
             levels[attribute] = level
-            child_keys, child_counts = tables.up(keys, counts, attribute, level, from_level=0) if level else (keys, counts)
-            visit(attribute + 1, child_keys, child_counts, child)
+            below = max(made_level for made_level in made if made_level <= level)
+            if below < level:
+                made[level] = tables.raise_level(*made[below], attribute, below, level)
+            visit(attribute + 1, *made[level], child)
         levels[attribute] = 0
 
     visit(0, tables.base_keys, tables.base_counts, 0)
-    return lattice, int(best[1]), scored[0]
+    chosen = searched.nodes()[int(best[1])]
+    original = [0] * d
+    for position, j in enumerate(order):
+        original[j] = int(chosen[position])
+    return lattice, lattice.index(original), scored[0]
 
 
 def choose_scheme(sample: Dataset, columns: Sequence[str], k: int, epsilon1: float,

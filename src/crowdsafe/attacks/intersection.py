@@ -43,21 +43,27 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from crowdsafe.anonymize.cells import dense_ids, first_of_each
+from crowdsafe.anonymize.cells import first_of_each
 from crowdsafe.attacks.locate import (
+    ClassTable,
     class_table,
+    distinct_codes,
+    encode_targets,
+    group_ids,
     is_microaggregated,
     locate_exact,
     locate_nearest,
-    target_codes,
-    target_domains,
+    read_classes,
 )
-from crowdsafe.data import Hierarchy, encode_series
+from crowdsafe.data import Hierarchy
+from crowdsafe.data.arrays import segments, sorted_unique
+from crowdsafe.data.cell_reader import CellReader, Membership
 from crowdsafe.data.generalized import CellKind, Domain, parse_cell
 from crowdsafe.errors import InputError, ParameterError
 
 Location = Literal["auto", "exact", "nearest"]
 DEFAULT_LEVELS = (0.25, 0.5, 0.75)
+DENSE_PAIRS = 1 << 27  # (tuple, value) pairs tested against a bitmap up to this many, else by binary search
 
 
 @dataclass(frozen=True)
@@ -134,74 +140,49 @@ def intersection_attack(
         raise InputError("the targets table is empty")
 
     # distinct target tuples: the attack runs on them, targets inherit their tuple's result
-    domains = target_domains(targets, qi, hierarchies)
-    codes = target_codes(targets, domains)
-    tuple_of_target, n_tuples = dense_ids([codes[c] for c in qi], [domains[c].size for c in qi])
+    domains, codes = encode_targets(targets, qi, hierarchies)
+    tuple_of_target, n_tuples = group_ids([codes[c] for c in qi], [domains[c].size for c in qi])
     first_target = first_of_each(tuple_of_target, n_tuples)
     tuple_codes = {c: codes[c][first_target] for c in qi}
 
-    domain = _sensitive_domain(attacked, targets, sensitive, (hierarchies or {}).get(sensitive))
+    tables = [class_table(release.frame, qi, sensitive) for release in attacked]
+    domain = _sensitive_domain([_as_text(t.sensitive_cells) for t in tables], targets, sensitive,
+                               (hierarchies or {}).get(sensitive))
     dictionary = _as_text(domain.values).alias(sensitive)
-    value_index = pl.DataFrame({sensitive: dictionary, "value": np.arange(len(dictionary), dtype=np.int64)})
+    reader = CellReader([domains[c] for c in qi] + [domain])  # reads the quasi-identifiers, then the sensitive
 
-    def value_codes(series: pl.Series) -> np.ndarray:
-        return (_as_text(series).to_frame(sensitive).join(value_index, on=sensitive, how="left", nulls_equal=True,
-                                                          maintain_order="left")
-                .get_column("value").fill_null(-1).to_numpy())
-
-    per_tuple: list[pl.DataFrame] = []  # (tuple, value, release) candidate pairs
-    prior = np.zeros((n_tuples, len(attacked)), dtype=np.int64)
-    partition = np.full((n_tuples, len(attacked)), np.nan)
+    # step 1, per release: locate every target tuple's classes, read their sensitive values
+    readings = [
+        _read_release(table, method, qi, domains, reader, tuple_codes, codes, n_tuples)
+        for table, method in zip(tables, locations)
+    ]
+    # step 2: intersect the candidate sets across releases
+    n_values = len(dictionary)
+    candidate = _intersect([r.candidates for r in readings], n_tuples * n_values)
+    prior = np.stack([r.prior for r in readings], axis=1)
+    partition = np.stack([r.partition for r in readings], axis=1)
     release_rows: list[dict[str, Any]] = []
-    for j, (release, method) in enumerate(zip(attacked, locations)):
-        table = class_table(release.frame, qi, sensitive)
-        class_values = _class_values(table.combos.get_column(sensitive), table.class_of_combo, domain)
-        published_values = class_values.get_column("value").unique().to_numpy()
-        if method == "auto":
-            method = "nearest" if is_microaggregated(table.cells, qi, domains) else "exact"
-        if method == "exact":
-            tuples, classes = locate_exact(table.cells, qi, domains, tuple_codes)
-        else:
-            classes = locate_nearest(table.cells, qi, domains, tuple_codes, codes)
-            tuples = np.arange(n_tuples, dtype=np.int64)
-        sizes = table.cells.get_column("size").to_numpy()
-        matches = np.bincount(tuples, minlength=n_tuples)
-        located = matches > 0
-        partition[located, j] = np.bincount(tuples, weights=sizes[classes], minlength=n_tuples)[located]
-        candidates = (pl.DataFrame({"tuple": tuples, "class": classes})
-                      .join(class_values, on="class", how="inner")
-                      .select("tuple", "value").unique())
-        counts = candidates.group_by("tuple").len()
-        prior[:, j] = len(published_values)  # unlocated: the release tells nothing
-        prior[counts.get_column("tuple").to_numpy(), j] = counts.get_column("len").to_numpy()
-        unlocated_here = pl.DataFrame({"tuple": np.flatnonzero(~located).astype(np.int64)})
-        everything = unlocated_here.join(pl.DataFrame({"value": published_values.astype(np.int64)}), how="cross")
-        per_tuple.append(pl.concat([candidates, everything]))
-
+    for j, (release, reading) in enumerate(zip(attacked, readings)):
+        located = reading.matches > 0
         row: dict[str, Any] = {
-            "release": release.name, "rows": release.frame.height, "classes": table.n_classes,
-            "presumed_k": release.presumed_k, "location": method,
+            "release": release.name, "rows": release.frame.height, "classes": reading.table.n_classes,
+            "presumed_k": release.presumed_k, "location": reading.method,
             "located": float(located[tuple_of_target].mean()),
-            "ambiguous": float((matches[tuple_of_target] > 1).mean()),
+            "ambiguous": float((reading.matches[tuple_of_target] > 1).mean()),
             "average_partition_size": float(np.nanmean(partition[tuple_of_target, j])) if located.any() else None,
             "average_prior_anonymity": float(prior[tuple_of_target, j].mean()),
             "correct_location": None,
         }
         if truth_id is not None and truth_id in release.frame.columns and truth_id in targets.columns:
-            row["correct_location"] = _correct_location(release.frame, table.class_of_rows(release.frame), targets,
-                                                        truth_id,
-                                                        tuple_of_target, tuples, classes)
+            row["correct_location"] = _correct_location(release.frame, reading.table.class_of_rows(release.frame),
+                                                        targets, truth_id, tuple_of_target, reading.tuples,
+                                                        reading.classes)
         release_rows.append(row)
 
-    candidate = (pl.concat(per_tuple).group_by("tuple", "value").agg(pl.len().alias("in_releases"))
-                 .filter(pl.col("in_releases") == len(attacked))
-                 .select("tuple", "value"))
-    posterior_counts = candidate.group_by("tuple").agg(pl.len().alias("n"), pl.col("value").first().alias("only"))
-    posterior = np.zeros(n_tuples, dtype=np.int64)
+    candidate_tuple, candidate_value = np.divmod(candidate, n_values)
+    posterior = np.bincount(candidate_tuple, minlength=n_tuples).astype(np.int64)
     only = np.full(n_tuples, -1, dtype=np.int64)
-    t_index = posterior_counts.get_column("tuple").to_numpy()
-    posterior[t_index] = posterior_counts.get_column("n").to_numpy()
-    only[t_index] = posterior_counts.get_column("only").to_numpy()
+    only[candidate_tuple] = candidate_value  # read only where the candidate set has one value
     best_prior = prior.min(axis=1)
     contradiction = posterior == 0
     posterior = np.where(contradiction, best_prior, posterior)
@@ -246,10 +227,9 @@ def intersection_attack(
         "average_partition_size": [row["average_partition_size"] for row in release_rows],
     }
     if sensitive in targets.columns:
-        truth = value_codes(targets.get_column(sensitive))
-        key = tuple_of_target * np.int64(len(dictionary) + 1) + truth
-        kept = candidate.select((pl.col("tuple") * (len(dictionary) + 1) + pl.col("value")).alias("k")).to_series()
-        true_in = np.isin(key, kept.to_numpy())
+        truth = _value_codes(targets.get_column(sensitive), dictionary)
+        true_in = (truth >= 0) & _in_sorted(tuple_of_target * np.int64(n_values) + np.maximum(truth, 0), candidate,
+                                            n_tuples * n_values)
         true_value = np.where(perfect[tuple_of_target], only[tuple_of_target], -2) == truth
         frame = frame.with_columns(pl.Series("true_value_in_candidates", true_in),
                                    pl.Series("perfect_breach_true", true_value))
@@ -258,14 +238,15 @@ def intersection_attack(
     return IntersectionResult(frame, pl.DataFrame(release_rows), summary)
 
 
-def _sensitive_domain(releases: Sequence[AttackedRelease], targets: pl.DataFrame, sensitive: str,
+def _sensitive_domain(cells: Sequence[pl.Series], targets: pl.DataFrame, sensitive: str,
                       hierarchy: Hierarchy | None) -> Domain:
     """The sensitive values the candidate sets are made of: the hierarchy's leaves when there is
-    one, else every plain value published (alone or in a set) or held by a target."""
-    columns = [_as_text(r.frame.get_column(sensitive)).unique() for r in releases]
+    one, else every plain value published (alone or in a set) or held by a target.
+    ``cells``: each release's distinct sensitive cells, as text."""
+    columns = list(cells)
     if sensitive in targets.columns:
-        columns.append(_as_text(targets.get_column(sensitive)).unique())
-    cells = pl.concat(columns).unique()
+        columns.append(_as_text(targets.get_column(sensitive).unique()))
+    cells = pl.concat([c.alias(sensitive) for c in columns]).unique()
     if hierarchy is not None:
         return Domain.from_values(cells, hierarchy)
     plain: set[str | None] = set()
@@ -278,15 +259,105 @@ def _sensitive_domain(releases: Sequence[AttackedRelease], targets: pl.DataFrame
     return Domain(sensitive, pl.Series(sensitive, sorted(plain, key=lambda v: (v is None, v or "")), dtype=pl.String))
 
 
-def _class_values(column: pl.Series, class_of_combo: np.ndarray, domain: Domain) -> pl.DataFrame:
-    """(class, value) pairs: the sensitive values each class may hold. A generalized sensitive
-    cell (a set, a hierarchy label, '*') stands for every value it covers."""
-    codes, cells = encode_series(_as_text(column))
-    cover = domain.cover(cells, strict=False)
-    cell_of, value_of = cover.membership
-    return (pl.DataFrame({"class": class_of_combo, "cell": codes.astype(np.int64)}).unique()
-            .join(pl.DataFrame({"cell": cell_of, "value": value_of}), on="cell", how="inner")
-            .select("class", "value").unique())
+def _value_codes(series: pl.Series, dictionary: pl.Series) -> np.ndarray:
+    """Each value's index in the sensitive ``dictionary`` (-1 when it is not there)."""
+    codes, distinct = distinct_codes(series.to_frame("v"), ["v"])["v"]
+    index = pl.DataFrame({"v": dictionary, "value": np.arange(len(dictionary), dtype=np.int64)})
+    found = (_as_text(distinct).alias("v").to_frame().join(index, on="v", how="left", nulls_equal=True,
+                                                            maintain_order="left")
+             .get_column("value").fill_null(-1).to_numpy())
+    return found[codes]
+
+
+def _in_sorted(keys: np.ndarray, sorted_keys: np.ndarray, universe: int) -> np.ndarray:
+    """Which ``keys`` are in ``sorted_keys`` (sorted, distinct, all in ``[0, universe)``): a
+    bitmap look-up when the universe is small enough, else binary search."""
+    if len(sorted_keys) == 0:
+        return np.zeros(len(keys), dtype=bool)
+    if universe <= DENSE_PAIRS:
+        present = np.zeros(universe, dtype=bool)
+        present[sorted_keys] = True
+        return present[keys]
+    at = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
+    return sorted_keys[at] == keys
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """What one release tells the attacker about every target tuple.
+
+    ``candidates``: the sorted, distinct pairs ``tuple * n_values + value`` of the candidate
+    sets S_ij; ``prior``: |S_ij| per tuple; ``partition``: the summed size of the located
+    classes (NaN when none); ``matches``: how many classes were located; ``tuples``/``classes``:
+    the located (tuple, class) pairs.
+    """
+
+    table: ClassTable
+    method: str
+    candidates: np.ndarray
+    prior: np.ndarray
+    partition: np.ndarray
+    matches: np.ndarray
+    tuples: np.ndarray
+    classes: np.ndarray
+
+
+def _read_release(table: ClassTable, method: str, qi: Sequence[str], domains: Mapping[str, Domain],
+                  reader: CellReader, tuple_codes: Mapping[str, np.ndarray],
+                  target_codes_: Mapping[str, np.ndarray], n_tuples: int) -> _Reading:
+    """Step 1 of the attack on one release: locate every target tuple's classes (exactly, or by
+    the nearest centroid) and read each class's sensitive-value set; a tuple located nowhere
+    gets every value the release publishes. ``reader`` reads the quasi-identifiers' domains,
+    then the sensitive domain."""
+    covers, sensitive_cover = read_classes(table, qi, reader)
+    if method == "auto":
+        method = "nearest" if is_microaggregated(table, domains) else "exact"
+    if method == "exact":
+        tuples, classes = locate_exact(table, covers, tuple_codes)
+    else:
+        classes = locate_nearest(table, qi, domains, covers, tuple_codes, target_codes_)
+        tuples = np.arange(n_tuples, dtype=np.int64)
+    values_of = _class_values(table, sensitive_cover)
+    n_values = values_of.domain_size
+    published = sorted_unique(values_of.indices)
+    sizes = table.sizes
+    matches = np.bincount(tuples, minlength=n_tuples)
+    located = matches > 0
+    partition = np.full(n_tuples, np.nan)
+    partition[located] = np.bincount(tuples, weights=sizes[classes], minlength=n_tuples)[located]
+    fan = values_of.size[classes]
+    found = np.repeat(tuples, fan) * n_values + values_of.indices[segments(values_of.indptr[classes], fan)]
+    nowhere = np.flatnonzero(~located)  # the release tells nothing: every published value stays
+    everything = (np.repeat(nowhere, len(published)) * n_values + np.tile(published, len(nowhere)))
+    candidates = sorted_unique(np.concatenate([found, everything]))
+    counts = np.bincount(candidates // n_values, minlength=n_tuples)
+    prior = np.where(counts > 0, counts, len(published)).astype(np.int64)
+    return _Reading(table, method, candidates, prior, partition, matches, tuples, classes)
+
+
+def _intersect(candidates: Sequence[np.ndarray], universe: int) -> np.ndarray:
+    """Step 2: the pairs in every release's candidate set, S_i = ∩_j S_ij (sorted keys)."""
+    common = candidates[0]
+    for other in candidates[1:]:
+        common = common[_in_sorted(common, other, universe)]
+    return common
+
+
+def _class_values(table: ClassTable, cover: Membership) -> Membership:
+    """The sensitive values each class may hold, as a CSR over classes. A generalized
+    sensitive cell (a set, a hierarchy label, '*') stands for every value it covers
+    (``cover``: what each of ``table.sensitive_cells`` covers)."""
+    assert table.sensitive_cells is not None and table.sensitive_of_combo is not None
+    n_cells = len(table.sensitive_cells)
+    held = sorted_unique(table.class_of_combo * n_cells + table.sensitive_of_combo)  # (class, cell) pairs
+    holder, cell = np.divmod(held, n_cells)
+    fan = cover.size[cell]
+    n_values = cover.domain_size
+    pairs = sorted_unique(np.repeat(holder, fan) * n_values + cover.indices[segments(cover.indptr[cell], fan)])
+    klass, value = np.divmod(pairs, n_values)
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(klass, minlength=table.n_classes))]).astype(np.int64)
+    kinds = np.full(table.n_classes, CellKind.VALUE, dtype=object)
+    return Membership(pl.Series("class", np.arange(table.n_classes)), kinds, indptr, value, n_values)
 
 
 def _correct_location(frame: pl.DataFrame, class_of_row: np.ndarray, targets: pl.DataFrame, truth_id: str,

@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from crowdsafe.attacks.locate import class_table, locate_exact, target_codes, target_domains
+from crowdsafe.attacks.locate import class_table, encode_targets, locate_exact, read_classes
+from crowdsafe.data.cell_reader import CellReader
 from crowdsafe.data import Hierarchy
 from crowdsafe.errors import InputError, ParameterError
 
@@ -56,9 +57,9 @@ def linkage_attack(release: pl.DataFrame, external: pl.DataFrame, qi: Sequence[s
         raise InputError("the external table is empty")
     table = class_table(release, qi)
     tuples = external.group_by(qi, maintain_order=True).len()
-    domains = target_domains(tuples, qi, hierarchies)
-    codes = target_codes(tuples, domains)
-    pair_tuple, pair_class = locate_exact(table.cells, qi, domains, codes)
+    domains, codes = encode_targets(tuples, qi, hierarchies)
+    covers, _ = read_classes(table, qi, CellReader([domains[c] for c in qi]))
+    pair_tuple, pair_class = locate_exact(table, covers, codes)
     multiplicity = tuples.get_column("len").to_numpy()
     consistent = np.bincount(pair_class, weights=multiplicity[pair_tuple], minlength=table.n_classes).astype(np.int64)
     class_of_row = table.class_of_rows(release)

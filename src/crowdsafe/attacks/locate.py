@@ -23,37 +23,53 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import cached_property
 
 import numpy as np
 import polars as pl
 
 from crowdsafe.anonymize.cells import dense_ids, first_of_each
 from crowdsafe.data import Hierarchy, encode_series
-from crowdsafe.data.generalized import CellKind, Domain, canonical_cells, is_generalized, parse_number
+from crowdsafe.data.cell_reader import CellReader, Membership, canonical_texts, cell_text, segments
+from crowdsafe.data.generalized import CellKind, Domain, is_generalized, parse_number
 from crowdsafe.errors import InputError
 
 CHUNK_PAIRS = 4_000_000  # target tuples x classes evaluated at once by the nearest-centroid search
+DENSE_KEYS = 1 << 24  # (prefix, code) keys looked up in a direct table up to this many, else by binary search
 
 
 @dataclass(frozen=True)
 class ClassTable:
     """A release's equivalence classes.
 
-    ``cells``: one row per class, its published quasi-identifier cells as canonical text, plus
-    ``class`` and ``size``. ``combos``: the distinct (quasi-identifier cells as written[,
-    sensitive]) combinations of the release, with ``class_of_combo`` their class — the whole
-    release reduced in one group-by pass.
+    ``combos``: the distinct (quasi-identifier cells as written[, sensitive]) combinations of
+    the release, with ``class_of_combo`` their class — the whole release reduced in one
+    group-by pass. Per quasi-identifier ``c``: ``distinct_cells[c]``, the column's distinct
+    canonical cells (sorted, missing last), and ``cell_of_class[c]``, each class's cell among
+    them. ``sizes``: the rows of each class. With a sensitive attribute: ``sensitive_cells``,
+    its distinct cells as written, and ``sensitive_of_combo``, each combination's cell among
+    them. :attr:`cells` is the classes as a frame.
     """
 
-    cells: pl.DataFrame
     combos: pl.DataFrame
     class_of_combo: np.ndarray
     keys: tuple[str, ...]
+    distinct_cells: dict[str, pl.Series]
+    cell_of_class: dict[str, np.ndarray]
+    sizes: np.ndarray
+    sensitive_cells: pl.Series | None = None
+    sensitive_of_combo: np.ndarray | None = None
 
     @property
     def n_classes(self) -> int:
-        return self.cells.height
+        return len(self.sizes)
+
+    @cached_property
+    def cells(self) -> pl.DataFrame:
+        """One row per class: its quasi-identifier cells as canonical text, ``class`` and ``size``."""
+        return pl.DataFrame([cells.gather(self.cell_of_class[c]) for c, cells in self.distinct_cells.items()]
+                            ).with_columns(pl.Series("class", np.arange(self.n_classes, dtype=np.int64)),
+                                           pl.Series("size", self.sizes))
 
     def class_of_rows(self, release: pl.DataFrame) -> np.ndarray:
         """The class of every row of ``release`` (the frame this table was made from)."""
@@ -62,50 +78,134 @@ class ClassTable:
                                                maintain_order="left").get_column("__class").to_numpy())
 
 
+def _is_text(dtype: pl.DataType) -> bool:
+    return dtype == pl.String or isinstance(dtype, (pl.Categorical, pl.Enum))
+
+
+def group_ids(columns: Sequence[np.ndarray], sizes: Sequence[int]) -> tuple[np.ndarray, int]:
+    """Group id of every row of integer ``columns`` (``columns[j]`` in ``[0, sizes[j])``),
+    numbered in lexicographic order of the tuples, and the number of groups: the numbering of
+    :func:`crowdsafe.anonymize.cells.dense_ids`, with one sort of the packed keys."""
+    if not columns or float(np.prod([max(s, 1) for s in sizes], dtype=float)) >= 2.0 ** 63:
+        return dense_ids(columns, sizes)
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    for values, size in zip(columns, sizes):
+        key *= max(size, 1)
+        key += values
+    distinct, ids = np.unique(key, return_inverse=True)
+    return ids.astype(np.int64), len(distinct)
+
+
+def _dense_codes(ids: np.ndarray) -> tuple[np.ndarray, int]:
+    """Codes 0..m-1 of non-negative integer ids, in the order of the ids."""
+    span = int(ids.max(initial=-1)) + 1
+    if span > 4 * len(ids) + 1024:  # sparse ids: sort them
+        distinct, codes = np.unique(ids, return_inverse=True)
+        return codes.astype(np.int64), len(distinct)
+    seen = np.zeros(span, dtype=bool)
+    seen[ids] = True
+    code_of_id = np.cumsum(seen) - 1
+    return code_of_id[ids], int(seen.sum())
+
+
+def distinct_codes(frame: pl.DataFrame, columns: Sequence[str]) -> dict[str, tuple[np.ndarray, pl.Series]]:
+    """Per column, every row's index among the column's distinct values, and those values (in
+    the column's dtype, in no particular order but a missing value last). Text columns are read
+    through Polars categoricals in one query; other columns are encoded by
+    :func:`~crowdsafe.data.encode_series`."""
+    out: dict[str, tuple[np.ndarray, pl.Series]] = {}
+    texts = [c for c in columns if _is_text(frame.schema[c])]
+    if texts:
+        physical = frame.select(
+            (pl.col(c).cast(pl.Categorical) if frame.schema[c] == pl.String else pl.col(c)).to_physical()
+            for c in texts)
+        firsts: dict[str, np.ndarray] = {}
+        for c in texts:
+            column = physical.get_column(c)
+            ids = column.to_numpy()
+            if column.null_count():  # the missing value gets the id after every other: it comes last
+                ids = np.where(np.isnan(ids), np.nanmax(ids, initial=-1) + 1, ids)
+            codes, n_distinct = _dense_codes(ids.astype(np.int64, copy=False))
+            out[c] = codes, pl.Series()
+            firsts[c] = first_of_each(codes, n_distinct)
+        # the distinct values themselves: each one's first row, in one query
+        values = frame.select(pl.col(c).gather(pl.Series(firsts[c])).implode() for c in texts)
+        for c in texts:
+            out[c] = out[c][0], values.get_column(c)[0].alias(c)
+    for c in columns:
+        if c not in out:
+            codes, dictionary = encode_series(frame.get_column(c))
+            out[c] = codes.astype(np.int64), dictionary
+    return out
+
+
 def class_table(release: pl.DataFrame, qi: Sequence[str], sensitive: str | None = None) -> ClassTable:
     """Group a release's rows by their published quasi-identifier tuple (and, with
-    ``sensitive``, keep the distinct sensitive cells of every class in ``combos``)."""
+    ``sensitive``, keep the distinct sensitive cells of every class in ``combos``).
+
+    Cells are read canonically (:func:`~crowdsafe.data.cell_reader.canonical_texts`: two
+    spellings of one cell, '[25,34]' and '[25, 34]', are one class), over the distinct cells
+    of every column at once; classes are numbered in the order of their canonical cells.
+    """
     missing = [c for c in qi if c not in release.columns]
     if missing:
         raise InputError(
             f"the release has no column {missing[0]!r}; its columns are: {', '.join(release.columns)}"
         )
-    keys = list(qi) + ([sensitive] if sensitive is not None else [])
-    combos = release.group_by(keys).agg(pl.len().cast(pl.Int64).alias("__rows"))
-    # read only the distinct cells canonically: two spellings of one cell ('[25,34]' and
-    # '[25, 34]') end up in one class
-    canonical = pl.DataFrame([canonical_cells(combos.get_column(c)) for c in qi])
-    class_of_combo, n_classes = group_rows(canonical, qi, with_first=False)
+    qi = list(qi)
+    keys = qi + ([sensitive] if sensitive is not None else [])
+    combos = release.lazy().select(keys).group_by(keys).agg(pl.len().cast(pl.Int64).alias("__rows")).collect()
+    codes = distinct_codes(combos, keys)
+    # canonical text of every column's distinct cells in one pass; per column, the distinct
+    # canonical cells sorted (missing last) and each written cell's rank among them
+    written = [cell_text(codes[c][1]) for c in qi]
+    column = np.repeat(np.arange(len(qi), dtype=np.int64), [len(w) for w in written])
+    canonical = pl.DataFrame({"column": column, "canonical": canonical_texts(pl.concat(written))})
+    ranked = canonical.select(pl.col("canonical").rank("dense").over("column").fill_null(0)).to_series().to_numpy()
+    distinct = canonical.unique().sort("column", "canonical", nulls_last=True)
+    bounds = np.searchsorted(distinct.get_column("column").to_numpy(), np.arange(len(qi) + 1))
+    distinct_cells: dict[str, pl.Series] = {}
+    canonical_of_combo: list[np.ndarray] = []
+    for j, c in enumerate(qi):
+        cells_here = distinct.get_column("canonical").slice(bounds[j], bounds[j + 1] - bounds[j]).alias(c)
+        distinct_cells[c] = cells_here
+        rank = ranked[column == j].astype(np.int64) - 1
+        rank[rank < 0] = len(cells_here) - 1  # the missing cell sorts last
+        canonical_of_combo.append(rank[codes[c][0]])
+    class_of_combo, n_classes = group_ids(canonical_of_combo, [len(distinct_cells[c]) for c in qi])
+    first = first_of_each(class_of_combo, n_classes)
+    cell_of_class = {c: ids[first] for c, ids in zip(qi, canonical_of_combo)}
     sizes = np.bincount(class_of_combo, weights=combos.get_column("__rows").to_numpy(), minlength=n_classes)
-    cells = canonical.gather(first_of_each(class_of_combo, n_classes)).with_columns(
-        pl.Series("class", np.arange(n_classes, dtype=np.int64)), pl.Series("size", sizes.astype(np.int64)))
-    return ClassTable(cells, combos.drop("__rows"), class_of_combo, tuple(keys))
+    sensitive_of_combo, sensitive_cells = codes[sensitive] if sensitive is not None else (None, None)
+    return ClassTable(combos.drop("__rows"), class_of_combo, tuple(keys), distinct_cells, cell_of_class,
+                      sizes.astype(np.int64), sensitive_cells, sensitive_of_combo)
 
 
-def group_rows(frame: pl.DataFrame, columns: Sequence[str], *, with_first: bool = True
-               ) -> tuple[np.ndarray, Any]:
-    """Group id of every row by its values in ``columns`` (dictionary codes packed into one
-    key, one sort), and the distinct tuples (one row each, in id order) or, with
-    ``with_first=False``, the number of groups."""
-    codes = [encode_series(frame.get_column(c)) for c in columns]
-    ids, n = dense_ids([c for c, _ in codes], [len(d) + 1 for _, d in codes])
-    if not with_first:
-        return ids, n
-    return ids, frame.select(columns).gather(first_of_each(ids, n))
+def read_classes(table: ClassTable, qi: Sequence[str], reader: CellReader
+                 ) -> tuple[dict[str, Membership], Membership | None]:
+    """What every distinct cell of every quasi-identifier column covers, by column (``reader``
+    holds the targets' domains in the order of ``qi``), all read at once; and when the reader
+    holds one more domain and the table a sensitive attribute, what its distinct sensitive
+    cells cover in that domain (else None)."""
+    cells = [table.distinct_cells[c] for c in qi]
+    with_sensitive = len(reader.domains) > len(qi) and table.sensitive_cells is not None
+    if with_sensitive:
+        cells.append(table.sensitive_cells.cast(pl.String))
+    read = reader.read(cells)
+    return dict(zip(qi, read)), read[-1] if with_sensitive else None
 
 
-def is_microaggregated(release: pl.DataFrame, qi: Sequence[str], domains: Mapping[str, Domain]) -> bool:
+def is_microaggregated(table: ClassTable, domains: Mapping[str, Domain]) -> bool:
     """True when the release publishes centroids: no cell is generalized and some numeric cell
     is not a value any target holds (a mean), so exact location cannot work."""
-    if any(is_generalized(release.get_column(c)) for c in qi):
+    if any(is_generalized(cells) for cells in table.distinct_cells.values()):
         return False
-    for c in qi:
+    for c, cells in table.distinct_cells.items():
         numbers = domains[c].numbers
         if numbers is None:
             continue
-        column = release.get_column(c)
         try:
-            values = column.cast(pl.Float64, strict=True).drop_nulls().unique().to_numpy()
+            values = cells.cast(pl.Float64, strict=True).drop_nulls().unique().to_numpy()
         except pl.exceptions.InvalidOperationError:
             continue
         if not np.isin(values, numbers).all():
@@ -113,85 +213,118 @@ def is_microaggregated(release: pl.DataFrame, qi: Sequence[str], domains: Mappin
     return False
 
 
-def target_domains(targets: pl.DataFrame, qi: Sequence[str],
-                   hierarchies: Mapping[str, Hierarchy] | None = None) -> dict[str, Domain]:
+def encode_targets(targets: pl.DataFrame, qi: Sequence[str], hierarchies: Mapping[str, Hierarchy] | None = None
+                   ) -> tuple[dict[str, Domain], dict[str, np.ndarray]]:
     """Per quasi-identifier, the domain the targets' values are codes into (the hierarchy's
-    leaves when one is given, so that hierarchy labels in a release resolve)."""
+    leaves when one is given, so that hierarchy labels in a release resolve, else the targets'
+    distinct values), and each target's code in it (an InputError for a value outside a
+    hierarchy)."""
     hierarchies = hierarchies or {}
-    return {c: Domain.from_values(targets.get_column(c), hierarchies.get(c)) for c in qi}
-
-
-def target_codes(targets: pl.DataFrame, domains: Mapping[str, Domain]) -> dict[str, np.ndarray]:
-    """Each target's code in every domain (an InputError for a value outside a hierarchy)."""
-    codes: dict[str, np.ndarray] = {}
-    for name, domain in domains.items():
+    domains: dict[str, Domain] = {}
+    distinct = distinct_codes(targets, qi)
+    # every column's distinct values looked up in its domain by one join (as text: the same
+    # dtype on both sides, so equal text is equal value), floats one column at a time
+    wanted, lookup, as_text, found = [], [], [], {}
+    for j, (name, (_, dictionary)) in enumerate(distinct.items()):
+        domain = domains[name] = Domain.from_values(dictionary, hierarchies.get(name))
         values = domain.values
-        row_code, dictionary = encode_series(targets.get_column(name))
         if dictionary.dtype != values.dtype:
             dictionary = dictionary.cast(values.dtype, strict=False)
-        lookup = pl.DataFrame({name: values, "__code": np.arange(len(values), dtype=np.int64)})
-        found = (dictionary.to_frame(name).join(lookup, on=name, how="left", nulls_equal=True, maintain_order="left")
-                 .get_column("__code"))
-        if found.null_count():
-            bad = dictionary.filter(found.is_null())[0]
+        if values.dtype.is_float():
+            index = pl.DataFrame({name: values, "__code": np.arange(len(values), dtype=np.int64)})
+            found[name] = (dictionary.to_frame(name).join(index, on=name, how="left", nulls_equal=True,
+                                                          maintain_order="left")
+                           .get_column("__code").fill_null(-1).to_numpy())
+            continue
+        as_text.append(name)
+        wanted.append(pl.DataFrame({"column": pl.Series([j] * len(dictionary), dtype=pl.UInt32),
+                                    "text": dictionary.cast(pl.String), "__row": np.arange(len(dictionary))}))
+        lookup.append(pl.DataFrame({"column": pl.Series([j] * len(values), dtype=pl.UInt32),
+                                    "text": values.cast(pl.String), "__code": np.arange(len(values), dtype=np.int64)}))
+    if wanted:
+        joined = (pl.concat(wanted).join(pl.concat(lookup), on=["column", "text"], how="left", nulls_equal=True,
+                                         maintain_order="left").get_column("__code").fill_null(-1).to_numpy())
+        at = 0
+        for name, frame in zip(as_text, wanted):  # the join keeps the rows in order: one run per column
+            found[name] = joined[at: at + frame.height]
+            at += frame.height
+    codes: dict[str, np.ndarray] = {}
+    for name, (row_code, dictionary) in distinct.items():
+        code_of_value = found.get(name, np.zeros(0, dtype=np.int64))
+        if (code_of_value < 0).any():
+            bad = dictionary[int(np.flatnonzero(code_of_value < 0)[0])]
             raise InputError(f"target value {bad!r} of '{name}' is not a leaf of its hierarchy")
-        # a missing value takes the code after the dictionary's last entry
-        null_code = values.is_null().arg_true()
-        mapped = np.append(found.to_numpy(), int(null_code[0]) if len(null_code) else -1)
-        codes[name] = mapped[row_code]
-        if (codes[name] < 0).any():
-            raise InputError(f"a target has no value for '{name}', and the release's domain has no missing value")
-    return codes
+        codes[name] = code_of_value[row_code]
+    return domains, codes
 
 
-def locate_exact(cells: pl.DataFrame, qi: Sequence[str], domains: Mapping[str, Domain],
+def locate_exact(table: ClassTable, covers: Mapping[str, Membership],
                  tuple_codes: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Every (target tuple, class) pair whose class cells all cover the tuple's values.
 
-    ``tuple_codes[c][t]``: the code of tuple t in column c. Returns two aligned int64 arrays.
+    ``covers[c]``: what each of ``table.distinct_cells[c]`` covers (:func:`read_classes`);
+    ``tuple_codes[c][t]``: the code of tuple t in column c (the tuples are distinct). Returns
+    two aligned int64 arrays, sorted by tuple then class.
+
+    Classes and target tuples both form tries of prefixes, walked one column at a time (the
+    columns with the fewest distinct cells first). Going down a column extends every
+    (target prefix, class prefix) pair still consistent to the target prefix's children, then
+    joins them with the table (class prefix, covered code) → child class prefix on (class
+    prefix, the child's code): only consistent pairs are formed, and targets that agree on the
+    columns walked so far are one prefix (on Adult, 29,000 pairs where tuples would give 358,000).
     """
     n_tuples = len(next(iter(tuple_codes.values())))
-    covers: dict[str, np.ndarray] = {}  # per column: covered[cell, code]
-    class_cell: dict[str, np.ndarray] = {}
-    for c in qi:
-        column = cells.get_column(c)
-        distinct = column.unique(maintain_order=True)
-        cover = domains[c].cover(distinct, strict=False)
-        covered = np.zeros((len(distinct), domains[c].size), dtype=bool)
-        rows, codes = cover.membership
-        covered[rows, codes] = True
-        covers[c] = covered
-        index = pl.DataFrame({c: distinct, "__cell": np.arange(len(distinct), dtype=np.int64)})
-        class_cell[c] = (column.to_frame(c).join(index, on=c, how="left", nulls_equal=True, maintain_order="left")
-                         .get_column("__cell").to_numpy())
-    if n_tuples == 0 or cells.height == 0:
+    n_classes = table.n_classes
+    if n_tuples == 0 or n_classes == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    # Walk the classes as a trie of cell prefixes, columns with the fewest distinct cells first:
-    # keep the (tuple, prefix) pairs whose cells so far all cover the tuple, and extend them by
-    # one column at a time. Pairs only grow along prefixes that are still consistent.
-    order = sorted(qi, key=lambda c: covers[c].shape[0])
-    prefix = np.zeros(cells.height, dtype=np.int64)
-    n_prefix = 1
-    tuples = np.arange(n_tuples, dtype=np.int64)
-    at = np.zeros(n_tuples, dtype=np.int64)
+    order = sorted(covers, key=lambda c: len(covers[c].labels))
+    class_prefix = np.zeros(n_classes, dtype=np.int64)  # each class's prefix at the current depth
+    target_prefix = np.zeros(n_tuples, dtype=np.int64)  # each tuple's prefix at the current depth
+    pair_target = np.zeros(1, dtype=np.int64)  # the consistent (target prefix, class prefix) pairs
+    pair_class = np.zeros(1, dtype=np.int64)
+    n_class_prefixes = n_target_prefixes = 1
     for c in order:
-        width = covers[c].shape[0]
-        edges, prefix = np.unique(prefix * width + class_cell[c], return_inverse=True)
-        prefix = prefix.astype(np.int64)
-        parent, cell = edges // width, edges % width
-        starts = np.searchsorted(parent, np.arange(n_prefix + 1))
-        fan = starts[at + 1] - starts[at]
-        total = int(fan.sum())
-        offsets = np.repeat(starts[at] - np.cumsum(fan) + fan, fan) + np.arange(total, dtype=np.int64)
-        tuples = np.repeat(tuples, fan)
-        keep = covers[c][cell[offsets], tuple_codes[c][tuples]]
-        tuples, at = tuples[keep], offsets[keep]
-        n_prefix = len(edges)
-    class_of_prefix = np.empty(n_prefix, dtype=np.int64)
-    class_of_prefix[prefix] = np.arange(cells.height, dtype=np.int64)
-    classes = class_of_prefix[at]
-    order = np.lexsort((classes, tuples))
-    return tuples[order], classes[order]
+        cover = covers[c]
+        width, size = len(cover.labels), cover.domain_size
+        # the classes' trie one column down: (parent prefix, covered code) -> child prefix, by key
+        edges, class_prefix = np.unique(class_prefix * width + table.cell_of_class[c], return_inverse=True)
+        class_prefix = class_prefix.astype(np.int64)
+        parent, cell = np.divmod(edges, width)
+        fan = cover.size[cell]
+        child = np.repeat(np.arange(len(edges), dtype=np.int64), fan)
+        key = parent[child] * size + cover.indices[segments(cover.indptr[cell], fan)]
+        by_key = np.argsort(key, kind="stable")
+        key, child = key[by_key], child[by_key]
+        # the targets' trie one column down: each prefix's children, one per code, by parent
+        target_edges, target_prefix = np.unique(target_prefix * size + tuple_codes[c], return_inverse=True)
+        target_prefix = target_prefix.astype(np.int64)
+        target_parent, target_code = np.divmod(target_edges, size)
+        target_start = np.searchsorted(target_parent, np.arange(n_target_prefixes + 1))
+        target_fan = np.diff(target_start)[pair_target]
+        pair_target = segments(target_start[pair_target], target_fan)
+        wanted = np.repeat(pair_class, target_fan) * size + target_code[pair_target]
+        n_keys = n_class_prefixes * size
+        if n_keys <= DENSE_KEYS:  # a direct table of the keys' runs
+            count_of_key = np.bincount(key, minlength=n_keys)
+            count = count_of_key[wanted]
+            start = (np.cumsum(count_of_key) - count_of_key)[wanted]
+        else:
+            start = np.searchsorted(key, wanted, side="left")
+            count = np.searchsorted(key, wanted, side="right") - start
+        if count.max(initial=0) <= 1:  # at most one child each: a filter
+            kept = count.astype(bool)
+            pair_target, pair_class = pair_target[kept], child[start[kept]]
+        else:
+            pair_target, pair_class = np.repeat(pair_target, count), child[segments(start, count)]
+        n_class_prefixes, n_target_prefixes = len(edges), len(target_edges)
+    # every column walked: the prefixes are the classes and the distinct target tuples
+    class_of_prefix = np.empty(n_class_prefixes, dtype=np.int64)
+    class_of_prefix[class_prefix] = np.arange(n_classes, dtype=np.int64)
+    tuple_of_prefix = np.empty(n_target_prefixes, dtype=np.int64)
+    tuple_of_prefix[target_prefix] = np.arange(n_tuples, dtype=np.int64)
+    tuples, classes = tuple_of_prefix[pair_target], class_of_prefix[pair_class]
+    by_pair = np.lexsort((classes, tuples))
+    return tuples[by_pair], classes[by_pair]
 
 
 def _numeric_cells(column: pl.Series, name: str) -> np.ndarray:
@@ -206,15 +339,17 @@ def _numeric_cells(column: pl.Series, name: str) -> np.ndarray:
     return np.asarray(values, dtype=np.float64)
 
 
-def locate_nearest(cells: pl.DataFrame, qi: Sequence[str], domains: Mapping[str, Domain],
-                   tuple_codes: Mapping[str, np.ndarray], weights_from: Mapping[str, np.ndarray]
-                   ) -> np.ndarray:
+def locate_nearest(table: ClassTable, qi: Sequence[str], domains: Mapping[str, Domain],
+                   covers: Mapping[str, Membership], tuple_codes: Mapping[str, np.ndarray],
+                   weights_from: Mapping[str, np.ndarray]) -> np.ndarray:
     """The class with the nearest centroid for every target tuple (ties: the lowest class).
 
+    ``covers[c]``: what each of ``table.distinct_cells[c]`` covers (:func:`read_classes`).
     ``weights_from[c]``: the targets' codes in column c (one per target), from which the
     standardization (σ² of numbers, Σp² of categories) is taken.
     """
     n_tuples = len(next(iter(tuple_codes.values())))
+    n_classes = table.n_classes
     numeric_t, numeric_c, numeric_w = [], [], []
     categorical_t, categorical_c, categorical_w = [], [], []
     for c in qi:
@@ -224,27 +359,24 @@ def locate_nearest(cells: pl.DataFrame, qi: Sequence[str], domains: Mapping[str,
             x = domain.numbers[codes]
             variance = float(np.nanvar(x))
             numeric_t.append(domain.numbers[tuple_codes[c]])
-            numeric_c.append(_numeric_cells(cells.get_column(c), c))
+            numeric_c.append(_numeric_cells(table.distinct_cells[c], c)[table.cell_of_class[c]])
             numeric_w.append(1.0 / (2.0 * variance) if variance > 0 else 0.0)
         else:
             p = np.bincount(codes, minlength=domain.size) / max(len(codes), 1)
             spread = 1.0 - float((p ** 2).sum())
-            # a centroid category is a value of the domain (else it matches no target)
-            cover = domain.cover(cells.get_column(c).unique(maintain_order=True), strict=False)
+            # a centroid category is one value of the domain (else it matches no target)
+            cover = covers[c]
             first = np.full(len(cover.labels), -1, dtype=np.int64)
-            single = (cover.size == 1) & np.array([k is not CellKind.ANY for k in cover.kind])
+            single = (cover.size == 1) & (cover.kind != CellKind.ANY) & cover.labels.is_not_null().to_numpy()
             first[single] = cover.indices[cover.indptr[:-1][single]]
-            index = pl.DataFrame({c: cover.labels, "__code": first})
-            class_code = (cells.get_column(c).to_frame(c).join(index, on=c, how="left", maintain_order="left")
-                          .get_column("__code").fill_null(-1).to_numpy())
             categorical_t.append(tuple_codes[c])
-            categorical_c.append(class_code)
+            categorical_c.append(first[table.cell_of_class[c]])
             categorical_w.append(1.0 / spread if spread > 0 else 0.0)
     nearest = np.empty(n_tuples, dtype=np.int64)
-    step = max(1, CHUNK_PAIRS // max(cells.height, 1))
+    step = max(1, CHUNK_PAIRS // max(n_classes, 1))
     for start in range(0, n_tuples, step):
         stop = min(n_tuples, start + step)
-        distance = np.zeros((stop - start, cells.height))
+        distance = np.zeros((stop - start, n_classes))
         for x, y, w in zip(numeric_t, numeric_c, numeric_w):
             distance += w * (x[start:stop, None] - y[None, :]) ** 2
         for x, y, w in zip(categorical_t, categorical_c, categorical_w):

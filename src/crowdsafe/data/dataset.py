@@ -3,6 +3,7 @@ the generalization hierarchies of its attributes, and the missing-value policy a
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -12,7 +13,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from crowdsafe.data.encoding import EncodedColumn, encode_series, encode_with_hierarchy
 from crowdsafe.data.hierarchy import Hierarchy
@@ -27,26 +27,35 @@ def _is_text(dtype: pl.DataType) -> bool:
     return dtype == pl.String or isinstance(dtype, (pl.Categorical, pl.Enum))
 
 
-def _text_codes(series: pl.Series) -> tuple[pl.Series, pl.Series]:
-    """Canonical form of a text column: its sorted distinct values and UInt32 ranks into them.
+def _text_codes(series: pl.Series) -> tuple[pl.Series, np.ndarray]:
+    """Canonical form of a text column: its sorted distinct values and, per row, the rank of its
+    value among them (UInt32; 0 for a missing value).
 
     Hashing 4-byte ranks instead of the strings themselves keeps the fingerprint cheap on large
-    tables, and makes String, Categorical and Enum columns with the same values agree.
+    tables, and makes String, Categorical and Enum columns with the same values agree. A
+    Categorical or Enum column is mapped through its physical codes (one lookup per row); only
+    its distinct values are ever turned into strings.
     """
     # Distinct values first (small), so a Categorical column is never expanded to strings.
-    dictionary = series.drop_nulls().unique().cast(pl.String).sort()
+    distinct = series.drop_nulls().unique()
+    dictionary = distinct.cast(pl.String).sort()
+    if isinstance(series.dtype, (pl.Categorical, pl.Enum)) and len(distinct):
+        physical = distinct.to_physical().to_numpy().astype(np.int64)
+        lookup = np.zeros(int(physical.max()) + 1, dtype=np.uint32)
+        lookup[physical] = distinct.cast(pl.String).rank("ordinal").to_numpy().astype(np.uint32) - 1
+        codes = lookup[series.to_physical().fill_null(0).to_numpy()]
+        if series.null_count():
+            codes[series.is_null().to_numpy()] = 0
+        return dictionary, codes
     codes = series.cast(pl.Enum(dictionary.to_list())).to_physical().cast(pl.UInt32)
-    return dictionary, codes
+    return dictionary, codes.fill_null(0).to_numpy()
 
 
 def _string_bytes(strings: pl.Series) -> list[bytes]:
-    arrow = strings.rechunk().to_arrow().cast(pa.large_string())
-    if isinstance(arrow, pa.ChunkedArray):
-        arrow = arrow.combine_chunks()
-    offsets = np.frombuffer(arrow.buffers()[1], dtype=np.int64)[arrow.offset: arrow.offset + len(arrow) + 1]
-    data = arrow.buffers()[2]
-    start, end = int(offsets[0]), int(offsets[-1])
-    return [np.diff(offsets).astype("<i8").tobytes(), bytes(memoryview(data)[start:end]) if data is not None else b""]
+    """The strings' UTF-8 lengths (little-endian int64) and their bytes end to end (no nulls)."""
+    lengths = strings.str.len_bytes().cast(pl.Int64).to_numpy().astype("<i8")
+    joined = strings.str.join("").item() if len(strings) else ""
+    return [lengths.tobytes(), joined.encode("utf-8")]
 
 
 def _column_digest(series: pl.Series) -> bytes:
@@ -54,22 +63,22 @@ def _column_digest(series: pl.Series) -> bytes:
     dtype = series.dtype
     digest = hashlib.blake2b(digest_size=32)
 
-    def put(part: bytes) -> None:
-        digest.update(len(part).to_bytes(8, "little"))
-        digest.update(part)
+    def put(part: bytes | np.ndarray) -> None:
+        view = memoryview(part).cast("B")  # a little-endian contiguous array is hashed in place
+        digest.update(view.nbytes.to_bytes(8, "little"))
+        digest.update(view)
 
     put(series.name.encode())
     put(b"text" if _is_text(dtype) else str(dtype.base_type()).encode())
     put(np.packbits(series.is_not_null().to_numpy()).tobytes() if series.null_count() else b"")
     if _is_text(dtype) or not (dtype.is_numeric() or dtype.is_temporal() or dtype == pl.Boolean):
-        dictionary, codes = _text_codes(series if _is_text(dtype) else series.cast(pl.String))
+        dictionary, values = _text_codes(series if _is_text(dtype) else series.cast(pl.String))
         for part in _string_bytes(dictionary):
             put(part)
-        values = codes.fill_null(0).to_numpy()
     else:
         physical = series.to_physical() if dtype != pl.Boolean else series.cast(pl.UInt8)
         values = physical.fill_null(0).to_numpy()
-    put(np.ascontiguousarray(values).astype(values.dtype.newbyteorder("<")).tobytes())
+    put(np.ascontiguousarray(values, dtype=values.dtype.newbyteorder("<")))
     return digest.digest()
 
 
@@ -91,6 +100,11 @@ class Dataset:
     _fingerprint: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        self._check(self.hierarchies)
+
+    def _check(self, to_validate: Mapping[str, Hierarchy]) -> None:
+        """The schema and the frame agree and every hierarchy names a column; the hierarchies in
+        ``to_validate`` are checked to cover their column's values."""
         columns = self.frame.columns
         absent = [n for n in self.schema.names if n not in columns]
         if absent:
@@ -109,7 +123,8 @@ class Dataset:
                 raise HierarchyError(f"a hierarchy is given for '{column}', which is not a column")
             if not isinstance(hierarchy, Hierarchy):
                 raise HierarchyError(f"the hierarchy of '{column}' is a {type(hierarchy).__name__}, not a Hierarchy")
-            hierarchy.validate(self.frame.get_column(column), column=column)
+            if column in to_validate:
+                hierarchy.validate(self.frame.get_column(column), column=column)
 
     # -- facts --------------------------------------------------------------------------
 
@@ -179,11 +194,17 @@ class Dataset:
     # -- derivation ---------------------------------------------------------------------
 
     def _derive(self, **changes: Any) -> "Dataset":
-        derived = replace(self, **changes)
-        if "frame" not in changes:
-            kept = {c: e for c, e in self._encoded.items() if c not in changes.get("hierarchies", {})}
-            derived._encoded.update(kept)
-            derived._fingerprint = self._fingerprint
+        if "frame" in changes:
+            return replace(self, **changes)
+        # the same table: only hierarchies that are new or replaced are checked against it
+        derived = copy.copy(self)
+        for name, value in changes.items():
+            setattr(derived, name, value)
+        derived._encoded = {}
+        derived._check({c: h for c, h in dict(derived.hierarchies).items() if self.hierarchies.get(c) is not h})
+        kept = {c: e for c, e in self._encoded.items() if c not in changes.get("hierarchies", {})}
+        derived._encoded.update(kept)
+        derived._fingerprint = self._fingerprint
         return derived
 
     def with_roles(self, qi: Sequence[str] | None = None, sensitive: Sequence[str] | str | None = None) -> "Dataset":
@@ -197,6 +218,33 @@ class Dataset:
     def with_frame(self, frame: pl.DataFrame) -> "Dataset":
         """A dataset over another frame with the same columns (e.g. a sample), same schema and hierarchies."""
         return replace(self, frame=frame)
+
+    def _checked_part(self, **changes: Any) -> "Dataset":
+        """A dataset over part of this one's (already validated) table, without validating again:
+        a subset of values a hierarchy covers is covered. Caches start empty."""
+        derived = copy.copy(self)
+        for name, value in changes.items():
+            setattr(derived, name, value)
+        derived._encoded = {}
+        derived._fingerprint = None
+        return derived
+
+    def filter_rows(self, mask: np.ndarray | pl.Series) -> "Dataset":
+        """The rows where the boolean ``mask`` is true (a sample, say), same schema and hierarchies."""
+        if not isinstance(mask, pl.Series):
+            mask = pl.Series("mask", mask, dtype=pl.Boolean)
+        if len(mask) != self.n_rows:
+            raise SchemaError(f"a row mask of length {len(mask):,} for a table of {self.n_rows:,} rows")
+        return self._checked_part(frame=self.frame.filter(mask))
+
+    def select(self, names: Sequence[str]) -> "Dataset":
+        """The dataset restricted to the columns ``names`` (in that order), with their roles,
+        hierarchies and cached encodings. It is another table: its fingerprint is its own."""
+        names = list(names)
+        derived = self._checked_part(frame=self.frame.select(names), schema=self.schema.select(names),
+                                     hierarchies={c: h for c, h in self.hierarchies.items() if c in names})
+        derived._encoded.update({c: e for c, e in self._encoded.items() if c in names})
+        return derived
 
     def recode(self, levels: Mapping[str, int]) -> pl.DataFrame:
         """The frame with each column in ``levels`` replaced by its hierarchy label at that level.

@@ -116,7 +116,7 @@ def encode_series(series: pl.Series) -> tuple[np.ndarray, pl.Series]:
         codes, distinct = _encode_integers(values, nulls)
         dictionary = pl.Series(name, distinct).cast(physical.dtype).cast(dtype)
     elif dtype.is_float():
-        values = series.to_numpy()
+        values = series.to_numpy() + 0.0  # -0.0 == 0.0: one value, always published as 0.0
         valid = values if nulls is None else values[~nulls]
         distinct = np.unique(valid)
         codes = np.searchsorted(distinct, np.where(np.isnan(values), 0.0, values)).astype(np.uint32)

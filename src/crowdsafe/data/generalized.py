@@ -64,6 +64,8 @@ class CellKind(StrEnum):
 def parse_number(text: str) -> float:
     """A number as written in a range: plain, with a K/M/B suffix, or an ISO date (days since 1970)."""
     text = text.strip()
+    if not text:
+        raise ValueError("an empty text is not a number")
     if len(text) == 10 and text[4] == "-" and text[7] == "-":
         return float((dt.date.fromisoformat(text) - _EPOCH).days)
     scale = _SUFFIX.get(text[-1].lower(), 1.0)
@@ -290,7 +292,7 @@ class Domain:
             return CellKind.RANGE, np.nonzero(cell.contains(self.numbers))[0].astype(np.uint32)
         if cell.kind is CellKind.SET:
             parts = [self._resolve(member, strict)[1] for member in self._split_members(stripped[1:-1])]
-            return CellKind.SET, np.unique(np.concatenate(parts)).astype(np.uint32)
+            return CellKind.SET, np.unique(np.concatenate([np.zeros(0, dtype=np.uint32), *parts])).astype(np.uint32)
         if not strict:
             return CellKind.VALUE, np.zeros(0, dtype=np.uint32)
         raise InputError(

@@ -29,6 +29,7 @@ import math
 import numpy as np
 import polars as pl
 
+from crowdsafe.data.arrays import sorted_unique
 from crowdsafe.errors import ParameterError
 from crowdsafe.randomness import Randomness
 
@@ -77,17 +78,6 @@ def binomial(trials: int, p: float, randomness: Randomness, *, direct_limit: int
     return successes + int(generator.binomial(trials, p))
 
 
-def sorted_distinct(values: np.ndarray) -> np.ndarray:
-    """The distinct values of an array, sorted (sort, then drop repeats)."""
-    ordered = np.sort(values)
-    if len(ordered) < 2:
-        return ordered
-    keep = np.empty(len(ordered), dtype=bool)
-    keep[0] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
-    return ordered[keep]
-
-
 def _without(sorted_values: np.ndarray, sorted_excluded: np.ndarray) -> np.ndarray:
     """``sorted_values`` minus the members of ``sorted_excluded`` (both sorted and distinct).
 
@@ -116,8 +106,8 @@ def _uniform_distinct(count: int, low: int, high: int, excluded: np.ndarray, ran
         left = available - len(accepted)
         need = count - len(accepted)
         batch = int(math.ceil(need * (width / left) * _OVERDRAW)) + 16
-        draws = _without(sorted_distinct(generator.integers(low, high, batch, dtype=np.uint64)), excluded)
-        accepted = sorted_distinct(np.concatenate([accepted, draws]))
+        draws = _without(sorted_unique(generator.integers(low, high, batch, dtype=np.uint64)), excluded)
+        accepted = sorted_unique(np.concatenate([accepted, draws]))
     excess = len(accepted) - count
     if excess:
         # dropping a uniform random subset of an exchangeable set leaves a uniform subset

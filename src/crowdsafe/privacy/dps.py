@@ -35,7 +35,7 @@ import numpy as np
 
 from crowdsafe.errors import ParameterError
 from crowdsafe.privacy.amplification import check_rate, sampling_floor
-from crowdsafe.privacy.logspace import logsumexp_rows
+from crowdsafe.privacy.logspace import log_gamma, logsumexp_rows
 from crowdsafe.privacy.loss import check_epsilon
 
 _BLOCK = 2048
@@ -111,9 +111,7 @@ def _first_counted(n: np.ndarray, gamma: float) -> np.ndarray:
 
 def _log_pmf(n: np.ndarray, j: np.ndarray, beta: float) -> np.ndarray:
     """log f(j; n, β) for 0 ≤ j ≤ n (broadcasting)."""
-    from scipy.special import gammaln  # imported on first use: keeps start-up fast
-
-    return (gammaln(n + 1.0) - gammaln(j + 1.0) - gammaln(n - j + 1.0)
+    return (log_gamma(n + 1.0) - log_gamma(j + 1.0) - log_gamma(n - j + 1.0)
             + j * math.log(beta) + (n - j) * math.log1p(-beta))
 
 

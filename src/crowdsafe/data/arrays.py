@@ -1,0 +1,26 @@
+"""Small NumPy building blocks shared by several layers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def sorted_unique(values: np.ndarray) -> np.ndarray:
+    """The distinct values, sorted: a sort and a comparison (NumPy 2.4's ``np.unique`` hashes
+    large integer arrays, many times slower)."""
+    ordered = np.sort(values)
+    if len(ordered) < 2:
+        return ordered
+    keep = np.empty(len(ordered), dtype=bool)
+    keep[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
+
+
+def segments(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Concatenated ranges ``starts[i] .. starts[i] + counts[i] - 1``."""
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.cumsum(counts) - counts
+    return np.repeat(starts - offsets, counts) + np.arange(total, dtype=np.int64)

@@ -1,0 +1,131 @@
+"""The column-operation cell reader against the one-cell reader, on random cells and domains."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from crowdsafe.data import Hierarchy
+from crowdsafe.data.cell_reader import CellReader, canonical_texts
+from crowdsafe.data.generalized import CellKind, Domain, canonical_cells
+from crowdsafe.errors import InputError
+
+LABELS = ["low", "high", "Technical, sales", "[10, 20)", "*"]  # some labels that look like syntax
+
+
+def _hierarchy(name: str, leaves: pl.Series) -> Hierarchy:
+    """Two levels above the leaves; level-1 labels include ', ' and range look-alikes."""
+    n = len(leaves)
+    level1 = [LABELS[i * len(LABELS[:4]) // max(n, 1)] for i in range(n)]
+    return Hierarchy.from_columns(name, leaves, [level1, ["all"] * n])
+
+
+@st.composite
+def domains(draw) -> Domain:
+    numeric = draw(st.booleans())
+    if numeric:
+        values = sorted(set(draw(st.lists(st.integers(-5, 60), min_size=1, max_size=12))))
+        series = pl.Series("x", values, dtype=pl.Int64)
+        if draw(st.booleans()):
+            series = series.cast(pl.Float64) / 2  # halves: non-integral floats too
+    else:
+        values = sorted(set(draw(st.lists(st.sampled_from(["a", "b", "c", "d", "Sales", "Tech-support", "25", "*"]),
+                                          min_size=1, max_size=7))))
+        series = pl.Series("x", values, dtype=pl.String)
+    if draw(st.booleans()):
+        series = series.extend(pl.Series("x", [None], dtype=series.dtype))
+    if draw(st.booleans()) and series.null_count() == 0:
+        return Domain("x", _hierarchy("x", series).leaves, _hierarchy("x", series))
+    return Domain("x", series)
+
+
+NUMBERS = st.one_of(st.integers(-10, 70).map(str), st.sampled_from(
+    ["2.5", "25.0", "+3", "-0", "1e1", "2.5E1", ".5", "3.", "0.02k", "0.025k", "0.01K", "1K", "1e-1M", "007", "1_0",
+     "inf", "nan"]))
+
+
+@st.composite
+def cells(draw, domain: Domain) -> str | None:
+    values = [v for v in domain.values.to_list() if v is not None]
+    value_text = st.sampled_from(values).map(lambda v: str(int(v)) if isinstance(v, float) and v == int(v) else str(v))
+    pad = st.sampled_from(["", " ", "  ", "\t"])
+    bound = st.one_of(value_text, NUMBERS)  # often a value of the domain: the closed/open ends matter
+    ranged = st.builds(lambda o, a, sp, b, c: f"{o}{a},{sp}{b}{c}", st.sampled_from("[("), bound,
+                       st.sampled_from(["", " ", "  "]), bound, st.sampled_from("])"))
+    open_end = st.builds(lambda op, sp, a: f"{op}{sp}{a}", st.sampled_from([">=", ">", "<", "<="]),
+                         st.sampled_from(["", " "]), bound)
+    labels = (st.sampled_from([label for level in domain.hierarchy.labels for label in level])
+              if domain.hierarchy is not None else st.nothing())
+    plain = st.one_of(value_text, NUMBERS, ranged, open_end, ranged, open_end, labels, st.just("*"),
+                      st.sampled_from(["junk", "", "٢٥", "Café", "x\x1cy", "2020-01-31", "{", "{}", "{ }"]))
+    member_set = st.lists(plain, min_size=0, max_size=4).map(lambda ms: "{" + ", ".join(ms) + "}")
+    cell = draw(st.one_of(plain, plain, member_set, st.none()))
+    if cell is None:
+        return None
+    return draw(pad) + cell + draw(pad)
+
+
+def _one_cell_reader(domain: Domain, texts: list[str | None]):
+    """The one-cell reader, or the error it raises."""
+    try:
+        return domain.cover(pl.Series("x", texts, dtype=pl.String), strict=False)
+    except InputError as error:
+        return error
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_the_reader_gives_the_one_cell_readers_answer(data):
+    domain = data.draw(domains())
+    texts = data.draw(st.lists(cells(domain), min_size=1, max_size=15, unique=True))
+    expected = _one_cell_reader(domain, texts)
+    if isinstance(expected, InputError):
+        with pytest.raises(InputError, match="holds the range"):
+            CellReader([domain]).read([pl.Series("x", texts, dtype=pl.String)])
+        return
+    got = CellReader([domain]).read([pl.Series("x", texts, dtype=pl.String)])[0]
+    assert got.indptr.tolist() == expected.indptr.tolist()
+    assert got.indices.tolist() == expected.indices.astype(np.int64).tolist()
+    assert list(got.kind) == list(expected.kind)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text(alphabet=" ,{}[]()<>=*0123456789.kKab-;\t٣é", max_size=14)),
+                min_size=1, max_size=20))
+def test_canonical_texts_are_the_one_cell_canonical_cells(texts):
+    series = pl.Series("x", texts, dtype=pl.String)
+    assert canonical_texts(series).to_list() == canonical_cells(series).to_list()
+
+
+def test_several_columns_read_at_once_and_by_hand():
+    age = Domain("age", pl.Series("age", [17, 25, 30, 34, 90], dtype=pl.Int64))
+    job = Domain("job", pl.Series("job", ["clerk", "cook", "nurse", None], dtype=pl.String))
+    read = CellReader([age, job]).read([
+        pl.Series("age", ["[25, 34]", "(25,34)", ">=90", "25.0", "*", "{17, >=30}", None]),
+        pl.Series("job", ["{cook, nurse}", "cook", "*", None, "chef"]),
+    ])
+    age_read, job_read = read
+    as_lists = [age_read.indices[a:b].tolist() for a, b in zip(age_read.indptr[:-1], age_read.indptr[1:])]
+    assert as_lists == [[1, 2, 3], [2], [4], [1], [0, 1, 2, 3, 4], [0, 2, 3, 4], []]
+    assert list(age_read.kind) == [CellKind.RANGE, CellKind.RANGE, CellKind.RANGE, CellKind.VALUE, CellKind.ANY,
+                                   CellKind.SET, CellKind.MISSING]
+    as_lists = [job_read.indices[a:b].tolist() for a, b in zip(job_read.indptr[:-1], job_read.indptr[1:])]
+    assert as_lists == [[1, 2], [1], [0, 1, 2, 3], [3], []]
+    assert age_read.domain_size == 5 and job_read.domain_size == 4
+
+
+def test_a_range_in_a_text_column_is_named():
+    job = Domain("job", pl.Series("job", ["clerk", "cook"], dtype=pl.String))
+    with pytest.raises(InputError, match=r"column 'job' holds the range '\[1, 2\]'"):
+        CellReader([job]).read([pl.Series("job", ["cook", "[1, 2]"])])
+
+
+def test_a_star_value_is_a_value_alone_and_everything_in_a_set():
+    # the one-cell reader's order: an original value first for a cell, '*' first for a set member
+    odd = Domain("x", pl.Series("x", ["*", "a", "b"], dtype=pl.String))
+    read = CellReader([odd]).read([pl.Series("x", ["*", "{*}", "{*, a}"])])[0]
+    assert read.indices.tolist() == [0, 0, 1, 2, 0, 1, 2]
+    assert read.indptr.tolist() == [0, 1, 4, 7]
