@@ -31,10 +31,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from crowdsafe.attacks.intersection import DEFAULT_LEVELS, AttackedRelease, _check_levels, _sensitive_domain
-from crowdsafe.attacks.locate import is_microaggregated, target_codes
+from crowdsafe.attacks.intersection import DEFAULT_LEVELS, _check_levels, _sensitive_domain
+from crowdsafe.attacks.locate import ClassTable, encode_targets, is_microaggregated
 from crowdsafe.data import Hierarchy
-from crowdsafe.data.generalized import Domain, canonical_cells, is_generalized
+from crowdsafe.data.generalized import Domain, canonical_cells
 from crowdsafe.engines.spark.table import _quoted
 from crowdsafe.errors import InputError, ParameterError
 
@@ -161,8 +161,8 @@ def intersection_attack_spark(
     target_values = _distinct_values(targets, [*qi, *([sensitive] if has_truth else [])])
     for i, c in enumerate(qi):
         values = target_values[c]
-        domains[c] = Domain.from_values(values, hierarchies.get(c))
-        codes = target_codes(values.to_frame(c), {c: domains[c]})[c]
+        column_domains, column_codes = encode_targets(values.to_frame(c), [c], hierarchies)
+        domains[c], codes = column_domains[c], column_codes[c]
         table = _small(spark, {f"__v{i}": _as_text(values), f"__k{i}": codes.astype(np.int64)},
                        f"`__v{i}` string, `__k{i}` long")
         coded = coded.join(table, _text_key(F.col(_quoted(c))) == _text_key(F.col(f"__v{i}")), "left").drop(f"__v{i}")
@@ -177,9 +177,9 @@ def intersection_attack_spark(
     # -- the sensitive domain (driver) --------------------------------------------------------
     release_cells = [_distinct_values(r.frame, [*qi, sensitive]) for r in releases]
     cells_s = [cells[sensitive] for cells in release_cells]
-    small_releases = [AttackedRelease(cells.to_frame(sensitive), r.name) for cells, r in zip(cells_s, releases)]
     small_targets = target_values[sensitive].to_frame(sensitive) if has_truth else pl.DataFrame({"__none": []})
-    value_domain = _sensitive_domain(small_releases, small_targets, sensitive, hierarchies.get(sensitive))
+    value_domain = _sensitive_domain([_as_text(cells) for cells in cells_s], small_targets, sensitive,
+                                     hierarchies.get(sensitive))
     dictionary = _as_text(value_domain.values)
 
     per_release: list[dict[str, Any]] = []
@@ -305,6 +305,7 @@ def _release_tables(spark: Any, release: SparkRelease, qi: list[str], sensitive:
     canonical_columns = []
     covers = {}
     distinct_cells = {}
+    canonical_distinct: dict[str, pl.Series] = {}
     sensitive_cells = cells[sensitive]
     for i, c in enumerate(qi):
         raw = _as_text(cells[c])
@@ -316,14 +317,16 @@ def _release_tables(spark: Any, release: SparkRelease, qi: list[str], sensitive:
         combos = combos.join(mapping, _text_key(F.col(_quoted(c))) == F.col(f"__raw{i}"), "left").drop(f"__raw{i}")
         canonical_columns.append(f"__c{i}")
         distinct = canonical.unique(maintain_order=True)
+        canonical_distinct[c] = distinct.alias(c)
         cover_cells, cover_codes = domains[c].cover(distinct, strict=False).membership
         covers[c] = _small(spark, {f"__cell{i}": distinct.fill_null(_NULL).gather(cover_cells),
                                    f"__code{i}": cover_codes}, f"`__cell{i}` string, `__code{i}` long")
-    if location == "auto" and not any(is_generalized(cells) for cells in distinct_cells.values()):
-        for c, cells in distinct_cells.items():
-            if is_microaggregated(cells.to_frame(c), [c], domains):
-                raise ParameterError(f"release {release.name} publishes centroids (microaggregation): locating "
-                                     "targets by the nearest centroid needs --engine polars")
+    if location == "auto":
+        # the driver knows only the distinct canonical cells of each column: all the test reads
+        known = ClassTable(pl.DataFrame(), np.zeros(0, np.int64), (), canonical_distinct, {}, np.zeros(0, np.int64))
+        if is_microaggregated(known, domains):
+            raise ParameterError(f"release {release.name} publishes centroids (microaggregation): locating "
+                                 "targets by the nearest centroid needs --engine polars")
     class_key = F.concat_ws(_SEPARATOR, *[F.col(n) for n in canonical_columns])
     combos = combos.withColumn("__class", class_key).persist()
     rows, n_classes = combos.agg(F.sum("count"), F.countDistinct("__class")).first()
