@@ -262,6 +262,8 @@ def query(
     ledger: LedgerSpec = DEFAULT_LEDGER,
     name: str | None = None,
     budget: tuple[float, float] | None = None,
+    engine: str = "polars",
+    spark_master: str | None = None,
 ) -> QueryAnswer:
     """Answer a query (see :mod:`crowdsafe.mechanisms.query_language`) on ``data`` with
     differential privacy, charged to the dataset's budget in the ledger.
@@ -270,10 +272,22 @@ def query(
     :class:`~crowdsafe.privacy.ledger.Ledger`, or None to run without one. ``budget=(ε, δ)``
     registers the dataset's total budget (under ``name``) if it has none yet. Bad input raises
     before the ledger is touched; an over-budget query raises BudgetExceeded before any noise.
+    ``engine="spark"``: ``data`` is a Parquet/CSV path read on Spark (session from the
+    environment or ``spark_master``); the aggregation runs there, the noise here
+    (:mod:`crowdsafe.engines.spark.queries`).
     """
+    from crowdsafe.engines import check_engine
     from crowdsafe.mechanisms.queries import answer_query, check_query
 
-    dataset = load(data, schema=schema, missing=missing)
+    aggregate = None
+    if check_engine(engine) == "spark":
+        from crowdsafe.engines.spark.queries import SparkAggregate, spark_source
+
+        table = spark_source(data, schema=schema, missing=missing, master=spark_master, name=name)
+        dataset, aggregate, fingerprint_of = table.dataset, SparkAggregate(table), table.fingerprint
+    else:
+        dataset = load(data, schema=schema, missing=missing)
+        fingerprint_of = dataset.fingerprint
     options: dict[str, Any] = {
         "epsilon": epsilon, "delta": delta, "mechanism": mechanism, "calibration_name": calibration,
         "neighbours": neighbours, "max_rows_per_person": max_rows_per_person, "domain": domain,
@@ -283,7 +297,7 @@ def query(
     with ledger_for(ledger) as book:
         fingerprint = None
         if book is not None:
-            fingerprint = dataset.fingerprint()
+            fingerprint = fingerprint_of()
             label = name or dataset.name or "data"
             if budget is not None:
                 book.set_budget(fingerprint, label, *budget)
@@ -292,7 +306,8 @@ def query(
                     f"no privacy budget is set for '{label}' in the ledger {book.path}; set one with "
                     f"`crowdsafe ledger init {label} --epsilon E --delta D`, or pass --budget E,D (budget=(ε, δ))"
                 )
-        return answer_query(dataset, text, randomness=randomness, ledger=book, fingerprint=fingerprint, **options)
+        return answer_query(dataset, text, randomness=randomness, ledger=book, fingerprint=fingerprint,
+                            aggregate=aggregate, **options)
 
 
 def set_budget(
@@ -337,15 +352,28 @@ def plan_perturbation(
     confidence: float = 0.95,
     schema: Schema | str | os.PathLike[str] | None = None,
     missing: MissingPolicy | str = DEFAULT_MISSING,
+    engine: str = "polars",
+    spark_master: str | None = None,
     **target: Any,
 ) -> AlphaBetaPlan:
     """The α-β plan for ``data`` without perturbing: α, the smallest admissible β, the expected
     view size and ratio |V|/|I|, the equivalent ε, the utility bound and warnings. ``target``
     is what :func:`perturb` takes: ``gamma`` and ``d`` or ``c``, optionally ``alpha``, ``beta``,
     ``exclusive_correlations``."""
+    from crowdsafe.engines import check_engine
     from crowdsafe.perturb import plan_for, prepare
     from crowdsafe.privacy.dgamma import failure_of
 
+    if check_engine(engine) == "spark":
+        from crowdsafe.engines.spark.alpha_beta import plan_for_spark, prepare_spark
+        from crowdsafe.engines.spark.queries import spark_source
+
+        prepared = prepare_spark(spark_source(data, schema=schema, missing=missing, master=spark_master),
+                                 attributes, domains=domains, duplicates=duplicates)  # type: ignore[arg-type]
+        try:
+            return plan_for_spark(prepared, failure=failure_of(confidence), **target)
+        finally:
+            prepared.release()
     table = prepare(load(data, schema=schema, missing=missing), attributes, domains=domains,
                     duplicates=duplicates)  # type: ignore[arg-type]
     return plan_for(table, failure=failure_of(confidence), **target)
@@ -363,6 +391,8 @@ def perturb(
     missing: MissingPolicy | str = DEFAULT_MISSING,
     out: str | os.PathLike[str] | None = None,
     certificate: str | os.PathLike[str] | None = None,
+    engine: str = "polars",
+    spark_master: str | None = None,
     **target: Any,
 ) -> Perturbation:
     """Publish a (d, γ)-private view of ``data`` by random deletion and insertion (α-β algorithm,
@@ -375,10 +405,24 @@ def perturb(
     with ``duplicates="error"``, refused. Returns a :class:`~crowdsafe.perturb.Perturbation`
     (``.view`` with ``.certificate``, ``.plan``); with ``out`` the view and its certificate JSON
     are written, each atomically. ``seed`` makes the run reproducible and NOT fit for release.
+    ``engine="spark"``: ``data`` is a path read on Spark, the view is written by Spark as a
+    Parquet directory ``out`` (required) and ``.view`` is a
+    :class:`~crowdsafe.engines.spark.alpha_beta.SparkView` (:mod:`crowdsafe.engines.spark.alpha_beta`).
     """
+    from crowdsafe.engines import check_engine
     from crowdsafe.perturb import check_view_path
     from crowdsafe.perturb import perturb as perturb_dataset
     from crowdsafe.privacy.dgamma import failure_of
+
+    if check_engine(engine) == "spark":
+        from crowdsafe.engines.spark.alpha_beta import perturb_spark
+        from crowdsafe.engines.spark.queries import spark_source
+
+        if out is None:
+            raise ParameterError("the spark engine writes the view as it draws it: give out=VIEW.parquet (--out)")
+        return perturb_spark(spark_source(data, schema=schema, missing=missing, master=spark_master), out=out,
+                             attributes=attributes, domains=domains, duplicates=duplicates,  # type: ignore[arg-type]
+                             failure=failure_of(confidence), randomness=seed, certificate=certificate, **target)
 
     if out is not None:
         check_view_path(out)
@@ -495,6 +539,8 @@ def attack(
     levels: Sequence[float] = (0.25, 0.5, 0.75),
     truth_id: str | None = None,
     schema: Schema | str | os.PathLike[str] | None = None,
+    engine: str = "polars",
+    spark_master: str | None = None,
 ) -> Any:
     """Run an attack on ``releases`` and report what it reveals.
 
@@ -506,13 +552,28 @@ def attack(
 
     ``releases``: Release objects, frames or files. ``targets``: anything :func:`load` reads;
     its hierarchies resolve hierarchy labels in the releases. ``truth_id``: a record id in both,
-    used only to score the attack.
+    used only to score the attack. ``engine="spark"`` (intersection only): releases and targets
+    are paths read on Spark, the joins run there (:mod:`crowdsafe.engines.spark.attacks`), and
+    the result's ``targets`` is a Spark DataFrame.
     """
     from crowdsafe.attacks import intersection_attack, linkage_attack
     from crowdsafe.attacks.releases import as_attacked
+    from crowdsafe.engines import check_engine
 
     if kind not in ("intersection", "linkage"):
         raise ParameterError(f"unknown attack {kind!r}; use 'intersection' or 'linkage'")
+    if check_engine(engine) == "spark":
+        if kind != "intersection" or sensitive is None:
+            raise ParameterError("the spark engine runs the intersection attack (with --sensitive); "
+                                 "run the linkage attack with --engine polars")
+        from crowdsafe.engines.spark.attacks import intersection_attack_spark, read_spark_release
+        from crowdsafe.engines.spark.queries import spark_source
+
+        table = spark_source(targets, schema=schema, master=spark_master)
+        spark = table.frame.sparkSession
+        spark_releases = [read_spark_release(spark, r) for r in releases]
+        return intersection_attack_spark(spark_releases, table.frame, qi, sensitive, location=location,
+                                         levels=levels, truth_id=truth_id)
     dataset = load(targets, schema=schema)
     attacked = [as_attacked(r, f"R{j + 1}") for j, r in enumerate(releases)]
     if kind == "linkage":

@@ -10,7 +10,17 @@ from rich.console import Console
 from rich.table import Table
 
 from crowdsafe import api
-from crowdsafe.cli.options import JsonOpt, OutOpt, QiOpt, SchemaOpt, SensitiveOpt, emit, split_list
+from crowdsafe.cli.options import (
+    EngineOpt,
+    JsonOpt,
+    OutOpt,
+    QiOpt,
+    SchemaOpt,
+    SensitiveOpt,
+    SparkMasterOpt,
+    emit,
+    split_list,
+)
 from crowdsafe.errors import ParameterError
 from crowdsafe.files import atomic_path
 
@@ -83,12 +93,15 @@ def register(app: typer.Typer) -> None:
         schema: SchemaOpt = None,
         out: OutOpt = None,
         as_json: JsonOpt = False,
+        engine: EngineOpt = "polars",
+        spark_master: SparkMasterOpt = None,
     ) -> None:
         """Intersect what independent releases say about each target (composition attack).
 
         For every target, locate its class in every release from its quasi-identifiers, and
         intersect the sets of sensitive values of those classes. Prints effective anonymity
-        before and after, the anonymity drop, and perfect / partial breach rates.
+        before and after, the anonymity drop, and perfect / partial breach rates. With --engine
+        spark the joins run on Spark (releases and targets are paths; --out writes Parquet).
 
         Example: crowdsafe attack intersection r1.csv r2.csv --targets targets.csv --qi age,sex,zip --sensitive disease
         """
@@ -98,9 +111,17 @@ def register(app: typer.Typer) -> None:
         if sensitive is None:
             raise ParameterError("name the sensitive attribute with --sensitive")
         result = api.attack(list(releases), targets, qi=names, sensitive=sensitive, location=location,
-                            levels=_levels(levels), truth_id=truth_id, schema=schema)
+                            levels=_levels(levels), truth_id=truth_id, schema=schema, engine=engine,
+                            spark_master=spark_master)
         payload = result.as_dict()
-        if out is not None:
+        if out is not None and engine.strip().lower() == "spark":
+            from crowdsafe.engines.spark.alpha_beta import write_parquet_once
+
+            if out.suffix.lower() != ".parquet":
+                raise ParameterError(f"with --engine spark the per-target metrics are written as Parquet: name {out} *.parquet")
+            write_parquet_once(result.targets, str(out))
+            payload["written"] = str(out)
+        elif out is not None:
             if out.suffix.lower() not in (".csv", ".parquet"):
                 raise ParameterError(f"cannot tell the output format of {out}: use a .csv or .parquet file name")
             with atomic_path(out) as tmp:

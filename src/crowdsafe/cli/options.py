@@ -57,3 +57,12 @@ def emit(payload: Any, as_json: bool, render: Callable[[], None]) -> None:
         sys.stdout.write("\n")
     else:
         render()
+EngineOpt = Annotated[
+    str,
+    typer.Option("--engine", help="Where the per-row work runs: polars (in this process, default) or spark."),
+]
+SparkMasterOpt = Annotated[
+    Optional[str],
+    typer.Option("--spark-master", help="Spark master URL for --engine spark (default: the active session, "
+                                        "$CROWDSAFE_SPARK_MASTER, else Spark's configuration)."),
+]

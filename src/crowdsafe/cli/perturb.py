@@ -11,7 +11,17 @@ from rich.console import Console
 from rich.table import Table
 
 from crowdsafe import api
-from crowdsafe.cli.options import DataArg, JsonOpt, OutOpt, SchemaOpt, SeedOpt, emit, split_list
+from crowdsafe.cli.options import (
+    DataArg,
+    EngineOpt,
+    JsonOpt,
+    OutOpt,
+    SchemaOpt,
+    SeedOpt,
+    SparkMasterOpt,
+    emit,
+    split_list,
+)
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import atomic_path
 from crowdsafe.perturb import AlphaBetaPlan, certificate_path, equality_estimates, read_view
@@ -97,19 +107,23 @@ def register(app: typer.Typer) -> None:
         missing: Annotated[str, typer.Option("--missing", help="Missing values: 'keep' (a value of its own; default), 'drop' or 'error'.")] = "keep",
         seed: SeedOpt = None,
         as_json: JsonOpt = False,
+        engine: EngineOpt = "polars",
+        spark_master: SparkMasterOpt = None,
     ) -> None:
         """Publish a (d, gamma)-private view by random deletion and insertion (the alpha-beta algorithm).
 
         Each distinct tuple is kept with probability alpha, each other tuple of the domain is inserted
         with probability beta, and the view is shuffled. The view and its certificate (alpha, beta,
-        the domains, the guarantee and its equivalent epsilon) are written atomically.
+        the domains, the guarantee and its equivalent epsilon) are written atomically. With
+        --engine spark the data (a Parquet or CSV path) is perturbed on Spark and the view is
+        written as a Parquet directory (--out view.parquet).
 
         Example: crowdsafe perturb adult --c 5 --gamma 0.2 --attributes age,education,occupation,native-country,sex,income --out view.csv
         """
         options = dict(gamma=gamma, d=d, c=c, alpha=alpha, beta=beta, attributes=split_list(attributes),
                        domains=_domains(domains), duplicates=duplicates,
                        exclusive_correlations=exclusive_correlations, confidence=confidence,
-                       schema=schema, missing=missing)
+                       schema=schema, missing=missing, engine=engine, spark_master=spark_master)
         if plan_only:
             plan = api.plan_perturbation(data, **options)  # type: ignore[arg-type]
             emit({"plan": plan.as_dict()}, as_json, lambda: _render_plan(plan, None, Console(), "alpha-beta plan"))

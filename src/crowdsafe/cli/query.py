@@ -12,7 +12,17 @@ import typer
 from rich.console import Console
 
 from crowdsafe import api
-from crowdsafe.cli.options import DataArg, JsonOpt, OutOpt, SchemaOpt, SeedOpt, emit, split_list
+from crowdsafe.cli.options import (
+    DataArg,
+    EngineOpt,
+    JsonOpt,
+    OutOpt,
+    SchemaOpt,
+    SeedOpt,
+    SparkMasterOpt,
+    emit,
+    split_list,
+)
 from crowdsafe.errors import ParameterError
 from crowdsafe.files import write_text_atomic
 
@@ -101,12 +111,17 @@ def register(app: typer.Typer) -> None:
         seed: SeedOpt = None,
         out: OutOpt = None,
         as_json: JsonOpt = False,
+        engine: EngineOpt = "polars",
+        spark_master: SparkMasterOpt = None,
     ) -> None:
         """Answer a query with differential privacy and charge it to the dataset's budget.
 
         Queries: count, sum(col) clamp L..U, mean(col) clamp L..U, median(col) clamp L..U,
         quantile(col, q) clamp L..U, histogram col, col[L..U by W], col in ('a', 'b');
         each may end with a filter: where col >= 30 and sex = 'Female'.
+
+        With --engine spark the data (a Parquet or CSV path) is aggregated on Spark; the noise
+        and the ledger stay here.
 
         Example: crowdsafe query adult "count where age >= 30 and sex = 'Female'" --epsilon 0.1 --budget 1
         """
@@ -127,6 +142,8 @@ def register(app: typer.Typer) -> None:
             ledger=None if no_ledger else (ledger if ledger is not None else "default"),
             name=name,
             budget=parse_budget(budget),
+            engine=engine,
+            spark_master=spark_master,
         )
         payload = answer.as_dict()
         if out is not None:

@@ -25,7 +25,7 @@ itself leaks which values occur; see :func:`histogram_domain`.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,7 +121,7 @@ class QueryAnswer:
 
 
 @dataclass(frozen=True)
-class _Plan:
+class QueryPlan:
     """Everything decided before the data is read."""
 
     query: Query
@@ -160,6 +160,7 @@ def answer_query(
     ledger: Ledger | None = None,
     fingerprint: str | None = None,
     partition: str | None = None,
+    aggregate: "Aggregator | None" = None,
 ) -> QueryAnswer:
     """Answer one query on ``dataset`` with differential privacy; see the module docstring.
 
@@ -169,6 +170,9 @@ def answer_query(
     ε (and δ) spent on the sum of a mean, the rest on its count. ``ledger``: charge the query to
     the dataset's budget (``fingerprint`` defaults to the dataset's). ``partition``: a column the
     filter fixes with ``column = value``; the ledger then composes such queries in parallel.
+    ``aggregate``: the engine computing the exact aggregate (default: Polars on
+    ``dataset.frame``); another engine passes its own, with a schema-only ``dataset`` and the
+    ``fingerprint`` of its data. Planning, the ledger and the noise are the same code either way.
     """
     plan = _plan(dataset, query, epsilon, delta, mechanism, calibration_name, neighbours,
                  max_rows_per_person, mean_split, partition, domain)
@@ -187,8 +191,7 @@ def answer_query(
             "seeded": randomness.seeded,
         }
         ledger.check(fingerprint, **charge_request)  # refuse before anything is computed
-    rows, dropped = _rows(dataset, plan, randomness)
-    exact = _EXACT[plan.query.kind](rows, plan, dataset)
+    exact, dropped = (aggregate or polars_aggregate)(dataset, plan, randomness)
     if ledger is None:
         answer = _perturb(exact, plan, randomness)
         answer.notes.append("not recorded in a budget ledger")
@@ -248,7 +251,7 @@ def _plan(
     mean_split: float,
     partition: str | None,
     domain: Mapping[str, Sequence[Any]] | None,
-) -> _Plan:
+) -> QueryPlan:
     parsed = parse(query) if isinstance(query, str) else query
     check_columns(parsed, dataset.schema.names)
     condition = compile_filter(parsed.where, dict(dataset.frame.schema))
@@ -345,14 +348,24 @@ def _plan(
             )
         part = (partition, str(value))
     label = {"laplace": "discrete Laplace", "gaussian": "discrete Gaussian", "exponential": "exponential"}[mechanism]
-    return _Plan(parsed, epsilon, charged_delta, mechanism, calibration_name, neighbours, rows_per_person, person,
+    return QueryPlan(parsed, epsilon, charged_delta, mechanism, calibration_name, neighbours, rows_per_person, person,
                  sensitivity, label, part, mean_split, condition, domains)
 
 
 # -- reading the rows ----------------------------------------------------------------------------
 
+# (dataset, plan, randomness) -> (exact aggregate, rows dropped by the contribution bound)
+Aggregator = Callable[[Dataset, "QueryPlan", Randomness], tuple["ExactAggregate", int]]
 
-def _rows(dataset: Dataset, plan: _Plan, randomness: Randomness) -> tuple[pl.LazyFrame, int]:
+
+def polars_aggregate(dataset: Dataset, plan: QueryPlan, randomness: Randomness) -> tuple["ExactAggregate", int]:
+    """The exact aggregate on the Polars engine (in this process)."""
+    rows, dropped = _rows(dataset, plan, randomness)
+    return _EXACT[plan.query.kind](rows, plan, dataset), dropped
+
+
+
+def _rows(dataset: Dataset, plan: QueryPlan, randomness: Randomness) -> tuple[pl.LazyFrame, int]:
     """The rows the query reads: filtered, then bounded to c rows per person.
 
     Without a person identifier the result stays lazy, so the aggregate runs in one Polars pass.
@@ -371,15 +384,15 @@ def _rows(dataset: Dataset, plan: _Plan, randomness: Randomness) -> tuple[pl.Laz
 
 
 @dataclass
-class _Exact:
+class ExactAggregate:
     kind: str
     values: dict[str, Any]
     diagnostics: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
-def _count(rows: pl.LazyFrame, plan: _Plan, dataset: Dataset) -> _Exact:
-    return _Exact("count", {"count": int(rows.select(pl.len()).collect().item())})
+def _count(rows: pl.LazyFrame, plan: QueryPlan, dataset: Dataset) -> ExactAggregate:
+    return ExactAggregate("count", {"count": int(rows.select(pl.len()).collect().item())})
 
 
 def _integer_sum(
@@ -393,15 +406,13 @@ def _integer_sum(
     of the kind Casacuberta et al. 2022 found in DP libraries). At most 2^32 values, so that the
     int64 sum cannot overflow (|value| ≤ 2^31 units).
     """
-    integer = dtype.is_integer() and float(low).is_integer() and float(high).is_integer()
+    integer, unit = sum_grid(dtype, low, high)
     value = pl.col(column).fill_nan(None) if dtype.is_float() else pl.col(column)
     if integer:
-        unit = 1.0
         low, high = int(low), int(high)  # integer literals: comparing with a float would cast the column
         clamped = pl.when(value < low).then(low).when(value > high).then(high).otherwise(value)
         scaled = clamped.cast(pl.Int64)
     else:
-        unit = math.ldexp(1.0, math.floor(math.log2(max(abs(low), abs(high)))) - _SUM_UNIT_BITS)
         value = value.cast(pl.Float64)
         clamped = pl.when(value < low).then(low).when(value > high).then(high).otherwise(value)
         # x/unit is exact (a power of two) and below 2^31 in magnitude after clamping, so the cast
@@ -413,13 +424,28 @@ def _integer_sum(
         below=(value < low).sum(),
         above=(value > high).sum(),
     ).collect().row(0, named=True)
-    if int(stats["values"]) >= 1 << 32:
+    return sum_stats(stats, unit)
+
+
+def sum_grid(dtype: pl.DataType, low: float, high: float) -> tuple[bool, float]:
+    """Whether a clamped sum is summed as integers, and its unit (1, or the power of two 2^30
+    times smaller than the largest bound); see :func:`_integer_sum`."""
+    integer = dtype.is_integer() and float(low).is_integer() and float(high).is_integer()
+    if integer:
+        return True, 1.0
+    return False, math.ldexp(1.0, math.floor(math.log2(max(abs(low), abs(high)))) - _SUM_UNIT_BITS)
+
+
+def sum_stats(stats: Mapping[str, Any], unit: float) -> tuple[int, float, int, dict[str, int]]:
+    """(total in units, unit, count of values, clamping diagnostics) from an engine's one-pass
+    statistics ``total``, ``values``, ``below``, ``above``."""
+    if int(stats["values"] or 0) >= 1 << 32:
         raise ParameterError("a DP sum over more than 2^32 values is not supported")
     clamped = {"values_clamped_up": int(stats["below"] or 0), "values_clamped_down": int(stats["above"] or 0)}
-    return int(stats["total"] or 0), unit, int(stats["values"]), clamped
+    return int(stats["total"] or 0), unit, int(stats["values"] or 0), clamped
 
 
-def _sum_units_sensitivity(plan: _Plan, unit: float) -> int:
+def _sum_units_sensitivity(plan: QueryPlan, unit: float) -> int:
     """The sum's sensitivity in units: c·max(|L|, |U|) (add/remove) or c·(U − L) (change),
     with the bounds rounded toward zero to the unit like the values (a monotone map, so every
     rounded value lies between the rounded bounds)."""
@@ -429,15 +455,20 @@ def _sum_units_sensitivity(plan: _Plan, unit: float) -> int:
     return plan.rows_per_person * max(1, int(per_row))
 
 
-def _sum(rows: pl.LazyFrame, plan: _Plan, dataset: Dataset) -> _Exact:
+def _sum(rows: pl.LazyFrame, plan: QueryPlan, dataset: Dataset) -> ExactAggregate:
     assert plan.query.column is not None and plan.query.bounds is not None
     dtype = dataset.frame.schema[plan.query.column]
-    total, unit, count, clamped = _integer_sum(rows, dtype, plan.query.column, *plan.query.bounds)
+    return sum_exact(plan, _integer_sum(rows, dtype, plan.query.column, *plan.query.bounds))
+
+
+def sum_exact(plan: QueryPlan, summed: tuple[int, float, int, dict[str, int]]) -> ExactAggregate:
+    """The exact aggregate of a sum or mean from (total, unit, count, clamping diagnostics)."""
+    total, unit, count, clamped = summed
     values = {"total": total, "unit": unit, "units_sensitivity": _sum_units_sensitivity(plan, unit), "count": count}
-    return _Exact(plan.query.kind, values, diagnostics=clamped)
+    return ExactAggregate(plan.query.kind, values, diagnostics=clamped)
 
 
-def _quantile(rows: pl.LazyFrame, plan: _Plan, dataset: Dataset) -> _Exact:
+def _quantile(rows: pl.LazyFrame, plan: QueryPlan, dataset: Dataset) -> ExactAggregate:
     assert plan.query.column is not None and plan.query.bounds is not None
     column = rows.select(pl.col(plan.query.column).drop_nulls()).collect().to_series()
     low, high = plan.query.bounds
@@ -447,7 +478,7 @@ def _quantile(rows: pl.LazyFrame, plan: _Plan, dataset: Dataset) -> _Exact:
         "values_clamped_up": int(np.count_nonzero(values < low)),
         "values_clamped_down": int(np.count_nonzero(values > high)),
     }
-    return _Exact("quantile", {"values": values, "integer": integer}, diagnostics=clamped)
+    return ExactAggregate("quantile", {"values": values, "integer": integer}, diagnostics=clamped)
 
 
 # -- histograms ----------------------------------------------------------------------------------
@@ -498,13 +529,27 @@ def _cell_key(dataset: Dataset, dimension: Dimension) -> pl.Expr:
     return pl.col(column).alias(name)  # text keys become String after the group-by
 
 
-def _histogram(rows: pl.LazyFrame, plan: _Plan, dataset: Dataset) -> _Exact:
+def _histogram(rows: pl.LazyFrame, plan: QueryPlan, dataset: Dataset) -> ExactAggregate:
     dims = plan.query.dimensions
     keys = [_cell_key(dataset, d) for d in dims]
     names = [_KEY.format(d.column) for d in dims]
     text = [pl.col(n).cast(pl.String) for d, n in zip(dims, names) if d.bins is None
             and is_text(dataset.frame.schema[d.column])]
     counts = rows.select(keys).group_by(names).len(name="count").with_columns(text).collect()
+    return histogram_exact(counts, plan)
+
+
+def cell_column(column: str) -> str:
+    """The name of a histogram's cell-key column for ``column`` in an engine's count table."""
+    return _KEY.format(column)
+
+
+def histogram_exact(counts: pl.DataFrame, plan: QueryPlan) -> ExactAggregate:
+    """The exact histogram from an engine's counts of the cells present (one column per
+    dimension, named :func:`cell_column`, binned columns as their bin labels, text as String;
+    and ``count``): every cell of a public domain, empty ones included."""
+    dims = plan.query.dimensions
+    names = [_KEY.format(d.column) for d in dims]
     domains = plan.domains
     notes = [f"cells of '{d.column}': {source}" for d, (_, source) in zip(dims, domains)]
     if plan.public_domain:
@@ -518,14 +563,14 @@ def _histogram(rows: pl.LazyFrame, plan: _Plan, dataset: Dataset) -> _Exact:
             part = series.unique(maintain_order=True).to_frame()
             grid = part if grid is None else grid.join(part, how="cross")
         assert grid is not None
-        table = grid.join(counts, on=names, how="left", nulls_equal=True).with_columns(
+        table = grid.join(counts, on=names, how="left", nulls_equal=True, maintain_order="left").with_columns(
             pl.col("count").fill_null(0).cast(pl.Int64)
         )
         outside = int(counts.get_column("count").sum()) - int(table.get_column("count").sum())
-        return _Exact("histogram", {"table": table, "names": names, "public": True},
-                      diagnostics={"rows_outside_the_domain": outside}, notes=notes)
+        return ExactAggregate("histogram", {"table": table, "names": names, "public": True},
+                              diagnostics={"rows_outside_the_domain": outside}, notes=notes)
     table = counts.with_columns(pl.col("count").cast(pl.Int64))
-    return _Exact("histogram", {"table": table, "names": names, "public": False}, notes=notes)
+    return ExactAggregate("histogram", {"table": table, "names": names, "public": False}, notes=notes)
 
 
 _EXACT = {"count": _count, "sum": _sum, "mean": _sum, "histogram": _histogram, "quantile": _quantile}
@@ -534,7 +579,7 @@ _EXACT = {"count": _count, "sum": _sum, "mean": _sum, "histogram": _histogram, "
 # -- noise ---------------------------------------------------------------------------------------
 
 
-def _integer_noise(value: Any, plan: _Plan, epsilon: float, delta: float, sensitivity: int,
+def _integer_noise(value: Any, plan: QueryPlan, epsilon: float, delta: float, sensitivity: int,
                    randomness: Randomness, *, one_coordinate: bool = True, l2: float | None = None) -> NoisyValue:
     if plan.mechanism == "gaussian":
         return gaussian_mechanism(
@@ -545,7 +590,7 @@ def _integer_noise(value: Any, plan: _Plan, epsilon: float, delta: float, sensit
     return laplace_mechanism(value, epsilon=epsilon, sensitivity=sensitivity, randomness=randomness, integer=True)
 
 
-def noisy_total(total: int, units_sensitivity: int, unit: float, plan: _Plan, epsilon: float, delta: float,
+def noisy_total(total: int, units_sensitivity: int, unit: float, plan: QueryPlan, epsilon: float, delta: float,
                 randomness: Randomness) -> NoisyValue:
     """Integer noise for an integer total of ``unit``s with integer sensitivity.
 
@@ -564,7 +609,7 @@ def noisy_total(total: int, units_sensitivity: int, unit: float, plan: _Plan, ep
     return result if scale == 1.0 else result.rescaled(scale, f"on a grid of {scale:g}")
 
 
-def _perturb(exact: _Exact, plan: _Plan, randomness: Randomness) -> QueryAnswer:
+def _perturb(exact: ExactAggregate, plan: QueryPlan, randomness: Randomness) -> QueryAnswer:
     kind = plan.query.kind
     eps, delta = plan.epsilon, plan.delta
     components: dict[str, NoisyValue] = {}
@@ -605,7 +650,7 @@ def _perturb(exact: _Exact, plan: _Plan, randomness: Randomness) -> QueryAnswer:
     )
 
 
-def _noisy_mean(exact: _Exact, plan: _Plan, randomness: Randomness) -> tuple[float, tuple[float, float], dict[str, NoisyValue]]:
+def _noisy_mean(exact: ExactAggregate, plan: QueryPlan, randomness: Randomness) -> tuple[float, tuple[float, float], dict[str, NoisyValue]]:
     """Noisy sum / noisy count, each with its share of (ε, δ) (sequential composition).
 
     The 95% interval: with probability ≥ 95% both noises lie in their 97.5% intervals (union
@@ -633,7 +678,7 @@ def _noisy_mean(exact: _Exact, plan: _Plan, randomness: Randomness) -> tuple[flo
     return mean, (lo - mean, hi - mean), {"sum": noisy_sum, "count": noisy_count}
 
 
-def _noisy_histogram(exact: _Exact, plan: _Plan, randomness: Randomness) -> QueryAnswer:
+def _noisy_histogram(exact: ExactAggregate, plan: QueryPlan, randomness: Randomness) -> QueryAnswer:
     table: pl.DataFrame = exact.values["table"]
     names: list[str] = exact.values["names"]
     counts = table.get_column("count").to_numpy().astype(np.int64)
@@ -664,7 +709,7 @@ def _noisy_histogram(exact: _Exact, plan: _Plan, randomness: Randomness) -> Quer
     )
 
 
-def stability_threshold(plan: _Plan) -> tuple[int, float]:
+def stability_threshold(plan: QueryPlan) -> tuple[int, float]:
     """The smallest release threshold τ for a histogram over the cells present in the data.
 
     Neighbours differ by at most c cells that exist on one side only, each with count ≤ c. With
@@ -684,7 +729,7 @@ def stability_threshold(plan: _Plan) -> tuple[int, float]:
         m = max(m + 1, int(m * 1.05))
 
 
-def _unit_text(plan: _Plan) -> str:
+def _unit_text(plan: QueryPlan) -> str:
     who = "one row is one person" if plan.person is None else (
         f"a person ('{plan.person}') contributes at most {plan.rows_per_person} row(s)"
     )

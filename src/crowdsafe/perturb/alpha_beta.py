@@ -94,6 +94,22 @@ def prepare(
     duplicates: Duplicates = "collapse",
 ) -> Table:
     """Encode the data's tuples in their domain and collapse duplicate rows (see module docs)."""
+    names = check_attributes(dataset, attributes, duplicates)
+    frame = dataset.frame.select(names)
+    domain, codes = build_domain(frame, names, domains)
+    if domain.indexable:
+        index = np.asarray(pl.Series(domain.index(codes)).unique().sort().to_numpy(), dtype=np.uint64)
+        table = Table(domain, index, None, frame.height, dataset.fingerprint())
+    else:
+        distinct = pl.DataFrame({f"c{i}": codes[a] for i, a in enumerate(names)}).unique()
+        table = Table(domain, None, distinct, frame.height, dataset.fingerprint())
+    if duplicates == "error" and table.duplicate_rows:
+        raise duplicates_error(table.duplicate_rows)
+    return table
+
+
+def check_attributes(dataset: Dataset, attributes: Sequence[str] | None, duplicates: str) -> list[str]:
+    """The attributes to publish (default: every non-identifier), checked against the data."""
     names = list(attributes) if attributes is not None else default_attributes(dataset)
     if not names:
         raise ParameterError("choose at least one attribute to publish")
@@ -107,21 +123,15 @@ def prepare(
         raise ParameterError(f"'{identifiers[0]}' is an identifier: it must not be published")
     if duplicates not in ("collapse", "error"):
         raise ParameterError(f"duplicates must be 'collapse' or 'error', got {duplicates!r}")
-    frame = dataset.frame.select(names)
-    domain, codes = build_domain(frame, names, domains)
-    if domain.indexable:
-        index = np.asarray(pl.Series(domain.index(codes)).unique().sort().to_numpy(), dtype=np.uint64)
-        table = Table(domain, index, None, frame.height, dataset.fingerprint())
-    else:
-        distinct = pl.DataFrame({f"c{i}": codes[a] for i, a in enumerate(names)}).unique()
-        table = Table(domain, None, distinct, frame.height, dataset.fingerprint())
-    if duplicates == "error" and table.duplicate_rows:
-        raise ParameterError(
-            f"{table.duplicate_rows} rows repeat another row's tuple over the published attributes; "
-            "the alpha-beta algorithm publishes a set: use duplicates='collapse' (--duplicates collapse) "
-            "or publish an attribute that tells the rows apart"
-        )
-    return table
+    return names
+
+
+def duplicates_error(rows: int) -> ParameterError:
+    return ParameterError(
+        f"{rows} rows repeat another row's tuple over the published attributes; "
+        "the alpha-beta algorithm publishes a set: use duplicates='collapse' (--duplicates collapse) "
+        "or publish an attribute that tells the rows apart"
+    )
 
 
 def build_domain(

@@ -80,22 +80,29 @@ def estimate(view: View, query: str | CountQuery, *, confidence: float = DEFAULT
     parsed = parse_count(query) if isinstance(query, str) else query
     if not isinstance(parsed, CountQuery):
         raise ParameterError("a query is a string such as \"count where age >= 30\" or a CountQuery")
-    failure = failure_of(confidence)
-    domain = view.domain
-    matching = _matching_codes(view, parsed)
+    matching = matching_codes(view, parsed)
     codes = view.codes
     selected = np.ones(view.rows, dtype=bool)
+    for attribute, matches in matching.items():
+        selected &= matches[codes[attribute]]
+    return estimate_counted(view, parsed, matching, int(selected.sum()), confidence=confidence)
+
+
+def estimate_counted(view: Any, query: CountQuery, matching: Mapping[str, np.ndarray], n_view: int, *,
+                     confidence: float = DEFAULT_CONFIDENCE) -> Estimate:
+    """The estimate of ``query`` once an engine has counted its ``n_view`` rows in the view.
+
+    ``view`` gives ``domain``, ``alpha``, ``beta`` and ``n``; ``matching`` is
+    :func:`matching_codes`; n_D is the product of the matching domain sizes.
+    """
+    failure = failure_of(confidence)
+    domain = view.domain
     n_domain = 1
     for attribute, size in zip(domain.attributes, domain.sizes):
-        if attribute in matching:
-            selected &= matching[attribute][codes[attribute]]
-            n_domain *= int(matching[attribute].sum())
-        else:
-            n_domain *= size
-    n_view = int(selected.sum())
+        n_domain *= int(matching[attribute].sum()) if attribute in matching else size
     bound = theorem_error_bound(view.alpha, view.beta, view.n, domain.size, failure)
     return Estimate(
-        query=parsed.describe(),
+        query=query.describe(),
         n_view=n_view,
         n_domain=n_domain,
         estimate=float(est(n_view, n_domain, view.alpha, view.beta)),
@@ -105,7 +112,7 @@ def estimate(view: View, query: str | CountQuery, *, confidence: float = DEFAULT
     )
 
 
-def _matching_codes(view: View, query: CountQuery) -> dict[str, np.ndarray]:
+def matching_codes(view: Any, query: CountQuery) -> dict[str, np.ndarray]:
     """Per attribute read by the query: a boolean array over the domain codes that match."""
     dtypes = {a: s.dtype for a, s in view.domain.values.items()}
     expressions = query.per_attribute(dtypes)

@@ -93,8 +93,11 @@ class View:
 
 
 def _read_text(path: Path) -> pl.DataFrame:
-    """The view's cells as text (a CSV empty field is missing); Parquet keeps its types."""
+    """The view's cells as text (a CSV empty field is missing); Parquet keeps its types. A
+    directory of Parquet part files (a view written by the Spark engine) is read whole."""
     if path.name.lower().endswith((".parquet", ".pq")):
+        if path.is_dir():
+            return pl.read_parquet(path / "*.parquet")
         return read_table(path)
     if not path.is_file():
         raise InputError(f"file not found: {path}")

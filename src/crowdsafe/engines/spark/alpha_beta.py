@@ -1,0 +1,343 @@
+"""The α-β algorithm (Rastogi, Suciu, Hong 2007) with its per-row stages on Spark.
+
+The same algorithm as :mod:`crowdsafe.perturb.alpha_beta`, staged for a table that does not fit
+one machine:
+
+1. *domain* (driver): the active domain of each attribute is its distinct values, collected
+   (small: one list per attribute) and ordered as the Polars engine orders them; declared
+   domains are checked against those distinct values;
+2. *encoding* (executors): every row becomes its mixed-radix index in D (m < 2^63) and the
+   number of the index *range* it falls in: [0, m) is cut into R disjoint ranges
+   [⌊jm/R⌋, ⌊(j+1)m/R⌋); duplicate rows collapse to one tuple (``distinct``: the view is a set);
+3. *deletion and insertion* (executors, one task per range j, with the range's own random
+   stream, :class:`~crowdsafe.engines.spark.streams.PartitionStreams`): keep each tuple of I in
+   the range with probability α (:func:`~crowdsafe.perturb.stages.keep_mask`), draw
+   K_j ~ Binomial(|range_j \\ I|, β) and K_j distinct indices uniform over range_j \\ I
+   (:func:`~crowdsafe.perturb.stages.insert_indices`), shuffle, decode to values. Independent
+   Bernoulli(β) insertion of every tuple of D \\ I is the same distribution whether it is
+   drawn over D at once or range by range (the binomials of disjoint ranges sum to
+   Binomial(m − n, β), and uniform subsets of disjoint ranges make a uniform subset);
+4. the view is *written once* (a Parquet directory, atomically renamed into place) and read
+   back: a Spark plan with fresh randomness must never be evaluated twice (a second evaluation
+   would be a second, different view), so the certificate's row count and every estimate are
+   taken from the written files.
+
+The plan (α, β from (d, γ)), the certificate and the estimator are the driver-side code of
+:mod:`crowdsafe.perturb`; only the count n_V of rows matching a query is computed on Spark.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from crowdsafe.engines.spark.streams import PartitionStreams
+from crowdsafe.engines.spark.table import SparkTable, _quoted, spark_type
+from crowdsafe.errors import InputError, ParameterError
+from crowdsafe.files import write_text_atomic
+from crowdsafe.perturb import stages
+from crowdsafe.perturb.alpha_beta import Duplicates, Perturbation, certify, check_attributes, duplicates_error
+from crowdsafe.perturb.domain import Domain
+from crowdsafe.perturb.estimator import DEFAULT_CONFIDENCE, Estimate, estimate_counted, matching_codes
+from crowdsafe.perturb.query import CountQuery, parse_count
+from crowdsafe.perturb.view import certificate_path
+from crowdsafe.privacy.certificate import Certificate
+from crowdsafe.privacy.dgamma import AlphaBetaPlan, plan_alpha_beta
+from crowdsafe.randomness import Randomness, as_randomness
+
+SPARK_INDEX_LIMIT = 2**63  # Spark has no unsigned 64-bit integers
+ROWS_PER_RANGE = 1_000_000  # expected view rows per insertion range (one task's memory)
+_INDEX, _RANGE = "__crowdsafe_index", "__crowdsafe_range"
+
+
+@dataclass(frozen=True)
+class SparkInput:
+    """The algorithm's input on Spark: I's distinct tuples as (index, range) rows in ``domain``."""
+
+    domain: Domain
+    tuples: Any  # Spark DataFrame with one column: the distinct indices (long), persisted
+    n: int  # distinct tuples
+    rows: int  # rows of the input, before duplicates collapsed
+    fingerprint: str | None
+
+    @property
+    def duplicate_rows(self) -> int:
+        return self.rows - self.n
+
+    def release(self) -> None:
+        """Drop the persisted tuples from the executors' storage."""
+        self.tuples.unpersist()
+
+
+def active_domain(table: SparkTable, names: Sequence[str],
+                  domains: Mapping[str, Iterable[Any]] | None = None) -> Domain:
+    """The domain of the published attributes: declared value lists where given (checked to
+    hold every value present), else the active domain, ordered as the Polars engine orders it."""
+    domains = dict(domains or {})
+    stray = [a for a in domains if a not in names]
+    if stray:
+        raise ParameterError(f"a domain is given for '{stray[0]}', which is not among the attributes published")
+    shape = table.dataset.frame
+    declared = Domain.declared(domains, shape) if domains else None
+    values: dict[str, pl.Series] = {}
+    for name in names:
+        distinct = pl.from_arrow(table.frame.select(_quoted(name)).distinct().toArrow())
+        assert isinstance(distinct, pl.DataFrame)
+        distinct = distinct.cast(shape.schema[name]) if distinct.schema[name] != shape.schema[name] else distinct
+        if declared is not None and name in domains:
+            declared.encode(distinct.select(name), what="the data")  # an InputError names a value outside
+            values[name] = declared.values[name]
+        else:
+            values[name] = Domain.active_of(distinct, [name])[0].values[name]
+    return Domain(values, active=len(domains) < len(names))
+
+
+def prepare_spark(table: SparkTable, attributes: Sequence[str] | None = None, *,
+                  domains: Mapping[str, Iterable[Any]] | None = None,
+                  duplicates: Duplicates = "collapse") -> SparkInput:
+    """Encode the table's tuples in their domain on Spark and collapse duplicate rows; the
+    distinct indices stay persisted on the executors until :meth:`SparkInput.release`."""
+    import pyarrow as pa
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    names = check_attributes(table.dataset, attributes, duplicates)
+    domain = active_domain(table, names, domains)
+    m = domain.size
+    if m >= SPARK_INDEX_LIMIT:
+        raise ParameterError(
+            f"the domain has m = {m:.3e} >= 2^63 tuples, beyond the spark engine's 64-bit signed indices; "
+            "use --engine polars or coarser domains"
+        )
+
+    def encode(batches: Any) -> Any:
+        for batch in batches:
+            frame = pl.from_arrow(batch)
+            assert isinstance(frame, pl.DataFrame)
+            index = domain.index(domain.encode(frame, what="the data")).astype(np.int64)
+            yield pa.RecordBatch.from_arrays([pa.array(index)], names=[_INDEX])
+
+    schema = StructType([StructField(_INDEX, LongType(), False)])
+    encoded = table.frame.select([_quoted(a) for a in names]).mapInArrow(encode, schema)
+    counted = encoded.groupBy(_INDEX).count().persist(StorageLevel.MEMORY_AND_DISK)
+    totals = counted.agg(F.count(F.lit(1)), F.sum("count")).first()
+    n, rows = int(totals[0]), int(totals[1] or 0)
+    if rows == 0 or (duplicates == "error" and rows != n):
+        counted.unpersist()
+        raise InputError(f"{table.source} has no rows") if rows == 0 else duplicates_error(rows - n)
+    return SparkInput(domain, counted, n, rows, table.fingerprint())
+
+
+def insertion_ranges(m: int, expected_view: float, parallelism: int) -> np.ndarray:
+    """The bounds b_0 = 0 < ... < b_R = m of the R disjoint index ranges [b_j, b_{j+1}):
+    enough ranges for about :data:`ROWS_PER_RANGE` expected view rows each, and at least
+    ``parallelism`` (never more than m)."""
+    ranges = int(min(m, max(1, parallelism, math.ceil(expected_view / ROWS_PER_RANGE))))
+    return np.array([(j * m) // ranges for j in range(ranges + 1)], dtype=np.int64)
+
+
+def plan_for_spark(prepared: SparkInput, **target: Any) -> AlphaBetaPlan:
+    """:func:`~crowdsafe.privacy.dgamma.plan_alpha_beta` for this input's n and m."""
+    return plan_alpha_beta(prepared.n, prepared.domain.size, **target)
+
+
+@dataclass(frozen=True)
+class SparkView:
+    """A written α-β view on Spark: ``frame`` reads the written files (never the random plan)."""
+
+    frame: Any
+    path: str
+    domain: Domain
+    alpha: float
+    beta: float
+    n: int
+    rows: int
+    certificate: Certificate
+    certificate_file: Path
+
+    @property
+    def attributes(self) -> list[str]:
+        return self.domain.attributes
+
+    def estimate(self, query: str | CountQuery, *, confidence: float = DEFAULT_CONFIDENCE) -> Estimate:
+        """EST(Q, V) with n_V counted on Spark and the rest on the driver (the estimator of
+        :mod:`crowdsafe.perturb.estimator`)."""
+        from pyspark.sql import functions as F
+
+        parsed = parse_count(query) if isinstance(query, str) else query
+        if not isinstance(parsed, CountQuery):
+            raise ParameterError("a query is a string such as \"count where age >= 30\" or a CountQuery")
+        matching = matching_codes(self, parsed)
+        condition = F.lit(True)
+        for attribute, matches in matching.items():
+            chosen = self.domain.values[attribute].filter(pl.Series(matches))
+            present = [v for v in chosen.to_list() if v is not None]
+            column = F.col(_quoted(attribute))
+            test = column.isin(present) if present else F.lit(False)
+            if chosen.null_count():
+                test = test | column.isNull()
+            condition = condition & F.coalesce(test, F.lit(False))
+        n_view = int(self.frame.filter(condition).count())
+        return estimate_counted(self, parsed, matching, n_view, confidence=confidence)
+
+    def describe(self) -> dict[str, Any]:
+        return {"rows": self.rows, "attributes": self.attributes, "alpha": self.alpha, "beta": self.beta,
+                "n": self.n, "m": self.domain.size, "path": self.path, "certificate": self.certificate.summary()}
+
+
+def run_spark(prepared: SparkInput, plan: AlphaBetaPlan, out: str | os.PathLike[str], *,
+              randomness: Randomness | int | None = None,
+              certificate: str | os.PathLike[str] | None = None, ranges: int | None = None) -> SparkView:
+    """Perturb on Spark with the planned (α, β), write the view to ``out`` (a Parquet
+    directory) and its certificate (default: ``<stem>.certificate.json`` beside it).
+
+    ``ranges``: the number R of insertion ranges (default :func:`insertion_ranges`). A seeded
+    run is reproducible for a fixed R: range j draws from child j of the seed, whatever the
+    Spark partitioning.
+    """
+    import pyarrow as pa
+    from pyspark.sql.types import IntegerType, LongType, StructField, StructType
+
+    if plan.n != prepared.n or plan.m != prepared.domain.size:
+        raise ParameterError("the plan was made for another table (n or m differ)")
+    target = str(out)
+    if not target.rstrip("/").lower().endswith((".parquet", ".pq")):
+        raise ParameterError(f"the spark engine writes the view as a Parquet directory: name it *.parquet, got {target}")
+    cert_target = Path(certificate) if certificate is not None else certificate_path(target)
+    rng = as_randomness(randomness)
+    streams = PartitionStreams.from_randomness(rng)
+    domain, alpha, beta = prepared.domain, plan.alpha, plan.beta
+    spark = prepared.tuples.sparkSession
+    m = domain.size
+    if ranges is None:
+        bounds = insertion_ranges(m, plan.expected_view, spark.sparkContext.defaultParallelism)
+    else:
+        bounds = np.array([(j * m) // ranges for j in range(int(min(m, max(1, ranges))) + 1)], dtype=np.int64)
+    ranges = len(bounds) - 1
+    shape = StructType([StructField(a, _spark_field_type(domain.values[a].dtype), True) for a in domain.attributes])
+    arrow_schema = pa.schema([pa.field(a, _arrow_type(domain.values[a].dtype)) for a in domain.attributes])
+
+    def perturb_range(key: tuple[Any, ...], table: Any) -> Any:
+        j = int(key[0].as_py())
+        low, high = int(bounds[j]), int(bounds[j + 1])
+        stream = streams.for_partition(j)
+        index = table.column(_INDEX).to_numpy()
+        existing = np.sort(index[index >= 0]).astype(np.uint64)
+        kept = existing[stages.keep_mask(len(existing), alpha, stream)]
+        count = stages.binomial((high - low) - len(existing), beta, stream)
+        inserted = stages.insert_indices(count, low, high, existing, stream)
+        published = np.concatenate([kept, inserted])
+        published = published[stages.shuffle_order(len(published), stream)]
+        frame = domain.decode(domain.codes_of(published))
+        return frame.to_arrow().cast(arrow_schema)
+
+    def with_range(batches: Any) -> Any:
+        for batch in batches:
+            index = batch.column(0).to_numpy()
+            where = (np.searchsorted(bounds, index, side="right") - 1).astype(np.int32)
+            yield pa.RecordBatch.from_arrays([batch.column(0), pa.array(where)], names=[_INDEX, _RANGE])
+
+    keyed_schema = StructType([StructField(_INDEX, LongType(), False), StructField(_RANGE, IntegerType(), False)])
+    keyed = prepared.tuples.select(_INDEX).mapInArrow(with_range, keyed_schema)
+    # one sentinel row per range, so that ranges holding no tuple of I still get their insertions
+    sentinels = spark.createDataFrame([(-1, j) for j in range(ranges)], keyed_schema)
+    view = keyed.unionByName(sentinels).groupBy(_RANGE).applyInArrow(perturb_range, shape)
+    write_parquet_once(view, target)
+    written = spark.read.parquet(target)
+    rows = int(written.count())
+    cert = certify(prepared, plan, rng, view_rows=rows)  # type: ignore[arg-type]
+    cert = _with_engine(cert, ranges)
+    write_text_atomic(cert_target, cert.to_json())
+    return SparkView(written, target, domain, alpha, beta, prepared.n, rows, cert, cert_target)
+
+
+def _with_engine(cert: Certificate, ranges: int) -> Certificate:
+    from dataclasses import replace
+
+    parameters = {**cert.parameters, "engine": "spark", "insertion_ranges": ranges}
+    return replace(cert, parameters=parameters)
+
+
+def _spark_field_type(dtype: pl.DataType) -> Any:
+    from pyspark.sql.types import _parse_datatype_string
+
+    return _parse_datatype_string(spark_type(dtype))
+
+
+def _arrow_type(dtype: pl.DataType) -> Any:
+    import pyarrow as pa
+
+    kind = spark_type(dtype)
+    return {"tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(), "bigint": pa.int64(),
+            "float": pa.float32(), "double": pa.float64(), "boolean": pa.bool_(), "date": pa.date32(),
+            "timestamp": pa.timestamp("us", tz="UTC"), "decimal(20,0)": pa.decimal128(20, 0)}.get(kind, pa.string())
+
+
+def write_parquet_once(frame: Any, target: str) -> None:
+    """Write ``frame`` as Parquet (evaluating it exactly once) to a hidden sibling directory, then rename it onto ``target``
+    (an existing target is replaced only after the new view is complete)."""
+    spark = frame.sparkSession
+    jvm = spark._jvm
+    hadoop_path = jvm.org.apache.hadoop.fs.Path
+    destination = hadoop_path(target)
+    fs = destination.getFileSystem(spark._jsc.hadoopConfiguration())
+    parent = destination.getParent()
+    name = destination.getName()
+    temporary = hadoop_path(parent, f".{name}.{uuid.uuid4().hex}.tmp")
+    backup = hadoop_path(parent, f".{name}.{uuid.uuid4().hex}.old")
+    try:
+        frame.write.mode("errorifexists").parquet(temporary.toString())
+        if fs.exists(destination):
+            if not fs.rename(destination, backup):
+                raise InputError(f"cannot replace {target}")
+        if not fs.rename(temporary, destination):
+            raise InputError(f"cannot move the view into {target}")
+        fs.delete(backup, True)
+    finally:
+        if fs.exists(temporary):
+            fs.delete(temporary, True)
+
+
+def perturb_spark(
+    table: SparkTable,
+    *,
+    out: str | os.PathLike[str],
+    gamma: float,
+    d: float | None = None,
+    c: float | None = None,
+    alpha: float | None = None,
+    beta: float | None = None,
+    attributes: Sequence[str] | None = None,
+    domains: Mapping[str, Iterable[Any]] | None = None,
+    duplicates: Duplicates = "collapse",
+    exclusive_correlations: bool = False,
+    failure: float = 0.05,
+    randomness: Randomness | int | None = None,
+    certificate: str | os.PathLike[str] | None = None,
+    ranges: int | None = None,
+) -> Perturbation:
+    """Plan (α, β), perturb on Spark, write the view and its certificate (see the module docs).
+
+    Returns a :class:`~crowdsafe.perturb.Perturbation` whose ``view`` is a :class:`SparkView`.
+    """
+    prepared = prepare_spark(table, attributes, domains=domains, duplicates=duplicates)
+    try:
+        plan = plan_for_spark(prepared, gamma=gamma, d=d, c=c, alpha=alpha, beta=beta, failure=failure,
+                              exclusive_correlations=exclusive_correlations)
+        view = run_spark(prepared, plan, out, randomness=randomness, certificate=certificate, ranges=ranges)
+    finally:
+        prepared.release()
+    return Perturbation(view, plan, prepared.rows, prepared.duplicate_rows)  # type: ignore[arg-type]
+
+
+__all__ = ["SparkInput", "SparkView", "active_domain", "perturb_spark", "plan_for_spark", "prepare_spark",
+           "run_spark"]

@@ -1,0 +1,115 @@
+"""α-β on Spark: the same domain, n, m and plan as the Polars engine (deterministic), and a view
+whose randomness matches the theory (statistical, fixed seeds, 4σ tolerances)."""
+
+import json
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+
+from crowdsafe import cli
+from crowdsafe.data import load
+from crowdsafe.engines.spark.alpha_beta import perturb_spark
+from crowdsafe.engines.spark.table import load_table
+from crowdsafe.perturb import View, estimate, perturb
+from crowdsafe.perturb.estimator import est
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def rows_path(tmp_path_factory):
+    rng = np.random.default_rng(8)
+    n = 6000  # rows, with a few duplicates, in a domain of 24,000 tuples
+    frame = pl.DataFrame({
+        "a": rng.integers(0, 20, n),
+        "b": rng.choice(["x", "y", "z", None], n, p=[0.5, 0.3, 0.15, 0.05]).tolist(),
+        "c": rng.integers(0, 300, n) * 2,
+    })
+    path = tmp_path_factory.mktemp("ab") / "rows.parquet"
+    frame.write_parquet(path)
+    return path
+
+
+def _z_of_equality_estimates(view_frame, truth, alpha, beta, domain):
+    """Σ_k (EST_k − Q_k(I)) / sqrt(Σ_k Var EST_k) over the equality queries a = v: the cells are
+    disjoint, so their counts are independent and Z is approximately N(0, 1) if EST is unbiased."""
+    sizes = dict(zip(domain.attributes, domain.sizes))
+    n_domain = domain.size // sizes["a"]
+    values = domain.values["a"].to_list()
+    n_view = view_frame.group_by("a").len().to_dict(as_series=False)
+    n_view = dict(zip(n_view["a"], n_view["len"]))
+    true = truth.group_by("a").len().to_dict(as_series=False)
+    true = dict(zip(true["a"], true["len"]))
+    error = variance = 0.0
+    for v in values:
+        q = true.get(v, 0)
+        error += float(est(n_view.get(v, 0), n_domain, alpha, beta)) - q
+        variance += (alpha * (1 - alpha) * q + beta * (1 - beta) * (n_domain - q)) / (alpha - beta) ** 2
+    return error / math.sqrt(variance)
+
+
+def test_spark_view_follows_the_algorithm(spark, rows_path, tmp_path):
+    dataset = load(rows_path)
+    table = load_table(spark, rows_path)
+    out = tmp_path / "view.parquet"
+    result = perturb_spark(table, out=out, gamma=0.5, c=1.0, alpha=0.5, randomness=21, ranges=7)
+    on_polars = perturb(dataset, gamma=0.5, c=1.0, alpha=0.5, randomness=21)
+    plan, view = result.plan, result.view
+    # deterministic: the same domain, n, m, plan and row counts as the Polars engine
+    assert view.certificate.parameters["domain"] == on_polars.view.certificate.parameters["domain"]
+    assert (plan.n, plan.m, plan.alpha, plan.beta) == (on_polars.plan.n, on_polars.plan.m, 0.5, on_polars.plan.beta)
+    assert (result.rows, result.duplicate_rows) == (on_polars.rows, on_polars.duplicate_rows)
+    assert view.certificate.parameters["engine"] == "spark" and view.certificate.parameters["insertion_ranges"] == 7
+    assert json.loads(view.certificate_file.read_text())["parameters"]["view_rows"] == view.rows
+
+    written = pl.read_parquet(out / "*.parquet")
+    assert written.height == view.rows and written.unique().height == written.height  # a set
+    truth = dataset.frame.select("a", "b", "c").unique()
+    kept = written.join(truth, on=["a", "b", "c"], how="semi", nulls_equal=True).height
+    inserted = written.height - kept
+    n, m, alpha, beta = plan.n, plan.m, plan.alpha, plan.beta
+    assert abs(kept - alpha * n) < 4 * math.sqrt(n * alpha * (1 - alpha))
+    assert abs(inserted - beta * (m - n)) < 4 * math.sqrt((m - n) * beta * (1 - beta))
+    # each of the 7 disjoint index ranges inserts Binomial(|range \ I|, β) tuples
+    codes = view.domain.encode(written)
+    index = view.domain.index(codes).astype(np.int64)
+    in_data = np.isin(index, view.domain.index(view.domain.encode(truth)).astype(np.int64))
+    bounds = [(j * m) // 7 for j in range(8)]
+    truth_index = np.sort(view.domain.index(view.domain.encode(truth)).astype(np.int64))
+    for low, high in zip(bounds[:-1], bounds[1:]):
+        free = (high - low) - int(np.count_nonzero((truth_index >= low) & (truth_index < high)))
+        drawn = int(np.count_nonzero(~in_data & (index >= low) & (index < high)))
+        assert abs(drawn - beta * free) < 4.5 * math.sqrt(free * beta * (1 - beta)) + 1
+
+    # the estimator is unbiased on both engines (same statistic, same tolerance)
+    assert abs(_z_of_equality_estimates(written, truth, alpha, beta, view.domain)) < 4
+    assert abs(_z_of_equality_estimates(on_polars.view.frame, truth, alpha, beta, view.domain)) < 4
+    # n_V counted on Spark is the driver's count on the same view
+    local = View(view.domain.decode(codes), view.domain, alpha, beta, n, view.certificate)
+    for query in ("count where a < 10 and b = 'x'", "count where b is null", "count where c in (2, 4) or c > 400"):
+        assert view.estimate(query) == estimate(local, query)
+
+
+def test_cli_perturb_and_plan_on_spark(spark, rows_path, tmp_path, capsys):
+    out = tmp_path / "v.parquet"
+    code = cli.main(["perturb", str(rows_path), "--gamma", "0.5", "--c", "1.0", "--engine", "spark",
+                     "--out", str(out), "--seed", "4", "--json"])
+    payload = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert payload["view_rows"] == pl.read_parquet(out / "*.parquet").height
+    assert payload["fit_for_release"] is False and (tmp_path / "v.certificate.json").exists()
+    code = cli.main(["estimate", str(out), "count where a < 10", "--json"])  # the driver reads the part files
+    assert code == 0 and json.loads(capsys.readouterr().out)["rows"] == payload["view_rows"]
+
+    code = cli.main(["perturb", str(rows_path), "--gamma", "0.5", "--c", "1.0", "--engine", "spark", "--out",
+                     str(tmp_path / "w.parquet"), "--duplicates", "error"])
+    assert code == 2 and "rows repeat another row's tuple" in capsys.readouterr().err
+    assert not (tmp_path / "w.parquet").exists()
+
+    domains = tmp_path / "domains.json"
+    domains.write_text(json.dumps({"a": list(range(10))}))
+    code = cli.main(["perturb", str(rows_path), "--gamma", "0.5", "--c", "1.0", "--engine", "spark", "--plan-only",
+                     "--domains", str(domains)])
+    assert code == 2 and "outside the published domain" in capsys.readouterr().err

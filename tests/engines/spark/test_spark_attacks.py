@@ -1,0 +1,87 @@
+"""The intersection attack with its joins on Spark gives the Polars engine's metrics exactly."""
+
+import json
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+
+from crowdsafe import cli
+from crowdsafe.attacks.intersection import AttackedRelease, intersection_attack
+from crowdsafe.engines.spark.attacks import SparkRelease, intersection_attack_spark
+from crowdsafe.errors import ParameterError
+
+pytestmark = pytest.mark.spark
+
+
+def _same(a, b):
+    """Equal, floats to 1e-12 relative (sums of the same terms in another order)."""
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return isinstance(b, (list, tuple)) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, (float, int)):
+        return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
+    return a == b
+
+
+def _decade(width):
+    low = (pl.col("age") // width) * width
+    return pl.format("[{}, {})", low, low + width)
+
+
+@pytest.fixture(scope="module")
+def attack_data():
+    rng = np.random.default_rng(3)
+    n = 600
+    ages = rng.integers(18, 80, n)
+    targets = pl.DataFrame({
+        "id": np.arange(n).astype(str),
+        "age": ages,
+        "sex": rng.choice(["Female", "Male"], n),
+        "race": pl.Series(rng.choice(["White", "Black", "Asian"], n)).set(pl.Series(rng.random(n) < 0.03), None),
+        # the disease follows the age, so classes hold few values and intersections shrink them
+        "disease": np.array(["flu", "hiv", "cancer", "none", "cold"])[(ages // 7 + rng.integers(0, 2, n)) % 5],
+    })
+    r1 = targets.select("id", _decade(10).alias("age"), "sex", pl.lit("*").alias("race"), "disease")
+    race = pl.when(pl.col("race") == "White").then(pl.lit("White")).when(pl.col("race").is_null()).then(None)
+    r2 = targets.sample(fraction=0.7, seed=1).select(
+        "id", _decade(5).alias("age"), race.otherwise(pl.lit("{Black, Asian}")).alias("race"),
+        pl.lit("*").alias("sex"),
+        pl.when(pl.col("disease").is_in(["flu", "cold"])).then(pl.lit("{flu, cold}")).otherwise("disease")
+        .alias("disease"))
+    r3 = targets.filter(pl.col("age") < 60).select("id", _decade(20).alias("age"), "sex", "race", "disease")
+    releases = [r.with_columns(pl.all().cast(pl.String)) for r in (r1, r2, r3)]
+    return targets, releases
+
+
+def test_spark_attack_metrics_equal_the_polars_engine(spark, attack_data, tmp_path, capsys):
+    targets, releases = attack_data
+    qi = ["age", "sex", "race"]
+    names = ["R1", "R2", "R3"]
+    on_polars = intersection_attack([AttackedRelease(r, name) for r, name in zip(releases, names)], targets, qi,
+                                    "disease", truth_id="id")
+    assert on_polars.summary["perfect_breach"] > 0 and on_polars.summary["average_drop"] > 0  # a real attack
+    with pytest.raises(ParameterError, match="nearest-centroid location needs --engine polars"):
+        intersection_attack_spark([SparkRelease(spark.createDataFrame(releases[0].to_arrow()), "R1")],
+                                  spark.createDataFrame(targets.to_arrow()), qi, "disease", location="nearest")
+
+    # one run through the command line: the files are read on Spark, the metrics written as Parquet
+    paths = []
+    for release, name in zip(releases, names):
+        paths.append(str(tmp_path / f"{name}.csv"))
+        release.write_csv(paths[-1])
+    targets.write_parquet(tmp_path / "targets.parquet")
+    code = cli.main(["attack", "intersection", *paths, "--targets", str(tmp_path / "targets.parquet"),
+                     "--qi", "age,sex,race", "--sensitive", "disease", "--truth-id", "id", "--engine", "spark",
+                     "--json", "--out", str(tmp_path / "metrics.parquet")])
+    payload = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert _same(payload["summary"], on_polars.summary)
+    assert _same(payload["releases"], on_polars.releases.to_dicts())
+    per_target = pl.read_parquet(tmp_path / "metrics.parquet" / "*.parquet").select(
+        "id", "posterior_anonymity", "inferred_value", "perfect_breach_true")
+    expected = targets.select("id").with_columns(
+        on_polars.targets.select("posterior_anonymity", "inferred_value", "perfect_breach_true"))
+    assert per_target.sort("id").equals(expected.sort("id"))
