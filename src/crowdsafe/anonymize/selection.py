@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from crowdsafe.anonymize.cells import cell_table
+from crowdsafe.anonymize.counted import CountedSample, counted
 from crowdsafe.anonymize.lattice import Lattice
 from crowdsafe.anonymize.recoding import GeneralizationScheme
 from crowdsafe.data import Dataset, Hierarchy
@@ -214,7 +214,7 @@ class _KeyedTables:
         if float(np.prod(self.radix.astype(float))) >= 2.0**62:
             raise ParameterError("too many quasi-identifier values to score the lattice; use fewer quasi-identifiers")
         self.strides = np.r_[np.cumprod(self.radix[::-1])[::-1][1:], 1].astype(np.int64)
-        cells = cell_table(sample, columns)
+        cells = counted(sample, columns)  # a Dataset is counted here; the Spark engine passes its counts
         self.base_keys = cells.codes.astype(np.int64) @ self.strides
         self.base_counts = cells.counts.astype(np.float64)
 
@@ -315,7 +315,7 @@ def gumbel_max_over_lattice(sample: Dataset, columns: Sequence[str], k: int, sca
     return lattice, int(best[1]), scored[0]
 
 
-def choose_scheme(sample: Dataset, columns: Sequence[str], k: int, epsilon1: float,
+def choose_scheme(sample: Dataset | CountedSample, columns: Sequence[str], k: int, epsilon1: float,
                   randomness: Randomness) -> SchemeChoice:
     """Select a scheme with the ε1-DP exponential mechanism over every lattice node (Theorem 6's
     Am), by the Gumbel-max trick: node g wins with probability ∝ exp(ε1·q(S, g)/Δq) (monotone
