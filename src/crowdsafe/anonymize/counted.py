@@ -65,3 +65,53 @@ def classes_at(sample: CountedSample, levels: Mapping[str, int]) -> tuple[np.nda
     classes, inverse = np.unique(generalized, axis=0, return_inverse=True)
     sizes = np.bincount(inverse.ravel(), weights=sample.counts, minlength=len(classes))
     return classes, np.rint(sizes).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class AppliedCounts:
+    """Apply on a frequency table: the output classes of a full-domain recoding and which survive.
+
+    ``class_codes[i]``: node codes of class i (one per column, at the scheme's levels),
+    ``class_sizes[i]``: its rows, ``class_kept[i]``: size >= k (Apply's rule,
+    :func:`crowdsafe.anonymize.apply.classify`). Mirrors :class:`~crowdsafe.anonymize.apply.Applied`'s
+    summary attributes for engines that never hold the rows.
+    """
+
+    class_codes: np.ndarray  # (c, d) int64
+    class_sizes: np.ndarray  # (c,) int64
+    class_kept: np.ndarray  # (c,) bool
+    k: int
+
+    @classmethod
+    def of(cls, class_codes: np.ndarray, class_sizes: np.ndarray, k: int) -> "AppliedCounts":
+        sizes = np.asarray(class_sizes, dtype=np.int64)
+        return cls(np.asarray(class_codes, dtype=np.int64), sizes, sizes >= int(k), int(k))
+
+    @property
+    def rows_in(self) -> int:
+        return int(self.class_sizes.sum())
+
+    @property
+    def rows_published(self) -> int:
+        return int(self.class_sizes[self.class_kept].sum())
+
+    @property
+    def rows_suppressed(self) -> int:
+        return self.rows_in - self.rows_published
+
+    @property
+    def suppression_rate(self) -> float:
+        return self.rows_suppressed / self.rows_in if self.rows_in else 0.0
+
+    @property
+    def classes(self) -> int:
+        return int(self.class_kept.sum())
+
+    @property
+    def published_class_sizes(self) -> np.ndarray:
+        return self.class_sizes[self.class_kept]
+
+
+def apply_counts(sample: CountedSample, levels: Mapping[str, int], k: int) -> AppliedCounts:
+    """Apply ``levels`` to a counted sample at leaf level and suppress classes below ``k``."""
+    return AppliedCounts.of(*classes_at(sample, levels), k)

@@ -1,0 +1,147 @@
+"""A table on Spark as the safe pipeline sees it: rows on the executors, the rest on the driver.
+
+:func:`spark_table` reads the data (a Parquet or CSV path Spark can read, a bundled dataset, a
+Polars/pandas frame or a :class:`~crowdsafe.data.Dataset`), applies the missing-value policy on
+Spark, and makes one aggregation pass: row count, the table's identity (:mod:`.fingerprint`),
+the distinct values of each published column. On the driver those values form a small *domain*
+dataset loaded by the data layer itself (schema inference or the declared schema, type checks,
+hierarchies from the schema, coverage), then prepared by the Polars engine's own
+:func:`crowdsafe.anonymize.publish.prepare_dataset` (published columns, flat hierarchies).
+Everything the driver knows about the data is what the Polars engine also derives from it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from crowdsafe.anonymize.publish import prepare_dataset
+from crowdsafe.data import Dataset, Schema, load
+from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS, MissingPolicy
+from crowdsafe.data.schema import AttributeType
+from crowdsafe.engines.spark import fingerprint as fp
+from crowdsafe.engines.spark.encoding import dictionary, domain_frame, domain_scan, encode_columns
+from crowdsafe.engines.spark.io import read_frame
+from crowdsafe.errors import InputError
+
+_CSV_ENDINGS = (".csv", ".csv.gz", ".tsv", ".txt", ".data")
+
+
+@dataclass(frozen=True)
+class SparkTable:
+    """``frame``: the rows (Spark). ``domain``: the prepared domain dataset (Polars; one row per
+    distinct value, not per person) with schema and hierarchies; ``columns``: the published
+    columns; ``dictionaries``: per published column, raw value -> leaf code."""
+
+    spark: Any
+    frame: Any
+    domain: Dataset
+    columns: list[str]
+    dictionaries: dict[str, pl.DataFrame]
+    fingerprint: str
+    n_rows: int
+    label: str
+    notes: list[str]
+
+    def encoded(self) -> Any:
+        """The rows as leaf codes of the published columns plus the per-row hash columns."""
+        hashed = self.frame.select("*", *fp.row_hashes(self.frame))
+        return encode_columns(self.spark, hashed, self.dictionaries, keep=fp.HASH_COLUMNS)
+
+
+def _spark_frame(spark: Any, frame: pl.DataFrame) -> Any:
+    """A Polars frame on Spark through Arrow (text categories as plain text)."""
+    text = [c for c, t in frame.schema.items() if isinstance(t, (pl.Categorical, pl.Enum))]
+    return spark.createDataFrame(frame.with_columns(pl.col(text).cast(pl.String)).to_arrow())
+
+
+def spark_table(
+    spark: Any,
+    data: Any,
+    *,
+    schema: Schema | str | os.PathLike[str] | None = None,
+    qi: Sequence[str] | None = None,
+    sensitive: Sequence[str] | str | None = None,
+    missing: MissingPolicy | str = MissingPolicy.KEEP,
+    name: str | None = None,
+) -> SparkTable:
+    """Read ``data`` onto Spark and describe it for the safe pipeline (see the module docstring).
+
+    ``data``: a Parquet or CSV path Spark can read, a Spark DataFrame, or anything
+    :func:`crowdsafe.data.load` takes (loaded in this process, then handed to Spark).
+    """
+    from pyspark.sql import functions as F
+
+    policy = MissingPolicy.parse(missing)
+    if isinstance(schema, (str, os.PathLike)):
+        schema = Schema.from_toml(schema)
+    hierarchies = None
+    is_path = isinstance(data, (str, os.PathLike)) and not _is_bundled(data)
+    if is_path or _is_spark_frame(data):
+        path = str(data) if is_path else ""
+        frame = read_frame(spark, path, missing_tokens=DEFAULT_MISSING_TOKENS) if is_path else data
+        label = name or (path.rstrip("/").rsplit("/", 1)[-1] if is_path else "spark-dataframe")
+        if policy is MissingPolicy.DROP:
+            frame = frame.dropna()
+    else:  # in memory already: the data layer loads it, Spark gets it through Arrow
+        dataset = load(data, schema=schema, qi=qi, sensitive=sensitive, missing=policy)
+        schema, hierarchies, qi, sensitive = dataset.schema, dataset.hierarchies, None, None
+        frame = _spark_frame(spark, dataset.frame)
+        label = name or dataset.name or "data"
+    roles = _roles(frame, schema, qi, sensitive)
+    published = [c for c in frame.columns if c in set(roles.quasi_identifiers) | set(roles.sensitive)]
+    others = [c for c in frame.columns if c not in published]
+    extra = [F.count(F.lit(1)).alias("__rows"), *fp.hash_sum_aggregates(),
+             *[F.first(F.col(c), ignorenulls=True).alias(f"__first_{j}") for j, c in enumerate(others)],
+             *[F.sum(F.col(c).isNull().cast("long")).alias(f"__missing_{j}") for j, c in enumerate(frame.columns)]]
+    values, row = domain_scan(frame.select("*", *fp.row_hashes(frame)), published, extra)
+    rows = int(row.column("__rows")[0].as_py())
+    if rows == 0:
+        raise InputError(f"{label} has no rows" + (" after missing='drop'" if policy is MissingPolicy.DROP else ""))
+    if policy is MissingPolicy.ERROR:
+        for j, c in enumerate(frame.columns):
+            count = int(row.column(f"__missing_{j}")[0].as_py() or 0)
+            if count:
+                raise InputError(f"column '{c}' has {count:,} missing values (missing='error'); "
+                                 "use missing='keep' or 'drop'")
+    for j, c in enumerate(others):
+        values[c] = pl.from_arrow(row.column(f"__first_{j}")).alias(c)  # type: ignore[union-attr]
+    raw = domain_frame({c: values[c] for c in frame.columns})
+    tidy = raw
+    if is_path and path.lower().rstrip("/").endswith(_CSV_ENDINGS):
+        from crowdsafe.data.io import _tidy_text  # the Polars engine's CSV clean-up, on the distinct values
+
+        declared = {a.name for a in (schema or ()) if a.type in (AttributeType.CATEGORICAL, AttributeType.ORDINAL)}
+        tidy = _tidy_text(raw, declared)
+    domain = load(tidy, schema=schema, qi=qi, sensitive=sensitive, missing="keep", hierarchies=hierarchies,
+                  name=f"{label} (its distinct values)")
+    domain, columns, notes = prepare_dataset(domain)
+    dictionaries = {c: dictionary(raw.get_column(c), domain.encoded(c).codes) for c in columns}
+    sums = [int(row.column(h)[0].as_py() or 0) for h in fp.HASH_COLUMNS]
+    identity = fp.digest(frame.columns, fp.frame_types(frame), rows, sums)
+    return SparkTable(spark, frame, domain, columns, dictionaries, identity, rows, label, notes)
+
+
+def _is_spark_frame(data: Any) -> bool:
+    return type(data).__module__.startswith("pyspark.sql") and hasattr(data, "mapInArrow")
+
+
+def _is_bundled(data: Any) -> bool:
+    from crowdsafe import datasets
+
+    return isinstance(data, str) and not os.path.exists(data) and "://" not in data and data in datasets.names()
+
+
+def _roles(frame: Any, schema: Schema | None, qi: Sequence[str] | None,
+           sensitive: Sequence[str] | str | None) -> Schema:
+    """The roles of the columns (types aside), from the declared or inferred schema."""
+    from crowdsafe.data.io import _complete_schema
+
+    empty = pl.from_arrow(frame.limit(0).toArrow())
+    assert isinstance(empty, pl.DataFrame)
+    roles = Schema.infer(empty) if schema is None else _complete_schema(schema, empty)
+    return roles.with_roles(qi=qi, sensitive=sensitive) if (qi is not None or sensitive is not None) else roles
