@@ -2,13 +2,14 @@
 
 The dictionaries (value -> code) are made on the driver, by the data layer's own encoding
 (:meth:`crowdsafe.data.Dataset.encoded`: a column with a hierarchy gets its leaf codes), applied
-to a *domain* table: for each column, its distinct values (one Spark aggregation). The codes
-are then attached to the rows by broadcast joins on the executors. So the codes are those of
-the Polars engine by construction, and the data-dependent part is exactly what the Polars
+to a *domain* table: for each column, its distinct values (one Spark aggregation). The
+dictionaries travel with the per-partition function and each Arrow batch is encoded by a join
+on them (:func:`encode_batch`; no Spark join, no Spark plan per column). So the codes are those
+of the Polars engine by construction, and the data-dependent part is exactly what the Polars
 engine also reads from the data (the values present, for coverage checks and flat hierarchies).
 
-Shared helper for every Spark stage that needs codes (publish, DP queries, attacks):
-:func:`domain_scan`, :func:`domain_frame`, :func:`encode_columns`.
+Shared helpers for every Spark stage that needs codes (publish, DP queries, attacks):
+:func:`domain_scan`, :func:`domain_frame`, :func:`dictionary`, :func:`encode_batch`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ CODE_PREFIX = "__crowdsafe_code_"
 
 
 def code_column(index: int) -> str:
+    """The name of the j-th code column in a Spark schema crowdsafe makes."""
     return f"{CODE_PREFIX}{index}"
 
 
@@ -68,16 +70,12 @@ def dictionary(raw: pl.Series, codes: np.ndarray) -> pl.DataFrame:
     return pl.DataFrame({"value": raw, "code": codes.astype(np.int64)}).unique(subset="value", keep="first")
 
 
-def encode_columns(spark: Any, frame: Any, dictionaries: Mapping[str, pl.DataFrame], keep: Sequence[Any] = ()) -> Any:
-    """``frame`` with one code column per dictionary (``code_column(j)``, in the mapping's order)
-    and the ``keep`` columns, by broadcast joins; a value missing from its dictionary is an error
-    caught on the driver before (see :func:`domain_scan`), so codes are never null here."""
-    from pyspark.sql import functions as F
-
-    out = frame
-    for j, (column, table) in enumerate(dictionaries.items()):
-        lookup = spark.createDataFrame(table.to_arrow())
-        lookup = lookup.select(F.col("value").cast(frame.schema[column].dataType).alias(f"__v{j}"),
-                               F.col("code").alias(code_column(j)))
-        out = out.join(F.broadcast(lookup), out[column].eqNullSafe(lookup[f"__v{j}"]), "left").drop(f"__v{j}")
-    return out.select(*[code_column(j) for j in range(len(dictionaries))], *keep)
+def encode_batch(values: Any, table: pl.DataFrame) -> np.ndarray:
+    """Codes (int64) of one Arrow column of a batch, by its (value, code) dictionary ``table``
+    (call on the executors, e.g. inside ``mapInArrow``). A value absent from the dictionary
+    cannot occur: the dictionary was made from every distinct value of the column."""
+    column = pl.DataFrame({"value": pl.from_arrow(values)})
+    if column.schema["value"] != table.schema["value"]:
+        column = column.with_columns(pl.col("value").cast(table.schema["value"]))
+    found = column.join(table, on="value", how="left", nulls_equal=True, maintain_order="left")
+    return found.get_column("code").to_numpy()

@@ -6,7 +6,7 @@ The same pipeline as :func:`crowdsafe.anonymize.publish.publish_dataset`, stage 
 |---|---|---|
 | read, missing values, identity, distinct values | Spark, one aggregation | :mod:`.table` |
 | plan checks, ledger check | driver | ``anonymize.publish.ledger_request`` |
-| encode (broadcast dictionaries), sample (a stream per partition), recode (broadcast arrays), count | Spark, one job per release | :mod:`.encoding`, :mod:`.sampling` |
+| sample (a stream per partition), encode (broadcast dictionaries), recode (broadcast arrays), count | Spark, one job per release | :mod:`.encoding`, :mod:`.sampling` |
 | charge (sample identities) | driver | the ledger |
 | choose the scheme (exponential mechanism) from the counts | driver | ``anonymize.selection.choose_scheme`` |
 | Apply: classes and suppression below k | driver, on the counts | ``anonymize.counted.apply_counts`` |
@@ -131,7 +131,8 @@ def count_release_sample(table: SparkTable, beta: float, stream: Randomness,
     maps = tuple(None if not levels or not levels[c] else hierarchies[c].leaf_map(levels[c]).astype(np.int64)
                  for c in table.columns)
     streams = PartitionStreams.from_randomness(stream)
-    codes, counts, sums = count_sample(table.encoded(), streams, beta, maps)
+    dictionaries = tuple(table.dictionaries[c] for c in table.columns)
+    codes, counts, sums = count_sample(table.hashed(), streams, beta, dictionaries, maps)
     rows = int(counts.sum())
     identity = fp.digest(table.frame.columns, fp.frame_types(table.frame), rows, sums)
     counted = CountedSample(tuple(table.columns), codes, counts, {c: hierarchies[c] for c in table.columns})

@@ -2,7 +2,7 @@
 
 Each partition draws its mask from its own stream (:class:`.streams.PartitionStreams`: in
 release mode a ChaCha20 stream keyed from the executor's ``os.urandom``, no seed shared across
-executors), keeps the sampled rows' codes, maps them through the recoding's broadcast arrays
+executors), encodes the sampled rows with the broadcast dictionaries (:mod:`.encoding`), maps them through the recoding's broadcast arrays
 (leaf code -> node code at the scheme's level; none for the level-0 table the chooser reads),
 and counts distinct code tuples. Spark then sums the per-partition counts: the frequency table
 of the sample, small, is all that reaches the driver, with the sample's multiset hash sums
@@ -22,7 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from crowdsafe.engines.spark.encoding import code_column
+import polars as pl
+
+from crowdsafe.engines.spark.encoding import code_column, encode_batch
 from crowdsafe.engines.spark.fingerprint import HASH_COLUMNS
 from crowdsafe.engines.spark.streams import PartitionStreams
 
@@ -35,11 +37,13 @@ _LOW = np.uint64(0xFFFFFFFF)
 class SampleCounter:
     """The per-partition function (picklable; shipped to the executors by ``mapInArrow``).
 
-    ``maps[j]``: leaf code -> node code for column j (None: keep leaf codes).
+    Input batches: the published columns (in order), then the hash columns. ``dictionaries[j]``:
+    value -> leaf code of column j; ``maps[j]``: leaf code -> node code (None: keep leaf codes).
     """
 
     streams: PartitionStreams
     beta: float
+    dictionaries: tuple[pl.DataFrame, ...]
     maps: tuple[np.ndarray | None, ...]
 
     def output_schema(self) -> str:
@@ -47,7 +51,6 @@ class SampleCounter:
         return f"{KIND} int, {codes}, {COUNT} long"
 
     def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
-        import polars as pl
         import pyarrow as pa
         from pyspark import TaskContext
 
@@ -62,7 +65,7 @@ class SampleCounter:
                 continue
             columns = {}
             for j, name in enumerate(names):
-                codes = batch.column(name).to_numpy(zero_copy_only=False)[keep]
+                codes = encode_batch(batch.column(j).filter(pa.array(keep)), self.dictionaries[j])
                 table = self.maps[j]
                 columns[name] = codes if table is None else table[codes].astype(np.int64)
             for i, name in enumerate(HASH_COLUMNS):
@@ -89,15 +92,15 @@ class SampleCounter:
             yield pa.RecordBatch.from_arrays(batch.columns, names=[KIND, *names, COUNT])
 
 
-def count_sample(encoded: Any, streams: PartitionStreams, beta: float,
+def count_sample(rows: Any, streams: PartitionStreams, beta: float, dictionaries: Sequence[pl.DataFrame],
                  maps: Sequence[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray, list[int]]:
-    """Sample ``encoded`` (code columns + hash columns) and count: (codes (m, d), counts (m,),
+    """Sample ``rows`` (published columns + hash columns) and count: (codes (m, d), counts (m,),
     the sample's hash sums). One Spark job; only the counted table reaches the driver."""
     from pyspark.sql import functions as F
 
-    counter = SampleCounter(streams, float(beta), tuple(maps))
+    counter = SampleCounter(streams, float(beta), tuple(dictionaries), tuple(maps))
     names = [code_column(j) for j in range(len(maps))]
-    mapped = encoded.mapInArrow(counter, counter.output_schema())
+    mapped = rows.mapInArrow(counter, counter.output_schema())
     table = mapped.groupBy(KIND, *names).agg(F.sum(COUNT).alias(COUNT)).toArrow()
     kind = table.column(KIND).to_numpy()
     codes = np.column_stack([table.column(n).to_numpy() for n in names]).astype(np.int64)

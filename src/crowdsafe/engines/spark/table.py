@@ -13,18 +13,18 @@ Everything the driver knows about the data is what the Polars engine also derive
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
 from crowdsafe.anonymize.publish import prepare_dataset
-from crowdsafe.data import Dataset, Schema, load
+from crowdsafe.data import Dataset, Hierarchy, Schema, load
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS, MissingPolicy
 from crowdsafe.data.schema import AttributeType
 from crowdsafe.engines.spark import fingerprint as fp
-from crowdsafe.engines.spark.encoding import dictionary, domain_frame, domain_scan, encode_columns
+from crowdsafe.engines.spark.encoding import dictionary, domain_frame, domain_scan
 from crowdsafe.engines.spark.io import read_frame
 from crowdsafe.errors import InputError
 
@@ -47,10 +47,9 @@ class SparkTable:
     label: str
     notes: list[str]
 
-    def encoded(self) -> Any:
-        """The rows as leaf codes of the published columns plus the per-row hash columns."""
-        hashed = self.frame.select("*", *fp.row_hashes(self.frame))
-        return encode_columns(self.spark, hashed, self.dictionaries, keep=fp.HASH_COLUMNS)
+    def hashed(self) -> Any:
+        """The published columns (in order) and the per-row hash columns (over every column)."""
+        return self.frame.select(*self.columns, *fp.row_hashes(self.frame))
 
 
 def _spark_frame(spark: Any, frame: pl.DataFrame) -> Any:
@@ -68,18 +67,19 @@ def spark_table(
     sensitive: Sequence[str] | str | None = None,
     missing: MissingPolicy | str = MissingPolicy.KEEP,
     name: str | None = None,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
 ) -> SparkTable:
     """Read ``data`` onto Spark and describe it for the safe pipeline (see the module docstring).
 
     ``data``: a Parquet or CSV path Spark can read, a Spark DataFrame, or anything
     :func:`crowdsafe.data.load` takes (loaded in this process, then handed to Spark).
+    ``hierarchies`` add to (or replace) those of the schema, as in :func:`crowdsafe.data.load`.
     """
     from pyspark.sql import functions as F
 
     policy = MissingPolicy.parse(missing)
     if isinstance(schema, (str, os.PathLike)):
         schema = Schema.from_toml(schema)
-    hierarchies = None
     is_path = isinstance(data, (str, os.PathLike)) and not _is_bundled(data)
     if is_path or _is_spark_frame(data):
         path = str(data) if is_path else ""
@@ -88,7 +88,7 @@ def spark_table(
         if policy is MissingPolicy.DROP:
             frame = frame.dropna()
     else:  # in memory already: the data layer loads it, Spark gets it through Arrow
-        dataset = load(data, schema=schema, qi=qi, sensitive=sensitive, missing=policy)
+        dataset = load(data, schema=schema, qi=qi, sensitive=sensitive, missing=policy, hierarchies=hierarchies)
         schema, hierarchies, qi, sensitive = dataset.schema, dataset.hierarchies, None, None
         frame = _spark_frame(spark, dataset.frame)
         label = name or dataset.name or "data"
