@@ -52,14 +52,22 @@ def write_parquet(rows: int, folder: Path) -> Path:
     return path
 
 
+def adult_hierarchies() -> dict:
+    """Adult's default hierarchies as the synthetic generator attaches them (a missing-value leaf
+    where the data has missing values)."""
+    from crowdsafe.datasets import synthetic
+
+    return synthetic(50_000, seed=0).hierarchies
+
+
 def polars_engine(path: Path, folder: Path) -> dict[str, object]:
     from crowdsafe.anonymize.publish import plan_publication, prepare_dataset, publish_dataset
     from crowdsafe.data import load
-    from crowdsafe.datasets.uci_adult import hierarchies, schema
+    from crowdsafe.datasets.uci_adult import schema
     from crowdsafe.randomness import Randomness
 
     before = load_average()
-    read_time, data = timed(lambda: load(str(path), schema=schema(), hierarchies=hierarchies()))
+    read_time, data = timed(lambda: load(str(path), schema=schema(), hierarchies=adult_hierarchies()))
     prepared, columns, _ = prepare_dataset(data)
     floor, _ = timed(lambda: prepared.frame.group_by(columns).len())
     plan = plan_publication(1.0, 1e-6, rows=data.n_rows)
@@ -88,7 +96,7 @@ def spark_child(path: str, folder: str, threads: int, driver_memory: str) -> dic
     from crowdsafe.anonymize.counted import apply_counts
     from crowdsafe.anonymize.publish import plan_publication
     from crowdsafe.anonymize.selection import choose_scheme
-    from crowdsafe.datasets.uci_adult import hierarchies, schema
+    from crowdsafe.datasets.uci_adult import schema
     from crowdsafe.engines.spark.publish import count_release_sample, publish_table, release_of
     from crowdsafe.engines.spark.session import spark_session
     from crowdsafe.engines.spark.table import spark_table
@@ -99,7 +107,7 @@ def spark_child(path: str, folder: str, threads: int, driver_memory: str) -> dic
         "spark.driver.memory": driver_memory, "spark.ui.enabled": "false",
         "spark.sql.shuffle.partitions": str(2 * threads)}))
     before = load_average()
-    table_time, table = timed(lambda: spark_table(spark, path, schema=schema(), hierarchies=hierarchies()))
+    table_time, table = timed(lambda: spark_table(spark, path, schema=schema(), hierarchies=adult_hierarchies()))
     columns = table.columns
     floor, _ = timed(lambda: spark.read.parquet(path).groupBy(*columns).count().count())
     plan = plan_publication(1.0, 1e-6, rows=table.n_rows)
@@ -111,7 +119,7 @@ def spark_child(path: str, folder: str, threads: int, driver_memory: str) -> dic
     write_time, _ = timed(lambda: write_releases(spark, [release_of(table, choice.scheme, applied)[1]], ["{}"],
                                                  [target]))
     total, publication = timed(lambda: publish_table(spark_table(spark, path, schema=schema(),
-                                                                 hierarchies=hierarchies()),
+                                                                 hierarchies=adult_hierarchies()),
                                                      plan, randomness=Randomness(),
                                                      out=str(Path(folder) / f"spark-{threads}.parquet")))
     return {
