@@ -12,8 +12,8 @@ import pytest
 
 from crowdsafe.anonymize.apply import apply
 from crowdsafe.anonymize.counted import apply_counts, classes_at, counted
-from crowdsafe.anonymize.publish import plan_publication, pl_mask, prepare_dataset, publish_dataset
-from crowdsafe.anonymize.selection import choose_scheme, fixed_scheme
+from crowdsafe.anonymize.publish import plan_publication, prepare_dataset, publish_dataset
+from crowdsafe.anonymize.selection import choose_scheme
 from crowdsafe.data import load
 from crowdsafe.randomness import Randomness
 

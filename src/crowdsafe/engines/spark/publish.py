@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -41,6 +41,7 @@ from crowdsafe.anonymize.publish import (
     stop_if_heavy,
 )
 from crowdsafe.anonymize.recoding import GeneralizationScheme
+from crowdsafe.anonymize.release import Release
 from crowdsafe.anonymize.selection import SchemeChoice, choose_scheme, fixed_scheme, node_penalties
 from crowdsafe.engines.spark import fingerprint as fp
 from crowdsafe.engines.spark.sampling import count_sample
@@ -48,7 +49,7 @@ from crowdsafe.engines.spark.streams import PartitionStreams
 from crowdsafe.engines.spark.table import SparkTable
 from crowdsafe.engines.spark.write import class_rows, write_releases
 from crowdsafe.errors import SampleReuseError
-from crowdsafe.privacy import Certificate, compose_certificates
+from crowdsafe.privacy import compose_certificates
 from crowdsafe.privacy.ledger import Ledger
 from crowdsafe.randomness import Randomness
 
@@ -65,46 +66,31 @@ class ClassUtility:
 
 
 @dataclass(frozen=True)
-class SparkRelease:
-    """A release made on Spark: ``frame`` (a Spark DataFrame generating the published rows from
-    ``class_table``), ``class_table`` (Polars: each published tuple with its ``count``), the
-    certificate, and what Apply did (:class:`~crowdsafe.anonymize.counted.AppliedCounts`)."""
+class SparkRelease(Release):
+    """A release made on Spark. ``frame`` is a Spark DataFrame that generates the published rows
+    from ``class_table`` (Polars: each published tuple with its ``count``); ``applied`` is Apply
+    on the counts (:class:`~crowdsafe.anonymize.counted.AppliedCounts`); ``source`` is the
+    domain dataset (distinct values, for hierarchies and dictionaries), not the sample."""
 
-    frame: Any
-    class_table: pl.DataFrame
-    certificate: Certificate
-    k: int
-    quasi_identifiers: tuple[str, ...]
-    recoding: GeneralizationScheme
-    applied: AppliedCounts
-    parameters: dict[str, Any] = field(default_factory=dict)
-    algorithm: str = "safe k-anonymization with sampling (Spark engine)"
-    sensitive: None = None
-
-    @property
-    def rows_in(self) -> int:
-        return self.applied.rows_in
+    class_table: pl.DataFrame | None = None
 
     @property
     def rows_published(self) -> int:
         return self.applied.rows_published
 
-    @property
-    def rows_suppressed(self) -> int:
-        return self.applied.rows_suppressed
+    def write(self, path: str) -> tuple[str, str]:  # type: ignore[override]
+        """Write the rows (a directory of part files) and the certificate beside it, atomically."""
+        written = write_releases(self.frame.sparkSession, [self.frame], [self.certificate.to_json()], [str(path)])
+        return written["tables"][0], written["certificates"][0]
 
-    @property
-    def classes(self) -> int:
-        return self.applied.classes
-
-    def utility(self) -> ClassUtility:
+    def utility(self) -> ClassUtility:  # type: ignore[override]
         applied, scheme = self.applied, self.recoding
         kept = applied.class_kept
         sizes = applied.class_sizes[kept].astype(np.float64)
         ncp = {}
         for j, column in enumerate(self.quasi_identifiers):
-            level = scheme.levels[column]
-            penalty = node_penalties(scheme.hierarchies[column])[level][applied.class_codes[kept, j]]
+            level = scheme.levels[column]  # type: ignore[attr-defined]
+            penalty = node_penalties(scheme.hierarchies[column])[level]  # type: ignore[attr-defined][applied.class_codes[kept, j]]
             ncp[column] = (float(penalty @ sizes) + applied.rows_suppressed) / max(applied.rows_in, 1)
         classes = max(applied.classes, 1)
         return ClassUtility(
@@ -211,8 +197,10 @@ def publish_table(
                                                       table.fingerprint)
             parameters["engine"] = "spark"
             class_table, frame = release_of(table, scheme, applied)
-            releases.append(SparkRelease(frame, class_table, certificate, publish_plan.k, tuple(columns), scheme,
-                                         applied, parameters))
+            releases.append(SparkRelease(
+                frame=frame, certificate=certificate, algorithm="safe k-anonymization with sampling (Spark engine)",
+                k=publish_plan.k, quasi_identifiers=tuple(columns), sensitive=None, recoding=scheme,
+                applied=applied, source=table.domain, parameters=parameters, class_table=class_table))  # type: ignore[arg-type]
             choices.append(choice)
         stop_if_heavy([r.applied.suppression_rate for r in releases], max_suppression, force)
         certificate = releases[0].certificate if len(releases) == 1 else compose_certificates(
@@ -237,7 +225,7 @@ def publish_table(
                      "(an attacker who knows the seed knows the sample)")
     notes.append("Spark engine: the data's identity in the ledger is its multiset fingerprint "
                  "(crowdsafe.engines.spark.fingerprint), not the Polars engine's")
-    return Publication(publish_plan, tuple(releases), certificate, tuple(choices),  # type: ignore[arg-type]
+    return Publication(publish_plan, tuple(releases), certificate, tuple(choices),
                        tuple(s.rows for s in samples), ledger_info, tuple(notes), written)
 
 
