@@ -15,7 +15,7 @@ default hierarchies; default plan ε = 1, δ = 1e-6, so ε1 = 0.1, β = 0.593, k
 
 The load average is recorded before and after each measurement (the machine may be shared).
 
-Usage: python bench/spark.py [--sizes 10M,50M] [--threads 1,2] [--driver-memory 1g]
+Usage: python bench/spark.py [--sizes 10M,50M] [--threads 1,2] [--driver-memory 1g] [--engines polars,spark]
 """
 
 from __future__ import annotations
@@ -148,6 +148,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="10M,50M")
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--driver-memory", default="1g")
+    parser.add_argument("--engines", default="polars,spark", help="run only some engines, e.g. spark")
     args = parser.parse_args()
     import polars as pl
     import pyspark
@@ -162,11 +163,16 @@ def main() -> None:
             generate_time, path = timed(lambda: write_parquet(rows, folder))
             entry: dict[str, object] = {"rows": rows, "parquet_bytes": path.stat().st_size,
                                         "generate_and_write_parquet_seconds": generate_time}
-            entry["polars"] = polars_engine(path, folder)
-            entry["spark"] = [spark_engine(path, folder, int(n), args.driver_memory) for n in args.threads.split(",")]
-            polars_total = entry["polars"]["publish_dataset_seconds"]  # type: ignore[index]
-            for run in entry["spark"]:  # type: ignore[union-attr]
-                run["ratio_to_polars"] = run["publish_table_seconds"] / polars_total
+            engines = args.engines.split(",")
+            if "polars" in engines:
+                entry["polars"] = polars_engine(path, folder)
+            if "spark" in engines:
+                entry["spark"] = [spark_engine(path, folder, int(n), args.driver_memory)
+                                  for n in args.threads.split(",")]
+            if "polars" in engines and "spark" in engines:
+                polars_total = entry["polars"]["publish_dataset_seconds"]  # type: ignore[index]
+                for run in entry["spark"]:  # type: ignore[union-attr]
+                    run["ratio_to_polars"] = run["publish_table_seconds"] / polars_total
             results.append(entry)
             print(json.dumps(entry), file=sys.stderr)
         finally:

@@ -31,6 +31,7 @@ from crowdsafe.engines.spark.streams import PartitionStreams
 KIND = "__crowdsafe_kind"  # 0: a frequency row; 1 + 2·salt + half: a hash-sum row
 COUNT = "__crowdsafe_count"
 _LOW = np.uint64(0xFFFFFFFF)
+_MERGE_EVERY = 32  # batches counted before their tables are merged
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,9 @@ class SampleCounter:
                 hashes = batch.column(name).to_numpy(zero_copy_only=False)[keep].view(np.uint64)
                 with np.errstate(over="ignore"):  # sums modulo 2^64 by design
                     sums[i] += np.add.reduce(hashes, dtype=np.uint64)
-            parts.append(pl.DataFrame(columns).group_by(names).len(name=COUNT))
+            parts.append(pl.DataFrame(columns).group_by(names).len(name=COUNT).with_columns(pl.col(COUNT).cast(pl.Int64)))
+            if len(parts) >= _MERGE_EVERY:  # bounded memory: at most one table per distinct tuple
+                parts = [pl.concat(parts).group_by(names).agg(pl.col(COUNT).sum())]
         if parts:
             counted = pl.concat(parts).group_by(names).agg(pl.col(COUNT).sum())
         else:
