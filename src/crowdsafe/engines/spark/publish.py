@@ -90,7 +90,8 @@ class SparkRelease(Release):
         ncp = {}
         for j, column in enumerate(self.quasi_identifiers):
             level = scheme.levels[column]  # type: ignore[attr-defined]
-            penalty = node_penalties(scheme.hierarchies[column])[level]  # type: ignore[attr-defined][applied.class_codes[kept, j]]
+            penalties = node_penalties(scheme.hierarchies[column])  # type: ignore[attr-defined]
+            penalty = penalties[level][applied.class_codes[kept, j]]
             ncp[column] = (float(penalty @ sizes) + applied.rows_suppressed) / max(applied.rows_in, 1)
         classes = max(applied.classes, 1)
         return ClassUtility(

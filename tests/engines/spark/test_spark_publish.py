@@ -98,6 +98,9 @@ def test_same_sample_same_release_and_certificate(small, small_table, tmp_path):
     written = pl.read_parquet(out / "*.parquet")
     assert _rows(written).equals(_rows(polars_run.release.frame))
     assert _comparable(spark_run.certificate) == _comparable(polars_run.certificate)
+    spark_utility, polars_utility = spark_run.release.utility(), polars_run.release.utility()
+    assert spark_utility.average_class_size == pytest.approx(polars_utility.average_class_size)
+    assert spark_utility.discernibility == pytest.approx(polars_utility.discernibility)
     beside = json.loads((tmp_path / "release.certificate.json").read_text())
     assert beside["sample"] == json.loads(spark_run.certificate.to_json())["sample"]
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
