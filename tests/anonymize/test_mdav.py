@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from crowdsafe.anonymize import anonymize_dataset, mdav
+from crowdsafe.anonymize import anonymize_dataset, cell_table, mdav
 from crowdsafe.data import Dataset, Schema
 from crowdsafe.errors import ParameterError
 
@@ -71,6 +71,43 @@ def test_groups_match_the_reference(k, n, seed):
     assert {frozenset(g) for g in ours.values()} == set(expected)
     sizes = sorted(len(g) for g in expected)
     assert sizes[0] >= k and sizes[-2] == k and sizes[-1] < 2 * k
+
+
+def assert_same_groups_as_reference(x: np.ndarray, c: np.ndarray, k: int) -> None:
+    """MDAV on numeric columns ``x`` and categorical codes ``c`` makes the reference's groups,
+    compared as multisets of records (records may repeat)."""
+    columns = {**{f"u{j}": x[:, j] for j in range(x.shape[1])},
+               **{f"g{j:02d}": [f"v{v}" for v in c[:, j]] for j in range(c.shape[1])}}
+    kinds = {name: "numeric" if name.startswith("u") else "categorical" for name in columns}
+    data = Dataset(pl.DataFrame(columns), Schema.of(kinds))
+    # records in the order of their tuples: the reference breaks ties by record, MDAV by tuple
+    order = np.argsort(cell_table(data, list(columns)).row_cell, kind="stable")
+    x, c = x[order], c[order]
+    recoding = mdav(data.with_frame(data.frame[order]), k)
+    values = [tuple(row) for row in np.column_stack([x, c]).tolist()]
+    ours: dict[int, list] = {}
+    for row, cls in enumerate(recoding.class_of_row.tolist()):
+        ours.setdefault(cls, []).append(values[row])
+    expected = [sorted(values[i] for i in group) for group in reference_mdav(x, c, k)]
+    assert sorted(sorted(g) for g in ours.values()) == sorted(expected)
+
+
+@pytest.mark.parametrize("k, n, n_categorical, seed", [(3, 60, 10, 3), (2, 45, 18, 4), (4, 140, 3, 5),
+                                                     (5, 160, 6, 6)])
+def test_groups_match_the_reference_with_ties_and_many_categorical_attributes(k, n, n_categorical, seed):
+    # Values from small sets: many records tie or repeat (cells holding several records).
+    # 10 and 18 categorical attributes go past 8 and 16 attributes (wider match patterns, then
+    # attributes subtracted one by one); 140+ records let emptied cells be dropped on the way.
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 7, size=(n, 1)).astype(float)
+    assert_same_groups_as_reference(x, rng.integers(0, 3, size=(n, n_categorical)), k)
+
+
+@pytest.mark.parametrize("n_numeric, n_categorical", [(2, 0), (0, 3)])
+def test_groups_match_the_reference_with_one_kind_of_attribute(n_numeric, n_categorical):
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(50, n_numeric)) * 5.0
+    assert_same_groups_as_reference(x, rng.integers(0, 4, size=(50, n_categorical)), 4)
 
 
 def test_identical_records_stay_together_and_values_are_centroids():

@@ -41,6 +41,26 @@ def test_partitions_and_ncp_match_the_reference_on_adult(adult_complete, referen
     assert release.utility().gcp == pytest.approx(reference_ncp(expected, attrs), abs=1e-12)
 
 
+def _classes_as_rows(rows: list[tuple], class_of_row: np.ndarray) -> list[tuple]:
+    """The partition as a sorted list of classes, each the sorted tuple of its rows' values."""
+    classes: dict[int, list[tuple]] = {}
+    for row, cls in zip(rows, class_of_row.tolist()):
+        classes.setdefault(cls, []).append(row)
+    return sorted(tuple(sorted(members)) for members in classes.values())
+
+
+@pytest.mark.parametrize("sample, k", [(0, 2), (1, 3), (2, 7), (3, 25)])
+def test_strict_partitions_are_exactly_the_references(adult_complete, sample, k):
+    # Not only sizes and NCP: every class holds exactly the rows the reference puts together
+    # (strict cuts leave no choice), on samples of Adult where cells hold one or several rows.
+    picked = np.random.default_rng(sample).choice(adult_complete.n_rows, size=1500, replace=False)
+    data = adult_complete.with_frame(adult_complete.frame[np.sort(picked)])
+    rows = list(data.frame.select(QIS).iter_rows())
+    expected = reference_mondrian(rows, ref_attributes(data, QIS), k)
+    ours = mondrian(data, k, columns=QIS).class_of_row
+    assert _classes_as_rows(rows, ours) == sorted(tuple(sorted(p)) for p in expected)
+
+
 def test_each_partition_publishes_the_range_of_its_own_rows():
     # Cut on age at the median leaves the right part with incomes 10..20 only; a parent's
     # range [10, 1000] would claim values this class does not hold.

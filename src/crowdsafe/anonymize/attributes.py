@@ -28,7 +28,8 @@ from crowdsafe.errors import SchemaError
 
 def value_labels(dictionary: pl.Series) -> pl.Series:
     """The text of each dictionary value as published (missing shown as ``?``)."""
-    return dictionary.cast(pl.String).fill_null(MISSING_LABEL)
+    text = dictionary.cast(pl.String)
+    return text.fill_null(MISSING_LABEL) if text.null_count() else text
 
 
 @dataclass(frozen=True)
@@ -80,28 +81,30 @@ class HierarchicalAttribute:
         return level, node
 
     @cached_property
-    def _node_offsets(self) -> np.ndarray:
+    def node_offsets(self) -> np.ndarray:
+        """Per level, where its nodes start when all levels' nodes are listed one after another."""
         return np.cumsum([0] + [len(c) for c in self.leaf_counts[:-1]])
 
     @cached_property
-    def _node_widths(self) -> np.ndarray:
+    def node_widths(self) -> np.ndarray:
+        """NCP of every node, levels listed one after another (0 for a leaf)."""
         widths = np.concatenate(self.leaf_counts).astype(float) / self.total_leaves
         widths[: len(self.leaf_counts[0])] = 0.0  # a single value has no width
         return widths
 
     def width(self, level: np.ndarray, node: np.ndarray) -> np.ndarray:
         """NCP of each (level, node): its leaves over all leaves, 0 for a leaf."""
-        return self._node_widths[self._node_offsets[level] + node]
+        return self.node_widths[self.node_offsets[level] + node]
 
     @cached_property
-    def _all_labels(self) -> pl.Series:
+    def all_labels(self) -> pl.Series:
         """Every node's label, level after level (leaves as published), for one gather."""
         upper = [label for h in range(1, self.height + 1) for label in self.hierarchy.labels[h]]
         return pl.concat([self.labels, pl.Series(self.name, upper, dtype=pl.String)]).alias(self.name)
 
     def node_labels(self, level: np.ndarray, node: np.ndarray) -> pl.Series:
         """The published label of each (level, node)."""
-        return self._all_labels.gather(self._node_offsets[level] + node)
+        return self.all_labels.gather(self.node_offsets[level] + node)
 
 
 def hierarchical_attribute(name: str, hierarchy: Hierarchy, labels: pl.Series) -> HierarchicalAttribute:
@@ -134,7 +137,8 @@ def describe_attributes(dataset: Dataset, cells: CellTable) -> list[Attribute]:
                     f"numeric quasi-identifier '{name}' has missing values, which have no place in "
                     "a range; drop those rows (missing='drop') or declare the column categorical"
                 )
-            values = dictionary.to_physical().cast(pl.Float64).fill_null(np.inf).to_numpy()
+            values = dictionary.to_physical().cast(pl.Float64)
+            values = (values.fill_null(np.inf) if values.null_count() else values).to_numpy()
             order = np.argsort(values, kind="stable")
             rank_of_code = np.empty(len(order), dtype=np.int64)
             rank_of_code[order] = np.arange(len(order))

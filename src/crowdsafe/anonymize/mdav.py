@@ -43,21 +43,28 @@ Aggregate = Literal["mean", "median"]
 
 
 class _Space:
-    """Cells as points in the standardized space.
+    """Cells as points in the standardized space, with the MDAV bookkeeping.
 
     Numeric attributes are scaled so that a squared difference is the attribute's contribution.
-    Categorical attributes are one-hot encoded with their weight, attribute-major: the
-    categorical distance of every cell to a point is the total weight minus the sum of the
-    point's value columns (``W − Σ_i w_i [c_i = v_i]``), one gather and one sum.
-    The cells still holding rows are kept compacted (``live``); the centroid's sums and the
-    categorical value counts are updated as rows are taken, never recomputed.
+    A categorical attribute contributes its weight ``w_i`` unless the values match, and the
+    categorical distance is evaluated, in attribute order, as ``W − w_1·[match] − w_2·[match] − …``
+    (W the total weight): it depends only on *which* attributes match, so it is read from a
+    table indexed by the bit pattern of matches (built once, with that same sequence of
+    floating-point operations, so every distance is bit-for-bit the one the sequence gives).
+    Codes are stored in the smallest unsigned integer type that holds them.
+
+    The cells still holding rows are kept in cell order in compact arrays (``live``); emptied
+    cells are masked until they are many, then dropped. The centroid's sums and the categorical
+    value counts are updated as rows are taken, never recomputed.
     """
+
+    TABLE_BITS = 16  # categorical attributes beyond the 16th are subtracted one by one
+    COMPACT_AT = 16  # drop the emptied cells when they are more than 1/16 of the live ones
 
     def __init__(self, dataset: Dataset, cells: CellTable) -> None:
         counts = cells.counts.astype(float)
         total = counts.sum()
-        numeric, columns, weights, offsets = [], [], [], []
-        offset = 0
+        numeric, columns, weights, sizes = [], [], [], []
         for j, name in enumerate(cells.columns):
             kind = dataset.schema[name].type
             codes = cells.codes[:, j]
@@ -75,73 +82,96 @@ class _Space:
             else:
                 p = np.bincount(codes, weights=counts, minlength=len(dictionary)) / total
                 mismatch = 1.0 - float((p**2).sum())
-                columns.append(codes.astype(np.int64))
+                columns.append(codes)
                 weights.append(1.0 / mismatch if mismatch > 1e-15 else 0.0)
-                offsets.append(offset)
-                offset += len(dictionary)
+                sizes.append(len(dictionary))
         m = cells.n_cells
+        code_type = np.min_scalar_type(max(sizes, default=1))
         self.x = np.stack(numeric) if numeric else np.zeros((0, m))
-        self.c = np.stack(columns) if columns else np.zeros((0, m), dtype=np.int64)
-        self.offsets = np.asarray(offsets, dtype=np.int64)
+        self.c = np.stack(columns).astype(code_type) if columns else np.zeros((0, m), dtype=code_type)
+        self.weights = weights
         self.total_weight = float(sum(weights))
-        self.onehot = np.zeros((offset, m))
-        for codes, weight, start in zip(self.c, weights, offsets):
-            self.onehot[start + codes, np.arange(m)] = weight
+        self.table_bits = min(len(weights), self.TABLE_BITS)
+        self.mask_type = np.uint8 if self.table_bits <= 8 else np.uint16
+        self.bits = (1 << np.arange(self.table_bits, dtype=self.mask_type))[:, None]
+        pattern = np.arange(1 << self.table_bits)
+        table = np.full(len(pattern), self.total_weight)
+        for j in range(self.table_bits):
+            table = table - np.where(pattern & (1 << j), weights[j], 0.0)
+        self.table = table  # categorical distance of each match pattern of the first attributes
         self.remaining = cells.counts.astype(np.int64).copy()
         self.live = np.arange(m)
-        self.x_live, self.c_live, self.onehot_live = self.x, self.c, self.onehot
-        self.emptied = np.zeros(m, dtype=bool)  # per live position
+        self.x_live, self.c_live = self.x, self.c
+        self.emptied = np.zeros(0, dtype=np.int64)  # live positions emptied since the last compaction
         self.sums = (self.x * self.remaining).sum(axis=1)
-        self.value_counts = [
-            np.bincount(codes, weights=self.remaining, minlength=int(codes.max()) + 1) for codes in self.c
-        ]
+        # value counts of all categorical attributes side by side (padded with -1: never a mode)
+        widest = max(sizes, default=0)
+        self.count_offsets = np.arange(len(sizes), dtype=np.int64)[:, None] * widest
+        self.value_counts = np.full((len(sizes), widest), -1.0)  # whole numbers: exact in float
+        for row, (codes, size) in enumerate(zip(self.c, sizes)):
+            self.value_counts[row, :size] = np.bincount(codes, weights=self.remaining, minlength=size)
         self.rows_left = int(self.remaining.sum())
 
     def distances(self, x: np.ndarray, c: np.ndarray) -> np.ndarray:
         """Squared standardized distance of every live cell to the point (x, c); emptied cells: -1."""
-        out = np.full(len(self.live), self.total_weight)
-        for row in self.offsets + c:
-            np.subtract(out, self.onehot_live[row], out=out)
+        live_c, bits = self.c_live, self.table_bits
+        if bits:
+            matches = live_c[:bits] == c[:bits, None]
+            out = self.table.take(np.bitwise_or.reduce(matches * self.bits, axis=0))
+        else:
+            out = np.full(len(self.live), self.total_weight)
+        for j in range(self.table_bits, len(self.weights)):
+            out -= np.where(live_c[j] == c[j], self.weights[j], 0.0)
         for values, target in zip(self.x_live, x):
             out += (values - target) ** 2
         out[self.emptied] = -1.0
         return out
 
     def centroid(self) -> tuple[np.ndarray, np.ndarray]:
-        """Mean of the numeric attributes and mode of the categorical ones over the rows left."""
-        modes = np.asarray([counts.argmax() for counts in self.value_counts], dtype=np.int64)
+        """Mean of the numeric attributes and mode of the categorical ones over the rows left
+        (the mode's ties: the lowest code)."""
+        if not len(self.value_counts):
+            return self.sums / self.rows_left, np.zeros(0, dtype=self.c.dtype)
+        modes = self.value_counts.argmax(axis=1).astype(self.c.dtype)
         return self.sums / self.rows_left, modes
 
     def point(self, position: int) -> tuple[np.ndarray, np.ndarray]:
         return self.x_live[:, position], self.c_live[:, position]
 
     def take(self, distance: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Take the k rows nearest a point (``distance`` of the live cells to it), ties by cell."""
-        alive = len(self.live) - int(self.emptied.sum())
+        """Take the k rows nearest a point (``distance`` of the live cells to it, overwritten),
+        ties by cell."""
+        distance[self.emptied] = np.inf
+        alive = len(self.live) - len(self.emptied)
         candidates = min(k, alive)
-        d = np.where(self.emptied, np.inf, distance)
         if candidates < alive:
-            pick = np.flatnonzero(d <= np.partition(d, candidates - 1)[candidates - 1])
+            pick = np.flatnonzero(distance <= np.partition(distance, candidates - 1)[candidates - 1])
         else:
-            pick = np.flatnonzero(~self.emptied)
-        pick = pick[np.lexsort((self.live[pick], d[pick]))]
+            pick = np.setdiff1d(np.arange(len(self.live)), self.emptied)
+        pick = pick[np.lexsort((self.live[pick], distance[pick]))]
         cells = self.live[pick]
         rows = self.remaining[cells]
-        taken = np.clip(k - (np.cumsum(rows) - rows), 0, rows)
-        used = taken > 0
-        cells, taken, pick = cells[used], taken[used], pick[used]
+        ends = np.cumsum(rows)
+        used = ends - rows < k  # a cell is used while fewer than k rows are taken before it
+        cells, rows, pick, ends = cells[used], rows[used], pick[used], ends[used]
+        taken = rows.copy()
+        taken[-1] -= max(int(ends[-1]) - k, 0)  # the last cell used gives only what is missing
         self.remaining[cells] -= taken
         self.rows_left -= int(taken.sum())
         self.sums -= (self.x_live[:, pick] * taken).sum(axis=1)
-        for counts, codes in zip(self.value_counts, self.c_live):
-            np.subtract.at(counts, codes[pick], taken)
-        self.emptied[pick[self.remaining[cells] == 0]] = True
-        if 4 * int(self.emptied.sum()) > len(self.live):
-            kept = ~self.emptied
-            self.live = self.live[kept]
-            self.x_live, self.c_live = self.x_live[:, kept], self.c_live[:, kept]
-            self.onehot_live = self.onehot_live[:, kept]
-            self.emptied = np.zeros(len(self.live), dtype=bool)
+        self.value_counts -= np.bincount((self.c_live[:, pick] + self.count_offsets).T.ravel(),
+                                         weights=np.repeat(taken, len(self.c_live)),
+                                         minlength=self.value_counts.size).reshape(self.value_counts.shape)
+        gone = pick[self.remaining[cells] == 0]
+        if len(gone):
+            self.emptied = np.concatenate([self.emptied, gone])
+        if self.COMPACT_AT * len(self.emptied) > len(self.live):
+            kept = np.ones(len(self.live), dtype=bool)
+            kept[self.emptied] = False
+            index = np.flatnonzero(kept)
+            self.live = self.live[index]
+            self.x_live, self.c_live = self.x_live.take(index, axis=1), self.c_live.take(index, axis=1)
+            self.emptied = np.zeros(0, dtype=np.int64)
         return cells, taken
 
 
@@ -166,7 +196,7 @@ def microaggregate(dataset: Dataset, cells: CellTable, k: int) -> tuple[np.ndarr
         from_r = space.distances(*space.point(_farthest(space.distances(*space.centroid()))))
         pieces.append(space.take(from_r, k))
     if space.rows_left > 0:
-        rest = space.live[~space.emptied]
+        rest = space.live[space.remaining[space.live] > 0]
         pieces.append((rest, space.remaining[rest].copy()))
     groups = np.concatenate([np.full(len(c), g, dtype=np.int64) for g, (c, _) in enumerate(pieces)])
     return np.concatenate([c for c, _ in pieces]), np.concatenate([t for _, t in pieces]), groups

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 import numpy as np
@@ -73,15 +74,21 @@ def _segments(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Start and length of each run of equal values in sorted ``keys``."""
     if len(keys) == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-    return starts, np.diff(np.r_[starts, len(keys)])
+    change = np.empty(len(keys), dtype=bool)
+    change[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=change[1:])
+    starts = change.nonzero()[0]
+    lengths = np.empty_like(starts)
+    lengths[:-1] = starts[1:] - starts[:-1]
+    lengths[-1] = len(keys) - starts[-1]
+    return starts, lengths
 
 
 def _expand(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Positions covered by the segments (in order) and the segment index of each."""
     total = int(lengths.sum())
-    offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
-    return offsets + np.arange(total), np.repeat(np.arange(len(starts)), lengths)
+    offsets = (starts - (lengths.cumsum() - lengths)).repeat(lengths)
+    return offsets + np.arange(total), np.arange(len(starts)).repeat(lengths)
 
 
 def _groups(local: np.ndarray, child: np.ndarray, count: np.ndarray, n_segs: int, n_nodes: int
@@ -95,7 +102,7 @@ def _groups(local: np.ndarray, child: np.ndarray, count: np.ndarray, n_segs: int
     if n_segs * n_nodes <= max(4 * len(key), 1 << 16):
         grid = np.bincount(key, weights=count, minlength=n_segs * n_nodes)
         present = grid > 0
-        group_of_key = np.cumsum(present) - 1
+        group_of_key = present.cumsum() - 1
         group = group_of_key[key]
         sizes = grid[present]
         per_seg = present.reshape(n_segs, n_nodes).sum(axis=1)
@@ -104,8 +111,25 @@ def _groups(local: np.ndarray, child: np.ndarray, count: np.ndarray, n_segs: int
         group = group.ravel()
         sizes = np.bincount(group, weights=count, minlength=len(keys))
         per_seg = np.bincount(keys // n_nodes, minlength=n_segs)
-    first = np.cumsum(per_seg) - per_seg
+    first = per_seg.cumsum() - per_seg
     return group, sizes, first, per_seg
+
+
+@dataclass
+class _Level:
+    """One recursion level: the pieces to cut (sorted by partition), each partition's segment
+    of them, and what the cuts need (filled in by :meth:`_Partitioner._level`)."""
+
+    pieces: np.ndarray
+    starts: np.ndarray
+    lengths: np.ndarray
+    sizes: np.ndarray
+    widths: np.ndarray = None  # type: ignore[assignment]
+    levels: np.ndarray = None  # type: ignore[assignment]
+    low: np.ndarray = None  # type: ignore[assignment]  # lowest rank per (partition, attribute)
+    high: np.ndarray = None  # type: ignore[assignment]
+    preference: np.ndarray = None  # type: ignore[assignment]
+    undecided: np.ndarray = None  # type: ignore[assignment]
 
 
 class _Partitioner:
@@ -129,10 +153,9 @@ class _Partitioner:
         # rank of each cell's value in each attribute's order (depth-first for hierarchies)
         self.ranks = np.stack([attr.rank_of_code[self.codes[j]] for j, attr in enumerate(attributes)])
         self.n_ranks = max(len(attr.rank_of_code) for attr in attributes)
-        # position of each cell in the order (rank, cell index): unique keys for sorting
-        self.orders = np.empty((d, m), dtype=np.int64)
-        for j in range(d):
-            self.orders[j, np.argsort(self.ranks[j], kind="stable")] = np.arange(m)
+        # cell-major and 32-bit: gathering the rows of a level's cells, then transposing them,
+        # is several times faster than with 64-bit values or attribute-major
+        self.ranks_by_cell = np.ascontiguousarray(self.ranks.T.astype(np.int32))
         self.is_ordered = np.asarray([isinstance(a, OrderedAttribute) for a in attributes])
         hierarchical = [a for a in attributes if isinstance(a, HierarchicalAttribute)]
         height = max((a.height for a in hierarchical), default=0)
@@ -142,12 +165,43 @@ class _Partitioner:
             if isinstance(attr, HierarchicalAttribute):
                 self.maps[j, : attr.height + 1, : attr.total_leaves] = attr.maps
         self.n_nodes = int(self.maps.max()) + 1
+        # for the widths of all attributes at once: node of each leaf *rank* per level, padded
+        # above an attribute's top with one node (so the common level never exceeds its height)
+        self.maps_by_rank = np.zeros((d, height + 1, max(leaves, self.n_ranks)), dtype=np.int64)
+        node_offsets = np.zeros((d, height + 1), dtype=np.int64)
+        node_widths = [np.zeros(1)]
+        base = 1
+        for j, attr in enumerate(attributes):
+            if isinstance(attr, HierarchicalAttribute):
+                self.maps_by_rank[j, : attr.height + 1, : attr.total_leaves] = attr.maps_by_rank
+                node_offsets[j, : attr.height + 1] = base + attr.node_offsets
+                node_widths.append(attr.node_widths)
+                base += len(attr.node_widths)
+        self.node_offsets = node_offsets  # (attribute, level) -> start of the level's nodes in node_widths
+        # per level, the nodes of every attribute's leaf ranks (index attribute * leaves + rank)
+        self.maps_by_level = [np.ascontiguousarray(self.maps_by_rank[:, h]).reshape(-1) for h in range(height + 1)]
+        self.attribute_starts = np.arange(d)[:, None] * self.maps_by_rank.shape[2]
+        self.level_starts = np.arange(d)[:, None] * (height + 1)
+        self.node_widths = np.concatenate(node_widths)
+        self.hierarchy_height = height
+        self.ordered_attributes = [(j, a) for j, a in enumerate(attributes) if isinstance(a, OrderedAttribute)]
         self.flat_maps = self.maps.ravel()  # index (attribute * (height + 1) + level) * leaves + code
         self.flat_codes = self.codes.ravel()  # index attribute * cells + cell
         self.piece_cell = np.arange(m, dtype=np.int64)
         self.piece_count = cells.counts.astype(np.int64).copy()
         self.piece_part = np.zeros(m, dtype=np.int64)
         self.n_parts = 1
+
+    @cached_property
+    def orders(self) -> np.ndarray:
+        """Position of each cell in the order (rank, cell index), per attribute: unique keys
+        for sorting (only the sorting cuts need them)."""
+        d, m = self.ranks.shape
+        ranks = self.ranks.astype(np.uint16) if self.n_ranks <= 1 << 16 else self.ranks  # radix sorts
+        orders = np.empty((d, m), dtype=np.int64)
+        for j in range(d):
+            orders[j, np.argsort(ranks[j], kind="stable")] = np.arange(m)
+        return orders
 
     def run(self) -> Partitioning:
         pieces = np.arange(self.m, dtype=np.int64)  # the pieces of partitions still to cut, by partition
@@ -160,55 +214,101 @@ class _Partitioner:
 
     def _level(self, pieces: np.ndarray) -> np.ndarray:
         """Cut every partition holding ``pieces`` (sorted by partition) once if possible;
-        return the pieces of the new partitions, sorted by partition."""
+        return the pieces of the new partitions, sorted by partition.
+
+        A partition tries its attributes from the widest down (attempt 0, 1, ...) and is cut
+        on the first that allows it. Partitions are numbered attempt by attempt and, within an
+        attempt, ordered cuts before hierarchy cuts, each in partition order.
+        """
         starts, lengths = _segments(self.piece_part[pieces])
         sizes = np.add.reduceat(self.piece_count[pieces], starts)
-        widths, levels = self._widths(self.piece_cell[pieces], starts)
-        preference = np.argsort(-widths, axis=1, kind="stable")
-        undecided = sizes >= 2 * self.k  # smaller partitions cannot be cut in two parts >= k
+        cuttable = sizes >= 2 * self.k  # smaller partitions cannot be cut in two parts >= k
+        if not cuttable.all():  # leave them out now
+            pieces = pieces[_expand(starts[cuttable], lengths[cuttable])[0]]
+            lengths, sizes = lengths[cuttable], sizes[cuttable]
+            starts = lengths.cumsum() - lengths
+        if len(pieces) == 0:
+            return pieces
+        level = _Level(pieces, starts, lengths, sizes)
+        level.widths, level.levels, level.low, level.high = self._widths(self.piece_cell[pieces], level.starts)
+        level.preference = (-level.widths).argsort(axis=1, kind="stable")
+        level.undecided = np.ones(len(starts), dtype=bool)
+        first_new_part = self.n_parts
         moved: list[np.ndarray] = []
+        new_parts: list[np.ndarray] = []
         for attempt in range(len(self.attributes)):
-            segs = np.flatnonzero(undecided)
-            if len(segs) == 0:
+            if not level.undecided.any():
                 break
-            chosen = preference[segs, attempt]
-            roomy = widths[segs, chosen] > 0
-            undecided[segs[~roomy]] = False  # no attribute left with room to cut
-            segs, chosen = segs[roomy], chosen[roomy]
-            ordered = self.is_ordered[chosen]
-            for subset, cut in ((ordered, self._cut_ordered), (~ordered, self._cut_hierarchy)):
-                if subset.any():
-                    trying, attribute = segs[subset], chosen[subset]
-                    positions, local = _expand(starts[trying], lengths[trying])
-                    done, new = cut(trying, attribute, pieces[positions], local, sizes[trying],
-                                    levels[trying, attribute])
-                    undecided[done] = False
-                    moved.append(new)
-        return np.concatenate(moved) if moved else np.zeros(0, dtype=np.int64)
+            for new, new_part in self._attempt(level, attempt):
+                moved.append(new)
+                new_parts.append(new_part)
+        if not moved:
+            return np.zeros(0, dtype=np.int64)
+        # partitions are numbered in the order they are made: one stable sort orders the pieces
+        offset = np.concatenate(new_parts) - first_new_part
+        if len(offset) and self.n_parts - first_new_part <= 1 << 16:
+            order = np.argsort(offset.astype(np.uint16), kind="stable")  # a radix sort
+        else:
+            order = np.argsort(offset, kind="stable")
+        return np.concatenate(moved)[order]
 
-    def _widths(self, cell: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Normalized width of every attribute in every segment, and hierarchy LCA levels."""
-        widths = np.zeros((len(starts), len(self.attributes)))
-        levels = np.zeros((len(starts), len(self.attributes)), dtype=np.int64)
-        for j, attr in enumerate(self.attributes):
-            rank = self.ranks[j][cell]
-            low, high = np.minimum.reduceat(rank, starts), np.maximum.reduceat(rank, starts)
-            if isinstance(attr, OrderedAttribute):
-                widths[:, j] = attr.width(low, high)
-            else:
-                levels[:, j], node = attr.common_node(low, high)
-                widths[:, j] = attr.width(levels[:, j], node)
-        return widths, levels
+    def _attempt(self, level: _Level, attempt: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Try every undecided partition's ``attempt``-th widest attribute: ordered cuts first,
+        then hierarchy cuts."""
+        segs = np.flatnonzero(level.undecided)
+        if len(segs) == 0:
+            return []
+        d = len(self.attributes)
+        chosen = level.preference[:, attempt][segs]
+        roomy = level.widths.reshape(-1)[segs * d + chosen] > 0
+        level.undecided[segs[~roomy]] = False  # no attribute left with room to cut
+        segs, chosen = segs[roomy], chosen[roomy]
+        ordered = self.is_ordered[chosen]
+        made = []
+        for subset, cut in ((ordered, self._cut_ordered), (~ordered, self._cut_hierarchy)):
+            if subset.any():
+                trying, attribute = segs[subset], chosen[subset]
+                at = trying * d + attribute
+                positions, local = _expand(level.starts[trying], level.lengths[trying])
+                done, new, new_part = cut(trying, attribute, level.pieces[positions], local, level.sizes[trying],
+                                          level.levels.reshape(-1)[at], level.low.reshape(-1)[at],
+                                          level.high.reshape(-1)[at])
+                level.undecided[done] = False
+                made.append((new, new_part))
+        return made
+
+    def _widths(self, cell: np.ndarray, starts: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Normalized width of every attribute in every segment, hierarchy LCA levels (0 for
+        ordered attributes), lowest and highest ranks: all attributes at once, each
+        (segment x attribute)."""
+        rank = np.ascontiguousarray(self.ranks_by_cell.take(cell, axis=0).T)
+        low, high = np.minimum.reduceat(rank, starts, axis=1), np.maximum.reduceat(rank, starts, axis=1)
+        d, n_segs = low.shape
+        _, height, leaves = self.maps_by_rank.shape
+        at_low, at_high = self.attribute_starts + low, self.attribute_starts + high
+        levels = np.full((d, n_segs), self.hierarchy_height, dtype=np.int64)
+        for h in range(self.hierarchy_height - 1, -1, -1):
+            nodes = self.maps_by_level[h]
+            levels[nodes[at_low] == nodes[at_high]] = h
+        node = self.maps_by_rank.reshape(-1)[(self.level_starts + levels) * leaves + low]
+        widths = self.node_widths[self.node_offsets.reshape(-1)[self.level_starts + levels] + node]
+        for j, attr in self.ordered_attributes:
+            widths[j] = attr.width(low[j], high[j])
+            levels[j] = 0
+        return tuple(np.ascontiguousarray(a.T) for a in (widths, levels, low, high))  # type: ignore[return-value]
 
     # -- cutting -------------------------------------------------------------------------
 
     def _cut_ordered(self, segs: np.ndarray, attribute: np.ndarray, chosen: np.ndarray,
-                     local: np.ndarray, sizes: np.ndarray, _levels: np.ndarray
-                     ) -> tuple[np.ndarray, np.ndarray]:
-        """Median cuts of ordered attributes (segment i on ``attribute[i]``)."""
+                     local: np.ndarray, sizes: np.ndarray, _levels: np.ndarray, low: np.ndarray,
+                     high: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Median cuts of ordered attributes (segment i on ``attribute[i]``, whose ranks run
+        from ``low[i]`` to ``high[i]``)."""
         n_segs = len(segs)
-        if self.mode == "strict" and n_segs * self.n_ranks <= max(8 * len(chosen), 1 << 16):
-            return self._strict_by_counts(segs, attribute, chosen, local, sizes)
+        span = int((high - low).max()) + 1 if n_segs else 1
+        if self.mode == "strict" and n_segs * span <= max(8 * len(chosen), 1 << 16):
+            return self._strict_by_counts(segs, attribute, chosen, local, sizes, low, span)
         lengths = np.bincount(local, minlength=n_segs)
         cell = self.piece_cell[chosen]
         chosen = chosen[np.argsort(local * self.m + self.orders[attribute[local], cell])]
@@ -241,20 +341,22 @@ class _Partitioner:
         return self._assign(segs, allowed, chosen, local, side, 2)
 
     def _strict_by_counts(self, segs: np.ndarray, attribute: np.ndarray, chosen: np.ndarray,
-                          local: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                          local: np.ndarray, sizes: np.ndarray, low: np.ndarray, n_ranks: int
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The strict cut from a (segment x rank) count grid: the same cut as :meth:`_strict`,
-        without sorting, when the grid is small."""
-        n_segs, n_ranks = len(segs), self.n_ranks
+        without sorting, when the grid is small. Ranks are counted from each segment's lowest
+        (``low``), so the grid is as wide as the widest segment's range (``n_ranks``)."""
+        n_segs = len(segs)
         cell = self.piece_cell[chosen]
         count = self.piece_count[chosen]
-        rank = self.ranks[attribute[local], cell]
+        rank = self.ranks_by_cell.reshape(-1)[cell * self.ranks_by_cell.shape[1] + attribute[local]] - low[local]
         grid = np.bincount(local * n_ranks + rank, weights=count, minlength=n_segs * n_ranks)
-        cum = np.cumsum(grid.reshape(n_segs, n_ranks), axis=1)
-        median = np.argmax(2 * cum >= sizes[:, None], axis=1)  # the ceil(N/2)-th smallest value
+        cum = grid.reshape(n_segs, n_ranks).cumsum(axis=1)
+        median = (2 * cum >= sizes[:, None]).argmax(axis=1)  # the ceil(N/2)-th smallest value
         present = (grid > 0).reshape(n_segs, n_ranks)
-        top = n_ranks - 1 - np.argmax(present[:, ::-1], axis=1)
+        top = n_ranks - 1 - present[:, ::-1].argmax(axis=1)
         below_top = present & (np.arange(n_ranks) < top[:, None])
-        largest_below_top = n_ranks - 1 - np.argmax(below_top[:, ::-1], axis=1)
+        largest_below_top = n_ranks - 1 - below_top[:, ::-1].argmax(axis=1)
         split = np.where(median == top, largest_below_top, median)
         left = cum[np.arange(n_segs), split]
         allowed = (left >= self.k) & (sizes - left >= self.k)
@@ -293,8 +395,8 @@ class _Partitioner:
         return self._assign(segs, allowed, chosen, local, side, 2)
 
     def _cut_hierarchy(self, segs: np.ndarray, attribute: np.ndarray, chosen: np.ndarray,
-                       local: np.ndarray, _sizes: np.ndarray, levels: np.ndarray
-                       ) -> tuple[np.ndarray, np.ndarray]:
+                       local: np.ndarray, _sizes: np.ndarray, levels: np.ndarray, _low: np.ndarray,
+                       _high: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Cuts into the children of each segment's lowest common hierarchy node."""
         n_segs = len(segs)
         cell = self.piece_cell[chosen]
@@ -315,22 +417,19 @@ class _Partitioner:
                                   count.astype(float))
 
     def _assign(self, segs: np.ndarray, allowed: np.ndarray, chosen: np.ndarray, local: np.ndarray,
-                side: np.ndarray, n_children: int | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                side: np.ndarray, n_children: int | np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Give the pieces of the allowed segments their new partitions' ids; return those
-        segments and the moved pieces sorted by their new partition."""
+        segments, the moved pieces and their new partitions."""
         made = np.where(allowed, n_children, 0)
-        first_id = self.n_parts + np.cumsum(made) - made
+        ends = made.cumsum()
+        first_id = self.n_parts + ends - made
         moving = allowed[local]
         moved = chosen[moving]
         new_part = first_id[local[moving]] + side[moving]
         self.piece_part[moved] = new_part
-        self.n_parts += int(made.sum())
-        offset = new_part - (self.n_parts - int(made.sum()))
-        if len(offset) and int(offset.max()) < 1 << 16:
-            order = np.argsort(offset.astype(np.uint16), kind="stable")  # a radix sort
-        else:
-            order = np.argsort(new_part, kind="stable")
-        return segs[allowed], moved[order]
+        self.n_parts += int(ends[-1]) if len(ends) else 0
+        return segs[allowed], moved, new_part
 
 
 def partition(cells: CellTable, attributes: Sequence[Attribute], k: int, *, mode: Mode = "strict",
@@ -359,28 +458,36 @@ def partition(cells: CellTable, attributes: Sequence[Attribute], k: int, *, mode
 def published_values(cells: CellTable, attributes: Sequence[Attribute], result: Partitioning,
                      categorical: CategoricalForm = "node") -> dict[str, pl.Series]:
     """Per attribute, the text each partition publishes (release representation)."""
-    order = np.argsort(result.part, kind="stable")
+    part = result.part.astype(np.uint16) if result.n_parts <= 1 << 16 else result.part  # radix sort
+    order = np.argsort(part, kind="stable")
     starts, _ = _segments(result.part[order])
-    cell = result.cell[order]
-    values: dict[str, pl.Series] = {}
+    all_codes = cells.codes.take(result.cell[order], axis=0)
+    ranks = np.column_stack([attr.rank_of_code[all_codes[:, j]] for j, attr in enumerate(attributes)])
+    lows, highs = np.minimum.reduceat(ranks, starts, axis=0), np.maximum.reduceat(ranks, starts, axis=0)
+    values: dict[str, pl.Series | None] = {}
+    nodes: list[tuple[str, np.ndarray, pl.Series]] = []  # hierarchy nodes, labelled in one gather
     for j, attr in enumerate(attributes):
-        codes = cells.codes[cell, j]
         if isinstance(attr, OrderedAttribute) and attr.is_range:
-            rank = attr.rank_of_code[codes]
-            low = attr.labels.gather(np.minimum.reduceat(rank, starts))
-            high = attr.labels.gather(np.maximum.reduceat(rank, starts))
+            low, high = attr.labels.gather(lows[:, j]), attr.labels.gather(highs[:, j])
             frame = pl.DataFrame({"low": low, "high": high})
             values[attr.name] = frame.select(
                 pl.when(pl.col("low") == pl.col("high")).then(pl.col("low"))
                 .otherwise(pl.format("[{}, {}]", "low", "high")).alias(attr.name)
             ).to_series()
         elif isinstance(attr, HierarchicalAttribute) and categorical == "node":
-            rank = attr.rank_of_code[codes]
-            level, node = attr.common_node(np.minimum.reduceat(rank, starts), np.maximum.reduceat(rank, starts))
-            values[attr.name] = attr.node_labels(level, node)
+            level, node = attr.common_node(lows[:, j], highs[:, j])
+            nodes.append((attr.name, attr.node_offsets[level] + node, attr.all_labels))
+            values[attr.name] = None
         else:
-            values[attr.name] = value_sets(result.part[order], attr.labels.gather(codes), result.n_parts, attr.name)
-    return values
+            values[attr.name] = value_sets(result.part[order], attr.labels.gather(all_codes[:, j]),
+                                           result.n_parts, attr.name)
+    if nodes:
+        bases = np.cumsum([0] + [len(labels) for _, _, labels in nodes[:-1]])
+        labelled = pl.concat([labels for _, _, labels in nodes]).gather(
+            np.concatenate([index + base for (_, index, _), base in zip(nodes, bases)]))
+        for i, (name, _, _) in enumerate(nodes):
+            values[name] = labelled.slice(i * result.n_parts, result.n_parts).alias(name)
+    return values  # type: ignore[return-value]
 
 
 def value_sets(part: np.ndarray, labels: pl.Series, n_parts: int, name: str) -> pl.Series:
