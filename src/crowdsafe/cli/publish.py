@@ -11,7 +11,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from crowdsafe.cli.options import DataArg, JsonOpt, OutOpt, QiOpt, SchemaOpt, SeedOpt, SensitiveOpt, emit, split_list
+from crowdsafe.cli.options import DataArg, JsonOpt, QiOpt, SchemaOpt, SeedOpt, SensitiveOpt, emit, split_list
 from crowdsafe.errors import ParameterError
 
 LedgerOpt = Annotated[
@@ -81,7 +81,7 @@ def register(app: typer.Typer) -> None:
         ledger: LedgerOpt = None,
         no_ledger: Annotated[bool, typer.Option("--no-ledger", help="Do not record the release (nothing then refuses a second use of the data).")] = False,
         seed: SeedOpt = None,
-        out: OutOpt = None,
+        out: Annotated[Optional[str], typer.Option("--out", "-o", help="Where to write the release (.csv or .parquet; with --engine spark any path Spark writes, e.g. s3a://bucket/r.parquet).")] = None,
         engine: Annotated[str, typer.Option("--engine", help="Where the per-row stages run: polars (in this process) or spark (Apache Spark; pip install 'crowdsafe[spark]'; the release is a directory of part files).")] = "polars",
         spark_master: Annotated[Optional[str], typer.Option("--spark-master", help="Spark master URL for --engine spark, e.g. local[4] or spark://host:7077 (default: $CROWDSAFE_SPARK_MASTER, else Spark's default).")] = None,
         as_json: JsonOpt = False,
