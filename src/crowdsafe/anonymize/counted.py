@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from crowdsafe.anonymize.apply import SuppressionFacts
 from crowdsafe.anonymize.cells import cell_table
 from crowdsafe.data import Dataset, Hierarchy
 from crowdsafe.errors import SchemaError
@@ -68,7 +69,7 @@ def classes_at(sample: CountedSample, levels: Mapping[str, int]) -> tuple[np.nda
 
 
 @dataclass(frozen=True)
-class AppliedCounts:
+class AppliedCounts(SuppressionFacts):
     """Apply on a frequency table: the output classes of a full-domain recoding and which survive.
 
     ``class_codes[i]``: node codes of class i (one per column, at the scheme's levels),
@@ -88,28 +89,12 @@ class AppliedCounts:
         return cls(np.asarray(class_codes, dtype=np.int64), sizes, sizes >= int(k), int(k))
 
     @property
-    def rows_in(self) -> int:
+    def rows_in(self) -> int:  # type: ignore[override]
         return int(self.class_sizes.sum())
 
     @property
-    def rows_published(self) -> int:
+    def rows_published(self) -> int:  # type: ignore[override]
         return int(self.class_sizes[self.class_kept].sum())
-
-    @property
-    def rows_suppressed(self) -> int:
-        return self.rows_in - self.rows_published
-
-    @property
-    def suppression_rate(self) -> float:
-        return self.rows_suppressed / self.rows_in if self.rows_in else 0.0
-
-    @property
-    def classes(self) -> int:
-        return int(self.class_kept.sum())
-
-    @property
-    def published_class_sizes(self) -> np.ndarray:
-        return self.class_sizes[self.class_kept]
 
 
 def apply_counts(sample: CountedSample, levels: Mapping[str, int], k: int) -> AppliedCounts:
