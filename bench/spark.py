@@ -88,7 +88,11 @@ def spark_engine(path: Path, folder: Path, threads: int, driver_memory: str) -> 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1] / "src"),
                                                          str(Path(__file__).resolve().parent)])}
     command = [sys.executable, __file__, "--child", str(path), str(folder), str(threads), driver_memory]
-    done = subprocess.run(command, check=True, env=env, capture_output=True, text=True)
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        errors = [line for line in done.stderr.splitlines() if "Error" in line or "Exception" in line]
+        return {"master": f"local[{threads}]", "driver_memory": driver_memory, "failed": True,
+                "error": errors[-3:] if errors else done.stderr.strip().splitlines()[-3:]}
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -172,7 +176,8 @@ def main() -> None:
             if "polars" in engines and "spark" in engines:
                 polars_total = entry["polars"]["publish_dataset_seconds"]  # type: ignore[index]
                 for run in entry["spark"]:  # type: ignore[union-attr]
-                    run["ratio_to_polars"] = run["publish_table_seconds"] / polars_total
+                    if not run.get("failed"):
+                        run["ratio_to_polars"] = run["publish_table_seconds"] / polars_total
             results.append(entry)
             print(json.dumps(entry), file=sys.stderr)
         finally:
