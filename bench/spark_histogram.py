@@ -8,7 +8,7 @@ rows, written to Parquet first, in 10M-row files, outside every timing):
   reading the Parquet files into memory, timed once); floor ``polars_floor``: the bare Polars
   lazy scan + the same binning + group-by, without crowdsafe;
 - ``spark``: crowdsafe's Spark engine on ``--master`` (default ``local[2]``),
-  :func:`answer_query_spark` on a :class:`SparkTable` (``load_s``: typing the table from its
+  :func:`answer_query_spark` on a :class:`TypedTable` (``load_s``: typing the table from its
   head, timed once; every query reads the Parquet files again, as Spark does); floor
   ``spark_floor``: the bare PySpark group-by of the same cells, collected.
 
@@ -76,7 +76,7 @@ def spark_floor(frame: Any) -> Any:
 
 def bench_size(rows: int, folder: Path, spark: Any, repeat: int) -> dict[str, Any]:
     from crowdsafe.engines.spark.queries import answer_query_spark
-    from crowdsafe.engines.spark.table import load_table
+    from crowdsafe.engines.spark.typed_table import load_table
 
     result: dict[str, Any] = {"rows": rows, "write_parquet_s": round(write_synthetic(rows, folder), 2)}
     randomness = Randomness()

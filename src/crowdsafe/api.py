@@ -498,6 +498,8 @@ def publish(
     ledger: LedgerSpec = DEFAULT_LEDGER,
     name: str | None = None,
     budget: tuple[float, float] | None = None,
+    engine: str | None = None,
+    spark_master: str | None = None,
 ) -> "Publication":
     """Publish ``data`` k-anonymized with a proven (ε, δ)-DP guarantee per release: Bernoulli(β)
     sampling, then a safe recoding (a fixed ``scheme``: strongly safe; else an ε1-DP choice over
@@ -509,14 +511,29 @@ def publish(
     (``"default"``, a path, a Ledger, or None) is charged before anything is computed from the
     data; a dataset with no budget gets ``budget`` or, without it, exactly this publication's
     cost. ``seed`` makes the run reproducible and NOT fit for release.
+
+    ``engine="spark"`` runs the per-row stages on Apache Spark (``pip install 'crowdsafe[spark]'``;
+    the active session, else one on ``spark_master`` / ``$CROWDSAFE_SPARK_MASTER``): ``data`` may
+    then also be any Parquet/CSV path Spark reads, or a Spark DataFrame; ``out`` is written as a
+    directory of part files. See docs/spark.md.
     """
     from dataclasses import replace
 
     from crowdsafe.anonymize.publish import plan_publication, publish_dataset
+    from crowdsafe.engines import check_engine
     from crowdsafe.randomness import as_randomness
 
     publish_plan = plan_publication(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
                                     releases=releases)
+    if check_engine(engine) == "spark":
+        from crowdsafe.engines.spark.publish import publish_spark
+
+        with ledger_for(ledger) as book:
+            return publish_spark(data, publish_plan, master=spark_master, schema=schema, qi=qi, sensitive=sensitive,
+                                 missing=missing, name=name, randomness=as_randomness(seed), ledger=book,
+                                 budget=budget, out=None if out is None else str(out), force=force)
+    if spark_master is not None:
+        raise ParameterError("--spark-master needs --engine spark")
     dataset = load(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
     publish_plan = replace(publish_plan, rows=dataset.n_rows)
     randomness = as_randomness(seed)

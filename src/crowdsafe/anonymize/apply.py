@@ -44,8 +44,35 @@ def check_suppression_limit(limit: Any) -> float:
     return float(limit)
 
 
+class SuppressionFacts:
+    """What Apply did, from ``rows_in``, ``rows_published``, ``class_sizes`` and ``class_kept``
+    (shared by :class:`Applied` and :class:`crowdsafe.anonymize.counted.AppliedCounts`)."""
+
+    rows_in: int
+    rows_published: int
+    class_sizes: np.ndarray
+    class_kept: np.ndarray
+
+    @property
+    def rows_suppressed(self) -> int:
+        return self.rows_in - self.rows_published
+
+    @property
+    def suppression_rate(self) -> float:
+        return self.rows_suppressed / self.rows_in if self.rows_in else 0.0
+
+    @property
+    def classes(self) -> int:
+        """Number of published equivalence classes."""
+        return int(self.class_kept.sum())
+
+    @property
+    def published_class_sizes(self) -> np.ndarray:
+        return self.class_sizes[self.class_kept]
+
+
 @dataclass(frozen=True)
-class Applied:
+class Applied(SuppressionFacts):
     """The outcome of :func:`apply`.
 
     ``frame`` holds the published rows. ``class_of_row`` gives each input row's output class
@@ -68,22 +95,6 @@ class Applied:
     def rows_published(self) -> int:
         return self.frame.height
 
-    @property
-    def rows_suppressed(self) -> int:
-        return self.rows_in - self.rows_published
-
-    @property
-    def suppression_rate(self) -> float:
-        return self.rows_suppressed / self.rows_in if self.rows_in else 0.0
-
-    @property
-    def classes(self) -> int:
-        """Number of published equivalence classes."""
-        return int(self.class_kept.sum())
-
-    @property
-    def published_class_sizes(self) -> np.ndarray:
-        return self.class_sizes[self.class_kept]
 
 
 def output_classes(recoded: RecodedColumns) -> tuple[np.ndarray, int]:

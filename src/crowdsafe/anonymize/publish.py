@@ -32,6 +32,7 @@ import numpy as np
 
 from crowdsafe.anonymize.apply import Applied, apply
 from crowdsafe.anonymize.classic import _with_flat_hierarchies
+from crowdsafe.anonymize.counted import CountedSample
 from crowdsafe.anonymize.recoding import GeneralizationScheme
 from crowdsafe.anonymize.release import TABLE_SUFFIXES, Release, certificate_path
 from crowdsafe.anonymize.selection import SchemeChoice, choose_scheme, fixed_scheme
@@ -298,32 +299,8 @@ def publish_dataset(
     charge_request: dict[str, Any] = {}
     ledger_info: dict[str, Any] | None = None
     if ledger is not None:
-        consumed = ledger.consumed_by(fingerprint)
-        if consumed is not None:
-            raise SampleReuseError(
-                f"this data is a sample already used by the DPS release #{consumed} in {ledger.path}: "
-                "a sample may be used only once; publish from the full dataset instead"
-            )
-        if ledger.budget(fingerprint) is None:
-            if budget is None:
-                budget = (publish_plan.total_epsilon, publish_plan.total_delta)
-                notes.append(
-                    f"no budget was set for '{label}': registered this publication's cost "
-                    f"(epsilon = {budget[0]:.6g}, delta = {budget[1]:.3g}) as its total budget, so any further "
-                    "query or release on it is refused; set a larger budget with `crowdsafe ledger init`"
-                )
-            ledger.set_budget(fingerprint, label, *budget)
-        kind = "strongly safe" if fixed is not None else "epsilon1-safe"
-        charge_request = dict(
-            epsilon=publish_plan.epsilon, delta=publish_plan.delta, kind="dps-release",
-            description=f"publish {label}: {publish_plan.releases} x sampling (beta = {publish_plan.beta:.4g}) + "
-            f"{kind} k-anonymization (k = {publish_plan.k})",
-            mechanism="sampling + safe k-anonymization (Li, Qardaji, Su 2012)",
-            repetitions=publish_plan.releases, delta_slack=0.0, sample_rate=publish_plan.beta,
-            seeded=randomness.seeded, details={"plan": publish_plan.as_dict()},
-        )
-        placeholder = [f"pending-{i}" for i in range(publish_plan.releases)]
-        ledger.check(fingerprint, **charge_request, sample_ids=placeholder)
+        charge_request = ledger_request(ledger, fingerprint, label, publish_plan, fixed is not None, budget,
+                                        randomness, notes)
 
     streams = randomness.spawn(publish_plan.releases) if publish_plan.releases > 1 else [randomness]
     samples = [sample_of(dataset, publish_plan.beta, s) for s in streams]
@@ -340,14 +317,7 @@ def publish_dataset(
             release, choice = _release_one(dataset, sample, sample_id, stream, publish_plan, fixed, fingerprint)
             releases.append(release)
             choices.append(choice)
-        worst = max(releases, key=lambda r: r.applied.suppression_rate)
-        if worst.applied.suppression_rate > max_suppression and not force:
-            raise ParameterError(
-                f"the release would suppress {worst.applied.suppression_rate:.0%} of its sampled rows "
-                f"(more than {max_suppression:.0%}); nothing was written (the budget is spent). Use a coarser "
-                "scheme (--scheme coarse or higher levels), a larger epsilon or delta (smaller k), a larger "
-                "beta, or fewer quasi-identifiers; --force writes it anyway"
-            )
+        stop_if_heavy([r.applied.suppression_rate for r in releases], max_suppression, force)
         certificate = releases[0].certificate if len(releases) == 1 else compose_certificates(
             [r.certificate for r in releases], delta_slack=0.0)
         written: dict[str, Any] = {}
@@ -355,15 +325,7 @@ def publish_dataset(
             written = _write_all(releases, certificate, paths)
         if charge is not None:
             charge.record(written=written.get("tables", []), rows_published=[r.rows_published for r in releases])
-            budget_now = ledger.budget(fingerprint)  # type: ignore[union-attr]
-            assert budget_now is not None
-            ledger_info = {
-                "path": str(ledger.path),  # type: ignore[union-attr]
-                "dataset": label,
-                "entry": charge.entry_id,
-                "charged": charge.loss.as_dict(),
-                "budget": budget_now.as_dict(),
-            }
+            ledger_info = ledger_summary(ledger, charge, label, fingerprint)  # type: ignore[arg-type]
     if ledger is None:
         notes.append("no ledger: nothing records that these samples are used, nor limits further releases")
     if randomness.seeded:
@@ -378,7 +340,7 @@ def sample_of(dataset: Dataset, beta: float, randomness: Randomness) -> Dataset:
 
 
 def choose_recoding(
-    sample: Dataset, columns: Sequence[str], publish_plan: PublishPlan, fixed: GeneralizationScheme | None,
+    sample: Dataset | CountedSample, columns: Sequence[str], publish_plan: PublishPlan, fixed: GeneralizationScheme | None,
     randomness: Randomness,
 ) -> tuple[GeneralizationScheme, RecodingProfile, SchemeChoice | None]:
     """Am: the fixed scheme (strongly safe), or the exponential mechanism's choice on the sample
@@ -402,6 +364,86 @@ def _release_one(
     columns = dataset.quasi_identifiers
     scheme, profile, choice = choose_recoding(sample, columns, publish_plan, fixed, stream)
     applied = apply_recoding(sample, columns, scheme, publish_plan.k)
+    certificate, parameters = certify_release(publish_plan, columns, scheme, profile, choice, sample_id, stream,
+                                              fingerprint)
+    release = Release(
+        frame=applied.frame, certificate=certificate, algorithm="safe k-anonymization with sampling",
+        k=publish_plan.k, quasi_identifiers=tuple(columns), sensitive=None, recoding=scheme,
+        applied=applied, source=sample, parameters=parameters,
+    )
+    return release, choice
+
+
+# -- steps shared by the engines (the Spark engine, crowdsafe.engines.spark.publish, calls them) --
+
+
+def ledger_request(
+    ledger: Ledger, fingerprint: str, label: str, publish_plan: PublishPlan, strongly_safe: bool,
+    budget: tuple[float, float] | None, randomness: Randomness, notes: list[str],
+) -> dict[str, Any]:
+    """Refuse a consumed sample or an exhausted budget (nothing is charged yet); register a budget
+    for a dataset without one; return the keyword arguments of the ``dps-release`` charge."""
+    consumed = ledger.consumed_by(fingerprint)
+    if consumed is not None:
+        raise SampleReuseError(
+            f"this data is a sample already used by the DPS release #{consumed} in {ledger.path}: "
+            "a sample may be used only once; publish from the full dataset instead"
+        )
+    if ledger.budget(fingerprint) is None:
+        if budget is None:
+            budget = (publish_plan.total_epsilon, publish_plan.total_delta)
+            notes.append(
+                f"no budget was set for '{label}': registered this publication's cost "
+                f"(epsilon = {budget[0]:.6g}, delta = {budget[1]:.3g}) as its total budget, so any further "
+                "query or release on it is refused; set a larger budget with `crowdsafe ledger init`"
+            )
+        ledger.set_budget(fingerprint, label, *budget)
+    kind = "strongly safe" if strongly_safe else "epsilon1-safe"
+    charge_request: dict[str, Any] = dict(
+        epsilon=publish_plan.epsilon, delta=publish_plan.delta, kind="dps-release",
+        description=f"publish {label}: {publish_plan.releases} x sampling (beta = {publish_plan.beta:.4g}) + "
+        f"{kind} k-anonymization (k = {publish_plan.k})",
+        mechanism="sampling + safe k-anonymization (Li, Qardaji, Su 2012)",
+        repetitions=publish_plan.releases, delta_slack=0.0, sample_rate=publish_plan.beta,
+        seeded=randomness.seeded, details={"plan": publish_plan.as_dict()},
+    )
+    placeholder = [f"pending-{i}" for i in range(publish_plan.releases)]
+    ledger.check(fingerprint, **charge_request, sample_ids=placeholder)
+    return charge_request
+
+
+def ledger_summary(ledger: Ledger, charge: Any, label: str, fingerprint: str) -> dict[str, Any]:
+    """What the publication reports about its ledger entry."""
+    budget_now = ledger.budget(fingerprint)
+    assert budget_now is not None
+    return {
+        "path": str(ledger.path),
+        "dataset": label,
+        "entry": charge.entry_id,
+        "charged": charge.loss.as_dict(),
+        "budget": budget_now.as_dict(),
+    }
+
+
+def stop_if_heavy(suppression_rates: Sequence[float], max_suppression: float, force: bool) -> None:
+    """Stop (nothing written; the budget is spent) when a release suppresses too much of its sample."""
+    worst = max(suppression_rates)
+    if worst > max_suppression and not force:
+        raise ParameterError(
+            f"the release would suppress {worst:.0%} of its sampled rows "
+            f"(more than {max_suppression:.0%}); nothing was written (the budget is spent). Use a coarser "
+            "scheme (--scheme coarse or higher levels), a larger epsilon or delta (smaller k), a larger "
+            "beta, or fewer quasi-identifiers; --force writes it anyway"
+        )
+
+
+def certify_release(
+    publish_plan: PublishPlan, columns: Sequence[str], scheme: GeneralizationScheme, profile: RecodingProfile,
+    choice: SchemeChoice | None, sample_id: str, stream: Randomness, fingerprint: str,
+) -> tuple[Certificate, dict[str, Any]]:
+    """The certificate of one release (Theorem 5 for a fixed scheme, Theorem 6 for the exponential
+    mechanism's choice; ``profile`` from :func:`choose_recoding`), derived from what ran; and the
+    parameters it records."""
     parameters: dict[str, Any] = {
         "quasi_identifiers": list(columns),
         "scheme": dict(scheme.levels),
@@ -420,12 +462,7 @@ def _release_one(
         input_fingerprint=fingerprint,
         parameters=parameters,
     )
-    release = Release(
-        frame=applied.frame, certificate=certificate, algorithm="safe k-anonymization with sampling",
-        k=publish_plan.k, quasi_identifiers=tuple(columns), sensitive=None, recoding=scheme,
-        applied=applied, source=sample, parameters=parameters,
-    )
-    return release, choice
+    return certificate, parameters
 
 
 def _write_all(releases: Sequence[Release], certificate: Certificate, paths: Sequence[Path]) -> dict[str, Any]:

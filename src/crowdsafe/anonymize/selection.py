@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from crowdsafe.anonymize.cells import cell_table
+from crowdsafe.anonymize.counted import CountedSample, counted
 from crowdsafe.anonymize.lattice import Lattice
 from crowdsafe.anonymize.recoding import GeneralizationScheme
 from crowdsafe.data import Dataset, Hierarchy
@@ -238,7 +238,7 @@ class _KeyedTables:
     (:meth:`raise_level`) needs one stable sort, which merges already sorted runs.
     """
 
-    def __init__(self, sample: Dataset, columns: Sequence[str]) -> None:
+    def __init__(self, sample: Dataset | CountedSample, columns: Sequence[str]) -> None:
         self.hierarchies = [sample.hierarchies[c] for c in columns]
         self.d = len(columns)
         # bit fields: column j's code is (key >> shift[j]) & mask[j], the first column highest
@@ -266,7 +266,7 @@ class _KeyedTables:
                 penalties.append(in_tree_order)
             self.penalties.append(penalties)
         self._maps: dict[tuple[int, int, int], np.ndarray] = {}
-        cells = cell_table(sample, columns)
+        cells = counted(sample, columns)  # a Dataset is counted here; the Spark engine passes its counts
         keys = np.zeros(cells.n_cells, dtype=np.int64)
         for j in range(self.d):
             keys |= leaf_ranks[j][cells.codes[:, j]] << self.shifts[j]
@@ -377,7 +377,7 @@ def search_order(heights: Sequence[int]) -> list[int]:
     return sorted(range(len(heights)), key=lambda j: heights[j] > 1)
 
 
-def gumbel_max_over_lattice(sample: Dataset, columns: Sequence[str], k: int, scale: float,
+def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[str], k: int, scale: float,
                             noise: np.ndarray) -> tuple[Lattice, int, int]:
     """argmax over lattice nodes g of ``scale · q(S, g) + noise[g]``, exactly, without scoring
     every node: (lattice, chosen index, nodes scored).
@@ -441,7 +441,7 @@ def gumbel_max_over_lattice(sample: Dataset, columns: Sequence[str], k: int, sca
     return lattice, lattice.index(original), scored[0]
 
 
-def choose_scheme(sample: Dataset, columns: Sequence[str], k: int, epsilon1: float,
+def choose_scheme(sample: Dataset | CountedSample, columns: Sequence[str], k: int, epsilon1: float,
                   randomness: Randomness) -> SchemeChoice:
     """Select a scheme with the ε1-DP exponential mechanism over every lattice node (Theorem 6's
     Am), by the Gumbel-max trick: node g wins with probability ∝ exp(ε1·q(S, g)/Δq) (monotone

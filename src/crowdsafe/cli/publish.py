@@ -11,7 +11,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from crowdsafe.cli.options import DataArg, JsonOpt, OutOpt, QiOpt, SchemaOpt, SeedOpt, SensitiveOpt, emit, split_list
+from crowdsafe.cli.options import DataArg, JsonOpt, QiOpt, SchemaOpt, SeedOpt, SensitiveOpt, emit, split_list
 from crowdsafe.errors import ParameterError
 
 LedgerOpt = Annotated[
@@ -21,9 +21,17 @@ LedgerOpt = Annotated[
 ]
 
 
-def _count_rows(data: str) -> int:
+def _count_rows(data: str, engine: str = "polars", spark_master: str | None = None) -> int:
     """The number of rows of ``data`` (a file is scanned for its length only)."""
     import polars as pl
+
+    from crowdsafe.engines import check_engine
+
+    if check_engine(engine) == "spark" and not Path(data).is_file():
+        from crowdsafe.engines.spark.io import read_frame
+        from crowdsafe.engines.spark.session import spark_session
+
+        return int(read_frame(spark_session(spark_master), data).count())
 
     path = Path(data)
     if path.is_file() and path.suffix.lower() == ".csv":
@@ -73,7 +81,9 @@ def register(app: typer.Typer) -> None:
         ledger: LedgerOpt = None,
         no_ledger: Annotated[bool, typer.Option("--no-ledger", help="Do not record the release (nothing then refuses a second use of the data).")] = False,
         seed: SeedOpt = None,
-        out: OutOpt = None,
+        out: Annotated[Optional[str], typer.Option("--out", "-o", help="Where to write the release (.csv or .parquet; with --engine spark any path Spark writes, e.g. s3a://bucket/r.parquet).")] = None,
+        engine: Annotated[str, typer.Option("--engine", help="Where the per-row stages run: polars (in this process) or spark (Apache Spark; pip install 'crowdsafe[spark]'; the release is a directory of part files).")] = "polars",
+        spark_master: Annotated[Optional[str], typer.Option("--spark-master", help="Spark master URL for --engine spark, e.g. local[4] or spark://host:7077 (default: $CROWDSAFE_SPARK_MASTER, else Spark's default).")] = None,
         as_json: JsonOpt = False,
     ) -> None:
         """Publish a k-anonymous sample with a proven (ε, δ)-differential privacy guarantee.
@@ -82,6 +92,8 @@ def register(app: typer.Typer) -> None:
         (Li, Qardaji, Su 2012). Writes the table and its certificate (<name>.certificate.json).
 
         Example: crowdsafe publish adult --epsilon 1 --delta 1e-6 --budget 10,1e-5 --out release/adult.csv
+
+        Example (Spark): crowdsafe publish s3a://bucket/people.parquet --engine spark --spark-master local[4] --out release/people.parquet
         """
         from crowdsafe import api
         from crowdsafe.cli.query import parse_budget
@@ -90,7 +102,7 @@ def register(app: typer.Typer) -> None:
             raise ParameterError("--no-ledger cannot be combined with --ledger or --budget")
         if plan_only:
             plan = api.plan_publish(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
-                                    releases=releases, rows=_count_rows(data))
+                                    releases=releases, rows=_count_rows(data, engine, spark_master))
             emit({"plan": plan.as_dict()}, as_json, lambda: render_plan(plan.as_dict(), typer.echo))
             return
         if out is None:
@@ -100,7 +112,7 @@ def register(app: typer.Typer) -> None:
             releases=releases, qi=split_list(qi), sensitive=split_list(sensitive), schema=schema,
             out=out, force=force, seed=seed,
             ledger=None if no_ledger else (ledger if ledger is not None else "default"),
-            name=name, budget=parse_budget(budget),
+            name=name, budget=parse_budget(budget), engine=engine, spark_master=spark_master,
         )
         payload = publication.summary()
         utility = _utility(publication)

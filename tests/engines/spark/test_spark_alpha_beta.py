@@ -11,7 +11,7 @@ import pytest
 from crowdsafe import cli
 from crowdsafe.data import load
 from crowdsafe.engines.spark.alpha_beta import perturb_spark
-from crowdsafe.engines.spark.table import load_table
+from crowdsafe.engines.spark.typed_table import load_table
 from crowdsafe.perturb import View, estimate, perturb
 from crowdsafe.perturb.estimator import est
 

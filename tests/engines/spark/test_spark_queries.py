@@ -11,7 +11,7 @@ import pytest
 from crowdsafe import cli
 from crowdsafe.data import Schema, load
 from crowdsafe.engines.spark.queries import SparkAggregate, answer_query_spark
-from crowdsafe.engines.spark.table import load_table
+from crowdsafe.engines.spark.typed_table import load_table
 from crowdsafe.errors import ParameterError
 from crowdsafe.mechanisms import queries
 from crowdsafe.randomness import Randomness

@@ -40,7 +40,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.engines.spark.streams import PartitionStreams
-from crowdsafe.engines.spark.table import SparkTable, _quoted, spark_type
+from crowdsafe.engines.spark.typed_table import TypedTable, _quoted, spark_type
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import write_text_atomic
 from crowdsafe.perturb import stages
@@ -77,7 +77,7 @@ class SparkInput:
         self.tuples.unpersist()
 
 
-def active_domain(table: SparkTable, names: Sequence[str],
+def active_domain(table: TypedTable, names: Sequence[str],
                   domains: Mapping[str, Iterable[Any]] | None = None) -> Domain:
     """The domain of the published attributes: declared value lists where given (checked to
     hold every value present), else the active domain, ordered as the Polars engine orders it."""
@@ -100,7 +100,7 @@ def active_domain(table: SparkTable, names: Sequence[str],
     return Domain(values, active=len(domains) < len(names))
 
 
-def prepare_spark(table: SparkTable, attributes: Sequence[str] | None = None, *,
+def prepare_spark(table: TypedTable, attributes: Sequence[str] | None = None, *,
                   domains: Mapping[str, Iterable[Any]] | None = None,
                   duplicates: Duplicates = "collapse") -> SparkInput:
     """Encode the table's tuples in their domain on Spark and collapse duplicate rows; the
@@ -308,7 +308,7 @@ def write_parquet_once(frame: Any, target: str) -> None:
 
 
 def perturb_spark(
-    table: SparkTable,
+    table: TypedTable,
     *,
     out: str | os.PathLike[str],
     gamma: float,

@@ -35,7 +35,7 @@ from crowdsafe.attacks.intersection import DEFAULT_LEVELS, _check_levels, _sensi
 from crowdsafe.attacks.locate import ClassTable, encode_targets, is_microaggregated
 from crowdsafe.data import Hierarchy
 from crowdsafe.data.generalized import Domain, canonical_cells
-from crowdsafe.engines.spark.table import _quoted
+from crowdsafe.engines.spark.typed_table import _quoted
 from crowdsafe.errors import InputError, ParameterError
 
 _NULL = "\u0000null"  # stands for a missing cell in join keys (no published cell contains NUL)

@@ -29,7 +29,7 @@ import polars as pl
 
 from crowdsafe.data import Dataset
 from crowdsafe.engines.spark.streams import PartitionStreams
-from crowdsafe.engines.spark.table import SparkTable, _quoted, load_table
+from crowdsafe.engines.spark.typed_table import TypedTable, _quoted, load_table
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.mechanisms.queries import (
     ExactAggregate,
@@ -115,7 +115,7 @@ class SparkAggregate:
     """The exact aggregate of a planned query over a Spark table (an ``Aggregator`` for
     :func:`~crowdsafe.mechanisms.queries.answer_query`)."""
 
-    def __init__(self, table: SparkTable) -> None:
+    def __init__(self, table: TypedTable) -> None:
         self.table = table
 
     def __call__(self, dataset: Dataset, plan: QueryPlan, randomness: Randomness) -> tuple[ExactAggregate, int]:
@@ -235,9 +235,9 @@ def bound_contributions(rows: Any, person: str, max_rows: int, randomness: Rando
 
 
 def spark_source(data: Any, *, schema: Any = None, missing: Any = "keep", master: str | None = None,
-                 name: str | None = None) -> SparkTable:
-    """A :class:`SparkTable` for ``data``: a SparkTable, or a path Spark can read."""
-    if isinstance(data, SparkTable):
+                 name: str | None = None) -> TypedTable:
+    """A :class:`TypedTable` for ``data``: a TypedTable, or a path Spark can read."""
+    if isinstance(data, TypedTable):
         return data
     if not isinstance(data, (str, os.PathLike)):
         raise InputError(
@@ -248,10 +248,10 @@ def spark_source(data: Any, *, schema: Any = None, missing: Any = "keep", master
     return load_table(spark_session(master), data, schema=schema, missing=missing, name=name)
 
 
-def answer_query_spark(table: SparkTable, query: str, **options: Any) -> QueryAnswer:
+def answer_query_spark(table: TypedTable, query: str, **options: Any) -> QueryAnswer:
     """:func:`~crowdsafe.mechanisms.queries.answer_query` with the aggregation on Spark.
 
-    With a ``ledger``, the table's :meth:`SparkTable.fingerprint` names it (unless a
+    With a ``ledger``, the table's :meth:`TypedTable.fingerprint` names it (unless a
     ``fingerprint`` is given).
     """
     if options.get("ledger") is not None and options.get("fingerprint") is None:

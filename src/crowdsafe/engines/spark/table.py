@@ -1,197 +1,147 @@
-"""A table on Spark with its crowdsafe schema: what the Spark paths of queries, α-β and attacks read.
+"""A table on Spark as the safe pipeline sees it: rows on the executors, the rest on the driver.
 
-:func:`load_table` reads a Parquet or CSV path into a Spark DataFrame and gives it the types and
-roles the Polars engine's :func:`crowdsafe.data.load` would give: the schema is inferred or
-completed from the first rows (a small head collected to the driver; never the table), and the
-Spark columns are then cast to those types, checking on Spark that no value fails the cast. The
-driver-side code (query planning, domains, certificates) sees a *schema-only*
-:class:`~crowdsafe.data.Dataset` (zero rows, the same column types), so it runs unchanged.
-
-:meth:`SparkTable.fingerprint` identifies the table's content for the budget ledger by an
-order-independent digest computed on Spark (see its docstring): the Polars fingerprint hashes
-the rows in file order, which a distributed table does not have.
+:func:`spark_table` reads the data (a Parquet or CSV path Spark can read, a bundled dataset, a
+Polars/pandas frame or a :class:`~crowdsafe.data.Dataset`), applies the missing-value policy on
+Spark, and makes one aggregation pass: row count, the table's identity (:mod:`.fingerprint`),
+the distinct values of each published column. On the driver those values form a small *domain*
+dataset loaded by the data layer itself (schema inference or the declared schema, type checks,
+hierarchies from the schema, coverage), then prepared by the Polars engine's own
+:func:`crowdsafe.anonymize.publish.prepare_dataset` (published columns, flat hierarchies).
+Everything the driver knows about the data is what the Polars engine also derives from it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
-from crowdsafe.data import Dataset, Schema, load
-from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS, MissingPolicy, MissingReport
-from crowdsafe.errors import InputError, SchemaError
+from crowdsafe.anonymize.publish import prepare_dataset
+from crowdsafe.data import Dataset, Hierarchy, Schema, load
+from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS, MissingPolicy
+from crowdsafe.data.schema import AttributeType
+from crowdsafe.engines.spark import fingerprint as fp
+from crowdsafe.engines.spark.encoding import dictionary, domain_frame, domain_scan
+from crowdsafe.engines.spark.io import read_frame
+from crowdsafe.errors import InputError
 
-HEAD_ROWS = 10_000  # rows read to the driver to infer types, as the Polars CSV reader does
-_FINGERPRINT_VERSION = b"crowdsafe-spark-fingerprint-v1"
-_HASH_SEEDS = (1, 2, 3, 4)
-
-_SPARK_TYPES = {
-    pl.Int8: "tinyint", pl.Int16: "smallint", pl.Int32: "int", pl.Int64: "bigint",
-    pl.UInt8: "smallint", pl.UInt16: "int", pl.UInt32: "bigint", pl.UInt64: "decimal(20,0)",
-    pl.Float32: "float", pl.Float64: "double", pl.Boolean: "boolean", pl.Date: "date",
-    pl.Datetime: "timestamp", pl.String: "string", pl.Categorical: "string", pl.Enum: "string",
-}
+_CSV_ENDINGS = (".csv", ".csv.gz", ".tsv", ".txt", ".data")
 
 
-def spark_type(dtype: pl.DataType) -> str:
-    """The Spark SQL type holding a Polars type's values (text for anything without one)."""
-    return _SPARK_TYPES.get(dtype.base_type(), "string")  # type: ignore[arg-type]
-
-
-@dataclass
+@dataclass(frozen=True)
 class SparkTable:
-    """A Spark DataFrame (``frame``) typed as ``dataset`` says; ``dataset`` has no rows."""
+    """``frame``: the rows (Spark). ``domain``: the prepared domain dataset (Polars; one row per
+    distinct value, not per person) with schema and hierarchies; ``columns``: the published
+    columns; ``dictionaries``: per published column, raw value -> leaf code."""
 
+    spark: Any
     frame: Any
-    dataset: Dataset
-    source: str
-    _fingerprint: str | None = field(default=None, repr=False)
+    domain: Dataset
+    columns: list[str]
+    dictionaries: dict[str, pl.DataFrame]
+    fingerprint: str
+    n_rows: int
+    label: str
+    notes: list[str]
 
-    @property
-    def columns(self) -> list[str]:
-        return self.dataset.columns
-
-    @property
-    def name(self) -> str | None:
-        return self.dataset.name
-
-    def fingerprint(self) -> str:
-        """A 256-bit hex digest of the table's content, independent of row order and partitioning.
-
-        Each row is hashed four times on Spark (xxhash64 with four seeds over every column, in
-        schema order); the digest is BLAKE2b of the column names and Spark types, the row count
-        and, per seed, the sums of the hashes' two 32-bit halves (a multiset hash: the same rows
-        in any order and any partitioning give the same digest). It differs from the Polars
-        engine's fingerprint (which hashes the rows in file order), so a dataset's budget in the
-        ledger belongs to the engine that registered it; register it under one name and the
-        ledger refuses that name for other content.
-        """
-        if self._fingerprint is None:
-            from pyspark.sql import functions as F
-
-            columns = [F.col(_quoted(c)) for c in self.columns]
-            sums = []
-            for seed in _HASH_SEEDS:
-                hashed = F.xxhash64(F.lit(seed), *columns)
-                low = hashed.bitwiseAND(F.lit(0xFFFFFFFF)).cast("decimal(20,0)")
-                high = F.shiftrightunsigned(hashed, 32).cast("decimal(20,0)")
-                sums += [F.sum(low), F.sum(high)]
-            row = self.frame.select(F.count(F.lit(1)), *sums).first()
-            digest = hashlib.blake2b(_FINGERPRINT_VERSION, digest_size=32)
-            for name, kind in self.frame.dtypes:
-                digest.update(f"{len(name)}:{name}:{kind};".encode())
-            for value in row:
-                digest.update(f"{int(value or 0)};".encode())
-            self._fingerprint = digest.hexdigest()
-        return self._fingerprint
+    def hashed(self) -> Any:
+        """The published columns (in order) and the per-row hash columns (over every column)."""
+        return self.frame.select(*self.columns, *fp.row_hashes(self.frame))
 
 
-def _quoted(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
+def _spark_frame(spark: Any, frame: pl.DataFrame) -> Any:
+    """A Polars frame on Spark through Arrow (text categories as plain text)."""
+    text = [c for c, t in frame.schema.items() if isinstance(t, (pl.Categorical, pl.Enum))]
+    return spark.createDataFrame(frame.with_columns(pl.col(text).cast(pl.String)).to_arrow())
 
 
-def load_table(
+def spark_table(
     spark: Any,
-    path: str | os.PathLike[str],
+    data: Any,
     *,
     schema: Schema | str | os.PathLike[str] | None = None,
     qi: Sequence[str] | None = None,
     sensitive: Sequence[str] | str | None = None,
-    missing: MissingPolicy | str = "keep",
+    missing: MissingPolicy | str = MissingPolicy.KEEP,
     name: str | None = None,
-    columns: Sequence[str] | None = None,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
 ) -> SparkTable:
-    """Read ``path`` on Spark, typed and with roles as :func:`crowdsafe.data.load` would.
+    """Read ``data`` onto Spark and describe it for the safe pipeline (see the module docstring).
 
-    ``columns`` (optional) restricts the table to those columns before anything is inferred.
-    Missing values: ``keep`` (a value of its own), ``drop`` (rows with any missing value are
-    removed, on Spark) or ``error``. Hierarchies built from the data are not built on Spark:
-    give public domains explicitly where a query or a perturbation needs them.
+    ``data``: a Parquet or CSV path Spark can read, a Spark DataFrame, or anything
+    :func:`crowdsafe.data.load` takes (loaded in this process, then handed to Spark).
+    ``hierarchies`` add to (or replace) those of the schema, as in :func:`crowdsafe.data.load`.
     """
     from pyspark.sql import functions as F
 
-    from crowdsafe.data.io import _tidy_text
-    from crowdsafe.engines.spark.io import read_frame
-
-    text = str(path)
     policy = MissingPolicy.parse(missing)
     if isinstance(schema, (str, os.PathLike)):
         schema = Schema.from_toml(schema)
-    is_csv = not text.rstrip("/").lower().endswith((".parquet", ".pq")) and text.rstrip("/").lower().endswith(
-        (".csv", ".csv.gz", ".tsv", ".txt", ".data"))
-    frame = read_frame(spark, text, missing_tokens=DEFAULT_MISSING_TOKENS if is_csv else ())
-    if is_csv:
-        stripped = [c.strip() for c in frame.columns]
-        frame = frame.toDF(*stripped) if len(set(stripped)) == len(stripped) else frame
-        frame = frame.select([F.trim(F.col(_quoted(c))).alias(c) for c in frame.columns])
-    if columns is not None:
-        absent = [c for c in columns if c not in frame.columns]
-        if absent:
-            raise InputError(f"{text} has no column '{absent[0]}' (it has {', '.join(frame.columns)})")
-        frame = frame.select([_quoted(c) for c in columns])
-    if not frame.columns:
-        raise InputError(f"{text} has no columns")
-    head = pl.from_arrow(frame.limit(HEAD_ROWS).toArrow())
-    assert isinstance(head, pl.DataFrame)
-    if head.height == 0:
-        raise InputError(f"{text} has a header but no rows")
-    if is_csv:
-        declared = {a.name for a in schema or () if a.type.value in ("categorical", "ordinal")}
-        head = _tidy_text(head, declared)
-    label = name or os.path.basename(text.rstrip("/")) or text
-    typed = load(head, schema=schema, missing="keep", name=label)
-    frame = _cast(frame, typed.frame.schema, text)
-    frame, report = _apply_missing(frame, policy, text)
-    shape = pl.DataFrame(schema=typed.frame.schema)
-    dataset = Dataset(shape, typed.schema, {}, label, report)
-    if qi is not None or sensitive is not None:
-        dataset = dataset.with_roles(qi=qi, sensitive=sensitive)
-    return SparkTable(frame, dataset, text)
+    is_path = isinstance(data, (str, os.PathLike)) and not _is_bundled(data)
+    if is_path or _is_spark_frame(data):
+        path = str(data) if is_path else ""
+        frame = read_frame(spark, path, missing_tokens=DEFAULT_MISSING_TOKENS) if is_path else data
+        label = name or (path.rstrip("/").rsplit("/", 1)[-1] if is_path else "spark-dataframe")
+        if policy is MissingPolicy.DROP:
+            frame = frame.dropna()
+    else:  # in memory already: the data layer loads it, Spark gets it through Arrow
+        dataset = load(data, schema=schema, qi=qi, sensitive=sensitive, missing=policy, hierarchies=hierarchies)
+        schema, hierarchies, qi, sensitive = dataset.schema, dataset.hierarchies, None, None
+        frame = _spark_frame(spark, dataset.frame)
+        label = name or dataset.name or "data"
+    roles = _roles(frame, schema, qi, sensitive)
+    published = [c for c in frame.columns if c in set(roles.quasi_identifiers) | set(roles.sensitive)]
+    others = [c for c in frame.columns if c not in published]
+    extra = [F.count(F.lit(1)).alias("__rows"), *fp.hash_sum_aggregates(),
+             *[F.first(F.col(c), ignorenulls=True).alias(f"__first_{j}") for j, c in enumerate(others)],
+             *[F.sum(F.col(c).isNull().cast("long")).alias(f"__missing_{j}") for j, c in enumerate(frame.columns)]]
+    values, row = domain_scan(frame.select("*", *fp.row_hashes(frame)), published, extra)
+    rows = int(row.column("__rows")[0].as_py())
+    if rows == 0:
+        raise InputError(f"{label} has no rows" + (" after missing='drop'" if policy is MissingPolicy.DROP else ""))
+    if policy is MissingPolicy.ERROR:
+        for j, c in enumerate(frame.columns):
+            count = int(row.column(f"__missing_{j}")[0].as_py() or 0)
+            if count:
+                raise InputError(f"column '{c}' has {count:,} missing values (missing='error'); "
+                                 "use missing='keep' or 'drop'")
+    for j, c in enumerate(others):
+        values[c] = pl.from_arrow(row.column(f"__first_{j}")).alias(c)  # type: ignore[union-attr]
+    raw = domain_frame({c: values[c] for c in frame.columns})
+    tidy = raw
+    if is_path and path.lower().rstrip("/").endswith(_CSV_ENDINGS):
+        from crowdsafe.data.io import _tidy_text  # the Polars engine's CSV clean-up, on the distinct values
+
+        declared = {a.name for a in (schema or ()) if a.type in (AttributeType.CATEGORICAL, AttributeType.ORDINAL)}
+        tidy = _tidy_text(raw, declared)
+    domain = load(tidy, schema=schema, qi=qi, sensitive=sensitive, missing="keep", hierarchies=hierarchies,
+                  name=f"{label} (its distinct values)")
+    domain, columns, notes = prepare_dataset(domain)
+    dictionaries = {c: dictionary(raw.get_column(c), domain.encoded(c).codes) for c in columns}
+    sums = [int(row.column(h)[0].as_py() or 0) for h in fp.HASH_COLUMNS]
+    identity = fp.digest(frame.columns, fp.frame_types(frame), rows, sums)
+    return SparkTable(spark, frame, domain, columns, dictionaries, identity, rows, label, notes)
 
 
-def _cast(frame: Any, dtypes: pl.Schema, source: str) -> Any:
-    """Cast every column whose Spark type differs from the inferred one; a value that does not
-    fit is a SchemaError naming the column and the value (checked in one pass on Spark)."""
-    from pyspark.sql import functions as F
-
-    current = dict(frame.dtypes)
-    casts, failed = [], []
-    for column, dtype in dtypes.items():
-        target = spark_type(dtype)
-        if current[column] == target or (target == "string" and current[column] == "string"):
-            casts.append(F.col(_quoted(column)))
-            continue
-        cast = F.col(_quoted(column)).try_cast(target)
-        casts.append(cast.alias(column))
-        failed.append((column, F.col(_quoted(column)).isNotNull() & cast.isNull()))
-    if not failed:
-        return frame
-    bad = frame.select([F.max(condition.cast("int")).alias(c) for c, condition in failed]).first()
-    for column, _ in failed:
-        if bad[column]:
-            value = frame.filter(dict(failed)[column]).select(_quoted(column)).first()[0]
-            kind = spark_type(dtypes[column])
-            raise SchemaError(f"column '{column}' of {source} holds {value!r}, which is not a {kind} value "
-                              "(its type was inferred from the first rows or declared in the schema)")
-    return frame.select(casts)
+def _is_spark_frame(data: Any) -> bool:
+    return type(data).__module__.startswith("pyspark.sql") and hasattr(data, "mapInArrow")
 
 
-def _apply_missing(frame: Any, policy: MissingPolicy, source: str) -> tuple[Any, MissingReport]:
-    from pyspark.sql import functions as F
+def _is_bundled(data: Any) -> bool:
+    from crowdsafe import datasets
 
-    if policy is MissingPolicy.KEEP:
-        return frame, MissingReport(policy)
-    anything = F.lit(False)
-    for c in frame.columns:
-        anything = anything | F.col(_quoted(c)).isNull()
-    with_missing = frame.filter(anything).count()
-    if policy is MissingPolicy.ERROR and with_missing:
-        raise InputError(f"{source}: {with_missing:,} rows have a missing value (missing='error')")
-    if policy is MissingPolicy.DROP:
-        return frame.filter(~anything), MissingReport(policy, rows_with_missing=with_missing, rows_dropped=with_missing)
-    return frame, MissingReport(policy)
+    return isinstance(data, str) and not os.path.exists(data) and "://" not in data and data in datasets.names()
+
+
+def _roles(frame: Any, schema: Schema | None, qi: Sequence[str] | None,
+           sensitive: Sequence[str] | str | None) -> Schema:
+    """The roles of the columns (types aside), from the declared or inferred schema."""
+    from crowdsafe.data.io import _complete_schema
+
+    empty = pl.from_arrow(frame.limit(0).toArrow())
+    assert isinstance(empty, pl.DataFrame)
+    roles = Schema.infer(empty) if schema is None else _complete_schema(schema, empty)
+    return roles.with_roles(qi=qi, sensitive=sensitive) if (qi is not None or sensitive is not None) else roles

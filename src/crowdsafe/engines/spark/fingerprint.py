@@ -1,0 +1,56 @@
+"""The identity of a table on Spark: a digest of its rows as a multiset.
+
+Spark has no row order to speak of (partitions are read in parallel, and a table split in other
+files is the same table), so the Spark engine identifies a table by the multiset of its rows:
+every row gets two 64-bit xxHash values (different salts; each column hashed with its null
+flag, so ``(a, null)`` and ``(null, a)`` differ), the values are summed modulo 2^64 per salt,
+and the digest is BLAKE2b-256 of the column names and types, the row count and the two sums.
+Equal tables in any order or partitioning get equal digests; the digest of a sample is computed
+from the same per-row hashes (:mod:`.sampling`), so a sample later read back is recognised.
+
+It is not the Polars engine's fingerprint (:meth:`crowdsafe.data.Dataset.fingerprint`, which
+digests values in row order): the ledger sees the same data under the two engines as two
+datasets. Sums of 64-bit hashes are not collision-resistant against a forger; they identify
+honest data for the ledger, they are not a cryptographic commitment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+SALTS = (0, 1)
+HASH_COLUMNS = tuple(f"__crowdsafe_h{salt}" for salt in SALTS)
+_VERSION = b"crowdsafe-spark-multiset-v1"
+_MASK = (1 << 64) - 1
+
+
+def row_hashes(frame: Any) -> list[Any]:
+    """The per-row hash columns (one per salt) over every column of ``frame``."""
+    from pyspark.sql import functions as F
+
+    parts = [x for c in frame.columns for x in (F.col(c), F.col(c).isNull())]
+    return [F.xxhash64(F.lit(salt), *parts).alias(name) for salt, name in zip(SALTS, HASH_COLUMNS)]
+
+
+def hash_sum_aggregates() -> list[Any]:
+    """Aggregates summing each hash column exactly (as decimals: no overflow)."""
+    from pyspark.sql import functions as F
+
+    return [F.sum(F.col(name).cast("decimal(38,0)")).alias(name) for name in HASH_COLUMNS]
+
+
+def digest(names: Sequence[str], types: Sequence[str], rows: int, sums: Sequence[int]) -> str:
+    """The multiset digest from column names and Spark types, row count and hash sums."""
+    state = hashlib.blake2b(_VERSION, digest_size=32)
+    for name, kind in zip(names, types):
+        state.update(f"{name}\x00{kind}\x00".encode())
+    state.update(str(int(rows)).encode())
+    for value in sums:
+        state.update((int(value) & _MASK).to_bytes(8, "little"))
+    return state.hexdigest()
+
+
+def frame_types(frame: Any) -> list[str]:
+    return [field.dataType.simpleString() for field in frame.schema.fields]

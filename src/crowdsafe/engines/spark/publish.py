@@ -1,0 +1,243 @@
+"""``crowdsafe publish --engine spark``: the safe pipeline with its per-row stages on Spark.
+
+The same pipeline as :func:`crowdsafe.anonymize.publish.publish_dataset`, stage for stage:
+
+| stage | where | code |
+|---|---|---|
+| read, missing values, identity, distinct values | Spark, one aggregation | :mod:`.table` |
+| plan checks, ledger check | driver | ``anonymize.publish.ledger_request`` |
+| sample (a stream per partition), encode (broadcast dictionaries), recode (broadcast arrays), count | Spark, one job per release | :mod:`.encoding`, :mod:`.sampling` |
+| charge (sample identities) | driver | the ledger |
+| choose the scheme (exponential mechanism) from the counts | driver | ``anonymize.selection.choose_scheme`` |
+| Apply: classes and suppression below k | driver, on the counts | ``anonymize.counted.apply_counts`` |
+| certify | driver | ``anonymize.publish.certify_release`` |
+| write the rows of the kept classes, atomically | Spark | :mod:`.write` |
+
+No row reaches the driver: only frequency tables (distinct code tuples with counts) do. With a
+fixed scheme the executors count the classes at the scheme's levels directly; for the
+exponential mechanism they count leaf-code tuples, which the chooser reads exactly as it reads
+the Polars engine's sample.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from crowdsafe.anonymize.counted import AppliedCounts, CountedSample, apply_counts
+from crowdsafe.anonymize.publish import (
+    DEFAULT_MAX_SUPPRESSION,
+    Publication,
+    PublishPlan,
+    certify_release,
+    choose_recoding,
+    ledger_request,
+    ledger_summary,
+    release_paths,
+    stop_if_heavy,
+)
+from crowdsafe.anonymize.recoding import GeneralizationScheme
+from crowdsafe.anonymize.release import Release
+from crowdsafe.anonymize.selection import SchemeChoice, fixed_scheme, node_penalties
+from crowdsafe.engines.spark import fingerprint as fp
+from crowdsafe.engines.spark.sampling import count_sample
+from crowdsafe.engines.spark.streams import PartitionStreams
+from crowdsafe.engines.spark.table import SparkTable
+from crowdsafe.engines.spark.write import class_rows, write_releases
+from crowdsafe.errors import SampleReuseError
+from crowdsafe.privacy import compose_certificates
+from crowdsafe.privacy.ledger import Ledger
+from crowdsafe.randomness import Randomness
+
+
+@dataclass(frozen=True)
+class ClassUtility:
+    """Exact utility of a release from its classes (for the custodian; not covered by the
+    guarantee): NCP from the hierarchies' node penalties, a suppressed row counting 1."""
+
+    gcp: float
+    ncp: dict[str, float]
+    average_class_size: float
+    discernibility: float
+
+
+@dataclass(frozen=True)
+class SparkRelease(Release):
+    """A release made on Spark. ``frame`` is a Spark DataFrame that generates the published rows
+    from ``class_table`` (Polars: each published tuple with its ``count``); ``applied`` is Apply
+    on the counts (:class:`~crowdsafe.anonymize.counted.AppliedCounts`); ``source`` is the
+    domain dataset (distinct values, for hierarchies and dictionaries), not the sample."""
+
+    class_table: pl.DataFrame | None = None
+
+    @property
+    def rows_published(self) -> int:
+        return self.applied.rows_published
+
+    def write(self, path: str) -> tuple[str, str]:  # type: ignore[override]
+        """Write the rows (a directory of part files) and the certificate beside it, atomically."""
+        written = write_releases(self.frame.sparkSession, [self.frame], [self.certificate.to_json()], [str(path)])
+        return written["tables"][0], written["certificates"][0]
+
+    def utility(self) -> ClassUtility:  # type: ignore[override]
+        applied, scheme = self.applied, self.recoding
+        kept = applied.class_kept
+        sizes = applied.class_sizes[kept].astype(np.float64)
+        ncp = {}
+        for j, column in enumerate(self.quasi_identifiers):
+            level = scheme.levels[column]  # type: ignore[attr-defined]
+            penalties = node_penalties(scheme.hierarchies[column])  # type: ignore[attr-defined]
+            penalty = penalties[level][applied.class_codes[kept, j]]
+            ncp[column] = (float(penalty @ sizes) + applied.rows_suppressed) / max(applied.rows_in, 1)
+        classes = max(applied.classes, 1)
+        return ClassUtility(
+            gcp=float(np.mean(list(ncp.values()))), ncp=ncp,
+            average_class_size=applied.rows_published / classes if applied.classes else 0.0,
+            discernibility=float((sizes**2).sum() + applied.rows_in * applied.rows_suppressed),
+        )
+
+
+@dataclass(frozen=True)
+class SampleCounts:
+    """One release's sample as counted on Spark: the table, its size and its identity."""
+
+    table: CountedSample
+    rows: int
+    identity: str
+
+
+def count_release_sample(table: SparkTable, beta: float, stream: Randomness,
+                         levels: dict[str, int] | None) -> SampleCounts:
+    """Draw one sample on Spark and count it: leaf-code tuples (``levels`` None, for the chooser)
+    or classes at ``levels`` (a fixed scheme). Consumes one child of ``stream``'s seed when seeded."""
+    hierarchies = table.domain.hierarchies
+    maps = tuple(None if not levels or not levels[c] else hierarchies[c].leaf_map(levels[c]).astype(np.int64)
+                 for c in table.columns)
+    streams = PartitionStreams.from_randomness(stream)
+    dictionaries = tuple(table.dictionaries[c] for c in table.columns)
+    codes, counts, sums = count_sample(table.hashed(), streams, beta, dictionaries, maps)
+    rows = int(counts.sum())
+    identity = fp.digest(table.frame.columns, fp.frame_types(table.frame), rows, sums)
+    counted = CountedSample(tuple(table.columns), codes, counts, {c: hierarchies[c] for c in table.columns})
+    return SampleCounts(counted, rows, identity)
+
+
+def release_of(table: SparkTable, scheme: GeneralizationScheme, applied: AppliedCounts) -> tuple[pl.DataFrame, Any]:
+    """The published classes as values (the Polars engine's dictionaries: leaves at level 0, node
+    labels above) with their sizes, and the Spark DataFrame of the published rows."""
+    recoded = scheme.recode(table.domain)
+    kept = applied.class_kept
+    classes = pl.DataFrame([
+        recoded.dictionaries[c].gather(applied.class_codes[kept, j]).alias(c) for j, c in enumerate(table.columns)
+    ]) if kept.any() else pl.DataFrame([recoded.dictionaries[c].clear().alias(c) for c in table.columns])
+    sizes = applied.class_sizes[kept]
+    frame = class_rows(table.spark, classes, sizes)
+    return classes.with_columns(pl.Series("count", sizes, dtype=pl.Int64)), frame
+
+
+def spark_paths(out: str, releases: int) -> list[str]:
+    """Like :func:`~crowdsafe.anonymize.publish.release_paths`, for any URI (``hdfs://...``)."""
+    release_paths(out, releases)  # validates the format
+    if releases == 1:
+        return [str(out)]
+    head, _, name = str(out).rstrip("/").rpartition("/")
+    stem, _, suffix = name.rpartition(".")
+    prefix = f"{head}/" if head else ""
+    return [f"{prefix}{stem}-{i + 1}.{suffix}" for i in range(releases)]
+
+
+def publish_table(
+    table: SparkTable,
+    publish_plan: PublishPlan,
+    *,
+    randomness: Randomness,
+    ledger: Ledger | None = None,
+    budget: tuple[float, float] | None = None,
+    out: str | None = None,
+    force: bool = False,
+    max_suppression: float = DEFAULT_MAX_SUPPRESSION,
+) -> Publication:
+    """Run the safe pipeline on a :class:`SparkTable` (module docstring). Refusals, charge and
+    certificate are those of the Polars engine, by the same functions."""
+    notes = list(table.notes)
+    columns = table.columns
+    fixed = fixed_scheme(table.domain, columns, publish_plan.scheme) if publish_plan.scheme is not None else None
+    paths = spark_paths(str(out), publish_plan.releases) if out is not None else []
+    charge_request: dict[str, Any] = {}
+    if ledger is not None:
+        charge_request = ledger_request(ledger, table.fingerprint, table.label, publish_plan, fixed is not None,
+                                        budget, randomness, notes)
+    streams = randomness.spawn(publish_plan.releases) if publish_plan.releases > 1 else [randomness]
+    levels = dict(fixed.levels) if fixed is not None else None
+    samples = [count_release_sample(table, publish_plan.beta, s, levels) for s in streams]
+    sample_ids = [s.identity for s in samples]
+    if len(set(sample_ids)) != len(sample_ids):
+        raise SampleReuseError("two of the fresh samples came out identical; run again")
+
+    ledger_info = None
+    with contextlib.ExitStack() as stack:
+        charge = None
+        if ledger is not None:
+            charge = stack.enter_context(ledger.charge(table.fingerprint, **charge_request, sample_ids=sample_ids))
+        releases: list[SparkRelease] = []
+        choices: list[SchemeChoice | None] = []
+        for sample, stream in zip(samples, streams):
+            scheme, profile, choice = choose_recoding(sample.table, columns, publish_plan, fixed, stream)
+            if fixed is None:
+                applied = apply_counts(sample.table, scheme.levels, publish_plan.k)
+            else:  # the executors already counted the classes of the fixed scheme
+                applied = AppliedCounts.of(sample.table.codes, sample.table.counts, publish_plan.k)
+            certificate, parameters = certify_release(publish_plan, columns, scheme, profile, choice, sample.identity,
+                                                      stream, table.fingerprint)
+            parameters["engine"] = "spark"
+            class_table, frame = release_of(table, scheme, applied)
+            releases.append(SparkRelease(
+                frame=frame, certificate=certificate, algorithm="safe k-anonymization with sampling (Spark engine)",
+                k=publish_plan.k, quasi_identifiers=tuple(columns), sensitive=None, recoding=scheme,
+                applied=applied, source=table.domain, parameters=parameters, class_table=class_table))  # type: ignore[arg-type]
+            choices.append(choice)
+        stop_if_heavy([r.applied.suppression_rate for r in releases], max_suppression, force)
+        certificate = releases[0].certificate if len(releases) == 1 else compose_certificates(
+            [r.certificate for r in releases], delta_slack=0.0)
+        written: dict[str, Any] = {}
+        if paths:
+            combined = None
+            if len(paths) > 1:
+                head, _, name = paths[0].rpartition("/")
+                combined_name = name.rsplit(".", 1)[0].rsplit("-", 1)[0] + ".certificate.json"
+                combined = (f"{head}/{combined_name}" if head else combined_name, certificate.to_json())
+            written = write_releases(table.spark, [r.frame for r in releases],
+                                     [r.certificate.to_json() for r in releases], paths, combined)
+        if charge is not None:
+            charge.record(written=written.get("tables", []), rows_published=[r.rows_published for r in releases],
+                          engine="spark")
+            ledger_info = ledger_summary(ledger, charge, table.label, table.fingerprint)  # type: ignore[arg-type]
+    if ledger is None:
+        notes.append("no ledger: nothing records that these samples are used, nor limits further releases")
+    if randomness.seeded:
+        notes.append("seeded run: reproducible for a fixed partitioning of the input, NOT fit for release "
+                     "(an attacker who knows the seed knows the sample)")
+    notes.append("Spark engine: the data's identity in the ledger is its multiset fingerprint "
+                 "(crowdsafe.engines.spark.fingerprint), not the Polars engine's")
+    return Publication(publish_plan, tuple(releases), certificate, tuple(choices),
+                       tuple(s.rows for s in samples), ledger_info, tuple(notes), written)
+
+
+def publish_spark(data: Any, publish_plan: PublishPlan, *, master: str | None = None,
+                  schema: Any = None, qi: Sequence[str] | None = None, sensitive: Any = None,
+                  missing: Any = "keep", name: str | None = None, **options: Any) -> Publication:
+    """Read ``data`` on the Spark session (the active one, else one on ``master`` /
+    ``$CROWDSAFE_SPARK_MASTER``) and publish it (:func:`publish_table`)."""
+    from dataclasses import replace
+
+    from crowdsafe.engines.spark.session import spark_session
+    from crowdsafe.engines.spark.table import spark_table
+
+    spark = spark_session(master)
+    table = spark_table(spark, data, schema=schema, qi=qi, sensitive=sensitive, missing=missing, name=name)
+    return publish_table(table, replace(publish_plan, rows=table.n_rows), **options)

@@ -1,0 +1,179 @@
+"""A table on Spark with its crowdsafe schema: what the Spark paths of queries, α-β and attacks read.
+
+:func:`load_table` reads a Parquet or CSV path into a Spark DataFrame and gives it the types and
+roles the Polars engine's :func:`crowdsafe.data.load` would give: the schema is inferred or
+completed from the first rows (a small head collected to the driver; never the table), and the
+Spark columns are then cast to those types, checking on Spark that no value fails the cast. The
+driver-side code (query planning, domains, certificates) sees a *schema-only*
+:class:`~crowdsafe.data.Dataset` (zero rows, the same column types), so it runs unchanged.
+
+:meth:`TypedTable.fingerprint` identifies the table's content for the budget ledger by the
+Spark engine's order-independent digest (:mod:`crowdsafe.engines.spark.fingerprint`): the Polars
+fingerprint hashes the rows in file order, which a distributed table does not have.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from crowdsafe.data import Dataset, Schema, load
+from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS, MissingPolicy, MissingReport
+from crowdsafe.errors import InputError, SchemaError
+
+HEAD_ROWS = 10_000  # rows read to the driver to infer types, as the Polars CSV reader does
+
+_SPARK_TYPES = {
+    pl.Int8: "tinyint", pl.Int16: "smallint", pl.Int32: "int", pl.Int64: "bigint",
+    pl.UInt8: "smallint", pl.UInt16: "int", pl.UInt32: "bigint", pl.UInt64: "decimal(20,0)",
+    pl.Float32: "float", pl.Float64: "double", pl.Boolean: "boolean", pl.Date: "date",
+    pl.Datetime: "timestamp", pl.String: "string", pl.Categorical: "string", pl.Enum: "string",
+}
+
+
+def spark_type(dtype: pl.DataType) -> str:
+    """The Spark SQL type holding a Polars type's values (text for anything without one)."""
+    return _SPARK_TYPES.get(dtype.base_type(), "string")  # type: ignore[arg-type]
+
+
+@dataclass
+class TypedTable:
+    """A Spark DataFrame (``frame``) typed as ``dataset`` says; ``dataset`` has no rows."""
+
+    frame: Any
+    dataset: Dataset
+    source: str
+    _fingerprint: str | None = field(default=None, repr=False)
+
+    @property
+    def columns(self) -> list[str]:
+        return self.dataset.columns
+
+    @property
+    def name(self) -> str | None:
+        return self.dataset.name
+
+    def fingerprint(self) -> str:
+        """The table's ledger identity: the Spark engine's multiset digest of its rows
+        (:mod:`crowdsafe.engines.spark.fingerprint`, the same digest ``publish --engine spark``
+        uses), independent of row order and partitioning."""
+        if self._fingerprint is None:
+            from pyspark.sql import functions as F
+
+            from crowdsafe.engines.spark import fingerprint as fp
+
+            hashed = self.frame.select(*fp.row_hashes(self.frame))
+            row = hashed.agg(F.count(F.lit(1)), *fp.hash_sum_aggregates()).first()
+            self._fingerprint = fp.digest(self.frame.columns, fp.frame_types(self.frame), int(row[0]),
+                                          [int(v or 0) for v in row[1:]])
+        return self._fingerprint
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def load_table(
+    spark: Any,
+    path: str | os.PathLike[str],
+    *,
+    schema: Schema | str | os.PathLike[str] | None = None,
+    qi: Sequence[str] | None = None,
+    sensitive: Sequence[str] | str | None = None,
+    missing: MissingPolicy | str = "keep",
+    name: str | None = None,
+    columns: Sequence[str] | None = None,
+) -> TypedTable:
+    """Read ``path`` on Spark, typed and with roles as :func:`crowdsafe.data.load` would.
+
+    ``columns`` (optional) restricts the table to those columns before anything is inferred.
+    Missing values: ``keep`` (a value of its own), ``drop`` (rows with any missing value are
+    removed, on Spark) or ``error``. Hierarchies built from the data are not built on Spark:
+    give public domains explicitly where a query or a perturbation needs them.
+    """
+    from pyspark.sql import functions as F
+
+    from crowdsafe.data.io import _tidy_text
+    from crowdsafe.engines.spark.io import read_frame
+
+    text = str(path)
+    policy = MissingPolicy.parse(missing)
+    if isinstance(schema, (str, os.PathLike)):
+        schema = Schema.from_toml(schema)
+    is_csv = not text.rstrip("/").lower().endswith((".parquet", ".pq")) and text.rstrip("/").lower().endswith(
+        (".csv", ".csv.gz", ".tsv", ".txt", ".data"))
+    frame = read_frame(spark, text, missing_tokens=DEFAULT_MISSING_TOKENS if is_csv else ())
+    if is_csv:
+        stripped = [c.strip() for c in frame.columns]
+        frame = frame.toDF(*stripped) if len(set(stripped)) == len(stripped) else frame
+        frame = frame.select([F.trim(F.col(_quoted(c))).alias(c) for c in frame.columns])
+    if columns is not None:
+        absent = [c for c in columns if c not in frame.columns]
+        if absent:
+            raise InputError(f"{text} has no column '{absent[0]}' (it has {', '.join(frame.columns)})")
+        frame = frame.select([_quoted(c) for c in columns])
+    if not frame.columns:
+        raise InputError(f"{text} has no columns")
+    head = pl.from_arrow(frame.limit(HEAD_ROWS).toArrow())
+    assert isinstance(head, pl.DataFrame)
+    if head.height == 0:
+        raise InputError(f"{text} has a header but no rows")
+    if is_csv:
+        declared = {a.name for a in schema or () if a.type.value in ("categorical", "ordinal")}
+        head = _tidy_text(head, declared)
+    label = name or os.path.basename(text.rstrip("/")) or text
+    typed = load(head, schema=schema, missing="keep", name=label)
+    frame = _cast(frame, typed.frame.schema, text)
+    frame, report = _apply_missing(frame, policy, text)
+    shape = pl.DataFrame(schema=typed.frame.schema)
+    dataset = Dataset(shape, typed.schema, {}, label, report)
+    if qi is not None or sensitive is not None:
+        dataset = dataset.with_roles(qi=qi, sensitive=sensitive)
+    return TypedTable(frame, dataset, text)
+
+
+def _cast(frame: Any, dtypes: pl.Schema, source: str) -> Any:
+    """Cast every column whose Spark type differs from the inferred one; a value that does not
+    fit is a SchemaError naming the column and the value (checked in one pass on Spark)."""
+    from pyspark.sql import functions as F
+
+    current = dict(frame.dtypes)
+    casts, failed = [], []
+    for column, dtype in dtypes.items():
+        target = spark_type(dtype)
+        if current[column] == target or (target == "string" and current[column] == "string"):
+            casts.append(F.col(_quoted(column)))
+            continue
+        cast = F.col(_quoted(column)).try_cast(target)
+        casts.append(cast.alias(column))
+        failed.append((column, F.col(_quoted(column)).isNotNull() & cast.isNull()))
+    if not failed:
+        return frame
+    bad = frame.select([F.max(condition.cast("int")).alias(c) for c, condition in failed]).first()
+    for column, _ in failed:
+        if bad[column]:
+            value = frame.filter(dict(failed)[column]).select(_quoted(column)).first()[0]
+            kind = spark_type(dtypes[column])
+            raise SchemaError(f"column '{column}' of {source} holds {value!r}, which is not a {kind} value "
+                              "(its type was inferred from the first rows or declared in the schema)")
+    return frame.select(casts)
+
+
+def _apply_missing(frame: Any, policy: MissingPolicy, source: str) -> tuple[Any, MissingReport]:
+    from pyspark.sql import functions as F
+
+    if policy is MissingPolicy.KEEP:
+        return frame, MissingReport(policy)
+    anything = F.lit(False)
+    for c in frame.columns:
+        anything = anything | F.col(_quoted(c)).isNull()
+    with_missing = frame.filter(anything).count()
+    if policy is MissingPolicy.ERROR and with_missing:
+        raise InputError(f"{source}: {with_missing:,} rows have a missing value (missing='error')")
+    if policy is MissingPolicy.DROP:
+        return frame.filter(~anything), MissingReport(policy, rows_with_missing=with_missing, rows_dropped=with_missing)
+    return frame, MissingReport(policy)

@@ -1,0 +1,133 @@
+"""Writing releases from Spark: all or nothing, on any path Spark can write.
+
+A release is a directory of part files (``release.parquet/part-*.parquet``, or CSV parts with a
+header each) with its certificate beside it (``release.certificate.json``). Every table is first
+written to a temporary sibling directory and every certificate to a temporary sibling file;
+only when all are complete are they renamed into place (a previous output of the same name is
+moved aside first and deleted after). A failure leaves the targets as they were.
+
+The rows are generated from the published classes (tuple, size), never from the sample's rows:
+each class becomes ``size`` identical rows, in the classes' sorted order (so the row order
+carries nothing about the input's).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from crowdsafe.anonymize.release import CERTIFICATE_SUFFIX
+from crowdsafe.errors import InputError
+
+CHUNK_ROWS = 8192  # rows generated from one class-table row (large classes are split)
+ROWS_PER_PARTITION = 2_000_000
+
+
+def class_rows(spark: Any, classes: pl.DataFrame, sizes: np.ndarray) -> Any:
+    """A Spark DataFrame with ``sizes[i]`` copies of row i of ``classes`` (the published tuples)."""
+    from pyspark.sql import functions as F
+
+    sizes = np.asarray(sizes, dtype=np.int64)
+    chunks = np.maximum((sizes + CHUNK_ROWS - 1) // CHUNK_ROWS, 0)
+    which = np.repeat(np.arange(len(sizes)), chunks)
+    before = np.repeat(np.cumsum(chunks) - chunks, chunks)
+    piece = np.arange(len(which)) - before
+    repeat = np.minimum(sizes[which] - piece * CHUNK_ROWS, CHUNK_ROWS)
+    table = classes.gather(which).with_columns(pl.Series("__crowdsafe_repeat", repeat, dtype=pl.Int32))
+    rows = int(sizes.sum())
+    partitions = max(1, min(rows // ROWS_PER_PARTITION + 1, max(len(which), 1)))
+    frame = spark.createDataFrame(table.to_arrow())
+    if partitions > 1:
+        frame = frame.repartition(partitions)
+    expanded = frame.withColumn("__crowdsafe_one", F.explode(F.array_repeat(F.lit(True), F.col("__crowdsafe_repeat"))))
+    return expanded.select(*classes.columns)
+
+
+def certificate_location(path: str) -> str:
+    """``<dir>/<stem>.certificate.json`` for a table at ``<dir>/<stem>.<suffix>`` (any URI scheme)."""
+    head, _, name = str(path).rstrip("/").rpartition("/")
+    stem = name.rsplit(".", 1)[0] if "." in name else name
+    return f"{head}/{stem}{CERTIFICATE_SUFFIX}" if head else f"{stem}{CERTIFICATE_SUFFIX}"
+
+
+class _Files:
+    """The Hadoop file system of a path (local, HDFS, S3...), through the Spark JVM."""
+
+    def __init__(self, spark: Any, path: str) -> None:
+        jvm = spark._jvm
+        self._jvm = jvm
+        self.path = jvm.org.apache.hadoop.fs.Path(path)
+        self.fs = self.path.getFileSystem(spark._jsc.hadoopConfiguration())
+        try:  # no .crc sidecar beside a local certificate (only checksummed file systems have it)
+            self.fs.setWriteChecksum(False)
+        except Exception:  # noqa: BLE001 - py4j raises its own error for a missing method
+            pass
+
+    def sibling(self, suffix: str) -> Any:
+        return self._jvm.org.apache.hadoop.fs.Path(self.path.getParent(), f".{self.path.getName()}.{suffix}")
+
+    def exists(self, path: Any) -> bool:
+        return bool(self.fs.exists(path))
+
+    def delete(self, path: Any) -> None:
+        if self.fs.exists(path):
+            self.fs.delete(path, True)
+
+    def rename(self, source: Any, target: Any) -> None:
+        if not self.fs.rename(source, target):
+            raise InputError(f"cannot move {source.toString()} to {target.toString()}")
+
+    def write_text(self, path: Any, text: str) -> None:
+        stream = self.fs.create(path, True)
+        try:
+            stream.write(bytearray(text.encode("utf-8")))
+        finally:
+            stream.close()
+
+
+def write_releases(spark: Any, tables: Sequence[Any], certificates: Sequence[str], paths: Sequence[str],
+                   combined: tuple[str, str] | None = None) -> dict[str, Any]:
+    """Write every release table (Spark DataFrames) and certificate (JSON text) at ``paths``, all
+    or nothing; ``combined`` = (path, text) of the composed certificate of several releases."""
+    token = uuid.uuid4().hex[:12]
+    staged: list[tuple[_Files, Any, Any]] = []  # (file system, temporary, final)
+    try:
+        for table, text, path in zip(tables, certificates, paths):
+            files = _Files(spark, str(path))
+            temporary = files.sibling(f"tmp-{token}")
+            staged.append((files, temporary, files.path))
+            writer = table.write.mode("error")
+            if str(path).lower().endswith(".csv"):
+                writer.option("header", True).csv(temporary.toString())
+            else:
+                writer.parquet(temporary.toString())
+            certificate = _Files(spark, certificate_location(str(path)))
+            temporary = certificate.sibling(f"tmp-{token}")
+            staged.append((certificate, temporary, certificate.path))
+            certificate.write_text(temporary, text)
+        if combined is not None:
+            files = _Files(spark, combined[0])
+            temporary = files.sibling(f"tmp-{token}")
+            staged.append((files, temporary, files.path))
+            files.write_text(temporary, combined[1])
+        for files, temporary, final in staged:
+            if files.exists(final):
+                aside = files.sibling(f"old-{token}")
+                files.rename(final, aside)
+                files.rename(temporary, final)
+                files.delete(aside)
+            else:
+                files.rename(temporary, final)
+    except BaseException:
+        for files, temporary, _ in staged:
+            files.delete(temporary)
+        raise
+    return {
+        "tables": [str(p) for p in paths],
+        "certificates": [certificate_location(str(p)) for p in paths],
+        "combined_certificate": combined[0] if combined else None,
+    }

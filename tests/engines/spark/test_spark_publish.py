@@ -1,0 +1,167 @@
+"""The Spark engine of ``crowdsafe publish`` against the Polars engine (tests/engines/spark/conftest.py
+starts one local[2] session per test process)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import polars as pl
+import pytest
+
+from crowdsafe.anonymize.apply import apply
+from crowdsafe.anonymize.counted import apply_counts, classes_at, counted
+from crowdsafe.anonymize.publish import plan_publication, prepare_dataset, publish_dataset
+from crowdsafe.anonymize.selection import choose_scheme
+from crowdsafe.data import load
+from crowdsafe.randomness import Randomness
+
+pytestmark = pytest.mark.spark
+
+IDENTITY_FIELDS = ("sample", "input_fingerprint", "randomness")
+
+
+@pytest.fixture(scope="module")
+def adult():
+    return load("adult")
+
+
+@pytest.fixture(scope="module")
+def small(adult):
+    """5,000 rows of Adult: enough classes to choose among, quick on Spark."""
+    return adult.with_frame(adult.frame.head(5000))
+
+
+@pytest.fixture(scope="module")
+def small_table(spark, small):
+    from crowdsafe.engines.spark.table import spark_table
+
+    return spark_table(spark, small)
+
+
+def _comparable(certificate) -> dict:
+    """A certificate without what names the sample and the input (engine-specific identities)."""
+    data = json.loads(certificate.to_json())
+    for key in IDENTITY_FIELDS:
+        data.pop(key, None)
+    data.get("parameters", {}).pop("engine", None)
+    return data
+
+
+def _rows(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.with_columns(pl.all().cast(pl.String)).sort(frame.columns, nulls_last=True)
+
+
+def test_frequency_tables_and_choice_match_polars(small, small_table):
+    """Given the same sample (β = 1: all rows), Spark counts the same leaf-code tuples as the
+    Polars engine, the chooser (same seed) picks the same scheme from either table, and the
+    classes counted on the executors at fixed levels are the driver's roll-up of those counts."""
+    from crowdsafe.engines.spark.publish import count_release_sample
+
+    prepared, columns, _ = prepare_dataset(small)
+    assert small_table.columns == columns and small_table.n_rows == small.n_rows
+
+    spark_counts = count_release_sample(small_table, 1.0, Randomness(5), None).table
+    polars_counts = counted(prepared, columns)
+    np.testing.assert_array_equal(spark_counts.codes, polars_counts.codes)
+    np.testing.assert_array_equal(spark_counts.counts, polars_counts.counts)
+
+    k = 20
+    on_spark = choose_scheme(spark_counts, columns, k, 0.5, Randomness(9))
+    on_polars = choose_scheme(prepared, columns, k, 0.5, Randomness(9))
+    assert dict(on_spark.scheme.levels) == dict(on_polars.scheme.levels)
+    applied = apply(prepared, on_polars.scheme, k)
+    on_counts = apply_counts(spark_counts, on_polars.scheme.levels, k)
+    assert (on_counts.rows_published, on_counts.classes) == (applied.rows_published, applied.classes)
+
+    levels = {c: min(1, prepared.hierarchies[c].height) for c in columns}
+    at_levels = count_release_sample(small_table, 1.0, Randomness(5), levels).table
+    codes, sizes = classes_at(polars_counts, levels)
+    np.testing.assert_array_equal(at_levels.codes, codes)
+    np.testing.assert_array_equal(at_levels.counts, sizes)
+
+
+def test_same_sample_same_release_and_certificate(small, small_table, tmp_path):
+    """β = 1 (no engine-dependent randomness in the sample): the whole pipeline on both engines
+    gives the same choice, the same rows up to order, the same certificate up to identities."""
+    from crowdsafe.engines.spark.publish import publish_table
+
+    plan = replace(plan_publication(1.0, 1e-6, k=25), beta=1.0)
+    polars_run = publish_dataset(small, plan, randomness=Randomness(21))
+    out = tmp_path / "release.parquet"
+    spark_run = publish_table(small_table, plan, randomness=Randomness(21), out=str(out))
+
+    assert spark_run.release.recoding.levels == polars_run.release.recoding.levels
+    assert spark_run.sample_rows == polars_run.sample_rows
+    assert spark_run.release.rows_published == polars_run.release.rows_published
+    written = pl.read_parquet(out / "*.parquet")
+    assert _rows(written).equals(_rows(polars_run.release.frame))
+    assert _comparable(spark_run.certificate) == _comparable(polars_run.certificate)
+    spark_utility, polars_utility = spark_run.release.utility(), polars_run.release.utility()
+    assert spark_utility.average_class_size == pytest.approx(polars_utility.average_class_size)
+    assert spark_utility.discernibility == pytest.approx(polars_utility.discernibility)
+    beside = json.loads((tmp_path / "release.certificate.json").read_text())
+    assert beside["sample"] == json.loads(spark_run.certificate.to_json())["sample"]
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
+
+
+def test_fixed_scheme_sampling_is_binomial(spark, adult):
+    """Where the engines' randomness differs (per-partition streams), the samples agree in law:
+    the sample size and every value's sampled count lie within 4.5 standard deviations of
+    Binomial(n, β) (fixed seed: a false alarm has probability < 1e-4 per check); a fixed
+    scheme's certificate is the Polars engine's up to identities; release-mode runs draw
+    different samples."""
+    from crowdsafe.engines.spark.publish import count_release_sample, publish_table
+    from crowdsafe.engines.spark.table import spark_table
+
+    plan = plan_publication(1.0, 1e-6, scheme="coarse")
+    table = spark_table(spark, adult)
+    spark_run = publish_table(table, plan, randomness=Randomness())
+    polars_run = publish_dataset(adult, plan, randomness=Randomness())
+    assert _comparable(spark_run.certificate) == _comparable(polars_run.certificate)
+    assert spark_run.certificate.fit_for_release
+
+    n, beta = adult.n_rows, plan.beta
+    seeded = count_release_sample(table, beta, Randomness(8), None)
+    assert abs(seeded.rows - n * beta) < 4.5 * np.sqrt(n * beta * (1 - beta))
+    column = table.columns.index("race")
+    full = np.bincount(adult.encoded("race").codes)  # the same hierarchy, so the same leaf codes
+    per_value = np.bincount(seeded.table.codes[:, column], weights=seeded.table.counts, minlength=len(full))
+    z = (per_value - full * beta) / np.sqrt(full * beta * (1 - beta))
+    assert np.all(np.abs(z) < 4.5), z
+
+    again = count_release_sample(table, beta, Randomness(), None)
+    assert again.identity != json.loads(spark_run.certificate.to_json())["sample"]["id"]
+
+
+def test_no_rows_reach_the_driver(spark, tmp_path):
+    """Rows generated on Spark, far more than spark.driver.maxResultSize lets the driver collect
+    (checked: collecting them fails), are published: only frequency tables reach the driver."""
+    from pyspark.sql import functions as F
+
+    from crowdsafe.engines.spark.publish import publish_table
+    from crowdsafe.engines.spark.table import spark_table
+
+    n = 300_000
+    rows = spark.range(n).select(
+        (F.col("id") % 7).alias("a"),
+        (F.xxhash64("id") % 5).alias("b"),
+        F.concat(F.lit("v"), (F.col("id") % 3).cast("string")).alias("c"),
+    )
+    conf = spark.sparkContext._jsc.sc().conf()
+    before = conf.get("spark.driver.maxResultSize", "1g")
+    conf.set("spark.driver.maxResultSize", "1m")
+    try:
+        with pytest.raises(Exception, match="maxResultSize|bigger than"):
+            rows.toArrow()
+        table = spark_table(spark, rows)
+        plan = plan_publication(1.0, 1e-6)
+        out = tmp_path / "big.parquet"
+        run = publish_table(table, plan, randomness=Randomness(2), out=str(out))
+    finally:
+        conf.set("spark.driver.maxResultSize", before)
+    assert table.n_rows == n
+    assert run.release.rows_published + run.release.rows_suppressed == run.sample_rows[0]
+    assert abs(run.sample_rows[0] - n * plan.beta) < 4.5 * np.sqrt(n * plan.beta * (1 - plan.beta))
+    assert pl.scan_parquet(out / "*.parquet").select(pl.len()).collect().item() == run.release.rows_published
