@@ -46,9 +46,12 @@ def counted(sample: Dataset | CountedSample, columns: Sequence[str]) -> CountedS
     """``sample`` as a :class:`CountedSample` over ``columns`` (counted when it is a Dataset)."""
     columns = tuple(columns)
     if isinstance(sample, CountedSample):
-        if sample.columns != columns:
+        if sample.columns == columns:
+            return sample
+        if sorted(sample.columns) != sorted(columns):
             raise SchemaError(f"the counted sample is over {list(sample.columns)}, not {list(columns)}")
-        return sample
+        order = [sample.columns.index(c) for c in columns]  # the same table, columns reordered
+        return CountedSample(columns, sample.codes[:, order], sample.counts, sample.hierarchies)
     cells = cell_table(sample, columns)
     hierarchies = {c: sample.hierarchies[c] for c in columns if c in sample.hierarchies}
     return CountedSample(columns, cells.codes, cells.counts, hierarchies)

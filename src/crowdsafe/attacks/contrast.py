@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 
-import numpy as np
 import polars as pl
 
 from crowdsafe.errors import ParameterError

@@ -5,7 +5,6 @@ Sampling + safe k-anonymization, certified (ε, δ)-differentially private, char
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
