@@ -15,6 +15,9 @@ default hierarchies; default plan ε = 1, δ = 1e-6, so ε1 = 0.1, β = 0.593, k
 
 The load average is recorded before and after each measurement (the machine may be shared).
 
+Then the DP histogram (bench/spark_histogram.py, in its own process: a 40-cell histogram on both
+engines with their floors), reported under ``dp_histogram`` unless ``--no-histogram``.
+
 Usage: python bench/spark.py [--sizes 10M,50M] [--threads 1,2] [--driver-memory 1g] [--engines polars,spark]
 """
 
@@ -153,6 +156,8 @@ def main() -> None:
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--driver-memory", default="1g")
     parser.add_argument("--engines", default="polars,spark", help="run only some engines, e.g. spark")
+    parser.add_argument("--no-histogram", action="store_true",
+                        help="skip the DP-histogram benchmark (bench/spark_histogram.py, run in its own process)")
     args = parser.parse_args()
     import polars as pl
     import pyspark
@@ -182,11 +187,26 @@ def main() -> None:
             print(json.dumps(entry), file=sys.stderr)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
+    histogram = None
+    if not args.no_histogram:  # a fresh JVM of its own, after the publish runs
+        script = Path(__file__).with_name("spark_histogram.py")
+        done = subprocess.run([sys.executable, str(script), "--sizes", args.sizes,
+                               "--driver-memory", max(args.driver_memory, "2g", key=_megabytes)],
+                              capture_output=True, text=True)
+        histogram = json.loads(done.stdout) if done.returncode == 0 else {
+            "failed": True, "error": (done.stderr.strip().splitlines() or ["no output"])[-1]}
     print(json.dumps({
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "polars": pl.__version__,
                     "pyspark": pyspark.__version__},
         "results": results,
+        "dp_histogram": histogram,
     }, indent=2))
+
+
+def _megabytes(size: str) -> float:
+    """'512m', '2g' -> megabytes (to pick the larger driver memory)."""
+    size = size.strip().lower()
+    return float(size[:-1]) * (1024 if size.endswith("g") else 1) if size[-1] in "gm" else float(size) / 2**20
 
 
 if __name__ == "__main__":
