@@ -317,9 +317,7 @@ def publish_dataset(
             release, choice = _release_one(dataset, sample, sample_id, stream, publish_plan, fixed, fingerprint)
             releases.append(release)
             choices.append(choice)
-        stop_if_heavy([r.applied.suppression_rate for r in releases], max_suppression, force)
-        certificate = releases[0].certificate if len(releases) == 1 else compose_certificates(
-            [r.certificate for r in releases], delta_slack=0.0)
+        certificate = checked_certificate(releases, max_suppression, force)
         written: dict[str, Any] = {}
         if paths:
             written = _write_all(releases, certificate, paths)
@@ -435,6 +433,15 @@ def stop_if_heavy(suppression_rates: Sequence[float], max_suppression: float, fo
             "scheme (--scheme coarse or higher levels), a larger epsilon or delta (smaller k), a larger "
             "beta, or fewer quasi-identifiers; --force writes it anyway"
         )
+
+
+def checked_certificate(releases: Sequence[Release], max_suppression: float, force: bool) -> Certificate:
+    """The certificate of the whole publication (one release's, or the composition of several),
+    after :func:`stop_if_heavy` has let it through."""
+    stop_if_heavy([r.applied.suppression_rate for r in releases], max_suppression, force)
+    if len(releases) == 1:
+        return releases[0].certificate
+    return compose_certificates([r.certificate for r in releases], delta_slack=0.0)
 
 
 def certify_release(

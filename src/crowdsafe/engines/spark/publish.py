@@ -35,11 +35,11 @@ from crowdsafe.anonymize.publish import (
     Publication,
     PublishPlan,
     certify_release,
+    checked_certificate,
     choose_recoding,
     ledger_request,
     ledger_summary,
     release_paths,
-    stop_if_heavy,
 )
 from crowdsafe.anonymize.recoding import GeneralizationScheme
 from crowdsafe.anonymize.release import Release
@@ -50,7 +50,6 @@ from crowdsafe.engines.spark.streams import PartitionStreams
 from crowdsafe.engines.spark.table import SparkTable
 from crowdsafe.engines.spark.write import class_rows, write_releases
 from crowdsafe.errors import SampleReuseError
-from crowdsafe.privacy import compose_certificates
 from crowdsafe.privacy.ledger import Ledger
 from crowdsafe.randomness import Randomness
 
@@ -201,9 +200,7 @@ def publish_table(
                 k=publish_plan.k, quasi_identifiers=tuple(columns), sensitive=None, recoding=scheme,
                 applied=applied, source=table.domain, parameters=parameters, class_table=class_table))  # type: ignore[arg-type]
             choices.append(choice)
-        stop_if_heavy([r.applied.suppression_rate for r in releases], max_suppression, force)
-        certificate = releases[0].certificate if len(releases) == 1 else compose_certificates(
-            [r.certificate for r in releases], delta_slack=0.0)
+        certificate = checked_certificate(releases, max_suppression, force)
         written: dict[str, Any] = {}
         if paths:
             combined = None
