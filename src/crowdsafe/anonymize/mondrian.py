@@ -333,12 +333,7 @@ class _Partitioner:
         split = np.where(median == top, rank[np.maximum(first_top - 1, 0)], median)
         last_left = np.searchsorted(keyed, np.arange(n_segs) * self.n_ranks + split, side="right") - 1
         left = cum[last_left] - before
-        allowed = (left >= self.k) & (sizes - left >= self.k)
-        side = (rank > split[local]).astype(np.int64)
-        if self.constraints.active:
-            ok = self._groups_ok(local * 2 + side, cell, count, 2 * n_segs)
-            allowed &= ok[0::2] & ok[1::2]
-        return self._assign(segs, allowed, chosen, local, side, 2)
+        return self._cut_at(segs, chosen, local, cell, count, rank, split, left, sizes)
 
     def _strict_by_counts(self, segs: np.ndarray, attribute: np.ndarray, chosen: np.ndarray,
                           local: np.ndarray, sizes: np.ndarray, low: np.ndarray, n_ranks: int
@@ -359,10 +354,17 @@ class _Partitioner:
         largest_below_top = n_ranks - 1 - below_top[:, ::-1].argmax(axis=1)
         split = np.where(median == top, largest_below_top, median)
         left = cum[np.arange(n_segs), split]
+        return self._cut_at(segs, chosen, local, cell, count, rank, split, left, sizes)
+
+    def _cut_at(self, segs: np.ndarray, chosen: np.ndarray, local: np.ndarray, cell: np.ndarray,
+                count: np.ndarray, rank: np.ndarray, split: np.ndarray, left: np.ndarray, sizes: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Strict cut of each segment at rank ``split`` (``left`` rows at or below it): allowed when
+        both sides hold ≥ k rows (and satisfy the constraints)."""
         allowed = (left >= self.k) & (sizes - left >= self.k)
         side = (rank > split[local]).astype(np.int64)
         if self.constraints.active:
-            ok = self._groups_ok(local * 2 + side, cell, count, 2 * n_segs)
+            ok = self._groups_ok(local * 2 + side, cell, count, 2 * len(segs))
             allowed &= ok[0::2] & ok[1::2]
         return self._assign(segs, allowed, chosen, local, side, 2)
 
