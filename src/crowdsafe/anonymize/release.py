@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import polars as pl
 
 from crowdsafe.anonymize.apply import Applied
@@ -54,6 +55,20 @@ def write_table_and_certificate(frame: pl.DataFrame, certificate: Certificate,
             frame.write_parquet(table_tmp)
         certificate_tmp.write_text(text, encoding="utf-8")
     return path, beside
+
+
+def write_classes_csv(classes: pl.DataFrame, sizes: np.ndarray, path: str | os.PathLike[str]) -> None:
+    """Write the table whose rows are ``classes``' rows, row i repeated ``sizes[i]`` times, as CSV:
+    byte for byte what ``write_csv`` writes for that table, from one formatted line per class."""
+    text = classes.write_csv().encode("utf-8")
+    lines = text.split(b"\n")
+    if len(lines) != classes.height + 2:  # a value holds a line break: format every row
+        classes.gather(np.repeat(np.arange(classes.height), sizes)).write_csv(path)
+        return
+    with open(path, "wb") as out:
+        out.write(lines[0] + b"\n")
+        for line, size in zip(lines[1:-1], np.asarray(sizes).tolist()):
+            out.write((line + b"\n") * size)
 
 
 @dataclass(frozen=True)
