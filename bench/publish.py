@@ -3,8 +3,10 @@
 For each dataset (Adult, and the synthetic Adult at 1M and 10M rows; published columns: the eight
 quasi-identifiers and income, default hierarchies) and the default plan (ε = 1, δ = 1e-6: ε1 = 0.1,
 β = 0.593, k = 73): the time of each stage run the way ``publish_dataset`` runs it — plan, load,
-fingerprint, sample (+ the sample's fingerprint, its identity), the ε1-safe choice (exponential
-mechanism over the lattice), Apply, certify + write (CSV) — and the end-to-end time of
+fingerprint, sample (+ the sample's fingerprint, its identity), the sample counted once (its
+frequency table, read by both the choice and Apply), the ε1-safe choice (exponential mechanism over
+the lattice), Apply, certify + write (CSV, as the pipeline writes it: one formatted line per
+class, repeated) — and the end-to-end time of
 ``publish_dataset`` (no ledger; best of --repeat), next to the floor measured in the same run: a bare Polars group-by
 over the same rows and columns (``frame.group_by(columns).len()``).
 

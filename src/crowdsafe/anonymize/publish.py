@@ -384,7 +384,7 @@ def _release_one(
     release = Release(
         frame=frame, certificate=certificate, algorithm="safe k-anonymization with sampling",
         k=publish_plan.k, quasi_identifiers=tuple(columns), sensitive=None, recoding=scheme,
-        applied=applied, source=sample, parameters=parameters,  # type: ignore[arg-type]
+        applied=applied, source=sample, parameters=parameters,
     )
     return release, choice
 

@@ -25,6 +25,7 @@ from crowdsafe.files import atomic_path
 from crowdsafe.privacy import Certificate
 
 if TYPE_CHECKING:
+    from crowdsafe.anonymize.counted import AppliedCounts
     from crowdsafe.metrics import InformationLoss
 
 TABLE_SUFFIXES = (".csv", ".parquet", ".pq")
@@ -88,7 +89,7 @@ class Release:
     quasi_identifiers: tuple[str, ...]
     sensitive: str | None
     recoding: Recoding
-    applied: Applied
+    applied: Applied | AppliedCounts  # AppliedCounts: Apply on the frequency table (safe pipeline, Spark)
     source: Dataset
     parameters: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
