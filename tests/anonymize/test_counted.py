@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crowdsafe.anonymize.apply import apply
+from crowdsafe.anonymize.cells import cell_table
 from crowdsafe.anonymize.counted import apply_counts, counted
 from crowdsafe.anonymize.publish import prepare_dataset
 from crowdsafe.anonymize.recoding import GeneralizationScheme
@@ -43,3 +47,41 @@ def test_the_chooser_reads_a_counted_sample_as_it_reads_the_rows(prepared):
     assert on_rows.scored == on_counts.scored
     with pytest.raises(SchemaError, match="counted sample"):
         counted(counted(dataset, columns[:3]), columns)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.integers(1, 40), seed=st.integers(0, 2**31), wide=st.booleans(), with_text=st.booleans())
+def test_counting_from_physical_codes_equals_the_cell_table(rows, seed, wide, with_text):
+    """Categorical (sparse global codes, missing values), Enum, integers (negative, missing,
+    or so spread that the codes are densified) and text: the same cells and counts as encoding
+    every row (:func:`cell_table`), in the same order."""
+    rng = np.random.default_rng(seed)
+
+    def pick(values, missing=0.2):
+        return [None if rng.random() < missing else values[int(rng.integers(len(values)))] for _ in range(rows)]
+
+    step = 30_000 if wide else 7  # wide: four such spans overflow 64 bits, so the codes are densified
+    enum = pick(["x", "y", "z"], 0.0)
+    # (the data layer's encoding needs every category of an Enum covered by its hierarchy)
+    categories = sorted(set(enum), reverse=True)
+    frame = pl.DataFrame({
+        "cat": pl.Series(pick(["a", "b", "c"]), dtype=pl.Categorical),
+        "enum": pl.Series(enum, dtype=pl.Enum(categories)),
+        "small": pl.Series(pick([-3, 0, 5]), dtype=pl.Int16),
+        **{f"int{i}": pl.Series(pick([-step, 0, step]), dtype=pl.Int64) for i in range(4)},
+        **({"text": pick(["p", "q"])} if with_text else {}),
+    })
+    dataset, columns, _ = prepare_dataset(load(frame, qi=list(frame.columns)))
+    table = counted(dataset, columns)
+    cells = cell_table(dataset, columns)
+    assert table.n_rows == rows and table.columns == tuple(columns)
+    np.testing.assert_array_equal(table.codes, cells.codes)  # the same cells, in the same order
+    np.testing.assert_array_equal(table.counts, cells.counts)
+
+
+def test_an_empty_sample_counts_to_an_empty_table(prepared):
+    dataset, columns = prepared
+    table = counted(dataset.filter_rows(np.zeros(dataset.n_rows, dtype=bool)), columns)
+    assert table.n_cells == 0 and table.codes.shape == (0, len(columns))
+    applied = apply_counts(table, {c: 0 for c in columns}, 5)
+    assert applied.rows_in == 0 and applied.classes == 0

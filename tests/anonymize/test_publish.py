@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import crowdsafe
 from crowdsafe.anonymize.publish import plan_publication, publish_dataset
+from crowdsafe.anonymize.release import write_classes_csv
 from crowdsafe.anonymize.selection import (
     SCORE_SENSITIVITY,
     fixed_scheme,
@@ -137,6 +138,8 @@ def test_release_on_adult_certificate_and_files(adult_data, tmp_path):
     assert cert.input_fingerprint == adult_data.fingerprint()
     table = pl.read_csv(tmp_path / "r.csv", infer_schema=False)
     assert table.height == pub.release.rows_published > 0
+    # written from one line per class, byte for byte the release's table as Polars writes it
+    assert (tmp_path / "r.csv").read_bytes() == pub.release.frame.write_csv().encode()
     assert set(table.columns) == set(adult_data.quasi_identifiers) | {"income"}
     # the sample's identity is its fingerprint, recorded in the ledger as consumed
     sample = _sample_of(adult_data, 5, plan.beta)
@@ -346,3 +349,12 @@ def test_an_empty_sample_publishes_an_empty_table(tmp_path):
         sizes.add(pub.sample_rows[0])
         assert pub.release.rows_published == 0 and (tmp_path / f"{seed}.csv").exists()
     assert 0 in sizes
+
+
+@pytest.mark.parametrize("values", [["a", "b,c", 'q"uote', None], ["line\nbreak", "x"], []])
+def test_classes_written_as_csv_are_the_repeated_table_byte_for_byte(tmp_path, values):
+    classes = pl.DataFrame({"v": values, "n": list(range(len(values)))}, schema={"v": pl.String, "n": pl.Int64})
+    sizes = np.arange(1, len(values) + 1) * 3
+    write_classes_csv(classes, sizes, tmp_path / "classes.csv")
+    classes.gather(np.repeat(np.arange(len(values)), sizes)).write_csv(tmp_path / "rows.csv")
+    assert (tmp_path / "classes.csv").read_bytes() == (tmp_path / "rows.csv").read_bytes()

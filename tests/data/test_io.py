@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crowdsafe.data import Dataset, MissingPolicy, Schema, intervals, load, write
 from crowdsafe.errors import HierarchyError, InputError, ParameterError, SchemaError
@@ -222,3 +224,15 @@ def test_new_hierarchies_are_validated_and_unchanged_ones_are_not_checked_again(
     assert roles.quasi_identifiers == ["age"] and roles.sensitive == ["income"]
     assert roles.hierarchies == data.hierarchies and roles.frame.equals(data.frame)
     assert roles.fingerprint() == data.fingerprint()
+
+
+@settings(max_examples=50, deadline=None)
+@given(values=st.lists(st.one_of(st.none(), st.sampled_from(["b", "a", "ç", "", "long value"])), min_size=1, max_size=30))
+def test_text_fingerprints_alike_as_string_categorical_and_enum(values):
+    """The fingerprint reads a Categorical or Enum column through its physical codes; it must
+    digest exactly what the same values as plain text give (missing values, unused Enum
+    categories and a column of only missing values included)."""
+    as_text = load(pl.DataFrame({"t": pl.Series(values, dtype=pl.String)}))
+    as_categorical = load(pl.DataFrame({"t": pl.Series(values, dtype=pl.String).cast(pl.Categorical)}))
+    as_enum = load(pl.DataFrame({"t": pl.Series(values, dtype=pl.Enum(["unused", "long value", "", "ç", "a", "b"]))}))
+    assert as_text.fingerprint() == as_categorical.fingerprint() == as_enum.fingerprint()

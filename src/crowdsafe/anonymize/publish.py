@@ -29,12 +29,19 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import polars as pl
 
-from crowdsafe.anonymize.apply import Applied, apply
 from crowdsafe.anonymize.classic import _with_flat_hierarchies
-from crowdsafe.anonymize.counted import CountedSample
+from crowdsafe.anonymize.counted import (
+    AppliedCounts,
+    CountedSample,
+    apply_counts,
+    class_frame,
+    counted,
+    published_frame,
+)
 from crowdsafe.anonymize.recoding import GeneralizationScheme
-from crowdsafe.anonymize.release import TABLE_SUFFIXES, Release, certificate_path
+from crowdsafe.anonymize.release import TABLE_SUFFIXES, Release, certificate_path, write_classes_csv
 from crowdsafe.anonymize.selection import SchemeChoice, choose_scheme, fixed_scheme
 from crowdsafe.data import Dataset
 from crowdsafe.errors import ParameterError, SampleReuseError
@@ -350,9 +357,18 @@ def choose_recoding(
     return choice.scheme, profile, choice
 
 
-def apply_recoding(sample: Dataset, columns: Sequence[str], scheme: GeneralizationScheme, k: int) -> Applied:
-    """Apply(g, S, k) on the published columns, all recoded: the table is built from the classes."""
-    return apply(sample.select(columns), scheme, k)
+def count_sample(sample: Dataset, columns: Sequence[str]) -> CountedSample:
+    """The sample's frequency table over the published columns: counted once, read by both the
+    chooser and Apply (neither needs the rows themselves)."""
+    return counted(sample, columns)
+
+
+def apply_recoding(sample: CountedSample, scheme: GeneralizationScheme, k: int) -> tuple[AppliedCounts, pl.DataFrame]:
+    """Apply(g, S, k) on the published columns, all recoded: the classes and their sizes from the
+    frequency table, and the table, each kept class's tuple repeated by its size (the rows of a
+    class are identical, so this is exactly Apply on the rows)."""
+    applied = apply_counts(sample, scheme.levels, k)
+    return applied, published_frame(applied, scheme, sample.columns)
 
 
 def _release_one(
@@ -360,12 +376,13 @@ def _release_one(
     fixed: GeneralizationScheme | None, fingerprint: str,
 ) -> tuple[Release, SchemeChoice | None]:
     columns = dataset.quasi_identifiers
-    scheme, profile, choice = choose_recoding(sample, columns, publish_plan, fixed, stream)
-    applied = apply_recoding(sample, columns, scheme, publish_plan.k)
+    table = count_sample(sample, columns)
+    scheme, profile, choice = choose_recoding(table, columns, publish_plan, fixed, stream)
+    applied, frame = apply_recoding(table, scheme, publish_plan.k)
     certificate, parameters = certify_release(publish_plan, columns, scheme, profile, choice, sample_id, stream,
                                               fingerprint)
     release = Release(
-        frame=applied.frame, certificate=certificate, algorithm="safe k-anonymization with sampling",
+        frame=frame, certificate=certificate, algorithm="safe k-anonymization with sampling",
         k=publish_plan.k, quasi_identifiers=tuple(columns), sensitive=None, recoding=scheme,
         applied=applied, source=sample, parameters=parameters,
     )
@@ -481,7 +498,11 @@ def _write_all(releases: Sequence[Release], certificate: Certificate, paths: Seq
         for release, path in zip(releases, paths):
             table_tmp = stack.enter_context(atomic_path(path))
             certificate_tmp = stack.enter_context(atomic_path(certificate_path(path)))
-            if path.suffix.lower() == ".csv":
+            if path.suffix.lower() == ".csv" and isinstance(release.applied, AppliedCounts):
+                applied, scheme = release.applied, release.recoding
+                write_classes_csv(class_frame(applied, scheme, release.quasi_identifiers),  # type: ignore[arg-type]
+                                  applied.published_class_sizes, table_tmp)
+            elif path.suffix.lower() == ".csv":
                 release.frame.write_csv(table_tmp)
             else:
                 release.frame.write_parquet(table_tmp)

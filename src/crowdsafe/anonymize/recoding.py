@@ -137,12 +137,17 @@ class GeneralizationScheme(Recoding):
                 leaves = dataset.encoded(column).codes
             else:
                 leaves = encode_with_hierarchy(dataset.frame.get_column(column), hierarchy).codes
-            if level == 0:
-                codes[column], dictionaries[column] = leaves, hierarchy.leaves.alias(column)
-            else:
-                codes[column] = hierarchy.generalize(leaves, level)
-                dictionaries[column] = pl.Series(column, hierarchy.labels[level], dtype=pl.String)
+            codes[column] = leaves if level == 0 else hierarchy.generalize(leaves, level)
+            dictionaries[column] = self.dictionary(column)
         return RecodedColumns(codes, dictionaries)
+
+    def dictionary(self, column: str) -> pl.Series:
+        """The values column ``column`` publishes, by node code at its level: the hierarchy's
+        leaves (their own type) at level 0, the node labels (text) above."""
+        hierarchy, level = self.hierarchies[column], self.levels[column]
+        if level == 0:
+            return hierarchy.leaves.alias(column)
+        return pl.Series(column, hierarchy.labels[level], dtype=pl.String)
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import polars as pl
 
 from crowdsafe.anonymize.apply import Applied
@@ -24,6 +25,7 @@ from crowdsafe.files import atomic_path
 from crowdsafe.privacy import Certificate
 
 if TYPE_CHECKING:
+    from crowdsafe.anonymize.counted import AppliedCounts
     from crowdsafe.metrics import InformationLoss
 
 TABLE_SUFFIXES = (".csv", ".parquet", ".pq")
@@ -56,6 +58,20 @@ def write_table_and_certificate(frame: pl.DataFrame, certificate: Certificate,
     return path, beside
 
 
+def write_classes_csv(classes: pl.DataFrame, sizes: np.ndarray, path: str | os.PathLike[str]) -> None:
+    """Write the table whose rows are ``classes``' rows, row i repeated ``sizes[i]`` times, as CSV:
+    byte for byte what ``write_csv`` writes for that table, from one formatted line per class."""
+    text = classes.write_csv().encode("utf-8")
+    lines = text.split(b"\n")
+    if len(lines) != classes.height + 2:  # a value holds a line break: format every row
+        classes.gather(np.repeat(np.arange(classes.height), sizes)).write_csv(path)
+        return
+    with open(path, "wb") as out:
+        out.write(lines[0] + b"\n")
+        for line, size in zip(lines[1:-1], np.asarray(sizes).tolist()):
+            out.write((line + b"\n") * size)
+
+
 @dataclass(frozen=True)
 class Release:
     """A published table with its certificate.
@@ -73,7 +89,7 @@ class Release:
     quasi_identifiers: tuple[str, ...]
     sensitive: str | None
     recoding: Recoding
-    applied: Applied
+    applied: Applied | AppliedCounts  # AppliedCounts: Apply on the frequency table (safe pipeline, Spark)
     source: Dataset
     parameters: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()

@@ -36,6 +36,19 @@ def _text_codes(series: pl.Series) -> tuple[pl.Series, np.ndarray]:
     Categorical or Enum column is mapped through its physical codes (one lookup per row); only
     its distinct values are ever turned into strings.
     """
+    physical = series.to_physical() if isinstance(series.dtype, (pl.Categorical, pl.Enum)) else None
+    high = physical.max() if physical is not None else None
+    if high is not None and int(high) < 4 * len(series) + (1 << 16):
+        # the physical codes present (a table of every code, no hashing), then only those made
+        # text; a missing value gets code 0 (the validity bits tell it apart)
+        codes = physical.fill_null(int(high) + 1).to_numpy() if physical.null_count() else physical.to_numpy()
+        seen = np.zeros(int(high) + 2, dtype=bool)
+        seen[codes] = True
+        present = np.flatnonzero(seen[:-1])
+        values = pl.Series(series.name, present, dtype=pl.UInt32).cat.to(series.dtype).cast(pl.String)
+        lookup = np.zeros(len(seen), dtype=np.uint32)
+        lookup[present] = values.rank("ordinal").to_numpy().astype(np.uint32) - 1
+        return values.sort(), lookup[codes]
     # Distinct values first (small), so a Categorical column is never expanded to strings.
     distinct = series.drop_nulls().unique()
     dictionary = distinct.cast(pl.String).sort()

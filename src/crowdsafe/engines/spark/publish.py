@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from crowdsafe.anonymize.counted import AppliedCounts, CountedSample, apply_counts
+from crowdsafe.anonymize.counted import AppliedCounts, CountedSample, apply_counts, class_frame
 from crowdsafe.anonymize.publish import (
     DEFAULT_MAX_SUPPRESSION,
     Publication,
@@ -129,12 +129,8 @@ def count_release_sample(table: SparkTable, beta: float, stream: Randomness,
 def release_of(table: SparkTable, scheme: GeneralizationScheme, applied: AppliedCounts) -> tuple[pl.DataFrame, Any]:
     """The published classes as values (the Polars engine's dictionaries: leaves at level 0, node
     labels above) with their sizes, and the Spark DataFrame of the published rows."""
-    recoded = scheme.recode(table.domain)
-    kept = applied.class_kept
-    classes = pl.DataFrame([
-        recoded.dictionaries[c].gather(applied.class_codes[kept, j]).alias(c) for j, c in enumerate(table.columns)
-    ]) if kept.any() else pl.DataFrame([recoded.dictionaries[c].clear().alias(c) for c in table.columns])
-    sizes = applied.class_sizes[kept]
+    classes = class_frame(applied, scheme, table.columns)
+    sizes = applied.class_sizes[applied.class_kept]
     frame = class_rows(table.spark, classes, sizes)
     return classes.with_columns(pl.Series("count", sizes, dtype=pl.Int64)), frame
 
