@@ -15,11 +15,13 @@ from crowdsafe.data import (
     code_frequencies,
     encode,
     encode_series,
+    flat,
     frequency_table,
     intervals,
     load,
     ordered_groups,
 )
+from crowdsafe.data.encoding import encode_with_hierarchy
 from crowdsafe.errors import HierarchyError, SchemaError
 
 _values = st.one_of(
@@ -75,6 +77,16 @@ def test_encode_uses_hierarchy_leaves_and_declared_order():
     assert [h.labels[1][c] for c in h.generalize(enc["age"].codes, 1)] == ["[20, 30)", "[30, 40)", "[20, 30)"]
     assert enc["edu"].dictionary.to_list() == ["low", "mid", "high"]
     assert enc["edu"].codes.tolist() == [2, 0, 1]
+
+
+def test_enum_categories_absent_from_the_data_need_no_hierarchy_leaf():
+    enum = pl.Enum(["north", "south", "east", "west"])
+    series = pl.Series("region", ["west", "north", "west"], dtype=enum)
+    h = flat("region", ["north", "west"])  # covers only the values present
+    encoded = encode_with_hierarchy(series, h)
+    assert h.leaves.gather(encoded.codes).to_list() == ["west", "north", "west"]
+    with pytest.raises(HierarchyError, match="'south'"):
+        encode_with_hierarchy(pl.Series("region", ["south"], dtype=enum), h)
 
 
 def test_encode_rejects_unknown_columns():

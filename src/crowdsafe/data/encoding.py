@@ -140,7 +140,10 @@ def encode_with_hierarchy(series: pl.Series, hierarchy: "Hierarchy") -> EncodedC
     Raises :class:`~crowdsafe.errors.HierarchyError` naming the first value not covered.
     """
     codes, dictionary = encode_series(series)
-    leaf_of_code = hierarchy.leaf_codes(dictionary, column=series.name)
+    # an Enum's dictionary lists every declared category; only those present must be covered
+    present = np.flatnonzero(np.bincount(codes, minlength=len(dictionary)))
+    leaf_of_code = np.zeros(len(dictionary), dtype=np.uint32)
+    leaf_of_code[present] = hierarchy.leaf_codes(dictionary.gather(present), column=series.name)
     return EncodedColumn(series.name, leaf_of_code[codes], hierarchy.leaves.alias(series.name))
 
 
