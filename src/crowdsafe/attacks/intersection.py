@@ -46,14 +46,14 @@ import polars as pl
 from crowdsafe.anonymize.cells import first_of_each
 from crowdsafe.attacks.locate import (
     ClassTable,
-    class_table,
+    class_tables,
     distinct_codes,
     encode_targets,
     group_ids,
     is_microaggregated,
     locate_exact,
     locate_nearest,
-    read_classes,
+    read_tables,
 )
 from crowdsafe.data import Hierarchy
 from crowdsafe.data.arrays import segments, sorted_unique
@@ -145,7 +145,7 @@ def intersection_attack(
     first_target = first_of_each(tuple_of_target, n_tuples)
     tuple_codes = {c: codes[c][first_target] for c in qi}
 
-    tables = [class_table(release.frame, qi, sensitive) for release in attacked]
+    tables = class_tables([release.frame for release in attacked], qi, sensitive)
     domain = _sensitive_domain([_as_text(t.sensitive_cells) for t in tables], targets, sensitive,
                                (hierarchies or {}).get(sensitive))
     dictionary = _as_text(domain.values).alias(sensitive)
@@ -153,8 +153,8 @@ def intersection_attack(
 
     # step 1, per release: locate every target tuple's classes, read their sensitive values
     readings = [
-        _read_release(table, method, qi, domains, reader, tuple_codes, codes, n_tuples)
-        for table, method in zip(tables, locations)
+        _read_release(table, read, method, qi, domains, tuple_codes, codes, n_tuples)
+        for table, read, method in zip(tables, read_tables(tables, qi, reader), locations)
     ]
     # step 2: intersect the candidate sets across releases
     n_values = len(dictionary)
@@ -302,14 +302,14 @@ class _Reading:
     classes: np.ndarray
 
 
-def _read_release(table: ClassTable, method: str, qi: Sequence[str], domains: Mapping[str, Domain],
-                  reader: CellReader, tuple_codes: Mapping[str, np.ndarray],
+def _read_release(table: ClassTable, read: tuple[dict[str, Membership], Membership | None], method: str,
+                  qi: Sequence[str], domains: Mapping[str, Domain], tuple_codes: Mapping[str, np.ndarray],
                   target_codes_: Mapping[str, np.ndarray], n_tuples: int) -> _Reading:
     """Step 1 of the attack on one release: locate every target tuple's classes (exactly, or by
     the nearest centroid) and read each class's sensitive-value set; a tuple located nowhere
-    gets every value the release publishes. ``reader`` reads the quasi-identifiers' domains,
-    then the sensitive domain."""
-    covers, sensitive_cover = read_classes(table, qi, reader)
+    gets every value the release publishes. ``read``: what the table's quasi-identifier cells
+    and sensitive cells cover (:func:`~crowdsafe.attacks.locate.read_tables`)."""
+    covers, sensitive_cover = read
     if method == "auto":
         method = "nearest" if is_microaggregated(table, domains) else "exact"
     if method == "exact":

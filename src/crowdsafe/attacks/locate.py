@@ -89,23 +89,77 @@ def group_ids(columns: Sequence[np.ndarray], sizes: Sequence[int]) -> tuple[np.n
     if not columns or float(np.prod([max(s, 1) for s in sizes], dtype=float)) >= 2.0 ** 63:
         return dense_ids(columns, sizes)
     key = np.zeros(len(columns[0]), dtype=np.int64)
+    span = 1
     for values, size in zip(columns, sizes):
         key *= max(size, 1)
         key += values
-    distinct, ids = np.unique(key, return_inverse=True)
-    return ids.astype(np.int64), len(distinct)
+        span *= max(size, 1)
+    distinct, ids = unique_inverse(key, span)
+    return ids, len(distinct)
+
+
+def unique_inverse(keys: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct ``keys`` (non-negative integers below ``span``), sorted, and each key's
+    index among them: ``np.unique(keys, return_inverse=True)`` by a table of every possible key
+    when the span is small, else by one sort."""
+    keys = keys.astype(np.int64, copy=False)
+    if span <= 4 * len(keys) + (1 << 16):
+        present = np.zeros(span, dtype=bool)
+        present[keys] = True
+        rank = np.cumsum(present, dtype=np.int64) - 1
+        return np.flatnonzero(present), rank[keys]
+    order = np.argsort(keys)
+    ordered = keys[order]
+    new = np.empty(len(keys), dtype=bool)
+    new[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    inverse = np.empty(len(keys), dtype=np.int64)
+    inverse[order] = np.cumsum(new, dtype=np.int64) - 1
+    return ordered[new], inverse
 
 
 def _dense_codes(ids: np.ndarray) -> tuple[np.ndarray, int]:
     """Codes 0..m-1 of non-negative integer ids, in the order of the ids."""
     span = int(ids.max(initial=-1)) + 1
     if span > 4 * len(ids) + 1024:  # sparse ids: sort them
-        distinct, codes = np.unique(ids, return_inverse=True)
-        return codes.astype(np.int64), len(distinct)
+        distinct, codes = unique_inverse(ids, span)
+        return codes, len(distinct)
     seen = np.zeros(span, dtype=bool)
     seen[ids] = True
     code_of_id = np.cumsum(seen) - 1
     return code_of_id[ids], int(seen.sum())
+
+
+def _physical(frame_schema: Mapping[str, pl.DataType], column: str) -> pl.Expr:
+    """A text column's values as Polars categorical ids (one id per distinct value)."""
+    expr = pl.col(column)
+    return (expr.cast(pl.Categorical) if frame_schema[column] == pl.String else expr).to_physical()
+
+
+def _codes_of_physical(frame: pl.DataFrame, columns: Sequence[str], physical: pl.DataFrame
+                       ) -> dict[str, tuple[np.ndarray, pl.Series]]:
+    """:func:`distinct_codes` of ``columns``, text columns given by their categorical ids
+    (``physical``, one column per text column, same names and rows as ``frame``)."""
+    out: dict[str, tuple[np.ndarray, pl.Series]] = {}
+    texts = [c for c in columns if c in physical.columns]
+    firsts: list[pl.Expr] = []
+    for c in texts:
+        column = physical.get_column(c)
+        ids = column.to_numpy()
+        if column.null_count():  # the missing value gets the id after every other: it comes last
+            ids = np.where(np.isnan(ids), np.nanmax(ids, initial=-1) + 1, ids)
+        codes, n_distinct = _dense_codes(ids.astype(np.int64, copy=False))
+        out[c] = codes, pl.Series()
+        firsts.append(pl.col(c).gather(pl.Series(first_of_each(codes, n_distinct))).implode())
+    if texts:  # the distinct values themselves: each one's first row, in one query
+        values = frame.select(firsts)
+        for c in texts:
+            out[c] = out[c][0], values.get_column(c)[0].alias(c)
+    for c in columns:
+        if c not in out:
+            codes, dictionary = encode_series(frame.get_column(c))
+            out[c] = codes.astype(np.int64), dictionary
+    return {c: out[c] for c in columns}
 
 
 def distinct_codes(frame: pl.DataFrame, columns: Sequence[str]) -> dict[str, tuple[np.ndarray, pl.Series]]:
@@ -113,30 +167,9 @@ def distinct_codes(frame: pl.DataFrame, columns: Sequence[str]) -> dict[str, tup
     the column's dtype, in no particular order but a missing value last). Text columns are read
     through Polars categoricals in one query; other columns are encoded by
     :func:`~crowdsafe.data.encode_series`."""
-    out: dict[str, tuple[np.ndarray, pl.Series]] = {}
     texts = [c for c in columns if _is_text(frame.schema[c])]
-    if texts:
-        physical = frame.select(
-            (pl.col(c).cast(pl.Categorical) if frame.schema[c] == pl.String else pl.col(c)).to_physical()
-            for c in texts)
-        firsts: dict[str, np.ndarray] = {}
-        for c in texts:
-            column = physical.get_column(c)
-            ids = column.to_numpy()
-            if column.null_count():  # the missing value gets the id after every other: it comes last
-                ids = np.where(np.isnan(ids), np.nanmax(ids, initial=-1) + 1, ids)
-            codes, n_distinct = _dense_codes(ids.astype(np.int64, copy=False))
-            out[c] = codes, pl.Series()
-            firsts[c] = first_of_each(codes, n_distinct)
-        # the distinct values themselves: each one's first row, in one query
-        values = frame.select(pl.col(c).gather(pl.Series(firsts[c])).implode() for c in texts)
-        for c in texts:
-            out[c] = out[c][0], values.get_column(c)[0].alias(c)
-    for c in columns:
-        if c not in out:
-            codes, dictionary = encode_series(frame.get_column(c))
-            out[c] = codes.astype(np.int64), dictionary
-    return out
+    physical = frame.select(_physical(frame.schema, c) for c in texts) if texts else pl.DataFrame()
+    return _codes_of_physical(frame, columns, physical)
 
 
 def class_table(release: pl.DataFrame, qi: Sequence[str], sensitive: str | None = None) -> ClassTable:
@@ -147,38 +180,64 @@ def class_table(release: pl.DataFrame, qi: Sequence[str], sensitive: str | None 
     spellings of one cell, '[25,34]' and '[25, 34]', are one class), over the distinct cells
     of every column at once; classes are numbered in the order of their canonical cells.
     """
-    missing = [c for c in qi if c not in release.columns]
-    if missing:
-        raise InputError(
-            f"the release has no column {missing[0]!r}; its columns are: {', '.join(release.columns)}"
-        )
+    return class_tables([release], qi, sensitive)[0]
+
+
+def class_tables(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive: str | None = None
+                 ) -> list[ClassTable]:
+    """:func:`class_table` of every release, with one Polars query per step for all of them:
+    the group-bys run in one parallel collection (each also yielding its text columns'
+    categorical ids), and the distinct cells of every column of every release are written
+    canonically and ranked together."""
     qi = list(qi)
+    for release in releases:
+        missing = [c for c in qi if c not in release.columns]
+        if missing:
+            raise InputError(
+                f"the release has no column {missing[0]!r}; its columns are: {', '.join(release.columns)}"
+            )
     keys = qi + ([sensitive] if sensitive is not None else [])
-    combos = release.lazy().select(keys).group_by(keys).agg(pl.len().cast(pl.Int64).alias("__rows")).collect()
-    codes = distinct_codes(combos, keys)
-    # canonical text of every column's distinct cells in one pass; per column, the distinct
-    # canonical cells sorted (missing last) and each written cell's rank among them
-    written = [cell_text(codes[c][1]) for c in qi]
-    column = np.repeat(np.arange(len(qi), dtype=np.int64), [len(w) for w in written])
-    canonical = pl.DataFrame({"column": column, "canonical": canonical_texts(pl.concat(written))})
-    ranked = canonical.select(pl.col("canonical").rank("dense").over("column").fill_null(0)).to_series().to_numpy()
-    distinct = canonical.unique().sort("column", "canonical", nulls_last=True)
-    bounds = np.searchsorted(distinct.get_column("column").to_numpy(), np.arange(len(qi) + 1))
-    distinct_cells: dict[str, pl.Series] = {}
-    canonical_of_combo: list[np.ndarray] = []
-    for j, c in enumerate(qi):
-        cells_here = distinct.get_column("canonical").slice(bounds[j], bounds[j + 1] - bounds[j]).alias(c)
-        distinct_cells[c] = cells_here
-        rank = ranked[column == j].astype(np.int64) - 1
-        rank[rank < 0] = len(cells_here) - 1  # the missing cell sorts last
-        canonical_of_combo.append(rank[codes[c][0]])
-    class_of_combo, n_classes = group_ids(canonical_of_combo, [len(distinct_cells[c]) for c in qi])
-    first = first_of_each(class_of_combo, n_classes)
-    cell_of_class = {c: ids[first] for c, ids in zip(qi, canonical_of_combo)}
-    sizes = np.bincount(class_of_combo, weights=combos.get_column("__rows").to_numpy(), minlength=n_classes)
-    sensitive_of_combo, sensitive_cells = codes[sensitive] if sensitive is not None else (None, None)
-    return ClassTable(combos.drop("__rows"), class_of_combo, tuple(keys), distinct_cells, cell_of_class,
-                      sizes.astype(np.int64), sensitive_cells, sensitive_of_combo)
+    plans = []
+    for release in releases:
+        texts = [c for c in keys if _is_text(release.schema[c])]
+        plans.append(release.lazy().select(keys).group_by(keys).agg(pl.len().cast(pl.Int64).alias("__rows"))
+                     .with_columns(_physical(release.schema, c).alias(f"__id_{c}") for c in texts))
+    collected = pl.collect_all(plans)
+    every_codes, every_combos = [], []
+    for combos in collected:
+        ids = combos.select(pl.col(f"__id_{c}").alias(c) for c in keys if f"__id_{c}" in combos.columns)
+        combos = combos.select(keys + ["__rows"])
+        every_codes.append(_codes_of_physical(combos, keys, ids))
+        every_combos.append(combos)
+    # canonical text of the distinct cells of every column of every release in one pass; per
+    # (release, column), the distinct canonical cells sorted (missing last) and each written
+    # cell's rank among them
+    written = [cell_text(codes[c][1]) for codes in every_codes for c in qi]
+    group = np.repeat(np.arange(len(written), dtype=np.int64), [len(w) for w in written])
+    canonical = pl.DataFrame({"group": group, "canonical": canonical_texts(pl.concat(written))})
+    ranked = canonical.select(pl.col("canonical").rank("dense").over("group").fill_null(0)).to_series().to_numpy()
+    distinct = canonical.unique().sort("group", "canonical", nulls_last=True)
+    bounds = np.searchsorted(distinct.get_column("group").to_numpy(), np.arange(len(written) + 1))
+    all_cells = distinct.get_column("canonical")
+    tables = []
+    for r, (codes, combos) in enumerate(zip(every_codes, every_combos)):
+        distinct_cells: dict[str, pl.Series] = {}
+        canonical_of_combo: list[np.ndarray] = []
+        for j, c in enumerate(qi):
+            g = r * len(qi) + j
+            cells_here = all_cells.slice(bounds[g], bounds[g + 1] - bounds[g]).alias(c)
+            distinct_cells[c] = cells_here
+            rank = ranked[group == g].astype(np.int64) - 1
+            rank[rank < 0] = len(cells_here) - 1  # the missing cell sorts last
+            canonical_of_combo.append(rank[codes[c][0]])
+        class_of_combo, n_classes = group_ids(canonical_of_combo, [len(distinct_cells[c]) for c in qi])
+        first = first_of_each(class_of_combo, n_classes)
+        cell_of_class = {c: ids[first] for c, ids in zip(qi, canonical_of_combo)}
+        sizes = np.bincount(class_of_combo, weights=combos.get_column("__rows").to_numpy(), minlength=n_classes)
+        sensitive_of_combo, sensitive_cells = codes[sensitive] if sensitive is not None else (None, None)
+        tables.append(ClassTable(combos.drop("__rows"), class_of_combo, tuple(keys), distinct_cells, cell_of_class,
+                                 sizes.astype(np.int64), sensitive_cells, sensitive_of_combo))
+    return tables
 
 
 def read_classes(table: ClassTable, qi: Sequence[str], reader: CellReader
@@ -187,12 +246,29 @@ def read_classes(table: ClassTable, qi: Sequence[str], reader: CellReader
     holds the targets' domains in the order of ``qi``), all read at once; and when the reader
     holds one more domain and the table a sensitive attribute, what its distinct sensitive
     cells cover in that domain (else None)."""
-    cells = [table.distinct_cells[c] for c in qi]
-    with_sensitive = len(reader.domains) > len(qi) and table.sensitive_cells is not None
-    if with_sensitive:
-        cells.append(table.sensitive_cells.cast(pl.String))
-    read = reader.read(cells)
-    return dict(zip(qi, read)), read[-1] if with_sensitive else None
+    return read_tables([table], qi, reader)[0]
+
+
+def read_tables(tables: Sequence[ClassTable], qi: Sequence[str], reader: CellReader
+                ) -> list[tuple[dict[str, Membership], Membership | None]]:
+    """:func:`read_classes` of every table, in one read."""
+    cells: list[pl.Series] = []
+    domains: list[int] = []
+    shapes: list[bool] = []
+    for table in tables:
+        cells.extend(table.distinct_cells[c] for c in qi)
+        domains.extend(range(len(qi)))
+        with_sensitive = len(reader.domains) > len(qi) and table.sensitive_cells is not None
+        if with_sensitive:
+            cells.append(table.sensitive_cells.cast(pl.String))
+            domains.append(len(qi))
+        shapes.append(with_sensitive)
+    read = reader.read(cells, domains)
+    out, at = [], 0
+    for with_sensitive in shapes:
+        out.append((dict(zip(qi, read[at: at + len(qi)])), read[at + len(qi)] if with_sensitive else None))
+        at += len(qi) + with_sensitive
+    return out
 
 
 def is_microaggregated(table: ClassTable, domains: Mapping[str, Domain]) -> bool:
@@ -287,8 +363,7 @@ def locate_exact(table: ClassTable, covers: Mapping[str, Membership],
         cover = covers[c]
         width, size = len(cover.labels), cover.domain_size
         # the classes' trie one column down: (parent prefix, covered code) -> child prefix, by key
-        edges, class_prefix = np.unique(class_prefix * width + table.cell_of_class[c], return_inverse=True)
-        class_prefix = class_prefix.astype(np.int64)
+        edges, class_prefix = unique_inverse(class_prefix * width + table.cell_of_class[c], n_class_prefixes * width)
         parent, cell = np.divmod(edges, width)
         fan = cover.size[cell]
         child = np.repeat(np.arange(len(edges), dtype=np.int64), fan)
@@ -296,8 +371,7 @@ def locate_exact(table: ClassTable, covers: Mapping[str, Membership],
         by_key = np.argsort(key, kind="stable")
         key, child = key[by_key], child[by_key]
         # the targets' trie one column down: each prefix's children, one per code, by parent
-        target_edges, target_prefix = np.unique(target_prefix * size + tuple_codes[c], return_inverse=True)
-        target_prefix = target_prefix.astype(np.int64)
+        target_edges, target_prefix = unique_inverse(target_prefix * size + tuple_codes[c], n_target_prefixes * size)
         target_parent, target_code = np.divmod(target_edges, size)
         target_start = np.searchsorted(target_parent, np.arange(n_target_prefixes + 1))
         target_fan = np.diff(target_start)[pair_target]
@@ -323,7 +397,7 @@ def locate_exact(table: ClassTable, covers: Mapping[str, Membership],
     tuple_of_prefix = np.empty(n_target_prefixes, dtype=np.int64)
     tuple_of_prefix[target_prefix] = np.arange(n_tuples, dtype=np.int64)
     tuples, classes = tuple_of_prefix[pair_target], class_of_prefix[pair_class]
-    by_pair = np.lexsort((classes, tuples))
+    by_pair = np.argsort(tuples * n_classes + classes)  # the pairs are distinct
     return tuples[by_pair], classes[by_pair]
 
 

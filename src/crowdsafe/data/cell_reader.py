@@ -70,11 +70,8 @@ def canonical_texts(cells: pl.Series) -> pl.Series:
     (ranges re-spaced, set members sorted, a one-member set as its member, ``*`` stripped,
     anything else as written), for text ``cells``, with column operations."""
     text = pl.col("cell")
-    stripped = text.str.strip_chars()
-    ranged = stripped.str.extract_groups(_RANGE)
-    open_end = stripped.str.extract_groups(_OPEN_END)
-    members = _set_members(stripped).list.sort()
-    is_set = stripped.str.starts_with("{") & stripped.str.ends_with("}") & (stripped.str.len_chars() >= 2)
+    stripped = pl.col("__stripped")
+    ranged, open_end, members, is_set = pl.col("__range"), pl.col("__open"), pl.col("__members"), pl.col("__set")
     canonical = (
         pl.when(text.is_null()).then(pl.lit(None, dtype=pl.String))
         .when(stripped == ANY).then(pl.lit(ANY))
@@ -87,8 +84,18 @@ def canonical_texts(cells: pl.Series) -> pl.Series:
         .when(is_set).then(pl.concat_str(pl.lit("{"), members.list.join(", "), pl.lit("}")))
         .otherwise(text)
     )
-    frame = cells.rename("cell").to_frame().select(canonical.alias("canonical"),
-                                                   text.str.contains(_UNPLAIN).fill_null(False).alias("unplain"))
+    # each pattern evaluated once, in stages: the final expression only reads their columns
+    frame = (
+        cells.rename("cell").to_frame().lazy()
+        .with_columns(text.str.strip_chars().alias("__stripped"))
+        .with_columns(stripped.str.extract_groups(_RANGE).alias("__range"),
+                      stripped.str.extract_groups(_OPEN_END).alias("__open"),
+                      (stripped.str.starts_with("{") & stripped.str.ends_with("}")
+                       & (stripped.str.len_chars() >= 2)).alias("__set"),
+                      _set_members(stripped).list.sort().alias("__members"))
+        .select(canonical.alias("canonical"), text.str.contains(_UNPLAIN).fill_null(False).alias("unplain"))
+        .collect()
+    )
     out = frame.get_column("canonical")
     unplain = np.flatnonzero(frame.get_column("unplain").to_numpy())
     if len(unplain):  # the one-cell reader, for what the patterns above do not cover
@@ -179,12 +186,15 @@ class CellReader:
         self._node_indptr = np.concatenate(node_starts)
         self._node_codes = np.concatenate(node_codes) if node_codes else np.zeros(0, dtype=np.int64)
 
-    def read(self, cells: Sequence[pl.Series]) -> list[Membership]:
-        """What every cell of ``cells[j]`` (distinct cells of column j, any dtype, read as
-        text) covers in domain j: the answer of ``Domain.cover(cells[j], strict=False)``."""
+    def read(self, cells: Sequence[pl.Series], domains: Sequence[int] | None = None) -> list[Membership]:
+        """What every cell of ``cells[j]`` (distinct cells of one column, any dtype, read as
+        text) covers in domain ``domains[j]`` (by default domain j): the answer of
+        ``Domain.cover(cells[j], strict=False)``. Read many columns (of many releases) in one
+        call: the reading is one query whatever the number of columns."""
         texts = [cell_text(c) for c in cells]
+        domain_of = np.arange(len(texts), dtype=np.int64) if domains is None else np.asarray(domains, dtype=np.int64)
         lengths = np.array([len(t) for t in texts], dtype=np.int64)
-        columns = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
+        columns = np.repeat(domain_of, lengths)
         every = pl.concat(texts) if texts else pl.Series("cell", [], dtype=pl.String)
         read = self._read(columns, every, member=False)
         starts = np.concatenate([[0], np.cumsum(lengths)])
@@ -192,12 +202,13 @@ class CellReader:
         key = sorted_unique(read.row * (int(self.sizes.max(initial=0)) + 1) + read.code)
         row, code = np.divmod(key, int(self.sizes.max(initial=0)) + 1)
         out = []
+        kinds = np.array(_KINDS, dtype=object)
         for j, labels in enumerate(texts):
             inside = slice(*np.searchsorted(row, starts[j: j + 2]))
             counts = np.bincount(row[inside] - starts[j], minlength=len(labels))
             indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-            kind = np.array(_KINDS, dtype=object)[read.kind[starts[j]: starts[j + 1]]]
-            out.append(Membership(labels, kind, indptr, code[inside], int(self.sizes[j])))
+            kind = kinds[read.kind[starts[j]: starts[j + 1]]]
+            out.append(Membership(labels, kind, indptr, code[inside], int(self.sizes[domain_of[j]])))
         return out
 
     def _read(self, columns: np.ndarray, texts: pl.Series, *, member: bool) -> _Read:
@@ -208,25 +219,32 @@ class CellReader:
             return _Read(np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
         text = pl.col("text")
         stripped = pl.col("stripped")
-        ranged = stripped.str.extract_groups(_RANGE)
-        open_end = stripped.str.extract_groups(_OPEN_END)
-        operator, bound = open_end.struct.field("operator"), _number(open_end.struct.field("bound"))
+        ranged, open_end = pl.col("__range"), pl.col("__open")
+        operator, bound = pl.col("__operator"), pl.col("__bound")
+        # in stages, so that every pattern is matched once per cell
         facts = (
             pl.DataFrame({"column": pl.Series(columns, dtype=pl.UInt32), "text": texts.alias("text")}).lazy()
             .with_columns(text.str.strip_chars().alias("stripped"))
             .join(self._values.lazy(), on=["column", "stripped"], how="left", maintain_order="left")
             .join(self._labels.lazy(), on=["column", "stripped"], how="left", maintain_order="left")
+            .with_columns(stripped.str.extract_groups(_RANGE).alias("__range"),
+                          stripped.str.extract_groups(_OPEN_END).alias("__open"))
+            .with_columns(open_end.struct.field("operator").alias("__operator"),
+                          _number(open_end.struct.field("bound")).alias("__bound"),
+                          _number(ranged.struct.field("low")).alias("__low"),
+                          _number(ranged.struct.field("high")).alias("__high"),
+                          _number(stripped).alias("number"))
             .select(
                 text.is_null().alias("missing"),
                 text.str.contains(_UNPLAIN).fill_null(False).alias("unplain"),
                 stripped.str.contains(_FLOAT_WORDS).fill_null(False).alias("float_word"),
                 (stripped == ANY).fill_null(False).alias("star"),
                 pl.col("value_code").fill_null(-1), pl.col("node").fill_null(-1),
-                _number(stripped).alias("number"),
-                pl.coalesce(_number(ranged.struct.field("low")),
+                pl.col("number"),
+                pl.coalesce(pl.col("__low"),
                             pl.when(operator.str.starts_with(">")).then(bound)
                             .when(operator.is_not_null()).then(-np.inf)).alias("low"),
-                pl.coalesce(_number(ranged.struct.field("high")),
+                pl.coalesce(pl.col("__high"),
                             pl.when(operator.str.starts_with("<")).then(bound)
                             .when(operator.is_not_null()).then(np.inf)).alias("high"),
                 pl.coalesce(ranged.struct.field("opening") == "[", operator != ">", True).alias("low_closed"),
