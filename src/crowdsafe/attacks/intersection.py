@@ -347,9 +347,10 @@ def _class_values(table: ClassTable, cover: Membership) -> Membership:
     """The sensitive values each class may hold, as a CSR over classes. A generalized
     sensitive cell (a set, a hierarchy label, '*') stands for every value it covers
     (``cover``: what each of ``table.sensitive_cells`` covers)."""
-    assert table.sensitive_cells is not None and table.sensitive_of_combo is not None
+    assert table.sensitive_cells is not None and table.sensitive_held is not None
     n_cells = len(table.sensitive_cells)
-    held = sorted_unique(table.class_of_combo * n_cells + table.sensitive_of_combo)  # (class, cell) pairs
+    holder, cell = table.sensitive_held
+    held = sorted_unique(holder * n_cells + cell)  # (class, cell) pairs
     holder, cell = np.divmod(held, n_cells)
     fan = cover.size[cell]
     n_values = cover.domain_size

@@ -42,13 +42,13 @@ DENSE_KEYS = 1 << 24  # (prefix, code) keys looked up in a direct table up to th
 class ClassTable:
     """A release's equivalence classes.
 
-    ``combos``: the distinct (quasi-identifier cells as written[, sensitive]) combinations of
-    the release, with ``class_of_combo`` their class — the whole release reduced in one
-    group-by pass. Per quasi-identifier ``c``: ``distinct_cells[c]``, the column's distinct
-    canonical cells (sorted, missing last), and ``cell_of_class[c]``, each class's cell among
-    them. ``sizes``: the rows of each class. With a sensitive attribute: ``sensitive_cells``,
-    its distinct cells as written, and ``sensitive_of_combo``, each combination's cell among
-    them. :attr:`cells` is the classes as a frame.
+    ``combos``: the distinct tuples of quasi-identifier cells as written (columns ``keys``),
+    with ``class_of_combo`` their class — the whole release reduced in one group-by pass. Per
+    quasi-identifier ``c``: ``distinct_cells[c]``, the column's distinct canonical cells
+    (sorted, missing last), and ``cell_of_class[c]``, each class's cell among them. ``sizes``:
+    the rows of each class. With a sensitive attribute: ``sensitive_cells``, its distinct cells
+    as written, and ``sensitive_held``, the (class, cell among ``sensitive_cells``) pairs that
+    some row holds (two aligned arrays, maybe repeated). :attr:`cells` is the classes as a frame.
     """
 
     combos: pl.DataFrame
@@ -58,7 +58,7 @@ class ClassTable:
     cell_of_class: dict[str, np.ndarray]
     sizes: np.ndarray
     sensitive_cells: pl.Series | None = None
-    sensitive_of_combo: np.ndarray | None = None
+    sensitive_held: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def n_classes(self) -> int:
@@ -174,7 +174,7 @@ def distinct_codes(frame: pl.DataFrame, columns: Sequence[str]) -> dict[str, tup
 
 def class_table(release: pl.DataFrame, qi: Sequence[str], sensitive: str | None = None) -> ClassTable:
     """Group a release's rows by their published quasi-identifier tuple (and, with
-    ``sensitive``, keep the distinct sensitive cells of every class in ``combos``).
+    ``sensitive``, keep the distinct sensitive cells every class holds).
 
     Cells are read canonically (:func:`~crowdsafe.data.cell_reader.canonical_texts`: two
     spellings of one cell, '[25,34]' and '[25, 34]', are one class), over the distinct cells
@@ -191,24 +191,30 @@ def class_tables(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive:
     canonically and ranked together."""
     qi = list(qi)
     for release in releases:
-        missing = [c for c in qi if c not in release.columns]
+        missing = [c for c in qi + ([sensitive] if sensitive is not None else []) if c not in release.columns]
         if missing:
             raise InputError(
                 f"the release has no column {missing[0]!r}; its columns are: {', '.join(release.columns)}"
             )
-    keys = qi + ([sensitive] if sensitive is not None else [])
+    # one group-by per release over the quasi-identifiers, holding each group's distinct
+    # sensitive cells (a list) and its text cells' categorical ids
     plans = []
     for release in releases:
-        texts = [c for c in keys if _is_text(release.schema[c])]
-        plans.append(release.lazy().select(keys).group_by(keys).agg(pl.len().cast(pl.Int64).alias("__rows"))
-                     .with_columns(_physical(release.schema, c).alias(f"__id_{c}") for c in texts))
-    collected = pl.collect_all(plans)
-    every_codes, every_combos = [], []
-    for combos in collected:
-        ids = combos.select(pl.col(f"__id_{c}").alias(c) for c in keys if f"__id_{c}" in combos.columns)
-        combos = combos.select(keys + ["__rows"])
-        every_codes.append(_codes_of_physical(combos, keys, ids))
-        every_combos.append(combos)
+        schema = release.schema
+        held = [pl.col(sensitive).unique().alias("__held")] if sensitive is not None else []
+        plans.append(release.lazy().group_by(qi).agg(pl.len().cast(pl.Int64).alias("__rows"), *held)
+                     .with_columns(_physical(schema, c).alias(f"__id_{c}") for c in qi if _is_text(schema[c])))
+    every_codes, every_combos, every_rows, every_held = [], [], [], []
+    for combos in pl.collect_all(plans):
+        ids = combos.select(pl.col(f"__id_{c}").alias(c) for c in qi if f"__id_{c}" in combos.columns)
+        every_codes.append(_codes_of_physical(combos, qi, ids))
+        every_combos.append(combos.select(qi))
+        every_rows.append(combos.get_column("__rows").to_numpy())
+        if sensitive is not None:  # (combo, sensitive cell) pairs, and the distinct sensitive cells
+            lists = combos.get_column("__held")
+            cell, cells = distinct_codes(lists.explode().alias(sensitive).to_frame(), [sensitive])[sensitive]
+            combo = np.repeat(np.arange(combos.height, dtype=np.int64), lists.list.len().to_numpy())
+            every_held.append((combo, cell, cells))
     # canonical text of the distinct cells of every column of every release in one pass; per
     # (release, column), the distinct canonical cells sorted (missing last) and each written
     # cell's rank among them
@@ -220,7 +226,7 @@ def class_tables(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive:
     bounds = np.searchsorted(distinct.get_column("group").to_numpy(), np.arange(len(written) + 1))
     all_cells = distinct.get_column("canonical")
     tables = []
-    for r, (codes, combos) in enumerate(zip(every_codes, every_combos)):
+    for r, (codes, combos, rows) in enumerate(zip(every_codes, every_combos, every_rows)):
         distinct_cells: dict[str, pl.Series] = {}
         canonical_of_combo: list[np.ndarray] = []
         for j, c in enumerate(qi):
@@ -233,10 +239,13 @@ def class_tables(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive:
         class_of_combo, n_classes = group_ids(canonical_of_combo, [len(distinct_cells[c]) for c in qi])
         first = first_of_each(class_of_combo, n_classes)
         cell_of_class = {c: ids[first] for c, ids in zip(qi, canonical_of_combo)}
-        sizes = np.bincount(class_of_combo, weights=combos.get_column("__rows").to_numpy(), minlength=n_classes)
-        sensitive_of_combo, sensitive_cells = codes[sensitive] if sensitive is not None else (None, None)
-        tables.append(ClassTable(combos.drop("__rows"), class_of_combo, tuple(keys), distinct_cells, cell_of_class,
-                                 sizes.astype(np.int64), sensitive_cells, sensitive_of_combo))
+        sizes = np.bincount(class_of_combo, weights=rows, minlength=n_classes).astype(np.int64)
+        if sensitive is None:
+            tables.append(ClassTable(combos, class_of_combo, tuple(qi), distinct_cells, cell_of_class, sizes))
+        else:
+            combo, cell, cells = every_held[r]
+            tables.append(ClassTable(combos, class_of_combo, tuple(qi), distinct_cells, cell_of_class, sizes,
+                                     cells, (class_of_combo[combo], cell)))
     return tables
 
 
