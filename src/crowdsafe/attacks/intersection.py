@@ -140,13 +140,16 @@ def intersection_attack(
         raise InputError("the targets table is empty")
 
     # distinct target tuples: the attack runs on them, targets inherit their tuple's result
-    domains, codes = encode_targets(targets, qi, hierarchies)
+    with_truth = sensitive in targets.columns
+    distinct = distinct_codes(targets, qi + [sensitive] if with_truth and sensitive not in qi else qi)  # one query
+    domains, codes = encode_targets(targets, qi, hierarchies, distinct)
     tuple_of_target, n_tuples = group_ids([codes[c] for c in qi], [domains[c].size for c in qi])
     first_target = first_of_each(tuple_of_target, n_tuples)
     tuple_codes = {c: codes[c][first_target] for c in qi}
 
     tables = class_tables([release.frame for release in attacked], qi, sensitive)
-    domain = _sensitive_domain([_as_text(t.sensitive_cells) for t in tables], targets, sensitive,
+    true_values = distinct[sensitive][1].to_frame(sensitive) if with_truth else targets.head(0)
+    domain = _sensitive_domain([_as_text(t.sensitive_cells) for t in tables], true_values, sensitive,
                                (hierarchies or {}).get(sensitive))
     dictionary = _as_text(domain.values).alias(sensitive)
     reader = CellReader([domains[c] for c in qi] + [domain])  # reads the quasi-identifiers, then the sensitive
@@ -226,8 +229,8 @@ def intersection_attack(
         "presumed_k": [r.presumed_k for r in attacked],
         "average_partition_size": [row["average_partition_size"] for row in release_rows],
     }
-    if sensitive in targets.columns:
-        truth = _value_codes(targets.get_column(sensitive), dictionary)
+    if with_truth:
+        truth = _value_codes(*distinct[sensitive], dictionary)
         true_in = (truth >= 0) & _in_sorted(tuple_of_target * np.int64(n_values) + np.maximum(truth, 0), candidate,
                                             n_tuples * n_values)
         true_value = np.where(perfect[tuple_of_target], only[tuple_of_target], -2) == truth
@@ -259,9 +262,9 @@ def _sensitive_domain(cells: Sequence[pl.Series], targets: pl.DataFrame, sensiti
     return Domain(sensitive, pl.Series(sensitive, sorted(plain, key=lambda v: (v is None, v or "")), dtype=pl.String))
 
 
-def _value_codes(series: pl.Series, dictionary: pl.Series) -> np.ndarray:
-    """Each value's index in the sensitive ``dictionary`` (-1 when it is not there)."""
-    codes, distinct = distinct_codes(series.to_frame("v"), ["v"])["v"]
+def _value_codes(codes: np.ndarray, distinct: pl.Series, dictionary: pl.Series) -> np.ndarray:
+    """Each value's index in the sensitive ``dictionary`` (-1 when it is not there), for values
+    given as ``distinct[codes]``."""
     index = pl.DataFrame({"v": dictionary, "value": np.arange(len(dictionary), dtype=np.int64)})
     found = (_as_text(distinct).alias("v").to_frame().join(index, on="v", how="left", nulls_equal=True,
                                                             maintain_order="left")

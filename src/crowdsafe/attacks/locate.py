@@ -298,15 +298,16 @@ def is_microaggregated(table: ClassTable, domains: Mapping[str, Domain]) -> bool
     return False
 
 
-def encode_targets(targets: pl.DataFrame, qi: Sequence[str], hierarchies: Mapping[str, Hierarchy] | None = None
+def encode_targets(targets: pl.DataFrame, qi: Sequence[str], hierarchies: Mapping[str, Hierarchy] | None = None,
+                   distinct: Mapping[str, tuple[np.ndarray, pl.Series]] | None = None
                    ) -> tuple[dict[str, Domain], dict[str, np.ndarray]]:
     """Per quasi-identifier, the domain the targets' values are codes into (the hierarchy's
     leaves when one is given, so that hierarchy labels in a release resolve, else the targets'
     distinct values), and each target's code in it (an InputError for a value outside a
-    hierarchy)."""
+    hierarchy). ``distinct``: the targets' :func:`distinct_codes`, when already known."""
     hierarchies = hierarchies or {}
     domains: dict[str, Domain] = {}
-    distinct = distinct_codes(targets, qi)
+    distinct = {c: distinct[c] for c in qi} if distinct is not None else distinct_codes(targets, qi)
     # every column's distinct values looked up in its domain by one join (as text: the same
     # dtype on both sides, so equal text is equal value), floats one column at a time
     wanted, lookup, as_text, found = [], [], [], {}

@@ -146,7 +146,9 @@ class CellReader:
         self.sizes = np.array([d.size for d in self.domains], dtype=np.int64)
         # the domains' own look-up tables (Domain._code_of_text, Domain._node_of_text) as frames;
         # hierarchy nodes get one id over every (column, level, node), their leaves a CSR
-        values, labels, node_starts, node_codes = [], [], [np.zeros(1, dtype=np.int64)], []
+        node_starts, node_codes = [np.zeros(1, dtype=np.int64)], []
+        value_column, value_texts, value_codes = [], [], []
+        label_column, label_texts_all, label_nodes = [], [], []
         self._comma_known = np.zeros(len(self.domains), dtype=bool)
         self._numeric = np.array([d.numbers is not None for d in self.domains], dtype=bool)
         self._sorted: list[tuple[np.ndarray, np.ndarray] | None] = []
@@ -155,17 +157,17 @@ class CellReader:
         n_nodes = n_codes = 0
         for j, domain in enumerate(self.domains):
             texts = list(domain._code_of_text)
-            values.append(pl.DataFrame({"column": pl.Series([j] * len(texts), dtype=pl.UInt32),
-                                        "stripped": pl.Series(texts, dtype=pl.String),
-                                        "value_code": pl.Series(list(domain._code_of_text.values()), dtype=pl.Int64)}))
+            value_column.append(np.full(len(texts), j, dtype=np.uint32))
+            value_texts.extend(texts)
+            value_codes.extend(domain._code_of_text.values())
             label_texts = list(domain._node_of_text)
             if label_texts:
                 level_node = np.array(list(domain._node_of_text.values()), dtype=np.int64).reshape(-1, 2)
                 hierarchy = domain.hierarchy
                 first_node = np.cumsum([0] + [hierarchy.size(level) for level in range(hierarchy.height + 1)])
-                labels.append(pl.DataFrame({"column": pl.Series([j] * len(label_texts), dtype=pl.UInt32),
-                                            "stripped": pl.Series(label_texts, dtype=pl.String),
-                                            "node": n_nodes + first_node[level_node[:, 0]] + level_node[:, 1]}))
+                label_column.append(np.full(len(label_texts), j, dtype=np.uint32))
+                label_texts_all.extend(label_texts)
+                label_nodes.append(n_nodes + first_node[level_node[:, 0]] + level_node[:, 1])
                 for level in range(hierarchy.height + 1):  # leaves sorted by node, codes ascending within
                     order, starts = domain._node_leaves[level]
                     node_starts.append(n_codes + np.asarray(starts[1:], dtype=np.int64))
@@ -179,10 +181,14 @@ class CellReader:
                 valid = np.flatnonzero(~np.isnan(domain.numbers))
                 order = np.argsort(domain.numbers[valid], kind="stable")
                 self._sorted.append((domain.numbers[valid][order], valid[order].astype(np.int64)))
-        self._values = pl.concat(values)
-        self._labels = pl.concat(labels) if labels else pl.DataFrame(
-            {"column": pl.Series([], dtype=pl.UInt32), "stripped": pl.Series([], dtype=pl.String),
-             "node": pl.Series([], dtype=pl.Int64)})
+        empty = np.zeros(0, dtype=np.uint32)
+        self._values = pl.DataFrame({"column": np.concatenate(value_column) if value_column else empty,
+                                     "stripped": pl.Series(value_texts, dtype=pl.String),
+                                     "value_code": pl.Series(value_codes, dtype=pl.Int64)})
+        self._labels = pl.DataFrame({"column": np.concatenate(label_column) if label_column else empty,
+                                     "stripped": pl.Series(label_texts_all, dtype=pl.String),
+                                     "node": (np.concatenate(label_nodes) if label_nodes
+                                              else np.zeros(0, dtype=np.int64))})
         self._node_indptr = np.concatenate(node_starts)
         self._node_codes = np.concatenate(node_codes) if node_codes else np.zeros(0, dtype=np.int64)
 
