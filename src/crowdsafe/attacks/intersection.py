@@ -62,6 +62,7 @@ from crowdsafe.data.generalized import CellKind, Domain, parse_cell
 from crowdsafe.errors import InputError, ParameterError
 
 Location = Literal["auto", "exact", "nearest"]
+_GENERALIZED = np.array([CellKind.RANGE, CellKind.SET, CellKind.ANY], dtype=object)
 DEFAULT_LEVELS = (0.25, 0.5, 0.75)
 DENSE_PAIRS = 1 << 27  # (tuple, value) pairs tested against a bitmap up to this many, else by binary search
 
@@ -193,7 +194,10 @@ def intersection_attack(
     confidence = np.where(contradiction, 0.0, 1.0 / np.maximum(posterior, 1))
     perfect = (posterior == 1) & ~contradiction
 
-    per_target = {
+    # one frame, every column built in NumPy first
+    on_target = perfect[tuple_of_target]
+    inferred = dictionary.gather(np.maximum(only, 0)[tuple_of_target]).scatter(np.flatnonzero(~on_target), None)
+    per_target: dict[str, Any] = {
         "target": np.arange(targets.height, dtype=np.int64),
         "tuple": tuple_of_target,
         "prior_anonymity": best_prior[tuple_of_target],
@@ -201,18 +205,19 @@ def intersection_attack(
         "drop": drop[tuple_of_target],
         "vulnerable": drop[tuple_of_target] > 0,
         "confidence": confidence[tuple_of_target],
-        "perfect_breach": perfect[tuple_of_target],
+        "perfect_breach": on_target,
         "contradiction": contradiction[tuple_of_target],
     }
-    frame = pl.DataFrame(per_target)
     for j, release in enumerate(attacked):
-        frame = frame.with_columns(pl.Series(f"prior_{release.name}", prior[tuple_of_target, j]),
-                                   pl.Series(f"partition_{release.name}", partition[tuple_of_target, j]))
-    inferred = np.where(perfect, only, -1)
-    inferred_text = dictionary.gather(np.maximum(inferred, 0))
-    frame = frame.with_columns(
-        pl.when(pl.Series(perfect[tuple_of_target])).then(inferred_text.gather(tuple_of_target))
-        .otherwise(None).alias("inferred_value"))
+        per_target[f"prior_{release.name}"] = prior[tuple_of_target, j]
+        per_target[f"partition_{release.name}"] = partition[tuple_of_target, j]
+    per_target["inferred_value"] = inferred.alias("inferred_value")
+    if with_truth:  # the truth scores the breaches; the attack never reads it
+        truth = _value_codes(*distinct[sensitive], dictionary)
+        per_target["true_value_in_candidates"] = (truth >= 0) & _in_sorted(
+            tuple_of_target * np.int64(n_values) + np.maximum(truth, 0), candidate, n_tuples * n_values)
+        per_target["perfect_breach_true"] = np.where(on_target, only[tuple_of_target], -2) == truth
+    frame = pl.DataFrame(per_target)
 
     summary: dict[str, Any] = {
         "targets": targets.height,
@@ -230,14 +235,8 @@ def intersection_attack(
         "average_partition_size": [row["average_partition_size"] for row in release_rows],
     }
     if with_truth:
-        truth = _value_codes(*distinct[sensitive], dictionary)
-        true_in = (truth >= 0) & _in_sorted(tuple_of_target * np.int64(n_values) + np.maximum(truth, 0), candidate,
-                                            n_tuples * n_values)
-        true_value = np.where(perfect[tuple_of_target], only[tuple_of_target], -2) == truth
-        frame = frame.with_columns(pl.Series("true_value_in_candidates", true_in),
-                                   pl.Series("perfect_breach_true", true_value))
-        summary["perfect_breach_true"] = float(true_value.mean())
-        summary["true_value_in_candidates"] = float(true_in.mean())
+        summary["perfect_breach_true"] = float(per_target["perfect_breach_true"].mean())
+        summary["true_value_in_candidates"] = float(per_target["true_value_in_candidates"].mean())
     return IntersectionResult(frame, pl.DataFrame(release_rows), summary)
 
 
@@ -314,7 +313,9 @@ def _read_release(table: ClassTable, read: tuple[dict[str, Membership], Membersh
     and sensitive cells cover (:func:`~crowdsafe.attacks.locate.read_tables`)."""
     covers, sensitive_cover = read
     if method == "auto":
-        method = "nearest" if is_microaggregated(table, domains) else "exact"
+        # a cell read as a range, a set or '*' is generalized: no centroids (else check in full)
+        generalized = any(np.isin(cover.kind, _GENERALIZED).any() for cover in covers.values())
+        method = "nearest" if not generalized and is_microaggregated(table, domains) else "exact"
     if method == "exact":
         tuples, classes = locate_exact(table, covers, tuple_codes)
     else:
