@@ -36,7 +36,8 @@ group-bys, no loop over targets.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -46,6 +47,7 @@ import polars as pl
 from crowdsafe.anonymize.cells import first_of_each
 from crowdsafe.attacks.locate import (
     ClassTable,
+    TargetTrie,
     class_tables,
     distinct_codes,
     encode_targets,
@@ -54,6 +56,7 @@ from crowdsafe.attacks.locate import (
     locate_exact,
     locate_nearest,
     read_tables,
+    target_trie,
 )
 from crowdsafe.data import Hierarchy
 from crowdsafe.data.arrays import segments, sorted_unique
@@ -156,8 +159,13 @@ def intersection_attack(
     reader = CellReader([domains[c] for c in qi] + [domain])  # reads the quasi-identifiers, then the sensitive
 
     # step 1, per release: locate every target tuple's classes, read their sensitive values
+    @functools.cache
+    def trie() -> TargetTrie:  # one trie of the target tuples for every exact location
+        order = sorted(qi, key=lambda c: sum(len(t.distinct_cells[c]) for t in tables))
+        return target_trie(tuple_codes, {c: domains[c].size for c in qi}, order)
+
     readings = [
-        _read_release(table, read, method, qi, domains, tuple_codes, codes, n_tuples)
+        _read_release(table, read, method, qi, domains, tuple_codes, codes, n_tuples, trie)
         for table, read, method in zip(tables, read_tables(tables, qi, reader), locations)
     ]
     # step 2: intersect the candidate sets across releases
@@ -306,24 +314,26 @@ class _Reading:
 
 def _read_release(table: ClassTable, read: tuple[dict[str, Membership], Membership | None], method: str,
                   qi: Sequence[str], domains: Mapping[str, Domain], tuple_codes: Mapping[str, np.ndarray],
-                  target_codes_: Mapping[str, np.ndarray], n_tuples: int) -> _Reading:
+                  target_codes_: Mapping[str, np.ndarray], n_tuples: int, trie: Callable[[], TargetTrie]
+                  ) -> _Reading:
     """Step 1 of the attack on one release: locate every target tuple's classes (exactly, or by
     the nearest centroid) and read each class's sensitive-value set; a tuple located nowhere
     gets every value the release publishes. ``read``: what the table's quasi-identifier cells
-    and sensitive cells cover (:func:`~crowdsafe.attacks.locate.read_tables`)."""
+    and sensitive cells cover (:func:`~crowdsafe.attacks.locate.read_tables`); ``trie``: the
+    target tuples' trie, for exact location."""
     covers, sensitive_cover = read
     if method == "auto":
         # a cell read as a range, a set or '*' is generalized: no centroids (else check in full)
         generalized = any(np.isin(cover.kind, _GENERALIZED).any() for cover in covers.values())
         method = "nearest" if not generalized and is_microaggregated(table, domains) else "exact"
     if method == "exact":
-        tuples, classes = locate_exact(table, covers, tuple_codes)
+        tuples, classes = locate_exact(table, covers, tuple_codes, trie())
     else:
         classes = locate_nearest(table, qi, domains, covers, tuple_codes, target_codes_)
         tuples = np.arange(n_tuples, dtype=np.int64)
     values_of = _class_values(table, sensitive_cover)
     n_values = values_of.domain_size
-    published = sorted_unique(values_of.indices)
+    published = sorted_unique(values_of.indices, n_values)
     sizes = table.sizes
     matches = np.bincount(tuples, minlength=n_tuples)
     located = matches > 0
@@ -333,7 +343,7 @@ def _read_release(table: ClassTable, read: tuple[dict[str, Membership], Membersh
     found = np.repeat(tuples, fan) * n_values + values_of.indices[segments(values_of.indptr[classes], fan)]
     nowhere = np.flatnonzero(~located)  # the release tells nothing: every published value stays
     everything = (np.repeat(nowhere, len(published)) * n_values + np.tile(published, len(nowhere)))
-    candidates = sorted_unique(np.concatenate([found, everything]))
+    candidates = sorted_unique(np.concatenate([found, everything]), n_tuples * n_values)
     counts = np.bincount(candidates // n_values, minlength=n_tuples)
     prior = np.where(counts > 0, counts, len(published)).astype(np.int64)
     return _Reading(table, method, candidates, prior, partition, matches, tuples, classes)
@@ -354,11 +364,12 @@ def _class_values(table: ClassTable, cover: Membership) -> Membership:
     assert table.sensitive_cells is not None and table.sensitive_held is not None
     n_cells = len(table.sensitive_cells)
     holder, cell = table.sensitive_held
-    held = sorted_unique(holder * n_cells + cell)  # (class, cell) pairs
+    held = sorted_unique(holder * n_cells + cell, table.n_classes * n_cells)  # (class, cell) pairs
     holder, cell = np.divmod(held, n_cells)
     fan = cover.size[cell]
     n_values = cover.domain_size
-    pairs = sorted_unique(np.repeat(holder, fan) * n_values + cover.indices[segments(cover.indptr[cell], fan)])
+    pairs = sorted_unique(np.repeat(holder, fan) * n_values + cover.indices[segments(cover.indptr[cell], fan)],
+                          table.n_classes * n_values)
     klass, value = np.divmod(pairs, n_values)
     indptr = np.concatenate([[0], np.cumsum(np.bincount(klass, minlength=table.n_classes))]).astype(np.int64)
     kinds = np.full(table.n_classes, CellKind.VALUE, dtype=object)

@@ -344,34 +344,69 @@ def encode_targets(targets: pl.DataFrame, qi: Sequence[str], hierarchies: Mappin
     return domains, codes
 
 
+@dataclass(frozen=True)
+class TargetTrie:
+    """The distinct target tuples as a trie of code prefixes, one level per column of ``order``:
+    at level d, the children of prefix p are ``starts[d][p]:starts[d][p + 1]`` and
+    ``codes[d]`` is each child's code; ``tuple_of_leaf``: the tuple each last-level prefix is.
+    It depends on the targets only, so one trie serves every release."""
+
+    order: tuple[str, ...]
+    starts: tuple[np.ndarray, ...]
+    codes: tuple[np.ndarray, ...]
+    tuple_of_leaf: np.ndarray
+
+
+def target_trie(tuple_codes: Mapping[str, np.ndarray], sizes: Mapping[str, int], order: Sequence[str]) -> TargetTrie:
+    """The :class:`TargetTrie` of distinct tuples ``tuple_codes`` (codes of column c below
+    ``sizes[c]``), walked in ``order``."""
+    n_tuples = len(next(iter(tuple_codes.values())))
+    prefix = np.zeros(n_tuples, dtype=np.int64)  # each tuple's prefix at the current depth
+    n_prefixes = 1
+    starts, codes = [], []
+    for c in order:
+        size = max(int(sizes[c]), 1)
+        edges, prefix = unique_inverse(prefix * size + tuple_codes[c], n_prefixes * size)
+        parent, code = np.divmod(edges, size)
+        starts.append(np.searchsorted(parent, np.arange(n_prefixes + 1)))
+        codes.append(code)
+        n_prefixes = len(edges)
+    tuple_of_leaf = np.empty(n_prefixes, dtype=np.int64)
+    tuple_of_leaf[prefix] = np.arange(n_tuples, dtype=np.int64)
+    return TargetTrie(tuple(order), tuple(starts), tuple(codes), tuple_of_leaf)
+
+
 def locate_exact(table: ClassTable, covers: Mapping[str, Membership],
-                 tuple_codes: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+                 tuple_codes: Mapping[str, np.ndarray], trie: TargetTrie | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """Every (target tuple, class) pair whose class cells all cover the tuple's values.
 
     ``covers[c]``: what each of ``table.distinct_cells[c]`` covers (:func:`read_classes`);
     ``tuple_codes[c][t]``: the code of tuple t in column c (the tuples are distinct). Returns
-    two aligned int64 arrays, sorted by tuple then class.
+    two aligned int64 arrays, sorted by tuple then class. ``trie``: the tuples' trie, when
+    already built (by default, walked with the columns with the fewest distinct cells first).
 
-    Classes and target tuples both form tries of prefixes, walked one column at a time (the
-    columns with the fewest distinct cells first). Going down a column extends every
-    (target prefix, class prefix) pair still consistent to the target prefix's children, then
-    joins them with the table (class prefix, covered code) → child class prefix on (class
-    prefix, the child's code): only consistent pairs are formed, and targets that agree on the
-    columns walked so far are one prefix (on Adult, 29,000 pairs where tuples would give 358,000).
+    Classes and target tuples both form tries of prefixes, walked one column at a time.
+    Going down a column extends every (target prefix, class prefix) pair still consistent to
+    the target prefix's children, then joins them with the table (class prefix, covered code)
+    → child class prefix on (class prefix, the child's code): only consistent pairs are formed,
+    and targets that agree on the columns walked so far are one prefix (on Adult, 29,000 pairs
+    where tuples would give 358,000).
     """
     n_tuples = len(next(iter(tuple_codes.values())))
     n_classes = table.n_classes
     if n_tuples == 0 or n_classes == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    order = sorted(covers, key=lambda c: len(covers[c].labels))
+    if trie is None:
+        trie = target_trie(tuple_codes, {c: cover.domain_size for c, cover in covers.items()},
+                           sorted(covers, key=lambda c: len(covers[c].labels)))
     class_prefix = np.zeros(n_classes, dtype=np.int64)  # each class's prefix at the current depth
-    target_prefix = np.zeros(n_tuples, dtype=np.int64)  # each tuple's prefix at the current depth
     pair_target = np.zeros(1, dtype=np.int64)  # the consistent (target prefix, class prefix) pairs
     pair_class = np.zeros(1, dtype=np.int64)
-    n_class_prefixes = n_target_prefixes = 1
-    for c in order:
+    n_class_prefixes = 1
+    for c, target_start, target_code in zip(trie.order, trie.starts, trie.codes):
         cover = covers[c]
-        width, size = len(cover.labels), cover.domain_size
+        width, size = len(cover.labels), max(cover.domain_size, 1)
         # the classes' trie one column down: (parent prefix, covered code) -> child prefix, by key
         edges, class_prefix = unique_inverse(class_prefix * width + table.cell_of_class[c], n_class_prefixes * width)
         parent, cell = np.divmod(edges, width)
@@ -380,10 +415,7 @@ def locate_exact(table: ClassTable, covers: Mapping[str, Membership],
         key = parent[child] * size + cover.indices[segments(cover.indptr[cell], fan)]
         by_key = np.argsort(key, kind="stable")
         key, child = key[by_key], child[by_key]
-        # the targets' trie one column down: each prefix's children, one per code, by parent
-        target_edges, target_prefix = unique_inverse(target_prefix * size + tuple_codes[c], n_target_prefixes * size)
-        target_parent, target_code = np.divmod(target_edges, size)
-        target_start = np.searchsorted(target_parent, np.arange(n_target_prefixes + 1))
+        # every pair extended to its target prefix's children, then joined on (class prefix, code)
         target_fan = np.diff(target_start)[pair_target]
         pair_target = segments(target_start[pair_target], target_fan)
         wanted = np.repeat(pair_class, target_fan) * size + target_code[pair_target]
@@ -400,13 +432,11 @@ def locate_exact(table: ClassTable, covers: Mapping[str, Membership],
             pair_target, pair_class = pair_target[kept], child[start[kept]]
         else:
             pair_target, pair_class = np.repeat(pair_target, count), child[segments(start, count)]
-        n_class_prefixes, n_target_prefixes = len(edges), len(target_edges)
+        n_class_prefixes = len(edges)
     # every column walked: the prefixes are the classes and the distinct target tuples
     class_of_prefix = np.empty(n_class_prefixes, dtype=np.int64)
     class_of_prefix[class_prefix] = np.arange(n_classes, dtype=np.int64)
-    tuple_of_prefix = np.empty(n_target_prefixes, dtype=np.int64)
-    tuple_of_prefix[target_prefix] = np.arange(n_tuples, dtype=np.int64)
-    tuples, classes = tuple_of_prefix[pair_target], class_of_prefix[pair_class]
+    tuples, classes = trie.tuple_of_leaf[pair_target], class_of_prefix[pair_class]
     by_pair = np.argsort(tuples * n_classes + classes)  # the pairs are distinct
     return tuples[by_pair], classes[by_pair]
 

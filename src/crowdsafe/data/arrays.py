@@ -5,9 +5,15 @@ from __future__ import annotations
 import numpy as np
 
 
-def sorted_unique(values: np.ndarray) -> np.ndarray:
+def sorted_unique(values: np.ndarray, universe: int | None = None) -> np.ndarray:
     """The distinct values, sorted: a sort and a comparison (NumPy 2.4's ``np.unique`` hashes
-    large integer arrays, many times slower)."""
+    large integer arrays, many times slower). ``universe``: when given, the values are integers
+    in ``[0, universe)``, marked in a table of the universe instead when it is not much larger
+    than the values."""
+    if universe is not None and universe <= 4 * len(values) + (1 << 16):
+        present = np.zeros(universe, dtype=bool)
+        present[values] = True
+        return np.flatnonzero(present)
     ordered = np.sort(values)
     if len(ordered) < 2:
         return ordered
