@@ -27,6 +27,7 @@ known run, which needs the domain one member at a time).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -48,6 +49,8 @@ _MANTISSA = r"^(?P<mantissa>[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-
 # what the one-cell reader reads: anything but printable ASCII and ASCII white space; ISO dates
 _UNPLAIN = r"[^\t\n\x0B\x0C\r\x20-\x7E]|[0-9]{4}-[0-9]{2}-[0-9]{2}"
 _FLOAT_WORDS = r"(?i)inf|nan|_"  # float() reads 'inf', 'nan' and '1_000'; the number pattern does not
+# cells canonical as written: nothing that makes '*', a range, a bound or a set, or a range spaced canonically
+_UNCHANGED = rf"^(?:[^*\[({{<>]*|[\[(]{_NUMBER}, {_NUMBER}[\])])$"
 
 
 def _number(text: pl.Expr) -> pl.Expr:
@@ -68,7 +71,22 @@ def _set_members(stripped: pl.Expr) -> pl.Expr:
 def canonical_texts(cells: pl.Series) -> pl.Series:
     """Cells rewritten in canonical syntax, as :func:`~crowdsafe.data.generalized.canonical_cells`
     (ranges re-spaced, set members sorted, a one-member set as its member, ``*`` stripped,
-    anything else as written), for text ``cells``, with column operations."""
+    anything else as written), for text ``cells``, with column operations. Cells that cannot
+    change (no ``*[({<>`` at all, or a range already written ``[low, high]``) are kept as they
+    are without being parsed."""
+    kept = cells.str.contains(_UNCHANGED).fill_null(True).to_numpy()
+    if kept.all():
+        return cells
+    if kept.any():
+        rewrite = np.flatnonzero(~kept)
+        return cells.clone().scatter(rewrite, _canonical_texts(cells.gather(rewrite)))
+    return _canonical_texts(cells)
+
+
+@functools.cache
+def _canonical_stages() -> tuple[list[pl.Expr], list[pl.Expr], list[pl.Expr]]:
+    """The expressions of :func:`_canonical_texts`, built once: each pattern is matched once
+    per cell (a stage of its own), the final expression only reads their columns."""
     text = pl.col("cell")
     stripped = pl.col("__stripped")
     ranged, open_end, members, is_set = pl.col("__range"), pl.col("__open"), pl.col("__members"), pl.col("__set")
@@ -84,18 +102,18 @@ def canonical_texts(cells: pl.Series) -> pl.Series:
         .when(is_set).then(pl.concat_str(pl.lit("{"), members.list.join(", "), pl.lit("}")))
         .otherwise(text)
     )
-    # each pattern evaluated once, in stages: the final expression only reads their columns
-    frame = (
-        cells.rename("cell").to_frame().lazy()
-        .with_columns(text.str.strip_chars().alias("__stripped"))
-        .with_columns(stripped.str.extract_groups(_RANGE).alias("__range"),
-                      stripped.str.extract_groups(_OPEN_END).alias("__open"),
-                      (stripped.str.starts_with("{") & stripped.str.ends_with("}")
-                       & (stripped.str.len_chars() >= 2)).alias("__set"),
-                      _set_members(stripped).list.sort().alias("__members"))
-        .select(canonical.alias("canonical"), text.str.contains(_UNPLAIN).fill_null(False).alias("unplain"))
-        .collect()
-    )
+    return ([text.str.strip_chars().alias("__stripped")],
+            [stripped.str.extract_groups(_RANGE).alias("__range"),
+             stripped.str.extract_groups(_OPEN_END).alias("__open"),
+             (stripped.str.starts_with("{") & stripped.str.ends_with("}")
+              & (stripped.str.len_chars() >= 2)).alias("__set"),
+             _set_members(stripped).list.sort().alias("__members")],
+            [canonical.alias("canonical"), text.str.contains(_UNPLAIN).fill_null(False).alias("unplain")])
+
+
+def _canonical_texts(cells: pl.Series) -> pl.Series:
+    first, second, final = _canonical_stages()
+    frame = cells.rename("cell").to_frame().lazy().with_columns(first).with_columns(second).select(final).collect()
     out = frame.get_column("canonical")
     unplain = np.flatnonzero(frame.get_column("unplain").to_numpy())
     if len(unplain):  # the one-cell reader, for what the patterns above do not cover
@@ -104,6 +122,42 @@ def canonical_texts(cells: pl.Series) -> pl.Series:
                  for c in map(parse_cell, texts)]
         out = out.scatter(unplain, pl.Series(fixed, dtype=pl.String))
     return out.alias(cells.name)
+
+
+@functools.cache
+def _fact_stages() -> tuple[list[pl.Expr], list[pl.Expr], list[pl.Expr], list[pl.Expr]]:
+    """The expressions of the reading query (:meth:`CellReader._read`), built once, in stages
+    so that every pattern is matched once per cell."""
+    text = pl.col("text")
+    stripped = pl.col("stripped")
+    ranged, open_end = pl.col("__range"), pl.col("__open")
+    operator, bound = pl.col("__operator"), pl.col("__bound")
+    first = [text.str.strip_chars().alias("stripped")]
+    second = [stripped.str.extract_groups(_RANGE).alias("__range"), stripped.str.extract_groups(_OPEN_END).alias("__open")]
+    third = [open_end.struct.field("operator").alias("__operator"),
+             _number(open_end.struct.field("bound")).alias("__bound"),
+             _number(ranged.struct.field("low")).alias("__low"),
+             _number(ranged.struct.field("high")).alias("__high"),
+             _number(stripped).alias("number")]
+    final = [
+        text.is_null().alias("missing"),
+        text.str.contains(_UNPLAIN).fill_null(False).alias("unplain"),
+        stripped.str.contains(_FLOAT_WORDS).fill_null(False).alias("float_word"),
+        (stripped == ANY).fill_null(False).alias("star"),
+        pl.col("value_code").fill_null(-1), pl.col("node").fill_null(-1),
+        pl.col("number"),
+        pl.coalesce(pl.col("__low"),
+                    pl.when(operator.str.starts_with(">")).then(bound)
+                    .when(operator.is_not_null()).then(-np.inf)).alias("low"),
+        pl.coalesce(pl.col("__high"),
+                    pl.when(operator.str.starts_with("<")).then(bound)
+                    .when(operator.is_not_null()).then(np.inf)).alias("high"),
+        pl.coalesce(ranged.struct.field("opening") == "[", operator != ">", True).alias("low_closed"),
+        pl.coalesce(ranged.struct.field("closing") == "]", operator != "<", True).alias("high_closed"),
+        (stripped.str.starts_with("{") & stripped.str.ends_with("}") & (stripped.str.len_chars() >= 2))
+        .fill_null(False).alias("set"),
+    ]
+    return first, second, third, final
 
 
 @dataclass(frozen=True)
@@ -223,41 +277,13 @@ class CellReader:
         n = len(texts)
         if n == 0:
             return _Read(np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
-        text = pl.col("text")
-        stripped = pl.col("stripped")
-        ranged, open_end = pl.col("__range"), pl.col("__open")
-        operator, bound = pl.col("__operator"), pl.col("__bound")
-        # in stages, so that every pattern is matched once per cell
+        first, second, third, final = _fact_stages()
         facts = (
             pl.DataFrame({"column": pl.Series(columns, dtype=pl.UInt32), "text": texts.alias("text")}).lazy()
-            .with_columns(text.str.strip_chars().alias("stripped"))
+            .with_columns(first)
             .join(self._values.lazy(), on=["column", "stripped"], how="left", maintain_order="left")
             .join(self._labels.lazy(), on=["column", "stripped"], how="left", maintain_order="left")
-            .with_columns(stripped.str.extract_groups(_RANGE).alias("__range"),
-                          stripped.str.extract_groups(_OPEN_END).alias("__open"))
-            .with_columns(open_end.struct.field("operator").alias("__operator"),
-                          _number(open_end.struct.field("bound")).alias("__bound"),
-                          _number(ranged.struct.field("low")).alias("__low"),
-                          _number(ranged.struct.field("high")).alias("__high"),
-                          _number(stripped).alias("number"))
-            .select(
-                text.is_null().alias("missing"),
-                text.str.contains(_UNPLAIN).fill_null(False).alias("unplain"),
-                stripped.str.contains(_FLOAT_WORDS).fill_null(False).alias("float_word"),
-                (stripped == ANY).fill_null(False).alias("star"),
-                pl.col("value_code").fill_null(-1), pl.col("node").fill_null(-1),
-                pl.col("number"),
-                pl.coalesce(pl.col("__low"),
-                            pl.when(operator.str.starts_with(">")).then(bound)
-                            .when(operator.is_not_null()).then(-np.inf)).alias("low"),
-                pl.coalesce(pl.col("__high"),
-                            pl.when(operator.str.starts_with("<")).then(bound)
-                            .when(operator.is_not_null()).then(np.inf)).alias("high"),
-                pl.coalesce(ranged.struct.field("opening") == "[", operator != ">", True).alias("low_closed"),
-                pl.coalesce(ranged.struct.field("closing") == "]", operator != "<", True).alias("high_closed"),
-                (stripped.str.starts_with("{") & stripped.str.ends_with("}") & (stripped.str.len_chars() >= 2))
-                .fill_null(False).alias("set"),
-            )
+            .with_columns(second).with_columns(third).select(final)
             .collect()
         )
         kind = np.full(n, VALUE, dtype=np.int8)
