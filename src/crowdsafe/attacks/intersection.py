@@ -48,8 +48,7 @@ from crowdsafe.anonymize.cells import first_of_each
 from crowdsafe.attacks.locate import (
     ClassTable,
     TargetTrie,
-    class_tables,
-    distinct_codes,
+    class_tables_and_codes,
     encode_targets,
     group_ids,
     is_microaggregated,
@@ -144,14 +143,15 @@ def intersection_attack(
         raise InputError("the targets table is empty")
 
     # distinct target tuples: the attack runs on them, targets inherit their tuple's result
+    # every pass over rows in one parallel collection: a group-by per release, the targets' codes
     with_truth = sensitive in targets.columns
-    distinct = distinct_codes(targets, qi + [sensitive] if with_truth and sensitive not in qi else qi)  # one query
+    tables, distinct = class_tables_and_codes([release.frame for release in attacked], qi, sensitive, targets,
+                                              qi + [sensitive] if with_truth and sensitive not in qi else qi)
     domains, codes = encode_targets(targets, qi, hierarchies, distinct)
     tuple_of_target, n_tuples = group_ids([codes[c] for c in qi], [domains[c].size for c in qi])
     first_target = first_of_each(tuple_of_target, n_tuples)
     tuple_codes = {c: codes[c][first_target] for c in qi}
 
-    tables = class_tables([release.frame for release in attacked], qi, sensitive)
     true_values = distinct[sensitive][1].to_frame(sensitive) if with_truth else targets.head(0)
     domain = _sensitive_domain([_as_text(t.sensitive_cells) for t in tables], true_values, sensitive,
                                (hierarchies or {}).get(sensitive))

@@ -189,6 +189,14 @@ def class_tables(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive:
     the group-bys run in one parallel collection (each also yielding its text columns'
     categorical ids), and the distinct cells of every column of every release are written
     canonically and ranked together."""
+    return class_tables_and_codes(releases, qi, sensitive)[0]
+
+
+def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive: str | None = None,
+                           targets: pl.DataFrame | None = None, columns: Sequence[str] = ()
+                           ) -> tuple[list[ClassTable], dict[str, tuple[np.ndarray, pl.Series]]]:
+    """:func:`class_tables`, and the :func:`distinct_codes` of ``columns`` of ``targets``, the
+    targets' pass over their rows running in the same parallel collection as the releases'."""
     qi = list(qi)
     for release in releases:
         missing = [c for c in qi + ([sensitive] if sensitive is not None else []) if c not in release.columns]
@@ -204,8 +212,14 @@ def class_tables(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive:
         held = [pl.col(sensitive).unique().alias("__held")] if sensitive is not None else []
         plans.append(release.lazy().group_by(qi).agg(pl.len().cast(pl.Int64).alias("__rows"), *held)
                      .with_columns(_physical(schema, c).alias(f"__id_{c}") for c in qi if _is_text(schema[c])))
+    target_texts = [c for c in columns if _is_text(targets.schema[c])] if targets is not None else []
+    if target_texts:
+        plans.append(targets.lazy().select(_physical(targets.schema, c) for c in target_texts))
+    collected = pl.collect_all(plans)
+    target_codes = (_codes_of_physical(targets, columns, collected.pop() if target_texts else pl.DataFrame())
+                    if targets is not None else {})
     every_codes, every_combos, every_rows, every_held = [], [], [], []
-    for combos in pl.collect_all(plans):
+    for combos in collected:
         ids = combos.select(pl.col(f"__id_{c}").alias(c) for c in qi if f"__id_{c}" in combos.columns)
         every_codes.append(_codes_of_physical(combos, qi, ids))
         every_combos.append(combos.select(qi))
@@ -246,7 +260,7 @@ def class_tables(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive:
             combo, cell, cells = every_held[r]
             tables.append(ClassTable(combos, class_of_combo, tuple(qi), distinct_cells, cell_of_class, sizes,
                                      cells, (class_of_combo[combo], cell)))
-    return tables
+    return tables, target_codes
 
 
 def read_classes(table: ClassTable, qi: Sequence[str], reader: CellReader
