@@ -324,7 +324,7 @@ def encode_targets(targets: pl.DataFrame, qi: Sequence[str], hierarchies: Mappin
     distinct = {c: distinct[c] for c in qi} if distinct is not None else distinct_codes(targets, qi)
     # every column's distinct values looked up in its domain by one join (as text: the same
     # dtype on both sides, so equal text is equal value), floats one column at a time
-    wanted, lookup, as_text, found = [], [], [], {}
+    as_text, wanted, lookup, found = [], [], [], {}
     for j, (name, (_, dictionary)) in enumerate(distinct.items()):
         domain = domains[name] = Domain.from_values(dictionary, hierarchies.get(name))
         values = domain.values
@@ -336,18 +336,20 @@ def encode_targets(targets: pl.DataFrame, qi: Sequence[str], hierarchies: Mappin
                                                           maintain_order="left")
                            .get_column("__code").fill_null(-1).to_numpy())
             continue
-        as_text.append(name)
-        wanted.append(pl.DataFrame({"column": pl.Series([j] * len(dictionary), dtype=pl.UInt32),
-                                    "text": dictionary.cast(pl.String), "__row": np.arange(len(dictionary))}))
-        lookup.append(pl.DataFrame({"column": pl.Series([j] * len(values), dtype=pl.UInt32),
-                                    "text": values.cast(pl.String), "__code": np.arange(len(values), dtype=np.int64)}))
-    if wanted:
-        joined = (pl.concat(wanted).join(pl.concat(lookup), on=["column", "text"], how="left", nulls_equal=True,
-                                         maintain_order="left").get_column("__code").fill_null(-1).to_numpy())
-        at = 0
-        for name, frame in zip(as_text, wanted):  # the join keeps the rows in order: one run per column
-            found[name] = joined[at: at + frame.height]
-            at += frame.height
+        as_text.append((j, name, len(dictionary), len(values)))
+        wanted.append(dictionary.cast(pl.String).alias("text"))
+        lookup.append(values.cast(pl.String).alias("text"))
+    if as_text:
+        column, name_of, n_wanted, n_values = zip(*as_text)
+        left = pl.DataFrame({"column": np.repeat(np.array(column, dtype=np.uint32), n_wanted),
+                             "text": pl.concat(wanted)})
+        right = pl.DataFrame({"column": np.repeat(np.array(column, dtype=np.uint32), n_values),
+                              "text": pl.concat(lookup),
+                              "__code": np.concatenate([np.arange(n, dtype=np.int64) for n in n_values])})
+        joined = (left.join(right, on=["column", "text"], how="left", nulls_equal=True, maintain_order="left")
+                  .get_column("__code").fill_null(-1).to_numpy())
+        for name, stop, n in zip(name_of, np.cumsum(n_wanted), n_wanted):  # the join keeps the rows in order
+            found[name] = joined[stop - n: stop]
     codes: dict[str, np.ndarray] = {}
     for name, (row_code, dictionary) in distinct.items():
         code_of_value = found.get(name, np.zeros(0, dtype=np.int64))

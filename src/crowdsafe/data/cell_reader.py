@@ -49,8 +49,9 @@ _MANTISSA = r"^(?P<mantissa>[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-
 # what the one-cell reader reads: anything but printable ASCII and ASCII white space; ISO dates
 _UNPLAIN = r"[^\t\n\x0B\x0C\r\x20-\x7E]|[0-9]{4}-[0-9]{2}-[0-9]{2}"
 _FLOAT_WORDS = r"(?i)inf|nan|_"  # float() reads 'inf', 'nan' and '1_000'; the number pattern does not
-# cells canonical as written: nothing that makes '*', a range, a bound or a set, or a range spaced canonically
-_UNCHANGED = rf"^(?:[^*\[({{<>]*|[\[(]{_NUMBER}, {_NUMBER}[\])])$"
+# cells canonical as written: nothing that makes '*', a range, a bound or a set; '*' alone; a range
+# spaced canonically
+_UNCHANGED = rf"^(?:[^*\[({{<>]*|\*|[\[(]{_NUMBER}, {_NUMBER}[\])])$"
 
 
 def _number(text: pl.Expr) -> pl.Expr:
@@ -72,8 +73,8 @@ def canonical_texts(cells: pl.Series) -> pl.Series:
     """Cells rewritten in canonical syntax, as :func:`~crowdsafe.data.generalized.canonical_cells`
     (ranges re-spaced, set members sorted, a one-member set as its member, ``*`` stripped,
     anything else as written), for text ``cells``, with column operations. Cells that cannot
-    change (no ``*[({<>`` at all, or a range already written ``[low, high]``) are kept as they
-    are without being parsed."""
+    change (no ``*[({<>`` at all, ``*`` alone, or a range already written ``[low, high]``) are
+    kept as they are without being parsed."""
     kept = cells.str.contains(_UNCHANGED).fill_null(True).to_numpy()
     if kept.all():
         return cells
