@@ -30,6 +30,7 @@ import polars as pl
 
 from crowdsafe.anonymize.cells import dense_ids, first_of_each
 from crowdsafe.data import Hierarchy, encode_series
+from crowdsafe.data.arrays import unique_inverse
 from crowdsafe.data.cell_reader import CellReader, Membership, canonical_texts, cell_text, segments
 from crowdsafe.data.generalized import CellKind, Domain, is_generalized, parse_number
 from crowdsafe.errors import InputError
@@ -96,26 +97,6 @@ def group_ids(columns: Sequence[np.ndarray], sizes: Sequence[int]) -> tuple[np.n
         span *= max(size, 1)
     distinct, ids = unique_inverse(key, span)
     return ids, len(distinct)
-
-
-def unique_inverse(keys: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct ``keys`` (non-negative integers below ``span``), sorted, and each key's
-    index among them: ``np.unique(keys, return_inverse=True)`` by a table of every possible key
-    when the span is small, else by one sort."""
-    keys = keys.astype(np.int64, copy=False)
-    if span <= 4 * len(keys) + (1 << 16):
-        present = np.zeros(span, dtype=bool)
-        present[keys] = True
-        rank = np.cumsum(present, dtype=np.int64) - 1
-        return np.flatnonzero(present), rank[keys]
-    order = np.argsort(keys)
-    ordered = keys[order]
-    new = np.empty(len(keys), dtype=bool)
-    new[:1] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
-    inverse = np.empty(len(keys), dtype=np.int64)
-    inverse[order] = np.cumsum(new, dtype=np.int64) - 1
-    return ordered[new], inverse
 
 
 def _dense_codes(ids: np.ndarray) -> tuple[np.ndarray, int]:

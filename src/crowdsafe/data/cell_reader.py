@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from crowdsafe.data.arrays import segments, sorted_unique
+from crowdsafe.data.arrays import segments, sorted_unique, unique_inverse
 from crowdsafe.data.generalized import ANY, CellKind, Domain, parse_cell
 from crowdsafe.data.generalized import _as_text as _float_text
 from crowdsafe.errors import InputError
@@ -257,7 +257,7 @@ class CellReader:
         lengths = np.array([len(t) for t in texts], dtype=np.int64)
         columns = np.repeat(domain_of, lengths)
         every = pl.concat(texts) if texts else pl.Series("cell", [], dtype=pl.String)
-        read = self._read(columns, every, member=False)
+        read = self._read_distinct(columns, every)
         starts = np.concatenate([[0], np.cumsum(lengths)])
         # one CSR per column, codes sorted and distinct within each cell
         key = sorted_unique(read.row * (int(self.sizes.max(initial=0)) + 1) + read.code)
@@ -271,6 +271,25 @@ class CellReader:
             kind = kinds[read.kind[starts[j]: starts[j + 1]]]
             out.append(Membership(labels, kind, indptr, code[inside], int(self.sizes[domain_of[j]])))
         return out
+
+    def _read_distinct(self, columns: np.ndarray, texts: pl.Series) -> _Read:
+        """:meth:`_read` of the rows (column index, text), each distinct row read once (the
+        columns of several releases share most of their cells)."""
+        n = len(texts)
+        ids = texts.cast(pl.Categorical).to_physical().cast(pl.Int64).fill_null(-1).to_numpy() + 1
+        span = int(ids.max(initial=0)) + 1
+        distinct, inverse = unique_inverse(columns * span + ids, (int(columns.max(initial=0)) + 1) * span)
+        if len(distinct) == n:
+            return self._read(columns, texts, member=False)
+        first = np.empty(len(distinct), dtype=np.int64)
+        first[inverse] = np.arange(n, dtype=np.int64)
+        read = self._read(columns[first], texts.gather(first), member=False)
+        # every row gets its distinct row's codes
+        by_row = np.argsort(read.row, kind="stable")
+        counts = np.bincount(read.row, minlength=len(distinct))
+        fan = counts[inverse]
+        code = read.code[by_row][segments((np.cumsum(counts) - counts)[inverse], fan)]
+        return _Read(read.kind[inverse], np.repeat(np.arange(n, dtype=np.int64), fan), code)
 
     def _read(self, columns: np.ndarray, texts: pl.Series, *, member: bool) -> _Read:
         """Resolve rows (column index, text). ``member``: the rows are members of sets, read as
