@@ -190,8 +190,13 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
     plans = []
     for release in releases:
         schema = release.schema
-        held = [pl.col(sensitive).unique().alias("__held")] if sensitive is not None else []
-        plans.append(release.lazy().group_by(qi).agg(pl.len().cast(pl.Int64).alias("__rows"), *held)
+        plan = release.lazy()
+        held = []
+        if sensitive is not None:
+            if schema[sensitive] == pl.String:  # hashed once as a categorical, not in every list
+                plan = plan.with_columns(pl.col(sensitive).cast(pl.Categorical))
+            held = [pl.col(sensitive).unique().alias("__held")]
+        plans.append(plan.group_by(qi).agg(pl.len().cast(pl.Int64).alias("__rows"), *held)
                      .with_columns(_physical(schema, c).alias(f"__id_{c}") for c in qi if _is_text(schema[c])))
     target_texts = [c for c in columns if _is_text(targets.schema[c])] if targets is not None else []
     if target_texts:
@@ -208,6 +213,8 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
         if sensitive is not None:  # (combo, sensitive cell) pairs, and the distinct sensitive cells
             lists = combos.get_column("__held")
             cell, cells = distinct_codes(lists.explode().alias(sensitive).to_frame(), [sensitive])[sensitive]
+            if releases[len(every_held)].schema[sensitive] == pl.String:
+                cells = cells.cast(pl.String)
             combo = np.repeat(np.arange(combos.height, dtype=np.int64), lists.list.len().to_numpy())
             every_held.append((combo, cell, cells))
     # canonical text of the distinct cells of every column of every release in one pass; per
