@@ -218,10 +218,20 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
     written = [cell_text(codes[c][1]) for codes in every_codes for c in qi]
     group = np.repeat(np.arange(len(written), dtype=np.int64), [len(w) for w in written])
     canonical = pl.DataFrame({"group": group, "canonical": canonical_texts(pl.concat(written))})
-    ranked = canonical.select(pl.col("canonical").rank("dense").over("group").fill_null(0)).to_series().to_numpy()
-    distinct = canonical.unique().sort("group", "canonical", nulls_last=True)
-    bounds = np.searchsorted(distinct.get_column("group").to_numpy(), np.arange(len(written) + 1))
-    all_cells = distinct.get_column("canonical")
+    text = pl.col("canonical")
+    ordered = (canonical.lazy().with_row_index("__row").sort("group", "canonical", nulls_last=True)
+               .with_columns(((pl.col("group") != pl.col("group").shift()) | text.ne_missing(text.shift()))
+                             .fill_null(True).alias("__new"))
+               .collect())
+    new = ordered.get_column("__new").to_numpy()
+    run = np.cumsum(new, dtype=np.int64) - 1  # each sorted cell's distinct (group, canonical) pair
+    group_sorted = ordered.get_column("group").to_numpy()
+    group_start = run[np.minimum(np.searchsorted(group_sorted, np.arange(len(written))), max(len(run) - 1, 0))
+                      ] if len(run) else np.zeros(len(written), dtype=np.int64)
+    ranked = np.empty(len(run), dtype=np.int64)
+    ranked[ordered.get_column("__row").to_numpy()] = run - group_start[group_sorted]
+    all_cells = ordered.get_column("canonical").filter(pl.Series(new))
+    bounds = np.searchsorted(group_sorted[new], np.arange(len(written) + 1))
     tables = []
     for r, (codes, combos, rows) in enumerate(zip(every_codes, every_combos, every_rows)):
         distinct_cells: dict[str, pl.Series] = {}
@@ -230,9 +240,7 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
             g = r * len(qi) + j
             cells_here = all_cells.slice(bounds[g], bounds[g + 1] - bounds[g]).alias(c)
             distinct_cells[c] = cells_here
-            rank = ranked[group == g].astype(np.int64) - 1
-            rank[rank < 0] = len(cells_here) - 1  # the missing cell sorts last
-            canonical_of_combo.append(rank[codes[c][0]])
+            canonical_of_combo.append(ranked[group == g][codes[c][0]])  # the missing cell sorts last
         class_of_combo, n_classes = group_ids(canonical_of_combo, [len(distinct_cells[c]) for c in qi])
         first = first_of_each(class_of_combo, n_classes)
         cell_of_class = {c: ids[first] for c, ids in zip(qi, canonical_of_combo)}
