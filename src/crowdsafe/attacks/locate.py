@@ -99,6 +99,18 @@ def group_ids(columns: Sequence[np.ndarray], sizes: Sequence[int]) -> tuple[np.n
     return ids, len(distinct)
 
 
+def _dense_codes(ids: np.ndarray) -> tuple[np.ndarray, int]:
+    """Codes 0..m-1 of non-negative integer ids, in the order of the ids."""
+    span = int(ids.max(initial=-1)) + 1
+    if span > 4 * len(ids) + 1024:  # sparse ids: sort them
+        distinct, codes = unique_inverse(ids, span)
+        return codes, len(distinct)
+    seen = np.zeros(span, dtype=bool)
+    seen[ids] = True
+    code_of_id = np.cumsum(seen) - 1
+    return code_of_id[ids], int(seen.sum())
+
+
 def _physical(frame_schema: Mapping[str, pl.DataType], column: str) -> pl.Expr:
     """A text column's values as Polars categorical ids (one id per distinct value)."""
     expr = pl.col(column)
@@ -111,26 +123,18 @@ def _codes_of_physical(frame: pl.DataFrame, columns: Sequence[str], physical: pl
     (``physical``, one column per text column, same names and rows as ``frame``)."""
     out: dict[str, tuple[np.ndarray, pl.Series]] = {}
     texts = [c for c in columns if c in physical.columns]
-    n, k = frame.height, len(texts)
-    if texts and n == 0:
-        out.update({c: (np.zeros(0, dtype=np.int64), frame.get_column(c)) for c in texts})
-    elif texts:  # every text column at once: column j's ids shifted past the columns before it
-        ids = physical.select(texts).to_numpy()
-        if ids.dtype.kind == "f":  # a missing value gets the id after every other: it comes last
-            ids = np.where(np.isnan(ids), np.nanmax(ids, axis=0, initial=-1) + 1, ids)
-        ids = ids.astype(np.int64, copy=False)
-        ids = ids - ids.min(axis=0)
-        span = ids.max(axis=0) + 1
-        offset = np.concatenate([[0], np.cumsum(span)])
-        distinct, code = unique_inverse((ids + offset[:-1]).ravel(), int(offset[-1]))
-        bounds = np.searchsorted(distinct, offset)  # column j's codes: bounds[j] .. bounds[j + 1] - 1
-        first = np.empty(len(distinct), dtype=np.int64)  # one row holding each code
-        first[code] = np.repeat(np.arange(n, dtype=np.int64), k)
-        code = np.ascontiguousarray((code.reshape(n, k) - bounds[:-1]).T)  # one row per column
-        # the distinct values themselves: each one's first row, in one query
-        values = frame.select(pl.col(c).gather(pl.Series(first[bounds[j]: bounds[j + 1]])).implode()
-                              for j, c in enumerate(texts))
-        out.update({c: (code[j], values.get_column(c)[0].alias(c)) for j, c in enumerate(texts)})
+    codes_of: dict[str, np.ndarray] = {}
+    firsts: list[pl.Expr] = []
+    for c in texts:
+        column = physical.get_column(c)
+        ids = column.to_numpy()
+        if column.null_count():  # the missing value gets the id after every other: it comes last
+            ids = np.where(np.isnan(ids), np.nanmax(ids, initial=-1) + 1, ids)
+        codes_of[c], n_distinct = _dense_codes(ids.astype(np.int64, copy=False))
+        firsts.append(pl.col(c).gather(pl.Series(first_of_each(codes_of[c], n_distinct))).implode())
+    if texts:  # the distinct values themselves: each one's first row, in one query
+        values = frame.select(firsts)
+        out.update({c: (codes_of[c], values.get_column(c)[0].alias(c)) for c in texts})
     for c in columns:
         if c not in out:
             codes, dictionary = encode_series(frame.get_column(c))
