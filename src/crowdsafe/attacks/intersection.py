@@ -55,6 +55,8 @@ from crowdsafe.attacks.locate import (
     locate_exact,
     locate_nearest,
     read_tables,
+    target_codes,
+    target_codes_plan,
     target_trie,
 )
 from crowdsafe.data import Hierarchy
@@ -145,14 +147,17 @@ def intersection_attack(
     # distinct target tuples: the attack runs on them, targets inherit their tuple's result
     # every pass over rows in one parallel collection: a group-by per release, the targets' codes
     with_truth = sensitive in targets.columns
-    tables, distinct = class_tables_and_codes([release.frame for release in attacked], qi, sensitive, targets,
-                                              qi + [sensitive] if with_truth and sensitive not in qi else qi)
-    domains, codes = encode_targets(targets, qi, hierarchies, distinct)
+    columns = qi + [sensitive] if with_truth and sensitive not in qi else qi
+    tables, physical = class_tables_and_codes([release.frame for release in attacked], qi, sensitive,
+                                              target_codes_plan(targets, columns, hierarchies or {}))
+    leaf_codes, distinct = target_codes(targets, columns, physical)
+    domains, codes = encode_targets(targets, qi, hierarchies, distinct, leaf_codes)
     tuple_of_target, n_tuples = group_ids([codes[c] for c in qi], [domains[c].size for c in qi])
     first_target = first_of_each(tuple_of_target, n_tuples)
     tuple_codes = {c: codes[c][first_target] for c in qi}
 
-    true_values = distinct[sensitive][1].to_frame(sensitive) if with_truth else targets.head(0)
+    # the targets' own values join the candidates' domain (a hierarchy's leaves already hold them)
+    true_values = distinct[sensitive][1].to_frame(sensitive) if sensitive in distinct else targets.head(0)
     domain = _sensitive_domain([_as_text(t.sensitive_cells) for t in tables], true_values, sensitive,
                                (hierarchies or {}).get(sensitive))
     dictionary = _as_text(domain.values).alias(sensitive)
@@ -221,7 +226,8 @@ def intersection_attack(
         per_target[f"partition_{release.name}"] = partition[tuple_of_target, j]
     per_target["inferred_value"] = inferred.alias("inferred_value")
     if with_truth:  # the truth scores the breaches; the attack never reads it
-        truth = _value_codes(*distinct[sensitive], dictionary)
+        # a leaf code is the value's index in the dictionary: the hierarchy's leaves
+        truth = leaf_codes[sensitive] if sensitive in leaf_codes else _value_codes(*distinct[sensitive], dictionary)
         per_target["true_value_in_candidates"] = (truth >= 0) & _in_sorted(
             tuple_of_target * np.int64(n_values) + np.maximum(truth, 0), candidate, n_tuples * n_values)
         per_target["perfect_breach_true"] = np.where(on_target, only[tuple_of_target], -2) == truth

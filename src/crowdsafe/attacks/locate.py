@@ -173,10 +173,10 @@ def class_tables(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive:
 
 
 def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive: str | None = None,
-                           targets: pl.DataFrame | None = None, columns: Sequence[str] = ()
-                           ) -> tuple[list[ClassTable], dict[str, tuple[np.ndarray, pl.Series]]]:
-    """:func:`class_tables`, and the :func:`distinct_codes` of ``columns`` of ``targets``, the
-    targets' pass over their rows running in the same parallel collection as the releases'."""
+                           also: pl.LazyFrame | None = None) -> tuple[list[ClassTable], pl.DataFrame | None]:
+    """:func:`class_tables`, and the frame of the query ``also`` (the targets' pass over their
+    rows, :func:`target_codes_plan`), collected with the releases' group-bys in one parallel
+    collection."""
     qi = list(qi)
     for release in releases:
         missing = [c for c in qi + ([sensitive] if sensitive is not None else []) if c not in release.columns]
@@ -197,12 +197,8 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
             held = [pl.col(sensitive).unique().alias("__held")]
         plans.append(plan.group_by(qi).agg(pl.len().cast(pl.Int64).alias("__rows"), *held)
                      .with_columns(_physical(schema, c).alias(f"__id_{c}") for c in qi if _is_text(schema[c])))
-    target_texts = [c for c in columns if _is_text(targets.schema[c])] if targets is not None else []
-    if target_texts:
-        plans.append(targets.lazy().select(_physical(targets.schema, c) for c in target_texts))
-    collected = pl.collect_all(plans)
-    target_codes = (_codes_of_physical(targets, columns, collected.pop() if target_texts else pl.DataFrame())
-                    if targets is not None else {})
+    collected = pl.collect_all(plans + ([also] if also is not None else []))
+    also_frame = collected.pop() if also is not None else None
     every_codes, every_combos, every_rows, every_held = [], [], [], []
     for combos in collected:
         ids = combos.select(pl.col(f"__id_{c}").alias(c) for c in qi if f"__id_{c}" in combos.columns)
@@ -255,7 +251,52 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
             combo, cell, cells = every_held[r]
             tables.append(ClassTable(combos, class_of_combo, tuple(qi), distinct_cells, cell_of_class, sizes,
                                      cells, (class_of_combo[combo], cell)))
-    return tables, target_codes
+    return tables, also_frame
+
+
+def _leaf_enum(hierarchy: Hierarchy | None, dtype: pl.DataType) -> pl.Enum | None:
+    """The hierarchy's leaves as an Enum that a targets' column of ``dtype`` casts to directly
+    (the physical value is then the leaf code), where that cast pairs values exactly as the
+    text look-up of :func:`encode_targets` does: the same dtype on both sides, not floats, no
+    missing leaf, distinct leaf texts. None otherwise."""
+    if hierarchy is None:
+        return None
+    leaves = hierarchy.leaves
+    if leaves.dtype != dtype or dtype.is_float() or leaves.null_count():
+        return None
+    texts = leaves.cast(pl.String)
+    return pl.Enum(texts) if texts.n_unique() == len(texts) else None
+
+
+def target_codes_plan(targets: pl.DataFrame, columns: Sequence[str], hierarchies: Mapping[str, Hierarchy]
+                      ) -> pl.LazyFrame:
+    """The targets' one pass over their rows: every column with a hierarchy cast straight to
+    its leaf codes where :func:`_leaf_enum` allows (a value outside the leaves becomes null),
+    every other text column to categorical ids (:func:`distinct_codes`)."""
+    exprs = []
+    for c in columns:
+        enum = _leaf_enum(hierarchies.get(c), targets.schema[c])
+        if enum is not None:
+            exprs.append(pl.col(c).cast(pl.String).cast(enum, strict=False).to_physical().alias(f"__leaf_{c}"))
+        elif _is_text(targets.schema[c]):
+            exprs.append(_physical(targets.schema, c))
+    return targets.lazy().select(exprs)
+
+
+def target_codes(targets: pl.DataFrame, columns: Sequence[str], physical: pl.DataFrame
+                 ) -> tuple[dict[str, np.ndarray], dict[str, tuple[np.ndarray, pl.Series]]]:
+    """What the pass of :func:`target_codes_plan` gives: per column, each target's leaf code
+    where every value was a leaf (first dict), else its :func:`distinct_codes` (second)."""
+    leaf_codes: dict[str, np.ndarray] = {}
+    for c in columns:
+        if f"__leaf_{c}" in physical.columns:
+            codes = physical.get_column(f"__leaf_{c}")
+            if codes.null_count() == 0:
+                leaf_codes[c] = codes.to_numpy().astype(np.int64)
+    rest = [c for c in columns if c not in leaf_codes]
+    if any(f"__leaf_{c}" in physical.columns for c in rest):  # a value outside the leaves, or missing
+        return leaf_codes, distinct_codes(targets, rest)
+    return leaf_codes, _codes_of_physical(targets, rest, physical)
 
 
 def read_classes(table: ClassTable, qi: Sequence[str], reader: CellReader
@@ -308,15 +349,18 @@ def is_microaggregated(table: ClassTable, domains: Mapping[str, Domain]) -> bool
 
 
 def encode_targets(targets: pl.DataFrame, qi: Sequence[str], hierarchies: Mapping[str, Hierarchy] | None = None,
-                   distinct: Mapping[str, tuple[np.ndarray, pl.Series]] | None = None
+                   distinct: Mapping[str, tuple[np.ndarray, pl.Series]] | None = None,
+                   leaf_codes: Mapping[str, np.ndarray] | None = None
                    ) -> tuple[dict[str, Domain], dict[str, np.ndarray]]:
     """Per quasi-identifier, the domain the targets' values are codes into (the hierarchy's
     leaves when one is given, so that hierarchy labels in a release resolve, else the targets'
     distinct values), and each target's code in it (an InputError for a value outside a
-    hierarchy). ``distinct``: the targets' :func:`distinct_codes`, when already known."""
+    hierarchy). ``distinct``, ``leaf_codes``: what :func:`target_codes` gave, when known."""
     hierarchies = hierarchies or {}
-    domains: dict[str, Domain] = {}
-    distinct = {c: distinct[c] for c in qi} if distinct is not None else distinct_codes(targets, qi)
+    leaf_codes = {c: leaf_codes[c] for c in qi if c in leaf_codes} if leaf_codes is not None else {}
+    domains: dict[str, Domain] = {c: Domain(c, hierarchies[c].leaves, hierarchies[c]) for c in leaf_codes}
+    rest = [c for c in qi if c not in leaf_codes]
+    distinct = {c: distinct[c] for c in rest} if distinct is not None else distinct_codes(targets, rest)
     # every column's distinct values looked up in its domain by one join (as text: the same
     # dtype on both sides, so equal text is equal value), floats one column at a time
     as_text, wanted, lookup, found = [], [], [], {}
@@ -345,14 +389,14 @@ def encode_targets(targets: pl.DataFrame, qi: Sequence[str], hierarchies: Mappin
                   .get_column("__code").fill_null(-1).to_numpy())
         for name, stop, n in zip(name_of, np.cumsum(n_wanted), n_wanted):  # the join keeps the rows in order
             found[name] = joined[stop - n: stop]
-    codes: dict[str, np.ndarray] = {}
+    codes: dict[str, np.ndarray] = dict(leaf_codes)
     for name, (row_code, dictionary) in distinct.items():
         code_of_value = found.get(name, np.zeros(0, dtype=np.int64))
         if (code_of_value < 0).any():
             bad = dictionary[int(np.flatnonzero(code_of_value < 0)[0])]
             raise InputError(f"target value {bad!r} of '{name}' is not a leaf of its hierarchy")
         codes[name] = code_of_value[row_code]
-    return domains, codes
+    return {c: domains[c] for c in qi}, {c: codes[c] for c in qi}
 
 
 @dataclass(frozen=True)
