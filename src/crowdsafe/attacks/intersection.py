@@ -150,7 +150,7 @@ def intersection_attack(
     columns = qi + [sensitive] if with_truth and sensitive not in qi else qi
     tables, physical = class_tables_and_codes([release.frame for release in attacked], qi, sensitive,
                                               target_codes_plan(targets, columns, hierarchies or {}))
-    leaf_codes, distinct = target_codes(targets, columns, physical)
+    leaf_codes, distinct = target_codes(targets, columns, physical, hierarchies or {})
     domains, codes = encode_targets(targets, qi, hierarchies, distinct, leaf_codes)
     tuple_of_target, n_tuples = group_ids([codes[c] for c in qi], [domains[c].size for c in qi])
     first_target = first_of_each(tuple_of_target, n_tuples)
@@ -209,7 +209,9 @@ def intersection_attack(
 
     # one frame, every column built in NumPy first
     on_target = perfect[tuple_of_target]
-    inferred = dictionary.gather(np.maximum(only, 0)[tuple_of_target]).scatter(np.flatnonzero(~on_target), None)
+    breached = np.flatnonzero(on_target)  # few: the others infer nothing
+    inferred = pl.repeat(None, targets.height, dtype=pl.String, eager=True).scatter(
+        breached, dictionary.gather(only[tuple_of_target[breached]]))
     per_target: dict[str, Any] = {
         "target": np.arange(targets.height, dtype=np.int64),
         "tuple": tuple_of_target,

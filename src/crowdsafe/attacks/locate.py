@@ -254,47 +254,73 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
     return tables, also_frame
 
 
-def _leaf_enum(hierarchy: Hierarchy | None, dtype: pl.DataType) -> pl.Enum | None:
-    """The hierarchy's leaves as an Enum that a targets' column of ``dtype`` casts to directly
-    (the physical value is then the leaf code), where that cast pairs values exactly as the
-    text look-up of :func:`encode_targets` does: the same dtype on both sides, not floats, no
-    missing leaf, distinct leaf texts. None otherwise."""
+def _leaf_texts(hierarchy: Hierarchy | None, dtype: pl.DataType) -> pl.Series | None:
+    """The hierarchy's leaves as text, when a targets' column of ``dtype`` can be coded by
+    matching them directly (a value's code is the leaf it equals) exactly as the text look-up
+    of :func:`encode_targets` pairs them: the same dtype on both sides, not floats, no missing
+    leaf, distinct leaf texts. None otherwise."""
     if hierarchy is None:
         return None
     leaves = hierarchy.leaves
     if leaves.dtype != dtype or dtype.is_float() or leaves.null_count():
         return None
     texts = leaves.cast(pl.String)
-    return pl.Enum(texts) if texts.n_unique() == len(texts) else None
+    return texts if texts.n_unique() == len(texts) else None
 
 
 def target_codes_plan(targets: pl.DataFrame, columns: Sequence[str], hierarchies: Mapping[str, Hierarchy]
                       ) -> pl.LazyFrame:
-    """The targets' one pass over their rows: every column with a hierarchy cast straight to
-    its leaf codes where :func:`_leaf_enum` allows (a value outside the leaves becomes null),
-    every other text column to categorical ids (:func:`distinct_codes`)."""
+    """The targets' one pass over their rows: every text column with a hierarchy cast straight
+    to its leaf codes where :func:`_leaf_texts` allows (an Enum of the leaves; a value outside
+    them becomes null), every other text column to categorical ids (:func:`distinct_codes`).
+    Integer columns are left to :func:`target_codes`."""
     exprs = []
     for c in columns:
-        enum = _leaf_enum(hierarchies.get(c), targets.schema[c])
-        if enum is not None:
-            exprs.append(pl.col(c).cast(pl.String).cast(enum, strict=False).to_physical().alias(f"__leaf_{c}"))
-        elif _is_text(targets.schema[c]):
+        dtype = targets.schema[c]
+        leaves = _leaf_texts(hierarchies.get(c), dtype)
+        if leaves is not None and not dtype.is_integer():
+            exprs.append(pl.col(c).cast(pl.String).cast(pl.Enum(leaves), strict=False).to_physical()
+                         .alias(f"__leaf_{c}"))
+        elif _is_text(dtype):
             exprs.append(_physical(targets.schema, c))
     return targets.lazy().select(exprs)
 
 
-def target_codes(targets: pl.DataFrame, columns: Sequence[str], physical: pl.DataFrame
-                 ) -> tuple[dict[str, np.ndarray], dict[str, tuple[np.ndarray, pl.Series]]]:
+def _integer_leaf_codes(values: pl.Series, leaves: pl.Series) -> np.ndarray | None:
+    """Each integer value's leaf code (the leaf it equals), or None when some value is no leaf."""
+    if values.null_count():
+        return None
+    values_np = values.to_numpy()
+    leaves_np = leaves.to_numpy()
+    order = np.argsort(leaves_np, kind="stable")
+    at = np.minimum(np.searchsorted(leaves_np[order], values_np), len(order) - 1)
+    if len(order) == 0 or not (leaves_np[order][at] == values_np).all():
+        return None
+    return order[at].astype(np.int64)
+
+
+def target_codes(targets: pl.DataFrame, columns: Sequence[str], physical: pl.DataFrame,
+                 hierarchies: Mapping[str, Hierarchy]) -> tuple[dict[str, np.ndarray], dict[str, tuple[np.ndarray, pl.Series]]]:
     """What the pass of :func:`target_codes_plan` gives: per column, each target's leaf code
     where every value was a leaf (first dict), else its :func:`distinct_codes` (second)."""
     leaf_codes: dict[str, np.ndarray] = {}
+    direct = []
     for c in columns:
-        if f"__leaf_{c}" in physical.columns:
-            codes = physical.get_column(f"__leaf_{c}")
-            if codes.null_count() == 0:
-                leaf_codes[c] = codes.to_numpy().astype(np.int64)
+        dtype = targets.schema[c]
+        leaves = _leaf_texts(hierarchies.get(c), dtype)
+        if leaves is None:
+            continue
+        direct.append(c)
+        if dtype.is_integer():
+            codes = _integer_leaf_codes(targets.get_column(c), hierarchies[c].leaves)
+            if codes is not None:
+                leaf_codes[c] = codes
+        else:
+            column = physical.get_column(f"__leaf_{c}")
+            if column.null_count() == 0:
+                leaf_codes[c] = column.to_numpy().astype(np.int64)
     rest = [c for c in columns if c not in leaf_codes]
-    if any(f"__leaf_{c}" in physical.columns for c in rest):  # a value outside the leaves, or missing
+    if any(c in direct for c in rest):  # a value outside the leaves, or missing: coded from scratch
         return leaf_codes, distinct_codes(targets, rest)
     return leaf_codes, _codes_of_physical(targets, rest, physical)
 
