@@ -287,16 +287,23 @@ def target_codes_plan(targets: pl.DataFrame, columns: Sequence[str], hierarchies
 
 
 def _integer_leaf_codes(values: pl.Series, leaves: pl.Series) -> np.ndarray | None:
-    """Each integer value's leaf code (the leaf it equals), or None when some value is no leaf."""
-    if values.null_count():
+    """Each integer value's leaf code (the leaf it equals), or None when some value is no leaf
+    (or missing): a table over the leaves' range when it is small, else binary search."""
+    if values.null_count() or len(values) == 0 or len(leaves) == 0:
         return None
-    values_np = values.to_numpy()
-    leaves_np = leaves.to_numpy()
+    values_np = values.to_numpy().astype(np.int64, copy=False)
+    leaves_np = leaves.to_numpy().astype(np.int64, copy=False)
+    low, high = int(leaves_np.min()), int(leaves_np.max())
+    if int(values_np.min()) < low or int(values_np.max()) > high:
+        return None
+    if high - low <= 4 * len(values_np) + (1 << 16):
+        code_of = np.full(high - low + 1, -1, dtype=np.int64)
+        code_of[leaves_np - low] = np.arange(len(leaves_np), dtype=np.int64)
+        codes = code_of[values_np - low]
+        return codes if (codes >= 0).all() else None
     order = np.argsort(leaves_np, kind="stable")
-    at = np.minimum(np.searchsorted(leaves_np[order], values_np), len(order) - 1)
-    if len(order) == 0 or not (leaves_np[order][at] == values_np).all():
-        return None
-    return order[at].astype(np.int64)
+    at = np.searchsorted(leaves_np[order], values_np)
+    return order[at].astype(np.int64) if (leaves_np[order][at] == values_np).all() else None
 
 
 def target_codes(targets: pl.DataFrame, columns: Sequence[str], physical: pl.DataFrame,
