@@ -207,9 +207,16 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
         every_rows.append(combos.get_column("__rows").to_numpy())
         if sensitive is not None:  # (combo, sensitive cell) pairs, and the distinct sensitive cells
             lists = combos.get_column("__held")
-            cell, cells = distinct_codes(lists.explode().alias(sensitive).to_frame(), [sensitive])[sensitive]
-            if releases[len(every_held)].schema[sensitive] == pl.String:
-                cells = cells.cast(pl.String)
+            held = lists.explode().alias(sensitive)
+            if isinstance(held.dtype, pl.Categorical):  # cast before the group-by: its ids are at hand
+                ids = held.to_physical()
+                cell, n_cells = _dense_codes(ids.fill_null(ids.max() + 1 if ids.null_count() < len(ids) else 0)
+                                             .to_numpy().astype(np.int64))
+                cells = held[first_of_each(cell, n_cells)]
+                if releases[len(every_held)].schema[sensitive] == pl.String:
+                    cells = cells.cast(pl.String)
+            else:
+                cell, cells = distinct_codes(held.to_frame(), [sensitive])[sensitive]
             combo = np.repeat(np.arange(combos.height, dtype=np.int64), lists.list.len().to_numpy())
             every_held.append((combo, cell, cells))
     # canonical text of the distinct cells of every column of every release in one pass; per

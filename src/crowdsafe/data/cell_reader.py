@@ -262,15 +262,12 @@ class CellReader:
         # one CSR per column, codes sorted and distinct within each cell
         key = sorted_unique(read.row * (int(self.sizes.max(initial=0)) + 1) + read.code)
         row, code = np.divmod(key, int(self.sizes.max(initial=0)) + 1)
-        out = []
-        kinds = np.array(_KINDS, dtype=object)
-        for j, labels in enumerate(texts):
-            inside = slice(*np.searchsorted(row, starts[j: j + 2]))
-            counts = np.bincount(row[inside] - starts[j], minlength=len(labels))
-            indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-            kind = kinds[read.kind[starts[j]: starts[j + 1]]]
-            out.append(Membership(labels, kind, indptr, code[inside], int(self.sizes[domain_of[j]])))
-        return out
+        # every row's offset into ``code``, then one slice of it per column
+        offsets = np.concatenate([[0], np.cumsum(np.bincount(row, minlength=int(starts[-1])))]).astype(np.int64)
+        kind = np.array(_KINDS, dtype=object)[read.kind]
+        return [Membership(labels, kind[starts[j]: starts[j + 1]], offsets[starts[j]: starts[j + 1] + 1] - offsets[starts[j]],
+                           code[offsets[starts[j]]: offsets[starts[j + 1]]], int(self.sizes[domain_of[j]]))
+                for j, labels in enumerate(texts)]
 
     def _read_distinct(self, columns: np.ndarray, texts: pl.Series) -> _Read:
         """:meth:`_read` of the rows (column index, text), each distinct row read once (the
