@@ -148,9 +148,9 @@ def intersection_attack(
     # every pass over rows in one parallel collection: a group-by per release, the targets' codes
     with_truth = sensitive in targets.columns
     columns = qi + [sensitive] if with_truth and sensitive not in qi else qi
-    tables, physical = class_tables_and_codes([release.frame for release in attacked], qi, sensitive,
-                                              target_codes_plan(targets, columns, hierarchies or {}))
-    leaf_codes, distinct = target_codes(targets, columns, physical, hierarchies or {})
+    plan, direct = target_codes_plan(targets, columns, hierarchies or {})
+    tables, physical = class_tables_and_codes([release.frame for release in attacked], qi, sensitive, plan)
+    leaf_codes, distinct = target_codes(targets, columns, physical, hierarchies or {}, direct)
     domains, codes = encode_targets(targets, qi, hierarchies, distinct, leaf_codes)
     tuple_of_target, n_tuples = group_ids([codes[c] for c in qi], [domains[c].size for c in qi])
     first_target = first_of_each(tuple_of_target, n_tuples)
@@ -210,7 +210,7 @@ def intersection_attack(
     # one frame, every column built in NumPy first
     on_target = perfect[tuple_of_target]
     breached = np.flatnonzero(on_target)  # few: the others infer nothing
-    inferred = pl.repeat(None, targets.height, dtype=pl.String, eager=True).scatter(
+    inferred = pl.Series("inferred_value", [None], dtype=pl.String).new_from_index(0, targets.height).scatter(
         breached, dictionary.gather(only[tuple_of_target[breached]]))
     per_target: dict[str, Any] = {
         "target": np.arange(targets.height, dtype=np.int64),

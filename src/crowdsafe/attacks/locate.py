@@ -276,21 +276,24 @@ def _leaf_texts(hierarchy: Hierarchy | None, dtype: pl.DataType) -> pl.Series | 
 
 
 def target_codes_plan(targets: pl.DataFrame, columns: Sequence[str], hierarchies: Mapping[str, Hierarchy]
-                      ) -> pl.LazyFrame:
+                      ) -> tuple[pl.LazyFrame, list[str]]:
     """The targets' one pass over their rows: every text column with a hierarchy cast straight
     to its leaf codes where :func:`_leaf_texts` allows (an Enum of the leaves; a value outside
-    them becomes null), every other text column to categorical ids (:func:`distinct_codes`).
-    Integer columns are left to :func:`target_codes`."""
-    exprs = []
+    them becomes null), every other text column to categorical ids (:func:`distinct_codes`);
+    integer columns are left to :func:`target_codes`. Also the columns coded against leaves."""
+    exprs, direct = [], []
+    schema = targets.schema
     for c in columns:
-        dtype = targets.schema[c]
+        dtype = schema[c]
         leaves = _leaf_texts(hierarchies.get(c), dtype)
-        if leaves is not None and not dtype.is_integer():
-            exprs.append(pl.col(c).cast(pl.String).cast(pl.Enum(leaves), strict=False).to_physical()
-                         .alias(f"__leaf_{c}"))
+        if leaves is not None:
+            direct.append(c)
+            if not dtype.is_integer():
+                exprs.append(pl.col(c).cast(pl.String).cast(pl.Enum(leaves), strict=False).to_physical()
+                             .alias(f"__leaf_{c}"))
         elif _is_text(dtype):
-            exprs.append(_physical(targets.schema, c))
-    return targets.lazy().select(exprs)
+            exprs.append(_physical(schema, c))
+    return targets.lazy().select(exprs), direct
 
 
 def _integer_leaf_codes(values: pl.Series, leaves: pl.Series) -> np.ndarray | None:
@@ -314,18 +317,15 @@ def _integer_leaf_codes(values: pl.Series, leaves: pl.Series) -> np.ndarray | No
 
 
 def target_codes(targets: pl.DataFrame, columns: Sequence[str], physical: pl.DataFrame,
-                 hierarchies: Mapping[str, Hierarchy]) -> tuple[dict[str, np.ndarray], dict[str, tuple[np.ndarray, pl.Series]]]:
-    """What the pass of :func:`target_codes_plan` gives: per column, each target's leaf code
-    where every value was a leaf (first dict), else its :func:`distinct_codes` (second)."""
+                 hierarchies: Mapping[str, Hierarchy], direct: Sequence[str]
+                 ) -> tuple[dict[str, np.ndarray], dict[str, tuple[np.ndarray, pl.Series]]]:
+    """What the pass of :func:`target_codes_plan` gives (``direct``: the columns it coded
+    against leaves): per column, each target's leaf code where every value was a leaf (first
+    dict), else its :func:`distinct_codes` (second)."""
     leaf_codes: dict[str, np.ndarray] = {}
-    direct = []
-    for c in columns:
-        dtype = targets.schema[c]
-        leaves = _leaf_texts(hierarchies.get(c), dtype)
-        if leaves is None:
-            continue
-        direct.append(c)
-        if dtype.is_integer():
+    schema = targets.schema
+    for c in direct:
+        if schema[c].is_integer():
             codes = _integer_leaf_codes(targets.get_column(c), hierarchies[c].leaves)
             if codes is not None:
                 leaf_codes[c] = codes
