@@ -31,7 +31,13 @@ import polars as pl
 from crowdsafe.anonymize.cells import dense_ids, first_of_each
 from crowdsafe.data import Hierarchy, encode_series
 from crowdsafe.data.arrays import unique_inverse
-from crowdsafe.data.cell_reader import CellReader, Membership, canonical_texts, cell_text, segments
+from crowdsafe.data.cell_reader import (
+    CellReader,
+    Membership,
+    canonical_texts,
+    cell_text,
+    segments,
+)
 from crowdsafe.data.generalized import CellKind, Domain, is_generalized, parse_number
 from crowdsafe.errors import InputError
 
