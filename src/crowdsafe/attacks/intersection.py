@@ -176,8 +176,9 @@ def intersection_attack(
     # step 2: intersect the candidate sets across releases
     n_values = len(dictionary)
     candidate = _intersect([r.candidates for r in readings], n_tuples * n_values)
-    prior = np.stack([r.prior for r in readings], axis=1)
-    partition = np.stack([r.partition for r in readings], axis=1)
+    # per release, each target's prior anonymity and located partition size
+    prior_of = [r.prior[tuple_of_target] for r in readings]
+    partition_of = [r.partition[tuple_of_target] for r in readings]
     release_rows: list[dict[str, Any]] = []
     for j, (release, reading) in enumerate(zip(attacked, readings)):
         located = reading.matches > 0
@@ -186,8 +187,8 @@ def intersection_attack(
             "presumed_k": release.presumed_k, "location": reading.method,
             "located": float(located[tuple_of_target].mean()),
             "ambiguous": float((reading.matches[tuple_of_target] > 1).mean()),
-            "average_partition_size": float(np.nanmean(partition[tuple_of_target, j])) if located.any() else None,
-            "average_prior_anonymity": float(prior[tuple_of_target, j].mean()),
+            "average_partition_size": float(np.nanmean(partition_of[j])) if located.any() else None,
+            "average_prior_anonymity": float(prior_of[j].mean()),
             "correct_location": None,
         }
         if truth_id is not None and truth_id in release.frame.columns and truth_id in targets.columns:
@@ -200,7 +201,7 @@ def intersection_attack(
     posterior = np.bincount(candidate_tuple, minlength=n_tuples).astype(np.int64)
     only = np.full(n_tuples, -1, dtype=np.int64)
     only[candidate_tuple] = candidate_value  # read only where the candidate set has one value
-    best_prior = prior.min(axis=1)
+    best_prior = np.minimum.reduce([r.prior for r in readings])
     contradiction = posterior == 0
     posterior = np.where(contradiction, best_prior, posterior)
     drop = best_prior - posterior
@@ -224,8 +225,8 @@ def intersection_attack(
         "contradiction": contradiction[tuple_of_target],
     }
     for j, release in enumerate(attacked):
-        per_target[f"prior_{release.name}"] = prior[tuple_of_target, j]
-        per_target[f"partition_{release.name}"] = partition[tuple_of_target, j]
+        per_target[f"prior_{release.name}"] = prior_of[j]
+        per_target[f"partition_{release.name}"] = partition_of[j]
     per_target["inferred_value"] = inferred.alias("inferred_value")
     if with_truth:  # the truth scores the breaches; the attack never reads it
         # a leaf code is the value's index in the dictionary: the hierarchy's leaves
