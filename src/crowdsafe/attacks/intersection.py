@@ -144,7 +144,6 @@ def intersection_attack(
     if targets.height == 0:
         raise InputError("the targets table is empty")
 
-    # distinct target tuples: the attack runs on them, targets inherit their tuple's result
     # every pass over rows in one parallel collection: a group-by per release, the targets' codes
     with_truth = sensitive in targets.columns
     columns = qi + [sensitive] if with_truth and sensitive not in qi else qi
@@ -152,6 +151,7 @@ def intersection_attack(
     tables, physical = class_tables_and_codes([release.frame for release in attacked], qi, sensitive, plan)
     leaf_codes, distinct = target_codes(targets, columns, physical, hierarchies or {}, direct)
     domains, codes = encode_targets(targets, qi, hierarchies, distinct, leaf_codes)
+    # distinct target tuples: the attack runs on them, targets inherit their tuple's result
     tuple_of_target, n_tuples = group_ids([codes[c] for c in qi], [domains[c].size for c in qi])
     first_target = first_of_each(tuple_of_target, n_tuples)
     tuple_codes = {c: codes[c][first_target] for c in qi}
