@@ -36,7 +36,8 @@ group-bys, no loop over targets.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -46,14 +47,17 @@ import polars as pl
 from crowdsafe.anonymize.cells import first_of_each
 from crowdsafe.attacks.locate import (
     ClassTable,
-    class_table,
-    distinct_codes,
+    TargetTrie,
+    class_tables_and_codes,
     encode_targets,
     group_ids,
     is_microaggregated,
     locate_exact,
     locate_nearest,
-    read_classes,
+    read_tables,
+    target_codes,
+    target_codes_plan,
+    target_trie,
 )
 from crowdsafe.data import Hierarchy
 from crowdsafe.data.arrays import segments, sorted_unique
@@ -62,6 +66,7 @@ from crowdsafe.data.generalized import CellKind, Domain, parse_cell
 from crowdsafe.errors import InputError, ParameterError
 
 Location = Literal["auto", "exact", "nearest"]
+_GENERALIZED = np.array([CellKind.RANGE, CellKind.SET, CellKind.ANY], dtype=object)
 DEFAULT_LEVELS = (0.25, 0.5, 0.75)
 DENSE_PAIRS = 1 << 27  # (tuple, value) pairs tested against a bitmap up to this many, else by binary search
 
@@ -139,28 +144,41 @@ def intersection_attack(
     if targets.height == 0:
         raise InputError("the targets table is empty")
 
+    # every pass over rows in one parallel collection: a group-by per release, the targets' codes
+    with_truth = sensitive in targets.columns
+    columns = qi + [sensitive] if with_truth and sensitive not in qi else qi
+    plan, direct = target_codes_plan(targets, columns, hierarchies or {})
+    tables, physical = class_tables_and_codes([release.frame for release in attacked], qi, sensitive, plan)
+    leaf_codes, distinct = target_codes(targets, columns, physical, hierarchies or {}, direct)
+    domains, codes = encode_targets(targets, qi, hierarchies, distinct, leaf_codes)
     # distinct target tuples: the attack runs on them, targets inherit their tuple's result
-    domains, codes = encode_targets(targets, qi, hierarchies)
     tuple_of_target, n_tuples = group_ids([codes[c] for c in qi], [domains[c].size for c in qi])
     first_target = first_of_each(tuple_of_target, n_tuples)
     tuple_codes = {c: codes[c][first_target] for c in qi}
 
-    tables = [class_table(release.frame, qi, sensitive) for release in attacked]
-    domain = _sensitive_domain([_as_text(t.sensitive_cells) for t in tables], targets, sensitive,
+    # the targets' own values join the candidates' domain (a hierarchy's leaves already hold them)
+    true_values = distinct[sensitive][1].to_frame(sensitive) if sensitive in distinct else targets.head(0)
+    domain = _sensitive_domain([_as_text(t.sensitive_cells) for t in tables], true_values, sensitive,
                                (hierarchies or {}).get(sensitive))
     dictionary = _as_text(domain.values).alias(sensitive)
     reader = CellReader([domains[c] for c in qi] + [domain])  # reads the quasi-identifiers, then the sensitive
 
     # step 1, per release: locate every target tuple's classes, read their sensitive values
+    @functools.cache
+    def trie() -> TargetTrie:  # one trie of the target tuples for every exact location
+        order = sorted(qi, key=lambda c: sum(len(t.distinct_cells[c]) for t in tables))
+        return target_trie(tuple_codes, {c: domains[c].size for c in qi}, order)
+
     readings = [
-        _read_release(table, method, qi, domains, reader, tuple_codes, codes, n_tuples)
-        for table, method in zip(tables, locations)
+        _read_release(table, read, method, qi, domains, tuple_codes, codes, n_tuples, trie)
+        for table, read, method in zip(tables, read_tables(tables, qi, reader), locations)
     ]
     # step 2: intersect the candidate sets across releases
     n_values = len(dictionary)
     candidate = _intersect([r.candidates for r in readings], n_tuples * n_values)
-    prior = np.stack([r.prior for r in readings], axis=1)
-    partition = np.stack([r.partition for r in readings], axis=1)
+    # per release, each target's prior anonymity and located partition size
+    prior_of = [r.prior[tuple_of_target] for r in readings]
+    partition_of = [r.partition[tuple_of_target] for r in readings]
     release_rows: list[dict[str, Any]] = []
     for j, (release, reading) in enumerate(zip(attacked, readings)):
         located = reading.matches > 0
@@ -169,8 +187,8 @@ def intersection_attack(
             "presumed_k": release.presumed_k, "location": reading.method,
             "located": float(located[tuple_of_target].mean()),
             "ambiguous": float((reading.matches[tuple_of_target] > 1).mean()),
-            "average_partition_size": float(np.nanmean(partition[tuple_of_target, j])) if located.any() else None,
-            "average_prior_anonymity": float(prior[tuple_of_target, j].mean()),
+            "average_partition_size": float(np.nanmean(partition_of[j])) if located.any() else None,
+            "average_prior_anonymity": float(prior_of[j].mean()),
             "correct_location": None,
         }
         if truth_id is not None and truth_id in release.frame.columns and truth_id in targets.columns:
@@ -183,14 +201,19 @@ def intersection_attack(
     posterior = np.bincount(candidate_tuple, minlength=n_tuples).astype(np.int64)
     only = np.full(n_tuples, -1, dtype=np.int64)
     only[candidate_tuple] = candidate_value  # read only where the candidate set has one value
-    best_prior = prior.min(axis=1)
+    best_prior = np.minimum.reduce([r.prior for r in readings])
     contradiction = posterior == 0
     posterior = np.where(contradiction, best_prior, posterior)
     drop = best_prior - posterior
     confidence = np.where(contradiction, 0.0, 1.0 / np.maximum(posterior, 1))
     perfect = (posterior == 1) & ~contradiction
 
-    per_target = {
+    # one frame, every column built in NumPy first
+    on_target = perfect[tuple_of_target]
+    breached = np.flatnonzero(on_target)  # few: the others infer nothing
+    inferred = pl.Series("inferred_value", [None], dtype=pl.String).new_from_index(0, targets.height).scatter(
+        breached, dictionary.gather(only[tuple_of_target[breached]]))
+    per_target: dict[str, Any] = {
         "target": np.arange(targets.height, dtype=np.int64),
         "tuple": tuple_of_target,
         "prior_anonymity": best_prior[tuple_of_target],
@@ -198,18 +221,20 @@ def intersection_attack(
         "drop": drop[tuple_of_target],
         "vulnerable": drop[tuple_of_target] > 0,
         "confidence": confidence[tuple_of_target],
-        "perfect_breach": perfect[tuple_of_target],
+        "perfect_breach": on_target,
         "contradiction": contradiction[tuple_of_target],
     }
-    frame = pl.DataFrame(per_target)
     for j, release in enumerate(attacked):
-        frame = frame.with_columns(pl.Series(f"prior_{release.name}", prior[tuple_of_target, j]),
-                                   pl.Series(f"partition_{release.name}", partition[tuple_of_target, j]))
-    inferred = np.where(perfect, only, -1)
-    inferred_text = dictionary.gather(np.maximum(inferred, 0))
-    frame = frame.with_columns(
-        pl.when(pl.Series(perfect[tuple_of_target])).then(inferred_text.gather(tuple_of_target))
-        .otherwise(None).alias("inferred_value"))
+        per_target[f"prior_{release.name}"] = prior_of[j]
+        per_target[f"partition_{release.name}"] = partition_of[j]
+    per_target["inferred_value"] = inferred.alias("inferred_value")
+    if with_truth:  # the truth scores the breaches; the attack never reads it
+        # a leaf code is the value's index in the dictionary: the hierarchy's leaves
+        truth = leaf_codes[sensitive] if sensitive in leaf_codes else _value_codes(*distinct[sensitive], dictionary)
+        per_target["true_value_in_candidates"] = (truth >= 0) & _in_sorted(
+            tuple_of_target * np.int64(n_values) + np.maximum(truth, 0), candidate, n_tuples * n_values)
+        per_target["perfect_breach_true"] = np.where(on_target, only[tuple_of_target], -2) == truth
+    frame = pl.DataFrame(per_target)
 
     summary: dict[str, Any] = {
         "targets": targets.height,
@@ -226,15 +251,9 @@ def intersection_attack(
         "presumed_k": [r.presumed_k for r in attacked],
         "average_partition_size": [row["average_partition_size"] for row in release_rows],
     }
-    if sensitive in targets.columns:
-        truth = _value_codes(targets.get_column(sensitive), dictionary)
-        true_in = (truth >= 0) & _in_sorted(tuple_of_target * np.int64(n_values) + np.maximum(truth, 0), candidate,
-                                            n_tuples * n_values)
-        true_value = np.where(perfect[tuple_of_target], only[tuple_of_target], -2) == truth
-        frame = frame.with_columns(pl.Series("true_value_in_candidates", true_in),
-                                   pl.Series("perfect_breach_true", true_value))
-        summary["perfect_breach_true"] = float(true_value.mean())
-        summary["true_value_in_candidates"] = float(true_in.mean())
+    if with_truth:
+        summary["perfect_breach_true"] = float(per_target["perfect_breach_true"].mean())
+        summary["true_value_in_candidates"] = float(per_target["true_value_in_candidates"].mean())
     return IntersectionResult(frame, pl.DataFrame(release_rows), summary)
 
 
@@ -259,9 +278,9 @@ def _sensitive_domain(cells: Sequence[pl.Series], targets: pl.DataFrame, sensiti
     return Domain(sensitive, pl.Series(sensitive, sorted(plain, key=lambda v: (v is None, v or "")), dtype=pl.String))
 
 
-def _value_codes(series: pl.Series, dictionary: pl.Series) -> np.ndarray:
-    """Each value's index in the sensitive ``dictionary`` (-1 when it is not there)."""
-    codes, distinct = distinct_codes(series.to_frame("v"), ["v"])["v"]
+def _value_codes(codes: np.ndarray, distinct: pl.Series, dictionary: pl.Series) -> np.ndarray:
+    """Each value's index in the sensitive ``dictionary`` (-1 when it is not there), for values
+    given as ``distinct[codes]``."""
     index = pl.DataFrame({"v": dictionary, "value": np.arange(len(dictionary), dtype=np.int64)})
     found = (_as_text(distinct).alias("v").to_frame().join(index, on="v", how="left", nulls_equal=True,
                                                             maintain_order="left")
@@ -302,24 +321,28 @@ class _Reading:
     classes: np.ndarray
 
 
-def _read_release(table: ClassTable, method: str, qi: Sequence[str], domains: Mapping[str, Domain],
-                  reader: CellReader, tuple_codes: Mapping[str, np.ndarray],
-                  target_codes_: Mapping[str, np.ndarray], n_tuples: int) -> _Reading:
+def _read_release(table: ClassTable, read: tuple[dict[str, Membership], Membership | None], method: str,
+                  qi: Sequence[str], domains: Mapping[str, Domain], tuple_codes: Mapping[str, np.ndarray],
+                  target_codes_: Mapping[str, np.ndarray], n_tuples: int, trie: Callable[[], TargetTrie]
+                  ) -> _Reading:
     """Step 1 of the attack on one release: locate every target tuple's classes (exactly, or by
     the nearest centroid) and read each class's sensitive-value set; a tuple located nowhere
-    gets every value the release publishes. ``reader`` reads the quasi-identifiers' domains,
-    then the sensitive domain."""
-    covers, sensitive_cover = read_classes(table, qi, reader)
+    gets every value the release publishes. ``read``: what the table's quasi-identifier cells
+    and sensitive cells cover (:func:`~crowdsafe.attacks.locate.read_tables`); ``trie``: the
+    target tuples' trie, for exact location."""
+    covers, sensitive_cover = read
     if method == "auto":
-        method = "nearest" if is_microaggregated(table, domains) else "exact"
+        # a cell read as a range, a set or '*' is generalized: no centroids (else check in full)
+        generalized = any(np.isin(cover.kind, _GENERALIZED).any() for cover in covers.values())
+        method = "nearest" if not generalized and is_microaggregated(table, domains) else "exact"
     if method == "exact":
-        tuples, classes = locate_exact(table, covers, tuple_codes)
+        tuples, classes = locate_exact(table, covers, tuple_codes, trie())
     else:
         classes = locate_nearest(table, qi, domains, covers, tuple_codes, target_codes_)
         tuples = np.arange(n_tuples, dtype=np.int64)
     values_of = _class_values(table, sensitive_cover)
     n_values = values_of.domain_size
-    published = sorted_unique(values_of.indices)
+    published = sorted_unique(values_of.indices, n_values)
     sizes = table.sizes
     matches = np.bincount(tuples, minlength=n_tuples)
     located = matches > 0
@@ -329,7 +352,7 @@ def _read_release(table: ClassTable, method: str, qi: Sequence[str], domains: Ma
     found = np.repeat(tuples, fan) * n_values + values_of.indices[segments(values_of.indptr[classes], fan)]
     nowhere = np.flatnonzero(~located)  # the release tells nothing: every published value stays
     everything = (np.repeat(nowhere, len(published)) * n_values + np.tile(published, len(nowhere)))
-    candidates = sorted_unique(np.concatenate([found, everything]))
+    candidates = sorted_unique(np.concatenate([found, everything]), n_tuples * n_values)
     counts = np.bincount(candidates // n_values, minlength=n_tuples)
     prior = np.where(counts > 0, counts, len(published)).astype(np.int64)
     return _Reading(table, method, candidates, prior, partition, matches, tuples, classes)
@@ -347,13 +370,15 @@ def _class_values(table: ClassTable, cover: Membership) -> Membership:
     """The sensitive values each class may hold, as a CSR over classes. A generalized
     sensitive cell (a set, a hierarchy label, '*') stands for every value it covers
     (``cover``: what each of ``table.sensitive_cells`` covers)."""
-    assert table.sensitive_cells is not None and table.sensitive_of_combo is not None
+    assert table.sensitive_cells is not None and table.sensitive_held is not None
     n_cells = len(table.sensitive_cells)
-    held = sorted_unique(table.class_of_combo * n_cells + table.sensitive_of_combo)  # (class, cell) pairs
+    holder, cell = table.sensitive_held
+    held = sorted_unique(holder * n_cells + cell, table.n_classes * n_cells)  # (class, cell) pairs
     holder, cell = np.divmod(held, n_cells)
     fan = cover.size[cell]
     n_values = cover.domain_size
-    pairs = sorted_unique(np.repeat(holder, fan) * n_values + cover.indices[segments(cover.indptr[cell], fan)])
+    pairs = sorted_unique(np.repeat(holder, fan) * n_values + cover.indices[segments(cover.indptr[cell], fan)],
+                          table.n_classes * n_values)
     klass, value = np.divmod(pairs, n_values)
     indptr = np.concatenate([[0], np.cumsum(np.bincount(klass, minlength=table.n_classes))]).astype(np.int64)
     kinds = np.full(table.n_classes, CellKind.VALUE, dtype=object)

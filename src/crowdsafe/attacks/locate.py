@@ -30,7 +30,14 @@ import polars as pl
 
 from crowdsafe.anonymize.cells import dense_ids, first_of_each
 from crowdsafe.data import Hierarchy, encode_series
-from crowdsafe.data.cell_reader import CellReader, Membership, canonical_texts, cell_text, segments
+from crowdsafe.data.arrays import unique_inverse
+from crowdsafe.data.cell_reader import (
+    CellReader,
+    Membership,
+    canonical_texts,
+    cell_text,
+    segments,
+)
 from crowdsafe.data.generalized import CellKind, Domain, is_generalized, parse_number
 from crowdsafe.errors import InputError
 
@@ -42,13 +49,13 @@ DENSE_KEYS = 1 << 24  # (prefix, code) keys looked up in a direct table up to th
 class ClassTable:
     """A release's equivalence classes.
 
-    ``combos``: the distinct (quasi-identifier cells as written[, sensitive]) combinations of
-    the release, with ``class_of_combo`` their class — the whole release reduced in one
-    group-by pass. Per quasi-identifier ``c``: ``distinct_cells[c]``, the column's distinct
-    canonical cells (sorted, missing last), and ``cell_of_class[c]``, each class's cell among
-    them. ``sizes``: the rows of each class. With a sensitive attribute: ``sensitive_cells``,
-    its distinct cells as written, and ``sensitive_of_combo``, each combination's cell among
-    them. :attr:`cells` is the classes as a frame.
+    ``combos``: the distinct tuples of quasi-identifier cells as written (columns ``keys``),
+    with ``class_of_combo`` their class — the whole release reduced in one group-by pass. Per
+    quasi-identifier ``c``: ``distinct_cells[c]``, the column's distinct canonical cells
+    (sorted, missing last), and ``cell_of_class[c]``, each class's cell among them. ``sizes``:
+    the rows of each class. With a sensitive attribute: ``sensitive_cells``, its distinct cells
+    as written, and ``sensitive_held``, the (class, cell among ``sensitive_cells``) pairs that
+    some row holds (two aligned arrays, maybe repeated). :attr:`cells` is the classes as a frame.
     """
 
     combos: pl.DataFrame
@@ -58,7 +65,7 @@ class ClassTable:
     cell_of_class: dict[str, np.ndarray]
     sizes: np.ndarray
     sensitive_cells: pl.Series | None = None
-    sensitive_of_combo: np.ndarray | None = None
+    sensitive_held: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def n_classes(self) -> int:
@@ -89,23 +96,56 @@ def group_ids(columns: Sequence[np.ndarray], sizes: Sequence[int]) -> tuple[np.n
     if not columns or float(np.prod([max(s, 1) for s in sizes], dtype=float)) >= 2.0 ** 63:
         return dense_ids(columns, sizes)
     key = np.zeros(len(columns[0]), dtype=np.int64)
+    span = 1
     for values, size in zip(columns, sizes):
         key *= max(size, 1)
         key += values
-    distinct, ids = np.unique(key, return_inverse=True)
-    return ids.astype(np.int64), len(distinct)
+        span *= max(size, 1)
+    distinct, ids = unique_inverse(key, span)
+    return ids, len(distinct)
 
 
 def _dense_codes(ids: np.ndarray) -> tuple[np.ndarray, int]:
     """Codes 0..m-1 of non-negative integer ids, in the order of the ids."""
     span = int(ids.max(initial=-1)) + 1
     if span > 4 * len(ids) + 1024:  # sparse ids: sort them
-        distinct, codes = np.unique(ids, return_inverse=True)
-        return codes.astype(np.int64), len(distinct)
+        distinct, codes = unique_inverse(ids, span)
+        return codes, len(distinct)
     seen = np.zeros(span, dtype=bool)
     seen[ids] = True
     code_of_id = np.cumsum(seen) - 1
     return code_of_id[ids], int(seen.sum())
+
+
+def _physical(frame_schema: Mapping[str, pl.DataType], column: str) -> pl.Expr:
+    """A text column's values as Polars categorical ids (one id per distinct value)."""
+    expr = pl.col(column)
+    return (expr.cast(pl.Categorical) if frame_schema[column] == pl.String else expr).to_physical()
+
+
+def _codes_of_physical(frame: pl.DataFrame, columns: Sequence[str], physical: pl.DataFrame
+                       ) -> dict[str, tuple[np.ndarray, pl.Series]]:
+    """:func:`distinct_codes` of ``columns``, text columns given by their categorical ids
+    (``physical``, one column per text column, same names and rows as ``frame``)."""
+    out: dict[str, tuple[np.ndarray, pl.Series]] = {}
+    texts = [c for c in columns if c in physical.columns]
+    codes_of: dict[str, np.ndarray] = {}
+    firsts: list[pl.Expr] = []
+    for c in texts:
+        column = physical.get_column(c)
+        ids = column.to_numpy()
+        if column.null_count():  # the missing value gets the id after every other: it comes last
+            ids = np.where(np.isnan(ids), np.nanmax(ids, initial=-1) + 1, ids)
+        codes_of[c], n_distinct = _dense_codes(ids.astype(np.int64, copy=False))
+        firsts.append(pl.col(c).gather(pl.Series(first_of_each(codes_of[c], n_distinct))).implode())
+    if texts:  # the distinct values themselves: each one's first row, in one query
+        values = frame.select(firsts)
+        out.update({c: (codes_of[c], values.get_column(c)[0].alias(c)) for c in texts})
+    for c in columns:
+        if c not in out:
+            codes, dictionary = encode_series(frame.get_column(c))
+            out[c] = codes.astype(np.int64), dictionary
+    return {c: out[c] for c in columns}
 
 
 def distinct_codes(frame: pl.DataFrame, columns: Sequence[str]) -> dict[str, tuple[np.ndarray, pl.Series]]:
@@ -113,72 +153,196 @@ def distinct_codes(frame: pl.DataFrame, columns: Sequence[str]) -> dict[str, tup
     the column's dtype, in no particular order but a missing value last). Text columns are read
     through Polars categoricals in one query; other columns are encoded by
     :func:`~crowdsafe.data.encode_series`."""
-    out: dict[str, tuple[np.ndarray, pl.Series]] = {}
     texts = [c for c in columns if _is_text(frame.schema[c])]
-    if texts:
-        physical = frame.select(
-            (pl.col(c).cast(pl.Categorical) if frame.schema[c] == pl.String else pl.col(c)).to_physical()
-            for c in texts)
-        firsts: dict[str, np.ndarray] = {}
-        for c in texts:
-            column = physical.get_column(c)
-            ids = column.to_numpy()
-            if column.null_count():  # the missing value gets the id after every other: it comes last
-                ids = np.where(np.isnan(ids), np.nanmax(ids, initial=-1) + 1, ids)
-            codes, n_distinct = _dense_codes(ids.astype(np.int64, copy=False))
-            out[c] = codes, pl.Series()
-            firsts[c] = first_of_each(codes, n_distinct)
-        # the distinct values themselves: each one's first row, in one query
-        values = frame.select(pl.col(c).gather(pl.Series(firsts[c])).implode() for c in texts)
-        for c in texts:
-            out[c] = out[c][0], values.get_column(c)[0].alias(c)
-    for c in columns:
-        if c not in out:
-            codes, dictionary = encode_series(frame.get_column(c))
-            out[c] = codes.astype(np.int64), dictionary
-    return out
+    physical = frame.select(_physical(frame.schema, c) for c in texts) if texts else pl.DataFrame()
+    return _codes_of_physical(frame, columns, physical)
 
 
 def class_table(release: pl.DataFrame, qi: Sequence[str], sensitive: str | None = None) -> ClassTable:
     """Group a release's rows by their published quasi-identifier tuple (and, with
-    ``sensitive``, keep the distinct sensitive cells of every class in ``combos``).
+    ``sensitive``, keep the distinct sensitive cells every class holds).
 
     Cells are read canonically (:func:`~crowdsafe.data.cell_reader.canonical_texts`: two
     spellings of one cell, '[25,34]' and '[25, 34]', are one class), over the distinct cells
     of every column at once; classes are numbered in the order of their canonical cells.
     """
-    missing = [c for c in qi if c not in release.columns]
-    if missing:
-        raise InputError(
-            f"the release has no column {missing[0]!r}; its columns are: {', '.join(release.columns)}"
-        )
+    return class_tables([release], qi, sensitive)[0]
+
+
+def class_tables(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive: str | None = None
+                 ) -> list[ClassTable]:
+    """:func:`class_table` of every release, with one Polars query per step for all of them:
+    the group-bys run in one parallel collection (each also yielding its text columns'
+    categorical ids), and the distinct cells of every column of every release are written
+    canonically and ranked together."""
+    return class_tables_and_codes(releases, qi, sensitive)[0]
+
+
+def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive: str | None = None,
+                           also: pl.LazyFrame | None = None) -> tuple[list[ClassTable], pl.DataFrame | None]:
+    """:func:`class_tables`, and the frame of the query ``also`` (the targets' pass over their
+    rows, :func:`target_codes_plan`), collected with the releases' group-bys in one parallel
+    collection."""
     qi = list(qi)
-    keys = qi + ([sensitive] if sensitive is not None else [])
-    combos = release.lazy().select(keys).group_by(keys).agg(pl.len().cast(pl.Int64).alias("__rows")).collect()
-    codes = distinct_codes(combos, keys)
-    # canonical text of every column's distinct cells in one pass; per column, the distinct
-    # canonical cells sorted (missing last) and each written cell's rank among them
-    written = [cell_text(codes[c][1]) for c in qi]
-    column = np.repeat(np.arange(len(qi), dtype=np.int64), [len(w) for w in written])
-    canonical = pl.DataFrame({"column": column, "canonical": canonical_texts(pl.concat(written))})
-    ranked = canonical.select(pl.col("canonical").rank("dense").over("column").fill_null(0)).to_series().to_numpy()
-    distinct = canonical.unique().sort("column", "canonical", nulls_last=True)
-    bounds = np.searchsorted(distinct.get_column("column").to_numpy(), np.arange(len(qi) + 1))
-    distinct_cells: dict[str, pl.Series] = {}
-    canonical_of_combo: list[np.ndarray] = []
-    for j, c in enumerate(qi):
-        cells_here = distinct.get_column("canonical").slice(bounds[j], bounds[j + 1] - bounds[j]).alias(c)
-        distinct_cells[c] = cells_here
-        rank = ranked[column == j].astype(np.int64) - 1
-        rank[rank < 0] = len(cells_here) - 1  # the missing cell sorts last
-        canonical_of_combo.append(rank[codes[c][0]])
-    class_of_combo, n_classes = group_ids(canonical_of_combo, [len(distinct_cells[c]) for c in qi])
-    first = first_of_each(class_of_combo, n_classes)
-    cell_of_class = {c: ids[first] for c, ids in zip(qi, canonical_of_combo)}
-    sizes = np.bincount(class_of_combo, weights=combos.get_column("__rows").to_numpy(), minlength=n_classes)
-    sensitive_of_combo, sensitive_cells = codes[sensitive] if sensitive is not None else (None, None)
-    return ClassTable(combos.drop("__rows"), class_of_combo, tuple(keys), distinct_cells, cell_of_class,
-                      sizes.astype(np.int64), sensitive_cells, sensitive_of_combo)
+    for release in releases:
+        missing = [c for c in qi + ([sensitive] if sensitive is not None else []) if c not in release.columns]
+        if missing:
+            raise InputError(
+                f"the release has no column {missing[0]!r}; its columns are: {', '.join(release.columns)}"
+            )
+    # one group-by per release over the quasi-identifiers, holding each group's distinct
+    # sensitive cells (a list) and its text cells' categorical ids
+    plans = []
+    for release in releases:
+        schema = release.schema
+        plan = release.lazy()
+        held = []
+        if sensitive is not None:
+            if schema[sensitive] == pl.String:  # hashed once as a categorical, not in every list
+                plan = plan.with_columns(pl.col(sensitive).cast(pl.Categorical))
+            held = [pl.col(sensitive).unique().alias("__held")]
+        plans.append(plan.group_by(qi).agg(pl.len().cast(pl.Int64).alias("__rows"), *held)
+                     .with_columns(_physical(schema, c).alias(f"__id_{c}") for c in qi if _is_text(schema[c])))
+    collected = pl.collect_all(plans + ([also] if also is not None else []))
+    also_frame = collected.pop() if also is not None else None
+    every_codes, every_combos, every_rows, every_held = [], [], [], []
+    for combos in collected:
+        ids = combos.select(pl.col(f"__id_{c}").alias(c) for c in qi if f"__id_{c}" in combos.columns)
+        every_codes.append(_codes_of_physical(combos, qi, ids))
+        every_combos.append(combos.select(qi))
+        every_rows.append(combos.get_column("__rows").to_numpy())
+        if sensitive is not None:  # (combo, sensitive cell) pairs, and the distinct sensitive cells
+            lists = combos.get_column("__held")
+            held = lists.explode().alias(sensitive)
+            if isinstance(held.dtype, pl.Categorical):  # cast before the group-by: its ids are at hand
+                ids = held.to_physical()
+                cell, n_cells = _dense_codes(ids.fill_null(ids.max() + 1 if ids.null_count() < len(ids) else 0)
+                                             .to_numpy().astype(np.int64))
+                cells = held[first_of_each(cell, n_cells)]
+                if releases[len(every_held)].schema[sensitive] == pl.String:
+                    cells = cells.cast(pl.String)
+            else:
+                cell, cells = distinct_codes(held.to_frame(), [sensitive])[sensitive]
+            combo = np.repeat(np.arange(combos.height, dtype=np.int64), lists.list.len().to_numpy())
+            every_held.append((combo, cell, cells))
+    # canonical text of the distinct cells of every column of every release in one pass; per
+    # (release, column), the distinct canonical cells sorted (missing last) and each written
+    # cell's rank among them
+    written = [cell_text(codes[c][1]) for codes in every_codes for c in qi]
+    group = np.repeat(np.arange(len(written), dtype=np.int64), [len(w) for w in written])
+    canonical = pl.DataFrame({"group": group, "canonical": canonical_texts(pl.concat(written))})
+    text = pl.col("canonical")
+    ordered = (canonical.lazy().with_row_index("__row").sort("group", "canonical", nulls_last=True)
+               .with_columns(((pl.col("group") != pl.col("group").shift()) | text.ne_missing(text.shift()))
+                             .fill_null(True).alias("__new"))
+               .collect())
+    new = ordered.get_column("__new").to_numpy()
+    run = np.cumsum(new, dtype=np.int64) - 1  # each sorted cell's distinct (group, canonical) pair
+    group_sorted = ordered.get_column("group").to_numpy()
+    group_start = run[np.minimum(np.searchsorted(group_sorted, np.arange(len(written))), max(len(run) - 1, 0))
+                      ] if len(run) else np.zeros(len(written), dtype=np.int64)
+    ranked = np.empty(len(run), dtype=np.int64)
+    ranked[ordered.get_column("__row").to_numpy()] = run - group_start[group_sorted]
+    all_cells = ordered.get_column("canonical").filter(pl.Series(new))
+    bounds = np.searchsorted(group_sorted[new], np.arange(len(written) + 1))
+    tables = []
+    for r, (codes, combos, rows) in enumerate(zip(every_codes, every_combos, every_rows)):
+        distinct_cells: dict[str, pl.Series] = {}
+        canonical_of_combo: list[np.ndarray] = []
+        for j, c in enumerate(qi):
+            g = r * len(qi) + j
+            cells_here = all_cells.slice(bounds[g], bounds[g + 1] - bounds[g]).alias(c)
+            distinct_cells[c] = cells_here
+            canonical_of_combo.append(ranked[group == g][codes[c][0]])  # the missing cell sorts last
+        class_of_combo, n_classes = group_ids(canonical_of_combo, [len(distinct_cells[c]) for c in qi])
+        first = first_of_each(class_of_combo, n_classes)
+        cell_of_class = {c: ids[first] for c, ids in zip(qi, canonical_of_combo)}
+        sizes = np.bincount(class_of_combo, weights=rows, minlength=n_classes).astype(np.int64)
+        if sensitive is None:
+            tables.append(ClassTable(combos, class_of_combo, tuple(qi), distinct_cells, cell_of_class, sizes))
+        else:
+            combo, cell, cells = every_held[r]
+            tables.append(ClassTable(combos, class_of_combo, tuple(qi), distinct_cells, cell_of_class, sizes,
+                                     cells, (class_of_combo[combo], cell)))
+    return tables, also_frame
+
+
+def _leaf_texts(hierarchy: Hierarchy | None, dtype: pl.DataType) -> pl.Series | None:
+    """The hierarchy's leaves as text, when a targets' column of ``dtype`` can be coded by
+    matching them directly (a value's code is the leaf it equals) exactly as the text look-up
+    of :func:`encode_targets` pairs them: the same dtype on both sides, not floats, no missing
+    leaf, distinct leaf texts. None otherwise."""
+    if hierarchy is None:
+        return None
+    leaves = hierarchy.leaves
+    if leaves.dtype != dtype or dtype.is_float() or leaves.null_count():
+        return None
+    texts = leaves.cast(pl.String)
+    return texts if texts.n_unique() == len(texts) else None
+
+
+def target_codes_plan(targets: pl.DataFrame, columns: Sequence[str], hierarchies: Mapping[str, Hierarchy]
+                      ) -> tuple[pl.LazyFrame, list[str]]:
+    """The targets' one pass over their rows: every text column with a hierarchy cast straight
+    to its leaf codes where :func:`_leaf_texts` allows (an Enum of the leaves; a value outside
+    them becomes null), every other text column to categorical ids (:func:`distinct_codes`);
+    integer columns are left to :func:`target_codes`. Also the columns coded against leaves."""
+    exprs, direct = [], []
+    schema = targets.schema
+    for c in columns:
+        dtype = schema[c]
+        leaves = _leaf_texts(hierarchies.get(c), dtype)
+        if leaves is not None:
+            direct.append(c)
+            if not dtype.is_integer():
+                exprs.append(pl.col(c).cast(pl.String).cast(pl.Enum(leaves), strict=False).to_physical()
+                             .alias(f"__leaf_{c}"))
+        elif _is_text(dtype):
+            exprs.append(_physical(schema, c))
+    return targets.lazy().select(exprs), direct
+
+
+def _integer_leaf_codes(values: pl.Series, leaves: pl.Series) -> np.ndarray | None:
+    """Each integer value's leaf code (the leaf it equals), or None when some value is no leaf
+    (or missing): a table over the leaves' range when it is small, else binary search."""
+    if values.null_count() or len(values) == 0 or len(leaves) == 0:
+        return None
+    values_np = values.to_numpy().astype(np.int64, copy=False)
+    leaves_np = leaves.to_numpy().astype(np.int64, copy=False)
+    low, high = int(leaves_np.min()), int(leaves_np.max())
+    if int(values_np.min()) < low or int(values_np.max()) > high:
+        return None
+    if high - low <= 4 * len(values_np) + (1 << 16):
+        code_of = np.full(high - low + 1, -1, dtype=np.int64)
+        code_of[leaves_np - low] = np.arange(len(leaves_np), dtype=np.int64)
+        codes = code_of[values_np - low]
+        return codes if (codes >= 0).all() else None
+    order = np.argsort(leaves_np, kind="stable")
+    at = np.searchsorted(leaves_np[order], values_np)
+    return order[at].astype(np.int64) if (leaves_np[order][at] == values_np).all() else None
+
+
+def target_codes(targets: pl.DataFrame, columns: Sequence[str], physical: pl.DataFrame,
+                 hierarchies: Mapping[str, Hierarchy], direct: Sequence[str]
+                 ) -> tuple[dict[str, np.ndarray], dict[str, tuple[np.ndarray, pl.Series]]]:
+    """What the pass of :func:`target_codes_plan` gives (``direct``: the columns it coded
+    against leaves): per column, each target's leaf code where every value was a leaf (first
+    dict), else its :func:`distinct_codes` (second)."""
+    leaf_codes: dict[str, np.ndarray] = {}
+    schema = targets.schema
+    for c in direct:
+        if schema[c].is_integer():
+            codes = _integer_leaf_codes(targets.get_column(c), hierarchies[c].leaves)
+            if codes is not None:
+                leaf_codes[c] = codes
+        else:
+            column = physical.get_column(f"__leaf_{c}")
+            if column.null_count() == 0:
+                leaf_codes[c] = column.to_numpy().astype(np.int64)
+    rest = [c for c in columns if c not in leaf_codes]
+    if any(c in direct for c in rest):  # a value outside the leaves, or missing: coded from scratch
+        return leaf_codes, distinct_codes(targets, rest)
+    return leaf_codes, _codes_of_physical(targets, rest, physical)
 
 
 def read_classes(table: ClassTable, qi: Sequence[str], reader: CellReader
@@ -187,12 +351,29 @@ def read_classes(table: ClassTable, qi: Sequence[str], reader: CellReader
     holds the targets' domains in the order of ``qi``), all read at once; and when the reader
     holds one more domain and the table a sensitive attribute, what its distinct sensitive
     cells cover in that domain (else None)."""
-    cells = [table.distinct_cells[c] for c in qi]
-    with_sensitive = len(reader.domains) > len(qi) and table.sensitive_cells is not None
-    if with_sensitive:
-        cells.append(table.sensitive_cells.cast(pl.String))
-    read = reader.read(cells)
-    return dict(zip(qi, read)), read[-1] if with_sensitive else None
+    return read_tables([table], qi, reader)[0]
+
+
+def read_tables(tables: Sequence[ClassTable], qi: Sequence[str], reader: CellReader
+                ) -> list[tuple[dict[str, Membership], Membership | None]]:
+    """:func:`read_classes` of every table, in one read."""
+    cells: list[pl.Series] = []
+    domains: list[int] = []
+    shapes: list[bool] = []
+    for table in tables:
+        cells.extend(table.distinct_cells[c] for c in qi)
+        domains.extend(range(len(qi)))
+        with_sensitive = len(reader.domains) > len(qi) and table.sensitive_cells is not None
+        if with_sensitive:
+            cells.append(table.sensitive_cells.cast(pl.String))
+            domains.append(len(qi))
+        shapes.append(with_sensitive)
+    read = reader.read(cells, domains)
+    out, at = [], 0
+    for with_sensitive in shapes:
+        out.append((dict(zip(qi, read[at: at + len(qi)])), read[at + len(qi)] if with_sensitive else None))
+        at += len(qi) + with_sensitive
+    return out
 
 
 def is_microaggregated(table: ClassTable, domains: Mapping[str, Domain]) -> bool:
@@ -213,18 +394,22 @@ def is_microaggregated(table: ClassTable, domains: Mapping[str, Domain]) -> bool
     return False
 
 
-def encode_targets(targets: pl.DataFrame, qi: Sequence[str], hierarchies: Mapping[str, Hierarchy] | None = None
+def encode_targets(targets: pl.DataFrame, qi: Sequence[str], hierarchies: Mapping[str, Hierarchy] | None = None,
+                   distinct: Mapping[str, tuple[np.ndarray, pl.Series]] | None = None,
+                   leaf_codes: Mapping[str, np.ndarray] | None = None
                    ) -> tuple[dict[str, Domain], dict[str, np.ndarray]]:
     """Per quasi-identifier, the domain the targets' values are codes into (the hierarchy's
     leaves when one is given, so that hierarchy labels in a release resolve, else the targets'
     distinct values), and each target's code in it (an InputError for a value outside a
-    hierarchy)."""
+    hierarchy). ``distinct``, ``leaf_codes``: what :func:`target_codes` gave, when known."""
     hierarchies = hierarchies or {}
-    domains: dict[str, Domain] = {}
-    distinct = distinct_codes(targets, qi)
+    leaf_codes = {c: leaf_codes[c] for c in qi if c in leaf_codes} if leaf_codes is not None else {}
+    domains: dict[str, Domain] = {c: Domain(c, hierarchies[c].leaves, hierarchies[c]) for c in leaf_codes}
+    rest = [c for c in qi if c not in leaf_codes]
+    distinct = {c: distinct[c] for c in rest} if distinct is not None else distinct_codes(targets, rest)
     # every column's distinct values looked up in its domain by one join (as text: the same
     # dtype on both sides, so equal text is equal value), floats one column at a time
-    wanted, lookup, as_text, found = [], [], [], {}
+    as_text, wanted, lookup, found = [], [], [], {}
     for j, (name, (_, dictionary)) in enumerate(distinct.items()):
         domain = domains[name] = Domain.from_values(dictionary, hierarchies.get(name))
         values = domain.values
@@ -236,70 +421,102 @@ def encode_targets(targets: pl.DataFrame, qi: Sequence[str], hierarchies: Mappin
                                                           maintain_order="left")
                            .get_column("__code").fill_null(-1).to_numpy())
             continue
-        as_text.append(name)
-        wanted.append(pl.DataFrame({"column": pl.Series([j] * len(dictionary), dtype=pl.UInt32),
-                                    "text": dictionary.cast(pl.String), "__row": np.arange(len(dictionary))}))
-        lookup.append(pl.DataFrame({"column": pl.Series([j] * len(values), dtype=pl.UInt32),
-                                    "text": values.cast(pl.String), "__code": np.arange(len(values), dtype=np.int64)}))
-    if wanted:
-        joined = (pl.concat(wanted).join(pl.concat(lookup), on=["column", "text"], how="left", nulls_equal=True,
-                                         maintain_order="left").get_column("__code").fill_null(-1).to_numpy())
-        at = 0
-        for name, frame in zip(as_text, wanted):  # the join keeps the rows in order: one run per column
-            found[name] = joined[at: at + frame.height]
-            at += frame.height
-    codes: dict[str, np.ndarray] = {}
+        as_text.append((j, name, len(dictionary), len(values)))
+        wanted.append(dictionary.cast(pl.String).alias("text"))
+        lookup.append(values.cast(pl.String).alias("text"))
+    if as_text:
+        column, name_of, n_wanted, n_values = zip(*as_text)
+        left = pl.DataFrame({"column": np.repeat(np.array(column, dtype=np.uint32), n_wanted),
+                             "text": pl.concat(wanted)})
+        right = pl.DataFrame({"column": np.repeat(np.array(column, dtype=np.uint32), n_values),
+                              "text": pl.concat(lookup),
+                              "__code": np.concatenate([np.arange(n, dtype=np.int64) for n in n_values])})
+        joined = (left.join(right, on=["column", "text"], how="left", nulls_equal=True, maintain_order="left")
+                  .get_column("__code").fill_null(-1).to_numpy())
+        for name, stop, n in zip(name_of, np.cumsum(n_wanted), n_wanted):  # the join keeps the rows in order
+            found[name] = joined[stop - n: stop]
+    codes: dict[str, np.ndarray] = dict(leaf_codes)
     for name, (row_code, dictionary) in distinct.items():
         code_of_value = found.get(name, np.zeros(0, dtype=np.int64))
         if (code_of_value < 0).any():
             bad = dictionary[int(np.flatnonzero(code_of_value < 0)[0])]
             raise InputError(f"target value {bad!r} of '{name}' is not a leaf of its hierarchy")
         codes[name] = code_of_value[row_code]
-    return domains, codes
+    return {c: domains[c] for c in qi}, {c: codes[c] for c in qi}
+
+
+@dataclass(frozen=True)
+class TargetTrie:
+    """The distinct target tuples as a trie of code prefixes, one level per column of ``order``:
+    at level d, the children of prefix p are ``starts[d][p]:starts[d][p + 1]`` and
+    ``codes[d]`` is each child's code; ``tuple_of_leaf``: the tuple each last-level prefix is.
+    It depends on the targets only, so one trie serves every release."""
+
+    order: tuple[str, ...]
+    starts: tuple[np.ndarray, ...]
+    codes: tuple[np.ndarray, ...]
+    tuple_of_leaf: np.ndarray
+
+
+def target_trie(tuple_codes: Mapping[str, np.ndarray], sizes: Mapping[str, int], order: Sequence[str]) -> TargetTrie:
+    """The :class:`TargetTrie` of distinct tuples ``tuple_codes`` (codes of column c below
+    ``sizes[c]``), walked in ``order``."""
+    n_tuples = len(next(iter(tuple_codes.values())))
+    prefix = np.zeros(n_tuples, dtype=np.int64)  # each tuple's prefix at the current depth
+    n_prefixes = 1
+    starts, codes = [], []
+    for c in order:
+        size = max(int(sizes[c]), 1)
+        edges, prefix = unique_inverse(prefix * size + tuple_codes[c], n_prefixes * size)
+        parent, code = np.divmod(edges, size)
+        starts.append(np.searchsorted(parent, np.arange(n_prefixes + 1)))
+        codes.append(code)
+        n_prefixes = len(edges)
+    tuple_of_leaf = np.empty(n_prefixes, dtype=np.int64)
+    tuple_of_leaf[prefix] = np.arange(n_tuples, dtype=np.int64)
+    return TargetTrie(tuple(order), tuple(starts), tuple(codes), tuple_of_leaf)
 
 
 def locate_exact(table: ClassTable, covers: Mapping[str, Membership],
-                 tuple_codes: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+                 tuple_codes: Mapping[str, np.ndarray], trie: TargetTrie | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """Every (target tuple, class) pair whose class cells all cover the tuple's values.
 
     ``covers[c]``: what each of ``table.distinct_cells[c]`` covers (:func:`read_classes`);
     ``tuple_codes[c][t]``: the code of tuple t in column c (the tuples are distinct). Returns
-    two aligned int64 arrays, sorted by tuple then class.
+    two aligned int64 arrays, sorted by tuple then class. ``trie``: the tuples' trie, when
+    already built (by default, walked with the columns with the fewest distinct cells first).
 
-    Classes and target tuples both form tries of prefixes, walked one column at a time (the
-    columns with the fewest distinct cells first). Going down a column extends every
-    (target prefix, class prefix) pair still consistent to the target prefix's children, then
-    joins them with the table (class prefix, covered code) → child class prefix on (class
-    prefix, the child's code): only consistent pairs are formed, and targets that agree on the
-    columns walked so far are one prefix (on Adult, 29,000 pairs where tuples would give 358,000).
+    Classes and target tuples both form tries of prefixes, walked one column at a time.
+    Going down a column extends every (target prefix, class prefix) pair still consistent to
+    the target prefix's children, then joins them with the table (class prefix, covered code)
+    → child class prefix on (class prefix, the child's code): only consistent pairs are formed,
+    and targets that agree on the columns walked so far are one prefix (on Adult, 29,000 pairs
+    where tuples would give 358,000).
     """
     n_tuples = len(next(iter(tuple_codes.values())))
     n_classes = table.n_classes
     if n_tuples == 0 or n_classes == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    order = sorted(covers, key=lambda c: len(covers[c].labels))
+    if trie is None:
+        trie = target_trie(tuple_codes, {c: cover.domain_size for c, cover in covers.items()},
+                           sorted(covers, key=lambda c: len(covers[c].labels)))
     class_prefix = np.zeros(n_classes, dtype=np.int64)  # each class's prefix at the current depth
-    target_prefix = np.zeros(n_tuples, dtype=np.int64)  # each tuple's prefix at the current depth
     pair_target = np.zeros(1, dtype=np.int64)  # the consistent (target prefix, class prefix) pairs
     pair_class = np.zeros(1, dtype=np.int64)
-    n_class_prefixes = n_target_prefixes = 1
-    for c in order:
+    n_class_prefixes = 1
+    for c, target_start, target_code in zip(trie.order, trie.starts, trie.codes):
         cover = covers[c]
-        width, size = len(cover.labels), cover.domain_size
+        width, size = len(cover.labels), max(cover.domain_size, 1)
         # the classes' trie one column down: (parent prefix, covered code) -> child prefix, by key
-        edges, class_prefix = np.unique(class_prefix * width + table.cell_of_class[c], return_inverse=True)
-        class_prefix = class_prefix.astype(np.int64)
+        edges, class_prefix = unique_inverse(class_prefix * width + table.cell_of_class[c], n_class_prefixes * width)
         parent, cell = np.divmod(edges, width)
         fan = cover.size[cell]
         child = np.repeat(np.arange(len(edges), dtype=np.int64), fan)
         key = parent[child] * size + cover.indices[segments(cover.indptr[cell], fan)]
         by_key = np.argsort(key, kind="stable")
         key, child = key[by_key], child[by_key]
-        # the targets' trie one column down: each prefix's children, one per code, by parent
-        target_edges, target_prefix = np.unique(target_prefix * size + tuple_codes[c], return_inverse=True)
-        target_prefix = target_prefix.astype(np.int64)
-        target_parent, target_code = np.divmod(target_edges, size)
-        target_start = np.searchsorted(target_parent, np.arange(n_target_prefixes + 1))
+        # every pair extended to its target prefix's children, then joined on (class prefix, code)
         target_fan = np.diff(target_start)[pair_target]
         pair_target = segments(target_start[pair_target], target_fan)
         wanted = np.repeat(pair_class, target_fan) * size + target_code[pair_target]
@@ -316,14 +533,12 @@ def locate_exact(table: ClassTable, covers: Mapping[str, Membership],
             pair_target, pair_class = pair_target[kept], child[start[kept]]
         else:
             pair_target, pair_class = np.repeat(pair_target, count), child[segments(start, count)]
-        n_class_prefixes, n_target_prefixes = len(edges), len(target_edges)
+        n_class_prefixes = len(edges)
     # every column walked: the prefixes are the classes and the distinct target tuples
     class_of_prefix = np.empty(n_class_prefixes, dtype=np.int64)
     class_of_prefix[class_prefix] = np.arange(n_classes, dtype=np.int64)
-    tuple_of_prefix = np.empty(n_target_prefixes, dtype=np.int64)
-    tuple_of_prefix[target_prefix] = np.arange(n_tuples, dtype=np.int64)
-    tuples, classes = tuple_of_prefix[pair_target], class_of_prefix[pair_class]
-    by_pair = np.lexsort((classes, tuples))
+    tuples, classes = trie.tuple_of_leaf[pair_target], class_of_prefix[pair_class]
+    by_pair = np.argsort(tuples * n_classes + classes)  # the pairs are distinct
     return tuples[by_pair], classes[by_pair]
 
 

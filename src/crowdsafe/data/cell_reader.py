@@ -27,13 +27,14 @@ known run, which needs the domain one member at a time).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 
-from crowdsafe.data.arrays import segments, sorted_unique
+from crowdsafe.data.arrays import segments, sorted_unique, unique_inverse
 from crowdsafe.data.generalized import ANY, CellKind, Domain, parse_cell
 from crowdsafe.data.generalized import _as_text as _float_text
 from crowdsafe.errors import InputError
@@ -48,6 +49,9 @@ _MANTISSA = r"^(?P<mantissa>[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-
 # what the one-cell reader reads: anything but printable ASCII and ASCII white space; ISO dates
 _UNPLAIN = r"[^\t\n\x0B\x0C\r\x20-\x7E]|[0-9]{4}-[0-9]{2}-[0-9]{2}"
 _FLOAT_WORDS = r"(?i)inf|nan|_"  # float() reads 'inf', 'nan' and '1_000'; the number pattern does not
+# cells canonical as written: nothing that makes '*', a range, a bound or a set; '*' alone; a range
+# spaced canonically
+_UNCHANGED = rf"^(?:[^*\[({{<>]*|\*|[\[(]{_NUMBER}, {_NUMBER}[\])])$"
 
 
 def _number(text: pl.Expr) -> pl.Expr:
@@ -68,13 +72,25 @@ def _set_members(stripped: pl.Expr) -> pl.Expr:
 def canonical_texts(cells: pl.Series) -> pl.Series:
     """Cells rewritten in canonical syntax, as :func:`~crowdsafe.data.generalized.canonical_cells`
     (ranges re-spaced, set members sorted, a one-member set as its member, ``*`` stripped,
-    anything else as written), for text ``cells``, with column operations."""
+    anything else as written), for text ``cells``, with column operations. Cells that cannot
+    change (no ``*[({<>`` at all, ``*`` alone, or a range already written ``[low, high]``) are
+    kept as they are without being parsed."""
+    kept = cells.str.contains(_UNCHANGED).fill_null(True).to_numpy()
+    if kept.all():
+        return cells
+    if kept.any():
+        rewrite = np.flatnonzero(~kept)
+        return cells.clone().scatter(rewrite, _canonical_texts(cells.gather(rewrite)))
+    return _canonical_texts(cells)
+
+
+@functools.cache
+def _canonical_stages() -> tuple[list[pl.Expr], list[pl.Expr], list[pl.Expr]]:
+    """The expressions of :func:`_canonical_texts`, built once: each pattern is matched once
+    per cell (a stage of its own), the final expression only reads their columns."""
     text = pl.col("cell")
-    stripped = text.str.strip_chars()
-    ranged = stripped.str.extract_groups(_RANGE)
-    open_end = stripped.str.extract_groups(_OPEN_END)
-    members = _set_members(stripped).list.sort()
-    is_set = stripped.str.starts_with("{") & stripped.str.ends_with("}") & (stripped.str.len_chars() >= 2)
+    stripped = pl.col("__stripped")
+    ranged, open_end, members, is_set = pl.col("__range"), pl.col("__open"), pl.col("__members"), pl.col("__set")
     canonical = (
         pl.when(text.is_null()).then(pl.lit(None, dtype=pl.String))
         .when(stripped == ANY).then(pl.lit(ANY))
@@ -87,8 +103,18 @@ def canonical_texts(cells: pl.Series) -> pl.Series:
         .when(is_set).then(pl.concat_str(pl.lit("{"), members.list.join(", "), pl.lit("}")))
         .otherwise(text)
     )
-    frame = cells.rename("cell").to_frame().select(canonical.alias("canonical"),
-                                                   text.str.contains(_UNPLAIN).fill_null(False).alias("unplain"))
+    return ([text.str.strip_chars().alias("__stripped")],
+            [stripped.str.extract_groups(_RANGE).alias("__range"),
+             stripped.str.extract_groups(_OPEN_END).alias("__open"),
+             (stripped.str.starts_with("{") & stripped.str.ends_with("}")
+              & (stripped.str.len_chars() >= 2)).alias("__set"),
+             _set_members(stripped).list.sort().alias("__members")],
+            [canonical.alias("canonical"), text.str.contains(_UNPLAIN).fill_null(False).alias("unplain")])
+
+
+def _canonical_texts(cells: pl.Series) -> pl.Series:
+    first, second, final = _canonical_stages()
+    frame = cells.rename("cell").to_frame().lazy().with_columns(first).with_columns(second).select(final).collect()
     out = frame.get_column("canonical")
     unplain = np.flatnonzero(frame.get_column("unplain").to_numpy())
     if len(unplain):  # the one-cell reader, for what the patterns above do not cover
@@ -97,6 +123,42 @@ def canonical_texts(cells: pl.Series) -> pl.Series:
                  for c in map(parse_cell, texts)]
         out = out.scatter(unplain, pl.Series(fixed, dtype=pl.String))
     return out.alias(cells.name)
+
+
+@functools.cache
+def _fact_stages() -> tuple[list[pl.Expr], list[pl.Expr], list[pl.Expr], list[pl.Expr]]:
+    """The expressions of the reading query (:meth:`CellReader._read`), built once, in stages
+    so that every pattern is matched once per cell."""
+    text = pl.col("text")
+    stripped = pl.col("stripped")
+    ranged, open_end = pl.col("__range"), pl.col("__open")
+    operator, bound = pl.col("__operator"), pl.col("__bound")
+    first = [text.str.strip_chars().alias("stripped")]
+    second = [stripped.str.extract_groups(_RANGE).alias("__range"), stripped.str.extract_groups(_OPEN_END).alias("__open")]
+    third = [open_end.struct.field("operator").alias("__operator"),
+             _number(open_end.struct.field("bound")).alias("__bound"),
+             _number(ranged.struct.field("low")).alias("__low"),
+             _number(ranged.struct.field("high")).alias("__high"),
+             _number(stripped).alias("number")]
+    final = [
+        text.is_null().alias("missing"),
+        text.str.contains(_UNPLAIN).fill_null(False).alias("unplain"),
+        stripped.str.contains(_FLOAT_WORDS).fill_null(False).alias("float_word"),
+        (stripped == ANY).fill_null(False).alias("star"),
+        pl.col("value_code").fill_null(-1), pl.col("node").fill_null(-1),
+        pl.col("number"),
+        pl.coalesce(pl.col("__low"),
+                    pl.when(operator.str.starts_with(">")).then(bound)
+                    .when(operator.is_not_null()).then(-np.inf)).alias("low"),
+        pl.coalesce(pl.col("__high"),
+                    pl.when(operator.str.starts_with("<")).then(bound)
+                    .when(operator.is_not_null()).then(np.inf)).alias("high"),
+        pl.coalesce(ranged.struct.field("opening") == "[", operator != ">", True).alias("low_closed"),
+        pl.coalesce(ranged.struct.field("closing") == "]", operator != "<", True).alias("high_closed"),
+        (stripped.str.starts_with("{") & stripped.str.ends_with("}") & (stripped.str.len_chars() >= 2))
+        .fill_null(False).alias("set"),
+    ]
+    return first, second, third, final
 
 
 @dataclass(frozen=True)
@@ -139,7 +201,9 @@ class CellReader:
         self.sizes = np.array([d.size for d in self.domains], dtype=np.int64)
         # the domains' own look-up tables (Domain._code_of_text, Domain._node_of_text) as frames;
         # hierarchy nodes get one id over every (column, level, node), their leaves a CSR
-        values, labels, node_starts, node_codes = [], [], [np.zeros(1, dtype=np.int64)], []
+        node_starts, node_codes = [np.zeros(1, dtype=np.int64)], []
+        value_column, value_texts, value_codes = [], [], []
+        label_column, label_texts_all, label_nodes = [], [], []
         self._comma_known = np.zeros(len(self.domains), dtype=bool)
         self._numeric = np.array([d.numbers is not None for d in self.domains], dtype=bool)
         self._sorted: list[tuple[np.ndarray, np.ndarray] | None] = []
@@ -148,17 +212,17 @@ class CellReader:
         n_nodes = n_codes = 0
         for j, domain in enumerate(self.domains):
             texts = list(domain._code_of_text)
-            values.append(pl.DataFrame({"column": pl.Series([j] * len(texts), dtype=pl.UInt32),
-                                        "stripped": pl.Series(texts, dtype=pl.String),
-                                        "value_code": pl.Series(list(domain._code_of_text.values()), dtype=pl.Int64)}))
+            value_column.append(np.full(len(texts), j, dtype=np.uint32))
+            value_texts.extend(texts)
+            value_codes.extend(domain._code_of_text.values())
             label_texts = list(domain._node_of_text)
             if label_texts:
                 level_node = np.array(list(domain._node_of_text.values()), dtype=np.int64).reshape(-1, 2)
                 hierarchy = domain.hierarchy
                 first_node = np.cumsum([0] + [hierarchy.size(level) for level in range(hierarchy.height + 1)])
-                labels.append(pl.DataFrame({"column": pl.Series([j] * len(label_texts), dtype=pl.UInt32),
-                                            "stripped": pl.Series(label_texts, dtype=pl.String),
-                                            "node": n_nodes + first_node[level_node[:, 0]] + level_node[:, 1]}))
+                label_column.append(np.full(len(label_texts), j, dtype=np.uint32))
+                label_texts_all.extend(label_texts)
+                label_nodes.append(n_nodes + first_node[level_node[:, 0]] + level_node[:, 1])
                 for level in range(hierarchy.height + 1):  # leaves sorted by node, codes ascending within
                     order, starts = domain._node_leaves[level]
                     node_starts.append(n_codes + np.asarray(starts[1:], dtype=np.int64))
@@ -172,33 +236,57 @@ class CellReader:
                 valid = np.flatnonzero(~np.isnan(domain.numbers))
                 order = np.argsort(domain.numbers[valid], kind="stable")
                 self._sorted.append((domain.numbers[valid][order], valid[order].astype(np.int64)))
-        self._values = pl.concat(values)
-        self._labels = pl.concat(labels) if labels else pl.DataFrame(
-            {"column": pl.Series([], dtype=pl.UInt32), "stripped": pl.Series([], dtype=pl.String),
-             "node": pl.Series([], dtype=pl.Int64)})
+        empty = np.zeros(0, dtype=np.uint32)
+        self._values = pl.DataFrame({"column": np.concatenate(value_column) if value_column else empty,
+                                     "stripped": pl.Series(value_texts, dtype=pl.String),
+                                     "value_code": pl.Series(value_codes, dtype=pl.Int64)})
+        self._labels = pl.DataFrame({"column": np.concatenate(label_column) if label_column else empty,
+                                     "stripped": pl.Series(label_texts_all, dtype=pl.String),
+                                     "node": (np.concatenate(label_nodes) if label_nodes
+                                              else np.zeros(0, dtype=np.int64))})
         self._node_indptr = np.concatenate(node_starts)
         self._node_codes = np.concatenate(node_codes) if node_codes else np.zeros(0, dtype=np.int64)
 
-    def read(self, cells: Sequence[pl.Series]) -> list[Membership]:
-        """What every cell of ``cells[j]`` (distinct cells of column j, any dtype, read as
-        text) covers in domain j: the answer of ``Domain.cover(cells[j], strict=False)``."""
+    def read(self, cells: Sequence[pl.Series], domains: Sequence[int] | None = None) -> list[Membership]:
+        """What every cell of ``cells[j]`` (distinct cells of one column, any dtype, read as
+        text) covers in domain ``domains[j]`` (by default domain j): the answer of
+        ``Domain.cover(cells[j], strict=False)``. Read many columns (of many releases) in one
+        call: the reading is one query whatever the number of columns."""
         texts = [cell_text(c) for c in cells]
+        domain_of = np.arange(len(texts), dtype=np.int64) if domains is None else np.asarray(domains, dtype=np.int64)
         lengths = np.array([len(t) for t in texts], dtype=np.int64)
-        columns = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
+        columns = np.repeat(domain_of, lengths)
         every = pl.concat(texts) if texts else pl.Series("cell", [], dtype=pl.String)
-        read = self._read(columns, every, member=False)
+        read = self._read_distinct(columns, every)
         starts = np.concatenate([[0], np.cumsum(lengths)])
         # one CSR per column, codes sorted and distinct within each cell
         key = sorted_unique(read.row * (int(self.sizes.max(initial=0)) + 1) + read.code)
         row, code = np.divmod(key, int(self.sizes.max(initial=0)) + 1)
-        out = []
-        for j, labels in enumerate(texts):
-            inside = slice(*np.searchsorted(row, starts[j: j + 2]))
-            counts = np.bincount(row[inside] - starts[j], minlength=len(labels))
-            indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-            kind = np.array(_KINDS, dtype=object)[read.kind[starts[j]: starts[j + 1]]]
-            out.append(Membership(labels, kind, indptr, code[inside], int(self.sizes[j])))
-        return out
+        # every row's offset into ``code``, then one slice of it per column
+        offsets = np.concatenate([[0], np.cumsum(np.bincount(row, minlength=int(starts[-1])))]).astype(np.int64)
+        kind = np.array(_KINDS, dtype=object)[read.kind]
+        return [Membership(labels, kind[starts[j]: starts[j + 1]], offsets[starts[j]: starts[j + 1] + 1] - offsets[starts[j]],
+                           code[offsets[starts[j]]: offsets[starts[j + 1]]], int(self.sizes[domain_of[j]]))
+                for j, labels in enumerate(texts)]
+
+    def _read_distinct(self, columns: np.ndarray, texts: pl.Series) -> _Read:
+        """:meth:`_read` of the rows (column index, text), each distinct row read once (the
+        columns of several releases share most of their cells)."""
+        n = len(texts)
+        ids = texts.cast(pl.Categorical).to_physical().cast(pl.Int64).fill_null(-1).to_numpy() + 1
+        span = int(ids.max(initial=0)) + 1
+        distinct, inverse = unique_inverse(columns * span + ids, (int(columns.max(initial=0)) + 1) * span)
+        if len(distinct) == n:
+            return self._read(columns, texts, member=False)
+        first = np.empty(len(distinct), dtype=np.int64)
+        first[inverse] = np.arange(n, dtype=np.int64)
+        read = self._read(columns[first], texts.gather(first), member=False)
+        # every row gets its distinct row's codes
+        by_row = np.argsort(read.row, kind="stable")
+        counts = np.bincount(read.row, minlength=len(distinct))
+        fan = counts[inverse]
+        code = read.code[by_row][segments((np.cumsum(counts) - counts)[inverse], fan)]
+        return _Read(read.kind[inverse], np.repeat(np.arange(n, dtype=np.int64), fan), code)
 
     def _read(self, columns: np.ndarray, texts: pl.Series, *, member: bool) -> _Read:
         """Resolve rows (column index, text). ``member``: the rows are members of sets, read as
@@ -206,34 +294,13 @@ class CellReader:
         n = len(texts)
         if n == 0:
             return _Read(np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
-        text = pl.col("text")
-        stripped = pl.col("stripped")
-        ranged = stripped.str.extract_groups(_RANGE)
-        open_end = stripped.str.extract_groups(_OPEN_END)
-        operator, bound = open_end.struct.field("operator"), _number(open_end.struct.field("bound"))
+        first, second, third, final = _fact_stages()
         facts = (
             pl.DataFrame({"column": pl.Series(columns, dtype=pl.UInt32), "text": texts.alias("text")}).lazy()
-            .with_columns(text.str.strip_chars().alias("stripped"))
+            .with_columns(first)
             .join(self._values.lazy(), on=["column", "stripped"], how="left", maintain_order="left")
             .join(self._labels.lazy(), on=["column", "stripped"], how="left", maintain_order="left")
-            .select(
-                text.is_null().alias("missing"),
-                text.str.contains(_UNPLAIN).fill_null(False).alias("unplain"),
-                stripped.str.contains(_FLOAT_WORDS).fill_null(False).alias("float_word"),
-                (stripped == ANY).fill_null(False).alias("star"),
-                pl.col("value_code").fill_null(-1), pl.col("node").fill_null(-1),
-                _number(stripped).alias("number"),
-                pl.coalesce(_number(ranged.struct.field("low")),
-                            pl.when(operator.str.starts_with(">")).then(bound)
-                            .when(operator.is_not_null()).then(-np.inf)).alias("low"),
-                pl.coalesce(_number(ranged.struct.field("high")),
-                            pl.when(operator.str.starts_with("<")).then(bound)
-                            .when(operator.is_not_null()).then(np.inf)).alias("high"),
-                pl.coalesce(ranged.struct.field("opening") == "[", operator != ">", True).alias("low_closed"),
-                pl.coalesce(ranged.struct.field("closing") == "]", operator != "<", True).alias("high_closed"),
-                (stripped.str.starts_with("{") & stripped.str.ends_with("}") & (stripped.str.len_chars() >= 2))
-                .fill_null(False).alias("set"),
-            )
+            .with_columns(second).with_columns(third).select(final)
             .collect()
         )
         kind = np.full(n, VALUE, dtype=np.int8)
