@@ -183,11 +183,11 @@ def test_l_and_t_releases_pass_the_models_checks(adult_complete, l, t, distance)
             assert models.t_closeness(table, "occupation", qis, ground=ground, original=data) <= t + 1e-9
 
 
-def _partitions(cells, attributes, k, mode, at_once_from):
-    """Mondrian's partitioning with the level-at-once cuts from ``at_once_from`` partitions on
-    (0: always; a huge number: never, every level tried attempt by attempt)."""
+def _partitions(cells, attributes, k, mode, at_once):
+    """Mondrian's partitioning with every level cut at once (``at_once``) or attempt by attempt."""
     partitioner = _Partitioner(cells, attributes, k, mode, NO_CONSTRAINTS)
-    partitioner.AT_ONCE_FROM = at_once_from
+    partitioner.AT_ONCE_FROM = 0 if at_once else 1 << 62
+    partitioner.AT_ONCE_PIECES = (0, 1 << 62)
     return partitioner.run()
 
 
@@ -207,13 +207,13 @@ def test_cutting_a_level_at_once_makes_the_attempt_by_attempt_partitions(data, k
     qis = ["age", "colour", "shape"]
     cells = cell_table(data, qis)
     attributes = describe_attributes(data, cells)
-    _assert_same_partitioning(_partitions(cells, attributes, k, mode, 0),
-                              _partitions(cells, attributes, k, mode, 1 << 62))
+    _assert_same_partitioning(_partitions(cells, attributes, k, mode, True),
+                              _partitions(cells, attributes, k, mode, False))
 
 
 @pytest.mark.parametrize("k, mode", [(2, "strict"), (4, "relaxed"), (7, "strict"), (30, "relaxed")])
 def test_cutting_a_level_at_once_on_adult(adult_complete, k, mode):
     cells = cell_table(adult_complete, QIS)
     attributes = describe_attributes(adult_complete, cells)
-    _assert_same_partitioning(_partitions(cells, attributes, k, mode, 0),
-                              _partitions(cells, attributes, k, mode, 1 << 62))
+    _assert_same_partitioning(_partitions(cells, attributes, k, mode, True),
+                              _partitions(cells, attributes, k, mode, False))

@@ -68,6 +68,7 @@ class Partitioning:
     count: np.ndarray
     part: np.ndarray
     n_parts: int
+    ranks: np.ndarray | None = None  # (cell x attribute) ranks, when the partitioner has them
 
 
 def _segments(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -318,7 +319,8 @@ class _Partitioner:
         while len(pieces):
             pieces = self._level(pieces)
         part_ids, part = np.unique(self.piece_part, return_inverse=True)
-        return Partitioning(self.piece_cell, self.piece_count, part.ravel().astype(np.int64), len(part_ids))
+        return Partitioning(self.piece_cell, self.piece_count, part.ravel().astype(np.int64), len(part_ids),
+                            self.ranks_by_cell)
 
     # -- one recursion level ---------------------------------------------------------------
 
@@ -386,14 +388,21 @@ class _Partitioner:
             level.undecided[cuts.segs[cuts.allowed]] = False
         return self._number(tried)
 
-    # Below this many partitions, trying attempt by attempt is cheaper: few partitions need
-    # few attempts, while deciding all attributes at once counts every attribute's values.
-    AT_ONCE_FROM = 16
+    # Deciding all attributes at once counts every attribute's values, where attempts count
+    # only the tried attribute's but cost a fixed number of array operations each. It pays
+    # (measured on Adult and synthetic Adult) on levels of many partitions (so many need
+    # several attempts) holding several pieces each, while the level's pieces are few enough
+    # that the attempts' fixed costs outweigh the extra counting.
+    AT_ONCE_FROM = 16  # partitions
+    AT_ONCE_PIECES = (4, 1 << 15)  # pieces per partition (at least), pieces (at most)
 
     def _decides_at_once(self, level: _Level) -> bool:
         """Whether :meth:`_cut_first_allowed` cuts this level: without ℓ / t constraints (they
-        need the sensitive values of every candidate part), when it holds enough partitions."""
-        return not self.constraints.active and len(level.starts) >= self.AT_ONCE_FROM
+        need the sensitive values of every candidate part), on levels where it is faster."""
+        n_segs, n_pieces = len(level.starts), len(level.pieces)
+        per_partition, most = self.AT_ONCE_PIECES
+        return (not self.constraints.active and n_segs >= self.AT_ONCE_FROM
+                and per_partition * n_segs <= n_pieces <= most)
 
     def _cut_first_allowed(self, level: _Level) -> list[tuple[np.ndarray, np.ndarray]]:
         """The attempts of :meth:`_cut_by_attempts` in one pass: which attributes allow a cut is
@@ -632,8 +641,11 @@ def published_values(cells: CellTable, attributes: Sequence[Attribute], result: 
     part = result.part.astype(np.uint16) if result.n_parts <= 1 << 16 else result.part  # radix sort
     order = np.argsort(part, kind="stable")
     starts, _ = _segments(result.part[order])
-    all_codes = cells.codes.take(result.cell[order], axis=0)
-    ranks = np.column_stack([attr.rank_of_code[all_codes[:, j]] for j, attr in enumerate(attributes)])
+    cell = result.cell[order]
+    if result.ranks is not None:
+        ranks = result.ranks.take(cell, axis=0)
+    else:
+        ranks = np.column_stack([attr.rank_of_code[cells.codes[cell, j]] for j, attr in enumerate(attributes)])
     lows, highs = np.minimum.reduceat(ranks, starts, axis=0), np.maximum.reduceat(ranks, starts, axis=0)
     values: dict[str, pl.Series | None] = {}
     nodes: list[tuple[str, np.ndarray, pl.Series]] = []  # hierarchy nodes, labelled in one gather
@@ -650,7 +662,7 @@ def published_values(cells: CellTable, attributes: Sequence[Attribute], result: 
             nodes.append((attr.name, attr.node_offsets[level] + node, attr.all_labels))
             values[attr.name] = None
         else:
-            values[attr.name] = value_sets(result.part[order], attr.labels.gather(all_codes[:, j]),
+            values[attr.name] = value_sets(result.part[order], attr.labels.gather(cells.codes[cell, j]),
                                            result.n_parts, attr.name)
     if nodes:
         bases = np.cumsum([0] + [len(labels) for _, _, labels in nodes[:-1]])
