@@ -188,6 +188,7 @@ def _partitions(cells, attributes, k, mode, at_once):
     partitioner = _Partitioner(cells, attributes, k, mode, NO_CONSTRAINTS)
     partitioner.AT_ONCE_FROM = 0 if at_once else 1 << 62
     partitioner.AT_ONCE_PIECES = (0, 1 << 62)
+    partitioner.AT_ONCE_AFTER = 0
     return partitioner.run()
 
 

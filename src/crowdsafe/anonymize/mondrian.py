@@ -164,7 +164,8 @@ class _LevelGrid:
         low, high, sizes = level.low, level.high, level.sizes  # (segment x attribute)
         spans = (high - low + 1).T  # blocks attribute by attribute, each segment by segment
         block = (spans.cumsum() - spans.reshape(-1)).reshape(d, n_segs)  # where each block starts
-        key = level.rank + np.repeat(block - low.T, level.lengths, axis=1)
+        key = np.repeat(block - low.T, level.lengths, axis=1)
+        key += level.rank
         counts = partitioner.piece_count[level.pieces].astype(float)
         grid = np.bincount(key.reshape(-1), weights=np.broadcast_to(counts, key.shape).reshape(-1),
                            minlength=int(spans.sum()))
@@ -215,7 +216,10 @@ class _LevelGrid:
         """The allowed strict median or hierarchy cut of each segment in ``segs`` on ``attribute``."""
         partitioner, level = self.partitioner, self.level
         d, n_pieces = len(partitioner.attributes), len(level.pieces)
-        positions, local = _expand(level.starts[segs], level.lengths[segs])
+        if len(segs) == len(level.starts):  # every partition: all the level's pieces
+            positions, local = np.arange(n_pieces), np.arange(len(segs)).repeat(level.lengths)
+        else:
+            positions, local = _expand(level.starts[segs], level.lengths[segs])
         rank = level.rank.reshape(-1)[attribute[local] * n_pieces + positions]
         at = segs * d + attribute
         side = (rank > self.split.reshape(-1)[at][local]).astype(np.int64)
@@ -302,6 +306,7 @@ class _Partitioner:
         self.piece_count = cells.counts.astype(np.int64).copy()
         self.piece_part = np.zeros(m, dtype=np.int64)
         self.n_parts = 1
+        self.attempts = 0  # attempts the last level needed
 
     @cached_property
     def orders(self) -> np.ndarray:
@@ -368,6 +373,7 @@ class _Partitioner:
             if not level.undecided.any():
                 break
             moved.extend(self._attempt(level, attempt))
+            self.attempts = attempt + 1
         return moved
 
     def _attempt(self, level: _Level, attempt: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -390,10 +396,11 @@ class _Partitioner:
 
     # Deciding all attributes at once counts every attribute's values, where attempts count
     # only the tried attribute's but cost a fixed number of array operations each. It pays
-    # (measured on Adult and synthetic Adult) on levels of many partitions (so many need
-    # several attempts) holding several pieces each, while the level's pieces are few enough
-    # that the attempts' fixed costs outweigh the extra counting.
+    # (measured on Adult and synthetic Adult) when the previous level needed several attempts
+    # and this one holds many partitions of several pieces each, while the level's pieces are
+    # few enough that the attempts' fixed costs outweigh the extra counting.
     AT_ONCE_FROM = 16  # partitions
+    AT_ONCE_AFTER = 3  # attempts at the previous level
     AT_ONCE_PIECES = (4, 1 << 15)  # pieces per partition (at least), pieces (at most)
 
     def _decides_at_once(self, level: _Level) -> bool:
@@ -402,7 +409,7 @@ class _Partitioner:
         n_segs, n_pieces = len(level.starts), len(level.pieces)
         per_partition, most = self.AT_ONCE_PIECES
         return (not self.constraints.active and n_segs >= self.AT_ONCE_FROM
-                and per_partition * n_segs <= n_pieces <= most)
+                and self.attempts >= self.AT_ONCE_AFTER and per_partition * n_segs <= n_pieces <= most)
 
     def _cut_first_allowed(self, level: _Level) -> list[tuple[np.ndarray, np.ndarray]]:
         """The attempts of :meth:`_cut_by_attempts` in one pass: which attributes allow a cut is
@@ -417,6 +424,7 @@ class _Partitioner:
             return []
         attempt = allowed[segs].argmax(axis=1)
         attribute = level.preference[segs, attempt]
+        self.attempts = int(attempt.max()) + 1
         ordered = self.is_ordered[attribute]
         by_grid = ~ordered if self.mode == "relaxed" else np.ones(len(segs), dtype=bool)
         tried, numbering = [], []
