@@ -465,9 +465,12 @@ class _Partitioner:
         moved = []
         listed = 0
         for cuts in tried:
-            moving = cuts.allowed[cuts.local]
-            pieces = cuts.pieces[moving]
-            new_part = first_id[listed + cuts.local[moving]] + cuts.side[moving]
+            if cuts.allowed.all():
+                pieces, new_part = cuts.pieces, first_id[listed + cuts.local] + cuts.side
+            else:
+                moving = cuts.allowed[cuts.local]
+                pieces = cuts.pieces[moving]
+                new_part = first_id[listed + cuts.local[moving]] + cuts.side[moving]
             self.piece_part[pieces] = new_part
             moved.append((pieces, new_part))
             listed += len(cuts.segs)
