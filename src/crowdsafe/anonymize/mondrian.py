@@ -29,7 +29,9 @@ whatever k is: the published ranges end at actual values of actual people.
 
 Implementation: the algorithm runs on cells (distinct tuples with counts), one recursion level
 at a time for all partitions together, with NumPy sorts and segment reductions; no Python loop
-runs over rows or partitions.
+runs over rows or partitions. A level is cut attempt by attempt (each undecided partition tries
+its next widest attribute) or, where that is faster and there is no ℓ / t constraint, at once
+from one count array of all (attribute, partition) pairs: the same partitions, numbered alike.
 """
 
 from __future__ import annotations
@@ -178,8 +180,8 @@ class _LevelGrid:
         self.hierarchy_blocks = np.flatnonzero(hierarchical)  # (segment x attribute), flat
         if len(self.hierarchy_blocks):
             at = self.hierarchy_blocks
-            runs = partitioner.run_offsets.reshape(-1)[at % d] + (level.levels.reshape(-1)[at] - 1) * partitioner.rank_span
-            self.runs = runs
+            children = level.levels.reshape(-1)[at] - 1  # the level of the common node's children
+            runs = self.runs = partitioner.run_offsets[at % d] + children * partitioner.rank_span
             first_run = partitioner.run_index[runs + low.reshape(-1)[at]]
             n_runs = partitioner.run_index[runs + high.reshape(-1)[at]] - first_run + 1
             run_at, owner = _expand(first_run, n_runs)
