@@ -5,12 +5,15 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 from reference import reference_mondrian, reference_ncp, ref_attributes
+from strategies import tables
 
 from crowdsafe.anonymize import anonymize_dataset, apply, cell_table, mondrian
 from crowdsafe.anonymize.attributes import describe_attributes
-from crowdsafe.anonymize.constraints import sensitive_constraints
-from crowdsafe.anonymize.mondrian import partition
+from crowdsafe.anonymize.constraints import NO_CONSTRAINTS, sensitive_constraints
+from crowdsafe.anonymize.mondrian import _Partitioner, partition
 from crowdsafe.data import Dataset, Schema, grouping
 from crowdsafe.datasets import adult
 from crowdsafe.errors import ParameterError, SchemaError
@@ -178,3 +181,40 @@ def test_l_and_t_releases_pass_the_models_checks(adult_complete, l, t, distance)
         table = Dataset(release.frame, schema, {"occupation": data.hierarchies["occupation"]})
         for ground in ("equal", "hierarchical") if distance != "hierarchical" else ("hierarchical",):
             assert models.t_closeness(table, "occupation", qis, ground=ground, original=data) <= t + 1e-9
+
+
+def _partitions(cells, attributes, k, mode, at_once):
+    """Mondrian's partitioning with every level cut at once (``at_once``) or attempt by attempt."""
+    partitioner = _Partitioner(cells, attributes, k, mode, NO_CONSTRAINTS)
+    partitioner.AT_ONCE_FROM = 0 if at_once else 1 << 62
+    partitioner.AT_ONCE_PIECES = (0, 1 << 62)
+    partitioner.AT_ONCE_AFTER = 0
+    return partitioner.run()
+
+
+def _assert_same_partitioning(one, other):
+    assert one.n_parts == other.n_parts
+    for field in ("cell", "count", "part"):  # the same pieces, in the same order, numbered alike
+        assert np.array_equal(getattr(one, field), getattr(other, field)), field
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.booleans().flatmap(lambda flat: tables(max_rows=120, with_shape_hierarchy=flat)),
+       k=st.integers(1, 5), mode=st.sampled_from(["strict", "relaxed"]))
+def test_cutting_a_level_at_once_makes_the_attempt_by_attempt_partitions(data, k, mode):
+    # Deciding every partition's cut from one count grid must give exactly the partitions, the
+    # pieces of relaxed cuts and the numbering of trying attribute after attribute.
+    assume(data.n_rows >= k)
+    qis = ["age", "colour", "shape"]
+    cells = cell_table(data, qis)
+    attributes = describe_attributes(data, cells)
+    _assert_same_partitioning(_partitions(cells, attributes, k, mode, True),
+                              _partitions(cells, attributes, k, mode, False))
+
+
+@pytest.mark.parametrize("k, mode", [(2, "strict"), (4, "relaxed"), (7, "strict"), (30, "relaxed")])
+def test_cutting_a_level_at_once_on_adult(adult_complete, k, mode):
+    cells = cell_table(adult_complete, QIS)
+    attributes = describe_attributes(adult_complete, cells)
+    _assert_same_partitioning(_partitions(cells, attributes, k, mode, True),
+                              _partitions(cells, attributes, k, mode, False))

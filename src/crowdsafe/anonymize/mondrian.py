@@ -29,7 +29,9 @@ whatever k is: the published ranges end at actual values of actual people.
 
 Implementation: the algorithm runs on cells (distinct tuples with counts), one recursion level
 at a time for all partitions together, with NumPy sorts and segment reductions; no Python loop
-runs over rows or partitions.
+runs over rows or partitions. A level is cut attempt by attempt (each undecided partition tries
+its next widest attribute) or, where that is faster and there is no ℓ / t constraint, at once
+from one count array of all (attribute, partition) pairs: the same partitions, numbered alike.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -68,6 +70,7 @@ class Partitioning:
     count: np.ndarray
     part: np.ndarray
     n_parts: int
+    ranks: np.ndarray | None = None  # (cell x attribute) ranks, when the partitioner has them
 
 
 def _segments(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -124,12 +127,114 @@ class _Level:
     starts: np.ndarray
     lengths: np.ndarray
     sizes: np.ndarray
+    rank: np.ndarray  # (attribute x piece)
     widths: np.ndarray = None  # type: ignore[assignment]
     levels: np.ndarray = None  # type: ignore[assignment]
     low: np.ndarray = None  # type: ignore[assignment]  # lowest rank per (partition, attribute)
     high: np.ndarray = None  # type: ignore[assignment]
     preference: np.ndarray = None  # type: ignore[assignment]
     undecided: np.ndarray = None  # type: ignore[assignment]
+
+
+class _Cuts(NamedTuple):
+    """Cuts tried on segments ``segs`` of a level (``allowed`` or not, per segment): each of
+    their ``pieces`` (of segment ``segs[local]``) goes to child ``side`` of its segment's
+    ``n_children``."""
+
+    segs: np.ndarray
+    allowed: np.ndarray
+    pieces: np.ndarray
+    local: np.ndarray
+    side: np.ndarray
+    n_children: int | np.ndarray
+
+
+class _LevelGrid:
+    """How many rows every segment of a level holds at each rank of each attribute, and what
+    follows without ℓ / t constraints: whether each (segment x attribute) cut is allowed
+    (``allowed``), and the cuts themselves (:meth:`cuts`).
+
+    The counts are one flat array of blocks, one block per (attribute, segment) spanning the
+    segment's ranks from its lowest to its highest (so no larger than the level's values), and
+    their running sums ``cum``: any run of ranks is counted by two look-ups. A median is found
+    by a binary search of the running sums; a hierarchy cut's children are the runs of ranks
+    of the common node's children, listed per block."""
+
+    def __init__(self, partitioner: _Partitioner, level: _Level) -> None:
+        self.partitioner, self.level = partitioner, level
+        k, d, n_segs = partitioner.k, len(partitioner.attributes), len(level.starts)
+        low, high, sizes = level.low, level.high, level.sizes  # (segment x attribute)
+        spans = (high - low + 1).T  # blocks attribute by attribute, each segment by segment
+        block = (spans.cumsum() - spans.reshape(-1)).reshape(d, n_segs)  # where each block starts
+        key = np.repeat(block - low.T, level.lengths, axis=1)
+        key += level.rank
+        counts = partitioner.piece_count[level.pieces].astype(float)
+        grid = np.bincount(key.reshape(-1), weights=np.broadcast_to(counts, key.shape).reshape(-1),
+                           minlength=int(spans.sum()))
+        cum = np.zeros(len(grid) + 1)
+        np.cumsum(grid, out=cum[1:])
+        self.block, self.cum = block.T, cum  # (segment x attribute)
+        self.allowed = level.widths > 0
+        # hierarchy cuts: every child of the common node holds >= k rows
+        hierarchical = self.allowed & ~partitioner.is_ordered & (level.levels > 0)
+        self.hierarchy_blocks = np.flatnonzero(hierarchical)  # (segment x attribute), flat
+        if len(self.hierarchy_blocks):
+            at = self.hierarchy_blocks
+            children = level.levels.reshape(-1)[at] - 1  # the level of the common node's children
+            runs = self.runs = partitioner.run_offsets[at % d] + children * partitioner.rank_span
+            first_run = partitioner.run_index[runs + low.reshape(-1)[at]]
+            n_runs = partitioner.run_index[runs + high.reshape(-1)[at]] - first_run + 1
+            run_at, owner = _expand(first_run, n_runs)
+            block_low = low.reshape(-1)[at][owner]
+            start = self.block.reshape(-1)[at][owner] - block_low
+            run_low = np.maximum(partitioner.run_first[run_at], block_low)
+            run_high = np.minimum(partitioner.run_last[run_at], high.reshape(-1)[at][owner])
+            rows = cum[start + run_high + 1] - cum[start + run_low]
+            present = rows > 0
+            first_child = n_runs.cumsum() - n_runs
+            smallest = np.minimum.reduceat(np.where(present, rows, np.inf), first_child)
+            self.allowed.reshape(-1)[at] = smallest >= k
+            # the number of each run among its block's non-empty children, and their number
+            before = present.cumsum() - present
+            self.child_number = before - before[first_child][owner]
+            self.first_run, self.first_child = first_run, first_child
+            self.n_children = np.add.reduceat(present, first_child)
+        # strict median cuts
+        self.split = np.zeros((n_segs, d), dtype=np.int64)
+        if partitioner.mode == "strict":  # (relaxed: ⌊N/2⌋ >= k holds for every cuttable partition)
+            for j, _ in partitioner.ordered_attributes:
+                start = self.block[:, j]
+                before = cum[start]
+                at_median = np.searchsorted(cum, before + (sizes + 1) // 2)  # the ceil(N/2)-th smallest
+                median = low[:, j] + at_median - 1 - start
+                left = cum[at_median] - before
+                at_top = median == high[:, j]  # the median is the largest value: cut below it
+                last = start + high[:, j] - low[:, j]
+                left = np.where(at_top, sizes - (cum[last + 1] - cum[last]), left)
+                self.allowed[:, j] &= (left >= k) & (sizes - left >= k)
+                self.split[:, j] = np.where(at_top, high[:, j] - 1, median)
+
+    def cuts(self, segs: np.ndarray, attribute: np.ndarray) -> _Cuts:
+        """The allowed strict median or hierarchy cut of each segment in ``segs`` on ``attribute``."""
+        partitioner, level = self.partitioner, self.level
+        d, n_pieces = len(partitioner.attributes), len(level.pieces)
+        if len(segs) == len(level.starts):  # every partition: all the level's pieces
+            positions, local = np.arange(n_pieces), np.arange(len(segs)).repeat(level.lengths)
+        else:
+            positions, local = _expand(level.starts[segs], level.lengths[segs])
+        rank = level.rank.reshape(-1)[attribute[local] * n_pieces + positions]
+        at = segs * d + attribute
+        side = (rank > self.split.reshape(-1)[at][local]).astype(np.int64)
+        n_children = np.full(len(segs), 2, dtype=np.int64)
+        hierarchical = ~partitioner.is_ordered[attribute]
+        if hierarchical.any():
+            pieces = np.flatnonzero(hierarchical[local])
+            block = np.searchsorted(self.hierarchy_blocks, at[hierarchical])  # each cut's hierarchy block
+            n_children[hierarchical] = self.n_children[block]
+            block = np.repeat(block, level.lengths[segs[hierarchical]])
+            run = partitioner.run_index[self.runs[block] + rank[pieces]]
+            side[pieces] = self.child_number[self.first_child[block] + run - self.first_run[block]]
+        return _Cuts(segs, np.ones(len(segs), dtype=bool), level.pieces[positions], local, side, n_children)
 
 
 class _Partitioner:
@@ -187,10 +292,23 @@ class _Partitioner:
         self.ordered_attributes = [(j, a) for j, a in enumerate(attributes) if isinstance(a, OrderedAttribute)]
         self.flat_maps = self.maps.ravel()  # index (attribute * (height + 1) + level) * leaves + code
         self.flat_codes = self.codes.ravel()  # index attribute * cells + cell
+        # runs of ranks per (attribute, level): the nodes of a hierarchy level (depth-first
+        # ranks make each a run), single ranks for ordered attributes; run_index numbers all
+        # runs, run_first and run_last are each run's first and last rank
+        self.rank_span = self.maps_by_rank.shape[2]
+        run_begins = np.ones(self.maps_by_rank.shape, dtype=bool)
+        run_begins[:, :, 1:] = self.maps_by_rank[:, :, 1:] != self.maps_by_rank[:, :, :-1]
+        run_begins[self.is_ordered] = True
+        self.run_index = run_begins.reshape(-1).cumsum() - 1
+        begins = np.flatnonzero(run_begins.reshape(-1))
+        self.run_first = begins % self.rank_span
+        self.run_last = (np.r_[begins[1:], run_begins.size] - 1) % self.rank_span
+        self.run_offsets = np.arange(d) * (height + 1) * self.rank_span  # where (attribute, level 0) runs start
         self.piece_cell = np.arange(m, dtype=np.int64)
         self.piece_count = cells.counts.astype(np.int64).copy()
         self.piece_part = np.zeros(m, dtype=np.int64)
         self.n_parts = 1
+        self.attempts = 0  # attempts the last level needed
 
     @cached_property
     def orders(self) -> np.ndarray:
@@ -208,7 +326,8 @@ class _Partitioner:
         while len(pieces):
             pieces = self._level(pieces)
         part_ids, part = np.unique(self.piece_part, return_inverse=True)
-        return Partitioning(self.piece_cell, self.piece_count, part.ravel().astype(np.int64), len(part_ids))
+        return Partitioning(self.piece_cell, self.piece_count, part.ravel().astype(np.int64), len(part_ids),
+                            self.ranks_by_cell)
 
     # -- one recursion level ---------------------------------------------------------------
 
@@ -229,28 +348,35 @@ class _Partitioner:
             starts = lengths.cumsum() - lengths
         if len(pieces) == 0:
             return pieces
-        level = _Level(pieces, starts, lengths, sizes)
-        level.widths, level.levels, level.low, level.high = self._widths(self.piece_cell[pieces], level.starts)
+        rank = np.ascontiguousarray(self.ranks_by_cell.take(self.piece_cell[pieces], axis=0).T)
+        level = _Level(pieces, starts, lengths, sizes, rank)
+        level.widths, level.levels, level.low, level.high = self._widths(rank, level.starts)
         level.preference = (-level.widths).argsort(axis=1, kind="stable")
-        level.undecided = np.ones(len(starts), dtype=bool)
         first_new_part = self.n_parts
-        moved: list[np.ndarray] = []
-        new_parts: list[np.ndarray] = []
-        for attempt in range(len(self.attributes)):
-            if not level.undecided.any():
-                break
-            for new, new_part in self._attempt(level, attempt):
-                moved.append(new)
-                new_parts.append(new_part)
+        if self._decides_at_once(level):
+            moved = self._cut_first_allowed(level)
+        else:
+            moved = self._cut_by_attempts(level)
         if not moved:
             return np.zeros(0, dtype=np.int64)
         # partitions are numbered in the order they are made: one stable sort orders the pieces
-        offset = np.concatenate(new_parts) - first_new_part
+        offset = np.concatenate([new_part for _, new_part in moved]) - first_new_part
         if len(offset) and self.n_parts - first_new_part <= 1 << 16:
             order = np.argsort(offset.astype(np.uint16), kind="stable")  # a radix sort
         else:
             order = np.argsort(offset, kind="stable")
-        return np.concatenate(moved)[order]
+        return np.concatenate([pieces for pieces, _ in moved])[order]
+
+    def _cut_by_attempts(self, level: _Level) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Attempt by attempt, try each undecided partition's next widest attribute."""
+        level.undecided = np.ones(len(level.starts), dtype=bool)
+        moved: list[tuple[np.ndarray, np.ndarray]] = []
+        for attempt in range(len(self.attributes)):
+            if not level.undecided.any():
+                break
+            moved.extend(self._attempt(level, attempt))
+            self.attempts = attempt + 1
+        return moved
 
     def _attempt(self, level: _Level, attempt: int) -> list[tuple[np.ndarray, np.ndarray]]:
         """Try every undecided partition's ``attempt``-th widest attribute: ordered cuts first,
@@ -264,25 +390,99 @@ class _Partitioner:
         level.undecided[segs[~roomy]] = False  # no attribute left with room to cut
         segs, chosen = segs[roomy], chosen[roomy]
         ordered = self.is_ordered[chosen]
-        made = []
-        for subset, cut in ((ordered, self._cut_ordered), (~ordered, self._cut_hierarchy)):
-            if subset.any():
-                trying, attribute = segs[subset], chosen[subset]
-                at = trying * d + attribute
-                positions, local = _expand(level.starts[trying], level.lengths[trying])
-                done, new, new_part = cut(trying, attribute, level.pieces[positions], local, level.sizes[trying],
-                                          level.levels.reshape(-1)[at], level.low.reshape(-1)[at],
-                                          level.high.reshape(-1)[at])
-                level.undecided[done] = False
-                made.append((new, new_part))
-        return made
+        tried = [self._cut(level, segs[subset], chosen[subset], is_ordered)
+                 for subset, is_ordered in ((ordered, True), (~ordered, False)) if subset.any()]
+        for cuts in tried:
+            level.undecided[cuts.segs[cuts.allowed]] = False
+        return self._number(tried)
 
-    def _widths(self, cell: np.ndarray, starts: np.ndarray
+    # Deciding all attributes at once counts every attribute's values, where attempts count
+    # only the tried attribute's but cost a fixed number of array operations each. It pays
+    # (measured on Adult and synthetic Adult) when the previous level needed several attempts
+    # and this one holds many partitions of several pieces each, while the level's pieces are
+    # few enough that the attempts' fixed costs outweigh the extra counting.
+    AT_ONCE_FROM = 16  # partitions
+    AT_ONCE_AFTER = 3  # attempts at the previous level
+    AT_ONCE_PIECES = (4, 1 << 15)  # pieces per partition (at least), pieces (at most)
+
+    def _decides_at_once(self, level: _Level) -> bool:
+        """Whether :meth:`_cut_first_allowed` cuts this level: without ℓ / t constraints (they
+        need the sensitive values of every candidate part), on levels where it is faster."""
+        n_segs, n_pieces = len(level.starts), len(level.pieces)
+        per_partition, most = self.AT_ONCE_PIECES
+        return (not self.constraints.active and n_segs >= self.AT_ONCE_FROM
+                and self.attempts >= self.AT_ONCE_AFTER and per_partition * n_segs <= n_pieces <= most)
+
+    def _cut_first_allowed(self, level: _Level) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The attempts of :meth:`_cut_by_attempts` in one pass: which attributes allow a cut is
+        decided for all (partition x attribute) pairs at once from one count grid, and every
+        partition is cut on the widest of them: the same cuts, numbered in the same order.
+        Strict median cuts and hierarchy cuts are read off the grid; relaxed median cuts are
+        made by :meth:`_cut_ordered`."""
+        grid = _LevelGrid(self, level)
+        allowed = np.take_along_axis(grid.allowed, level.preference, axis=1)
+        segs = np.flatnonzero(allowed.any(axis=1))
+        if len(segs) == 0:
+            return []
+        attempt = allowed[segs].argmax(axis=1)
+        attribute = level.preference[segs, attempt]
+        self.attempts = int(attempt.max()) + 1
+        ordered = self.is_ordered[attribute]
+        by_grid = ~ordered if self.mode == "relaxed" else np.ones(len(segs), dtype=bool)
+        tried, numbering = [], []
+        if not by_grid.all():
+            tried.append(self._cut(level, segs[~by_grid], attribute[~by_grid], True, attempt[~by_grid]))
+            numbering.append(2 * attempt[~by_grid])
+        if by_grid.any():
+            tried.append(grid.cuts(segs[by_grid], attribute[by_grid]))
+            numbering.append(2 * attempt[by_grid] + ~ordered[by_grid])
+        assert all(cuts.allowed.all() for cuts in tried)
+        return self._number(tried, np.concatenate(numbering))
+
+    def _cut(self, level: _Level, segs: np.ndarray, attribute: np.ndarray, ordered: bool,
+             attempt: np.ndarray | None = None) -> _Cuts:
+        """Cut segments ``segs`` on ``attribute`` (all ordered, or all hierarchical)."""
+        at = segs * len(self.attributes) + attribute
+        positions, local = _expand(level.starts[segs], level.lengths[segs])
+        args = (segs, attribute, level.pieces[positions], local, level.sizes[segs])
+        if ordered:
+            return self._cut_ordered(*args, level.low.reshape(-1)[at], level.high.reshape(-1)[at], attempt)
+        return self._cut_hierarchy(*args, level.levels.reshape(-1)[at])
+
+    def _number(self, tried: list[_Cuts], numbering: np.ndarray | None = None
+                ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Give the pieces of the allowed segments their new partitions' ids, segment after
+        segment as listed (or in the stable order of ``numbering``, one key per segment listed);
+        return the moved pieces and their new partitions."""
+        if not tried:
+            return []
+        made = np.concatenate([np.where(cuts.allowed, cuts.n_children, 0) for cuts in tried])
+        if numbering is None:
+            first_id = self.n_parts + made.cumsum() - made
+        else:
+            order = np.argsort(numbering, kind="stable")
+            first_id = np.empty_like(made)
+            first_id[order] = self.n_parts + made[order].cumsum() - made[order]
+        self.n_parts += int(made.sum())
+        moved = []
+        listed = 0
+        for cuts in tried:
+            if cuts.allowed.all():
+                pieces, new_part = cuts.pieces, first_id[listed + cuts.local] + cuts.side
+            else:
+                moving = cuts.allowed[cuts.local]
+                pieces = cuts.pieces[moving]
+                new_part = first_id[listed + cuts.local[moving]] + cuts.side[moving]
+            self.piece_part[pieces] = new_part
+            moved.append((pieces, new_part))
+            listed += len(cuts.segs)
+        return moved
+
+    def _widths(self, rank: np.ndarray, starts: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Normalized width of every attribute in every segment, hierarchy LCA levels (0 for
         ordered attributes), lowest and highest ranks: all attributes at once, each
-        (segment x attribute)."""
-        rank = np.ascontiguousarray(self.ranks_by_cell.take(cell, axis=0).T)
+        (segment x attribute), from the (attribute x piece) ``rank``."""
         low, high = np.minimum.reduceat(rank, starts, axis=1), np.maximum.reduceat(rank, starts, axis=1)
         d, n_segs = low.shape
         _, height, leaves = self.maps_by_rank.shape
@@ -301,10 +501,10 @@ class _Partitioner:
     # -- cutting -------------------------------------------------------------------------
 
     def _cut_ordered(self, segs: np.ndarray, attribute: np.ndarray, chosen: np.ndarray,
-                     local: np.ndarray, sizes: np.ndarray, _levels: np.ndarray, low: np.ndarray,
-                     high: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                     local: np.ndarray, sizes: np.ndarray, low: np.ndarray, high: np.ndarray,
+                     attempt: np.ndarray | None = None) -> _Cuts:
         """Median cuts of ordered attributes (segment i on ``attribute[i]``, whose ranks run
-        from ``low[i]`` to ``high[i]``)."""
+        from ``low[i]`` to ``high[i]``; ``attempt[i]``: see :meth:`_relaxed`)."""
         n_segs = len(segs)
         span = int((high - low).max()) + 1 if n_segs else 1
         if self.mode == "strict" and n_segs * span <= max(8 * len(chosen), 1 << 16):
@@ -320,7 +520,7 @@ class _Partitioner:
         before = cum[seg_start] - count[seg_start]
         if self.mode == "strict":
             return self._strict(segs, attribute, chosen, local, cell, count, cum, before, sizes)
-        return self._relaxed(segs, chosen, local, cell, count, cum, before, sizes)
+        return self._relaxed(segs, chosen, local, cell, count, cum, before, sizes, attempt)
 
     def _strict(self, segs, attribute, chosen, local, cell, count, cum, before, sizes):  # type: ignore[no-untyped-def]
         n_segs = len(segs)
@@ -337,7 +537,7 @@ class _Partitioner:
 
     def _strict_by_counts(self, segs: np.ndarray, attribute: np.ndarray, chosen: np.ndarray,
                           local: np.ndarray, sizes: np.ndarray, low: np.ndarray, n_ranks: int
-                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                          ) -> _Cuts:
         """The strict cut from a (segment x rank) count grid: the same cut as :meth:`_strict`,
         without sorting, when the grid is small. Ranks are counted from each segment's lowest
         (``low``), so the grid is as wide as the widest segment's range (``n_ranks``)."""
@@ -358,7 +558,7 @@ class _Partitioner:
 
     def _cut_at(self, segs: np.ndarray, chosen: np.ndarray, local: np.ndarray, cell: np.ndarray,
                 count: np.ndarray, rank: np.ndarray, split: np.ndarray, left: np.ndarray, sizes: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                ) -> _Cuts:
         """Strict cut of each segment at rank ``split`` (``left`` rows at or below it): allowed when
         both sides hold ≥ k rows (and satisfy the constraints)."""
         allowed = (left >= self.k) & (sizes - left >= self.k)
@@ -366,9 +566,11 @@ class _Partitioner:
         if self.constraints.active:
             ok = self._groups_ok(local * 2 + side, cell, count, 2 * len(segs))
             allowed &= ok[0::2] & ok[1::2]
-        return self._assign(segs, allowed, chosen, local, side, 2)
+        return _Cuts(segs, allowed, chosen, local, side, 2)
 
-    def _relaxed(self, segs, chosen, local, cell, count, cum, before, sizes):  # type: ignore[no-untyped-def]
+    def _relaxed(self, segs, chosen, local, cell, count, cum, before, sizes, attempt):  # type: ignore[no-untyped-def]
+        """Relaxed cuts. Pieces a cut adds are numbered segment by segment, or in the stable
+        order of the segments' ``attempt`` when given (as if cut attempt by attempt)."""
         n_segs = len(segs)
         half = sizes // 2
         left_amount = np.clip((before + half)[local] - (cum - count), 0, count)
@@ -388,17 +590,21 @@ class _Partitioner:
         self.piece_count[chosen[straddle]] = left_amount[straddle]
         start = len(self.piece_cell)
         added = np.arange(start, start + int(straddle.sum()))
-        self.piece_cell = np.concatenate([self.piece_cell, cell[straddle]])
-        self.piece_count = np.concatenate([self.piece_count, right_amount[straddle]])
+        made = np.flatnonzero(straddle)
+        if attempt is not None:
+            numbering = np.argsort(attempt[local[made]], kind="stable")
+            added[numbering] = added.copy()
+            made = made[numbering]
+        self.piece_cell = np.concatenate([self.piece_cell, cell[made]])
+        self.piece_count = np.concatenate([self.piece_count, right_amount[made]])
         self.piece_part = np.concatenate([self.piece_part, np.zeros(len(added), dtype=np.int64)])
         side = np.concatenate([(left_amount == 0).astype(np.int64), np.ones(len(added), dtype=np.int64)])
         chosen = np.concatenate([chosen, added])
         local = np.concatenate([local, local[straddle]])
-        return self._assign(segs, allowed, chosen, local, side, 2)
+        return _Cuts(segs, allowed, chosen, local, side, 2)
 
     def _cut_hierarchy(self, segs: np.ndarray, attribute: np.ndarray, chosen: np.ndarray,
-                       local: np.ndarray, _sizes: np.ndarray, levels: np.ndarray, _low: np.ndarray,
-                       _high: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                       local: np.ndarray, _sizes: np.ndarray, levels: np.ndarray) -> _Cuts:
         """Cuts into the children of each segment's lowest common hierarchy node."""
         n_segs = len(segs)
         cell = self.piece_cell[chosen]
@@ -412,26 +618,11 @@ class _Partitioner:
         if self.constraints.active:
             ok = self._groups_ok(group, cell, count, len(group_size))
             allowed &= np.minimum.reduceat(ok.astype(np.int8), first_group).astype(bool)
-        return self._assign(segs, allowed, chosen, local, group - first_group[local], n_children)
+        return _Cuts(segs, allowed, chosen, local, group - first_group[local], n_children)
 
     def _groups_ok(self, group: np.ndarray, cell: np.ndarray, count: np.ndarray, n_groups: int) -> np.ndarray:
         return classes_satisfying(self.constraints, group, self.sensitive[cell], n_groups,  # type: ignore[index]
                                   count.astype(float))
-
-    def _assign(self, segs: np.ndarray, allowed: np.ndarray, chosen: np.ndarray, local: np.ndarray,
-                side: np.ndarray, n_children: int | np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Give the pieces of the allowed segments their new partitions' ids; return those
-        segments, the moved pieces and their new partitions."""
-        made = np.where(allowed, n_children, 0)
-        ends = made.cumsum()
-        first_id = self.n_parts + ends - made
-        moving = allowed[local]
-        moved = chosen[moving]
-        new_part = first_id[local[moving]] + side[moving]
-        self.piece_part[moved] = new_part
-        self.n_parts += int(ends[-1]) if len(ends) else 0
-        return segs[allowed], moved, new_part
 
 
 def partition(cells: CellTable, attributes: Sequence[Attribute], k: int, *, mode: Mode = "strict",
@@ -463,8 +654,11 @@ def published_values(cells: CellTable, attributes: Sequence[Attribute], result: 
     part = result.part.astype(np.uint16) if result.n_parts <= 1 << 16 else result.part  # radix sort
     order = np.argsort(part, kind="stable")
     starts, _ = _segments(result.part[order])
-    all_codes = cells.codes.take(result.cell[order], axis=0)
-    ranks = np.column_stack([attr.rank_of_code[all_codes[:, j]] for j, attr in enumerate(attributes)])
+    cell = result.cell[order]
+    if result.ranks is not None:
+        ranks = result.ranks.take(cell, axis=0)
+    else:
+        ranks = np.column_stack([attr.rank_of_code[cells.codes[cell, j]] for j, attr in enumerate(attributes)])
     lows, highs = np.minimum.reduceat(ranks, starts, axis=0), np.maximum.reduceat(ranks, starts, axis=0)
     values: dict[str, pl.Series | None] = {}
     nodes: list[tuple[str, np.ndarray, pl.Series]] = []  # hierarchy nodes, labelled in one gather
@@ -481,7 +675,7 @@ def published_values(cells: CellTable, attributes: Sequence[Attribute], result: 
             nodes.append((attr.name, attr.node_offsets[level] + node, attr.all_labels))
             values[attr.name] = None
         else:
-            values[attr.name] = value_sets(result.part[order], attr.labels.gather(all_codes[:, j]),
+            values[attr.name] = value_sets(result.part[order], attr.labels.gather(cells.codes[cell, j]),
                                            result.n_parts, attr.name)
     if nodes:
         bases = np.cumsum([0] + [len(labels) for _, _, labels in nodes[:-1]])
