@@ -219,11 +219,12 @@ def _merge_sorted(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.
     starts = np.flatnonzero(first)
     if len(starts) == len(keys):
         return keys, counts
-    last = np.empty(len(starts), dtype=np.int64)
-    last[:-1] = starts[1:] - 1
-    last[-1] = len(keys) - 1
-    sums = np.cumsum(counts)[last]
-    sums[1:] -= sums[:-1].copy()
+    running = np.cumsum(counts)
+    before = running[starts[1:] - 1]  # the running total before each group after the first
+    sums = np.empty(len(starts), dtype=running.dtype)
+    sums[:-1] = before
+    sums[-1] = running[-1]
+    sums[1:] -= before
     return keys[starts], sums
 
 
@@ -273,6 +274,11 @@ class _KeyedTables:
         order = np.argsort(keys)
         self.base_keys = keys[order]
         self.base_counts = cells.counts[order].astype(np.int64)
+        # a count is at most the sample's size: when it fits beside the key bits, raise_level
+        # sorts (key, count) packed in one int64 (equal keys' counts are summed, so their order
+        # among themselves does not matter)
+        count_bits = max(int(cells.n_rows).bit_length(), 1)
+        self.count_bits = count_bits if sum(self.bits) + count_bits <= 63 else 0
 
     def _map(self, attribute: int, low: int, high: int) -> np.ndarray:
         """Tree codes at level ``low`` of ``attribute`` -> their ancestors' at ``high`` (cached)."""
@@ -286,17 +292,28 @@ class _KeyedTables:
 
     def code(self, keys: np.ndarray, attribute: int) -> np.ndarray:
         """The code of ``attribute`` in each key."""
-        return (keys >> self.shifts[attribute]) & self.masks[attribute]
+        code = keys >> self.shifts[attribute]
+        code &= self.masks[attribute]
+        return code
 
     def _raised_keys(self, keys: np.ndarray, attribute: int, low: int, high: int) -> np.ndarray:
         shift = self.shifts[attribute]
-        cleared = keys & ~(self.masks[attribute] << shift)
-        return cleared | (self._map(attribute, low, high)[self.code(keys, attribute)] << shift)
+        raised = self._map(attribute, low, high)[self.code(keys, attribute)]
+        raised <<= shift
+        raised |= keys & ~(self.masks[attribute] << shift)
+        return raised
 
     def raise_level(self, keys: np.ndarray, counts: np.ndarray, attribute: int, low: int,
                     high: int) -> tuple[np.ndarray, np.ndarray]:
         """The table with ``attribute`` raised from level ``low`` to level ``high``."""
         raised = self._raised_keys(keys, attribute, low, high)
+        if self.count_bits:  # the counts ride in the low bits: one plain sort, no gathers
+            raised <<= self.count_bits
+            raised |= counts
+            raised.sort()
+            counts = raised & np.int64((1 << self.count_bits) - 1)
+            raised >>= self.count_bits
+            return _merge_sorted(raised, counts)
         order = np.argsort(raised, kind="stable")  # sorted runs, one per old code: a merge
         return _merge_sorted(raised[order], counts[order])
 
@@ -309,39 +326,18 @@ class _KeyedTables:
     def level_bounds(self, keys: np.ndarray, counts: np.ndarray, attribute: int, levels: Sequence[int],
                      k: int) -> np.ndarray:
         """:meth:`score` (with ``prefix = attribute + 1``) of a projection on columns 0..attribute,
-        with ``attribute`` (at level 0 in the table) raised to each of its levels: one array, one
-        pass. The levels' tables are laid end to end under a level field above the columns' bits,
-        so together they stay sorted and roll up in a single merge."""
+        with ``attribute`` (at level 0 in the table) raised to each of its levels. Each level's
+        table is rolled up from the one below it (``attribute`` is the last column of the
+        projection, so every roll-up is a linear merge), and the tables shrink as they rise."""
         height = self.hierarchies[attribute].height
-        level_shift = sum(self.bits)
-        if level_shift + max(height, 1).bit_length() > 62:  # no room for the level field
-            return np.asarray([self._level_bound(keys, counts, attribute, levels, k, level) for level in range(height + 1)])
-        code = self.code(keys, attribute)
-        shift = self.shifts[attribute]
-        rest = keys & ~(self.masks[attribute] << shift)
-        stacked = np.empty((height + 1, len(keys)), dtype=np.int64)
+        bounds = np.empty(height + 1)
+        at = [*levels[:attribute], 0]
         for level in range(height + 1):
-            stacked[level] = rest | (self._map(attribute, 0, level)[code] << shift) | (np.int64(level) << level_shift)
-        merged, merged_counts = _merge_sorted(stacked.ravel(), np.tile(counts, height + 1))
-        weight = merged_counts - (k - 1)
-        alive = np.flatnonzero(weight > 0)
-        merged, weight = merged[alive], weight[alive].astype(np.float64)
-        level_of = merged >> level_shift
-        penalty = np.zeros(len(merged))
-        for j in range(attribute):
-            if levels[j]:
-                penalty += self.penalties[j][levels[j]][self.code(merged, j)]
-        offsets = np.cumsum([0] + [len(p) for p in self.penalties[attribute]])
-        own = np.concatenate(self.penalties[attribute])
-        penalty += own[offsets[level_of] + self.code(merged, attribute)]
-        totals = np.bincount(level_of, weights=weight, minlength=height + 1)
-        penalties = np.bincount(level_of, weights=penalty * weight, minlength=height + 1)
-        return totals - penalties / self.d
-
-    def _level_bound(self, keys: np.ndarray, counts: np.ndarray, attribute: int, levels: Sequence[int], k: int,
-                     level: int) -> float:
-        raised = self.raise_last(keys, counts, attribute, 0, level) if level else (keys, counts)
-        return self.score(*raised, [*levels[:attribute], level], k, prefix=attribute + 1)
+            if level:
+                keys, counts = self.raise_last(keys, counts, attribute, level - 1, level)
+            at[attribute] = level
+            bounds[level] = self.score(keys, counts, at, k, prefix=attribute + 1)
+        return bounds
 
     def project(self, keys: np.ndarray, counts: np.ndarray, prefix: int) -> tuple[np.ndarray, np.ndarray]:
         """The table projected on its first ``prefix`` columns (the others set to code 0)."""
@@ -362,11 +358,30 @@ class _KeyedTables:
         if len(alive) < len(weight):
             keys, weight = keys[alive], weight[alive]
         weight = weight.astype(np.float64)
+        if prefix is not None:
+            return float(weight.sum()) - self._penalty_bound(keys, weight, levels, d) / self.d
         penalty = 0.0
         for j in range(d):
             if levels[j]:
                 penalty += float(np.dot(self.penalties[j][levels[j]][self.code(keys, j)], weight))
         return float(weight.sum()) - penalty / self.d
+
+    def _penalty_bound(self, keys: np.ndarray, weight: np.ndarray, levels: Sequence[int], d: int) -> float:
+        """Σ over classes of weight · (NCP summed over the first ``d`` columns), for a bound. The
+        rows' penalties are summed first and multiplied once, without BLAS (whose threads cost
+        more than the sum on a busy machine); rounding differs from :meth:`score`'s exact q by
+        far less than the search's slack."""
+        row_penalty: np.ndarray | None = None
+        for j in range(d):
+            if levels[j]:
+                penalty = self.penalties[j][levels[j]][self.code(keys, j)]
+                if row_penalty is None:
+                    row_penalty = penalty
+                else:
+                    row_penalty += penalty
+        if row_penalty is None:
+            return 0.0
+        return float(np.multiply(row_penalty, weight, out=row_penalty).sum())
 
 
 def search_order(heights: Sequence[int]) -> list[int]:
