@@ -87,6 +87,11 @@ def _segments(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return starts, lengths
 
 
+def _smallest_unsigned(n: int) -> type:
+    """The smallest unsigned integer type holding 0..n-1 (narrow arrays gather and reduce faster)."""
+    return next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if n <= np.iinfo(t).max + 1)
+
+
 def _expand(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Positions covered by the segments (in order) and the segment index of each."""
     total = int(lengths.sum())
@@ -258,9 +263,10 @@ class _Partitioner:
         # rank of each cell's value in each attribute's order (depth-first for hierarchies)
         self.ranks = np.stack([attr.rank_of_code[self.codes[j]] for j, attr in enumerate(attributes)])
         self.n_ranks = max(len(attr.rank_of_code) for attr in attributes)
-        # cell-major and 32-bit: gathering the rows of a level's cells, then transposing them,
-        # is several times faster than with 64-bit values or attribute-major
-        self.ranks_by_cell = np.ascontiguousarray(self.ranks.T.astype(np.int32))
+        # cell-major and in the smallest unsigned type that holds them: gathering the rows of a
+        # level's cells, then transposing them, is several times faster than with 64-bit values
+        # or attribute-major
+        self.ranks_by_cell = np.ascontiguousarray(self.ranks.T.astype(_smallest_unsigned(self.n_ranks)))
         self.is_ordered = np.asarray([isinstance(a, OrderedAttribute) for a in attributes])
         hierarchical = [a for a in attributes if isinstance(a, HierarchicalAttribute)]
         height = max((a.height for a in hierarchical), default=0)
@@ -483,7 +489,8 @@ class _Partitioner:
         """Normalized width of every attribute in every segment, hierarchy LCA levels (0 for
         ordered attributes), lowest and highest ranks: all attributes at once, each
         (segment x attribute), from the (attribute x piece) ``rank``."""
-        low, high = np.minimum.reduceat(rank, starts, axis=1), np.maximum.reduceat(rank, starts, axis=1)
+        low = np.minimum.reduceat(rank, starts, axis=1).astype(np.int64)
+        high = np.maximum.reduceat(rank, starts, axis=1).astype(np.int64)
         d, n_segs = low.shape
         _, height, leaves = self.maps_by_rank.shape
         at_low, at_high = self.attribute_starts + low, self.attribute_starts + high
