@@ -129,8 +129,9 @@ def describe_attributes(dataset: Dataset, cells: CellTable) -> list[Attribute]:
         encoded = dataset.encoded(name)
         dictionary = encoded.dictionary
         hierarchy = dataset.hierarchies.get(name)
-        present = np.zeros(encoded.cardinality, dtype=bool)
-        present[cells.codes[:, j]] = True
+        if spec.type in (AttributeType.NUMERIC, AttributeType.DATE) or hierarchy is None:
+            present = np.zeros(encoded.cardinality, dtype=bool)  # the values in the table
+            present[cells.codes[:, j]] = True
         if spec.type in (AttributeType.NUMERIC, AttributeType.DATE):
             if dictionary.null_count() and present[np.flatnonzero(dictionary.is_null().to_numpy())].any():
                 raise SchemaError(

@@ -259,23 +259,19 @@ class _Partitioner:
         m = cells.n_cells
         self.m = m
         d = len(attributes)
-        self.codes = np.ascontiguousarray(cells.codes.T)
-        # rank of each cell's value in each attribute's order (depth-first for hierarchies)
-        self.ranks = np.stack([attr.rank_of_code[self.codes[j]] for j, attr in enumerate(attributes)])
         self.n_ranks = max(len(attr.rank_of_code) for attr in attributes)
+        # rank of each cell's value in each attribute's order (depth-first for hierarchies),
         # cell-major and in the smallest unsigned type that holds them: gathering the rows of a
         # level's cells, then transposing them, is several times faster than with 64-bit values
         # or attribute-major
-        self.ranks_by_cell = np.ascontiguousarray(self.ranks.T.astype(_smallest_unsigned(self.n_ranks)))
+        rank_type = _smallest_unsigned(self.n_ranks)
+        self.ranks_by_cell = np.empty((m, d), dtype=rank_type)
+        for j, attr in enumerate(attributes):
+            self.ranks_by_cell[:, j] = attr.rank_of_code.astype(rank_type)[cells.codes[:, j]]
         self.is_ordered = np.asarray([isinstance(a, OrderedAttribute) for a in attributes])
         hierarchical = [a for a in attributes if isinstance(a, HierarchicalAttribute)]
         height = max((a.height for a in hierarchical), default=0)
         leaves = max((a.total_leaves for a in hierarchical), default=1)
-        self.maps = np.zeros((d, height + 1, leaves), dtype=np.int64)
-        for j, attr in enumerate(attributes):
-            if isinstance(attr, HierarchicalAttribute):
-                self.maps[j, : attr.height + 1, : attr.total_leaves] = attr.maps
-        self.n_nodes = int(self.maps.max()) + 1
         # for the widths of all attributes at once: node of each leaf *rank* per level, padded
         # above an attribute's top with one node (so the common level never exceeds its height)
         self.maps_by_rank = np.zeros((d, height + 1, max(leaves, self.n_ranks)), dtype=np.int64)
@@ -288,6 +284,7 @@ class _Partitioner:
                 node_offsets[j, : attr.height + 1] = base + attr.node_offsets
                 node_widths.append(attr.node_widths)
                 base += len(attr.node_widths)
+        self.n_nodes = int(self.maps_by_rank.max()) + 1
         self.node_offsets = node_offsets  # (attribute, level) -> start of the level's nodes in node_widths
         # per level, the nodes of every attribute's leaf ranks (index attribute * leaves + rank)
         self.maps_by_level = [np.ascontiguousarray(self.maps_by_rank[:, h]).reshape(-1) for h in range(height + 1)]
@@ -296,8 +293,6 @@ class _Partitioner:
         self.node_widths = np.concatenate(node_widths)
         self.hierarchy_height = height
         self.ordered_attributes = [(j, a) for j, a in enumerate(attributes) if isinstance(a, OrderedAttribute)]
-        self.flat_maps = self.maps.ravel()  # index (attribute * (height + 1) + level) * leaves + code
-        self.flat_codes = self.codes.ravel()  # index attribute * cells + cell
         # runs of ranks per (attribute, level): the nodes of a hierarchy level (depth-first
         # ranks make each a run), single ranks for ordered attributes; run_index numbers all
         # runs, run_first and run_last are each run's first and last rank
@@ -317,6 +312,11 @@ class _Partitioner:
         self.attempts = 0  # attempts the last level needed
 
     @cached_property
+    def ranks(self) -> np.ndarray:
+        """(attribute x cell) ranks (only the sorting cuts need them)."""
+        return np.ascontiguousarray(self.ranks_by_cell.T).astype(np.int64)
+
+    @cached_property
     def orders(self) -> np.ndarray:
         """Position of each cell in the order (rank, cell index), per attribute: unique keys
         for sorting (only the sorting cuts need them)."""
@@ -331,8 +331,11 @@ class _Partitioner:
         pieces = np.arange(self.m, dtype=np.int64)  # the pieces of partitions still to cut, by partition
         while len(pieces):
             pieces = self._level(pieces)
-        part_ids, part = np.unique(self.piece_part, return_inverse=True)
-        return Partitioning(self.piece_cell, self.piece_count, part.ravel().astype(np.int64), len(part_ids),
+        # number the final partitions 0, 1, ... in the order of their ids
+        final = np.zeros(self.n_parts, dtype=bool)
+        final[self.piece_part] = True
+        number = final.cumsum() - 1
+        return Partitioning(self.piece_cell, self.piece_count, number[self.piece_part], int(number[-1]) + 1,
                             self.ranks_by_cell)
 
     # -- one recursion level ---------------------------------------------------------------
@@ -349,7 +352,7 @@ class _Partitioner:
         sizes = np.add.reduceat(self.piece_count[pieces], starts)
         cuttable = sizes >= 2 * self.k  # smaller partitions cannot be cut in two parts >= k
         if not cuttable.all():  # leave them out now
-            pieces = pieces[_expand(starts[cuttable], lengths[cuttable])[0]]
+            pieces = pieces[cuttable.repeat(lengths)]
             lengths, sizes = lengths[cuttable], sizes[cuttable]
             starts = lengths.cumsum() - lengths
         if len(pieces) == 0:
@@ -616,9 +619,9 @@ class _Partitioner:
         n_segs = len(segs)
         cell = self.piece_cell[chosen]
         piece_attribute = attribute[local]
-        code = self.flat_codes[piece_attribute * self.m + cell]
-        _, height, leaves = self.maps.shape
-        child = self.flat_maps[(piece_attribute * height + levels[local] - 1) * leaves + code]
+        d, n_levels, span = self.maps_by_rank.shape
+        rank = self.ranks_by_cell.reshape(-1)[cell * d + piece_attribute]
+        child = self.maps_by_rank.reshape(-1)[(piece_attribute * n_levels + levels[local] - 1) * span + rank]
         count = self.piece_count[chosen]
         group, group_size, first_group, n_children = _groups(local, child, count, n_segs, self.n_nodes)
         allowed = np.minimum.reduceat(group_size, first_group) >= self.k
