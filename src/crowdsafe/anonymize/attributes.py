@@ -100,7 +100,7 @@ class HierarchicalAttribute:
     def all_labels(self) -> pl.Series:
         """Every node's label, level after level (leaves as published), for one gather."""
         upper = [label for h in range(1, self.height + 1) for label in self.hierarchy.labels[h]]
-        return pl.concat([self.labels, pl.Series(self.name, upper, dtype=pl.String)]).alias(self.name)
+        return pl.concat([self.labels, pl.Series(self.name, upper, dtype=pl.String)], rechunk=True).alias(self.name)
 
     def node_labels(self, level: np.ndarray, node: np.ndarray) -> pl.Series:
         """The published label of each (level, node)."""

@@ -674,11 +674,11 @@ def published_values(cells: CellTable, attributes: Sequence[Attribute], result: 
     nodes: list[tuple[str, np.ndarray, pl.Series]] = []  # hierarchy nodes, labelled in one gather
     for j, attr in enumerate(attributes):
         if isinstance(attr, OrderedAttribute) and attr.is_range:
-            low, high = attr.labels.gather(lows[:, j]), attr.labels.gather(highs[:, j])
-            frame = pl.DataFrame({"low": low, "high": high})
-            values[attr.name] = frame.select(
-                pl.when(pl.col("low") == pl.col("high")).then(pl.col("low"))
-                .otherwise(pl.format("[{}, {}]", "low", "high")).alias(attr.name)
+            labels = pl.lit(attr.labels.rechunk())
+            low, high = labels.gather(pl.col("low")), labels.gather(pl.col("high"))
+            values[attr.name] = pl.DataFrame({"low": lows[:, j], "high": highs[:, j]}).select(
+                pl.when(pl.col("low") == pl.col("high")).then(low)
+                .otherwise(pl.format("[{}, {}]", low, high)).alias(attr.name)
             ).to_series()
         elif isinstance(attr, HierarchicalAttribute) and categorical == "node":
             level, node = attr.common_node(lows[:, j], highs[:, j])
@@ -689,7 +689,8 @@ def published_values(cells: CellTable, attributes: Sequence[Attribute], result: 
                                            result.n_parts, attr.name)
     if nodes:
         bases = np.cumsum([0] + [len(labels) for _, _, labels in nodes[:-1]])
-        labelled = pl.concat([labels for _, _, labels in nodes]).gather(
+        # one chunk: gathering from a chunked series is several times slower
+        labelled = pl.concat([labels for _, _, labels in nodes], rechunk=True).gather(
             np.concatenate([index + base for (_, index, _), base in zip(nodes, bases)]))
         for i, (name, _, _) in enumerate(nodes):
             values[name] = labelled.slice(i * result.n_parts, result.n_parts).alias(name)
