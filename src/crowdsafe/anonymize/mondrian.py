@@ -171,8 +171,11 @@ class _LevelGrid:
         low, high, sizes = level.low, level.high, level.sizes  # (segment x attribute)
         spans = (high - low + 1).T  # blocks attribute by attribute, each segment by segment
         block = (spans.cumsum() - spans.reshape(-1)).reshape(d, n_segs)  # where each block starts
-        key = np.repeat(block - low.T, level.lengths, axis=1)
-        key += level.rank
+        # attributes with one value in every segment allow no cut: their blocks stay empty
+        varied = level.widths.any(axis=0)
+        rows = slice(None) if varied.all() else np.flatnonzero(varied)
+        key = np.repeat((block - low.T)[rows], level.lengths, axis=1)
+        key += level.rank[rows]
         counts = partitioner.piece_count[level.pieces].astype(float)
         grid = np.bincount(key.reshape(-1), weights=np.broadcast_to(counts, key.shape).reshape(-1),
                            minlength=int(spans.sum()))
@@ -208,6 +211,8 @@ class _LevelGrid:
         self.split = np.zeros((n_segs, d), dtype=np.int64)
         if partitioner.mode == "strict":  # (relaxed: ⌊N/2⌋ >= k holds for every cuttable partition)
             for j, _ in partitioner.ordered_attributes:
+                if not varied[j]:
+                    continue
                 start = self.block[:, j]
                 before = cum[start]
                 at_median = np.searchsorted(cum, before + (sizes + 1) // 2)  # the ceil(N/2)-th smallest
@@ -310,6 +315,7 @@ class _Partitioner:
         self.piece_part = np.zeros(m, dtype=np.int64)
         self.n_parts = 1
         self.attempts = 0  # attempts the last level needed
+        self.varied = np.ones(d, dtype=bool)  # attributes with several values in a partition of the last level
 
     @cached_property
     def ranks(self) -> np.ndarray:
@@ -492,8 +498,14 @@ class _Partitioner:
         """Normalized width of every attribute in every segment, hierarchy LCA levels (0 for
         ordered attributes), lowest and highest ranks: all attributes at once, each
         (segment x attribute), from the (attribute x piece) ``rank``."""
-        low = np.minimum.reduceat(rank, starts, axis=1).astype(np.int64)
-        high = np.maximum.reduceat(rank, starts, axis=1).astype(np.int64)
+        if self.varied.all():
+            low = np.minimum.reduceat(rank, starts, axis=1).astype(np.int64)
+            high = np.maximum.reduceat(rank, starts, axis=1).astype(np.int64)
+        else:  # an attribute with one value in every partition keeps it in their parts
+            low = rank[:, starts].astype(np.int64)
+            high = low.copy()
+            low[self.varied] = np.minimum.reduceat(rank[self.varied], starts, axis=1)
+            high[self.varied] = np.maximum.reduceat(rank[self.varied], starts, axis=1)
         d, n_segs = low.shape
         _, height, leaves = self.maps_by_rank.shape
         at_low, at_high = self.attribute_starts + low, self.attribute_starts + high
@@ -506,6 +518,7 @@ class _Partitioner:
         for j, attr in self.ordered_attributes:
             widths[j] = attr.width(low[j], high[j])
             levels[j] = 0
+        self.varied = (widths > 0).any(axis=1)
         return tuple(np.ascontiguousarray(a.T) for a in (widths, levels, low, high))  # type: ignore[return-value]
 
     # -- cutting -------------------------------------------------------------------------
