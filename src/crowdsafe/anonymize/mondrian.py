@@ -335,8 +335,9 @@ class _Partitioner:
 
     def run(self) -> Partitioning:
         pieces = np.arange(self.m, dtype=np.int64)  # the pieces of partitions still to cut, by partition
+        lengths = np.array([self.m])  # pieces per partition
         while len(pieces):
-            pieces = self._level(pieces)
+            pieces, lengths = self._level(pieces, lengths)
         # number the final partitions 0, 1, ... in the order of their ids
         final = np.zeros(self.n_parts, dtype=bool)
         final[self.piece_part] = True
@@ -346,15 +347,16 @@ class _Partitioner:
 
     # -- one recursion level ---------------------------------------------------------------
 
-    def _level(self, pieces: np.ndarray) -> np.ndarray:
-        """Cut every partition holding ``pieces`` (sorted by partition) once if possible;
-        return the pieces of the new partitions, sorted by partition.
+    def _level(self, pieces: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Cut every partition holding ``pieces`` (sorted by partition, ``lengths`` pieces in
+        each) once if possible; return the pieces of the new partitions, sorted by partition,
+        and their numbers per partition.
 
         A partition tries its attributes from the widest down (attempt 0, 1, ...) and is cut
         on the first that allows it. Partitions are numbered attempt by attempt and, within an
         attempt, ordered cuts before hierarchy cuts, each in partition order.
         """
-        starts, lengths = _segments(self.piece_part[pieces])
+        starts = lengths.cumsum() - lengths
         sizes = np.add.reduceat(self.piece_count[pieces], starts)
         cuttable = sizes >= 2 * self.k  # smaller partitions cannot be cut in two parts >= k
         if not cuttable.all():  # leave them out now
@@ -362,7 +364,7 @@ class _Partitioner:
             lengths, sizes = lengths[cuttable], sizes[cuttable]
             starts = lengths.cumsum() - lengths
         if len(pieces) == 0:
-            return pieces
+            return pieces, lengths
         rank = np.ascontiguousarray(self.ranks_by_cell.take(self.piece_cell[pieces], axis=0).T)
         level = _Level(pieces, starts, lengths, sizes, rank)
         level.widths, level.levels, level.low, level.high = self._widths(rank, level.starts)
@@ -373,14 +375,15 @@ class _Partitioner:
         else:
             moved = self._cut_by_attempts(level)
         if not moved:
-            return np.zeros(0, dtype=np.int64)
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         # partitions are numbered in the order they are made: one stable sort orders the pieces
         offset = np.concatenate([new_part for _, new_part in moved]) - first_new_part
         if len(offset) and self.n_parts - first_new_part <= 1 << 16:
             order = np.argsort(offset.astype(np.uint16), kind="stable")  # a radix sort
         else:
             order = np.argsort(offset, kind="stable")
-        return np.concatenate([pieces for pieces, _ in moved])[order]
+        lengths = np.bincount(offset, minlength=self.n_parts - first_new_part)  # every new partition has pieces
+        return np.concatenate([pieces for pieces, _ in moved])[order], lengths
 
     def _cut_by_attempts(self, level: _Level) -> list[tuple[np.ndarray, np.ndarray]]:
         """Attempt by attempt, try each undecided partition's next widest attribute."""
