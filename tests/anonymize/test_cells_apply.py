@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from unittest.mock import patch
 
 import numpy as np
 import polars as pl
@@ -122,5 +123,9 @@ def test_dense_ids_rank_tuples_lexicographically_on_every_path(sizes, n, seed):
     tuples = list(zip(*[c.tolist() for c in columns]))
     ranks = {t: i for i, t in enumerate(sorted(set(tuples)))}
     assert m == len(ranks) and ids.tolist() == [ranks[t] for t in tuples]
-    wide = dense_ids(columns, [s * 10**4 for s in sizes] if len(sizes) > 1 else [10**9])  # the sort path
+    wide_sizes = [s * 10**4 for s in sizes] if len(sizes) > 1 else [10**9]
+    wide = dense_ids(columns, wide_sizes)  # a sort path (NumPy's sort of packed keys at this size)
     assert wide[1] == m and wide[0].tolist() == ids.tolist()
+    with patch("crowdsafe.anonymize.cells.DENSE_BY_NUMPY", 0):  # Polars' rank, as for large tables
+        by_polars = dense_ids(columns, wide_sizes)
+    assert by_polars[1] == m and by_polars[0].tolist() == ids.tolist()

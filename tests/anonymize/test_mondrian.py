@@ -64,6 +64,20 @@ def test_strict_partitions_are_exactly_the_references(adult_complete, sample, k)
     assert _classes_as_rows(rows, ours) == sorted(tuple(sorted(p)) for p in expected)
 
 
+def test_strict_partitions_match_the_reference_with_ranks_wider_than_a_byte(adult_complete):
+    # fnlwgt has thousands of distinct values: ranks are stored in 16 bits, not 8
+    picked = np.random.default_rng(4).choice(adult_complete.n_rows, size=1500, replace=False)
+    data = adult_complete.with_frame(adult_complete.frame[np.sort(picked)])
+    qis = ["fnlwgt", "education", "sex"]
+    cells = cell_table(data, qis)
+    partitioner = _Partitioner(cells, describe_attributes(data, cells), 3, "strict", NO_CONSTRAINTS)
+    assert partitioner.ranks_by_cell.dtype == np.uint16
+    rows = list(data.frame.select(qis).iter_rows())
+    expected = reference_mondrian(rows, ref_attributes(data, qis), 3)
+    ours = mondrian(data, 3, columns=qis).class_of_row
+    assert _classes_as_rows(rows, ours) == sorted(tuple(sorted(p)) for p in expected)
+
+
 def test_each_partition_publishes_the_range_of_its_own_rows():
     # Cut on age at the median leaves the right part with incomes 10..20 only; a parent's
     # range [10, 1000] would claim values this class does not hold.

@@ -100,7 +100,7 @@ class HierarchicalAttribute:
     def all_labels(self) -> pl.Series:
         """Every node's label, level after level (leaves as published), for one gather."""
         upper = [label for h in range(1, self.height + 1) for label in self.hierarchy.labels[h]]
-        return pl.concat([self.labels, pl.Series(self.name, upper, dtype=pl.String)]).alias(self.name)
+        return pl.concat([self.labels, pl.Series(self.name, upper, dtype=pl.String)], rechunk=True).alias(self.name)
 
     def node_labels(self, level: np.ndarray, node: np.ndarray) -> pl.Series:
         """The published label of each (level, node)."""
@@ -129,8 +129,9 @@ def describe_attributes(dataset: Dataset, cells: CellTable) -> list[Attribute]:
         encoded = dataset.encoded(name)
         dictionary = encoded.dictionary
         hierarchy = dataset.hierarchies.get(name)
-        present = np.zeros(encoded.cardinality, dtype=bool)
-        present[cells.codes[:, j]] = True
+        if spec.type in (AttributeType.NUMERIC, AttributeType.DATE) or hierarchy is None:
+            present = np.zeros(encoded.cardinality, dtype=bool)  # the values in the table
+            present[cells.codes[:, j]] = True
         if spec.type in (AttributeType.NUMERIC, AttributeType.DATE):
             if dictionary.null_count() and present[np.flatnonzero(dictionary.is_null().to_numpy())].any():
                 raise SchemaError(

@@ -87,6 +87,11 @@ def _segments(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return starts, lengths
 
 
+def _smallest_unsigned(n: int) -> type:
+    """The smallest unsigned integer type holding 0..n-1 (narrow arrays gather and reduce faster)."""
+    return next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if n <= np.iinfo(t).max + 1)
+
+
 def _expand(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Positions covered by the segments (in order) and the segment index of each."""
     total = int(lengths.sum())
@@ -166,8 +171,11 @@ class _LevelGrid:
         low, high, sizes = level.low, level.high, level.sizes  # (segment x attribute)
         spans = (high - low + 1).T  # blocks attribute by attribute, each segment by segment
         block = (spans.cumsum() - spans.reshape(-1)).reshape(d, n_segs)  # where each block starts
-        key = np.repeat(block - low.T, level.lengths, axis=1)
-        key += level.rank
+        # attributes with one value in every segment allow no cut: their blocks stay empty
+        varied = level.widths.any(axis=0)
+        rows = slice(None) if varied.all() else np.flatnonzero(varied)
+        key = np.repeat((block - low.T)[rows], level.lengths, axis=1)
+        key += level.rank[rows]
         counts = partitioner.piece_count[level.pieces].astype(float)
         grid = np.bincount(key.reshape(-1), weights=np.broadcast_to(counts, key.shape).reshape(-1),
                            minlength=int(spans.sum()))
@@ -203,6 +211,8 @@ class _LevelGrid:
         self.split = np.zeros((n_segs, d), dtype=np.int64)
         if partitioner.mode == "strict":  # (relaxed: ⌊N/2⌋ >= k holds for every cuttable partition)
             for j, _ in partitioner.ordered_attributes:
+                if not varied[j]:
+                    continue
                 start = self.block[:, j]
                 before = cum[start]
                 at_median = np.searchsorted(cum, before + (sizes + 1) // 2)  # the ceil(N/2)-th smallest
@@ -254,22 +264,19 @@ class _Partitioner:
         m = cells.n_cells
         self.m = m
         d = len(attributes)
-        self.codes = np.ascontiguousarray(cells.codes.T)
-        # rank of each cell's value in each attribute's order (depth-first for hierarchies)
-        self.ranks = np.stack([attr.rank_of_code[self.codes[j]] for j, attr in enumerate(attributes)])
         self.n_ranks = max(len(attr.rank_of_code) for attr in attributes)
-        # cell-major and 32-bit: gathering the rows of a level's cells, then transposing them,
-        # is several times faster than with 64-bit values or attribute-major
-        self.ranks_by_cell = np.ascontiguousarray(self.ranks.T.astype(np.int32))
+        # rank of each cell's value in each attribute's order (depth-first for hierarchies),
+        # cell-major and in the smallest unsigned type that holds them: gathering the rows of a
+        # level's cells, then transposing them, is several times faster than with 64-bit values
+        # or attribute-major
+        rank_type = _smallest_unsigned(self.n_ranks)
+        self.ranks_by_cell = np.empty((m, d), dtype=rank_type)
+        for j, attr in enumerate(attributes):
+            self.ranks_by_cell[:, j] = attr.rank_of_code.astype(rank_type)[cells.codes[:, j]]
         self.is_ordered = np.asarray([isinstance(a, OrderedAttribute) for a in attributes])
         hierarchical = [a for a in attributes if isinstance(a, HierarchicalAttribute)]
         height = max((a.height for a in hierarchical), default=0)
         leaves = max((a.total_leaves for a in hierarchical), default=1)
-        self.maps = np.zeros((d, height + 1, leaves), dtype=np.int64)
-        for j, attr in enumerate(attributes):
-            if isinstance(attr, HierarchicalAttribute):
-                self.maps[j, : attr.height + 1, : attr.total_leaves] = attr.maps
-        self.n_nodes = int(self.maps.max()) + 1
         # for the widths of all attributes at once: node of each leaf *rank* per level, padded
         # above an attribute's top with one node (so the common level never exceeds its height)
         self.maps_by_rank = np.zeros((d, height + 1, max(leaves, self.n_ranks)), dtype=np.int64)
@@ -282,6 +289,7 @@ class _Partitioner:
                 node_offsets[j, : attr.height + 1] = base + attr.node_offsets
                 node_widths.append(attr.node_widths)
                 base += len(attr.node_widths)
+        self.n_nodes = int(self.maps_by_rank.max()) + 1
         self.node_offsets = node_offsets  # (attribute, level) -> start of the level's nodes in node_widths
         # per level, the nodes of every attribute's leaf ranks (index attribute * leaves + rank)
         self.maps_by_level = [np.ascontiguousarray(self.maps_by_rank[:, h]).reshape(-1) for h in range(height + 1)]
@@ -290,8 +298,6 @@ class _Partitioner:
         self.node_widths = np.concatenate(node_widths)
         self.hierarchy_height = height
         self.ordered_attributes = [(j, a) for j, a in enumerate(attributes) if isinstance(a, OrderedAttribute)]
-        self.flat_maps = self.maps.ravel()  # index (attribute * (height + 1) + level) * leaves + code
-        self.flat_codes = self.codes.ravel()  # index attribute * cells + cell
         # runs of ranks per (attribute, level): the nodes of a hierarchy level (depth-first
         # ranks make each a run), single ranks for ordered attributes; run_index numbers all
         # runs, run_first and run_last are each run's first and last rank
@@ -309,6 +315,12 @@ class _Partitioner:
         self.piece_part = np.zeros(m, dtype=np.int64)
         self.n_parts = 1
         self.attempts = 0  # attempts the last level needed
+        self.varied = np.ones(d, dtype=bool)  # attributes with several values in a partition of the last level
+
+    @cached_property
+    def ranks(self) -> np.ndarray:
+        """(attribute x cell) ranks (only the sorting cuts need them)."""
+        return np.ascontiguousarray(self.ranks_by_cell.T).astype(np.int64)
 
     @cached_property
     def orders(self) -> np.ndarray:
@@ -323,31 +335,36 @@ class _Partitioner:
 
     def run(self) -> Partitioning:
         pieces = np.arange(self.m, dtype=np.int64)  # the pieces of partitions still to cut, by partition
+        lengths = np.array([self.m])  # pieces per partition
         while len(pieces):
-            pieces = self._level(pieces)
-        part_ids, part = np.unique(self.piece_part, return_inverse=True)
-        return Partitioning(self.piece_cell, self.piece_count, part.ravel().astype(np.int64), len(part_ids),
+            pieces, lengths = self._level(pieces, lengths)
+        # number the final partitions 0, 1, ... in the order of their ids
+        final = np.zeros(self.n_parts, dtype=bool)
+        final[self.piece_part] = True
+        number = final.cumsum() - 1
+        return Partitioning(self.piece_cell, self.piece_count, number[self.piece_part], int(number[-1]) + 1,
                             self.ranks_by_cell)
 
     # -- one recursion level ---------------------------------------------------------------
 
-    def _level(self, pieces: np.ndarray) -> np.ndarray:
-        """Cut every partition holding ``pieces`` (sorted by partition) once if possible;
-        return the pieces of the new partitions, sorted by partition.
+    def _level(self, pieces: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Cut every partition holding ``pieces`` (sorted by partition, ``lengths`` pieces in
+        each) once if possible; return the pieces of the new partitions, sorted by partition,
+        and their numbers per partition.
 
         A partition tries its attributes from the widest down (attempt 0, 1, ...) and is cut
         on the first that allows it. Partitions are numbered attempt by attempt and, within an
         attempt, ordered cuts before hierarchy cuts, each in partition order.
         """
-        starts, lengths = _segments(self.piece_part[pieces])
+        starts = lengths.cumsum() - lengths
         sizes = np.add.reduceat(self.piece_count[pieces], starts)
         cuttable = sizes >= 2 * self.k  # smaller partitions cannot be cut in two parts >= k
         if not cuttable.all():  # leave them out now
-            pieces = pieces[_expand(starts[cuttable], lengths[cuttable])[0]]
+            pieces = pieces[cuttable.repeat(lengths)]
             lengths, sizes = lengths[cuttable], sizes[cuttable]
             starts = lengths.cumsum() - lengths
         if len(pieces) == 0:
-            return pieces
+            return pieces, lengths
         rank = np.ascontiguousarray(self.ranks_by_cell.take(self.piece_cell[pieces], axis=0).T)
         level = _Level(pieces, starts, lengths, sizes, rank)
         level.widths, level.levels, level.low, level.high = self._widths(rank, level.starts)
@@ -358,14 +375,15 @@ class _Partitioner:
         else:
             moved = self._cut_by_attempts(level)
         if not moved:
-            return np.zeros(0, dtype=np.int64)
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         # partitions are numbered in the order they are made: one stable sort orders the pieces
         offset = np.concatenate([new_part for _, new_part in moved]) - first_new_part
         if len(offset) and self.n_parts - first_new_part <= 1 << 16:
             order = np.argsort(offset.astype(np.uint16), kind="stable")  # a radix sort
         else:
             order = np.argsort(offset, kind="stable")
-        return np.concatenate([pieces for pieces, _ in moved])[order]
+        lengths = np.bincount(offset, minlength=self.n_parts - first_new_part)  # every new partition has pieces
+        return np.concatenate([pieces for pieces, _ in moved])[order], lengths
 
     def _cut_by_attempts(self, level: _Level) -> list[tuple[np.ndarray, np.ndarray]]:
         """Attempt by attempt, try each undecided partition's next widest attribute."""
@@ -483,7 +501,14 @@ class _Partitioner:
         """Normalized width of every attribute in every segment, hierarchy LCA levels (0 for
         ordered attributes), lowest and highest ranks: all attributes at once, each
         (segment x attribute), from the (attribute x piece) ``rank``."""
-        low, high = np.minimum.reduceat(rank, starts, axis=1), np.maximum.reduceat(rank, starts, axis=1)
+        if self.varied.all():
+            low = np.minimum.reduceat(rank, starts, axis=1).astype(np.int64)
+            high = np.maximum.reduceat(rank, starts, axis=1).astype(np.int64)
+        else:  # an attribute with one value in every partition keeps it in their parts
+            low = rank[:, starts].astype(np.int64)
+            high = low.copy()
+            low[self.varied] = np.minimum.reduceat(rank[self.varied], starts, axis=1)
+            high[self.varied] = np.maximum.reduceat(rank[self.varied], starts, axis=1)
         d, n_segs = low.shape
         _, height, leaves = self.maps_by_rank.shape
         at_low, at_high = self.attribute_starts + low, self.attribute_starts + high
@@ -496,6 +521,7 @@ class _Partitioner:
         for j, attr in self.ordered_attributes:
             widths[j] = attr.width(low[j], high[j])
             levels[j] = 0
+        self.varied = (widths > 0).any(axis=1)
         return tuple(np.ascontiguousarray(a.T) for a in (widths, levels, low, high))  # type: ignore[return-value]
 
     # -- cutting -------------------------------------------------------------------------
@@ -609,9 +635,9 @@ class _Partitioner:
         n_segs = len(segs)
         cell = self.piece_cell[chosen]
         piece_attribute = attribute[local]
-        code = self.flat_codes[piece_attribute * self.m + cell]
-        _, height, leaves = self.maps.shape
-        child = self.flat_maps[(piece_attribute * height + levels[local] - 1) * leaves + code]
+        d, n_levels, span = self.maps_by_rank.shape
+        rank = self.ranks_by_cell.reshape(-1)[cell * d + piece_attribute]
+        child = self.maps_by_rank.reshape(-1)[(piece_attribute * n_levels + levels[local] - 1) * span + rank]
         count = self.piece_count[chosen]
         group, group_size, first_group, n_children = _groups(local, child, count, n_segs, self.n_nodes)
         allowed = np.minimum.reduceat(group_size, first_group) >= self.k
@@ -664,11 +690,11 @@ def published_values(cells: CellTable, attributes: Sequence[Attribute], result: 
     nodes: list[tuple[str, np.ndarray, pl.Series]] = []  # hierarchy nodes, labelled in one gather
     for j, attr in enumerate(attributes):
         if isinstance(attr, OrderedAttribute) and attr.is_range:
-            low, high = attr.labels.gather(lows[:, j]), attr.labels.gather(highs[:, j])
-            frame = pl.DataFrame({"low": low, "high": high})
-            values[attr.name] = frame.select(
-                pl.when(pl.col("low") == pl.col("high")).then(pl.col("low"))
-                .otherwise(pl.format("[{}, {}]", "low", "high")).alias(attr.name)
+            labels = pl.lit(attr.labels.rechunk())
+            low, high = labels.gather(pl.col("low")), labels.gather(pl.col("high"))
+            values[attr.name] = pl.DataFrame({"low": lows[:, j], "high": highs[:, j]}).select(
+                pl.when(pl.col("low") == pl.col("high")).then(low)
+                .otherwise(pl.format("[{}, {}]", low, high)).alias(attr.name)
             ).to_series()
         elif isinstance(attr, HierarchicalAttribute) and categorical == "node":
             level, node = attr.common_node(lows[:, j], highs[:, j])
@@ -679,7 +705,8 @@ def published_values(cells: CellTable, attributes: Sequence[Attribute], result: 
                                            result.n_parts, attr.name)
     if nodes:
         bases = np.cumsum([0] + [len(labels) for _, _, labels in nodes[:-1]])
-        labelled = pl.concat([labels for _, _, labels in nodes]).gather(
+        # one chunk: gathering from a chunked series is several times slower
+        labelled = pl.concat([labels for _, _, labels in nodes], rechunk=True).gather(
             np.concatenate([index + base for (_, index, _), base in zip(nodes, bases)]))
         for i, (name, _, _) in enumerate(nodes):
             values[name] = labelled.slice(i * result.n_parts, result.n_parts).alias(name)
