@@ -172,9 +172,8 @@ def class_table(release: pl.DataFrame, qi: Sequence[str], sensitive: str | None 
 def class_tables(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive: str | None = None
                  ) -> list[ClassTable]:
     """:func:`class_table` of every release, with one Polars query per step for all of them:
-    the group-bys run in one parallel collection (each also yielding its text columns'
-    categorical ids), and the distinct cells of every column of every release are written
-    canonically and ranked together."""
+    the group-bys run in one parallel collection, and the distinct cells of every column of
+    every release are written canonically and ranked together."""
     return class_tables_and_codes(releases, qi, sensitive)[0]
 
 
@@ -191,24 +190,20 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
                 f"the release has no column {missing[0]!r}; its columns are: {', '.join(release.columns)}"
             )
     # one group-by per release over the quasi-identifiers, holding each group's distinct
-    # sensitive cells (a list) and its text cells' categorical ids
+    # sensitive cells (a list)
     plans = []
     for release in releases:
-        schema = release.schema
         plan = release.lazy()
         held = []
         if sensitive is not None:
-            if schema[sensitive] == pl.String:  # hashed once as a categorical, not in every list
+            if release.schema[sensitive] == pl.String:  # hashed once as a categorical, not in every list
                 plan = plan.with_columns(pl.col(sensitive).cast(pl.Categorical))
             held = [pl.col(sensitive).unique().alias("__held")]
-        plans.append(plan.group_by(qi).agg(pl.len().cast(pl.Int64).alias("__rows"), *held)
-                     .with_columns(_physical(schema, c).alias(f"__id_{c}") for c in qi if _is_text(schema[c])))
+        plans.append(plan.group_by(qi).agg(pl.len().cast(pl.Int64).alias("__rows"), *held))
     collected = pl.collect_all(plans + ([also] if also is not None else []))
     also_frame = collected.pop() if also is not None else None
-    every_codes, every_combos, every_rows, every_held = [], [], [], []
+    every_combos, every_rows, every_held = [], [], []
     for combos in collected:
-        ids = combos.select(pl.col(f"__id_{c}").alias(c) for c in qi if f"__id_{c}" in combos.columns)
-        every_codes.append(_codes_of_physical(combos, qi, ids))
         every_combos.append(combos.select(qi))
         every_rows.append(combos.get_column("__rows").to_numpy())
         if sensitive is not None:  # (combo, sensitive cell) pairs, and the distinct sensitive cells
@@ -225,38 +220,14 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
                 cell, cells = distinct_codes(held.to_frame(), [sensitive])[sensitive]
             combo = np.repeat(np.arange(combos.height, dtype=np.int64), lists.list.len().to_numpy())
             every_held.append((combo, cell, cells))
-    # canonical text of the distinct cells of every column of every release in one pass; per
-    # (release, column), the distinct canonical cells sorted (missing last) and each written
-    # cell's rank among them
-    written = [cell_text(codes[c][1]) for codes in every_codes for c in qi]
-    group = np.repeat(np.arange(len(written), dtype=np.int64), [len(w) for w in written])
-    canonical = pl.DataFrame({"group": group, "canonical": canonical_texts(pl.concat(written))})
-    text = pl.col("canonical")
-    ordered = (canonical.lazy().with_row_index("__row").sort("group", "canonical", nulls_last=True)
-               .with_columns(((pl.col("group") != pl.col("group").shift()) | text.ne_missing(text.shift()))
-                             .fill_null(True).alias("__new"))
-               .collect())
-    new = ordered.get_column("__new").to_numpy()
-    run = np.cumsum(new, dtype=np.int64) - 1  # each sorted cell's distinct (group, canonical) pair
-    group_sorted = ordered.get_column("group").to_numpy()
-    group_start = run[np.minimum(np.searchsorted(group_sorted, np.arange(len(written))), max(len(run) - 1, 0))
-                      ] if len(run) else np.zeros(len(written), dtype=np.int64)
-    ranked = np.empty(len(run), dtype=np.int64)
-    ranked[ordered.get_column("__row").to_numpy()] = run - group_start[group_sorted]
-    all_cells = ordered.get_column("canonical").filter(pl.Series(new))
-    bounds = np.searchsorted(group_sorted[new], np.arange(len(written) + 1))
+    canonical_of_combo = _canonical_ranks([combos.get_column(c) for combos in every_combos for c in qi])
     tables = []
-    for r, (codes, combos, rows) in enumerate(zip(every_codes, every_combos, every_rows)):
-        distinct_cells: dict[str, pl.Series] = {}
-        canonical_of_combo: list[np.ndarray] = []
-        for j, c in enumerate(qi):
-            g = r * len(qi) + j
-            cells_here = all_cells.slice(bounds[g], bounds[g + 1] - bounds[g]).alias(c)
-            distinct_cells[c] = cells_here
-            canonical_of_combo.append(ranked[group == g][codes[c][0]])  # the missing cell sorts last
-        class_of_combo, n_classes = group_ids(canonical_of_combo, [len(distinct_cells[c]) for c in qi])
+    for r, (combos, rows) in enumerate(zip(every_combos, every_rows)):
+        distinct_cells = {c: canonical_of_combo[r * len(qi) + j][1].alias(c) for j, c in enumerate(qi)}
+        ranks = [canonical_of_combo[r * len(qi) + j][0] for j in range(len(qi))]
+        class_of_combo, n_classes = group_ids(ranks, [len(distinct_cells[c]) for c in qi])
         first = first_of_each(class_of_combo, n_classes)
-        cell_of_class = {c: ids[first] for c, ids in zip(qi, canonical_of_combo)}
+        cell_of_class = {c: ids[first] for c, ids in zip(qi, ranks)}
         sizes = np.bincount(class_of_combo, weights=rows, minlength=n_classes).astype(np.int64)
         if sensitive is None:
             tables.append(ClassTable(combos, class_of_combo, tuple(qi), distinct_cells, cell_of_class, sizes))
@@ -265,6 +236,42 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
             tables.append(ClassTable(combos, class_of_combo, tuple(qi), distinct_cells, cell_of_class, sizes,
                                      cells, (class_of_combo[combo], cell)))
     return tables, also_frame
+
+
+def _canonical_ranks(columns: Sequence[pl.Series]) -> list[tuple[np.ndarray, pl.Series]]:
+    """Per column of cells: the column's distinct canonical cells, sorted (missing last), and
+    each cell's rank among them; for all columns at once (their cells written as text, each
+    distinct (column, text) made canonical once). The few distinct canonical texts are sorted
+    in Python: code point order, which is the byte order Polars sorts UTF-8 text in."""
+    written = [cell_text(column) for column in columns]
+    lengths = np.array([len(w) for w in written], dtype=np.int64)
+    n_groups = len(written)
+    group = np.repeat(np.arange(n_groups, dtype=np.int64), lengths)
+    texts = pl.concat(written)
+    ids = _categorical_ids(texts) + 1  # the missing cell: 0
+    span = int(ids.max(initial=0)) + 1
+    distinct, code = unique_inverse(group * span + ids, n_groups * span)  # distinct (group, text)
+    canonical = canonical_texts(texts.gather(first_of_each(code, len(distinct)))).to_list()
+    ordered = sorted({text for text in canonical if text is not None})
+    ordered.append(None)  # the missing cell last
+    rank_of = {text: rank for rank, text in enumerate(ordered)}
+    n_ranks = len(ordered)
+    order = np.array([rank_of[text] for text in canonical], dtype=np.int64)
+    pairs, pair_of = unique_inverse((distinct // span) * n_ranks + order, n_groups * n_ranks)
+    bounds = np.searchsorted(pairs // n_ranks, np.arange(n_groups + 1))
+    cells = pl.Series([ordered[r] for r in (pairs % n_ranks).tolist()], dtype=pl.String)
+    rank = (pair_of - bounds[distinct // span])[code]
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    return [(rank[offsets[g]: offsets[g + 1]], cells.slice(bounds[g], bounds[g + 1] - bounds[g]))
+            for g in range(n_groups)]
+
+
+def _categorical_ids(values: pl.Series) -> np.ndarray:
+    """Polars categorical ids of ``values`` (equal values, equal ids), the missing value -1."""
+    ids = values.cast(pl.Categorical).to_physical().to_numpy()
+    if values.null_count():
+        ids = np.where(np.isnan(ids), -1, ids)
+    return ids.astype(np.int64)
 
 
 def _leaf_texts(hierarchy: Hierarchy | None, dtype: pl.DataType) -> pl.Series | None:
