@@ -30,11 +30,12 @@ import polars as pl
 
 from crowdsafe.anonymize.cells import dense_ids, first_of_each
 from crowdsafe.data import Hierarchy, encode_series
-from crowdsafe.data.arrays import unique_inverse
+from crowdsafe.data.arrays import stable_argsort, unique_inverse
 from crowdsafe.data.cell_reader import (
     CellReader,
     Membership,
     canonical_texts,
+    categorical_ids,
     cell_text,
     segments,
 )
@@ -199,7 +200,8 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
             if release.schema[sensitive] == pl.String:  # hashed once as a categorical, not in every list
                 plan = plan.with_columns(pl.col(sensitive).cast(pl.Categorical))
             held = [pl.col(sensitive).unique().alias("__held")]
-        plans.append(plan.group_by(qi).agg(pl.len().cast(pl.Int64).alias("__rows"), *held))
+        plan = plan.group_by(qi).agg(pl.len().cast(pl.Int64).alias("__rows"), *held)
+        plans.append(plan.with_columns(pl.col("__held").list.len().alias("__n_held")) if held else plan)
     collected = pl.collect_all(plans + ([also] if also is not None else []))
     also_frame = collected.pop() if also is not None else None
     every_combos, every_rows, every_held = [], [], []
@@ -210,15 +212,14 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
             lists = combos.get_column("__held")
             held = lists.explode().alias(sensitive)
             if isinstance(held.dtype, pl.Categorical):  # cast before the group-by: its ids are at hand
-                ids = held.to_physical()
-                cell, n_cells = _dense_codes(ids.fill_null(ids.max() + 1 if ids.null_count() < len(ids) else 0)
-                                             .to_numpy().astype(np.int64))
-                cells = held[first_of_each(cell, n_cells)]
+                ids = categorical_ids(held)
+                cell, n_cells = _dense_codes(np.where(ids < 0, ids.max(initial=-1) + 1, ids))  # missing last
+                cells = held.gather(first_of_each(cell, n_cells))
                 if releases[len(every_held)].schema[sensitive] == pl.String:
                     cells = cells.cast(pl.String)
             else:
                 cell, cells = distinct_codes(held.to_frame(), [sensitive])[sensitive]
-            combo = np.repeat(np.arange(combos.height, dtype=np.int64), lists.list.len().to_numpy())
+            combo = np.repeat(np.arange(combos.height, dtype=np.int64), combos.get_column("__n_held").to_numpy())
             every_held.append((combo, cell, cells))
     canonical_of_combo = _canonical_ranks([combos.get_column(c) for combos in every_combos for c in qi])
     tables = []
@@ -248,7 +249,7 @@ def _canonical_ranks(columns: Sequence[pl.Series]) -> list[tuple[np.ndarray, pl.
     n_groups = len(written)
     group = np.repeat(np.arange(n_groups, dtype=np.int64), lengths)
     texts = pl.concat(written)
-    ids = _categorical_ids(texts) + 1  # the missing cell: 0
+    ids = categorical_ids(texts) + 1  # the missing cell: 0
     span = int(ids.max(initial=0)) + 1
     distinct, code = unique_inverse(group * span + ids, n_groups * span)  # distinct (group, text)
     canonical = canonical_texts(texts.gather(first_of_each(code, len(distinct)))).to_list()
@@ -264,14 +265,6 @@ def _canonical_ranks(columns: Sequence[pl.Series]) -> list[tuple[np.ndarray, pl.
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     return [(rank[offsets[g]: offsets[g + 1]], cells.slice(bounds[g], bounds[g + 1] - bounds[g]))
             for g in range(n_groups)]
-
-
-def _categorical_ids(values: pl.Series) -> np.ndarray:
-    """Polars categorical ids of ``values`` (equal values, equal ids), the missing value -1."""
-    ids = values.cast(pl.Categorical).to_physical().to_numpy()
-    if values.null_count():
-        ids = np.where(np.isnan(ids), -1, ids)
-    return ids.astype(np.int64)
 
 
 def _leaf_texts(hierarchy: Hierarchy | None, dtype: pl.DataType) -> pl.Series | None:
@@ -521,7 +514,7 @@ def locate_exact(table: ClassTable, covers: Mapping[str, Membership],
         fan = cover.size[cell]
         child = np.repeat(np.arange(len(edges), dtype=np.int64), fan)
         key = parent[child] * size + cover.indices[segments(cover.indptr[cell], fan)]
-        by_key = np.argsort(key, kind="stable")
+        by_key = stable_argsort(key, n_class_prefixes * size)
         key, child = key[by_key], child[by_key]
         # every pair extended to its target prefix's children, then joined on (class prefix, code)
         target_fan = np.diff(target_start)[pair_target]
@@ -545,7 +538,7 @@ def locate_exact(table: ClassTable, covers: Mapping[str, Membership],
     class_of_prefix = np.empty(n_class_prefixes, dtype=np.int64)
     class_of_prefix[class_prefix] = np.arange(n_classes, dtype=np.int64)
     tuples, classes = trie.tuple_of_leaf[pair_target], class_of_prefix[pair_class]
-    by_pair = np.argsort(tuples * n_classes + classes)  # the pairs are distinct
+    by_pair = stable_argsort(tuples * n_classes + classes, n_tuples * n_classes)  # the pairs are distinct
     return tuples[by_pair], classes[by_pair]
 
 
