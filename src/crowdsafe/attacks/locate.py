@@ -514,15 +514,24 @@ def locate_exact(table: ClassTable, covers: Mapping[str, Membership],
         fan = cover.size[cell]
         child = np.repeat(np.arange(len(edges), dtype=np.int64), fan)
         key = parent[child] * size + cover.indices[segments(cover.indptr[cell], fan)]
-        by_key = stable_argsort(key, n_class_prefixes * size)
-        key, child = key[by_key], child[by_key]
         # every pair extended to its target prefix's children, then joined on (class prefix, code)
         target_fan = np.diff(target_start)[pair_target]
         pair_target = segments(target_start[pair_target], target_fan)
         wanted = np.repeat(pair_class, target_fan) * size + target_code[pair_target]
         n_keys = n_class_prefixes * size
-        if n_keys <= DENSE_KEYS:  # a direct table of the keys' runs
-            count_of_key = np.bincount(key, minlength=n_keys)
+        count_of_key = np.bincount(key, minlength=n_keys) if n_keys <= DENSE_KEYS else None
+        if count_of_key is not None and count_of_key.max(initial=0) <= 1:
+            # disjoint cells (a strict partition): one child per key, a direct table, no sort
+            child_of_key = np.full(n_keys, -1, dtype=np.int64)
+            child_of_key[key] = child
+            found = child_of_key[wanted]
+            kept = found >= 0
+            pair_target, pair_class = pair_target[kept], found[kept]
+            n_class_prefixes = len(edges)
+            continue
+        by_key = stable_argsort(key, n_keys)
+        key, child = key[by_key], child[by_key]
+        if count_of_key is not None:  # a direct table of the keys' runs
             count = count_of_key[wanted]
             start = (np.cumsum(count_of_key) - count_of_key)[wanted]
         else:
