@@ -43,6 +43,7 @@ from crowdsafe.data.generalized import CellKind, Domain, is_generalized, parse_n
 from crowdsafe.errors import InputError
 
 CHUNK_PAIRS = 4_000_000  # target tuples x classes evaluated at once by the nearest-centroid search
+PYTHON_SORTED = 5_000  # distinct canonical cells ranked in Python up to this many, else by Polars
 DENSE_KEYS = 1 << 24  # (prefix, code) keys looked up in a direct table up to this many, else by binary search
 
 
@@ -242,8 +243,9 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
 def _canonical_ranks(columns: Sequence[pl.Series]) -> list[tuple[np.ndarray, pl.Series]]:
     """Per column of cells: the column's distinct canonical cells, sorted (missing last), and
     each cell's rank among them; for all columns at once (their cells written as text, each
-    distinct (column, text) made canonical once). The few distinct canonical texts are sorted
-    in Python: code point order, which is the byte order Polars sorts UTF-8 text in."""
+    distinct (column, text) made canonical once). Up to ``PYTHON_SORTED`` distinct canonical
+    texts are sorted in Python (code point order, the byte order Polars sorts UTF-8 text in:
+    cheaper than a Polars call for a few hundred), more by Polars."""
     written = [cell_text(column) for column in columns]
     lengths = np.array([len(w) for w in written], dtype=np.int64)
     n_groups = len(written)
@@ -252,15 +254,21 @@ def _canonical_ranks(columns: Sequence[pl.Series]) -> list[tuple[np.ndarray, pl.
     ids = categorical_ids(texts) + 1  # the missing cell: 0
     span = int(ids.max(initial=0)) + 1
     distinct, code = unique_inverse(group * span + ids, n_groups * span)  # distinct (group, text)
-    canonical = canonical_texts(texts.gather(first_of_each(code, len(distinct)))).to_list()
-    ordered = sorted({text for text in canonical if text is not None})
-    ordered.append(None)  # the missing cell last
-    rank_of = {text: rank for rank, text in enumerate(ordered)}
-    n_ranks = len(ordered)
-    order = np.array([rank_of[text] for text in canonical], dtype=np.int64)
+    canonical = canonical_texts(texts.gather(first_of_each(code, len(distinct))))
+    # each distinct text's rank among them all, the missing cell last
+    if len(canonical) <= PYTHON_SORTED:
+        listed = canonical.to_list()
+        ordered = sorted({text for text in listed if text is not None})
+        rank_of = {text: rank for rank, text in enumerate(ordered)}
+        n_ranks = len(ordered) + 1
+        order = np.array([rank_of.get(text, n_ranks - 1) for text in listed], dtype=np.int64)  # missing: last
+    else:  # many distinct texts (centroids, say): ranked by Polars
+        dense = canonical.rank("dense").cast(pl.Int64)
+        n_ranks = int(dense.max() or 0) + 1
+        order = dense.fill_null(n_ranks).to_numpy() - 1
     pairs, pair_of = unique_inverse((distinct // span) * n_ranks + order, n_groups * n_ranks)
     bounds = np.searchsorted(pairs // n_ranks, np.arange(n_groups + 1))
-    cells = pl.Series([ordered[r] for r in (pairs % n_ranks).tolist()], dtype=pl.String)
+    cells = canonical.gather(first_of_each(pair_of, len(pairs)))
     rank = (pair_of - bounds[distinct // span])[code]
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     return [(rank[offsets[g]: offsets[g + 1]], cells.slice(bounds[g], bounds[g + 1] - bounds[g]))
