@@ -96,15 +96,19 @@ def release(draw) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"age": pl.String, "zip": pl.String, "s": pl.String}, orient="row")
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(release(), min_size=1, max_size=3), st.data())
-def test_generalized_releases_match_the_reference(releases, data):
-    n = data.draw(st.integers(1, 12))
-    targets = pl.DataFrame({
+def draw_targets(data, most: int) -> pl.DataFrame:
+    n = data.draw(st.integers(1, most))
+    return pl.DataFrame({
         "age": data.draw(st.lists(st.integers(15, 80), min_size=n, max_size=n)),
         "zip": data.draw(st.lists(st.sampled_from(ZIPS), min_size=n, max_size=n)),
         "s": data.draw(st.lists(st.sampled_from(SICK), min_size=n, max_size=n)),
     })
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(release(), min_size=1, max_size=3), st.data())
+def test_generalized_releases_match_the_reference(releases, data):
+    targets = draw_targets(data, 12)
     result = intersection_attack(releases, targets, QI, "s", hierarchies={"zip": ZIP_HIERARCHY}).targets
     for i, (priors, posterior) in enumerate(reference(releases, targets)):
         assert [result[f"prior_R{j + 1}"][i] for j in range(len(releases))] == priors
@@ -117,12 +121,7 @@ def test_generalized_releases_match_the_reference(releases, data):
 @given(st.lists(release(), min_size=1, max_size=3), st.data())
 def test_cells_ranked_by_polars_give_the_same_attack(releases, data):
     """Many distinct cells are ranked by Polars rather than sorted in Python: the same attack."""
-    n = data.draw(st.integers(1, 8))
-    targets = pl.DataFrame({
-        "age": data.draw(st.lists(st.integers(15, 80), min_size=n, max_size=n)),
-        "zip": data.draw(st.lists(st.sampled_from(ZIPS), min_size=n, max_size=n)),
-        "s": data.draw(st.lists(st.sampled_from(SICK), min_size=n, max_size=n)),
-    })
+    targets = draw_targets(data, 8)
     expected = intersection_attack(releases, targets, QI, "s", hierarchies={"zip": ZIP_HIERARCHY})
     expected_tables = locate.class_tables(releases, QI, "s")
     with patch.object(locate, "PYTHON_SORTED", 0):
