@@ -340,16 +340,16 @@ def _read_release(table: ClassTable, read: tuple[dict[str, Membership], Membersh
     else:
         classes = locate_nearest(table, qi, domains, covers, tuple_codes, target_codes_)
         tuples = np.arange(n_tuples, dtype=np.int64)
-    values_of = _class_values(table, sensitive_cover)
-    n_values = values_of.domain_size
-    published = sorted_unique(values_of.indices, n_values)
+    indptr, class_values = _class_values(table, sensitive_cover)
+    n_values = sensitive_cover.domain_size
+    published = sorted_unique(class_values, n_values)
     sizes = table.sizes
     matches = np.bincount(tuples, minlength=n_tuples)
     located = matches > 0
     partition = np.full(n_tuples, np.nan)
     partition[located] = np.bincount(tuples, weights=sizes[classes], minlength=n_tuples)[located]
-    fan = values_of.size[classes]
-    found = np.repeat(tuples, fan) * n_values + values_of.indices[segments(values_of.indptr[classes], fan)]
+    fan = np.diff(indptr)[classes]
+    found = np.repeat(tuples, fan) * n_values + class_values[segments(indptr[classes], fan)]
     nowhere = np.flatnonzero(~located)  # the release tells nothing: every published value stays
     everything = (np.repeat(nowhere, len(published)) * n_values + np.tile(published, len(nowhere)))
     candidates = sorted_unique(np.concatenate([found, everything]), n_tuples * n_values)
@@ -366,23 +366,20 @@ def _intersect(candidates: Sequence[np.ndarray], universe: int) -> np.ndarray:
     return common
 
 
-def _class_values(table: ClassTable, cover: Membership) -> Membership:
-    """The sensitive values each class may hold, as a CSR over classes. A generalized
+def _class_values(table: ClassTable, cover: Membership) -> tuple[np.ndarray, np.ndarray]:
+    """The sensitive values each class may hold, as a CSR over classes (``indptr``, the
+    values' codes, sorted and distinct within each class). A generalized
     sensitive cell (a set, a hierarchy label, '*') stands for every value it covers
     (``cover``: what each of ``table.sensitive_cells`` covers)."""
     assert table.sensitive_cells is not None and table.sensitive_held is not None
-    n_cells = len(table.sensitive_cells)
-    holder, cell = table.sensitive_held
-    held = sorted_unique(holder * n_cells + cell, table.n_classes * n_cells)  # (class, cell) pairs
-    holder, cell = np.divmod(held, n_cells)
+    holder, cell = table.sensitive_held  # (class, cell) pairs, maybe repeated: the values' pass dedupes
     fan = cover.size[cell]
     n_values = cover.domain_size
     pairs = sorted_unique(np.repeat(holder, fan) * n_values + cover.indices[segments(cover.indptr[cell], fan)],
                           table.n_classes * n_values)
     klass, value = np.divmod(pairs, n_values)
     indptr = np.concatenate([[0], np.cumsum(np.bincount(klass, minlength=table.n_classes))]).astype(np.int64)
-    kinds = np.full(table.n_classes, CellKind.VALUE, dtype=object)
-    return Membership(pl.Series("class", np.arange(table.n_classes)), kinds, indptr, value, n_values)
+    return indptr, value
 
 
 def _correct_location(frame: pl.DataFrame, class_of_row: np.ndarray, targets: pl.DataFrame, truth_id: str,

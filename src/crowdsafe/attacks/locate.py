@@ -30,11 +30,12 @@ import polars as pl
 
 from crowdsafe.anonymize.cells import dense_ids, first_of_each
 from crowdsafe.data import Hierarchy, encode_series
-from crowdsafe.data.arrays import unique_inverse
+from crowdsafe.data.arrays import stable_argsort, unique_inverse
 from crowdsafe.data.cell_reader import (
     CellReader,
     Membership,
     canonical_texts,
+    categorical_ids,
     cell_text,
     segments,
 )
@@ -42,6 +43,7 @@ from crowdsafe.data.generalized import CellKind, Domain, is_generalized, parse_n
 from crowdsafe.errors import InputError
 
 CHUNK_PAIRS = 4_000_000  # target tuples x classes evaluated at once by the nearest-centroid search
+PYTHON_SORTED = 5_000  # distinct canonical cells ranked in Python up to this many, else by Polars
 DENSE_KEYS = 1 << 24  # (prefix, code) keys looked up in a direct table up to this many, else by binary search
 
 
@@ -172,9 +174,8 @@ def class_table(release: pl.DataFrame, qi: Sequence[str], sensitive: str | None 
 def class_tables(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive: str | None = None
                  ) -> list[ClassTable]:
     """:func:`class_table` of every release, with one Polars query per step for all of them:
-    the group-bys run in one parallel collection (each also yielding its text columns'
-    categorical ids), and the distinct cells of every column of every release are written
-    canonically and ranked together."""
+    the group-bys run in one parallel collection, and the distinct cells of every column of
+    every release are written canonically and ranked together."""
     return class_tables_and_codes(releases, qi, sensitive)[0]
 
 
@@ -191,72 +192,44 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
                 f"the release has no column {missing[0]!r}; its columns are: {', '.join(release.columns)}"
             )
     # one group-by per release over the quasi-identifiers, holding each group's distinct
-    # sensitive cells (a list) and its text cells' categorical ids
+    # sensitive cells (a list)
     plans = []
     for release in releases:
-        schema = release.schema
         plan = release.lazy()
         held = []
         if sensitive is not None:
-            if schema[sensitive] == pl.String:  # hashed once as a categorical, not in every list
+            if release.schema[sensitive] == pl.String:  # hashed once as a categorical, not in every list
                 plan = plan.with_columns(pl.col(sensitive).cast(pl.Categorical))
             held = [pl.col(sensitive).unique().alias("__held")]
-        plans.append(plan.group_by(qi).agg(pl.len().cast(pl.Int64).alias("__rows"), *held)
-                     .with_columns(_physical(schema, c).alias(f"__id_{c}") for c in qi if _is_text(schema[c])))
+        plan = plan.group_by(qi).agg(pl.len().cast(pl.Int64).alias("__rows"), *held)
+        plans.append(plan.with_columns(pl.col("__held").list.len().alias("__n_held")) if held else plan)
     collected = pl.collect_all(plans + ([also] if also is not None else []))
     also_frame = collected.pop() if also is not None else None
-    every_codes, every_combos, every_rows, every_held = [], [], [], []
+    every_combos, every_rows, every_held = [], [], []
     for combos in collected:
-        ids = combos.select(pl.col(f"__id_{c}").alias(c) for c in qi if f"__id_{c}" in combos.columns)
-        every_codes.append(_codes_of_physical(combos, qi, ids))
         every_combos.append(combos.select(qi))
         every_rows.append(combos.get_column("__rows").to_numpy())
         if sensitive is not None:  # (combo, sensitive cell) pairs, and the distinct sensitive cells
             lists = combos.get_column("__held")
             held = lists.explode().alias(sensitive)
             if isinstance(held.dtype, pl.Categorical):  # cast before the group-by: its ids are at hand
-                ids = held.to_physical()
-                cell, n_cells = _dense_codes(ids.fill_null(ids.max() + 1 if ids.null_count() < len(ids) else 0)
-                                             .to_numpy().astype(np.int64))
-                cells = held[first_of_each(cell, n_cells)]
+                ids = categorical_ids(held)
+                cell, n_cells = _dense_codes(np.where(ids < 0, ids.max(initial=-1) + 1, ids))  # missing last
+                cells = held.gather(first_of_each(cell, n_cells))
                 if releases[len(every_held)].schema[sensitive] == pl.String:
                     cells = cells.cast(pl.String)
             else:
                 cell, cells = distinct_codes(held.to_frame(), [sensitive])[sensitive]
-            combo = np.repeat(np.arange(combos.height, dtype=np.int64), lists.list.len().to_numpy())
+            combo = np.repeat(np.arange(combos.height, dtype=np.int64), combos.get_column("__n_held").to_numpy())
             every_held.append((combo, cell, cells))
-    # canonical text of the distinct cells of every column of every release in one pass; per
-    # (release, column), the distinct canonical cells sorted (missing last) and each written
-    # cell's rank among them
-    written = [cell_text(codes[c][1]) for codes in every_codes for c in qi]
-    group = np.repeat(np.arange(len(written), dtype=np.int64), [len(w) for w in written])
-    canonical = pl.DataFrame({"group": group, "canonical": canonical_texts(pl.concat(written))})
-    text = pl.col("canonical")
-    ordered = (canonical.lazy().with_row_index("__row").sort("group", "canonical", nulls_last=True)
-               .with_columns(((pl.col("group") != pl.col("group").shift()) | text.ne_missing(text.shift()))
-                             .fill_null(True).alias("__new"))
-               .collect())
-    new = ordered.get_column("__new").to_numpy()
-    run = np.cumsum(new, dtype=np.int64) - 1  # each sorted cell's distinct (group, canonical) pair
-    group_sorted = ordered.get_column("group").to_numpy()
-    group_start = run[np.minimum(np.searchsorted(group_sorted, np.arange(len(written))), max(len(run) - 1, 0))
-                      ] if len(run) else np.zeros(len(written), dtype=np.int64)
-    ranked = np.empty(len(run), dtype=np.int64)
-    ranked[ordered.get_column("__row").to_numpy()] = run - group_start[group_sorted]
-    all_cells = ordered.get_column("canonical").filter(pl.Series(new))
-    bounds = np.searchsorted(group_sorted[new], np.arange(len(written) + 1))
+    canonical_of_combo = _canonical_ranks([combos.get_column(c) for combos in every_combos for c in qi])
     tables = []
-    for r, (codes, combos, rows) in enumerate(zip(every_codes, every_combos, every_rows)):
-        distinct_cells: dict[str, pl.Series] = {}
-        canonical_of_combo: list[np.ndarray] = []
-        for j, c in enumerate(qi):
-            g = r * len(qi) + j
-            cells_here = all_cells.slice(bounds[g], bounds[g + 1] - bounds[g]).alias(c)
-            distinct_cells[c] = cells_here
-            canonical_of_combo.append(ranked[group == g][codes[c][0]])  # the missing cell sorts last
-        class_of_combo, n_classes = group_ids(canonical_of_combo, [len(distinct_cells[c]) for c in qi])
+    for r, (combos, rows) in enumerate(zip(every_combos, every_rows)):
+        distinct_cells = {c: canonical_of_combo[r * len(qi) + j][1].alias(c) for j, c in enumerate(qi)}
+        ranks = [canonical_of_combo[r * len(qi) + j][0] for j in range(len(qi))]
+        class_of_combo, n_classes = group_ids(ranks, [len(distinct_cells[c]) for c in qi])
         first = first_of_each(class_of_combo, n_classes)
-        cell_of_class = {c: ids[first] for c, ids in zip(qi, canonical_of_combo)}
+        cell_of_class = {c: ids[first] for c, ids in zip(qi, ranks)}
         sizes = np.bincount(class_of_combo, weights=rows, minlength=n_classes).astype(np.int64)
         if sensitive is None:
             tables.append(ClassTable(combos, class_of_combo, tuple(qi), distinct_cells, cell_of_class, sizes))
@@ -265,6 +238,41 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
             tables.append(ClassTable(combos, class_of_combo, tuple(qi), distinct_cells, cell_of_class, sizes,
                                      cells, (class_of_combo[combo], cell)))
     return tables, also_frame
+
+
+def _canonical_ranks(columns: Sequence[pl.Series]) -> list[tuple[np.ndarray, pl.Series]]:
+    """Per column of cells: the column's distinct canonical cells, sorted (missing last), and
+    each cell's rank among them; for all columns at once (their cells written as text, each
+    distinct (column, text) made canonical once). Up to ``PYTHON_SORTED`` distinct canonical
+    texts are sorted in Python (code point order, the byte order Polars sorts UTF-8 text in:
+    cheaper than a Polars call for a few hundred), more by Polars."""
+    written = [cell_text(column) for column in columns]
+    lengths = np.array([len(w) for w in written], dtype=np.int64)
+    n_groups = len(written)
+    group = np.repeat(np.arange(n_groups, dtype=np.int64), lengths)
+    texts = pl.concat(written)
+    ids = categorical_ids(texts) + 1  # the missing cell: 0
+    span = int(ids.max(initial=0)) + 1
+    distinct, code = unique_inverse(group * span + ids, n_groups * span)  # distinct (group, text)
+    canonical = canonical_texts(texts.gather(first_of_each(code, len(distinct))))
+    # each distinct text's rank among them all, the missing cell last
+    if len(canonical) <= PYTHON_SORTED:
+        listed = canonical.to_list()
+        ordered = sorted({text for text in listed if text is not None})
+        rank_of = {text: rank for rank, text in enumerate(ordered)}
+        n_ranks = len(ordered) + 1
+        order = np.array([rank_of.get(text, n_ranks - 1) for text in listed], dtype=np.int64)  # missing: last
+    else:  # many distinct texts (centroids, say): ranked by Polars
+        dense = canonical.rank("dense").cast(pl.Int64)
+        n_ranks = int(dense.max() or 0) + 1
+        order = dense.fill_null(n_ranks).to_numpy() - 1
+    pairs, pair_of = unique_inverse((distinct // span) * n_ranks + order, n_groups * n_ranks)
+    bounds = np.searchsorted(pairs // n_ranks, np.arange(n_groups + 1))
+    cells = canonical.gather(first_of_each(pair_of, len(pairs)))
+    rank = (pair_of - bounds[distinct // span])[code]
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    return [(rank[offsets[g]: offsets[g + 1]], cells.slice(bounds[g], bounds[g + 1] - bounds[g]))
+            for g in range(n_groups)]
 
 
 def _leaf_texts(hierarchy: Hierarchy | None, dtype: pl.DataType) -> pl.Series | None:
@@ -514,15 +522,24 @@ def locate_exact(table: ClassTable, covers: Mapping[str, Membership],
         fan = cover.size[cell]
         child = np.repeat(np.arange(len(edges), dtype=np.int64), fan)
         key = parent[child] * size + cover.indices[segments(cover.indptr[cell], fan)]
-        by_key = np.argsort(key, kind="stable")
-        key, child = key[by_key], child[by_key]
         # every pair extended to its target prefix's children, then joined on (class prefix, code)
         target_fan = np.diff(target_start)[pair_target]
         pair_target = segments(target_start[pair_target], target_fan)
         wanted = np.repeat(pair_class, target_fan) * size + target_code[pair_target]
         n_keys = n_class_prefixes * size
-        if n_keys <= DENSE_KEYS:  # a direct table of the keys' runs
-            count_of_key = np.bincount(key, minlength=n_keys)
+        count_of_key = np.bincount(key, minlength=n_keys) if n_keys <= DENSE_KEYS else None
+        if count_of_key is not None and count_of_key.max(initial=0) <= 1:
+            # disjoint cells (a strict partition): one child per key, a direct table, no sort
+            child_of_key = np.full(n_keys, -1, dtype=np.int64)
+            child_of_key[key] = child
+            found = child_of_key[wanted]
+            kept = found >= 0
+            pair_target, pair_class = pair_target[kept], found[kept]
+            n_class_prefixes = len(edges)
+            continue
+        by_key = stable_argsort(key, n_keys)
+        key, child = key[by_key], child[by_key]
+        if count_of_key is not None:  # a direct table of the keys' runs
             count = count_of_key[wanted]
             start = (np.cumsum(count_of_key) - count_of_key)[wanted]
         else:
@@ -538,7 +555,7 @@ def locate_exact(table: ClassTable, covers: Mapping[str, Membership],
     class_of_prefix = np.empty(n_class_prefixes, dtype=np.int64)
     class_of_prefix[class_prefix] = np.arange(n_classes, dtype=np.int64)
     tuples, classes = trie.tuple_of_leaf[pair_target], class_of_prefix[pair_class]
-    by_pair = np.argsort(tuples * n_classes + classes)  # the pairs are distinct
+    by_pair = stable_argsort(tuples * n_classes + classes, n_tuples * n_classes)  # the pairs are distinct
     return tuples[by_pair], classes[by_pair]
 
 

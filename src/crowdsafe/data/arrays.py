@@ -42,11 +42,32 @@ def unique_inverse(keys: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]
         present[keys] = True
         rank = np.cumsum(present, dtype=np.int64) - 1
         return np.flatnonzero(present), rank[keys]
-    order = np.argsort(keys)
-    ordered = keys[order]
+    ordered, order = sort_with_order(keys, span)
     new = np.empty(len(keys), dtype=bool)
     new[:1] = True
     np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
     inverse = np.empty(len(keys), dtype=np.int64)
     inverse[order] = np.cumsum(new, dtype=np.int64) - 1
     return ordered[new], inverse
+
+
+def sort_with_order(keys: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """The non-negative integer ``keys`` (below ``span``) sorted, and the stable order that
+    sorts them (``np.argsort(keys, kind="stable")``). When each key and its position fit in
+    63 bits together, they are packed into one integer and sorted as plain integers, which
+    NumPy does several times faster than an argsort."""
+    n = len(keys)
+    shift = max(n - 1, 0).bit_length()  # every position is below 2**shift
+    if span > 1 << (63 - shift):
+        order = np.argsort(keys, kind="stable")
+        return keys[order], order
+    packed = keys.astype(np.int64) << shift
+    packed |= np.arange(n, dtype=np.int64)
+    packed.sort()
+    return packed >> shift, packed & ((1 << shift) - 1)
+
+
+def stable_argsort(keys: np.ndarray, span: int) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` of non-negative integer keys below ``span``
+    (:func:`sort_with_order`)."""
+    return sort_with_order(keys, span)[1]

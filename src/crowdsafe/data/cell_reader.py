@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from crowdsafe.data.arrays import segments, sorted_unique, unique_inverse
+from crowdsafe.data.arrays import segments, sorted_unique, stable_argsort, unique_inverse
 from crowdsafe.data.generalized import ANY, CellKind, Domain, parse_cell
 from crowdsafe.data.generalized import _as_text as _float_text
 from crowdsafe.errors import InputError
@@ -273,7 +273,7 @@ class CellReader:
         """:meth:`_read` of the rows (column index, text), each distinct row read once (the
         columns of several releases share most of their cells)."""
         n = len(texts)
-        ids = texts.cast(pl.Categorical).to_physical().cast(pl.Int64).fill_null(-1).to_numpy() + 1
+        ids = categorical_ids(texts) + 1
         span = int(ids.max(initial=0)) + 1
         distinct, inverse = unique_inverse(columns * span + ids, (int(columns.max(initial=0)) + 1) * span)
         if len(distinct) == n:
@@ -282,7 +282,7 @@ class CellReader:
         first[inverse] = np.arange(n, dtype=np.int64)
         read = self._read(columns[first], texts.gather(first), member=False)
         # every row gets its distinct row's codes
-        by_row = np.argsort(read.row, kind="stable")
+        by_row = stable_argsort(read.row, len(distinct))
         counts = np.bincount(read.row, minlength=len(distinct))
         fan = counts[inverse]
         code = read.code[by_row][segments((np.cumsum(counts) - counts)[inverse], fan)]
@@ -422,3 +422,12 @@ def cell_text(cells: pl.Series) -> pl.Series:
     if cells.dtype.is_float():
         return _float_text(cells).alias("cell")
     return cells.cast(pl.String).alias("cell")
+
+
+def categorical_ids(values: pl.Series) -> np.ndarray:
+    """Polars categorical ids of ``values`` (equal values, equal ids; the missing value -1),
+    read in NumPy rather than by further Polars calls (each costs more than these arrays)."""
+    ids = values.cast(pl.Categorical).to_physical().to_numpy()
+    if values.null_count():
+        ids = np.where(np.isnan(ids), -1, ids)
+    return ids.astype(np.int64, copy=False)

@@ -206,9 +206,9 @@ class Domain:
         if dtype.is_numeric() or dtype == pl.Date:
             self.numbers = values.to_physical().cast(pl.Float64).to_numpy().astype(np.float64)
         self._null_code = int(values.is_null().arg_true()[0]) if values.null_count() else None
-        texts = [MISSING_LABEL if v is None else _number_text(v) if isinstance(v, float) else str(v)
-                 for v in values.to_list()]
-        self._code_of_text = {t: i for i, t in enumerate(texts) if values[i] is not None}
+        listed = values.to_list()
+        texts = [MISSING_LABEL if v is None else _number_text(v) if isinstance(v, float) else str(v) for v in listed]
+        self._code_of_text = {t: i for i, (t, v) in enumerate(zip(texts, listed)) if v is not None}
         self._node_of_text: dict[str, tuple[int, int]] = {}
         if hierarchy is not None:
             for level in range(hierarchy.height, -1, -1):  # lower levels overwrite: lowest wins
