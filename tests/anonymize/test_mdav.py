@@ -130,3 +130,5 @@ def test_mdav_has_no_l_or_t_and_needs_k_rows():
         anonymize_dataset(data, "mdav", 4)
     with pytest.raises(ParameterError, match="'mean' or 'median'"):
         anonymize_dataset(data, "mdav", 2, aggregate="mode")
+    with pytest.raises(ParameterError, match="k must be a whole number"):
+        mdav(data, 0)

@@ -165,6 +165,8 @@ def test_errors():
         anonymize_dataset(data, "mondrian", 1, mode="loose")
     with pytest.raises(ParameterError, match="k must be a whole number"):
         anonymize_dataset(data, "mondrian", 0)
+    with pytest.raises(ParameterError, match="k must be a whole number"):
+        mondrian(data, 0)  # the fitter on its own refuses it too
     missing = Dataset(pl.DataFrame({"age": [1, None, 3]}), Schema.of({"age": "numeric"}))
     with pytest.raises(SchemaError, match="missing values"):
         anonymize_dataset(missing, "mondrian", 1)

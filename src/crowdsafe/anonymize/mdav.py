@@ -32,6 +32,7 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
+from crowdsafe.anonymize.apply import check_k
 from crowdsafe.anonymize.attributes import describe_attributes
 from crowdsafe.anonymize.cells import CellTable, cell_table, rows_of_split_cells
 from crowdsafe.anonymize.mondrian import Partitioning, published_values
@@ -241,6 +242,7 @@ def mdav(
     cells: CellTable | None = None,
 ) -> LocalRecoding:
     """Fit MDAV to ``dataset`` and return its local recoding (apply it with Apply)."""
+    k = check_k(k)
     if aggregate not in ("mean", "median"):
         raise ParameterError(f"MDAV aggregates numbers by 'mean' or 'median', not {aggregate!r}")
     columns = list(columns) if columns is not None else dataset.quasi_identifiers

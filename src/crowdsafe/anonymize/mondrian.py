@@ -44,6 +44,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 import polars as pl
 
+from crowdsafe.anonymize.apply import check_k
 from crowdsafe.anonymize.attributes import (
     Attribute,
     HierarchicalAttribute,
@@ -742,6 +743,7 @@ def mondrian(
     """Fit Mondrian to ``dataset`` and return its local recoding (apply it with Apply)."""
     from crowdsafe.anonymize.cells import cell_table
 
+    k = check_k(k)
     if categorical not in ("node", "set"):
         raise ParameterError(f"categorical values are published as 'node' or 'set', not {categorical!r}")
     columns = list(columns) if columns is not None else dataset.quasi_identifiers
