@@ -101,7 +101,7 @@ def bench(name: str, repeat: int) -> dict[str, object]:
     sample_time, sampled = timed(sample)
     count_time, table = timed(lambda: count_sample(sampled, columns))
     choice_time, (scheme, _, choice) = timed(lambda: choose_recoding(table, columns, plan, None, randomness))
-    apply_time, (applied, _) = timed(lambda: apply_recoding(table, scheme, plan.k))
+    apply_time, applied = timed(lambda: apply_recoding(table, scheme, plan.k))
     with tempfile.TemporaryDirectory() as folder:
         totals = []
         for run in range(repeat):

@@ -137,6 +137,7 @@ def test_release_on_adult_certificate_and_files(adult_data, tmp_path):
     assert not cert.fit_for_release  # seeded
     assert cert.input_fingerprint == adult_data.fingerprint()
     table = pl.read_csv(tmp_path / "r.csv", infer_schema=False)
+    assert "frame" not in vars(pub.release)  # the CSV came from the classes: no row was built
     assert table.height == pub.release.rows_published > 0
     # written from one line per class, byte for byte the release's table as Polars writes it
     assert (tmp_path / "r.csv").read_bytes() == pub.release.frame.write_csv().encode()

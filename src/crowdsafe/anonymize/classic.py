@@ -119,7 +119,7 @@ def anonymize_dataset(
         parameters=parameters,
     )
     return Release(
-        frame=applied.frame,
+        rows=applied.frame,
         certificate=certificate,
         algorithm=name,
         k=k,

@@ -21,6 +21,7 @@ mask alone is discarded if the charge is refused, so nothing derived from the da
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -29,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import polars as pl
 
 from crowdsafe.anonymize.classic import _with_flat_hierarchies
 from crowdsafe.anonymize.counted import (
@@ -363,12 +363,13 @@ def count_sample(sample: Dataset, columns: Sequence[str]) -> CountedSample:
     return counted(sample, columns)
 
 
-def apply_recoding(sample: CountedSample, scheme: GeneralizationScheme, k: int) -> tuple[AppliedCounts, pl.DataFrame]:
+def apply_recoding(sample: CountedSample, scheme: GeneralizationScheme, k: int) -> AppliedCounts:
     """Apply(g, S, k) on the published columns, all recoded: the classes and their sizes from the
-    frequency table, and the table, each kept class's tuple repeated by its size (the rows of a
-    class are identical, so this is exactly Apply on the rows)."""
-    applied = apply_counts(sample, scheme.levels, k)
-    return applied, published_frame(applied, scheme, sample.columns)
+    frequency table. The table is each kept class's tuple repeated by its size (the rows of a
+    class are identical, so this is exactly Apply on the rows); the release builds it on first
+    use (:func:`~crowdsafe.anonymize.counted.published_frame`), and a CSV is written from the
+    classes without it."""
+    return apply_counts(sample, scheme.levels, k)
 
 
 def _release_one(
@@ -378,11 +379,12 @@ def _release_one(
     columns = dataset.quasi_identifiers
     table = count_sample(sample, columns)
     scheme, profile, choice = choose_recoding(table, columns, publish_plan, fixed, stream)
-    applied, frame = apply_recoding(table, scheme, publish_plan.k)
+    applied = apply_recoding(table, scheme, publish_plan.k)
     certificate, parameters = certify_release(publish_plan, columns, scheme, profile, choice, sample_id, stream,
                                               fingerprint)
     release = Release(
-        frame=frame, certificate=certificate, algorithm="safe k-anonymization with sampling",
+        rows=functools.partial(published_frame, applied, scheme, table.columns), certificate=certificate,
+        algorithm="safe k-anonymization with sampling",
         k=publish_plan.k, quasi_identifiers=tuple(columns), sensitive=None, recoding=scheme,
         applied=applied, source=sample, parameters=parameters,
     )

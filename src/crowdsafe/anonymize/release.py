@@ -9,7 +9,9 @@ leaves neither half-written.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -77,12 +79,13 @@ class Release:
     """A published table with its certificate.
 
     ``frame``: the published rows (quasi-identifiers recoded, identifiers dropped, suppressed
-    rows removed). ``certificate``: the guarantee it carries. ``applied``: what Apply did
+    rows removed), given as ``rows``: the table, or a function that builds it on first use (a
+    release made from a frequency table is written from its classes and need not build it). ``certificate``: the guarantee it carries. ``applied``: what Apply did
     (classes, suppression). ``recoding``: the g it applied. ``source``: the dataset it was made
     from (kept for utility measures; never written).
     """
 
-    frame: pl.DataFrame
+    rows: pl.DataFrame | Callable[[], pl.DataFrame]
     certificate: Certificate
     algorithm: str
     k: int
@@ -94,13 +97,17 @@ class Release:
     parameters: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
 
+    @functools.cached_property
+    def frame(self) -> pl.DataFrame:
+        return self.rows() if callable(self.rows) else self.rows
+
     @property
     def rows_in(self) -> int:
         return self.applied.rows_in
 
     @property
     def rows_published(self) -> int:
-        return self.frame.height
+        return self.applied.rows_published
 
     @property
     def rows_suppressed(self) -> int:

@@ -74,10 +74,6 @@ class SparkRelease(Release):
 
     class_table: pl.DataFrame | None = None
 
-    @property
-    def rows_published(self) -> int:
-        return self.applied.rows_published
-
     def write(self, path: str) -> tuple[str, str]:  # type: ignore[override]
         """Write the rows (a directory of part files) and the certificate beside it, atomically."""
         written = write_releases(self.frame.sparkSession, [self.frame], [self.certificate.to_json()], [str(path)])
@@ -192,7 +188,7 @@ def publish_table(
             parameters["engine"] = "spark"
             class_table, frame = release_of(table, scheme, applied)
             releases.append(SparkRelease(
-                frame=frame, certificate=certificate, algorithm="safe k-anonymization with sampling (Spark engine)",
+                rows=frame, certificate=certificate, algorithm="safe k-anonymization with sampling (Spark engine)",
                 k=publish_plan.k, quasi_identifiers=tuple(columns), sensitive=None, recoding=scheme,
                 applied=applied, source=table.domain, parameters=parameters, class_table=class_table))  # type: ignore[arg-type]
             choices.append(choice)
