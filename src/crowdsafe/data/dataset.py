@@ -160,7 +160,7 @@ class Dataset:
     def __len__(self) -> int:
         return self.frame.height
 
-    def fingerprint(self) -> str:
+    def fingerprint(self, key: bytes | None = None) -> str:
         """BLAKE2b-256 (hex) of the table's content: column names, types and values in row order.
 
         Stable across runs, processes and machines; independent of roles, hierarchies and how
@@ -177,7 +177,9 @@ class Dataset:
             for part in digests:
                 digest.update(part)
             self._fingerprint = digest.hexdigest()
-        return self._fingerprint
+        if key is None:
+            return self._fingerprint
+        return hashlib.blake2b(bytes.fromhex(self._fingerprint), key=key, digest_size=32).hexdigest()
 
     # -- encoding -----------------------------------------------------------------------
 

@@ -286,6 +286,19 @@ class Ledger:
             self._conn.close()
             raise InputError(f"{self.path} is not a usable crowdsafe ledger: {exc}") from exc
 
+    @property
+    def identity_key(self) -> bytes:
+        """The ledger's secret key (32 bytes, made when the ledger is created): datasets and
+        samples are identified in the ledger by digests keyed with it, so an identity seen
+        outside the ledger tells nothing about the data."""
+        with self._write() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'identity_key'").fetchone()
+            if row is None:
+                key = os.urandom(32).hex()
+                conn.execute("INSERT INTO meta VALUES ('identity_key', ?)", (key,))
+                return bytes.fromhex(key)
+        return bytes.fromhex(row["value"])
+
     # -- plumbing ---------------------------------------------------------------------------
 
     def close(self) -> None:
