@@ -325,7 +325,8 @@ def set_budget(
     with ledger_for(ledger) as book:
         if book is None:
             raise ParameterError("setting a budget needs a ledger")
-        return book.set_budget(dataset.fingerprint(), name or dataset.name or "data", epsilon, delta)
+        return book.set_budget(dataset.fingerprint(key=book.identity_key), name or dataset.name or "data", epsilon,
+                               delta)
 
 
 def ledger_report(ledger: LedgerSpec = DEFAULT_LEDGER, dataset: str | None = None) -> dict[str, Any]:
