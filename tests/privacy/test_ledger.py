@@ -351,3 +351,16 @@ def test_a_schema_1_ledger_with_datasets_is_refused_and_an_empty_one_upgraded(tm
     with upgraded.charge("adult", epsilon=0.1, kind="dps-release", sample_ids=["s"], description="p",
                          mechanism="m"):
         pass
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
+def test_a_new_ledger_is_private_and_a_writable_one_refused(tmp_path):
+    path = tmp_path / "new" / "folder" / "ledger.sqlite3"
+    Ledger(path).close()
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert path.parent.stat().st_mode & 0o777 == 0o700
+    path.chmod(0o666)
+    with pytest.raises(InputError, match="chmod 600"):
+        Ledger(path)
+    path.chmod(0o640)  # readable by the group is the custodian's choice; writable is not
+    Ledger(path).close()

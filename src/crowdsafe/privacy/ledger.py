@@ -123,6 +123,25 @@ CREATE TABLE IF NOT EXISTS samples (
 """
 
 
+def _create_private(path: Path) -> None:
+    """Make the ledger file readable and writable by its owner only (0600), in a folder made
+    0700 when crowdsafe creates it; refuse an existing ledger that others may write, since whoever
+    can write it can hand themselves budget. (SQLite gives its -wal and -shm files the database
+    file's permissions.)"""
+    missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700)
+    if path.exists():
+        mode = path.stat().st_mode
+        if sys.platform != "win32" and mode & 0o022:
+            raise InputError(
+                f"the ledger {path} can be written by other users (mode {mode & 0o777:o}); "
+                f"make it private with `chmod 600 {path}`"
+            )
+        return
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+
+
 def default_ledger_path() -> Path:
     """``$CROWDSAFE_LEDGER``, else the per-user data folder (see the module docstring)."""
     configured = os.environ.get(LEDGER_ENV)
@@ -261,7 +280,7 @@ class Ledger:
         if self.path.exists() and self.path.is_dir():
             raise InputError(f"ledger path {self.path} is a folder, expected a file")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _create_private(self.path)
             self._conn = sqlite3.connect(
                 self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=True
             )
