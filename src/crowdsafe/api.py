@@ -349,6 +349,8 @@ def plan_perturbation(
     *,
     attributes: Sequence[str] | None = None,
     domains: dict[str, Sequence[Any]] | None = None,
+    max_rows: int | None = None,
+    exploratory: bool = False,
     duplicates: str = "collapse",
     confidence: float = 0.95,
     schema: Schema | str | os.PathLike[str] | None = None,
@@ -358,11 +360,12 @@ def plan_perturbation(
     **target: Any,
 ) -> AlphaBetaPlan:
     """The α-β plan for ``data`` without perturbing: α, the smallest admissible β, the expected
-    view size and ratio |V|/|I|, the equivalent ε, the utility bound and warnings. ``target``
+    view size and ratio |V|/N, the equivalent ε, the utility bound and warnings. ``target``
     is what :func:`perturb` takes: ``gamma`` and ``d`` or ``c``, optionally ``alpha``, ``beta``,
-    ``exclusive_correlations``."""
+    ``exclusive_correlations``. With public domains and ``max_rows`` the plan is made from
+    public things only (see :func:`perturb`)."""
     from crowdsafe.engines import check_engine
-    from crowdsafe.perturb import plan_for, prepare
+    from crowdsafe.perturb.alpha_beta import plan_public
     from crowdsafe.privacy.dgamma import failure_of
 
     if check_engine(engine) == "spark":
@@ -370,14 +373,15 @@ def plan_perturbation(
         from crowdsafe.engines.spark.queries import spark_source
 
         prepared = prepare_spark(spark_source(data, schema=schema, missing=missing, master=spark_master),
-                                 attributes, domains=domains, duplicates=duplicates)  # type: ignore[arg-type]
+                                 attributes, domains=domains, duplicates=duplicates,  # type: ignore[arg-type]
+                                 max_rows=max_rows, exploratory=exploratory)
         try:
             return plan_for_spark(prepared, failure=failure_of(confidence), **target)
         finally:
             prepared.release()
-    table = prepare(load(data, schema=schema, missing=missing), attributes, domains=domains,
-                    duplicates=duplicates)  # type: ignore[arg-type]
-    return plan_for(table, failure=failure_of(confidence), **target)
+    return plan_public(load(data, schema=schema, missing=missing), attributes, domains=domains,  # type: ignore[arg-type]
+                       max_rows=max_rows, exploratory=exploratory, duplicates=duplicates,  # type: ignore[arg-type]
+                       failure=failure_of(confidence), **target)
 
 
 def perturb(
@@ -385,6 +389,8 @@ def perturb(
     *,
     attributes: Sequence[str] | None = None,
     domains: dict[str, Sequence[Any]] | None = None,
+    max_rows: int | None = None,
+    exploratory: bool = False,
     duplicates: str = "collapse",
     confidence: float = 0.95,
     seed: Any = None,
@@ -399,15 +405,20 @@ def perturb(
     """Publish a (d, γ)-private view of ``data`` by random deletion and insertion (α-β algorithm,
     Rastogi, Suciu, Hong 2007).
 
-    ``target``: ``gamma`` and either ``d`` or ``c`` (d = c·n/m), optionally ``alpha`` (default
+    ``target``: ``gamma`` and either ``d`` or ``c`` (d = c·N/m), optionally ``alpha`` (default
     1/2), ``beta`` (default: the smallest admissible) and ``exclusive_correlations``.
-    ``attributes`` default to every non-identifier column; ``domains`` declares public value
-    lists (default: the active domains); duplicate rows are collapsed (the view is a set) or,
+    ``attributes`` default to every non-identifier column. The guarantee holds for a domain and
+    parameters fixed before the data is read, so each attribute needs a public domain
+    (``domains`` declares value lists; else the schema's ``order`` or a hierarchy's leaves not
+    built from the data) and ``max_rows`` is a public bound N on the rows, used in place of n;
+    a run without them is refused, unless ``exploratory=True``, which takes them from the data
+    and certifies "no formal guarantee". Duplicate rows are collapsed (the view is a set) or,
     with ``duplicates="error"``, refused. Returns a :class:`~crowdsafe.perturb.Perturbation`
-    (``.view`` with ``.certificate``, ``.plan``); with ``out`` the view and its certificate JSON
-    are written, each atomically. ``seed`` makes the run reproducible and NOT fit for release.
-    ``engine="spark"``: ``data`` is a path read on Spark, the view is written by Spark as a
-    Parquet directory ``out`` (required) and ``.view`` is a
+    (``.view`` with ``.certificate``, ``.plan``, the public ``.as_dict()`` and the
+    custodian-only ``.custodian_report()``); with ``out`` the view and its certificate JSON
+    are written, each atomically (the custodian report is not written). ``seed`` makes the run
+    reproducible and NOT fit for release. ``engine="spark"``: ``data`` is a path read on Spark,
+    the view is written by Spark as a Parquet directory ``out`` (required) and ``.view`` is a
     :class:`~crowdsafe.engines.spark.alpha_beta.SparkView` (:mod:`crowdsafe.engines.spark.alpha_beta`).
     """
     from crowdsafe.engines import check_engine
@@ -423,12 +434,14 @@ def perturb(
             raise ParameterError("the spark engine writes the view as it draws it: give out=VIEW.parquet (--out)")
         return perturb_spark(spark_source(data, schema=schema, missing=missing, master=spark_master), out=out,
                              attributes=attributes, domains=domains, duplicates=duplicates,  # type: ignore[arg-type]
+                             max_rows=max_rows, exploratory=exploratory,
                              failure=failure_of(confidence), randomness=seed, certificate=certificate, **target)
 
     if out is not None:
         check_view_path(out)
     result = perturb_dataset(
         load(data, schema=schema, missing=missing), attributes=attributes, domains=domains,
+        max_rows=max_rows, exploratory=exploratory,
         duplicates=duplicates, failure=failure_of(confidence), randomness=seed, **target,  # type: ignore[arg-type]
     )
     if out is not None:
