@@ -58,7 +58,7 @@ from crowdsafe.perturb.alpha_beta import (
     resolve_domain,
     uncertified_reasons,
 )
-from crowdsafe.perturb.domain import Domain, public_domain
+from crowdsafe.perturb.domain import Domain, encode_against, public_domain
 from crowdsafe.perturb.estimator import DEFAULT_CONFIDENCE, Estimate, estimate_counted, matching_codes
 from crowdsafe.perturb.query import CountQuery, parse_count
 from crowdsafe.perturb.view import certificate_path
@@ -114,7 +114,7 @@ def spark_domain(table: TypedTable, names: Sequence[str], public: Mapping[str, A
         assert isinstance(distinct, pl.DataFrame)
         distinct = distinct.cast(shape.schema[name]) if distinct.schema[name] != shape.schema[name] else distinct
         if declared is not None and name in public:
-            declared.encode(distinct.select(name), what="the data")  # an InputError naming only the column
+            encode_against(distinct.get_column(name), declared.values[name], what="the data")  # InputError: the column
             values[name] = declared.values[name]
         else:
             values[name] = Domain.active_of(distinct, [name])[0].values[name]
