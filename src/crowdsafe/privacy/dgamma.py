@@ -365,7 +365,8 @@ def plan_alpha_beta(
         d = c * n / m
         if d >= 1.0:
             raise ParameterError(
-                f"d = c*n/m = {d:.6g} is not below 1: use a smaller c (c < m/n = {m / n:.6g}), "
+                f"d = c*n/m = {d:.6g} is not below 1 (n = {n:,}: in a release, the public bound on n): "
+                f"use a smaller c (c < m/n = {m / n:.6g}), "
                 "or publish more attributes (the domain is too small for the data)"
             )
     assert d is not None
