@@ -400,6 +400,9 @@ def perturb(
     certificate: str | os.PathLike[str] | None = None,
     engine: str = "polars",
     spark_master: str | None = None,
+    ledger: LedgerSpec = None,
+    name: str | None = None,
+    budget: tuple[float, float] | None = None,
     **target: Any,
 ) -> Perturbation:
     """Publish a (d, γ)-private view of ``data`` by random deletion and insertion (α-β algorithm,
@@ -420,6 +423,9 @@ def perturb(
     reproducible and NOT fit for release. ``engine="spark"``: ``data`` is a path read on Spark,
     the view is written by Spark as a Parquet directory ``out`` (required) and ``.view`` is a
     :class:`~crowdsafe.engines.spark.alpha_beta.SparkView` (:mod:`crowdsafe.engines.spark.alpha_beta`).
+    ``ledger`` (None by default: no charge; ``"default"``, a path or a Ledger): the view's
+    equivalent ε is charged to the dataset's budget, the dataset identified by its keyed
+    fingerprint; ``budget=(ε, δ)`` registers that budget under ``name`` if it has none.
     """
     from crowdsafe.engines import check_engine
     from crowdsafe.perturb import check_view_path
@@ -432,6 +438,8 @@ def perturb(
 
         if out is None:
             raise ParameterError("the spark engine writes the view as it draws it: give out=VIEW.parquet (--out)")
+        if ledger is not None:
+            raise ParameterError("the spark engine does not charge a budget ledger yet: use --engine polars with a ledger")
         return perturb_spark(spark_source(data, schema=schema, missing=missing, master=spark_master), out=out,
                              attributes=attributes, domains=domains, duplicates=duplicates,  # type: ignore[arg-type]
                              max_rows=max_rows, exploratory=exploratory,
@@ -439,11 +447,23 @@ def perturb(
 
     if out is not None:
         check_view_path(out)
-    result = perturb_dataset(
-        load(data, schema=schema, missing=missing), attributes=attributes, domains=domains,
-        max_rows=max_rows, exploratory=exploratory,
-        duplicates=duplicates, failure=failure_of(confidence), randomness=seed, **target,  # type: ignore[arg-type]
-    )
+    dataset = load(data, schema=schema, missing=missing)
+    with ledger_for(ledger) as book:
+        if book is not None:
+            fingerprint = dataset.fingerprint(key=book.identity_key)
+            label = name or dataset.name or "data"
+            if budget is not None:
+                book.set_budget(fingerprint, label, *budget)
+            elif book.budget(fingerprint) is None:
+                raise BudgetExceeded(
+                    f"no privacy budget is set for '{label}' in the ledger {book.path}; set one with "
+                    f"`crowdsafe ledger init {label} --epsilon E --delta D`, or pass --budget E,D (budget=(ε, δ))"
+                )
+        result = perturb_dataset(
+            dataset, attributes=attributes, domains=domains, max_rows=max_rows, exploratory=exploratory,
+            duplicates=duplicates, failure=failure_of(confidence), randomness=seed, ledger=book,  # type: ignore[arg-type]
+            **target,
+        )
     if out is not None:
         result.view.write(out, certificate)
     return result

@@ -183,6 +183,7 @@ def test_the_custodian_report_is_written_only_where_asked(capsys, data, domains,
     (["--c", "2", "--gamma", "0.3"], "--out"),
     (["--c", "2", "--gamma", "0.3", "--max-rows", "100", "--out", "v.csv"], "more than --max-rows 100 rows"),
     (["--c", "2", "--gamma", "0.3", "--max-rows", "0", "--out", "v.csv"], "whole number >= 1"),
+    (["--c", "2", "--gamma", "0.3", "--budget", "5", "--out", "v.csv"], "name it with --ledger"),
     (["--c", "2", "--gamma", "1.5", "--out", "v.csv"], "gamma must lie in (0, 1)"),
     (["--d", "0.5", "--gamma", "0.3", "--out", "v.csv"], "must be below gamma"),
     (["--c", "2", "--d", "0.01", "--gamma", "0.3", "--out", "v.csv"], "exactly one of d"),
@@ -215,3 +216,18 @@ def test_estimate_errors_are_one_line_exit_2(capsys, data, domains, tmp_path):
     ]:
         code, _, err = run(capsys, "estimate", *args)
         assert code == 2 and err.count("\n") == 1 and fragment in err, (args, err)
+
+
+def test_perturb_charges_a_ledger_only_when_given_one(capsys, data, domains, tmp_path):
+    ledger = tmp_path / "private" / "ledger.sqlite3"
+    ledger.parent.mkdir()
+    out = tmp_path / "view.csv"
+    code, stdout, err = run(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out), "--json",
+                            "--ledger", str(ledger), "--budget", "10", "--name", "people", *public(domains))
+    assert code == 0, err
+    payload = json.loads(stdout)
+    epsilon = json.loads((tmp_path / "view.certificate.json").read_text())["epsilon"]
+    assert payload["ledger"]["charged"]["epsilon"] == pytest.approx(epsilon) and payload["ledger"]["dataset"] == "people"
+    code, stdout, err = run(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out),
+                            "--ledger", str(ledger), *public(domains))
+    assert code == 0 and "ledger: charged epsilon" in stdout and "entry #2" in stdout

@@ -271,3 +271,34 @@ def test_mixed_radix_indices_round_trip(sizes, seed):
     assert int(index.max()) < domain.size
     back = domain.codes_of(index)
     assert all(np.array_equal(back[name], codes[name]) for name in domain.attributes)
+
+
+def test_a_ledger_is_charged_the_equivalent_epsilon_under_the_keyed_identity(tmp_path):
+    from crowdsafe import api
+    from crowdsafe.errors import BudgetExceeded
+    from crowdsafe.privacy.ledger import Ledger
+
+    from crowdsafe.perturb import plan_public
+
+    frame = small_frame()
+    room = 2.5 * plan_public(load(frame), gamma=0.3, c=0.2, **PUBLIC).epsilon  # two views fit, not three
+    with Ledger(tmp_path / "ledger.sqlite3") as book:
+        with pytest.raises(BudgetExceeded, match="no privacy budget"):
+            api.perturb(frame, gamma=0.3, c=0.2, seed=1, ledger=book, **PUBLIC)
+        first = api.perturb(frame, gamma=0.3, c=0.2, seed=1, ledger=book, budget=(room, 0.0), name="people", **PUBLIC)
+        epsilon = first.view.certificate.epsilon
+        assert first.ledger["charged"]["epsilon"] == pytest.approx(epsilon)
+        assert first.ledger["spent"]["epsilon"] == pytest.approx(epsilon) and first.ledger["dataset"] == "people"
+        budget = book.budget(load(frame).fingerprint(key=book.identity_key))
+        assert budget is not None and budget.name == "people"  # the keyed, row-order-invariant identity
+        # the same rows in another order are the same dataset: a second view spends the budget again
+        second = api.perturb(frame.reverse(), gamma=0.3, c=0.2, seed=2, ledger=book, **PUBLIC)
+        assert second.ledger["spent"]["epsilon"] == pytest.approx(2 * epsilon)
+        with pytest.raises(BudgetExceeded, match="refused"):
+            api.perturb(frame, gamma=0.3, c=0.2, seed=3, ledger=book, **PUBLIC)
+        with pytest.raises(ParameterError, match="exploratory run carries no guarantee"):
+            api.perturb(frame, gamma=0.3, c=0.2, seed=3, ledger=book, exploratory=True)
+        assert book.budget("people").entries == 2  # neither refusal was charged
+        entry = book.entries("people")[0].as_dict()
+        assert entry["outcome"]["rows"] == 40  # the custodian-only facts go to the ledger, not the view
+        assert "fingerprint" not in json.dumps(first.view.certificate.to_dict()["parameters"])

@@ -22,6 +22,7 @@ from crowdsafe.cli.options import (
     emit,
     split_list,
 )
+from crowdsafe.cli.query import parse_budget
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import atomic_path, write_text_atomic
 from crowdsafe.perturb import AlphaBetaPlan, certificate_path, equality_estimates, read_view
@@ -105,6 +106,9 @@ def register(app: typer.Typer) -> None:
         domains: Annotated[Optional[Path], typer.Option("--domains", help="JSON file declaring the public value list of each attribute (else the schema's order or hierarchy leaves).")] = None,
         max_rows: Annotated[Optional[int], typer.Option("--max-rows", help="A public bound on the rows of the data, fixed without looking at it; used in place of n.")] = None,
         exploratory: Annotated[bool, typer.Option("--exploratory", help="Allow the data's own values and n where no public domain or --max-rows is given: NO formal guarantee.")] = False,
+        ledger: Annotated[Optional[Path], typer.Option("--ledger", help="Charge the view's equivalent epsilon to the dataset's budget in this ledger file (default: no ledger).")] = None,
+        budget: Annotated[Optional[str], typer.Option("--budget", help="With a ledger: register the dataset's total budget EPSILON[,DELTA] if it has none.")] = None,
+        name: Annotated[Optional[str], typer.Option("--name", help="The dataset's name in the ledger (default: its file or bundled name).")] = None,
         custodian_report: Annotated[Optional[Path], typer.Option("--custodian-report", help="Also write the custodian-only facts (exact rows, distinct tuples, duplicates) to this JSON file; never publish it.")] = None,
         duplicates: Annotated[str, typer.Option("--duplicates", help="Duplicate rows: 'collapse' (the view is a set; default) or 'error'.")] = "collapse",
         exclusive_correlations: Annotated[bool, typer.Option("--exclusive-correlations", help="Also cover 'exactly one of a set' correlated priors (alpha = 1/2, larger beta).")] = False,
@@ -146,7 +150,10 @@ def register(app: typer.Typer) -> None:
         cert_path = certificate or certificate_path(out)
         if custodian_report is not None:
             _check_custodian_path(custodian_report, out, cert_path)
-        result = api.perturb(data, seed=seed, out=out, certificate=certificate, **options)  # type: ignore[arg-type]
+        if ledger is None and budget is not None:
+            raise ParameterError("--budget registers a budget in a ledger: name it with --ledger PATH")
+        result = api.perturb(data, seed=seed, out=out, certificate=certificate, ledger=ledger, name=name,  # type: ignore[arg-type]
+                             budget=parse_budget(budget), **options)
         if custodian_report is not None:
             write_text_atomic(custodian_report, json.dumps(result.custodian_report(), indent=2, sort_keys=True) + "\n")
 
@@ -157,6 +164,11 @@ def register(app: typer.Typer) -> None:
             console.print(f"certificate -> {cert_path}")
             if custodian_report is not None:
                 console.print(f"custodian-only report (never publish it) -> {custodian_report}")
+            if result.ledger is not None:
+                booked = result.ledger
+                console.print(f"ledger: charged epsilon {booked['charged']['epsilon']:.6g} to '{booked['dataset']}' "
+                              f"(entry #{booked['entry']}); spent {booked['spent']['epsilon']:.6g} of "
+                              f"{booked['budget']['epsilon']:g} ({booked['path']})")
             console.print(f"guarantee: {result.view.certificate.summary()}")
 
         payload = {**result.as_dict(), "view": str(out), "certificate_file": str(cert_path)}

@@ -400,10 +400,11 @@ class Perturbation:
     view: View
     plan: AlphaBetaPlan
     custodian: Mapping[str, Any]
+    ledger: Mapping[str, Any] | None = None  # the charge: sums of epsilons, no fact about the data
 
     def as_dict(self) -> dict[str, Any]:
         """The public summary: parameters, the plan (made with the bound N) and the view's size."""
-        return {
+        out = {
             "max_rows": self.plan.n,
             "view_rows": self.view.rows,
             "plan": self.plan.as_dict(),
@@ -411,6 +412,9 @@ class Perturbation:
             "guarantee": self.view.certificate.guarantee,
             "fit_for_release": self.view.certificate.fit_for_release,
         }
+        if self.ledger is not None:
+            out["ledger"] = dict(self.ledger)
+        return out
 
     def custodian_report(self) -> dict[str, Any]:
         """Exact facts about the data, labelled custodian-only: not covered by any guarantee."""
@@ -439,6 +443,7 @@ def perturb(
     exclusive_correlations: bool = False,
     failure: float = 0.05,
     randomness: Randomness | int | None = None,
+    ledger: Any = None,
 ) -> Perturbation:
     """Plan (α, β) for the (d, γ) target (d given, or d = c·N/m), perturb, and certify.
 
@@ -446,11 +451,47 @@ def perturb(
     (``domains`` declares value lists; else the schema's order or a hierarchy's leaves, see
     :func:`~crowdsafe.perturb.domain.public_values`) and ``max_rows`` is the public bound N on the
     rows. ``exploratory=True`` allows the data's own values and n instead, and the certificate
-    then says "no formal guarantee" with the reason.
+    then says "no formal guarantee" with the reason. With ``ledger`` (an open
+    :class:`~crowdsafe.privacy.ledger.Ledger` holding a budget for the dataset) the equivalent ε
+    is charged before any coin is drawn (:func:`charged_run`).
     """
     table = prepare(dataset, attributes, domains=domains, duplicates=duplicates, max_rows=max_rows,
                     exploratory=exploratory)
     plan = plan_for(table, gamma=gamma, d=d, c=c, alpha=alpha, beta=beta, failure=failure,
                     exclusive_correlations=exclusive_correlations)
-    view = run(table, plan, randomness)
-    return Perturbation(view, plan, custodian_facts(table))
+    if ledger is None:
+        return Perturbation(run(table, plan, randomness), plan, custodian_facts(table))
+    return charged_run(dataset, table, plan, ledger, as_randomness(randomness))
+
+
+def charged_run(dataset: Dataset, table: Table, plan: AlphaBetaPlan, ledger: Any, randomness: Randomness
+                ) -> Perturbation:
+    """Charge the view's equivalent ε (δ = 0, unbounded DP) to the dataset's budget, then perturb.
+
+    The dataset is identified by ``dataset.fingerprint(key=ledger.identity_key)`` (a keyed,
+    row-order-invariant digest that only the ledger's holder can test guesses against). Every
+    data-dependent refusal (a value outside the domain, more rows than ``max_rows``, duplicates
+    refused) happened in :func:`prepare`, before the charge; the charge is committed before any
+    coin is drawn. A second view of the same data is a second charge: the views' ε add up.
+    """
+    if table.uncertified_reasons:
+        raise ParameterError(
+            "an exploratory run carries no guarantee to charge to a ledger: declare the public domains and "
+            "--max-rows, or run it without a ledger"
+        )
+    fingerprint = dataset.fingerprint(key=ledger.identity_key)
+    details = {"d": plan.d, "gamma": plan.gamma, "alpha": plan.alpha, "beta": plan.beta, "max_rows": plan.n,
+               "m": plan.m, "attributes": table.domain.attributes}
+    with ledger.charge(fingerprint, epsilon=plan.epsilon, delta=0.0, kind="release",
+                       description=f"alpha-beta view ({plan.d:.3g}, {plan.gamma:.3g})-private of "
+                                   f"{', '.join(table.domain.attributes)}",
+                       mechanism="alpha-beta (Rastogi, Suciu, Hong 2007)", neighbours="add-remove",
+                       seeded=randomness.seeded, details=details) as charge:
+        view = run(table, plan, randomness)
+        charge.record(view_rows=view.rows, **custodian_facts(table))
+    budget = ledger.budget(fingerprint)
+    assert budget is not None
+    booked = {"path": str(ledger.path), "dataset": budget.name, "entry": charge.entry_id,
+              "charged": charge.loss.as_dict(), "spent": budget.spent.as_dict(), "budget": budget.budget.as_dict(),
+              "remaining": budget.remaining.as_dict()}
+    return Perturbation(view, plan, custodian_facts(table), booked)
