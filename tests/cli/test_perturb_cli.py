@@ -91,6 +91,11 @@ def test_perturb_writes_view_and_certificate_then_estimate_reads_them(capsys, da
     assert "rows" not in payload and "distinct_tuples" not in payload and "duplicate_rows_collapsed" not in payload
     assert payload["plan"]["n_bound"] == cert["parameters"]["max_rows"] == 500 and "n" not in cert["parameters"]
     assert not {300, n} & (integers(cert) | integers(payload))
+    code, printed, err = run(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out),
+                             "--seed", "1", *public(domains))
+    printed = " ".join(printed.split())
+    assert code == 0 and f"guarantee: ({d:.3g}, 0.3)-private (as unbounded DP: epsilon = " in printed, err
+    assert f"{beta:.6g}" in printed and f"{d:.6g}" in printed
     assert sorted(tmp_path.iterdir()) == sorted([out, tmp_path / "view.certificate.json"])
 
     code, stdout, err = run(capsys, "estimate", str(out), "count where age between 26 and 32 and sex = 'Female'",
