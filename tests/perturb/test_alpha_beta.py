@@ -192,6 +192,8 @@ def test_an_exploratory_run_is_certified_no_formal_guarantee():
     assert "exploratory run" in cert.reason and "'b' was taken from the data" in cert.reason
     assert "n was taken from the data" in cert.reason
     assert cert.summary().startswith("no formal guarantee: exploratory run")
+    unseeded = perturb(load(frame), gamma=0.3, c=0.2, exploratory=True)
+    assert unseeded.as_dict()["fit_for_release"] is False
     assert cert.parameters["domain_sources"] == {"a": "declared", "b": "data (active domain)"}
     # with every domain public and a bound, the flag changes nothing: the run is certified
     certified = perturb(load(frame), gamma=0.3, c=0.2, exploratory=True, randomness=1, **PUBLIC)

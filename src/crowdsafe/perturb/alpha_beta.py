@@ -410,7 +410,8 @@ class Perturbation:
             "plan": self.plan.as_dict(),
             "certificate": self.view.certificate.summary(),
             "guarantee": self.view.certificate.guarantee,
-            "fit_for_release": self.view.certificate.fit_for_release,
+            # an exploratory view (no formal guarantee) is never fit for release, seeded or not
+            "fit_for_release": self.view.certificate.fit_for_release and self.view.certificate.has_guarantee,
         }
         if self.ledger is not None:
             out["ledger"] = dict(self.ledger)
