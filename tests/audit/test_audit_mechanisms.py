@@ -24,7 +24,8 @@ import math
 import numpy as np
 import pytest
 
-from crowdsafe.mechanisms import audit, exponential_mechanism, gaussian_mechanism, laplace_mechanism, repeat
+from crowdsafe.mechanisms import exponential_mechanism, gaussian_mechanism, laplace_mechanism
+from crowdsafe.mechanisms.audit import audit, repeat
 from crowdsafe.mechanisms import discretization
 from crowdsafe.mechanisms.gaussian import gaussian_sigma2
 from crowdsafe.mechanisms.exact import rational_at_least

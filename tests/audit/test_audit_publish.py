@@ -38,7 +38,7 @@ from crowdsafe.anonymize.publish import apply_recoding, count_sample, plan_publi
 from crowdsafe.anonymize.selection import choose_scheme, fixed_scheme
 from crowdsafe.data import Dataset, Schema
 from crowdsafe.data.builders import flat, intervals
-from crowdsafe.mechanisms import audit
+from crowdsafe.mechanisms.audit import audit
 from crowdsafe.randomness import Randomness
 
 SCHEME = "age=1"
