@@ -151,17 +151,6 @@ def distinguisher_bound(
     return epsilon_from_error_rates(fpr_upper, fnr_upper, delta), fpr_upper, fnr_upper
 
 
-def epsilon_lower_bound(hits_a: int, hits_b: int, trials: int, delta: float, alpha: float) -> float:
-    """ln((p_a,low − δ)/p_b,high): the bound from an event seen ``hits_a`` times under A and
-    ``hits_b`` times under B, in one direction only (0 if none). Kept for callers of the old
-    interface; :func:`distinguisher_bound` gives both directions."""
-    p_a_low, _ = clopper_pearson(hits_a, trials, alpha)
-    _, p_b_high = clopper_pearson(hits_b, trials, alpha)
-    if p_a_low - delta <= 0.0:
-        return 0.0
-    return max(0.0, math.log((p_a_low - delta) / p_b_high))
-
-
 def _numbers(outputs: Any, statistic: Statistic | None) -> np.ndarray:
     values = np.asarray(statistic(outputs) if statistic is not None else outputs, dtype=np.float64)
     if values.ndim != 1:
