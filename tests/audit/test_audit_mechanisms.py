@@ -13,8 +13,8 @@ events measured), so a correct mechanism fails its test with probability ≤ 1%;
 so each test is one deterministic draw. The sizes were chosen from the exact output distributions
 (numbers in each docstring): for every broken variant the population value of the best test's ε is
 at least 1.7 times the claim, and at the chosen N the Clopper–Pearson slack (≈ 3·√((1 − p)/(N·p))
-in log space for an event of probability p) is below a third of the gap, so the rejection is not a
-near miss. The whole module runs in about 15 s on one core.
+in log space for an event of probability p) is at most about a third of the gap, so the rejection is not a
+near miss. The whole module takes about 20 s of CPU.
 """
 
 from __future__ import annotations
@@ -203,7 +203,7 @@ def test_gaussian_real_code_stays_below_its_epsilon():
 
 def test_gaussian_with_doubled_epsilon_is_rejected():
     """Broken: σ for (2ε, δ) while claiming (ε, δ): σ² ≈ 2.14. Population value 2.0 at t = 5;
-    N = 200,000 measures about 1.66 > 1."""
+    N = 200,000 measures about 1.76 > 1."""
     # gaussian_mechanism(epsilon=2) itself cannot be run here: its σ² = 4605275223/2^31 makes the
     # exact sampler raise OverflowError (exact.bernoulli_exp_neg divides an int64 array by a
     # denominator above 2^63); reported. The same σ², rounded up to 20 bits (a hair more noise),

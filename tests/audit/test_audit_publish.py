@@ -180,7 +180,7 @@ def test_selection_real_code_stays_below_its_epsilon1():
 
 def test_selection_with_doubled_epsilon1_is_rejected():
     """Broken: the exponential mechanism run at 2ε1 while ε1 is charged. P(root) = 1/2 on D₀,
-    1/(1 + e⁴) = 0.018 on D₁: population ε = 3.3; N = 1000 measures about 2.7 > 2."""
+    1/(1 + e⁴) = 0.018 on D₁: population ε = 3.3; N = 1000 measures about 2.6 > 2."""
     result = audit(_selection(2 * EPSILON1), _selection_pair(), claimed_epsilon=EPSILON1, events=ROOT, trials=1000,
                    randomness=62)
     assert result.violates_claim
