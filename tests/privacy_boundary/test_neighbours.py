@@ -1,0 +1,294 @@
+"""Every artifact of every command, on D and on D minus one row: only DP outputs may differ.
+
+The rule (issue 16, docs/privacy-boundary.md): every byte that leaves a run is fixed before the
+data is read, or an output of a charged DP mechanism (and what is computed from it alone), or in
+a part explicitly labelled custodian-only. So on neighbouring tables (one row removed), with the
+same seed and a fresh ledger each, every field of every public artifact that is not declared a
+DP output or custodian-only must come out identical; and no field may be a hash of the data.
+
+Each case below declares, for review, the few fields that may differ. A field not declared that
+differs fails the test with its JSON path, so a new data-dependent field cannot slip in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from boundary_helpers import Classification, digests_of, judge, matches, normalized
+from conftest import QI, removals, write_inputs
+from runs import (
+    LEDGER,
+    SEED,
+    Case,
+    api_case,
+    cli_case,
+    publish_api,
+    run_cli,
+)
+
+TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:\d\d|Z)?")
+
+# -- what may differ, per command ----------------------------------------------------------------
+
+# publish: the release's rows are the DP output; rows_published and classes are computed from
+# them alone.
+PUBLISH_RELEASE = ("stdout.releases[*].rows_published", "stdout.releases[*].classes",
+                   "api.summary.releases[*].rows_published", "api.summary.releases[*].classes",
+                   "api.release_summaries[*].rows_published", "api.release_summaries[*].classes",
+                   "api.release_summaries[*].smallest_class")
+# with the exponential mechanism the chosen scheme is a DP output (ε1-DP, charged), and so is
+# every field that only restates it
+PUBLISH_CHOSEN = ("**releases[*].scheme.*", "**parameters.scheme.*", "**parameters.scheme_level_names.*",
+                  "**parameters.selection.chosen**", "**.mechanisms[*].name",
+                  "api.release_summaries[*].recoding.**", "**releases[*].chooser.chosen**")
+PUBLISH_LINES = (r"^  published     [\d,]+ rows in [\d,]+ classes of >= \d+ rows$",)
+PUBLISH_CHOSEN_LINES = (r"^  scheme        ",)
+CUSTODIAN = ("**custodian**",)
+
+FIXED = Classification(dp_outputs=PUBLISH_RELEASE, custodian_only=CUSTODIAN, dp_lines=PUBLISH_LINES)
+CHOSEN = Classification(dp_outputs=PUBLISH_RELEASE + PUBLISH_CHOSEN, custodian_only=CUSTODIAN,
+                        dp_lines=PUBLISH_LINES + PUBLISH_CHOSEN_LINES)
+
+# query: the noisy value (each cell of a histogram over a public domain) and, for a mean, the
+# interval computed from the noisy sum and count
+QUERY = Classification(dp_outputs=("stdout.value", "stdout.value[*].count", "stdout.components.*.value",
+                                   "stdout.components.*.values**"),
+                       custodian_only=CUSTODIAN, dp_lines=(r"^answer        ", r"^│ "))
+MEAN = Classification(dp_outputs=QUERY.dp_outputs + ("stdout.error_interval_95[*]",),
+                      custodian_only=CUSTODIAN, dp_lines=QUERY.dp_lines + (r"^95% interval  ",))
+
+# perturb (α-β): the view's rows are the DP output ((d, γ)-private); its size is computed from it
+PERTURB = Classification(dp_outputs=("stdout.view_rows", "stdout.view.rows", "api.result.view_rows"),
+                         custodian_only=CUSTODIAN, dp_lines=(r"^view: [\d,]+ rows -> ",))
+
+# classic k-anonymity gives no guarantee: the release is what it is, and fields computed from the
+# release alone may differ (how many rows and classes it has, the generalization it shows). The
+# certificate and anything about the input (rows in, suppressed, utility against the input,
+# search scores, timings) may not, unless labelled custodian-only.
+CLASSIC = Classification(dp_outputs=("stdout.rows_published", "stdout.classes", "stdout.smallest_class",
+                                     "stdout.recoding.**", "**parameters.scheme.*",
+                                     "**parameters.scheme_level_names.*"),
+                         custodian_only=CUSTODIAN)
+
+# attack: the attack reads public releases and the attacker's own targets table; its
+# measurements over those targets are its result (when the targets are the custodian's own
+# data, the whole report is the custodian's). What it says about each release must not move.
+ATTACK = Classification(dp_outputs=("stdout.summary.**", "stdout.releases[*].located",
+                                    "stdout.releases[*].correct_location",
+                                    "stdout.releases[*].average_partition_size",
+                                    "stdout.releases[*].average_prior_anonymity"),
+                        custodian_only=CUSTODIAN)
+
+# check on a release (with its original for reading generalized cells): a function of the
+# release; the original must not show through
+CHECK_RELEASE = Classification(custodian_only=CUSTODIAN)
+
+
+def publish_cli(*extra: str, as_json: bool = True) -> list[str]:
+    return ["publish", "data.csv", "--schema", "schema.toml", "--epsilon", "1", "--delta", "1e-3",
+            "--budget", "20,1e-2", "--ledger", LEDGER, "--seed", SEED, "--out", "out/r.csv", *extra,
+            *(["--json"] if as_json else [])]
+
+
+def query_cli(text: str, *extra: str, as_json: bool = True) -> list[str]:
+    return ["query", "data.csv", text, "--schema", "schema.toml", "--epsilon", "1", "--budget", "10,1e-5",
+            "--ledger", LEDGER, "--seed", SEED, *extra, *(["--json"] if as_json else [])]
+
+
+PERTURB_ARGS = ["perturb", "data.csv", "--schema", "schema.toml", "--c", "0.5", "--gamma", "0.2",
+                "--attributes", "age,education,sex,income", "--seed", SEED, "--out", "out/view.csv"]
+
+
+def anonymize_cli(algorithm: str, *extra: str) -> list[str]:
+    return ["anonymize", "data.csv", "--algorithm", algorithm, "--k", "5", "--out", "out/a.csv", "--json", *extra]
+
+
+def _query_api(text: str):
+    def call():
+        from crowdsafe import api
+
+        return api.query("data.csv", text, epsilon=1.0, schema="schema.toml", randomness=int(SEED), ledger=LEDGER,
+                         budget=(10.0, 1e-5))
+
+    return api_case(call)
+
+
+def _perturb_api():
+    from crowdsafe import api
+
+    return api.perturb("data.csv", schema="schema.toml", attributes=["age", "education", "sex", "income"],
+                       c=0.5, gamma=0.2, seed=int(SEED), out="out/view.csv")
+
+
+def _anonymize_api():
+    from crowdsafe import api
+
+    return api.anonymize("data.csv", algorithm="lattice", k=5, schema="schema.toml", out="out/a.csv")
+
+
+API_QUERY = Classification(dp_outputs=tuple(p.replace("stdout.", "api.result.") for p in QUERY.dp_outputs),
+                           custodian_only=CUSTODIAN)
+
+CASES = [
+    # publish, Polars engine
+    Case("publish-fixed", cli_case(publish_cli("--scheme", "medium")), FIXED),
+    Case("publish-fixed-text", cli_case(publish_cli("--scheme", "medium", as_json=False)), FIXED),
+    Case("publish-exponential", cli_case(publish_cli()), CHOSEN),
+    Case("publish-exponential-text", cli_case(publish_cli(as_json=False)), CHOSEN),
+    Case("publish-3-releases", cli_case(publish_cli("--scheme", "medium", "--releases", "3")), FIXED),
+    Case("publish-3-exponential", cli_case(publish_cli("--releases", "3")), CHOSEN),
+    Case("publish-heavy-suppression", cli_case(publish_cli("--scheme", "none")), FIXED),
+    Case("api-publish-fixed", publish_api("medium"), FIXED, tables=("releases[*].rows",)),
+    Case("api-publish-exponential-2", publish_api(None, releases=2), CHOSEN, tables=("releases[*].rows",)),
+    # DP queries
+    Case("query-count", cli_case(query_cli("count where age >= 30")), QUERY),
+    Case("query-count-text", cli_case(query_cli("count where age >= 30", as_json=False)), QUERY),
+    Case("query-histogram", cli_case(query_cli("histogram sex in ('Female', 'Male')")), QUERY),
+    Case("query-histogram-private-domain", cli_case(query_cli("histogram education", "--delta", "1e-6")), QUERY),
+    Case("query-sum", cli_case(query_cli("sum(age) clamp 20..60")), QUERY),
+    Case("query-sum-text", cli_case(query_cli("sum(age) clamp 20..60", as_json=False)), QUERY),
+    Case("query-mean", cli_case(query_cli("mean(hours-per-week) clamp 30..50")), MEAN),
+    Case("query-quantile", cli_case(query_cli("quantile(age, 0.5) clamp 17..90")), QUERY),
+    Case("api-query-sum", _query_api("sum(age) clamp 20..60"), API_QUERY, tables=()),
+    # α-β perturbation
+    Case("perturb", cli_case(PERTURB_ARGS + ["--json"]), PERTURB),
+    Case("perturb-public-domains", cli_case(PERTURB_ARGS + ["--domains", "domains.json", "--json"]), PERTURB),
+    Case("perturb-text", cli_case(PERTURB_ARGS), PERTURB),
+    Case("api-perturb", api_case(_perturb_api), PERTURB, tables=("view.**",)),
+    # classic k-anonymity
+    Case("anonymize-mondrian", cli_case(anonymize_cli("mondrian", "--qi", ",".join(QI), "--sensitive", "income")),
+         CLASSIC),
+    Case("anonymize-mdav", cli_case(anonymize_cli("mdav", "--qi", "age,hours-per-week", "--sensitive", "income")),
+         CLASSIC),
+    Case("anonymize-lattice", cli_case(anonymize_cli("lattice", "--schema", "schema.toml")), CLASSIC),
+    Case("api-anonymize-lattice", api_case(_anonymize_api),
+         Classification(dp_outputs=tuple(p.replace("stdout.", "api.result.") for p in CLASSIC.dp_outputs),
+                        custodian_only=CUSTODIAN), tables=("rows", "frame")),
+    # attacks: the releases are fixed, the targets table is the neighbouring input
+    Case("attack-intersection", cli_case(["attack", "intersection", "r1.csv", "r2.csv", "--targets", "data.csv",
+                                          "--schema", "schema.toml", "--qi", "age,education,sex",
+                                          "--sensitive", "income", "--json"]), ATTACK),
+    # check on a release: the original is read only to interpret generalized cells
+    Case("check-release", cli_case(["check", "r1.csv", "--original", "data.csv", "--schema", "schema.toml",
+                                    "--json"]), CHECK_RELEASE),
+]
+
+
+# -- running a case on D and on D minus one row --------------------------------------------------
+
+
+def _domains(frame) -> dict[str, list[Any]]:
+    """Public value lists (declared from the full table, identical for both runs)."""
+    return {c: sorted(frame.get_column(c).unique().to_list()) for c in ("age", "education", "sex", "income")}
+
+
+@pytest.fixture(scope="session")
+def prepared(base_frame, tmp_path_factory) -> dict[str, Any]:
+    """Two releases of the full table (inputs of the attack and of check-release) and the
+    public domains file, made once."""
+    from crowdsafe import api
+
+    root = tmp_path_factory.mktemp("fixed-inputs")
+    write_inputs(root, base_frame)
+    here = os.getcwd()
+    os.chdir(root)
+    try:
+        for i in (1, 2):
+            api.publish("data.csv", schema="schema.toml", epsilon=1.0, delta=1e-3, scheme="medium", seed=i,
+                        ledger=None, out=f"r{i}.csv")
+    finally:
+        os.chdir(here)
+    (root / "domains.json").write_text(json.dumps(_domains(base_frame)), encoding="utf-8")
+    return {"files": [root / "r1.csv", root / "r2.csv", root / "domains.json"]}
+
+
+def run_case(case: Case, frame, directory: Path, prepared: dict[str, Any]) -> dict[str, Any]:
+    """Run ``case`` on ``frame`` in a fresh ``directory`` (fresh ledger, same file names)."""
+    write_inputs(directory, frame)
+    for path in prepared["files"]:
+        shutil.copy(path, directory / path.name)
+    os.chdir(directory)
+    artifacts = case.run(directory)
+    return normalized(artifacts, {str(directory.resolve()): "<run>", str(directory): "<run>"})
+
+
+_D_CACHE: dict[str, dict[str, Any]] = {}
+
+
+def _times_masked(tree: Any) -> Any:
+    """Wall-clock timestamps (when a ledger entry was made) are not functions of the data;
+    durations are, and are not masked."""
+    if isinstance(tree, dict):
+        return {k: _times_masked(v) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [_times_masked(v) for v in tree]
+    if isinstance(tree, str):
+        return TIMESTAMP.sub("<time>", tree)
+    return tree
+
+
+REMOVALS = ("first", "unique-qi", "large-class")
+
+
+@pytest.mark.parametrize("removal", REMOVALS)
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_only_dp_outputs_differ_between_neighbours(case: Case, removal: str, base_frame, prepared, tmp_path):
+    """``case`` on D and on D minus one row (the ``removal``), same seed, fresh ledgers: every
+    field not declared a DP output or custodian-only is identical; no field is a data digest;
+    the Python API hands back no table but the release's own rows."""
+    from crowdsafe.data import load
+
+    if case.name not in _D_CACHE:
+        _D_CACHE[case.name] = run_case(case, base_frame, tmp_path / "D", prepared)
+    full = _D_CACHE[case.name]
+    row = removals(base_frame)[removal]
+    neighbour = base_frame.filter(base_frame.with_row_index("_r")["_r"] != row)
+    assert neighbour.height == base_frame.height - 1
+    smaller = run_case(case, neighbour, tmp_path / "D-1", prepared)
+
+    tables = {side: art.pop("_tables", []) for side, art in (("D", full), ("D-1", smaller))}
+    full, smaller = _times_masked(full), _times_masked(smaller)
+    digests = []
+    for frame, where in ((base_frame, tmp_path / "digest-D"), (neighbour, tmp_path / "digest-D-1")):
+        write_inputs(where, frame)
+        digests += digests_of(load(str(where / "data.csv"), schema=str(where / "schema.toml")),
+                              [(where / "data.csv").read_bytes()])
+    verdict = judge(full, smaller, case.classification, digests)
+    problems = [str(d) for d in verdict.leaks]
+    for side, paths in tables.items():
+        problems += [f"{side}: the returned object holds a table at {p} (only the release's rows may be handed back)"
+                     for p in paths if not matches(p, case.tables)]
+    _D_CACHE[case.name]["_tables"] = tables["D"]
+    assert not problems, f"{case.name}, removing the {removal} row: not covered by the guarantee:\n  " + \
+        "\n  ".join(dict.fromkeys(problems))
+
+
+# -- the report of `crowdsafe check` on raw data is the custodian's ------------------------------
+
+
+def test_check_on_raw_data_is_labelled_custodian_only_and_holds_no_digest(base_frame, tmp_path):
+    """`crowdsafe check DATA` reports exact facts about the data (class sizes, uniques, risk):
+    it can only be custodian-only. It must say so, and carry no digest of the data."""
+    from crowdsafe.data import load
+
+    write_inputs(tmp_path, base_frame)
+    os.chdir(tmp_path)
+    text = run_cli(["check", "data.csv", "--schema", "schema.toml"])
+    payload = run_cli(["check", "data.csv", "--schema", "schema.toml", "--json"])
+    assert text["exit"] == 0 and payload["exit"] == 0
+    problems = []
+    if not any("for the custodian only" in line.lower() for line in text["stdout"]):
+        problems.append("the printed report does not say it is for the custodian only")
+    if not any("custodian" in key.lower() for key in payload["stdout"]):
+        problems.append("the JSON report has no part labelled custodian-only")
+    digests = digests_of(load("data.csv", schema="schema.toml"), [Path("data.csv").read_bytes()])
+    verdict = judge(payload, payload, Classification(), digests)
+    problems += [str(d) for d in verdict.leaks]
+    assert not problems, "\n  ".join(["check DATA:"] + problems)
