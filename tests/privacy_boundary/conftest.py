@@ -1,4 +1,4 @@
-"""Fixtures of the neighbouring-input tests: a small Adult slice written as a CSV with a schema
+"""Fixtures of the neighbouring-input tests: a small Adult slice written as Parquet with a schema
 file and hierarchy files, and its neighbours (the slice minus one row)."""
 
 from __future__ import annotations
@@ -41,10 +41,10 @@ def removals(frame: pl.DataFrame) -> dict[str, int]:
 
 
 def write_inputs(directory: Path, frame: pl.DataFrame) -> None:
-    """data.csv, schema.toml and the hierarchy files in ``directory`` (the same names for every
+    """data.parquet, schema.toml and the hierarchy files in ``directory`` (the same names for every
     run, so paths printed by a run compare equal)."""
     directory.mkdir(parents=True, exist_ok=True)
-    frame.write_csv(directory / "data.csv")
+    frame.write_parquet(directory / "data.parquet")
     lines = []
     known = hierarchies()
     for name in COLUMNS:

@@ -1,6 +1,6 @@
 """How each command is run for the neighbouring-input test, and what of its output is public.
 
-A case runs one command in a fresh working directory holding ``data.csv`` (D or D minus one
+A case runs one command in a fresh working directory holding ``data.parquet`` (D or D minus one
 row), ``schema.toml`` and the hierarchy files, with a fresh ledger ``ledger.sqlite3`` in that
 directory and a fixed seed, and returns its artifacts as one JSON-like tree:
 
@@ -34,7 +34,7 @@ from boundary_helpers import Classification
 SEED = "7"
 LEDGER = "ledger.sqlite3"
 RELEASE_TABLES = {"out/r.csv", "out/r-1.csv", "out/r-2.csv", "out/r-3.csv", "out/view.csv", "out/a.csv"}
-INPUTS = {"data.csv", "schema.toml", LEDGER, "domains.json", "r1.csv", "r2.csv"}
+INPUTS = {"data.parquet", "schema.toml", LEDGER, "domains.json", "r1.csv", "r2.csv"}
 
 
 def run_cli(argv: list[str]) -> dict[str, Any]:
@@ -138,7 +138,7 @@ def publish_api(scheme: str | None, releases: int = 1) -> Callable[[Path], dict[
     def run(directory: Path) -> dict[str, Any]:
         from crowdsafe import api
 
-        publication = api.publish("data.csv", schema="schema.toml", epsilon=1.0, delta=1e-3, scheme=scheme,
+        publication = api.publish("data.parquet", schema="schema.toml", epsilon=1.0, delta=1e-3, scheme=scheme,
                                   releases=releases, seed=int(SEED), ledger=LEDGER, budget=(20.0, 1e-2),
                                   out="out/r.csv")
         return {
