@@ -80,11 +80,19 @@ CLASSIC = Classification(dp_outputs=("stdout.rows_published", "stdout.classes", 
 # attack: the attack reads public releases and the attacker's own targets table; its
 # measurements over those targets are its result (when the targets are the custodian's own
 # data, the whole report is the custodian's). What it says about each release must not move.
-ATTACK = Classification(dp_outputs=("stdout.summary.**", "stdout.releases[*].located",
-                                    "stdout.releases[*].correct_location",
-                                    "stdout.releases[*].average_partition_size",
-                                    "stdout.releases[*].average_prior_anonymity"),
+ATTACK = Classification(dp_outputs=tuple(
+    [f"stdout.summary.{k}" for k in ("targets", "average_prior_anonymity", "average_posterior_anonymity",
+                                      "average_drop", "vulnerable", "perfect_breach", "partial_breach.*",
+                                      "contradictions", "average_partition_size[*]", "perfect_breach_true",
+                                      "true_value_in_candidates")]
+    + [f"stdout.releases[*].{k}" for k in ("located", "ambiguous", "average_partition_size",
+                                            "average_prior_anonymity", "correct_location")]),
                         custodian_only=CUSTODIAN)
+LINKAGE = Classification(dp_outputs=tuple(
+    f"stdout.summary.{k}" for k in ("external_records", "rows_with_a_candidate", "reidentified_uniquely",
+                                     "reidentified_with_probability_at_least_half",
+                                     "expected_correct_links_if_listed", "reidentified_uniquely_correct")),
+                         custodian_only=CUSTODIAN)
 
 # check on a release (with its original for reading generalized cells): a function of the
 # release; the original must not show through
@@ -179,6 +187,8 @@ CASES = [
     Case("attack-intersection", cli_case(["attack", "intersection", "r1.csv", "r2.csv", "--targets", "data.parquet",
                                           "--schema", "schema.toml", "--qi", "age,education,sex",
                                           "--sensitive", "income", "--json"]), ATTACK),
+    Case("attack-linkage", cli_case(["attack", "linkage", "r1.csv", "--external", "data.parquet", "--schema",
+                                     "schema.toml", "--qi", "age,education,sex", "--json"]), LINKAGE),
     # check on a release: the original is read only to interpret generalized cells
     Case("check-release", cli_case(["check", "r1.csv", "--original", "data.parquet", "--schema", "schema.toml",
                                     "--json"]), CHECK_RELEASE),
