@@ -4,7 +4,9 @@ A case runs one command in a fresh working directory holding ``data.parquet`` (D
 row), ``schema.toml`` and the hierarchy files, with a fresh ledger ``ledger.sqlite3`` in that
 directory and a fixed seed, and returns its artifacts as one JSON-like tree:
 
-- ``exit``, ``stdout`` (parsed JSON, or the printed lines), ``stderr`` (lines);
+- ``exit``, ``stdout`` (parsed JSON, or the printed lines), ``stderr`` (lines); printed lines
+  labelled custodian-only (a line saying so, and the indented lines under it) go to
+  ``stdout_custodian_only``;
 - ``files``: every file the run wrote except the release table itself (certificates, reports),
   JSON parsed;
 - ``api``: for Python API cases, what the public function returned, as JSON (summaries,
@@ -22,6 +24,7 @@ import dataclasses
 import io
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,11 +58,52 @@ def run_cli(argv: list[str]) -> dict[str, Any]:
             else:
                 os.environ[k] = v
     text = out.getvalue()
-    try:
-        stdout: Any = json.loads(text) if "--json" in argv and code == 0 else text.splitlines()
-    except json.JSONDecodeError:
-        stdout = text.splitlines()
-    return {"exit": code, "stdout": stdout, "stderr": err.getvalue().splitlines()}
+    if "--json" in argv and code == 0:
+        try:
+            return {"exit": code, "stdout": json.loads(text), "stderr": err.getvalue().splitlines()}
+        except json.JSONDecodeError:
+            pass
+    public, custodian = split_custodian_lines(text.splitlines())
+    return {"exit": code, "stdout": public, "stdout_custodian_only": custodian, "stderr": err.getvalue().splitlines()}
+
+
+CUSTODIAN_LABEL = re.compile(r"custodian[ -]only|for the custodian", re.IGNORECASE)
+
+
+def split_custodian_lines(lines: list[str]) -> tuple[list[str], list[str]]:
+    """(public lines, custodian-only lines). A line that says "custodian only" / "for the
+    custodian" is custodian-only, and so are the indented lines right under it (a heading)."""
+    public: list[str] = []
+    custodian: list[str] = []
+    under_heading = False
+    for line in lines:
+        if CUSTODIAN_LABEL.search(line):
+            custodian.append(line)
+            under_heading = True
+        elif under_heading and line[:1].isspace():
+            custodian.append(line)
+        else:
+            under_heading = False
+            public.append(line)
+    return public, custodian
+
+
+def has_option(command: str, option: str) -> bool:
+    """Whether ``crowdsafe COMMAND`` takes ``option`` (the interfaces of issue 16 add a few)."""
+    import typer
+
+    from crowdsafe.cli import app
+
+    group = typer.main.get_command(app)
+    found = group
+    for part in command.split():
+        found = found.commands[part]  # type: ignore[attr-defined]
+    return any(option in param.opts for param in found.params)
+
+
+def if_option(command: str, option: str, *values: str) -> list[str]:
+    """``[option, *values]`` when the command takes it, else nothing."""
+    return [option, *values] if has_option(command, option) else []
 
 
 def written_files(directory: Path) -> dict[str, Any]:

@@ -12,6 +12,7 @@ differs fails the test with its JSON path, so a new data-dependent field cannot 
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import re
@@ -29,6 +30,7 @@ from runs import (
     Case,
     api_case,
     cli_case,
+    if_option,
     publish_api,
     run_cli,
 )
@@ -39,13 +41,13 @@ TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:\d\
 
 # publish: the release's rows are the DP output; rows_published and classes are computed from
 # them alone.
-PUBLISH_RELEASE = ("stdout.releases[*].rows_published", "stdout.releases[*].classes",
-                   "api.summary.releases[*].rows_published", "api.summary.releases[*].classes",
-                   "api.release_summaries[*].rows_published", "api.release_summaries[*].classes",
-                   "api.release_summaries[*].smallest_class")
+PUBLISH_RELEASE = tuple(f"{where}releases[*].{part}{field}" for where in ("stdout.", "api.summary.")
+                        for part in ("", "dp_output.") for field in ("rows_published", "classes")) + (
+    "api.release_summaries[*].rows_published", "api.release_summaries[*].classes",
+    "api.release_summaries[*].smallest_class")
 # with the exponential mechanism the chosen scheme is a DP output (ε1-DP, charged), and so is
 # every field that only restates it
-PUBLISH_CHOSEN = ("**releases[*].scheme.*", "**parameters.scheme.*", "**parameters.scheme_level_names.*",
+PUBLISH_CHOSEN = ("**releases[*].scheme.*", "**releases[*].dp_output.scheme.*", "**parameters.scheme.*", "**parameters.scheme_level_names.*",
                   "**parameters.selection.levels.*", "**.mechanisms[*].name",
                   "api.release_summaries[*].recoding.**", "**releases[*].chooser.levels.*")
 PUBLISH_LINES = (r"^  published     [\d,]+ rows in [\d,]+ classes of >= \d+ rows$",)
@@ -102,6 +104,7 @@ CHECK_RELEASE = Classification(custodian_only=CUSTODIAN)
 def publish_cli(*extra: str, as_json: bool = True) -> list[str]:
     return ["publish", "data.parquet", "--schema", "schema.toml", "--epsilon", "1", "--delta", "1e-3",
             "--budget", "20,1e-2", "--ledger", LEDGER, "--seed", SEED, "--out", "out/r.csv", *extra,
+            *if_option("publish", "--custodian-report", "custodian/report.json"),
             *(["--json"] if as_json else [])]
 
 
@@ -110,8 +113,11 @@ def query_cli(text: str, *extra: str, as_json: bool = True) -> list[str]:
             "--ledger", LEDGER, "--seed", SEED, *extra, *(["--json"] if as_json else [])]
 
 
+# a public bound on n and a custodian-only report file, where the command takes them
 PERTURB_ARGS = ["perturb", "data.parquet", "--schema", "schema.toml", "--gamma", "0.2",
-                "--attributes", "age,education,sex,income", "--seed", SEED, "--out", "out/view.csv"]
+                "--attributes", "age,education,sex,income", "--seed", SEED, "--out", "out/view.csv",
+                *if_option("perturb", "--max-rows", "10000"),
+                *if_option("perturb", "--custodian-report", "custodian/report.json")]
 # the public form: d fixed and every domain declared (nothing about the data assumed public)
 PERTURB_PUBLIC = PERTURB_ARGS + ["--d", "0.1", "--domains", "domains.json"]
 
@@ -133,9 +139,10 @@ def _query_api(text: str):
 def _perturb_api():
     from crowdsafe import api
 
+    bound = {"max_rows": 10_000} if "max_rows" in inspect.signature(api.perturb).parameters else {}
     return api.perturb("data.parquet", schema="schema.toml", attributes=["age", "education", "sex", "income"],
                        domains=json.loads(Path("domains.json").read_text(encoding="utf-8")),
-                       d=0.1, gamma=0.2, seed=int(SEED), out="out/view.csv")
+                       d=0.1, gamma=0.2, seed=int(SEED), out="out/view.csv", **bound)
 
 
 def _anonymize_api():
@@ -166,6 +173,11 @@ CASES = [
     Case("query-histogram-private-domain", cli_case(query_cli("histogram education", "--delta", "1e-6")), QUERY),
     Case("query-sum", cli_case(query_cli("sum(age) clamp 20..60")), QUERY),
     Case("query-sum-text", cli_case(query_cli("sum(age) clamp 20..60", as_json=False)), QUERY),
+    # with the custodian's facts asked for (clamp counts): they must come labelled custodian-only
+    Case("query-mean-custodian", cli_case(query_cli("mean(hours-per-week) clamp 30..50",
+                                                    *if_option("query", "--custodian"))), MEAN),
+    Case("query-mean-custodian-text", cli_case(query_cli("mean(hours-per-week) clamp 30..50",
+                                                         *if_option("query", "--custodian"), as_json=False)), MEAN),
     Case("query-mean", cli_case(query_cli("mean(hours-per-week) clamp 30..50")), MEAN),
     Case("query-quantile", cli_case(query_cli("quantile(age, 0.5) clamp 17..90")), QUERY),
     Case("api-query-sum", _query_api("sum(age) clamp 20..60"), API_QUERY, tables=()),
