@@ -103,3 +103,15 @@ def test_path_patterns():
     assert matches("files.out/r.certificate.json.parameters.scheme.age", ["**parameters.scheme.*"])
     assert not matches("a.parameters.scheme.age.extra", ["**parameters.scheme.*"])
     assert matches("for_custodian_only.utility.ncp", ["**custodian**"])
+
+
+def test_a_keyed_identity_may_sit_in_a_custodian_part_but_a_plain_digest_nowhere(neighbours):
+    keyed = [d.fingerprint(key=bytes(32)) for d in neighbours]
+    plain = [d.fingerprint() for d in neighbours]
+    left = {"custodian_only": {"ledger": {"dataset_identity": keyed[0]}}}
+    right = {"custodian_only": {"ledger": {"dataset_identity": keyed[1]}}}
+    declared = Classification(custodian_only=("**custodian**",))
+    assert not judge(left, right, declared, plain).leaks
+    left["custodian_only"]["ledger"]["dataset_identity"] = plain[0]
+    right["custodian_only"]["ledger"]["dataset_identity"] = plain[1]
+    assert [d.why for d in judge(left, right, declared, plain).leaks] == ["a digest of the input data"]

@@ -194,7 +194,9 @@ CASES = [
     Case("anonymize-lattice", cli_case(anonymize_cli("lattice", "--schema", "schema.toml")), CLASSIC),
     Case("api-anonymize-lattice", api_case(_anonymize_api),
          Classification(dp_outputs=tuple(p.replace("stdout.", "api.result.") for p in CLASSIC.dp_outputs),
-                        custodian_only=CUSTODIAN), tables=("rows", "frame")),
+                        custodian_only=CUSTODIAN),
+         # a classic release keeps the table the caller passed in (no sample is drawn)
+         tables=("rows", "frame", "source")),
     # attacks: the releases are fixed, the targets table is the neighbouring input
     Case("attack-intersection", cli_case(["attack", "intersection", "r1.csv", "r2.csv", "--targets", "data.parquet",
                                           "--schema", "schema.toml", "--qi", "age,education,sex",
