@@ -164,6 +164,9 @@ class Case:
     run: Callable[[Path], dict[str, Any]]
     classification: Classification
     tables: tuple[str, ...] = ()  # attribute paths of the returned object that may hold a table
+    # the exit status both runs must have (a case that fails on both sides tests nothing); None:
+    # either, as long as both sides agree (a refusal that names no data is correct too)
+    exit: int | None = 0
 
 
 def cli_case(argv: list[str]) -> Callable[[Path], dict[str, Any]]:
