@@ -160,6 +160,9 @@ CASES = [
     Case("publish-fixed-text", cli_case(publish_cli("--scheme", "medium", as_json=False)), FIXED),
     Case("publish-exponential", cli_case(publish_cli()), CHOSEN),
     Case("publish-exponential-text", cli_case(publish_cli(as_json=False)), CHOSEN),
+    # the plan alone (reads only the row count, for the expected sample size)
+    Case("publish-plan-only", cli_case(["publish", "data.parquet", "--plan-only", "--json"]), FIXED),
+    Case("publish-plan-only-text", cli_case(["publish", "data.parquet", "--plan-only"]), FIXED),
     Case("publish-3-releases", cli_case(publish_cli("--scheme", "medium", "--releases", "3")), FIXED),
     Case("publish-3-exponential", cli_case(publish_cli("--releases", "3")), CHOSEN),
     # a scheme too fine for the table: the run is refused for suppressing > 90% (an error path)
@@ -315,25 +318,37 @@ def test_only_dp_outputs_differ_between_neighbours(case: Case, removal: str, bas
         "\n  ".join(dict.fromkeys(problems))
 
 
-# -- the report of `crowdsafe check` on raw data is the custodian's ------------------------------
+# -- reports on the raw data are the custodian's ------------------------------------------------
+
+RAW_REPORTS = {
+    "check": ["check", "data.parquet", "--schema", "schema.toml"],
+    "compare": ["compare", "data.parquet", "r1.csv", "--schema", "schema.toml", "--queries", "100"],
+}
 
 
-def test_check_on_raw_data_is_labelled_custodian_only_and_holds_no_digest(base_frame, tmp_path):
-    """`crowdsafe check DATA` reports exact facts about the data (class sizes, uniques, risk):
-    it can only be custodian-only. It must say so, and carry no digest of the data."""
+@pytest.mark.parametrize("command", sorted(RAW_REPORTS))
+def test_reports_on_raw_data_are_labelled_custodian_only_and_hold_no_digest(command, base_frame, prepared, tmp_path):
+    """`crowdsafe check DATA` and `crowdsafe compare DATA RELEASE` report exact facts about the
+    data (class sizes, uniques, risk; information loss against the input): they can only be
+    custodian-only. Each must say so, printed and in JSON, and carry no digest of the data."""
     from crowdsafe.data import load
 
     write_inputs(tmp_path, base_frame)
+    for path in prepared["files"]:
+        shutil.copy(path, tmp_path / path.name)
     os.chdir(tmp_path)
-    text = run_cli(["check", "data.parquet", "--schema", "schema.toml"])
-    payload = run_cli(["check", "data.parquet", "--schema", "schema.toml", "--json"])
-    assert text["exit"] == 0 and payload["exit"] == 0
+    text = run_cli(RAW_REPORTS[command])
+    payload = run_cli(RAW_REPORTS[command] + ["--json"])
+    assert text["exit"] == 0 and payload["exit"] == 0, (text["stderr"], payload["stderr"])
     problems = []
-    if not any("for the custodian only" in line.lower() for line in text["stdout"]):
+    if not text["stdout_custodian_only"]:
         problems.append("the printed report does not say it is for the custodian only")
-    if not any("custodian" in key.lower() for key in payload["stdout"]):
+    top = payload["stdout"]
+    if not any("custodian" in key.lower() or (isinstance(value, str) and "custodian" in value.lower())
+               for key, value in top.items()):
         problems.append("the JSON report has no part labelled custodian-only")
-    digests = digests_of(load("data.parquet", schema="schema.toml"), [Path("data.parquet").read_bytes()])
+    digests = digests_of(load("data.parquet", schema="schema.toml"),
+                         [Path("data.parquet").read_bytes(), base_frame.write_csv().encode()])
     verdict = judge(payload, payload, Classification(), digests)
     problems += [str(d) for d in verdict.leaks]
-    assert not problems, "\n  ".join(["check DATA:"] + problems)
+    assert not problems, "\n  ".join([f"{command} on the raw data:"] + problems)
