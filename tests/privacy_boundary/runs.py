@@ -209,7 +209,8 @@ def api_case(call: Callable[[], Any]) -> Callable[[Path], dict[str, Any]]:
         result = call()
         method = next(getattr(result, m) for m in ("as_dict", "to_dict", "summary") if hasattr(result, m))
         tree = method()
-        certificate = getattr(result, "certificate", None) or getattr(getattr(result, "view", None), "certificate", None)
+        view = getattr(result, "view", None)
+        certificate = getattr(result, "certificate", None) or getattr(view, "certificate", None)
         if certificate is not None:
             tree = {**tree, "certificate": certificate.to_dict()}
         return {"api": {"result": to_json(tree)}, "_tables": data_objects(result),

@@ -66,8 +66,10 @@ def test_a_digest_is_caught_even_where_it_does_not_differ_or_sits_at_a_dp_output
 
 
 def test_an_exact_sample_size_in_a_public_summary_is_caught_and_allowed_only_when_labelled(neighbours):
-    left = {"plan": {"k": 10}, "releases": [{"rows_published": 900, "classes": 12}], "sample_rows": neighbours[0].n_rows}
-    right = {"plan": {"k": 10}, "releases": [{"rows_published": 880, "classes": 12}], "sample_rows": neighbours[1].n_rows}
+    left = {"plan": {"k": 10}, "releases": [{"rows_published": 900, "classes": 12}],
+            "sample_rows": neighbours[0].n_rows}
+    right = {"plan": {"k": 10}, "releases": [{"rows_published": 880, "classes": 12}],
+             "sample_rows": neighbours[1].n_rows}
     declared = Classification(dp_outputs=("releases[*].rows_published", "releases[*].classes"),
                               custodian_only=("**sample_rows",))
     leaks = judge(left, right, declared).leaks
