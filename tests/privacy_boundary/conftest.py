@@ -1,5 +1,4 @@
-"""Fixtures of the neighbouring-input tests: a small Adult slice written as Parquet with a schema
-file and hierarchy files, and its neighbours (the slice minus one row)."""
+"""Fixtures of the neighbouring-input tests (the table itself: boundary_data.py)."""
 
 from __future__ import annotations
 
@@ -12,56 +11,18 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from crowdsafe.datasets import adult  # noqa: E402
-from crowdsafe.datasets.uci_adult import hierarchies  # noqa: E402
-
-ROWS = 3000
-QI = ("age", "workclass", "education", "marital-status", "race", "sex")
-SENSITIVE = "income"
-COLUMNS = (*QI, "hours-per-week", SENSITIVE)
-WITH_HIERARCHY = ("age", "workclass", "education", "marital-status")
-TYPES = {"age": "numeric", "hours-per-week": "numeric"}
+from boundary_data import base_table  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def base_frame() -> pl.DataFrame:
-    """The first ROWS rows of Adult (train) without missing values, a few columns."""
-    frame = adult(drop_missing=True).frame.select(COLUMNS).head(ROWS)
-    return frame
-
-
-def removals(frame: pl.DataFrame) -> dict[str, int]:
-    """Rows to remove: the first, the first other row whose QI tuple is unique, the first row of
-    the largest QI class (the choices are made on the data; the test is about the outputs)."""
-    indexed = frame.with_row_index("_row")
-    sizes = indexed.group_by(QI).agg(pl.col("_row").min().alias("first"), pl.len().alias("size"))
-    unique = sizes.filter((pl.col("size") == 1) & (pl.col("first") > 0)).sort("first")["first"][0]
-    large = sizes.sort(["size", "first"], descending=[True, False])["first"][0]
-    return {"first": 0, "unique-qi": int(unique), "large-class": int(large)}
-
-
-def write_inputs(directory: Path, frame: pl.DataFrame) -> None:
-    """data.parquet, schema.toml and the hierarchy files in ``directory`` (the same names for every
-    run, so paths printed by a run compare equal)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    frame.write_parquet(directory / "data.parquet")
-    lines = []
-    known = hierarchies()
-    for name in COLUMNS:
-        lines.append(f'[attributes."{name}"]')
-        role = "sensitive" if name == SENSITIVE else ("insensitive" if name not in QI else "quasi-identifier")
-        lines.append(f'role = "{role}"')
-        lines.append(f'type = "{TYPES.get(name, "categorical")}"')
-        if name in WITH_HIERARCHY:
-            file = f"{name}.hierarchy.csv"
-            known[name].write_csv(directory / file)
-            lines.append(f'hierarchy = "{file}"')
-        lines.append("")
-    (directory / "schema.toml").write_text("\n".join(lines), encoding="utf-8")
+    """The first rows of Adult (train) without missing values, a few columns."""
+    return base_table()
 
 
 @pytest.fixture(autouse=True)
 def _restore_cwd():
+    """Cases run in their own working directory; give the next test the one it started in."""
     here = os.getcwd()
     yield
     os.chdir(here)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from boundary_helpers import Classification, differences, digests_of, judge, matches
-from conftest import write_inputs
+from boundary_data import write_inputs
 
 
 @pytest.fixture(scope="module")

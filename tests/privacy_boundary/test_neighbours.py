@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from boundary_helpers import Classification, digests_of, judge, matches, normalized
-from conftest import QI, removals, write_inputs
+from boundary_data import QI, removals, write_inputs
 from runs import (
     LEDGER,
     SEED,
