@@ -281,13 +281,16 @@ def query(
 
     aggregate = None
     if check_engine(engine) == "spark":
-        from crowdsafe.engines.spark.queries import SparkAggregate, spark_source
+        from crowdsafe.engines.spark.queries import SparkAggregate, keyed_fingerprint, spark_source
 
         table = spark_source(data, schema=schema, missing=missing, master=spark_master, name=name)
-        dataset, aggregate, fingerprint_of = table.dataset, SparkAggregate(table), table.fingerprint
+        dataset, aggregate = table.dataset, SparkAggregate(table)
+
+        def fingerprint_of(key: bytes) -> str:
+            return keyed_fingerprint(table, key)
     else:
         dataset = load(data, schema=schema, missing=missing)
-        fingerprint_of = dataset.fingerprint
+        fingerprint_of = lambda key: dataset.fingerprint(key=key)  # type: ignore[misc]  # noqa: E731
     options: dict[str, Any] = {
         "epsilon": epsilon, "delta": delta, "mechanism": mechanism, "calibration_name": calibration,
         "neighbours": neighbours, "max_rows_per_person": max_rows_per_person, "domain": domain,
@@ -297,7 +300,7 @@ def query(
     with ledger_for(ledger) as book:
         fingerprint = None
         if book is not None:
-            fingerprint = fingerprint_of()
+            fingerprint = fingerprint_of(book.identity_key)  # the ledger's keyed identity, never shown
             label = name or dataset.name or "data"
             if budget is not None:
                 book.set_budget(fingerprint, label, *budget)
@@ -325,7 +328,7 @@ def set_budget(
     with ledger_for(ledger) as book:
         if book is None:
             raise ParameterError("setting a budget needs a ledger")
-        return book.set_budget(dataset.fingerprint(), name or dataset.name or "data", epsilon, delta)
+        return book.set_budget(dataset.fingerprint(key=book.identity_key), name or dataset.name or "data", epsilon, delta)
 
 
 def ledger_report(ledger: LedgerSpec = DEFAULT_LEDGER, dataset: str | None = None) -> dict[str, Any]:
