@@ -93,7 +93,7 @@ def render_answer(answer: QueryAnswer, console: Console, *, custodian: bool = Fa
     for note in answer.notes:
         console.print(f"note: {note}")
     if custodian:
-        console.print(f"[bold]{CUSTODIAN_HEADING}[/bold]")
+        console.print(f"[bold]{CUSTODIAN_HEADING}[/bold]", soft_wrap=True)
         if not answer.custodian_only:
             console.print("  (none for this query)")
         for key, fact in answer.custodian_only.items():
