@@ -95,6 +95,18 @@ def test_the_two_stage_acceptance_is_exact():
     assert stats.binomtest(first, runs, p).pvalue > P_MIN
 
 
+def test_numerators_between_2_to_the_60_and_2_to_the_62_are_exact():
+    """ε = 2^-19 makes the rate λ ≈ 2^-40 per step (t ≈ 2^60) while the scores are 2^40 steps
+    apart: γ = 1.5 with a numerator of about 1.5·2^60, which takes the two-stage path."""
+    scores = np.array([0.0, 1.5 * 2**20])
+    epsilon = 2.0**-19
+    runs = 3000
+    counts = _counts(scores, runs, 12, epsilon=epsilon, sensitivity=1.0)
+    p = _ideal(scores, epsilon, 1.0)
+    assert p[0] == pytest.approx(math.exp(-1.5) / (1 + math.exp(-1.5)))
+    assert stats.binomtest(int(counts[0]), runs, p[0]).pvalue > P_MIN
+
+
 @pytest.mark.parametrize(("numerator", "denominator"), [(0, 1), (1, 3), (2, 3), (1, 1), (7, 2), (9, 4)])
 def test_batched_bernoulli_exp_matches_exp_minus_gamma(numerator, denominator):
     generator = Randomness(10 + numerator).generator

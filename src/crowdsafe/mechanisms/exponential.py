@@ -210,7 +210,8 @@ def _weights(scores: np.ndarray, epsilon: float, sensitivity: float, monotonic: 
     if omega is not None:
         estimate = estimate + omega
     # Entries whose estimate is below 2^61 are exact in int64 (the estimate's relative error is
-    # below 2^-50, so their N < 2^62); the others have N > 2^60 and are capped there.
+    # below 2^-50, so their N < 2^62); the others have N > 2^60. Every N is capped at 2^60 for the
+    # first stage, and those at the cap get the second stage with N − 2^60.
     fast = estimate < float(1 << 61)
     capped = np.full(grid.size, _FAST, dtype=np.int64)
     if gaps is not None:
@@ -219,7 +220,7 @@ def _weights(scores: np.ndarray, epsilon: float, sensitivity: float, monotonic: 
         numerators = np.array([s * int(v) for v in gaps_obj[fast]], dtype=np.int64)
     if omega is not None:
         numerators = numerators + omega[fast].astype(np.int64)
-    capped[fast] = numerators
+    capped[fast] = np.minimum(numerators, _FAST)  # every N ≥ 2^60 goes through both stages
 
     def exact_numerator(j: int) -> int:
         extra = 0 if omega is None else int(omega[j])  # an integer-valued double: exact
