@@ -281,16 +281,14 @@ def query(
 
     aggregate = None
     if check_engine(engine) == "spark":
-        from crowdsafe.engines.spark.queries import SparkAggregate, keyed_fingerprint, spark_source
+        from crowdsafe.engines.spark.queries import SparkAggregate, spark_source
 
         table = spark_source(data, schema=schema, missing=missing, master=spark_master, name=name)
         dataset, aggregate = table.dataset, SparkAggregate(table)
-
-        def fingerprint_of(key: bytes) -> str:
-            return keyed_fingerprint(table, key)
+        plain_fingerprint: Any = table.fingerprint
     else:
         dataset = load(data, schema=schema, missing=missing)
-        fingerprint_of = lambda key: dataset.fingerprint(key=key)  # type: ignore[misc]  # noqa: E731
+        plain_fingerprint = dataset.fingerprint
     options: dict[str, Any] = {
         "epsilon": epsilon, "delta": delta, "mechanism": mechanism, "calibration_name": calibration,
         "neighbours": neighbours, "max_rows_per_person": max_rows_per_person, "domain": domain,
@@ -300,7 +298,7 @@ def query(
     with ledger_for(ledger) as book:
         fingerprint = None
         if book is not None:
-            fingerprint = fingerprint_of(book.identity_key)  # the ledger's keyed identity, never shown
+            fingerprint = book.identify(plain_fingerprint())  # the ledger's keyed identity, never shown
             label = name or dataset.name or "data"
             if budget is not None:
                 book.set_budget(fingerprint, label, *budget)
@@ -328,7 +326,8 @@ def set_budget(
     with ledger_for(ledger) as book:
         if book is None:
             raise ParameterError("setting a budget needs a ledger")
-        return book.set_budget(dataset.fingerprint(key=book.identity_key), name or dataset.name or "data", epsilon, delta)
+        return book.set_budget(dataset.fingerprint(key=book.identity_key), name or dataset.name or "data", epsilon,
+                               delta)
 
 
 def ledger_report(ledger: LedgerSpec = DEFAULT_LEDGER, dataset: str | None = None) -> dict[str, Any]:
@@ -351,6 +350,8 @@ def plan_perturbation(
     *,
     attributes: Sequence[str] | None = None,
     domains: dict[str, Sequence[Any]] | None = None,
+    max_rows: int | None = None,
+    exploratory: bool = False,
     duplicates: str = "collapse",
     confidence: float = 0.95,
     schema: Schema | str | os.PathLike[str] | None = None,
@@ -360,11 +361,12 @@ def plan_perturbation(
     **target: Any,
 ) -> AlphaBetaPlan:
     """The α-β plan for ``data`` without perturbing: α, the smallest admissible β, the expected
-    view size and ratio |V|/|I|, the equivalent ε, the utility bound and warnings. ``target``
+    view size and ratio |V|/N, the equivalent ε, the utility bound and warnings. ``target``
     is what :func:`perturb` takes: ``gamma`` and ``d`` or ``c``, optionally ``alpha``, ``beta``,
-    ``exclusive_correlations``."""
+    ``exclusive_correlations``. With public domains and ``max_rows`` the plan is made from
+    public things only (see :func:`perturb`)."""
     from crowdsafe.engines import check_engine
-    from crowdsafe.perturb import plan_for, prepare
+    from crowdsafe.perturb.alpha_beta import plan_public
     from crowdsafe.privacy.dgamma import failure_of
 
     if check_engine(engine) == "spark":
@@ -372,14 +374,15 @@ def plan_perturbation(
         from crowdsafe.engines.spark.queries import spark_source
 
         prepared = prepare_spark(spark_source(data, schema=schema, missing=missing, master=spark_master),
-                                 attributes, domains=domains, duplicates=duplicates)  # type: ignore[arg-type]
+                                 attributes, domains=domains, duplicates=duplicates,  # type: ignore[arg-type]
+                                 max_rows=max_rows, exploratory=exploratory)
         try:
             return plan_for_spark(prepared, failure=failure_of(confidence), **target)
         finally:
             prepared.release()
-    table = prepare(load(data, schema=schema, missing=missing), attributes, domains=domains,
-                    duplicates=duplicates)  # type: ignore[arg-type]
-    return plan_for(table, failure=failure_of(confidence), **target)
+    return plan_public(load(data, schema=schema, missing=missing), attributes, domains=domains,  # type: ignore[arg-type]
+                       max_rows=max_rows, exploratory=exploratory, duplicates=duplicates,  # type: ignore[arg-type]
+                       failure=failure_of(confidence), **target)
 
 
 def perturb(
@@ -387,6 +390,8 @@ def perturb(
     *,
     attributes: Sequence[str] | None = None,
     domains: dict[str, Sequence[Any]] | None = None,
+    max_rows: int | None = None,
+    exploratory: bool = False,
     duplicates: str = "collapse",
     confidence: float = 0.95,
     seed: Any = None,
@@ -396,21 +401,32 @@ def perturb(
     certificate: str | os.PathLike[str] | None = None,
     engine: str = "polars",
     spark_master: str | None = None,
+    ledger: LedgerSpec = None,
+    name: str | None = None,
+    budget: tuple[float, float] | None = None,
     **target: Any,
 ) -> Perturbation:
     """Publish a (d, γ)-private view of ``data`` by random deletion and insertion (α-β algorithm,
     Rastogi, Suciu, Hong 2007).
 
-    ``target``: ``gamma`` and either ``d`` or ``c`` (d = c·n/m), optionally ``alpha`` (default
+    ``target``: ``gamma`` and either ``d`` or ``c`` (d = c·N/m), optionally ``alpha`` (default
     1/2), ``beta`` (default: the smallest admissible) and ``exclusive_correlations``.
-    ``attributes`` default to every non-identifier column; ``domains`` declares public value
-    lists (default: the active domains); duplicate rows are collapsed (the view is a set) or,
+    ``attributes`` default to every non-identifier column. The guarantee holds for a domain and
+    parameters fixed before the data is read, so each attribute needs a public domain
+    (``domains`` declares value lists; else the schema's ``order`` or a hierarchy's leaves not
+    built from the data) and ``max_rows`` is a public bound N on the rows, used in place of n;
+    a run without them is refused, unless ``exploratory=True``, which takes them from the data
+    and certifies "no formal guarantee". Duplicate rows are collapsed (the view is a set) or,
     with ``duplicates="error"``, refused. Returns a :class:`~crowdsafe.perturb.Perturbation`
-    (``.view`` with ``.certificate``, ``.plan``); with ``out`` the view and its certificate JSON
-    are written, each atomically. ``seed`` makes the run reproducible and NOT fit for release.
-    ``engine="spark"``: ``data`` is a path read on Spark, the view is written by Spark as a
-    Parquet directory ``out`` (required) and ``.view`` is a
+    (``.view`` with ``.certificate``, ``.plan``, the public ``.as_dict()`` and the
+    custodian-only ``.custodian_report()``); with ``out`` the view and its certificate JSON
+    are written, each atomically (the custodian report is not written). ``seed`` makes the run
+    reproducible and NOT fit for release. ``engine="spark"``: ``data`` is a path read on Spark,
+    the view is written by Spark as a Parquet directory ``out`` (required) and ``.view`` is a
     :class:`~crowdsafe.engines.spark.alpha_beta.SparkView` (:mod:`crowdsafe.engines.spark.alpha_beta`).
+    ``ledger`` (None by default: no charge; ``"default"``, a path or a Ledger): the view's
+    equivalent ε is charged to the dataset's budget, the dataset identified by its keyed
+    fingerprint; ``budget=(ε, δ)`` registers that budget under ``name`` if it has none.
     """
     from crowdsafe.engines import check_engine
     from crowdsafe.perturb import check_view_path
@@ -423,16 +439,32 @@ def perturb(
 
         if out is None:
             raise ParameterError("the spark engine writes the view as it draws it: give out=VIEW.parquet (--out)")
+        if ledger is not None:
+            raise ParameterError("the spark engine does not charge a budget ledger yet: use --engine polars with a ledger")
         return perturb_spark(spark_source(data, schema=schema, missing=missing, master=spark_master), out=out,
                              attributes=attributes, domains=domains, duplicates=duplicates,  # type: ignore[arg-type]
+                             max_rows=max_rows, exploratory=exploratory,
                              failure=failure_of(confidence), randomness=seed, certificate=certificate, **target)
 
     if out is not None:
         check_view_path(out)
-    result = perturb_dataset(
-        load(data, schema=schema, missing=missing), attributes=attributes, domains=domains,
-        duplicates=duplicates, failure=failure_of(confidence), randomness=seed, **target,  # type: ignore[arg-type]
-    )
+    dataset = load(data, schema=schema, missing=missing)
+    with ledger_for(ledger) as book:
+        if book is not None:
+            fingerprint = dataset.fingerprint(key=book.identity_key)
+            label = name or dataset.name or "data"
+            if budget is not None:
+                book.set_budget(fingerprint, label, *budget)
+            elif book.budget(fingerprint) is None:
+                raise BudgetExceeded(
+                    f"no privacy budget is set for '{label}' in the ledger {book.path}; set one with "
+                    f"`crowdsafe ledger init {label} --epsilon E --delta D`, or pass --budget E,D (budget=(ε, δ))"
+                )
+        result = perturb_dataset(
+            dataset, attributes=attributes, domains=domains, max_rows=max_rows, exploratory=exploratory,
+            duplicates=duplicates, failure=failure_of(confidence), randomness=seed, ledger=book,  # type: ignore[arg-type]
+            **target,
+        )
     if out is not None:
         result.view.write(out, certificate)
     return result

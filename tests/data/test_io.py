@@ -236,3 +236,25 @@ def test_text_fingerprints_alike_as_string_categorical_and_enum(values):
     as_categorical = load(pl.DataFrame({"t": pl.Series(values, dtype=pl.String).cast(pl.Categorical)}))
     as_enum = load(pl.DataFrame({"t": pl.Series(values, dtype=pl.Enum(["unused", "long value", "", "ç", "a", "b"]))}))
     assert as_text.fingerprint() == as_categorical.fingerprint() == as_enum.fingerprint()
+
+
+def test_fingerprint_is_a_multiset_digest_of_rows():
+    """Row order, file name and format do not change a table's identity (the ledger must not give
+    a reordered copy fresh budget); moving one value to another row, or dropping a row, does."""
+    frame = pl.DataFrame({"age": [30, 41, 30, None], "sex": ["F", "M", "M", "F"], "w": [1.5, -0.0, 2.0, 1.5]})
+    data = load(frame)
+    assert load(frame.reverse()).fingerprint() == data.fingerprint()
+    assert load(frame.sample(fraction=1.0, shuffle=True, seed=3)).fingerprint() == data.fingerprint()
+    moved = frame.with_columns(pl.Series("sex", ["M", "F", "M", "F"]))  # same column multisets, other rows
+    assert load(moved).fingerprint() != data.fingerprint()
+    assert load(frame.slice(1)).fingerprint() != data.fingerprint()
+    assert load(pl.concat([frame, frame.head(1)])).fingerprint() != data.fingerprint()
+    swapped_columns = frame.rename({"age": "w", "w": "age"}).select("w", "sex", "age")
+    assert load(swapped_columns).fingerprint() != data.fingerprint()
+
+
+def test_keyed_fingerprint_needs_the_key():
+    data = load(pl.DataFrame({"age": [30, 41], "sex": ["F", "M"]}))
+    one, other = data.fingerprint(key=b"k" * 32), data.fingerprint(key=b"j" * 32)
+    assert one != other and data.fingerprint() not in (one, other) and len(one) == 64
+    assert load(data.frame.reverse()).fingerprint(key=b"k" * 32) == one

@@ -6,20 +6,28 @@ holds with probability 0.99.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
+from scipy import stats
+
 from crowdsafe.errors import ParameterError
 from crowdsafe.mechanisms import (
-    audit,
     exponential_mechanism,
     gaussian_mechanism,
     laplace_mechanism,
     quantile_mechanism,
     quantile_sensitivity,
+)
+from crowdsafe.mechanisms.audit import (
+    audit,
+    clopper_pearson,
+    distinguisher_bound,
+    epsilon_from_error_rates,
     repeat,
 )
-from crowdsafe.mechanisms.audit import clopper_pearson
 
 TRIALS = 200_000
 
@@ -93,6 +101,65 @@ def test_audit_of_the_quantile_mechanism():
     result = audit(repeat(single), (base, np.append(base, 40.0)), claimed_epsilon=1.0, trials=4000,
                    selection_trials=1000, randomness=6)
     assert result.epsilon_lower_bound <= 1.0
+
+
+@pytest.mark.parametrize("hits, trials", [(0, 50), (3, 50), (25, 50), (50, 50), (137, 1000)])
+def test_clopper_pearson_is_the_exact_binomial_inversion(hits, trials):
+    # Independent definition: the upper bound u solves P[Bin(N, u) <= h] = α, the lower bound l
+    # solves P[Bin(N, l) >= h] = α (Clopper & Pearson 1934).
+    alpha = 0.01
+    low, high = clopper_pearson(hits, trials, alpha)
+    if hits < trials:
+        assert stats.binom.cdf(hits, trials, high) == pytest.approx(alpha, rel=1e-6)
+    else:
+        assert high == 1.0
+    if hits > 0:
+        assert stats.binom.sf(hits - 1, trials, low) == pytest.approx(alpha, rel=1e-6)
+    else:
+        assert low == 0.0
+
+
+@pytest.mark.parametrize("p", [0.003, 0.05, 0.4])
+def test_clopper_pearson_upper_bound_covers_with_the_stated_probability(p):
+    # Exact coverage over every outcome of Bin(N, p): the bound falls below p with prob ≤ α.
+    trials, alpha = 400, 0.05
+    miss = sum(stats.binom.pmf(h, trials, p) for h in range(trials + 1)
+               if clopper_pearson(h, trials, alpha)[1] < p)
+    assert miss <= alpha
+
+
+def test_epsilon_from_error_rates_is_the_hypothesis_testing_bound():
+    # FPR + e^ε FNR >= 1 − δ and e^ε FPR + FNR >= 1 − δ, solved for ε, larger of the two.
+    assert epsilon_from_error_rates(0.1, 0.3) == pytest.approx(math.log(0.7 / 0.1))
+    assert epsilon_from_error_rates(0.3, 0.1) == pytest.approx(math.log(0.7 / 0.1))
+    assert epsilon_from_error_rates(0.1, 0.3, delta=0.2) == pytest.approx(math.log(0.5 / 0.1))
+    assert epsilon_from_error_rates(0.5, 0.5) == 0.0  # a coin flip proves nothing
+    assert epsilon_from_error_rates(0.6, 0.6) == 0.0
+    assert epsilon_from_error_rates(0.0, 0.3) == math.inf  # never wrong on D₀: no ε covers it
+    assert epsilon_from_error_rates(0.0, 0.95, delta=0.05) == 0.0  # ...unless δ does
+
+
+def test_distinguisher_bound_uses_upper_bounds_of_both_error_rates():
+    alpha = 0.005
+    bound, fpr_upper, fnr_upper = distinguisher_bound(30, 1000, 400, 1000, delta=0.01, alpha=alpha)
+    assert fpr_upper == clopper_pearson(30, 1000, alpha)[1] and fpr_upper > 0.03
+    assert fnr_upper == clopper_pearson(400, 1000, alpha)[1] and fnr_upper > 0.4
+    assert bound == pytest.approx(math.log((1 - 0.01 - fnr_upper) / fpr_upper))
+    assert bound < math.log((1 - 0.01 - 0.4) / 0.03)  # below the plug-in value
+
+
+def test_audit_with_no_false_positives_is_limited_by_the_number_of_runs():
+    # A mechanism that always tells D₀ from D₁: ε is infinite, and N runs show ln(N/ln(1/α)).
+    def run(x, randomness, n):
+        return np.full(n, x)
+
+    events = [("output is 1", lambda out: np.asarray(out) == 1)]
+    result = audit(run, (0, 1), claimed_epsilon=1.0, events=events, trials=1000, randomness=0)
+    alpha = 0.01 / 2  # one event, two one-sided intervals
+    upper = 1 - alpha ** (1 / 1000)  # Clopper–Pearson upper bound of 0 errors in 1000 runs
+    expected = math.log((1 - upper) / upper)  # both error rates are bounded by it
+    assert result.epsilon_lower_bound == pytest.approx(expected, rel=1e-9)
+    assert result.violates_claim
 
 
 def test_clopper_pearson_edges():

@@ -1,5 +1,6 @@
 """The α-β algorithm end to end: V ⊆ D always, duplicates, identifiers, declared domains, the wide
-(m ≥ 2^64) path, reproducibility and the certificate."""
+(m ≥ 2^64) path, reproducibility and the certificate; what must be public (the domain and a bound
+on n) and that nothing else about the data reaches a public output."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ TARGET = dict(d=0.02, gamma=0.4)
 )
 def test_the_view_is_a_set_inside_the_domain(rows, beta_share, seed):
     frame = pl.DataFrame(rows, schema={"a": pl.Int64, "b": pl.String, "c": pl.Boolean}, orient="row")
-    table = prepare(load(frame))
+    table = prepare(load(frame), exploratory=True)
     domain = [table.domain.values[a].to_list() for a in ("a", "b", "c")]
     assert table.domain.size == math.prod(len(v) for v in domain)
     floor = plan_alpha_beta(table.n, table.domain.size, **TARGET, alpha=0.5).beta
@@ -46,12 +47,13 @@ def test_the_view_is_a_set_inside_the_domain(rows, beta_share, seed):
 
 def test_duplicates_collapse_or_are_refused():
     frame = pl.DataFrame({"a": [1, 1, 1, 2], "b": ["x", "x", "x", "y"]})
-    table = prepare(load(frame))
+    table = prepare(load(frame), exploratory=True)
     assert (table.rows, table.n, table.duplicate_rows) == (4, 2, 2)
-    with pytest.raises(ParameterError, match="2 rows repeat"):
-        prepare(load(frame), duplicates="error")
+    with pytest.raises(ParameterError, match="some rows repeat") as refused:
+        prepare(load(frame), duplicates="error", exploratory=True)
+    assert "2" not in str(refused.value)  # how many rows repeat is a fact about the data
     with pytest.raises(ParameterError, match="collapse"):
-        prepare(load(frame), duplicates="keep")
+        prepare(load(frame), duplicates="keep", exploratory=True)
 
 
 def test_attributes_are_checked_and_identifiers_never_published():
@@ -59,39 +61,41 @@ def test_attributes_are_checked_and_identifiers_never_published():
     data = load(frame, schema=Schema.of({"id": "numeric", "a": "numeric", "b": "categorical"}))
     data = data.with_roles(qi=["a", "b"])
     identified = load(frame)
-    assert prepare(data).domain.attributes == ["id", "a", "b"]  # no identifier declared
+    assert prepare(data, exploratory=True).domain.attributes == ["id", "a", "b"]  # no identifier declared
     from crowdsafe.data import Attribute, AttributeType, Role
     schema = Schema((Attribute("id", Role.IDENTIFIER, AttributeType.NUMERIC),
                      Attribute("a", Role.QUASI_IDENTIFIER, AttributeType.NUMERIC),
                      Attribute("b", Role.QUASI_IDENTIFIER, AttributeType.CATEGORICAL)))
     with_id = load(frame, schema=schema)
-    assert prepare(with_id).domain.attributes == ["a", "b"]
+    assert prepare(with_id, exploratory=True).domain.attributes == ["a", "b"]
     with pytest.raises(ParameterError, match="identifier"):
-        prepare(with_id, ["id", "a"])
+        prepare(with_id, ["id", "a"], exploratory=True)
     with pytest.raises(SchemaError, match="no column named 'zz'"):
-        prepare(identified, ["zz"])
+        prepare(identified, ["zz"], exploratory=True)
     with pytest.raises(ParameterError, match="twice"):
-        prepare(identified, ["a", "a"])
+        prepare(identified, ["a", "a"], exploratory=True)
 
 
 def test_declared_domains_replace_the_active_ones():
     frame = pl.DataFrame({"age": [30, 31, 45], "sex": ["F", "M", "F"]})
-    table = prepare(load(frame), domains={"age": range(18, 100)})
+    table = prepare(load(frame), domains={"age": range(18, 100)}, exploratory=True)
     assert table.domain.sizes == [82, 2] and table.domain.size == 164
-    assert table.domain.active  # sex still uses its active domain
-    declared = prepare(load(frame), domains={"age": range(18, 100), "sex": ["F", "M", "X"]})
+    assert table.domain.active  # sex still uses its active domain (exploratory)
+    assert table.sources == {"age": "declared", "sex": "data (active domain)"}
+    declared = prepare(load(frame), domains={"age": range(18, 100), "sex": ["F", "M", "X"]}, max_rows=10)
     assert not declared.domain.active and declared.domain.size == 82 * 3
-    with pytest.raises(InputError, match="outside the published domain"):
-        prepare(load(frame), domains={"age": range(18, 40)})
+    with pytest.raises(InputError, match="column 'age' of the data holds a value outside its public domain") as refused:
+        prepare(load(frame), domains={"age": range(18, 40), "sex": ["F", "M"]}, max_rows=10)
+    assert "45" not in str(refused.value)  # the message names the column, not the private value
     with pytest.raises(ParameterError, match="not among the attributes"):
-        prepare(load(frame), ["age"], domains={"sex": ["F"]})
+        prepare(load(frame), ["age"], domains={"sex": ["F"]}, max_rows=10)
 
 
 def test_wide_domains_use_per_attribute_draws():
     rng = np.random.default_rng(3)
     frame = pl.DataFrame({f"v{i}": rng.integers(0, 10**6, 300) for i in range(4)})  # m ~ 300^4 < 2^64
     wide = pl.concat([frame, frame.select((pl.all() + 1).name.suffix("_w"))], how="horizontal")
-    table = prepare(load(wide))
+    table = prepare(load(wide), exploratory=True)
     assert table.domain.size >= 2**64 and table.index is None
     plan = plan_alpha_beta(table.n, table.domain.size, c=2, gamma=0.5)
     view = run(table, plan, Randomness(31))
@@ -111,38 +115,148 @@ def small_frame(rows: int = 40) -> pl.DataFrame:
     return pl.DataFrame({"a": rng.integers(0, 8, rows), "b": rng.integers(0, 3, rows)})
 
 
+PUBLIC = dict(domains={"a": list(range(10)), "b": [0, 1, 2]}, max_rows=60)  # m = 30, N = 60
+
+
 def test_seeded_runs_reproduce_and_are_not_fit_for_release():
     frame = small_frame()
-    first = perturb(load(frame), gamma=0.3, c=0.2, randomness=5)
-    second = perturb(load(frame), gamma=0.3, c=0.2, randomness=5)
+    first = perturb(load(frame), gamma=0.3, c=0.2, randomness=5, **PUBLIC)
+    second = perturb(load(frame), gamma=0.3, c=0.2, randomness=5, **PUBLIC)
     assert first.view.frame.equals(second.view.frame)
     assert not first.view.certificate.fit_for_release
-    secure = perturb(load(frame), gamma=0.3, c=0.2)
+    secure = perturb(load(frame), gamma=0.3, c=0.2, **PUBLIC)
     assert secure.view.certificate.fit_for_release and not secure.view.certificate.seeded
 
 
 def test_the_certificate_states_the_guarantee_and_its_limits():
     frame = small_frame()
-    n = frame.unique().height
-    result = perturb(load(frame), gamma=0.3, c=0.2, randomness=6)
+    result = perturb(load(frame), gamma=0.5, c=0.2, randomness=6, domains={"a": list(range(20)), "b": [0, 1, 2]},
+                     max_rows=50)  # 40 rows, N = 50 <= m = 60
     cert = result.view.certificate
     plan = result.plan
     assert cert.guarantee == "d-gamma" and cert.delta == 0.0 and cert.neighbours == "add-remove"
-    assert cert.epsilon == pytest.approx(max(math.log(plan.alpha / plan.beta),
-                                             math.log((1 - plan.beta) / (1 - plan.alpha))))
     params = cert.parameters
-    assert params["d"] == pytest.approx(0.2 * n / 24) and params["gamma"] == 0.3
-    assert params["alpha"] == plan.alpha and params["beta"] == plan.beta
-    assert params["n"] == plan.n == n and params["m"] == 24
-    assert params["domain"]["a"]["values"] == list(range(8))
+    # the paper's formulas, written here: d = c N/m, alpha = 1/2, beta = (d/gamma)((1-gamma)/(1-d)) alpha,
+    # epsilon = max(ln(alpha/beta), ln((1-beta)/(1-alpha)))
+    d = 0.2 * 50 / 60
+    beta = (d / 0.5) * ((1 - 0.5) / (1 - d)) * 0.5
+    assert params["d"] == pytest.approx(d, rel=1e-12) and params["gamma"] == 0.5
+    assert params["alpha"] == 0.5 and params["beta"] == pytest.approx(beta, rel=1e-9) and params["beta"] >= beta
+    assert cert.epsilon == pytest.approx(max(math.log(0.5 / beta), math.log((1 - beta) / 0.5)), rel=1e-9)
+    # Bayes by hand: a tuple seen in the view has posterior at most gamma for a prior of d
+    assert 0.5 * d / (0.5 * d + params["beta"] * (1 - d)) <= 0.5 + 1e-12
+    assert params["posterior_present_max"] == pytest.approx(0.5, rel=1e-9)
+    assert params["max_rows"] == 50 and params["m"] == 60 and "n" not in params
+    assert params["domain"]["a"]["values"] == list(range(20))
+    assert params["domain_sources"] == {"a": "declared", "b": "declared"}
     assert params["view_rows"] == result.view.rows
     text = " ".join(cert.assumptions)
     assert "tuple-independent" in text and "correlations" in text and "no guarantee" in text
-    assert "active domain" in text
+    assert "fixed before the data was read" in text and "max_rows" in text
+    public = json.dumps(cert.to_dict()) + json.dumps(result.as_dict())
     assert "kept" not in json.dumps(params) and "inserted" not in json.dumps(params)
-    assert cert.input_fingerprint == load(frame).fingerprint()
-    assert result.duplicate_rows == 40 - n
-    assert cert.summary().startswith(f"({params['d']:.3g}, 0.3)-private (as unbounded DP: epsilon = ")
+    assert "fingerprint" not in json.dumps(params) and not getattr(cert, "input_fingerprint", None)
+    assert "duplicate_rows_collapsed" not in public and "distinct_tuples" not in public
+    report = result.custodian_report()
+    assert report["custodian_only"].startswith("CUSTODIAN ONLY")
+    assert (report["rows"], report["distinct_tuples"]) == (40, frame.unique().height)
+    assert report["duplicate_rows_collapsed"] == 40 - frame.unique().height
+    assert cert.summary().startswith(f"({params['d']:.3g}, 0.5)-private (as unbounded DP: epsilon = ")
+
+
+def test_a_bound_above_m_is_capped_at_m():
+    result = perturb(load(small_frame()), gamma=0.3, d=0.05, randomness=1, **PUBLIC)  # N = 60 > m = 30
+    assert result.plan.n == 30 and result.view.certificate.parameters["max_rows"] == 30
+
+
+def test_a_certified_run_refuses_a_domain_taken_from_the_data():
+    frame = small_frame()
+    with pytest.raises(ParameterError) as refused:
+        perturb(load(frame), gamma=0.3, c=0.2, max_rows=60, randomness=1)
+    message = str(refused.value)
+    assert "no public domain for 'a', 'b'" in message
+    assert "--domains" in message and "--exploratory" in message
+    with pytest.raises(ParameterError, match="no public domain for 'b'"):
+        perturb(load(frame), gamma=0.3, c=0.2, max_rows=60, domains={"a": range(10)}, randomness=1)
+    with pytest.raises(ParameterError, match="--max-rows"):
+        perturb(load(frame), gamma=0.3, c=0.2, domains=PUBLIC["domains"], randomness=1)
+    with pytest.raises(ParameterError, match="whole number"):
+        perturb(load(frame), gamma=0.3, c=0.2, domains=PUBLIC["domains"], max_rows=0, randomness=1)
+
+
+def test_an_exploratory_run_is_certified_no_formal_guarantee():
+    frame = small_frame()
+    result = perturb(load(frame), gamma=0.3, c=0.2, exploratory=True, domains={"a": range(10)}, randomness=1)
+    cert = result.view.certificate
+    assert cert.guarantee == "none" and cert.epsilon is None and not cert.has_guarantee
+    assert "exploratory run" in cert.reason and "'b' was taken from the data" in cert.reason
+    assert "n was taken from the data" in cert.reason
+    assert cert.summary().startswith("no formal guarantee: exploratory run")
+    unseeded = perturb(load(frame), gamma=0.3, c=0.2, exploratory=True)
+    assert unseeded.as_dict()["fit_for_release"] is False
+    assert cert.parameters["domain_sources"] == {"a": "declared", "b": "data (active domain)"}
+    # with every domain public and a bound, the flag changes nothing: the run is certified
+    certified = perturb(load(frame), gamma=0.3, c=0.2, exploratory=True, randomness=1, **PUBLIC)
+    assert certified.view.certificate.guarantee == "d-gamma"
+
+
+def test_data_above_the_bound_is_refused_without_telling_by_how_much():
+    messages = set()
+    for rows in (41, 55):
+        with pytest.raises(ParameterError) as refused:
+            perturb(load(small_frame(rows)), gamma=0.3, c=0.2, randomness=1,
+                    domains=PUBLIC["domains"], max_rows=40)
+        messages.add(str(refused.value))
+    (message,) = messages  # the same words whatever the excess
+    assert "more than --max-rows 40 rows" in message and "nothing was perturbed or written" in message
+    assert "41" not in message and "55" not in message
+    assert perturb(load(small_frame(40)), gamma=0.3, c=0.2, randomness=1, domains=PUBLIC["domains"],
+                   max_rows=40).view.certificate.guarantee == "d-gamma"
+
+
+def test_neighbouring_tables_give_the_same_public_fields_apart_from_the_view():
+    frame = small_frame(60)
+    runs = [perturb(load(f), gamma=0.3, c=0.2, randomness=11, **PUBLIC) for f in (frame, frame.slice(1))]
+    public = []
+    for result in runs:
+        cert = result.view.certificate.to_dict()
+        cert["parameters"].pop("view_rows")  # the view's own size: a DP output
+        summary = result.as_dict()
+        summary.pop("view_rows")
+        public.append((cert, summary, result.plan.as_dict()))
+    assert public[0] == public[1]
+    assert runs[0].custodian_report()["rows"] == 60 and runs[1].custodian_report()["rows"] == 59
+
+
+def test_domains_from_the_schema_order_and_hierarchies(tmp_path):
+    from crowdsafe.datasets import adult
+
+    frame = pl.DataFrame({"edu": ["low", "high", "low"], "sex": ["F", "M", "F"], "age": [30, 41, 30]})
+    (tmp_path / "sex.csv").write_text("F;*\nM;*\nX;*\n")
+    toml = tmp_path / "schema.toml"
+    toml.write_text(
+        '[attributes.edu]\ntype = "ordinal"\norder = ["low", "mid", "high"]\n'
+        '[attributes.sex]\ntype = "categorical"\nhierarchy = "sex.csv"\n'
+        '[attributes.age]\ntype = "numeric"\nhierarchy = { widths = [10] }\n'
+    )
+    data = load(frame, schema=Schema.from_toml(toml))
+    table = prepare(data, ["edu", "sex"], max_rows=10)
+    assert table.sources == {"edu": "schema order", "sex": "hierarchy leaves"}
+    assert table.domain.sizes == [3, 3]
+    # a hierarchy the schema builds over the column's own values is not public
+    with pytest.raises(ParameterError, match="no public domain for 'age'"):
+        prepare(data, max_rows=10)
+    # Adult's hierarchies are attached in Python from fixed value lists: public
+    adult_table = prepare(adult("train", drop_missing=True),
+                          ["sex", "race"], max_rows=40_000)
+    assert adult_table.sources == {"sex": "hierarchy leaves", "race": "hierarchy leaves"}
+
+
+def test_the_plan_alone_does_not_read_the_data():
+    from crowdsafe.perturb.alpha_beta import plan_public
+
+    plans = [plan_public(load(small_frame(rows)), gamma=0.3, c=0.2, **PUBLIC).as_dict() for rows in (20, 50)]
+    assert plans[0] == plans[1] and plans[0]["n_bound"] == 30
 
 
 @settings(max_examples=60, deadline=None)
@@ -159,3 +273,34 @@ def test_mixed_radix_indices_round_trip(sizes, seed):
     assert int(index.max()) < domain.size
     back = domain.codes_of(index)
     assert all(np.array_equal(back[name], codes[name]) for name in domain.attributes)
+
+
+def test_a_ledger_is_charged_the_equivalent_epsilon_under_the_keyed_identity(tmp_path):
+    from crowdsafe import api
+    from crowdsafe.errors import BudgetExceeded
+    from crowdsafe.privacy.ledger import Ledger
+
+    from crowdsafe.perturb import plan_public
+
+    frame = small_frame()
+    room = 2.5 * plan_public(load(frame), gamma=0.3, c=0.2, **PUBLIC).epsilon  # two views fit, not three
+    with Ledger(tmp_path / "ledger.sqlite3") as book:
+        with pytest.raises(BudgetExceeded, match="no privacy budget"):
+            api.perturb(frame, gamma=0.3, c=0.2, seed=1, ledger=book, **PUBLIC)
+        first = api.perturb(frame, gamma=0.3, c=0.2, seed=1, ledger=book, budget=(room, 0.0), name="people", **PUBLIC)
+        epsilon = first.view.certificate.epsilon
+        assert first.ledger["charged"]["epsilon"] == pytest.approx(epsilon)
+        assert first.ledger["spent"]["epsilon"] == pytest.approx(epsilon) and first.ledger["dataset"] == "people"
+        budget = book.budget(load(frame).fingerprint(key=book.identity_key))
+        assert budget is not None and budget.name == "people"  # the keyed, row-order-invariant identity
+        # the same rows in another order are the same dataset: a second view spends the budget again
+        second = api.perturb(frame.reverse(), gamma=0.3, c=0.2, seed=2, ledger=book, **PUBLIC)
+        assert second.ledger["spent"]["epsilon"] == pytest.approx(2 * epsilon)
+        with pytest.raises(BudgetExceeded, match="refused"):
+            api.perturb(frame, gamma=0.3, c=0.2, seed=3, ledger=book, **PUBLIC)
+        with pytest.raises(ParameterError, match="exploratory run carries no guarantee"):
+            api.perturb(frame, gamma=0.3, c=0.2, seed=3, ledger=book, exploratory=True)
+        assert book.budget("people").entries == 2  # neither refusal was charged
+        entry = book.entries("people")[0].as_dict()
+        assert entry["outcome"]["rows"] == 40  # the custodian-only facts go to the ledger, not the view
+        assert "fingerprint" not in json.dumps(first.view.certificate.to_dict()["parameters"])

@@ -29,7 +29,7 @@ def small():
         "y": rng.choice(["a", "b", "c", "d", "e"], 60),
         "z": rng.choice([1.5, 2.5, 3.5, 4.5], 60),
     })
-    table = prepare(load(frame))
+    table = prepare(load(frame), exploratory=True)
     plan = plan_alpha_beta(table.n, table.domain.size, d=0.05, gamma=0.3, alpha=0.5, beta=0.2)
     return frame, table, plan
 
@@ -78,7 +78,7 @@ def test_tail_bound_of_the_theorem_on_adult_sized_counts():
     rng = np.random.default_rng(1)
     frame = pl.DataFrame({"a": rng.integers(0, 100, 4000), "b": rng.integers(0, 100, 4000),
                           "c": rng.integers(0, 300, 4000)})
-    table = prepare(load(frame))
+    table = prepare(load(frame), exploratory=True)
     plan = plan_alpha_beta(table.n, table.domain.size, c=5, gamma=0.3)
     truth = table.domain.codes_of(table.index)
     randomness = Randomness(22)
@@ -188,7 +188,7 @@ def test_conditions_on_the_domain(small):
 
 def test_missing_values_are_a_value_of_the_domain():
     frame = pl.DataFrame({"a": [1, 2, None, 1], "b": ["u", None, "v", "v"]})
-    table = prepare(load(frame))
+    table = prepare(load(frame), exploratory=True)
     assert table.domain.sizes == [3, 3]
     plan = plan_alpha_beta(table.n, table.domain.size, d=0.05, gamma=0.5, alpha=0.5, beta=0.2)
     view = run(table, plan, Randomness(27))

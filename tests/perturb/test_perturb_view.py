@@ -25,7 +25,9 @@ def result():
         "day": pl.Series([dt.date(2020, 1, 1), dt.date(2021, 6, 30)]).gather(rng.integers(0, 2, 200)),
         "city": pl.Series(rng.choice(["Oslo", "Rome", None], 200)).cast(pl.Categorical),
     })
-    return perturb(load(frame), gamma=0.4, c=1, randomness=8)
+    domains = {"age": range(18, 40), "sex": ["F", "M"], "score": [0.5, 1.25, 3.0],
+               "day": [dt.date(2020, 1, 1), dt.date(2021, 6, 30)], "city": ["Oslo", "Rome", None]}
+    return perturb(load(frame), gamma=0.4, c=1, domains=domains, max_rows=250, randomness=8)
 
 
 @pytest.mark.parametrize("name", ["view.csv", "view.parquet"])
@@ -33,7 +35,8 @@ def test_round_trip_keeps_every_estimate(tmp_path, result, name):
     view_path, cert_path = result.view.write(tmp_path / name)
     assert cert_path == tmp_path / "view.certificate.json" == certificate_path(view_path)
     again = read_view(view_path)
-    assert (again.alpha, again.beta, again.n) == (result.view.alpha, result.view.beta, result.view.n)
+    assert (again.alpha, again.beta, again.n_bound) == (result.view.alpha, result.view.beta, result.view.n_bound)
+    assert again.n_bound == 250
     assert again.domain.size == result.view.domain.size and again.rows == result.view.rows
     for query in ("count", "count where age between 20 and 30 and sex = 'F'",
                   "count where score >= 1.25 and city is null", "count where day = '2021-06-30'"):

@@ -72,14 +72,67 @@ def test_matches_exact_rational_arithmetic(k, beta, e_eps):
         assert ours == pytest.approx(float(exact), rel=1e-6)
 
 
-def test_tie_at_the_sampling_floor_counts_the_boundary_term():
-    # β = 1/2 at the floor: γ = 1 − (1 − β)^2 = 3/4, so γn is an integer at n = 4, 8, ...
-    beta = 0.5
-    ours = dps_delta(2, beta, sampling_floor(beta))
+# β = 1/2 at the floor ε = ln 2: γ = 1 − (1 − β)² = 3/4, so γn is an integer at n = 4, 8, ... The
+# double nearest ln 2 lies *below* it (0.6931471805599452862... < 0.6931471805599453094...), the
+# next double above it. d is evaluated at the exact value of the double given, so the two sides
+# of the floor give the two one-sided limits of d: below, γn sits just under the integer and the
+# term j = γn is in the tail j > γn; above, it is not (the theorem's strict inequality).
+LN2_BELOW = math.log(2.0)
+LN2_ABOVE = math.nextafter(LN2_BELOW, math.inf)
+
+
+def test_the_doubles_around_ln2_straddle_it():
+    mpmath.mp.dps = 40
+    assert mpmath.mpf(LN2_BELOW) < mpmath.log(2) < mpmath.mpf(LN2_ABOVE)
+    assert sampling_floor(0.5) == LN2_BELOW
+
+
+def test_tie_just_below_the_floor_counts_the_boundary_term():
+    ours = dps_delta(2, 0.5, LN2_BELOW)
     exact = exact_d(2, Fraction(1, 2), Fraction(2), count_ties=False)
     left_limit = exact_d(2, Fraction(1, 2), Fraction(2), count_ties=True)
     assert exact < left_limit
     assert ours == pytest.approx(float(left_limit), rel=1e-6)
+    assert ours == pytest.approx(float(mp_d(2, 0.5, LN2_BELOW)), rel=1e-6)  # independent: mpmath
+
+
+def test_tie_just_above_the_floor_is_not_counted():
+    # The strict j > γn of Theorem 5: at γn ∈ ℤ the boundary term is out. Until the exact
+    # decision, any γn within 1e-9 of an integer was counted, giving the left limit here.
+    ours = dps_delta(2, 0.5, LN2_ABOVE)
+    exact = exact_d(2, Fraction(1, 2), Fraction(2), count_ties=False)
+    left_limit = exact_d(2, Fraction(1, 2), Fraction(2), count_ties=True)
+    assert ours == pytest.approx(float(exact), rel=1e-6)
+    assert ours >= float(exact)
+    assert ours < float(left_limit)
+    assert ours == pytest.approx(float(mp_d(2, 0.5, LN2_ABOVE)), rel=1e-6)  # independent: mpmath
+
+
+def test_n_min_is_exact_at_a_tie_of_k_over_gamma():
+    # k = 3, γ = 3/4: k/γ − 1 = 3 exactly at the floor. Just below the floor k/γ − 1 is a hair
+    # above 3, so n_m = 4; just above it n_m = 3. The tails, by hand (β = 1/2):
+    # T(3) = P[Bin(3) ≥ 3] = 1/8; T(4) = P[Bin(4) ≥ 4] = 1/16 (strict) or P[Bin(4) ≥ 3] = 5/16 (tie
+    # counted); T(5) = P[Bin(5) ≥ 4] = 6/32; later n are smaller (checked by exact_d below).
+    below, above = delta_bound(3, 0.5, LN2_BELOW), delta_bound(3, 0.5, LN2_ABOVE)
+    assert (below.n_min, above.n_min) == (4, 3)
+    assert below.delta == pytest.approx(5 / 16, rel=1e-6) and below.n_at_max == 4
+    assert above.delta == pytest.approx(6 / 32, rel=1e-6) and above.n_at_max == 5
+    assert above.delta == pytest.approx(float(exact_d(3, Fraction(1, 2), Fraction(2), count_ties=False)), rel=1e-6)
+    assert below.delta == pytest.approx(float(mp_d(3, 0.5, LN2_BELOW)), rel=1e-6)
+    assert above.delta == pytest.approx(float(mp_d(3, 0.5, LN2_ABOVE)), rel=1e-6)
+
+
+@pytest.mark.parametrize("beta", [0.25, 0.5, 0.75, 0.125, 0.375])
+@pytest.mark.parametrize("k", [2, 3, 5, 8, 13])
+def test_at_dyadic_floors_matches_mpmath_on_both_sides(k, beta):
+    # Dyadic β make γ = 1 − (1 − β)² a fraction with a small denominator, so near-ties γn ∈ ℤ
+    # are everywhere in the search: each is decided exactly, as mpmath at 30 digits decides it.
+    floor = sampling_floor(beta)
+    for epsilon in (floor, math.nextafter(floor, math.inf)):
+        ours = dps_delta(k, beta, epsilon)
+        reference = mp_d(k, beta, epsilon)
+        assert ours >= reference * (1 - mpmath.mpf("1e-12"))
+        assert abs(ours / reference - 1) < 1e-6
 
 
 @settings(max_examples=40, deadline=None)
@@ -88,14 +141,16 @@ def test_tie_at_the_sampling_floor_counts_the_boundary_term():
     beta=st.floats(0.01, 0.7),
     above=st.floats(0.0, 2.5),
 )
-def test_exact_to_three_digits_and_never_below_mpmath(k, beta, above):
+def test_exact_to_six_digits_and_never_below_mpmath(k, beta, above):
     epsilon = sampling_floor(beta) + above
     assume(above == 0.0 or above > 1e-6)
     ours = dps_delta(k, beta, epsilon)
     reference = mp_d(k, beta, epsilon)
     assume(reference > mpmath.mpf("1e-300"))
-    assert ours >= reference * (1 - mpmath.mpf("1e-12")) or above == 0.0
-    assert abs(ours / reference - 1) < 1e-3
+    # mp_d evaluates the formula at the exact values of the doubles, as dps_delta does, ties
+    # included (at the floor too): never below it, and within the rounding margin (< 1e-6).
+    assert ours >= reference * (1 - mpmath.mpf("1e-12"))
+    assert abs(ours / reference - 1) < 1e-6
 
 
 def test_values_far_below_1e_25_keep_precision():

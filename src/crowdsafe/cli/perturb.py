@@ -22,8 +22,9 @@ from crowdsafe.cli.options import (
     emit,
     split_list,
 )
+from crowdsafe.cli.query import parse_budget
 from crowdsafe.errors import InputError, ParameterError
-from crowdsafe.files import atomic_path
+from crowdsafe.files import atomic_path, write_text_atomic
 from crowdsafe.perturb import AlphaBetaPlan, certificate_path, equality_estimates, read_view
 
 CertificateOpt = Annotated[
@@ -49,21 +50,27 @@ def _domains(path: Path | None) -> dict[str, list[Any]] | None:
     return data
 
 
-def _plan_rows(plan: AlphaBetaPlan, rows: int | None) -> list[tuple[str, str]]:
-    out = []
-    if rows is not None:
-        out.append(("rows of the data", f"{rows:,}"))
-    out += [
-        ("n (distinct tuples)", f"{plan.n:,}"),
-        ("m (domain size)", f"{plan.m:,}" if plan.m < 10**15 else f"{plan.m:.4e}"),
-        ("d (prior bound)" + (f" = {plan.c:g} n/m" if plan.c is not None else ""), f"{plan.d:.6g}"),
+def _check_custodian_path(path: Path, view: Path, cert: Path) -> None:
+    """The custodian-only report is written only where asked, never onto the view or certificate."""
+    if path.resolve() in (Path(view).resolve(), Path(cert).resolve()):
+        raise ParameterError("--custodian-report must not be the view or its certificate")
+    if path.is_dir():
+        raise InputError(f"--custodian-report {path} is a folder, expected a file name")
+
+
+def _plan_rows(plan: AlphaBetaPlan) -> list[tuple[str, str]]:
+    """The plan's public lines: parameters, the bound N used in place of n, the domain size m."""
+    out = [
+        ("N (public bound on n, in place of n)", f"{plan.n:,}"),
+        ("m (public domain size)", f"{plan.m:,}" if plan.m < 10**15 else f"{plan.m:.4e}"),
+        ("d (prior bound)" + (f" = {plan.c:g} N/m" if plan.c is not None else ""), f"{plan.d:.6g}"),
         ("gamma (posterior bound)", f"{plan.gamma:.6g}"),
         ("alpha (keep)", f"{plan.alpha:.6g}"),
         ("beta (insert)", f"{plan.beta:.6g}"),
         ("equivalent epsilon (unbounded DP)", f"{plan.epsilon:.6g}"),
         ("largest posterior of a tuple seen", f"{plan.posterior_present_max:.6g}"),
-        ("expected view size", f"{plan.expected_view:,.0f}"),
-        ("expected |V| / |I|", f"{plan.ratio:.4g}"),
+        ("expected view size, at most", f"{plan.expected_view:,.0f}"),
+        ("expected |V| / N", f"{plan.ratio:.4g}"),
     ]
     utility = plan.utility
     if utility.applies:
@@ -73,11 +80,11 @@ def _plan_rows(plan: AlphaBetaPlan, rows: int | None) -> list[tuple[str, str]]:
     return out
 
 
-def _render_plan(plan: AlphaBetaPlan, rows: int | None, console: Console, title: str) -> None:
+def _render_plan(plan: AlphaBetaPlan, console: Console, title: str) -> None:
     table = Table(title=title, title_justify="left")
     table.add_column("", justify="left")
     table.add_column("", justify="right")
-    for name, value in _plan_rows(plan, rows):
+    for name, value in _plan_rows(plan):
         table.add_row(name, value)
     console.print(table)
     for note in plan.notes:
@@ -92,11 +99,17 @@ def register(app: typer.Typer) -> None:
         data: DataArg,
         gamma: Annotated[float, typer.Option("--gamma", help="Largest posterior an attacker may reach (0 < gamma < 1).")],
         d: Annotated[Optional[float], typer.Option("--d", help="Largest prior of the attacker for any tuple.")] = None,
-        c: Annotated[Optional[float], typer.Option("--c", help="Set d = c*n/m (n distinct tuples, m domain size).")] = None,
+        c: Annotated[Optional[float], typer.Option("--c", help="Set d = c*N/m (N the public bound --max-rows, m the domain size).")] = None,
         alpha: Annotated[Optional[float], typer.Option("--alpha", help="Probability of keeping a tuple (default 1/2).")] = None,
         beta: Annotated[Optional[float], typer.Option("--beta", help="Probability of inserting a tuple (default: the smallest admissible).")] = None,
         attributes: Annotated[Optional[str], typer.Option("--attributes", help="Comma-separated attributes to publish (default: every non-identifier).")] = None,
-        domains: Annotated[Optional[Path], typer.Option("--domains", help="JSON file declaring public value lists per attribute (default: the active domains).")] = None,
+        domains: Annotated[Optional[Path], typer.Option("--domains", help="JSON file declaring the public value list of each attribute (else the schema's order or hierarchy leaves).")] = None,
+        max_rows: Annotated[Optional[int], typer.Option("--max-rows", help="A public bound on the rows of the data, fixed without looking at it; used in place of n.")] = None,
+        exploratory: Annotated[bool, typer.Option("--exploratory", help="Allow the data's own values and n where no public domain or --max-rows is given: NO formal guarantee.")] = False,
+        ledger: Annotated[Optional[Path], typer.Option("--ledger", help="Charge the view's equivalent epsilon to the dataset's budget in this ledger file (default: no ledger).")] = None,
+        budget: Annotated[Optional[str], typer.Option("--budget", help="With a ledger: register the dataset's total budget EPSILON[,DELTA] if it has none.")] = None,
+        name: Annotated[Optional[str], typer.Option("--name", help="The dataset's name in the ledger (default: its file or bundled name).")] = None,
+        custodian_report: Annotated[Optional[Path], typer.Option("--custodian-report", help="Also write the custodian-only facts (exact rows, distinct tuples, duplicates) to this JSON file; never publish it.")] = None,
         duplicates: Annotated[str, typer.Option("--duplicates", help="Duplicate rows: 'collapse' (the view is a set; default) or 'error'.")] = "collapse",
         exclusive_correlations: Annotated[bool, typer.Option("--exclusive-correlations", help="Also cover 'exactly one of a set' correlated priors (alpha = 1/2, larger beta).")] = False,
         confidence: ConfidenceOpt = 0.95,
@@ -113,36 +126,55 @@ def register(app: typer.Typer) -> None:
         """Publish a (d, gamma)-private view by random deletion and insertion (the alpha-beta algorithm).
 
         Each distinct tuple is kept with probability alpha, each other tuple of the domain is inserted
-        with probability beta, and the view is shuffled. The view and its certificate (alpha, beta,
-        the domains, the guarantee and its equivalent epsilon) are written atomically. With
+        with probability beta, and the view is shuffled. The guarantee needs a public domain for every
+        attribute (--domains, or the schema's order or hierarchy leaves) and a public bound --max-rows
+        on the rows, used in place of n; without them the run is refused (or, with --exploratory, runs
+        with no formal guarantee). The view and its certificate (alpha, beta, the domains, the
+        guarantee and its equivalent epsilon) are written atomically; what is printed holds only
+        parameters and what is computed from the view (exact counts go to --custodian-report only). With
         --engine spark the data (a Parquet or CSV path) is perturbed on Spark and the view is
         written as a Parquet directory (--out view.parquet).
 
-        Example: crowdsafe perturb adult --c 5 --gamma 0.2 --attributes age,education,occupation,native-country,sex,income --out view.csv
+        Example: crowdsafe perturb adult --c 5 --gamma 0.2 --max-rows 50000 --attributes age,education,occupation,native-country,sex,income --out view.csv
         """
         options = dict(gamma=gamma, d=d, c=c, alpha=alpha, beta=beta, attributes=split_list(attributes),
-                       domains=_domains(domains), duplicates=duplicates,
+                       domains=_domains(domains), max_rows=max_rows, exploratory=exploratory, duplicates=duplicates,
                        exclusive_correlations=exclusive_correlations, confidence=confidence,
                        schema=schema, missing=missing, engine=engine, spark_master=spark_master)
         if plan_only:
             plan = api.plan_perturbation(data, **options)  # type: ignore[arg-type]
-            emit({"plan": plan.as_dict()}, as_json, lambda: _render_plan(plan, None, Console(), "alpha-beta plan"))
+            emit({"plan": plan.as_dict()}, as_json, lambda: _render_plan(plan, Console(), "alpha-beta plan"))
             return
         if out is None:
             raise ParameterError("name the view file with --out view.csv (or use --plan-only)")
-        result = api.perturb(data, seed=seed, out=out, certificate=certificate, **options)  # type: ignore[arg-type]
         cert_path = certificate or certificate_path(out)
+        if custodian_report is not None:
+            _check_custodian_path(custodian_report, out, cert_path)
+        if ledger is None and budget is not None:
+            raise ParameterError("--budget registers a budget in a ledger: name it with --ledger PATH")
+        result = api.perturb(data, seed=seed, out=out, certificate=certificate, ledger=ledger, name=name,  # type: ignore[arg-type]
+                             budget=parse_budget(budget), **options)
+        if custodian_report is not None:
+            write_text_atomic(custodian_report, json.dumps(result.custodian_report(), indent=2, sort_keys=True) + "\n")
 
         def render() -> None:
             console = Console()
-            _render_plan(result.plan, result.rows, console, "alpha-beta view")
-            if result.duplicate_rows:
-                console.print(f"{result.duplicate_rows:,} duplicate rows collapsed: the view is a set of tuples")
+            _render_plan(result.plan, console, "alpha-beta view")
             console.print(f"view: {result.view.rows:,} rows -> {out}")
             console.print(f"certificate -> {cert_path}")
+            if custodian_report is not None:
+                console.print(f"custodian-only report (never publish it) -> {custodian_report}")
+            if result.ledger is not None:
+                booked = result.ledger
+                console.print(f"ledger: charged epsilon {booked['charged']['epsilon']:.6g} to '{booked['dataset']}' "
+                              f"(entry #{booked['entry']}); spent {booked['spent']['epsilon']:.6g} of "
+                              f"{booked['budget']['epsilon']:g} ({booked['path']})")
             console.print(f"guarantee: {result.view.certificate.summary()}")
 
-        emit({**result.as_dict(), "view": str(out), "certificate_file": str(cert_path)}, as_json, render)
+        payload = {**result.as_dict(), "view": str(out), "certificate_file": str(cert_path)}
+        if custodian_report is not None:
+            payload["custodian_report_file"] = str(custodian_report)
+        emit(payload, as_json, render)
 
     @app.command("estimate")
     def estimate_command(

@@ -19,8 +19,9 @@ from crowdsafe.data.hierarchy import Hierarchy
 from crowdsafe.data.missing import MissingReport
 from crowdsafe.data.schema import AttributeType, Schema
 from crowdsafe.errors import HierarchyError, SchemaError
+from crowdsafe.identity import keyed_identity
 
-_FINGERPRINT_VERSION = b"crowdsafe-dataset-fingerprint-v2"
+_FINGERPRINT_VERSION = b"crowdsafe-dataset-multiset-v3"
 
 
 def _is_text(dtype: pl.DataType) -> bool:
@@ -71,28 +72,82 @@ def _string_bytes(strings: pl.Series) -> list[bytes]:
     return [lengths.tobytes(), joined.encode("utf-8")]
 
 
-def _column_digest(series: pl.Series) -> bytes:
-    """BLAKE2b digest of a column's canonical bytes: name, kind, validity, then values."""
+_MIX_1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX_2 = np.uint64(0x94D049BB133111EB)
+_START = np.uint64(0x9E3779B97F4A7C15)
+_SECOND = np.uint64(0xD1B54A32D192ED03)
+_STEP = np.uint64(0x100000001B3)
+_NULL = np.uint64(0x5851F42D4C957F2D)
+
+
+def _mix(values: np.ndarray) -> np.ndarray:
+    """The SplitMix64 finaliser, in place on a uint64 array (wrapping arithmetic): a fixed
+    bijection that spreads every input bit over the output. Stable across versions and
+    machines, unlike Polars' row hashes."""
+    values ^= values >> np.uint64(30)
+    values *= _MIX_1
+    values ^= values >> np.uint64(27)
+    values *= _MIX_2
+    values ^= values >> np.uint64(31)
+    return values
+
+
+def _column_values(series: pl.Series) -> tuple[bytes, np.ndarray]:
+    """A column in canonical form: (header bytes, one uint64 per row).
+
+    The header holds the name, the kind and, for text, the sorted distinct values; each row's
+    uint64 is its value's rank in that dictionary (text) or its physical bits (numbers, dates,
+    booleans), mixed, with missing values mapped to a constant. Both depend only on the multiset
+    of values, not on their order.
+    """
     dtype = series.dtype
-    digest = hashlib.blake2b(digest_size=32)
+    header = hashlib.blake2b(digest_size=32)
 
     def put(part: bytes | np.ndarray) -> None:
-        view = memoryview(part).cast("B")  # a little-endian contiguous array is hashed in place
-        digest.update(view.nbytes.to_bytes(8, "little"))
-        digest.update(view)
+        view = memoryview(part).cast("B")
+        header.update(view.nbytes.to_bytes(8, "little"))
+        header.update(view)
 
     put(series.name.encode())
     put(b"text" if _is_text(dtype) else str(dtype.base_type()).encode())
-    put(np.packbits(series.is_not_null().to_numpy()).tobytes() if series.null_count() else b"")
     if _is_text(dtype) or not (dtype.is_numeric() or dtype.is_temporal() or dtype == pl.Boolean):
-        dictionary, values = _text_codes(series if _is_text(dtype) else series.cast(pl.String))
+        dictionary, codes = _text_codes(series if _is_text(dtype) else series.cast(pl.String))
         for part in _string_bytes(dictionary):
             put(part)
+        bits = np.asarray(codes, dtype=np.uint64)
     else:
         physical = series.to_physical() if dtype != pl.Boolean else series.cast(pl.UInt8)
-        values = physical.fill_null(0).to_numpy()
-    put(np.ascontiguousarray(values, dtype=values.dtype.newbyteorder("<")))
-    return digest.digest()
+        raw = physical.fill_null(0).to_numpy()
+        if raw.dtype.kind == "f":
+            bits = raw.astype(np.float64).view(np.uint64)
+        else:
+            bits = raw.astype(np.int64, copy=False).view(np.uint64)
+    values = _mix(bits + np.uint64(1))  # a fresh array: the column's own memory is not touched
+    if series.null_count():
+        values[series.is_null().to_numpy()] = _NULL
+    return header.digest(), values
+
+
+def _multiset_sums(columns: Sequence[pl.Series]) -> tuple[list[bytes], list[int]]:
+    """Headers of every column and two sums modulo 2^64 over the rows: of each row's hash h and
+    of a second bijection of it (a 128-bit multiset digest).
+
+    A row's hash is a polynomial in its columns' mixed values (h = h·P + v, column by column,
+    so the same value in another column counts differently), mixed once more so that the sum
+    over rows cannot split into per-column sums; summing over rows forgets their order. Columns are put in
+    canonical form in parallel threads (NumPy and Polars release the GIL)."""
+    headers: list[bytes] = []
+    rows = np.full(len(columns[0]) if columns else 0, _START, dtype=np.uint64)
+    with ThreadPoolExecutor(max_workers=min(len(columns), os.cpu_count() or 1) or 1) as pool:
+        for header, values in pool.map(_column_values, columns):
+            headers.append(header)
+            rows *= _STEP
+            rows += values
+    _mix(rows)  # the rows' polynomial hashes made non-linear before summing, so rows stay whole
+    first = int(rows.sum(dtype=np.uint64))
+    rows ^= _SECOND
+    second = int(_mix(rows).sum(dtype=np.uint64))
+    return headers, [first, second]
 
 
 @dataclass
@@ -161,25 +216,33 @@ class Dataset:
         return self.frame.height
 
     def fingerprint(self, key: bytes | None = None) -> str:
-        """BLAKE2b-256 (hex) of the table's content: column names, types and values in row order.
+        """BLAKE2b-256 (hex) of the table's content as a multiset of rows: column names, types
+        and the rows in any order.
 
-        Stable across runs, processes and machines; independent of roles, hierarchies and how
-        the table was loaded (a CSV and the Parquet file with the same content agree when the
-        column types agree; String, Categorical and Enum count as one type, text). Columns are
-        digested in parallel threads (Polars and hashlib release the GIL), then combined.
+        Reordering rows does not change it; changing, adding or removing a row does (up to the
+        128-bit collisions of sums of row hashes: an identity for honest bookkeeping, not a
+        commitment against a forger). Stable across runs, processes, machines and library
+        versions; independent of roles, hierarchies, the file name and the format (a CSV and the
+        Parquet file with the same content agree when the column types agree; String,
+        Categorical and Enum count as one type, text).
+
+        With ``key`` (the ledger's secret :attr:`~crowdsafe.privacy.ledger.Ledger.identity_key`)
+        the digest is keyed: without the key nobody can test a guess of the data against it.
+        No fingerprint belongs in a public output, keyed or not.
         """
         if self._fingerprint is None:
             columns = [self.frame.get_column(name) for name in self.frame.columns]
-            with ThreadPoolExecutor(max_workers=min(len(columns), os.cpu_count() or 1) or 1) as pool:
-                digests = list(pool.map(_column_digest, columns))
+            headers, sums = _multiset_sums(columns)
             digest = hashlib.blake2b(_FINGERPRINT_VERSION, digest_size=32)
             digest.update(str(self.frame.height).encode())
-            for part in digests:
+            for part in headers:
                 digest.update(part)
+            for total in sums:
+                digest.update(total.to_bytes(8, "little"))
             self._fingerprint = digest.hexdigest()
         if key is None:
             return self._fingerprint
-        return hashlib.blake2b(bytes.fromhex(self._fingerprint), key=key, digest_size=32).hexdigest()
+        return keyed_identity(self._fingerprint, key)
 
     # -- encoding -----------------------------------------------------------------------
 

@@ -1,22 +1,40 @@
 """Empirical privacy audit: a statistical lower bound on the ε a mechanism really has.
 
-Run the mechanism many times on two neighbouring datasets D₀ and D₁ and estimate, for output events
-O, p₀ = Pr[M(D₀) ∈ O] and p₁ = Pr[M(D₁) ∈ O]. If M is (ε, δ)-DP then p₀ ≤ e^ε·p₁ + δ for every O,
-so any event gives the lower bound ε ≥ ln((p₀ − δ)/p₁). With a one-sided Clopper–Pearson lower
-bound on p₀ and upper bound on p₁, the bound holds with the stated confidence (Jagielski, Ullman &
-Oprea 2020; Ding, Wang, Wang, Zhang & Kifer 2018 use the same principle to find bugs).
+The audit plays the attacker of the DP definition (Jagielski, Ullman & Oprea 2020; Nasr, Song,
+Thakurta, Papernot & Carlini 2021). Run the mechanism many times on a neighbouring pair (D₀, D₁)
+chosen to be as distinguishable as possible, and run a *distinguishing test* on each output: a
+fixed event O ("guess D₁ when O happens"). Its false-positive rate FPR = Pr[M(D₀) ∈ O] and
+false-negative rate FNR = Pr[M(D₁) ∉ O] are bounded by the hypothesis-testing form of (ε, δ)-DP
+(Kairouz, Oh & Viswanath 2015; Wasserman & Zhou 2010): every test of an (ε, δ)-DP mechanism has
 
-To keep the bound honest when events are chosen automatically, the runs are split: a first batch
-*selects* the most revealing events (thresholds on a scalar statistic of the output), a second,
-independent batch *measures* them, and the confidence is shared out over every event and both
-directions (Bonferroni). A correct ε-DP mechanism therefore yields a bound below ε except with
-probability at most 1 − confidence; a broken one (too little noise) yields a bound above its claim
-once there are enough runs.
+    FPR + e^ε·FNR ≥ 1 − δ   and   e^ε·FPR + FNR ≥ 1 − δ,
+
+so ε ≥ max( ln((1 − δ − FNR)/FPR), ln((1 − δ − FPR)/FNR) ). The audit replaces FPR and FNR by
+one-sided Clopper–Pearson *upper* bounds from the runs (SciPy's beta quantiles), which makes
+
+    ε_lb = max over the two directions of ln((1 − δ − FNR_upper)/FPR_upper)   (0 if none is > 0)
+
+a lower bound on the true ε with probability at least the stated confidence. Both directions use
+the same two upper bounds, so each event costs two one-sided intervals; with several events the
+error probability 1 − confidence is shared out over all of them (Bonferroni).
+
+Choosing the event. A test fixed in advance (``events=``) is measured on one batch of runs. With
+``events=None`` the outputs are mapped to one number (``statistic``) and the audit picks the most
+revealing thresholds {s ≥ t} / {s ≤ t} on a *separate* batch of runs (selection), then measures only
+those on fresh runs: the choice is independent of the measurement, so the confidence statement
+holds. A correct (ε, δ) mechanism therefore gives ε_lb ≤ ε except with probability at most
+1 − confidence; a broken one gives ε_lb > ε once its true ε exceeds the claim by more than the
+statistical slack of the runs (about 3·√((1 − p)/(N·p)) in log space for an event of
+probability p seen in N runs).
+
+The audit is a lower bound: passing it does not prove the claim (that is the theorems' job), but
+failing it proves the claim false. Its power is shown by running the same test on deliberately
+broken variants (tests/audit/, docs/audit.md).
 
 The helper is generic: ``run(data, randomness, n)`` returns n outputs of the mechanism on ``data``
-(a vectorised mechanism returns an array; anything else may return a list), and a ``statistic``
-maps outputs to numbers (the identity for numeric outputs). Explicit ``events`` (name, predicate
-on the outputs) can replace the automatic thresholds.
+(a vectorised mechanism returns an array; anything else may return a list), and ``statistic``
+maps outputs to one number per run (the identity for numeric outputs). Explicit ``events``
+(name, predicate on the outputs returning one bool per run) replace the automatic thresholds.
 """
 
 from __future__ import annotations
@@ -39,12 +57,18 @@ Event = tuple[str, Callable[[Any], np.ndarray]]
 
 @dataclass(frozen=True)
 class EventEstimate:
-    """One output event measured on both datasets, with the ε bound it gives."""
+    """One distinguishing test measured on both datasets, with the ε bound it gives.
+
+    ``hits``: runs in which the event happened on D₀ (false positives) and on D₁ (true positives);
+    ``fpr_upper`` / ``fnr_upper``: the Clopper–Pearson upper bounds used in the bound.
+    """
 
     name: str
     hits: tuple[int, int]
     trials: int
     epsilon_lower_bound: float
+    fpr_upper: float = 1.0
+    fnr_upper: float = 1.0
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -52,6 +76,8 @@ class EventEstimate:
             "hits_d0": self.hits[0],
             "hits_d1": self.hits[1],
             "trials": self.trials,
+            "fpr_upper": self.fpr_upper,
+            "fnr_upper": self.fnr_upper,
             "epsilon_lower_bound": self.epsilon_lower_bound,
         }
 
@@ -69,7 +95,8 @@ class AuditResult:
 
     @property
     def violates_claim(self) -> bool:
-        """True when the measured lower bound exceeds the claimed ε: the claim is false."""
+        """True when the measured lower bound exceeds the claimed ε: the claim is false (with
+        probability at least ``confidence``)."""
         return self.epsilon_lower_bound > self.claimed_epsilon
 
     @property
@@ -89,19 +116,39 @@ class AuditResult:
 
 
 def clopper_pearson(hits: int, trials: int, alpha: float) -> tuple[float, float]:
-    """One-sided (1 − alpha) Clopper–Pearson lower and upper bounds on a binomial proportion."""
+    """One-sided (1 − alpha) Clopper–Pearson lower and upper bounds on a binomial proportion
+    (exact: beta-distribution quantiles, ``scipy.stats.beta``)."""
+    if trials < 1 or not 0 <= hits <= trials:
+        raise ParameterError(f"need 0 <= hits <= trials and trials >= 1, got {hits} of {trials}")
+    if not 0.0 < alpha < 1.0:
+        raise ParameterError(f"alpha must lie in (0, 1), got {alpha}")
     low = 0.0 if hits == 0 else float(stats.beta.ppf(alpha, hits, trials - hits + 1))
     high = 1.0 if hits == trials else float(stats.beta.ppf(1.0 - alpha, hits + 1, trials - hits))
     return low, high
 
 
-def epsilon_lower_bound(hits_a: int, hits_b: int, trials: int, delta: float, alpha: float) -> float:
-    """ln((p_a,low − δ)/p_b,high): a lower bound on ε from Pr[O] under A versus B (0 if none)."""
-    p_a_low, _ = clopper_pearson(hits_a, trials, alpha)
-    _, p_b_high = clopper_pearson(hits_b, trials, alpha)
-    if p_a_low - delta <= 0.0:
-        return 0.0
-    return max(0.0, math.log((p_a_low - delta) / p_b_high))
+def epsilon_from_error_rates(fpr: float, fnr: float, delta: float = 0.0) -> float:
+    """The ε that a test with these error rates proves: max of ln((1 − δ − FNR)/FPR) and
+    ln((1 − δ − FPR)/FNR), 0 when neither is positive (the (ε, δ) hypothesis-testing bound).
+
+    With upper confidence bounds for FPR and FNR it is a lower confidence bound on ε."""
+    bounds = [0.0]
+    for numerator_rate, denominator_rate in ((fnr, fpr), (fpr, fnr)):
+        numerator = 1.0 - delta - numerator_rate
+        if numerator > 0.0:
+            bounds.append(math.inf if denominator_rate <= 0.0 else math.log(numerator / denominator_rate))
+    return max(bounds)
+
+
+def distinguisher_bound(
+    false_positives: int, negatives: int, false_negatives: int, positives: int, *, delta: float, alpha: float,
+) -> tuple[float, float, float]:
+    """(ε_lb, FPR_upper, FNR_upper) of one test: ``false_positives`` of ``negatives`` runs on D₀
+    raised the event, ``false_negatives`` of ``positives`` runs on D₁ did not. Each rate gets a
+    one-sided (1 − alpha) Clopper–Pearson upper bound, so ε_lb holds with probability ≥ 1 − 2·alpha."""
+    fpr_upper = clopper_pearson(false_positives, negatives, alpha)[1]
+    fnr_upper = clopper_pearson(false_negatives, positives, alpha)[1]
+    return epsilon_from_error_rates(fpr_upper, fnr_upper, delta), fpr_upper, fnr_upper
 
 
 def _numbers(outputs: Any, statistic: Statistic | None) -> np.ndarray:
@@ -112,21 +159,22 @@ def _numbers(outputs: Any, statistic: Statistic | None) -> np.ndarray:
 
 
 def _threshold_events(sample_0: np.ndarray, sample_1: np.ndarray, thresholds: int, keep: int, delta: float) -> list[Event]:
-    """Pick the ``keep`` threshold events {s ≥ t} / {s ≤ t} with the largest empirical ε."""
+    """Pick the ``keep`` threshold events {s ≥ t} / {s ≤ t} with the largest plug-in ε.
+
+    Runs on the selection batch only. Rates are smoothed (+1/2 per count) so an event never seen
+    on D₀ is not ranked infinite on the strength of a single run."""
     pooled = np.concatenate([sample_0, sample_1])
     cuts = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, thresholds + 2)[1:-1]))
+    n0, n1 = sample_0.size, sample_1.size
     scored: list[tuple[float, Event]] = []
-    n = sample_0.size
     for cut in cuts:
         for name, predicate in (
             (f"statistic >= {cut:.6g}", lambda s, c=cut: s >= c),
             (f"statistic <= {cut:.6g}", lambda s, c=cut: s <= c),
         ):
-            h0, h1 = int(predicate(sample_0).sum()), int(predicate(sample_1).sum())
-            # Smoothed empirical ratio in both directions, for ranking only.
-            ratio = max(math.log((h0 + 1 - delta * n) / (h1 + 1)) if h0 + 1 > delta * n else 0.0,
-                        math.log((h1 + 1 - delta * n) / (h0 + 1)) if h1 + 1 > delta * n else 0.0)
-            scored.append((ratio, (name, predicate)))
+            h0, h1 = int(np.count_nonzero(predicate(sample_0))), int(np.count_nonzero(predicate(sample_1)))
+            fpr, fnr = (h0 + 0.5) / (n0 + 1.0), (n1 - h1 + 0.5) / (n1 + 1.0)
+            scored.append((epsilon_from_error_rates(fpr, fnr, delta), (name, predicate)))
     scored.sort(key=lambda item: item[0], reverse=True)
     return [event for _, event in scored[:keep]]
 
@@ -148,13 +196,19 @@ def audit(
 ) -> AuditResult:
     """Lower-bound the ε of a mechanism from ``trials`` runs on each of two neighbouring datasets.
 
-    ``neighbours``: (D₀, D₁), passed to ``run`` as they are. ``claimed_delta`` is subtracted from
-    p₀ in every bound, so an (ε, δ) claim is audited as such. Returns an :class:`AuditResult`.
+    ``neighbours``: (D₀, D₁), passed to ``run`` as they are; an event is evidence for D₁.
+    ``claimed_delta`` enters every bound as the δ of the hypothesis-testing inequality, so an
+    (ε, δ) claim is audited as such. ``events``: tests fixed in advance; without them the best
+    ``keep_events`` thresholds on ``statistic`` are chosen on ``selection_trials`` separate runs
+    (default max(1000, trials/4)). The bound holds with probability ≥ ``confidence`` (shared out
+    over the events measured). Returns an :class:`AuditResult`.
     """
     if not 0.0 < confidence < 1.0:
         raise ParameterError(f"confidence must lie in (0, 1), got {confidence}")
     if trials < 100:
         raise ParameterError(f"an audit needs at least 100 trials per dataset, got {trials}")
+    if not 0.0 <= claimed_delta < 1.0:
+        raise ParameterError(f"the claimed delta must lie in [0, 1), got {claimed_delta}")
     data_0, data_1 = neighbours
     randomness = as_randomness(randomness)
     streams = randomness.spawn(4)
@@ -176,16 +230,14 @@ def audit(
 
     outputs_0 = run(data_0, streams[2], trials)
     outputs_1 = run(data_1, streams[3], trials)
-    # Two directions per event, and each bound uses two one-sided intervals.
-    alpha = (1.0 - confidence) / (4 * len(chosen))
+    # Two one-sided intervals (FPR and FNR upper bounds) per event serve both directions.
+    alpha = (1.0 - confidence) / (2 * len(chosen))
     estimates = []
     for name, predicate in chosen:
         h0, h1 = measure(outputs_0, predicate), measure(outputs_1, predicate)
-        bound = max(
-            epsilon_lower_bound(h0, h1, trials, claimed_delta, alpha),
-            epsilon_lower_bound(h1, h0, trials, claimed_delta, alpha),
-        )
-        estimates.append(EventEstimate(name, (h0, h1), trials, bound))
+        bound, fpr_upper, fnr_upper = distinguisher_bound(h0, trials, trials - h1, trials, delta=claimed_delta,
+                                                          alpha=alpha)
+        estimates.append(EventEstimate(name, (h0, h1), trials, bound, fpr_upper, fnr_upper))
     return AuditResult(
         epsilon_lower_bound=max(e.epsilon_lower_bound for e in estimates),
         claimed_epsilon=float(claimed_epsilon),

@@ -1,10 +1,11 @@
 """Random deletion and insertion: the α-β algorithm and its estimator (Rastogi, Suciu, Hong 2007).
 
 - :mod:`~crowdsafe.perturb.alpha_beta` — the algorithm: :func:`perturb`, :func:`prepare`,
-  :func:`run`, the certificate;
+  :func:`plan_public`, :func:`run`, the certificate; a certified run needs a public domain and
+  a public bound ``max_rows`` on n (else ``exploratory=True``: no formal guarantee);
 - :mod:`~crowdsafe.perturb.stages` — its per-row stages as engine-agnostic functions;
-- :mod:`~crowdsafe.perturb.domain` — the domain D, never materialized; tuples as codes and
-  mixed-radix indices;
+- :mod:`~crowdsafe.perturb.domain` — the domain D, never materialized, and where a public
+  domain comes from (:func:`public_values`); tuples as codes and mixed-radix indices;
 - :mod:`~crowdsafe.perturb.view` — the published view with its certificate (write / read);
 - :mod:`~crowdsafe.perturb.query` — counting queries (conjunctions of per-attribute conditions);
 - :mod:`~crowdsafe.perturb.estimator` — EST(Q, V) with error bars, one query or every equality
@@ -14,8 +15,8 @@ The (d, γ) calculus (conditions, posteriors, equivalent ε, planner, utility bo
 and lives in :mod:`crowdsafe.privacy.dgamma`. See docs/alpha-beta.md.
 """
 
-from crowdsafe.perturb.alpha_beta import Perturbation, Table, perturb, plan_for, prepare, run
-from crowdsafe.perturb.domain import Domain
+from crowdsafe.perturb.alpha_beta import Perturbation, Table, perturb, plan_for, plan_public, prepare, run
+from crowdsafe.perturb.domain import Domain, public_values
 from crowdsafe.privacy.dgamma import AlphaBetaPlan
 from crowdsafe.perturb.estimator import (
     EqualitySweep,
@@ -46,7 +47,9 @@ __all__ = [
     "parse_count",
     "perturb",
     "plan_for",
+    "plan_public",
     "prepare",
+    "public_values",
     "read_view",
     "run",
     "theorem_bound",

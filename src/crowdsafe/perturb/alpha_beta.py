@@ -1,7 +1,7 @@
 """The α-β algorithm (Rastogi, Suciu, Hong 2007): random deletion and insertion of tuples.
 
-Input: a table I over attributes with domains D_1..D_a (by default the active domains: the
-distinct values present), D = D_1 × ... × D_a with m = Π |D_i| tuples. Output: a view V that
+Input: a table I over attributes with *public* domains D_1..D_a, D = D_1 × ... × D_a with
+m = Π |D_i| tuples, and a public bound N on its number of rows. Output: a view V that
 
 1. keeps each tuple of I independently with probability α;
 2. contains each tuple of D \\ I independently with probability β — drawn as
@@ -12,6 +12,26 @@ distinct values present), D = D_1 × ... × D_a with m = Π |D_i| tuples. Output
 published with the domains, α and β (in its certificate). For d ≤ γ the view is
 (d, γ)-private when α ≤ 1 − d/γ and β ≥ (d/γ)((1 − γ)/(1 − d))α; see
 :mod:`crowdsafe.privacy.dgamma` for the conditions, posteriors and the equivalent ε.
+
+**What must be public.** The theorem (Rastogi, Suciu, Hong 2007) is about a domain D fixed before
+the data is read, and every parameter the view is published with must be too. So a certified
+run needs
+
+- a public domain for every published attribute (:func:`~crowdsafe.perturb.domain.public_values`:
+  declared lists, a schema's ``order``, hierarchy leaves not built from the data); the active
+  domain would disclose which values occur, which nothing covers;
+- a public bound N ≥ |I| on the rows (``max_rows``, ``--max-rows``): wherever the exact n would
+  enter (d = c·n/m, hence β; the utility bound; the estimator's error bars) N is used instead.
+  With d = c·N/m ≥ c·n/m the printed (d, γ) covers every prior the exact n would have (a
+  (d', γ) guarantee implies (d, γ) for d ≤ d'), and the error bars stay valid (they grow with
+  n). The data is checked against N after it is read; if it holds more rows the run stops
+  before any coin is drawn, with a message that reveals only that the bound was exceeded.
+
+Without them the run is refused, unless ``exploratory=True`` (``--exploratory``): the missing
+domains are then the active ones, a missing N is the data's n, and the certificate is
+"no formal guarantee" with the reason. No exact count of the data (rows, n, duplicates) is in
+the certificate or in :meth:`Perturbation.as_dict`; they are in the custodian-only
+:meth:`Perturbation.custodian_report`.
 
 **Duplicate rows.** The theory treats I as a *set* of tuples: a tuple is in V or not. Keeping
 each duplicate row independently would show a tuple held by k rows with probability
@@ -36,7 +56,13 @@ import polars as pl
 from crowdsafe.data import Dataset
 from crowdsafe.errors import ParameterError, SchemaError
 from crowdsafe.perturb import stages
-from crowdsafe.perturb.domain import Domain
+from crowdsafe.perturb.domain import (
+    DATA,
+    Domain,
+    domain_missing_error,
+    public_domain,
+    public_values,
+)
 from crowdsafe.perturb.view import View
 from crowdsafe.privacy.certificate import Certificate
 from crowdsafe.privacy.dgamma import (
@@ -55,29 +81,70 @@ from crowdsafe.randomness import Randomness, as_randomness
 Duplicates = Literal["collapse", "error"]
 
 ESTIMATOR = "EST(Q, V) = (|Q(V)| - beta |Q(D)|) / (alpha - beta), |Q(D)| = product of matching domain sizes"
-ASSUME_PUBLIC_N = (
-    "the number n of distinct tuples is public (it is published, and beta depends on it when "
-    "d = c n/m)"
+ASSUME_MAX_ROWS = (
+    "max_rows is a public bound on the rows of the data, fixed before it was read (the run checks it); "
+    "every parameter that depends on the number n of distinct tuples (d = c n/m, hence beta; the "
+    "utility bound; the estimator's error bars) uses max_rows in place of n, so the exact n is not "
+    "published (the view's own size is a noisy estimate of it)"
+)
+ASSUME_DECLARED_DOMAIN = (
+    "the domain D (the per-attribute value lists published with the view) is public: it was fixed "
+    "before the data was read (declared lists, schema orders, hierarchy leaves); the epsilon-DP "
+    "equivalence holds for neighbours within this fixed domain"
+)
+CUSTODIAN_ONLY = (
+    "CUSTODIAN ONLY: exact facts about the data, covered by no guarantee; never publish this "
+    "beside the view"
 )
 
 
 @dataclass(frozen=True)
 class Table:
-    """The input of the algorithm: I's distinct tuples as codes in a domain."""
+    """The input of the algorithm: I's distinct tuples as codes in a domain.
+
+    ``sources`` tells, per attribute, where its domain came from
+    (:mod:`crowdsafe.perturb.domain`); ``max_rows`` is the public bound on the rows (None:
+    none was declared, an exploratory run).
+    """
 
     domain: Domain
     index: np.ndarray | None  # sorted distinct uint64 indices (m < 2^64), else None
     codes: pl.DataFrame | None  # distinct code tuples c0, c1, ... (m >= 2^64), else None
-    rows: int  # rows of the input, before duplicates collapsed
-    fingerprint: str | None
+    rows: int  # rows of the input, before duplicates collapsed (custodian-only)
+    sources: Mapping[str, str]
+    max_rows: int | None
 
     @property
     def n(self) -> int:
+        """The exact number of distinct tuples (custodian-only: never published)."""
         return len(self.index) if self.index is not None else self.codes.height  # type: ignore[union-attr]
 
     @property
     def duplicate_rows(self) -> int:
         return self.rows - self.n
+
+    @property
+    def n_bound(self) -> int:
+        """What the plan uses for n: the public bound min(max_rows, m) (there are at most m
+        distinct tuples), or in an exploratory run without max_rows the exact n."""
+        return min(self.max_rows, self.domain.size) if self.max_rows is not None else self.n
+
+    @property
+    def uncertified_reasons(self) -> list[str]:
+        """Why this run carries no formal guarantee (empty: it does)."""
+        return uncertified_reasons(self.sources, self.max_rows)
+
+
+def uncertified_reasons(sources: Mapping[str, str], max_rows: int | None) -> list[str]:
+    """Why a run with these domain sources and bound carries no formal guarantee (empty: it does)."""
+    reasons = []
+    derived = [a for a, source in sources.items() if source == DATA]
+    if derived:
+        listed = ", ".join(f"'{a}'" for a in derived)
+        reasons.append(f"the domain of {listed} was taken from the data (it discloses which values occur)")
+    if max_rows is None:
+        reasons.append("n was taken from the data (no public max_rows): d, beta and the error bars depend on it")
+    return reasons
 
 
 def default_attributes(dataset: Dataset) -> list[str]:
@@ -86,25 +153,75 @@ def default_attributes(dataset: Dataset) -> list[str]:
     return [name for name in dataset.columns if name not in identifiers]
 
 
+def check_max_rows(max_rows: int | None, exploratory: bool) -> int | None:
+    """A public bound on the rows: a whole number >= 1, required unless the run is exploratory."""
+    if max_rows is None:
+        if not exploratory:
+            raise ParameterError(
+                "declare a public bound on the number of rows with --max-rows N (max_rows=N), fixed "
+                "without looking at the data: d = c n/m, beta and the error bars use it in place of the "
+                "exact n; or pass --exploratory for an uncertified run"
+            )
+        return None
+    if isinstance(max_rows, bool) or not isinstance(max_rows, (int, np.integer)) or max_rows < 1:
+        raise ParameterError(f"max_rows must be a whole number >= 1, got {max_rows!r}")
+    return int(max_rows)
+
+
+def bound_exceeded(max_rows: int) -> ParameterError:
+    """The refusal when the data holds more rows than its declared public bound.
+
+    It says only that the bound was exceeded (not by how much): no coin was drawn, nothing was
+    written and no guarantee was spent, but the refusal itself is one bit about the data.
+    """
+    return ParameterError(
+        f"the data holds more than --max-rows {max_rows:,} rows: nothing was perturbed or written; "
+        "this refusal tells whoever reads it that the bound is exceeded (keep it to the custodian); "
+        "choose a larger bound from public knowledge, not from this data"
+    )
+
+
+def resolve_domain(
+    dataset: Dataset, names: list[str], domains: Mapping[str, Iterable[Any]] | None, exploratory: bool
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The public value lists and their sources; refuses missing ones unless exploratory."""
+    values, sources = public_values(dataset, names, domains)
+    missing = [a for a in names if a not in values]
+    if missing and not exploratory:
+        raise domain_missing_error(missing)
+    return values, {a: sources.get(a, DATA) for a in names}
+
+
 def prepare(
     dataset: Dataset,
     attributes: Sequence[str] | None = None,
     *,
     domains: Mapping[str, Iterable[Any]] | None = None,
     duplicates: Duplicates = "collapse",
+    max_rows: int | None = None,
+    exploratory: bool = False,
 ) -> Table:
-    """Encode the data's tuples in their domain and collapse duplicate rows (see module docs)."""
+    """Encode the data's tuples in their public domain and collapse duplicate rows.
+
+    Refused before the data's values are read when an attribute has no public domain or no
+    ``max_rows`` is given (unless ``exploratory``); refused after when the data holds more than
+    ``max_rows`` rows or a value outside its domain. See the module docs.
+    """
     names = check_attributes(dataset, attributes, duplicates)
+    max_rows = check_max_rows(max_rows, exploratory)
+    public, sources = resolve_domain(dataset, names, domains, exploratory)
     frame = dataset.frame.select(names)
-    domain, codes = build_domain(frame, names, domains)
+    if max_rows is not None and frame.height > max_rows:
+        raise bound_exceeded(max_rows)
+    domain, codes = build_domain(frame, names, public)
     if domain.indexable:
         index = np.asarray(pl.Series(domain.index(codes)).unique().sort().to_numpy(), dtype=np.uint64)
-        table = Table(domain, index, None, frame.height, dataset.fingerprint())
+        table = Table(domain, index, None, frame.height, sources, max_rows)
     else:
         distinct = pl.DataFrame({f"c{i}": codes[a] for i, a in enumerate(names)}).unique()
-        table = Table(domain, None, distinct, frame.height, dataset.fingerprint())
+        table = Table(domain, None, distinct, frame.height, sources, max_rows)
     if duplicates == "error" and table.duplicate_rows:
-        raise duplicates_error(table.duplicate_rows)
+        raise duplicates_error()
     return table
 
 
@@ -126,40 +243,61 @@ def check_attributes(dataset: Dataset, attributes: Sequence[str] | None, duplica
     return names
 
 
-def duplicates_error(rows: int) -> ParameterError:
+def duplicates_error() -> ParameterError:
+    """The refusal of duplicate rows; it does not say how many there are (a fact about the data)."""
     return ParameterError(
-        f"{rows} rows repeat another row's tuple over the published attributes; "
+        "some rows repeat another row's tuple over the published attributes; "
         "the alpha-beta algorithm publishes a set: use duplicates='collapse' (--duplicates collapse) "
         "or publish an attribute that tells the rows apart"
     )
 
 
 def build_domain(
-    frame: pl.DataFrame, names: list[str], domains: Mapping[str, Iterable[Any]] | None
+    frame: pl.DataFrame, names: list[str], public: Mapping[str, Any]
 ) -> tuple[Domain, dict[str, np.ndarray]]:
-    """The domain (declared value lists where given, else the active domain) and the codes."""
-    domains = dict(domains or {})
-    stray = [a for a in domains if a not in names]
-    if stray:
-        raise ParameterError(f"a domain is given for '{stray[0]}', which is not among the attributes published")
-    active, codes = Domain.active_of(frame, [a for a in names if a not in domains]) if len(domains) < len(names) else (None, {})
-    if not domains:
+    """The domain (public value lists where given, else the active domain) and the data's codes."""
+    rest = [a for a in names if a not in public]
+    active, codes = Domain.active_of(frame, rest) if rest else (None, {})
+    if not public:
         return active, codes  # type: ignore[return-value]
-    declared = Domain.declared(domains, frame)
+    declared = public_domain(frame, public)
     codes.update(declared.encode(frame, what="the data"))
-    values = {a: declared.values[a] if a in domains else active.values[a] for a in names}  # type: ignore[union-attr]
+    values = {a: declared.values[a] if a in public else active.values[a] for a in names}  # type: ignore[union-attr]
     return Domain(values, active=active is not None), {a: codes[a] for a in names}
 
 
 def plan_for(table: Table, **target: Any) -> AlphaBetaPlan:
-    """:func:`~crowdsafe.privacy.dgamma.plan_alpha_beta` for this table's n and m."""
-    return plan_alpha_beta(table.n, table.domain.size, **target)
+    """:func:`~crowdsafe.privacy.dgamma.plan_alpha_beta` for this table's public bound N (in
+    place of n) and its domain size m."""
+    return plan_alpha_beta(table.n_bound, table.domain.size, **target)
+
+
+def plan_public(
+    dataset: Dataset,
+    attributes: Sequence[str] | None = None,
+    *,
+    domains: Mapping[str, Iterable[Any]] | None = None,
+    max_rows: int | None = None,
+    exploratory: bool = False,
+    duplicates: Duplicates = "collapse",
+    **target: Any,
+) -> AlphaBetaPlan:
+    """The plan without perturbing. With public domains and ``max_rows`` it is made from public
+    things only (the data's values are not read); otherwise (``exploratory``) from the data."""
+    names = check_attributes(dataset, attributes, duplicates)
+    bound = check_max_rows(max_rows, exploratory)
+    public, _ = resolve_domain(dataset, names, domains, exploratory)
+    if bound is None or len(public) < len(names):
+        return plan_for(prepare(dataset, names, domains=domains, duplicates=duplicates, max_rows=max_rows,
+                                exploratory=exploratory), **target)
+    domain = public_domain(dataset.frame.select(names).clear(), public)
+    return plan_alpha_beta(min(bound, domain.size), domain.size, **target)
 
 
 def run(table: Table, plan: AlphaBetaPlan, randomness: Randomness | int | None = None) -> View:
     """Perturb ``table`` with the planned (α, β) and certify the view."""
-    if plan.n != table.n or plan.m != table.domain.size:
-        raise ParameterError("the plan was made for another table (n or m differ)")
+    if plan.n != table.n_bound or plan.m != table.domain.size:
+        raise ParameterError("the plan was made for another table (its bound on n or m differ)")
     rng = as_randomness(randomness)
     domain = table.domain
     if table.index is not None:
@@ -179,27 +317,35 @@ def run(table: Table, plan: AlphaBetaPlan, randomness: Randomness | int | None =
         codes = {a: both.get_column(f"c{i}").to_numpy() for i, a in enumerate(domain.attributes)}
     frame = domain.decode(codes)
     certificate = certify(table, plan, rng, view_rows=frame.height)
-    view = View(frame, domain, plan.alpha, plan.beta, table.n, certificate)
+    view = View(frame, domain, plan.alpha, plan.beta, plan.n, certificate)
     view.__dict__["codes"] = codes  # the cached encoding: no need to encode the view again
     return view
 
 
 def certify(table: Table, plan: AlphaBetaPlan, randomness: Randomness, *, view_rows: int) -> Certificate:
-    """The certificate of an α-β view: (d, γ)-privacy, its equivalent ε, and every parameter."""
+    """The certificate of an α-β view: (d, γ)-privacy, its equivalent ε, and every parameter.
+
+    Every field is a parameter, the public domain (and its size m), or computed from the view
+    (``view_rows``): nothing else about the data. A run with a data-derived domain or n
+    (exploratory) is certified "no formal guarantee", with the reason.
+    """
+    reasons = table.uncertified_reasons
     parameters: dict[str, Any] = {
         "d": plan.d,
         "gamma": plan.gamma,
         "c": plan.c,
         "alpha": plan.alpha,
         "beta": plan.beta,
-        "n": plan.n,
+        "max_rows": plan.n,
+        "max_rows_source": "declared" if table.max_rows is not None else "the data's n (exploratory)",
         "m": plan.m,
         "attributes": table.domain.attributes,
         "domain_kind": "active" if table.domain.active else "declared",
+        "domain_sources": dict(table.sources),
         "domain": table.domain.to_json(),
         "duplicates": "collapsed to one tuple (the view is a set)",
         "view_rows": view_rows,
-        "expected_view_rows": plan.expected_view,
+        "expected_view_rows_at_most": plan.expected_view,
         "posterior_present_max": plan.posterior_present_max,
         "posterior_absent_ratio_min": plan.posterior_absent_ratio_min,
         "exclusive_correlations": plan.exclusive_correlations,
@@ -215,14 +361,18 @@ def certify(table: Table, plan: AlphaBetaPlan, randomness: Randomness, *, view_r
     assumptions = [
         ASSUME_TUPLE_INDEPENDENT,
         correlation_assumption(plan.alpha, plan.beta, plan.d, plan.gamma),
-        ASSUME_PUBLIC_DOMAIN if table.domain.active else (
-            "the domain D was declared by the custodian and is public; the epsilon-DP equivalence "
-            "holds for neighbours within it"),
-        ASSUME_PUBLIC_N,
+        ASSUME_PUBLIC_DOMAIN if table.domain.active else ASSUME_DECLARED_DOMAIN,
+        ASSUME_MAX_ROWS,
         ASSUME_SET,
         ASSUME_ONE_VIEW,
         ASSUME_SECRET_COINS,
     ]
+    if reasons:
+        return Certificate(
+            guarantee="none", epsilon=None, delta=None, theorem=None, mechanisms=chain,
+            parameters=parameters, assumptions=tuple(assumptions), neighbours="add-remove",
+            reason="exploratory run: " + "; ".join(reasons), randomness=randomness.describe(),
+        )
     return Certificate(
         guarantee="d-gamma",
         epsilon=plan.epsilon,
@@ -233,33 +383,49 @@ def certify(table: Table, plan: AlphaBetaPlan, randomness: Randomness, *, view_r
         assumptions=tuple(assumptions),
         neighbours="add-remove",
         randomness=randomness.describe(),
-        input_fingerprint=table.fingerprint,
     )
 
 
 @dataclass(frozen=True)
 class Perturbation:
-    """What :func:`perturb` did: the view, the plan it followed, and the input's row counts.
+    """What :func:`perturb` did: the view, the plan it followed, and the custodian-only facts.
 
-    The numbers of kept and inserted tuples are deliberately not reported: telling how many
-    rows of the view are real would help an attacker.
+    The public part (:meth:`as_dict`) holds parameters, the public domain's size and what is
+    computed from the view: a same-seed run on a table and on it minus one row gives the same
+    fields apart from the view's rows. The exact rows, distinct tuples and collapsed
+    duplicates are in :meth:`custodian_report` only; the numbers of kept and inserted tuples are
+    reported nowhere (telling how many rows of the view are real would help an attacker).
     """
 
     view: View
     plan: AlphaBetaPlan
-    rows: int
-    duplicate_rows: int
+    custodian: Mapping[str, Any]
+    ledger: Mapping[str, Any] | None = None  # the charge: sums of epsilons, no fact about the data
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "rows": self.rows,
-            "distinct_tuples": self.plan.n,
-            "duplicate_rows_collapsed": self.duplicate_rows,
+        """The public summary: parameters, the plan (made with the bound N) and the view's size."""
+        out = {
+            "max_rows": self.plan.n,
             "view_rows": self.view.rows,
             "plan": self.plan.as_dict(),
             "certificate": self.view.certificate.summary(),
-            "fit_for_release": self.view.certificate.fit_for_release,
+            "guarantee": self.view.certificate.guarantee,
+            # an exploratory view (no formal guarantee) is never fit for release, seeded or not
+            "fit_for_release": self.view.certificate.fit_for_release and self.view.certificate.has_guarantee,
         }
+        if self.ledger is not None:
+            out["ledger"] = dict(self.ledger)
+        return out
+
+    def custodian_report(self) -> dict[str, Any]:
+        """Exact facts about the data, labelled custodian-only: not covered by any guarantee."""
+        return {"custodian_only": CUSTODIAN_ONLY, **self.custodian}
+
+
+def custodian_facts(table: Any) -> dict[str, Any]:
+    """The custodian-only facts of a prepared input (Polars or Spark)."""
+    return {"rows": table.rows, "distinct_tuples": table.n, "duplicate_rows_collapsed": table.duplicate_rows,
+            "max_rows": table.max_rows}
 
 
 def perturb(
@@ -272,18 +438,61 @@ def perturb(
     beta: float | None = None,
     attributes: Sequence[str] | None = None,
     domains: Mapping[str, Iterable[Any]] | None = None,
+    max_rows: int | None = None,
+    exploratory: bool = False,
     duplicates: Duplicates = "collapse",
     exclusive_correlations: bool = False,
     failure: float = 0.05,
     randomness: Randomness | int | None = None,
+    ledger: Any = None,
 ) -> Perturbation:
-    """Plan (α, β) for the (d, γ) target (d given, or d = c·n/m), perturb, and certify.
+    """Plan (α, β) for the (d, γ) target (d given, or d = c·N/m), perturb, and certify.
 
-    ``attributes`` default to every non-identifier column; ``domains`` optionally declares a
-    public value list for some attributes (otherwise their active domain is published).
+    ``attributes`` default to every non-identifier column. Each needs a public domain
+    (``domains`` declares value lists; else the schema's order or a hierarchy's leaves, see
+    :func:`~crowdsafe.perturb.domain.public_values`) and ``max_rows`` is the public bound N on the
+    rows. ``exploratory=True`` allows the data's own values and n instead, and the certificate
+    then says "no formal guarantee" with the reason. With ``ledger`` (an open
+    :class:`~crowdsafe.privacy.ledger.Ledger` holding a budget for the dataset) the equivalent ε
+    is charged before any coin is drawn (:func:`charged_run`).
     """
-    table = prepare(dataset, attributes, domains=domains, duplicates=duplicates)
+    table = prepare(dataset, attributes, domains=domains, duplicates=duplicates, max_rows=max_rows,
+                    exploratory=exploratory)
     plan = plan_for(table, gamma=gamma, d=d, c=c, alpha=alpha, beta=beta, failure=failure,
                     exclusive_correlations=exclusive_correlations)
-    view = run(table, plan, randomness)
-    return Perturbation(view, plan, table.rows, table.duplicate_rows)
+    if ledger is None:
+        return Perturbation(run(table, plan, randomness), plan, custodian_facts(table))
+    return charged_run(dataset, table, plan, ledger, as_randomness(randomness))
+
+
+def charged_run(dataset: Dataset, table: Table, plan: AlphaBetaPlan, ledger: Any, randomness: Randomness
+                ) -> Perturbation:
+    """Charge the view's equivalent ε (δ = 0, unbounded DP) to the dataset's budget, then perturb.
+
+    The dataset is identified by ``dataset.fingerprint(key=ledger.identity_key)`` (a keyed,
+    row-order-invariant digest that only the ledger's holder can test guesses against). Every
+    data-dependent refusal (a value outside the domain, more rows than ``max_rows``, duplicates
+    refused) happened in :func:`prepare`, before the charge; the charge is committed before any
+    coin is drawn. A second view of the same data is a second charge: the views' ε add up.
+    """
+    if table.uncertified_reasons:
+        raise ParameterError(
+            "an exploratory run carries no guarantee to charge to a ledger: declare the public domains and "
+            "--max-rows, or run it without a ledger"
+        )
+    fingerprint = dataset.fingerprint(key=ledger.identity_key)
+    details = {"d": plan.d, "gamma": plan.gamma, "alpha": plan.alpha, "beta": plan.beta, "max_rows": plan.n,
+               "m": plan.m, "attributes": table.domain.attributes}
+    with ledger.charge(fingerprint, epsilon=plan.epsilon, delta=0.0, kind="release",
+                       description=f"alpha-beta view ({plan.d:.3g}, {plan.gamma:.3g})-private of "
+                                   f"{', '.join(table.domain.attributes)}",
+                       mechanism="alpha-beta (Rastogi, Suciu, Hong 2007)", neighbours="add-remove",
+                       seeded=randomness.seeded, details=details) as charge:
+        view = run(table, plan, randomness)
+        charge.record(view_rows=view.rows, **custodian_facts(table))
+    budget = ledger.budget(fingerprint)
+    assert budget is not None
+    booked = {"path": str(ledger.path), "dataset": budget.name, "entry": charge.entry_id,
+              "charged": charge.loss.as_dict(), "spent": budget.spent.as_dict(), "budget": budget.budget.as_dict(),
+              "remaining": budget.remaining.as_dict()}
+    return Perturbation(view, plan, custodian_facts(table), booked)

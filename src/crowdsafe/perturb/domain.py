@@ -1,7 +1,12 @@
 """The domain D = D_1 × ... × D_a of a perturbed view, and tuples as codes and mixed-radix indices.
 
-D is never materialized: it is the list of values of each attribute (by default the *active
-domain*, the distinct values present in the data; or a public list the custodian declares).
+D is never materialized: it is the list of values of each attribute. The (d, γ) guarantee
+(Rastogi, Suciu, Hong 2007) holds for a domain fixed *before* the data is read, so a certified
+run takes every attribute's values from a public source (:func:`public_values`): a value list
+the custodian declares (``domains=``, ``--domains FILE``), the schema's declared ``order`` of an
+ordinal attribute, or the leaves of a hierarchy that does not come from the data. The *active
+domain* (the distinct values present in the data) discloses which values occur and is used only
+in an explicitly uncertified, exploratory run.
 A tuple is a row of per-attribute codes (``code = position in D_i``), or, when
 m = Π |D_i| < 2^64, one unsigned 64-bit *index* in mixed radix:
 index = ((c_1·|D_2| + c_2)·|D_3| + c_3)·... (the first attribute is the most significant digit).
@@ -31,7 +36,7 @@ class Domain:
     """Per-attribute value lists; ``values[a][code]`` is the value a code stands for."""
 
     values: dict[str, pl.Series]
-    active: bool = True
+    active: bool = True  # True when some attribute's values were taken from the data
 
     def __post_init__(self) -> None:
         if not self.values:
@@ -183,7 +188,10 @@ def _series_from_json(name: str, type_name: str, listed: list[Any]) -> pl.Series
 
 
 def encode_against(column: pl.Series, domain: pl.Series, *, what: str = "the data") -> np.ndarray:
-    """uint32 codes of ``column``'s values in ``domain``; InputError naming a value outside it.
+    """uint32 codes of ``column``'s values in ``domain``; InputError for a value outside it.
+
+    For a view (public) the error names the value; for the data (``what="the data"``) it names
+    only the column: an error message leaves the run too, and a private value has no place in it.
 
     Values are matched by their text form, so a view read back from CSV (where types may be
     inferred differently, e.g. Categorical read as text) matches its domain. A missing value
@@ -201,6 +209,93 @@ def encode_against(column: pl.Series, domain: pl.Series, *, what: str = "the dat
         .get_column("__code")
     )
     if matched.null_count():
+        if what == "the data":
+            raise InputError(
+                f"column '{name}' of the data holds a value outside its public domain; add the value to the "
+                "declared domain (a missing value counts: list null, or use --missing drop) or recode the data"
+            )
         bad = dictionary.filter(matched.is_null().to_numpy())[0]
         raise InputError(f"{what} holds the value {bad!r} in column '{name}', which is outside the published domain")
     return matched.to_numpy().astype(np.uint32)[codes_in]
+
+
+# -- where a public domain comes from -------------------------------------------------------------
+
+DECLARED = "declared"  # a value list the custodian gave (domains=, --domains FILE)
+SCHEMA_ORDER = "schema order"  # the declared order of an ordinal attribute
+HIERARCHY = "hierarchy leaves"  # the leaves of a hierarchy that was not built from the data
+DATA = "data (active domain)"  # the distinct values present: not public
+
+
+def public_values(dataset: Any, names: Sequence[str], domains: Mapping[str, Iterable[Any]] | None = None
+                  ) -> tuple[dict[str, list[Any] | pl.Series], dict[str, str]]:
+    """The public value list of each attribute that has one, and where it came from.
+
+    In order of precedence: a list in ``domains``; the schema's ``order`` of the attribute (a
+    declaration: a schema file's ``order =``, or the categories of an Enum column type); the
+    leaves of its hierarchy, unless the schema built that hierarchy from the column's values (a
+    schema-file builder such as ``widths``, ``mask``, ``dates``, ``flat`` or ``fanout`` without
+    ``order`` takes its leaves from the data). A hierarchy read from a file, or attached in
+    Python (``Dataset(..., hierarchies=)``), counts as declared by the custodian: build it from
+    public values, not from the data. Attributes absent from the result have no public domain.
+    Nothing here reads the data's values.
+    """
+    domains = dict(domains or {})
+    stray = [a for a in domains if a not in names]
+    if stray:
+        raise ParameterError(f"a domain is given for '{stray[0]}', which is not among the attributes published")
+    values: dict[str, list[Any] | pl.Series] = {}
+    sources: dict[str, str] = {}
+    schema = dataset.schema
+    for name in names:
+        attribute = schema[name] if name in schema else None
+        hierarchy = dataset.hierarchies.get(name)
+        if name in domains:
+            values[name], sources[name] = list(domains[name]), DECLARED
+        elif attribute is not None and attribute.order is not None:
+            values[name], sources[name] = list(attribute.order), SCHEMA_ORDER
+        elif hierarchy is not None and _hierarchy_is_public(attribute):
+            values[name], sources[name] = hierarchy.leaves, HIERARCHY
+    return values, sources
+
+
+def _hierarchy_is_public(attribute: Any) -> bool:
+    """False when the schema built the hierarchy over the column's observed values."""
+    spec = getattr(attribute, "hierarchy", None)
+    if spec is None or isinstance(spec, str):  # attached in Python, or read from a file
+        return True
+    return isinstance(spec, Mapping) and "fanout" in spec and bool(spec.get("order"))
+
+
+def domain_missing_error(attributes: Sequence[str]) -> ParameterError:
+    """The refusal of a certified run for attributes without a public domain."""
+    listed = ", ".join(f"'{a}'" for a in attributes)
+    return ParameterError(
+        f"no public domain for {listed}: the (d, gamma) guarantee needs each attribute's values fixed "
+        "before the data is read; declare them with --domains FILE (JSON: {\"attribute\": [values]}; "
+        "domains= in Python), an 'order' in the schema file or a hierarchy file, or pass --exploratory "
+        "for an uncertified run on the data's own values"
+    )
+
+
+def public_domain(frame: pl.DataFrame, values: Mapping[str, list[Any] | pl.Series]) -> "Domain":
+    """The :class:`Domain` of public value lists, in the frame's column types."""
+    out: dict[str, pl.Series] = {}
+    for name, listed in values.items():
+        dtype = frame.schema[name]
+        series = listed if isinstance(listed, pl.Series) else None
+        if series is not None and series.dtype != dtype:
+            series = _cast_leaves(series, dtype, name)
+        if series is None:
+            out.update(Domain.declared({name: listed}, frame).values)
+        else:
+            out[name] = series.alias(name).unique(maintain_order=True)
+    return Domain(out, active=False)
+
+
+def _cast_leaves(leaves: pl.Series, dtype: pl.DataType, name: str) -> pl.Series:
+    source = leaves.str.strip_chars() if leaves.dtype == pl.String and dtype.is_numeric() else leaves
+    try:
+        return source.cast(dtype)
+    except (pl.exceptions.PolarsError, TypeError, ValueError) as exc:
+        raise ParameterError(f"the hierarchy leaves of '{name}' do not fit its type {dtype}: {exc}") from None

@@ -12,7 +12,9 @@ which is the privacy at work; large counts are accurate relative to their size.
 Every estimate carries an error bar at the chosen confidence 1 − ε': ``error``, the per-query
 Bernstein bound (:func:`~crowdsafe.privacy.dgamma.bernstein_error_bound`), and
 ``theorem_error``, the theorem's uniform bound ρ√n
-(:func:`~crowdsafe.privacy.dgamma.theorem_error_bound`), valid for every query at once.
+(:func:`~crowdsafe.privacy.dgamma.theorem_error_bound`), valid for every query at once. Both
+are computed with the public bound N ≥ n of the view's certificate in place of the exact n,
+which is not published; both bounds only grow with n, so they stay valid (if wider).
 
 :func:`equality_estimates` estimates every equality query over every set of up to k attributes
 in one vectorised pass: per attribute set, one counting pass over the coded view (a dense
@@ -72,7 +74,7 @@ def est(n_view: Any, n_domain: Any, alpha: float, beta: float) -> Any:
 
 def theorem_bound(view: View, confidence: float = DEFAULT_CONFIDENCE) -> TheoremBound:
     """The theorem's uniform error bound for this view."""
-    return theorem_error_bound(view.alpha, view.beta, view.n, view.domain.size, failure_of(confidence))
+    return theorem_error_bound(view.alpha, view.beta, view.n_bound, view.domain.size, failure_of(confidence))
 
 
 def estimate(view: View, query: str | CountQuery, *, confidence: float = DEFAULT_CONFIDENCE) -> Estimate:
@@ -92,7 +94,7 @@ def estimate_counted(view: Any, query: CountQuery, matching: Mapping[str, np.nda
                      confidence: float = DEFAULT_CONFIDENCE) -> Estimate:
     """The estimate of ``query`` once an engine has counted its ``n_view`` rows in the view.
 
-    ``view`` gives ``domain``, ``alpha``, ``beta`` and ``n``; ``matching`` is
+    ``view`` gives ``domain``, ``alpha``, ``beta`` and ``n_bound``; ``matching`` is
     :func:`matching_codes`; n_D is the product of the matching domain sizes.
     """
     failure = failure_of(confidence)
@@ -100,13 +102,13 @@ def estimate_counted(view: Any, query: CountQuery, matching: Mapping[str, np.nda
     n_domain = 1
     for attribute, size in zip(domain.attributes, domain.sizes):
         n_domain *= int(matching[attribute].sum()) if attribute in matching else size
-    bound = theorem_error_bound(view.alpha, view.beta, view.n, domain.size, failure)
+    bound = theorem_error_bound(view.alpha, view.beta, view.n_bound, domain.size, failure)
     return Estimate(
         query=query.describe(),
         n_view=n_view,
         n_domain=n_domain,
         estimate=float(est(n_view, n_domain, view.alpha, view.beta)),
-        error=float(bernstein_error_bound(view.alpha, view.beta, view.n, float(n_domain), failure)),
+        error=float(bernstein_error_bound(view.alpha, view.beta, view.n_bound, float(n_domain), failure)),
         theorem_error=bound.error,
         confidence=float(confidence),
     )
@@ -232,11 +234,11 @@ def equality_estimates(
         pl.Series("n_view", joined["n_view"]),
         pl.Series("n_domain", n_domain),
         pl.Series("estimate", est(joined["n_view"], n_domain, view.alpha, view.beta)),
-        pl.Series("error", bernstein_error_bound(view.alpha, view.beta, view.n, n_domain.astype(float), failure)),
+        pl.Series("error", bernstein_error_bound(view.alpha, view.beta, view.n_bound, n_domain.astype(float), failure)),
     ]
     if true_codes is not None:
         columns.append(pl.Series("true", joined["true"]))
-    bound = theorem_error_bound(view.alpha, view.beta, view.n, m, failure)
+    bound = theorem_error_bound(view.alpha, view.beta, view.n_bound, m, failure)
     return EqualitySweep(pl.DataFrame(columns), bound, float(confidence), max_attributes)
 
 

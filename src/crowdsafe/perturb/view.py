@@ -56,7 +56,7 @@ class View:
     domain: Domain
     alpha: float
     beta: float
-    n: int
+    n_bound: int  # the public bound N on n the plan used (never the exact n of a certified run)
     certificate: Certificate
 
     @property
@@ -89,7 +89,7 @@ class View:
 
     def describe(self) -> dict[str, Any]:
         return {"rows": self.rows, "attributes": self.attributes, "alpha": self.alpha, "beta": self.beta,
-                "n": self.n, "m": self.domain.size, "certificate": self.certificate.summary()}
+                "max_rows": self.n_bound, "m": self.domain.size, "certificate": self.certificate.summary()}
 
 
 def _read_text(path: Path) -> pl.DataFrame:
@@ -109,7 +109,8 @@ def _read_text(path: Path) -> pl.DataFrame:
 
 
 def read_view(path: str | os.PathLike[str], certificate: str | os.PathLike[str] | None = None) -> View:
-    """Read a view and its certificate; α, β, n and the domain come from the certificate."""
+    """Read a view and its certificate; α, β, the bound N on n and the domain come from the
+    certificate (one of an uncertified, exploratory run is read too: its summary says so)."""
     path = Path(path)
     cert_file = Path(certificate) if certificate is not None else certificate_path(path)
     if not cert_file.exists():
@@ -117,7 +118,7 @@ def read_view(path: str | os.PathLike[str], certificate: str | os.PathLike[str] 
             f"no certificate for the view {path} (looked for {cert_file}); give it with --certificate"
         )
     cert = Certificate.read(cert_file)
-    if cert.guarantee != "d-gamma" or "alpha" not in cert.parameters or "domain" not in cert.parameters:
+    if cert.guarantee not in ("d-gamma", "none") or not {"alpha", "beta", "domain"} <= set(cert.parameters):
         raise InputError(f"{cert_file} is not the certificate of an alpha-beta view")
     params = cert.parameters
     domain = Domain.from_json(params["domain"], active=params.get("domain_kind", "active") == "active")
@@ -132,6 +133,9 @@ def read_view(path: str | os.PathLike[str], certificate: str | os.PathLike[str] 
             "they do not belong together"
         )
     codes = domain.encode(frame, what="the view")  # every row must lie in the domain
-    view = View(domain.decode(codes), domain, float(params["alpha"]), float(params["beta"]), int(params["n"]), cert)
+    bound = params.get("max_rows", params.get("n"))  # "n": certificates written before max_rows
+    if bound is None:
+        raise InputError(f"{cert_file} names no bound on n (max_rows)")
+    view = View(domain.decode(codes), domain, float(params["alpha"]), float(params["beta"]), int(bound), cert)
     view.__dict__["codes"] = codes
     return view

@@ -24,6 +24,13 @@ inserts each tuple of D \\ I with probability β, all independently.
   and β ≥ (d/γ)(1 − γ)/(1 − d) (twice the smallest β of the theorem at α = 1/2); for arbitrary
   correlations there is no guarantee at all.
 
+**What is public.** The theorem is about a domain D fixed before the data is read; and n, which
+enters d = c·n/m (hence β), the utility bound and the error bars, is not public. The functions
+here are plain math in whatever n they are given; :mod:`crowdsafe.perturb` gives them a public
+bound N ≥ n (``max_rows``) in place of n. That is sound: (d', γ)-privacy implies (d, γ)-privacy
+for every d ≤ d' (a larger d admits more attackers and asks for a larger posterior ratio), so
+d = c·N/m covers d = c·n/m; and both error bounds grow with n, so they stay valid with N.
+
 Utility (Rastogi et al. 2007): a counting query Q is estimated by
 EST = (n_V − β·n_D)/(α − β), where n_V = |Q ∩ V| and n_D = |Q ∩ D|; it is unbiased. With α ≥ 1/2
 and β ≤ (r/4)(n/m), Pr[|Q(I) − EST| ≥ ρ√n] ≤ ε' for ρ = 2·sqrt(3r·ln(2/ε')).
@@ -280,7 +287,12 @@ def _check_sizes(n: int, m: int) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class AlphaBetaPlan:
-    """A checked choice of (α, β) for a (d, γ) target on data of n tuples in a domain of m."""
+    """A checked choice of (α, β) for a (d, γ) target on data of n tuples in a domain of m.
+
+    ``n`` is the n the plan was made for: :mod:`crowdsafe.perturb` passes the public bound N ≥ n
+    (never the exact n of a certified run), so the expected sizes are at n = N, upper bounds of
+    the expected view size.
+    """
 
     d: float
     gamma: float
@@ -312,7 +324,7 @@ class AlphaBetaPlan:
     def as_dict(self) -> dict[str, Any]:
         return {
             "d": self.d, "gamma": self.gamma, "c": self.c, "alpha": self.alpha, "beta": self.beta,
-            "n": self.n, "m": self.m, "equivalent_epsilon": self.epsilon,
+            "n_bound": self.n, "m": self.m, "equivalent_epsilon": self.epsilon,
             "expected_kept": self.expected_kept, "expected_inserted": self.expected_inserted,
             "expected_view": self.expected_view, "view_to_data_ratio": self.ratio,
             "posterior_present_max": self.posterior_present_max,
@@ -336,6 +348,9 @@ def plan_alpha_beta(
 ) -> AlphaBetaPlan:
     """Choose and check (α, β) for a (d, γ) target; d is given, or d = c·n/m.
 
+    ``n`` is the number of tuples or, for a release, a public upper bound on it (see the
+    module docs: the exact n is not public).
+
     α defaults to 1/2 (or 1 − d/γ when 1/2 is not admissible, with a note); β defaults to the
     smallest admissible value. With ``exclusive_correlations`` the plan also covers priors of
     the form "exactly one of a set of tuples is in I": α = 1/2 and β ≥ (d/γ)(1 − γ)/(1 − d).
@@ -350,7 +365,8 @@ def plan_alpha_beta(
         d = c * n / m
         if d >= 1.0:
             raise ParameterError(
-                f"d = c*n/m = {d:.6g} is not below 1: use a smaller c (c < m/n = {m / n:.6g}), "
+                f"d = c*n/m = {d:.6g} is not below 1 (n = {n:,}: in a release, the public bound on n): "
+                f"use a smaller c (c < m/n = {m / n:.6g}), "
                 "or publish more attributes (the domain is too small for the data)"
             )
     assert d is not None

@@ -20,16 +20,32 @@ maximum found is the true maximum.
 Numerics. Values reach 1e-25 and far below, so everything is in log space: each tail is a
 log-sum-exp of log pmf terms (log-gamma), truncated where the remaining terms are provably below
 1e-18 of the sum (they decay at least geometrically with ratio (1−γ)β/(γ(1−β)) < 1/2) and the
-geometric bound of the remainder is *added*, never dropped. Near-ties γn ∈ ℤ (possible at the
-sampling floor) count the boundary term, the larger value. The result is then rounded up by a
+geometric bound of the remainder is *added*, never dropped. The result is then rounded up by a
 margin covering floating-point error (relative < 1e-6): it is exact to far better than 3
 significant digits and never smaller than the true value.
+
+Ties, decided exactly. The two integer decisions of the formula, which j is the first with
+j > γn and where n_m = ⌈k/γ − 1⌉ lies, are taken at the *exact* values of the arguments (each
+double is a rational; ε − ε1 is their exact difference), never by floating point alone: where
+γn (or k/γ) falls within 1e-9 of an integer, the sign of γn − m is decided in decimal arithmetic
+whose precision grows until the error bound separates it from 0 (:class:`_ExactGamma`). So a tie
+j = γn is *not* counted, as the theorem's strict j > γn says, and n_m is exactly the paper's. Since
+γ = 1 − (1 − β)e^−ε is irrational for every rational ε > 0 (Lindemann), an exact tie γn ∈ ℤ never
+occurs for double arguments: the decision is only which side of the integer γn lies on. At the
+sampling floor ε = −ln(1 − β), where γ = 1 − (1 − β)² is rational and ties are real, the double
+ε = −ln(1 − β) rounded lies a hair below or above the true floor, and the formula is evaluated at
+that double: below the floor (admitted within 1e-12 relative), γn lies just below the integer and
+j = γn is counted, the continuation of the formula from the left; above it, it is not. (Until
+2026-11 a near-tie was always counted, which is conservative; the exact decision can only lower
+the value, and only where γn lies within 1e-9 of an integer.)
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from decimal import Decimal, localcontext
+from fractions import Fraction
 
 import numpy as np
 
@@ -39,7 +55,7 @@ from crowdsafe.privacy.logspace import log_gamma, logsumexp_rows
 from crowdsafe.privacy.loss import check_epsilon
 
 _BLOCK = 2048
-_TIE = 1e-9  # γn this close to an integer counts as a tie (conservative side)
+_TIE = 1e-9  # γn this close to an integer: decide its side exactly (_ExactGamma)
 _TAIL_REL = 1e-18  # truncate a tail sum when the rest is provably below this fraction
 _MAX_N = 10**9
 _TINIEST = math.ulp(0.0)  # 5e-324
@@ -101,12 +117,70 @@ def _divergence(gamma: float, beta: float, eps_anon: float) -> float:
     return gamma * math.log(gamma / beta) - (1.0 - beta) * math.exp(-eps_anon) * eps_anon
 
 
-def _first_counted(n: np.ndarray, gamma: float) -> np.ndarray:
-    """The smallest j counted in the tail j > γn; a near-tie γn ∈ ℤ counts j = γn too."""
+class _ExactGamma:
+    """Exact sign of γn − m for γ = 1 − (1 − β)e^−ε at the exact rational values of β and ε.
+
+    γn − m = (n − m) − c·n with c = (1 − β)e^−ε. c is computed in decimal arithmetic at precision
+    P, every step correctly rounded (``decimal``'s exp is), so its relative error is below
+    (|ε| + 8)·10^(1 − P); the sign is taken when |(n − m) − c̃n| exceeds twice that error times c̃n,
+    else P is doubled. c is irrational for ε > 0, so the loop ends; ε = 0 (c = 1 − β) is exact.
+    """
+
+    def __init__(self, beta: float, epsilon: Fraction) -> None:
+        self.beta = Fraction(beta)
+        self.epsilon = epsilon
+        self._c: dict[int, Decimal] = {}
+
+    def _c_at(self, precision: int) -> Decimal:
+        if precision not in self._c:
+            with localcontext() as context:
+                context.prec = precision
+                one_minus_beta = Decimal((1 - self.beta).numerator) / Decimal((1 - self.beta).denominator)
+                epsilon = Decimal(self.epsilon.numerator) / Decimal(self.epsilon.denominator)
+                self._c[precision] = one_minus_beta * (-epsilon).exp()
+        return self._c[precision]
+
+    def sign(self, n: int, m: int) -> int:
+        """The sign of γn − m (−1, 0 or 1), exactly."""
+        if self.epsilon == 0:
+            exact = (n - m) - (1 - self.beta) * n
+            return (exact > 0) - (exact < 0)
+        precision = 40
+        while True:
+            c = self._c_at(precision)
+            with localcontext() as context:
+                context.prec = precision + 20
+                value = Decimal(n - m) - c * n
+                error = 2 * c * n * (abs(Decimal(self.epsilon.numerator) / Decimal(self.epsilon.denominator)) + 8) \
+                    * Decimal(10) ** (1 - precision)
+            if abs(value) > error:
+                return 1 if value > 0 else -1
+            precision *= 2
+
+    def first_counted(self, n: int, nearest: int) -> int:
+        """The smallest j > γn, given the integer ``nearest`` within a hair of γn."""
+        return nearest if self.sign(n, nearest) < 0 else nearest + 1
+
+    def n_min(self, k: int, estimate: int) -> int:
+        """n_m = ⌈k/γ − 1⌉: the least n with γ(n + 1) ≥ k, searched from ``estimate``."""
+        n = max(estimate, k)
+        while n > k and self.sign(n, k) >= 0:  # γ·n ≥ k: n − 1 also qualifies
+            n -= 1
+        while self.sign(n + 1, k) < 0:
+            n += 1
+        return n
+
+
+def _first_counted(n: np.ndarray, gamma: float, exact: _ExactGamma) -> np.ndarray:
+    """The smallest j counted in the tail j > γn; where γn is within a hair of an integer the
+    side is decided exactly (a true tie j = γn is not counted)."""
     scaled = gamma * n
     nearest = np.rint(scaled)
-    tie = np.abs(scaled - nearest) <= _TIE * np.maximum(1.0, scaled)
-    return np.where(tie, nearest, np.floor(scaled) + 1.0)
+    first = np.floor(scaled) + 1.0
+    near = np.flatnonzero(np.abs(scaled - nearest) <= _TIE * np.maximum(1.0, scaled))
+    for i in near.tolist():
+        first[i] = float(exact.first_counted(int(n[i]), int(nearest[i])))
+    return first
 
 
 def _log_pmf(n: np.ndarray, j: np.ndarray, beta: float) -> np.ndarray:
@@ -123,18 +197,18 @@ def _ratio_bound(gamma: float, beta: float, eps_anon: float) -> float:
     return min(max(beta * math.exp(-eps_anon) / gamma, 1e-300), 0.75)
 
 
-def _log_tail_upper(n: np.ndarray, gamma: float, beta: float, eps_anon: float) -> np.ndarray:
+def _log_tail_upper(n: np.ndarray, gamma: float, beta: float, eps_anon: float, exact: _ExactGamma) -> np.ndarray:
     """A cheap upper bound on log T(n): the first term over (1 − r), r the ratio bound."""
-    first = _first_counted(n, gamma)
+    first = _first_counted(n, gamma, exact)
     log_first = np.where(first <= n, _log_pmf(n, np.minimum(first, n), beta), -np.inf)
     return log_first - math.log1p(-_ratio_bound(gamma, beta, eps_anon))
 
 
-def _log_tails(n: np.ndarray, gamma: float, beta: float, eps_anon: float) -> np.ndarray:
+def _log_tails(n: np.ndarray, gamma: float, beta: float, eps_anon: float, exact: _ExactGamma) -> np.ndarray:
     """log Pr[Bin(n, β) > γn] for each n (an upper bound within 1e-18 relative)."""
     ratio_bound = _ratio_bound(gamma, beta, eps_anon)
     terms = int(math.ceil(math.log(_TAIL_REL * (1.0 - ratio_bound)) / math.log(ratio_bound))) + 1
-    j = _first_counted(n, gamma)[:, None] + np.arange(terms, dtype=np.float64)[None, :]
+    j = _first_counted(n, gamma, exact)[:, None] + np.arange(terms, dtype=np.float64)[None, :]
     nn = n[:, None]
     valid = j <= nn
     log_pmf = np.where(valid, _log_pmf(nn, np.where(valid, j, nn), beta), -np.inf)
@@ -158,21 +232,24 @@ def delta_bound(k: int, beta: float, epsilon: float, epsilon1: float = 0.0) -> D
     eps_anon = max(epsilon - epsilon1, -math.log1p(-beta))
     gamma = -math.expm1(math.log1p(-beta) - eps_anon)  # 1 − (1 − β)e^−ε
     # n_m = ⌈k/γ − 1⌉ = k − 1 + ⌈k(1 − γ)/γ⌉, with 1 − γ = (1 − β)e^−ε taken exactly so that
-    # n_m ≥ k holds even where γ rounds to 1; a near-integer rounds down (more n searched).
+    # n_m ≥ k holds even where γ rounds to 1; near an integer, the exact n_m (_ExactGamma).
+    exact = _ExactGamma(beta, Fraction(epsilon) - Fraction(epsilon1))
     excess = k * (1.0 - beta) * math.exp(-eps_anon) / gamma
-    n_min = k - 1 + max(1, math.ceil(excess - 1e-9 * max(1.0, excess)))
+    n_min = k - 1 + max(1, math.ceil(excess))
+    if abs(excess - round(excess)) <= _TIE * max(1.0, excess):  # near an integer: decide exactly
+        n_min = exact.n_min(k, n_min)
     divergence = _divergence(gamma, beta, eps_anon)
     # Seed with n_m itself, then scan upward in blocks. Within a block only the n whose cheap
     # upper bound (first term / (1 − r)) beats the best so far get the exact tail sum.
-    best = float(_log_tails(np.array([float(n_min)]), gamma, beta, eps_anon)[0])
+    best = float(_log_tails(np.array([float(n_min)]), gamma, beta, eps_anon, exact)[0])
     n_best = n_min
     start = n_min + 1
     stop = max(n_min, math.ceil(-best / divergence))
     while start <= stop:
         n = np.arange(start, min(start + _BLOCK, stop + 1), dtype=np.float64)
-        candidates = n[_log_tail_upper(n, gamma, beta, eps_anon) > best]
+        candidates = n[_log_tail_upper(n, gamma, beta, eps_anon, exact) > best]
         if candidates.size:
-            tails = _log_tails(candidates, gamma, beta, eps_anon)
+            tails = _log_tails(candidates, gamma, beta, eps_anon, exact)
             i = int(np.argmax(tails))
             if tails[i] > best:
                 best, n_best = float(tails[i]), int(candidates[i])

@@ -54,11 +54,12 @@ from pathlib import Path
 from typing import Any, Union
 
 from crowdsafe.errors import BudgetExceeded, InputError, ParameterError, SampleReuseError
+from crowdsafe.identity import keyed_identity
 from crowdsafe.privacy.composition import compose_homogeneous, parallel, sequential
 from crowdsafe.privacy.loss import PrivacyLoss, check_delta, check_epsilon
 
 LEDGER_ENV = "CROWDSAFE_LEDGER"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 KINDS = ("query", "release", "dps-release")
 NEIGHBOURS = ("add-remove", "change")
 # Budgets are compared with a relative tolerance, so that e.g. 0.1 + 0.2 fits a budget of 0.3.
@@ -114,11 +115,31 @@ CREATE TABLE IF NOT EXISTS totals (
     PRIMARY KEY (fingerprint, partition_key, neighbours, part)
 );
 CREATE TABLE IF NOT EXISTS samples (
-    sample_id TEXT PRIMARY KEY,
+    sample_id TEXT NOT NULL,
     entry_id INTEGER NOT NULL REFERENCES entries(id),
-    rate REAL
+    rate REAL,
+    PRIMARY KEY (sample_id, entry_id)
 );
 """
+
+
+def _create_private(path: Path) -> None:
+    """Make the ledger file readable and writable by its owner only (0600), in a folder made
+    0700 when crowdsafe creates it; refuse an existing ledger that others may write, since whoever
+    can write it can hand themselves budget. (SQLite gives its -wal and -shm files the database
+    file's permissions.)"""
+    missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700)
+    if path.exists():
+        mode = path.stat().st_mode
+        if sys.platform != "win32" and mode & 0o022:
+            raise InputError(
+                f"the ledger {path} can be written by other users (mode {mode & 0o777:o}); "
+                f"make it private with `chmod 600 {path}`"
+            )
+        return
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
 
 
 def default_ledger_path() -> Path:
@@ -259,45 +280,78 @@ class Ledger:
         if self.path.exists() and self.path.is_dir():
             raise InputError(f"ledger path {self.path} is a folder, expected a file")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _create_private(self.path)
             self._conn = sqlite3.connect(
                 self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=True
             )
         except (OSError, sqlite3.Error) as exc:
             raise InputError(f"cannot open the privacy ledger at {self.path}: {exc}") from exc
         self._conn.row_factory = sqlite3.Row
+        self._identity_key: bytes | None = None
         try:
             self._conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA synchronous = FULL")
             self._conn.execute("PRAGMA foreign_keys = ON")
             with self._write() as conn:
-                for statement in filter(str.strip, _SCHEMA.split(";")):
-                    conn.execute(statement)
+                conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
                 row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-                if row is None:
-                    conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-                elif int(row["value"]) != SCHEMA_VERSION:
+                if row is not None and int(row["value"]) == 1:
+                    self._upgrade_from_v1(conn)
+                elif row is not None and int(row["value"]) != SCHEMA_VERSION:
                     raise InputError(
                         f"the ledger at {self.path} has schema version {row['value']}, this crowdsafe "
                         f"reads version {SCHEMA_VERSION}"
                     )
+                for statement in filter(str.strip, _SCHEMA.split(";")):
+                    conn.execute(statement)
+                if row is None:
+                    conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                    conn.execute("INSERT INTO meta VALUES ('identity_key', ?)", (os.urandom(32).hex(),))
+        except InputError:
+            self._conn.close()
+            raise
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             raise InputError(f"{self.path} is not a usable crowdsafe ledger: {exc}") from exc
 
     @property
     def identity_key(self) -> bytes:
-        """The ledger's secret key (32 bytes, made when the ledger is created): datasets and
-        samples are identified in the ledger by digests keyed with it, so an identity seen
-        outside the ledger tells nothing about the data."""
-        with self._write() as conn:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'identity_key'").fetchone()
-            if row is None:
-                key = os.urandom(32).hex()
-                conn.execute("INSERT INTO meta VALUES ('identity_key', ?)", (key,))
-                return bytes.fromhex(key)
-        return bytes.fromhex(row["value"])
+        """The ledger's secret key (32 random bytes from ``os.urandom``, made with the ledger).
+
+        Datasets and samples are identified in the ledger by row-order-invariant digests keyed
+        with it (``dataset.fingerprint(key=ledger.identity_key)``): the same table in any row
+        order or file name is the same dataset, and an identity seen outside the ledger lets
+        nobody test a guess of the data against it. It never leaves the ledger file."""
+        if self._identity_key is None:
+            row = self._conn.execute("SELECT value FROM meta WHERE key = 'identity_key'").fetchone()
+            self._identity_key = bytes.fromhex(row["value"])
+        return self._identity_key
+
+    def identify(self, fingerprint: str) -> str:
+        """The ledger's name for a table with this plain ``fingerprint`` (hex): keyed with
+        :attr:`identity_key`. ``ledger.identify(dataset.fingerprint())`` equals
+        ``dataset.fingerprint(key=ledger.identity_key)``; the Spark engine's digests go through
+        this too."""
+        return keyed_identity(fingerprint, self.identity_key)
+
+    @staticmethod
+    def _upgrade_from_v1(conn: sqlite3.Connection) -> None:
+        """Schema 1 identified datasets by an unkeyed digest of their rows in file order. Those
+        identities cannot be recomputed under the keyed, order-invariant scheme, and reading the
+        old entries under new names would hand out fresh budget, so a version-1 ledger that
+        holds any dataset is refused; an empty one is upgraded in place."""
+        used = conn.execute("SELECT COUNT(*) FROM datasets").fetchone()[0]
+        if used:
+            raise InputError(
+                "this ledger was written by an earlier crowdsafe (schema 1) whose dataset identities this "
+                "version cannot match: its spent budgets would not be found. Keep it for your records, "
+                "start a new ledger (--ledger PATH or CROWDSAFE_LEDGER) and register each dataset's "
+                "remaining budget with `crowdsafe ledger init`"
+            )
+        conn.execute("DROP TABLE IF EXISTS samples")
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+        conn.execute("INSERT OR IGNORE INTO meta VALUES ('identity_key', ?)", (os.urandom(32).hex(),))
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -458,8 +512,6 @@ class Ledger:
         if kind == "dps-release":
             if not samples:
                 raise ParameterError("a DPS release must name the identity of the sample(s) it used")
-            if len(set(samples)) != len(samples):
-                raise SampleReuseError("the same sample is named twice in one DPS release")
             if len(samples) != repetitions:
                 raise ParameterError(f"{repetitions} DPS release(s) need {repetitions} sample(s), got {len(samples)}")
         elif samples:
@@ -528,15 +580,6 @@ class Ledger:
                     f"this data is a sample already used by the DPS release #{consumed['entry_id']}: "
                     "DP under sampling does not compose with anything else computed on the same sample"
                 )
-        for sample in req.sample_ids:
-            used = conn.execute("SELECT entry_id FROM samples WHERE sample_id = ?", (sample,)).fetchone()
-            read = conn.execute("SELECT id FROM entries WHERE ran_on = ? LIMIT 1", (sample,)).fetchone()
-            if used is not None or read is not None:
-                which = used["entry_id"] if used is not None else read["id"]
-                raise SampleReuseError(
-                    f"sample {sample[:16]}… was already used by ledger entry #{which}; a DPS release "
-                    "needs a fresh sample (DP under sampling does not compose on one sample)"
-                )
         row = conn.execute("SELECT * FROM datasets WHERE fingerprint = ?", (req.fingerprint,)).fetchone()
         budget = PrivacyLoss(row["epsilon_budget"], row["delta_budget"])
         spent, new, _ = _spent(conn, req.fingerprint, pending=req)
@@ -568,7 +611,7 @@ class Ledger:
             (req.fingerprint, key, req.neighbours if key else "", part, req.loss.epsilon, req.loss.delta),
         )
         conn.executemany(
-            "INSERT INTO samples VALUES (?, ?, ?)", [(s, entry_id, req.sample_rate) for s in req.sample_ids]
+            "INSERT OR IGNORE INTO samples VALUES (?, ?, ?)", [(s, entry_id, req.sample_rate) for s in req.sample_ids]
         )
         return entry_id
 

@@ -32,6 +32,16 @@ def rows_path(tmp_path_factory):
     return path
 
 
+PUBLIC = dict(domains={"a": list(range(20)), "b": ["x", "y", "z", None], "c": list(range(0, 600, 2))},
+              max_rows=6000)  # m = 20 * 4 * 300 = 24,000; N = 6,000 rows
+
+
+def public_flags(tmp_path):
+    path = tmp_path / "domains.json"
+    path.write_text(json.dumps(PUBLIC["domains"]))
+    return ["--domains", str(path), "--max-rows", "6000"]
+
+
 def _z_of_equality_estimates(view_frame, truth, alpha, beta, domain):
     """Σ_k (EST_k − Q_k(I)) / sqrt(Σ_k Var EST_k) over the equality queries a = v: the cells are
     disjoint, so their counts are independent and Z is approximately N(0, 1) if EST is unbiased."""
@@ -54,13 +64,16 @@ def test_spark_view_follows_the_algorithm(spark, rows_path, tmp_path):
     dataset = load(rows_path)
     table = load_table(spark, rows_path)
     out = tmp_path / "view.parquet"
-    result = perturb_spark(table, out=out, gamma=0.5, c=1.0, alpha=0.5, randomness=21, ranges=7)
-    on_polars = perturb(dataset, gamma=0.5, c=1.0, alpha=0.5, randomness=21)
+    result = perturb_spark(table, out=out, gamma=0.5, c=1.0, alpha=0.5, randomness=21, ranges=7, **PUBLIC)
+    on_polars = perturb(dataset, gamma=0.5, c=1.0, alpha=0.5, randomness=21, **PUBLIC)
     plan, view = result.plan, result.view
-    # deterministic: the same domain, n, m, plan and row counts as the Polars engine
+    # deterministic: the same domain, bound N, m, plan and custodian-only counts as the Polars engine
     assert view.certificate.parameters["domain"] == on_polars.view.certificate.parameters["domain"]
-    assert (plan.n, plan.m, plan.alpha, plan.beta) == (on_polars.plan.n, on_polars.plan.m, 0.5, on_polars.plan.beta)
-    assert (result.rows, result.duplicate_rows) == (on_polars.rows, on_polars.duplicate_rows)
+    assert view.certificate.guarantee == "d-gamma" and "n" not in view.certificate.parameters
+    assert (plan.n, plan.m, plan.alpha, plan.beta) == (6000, 24_000, 0.5, on_polars.plan.beta)
+    assert result.custodian_report() == on_polars.custodian_report()
+    public = result.as_dict()
+    assert "rows" not in public and "duplicate_rows_collapsed" not in public
     assert view.certificate.parameters["engine"] == "spark" and view.certificate.parameters["insertion_ranges"] == 7
     assert json.loads(view.certificate_file.read_text())["parameters"]["view_rows"] == view.rows
 
@@ -69,7 +82,7 @@ def test_spark_view_follows_the_algorithm(spark, rows_path, tmp_path):
     truth = dataset.frame.select("a", "b", "c").unique()
     kept = written.join(truth, on=["a", "b", "c"], how="semi", nulls_equal=True).height
     inserted = written.height - kept
-    n, m, alpha, beta = plan.n, plan.m, plan.alpha, plan.beta
+    n, m, alpha, beta = truth.height, plan.m, plan.alpha, plan.beta  # the exact n, for the test only
     assert abs(kept - alpha * n) < 4 * math.sqrt(n * alpha * (1 - alpha))
     assert abs(inserted - beta * (m - n)) < 4 * math.sqrt((m - n) * beta * (1 - beta))
     # each of the 7 disjoint index ranges inserts Binomial(|range \ I|, β) tuples
@@ -87,7 +100,7 @@ def test_spark_view_follows_the_algorithm(spark, rows_path, tmp_path):
     assert abs(_z_of_equality_estimates(written, truth, alpha, beta, view.domain)) < 4
     assert abs(_z_of_equality_estimates(on_polars.view.frame, truth, alpha, beta, view.domain)) < 4
     # n_V counted on Spark is the driver's count on the same view
-    local = View(view.domain.decode(codes), view.domain, alpha, beta, n, view.certificate)
+    local = View(view.domain.decode(codes), view.domain, alpha, beta, plan.n, view.certificate)
     for query in ("count where a < 10 and b = 'x'", "count where b is null", "count where c in (2, 4) or c > 400"):
         assert view.estimate(query) == estimate(local, query)
 
@@ -95,7 +108,7 @@ def test_spark_view_follows_the_algorithm(spark, rows_path, tmp_path):
 def test_cli_perturb_and_plan_on_spark(spark, rows_path, tmp_path, capsys):
     out = tmp_path / "v.parquet"
     code = cli.main(["perturb", str(rows_path), "--gamma", "0.5", "--c", "1.0", "--engine", "spark",
-                     "--out", str(out), "--seed", "4", "--json"])
+                     "--out", str(out), "--seed", "4", "--json", *public_flags(tmp_path)])
     payload = json.loads(capsys.readouterr().out)
     assert code == 0
     assert payload["view_rows"] == pl.read_parquet(out / "*.parquet").height
@@ -104,12 +117,18 @@ def test_cli_perturb_and_plan_on_spark(spark, rows_path, tmp_path, capsys):
     assert code == 0 and json.loads(capsys.readouterr().out)["rows"] == payload["view_rows"]
 
     code = cli.main(["perturb", str(rows_path), "--gamma", "0.5", "--c", "1.0", "--engine", "spark", "--out",
-                     str(tmp_path / "w.parquet"), "--duplicates", "error"])
-    assert code == 2 and "rows repeat another row's tuple" in capsys.readouterr().err
+                     str(tmp_path / "w.parquet"), "--duplicates", "error", *public_flags(tmp_path)])
+    assert code == 2 and "some rows repeat another row's tuple" in capsys.readouterr().err
     assert not (tmp_path / "w.parquet").exists()
+    for flags, fragment in ((["--max-rows", "6000"], "no public domain for 'a', 'b', 'c'"),
+                            ([*public_flags(tmp_path)[:2], "--max-rows", "5999"], "more than --max-rows 5,999 rows")):
+        code = cli.main(["perturb", str(rows_path), "--gamma", "0.5", "--c", "1.0", "--engine", "spark",
+                         "--out", str(tmp_path / "w.parquet"), *flags])
+        assert code == 2 and fragment in capsys.readouterr().err
+        assert not (tmp_path / "w.parquet").exists()
 
-    domains = tmp_path / "domains.json"
-    domains.write_text(json.dumps({"a": list(range(10))}))
+    domains = tmp_path / "narrow.json"
+    domains.write_text(json.dumps({**PUBLIC["domains"], "a": list(range(10))}))
     code = cli.main(["perturb", str(rows_path), "--gamma", "0.5", "--c", "1.0", "--engine", "spark", "--plan-only",
-                     "--domains", str(domains)])
-    assert code == 2 and "outside the published domain" in capsys.readouterr().err
+                     "--domains", str(domains), "--max-rows", "6000"])
+    assert code == 2 and "column 'a' of the data holds a value outside its public domain" in capsys.readouterr().err

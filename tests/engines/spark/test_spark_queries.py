@@ -10,7 +10,7 @@ import pytest
 
 from crowdsafe import cli
 from crowdsafe.data import Schema, load
-from crowdsafe.engines.spark.queries import SparkAggregate, answer_query_spark, keyed_fingerprint
+from crowdsafe.engines.spark.queries import SparkAggregate, answer_query_spark
 from crowdsafe.engines.spark.typed_table import load_table
 from crowdsafe.errors import ParameterError
 from crowdsafe.mechanisms import queries
@@ -146,10 +146,9 @@ def test_cli_engine_spark_charges_the_ledger_with_an_order_independent_fingerpri
     assert "fingerprint" not in payload["dataset"]  # the answer carries no digest of the data
     with Ledger(ledger) as book:
         (registered,) = book.export()["datasets"]
-        key = book.identity_key
-    # the ledger names the table by its order-independent digest keyed with the ledger's secret
-    assert registered["fingerprint"] == keyed_fingerprint(table, key) != table.fingerprint()
-    assert keyed_fingerprint(load_table(spark, shuffled), key) == registered["fingerprint"]
+        # the ledger names the table by its order-independent digest keyed with the ledger's secret
+        assert registered["fingerprint"] == book.identify(table.fingerprint()) != table.fingerprint()
+        assert book.identify(load_table(spark, shuffled).fingerprint()) == registered["fingerprint"]
     assert load_table(spark, shuffled).fingerprint() == table.fingerprint()
     changed = tmp_path / "changed.parquet"
     pl.read_parquet(table_path).with_columns(pl.col("hours") + (pl.int_range(pl.len()) == 7)).write_parquet(changed)

@@ -3,9 +3,11 @@
 The same algorithm as :mod:`crowdsafe.perturb.alpha_beta`, staged for a table that does not fit
 one machine:
 
-1. *domain* (driver): the active domain of each attribute is its distinct values, collected
-   (small: one list per attribute) and ordered as the Polars engine orders them; declared
-   domains are checked against those distinct values;
+1. *domain* (driver): the public domain of each attribute, resolved as the Polars engine does
+   (:func:`~crowdsafe.perturb.domain.public_values`: declared lists, schema orders, hierarchy
+   leaves); a certified run refuses an attribute without one and needs a public bound
+   ``max_rows`` on the rows, checked once the rows are counted. Only an exploratory run takes
+   an attribute's distinct values (collected: one small list per attribute) as its domain;
 2. *encoding* (executors): every row becomes its mixed-radix index in D (m < 2^63) and the
    number of the index *range* it falls in: [0, m) is cut into R disjoint ranges
    [⌊jm/R⌋, ⌊(j+1)m/R⌋); duplicate rows collapse to one tuple (``distinct``: the view is a set);
@@ -44,8 +46,19 @@ from crowdsafe.engines.spark.typed_table import TypedTable, _quoted, spark_type
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import write_text_atomic
 from crowdsafe.perturb import stages
-from crowdsafe.perturb.alpha_beta import Duplicates, Perturbation, certify, check_attributes, duplicates_error
-from crowdsafe.perturb.domain import Domain
+from crowdsafe.perturb.alpha_beta import (
+    Duplicates,
+    Perturbation,
+    bound_exceeded,
+    certify,
+    check_attributes,
+    check_max_rows,
+    custodian_facts,
+    duplicates_error,
+    resolve_domain,
+    uncertified_reasons,
+)
+from crowdsafe.perturb.domain import Domain, encode_against, public_domain
 from crowdsafe.perturb.estimator import DEFAULT_CONFIDENCE, Estimate, estimate_counted, matching_codes
 from crowdsafe.perturb.query import CountQuery, parse_count
 from crowdsafe.perturb.view import certificate_path
@@ -60,58 +73,70 @@ _INDEX, _RANGE = "__crowdsafe_index", "__crowdsafe_range"
 
 @dataclass(frozen=True)
 class SparkInput:
-    """The algorithm's input on Spark: I's distinct tuples as (index, range) rows in ``domain``."""
+    """The algorithm's input on Spark: I's distinct tuples as (index, range) rows in ``domain``.
+
+    ``n`` and ``rows`` are custodian-only; the plan uses :attr:`n_bound` (see
+    :class:`crowdsafe.perturb.alpha_beta.Table`)."""
 
     domain: Domain
     tuples: Any  # Spark DataFrame with one column: the distinct indices (long), persisted
     n: int  # distinct tuples
     rows: int  # rows of the input, before duplicates collapsed
-    fingerprint: str | None
+    sources: Mapping[str, str]
+    max_rows: int | None
 
     @property
     def duplicate_rows(self) -> int:
         return self.rows - self.n
+
+    @property
+    def n_bound(self) -> int:
+        return min(self.max_rows, self.domain.size) if self.max_rows is not None else self.n
+
+    @property
+    def uncertified_reasons(self) -> list[str]:
+        return uncertified_reasons(self.sources, self.max_rows)
 
     def release(self) -> None:
         """Drop the persisted tuples from the executors' storage."""
         self.tuples.unpersist()
 
 
-def active_domain(table: TypedTable, names: Sequence[str],
-                  domains: Mapping[str, Iterable[Any]] | None = None) -> Domain:
-    """The domain of the published attributes: declared value lists where given (checked to
-    hold every value present), else the active domain, ordered as the Polars engine orders it."""
-    domains = dict(domains or {})
-    stray = [a for a in domains if a not in names]
-    if stray:
-        raise ParameterError(f"a domain is given for '{stray[0]}', which is not among the attributes published")
+def spark_domain(table: TypedTable, names: Sequence[str], public: Mapping[str, Any]) -> Domain:
+    """The domain of the published attributes: the public value lists (checked to hold every
+    value present, on Spark), and for the others (exploratory runs only) the active domain,
+    ordered as the Polars engine orders it."""
     shape = table.dataset.frame
-    declared = Domain.declared(domains, shape) if domains else None
+    declared = public_domain(shape.select(list(public)).clear(), public) if public else None
     values: dict[str, pl.Series] = {}
     for name in names:
         distinct = pl.from_arrow(table.frame.select(_quoted(name)).distinct().toArrow())
         assert isinstance(distinct, pl.DataFrame)
         distinct = distinct.cast(shape.schema[name]) if distinct.schema[name] != shape.schema[name] else distinct
-        if declared is not None and name in domains:
-            declared.encode(distinct.select(name), what="the data")  # an InputError names a value outside
+        if declared is not None and name in public:
+            encode_against(distinct.get_column(name), declared.values[name], what="the data")  # InputError: the column
             values[name] = declared.values[name]
         else:
             values[name] = Domain.active_of(distinct, [name])[0].values[name]
-    return Domain(values, active=len(domains) < len(names))
+    return Domain(values, active=len(public) < len(names))
 
 
 def prepare_spark(table: TypedTable, attributes: Sequence[str] | None = None, *,
                   domains: Mapping[str, Iterable[Any]] | None = None,
-                  duplicates: Duplicates = "collapse") -> SparkInput:
-    """Encode the table's tuples in their domain on Spark and collapse duplicate rows; the
-    distinct indices stay persisted on the executors until :meth:`SparkInput.release`."""
+                  duplicates: Duplicates = "collapse", max_rows: int | None = None,
+                  exploratory: bool = False) -> SparkInput:
+    """Encode the table's tuples in their public domain on Spark and collapse duplicate rows;
+    the distinct indices stay persisted on the executors until :meth:`SparkInput.release`.
+    Refusals as :func:`crowdsafe.perturb.alpha_beta.prepare`."""
     import pyarrow as pa
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
     from pyspark.sql.types import LongType, StructField, StructType
 
     names = check_attributes(table.dataset, attributes, duplicates)
-    domain = active_domain(table, names, domains)
+    bound = check_max_rows(max_rows, exploratory)
+    public, sources = resolve_domain(table.dataset, names, domains, exploratory)
+    domain = spark_domain(table, names, public)
     m = domain.size
     if m >= SPARK_INDEX_LIMIT:
         raise ParameterError(
@@ -131,10 +156,12 @@ def prepare_spark(table: TypedTable, attributes: Sequence[str] | None = None, *,
     counted = encoded.groupBy(_INDEX).count().persist(StorageLevel.MEMORY_AND_DISK)
     totals = counted.agg(F.count(F.lit(1)), F.sum("count")).first()
     n, rows = int(totals[0]), int(totals[1] or 0)
-    if rows == 0 or (duplicates == "error" and rows != n):
+    if rows == 0 or (duplicates == "error" and rows != n) or (bound is not None and rows > bound):
         counted.unpersist()
-        raise InputError(f"{table.source} has no rows") if rows == 0 else duplicates_error(rows - n)
-    return SparkInput(domain, counted, n, rows, table.fingerprint())
+        if rows == 0:
+            raise InputError(f"{table.source} has no rows")
+        raise bound_exceeded(bound) if bound is not None and rows > bound else duplicates_error()
+    return SparkInput(domain, counted, n, rows, sources, bound)
 
 
 def insertion_ranges(m: int, expected_view: float, parallelism: int) -> np.ndarray:
@@ -146,8 +173,8 @@ def insertion_ranges(m: int, expected_view: float, parallelism: int) -> np.ndarr
 
 
 def plan_for_spark(prepared: SparkInput, **target: Any) -> AlphaBetaPlan:
-    """:func:`~crowdsafe.privacy.dgamma.plan_alpha_beta` for this input's n and m."""
-    return plan_alpha_beta(prepared.n, prepared.domain.size, **target)
+    """:func:`~crowdsafe.privacy.dgamma.plan_alpha_beta` for this input's public bound on n and m."""
+    return plan_alpha_beta(prepared.n_bound, prepared.domain.size, **target)
 
 
 @dataclass(frozen=True)
@@ -159,7 +186,7 @@ class SparkView:
     domain: Domain
     alpha: float
     beta: float
-    n: int
+    n_bound: int
     rows: int
     certificate: Certificate
     certificate_file: Path
@@ -191,7 +218,7 @@ class SparkView:
 
     def describe(self) -> dict[str, Any]:
         return {"rows": self.rows, "attributes": self.attributes, "alpha": self.alpha, "beta": self.beta,
-                "n": self.n, "m": self.domain.size, "path": self.path, "certificate": self.certificate.summary()}
+                "max_rows": self.n_bound, "m": self.domain.size, "path": self.path, "certificate": self.certificate.summary()}
 
 
 def run_spark(prepared: SparkInput, plan: AlphaBetaPlan, out: str | os.PathLike[str], *,
@@ -207,8 +234,8 @@ def run_spark(prepared: SparkInput, plan: AlphaBetaPlan, out: str | os.PathLike[
     import pyarrow as pa
     from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 
-    if plan.n != prepared.n or plan.m != prepared.domain.size:
-        raise ParameterError("the plan was made for another table (n or m differ)")
+    if plan.n != prepared.n_bound or plan.m != prepared.domain.size:
+        raise ParameterError("the plan was made for another table (its bound on n or m differ)")
     target = str(out)
     if not target.rstrip("/").lower().endswith((".parquet", ".pq")):
         raise ParameterError(f"the spark engine writes the view as a Parquet directory: name it *.parquet, got {target}")
@@ -257,7 +284,7 @@ def run_spark(prepared: SparkInput, plan: AlphaBetaPlan, out: str | os.PathLike[
     cert = certify(prepared, plan, rng, view_rows=rows)  # type: ignore[arg-type]
     cert = _with_engine(cert, ranges)
     write_text_atomic(cert_target, cert.to_json())
-    return SparkView(written, target, domain, alpha, beta, prepared.n, rows, cert, cert_target)
+    return SparkView(written, target, domain, alpha, beta, plan.n, rows, cert, cert_target)
 
 
 def _with_engine(cert: Certificate, ranges: int) -> Certificate:
@@ -318,6 +345,8 @@ def perturb_spark(
     beta: float | None = None,
     attributes: Sequence[str] | None = None,
     domains: Mapping[str, Iterable[Any]] | None = None,
+    max_rows: int | None = None,
+    exploratory: bool = False,
     duplicates: Duplicates = "collapse",
     exclusive_correlations: bool = False,
     failure: float = 0.05,
@@ -329,15 +358,16 @@ def perturb_spark(
 
     Returns a :class:`~crowdsafe.perturb.Perturbation` whose ``view`` is a :class:`SparkView`.
     """
-    prepared = prepare_spark(table, attributes, domains=domains, duplicates=duplicates)
+    prepared = prepare_spark(table, attributes, domains=domains, duplicates=duplicates, max_rows=max_rows,
+                             exploratory=exploratory)
     try:
         plan = plan_for_spark(prepared, gamma=gamma, d=d, c=c, alpha=alpha, beta=beta, failure=failure,
                               exclusive_correlations=exclusive_correlations)
         view = run_spark(prepared, plan, out, randomness=randomness, certificate=certificate, ranges=ranges)
     finally:
         prepared.release()
-    return Perturbation(view, plan, prepared.rows, prepared.duplicate_rows)  # type: ignore[arg-type]
+    return Perturbation(view, plan, custodian_facts(prepared))  # type: ignore[arg-type]
 
 
-__all__ = ["SparkInput", "SparkView", "active_domain", "perturb_spark", "plan_for_spark", "prepare_spark",
+__all__ = ["SparkInput", "SparkView", "spark_domain", "perturb_spark", "plan_for_spark", "prepare_spark",
            "run_spark"]

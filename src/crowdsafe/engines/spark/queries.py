@@ -20,7 +20,6 @@ release mode), and the c smallest keys of each person are kept (a window over th
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -254,23 +253,17 @@ def spark_source(data: Any, *, schema: Any = None, missing: Any = "keep", master
     return load_table(spark_session(master), data, schema=schema, missing=missing, name=name)
 
 
-def keyed_fingerprint(table: TypedTable, key: bytes) -> str:
-    """The table's identity in a ledger: its order-independent Spark digest
-    (:meth:`TypedTable.fingerprint`) keyed with the ledger's secret ``key``, BLAKE2b-256 as
-    :meth:`crowdsafe.data.Dataset.fingerprint` does with ``key``. Custodian-only (ledger)."""
-    return hashlib.blake2b(bytes.fromhex(table.fingerprint()), key=key, digest_size=32).hexdigest()
-
-
 def answer_query_spark(table: TypedTable, query: str, **options: Any) -> QueryAnswer:
     """:func:`~crowdsafe.mechanisms.queries.answer_query` with the aggregation on Spark.
 
-    With a ``ledger``, the table is named in it by :func:`keyed_fingerprint` (unless a
-    ``fingerprint`` is given); the answer carries no fingerprint.
+    With a ``ledger``, the table is named in it by ``ledger.identify(table.fingerprint())`` (its
+    order-independent digest keyed with the ledger's secret), unless a ``fingerprint`` is given;
+    the answer carries no fingerprint.
     """
     if options.get("ledger") is not None and options.get("fingerprint") is None:
-        options["fingerprint"] = keyed_fingerprint(table, options["ledger"].identity_key)
+        options["fingerprint"] = options["ledger"].identify(table.fingerprint())
     return answer_query(table.dataset, query, aggregate=SparkAggregate(table), **options)
 
 
-__all__: Sequence[str] = ["SparkAggregate", "answer_query_spark", "bound_contributions", "keyed_fingerprint",
-                          "spark_filter", "spark_source"]
+__all__: Sequence[str] = ["SparkAggregate", "answer_query_spark", "bound_contributions", "spark_filter",
+                          "spark_source"]
