@@ -127,3 +127,20 @@ def test_time_on_a_30720_candidate_lattice_is_modest():
     start = time.perf_counter()
     exponential_mechanism(scores, epsilon=1.0, sensitivity=1.0, monotonic=True, randomness=11)
     assert time.perf_counter() - start < 2.0
+
+
+def test_bernoulli_exp_with_a_denominator_above_2_to_the_63():
+    """σ² = 4605275223/2^31 (the analytic σ² for ε = 2, δ = 1e-3) gives the discrete Gaussian's
+    acceptance test a denominator of about 7.9e19 > 2^63; int64 numerators must not overflow.
+    The draws follow Pr[x] ∝ exp(−x²/(2σ²)) (chi-square on −4..4, the rest pooled)."""
+    from fractions import Fraction
+
+    sigma2 = Fraction(4605275223, 2**31)
+    draws = exact.discrete_gaussian(Randomness(13).generator, sigma2, 20_000)
+    support = np.arange(-40, 41)
+    pmf = np.exp(-support.astype(float) ** 2 / (2 * float(sigma2)))
+    pmf /= pmf.sum()
+    inner = np.abs(support) <= 4
+    expected = np.append(pmf[inner], pmf[~inner].sum()) * draws.size
+    observed = np.append([np.count_nonzero(draws == x) for x in support[inner]], np.count_nonzero(np.abs(draws) > 4))
+    assert stats.chisquare(observed, expected).pvalue > P_MIN

@@ -86,6 +86,8 @@ def bernoulli_exp_neg(generator: np.random.Generator, numerators: np.ndarray, de
     ⌊γ⌋ factors exp(-1) and one factor exp(-(γ - ⌊γ⌋)), each an independent draw.
     """
     numerators = _as_int_array(np.asarray(numerators))
+    if denominator >= _INT64_SAFE and numerators.dtype != object:
+        numerators = numerators.astype(object)  # γ's parts in Python integers: no int64 overflow
     n = numerators.shape[0]
     result = np.ones(n, dtype=bool)
     if n == 0:
