@@ -28,12 +28,15 @@ distribution sampled is exactly the one the proof is about, so the guarantee nee
    :func:`crowdsafe.mechanisms.exact.bernoulli_exp_neg`), repeat: the first accepted proposal
    has probability exp(−γ_r)/Σ_j exp(−γ_j), exactly the target. The proposals are drawn in
    NumPy batches (a batch is a sequence of independent trials; the first accepted one in order
-   is the output), and at least one candidate (the best) is accepted with probability 1, so the
-   expected number of proposals is at most the number of candidates m: on 30,720 candidates a
-   peaked distribution needs one or two batches.
-   Numerators of γ_r ≥ 2⁶⁰ (scores astronomically far below the best) are handled in two
-   independent stages, exp(−γ) = exp(−2⁶⁰/t)·exp(−(γ − 2⁶⁰/t)), the second (in Python integers)
-   only for the (vanishingly rare) proposals that pass the first: still exact.
+   is the output). Without a base measure the best candidate is accepted with probability 1, so
+   the expected number of proposals is at most the number of candidates m (on 30,720 candidates
+   a peaked distribution needs one or two batches); a base measure that gives the best-scoring
+   candidates little weight can make it larger, never the distribution wrong.
+   Numerators t·γ_r ≥ 2⁶⁰ (scores far below the best, or a tiny ε with a huge t) are handled in
+   two independent stages, exp(−γ) = exp(−2⁶⁰/t)·exp(−(γ − 2⁶⁰/t)), the second (in Python
+   integers) only for the proposals that pass the first: still exact. Small batches draw each
+   K-loop's trials 12 at a time (:func:`crowdsafe.mechanisms.exact.bernoulli_exp_neg_batched`,
+   the same distribution with fewer NumPy calls).
 
 The output is an index, so the attack of Mironov 2012 on the low-order bits of real outputs does
 not apply; the sampler's randomness is uniform integers only (:mod:`crowdsafe.mechanisms.exact`).
