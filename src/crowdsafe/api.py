@@ -284,10 +284,11 @@ def query(
         from crowdsafe.engines.spark.queries import SparkAggregate, spark_source
 
         table = spark_source(data, schema=schema, missing=missing, master=spark_master, name=name)
-        dataset, aggregate, fingerprint_of = table.dataset, SparkAggregate(table), table.fingerprint
+        dataset, aggregate = table.dataset, SparkAggregate(table)
+        plain_fingerprint: Any = table.fingerprint
     else:
         dataset = load(data, schema=schema, missing=missing)
-        fingerprint_of = dataset.fingerprint
+        plain_fingerprint = dataset.fingerprint
     options: dict[str, Any] = {
         "epsilon": epsilon, "delta": delta, "mechanism": mechanism, "calibration_name": calibration,
         "neighbours": neighbours, "max_rows_per_person": max_rows_per_person, "domain": domain,
@@ -297,7 +298,7 @@ def query(
     with ledger_for(ledger) as book:
         fingerprint = None
         if book is not None:
-            fingerprint = fingerprint_of()
+            fingerprint = book.identify(plain_fingerprint())  # the ledger's keyed identity, never shown
             label = name or dataset.name or "data"
             if budget is not None:
                 book.set_budget(fingerprint, label, *budget)

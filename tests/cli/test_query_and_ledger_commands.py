@@ -82,3 +82,18 @@ def test_no_ledger_runs_without_one(capsys, private_ledger):
 def test_help_has_an_example(capsys, command):
     code, out, _ = _run(capsys, *command)
     assert code == 0 and "Example:" in out
+
+
+def test_clamp_counts_only_with_custodian_under_a_not_covered_heading(capsys, tmp_path):
+    argv = ["query", "adult", "sum(age) clamp 20..60", "--epsilon", "0.5", "--no-ledger", "--seed", "1"]
+    code, out, _ = _run(capsys, *argv)
+    assert code == 0 and "values clamped" not in out and "custodian" not in out
+    code, out, _ = _run(capsys, *argv, "--json")
+    assert code == 0 and "values_clamped" not in out and "fingerprint" not in out
+    written = tmp_path / "answer.json"
+    code, out, _ = _run(capsys, *argv, "--custodian", "--out", str(written))
+    assert code == 0 and "NOT covered by the differential-privacy guarantee" in out
+    assert "values clamped down" in out
+    assert "values_clamped" not in written.read_text()  # --out holds the public answer only
+    code, out, _ = _run(capsys, *argv, "--custodian", "--json")
+    assert json.loads(out)["custodian_only_not_dp"]["values_clamped_down"] > 0

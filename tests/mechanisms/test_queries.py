@@ -54,8 +54,8 @@ def test_integer_sum_is_exact_integer_arithmetic_and_reports_clamping():
     assert isinstance(answer.value, int)
     assert abs(answer.value - truth) <= answer.error_interval[1] * 3
     assert answer.sensitivity.l1 == 80
-    assert answer.diagnostics["values_clamped_up"] == int((FRAME["age"] < 20).sum())
-    assert answer.diagnostics["values_clamped_down"] == int((FRAME["age"] > 80).sum())
+    assert answer.custodian_only["values_clamped_up"] == int((FRAME["age"] < 20).sum())
+    assert answer.custodian_only["values_clamped_down"] == int((FRAME["age"] > 80).sum())
 
 
 def test_real_valued_sum_lives_on_a_grid():
@@ -145,7 +145,7 @@ def test_person_identifier_bounds_contributions_and_scales_sensitivity():
     with pytest.raises(ParameterError, match="max_rows_per_person"):
         answer_query(households, "count", epsilon=1.0)
     answer = answer_query(households, "count", epsilon=1.0, max_rows_per_person=2, randomness=9)
-    assert answer.diagnostics["rows_dropped_by_contribution_bound"] == 8
+    assert answer.custodian_only["rows_dropped_by_contribution_bound"] == 8
     assert answer.sensitivity.l1 == 2 and answer.noise_scale == pytest.approx(2.0)
     assert "at most 2 row(s)" in answer.privacy_unit
     total = answer_query(households, "sum(income) clamp 0..200", epsilon=1.0, max_rows_per_person=2, randomness=9)
@@ -170,7 +170,7 @@ def test_contribution_bound_keeps_a_random_subset():
 @pytest.fixture
 def ledger(tmp_path):
     with Ledger(tmp_path / "ledger.sqlite3") as book:
-        book.set_budget(DATA.fingerprint(), "people", 1.0, 1e-6)
+        book.set_budget(DATA.fingerprint(key=book.identity_key), "people", 1.0, 1e-6)
         yield book
 
 
@@ -219,7 +219,7 @@ def test_partition_queries_compose_in_parallel(ledger):
 
 
 def test_a_sample_consumed_by_dps_cannot_be_queried(ledger):
-    sample_fingerprint = DATA.fingerprint()
+    sample_fingerprint = DATA.fingerprint(key=ledger.identity_key)  # the ledger's identity of the sample
     parent = "parent-fingerprint"
     ledger.set_budget(parent, "parent", 5.0, 1e-5)
     with ledger.charge(parent, epsilon=1.0, delta=1e-7, kind="dps-release", sample_ids=[sample_fingerprint],

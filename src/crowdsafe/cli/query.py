@@ -60,7 +60,13 @@ def _interval(answer: QueryAnswer) -> str:
     return f"[{low:+,.6g}, {high:+,.6g}]{unit}"
 
 
-def render_answer(answer: QueryAnswer, console: Console) -> None:
+CUSTODIAN_HEADING = ("custodian only: exact facts about the data, NOT covered by the differential-privacy "
+                     "guarantee; do not publish")
+
+
+def render_answer(answer: QueryAnswer, console: Console, *, custodian: bool = False) -> None:
+    """The public answer; with ``custodian``, the custodian-only facts after it, under a heading
+    saying they are not covered."""
     console.print(f"[bold]{answer.query}[/bold]")
     if isinstance(answer.value, pl.DataFrame):
         with pl.Config(tbl_rows=60, tbl_hide_dataframe_shape=False):
@@ -86,9 +92,12 @@ def render_answer(answer: QueryAnswer, console: Console) -> None:
     console.print(f"randomness    {answer.randomness.get('source')} ({fit})")
     for note in answer.notes:
         console.print(f"note: {note}")
-    if answer.diagnostics:
-        facts = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in answer.diagnostics.items())
-        console.print(f"for the custodian only (exact, not DP): {facts}")
+    if custodian:
+        console.print(f"[bold]{CUSTODIAN_HEADING}[/bold]", soft_wrap=True)
+        if not answer.custodian_only:
+            console.print("  (none for this query)")
+        for key, fact in answer.custodian_only.items():
+            console.print(f"  {key.replace('_', ' ')}: {fact:,}")
 
 
 def register(app: typer.Typer) -> None:
@@ -113,6 +122,7 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
         engine: EngineOpt = "polars",
         spark_master: SparkMasterOpt = None,
+        custodian: Annotated[bool, typer.Option("--custodian", help="Also show exact facts about the data for the custodian (clamp counts, rows dropped): NOT covered by the guarantee; never written to --out.")] = False,
     ) -> None:
         """Answer a query with differential privacy and charge it to the dataset's budget.
 
@@ -122,6 +132,10 @@ def register(app: typer.Typer) -> None:
 
         With --engine spark the data (a Parquet or CSV path) is aggregated on Spark; the noise
         and the ledger stay here.
+
+        The printed and JSON answer hold only the DP output and public parameters. --custodian
+        adds the exact facts the custodian may need (not DP, not for publication); --out always
+        writes the public answer alone.
 
         Example: crowdsafe query adult "count where age >= 30 and sex = 'Female'" --epsilon 0.1 --budget 1
         """
@@ -148,4 +162,5 @@ def register(app: typer.Typer) -> None:
         payload = answer.as_dict()
         if out is not None:
             write_text_atomic(out, json.dumps(payload, indent=2, default=str, ensure_ascii=False) + "\n")
-        emit(payload, as_json, lambda: render_answer(answer, Console()))
+        shown = answer.as_dict(custodian=True) if custodian else payload
+        emit(shown, as_json, lambda: render_answer(answer, Console(), custodian=custodian))

@@ -3,7 +3,7 @@
 - :func:`laplace_mechanism` / :func:`geometric_mechanism`: ε-DP, discrete Laplace noise.
 - :func:`gaussian_mechanism`: (ε, δ)-DP, discrete Gaussian noise, analytic (default) or classic
   calibration.
-- :func:`exponential_mechanism`: ε-DP selection among candidates (Gumbel-max, log space).
+- :func:`exponential_mechanism`: ε-DP selection among candidates (exact sampling, no floating point).
 - :func:`quantile_mechanism`: ε-DP quantiles over a public grid.
 - :mod:`~crowdsafe.mechanisms.sensitivity`: sensitivities derived from the query and privacy unit.
 - :func:`audit`: a statistical lower bound on a mechanism's real ε.

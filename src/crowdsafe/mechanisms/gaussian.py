@@ -106,13 +106,15 @@ def gaussian_mechanism(
         noise_sensitivity: float = sensitivity
         mechanism, rounded = "discrete Gaussian", ""
     else:
-        dimension = 1 if single else values.shape[0]
-        step = discretization.grid_step(sensitivity / math.sqrt(dimension))
+        # Rounded sensitivity (proofs in crowdsafe.mechanisms.discretization): one coordinate
+        # changes by at most ⌊Δ/g⌋ + 1 steps; d coordinates by at most Δ₂/g + √d in L2 (each
+        # coordinate moves by at most one step between neighbours), with √d·g ≤ Δ₂/4096.
+        dimension = 1 if single else int(values.shape[0])
+        step = discretization.grid_step(sensitivity, extra_steps=math.sqrt(dimension))
         if single:
             noise_sensitivity = discretization.grid_sensitivity(sensitivity, step)
         else:
-            # Rounding moves each coordinate by at most half a step: L2 grows by at most √d steps.
-            noise_sensitivity = sensitivity / step + math.sqrt(dimension)
+            noise_sensitivity = discretization.grid_l2_sensitivity(sensitivity, step, dimension)
         mechanism = f"Gaussian on a {describe_grid(step)} grid (exact discrete Gaussian noise)"
         rounded = " at the rounded sensitivity"
     sigma2 = gaussian_sigma2(

@@ -35,11 +35,15 @@ class DiscreteLaplaceNoise:
         epsilon = calibration.check_epsilon(epsilon)
         if int(sensitivity) != sensitivity or sensitivity < 1:
             raise ParameterError(f"integer noise needs an integer sensitivity ≥ 1, got {sensitivity}")
-        ratio = exact.rational_at_most(Fraction(epsilon) / int(sensitivity))
-        if ratio.denominator >= 1 << 56:
+        target = Fraction(epsilon) / int(sensitivity)
+        # 30 significant bits, fewer (at least 16) when needed to keep t < 2^56 for the sampler:
+        # a relative rounding of at most 2^-16 of ε, always downwards.
+        bits = min(30, 55 + math.floor(math.log2(target)))
+        if bits < 16:
             raise ParameterError(
                 f"epsilon / sensitivity = {epsilon / sensitivity:.3g} is too small to sample exactly"
             )
+        ratio = exact.rational_at_most(target, bits)
         return cls(ratio.numerator, ratio.denominator)
 
     @property

@@ -9,6 +9,14 @@ falling by about one per row of rank error. Its sensitivity is derived in
 
 Utility: with probability ≥ 95% the chosen point's score is within (2Δu/ε)(ln m + ln 20) of the
 best score, m the number of candidates, i.e. its rank is off by about that many rows.
+
+Exact scores: q is taken on the grid of 2⁻²⁰ (q' = round(q·2²⁰)/2²⁰, equal to q for 0.5, 0.25,
+0.75, ...; within 5e-7 of it otherwise, and the answer says so), and the score is computed in
+integers as 2²⁰·u(y) = −|2²⁰·#{x < y} − m'·(#{x < y} + #{x > y})| with m' = 2²⁰·q', since
+(1 − q)·b − q·a = b − q·(a + b). No floating-point rounding enters a score, so the sensitivity
+c·max(m', 2²⁰ − m') (add/remove) or c·2²⁰ (change), in units of 2⁻²⁰, holds exactly, and the
+exponential mechanism samples on these integer scores exactly
+(:mod:`crowdsafe.mechanisms.exponential`). Exact in int64 for fewer than 2⁴² values.
 """
 
 from __future__ import annotations
@@ -48,6 +56,17 @@ def quantile_scores(sorted_values: np.ndarray, candidates: np.ndarray, q: float)
     return -np.abs((1.0 - q) * below - q * above)
 
 
+Q_BITS = 20
+
+
+def quantile_scores_exact(sorted_values: np.ndarray, candidates: np.ndarray, q_units: int) -> np.ndarray:
+    """2²⁰·u(y) in int64 for q = q_units/2²⁰: −|2²⁰·#{x < y} − q_units·(#{x < y} + #{x > y})|."""
+    n = sorted_values.size
+    below = np.searchsorted(sorted_values, candidates, side="left").astype(np.int64)
+    above = n - np.searchsorted(sorted_values, candidates, side="right").astype(np.int64)
+    return -np.abs((below << Q_BITS) - q_units * (below + above))
+
+
 def quantile_mechanism(
     values: np.ndarray,
     q: float,
@@ -74,24 +93,30 @@ def quantile_mechanism(
     if np.any(np.isnan(x)):
         raise ParameterError("a quantile's values contain NaN; drop missing values first")
     randomness = as_randomness(randomness)
+    one = 1 << Q_BITS
+    q_units = int(round(q * one))
+    per_row = max(q_units, one - q_units) if sensitivity.neighbours == "add-remove" else one
+    units_sensitivity = sensitivity.rows_per_person * per_row
     choice = exponential_mechanism(
-        quantile_scores(x, candidates, q),
+        quantile_scores_exact(x, candidates, q_units),
         epsilon=epsilon,
-        sensitivity=sensitivity.l1,
+        sensitivity=units_sensitivity,
         randomness=randomness,
     )
+    exact_sensitivity = units_sensitivity / one
+    rounded = "" if q_units == q * one else f" at q = {q_units}/2^{Q_BITS} (q on a 2^-{Q_BITS} grid)"
     return NoisyValue(
         value=float(candidates[choice.index]),
         epsilon=choice.epsilon,
         delta=0.0,
-        mechanism=f"exponential mechanism over {candidates.size} grid points (Smith 2011)",
-        noise_scale=2.0 * sensitivity.l1 / choice.epsilon,
+        mechanism=f"exponential mechanism over {candidates.size} grid points (Smith 2011), exact sampling{rounded}",
+        noise_scale=2.0 * exact_sensitivity / choice.epsilon,
         noise_std=math.nan,
-        error_half_width=float(choice.utility_loss_bound(ERROR_LEVEL)),
-        sensitivity=sensitivity.l1,
-        calibration="probability ∝ exp(ε·u/(2Δu)); Δu from the quantile score",
+        error_half_width=float(choice.utility_loss_bound(ERROR_LEVEL)) / one,
+        sensitivity=exact_sensitivity,
+        calibration="probability ∝ exp(ε·u/(2Δu)); Δu from the quantile score (integer scores, exact)",
         grid_step=float(candidates[1] - candidates[0]) if candidates.size > 1 else None,
         randomness=randomness.describe(),
-        noise={"distribution": "Gumbel-max", "candidates": int(candidates.size)},
+        noise={"distribution": "exponential mechanism (exact)", "candidates": int(candidates.size)},
         error_unit="rank",
     )

@@ -1,15 +1,28 @@
 """Differentially private queries on a Dataset: count, sum, mean, histograms, quantiles.
 
 Every answer is a :class:`QueryAnswer` carrying its (ε, δ), the mechanism, the noise scale and a
-95% interval for the error, all derived from what ran. The order of work is fixed, and it is what
-makes a refusal cost nothing:
+95% interval for the error, all derived from public parameters. The order of work is fixed, and
+it is what makes a refusal cost nothing and an abort honest:
 
-1. parse the query and check every parameter and column against the schema (bad input: nothing
-   computed, ledger untouched);
+1. parse the query and check every parameter and column against the schema, the engine and the
+   public domains (bad input: nothing computed, ledger untouched). Every refusal here is decided
+   from public things only (schema, options, query text);
 2. ask the ledger whether the charge fits (refused: nothing computed);
-3. compute the exact aggregate (never shown);
-4. charge the ledger (atomic; refused if a concurrent process took the budget meanwhile);
-5. draw the noise and answer.
+3. charge the ledger (atomic; refused if a concurrent process took the budget meanwhile);
+4. compute the exact aggregate (never shown) and draw the noise. Anything that fails from here on
+   may depend on the data, so it fails *after* the charge: the entry is marked failed, still
+   counts, and the error says the budget is spent.
+
+**What an answer reveals** (the privacy boundary): :meth:`QueryAnswer.as_dict` holds the noisy
+value, which is the output of the charged mechanism, and fields fixed before the data is read
+(query, (ε, δ), mechanism, noise scale and error interval from the public calibration,
+sensitivity, privacy unit, dataset name, randomness kind, the ledger's budget arithmetic). No
+fingerprint or other digest of the data, and no exact fact about the data: clamp counts, rows
+dropped by the contribution bound and rows outside a histogram's domain are kept apart in
+:attr:`QueryAnswer.custodian_only`, shown only on request (``as_dict(custodian=True)``,
+``crowdsafe query --custodian``) and never covered by the guarantee. With a ledger, the dataset
+is identified in it by ``dataset.fingerprint(key=ledger.identity_key)``, a digest keyed with the
+ledger's secret, which stays in the ledger.
 
 Sensitivity is derived here from the query, the neighbour notion and the privacy unit
 (:mod:`crowdsafe.mechanisms.sensitivity`, :mod:`crowdsafe.mechanisms.contribution`), never taken
@@ -33,7 +46,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.data import Dataset
-from crowdsafe.errors import ParameterError, SchemaError
+from crowdsafe.errors import CrowdsafeError, ParameterError, SchemaError
 from crowdsafe.mechanisms import calibration
 from crowdsafe.mechanisms.additive import NoisyValue
 from crowdsafe.mechanisms.contribution import bound_contributions
@@ -71,9 +84,12 @@ _SUM_UNIT_BITS = 30  # a real value is summed on a grid of 2^-30 of its largest 
 
 @dataclass
 class QueryAnswer:
-    """A DP answer with its guarantee. ``diagnostics`` are exact facts about the data for the
-    custodian (rows dropped by the contribution bound, values clamped...): they are NOT
-    differentially private and must not be published with the answer."""
+    """A DP answer with its guarantee (see "What an answer reveals" in the module docstring).
+
+    ``custodian_only``: exact facts about the data for the custodian's bookkeeping (rows dropped
+    by the contribution bound, values clamped, rows outside the domain). They are NOT
+    differentially private, are not part of :meth:`as_dict` unless asked for, and must not be
+    published with the answer."""
 
     query: str
     kind: str
@@ -90,16 +106,18 @@ class QueryAnswer:
     randomness: dict[str, Any]
     ledger: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
-    diagnostics: dict[str, Any] = field(default_factory=dict)
+    custodian_only: dict[str, Any] = field(default_factory=dict)
     components: dict[str, NoisyValue] = field(default_factory=dict)
 
     @property
     def fit_for_release(self) -> bool:
         return bool(self.randomness.get("fit_for_release", False))
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, *, custodian: bool = False) -> dict[str, Any]:
+        """The public answer: DP outputs and public parameters only. ``custodian=True`` adds
+        ``custodian_only_not_dp`` (exact facts about the data, not covered by the guarantee)."""
         value = self.value.to_dicts() if isinstance(self.value, pl.DataFrame) else self.value
-        return {
+        public = {
             "query": self.query,
             "kind": self.kind,
             "value": value,
@@ -116,8 +134,10 @@ class QueryAnswer:
             "ledger": self.ledger,
             "notes": self.notes,
             "components": {name: c.as_dict() for name, c in self.components.items()},
-            "diagnostics_not_dp": self.diagnostics,
         }
+        if custodian:
+            public["custodian_only_not_dp"] = dict(self.custodian_only)
+        return public
 
 
 @dataclass(frozen=True)
@@ -168,18 +188,25 @@ def answer_query(
     always use the exponential mechanism. ``max_rows_per_person``: required when the schema names
     a person identifier. ``domain``: public values of histogram columns. ``mean_split``: share of
     ε (and δ) spent on the sum of a mean, the rest on its count. ``ledger``: charge the query to
-    the dataset's budget (``fingerprint`` defaults to the dataset's). ``partition``: a column the
+    the dataset's budget (``fingerprint``: the dataset's identity in the ledger, by default
+    ``dataset.fingerprint(key=ledger.identity_key)``; it is never put in the answer). ``partition``: a column the
     filter fixes with ``column = value``; the ledger then composes such queries in parallel.
     ``aggregate``: the engine computing the exact aggregate (default: Polars on
     ``dataset.frame``); another engine passes its own, with a schema-only ``dataset`` and the
-    ``fingerprint`` of its data. Planning, the ledger and the noise are the same code either way.
+    keyed ``fingerprint`` of its data; an aggregator with a ``check(plan)`` method refuses what
+    it cannot compute there, before the charge. Planning, the ledger and the noise are the same
+    code either way.
     """
     plan = _plan(dataset, query, epsilon, delta, mechanism, calibration_name, neighbours,
                  max_rows_per_person, mean_split, partition, domain)
+    aggregate = aggregate or polars_aggregate
+    engine_check = getattr(aggregate, "check", None)
+    if engine_check is not None:
+        engine_check(plan)  # public: the engine and the query kind
     randomness = as_randomness(randomness)
     charge_request: dict[str, Any] = {}
     if ledger is not None:
-        fingerprint = fingerprint or dataset.fingerprint()
+        fingerprint = fingerprint or dataset.fingerprint(key=ledger.identity_key)
         charge_request = {
             "epsilon": plan.epsilon,
             "delta": plan.delta,
@@ -191,14 +218,13 @@ def answer_query(
             "seeded": randomness.seeded,
         }
         ledger.check(fingerprint, **charge_request)  # refuse before anything is computed
-    exact, dropped = (aggregate or polars_aggregate)(dataset, plan, randomness)
     if ledger is None:
-        answer = _perturb(exact, plan, randomness)
+        exact, dropped, answer = _run(dataset, plan, randomness, aggregate, charged=False)
         answer.notes.append("not recorded in a budget ledger")
     else:
         assert fingerprint is not None
         with ledger.charge(fingerprint, **charge_request) as charge:
-            answer = _perturb(exact, plan, randomness)
+            exact, dropped, answer = _run(dataset, plan, randomness, aggregate, charged=True)
             charge.record(value=_summary(answer.value), noise_scale=answer.noise_scale)
         budget = ledger.budget(fingerprint)
         assert budget is not None
@@ -210,12 +236,25 @@ def answer_query(
             "budget": budget.budget.as_dict(),
             "remaining": budget.remaining.as_dict(),
         }
-    answer.dataset = {"name": dataset.name, "fingerprint": fingerprint}
+    answer.dataset = {"name": dataset.name}
     if plan.person is not None:
-        answer.diagnostics["rows_dropped_by_contribution_bound"] = dropped
+        answer.custodian_only["rows_dropped_by_contribution_bound"] = dropped
     if randomness.seeded:
         answer.notes.append("seeded run: reproducible, NOT fit for release")
     return answer
+
+
+def _run(dataset: Dataset, plan: QueryPlan, randomness: Randomness, aggregate: "Aggregator",
+         *, charged: bool) -> tuple["ExactAggregate", int, QueryAnswer]:
+    """Read the data and answer (after the charge). A failure here may depend on the data, so its
+    message says that the query's budget counts as spent."""
+    try:
+        exact, dropped = aggregate(dataset, plan, randomness)
+        return exact, dropped, _perturb(exact, plan, randomness)
+    except CrowdsafeError as error:
+        spent = (f"the query's (ε = {plan.epsilon:g}, δ = {plan.delta:g}) was charged to the ledger and stays "
+                 "spent" if charged else "run with a ledger, this abort would count as spent budget")
+        raise type(error)(f"{error} (the query stopped after reading the data: {spent})") from error
 
 
 # -- planning ----------------------------------------------------------------------------------
@@ -321,6 +360,12 @@ def _plan(
         for dimension in parsed.dimensions:
             _cell_key(dataset, dimension)  # checks bins against the column type
         domains = tuple(histogram_domain(dataset, d, domain) for d in parsed.dimensions)
+        if all(values is not None for values, _ in domains):
+            size = math.prod(len(values) for values, _ in domains)  # type: ignore[arg-type]
+            if size > MAX_CELLS:  # public: the domains are
+                raise ParameterError(
+                    f"the table would have {size:,} cells (limit {MAX_CELLS:,}); bin or drop a column"
+                )
         if not all(values is not None for values, _ in domains):
             if mechanism != "laplace":
                 raise ParameterError(
@@ -403,8 +448,8 @@ def _integer_sum(
 
     Each real value is rounded toward zero to the unit before summing, so the sum is exact integer
     arithmetic: its sensitivity is exactly that of the rounded values (no floating-point drift
-    of the kind Casacuberta et al. 2022 found in DP libraries). At most 2^32 values, so that the
-    int64 sum cannot overflow (|value| ≤ 2^31 units).
+    of the kind Casacuberta et al. 2022 found in DP libraries). |value| < 2^31 units and the sum is
+    taken in Int128, so it cannot overflow for any realistic number of rows.
     """
     integer, unit = sum_grid(dtype, low, high)
     value = pl.col(column).fill_nan(None) if dtype.is_float() else pl.col(column)
@@ -419,7 +464,7 @@ def _integer_sum(
         # truncates toward zero without any overflow.
         scaled = (clamped * (1.0 / unit)).cast(pl.Int64, wrap_numerical=True)
     stats = rows.select(
-        total=scaled.sum(),
+        total=scaled.cast(pl.Int128).sum(),  # |value| < 2^31 units: no overflow below 2^96 values
         values=value.count(),
         below=(value < low).sum(),
         above=(value > high).sum(),
@@ -437,10 +482,10 @@ def sum_grid(dtype: pl.DataType, low: float, high: float) -> tuple[bool, float]:
 
 
 def sum_stats(stats: Mapping[str, Any], unit: float) -> tuple[int, float, int, dict[str, int]]:
-    """(total in units, unit, count of values, clamping diagnostics) from an engine's one-pass
-    statistics ``total``, ``values``, ``below``, ``above``."""
-    if int(stats["values"] or 0) >= 1 << 32:
-        raise ParameterError("a DP sum over more than 2^32 values is not supported")
+    """(total in units, unit, count of values, clamping counts for the custodian) from an
+    engine's one-pass statistics ``total``, ``values``, ``below``, ``above``. The total is summed
+    in 128-bit (Polars) or 38-digit decimal (Spark) integers, so no row count makes it overflow
+    and nothing here aborts on the data."""
     clamped = {"values_clamped_up": int(stats["below"] or 0), "values_clamped_down": int(stats["above"] or 0)}
     return int(stats["total"] or 0), unit, int(stats["values"] or 0), clamped
 
@@ -470,7 +515,10 @@ def sum_exact(plan: QueryPlan, summed: tuple[int, float, int, dict[str, int]]) -
 
 def _quantile(rows: pl.LazyFrame, plan: QueryPlan, dataset: Dataset) -> ExactAggregate:
     assert plan.query.column is not None and plan.query.bounds is not None
-    column = rows.select(pl.col(plan.query.column).drop_nulls()).collect().to_series()
+    column = rows.select(pl.col(plan.query.column)).collect().to_series()
+    if column.dtype.is_float():
+        column = column.fill_nan(None)  # NaN is missing, as in sums: no data-dependent abort
+    column = column.drop_nulls()
     low, high = plan.query.bounds
     integer = column.dtype.is_integer() and float(low).is_integer() and float(high).is_integer()
     values = column.cast(pl.Float64).to_numpy()
@@ -553,9 +601,6 @@ def histogram_exact(counts: pl.DataFrame, plan: QueryPlan) -> ExactAggregate:
     domains = plan.domains
     notes = [f"cells of '{d.column}': {source}" for d, (_, source) in zip(dims, domains)]
     if plan.public_domain:
-        size = math.prod(len(values) for values, _ in domains)  # type: ignore[arg-type]
-        if size > MAX_CELLS:
-            raise ParameterError(f"the table would have {size:,} cells (limit {MAX_CELLS:,}); bin or drop a column")
         grid: pl.DataFrame | None = None
         for name, (values, _) in zip(names, domains):
             dtype = counts.schema[name]
@@ -646,7 +691,7 @@ def _perturb(exact: ExactAggregate, plan: QueryPlan, randomness: Randomness) -> 
         mechanism=noisy.mechanism if kind != "mean" else "noisy sum / noisy count",
         noise_scale=noisy.noise_scale, error_interval=interval, error_unit=noisy.error_unit,
         sensitivity=plan.sensitivity, privacy_unit=_unit_text(plan), dataset={}, randomness=randomness.describe(),
-        notes=notes, diagnostics=dict(exact.diagnostics), components=components,
+        notes=notes, custodian_only=dict(exact.diagnostics), components=components,
     )
 
 
@@ -704,7 +749,7 @@ def _noisy_histogram(exact: ExactAggregate, plan: QueryPlan, randomness: Randomn
         query=plan.query.describe(), kind="histogram", value=renamed, epsilon=plan.epsilon, delta=plan.delta,
         mechanism=noisy.mechanism, noise_scale=noisy.noise_scale, error_interval=noisy.error_interval,
         error_unit="value (per cell)", sensitivity=sensitivity, privacy_unit=_unit_text(plan), dataset={},
-        randomness=randomness.describe(), notes=notes, diagnostics=dict(exact.diagnostics),
+        randomness=randomness.describe(), notes=notes, custodian_only=dict(exact.diagnostics),
         components={"cells": noisy},
     )
 

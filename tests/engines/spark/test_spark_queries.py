@@ -14,6 +14,7 @@ from crowdsafe.engines.spark.queries import SparkAggregate, answer_query_spark
 from crowdsafe.engines.spark.typed_table import load_table
 from crowdsafe.errors import ParameterError
 from crowdsafe.mechanisms import queries
+from crowdsafe.privacy.ledger import Ledger
 from crowdsafe.randomness import Randomness
 
 pytestmark = pytest.mark.spark
@@ -91,7 +92,7 @@ def test_same_seed_gives_the_same_answers_on_both_engines(spark, table_path):
         else:
             assert on_polars.value == on_spark.value, text
         assert on_polars.noise_scale == on_spark.noise_scale
-        assert on_polars.diagnostics == on_spark.diagnostics
+        assert on_polars.custodian_only == on_spark.custodian_only
 
 
 def test_contribution_bound_on_spark(spark, tmp_path):
@@ -124,7 +125,7 @@ def test_contribution_bound_on_spark(spark, tmp_path):
     spark_count = answer_query_spark(table, "count where kind = 'x'", epsilon=1.0, max_rows_per_person=1,
                                      randomness=4)
     # every person with an 'x' row keeps exactly one row: the exact count and the drops agree
-    assert spark_count.diagnostics == polars_count.diagnostics == {"rows_dropped_by_contribution_bound": 0}
+    assert spark_count.custodian_only == polars_count.custodian_only == {"rows_dropped_by_contribution_bound": 0}
     assert spark_count.noise_scale == polars_count.noise_scale
 
 
@@ -142,7 +143,13 @@ def test_cli_engine_spark_charges_the_ledger_with_an_order_independent_fingerpri
     table = load_table(spark, table_path)
     shuffled = tmp_path / "shuffled.parquet"
     pl.read_parquet(table_path).sample(fraction=1.0, shuffle=True, seed=1).write_parquet(shuffled)
-    assert load_table(spark, shuffled).fingerprint() == table.fingerprint() == payload["dataset"]["fingerprint"]
+    assert "fingerprint" not in payload["dataset"]  # the answer carries no digest of the data
+    with Ledger(ledger) as book:
+        (registered,) = book.export()["datasets"]
+        # the ledger names the table by its order-independent digest keyed with the ledger's secret
+        assert registered["fingerprint"] == book.identify(table.fingerprint()) != table.fingerprint()
+        assert book.identify(load_table(spark, shuffled).fingerprint()) == registered["fingerprint"]
+    assert load_table(spark, shuffled).fingerprint() == table.fingerprint()
     changed = tmp_path / "changed.parquet"
     pl.read_parquet(table_path).with_columns(pl.col("hours") + (pl.int_range(pl.len()) == 7)).write_parquet(changed)
     assert load_table(spark, changed).fingerprint() != table.fingerprint()
@@ -150,6 +157,11 @@ def test_cli_engine_spark_charges_the_ledger_with_an_order_independent_fingerpri
     code = cli.main(["query", str(table_path), "median(age) clamp 0..100", "--epsilon", "0.1", "--no-ledger",
                      "--engine", "spark"])
     assert code == 2 and "quantiles are not computed on the spark engine" in capsys.readouterr().err
+    code = cli.main(["query", str(table_path), "median(age) clamp 0..100", "--epsilon", "0.1", "--ledger",
+                     str(ledger), "--engine", "spark"])
+    assert code == 2 and "quantiles are not computed on the spark engine" in capsys.readouterr().err
+    with Ledger(ledger) as book:  # a refusal decided from the query kind costs nothing
+        assert book.export()["datasets"][0]["spent"]["epsilon"] == pytest.approx(0.5)
     with pytest.raises(ParameterError, match="quantiles"):
         answer_query_spark(table, "quantile(age, 0.9) clamp 0..100", epsilon=1.0)
 

@@ -118,13 +118,18 @@ class SparkAggregate:
     def __init__(self, table: TypedTable) -> None:
         self.table = table
 
-    def __call__(self, dataset: Dataset, plan: QueryPlan, randomness: Randomness) -> tuple[ExactAggregate, int]:
-        kind = plan.query.kind
-        if kind == "quantile":
+    def check(self, plan: QueryPlan) -> None:
+        """Refuse, before any charge, what this engine does not compute (decided from the query
+        kind alone: public)."""
+        if plan.query.kind == "quantile":
             raise ParameterError(
                 "quantiles are not computed on the spark engine (the exponential mechanism needs every "
                 "value on the driver); use --engine polars"
             )
+
+    def __call__(self, dataset: Dataset, plan: QueryPlan, randomness: Randomness) -> tuple[ExactAggregate, int]:
+        kind = plan.query.kind
+        self.check(plan)
         rows, dropped = self.rows(plan, randomness)
         if kind == "count":
             return ExactAggregate("count", {"count": int(rows.count())}), dropped
@@ -163,7 +168,7 @@ class SparkAggregate:
             # truncates toward zero, as the Polars engine does
             scaled = (clamped * (1.0 / unit)).cast("bigint")
         stats = rows.select(
-            F.sum(scaled).alias("total"),
+            F.sum(scaled.cast("decimal(38,0)")).alias("total"),  # exact: no overflow whatever the rows
             F.count(value).alias("values"),
             F.sum(F.when(value < low, 1).otherwise(0)).alias("below"),
             F.sum(F.when(value > high, 1).otherwise(0)).alias("above"),
@@ -251,11 +256,12 @@ def spark_source(data: Any, *, schema: Any = None, missing: Any = "keep", master
 def answer_query_spark(table: TypedTable, query: str, **options: Any) -> QueryAnswer:
     """:func:`~crowdsafe.mechanisms.queries.answer_query` with the aggregation on Spark.
 
-    With a ``ledger``, the table's :meth:`TypedTable.fingerprint` names it (unless a
-    ``fingerprint`` is given).
+    With a ``ledger``, the table is named in it by ``ledger.identify(table.fingerprint())`` (its
+    order-independent digest keyed with the ledger's secret), unless a ``fingerprint`` is given;
+    the answer carries no fingerprint.
     """
     if options.get("ledger") is not None and options.get("fingerprint") is None:
-        options["fingerprint"] = table.fingerprint()
+        options["fingerprint"] = options["ledger"].identify(table.fingerprint())
     return answer_query(table.dataset, query, aggregate=SparkAggregate(table), **options)
 
 
