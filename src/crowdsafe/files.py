@@ -11,8 +11,12 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from crowdsafe.errors import InputError
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 @contextlib.contextmanager
@@ -58,4 +62,15 @@ def write_bytes_atomic(target: str | os.PathLike[str], data: bytes) -> Path:
     """Write ``data`` to ``target`` atomically and return the target path."""
     with atomic_path(target) as tmp:
         tmp.write_bytes(data)
+    return Path(target)
+
+
+def write_csv_atomic(frame: "pl.DataFrame", target: str | os.PathLike[str], *, escape_formulas: bool = True,
+                     separator: str = ",") -> Path:
+    """Write a Polars frame as CSV to ``target`` atomically, formula-safe unless
+    ``escape_formulas`` is False (:mod:`crowdsafe.csv_safety`); return the target path."""
+    from crowdsafe.csv_safety import write_csv
+
+    with atomic_path(target) as tmp:
+        write_csv(frame, tmp, escape_formulas=escape_formulas, separator=separator)
     return Path(target)
