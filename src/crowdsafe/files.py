@@ -74,3 +74,20 @@ def write_csv_atomic(frame: "pl.DataFrame", target: str | os.PathLike[str], *, e
     with atomic_path(target) as tmp:
         write_csv(frame, tmp, escape_formulas=escape_formulas, separator=separator)
     return Path(target)
+
+
+def check_output_path(target: str | os.PathLike[str], suffixes: tuple[str, ...] = (".csv", ".parquet", ".pq")) -> Path:
+    """Refuse, before any work is done (and before any budget is charged), an output path that
+    cannot be written: a folder, a name without one of ``suffixes``, or a place under a file.
+    Returns the path. The write itself still goes through :func:`atomic_path`."""
+    target = Path(target)
+    if target.is_dir():
+        raise InputError(f"output path {target} is a folder, expected a file name")
+    if suffixes and not target.name.lower().endswith(tuple(s.lower() for s in suffixes)):
+        raise InputError(f"cannot tell the output format of {target}: use a {' or '.join(suffixes)} file name")
+    for parent in target.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise InputError(f"cannot write {target}: {parent} is a file, not a folder")
+            break
+    return target
