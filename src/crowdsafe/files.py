@@ -1,13 +1,22 @@
-"""Atomic output: write to a temporary file beside the target, then rename.
+"""Atomic output: write the complete file first, then put it in place with one rename or link.
 
 A failure part-way leaves the target untouched (either the old file or nothing), never a
 half-written file. Every writer in crowdsafe goes through :func:`atomic_path`.
+
+Where the system allows it (Linux, a local file system), the file is written as an *anonymous*
+file in the target's folder (``O_TMPFILE``): it has no name until it is complete, so even a
+process killed with SIGKILL mid-write leaves nothing behind; the finished file is then linked
+in under its name (straight to the target when there is none yet; else under a hidden name
+renamed onto the target at once). Elsewhere a hidden temporary file ``.<name>.*.tmp`` beside
+the target is used, removed on any error, and renamed onto the target on success.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,15 +27,83 @@ from crowdsafe.errors import InputError
 if TYPE_CHECKING:
     import polars as pl
 
+_PROC_FD = Path("/proc/self/fd")
 
-@contextlib.contextmanager
-def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path in the target's folder; rename it onto ``target`` on success.
 
-    The caller writes the complete file to the yielded path. If the block raises, the temporary
-    file is removed and ``target`` is left as it was.
-    """
-    target = Path(target)
+def _published_mode() -> int:
+    """0666 & ~umask: the mode an ordinary new file gets."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def _anonymous_file(folder: Path) -> int | None:
+    """A nameless file open for writing in ``folder`` (Linux ``O_TMPFILE``), or None where the
+    system or the file system does not offer one."""
+    flag = getattr(os, "O_TMPFILE", None)
+    if flag is None or not _PROC_FD.is_dir():
+        return None
+    try:
+        return os.open(folder, flag | os.O_RDWR, 0o600)
+    except OSError:
+        return None
+
+
+def _link(fd: int, name: Path) -> None:
+    """linkat(/proc/self/fd/<fd>, name, AT_SYMLINK_FOLLOW): name the anonymous file ``fd``.
+    (A plain link() would link the /proc symlink itself; a directory descriptor makes Python
+    call linkat with the flag.)"""
+    proc = os.open(_PROC_FD, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.link(str(fd), name, src_dir_fd=proc, follow_symlinks=True)
+    finally:
+        os.close(proc)
+
+
+def _copy_into_place(fd: int, target: Path, folder: Path) -> None:
+    """Fallback when the file system will not link an anonymous file: copy it to a hidden
+    temporary file and rename that onto ``target``."""
+    handle, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        with os.fdopen(handle, "wb") as out, os.fdopen(os.dup(fd), "rb") as source:
+            shutil.copyfileobj(source, out, 1 << 20)
+            out.flush()
+            os.fchmod(out.fileno(), _published_mode())
+        os.replace(tmp_name, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+
+
+def _link_into_place(fd: int, target: Path, folder: Path) -> None:
+    """Give the anonymous file ``fd`` the name ``target`` (replacing any file there)."""
+    try:
+        _link(fd, target)
+        return
+    except FileExistsError:
+        pass
+    except OSError:
+        _copy_into_place(fd, target, folder)
+        return
+    for _ in range(100):  # the target exists: link under a fresh hidden name, then rename over it
+        hidden = target.with_name(f".{target.name}.{os.urandom(6).hex()}.tmp")
+        try:
+            _link(fd, hidden)
+        except FileExistsError:
+            continue
+        try:
+            os.replace(hidden, target)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                hidden.unlink()
+            raise
+        return
+    raise OSError(errno.EEXIST, f"cannot find a free temporary name beside {target}")
+
+
+def _output_folder(target: Path) -> Path:
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.exists():
         try:
@@ -35,13 +112,35 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
             raise InputError(f"cannot create output folder {folder}: {exc.strerror}") from exc
     if target.exists() and target.is_dir():
         raise InputError(f"output path {target} is a folder, expected a file name")
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    os.close(fd)
+    return folder
+
+
+@contextlib.contextmanager
+def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path to write the complete file to; put it at ``target`` on success.
+
+    The caller writes the whole file to the yielded path (any writer that opens a path works).
+    If the block raises, or the process dies, ``target`` is left as it was; no temporary file
+    outlives the block, and with an anonymous file (see the module docstring) none outlives
+    even a SIGKILL.
+    """
+    target = Path(target)
+    folder = _output_folder(target)
+    fd = _anonymous_file(folder)
+    if fd is not None:
+        try:
+            yield _PROC_FD / str(fd)
+            os.fchmod(fd, _published_mode())
+            os.fsync(fd)
+            _link_into_place(fd, target, folder)
+        finally:
+            os.close(fd)
+        return
+    handle, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    os.close(handle)
     tmp = Path(tmp_name)
     # mkstemp makes the file private (0600); a published output gets the usual 0666 & ~umask.
-    umask = os.umask(0)
-    os.umask(umask)
-    tmp.chmod(0o666 & ~umask)
+    tmp.chmod(_published_mode())
     try:
         yield tmp
         os.replace(tmp, target)
