@@ -9,7 +9,7 @@ from typing import Any
 
 import polars as pl
 
-from crowdsafe.csv_safety import write_csv
+from crowdsafe.csv_safety import unescape_frame, write_csv
 from crowdsafe.data.builders import from_spec
 from crowdsafe.data.dataset import Dataset
 from crowdsafe.data.hierarchy import Hierarchy
@@ -277,8 +277,12 @@ def read_table(
     missing_tokens: Sequence[str] = DEFAULT_MISSING_TOKENS,
     text_columns: Sequence[str] = (),
     has_header: bool = True,
+    unescape_formulas: bool = False,
 ) -> pl.DataFrame:
     """Read a CSV or Parquet file into a Polars frame (no schema, no missing-value policy).
+
+    ``unescape_formulas``: the file is a formula-safe CSV written by crowdsafe (a release, a
+    view); undo its escape (``'=1+1`` -> ``=1+1``, :func:`crowdsafe.csv_safety.unescape_frame`).
 
     The format is read from the file's first bytes, not its name (:func:`sniff_format`): a
     gzip- or zstd-compressed CSV and a Parquet file are read whatever they are called; an Excel
@@ -302,6 +306,8 @@ def read_table(
     if kind in (GZIP, ZSTD) or suffix in (*CSV_SUFFIXES, *PARQUET_SUFFIXES) or suffix == "":
         frame = _read_csv(path, separator=separator, missing_tokens=missing_tokens,
                           text_columns=text_columns, has_header=has_header, head=head)
+        if unescape_formulas:
+            frame = unescape_frame(frame)
         return _tidy_text(frame, set(text_columns))
     raise InputError(f"cannot tell the format of {path}: use a .csv or .parquet file name")
 
