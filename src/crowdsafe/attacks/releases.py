@@ -38,6 +38,11 @@ def read_release(path: str | os.PathLike[str], name: str | None = None) -> Attac
     if not path.exists():
         raise InputError(f"no such release file: {path}")
     suffix = path.suffix.lower()
+    if path.is_file():
+        from crowdsafe.data.io import PARQUET, sniff_format
+
+        kind, _ = sniff_format(path)  # an Excel, archive or binary file is named in one line
+        suffix = ".parquet" if kind == PARQUET else ".csv" if suffix not in (".parquet", ".pq") else suffix
     try:
         if suffix == ".csv":
             frame = unescape_frame(pl.read_csv(path, infer_schema=False))
