@@ -1,28 +1,109 @@
-"""Atomic output: write to a temporary file beside the target, then rename.
+"""Atomic output: write the complete file first, then put it in place with one rename or link.
 
 A failure part-way leaves the target untouched (either the old file or nothing), never a
 half-written file. Every writer in crowdsafe goes through :func:`atomic_path`.
+
+Where the system allows it (Linux, a local file system), the file is written as an *anonymous*
+file in the target's folder (``O_TMPFILE``): it has no name until it is complete, so even a
+process killed with SIGKILL mid-write leaves nothing behind; the finished file is then linked
+in under its name (straight to the target when there is none yet; else under a hidden name
+renamed onto the target at once). Elsewhere a hidden temporary file ``.<name>.*.tmp`` beside
+the target is used, removed on any error, and renamed onto the target on success.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from crowdsafe.errors import InputError
 
+if TYPE_CHECKING:
+    import polars as pl
 
-@contextlib.contextmanager
-def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path in the target's folder; rename it onto ``target`` on success.
+_PROC_FD = Path("/proc/self/fd")
 
-    The caller writes the complete file to the yielded path. If the block raises, the temporary
-    file is removed and ``target`` is left as it was.
-    """
-    target = Path(target)
+
+def _published_mode() -> int:
+    """0666 & ~umask: the mode an ordinary new file gets."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def _anonymous_file(folder: Path) -> int | None:
+    """A nameless file open for writing in ``folder`` (Linux ``O_TMPFILE``), or None where the
+    system or the file system does not offer one."""
+    flag = getattr(os, "O_TMPFILE", None)
+    if flag is None or not _PROC_FD.is_dir():
+        return None
+    try:
+        return os.open(folder, flag | os.O_RDWR, 0o600)
+    except OSError:
+        return None
+
+
+def _link(fd: int, name: Path) -> None:
+    """linkat(/proc/self/fd/<fd>, name, AT_SYMLINK_FOLLOW): name the anonymous file ``fd``.
+    (A plain link() would link the /proc symlink itself; a directory descriptor makes Python
+    call linkat with the flag.)"""
+    proc = os.open(_PROC_FD, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.link(str(fd), name, src_dir_fd=proc, follow_symlinks=True)
+    finally:
+        os.close(proc)
+
+
+def _copy_into_place(fd: int, target: Path, folder: Path) -> None:
+    """Fallback when the file system will not link an anonymous file: copy it to a hidden
+    temporary file and rename that onto ``target``."""
+    handle, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        with os.fdopen(handle, "wb") as out, os.fdopen(os.dup(fd), "rb") as source:
+            shutil.copyfileobj(source, out, 1 << 20)
+            out.flush()
+            os.fchmod(out.fileno(), _published_mode())
+        os.replace(tmp_name, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+
+
+def _link_into_place(fd: int, target: Path, folder: Path) -> None:
+    """Give the anonymous file ``fd`` the name ``target`` (replacing any file there)."""
+    try:
+        _link(fd, target)
+        return
+    except FileExistsError:
+        pass
+    except OSError:
+        _copy_into_place(fd, target, folder)
+        return
+    for _ in range(100):  # the target exists: link under a fresh hidden name, then rename over it
+        hidden = target.with_name(f".{target.name}.{os.urandom(6).hex()}.tmp")
+        try:
+            _link(fd, hidden)
+        except FileExistsError:
+            continue
+        try:
+            os.replace(hidden, target)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                hidden.unlink()
+            raise
+        return
+    raise OSError(errno.EEXIST, f"cannot find a free temporary name beside {target}")
+
+
+def _output_folder(target: Path) -> Path:
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.exists():
         try:
@@ -31,13 +112,35 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
             raise InputError(f"cannot create output folder {folder}: {exc.strerror}") from exc
     if target.exists() and target.is_dir():
         raise InputError(f"output path {target} is a folder, expected a file name")
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    os.close(fd)
+    return folder
+
+
+@contextlib.contextmanager
+def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path to write the complete file to; put it at ``target`` on success.
+
+    The caller writes the whole file to the yielded path (any writer that opens a path works).
+    If the block raises, or the process dies, ``target`` is left as it was; no temporary file
+    outlives the block, and with an anonymous file (see the module docstring) none outlives
+    even a SIGKILL.
+    """
+    target = Path(target)
+    folder = _output_folder(target)
+    fd = _anonymous_file(folder)
+    if fd is not None:
+        try:
+            yield _PROC_FD / str(fd)
+            os.fchmod(fd, _published_mode())
+            os.fsync(fd)
+            _link_into_place(fd, target, folder)
+        finally:
+            os.close(fd)
+        return
+    handle, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    os.close(handle)
     tmp = Path(tmp_name)
     # mkstemp makes the file private (0600); a published output gets the usual 0666 & ~umask.
-    umask = os.umask(0)
-    os.umask(umask)
-    tmp.chmod(0o666 & ~umask)
+    tmp.chmod(_published_mode())
     try:
         yield tmp
         os.replace(tmp, target)
@@ -59,3 +162,31 @@ def write_bytes_atomic(target: str | os.PathLike[str], data: bytes) -> Path:
     with atomic_path(target) as tmp:
         tmp.write_bytes(data)
     return Path(target)
+
+
+def write_csv_atomic(frame: "pl.DataFrame", target: str | os.PathLike[str], *, escape_formulas: bool = True,
+                     separator: str = ",") -> Path:
+    """Write a Polars frame as CSV to ``target`` atomically, formula-safe unless
+    ``escape_formulas`` is False (:mod:`crowdsafe.csv_safety`); return the target path."""
+    from crowdsafe.csv_safety import write_csv
+
+    with atomic_path(target) as tmp:
+        write_csv(frame, tmp, escape_formulas=escape_formulas, separator=separator)
+    return Path(target)
+
+
+def check_output_path(target: str | os.PathLike[str], suffixes: tuple[str, ...] = (".csv", ".parquet", ".pq")) -> Path:
+    """Refuse, before any work is done (and before any budget is charged), an output path that
+    cannot be written: a folder, a name without one of ``suffixes``, or a place under a file.
+    Returns the path. The write itself still goes through :func:`atomic_path`."""
+    target = Path(target)
+    if target.is_dir():
+        raise InputError(f"output path {target} is a folder, expected a file name")
+    if suffixes and not target.name.lower().endswith(tuple(s.lower() for s in suffixes)):
+        raise InputError(f"cannot tell the output format of {target}: use a {' or '.join(suffixes)} file name")
+    for parent in target.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise InputError(f"cannot write {target}: {parent} is a file, not a folder")
+            break
+    return target

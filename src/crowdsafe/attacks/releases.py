@@ -15,6 +15,7 @@ from typing import Any
 import polars as pl
 
 from crowdsafe.attacks.intersection import AttackedRelease
+from crowdsafe.csv_safety import unescape_frame
 from crowdsafe.errors import InputError
 
 
@@ -31,14 +32,20 @@ def _certificate_k(path: Path) -> int | None:
 
 
 def read_release(path: str | os.PathLike[str], name: str | None = None) -> AttackedRelease:
-    """Read a release file (CSV or Parquet) for an attack."""
+    """Read a release file (CSV or Parquet) for an attack. A CSV release's formula-safe cells
+    (``'=1+1``, :mod:`crowdsafe.csv_safety`) are read back as published (``=1+1``)."""
     path = Path(path)
     if not path.exists():
         raise InputError(f"no such release file: {path}")
     suffix = path.suffix.lower()
+    if path.is_file():
+        from crowdsafe.data.io import PARQUET, sniff_format
+
+        kind, _ = sniff_format(path)  # an Excel, archive or binary file is named in one line
+        suffix = ".parquet" if kind == PARQUET else ".csv" if suffix not in (".parquet", ".pq") else suffix
     try:
         if suffix == ".csv":
-            frame = pl.read_csv(path, infer_schema=False)
+            frame = unescape_frame(pl.read_csv(path, infer_schema=False))
         elif suffix in (".parquet", ".pq"):
             frame = pl.read_parquet(path)
         else:

@@ -2,7 +2,8 @@
 
 Each command module under this package exposes ``register(app)``. :func:`main` maps every
 :class:`~crowdsafe.errors.CrowdsafeError` to one line on standard error and exit status 2, with
-no traceback; set ``CROWDSAFE_DEBUG=1`` to see tracebacks of unexpected errors.
+no traceback; a usage error (an unknown option, a value of the wrong type) is one line too,
+with exit status 2. Set ``CROWDSAFE_DEBUG=1`` to see tracebacks of unexpected errors.
 """
 
 from __future__ import annotations
@@ -66,13 +67,35 @@ def fail(message: str, code: int = 2) -> "typer.Exit":
     return typer.Exit(code)
 
 
+def _usage_line(exc: typer.TyperException) -> str:
+    """A usage error as one line: the problem and where to read the command's help."""
+    text = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    message = " ".join(text.split()) or type(exc).__name__
+    context = getattr(exc, "ctx", None)
+    if context is not None and context.command_path:
+        message += f" (see '{context.command_path} --help')"
+    return message
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit status."""
     try:
-        # Standalone mode lets the CLI library report usage errors (exit 2) and --help itself;
-        # it ends by raising SystemExit, which carries the status.
-        app(args=argv, standalone_mode=True, prog_name="crowdsafe")
-        return 0
+        # Not standalone: usage errors come back here as exceptions and are printed as one line
+        # (the CLI library would draw a framed, multi-line box); --help and --version return 0.
+        result = app(args=argv, standalone_mode=False, prog_name="crowdsafe")
+        return result if isinstance(result, int) else 0
+    except typer.Exit as exc:
+        return exc.exit_code
+    except typer.Abort:
+        typer.echo("crowdsafe: interrupted", err=True)
+        return 130
+    except typer.TyperException as exc:  # the CLI library's usage errors
+        context = getattr(exc, "ctx", None)
+        if type(exc).__name__ == "NoArgsIsHelpError" and context is not None:
+            typer.echo(context.get_help(), err=True)  # a command alone: its help, as before
+            return 2
+        typer.echo(f"crowdsafe: error: {_usage_line(exc)}", err=True)
+        return 2
     except SystemExit as exc:
         if exc.code is None or isinstance(exc.code, int):
             return exc.code or 0

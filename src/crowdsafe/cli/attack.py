@@ -21,6 +21,7 @@ from crowdsafe.cli.options import (
     emit,
     split_list,
 )
+from crowdsafe.csv_safety import write_csv
 from crowdsafe.errors import ParameterError
 from crowdsafe.files import atomic_path
 
@@ -126,7 +127,7 @@ def register(app: typer.Typer) -> None:
                 raise ParameterError(f"cannot tell the output format of {out}: use a .csv or .parquet file name")
             with atomic_path(out) as tmp:
                 if out.suffix.lower() == ".csv":
-                    result.targets.write_csv(tmp)
+                    write_csv(result.targets, tmp)
                 else:
                     result.targets.write_parquet(tmp)
             payload["written"] = str(out)

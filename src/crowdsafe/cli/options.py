@@ -7,6 +7,7 @@ Use these annotated types in command signatures so ``--qi``, ``--sensitive``, ``
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Callable, Optional
@@ -38,6 +39,15 @@ SeedOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+EscapeFormulasOpt = Annotated[
+    bool,
+    typer.Option(
+        "--escape-formulas/--no-escape-formulas",
+        help="In CSV output, write a text cell that a spreadsheet would run as a formula (it starts with "
+             "= + - @, a tab or a carriage return) with a leading apostrophe (default). --no-escape-formulas "
+             "writes cells as they are, for programs that read the CSV; Parquet always keeps raw values.",
+    ),
+]
 
 
 def split_list(value: str | None) -> list[str] | None:
@@ -48,6 +58,26 @@ def split_list(value: str | None) -> list[str] | None:
     if not items:
         raise ParameterError("expected a comma-separated list of names, got an empty value")
     return items
+
+
+def parse_budget(text: str | None, option: str = "--budget") -> tuple[float, float] | None:
+    """``'1'`` or ``'1,1e-6'`` -> (ε, δ), checked here so that a bad value is refused, naming
+    ``option``, before any data is read: ε finite and > 0, δ finite in [0, 1)."""
+    items = split_list(text)
+    if items is None:
+        return None
+    try:
+        numbers = [float(item) for item in items]
+    except ValueError:
+        raise ParameterError(f"{option} expects EPSILON or EPSILON,DELTA, got {text!r}") from None
+    if len(numbers) not in (1, 2):
+        raise ParameterError(f"{option} expects EPSILON or EPSILON,DELTA, got {text!r}")
+    epsilon, delta = numbers[0], numbers[1] if len(numbers) == 2 else 0.0
+    if not (math.isfinite(epsilon) and epsilon > 0):
+        raise ParameterError(f"{option}: the total epsilon must be a finite number > 0, got {items[0]!r}")
+    if not (math.isfinite(delta) and 0 <= delta < 1):
+        raise ParameterError(f"{option}: the total delta must lie in [0, 1), got {items[1]!r}")
+    return epsilon, delta
 
 
 def emit(payload: Any, as_json: bool, render: Callable[[], None]) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import polars as pl
 
+from crowdsafe.csv_safety import unescape_frame, write_csv
 from crowdsafe.data.builders import from_spec
 from crowdsafe.data.dataset import Dataset
 from crowdsafe.data.hierarchy import Hierarchy
@@ -22,9 +23,30 @@ from crowdsafe.data.schema import AttributeType, Schema
 from crowdsafe.errors import InputError, ParameterError, SchemaError
 from crowdsafe.files import atomic_path
 
-CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".data", ".csv.gz")
+CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".data", ".csv.gz", ".csv.zst", ".gz", ".zst")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 _SEPARATORS = (",", ";", "\t", "|")
+_HEAD = 65536
+
+# Formats recognised by their first bytes, whatever the file's name: what is read and what is named.
+GZIP, ZSTD, PARQUET, TEXT = "gzip", "zstd", "parquet", "text"
+_MAGIC_READ = ((b"\x1f\x8b", GZIP), (b"\x28\xb5\x2f\xfd", ZSTD), (b"PAR1", PARQUET))
+_CONVERT = "save it as CSV (UTF-8) or Parquet and give that file"
+_MAGIC_NAMED = (
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", f"an Excel 97-2003 workbook (.xls, OLE2); {_CONVERT}"),
+    (b"BZh", "a bzip2-compressed file; decompress it (bunzip2) or re-compress it with gzip or zstd"),
+    (b"\xfd7zXZ\x00", "an xz-compressed file; decompress it (unxz) or re-compress it with gzip or zstd"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive; extract the CSV file from it and give that file"),
+    (b"SQLite format 3\x00", "an SQLite database (a crowdsafe ledger?); export the table as CSV"),
+    (b"%PDF", "a PDF document, not a table"),
+    (b"ARROW1", f"an Arrow IPC (Feather) file; {_CONVERT}"),
+    (b"ORC", f"an ORC file; {_CONVERT}"),
+    (b"Obj\x01", f"an Avro file; {_CONVERT}"),
+    (b"\x89PNG", "a PNG image, not a table"),
+    (b"\xff\xd8\xff", "a JPEG image, not a table"),
+)
+_UTF16_32 = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+             (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
 
 
 def _suffix(path: Path) -> str:
@@ -35,10 +57,70 @@ def _suffix(path: Path) -> str:
     return path.suffix.lower()
 
 
-def _sniff_separator(path: Path) -> str:
-    with open(path, "rb") as handle:
-        head = handle.read(65536).split(b"\n", 1)[0]
-    counts = {sep: head.count(sep.encode()) for sep in _SEPARATORS}
+def _decompressed_head(path: Path, codec: str) -> bytes:
+    """The first bytes of a gzip or zstd file, decompressed (by PyArrow's codecs)."""
+    import pyarrow as pa
+
+    try:
+        with pa.CompressedInputStream(pa.OSFile(str(path)), codec) as stream:
+            return stream.read(_HEAD)
+    except (OSError, pa.ArrowException) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"{path} is a {codec}-compressed file that cannot be decompressed: {first}") from None
+
+
+def _text_problem(head: bytes) -> str | None:
+    """Why ``head`` (the first bytes of a file, decompressed) is not CSV text, or None."""
+    for magic, encoding in _UTF16_32:
+        if head.startswith(magic):
+            return f"is {encoding} text; re-save it as UTF-8"
+    if b"\x00" in head:
+        return "is a binary file, not CSV text; give a CSV (UTF-8) or Parquet file"
+    return None
+
+
+def sniff_format(path: str | os.PathLike[str]) -> tuple[str, bytes]:
+    """The format of the file at ``path`` from its first bytes, whatever its name: ``"gzip"``
+    or ``"zstd"`` (compressed CSV), ``"parquet"`` or ``"text"``, with the first bytes of its
+    (decompressed) text. Raises :class:`InputError` naming any other format (Excel, ZIP,
+    bzip2, xz, SQLite, PDF, UTF-16, other binary) and how to convert it."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(_HEAD)
+    except IsADirectoryError:
+        raise InputError(f"{path} is a folder, expected a CSV or Parquet file") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or type(exc).__name__}") from None
+    if not head:
+        raise InputError(f"{path} is empty")
+    for magic, kind in _MAGIC_READ:
+        if head.startswith(magic):
+            if kind == PARQUET:
+                return kind, b""
+            text = _decompressed_head(path, kind)
+            problem = _text_problem(text)
+            if problem:
+                raise InputError(f"{path} is {kind}-compressed and {problem.removeprefix('is ')}")
+            return kind, text
+    if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
+        if b"xl/" in head or b"[Content_Types].xml" in head:
+            raise InputError(f"{path} is an Excel workbook (.xlsx); {_CONVERT}")
+        if b"opendocument.spreadsheet" in head:
+            raise InputError(f"{path} is an OpenDocument spreadsheet (.ods); {_CONVERT}")
+        raise InputError(f"{path} is a ZIP archive; extract the CSV file from it and give that file")
+    for magic, what in _MAGIC_NAMED:
+        if head.startswith(magic):
+            raise InputError(f"{path} is {what}")
+    problem = _text_problem(head)
+    if problem:
+        raise InputError(f"{path} {problem}")
+    return TEXT, head
+
+
+def _sniff_separator(head: bytes) -> str:
+    first = head.split(b"\n", 1)[0]
+    counts = {sep: first.count(sep.encode()) for sep in _SEPARATORS}
     best = max(counts, key=counts.get)  # type: ignore[arg-type]
     return best if counts[best] else ","
 
@@ -50,10 +132,11 @@ def _read_csv(
     missing_tokens: Sequence[str],
     text_columns: Sequence[str],
     has_header: bool,
+    head: bytes,
 ) -> pl.DataFrame:
-    if path.stat().st_size == 0:
+    if not head.strip():
         raise InputError(f"{path} is empty")
-    separator = separator or _sniff_separator(path)
+    separator = separator or _sniff_separator(head)
     options: dict[str, Any] = dict(
         separator=separator,
         null_values=list(missing_tokens),
@@ -194,24 +277,37 @@ def read_table(
     missing_tokens: Sequence[str] = DEFAULT_MISSING_TOKENS,
     text_columns: Sequence[str] = (),
     has_header: bool = True,
+    unescape_formulas: bool = False,
 ) -> pl.DataFrame:
-    """Read a CSV or Parquet file into a Polars frame (no schema, no missing-value policy)."""
+    """Read a CSV or Parquet file into a Polars frame (no schema, no missing-value policy).
+
+    ``unescape_formulas``: the file is a formula-safe CSV written by crowdsafe (a release, a
+    view); undo its escape (``'=1+1`` -> ``=1+1``, :func:`crowdsafe.csv_safety.unescape_frame`).
+
+    The format is read from the file's first bytes, not its name (:func:`sniff_format`): a
+    gzip- or zstd-compressed CSV and a Parquet file are read whatever they are called; an Excel
+    workbook, another archive or binary file, or UTF-16 text is refused with one line saying
+    what it is and how to convert it.
+    """
     path = Path(path)
     if not path.exists():
         raise InputError(f"file not found: {path}")
     if path.is_dir():
         raise InputError(f"{path} is a folder, expected a CSV or Parquet file")
+    kind, head = sniff_format(path)
     suffix = _suffix(path)
-    if suffix in PARQUET_SUFFIXES:
+    if kind == PARQUET:
         try:
             frame = pl.read_parquet(path)
         except (pl.exceptions.PolarsError, OSError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise InputError(f"cannot read {path} as Parquet: {first}") from None
         return frame
-    if suffix in CSV_SUFFIXES or suffix == "":
+    if kind in (GZIP, ZSTD) or suffix in (*CSV_SUFFIXES, *PARQUET_SUFFIXES) or suffix == "":
         frame = _read_csv(path, separator=separator, missing_tokens=missing_tokens,
-                          text_columns=text_columns, has_header=has_header)
+                          text_columns=text_columns, has_header=has_header, head=head)
+        if unescape_formulas:
+            frame = unescape_frame(frame)
         return _tidy_text(frame, set(text_columns))
     raise InputError(f"cannot tell the format of {path}: use a .csv or .parquet file name")
 
@@ -314,8 +410,13 @@ def _finish(
     return dataset
 
 
-def write(data: Dataset | pl.DataFrame, path: str | os.PathLike[str]) -> Path:
-    """Write a Dataset or frame to CSV or Parquet (by the file name's extension), atomically."""
+def write(data: Dataset | pl.DataFrame, path: str | os.PathLike[str], *, escape_formulas: bool = True) -> Path:
+    """Write a Dataset or frame to CSV or Parquet (by the file name's extension), atomically.
+
+    CSV text cells and column names that a spreadsheet would run as a formula are written with a
+    leading apostrophe unless ``escape_formulas`` is False (:mod:`crowdsafe.csv_safety`);
+    Parquet keeps the raw values.
+    """
     frame = data.frame if isinstance(data, Dataset) else data
     if not isinstance(frame, pl.DataFrame):
         frame = _frame_of(data)
@@ -329,5 +430,5 @@ def write(data: Dataset | pl.DataFrame, path: str | os.PathLike[str]) -> Path:
         if suffix in PARQUET_SUFFIXES:
             frame.write_parquet(tmp)
         else:
-            frame.write_csv(tmp, separator="\t" if suffix == ".tsv" else ",")
+            write_csv(frame, tmp, escape_formulas=escape_formulas, separator="\t" if suffix == ".tsv" else ",")
     return path

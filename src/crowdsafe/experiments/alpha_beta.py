@@ -20,6 +20,7 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
+from crowdsafe.csv_safety import write_csv
 from crowdsafe.datasets import adult
 from crowdsafe.experiments.registry import ExperimentContext, experiment
 from crowdsafe.files import atomic_path
@@ -82,7 +83,7 @@ def alpha_beta(ctx: ExperimentContext) -> None:
                                                                         for v in facts.values()]})
     estimates_path = ctx.folder / "alpha-beta-estimates.csv"
     with atomic_path(estimates_path) as tmp:
-        frame.write_csv(tmp)
+        write_csv(frame, tmp)
     ctx.written.append(estimates_path)
     ctx.png("alpha-beta-scatter", _scatter(frame, bound, plan))
     ctx.summary.update(facts)

@@ -8,18 +8,27 @@ import os
 from pathlib import Path
 from typing import Any
 
+from crowdsafe.csv_safety import escape_text
 from crowdsafe.errors import ParameterError
 from crowdsafe.files import atomic_path
 
 
-def _cell(value: Any) -> Any:
+def _cell(value: Any, escape_formulas: bool) -> Any:
     if isinstance(value, float):
         return repr(value) if math.isfinite(value) else str(value)
+    if isinstance(value, str) and escape_formulas:
+        return escape_text(value)
     return value
 
 
-def write_csv(target: str | os.PathLike[str], columns: dict[str, list[Any]]) -> Path:
-    """Write equal-length ``columns`` as CSV (floats at full precision) atomically."""
+def write_csv(target: str | os.PathLike[str], columns: dict[str, list[Any]], *,
+              escape_formulas: bool = True) -> Path:
+    """Write equal-length ``columns`` as CSV (floats at full precision) atomically.
+
+    Text cells and column names that a spreadsheet would run as a formula get a leading
+    apostrophe unless ``escape_formulas`` is False (:mod:`crowdsafe.csv_safety`); numbers are
+    written as numbers.
+    """
     lengths = {len(values) for values in columns.values()}
     if len(lengths) > 1:
         raise ParameterError(f"CSV columns have different lengths: {sorted(lengths)}")
@@ -27,9 +36,9 @@ def write_csv(target: str | os.PathLike[str], columns: dict[str, list[Any]]) -> 
     with atomic_path(target) as tmp:
         with tmp.open("w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
-            writer.writerow(names)
+            writer.writerow([_cell(str(n), escape_formulas) for n in names])
             for row in zip(*(columns[n] for n in names)):
-                writer.writerow([_cell(v) for v in row])
+                writer.writerow([_cell(v, escape_formulas) for v in row])
     return Path(target)
 
 

@@ -313,6 +313,9 @@ class Ledger:
             raise
         except sqlite3.DatabaseError as exc:
             self._conn.close()
+            if "locked" in str(exc).lower():
+                raise InputError(f"the ledger {self.path} is locked by another process (waited {_BUSY_TIMEOUT_S:g} s); "
+                                 "try again when it has finished") from exc
             raise InputError(f"{self.path} is not a usable crowdsafe ledger: {exc}") from exc
 
     @property

@@ -1,0 +1,112 @@
+"""Formula-safe CSV cells: a text cell a spreadsheet would run as a formula is written as text.
+
+A spreadsheet that opens a CSV file runs a cell that begins with ``=``, ``+``, ``-`` or ``@``
+as a formula, and a leading tab or carriage return can hide such a cell (CSV or formula
+injection). A release holds the values its data subjects wrote, so any one of them could make
+whoever opens the release run a formula. Following the OWASP advice on CSV injection, every CSV
+file crowdsafe writes has each such text cell, and each such column name, written with a leading
+apostrophe (``=1+1`` -> ``'=1+1``): a spreadsheet shows the cell as the text ``=1+1`` and does
+not evaluate it.
+
+What is escaped, exactly (:data:`FORMULA_START`):
+
+- text cells (String, Categorical or Enum columns) and column names whose first character,
+  after any apostrophes, is one of ``= + - @ \\t \\r``; one apostrophe more is put in front, so
+  ``'=x`` (a cell that already starts with an apostrophe) is written ``''=x`` and reading it
+  back (:func:`unescape_text`) gives ``'=x`` again: the escape is one-to-one and undone exactly;
+- except a text cell that is a plain decimal number (``-5``, ``+1.5``, ``-2e3``): a spreadsheet
+  reads it as a number, not a formula, so it is written as is;
+- numeric, date and boolean columns are never changed (``-5`` in a numeric column stays ``-5``).
+
+The escape is a property of the CSV text only: Parquet files keep the raw values, and so do the
+frames the Python API returns. ``escape_formulas=False`` (the keyword of every CSV writer that
+takes it) writes cells as they are, for machine readers that do not want the apostrophe.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import polars as pl
+
+# the first characters a spreadsheet reads as the start of a formula (OWASP, "CSV Injection")
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+APOSTROPHE = "'"
+_NEEDS_ESCAPE = r"^'*[=+\-@\t\r]"
+_PLAIN_NUMBER = r"^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$"
+_ESCAPED = r"^'+[=+\-@\t\r]"
+_TEXT_TYPES = (pl.String, pl.Categorical, pl.Enum)
+
+
+def _needs_escape(text: str) -> bool:
+    body = text.lstrip(APOSTROPHE)
+    if not body or body[0] not in FORMULA_START:
+        return False
+    if len(body) == len(text):  # no apostrophe: a plain number stays a number
+        return re.match(_PLAIN_NUMBER, text) is None
+    return True
+
+
+def escape_text(text: str) -> str:
+    """``text`` as a CSV cell a spreadsheet shows as text (see the module docstring).
+
+    >>> escape_text("=1+1"), escape_text("-5"), escape_text("'@x"), escape_text("abc")
+    ("'=1+1", '-5', "''@x", 'abc')
+    """
+    return APOSTROPHE + text if _needs_escape(text) else text
+
+
+def unescape_text(text: str) -> str:
+    """Undo :func:`escape_text`: one leading apostrophe before ``'* [=+-@\\t\\r]`` is dropped."""
+    body = text.lstrip(APOSTROPHE)
+    if len(body) < len(text) and body and body[0] in FORMULA_START:
+        return text[1:]
+    return text
+
+
+def escape_expr(column: str | pl.Expr) -> pl.Expr:
+    """The Polars expression form of :func:`escape_text` for a String column (vectorised;
+    missing values stay missing). Keeps the column's name."""
+    expr = pl.col(column) if isinstance(column, str) else column
+    needs = expr.str.contains(_NEEDS_ESCAPE) & ~expr.str.contains(_PLAIN_NUMBER)
+    return pl.when(needs).then(pl.lit(APOSTROPHE) + expr).otherwise(expr)
+
+
+def unescape_expr(column: str | pl.Expr) -> pl.Expr:
+    """The Polars expression form of :func:`unescape_text` for a String column."""
+    expr = pl.col(column) if isinstance(column, str) else column
+    return pl.when(expr.str.contains(_ESCAPED)).then(expr.str.slice(1)).otherwise(expr)
+
+
+def escape_frame(frame: pl.DataFrame, *, escape_formulas: bool = True) -> pl.DataFrame:
+    """``frame`` ready to be written as formula-safe CSV: every text column through
+    :func:`escape_expr` (Categorical and Enum columns as text), every column name through
+    :func:`escape_text`. Other columns are untouched. ``escape_formulas=False`` returns
+    ``frame`` itself."""
+    if not escape_formulas:
+        return frame
+    text = [name for name, dtype in frame.schema.items() if isinstance(dtype, _TEXT_TYPES) or dtype == pl.String]
+    if text:
+        frame = frame.with_columns(escape_expr(pl.col(name).cast(pl.String)).alias(name) for name in text)
+    names = {name: escape_text(name) for name in frame.columns if _needs_escape(name)}
+    return frame.rename(names) if names else frame
+
+
+def unescape_frame(frame: pl.DataFrame) -> pl.DataFrame:
+    """Undo :func:`escape_frame` on a frame read from a formula-safe CSV (String columns and
+    column names)."""
+    text = [name for name, dtype in frame.schema.items() if dtype == pl.String]
+    if text:
+        frame = frame.with_columns(unescape_expr(name).alias(name) for name in text)
+    names = {name: unescape_text(name) for name in frame.columns if unescape_text(name) != name}
+    return frame.rename(names) if names else frame
+
+
+def write_csv(frame: pl.DataFrame, target: str | os.PathLike[str], *, escape_formulas: bool = True,
+              separator: str = ",") -> Path:
+    """Write ``frame`` as CSV to ``target`` (a path the caller owns, e.g. the temporary path of
+    :func:`crowdsafe.files.atomic_path`), formula-safe unless ``escape_formulas`` is False."""
+    escape_frame(frame, escape_formulas=escape_formulas).write_csv(target, separator=separator)
+    return Path(target)

@@ -1,0 +1,157 @@
+"""Formula-safe CSV: cells a spreadsheet would run are written as text, in every CSV writer.
+
+The expected cells below are written by hand from the OWASP rule (a leading apostrophe before a
+text cell starting with = + - @, a tab or a carriage return), not computed by the code tested.
+"""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from crowdsafe import api
+from crowdsafe.attacks.releases import read_release
+from crowdsafe.csv_safety import escape_expr, escape_frame, escape_text, unescape_frame, unescape_text
+from crowdsafe.data import write
+from crowdsafe.experiments.output import write_csv
+from crowdsafe.files import write_csv_atomic
+
+HOSTILE = ["=1+1", "+cmd", "-2+3", "@SUM(A1)", "\t=1", "\r=1", "'=x", "-5", "+1.5", "plain", "", "a=b"]
+ESCAPED = ["'=1+1", "'+cmd", "'-2+3", "'@SUM(A1)", "'\t=1", "'\r=1", "''=x", "-5", "+1.5", "plain", "", "a=b"]
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _rows(path) -> list[list[str]]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.reader(handle))
+
+
+def test_the_issue_cells_are_escaped_and_numbers_are_not():
+    assert [escape_text(c) for c in HOSTILE] == ESCAPED
+    assert [unescape_text(c) for c in ESCAPED] == HOSTILE
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("=+-@'\t\r 0123456789.eEabc,\"")), max_size=8))
+def test_escape_is_undone_exactly_and_leaves_no_live_formula(text):
+    escaped = escape_text(text)
+    assert unescape_text(escaped) == text
+    if escaped[:1] in FORMULA_START:  # only a plain number may start with a formula character
+        float(escaped)
+        assert escaped == text
+    assert escape_expr(pl.lit(text)).alias("x").pipe(lambda e: pl.select(e)).item() == escaped
+
+
+def test_escape_frame_touches_text_cells_and_names_only():
+    frame = pl.DataFrame({
+        "=h": HOSTILE,
+        "n": list(range(-6, 6)),
+        "x": [-5.5] * 12,
+        "c": pl.Series(HOSTILE, dtype=pl.Categorical),
+        "missing": [None] * 11 + ["@x"],
+    })
+    safe = escape_frame(frame)
+    assert safe.columns == ["'=h", "n", "x", "c", "missing"]
+    assert safe.get_column("'=h").to_list() == ESCAPED
+    assert safe.get_column("c").to_list() == ESCAPED
+    assert safe.get_column("n").to_list() == list(range(-6, 6)) and safe.get_column("n").dtype == pl.Int64
+    assert safe.get_column("missing").to_list() == [None] * 11 + ["'@x"]
+    assert escape_frame(frame, escape_formulas=False) is frame
+    back = unescape_frame(safe.with_columns(pl.col("c").cast(pl.String)))
+    assert back.columns == frame.columns and back.get_column("=h").to_list() == HOSTILE
+
+
+def _hostile_frame() -> pl.DataFrame:
+    return pl.DataFrame({"@who": HOSTILE, "value": list(range(-6, 6))})
+
+
+def test_data_write_csv_is_formula_safe_and_parquet_raw(tmp_path):
+    write(_hostile_frame(), tmp_path / "t.csv")
+    rows = _rows(tmp_path / "t.csv")
+    assert rows[0] == ["'@who", "value"]
+    assert [r[0] for r in rows[1:]] == ESCAPED
+    assert [r[1] for r in rows[1:]] == [str(v) for v in range(-6, 6)]
+    write(_hostile_frame(), tmp_path / "t.parquet")
+    assert pl.read_parquet(tmp_path / "t.parquet").equals(_hostile_frame())
+    write(_hostile_frame(), tmp_path / "raw.csv", escape_formulas=False)
+    assert [r[0] for r in _rows(tmp_path / "raw.csv")] == ["@who", *HOSTILE]
+
+
+def test_data_write_tsv_is_formula_safe(tmp_path):
+    write(_hostile_frame(), tmp_path / "t.tsv")
+    lines = (tmp_path / "t.tsv").read_text(encoding="utf-8").split("\n")
+    assert lines[0] == "'@who\tvalue" and lines[1] == "'=1+1\t-6"
+
+
+def test_write_csv_atomic_is_formula_safe(tmp_path):
+    write_csv_atomic(_hostile_frame(), tmp_path / "a.csv")
+    assert [r[0] for r in _rows(tmp_path / "a.csv")] == ["'@who", *ESCAPED]
+    assert [p.name for p in tmp_path.iterdir()] == ["a.csv"]
+
+
+def test_experiment_tables_are_formula_safe(tmp_path):
+    write_csv(tmp_path / "e.csv", {"-label": HOSTILE, "score": [-1.5] * 12, "n": [-5] * 12})
+    rows = _rows(tmp_path / "e.csv")
+    assert rows[0] == ["'-label", "score", "n"]
+    assert [r[0] for r in rows[1:]] == ESCAPED
+    assert {r[1] for r in rows[1:]} == {"-1.5"} and {r[2] for r in rows[1:]} == {"-5"}
+    write_csv(tmp_path / "raw.csv", {"-label": HOSTILE}, escape_formulas=False)
+    assert [r[0] for r in _rows(tmp_path / "raw.csv")] == ["-label", *HOSTILE]
+
+
+def test_a_release_read_back_for_an_attack_has_its_published_cells(tmp_path):
+    path = tmp_path / "r.csv"
+    write_csv_atomic(pl.DataFrame({"=age": ["[20, 29]", "-2+3", "=1+1"], "sex": ["F", "@x", "'+y"]}), path)
+    frame = read_release(path).frame
+    assert frame.columns == ["=age", "sex"]
+    assert frame.get_column("=age").to_list() == ["[20, 29]", "-2+3", "=1+1"]
+    assert frame.get_column("sex").to_list() == ["F", "@x", "'+y"]
+
+
+def _published_cells(path) -> list[str]:
+    rows = _rows(path)
+    return [cell for row in rows for cell in row]
+
+
+@pytest.mark.xfail(strict=True, reason="anonymize/release.py (write_table_and_certificate, write_classes_csv) and "
+                                       "anonymize/publish.py (_write_all) write releases with frame.write_csv: "
+                                       "call crowdsafe.csv_safety.escape_frame (or write_csv) there")
+def test_a_published_release_opens_in_a_spreadsheet_as_text(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 3000
+    frame = pl.DataFrame({"=age": rng.integers(20, 23, n),
+                          "note": rng.choice(["=1+1", "+cmd", "-2+3", "@SUM(A1)"], n)})
+    api.publish(frame, epsilon=1, delta=1e-6, qi=["=age", "note"], seed=1, ledger=None,
+                out=tmp_path / "r.csv", force=True)
+    cells = _published_cells(tmp_path / "r.csv")
+    live = [c for c in cells if c[:1] in FORMULA_START]
+    assert "'=age" in cells and not live, live[:5]
+
+
+def test_read_table_can_undo_the_escape(tmp_path):
+    from crowdsafe.data import read_table
+
+    write(_hostile_frame(), tmp_path / "t.csv")
+    assert read_table(tmp_path / "t.csv", unescape_formulas=True).get_column("@who").to_list()[:4] == HOSTILE[:4]
+    assert read_table(tmp_path / "t.csv").get_column("'@who").to_list()[:4] == ESCAPED[:4]
+
+
+@pytest.mark.xfail(strict=True, reason="perturb/view.py _read_text reads a CSV view with pl.read_csv and does not "
+                                       "undo the formula escape data.write now applies: wrap it in "
+                                       "crowdsafe.csv_safety.unescape_frame (the view then round-trips)")
+def test_a_csv_view_estimates_as_the_parquet_view(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 300
+    frame = pl.DataFrame({"id": np.arange(n) % 50, "sex": rng.choice(["F", "M"], n),
+                          "mark": rng.choice(["=1+1", "-", "ok"], n)})
+    queries = ['count where mark = "-"', 'count where mark = "=1+1"']
+    estimates = []
+    for name in ("v.csv", "v.parquet"):
+        api.perturb(frame, gamma=0.5, d=0.05, seed=1, out=tmp_path / name)
+        estimates.append([e.estimate for e in api.estimate(tmp_path / name, queries)])
+    assert estimates[0] == pytest.approx(estimates[1])
