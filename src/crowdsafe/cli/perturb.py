@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from crowdsafe import api
+from crowdsafe import api, csv_safety
 from crowdsafe.cli.options import (
     DataArg,
     EngineOpt,
@@ -20,9 +20,9 @@ from crowdsafe.cli.options import (
     SeedOpt,
     SparkMasterOpt,
     emit,
+    parse_budget,
     split_list,
 )
-from crowdsafe.cli.query import parse_budget
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import atomic_path, write_text_atomic
 from crowdsafe.perturb import AlphaBetaPlan, certificate_path, equality_estimates, read_view
@@ -208,7 +208,7 @@ def register(app: typer.Typer) -> None:
                 raise ParameterError(f"--out of --equality must be a .csv file, got {out}")
             sweep = equality_estimates(published, max_attributes=equality, confidence=confidence)
             with atomic_path(out) as tmp:
-                sweep.frame.write_csv(tmp)
+                csv_safety.write_csv(sweep.frame, tmp)
             payload["equality"] = {"max_attributes": equality, "queries": sweep.queries, "file": str(out),
                                    "theorem_bound": sweep.theorem.as_dict()}
 

@@ -95,7 +95,7 @@ def register(app: typer.Typer) -> None:
         Example (Spark): crowdsafe publish s3a://bucket/people.parquet --engine spark --spark-master local[4] --out release/people.parquet
         """
         from crowdsafe import api
-        from crowdsafe.cli.query import parse_budget
+        from crowdsafe.cli.options import parse_budget
 
         if no_ledger and (ledger is not None or budget is not None):
             raise ParameterError("--no-ledger cannot be combined with --ledger or --budget")

@@ -21,7 +21,7 @@ from crowdsafe.cli.options import (
     SeedOpt,
     SparkMasterOpt,
     emit,
-    split_list,
+    parse_budget,
 )
 from crowdsafe.errors import ParameterError
 from crowdsafe.files import write_text_atomic
@@ -36,20 +36,6 @@ LedgerOpt = Annotated[
         help="The budget ledger file (default: $CROWDSAFE_LEDGER, else ~/.local/share/crowdsafe/ledger.sqlite3).",
     ),
 ]
-
-
-def parse_budget(text: str | None) -> tuple[float, float] | None:
-    """'1' or '1,1e-6' -> (ε, δ)."""
-    items = split_list(text)
-    if items is None:
-        return None
-    try:
-        numbers = [float(item) for item in items]
-    except ValueError:
-        raise ParameterError(f"--budget expects EPSILON or EPSILON,DELTA, got {text!r}") from None
-    if len(numbers) not in (1, 2):
-        raise ParameterError(f"--budget expects EPSILON or EPSILON,DELTA, got {text!r}")
-    return (numbers[0], numbers[1] if len(numbers) == 2 else 0.0)
 
 
 def _interval(answer: QueryAnswer) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from crowdsafe.csv_safety import unescape_frame
 from crowdsafe.data import read_table, write
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import atomic_path
@@ -102,10 +103,11 @@ def _read_text(path: Path) -> pl.DataFrame:
     if not path.is_file():
         raise InputError(f"file not found: {path}")
     try:
-        return pl.read_csv(path, infer_schema=False, separator="\t" if path.suffix.lower() == ".tsv" else ",")
+        frame = pl.read_csv(path, infer_schema=False, separator="\t" if path.suffix.lower() == ".tsv" else ",")
     except (pl.exceptions.PolarsError, OSError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"cannot read the view {path}: {first}") from None
+    return unescape_frame(frame)  # crowdsafe writes formula-safe CSV cells (crowdsafe.csv_safety)
 
 
 def read_view(path: str | os.PathLike[str], certificate: str | os.PathLike[str] | None = None) -> View:
