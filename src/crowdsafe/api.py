@@ -503,14 +503,14 @@ def plan_publish(
     epsilon1: float | None = None,
     scheme: str | Mapping[str, int] | None = None,
     releases: int = 1,
-    rows: int | None = None,
 ) -> "PublishPlan":
     """The plan :func:`publish` would run (k, β, ε1, cost of all releases), without reading data.
-    ``rows`` (the table's size, if known) gives the expected sample size."""
+    (The expected sample size of a table of n rows, ``plan.expected_sample_rows(n)``, is a fact
+    about the data: custodian-only.)"""
     from crowdsafe.anonymize.publish import plan_publication
 
     return plan_publication(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
-                            releases=releases, rows=rows)
+                            releases=releases)
 
 
 def publish(
@@ -535,6 +535,7 @@ def publish(
     budget: tuple[float, float] | None = None,
     engine: str | None = None,
     spark_master: str | None = None,
+    custodian_report: str | os.PathLike[str] | None = None,
 ) -> "Publication":
     """Publish ``data`` k-anonymized with a proven (ε, δ)-DP guarantee per release: Bernoulli(β)
     sampling, then a safe recoding (a fixed ``scheme``: strongly safe; else an ε1-DP choice over
@@ -545,15 +546,20 @@ def publish(
     With ``out``, each table and its certificate are written atomically. The ledger
     (``"default"``, a path, a Ledger, or None) is charged before anything is computed from the
     data; a dataset with no budget gets ``budget`` or, without it, exactly this publication's
-    cost. ``seed`` makes the run reproducible and NOT fit for release.
+    cost. ``seed`` makes the run reproducible and NOT fit for release; so does ``ledger=None``
+    (nothing then records the sample's use or limits further releases).
+
+    The returned :class:`~crowdsafe.anonymize.publish.Publication` holds no sample: its
+    ``summary()`` is public (the plan and DP outputs); the exact facts (sample sizes,
+    suppression, utility, input rows, ledger identities) are in ``custodian_report()``, in the
+    ledger entry, and in the JSON file ``custodian_report`` names (refused in the release's
+    folder).
 
     ``engine="spark"`` runs the per-row stages on Apache Spark (``pip install 'crowdsafe[spark]'``;
     the active session, else one on ``spark_master`` / ``$CROWDSAFE_SPARK_MASTER``): ``data`` may
     then also be any Parquet/CSV path Spark reads, or a Spark DataFrame; ``out`` is written as a
     directory of part files. See docs/spark.md.
     """
-    from dataclasses import replace
-
     from crowdsafe.anonymize.publish import plan_publication, publish_dataset
     from crowdsafe.engines import check_engine
     from crowdsafe.randomness import as_randomness
@@ -566,15 +572,15 @@ def publish(
         with ledger_for(ledger) as book:
             return publish_spark(data, publish_plan, master=spark_master, schema=schema, qi=qi, sensitive=sensitive,
                                  missing=missing, name=name, randomness=as_randomness(seed), ledger=book,
-                                 budget=budget, out=None if out is None else str(out), force=force)
+                                 budget=budget, out=None if out is None else str(out), force=force,
+                                 custodian_report=custodian_report)
     if spark_master is not None:
         raise ParameterError("--spark-master needs --engine spark")
     dataset = load(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
-    publish_plan = replace(publish_plan, rows=dataset.n_rows)
     randomness = as_randomness(seed)
     with ledger_for(ledger) as book:
         return publish_dataset(dataset, publish_plan, randomness=randomness, ledger=book, name=name,
-                               budget=budget, out=out, force=force)
+                               budget=budget, out=out, force=force, custodian_report=custodian_report)
 
 
 # -- attacks -------------------------------------------------------------------------------------
