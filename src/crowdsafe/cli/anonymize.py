@@ -1,4 +1,10 @@
-"""``crowdsafe anonymize DATA``: classic k-anonymization (Mondrian, MDAV, lattice search)."""
+"""``crowdsafe anonymize DATA``: classic k-anonymization (Mondrian, MDAV, lattice search).
+
+It prints (and ``--json`` gives) the release's public summary (parameters, rows and classes of
+the release) and, under a heading that says so, the custodian-only facts: rows read and
+suppressed, utility against the input, the search's diagnostics. These releases carry no formal
+guarantee, and those facts are not part of the release.
+"""
 
 from __future__ import annotations
 
@@ -64,15 +70,25 @@ def _utility(release: Any) -> dict[str, Any]:
     return out
 
 
+CUSTODIAN_HEADING = "custodian only (exact facts about the input: not part of the release; do not publish them)"
+
+
 def render(payload: dict[str, Any], console: Console) -> None:
     console.print(
-        f"[bold]{payload['algorithm']}[/bold], k = {payload['k']}: {payload['rows_published']:,} of "
-        f"{payload['rows_in']:,} rows published in {payload['classes']:,} classes "
-        f"(smallest {payload['smallest_class']}); {payload['rows_suppressed']:,} suppressed "
-        f"({payload['suppression_rate']:.2%})"
+        f"[bold]{payload['algorithm']}[/bold], k = {payload['k']}: {payload['rows_published']:,} rows "
+        f"published in {payload['classes']:,} classes (smallest {payload['smallest_class']})"
     )
     console.print(f"quasi-identifiers: {', '.join(payload['quasi_identifiers'])}")
-    utility = payload["utility"]
+    for note in payload["notes"]:
+        console.print(f"note: {note}")
+    console.print(f"[bold]guarantee:[/bold] {payload['guarantee']}")
+    if payload.get("written"):
+        console.print(f"wrote {payload['written']['table']} and {payload['written']['certificate']}")
+    custodian = payload["custodian_only"]
+    console.print(f"[bold]{CUSTODIAN_HEADING}[/bold]", markup=True)
+    console.print(f"{custodian['rows_in']:,} rows read; {custodian['rows_suppressed']:,} suppressed "
+                  f"({custodian['suppression_rate']:.2%})")
+    utility = custodian["utility"]
     table = Table(title="Utility", title_justify="left")
     table.add_column("measure")
     table.add_column("value", justify="right")
@@ -85,11 +101,8 @@ def render(payload: dict[str, Any], console: Console) -> None:
     console.print(table)
     if "note" in utility:
         console.print(f"note: {utility['note']}")
-    for note in payload["notes"]:
+    for note in custodian.get("search", {}).get("notes", []):
         console.print(f"note: {note}")
-    console.print(f"[bold]guarantee:[/bold] {payload['guarantee']}")
-    if payload.get("written"):
-        console.print(f"wrote {payload['written']['table']} and {payload['written']['certificate']}")
 
 
 def register(app: typer.Typer) -> None:
@@ -133,7 +146,7 @@ def register(app: typer.Typer) -> None:
             time_budget=time_budget,
         )
         payload = release.summary()
-        payload["utility"] = _utility(release)
+        payload["custodian_only"] = {**release.custodian_report(), "utility": _utility(release)}
         if out is not None:
             table_path, certificate = release.write(out)
             payload["written"] = {"table": str(table_path), "certificate": str(certificate)}
