@@ -327,6 +327,7 @@ def publish_dataset(
     number and calls it a custodian-only fact. The custodian's exact facts go to the ledger
     entry and, when ``custodian_report`` names a file (never in the release's folder), there.
     """
+    given = dataset
     dataset, columns, notes = prepare_dataset(dataset)
     fixed = fixed_scheme(dataset, columns, publish_plan.scheme) if publish_plan.scheme is not None else None
     if fixed is None:
@@ -336,8 +337,8 @@ def publish_dataset(
     label = name or dataset.name or "data"
     charge_request: dict[str, Any] = {}
     identity = None
-    if ledger is not None:
-        identity = dataset.fingerprint(key=ledger.identity_key)
+    if ledger is not None:  # the table as given: the identity `crowdsafe query` and `ledger init` see
+        identity = given.fingerprint(key=ledger.identity_key)
         charge_request = ledger_request(ledger, identity, label, publish_plan, fixed is not None, budget,
                                         randomness, notes)
 
