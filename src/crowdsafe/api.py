@@ -33,14 +33,21 @@ if TYPE_CHECKING:
     from crowdsafe.perturb import AlphaBetaPlan, Estimate, Perturbation
 
 
+CHECK_NOTICE = ("CUSTODIAN ONLY: exact facts about the data (counts, classes, risk), not covered by any "
+                "privacy guarantee; do not publish them")
+
+
 @dataclass(frozen=True)
 class CheckReport:
     """What ``check`` found: the table, its schema, the missing-value policy applied, and the
-    equivalence classes of its quasi-identifiers (k = the smallest class)."""
+    equivalence classes of its quasi-identifiers (k = the smallest class).
+
+    Every figure is an exact fact about the data: the report is for the custodian only, not
+    covered by any guarantee (``to_dict()`` says so in its ``notice``), and holds no digest of
+    the data."""
 
     dataset: str
     rows: int
-    fingerprint: str
     schema: Schema
     missing: dict[str, Any]
     attributes: list[dict[str, Any]]
@@ -58,9 +65,9 @@ class CheckReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "notice": CHECK_NOTICE,
             "dataset": self.dataset,
             "rows": self.rows,
-            "fingerprint": self.fingerprint,
             "schema_source": self.schema.source,
             "missing": self.missing,
             "attributes": self.attributes,
@@ -133,8 +140,7 @@ def check_dataset(
     if not qis:
         raise ParameterError("the data has no quasi-identifiers; name them with --qi a,b,c (qi=[...])")
     frame = dataset.frame
-    with ThreadPoolExecutor(max_workers=2) as pool:  # hashing and counting overlap the models (all release the GIL)
-        fingerprint = pool.submit(dataset.fingerprint)
+    with ThreadPoolExecutor(max_workers=1) as pool:  # counting overlaps the models (both release the GIL)
         summary = pool.submit(lambda: (frame.select(pl.all().n_unique()).row(0), frame.null_count().row(0)))
         privacy = assess(dataset, original=original, target_k=target_k, l=l, ground=ground, threshold=threshold,
                          population=population, population_size=population_size)
@@ -162,7 +168,6 @@ def check_dataset(
     return CheckReport(
         dataset=dataset.name or "data",
         rows=dataset.n_rows,
-        fingerprint=fingerprint.result(),
         schema=dataset.schema,
         missing=dataset.missing.to_dict() | {"description": dataset.missing.describe()},
         attributes=attributes,

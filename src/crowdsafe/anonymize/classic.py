@@ -112,7 +112,7 @@ def anonymize_dataset(
                                           constraints=constraints, metric=loss, search=search,
                                           time_budget=time_budget)
         name = "optimal lattice search" if result.optimal else "greedy lattice search"
-        parameters.update(suppression_limit=limit, search=result.describe())
+        parameters.update(suppression_limit=limit, search=result.describe(), scheme=result.scheme_levels)
         custodian["search"] = result.diagnostics()
     applied = apply(dataset, recoding, k, constraints=constraints, suppression_limit=limit)
     certificate = certify_k_anonymization(

@@ -233,13 +233,13 @@ class LatticeResult:
         return dict(zip(self.columns, self.levels))
 
     def describe(self) -> dict[str, Any]:
-        """What the search was and what it chose (the levels are part of the release): fit for a
-        certificate. Counts, timings and losses on the data are in :meth:`diagnostics`."""
+        """What the search was (mode, metric, lattice size: fixed by the options and hierarchies),
+        fit for a certificate. The chosen levels are :attr:`scheme_levels` (they show in the
+        release); counts, timings and losses on the data are in :meth:`diagnostics`."""
         return {
             "search": self.search,
             "optimal": self.optimal,
             "metric": self.metric,
-            "levels": self.scheme_levels,
             "lattice_nodes": self.nodes,
         }
 

@@ -12,7 +12,6 @@ from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from crowdsafe import api
 from crowdsafe.cli.options import DataArg, JsonOpt, OutOpt, QiOpt, SchemaOpt, SensitiveOpt, emit, split_list
@@ -70,7 +69,7 @@ def _utility(release: Any) -> dict[str, Any]:
     return out
 
 
-CUSTODIAN_HEADING = "custodian only (exact facts about the input: not part of the release; do not publish them)"
+CUSTODIAN_HEADING = "custodian only (exact facts about the input; do not publish them):"
 
 
 def render(payload: dict[str, Any], console: Console) -> None:
@@ -85,24 +84,21 @@ def render(payload: dict[str, Any], console: Console) -> None:
     if payload.get("written"):
         console.print(f"wrote {payload['written']['table']} and {payload['written']['certificate']}")
     custodian = payload["custodian_only"]
-    console.print(f"[bold]{CUSTODIAN_HEADING}[/bold]", markup=True)
-    console.print(f"{custodian['rows_in']:,} rows read; {custodian['rows_suppressed']:,} suppressed "
-                  f"({custodian['suppression_rate']:.2%})")
     utility = custodian["utility"]
-    table = Table(title="Utility", title_justify="left")
-    table.add_column("measure")
-    table.add_column("value", justify="right")
-    table.add_row("GCP (mean NCP)", f"{utility['gcp']:.4f}")
-    for name, value in utility["ncp"].items():
-        table.add_row(f"  NCP {name}", f"{value:.4f}")
-    table.add_row("discernibility", f"{utility['discernibility']:,.0f}")
-    table.add_row("C_avg", f"{utility['c_avg']:.3f}")
-    table.add_row("suppression", f"{utility['suppression_rate']:.2%}")
-    console.print(table)
-    if "note" in utility:
-        console.print(f"note: {utility['note']}")
-    for note in custodian.get("search", {}).get("notes", []):
-        console.print(f"note: {note}")
+    lines = [
+        f"rows read       {custodian['rows_in']:,}; {custodian['rows_suppressed']:,} suppressed "
+        f"({custodian['suppression_rate']:.2%})",
+        f"GCP (mean NCP)  {utility['gcp']:.4f}",
+        *(f"  NCP {name:<11} {value:.4f}" for name, value in utility["ncp"].items()),
+        f"discernibility  {utility['discernibility']:,.0f}",
+        f"C_avg           {utility['c_avg']:.3f}",
+        f"suppression     {utility['suppression_rate']:.2%}",
+        *([f"note: {utility['note']}"] if "note" in utility else []),
+        *(f"note: {note}" for note in custodian.get("search", {}).get("notes", [])),
+    ]
+    console.print(CUSTODIAN_HEADING, markup=False, highlight=False)
+    for line in lines:
+        console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
