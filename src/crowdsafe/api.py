@@ -201,7 +201,10 @@ def anonymize(
     t-closeness on ``sensitive`` (Mondrian and lattice). ``options`` go to
     :func:`crowdsafe.anonymize.anonymize_dataset` (mode, categorical, aggregate, loss,
     suppression_limit, search, time_budget, distance). With ``out``, the table and its
-    certificate (``<name>.certificate.json``) are written atomically.
+    certificate (``<name>.certificate.json``) are written atomically. The certificate and
+    ``release.summary()`` hold the parameters and what the release itself shows; exact facts
+    about the input (rows read and suppressed, the search's diagnostics) are in
+    ``release.custodian_report()``, for the custodian only.
     """
     from crowdsafe.anonymize import anonymize_dataset
 
