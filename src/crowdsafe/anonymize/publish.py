@@ -349,9 +349,11 @@ def publish_dataset(
     with contextlib.ExitStack() as stack:
         charge = None
         if ledger is not None:
+            # independent samples compose whatever they contain: two that came out identical are
+            # no reason to stop (the ledger records a repeated identity once)
             sample_ids = [s.fingerprint(key=ledger.identity_key) for s in samples]
             charge = stack.enter_context(ledger.charge(identity, **charge_request,  # type: ignore[arg-type]
-                                                       sample_ids=ledger_sample_ids(sample_ids)))
+                                                       sample_ids=sample_ids))
         releases, choices, facts = [], [], []
         for sample, release_id, stream in zip(samples, release_ids, streams):
             release, choice, fact = _release_one(dataset, sample, release_id, stream, publish_plan, fixed,
@@ -385,19 +387,6 @@ def new_release_id(stream: Randomness) -> str:
     ``stream`` before any data-dependent draw: fresh OS randomness in release mode; on a seeded
     run the same on neighbouring tables. Never derived from the data."""
     return stream.spawn(1)[0].generator.bytes(16).hex()
-
-
-def ledger_sample_ids(sample_ids: Sequence[str]) -> list[str]:
-    """The samples' keyed identities as the ledger records them. Independent samples compose
-    whatever they contain, so two fresh samples that came out identical are no reason to stop;
-    the ledger refuses one identity named twice in a charge, so a repeat is recorded once and
-    its place filled by a name no table's identity can take (``<identity>/repeat-<i>``)."""
-    seen: set[str] = set()
-    out = []
-    for i, sample_id in enumerate(sample_ids):
-        out.append(sample_id if sample_id not in seen else f"{sample_id}/repeat-{i}")
-        seen.add(sample_id)
-    return out
 
 
 def check_lattice(hierarchies: Mapping[str, Any], columns: Sequence[str]) -> None:

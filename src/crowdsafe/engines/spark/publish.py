@@ -42,7 +42,6 @@ from crowdsafe.anonymize.publish import (
     choose_recoding,
     custodian_facts,
     ledger_request,
-    ledger_sample_ids,
     ledger_summary,
     new_release_id,
     public_choice,
@@ -173,7 +172,7 @@ def publish_table(
     with contextlib.ExitStack() as stack:
         charge = None
         if ledger is not None:
-            sample_ids = ledger_sample_ids([keyed(s.identity, ledger.identity_key) for s in samples])
+            sample_ids = [keyed(s.identity, ledger.identity_key) for s in samples]  # repeats are fine
             charge = stack.enter_context(ledger.charge(identity, **charge_request,  # type: ignore[arg-type]
                                                        sample_ids=sample_ids))
         releases: list[SparkRelease] = []
