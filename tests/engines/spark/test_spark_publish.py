@@ -176,14 +176,15 @@ def test_the_ledger_knows_the_table_and_its_sample_by_keyed_identities(spark, sm
     """With a ledger: the table's identity is its multiset digest keyed with the ledger's secret,
     the sample is recorded by its keyed digest, the certificate is fit for release and holds
     neither; without one the run is not fit for release."""
-    from crowdsafe.engines.spark.publish import keyed, publish_table
+    from crowdsafe.engines.spark.publish import publish_table
+    from crowdsafe.identity import keyed_identity
     from crowdsafe.privacy.ledger import Ledger
 
     ledger = Ledger(tmp_path / "ledger.sqlite3")
     plan = plan_publication(1.0, 1e-6, scheme="coarse")
     run = publish_table(small_table, plan, randomness=Randomness(), ledger=ledger, force=True)
     entry = ledger.entries()[-1]
-    assert entry.fingerprint == keyed(small_table.fingerprint, ledger.identity_key) != small_table.fingerprint
+    assert entry.fingerprint == keyed_identity(small_table.fingerprint, ledger.identity_key) != small_table.fingerprint
     assert len(entry.samples) == 1 and run.custodian_report()["ledger"]["dataset_identity"] == entry.fingerprint
     text = run.certificate.to_json()
     assert small_table.fingerprint not in text and entry.fingerprint not in text and entry.samples[0] not in text

@@ -22,7 +22,6 @@ the Polars engine's sample.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -80,7 +79,7 @@ class SparkRelease(Release):
 @dataclass(frozen=True)
 class SampleCounts:
     """One release's sample as counted on Spark: the table, its size and its identity (the
-    unkeyed multiset digest: key it with :func:`keyed` before it goes to a ledger; it never goes
+    unkeyed multiset digest: keyed with ``Ledger.identify`` before it goes to a ledger; it never goes
     anywhere else)."""
 
     table: CountedSample
@@ -124,16 +123,10 @@ def spark_paths(out: str, releases: int) -> list[str]:
     return [f"{prefix}{stem}-{i + 1}.{suffix}" for i in range(releases)]
 
 
-def keyed(identity: str, key: bytes) -> str:
-    """A multiset digest keyed with the ledger's secret ``key`` (as
-    :meth:`crowdsafe.data.Dataset.fingerprint` keys its digest), for the ledger only."""
-    return hashlib.blake2b(bytes.fromhex(identity), key=key, digest_size=32).hexdigest()
-
-
-def table_identity(table: SparkTable, key: bytes) -> str:
-    """The table's identity in a ledger keyed with ``key``."""
-    method = getattr(table, "identity", None)
-    return method(key) if callable(method) else keyed(table.fingerprint, key)
+def table_identity(table: SparkTable, ledger: Ledger) -> str:
+    """The table's identity in ``ledger``: its multiset digest keyed with the ledger's secret
+    (:meth:`~crowdsafe.privacy.ledger.Ledger.identify`)."""
+    return ledger.identify(table.fingerprint)
 
 
 def publish_table(
@@ -161,7 +154,7 @@ def publish_table(
     charge_request: dict[str, Any] = {}
     identity = None
     if ledger is not None:
-        identity = table_identity(table, ledger.identity_key)
+        identity = table_identity(table, ledger)
         charge_request = ledger_request(ledger, identity, table.label, publish_plan, fixed is not None,
                                         budget, randomness, notes)
     streams = randomness.spawn(publish_plan.releases) if publish_plan.releases > 1 else [randomness]
@@ -172,7 +165,7 @@ def publish_table(
     with contextlib.ExitStack() as stack:
         charge = None
         if ledger is not None:
-            sample_ids = [keyed(s.identity, ledger.identity_key) for s in samples]  # repeats are fine
+            sample_ids = [ledger.identify(s.identity) for s in samples]  # repeats are fine
             charge = stack.enter_context(ledger.charge(identity, **charge_request,  # type: ignore[arg-type]
                                                        sample_ids=sample_ids))
         releases: list[SparkRelease] = []
