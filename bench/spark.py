@@ -73,7 +73,7 @@ def polars_engine(path: Path, folder: Path) -> dict[str, object]:
     read_time, data = timed(lambda: load(str(path), schema=schema(), hierarchies=adult_hierarchies()))
     prepared, columns, _ = prepare_dataset(data)
     floor, _ = timed(lambda: prepared.frame.group_by(columns).len())
-    plan = plan_publication(1.0, 1e-6, rows=data.n_rows)
+    plan = plan_publication(1.0, 1e-6)
     total, publication = timed(lambda: publish_dataset(data, plan, randomness=Randomness(),
                                                        out=folder / "polars-release.parquet"))
     return {
@@ -117,7 +117,7 @@ def spark_child(path: str, folder: str, threads: int, driver_memory: str) -> dic
     table_time, table = timed(lambda: spark_table(spark, path, schema=schema(), hierarchies=adult_hierarchies()))
     columns = table.columns
     floor, _ = timed(lambda: spark.read.parquet(path).groupBy(*columns).count().count())
-    plan = plan_publication(1.0, 1e-6, rows=table.n_rows)
+    plan = plan_publication(1.0, 1e-6)
     randomness = Randomness()
     count_time, sample = timed(lambda: count_release_sample(table, plan.beta, randomness, None))
     choice_time, choice = timed(lambda: choose_scheme(sample.table, columns, plan.k, plan.epsilon1, randomness))

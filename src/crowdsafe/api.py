@@ -33,14 +33,21 @@ if TYPE_CHECKING:
     from crowdsafe.perturb import AlphaBetaPlan, Estimate, Perturbation
 
 
+CHECK_NOTICE = ("CUSTODIAN ONLY: exact facts about the data (counts, classes, risk), not covered by any "
+                "privacy guarantee; do not publish them")
+
+
 @dataclass(frozen=True)
 class CheckReport:
     """What ``check`` found: the table, its schema, the missing-value policy applied, and the
-    equivalence classes of its quasi-identifiers (k = the smallest class)."""
+    equivalence classes of its quasi-identifiers (k = the smallest class).
+
+    Every figure is an exact fact about the data: the report is for the custodian only, not
+    covered by any guarantee (``to_dict()`` says so in its ``notice``), and holds no digest of
+    the data."""
 
     dataset: str
     rows: int
-    fingerprint: str
     schema: Schema
     missing: dict[str, Any]
     attributes: list[dict[str, Any]]
@@ -58,9 +65,9 @@ class CheckReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "notice": CHECK_NOTICE,
             "dataset": self.dataset,
             "rows": self.rows,
-            "fingerprint": self.fingerprint,
             "schema_source": self.schema.source,
             "missing": self.missing,
             "attributes": self.attributes,
@@ -133,8 +140,7 @@ def check_dataset(
     if not qis:
         raise ParameterError("the data has no quasi-identifiers; name them with --qi a,b,c (qi=[...])")
     frame = dataset.frame
-    with ThreadPoolExecutor(max_workers=2) as pool:  # hashing and counting overlap the models (all release the GIL)
-        fingerprint = pool.submit(dataset.fingerprint)
+    with ThreadPoolExecutor(max_workers=1) as pool:  # counting overlaps the models (both release the GIL)
         summary = pool.submit(lambda: (frame.select(pl.all().n_unique()).row(0), frame.null_count().row(0)))
         privacy = assess(dataset, original=original, target_k=target_k, l=l, ground=ground, threshold=threshold,
                          population=population, population_size=population_size)
@@ -162,7 +168,6 @@ def check_dataset(
     return CheckReport(
         dataset=dataset.name or "data",
         rows=dataset.n_rows,
-        fingerprint=fingerprint.result(),
         schema=dataset.schema,
         missing=dataset.missing.to_dict() | {"description": dataset.missing.describe()},
         attributes=attributes,
@@ -196,7 +201,10 @@ def anonymize(
     t-closeness on ``sensitive`` (Mondrian and lattice). ``options`` go to
     :func:`crowdsafe.anonymize.anonymize_dataset` (mode, categorical, aggregate, loss,
     suppression_limit, search, time_budget, distance). With ``out``, the table and its
-    certificate (``<name>.certificate.json``) are written atomically.
+    certificate (``<name>.certificate.json``) are written atomically. The certificate and
+    ``release.summary()`` hold the parameters and what the release itself shows; exact facts
+    about the input (rows read and suppressed, the search's diagnostics) are in
+    ``release.custodian_report()``, for the custodian only.
     """
     from crowdsafe.anonymize import anonymize_dataset
 
@@ -503,14 +511,14 @@ def plan_publish(
     epsilon1: float | None = None,
     scheme: str | Mapping[str, int] | None = None,
     releases: int = 1,
-    rows: int | None = None,
 ) -> "PublishPlan":
     """The plan :func:`publish` would run (k, β, ε1, cost of all releases), without reading data.
-    ``rows`` (the table's size, if known) gives the expected sample size."""
+    (The expected sample size of a table of n rows, ``plan.expected_sample_rows(n)``, is a fact
+    about the data: custodian-only.)"""
     from crowdsafe.anonymize.publish import plan_publication
 
     return plan_publication(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
-                            releases=releases, rows=rows)
+                            releases=releases)
 
 
 def publish(
@@ -535,6 +543,7 @@ def publish(
     budget: tuple[float, float] | None = None,
     engine: str | None = None,
     spark_master: str | None = None,
+    custodian_report: str | os.PathLike[str] | None = None,
 ) -> "Publication":
     """Publish ``data`` k-anonymized with a proven (ε, δ)-DP guarantee per release: Bernoulli(β)
     sampling, then a safe recoding (a fixed ``scheme``: strongly safe; else an ε1-DP choice over
@@ -545,15 +554,20 @@ def publish(
     With ``out``, each table and its certificate are written atomically. The ledger
     (``"default"``, a path, a Ledger, or None) is charged before anything is computed from the
     data; a dataset with no budget gets ``budget`` or, without it, exactly this publication's
-    cost. ``seed`` makes the run reproducible and NOT fit for release.
+    cost. ``seed`` makes the run reproducible and NOT fit for release; so does ``ledger=None``
+    (nothing then records the sample's use or limits further releases).
+
+    The returned :class:`~crowdsafe.anonymize.publish.Publication` holds no sample: its
+    ``summary()`` is public (the plan and DP outputs); the exact facts (sample sizes,
+    suppression, utility, input rows, ledger identities) are in ``custodian_report()``, in the
+    ledger entry, and in the JSON file ``custodian_report`` names (refused in the release's
+    folder).
 
     ``engine="spark"`` runs the per-row stages on Apache Spark (``pip install 'crowdsafe[spark]'``;
     the active session, else one on ``spark_master`` / ``$CROWDSAFE_SPARK_MASTER``): ``data`` may
     then also be any Parquet/CSV path Spark reads, or a Spark DataFrame; ``out`` is written as a
     directory of part files. See docs/spark.md.
     """
-    from dataclasses import replace
-
     from crowdsafe.anonymize.publish import plan_publication, publish_dataset
     from crowdsafe.engines import check_engine
     from crowdsafe.randomness import as_randomness
@@ -566,15 +580,15 @@ def publish(
         with ledger_for(ledger) as book:
             return publish_spark(data, publish_plan, master=spark_master, schema=schema, qi=qi, sensitive=sensitive,
                                  missing=missing, name=name, randomness=as_randomness(seed), ledger=book,
-                                 budget=budget, out=None if out is None else str(out), force=force)
+                                 budget=budget, out=None if out is None else str(out), force=force,
+                                 custodian_report=custodian_report)
     if spark_master is not None:
         raise ParameterError("--spark-master needs --engine spark")
     dataset = load(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
-    publish_plan = replace(publish_plan, rows=dataset.n_rows)
     randomness = as_randomness(seed)
     with ledger_for(ledger) as book:
         return publish_dataset(dataset, publish_plan, randomness=randomness, ledger=book, name=name,
-                               budget=budget, out=out, force=force)
+                               budget=budget, out=out, force=force, custodian_report=custodian_report)
 
 
 # -- attacks -------------------------------------------------------------------------------------

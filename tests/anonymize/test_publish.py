@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter
 
 import numpy as np
@@ -128,26 +129,31 @@ def test_published_rows_are_a_k_anonymous_image_of_sampled_rows(data, seed, chos
 
 def test_release_on_adult_certificate_and_files(adult_data, tmp_path):
     ledger = Ledger(tmp_path / "ledger.sqlite3")
-    plan = plan_publication(1.0, 1e-6, rows=adult_data.n_rows)
+    plan = plan_publication(1.0, 1e-6)
     pub = publish_dataset(adult_data, plan, randomness=Randomness(5), ledger=ledger, out=tmp_path / "r.csv")
     cert = Certificate.read(tmp_path / "r.certificate.json")
     assert cert.guarantee == "dps" and "Theorem 6" in cert.theorem
     assert cert.epsilon == pytest.approx(1.0) and cert.delta <= 1e-6
     assert cert.parameters["k"] == plan.k and cert.parameters["epsilon1"] == pytest.approx(0.1)
-    assert not cert.fit_for_release  # seeded
-    assert cert.input_fingerprint == adult_data.fingerprint()
+    assert not cert.fit_for_release and cert.accounting == {"ledger": True}  # seeded, recorded
+    assert "input_fingerprint" not in json.loads(cert.to_json())
     table = pl.read_csv(tmp_path / "r.csv", infer_schema=False)
     assert "frame" not in vars(pub.release)  # the CSV came from the classes: no row was built
     assert table.height == pub.release.rows_published > 0
     # written from one line per class, byte for byte the release's table as Polars writes it
     assert (tmp_path / "r.csv").read_bytes() == pub.release.frame.write_csv().encode()
     assert set(table.columns) == set(adult_data.quasi_identifiers) | {"income"}
-    # the sample's identity is its fingerprint, recorded in the ledger as consumed
+    # the ledger records the sample by its digest keyed with the ledger's secret, as consumed;
+    # the certificate names the release by random bits, not by anything computed from the data
     sample = _sample_of(adult_data, 5, plan.beta)
+    identity = sample.fingerprint(key=ledger.identity_key)
     entry = ledger.entries()[-1]
-    assert entry.kind == "dps-release" and list(entry.samples) == [sample.fingerprint()]
-    assert cert.sample["id"] == sample.fingerprint()
-    assert ledger.consumed_by(sample.fingerprint()) == entry.id
+    assert entry.kind == "dps-release" and list(entry.samples) == [identity]
+    assert entry.fingerprint == adult_data.fingerprint(key=ledger.identity_key)
+    assert set(cert.sample) == {"release_id", "rate"} and len(cert.sample["release_id"]) == 32
+    assert cert.sample["release_id"] not in (sample.fingerprint(), identity, adult_data.fingerprint())
+    assert ledger.consumed_by(identity) == entry.id
+    assert pub.custodian_report()["ledger"]["dataset_identity"] == entry.fingerprint
 
 
 def test_a_consumed_sample_is_refused_with_nothing_written_or_charged(adult_data, tmp_path):
@@ -170,13 +176,13 @@ def test_unknown_scheme_level_is_refused_before_anything(adult_data, tmp_path):
         fixed_scheme(adult_data, adult_data.quasi_identifiers, "finest")
     with pytest.raises(ParameterError, match="not a quasi-identifier"):
         fixed_scheme(adult_data, adult_data.quasi_identifiers, "nosuch=1")
-    assert ledger.entries() == [] and ledger.budget(adult_data.fingerprint()) is None
+    assert ledger.entries() == [] and ledger.budget(adult_data.fingerprint(key=ledger.identity_key)) is None
     assert not any(p.name.startswith("x") for p in tmp_path.iterdir())
 
 
 def test_over_budget_is_refused_before_sampling(adult_data, tmp_path):
     ledger = Ledger(tmp_path / "ledger.sqlite3")
-    ledger.set_budget(adult_data.fingerprint(), "adult", 0.5, 1e-5)
+    ledger.set_budget(adult_data.fingerprint(key=ledger.identity_key), "adult", 0.5, 1e-5)
     with pytest.raises(crowdsafe.errors.BudgetExceeded):
         publish_dataset(adult_data, plan_publication(1.0, 1e-6), randomness=Randomness(1), ledger=ledger,
                         out=tmp_path / "x.csv")
@@ -188,7 +194,7 @@ def test_without_a_budget_the_first_release_takes_exactly_its_cost(adult_data, t
     plan = plan_publication(1.0, 1e-6, scheme="coarse")
     pub = publish_dataset(adult_data, plan, randomness=Randomness(2), ledger=ledger)
     assert any("registered this publication's cost" in n for n in pub.notes)
-    budget = ledger.budget(adult_data.fingerprint())
+    budget = ledger.budget(adult_data.fingerprint(key=ledger.identity_key))
     assert budget.budget.epsilon == pytest.approx(1.0) and budget.remaining.epsilon == pytest.approx(0.0, abs=1e-9)
     with pytest.raises(crowdsafe.errors.BudgetExceeded):
         publish_dataset(adult_data, plan, randomness=Randomness(3), ledger=ledger)
@@ -197,9 +203,22 @@ def test_without_a_budget_the_first_release_takes_exactly_its_cost(adult_data, t
 def test_heavy_suppression_stops_unless_forced(tmp_path):
     data = crowdsafe.data.load(pl.DataFrame({"x": [str(i) for i in range(200)]}))
     plan = plan_publication(1.0, 1e-3, k=20, beta=0.5, scheme="none")
-    with pytest.raises(ParameterError, match="coarser scheme.*larger epsilon or delta.*larger beta"):
-        publish_dataset(data, plan, randomness=Randomness(1), out=tmp_path / "r.csv")
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    report = tmp_path / "custodian" / "report.json"
+    with pytest.raises(ParameterError, match="coarser scheme.*larger epsilon or delta.*larger beta") as stop:
+        publish_dataset(data, plan, randomness=Randomness(1), out=tmp_path / "r.csv", ledger=ledger,
+                        custodian_report=report)
     assert not (tmp_path / "r.csv").exists()
+    # the message gives no data-dependent number: only the public threshold, and says the stop is
+    # a custodian-only fact after the charge
+    message = str(stop.value)
+    assert "custodian-only" in message and "budget is spent" in message
+    assert [int(n) for n in re.findall(r"\d+", message)] == [90]
+    # the exact rate went to the custodian: the ledger entry (charged, failed) and the named file
+    entry = ledger.entries()[-1]
+    assert entry.status == "failed"
+    rate = json.loads(report.read_text())["releases"][0]["suppression_rate"]
+    assert rate == 1.0 and entry.outcome["custodian_report"]["releases"][0]["suppression_rate"] == rate
     pub = publish_dataset(data, plan, randomness=Randomness(1), out=tmp_path / "r.csv", force=True)
     assert pub.release.rows_published == 0 and (tmp_path / "r.csv").exists()
 
@@ -215,9 +234,10 @@ def test_several_releases_use_fresh_samples_and_compose(adult_data, tmp_path):
     combined = Certificate.read(tmp_path / "r.certificate.json")
     assert combined.guarantee == "dp" and combined.epsilon == pytest.approx(plan.total_epsilon)
     assert combined.delta == pytest.approx(3 * plan.delta)
-    ids = {r.certificate.sample["id"] for r in pub.releases}
+    ids = {r.certificate.sample["release_id"] for r in pub.releases}
     assert len(ids) == 3
-    assert sorted(ledger.entries()[-1].samples) == sorted(ids)
+    assert len(set(ledger.entries()[-1].samples)) == 3
+    assert not ids & set(ledger.entries()[-1].samples)  # the certificate's ids are not the ledger's
 
 
 # -- the epsilon1-safe choice --------------------------------------------------------------------
@@ -366,7 +386,7 @@ def test_an_empty_sample_publishes_an_empty_table(tmp_path):
     sizes = set()
     for seed in range(6):
         pub = publish_dataset(data, plan, randomness=Randomness(seed), force=True, out=tmp_path / f"{seed}.csv")
-        sizes.add(pub.sample_rows[0])
+        sizes.add(pub.custodian_report()["releases"][0]["sample_rows"])
         assert pub.release.rows_published == 0 and (tmp_path / f"{seed}.csv").exists()
     assert 0 in sizes
 
@@ -378,3 +398,183 @@ def test_classes_written_as_csv_are_the_repeated_table_byte_for_byte(tmp_path, v
     write_classes_csv(classes, sizes, tmp_path / "classes.csv")
     classes.gather(np.repeat(np.arange(len(values)), sizes)).write_csv(tmp_path / "rows.csv")
     assert (tmp_path / "classes.csv").read_bytes() == (tmp_path / "rows.csv").read_bytes()
+
+
+# -- the privacy boundary (issue 16): what leaves a publication ----------------------------------
+
+
+def _public(pub) -> dict:
+    """Everything public a publication gives: its summary, and each certificate as JSON."""
+    return {
+        "summary": pub.summary(),
+        "certificate": json.loads(pub.certificate.to_json()),
+        "releases": [json.loads(r.certificate.to_json()) for r in pub.releases],
+        "release_summaries": [r.summary() for r in pub.releases],
+    }
+
+
+def _without_dp_outputs(certificate: dict) -> dict:
+    """A certificate's JSON without the DP output (the chosen scheme: the mechanism's output and
+    its level names)."""
+    data = json.loads(json.dumps(certificate))
+    parameters = data["parameters"]
+    for key in ("scheme", "scheme_level_names"):
+        parameters.pop(key)
+    parameters["selection"].pop("levels")
+    return data
+
+
+def _keys(value, prefix=""):
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield f"{prefix}{key}"
+            yield from _keys(inner, f"{prefix}{key}.")
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _keys(inner, prefix)
+
+
+def test_neighbouring_tables_give_certificates_that_differ_only_in_dp_outputs(adult_data, tmp_path):
+    """Adult and Adult minus its first row, published with the same seed: the certificates are
+    identical up to the chosen scheme (the DP output), whatever the samples held; no field is a
+    fingerprint, hash or count of the data."""
+    plan = plan_publication(1.0, 1e-6)
+    neighbour = adult_data.with_frame(adult_data.frame.slice(1))
+    runs = [publish_dataset(data, plan, randomness=Randomness(11), ledger=Ledger(tmp_path / f"{i}.sqlite3"))
+            for i, data in enumerate((adult_data, neighbour))]
+    full, minus = (json.loads(r.certificate.to_json()) for r in runs)
+    assert _without_dp_outputs(full) == _without_dp_outputs(minus)
+    assert full["sample"]["release_id"] == minus["sample"]["release_id"]
+    for cert in (full, minus):
+        names = " ".join(_keys(cert)).lower()
+        assert not re.search(r"fingerprint|hash|digest|nodes_scored|sample_rows|rows_in|suppress", names), names
+        text = json.dumps(cert)
+        assert adult_data.fingerprint() not in text and neighbour.fingerprint() not in text
+    # the public summaries differ only in the DP outputs too (the scheme, and rows and classes
+    # counted on the release itself)
+    summaries = [r.summary() for r in runs]
+    for summary in summaries:
+        for release in summary["releases"]:
+            release.pop("dp_output")
+            release["chooser"].pop("levels")
+            release.pop("certificate")  # its text names the run's guarantee, equal by the test above
+    assert summaries[0] == summaries[1]
+    # ... while the custodian-only facts do see the missing row
+    assert runs[0].custodian_report()["input_rows"] == runs[1].custodian_report()["input_rows"] + 1
+
+
+def test_a_fixed_scheme_release_is_identical_on_neighbouring_tables_but_for_its_rows(adult_data, tmp_path):
+    """Strongly safe: no DP choice, so every public field but the rows and class counts agrees."""
+    plan = plan_publication(1.0, 1e-6, scheme="coarse")
+    neighbour = adult_data.with_frame(adult_data.frame.slice(1))
+    runs = [publish_dataset(data, plan, randomness=Randomness(3), ledger=Ledger(tmp_path / f"{i}.sqlite3"))
+            for i, data in enumerate((adult_data, neighbour))]
+    assert runs[0].certificate.to_json() == runs[1].certificate.to_json()
+    a, b = (r.summary() for r in runs)
+    for summary in (a, b):
+        for release in summary["releases"]:
+            release["dp_output"].pop("rows_published")
+            release["dp_output"].pop("classes")
+    assert a == b
+
+
+def test_publish_without_a_ledger_is_not_fit_for_release(adult_data):
+    plan = plan_publication(1.0, 1e-6, scheme="coarse")
+    pub = publish_dataset(adult_data, plan, randomness=Randomness())  # secure randomness, no ledger
+    cert = pub.certificate
+    assert not cert.seeded and cert.randomness["fit_for_release"] is True
+    assert not cert.fit_for_release and cert.accounting["ledger"] is False
+    assert cert.unfit_reasons == ("no ledger: nothing records the sample's use or limits further releases",)
+    assert json.loads(cert.to_json())["fit_for_release"] is False
+    summary = pub.summary()
+    assert summary["fit_for_release"] is False and summary["accounting"] == {"ledger": False}
+    assert "NOT fit for release" in summary["guarantee"]
+    assert pub.custodian_report()["ledger"] is None
+
+
+def test_publish_with_a_ledger_and_secure_randomness_is_fit_for_release(adult_data, tmp_path):
+    pub = publish_dataset(adult_data, plan_publication(1.0, 1e-6, scheme="coarse"), randomness=Randomness(),
+                          ledger=Ledger(tmp_path / "ledger.sqlite3"))
+    assert pub.certificate.fit_for_release and pub.summary()["unfit_reasons"] == []
+
+
+def test_no_public_field_of_a_publication_exposes_the_sample(adult_data, tmp_path):
+    """The Publication's fields and its releases' fields hold no Dataset and no frame but the
+    published rows; a release keeps only its published classes; the input facts are refused."""
+    from dataclasses import fields
+
+    from crowdsafe.data import Dataset
+
+    plan = plan_publication(1.0, 1e-6)
+    pub = publish_dataset(adult_data, plan, randomness=Randomness(8), ledger=Ledger(tmp_path / "l.sqlite3"))
+    facts = pub.custodian_report()["releases"][0]
+    assert facts["suppressed_rows"] > 0  # something was suppressed, so the sample had rows the release lacks
+
+    def public_values(obj):
+        for f in fields(obj):
+            if not f.name.startswith("_"):
+                yield f.name, getattr(obj, f.name)
+
+    for name, value in public_values(pub):
+        assert not isinstance(value, (Dataset, pl.DataFrame)), name
+    release = pub.release
+    for name, value in public_values(release):
+        assert not isinstance(value, Dataset), name
+    assert release.source is None
+    applied = release.applied
+    assert applied.class_kept.all() and applied.rows_in == release.rows_published == release.frame.height
+    assert applied.rows_in == facts["sample_rows"] - facts["suppressed_rows"]
+    for attribute in ("rows_in", "rows_suppressed"):
+        with pytest.raises(ParameterError, match="custodian-only"):
+            getattr(release, attribute)
+    with pytest.raises(ParameterError, match="custodian-only"):
+        release.utility()
+    assert pub.choices[0].scored is None and "nodes_scored" not in pub.choices[0].describe()
+    assert facts["nodes_scored"] > 0
+    # nothing in the public summary is a count on the sample
+    names = set(_keys(pub.summary()))
+    assert not names & {"sample_rows", "suppressed_rows", "suppression_rate", "rows", "expected_sample_rows",
+                        "ledger", "input_rows", "nodes_scored"}
+
+
+def test_the_custodian_report_is_apart_and_never_beside_the_release(adult_data, tmp_path):
+    plan = plan_publication(1.0, 1e-6, scheme="coarse")
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    for path in (tmp_path / "out" / "custodian.json", tmp_path / "out" / "r.csv" / "x.json"):
+        with pytest.raises(ParameterError, match="beside the release"):
+            publish_dataset(adult_data, plan, randomness=Randomness(1), ledger=ledger, out=tmp_path / "out" / "r.csv",
+                            custodian_report=path)
+    assert ledger.entries() == []  # refused before the charge
+    report = tmp_path / "private" / "custodian.json"
+    pub = publish_dataset(adult_data, plan, randomness=Randomness(1), ledger=ledger, out=tmp_path / "out" / "r.csv",
+                          custodian_report=report)
+    written = json.loads(report.read_text())
+    assert written == json.loads(json.dumps(pub.custodian_report(), default=str))
+    assert written["notice"].startswith("CUSTODIAN ONLY") and written["input_rows"] == adult_data.n_rows
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["r.certificate.json", "r.csv"]
+    entry = ledger.entries()[-1]
+    assert entry.outcome["custodian_report"]["releases"] == written["releases"]
+    sample_rows = written["releases"][0]["sample_rows"]
+    assert sample_rows == written["releases"][0]["suppressed_rows"] + pub.release.rows_published
+
+
+def test_identical_fresh_samples_are_no_reason_to_stop(tmp_path):
+    """Two fresh samples of a one-row table are often equal (both empty, or both the row): the
+    run goes on, the charge is made, and the ledger records the repeated identity once."""
+    data = crowdsafe.data.load(pl.DataFrame({"x": ["a"]}))
+    plan = plan_publication(1.0, 0.1, beta=0.3, k=2, releases=3, scheme="none")
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    pub = publish_dataset(data, plan, randomness=Randomness(0), ledger=ledger, budget=(10.0, 0.9), force=True)
+    sizes = [r["sample_rows"] for r in pub.custodian_report()["releases"]]
+    assert len(set(sizes)) < len(sizes)  # two samples came out identical
+    samples = ledger.entries()[-1].samples
+    assert len(samples) == len(set(samples)) == len(set(sizes))  # each identity recorded once
+
+
+def test_a_lattice_too_large_to_score_is_refused_before_the_charge(tmp_path):
+    columns = {f"c{i}": [str(j) for j in range(300)] for i in range(8)}  # 8 x 9 bits > 62
+    data = crowdsafe.data.load(pl.DataFrame(columns))
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    with pytest.raises(ParameterError, match="too many quasi-identifier values.*nothing was charged"):
+        publish_dataset(data, plan_publication(1.0, 1e-3), randomness=Randomness(1), ledger=ledger)
+    assert ledger.entries() == []

@@ -26,12 +26,19 @@ def test_anonymize_writes_the_release_and_its_certificate(tmp_path, capsys, algo
     assert code == 0, err
     payload = json.loads(stdout)
     release = pl.read_csv(out, infer_schema=False)
-    assert release.height == payload["rows_published"] == 30_162 - payload["rows_suppressed"]
+    custodian = payload["custodian_only"]
+    assert release.height == payload["rows_published"] == 30_162 - custodian["rows_suppressed"]
+    assert custodian["rows_in"] == 30_162 and custodian["notice"].startswith("CUSTODIAN ONLY")
+    assert not {"rows_in", "rows_suppressed", "suppression_rate", "utility"} & set(payload)
     certificate = Certificate.read(tmp_path / "release.certificate.json")
     assert certificate.guarantee == "none"
     assert certificate.reason.startswith("data-dependent recoding (")
     assert certificate.parameters["k"] == 10
-    assert payload["utility"]["gcp"] > 0
+    text = certificate.to_json()
+    assert "fingerprint" not in text and "seconds" not in text and "nodes_scored" not in text
+    assert custodian["utility"]["gcp"] > 0
+    if algorithm == "lattice":
+        assert set(custodian["search"]) >= {"seconds", "nodes_scored", "suppressed_rows"}
     assert payload["written"]["certificate"].endswith("release.certificate.json")
 
 
@@ -41,6 +48,8 @@ def test_anonymize_with_l_diversity_prints_a_summary(tmp_path, capsys):
                             "--out", str(out))
     assert code == 0, err
     assert "no formal guarantee" in stdout and "GCP" in stdout
+    public, _, custodian = stdout.partition("custodian only")
+    assert custodian and "GCP" in custodian and "GCP" not in public and "suppressed" not in public
     assert pl.read_parquet(out).height > 0 and (tmp_path / "r.certificate.json").exists()
 
 

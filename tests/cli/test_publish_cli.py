@@ -26,14 +26,40 @@ def test_main_command_prints_plan_utility_and_where_it_wrote(capsys, tmp_path):
         assert text in out
     certificate = Certificate.read(tmp_path / "release" / "adult.certificate.json")
     assert certificate.fit_for_release and certificate.guarantee == "dps"
+    # the exact facts are printed only after the custodian-only heading; nothing else is written
+    public, _, custodian = out.partition("custodian only (exact facts about the data: NOT covered by the guarantee")
+    assert custodian and "NCP" not in public and "suppressed" not in public and "spent epsilon" not in public
+    assert "32,561 rows" in custodian and "NCP" in custodian
+    assert sorted(p.name for p in (tmp_path / "release").iterdir()) == ["adult.certificate.json", "adult.csv"]
+
+
+def test_custodian_report_goes_only_where_named_and_never_beside_the_release(capsys, tmp_path):
+    out_path = tmp_path / "release" / "adult.csv"
+    code, _, err = _run(capsys, "publish", "adult", "--scheme", "coarse", "--budget", "10,1e-5", "--out",
+                        str(out_path), "--custodian-report", str(tmp_path / "release" / "facts.json"))
+    assert code == 2 and "beside the release" in err and not (tmp_path / "release").exists()
+    report = tmp_path / "private" / "facts.json"
+    code, out, err = _run(capsys, "publish", "adult", "--scheme", "coarse", "--budget", "10,1e-5", "--out",
+                          str(out_path), "--custodian-report", str(report), "--json")
+    assert code == 0, err
+    payload = json.loads(out)
+    facts = json.loads(report.read_text())
+    assert facts["notice"].startswith("CUSTODIAN ONLY") and facts["input_rows"] == 32561
+    assert payload["custodian_only"]["releases"] == facts["releases"]
+    public = {k: v for k, v in payload.items() if k != "custodian_only"}
+    assert "32561" not in json.dumps(public) and "sample_rows" not in json.dumps(public)
+    assert payload["releases"][0]["dp_output"]["rows_published"] == facts["releases"][0]["sample_rows"] - \
+        facts["releases"][0]["suppressed_rows"]
 
 
 def test_plan_only_writes_nothing_and_charges_nothing(capsys, tmp_path, private_ledger):
     code, out, _ = _run(capsys, "publish", "adult", "--plan-only", "--json", "--out", str(tmp_path / "x.csv"))
     assert code == 0
-    plan = json.loads(out)["plan"]
-    assert plan["k"] == 73 and plan["rows"] == 32561
-    assert plan["expected_sample_rows"] == pytest.approx(32561 * plan["beta"])
+    payload = json.loads(out)
+    plan, facts = payload["plan"], payload["custodian_only"]
+    assert plan["k"] == 73 and "rows" not in plan and "expected_sample_rows" not in plan
+    assert facts["input_rows"] == 32561 and facts["notice"].startswith("CUSTODIAN ONLY")
+    assert facts["expected_sample_rows"] == pytest.approx(32561 * plan["beta"])
     assert not (tmp_path / "x.csv").exists() and not private_ledger.exists()
 
 
@@ -42,10 +68,12 @@ def test_json_release_with_a_fixed_scheme_and_a_seed(capsys, tmp_path):
                         "--json", "--out", str(tmp_path / "r.parquet"))
     assert code == 0
     payload = json.loads(out)
-    assert payload["plan"]["epsilon1"] == 0.0 and payload["releases"][0]["scheme"]["age"] == 2
+    assert payload["plan"]["epsilon1"] == 0.0 and payload["releases"][0]["dp_output"]["scheme"]["age"] == 2
     assert payload["fit_for_release"] is False and "Theorem 5" in payload["guarantee"]
     assert any("NOT fit for release" in n for n in payload["notes"])
     assert any("no ledger" in n for n in payload["notes"])
+    assert payload["accounting"] == {"ledger": False} and len(payload["unfit_reasons"]) == 2
+    assert payload["custodian_only"]["ledger"] is None
 
 
 @pytest.mark.parametrize(

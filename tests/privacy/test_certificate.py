@@ -32,7 +32,7 @@ SECURE = Randomness()
 def dps(sample_id: str, randomness=SECURE, **kw) -> Certificate:
     return certify_k_anonymization(
         sampling=SamplingProfile(0.2, sample_id), recoding=SAFE, k=20, epsilon=1.0,
-        randomness=randomness, input_fingerprint="fp", **kw,
+        randomness=randomness, **kw,
     )
 
 
@@ -47,11 +47,12 @@ def test_strongly_safe_certificate_states_everything():
     assert cert.epsilon == 1.0 and cert.delta == dps_delta(20, 0.2, 1.0)
     assert "Theorem 5" in cert.theorem
     assert cert.parameters["k"] == 20 and cert.parameters["beta"] == 0.2
-    assert cert.sample == {"id": "s1", "rate": 0.2}
+    assert cert.sample == {"release_id": "s1", "rate": 0.2}
     assert any("no other release" in a for a in cert.assumptions)
     assert [m["step"] for m in cert.mechanisms] == ["sample", "recode", "suppress"]
     assert cert.fit_for_release and not cert.seeded
-    assert cert.crowdsafe_version == __version__ and cert.input_fingerprint == "fp"
+    assert cert.crowdsafe_version == __version__
+    assert "input_fingerprint" not in cert.to_dict()
 
 
 def test_epsilon_safe_certificate_uses_theorem_6():
@@ -61,7 +62,7 @@ def test_epsilon_safe_certificate_uses_theorem_6():
     )
     assert "Theorem 6" in cert.theorem
     assert cert.delta == dps_delta(20, 0.2, 1.0)
-    assert cert.parameters["epsilon1"] == 0.1 and cert.sample["id"].startswith("sample-")
+    assert cert.parameters["epsilon1"] == 0.1 and cert.sample["release_id"].startswith("sample-")
 
 
 def test_certify_at_a_delta_finds_the_least_epsilon():
@@ -78,6 +79,24 @@ def test_seeded_run_is_not_fit_for_release():
     data = json.loads(cert.to_json())
     assert data["fit_for_release"] is False and data["randomness"]["seeded"] is True
     assert "NOT fit for release" in cert.summary()
+    assert data["unfit_reasons"] and data["unfit_reasons"][0].startswith("seeded randomness")
+
+
+def test_a_run_no_ledger_recorded_is_not_fit_for_release():
+    recorded = dps("s1", accounting={"ledger": True})
+    unrecorded = dps("s1", accounting={"ledger": False})
+    assert recorded.fit_for_release and recorded.unfit_reasons == ()
+    assert not unrecorded.fit_for_release
+    assert unrecorded.unfit_reasons == ("no ledger: nothing records the sample's use or limits further releases",)
+    data = json.loads(unrecorded.to_json())
+    assert data["fit_for_release"] is False and data["accounting"] == {"ledger": False}
+    assert "no ledger: NOT fit for release" in unrecorded.summary()
+    assert Certificate.from_json(unrecorded.to_json()) == unrecorded
+    both = dps("s2", randomness=Randomness(seed=3), accounting={"ledger": False})
+    assert len(both.unfit_reasons) == 2
+    assert not compose_certificates([recorded, dps("s3", accounting={"ledger": False})]).fit_for_release
+    with pytest.raises(ParameterError, match="accounting"):
+        dps("s4", accounting={"ledger": "yes"})
 
 
 def test_unsafe_recoding_has_no_guarantee_with_reason():
@@ -117,17 +136,28 @@ def test_json_is_stable_sorted_and_round_trips(tmp_path):
     assert text == cert.to_json()
     data = json.loads(text)
     assert list(data) == sorted(data)
-    assert data["format"] == "crowdsafe-certificate" and data["version"] == 1
+    assert data["format"] == "crowdsafe-certificate" and data["version"] == 2
     assert Certificate.from_json(text) == cert
     path = cert.write(tmp_path / "out" / "release.certificate.json")
     assert Certificate.read(path) == cert
     assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]
 
 
+def test_reader_reads_version_1_and_ignores_its_input_fingerprint():
+    cert = dps("s1")
+    data = json.loads(cert.to_json())
+    data.update(version=1, input_fingerprint="ab" * 32, sample={"id": "sample-1f", "rate": 0.2})
+    del data["accounting"]
+    old = Certificate.from_dict(data)
+    assert old.release_id == "sample-1f" and old.accounting is None
+    assert old.epsilon == cert.epsilon and old.delta == cert.delta
+    assert "input_fingerprint" not in old.to_dict() and old.to_dict()["version"] == 2
+
+
 def test_reader_refuses_other_versions_and_non_certificates():
     data = json.loads(dps("s1").to_json())
-    data["version"] = 2
-    with pytest.raises(InputError, match="version 2 is not supported"):
+    data["version"] = 3
+    with pytest.raises(InputError, match="version 3 is not supported"):
         Certificate.from_dict(data)
     with pytest.raises(InputError, match="not a crowdsafe certificate"):
         Certificate.from_json("{}")

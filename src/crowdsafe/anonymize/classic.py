@@ -72,7 +72,10 @@ def anonymize_dataset(
       greedy (within ``time_budget`` seconds) or auto; ``l`` / ``t`` as constraints.
       Quasi-identifiers without a hierarchy get the flat one (kept or ``*``).
 
-    Every output class holds at least k rows (and satisfies ℓ / t when asked).
+    Every output class holds at least k rows (and satisfies ℓ / t when asked). The certificate
+    and :meth:`Release.summary` hold the parameters and what the release itself shows; exact
+    facts about the input (rows read and suppressed, the search's counts and timing) are in
+    :meth:`Release.custodian_report`.
     """
     k = check_k(k)
     if algorithm not in ALGORITHMS:
@@ -85,6 +88,7 @@ def anonymize_dataset(
     if algorithm == "mdav" and (l is not None or t is not None):
         raise ParameterError("MDAV has no ℓ-diversity or t-closeness constraint; use mondrian or lattice")
     notes: list[str] = []
+    custodian: dict[str, Any] = {}
     parameters: dict[str, Any] = {"algorithm": algorithm, "k": k, "quasi_identifiers": list(columns)}
     if algorithm == "lattice":
         dataset, added = _with_flat_hierarchies(dataset, columns)
@@ -108,14 +112,13 @@ def anonymize_dataset(
                                           constraints=constraints, metric=loss, search=search,
                                           time_budget=time_budget)
         name = "optimal lattice search" if result.optimal else "greedy lattice search"
-        parameters.update(suppression_limit=limit, search=result.describe())
-        notes.extend(result.notes)
+        parameters.update(suppression_limit=limit, search=result.describe(), scheme=result.scheme_levels)
+        custodian["search"] = result.diagnostics()
     applied = apply(dataset, recoding, k, constraints=constraints, suppression_limit=limit)
     certificate = certify_k_anonymization(
         sampling=None,
         recoding=RecodingProfile.unsafe(name),
         k=k,
-        input_fingerprint=dataset.fingerprint(),
         parameters=parameters,
     )
     return Release(
@@ -130,6 +133,7 @@ def anonymize_dataset(
         source=dataset,
         parameters=parameters,
         notes=tuple(notes),
+        custodian=custodian,
     )
 
 

@@ -249,3 +249,10 @@ def published_frame(applied: AppliedCounts, scheme: GeneralizationScheme, column
     the sample's rows shows)."""
     sizes = applied.published_class_sizes
     return class_frame(applied, scheme, columns).gather(np.repeat(np.arange(len(sizes), dtype=np.int64), sizes))
+
+
+def published_only(applied: AppliedCounts) -> AppliedCounts:
+    """Only the published classes of ``applied`` (its suppressed classes, which are counts on the
+    sample and not part of the release, dropped): what a release made from a secret sample keeps."""
+    kept = applied.class_kept
+    return AppliedCounts(applied.class_codes[kept], applied.class_sizes[kept], kept[kept], applied.k)

@@ -233,13 +233,20 @@ class LatticeResult:
         return dict(zip(self.columns, self.levels))
 
     def describe(self) -> dict[str, Any]:
+        """What the search was (mode, metric, lattice size: fixed by the options and hierarchies),
+        fit for a certificate. The chosen levels are :attr:`scheme_levels` (they show in the
+        release); counts, timings and losses on the data are in :meth:`diagnostics`."""
         return {
             "search": self.search,
             "optimal": self.optimal,
             "metric": self.metric,
-            "loss": self.loss,
-            "levels": self.scheme_levels,
             "lattice_nodes": self.nodes,
+        }
+
+    def diagnostics(self) -> dict[str, Any]:
+        """Exact facts about the search on the data (custodian-only: never in a certificate)."""
+        return {
+            "loss": self.loss,
             "nodes_evaluated": self.evaluated,
             "nodes_scored": self.scored,
             "seconds": self.seconds,

@@ -13,19 +13,27 @@ private data anonymization: or, k-anonymity meets differential privacy"):
 5. **certify** (:func:`crowdsafe.privacy.certify_k_anonymization`): (β, ε, δ)-DPS, hence
    (ε, δ)-DP; several releases on fresh samples compose (:func:`compose_certificates`).
 
-The ledger is charged (kind ``dps-release``, with the sample's identity: the fingerprint of the
-sampled table) after the sample is drawn and before anything is computed from it; the sample
-mask alone is discarded if the charge is refused, so nothing derived from the data leaves.
+The ledger is charged (kind ``dps-release``) after the samples are drawn and before anything
+is computed from them. The ledger knows the dataset and each sample by digests keyed with its
+secret ``identity_key``; a sample may later be refused as an input. What leaves the run is split
+in two (docs/publish.md, "What a publication reveals"): the public part (the release, its
+certificate, :meth:`Publication.summary`) holds only the plan, fixed before the data is read,
+and DP outputs (the chosen scheme and what is computed from the released rows); the exact facts
+(sample sizes, suppression, utility against the sample, input rows, ledger identities) are
+custodian-only (:meth:`Publication.custodian_report`, the ledger entry, an optional file). The
+samples themselves never leave the run.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
+import json
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +47,7 @@ from crowdsafe.anonymize.counted import (
     class_frame,
     counted,
     published_frame,
+    published_only,
 )
 from crowdsafe.anonymize.recoding import GeneralizationScheme
 from crowdsafe.anonymize.release import TABLE_SUFFIXES, Release, certificate_path, write_classes_csv
@@ -69,6 +78,7 @@ class PublishPlan:
     ``epsilon``/``delta``: the guarantee of one release; ``total_epsilon``/``total_delta``: of
     all ``releases`` together (fresh samples, composed by the tightest of summation, DRV and
     KOV). ``scheme``: the fixed scheme text, or None when the exponential mechanism chooses one.
+    The plan holds nothing read from the data (not even the row count): it is public.
     """
 
     epsilon: float
@@ -83,7 +93,6 @@ class PublishPlan:
     total_delta: float
     composition: str
     explanation: str
-    rows: int | None = None
 
     @property
     def epsilon_anon(self) -> float:
@@ -93,10 +102,10 @@ class PublishPlan:
     def strongly_safe(self) -> bool:
         return self.scheme is not None
 
-    @property
-    def expected_sample_rows(self) -> float | None:
-        """Rows expected in each sample (n·β), before suppression."""
-        return None if self.rows is None else self.rows * self.beta
+    def expected_sample_rows(self, rows: int) -> float:
+        """Rows expected in each sample of a table of ``rows`` rows (n·β), before suppression.
+        ``rows`` is an exact fact about the data: the result is custodian-only."""
+        return rows * self.beta
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -114,8 +123,6 @@ class PublishPlan:
             "total_epsilon": self.total_epsilon,
             "total_delta": self.total_delta,
             "composition": self.composition,
-            "rows": self.rows,
-            "expected_sample_rows": self.expected_sample_rows,
             "explanation": self.explanation,
         }
 
@@ -129,7 +136,6 @@ def plan_publication(
     epsilon1: float | None = None,
     scheme: str | Mapping[str, int] | None = None,
     releases: int = 1,
-    rows: int | None = None,
 ) -> PublishPlan:
     """The plan of a publication for the per-release target (ε, δ); reads no data.
 
@@ -188,54 +194,72 @@ def plan_publication(
         total_delta=composed.delta,
         composition=composed.theorem if releases > 1 else "single release",
         explanation=solved.explanation,
-        rows=rows,
     )
+
+
+CUSTODIAN_NOTICE = (
+    "CUSTODIAN ONLY: exact facts about the data and its samples, NOT covered by the privacy "
+    "guarantee; do not publish them, and do not store them beside the release"
+)
 
 
 @dataclass(frozen=True)
 class Publication:
     """What :func:`publish_dataset` made: one :class:`Release` per fresh sample, the certificate of
-    them all, the plan, and (after :meth:`write`) where the files went."""
+    them all, the plan, and where the files went.
+
+    Every public field holds only what was fixed before the data was read and outputs of the
+    charged DP mechanism (the releases' rows and schemes, and what is computed from them); no
+    field holds a sample, its frame or its size (a release keeps only its published classes).
+    The exact facts the custodian needs (sample sizes, suppression, utility against the sample,
+    input rows, ledger identities) are in :meth:`custodian_report`, apart.
+    """
 
     plan: PublishPlan
     releases: tuple[Release, ...]
     certificate: Certificate
     choices: tuple[SchemeChoice | None, ...]
-    sample_rows: tuple[int, ...]
-    ledger: dict[str, Any] | None = None
     notes: tuple[str, ...] = ()
     written: dict[str, Any] = field(default_factory=dict)
+    _custodian: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def release(self) -> Release:
         return self.releases[0]
 
     def summary(self) -> dict[str, Any]:
-        """JSON-ready account. ``for_custodian_only`` facts (sample sizes) are exact counts on the
-        data, not covered by the guarantee: do not publish them."""
+        """The public account, JSON-ready: the plan (fixed before the data was read), the guarantee
+        and whether the run is fit for release, and per release its ``dp_output`` (the scheme the
+        mechanism chose, and rows and classes counted on the release itself)."""
         return {
             "plan": self.plan.as_dict(),
             "guarantee": self.certificate.summary(),
             "fit_for_release": self.certificate.fit_for_release,
+            "unfit_reasons": list(self.certificate.unfit_reasons),
+            "accounting": {"ledger": bool(self.release.certificate.accounting
+                                          and self.release.certificate.accounting.get("ledger"))},
             "releases": [
                 {
-                    "rows_published": r.rows_published,
-                    "classes": r.classes,
-                    "scheme": dict(r.recoding.levels),  # type: ignore[attr-defined]
+                    "dp_output": {
+                        "scheme": dict(r.recoding.levels),  # type: ignore[attr-defined]
+                        "rows_published": r.rows_published,
+                        "classes": r.classes,
+                    },
                     "chooser": c.describe() if c is not None else "fixed scheme",
                     "certificate": r.certificate.summary(),
                 }
                 for r, c in zip(self.releases, self.choices)
             ],
-            "for_custodian_only": {
-                "sample_rows": list(self.sample_rows),
-                "suppressed_rows": [r.rows_suppressed for r in self.releases],
-                "suppression_rate": [r.applied.suppression_rate for r in self.releases],
-            },
-            "ledger": self.ledger,
             "written": self.written,
             "notes": list(self.notes),
         }
+
+    def custodian_report(self) -> dict[str, Any]:
+        """Exact facts for the custodian's bookkeeping, NOT covered by the guarantee (every one is
+        a count on the data or its samples, or a ledger identity): input rows, per release the
+        sample's size, suppressed rows, suppression rate, nodes the selection scored and utility
+        against the sample; the ledger entry. Never written beside a release."""
+        return copy.deepcopy(self._custodian)
 
 
 def release_paths(out: str | os.PathLike[str], releases: int) -> list[Path]:
@@ -258,7 +282,7 @@ def prepare_dataset(dataset: Dataset) -> tuple[Dataset, list[str], list[str]]:
     (publishing one as it is would void the guarantee: a unique value reveals its row).
     """
     if dataset.n_rows == 0:
-        raise ParameterError("the data has no rows")
+        raise ParameterError("the data has no rows (nothing was charged)")
     published = [c for c in dataset.columns if c in set(dataset.quasi_identifiers) | set(dataset.sensitive)]
     if not published:
         raise ParameterError("the data has no quasi-identifiers; name them with --qi a,b,c (qi=[...])")
@@ -287,56 +311,130 @@ def publish_dataset(
     out: str | os.PathLike[str] | None = None,
     force: bool = False,
     max_suppression: float = DEFAULT_MAX_SUPPRESSION,
+    custodian_report: str | os.PathLike[str] | None = None,
 ) -> Publication:
     """Run the safe pipeline on ``dataset`` under ``publish_plan`` (see the module docstring).
 
-    Everything that can be refused is refused before the ledger is charged and before any file
-    is touched: bad parameters, unknown scheme levels, an output path of unknown format, a
-    dataset that is itself a sample consumed by a DPS release, an exhausted budget. With a
-    ``ledger``, a dataset without a budget gets ``budget`` or, without one, exactly the cost
-    of this publication (so nothing more can be spent on it until the custodian raises it).
-    If a release would suppress more than ``max_suppression`` of its sample, the run stops
-    (nothing written; the budget is spent) unless ``force``.
+    Everything that can be decided from the schema, the hierarchies and the options is refused
+    before the ledger is charged and before any file is touched: bad parameters, unknown scheme
+    levels, a lattice too large to score, an output path of unknown format, a custodian report
+    beside the release, a dataset that is itself a sample consumed by a DPS release, an
+    exhausted budget. With a ``ledger``, a dataset without a budget gets ``budget`` or, without
+    one, exactly the cost of this publication. Without a ledger the certificate is not fit for
+    release (nothing records the sample's use). If a release would suppress more than
+    ``max_suppression`` of its sample, the run stops after the charge (nothing written; the
+    budget is spent) unless ``force``: that decision reads the sample, so the message gives no
+    number and calls it a custodian-only fact. The custodian's exact facts go to the ledger
+    entry and, when ``custodian_report`` names a file (never in the release's folder), there.
     """
-    fingerprint = dataset.fingerprint()
+    given = dataset
     dataset, columns, notes = prepare_dataset(dataset)
     fixed = fixed_scheme(dataset, columns, publish_plan.scheme) if publish_plan.scheme is not None else None
+    if fixed is None:
+        check_lattice(dataset.hierarchies, columns)
     paths = release_paths(out, publish_plan.releases) if out is not None else []
+    report_path = check_custodian_path(custodian_report, paths)
     label = name or dataset.name or "data"
     charge_request: dict[str, Any] = {}
-    ledger_info: dict[str, Any] | None = None
-    if ledger is not None:
-        charge_request = ledger_request(ledger, fingerprint, label, publish_plan, fixed is not None, budget,
+    identity = None
+    if ledger is not None:  # the table as given: the identity `crowdsafe query` and `ledger init` see
+        identity = given.fingerprint(key=ledger.identity_key)
+        charge_request = ledger_request(ledger, identity, label, publish_plan, fixed is not None, budget,
                                         randomness, notes)
 
     streams = randomness.spawn(publish_plan.releases) if publish_plan.releases > 1 else [randomness]
+    release_ids = [new_release_id(s) for s in streams]  # before any data-dependent draw
     samples = [sample_of(dataset, publish_plan.beta, s) for s in streams]
-    sample_ids = [s.fingerprint() for s in samples]
-    if len(set(sample_ids)) != len(sample_ids):
-        raise SampleReuseError("two of the fresh samples came out identical; run again")
 
     with contextlib.ExitStack() as stack:
         charge = None
         if ledger is not None:
-            charge = stack.enter_context(ledger.charge(fingerprint, **charge_request, sample_ids=sample_ids))
-        releases, choices = [], []
-        for sample, sample_id, stream in zip(samples, sample_ids, streams):
-            release, choice = _release_one(dataset, sample, sample_id, stream, publish_plan, fixed, fingerprint)
+            # independent samples compose whatever they contain: two that came out identical are
+            # no reason to stop (the ledger records a repeated identity once)
+            sample_ids = [s.fingerprint(key=ledger.identity_key) for s in samples]
+            charge = stack.enter_context(ledger.charge(identity, **charge_request,  # type: ignore[arg-type]
+                                                       sample_ids=sample_ids))
+        releases, choices, facts = [], [], []
+        for sample, release_id, stream in zip(samples, release_ids, streams):
+            release, choice, fact = _release_one(dataset, sample, release_id, stream, publish_plan, fixed,
+                                                 ledger is not None)
             releases.append(release)
             choices.append(choice)
-        certificate = checked_certificate(releases, max_suppression, force)
+            facts.append(fact)
+        samples.clear()  # the samples leave with this frame
+        custodian = custodian_facts(dataset.n_rows, publish_plan, facts)
+        if charge is not None:
+            custodian["ledger"] = ledger_summary(ledger, charge, label, identity)  # type: ignore[arg-type]
+            charge.record(custodian_report=custodian)
+        if report_path is not None:
+            write_custodian_report(report_path, custodian)
+        certificate = checked_certificate(releases, facts, max_suppression, force)
         written: dict[str, Any] = {}
         if paths:
             written = _write_all(releases, certificate, paths)
         if charge is not None:
             charge.record(written=written.get("tables", []), rows_published=[r.rows_published for r in releases])
-            ledger_info = ledger_summary(ledger, charge, label, fingerprint)  # type: ignore[arg-type]
     if ledger is None:
-        notes.append("no ledger: nothing records that these samples are used, nor limits further releases")
+        notes.append("no ledger: nothing records that these samples are used, nor limits further releases; "
+                     "NOT fit for release")
     if randomness.seeded:
         notes.append("seeded run: reproducible, NOT fit for release (an attacker who knows the seed knows the sample)")
-    return Publication(publish_plan, tuple(releases), certificate, tuple(choices),
-                       tuple(s.n_rows for s in samples), ledger_info, tuple(notes), written)
+    return Publication(publish_plan, tuple(releases), certificate, tuple(choices), tuple(notes), written, custodian)
+
+
+def new_release_id(stream: Randomness) -> str:
+    """128 random bits (hex) naming one release in its certificate, drawn from a child stream of
+    ``stream`` before any data-dependent draw: fresh OS randomness in release mode; on a seeded
+    run the same on neighbouring tables. Never derived from the data."""
+    return stream.spawn(1)[0].generator.bytes(16).hex()
+
+
+def check_lattice(hierarchies: Mapping[str, Any], columns: Sequence[str]) -> None:
+    """Refuse, before the ledger is charged, a lattice the selection cannot score (decided from
+    the hierarchies alone, :func:`crowdsafe.anonymize.selection.lattice_fits`)."""
+    from crowdsafe.anonymize.selection import lattice_fits
+
+    if not lattice_fits([hierarchies[c] for c in columns]):
+        raise ParameterError("too many quasi-identifier values to score the lattice; use fewer quasi-identifiers "
+                             "(nothing was charged)")
+
+
+def check_custodian_path(path: str | os.PathLike[str] | None, release_paths: Sequence[str | os.PathLike[str]]
+                         ) -> Path | None:
+    """The custodian report's path, refused (before anything is charged) when it lies in a
+    release's own folder, inside a release (a Spark directory), or has no .json name."""
+    if path is None:
+        return None
+    target = Path(path).expanduser().resolve()
+    if target.suffix.lower() != ".json":
+        raise ParameterError(f"the custodian report is JSON: give a .json file name, not {path}")
+    for release in release_paths:
+        table = Path(str(release)).expanduser().resolve()
+        if target.parent == table.parent or table in target.parents:
+            raise ParameterError(
+                f"the custodian report {path} would lie beside the release in {table.parent}: it holds exact "
+                "facts about the data that the guarantee does not cover; write it to another folder"
+            )
+    return target
+
+
+def write_custodian_report(path: Path, report: Mapping[str, Any]) -> Path:
+    """Write the custodian-only report (JSON) atomically."""
+    from crowdsafe.files import write_text_atomic
+
+    return write_text_atomic(path, json.dumps(report, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def custodian_facts(input_rows: int, publish_plan: PublishPlan, releases: Sequence[Mapping[str, Any]]
+                    ) -> dict[str, Any]:
+    """The custodian-only report of a publication (see :meth:`Publication.custodian_report`)."""
+    return {
+        "notice": CUSTODIAN_NOTICE,
+        "input_rows": int(input_rows),
+        "expected_sample_rows": publish_plan.expected_sample_rows(int(input_rows)),
+        "releases": [dict(r) for r in releases],
+        "ledger": None,
+    }
 
 
 def sample_of(dataset: Dataset, beta: float, randomness: Randomness) -> Dataset:
@@ -372,41 +470,84 @@ def apply_recoding(sample: CountedSample, scheme: GeneralizationScheme, k: int) 
     return apply_counts(sample, scheme.levels, k)
 
 
+def release_facts(applied: AppliedCounts, scheme: GeneralizationScheme, columns: Sequence[str],
+                  choice: SchemeChoice | None) -> dict[str, Any]:
+    """One release's custodian-only facts: the sample's size, what suppression removed, the
+    nodes the selection scored, and utility against the sample (:func:`class_utility`)."""
+    return {
+        "sample_rows": applied.rows_in,
+        "suppressed_rows": applied.rows_suppressed,
+        "suppression_rate": applied.suppression_rate,
+        "nodes_scored": choice.scored if choice is not None else None,
+        "utility": class_utility(applied, scheme, columns),
+    }
+
+
+def class_utility(applied: AppliedCounts, scheme: GeneralizationScheme, columns: Sequence[str]) -> dict[str, Any]:
+    """Exact utility of a release against its sample, from the classes (custodian-only): NCP per
+    column from the hierarchies' node penalties with a suppressed row counting 1, GCP (their
+    mean), the average published class size and discernibility (|E|² per class, n per
+    suppressed row)."""
+    from crowdsafe.anonymize.selection import node_penalties
+
+    kept = applied.class_kept
+    sizes = applied.class_sizes[kept].astype(np.float64)
+    rows = max(applied.rows_in, 1)
+    ncp = {}
+    for j, column in enumerate(columns):
+        penalty = node_penalties(scheme.hierarchies[column])[scheme.levels[column]][applied.class_codes[kept, j]]
+        ncp[column] = (float(penalty @ sizes) + applied.rows_suppressed) / rows
+    return {
+        "ncp": float(np.mean(list(ncp.values()))) if ncp else 0.0,
+        "ncp_per_column": ncp,
+        "average_class_size": applied.rows_published / applied.classes if applied.classes else 0.0,
+        "discernibility": float((sizes**2).sum() + applied.rows_in * applied.rows_suppressed),
+    }
+
+
 def _release_one(
-    dataset: Dataset, sample: Dataset, sample_id: str, stream: Randomness, publish_plan: PublishPlan,
-    fixed: GeneralizationScheme | None, fingerprint: str,
-) -> tuple[Release, SchemeChoice | None]:
+    dataset: Dataset, sample: Dataset, release_id: str, stream: Randomness, publish_plan: PublishPlan,
+    fixed: GeneralizationScheme | None, recorded: bool,
+) -> tuple[Release, SchemeChoice | None, dict[str, Any]]:
     columns = dataset.quasi_identifiers
     table = count_sample(sample, columns)
     scheme, profile, choice = choose_recoding(table, columns, publish_plan, fixed, stream)
     applied = apply_recoding(table, scheme, publish_plan.k)
-    certificate, parameters = certify_release(publish_plan, columns, scheme, profile, choice, sample_id, stream,
-                                              fingerprint)
+    facts = release_facts(applied, scheme, columns, choice)
+    certificate, parameters = certify_release(publish_plan, columns, scheme, profile, choice, release_id, stream,
+                                              recorded)
+    published = published_only(applied)
     release = Release(
-        rows=functools.partial(published_frame, applied, scheme, table.columns), certificate=certificate,
+        rows=functools.partial(published_frame, published, scheme, table.columns), certificate=certificate,
         algorithm="safe k-anonymization with sampling",
         k=publish_plan.k, quasi_identifiers=tuple(columns), sensitive=None, recoding=scheme,
-        applied=applied, source=sample, parameters=parameters,
+        applied=published, source=None, parameters=parameters,
     )
-    return release, choice
+    return release, public_choice(choice), facts
+
+
+def public_choice(choice: SchemeChoice | None) -> SchemeChoice | None:
+    """The selection's outcome without its data-dependent diagnostic (the nodes scored)."""
+    return None if choice is None else replace(choice, scored=None)
 
 
 # -- steps shared by the engines (the Spark engine, crowdsafe.engines.spark.publish, calls them) --
 
 
 def ledger_request(
-    ledger: Ledger, fingerprint: str, label: str, publish_plan: PublishPlan, strongly_safe: bool,
+    ledger: Ledger, identity: str, label: str, publish_plan: PublishPlan, strongly_safe: bool,
     budget: tuple[float, float] | None, randomness: Randomness, notes: list[str],
 ) -> dict[str, Any]:
     """Refuse a consumed sample or an exhausted budget (nothing is charged yet); register a budget
-    for a dataset without one; return the keyword arguments of the ``dps-release`` charge."""
-    consumed = ledger.consumed_by(fingerprint)
+    for a dataset without one; return the keyword arguments of the ``dps-release`` charge.
+    ``identity``: the dataset's digest keyed with ``ledger.identity_key``."""
+    consumed = ledger.consumed_by(identity)
     if consumed is not None:
         raise SampleReuseError(
             f"this data is a sample already used by the DPS release #{consumed} in {ledger.path}: "
             "a sample may be used only once; publish from the full dataset instead"
         )
-    if ledger.budget(fingerprint) is None:
+    if ledger.budget(identity) is None:
         if budget is None:
             budget = (publish_plan.total_epsilon, publish_plan.total_delta)
             notes.append(
@@ -414,7 +555,7 @@ def ledger_request(
                 f"(epsilon = {budget[0]:.6g}, delta = {budget[1]:.3g}) as its total budget, so any further "
                 "query or release on it is refused; set a larger budget with `crowdsafe ledger init`"
             )
-        ledger.set_budget(fingerprint, label, *budget)
+        ledger.set_budget(identity, label, *budget)
     kind = "strongly safe" if strongly_safe else "epsilon1-safe"
     charge_request: dict[str, Any] = dict(
         epsilon=publish_plan.epsilon, delta=publish_plan.delta, kind="dps-release",
@@ -425,17 +566,18 @@ def ledger_request(
         seeded=randomness.seeded, details={"plan": publish_plan.as_dict()},
     )
     placeholder = [f"pending-{i}" for i in range(publish_plan.releases)]
-    ledger.check(fingerprint, **charge_request, sample_ids=placeholder)
+    ledger.check(identity, **charge_request, sample_ids=placeholder)
     return charge_request
 
 
-def ledger_summary(ledger: Ledger, charge: Any, label: str, fingerprint: str) -> dict[str, Any]:
-    """What the publication reports about its ledger entry."""
-    budget_now = ledger.budget(fingerprint)
+def ledger_summary(ledger: Ledger, charge: Any, label: str, identity: str) -> dict[str, Any]:
+    """The publication's ledger entry (custodian-only: it holds the keyed identity)."""
+    budget_now = ledger.budget(identity)
     assert budget_now is not None
     return {
         "path": str(ledger.path),
         "dataset": label,
+        "dataset_identity": identity,
         "entry": charge.entry_id,
         "charged": charge.loss.as_dict(),
         "budget": budget_now.as_dict(),
@@ -443,21 +585,25 @@ def ledger_summary(ledger: Ledger, charge: Any, label: str, fingerprint: str) ->
 
 
 def stop_if_heavy(suppression_rates: Sequence[float], max_suppression: float, force: bool) -> None:
-    """Stop (nothing written; the budget is spent) when a release suppresses too much of its sample."""
-    worst = max(suppression_rates)
-    if worst > max_suppression and not force:
+    """Stop (nothing written; the budget is spent) when a release suppresses more than
+    ``max_suppression`` of its sample. The rates are exact counts on the samples, not DP
+    outputs, so the message states only the public threshold: whether the stop fired is itself
+    a custodian-only fact (the rates are in the custodian report and the ledger entry)."""
+    if not force and max(suppression_rates) > max_suppression:
         raise ParameterError(
-            f"the release would suppress {worst:.0%} of its sampled rows "
-            f"(more than {max_suppression:.0%}); nothing was written (the budget is spent). Use a coarser "
-            "scheme (--scheme coarse or higher levels), a larger epsilon or delta (smaller k), a larger "
-            "beta, or fewer quasi-identifiers; --force writes it anyway"
+            f"stopped after the charge (the budget is spent; nothing was written): a release would suppress "
+            f"more than {max_suppression:.0%} of its sampled rows. This is a custodian-only fact, not covered "
+            "by the guarantee: do not publish it (the exact rates are in the custodian report and the ledger "
+            "entry). Use a coarser scheme (--scheme coarse or higher levels), a larger epsilon or delta "
+            "(smaller k), a larger beta, or fewer quasi-identifiers; --force writes it anyway"
         )
 
 
-def checked_certificate(releases: Sequence[Release], max_suppression: float, force: bool) -> Certificate:
+def checked_certificate(releases: Sequence[Release], facts: Sequence[Mapping[str, Any]], max_suppression: float,
+                        force: bool) -> Certificate:
     """The certificate of the whole publication (one release's, or the composition of several),
-    after :func:`stop_if_heavy` has let it through."""
-    stop_if_heavy([r.applied.suppression_rate for r in releases], max_suppression, force)
+    after :func:`stop_if_heavy` has let it through (``facts``: each release's custodian facts)."""
+    stop_if_heavy([f["suppression_rate"] for f in facts], max_suppression, force)
     if len(releases) == 1:
         return releases[0].certificate
     return compose_certificates([r.certificate for r in releases], delta_slack=0.0)
@@ -465,11 +611,13 @@ def checked_certificate(releases: Sequence[Release], max_suppression: float, for
 
 def certify_release(
     publish_plan: PublishPlan, columns: Sequence[str], scheme: GeneralizationScheme, profile: RecodingProfile,
-    choice: SchemeChoice | None, sample_id: str, stream: Randomness, fingerprint: str,
+    choice: SchemeChoice | None, release_id: str, stream: Randomness, recorded: bool,
 ) -> tuple[Certificate, dict[str, Any]]:
     """The certificate of one release (Theorem 5 for a fixed scheme, Theorem 6 for the exponential
     mechanism's choice; ``profile`` from :func:`choose_recoding`), derived from what ran; and the
-    parameters it records."""
+    parameters it records. ``release_id``: from :func:`new_release_id`; ``recorded``: whether a
+    ledger recorded the run (without one the certificate is not fit for release). Only
+    parameters and the chosen scheme (the DP output) enter it."""
     parameters: dict[str, Any] = {
         "quasi_identifiers": list(columns),
         "scheme": dict(scheme.levels),
@@ -477,15 +625,18 @@ def certify_release(
         "delta_target": publish_plan.delta_target,
     }
     if choice is not None:
-        parameters["selection"] = choice.describe()
+        parameters["selection"] = public_choice(choice).describe()  # type: ignore[union-attr]
+    accounting = {"ledger": bool(recorded)}
+    if not recorded:
+        accounting["note"] = "no ledger: nothing records the sample's use or limits further releases"
     certificate = certify_k_anonymization(
-        sampling=SamplingProfile(publish_plan.beta, sample_id),
+        sampling=SamplingProfile(publish_plan.beta, release_id),
         recoding=profile,
         k=publish_plan.k,
         epsilon=publish_plan.epsilon,
         delta=publish_plan.delta_target,
         randomness=stream,
-        input_fingerprint=fingerprint,
+        accounting=accounting,
         parameters=parameters,
     )
     return certificate, parameters

@@ -74,15 +74,27 @@ def write_classes_csv(classes: pl.DataFrame, sizes: np.ndarray, path: str | os.P
             out.write((line + b"\n") * size)
 
 
+SAMPLE_WITHHELD = (
+    "this release was made from a secret Bernoulli sample, which does not leave the run: its input "
+    "size, suppression and utility against the sample are custodian-only facts, in "
+    "Publication.custodian_report()"
+)
+
+
 @dataclass(frozen=True)
 class Release:
     """A published table with its certificate.
 
     ``frame``: the published rows (quasi-identifiers recoded, identifiers dropped, suppressed
     rows removed), given as ``rows``: the table, or a function that builds it on first use (a
-    release made from a frequency table is written from its classes and need not build it). ``certificate``: the guarantee it carries. ``applied``: what Apply did
-    (classes, suppression). ``recoding``: the g it applied. ``source``: the dataset it was made
-    from (kept for utility measures; never written).
+    release made from a frequency table is written from its classes and need not build it).
+    ``certificate``: the guarantee it carries. ``applied``: what Apply did (classes,
+    suppression). ``recoding``: the g it applied. ``source``: the dataset it was made from
+    (classic algorithms: kept for utility measures, never written). A release made by
+    ``publish`` from a secret sample has ``source=None`` and an ``applied`` that holds only its
+    published classes: the sample never reaches the caller (its exact facts are custodian-only).
+    ``custodian``: exact facts about the input that are not part of the release (for the
+    custodian; see :meth:`custodian_report`).
     """
 
     rows: pl.DataFrame | Callable[[], pl.DataFrame]
@@ -93,28 +105,42 @@ class Release:
     sensitive: str | None
     recoding: Recoding
     applied: Applied | AppliedCounts  # AppliedCounts: Apply on the frequency table (safe pipeline, Spark)
-    source: Dataset
+    source: Dataset | None
     parameters: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    custodian: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @functools.cached_property
     def frame(self) -> pl.DataFrame:
         return self.rows() if callable(self.rows) else self.rows
 
     @property
+    def sample_withheld(self) -> bool:
+        """True for a release made from a secret sample (``publish``): no input facts are kept."""
+        return self.source is None
+
+    @property
     def rows_in(self) -> int:
+        """Rows Apply read (custodian-only; unavailable for a release made from a secret sample)."""
+        if self.sample_withheld:
+            raise ParameterError(SAMPLE_WITHHELD)
         return self.applied.rows_in
 
     @property
     def rows_published(self) -> int:
+        """Rows of the release (computed from the release itself)."""
         return self.applied.rows_published
 
     @property
     def rows_suppressed(self) -> int:
+        """Rows Apply suppressed (custodian-only; unavailable for a release made from a secret sample)."""
+        if self.sample_withheld:
+            raise ParameterError(SAMPLE_WITHHELD)
         return self.applied.rows_suppressed
 
     @property
     def classes(self) -> int:
+        """Published equivalence classes (computed from the release itself)."""
         return self.applied.classes
 
     def utility(self) -> "InformationLoss":
@@ -122,10 +148,13 @@ class Release:
 
         For a microaggregated release, whose cells are centroids rather than generalized
         values, coverage measures (NCP) are those of each class's extent: the range or hierarchy
-        node of its rows' original values (class-size measures are the release's own).
+        node of its rows' original values (class-size measures are the release's own). Not
+        available for a release made from a secret sample (its utility is in the custodian report).
         """
         from crowdsafe.metrics import information_loss
 
+        if self.source is None:
+            raise ParameterError(SAMPLE_WITHHELD)
         frame = self.frame
         extents = getattr(self.recoding, "extents", None)
         if extents is not None:
@@ -139,21 +168,35 @@ class Release:
         return write_table_and_certificate(self.frame, self.certificate, path)
 
     def summary(self) -> dict[str, Any]:
-        """A JSON-ready account of the release (without utility measures)."""
+        """A JSON-ready public account of the release: its parameters and what is computed from
+        the release itself (rows, classes, smallest class), without input facts or utility
+        measures (those are in :meth:`custodian_report`)."""
         sizes = self.applied.published_class_sizes
         return {
             "algorithm": self.algorithm,
             "k": self.k,
             "quasi_identifiers": list(self.quasi_identifiers),
             "sensitive": self.sensitive,
-            "rows_in": self.rows_in,
             "rows_published": self.rows_published,
-            "rows_suppressed": self.rows_suppressed,
-            "suppression_rate": self.applied.suppression_rate,
             "classes": self.classes,
             "smallest_class": int(sizes.min()) if len(sizes) else None,
             "recoding": self.recoding.describe(),
             "parameters": dict(self.parameters),
             "guarantee": self.certificate.summary(),
             "notes": list(self.notes),
+        }
+
+    def custodian_report(self) -> dict[str, Any]:
+        """Exact facts about the input, for the custodian only (not part of the release, not
+        covered by any guarantee): rows read, rows suppressed, suppression rate, and what the
+        algorithm recorded (e.g. the lattice search's diagnostics)."""
+        if self.sample_withheld:
+            raise ParameterError(SAMPLE_WITHHELD)
+        return {
+            "notice": "CUSTODIAN ONLY: exact facts about the input, not part of the release and not "
+                      "covered by any guarantee; do not store them beside the release",
+            "rows_in": self.rows_in,
+            "rows_suppressed": self.rows_suppressed,
+            "suppression_rate": self.applied.suppression_rate,
+            **{k: v for k, v in self.custodian.items()},
         }

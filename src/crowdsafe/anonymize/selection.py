@@ -149,7 +149,7 @@ class SchemeChoice:
     candidates: int
     sensitivity: float
     utility_loss_bound: float  # with probability 0.95 the chosen score is within this of the best
-    scored: int = 0  # nodes scored exactly (the rest were bounded out)
+    scored: int | None = 0  # nodes scored exactly (a data-dependent diagnostic: custodian-only, not in describe())
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -160,7 +160,6 @@ class SchemeChoice:
             "score_sensitivity": self.sensitivity,
             "score_monotone": True,
             "utility_loss_bound_95": self.utility_loss_bound,
-            "nodes_scored": self.scored,
             "levels": dict(self.scheme.levels),
         }
 
@@ -228,6 +227,16 @@ def _merge_sorted(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.
     return keys[starts], sums
 
 
+def _key_bits(hierarchies: Sequence[Hierarchy]) -> list[int]:
+    return [max(int(h.size(0) - 1).bit_length(), 1) for h in hierarchies]
+
+
+def lattice_fits(hierarchies: Sequence[Hierarchy]) -> bool:
+    """Whether the selection can score the lattice of these hierarchies (their leaf codes fit one
+    64-bit key): decided from the hierarchies alone, so a caller can refuse before any charge."""
+    return sum(_key_bits(hierarchies)) <= 62
+
+
 class _KeyedTables:
     """Frequency tables of a sample as one int64 key per distinct tuple (the columns' codes in bit
     fields, first column most significant), sorted by key; level-0 sizes bound the codes at every
@@ -243,7 +252,7 @@ class _KeyedTables:
         self.hierarchies = [sample.hierarchies[c] for c in columns]
         self.d = len(columns)
         # bit fields: column j's code is (key >> shift[j]) & mask[j], the first column highest
-        self.bits = [max(int(h.size(0) - 1).bit_length(), 1) for h in self.hierarchies]
+        self.bits = _key_bits(self.hierarchies)
         if sum(self.bits) > 62:
             raise ParameterError("too many quasi-identifier values to score the lattice; use fewer quasi-identifiers")
         self.shifts = np.r_[np.cumsum(self.bits[::-1])[::-1][1:], 0].astype(np.int64)

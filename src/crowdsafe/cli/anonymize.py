@@ -1,4 +1,10 @@
-"""``crowdsafe anonymize DATA``: classic k-anonymization (Mondrian, MDAV, lattice search)."""
+"""``crowdsafe anonymize DATA``: classic k-anonymization (Mondrian, MDAV, lattice search).
+
+It prints (and ``--json`` gives) the release's public summary (parameters, rows and classes of
+the release) and, under a heading that says so, the custodian-only facts: rows read and
+suppressed, utility against the input, the search's diagnostics. These releases carry no formal
+guarantee, and those facts are not part of the release.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,6 @@ from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from crowdsafe import api
 from crowdsafe.cli.options import DataArg, JsonOpt, OutOpt, QiOpt, SchemaOpt, SensitiveOpt, emit, split_list
@@ -64,32 +69,36 @@ def _utility(release: Any) -> dict[str, Any]:
     return out
 
 
+CUSTODIAN_HEADING = "custodian only (exact facts about the input; do not publish them):"
+
+
 def render(payload: dict[str, Any], console: Console) -> None:
     console.print(
-        f"[bold]{payload['algorithm']}[/bold], k = {payload['k']}: {payload['rows_published']:,} of "
-        f"{payload['rows_in']:,} rows published in {payload['classes']:,} classes "
-        f"(smallest {payload['smallest_class']}); {payload['rows_suppressed']:,} suppressed "
-        f"({payload['suppression_rate']:.2%})"
+        f"[bold]{payload['algorithm']}[/bold], k = {payload['k']}: {payload['rows_published']:,} rows "
+        f"published in {payload['classes']:,} classes (smallest {payload['smallest_class']})"
     )
     console.print(f"quasi-identifiers: {', '.join(payload['quasi_identifiers'])}")
-    utility = payload["utility"]
-    table = Table(title="Utility", title_justify="left")
-    table.add_column("measure")
-    table.add_column("value", justify="right")
-    table.add_row("GCP (mean NCP)", f"{utility['gcp']:.4f}")
-    for name, value in utility["ncp"].items():
-        table.add_row(f"  NCP {name}", f"{value:.4f}")
-    table.add_row("discernibility", f"{utility['discernibility']:,.0f}")
-    table.add_row("C_avg", f"{utility['c_avg']:.3f}")
-    table.add_row("suppression", f"{utility['suppression_rate']:.2%}")
-    console.print(table)
-    if "note" in utility:
-        console.print(f"note: {utility['note']}")
     for note in payload["notes"]:
         console.print(f"note: {note}")
     console.print(f"[bold]guarantee:[/bold] {payload['guarantee']}")
     if payload.get("written"):
         console.print(f"wrote {payload['written']['table']} and {payload['written']['certificate']}")
+    custodian = payload["custodian_only"]
+    utility = custodian["utility"]
+    lines = [
+        f"rows read       {custodian['rows_in']:,}; {custodian['rows_suppressed']:,} suppressed "
+        f"({custodian['suppression_rate']:.2%})",
+        f"GCP (mean NCP)  {utility['gcp']:.4f}",
+        *(f"  NCP {name:<11} {value:.4f}" for name, value in utility["ncp"].items()),
+        f"discernibility  {utility['discernibility']:,.0f}",
+        f"C_avg           {utility['c_avg']:.3f}",
+        f"suppression     {utility['suppression_rate']:.2%}",
+        *([f"note: {utility['note']}"] if "note" in utility else []),
+        *(f"note: {note}" for note in custodian.get("search", {}).get("notes", [])),
+    ]
+    console.print(CUSTODIAN_HEADING, markup=False, highlight=False)
+    for line in lines:
+        console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
@@ -133,7 +142,7 @@ def register(app: typer.Typer) -> None:
             time_budget=time_budget,
         )
         payload = release.summary()
-        payload["utility"] = _utility(release)
+        payload["custodian_only"] = {**release.custodian_report(), "utility": _utility(release)}
         if out is not None:
             table_path, certificate = release.write(out)
             payload["written"] = {"table": str(table_path), "certificate": str(certificate)}

@@ -24,6 +24,7 @@ MissingOpt = Annotated[
 
 
 def render_check(report: api.CheckReport, console: Console) -> None:
+    console.print("custodian only: exact facts about the data, not covered by any guarantee; do not publish them")
     console.print(
         f"[bold]{report.dataset}[/bold]: {report.rows:,} rows, {len(report.attributes)} attributes "
         f"(schema: {report.schema.source})"

@@ -1,6 +1,13 @@
 """``crowdsafe publish DATA --epsilon E --delta D --out PATH``: the main job.
 
 Sampling + safe k-anonymization, certified (ε, δ)-differentially private, charged to the ledger.
+
+What it prints is in two parts: the public part (the plan, fixed before the data is read; the
+scheme and the rows and classes of the release, DP outputs; the guarantee) and, under a heading
+that says so, the custodian-only part (exact sample sizes, suppression, utility against the
+sample, input rows, the ledger entry): not covered by the guarantee. ``--json`` gives the same
+split (``custodian_only``). ``--custodian-report PATH`` also writes the custodian part to a JSON
+file, refused in the release's own folder.
 """
 
 from __future__ import annotations
@@ -54,9 +61,17 @@ def render_plan(plan: dict[str, Any], print_: Any) -> None:
     if plan["releases"] > 1:
         print_(f"  releases      {plan['releases']} on fresh samples: (epsilon = {plan['total_epsilon']:.4g}, "
                f"delta = {plan['total_delta']:.3g}) in total [{plan['composition']}]")
-    if plan["rows"] is not None:
-        print_(f"  expected      about {plan['expected_sample_rows']:,.0f} sampled rows of {plan['rows']:,} per "
-               "release, before suppression of classes smaller than k")
+
+
+CUSTODIAN_HEADING = ("custodian only (exact facts about the data: NOT covered by the guarantee; "
+                     "do not publish them)")
+
+
+def render_plan_facts(facts: dict[str, Any], print_: Any) -> None:
+    """The custodian-only facts of ``--plan-only`` (the table's row count), under their heading."""
+    print_(CUSTODIAN_HEADING)
+    print_(f"  expected      about {facts['expected_sample_rows']:,.0f} sampled rows of {facts['input_rows']:,} per "
+           "release, before suppression of classes smaller than k")
 
 
 def register(app: typer.Typer) -> None:
@@ -71,6 +86,7 @@ def register(app: typer.Typer) -> None:
         scheme: Annotated[Optional[str], typer.Option("--scheme", help="A fixed scheme, chosen without the data: a preset (none, fine, medium, coarse) and/or col=level pairs, e.g. 'medium,age=1'. Makes the release strongly safe (ε1 = 0).")] = None,
         releases: Annotated[int, typer.Option("--releases", help="Number of releases, each from a fresh independent sample; certified together.")] = 1,
         plan_only: Annotated[bool, typer.Option("--plan-only", help="Print the plan and the expected size, read nothing else, write nothing.")] = False,
+        custodian_report: Annotated[Optional[Path], typer.Option("--custodian-report", help="Also write the custodian-only facts (sample sizes, suppression, utility, ledger entry; not covered by the guarantee) to this JSON file, which may not lie in the release's folder.")] = None,
         force: Annotated[bool, typer.Option("--force", help="Write the release even if it suppresses more than 90% of the sample.")] = False,
         qi: QiOpt = None,
         sensitive: SensitiveOpt = None,
@@ -101,8 +117,16 @@ def register(app: typer.Typer) -> None:
             raise ParameterError("--no-ledger cannot be combined with --ledger or --budget")
         if plan_only:
             plan = api.plan_publish(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
-                                    releases=releases, rows=_count_rows(data, engine, spark_master))
-            emit({"plan": plan.as_dict()}, as_json, lambda: render_plan(plan.as_dict(), typer.echo))
+                                    releases=releases)
+            rows = _count_rows(data, engine, spark_master)
+            facts = {"notice": "CUSTODIAN ONLY: the table's exact size, NOT covered by the privacy guarantee",
+                     "input_rows": rows, "expected_sample_rows": plan.expected_sample_rows(rows)}
+
+            def show() -> None:
+                render_plan(plan.as_dict(), typer.echo)
+                render_plan_facts(facts, typer.echo)
+
+            emit({"plan": plan.as_dict(), "custodian_only": facts}, as_json, show)
             return
         if out is None:
             raise ParameterError("give --out PATH (.csv or .parquet) for the release, or --plan-only")
@@ -112,47 +136,28 @@ def register(app: typer.Typer) -> None:
             out=out, force=force, seed=seed,
             ledger=None if no_ledger else (ledger if ledger is not None else "default"),
             name=name, budget=parse_budget(budget), engine=engine, spark_master=spark_master,
+            custodian_report=custodian_report,
         )
         payload = publication.summary()
-        utility = _utility(publication)
-        payload["for_custodian_only"]["utility"] = utility
+        payload["custodian_only"] = publication.custodian_report()
+        if custodian_report is not None:
+            payload["custodian_only"]["written_to"] = str(custodian_report)
         emit(payload, as_json, lambda: _render(payload, typer.echo))
-
-
-def _utility(publication: Any) -> dict[str, Any]:
-    """Information loss of the first release against its sample (exact; for the custodian)."""
-    release = publication.release
-    loss = release.utility()
-    return {
-        "rows_published": release.rows_published,
-        "suppression_rate": release.applied.suppression_rate,
-        "classes": release.classes,
-        "average_class_size": loss.average_class_size,
-        "ncp": loss.gcp,
-        "discernibility": loss.discernibility,
-    }
 
 
 def _render(payload: dict[str, Any], print_: Any) -> None:
     render_plan(payload["plan"], print_)
-    first = payload["releases"][0]
-    custodian = payload["for_custodian_only"]
-    utility = custodian["utility"]
-    print_("release")
+    first = payload["releases"][0]["dp_output"]
+    print_("release (DP outputs: the scheme the mechanism chose; rows and classes counted on the release)")
     print_(f"  scheme        {', '.join(f'{c}={v}' for c, v in first['scheme'].items())}")
-    print_(f"  published     {utility['rows_published']:,} rows in {utility['classes']:,} classes of >= "
+    print_(f"  published     {first['rows_published']:,} rows in {first['classes']:,} classes of >= "
            f"{payload['plan']['k']} rows")
-    print_(f"  utility       {utility['suppression_rate']:.1%} of the sample suppressed, NCP {utility['ncp']:.3f} "
-           f"(0 = exact values, 1 = all '*'), average class {utility['average_class_size']:,.1f} rows"
-           "  [exact, for the custodian only: not covered by the guarantee]")
     print_("guarantee")
     print_(f"  {payload['guarantee']}")
-    print_(f"  {'fit for release' if payload['fit_for_release'] else 'NOT fit for release (seeded run)'}")
-    ledger = payload.get("ledger")
-    if ledger:
-        budget = ledger["budget"]
-        print_(f"  ledger        '{ledger['dataset']}' entry #{ledger['entry']}: spent epsilon "
-               f"{budget['spent']['epsilon']:.4g} of {budget['budget']['epsilon']:g} ({ledger['path']})")
+    if payload["fit_for_release"]:
+        print_("  fit for release")
+    else:
+        print_(f"  NOT fit for release: {'; '.join(payload['unfit_reasons'])}")
     written = payload["written"]
     print_("written")
     for table, certificate in zip(written.get("tables", []), written.get("certificates", [])):
@@ -162,3 +167,22 @@ def _render(payload: dict[str, Any], print_: Any) -> None:
         print_(f"  {written['combined_certificate']} (all releases together)")
     for note in payload["notes"]:
         print_(f"note: {note}")
+    _render_custodian(payload["custodian_only"], print_)
+
+
+def _render_custodian(custodian: dict[str, Any], print_: Any) -> None:
+    print_(CUSTODIAN_HEADING)
+    print_(f"  input         {custodian['input_rows']:,} rows")
+    for i, facts in enumerate(custodian["releases"]):
+        utility = facts["utility"]
+        label = "sample" if len(custodian["releases"]) == 1 else f"sample {i + 1}"
+        print_(f"  {label:<13} {facts['sample_rows']:,} rows; {facts['suppressed_rows']:,} suppressed "
+               f"({facts['suppression_rate']:.1%}); NCP {utility['ncp']:.3f} (0 = exact values, 1 = all '*'), "
+               f"average class {utility['average_class_size']:,.1f} rows")
+    ledger = custodian.get("ledger")
+    if ledger:
+        budget = ledger["budget"]
+        print_(f"  ledger        '{ledger['dataset']}' entry #{ledger['entry']}: spent epsilon "
+               f"{budget['spent']['epsilon']:.4g} of {budget['budget']['epsilon']:g} ({ledger['path']})")
+    if custodian.get("written_to"):
+        print_(f"  written to    {custodian['written_to']}")

@@ -5,12 +5,21 @@ sampling, hence (ε, δ)-DP for one use of one secret sample; ``d-gamma``: (d, �
 perturbed view (Rastogi, Suciu, Hong 2007), with ``parameters["d"]`` and ``parameters["gamma"]``
 and its equivalent ε of unbounded DP as ``epsilon``, δ = 0; ``none``: no formal guarantee, with
 the reason), ε and δ, the neighbour notion, the theorem, the mechanism chain, every parameter,
-the assumptions, the randomness that ran (seeded runs are not fit for release), the crowdsafe
-version and a fingerprint of the input.
+the assumptions, the randomness that ran and the accounting that recorded the run (a seeded
+run, or a DP-under-sampling run that no ledger recorded, is not fit for release), and the
+crowdsafe version.
+
+A certificate is public: it travels beside the release. So it holds only what was fixed before
+the data was read (parameters, theorem, assumptions, randomness kind, accounting) and outputs of
+the DP mechanism that was charged (the chosen scheme). It holds no fingerprint or hash of the
+data, no sample size, score or count: a DPS certificate names its release by ``sample =
+{"rate": beta, "release_id": <128 random bits, hex>}``, drawn from the run's randomness before
+any data-dependent draw, so it is the same on neighbouring inputs for a seeded run.
 
 Its JSON form is stable and versioned: keys sorted, ``"format": "crowdsafe-certificate"``,
-``"version": 1``. A reader refuses a newer version instead of guessing. Certificates are written
-atomically (:func:`crowdsafe.files.write_text_atomic`).
+``"version": 2``. Version 1 files are still read (their ``input_fingerprint`` is ignored and
+their sample's ``id`` is read as its ``release_id``); a newer version is refused instead of
+guessing. Certificates are written atomically (:func:`crowdsafe.files.write_text_atomic`).
 """
 
 from __future__ import annotations
@@ -27,7 +36,8 @@ from crowdsafe.files import write_text_atomic
 from crowdsafe.privacy.loss import PrivacyLoss
 
 FORMAT = "crowdsafe-certificate"
-VERSION = 1
+VERSION = 2
+READABLE_VERSIONS = (1, 2)
 
 Guarantee = Literal["dp", "dps", "d-gamma", "none"]
 Neighbours = Literal["add-remove", "change"]
@@ -54,7 +64,7 @@ class Certificate:
     reason: str | None = None
     sample: dict[str, Any] | None = None
     randomness: dict[str, Any] | None = None
-    input_fingerprint: str | None = None
+    accounting: dict[str, Any] | None = None
     components: tuple["Certificate", ...] = ()
     crowdsafe_version: str = field(default_factory=_crowdsafe_version)
 
@@ -72,7 +82,7 @@ class Certificate:
             PrivacyLoss(self.epsilon, self.delta)  # type: ignore[arg-type]  # validates
             if not self.theorem:
                 raise ParameterError("a certificate with a guarantee must name its theorem")
-        if self.guarantee == "dps" and not (self.sample and self.sample.get("id")):
+        if self.guarantee == "dps" and not self.release_id:
             raise ParameterError("a DP-under-sampling certificate must name its sample")
         if self.guarantee == "d-gamma":
             d, gamma = self.parameters.get("d"), self.parameters.get("gamma")
@@ -95,11 +105,38 @@ class Certificate:
         return bool(self.randomness and self.randomness.get("seeded"))
 
     @property
-    def fit_for_release(self) -> bool:
-        """False when any randomness that ran was seeded (reproducible, hence predictable)."""
+    def release_id(self) -> str | None:
+        """The random name of the sample's release (a version-1 file's ``sample.id``)."""
+        if not self.sample:
+            return None
+        return self.sample.get("release_id") or self.sample.get("id")
+
+    @property
+    def unfit_reasons(self) -> tuple[str, ...]:
+        """Why this release is not fit for release (empty when it is), from what ran:
+
+        - seeded randomness: reproducible, so an attacker who knows the seed knows the sample
+          and the noise;
+        - ``accounting["ledger"]`` false: no ledger recorded the run, so nothing records the
+          sample's use nor limits further releases (a DPS guarantee holds for one use of one
+          sample only, Li, Qardaji, Su 2012).
+
+        A component's reasons count for the whole (composed) certificate.
+        """
+        reasons = []
         if self.randomness is not None and not self.randomness.get("fit_for_release", False):
-            return False
-        return all(c.fit_for_release for c in self.components)
+            reasons.append("seeded randomness: reproducible, so whoever knows the seed knows the sample and noise")
+        if self.accounting is not None and not self.accounting.get("ledger", False):
+            reasons.append("no ledger: nothing records the sample's use or limits further releases")
+        for component in self.components:
+            reasons.extend(r for r in component.unfit_reasons if r not in reasons)
+        return tuple(reasons)
+
+    @property
+    def fit_for_release(self) -> bool:
+        """False when any randomness that ran was seeded, or no ledger recorded the run
+        (:attr:`unfit_reasons`)."""
+        return not self.unfit_reasons
 
     def summary(self) -> str:
         """One line for people: the guarantee, or the reason there is none."""
@@ -108,10 +145,17 @@ class Certificate:
         if self.guarantee == "d-gamma":
             text = (f"({self.parameters['d']:.3g}, {self.parameters['gamma']:.3g})-private "
                     f"(as unbounded DP: epsilon = {self.epsilon:.6g}) [{self.theorem}]")
-            return text if self.fit_for_release else text + " (seeded run: NOT fit for release)"
+            return text + self._unfit_suffix()
         kind = "DP under sampling" if self.guarantee == "dps" else "DP"
         text = f"({self.epsilon:.6g}, {self.delta:.3g})-{kind} [{self.theorem}]"
-        return text if self.fit_for_release else text + " (seeded run: NOT fit for release)"
+        return text + self._unfit_suffix()
+
+    def _unfit_suffix(self) -> str:
+        reasons = self.unfit_reasons
+        if not reasons:
+            return ""
+        short = [r.split(":", 1)[0] for r in reasons]
+        return f" ({'; '.join(short)}: NOT fit for release)"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -128,10 +172,11 @@ class Certificate:
             "assumptions": list(self.assumptions),
             "sample": dict(self.sample) if self.sample else None,
             "randomness": dict(self.randomness) if self.randomness else None,
+            "accounting": dict(self.accounting) if self.accounting else None,
             "seeded": self.seeded,
             "fit_for_release": self.fit_for_release,
+            "unfit_reasons": list(self.unfit_reasons),
             "crowdsafe_version": self.crowdsafe_version,
-            "input_fingerprint": self.input_fingerprint,
             "components": [c.to_dict() for c in self.components],
         }
 
@@ -149,10 +194,10 @@ class Certificate:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise InputError("not a crowdsafe certificate (missing format 'crowdsafe-certificate')")
         version = data.get("version")
-        if version != VERSION:
+        if version not in READABLE_VERSIONS:
             raise InputError(
                 f"certificate version {version!r} is not supported by this crowdsafe "
-                f"(reads version {VERSION}); upgrade crowdsafe"
+                f"(reads versions {', '.join(map(str, READABLE_VERSIONS))}); upgrade crowdsafe"
             )
         try:
             return cls(
@@ -167,7 +212,7 @@ class Certificate:
                 reason=data["reason"],
                 sample=data["sample"],
                 randomness=data["randomness"],
-                input_fingerprint=data["input_fingerprint"],
+                accounting=data["accounting"] if version >= 2 else None,
                 components=tuple(cls.from_dict(c) for c in data["components"]),
                 crowdsafe_version=data["crowdsafe_version"],
             )

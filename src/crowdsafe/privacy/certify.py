@@ -76,6 +76,15 @@ def _describe(randomness: Randomness | dict[str, Any] | None) -> dict[str, Any] 
     raise ParameterError("randomness must be a Randomness or its describe() dictionary")
 
 
+def _accounting(accounting: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What recorded the run: ``{"ledger": bool, ...}`` (None: not stated)."""
+    if accounting is None:
+        return None
+    if not isinstance(accounting, dict) or not isinstance(accounting.get("ledger"), bool):
+        raise ParameterError('accounting must be a dictionary with a boolean "ledger"')
+    return dict(accounting)
+
+
 def _neighbour_assumption(neighbours: Neighbours) -> str:
     if neighbours == "add-remove":
         return ASSUME_ADD_REMOVE
@@ -101,7 +110,7 @@ def no_guarantee(
     parameters: dict[str, Any] | None = None,
     neighbours: Neighbours = "add-remove",
     randomness: Randomness | dict[str, Any] | None = None,
-    input_fingerprint: str | None = None,
+    accounting: dict[str, Any] | None = None,
 ) -> Certificate:
     """The certificate of a release without a formal guarantee, stating why."""
     return Certificate(
@@ -115,7 +124,7 @@ def no_guarantee(
         neighbours=neighbours,
         reason=reason,
         randomness=_describe(randomness),
-        input_fingerprint=input_fingerprint,
+        accounting=_accounting(accounting),
     )
 
 
@@ -128,7 +137,7 @@ def certify_k_anonymization(
     delta: float | None = None,
     neighbours: Neighbours = "add-remove",
     randomness: Randomness | dict[str, Any] | None = None,
-    input_fingerprint: str | None = None,
+    accounting: dict[str, Any] | None = None,
     parameters: dict[str, Any] | None = None,
 ) -> Certificate:
     """Certify ``Apply(Am(D), Sample_β(D), k)`` from the profiles of its pieces.
@@ -142,8 +151,11 @@ def certify_k_anonymization(
     certify at the smallest ε reaching it; with both, δ at ε must not exceed ``delta``. When
     d(k, β, ε) ≥ β the result is "no formal guarantee" (DPS needs β > δ). ``randomness`` (the
     one that drew the sample) is required when sampling ran. With ``neighbours="change"`` the
-    guarantee is restated by group privacy. A DPS certificate names its sample
-    (``sampling.sample_id`` or a fresh id) so that a second use can be refused.
+    guarantee is restated by group privacy. A DPS certificate names its release by
+    ``sample = {"rate": beta, "release_id": ...}``: ``sampling.sample_id``, which the caller draws
+    from the run's randomness before any data-dependent draw (random bits, never a hash of the
+    data), or a fresh random id. ``accounting`` (``{"ledger": bool}``) states what recorded the
+    run; without a ledger the certificate is not fit for release.
     """
     if not isinstance(recoding, RecodingProfile):
         raise ParameterError("recoding must be a RecodingProfile")
@@ -158,7 +170,7 @@ def certify_k_anonymization(
     if recoding.safety == "epsilon-safe":
         params["epsilon1"] = recoding.epsilon1
     common = dict(mechanisms=chain, parameters=params, neighbours=neighbours,
-                  randomness=randomness, input_fingerprint=input_fingerprint)
+                  randomness=randomness, accounting=accounting)
     if recoding.safety == "unsafe":
         assert recoding.reason is not None
         return no_guarantee(recoding.reason, **common)
@@ -217,9 +229,9 @@ def certify_k_anonymization(
         parameters=params,
         assumptions=tuple(assumptions),
         neighbours=neighbours,
-        sample={"id": sampling.sample_id or new_sample_id(), "rate": beta},
+        sample={"release_id": sampling.sample_id or new_sample_id(), "rate": beta},
         randomness=_describe(randomness),
-        input_fingerprint=input_fingerprint,
+        accounting=_accounting(accounting),
     )
 
 
@@ -229,7 +241,7 @@ def certify_mechanism(
     sampling: SamplingProfile | float | None = None,
     neighbours: Neighbours = "add-remove",
     randomness: Randomness | dict[str, Any] | None = None,
-    input_fingerprint: str | None = None,
+    accounting: dict[str, Any] | None = None,
     parameters: dict[str, Any] | None = None,
 ) -> Certificate:
     """Certify one or more (ε, δ)-DP mechanisms run on the same data (or the same sample).
@@ -267,7 +279,7 @@ def certify_mechanism(
             loss = amplify(loss, profile.rate)
             theorem += f"; {THEOREM_AMPLIFICATION}"
             chain.insert(0, profile.step())
-            sample = {"id": profile.sample_id or new_sample_id(), "rate": profile.rate}
+            sample = {"release_id": profile.sample_id or new_sample_id(), "rate": profile.rate}
             guarantee = "dps"
             assumptions[:0] = [ASSUME_SECRET_SAMPLE, ASSUME_SAMPLE_ONCE]
     return Certificate(
@@ -281,7 +293,7 @@ def certify_mechanism(
         neighbours=neighbours,
         sample=sample,
         randomness=_describe(randomness),
-        input_fingerprint=input_fingerprint,
+        accounting=_accounting(accounting),
     )
 
 
@@ -292,7 +304,7 @@ def certify_chain(
     delta: float | None = None,
     neighbours: Neighbours = "add-remove",
     randomness: Randomness | dict[str, Any] | None = None,
-    input_fingerprint: str | None = None,
+    accounting: dict[str, Any] | None = None,
     parameters: dict[str, Any] | None = None,
 ) -> Certificate:
     """Certify a pipeline from the profiles its pieces declare, in order.
@@ -317,7 +329,7 @@ def certify_chain(
         raise ParameterError("sampling must be the first step of a chain")
     sampling = samplings[0] if samplings else None
     context = dict(neighbours=neighbours, randomness=randomness,
-                   input_fingerprint=input_fingerprint, parameters=parameters)
+                   accounting=accounting, parameters=parameters)
     if recodings:
         if mechanisms:
             raise ParameterError(
@@ -339,13 +351,14 @@ def check_sample_independence(certificates: Sequence[Certificate]) -> None:
     owners: dict[str, list[int]] = {}
     for index, cert in enumerate(certificates):
         for part in _leaves(cert):
-            if part.sample and part.sample.get("id"):
-                owners.setdefault(part.sample["id"], []).append(index)
+            if part.release_id:
+                owners.setdefault(part.release_id, []).append(index)
     for index, cert in enumerate(certificates):
         for part in _leaves(cert):
             if part.guarantee != "dps":
                 continue
-            sample_id = part.sample["id"]  # type: ignore[index]
+            sample_id = part.release_id
+            assert sample_id is not None
             users = sorted(set(owners[sample_id]))
             if len(users) > 1 or owners[sample_id].count(index) > 1:
                 raise SampleReuseError(
@@ -380,8 +393,6 @@ def compose_certificates(
     if len({c.neighbours for c in items}) > 1:
         raise ParameterError("cannot compose certificates stated for different neighbour notions")
     check_sample_independence(items)
-    fingerprints = {c.input_fingerprint for c in items}
-    fingerprint = fingerprints.pop() if len(fingerprints) == 1 else None
     chain = tuple({**step, "release": i + 1} for i, c in enumerate(items) for step in c.mechanisms)
     neighbours = items[0].neighbours
     without = [i for i, c in enumerate(items) if not c.has_guarantee]
@@ -391,7 +402,7 @@ def compose_certificates(
             guarantee="none", epsilon=None, delta=None, theorem=None, mechanisms=chain,
             parameters={"releases": len(items)}, assumptions=(), neighbours=neighbours,
             reason=f"release {without[0] + 1} has no formal guarantee: {first.reason}",
-            input_fingerprint=fingerprint, components=tuple(items),
+            components=tuple(items),
         )
     losses = [c.loss for c in items]
     assert all(loss is not None for loss in losses)
@@ -411,5 +422,5 @@ def compose_certificates(
     return Certificate(
         guarantee="dp", epsilon=total.epsilon, delta=total.delta, theorem=theorem,
         mechanisms=chain, parameters=params, assumptions=tuple(assumptions),
-        neighbours=neighbours, input_fingerprint=fingerprint, components=tuple(items),
+        neighbours=neighbours, components=tuple(items),
     )

@@ -25,17 +25,17 @@ def test_cli_publishes_a_csv_file_on_spark_and_charges_the_ledger(spark, capsys,
     printed, err = capsys.readouterr()
     assert code == 0, err
     payload = json.loads(printed)
-    assert payload["releases"][0]["scheme"] == {"race": 0, "sex": 0, "income": 0}  # flat hierarchies: coarse = kept
+    assert payload["releases"][0]["dp_output"]["scheme"] == {"race": 0, "sex": 0, "income": 0}  # flat hierarchies: coarse = kept
     parts = sorted(out.glob("part-*.csv"))
     assert parts, "the release is a directory of CSV part files"
     written = pl.concat([pl.read_csv(p, infer_schema=False) for p in parts if p.stat().st_size])
     assert written.columns == ["race", "sex", "income"]
-    assert written.height == payload["releases"][0]["rows_published"]
+    assert written.height == payload["releases"][0]["dp_output"]["rows_published"]
     assert written.group_by(written.columns).len().get_column("len").min() >= payload["plan"]["k"]
     certificate = Certificate.read(tmp_path / "release" / "people.certificate.json")
     assert certificate.fit_for_release and certificate.guarantee == "dps"
     assert "spark" in json.dumps(Ledger(private_ledger).export())  # the charge records the engine
-    assert payload["ledger"]["budget"]["spent"]["epsilon"] == pytest.approx(1.0)
+    assert payload["custodian_only"]["ledger"]["budget"]["spent"]["epsilon"] == pytest.approx(1.0)
 
 
 

@@ -19,7 +19,7 @@ from crowdsafe.randomness import Randomness
 
 pytestmark = pytest.mark.spark
 
-IDENTITY_FIELDS = ("sample", "input_fingerprint", "randomness")
+IDENTITY_FIELDS = ("sample", "randomness")
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def small_table(spark, small):
 
 
 def _comparable(certificate) -> dict:
-    """A certificate without what names the sample and the input (engine-specific identities)."""
+    """A certificate without what names the release and the randomness (engine-specific)."""
     data = json.loads(certificate.to_json())
     for key in IDENTITY_FIELDS:
         data.pop(key, None)
@@ -93,16 +93,19 @@ def test_same_sample_same_release_and_certificate(small, small_table, tmp_path):
     spark_run = publish_table(small_table, plan, randomness=Randomness(21), out=str(out))
 
     assert spark_run.release.recoding.levels == polars_run.release.recoding.levels
-    assert spark_run.sample_rows == polars_run.sample_rows
+    spark_facts, polars_facts = (r.custodian_report()["releases"][0] for r in (spark_run, polars_run))
+    assert spark_facts["sample_rows"] == polars_facts["sample_rows"] == small.n_rows
     assert spark_run.release.rows_published == polars_run.release.rows_published
     written = pl.read_parquet(out / "*.parquet")
     assert _rows(written).equals(_rows(polars_run.release.frame))
     assert _comparable(spark_run.certificate) == _comparable(polars_run.certificate)
-    spark_utility, polars_utility = spark_run.release.utility(), polars_run.release.utility()
-    assert spark_utility.average_class_size == pytest.approx(polars_utility.average_class_size)
-    assert spark_utility.discernibility == pytest.approx(polars_utility.discernibility)
+    assert spark_facts["utility"]["ncp"] == pytest.approx(polars_facts["utility"]["ncp"])
+    assert spark_facts["utility"]["discernibility"] == pytest.approx(polars_facts["utility"]["discernibility"])
+    assert spark_facts["suppressed_rows"] == polars_facts["suppressed_rows"]
     beside = json.loads((tmp_path / "release.certificate.json").read_text())
     assert beside["sample"] == json.loads(spark_run.certificate.to_json())["sample"]
+    assert "fingerprint" not in json.dumps(beside)
+    assert spark_run.release.source is None and spark_run.release.applied.class_kept.all()
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
 
 
@@ -120,7 +123,8 @@ def test_fixed_scheme_sampling_is_binomial(spark, adult):
     spark_run = publish_table(table, plan, randomness=Randomness())
     polars_run = publish_dataset(adult, plan, randomness=Randomness())
     assert _comparable(spark_run.certificate) == _comparable(polars_run.certificate)
-    assert spark_run.certificate.fit_for_release
+    assert not spark_run.certificate.seeded  # secure randomness; no ledger, so not fit for release:
+    assert spark_run.certificate.unfit_reasons == ("no ledger: nothing records the sample's use or limits further releases",)
 
     n, beta = adult.n_rows, plan.beta
     seeded = count_release_sample(table, beta, Randomness(8), None)
@@ -132,7 +136,7 @@ def test_fixed_scheme_sampling_is_binomial(spark, adult):
     assert np.all(np.abs(z) < 4.5), z
 
     again = count_release_sample(table, beta, Randomness(), None)
-    assert again.identity != json.loads(spark_run.certificate.to_json())["sample"]["id"]
+    assert again.identity != count_release_sample(table, beta, Randomness(), None).identity
 
 
 def test_no_rows_reach_the_driver(spark, tmp_path):
@@ -162,6 +166,28 @@ def test_no_rows_reach_the_driver(spark, tmp_path):
     finally:
         conf.set("spark.driver.maxResultSize", before)
     assert table.n_rows == n
-    assert run.release.rows_published + run.release.rows_suppressed == run.sample_rows[0]
-    assert abs(run.sample_rows[0] - n * plan.beta) < 4.5 * np.sqrt(n * plan.beta * (1 - plan.beta))
+    facts = run.custodian_report()["releases"][0]
+    assert run.release.rows_published + facts["suppressed_rows"] == facts["sample_rows"]
+    assert abs(facts["sample_rows"] - n * plan.beta) < 4.5 * np.sqrt(n * plan.beta * (1 - plan.beta))
     assert pl.scan_parquet(out / "*.parquet").select(pl.len()).collect().item() == run.release.rows_published
+
+
+def test_the_ledger_knows_the_table_and_its_sample_by_keyed_identities(spark, small, small_table, tmp_path):
+    """With a ledger: the table's identity is its multiset digest keyed with the ledger's secret,
+    the sample is recorded by its keyed digest, the certificate is fit for release and holds
+    neither; without one the run is not fit for release."""
+    from crowdsafe.engines.spark.publish import publish_table
+    from crowdsafe.identity import keyed_identity
+    from crowdsafe.privacy.ledger import Ledger
+
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    plan = plan_publication(1.0, 1e-6, scheme="coarse")
+    run = publish_table(small_table, plan, randomness=Randomness(), ledger=ledger, force=True)
+    entry = ledger.entries()[-1]
+    assert entry.fingerprint == keyed_identity(small_table.fingerprint, ledger.identity_key) != small_table.fingerprint
+    assert len(entry.samples) == 1 and run.custodian_report()["ledger"]["dataset_identity"] == entry.fingerprint
+    text = run.certificate.to_json()
+    assert small_table.fingerprint not in text and entry.fingerprint not in text and entry.samples[0] not in text
+    assert run.certificate.fit_for_release
+    unrecorded = publish_table(small_table, plan, randomness=Randomness(), force=True)
+    assert not unrecorded.certificate.fit_for_release and unrecorded.certificate.accounting["ledger"] is False

@@ -7,7 +7,7 @@ The same pipeline as :func:`crowdsafe.anonymize.publish.publish_dataset`, stage 
 | read, missing values, identity, distinct values | Spark, one aggregation | :mod:`.table` |
 | plan checks, ledger check | driver | ``anonymize.publish.ledger_request`` |
 | sample (a stream per partition), encode (broadcast dictionaries), recode (broadcast arrays), count | Spark, one job per release | :mod:`.encoding`, :mod:`.sampling` |
-| charge (sample identities) | driver | the ledger |
+| charge (keyed table and sample identities) | driver | the ledger |
 | choose the scheme (exponential mechanism) from the counts | driver | ``anonymize.selection.choose_scheme`` |
 | Apply: classes and suppression below k | driver, on the counts | ``anonymize.counted.apply_counts`` |
 | certify | driver | ``anonymize.publish.certify_release`` |
@@ -29,48 +29,44 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from crowdsafe.anonymize.counted import AppliedCounts, CountedSample, apply_counts, class_frame
+from crowdsafe.anonymize.counted import AppliedCounts, CountedSample, apply_counts, class_frame, published_only
 from crowdsafe.anonymize.publish import (
     DEFAULT_MAX_SUPPRESSION,
     Publication,
     PublishPlan,
     certify_release,
+    check_custodian_path,
+    check_lattice,
     checked_certificate,
     choose_recoding,
+    custodian_facts,
     ledger_request,
     ledger_summary,
+    new_release_id,
+    public_choice,
+    release_facts,
     release_paths,
+    write_custodian_report,
 )
 from crowdsafe.anonymize.recoding import GeneralizationScheme
 from crowdsafe.anonymize.release import Release
-from crowdsafe.anonymize.selection import SchemeChoice, fixed_scheme, node_penalties
+from crowdsafe.anonymize.selection import SchemeChoice, fixed_scheme
 from crowdsafe.engines.spark import fingerprint as fp
 from crowdsafe.engines.spark.sampling import count_sample
 from crowdsafe.engines.spark.streams import PartitionStreams
 from crowdsafe.engines.spark.table import SparkTable
 from crowdsafe.engines.spark.write import class_rows, write_releases
-from crowdsafe.errors import SampleReuseError
 from crowdsafe.privacy.ledger import Ledger
 from crowdsafe.randomness import Randomness
 
 
 @dataclass(frozen=True)
-class ClassUtility:
-    """Exact utility of a release from its classes (for the custodian; not covered by the
-    guarantee): NCP from the hierarchies' node penalties, a suppressed row counting 1."""
-
-    gcp: float
-    ncp: dict[str, float]
-    average_class_size: float
-    discernibility: float
-
-
-@dataclass(frozen=True)
 class SparkRelease(Release):
     """A release made on Spark. ``frame`` is a Spark DataFrame that generates the published rows
-    from ``class_table`` (Polars: each published tuple with its ``count``); ``applied`` is Apply
-    on the counts (:class:`~crowdsafe.anonymize.counted.AppliedCounts`); ``source`` is the
-    domain dataset (distinct values, for hierarchies and dictionaries), not the sample."""
+    from ``class_table`` (Polars: each published tuple with its ``count``); ``applied`` holds
+    only the published classes (:func:`~crowdsafe.anonymize.counted.published_only`);
+    ``source`` is None: neither the sample nor the table's domain is kept. Its utility against
+    the sample is in the publication's custodian report."""
 
     class_table: pl.DataFrame | None = None
 
@@ -79,27 +75,12 @@ class SparkRelease(Release):
         written = write_releases(self.frame.sparkSession, [self.frame], [self.certificate.to_json()], [str(path)])
         return written["tables"][0], written["certificates"][0]
 
-    def utility(self) -> ClassUtility:  # type: ignore[override]
-        applied, scheme = self.applied, self.recoding
-        kept = applied.class_kept
-        sizes = applied.class_sizes[kept].astype(np.float64)
-        ncp = {}
-        for j, column in enumerate(self.quasi_identifiers):
-            level = scheme.levels[column]  # type: ignore[attr-defined]
-            penalties = node_penalties(scheme.hierarchies[column])  # type: ignore[attr-defined]
-            penalty = penalties[level][applied.class_codes[kept, j]]
-            ncp[column] = (float(penalty @ sizes) + applied.rows_suppressed) / max(applied.rows_in, 1)
-        classes = max(applied.classes, 1)
-        return ClassUtility(
-            gcp=float(np.mean(list(ncp.values()))), ncp=ncp,
-            average_class_size=applied.rows_published / classes if applied.classes else 0.0,
-            discernibility=float((sizes**2).sum() + applied.rows_in * applied.rows_suppressed),
-        )
-
 
 @dataclass(frozen=True)
 class SampleCounts:
-    """One release's sample as counted on Spark: the table, its size and its identity."""
+    """One release's sample as counted on Spark: the table, its size and its identity (the
+    unkeyed multiset digest: keyed with ``Ledger.identify`` before it goes to a ledger; it never goes
+    anywhere else)."""
 
     table: CountedSample
     rows: int
@@ -142,6 +123,12 @@ def spark_paths(out: str, releases: int) -> list[str]:
     return [f"{prefix}{stem}-{i + 1}.{suffix}" for i in range(releases)]
 
 
+def table_identity(table: SparkTable, ledger: Ledger) -> str:
+    """The table's identity in ``ledger``: its multiset digest keyed with the ledger's secret
+    (:meth:`~crowdsafe.privacy.ledger.Ledger.identify`)."""
+    return ledger.identify(table.fingerprint)
+
+
 def publish_table(
     table: SparkTable,
     publish_plan: PublishPlan,
@@ -152,47 +139,63 @@ def publish_table(
     out: str | None = None,
     force: bool = False,
     max_suppression: float = DEFAULT_MAX_SUPPRESSION,
+    custodian_report: str | None = None,
 ) -> Publication:
-    """Run the safe pipeline on a :class:`SparkTable` (module docstring). Refusals, charge and
-    certificate are those of the Polars engine, by the same functions."""
+    """Run the safe pipeline on a :class:`SparkTable` (module docstring). Refusals, charge,
+    certificate and the public/custodian split are those of the Polars engine, by the same
+    functions."""
     notes = list(table.notes)
     columns = table.columns
     fixed = fixed_scheme(table.domain, columns, publish_plan.scheme) if publish_plan.scheme is not None else None
+    if fixed is None:
+        check_lattice(table.domain.hierarchies, columns)
     paths = spark_paths(str(out), publish_plan.releases) if out is not None else []
+    report_path = check_custodian_path(custodian_report, paths)
     charge_request: dict[str, Any] = {}
+    identity = None
     if ledger is not None:
-        charge_request = ledger_request(ledger, table.fingerprint, table.label, publish_plan, fixed is not None,
+        identity = table_identity(table, ledger)
+        charge_request = ledger_request(ledger, identity, table.label, publish_plan, fixed is not None,
                                         budget, randomness, notes)
     streams = randomness.spawn(publish_plan.releases) if publish_plan.releases > 1 else [randomness]
+    release_ids = [new_release_id(s) for s in streams]  # before any data-dependent draw
     levels = dict(fixed.levels) if fixed is not None else None
     samples = [count_release_sample(table, publish_plan.beta, s, levels) for s in streams]
-    sample_ids = [s.identity for s in samples]
-    if len(set(sample_ids)) != len(sample_ids):
-        raise SampleReuseError("two of the fresh samples came out identical; run again")
 
-    ledger_info = None
     with contextlib.ExitStack() as stack:
         charge = None
         if ledger is not None:
-            charge = stack.enter_context(ledger.charge(table.fingerprint, **charge_request, sample_ids=sample_ids))
+            sample_ids = [ledger.identify(s.identity) for s in samples]  # repeats are fine
+            charge = stack.enter_context(ledger.charge(identity, **charge_request,  # type: ignore[arg-type]
+                                                       sample_ids=sample_ids))
         releases: list[SparkRelease] = []
         choices: list[SchemeChoice | None] = []
-        for sample, stream in zip(samples, streams):
+        facts: list[dict[str, Any]] = []
+        for sample, release_id, stream in zip(samples, release_ids, streams):
             scheme, profile, choice = choose_recoding(sample.table, columns, publish_plan, fixed, stream)
             if fixed is None:
                 applied = apply_counts(sample.table, scheme.levels, publish_plan.k)
             else:  # the executors already counted the classes of the fixed scheme
                 applied = AppliedCounts.of(sample.table.codes, sample.table.counts, publish_plan.k)
-            certificate, parameters = certify_release(publish_plan, columns, scheme, profile, choice, sample.identity,
-                                                      stream, table.fingerprint)
+            facts.append(release_facts(applied, scheme, columns, choice))
+            certificate, parameters = certify_release(publish_plan, columns, scheme, profile, choice, release_id,
+                                                      stream, ledger is not None)
             parameters["engine"] = "spark"
-            class_table, frame = release_of(table, scheme, applied)
+            published = published_only(applied)
+            class_table, frame = release_of(table, scheme, published)
             releases.append(SparkRelease(
                 rows=frame, certificate=certificate, algorithm="safe k-anonymization with sampling (Spark engine)",
                 k=publish_plan.k, quasi_identifiers=tuple(columns), sensitive=None, recoding=scheme,
-                applied=applied, source=table.domain, parameters=parameters, class_table=class_table))  # type: ignore[arg-type]
-            choices.append(choice)
-        certificate = checked_certificate(releases, max_suppression, force)
+                applied=published, source=None, parameters=parameters, class_table=class_table))  # type: ignore[arg-type]
+            choices.append(public_choice(choice))
+        samples.clear()  # the samples' counts leave with this frame
+        custodian = custodian_facts(table.n_rows, publish_plan, facts)
+        if charge is not None:
+            custodian["ledger"] = ledger_summary(ledger, charge, table.label, identity)  # type: ignore[arg-type]
+            charge.record(custodian_report=custodian)
+        if report_path is not None:
+            write_custodian_report(report_path, custodian)
+        certificate = checked_certificate(releases, facts, max_suppression, force)
         written: dict[str, Any] = {}
         if paths:
             combined = None
@@ -205,16 +208,15 @@ def publish_table(
         if charge is not None:
             charge.record(written=written.get("tables", []), rows_published=[r.rows_published for r in releases],
                           engine="spark")
-            ledger_info = ledger_summary(ledger, charge, table.label, table.fingerprint)  # type: ignore[arg-type]
     if ledger is None:
-        notes.append("no ledger: nothing records that these samples are used, nor limits further releases")
+        notes.append("no ledger: nothing records that these samples are used, nor limits further releases; "
+                     "NOT fit for release")
     if randomness.seeded:
         notes.append("seeded run: reproducible for a fixed partitioning of the input, NOT fit for release "
                      "(an attacker who knows the seed knows the sample)")
-    notes.append("Spark engine: the data's identity in the ledger is its multiset fingerprint "
-                 "(crowdsafe.engines.spark.fingerprint), not the Polars engine's")
-    return Publication(publish_plan, tuple(releases), certificate, tuple(choices),
-                       tuple(s.rows for s in samples), ledger_info, tuple(notes), written)
+    notes.append("Spark engine: the data's identity in the ledger is its multiset digest keyed with the "
+                 "ledger's secret (crowdsafe.engines.spark.fingerprint), not the Polars engine's")
+    return Publication(publish_plan, tuple(releases), certificate, tuple(choices), tuple(notes), written, custodian)
 
 
 def publish_spark(data: Any, publish_plan: PublishPlan, *, master: str | None = None,
@@ -222,11 +224,9 @@ def publish_spark(data: Any, publish_plan: PublishPlan, *, master: str | None = 
                   missing: Any = "keep", name: str | None = None, **options: Any) -> Publication:
     """Read ``data`` on the Spark session (the active one, else one on ``master`` /
     ``$CROWDSAFE_SPARK_MASTER``) and publish it (:func:`publish_table`)."""
-    from dataclasses import replace
-
     from crowdsafe.engines.spark.session import spark_session
     from crowdsafe.engines.spark.table import spark_table
 
     spark = spark_session(master)
     table = spark_table(spark, data, schema=schema, qi=qi, sensitive=sensitive, missing=missing, name=name)
-    return publish_table(table, replace(publish_plan, rows=table.n_rows), **options)
+    return publish_table(table, publish_plan, **options)
