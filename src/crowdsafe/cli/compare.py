@@ -23,6 +23,8 @@ def _table(title: str, rows: list[tuple[str, str]]) -> Table:
 
 
 def render_utility(report: dict[str, Any], console: Console) -> None:
+    console.print("custodian only: measured against the original data, not covered by any guarantee; "
+                  "do not publish it")
     loss = report["information_loss"]
     console.print(f"quasi-identifiers: {', '.join(report['quasi_identifiers'])}")
     rows = [

@@ -1,5 +1,9 @@
 """The utility report of a release against its original: information loss, marginal distances,
-workload error and (with a target and test rows) classifier accuracy."""
+workload error and (with a target and test rows) classifier accuracy.
+
+Every figure compares the release with the original data, so it is an exact fact about the data,
+not covered by any guarantee: the report is for the custodian only (``to_dict()`` says so in its
+``notice``) and must not be published beside a release."""
 
 from __future__ import annotations
 
@@ -17,6 +21,10 @@ from crowdsafe.metrics.marginals import MarginalReport, marginal_distances
 from crowdsafe.metrics.workload import WorkloadReport, workload_error
 
 
+UTILITY_NOTICE = ("CUSTODIAN ONLY: measured against the original data, so not covered by any guarantee; "
+                  "do not publish it")
+
+
 @dataclass(frozen=True)
 class UtilityReport:
     quasi_identifiers: list[str]
@@ -28,6 +36,7 @@ class UtilityReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "notice": UTILITY_NOTICE,
             "quasi_identifiers": self.quasi_identifiers,
             "information_loss": self.information_loss.to_dict(),
             "marginals": self.marginals.to_dict(),
