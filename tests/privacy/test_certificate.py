@@ -105,6 +105,8 @@ def test_unsafe_recoding_has_no_guarantee_with_reason():
     assert cert.guarantee == "none" and cert.epsilon is None
     assert cert.reason == "data-dependent recoding (Mondrian)"
     assert cert.summary() == "no formal guarantee: data-dependent recoding (Mondrian)"
+    assert not cert.fit_for_release and cert.to_dict()["fit_for_release"] is False
+    assert any(r.startswith("no formal guarantee") for r in cert.unfit_reasons)
 
 
 def test_no_sampling_has_no_guarantee():

@@ -121,9 +121,13 @@ class Certificate:
           sample's use nor limits further releases (a DPS guarantee holds for one use of one
           sample only, Li, Qardaji, Su 2012).
 
+        - no formal guarantee (``guarantee == "none"``): nothing bounds what the release reveals.
+
         A component's reasons count for the whole (composed) certificate.
         """
         reasons = []
+        if self.guarantee == "none":
+            reasons.append("no formal guarantee: nothing bounds what the release reveals")
         if self.randomness is not None and not self.randomness.get("fit_for_release", False):
             reasons.append("seeded randomness: reproducible, so whoever knows the seed knows the sample and noise")
         if self.accounting is not None and not self.accounting.get("ledger", False):
@@ -134,8 +138,8 @@ class Certificate:
 
     @property
     def fit_for_release(self) -> bool:
-        """False when any randomness that ran was seeded, or no ledger recorded the run
-        (:attr:`unfit_reasons`)."""
+        """False when the release carries no formal guarantee, any randomness that ran was
+        seeded, or no ledger recorded the run (:attr:`unfit_reasons`)."""
         return not self.unfit_reasons
 
     def summary(self) -> str:
