@@ -76,7 +76,7 @@ BAD_FILES: dict[str, object] = {
     "zip.csv": b"PK\x03\x04\x14\x00\x00\x00\x08\x00data.csv" + b"\x00" * 64,
     "bz2.csv": b"BZh91AY&SY" + b"\x00" * 32,
     "badgzip.csv": GZIPPED_GARBAGE,
-    "gzipped-binary.csv": gzip.compress(bytes(range(256)) * 4),
+    "gzipped-binary.csv": gzip.compress(bytes(range(256)) * 4, mtime=0),
     "sqlite.csv": b"SQLite format 3\x00" + b"\x00" * 84,
     "folder.csv": FOLDER,
     "text.age.csv": b"age,zip,sex,disease\n30,02139,F,flu\nthirty,02139,M,flu\n",
