@@ -578,3 +578,18 @@ def test_a_lattice_too_large_to_score_is_refused_before_the_charge(tmp_path):
     with pytest.raises(ParameterError, match="too many quasi-identifier values.*nothing was charged"):
         publish_dataset(data, plan_publication(1.0, 1e-3), randomness=Randomness(1), ledger=ledger)
     assert ledger.entries() == []
+
+
+def test_reordered_rows_or_another_file_name_give_no_fresh_budget(adult_data, tmp_path):
+    """The ledger names a table by a keyed digest of its rows as a multiset: the same rows in
+    another order, saved under another name, are the same dataset with the same spent budget."""
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    plan = plan_publication(1.0, 1e-6, scheme="coarse")
+    publish_dataset(adult_data, plan, randomness=Randomness(4), ledger=ledger, budget=(1.5, 1e-5))
+    shuffled = adult_data.frame.sample(fraction=1.0, shuffle=True, seed=11)
+    shuffled.write_parquet(tmp_path / "renamed.parquet")
+    again = crowdsafe.data.load(tmp_path / "renamed.parquet", schema=adult_data.schema)
+    again = again.with_hierarchies(adult_data.hierarchies)
+    with pytest.raises(crowdsafe.errors.BudgetExceeded):
+        publish_dataset(again, plan, randomness=Randomness(5), ledger=ledger, name="renamed")
+    assert len(ledger.entries()) == 1
