@@ -180,7 +180,7 @@ def penalty_units(hierarchy: Hierarchy, d: int) -> list[np.ndarray]:
     """⌈2^20 · NCP / d⌉ of every node at every level (int64): a column's share of the quantised
     weight w(E) = max(0, 2^20 − Σ_j units_j) of a class over ``d`` columns (module docstring).
     From the hierarchy alone; level 0 costs 0."""
-    return [np.ceil(p * (SCORE_UNIT / d)).astype(np.int64) for p in node_penalties(hierarchy)]
+    return [np.ceil(p * SCORE_UNIT / d).astype(np.int64) for p in node_penalties(hierarchy)]
 
 
 @dataclass(frozen=True)
