@@ -485,26 +485,26 @@ def _refine_argmax(indices: np.ndarray, scores: np.ndarray, cells: np.ndarray, s
     upper key; contenders whose upper key is below the best lower key are dropped. The bits drawn
     are those of U itself, so the result is argmax of the exact keys: exactly exp(scale·q)/Z.
     """
-    from mpmath import iv, mpf  # imported only on this rare path
+    from mpmath.ctx_iv import MPIntervalContext  # imported only on this rare path
 
+    iv = MPIntervalContext()  # a private context: its precision is not mpmath's global one
     alive = [(int(i), int(q), int(c)) for i, q, c in sorted(zip(indices, scores, cells))]
     bits = CELL_BITS
     for round_ in range(_MAX_ROUNDS):
         extra = np.asarray(more_bits(np.array([i for i, _, _ in alive], dtype=np.int64), round_), dtype=np.uint64)
         alive = [(i, q, (c << 64) | int(e)) for (i, q, c), e in zip(alive, extra)]
         bits += 64
+        iv.prec = bits + 128  # the cell ends, the score (< 2^63) and the scale (53 bits) are exact
+        exact_scale = iv.mpf(float(scale))
         keys = []
-        with iv.workprec(bits + 128):
-            exact_scale = iv.mpf(mpf(float(scale)))  # exact: a double has 53 bits
-            for _, q, c in alive:
-                u = iv.mpf([mpf(c) / 2**bits, mpf(c + 1) / 2**bits])  # exact ends
-                g = -iv.log(-iv.log(u))
-                keys.append(exact_scale * q / SCORE_UNIT + g)
-            best = max(range(len(alive)), key=lambda n: keys[n].a)
-            floor = keys[best].a
-            if all(keys[n].b < floor for n in range(len(alive)) if n != best):
-                return alive[best][0]
-            alive = [a for a, key in zip(alive, keys) if key.b >= floor]
+        for _, q, c in alive:
+            u = iv.mpf([c, c + 1]) / 2**bits  # [c/2^b, (c + 1)/2^b], exact ends
+            keys.append(exact_scale * q / SCORE_UNIT - iv.log(-iv.log(u)))
+        best = max(range(len(alive)), key=lambda n: keys[n].a)
+        floor = keys[best].a
+        if all(keys[n].b < floor for n in range(len(alive)) if n != best):
+            return alive[best][0]
+        alive = [a for a, key in zip(alive, keys) if key.b >= floor]
     raise CrowdsafeError("the exponential mechanism's exact comparison did not separate two keys "
                          f"after {_MAX_ROUNDS} rounds of 64 bits (probability below 2^-4096)")
 
