@@ -469,8 +469,8 @@ def exact_gumbel_argmax(indices: np.ndarray, scores: np.ndarray, cells: np.ndarr
     return _refine_argmax(indices[keep], scores[keep], cells[keep], scale, more_bits)
 
 
-#: Refinement rounds before giving up: each round halves no key gap but adds 64 bits to every
-#: contender, so two contenders still tied after r rounds have probability below 2^(-64 r).
+#: Refinement rounds before giving up: each round narrows every contender's key interval about
+#: 2^64-fold, so keys still overlapping after r rounds have probability of order 2^(-64 r).
 _MAX_ROUNDS = 64
 
 
@@ -506,7 +506,7 @@ def _refine_argmax(indices: np.ndarray, scores: np.ndarray, cells: np.ndarray, s
             return alive[best][0]
         alive = [a for a, key in zip(alive, keys) if key.b >= floor]
     raise CrowdsafeError("the exponential mechanism's exact comparison did not separate two keys "
-                         f"after {_MAX_ROUNDS} rounds of 64 bits (probability below 2^-4096)")
+                         f"after {_MAX_ROUNDS} rounds of 64 bits (probability of order 2^-4096)")
 
 
 def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[str], k: int, scale: float,
