@@ -25,7 +25,6 @@ from crowdsafe.anonymize.selection import (
 )
 from crowdsafe.data import Hierarchy
 from crowdsafe.datasets import adult
-from crowdsafe.errors import ParameterError
 from crowdsafe.randomness import Randomness, gumbel_cells, gumbel_enclosure
 
 TOP = (1 << 53) - 1  # the last 53-bit cell: its Gumbel interval reaches +inf
@@ -163,15 +162,18 @@ def test_the_common_path_needs_no_refinement():
             gumbel_max_over_lattice(sample, columns, 20, scale, gumbel_cells(generator, size), no_bits)
 
 
-def test_scores_that_could_overflow_are_refused():
+def test_scores_beyond_int64_are_exact_and_never_refused():
+    """A counted sample of 2^43 + 5 rows: q_int of the leaf node, 2^20 · (2^43 − 1 + 5 − 1), passes
+    2^63; it is computed exactly (no overflow, no error that would tell the size), and the leaf
+    node (weight 1) beats the root (weight 0) by ε1 · 2^43."""
+    from crowdsafe.anonymize.selection import lattice_scores
+
     hierarchy = Hierarchy.from_columns("x", ["a", "b"], [["*", "*"]])
     huge = CountedSample(("x",), np.array([[0], [1]], dtype=np.int64), np.array([2**43, 5], dtype=np.int64),
                          {"x": hierarchy})
-    with pytest.raises(ParameterError, match="overflow"):
-        choose_scheme(huge, ["x"], 2, 0.1, Randomness(1))
-    fine = CountedSample(("x",), np.array([[0], [1]], dtype=np.int64), np.array([2**42, 5], dtype=np.int64),
-                         {"x": hierarchy})
-    assert choose_scheme(fine, ["x"], 2, 0.1, Randomness(1)).scheme.levels["x"] == 0
+    _, scores = lattice_scores(huge, ["x"], 2)
+    assert [int(q) for q in scores] == [2**20 * (2**43 - 1 + 5 - 1), 0]
+    assert choose_scheme(huge, ["x"], 2, 0.1, Randomness(1)).scheme.levels["x"] == 0
 
 
 def test_an_empty_sample_is_a_uniform_exact_choice():

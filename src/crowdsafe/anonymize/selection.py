@@ -25,8 +25,8 @@ whole number of units of 2^-20 (rounded down): with d columns and per-column pen
     w(E) = max(0, 2^20 − Σ_j ⌈2^20 · p_j / d⌉)  ∈ {0, …, 2^20},
 
 and the mechanism's score is q(S, g) = q_int(S, g) / 2^20 with the exact int64 sum
-q_int = Σ_E w(E) · max(0, |E| − (k − 1)) (no rounding anywhere; at most 2^20 · n, so it cannot
-overflow below 2^43 ≈ 8.8e12 rows, which is checked). Adding one row to S changes exactly one
+q_int = Σ_E w(E) · max(0, |E| − (k − 1)) (no rounding anywhere; at most 2^20 · n, so int64 below
+2^43 ≈ 8.8e12 rows, Python integers above). Adding one row to S changes exactly one
 class size by one, and w(E) does not depend on the data, so q changes by w(E)/2^20 · [0 or 1]
 ∈ [0, 1] *exactly*: the sensitivity is **1**, and q never decreases when a row is added (removing
 one never increases it), so q is *monotone* and the exponential mechanism may use the scale
@@ -74,7 +74,7 @@ SCORE_NAME = ("retained information: sum over classes of (1 - NCP) * max(0, |E| 
 #: q is computed exactly as an integer number of these units: q = q_int / SCORE_UNIT.
 SCORE_UNIT_BITS = 20
 SCORE_UNIT = 1 << SCORE_UNIT_BITS
-#: q_int ≤ SCORE_UNIT · rows must fit in an int64.
+#: Up to this many rows q_int ≤ SCORE_UNIT · rows fits in an int64; beyond, Python integers.
 MAX_ROWS = (2**63 - 1) // SCORE_UNIT
 #: A callable (node indices, round) -> one uint64 of fresh random bits per node: the next 64 bits
 #: of those nodes' uniforms (see :func:`_refine_argmax`).
@@ -215,14 +215,15 @@ def lattice_scores(sample: Dataset, columns: Sequence[str], k: int) -> tuple[Lat
 
     The reference full evaluation (the mechanism itself uses :func:`gumbel_max_over_lattice`,
     which returns the same choice): depth-first over the columns, each node's frequency table
-    rolled up from the node one level below it. Node i of the returned lattice has ``scores[i]``.
+    rolled up from the node one level below it. Node i of the returned lattice has ``scores[i]``
+    (an object array of Python ints when q_int could pass 2^63, beyond :data:`MAX_ROWS` rows).
     """
     hierarchies = [sample.hierarchies[c] for c in columns]
     lattice = Lattice(tuple(columns), tuple(h.height for h in hierarchies))
-    scores = np.zeros(lattice.size, dtype=np.int64)
     if sample.n_rows == 0:
-        return lattice, scores
+        return lattice, np.zeros(lattice.size, dtype=np.int64)
     tables = _KeyedTables(sample, columns)
+    scores = np.zeros(lattice.size, dtype=object if tables.wide else np.int64)
     strides = lattice.strides
     levels = [0] * tables.d
 
@@ -323,8 +324,9 @@ class _KeyedTables:
             self.penalties.append(penalties)
         self._maps: dict[tuple[int, int, int], np.ndarray] = {}
         cells = counted(sample, columns)  # a Dataset is counted here; the Spark engine passes its counts
-        if cells.n_rows > MAX_ROWS:
-            raise ParameterError(f"the sample has more than {MAX_ROWS} rows; the exact scores would overflow")
+        # q_int ≤ 2^20 · rows: beyond MAX_ROWS the sums are taken in Python integers (exact, slow;
+        # never refused, so the sample's size cannot show in an error)
+        self.wide = cells.n_rows > MAX_ROWS
         keys = np.zeros(cells.n_cells, dtype=np.int64)
         for j in range(self.d):
             keys |= leaf_ranks[j][cells.codes[:, j]] << self.shifts[j]
@@ -387,7 +389,7 @@ class _KeyedTables:
         table is rolled up from the one below it (``attribute`` is the last column of the
         projection, so every roll-up is a linear merge), and the tables shrink as they rise."""
         height = self.hierarchies[attribute].height
-        bounds = np.empty(height + 1, dtype=np.int64)
+        bounds = np.empty(height + 1, dtype=object if self.wide else np.int64)
         at = [*levels[:attribute], 0]
         for level in range(height + 1):
             if level:
@@ -432,6 +434,8 @@ class _KeyedTables:
         if units is None:
             return total
         np.minimum(units, SCORE_UNIT, out=units)  # w(E) = 2^20 − units is never below 0
+        if self.wide:
+            return total - int(np.dot(units.astype(object), weight.astype(object)))
         return total - int(np.dot(units, weight))
 
 
@@ -459,7 +463,7 @@ def exact_gumbel_argmax(indices: np.ndarray, scores: np.ndarray, cells: np.ndarr
     in [cell/2^53, (cell + 1)/2^53) refined by ``more_bits``: the nodes whose float key interval
     cannot reach the best lower key are dropped, the rest go to :func:`_refine_argmax`."""
     indices = np.asarray(indices, dtype=np.int64)
-    scores = np.asarray(scores, dtype=np.int64)
+    scores = np.asarray(scores)  # int64, or Python ints (object) beyond MAX_ROWS rows
     cells = np.asarray(cells, dtype=np.int64)
     g_lo, g_hi = gumbel_enclosure(cells)
     lo, hi = _key_bounds(scale * (scores.astype(np.float64) / SCORE_UNIT), g_lo, g_hi)
@@ -551,8 +555,7 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
             q = tables.score(keys, counts, levels, k)
             lo, hi = _key_bounds(scale * (q / SCORE_UNIT), g_lo[index], g_hi[index])
             scored.append((index, q, hi))
-            if lo > best[0]:
-                best[0] = lo
+            best[0] = max(best[0], lo)
             return
         # the table projected on columns 0..attribute (one pass over the parent's sorted table);
         # each child's bound is a roll-up of this small table, all levels at once
@@ -580,7 +583,7 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
     if len(contenders) == 1:
         chosen = int(original_index[0])
     else:
-        chosen = exact_gumbel_argmax(original_index, np.array([q for _, q in contenders], dtype=np.int64),
+        chosen = exact_gumbel_argmax(original_index, np.array([q for _, q in contenders], dtype=object),
                                      cells[[index for index, _ in contenders]], scale, more_bits)
     return lattice, chosen, len(scored)
 
