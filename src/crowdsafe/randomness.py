@@ -104,11 +104,46 @@ def as_randomness(value: "Randomness | int | None") -> Randomness:
 
 
 def gumbel(generator: np.random.Generator, size: int) -> np.ndarray:
-    """Standard Gumbel draws −log(−log U), U = (2k + 1)/2^53 with k uniform on 52 bits.
+    """Floating-point Gumbel draws −log(−log U), U = (2k + 1)/2^53 with k uniform on 52 bits.
 
-    Every U is an exact double in [2^-53, 1 − 2^-53], so no draw is infinite. (The exponential
-    mechanism's Gumbel-max trick; here so that light modules can use it without SciPy.)
+    Every U is an exact double in [2^-53, 1 − 2^-53], so no draw is infinite. Not an exact
+    Gumbel (capped near 36.7, quantised in the upper tail): the exponential mechanism samples
+    exactly with :func:`gumbel_cells` and lazy refinement instead; this is for tests and
+    experiments only.
     """
     k = generator.integers(0, 1 << 52, size=size, dtype=np.int64)
     uniform = (2 * k + 1).astype(np.float64) * 2.0**-53
     return -np.log(-np.log(uniform))
+
+
+#: Bits of a uniform's first cell: U = (i + V) / 2^53 with i uniform on 53 bits (see :func:`gumbel_cells`).
+CELL_BITS = 53
+
+
+def gumbel_cells(generator: np.random.Generator, size: int) -> np.ndarray:
+    """The first 53 bits of ``size`` independent uniforms U on (0, 1), as int64 cells i: U lies in
+    [i/2^53, (i + 1)/2^53). The remaining bits of each U are drawn only when needed (see
+    :func:`gumbel_enclosure` and ``anonymize.selection``), so G = −log(−log U) is an exact
+    standard Gumbel known to lie in an interval."""
+    return generator.integers(0, 1 << CELL_BITS, size=size, dtype=np.int64)
+
+
+#: Relative outward margin of :func:`gumbel_enclosure`: libm's log is accurate to a few ulp
+#: (~1e-16 relative); 1e-9 is generous.
+ENCLOSURE_MARGIN = 1e-9
+
+
+def gumbel_enclosure(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) with lo ≤ −log(−log U) ≤ hi for every U in the cell [i/2^53, (i + 1)/2^53).
+
+    G is increasing in U, so the ends are G at the cell's ends, computed in float64 (the ends are
+    exact doubles) and widened outward by 1e-9·(1 + |G|), far more than any rounding of two logs.
+    Cell 0 has lo = −inf and the last cell hi = +inf.
+    """
+    cells = np.asarray(cells, dtype=np.int64)
+    with np.errstate(divide="ignore"):
+        lo = -np.log(-np.log(cells.astype(np.float64) * 2.0**-CELL_BITS))
+        hi = -np.log(-np.log((cells + 1).astype(np.float64) * 2.0**-CELL_BITS))
+    lo -= ENCLOSURE_MARGIN * (1.0 + np.abs(lo))
+    hi += ENCLOSURE_MARGIN * (1.0 + np.abs(hi))
+    return lo, hi

@@ -17,7 +17,7 @@ import crowdsafe
 from crowdsafe.anonymize.publish import plan_publication, publish_dataset
 from crowdsafe.anonymize.release import write_classes_csv
 from crowdsafe.anonymize.selection import (
-    SCORE_SENSITIVITY,
+    SCORE_UNIT,
     fixed_scheme,
     gumbel_max_over_lattice,
     lattice_scores,
@@ -27,7 +27,7 @@ from crowdsafe.datasets import adult
 from crowdsafe.errors import HierarchyError, ParameterError, SampleReuseError
 from crowdsafe.privacy import Certificate, compose_homogeneous, dps_delta
 from crowdsafe.privacy.ledger import Ledger
-from crowdsafe.randomness import Randomness, gumbel
+from crowdsafe.randomness import Randomness, gumbel_cells
 from strategies import tables
 
 
@@ -243,21 +243,42 @@ def test_several_releases_use_fresh_samples_and_compose(adult_data, tmp_path):
 # -- the epsilon1-safe choice --------------------------------------------------------------------
 
 
+def _oracle_bits(seed):
+    """Refinement bits that are a fixed function of (node, round), so that two evaluations of the
+    same exact keys (branch and bound, full) see the same uniforms."""
+    def more_bits(indices, round_):
+        return np.array([np.random.SeedSequence((seed, int(i), round_)).generate_state(1, np.uint64)[0]
+                         for i in indices], dtype=np.uint64)
+    return more_bits
+
+
+def _midpoint_keys(scale, scores, cells):
+    """scale · q + G with G = −log(−log U) at the middle of each 53-bit cell, in float64: the
+    exact keys to ~1e-15, independently of the selection module (only near-ties could differ)."""
+    u = (cells.astype(np.float64) + 0.5) * 2.0**-53
+    return scale * (scores / SCORE_UNIT) + -np.log(-np.log(u))
+
+
 def test_branch_and_bound_gives_the_argmax_of_the_full_evaluation(adult_data):
+    from crowdsafe.anonymize.selection import exact_gumbel_argmax
+
     columns = ["age", "education", "marital-status", "sex"]
     sample = _sample_of(adult_data, 11, 0.5)
     lattice, scores = lattice_scores(sample, columns, 30)
     generator = Randomness(12).generator
-    for _ in range(6):
-        noise = gumbel(generator, lattice.size)
+    every = np.arange(lattice.size)
+    for draw in range(6):
+        cells = gumbel_cells(generator, lattice.size)
         for scale in (0.01, 0.1, 1.0):
-            _, index, _ = gumbel_max_over_lattice(sample, columns, 30, scale, noise)
-            assert index == int(np.argmax(scale * scores + noise))
+            _, index, _ = gumbel_max_over_lattice(sample, columns, 30, scale, cells, _oracle_bits(draw))
+            assert index == int(np.argmax(_midpoint_keys(scale, scores, cells)))
+            assert index == exact_gumbel_argmax(every, scores, cells, scale, _oracle_bits(draw))
 
 
-def _brute_force_scores(data, columns, k):
+def _brute_force_scores(data, columns, k, quantised=False):
     """q(S, g) of every lattice node, row by row in plain Python from the definition (docs/publish.md),
-    sharing no code with the selection module: node order = the lattice's (last column fastest)."""
+    sharing no code with the selection module: node order = the lattice's (last column fastest).
+    ``quantised``: the exact integer 2^20 · q with each class weight max(0, 2^20 − Σ_j ⌈2^20 · NCP_j / d⌉)."""
     import itertools
 
     hierarchies = [data.hierarchies[c] for c in columns]
@@ -280,8 +301,14 @@ def _brute_force_scores(data, columns, k):
                          for u in under[level]] for level in range(h.height + 1)])
     rows = data.frame.select(columns).rows()
     scores = []
+    d = len(columns)
     for levels in itertools.product(*[range(h.height + 1) for h in hierarchies]):
         classes = Counter(tuple(ancestors[j][row[j]][levels[j]] for j in range(len(columns))) for row in rows)
+        if quantised:
+            scores.append(sum(
+                max(0, 2**20 - sum(math.ceil(penalty[j][levels[j]][node[j]] * 2**20 / d) for j in range(d)))
+                * max(0, size - (k - 1)) for node, size in classes.items()))
+            continue
         scores.append(sum(
             (1 - sum(penalty[j][levels[j]][node[j]] for j in range(len(columns))) / len(columns)) * max(0, size - (k - 1))
             for node, size in classes.items()))
@@ -292,9 +319,10 @@ def _brute_force_scores(data, columns, k):
 @given(data=tables(min_rows=1, max_rows=80, with_shape_hierarchy=True), k=st.integers(2, 6),
        seed=st.integers(0, 2**31), interleaved=st.booleans())
 def test_the_choice_is_the_argmax_of_scaled_scores_plus_noise_by_brute_force(data, k, seed, interleaved):
-    """For fixed Gumbel noise, the branch and bound returns argmax_g scale * q(S, g) + noise[g] with q
-    computed from its definition; so is the reference full evaluation. ``interleaved``: a colour
-    hierarchy whose groups alternate along the leaves (codes not in tree order)."""
+    """For fixed random bits, the branch and bound returns argmax_g scale * q(S, g) + G_g with q
+    computed from its definition (exactly, in units of 2^-20); the reference full evaluation
+    computes the same integers. ``interleaved``: a colour hierarchy whose groups alternate along
+    the leaves (codes not in tree order)."""
     from crowdsafe.data import Hierarchy
     from strategies import COLOURS
 
@@ -303,14 +331,19 @@ def test_the_choice_is_the_argmax_of_scaled_scores_plus_noise_by_brute_force(dat
         data = data.with_hierarchies({"colour": Hierarchy.from_columns(
             "colour", COLOURS, [groups, ["xy" if g != "z" else "z" for g in groups], ["*"] * 6])})
     columns = ["age", "colour", "shape"]
-    expected = _brute_force_scores(data, columns, k)
+    expected = np.asarray(_brute_force_scores(data, columns, k, quantised=True), dtype=np.int64)
     lattice, scores = lattice_scores(data, columns, k)
-    np.testing.assert_allclose(scores, expected, rtol=1e-12, atol=1e-9)
+    assert scores.dtype == np.int64
+    np.testing.assert_array_equal(scores, expected)
+    # quantisation lowers each class weight by less than d units of 2^-20
+    unquantised = _brute_force_scores(data, columns, k)
+    slack = data.n_rows * len(columns) / SCORE_UNIT
+    assert np.all(scores / SCORE_UNIT <= unquantised + 1e-9) and np.all(scores / SCORE_UNIT >= unquantised - slack)
     generator = Randomness(seed).generator
     for scale in (0.01, 0.3, 3.0, 100.0):
-        noise = gumbel(generator, lattice.size)
-        _, index, _ = gumbel_max_over_lattice(data, columns, k, scale, noise)
-        assert index == int(np.argmax(scale * expected + noise))
+        cells = gumbel_cells(generator, lattice.size)
+        _, index, _ = gumbel_max_over_lattice(data, columns, k, scale, cells, _oracle_bits(seed))
+        assert index == int(np.argmax(_midpoint_keys(scale, expected, cells)))
 
 
 def test_roll_ups_with_counts_packed_in_the_keys_equal_the_stable_sort(adult_data):
@@ -336,14 +369,15 @@ def test_roll_ups_with_counts_packed_in_the_keys_equal_the_stable_sort(adult_dat
 @given(data=tables(min_rows=2, max_rows=40, with_shape_hierarchy=True), k=st.integers(2, 5),
        drop=st.integers(0, 10**6))
 def test_the_score_has_sensitivity_one_and_is_monotone(data, k, drop):
-    """Removing any one row lowers every node's score by between 0 and 1 (Δq = 1, monotone)."""
+    """Removing any one row lowers every node's score by between 0 and 1 exactly (Δq = 1,
+    monotone): the integer scores move by 0 to 2^20 units, with no rounding."""
     columns = ["age", "colour", "shape"]
     _, full = lattice_scores(data, columns, k)
     i = drop % data.n_rows
     smaller = data.with_frame(data.frame.filter(pl.int_range(pl.len()) != i))
     _, reduced = lattice_scores(smaller, columns, k)
     change = full - reduced
-    assert np.all(change >= -1e-9) and np.all(change <= SCORE_SENSITIVITY + 1e-9)
+    assert np.all(change >= 0) and np.all(change <= SCORE_UNIT)
 
 
 def test_node_penalties_depend_on_the_hierarchy_only(adult_data):
@@ -363,7 +397,7 @@ def test_the_choice_follows_the_exponential_mechanism(adult_data):
     sample = _sample_of(adult_data.with_roles(qi=columns), 3, 0.01)
     lattice, scores = lattice_scores(sample, columns, 5)
     epsilon1 = 0.05
-    p = np.exp(epsilon1 * (scores - scores.max()))
+    p = np.exp(epsilon1 * (scores - scores.max()) / SCORE_UNIT)
     p /= p.sum()
     randomness = Randomness(21)
     draws = 3000

@@ -17,18 +17,39 @@ hierarchy node covers: leaves for categories, range width for numbers),
     q(S, g) = Σ_E (1 − NCP_g(E)) · max(0, |E| − (k − 1)).
 
 It rewards rows that survive suppression and keep detail, and discounts each class by k − 1
-rows (a mild preference for fewer, larger classes). Adding one row to S changes exactly one class
-size by one, so q changes by (1 − NCP) · [0 or 1] ∈ [0, 1]: the sensitivity is **1**, and q
-never decreases when a row is added (removing one never increases it), so q is *monotone* and
-the exponential mechanism may use the scale ε1/Δq instead of ε1/(2Δq). The candidate set is
-every lattice node, fixed by the hierarchies alone. The score of every node is computed exactly
-on the sample and the choice is Gumbel-max over all of them: no argmax over exact scores is ever
-taken outside the mechanism, and nothing else about the sample is read before Apply.
+rows (a mild preference for fewer, larger classes).
+
+*Exact integer scores.* The weight 1 − NCP is quantised, from the hierarchy nodes alone, to a
+whole number of units of 2^-20 (rounded down): with d columns and per-column penalties p_j,
+
+    w(E) = max(0, 2^20 − Σ_j ⌈2^20 · p_j / d⌉)  ∈ {0, …, 2^20},
+
+and the mechanism's score is q(S, g) = q_int(S, g) / 2^20 with the exact int64 sum
+q_int = Σ_E w(E) · max(0, |E| − (k − 1)) (no rounding anywhere; at most 2^20 · n, so int64 below
+2^43 ≈ 8.8e12 rows, Python integers above). Adding one row to S changes exactly one
+class size by one, and w(E) does not depend on the data, so q changes by w(E)/2^20 · [0 or 1]
+∈ [0, 1] *exactly*: the sensitivity is **1**, and q never decreases when a row is added (removing
+one never increases it), so q is *monotone* and the exponential mechanism may use the scale
+ε1/Δq instead of ε1/(2Δq). The candidate set is every lattice node, fixed by the hierarchies
+alone.
+
+*Exact sampling.* Node g wins with probability exp(ε1·q(S, g))/Z, sampled as the argmax of
+ε1·q(S, g) + G_g with exact standard Gumbels G_g = −log(−log U_g), U_g uniform on (0, 1) given by
+infinitely many random bits, of which only as many are drawn as the comparison needs: 53 per
+node (so G_g is known to an interval, :func:`crowdsafe.randomness.gumbel_enclosure`), and 64 more
+at a time for the few nodes whose key intervals still overlap the best one, compared in
+``mpmath`` interval arithmetic with ε1 as the exact value of its float
+(:func:`_refine_argmax`). The returned node is the argmax of the exact keys, so the distribution
+is exactly the exponential mechanism's (no floating-point Gumbel error, no score rounding). The
+branch and bound (:func:`gumbel_max_over_lattice`) skips a block of nodes only when an upper bound
+of every key in it is below a lower bound of a scored key. No argmax over scores is ever taken
+outside the mechanism, and nothing else about the sample is read before Apply; only the running
+time and the number of random bits drawn depend on the data.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,11 +59,26 @@ from crowdsafe.anonymize.counted import CountedSample, counted
 from crowdsafe.anonymize.lattice import Lattice
 from crowdsafe.anonymize.recoding import GeneralizationScheme
 from crowdsafe.data import Dataset, Hierarchy
-from crowdsafe.errors import HierarchyError, ParameterError
-from crowdsafe.randomness import Randomness, gumbel
+from crowdsafe.errors import CrowdsafeError, HierarchyError, ParameterError
+from crowdsafe.randomness import (
+    CELL_BITS,
+    ENCLOSURE_MARGIN,
+    Randomness,
+    gumbel_cells,
+    gumbel_enclosure,
+)
 
 SCORE_SENSITIVITY = 1.0
-SCORE_NAME = "retained information: sum over classes of (1 - NCP) * max(0, |E| - (k - 1))"
+SCORE_NAME = ("retained information: sum over classes of (1 - NCP) * max(0, |E| - (k - 1)), "
+              "1 - NCP rounded down to a multiple of 2^-20")
+#: q is computed exactly as an integer number of these units: q = q_int / SCORE_UNIT.
+SCORE_UNIT_BITS = 20
+SCORE_UNIT = 1 << SCORE_UNIT_BITS
+#: Up to this many rows q_int ≤ SCORE_UNIT · rows fits in an int64; beyond, Python integers.
+MAX_ROWS = (2**63 - 1) // SCORE_UNIT
+#: A callable (node indices, round) -> one uint64 of fresh random bits per node: the next 64 bits
+#: of those nodes' uniforms (see :func:`_refine_argmax`).
+MoreBits = Callable[[np.ndarray, int], np.ndarray]
 
 #: Named data-independent schemes: level of each attribute from its hierarchy's height h.
 PRESETS: dict[str, str] = {
@@ -140,6 +176,13 @@ def node_penalties(hierarchy: Hierarchy) -> list[np.ndarray]:
     return penalties
 
 
+def penalty_units(hierarchy: Hierarchy, d: int) -> list[np.ndarray]:
+    """⌈2^20 · NCP / d⌉ of every node at every level (int64): a column's share of the quantised
+    weight w(E) = max(0, 2^20 − Σ_j units_j) of a class over ``d`` columns (module docstring).
+    From the hierarchy alone; level 0 costs 0."""
+    return [np.ceil(p * SCORE_UNIT / d).astype(np.int64) for p in node_penalties(hierarchy)]
+
+
 @dataclass(frozen=True)
 class SchemeChoice:
     """The outcome of the ε1-DP selection: the scheme and what the mechanism was."""
@@ -153,7 +196,9 @@ class SchemeChoice:
 
     def describe(self) -> dict[str, Any]:
         return {
-            "chooser": "exponential mechanism over the generalization lattice (Gumbel-max)",
+            "chooser": ("exponential mechanism over the generalization lattice, sampled exactly "
+                        "(Gumbel-max with exact Gumbels by interval refinement; scores exact "
+                        "integers in units of 2^-20)"),
             "epsilon1": self.epsilon1,
             "candidates": self.candidates,
             "score": SCORE_NAME,
@@ -165,18 +210,20 @@ class SchemeChoice:
 
 
 def lattice_scores(sample: Dataset, columns: Sequence[str], k: int) -> tuple[Lattice, np.ndarray]:
-    """q(S, g) (module docstring) of every node g of the lattice of ``columns``, on ``sample``.
+    """q_int(S, g) = 2^20 · q(S, g) (module docstring), exact int64, of every node g of the
+    lattice of ``columns``, on ``sample``.
 
     The reference full evaluation (the mechanism itself uses :func:`gumbel_max_over_lattice`,
     which returns the same choice): depth-first over the columns, each node's frequency table
-    rolled up from the node one level below it. Node i of the returned lattice has ``scores[i]``.
+    rolled up from the node one level below it. Node i of the returned lattice has ``scores[i]``
+    (an object array of Python ints when q_int could pass 2^63, beyond :data:`MAX_ROWS` rows).
     """
     hierarchies = [sample.hierarchies[c] for c in columns]
     lattice = Lattice(tuple(columns), tuple(h.height for h in hierarchies))
-    scores = np.zeros(lattice.size)
     if sample.n_rows == 0:
-        return lattice, scores
+        return lattice, np.zeros(lattice.size, dtype=np.int64)
     tables = _KeyedTables(sample, columns)
+    scores = np.zeros(lattice.size, dtype=object if tables.wide else np.int64)
     strides = lattice.strides
     levels = [0] * tables.d
 
@@ -258,7 +305,7 @@ class _KeyedTables:
         self.shifts = np.r_[np.cumsum(self.bits[::-1])[::-1][1:], 0].astype(np.int64)
         self.masks = [np.int64((1 << b) - 1) for b in self.bits]
         self.steps: list[list[np.ndarray]] = []  # steps[j][l]: tree code at level l -> its parent's at l + 1
-        self.penalties: list[list[np.ndarray]] = []  # penalties[j][l][tree code]: the node's NCP
+        self.penalties: list[list[np.ndarray]] = []  # penalties[j][l][tree code]: the node's units
         leaf_ranks = []
         for hierarchy in self.hierarchies:
             ranks = _tree_order(hierarchy)
@@ -270,13 +317,16 @@ class _KeyedTables:
                 steps.append(step)
             self.steps.append(steps)
             penalties = []
-            for rank, penalty in zip(ranks, node_penalties(hierarchy)):
-                in_tree_order = np.empty(len(penalty))
+            for rank, penalty in zip(ranks, penalty_units(hierarchy, self.d)):
+                in_tree_order = np.empty(len(penalty), dtype=np.int64)
                 in_tree_order[rank] = penalty
                 penalties.append(in_tree_order)
             self.penalties.append(penalties)
         self._maps: dict[tuple[int, int, int], np.ndarray] = {}
         cells = counted(sample, columns)  # a Dataset is counted here; the Spark engine passes its counts
+        # q_int ≤ 2^20 · rows: beyond MAX_ROWS the sums are taken in Python integers (exact, slow;
+        # never refused, so the sample's size cannot show in an error)
+        self.wide = cells.n_rows > MAX_ROWS
         keys = np.zeros(cells.n_cells, dtype=np.int64)
         for j in range(self.d):
             keys |= leaf_ranks[j][cells.codes[:, j]] << self.shifts[j]
@@ -339,7 +389,7 @@ class _KeyedTables:
         table is rolled up from the one below it (``attribute`` is the last column of the
         projection, so every roll-up is a linear merge), and the tables shrink as they rise."""
         height = self.hierarchies[attribute].height
-        bounds = np.empty(height + 1)
+        bounds = np.empty(height + 1, dtype=object if self.wide else np.int64)
         at = [*levels[:attribute], 0]
         for level in range(height + 1):
             if level:
@@ -355,42 +405,38 @@ class _KeyedTables:
         return _merge_sorted(keys & ~((np.int64(1) << self.shifts[prefix - 1]) - 1), counts)
 
     def score(self, keys: np.ndarray, counts: np.ndarray, levels: Sequence[int], k: int,
-              prefix: int | None = None) -> float:
-        """q of the table at ``levels``; with ``prefix``, of a table projected on its first
-        ``prefix`` columns, with the other columns' penalties taken as 0: an upper bound on q of
-        every node that agrees with ``levels`` on those columns."""
+              prefix: int | None = None) -> int:
+        """q_int (exact) of the table at ``levels``; with ``prefix``, of a table projected on its
+        first ``prefix`` columns, with the other columns' penalty units taken as 0: an upper bound
+        on q_int of every node that agrees with ``levels`` on those columns (each class of such a
+        node lies in one class F of the projection, its weight is at most F's, and
+        max(0, · − (k − 1)) is superadditive).
+
+        Integer arithmetic only: Σ_E max(0, 2^20 − units(E)) · max(0, |E| − (k − 1)), with the
+        classes' units summed over the columns first (one gather per column) and one dot product.
+        """
         d = self.d if prefix is None else prefix
         weight = counts - (k - 1)
         alive = np.flatnonzero(weight > 0)
         if len(alive) == 0:
-            return 0.0
+            return 0
         if len(alive) < len(weight):
             keys, weight = keys[alive], weight[alive]
-        weight = weight.astype(np.float64)
-        if prefix is not None:
-            return float(weight.sum()) - self._penalty_bound(keys, weight, levels, d) / self.d
-        penalty = 0.0
-        for j in range(d):
-            if levels[j]:
-                penalty += float(np.dot(self.penalties[j][levels[j]][self.code(keys, j)], weight))
-        return float(weight.sum()) - penalty / self.d
-
-    def _penalty_bound(self, keys: np.ndarray, weight: np.ndarray, levels: Sequence[int], d: int) -> float:
-        """Σ over classes of weight · (NCP summed over the first ``d`` columns), for a bound. The
-        rows' penalties are summed first and multiplied once, without BLAS (whose threads cost
-        more than the sum on a busy machine); rounding differs from :meth:`score`'s exact q by
-        far less than the search's slack."""
-        row_penalty: np.ndarray | None = None
+        units: np.ndarray | None = None
         for j in range(d):
             if levels[j]:
                 penalty = self.penalties[j][levels[j]][self.code(keys, j)]
-                if row_penalty is None:
-                    row_penalty = penalty
+                if units is None:
+                    units = penalty
                 else:
-                    row_penalty += penalty
-        if row_penalty is None:
-            return 0.0
-        return float(np.multiply(row_penalty, weight, out=row_penalty).sum())
+                    units += penalty
+        total = int(weight.sum()) * SCORE_UNIT
+        if units is None:
+            return total
+        np.minimum(units, SCORE_UNIT, out=units)  # w(E) = 2^20 − units is never below 0
+        if self.wide:
+            return total - int(np.dot(units.astype(object), weight.astype(object)))
+        return total - int(np.dot(units, weight))
 
 
 def search_order(heights: Sequence[int]) -> list[int]:
@@ -401,40 +447,115 @@ def search_order(heights: Sequence[int]) -> list[int]:
     return sorted(range(len(heights)), key=lambda j: heights[j] > 1)
 
 
+def _key_bounds(x: np.ndarray | float, g_lo: np.ndarray | float, g_hi: np.ndarray | float):
+    """Float (lo, hi) enclosing x_exact + G for x = the float product scale · q (a few ulp off the
+    exact product) and G in [g_lo, g_hi]: the sums widened outward by 1e-9·(1 + |x| + |G|)."""
+    lo = x + g_lo
+    hi = x + g_hi
+    lo = lo - ENCLOSURE_MARGIN * (1.0 + np.abs(x) + np.abs(g_lo))
+    hi = hi + ENCLOSURE_MARGIN * (1.0 + np.abs(x) + np.abs(g_hi))
+    return lo, hi
+
+
+def exact_gumbel_argmax(indices: np.ndarray, scores: np.ndarray, cells: np.ndarray, scale: float,
+                        more_bits: MoreBits) -> int:
+    """argmax over ``indices`` of the exact keys scale · scores/2^20 + G, G = −log(−log U) with U
+    in [cell/2^53, (cell + 1)/2^53) refined by ``more_bits``: the nodes whose float key interval
+    cannot reach the best lower key are dropped, the rest go to :func:`_refine_argmax`."""
+    indices = np.asarray(indices, dtype=np.int64)
+    scores = np.asarray(scores)  # int64, or Python ints (object) beyond MAX_ROWS rows
+    cells = np.asarray(cells, dtype=np.int64)
+    g_lo, g_hi = gumbel_enclosure(cells)
+    lo, hi = _key_bounds(scale * (scores.astype(np.float64) / SCORE_UNIT), g_lo, g_hi)
+    keep = hi >= lo.max()
+    if keep.sum() == 1:
+        return int(indices[keep][0])
+    return _refine_argmax(indices[keep], scores[keep], cells[keep], scale, more_bits)
+
+
+#: Refinement rounds before giving up: each round narrows every contender's key interval about
+#: 2^64-fold, so keys still overlapping after r rounds have probability of order 2^(-64 r).
+_MAX_ROUNDS = 64
+
+
+def _refine_argmax(indices: np.ndarray, scores: np.ndarray, cells: np.ndarray, scale: float,
+                   more_bits: MoreBits) -> int:
+    """The exact argmax of scale · scores/2^20 + G among contenders whose float intervals overlap.
+
+    Each round appends 64 fresh bits (``more_bits(indices, round)``) to each contender's uniform,
+    U ∈ [c/2^b, (c + 1)/2^b) with b = 53 + 64·round, and encloses G = −log(−log U) and the key in
+    ``mpmath`` interval arithmetic at more than b bits (outward rounding; ``scale`` is its float's
+    exact value, the score an exact integer). It stops when one lower key exceeds every other
+    upper key; contenders whose upper key is below the best lower key are dropped. The bits drawn
+    are those of U itself, so the result is argmax of the exact keys: exactly exp(scale·q)/Z.
+    """
+    from mpmath.ctx_iv import MPIntervalContext  # imported only on this rare path
+
+    iv = MPIntervalContext()  # a private context: its precision is not mpmath's global one
+    alive = [(int(i), int(q), int(c)) for i, q, c in sorted(zip(indices, scores, cells))]
+    bits = CELL_BITS
+    for round_ in range(_MAX_ROUNDS):
+        extra = np.asarray(more_bits(np.array([i for i, _, _ in alive], dtype=np.int64), round_), dtype=np.uint64)
+        alive = [(i, q, (c << 64) | int(e)) for (i, q, c), e in zip(alive, extra)]
+        bits += 64
+        iv.prec = bits + 128  # the cell ends, the score (< 2^63) and the scale (53 bits) are exact
+        exact_scale = iv.mpf(float(scale))
+        keys = []
+        for _, q, c in alive:
+            u = iv.mpf([c, c + 1]) / 2**bits  # [c/2^b, (c + 1)/2^b], exact ends
+            keys.append(exact_scale * q / SCORE_UNIT - iv.log(-iv.log(u)))
+        best = max(range(len(alive)), key=lambda n: keys[n].a)
+        floor = keys[best].a
+        if all(keys[n].b < floor for n in range(len(alive)) if n != best):
+            return alive[best][0]
+        alive = [a for a, key in zip(alive, keys) if key.b >= floor]
+    raise CrowdsafeError("the exponential mechanism's exact comparison did not separate two keys "
+                         f"after {_MAX_ROUNDS} rounds of 64 bits (probability of order 2^-4096)")
+
+
 def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[str], k: int, scale: float,
-                            noise: np.ndarray) -> tuple[Lattice, int, int]:
-    """argmax over lattice nodes g of ``scale · q(S, g) + noise[g]``, exactly, without scoring
-    every node: (lattice, chosen index, nodes scored).
+                            cells: np.ndarray, more_bits: MoreBits) -> tuple[Lattice, int, int]:
+    """argmax over lattice nodes g of the exact key ``scale · q(S, g) + G_g``, G_g the exact Gumbel
+    −log(−log U_g) with U_g's first 53 bits ``cells[g]`` and further bits from ``more_bits``,
+    without scoring every node: (lattice, chosen index, nodes scored).
 
     Branch and bound over the attributes (in :func:`search_order`): fixing the levels of the
-    first p columns fixes a block of nodes, and every node of the block has q at most the score
-    of the projection on those p columns (its classes are unions of the node's classes, and
-    max(0, |E| − (k − 1)) is superadditive). A block whose bound plus its largest noise cannot
-    beat the best exact key found is skipped. The result is the argmax of the full evaluation,
-    so the exponential mechanism's distribution is unchanged; only time depends on the data.
+    first p columns fixes a block of nodes, and every node of the block has q_int at most the
+    score of the projection on those p columns (:meth:`_KeyedTables.score`). A block is skipped
+    only when the upper end of its key interval (scale · bound + its largest G upper end, widened)
+    is below the best lower key of a scored node; then no node in it can be the argmax. After the
+    search, the scored nodes whose upper key reaches the best lower key are compared exactly
+    (:func:`exact_gumbel_argmax`). The result is the argmax of the exact keys over every node, as
+    in the full evaluation; only the time and the bits drawn depend on the data.
     """
     heights = tuple(sample.hierarchies[c].height for c in columns)
     lattice = Lattice(tuple(columns), heights)
+    cells = np.asarray(cells, dtype=np.int64)
     if sample.n_rows == 0:  # every score is 0: the choice is uniform
-        return lattice, int(np.argmax(noise)), 0
+        every = np.arange(lattice.size, dtype=np.int64)
+        return lattice, exact_gumbel_argmax(every, np.zeros(lattice.size, dtype=np.int64), cells, scale,
+                                            more_bits), 0
     order = search_order(heights)
     searched = Lattice(tuple(columns[j] for j in order), tuple(heights[j] for j in order))
-    # noise in the searched lattice's node order, so each block of nodes is contiguous
-    noise = np.asarray(noise).reshape([h + 1 for h in heights]).transpose(order).ravel()
+    # cells in the searched lattice's node order, so each block of nodes is contiguous
+    shape = [h + 1 for h in heights]
+    to_searched = np.arange(lattice.size, dtype=np.int64).reshape(shape).transpose(order).ravel()
+    cells = cells[to_searched]
+    g_lo, g_hi = gumbel_enclosure(cells)
     tables = _KeyedTables(sample, searched.columns)
     node_strides = searched.strides
     d = tables.d
-    block_max = [noise.reshape(-1, int(node_strides[p])).max(axis=1) for p in range(d)]
-    best = [-np.inf, 0]
-    scored = [0]
+    block_max = [g_hi.reshape(-1, int(node_strides[p])).max(axis=1) for p in range(d)]
+    best = [-np.inf]
+    scored: list[tuple[int, int, float]] = []  # (searched index, q_int, upper key)
     levels = [0] * d
 
     def visit(attribute: int, keys: np.ndarray, counts: np.ndarray, index: int) -> None:
         if attribute == d:
-            scored[0] += 1
-            key = scale * tables.score(keys, counts, levels, k) + noise[index]
-            if key > best[0]:
-                best[0], best[1] = key, index
+            q = tables.score(keys, counts, levels, k)
+            lo, hi = _key_bounds(scale * (q / SCORE_UNIT), g_lo[index], g_hi[index])
+            scored.append((index, q, hi))
+            best[0] = max(best[0], lo)
             return
         # the table projected on columns 0..attribute (one pass over the parent's sorted table);
         # each child's bound is a roll-up of this small table, all levels at once
@@ -443,12 +564,11 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
         children = []
         for level, bound in enumerate(bounds):
             child = index + level * block
-            # a hair of slack: floating-point rounding may only make the search look further
-            slack = 1e-9 * (1.0 + abs(scale * bound))
-            children.append((scale * bound + slack + block_max[attribute][child // block], level, child))
+            _, upper = _key_bounds(scale * (int(bound) / SCORE_UNIT), 0.0, block_max[attribute][child // block])
+            children.append((upper, level, child))
         made = {0: (keys, counts)}  # child tables by level, each rolled up from the nearest below
-        for bound, level, child in sorted(children, key=lambda c: -c[0]):
-            if bound <= best[0]:
+        for upper, level, child in sorted(children, key=lambda c: -c[0]):
+            if upper < best[0]:
                 break
             levels[attribute] = level
             below = max(made_level for made_level in made if made_level <= level)
@@ -458,27 +578,38 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
         levels[attribute] = 0
 
     visit(0, tables.base_keys, tables.base_counts, 0)
-    chosen = searched.nodes()[int(best[1])]
-    original = [0] * d
-    for position, j in enumerate(order):
-        original[j] = int(chosen[position])
-    return lattice, lattice.index(original), scored[0]
+    contenders = [(index, q) for index, q, hi in scored if hi >= best[0]]
+    original_index = to_searched[[index for index, _ in contenders]]  # nodes in the caller's order
+    if len(contenders) == 1:
+        chosen = int(original_index[0])
+    else:
+        chosen = exact_gumbel_argmax(original_index, np.array([q for _, q in contenders], dtype=object),
+                                     cells[[index for index, _ in contenders]], scale, more_bits)
+    return lattice, chosen, len(scored)
+
+
+def random_bits(randomness: Randomness) -> MoreBits:
+    """:data:`MoreBits` drawing 64 fresh uniform bits per node from ``randomness``."""
+    def more_bits(indices: np.ndarray, round_: int) -> np.ndarray:
+        return randomness.generator.integers(0, 2**64, size=len(indices), dtype=np.uint64)
+    return more_bits
 
 
 def choose_scheme(sample: Dataset | CountedSample, columns: Sequence[str], k: int, epsilon1: float,
                   randomness: Randomness) -> SchemeChoice:
     """Select a scheme with the ε1-DP exponential mechanism over every lattice node (Theorem 6's
     Am), by the Gumbel-max trick: node g wins with probability ∝ exp(ε1·q(S, g)/Δq) (monotone
-    q, Δq = 1). Only the sample is read; the choice is ε1-DP with respect to the sample."""
+    q, Δq = 1), sampled exactly (module docstring: exact integer scores, exact Gumbels by lazy
+    interval refinement). Only the sample is read; the choice is ε1-DP with respect to the sample."""
     missing = [c for c in columns if c not in sample.hierarchies]
     if missing:
         raise HierarchyError(f"quasi-identifier '{missing[0]}' has no hierarchy to choose a level from")
     if not (isinstance(epsilon1, (int, float)) and np.isfinite(epsilon1) and epsilon1 > 0):
         raise ParameterError(f"epsilon1 must be a finite number > 0, got {epsilon1!r}")
     size = int(np.prod([sample.hierarchies[c].height + 1 for c in columns]))
-    noise = gumbel(randomness.generator, size)
-    scale = float(epsilon1) / SCORE_SENSITIVITY
-    lattice, index, scored = gumbel_max_over_lattice(sample, columns, k, scale, noise)
+    cells = gumbel_cells(randomness.generator, size)
+    scale = float(epsilon1) / SCORE_SENSITIVITY  # Δq = 1: exactly ε1
+    lattice, index, scored = gumbel_max_over_lattice(sample, columns, k, scale, cells, random_bits(randomness))
     levels = dict(zip(columns, (int(x) for x in lattice.nodes()[index])))
     scheme = GeneralizationScheme(
         levels, {c: sample.hierarchies[c] for c in columns},
