@@ -118,9 +118,6 @@ def _published_cells(path) -> list[str]:
     return [cell for row in rows for cell in row]
 
 
-@pytest.mark.xfail(strict=True, reason="anonymize/release.py (write_table_and_certificate, write_classes_csv) and "
-                                       "anonymize/publish.py (_write_all) write releases with frame.write_csv: "
-                                       "call crowdsafe.csv_safety.escape_frame (or write_csv) there")
 def test_a_published_release_opens_in_a_spreadsheet_as_text(tmp_path):
     rng = np.random.default_rng(0)
     n = 3000
