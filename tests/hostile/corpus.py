@@ -154,9 +154,7 @@ CASES: list[Case] = [
     Case("publish-ragged-rows", with_data(PUBLISH, "ragged.csv"), "", files={"ragged.csv": BAD_FILES["ragged.csv"]}),
     # --- publish: options at and beyond their limits
     *[Case(f"publish-epsilon-{v}", with_option(PUBLISH, "--epsilon", v), f) for v, f in EPSILON_LIMITS],
-    Case("publish-epsilon-1e308", with_option(PUBLISH, "--epsilon", "1e308"), "--epsilon",
-         xfail="anonymize/publish.py (plan): --epsilon 1e308 gives 'the sampling rate beta must lie in (0, 1), "
-               "got 1.0'; name --epsilon and the largest epsilon that works"),
+    Case("publish-epsilon-1e308", with_option(PUBLISH, "--epsilon", "1e308"), "--epsilon: epsilon = 1e+308 is too large"),
     *[Case(f"publish-delta-{v}", with_option(PUBLISH, "--delta", v), "delta") for v in ("0", "-1e-6", "1", "2", "nan")],
     *[Case(f"publish-k-{v}", with_option(PUBLISH, "--k", v), "k") for v in ("0", "-3", "1e9", "abc")],
     Case("publish-k-huge", with_option(PUBLISH, "--k", "1000000000000000000000000"), "k"),
@@ -173,9 +171,9 @@ CASES: list[Case] = [
     Case("publish-out-xlsx", with_option(PUBLISH, "--out", "{out}/r.xlsx"), "output format"),
     Case("publish-out-is-folder", (*with_option(PUBLISH, "--out", "{out}/sub.csv"), "--name", "fresh", "--force"),
          "folder",
-         setup="out-subfolder",
-         xfail="cli/publish.py / anonymize/publish.py: an --out that is a folder is found only when writing, "
-               "after the charge; check it before (crowdsafe.files.check_output_path)"),
+         setup="out-subfolder"),
+    Case("publish-out-under-a-file", (*with_option(PUBLISH, "--out", "{in}/people.csv/r.csv"), "--name", "fresh"),
+         "is a file, not a folder"),
     Case("publish-out-no-suffix", with_option(PUBLISH, "--out", "{out}/release"), "output format"),
     Case("publish-engine-unknown", with_option(PUBLISH, "--engine", "duckdb"), "engine"),
     Case("publish-unknown-option", with_option(PUBLISH, "--epsilom", "1"), "No such option"),
@@ -198,9 +196,7 @@ CASES: list[Case] = [
     Case("publish-schema-binary", with_option(PUBLISH, "--schema", "{in}/s.toml"), "s.toml",
          files={"s.toml": b"\xff\xfe\x00garbage\x00"}),
     Case("publish-lattice-too-large", with_data(PUBLISH, "wide.csv"), "quasi-identifier",
-         files={"wide.csv": wide_csv()},
-         xfail="anonymize/publish.py: 'too many quasi-identifier values to score the lattice' is found after "
-               "the ledger is charged; decide it from the schema, options and domain sizes before the charge"),
+         files={"wide.csv": wide_csv()}),
     Case("publish-wrong-type-in-column", with_option(with_data(PUBLISH, "text.age.csv"), "--schema", "{in}/schema.toml"),
          "thirty", files={"text.age.csv": BAD_FILES["text.age.csv"]}),
     # --- check
@@ -220,6 +216,7 @@ CASES: list[Case] = [
     Case("anonymize-time-budget-negative", (*ANONYMIZE, "--algorithm", "lattice", "--search", "greedy",
                                             "--time-budget", "-1"), "time"),
     Case("anonymize-out-xlsx", with_option(ANONYMIZE, "--out", "{out}/a.xlsx"), "output format"),
+    Case("anonymize-out-is-folder", with_option(ANONYMIZE, "--out", "{out}/sub.csv"), "folder", setup="out-subfolder"),
     # --- query
     *[Case(f"query-epsilon-{v}", with_option(QUERY, "--epsilon", v), f) for v, f in EPSILON_LIMITS],
     Case("query-syntax", QUERY[:2] + ("count wher age >= 30",) + QUERY[3:], "wher"),
@@ -237,6 +234,7 @@ CASES: list[Case] = [
     Case("perturb-confidence-1.5", (*PERTURB, "--confidence", "1.5"), "confidence"),
     Case("perturb-attributes-unknown", (*PERTURB, "--attributes", "age,salary"), "salary"),
     Case("perturb-out-xlsx", with_option(PERTURB, "--out", "{out}/v.xlsx"), "output format"),
+    Case("perturb-out-is-folder", with_option(PERTURB, "--out", "{out}/sub.csv"), "folder", setup="out-subfolder"),
     # --- attack
     Case("attack-release-missing", (*ATTACK[:2], "{in}/nope.csv", *ATTACK[3:]), "nope.csv"),
     Case("attack-release-binary", (*ATTACK[:2], "{in}/binary.csv", *ATTACK[3:]), "binary.csv",
