@@ -66,7 +66,7 @@ from crowdsafe.privacy import (
     plan,
 )
 from crowdsafe.privacy.ledger import Ledger
-from crowdsafe.privacy.planning import check_sampled_epsilon
+from crowdsafe.privacy.planning import MAX_K, check_sampled_epsilon
 from crowdsafe.randomness import Randomness
 
 DEFAULT_EPSILON1_SHARE = 0.10
@@ -152,6 +152,8 @@ def plan_publication(
             f"k must be a whole number >= 2, got {k!r}: with k = 1 nothing is suppressed and no "
             "guarantee holds; leave k out to get the smallest k that reaches delta"
         )
+    if k is not None and k > MAX_K:
+        raise ParameterError(f"k must be at most {MAX_K:,} (the largest k the planner searches), got {k!r}")
     if not isinstance(epsilon, (int, float)) or isinstance(epsilon, bool) or not math.isfinite(epsilon) or epsilon <= 0:
         raise ParameterError(f"epsilon must be a finite number > 0, got {epsilon!r}")
     scheme_text: str | None = None

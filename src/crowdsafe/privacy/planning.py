@@ -36,7 +36,7 @@ from crowdsafe.privacy.loss import check_delta, check_epsilon
 
 Unknown = Literal["k", "beta", "epsilon", "check"]
 
-_MAX_K = 10_000_000
+MAX_K = _MAX_K = 10_000_000  # the largest k the planner searches (a larger k is refused)
 _BETA_SCAN = 64  # grid used to look for feasible rates above a bisection's boundary
 
 
