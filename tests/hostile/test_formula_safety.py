@@ -239,3 +239,21 @@ def test_a_raw_view_reads_back_exactly(tmp_path):
         assert ("''=x" in written) == escape and ("'=x" in written) == (not escape)
         assert sorted(read_view(out).frame.get_column("mark").to_list()) == \
             sorted(result.view.frame.get_column("mark").to_list())
+
+
+@pytest.mark.parametrize(("values", "expected"), [
+    (["=1+1", "@x", "-5", "ok"], ["'=1+1", "'@x", "-5", "ok"]),
+    (["=1+1", "line\nbreak", "+cmd", "ok"], ["'=1+1", "line\nbreak", "'+cmd", "ok"]),
+], ids=["one-line-per-class", "fallback"])
+def test_the_class_writer_escapes_on_both_paths(tmp_path, values, expected):
+    from crowdsafe.anonymize.release import write_classes_csv
+
+    classes = pl.DataFrame({"=q": values, "n": [-5, 1, 2, 3]})
+    sizes = np.array([3, 1, 0, 2])
+    write_classes_csv(classes, sizes, tmp_path / "c.csv")
+    rows = _rows(tmp_path / "c.csv")
+    assert rows[0] == ["'=q", "n"]
+    assert [r[0] for r in rows[1:]] == [expected[i] for i in (0, 0, 0, 1, 3, 3)]
+    assert [r[1] for r in rows[1:]] == ["-5", "-5", "-5", "1", "3", "3"]
+    write_classes_csv(classes, sizes, tmp_path / "raw.csv", escape_formulas=False)
+    assert [r[0] for r in _rows(tmp_path / "raw.csv")] == ["=q", *[values[i] for i in (0, 0, 0, 1, 3, 3)]]
