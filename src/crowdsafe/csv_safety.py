@@ -141,7 +141,7 @@ def format_note(target: str | os.PathLike[str], *, escape_formulas: bool = True)
     return None
 
 
-def escaped_by(format_notes: "tuple[str, ...] | list[str]") -> bool:
+def escaped_by(format_notes: tuple[str, ...] | list[str]) -> bool:
     """Whether a CSV file whose certificate carries ``format_notes`` was written formula-safe:
     True unless it says the cells are raw (the default, :func:`write_csv`, escapes)."""
     return RAW_CSV_NOTE not in format_notes

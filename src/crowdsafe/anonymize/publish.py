@@ -52,9 +52,9 @@ from crowdsafe.anonymize.counted import (
 from crowdsafe.anonymize.recoding import GeneralizationScheme
 from crowdsafe.anonymize.release import TABLE_SUFFIXES, Release, certificate_path, write_classes_csv
 from crowdsafe.anonymize.selection import SchemeChoice, choose_scheme, fixed_scheme
+from crowdsafe.csv_safety import format_note, write_csv
 from crowdsafe.data import Dataset
 from crowdsafe.errors import ParameterError, SampleReuseError
-from crowdsafe.csv_safety import format_note, write_csv
 from crowdsafe.files import atomic_path, check_output_path
 from crowdsafe.privacy import (
     Certificate,

@@ -367,5 +367,13 @@ def plan(
     )
 
 
-__all__ = ["Plan", "largest_beta", "check_sampled_epsilon", "largest_sampled_epsilon", "plan", "sampling_rate_below_one", "smallest_epsilon",
-           "smallest_k"]
+__all__ = [
+    "Plan",
+    "check_sampled_epsilon",
+    "largest_beta",
+    "largest_sampled_epsilon",
+    "plan",
+    "sampling_rate_below_one",
+    "smallest_epsilon",
+    "smallest_k",
+]
