@@ -192,6 +192,7 @@ def anonymize(
     schema: Schema | str | os.PathLike[str] | None = None,
     missing: MissingPolicy | str = DEFAULT_MISSING,
     out: str | os.PathLike[str] | None = None,
+    escape_formulas: bool = True,
     **options: Any,
 ) -> "Release":
     """k-anonymize ``data`` with a classic algorithm: ``"mondrian"``, ``"mdav"`` or ``"lattice"``.
@@ -204,15 +205,21 @@ def anonymize(
     certificate (``<name>.certificate.json``) are written atomically. The certificate and
     ``release.summary()`` hold the parameters and what the release itself shows; exact facts
     about the input (rows read and suppressed, the search's diagnostics) are in
-    ``release.custodian_report()``, for the custodian only.
+    ``release.custodian_report()``, for the custodian only. A CSV ``out`` is formula-safe unless
+    ``escape_formulas`` is False (:mod:`crowdsafe.csv_safety`); an ``out`` that cannot be written
+    (a folder, an unwritable folder) is refused before the data is read.
     """
     from crowdsafe.anonymize import anonymize_dataset
+    from crowdsafe.anonymize.release import TABLE_SUFFIXES
+    from crowdsafe.files import check_output_path
 
+    if out is not None:
+        check_output_path(out, TABLE_SUFFIXES)
     protected = [sensitive] if sensitive is not None else None
     dataset = load(data, schema=schema, qi=qi, sensitive=protected, missing=missing)
     release = anonymize_dataset(dataset, algorithm, k, sensitive=sensitive, l=l, t=t, **options)
     if out is not None:
-        release.write(out)
+        release.write(out, escape_formulas=escape_formulas)
     return release
 def compare(
     original: Any,
@@ -412,6 +419,7 @@ def perturb(
     ledger: LedgerSpec = None,
     name: str | None = None,
     budget: tuple[float, float] | None = None,
+    escape_formulas: bool = True,
     **target: Any,
 ) -> Perturbation:
     """Publish a (d, γ)-private view of ``data`` by random deletion and insertion (α-β algorithm,
@@ -434,7 +442,9 @@ def perturb(
     :class:`~crowdsafe.engines.spark.alpha_beta.SparkView` (:mod:`crowdsafe.engines.spark.alpha_beta`).
     ``ledger`` (None by default: no charge; ``"default"``, a path or a Ledger): the view's
     equivalent ε is charged to the dataset's budget, the dataset identified by its keyed
-    fingerprint; ``budget=(ε, δ)`` registers that budget under ``name`` if it has none.
+    fingerprint; ``budget=(ε, δ)`` registers that budget under ``name`` if it has none. A CSV
+    view is formula-safe unless ``escape_formulas`` is False (its certificate says which; Parquet
+    keeps raw values); an ``out`` that cannot be written is refused before anything is charged.
     """
     from crowdsafe.engines import check_engine
     from crowdsafe.perturb import check_view_path
@@ -474,7 +484,7 @@ def perturb(
             **target,
         )
     if out is not None:
-        result.view.write(out, certificate)
+        result.view.write(out, certificate, escape_formulas=escape_formulas)
     return result
 
 
@@ -544,6 +554,7 @@ def publish(
     engine: str | None = None,
     spark_master: str | None = None,
     custodian_report: str | os.PathLike[str] | None = None,
+    escape_formulas: bool = True,
 ) -> "Publication":
     """Publish ``data`` k-anonymized with a proven (ε, δ)-DP guarantee per release: Bernoulli(β)
     sampling, then a safe recoding (a fixed ``scheme``: strongly safe; else an ε1-DP choice over
@@ -567,6 +578,10 @@ def publish(
     the active session, else one on ``spark_master`` / ``$CROWDSAFE_SPARK_MASTER``): ``data`` may
     then also be any Parquet/CSV path Spark reads, or a Spark DataFrame; ``out`` is written as a
     directory of part files. See docs/spark.md.
+
+    A CSV ``out`` is formula-safe (a text cell a spreadsheet would run as a formula gets a
+    leading apostrophe, :mod:`crowdsafe.csv_safety`) unless ``escape_formulas`` is False;
+    Parquet keeps raw values. The certificate written says which in its ``format_notes``.
     """
     from crowdsafe.anonymize.publish import plan_publication, publish_dataset
     from crowdsafe.engines import check_engine
@@ -581,14 +596,15 @@ def publish(
             return publish_spark(data, publish_plan, master=spark_master, schema=schema, qi=qi, sensitive=sensitive,
                                  missing=missing, name=name, randomness=as_randomness(seed), ledger=book,
                                  budget=budget, out=None if out is None else str(out), force=force,
-                                 custodian_report=custodian_report)
+                                 custodian_report=custodian_report, escape_formulas=escape_formulas)
     if spark_master is not None:
         raise ParameterError("--spark-master needs --engine spark")
     dataset = load(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
     randomness = as_randomness(seed)
     with ledger_for(ledger) as book:
         return publish_dataset(dataset, publish_plan, randomness=randomness, ledger=book, name=name,
-                               budget=budget, out=out, force=force, custodian_report=custodian_report)
+                               budget=budget, out=out, force=force, custodian_report=custodian_report,
+                               escape_formulas=escape_formulas)
 
 
 # -- attacks -------------------------------------------------------------------------------------

@@ -110,3 +110,38 @@ def write_csv(frame: pl.DataFrame, target: str | os.PathLike[str], *, escape_for
     :func:`crowdsafe.files.atomic_path`), formula-safe unless ``escape_formulas`` is False."""
     escape_frame(frame, escape_formulas=escape_formulas).write_csv(target, separator=separator)
     return Path(target)
+
+
+# The format notes a certificate carries about the file written beside it
+# (:attr:`crowdsafe.privacy.certificate.Certificate.format_notes`). Each is fixed by the option and
+# the file name alone, before the data is read, so it may appear in public outputs.
+ESCAPED_CSV_NOTE = (
+    "CSV cells are formula-safe (OWASP, CSV injection): a text cell or column name whose first character, "
+    "after any apostrophes, is = + - @, a tab or a carriage return, and that is not a plain number, is "
+    "written with one leading apostrophe more, so a spreadsheet shows it as text; numeric columns are "
+    "unchanged; crowdsafe.csv_safety.unescape_frame (read_table(..., unescape_formulas=True)) restores "
+    "the values exactly"
+)
+RAW_CSV_NOTE = (
+    "CSV cells are written as they are (--no-escape-formulas, escape_formulas=False): a cell that starts "
+    "with = + - @, a tab or a carriage return may run as a formula when the file is opened in a spreadsheet"
+)
+PARQUET_NOTE = "Parquet keeps the raw values (no formula escaping)"
+
+
+def format_note(target: str | os.PathLike[str], *, escape_formulas: bool = True) -> str | None:
+    """The certificate's note on how the table at ``target`` holds its cells: formula-safe CSV
+    (:data:`ESCAPED_CSV_NOTE`), raw CSV (:data:`RAW_CSV_NOTE`) or Parquet (:data:`PARQUET_NOTE`);
+    None for another name. Decided by the name and the option alone (no data)."""
+    name = str(target).rstrip("/").lower()
+    if name.endswith((".csv", ".tsv", ".csv.gz")):
+        return ESCAPED_CSV_NOTE if escape_formulas else RAW_CSV_NOTE
+    if name.endswith((".parquet", ".pq")):
+        return PARQUET_NOTE
+    return None
+
+
+def escaped_by(format_notes: tuple[str, ...] | list[str]) -> bool:
+    """Whether a CSV file whose certificate carries ``format_notes`` was written formula-safe:
+    True unless it says the cells are raw (the default, :func:`write_csv`, escapes)."""
+    return RAW_CSV_NOTE not in format_notes

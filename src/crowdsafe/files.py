@@ -177,7 +177,9 @@ def write_csv_atomic(frame: "pl.DataFrame", target: str | os.PathLike[str], *, e
 
 def check_output_path(target: str | os.PathLike[str], suffixes: tuple[str, ...] = (".csv", ".parquet", ".pq")) -> Path:
     """Refuse, before any work is done (and before any budget is charged), an output path that
-    cannot be written: a folder, a name without one of ``suffixes``, or a place under a file.
+    cannot be written: a folder, a name without one of ``suffixes``, a place under a file, or
+    one whose nearest existing folder is not writable (missing folders below it are created
+    when the file is written).
     Returns the path. The write itself still goes through :func:`atomic_path`."""
     target = Path(target)
     if target.is_dir():
@@ -188,5 +190,7 @@ def check_output_path(target: str | os.PathLike[str], suffixes: tuple[str, ...] 
         if parent.exists():
             if not parent.is_dir():
                 raise InputError(f"cannot write {target}: {parent} is a file, not a folder")
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise InputError(f"cannot write {target}: the folder {parent} is not writable")
             break
     return target

@@ -156,6 +156,21 @@ def test_reader_reads_version_1_and_ignores_its_input_fingerprint():
     assert "input_fingerprint" not in old.to_dict() and old.to_dict()["version"] == 2
 
 
+def test_format_notes_round_trip_and_older_version_2_files_are_read():
+    from crowdsafe.csv_safety import ESCAPED_CSV_NOTE, RAW_CSV_NOTE, format_note
+
+    cert = dps("s1")
+    assert cert.format_notes == () and cert.to_dict()["format_notes"] == []
+    noted = cert.with_format_notes(format_note("r.csv"), None)
+    assert noted.format_notes == (ESCAPED_CSV_NOTE,)
+    assert Certificate.from_json(noted.to_json()) == noted
+    assert cert.with_format_notes(format_note("r.csv", escape_formulas=False)).format_notes == (RAW_CSV_NOTE,)
+    assert noted.epsilon == cert.epsilon and noted.summary() == cert.summary()
+    data = json.loads(cert.to_json())
+    del data["format_notes"]  # a version 2 file written before the notes existed
+    assert Certificate.from_dict(data) == cert
+
+
 def test_reader_refuses_other_versions_and_non_certificates():
     data = json.loads(dps("s1").to_json())
     data["version"] = 3

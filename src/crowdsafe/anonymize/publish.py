@@ -52,9 +52,10 @@ from crowdsafe.anonymize.counted import (
 from crowdsafe.anonymize.recoding import GeneralizationScheme
 from crowdsafe.anonymize.release import TABLE_SUFFIXES, Release, certificate_path, write_classes_csv
 from crowdsafe.anonymize.selection import SchemeChoice, choose_scheme, fixed_scheme
+from crowdsafe.csv_safety import format_note, write_csv
 from crowdsafe.data import Dataset
 from crowdsafe.errors import ParameterError, SampleReuseError
-from crowdsafe.files import atomic_path
+from crowdsafe.files import atomic_path, check_output_path
 from crowdsafe.privacy import (
     Certificate,
     RecodingProfile,
@@ -65,6 +66,7 @@ from crowdsafe.privacy import (
     plan,
 )
 from crowdsafe.privacy.ledger import Ledger
+from crowdsafe.privacy.planning import MAX_K, check_sampled_epsilon
 from crowdsafe.randomness import Randomness
 
 DEFAULT_EPSILON1_SHARE = 0.10
@@ -150,9 +152,12 @@ def plan_publication(
             f"k must be a whole number >= 2, got {k!r}: with k = 1 nothing is suppressed and no "
             "guarantee holds; leave k out to get the smallest k that reaches delta"
         )
+    if k is not None and k > MAX_K:
+        raise ParameterError(f"k must be at most {MAX_K:,} (the largest k the planner searches), got {k!r}")
     if not isinstance(epsilon, (int, float)) or isinstance(epsilon, bool) or not math.isfinite(epsilon) or epsilon <= 0:
         raise ParameterError(f"epsilon must be a finite number > 0, got {epsilon!r}")
     scheme_text: str | None = None
+    given_epsilon1 = epsilon1
     if scheme is not None:
         if epsilon1 not in (None, 0, 0.0):
             raise ParameterError(
@@ -177,6 +182,9 @@ def plan_publication(
             f"(beta, epsilon, delta)-DPS needs beta > delta, got beta = {beta:g}, delta = {delta:g}; "
             "lower delta or raise beta"
         )
+    if beta is None:  # beta = 1 - e^-(epsilon - epsilon1) must stay below 1 (a double)
+        check_sampled_epsilon(float(epsilon), float(epsilon1),
+                              DEFAULT_EPSILON1_SHARE if scheme is None and given_epsilon1 is None else None)
     solved = plan(float(epsilon), float(delta), beta=beta, k=None if k is None else int(k), epsilon1=float(epsilon1))
     if solved.k < 2:
         solved = plan(float(epsilon), float(delta), beta=solved.beta, k=2, epsilon1=float(epsilon1))
@@ -312,12 +320,14 @@ def publish_dataset(
     force: bool = False,
     max_suppression: float = DEFAULT_MAX_SUPPRESSION,
     custodian_report: str | os.PathLike[str] | None = None,
+    escape_formulas: bool = True,
 ) -> Publication:
     """Run the safe pipeline on ``dataset`` under ``publish_plan`` (see the module docstring).
 
     Everything that can be decided from the schema, the hierarchies and the options is refused
     before the ledger is charged and before any file is touched: bad parameters, unknown scheme
-    levels, a lattice too large to score, an output path of unknown format, a custodian report
+    levels, a lattice too large to score, an output path of unknown format or that cannot be
+    written (a folder, an unwritable folder, :func:`crowdsafe.files.check_output_path`), a custodian report
     beside the release, a dataset that is itself a sample consumed by a DPS release, an
     exhausted budget. With a ``ledger``, a dataset without a budget gets ``budget`` or, without
     one, exactly the cost of this publication. Without a ledger the certificate is not fit for
@@ -326,6 +336,10 @@ def publish_dataset(
     budget is spent) unless ``force``: that decision reads the sample, so the message gives no
     number and calls it a custodian-only fact. The custodian's exact facts go to the ledger
     entry and, when ``custodian_report`` names a file (never in the release's folder), there.
+    CSV tables are formula-safe unless ``escape_formulas`` is False (:mod:`crowdsafe.csv_safety`;
+    Parquet keeps raw values), and each certificate written says which in its ``format_notes``
+    (fixed by the option and the file names before the data is read; the returned certificates
+    carry the same notes).
     """
     given = dataset
     dataset, columns, notes = prepare_dataset(dataset)
@@ -333,7 +347,10 @@ def publish_dataset(
     if fixed is None:
         check_lattice(dataset.hierarchies, columns)
     paths = release_paths(out, publish_plan.releases) if out is not None else []
+    for path in paths:
+        check_output_path(path, TABLE_SUFFIXES)
     report_path = check_custodian_path(custodian_report, paths)
+    notes_of_files = [format_note(p, escape_formulas=escape_formulas) for p in paths]
     label = name or dataset.name or "data"
     charge_request: dict[str, Any] = {}
     identity = None
@@ -370,8 +387,11 @@ def publish_dataset(
             write_custodian_report(report_path, custodian)
         certificate = checked_certificate(releases, facts, max_suppression, force)
         written: dict[str, Any] = {}
-        if paths:
-            written = _write_all(releases, certificate, paths)
+        if paths:  # the certificates say how the files hold their cells (fixed by the options)
+            releases = [replace(r, certificate=r.certificate.with_format_notes(n))
+                        for r, n in zip(releases, notes_of_files)]
+            certificate = certificate.with_format_notes(notes_of_files[0])
+            written = _write_all(releases, certificate, paths, escape_formulas=escape_formulas)
         if charge is not None:
             charge.record(written=written.get("tables", []), rows_published=[r.rows_published for r in releases])
     if ledger is None:
@@ -642,9 +662,12 @@ def certify_release(
     return certificate, parameters
 
 
-def _write_all(releases: Sequence[Release], certificate: Certificate, paths: Sequence[Path]) -> dict[str, Any]:
+def _write_all(releases: Sequence[Release], certificate: Certificate, paths: Sequence[Path], *,
+               escape_formulas: bool = True) -> dict[str, Any]:
     """Write every table with its certificate (and, for several, the composed certificate at
-    ``<stem>.certificate.json`` of the first name without its number), all or nothing."""
+    ``<stem>.certificate.json`` of the first name without its number), all or nothing. CSV cells
+    are formula-safe unless ``escape_formulas`` is False; every certificate written carries the
+    format note of its file (:func:`crowdsafe.csv_safety.format_note`)."""
     tables = [str(p) for p in paths]
     certificates = [str(certificate_path(p)) for p in paths]
     with contextlib.ExitStack() as stack:
@@ -654,15 +677,18 @@ def _write_all(releases: Sequence[Release], certificate: Certificate, paths: Seq
             if path.suffix.lower() == ".csv" and isinstance(release.applied, AppliedCounts):
                 applied, scheme = release.applied, release.recoding
                 write_classes_csv(class_frame(applied, scheme, release.quasi_identifiers),  # type: ignore[arg-type]
-                                  applied.published_class_sizes, table_tmp)
+                                  applied.published_class_sizes, table_tmp, escape_formulas=escape_formulas)
             elif path.suffix.lower() == ".csv":
-                release.frame.write_csv(table_tmp)
+                write_csv(release.frame, table_tmp, escape_formulas=escape_formulas)
             else:
                 release.frame.write_parquet(table_tmp)
-            certificate_tmp.write_text(release.certificate.to_json(), encoding="utf-8")
+            note = format_note(path, escape_formulas=escape_formulas)
+            certificate_tmp.write_text(release.certificate.with_format_notes(note).to_json(), encoding="utf-8")
         combined = None
         if len(releases) > 1:
             first = paths[0]
             combined = first.with_name(first.stem.rsplit("-", 1)[0] + ".certificate.json")
-            stack.enter_context(atomic_path(combined)).write_text(certificate.to_json(), encoding="utf-8")
+            note = format_note(first, escape_formulas=escape_formulas)
+            stack.enter_context(atomic_path(combined)).write_text(certificate.with_format_notes(note).to_json(),
+                                                                  encoding="utf-8")
     return {"tables": tables, "certificates": certificates, "combined_certificate": str(combined) if combined else None}

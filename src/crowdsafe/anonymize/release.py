@@ -1,8 +1,9 @@
 """A :class:`Release`: the published table, the certificate it carries, and how it was made.
 
 A release is written as two files side by side, both atomically: the table (CSV or Parquet, by
-the file name) and its certificate, ``<name>.certificate.json`` (``release.csv`` ->
-``release.certificate.json``). Both are complete before either is put in place, so a failure
+the file name; CSV cells formula-safe by default, :mod:`crowdsafe.csv_safety`) and its
+certificate, ``<name>.certificate.json`` (``release.csv`` -> ``release.certificate.json``), whose
+``format_notes`` say how the table holds its cells. Both are complete before either is put in place, so a failure
 leaves neither half-written.
 """
 
@@ -21,6 +22,7 @@ import polars as pl
 
 from crowdsafe.anonymize.apply import Applied
 from crowdsafe.anonymize.recoding import Recoding
+from crowdsafe.csv_safety import escape_frame, format_note, write_csv
 from crowdsafe.data import Dataset
 from crowdsafe.errors import ParameterError
 from crowdsafe.files import atomic_path
@@ -41,28 +43,35 @@ def certificate_path(table_path: str | os.PathLike[str]) -> Path:
 
 
 def write_table_and_certificate(frame: pl.DataFrame, certificate: Certificate,
-                                path: str | os.PathLike[str]) -> tuple[Path, Path]:
-    """Write ``frame`` to ``path`` (CSV or Parquet) and the certificate beside it, atomically."""
+                                path: str | os.PathLike[str], *, escape_formulas: bool = True) -> tuple[Path, Path]:
+    """Write ``frame`` to ``path`` (CSV or Parquet) and the certificate beside it, atomically.
+
+    CSV cells are formula-safe unless ``escape_formulas`` is False (:mod:`crowdsafe.csv_safety`;
+    Parquet keeps raw values); the certificate written says which in its ``format_notes``
+    (fixed by the option and the file name, before the data is read)."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in TABLE_SUFFIXES:
         raise ParameterError(f"cannot tell the output format of {path}: use a .csv or .parquet file name")
     beside = certificate_path(path)
-    text = certificate.to_json()
+    text = certificate.with_format_notes(format_note(path, escape_formulas=escape_formulas)).to_json()
     with contextlib.ExitStack() as stack:
         table_tmp = stack.enter_context(atomic_path(path))
         certificate_tmp = stack.enter_context(atomic_path(beside))
         if suffix == ".csv":
-            frame.write_csv(table_tmp)
+            write_csv(frame, table_tmp, escape_formulas=escape_formulas)
         else:
             frame.write_parquet(table_tmp)
         certificate_tmp.write_text(text, encoding="utf-8")
     return path, beside
 
 
-def write_classes_csv(classes: pl.DataFrame, sizes: np.ndarray, path: str | os.PathLike[str]) -> None:
+def write_classes_csv(classes: pl.DataFrame, sizes: np.ndarray, path: str | os.PathLike[str], *,
+                      escape_formulas: bool = True) -> None:
     """Write the table whose rows are ``classes``' rows, row i repeated ``sizes[i]`` times, as CSV:
-    byte for byte what ``write_csv`` writes for that table, from one formatted line per class."""
+    byte for byte what :func:`crowdsafe.csv_safety.write_csv` writes for that table (formula-safe
+    unless ``escape_formulas`` is False), from one formatted line per class."""
+    classes = escape_frame(classes, escape_formulas=escape_formulas)
     text = classes.write_csv().encode("utf-8")
     lines = text.split(b"\n")
     if len(lines) != classes.height + 2:  # a value holds a line break: format every row
@@ -163,9 +172,10 @@ class Release:
         return information_loss(self.source, frame, qi=list(self.quasi_identifiers), k=self.k,
                                 input_rows=self.rows_in)
 
-    def write(self, path: str | os.PathLike[str]) -> tuple[Path, Path]:
-        """Write the table to ``path`` and the certificate beside it; return both paths."""
-        return write_table_and_certificate(self.frame, self.certificate, path)
+    def write(self, path: str | os.PathLike[str], *, escape_formulas: bool = True) -> tuple[Path, Path]:
+        """Write the table to ``path`` and the certificate beside it; return both paths. CSV cells
+        are formula-safe unless ``escape_formulas`` is False (:func:`write_table_and_certificate`)."""
+        return write_table_and_certificate(self.frame, self.certificate, path, escape_formulas=escape_formulas)
 
     def summary(self) -> dict[str, Any]:
         """A JSON-ready public account of the release: its parameters and what is computed from

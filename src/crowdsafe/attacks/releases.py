@@ -15,25 +15,30 @@ from typing import Any
 import polars as pl
 
 from crowdsafe.attacks.intersection import AttackedRelease
-from crowdsafe.csv_safety import unescape_frame
+from crowdsafe.csv_safety import escaped_by, unescape_frame
 from crowdsafe.errors import InputError
 
 
-def _certificate_k(path: Path) -> int | None:
+def _certificate_beside(path: Path) -> dict:
     beside = path.with_name(path.stem + ".certificate.json")
     if not beside.exists():
-        return None
+        return {}
     try:
-        parameters = json.loads(beside.read_text(encoding="utf-8")).get("parameters", {})
+        data = json.loads(beside.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
-    k = parameters.get("k")
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _certificate_k(path: Path) -> int | None:
+    k = _certificate_beside(path).get("parameters", {}).get("k")
     return int(k) if isinstance(k, int) else None
 
 
 def read_release(path: str | os.PathLike[str], name: str | None = None) -> AttackedRelease:
     """Read a release file (CSV or Parquet) for an attack. A CSV release's formula-safe cells
-    (``'=1+1``, :mod:`crowdsafe.csv_safety`) are read back as published (``=1+1``)."""
+    (``'=1+1``, :mod:`crowdsafe.csv_safety`) are read back as published (``=1+1``), unless the
+    certificate beside it says its cells were written raw (``--no-escape-formulas``)."""
     path = Path(path)
     if not path.exists():
         raise InputError(f"no such release file: {path}")
@@ -45,7 +50,9 @@ def read_release(path: str | os.PathLike[str], name: str | None = None) -> Attac
         suffix = ".parquet" if kind == PARQUET else ".csv" if suffix not in (".parquet", ".pq") else suffix
     try:
         if suffix == ".csv":
-            frame = unescape_frame(pl.read_csv(path, infer_schema=False))
+            frame = pl.read_csv(path, infer_schema=False)
+            if escaped_by(_certificate_beside(path).get("format_notes") or ()):
+                frame = unescape_frame(frame)
         elif suffix in (".parquet", ".pq"):
             frame = pl.read_parquet(path)
         else:

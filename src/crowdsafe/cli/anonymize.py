@@ -14,8 +14,11 @@ import typer
 from rich.console import Console
 
 from crowdsafe import api
-from crowdsafe.cli.options import DataArg, JsonOpt, OutOpt, QiOpt, SchemaOpt, SensitiveOpt, emit, split_list
+from crowdsafe.anonymize.release import TABLE_SUFFIXES
+from crowdsafe.cli.options import DataArg, EscapeFormulasOpt, JsonOpt, OutOpt, QiOpt, SchemaOpt, SensitiveOpt, emit, split_list
+from crowdsafe.csv_safety import format_note
 from crowdsafe.errors import ParameterError
+from crowdsafe.files import check_output_path
 
 AlgorithmOpt = Annotated[
     str, typer.Option("--algorithm", "-a", help="mondrian, mdav or lattice (full-domain generalization).")
@@ -122,6 +125,7 @@ def register(app: typer.Typer) -> None:
         schema: SchemaOpt = None,
         missing: MissingOpt = "keep",
         out: OutOpt = None,
+        escape_formulas: EscapeFormulasOpt = True,
         as_json: JsonOpt = False,
     ) -> None:
         """k-anonymize with a classic algorithm: Mondrian, MDAV microaggregation or a lattice search.
@@ -135,6 +139,8 @@ def register(app: typer.Typer) -> None:
         """
         if sensitive is not None and "," in sensitive:
             raise ParameterError("anonymize protects one sensitive attribute; give a single name to --sensitive")
+        if out is not None:  # a folder, an unwritable folder: refused before the data is read
+            check_output_path(out, TABLE_SUFFIXES)
         release = api.anonymize(
             data, algorithm=algorithm, k=k, qi=split_list(qi), sensitive=sensitive, l=l, t=t,
             schema=schema, missing=missing, distance=distance, mode=mode, categorical=categorical,
@@ -143,8 +149,10 @@ def register(app: typer.Typer) -> None:
         )
         payload = release.summary()
         payload["custodian_only"] = {**release.custodian_report(), "utility": _utility(release)}
+        certificate_of_file = release.certificate
         if out is not None:
-            table_path, certificate = release.write(out)
+            table_path, certificate = release.write(out, escape_formulas=escape_formulas)
             payload["written"] = {"table": str(table_path), "certificate": str(certificate)}
-        payload["certificate"] = release.certificate.to_dict()
+            certificate_of_file = certificate_of_file.with_format_notes(format_note(out, escape_formulas=escape_formulas))
+        payload["certificate"] = certificate_of_file.to_dict()
         emit(payload, as_json, lambda: render(payload, Console()))

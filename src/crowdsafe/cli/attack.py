@@ -17,6 +17,7 @@ from crowdsafe.cli.options import (
     QiOpt,
     SchemaOpt,
     SensitiveOpt,
+    EscapeFormulasOpt,
     SparkMasterOpt,
     emit,
     split_list,
@@ -93,6 +94,7 @@ def register(app: typer.Typer) -> None:
         truth_id: TruthOpt = None,
         schema: SchemaOpt = None,
         out: OutOpt = None,
+        escape_formulas: EscapeFormulasOpt = True,
         as_json: JsonOpt = False,
         engine: EngineOpt = "polars",
         spark_master: SparkMasterOpt = None,
@@ -127,7 +129,7 @@ def register(app: typer.Typer) -> None:
                 raise ParameterError(f"cannot tell the output format of {out}: use a .csv or .parquet file name")
             with atomic_path(out) as tmp:
                 if out.suffix.lower() == ".csv":
-                    write_csv(result.targets, tmp)
+                    write_csv(result.targets, tmp, escape_formulas=escape_formulas)
                 else:
                     result.targets.write_parquet(tmp)
             payload["written"] = str(out)

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from crowdsafe import datasets as bundled
 from crowdsafe.cli.check import MissingOpt
-from crowdsafe.cli.options import JsonOpt, emit
+from crowdsafe.cli.options import EscapeFormulasOpt, JsonOpt, emit
 from crowdsafe.data import write
 
 
@@ -44,14 +44,16 @@ def register(app: typer.Typer) -> None:
         name: Annotated[str, typer.Argument(help="A bundled dataset: " + ", ".join(bundled.names()))],
         out: Annotated[Path, typer.Argument(help="Output file (.csv or .parquet).")],
         missing: MissingOpt = "keep",
+        escape_formulas: EscapeFormulasOpt = True,
         as_json: JsonOpt = False,
     ) -> None:
-        """Write a bundled dataset to a CSV or Parquet file (atomically).
+        """Write a bundled dataset to a CSV or Parquet file (atomically; CSV cells formula-safe
+        unless --no-escape-formulas).
 
         Example: crowdsafe datasets export adult out.csv --missing drop
         """
         dataset = bundled.load_bundled(name, missing=missing)
-        write(dataset, out)
+        write(dataset, out, escape_formulas=escape_formulas)
         payload = {"dataset": name, "rows": dataset.n_rows, "path": str(out),
                    "missing": dataset.missing.describe()}
         emit(payload, as_json, lambda: typer.echo(

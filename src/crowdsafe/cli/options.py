@@ -6,9 +6,12 @@ Use these annotated types in command signatures so ``--qi``, ``--sensitive``, ``
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Callable, Optional
 
@@ -96,3 +99,19 @@ SparkMasterOpt = Annotated[
     typer.Option("--spark-master", help="Spark master URL for --engine spark (default: the active session, "
                                         "$CROWDSAFE_SPARK_MASTER, else Spark's configuration)."),
 ]
+
+
+@contextlib.contextmanager
+def naming_options(**flags: str) -> Iterator[None]:
+    """Re-raise a library :class:`ParameterError` whose message begins with a parameter's name
+    (``epsilon = 1e+308 is too large ...``) with the option that set it in front
+    (``--epsilon: epsilon = 1e+308 is too large ...``). ``flags``: parameter name -> option.
+    The library speaks of parameters; the command line names the option the user gave."""
+    try:
+        yield
+    except ParameterError as exc:
+        text = str(exc)
+        for parameter, flag in flags.items():
+            if re.match(rf"{re.escape(parameter)}\b", text) and not text.startswith(flag):
+                raise ParameterError(f"{flag}: {text}") from None
+        raise

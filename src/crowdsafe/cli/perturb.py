@@ -14,6 +14,7 @@ from crowdsafe import api, csv_safety
 from crowdsafe.cli.options import (
     DataArg,
     EngineOpt,
+    EscapeFormulasOpt,
     JsonOpt,
     OutOpt,
     SchemaOpt,
@@ -115,6 +116,7 @@ def register(app: typer.Typer) -> None:
         confidence: ConfidenceOpt = 0.95,
         plan_only: Annotated[bool, typer.Option("--plan-only", help="Print the plan without perturbing or writing.")] = False,
         out: OutOpt = None,
+        escape_formulas: EscapeFormulasOpt = True,
         certificate: CertificateOpt = None,
         schema: SchemaOpt = None,
         missing: Annotated[str, typer.Option("--missing", help="Missing values: 'keep' (a value of its own; default), 'drop' or 'error'.")] = "keep",
@@ -153,7 +155,7 @@ def register(app: typer.Typer) -> None:
         if ledger is None and budget is not None:
             raise ParameterError("--budget registers a budget in a ledger: name it with --ledger PATH")
         result = api.perturb(data, seed=seed, out=out, certificate=certificate, ledger=ledger, name=name,  # type: ignore[arg-type]
-                             budget=parse_budget(budget), **options)
+                             budget=parse_budget(budget), escape_formulas=escape_formulas, **options)
         if custodian_report is not None:
             write_text_atomic(custodian_report, json.dumps(result.custodian_report(), indent=2, sort_keys=True) + "\n")
 

@@ -17,7 +17,18 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from crowdsafe.cli.options import DataArg, JsonOpt, QiOpt, SchemaOpt, SeedOpt, SensitiveOpt, emit, split_list
+from crowdsafe.cli.options import (
+    DataArg,
+    EscapeFormulasOpt,
+    JsonOpt,
+    QiOpt,
+    SchemaOpt,
+    SeedOpt,
+    SensitiveOpt,
+    emit,
+    naming_options,
+    split_list,
+)
 from crowdsafe.errors import ParameterError
 
 LedgerOpt = Annotated[
@@ -73,6 +84,9 @@ def render_plan_facts(facts: dict[str, Any], print_: Any) -> None:
     print_(f"  expected      about {facts['expected_sample_rows']:,.0f} sampled rows of {facts['input_rows']:,} per "
            "release, before suppression of classes smaller than k")
 
+# the planner's parameters and the options that set them
+PLAN_OPTIONS = {"epsilon": "--epsilon", "epsilon1": "--epsilon1", "delta": "--delta", "beta": "--beta", "k": "--k"}
+
 
 def register(app: typer.Typer) -> None:
     @app.command("publish")
@@ -97,6 +111,7 @@ def register(app: typer.Typer) -> None:
         no_ledger: Annotated[bool, typer.Option("--no-ledger", help="Do not record the release (nothing then refuses a second use of the data).")] = False,
         seed: SeedOpt = None,
         out: Annotated[Optional[str], typer.Option("--out", "-o", help="Where to write the release (.csv or .parquet; with --engine spark any path Spark writes, e.g. s3a://bucket/r.parquet).")] = None,
+        escape_formulas: EscapeFormulasOpt = True,
         engine: Annotated[str, typer.Option("--engine", help="Where the per-row stages run: polars (in this process) or spark (Apache Spark; pip install 'crowdsafe[spark]'; the release is a directory of part files).")] = "polars",
         spark_master: Annotated[Optional[str], typer.Option("--spark-master", help="Spark master URL for --engine spark, e.g. local[4] or spark://host:7077 (default: $CROWDSAFE_SPARK_MASTER, else Spark's default).")] = None,
         as_json: JsonOpt = False,
@@ -116,8 +131,9 @@ def register(app: typer.Typer) -> None:
         if no_ledger and (ledger is not None or budget is not None):
             raise ParameterError("--no-ledger cannot be combined with --ledger or --budget")
         if plan_only:
-            plan = api.plan_publish(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
-                                    releases=releases)
+            with naming_options(**PLAN_OPTIONS):
+                plan = api.plan_publish(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
+                                        releases=releases)
             rows = _count_rows(data, engine, spark_master)
             facts = {"notice": "CUSTODIAN ONLY: the table's exact size, NOT covered by the privacy guarantee",
                      "input_rows": rows, "expected_sample_rows": plan.expected_sample_rows(rows)}
@@ -130,13 +146,15 @@ def register(app: typer.Typer) -> None:
             return
         if out is None:
             raise ParameterError("give --out PATH (.csv or .parquet) for the release, or --plan-only")
+        with naming_options(**PLAN_OPTIONS):  # the plan's refusals name the option the user gave
+            api.plan_publish(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases)
         publication = api.publish(
             data, epsilon=epsilon, delta=delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
             releases=releases, qi=split_list(qi), sensitive=split_list(sensitive), schema=schema,
             out=out, force=force, seed=seed,
             ledger=None if no_ledger else (ledger if ledger is not None else "default"),
             name=name, budget=parse_budget(budget), engine=engine, spark_master=spark_master,
-            custodian_report=custodian_report,
+            custodian_report=custodian_report, escape_formulas=escape_formulas,
         )
         payload = publication.summary()
         payload["custodian_only"] = publication.custodian_report()

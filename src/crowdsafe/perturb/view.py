@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from crowdsafe.csv_safety import unescape_frame
+from crowdsafe.csv_safety import escaped_by, format_note, unescape_frame
 from crowdsafe.data import read_table, write
 from crowdsafe.errors import InputError, ParameterError
-from crowdsafe.files import atomic_path
+from crowdsafe.files import atomic_path, check_output_path
 from crowdsafe.perturb.domain import Domain
 from crowdsafe.privacy.certificate import Certificate
 
@@ -29,13 +29,12 @@ VIEW_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
 
 
 def check_view_path(path: str | os.PathLike[str]) -> Path:
-    """Refuse an output name whose format cannot be told, before any work is done."""
+    """Refuse an output name whose format cannot be told, or that cannot be written (a folder, an
+    unwritable folder: :func:`crowdsafe.files.check_output_path`), before any work is done."""
     target = Path(path)
     if not target.name.lower().endswith(VIEW_SUFFIXES):
         raise ParameterError(f"cannot tell the output format of {target}: use a .csv or .parquet file name")
-    if target.is_dir():
-        raise InputError(f"output path {target} is a folder, expected a file name")
-    return target
+    return check_output_path(target, VIEW_SUFFIXES)  # a folder, an unwritable folder
 
 
 def certificate_path(view_path: str | os.PathLike[str]) -> Path:
@@ -73,19 +72,23 @@ class View:
         """The view's rows as per-attribute domain codes; a value outside the domain is an error."""
         return self.domain.encode(self.frame, what="the view")
 
-    def write(self, path: str | os.PathLike[str], certificate: str | os.PathLike[str] | None = None) -> tuple[Path, Path]:
+    def write(self, path: str | os.PathLike[str], certificate: str | os.PathLike[str] | None = None, *,
+              escape_formulas: bool = True) -> tuple[Path, Path]:
         """Write the view (CSV or Parquet by extension) and its certificate JSON, each atomically.
 
         If either write fails, neither file is left behind (the certificate is renamed into
-        place only after the view file is complete).
+        place only after the view file is complete). CSV cells are formula-safe unless
+        ``escape_formulas`` is False (:mod:`crowdsafe.csv_safety`); the certificate written says
+        which in its ``format_notes``, and :func:`read_view` reads the view back accordingly.
         """
         target = check_view_path(path)
         cert_target = Path(certificate) if certificate is not None else certificate_path(target)
         if cert_target.resolve() == target.resolve():
             raise InputError("the view and its certificate cannot be written to the same file")
+        note = format_note(target, escape_formulas=escape_formulas)
         with atomic_path(cert_target) as tmp:
-            tmp.write_text(self.certificate.to_json(), encoding="utf-8")
-            write(self.frame, target)
+            tmp.write_text(self.certificate.with_format_notes(note).to_json(), encoding="utf-8")
+            write(self.frame, target, escape_formulas=escape_formulas)
         return target, cert_target
 
     def describe(self) -> dict[str, Any]:
@@ -93,9 +96,10 @@ class View:
                 "max_rows": self.n_bound, "m": self.domain.size, "certificate": self.certificate.summary()}
 
 
-def _read_text(path: Path) -> pl.DataFrame:
-    """The view's cells as text (a CSV empty field is missing); Parquet keeps its types. A
-    directory of Parquet part files (a view written by the Spark engine) is read whole."""
+def _read_text(path: Path, escaped: bool = True) -> pl.DataFrame:
+    """The view's cells as text (a CSV empty field is missing; formula-safe cells read back as
+    written unless ``escaped`` is False); Parquet keeps its types. A directory of Parquet part
+    files (a view written by the Spark engine) is read whole."""
     if path.name.lower().endswith((".parquet", ".pq")):
         if path.is_dir():
             return pl.read_parquet(path / "*.parquet")
@@ -107,7 +111,8 @@ def _read_text(path: Path) -> pl.DataFrame:
     except (pl.exceptions.PolarsError, OSError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"cannot read the view {path}: {first}") from None
-    return unescape_frame(frame)  # crowdsafe writes formula-safe CSV cells (crowdsafe.csv_safety)
+    # crowdsafe writes formula-safe CSV cells (crowdsafe.csv_safety) unless told not to
+    return unescape_frame(frame) if escaped else frame
 
 
 def read_view(path: str | os.PathLike[str], certificate: str | os.PathLike[str] | None = None) -> View:
@@ -124,7 +129,7 @@ def read_view(path: str | os.PathLike[str], certificate: str | os.PathLike[str] 
         raise InputError(f"{cert_file} is not the certificate of an alpha-beta view")
     params = cert.parameters
     domain = Domain.from_json(params["domain"], active=params.get("domain_kind", "active") == "active")
-    frame = _read_text(path)
+    frame = _read_text(path, escaped_by(cert.format_notes))
     absent = [a for a in domain.attributes if a not in frame.columns]
     if absent:
         raise InputError(f"the view {path} has no column '{absent[0]}' named by its certificate")

@@ -6,24 +6,26 @@ perturbed view (Rastogi, Suciu, Hong 2007), with ``parameters["d"]`` and ``param
 and its equivalent ε of unbounded DP as ``epsilon``, δ = 0; ``none``: no formal guarantee, with
 the reason), ε and δ, the neighbour notion, the theorem, the mechanism chain, every parameter,
 the assumptions, the randomness that ran and the accounting that recorded the run (a seeded
-run, or a DP-under-sampling run that no ledger recorded, is not fit for release), and the
-crowdsafe version.
+run, or a DP-under-sampling run that no ledger recorded, is not fit for release), the format
+notes of the file it was written beside (``format_notes``: e.g. whether CSV cells are
+formula-safe, :func:`crowdsafe.csv_safety.format_note`), and the crowdsafe version.
 
 A certificate is public: it travels beside the release. So it holds only what was fixed before
-the data was read (parameters, theorem, assumptions, randomness kind, accounting) and outputs of
-the DP mechanism that was charged (the chosen scheme). It holds no fingerprint or hash of the
+the data was read (parameters, theorem, assumptions, randomness kind, accounting, format notes)
+and outputs of the DP mechanism that was charged (the chosen scheme). It holds no fingerprint or hash of the
 data, no sample size, score or count: a DPS certificate names its release by ``sample =
 {"rate": beta, "release_id": <128 random bits, hex>}``, drawn from the run's randomness before
 any data-dependent draw, so it is the same on neighbouring inputs for a seeded run.
 
 Its JSON form is stable and versioned: keys sorted, ``"format": "crowdsafe-certificate"``,
 ``"version": 2``. Version 1 files are still read (their ``input_fingerprint`` is ignored and
-their sample's ``id`` is read as its ``release_id``); a newer version is refused instead of
-guessing. Certificates are written atomically (:func:`crowdsafe.files.write_text_atomic`).
+their sample's ``id`` is read as its ``release_id``), and so are version 2 files written before
+``format_notes`` existed (no notes); a newer version is refused instead of guessing. Certificates are written atomically (:func:`crowdsafe.files.write_text_atomic`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -66,6 +68,7 @@ class Certificate:
     randomness: dict[str, Any] | None = None
     accounting: dict[str, Any] | None = None
     components: tuple["Certificate", ...] = ()
+    format_notes: tuple[str, ...] = ()
     crowdsafe_version: str = field(default_factory=_crowdsafe_version)
 
     def __post_init__(self) -> None:
@@ -161,6 +164,12 @@ class Certificate:
         short = [r.split(":", 1)[0] for r in reasons]
         return f" ({'; '.join(short)}: NOT fit for release)"
 
+    def with_format_notes(self, *notes: str | None) -> "Certificate":
+        """This certificate with ``format_notes`` set to ``notes`` (None entries dropped): how the
+        file written beside it holds its cells (e.g. :func:`crowdsafe.csv_safety.format_note`).
+        Such notes are fixed by the options and the file name before the data is read."""
+        return dataclasses.replace(self, format_notes=tuple(n for n in notes if n))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": FORMAT,
@@ -182,6 +191,7 @@ class Certificate:
             "unfit_reasons": list(self.unfit_reasons),
             "crowdsafe_version": self.crowdsafe_version,
             "components": [c.to_dict() for c in self.components],
+            "format_notes": list(self.format_notes),
         }
 
     def to_json(self) -> str:
@@ -218,6 +228,7 @@ class Certificate:
                 randomness=data["randomness"],
                 accounting=data["accounting"] if version >= 2 else None,
                 components=tuple(cls.from_dict(c) for c in data["components"]),
+                format_notes=tuple(data.get("format_notes") or ()),  # absent in older files
                 crowdsafe_version=data["crowdsafe_version"],
             )
         except KeyError as exc:

@@ -36,7 +36,7 @@ from crowdsafe.privacy.loss import check_delta, check_epsilon
 
 Unknown = Literal["k", "beta", "epsilon", "check"]
 
-_MAX_K = 10_000_000
+MAX_K = _MAX_K = 10_000_000  # the largest k the planner searches (a larger k is refused)
 _BETA_SCAN = 64  # grid used to look for feasible rates above a bisection's boundary
 
 
@@ -97,6 +97,55 @@ def _check_common(epsilon1: float, delta: float) -> tuple[float, float]:
     return epsilon1, delta
 
 
+def sampling_rate_below_one(epsilon: float, epsilon1: float = 0.0) -> bool:
+    """Whether β = 1 − e^−(ε − ε1) is below 1 in double precision (beyond ε − ε1 ≈ 37.43 it
+    rounds to 1: a sample of every row, which Theorems 5–6 do not cover)."""
+    return -math.expm1(-(epsilon - epsilon1)) < 1.0
+
+
+def largest_sampled_epsilon(*, epsilon1: float = 0.0, epsilon1_share: float = 0.0) -> float:
+    """The largest ε (a double) for which β = 1 − e^−(ε − ε1) stays below 1 in double precision,
+    where ε1 = ``epsilon1`` + ``epsilon1_share``·ε (a fixed ε1, or a share of ε as
+    :func:`crowdsafe.anonymize.publish.plan_publication` takes by default). Decided from the
+    parameters alone; bisection over doubles."""
+    if not 0.0 <= epsilon1_share < 1.0:
+        raise ParameterError(f"epsilon1_share must lie in [0, 1), got {epsilon1_share!r}")
+
+    def ok(eps: float) -> bool:
+        return sampling_rate_below_one(eps, epsilon1 + epsilon1_share * eps)
+
+    lo, hi = epsilon1, (epsilon1 + 64.0) / (1.0 - epsilon1_share)
+    while math.nextafter(lo, math.inf) < hi:
+        mid = lo + (hi - lo) / 2.0
+        if mid <= lo or mid >= hi:
+            break
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+    return lo
+
+
+def rounded_down(value: float, digits: int = 4) -> float:
+    """``value`` cut (not rounded) to ``digits`` decimals: a limit printed this way still holds."""
+    return math.floor(value * 10**digits) / 10**digits
+
+
+def check_sampled_epsilon(epsilon: float, epsilon1: float = 0.0, epsilon1_share: float | None = None) -> None:
+    """Refuse an ε for which β = 1 − e^−(ε − ε1) rounds to 1 (:func:`sampling_rate_below_one`),
+    naming the largest ε that keeps β below 1 (``epsilon1_share``: ε1 is that share of ε)."""
+    if sampling_rate_below_one(epsilon, epsilon1):
+        return
+    if epsilon1_share is not None:
+        largest = largest_sampled_epsilon(epsilon1_share=epsilon1_share)
+        how = f"epsilon1 = {epsilon1_share:.0%} of epsilon"
+    else:
+        largest = largest_sampled_epsilon(epsilon1=epsilon1)
+        how = f"epsilon1 = {epsilon1:g}"
+    raise ParameterError(
+        f"epsilon = {epsilon:g} is too large: the sampling rate beta = 1 - e^-(epsilon - epsilon1) rounds to 1 "
+        f"in double precision (every row sampled, which the theorem does not cover); epsilon can be at most "
+        f"{rounded_down(largest):g} with {how}"
+    )
+
+
 def smallest_k(epsilon: float, delta: float, beta: float, epsilon1: float = 0.0) -> Plan:
     """The least k with d(k, β, ε − ε1) ≤ δ (Li, Qardaji, Su 2012, Theorems 5–6)."""
     epsilon = check_epsilon(epsilon)
@@ -141,6 +190,7 @@ def largest_beta(epsilon: float, delta: float, k: int, epsilon1: float = 0.0) ->
     epsilon = check_epsilon(epsilon)
     k = check_k(k)
     epsilon1, delta = _check_common(epsilon1, delta)
+    check_sampled_epsilon(epsilon, epsilon1)
     beta_max = largest_rate_for_epsilon(epsilon, epsilon1)
 
     def ok(beta: float) -> bool:
@@ -283,6 +333,7 @@ def plan(
     if beta is None and k is None:
         epsilon = check_epsilon(epsilon)
         epsilon1 = check_epsilon(epsilon1, "epsilon1")
+        check_sampled_epsilon(epsilon, epsilon1)
         chosen = largest_rate_for_epsilon(epsilon, epsilon1)
         result = smallest_k(epsilon, delta, chosen, epsilon1)
         return Plan(
@@ -316,4 +367,13 @@ def plan(
     )
 
 
-__all__ = ["Plan", "largest_beta", "plan", "smallest_epsilon", "smallest_k"]
+__all__ = [
+    "Plan",
+    "check_sampled_epsilon",
+    "largest_beta",
+    "largest_sampled_epsilon",
+    "plan",
+    "sampling_rate_below_one",
+    "smallest_epsilon",
+    "smallest_k",
+]

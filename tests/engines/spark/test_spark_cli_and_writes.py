@@ -62,3 +62,28 @@ def test_a_failed_write_leaves_the_previous_output_untouched(spark, tmp_path):
     assert sorted(p.name for p in tmp_path.rglob("*")) == before
     assert json.loads((tmp_path / "release.certificate.json").read_text()) == {"first": True}
     assert pl.read_parquet(tmp_path / "release.parquet" / "*.parquet").height == 5
+
+
+def test_spark_csv_releases_are_formula_safe_unless_told(spark, tmp_path):
+    import csv
+
+    from crowdsafe.engines.spark.write import write_releases
+
+    cells = ["=1+1", "+cmd", "-2+3", "@SUM(A1)", "'=x", "-5", "plain"]
+    escaped = ["'=1+1", "'+cmd", "'-2+3", "'@SUM(A1)", "''=x", "-5", "plain"]  # by hand (OWASP)
+    frame = spark.createDataFrame(pl.DataFrame({"=note": cells, "n": [-5] * len(cells)}).to_arrow()).coalesce(1)
+
+    def written(name: str) -> list[list[str]]:
+        parts = sorted((tmp_path / name).glob("part-*.csv"))
+        rows: list[list[str]] = []
+        for part in parts:
+            with open(part, newline="", encoding="utf-8") as handle:
+                rows += list(csv.reader(handle))
+        return rows
+
+    write_releases(spark, [frame], ["{}"], [str(tmp_path / "safe.csv")])
+    write_releases(spark, [frame], ["{}"], [str(tmp_path / "raw.csv")], escape_formulas=False)
+    safe, raw = written("safe.csv"), written("raw.csv")
+    assert safe[0] == ["'=note", "n"] and [r[0] for r in safe[1:]] == escaped
+    assert {r[1] for r in safe[1:]} == {"-5"}
+    assert raw[0] == ["=note", "n"] and [r[0] for r in raw[1:]] == cells

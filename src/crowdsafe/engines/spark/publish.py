@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -51,6 +51,7 @@ from crowdsafe.anonymize.publish import (
 from crowdsafe.anonymize.recoding import GeneralizationScheme
 from crowdsafe.anonymize.release import Release
 from crowdsafe.anonymize.selection import SchemeChoice, fixed_scheme
+from crowdsafe.csv_safety import format_note
 from crowdsafe.engines.spark import fingerprint as fp
 from crowdsafe.engines.spark.sampling import count_sample
 from crowdsafe.engines.spark.streams import PartitionStreams
@@ -70,9 +71,12 @@ class SparkRelease(Release):
 
     class_table: pl.DataFrame | None = None
 
-    def write(self, path: str) -> tuple[str, str]:  # type: ignore[override]
-        """Write the rows (a directory of part files) and the certificate beside it, atomically."""
-        written = write_releases(self.frame.sparkSession, [self.frame], [self.certificate.to_json()], [str(path)])
+    def write(self, path: str, *, escape_formulas: bool = True) -> tuple[str, str]:  # type: ignore[override]
+        """Write the rows (a directory of part files) and the certificate beside it, atomically;
+        CSV cells formula-safe unless ``escape_formulas`` is False (the certificate says which)."""
+        note = format_note(path, escape_formulas=escape_formulas)
+        written = write_releases(self.frame.sparkSession, [self.frame], [self.certificate.with_format_notes(note).to_json()],
+                                 [str(path)], escape_formulas=escape_formulas)
         return written["tables"][0], written["certificates"][0]
 
 
@@ -140,10 +144,11 @@ def publish_table(
     force: bool = False,
     max_suppression: float = DEFAULT_MAX_SUPPRESSION,
     custodian_report: str | None = None,
+    escape_formulas: bool = True,
 ) -> Publication:
     """Run the safe pipeline on a :class:`SparkTable` (module docstring). Refusals, charge,
     certificate and the public/custodian split are those of the Polars engine, by the same
-    functions."""
+    functions; CSV cells are formula-safe unless ``escape_formulas`` is False."""
     notes = list(table.notes)
     columns = table.columns
     fixed = fixed_scheme(table.domain, columns, publish_plan.scheme) if publish_plan.scheme is not None else None
@@ -197,14 +202,19 @@ def publish_table(
             write_custodian_report(report_path, custodian)
         certificate = checked_certificate(releases, facts, max_suppression, force)
         written: dict[str, Any] = {}
-        if paths:
+        if paths:  # the certificates say how the files hold their cells (fixed by the options)
+            notes_of_files = [format_note(p, escape_formulas=escape_formulas) for p in paths]
+            releases = [replace(r, certificate=r.certificate.with_format_notes(n))
+                        for r, n in zip(releases, notes_of_files)]
+            certificate = certificate.with_format_notes(notes_of_files[0])
             combined = None
             if len(paths) > 1:
                 head, _, name = paths[0].rpartition("/")
                 combined_name = name.rsplit(".", 1)[0].rsplit("-", 1)[0] + ".certificate.json"
                 combined = (f"{head}/{combined_name}" if head else combined_name, certificate.to_json())
             written = write_releases(table.spark, [r.frame for r in releases],
-                                     [r.certificate.to_json() for r in releases], paths, combined)
+                                     [r.certificate.to_json() for r in releases], paths, combined,
+                                     escape_formulas=escape_formulas)
         if charge is not None:
             charge.record(written=written.get("tables", []), rows_published=[r.rows_published for r in releases],
                           engine="spark")

@@ -47,6 +47,25 @@ def class_rows(spark: Any, classes: pl.DataFrame, sizes: np.ndarray) -> Any:
     return expanded.select(*classes.columns)
 
 
+def escape_spark_frame(frame: Any) -> Any:
+    """``frame`` (a Spark DataFrame) with every string column and column name formula-safe, as
+    :func:`crowdsafe.csv_safety.escape_frame` does for Polars (same regular expressions, run by
+    the executors); other columns untouched."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType
+
+    from crowdsafe.csv_safety import _NEEDS_ESCAPE, _PLAIN_NUMBER, APOSTROPHE, escape_text
+
+    columns = []
+    for column in frame.schema.fields:
+        value = F.col(f"`{column.name}`")
+        if isinstance(column.dataType, StringType):
+            needs = value.rlike(_NEEDS_ESCAPE) & ~value.rlike(_PLAIN_NUMBER)
+            value = F.when(needs, F.concat(F.lit(APOSTROPHE), value)).otherwise(value)
+        columns.append(value.alias(escape_text(column.name)))
+    return frame.select(*columns)
+
+
 def certificate_location(path: str) -> str:
     """``<dir>/<stem>.certificate.json`` for a table at ``<dir>/<stem>.<suffix>`` (any URI scheme)."""
     head, _, name = str(path).rstrip("/").rpartition("/")
@@ -90,9 +109,11 @@ class _Files:
 
 
 def write_releases(spark: Any, tables: Sequence[Any], certificates: Sequence[str], paths: Sequence[str],
-                   combined: tuple[str, str] | None = None) -> dict[str, Any]:
+                   combined: tuple[str, str] | None = None, *, escape_formulas: bool = True) -> dict[str, Any]:
     """Write every release table (Spark DataFrames) and certificate (JSON text) at ``paths``, all
-    or nothing; ``combined`` = (path, text) of the composed certificate of several releases."""
+    or nothing; ``combined`` = (path, text) of the composed certificate of several releases. CSV
+    cells are formula-safe unless ``escape_formulas`` is False (:func:`escape_spark_frame`);
+    Parquet keeps raw values."""
     token = uuid.uuid4().hex[:12]
     staged: list[tuple[_Files, Any, Any]] = []  # (file system, temporary, final)
     try:
@@ -102,6 +123,8 @@ def write_releases(spark: Any, tables: Sequence[Any], certificates: Sequence[str
             staged.append((files, temporary, files.path))
             writer = table.write.mode("error")
             if str(path).lower().endswith(".csv"):
+                if escape_formulas:
+                    writer = escape_spark_frame(table).write.mode("error")
                 writer.option("header", True).csv(temporary.toString())
             else:
                 writer.parquet(temporary.toString())

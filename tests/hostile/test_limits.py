@@ -1,0 +1,67 @@
+"""Limits decided from the parameters alone: an epsilon so large that beta rounds to 1, a k
+beyond the planner's search, an output path that cannot be written."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import pytest
+
+from crowdsafe.anonymize.publish import plan_publication
+from crowdsafe.errors import InputError, ParameterError
+from crowdsafe.files import check_output_path
+from crowdsafe.privacy.planning import largest_sampled_epsilon
+
+
+def _beta(epsilon: float, epsilon1: float) -> float:  # 1 - e^-(epsilon - epsilon1), as the theorem states it
+    return -math.expm1(-(epsilon - epsilon1))
+
+
+@pytest.mark.parametrize(("epsilon1", "share"), [(0.0, 0.0), (0.5, 0.0), (0.0, 0.1)])
+def test_the_largest_epsilon_is_the_last_double_whose_beta_is_below_one(epsilon1, share):
+    largest = largest_sampled_epsilon(epsilon1=epsilon1, epsilon1_share=share)
+    above = math.nextafter(largest, math.inf)
+    assert _beta(largest, epsilon1 + share * largest) < 1.0
+    assert _beta(above, epsilon1 + share * above) == 1.0
+    # e^-x drops below half an ulp of 1 (2^-54) at x = 54 ln 2 = 37.43
+    assert largest - epsilon1 - share * largest == pytest.approx(54 * math.log(2), abs=1e-6)
+
+
+def test_a_huge_epsilon_is_refused_naming_epsilon_and_the_largest_value():
+    with pytest.raises(ParameterError, match=r"^epsilon = 1e\+308 is too large.*at most 41\.5888 with epsilon1 = 10% "):
+        plan_publication(1e308, 1e-6)
+    with pytest.raises(ParameterError, match=r"at most 37\.4299 with epsilon1 = 0$"):
+        plan_publication(1e308, 1e-6, scheme="none")
+    with pytest.raises(ParameterError, match=r"at most 37\.9299 with epsilon1 = 0\.5$"):
+        plan_publication(40.0, 1e-6, epsilon1=0.5)
+    with pytest.raises(ParameterError, match="too large"):
+        plan_publication(1e308, 1e-6, k=10)
+    assert plan_publication(5.0, 1e-6).beta < 1.0  # an ordinary epsilon is planned as before
+
+
+def test_a_k_beyond_the_planner_is_refused_at_once():
+    with pytest.raises(ParameterError, match=r"^k must be at most 10,000,000"):
+        plan_publication(1.0, 1e-6, k=10**24)
+
+
+def test_output_paths_that_cannot_be_written_are_refused(tmp_path):
+    (tmp_path / "folder.csv").mkdir()
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InputError, match="is a folder"):
+        check_output_path(tmp_path / "folder.csv")
+    with pytest.raises(InputError, match="is a file, not a folder"):
+        check_output_path(tmp_path / "file" / "r.csv")
+    assert check_output_path(tmp_path / "new" / "deeper" / "r.csv") == tmp_path / "new" / "deeper" / "r.csv"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores file permissions")
+def test_an_output_in_a_read_only_folder_is_refused(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        with pytest.raises(InputError, match="not writable"):
+            check_output_path(locked / "r.csv")
+    finally:
+        locked.chmod(0o700)
