@@ -88,7 +88,7 @@ def test_same_sample_same_release_and_certificate(small, small_table, tmp_path):
     from crowdsafe.engines.spark.publish import publish_table
 
     plan = replace(plan_publication(1.0, 1e-6, k=25), beta=1.0)
-    polars_run = publish_dataset(small, plan, randomness=Randomness(21))
+    polars_run = publish_dataset(small, plan, randomness=Randomness(21), out=tmp_path / "polars.parquet")
     out = tmp_path / "release.parquet"
     spark_run = publish_table(small_table, plan, randomness=Randomness(21), out=str(out))
 
