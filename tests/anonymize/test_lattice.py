@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -13,7 +12,7 @@ from strategies import tables
 
 from crowdsafe.anonymize import GeneralizationScheme, anonymize_dataset, apply, lattice_search
 from crowdsafe.anonymize.constraints import sensitive_constraints
-from crowdsafe.anonymize.lattice import RollUps, _Problem, greedy_search
+from crowdsafe.anonymize.lattice import _Problem, greedy_search
 from crowdsafe.data import Dataset, frequency_table
 from crowdsafe.datasets import adult
 from crowdsafe.errors import ParameterError

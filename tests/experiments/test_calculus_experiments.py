@@ -95,7 +95,7 @@ def test_smallest_epsilon_curve(tmp_path):
     result = run("dps-smallest-epsilon", tmp_path)
     rows = read_csv(tmp_path / "dps-smallest-epsilon" / "dps-smallest-epsilon.csv")
     for r in rows:
-        k, beta, eps = int(r["k"]), float(r["beta"]), float(r["epsilon"])
+        beta, eps = float(r["beta"]), float(r["epsilon"])
         assert eps >= sampling_floor(beta) - 1e-12
         assert float(r["delta"]) <= 1e-6
         assert (r["floor_binds"] == "True") == (eps == pytest.approx(sampling_floor(beta), rel=1e-12))

@@ -62,7 +62,6 @@ def test_attributes_are_checked_and_identifiers_never_published():
     data = data.with_roles(qi=["a", "b"])
     identified = load(frame)
     assert prepare(data, exploratory=True).domain.attributes == ["id", "a", "b"]  # no identifier declared
-    from crowdsafe.data import Attribute, AttributeType, Role
     schema = Schema((Attribute("id", Role.IDENTIFIER, AttributeType.NUMERIC),
                      Attribute("a", Role.QUASI_IDENTIFIER, AttributeType.NUMERIC),
                      Attribute("b", Role.QUASI_IDENTIFIER, AttributeType.CATEGORICAL)))
@@ -133,7 +132,6 @@ def test_the_certificate_states_the_guarantee_and_its_limits():
     result = perturb(load(frame), gamma=0.5, c=0.2, randomness=6, domains={"a": list(range(20)), "b": [0, 1, 2]},
                      max_rows=50)  # 40 rows, N = 50 <= m = 60
     cert = result.view.certificate
-    plan = result.plan
     assert cert.guarantee == "d-gamma" and cert.delta == 0.0 and cert.neighbours == "add-remove"
     params = cert.parameters
     # the paper's formulas, written here: d = c N/m, alpha = 1/2, beta = (d/gamma)((1-gamma)/(1-d)) alpha,
