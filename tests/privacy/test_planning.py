@@ -113,3 +113,14 @@ def test_plan_dispatches_on_what_is_given():
     assert checked.solved_for == "check" and checked.delta <= 1e-6
     with pytest.raises(ParameterError, match="use k >= 14"):
         plan(1.0, 1e-6, beta=0.2, k=5)
+
+
+@pytest.mark.parametrize("epsilon", [15.0, 20.0, 40.0])
+def test_a_large_epsilon_with_the_default_rate_says_to_give_beta(epsilon):
+    """Past ε ≈ 13 the largest admitted rate keeps almost every row and no k up to the search
+    limit reaches δ (and near ε ≈ 20, 1 − β is at the float resolution): the refusal names the
+    cause and the fix, instead of a sampling-floor message computed from a rounded β."""
+    with pytest.raises(ParameterError, match=r"give the sampling rate yourself \(beta"):
+        plan(epsilon, 1e-6, epsilon1=0.1 * epsilon)
+    fixed = plan(epsilon, 1e-6, beta=0.5, epsilon1=0.1 * epsilon)
+    assert fixed.k <= 30 and dps_delta(fixed.k, 0.5, epsilon, 0.1 * epsilon) <= 1e-6

@@ -335,7 +335,20 @@ def plan(
         epsilon1 = check_epsilon(epsilon1, "epsilon1")
         check_sampled_epsilon(epsilon, epsilon1)
         chosen = largest_rate_for_epsilon(epsilon, epsilon1)
-        result = smallest_k(epsilon, delta, chosen, epsilon1)
+        try:
+            result = smallest_k(epsilon, delta, chosen, epsilon1)
+        except ParameterError:
+            if chosen < 0.999:
+                raise
+            # At large epsilon the largest admitted rate keeps almost every row, so sampling
+            # hides almost nothing and no practical k (or, as 1 - beta nears the float
+            # resolution, no representable floor) remains: say so, and what to do instead.
+            raise ParameterError(
+                f"at epsilon = {epsilon:g} the default sampling rate beta = 1 - e^-(epsilon - epsilon1) "
+                f"leaves out only {1.0 - chosen:.3g} of the rows, and no k up to {MAX_K:,} reaches "
+                f"delta = {delta:g} with it; give the sampling rate yourself (beta, e.g. 0.5), which "
+                "needs a far smaller k"
+            ) from None
         return Plan(
             "k", result.k, chosen, result.epsilon, epsilon1, result.delta, result.delta_target,
             result.floor, True,
