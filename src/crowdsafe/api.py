@@ -23,7 +23,7 @@ from crowdsafe.errors import BudgetExceeded, ParameterError
 from crowdsafe.metrics import UtilityReport, utility
 from crowdsafe.models import DEFAULT_THRESHOLD, PrivacyReport, assess
 from crowdsafe.privacy.ledger import DEFAULT as DEFAULT_LEDGER
-from crowdsafe.privacy.ledger import Budget, LedgerSpec, ledger_for
+from crowdsafe.privacy.ledger import Budget, Ledger, LedgerSpec, ledger_for
 from crowdsafe.randomness import Randomness
 
 if TYPE_CHECKING:
@@ -259,6 +259,18 @@ def compare(
 # -- DP queries and the budget ledger ------------------------------------------------------------
 
 
+def _with_budget(book: Ledger, identity: str, label: str, budget: tuple[float, float] | None) -> None:
+    """Register ``budget`` for the table the ledger knows as ``identity`` (keyed), or refuse,
+    before anything is read or charged, a table that has no budget yet."""
+    if budget is not None:
+        book.set_budget(identity, label, *budget)
+    elif book.budget(identity) is None:
+        raise BudgetExceeded(
+            f"no privacy budget is set for '{label}' in the ledger {book.path}; set one with "
+            f"`crowdsafe ledger init {label} --epsilon E --delta D`, or pass --budget E,D (budget=(ε, δ))"
+        )
+
+
 def query(
     data: Any,
     text: str,
@@ -314,14 +326,7 @@ def query(
         fingerprint = None
         if book is not None:
             fingerprint = book.identify(plain_fingerprint())  # the ledger's keyed identity, never shown
-            label = name or dataset.name or "data"
-            if budget is not None:
-                book.set_budget(fingerprint, label, *budget)
-            elif book.budget(fingerprint) is None:
-                raise BudgetExceeded(
-                    f"no privacy budget is set for '{label}' in the ledger {book.path}; set one with "
-                    f"`crowdsafe ledger init {label} --epsilon E --delta D`, or pass --budget E,D (budget=(ε, δ))"
-                )
+            _with_budget(book, fingerprint, name or dataset.name or "data", budget)
         return answer_query(dataset, text, randomness=randomness, ledger=book, fingerprint=fingerprint,
                             aggregate=aggregate, **options)
 
@@ -470,14 +475,7 @@ def perturb(
     with ledger_for(ledger) as book:
         if book is not None:
             fingerprint = dataset.fingerprint(key=book.identity_key)
-            label = name or dataset.name or "data"
-            if budget is not None:
-                book.set_budget(fingerprint, label, *budget)
-            elif book.budget(fingerprint) is None:
-                raise BudgetExceeded(
-                    f"no privacy budget is set for '{label}' in the ledger {book.path}; set one with "
-                    f"`crowdsafe ledger init {label} --epsilon E --delta D`, or pass --budget E,D (budget=(ε, δ))"
-                )
+            _with_budget(book, fingerprint, name or dataset.name or "data", budget)
         result = perturb_dataset(
             dataset, attributes=attributes, domains=domains, max_rows=max_rows, exploratory=exploratory,
             duplicates=duplicates, failure=failure_of(confidence), randomness=seed, ledger=book,  # type: ignore[arg-type]
