@@ -9,7 +9,7 @@ here can be decided before any charge.
 
 from __future__ import annotations
 
-import os
+import contextlib
 import shutil
 import sqlite3
 import stat
@@ -20,8 +20,8 @@ import pytest
 from crowdsafe import cli
 from crowdsafe.privacy import ledger as ledger_module
 from corpus import CASES, FOLDER, STANDARD_FILES, Case
+from read_only import read_only
 
-IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 @pytest.fixture(scope="module")
@@ -78,9 +78,6 @@ def _prepare(case: Case, tmp_path: Path, template: Path) -> dict[str, str]:
         ledger.chmod(0o600)
     if case.setup == "out-subfolder":
         (out / "sub.csv").mkdir()
-    if case.setup == "read-only-ledger":
-        ledger.chmod(0o400)
-        ledger_dir.chmod(0o500)
     if case.setup == "shared-ledger":
         ledger.chmod(0o666)
     return {"in": str(inputs), "out": str(out), "ledger": str(ledger)}
@@ -90,8 +87,6 @@ def _case_param(case: Case):
     marks = []
     if case.xfail:
         marks.append(pytest.mark.xfail(strict=True, reason=case.xfail))
-    if case.setup in ("read-only-ledger",) and IS_ROOT:
-        marks.append(pytest.mark.skip(reason="root ignores file permissions"))
     return pytest.param(case, id=case.id, marks=marks)
 
 
@@ -118,15 +113,14 @@ def test_bad_input_fails_with_one_line_and_leaves_nothing(case: Case, tmp_path, 
         holder = sqlite3.connect(ledger, isolation_level=None)
         holder.execute("BEGIN EXCLUSIVE")
     capsys.readouterr()
+    locked = read_only(ledger, ledger.parent) if case.setup == "read-only-ledger" else contextlib.nullcontext()
     try:
-        code = cli.main(argv)
+        with locked:
+            code = cli.main(argv)
     finally:
         if holder is not None:
             holder.execute("ROLLBACK")
             holder.close()
-        if case.setup == "read-only-ledger":
-            ledger.parent.chmod(0o700)
-            ledger.chmod(0o600)
     out, err = capsys.readouterr()
     lines = err.splitlines()
     assert code == 2, f"exit {code}; stderr: {err!r}"

@@ -4,7 +4,6 @@ beyond the planner's search, an output path that cannot be written."""
 from __future__ import annotations
 
 import math
-import os
 
 import pytest
 
@@ -12,6 +11,7 @@ from crowdsafe.anonymize.publish import plan_publication
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import check_output_path
 from crowdsafe.privacy.planning import largest_sampled_epsilon
+from read_only import read_only
 
 
 def _beta(epsilon: float, epsilon1: float) -> float:  # 1 - e^-(epsilon - epsilon1), as the theorem states it
@@ -55,13 +55,9 @@ def test_output_paths_that_cannot_be_written_are_refused(tmp_path):
     assert check_output_path(tmp_path / "new" / "deeper" / "r.csv") == tmp_path / "new" / "deeper" / "r.csv"
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores file permissions")
 def test_an_output_in_a_read_only_folder_is_refused(tmp_path):
     locked = tmp_path / "locked"
     locked.mkdir()
-    locked.chmod(0o500)
-    try:
+    with read_only(locked):
         with pytest.raises(InputError, match="not writable"):
             check_output_path(locked / "r.csv")
-    finally:
-        locked.chmod(0o700)

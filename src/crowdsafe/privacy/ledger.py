@@ -373,6 +373,14 @@ class Ledger:
         self._conn.execute("BEGIN IMMEDIATE")
         try:
             yield self._conn
+        except sqlite3.OperationalError as exc:
+            self._conn.execute("ROLLBACK")
+            if "readonly" in str(exc):
+                raise InputError(
+                    f"the ledger {self.path} cannot be written (read-only file or folder); nothing was "
+                    "charged. Use a ledger you can write (--ledger PATH or CROWDSAFE_LEDGER)"
+                ) from None
+            raise
         except BaseException:
             self._conn.execute("ROLLBACK")
             raise
