@@ -103,19 +103,6 @@ def as_randomness(value: "Randomness | int | None") -> Randomness:
     return Randomness(seed=value)
 
 
-def gumbel(generator: np.random.Generator, size: int) -> np.ndarray:
-    """Floating-point Gumbel draws −log(−log U), U = (2k + 1)/2^53 with k uniform on 52 bits.
-
-    Every U is an exact double in [2^-53, 1 − 2^-53], so no draw is infinite. Not an exact
-    Gumbel (capped near 36.7, quantised in the upper tail): the exponential mechanism samples
-    exactly with :func:`gumbel_cells` and lazy refinement instead; this is for tests and
-    experiments only.
-    """
-    k = generator.integers(0, 1 << 52, size=size, dtype=np.int64)
-    uniform = (2 * k + 1).astype(np.float64) * 2.0**-53
-    return -np.log(-np.log(uniform))
-
-
 #: Bits of a uniform's first cell: U = (i + V) / 2^53 with i uniform on 53 bits (see :func:`gumbel_cells`).
 CELL_BITS = 53
 
