@@ -95,6 +95,12 @@ class Objective:
         return self.name != "discernibility"
 
     @property
+    def bounded(self) -> bool:
+        """Whether a projection on some columns bounds the score of every node that agrees on them
+        (the selection's branch and bound applies; the target, if any, is always projected on)."""
+        return self.weighted or self.name == "classification"
+
+    @property
     def weighted(self) -> bool:
         """Scores of the form Σ_E w(E) · e(|E|) with data-independent w: a projection on some
         columns bounds every node that agrees on them (the branch and bound applies)."""
@@ -203,17 +209,41 @@ def discernibility_score(counts: np.ndarray, k: int, wide: bool = False) -> int:
     return -int(f_k.sum())
 
 
-def classification_score(group_starts: np.ndarray, target_codes: np.ndarray, counts: np.ndarray, k: int) -> int:
-    """q_int = max_{y0} Σ_G [max_y t(c_Gy) + s(c_Gy0)] for class rows sorted by quasi-identifier
-    group (``group_starts``: first row of each group G), each row one (G, y) with its count."""
+def classification_score(qi_keys: np.ndarray, target_codes: np.ndarray, counts: np.ndarray, k: int) -> int:
+    """q_int = max_{y0} Σ_G [max_y t(c_Gy) + s(c_Gy0)] of a class table: one row per class (G, y),
+    ``qi_keys`` naming G, ``target_codes`` y. Only classes with t > 0 (at least k rows) need
+    grouping by G, so the sort is over the survivors alone."""
     counts = np.asarray(counts, dtype=np.int64)
     if len(counts) == 0:
         return 0
-    survivors = np.maximum(counts - (k - 1), 0)
-    best = int(np.maximum.reduceat(survivors, group_starts).sum())
-    below = np.minimum(counts, k - 1)
+    survivors = counts - (k - 1)
+    alive = np.flatnonzero(survivors > 0)
+    best = 0
+    if len(alive):
+        groups = np.asarray(qi_keys)[alive]
+        order = np.argsort(groups, kind="stable")
+        groups, gains = groups[order], survivors[alive][order]
+        starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+        best = int(np.maximum.reduceat(gains, starts).sum())
+    return best + _largest_target_total(target_codes, np.minimum(counts, k - 1))
+
+
+def classification_bound(target_codes: np.ndarray, counts: np.ndarray, k: int) -> int:
+    """An upper bound on q_int of every node whose classes refine these (G', y) classes (a table
+    projected on the target and some quasi-identifiers): Σ_{(G', y)} t(c) + max_{y0} Σ_{G'} s(c_G'y0).
+    Each class G of a refining node lies in one G'; max_y t(c_Gy) ≤ Σ_y t(c_Gy), t is
+    superadditive, and Σ_G s(c_Gy0) ≤ Σ_G c_Gy0 = c_G'y0 = t(c_G'y0) + s(c_G'y0)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    if len(counts) == 0:
+        return 0
+    survivors = int(np.maximum(counts - (k - 1), 0).sum())
+    return survivors + _largest_target_total(target_codes, np.minimum(counts, k - 1))
+
+
+def _largest_target_total(target_codes: np.ndarray, values: np.ndarray) -> int:
+    """max over target codes y0 of the sum of ``values`` over the classes with target y0 (exact)."""
     codes = np.asarray(target_codes, dtype=np.int64)
     order = np.argsort(codes, kind="stable")
     sorted_codes = codes[order]
     starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
-    return best + int(np.add.reduceat(below[order], starts).max())
+    return int(np.add.reduceat(values[order], starts).max())
