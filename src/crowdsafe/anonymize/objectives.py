@@ -223,7 +223,7 @@ def classification_score(qi_keys: np.ndarray, target_codes: np.ndarray, counts: 
         groups = np.asarray(qi_keys)[alive]
         order = np.argsort(groups, kind="stable")
         groups, gains = groups[order], survivors[alive][order]
-        starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+        starts = np.concatenate(([0], np.flatnonzero(groups[1:] != groups[:-1]) + 1))
         best = int(np.maximum.reduceat(gains, starts).sum())
     return best + _largest_target_total(target_codes, np.minimum(counts, k - 1))
 
@@ -241,9 +241,14 @@ def classification_bound(target_codes: np.ndarray, counts: np.ndarray, k: int) -
 
 
 def _largest_target_total(target_codes: np.ndarray, values: np.ndarray) -> int:
-    """max over target codes y0 of the sum of ``values`` over the classes with target y0 (exact)."""
+    """max over target codes y0 of the sum of ``values`` (≥ 0) over the classes with target y0,
+    exact: a float64 bincount while the total is below 2^53 (every partial sum is then an exact
+    integer), Python integers beyond."""
     codes = np.asarray(target_codes, dtype=np.int64)
-    order = np.argsort(codes, kind="stable")
-    sorted_codes = codes[order]
-    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
-    return int(np.add.reduceat(values[order], starts).max())
+    total = int(values.sum())
+    if total < 2**53:
+        return int(np.bincount(codes, weights=values).max())
+    sums: dict[int, int] = {}
+    for code, value in zip(codes.tolist(), values.tolist()):  # beyond 2^53 rows only
+        sums[code] = sums.get(code, 0) + value
+    return max(sums.values())

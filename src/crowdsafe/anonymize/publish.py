@@ -243,41 +243,52 @@ def plan_publication(
 
 BETA_RULE = ("the largest beta whose beta/k is within 10% of the best: about the most classes of k rows "
              "the sample can fill, with as many rows as that allows (k grows with beta)")
-#: Rates tried by :func:`best_rate`: a geometric grid, then a finer linear one at its edge.
-_RATE_GRID = 32
 #: A rate is as good as the best when its β/k is within this share of the best β/k.
 RATE_TOLERANCE = 0.10
+#: Rates tried first by :func:`best_rate` (a geometric grid, to find where the best k lies).
+_RATE_GRID = 40
 
 
 def best_rate(epsilon: float, delta: float, epsilon1: float) -> float:
-    """The planner's sampling rate, from (ε, δ, ε1) alone: with k(β) the least k such that
-    d(k, β, ε − ε1) ≤ δ, the expected sample n·β fills about n·β/k(β) classes of k rows (the
-    finest resolution a release can reach). The rate returned is the largest β ≤ 1 − e^−(ε − ε1)
-    whose β/k(β) is within 10% of the best: near the resolution optimum, more rows mean smaller
-    sampling error. (At small ε this is the largest admitted β; at large ε, where that β is near 1
-    and k explodes, it is far smaller.)"""
+    """The planner's sampling rate, from (ε, δ, ε1) alone: the expected sample n·β fills about
+    n·β/k classes of k rows (the finest resolution a release can reach), where k is the least k
+    with d(k, β, ε − ε1) ≤ δ. For each k, β(k) is the largest rate k covers (≤ 1 − e^−(ε − ε1)),
+    and β(k)/k is the best ratio with that k; the rate returned is β(k) for the largest k whose
+    ratio is within 10% of the best: near the resolution optimum, more rows mean smaller
+    sampling error. (At small ε this is the largest admitted rate; at large ε, where that rate is
+    near 1 and k explodes, far smaller.) A geometric grid of rates locates the best k and the
+    edge; β(k) is then solved exactly there."""
     from crowdsafe.privacy.amplification import largest_rate_for_epsilon
 
     top = min(largest_rate_for_epsilon(epsilon, epsilon1), 1.0 - 1e-9)
     low = min(max(2.0 * delta, 1e-4), top / 2)
-
-    def ratio(rate: float) -> float:
+    seen: dict[int, float] = {}  # k -> the largest grid rate it covers (a lower bound on β(k))
+    for r in np.geomspace(low, top, _RATE_GRID):
         try:
-            return rate / max(plan(epsilon, delta, beta=rate, epsilon1=epsilon1).k, 2)
+            k = max(plan(epsilon, delta, beta=float(r), epsilon1=epsilon1).k, 2)
         except ParameterError:  # no k up to the planner's limit at this rate
-            return 0.0
-
-    grid = [float(r) for r in np.geomspace(low, top, _RATE_GRID)]
-    ratios = [ratio(r) for r in grid]
-    best = max(ratios)
-    if best == 0.0:
+            continue
+        seen[k] = max(seen.get(k, 0.0), float(r))
+    if not seen:
         raise ParameterError(f"no sampling rate reaches delta = {delta:g} at epsilon = {epsilon:g} with k up to "
                              f"{MAX_K:,}; raise epsilon or delta")
-    good = max(i for i, r in enumerate(ratios) if r >= (1.0 - RATE_TOLERANCE) * best)
-    if good == len(grid) - 1:
-        return grid[good]
-    finer = [float(r) for r in np.linspace(grid[good], grid[good + 1], _RATE_GRID // 2)]
-    return max(r for r in finer if r == grid[good] or ratio(r) >= (1.0 - RATE_TOLERANCE) * best)
+    exact: dict[int, float] = {}
+
+    def ratio(k: int) -> float:
+        if k not in exact:
+            try:
+                exact[k] = min(plan(epsilon, delta, k=k, epsilon1=epsilon1).beta, top)
+            except ParameterError:  # no admitted rate makes this k enough
+                exact[k] = 0.0
+        return exact[k] / k
+
+    k_best = max(seen, key=lambda k: seen[k] / k)
+    best = max(ratio(k) for k in range(max(k_best - 3, 2), k_best + 4))
+    threshold = (1.0 - RATE_TOLERANCE) * best
+    edge = max([k for k in seen if seen[k] / k >= threshold] + [k for k in exact if ratio(k) >= threshold])
+    while ratio(edge + 1) >= threshold and exact[edge + 1] < top:
+        edge += 1
+    return exact[edge] if edge in exact else seen[edge]
 
 
 def solve_plan(epsilon: float, delta: float, beta: float | None, k: int | None, epsilon1: float,
