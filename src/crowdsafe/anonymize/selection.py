@@ -9,37 +9,22 @@ Two choosers, each with the safety class that Li, Qardaji and Su (2012) need for
   selects one node of the generalization lattice, scored on the *sample*. Theorem 6 applies, with
   the selection's ε1 added to the ε of the k-anonymization.
 
-The utility score (docs/publish.md, proof sketch). For a node g and sample S, with classes E of
-g(S) and a data-independent normalized certainty penalty NCP_g(E) ∈ [0, 1] of the class's
-generalized tuple (the mean over attributes of the share of the attribute's domain the
-hierarchy node covers: leaves for categories, range width for numbers),
+The score. The chooser optimises an objective from :mod:`.objectives` (``retained`` by default,
+``loss``, ``discernibility``, ``classification`` with a target); each is an exact integer
+q_int(S, g) = D · q(S, g), computed from the sample's frequency table alone, with a proved
+sensitivity Δq and a known monotonicity (docs/objectives.md). The mechanism's key for node g is
+ε1 · q_int / (m · Δ_int) + G_g, m = 1 for a monotone score and 2 otherwise; its integer
+denominator is :meth:`~.objectives.Objective.key_denominator`. The candidates are every lattice
+node, fixed by the hierarchies alone, less the nodes the objective excludes publicly (a
+classification target stays at level 0).
 
-    q(S, g) = Σ_E (1 − NCP_g(E)) · max(0, |E| − (k − 1)).
-
-It rewards rows that survive suppression and keep detail, and discounts each class by k − 1
-rows (a mild preference for fewer, larger classes).
-
-*Exact integer scores.* The weight 1 − NCP is quantised, from the hierarchy nodes alone, to a
-whole number of units of 2^-20 (rounded down): with d columns and per-column penalties p_j,
-
-    w(E) = max(0, 2^20 − Σ_j ⌈2^20 · p_j / d⌉)  ∈ {0, …, 2^20},
-
-and the mechanism's score is q(S, g) = q_int(S, g) / 2^20 with the exact int64 sum
-q_int = Σ_E w(E) · max(0, |E| − (k − 1)) (no rounding anywhere; at most 2^20 · n, so int64 below
-2^43 ≈ 8.8e12 rows, Python integers above). Adding one row to S changes exactly one
-class size by one, and w(E) does not depend on the data, so q changes by w(E)/2^20 · [0 or 1]
-∈ [0, 1] *exactly*: the sensitivity is **1**, and q never decreases when a row is added (removing
-one never increases it), so q is *monotone* and the exponential mechanism may use the scale
-ε1/Δq instead of ε1/(2Δq). The candidate set is every lattice node, fixed by the hierarchies
-alone.
-
-*Exact sampling.* Node g wins with probability exp(ε1·q(S, g))/Z, sampled as the argmax of
-ε1·q(S, g) + G_g with exact standard Gumbels G_g = −log(−log U_g), U_g uniform on (0, 1) given by
+*Exact sampling.* Node g wins with probability exp(ε1·q(S, g)/(m Δq))/Z, sampled as the argmax of
+ε1·q(S, g)/(m Δq) + G_g with exact standard Gumbels G_g = −log(−log U_g), U_g uniform on (0, 1) given by
 infinitely many random bits, of which only as many are drawn as the comparison needs: 53 per
 node (so G_g is known to an interval, :func:`crowdsafe.randomness.gumbel_enclosure`), and 64 more
 at a time for the few nodes whose key intervals still overlap the best one, compared in
-``mpmath`` interval arithmetic with ε1 as the exact value of its float
-(:func:`_refine_argmax`). The returned node is the argmax of the exact keys, so the distribution
+``mpmath`` interval arithmetic with ε1 as the exact value of its float and the scores and
+denominators exact integers (:func:`_refine_argmax`). The returned node is the argmax of the exact keys, so the distribution
 is exactly the exponential mechanism's (no floating-point Gumbel error, no score rounding). The
 branch and bound (:func:`gumbel_max_over_lattice`) skips a block of nodes only when an upper bound
 of every key in it is below a lower bound of a scored key. No argmax over scores is ever taken
@@ -50,7 +35,7 @@ time and the number of random bits drawn depend on the data.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -180,13 +165,6 @@ def node_penalties(hierarchy: Hierarchy) -> list[np.ndarray]:
     return penalties
 
 
-def penalty_units(hierarchy: Hierarchy, d: int) -> list[np.ndarray]:
-    """⌈2^20 · NCP / d⌉ of every node at every level (int64): a column's share of the quantised
-    weight w(E) = max(0, 2^20 − Σ_j units_j) of a class over ``d`` columns (module docstring).
-    From the hierarchy alone; level 0 costs 0."""
-    return [np.ceil(p * SCORE_UNIT / d).astype(np.int64) for p in node_penalties(hierarchy)]
-
-
 @dataclass(frozen=True)
 class SchemeChoice:
     """The outcome of the ε1-DP selection: the scheme and what the mechanism was."""
@@ -197,7 +175,7 @@ class SchemeChoice:
     sensitivity: float
     utility_loss_bound: float  # with probability 0.95 the chosen score is within this of the best
     scored: int | None = 0  # nodes scored exactly (a data-dependent diagnostic: custodian-only, not in describe())
-    objective: Objective = Objective("retained")
+    objective: Objective = field(default_factory=lambda: Objective("retained"))
     k: int = 2
 
     def describe(self) -> dict[str, Any]:
@@ -479,7 +457,7 @@ def exact_gumbel_argmax(indices: np.ndarray, scores: np.ndarray, cells: np.ndarr
     in [cell/2^53, (cell + 1)/2^53) refined by ``more_bits``: the nodes whose float key interval
     cannot reach the best lower key are dropped, the rest go to :func:`_refine_argmax`."""
     indices = np.asarray(indices, dtype=np.int64)
-    scores = np.asarray(scores)  # int64, or Python ints (object) beyond MAX_ROWS rows
+    scores = np.asarray(scores)  # int64, or Python ints (object) past 2^63
     cells = np.asarray(cells, dtype=np.int64)
     g_lo, g_hi = gumbel_enclosure(cells)
     lo, hi = _key_bounds(scale * (scores.astype(np.float64) / denominator), g_lo, g_hi)
