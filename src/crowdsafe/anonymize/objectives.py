@@ -97,6 +97,7 @@ exact keys, so the choice is exactly the exponential mechanism's.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+import functools
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -324,7 +325,8 @@ def entropy_bits_interval(iv, node_count: int, leaf_count: int, leaves: int):
     return iv.mpf([min(ratio.a, cap.a), min(ratio.b, cap.b)])
 
 
-def entropy_sensitivity_bits(leaves: Sequence[int]) -> int:
+@functools.lru_cache(maxsize=256)
+def entropy_sensitivity_bits(leaves: tuple[int, ...]) -> int:
     """⌈2^20 · (B + d/ln 2)⌉ for hierarchies with these leaf counts: B = Σ_j log2 L_j, d the
     columns with L_j ≥ 2 (module docstring); computed in interval arithmetic, so the integer is
     at least 2^20 · Δq (the smallest integer that the enclosure proves to be)."""
@@ -366,8 +368,9 @@ def entropy_bit_tables(marginals: Sequence[np.ndarray], ancestors: Sequence[Sequ
                 pair = (int(node_of_leaf[v]), int(marginal[v]))
                 if pair not in cache:
                     enclosure = entropy_bits_interval(iv, pair[0], pair[1], count)
-                    if enclosure.a > 0 and not enclosure.b - enclosure.a <= enclosure.a * 2.0**-60:
-                        raise CrowdsafeError("an entropy term was not enclosed tightly enough")
+                    tight = enclosure.b == 0 or (enclosure.a > 0 and enclosure.b - enclosure.a <= enclosure.a * 2.0**-60)
+                    if tight is not True:
+                        raise CrowdsafeError("an entropy term was not enclosed tightly enough (internal error)")
                     cache[pair] = float(enclosure.mid)
                 values[v] = cache[pair]
             per_level.append(values)
@@ -401,11 +404,13 @@ def entropy_error_bound(cells: int, d: int, rows: int, k: int, cap: float) -> fl
     All quantities are sums and products of non-negative terms, so the float result is the exact
     one times (1 + θ) with |θ| ≤ γ_T = T·u/(1 − T·u), T the most roundings on any path from a term
     to the result (Higham, Accuracy and Stability of Numerical Algorithms, Lemma 3.1): 2 for each
-    h (:func:`entropy_bit_tables`), 1 for each product, at most cells·d − 1 additions building a
-    class's L(E) and at most cells more summing the classes, d + 3 for B and S0·B, so
-    T ≤ cells·(d + 1) + 2d + 16. The exact total is Σ_E k·cost(E) ≤ k·rows·B; the bound below
-    doubles γ_T and adds 1 to B for the float cap's error."""
-    steps = int(cells) * (int(d) + 1) + 2 * int(d) + 16
+    h (:func:`entropy_bit_tables`), 1 for each product, at most cells·(d + 1) − 1 additions
+    building a class's L(E) (a binary tree over at most one zero and d terms per tuple), at most
+    cells more summing the classes, d + 4 for B and S0·B and the last sum, so
+    T ≤ cells·(d + 2) + d + 8 ≤ cells·(d + 2) + 2d + 16 (the value used; ``d`` every column).
+    The exact total is Σ_E k·cost(E) ≤ k·rows·B; the bound below doubles γ_T and adds 1 to B for
+    the float cap's error."""
+    steps = int(cells) * (int(d) + 2) + 2 * int(d) + 16
     gamma = steps * _UNIT_ROUNDOFF / (1.0 - steps * _UNIT_ROUNDOFF)
     return 2.0 * gamma * WEIGHT_UNIT * float(k) * float(max(rows, 1)) * (cap + 1.0)
 

@@ -510,16 +510,19 @@ class _EntropyScorer:
                           for j, h in enumerate(tables.hierarchies)]
         self.bits, caps = entropy_bit_tables(self.marginals, self.ancestors, self.leaves, self.rows)
         self.cap = float(sum(caps))
-        d = sum(1 for count in self.leaves if count >= 2)
-        self.error = entropy_error_bound(len(tables.base_keys), d, self.rows, self.k, self.cap)
+        self.error = entropy_error_bound(len(tables.base_keys), tables.d, self.rows, self.k, self.cap)
         self._weights: dict[tuple[int, ...], tuple[int, list]] = {}
 
     def _raise(self, keys: np.ndarray, counts: np.ndarray, lost: np.ndarray, attribute: int,
                level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The table with ``attribute`` (at level 0) raised to ``level``, its h added to ``lost``."""
+        """The table with ``attribute`` (at level 0) raised to ``level``, its h added to ``lost``.
+        The last column is in the keys' lowest bits and tree codes keep order, so raising it
+        leaves a sorted table sorted (a linear merge); any other column needs one stable sort."""
         tables = self.tables
         lost = lost + counts * self.bits[attribute][level][tables.code(keys, attribute)]
         raised = tables._raised_keys(keys, attribute, 0, level)
+        if attribute == tables.d - 1:
+            return _merge_sorted_sums(raised, counts, lost)
         order = np.argsort(raised, kind="stable")
         return _merge_sorted_sums(raised[order], counts[order], lost[order])
 
