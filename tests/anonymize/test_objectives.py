@@ -327,3 +327,46 @@ def test_real_scores_are_compared_exactly_and_ties_are_fair():
     wins = sum(exact_gumbel_argmax(np.array([0, 1]), floats, cells, 0.1, random_bits(randomness), 1, 1e-12,
                                    enclosure(0)) == 0 for _ in range(trials))
     assert stats.binomtest(wins, trials, 0.5).pvalue > 1e-3
+
+
+def test_the_entropy_refinement_encloses_the_scores_of_the_contenders():
+    """Two nodes of the tiny lattice in the top 53-bit cell (Gumbel intervals up to +inf): the
+    float search cannot decide, so the selection refines their Gumbels with 64 more bits each and
+    encloses their entropy scores in interval arithmetic. The winner must be the argmax of
+    ε1 · q / (2Δ) + G computed here with mpmath (q from the brute force, U from the bits)."""
+    from crowdsafe.anonymize.selection import gumbel_max_over_lattice
+
+    data = _tiny_entropy_table()
+    columns, k, epsilon1 = ["x", "y"], 2, 0.5
+    top = (1 << 53) - 1
+    with mpmath.workprec(300):
+        exact = _brute_force_entropy(data, columns, k, exact=True)
+        delta = mpmath.ceil((mpmath.log(3, 2) + 1 + 2 / mpmath.log(2)) * 2**20) / 2**20
+    lattice_nodes = [tuple(int(x) for x in node) for node in make_lattice_nodes(data, columns)]
+    a, b = 0, 3  # nodes (0, 0) and (1, 1)
+    winners = set()
+    for seed in range(30):
+        rng = np.random.default_rng(seed)
+        table = {(node, r): int(rng.integers(0, 2**64, dtype=np.uint64)) for node in (a, b) for r in range(3)}
+
+        def bits(indices, round_):
+            return np.array([table[(int(i), round_)] for i in indices], dtype=np.uint64)
+
+        cells = np.full(4, 5, dtype=np.int64)
+        cells[[a, b]] = top
+        with mpmath.workprec(400):
+            keys = {}
+            for node in (a, b):
+                u = (mpmath.mpf(top) * 2**128 + table[(node, 0)] * mpmath.mpf(2)**64 + table[(node, 1)]
+                     + mpmath.mpf(1) / 2) / mpmath.mpf(2)**181
+                keys[node] = epsilon1 * exact[lattice_nodes[node]] / (2 * delta) - mpmath.log(-mpmath.log(u))
+        expected = a if keys[a] > keys[b] else b
+        _, got, _ = gumbel_max_over_lattice(data, columns, k, epsilon1, cells, bits, make_objective("entropy"))
+        assert got == expected
+        winners.add(got)
+    assert winners == {a, b}
+
+
+def make_lattice_nodes(data: Dataset, columns: list[str]) -> list[tuple[int, ...]]:
+    """The nodes in the selection's order: the first column most significant."""
+    return list(itertools.product(*[range(data.hierarchies[c].height + 1) for c in columns]))

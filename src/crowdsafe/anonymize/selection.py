@@ -555,18 +555,20 @@ class _EntropyScorer:
         for j, level in enumerate(levels):
             keys |= self.ancestors[j][level][self.leaf_codes[j]] << tables.shifts[j]
         _, classes = np.unique(keys, return_inverse=True)
-        counts = tables.base_counts.astype(object)
-        sizes = np.zeros(int(classes.max(initial=-1)) + 1, dtype=object)
+        # every sum below is at most k · rows: int64 when that fits, else Python integers
+        exact_type = np.int64 if self.k * max(self.rows, 1) < 2**62 else object
+        counts = tables.base_counts.astype(exact_type)
+        sizes = np.zeros(int(classes.max(initial=-1)) + 1, dtype=exact_type)
         np.add.at(sizes, classes, counts)
         kept = np.minimum(sizes, k)
         suppressed = int((sizes * (k - kept)).sum())
-        per_row = kept[classes] * counts  # min(|E|, k) times the tuple's count, Python integers
+        per_row = kept[classes] * counts  # min(|E|, k) times the tuple's count
         weights = []
         for j, level in enumerate(levels):
             if level == 0:
                 weights.append(None)
                 continue
-            weight = np.zeros(self.leaves[j], dtype=object)
+            weight = np.zeros(self.leaves[j], dtype=exact_type)
             np.add.at(weight, self.leaf_codes[j], per_row)
             weights.append(weight)
         self._weights[levels] = (suppressed, weights)
