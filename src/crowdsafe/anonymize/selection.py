@@ -45,6 +45,15 @@ branch and bound (:func:`gumbel_max_over_lattice`) skips a block of nodes only w
 of every key in it is below a lower bound of a scored key. No argmax over scores is ever taken
 outside the mechanism, and nothing else about the sample is read before Apply; only the running
 time and the number of random bits drawn depend on the data.
+
+*Real scores.* An objective whose score involves logarithms (``entropy``,
+:attr:`.objectives.Objective.exact` false) cannot be an exact integer. Every node is scored in
+float64 with a rigorous bound on the absolute error (:func:`.objectives.entropy_error_bound`),
+each key interval is widened by ε1 times that bound over the key's denominator, and the nodes
+that still reach the best lower key are compared in :func:`_refine_argmax` with their scores
+enclosed in ``mpmath`` interval arithmetic at each round's precision
+(:meth:`_EntropyScorer.interval`, from exact integer weights). The float only decides which
+nodes are compared exactly; the choice is still the argmax of the exact keys.
 """
 
 from __future__ import annotations
