@@ -473,8 +473,11 @@ class _KeyedTables:
         return weighted_score(units, counts, k, self.wide)
 
 
-def _merge_sorted_sums(keys: np.ndarray, counts: np.ndarray, lost: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_merge_sorted` carrying a float column ``lost`` summed with the counts."""
+def _merge_sorted_sums(keys: np.ndarray, counts: np.ndarray, lost: np.ndarray,
+                       float_counts: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_merge_sorted` carrying a float column ``lost`` summed with the counts (bincount
+    over the group numbers: sums of non-negative terms in order). ``float_counts``: the counts
+    are summed in float64 too, exact because every sum is below 2^53."""
     if len(keys) == 0:
         return keys, counts, lost
     first = np.empty(len(keys), dtype=bool)
@@ -483,7 +486,13 @@ def _merge_sorted_sums(keys: np.ndarray, counts: np.ndarray, lost: np.ndarray) -
     starts = np.flatnonzero(first)
     if len(starts) == len(keys):
         return keys, counts, lost
-    return keys[starts], np.add.reduceat(counts, starts), np.add.reduceat(lost, starts)
+    group = np.cumsum(first) - 1
+    lost = np.bincount(group, weights=lost, minlength=len(starts))
+    if float_counts:
+        counts = np.bincount(group, weights=counts, minlength=len(starts)).astype(np.int64)
+    else:
+        counts = np.add.reduceat(counts, starts)
+    return keys[starts], counts, lost
 
 
 class _EntropyScorer:
@@ -530,10 +539,11 @@ class _EntropyScorer:
         tables = self.tables
         lost = lost + counts * self.bits[attribute][level][tables.code(keys, attribute)]
         raised = tables._raised_keys(keys, attribute, 0, level)
+        small = self.rows < 2**53
         if attribute == tables.d - 1:
-            return _merge_sorted_sums(raised, counts, lost)
+            return _merge_sorted_sums(raised, counts, lost, small)
         order = np.argsort(raised, kind="stable")
-        return _merge_sorted_sums(raised[order], counts[order], lost[order])
+        return _merge_sorted_sums(raised[order], counts[order], lost[order], small)
 
     def scores(self) -> np.ndarray:
         """Float q_D of every node, in the lattice's order (within :attr:`error` of the exact)."""
