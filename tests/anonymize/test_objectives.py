@@ -17,13 +17,23 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
+from strategies import OUTCOMES, tables
 
-from crowdsafe.anonymize.objectives import OBJECTIVES, discernibility_score, make_objective
-from crowdsafe.anonymize.selection import _EntropyScorer, choose_scheme, exact_gumbel_argmax, lattice_scores, random_bits
+from crowdsafe.anonymize.objectives import (
+    OBJECTIVES,
+    discernibility_score,
+    make_objective,
+)
+from crowdsafe.anonymize.selection import (
+    _EntropyScorer,
+    choose_scheme,
+    exact_gumbel_argmax,
+    lattice_scores,
+    random_bits,
+)
 from crowdsafe.data import Dataset, Schema, flat, intervals
 from crowdsafe.errors import ParameterError
 from crowdsafe.randomness import Randomness
-from strategies import OUTCOMES, tables
 
 COLUMNS = ["age", "colour", "shape", "outcome"]
 
@@ -292,8 +302,6 @@ def test_real_scores_are_compared_exactly_and_ties_are_fair():
     """Two nodes in the same 53-bit cell whose real scores differ by 2^-60 (equal floats, error
     bound 1e-12): the winner is the argmax of the exact keys, computed with mpmath at 400 bits; and
     two nodes with the same real score win half the time each (binomial test, fixed seed)."""
-    from crowdsafe.randomness import gumbel_cells  # noqa: F401  (the cells' format)
-
     def enclosure(offset):
         return lambda index, iv: iv.log(iv.mpf(3)) / iv.log(iv.mpf(2)) - (offset if index == 1 else 0)
 
@@ -305,7 +313,7 @@ def test_real_scores_are_compared_exactly_and_ties_are_fair():
         cell = int(rng.integers(1, (1 << 53) - 1))
         table = {(node, r): int(rng.integers(0, 2**64, dtype=np.uint64)) for node in (0, 1) for r in range(3)}
 
-        def bits(indices, round_):
+        def bits(indices, round_, table=table):
             return np.array([table[(int(i), round_)] for i in indices], dtype=np.uint64)
 
         with mpmath.workprec(400):
@@ -349,7 +357,7 @@ def test_the_entropy_refinement_encloses_the_scores_of_the_contenders():
         rng = np.random.default_rng(seed)
         table = {(node, r): int(rng.integers(0, 2**64, dtype=np.uint64)) for node in (a, b) for r in range(3)}
 
-        def bits(indices, round_):
+        def bits(indices, round_, table=table):
             return np.array([table[(int(i), round_)] for i in indices], dtype=np.uint64)
 
         cells = np.full(4, 5, dtype=np.int64)

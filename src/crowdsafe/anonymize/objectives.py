@@ -55,9 +55,9 @@ s(c_Gy0) by at most 1 and only when c_Gy0 < k − 1 (y = y0); never both, and bo
 So every inner sum moves by 0 or 1 in the same direction, and so does their maximum over the
 public set of target values: Δq = 1, monotone. q_int = q, D = 1.
 
-``entropy`` — minus the non-uniform entropy of the recoded sample (the information a row loses is
-−log2 of the sample's frequency of its value among the values its published node covers), with a
-public cap and the ramp. Column j's hierarchy has L_j leaves (public): B_j = log2 L_j, B = Σ_j B_j,
+``entropy`` — minus the non-uniform entropy of the recoded sample (Gionis and Tassa 2009: the
+information a row loses is −log2 of the sample's frequency of its value among the values its
+published node covers), with a public cap and the ramp. Column j's hierarchy has L_j leaves (public): B_j = log2 L_j, B = Σ_j B_j,
 and d is the number of columns with L_j ≥ 2. For a leaf v of column j and the node N = g_j(v) it
 is published as, c_j(v) and c_j(N) count the rows of S with that value, resp. under that node. A
 row r loses ℓ(r) = Σ_j h_j(r), h_j(r) = min(B_j, log2(c_j(N)/c_j(v))) ∈ [0, B_j] (0 at level 0),
@@ -84,7 +84,7 @@ monotone (a row alone in its class lowers q by about B, the k-th row of a class 
 (k − 1)·B/k): m = 2. The mechanism uses the public rational Δ = ⌈2^20·(B + d/ln 2)⌉/2^20 ≥ Δq
 (an upper bound keeps ε1-DP), computed in interval arithmetic from the leaf counts.
 
-Scores in units of 2^-20·k (D = 2^20·k): q_D = −2^20·(S0·B + Σ_E min(|E|, k)·L(E)) with the
+Scores in units of 1/D bits, D = 2^20·k: q_D = D·q = −2^20·(S0·B + Σ_E min(|E|, k)·L(E)) with the
 integer S0 = Σ_E |E|·(k − min(|E|, k)), Δ_int = k·⌈2^20·(B + d/ln 2)⌉. q_D is real (logarithms),
 so the selection takes it in two forms (``Objective.exact`` is false): a float64 value with a
 rigorous absolute error bound (:func:`entropy_error_bound`), which only decides which nodes can
@@ -96,9 +96,9 @@ exact keys, so the choice is exactly the exponential mechanism's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 import functools
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
