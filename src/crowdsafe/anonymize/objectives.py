@@ -57,9 +57,10 @@ public set of target values: Δq = 1, monotone. q_int = q, D = 1.
 
 ``entropy`` — minus the non-uniform entropy of the recoded sample (Gionis and Tassa 2009: the
 information a row loses is −log2 of the sample's frequency of its value among the values its
-published node covers), with a public cap and the ramp. Column j's hierarchy has L_j leaves (public): B_j = log2 L_j, B = Σ_j B_j,
-and d is the number of columns with L_j ≥ 2. For a leaf v of column j and the node N = g_j(v) it
-is published as, c_j(v) and c_j(N) count the rows of S with that value, resp. under that node. A
+published node covers), with a public cap and the ramp. Column j's hierarchy has L_j leaves
+(public): B_j = log2 L_j, B = Σ_j B_j, and d is the number of columns with L_j ≥ 2. For a leaf v
+of column j and the node N = g_j(v) it is published as, c_j(v) and c_j(N) count the rows of S
+with that value, resp. under that node. A
 row r loses ℓ(r) = Σ_j h_j(r), h_j(r) = min(B_j, log2(c_j(N)/c_j(v))) ∈ [0, B_j] (0 at level 0),
 and keeps a(r) = B − ℓ(r) ∈ [0, B] bits. A class E of c rows costs (c − e(c))·B + (e(c)/c)·L(E)
 with L(E) = Σ_{r∈E} ℓ(r): a suppressed row loses all B bits, a published one its entropy, joined
@@ -159,6 +160,12 @@ class Objective:
             raise ParameterError("the entropy objective's sensitivity depends on the published columns' "
                                  "hierarchies: bind it with Objective.for_columns first")
         return entropy_sensitivity_bits(self.leaves)
+
+    @property
+    def bounded(self) -> bool:
+        """Whether a projection on some columns bounds the score of every node that agrees on them
+        (the selection's branch and bound applies; the target, if any, is always projected on)."""
+        return self.weighted or self.name == "classification"
 
     @property
     def weighted(self) -> bool:
@@ -273,20 +280,49 @@ def discernibility_score(counts: np.ndarray, k: int, wide: bool = False) -> int:
     return -int(f_k.sum())
 
 
-def classification_score(group_starts: np.ndarray, target_codes: np.ndarray, counts: np.ndarray, k: int) -> int:
-    """q_int = max_{y0} Σ_G [max_y t(c_Gy) + s(c_Gy0)] for class rows sorted by quasi-identifier
-    group (``group_starts``: first row of each group G), each row one (G, y) with its count."""
+def classification_score(qi_keys: np.ndarray, target_codes: np.ndarray, counts: np.ndarray, k: int) -> int:
+    """q_int = max_{y0} Σ_G [max_y t(c_Gy) + s(c_Gy0)] of a class table: one row per class (G, y),
+    ``qi_keys`` naming G, ``target_codes`` y. Only classes with t > 0 (at least k rows) need
+    grouping by G, so the sort is over the survivors alone."""
     counts = np.asarray(counts, dtype=np.int64)
     if len(counts) == 0:
         return 0
-    survivors = np.maximum(counts - (k - 1), 0)
-    best = int(np.maximum.reduceat(survivors, group_starts).sum())
-    below = np.minimum(counts, k - 1)
+    survivors = counts - (k - 1)
+    alive = np.flatnonzero(survivors > 0)
+    best = 0
+    if len(alive):
+        groups = np.asarray(qi_keys)[alive]
+        order = np.argsort(groups, kind="stable")
+        groups, gains = groups[order], survivors[alive][order]
+        starts = np.concatenate(([0], np.flatnonzero(groups[1:] != groups[:-1]) + 1))
+        best = int(np.maximum.reduceat(gains, starts).sum())
+    return best + _largest_target_total(target_codes, np.minimum(counts, k - 1))
+
+
+def classification_bound(target_codes: np.ndarray, counts: np.ndarray, k: int) -> int:
+    """An upper bound on q_int of every node whose classes refine these (G', y) classes (a table
+    projected on the target and some quasi-identifiers): Σ_{(G', y)} t(c) + max_{y0} Σ_{G'} s(c_G'y0).
+    Each class G of a refining node lies in one G'; max_y t(c_Gy) ≤ Σ_y t(c_Gy), t is
+    superadditive, and Σ_G s(c_Gy0) ≤ Σ_G c_Gy0 = c_G'y0 = t(c_G'y0) + s(c_G'y0)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    if len(counts) == 0:
+        return 0
+    survivors = int(np.maximum(counts - (k - 1), 0).sum())
+    return survivors + _largest_target_total(target_codes, np.minimum(counts, k - 1))
+
+
+def _largest_target_total(target_codes: np.ndarray, values: np.ndarray) -> int:
+    """max over target codes y0 of the sum of ``values`` (≥ 0) over the classes with target y0,
+    exact: a float64 bincount while the total is below 2^53 (every partial sum is then an exact
+    integer), Python integers beyond."""
     codes = np.asarray(target_codes, dtype=np.int64)
-    order = np.argsort(codes, kind="stable")
-    sorted_codes = codes[order]
-    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
-    return best + int(np.add.reduceat(below[order], starts).max())
+    total = int(values.sum())
+    if total < 2**53:
+        return int(np.bincount(codes, weights=values).max())
+    sums: dict[int, int] = {}
+    for code, value in zip(codes.tolist(), values.tolist()):  # beyond 2^53 rows only
+        sums[code] = sums.get(code, 0) + value
+    return max(sums.values())
 
 
 # -- entropy (real scores: float with an error bound, interval enclosure) -------------------------

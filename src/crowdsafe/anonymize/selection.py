@@ -9,37 +9,23 @@ Two choosers, each with the safety class that Li, Qardaji and Su (2012) need for
   selects one node of the generalization lattice, scored on the *sample*. Theorem 6 applies, with
   the selection's ε1 added to the ε of the k-anonymization.
 
-The utility score (docs/publish.md, proof sketch). For a node g and sample S, with classes E of
-g(S) and a data-independent normalized certainty penalty NCP_g(E) ∈ [0, 1] of the class's
-generalized tuple (the mean over attributes of the share of the attribute's domain the
-hierarchy node covers: leaves for categories, range width for numbers),
+The score. The chooser optimises an objective from :mod:`.objectives` (``retained`` by default,
+``loss``, ``discernibility``, ``classification`` with a target, ``entropy``); each but
+``entropy`` is an exact integer q_int(S, g) = D · q(S, g) (``entropy``: *Real scores* below),
+computed from the sample's frequency table alone, with a proved
+sensitivity Δq and a known monotonicity (docs/objectives.md). The mechanism's key for node g is
+ε1 · q_int / (m · Δ_int) + G_g, m = 1 for a monotone score and 2 otherwise; its integer
+denominator is :meth:`~.objectives.Objective.key_denominator`. The candidates are every lattice
+node, fixed by the hierarchies alone, less the nodes the objective excludes publicly (a
+classification target stays at level 0).
 
-    q(S, g) = Σ_E (1 − NCP_g(E)) · max(0, |E| − (k − 1)).
-
-It rewards rows that survive suppression and keep detail, and discounts each class by k − 1
-rows (a mild preference for fewer, larger classes).
-
-*Exact integer scores.* The weight 1 − NCP is quantised, from the hierarchy nodes alone, to a
-whole number of units of 2^-20 (rounded down): with d columns and per-column penalties p_j,
-
-    w(E) = max(0, 2^20 − Σ_j ⌈2^20 · p_j / d⌉)  ∈ {0, …, 2^20},
-
-and the mechanism's score is q(S, g) = q_int(S, g) / 2^20 with the exact int64 sum
-q_int = Σ_E w(E) · max(0, |E| − (k − 1)) (no rounding anywhere; at most 2^20 · n, so int64 below
-2^43 ≈ 8.8e12 rows, Python integers above). Adding one row to S changes exactly one
-class size by one, and w(E) does not depend on the data, so q changes by w(E)/2^20 · [0 or 1]
-∈ [0, 1] *exactly*: the sensitivity is **1**, and q never decreases when a row is added (removing
-one never increases it), so q is *monotone* and the exponential mechanism may use the scale
-ε1/Δq instead of ε1/(2Δq). The candidate set is every lattice node, fixed by the hierarchies
-alone.
-
-*Exact sampling.* Node g wins with probability exp(ε1·q(S, g))/Z, sampled as the argmax of
-ε1·q(S, g) + G_g with exact standard Gumbels G_g = −log(−log U_g), U_g uniform on (0, 1) given by
+*Exact sampling.* Node g wins with probability exp(ε1·q(S, g)/(m Δq))/Z, sampled as the argmax of
+ε1·q(S, g)/(m Δq) + G_g with exact standard Gumbels G_g = −log(−log U_g), U_g uniform on (0, 1) given by
 infinitely many random bits, of which only as many are drawn as the comparison needs: 53 per
 node (so G_g is known to an interval, :func:`crowdsafe.randomness.gumbel_enclosure`), and 64 more
 at a time for the few nodes whose key intervals still overlap the best one, compared in
-``mpmath`` interval arithmetic with ε1 as the exact value of its float
-(:func:`_refine_argmax`). The returned node is the argmax of the exact keys, so the distribution
+``mpmath`` interval arithmetic with ε1 as the exact value of its float and the scores and
+denominators exact integers (:func:`_refine_argmax`). The returned node is the argmax of the exact keys, so the distribution
 is exactly the exponential mechanism's (no floating-point Gumbel error, no score rounding). The
 branch and bound (:func:`gumbel_max_over_lattice`) skips a block of nodes only when an upper bound
 of every key in it is below a lower bound of a scored key. No argmax over scores is ever taken
@@ -59,7 +45,7 @@ nodes are compared exactly; the choice is still the argmax of the exact keys.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -68,6 +54,7 @@ from crowdsafe.anonymize.counted import CountedSample, counted
 from crowdsafe.anonymize.lattice import Lattice
 from crowdsafe.anonymize.objectives import (
     Objective,
+    classification_bound,
     classification_score,
     discernibility_score,
     entropy_bit_tables,
@@ -196,13 +183,6 @@ def node_penalties(hierarchy: Hierarchy) -> list[np.ndarray]:
     return penalties
 
 
-def penalty_units(hierarchy: Hierarchy, d: int) -> list[np.ndarray]:
-    """⌈2^20 · NCP / d⌉ of every node at every level (int64): a column's share of the quantised
-    weight w(E) = max(0, 2^20 − Σ_j units_j) of a class over ``d`` columns (module docstring).
-    From the hierarchy alone; level 0 costs 0."""
-    return [np.ceil(p * SCORE_UNIT / d).astype(np.int64) for p in node_penalties(hierarchy)]
-
-
 @dataclass(frozen=True)
 class SchemeChoice:
     """The outcome of the ε1-DP selection: the scheme and what the mechanism was."""
@@ -213,7 +193,7 @@ class SchemeChoice:
     sensitivity: float
     utility_loss_bound: float  # with probability 0.95 the chosen score is within this of the best
     scored: int | None = 0  # nodes scored exactly (a data-dependent diagnostic: custodian-only, not in describe())
-    objective: Objective = Objective("retained")
+    objective: Objective = field(default_factory=lambda: Objective("retained"))
     k: int = 2
 
     def describe(self) -> dict[str, Any]:
@@ -327,6 +307,8 @@ class _KeyedTables:
         self.k = int(k)
         self.hierarchies = [sample.hierarchies[c] for c in columns]
         self.d = len(columns)
+        #: candidate heights: a column the objective fixes (the target) has height 0
+        self.heights = self.objective.candidate_heights(columns, sample.hierarchies)
         # bit fields: column j's code is (key >> shift[j]) & mask[j], the first column highest
         self.bits = _key_bits(self.hierarchies)
         if sum(self.bits) > 62:
@@ -422,7 +404,7 @@ class _KeyedTables:
         with ``attribute`` (at level 0 in the table) raised to each of its levels. Each level's
         table is rolled up from the one below it (``attribute`` is the last column of the
         projection, so every roll-up is a linear merge), and the tables shrink as they rise."""
-        height = self.hierarchies[attribute].height
+        height = self.heights[attribute]
         bounds = np.empty(height + 1, dtype=object if self.wide else np.int64)
         at = [*levels[:attribute], 0]
         for level in range(height + 1):
@@ -455,10 +437,12 @@ class _KeyedTables:
             return discernibility_score(counts, k, self.wide)
         if name == "classification":
             target = self.target
-            assert target is not None and target == self.d - 1, "the target is the last column"
-            groups = keys >> self.bits[target]
-            starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]]) if len(groups) else np.zeros(0, np.int64)
-            return classification_score(starts, self.code(keys, target), counts, k)
+            assert target is not None
+            if prefix is not None:  # the target is searched first, so it is in every projection
+                assert target < prefix
+                return classification_bound(self.code(keys, target), counts, k)
+            qi_keys = keys & ~(self.masks[target] << self.shifts[target])
+            return classification_score(qi_keys, self.code(keys, target), counts, k)
         if name not in ("retained", "loss"):
             raise ParameterError(f"the selection cannot score the objective {name!r}")
         d = self.d if prefix is None else prefix
@@ -602,12 +586,13 @@ class _EntropyScorer:
         return entropy_interval_score(iv, suppressed, weights, nodes, self.marginals, self.leaves)
 
 
-def search_order(heights: Sequence[int]) -> list[int]:
+def search_order(heights: Sequence[int], first: Sequence[int] = ()) -> list[int]:
     """The order in which :func:`gumbel_max_over_lattice` branches on the columns: those with at
     most one generalization step (kept or ``*``) first, then the others as given. Any order gives
     the same argmax; this one lets the bounds prune early (measured on Adult-like data: about a
-    third of the work of the given order)."""
-    return sorted(range(len(heights)), key=lambda j: heights[j] > 1)
+    third of the work of the given order). Columns in ``first`` (a target the objective keeps:
+    its bound needs it in every projection) come before all others."""
+    return sorted(range(len(heights)), key=lambda j: (j not in first, heights[j] > 1))
 
 
 def _key_bounds(x: np.ndarray | float, g_lo: np.ndarray | float, g_hi: np.ndarray | float):
@@ -632,7 +617,7 @@ def exact_gumbel_argmax(indices: np.ndarray, scores: np.ndarray, cells: np.ndarr
     denominator, with a relative margin), and ``exact_score(index, iv)`` encloses the exact score
     of a remaining node for the refinement."""
     indices = np.asarray(indices, dtype=np.int64)
-    scores = np.asarray(scores)  # int64, or Python ints (object) beyond MAX_ROWS rows, or float64
+    scores = np.asarray(scores)  # int64, or Python ints (object) past 2^63, or float64 (real scores)
     cells = np.asarray(cells, dtype=np.int64)
     g_lo, g_hi = gumbel_enclosure(cells)
     lo, hi = _key_bounds(scale * (scores.astype(np.float64) / denominator), g_lo, g_hi)
@@ -708,11 +693,11 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
     search, the scored nodes whose upper key reaches the best lower key are compared exactly
     (:func:`exact_gumbel_argmax`). The result is the argmax of the exact keys over every node, as
     in the full evaluation; only the time and the bits drawn depend on the data. Objectives
-    without such a bound (:attr:`~.objectives.Objective.weighted` false) score every node
+    without such a bound (:attr:`~.objectives.Objective.bounded` false) score every node
     (:func:`gumbel_max_full`).
     """
     objective = (objective or Objective("retained")).for_columns(columns, sample.hierarchies)
-    if not objective.weighted:
+    if not objective.bounded:
         return gumbel_max_full(sample, columns, k, scale, cells, more_bits, objective)
     denominator = objective.key_denominator(k)
     heights = objective.candidate_heights(columns, sample.hierarchies)
@@ -722,7 +707,7 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
         every = np.arange(lattice.size, dtype=np.int64)
         return lattice, exact_gumbel_argmax(every, np.zeros(lattice.size, dtype=np.int64), cells, scale,
                                             more_bits, denominator), 0
-    order = search_order(heights)
+    order = search_order(heights, first=[list(columns).index(c) for c in objective.fixed_levels])
     searched = Lattice(tuple(columns[j] for j in order), tuple(heights[j] for j in order))
     # cells in the searched lattice's node order, so each block of nodes is contiguous
     shape = [h + 1 for h in heights]
@@ -778,32 +763,19 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
 def gumbel_max_full(sample: Dataset | CountedSample, columns: Sequence[str], k: int, scale: float,
                     cells: np.ndarray, more_bits: MoreBits, objective: Objective) -> tuple[Lattice, int, int]:
     """:func:`gumbel_max_over_lattice` for an objective without a branch-and-bound bound: every
-    candidate node is scored exactly (:func:`lattice_scores`, the target column last so a
-    node's classes are grouped by their quasi-identifiers), then the exact argmax of the keys
+    candidate node is scored exactly (:func:`lattice_scores`), then the exact argmax of the keys
     (:func:`exact_gumbel_argmax`). Real scores (``entropy``) are scored in float with their error
     bound, and the nodes still in contention are enclosed exactly (:class:`_EntropyScorer`)."""
     objective = objective.for_columns(columns, sample.hierarchies)
-    heights = objective.candidate_heights(columns, sample.hierarchies)
-    lattice = Lattice(tuple(columns), heights)
     if not objective.exact:
         scorer = _EntropyScorer(sample, columns, k, objective)
-        nodes = lattice.nodes()
-        chosen = exact_gumbel_argmax(np.arange(lattice.size, dtype=np.int64), scorer.scores(),
+        nodes = scorer.lattice.nodes()
+        chosen = exact_gumbel_argmax(np.arange(scorer.lattice.size, dtype=np.int64), scorer.scores(),
                                      np.asarray(cells, dtype=np.int64), scale, more_bits,
                                      objective.key_denominator(k), scorer.error,
                                      lambda index, iv: scorer.interval(nodes[index], iv))
-        return lattice, chosen, lattice.size
-    order = list(range(len(columns)))
-    if objective.target is not None:
-        t = list(columns).index(objective.target)
-        order = [j for j in order if j != t] + [t]
-    ordered = [columns[j] for j in order]
-    _, scores = lattice_scores(sample, ordered, k, objective)
-    shape = [heights[j] + 1 for j in order]
-    # node i of the caller's lattice is node to_ordered[i] of the ordered one
-    inverse = np.argsort(order)
-    to_ordered = np.arange(lattice.size, dtype=np.int64).reshape(shape).transpose(inverse).ravel()
-    scores = scores[to_ordered]
+        return scorer.lattice, chosen, scorer.lattice.size
+    lattice, scores = lattice_scores(sample, columns, k, objective)
     every = np.arange(lattice.size, dtype=np.int64)
     chosen = exact_gumbel_argmax(every, scores, np.asarray(cells, dtype=np.int64), scale, more_bits,
                                  objective.key_denominator(k))

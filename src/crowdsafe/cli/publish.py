@@ -64,6 +64,8 @@ def render_plan(plan: dict[str, Any], print_: Any) -> None:
     print_("plan")
     print_(f"  target        (epsilon = {plan['epsilon']:g}, delta = {plan['delta_target']:g}) per release")
     print_(f"  sampling      beta = {plan['beta']:.4g} (each row kept independently with this probability)")
+    if plan.get("beta_rule") not in (None, "given"):
+        print_(f"                chosen as {plan['beta_rule']}")
     selection = (f"epsilon1 = {plan['epsilon1']:.4g} for the exponential mechanism over the lattice"
                  if plan["scheme"] is None else f"fixed scheme '{plan['scheme']}' (strongly safe, epsilon1 = 0)")
     print_(f"  recoding      {selection}")
