@@ -60,9 +60,9 @@ information a row loses is −log2 of the sample's frequency of its value among 
 published node covers), with a public cap and the ramp. Column j's hierarchy has L_j leaves
 (public): B_j = log2 L_j, B = Σ_j B_j, and d is the number of columns with L_j ≥ 2. For a leaf v
 of column j and the node N = g_j(v) it is published as, c_j(v) and c_j(N) count the rows of S
-with that value, resp. under that node. A
-row r loses ℓ(r) = Σ_j h_j(r), h_j(r) = min(B_j, log2(c_j(N)/c_j(v))) ∈ [0, B_j] (0 at level 0),
-and keeps a(r) = B − ℓ(r) ∈ [0, B] bits. A class E of c rows costs (c − e(c))·B + (e(c)/c)·L(E)
+with that value, resp. under that node. A row r loses ℓ(r) = Σ_j h_j(r) with
+h_j(r) = min(B_j, log2(c_j(N)/c_j(v))) ∈ [0, B_j] (0 at level 0), and keeps a(r) = B − ℓ(r) ∈ [0, B]
+bits. A class E of c rows costs (c − e(c))·B + (e(c)/c)·L(E)
 with L(E) = Σ_{r∈E} ℓ(r): a suppressed row loses all B bits, a published one its entropy, joined
 by the ramp. With ρ(c) = e(c)/c = min(c, k)/k this is c·B − ρ(c)·A(E), A(E) = Σ_{r∈E} a(r), so
 
