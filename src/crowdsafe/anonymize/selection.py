@@ -10,8 +10,9 @@ Two choosers, each with the safety class that Li, Qardaji and Su (2012) need for
   the selection's ε1 added to the ε of the k-anonymization.
 
 The score. The chooser optimises an objective from :mod:`.objectives` (``retained`` by default,
-``loss``, ``discernibility``, ``classification`` with a target); each is an exact integer
-q_int(S, g) = D · q(S, g), computed from the sample's frequency table alone, with a proved
+``loss``, ``discernibility``, ``classification`` with a target, ``entropy``); each but
+``entropy`` is an exact integer q_int(S, g) = D · q(S, g) (``entropy``: *Real scores* below),
+computed from the sample's frequency table alone, with a proved
 sensitivity Δq and a known monotonicity (docs/objectives.md). The mechanism's key for node g is
 ε1 · q_int / (m · Δ_int) + G_g, m = 1 for a monotone score and 2 otherwise; its integer
 denominator is :meth:`~.objectives.Objective.key_denominator`. The candidates are every lattice
@@ -30,6 +31,15 @@ branch and bound (:func:`gumbel_max_over_lattice`) skips a block of nodes only w
 of every key in it is below a lower bound of a scored key. No argmax over scores is ever taken
 outside the mechanism, and nothing else about the sample is read before Apply; only the running
 time and the number of random bits drawn depend on the data.
+
+*Real scores.* An objective whose score involves logarithms (``entropy``,
+:attr:`.objectives.Objective.exact` false) cannot be an exact integer. Every node is scored in
+float64 with a rigorous bound on the absolute error (:func:`.objectives.entropy_error_bound`),
+each key interval is widened by ε1 times that bound over the key's denominator, and the nodes
+that still reach the best lower key are compared in :func:`_refine_argmax` with their scores
+enclosed in ``mpmath`` interval arithmetic at each round's precision
+(:meth:`_EntropyScorer.interval`, from exact integer weights). The float only decides which
+nodes are compared exactly; the choice is still the argmax of the exact keys.
 """
 
 from __future__ import annotations
@@ -47,8 +57,13 @@ from crowdsafe.anonymize.objectives import (
     classification_bound,
     classification_score,
     discernibility_score,
+    entropy_bit_tables,
+    entropy_error_bound,
+    entropy_float_score,
+    entropy_interval_score,
     level_units,
     make_objective,
+    node_counts,
     weighted_score,
 )
 from crowdsafe.anonymize.recoding import GeneralizationScheme
@@ -68,6 +83,9 @@ SCORE_UNIT = 1 << SCORE_UNIT_BITS
 #: A callable (node indices, round) -> one uint64 of fresh random bits per node: the next 64 bits
 #: of those nodes' uniforms (see :func:`_refine_argmax`).
 MoreBits = Callable[[np.ndarray, int], np.ndarray]
+#: A callable (node index, interval context) -> an enclosure of the node's score q_D in that
+#: context's interval arithmetic, at its precision (objectives whose scores are not integers).
+ExactScore = Callable[[int, Any], Any]
 
 #: Named data-independent schemes: level of each attribute from its hierarchy's height h.
 PRESETS: dict[str, str] = {
@@ -181,7 +199,9 @@ class SchemeChoice:
     def describe(self) -> dict[str, Any]:
         return {
             "chooser": ("exponential mechanism over the generalization lattice, sampled exactly "
-                        "(Gumbel-max with exact Gumbels by interval refinement; exact integer scores)"),
+                        "(Gumbel-max with exact Gumbels by interval refinement; "
+                        + ("exact integer scores)" if self.objective.exact else
+                           "real scores bounded in float and enclosed in interval arithmetic)")),
             "epsilon1": self.epsilon1,
             "candidates": self.candidates,
             **self.objective.describe(self.k),
@@ -197,10 +217,15 @@ def lattice_scores(sample: Dataset | CountedSample, columns: Sequence[str], k: i
 
     Depth-first over the columns, each node's frequency table rolled up from the node one level
     below it. Node i of the returned lattice has ``scores[i]`` (an object array of Python ints
-    when q_int could pass 2^63). The mechanism uses it for objectives without a branch and bound
-    (:func:`gumbel_max_over_lattice` returns the same choice for the others).
+    when q_int could pass 2^63; float64 for an objective with real scores, ``entropy``, within
+    :func:`~.objectives.entropy_error_bound` of the exact value). The mechanism uses it for
+    objectives without a branch and bound (:func:`gumbel_max_over_lattice` returns the same
+    choice for the others).
     """
-    objective = objective or Objective("retained")
+    objective = (objective or Objective("retained")).for_columns(columns, sample.hierarchies)
+    if not objective.exact:
+        scorer = _EntropyScorer(sample, columns, k, objective)
+        return scorer.lattice, scorer.scores()
     heights = objective.candidate_heights(columns, sample.hierarchies)
     lattice = Lattice(tuple(columns), heights)
     tables = _KeyedTables(sample, columns, objective, k)
@@ -432,6 +457,135 @@ class _KeyedTables:
         return weighted_score(units, counts, k, self.wide)
 
 
+def _merge_sorted_sums(keys: np.ndarray, counts: np.ndarray, lost: np.ndarray,
+                       float_counts: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_merge_sorted` carrying a float column ``lost`` summed with the counts (bincount
+    over the group numbers: sums of non-negative terms in order). ``float_counts``: the counts
+    are summed in float64 too, exact because every sum is below 2^53."""
+    if len(keys) == 0:
+        return keys, counts, lost
+    first = np.empty(len(keys), dtype=bool)
+    first[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    if len(starts) == len(keys):
+        return keys, counts, lost
+    group = np.cumsum(first) - 1
+    lost = np.bincount(group, weights=lost, minlength=len(starts))
+    if float_counts:
+        counts = np.bincount(group, weights=counts, minlength=len(starts)).astype(np.int64)
+    else:
+        counts = np.add.reduceat(counts, starts)
+    return keys[starts], counts, lost
+
+
+class _EntropyScorer:
+    """The ``entropy`` objective (:mod:`.objectives`) on every node of the lattice of ``columns``:
+    float64 scores q_D with a rigorous error bound (:attr:`error`), and an interval enclosure of
+    any one node's exact q_D (:meth:`interval`).
+
+    Float path: depth-first over the columns as :func:`lattice_scores`, each table carrying per
+    tuple its bits lost so far, L = Σ over its rows of h_j for the columns already raised. A
+    column's h_j depends on each row's leaf, so at depth j (column j still at level 0 in the
+    table) every level l of j adds counts · h_j(leaf, l) and rolls the table up from level 0 (one
+    stable sort, counts and L summed). At a node, L per class gives q_D
+    (:func:`~.objectives.entropy_float_score`). NumPy throughout; no loop over rows or tuples.
+    """
+
+    def __init__(self, sample: Dataset | CountedSample, columns: Sequence[str], k: int, objective: Objective) -> None:
+        self.objective = objective.for_columns(columns, sample.hierarchies)
+        self.k = int(k)
+        self.columns = tuple(columns)
+        heights = self.objective.candidate_heights(columns, sample.hierarchies)
+        self.lattice = Lattice(self.columns, heights)
+        self.tables = tables = _KeyedTables(sample, columns, self.objective, k)
+        self.leaves = [h.size(0) for h in tables.hierarchies]
+        self.rows = int(tables.base_counts.sum())
+        # per column: c_j(v) for every leaf (tree codes), and each leaf's node at every level
+        self.leaf_codes = [tables.code(tables.base_keys, j) for j in range(tables.d)]
+        self.marginals = []
+        for j in range(tables.d):
+            marginal = np.zeros(self.leaves[j], dtype=np.int64)
+            np.add.at(marginal, self.leaf_codes[j], tables.base_counts)
+            self.marginals.append(marginal)
+        self.ancestors = [[tables._map(j, 0, level) for level in range(h.height + 1)]
+                          for j, h in enumerate(tables.hierarchies)]
+        self.bits, caps = entropy_bit_tables(self.marginals, self.ancestors, self.leaves, self.rows)
+        self.cap = float(sum(caps))
+        self.error = entropy_error_bound(len(tables.base_keys), tables.d, self.rows, self.k, self.cap)
+        self._weights: dict[tuple[int, ...], tuple[int, list]] = {}
+
+    def _raise(self, keys: np.ndarray, counts: np.ndarray, lost: np.ndarray, attribute: int,
+               level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The table with ``attribute`` (at level 0) raised to ``level``, its h added to ``lost``.
+        The last column is in the keys' lowest bits and tree codes keep order, so raising it
+        leaves a sorted table sorted (a linear merge); any other column needs one stable sort."""
+        tables = self.tables
+        lost = lost + counts * self.bits[attribute][level][tables.code(keys, attribute)]
+        raised = tables._raised_keys(keys, attribute, 0, level)
+        small = self.rows < 2**53
+        if attribute == tables.d - 1:
+            return _merge_sorted_sums(raised, counts, lost, small)
+        order = np.argsort(raised, kind="stable")
+        return _merge_sorted_sums(raised[order], counts[order], lost[order], small)
+
+    def scores(self) -> np.ndarray:
+        """Float q_D of every node, in the lattice's order (within :attr:`error` of the exact)."""
+        tables, k, cap = self.tables, self.k, self.cap
+        heights = self.lattice.heights
+        strides = self.lattice.strides
+        scores = np.zeros(self.lattice.size, dtype=np.float64)
+
+        def visit(attribute: int, keys: np.ndarray, counts: np.ndarray, lost: np.ndarray, index: int) -> None:
+            if attribute == tables.d:
+                scores[index] = entropy_float_score(counts, lost, k, cap)
+                return
+            for level in range(heights[attribute] + 1):
+                child = (keys, counts, lost) if level == 0 else self._raise(keys, counts, lost, attribute, level)
+                visit(attribute + 1, *child, index + level * int(strides[attribute]))
+
+        visit(0, tables.base_keys, tables.base_counts, np.zeros(len(tables.base_keys)), 0)
+        return scores
+
+    def _integer_weights(self, levels: tuple[int, ...]) -> tuple[int, list]:
+        """S0 and W_j(v) = Σ of min(|E|, k) over the rows with leaf v in column j (None for a
+        column at level 0) of the node ``levels``: exact integers, from the distinct tuples."""
+        cached = self._weights.get(levels)
+        if cached is not None:
+            return cached
+        tables, k = self.tables, self.k
+        keys = np.zeros(len(tables.base_keys), dtype=np.int64)
+        for j, level in enumerate(levels):
+            keys |= self.ancestors[j][level][self.leaf_codes[j]] << tables.shifts[j]
+        _, classes = np.unique(keys, return_inverse=True)
+        # every sum below is at most k · rows: int64 when that fits, else Python integers
+        exact_type = np.int64 if self.k * max(self.rows, 1) < 2**62 else object
+        counts = tables.base_counts.astype(exact_type)
+        sizes = np.zeros(int(classes.max(initial=-1)) + 1, dtype=exact_type)
+        np.add.at(sizes, classes, counts)
+        kept = np.minimum(sizes, k)
+        suppressed = int((sizes * (k - kept)).sum())
+        per_row = kept[classes] * counts  # min(|E|, k) times the tuple's count
+        weights = []
+        for j, level in enumerate(levels):
+            if level == 0:
+                weights.append(None)
+                continue
+            weight = np.zeros(self.leaves[j], dtype=exact_type)
+            np.add.at(weight, self.leaf_codes[j], per_row)
+            weights.append(weight)
+        self._weights[levels] = (suppressed, weights)
+        return suppressed, weights
+
+    def interval(self, levels: Sequence[int], iv) -> Any:
+        """An enclosure of the exact q_D of the node ``levels`` in ``iv`` (at its precision)."""
+        levels = tuple(int(x) for x in levels)
+        suppressed, weights = self._integer_weights(levels)
+        nodes = [None if level == 0 else node_counts(self.marginals[j], self.ancestors[j][level])
+                 for j, level in enumerate(levels)]
+        return entropy_interval_score(iv, suppressed, weights, nodes, self.marginals, self.leaves)
+
+
 def search_order(heights: Sequence[int], first: Sequence[int] = ()) -> list[int]:
     """The order in which :func:`gumbel_max_over_lattice` branches on the columns: those with at
     most one generalization step (kept or ``*``) first, then the others as given. Any order gives
@@ -452,19 +606,28 @@ def _key_bounds(x: np.ndarray | float, g_lo: np.ndarray | float, g_hi: np.ndarra
 
 
 def exact_gumbel_argmax(indices: np.ndarray, scores: np.ndarray, cells: np.ndarray, scale: float,
-                        more_bits: MoreBits, denominator: int = SCORE_UNIT) -> int:
+                        more_bits: MoreBits, denominator: int = SCORE_UNIT, score_error: float = 0.0,
+                        exact_score: ExactScore | None = None) -> int:
     """argmax over ``indices`` of the exact keys scale · scores/denominator + G, G = −log(−log U) with U
     in [cell/2^53, (cell + 1)/2^53) refined by ``more_bits``: the nodes whose float key interval
-    cannot reach the best lower key are dropped, the rest go to :func:`_refine_argmax`."""
+    cannot reach the best lower key are dropped, the rest go to :func:`_refine_argmax`.
+
+    Scores are exact integers, unless ``exact_score`` is given: then ``scores`` are floats within
+    ``score_error`` of the exact ones (each key interval is widened by scale · score_error /
+    denominator, with a relative margin), and ``exact_score(index, iv)`` encloses the exact score
+    of a remaining node for the refinement."""
     indices = np.asarray(indices, dtype=np.int64)
-    scores = np.asarray(scores)  # int64, or Python ints (object) past 2^63
+    scores = np.asarray(scores)  # int64, or Python ints (object) past 2^63, or float64 (real scores)
     cells = np.asarray(cells, dtype=np.int64)
     g_lo, g_hi = gumbel_enclosure(cells)
     lo, hi = _key_bounds(scale * (scores.astype(np.float64) / denominator), g_lo, g_hi)
+    if exact_score is not None:
+        spread = (1.0 + 1e-6) * float(scale) * float(score_error) / float(denominator)
+        lo, hi = lo - spread, hi + spread
     keep = hi >= lo.max()
     if keep.sum() == 1:
         return int(indices[keep][0])
-    return _refine_argmax(indices[keep], scores[keep], cells[keep], scale, more_bits, denominator)
+    return _refine_argmax(indices[keep], scores[keep], cells[keep], scale, more_bits, denominator, exact_score)
 
 
 #: Refinement rounds before giving up: each round narrows every contender's key interval about
@@ -473,7 +636,7 @@ _MAX_ROUNDS = 64
 
 
 def _refine_argmax(indices: np.ndarray, scores: np.ndarray, cells: np.ndarray, scale: float,
-                   more_bits: MoreBits, denominator: int = SCORE_UNIT) -> int:
+                   more_bits: MoreBits, denominator: int = SCORE_UNIT, exact_score: ExactScore | None = None) -> int:
     """The exact argmax of scale · scores/denominator + G among contenders whose float intervals overlap.
 
     Each round appends 64 fresh bits (``more_bits(indices, round)``) to each contender's uniform,
@@ -482,11 +645,15 @@ def _refine_argmax(indices: np.ndarray, scores: np.ndarray, cells: np.ndarray, s
     exact value, the score an exact integer). It stops when one lower key exceeds every other
     upper key; contenders whose upper key is below the best lower key are dropped. The bits drawn
     are those of U itself, so the result is argmax of the exact keys: exactly exp(scale·q)/Z.
+    A real score (``exact_score`` given; ``scores`` then only size the precision) is enclosed anew
+    each round at that round's precision, so its interval narrows with the Gumbels' and ties in
+    the score are still decided by the bits.
     """
     from mpmath.ctx_iv import MPIntervalContext  # imported only on this rare path
 
     iv = MPIntervalContext()  # a private context: its precision is not mpmath's global one
-    alive = [(int(i), int(q), int(c)) for i, q, c in sorted(zip(indices, scores, cells))]
+    alive = [(int(i), int(q) if exact_score is None else int(abs(float(q))) + 1, int(c))
+             for i, q, c in sorted(zip(indices, scores, cells))]
     bits = CELL_BITS
     for round_ in range(_MAX_ROUNDS):
         extra = np.asarray(more_bits(np.array([i for i, _, _ in alive], dtype=np.int64), round_), dtype=np.uint64)
@@ -496,9 +663,10 @@ def _refine_argmax(indices: np.ndarray, scores: np.ndarray, cells: np.ndarray, s
         iv.prec = bits + 128 + max(int(abs(q)).bit_length() for _, q, _ in alive) + int(denominator).bit_length()
         exact_scale = iv.mpf(float(scale))
         keys = []
-        for _, q, c in alive:
+        for i, q, c in alive:
             u = iv.mpf([c, c + 1]) / 2**bits  # [c/2^b, (c + 1)/2^b], exact ends
-            keys.append(exact_scale * q / denominator - iv.log(-iv.log(u)))
+            score = q if exact_score is None else exact_score(i, iv)
+            keys.append(exact_scale * score / denominator - iv.log(-iv.log(u)))
         best = max(range(len(alive)), key=lambda n: keys[n].a)
         floor = keys[best].a
         if all(keys[n].b < floor for n in range(len(alive)) if n != best):
@@ -528,7 +696,7 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
     without such a bound (:attr:`~.objectives.Objective.bounded` false) score every node
     (:func:`gumbel_max_full`).
     """
-    objective = objective or Objective("retained")
+    objective = (objective or Objective("retained")).for_columns(columns, sample.hierarchies)
     if not objective.bounded:
         return gumbel_max_full(sample, columns, k, scale, cells, more_bits, objective)
     denominator = objective.key_denominator(k)
@@ -596,7 +764,17 @@ def gumbel_max_full(sample: Dataset | CountedSample, columns: Sequence[str], k: 
                     cells: np.ndarray, more_bits: MoreBits, objective: Objective) -> tuple[Lattice, int, int]:
     """:func:`gumbel_max_over_lattice` for an objective without a branch-and-bound bound: every
     candidate node is scored exactly (:func:`lattice_scores`), then the exact argmax of the keys
-    (:func:`exact_gumbel_argmax`)."""
+    (:func:`exact_gumbel_argmax`). Real scores (``entropy``) are scored in float with their error
+    bound, and the nodes still in contention are enclosed exactly (:class:`_EntropyScorer`)."""
+    objective = objective.for_columns(columns, sample.hierarchies)
+    if not objective.exact:
+        scorer = _EntropyScorer(sample, columns, k, objective)
+        nodes = scorer.lattice.nodes()
+        chosen = exact_gumbel_argmax(np.arange(scorer.lattice.size, dtype=np.int64), scorer.scores(),
+                                     np.asarray(cells, dtype=np.int64), scale, more_bits,
+                                     objective.key_denominator(k), scorer.error,
+                                     lambda index, iv: scorer.interval(nodes[index], iv))
+        return scorer.lattice, chosen, scorer.lattice.size
     lattice, scores = lattice_scores(sample, columns, k, objective)
     every = np.arange(lattice.size, dtype=np.int64)
     chosen = exact_gumbel_argmax(every, scores, np.asarray(cells, dtype=np.int64), scale, more_bits,
@@ -624,6 +802,7 @@ def choose_scheme(sample: Dataset | CountedSample, columns: Sequence[str], k: in
     missing = [c for c in columns if c not in sample.hierarchies]
     if missing:
         raise HierarchyError(f"quasi-identifier '{missing[0]}' has no hierarchy to choose a level from")
+    objective = objective.for_columns(columns, sample.hierarchies)
     if objective.target is not None and objective.target not in columns:
         raise ParameterError(f"the target '{objective.target}' is not a published column")
     if not (isinstance(epsilon1, (int, float)) and np.isfinite(epsilon1) and epsilon1 > 0):

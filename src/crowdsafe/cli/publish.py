@@ -111,7 +111,7 @@ def register(app: typer.Typer) -> None:
         beta: Annotated[Optional[float], typer.Option("--beta", help="Fix the sampling rate (default: 1 − e^−(ε − ε1)).")] = None,
         epsilon1: Annotated[Optional[float], typer.Option("--epsilon1", help="ε spent choosing the scheme from the data (default: 10% of ε).")] = None,
         scheme: Annotated[Optional[str], typer.Option("--scheme", help="A fixed scheme, chosen without the data: a preset (none, fine, medium, coarse) and/or col=level pairs, e.g. 'medium,age=1'. Makes the release strongly safe (ε1 = 0).")] = None,
-        objective: Annotated[Optional[str], typer.Option("--objective", help="What the scheme selection optimises: retained (default), loss, discernibility, or classification (with --target).")] = None,
+        objective: Annotated[Optional[str], typer.Option("--objective", help="What the scheme selection optimises: retained (default), loss, discernibility, entropy, or classification (with --target).")] = None,
         target: Annotated[Optional[str], typer.Option("--target", help="The column a release for a model must predict (--objective classification): kept as it is, never generalized.")] = None,
         columns: Annotated[Optional[list[str]], typer.Option("--columns", help="Publish exactly these comma-separated columns (the guarantee covers what is released). With --plan-only, give it several times to compare column sets.")] = None,
         releases: Annotated[int, typer.Option("--releases", help="Number of releases, each from a fresh independent sample; certified together.")] = 1,
