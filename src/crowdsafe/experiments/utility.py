@@ -324,6 +324,8 @@ def read_peers(folder: Path) -> tuple[list[dict[str, Any]], list[str]]:
 RUN_COLUMNS = ("method", "objective", "classifier", "epsilon", "delta", "seed", "k", "beta", "accuracy",
                "seconds", "classifier_seconds", "suppression_rate", "ncp", "rows_published", "node",
                "nodes_reaching_threshold", "guarantee")
+TEXT_COLUMNS = ("method", "objective", "classifier", "node", "guarantee")
+WHOLE_COLUMNS = ("seed", "k", "rows_published")
 
 
 @dataclass
@@ -338,9 +340,9 @@ class Runs:
             raise ValueError(f"unknown run columns {sorted(unknown)}")
         for column in RUN_COLUMNS:
             value = values.get(column)
-            self.columns[column].append(float("nan") if value is None and column not in
-                                        ("objective", "node", "guarantee", "method", "classifier") else
-                                        "" if value is None else value)
+            if value is None:  # not measured: empty text, no whole number, NaN
+                value = "" if column in TEXT_COLUMNS else None if column in WHOLE_COLUMNS else float("nan")
+            self.columns[column].append(value)
 
     def frame(self) -> pl.DataFrame:
         return pl.DataFrame(self.columns, strict=False)
@@ -359,15 +361,19 @@ def label(method: str, objective: str, classifier: str) -> str:
 
 def summarize(runs: pl.DataFrame, peers: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
     """Mean, min and max accuracy (and mean seconds, suppression and NCP) per method, classifier
-    and (ε, δ), with the peers' rows appended as read."""
+    and (ε, δ), with the peers' rows appended as read. A run whose release generalizes income has
+    no accuracy (NaN): the accuracy figures are over the other runs, and
+    ``runs_target_generalized`` counts them."""
+    measured = pl.col("accuracy").filter(pl.col("accuracy").is_not_nan())
     table = (
         runs.with_columns(pl.struct("method", "objective", "classifier")
                           .map_elements(lambda r: label(r["method"], r["objective"], r["classifier"]),
                                         return_dtype=pl.String).alias("label"))
         .group_by("label", "method", "objective", "classifier", "epsilon", "delta", maintain_order=True)
         .agg(pl.len().alias("runs"), pl.col("k").first(),
-             pl.col("accuracy").mean().alias("accuracy_mean"), pl.col("accuracy").min().alias("accuracy_min"),
-             pl.col("accuracy").max().alias("accuracy_max"), pl.col("seconds").mean().alias("seconds"),
+             pl.col("accuracy").is_nan().sum().alias("runs_target_generalized"),
+             measured.mean().alias("accuracy_mean"), measured.min().alias("accuracy_min"),
+             measured.max().alias("accuracy_max"), pl.col("seconds").mean().alias("seconds"),
              pl.col("classifier_seconds").mean().alias("classifier_seconds"),
              pl.col("suppression_rate").mean().alias("suppression_rate"), pl.col("ncp").mean().alias("ncp"),
              pl.col("nodes_reaching_threshold").mean().alias("nodes_reaching_threshold"),
@@ -376,7 +382,8 @@ def summarize(runs: pl.DataFrame, peers: Sequence[Mapping[str, Any]]) -> pl.Data
     if peers:
         peer_frame = pl.DataFrame([{
             "label": p["method"], "method": p["method"], "objective": "", "classifier": "",
-            "epsilon": p["epsilon"], "delta": float("nan"), "runs": p["runs"], "k": float("nan"),
+            "epsilon": p["epsilon"], "delta": float("nan"), "runs": p["runs"], "k": None,
+            "runs_target_generalized": 0,
             "accuracy_mean": p["accuracy_mean"], "accuracy_min": p["accuracy_min"],
             "accuracy_max": p["accuracy_max"], "seconds": p["seconds"], "classifier_seconds": float("nan"),
             "suppression_rate": float("nan"), "ncp": float("nan"), "nodes_reaching_threshold": float("nan"),
