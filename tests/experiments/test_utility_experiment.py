@@ -98,11 +98,11 @@ A = Hierarchy.from_columns("a", ["a1", "a2", "a3", "a4"], [["x", "x", "y", "y"],
 B = Hierarchy.from_columns("b", ["b1", "b2", "b3"], [["*"] * 3])
 
 
-def tiny(rows: list[tuple[str, str, str]]) -> Dataset:
+def tiny(rows: list[tuple[str, str, str]], hierarchies: bool = True) -> Dataset:
     a, b, income = zip(*rows)
     frame = pl.DataFrame({"a": list(a), "b": list(b), "income": list(income)})
     return Dataset(frame, Schema.of({"a": "categorical", "b": "categorical", "income": "categorical"}),
-                   {"a": A, "b": B})
+                   {"a": A, "b": B} if hierarchies else {})
 
 
 def reference_ceiling(train_rows, test_rows, k):
@@ -110,8 +110,8 @@ def reference_ceiling(train_rows, test_rows, k):
     up_a = {"a1": ["a1", "x", "*"], "a2": ["a2", "x", "*"], "a3": ["a3", "y", "*"], "a4": ["a4", "y", "*"]}
     accuracies = {}
     for la, lb in itertools.product(range(3), range(2)):
-        def node(a, b, la=la, lb=lb):
-            return up_a[a][la], (b if lb == 0 else "*")
+        def node(a, b, la=la, lb=lb):  # a value outside the hierarchy ("a9") is in no class
+            return (up_a[a][la] if a in up_a else None), (b if lb == 0 else "*")
         classes = Counter((node(a, b), y) for a, b, y in train_rows)
         kept = {key: n for key, n in classes.items() if n >= k}
         votes: dict = {}
@@ -136,13 +136,14 @@ def test_the_ceiling_matches_a_node_by_node_count(seed):
     def draw(n):
         return [(str(rng.choice(A.leaves.to_list())), str(rng.choice(B.leaves.to_list())),
                  str(rng.choice(incomes, p=[0.6, 0.4]))) for _ in range(n)]
-    train_rows, test_rows = draw(60), draw(40)
+    train_rows, test_rows = draw(60), draw(40) + [("a9", "b1", "<=50K"), ("a9", "b2", ">50K")]
     k = 3
     expected = reference_ceiling(train_rows, test_rows, k)
-    found = lattice_ceiling(LatticeCodes.of(tiny(train_rows), tiny(test_rows), ["a", "b"]), {"a": A, "b": B}, k,
-                            threshold=0.5)
+    found = lattice_ceiling(LatticeCodes.of(tiny(train_rows), tiny(test_rows, hierarchies=False), ["a", "b"]),
+                            {"a": A, "b": B}, k, threshold=0.5)
     best = max(expected.values())
     assert found["accuracy"] == pytest.approx(best)
     assert expected[(found["node"]["a"], found["node"]["b"])] == pytest.approx(best)
     assert found["nodes"] == 6
+    assert found["accuracy_of"] == pytest.approx(expected)
     assert found["share_reaching"] == pytest.approx(np.mean([v >= 0.5 for v in expected.values()]))

@@ -206,7 +206,7 @@ class LatticeCodes:
         for c in [*columns, TARGET]:  # test values as codes of the train file's domains
             codes, dictionary = encode_series(test.frame.get_column(c))
             cover = Domain.of(sample, c).cover(dictionary, strict=False)
-            first = cover.indices[np.minimum(cover.indptr[:-1], max(len(cover.indices) - 1, 0))] \
+            first = cover.indices[np.minimum(cover.indptr[:-1], max(len(cover.indices) - 1, 0))].astype(np.int64) \
                 if len(cover.indices) else np.zeros(len(cover.size), dtype=np.int64)
             test_columns.append(np.where(cover.size == 1, first, -1)[codes].astype(np.int64))
         test_all = np.column_stack(test_columns)
@@ -229,7 +229,8 @@ def lattice_ceiling(codes: LatticeCodes, hierarchies: Mapping[str, Any], k: int,
     level 0) on one sample, classes of the whole tuple (income included) under ``k`` suppressed.
 
     Returns the best accuracy, its node (levels) and suppression rate, the share of nodes at or
-    above ``threshold`` and how many nodes were scored. Columns are walked depth-first, widest
+    above ``threshold``, how many nodes were scored, and every node's accuracy (``accuracy_of``,
+    keyed by its levels in the order of ``codes.columns``). Columns are walked depth-first, widest
     domain first; each step refines the class ids of the prefix (dense, from a bit table), so the
     last and most frequent steps group by small spans. A test tuple whose class is not released
     gets the release's overall majority (code 0 when nothing is released); ties go to the
@@ -248,7 +249,9 @@ def lattice_ceiling(codes: LatticeCodes, hierarchies: Mapping[str, Any], k: int,
     weights = [np.where(codes.train_income == y, codes.train_counts, 0).astype(np.float64) for y in range(incomes)]
     total_train = float(codes.train_counts.sum())
     accuracies: list[float] = []
+    nodes: list[tuple[int, ...]] = []
     best: dict[str, Any] = {"accuracy": -1.0}
+    order = [columns.index(c) for c in codes.columns]
 
     def dense(key: np.ndarray, span: int) -> tuple[np.ndarray, int]:
         if span <= (1 << 23):
@@ -269,6 +272,7 @@ def lattice_ceiling(codes: LatticeCodes, hierarchies: Mapping[str, Any], k: int,
         prediction[unknown] = overall
         accuracy = float(codes.test_right[np.arange(len(test_ids)), prediction].sum() / codes.test_rows)
         accuracies.append(accuracy)
+        nodes.append(tuple(node[j] for j in order))
         if accuracy > best["accuracy"]:
             best.update(accuracy=accuracy, node=dict(zip(columns, node)),
                         suppression_rate=1.0 - float(kept.sum()) / total_train)
@@ -285,7 +289,8 @@ def lattice_ceiling(codes: LatticeCodes, hierarchies: Mapping[str, Any], k: int,
     values = np.asarray(accuracies)
     node = {c: best["node"][c] for c in codes.columns}
     return {"accuracy": best["accuracy"], "node": node, "suppression_rate": best["suppression_rate"],
-            "share_reaching": float((values >= threshold).mean()), "nodes": len(values)}
+            "share_reaching": float((values >= threshold).mean()), "nodes": len(values),
+            "accuracy_of": dict(zip(nodes, accuracies))}
 
 
 # -- the DP peers' figures, measured elsewhere -----------------------------------------------------
