@@ -147,3 +147,12 @@ def test_the_ceiling_matches_a_node_by_node_count(seed):
     assert found["nodes"] == 6
     assert found["accuracy_of"] == pytest.approx(expected)
     assert found["share_reaching"] == pytest.approx(np.mean([v >= 0.5 for v in expected.values()]))
+
+
+def test_the_command_line_reads_options_as_key_value():
+    from crowdsafe.cli.experiment import _options
+
+    assert _options(["seeds=2", " epsilons = 0.5,1 "]) == {"seeds": "2", "epsilons": "0.5,1"}
+    assert _options(None) == {}
+    with pytest.raises(ParameterError, match="KEY=VALUE"):
+        _options(["seeds"])
