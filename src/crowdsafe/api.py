@@ -519,14 +519,20 @@ def plan_publish(
     epsilon1: float | None = None,
     scheme: str | Mapping[str, int] | None = None,
     releases: int = 1,
+    objective: str | None = None,
+    target: str | None = None,
+    columns: Sequence[str] | None = None,
+    candidates: int | None = None,
 ) -> "PublishPlan":
     """The plan :func:`publish` would run (k, β, ε1, cost of all releases), without reading data.
-    (The expected sample size of a table of n rows, ``plan.expected_sample_rows(n)``, is a fact
-    about the data: custodian-only.)"""
+    ``candidates``: the lattice's size (public, from the hierarchies), for the planner's ε1; without
+    it ε1 is 10% of ε. (The expected sample size of a table of n rows,
+    ``plan.expected_sample_rows(n)``, is a fact about the data: custodian-only.)"""
     from crowdsafe.anonymize.publish import plan_publication
 
     return plan_publication(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
-                            releases=releases)
+                            releases=releases, objective=objective, target=target, columns=columns,
+                            candidates=candidates)
 
 
 def publish(
@@ -553,6 +559,9 @@ def publish(
     spark_master: str | None = None,
     custodian_report: str | os.PathLike[str] | None = None,
     escape_formulas: bool = True,
+    objective: str | None = None,
+    target: str | None = None,
+    columns: Sequence[str] | None = None,
 ) -> "Publication":
     """Publish ``data`` k-anonymized with a proven (ε, δ)-DP guarantee per release: Bernoulli(β)
     sampling, then a safe recoding (a fixed ``scheme``: strongly safe; else an ε1-DP choice over
@@ -580,13 +589,21 @@ def publish(
     A CSV ``out`` is formula-safe (a text cell a spreadsheet would run as a formula gets a
     leading apostrophe, :mod:`crowdsafe.csv_safety`) unless ``escape_formulas`` is False;
     Parquet keeps raw values. The certificate written says which in its ``format_notes``.
+
+    ``objective`` (:data:`crowdsafe.anonymize.objectives.OBJECTIVES`, default ``retained``) is what
+    the selection optimises; ``classification`` keeps ``target`` as it is and keeps what predicts
+    it. ``columns`` publishes exactly these columns (the guarantee covers what is released).
+    Unless ``epsilon1`` is given, the planner splits ε from the lattice's size
+    (:func:`crowdsafe.anonymize.publish.planned_epsilon1`).
     """
-    from crowdsafe.anonymize.publish import plan_publication, publish_dataset
+    from crowdsafe.anonymize.publish import plan_for_dataset, plan_publication, publish_dataset
     from crowdsafe.engines import check_engine
     from crowdsafe.randomness import as_randomness
 
-    publish_plan = plan_publication(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
-                                    releases=releases)
+    options: dict[str, Any] = dict(k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases,
+                                   objective=objective, target=target,
+                                   columns=None if columns is None else tuple(columns))
+    publish_plan = plan_publication(epsilon, delta, **options)
     if check_engine(engine) == "spark":
         from crowdsafe.engines.spark.publish import publish_spark
 
@@ -598,6 +615,7 @@ def publish(
     if spark_master is not None:
         raise ParameterError("--spark-master needs --engine spark")
     dataset = load(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
+    publish_plan = plan_for_dataset(dataset, epsilon, delta, **options)
     randomness = as_randomness(seed)
     with ledger_for(ledger) as book:
         return publish_dataset(dataset, publish_plan, randomness=randomness, ledger=book, name=name,

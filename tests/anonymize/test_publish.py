@@ -252,11 +252,12 @@ def _oracle_bits(seed):
     return more_bits
 
 
-def _midpoint_keys(scale, scores, cells):
-    """scale · q + G with G = −log(−log U) at the middle of each 53-bit cell, in float64: the
-    exact keys to ~1e-15, independently of the selection module (only near-ties could differ)."""
+def _midpoint_keys(scale, scores, cells, k):
+    """scale · q_int / (2^20 (2k − 1)) + G (the retained objective: monotone, Δ_int = 2^20 (2k − 1))
+    with G = −log(−log U) at the middle of each 53-bit cell, in float64: the exact keys to ~1e-15,
+    independently of the selection module (only near-ties could differ)."""
     u = (cells.astype(np.float64) + 0.5) * 2.0**-53
-    return scale * (scores / SCORE_UNIT) + -np.log(-np.log(u))
+    return scale * (scores / (SCORE_UNIT * (2 * k - 1))) + -np.log(-np.log(u))
 
 
 def test_branch_and_bound_gives_the_argmax_of_the_full_evaluation(adult_data):
@@ -271,14 +272,15 @@ def test_branch_and_bound_gives_the_argmax_of_the_full_evaluation(adult_data):
         cells = gumbel_cells(generator, lattice.size)
         for scale in (0.01, 0.1, 1.0):
             _, index, _ = gumbel_max_over_lattice(sample, columns, 30, scale, cells, _oracle_bits(draw))
-            assert index == int(np.argmax(_midpoint_keys(scale, scores, cells)))
-            assert index == exact_gumbel_argmax(every, scores, cells, scale, _oracle_bits(draw))
+            assert index == int(np.argmax(_midpoint_keys(scale, scores, cells, 30)))
+            assert index == exact_gumbel_argmax(every, scores, cells, scale, _oracle_bits(draw), SCORE_UNIT * 59)
 
 
 def _brute_force_scores(data, columns, k, quantised=False):
     """q(S, g) of every lattice node, row by row in plain Python from the definition (docs/publish.md),
     sharing no code with the selection module: node order = the lattice's (last column fastest).
-    ``quantised``: the exact integer 2^20 · q with each class weight max(0, 2^20 − Σ_j ⌈2^20 · NCP_j / d⌉)."""
+    ``quantised``: the exact integer 2^20 · k · q with each class weight max(0, 2^20 − Σ_j ⌈2^20 · NCP_j / d⌉)
+    and each class counted |E| · min(|E|, k) (the square ramp)."""
     import itertools
 
     hierarchies = [data.hierarchies[c] for c in columns]
@@ -307,10 +309,10 @@ def _brute_force_scores(data, columns, k, quantised=False):
         if quantised:
             scores.append(sum(
                 max(0, 2**20 - sum(math.ceil(penalty[j][levels[j]][node[j]] * 2**20 / d) for j in range(d)))
-                * max(0, size - (k - 1)) for node, size in classes.items()))
+                * size * min(size, k) for node, size in classes.items()))
             continue
         scores.append(sum(
-            (1 - sum(penalty[j][levels[j]][node[j]] for j in range(len(columns))) / len(columns)) * max(0, size - (k - 1))
+            (1 - sum(penalty[j][levels[j]][node[j]] for j in range(len(columns))) / len(columns)) * size * min(size, k) / k
             for node, size in classes.items()))
     return np.asarray(scores)
 
@@ -338,12 +340,13 @@ def test_the_choice_is_the_argmax_of_scaled_scores_plus_noise_by_brute_force(dat
     # quantisation lowers each class weight by less than d units of 2^-20
     unquantised = _brute_force_scores(data, columns, k)
     slack = data.n_rows * len(columns) / SCORE_UNIT
-    assert np.all(scores / SCORE_UNIT <= unquantised + 1e-9) and np.all(scores / SCORE_UNIT >= unquantised - slack)
+    real = scores / (SCORE_UNIT * k)
+    assert np.all(real <= unquantised + 1e-9) and np.all(real >= unquantised - slack)
     generator = Randomness(seed).generator
     for scale in (0.01, 0.3, 3.0, 100.0):
         cells = gumbel_cells(generator, lattice.size)
         _, index, _ = gumbel_max_over_lattice(data, columns, k, scale, cells, _oracle_bits(seed))
-        assert index == int(np.argmax(_midpoint_keys(scale, expected, cells)))
+        assert index == int(np.argmax(_midpoint_keys(scale, expected, cells, k)))
 
 
 def test_roll_ups_with_counts_packed_in_the_keys_equal_the_stable_sort(adult_data):
@@ -369,15 +372,15 @@ def test_roll_ups_with_counts_packed_in_the_keys_equal_the_stable_sort(adult_dat
 @given(data=tables(min_rows=2, max_rows=40, with_shape_hierarchy=True), k=st.integers(2, 5),
        drop=st.integers(0, 10**6))
 def test_the_score_has_sensitivity_one_and_is_monotone(data, k, drop):
-    """Removing any one row lowers every node's score by between 0 and 1 exactly (Δq = 1,
-    monotone): the integer scores move by 0 to 2^20 units, with no rounding."""
+    """Removing any one row lowers every node's score by between 0 and (2k − 1)/k exactly
+    (Δq = (2k − 1)/k, monotone): the integer scores move by 0 to 2^20 (2k − 1) units, no rounding."""
     columns = ["age", "colour", "shape"]
     _, full = lattice_scores(data, columns, k)
     i = drop % data.n_rows
     smaller = data.with_frame(data.frame.filter(pl.int_range(pl.len()) != i))
     _, reduced = lattice_scores(smaller, columns, k)
     change = full - reduced
-    assert np.all(change >= 0) and np.all(change <= SCORE_UNIT)
+    assert np.all(change >= 0) and np.all(change <= SCORE_UNIT * (2 * k - 1))
 
 
 def test_node_penalties_depend_on_the_hierarchy_only(adult_data):
@@ -397,7 +400,7 @@ def test_the_choice_follows_the_exponential_mechanism(adult_data):
     sample = _sample_of(adult_data.with_roles(qi=columns), 3, 0.01)
     lattice, scores = lattice_scores(sample, columns, 5)
     epsilon1 = 0.05
-    p = np.exp(epsilon1 * (scores - scores.max()) / SCORE_UNIT)
+    p = np.exp(epsilon1 * (scores - scores.max()) / (SCORE_UNIT * (2 * 5 - 1)))
     p /= p.sum()
     randomness = Randomness(21)
     draws = 3000

@@ -65,10 +65,11 @@ class _Bits:
 
 @pytest.fixture(scope="module")
 def tiny():
-    """Ten rows over sex × race (a lattice of 2 × (h + 1) nodes); with k = 50 every score is 0."""
+    """No rows over sex × race (a lattice of 2 × (h + 1) nodes): every score is 0 (the square ramp
+    gives any row some credit, so only an empty sample ties every node)."""
     data = adult()
     columns = ["sex", "race"]
-    small = data.with_frame(data.frame.head(10))
+    small = data.with_frame(data.frame.head(0))
     size = (small.hierarchies["sex"].height + 1) * (small.hierarchies["race"].height + 1)
     return small, columns, size
 
@@ -163,16 +164,16 @@ def test_the_common_path_needs_no_refinement():
 
 
 def test_scores_beyond_int64_are_exact_and_never_refused():
-    """A counted sample of 2^43 + 5 rows: q_int of the leaf node, 2^20 · (2^43 − 1 + 5 − 1), passes
-    2^63; it is computed exactly (no overflow, no error that would tell the size), and the leaf
-    node (weight 1) beats the root (weight 0) by ε1 · 2^43."""
+    """A counted sample of 2^43 + 5 rows: q_int of the leaf node (k = 2), 2^20 · (2^43 · 2 + 5 · 2),
+    passes 2^63; it is computed exactly (no overflow, no error that would tell the size), and the
+    leaf node (weight 1) beats the root (weight 0) by about ε1 · 2^43 · 2/3."""
     from crowdsafe.anonymize.selection import lattice_scores
 
     hierarchy = Hierarchy.from_columns("x", ["a", "b"], [["*", "*"]])
     huge = CountedSample(("x",), np.array([[0], [1]], dtype=np.int64), np.array([2**43, 5], dtype=np.int64),
                          {"x": hierarchy})
     _, scores = lattice_scores(huge, ["x"], 2)
-    assert [int(q) for q in scores] == [2**20 * (2**43 - 1 + 5 - 1), 0]
+    assert [int(q) for q in scores] == [2**20 * (2**43 * 2 + 5 * 2), 0]
     assert choose_scheme(huge, ["x"], 2, 0.1, Randomness(1)).scheme.levels["x"] == 0
 
 

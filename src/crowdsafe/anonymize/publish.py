@@ -95,6 +95,11 @@ class PublishPlan:
     total_delta: float
     composition: str
     explanation: str
+    objective: str = "retained"
+    target: str | None = None
+    columns: tuple[str, ...] | None = None
+    candidates: int | None = None
+    epsilon1_rule: str = "given"
 
     @property
     def epsilon_anon(self) -> float:
@@ -121,6 +126,11 @@ class PublishPlan:
             "recoding": "strongly safe (fixed scheme)" if self.strongly_safe
             else "epsilon1-safe (exponential mechanism over the lattice)",
             "scheme": self.scheme,
+            "objective": None if self.strongly_safe else self.objective,
+            "target": self.target,
+            "columns": list(self.columns) if self.columns is not None else None,
+            "candidates": self.candidates,
+            "epsilon1_rule": self.epsilon1_rule,
             "releases": self.releases,
             "total_epsilon": self.total_epsilon,
             "total_delta": self.total_delta,
@@ -138,13 +148,25 @@ def plan_publication(
     epsilon1: float | None = None,
     scheme: str | Mapping[str, int] | None = None,
     releases: int = 1,
+    objective: str | None = None,
+    target: str | None = None,
+    columns: Sequence[str] | None = None,
+    candidates: int | None = None,
 ) -> PublishPlan:
     """The plan of a publication for the per-release target (ε, δ); reads no data.
 
-    A fixed ``scheme`` makes the recoding strongly safe (ε1 = 0, and giving ε1 is an error);
-    otherwise ε1 defaults to 10% of ε. ``k`` must be at least 2. Raises ParameterError for
-    anything the theorems do not allow (ε below −ln(1 − β) + ε1, β ≤ δ, ...).
+    A fixed ``scheme`` makes the recoding strongly safe (ε1 = 0, and giving ε1 is an error).
+    Otherwise the exponential mechanism chooses the scheme under ``objective``
+    (:mod:`crowdsafe.anonymize.objectives`; ``target`` for classification) among ``candidates``
+    lattice nodes (a public number, from the hierarchies' heights); ε1 is then, unless given,
+    the planner's choice (:func:`planned_epsilon1`), or 10% of ε when ``candidates`` is unknown.
+    ``columns``: the published columns, when the user chose them. ``k`` must be at least 2.
+    Raises ParameterError for anything the theorems do not allow (ε below −ln(1 − β) + ε1,
+    β ≤ δ, ...).
     """
+    from crowdsafe.anonymize.objectives import make_objective
+
+    chosen_objective = make_objective(objective, target)
     if isinstance(releases, bool) or not isinstance(releases, (int, np.integer)) or releases < 1:
         raise ParameterError(f"the number of releases must be a whole number >= 1, got {releases!r}")
     if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2):
@@ -168,6 +190,7 @@ def plan_publication(
         scheme_text = scheme if isinstance(scheme, str) else ",".join(f"{c}={v}" for c, v in scheme.items())
     elif epsilon1 is None:
         epsilon1 = DEFAULT_EPSILON1_SHARE * float(epsilon)
+        rule = "10% of epsilon (the lattice size was not known to the planner)"
     elif not epsilon1 > 0:
         raise ParameterError(
             f"epsilon1 must be > 0 when the scheme is chosen from the data, got {epsilon1!r}; "
@@ -188,6 +211,13 @@ def plan_publication(
     solved = plan(float(epsilon), float(delta), beta=beta, k=None if k is None else int(k), epsilon1=float(epsilon1))
     if solved.k < 2:
         solved = plan(float(epsilon), float(delta), beta=solved.beta, k=2, epsilon1=float(epsilon1))
+    if scheme is not None:
+        rule = "none (fixed scheme)"
+    elif given_epsilon1 is not None:
+        rule = "given"
+    elif candidates is not None:
+        solved, rule = planned_epsilon1(float(epsilon), float(delta), beta, k, int(candidates),
+                                        chosen_objective.monotone, solved)
     composed = compose_homogeneous(solved.epsilon, solved.delta, int(releases), 0.0)
     return PublishPlan(
         epsilon=solved.epsilon,
@@ -202,7 +232,50 @@ def plan_publication(
         total_delta=composed.delta,
         composition=composed.theorem if releases > 1 else "single release",
         explanation=solved.explanation,
+        objective=chosen_objective.name,
+        target=chosen_objective.target,
+        columns=tuple(columns) if columns is not None else None,
+        candidates=None if candidates is None else int(candidates),
+        epsilon1_rule=rule,
     )
+
+
+#: The planner's ε1: the exponential mechanism's 95% utility bound is held to this many classes
+#: at the threshold k (in score units, each worth Δq).
+EPSILON1_LOSS_CLASSES = 4
+#: ε1 stays within these shares of ε.
+EPSILON1_SHARE_RANGE = (0.01, 0.5)
+
+
+def planned_epsilon1(epsilon: float, delta: float, beta: float | None, k: int | None, candidates: int,
+                     monotone: bool, start: Any) -> tuple[Any, str]:
+    """The planner's split of ε between the selection (ε1) and the k-anonymization, from public
+    quantities only: the number of candidate nodes L and the objective's monotonicity m.
+
+    The exponential mechanism picks, with probability ≥ 0.95, a node whose score is within
+    (m Δq / ε1)(ln L + ln 20) of the best (Dwork and Roth 2014, Theorem 3.11; m = 1 for a monotone
+    score, 2 otherwise). The planner spends just enough ε1 for this to be at most
+    ``EPSILON1_LOSS_CLASSES`` · k · Δq, i.e. four classes at the threshold, solving
+    ε1 = m (ln L + ln 20) / (4k) jointly with k = k(ε − ε1) by fixed-point iteration, within
+    [1%, 50%] of ε. More ε1 would raise k and lower β for a choice that is already that sharp.
+    Returns the solved plan (the planning module's Plan) and the rule in words.
+    """
+    low, high = EPSILON1_SHARE_RANGE[0] * epsilon, EPSILON1_SHARE_RANGE[1] * epsilon
+    m = 1.0 if monotone else 2.0
+    solved = start
+    epsilon1 = solved.epsilon1
+    for _ in range(20):
+        wanted = min(high, max(low, m * (math.log(candidates) + math.log(20.0)) / (EPSILON1_LOSS_CLASSES * solved.k)))
+        if abs(wanted - epsilon1) <= 1e-4 * epsilon:
+            break
+        epsilon1 = wanted
+        solved = plan(epsilon, delta, beta=beta, k=None if k is None else int(k), epsilon1=epsilon1)
+        if solved.k < 2:
+            solved = plan(epsilon, delta, beta=solved.beta, k=2, epsilon1=epsilon1)
+    rule = (f"planned: the selection's 95% utility bound (m dq / epsilon1)(ln L + ln 20) held to "
+            f"{EPSILON1_LOSS_CLASSES} k dq (L = {candidates:,} candidate nodes, m = {m:g}), within "
+            f"{EPSILON1_SHARE_RANGE[0]:.0%}-{EPSILON1_SHARE_RANGE[1]:.0%} of epsilon")
+    return solved, rule
 
 
 CUSTODIAN_NOTICE = (
@@ -270,6 +343,67 @@ class Publication:
         return copy.deepcopy(self._custodian)
 
 
+def check_columns(dataset: Dataset, columns: Sequence[str]) -> list[str]:
+    """The columns to publish (``--columns``), refused before any charge when one is unknown,
+    repeated or an identifier. From the schema alone."""
+    chosen = [str(c).strip() for c in columns if str(c).strip()]
+    if not chosen:
+        raise ParameterError("--columns names no column")
+    for column in chosen:
+        if column not in dataset.columns:
+            raise ParameterError(f"--columns names '{column}', which the data does not have "
+                                 f"(columns: {', '.join(dataset.columns)})")
+        if column in dataset.schema.identifiers:
+            raise ParameterError(f"'{column}' is an identifier: it is never published")
+    repeated = sorted({c for c in chosen if chosen.count(c) > 1})
+    if repeated:
+        raise ParameterError(f"--columns names '{repeated[0]}' twice")
+    return [c for c in dataset.columns if c in set(chosen)]
+
+
+def candidate_count(dataset: Dataset, columns: Sequence[str], objective: str | None = None,
+                    target: str | None = None) -> int:
+    """The number of lattice nodes the selection chooses among: Π (height + 1) over the published
+    columns, with the columns the objective fixes (the target) at one level. From the
+    hierarchies' heights alone (public)."""
+    from crowdsafe.anonymize.objectives import check_objective_columns, make_objective
+
+    chosen = make_objective(objective, target)
+    check_objective_columns(chosen, columns)
+    return int(np.prod([h + 1 for h in chosen.candidate_heights(columns, dataset.hierarchies)], dtype=object))
+
+
+def plan_for_dataset(dataset: Dataset, epsilon: float, delta: float, **options: Any) -> PublishPlan:
+    """:func:`plan_publication` with the number of candidate nodes taken from ``dataset``'s
+    hierarchies (public: heights only), so the planner chooses ε1; ``options`` as there."""
+    if options.get("scheme") is not None:
+        return plan_publication(epsilon, delta, **options)
+    prepared, columns, _ = prepare_dataset(dataset, options.get("columns"))
+    candidates = candidate_count(prepared, columns, options.get("objective"), options.get("target"))
+    return plan_publication(epsilon, delta, candidates=candidates, **options)
+
+
+def resolution_outlook(dataset: Dataset, columns: Sequence[str], publish_plan: PublishPlan, rows: int) -> dict[str, Any]:
+    """What resolution a table of ``rows`` rows could reach under ``publish_plan``, from its size and
+    the hierarchies only (never from the values): the expected sample n·β fills about n·β/k
+    classes of k rows; the finest preset (none, fine, medium, coarse) whose number of possible
+    generalized tuples (the product of the columns' node counts; a target the objective keeps at
+    level 0) is at most that many. A rough upper limit (real data is not spread evenly over
+    the tuples), and custodian-only (it uses the row count)."""
+    from crowdsafe.anonymize.selection import PRESETS, _preset_level
+
+    fillable = publish_plan.expected_sample_rows(rows) / publish_plan.k
+    fixed = {publish_plan.target: 0} if publish_plan.target else {}
+    outlook: dict[str, Any] = {}
+    for preset in PRESETS:
+        levels = {c: fixed.get(c, _preset_level(preset, dataset.hierarchies[c].height)) for c in columns}
+        possible = int(np.prod([dataset.hierarchies[c].size(levels[c]) for c in columns], dtype=object))
+        outlook = {"classes_fillable": fillable, "preset": preset, "levels": levels, "possible_tuples": possible}
+        if possible <= fillable:
+            break
+    return outlook
+
+
 def release_paths(out: str | os.PathLike[str], releases: int) -> list[Path]:
     """Table paths: ``out`` itself for one release, ``<stem>-1<suffix>`` ... for several."""
     path = Path(out)
@@ -280,18 +414,22 @@ def release_paths(out: str | os.PathLike[str], releases: int) -> list[Path]:
     return [path.with_name(f"{path.stem}-{i + 1}{path.suffix}") for i in range(releases)]
 
 
-def prepare_dataset(dataset: Dataset) -> tuple[Dataset, list[str], list[str]]:
+def prepare_dataset(dataset: Dataset, columns: Sequence[str] | None = None) -> tuple[Dataset, list[str], list[str]]:
     """The dataset as the safe pipeline sees it: (dataset, published columns, notes).
 
     The theorems cover the whole published tuple: every published column must be recoded by g
     and counted when suppressing. So the published columns are the quasi-identifiers and the
-    sensitive attributes, all made quasi-identifiers of the recoding (those without a hierarchy
-    get the flat one: kept or ``*``); insensitive attributes and identifiers are not published
-    (publishing one as it is would void the guarantee: a unique value reveals its row).
+    sensitive attributes (or exactly ``columns`` when given: ``--columns``), all made
+    quasi-identifiers of the recoding (those without a hierarchy get the flat one: kept or
+    ``*``); other columns are not published (publishing one as it is would void the guarantee:
+    a unique value reveals its row). Identifiers are never published.
     """
     if dataset.n_rows == 0:
         raise ParameterError("the data has no rows (nothing was charged)")
-    published = [c for c in dataset.columns if c in set(dataset.quasi_identifiers) | set(dataset.sensitive)]
+    if columns is not None:
+        published = check_columns(dataset, columns)
+    else:
+        published = [c for c in dataset.columns if c in set(dataset.quasi_identifiers) | set(dataset.sensitive)]
     if not published:
         raise ParameterError("the data has no quasi-identifiers; name them with --qi a,b,c (qi=[...])")
     notes = []
@@ -342,10 +480,11 @@ def publish_dataset(
     carry the same notes).
     """
     given = dataset
-    dataset, columns, notes = prepare_dataset(dataset)
+    dataset, columns, notes = prepare_dataset(dataset, publish_plan.columns)
     fixed = fixed_scheme(dataset, columns, publish_plan.scheme) if publish_plan.scheme is not None else None
     if fixed is None:
         check_lattice(dataset.hierarchies, columns)
+        candidate_count(dataset, columns, publish_plan.objective, publish_plan.target)  # a target it lacks
     paths = release_paths(out, publish_plan.releases) if out is not None else []
     for path in paths:
         check_output_path(path, TABLE_SUFFIXES)
@@ -470,7 +609,10 @@ def choose_recoding(
     (ε1-safe); with the recoding profile the certificate is derived from."""
     if fixed is not None:
         return fixed, RecodingProfile.strongly_safe(fixed.name), None
-    choice = choose_scheme(sample, columns, publish_plan.k, publish_plan.epsilon1, randomness)
+    from crowdsafe.anonymize.objectives import make_objective
+
+    objective = make_objective(publish_plan.objective, publish_plan.target)
+    choice = choose_scheme(sample, columns, publish_plan.k, publish_plan.epsilon1, randomness, objective)
     profile = RecodingProfile.epsilon_safe(publish_plan.epsilon1, "exponential mechanism over the generalization lattice")
     return choice.scheme, profile, choice
 

@@ -57,6 +57,14 @@ import numpy as np
 
 from crowdsafe.anonymize.counted import CountedSample, counted
 from crowdsafe.anonymize.lattice import Lattice
+from crowdsafe.anonymize.objectives import (
+    Objective,
+    classification_score,
+    discernibility_score,
+    level_units,
+    make_objective,
+    weighted_score,
+)
 from crowdsafe.anonymize.recoding import GeneralizationScheme
 from crowdsafe.data import Dataset, Hierarchy
 from crowdsafe.errors import CrowdsafeError, HierarchyError, ParameterError
@@ -68,14 +76,9 @@ from crowdsafe.randomness import (
     gumbel_enclosure,
 )
 
-SCORE_SENSITIVITY = 1.0
-SCORE_NAME = ("retained information: sum over classes of (1 - NCP) * max(0, |E| - (k - 1)), "
-              "1 - NCP rounded down to a multiple of 2^-20")
-#: q is computed exactly as an integer number of these units: q = q_int / SCORE_UNIT.
+#: Weights are whole numbers of these units (see :mod:`.objectives`).
 SCORE_UNIT_BITS = 20
 SCORE_UNIT = 1 << SCORE_UNIT_BITS
-#: Up to this many rows q_int ≤ SCORE_UNIT · rows fits in an int64; beyond, Python integers.
-MAX_ROWS = (2**63 - 1) // SCORE_UNIT
 #: A callable (node indices, round) -> one uint64 of fresh random bits per node: the next 64 bits
 #: of those nodes' uniforms (see :func:`_refine_argmax`).
 MoreBits = Callable[[np.ndarray, int], np.ndarray]
@@ -193,45 +196,44 @@ class SchemeChoice:
     sensitivity: float
     utility_loss_bound: float  # with probability 0.95 the chosen score is within this of the best
     scored: int | None = 0  # nodes scored exactly (a data-dependent diagnostic: custodian-only, not in describe())
+    objective: Objective = Objective("retained")
+    k: int = 2
 
     def describe(self) -> dict[str, Any]:
         return {
             "chooser": ("exponential mechanism over the generalization lattice, sampled exactly "
-                        "(Gumbel-max with exact Gumbels by interval refinement; scores exact "
-                        "integers in units of 2^-20)"),
+                        "(Gumbel-max with exact Gumbels by interval refinement; exact integer scores)"),
             "epsilon1": self.epsilon1,
             "candidates": self.candidates,
-            "score": SCORE_NAME,
-            "score_sensitivity": self.sensitivity,
-            "score_monotone": True,
+            **self.objective.describe(self.k),
             "utility_loss_bound_95": self.utility_loss_bound,
             "levels": dict(self.scheme.levels),
         }
 
 
-def lattice_scores(sample: Dataset, columns: Sequence[str], k: int) -> tuple[Lattice, np.ndarray]:
-    """q_int(S, g) = 2^20 · q(S, g) (module docstring), exact int64, of every node g of the
-    lattice of ``columns``, on ``sample``.
+def lattice_scores(sample: Dataset | CountedSample, columns: Sequence[str], k: int,
+                   objective: Objective | None = None) -> tuple[Lattice, np.ndarray]:
+    """q_int(S, g) (:mod:`.objectives`), exact, of every candidate node g of the lattice of
+    ``columns`` on ``sample`` (a column the objective fixes has height 0 in the lattice).
 
-    The reference full evaluation (the mechanism itself uses :func:`gumbel_max_over_lattice`,
-    which returns the same choice): depth-first over the columns, each node's frequency table
-    rolled up from the node one level below it. Node i of the returned lattice has ``scores[i]``
-    (an object array of Python ints when q_int could pass 2^63, beyond :data:`MAX_ROWS` rows).
+    Depth-first over the columns, each node's frequency table rolled up from the node one level
+    below it. Node i of the returned lattice has ``scores[i]`` (an object array of Python ints
+    when q_int could pass 2^63). The mechanism uses it for objectives without a branch and bound
+    (:func:`gumbel_max_over_lattice` returns the same choice for the others).
     """
-    hierarchies = [sample.hierarchies[c] for c in columns]
-    lattice = Lattice(tuple(columns), tuple(h.height for h in hierarchies))
-    if sample.n_rows == 0:
-        return lattice, np.zeros(lattice.size, dtype=np.int64)
-    tables = _KeyedTables(sample, columns)
+    objective = objective or Objective("retained")
+    heights = objective.candidate_heights(columns, sample.hierarchies)
+    lattice = Lattice(tuple(columns), heights)
+    tables = _KeyedTables(sample, columns, objective, k)
     scores = np.zeros(lattice.size, dtype=object if tables.wide else np.int64)
     strides = lattice.strides
     levels = [0] * tables.d
 
     def visit(attribute: int, keys: np.ndarray, counts: np.ndarray, index: int) -> None:
         if attribute == tables.d:
-            scores[index] = tables.score(keys, counts, levels, k)
+            scores[index] = tables.score(keys, counts, levels)
             return
-        for level in range(hierarchies[attribute].height + 1):
+        for level in range(heights[attribute] + 1):
             if level > 0:
                 keys, counts = tables.raise_level(keys, counts, attribute, level - 1, level)
             levels[attribute] = level
@@ -295,7 +297,10 @@ class _KeyedTables:
     (:meth:`raise_level`) needs one stable sort, which merges already sorted runs.
     """
 
-    def __init__(self, sample: Dataset | CountedSample, columns: Sequence[str]) -> None:
+    def __init__(self, sample: Dataset | CountedSample, columns: Sequence[str], objective: Objective | None = None,
+                 k: int = 2) -> None:
+        self.objective = objective or Objective("retained")
+        self.k = int(k)
         self.hierarchies = [sample.hierarchies[c] for c in columns]
         self.d = len(columns)
         # bit fields: column j's code is (key >> shift[j]) & mask[j], the first column highest
@@ -317,16 +322,21 @@ class _KeyedTables:
                 steps.append(step)
             self.steps.append(steps)
             penalties = []
-            for rank, penalty in zip(ranks, penalty_units(hierarchy, self.d)):
+            units = level_units(self.objective, hierarchy, self.d) if self.objective.weighted else \
+                [np.zeros(hierarchy.size(level), dtype=np.int64) for level in range(hierarchy.height + 1)]
+            for rank, penalty in zip(ranks, units):
                 in_tree_order = np.empty(len(penalty), dtype=np.int64)
                 in_tree_order[rank] = penalty
                 penalties.append(in_tree_order)
             self.penalties.append(penalties)
         self._maps: dict[tuple[int, int, int], np.ndarray] = {}
         cells = counted(sample, columns)  # a Dataset is counted here; the Spark engine passes its counts
-        # q_int ≤ 2^20 · rows: beyond MAX_ROWS the sums are taken in Python integers (exact, slow;
-        # never refused, so the sample's size cannot show in an error)
-        self.wide = cells.n_rows > MAX_ROWS
+        # |q_int| ≤ 2^20 · k · rows (the weighted objectives; 10k² · rows for discernibility): past
+        # 2^63 the sums are taken in Python integers (exact, slow; never refused, so the sample's
+        # size cannot show in an error)
+        self.wide = SCORE_UNIT * 10 * self.k * self.k * max(cells.n_rows, 1) >= 2**63
+        # classification: the target's key field, lowest bits when the target is the last column
+        self.target = columns.index(self.objective.target) if self.objective.target is not None else None
         keys = np.zeros(cells.n_cells, dtype=np.int64)
         for j in range(self.d):
             keys |= leaf_ranks[j][cells.codes[:, j]] << self.shifts[j]
@@ -404,24 +414,30 @@ class _KeyedTables:
             return keys, counts
         return _merge_sorted(keys & ~((np.int64(1) << self.shifts[prefix - 1]) - 1), counts)
 
-    def score(self, keys: np.ndarray, counts: np.ndarray, levels: Sequence[int], k: int,
+    def score(self, keys: np.ndarray, counts: np.ndarray, levels: Sequence[int], k: int | None = None,
               prefix: int | None = None) -> int:
-        """q_int (exact) of the table at ``levels``; with ``prefix``, of a table projected on its
-        first ``prefix`` columns, with the other columns' penalty units taken as 0: an upper bound
-        on q_int of every node that agrees with ``levels`` on those columns (each class of such a
-        node lies in one class F of the projection, its weight is at most F's, and
-        max(0, · − (k − 1)) is superadditive).
+        """q_int (exact, :mod:`.objectives`) of the table at ``levels``.
 
-        Integer arithmetic only: Σ_E max(0, 2^20 − units(E)) · max(0, |E| − (k − 1)), with the
-        classes' units summed over the columns first (one gather per column) and one dot product.
+        With ``prefix`` (weighted objectives only), of a table projected on its first ``prefix``
+        columns, the other columns' penalty units taken as 0: an upper bound on q_int of every
+        node that agrees with ``levels`` on those columns (each class of such a node lies in one
+        class F of the projection, its weight is at most F's, and c · min(c, k) is superadditive).
+        Integer arithmetic only: the classes' units summed over the columns first (one gather per
+        column), then one dot product.
         """
+        k = self.k if k is None else int(k)
+        name = self.objective.name
+        if name == "discernibility":
+            return discernibility_score(counts, k, self.wide)
+        if name == "classification":
+            target = self.target
+            assert target is not None and target == self.d - 1, "the target is the last column"
+            groups = keys >> self.bits[target]
+            starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]]) if len(groups) else np.zeros(0, np.int64)
+            return classification_score(starts, self.code(keys, target), counts, k)
+        if name not in ("retained", "loss"):
+            raise ParameterError(f"the selection cannot score the objective {name!r}")
         d = self.d if prefix is None else prefix
-        weight = counts - (k - 1)
-        alive = np.flatnonzero(weight > 0)
-        if len(alive) == 0:
-            return 0
-        if len(alive) < len(weight):
-            keys, weight = keys[alive], weight[alive]
         units: np.ndarray | None = None
         for j in range(d):
             if levels[j]:
@@ -430,13 +446,7 @@ class _KeyedTables:
                     units = penalty
                 else:
                     units += penalty
-        total = int(weight.sum()) * SCORE_UNIT
-        if units is None:
-            return total
-        np.minimum(units, SCORE_UNIT, out=units)  # w(E) = 2^20 − units is never below 0
-        if self.wide:
-            return total - int(np.dot(units.astype(object), weight.astype(object)))
-        return total - int(np.dot(units, weight))
+        return weighted_score(units, counts, k, self.wide)
 
 
 def search_order(heights: Sequence[int]) -> list[int]:
@@ -458,19 +468,19 @@ def _key_bounds(x: np.ndarray | float, g_lo: np.ndarray | float, g_hi: np.ndarra
 
 
 def exact_gumbel_argmax(indices: np.ndarray, scores: np.ndarray, cells: np.ndarray, scale: float,
-                        more_bits: MoreBits) -> int:
-    """argmax over ``indices`` of the exact keys scale · scores/2^20 + G, G = −log(−log U) with U
+                        more_bits: MoreBits, denominator: int = SCORE_UNIT) -> int:
+    """argmax over ``indices`` of the exact keys scale · scores/denominator + G, G = −log(−log U) with U
     in [cell/2^53, (cell + 1)/2^53) refined by ``more_bits``: the nodes whose float key interval
     cannot reach the best lower key are dropped, the rest go to :func:`_refine_argmax`."""
     indices = np.asarray(indices, dtype=np.int64)
     scores = np.asarray(scores)  # int64, or Python ints (object) beyond MAX_ROWS rows
     cells = np.asarray(cells, dtype=np.int64)
     g_lo, g_hi = gumbel_enclosure(cells)
-    lo, hi = _key_bounds(scale * (scores.astype(np.float64) / SCORE_UNIT), g_lo, g_hi)
+    lo, hi = _key_bounds(scale * (scores.astype(np.float64) / denominator), g_lo, g_hi)
     keep = hi >= lo.max()
     if keep.sum() == 1:
         return int(indices[keep][0])
-    return _refine_argmax(indices[keep], scores[keep], cells[keep], scale, more_bits)
+    return _refine_argmax(indices[keep], scores[keep], cells[keep], scale, more_bits, denominator)
 
 
 #: Refinement rounds before giving up: each round narrows every contender's key interval about
@@ -479,8 +489,8 @@ _MAX_ROUNDS = 64
 
 
 def _refine_argmax(indices: np.ndarray, scores: np.ndarray, cells: np.ndarray, scale: float,
-                   more_bits: MoreBits) -> int:
-    """The exact argmax of scale · scores/2^20 + G among contenders whose float intervals overlap.
+                   more_bits: MoreBits, denominator: int = SCORE_UNIT) -> int:
+    """The exact argmax of scale · scores/denominator + G among contenders whose float intervals overlap.
 
     Each round appends 64 fresh bits (``more_bits(indices, round)``) to each contender's uniform,
     U ∈ [c/2^b, (c + 1)/2^b) with b = 53 + 64·round, and encloses G = −log(−log U) and the key in
@@ -498,12 +508,13 @@ def _refine_argmax(indices: np.ndarray, scores: np.ndarray, cells: np.ndarray, s
         extra = np.asarray(more_bits(np.array([i for i, _, _ in alive], dtype=np.int64), round_), dtype=np.uint64)
         alive = [(i, q, (c << 64) | int(e)) for (i, q, c), e in zip(alive, extra)]
         bits += 64
-        iv.prec = bits + 128  # the cell ends, the score (< 2^63) and the scale (53 bits) are exact
+        # the cell ends, the score, the denominator and the scale (53 bits) are exact at this precision
+        iv.prec = bits + 128 + max(int(abs(q)).bit_length() for _, q, _ in alive) + int(denominator).bit_length()
         exact_scale = iv.mpf(float(scale))
         keys = []
         for _, q, c in alive:
             u = iv.mpf([c, c + 1]) / 2**bits  # [c/2^b, (c + 1)/2^b], exact ends
-            keys.append(exact_scale * q / SCORE_UNIT - iv.log(-iv.log(u)))
+            keys.append(exact_scale * q / denominator - iv.log(-iv.log(u)))
         best = max(range(len(alive)), key=lambda n: keys[n].a)
         floor = keys[best].a
         if all(keys[n].b < floor for n in range(len(alive)) if n != best):
@@ -514,8 +525,11 @@ def _refine_argmax(indices: np.ndarray, scores: np.ndarray, cells: np.ndarray, s
 
 
 def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[str], k: int, scale: float,
-                            cells: np.ndarray, more_bits: MoreBits) -> tuple[Lattice, int, int]:
-    """argmax over lattice nodes g of the exact key ``scale · q(S, g) + G_g``, G_g the exact Gumbel
+                            cells: np.ndarray, more_bits: MoreBits,
+                            objective: Objective | None = None) -> tuple[Lattice, int, int]:
+    """argmax over lattice nodes g of the exact key ``scale · q_int(S, g) / D + G_g`` (D the
+    objective's :meth:`~.objectives.Objective.key_denominator`; ``scale`` = ε1 gives the
+    exponential mechanism), G_g the exact Gumbel
     −log(−log U_g) with U_g's first 53 bits ``cells[g]`` and further bits from ``more_bits``,
     without scoring every node: (lattice, chosen index, nodes scored).
 
@@ -526,15 +540,21 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
     is below the best lower key of a scored node; then no node in it can be the argmax. After the
     search, the scored nodes whose upper key reaches the best lower key are compared exactly
     (:func:`exact_gumbel_argmax`). The result is the argmax of the exact keys over every node, as
-    in the full evaluation; only the time and the bits drawn depend on the data.
+    in the full evaluation; only the time and the bits drawn depend on the data. Objectives
+    without such a bound (:attr:`~.objectives.Objective.weighted` false) score every node
+    (:func:`gumbel_max_full`).
     """
-    heights = tuple(sample.hierarchies[c].height for c in columns)
+    objective = objective or Objective("retained")
+    if not objective.weighted:
+        return gumbel_max_full(sample, columns, k, scale, cells, more_bits, objective)
+    denominator = objective.key_denominator(k)
+    heights = objective.candidate_heights(columns, sample.hierarchies)
     lattice = Lattice(tuple(columns), heights)
     cells = np.asarray(cells, dtype=np.int64)
     if sample.n_rows == 0:  # every score is 0: the choice is uniform
         every = np.arange(lattice.size, dtype=np.int64)
         return lattice, exact_gumbel_argmax(every, np.zeros(lattice.size, dtype=np.int64), cells, scale,
-                                            more_bits), 0
+                                            more_bits, denominator), 0
     order = search_order(heights)
     searched = Lattice(tuple(columns[j] for j in order), tuple(heights[j] for j in order))
     # cells in the searched lattice's node order, so each block of nodes is contiguous
@@ -542,7 +562,7 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
     to_searched = np.arange(lattice.size, dtype=np.int64).reshape(shape).transpose(order).ravel()
     cells = cells[to_searched]
     g_lo, g_hi = gumbel_enclosure(cells)
-    tables = _KeyedTables(sample, searched.columns)
+    tables = _KeyedTables(sample, searched.columns, objective, k)
     node_strides = searched.strides
     d = tables.d
     block_max = [g_hi.reshape(-1, int(node_strides[p])).max(axis=1) for p in range(d)]
@@ -553,7 +573,7 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
     def visit(attribute: int, keys: np.ndarray, counts: np.ndarray, index: int) -> None:
         if attribute == d:
             q = tables.score(keys, counts, levels, k)
-            lo, hi = _key_bounds(scale * (q / SCORE_UNIT), g_lo[index], g_hi[index])
+            lo, hi = _key_bounds(scale * (q / denominator), g_lo[index], g_hi[index])
             scored.append((index, q, hi))
             best[0] = max(best[0], lo)
             return
@@ -564,7 +584,7 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
         children = []
         for level, bound in enumerate(bounds):
             child = index + level * block
-            _, upper = _key_bounds(scale * (int(bound) / SCORE_UNIT), 0.0, block_max[attribute][child // block])
+            _, upper = _key_bounds(scale * (int(bound) / denominator), 0.0, block_max[attribute][child // block])
             children.append((upper, level, child))
         made = {0: (keys, counts)}  # child tables by level, each rolled up from the nearest below
         for upper, level, child in sorted(children, key=lambda c: -c[0]):
@@ -584,8 +604,33 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
         chosen = int(original_index[0])
     else:
         chosen = exact_gumbel_argmax(original_index, np.array([q for _, q in contenders], dtype=object),
-                                     cells[[index for index, _ in contenders]], scale, more_bits)
+                                     cells[[index for index, _ in contenders]], scale, more_bits, denominator)
     return lattice, chosen, len(scored)
+
+
+def gumbel_max_full(sample: Dataset | CountedSample, columns: Sequence[str], k: int, scale: float,
+                    cells: np.ndarray, more_bits: MoreBits, objective: Objective) -> tuple[Lattice, int, int]:
+    """:func:`gumbel_max_over_lattice` for an objective without a branch-and-bound bound: every
+    candidate node is scored exactly (:func:`lattice_scores`, the target column last so a
+    node's classes are grouped by their quasi-identifiers), then the exact argmax of the keys
+    (:func:`exact_gumbel_argmax`)."""
+    heights = objective.candidate_heights(columns, sample.hierarchies)
+    lattice = Lattice(tuple(columns), heights)
+    order = list(range(len(columns)))
+    if objective.target is not None:
+        t = list(columns).index(objective.target)
+        order = [j for j in order if j != t] + [t]
+    ordered = [columns[j] for j in order]
+    _, scores = lattice_scores(sample, ordered, k, objective)
+    shape = [heights[j] + 1 for j in order]
+    # node i of the caller's lattice is node to_ordered[i] of the ordered one
+    inverse = np.argsort(order)
+    to_ordered = np.arange(lattice.size, dtype=np.int64).reshape(shape).transpose(inverse).ravel()
+    scores = scores[to_ordered]
+    every = np.arange(lattice.size, dtype=np.int64)
+    chosen = exact_gumbel_argmax(every, scores, np.asarray(cells, dtype=np.int64), scale, more_bits,
+                                 objective.key_denominator(k))
+    return lattice, chosen, lattice.size
 
 
 def random_bits(randomness: Randomness) -> MoreBits:
@@ -596,24 +641,33 @@ def random_bits(randomness: Randomness) -> MoreBits:
 
 
 def choose_scheme(sample: Dataset | CountedSample, columns: Sequence[str], k: int, epsilon1: float,
-                  randomness: Randomness) -> SchemeChoice:
-    """Select a scheme with the ε1-DP exponential mechanism over every lattice node (Theorem 6's
-    Am), by the Gumbel-max trick: node g wins with probability ∝ exp(ε1·q(S, g)/Δq) (monotone
-    q, Δq = 1), sampled exactly (module docstring: exact integer scores, exact Gumbels by lazy
-    interval refinement). Only the sample is read; the choice is ε1-DP with respect to the sample."""
+                  randomness: Randomness, objective: Objective | str | None = None) -> SchemeChoice:
+    """Select a scheme with the ε1-DP exponential mechanism over every candidate lattice node
+    (Theorem 6's Am), by the Gumbel-max trick: node g wins with probability
+    ∝ exp(ε1 · q(S, g) / (m · Δq)) for the ``objective`` (:mod:`.objectives`: its proved Δq, m = 1
+    when monotone, else 2), sampled exactly (module docstring: exact integer scores, exact Gumbels
+    by lazy interval refinement). The candidates are fixed by the hierarchies and the objective
+    alone. Only the sample is read; the choice is ε1-DP with respect to the sample."""
+    if not isinstance(objective, Objective):
+        objective = make_objective(objective)
     missing = [c for c in columns if c not in sample.hierarchies]
     if missing:
         raise HierarchyError(f"quasi-identifier '{missing[0]}' has no hierarchy to choose a level from")
+    if objective.target is not None and objective.target not in columns:
+        raise ParameterError(f"the target '{objective.target}' is not a published column")
     if not (isinstance(epsilon1, (int, float)) and np.isfinite(epsilon1) and epsilon1 > 0):
         raise ParameterError(f"epsilon1 must be a finite number > 0, got {epsilon1!r}")
-    size = int(np.prod([sample.hierarchies[c].height + 1 for c in columns]))
+    heights = objective.candidate_heights(columns, sample.hierarchies)
+    size = int(np.prod([h + 1 for h in heights]))
     cells = gumbel_cells(randomness.generator, size)
-    scale = float(epsilon1) / SCORE_SENSITIVITY  # Δq = 1: exactly ε1
-    lattice, index, scored = gumbel_max_over_lattice(sample, columns, k, scale, cells, random_bits(randomness))
+    lattice, index, scored = gumbel_max_over_lattice(sample, columns, k, float(epsilon1), cells,
+                                                     random_bits(randomness), objective)
     levels = dict(zip(columns, (int(x) for x in lattice.nodes()[index])))
     scheme = GeneralizationScheme(
         levels, {c: sample.hierarchies[c] for c in columns},
         name=f"scheme chosen by the exponential mechanism ({_scheme_text(levels)})",
     )
-    bound = SCORE_SENSITIVITY / float(epsilon1) * (np.log(size) + np.log(20.0))
-    return SchemeChoice(scheme, float(epsilon1), size, SCORE_SENSITIVITY, float(bound), scored)
+    sensitivity = objective.sensitivity(k)
+    factor = 1.0 if objective.monotone else 2.0
+    bound = factor * sensitivity / float(epsilon1) * (np.log(size) + np.log(20.0))
+    return SchemeChoice(scheme, float(epsilon1), size, sensitivity, float(bound), scored, objective, int(k))

@@ -69,6 +69,10 @@ def render_plan(plan: dict[str, Any], print_: Any) -> None:
     print_(f"  recoding      {selection}")
     print_(f"  k             {plan['k']} (smallest k with d(k, beta, {plan['epsilon_anon']:.4g}) = "
            f"{plan['delta']:.3g} <= {plan['delta_target']:g})")
+    if plan.get("scheme") is None and plan.get("objective"):
+        target = f" of '{plan['target']}'" if plan.get("target") else ""
+        candidates = f" among {plan['candidates']:,} candidate schemes" if plan.get("candidates") else ""
+        print_(f"  objective     {plan['objective']}{target}{candidates}; epsilon1 {plan.get('epsilon1_rule', '')}")
     if plan["releases"] > 1:
         print_(f"  releases      {plan['releases']} on fresh samples: (epsilon = {plan['total_epsilon']:.4g}, "
                f"delta = {plan['total_delta']:.3g}) in total [{plan['composition']}]")
@@ -83,6 +87,13 @@ def render_plan_facts(facts: dict[str, Any], print_: Any) -> None:
     print_(CUSTODIAN_HEADING)
     print_(f"  expected      about {facts['expected_sample_rows']:,.0f} sampled rows of {facts['input_rows']:,} per "
            "release, before suppression of classes smaller than k")
+    resolution = facts.get("resolution")
+    if resolution:
+        levels = ", ".join(f"{c}={v}" for c, v in resolution["levels"].items())
+        fits = resolution["possible_tuples"] <= resolution["classes_fillable"]
+        what = "finest preset that fits" if fits else "not even the coarse preset fits (classes will merge only where the data concentrates)"
+        print_(f"  resolution    about {resolution['classes_fillable']:,.0f} classes of k rows; {what}: "
+               f"{resolution['preset']} ({levels}), {resolution['possible_tuples']:,} possible tuples")
 
 # the planner's parameters and the options that set them
 PLAN_OPTIONS = {"epsilon": "--epsilon", "epsilon1": "--epsilon1", "delta": "--delta", "beta": "--beta", "k": "--k"}
@@ -98,6 +109,9 @@ def register(app: typer.Typer) -> None:
         beta: Annotated[Optional[float], typer.Option("--beta", help="Fix the sampling rate (default: 1 − e^−(ε − ε1)).")] = None,
         epsilon1: Annotated[Optional[float], typer.Option("--epsilon1", help="ε spent choosing the scheme from the data (default: 10% of ε).")] = None,
         scheme: Annotated[Optional[str], typer.Option("--scheme", help="A fixed scheme, chosen without the data: a preset (none, fine, medium, coarse) and/or col=level pairs, e.g. 'medium,age=1'. Makes the release strongly safe (ε1 = 0).")] = None,
+        objective: Annotated[Optional[str], typer.Option("--objective", help="What the scheme selection optimises: retained (default), loss, discernibility, or classification (with --target).")] = None,
+        target: Annotated[Optional[str], typer.Option("--target", help="The column a release for a model must predict (--objective classification): kept as it is, never generalized.")] = None,
+        columns: Annotated[Optional[list[str]], typer.Option("--columns", help="Publish exactly these comma-separated columns (the guarantee covers what is released). With --plan-only, give it several times to compare column sets.")] = None,
         releases: Annotated[int, typer.Option("--releases", help="Number of releases, each from a fresh independent sample; certified together.")] = 1,
         plan_only: Annotated[bool, typer.Option("--plan-only", help="Print the plan and the expected size, read nothing else, write nothing.")] = False,
         custodian_report: Annotated[Optional[Path], typer.Option("--custodian-report", help="Also write the custodian-only facts (sample sizes, suppression, utility, ledger entry; not covered by the guarantee) to this JSON file, which may not lie in the release's folder.")] = None,
@@ -130,37 +144,77 @@ def register(app: typer.Typer) -> None:
 
         if no_ledger and (ledger is not None or budget is not None):
             raise ParameterError("--no-ledger cannot be combined with --ledger or --budget")
+        column_sets = [split_list(c) for c in columns] if columns else [None]
+        options = dict(k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases, objective=objective,
+                       target=target)
         if plan_only:
             with naming_options(**PLAN_OPTIONS):
-                plan = api.plan_publish(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
-                                        releases=releases)
-            rows = _count_rows(data, engine, spark_master)
-            facts = {"notice": "CUSTODIAN ONLY: the table's exact size, NOT covered by the privacy guarantee",
-                     "input_rows": rows, "expected_sample_rows": plan.expected_sample_rows(rows)}
-
-            def show() -> None:
-                render_plan(plan.as_dict(), typer.echo)
-                render_plan_facts(facts, typer.echo)
-
-            emit({"plan": plan.as_dict(), "custodian_only": facts}, as_json, show)
+                api.plan_publish(epsilon, delta, **options)  # refuse bad parameters before reading anything
+            _plan_only(data, epsilon, delta, options, column_sets, qi, sensitive, schema, engine, spark_master, as_json)
             return
+        if len(column_sets) > 1:
+            raise ParameterError("give --columns once to publish (several sets are for --plan-only)")
         if out is None:
             raise ParameterError("give --out PATH (.csv or .parquet) for the release, or --plan-only")
         with naming_options(**PLAN_OPTIONS):  # the plan's refusals name the option the user gave
-            api.plan_publish(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases)
+            api.plan_publish(epsilon, delta, **options)
         publication = api.publish(
             data, epsilon=epsilon, delta=delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
             releases=releases, qi=split_list(qi), sensitive=split_list(sensitive), schema=schema,
             out=out, force=force, seed=seed,
             ledger=None if no_ledger else (ledger if ledger is not None else "default"),
             name=name, budget=parse_budget(budget), engine=engine, spark_master=spark_master,
-            custodian_report=custodian_report, escape_formulas=escape_formulas,
+            custodian_report=custodian_report, escape_formulas=escape_formulas, objective=objective, target=target,
+            columns=column_sets[0],
         )
         payload = publication.summary()
         payload["custodian_only"] = publication.custodian_report()
         if custodian_report is not None:
             payload["custodian_only"]["written_to"] = str(custodian_report)
         emit(payload, as_json, lambda: _render(payload, typer.echo))
+
+
+def _plan_only(data: str, epsilon: float, delta: float, options: dict[str, Any], column_sets: list[Any],
+               qi: str | None, sensitive: str | None, schema: Any, engine: str, spark_master: str | None,
+               as_json: bool) -> None:
+    """``--plan-only``: the plan of each column set (public: fixed by the parameters, the schema and
+    the hierarchies), and under the custodian heading the table's size, the expected sample and
+    the finest uniform resolution its classes could reach (:func:`resolution_outlook`)."""
+    from crowdsafe import api
+    from crowdsafe.anonymize.publish import plan_for_dataset, prepare_dataset, resolution_outlook
+
+    if engine != "polars":
+        plan = api.plan_publish(epsilon, delta, **options)
+        rows = _count_rows(data, engine, spark_master)
+        plans = [(plan, None, {"input_rows": rows, "expected_sample_rows": plan.expected_sample_rows(rows)})]
+    else:
+        dataset = api.load(data, schema=schema, qi=split_list(qi), sensitive=split_list(sensitive))
+        plans = []
+        for chosen in column_sets:
+            with naming_options(**PLAN_OPTIONS):
+                plan = plan_for_dataset(dataset, epsilon, delta, columns=chosen, **options)
+            prepared, published, _ = prepare_dataset(dataset, chosen)
+            plans.append((plan, published, {
+                "input_rows": dataset.n_rows,
+                "expected_sample_rows": plan.expected_sample_rows(dataset.n_rows),
+                "resolution": resolution_outlook(prepared, published, plan, dataset.n_rows),
+            }))
+    notice = "CUSTODIAN ONLY: computed from the table's exact size, NOT covered by the privacy guarantee"
+    payload = {"plans": [{"columns": published, "plan": plan.as_dict(),
+                          "custodian_only": {"notice": notice, **facts}} for plan, published, facts in plans]}
+    if len(plans) == 1:
+        payload["plan"] = payload["plans"][0]["plan"]
+        payload["custodian_only"] = payload["plans"][0]["custodian_only"]
+
+    def show() -> None:
+        for plan, published, facts in plans:
+            if published is not None:
+                typer.echo(f"columns       {', '.join(published)}")
+            render_plan(plan.as_dict(), typer.echo)
+            render_plan_facts(facts, typer.echo)
+            typer.echo("")
+
+    emit(payload, as_json, show)
 
 
 def _render(payload: dict[str, Any], print_: Any) -> None:

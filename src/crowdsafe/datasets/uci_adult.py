@@ -9,7 +9,7 @@ income; the rest insensitive. Change them with ``qi=`` / ``sensitive=``.
 The hierarchies are data-independent (fixed domains and rules), so they can drive a strongly
 safe recoding:
 
-- age: 5-, 10-, 20-year bands (top-coded at 80), then ``*``;
+- age: 5-, 10-, 20-year bands (top-coded at 80), then under 40 / 40 and over, then ``*``;
 - education (and education-num): school levels (primary, lower secondary, upper secondary
   without diploma, high-school graduate, some college, associate, bachelors, graduate), then
   no diploma / high school or associate / university degree, then ``*``;
@@ -152,10 +152,21 @@ _CONTINENTS = {
 }
 
 
+def _age_hierarchy() -> Hierarchy:
+    """5-, 10- and 20-year bands top-coded at 80, then two halves split at 40 (the top code joins
+    the older half), then ``*``: fixed by the domain alone."""
+    bands = intervals("age", AGE_DOMAIN, widths=[5, 10, 20], top=80)
+    ages = bands.leaves.to_list()
+    levels = [[bands.labels[level][node] for node in bands.leaf_map(level)] for level in range(1, bands.height)]
+    levels.append(["[0, 40)" if age < 40 else ">=40" for age in ages])
+    levels.append(["*"] * len(ages))
+    return Hierarchy.from_columns("age", bands.leaves, levels)
+
+
 def hierarchies() -> dict[str, Hierarchy]:
     """Default hierarchies for Adult's categorical and numeric quasi-identifier candidates."""
     return {
-        "age": intervals("age", AGE_DOMAIN, widths=[5, 10, 20], top=80),
+        "age": _age_hierarchy(),
         "workclass": grouping("workclass", [{
             "Private": ["Private"],
             "Self-employed": ["Self-emp-not-inc", "Self-emp-inc"],
