@@ -41,21 +41,22 @@ def test_a_small_run(tmp_path):
          "accuracy_min": 0.83, "accuracy_max": 0.83, "seconds_mean": 0.2},
     ]}))
     result = run("utility", tmp_path / "out", 3,
-                 {"seeds": "2", "epsilons": "2", "logistic": "no", "ceiling_seeds": "1", "peers": str(peers)})
+                 {"seeds": "1", "epsilons": "2", "logistic": "no", "peers": str(peers),
+                  "objectives": "retained,classification"})
     names = {f.name for f in result.files}
     assert names == {"utility_runs.csv", "utility_summary.csv", "utility_vs_epsilon.png"}
     with (tmp_path / "out" / "utility" / "utility_summary.csv").open() as handle:
         table = list(csv.DictReader(handle))
     labels = {row["label"] for row in table}
     assert {f"{NON_PRIVATE} · majority", MAJORITY_RATE, f"{MONDRIAN} · majority", f"{LATTICE} · majority",
-            f"{CERTIFIED} (retained) · majority", f"{CEILING} · majority", "peer: dp-logistic",
+            f"{CERTIFIED} (retained) · majority", f"{CERTIFIED} (classification) · majority", f"{CEILING} · majority", "peer: dp-logistic",
             "peer: logistic (non-private)"} <= labels
     for row in table:
         low, mean, high = float(row["accuracy_min"]), float(row["accuracy_mean"]), float(row["accuracy_max"])
         assert 0.0 <= low <= mean <= high <= 1.0, row
         assert float(row["seconds"]) >= 0.0
     by_label = {row["label"]: row for row in table}
-    assert by_label[f"{CERTIFIED} (retained) · majority"]["runs"] == "2"
+    assert by_label[f"{CERTIFIED} (retained) · majority"]["runs"] == "1"
     assert by_label[f"{CEILING} · majority"]["runs"] == "1"
     assert by_label["peer: dp-logistic"]["source"].startswith("peers-dplr.json")
     # the majority rate is the test split's largest income share, counted here row by row
@@ -70,7 +71,8 @@ def test_a_small_run(tmp_path):
     with (tmp_path / "out" / "utility" / "utility_runs.csv").open() as handle:
         runs = list(csv.DictReader(handle))
     certified = [r for r in runs if r["method"] == CERTIFIED]
-    assert len(certified) == 2 and {r["seed"] for r in certified} == {"0", "1"}
+    assert len(certified) == 2 and {r["seed"] for r in certified} == {"0"}
+    assert {r["objective"] for r in certified} == {"retained", "classification"}
     assert all(0.0 <= float(r["suppression_rate"]) <= 1.0 for r in certified)
 
 

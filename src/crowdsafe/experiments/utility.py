@@ -4,20 +4,22 @@ Adult's train file gives the releases, its test file the accuracy; the features 
 quasi-identifiers, the target income. For each ε (default 0.5, 1, 2; δ = 1e-6) and each seed
 (default 5), one run measures:
 
-- **certified release** (:func:`crowdsafe.anonymize.publish.publish_dataset`, the guarantee of
-  Li, Qardaji and Su 2012, Theorem 6: Bernoulli-β sampling, an ε1-DP choice of the recoding, k
-  from the plan) under each selection objective
+- **certified release** (:func:`crowdsafe.anonymize.publish.publish_dataset` with ``force``,
+  the guarantee of Li, Qardaji and Su 2012, Theorem 6: Bernoulli-β sampling, an ε1-DP choice of
+  the recoding, k from the plan) under each selection objective
   (:data:`crowdsafe.anonymize.objectives.OBJECTIVES`; ``classification`` with target income),
-  scored with the majority lookup (:func:`crowdsafe.metrics.majority_lookup`: each generalized
-  tuple predicts its majority income) and with a logistic regression
-  (:func:`crowdsafe.metrics.release_accuracy`);
+  planned as ``crowdsafe publish`` plans it (:func:`crowdsafe.anonymize.publish.plan_for_dataset`:
+  the planner chooses ε1), scored with the majority lookup
+  (:func:`crowdsafe.metrics.majority_lookup`: each generalized tuple predicts its majority
+  income) and with a logistic regression (:func:`crowdsafe.metrics.release_accuracy`);
 - **Mondrian** and the **optimal lattice** (suppression at most 10%) on the whole train file at
-  the same k (no guarantee: both fit the data); deterministic, so run once per ε;
+  the classification plan's k (no guarantee: both fit the data); deterministic, so run once
+  per ε;
 - **best lattice node** (a ceiling, no guarantee): every node of the generalization lattice
-  with income kept, applied to one Bernoulli-β sample as the theorem requires (classes of the
-  whole tuple, income included, under k suppressed), scored with the majority lookup. It picks
-  the node with the test set, so it bounds what a selection could reach; the share of nodes at
-  or above 0.80 is reported beside it;
+  with income kept, applied to one Bernoulli-β sample (β and k of the classification plan) as
+  the theorem requires (classes of the whole tuple, income included, under k suppressed),
+  scored with the majority lookup. It picks the node with the test set, so it bounds what a
+  selection could reach; the share of nodes at or above 0.80 is reported beside it;
 - **non-private**: the majority lookup and the logistic regression trained on the train file,
   and the test file's majority rate;
 - **DP peers** (DP logistic regression, AIM/MST synthetic data): read from
@@ -36,7 +38,6 @@ is a custodian's experiment, not a release.
 
 from __future__ import annotations
 
-import inspect
 import json
 import math
 import time
@@ -61,7 +62,7 @@ CEILING_THRESHOLD = 0.80
 WORKLOAD_QUERIES = 1000
 PEERS_FOLDER = Path(__file__).resolve().parents[3] / "bench" / "results"
 PEER_FILES = ("peers-dplr.json", "peers-synth.json")
-DEFAULT_OBJECTIVE = "retained"
+CEILING_OBJECTIVE = "classification"
 
 # methods of the table (the label column); a certified release's label carries its objective
 CERTIFIED = "certified"
@@ -126,26 +127,20 @@ class Options:
 
 
 def planner_objectives() -> tuple[str, ...]:
-    """The objectives the planner offers (only the default before objectives exist)."""
-    from crowdsafe.anonymize.publish import plan_publication
-
-    if "objective" not in inspect.signature(plan_publication).parameters:
-        return (DEFAULT_OBJECTIVE,)
+    """The objectives the planner offers (:data:`crowdsafe.anonymize.objectives.OBJECTIVES`)."""
     from crowdsafe.anonymize.objectives import OBJECTIVES
 
     return tuple(OBJECTIVES)
 
 
-def make_plan(epsilon: float, delta: float, objective: str) -> Any:
-    """The publish plan for ``objective`` (target income for the classification objective)."""
-    from crowdsafe.anonymize.publish import plan_publication
+def make_plan(data: Dataset, epsilon: float, delta: float, objective: str) -> Any:
+    """The plan ``crowdsafe publish`` makes for ``objective`` (target income for classification):
+    :func:`crowdsafe.anonymize.publish.plan_for_dataset`, whose ε1 the planner chooses from the
+    lattice's size (public)."""
+    from crowdsafe.anonymize.publish import plan_for_dataset
 
-    if "objective" not in inspect.signature(plan_publication).parameters:
-        if objective != DEFAULT_OBJECTIVE:
-            raise ParameterError(f"this planner has no objectives; only {DEFAULT_OBJECTIVE!r} is available")
-        return plan_publication(epsilon, delta)
     target = TARGET if objective == "classification" else None
-    return plan_publication(epsilon, delta, objective=objective, target=target)
+    return plan_for_dataset(data, epsilon, delta, objective=objective, target=target)
 
 
 def workload_error(release: pl.DataFrame, original: Dataset, columns: list[str], scale: float) -> float:
@@ -410,8 +405,6 @@ def measure(ctx: ExperimentContext, options: Options, data: Dataset, test: Datas
     missing = [o for o in objectives if o not in available_objectives]
     if missing:
         raise ParameterError(f"objective {missing[0]!r} is not offered by the planner; use: {', '.join(available_objectives)}")
-    if len(available_objectives) == 1:
-        notes.append(f"the planner offers no objectives yet: only the default ({DEFAULT_OBJECTIVE}) is measured")
 
     raw = data.frame.select([*qis, TARGET])
     for model in models:  # non-private: trained on the train file's values
@@ -424,8 +417,9 @@ def measure(ctx: ExperimentContext, options: Options, data: Dataset, test: Datas
     streams = iter(ctx.randomness.spawn(len(options.deltas) * len(options.epsilons) * options.seeds))
     for delta in options.deltas:
         for epsilon in options.epsilons:
-            plans = {o: make_plan(epsilon, delta, o) for o in objectives}
-            default = plans.get(DEFAULT_OBJECTIVE) or make_plan(epsilon, delta, DEFAULT_OBJECTIVE)
+            plans = {o: make_plan(data, epsilon, delta, o) for o in objectives}
+            # the ceiling and the classic methods use the classification plan's k (and β)
+            default = plans.get(CEILING_OBJECTIVE) or make_plan(data, epsilon, delta, CEILING_OBJECTIVE)
             k = default.k
             for name, algorithm, extra in ((MONDRIAN, "mondrian", {}),
                                            (LATTICE, "lattice", {"suppression_limit": LATTICE_SUPPRESSION})):
