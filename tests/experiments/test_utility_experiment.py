@@ -49,7 +49,8 @@ def test_a_small_run(tmp_path):
         table = list(csv.DictReader(handle))
     labels = {row["label"] for row in table}
     assert {f"{NON_PRIVATE} · majority", MAJORITY_RATE, f"{MONDRIAN} · majority", f"{LATTICE} · majority",
-            f"{CERTIFIED} (retained) · majority", f"{CERTIFIED} (classification) · majority", f"{CEILING} · majority", "peer: dp-logistic",
+            f"{CERTIFIED} (retained) · majority", f"{CERTIFIED} (classification) · majority",
+            f"{CEILING} · majority", "peer: dp-logistic",
             "peer: logistic (non-private)"} <= labels
     for row in table:
         low, mean, high = float(row["accuracy_min"]), float(row["accuracy_mean"]), float(row["accuracy_max"])
@@ -124,7 +125,7 @@ def reference_ceiling(train_rows, test_rows, k):
             overall_votes[y] += n
         # ties: the smaller income code ("<=50K" < ">50K")
         def pick(counter):
-            return min(counter, key=lambda y: (-counter[y], y)) if counter else "<=50K"
+            return min(counter, key=lambda value: (-counter[value], value)) if counter else "<=50K"
         overall = pick(overall_votes)
         right = sum(pick(votes[node(a, b)]) == y if node(a, b) in votes else overall == y for a, b, y in test_rows)
         accuracies[(la, lb)] = right / len(test_rows)

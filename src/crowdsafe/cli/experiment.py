@@ -26,7 +26,7 @@ def experiment_command(
     name: Annotated[str, typer.Argument(help="The experiment to run, or 'list' to list them.")],
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Results folder (default: results/).")] = None,
     seed: SeedOpt = None,
-    option: Annotated[Optional[list[str]], typer.Option(
+    option: Annotated[list[str] | None, typer.Option(
         "--option", "-O", help="KEY=VALUE passed to the experiment (repeatable), e.g. -O seeds=2.")] = None,
     as_json: JsonOpt = False,
 ) -> None:

@@ -86,7 +86,7 @@ class Options:
     peers: Path = PEERS_FOLDER
 
     @classmethod
-    def parse(cls, options: Mapping[str, str]) -> "Options":
+    def parse(cls, options: Mapping[str, str]) -> Options:
         known = {"seeds", "epsilons", "deltas", "objectives", "ceiling_seeds", "logistic", "peers"}
         unknown = sorted(set(options) - known)
         if unknown:
@@ -186,7 +186,7 @@ class LatticeCodes:
     test_right: np.ndarray  # (t, incomes) test rows of each income
 
     @classmethod
-    def of(cls, sample: Dataset, test: Dataset, columns: Sequence[str]) -> "LatticeCodes":
+    def of(cls, sample: Dataset, test: Dataset, columns: Sequence[str]) -> LatticeCodes:
         from crowdsafe.data import encode_series
         from crowdsafe.data.generalized import Domain
 
@@ -290,6 +290,12 @@ def lattice_ceiling(codes: LatticeCodes, hierarchies: Mapping[str, Any], k: int,
 
 # -- the DP peers' figures, measured elsewhere -----------------------------------------------------
 
+def sample_ceiling(sample: Dataset, test: Dataset, columns: Sequence[str], hierarchies: Mapping[str, Any],
+                   k: int) -> dict[str, Any]:
+    """:func:`lattice_ceiling` of ``sample`` against ``test`` (codes built, then every node scored)."""
+    return lattice_ceiling(LatticeCodes.of(sample, test, columns), hierarchies, k)
+
+
 def read_peers(folder: Path) -> tuple[list[dict[str, Any]], list[str]]:
     """The peers' summary rows (method, epsilon, runs, accuracy mean/min/max, seconds) from the
     bench scripts' JSON files in ``folder``, and notes on what is missing."""
@@ -348,9 +354,10 @@ class Runs:
         return pl.DataFrame(self.columns, strict=False)
 
 
-def timed(function: Callable[[], Any]) -> tuple[Any, float]:
+def timed(function: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, float]:
+    """``function(*args, **kwargs)`` and its wall time in seconds."""
     start = time.perf_counter()
-    result = function()
+    result = function(*args, **kwargs)
     return result, time.perf_counter() - start
 
 
@@ -404,11 +411,12 @@ def measure(ctx: ExperimentContext, options: Options, data: Dataset, test: Datas
     objectives = options.objectives or available_objectives
     missing = [o for o in objectives if o not in available_objectives]
     if missing:
-        raise ParameterError(f"objective {missing[0]!r} is not offered by the planner; use: {', '.join(available_objectives)}")
+        raise ParameterError(f"objective {missing[0]!r} is not offered by the planner; "
+                             f"use: {', '.join(available_objectives)}")
 
     raw = data.frame.select([*qis, TARGET])
     for model in models:  # non-private: trained on the train file's values
-        accuracy, seconds = timed(lambda: classifier_accuracy(raw, data, test, qis, model))
+        accuracy, seconds = timed(classifier_accuracy, raw, data, test, qis, model)
         runs.add(method=NON_PRIVATE, classifier=model, accuracy=accuracy, seconds=seconds,
                  classifier_seconds=seconds, guarantee="none")
     runs.add(method=MAJORITY_RATE, accuracy=majority_rate(test), seconds=0.0, guarantee="none")
@@ -423,11 +431,11 @@ def measure(ctx: ExperimentContext, options: Options, data: Dataset, test: Datas
             k = default.k
             for name, algorithm, extra in ((MONDRIAN, "mondrian", {}),
                                            (LATTICE, "lattice", {"suppression_limit": LATTICE_SUPPRESSION})):
-                made, seconds = timed(lambda: anonymize_dataset(data, algorithm, k, **extra))
+                made, seconds = timed(anonymize_dataset, data, algorithm, k, **extra)
                 suppression = made.rows_suppressed / made.rows_in
                 ncp = made.utility().gcp if made.rows_published else 1.0
                 for model in models:
-                    accuracy, fit = timed(lambda: classifier_accuracy(made.frame, data, test, qis, model))
+                    accuracy, fit = timed(classifier_accuracy, made.frame, data, test, qis, model)
                     runs.add(method=name, classifier=model, epsilon=epsilon, delta=delta, k=k, beta=1.0,
                              accuracy=accuracy, seconds=seconds, classifier_seconds=fit,
                              suppression_rate=suppression, ncp=ncp, rows_published=made.rows_published,
@@ -437,13 +445,13 @@ def measure(ctx: ExperimentContext, options: Options, data: Dataset, test: Datas
                 release_streams = stream.spawn(len(objectives) + 1)
                 for objective, release_stream in zip(objectives, release_streams):
                     plan = plans[objective]
-                    pub, seconds = timed(lambda: publish_dataset(data, plan, randomness=release_stream, force=True))
+                    pub, seconds = timed(publish_dataset, data, plan, randomness=release_stream, force=True)
                     facts = pub.custodian_report()["releases"][0]  # custodian-only: this is an experiment
                     per_column = facts["utility"]["ncp_per_column"]
                     ncp = float(np.mean([per_column[c] for c in qis]))
                     release = pub.release
                     for model in models:
-                        accuracy, fit = timed(lambda: classifier_accuracy(release.frame, data, test, qis, model))
+                        accuracy, fit = timed(classifier_accuracy, release.frame, data, test, qis, model)
                         runs.add(method=CERTIFIED, objective=objective, classifier=model, epsilon=epsilon,
                                  delta=delta, seed=seed, k=plan.k, beta=plan.beta, accuracy=accuracy,
                                  seconds=seconds, classifier_seconds=fit,
@@ -453,8 +461,7 @@ def measure(ctx: ExperimentContext, options: Options, data: Dataset, test: Datas
                                  guarantee=pub.certificate.summary())
                 if seed < ceiling_seeds:
                     sample = sample_of(data, default.beta, release_streams[-1])
-                    found, seconds = timed(lambda: lattice_ceiling(LatticeCodes.of(sample, test, qis),
-                                                                   data.hierarchies, k))
+                    found, seconds = timed(sample_ceiling, sample, test, qis, data.hierarchies, k)
                     runs.add(method=CEILING, classifier="majority", epsilon=epsilon, delta=delta, seed=seed, k=k,
                              beta=default.beta, accuracy=found["accuracy"], seconds=seconds,
                              suppression_rate=found["suppression_rate"], rows_published=None,
