@@ -29,8 +29,8 @@ quasi-identifiers, the target income. For each ε (default 0.5, 1, 2; δ = 1e-6)
 Every method's wall time is in the table (for a release: the time to make it; the classifier's
 fit is timed apart). Options (``crowdsafe experiment utility -O key=value``): ``seeds`` (5),
 ``epsilons`` (``0.5,1,2``; add ``4``), ``deltas`` (``1e-6``; ``1e-6,1e-4``), ``objectives``
-(all), ``ceiling_seeds`` (how many seeds get the lattice ceiling; all), ``logistic`` (``yes``),
-``peers`` (the folder of the peers' JSON files).
+(all), ``ceiling_seeds`` (how many seeds get the lattice ceiling, about 10 s each; 1),
+``logistic`` (``yes``), ``peers`` (the folder of the peers' JSON files).
 
 The sample sizes, suppression rates and NCP in the outputs are exact facts about the data: this
 is a custodian's experiment, not a release.
@@ -56,6 +56,7 @@ from crowdsafe.experiments.registry import ExperimentContext, experiment
 EPSILONS = (0.5, 1.0, 2.0)
 DELTAS = (1e-6,)
 SEEDS = 5
+CEILING_SEEDS = 1  # the best node moved by at most 0.001 across 5 seeds (docs/publish.md)
 TARGET = "income"
 LATTICE_SUPPRESSION = 0.1
 CEILING_THRESHOLD = 0.80
@@ -81,7 +82,7 @@ class Options:
     epsilons: tuple[float, ...] = EPSILONS
     deltas: tuple[float, ...] = DELTAS
     objectives: tuple[str, ...] | None = None  # None: every objective the planner offers
-    ceiling_seeds: int | None = None  # None: every seed
+    ceiling_seeds: int = CEILING_SEEDS
     logistic: bool = True
     peers: Path = PEERS_FOLDER
 
@@ -120,7 +121,7 @@ class Options:
             epsilons=numbers("epsilons", EPSILONS),
             deltas=numbers("deltas", DELTAS),
             objectives=objectives,
-            ceiling_seeds=whole("ceiling_seeds", None),
+            ceiling_seeds=whole("ceiling_seeds", CEILING_SEEDS) or CEILING_SEEDS,
             logistic=logistic in ("yes", "true", "1"),
             peers=Path(options["peers"]) if "peers" in options else PEERS_FOLDER,
         )
@@ -273,12 +274,13 @@ def lattice_ceiling(codes: LatticeCodes, hierarchies: Mapping[str, Any], k: int,
                         suppression_rate=1.0 - float(kept.sum()) / total_train)
 
     def visit(depth: int, ids: np.ndarray, groups: int, node: tuple[int, ...]) -> None:
-        if depth == len(columns):
-            score(ids, groups, node)
-            return
+        last = depth == len(columns) - 1
         for level, (mapped, size) in enumerate(levels_of[depth]):
-            refined, count = dense(ids * size + mapped, groups * size)
-            visit(depth + 1, refined, count, (*node, level))
+            if last:  # the narrowest column: its ids need not be dense to be counted
+                score(ids * size + mapped, groups * size, (*node, level))
+            else:
+                refined, count = dense(ids * size + mapped, groups * size)
+                visit(depth + 1, refined, count, (*node, level))
 
     visit(0, np.zeros(m + len(codes.test_codes), dtype=np.int64), 1, ())
     values = np.asarray(accuracies)
@@ -421,7 +423,7 @@ def measure(ctx: ExperimentContext, options: Options, data: Dataset, test: Datas
                  classifier_seconds=seconds, guarantee="none")
     runs.add(method=MAJORITY_RATE, accuracy=majority_rate(test), seconds=0.0, guarantee="none")
 
-    ceiling_seeds = options.seeds if options.ceiling_seeds is None else min(options.ceiling_seeds, options.seeds)
+    ceiling_seeds = min(options.ceiling_seeds, options.seeds)
     streams = iter(ctx.randomness.spawn(len(options.deltas) * len(options.epsilons) * options.seeds))
     for delta in options.deltas:
         for epsilon in options.epsilons:
