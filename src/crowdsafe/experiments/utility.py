@@ -509,7 +509,7 @@ def plot(ctx: ExperimentContext, runs: pl.DataFrame, table: pl.DataFrame, epsilo
         ax.set_xlabel("ε")
         ax.set_ylabel("income accuracy on adult.test")
         ax.set_title(title, fontsize=10)
-        ax.legend(fontsize=6, loc="lower right")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2)
     ax = axes[-1]
     losses = runs.filter(pl.col("epsilon").is_not_nan() & pl.col("suppression_rate").is_not_nan()
                          & pl.col("classifier").is_in(["majority", ""]))
@@ -526,7 +526,7 @@ def plot(ctx: ExperimentContext, runs: pl.DataFrame, table: pl.DataFrame, epsilo
     ax.set_xticks(list(epsilons), [f"{e:g}" for e in epsilons])
     ax.set_xlabel("ε")
     ax.set_title("suppression rate (solid) and NCP of the quasi-identifiers (dashed)", fontsize=10)
-    ax.legend(fontsize=6)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2)
     figure.tight_layout()
     ctx.png("utility_vs_epsilon", figure)
 
