@@ -1,8 +1,9 @@
 """Benchmark the safe pipeline (``crowdsafe publish``); print JSON.
 
 For each dataset (Adult, and the synthetic Adult at 1M and 10M rows; published columns: the eight
-quasi-identifiers and income, default hierarchies) and the default plan (ε = 1, δ = 1e-6: ε1 = 0.1,
-β = 0.593, k = 73): the time of each stage run the way ``publish_dataset`` runs it — plan, load,
+quasi-identifiers and income, default hierarchies) and the default plan (ε = 1, δ = 1e-6; ε1, β
+and k from the planner, ``plan_for_dataset``), under ``--objective`` (default retained;
+``classification`` predicts income): the time of each stage run the way ``publish_dataset`` runs it — plan, load,
 fingerprint, sample (+ the sample's fingerprint, its identity), the sample counted once (its
 frequency table, read by both the choice and Apply), the ε1-safe choice (exponential mechanism over
 the lattice), Apply, certify + write (CSV, as the pipeline writes it: one formatted line per
@@ -15,7 +16,7 @@ For Adult it also times the command line end to end, process start included, as 
 $CROWDSAFE_LEDGER for each run (best and median of --repeat), and the start-up floor
 ``python -c "import polars, numpy"``.
 
-Usage: python bench/publish.py [--sizes adult,1m,10m] [--repeat 3]
+Usage: python bench/publish.py [--sizes adult,1m,10m] [--repeat 3] [--objective classification]
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from crowdsafe.anonymize.publish import (
     apply_recoding,
     choose_recoding,
     count_sample,
-    plan_publication,
+    plan_for_dataset,
     prepare_dataset,
     publish_dataset,
     sample_of,
@@ -85,9 +86,10 @@ def command_line(repeat: int) -> dict[str, object]:
             "process_start_floor_seconds": min(floor)}
 
 
-def bench(name: str, repeat: int) -> dict[str, object]:
+def bench(name: str, repeat: int, objective: str = "retained") -> dict[str, object]:
     load_time, data = timed(lambda: load(name))
-    plan_time, plan = timed(lambda: plan_publication(1.0, 1e-6))
+    target = "income" if objective == "classification" else None
+    plan_time, plan = timed(lambda: plan_for_dataset(data, 1.0, 1e-6, objective=objective, target=target))
     prepared, columns, _ = prepare_dataset(data)
     floor = best_of(lambda: prepared.frame.group_by(columns).len(), repeat)
     fingerprint_time, _ = timed(data.fingerprint)
@@ -116,7 +118,7 @@ def bench(name: str, repeat: int) -> dict[str, object]:
         "dataset": name,
         "rows": data.n_rows,
         "published_columns": columns,
-        "plan": {"k": plan.k, "beta": plan.beta, "epsilon1": plan.epsilon1},
+        "plan": {"k": plan.k, "beta": plan.beta, "epsilon1": plan.epsilon1, "objective": plan.objective},
         "floor_group_by_seconds": floor,
         "stages_seconds": {
             "load": load_time, "plan": plan_time, "fingerprint": fingerprint_time,
@@ -138,11 +140,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="adult,1m,10m")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--objective", default="retained", help="the selection's objective (classification: income)")
     args = parser.parse_args()
     results = []
     for name in args.sizes.split(","):
-        entry = bench(name.strip(), args.repeat)
-        if name.strip() == "adult":
+        entry = bench(name.strip(), args.repeat, args.objective)
+        if name.strip() == "adult" and args.objective == "retained":
             entry.update(command_line(args.repeat))
         results.append(entry)
         print(json.dumps(entry), file=sys.stderr)

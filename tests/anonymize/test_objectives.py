@@ -1,24 +1,39 @@
 """The selection's objectives: each score's sensitivity and monotonicity, checked on neighbouring
-samples (one row removed, including a class crossing the k threshold), and the classification
-score against a brute-force count from its definition."""
+samples (one row removed, including a class crossing the k threshold), the classification and
+entropy scores against brute-force evaluations from their definitions, and the entropy choice's
+frequencies against the exponential mechanism's."""
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections import Counter
+from fractions import Fraction
 
+import mpmath
 import numpy as np
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scipy import stats
+from strategies import OUTCOMES, tables
 
-from crowdsafe.anonymize.objectives import OBJECTIVES, discernibility_score, make_objective
-from crowdsafe.anonymize.selection import choose_scheme, lattice_scores
+from crowdsafe.anonymize.objectives import (
+    OBJECTIVES,
+    discernibility_score,
+    make_objective,
+)
+from crowdsafe.anonymize.selection import (
+    _EntropyScorer,
+    choose_scheme,
+    exact_gumbel_argmax,
+    lattice_scores,
+    random_bits,
+)
 from crowdsafe.data import Dataset, Schema, flat, intervals
 from crowdsafe.errors import ParameterError
 from crowdsafe.randomness import Randomness
-from strategies import OUTCOMES, tables
 
 COLUMNS = ["age", "colour", "shape", "outcome"]
 
@@ -35,13 +50,21 @@ def _objective(name: str):
     return make_objective(name, "outcome" if name == "classification" else None)
 
 
-def _check_neighbours(full: np.ndarray, reduced: np.ndarray, name: str, k: int) -> None:
-    objective = _objective(name)
-    change = np.asarray(full, dtype=object) - np.asarray(reduced, dtype=object)
+def _check_neighbours(full: np.ndarray, reduced: np.ndarray, name: str, k: int, data: Dataset) -> float:
+    """Assert the scores of neighbouring samples differ by at most the sensitivity (and in one
+    direction when monotone); return the largest change over the bound."""
+    objective = _objective(name).for_columns(COLUMNS, data.hierarchies)
     bound = objective.sensitivity_units(k)
-    assert max(abs(int(c)) for c in change) <= bound
+    if objective.exact:
+        change = [int(a) - int(b) for a, b in zip(full, reduced)]
+        slack = 0.0
+    else:  # float scores: each within a relative 1e-12 of the exact one here, far below this slack
+        change = [float(a) - float(b) for a, b in zip(full, reduced)]
+        slack = 1e-9 * (1.0 + max(abs(float(x)) for x in [*full, *reduced]))
+    assert max(abs(c) for c in change) <= bound + slack
     if objective.monotone:  # a row removed never raises a score
-        assert min(int(c) for c in change) >= 0
+        assert min(change) >= 0
+    return max(abs(c) for c in change) / bound
 
 
 @pytest.mark.parametrize("name", list(OBJECTIVES))
@@ -53,7 +76,7 @@ def test_removing_a_row_moves_every_score_by_at_most_the_sensitivity(name, data,
     objective = _objective(name)
     _, full = lattice_scores(data, COLUMNS, k, objective)
     _, reduced = lattice_scores(_without_row(data, drop % data.n_rows), COLUMNS, k, objective)
-    _check_neighbours(full, reduced, name, k)
+    _check_neighbours(full, reduced, name, k, data)
 
 
 def _crossing_table(k: int) -> Dataset:
@@ -76,7 +99,7 @@ def test_a_class_crossing_k_moves_the_score_by_at_most_the_sensitivity(name, k):
     objective = _objective(name)
     _, full = lattice_scores(data, COLUMNS, k, objective)
     _, reduced = lattice_scores(_without_row(data, 0), COLUMNS, k, objective)
-    _check_neighbours(full, reduced, name, k)
+    _check_neighbours(full, reduced, name, k, data)
     # the step score the ramp replaces (rows in classes of >= k) jumps by k on this very pair:
     # a check against Δ = O(1) would catch it
     sizes = Counter(data.frame.rows())
@@ -135,3 +158,223 @@ def test_classification_never_generalizes_the_target_and_needs_one():
         make_objective("accuracy")
     with pytest.raises(ParameterError, match="not a published column"):
         choose_scheme(data, COLUMNS[:-1], 5, 1.0, Randomness(0), make_objective("classification", "outcome"))
+
+
+# -- entropy ----------------------------------------------------------------------------------------
+
+def _brute_force_entropy(data: Dataset, columns: list[str], k: int, exact: bool = False) -> dict[tuple[int, ...], object]:
+    """q = −Σ_E [(c − e(c))·B + (e(c)/c)·L(E)] of every node, row by row from the definition
+    (objectives.py): ℓ(r) = Σ_j min(log2 L_j, log2(c_j(N)/c_j(v))), e(c) = c·min(c, k)/k, B the sum
+    of the caps. In floats (math.log2, Fractions for the ramp), or with ``exact`` in mpmath at the
+    current precision. Shares no code with the selection."""
+    hierarchies = [data.hierarchies[c] for c in columns]
+    rows = data.frame.select(columns).rows()
+    leaf = [{v: i for i, v in enumerate(h.leaves.to_list())} for h in hierarchies]
+    codes = [[leaf[j][row[j]] for j in range(len(columns))] for row in rows]
+
+    def log2(p: int, q: int = 1):
+        return mpmath.log(mpmath.mpf(p) / q, 2) if exact else math.log2(Fraction(p, q))
+
+    caps = [log2(h.size(0)) if h.size(0) > 1 else 0 for h in hierarchies]
+    cap = sum(caps)
+    value_count = [Counter(c[j] for c in codes) for j in range(len(columns))]
+    scores = {}
+    for levels in itertools.product(*[range(h.height + 1) for h in hierarchies]):
+        nodes = [tuple(int(h.leaf_map(level)[c[j]]) for j, (h, level) in enumerate(zip(hierarchies, levels)))
+                 for c in codes]
+        node_count = [Counter(n[j] for n in nodes) for j in range(len(columns))]
+        lost = [sum(min(caps[j], log2(node_count[j][n[j]], value_count[j][c[j]])) for j in range(len(columns)))
+                for c, n in zip(codes, nodes)]
+        classes: dict[tuple, list[int]] = {}
+        for i, n in enumerate(nodes):
+            classes.setdefault(n, []).append(i)
+        total = 0
+        for members in classes.values():
+            c = len(members)
+            e = Fraction(c * min(c, k), k)
+            loss = sum(lost[i] for i in members)
+            if exact:
+                total += mpmath.mpf(c - e.numerator / mpmath.mpf(e.denominator)) * cap \
+                    + mpmath.mpf(min(c, k)) / k * loss
+            else:
+                total += float(c - e) * cap + float(e / c) * loss
+        scores[levels] = -total
+    return scores
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=tables(min_rows=1, max_rows=40, with_shape_hierarchy=True), k=st.integers(2, 6))
+def test_the_entropy_score_matches_its_definition(data, k):
+    """Float scores within 1e-9 of the brute force, within their error bound of the interval
+    enclosure, and the enclosure (200 bits) within 2^-100 of the brute force in mpmath."""
+    from crowdsafe.anonymize.objectives import _interval_context
+
+    data = _with_outcome_hierarchy(data)
+    objective = make_objective("entropy").for_columns(COLUMNS, data.hierarchies)
+    lattice, scores = lattice_scores(data, COLUMNS, k, objective)
+    unit = objective.denominator(k)
+    expected = _brute_force_entropy(data, COLUMNS, k)
+    scorer = _EntropyScorer(data, COLUMNS, k, objective)
+    iv = _interval_context(200)
+    nodes = lattice.nodes()
+    with mpmath.workprec(240):
+        exact = _brute_force_entropy(data, COLUMNS, k, exact=True)
+        for i, (node, score) in enumerate(zip(nodes, scores)):
+            levels = tuple(int(x) for x in node)
+            assert abs(score / unit - expected[levels]) <= 1e-9 * (1 + abs(expected[levels]))
+            if i % 7:  # the enclosure of every seventh node (it is the slow path)
+                continue
+            enclosure = scorer.interval(levels, iv)
+            assert enclosure.a - scorer.error <= score <= enclosure.b + scorer.error
+            low, high = mpmath.mpf(enclosure.a) / unit, mpmath.mpf(enclosure.b) / unit
+            assert high - low < mpmath.mpf(2) ** -100
+            assert abs((low + high) / 2 - exact[levels]) < mpmath.mpf(2) ** -100 * (1 + abs(exact[levels]))
+
+
+def test_the_entropy_sensitivity_is_b_plus_d_over_ln2_rounded_up():
+    data = _crossing_table(5)
+    objective = make_objective("entropy").for_columns(COLUMNS, data.hierarchies)
+    leaves = [data.hierarchies[c].size(0) for c in COLUMNS]
+    with mpmath.workprec(200):
+        bound = sum(mpmath.log(n, 2) + 1 / mpmath.log(2) for n in leaves if n >= 2)
+        units = int(mpmath.ceil(bound * 2**20))
+    assert objective.sensitivity_units(5) == 5 * units
+    assert objective.sensitivity(5) == units / 2**20
+    assert not objective.monotone and not objective.exact
+    with pytest.raises(ParameterError, match="for_columns"):
+        make_objective("entropy").sensitivity_units(5)
+
+
+def test_the_marginal_counts_can_move_the_entropy_by_more_than_b():
+    """Adding one row alone in its class (k large) costs B, and its value raises the bits lost by
+    the 630 rows that share its node by 630·log2(631/630) ≈ 1.44 more: a sensitivity of B alone
+    would be wrong; B + d/ln 2 holds (the proof's term (iii))."""
+    leaves = [f"v{i}" for i in range(64)]
+    rows = [(leaves[i], "a") for i in range(63) for _ in range(10)]
+    frame = pl.DataFrame(rows, schema=["x", "y"], orient="row")
+    schema = Schema.of({"x": "categorical", "y": "categorical"}, qi=["x", "y"])
+    data = Dataset(frame, schema, {"x": flat("x", leaves), "y": flat("y", ["a", "b"])})
+    bigger = data.with_frame(pl.concat([frame, pl.DataFrame([("v63", "b")], schema=["x", "y"], orient="row")]))
+    k = 50
+    objective = make_objective("entropy").for_columns(["x", "y"], data.hierarchies)
+    lattice, before = lattice_scores(data, ["x", "y"], k, objective)
+    _, after = lattice_scores(bigger, ["x", "y"], k, objective)
+    node = lattice.index((1, 0))  # x generalized to *, y kept
+    change = (after[node] - before[node]) / objective.denominator(k)
+    cap = math.log2(64) + math.log2(2)
+    expected = -cap + 1 / k - 630 * math.log2(631 / 630)  # −B, + a(x)/k (a(x) = log2 2), term (iii)
+    assert change == pytest.approx(expected, abs=1e-9)
+    assert -change > cap
+    assert -change <= objective.sensitivity(k)
+
+
+def _tiny_entropy_table() -> Dataset:
+    """x (3 leaves, flat) × y (2 leaves, flat): a lattice of 4 nodes with distinct scores."""
+    rows = [("p", "a")] * 5 + [("q", "a")] * 2 + [("r", "b")] * 3 + [("p", "b")]
+    frame = pl.DataFrame(rows, schema=["x", "y"], orient="row")
+    schema = Schema.of({"x": "categorical", "y": "categorical"}, qi=["x", "y"])
+    return Dataset(frame, schema, {"x": flat("x", ["p", "q", "r"]), "y": flat("y", ["a", "b"])})
+
+
+def test_the_entropy_choice_follows_the_exponential_mechanism():
+    """Frequencies of 2000 choices against exp(ε1 · q / (2Δ)) / Z, q from the brute force and
+    Δ = ⌈2^20·(B + d/ln 2)⌉/2^20 recomputed here (chi-square, fixed seed, p-value > 1e-3)."""
+    data = _tiny_entropy_table()
+    columns, k, epsilon1 = ["x", "y"], 2, 1.0
+    q = _brute_force_entropy(data, columns, k)
+    with mpmath.workprec(200):
+        delta = float(mpmath.ceil((mpmath.log(3, 2) + 1 + 2 / mpmath.log(2)) * 2**20)) / 2**20
+    nodes = sorted(q)
+    weights = np.array([math.exp(epsilon1 * q[node] / (2 * delta)) for node in nodes])
+    expected = weights / weights.sum()
+    assert expected.min() > 0.03 and expected.max() < 0.7  # a real test of the weights
+    randomness = Randomness(11)
+    draws = 2000
+    counts = Counter()
+    for _ in range(draws):
+        levels = choose_scheme(data, columns, k, epsilon1, randomness, "entropy").scheme.levels
+        counts[(levels["x"], levels["y"])] += 1
+    observed = [counts[node] for node in nodes]
+    assert stats.chisquare(observed, expected * draws).pvalue > 1e-3
+
+
+def test_real_scores_are_compared_exactly_and_ties_are_fair():
+    """Two nodes in the same 53-bit cell whose real scores differ by 2^-60 (equal floats, error
+    bound 1e-12): the winner is the argmax of the exact keys, computed with mpmath at 400 bits; and
+    two nodes with the same real score win half the time each (binomial test, fixed seed)."""
+    def enclosure(offset):
+        return lambda index, iv: iv.log(iv.mpf(3)) / iv.log(iv.mpf(2)) - (offset if index == 1 else 0)
+
+    scale = 2.0**-40
+    floats = np.array([math.log2(3), math.log2(3)])
+    winners = set()
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        cell = int(rng.integers(1, (1 << 53) - 1))
+        table = {(node, r): int(rng.integers(0, 2**64, dtype=np.uint64)) for node in (0, 1) for r in range(3)}
+
+        def bits(indices, round_, table=table):
+            return np.array([table[(int(i), round_)] for i in indices], dtype=np.uint64)
+
+        with mpmath.workprec(400):
+            keys = []
+            for node in (0, 1):
+                u = (mpmath.mpf(cell) * 2**128 + table[(node, 0)] * mpmath.mpf(2)**64 + table[(node, 1)]
+                     + mpmath.mpf(1) / 2) / mpmath.mpf(2)**181
+                score = mpmath.log(3, 2) - (mpmath.mpf(2)**-60 if node == 1 else 0)
+                keys.append(mpmath.mpf(scale) * score - mpmath.log(-mpmath.log(u)))
+        expected = 0 if keys[0] > keys[1] else 1
+        got = exact_gumbel_argmax(np.array([0, 1]), floats, np.array([cell, cell]), scale, bits, 1, 1e-12,
+                                  enclosure(2.0**-60))
+        assert got == expected
+        winners.add(got)
+    assert winners == {0, 1}
+    randomness = Randomness(5)
+    cells = np.array([2**40, 2**40], dtype=np.int64)
+    trials = 1000
+    wins = sum(exact_gumbel_argmax(np.array([0, 1]), floats, cells, 0.1, random_bits(randomness), 1, 1e-12,
+                                   enclosure(0)) == 0 for _ in range(trials))
+    assert stats.binomtest(wins, trials, 0.5).pvalue > 1e-3
+
+
+def test_the_entropy_refinement_encloses_the_scores_of_the_contenders():
+    """Two nodes of the tiny lattice in the top 53-bit cell (Gumbel intervals up to +inf): the
+    float search cannot decide, so the selection refines their Gumbels with 64 more bits each and
+    encloses their entropy scores in interval arithmetic. The winner must be the argmax of
+    ε1 · q / (2Δ) + G computed here with mpmath (q from the brute force, U from the bits)."""
+    from crowdsafe.anonymize.selection import gumbel_max_over_lattice
+
+    data = _tiny_entropy_table()
+    columns, k, epsilon1 = ["x", "y"], 2, 0.5
+    top = (1 << 53) - 1
+    with mpmath.workprec(300):
+        exact = _brute_force_entropy(data, columns, k, exact=True)
+        delta = mpmath.ceil((mpmath.log(3, 2) + 1 + 2 / mpmath.log(2)) * 2**20) / 2**20
+    lattice_nodes = [tuple(int(x) for x in node) for node in make_lattice_nodes(data, columns)]
+    a, b = 0, 3  # nodes (0, 0) and (1, 1)
+    winners = set()
+    for seed in range(30):
+        rng = np.random.default_rng(seed)
+        table = {(node, r): int(rng.integers(0, 2**64, dtype=np.uint64)) for node in (a, b) for r in range(3)}
+
+        def bits(indices, round_, table=table):
+            return np.array([table[(int(i), round_)] for i in indices], dtype=np.uint64)
+
+        cells = np.full(4, 5, dtype=np.int64)
+        cells[[a, b]] = top
+        with mpmath.workprec(400):
+            keys = {}
+            for node in (a, b):
+                u = (mpmath.mpf(top) * 2**128 + table[(node, 0)] * mpmath.mpf(2)**64 + table[(node, 1)]
+                     + mpmath.mpf(1) / 2) / mpmath.mpf(2)**181
+                keys[node] = epsilon1 * exact[lattice_nodes[node]] / (2 * delta) - mpmath.log(-mpmath.log(u))
+        expected = a if keys[a] > keys[b] else b
+        _, got, _ = gumbel_max_over_lattice(data, columns, k, epsilon1, cells, bits, make_objective("entropy"))
+        assert got == expected
+        winners.add(got)
+    assert winners == {a, b}
+
+
+def make_lattice_nodes(data: Dataset, columns: list[str]) -> list[tuple[int, ...]]:
+    """The nodes in the selection's order: the first column most significant."""
+    return list(itertools.product(*[range(data.hierarchies[c].height + 1) for c in columns]))

@@ -39,13 +39,53 @@ def adult_data():
 # -- the plan ------------------------------------------------------------------------------------
 
 
-def test_default_plan_spends_ten_percent_on_the_choice_and_takes_the_largest_rate():
+def _least_k(beta: float, epsilon: float, epsilon1: float, delta: float) -> int:
+    """The least k with d(k, β, ε − ε1) ≤ δ, by bisection on dps_delta (not the planner)."""
+    low, high = 1, 2
+    while dps_delta(high, beta, epsilon, epsilon1) > delta:
+        low, high = high, high * 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if dps_delta(middle, beta, epsilon, epsilon1) <= delta else (middle, high)
+    return max(high, 2)
+
+
+def test_default_plan_without_the_lattice_size_spends_ten_percent_and_picks_beta_by_resolution():
     plan = plan_publication(1.0, 1e-6)
     assert plan.epsilon1 == pytest.approx(0.1)
-    assert plan.beta == pytest.approx(1 - math.exp(-0.9))
+    assert plan.beta <= 1 - math.exp(-0.9)
     # k is the smallest with d(k, beta, eps - eps1) <= delta, checked independently of the planner
     assert dps_delta(plan.k, plan.beta, 1.0, 0.1) <= 1e-6 < dps_delta(plan.k - 1, plan.beta, 1.0, 0.1)
     assert plan.releases == 1 and plan.total_epsilon == 1.0
+    # beta/k is within 10% of the best over a dense grid of admitted rates (computed by bisection
+    # on d, not by the planner), and no rate above it by more than 2% reaches 90% of that best
+    rates = np.linspace(0.01, 1 - math.exp(-0.9), 300)
+    ratios = np.array([r / _least_k(r, 1.0, 0.1, 1e-6) for r in rates])
+    best = ratios.max()
+    assert plan.beta / plan.k >= 0.9 * best * 0.98
+    assert np.all(ratios[rates > plan.beta * 1.02] < 0.9 * best * 1.02)
+
+
+def test_at_a_large_epsilon_the_planner_keeps_k_small():
+    """At ε = 4 the largest admitted rate keeps 98% of the rows and needs k in the hundreds; the
+    planner's rate fills many more classes of k rows."""
+    plan = plan_publication(4.0, 1e-6)
+    top = 1 - math.exp(-3.6)
+    assert plan.beta / plan.k > 5 * top / _least_k(top, 4.0, 0.4, 1e-6)
+    assert plan.k < 50
+
+
+def test_the_planner_spends_epsilon1_for_a_one_class_utility_bound():
+    """With the lattice's size L known: ε1 = (ln L + ln 20)/k at the largest admitted rate (monotone
+    score), within 1%-50% of ε."""
+    plan = plan_publication(1.0, 1e-6, candidates=36864)
+    k_top = _least_k(1 - math.exp(-(1.0 - plan.epsilon1)), 1.0, plan.epsilon1, 1e-6)
+    assert plan.epsilon1 == pytest.approx((math.log(36864) + math.log(20)) / k_top, rel=2e-3)
+    discernibility = plan_publication(1.0, 1e-6, candidates=36864, objective="discernibility")
+    assert discernibility.epsilon1 > plan.epsilon1  # not monotone: twice the bound's factor
+    tiny = plan_publication(0.2, 1e-6, candidates=10**9)
+    assert tiny.epsilon1 == pytest.approx(0.1)  # capped at half of epsilon
+    assert "planned" in plan.epsilon1_rule and plan.beta_rule.startswith("the largest beta")
 
 
 def test_a_fixed_scheme_is_strongly_safe_and_spends_no_epsilon1():

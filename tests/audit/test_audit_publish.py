@@ -135,7 +135,7 @@ def test_publish_without_sampling_is_rejected():
 # -- the ε1-safe selection (Theorem 6's Am) ---------------------------------------------------------
 
 EPSILON1 = 2.0
-K_SELECT = 5
+K_SELECT = 2
 ROOT = [("the selection chose the root (everything generalized away)",
          lambda outs: np.asarray(outs) == 1)]
 
@@ -163,15 +163,17 @@ def _selection(epsilon1: float):
 
 
 def _selection_pair() -> tuple[Dataset, Dataset]:
-    """(D₁, D₀): D₀ = k − 1 rows with zip A, so both nodes score 0; D₁ = D₀ + one more, so the
-    leaf node gains 1 (the score's sensitivity: NCP 0) and the root (NCP 1) nothing. The root's
-    probability falls from 1/2 to 1/(1 + e^ε1): choosing it is evidence for D₀, so D₁ is the first
-    of the pair (the event's false-positive side)."""
+    """(D₁, D₀) with k = 2: D₀ = one row with zip A, so the leaf node (NCP 0) scores e(1) = 1/2 and
+    the root (NCP 1) 0; D₁ = D₀ + one more, so the leaf gains e(2) − e(1) = 3/2, the score's whole
+    sensitivity (2k − 1)/k, and the root nothing. The root's probability falls from
+    1/(1 + e^(ε1/3)) to 1/(1 + e^(4ε1/3)): choosing it is evidence for D₀, so D₁ is the first of
+    the pair (the event's false-positive side)."""
     return _zip_dataset(["A"] * K_SELECT), _zip_dataset(["A"] * (K_SELECT - 1))
 
 
 def test_selection_real_code_stays_below_its_epsilon1():
-    """ε1 = 2: P(root) = 1/2 on D₀ and 1/(1 + e²) = 0.119 on D₁: population ε = 1.43."""
+    """ε1 = 2: P(root) = 1/(1 + e^(2/3)) = 0.339 on D₀ and 1/(1 + e^(8/3)) = 0.065 on D₁: population
+    ε = 1.65."""
     result = audit(_selection(EPSILON1), _selection_pair(), claimed_epsilon=EPSILON1, events=ROOT, trials=1000,
                    randomness=61)
     assert result.epsilon_lower_bound <= EPSILON1
@@ -179,8 +181,8 @@ def test_selection_real_code_stays_below_its_epsilon1():
 
 
 def test_selection_with_doubled_epsilon1_is_rejected():
-    """Broken: the exponential mechanism run at 2ε1 while ε1 is charged. P(root) = 1/2 on D₀,
-    1/(1 + e⁴) = 0.018 on D₁: population ε = 3.3; N = 1000 measures about 2.6 > 2."""
+    """Broken: the exponential mechanism run at 2ε1 while ε1 is charged. P(root) = 1/(1 + e^(4/3)) =
+    0.209 on D₀, 1/(1 + e^(16/3)) = 0.0048 on D₁: population ε = 3.8; N = 1000 measures well above 2."""
     result = audit(_selection(2 * EPSILON1), _selection_pair(), claimed_epsilon=EPSILON1, events=ROOT, trials=1000,
                    randomness=62)
     assert result.violates_claim

@@ -21,7 +21,11 @@ def test_main_command_prints_plan_utility_and_where_it_wrote(capsys, tmp_path):
     code, out, err = _run(capsys, "publish", "adult", "--epsilon", "1", "--delta", "1e-6", "--budget", "10,1e-5",
                           "--out", str(out_path))
     assert code == 0, err
-    for text in ("plan", "beta = 0.5934", "k             73", "NCP", "suppressed", "DP under sampling",
+    from crowdsafe.anonymize.publish import plan_for_dataset
+    from crowdsafe.datasets import adult
+
+    plan = plan_for_dataset(adult("train"), 1.0, 1e-6)  # what the command should have run
+    for text in ("plan", f"beta = {plan.beta:.4g}", f"k             {plan.k}", "NCP", "suppressed", "DP under sampling",
                  "fit for release", str(out_path), "adult.certificate.json", "spent epsilon 1 of 10"):
         assert text in out
     certificate = Certificate.read(tmp_path / "release" / "adult.certificate.json")
@@ -102,3 +106,47 @@ def test_help_has_an_example(capsys):
     with pytest.raises(SystemExit):
         cli.app(["publish", "--help"], prog_name="crowdsafe")
     assert "Example: crowdsafe publish adult" in capsys.readouterr().out
+
+
+def test_classification_objective_keeps_the_target_and_says_what_it_optimised(capsys, tmp_path):
+    out_path = tmp_path / "release" / "adult.csv"
+    code, out, err = _run(capsys, "publish", "adult", "--objective", "classification", "--target", "income",
+                          "--no-ledger", "--seed", "3", "--json", "--out", str(out_path))
+    assert code == 0, err
+    payload = json.loads(out)
+    assert payload["plan"]["objective"] == "classification" and payload["plan"]["target"] == "income"
+    # candidates: every node with income at level 0 (heights 5, 2, 3, 3, 3, 1, 1, 3 of the eight QIs)
+    assert payload["plan"]["candidates"] == 6 * 3 * 4 * 4 * 4 * 2 * 2 * 4
+    chooser = payload["releases"][0]["chooser"]
+    assert chooser["objective"] == "classification" and chooser["score_sensitivity"] == 1.0 and chooser["score_monotone"]
+    assert payload["releases"][0]["dp_output"]["scheme"]["income"] == 0
+    certificate = Certificate.read(tmp_path / "release" / "adult.certificate.json")
+    assert certificate.parameters["selection"]["objective"] == "classification"
+
+
+def test_columns_publish_exactly_those_columns(capsys, tmp_path):
+    out_path = tmp_path / "adult.csv"
+    code, _, err = _run(capsys, "publish", "adult", "--columns", "age,sex,income", "--no-ledger", "--seed", "1",
+                        "--out", str(out_path))
+    assert code == 0, err
+    header = out_path.read_text(encoding="utf-8").splitlines()[0]
+    assert header.split(",") == ["age", "sex", "income"]
+
+
+def test_plan_only_compares_column_sets(capsys):
+    code, out, err = _run(capsys, "publish", "adult", "--plan-only", "--json", "--objective", "classification",
+                          "--target", "income", "--columns", "age,education,income",
+                          "--columns", "age,workclass,education,sex,income")
+    assert code == 0, err
+    plans = json.loads(out)["plans"]
+    assert [p["columns"] for p in plans] == [["age", "education", "income"],
+                                             ["age", "workclass", "education", "sex", "income"]]
+    assert [p["plan"]["candidates"] for p in plans] == [6 * 4, 6 * 3 * 4 * 2]
+    for plan in plans:  # the table's size appears only under the custodian-only key
+        assert plan["custodian_only"]["input_rows"] == 32561
+        assert "input_rows" not in plan["plan"]
+        assert plan["custodian_only"]["resolution"]["classes_fillable"] > 0
+    code, out, err = _run(capsys, "publish", "adult", "--plan-only", "--columns", "age,education,income",
+                          "--columns", "age,sex,income")
+    assert code == 0, err
+    assert out.count("columns       ") == 2 and out.count("custodian only") == 2

@@ -8,9 +8,11 @@ and Talwar 2007; Dwork and Roth 2014, Theorem 3.10 and the remark after it). The
 (quasi-identifiers and published sensitive columns) is recoded by g, and classes E of g(S) with
 fewer than k rows are suppressed by Apply.
 
-Every objective is an exact integer q_int(S, g) = D · q(S, g) (no rounding that depends on the
-data), with Δ_int = D · Δq and m known before the data is read, so the mechanism's keys are exact
-(docs/publish.md, "Objectives").
+Every objective but ``entropy`` is an exact integer q_int(S, g) = D · q(S, g) (no rounding that
+depends on the data), with Δ_int = D · Δq and m known before the data is read, so the mechanism's
+keys are exact (docs/publish.md, "Objectives"). ``entropy`` involves logarithms: its q_int = D · q
+is real, given to the mechanism as a float with a rigorous error bound and, for the few nodes
+whose keys come close, as an interval enclosure, so the keys are compared exactly all the same.
 
 The ramp. Suppression makes a class worth nothing below k rows and everything at k: a score that
 counts surviving rows jumps by k when one row takes a class across the threshold (Δ = k, which
@@ -52,18 +54,59 @@ One row changes one c_Gy by one: max_y t(c_Gy) moves by at most 1 and only when 
 s(c_Gy0) by at most 1 and only when c_Gy0 < k − 1 (y = y0); never both, and both only upward.
 So every inner sum moves by 0 or 1 in the same direction, and so does their maximum over the
 public set of target values: Δq = 1, monotone. q_int = q, D = 1.
+
+``entropy`` — minus the non-uniform entropy of the recoded sample (Gionis and Tassa 2009: the
+information a row loses is −log2 of the sample's frequency of its value among the values its
+published node covers), with a public cap and the ramp. Column j's hierarchy has L_j leaves
+(public): B_j = log2 L_j, B = Σ_j B_j, and d is the number of columns with L_j ≥ 2. For a leaf v
+of column j and the node N = g_j(v) it is published as, c_j(v) and c_j(N) count the rows of S
+with that value, resp. under that node. A row r loses ℓ(r) = Σ_j h_j(r) with
+h_j(r) = min(B_j, log2(c_j(N)/c_j(v))) ∈ [0, B_j] (0 at level 0), and keeps a(r) = B − ℓ(r) ∈ [0, B]
+bits. A class E of c rows costs (c − e(c))·B + (e(c)/c)·L(E)
+with L(E) = Σ_{r∈E} ℓ(r): a suppressed row loses all B bits, a published one its entropy, joined
+by the ramp. With ρ(c) = e(c)/c = min(c, k)/k this is c·B − ρ(c)·A(E), A(E) = Σ_{r∈E} a(r), so
+
+    q = −Σ_E cost(E) = −n·B + Σ_E ρ(|E|)·A(E).
+
+Add a row x to S; its class E_x had c rows (c = 0 for a new class). The change of q is the sum of
+(i) −B from −n·B; (ii) E_x's own term, (ρ(c + 1) − ρ(c))·A(E_x) + ρ(c + 1)·a'(x) (old rows at their
+old a): ρ(c + 1) − ρ(c) is 1/k for c < k and 0 above, A(E_x) ≤ c·B and a'(x) ≤ B, so this lies in
+[0, (2c + 1)·B/k] ⊂ [0, (2k − 1)·B/k] for c < k and in [0, B] for c ≥ k; (iii) the old rows' a
+moving with the marginal counts, weighted by their new ρ ∈ (0, 1]. In column j only rows under
+N = g_j(v_x) move; with C = c_j(N) and c' = c_j(v_x) before x, the C − c' rows with another leaf v
+under N see log2(C/c_j(v)) rise to log2((C + 1)/c_j(v)), so their h_j rises by at most
+log2(1 + 1/C) each (min(B_j, ·) is non-decreasing and 1-Lipschitz), at most
+(C − c')·log2(1 + 1/C) ≤ C·log2(1 + 1/C) ≤ 1/ln 2 in all; the c' rows with leaf v_x see
+log2(C/c') fall to log2((C + 1)/(c' + 1)), by log2((c' + 1)·C/(c'·(C + 1))) ≤ log2(1 + 1/c') each,
+at most c'·log2(1 + 1/c') ≤ 1/ln 2 in all (ln(1 + t) ≤ t). A column at level 0, or with one leaf
+(B_j = 0), moves nothing. So (iii) lies in [−d/ln 2, d/ln 2], and the change of q in
+[−B − d/ln 2, (k − 1)·B/k + d/ln 2]; removing a row is the reverse. Δq = B + d/ln 2, and q is not
+monotone (a row alone in its class lowers q by about B, the k-th row of a class raises it by up to
+(k − 1)·B/k): m = 2. The mechanism uses the public rational Δ = ⌈2^20·(B + d/ln 2)⌉/2^20 ≥ Δq
+(an upper bound keeps ε1-DP), computed in interval arithmetic from the leaf counts.
+
+Scores in units of 1/D bits, D = 2^20·k: q_D = D·q = −2^20·(S0·B + Σ_E min(|E|, k)·L(E)) with the
+integer S0 = Σ_E |E|·(k − min(|E|, k)), Δ_int = k·⌈2^20·(B + d/ln 2)⌉. q_D is real (logarithms),
+so the selection takes it in two forms (``Objective.exact`` is false): a float64 value with a
+rigorous absolute error bound (:func:`entropy_error_bound`), which only decides which nodes can
+still win, and, for those few, an enclosure in ``mpmath`` interval arithmetic at the refinement's
+precision (:func:`entropy_interval_score`, from the integer weights W_j(v) = Σ_{r: v_j(r) = v}
+min(|E(r)|, k), so that Σ_E min(|E|, k)·L(E) = Σ_j Σ_v W_j(v)·h_j(v)). The argmax is that of the
+exact keys, so the choice is exactly the exponential mechanism's.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from crowdsafe.data import Hierarchy
-from crowdsafe.errors import ParameterError
+from crowdsafe.errors import CrowdsafeError, ParameterError
 
 #: Weights (1 − penalty) are whole numbers of 2^-20.
 WEIGHT_BITS = 20
@@ -77,6 +120,8 @@ OBJECTIVES: dict[str, str] = {
     "discernibility": "minus the discernibility metric: each row costs its class size (capped at 10k), "
                       "a suppressed row 10k",
     "classification": "rows a per-class majority classifier of the target gets right (target kept as is)",
+    "entropy": "minus the non-uniform entropy: the bits each row loses (log2 of its node's count over its value's, "
+               "capped at log2 of the leaves), a suppressed row all of them",
 }
 DEFAULT_OBJECTIVE = "retained"
 
@@ -84,15 +129,43 @@ DEFAULT_OBJECTIVE = "retained"
 @dataclass(frozen=True)
 class Objective:
     """One objective, fixed before the data is read: its name, the target column (classification
-    only) and the columns whose level it fixes. The score itself is :func:`class_score`."""
+    only), the columns whose level it fixes and, for ``entropy``, the number of leaves of each
+    published column's hierarchy (public; :meth:`for_columns`), on which its sensitivity depends.
+    The selection scores it (:mod:`.selection`)."""
 
     name: str
     target: str | None = None
     fixed_levels: Mapping[str, int] = field(default_factory=dict)
+    leaves: tuple[int, ...] = ()
 
     @property
     def monotone(self) -> bool:
-        return self.name != "discernibility"
+        return self.name not in ("discernibility", "entropy")
+
+    @property
+    def exact(self) -> bool:
+        """Whether q_int is an exact integer; otherwise (``entropy``) a float with an error bound
+        and an interval enclosure for the exact comparison (module docstring)."""
+        return self.name != "entropy"
+
+    def for_columns(self, columns: Sequence[str], hierarchies: Mapping[str, Hierarchy]) -> Objective:
+        """The objective for these published columns: ``entropy`` records their hierarchies' leaf
+        counts (public); the others do not depend on them."""
+        if self.name != "entropy":
+            return self
+        return replace(self, leaves=tuple(int(hierarchies[c].size(0)) for c in columns))
+
+    def _entropy_bits(self) -> int:
+        if not self.leaves:
+            raise ParameterError("the entropy objective's sensitivity depends on the published columns' "
+                                 "hierarchies: bind it with Objective.for_columns first")
+        return entropy_sensitivity_bits(self.leaves)
+
+    @property
+    def bounded(self) -> bool:
+        """Whether a projection on some columns bounds the score of every node that agrees on them
+        (the selection's branch and bound applies; the target, if any, is always projected on)."""
+        return self.weighted or self.name == "classification"
 
     @property
     def weighted(self) -> bool:
@@ -106,6 +179,8 @@ class Objective:
             return WEIGHT_UNIT * k
         if self.name == "discernibility":
             return k
+        if self.name == "entropy":
+            return WEIGHT_UNIT * k
         return 1
 
     def sensitivity_units(self, k: int) -> int:
@@ -114,6 +189,8 @@ class Objective:
             return WEIGHT_UNIT * (2 * k - 1)
         if self.name == "discernibility":
             return 2 * DISCERNIBILITY_CAP * k * k
+        if self.name == "entropy":
+            return k * self._entropy_bits()
         return 1
 
     def sensitivity(self, k: int) -> float:
@@ -203,17 +280,190 @@ def discernibility_score(counts: np.ndarray, k: int, wide: bool = False) -> int:
     return -int(f_k.sum())
 
 
-def classification_score(group_starts: np.ndarray, target_codes: np.ndarray, counts: np.ndarray, k: int) -> int:
-    """q_int = max_{y0} Σ_G [max_y t(c_Gy) + s(c_Gy0)] for class rows sorted by quasi-identifier
-    group (``group_starts``: first row of each group G), each row one (G, y) with its count."""
+def classification_score(qi_keys: np.ndarray, target_codes: np.ndarray, counts: np.ndarray, k: int) -> int:
+    """q_int = max_{y0} Σ_G [max_y t(c_Gy) + s(c_Gy0)] of a class table: one row per class (G, y),
+    ``qi_keys`` naming G, ``target_codes`` y. Only classes with t > 0 (at least k rows) need
+    grouping by G, so the sort is over the survivors alone."""
     counts = np.asarray(counts, dtype=np.int64)
     if len(counts) == 0:
         return 0
-    survivors = np.maximum(counts - (k - 1), 0)
-    best = int(np.maximum.reduceat(survivors, group_starts).sum())
-    below = np.minimum(counts, k - 1)
+    survivors = counts - (k - 1)
+    alive = np.flatnonzero(survivors > 0)
+    best = 0
+    if len(alive):
+        groups = np.asarray(qi_keys)[alive]
+        order = np.argsort(groups, kind="stable")
+        groups, gains = groups[order], survivors[alive][order]
+        starts = np.concatenate(([0], np.flatnonzero(groups[1:] != groups[:-1]) + 1))
+        best = int(np.maximum.reduceat(gains, starts).sum())
+    return best + _largest_target_total(target_codes, np.minimum(counts, k - 1))
+
+
+def classification_bound(target_codes: np.ndarray, counts: np.ndarray, k: int) -> int:
+    """An upper bound on q_int of every node whose classes refine these (G', y) classes (a table
+    projected on the target and some quasi-identifiers): Σ_{(G', y)} t(c) + max_{y0} Σ_{G'} s(c_G'y0).
+    Each class G of a refining node lies in one G'; max_y t(c_Gy) ≤ Σ_y t(c_Gy), t is
+    superadditive, and Σ_G s(c_Gy0) ≤ Σ_G c_Gy0 = c_G'y0 = t(c_G'y0) + s(c_G'y0)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    if len(counts) == 0:
+        return 0
+    survivors = int(np.maximum(counts - (k - 1), 0).sum())
+    return survivors + _largest_target_total(target_codes, np.minimum(counts, k - 1))
+
+
+def _largest_target_total(target_codes: np.ndarray, values: np.ndarray) -> int:
+    """max over target codes y0 of the sum of ``values`` (≥ 0) over the classes with target y0,
+    exact: a float64 bincount while the total is below 2^53 (every partial sum is then an exact
+    integer), Python integers beyond."""
     codes = np.asarray(target_codes, dtype=np.int64)
-    order = np.argsort(codes, kind="stable")
-    sorted_codes = codes[order]
-    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
-    return best + int(np.add.reduceat(below[order], starts).max())
+    total = int(values.sum())
+    if total < 2**53:
+        return int(np.bincount(codes, weights=values).max())
+    sums: dict[int, int] = {}
+    for code, value in zip(codes.tolist(), values.tolist()):  # beyond 2^53 rows only
+        sums[code] = sums.get(code, 0) + value
+    return max(sums.values())
+
+
+# -- entropy (real scores: float with an error bound, interval enclosure) -------------------------
+
+#: Unit roundoff of float64.
+_UNIT_ROUNDOFF = 2.0**-53
+
+
+def _interval_context(prec: int):
+    """A private ``mpmath`` interval context at ``prec`` bits (outward rounding)."""
+    from mpmath.ctx_iv import MPIntervalContext
+
+    iv = MPIntervalContext()
+    iv.prec = int(prec)
+    return iv
+
+
+def entropy_cap_interval(iv, leaves: int):
+    """B_j = log2(leaves) enclosed in ``iv``."""
+    if leaves <= 1:
+        return iv.mpf(0)
+    return iv.log(iv.mpf(int(leaves))) / iv.log(iv.mpf(2))
+
+
+def entropy_bits_interval(iv, node_count: int, leaf_count: int, leaves: int):
+    """h = min(log2 leaves, log2(node_count / leaf_count)) enclosed in ``iv`` (integers,
+    node_count ≥ leaf_count ≥ 1)."""
+    if node_count == leaf_count or leaves <= 1:
+        return iv.mpf(0)
+    ratio = iv.log(iv.mpf(int(node_count)) / int(leaf_count)) / iv.log(iv.mpf(2))
+    cap = entropy_cap_interval(iv, leaves)
+    if ratio.b <= cap.a:
+        return ratio
+    if cap.b <= ratio.a:
+        return cap
+    return iv.mpf([min(ratio.a, cap.a), min(ratio.b, cap.b)])
+
+
+@functools.lru_cache(maxsize=256)
+def entropy_sensitivity_bits(leaves: tuple[int, ...]) -> int:
+    """⌈2^20 · (B + d/ln 2)⌉ for hierarchies with these leaf counts: B = Σ_j log2 L_j, d the
+    columns with L_j ≥ 2 (module docstring); computed in interval arithmetic, so the integer is
+    at least 2^20 · Δq (the smallest integer that the enclosure proves to be)."""
+    iv = _interval_context(160)
+    total = iv.mpf(0)
+    for count in leaves:
+        if count >= 2:
+            total = total + entropy_cap_interval(iv, count) + 1 / iv.log(iv.mpf(2))
+    scaled = total * WEIGHT_UNIT
+    units = math.ceil(float(scaled.b))
+    while not scaled.b <= units:
+        units += 1
+    while scaled.b <= units - 1:
+        units -= 1
+    return units
+
+
+def entropy_bit_tables(marginals: Sequence[np.ndarray], ancestors: Sequence[Sequence[np.ndarray]],
+                       leaves: Sequence[int], rows: int) -> tuple[list[list[np.ndarray]], list[float]]:
+    """Per column j and level l, h_j(v) of every leaf v (float64, 0 for a leaf no row has), and
+    the float caps B_j. ``marginals[j][v]`` = c_j(v) (int64), ``ancestors[j][l][v]`` the code of v's
+    node at level l, ``rows`` the sample's size.
+
+    Each value is the float nearest the midpoint of an ``mpmath`` interval whose relative width is
+    checked below 2^-60, so it is within a relative 2^-53 + 2^-60 ≤ 2·2^-53 of the exact value (a
+    leaf and its node with equal counts give exactly 0). From the sample's marginals: custodian-only.
+    """
+    iv = _interval_context(72 + 2 * max(int(rows).bit_length(), 1))
+    caps = [float(entropy_cap_interval(iv, count).mid) for count in leaves]
+    tables = []
+    for marginal, maps, count in zip(marginals, ancestors, leaves):
+        marginal = np.asarray(marginal, dtype=np.int64)
+        per_level = [np.zeros(len(marginal), dtype=np.float64)]
+        for level in range(1, len(maps)):
+            node_of_leaf = node_counts(marginal, maps[level])
+            values = np.zeros(len(marginal), dtype=np.float64)
+            cache: dict[tuple[int, int], float] = {}
+            for v in np.flatnonzero(marginal > 0):  # a loop over the leaves of one hierarchy
+                pair = (int(node_of_leaf[v]), int(marginal[v]))
+                if pair not in cache:
+                    enclosure = entropy_bits_interval(iv, pair[0], pair[1], count)
+                    tight = enclosure.b == 0 or (enclosure.a > 0 and enclosure.b - enclosure.a <= enclosure.a * 2.0**-60)
+                    if tight is not True:
+                        raise CrowdsafeError("an entropy term was not enclosed tightly enough (internal error)")
+                    cache[pair] = float(enclosure.mid)
+                values[v] = cache[pair]
+            per_level.append(values)
+        tables.append(per_level)
+    return tables, caps
+
+
+def node_counts(marginal: np.ndarray, ancestor: np.ndarray) -> np.ndarray:
+    """c_j(N) of each leaf's node N (int64, exact): the leaves' counts ``marginal`` summed over
+    the nodes ``ancestor[v]``, read back per leaf."""
+    ancestor = np.asarray(ancestor, dtype=np.int64)
+    nodes = np.zeros(int(ancestor.max(initial=-1)) + 1, dtype=np.int64)
+    np.add.at(nodes, ancestor, np.asarray(marginal, dtype=np.int64))
+    return nodes[ancestor]
+
+
+def entropy_float_score(counts: np.ndarray, lost: np.ndarray, k: int, cap: float) -> float:
+    """q_D = −2^20·(S0·B + Σ_E min(|E|, k)·L(E)) in float64 from a node's class sizes ``counts``
+    (int64) and bits lost ``lost`` = L(E) (float64); ``cap`` = B (float). Every term is
+    non-negative, so the float's relative error is at most γ_T (:func:`entropy_error_bound`)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    kept = np.minimum(counts, k)
+    suppressed = int((counts * (k - kept)).sum())  # S0, exact: at most k · rows
+    return -float(WEIGHT_UNIT) * (float(suppressed) * cap + float((kept * lost).sum()))
+
+
+def entropy_error_bound(cells: int, d: int, rows: int, k: int, cap: float) -> float:
+    """A bound on |float q_D − exact q_D| for :func:`entropy_float_score` fed by sums of
+    ``cells`` distinct tuples' terms over ``d`` columns (:mod:`.selection`).
+
+    All quantities are sums and products of non-negative terms, so the float result is the exact
+    one times (1 + θ) with |θ| ≤ γ_T = T·u/(1 − T·u), T the most roundings on any path from a term
+    to the result (Higham, Accuracy and Stability of Numerical Algorithms, Lemma 3.1): 2 for each
+    h (:func:`entropy_bit_tables`), 1 for each product, at most cells·(d + 1) − 1 additions
+    building a class's L(E) (a binary tree over at most one zero and d terms per tuple), at most
+    cells more summing the classes, d + 4 for B and S0·B and the last sum, so
+    T ≤ cells·(d + 2) + d + 8 ≤ cells·(d + 2) + 2d + 16 (the value used; ``d`` every column).
+    The exact total is Σ_E k·cost(E) ≤ k·rows·B; the bound below doubles γ_T and adds 1 to B for
+    the float cap's error."""
+    steps = int(cells) * (int(d) + 2) + 2 * int(d) + 16
+    gamma = steps * _UNIT_ROUNDOFF / (1.0 - steps * _UNIT_ROUNDOFF)
+    return 2.0 * gamma * WEIGHT_UNIT * float(k) * float(max(rows, 1)) * (cap + 1.0)
+
+
+def entropy_interval_score(iv, suppressed: int, weights: Sequence[np.ndarray | None], node_counts: Sequence[np.ndarray | None],
+                           marginals: Sequence[np.ndarray], leaves: Sequence[int]):
+    """q_D = −2^20·(S0·B + Σ_j Σ_v W_j(v)·h_j(v)) enclosed in ``iv`` (its precision): ``suppressed``
+    = S0, ``weights[j][v]`` = W_j(v) (exact integers; None for a column at level 0),
+    ``node_counts[j][v]`` = c_j(N) of v's node, ``marginals[j][v]`` = c_j(v). A loop over the
+    leaves with W_j(v) > 0 (at most the leaves of the hierarchies)."""
+    cap = iv.mpf(0)
+    for count in leaves:
+        cap = cap + entropy_cap_interval(iv, count)
+    total = cap * int(suppressed)
+    for weight, nodes, marginal, count in zip(weights, node_counts, marginals, leaves):
+        if weight is None:
+            continue
+        for v in np.flatnonzero(np.asarray(weight) != 0):
+            total = total + entropy_bits_interval(iv, int(nodes[v]), int(marginal[v]), count) * int(weight[v])
+    return -total * WEIGHT_UNIT

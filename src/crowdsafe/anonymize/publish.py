@@ -100,6 +100,7 @@ class PublishPlan:
     columns: tuple[str, ...] | None = None
     candidates: int | None = None
     epsilon1_rule: str = "given"
+    beta_rule: str = "given"
 
     @property
     def epsilon_anon(self) -> float:
@@ -131,6 +132,7 @@ class PublishPlan:
             "columns": list(self.columns) if self.columns is not None else None,
             "candidates": self.candidates,
             "epsilon1_rule": self.epsilon1_rule,
+            "beta_rule": self.beta_rule,
             "releases": self.releases,
             "total_epsilon": self.total_epsilon,
             "total_delta": self.total_delta,
@@ -205,12 +207,10 @@ def plan_publication(
             f"(beta, epsilon, delta)-DPS needs beta > delta, got beta = {beta:g}, delta = {delta:g}; "
             "lower delta or raise beta"
         )
-    if beta is None:  # beta = 1 - e^-(epsilon - epsilon1) must stay below 1 (a double)
+    if beta is None and k is not None:  # beta = 1 - e^-(epsilon - epsilon1) must stay below 1 (a double)
         check_sampled_epsilon(float(epsilon), float(epsilon1),
                               DEFAULT_EPSILON1_SHARE if scheme is None and given_epsilon1 is None else None)
-    solved = plan(float(epsilon), float(delta), beta=beta, k=None if k is None else int(k), epsilon1=float(epsilon1))
-    if solved.k < 2:
-        solved = plan(float(epsilon), float(delta), beta=solved.beta, k=2, epsilon1=float(epsilon1))
+    solved = solve_plan(float(epsilon), float(delta), beta, k, float(epsilon1))
     if scheme is not None:
         rule = "none (fixed scheme)"
     elif given_epsilon1 is not None:
@@ -237,12 +237,77 @@ def plan_publication(
         columns=tuple(columns) if columns is not None else None,
         candidates=None if candidates is None else int(candidates),
         epsilon1_rule=rule,
+        beta_rule="given" if beta is not None else "largest for k" if k is not None else BETA_RULE,
     )
 
 
+BETA_RULE = ("the largest beta whose beta/k is within 10% of the best: about the most classes of k rows "
+             "the sample can fill, with as many rows as that allows (k grows with beta)")
+#: A rate is as good as the best when its β/k is within this share of the best β/k.
+RATE_TOLERANCE = 0.10
+#: Rates tried first by :func:`best_rate` (a geometric grid, to find where the best k lies).
+_RATE_GRID = 40
+
+
+def best_rate(epsilon: float, delta: float, epsilon1: float) -> float:
+    """The planner's sampling rate, from (ε, δ, ε1) alone: the expected sample n·β fills about
+    n·β/k classes of k rows (the finest resolution a release can reach), where k is the least k
+    with d(k, β, ε − ε1) ≤ δ. For each k, β(k) is the largest rate k covers (≤ 1 − e^−(ε − ε1)),
+    and β(k)/k is the best ratio with that k; the rate returned is β(k) for the largest k whose
+    ratio is within 10% of the best: near the resolution optimum, more rows mean smaller
+    sampling error. (At small ε this is the largest admitted rate; at large ε, where that rate is
+    near 1 and k explodes, far smaller.) A geometric grid of rates locates the best k and the
+    edge; β(k) is then solved exactly there."""
+    from crowdsafe.privacy.amplification import largest_rate_for_epsilon
+
+    top = min(largest_rate_for_epsilon(epsilon, epsilon1), 1.0 - 1e-9)
+    low = min(max(2.0 * delta, 1e-4), top / 2)
+    seen: dict[int, float] = {}  # k -> the largest grid rate it covers (a lower bound on β(k))
+    for r in np.geomspace(low, top, _RATE_GRID):
+        try:
+            k = max(plan(epsilon, delta, beta=float(r), epsilon1=epsilon1).k, 2)
+        except ParameterError:  # no k up to the planner's limit at this rate
+            continue
+        seen[k] = max(seen.get(k, 0.0), float(r))
+    if not seen:
+        raise ParameterError(f"no sampling rate reaches delta = {delta:g} at epsilon = {epsilon:g} with k up to "
+                             f"{MAX_K:,}; raise epsilon or delta")
+    exact: dict[int, float] = {}
+
+    def ratio(k: int) -> float:
+        if k not in exact:
+            try:
+                exact[k] = min(plan(epsilon, delta, k=k, epsilon1=epsilon1).beta, top)
+            except ParameterError:  # no admitted rate makes this k enough
+                exact[k] = 0.0
+        return exact[k] / k
+
+    k_best = max(seen, key=lambda k: seen[k] / k)
+    best = max(ratio(k) for k in range(max(k_best - 3, 2), k_best + 4))
+    threshold = (1.0 - RATE_TOLERANCE) * best
+    edge = max([k for k in seen if seen[k] / k >= threshold] + [k for k in exact if ratio(k) >= threshold])
+    while ratio(edge + 1) >= threshold and exact[edge + 1] < top:
+        edge += 1
+    return exact[edge] if edge in exact else seen[edge]
+
+
+def solve_plan(epsilon: float, delta: float, beta: float | None, k: int | None, epsilon1: float,
+               largest_rate: bool = False) -> Any:
+    """The planning module's Plan for these parameters: β and k as given; when neither is, β
+    from :func:`best_rate` (or the largest admitted rate with ``largest_rate``); k at least 2."""
+    if beta is None and k is None and not largest_rate:
+        beta = best_rate(epsilon, delta, epsilon1)
+    solved = plan(epsilon, delta, beta=beta, k=None if k is None else int(k), epsilon1=epsilon1)
+    if solved.k < 2:
+        solved = plan(epsilon, delta, beta=solved.beta, k=2, epsilon1=epsilon1)
+    return solved
+
+
 #: The planner's ε1: the exponential mechanism's 95% utility bound is held to this many classes
-#: at the threshold k (in score units, each worth Δq).
-EPSILON1_LOSS_CLASSES = 4
+#: at the threshold k (in score units, each row worth Δq). One class: on Adult at ε = 1 the
+#: default objective then keeps age as intervals in 20 of 20 seeds (18 of 20 with two classes;
+#: docs/objectives.md).
+EPSILON1_LOSS_CLASSES = 1
 #: ε1 stays within these shares of ε.
 EPSILON1_SHARE_RANGE = (0.01, 0.5)
 
@@ -255,26 +320,34 @@ def planned_epsilon1(epsilon: float, delta: float, beta: float | None, k: int | 
     The exponential mechanism picks, with probability ≥ 0.95, a node whose score is within
     (m Δq / ε1)(ln L + ln 20) of the best (Dwork and Roth 2014, Theorem 3.11; m = 1 for a monotone
     score, 2 otherwise). The planner spends just enough ε1 for this to be at most
-    ``EPSILON1_LOSS_CLASSES`` · k · Δq, i.e. four classes at the threshold, solving
-    ε1 = m (ln L + ln 20) / (4k) jointly with k = k(ε − ε1) by fixed-point iteration, within
-    [1%, 50%] of ε. More ε1 would raise k and lower β for a choice that is already that sharp.
-    Returns the solved plan (the planning module's Plan) and the rule in words.
+    ``EPSILON1_LOSS_CLASSES`` · k · Δq, i.e. one class at the threshold: ε1 = m (ln L + ln 20) / k,
+    solved jointly with k = k(ε − ε1) at the largest admitted rate (or the β and k given) by
+    fixed-point iteration, within [1%, 50%] of ε. More ε1 would raise k and lower β for a choice
+    that is already that sharp. The rate is then chosen at that ε1 (:func:`best_rate`, unless
+    given). Returns the solved plan (the planning module's Plan) and the rule in words.
     """
     low, high = EPSILON1_SHARE_RANGE[0] * epsilon, EPSILON1_SHARE_RANGE[1] * epsilon
     m = 1.0 if monotone else 2.0
-    solved = start
-    epsilon1 = solved.epsilon1
+    epsilon1 = start.epsilon1
+
+    def sizing(epsilon1: float) -> Any:  # at the largest admitted rate, or the planner's where no k fits it
+        try:
+            return solve_plan(epsilon, delta, beta, k, epsilon1, largest_rate=True)
+        except ParameterError:
+            return solve_plan(epsilon, delta, beta, k, epsilon1)
+
+    sized = sizing(epsilon1)
     for _ in range(20):
-        wanted = min(high, max(low, m * (math.log(candidates) + math.log(20.0)) / (EPSILON1_LOSS_CLASSES * solved.k)))
+        wanted = min(high, max(low, m * (math.log(candidates) + math.log(20.0)) /
+                               (EPSILON1_LOSS_CLASSES * sized.k)))
         if abs(wanted - epsilon1) <= 1e-4 * epsilon:
             break
         epsilon1 = wanted
-        solved = plan(epsilon, delta, beta=beta, k=None if k is None else int(k), epsilon1=epsilon1)
-        if solved.k < 2:
-            solved = plan(epsilon, delta, beta=solved.beta, k=2, epsilon1=epsilon1)
+        sized = sizing(epsilon1)
+    solved = solve_plan(epsilon, delta, beta, k, epsilon1)
     rule = (f"planned: the selection's 95% utility bound (m dq / epsilon1)(ln L + ln 20) held to "
-            f"{EPSILON1_LOSS_CLASSES} k dq (L = {candidates:,} candidate nodes, m = {m:g}), within "
-            f"{EPSILON1_SHARE_RANGE[0]:.0%}-{EPSILON1_SHARE_RANGE[1]:.0%} of epsilon")
+            f"{EPSILON1_LOSS_CLASSES:g} k dq at the largest admitted rate (L = {candidates:,} candidate nodes, "
+            f"m = {m:g}), within {EPSILON1_SHARE_RANGE[0]:.0%}-{EPSILON1_SHARE_RANGE[1]:.0%} of epsilon")
     return solved, rule
 
 

@@ -9,48 +9,43 @@ Two choosers, each with the safety class that Li, Qardaji and Su (2012) need for
   selects one node of the generalization lattice, scored on the *sample*. Theorem 6 applies, with
   the selection's ε1 added to the ε of the k-anonymization.
 
-The utility score (docs/publish.md, proof sketch). For a node g and sample S, with classes E of
-g(S) and a data-independent normalized certainty penalty NCP_g(E) ∈ [0, 1] of the class's
-generalized tuple (the mean over attributes of the share of the attribute's domain the
-hierarchy node covers: leaves for categories, range width for numbers),
+The score. The chooser optimises an objective from :mod:`.objectives` (``retained`` by default,
+``loss``, ``discernibility``, ``classification`` with a target, ``entropy``); each but
+``entropy`` is an exact integer q_int(S, g) = D · q(S, g) (``entropy``: *Real scores* below),
+computed from the sample's frequency table alone, with a proved
+sensitivity Δq and a known monotonicity (docs/objectives.md). The mechanism's key for node g is
+ε1 · q_int / (m · Δ_int) + G_g, m = 1 for a monotone score and 2 otherwise; its integer
+denominator is :meth:`~.objectives.Objective.key_denominator`. The candidates are every lattice
+node, fixed by the hierarchies alone, less the nodes the objective excludes publicly (a
+classification target stays at level 0).
 
-    q(S, g) = Σ_E (1 − NCP_g(E)) · max(0, |E| − (k − 1)).
-
-It rewards rows that survive suppression and keep detail, and discounts each class by k − 1
-rows (a mild preference for fewer, larger classes).
-
-*Exact integer scores.* The weight 1 − NCP is quantised, from the hierarchy nodes alone, to a
-whole number of units of 2^-20 (rounded down): with d columns and per-column penalties p_j,
-
-    w(E) = max(0, 2^20 − Σ_j ⌈2^20 · p_j / d⌉)  ∈ {0, …, 2^20},
-
-and the mechanism's score is q(S, g) = q_int(S, g) / 2^20 with the exact int64 sum
-q_int = Σ_E w(E) · max(0, |E| − (k − 1)) (no rounding anywhere; at most 2^20 · n, so int64 below
-2^43 ≈ 8.8e12 rows, Python integers above). Adding one row to S changes exactly one
-class size by one, and w(E) does not depend on the data, so q changes by w(E)/2^20 · [0 or 1]
-∈ [0, 1] *exactly*: the sensitivity is **1**, and q never decreases when a row is added (removing
-one never increases it), so q is *monotone* and the exponential mechanism may use the scale
-ε1/Δq instead of ε1/(2Δq). The candidate set is every lattice node, fixed by the hierarchies
-alone.
-
-*Exact sampling.* Node g wins with probability exp(ε1·q(S, g))/Z, sampled as the argmax of
-ε1·q(S, g) + G_g with exact standard Gumbels G_g = −log(−log U_g), U_g uniform on (0, 1) given by
+*Exact sampling.* Node g wins with probability exp(ε1·q(S, g)/(m Δq))/Z, sampled as the argmax of
+ε1·q(S, g)/(m Δq) + G_g with exact standard Gumbels G_g = −log(−log U_g), U_g uniform on (0, 1) given by
 infinitely many random bits, of which only as many are drawn as the comparison needs: 53 per
 node (so G_g is known to an interval, :func:`crowdsafe.randomness.gumbel_enclosure`), and 64 more
 at a time for the few nodes whose key intervals still overlap the best one, compared in
-``mpmath`` interval arithmetic with ε1 as the exact value of its float
-(:func:`_refine_argmax`). The returned node is the argmax of the exact keys, so the distribution
+``mpmath`` interval arithmetic with ε1 as the exact value of its float and the scores and
+denominators exact integers (:func:`_refine_argmax`). The returned node is the argmax of the exact keys, so the distribution
 is exactly the exponential mechanism's (no floating-point Gumbel error, no score rounding). The
 branch and bound (:func:`gumbel_max_over_lattice`) skips a block of nodes only when an upper bound
 of every key in it is below a lower bound of a scored key. No argmax over scores is ever taken
 outside the mechanism, and nothing else about the sample is read before Apply; only the running
 time and the number of random bits drawn depend on the data.
+
+*Real scores.* An objective whose score involves logarithms (``entropy``,
+:attr:`.objectives.Objective.exact` false) cannot be an exact integer. Every node is scored in
+float64 with a rigorous bound on the absolute error (:func:`.objectives.entropy_error_bound`),
+each key interval is widened by ε1 times that bound over the key's denominator, and the nodes
+that still reach the best lower key are compared in :func:`_refine_argmax` with their scores
+enclosed in ``mpmath`` interval arithmetic at each round's precision
+(:meth:`_EntropyScorer.interval`, from exact integer weights). The float only decides which
+nodes are compared exactly; the choice is still the argmax of the exact keys.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -59,10 +54,16 @@ from crowdsafe.anonymize.counted import CountedSample, counted
 from crowdsafe.anonymize.lattice import Lattice
 from crowdsafe.anonymize.objectives import (
     Objective,
+    classification_bound,
     classification_score,
     discernibility_score,
+    entropy_bit_tables,
+    entropy_error_bound,
+    entropy_float_score,
+    entropy_interval_score,
     level_units,
     make_objective,
+    node_counts,
     weighted_score,
 )
 from crowdsafe.anonymize.recoding import GeneralizationScheme
@@ -82,6 +83,9 @@ SCORE_UNIT = 1 << SCORE_UNIT_BITS
 #: A callable (node indices, round) -> one uint64 of fresh random bits per node: the next 64 bits
 #: of those nodes' uniforms (see :func:`_refine_argmax`).
 MoreBits = Callable[[np.ndarray, int], np.ndarray]
+#: A callable (node index, interval context) -> an enclosure of the node's score q_D in that
+#: context's interval arithmetic, at its precision (objectives whose scores are not integers).
+ExactScore = Callable[[int, Any], Any]
 
 #: Named data-independent schemes: level of each attribute from its hierarchy's height h.
 PRESETS: dict[str, str] = {
@@ -179,13 +183,6 @@ def node_penalties(hierarchy: Hierarchy) -> list[np.ndarray]:
     return penalties
 
 
-def penalty_units(hierarchy: Hierarchy, d: int) -> list[np.ndarray]:
-    """⌈2^20 · NCP / d⌉ of every node at every level (int64): a column's share of the quantised
-    weight w(E) = max(0, 2^20 − Σ_j units_j) of a class over ``d`` columns (module docstring).
-    From the hierarchy alone; level 0 costs 0."""
-    return [np.ceil(p * SCORE_UNIT / d).astype(np.int64) for p in node_penalties(hierarchy)]
-
-
 @dataclass(frozen=True)
 class SchemeChoice:
     """The outcome of the ε1-DP selection: the scheme and what the mechanism was."""
@@ -196,13 +193,15 @@ class SchemeChoice:
     sensitivity: float
     utility_loss_bound: float  # with probability 0.95 the chosen score is within this of the best
     scored: int | None = 0  # nodes scored exactly (a data-dependent diagnostic: custodian-only, not in describe())
-    objective: Objective = Objective("retained")
+    objective: Objective = field(default_factory=lambda: Objective("retained"))
     k: int = 2
 
     def describe(self) -> dict[str, Any]:
         return {
             "chooser": ("exponential mechanism over the generalization lattice, sampled exactly "
-                        "(Gumbel-max with exact Gumbels by interval refinement; exact integer scores)"),
+                        "(Gumbel-max with exact Gumbels by interval refinement; "
+                        + ("exact integer scores)" if self.objective.exact else
+                           "real scores bounded in float and enclosed in interval arithmetic)")),
             "epsilon1": self.epsilon1,
             "candidates": self.candidates,
             **self.objective.describe(self.k),
@@ -218,10 +217,15 @@ def lattice_scores(sample: Dataset | CountedSample, columns: Sequence[str], k: i
 
     Depth-first over the columns, each node's frequency table rolled up from the node one level
     below it. Node i of the returned lattice has ``scores[i]`` (an object array of Python ints
-    when q_int could pass 2^63). The mechanism uses it for objectives without a branch and bound
-    (:func:`gumbel_max_over_lattice` returns the same choice for the others).
+    when q_int could pass 2^63; float64 for an objective with real scores, ``entropy``, within
+    :func:`~.objectives.entropy_error_bound` of the exact value). The mechanism uses it for
+    objectives without a branch and bound (:func:`gumbel_max_over_lattice` returns the same
+    choice for the others).
     """
-    objective = objective or Objective("retained")
+    objective = (objective or Objective("retained")).for_columns(columns, sample.hierarchies)
+    if not objective.exact:
+        scorer = _EntropyScorer(sample, columns, k, objective)
+        return scorer.lattice, scorer.scores()
     heights = objective.candidate_heights(columns, sample.hierarchies)
     lattice = Lattice(tuple(columns), heights)
     tables = _KeyedTables(sample, columns, objective, k)
@@ -303,6 +307,8 @@ class _KeyedTables:
         self.k = int(k)
         self.hierarchies = [sample.hierarchies[c] for c in columns]
         self.d = len(columns)
+        #: candidate heights: a column the objective fixes (the target) has height 0
+        self.heights = self.objective.candidate_heights(columns, sample.hierarchies)
         # bit fields: column j's code is (key >> shift[j]) & mask[j], the first column highest
         self.bits = _key_bits(self.hierarchies)
         if sum(self.bits) > 62:
@@ -398,7 +404,7 @@ class _KeyedTables:
         with ``attribute`` (at level 0 in the table) raised to each of its levels. Each level's
         table is rolled up from the one below it (``attribute`` is the last column of the
         projection, so every roll-up is a linear merge), and the tables shrink as they rise."""
-        height = self.hierarchies[attribute].height
+        height = self.heights[attribute]
         bounds = np.empty(height + 1, dtype=object if self.wide else np.int64)
         at = [*levels[:attribute], 0]
         for level in range(height + 1):
@@ -431,10 +437,12 @@ class _KeyedTables:
             return discernibility_score(counts, k, self.wide)
         if name == "classification":
             target = self.target
-            assert target is not None and target == self.d - 1, "the target is the last column"
-            groups = keys >> self.bits[target]
-            starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]]) if len(groups) else np.zeros(0, np.int64)
-            return classification_score(starts, self.code(keys, target), counts, k)
+            assert target is not None
+            if prefix is not None:  # the target is searched first, so it is in every projection
+                assert target < prefix
+                return classification_bound(self.code(keys, target), counts, k)
+            qi_keys = keys & ~(self.masks[target] << self.shifts[target])
+            return classification_score(qi_keys, self.code(keys, target), counts, k)
         if name not in ("retained", "loss"):
             raise ParameterError(f"the selection cannot score the objective {name!r}")
         d = self.d if prefix is None else prefix
@@ -449,12 +457,142 @@ class _KeyedTables:
         return weighted_score(units, counts, k, self.wide)
 
 
-def search_order(heights: Sequence[int]) -> list[int]:
+def _merge_sorted_sums(keys: np.ndarray, counts: np.ndarray, lost: np.ndarray,
+                       float_counts: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_merge_sorted` carrying a float column ``lost`` summed with the counts (bincount
+    over the group numbers: sums of non-negative terms in order). ``float_counts``: the counts
+    are summed in float64 too, exact because every sum is below 2^53."""
+    if len(keys) == 0:
+        return keys, counts, lost
+    first = np.empty(len(keys), dtype=bool)
+    first[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    if len(starts) == len(keys):
+        return keys, counts, lost
+    group = np.cumsum(first) - 1
+    lost = np.bincount(group, weights=lost, minlength=len(starts))
+    if float_counts:
+        counts = np.bincount(group, weights=counts, minlength=len(starts)).astype(np.int64)
+    else:
+        counts = np.add.reduceat(counts, starts)
+    return keys[starts], counts, lost
+
+
+class _EntropyScorer:
+    """The ``entropy`` objective (:mod:`.objectives`) on every node of the lattice of ``columns``:
+    float64 scores q_D with a rigorous error bound (:attr:`error`), and an interval enclosure of
+    any one node's exact q_D (:meth:`interval`).
+
+    Float path: depth-first over the columns as :func:`lattice_scores`, each table carrying per
+    tuple its bits lost so far, L = Σ over its rows of h_j for the columns already raised. A
+    column's h_j depends on each row's leaf, so at depth j (column j still at level 0 in the
+    table) every level l of j adds counts · h_j(leaf, l) and rolls the table up from level 0 (one
+    stable sort, counts and L summed). At a node, L per class gives q_D
+    (:func:`~.objectives.entropy_float_score`). NumPy throughout; no loop over rows or tuples.
+    """
+
+    def __init__(self, sample: Dataset | CountedSample, columns: Sequence[str], k: int, objective: Objective) -> None:
+        self.objective = objective.for_columns(columns, sample.hierarchies)
+        self.k = int(k)
+        self.columns = tuple(columns)
+        heights = self.objective.candidate_heights(columns, sample.hierarchies)
+        self.lattice = Lattice(self.columns, heights)
+        self.tables = tables = _KeyedTables(sample, columns, self.objective, k)
+        self.leaves = [h.size(0) for h in tables.hierarchies]
+        self.rows = int(tables.base_counts.sum())
+        # per column: c_j(v) for every leaf (tree codes), and each leaf's node at every level
+        self.leaf_codes = [tables.code(tables.base_keys, j) for j in range(tables.d)]
+        self.marginals = []
+        for j in range(tables.d):
+            marginal = np.zeros(self.leaves[j], dtype=np.int64)
+            np.add.at(marginal, self.leaf_codes[j], tables.base_counts)
+            self.marginals.append(marginal)
+        self.ancestors = [[tables._map(j, 0, level) for level in range(h.height + 1)]
+                          for j, h in enumerate(tables.hierarchies)]
+        self.bits, caps = entropy_bit_tables(self.marginals, self.ancestors, self.leaves, self.rows)
+        self.cap = float(sum(caps))
+        self.error = entropy_error_bound(len(tables.base_keys), tables.d, self.rows, self.k, self.cap)
+        self._weights: dict[tuple[int, ...], tuple[int, list]] = {}
+
+    def _raise(self, keys: np.ndarray, counts: np.ndarray, lost: np.ndarray, attribute: int,
+               level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The table with ``attribute`` (at level 0) raised to ``level``, its h added to ``lost``.
+        The last column is in the keys' lowest bits and tree codes keep order, so raising it
+        leaves a sorted table sorted (a linear merge); any other column needs one stable sort."""
+        tables = self.tables
+        lost = lost + counts * self.bits[attribute][level][tables.code(keys, attribute)]
+        raised = tables._raised_keys(keys, attribute, 0, level)
+        small = self.rows < 2**53
+        if attribute == tables.d - 1:
+            return _merge_sorted_sums(raised, counts, lost, small)
+        order = np.argsort(raised, kind="stable")
+        return _merge_sorted_sums(raised[order], counts[order], lost[order], small)
+
+    def scores(self) -> np.ndarray:
+        """Float q_D of every node, in the lattice's order (within :attr:`error` of the exact)."""
+        tables, k, cap = self.tables, self.k, self.cap
+        heights = self.lattice.heights
+        strides = self.lattice.strides
+        scores = np.zeros(self.lattice.size, dtype=np.float64)
+
+        def visit(attribute: int, keys: np.ndarray, counts: np.ndarray, lost: np.ndarray, index: int) -> None:
+            if attribute == tables.d:
+                scores[index] = entropy_float_score(counts, lost, k, cap)
+                return
+            for level in range(heights[attribute] + 1):
+                child = (keys, counts, lost) if level == 0 else self._raise(keys, counts, lost, attribute, level)
+                visit(attribute + 1, *child, index + level * int(strides[attribute]))
+
+        visit(0, tables.base_keys, tables.base_counts, np.zeros(len(tables.base_keys)), 0)
+        return scores
+
+    def _integer_weights(self, levels: tuple[int, ...]) -> tuple[int, list]:
+        """S0 and W_j(v) = Σ of min(|E|, k) over the rows with leaf v in column j (None for a
+        column at level 0) of the node ``levels``: exact integers, from the distinct tuples."""
+        cached = self._weights.get(levels)
+        if cached is not None:
+            return cached
+        tables, k = self.tables, self.k
+        keys = np.zeros(len(tables.base_keys), dtype=np.int64)
+        for j, level in enumerate(levels):
+            keys |= self.ancestors[j][level][self.leaf_codes[j]] << tables.shifts[j]
+        _, classes = np.unique(keys, return_inverse=True)
+        # every sum below is at most k · rows: int64 when that fits, else Python integers
+        exact_type = np.int64 if self.k * max(self.rows, 1) < 2**62 else object
+        counts = tables.base_counts.astype(exact_type)
+        sizes = np.zeros(int(classes.max(initial=-1)) + 1, dtype=exact_type)
+        np.add.at(sizes, classes, counts)
+        kept = np.minimum(sizes, k)
+        suppressed = int((sizes * (k - kept)).sum())
+        per_row = kept[classes] * counts  # min(|E|, k) times the tuple's count
+        weights = []
+        for j, level in enumerate(levels):
+            if level == 0:
+                weights.append(None)
+                continue
+            weight = np.zeros(self.leaves[j], dtype=exact_type)
+            np.add.at(weight, self.leaf_codes[j], per_row)
+            weights.append(weight)
+        self._weights[levels] = (suppressed, weights)
+        return suppressed, weights
+
+    def interval(self, levels: Sequence[int], iv) -> Any:
+        """An enclosure of the exact q_D of the node ``levels`` in ``iv`` (at its precision)."""
+        levels = tuple(int(x) for x in levels)
+        suppressed, weights = self._integer_weights(levels)
+        nodes = [None if level == 0 else node_counts(self.marginals[j], self.ancestors[j][level])
+                 for j, level in enumerate(levels)]
+        return entropy_interval_score(iv, suppressed, weights, nodes, self.marginals, self.leaves)
+
+
+def search_order(heights: Sequence[int], first: Sequence[int] = ()) -> list[int]:
     """The order in which :func:`gumbel_max_over_lattice` branches on the columns: those with at
     most one generalization step (kept or ``*``) first, then the others as given. Any order gives
     the same argmax; this one lets the bounds prune early (measured on Adult-like data: about a
-    third of the work of the given order)."""
-    return sorted(range(len(heights)), key=lambda j: heights[j] > 1)
+    third of the work of the given order). Columns in ``first`` (a target the objective keeps:
+    its bound needs it in every projection) come before all others."""
+    return sorted(range(len(heights)), key=lambda j: (j not in first, heights[j] > 1))
 
 
 def _key_bounds(x: np.ndarray | float, g_lo: np.ndarray | float, g_hi: np.ndarray | float):
@@ -468,19 +606,28 @@ def _key_bounds(x: np.ndarray | float, g_lo: np.ndarray | float, g_hi: np.ndarra
 
 
 def exact_gumbel_argmax(indices: np.ndarray, scores: np.ndarray, cells: np.ndarray, scale: float,
-                        more_bits: MoreBits, denominator: int = SCORE_UNIT) -> int:
+                        more_bits: MoreBits, denominator: int = SCORE_UNIT, score_error: float = 0.0,
+                        exact_score: ExactScore | None = None) -> int:
     """argmax over ``indices`` of the exact keys scale · scores/denominator + G, G = −log(−log U) with U
     in [cell/2^53, (cell + 1)/2^53) refined by ``more_bits``: the nodes whose float key interval
-    cannot reach the best lower key are dropped, the rest go to :func:`_refine_argmax`."""
+    cannot reach the best lower key are dropped, the rest go to :func:`_refine_argmax`.
+
+    Scores are exact integers, unless ``exact_score`` is given: then ``scores`` are floats within
+    ``score_error`` of the exact ones (each key interval is widened by scale · score_error /
+    denominator, with a relative margin), and ``exact_score(index, iv)`` encloses the exact score
+    of a remaining node for the refinement."""
     indices = np.asarray(indices, dtype=np.int64)
-    scores = np.asarray(scores)  # int64, or Python ints (object) beyond MAX_ROWS rows
+    scores = np.asarray(scores)  # int64, or Python ints (object) past 2^63, or float64 (real scores)
     cells = np.asarray(cells, dtype=np.int64)
     g_lo, g_hi = gumbel_enclosure(cells)
     lo, hi = _key_bounds(scale * (scores.astype(np.float64) / denominator), g_lo, g_hi)
+    if exact_score is not None:
+        spread = (1.0 + 1e-6) * float(scale) * float(score_error) / float(denominator)
+        lo, hi = lo - spread, hi + spread
     keep = hi >= lo.max()
     if keep.sum() == 1:
         return int(indices[keep][0])
-    return _refine_argmax(indices[keep], scores[keep], cells[keep], scale, more_bits, denominator)
+    return _refine_argmax(indices[keep], scores[keep], cells[keep], scale, more_bits, denominator, exact_score)
 
 
 #: Refinement rounds before giving up: each round narrows every contender's key interval about
@@ -489,7 +636,7 @@ _MAX_ROUNDS = 64
 
 
 def _refine_argmax(indices: np.ndarray, scores: np.ndarray, cells: np.ndarray, scale: float,
-                   more_bits: MoreBits, denominator: int = SCORE_UNIT) -> int:
+                   more_bits: MoreBits, denominator: int = SCORE_UNIT, exact_score: ExactScore | None = None) -> int:
     """The exact argmax of scale · scores/denominator + G among contenders whose float intervals overlap.
 
     Each round appends 64 fresh bits (``more_bits(indices, round)``) to each contender's uniform,
@@ -498,11 +645,15 @@ def _refine_argmax(indices: np.ndarray, scores: np.ndarray, cells: np.ndarray, s
     exact value, the score an exact integer). It stops when one lower key exceeds every other
     upper key; contenders whose upper key is below the best lower key are dropped. The bits drawn
     are those of U itself, so the result is argmax of the exact keys: exactly exp(scale·q)/Z.
+    A real score (``exact_score`` given; ``scores`` then only size the precision) is enclosed anew
+    each round at that round's precision, so its interval narrows with the Gumbels' and ties in
+    the score are still decided by the bits.
     """
     from mpmath.ctx_iv import MPIntervalContext  # imported only on this rare path
 
     iv = MPIntervalContext()  # a private context: its precision is not mpmath's global one
-    alive = [(int(i), int(q), int(c)) for i, q, c in sorted(zip(indices, scores, cells))]
+    alive = [(int(i), int(q) if exact_score is None else int(abs(float(q))) + 1, int(c))
+             for i, q, c in sorted(zip(indices, scores, cells))]
     bits = CELL_BITS
     for round_ in range(_MAX_ROUNDS):
         extra = np.asarray(more_bits(np.array([i for i, _, _ in alive], dtype=np.int64), round_), dtype=np.uint64)
@@ -512,9 +663,10 @@ def _refine_argmax(indices: np.ndarray, scores: np.ndarray, cells: np.ndarray, s
         iv.prec = bits + 128 + max(int(abs(q)).bit_length() for _, q, _ in alive) + int(denominator).bit_length()
         exact_scale = iv.mpf(float(scale))
         keys = []
-        for _, q, c in alive:
+        for i, q, c in alive:
             u = iv.mpf([c, c + 1]) / 2**bits  # [c/2^b, (c + 1)/2^b], exact ends
-            keys.append(exact_scale * q / denominator - iv.log(-iv.log(u)))
+            score = q if exact_score is None else exact_score(i, iv)
+            keys.append(exact_scale * score / denominator - iv.log(-iv.log(u)))
         best = max(range(len(alive)), key=lambda n: keys[n].a)
         floor = keys[best].a
         if all(keys[n].b < floor for n in range(len(alive)) if n != best):
@@ -541,11 +693,11 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
     search, the scored nodes whose upper key reaches the best lower key are compared exactly
     (:func:`exact_gumbel_argmax`). The result is the argmax of the exact keys over every node, as
     in the full evaluation; only the time and the bits drawn depend on the data. Objectives
-    without such a bound (:attr:`~.objectives.Objective.weighted` false) score every node
+    without such a bound (:attr:`~.objectives.Objective.bounded` false) score every node
     (:func:`gumbel_max_full`).
     """
-    objective = objective or Objective("retained")
-    if not objective.weighted:
+    objective = (objective or Objective("retained")).for_columns(columns, sample.hierarchies)
+    if not objective.bounded:
         return gumbel_max_full(sample, columns, k, scale, cells, more_bits, objective)
     denominator = objective.key_denominator(k)
     heights = objective.candidate_heights(columns, sample.hierarchies)
@@ -555,7 +707,7 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
         every = np.arange(lattice.size, dtype=np.int64)
         return lattice, exact_gumbel_argmax(every, np.zeros(lattice.size, dtype=np.int64), cells, scale,
                                             more_bits, denominator), 0
-    order = search_order(heights)
+    order = search_order(heights, first=[list(columns).index(c) for c in objective.fixed_levels])
     searched = Lattice(tuple(columns[j] for j in order), tuple(heights[j] for j in order))
     # cells in the searched lattice's node order, so each block of nodes is contiguous
     shape = [h + 1 for h in heights]
@@ -611,22 +763,19 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
 def gumbel_max_full(sample: Dataset | CountedSample, columns: Sequence[str], k: int, scale: float,
                     cells: np.ndarray, more_bits: MoreBits, objective: Objective) -> tuple[Lattice, int, int]:
     """:func:`gumbel_max_over_lattice` for an objective without a branch-and-bound bound: every
-    candidate node is scored exactly (:func:`lattice_scores`, the target column last so a
-    node's classes are grouped by their quasi-identifiers), then the exact argmax of the keys
-    (:func:`exact_gumbel_argmax`)."""
-    heights = objective.candidate_heights(columns, sample.hierarchies)
-    lattice = Lattice(tuple(columns), heights)
-    order = list(range(len(columns)))
-    if objective.target is not None:
-        t = list(columns).index(objective.target)
-        order = [j for j in order if j != t] + [t]
-    ordered = [columns[j] for j in order]
-    _, scores = lattice_scores(sample, ordered, k, objective)
-    shape = [heights[j] + 1 for j in order]
-    # node i of the caller's lattice is node to_ordered[i] of the ordered one
-    inverse = np.argsort(order)
-    to_ordered = np.arange(lattice.size, dtype=np.int64).reshape(shape).transpose(inverse).ravel()
-    scores = scores[to_ordered]
+    candidate node is scored exactly (:func:`lattice_scores`), then the exact argmax of the keys
+    (:func:`exact_gumbel_argmax`). Real scores (``entropy``) are scored in float with their error
+    bound, and the nodes still in contention are enclosed exactly (:class:`_EntropyScorer`)."""
+    objective = objective.for_columns(columns, sample.hierarchies)
+    if not objective.exact:
+        scorer = _EntropyScorer(sample, columns, k, objective)
+        nodes = scorer.lattice.nodes()
+        chosen = exact_gumbel_argmax(np.arange(scorer.lattice.size, dtype=np.int64), scorer.scores(),
+                                     np.asarray(cells, dtype=np.int64), scale, more_bits,
+                                     objective.key_denominator(k), scorer.error,
+                                     lambda index, iv: scorer.interval(nodes[index], iv))
+        return scorer.lattice, chosen, scorer.lattice.size
+    lattice, scores = lattice_scores(sample, columns, k, objective)
     every = np.arange(lattice.size, dtype=np.int64)
     chosen = exact_gumbel_argmax(every, scores, np.asarray(cells, dtype=np.int64), scale, more_bits,
                                  objective.key_denominator(k))
@@ -653,6 +802,7 @@ def choose_scheme(sample: Dataset | CountedSample, columns: Sequence[str], k: in
     missing = [c for c in columns if c not in sample.hierarchies]
     if missing:
         raise HierarchyError(f"quasi-identifier '{missing[0]}' has no hierarchy to choose a level from")
+    objective = objective.for_columns(columns, sample.hierarchies)
     if objective.target is not None and objective.target not in columns:
         raise ParameterError(f"the target '{objective.target}' is not a published column")
     if not (isinstance(epsilon1, (int, float)) and np.isfinite(epsilon1) and epsilon1 > 0):

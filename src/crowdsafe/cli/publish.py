@@ -64,6 +64,8 @@ def render_plan(plan: dict[str, Any], print_: Any) -> None:
     print_("plan")
     print_(f"  target        (epsilon = {plan['epsilon']:g}, delta = {plan['delta_target']:g}) per release")
     print_(f"  sampling      beta = {plan['beta']:.4g} (each row kept independently with this probability)")
+    if plan.get("beta_rule") not in (None, "given"):
+        print_(f"                chosen as {plan['beta_rule']}")
     selection = (f"epsilon1 = {plan['epsilon1']:.4g} for the exponential mechanism over the lattice"
                  if plan["scheme"] is None else f"fixed scheme '{plan['scheme']}' (strongly safe, epsilon1 = 0)")
     print_(f"  recoding      {selection}")
@@ -109,7 +111,7 @@ def register(app: typer.Typer) -> None:
         beta: Annotated[Optional[float], typer.Option("--beta", help="Fix the sampling rate (default: 1 − e^−(ε − ε1)).")] = None,
         epsilon1: Annotated[Optional[float], typer.Option("--epsilon1", help="ε spent choosing the scheme from the data (default: 10% of ε).")] = None,
         scheme: Annotated[Optional[str], typer.Option("--scheme", help="A fixed scheme, chosen without the data: a preset (none, fine, medium, coarse) and/or col=level pairs, e.g. 'medium,age=1'. Makes the release strongly safe (ε1 = 0).")] = None,
-        objective: Annotated[Optional[str], typer.Option("--objective", help="What the scheme selection optimises: retained (default), loss, discernibility, or classification (with --target).")] = None,
+        objective: Annotated[Optional[str], typer.Option("--objective", help="What the scheme selection optimises: retained (default), loss, discernibility, entropy, or classification (with --target).")] = None,
         target: Annotated[Optional[str], typer.Option("--target", help="The column a release for a model must predict (--objective classification): kept as it is, never generalized.")] = None,
         columns: Annotated[Optional[list[str]], typer.Option("--columns", help="Publish exactly these comma-separated columns (the guarantee covers what is released). With --plan-only, give it several times to compare column sets.")] = None,
         releases: Annotated[int, typer.Option("--releases", help="Number of releases, each from a fresh independent sample; certified together.")] = 1,

@@ -34,6 +34,7 @@ from crowdsafe.anonymize.publish import (
     DEFAULT_MAX_SUPPRESSION,
     Publication,
     PublishPlan,
+    candidate_count,
     certify_release,
     check_custodian_path,
     check_lattice,
@@ -52,6 +53,7 @@ from crowdsafe.anonymize.recoding import GeneralizationScheme
 from crowdsafe.anonymize.release import Release
 from crowdsafe.anonymize.selection import SchemeChoice, fixed_scheme
 from crowdsafe.csv_safety import format_note
+from crowdsafe.errors import ParameterError
 from crowdsafe.engines.spark import fingerprint as fp
 from crowdsafe.engines.spark.sampling import count_sample
 from crowdsafe.engines.spark.streams import PartitionStreams
@@ -151,9 +153,13 @@ def publish_table(
     functions; CSV cells are formula-safe unless ``escape_formulas`` is False."""
     notes = list(table.notes)
     columns = table.columns
+    if publish_plan.columns is not None:
+        raise ParameterError("--columns is not available with --engine spark yet; choose the published columns "
+                             "with --qi and --sensitive (nothing was charged)")
     fixed = fixed_scheme(table.domain, columns, publish_plan.scheme) if publish_plan.scheme is not None else None
     if fixed is None:
         check_lattice(table.domain.hierarchies, columns)
+        candidate_count(table.domain, columns, publish_plan.objective, publish_plan.target)  # the target is published
     paths = spark_paths(str(out), publish_plan.releases) if out is not None else []
     report_path = check_custodian_path(custodian_report, paths)
     charge_request: dict[str, Any] = {}
