@@ -249,6 +249,7 @@ RATE_TOLERANCE = 0.10
 _RATE_GRID = 40
 
 
+@functools.lru_cache(maxsize=256)
 def best_rate(epsilon: float, delta: float, epsilon1: float) -> float:
     """The planner's sampling rate, from (ε, δ, ε1) alone: the expected sample n·β fills about
     n·β/k classes of k rows (the finest resolution a release can reach), where k is the least k
