@@ -476,6 +476,7 @@ def measure(ctx: ExperimentContext, options: Options, data: Dataset, test: Datas
 # -- the outputs ------------------------------------------------------------------------------------
 
 def plot(ctx: ExperimentContext, runs: pl.DataFrame, table: pl.DataFrame, epsilons: Sequence[float]) -> None:
+    from matplotlib import colormaps
     from matplotlib.figure import Figure
 
     lines = table.filter(pl.col("epsilon").is_not_nan() & (pl.col("method") != MAJORITY_RATE))
@@ -484,6 +485,8 @@ def plot(ctx: ExperimentContext, runs: pl.DataFrame, table: pl.DataFrame, epsilo
     panels = [p for p in panels if (lines["classifier"] == p[0]).any()]
     figure = Figure(figsize=(6.5 * (len(panels) + 1), 5))
     axes = [figure.add_subplot(1, len(panels) + 1, i + 1) for i in range(len(panels) + 1)]
+    for ax in axes:  # more methods than the default ten colours
+        ax.set_prop_cycle(color=colormaps["tab20"].colors)
     peers = lines.filter(pl.col("method").str.starts_with("peer: "))
     for ax, (model, title) in zip(axes, panels):
         own = lines.filter(pl.col("classifier") == model)
@@ -509,7 +512,7 @@ def plot(ctx: ExperimentContext, runs: pl.DataFrame, table: pl.DataFrame, epsilo
         ax.set_xlabel("ε")
         ax.set_ylabel("income accuracy on adult.test")
         ax.set_title(title, fontsize=10)
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     ax = axes[-1]
     losses = runs.filter(pl.col("epsilon").is_not_nan() & pl.col("suppression_rate").is_not_nan()
                          & pl.col("classifier").is_in(["majority", ""]))
@@ -526,7 +529,7 @@ def plot(ctx: ExperimentContext, runs: pl.DataFrame, table: pl.DataFrame, epsilo
     ax.set_xticks(list(epsilons), [f"{e:g}" for e in epsilons])
     ax.set_xlabel("ε")
     ax.set_title("suppression rate (solid) and NCP of the quasi-identifiers (dashed)", fontsize=10)
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     figure.tight_layout()
     ctx.png("utility_vs_epsilon", figure)
 
