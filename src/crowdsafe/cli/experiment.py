@@ -8,13 +8,26 @@ from typing import Annotated, Optional
 import typer
 
 from crowdsafe.cli.options import JsonOpt, SeedOpt, emit
+from crowdsafe.errors import ParameterError
 from crowdsafe.experiments import available, run
+
+
+def _options(pairs: list[str] | None) -> dict[str, str]:
+    options = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ParameterError(f"an experiment option is KEY=VALUE, got {pair!r}")
+        options[key.strip()] = value.strip()
+    return options
 
 
 def experiment_command(
     name: Annotated[str, typer.Argument(help="The experiment to run, or 'list' to list them.")],
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Results folder (default: results/).")] = None,
     seed: SeedOpt = None,
+    option: Annotated[list[str] | None, typer.Option(
+        "--option", "-O", help="KEY=VALUE passed to the experiment (repeatable), e.g. -O seeds=2.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run a named reproduction of a paper's table or figure; it writes CSV + PNG under OUT/NAME/.
@@ -25,7 +38,7 @@ def experiment_command(
         entries = [{"name": e.name, "title": e.title} for e in available()]
         emit(entries, as_json, lambda: [typer.echo(f"{e['name']:<24} {e['title']}") for e in entries])
         return
-    result = run(name, out, seed)
+    result = run(name, out, seed, _options(option))
     emit(result.as_dict(), as_json, lambda: [typer.echo(f"wrote {f}") for f in result.files])
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,13 +35,15 @@ DEFAULT_RESULTS = Path("results")
 
 @dataclass
 class ExperimentContext:
-    """Where an experiment writes, and the randomness it must draw from."""
+    """Where an experiment writes, the randomness it must draw from, and the options it was given
+    (``key=value`` texts, read by the experiment itself; empty for the defaults)."""
 
     name: str
     folder: Path
     randomness: Randomness
     written: list[Path] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, str] = field(default_factory=dict)
 
     def csv(self, stem: str, columns: dict[str, list[Any]]) -> Path:
         """Write ``columns`` (name -> values, equal lengths) as ``<folder>/<stem>.csv``."""
@@ -119,10 +121,12 @@ def run(
     name: str,
     out: str | os.PathLike[str] | None = None,
     seed: int | Randomness | None = None,
+    options: Mapping[str, str] | None = None,
 ) -> ExperimentResult:
-    """Run the experiment ``name``, writing under ``out/<name>/`` (default ``results/<name>/``)."""
+    """Run the experiment ``name``, writing under ``out/<name>/`` (default ``results/<name>/``);
+    ``options`` are handed to it as texts (an experiment refuses keys it does not know)."""
     entry = get(name)
     folder = Path(out if out is not None else DEFAULT_RESULTS) / name
-    context = ExperimentContext(name, folder, as_randomness(seed))
+    context = ExperimentContext(name, folder, as_randomness(seed), options={str(k): str(v) for k, v in (options or {}).items()})
     entry.run(context)
     return ExperimentResult(name, entry.title, folder, tuple(context.written), context.summary)

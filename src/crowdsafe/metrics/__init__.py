@@ -8,12 +8,13 @@
   two-way marginals.
 - Workload error (:mod:`~crowdsafe.metrics.workload`): random counting queries, answered from
   the release with values spread uniformly within generalized cells.
-- Classifier utility (:mod:`~crowdsafe.metrics.classifier`): scikit-learn trained on the
-  release, tested on held-out original rows, against training on the original.
+- Classifier utility (:mod:`~crowdsafe.metrics.classifier`): scikit-learn, or the majority
+  lookup (each generalized tuple predicts its majority target), trained on the release, tested
+  on held-out original rows, against training on the original.
 - :func:`utility`: all of them, as printed by ``crowdsafe compare``.
 """
 
-from crowdsafe.metrics.classifier import ClassifierReport, classifier_utility
+from crowdsafe.metrics.classifier import ClassifierReport, classifier_utility, majority_lookup, release_accuracy
 from crowdsafe.metrics.information_loss import (
     LOSS_METRICS,
     FullDomainScorer,
@@ -37,8 +38,10 @@ __all__ = [
     "answer",
     "classifier_utility",
     "information_loss",
+    "majority_lookup",
     "make_workload",
     "marginal_distances",
+    "release_accuracy",
     "utility",
     "workload_error",
 ]
