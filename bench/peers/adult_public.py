@@ -18,12 +18,30 @@ from pathlib import Path
 import numpy as np
 
 COLUMNS = (
-    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
-    "occupation", "relationship", "race", "sex", "capital-gain", "capital-loss",
-    "hours-per-week", "native-country", "income",
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education-num",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+    "native-country",
+    "income",
 )
 QUASI_IDENTIFIERS = (
-    "age", "workclass", "education", "marital-status", "occupation", "race", "sex",
+    "age",
+    "workclass",
+    "education",
+    "marital-status",
+    "occupation",
+    "race",
+    "sex",
     "native-country",
 )
 TARGET = "income"
@@ -31,33 +49,113 @@ AGE_MIN, AGE_MAX = 17, 90
 
 CATEGORIES: dict[str, tuple[str, ...]] = {
     "workclass": (
-        "Private", "Self-emp-not-inc", "Self-emp-inc", "Federal-gov", "Local-gov",
-        "State-gov", "Without-pay", "Never-worked", "?",
+        "Private",
+        "Self-emp-not-inc",
+        "Self-emp-inc",
+        "Federal-gov",
+        "Local-gov",
+        "State-gov",
+        "Without-pay",
+        "Never-worked",
+        "?",
     ),
     "education": (
-        "Bachelors", "Some-college", "11th", "HS-grad", "Prof-school", "Assoc-acdm",
-        "Assoc-voc", "9th", "7th-8th", "12th", "Masters", "1st-4th", "10th", "Doctorate",
-        "5th-6th", "Preschool", "?",
+        "Bachelors",
+        "Some-college",
+        "11th",
+        "HS-grad",
+        "Prof-school",
+        "Assoc-acdm",
+        "Assoc-voc",
+        "9th",
+        "7th-8th",
+        "12th",
+        "Masters",
+        "1st-4th",
+        "10th",
+        "Doctorate",
+        "5th-6th",
+        "Preschool",
+        "?",
     ),
     "marital-status": (
-        "Married-civ-spouse", "Divorced", "Never-married", "Separated", "Widowed",
-        "Married-spouse-absent", "Married-AF-spouse", "?",
+        "Married-civ-spouse",
+        "Divorced",
+        "Never-married",
+        "Separated",
+        "Widowed",
+        "Married-spouse-absent",
+        "Married-AF-spouse",
+        "?",
     ),
     "occupation": (
-        "Tech-support", "Craft-repair", "Other-service", "Sales", "Exec-managerial",
-        "Prof-specialty", "Handlers-cleaners", "Machine-op-inspct", "Adm-clerical",
-        "Farming-fishing", "Transport-moving", "Priv-house-serv", "Protective-serv",
-        "Armed-Forces", "?",
+        "Tech-support",
+        "Craft-repair",
+        "Other-service",
+        "Sales",
+        "Exec-managerial",
+        "Prof-specialty",
+        "Handlers-cleaners",
+        "Machine-op-inspct",
+        "Adm-clerical",
+        "Farming-fishing",
+        "Transport-moving",
+        "Priv-house-serv",
+        "Protective-serv",
+        "Armed-Forces",
+        "?",
     ),
-    "race": ("White", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other", "Black", "?"),
+    "race": (
+        "White",
+        "Asian-Pac-Islander",
+        "Amer-Indian-Eskimo",
+        "Other",
+        "Black",
+        "?",
+    ),
     "sex": ("Female", "Male", "?"),
     "native-country": (
-        "United-States", "Cambodia", "England", "Puerto-Rico", "Canada", "Germany",
-        "Outlying-US(Guam-USVI-etc)", "India", "Japan", "Greece", "South", "China", "Cuba",
-        "Iran", "Honduras", "Philippines", "Italy", "Poland", "Jamaica", "Vietnam", "Mexico",
-        "Portugal", "Ireland", "France", "Dominican-Republic", "Laos", "Ecuador", "Taiwan",
-        "Haiti", "Columbia", "Hungary", "Guatemala", "Nicaragua", "Scotland", "Thailand",
-        "Yugoslavia", "El-Salvador", "Trinadad&Tobago", "Peru", "Hong", "Holand-Netherlands",
+        "United-States",
+        "Cambodia",
+        "England",
+        "Puerto-Rico",
+        "Canada",
+        "Germany",
+        "Outlying-US(Guam-USVI-etc)",
+        "India",
+        "Japan",
+        "Greece",
+        "South",
+        "China",
+        "Cuba",
+        "Iran",
+        "Honduras",
+        "Philippines",
+        "Italy",
+        "Poland",
+        "Jamaica",
+        "Vietnam",
+        "Mexico",
+        "Portugal",
+        "Ireland",
+        "France",
+        "Dominican-Republic",
+        "Laos",
+        "Ecuador",
+        "Taiwan",
+        "Haiti",
+        "Columbia",
+        "Hungary",
+        "Guatemala",
+        "Nicaragua",
+        "Scotland",
+        "Thailand",
+        "Yugoslavia",
+        "El-Salvador",
+        "Trinadad&Tobago",
+        "Peru",
+        "Hong",
+        "Holand-Netherlands",
         "?",
     ),
     "income": ("<=50K", ">50K"),
@@ -71,7 +169,9 @@ DEFAULT_DATA_DIR = (
 def _read(path: Path) -> list[list[str]]:
     with gzip.open(path, "rt", encoding="ascii") as handle:
         lines = handle.read().splitlines()
-    rows = [line.split(", ") for line in lines if line.strip() and not line.startswith("|")]
+    rows = [
+        line.split(", ") for line in lines if line.strip() and not line.startswith("|")
+    ]
     bad = [i for i, row in enumerate(rows) if len(row) != len(COLUMNS)]
     if bad:
         raise ValueError(f"{path}: row {bad[0]} does not have {len(COLUMNS)} fields")
@@ -87,7 +187,9 @@ def load(path: Path) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     age = raw["age"].astype(np.int64)
     if age.min() < AGE_MIN or age.max() > AGE_MAX:
-        raise ValueError(f"{path}: an age outside the public range {AGE_MIN}..{AGE_MAX}")
+        raise ValueError(
+            f"{path}: an age outside the public range {AGE_MIN}..{AGE_MAX}"
+        )
     out["age"] = age
     for name in QUASI_IDENTIFIERS[1:] + (TARGET,):
         cats = np.array(CATEGORIES[name])
@@ -96,7 +198,9 @@ def load(path: Path) -> dict[str, np.ndarray]:
         found = cats[order][pos] == raw[name]
         if not found.all():
             value = raw[name][~found][0]
-            raise ValueError(f"{path}: {name} value {value!r} is not in the public domain")
+            raise ValueError(
+                f"{path}: {name} value {value!r} is not in the public domain"
+            )
         out[name] = order[pos]
     return out
 

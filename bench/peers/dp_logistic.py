@@ -21,23 +21,22 @@ import platform
 import sys
 import time
 import warnings
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import diffprivlib  # noqa: E402
-import numpy as np  # noqa: E402
-import scipy  # noqa: E402
-import sklearn  # noqa: E402
-from diffprivlib.models import LogisticRegression as DPLogisticRegression  # noqa: E402
-from diffprivlib.utils import PrivacyLeakWarning  # noqa: E402
-from sklearn.linear_model import LogisticRegression  # noqa: E402
+import diffprivlib
+import numpy as np
+import scipy
+import sklearn
+from diffprivlib.models import LogisticRegression as DPLogisticRegression
+from diffprivlib.utils import PrivacyLeakWarning
+from sklearn.linear_model import LogisticRegression
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import adult_public  # noqa: E402
-
+import adult_public
 
 #: lbfgs iterations: objective perturbation's guarantee is stated for the exact minimiser, so
 #: the solver is given enough iterations to converge (diffprivlib's default of 100 does not).
@@ -46,18 +45,24 @@ MAX_ITER = 1000
 
 def summarize(runs: list[dict]) -> list[dict]:
     """Mean, min and max accuracy (and mean seconds) per (method, epsilon)."""
-    keys = sorted({(r["method"], r["epsilon"]) for r in runs}, key=lambda k: (k[0], k[1] or 0))
+    keys = sorted(
+        {(r["method"], r["epsilon"]) for r in runs}, key=lambda k: (k[0], k[1] or 0)
+    )
     out = []
     for method, eps in keys:
         sel = [r for r in runs if r["method"] == method and r["epsilon"] == eps]
         acc = np.array([r["accuracy"] for r in sel])
-        out.append({
-            "method": method, "epsilon": eps, "runs": len(sel),
-            "accuracy_mean": round(float(acc.mean()), 4),
-            "accuracy_min": round(float(acc.min()), 4),
-            "accuracy_max": round(float(acc.max()), 4),
-            "seconds_mean": round(float(np.mean([r["seconds"] for r in sel])), 3),
-        })
+        out.append(
+            {
+                "method": method,
+                "epsilon": eps,
+                "runs": len(sel),
+                "accuracy_mean": round(float(acc.mean()), 4),
+                "accuracy_min": round(float(acc.min()), 4),
+                "accuracy_max": round(float(acc.max()), 4),
+                "seconds_mean": round(float(np.mean([r["seconds"] for r in sel])), 3),
+            }
+        )
     return out
 
 
@@ -80,28 +85,43 @@ def main(argv: list[str] | None = None) -> int:
         for seed in args.seeds:
             start = time.perf_counter()
             model = DPLogisticRegression(
-                epsilon=eps, data_norm=adult_public.FEATURE_NORM, max_iter=MAX_ITER,
+                epsilon=eps,
+                data_norm=adult_public.FEATURE_NORM,
+                max_iter=MAX_ITER,
                 random_state=seed,
             )
             model.fit(x_train, y_train)
             seconds = time.perf_counter() - start
-            runs.append({
-                "method": "diffprivlib-logistic", "epsilon": eps, "seed": seed,
-                "accuracy": round(float(model.score(x_test, y_test)), 4),
-                "seconds": round(seconds, 3),
-            })
+            runs.append(
+                {
+                    "method": "diffprivlib-logistic",
+                    "epsilon": eps,
+                    "seed": seed,
+                    "accuracy": round(float(model.score(x_test, y_test)), 4),
+                    "seconds": round(seconds, 3),
+                }
+            )
 
     start = time.perf_counter()
     plain = LogisticRegression(max_iter=2000).fit(x_train, y_train)
-    runs.append({
-        "method": "sklearn-logistic (non-private)", "epsilon": None, "seed": None,
-        "accuracy": round(float(plain.score(x_test, y_test)), 4),
-        "seconds": round(time.perf_counter() - start, 3),
-    })
-    runs.append({
-        "method": "majority rate", "epsilon": None, "seed": None,
-        "accuracy": round(adult_public.majority_rate(y_train, y_test), 4), "seconds": 0.0,
-    })
+    runs.append(
+        {
+            "method": "sklearn-logistic (non-private)",
+            "epsilon": None,
+            "seed": None,
+            "accuracy": round(float(plain.score(x_test, y_test)), 4),
+            "seconds": round(time.perf_counter() - start, 3),
+        }
+    )
+    runs.append(
+        {
+            "method": "majority rate",
+            "epsilon": None,
+            "seed": None,
+            "accuracy": round(adult_public.majority_rate(y_train, y_test), 4),
+            "seconds": 0.0,
+        }
+    )
 
     result = {
         "benchmark": "peers-dplr",
@@ -111,24 +131,34 @@ def main(argv: list[str] | None = None) -> int:
             "LogisticRegression (data_norm from the public encoding), the non-private "
             "scikit-learn one, and the majority rate."
         ),
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": {
-            "cores": os.cpu_count(), "platform": platform.platform(),
-            "python": platform.python_version(), "threads": 1,
+            "cores": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "threads": 1,
         },
         "versions": {
-            "diffprivlib": diffprivlib.__version__, "scikit-learn": sklearn.__version__,
-            "numpy": np.__version__, "scipy": scipy.__version__,
+            "diffprivlib": diffprivlib.__version__,
+            "scikit-learn": sklearn.__version__,
+            "numpy": np.__version__,
+            "scipy": scipy.__version__,
         },
         "data": {
-            "train": "adult.data", "test": "adult.test",
-            "features": list(adult_public.QUASI_IDENTIFIERS), "target": adult_public.TARGET,
+            "train": "adult.data",
+            "test": "adult.test",
+            "features": list(adult_public.QUASI_IDENTIFIERS),
+            "target": adult_public.TARGET,
             "encoding": "age (x-17)/73 in [0,1]; one-hot on the public categories, '?' its own",
             "data_norm": adult_public.FEATURE_NORM,
-            "train_rows": int(len(y_train)), "test_rows": int(len(y_test)),
+            "train_rows": len(y_train),
+            "test_rows": len(y_test),
         },
-        "parameters": {"epsilons": args.epsilons, "seeds": args.seeds,
-                       "dp_model": f"diffprivlib defaults (C=1.0, intercept), max_iter={MAX_ITER}"},
+        "parameters": {
+            "epsilons": args.epsilons,
+            "seeds": args.seeds,
+            "dp_model": f"diffprivlib defaults (C=1.0, intercept), max_iter={MAX_ITER}",
+        },
         "runs": runs,
         "summary": summarize(runs),
     }

@@ -19,27 +19,32 @@ from __future__ import annotations
 
 import os
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-             "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS"):
+for _var in (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+):
     os.environ.setdefault(_var, "1")
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import platform  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from datetime import datetime, timezone  # noqa: E402
-from importlib.metadata import version  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import json
+import platform
+import sys
+import time
+from datetime import UTC, datetime
+from importlib.metadata import version
+from pathlib import Path
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from dpmm.pipelines import AIMPipeline, MSTPipeline  # noqa: E402
-from sklearn.linear_model import LogisticRegression  # noqa: E402
-from sklearn.tree import DecisionTreeClassifier  # noqa: E402
+import numpy as np
+import pandas as pd
+from dpmm.pipelines import AIMPipeline, MSTPipeline
+from sklearn.linear_model import LogisticRegression
+from sklearn.tree import DecisionTreeClassifier
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import adult_public  # noqa: E402
+import adult_public
 
 PIPELINES = {"mst": MSTPipeline, "aim": AIMPipeline}
 COLUMNS = adult_public.QUASI_IDENTIFIERS + (adult_public.TARGET,)
@@ -55,7 +60,9 @@ def encode(data: dict[str, np.ndarray], age_bin: int) -> pd.DataFrame:
 
 def public_domain(age_bin: int) -> dict[str, int]:
     """Domain sizes from the public domains only."""
-    sizes = {name: len(adult_public.CATEGORIES[name]) for name in COLUMNS if name != "age"}
+    sizes = {
+        name: len(adult_public.CATEGORIES[name]) for name in COLUMNS if name != "age"
+    }
     sizes["age"] = (adult_public.AGE_MAX - adult_public.AGE_MIN) // age_bin + 1
     return {name: sizes[name] for name in COLUMNS}
 
@@ -68,7 +75,9 @@ def decode(frame: pd.DataFrame, age_bin: int) -> dict[str, np.ndarray]:
     return out
 
 
-def evaluate(synth: dict[str, np.ndarray], test: dict[str, np.ndarray], seed: int) -> dict:
+def evaluate(
+    synth: dict[str, np.ndarray], test: dict[str, np.ndarray], seed: int
+) -> dict:
     """Test accuracy of a logistic regression and a decision tree trained on ``synth``."""
     x_train, y_train = adult_public.one_hot(synth), synth[adult_public.TARGET]
     x_test, y_test = adult_public.one_hot(test), test[adult_public.TARGET]
@@ -76,9 +85,13 @@ def evaluate(synth: dict[str, np.ndarray], test: dict[str, np.ndarray], seed: in
         acc = float(np.mean(y_test == y_train[0]))
         return {"logistic": acc, "tree": acc}
     logistic = LogisticRegression(max_iter=2000).fit(x_train, y_train)
-    tree = DecisionTreeClassifier(min_samples_leaf=20, random_state=seed).fit(x_train, y_train)
-    return {"logistic": float(logistic.score(x_test, y_test)),
-            "tree": float(tree.score(x_test, y_test))}
+    tree = DecisionTreeClassifier(min_samples_leaf=20, random_state=seed).fit(
+        x_train, y_train
+    )
+    return {
+        "logistic": float(logistic.score(x_test, y_test)),
+        "tree": float(tree.score(x_test, y_test)),
+    }
 
 
 def summarize(runs: list[dict]) -> list[dict]:
@@ -88,27 +101,38 @@ def summarize(runs: list[dict]) -> list[dict]:
     for method, eps in keys:
         sel = [r for r in runs if r["method"] == method and r["epsilon"] == eps]
         acc = np.array([r["accuracy"] for r in sel])
-        out.append({
-            "method": method, "epsilon": eps, "runs": len(sel),
-            "accuracy_mean": round(float(acc.mean()), 4),
-            "accuracy_min": round(float(acc.min()), 4),
-            "accuracy_max": round(float(acc.max()), 4),
-            "seconds_mean": round(float(np.mean([r["seconds"] for r in sel])), 1),
-        })
+        out.append(
+            {
+                "method": method,
+                "epsilon": eps,
+                "runs": len(sel),
+                "accuracy_mean": round(float(acc.mean()), 4),
+                "accuracy_min": round(float(acc.min()), 4),
+                "accuracy_max": round(float(acc.max()), 4),
+                "seconds_mean": round(float(np.mean([r["seconds"] for r in sel])), 1),
+            }
+        )
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--methods", nargs="+", choices=sorted(PIPELINES),
-                        default=["mst", "aim"])
-    parser.add_argument("--mst-epsilons", type=float, nargs="+", default=[0.5, 1.0, 2.0])
+    parser.add_argument(
+        "--methods", nargs="+", choices=sorted(PIPELINES), default=["mst", "aim"]
+    )
+    parser.add_argument(
+        "--mst-epsilons", type=float, nargs="+", default=[0.5, 1.0, 2.0]
+    )
     parser.add_argument("--mst-seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--aim-epsilons", type=float, nargs="+", default=[1.0])
     parser.add_argument("--aim-seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--delta", type=float, default=1e-6)
-    parser.add_argument("--age-bin", type=int, default=1,
-                        help="width in years of an age bin (1 = every age its own value)")
+    parser.add_argument(
+        "--age-bin",
+        type=int,
+        default=1,
+        help="width in years of an age bin (1 = every age its own value)",
+    )
     parser.add_argument("--n-jobs", type=int, default=1, help="dpmm worker processes")
     parser.add_argument("--data-dir", type=Path, default=adult_public.DEFAULT_DATA_DIR)
     args = parser.parse_args(argv)
@@ -117,8 +141,10 @@ def main(argv: list[str] | None = None) -> int:
     test = adult_public.load(args.data_dir / "adult.test.gz")
     frame = encode(train, args.age_bin)
     domain = public_domain(args.age_bin)
-    grid = {"mst": (args.mst_epsilons, args.mst_seeds),
-            "aim": (args.aim_epsilons, args.aim_seeds)}
+    grid = {
+        "mst": (args.mst_epsilons, args.mst_seeds),
+        "aim": (args.aim_epsilons, args.aim_seeds),
+    }
 
     runs: list[dict] = []
     details: list[dict] = []
@@ -128,20 +154,43 @@ def main(argv: list[str] | None = None) -> int:
             for seed in seeds:
                 print(f"{name} eps={eps} seed={seed} ...", file=sys.stderr, flush=True)
                 start = time.perf_counter()
-                pipe = PIPELINES[name](epsilon=eps, delta=args.delta,
-                                       disable_processing=True, n_jobs=args.n_jobs)
+                pipe = PIPELINES[name](
+                    epsilon=eps,
+                    delta=args.delta,
+                    disable_processing=True,
+                    n_jobs=args.n_jobs,
+                )
                 pipe.fit(frame, domain=domain, random_state=seed)
-                synth = pipe.gen.generate(n_records=None)  # rows: the model's noisy total
+                synth = pipe.gen.generate(
+                    n_records=None
+                )  # rows: the model's noisy total
                 seconds = time.perf_counter() - start
                 acc = evaluate(decode(synth, args.age_bin), test, seed)
-                print(f"  {seconds:.1f} s, logistic {acc['logistic']:.4f}, "
-                      f"tree {acc['tree']:.4f}", file=sys.stderr, flush=True)
-                details.append({"generator": name, "epsilon": eps, "seed": seed,
-                                "synthetic_rows": int(len(synth)),
-                                "seconds_generation": round(seconds, 1)})
+                print(
+                    f"  {seconds:.1f} s, logistic {acc['logistic']:.4f}, "
+                    f"tree {acc['tree']:.4f}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                details.append(
+                    {
+                        "generator": name,
+                        "epsilon": eps,
+                        "seed": seed,
+                        "synthetic_rows": len(synth),
+                        "seconds_generation": round(seconds, 1),
+                    }
+                )
                 for clf, value in acc.items():
-                    runs.append({"method": f"{name} + {clf}", "epsilon": eps, "seed": seed,
-                                 "accuracy": round(value, 4), "seconds": round(seconds, 1)})
+                    runs.append(
+                        {
+                            "method": f"{name} + {clf}",
+                            "epsilon": eps,
+                            "seed": seed,
+                            "accuracy": round(value, 4),
+                            "seconds": round(seconds, 1),
+                        }
+                    )
 
     result = {
         "benchmark": "peers-synth",
@@ -150,30 +199,45 @@ def main(argv: list[str] | None = None) -> int:
             "quasi-identifiers, trained on dpmm DP synthetic data of adult.data (9 columns); "
             "'seconds' is the generation time (fit + sample) of the synthetic table."
         ),
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"cores": os.cpu_count(), "platform": platform.platform(),
-                    "python": platform.python_version(), "threads": 1,
-                    "dpmm_n_jobs": args.n_jobs},
-        "versions": {pkg: version(pkg) for pkg in
-                     ("dpmm", "opendp", "scikit-learn", "numpy", "scipy", "pandas")},
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "cores": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "threads": 1,
+            "dpmm_n_jobs": args.n_jobs,
+        },
+        "versions": {
+            pkg: version(pkg)
+            for pkg in ("dpmm", "opendp", "scikit-learn", "numpy", "scipy", "pandas")
+        },
         "data": {
-            "train": "adult.data", "test": "adult.test", "columns": list(COLUMNS),
-            "features": list(adult_public.QUASI_IDENTIFIERS), "target": adult_public.TARGET,
-            "age": ("exact years 17..90 (74 values)" if args.age_bin == 1 else
-                    f"{args.age_bin}-year bins from 17 (midpoint used by the classifiers)"),
+            "train": "adult.data",
+            "test": "adult.test",
+            "columns": list(COLUMNS),
+            "features": list(adult_public.QUASI_IDENTIFIERS),
+            "target": adult_public.TARGET,
+            "age": (
+                "exact years 17..90 (74 values)"
+                if args.age_bin == 1
+                else f"{args.age_bin}-year bins from 17 (midpoint used by the classifiers)"
+            ),
             "domains": "public (adult.names categories, '?' its own category)",
             "domain_sizes": domain,
         },
         "parameters": {
-            "delta": args.delta, "methods": args.methods,
-            "grid": {name: {"epsilons": grid[name][0], "seeds": grid[name][1]}
-                     for name in args.methods},
+            "delta": args.delta,
+            "methods": args.methods,
+            "grid": {
+                name: {"epsilons": grid[name][0], "seeds": grid[name][1]}
+                for name in args.methods
+            },
             "dpmm": "pipeline defaults (compress=True, no model-size cap), "
-                    "disable_processing=True (no DP binning: domains are public)",
+            "disable_processing=True (no DP binning: domains are public)",
             "classifiers": "LogisticRegression(max_iter=2000) on one-hot features; "
-                           "DecisionTreeClassifier(min_samples_leaf=20)",
+            "DecisionTreeClassifier(min_samples_leaf=20)",
             "seeds": "seed numpy's RandomState of dpmm; dpmm draws its Gaussian noise from "
-                     "OpenDP's own sampler, so a seed does not reproduce a run exactly",
+            "OpenDP's own sampler, so a seed does not reproduce a run exactly",
         },
         "generations": details,
         "runs": runs,
