@@ -207,7 +207,7 @@ def plan_publication(
             f"(beta, epsilon, delta)-DPS needs beta > delta, got beta = {beta:g}, delta = {delta:g}; "
             "lower delta or raise beta"
         )
-    if beta is None and k is not None:  # beta = 1 - e^-(epsilon - epsilon1) must stay below 1 (a double)
+    if beta is None:  # beta = 1 - e^-(epsilon - epsilon1) must stay below 1 (a double)
         check_sampled_epsilon(float(epsilon), float(epsilon1),
                               DEFAULT_EPSILON1_SHARE if scheme is None and given_epsilon1 is None else None)
     solved = solve_plan(float(epsilon), float(delta), beta, k, float(epsilon1))
@@ -246,7 +246,7 @@ BETA_RULE = ("the largest beta whose beta/k is within 10% of the best: about the
 #: A rate is as good as the best when its β/k is within this share of the best β/k.
 RATE_TOLERANCE = 0.10
 #: Rates tried first by :func:`best_rate` (a geometric grid, to find where the best k lies).
-_RATE_GRID = 40
+_RATE_GRID = 64
 
 
 @functools.lru_cache(maxsize=256)
@@ -257,8 +257,8 @@ def best_rate(epsilon: float, delta: float, epsilon1: float) -> float:
     and β(k)/k is the best ratio with that k; the rate returned is β(k) for the largest k whose
     ratio is within 10% of the best: near the resolution optimum, more rows mean smaller
     sampling error. (At small ε this is the largest admitted rate; at large ε, where that rate is
-    near 1 and k explodes, far smaller.) A geometric grid of rates locates the best k and the
-    edge; β(k) is then solved exactly there."""
+    near 1 and k explodes, far smaller.) A geometric grid of rates gives each k it meets a rate
+    it covers; the three best ks and the chosen one are solved exactly (β(k))."""
     from crowdsafe.privacy.amplification import largest_rate_for_epsilon
 
     top = min(largest_rate_for_epsilon(epsilon, epsilon1), 1.0 - 1e-9)
@@ -273,23 +273,19 @@ def best_rate(epsilon: float, delta: float, epsilon1: float) -> float:
     if not seen:
         raise ParameterError(f"no sampling rate reaches delta = {delta:g} at epsilon = {epsilon:g} with k up to "
                              f"{MAX_K:,}; raise epsilon or delta")
-    exact: dict[int, float] = {}
+    def peak(k: int) -> float:  # the largest rate k covers: the top of k's tooth of the sawtooth
+        try:
+            return min(plan(epsilon, delta, k=k, epsilon1=epsilon1).beta, top)
+        except ParameterError:
+            return seen[k]
 
-    def ratio(k: int) -> float:
-        if k not in exact:
-            try:
-                exact[k] = min(plan(epsilon, delta, k=k, epsilon1=epsilon1).beta, top)
-            except ParameterError:  # no admitted rate makes this k enough
-                exact[k] = 0.0
-        return exact[k] / k
-
-    k_best = max(seen, key=lambda k: seen[k] / k)
-    best = max(ratio(k) for k in range(max(k_best - 3, 2), k_best + 4))
+    # the few best ks by their grid ratio, solved exactly, set the best ratio
+    leaders = sorted(seen, key=lambda k: seen[k] / k, reverse=True)[:3]
+    exact = {k: max(peak(k), seen[k]) for k in leaders}
+    best = max(max(r / k for k, r in exact.items()), max(r / k for k, r in seen.items()))
     threshold = (1.0 - RATE_TOLERANCE) * best
-    edge = max([k for k in seen if seen[k] / k >= threshold] + [k for k in exact if ratio(k) >= threshold])
-    while ratio(edge + 1) >= threshold and exact[edge + 1] < top:
-        edge += 1
-    return exact[edge] if edge in exact else seen[edge]
+    chosen = max([k for k, r in seen.items() if r / k >= threshold] + [k for k, r in exact.items() if r / k >= threshold])
+    return exact[chosen] if chosen in exact else max(peak(chosen), seen[chosen])
 
 
 def solve_plan(epsilon: float, delta: float, beta: float | None, k: int | None, epsilon1: float,
