@@ -61,7 +61,11 @@ def test_plan_only_writes_nothing_and_charges_nothing(capsys, tmp_path, private_
     assert code == 0
     payload = json.loads(out)
     plan, facts = payload["plan"], payload["custodian_only"]
-    assert plan["k"] == 73 and "rows" not in plan and "expected_sample_rows" not in plan
+    from crowdsafe.anonymize.publish import plan_for_dataset
+    from crowdsafe.datasets import adult
+
+    assert plan["k"] == plan_for_dataset(adult("train"), 1.0, 1e-6).k  # the plan the command would run
+    assert "rows" not in plan and "expected_sample_rows" not in plan
     assert facts["input_rows"] == 32561 and facts["notice"].startswith("CUSTODIAN ONLY")
     assert facts["expected_sample_rows"] == pytest.approx(32561 * plan["beta"])
     assert not (tmp_path / "x.csv").exists() and not private_ledger.exists()
@@ -86,7 +90,7 @@ def test_json_release_with_a_fixed_scheme_and_a_seed(capsys, tmp_path):
         (["--k", "1"], "k must be a whole number >= 2"),
         (["--beta", "0.9", "--epsilon", "1"], "epsilon"),
         (["--beta", "0.001", "--delta", "0.01"], "beta > delta"),
-        (["--scheme", "age=7"], "levels 0..4"),
+        (["--scheme", "age=7"], "levels 0..5"),
         (["--scheme", "medium", "--epsilon1", "0.1"], "spends no epsilon1"),
         (["--no-ledger", "--budget", "1"], "cannot be combined"),
     ],

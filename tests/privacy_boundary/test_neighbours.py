@@ -176,7 +176,7 @@ CASES = [
     Case("publish-2-releases", cli_case(publish_cli("--scheme", "medium", "--releases", "2")), FIXED),
     Case("publish-2-exponential", cli_case(publish_cli("--releases", "2")), CHOSEN),
     # a scheme too fine for the table: the run is refused for suppressing > 90% (an error path)
-    Case("publish-heavy-suppression", cli_case(publish_cli("--scheme", "fine")), FIXED, exit=2),
+    Case("publish-heavy-suppression", cli_case(publish_cli("--scheme", "none")), FIXED, exit=2),
     Case("api-publish-fixed", publish_api("medium"), FIXED, tables=("releases[*].rows",)),
     Case("api-publish-exponential-2", publish_api(None, releases=2), CHOSEN, tables=("releases[*].rows",)),
     # DP queries
