@@ -225,3 +225,25 @@ FEATURE_NORM = float(np.sqrt(1 + len(QUASI_IDENTIFIERS) - 1))
 def majority_rate(train_y: np.ndarray, test_y: np.ndarray) -> float:
     """Test accuracy of always predicting the training set's most frequent class."""
     return float(np.mean(test_y == np.bincount(train_y).argmax()))
+
+
+def summarize(runs: list[dict], seconds_digits: int = 3) -> list[dict]:
+    """Mean, min and max accuracy (and mean seconds) per (method, epsilon); non-private rows have
+    epsilon None and sort first."""
+    keys = sorted({(r["method"], r["epsilon"]) for r in runs}, key=lambda k: (k[0], k[1] or 0))
+    out = []
+    for method, eps in keys:
+        sel = [r for r in runs if r["method"] == method and r["epsilon"] == eps]
+        acc = np.array([r["accuracy"] for r in sel])
+        out.append(
+            {
+                "method": method,
+                "epsilon": eps,
+                "runs": len(sel),
+                "accuracy_mean": round(float(acc.mean()), 4),
+                "accuracy_min": round(float(acc.min()), 4),
+                "accuracy_max": round(float(acc.max()), 4),
+                "seconds_mean": round(float(np.mean([r["seconds"] for r in sel])), seconds_digits),
+            }
+        )
+    return out

@@ -43,29 +43,6 @@ import adult_public
 MAX_ITER = 1000
 
 
-def summarize(runs: list[dict]) -> list[dict]:
-    """Mean, min and max accuracy (and mean seconds) per (method, epsilon)."""
-    keys = sorted(
-        {(r["method"], r["epsilon"]) for r in runs}, key=lambda k: (k[0], k[1] or 0)
-    )
-    out = []
-    for method, eps in keys:
-        sel = [r for r in runs if r["method"] == method and r["epsilon"] == eps]
-        acc = np.array([r["accuracy"] for r in sel])
-        out.append(
-            {
-                "method": method,
-                "epsilon": eps,
-                "runs": len(sel),
-                "accuracy_mean": round(float(acc.mean()), 4),
-                "accuracy_min": round(float(acc.min()), 4),
-                "accuracy_max": round(float(acc.max()), 4),
-                "seconds_mean": round(float(np.mean([r["seconds"] for r in sel])), 3),
-            }
-        )
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.5, 1.0, 2.0])
@@ -160,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
             "dp_model": f"diffprivlib defaults (C=1.0, intercept), max_iter={MAX_ITER}",
         },
         "runs": runs,
-        "summary": summarize(runs),
+        "summary": adult_public.summarize(runs),
     }
     json.dump(result, sys.stdout, indent=2)
     sys.stdout.write("\n")

@@ -94,27 +94,6 @@ def evaluate(
     }
 
 
-def summarize(runs: list[dict]) -> list[dict]:
-    """Mean, min and max accuracy (and mean generation seconds) per (method, epsilon)."""
-    keys = sorted({(r["method"], r["epsilon"]) for r in runs})
-    out = []
-    for method, eps in keys:
-        sel = [r for r in runs if r["method"] == method and r["epsilon"] == eps]
-        acc = np.array([r["accuracy"] for r in sel])
-        out.append(
-            {
-                "method": method,
-                "epsilon": eps,
-                "runs": len(sel),
-                "accuracy_mean": round(float(acc.mean()), 4),
-                "accuracy_min": round(float(acc.min()), 4),
-                "accuracy_max": round(float(acc.max()), 4),
-                "seconds_mean": round(float(np.mean([r["seconds"] for r in sel])), 1),
-            }
-        )
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -241,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         },
         "generations": details,
         "runs": runs,
-        "summary": summarize(runs),
+        "summary": adult_public.summarize(runs, 1),
     }
     json.dump(result, sys.stdout, indent=2)
     sys.stdout.write("\n")
