@@ -247,3 +247,12 @@ def summarize(runs: list[dict], seconds_digits: int = 3) -> list[dict]:
             }
         )
     return out
+
+
+def machine(**extra: object) -> dict:
+    """Where a run ran: cores, platform, Python, one thread (the scripts set it), and ``extra``."""
+    import os
+    import platform
+
+    return {"cores": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
+            "threads": 1, **extra}

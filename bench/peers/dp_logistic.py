@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 import warnings
@@ -109,12 +108,7 @@ def main(argv: list[str] | None = None) -> int:
             "scikit-learn one, and the majority rate."
         ),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {
-            "cores": os.cpu_count(),
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "threads": 1,
-        },
+        "machine": adult_public.machine(),
         "versions": {
             "diffprivlib": diffprivlib.__version__,
             "scikit-learn": sklearn.__version__,

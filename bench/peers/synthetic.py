@@ -30,7 +30,6 @@ for _var in (
 
 import argparse
 import json
-import platform
 import sys
 import time
 from datetime import UTC, datetime
@@ -179,13 +178,7 @@ def main(argv: list[str] | None = None) -> int:
             "'seconds' is the generation time (fit + sample) of the synthetic table."
         ),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {
-            "cores": os.cpu_count(),
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "threads": 1,
-            "dpmm_n_jobs": args.n_jobs,
-        },
+        "machine": adult_public.machine(dpmm_n_jobs=args.n_jobs),
         "versions": {
             pkg: version(pkg)
             for pkg in ("dpmm", "opendp", "scikit-learn", "numpy", "scipy", "pandas")
