@@ -61,10 +61,12 @@ def test_plan_only_writes_nothing_and_charges_nothing(capsys, tmp_path, private_
     assert code == 0
     payload = json.loads(out)
     plan, facts = payload["plan"], payload["custodian_only"]
-    from crowdsafe.anonymize.publish import plan_for_dataset
-    from crowdsafe.datasets import adult
+    from crowdsafe.privacy import dps_delta
 
-    assert plan["k"] == plan_for_dataset(adult("train"), 1.0, 1e-6).k  # the plan the command would run
+    # k is the least k reaching delta at the printed beta and epsilon1, checked with d itself
+    k, beta, epsilon1 = plan["k"], plan["beta"], plan["epsilon1"]
+    assert dps_delta(k, beta, 1.0, epsilon1) <= 1e-6 < dps_delta(k - 1, beta, 1.0, epsilon1)
+    assert 0 < epsilon1 < 0.5 and plan["candidates"] == 6 * 3 * 4 * 4 * 4 * 2 * 2 * 4 * 2
     assert "rows" not in plan and "expected_sample_rows" not in plan
     assert facts["input_rows"] == 32561 and facts["notice"].startswith("CUSTODIAN ONLY")
     assert facts["expected_sample_rows"] == pytest.approx(32561 * plan["beta"])

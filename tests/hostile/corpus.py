@@ -176,6 +176,8 @@ CASES: list[Case] = [
          "target 'salary' is not a published column"),
     Case("publish-target-not-in-columns", (*PUBLISH, "--objective", "classification", "--target", "disease",
                                            "--columns", "age,sex"), "target 'disease' is not a published column"),
+    Case("publish-entropy-without-hierarchies", with_option(PUBLISH, "--objective", "entropy"),
+         "entropy objective needs a hierarchy"),
     Case("publish-columns-unknown", with_option(PUBLISH, "--columns", "age,salary"), "'salary'"),
     Case("publish-columns-repeated", with_option(PUBLISH, "--columns", "age,sex,age"), "twice"),
     Case("publish-columns-empty", with_option(PUBLISH, "--columns", " , "), "empty"),

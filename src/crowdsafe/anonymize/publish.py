@@ -443,12 +443,29 @@ def candidate_count(dataset: Dataset, columns: Sequence[str], objective: str | N
     return int(np.prod([h + 1 for h in chosen.candidate_heights(columns, dataset.hierarchies)], dtype=object))
 
 
+def check_public_domains(given: Dataset, columns: Sequence[str], objective: str | None) -> None:
+    """Refuse, before any charge, the ``entropy`` objective on a column without a hierarchy: its
+    sensitivity caps each column at log2 of the hierarchy's leaves, and the flat hierarchy made
+    for such a column takes its leaves from the data's distinct values, so Δq (printed in the
+    certificate and scaling the mechanism) would depend on the data. The other objectives use
+    only the hierarchies' heights and node penalties, the same for any flat hierarchy."""
+    if objective is None or str(objective).strip().lower() != "entropy":
+        return
+    missing = [c for c in columns if c not in given.hierarchies]
+    if missing:
+        raise ParameterError(
+            f"the entropy objective needs a hierarchy (a public domain) for every published column; "
+            f"'{missing[0]}' has none: give one in the schema, or choose another --objective (nothing was charged)"
+        )
+
+
 def plan_for_dataset(dataset: Dataset, epsilon: float, delta: float, **options: Any) -> PublishPlan:
     """:func:`plan_publication` with the number of candidate nodes taken from ``dataset``'s
     hierarchies (public: heights only), so the planner chooses ε1; ``options`` as there."""
     if options.get("scheme") is not None:
         return plan_publication(epsilon, delta, **options)
     prepared, columns, _ = prepare_dataset(dataset, options.get("columns"))
+    check_public_domains(dataset, columns, options.get("objective"))
     candidates = candidate_count(prepared, columns, options.get("objective"), options.get("target"))
     return plan_publication(epsilon, delta, candidates=candidates, **options)
 
@@ -555,6 +572,7 @@ def publish_dataset(
     if fixed is None:
         check_lattice(dataset.hierarchies, columns)
         candidate_count(dataset, columns, publish_plan.objective, publish_plan.target)  # a target it lacks
+        check_public_domains(given, columns, publish_plan.objective)
     paths = release_paths(out, publish_plan.releases) if out is not None else []
     for path in paths:
         check_output_path(path, TABLE_SUFFIXES)

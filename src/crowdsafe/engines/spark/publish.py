@@ -153,6 +153,9 @@ def publish_table(
     functions; CSV cells are formula-safe unless ``escape_formulas`` is False."""
     notes = list(table.notes)
     columns = table.columns
+    if publish_plan.scheme is None and publish_plan.objective == "entropy":
+        raise ParameterError("the entropy objective is not available with --engine spark yet (its sensitivity "
+                             "needs every column's public domain); choose another --objective (nothing was charged)")
     if publish_plan.columns is not None:
         raise ParameterError("--columns is not available with --engine spark yet; choose the published columns "
                              "with --qi and --sensitive (nothing was charged)")
