@@ -11,17 +11,20 @@ class, repeated) — and the end-to-end time of
 ``publish_dataset`` (no ledger; best of --repeat), next to the floor measured in the same run: a bare Polars group-by
 over the same rows and columns (``frame.group_by(columns).len()``).
 
-For Adult it also times the command line end to end, process start included, as a subprocess:
-``crowdsafe publish adult --epsilon 1 --delta 1e-6 --out ...`` with a fresh private ledger in
-$CROWDSAFE_LEDGER for each run (best and median of --repeat), and the start-up floor
-``python -c "import polars, numpy"``.
+It also times the plan and the publication together, as a run from the data to the release
+does (``plan_and_publish_seconds``: ``plan_for_dataset`` with the planner's cache cleared, then
+``publish_dataset``; best of --repeat). For Adult it times the command line end to end, process
+start included, as a subprocess: ``crowdsafe publish adult --epsilon 1 --delta 1e-6 --out ...``
+(with ``--objective``/``--target`` when given) with a fresh private ledger in $CROWDSAFE_LEDGER
+for each run (best and median of --repeat), and the start-up floor ``python -c "import polars,
+numpy"``. With ``--objective classification`` on Adult, the plan-and-publish time is set against
+AIM's generation time at ε = 1 read from bench/results/peers-synth.json (bench/peers; its own
+run, not timed here).
 
 Usage: python bench/publish.py [--sizes adult,1m,10m] [--repeat 3] [--objective classification]
 """
 
 from __future__ import annotations
-
-from sizes import rows_of  # this folder's size names (adult, 1m, 10M, ...)
 
 import argparse
 import json
@@ -35,10 +38,12 @@ import time
 from pathlib import Path
 
 import polars as pl
+from sizes import rows_of  # this folder's size names (adult, 1m, 10M, ...)
 
 from crowdsafe.anonymize.counted import class_frame
 from crowdsafe.anonymize.publish import (
     apply_recoding,
+    best_rate,
     choose_recoding,
     count_sample,
     plan_for_dataset,
@@ -49,7 +54,6 @@ from crowdsafe.anonymize.publish import (
 from crowdsafe.anonymize.release import write_classes_csv
 from crowdsafe.datasets import adult, synthetic
 from crowdsafe.randomness import Randomness
-
 
 
 def timed(function):
@@ -66,13 +70,14 @@ def load(name: str):
     return adult() if name == "adult" else synthetic(rows_of(name), seed=0)
 
 
-def command_line(repeat: int) -> dict[str, object]:
+def command_line(repeat: int, objective: str) -> dict[str, object]:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    chosen = ["--objective", objective] + (["--target", "income"] if objective == "classification" else [])
     with tempfile.TemporaryDirectory() as folder:
         runs = []
         for run in range(repeat):
             command = [sys.executable, "-m", "crowdsafe", "publish", "adult", "--epsilon", "1", "--delta", "1e-6",
-                       "--out", str(Path(folder) / f"adult-{run}.csv")]
+                       *chosen, "--out", str(Path(folder) / f"adult-{run}.csv")]
             ledger = {"CROWDSAFE_LEDGER": str(Path(folder) / f"ledger-{run}.sqlite3")}
             started = time.perf_counter()
             subprocess.run(command, check=True, env={**env, **ledger}, stdout=subprocess.DEVNULL)
@@ -86,9 +91,23 @@ def command_line(repeat: int) -> dict[str, object]:
             "process_start_floor_seconds": min(floor)}
 
 
+def against_aim(seconds: float) -> dict[str, object]:
+    """AIM's generation time at ε = 1 (bench/results/peers-synth.json) over ``seconds``."""
+    peers = Path(__file__).resolve().parent / "results" / "peers-synth.json"
+    if not peers.exists():
+        return {"aim_seconds": None, "aim_note": f"{peers.name} not found: run bench/peers first"}
+    runs = [g for g in json.loads(peers.read_text())["generations"] if g["generator"] == "aim" and g["epsilon"] == 1.0]
+    if not runs:
+        return {"aim_seconds": None, "aim_note": f"no AIM run at epsilon 1 in {peers.name}"}
+    aim = min(g["seconds_generation"] for g in runs)
+    return {"aim_seconds": aim, "aim_times_plan_and_publish": aim / seconds,
+            "aim_note": f"AIM's fastest generation at epsilon 1 in {peers.name} (its own run, not timed here)"}
+
+
 def bench(name: str, repeat: int, objective: str = "retained") -> dict[str, object]:
     load_time, data = timed(lambda: load(name))
     target = "income" if objective == "classification" else None
+    best_rate.cache_clear()
     plan_time, plan = timed(lambda: plan_for_dataset(data, 1.0, 1e-6, objective=objective, target=target))
     prepared, columns, _ = prepare_dataset(data)
     floor = best_of(lambda: prepared.frame.group_by(columns).len(), repeat)
@@ -112,6 +131,14 @@ def bench(name: str, repeat: int, objective: str = "retained") -> dict[str, obje
             publication = publish_dataset(fresh, plan, randomness=Randomness(1), out=Path(folder) / f"{name}.csv")
             totals.append(time.perf_counter() - started)
         total = min(totals)
+        end_to_end = []
+        for run in range(repeat):
+            fresh = load(name) if name == "adult" else data.select(data.columns)
+            best_rate.cache_clear()  # a run plans once, from nothing
+            started = time.perf_counter()
+            fresh_plan = plan_for_dataset(fresh, 1.0, 1e-6, objective=objective, target=target)
+            publish_dataset(fresh, fresh_plan, randomness=Randomness(1), out=Path(folder) / f"{name}-e2e.csv")
+            end_to_end.append(time.perf_counter() - started)
         write_time, _ = timed(lambda: write_classes_csv(class_frame(applied, scheme, columns),
                                                         applied.published_class_sizes, Path(folder) / "again.csv"))
     return {
@@ -130,6 +157,8 @@ def bench(name: str, repeat: int, objective: str = "retained") -> dict[str, obje
         "nodes_scored": choice.scored,
         "publish_dataset_seconds": total,
         "publish_dataset_runs": totals,
+        "plan_and_publish_seconds": min(end_to_end),
+        "plan_and_publish_runs": end_to_end,
         "ratio_to_floor": total / floor,
         "rows_published": publication.release.rows_published,
         "suppression_rate": publication.custodian_report()["releases"][0]["suppression_rate"],
@@ -145,8 +174,10 @@ def main() -> None:
     results = []
     for name in args.sizes.split(","):
         entry = bench(name.strip(), args.repeat, args.objective)
-        if name.strip() == "adult" and args.objective == "retained":
-            entry.update(command_line(args.repeat))
+        if name.strip() == "adult":
+            entry.update(command_line(args.repeat, args.objective))
+            if args.objective == "classification":
+                entry.update(against_aim(entry["plan_and_publish_seconds"]))
         results.append(entry)
         print(json.dumps(entry), file=sys.stderr)
     print(json.dumps({

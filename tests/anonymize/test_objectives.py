@@ -160,6 +160,124 @@ def test_classification_never_generalizes_the_target_and_needs_one():
         choose_scheme(data, COLUMNS[:-1], 5, 1.0, Randomness(0), make_objective("classification", "outcome"))
 
 
+def _raised(tables, levels):
+    """The keyed table with column j raised to ``levels[j]`` (the others at level 0)."""
+    keys, counts = tables.base_keys, tables.base_counts
+    for j, level in enumerate(levels):
+        for low in range(level):
+            keys, counts = tables.raise_level(keys, counts, j, low, low + 1)
+    return keys, counts
+
+
+def _block_violations(data: Dataset, k: int, bound) -> list[tuple]:
+    """Every block of the classification lattice (the first p quasi-identifiers fixed, the others
+    free; the target last) whose ``bound(tables, levels, p)`` is below the brute-force score of
+    one of its nodes, or differs from it where the block is one node."""
+    from crowdsafe.anonymize.selection import _KeyedTables
+
+    scores = _brute_force_classification(data, k)
+    objective = make_objective("classification", "outcome")
+    tables = _KeyedTables(data, COLUMNS, objective, k)
+    heights = [data.hierarchies[c].height for c in COLUMNS[:-1]]
+    violations = []
+    for fixed in range(len(heights) + 1):
+        for prefix in itertools.product(*[range(h + 1) for h in heights[:fixed]]):
+            value = bound(tables, list(prefix), fixed)
+            block = [q for levels, q in scores.items() if levels[:fixed] == prefix]
+            if value < max(block) or (fixed == len(heights) and value != block[0]):
+                violations.append((prefix, value, max(block)))
+    return violations
+
+
+def _own_table_bound(tables, prefix, fixed):
+    levels = prefix + [0] * (tables.d - len(prefix))
+    return tables.block_bound(*_raised(tables, levels), fixed, tables.k)
+
+
+def _rolled_up_bound(tables, prefix, fixed):
+    """The bound children() gives the block, from its parent's table (rolled up)."""
+    if fixed == 0:
+        return _own_table_bound(tables, prefix, fixed)
+    parent = prefix[:-1] + [0] * (tables.d - fixed + 1)
+    bounds, exact, _ = tables.children(*_raised(tables, parent), fixed - 1, parent, tables.k)
+    return int(bounds[prefix[-1]])
+
+
+@pytest.mark.parametrize("dense", [True, False])
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # one patch for all
+@given(data=tables(min_rows=1, max_rows=50, with_shape_hierarchy=True), k=st.integers(2, 5))
+def test_the_classification_block_bounds_hold_for_every_node_of_the_block(data, k, dense, monkeypatch):
+    """Both bounds (each block's own table; the parent's, rolled up) are at least the score of
+    every node of their block, and exact where the block is one node; ``dense`` false sends every
+    table down the path for targets with many values."""
+    import crowdsafe.anonymize.objectives as objectives
+    import crowdsafe.anonymize.selection as selection
+
+    if not dense:
+        monkeypatch.setattr(objectives, "DENSE_CELLS_PER_ROW", 0)
+        monkeypatch.setattr(selection, "DENSE_CELLS_PER_ROW", 0)
+    data = _with_outcome_hierarchy(data)
+    assert _block_violations(data, k, _own_table_bound) == []
+    assert _block_violations(data, k, _rolled_up_bound) == []
+
+
+def test_the_block_bound_check_catches_a_bound_that_assumes_coarser_is_worse():
+    """The check above can fail: the score of the block's coarsest node (free columns at ``*``) is
+    no bound, since a finer node can separate the target values (here shape does: 3 circles a,
+    3 squares b, k = 3: the coarsest node scores 3, the node keeping shape 4)."""
+    rows = [(30, "red", "circle", "a")] * 3 + [(30, "red", "square", "b")] * 3
+    frame = pl.DataFrame(rows, schema=COLUMNS, orient="row")
+    schema = Schema.of({"age": "numeric", "colour": "categorical", "shape": "categorical", "outcome": "categorical"},
+                       qi=COLUMNS)
+    data = Dataset(frame, schema, {"age": intervals("age", range(18, 61), widths=[10, 20]),
+                                   "colour": flat("colour", ["red", "blue"]),
+                                   "shape": flat("shape", ["circle", "square"]), "outcome": flat("outcome", OUTCOMES)})
+
+    def coarsest_node_score(tables, prefix, fixed):
+        levels = prefix + [h for h in tables.heights[fixed:]]
+        return tables.score(*_raised(tables, levels), levels, tables.k)
+
+    assert _block_violations(data, 3, _own_table_bound) == []
+    assert ((), 3, 4) in _block_violations(data, 3, coarsest_node_score)
+
+
+def _midpoint_argmax(scale: float, scores: np.ndarray, cells: np.ndarray) -> int:
+    """argmax of scale · q + G with G = −log(−log U) at the middle of each 53-bit cell (float64;
+    only near-ties could differ from the exact keys)."""
+    u = (cells.astype(np.float64) + 0.5) * 2.0**-53
+    return int(np.argmax(scale * scores + -np.log(-np.log(u))))
+
+
+@pytest.mark.parametrize("dense", [True, False])
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # one patch for all
+@given(data=tables(min_rows=1, max_rows=60, with_shape_hierarchy=True), k=st.integers(2, 5),
+       seed=st.integers(0, 2**31))
+def test_the_classification_search_returns_the_argmax_of_the_brute_force_keys(data, k, seed, dense, monkeypatch):
+    """For fixed random bits, the branch and bound under ``classification`` (Δ = 1, monotone: key
+    ε1 · q + G) returns the argmax over every candidate node of the brute-force scores plus the
+    same Gumbels, at scales from nearly uniform to nearly the argmax of the scores."""
+    import crowdsafe.anonymize.objectives as objectives
+    import crowdsafe.anonymize.selection as selection
+    from crowdsafe.anonymize.selection import gumbel_max_over_lattice
+    from crowdsafe.randomness import gumbel_cells
+
+    if not dense:
+        monkeypatch.setattr(objectives, "DENSE_CELLS_PER_ROW", 0)
+        monkeypatch.setattr(selection, "DENSE_CELLS_PER_ROW", 0)
+    data = _with_outcome_hierarchy(data)
+    objective = make_objective("classification", "outcome")
+    expected = _brute_force_classification(data, k)
+    lattice, _ = lattice_scores(data, COLUMNS, k, objective)
+    scores = np.array([expected[tuple(int(x) for x in node[:-1])] for node in lattice.nodes()], dtype=np.float64)
+    generator = Randomness(seed).generator
+    for scale in (0.01, 0.3, 3.0, 100.0):
+        cells = gumbel_cells(generator, lattice.size)
+        _, index, _ = gumbel_max_over_lattice(data, COLUMNS, k, scale, cells, random_bits(Randomness(seed)), objective)
+        assert index == _midpoint_argmax(scale, scores, cells)
+
+
 # -- entropy ----------------------------------------------------------------------------------------
 
 def _brute_force_entropy(data: Dataset, columns: list[str], k: int, exact: bool = False) -> dict[tuple[int, ...], object]:

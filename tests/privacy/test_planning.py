@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from crowdsafe.errors import ParameterError
 from crowdsafe.privacy import (
     dps_delta,
+    dps_delta_at_most,
     largest_beta,
     plan,
     sampling_floor,
@@ -30,6 +31,32 @@ def test_smallest_k_is_feasible_and_minimal(beta, above, log_delta):
     assert dps_delta(result.k, beta, epsilon) <= delta
     assert result.k == 1 or dps_delta(result.k - 1, beta, epsilon) > delta
     assert result.delta == dps_delta(result.k, beta, epsilon)
+
+
+@settings(max_examples=30, deadline=None)
+@given(beta=st.floats(0.01, 0.9), above=st.floats(0.01, 2.0), log_delta=st.floats(-12, -3),
+       guess=st.sampled_from([1, 2, -1, 0, 1.0, 2.0, 0.5, 10.0, 10_000_000]))
+def test_smallest_k_does_not_depend_on_the_guess(beta, above, log_delta, guess):
+    """A guess near the answer (offset by -1, 0, +1 or scaled) or far from it gives the same k."""
+    epsilon = sampling_floor(beta) + above
+    delta = 10.0**log_delta
+    if delta >= beta:
+        return
+    expected = smallest_k(epsilon, delta, beta)
+    near = expected.k + guess if isinstance(guess, int) and guess < 10 else max(1, int(expected.k * guess))
+    assert smallest_k(epsilon, delta, beta, near=max(near, 1)) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(k=st.integers(1, 400), beta=st.floats(0.01, 0.95), above=st.floats(0.0, 3.0),
+       epsilon1=st.sampled_from([0.0, 0.05, 0.3]), log_delta=st.floats(-30, -1))
+def test_the_early_stopping_delta_check_agrees_with_the_full_delta(k, beta, above, epsilon1, log_delta):
+    """dps_delta_at_most (which stops once a tail found exceeds δ) answers exactly as
+    dps_delta(...) <= δ: at a random δ, at δ = d itself (yes), and just below it (no)."""
+    epsilon = sampling_floor(beta, epsilon1) + above
+    d = dps_delta(k, beta, epsilon, epsilon1)
+    for delta in (10.0**log_delta, d, math.nextafter(d, 0.0), d * (1 - 1e-9), d * (1 + 1e-9)):
+        assert dps_delta_at_most(k, beta, epsilon, delta, epsilon1) == (d <= delta)
 
 
 @settings(max_examples=30, deadline=None)

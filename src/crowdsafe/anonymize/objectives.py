@@ -163,8 +163,9 @@ class Objective:
 
     @property
     def bounded(self) -> bool:
-        """Whether a projection on some columns bounds the score of every node that agrees on them
-        (the selection's branch and bound applies; the target, if any, is always projected on)."""
+        """Whether the score of every node that agrees on some columns has a bound computed from the
+        sample at those columns (the selection's branch and bound applies): the projection's score
+        for weighted objectives, :func:`classification_block_bound` for ``classification``."""
         return self.weighted or self.name == "classification"
 
     @property
@@ -299,16 +300,86 @@ def classification_score(qi_keys: np.ndarray, target_codes: np.ndarray, counts: 
     return best + _largest_target_total(target_codes, np.minimum(counts, k - 1))
 
 
-def classification_bound(target_codes: np.ndarray, counts: np.ndarray, k: int) -> int:
-    """An upper bound on q_int of every node whose classes refine these (G', y) classes (a table
-    projected on the target and some quasi-identifiers): Σ_{(G', y)} t(c) + max_{y0} Σ_{G'} s(c_G'y0).
-    Each class G of a refining node lies in one G'; max_y t(c_Gy) ≤ Σ_y t(c_Gy), t is
-    superadditive, and Σ_G s(c_Gy0) ≤ Σ_G c_Gy0 = c_G'y0 = t(c_G'y0) + s(c_G'y0)."""
+def classification_score_sorted(counts: np.ndarray, target_codes: np.ndarray, group_starts: np.ndarray,
+                                k: int) -> int:
+    """:func:`classification_score` of a class table sorted by class: the rows of each G are
+    contiguous, starting at ``group_starts`` (one row per (G, y)). One pass, no sort."""
     counts = np.asarray(counts, dtype=np.int64)
     if len(counts) == 0:
         return 0
-    survivors = int(np.maximum(counts - (k - 1), 0).sum())
-    return survivors + _largest_target_total(target_codes, np.minimum(counts, k - 1))
+    best = int(np.maximum.reduceat(np.maximum(counts - (k - 1), 0), group_starts).sum())
+    return best + _largest_target_total(target_codes, np.minimum(counts, k - 1))
+
+
+#: The block bound adds up c_G'y in a dense (G', y) array while it has at most this many cells per
+#: table row (binary and other small targets); beyond, over the (G', y) that occur.
+DENSE_CELLS_PER_ROW = 4
+
+
+def classification_block_bound(counts: np.ndarray, target_codes: np.ndarray, fine_starts: np.ndarray,
+                               coarse_of_row: np.ndarray, coarse_count: int, target_values: int, k: int) -> int:
+    """An upper bound on q_int of every node whose classes G lie between two partitions of the
+    sample: each G is a union of classes F of a finer node and lies in one class G' of a coarser
+    node (in the branch and bound: F the block's finest node, its free columns at level 0; G' the
+    projection on its fixed columns).
+
+    The table has one row per (F, y), the rows of one F contiguous from ``fine_starts``;
+    ``coarse_of_row`` numbers each row's G' (0 .. ``coarse_count`` − 1); target codes are below
+    ``target_values``. With t + s = c, q = max_{y0} Σ_G [c_Gy0 + gain_G],
+    gain_G = max_y (t(c_Gy) − t(c_Gy0))⁺. For each G' and y0:
+
+    - t is non-decreasing and 1-Lipschitz, so gain_G ≤ max_y (c_Gy − c_Gy0)⁺
+      ≤ Σ_{F ⊂ G} (max_y c_Fy − c_Fy0), hence Σ_{G ⊂ G'} (c_Gy0 + gain_G) ≤ R_G' = Σ_{F ⊂ G'} max_y c_Fy;
+    - gain_G ≤ Σ_{y ≠ y0} t(c_Gy) and t is superadditive, so the same sum is at most
+      c_G'y0 + Σ_{y ≠ y0} t(c_G'y).
+
+    The bound is max_{y0} Σ_G' min(R_G', c_G'y0 + Σ_{y ≠ y0} t(c_G'y)): the majority classifier of
+    the finest node (which suppresses nothing) or the coarse count of survivors, whichever is
+    smaller. Exact integers."""
+    counts = np.asarray(counts, dtype=np.int64)
+    if len(counts) == 0:
+        return 0
+    majority = exact_sums(coarse_of_row[fine_starts], np.maximum.reduceat(counts, fine_starts), coarse_count)
+    pair = coarse_of_row * target_values + target_codes
+    if coarse_count * target_values <= DENSE_CELLS_PER_ROW * len(counts):
+        by_target = exact_sums(pair, counts, coarse_count * target_values).reshape(coarse_count, target_values)
+        return classification_matrix_bound(by_target, majority, k)
+    # the (G', y) that occur; a G' without y0 has c_G'y0 = 0 and contributes min(R_G', T_G')
+    pairs, inverse = np.unique(pair, return_inverse=True)
+    by_pair = exact_sums(inverse, counts, len(pairs))
+    coarse_of_pair, target_of_pair = pairs // target_values, pairs % target_values
+    survivors = np.maximum(by_pair - (k - 1), 0)
+    total_survivors = exact_sums(coarse_of_pair, survivors, coarse_count)
+    base = np.minimum(majority, total_survivors)
+    extra = np.minimum(majority[coarse_of_pair], by_pair + total_survivors[coarse_of_pair] - survivors) \
+        - base[coarse_of_pair]  # ≥ 0, since c ≥ t(c)
+    return int(base.sum()) + int(exact_sums(target_of_pair, extra, target_values).max())
+
+
+def classification_matrix_bound(by_target: np.ndarray, majority: np.ndarray, k: int) -> int:
+    """:func:`classification_block_bound` from c_G'y (``by_target``, one row per G', one column
+    per target value, int64) and R_G' (``majority``)."""
+    survivors = np.maximum(by_target - (k - 1), 0)
+    coarse = by_target + (survivors.sum(axis=1, keepdims=True) - survivors)
+    return int(np.minimum(majority[:, None], coarse).sum(axis=0).max())
+
+
+def classification_matrix_score(by_target: np.ndarray, k: int) -> int:
+    """:func:`classification_score` from c_Gy (``by_target``, one row per class G, one column per
+    target value, int64; absent pairs 0)."""
+    best = int(np.maximum(by_target - (k - 1), 0).max(axis=1).sum())
+    return best + int(np.minimum(by_target, k - 1).sum(axis=0).max())
+
+
+def exact_sums(index: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
+    """Sums of non-negative int64 ``values`` by ``index`` (0 .. size − 1), exact: a float64
+    bincount while the total is below 2^53 (every partial sum is then an exact integer), an int64
+    scatter-add beyond."""
+    if int(values.sum()) < 2**53:
+        return np.bincount(index, weights=values, minlength=size).astype(np.int64)
+    sums = np.zeros(size, dtype=np.int64)
+    np.add.at(sums, index, values)
+    return sums
 
 
 def _largest_target_total(target_codes: np.ndarray, values: np.ndarray) -> int:

@@ -50,7 +50,12 @@ from crowdsafe.anonymize.counted import (
     published_only,
 )
 from crowdsafe.anonymize.recoding import GeneralizationScheme
-from crowdsafe.anonymize.release import TABLE_SUFFIXES, Release, certificate_path, write_classes_csv
+from crowdsafe.anonymize.release import (
+    TABLE_SUFFIXES,
+    Release,
+    certificate_path,
+    write_classes_csv,
+)
 from crowdsafe.anonymize.selection import SchemeChoice, choose_scheme, fixed_scheme
 from crowdsafe.csv_safety import format_note, write_csv
 from crowdsafe.data import Dataset
@@ -65,8 +70,9 @@ from crowdsafe.privacy import (
     compose_homogeneous,
     plan,
 )
+from crowdsafe.privacy.amplification import largest_rate_for_epsilon
 from crowdsafe.privacy.ledger import Ledger
-from crowdsafe.privacy.planning import MAX_K, check_sampled_epsilon
+from crowdsafe.privacy.planning import MAX_K, check_sampled_epsilon, smallest_k
 from crowdsafe.randomness import Randomness
 
 DEFAULT_EPSILON1_SHARE = 0.10
@@ -210,14 +216,15 @@ def plan_publication(
     if beta is None:  # beta = 1 - e^-(epsilon - epsilon1) must stay below 1 (a double)
         check_sampled_epsilon(float(epsilon), float(epsilon1),
                               DEFAULT_EPSILON1_SHARE if scheme is None and given_epsilon1 is None else None)
-    solved = solve_plan(float(epsilon), float(delta), beta, k, float(epsilon1))
-    if scheme is not None:
-        rule = "none (fixed scheme)"
-    elif given_epsilon1 is not None:
-        rule = "given"
-    elif candidates is not None:
+    if scheme is None and given_epsilon1 is None and candidates is not None:
         solved, rule = planned_epsilon1(float(epsilon), float(delta), beta, k, int(candidates),
-                                        chosen_objective.monotone, solved)
+                                        chosen_objective.monotone, float(epsilon1))
+    else:
+        solved = solve_plan(float(epsilon), float(delta), beta, k, float(epsilon1))
+        if scheme is not None:
+            rule = "none (fixed scheme)"
+        elif given_epsilon1 is not None:
+            rule = "given"
     composed = compose_homogeneous(solved.epsilon, solved.delta, int(releases), 0.0)
     return PublishPlan(
         epsilon=solved.epsilon,
@@ -259,16 +266,16 @@ def best_rate(epsilon: float, delta: float, epsilon1: float) -> float:
     sampling error. (At small ε this is the largest admitted rate; at large ε, where that rate is
     near 1 and k explodes, far smaller.) A geometric grid of rates gives each k it meets a rate
     it covers; the three best ks and the chosen one are solved exactly (β(k))."""
-    from crowdsafe.privacy.amplification import largest_rate_for_epsilon
-
     top = min(largest_rate_for_epsilon(epsilon, epsilon1), 1.0 - 1e-9)
     low = min(max(2.0 * delta, 1e-4), top / 2)
     seen: dict[int, float] = {}  # k -> the largest grid rate it covers (a lower bound on β(k))
+    near = None  # the last rate's k: the next rate's is close
     for r in np.geomspace(low, top, _RATE_GRID):
         try:
-            k = max(plan(epsilon, delta, beta=float(r), epsilon1=epsilon1).k, 2)
+            near = smallest_k(epsilon, delta, float(r), epsilon1, near=near).k
         except ParameterError:  # no k up to the planner's limit at this rate
             continue
+        k = max(near, 2)
         seen[k] = max(seen.get(k, 0.0), float(r))
     if not seen:
         raise ParameterError(f"no sampling rate reaches delta = {delta:g} at epsilon = {epsilon:g} with k up to "
@@ -310,7 +317,7 @@ EPSILON1_SHARE_RANGE = (0.01, 0.5)
 
 
 def planned_epsilon1(epsilon: float, delta: float, beta: float | None, k: int | None, candidates: int,
-                     monotone: bool, start: Any) -> tuple[Any, str]:
+                     monotone: bool, start: float) -> tuple[Any, str]:
     """The planner's split of ε between the selection (ε1) and the k-anonymization, from public
     quantities only: the number of candidate nodes L and the objective's monotonicity m.
 
@@ -321,26 +328,32 @@ def planned_epsilon1(epsilon: float, delta: float, beta: float | None, k: int | 
     solved jointly with k = k(ε − ε1) at the largest admitted rate (or the β and k given) by
     fixed-point iteration, within [1%, 50%] of ε. More ε1 would raise k and lower β for a choice
     that is already that sharp. The rate is then chosen at that ε1 (:func:`best_rate`, unless
-    given). Returns the solved plan (the planning module's Plan) and the rule in words.
+    given; ``start``: the iteration's first ε1). Returns the solved plan (the planning module's
+    Plan) and the rule in words.
     """
     low, high = EPSILON1_SHARE_RANGE[0] * epsilon, EPSILON1_SHARE_RANGE[1] * epsilon
     m = 1.0 if monotone else 2.0
-    epsilon1 = start.epsilon1
+    epsilon1 = start
 
-    def sizing(epsilon1: float) -> Any:  # at the largest admitted rate, or the planner's where no k fits it
+    def sizing(epsilon1: float, near: int | None) -> int:
+        """k at the largest admitted rate (or the β or k given), or the planner's where no k fits
+        that rate; ``near``: the previous iteration's k, a guess that saves evaluations of d."""
         try:
-            return solve_plan(epsilon, delta, beta, k, epsilon1, largest_rate=True)
+            if k is None:
+                rate = beta if beta is not None else largest_rate_for_epsilon(epsilon, epsilon1)
+                return max(smallest_k(epsilon, delta, rate, epsilon1, near=near).k, 2)
+            return solve_plan(epsilon, delta, beta, k, epsilon1, largest_rate=True).k
         except ParameterError:
-            return solve_plan(epsilon, delta, beta, k, epsilon1)
+            return solve_plan(epsilon, delta, beta, k, epsilon1).k
 
-    sized = sizing(epsilon1)
+    sized = sizing(epsilon1, None)
     for _ in range(20):
         wanted = min(high, max(low, m * (math.log(candidates) + math.log(20.0)) /
-                               (EPSILON1_LOSS_CLASSES * sized.k)))
+                               (EPSILON1_LOSS_CLASSES * sized)))
         if abs(wanted - epsilon1) <= 1e-4 * epsilon:
             break
         epsilon1 = wanted
-        sized = sizing(epsilon1)
+        sized = sizing(epsilon1, sized)
     solved = solve_plan(epsilon, delta, beta, k, epsilon1)
     rule = (f"planned: the selection's 95% utility bound (m dq / epsilon1)(ln L + ln 20) held to "
             f"{EPSILON1_LOSS_CLASSES:g} k dq at the largest admitted rate (L = {candidates:,} candidate nodes, "

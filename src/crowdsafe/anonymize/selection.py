@@ -53,14 +53,19 @@ import numpy as np
 from crowdsafe.anonymize.counted import CountedSample, counted
 from crowdsafe.anonymize.lattice import Lattice
 from crowdsafe.anonymize.objectives import (
+    DENSE_CELLS_PER_ROW,
     Objective,
-    classification_bound,
+    classification_block_bound,
+    classification_matrix_bound,
+    classification_matrix_score,
     classification_score,
+    classification_score_sorted,
     discernibility_score,
     entropy_bit_tables,
     entropy_error_bound,
     entropy_float_score,
     entropy_interval_score,
+    exact_sums,
     level_units,
     make_objective,
     node_counts,
@@ -438,9 +443,9 @@ class _KeyedTables:
         if name == "classification":
             target = self.target
             assert target is not None
-            if prefix is not None:  # the target is searched first, so it is in every projection
-                assert target < prefix
-                return classification_bound(self.code(keys, target), counts, k)
+            assert prefix is None  # its bounds are block_bound's
+            if target == self.d - 1:  # classes G contiguous: one pass
+                return self.block_bound(keys, counts, self.d - 1, k)
             qi_keys = keys & ~(self.masks[target] << self.shifts[target])
             return classification_score(qi_keys, self.code(keys, target), counts, k)
         if name not in ("retained", "loss"):
@@ -455,6 +460,89 @@ class _KeyedTables:
                 else:
                     units += penalty
         return weighted_score(units, counts, k, self.wide)
+
+    def block_bound(self, keys: np.ndarray, counts: np.ndarray, fixed: int, k: int) -> int:
+        """``classification`` with the target as the last column: an upper bound on q_int of every
+        node that agrees with this table on its first ``fixed`` columns and has the others at any
+        level (the table has them at level 0), :func:`~.objectives.classification_block_bound`;
+        with every quasi-identifier fixed (``fixed`` ≥ d − 1), the node's q_int itself. One pass
+        over the sorted table: the rows of a class are contiguous, and so are those of a projection
+        on leading columns."""
+        target = self.d - 1
+        assert self.target == target
+        if len(keys) == 0:
+            return 0
+        target_codes = keys & self.masks[target]
+        fine_starts = _run_starts(keys >> self.bits[target])
+        if fixed >= target:
+            return classification_score_sorted(counts, target_codes, fine_starts, k)
+        if fixed == 0:
+            coarse_of_row = np.zeros(len(keys), dtype=np.int64)
+        else:
+            first = np.zeros(len(keys), dtype=bool)
+            first[_run_starts(keys >> self.shifts[fixed - 1])] = True
+            coarse_of_row = np.cumsum(first) - 1
+        return classification_block_bound(counts, target_codes, fine_starts, coarse_of_row,
+                                          int(coarse_of_row[-1]) + 1, self.hierarchies[target].size(0), k)
+
+    def children(self, keys: np.ndarray, counts: np.ndarray, attribute: int, levels: Sequence[int],
+                 k: int) -> tuple[np.ndarray, bool, dict[int, tuple[np.ndarray, np.ndarray]]]:
+        """The branch and bound's step at ``attribute`` (a table with the earlier columns at
+        ``levels`` and the others at level 0): for each level of ``attribute``, an upper bound on
+        q_int of the nodes below it; whether those bounds are the nodes' own q_int (each child is
+        a single node, scored); and the child tables made on the way, by level (the others are
+        made only for the children visited).
+
+        Both kinds of bound come from the projection on columns 0..attribute, rolled up through
+        the levels of ``attribute`` (its last column, so each roll-up is a linear merge, and the
+        projections are small): weighted objectives score it (:meth:`level_bounds`);
+        ``classification`` (target last) carries c_G'y and R_G' of
+        :func:`~.objectives.classification_block_bound` through the roll-ups, both sums over the
+        classes merged. A target with many values falls back to the bound of each child's own
+        table (:meth:`block_bound`)."""
+        if self.objective.name != "classification":
+            bounds = self.level_bounds(*self.project(keys, counts, attribute + 1), attribute, levels, k)
+            return bounds, attribute + 1 == self.d, {0: (keys, counts)}
+        target = self.d - 1
+        exact = attribute + 1 >= target
+        made = {0: (keys, counts)}
+        values = self.hierarchies[target].size(0)
+        coarse_keys = keys >> self.shifts[attribute]  # columns 0..attribute, ``attribute`` lowest
+        coarse_starts = _run_starts(coarse_keys)
+        if len(coarse_starts) * values > DENSE_CELLS_PER_ROW * len(keys):
+            for level in range(1, self.heights[attribute] + 1):
+                made[level] = self.raise_level(*made[level - 1], attribute, level - 1, level)
+            return np.array([self.block_bound(*made[level], attribute + 1, k) for level in sorted(made)],
+                            dtype=np.int64), exact, made
+        first = np.zeros(len(keys), dtype=bool)
+        first[coarse_starts] = True
+        coarse_of_row = np.cumsum(first) - 1
+        fine_starts = _run_starts(keys >> self.bits[target])
+        majority = exact_sums(coarse_of_row[fine_starts], np.maximum.reduceat(counts, fine_starts),
+                              len(coarse_starts))
+        by_target = exact_sums(coarse_of_row * values + (keys & self.masks[target]), counts,
+                               len(coarse_starts) * values).reshape(-1, values)
+        group_keys = coarse_keys[coarse_starts]
+        mask = self.masks[attribute]
+        bounds = np.empty(self.heights[attribute] + 1, dtype=np.int64)
+        for level in range(self.heights[attribute] + 1):
+            if level:  # tree-ordered codes: the raised keys stay sorted
+                group_keys = (group_keys & ~mask) | self._map(attribute, level - 1, level)[group_keys & mask]
+                starts = _run_starts(group_keys)
+                group_keys = group_keys[starts]
+                by_target = np.add.reduceat(by_target, starts, axis=0)
+                majority = np.add.reduceat(majority, starts)
+            bounds[level] = classification_matrix_score(by_target, k) if exact else \
+                classification_matrix_bound(by_target, majority, k)
+        return bounds, exact, made
+
+
+def _run_starts(values: np.ndarray) -> np.ndarray:
+    """Where each run of equal neighbours starts in ``values`` (non-empty)."""
+    first = np.empty(len(values), dtype=bool)
+    first[0] = True
+    np.not_equal(values[1:], values[:-1], out=first[1:])
+    return np.flatnonzero(first)
 
 
 def _merge_sorted_sums(keys: np.ndarray, counts: np.ndarray, lost: np.ndarray,
@@ -586,13 +674,16 @@ class _EntropyScorer:
         return entropy_interval_score(iv, suppressed, weights, nodes, self.marginals, self.leaves)
 
 
-def search_order(heights: Sequence[int], first: Sequence[int] = ()) -> list[int]:
-    """The order in which :func:`gumbel_max_over_lattice` branches on the columns: those with at
-    most one generalization step (kept or ``*``) first, then the others as given. Any order gives
-    the same argmax; this one lets the bounds prune early (measured on Adult-like data: about a
-    third of the work of the given order). Columns in ``first`` (a target the objective keeps:
-    its bound needs it in every projection) come before all others."""
-    return sorted(range(len(heights)), key=lambda j: (j not in first, heights[j] > 1))
+def search_order(heights: Sequence[int], last: Sequence[int] = (), simple_first: bool = True) -> list[int]:
+    """The order in which :func:`gumbel_max_over_lattice` branches on the columns. Any order gives
+    the same argmax; the order only decides how early the bounds prune. ``simple_first``: the
+    columns with at most one generalization step (kept or ``*``) first, then the others as given
+    (weighted objectives: about a third of the work of the given order on Adult-like data);
+    otherwise those columns go last (``classification``: its bound is tight when the free columns
+    split few classes, about half the work on Adult). Columns in ``last`` (a classification
+    target, whose level is fixed: its bound reads it in the lowest bits of every key) come after
+    all others."""
+    return sorted(range(len(heights)), key=lambda j: (j in last, (heights[j] > 1) == simple_first))
 
 
 def _key_bounds(x: np.ndarray | float, g_lo: np.ndarray | float, g_hi: np.ndarray | float):
@@ -707,7 +798,8 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
         every = np.arange(lattice.size, dtype=np.int64)
         return lattice, exact_gumbel_argmax(every, np.zeros(lattice.size, dtype=np.int64), cells, scale,
                                             more_bits, denominator), 0
-    order = search_order(heights, first=[list(columns).index(c) for c in objective.fixed_levels])
+    order = search_order(heights, last=[list(columns).index(c) for c in objective.fixed_levels],
+                         simple_first=objective.name != "classification")
     searched = Lattice(tuple(columns[j] for j in order), tuple(heights[j] for j in order))
     # cells in the searched lattice's node order, so each block of nodes is contiguous
     shape = [h + 1 for h in heights]
@@ -722,23 +814,23 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
     scored: list[tuple[int, int, float]] = []  # (searched index, q_int, upper key)
     levels = [0] * d
 
+    def record(index: int, q: int) -> None:
+        lo, hi = _key_bounds(scale * (q / denominator), g_lo[index], g_hi[index])
+        scored.append((index, q, hi))
+        best[0] = max(best[0], lo)
+
     def visit(attribute: int, keys: np.ndarray, counts: np.ndarray, index: int) -> None:
-        if attribute == d:
-            q = tables.score(keys, counts, levels, k)
-            lo, hi = _key_bounds(scale * (q / denominator), g_lo[index], g_hi[index])
-            scored.append((index, q, hi))
-            best[0] = max(best[0], lo)
-            return
-        # the table projected on columns 0..attribute (one pass over the parent's sorted table);
-        # each child's bound is a roll-up of this small table, all levels at once
         block = int(node_strides[attribute])
-        bounds = tables.level_bounds(*tables.project(keys, counts, attribute + 1), attribute, levels, k)
+        bounds, exact, made = tables.children(keys, counts, attribute, levels, k)
+        if exact:  # each child is one node, and its bound is its score
+            for level, q in enumerate(bounds):
+                record(index + level * block, int(q))
+            return
         children = []
         for level, bound in enumerate(bounds):
             child = index + level * block
             _, upper = _key_bounds(scale * (int(bound) / denominator), 0.0, block_max[attribute][child // block])
             children.append((upper, level, child))
-        made = {0: (keys, counts)}  # child tables by level, each rolled up from the nearest below
         for upper, level, child in sorted(children, key=lambda c: -c[0]):
             if upper < best[0]:
                 break

@@ -41,7 +41,7 @@ from crowdsafe.privacy.composition import (
     parallel,
     sequential,
 )
-from crowdsafe.privacy.dps import DeltaBound, delta_bound, dps_delta
+from crowdsafe.privacy.dps import DeltaBound, delta_bound, dps_delta, dps_delta_at_most
 from crowdsafe.privacy.loss import PrivacyLoss
 from crowdsafe.privacy.planning import Plan, largest_beta, plan, smallest_epsilon, smallest_k
 from crowdsafe.privacy.profiles import (
@@ -72,6 +72,7 @@ __all__ = [
     "compose_homogeneous",
     "delta_bound",
     "dps_delta",
+    "dps_delta_at_most",
     "drv_epsilon",
     "kov_epsilon",
     "largest_beta",

@@ -224,6 +224,57 @@ def delta_bound(k: int, beta: float, epsilon: float, epsilon1: float = 0.0) -> D
     Raises ParameterError for k < 1, β ∉ (0, 1), ε < 0 or ε below the sampling floor
     −ln(1 − β) + ε1.
     """
+    search = _search(k, beta, epsilon, epsilon1)
+    log_delta = search.log_delta
+    return DeltaBound(
+        # Below the smallest positive double the true value cannot be shown; report that double.
+        delta=max(math.exp(log_delta), _TINIEST),
+        log_delta=float(log_delta),
+        k=search.k,
+        beta=search.beta,
+        epsilon=search.epsilon,
+        gamma=search.gamma,
+        n_min=search.n_min,
+        n_at_max=search.n_best,
+        n_searched_to=search.n_searched_to,
+    )
+
+
+def dps_delta_at_most(k: int, beta: float, epsilon: float, delta: float, epsilon1: float = 0.0) -> bool:
+    """Whether d(k, β, ε − ε1) ≤ δ: the same answer as ``dps_delta(k, β, ε, ε1) <= delta``,
+    found sooner when it is no. The search keeps the largest tail found so far, a lower bound on
+    the maximum; once it exceeds log δ − 1e-9 (1e-9 is the least rounding margin d carries, with
+    1e-12 to spare) the answer is no and the rest of the search is skipped. Planners ask this
+    many times, mostly of parameters far from the boundary."""
+    if not delta > 0:
+        return False
+    search = _search(k, beta, epsilon, epsilon1, give_up_above=math.log(delta) - 1e-9 + 1e-12)
+    return not search.gave_up and max(math.exp(search.log_delta), _TINIEST) <= delta
+
+
+@dataclass(frozen=True)
+class _Search:
+    """The state of the search for max_n T(n) (:func:`_search`)."""
+
+    k: int
+    beta: float
+    epsilon: float
+    gamma: float
+    n_min: int
+    best: float  # the largest log T(n) found
+    n_best: int
+    n_searched_to: int
+    gave_up: bool  # stopped early: ``best`` exceeded the caller's threshold
+
+    @property
+    def log_delta(self) -> float:
+        """log d: the maximum rounded up by a margin covering floating-point error (≥ 1e-9)."""
+        return self.best + 1e-9 + 64 * np.finfo(float).eps * (self.n_best * math.log(self.n_best + 1.0) + 1.0)
+
+
+def _search(k: int, beta: float, epsilon: float, epsilon1: float, give_up_above: float | None = None) -> _Search:
+    """The maximum over n ≥ n_m of log T(n) (module docstring); with ``give_up_above``, stops as
+    soon as the largest found exceeds it (``gave_up``)."""
     k = check_k(k)
     beta = check_rate(beta, allow_one=False)
     epsilon = check_epsilon(epsilon)
@@ -244,6 +295,12 @@ def delta_bound(k: int, beta: float, epsilon: float, epsilon1: float = 0.0) -> D
     best = float(_log_tails(np.array([float(n_min)]), gamma, beta, eps_anon, exact)[0])
     n_best = n_min
     start = n_min + 1
+
+    def state(gave_up: bool) -> _Search:
+        return _Search(k, beta, epsilon, gamma, n_min, best, n_best, max(n_min, start - 1), gave_up)
+
+    if give_up_above is not None and best > give_up_above:
+        return state(True)
     stop = max(n_min, math.ceil(-best / divergence))
     while start <= stop:
         n = np.arange(start, min(start + _BLOCK, stop + 1), dtype=np.float64)
@@ -253,25 +310,15 @@ def delta_bound(k: int, beta: float, epsilon: float, epsilon1: float = 0.0) -> D
             i = int(np.argmax(tails))
             if tails[i] > best:
                 best, n_best = float(tails[i]), int(candidates[i])
+                if give_up_above is not None and best > give_up_above:
+                    start = int(n[-1]) + 1
+                    return state(True)
         # For every n ≥ N, T(n) ≤ exp(−N·D) ≤ exp(best) once N ≥ −best/D: search stops there.
         stop = min(_MAX_N, max(n_min, math.ceil(-best / divergence)))
         start = int(n[-1]) + 1
     if stop >= _MAX_N:  # pragma: no cover - needs k around 1e8
         raise ParameterError(f"k = {k} is too large to evaluate d(k, beta, epsilon)")
-    margin = 1e-9 + 64 * np.finfo(float).eps * (n_best * math.log(n_best + 1.0) + 1.0)
-    log_delta = best + margin
-    return DeltaBound(
-        # Below the smallest positive double the true value cannot be shown; report that double.
-        delta=max(math.exp(log_delta), _TINIEST),
-        log_delta=float(log_delta),
-        k=k,
-        beta=beta,
-        epsilon=epsilon,
-        gamma=gamma,
-        n_min=n_min,
-        n_at_max=n_best,
-        n_searched_to=max(n_min, start - 1),
-    )
+    return state(False)
 
 
 def dps_delta(k: int, beta: float, epsilon: float, epsilon1: float = 0.0) -> float:

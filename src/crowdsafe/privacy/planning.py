@@ -31,7 +31,7 @@ from crowdsafe.privacy.amplification import (
     largest_rate_for_epsilon,
     sampling_floor,
 )
-from crowdsafe.privacy.dps import check_k, delta_bound, dps_delta
+from crowdsafe.privacy.dps import check_k, delta_bound, dps_delta, dps_delta_at_most
 from crowdsafe.privacy.loss import check_delta, check_epsilon
 
 Unknown = Literal["k", "beta", "epsilon", "check"]
@@ -146,8 +146,13 @@ def check_sampled_epsilon(epsilon: float, epsilon1: float = 0.0, epsilon1_share:
     )
 
 
-def smallest_k(epsilon: float, delta: float, beta: float, epsilon1: float = 0.0) -> Plan:
-    """The least k with d(k, β, ε − ε1) ≤ δ (Li, Qardaji, Su 2012, Theorems 5–6)."""
+def smallest_k(epsilon: float, delta: float, beta: float, epsilon1: float = 0.0, *, near: int | None = None) -> Plan:
+    """The least k with d(k, β, ε − ε1) ≤ δ (Li, Qardaji, Su 2012, Theorems 5–6).
+
+    d falls as k grows (a larger k only shrinks the set of n the maximum runs over), so a
+    bracket and a bisection find it. ``near``: a guess (the k of a nearby rate, say); the bracket
+    then grows outward from it, and a good guess costs a few evaluations of d instead of about
+    2·log2(k). The answer does not depend on the guess."""
     epsilon = check_epsilon(epsilon)
     beta = check_rate(beta, allow_one=False)
     epsilon1, delta = _check_common(epsilon1, delta)
@@ -155,18 +160,35 @@ def smallest_k(epsilon: float, delta: float, beta: float, epsilon1: float = 0.0)
     if epsilon < sampling_floor(beta, epsilon1) * (1.0 - 1e-12):
         raise ParameterError(_floor_message(epsilon, beta, epsilon1))
 
-    def ok(k: int) -> bool:
-        return dps_delta(k, beta, epsilon, epsilon1) <= delta
+    decided: dict[int, bool] = {}
 
-    hi = 1
-    while not ok(hi):
-        hi *= 2
-        if hi > _MAX_K:
-            raise ParameterError(
-                f"no k up to {_MAX_K} reaches delta = {delta:g} at beta = {beta:g}, "
-                f"epsilon = {epsilon:g}; raise epsilon or lower beta"
-            )
-    lo = hi // 2  # infeasible (or 0)
+    def ok(k: int) -> bool:
+        if k not in decided:
+            decided[k] = dps_delta_at_most(k, beta, epsilon, delta, epsilon1)
+        return decided[k]
+
+    def too_large() -> ParameterError:
+        return ParameterError(
+            f"no k up to {_MAX_K} reaches delta = {delta:g} at beta = {beta:g}, "
+            f"epsilon = {epsilon:g}; raise epsilon or lower beta"
+        )
+
+    start = 1 if near is None else min(max(int(near), 1), _MAX_K)
+    step = 1
+    if ok(start):  # lo: infeasible (or 0), hi: feasible
+        lo, hi = start - 1, start
+        while lo >= 1 and ok(lo):
+            hi, step = lo, step * 2
+            lo = max(hi - step, 0)
+    else:
+        lo, hi = start, start + 1
+        while not ok(hi):
+            lo, step = hi, step * 2
+            hi = lo + step
+            if hi > _MAX_K:
+                if lo >= _MAX_K or not ok(_MAX_K):
+                    raise too_large()
+                hi = _MAX_K
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if ok(mid):
@@ -194,7 +216,7 @@ def largest_beta(epsilon: float, delta: float, k: int, epsilon1: float = 0.0) ->
     beta_max = largest_rate_for_epsilon(epsilon, epsilon1)
 
     def ok(beta: float) -> bool:
-        return beta > delta and dps_delta(k, beta, epsilon, epsilon1) <= delta
+        return beta > delta and dps_delta_at_most(k, beta, epsilon, delta, epsilon1)
 
     floor_note = (
         f"the sampling floor binds: beta = {beta_max:.6g} = 1 - e^-(epsilon - epsilon1) is the "
@@ -257,7 +279,7 @@ def smallest_epsilon(k: int, beta: float, delta: float, epsilon1: float = 0.0) -
         )
 
     def ok(eps: float) -> bool:
-        return dps_delta(k, beta, eps, epsilon1) <= delta
+        return dps_delta_at_most(k, beta, eps, delta, epsilon1)
 
     if ok(floor):
         achieved = dps_delta(k, beta, floor, epsilon1)
