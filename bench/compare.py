@@ -46,6 +46,7 @@ import json
 import math
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -268,7 +269,7 @@ def run_once(tree: Path, bench: Benchmark, arguments: tuple[str, ...], timeout: 
     script = tree / "bench" / bench.script
     if not script.exists():
         return {"status": "missing", "error": f"bench/{bench.script} does not exist at this revision"}
-    started = time.perf_counter()
+    started, children = time.perf_counter(), _children_cpu()
     try:
         done = subprocess.run([sys.executable, str(script), *arguments], cwd=tree, env=environment(tree),
                               capture_output=True, text=True, timeout=timeout)
@@ -279,7 +280,8 @@ def run_once(tree: Path, bench: Benchmark, arguments: tuple[str, ...], timeout: 
     if raw is not None:
         (raw / f"{tag}.out.json").write_text(done.stdout)
         (raw / f"{tag}.err.txt").write_text(done.stderr)
-    run: dict[str, Any] = {"wall_seconds": wall, "returncode": done.returncode,
+    run: dict[str, Any] = {"wall_seconds": wall, "cpu_seconds": _children_cpu() - children,
+                           "returncode": done.returncode,
                            "load_average_after": round(os.getloadavg()[0], 2)}
     if done.returncode != 0:
         return {**run, "status": "failed", "error": "\n".join(done.stderr.strip().splitlines()[-5:])}
@@ -292,6 +294,12 @@ def run_once(tree: Path, bench: Benchmark, arguments: tuple[str, ...], timeout: 
         return {**run, "status": "no-figures", "error": "the JSON holds no timing figure"}
     errors = _nested_failures(report)
     return {**run, "status": "ok", "figures": found, **({"inner_failures": errors} if errors else {})}
+
+
+def _children_cpu() -> float:
+    """User + system CPU seconds of every finished child process so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _nested_failures(report: Any) -> list[str]:
@@ -342,12 +350,13 @@ def summarize(bench: Benchmark, runs: dict[str, list[dict[str, Any]]], tolerance
         for run in runs[side]:
             for path, seconds in run.get("figures", {}).items():
                 values.setdefault(path, {"old": [], "new": []})[side].append(seconds)
-        wall = [r["wall_seconds"] for r in runs[side] if r.get("status") == "ok"]
-        values.setdefault("(script wall time)", {"old": [], "new": []})[side].extend(wall)
+        for key, label in (("wall_seconds", "(script wall time)"), ("cpu_seconds", "(script CPU time)")):
+            total = [r[key] for r in runs[side] if r.get("status") == "ok"]
+            values.setdefault(label, {"old": [], "new": []})[side].extend(total)
     compared = {}
     for path, sides in values.items():
         entry = compare_figure(sides["old"], sides["new"], tolerance)
-        entry["role"] = _role(bench, path) or ("total" if path == "(script wall time)" else "other")
+        entry["role"] = _role(bench, path) or ("total" if path.startswith("(script") else "other")
         compared[path] = entry
     problems = [f"{side} run {i + 1}: {run['status']}: {run.get('error', '')}".strip()
                 for side in ("old", "new") for i, run in enumerate(runs[side]) if run.get("status") != "ok"]
@@ -368,25 +377,33 @@ def _seconds(value: float | None) -> str:
 
 
 def markdown(report: dict[str, Any], every: bool) -> str:
-    rows = ["| benchmark | figure | kind | old (best) | new (best) | new/old | tolerance | verdict |",
-            "|---|---|---|---:|---:|---:|---:|---|"]
+    rows = ["| benchmark | figure | kind | old (best) | new (best) | new/old | tolerance | verdict | floors new/old |",
+            "|---|---|---|---:|---:|---:|---:|---|---:|"]
     order = {"headline": 0, "floor": 1, "total": 2, "other": 3}
     for name, bench in report["benchmarks"].items():
         shown = [(path, f) for path, f in bench["figures"].items() if every or f["role"] != "other"]
         shown.sort(key=lambda item: (order[item[1]["role"]], item[0]))
+        drift = sorted(f["ratio"] for f in bench["figures"].values() if f["role"] == "floor" and "ratio" in f)
+        floors = f"{drift[len(drift) // 2]:.2f}" if drift else "–"
         for path, f in shown:
             ratio = f"{f['ratio']:.2f}" if "ratio" in f else "–"
             noise = f"{f['tolerance']:.0%}" if "tolerance" in f else "–"
+            verdict = f["verdict"]
+            if f["role"] in ("floor", "total") and verdict in ("slower", "faster", "same"):
+                verdict = f"({verdict}: machine)" if f["role"] == "floor" else f"({verdict})"
             rows.append(f"| {name} | `{path}` | {f['role']} | {_seconds(f.get('old'))} | {_seconds(f.get('new'))} "
-                        f"| {ratio} | {noise} | {f['verdict']} |")
+                        f"| {ratio} | {noise} | {verdict} | {floors if f['role'] == 'headline' else ''} |")
         for problem in bench["problems"]:
-            rows.append(f"| {name} | **problem** | | | | | | {problem.replace('|', '/').splitlines()[0][:200]} |")
+            rows.append(f"| {name} | **problem** | | | | | | {problem.replace('|', '/').splitlines()[0][:200]} | |")
     meta = report["meta"]
-    head = (f"Old {meta['old']} ({meta['old_rev']}), new {meta['new']} ({meta['new_rev']}); "
+    overlay = "".join(f" {side} side: {', '.join(meta[side + '_files'])} overlaid;"
+                      for side in ("old", "new") if meta[side + "_files"])
+    head = (f"Old {meta['old']} ({meta['old_rev']}), new {meta['new']} ({meta['new_rev']});{overlay} "
             f"{meta['rounds']} round(s), {'quick' if meta['quick'] else 'full'} arguments, "
             f"load average {meta['load_average_before']} before, {meta['load_average_after']} after; "
             f"{meta['minutes']:.1f} min. Tolerance: max({meta['tolerance']:.0%}, spread of the rounds); "
-            f"floors are bare Polars/Spark/SciPy jobs timed in the same run (their ratio is the machine's drift).")
+            f"floors are bare Polars/Spark/SciPy jobs timed in the same run; 'floors new/old' (the median "
+            f"of the benchmark's floor ratios) is how much the machine, not the code, moved between sides.")
     slower = [f"{name}: `{path}` ×{f['ratio']:.2f}" for name, bench in report["benchmarks"].items()
               for path, f in bench["figures"].items() if f["role"] == "headline" and f["verdict"] == "slower"]
     tail = "Headline figures slower: " + ("; ".join(slower) if slower else "none") + "."
@@ -395,8 +412,8 @@ def markdown(report: dict[str, Any], every: bool) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("old", help="the revision before (any git revision)")
-    parser.add_argument("new", help="the revision after")
+    parser.add_argument("old", nargs="?", help="the revision before (any git revision)")
+    parser.add_argument("new", nargs="?", help="the revision after")
     parser.add_argument("--repeat", type=int, default=2, help="rounds (each runs every benchmark once per side)")
     parser.add_argument("--quick", action="store_true", help="one small size each, one round: a smoke check")
     parser.add_argument("--only", help="comma-separated benchmark names (see BENCHMARKS)")
@@ -404,6 +421,11 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per script run")
     parser.add_argument("--repo", type=Path, default=Path(__file__).resolve().parents[1])
     parser.add_argument("--out", type=Path, help="folder for report.json, report.md and every run's raw output")
+    parser.add_argument("--old-file", action="append", default=[], metavar="REV:PATH",
+                        help="replace PATH in the old worktree by its version at REV (e.g. a bench script "
+                             "fixed after OLD_REV); repeatable")
+    parser.add_argument("--new-file", action="append", default=[], metavar="REV:PATH",
+                        help="the same for the new worktree")
     parser.add_argument("--all-figures", action="store_true", help="every timing figure in the Markdown table")
     parser.add_argument("--list", action="store_true", help="print the benchmarks and their arguments, then stop")
     args = parser.parse_args()
@@ -420,9 +442,15 @@ def main() -> None:
             print(f"{b.name:24} bench/{b.script} {' '.join(b.full)}\n{'':24} quick: {' '.join(b.quick)}\n"
                   f"{'':24} {b.reason}")
         return
+    if not (args.old and args.new):
+        parser.error("give OLD_REV and NEW_REV")
     rounds = 1 if args.quick else args.repeat
     revs = {side: git(args.repo, "rev-parse", "--verify", f"{rev}^{{commit}}")
             for side, rev in (("old", args.old), ("new", args.new))}
+    overlays = {"old": args.old_file, "new": args.new_file}
+    for spec in args.old_file + args.new_file:
+        rev, _, path = spec.partition(":")
+        git(args.repo, "cat-file", "-e", f"{rev}:{path}")  # fails early on a wrong REV:PATH
     raw = None
     if args.out:
         raw = args.out / "raw"
@@ -435,6 +463,10 @@ def main() -> None:
     try:
         for side, tree in trees.items():
             git(args.repo, "worktree", "add", "--detach", str(tree), revs[side])
+            for spec in overlays[side]:
+                rev, _, path = spec.partition(":")
+                (tree / path).write_bytes(subprocess.run(["git", "-C", str(args.repo), "show", f"{rev}:{path}"],
+                                                         check=True, capture_output=True).stdout)
             prepare(tree)
         for round_ in range(rounds):
             for bench in chosen:
@@ -444,7 +476,8 @@ def main() -> None:
                     print(f"# round {round_ + 1}/{rounds} {bench.name} {side} ...", file=sys.stderr, flush=True)
                     run = run_once(trees[side], bench, arguments, args.timeout, raw, tag)
                     runs[bench.name][side].append(run)
-                    print(f"#   {run['status']} in {run.get('wall_seconds', 0):.1f} s", file=sys.stderr, flush=True)
+                    print(f"#   {run['status']} in {run.get('wall_seconds', 0):.1f} s "
+                          f"({run.get('cpu_seconds', 0):.1f} s CPU)", file=sys.stderr, flush=True)
     finally:
         for tree in trees.values():
             if tree.exists():
@@ -454,6 +487,7 @@ def main() -> None:
         shutil.rmtree(folder, ignore_errors=True)
     report = {
         "meta": {"old": args.old, "new": args.new, "old_rev": revs["old"][:12], "new_rev": revs["new"][:12],
+                 "old_files": args.old_file, "new_files": args.new_file,
                  "rounds": rounds, "quick": args.quick, "tolerance": args.tolerance,
                  "absolute_noise_seconds": ABSOLUTE_NOISE_S, "cpus": os.cpu_count(),
                  "python": sys.version.split()[0], "nice": os.nice(0),
