@@ -65,7 +65,7 @@ class Benchmark:
     name: str
     script: str
     full: tuple[str, ...]
-    quick: tuple[str, ...]
+    quick: tuple[str, ...] | None  # None: left out of --quick (no cheap size)
     reason: str
     headline: tuple[str, ...]  # figure paths; '*' matches anything
     floor: tuple[str, ...] = field(default=())
@@ -145,8 +145,8 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     ),
     Benchmark(
         "selection_scores", "selection_scores.py",
-        (), (),
-        "the default (Adult, eps 1): one run; it has no floor of its own",
+        (), None,
+        "the default (Adult, eps 1; about a minute, its only size, so not in --quick); it has no floor of its own",
         ("seconds",),
     ),
     Benchmark(
@@ -168,7 +168,8 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     ),
 )
 
-LABEL_KEYS = ("size", "dataset", "algorithm", "k", "master", "rows")
+NAME_KEYS = ("size", "dataset", "master", "rows")
+DETAIL_KEYS = ("algorithm", "k")
 SKIPPED_WORDS = ("goal", "target", "limit", "under", "load_average", "within")
 ABSOLUTE_NOISE_S = 0.005
 
@@ -185,9 +186,14 @@ def _unit(key: str) -> float | None:
 
 
 def _label(item: dict[str, Any], index: int) -> str:
-    parts = [f"{key}={item[key]}" for key in LABEL_KEYS
-             if key in item and isinstance(item[key], (str, int)) and not isinstance(item[key], bool)]
-    return ",".join(parts) if parts else str(index)
+    """A list item's name: its first naming field (size, dataset, master, rows), then its
+    algorithm and k if it has them; else its index."""
+    def scalar(key: str) -> bool:
+        return key in item and isinstance(item[key], (str, int)) and not isinstance(item[key], bool)
+
+    first = next((key for key in NAME_KEYS if scalar(key)), None)
+    keys = ([first] if first else []) + [key for key in DETAIL_KEYS if scalar(key)]
+    return ",".join(f"{key}={item[key]}" for key in keys) if keys else str(index)
 
 
 def figures(report: Any) -> dict[str, float]:
@@ -407,6 +413,8 @@ def markdown(report: dict[str, Any], every: bool) -> str:
     slower = [f"{name}: `{path}` ×{f['ratio']:.2f}" for name, bench in report["benchmarks"].items()
               for path, f in bench["figures"].items() if f["role"] == "headline" and f["verdict"] == "slower"]
     tail = "Headline figures slower: " + ("; ".join(slower) if slower else "none") + "."
+    if meta.get("left_out"):
+        tail += f" Not run (--quick): {', '.join(meta['left_out'])}."
     return "\n".join([head, "", *rows, "", tail]) + "\n"
 
 
@@ -437,9 +445,12 @@ def main() -> None:
         if unknown:
             raise SystemExit(f"compare: unknown benchmark(s) {sorted(unknown)}; known: {[b.name for b in BENCHMARKS]}")
         chosen = [b for b in BENCHMARKS if b.name in names]
+    left_out = [b.name for b in chosen if args.quick and b.quick is None]
+    chosen = [b for b in chosen if not (args.quick and b.quick is None)]
     if args.list:
         for b in chosen:
-            print(f"{b.name:24} bench/{b.script} {' '.join(b.full)}\n{'':24} quick: {' '.join(b.quick)}\n"
+            quick = " ".join(b.quick) if b.quick is not None else "(left out)"
+            print(f"{b.name:24} bench/{b.script} {' '.join(b.full)}\n{'':24} quick: {quick}\n"
                   f"{'':24} {b.reason}")
         return
     if not (args.old and args.new):
@@ -470,7 +481,7 @@ def main() -> None:
             prepare(tree)
         for round_ in range(rounds):
             for bench in chosen:
-                arguments = bench.quick if args.quick else bench.full
+                arguments = bench.quick if args.quick and bench.quick is not None else bench.full
                 for side in (("old", "new") if round_ % 2 == 0 else ("new", "old")):
                     tag = f"{bench.name}-{side}-{round_ + 1}"
                     print(f"# round {round_ + 1}/{rounds} {bench.name} {side} ...", file=sys.stderr, flush=True)
@@ -493,7 +504,9 @@ def main() -> None:
                  "python": sys.version.split()[0], "nice": os.nice(0),
                  "load_average_before": before, "load_average_after": [round(x, 2) for x in os.getloadavg()],
                  "minutes": (time.perf_counter() - started) / 60,
-                 "arguments": {b.name: list(b.quick if args.quick else b.full) for b in chosen}},
+                 "arguments": {b.name: list(b.quick if args.quick and b.quick is not None else b.full)
+                               for b in chosen},
+                 "left_out": left_out},
         "benchmarks": {b.name: summarize(b, runs[b.name], args.tolerance) for b in chosen},
     }
     table = markdown(report, args.all_figures)
