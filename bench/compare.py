@@ -393,7 +393,7 @@ def markdown(report: dict[str, Any], every: bool) -> str:
         shown = [(path, f) for path, f in bench["figures"].items() if every or f["role"] != "other"]
         shown.sort(key=lambda item: (order[item[1]["role"]], item[0]))
         drift = sorted(f["ratio"] for f in bench["figures"].values() if f["role"] == "floor" and "ratio" in f)
-        floors = f"{drift[len(drift) // 2]:.2f}" if drift else "–"
+        floors = f"{(drift[(len(drift) - 1) // 2] + drift[len(drift) // 2]) / 2:.2f}" if drift else "–"
         for path, f in shown:
             ratio = f"{f['ratio']:.2f}" if "ratio" in f else "–"
             noise = f"{f['tolerance']:.0%}" if "tolerance" in f else "–"
