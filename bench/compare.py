@@ -26,7 +26,10 @@ Verdict of a figure: old and new are each the best over the rounds; ``ratio = ne
 noise tolerance is the larger of ``--tolerance`` (default 10 %) and the spread of the repeats
 themselves, (max − min) / min over the rounds, on either side. ``slower`` when ratio > 1 +
 tolerance and new − old > 5 ms (timer noise on millisecond jobs); ``faster`` in the mirror case;
-else ``same``. A figure missing on one side, or a run that failed, is listed as such.
+else ``same``. Figures are paired by path: one a script added, renamed or dropped between the
+revisions is listed as ``only in old``/``only in new``; a run that failed, printed no JSON, or
+reported a failed part (a Spark child) is listed under ``problem``. Each script's total wall time
+and CPU time (of its waited-for processes: a Spark JVM's CPU is not counted) close its rows.
 
 Scripts left out: bench/sizes.py and bench/timing.py are helper libraries the scripts import;
 bench/peers/ runs third-party generators (AIM, MST, diffprivlib) in their own virtual
