@@ -370,7 +370,7 @@ def summarize(bench: Benchmark, runs: dict[str, list[dict[str, Any]]], tolerance
         entry = compare_figure(sides["old"], sides["new"], tolerance)
         entry["role"] = _role(bench, path) or ("total" if path.startswith("(script") else "other")
         compared[path] = entry
-    problems = [f"{side} run {i + 1}: {run['status']}: {run.get('error', '')}".strip()
+    problems = [f"{side} run {i + 1}: {run['status']}: {''.join((run.get('error') or '').strip().splitlines()[-1:])}"
                 for side in ("old", "new") for i, run in enumerate(runs[side]) if run.get("status") != "ok"]
     problems += [f"{side} run {i + 1}: {failure}" for side in ("old", "new")
                  for i, run in enumerate(runs[side]) for failure in run.get("inner_failures", [])]
