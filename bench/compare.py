@@ -37,9 +37,12 @@ environments for an hour or more, and times no crowdsafe code path the redesign 
 
 ``--quick`` (one small size each, one round; about 3 minutes on an idle 2-core machine) is a
 smoke check that every script runs on both revisions, not a measurement. The full comparison
-(``--repeat 2``, the default) takes about 15–20 minutes on an idle 2-core machine. Run it with
-nothing else on the machine, e.g. ``nice -n 0``; under ``nice -n 10`` beside other jobs the
-floors show how much the load moved.
+(``--repeat 2``, the default) takes about 20 minutes on an idle 2-core machine (estimated from
+the scripts' CPU time: about 290 s per side and round, of which selection_scores ~55 s,
+alpha_beta ~40 s, publish ~30 s, the two Spark scripts ~80 s; the machine was at load 10–20 when
+these were chosen, where a quick run took 16 min and a full one would take over an hour). Run it
+with nothing else on the machine; under ``nice -n 10`` beside other jobs the floors show how much
+the load moved.
 """
 
 from __future__ import annotations
