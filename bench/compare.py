@@ -26,7 +26,7 @@ Verdict of a figure: old and new are each the best over the rounds; ``ratio = ne
 noise tolerance is the larger of ``--tolerance`` (default 10 %) and the spread of the repeats
 themselves, (max − min) / min over the rounds, on either side. ``slower`` when ratio > 1 +
 tolerance and new − old > 5 ms (timer noise on millisecond jobs); ``faster`` in the mirror case;
-else ``same``. Figures are paired by path: one a script added, renamed or dropped between the
+else ``same``. Figures are paired by path: a figure a script added, renamed or dropped between the
 revisions is listed as ``only in old``/``only in new``; a run that failed, printed no JSON, or
 reported a failed part (a Spark child) is listed under ``problem``. Each script's total wall time
 and CPU time (of its waited-for processes: a Spark JVM's CPU is not counted) close its rows.
@@ -189,7 +189,7 @@ def _unit(key: str) -> float | None:
     """Seconds per unit of a key's figures, or None when the key names no time."""
     if key.endswith("_ms"):
         return 1e-3
-    if key.endswith("seconds") or key.endswith("_s"):
+    if key.endswith(("seconds", "_s")):
         return 1.0
     return None
 
@@ -220,9 +220,9 @@ def figures(report: Any) -> dict[str, float]:
             if all(isinstance(item, dict) for item in node):  # lists of numbers are per-run timings
                 for index, item in enumerate(node):
                     walk(item, f"{path}[{_label(item, index)}]", unit)
-        elif isinstance(node, (int, float)) and not isinstance(node, bool) and unit is not None:
-            if math.isfinite(node):
-                out[path] = float(node) * unit
+        elif (isinstance(node, (int, float)) and not isinstance(node, bool) and unit is not None
+              and math.isfinite(node)):
+            out[path] = float(node) * unit
 
     walk(report, "", None)
     return out
@@ -246,7 +246,7 @@ def parse_json(stdout: str) -> Any:
         return json.loads(stdout)
     except json.JSONDecodeError:
         pass
-    starts = [m.start() for m in re.finditer(r"^\{", stdout, flags=re.M)]
+    starts = [m.start() for m in re.finditer(r"^\{", stdout, flags=re.MULTILINE)]
     for start in reversed(starts):
         try:
             return json.loads(stdout[start:])
@@ -287,7 +287,7 @@ def run_once(tree: Path, bench: Benchmark, arguments: tuple[str, ...], timeout: 
     started, children = time.perf_counter(), _children_cpu()
     try:
         done = subprocess.run([sys.executable, str(script), *arguments], cwd=tree, env=environment(tree),
-                              capture_output=True, text=True, timeout=timeout)
+                              capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         return {"status": "timeout", "error": f"killed after {timeout:.0f} s",
                 "wall_seconds": time.perf_counter() - started}
@@ -502,8 +502,8 @@ def main() -> None:
         for tree in trees.values():
             if tree.exists():
                 subprocess.run(["git", "-C", str(args.repo), "worktree", "remove", "--force", str(tree)],
-                               capture_output=True)
-        subprocess.run(["git", "-C", str(args.repo), "worktree", "prune"], capture_output=True)
+                               capture_output=True, check=False)
+        subprocess.run(["git", "-C", str(args.repo), "worktree", "prune"], capture_output=True, check=False)
         shutil.rmtree(folder, ignore_errors=True)
     report = {
         "meta": {"old": args.old, "new": args.new, "old_rev": revs["old"][:12], "new_rev": revs["new"][:12],
