@@ -26,7 +26,9 @@ Verdict of a figure: old and new are each the best over the rounds; ``ratio = ne
 noise tolerance is the larger of ``--tolerance`` (default 10 %) and the spread of the repeats
 themselves, (max − min) / min over the rounds, on either side. ``slower`` when ratio > 1 +
 tolerance and new − old > 5 ms (timer noise on millisecond jobs); ``faster`` in the mirror case;
-else ``same``. Figures are paired by path: a figure a script added, renamed or dropped between the
+else ``same``. A benchmark with a headline found slower is run ``--confirm`` more rounds (default
+2, still ABBA) before the table is made, so that one burst of load does not make a verdict.
+Figures are paired by path: a figure a script added, renamed or dropped between the
 revisions is listed as ``only in old``/``only in new``; a run that failed, printed no JSON, or
 reported a failed part (a Spark child) is listed under ``problem``. Each script's total wall time
 and CPU time (of its waited-for processes: a Spark JVM's CPU is not counted) close its rows.
@@ -422,6 +424,9 @@ def markdown(report: dict[str, Any], every: bool) -> str:
     slower = [f"{name}: `{path}` ×{f['ratio']:.2f}" for name, bench in report["benchmarks"].items()
               for path, f in bench["figures"].items() if f["role"] == "headline" and f["verdict"] == "slower"]
     tail = "Headline figures slower: " + ("; ".join(slower) if slower else "none") + "."
+    if meta.get("confirmed"):
+        tail += (f" Measured again ({meta['confirm_rounds']} more rounds, since a headline first came out slower): "
+                 f"{', '.join(meta['confirmed'])}.")
     if meta.get("left_out"):
         tail += f" Not run (--quick): {', '.join(meta['left_out'])}."
     return "\n".join([head, "", *rows, "", tail]) + "\n"
@@ -434,6 +439,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2, help="rounds (each runs every benchmark once per side)")
     parser.add_argument("--quick", action="store_true", help="one small size each, one round: a smoke check")
     parser.add_argument("--only", help="comma-separated benchmark names (see BENCHMARKS)")
+    parser.add_argument("--confirm", type=int, default=2,
+                        help="extra rounds for a benchmark with a headline found slower (default 2; not with --quick)")
     parser.add_argument("--tolerance", type=float, default=0.10, help="least noise tolerance (default 0.10)")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per script run")
     parser.add_argument("--repo", type=Path, default=Path(__file__).resolve().parents[1])
@@ -465,6 +472,8 @@ def main() -> None:
     if not (args.old and args.new):
         parser.error("give OLD_REV and NEW_REV")
     rounds = 1 if args.quick else args.repeat
+    confirm = 0 if args.quick else args.confirm
+    confirmed: list[str] = []
     revs = {side: git(args.repo, "rev-parse", "--verify", f"{rev}^{{commit}}")
             for side, rev in (("old", args.old), ("new", args.new))}
     overlays = {"old": args.old_file, "new": args.new_file}
@@ -488,16 +497,27 @@ def main() -> None:
                 (tree / path).write_bytes(subprocess.run(["git", "-C", str(args.repo), "show", f"{rev}:{path}"],
                                                          check=True, capture_output=True).stdout)
             prepare(tree)
-        for round_ in range(rounds):
-            for bench in chosen:
-                arguments = bench.quick if args.quick and bench.quick is not None else bench.full
-                for side in (("old", "new") if round_ % 2 == 0 else ("new", "old")):
-                    tag = f"{bench.name}-{side}-{round_ + 1}"
-                    print(f"# round {round_ + 1}/{rounds} {bench.name} {side} ...", file=sys.stderr, flush=True)
-                    run = run_once(trees[side], bench, arguments, args.timeout, raw, tag)
-                    runs[bench.name][side].append(run)
-                    print(f"#   {run['status']} in {run.get('wall_seconds', 0):.1f} s "
-                          f"({run.get('cpu_seconds', 0):.1f} s CPU)", file=sys.stderr, flush=True)
+        def play(first: int, last: int, benches: list[Benchmark]) -> None:
+            for round_ in range(first, last):
+                for bench in benches:
+                    arguments = bench.quick if args.quick and bench.quick is not None else bench.full
+                    for side in (("old", "new") if round_ % 2 == 0 else ("new", "old")):
+                        tag = f"{bench.name}-{side}-{round_ + 1}"
+                        print(f"# round {round_ + 1}/{last} {bench.name} {side} ...", file=sys.stderr, flush=True)
+                        run = run_once(trees[side], bench, arguments, args.timeout, raw, tag)
+                        runs[bench.name][side].append(run)
+                        print(f"#   {run['status']} in {run.get('wall_seconds', 0):.1f} s "
+                              f"({run.get('cpu_seconds', 0):.1f} s CPU)", file=sys.stderr, flush=True)
+
+        play(0, rounds, chosen)
+        if confirm:  # a headline found slower is measured again before it is reported
+            suspects = [b for b in chosen if any(
+                f["role"] == "headline" and f["verdict"] == "slower"
+                for f in summarize(b, runs[b.name], args.tolerance)["figures"].values())]
+            if suspects:
+                confirmed = [b.name for b in suspects]
+                print(f"# slower headline(s) in {', '.join(confirmed)}: {confirm} more round(s)", file=sys.stderr)
+                play(rounds, rounds + confirm, suspects)
     finally:
         for tree in trees.values():
             if tree.exists():
@@ -515,7 +535,7 @@ def main() -> None:
                  "minutes": (time.perf_counter() - started) / 60,
                  "arguments": {b.name: list(b.quick if args.quick and b.quick is not None else b.full)
                                for b in chosen},
-                 "left_out": left_out},
+                 "left_out": left_out, "confirm_rounds": confirm, "confirmed": confirmed},
         "benchmarks": {b.name: summarize(b, runs[b.name], args.tolerance) for b in chosen},
     }
     table = markdown(report, args.all_figures)
