@@ -401,11 +401,15 @@ def markdown(report: dict[str, Any], every: bool) -> str:
         shown = [(path, f) for path, f in bench["figures"].items() if every or f["role"] != "other"]
         shown.sort(key=lambda item: (order[item[1]["role"]], item[0]))
         drift = sorted(f["ratio"] for f in bench["figures"].values() if f["role"] == "floor" and "ratio" in f)
-        floors = f"{(drift[(len(drift) - 1) // 2] + drift[len(drift) // 2]) / 2:.2f}" if drift else "–"
+        median_drift = (drift[(len(drift) - 1) // 2] + drift[len(drift) // 2]) / 2 if drift else None
+        floors = f"{median_drift:.2f}" if median_drift is not None else "–"
         for path, f in shown:
             ratio = f"{f['ratio']:.2f}" if "ratio" in f else "–"
             noise = f"{f['tolerance']:.0%}" if "tolerance" in f else "–"
             verdict = f["verdict"]
+            if (f["role"] == "headline" and verdict == "slower" and median_drift is not None
+                    and median_drift > 1 + f["tolerance"]):
+                verdict = "slower (floors moved too)"
             if f["role"] in ("floor", "total") and verdict in ("slower", "faster", "same"):
                 verdict = f"({verdict}: machine)" if f["role"] == "floor" else f"({verdict})"
             rows.append(f"| {name} | `{path}` | {f['role']} | {_seconds(f.get('old'))} | {_seconds(f.get('new'))} "
@@ -427,6 +431,8 @@ def markdown(report: dict[str, Any], every: bool) -> str:
     if meta.get("confirmed"):
         tail += (f" Measured again ({meta['confirm_rounds']} more rounds, since a headline first came out slower): "
                  f"{', '.join(meta['confirmed'])}.")
+    if meta["quick"]:
+        tail += " --quick is one round at small sizes: a smoke check that every script runs, not a measurement."
     if meta.get("left_out"):
         tail += f" Not run (--quick): {', '.join(meta['left_out'])}."
     return "\n".join([head, "", *rows, "", tail]) + "\n"
