@@ -77,7 +77,8 @@ def test_mean_interval_is_honest():
 
 
 def test_histogram_over_a_public_domain_has_every_cell():
-    answer = answer_query(DATA, "histogram city in ('Lyon', 'Paris', 'Nice', 'Brest', 'Lille'), sex in ('Female', 'Male')",
+    answer = answer_query(DATA,
+                          "histogram city in ('Lyon', 'Paris', 'Nice', 'Brest', 'Lille'), sex in ('Female', 'Male')",
                           epsilon=1.0, randomness=3)
     table = answer.value
     assert table.height == 10 and table.columns == ["city", "sex", "count"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -60,11 +60,11 @@ def _table(title: str, columns: list[str], rows: list[list[str]]) -> None:
 
 @calc_app.command("amplify")
 def amplify_command(
-    epsilon: Annotated[Optional[float], typer.Option("--epsilon", help="Inner epsilon of the algorithm.")] = None,
+    epsilon: Annotated[float | None, typer.Option("--epsilon", help="Inner epsilon of the algorithm.")] = None,
     delta: Annotated[float, typer.Option("--delta", help="Inner delta of the algorithm.")] = 0.0,
-    beta: Annotated[Optional[str], typer.Option("--beta", help="Sampling rate(s), comma-separated.")] = None,
+    beta: Annotated[str | None, typer.Option("--beta", help="Sampling rate(s), comma-separated.")] = None,
     base_beta: Annotated[float, typer.Option("--base-beta", help="Rate the inner guarantee holds at (1: plain DP).")] = 1.0,
-    target_epsilon: Annotated[Optional[float], typer.Option("--target-epsilon", help="Solve for the largest rate (with --epsilon) or the largest inner loss (with --beta).")] = None,
+    target_epsilon: Annotated[float | None, typer.Option("--target-epsilon", help="Solve for the largest rate (with --epsilon) or the largest inner loss (with --beta).")] = None,
     target_delta: Annotated[float, typer.Option("--target-delta", help="Target delta when solving.")] = 0.0,
     as_json: JsonOpt = False,
 ) -> None:
@@ -127,10 +127,10 @@ def dps_command(
 
 @calc_app.command("solve")
 def solve_command(
-    epsilon: Annotated[Optional[float], typer.Option("--epsilon", help="Total epsilon.")] = None,
-    delta: Annotated[Optional[float], typer.Option("--delta", help="Target delta.")] = None,
-    beta: Annotated[Optional[float], typer.Option("--beta", help="Sampling rate.")] = None,
-    k: Annotated[Optional[int], typer.Option("--k", help="Suppression threshold k.")] = None,
+    epsilon: Annotated[float | None, typer.Option("--epsilon", help="Total epsilon.")] = None,
+    delta: Annotated[float | None, typer.Option("--delta", help="Target delta.")] = None,
+    beta: Annotated[float | None, typer.Option("--beta", help="Sampling rate.")] = None,
+    k: Annotated[int | None, typer.Option("--k", help="Suppression threshold k.")] = None,
     epsilon1: Annotated[float, typer.Option("--epsilon1", help="Selection budget of an epsilon1-safe recoding.")] = 0.0,
     as_json: JsonOpt = False,
 ) -> None:
@@ -163,12 +163,12 @@ def solve_command(
 
 @calc_app.command("compose")
 def compose_command(
-    losses: Annotated[Optional[list[str]], typer.Argument(help="Losses as EPS or EPS:DELTA (sequential and parallel composition).")] = None,
-    epsilon: Annotated[Optional[float], typer.Option("--epsilon", help="Per-run epsilon (k-fold composition).")] = None,
+    losses: Annotated[list[str] | None, typer.Argument(help="Losses as EPS or EPS:DELTA (sequential and parallel composition).")] = None,
+    epsilon: Annotated[float | None, typer.Option("--epsilon", help="Per-run epsilon (k-fold composition).")] = None,
     delta: Annotated[float, typer.Option("--delta", help="Per-run delta (k-fold composition).")] = 0.0,
-    times: Annotated[Optional[int], typer.Option("--times", help="k: how many runs (k-fold composition).")] = None,
+    times: Annotated[int | None, typer.Option("--times", help="k: how many runs (k-fold composition).")] = None,
     slack: Annotated[float, typer.Option("--slack", help="delta' the advanced bounds may add.")] = 0.0,
-    certificate: Annotated[Optional[list[Path]], typer.Option("--certificate", help="Certificate JSON files of releases to compose (repeatable).")] = None,
+    certificate: Annotated[list[Path] | None, typer.Option("--certificate", help="Certificate JSON files of releases to compose (repeatable).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Compose privacy losses: k-fold (summation, DRV, KOV: the smallest certifies), sequential and parallel, or certificates.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -24,7 +24,7 @@ def _options(pairs: list[str] | None) -> dict[str, str]:
 
 def experiment_command(
     name: Annotated[str, typer.Argument(help="The experiment to run, or 'list' to list them.")],
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Results folder (default: results/).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Results folder (default: results/).")] = None,
     seed: SeedOpt = None,
     option: Annotated[list[str] | None, typer.Option(
         "--option", "-O", help="KEY=VALUE passed to the experiment (repeatable), e.g. -O seeds=2.")] = None,

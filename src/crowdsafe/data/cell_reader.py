@@ -134,7 +134,8 @@ def _fact_stages() -> tuple[list[pl.Expr], list[pl.Expr], list[pl.Expr], list[pl
     ranged, open_end = pl.col("__range"), pl.col("__open")
     operator, bound = pl.col("__operator"), pl.col("__bound")
     first = [text.str.strip_chars().alias("stripped")]
-    second = [stripped.str.extract_groups(_RANGE).alias("__range"), stripped.str.extract_groups(_OPEN_END).alias("__open")]
+    second = [stripped.str.extract_groups(_RANGE).alias("__range"),
+              stripped.str.extract_groups(_OPEN_END).alias("__open")]
     third = [open_end.struct.field("operator").alias("__operator"),
              _number(open_end.struct.field("bound")).alias("__bound"),
              _number(ranged.struct.field("low")).alias("__low"),
@@ -265,7 +266,8 @@ class CellReader:
         # every row's offset into ``code``, then one slice of it per column
         offsets = np.concatenate([[0], np.cumsum(np.bincount(row, minlength=int(starts[-1])))]).astype(np.int64)
         kind = np.array(_KINDS, dtype=object)[read.kind]
-        return [Membership(labels, kind[starts[j]: starts[j + 1]], offsets[starts[j]: starts[j + 1] + 1] - offsets[starts[j]],
+        return [Membership(labels, kind[starts[j]: starts[j + 1]],
+                           offsets[starts[j]: starts[j + 1] + 1] - offsets[starts[j]],
                            code[offsets[starts[j]]: offsets[starts[j + 1]]], int(self.sizes[domain_of[j]]))
                 for j, labels in enumerate(texts)]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import os
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -271,7 +271,7 @@ class Dataset:
 
     # -- derivation ---------------------------------------------------------------------
 
-    def _derive(self, **changes: Any) -> "Dataset":
+    def _derive(self, **changes: Any) -> Dataset:
         if "frame" in changes:
             return replace(self, **changes)
         # the same table: only hierarchies that are new or replaced are checked against it
@@ -285,19 +285,19 @@ class Dataset:
         derived._fingerprint = self._fingerprint
         return derived
 
-    def with_roles(self, qi: Sequence[str] | None = None, sensitive: Sequence[str] | str | None = None) -> "Dataset":
+    def with_roles(self, qi: Sequence[str] | None = None, sensitive: Sequence[str] | str | None = None) -> Dataset:
         """The same table with other quasi-identifiers / sensitive attributes (see Schema.with_roles)."""
         return self._derive(schema=self.schema.with_roles(qi=qi, sensitive=sensitive))
 
-    def with_hierarchies(self, hierarchies: Mapping[str, Hierarchy]) -> "Dataset":
+    def with_hierarchies(self, hierarchies: Mapping[str, Hierarchy]) -> Dataset:
         """The same table with these hierarchies added (or replaced); coverage is validated."""
         return self._derive(hierarchies={**self.hierarchies, **hierarchies})
 
-    def with_frame(self, frame: pl.DataFrame) -> "Dataset":
+    def with_frame(self, frame: pl.DataFrame) -> Dataset:
         """A dataset over another frame with the same columns (e.g. a sample), same schema and hierarchies."""
         return replace(self, frame=frame)
 
-    def _checked_part(self, **changes: Any) -> "Dataset":
+    def _checked_part(self, **changes: Any) -> Dataset:
         """A dataset over part of this one's (already validated) table, without validating again:
         a subset of values a hierarchy covers is covered. Caches start empty."""
         derived = copy.copy(self)
@@ -307,7 +307,7 @@ class Dataset:
         derived._fingerprint = None
         return derived
 
-    def filter_rows(self, mask: np.ndarray | pl.Series) -> "Dataset":
+    def filter_rows(self, mask: np.ndarray | pl.Series) -> Dataset:
         """The rows where the boolean ``mask`` is true (a sample, say), same schema and hierarchies."""
         if not isinstance(mask, pl.Series):
             mask = pl.Series("mask", mask, dtype=pl.Boolean)
@@ -315,7 +315,7 @@ class Dataset:
             raise SchemaError(f"a row mask of length {len(mask):,} for a table of {self.n_rows:,} rows")
         return self._checked_part(frame=self.frame.filter(mask))
 
-    def select(self, names: Sequence[str]) -> "Dataset":
+    def select(self, names: Sequence[str]) -> Dataset:
         """The dataset restricted to the columns ``names`` (in that order), with their roles,
         hierarchies and cached encodings. It is another table: its fingerprint is its own."""
         names = list(names)

@@ -134,7 +134,7 @@ def encode_series(series: pl.Series) -> tuple[np.ndarray, pl.Series]:
     return codes.astype(np.uint32, copy=False), dictionary.alias(name)
 
 
-def encode_with_hierarchy(series: pl.Series, hierarchy: "Hierarchy") -> EncodedColumn:
+def encode_with_hierarchy(series: pl.Series, hierarchy: Hierarchy) -> EncodedColumn:
     """Encode a column as leaf codes of ``hierarchy`` (its dictionary is the hierarchy's leaves).
 
     Raises :class:`~crowdsafe.errors.HierarchyError` naming the first value not covered.
@@ -147,7 +147,7 @@ def encode_with_hierarchy(series: pl.Series, hierarchy: "Hierarchy") -> EncodedC
     return EncodedColumn(series.name, leaf_of_code[codes], hierarchy.leaves.alias(series.name))
 
 
-def encode(data: "Dataset | pl.DataFrame", columns: Sequence[str] | None = None) -> Encoding:
+def encode(data: Dataset | pl.DataFrame, columns: Sequence[str] | None = None) -> Encoding:
     """Dictionary-encode ``columns`` (default: the quasi-identifiers) of a Dataset or frame.
 
     For a :class:`~crowdsafe.data.Dataset`, columns with a hierarchy are encoded as its leaf

@@ -89,7 +89,7 @@ class Hierarchy:
         leaves: Sequence[Any] | pl.Series,
         levels: Sequence[Sequence[Any]],
         level_names: Sequence[str] | None = None,
-    ) -> "Hierarchy":
+    ) -> Hierarchy:
         """Build from one label column per generalization level, aligned with ``leaves``.
 
         ``levels[i][j]`` is the label of leaf ``j`` at level ``i + 1``. Nodes are identified by
@@ -135,7 +135,7 @@ class Hierarchy:
     @classmethod
     def from_csv(
         cls, path: str | Path, *, name: str | None = None, separator: str | None = None
-    ) -> "Hierarchy":
+    ) -> Hierarchy:
         """Read a hierarchy file as ARX writes it: one row per leaf, one column per level.
 
         No header; ``;`` (ARX's default) or ``,`` separated (detected from the first line when
@@ -174,7 +174,7 @@ class Hierarchy:
         levels = [[row[i] for row in rows] for i in range(1, width)]
         return cls.from_columns(name or path.stem, leaves, levels)
 
-    def with_missing_leaf(self) -> "Hierarchy":
+    def with_missing_leaf(self) -> Hierarchy:
         """This hierarchy plus a leaf for the missing value, shown ``?`` up to the root.
 
         Under the ``keep`` missing-value policy a missing value is a value of its own, so it

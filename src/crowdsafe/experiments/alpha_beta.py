@@ -41,7 +41,8 @@ LARGE_COUNT = 1000  # "large" true counts, for the band statistics
 SMALL_COUNT = 300  # the close-up panel of small counts
 
 
-@experiment("alpha-beta", "The alpha-beta algorithm on Adult: (10N/m, 0.2)-privacy, estimates of all <=3-attribute equality queries")
+@experiment("alpha-beta",
+            "The alpha-beta algorithm on Adult: (10N/m, 0.2)-privacy, estimates of all <=3-attribute equality queries")
 def alpha_beta(ctx: ExperimentContext) -> None:
     data = adult("train", drop_missing=True)
     table = prepare(data, list(ATTRIBUTES), max_rows=MAX_ROWS)  # public domains: the hierarchies' leaves

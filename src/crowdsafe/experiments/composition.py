@@ -248,7 +248,8 @@ def _contrast_figure(frame: pl.DataFrame, contrast: pl.DataFrame) -> Figure:
     return figure
 
 
-@experiment("composition", "Intersection attack on two independent k-anonymous releases (Adult + synthetic), vs safe publish and DP tables")
+@experiment("composition", "Intersection attack on two independent k-anonymous releases (Adult + synthetic), "
+                            "vs safe publish and DP tables")
 def composition(ctx: ExperimentContext) -> None:
     started = time.perf_counter()
     tables = census_tables()
@@ -262,7 +263,7 @@ def composition(ctx: ExperimentContext) -> None:
             outcomes = list(pool.map(_job, jobs))
     else:
         outcomes = [_job(job) for job in jobs]
-    for (name, seed, _), (grid, versus) in zip(jobs, outcomes):
+    for (_name, seed, _), (grid, versus) in zip(jobs, outcomes):
         rows.extend({**row, "seed": seed} for row in grid)
         contrast.extend({**row, "seed": seed} for row in versus)
     ctx.csv("composition", _columns(rows))
@@ -279,6 +280,7 @@ def composition(ctx: ExperimentContext) -> None:
         "seeds": SEEDS, "overlap": OVERLAP, "rows_per_subset": OVERLAP + OWN, "ks": list(KS),
         "perfect_breach_mean_over_k": summary.to_dicts(),
         "contrast": versus.group_by("dataset", "scenario").agg(
-            pl.col("perfect_breach_true").mean(), pl.col("partial_breach_50").mean()).sort("dataset", "scenario").to_dicts(),
+            pl.col("perfect_breach_true").mean(), pl.col("partial_breach_50").mean()
+        ).sort("dataset", "scenario").to_dicts(),
         "seconds": time.perf_counter() - started,
     })

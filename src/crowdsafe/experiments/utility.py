@@ -91,7 +91,8 @@ class Options:
         known = {"seeds", "epsilons", "deltas", "objectives", "ceiling_seeds", "logistic", "peers"}
         unknown = sorted(set(options) - known)
         if unknown:
-            raise ParameterError(f"unknown option {unknown[0]!r} for the utility experiment; use: {', '.join(sorted(known))}")
+            raise ParameterError(f"unknown option {unknown[0]!r} for the utility experiment; "
+                                 f"use: {', '.join(sorted(known))}")
 
         def numbers(key: str, default: tuple[float, ...]) -> tuple[float, ...]:
             if key not in options:
@@ -99,7 +100,8 @@ class Options:
             try:
                 values = tuple(float(v) for v in options[key].split(",") if v.strip())
             except ValueError:
-                raise ParameterError(f"option {key} is a comma-separated list of numbers, got {options[key]!r}") from None
+                raise ParameterError(
+                    f"option {key} is a comma-separated list of numbers, got {options[key]!r}") from None
             if not values or not all(math.isfinite(v) and v > 0 for v in values):
                 raise ParameterError(f"option {key} needs numbers > 0, got {options[key]!r}")
             return values

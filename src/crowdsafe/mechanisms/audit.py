@@ -158,7 +158,8 @@ def _numbers(outputs: Any, statistic: Statistic | None) -> np.ndarray:
     return values
 
 
-def _threshold_events(sample_0: np.ndarray, sample_1: np.ndarray, thresholds: int, keep: int, delta: float) -> list[Event]:
+def _threshold_events(sample_0: np.ndarray, sample_1: np.ndarray, thresholds: int, keep: int,
+                      delta: float) -> list[Event]:
     """Pick the ``keep`` threshold events {s ≥ t} / {s ≤ t} with the largest plug-in ε.
 
     Runs on the selection batch only. Rates are smoothed (+1/2 per count) so an event never seen

@@ -180,7 +180,7 @@ def answer_query(
     ledger: Ledger | None = None,
     fingerprint: str | None = None,
     partition: str | None = None,
-    aggregate: "Aggregator | None" = None,
+    aggregate: Aggregator | None = None,
 ) -> QueryAnswer:
     """Answer one query on ``dataset`` with differential privacy; see the module docstring.
 
@@ -244,8 +244,8 @@ def answer_query(
     return answer
 
 
-def _run(dataset: Dataset, plan: QueryPlan, randomness: Randomness, aggregate: "Aggregator",
-         *, charged: bool) -> tuple["ExactAggregate", int, QueryAnswer]:
+def _run(dataset: Dataset, plan: QueryPlan, randomness: Randomness, aggregate: Aggregator,
+         *, charged: bool) -> tuple[ExactAggregate, int, QueryAnswer]:
     """Read the data and answer (after the charge). A failure here may depend on the data, so its
     message says that the query's budget counts as spent."""
     try:
@@ -403,7 +403,7 @@ def _plan(
 Aggregator = Callable[[Dataset, "QueryPlan", Randomness], tuple["ExactAggregate", int]]
 
 
-def polars_aggregate(dataset: Dataset, plan: QueryPlan, randomness: Randomness) -> tuple["ExactAggregate", int]:
+def polars_aggregate(dataset: Dataset, plan: QueryPlan, randomness: Randomness) -> tuple[ExactAggregate, int]:
     """The exact aggregate on the Polars engine (in this process)."""
     rows, dropped = _rows(dataset, plan, randomness)
     return _EXACT[plan.query.kind](rows, plan, dataset), dropped
@@ -695,7 +695,8 @@ def _perturb(exact: ExactAggregate, plan: QueryPlan, randomness: Randomness) -> 
     )
 
 
-def _noisy_mean(exact: ExactAggregate, plan: QueryPlan, randomness: Randomness) -> tuple[float, tuple[float, float], dict[str, NoisyValue]]:
+def _noisy_mean(exact: ExactAggregate, plan: QueryPlan,
+                randomness: Randomness) -> tuple[float, tuple[float, float], dict[str, NoisyValue]]:
     """Noisy sum / noisy count, each with its share of (ε, δ) (sequential composition).
 
     The 95% interval: with probability ≥ 95% both noises lie in their 97.5% intervals (union

@@ -28,13 +28,13 @@ import difflib
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 import polars as pl
 
 from crowdsafe.errors import QuerySyntaxError, SchemaError
 
-Literal = Union[str, float, int]
+Literal = str | float | int
 
 _TOKEN = re.compile(
     r"""
@@ -128,20 +128,20 @@ class IsNull:
 
 @dataclass(frozen=True)
 class Not:
-    operand: "Filter"
+    operand: Filter
 
 
 @dataclass(frozen=True)
 class And:
-    operands: tuple["Filter", ...]
+    operands: tuple[Filter, ...]
 
 
 @dataclass(frozen=True)
 class Or:
-    operands: tuple["Filter", ...]
+    operands: tuple[Filter, ...]
 
 
-Filter = Union[Comparison, Membership, Between, IsNull, Not, And, Or]
+Filter = Comparison | Membership | Between | IsNull | Not | And | Or
 
 
 @dataclass(frozen=True)

@@ -70,7 +70,7 @@ class Domain:
     # -- construction -------------------------------------------------------------------
 
     @classmethod
-    def active_of(cls, frame: pl.DataFrame, attributes: Sequence[str]) -> tuple["Domain", dict[str, np.ndarray]]:
+    def active_of(cls, frame: pl.DataFrame, attributes: Sequence[str]) -> tuple[Domain, dict[str, np.ndarray]]:
         """The active domain of ``attributes`` in ``frame`` (sorted values, missing last), and
         the frame's codes."""
         values, codes = {}, {}
@@ -79,7 +79,7 @@ class Domain:
         return cls(values, active=True), codes
 
     @classmethod
-    def declared(cls, domains: Mapping[str, Iterable[Any]], frame: pl.DataFrame) -> "Domain":
+    def declared(cls, domains: Mapping[str, Iterable[Any]], frame: pl.DataFrame) -> Domain:
         """A public domain the custodian declares (value lists per attribute, in the frame's types)."""
         values = {}
         for name, listed in domains.items():
@@ -100,7 +100,8 @@ class Domain:
         codes = {}
         for name, series in self.values.items():
             if name not in frame.columns:
-                raise SchemaError(f"{what} has no column '{name}' (the domain's attributes: {', '.join(self.attributes)})")
+                raise SchemaError(f"{what} has no column '{name}' "
+                                  f"(the domain's attributes: {', '.join(self.attributes)})")
             codes[name] = encode_against(frame.get_column(name), series, what=what)
         return codes
 
@@ -153,7 +154,7 @@ class Domain:
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], *, active: bool = True) -> "Domain":
+    def from_json(cls, data: Mapping[str, Any], *, active: bool = True) -> Domain:
         if not isinstance(data, Mapping) or not data:
             raise InputError("the certificate's domain is missing or empty")
         values = {}
@@ -278,7 +279,7 @@ def domain_missing_error(attributes: Sequence[str]) -> ParameterError:
     )
 
 
-def public_domain(frame: pl.DataFrame, values: Mapping[str, list[Any] | pl.Series]) -> "Domain":
+def public_domain(frame: pl.DataFrame, values: Mapping[str, list[Any] | pl.Series]) -> Domain:
     """The :class:`Domain` of public value lists, in the frame's column types."""
     out: dict[str, pl.Series] = {}
     for name, listed in values.items():

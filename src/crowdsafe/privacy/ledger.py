@@ -49,7 +49,7 @@ import sqlite3
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Union
 
@@ -155,7 +155,7 @@ def default_ledger_path() -> Path:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 def _fits(used: float, budget: float) -> bool:
@@ -249,7 +249,7 @@ class Entry(_Charged):
 class Charge:
     """A charge that has been committed; the caller adds the outcome while the release runs."""
 
-    ledger: "Ledger"
+    ledger: Ledger
     entry_id: int
     loss: PrivacyLoss
     composition: str
@@ -361,7 +361,7 @@ class Ledger:
     def close(self) -> None:
         self._conn.close()
 
-    def __enter__(self) -> "Ledger":
+    def __enter__(self) -> Ledger:
         return self
 
     def __exit__(self, *exc: object) -> None:
