@@ -39,13 +39,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
 from crowdsafe.data import Dataset
 from crowdsafe.errors import CrowdsafeError, ParameterError, SchemaError
 from crowdsafe.mechanisms import calibration
+from crowdsafe.mechanisms.gaussian import Calibration
 from crowdsafe.mechanisms.query_aggregates import (
     cell_column,
     cell_key,
@@ -280,7 +281,7 @@ def _plan(
             cell_key(dataset, dimension)  # checks bins against the column type
         domains = tuple(histogram_domain(dataset, d, domain) for d in parsed.dimensions)
         if all(values is not None for values, _ in domains):
-            size = math.prod(len(values) for values, _ in domains)  # type: ignore[arg-type]
+            size = math.prod([len(values or ()) for values, _ in domains])
             if size > MAX_CELLS:  # public: the domains are
                 raise ParameterError(
                     f"the table would have {size:,} cells (limit {MAX_CELLS:,}); bin or drop a column"
@@ -312,8 +313,9 @@ def _plan(
             )
         part = (partition, str(value))
     label = {"laplace": "discrete Laplace", "gaussian": "discrete Gaussian", "exponential": "exponential"}[mechanism]
-    return QueryPlan(parsed, epsilon, charged_delta, mechanism, calibration_name, neighbours, rows_per_person, person,
-                 sensitivity, label, part, mean_split, condition, domains)
+    gaussian_calibration = cast(Calibration, calibration_name)  # one of the two, checked above
+    return QueryPlan(parsed, epsilon, charged_delta, mechanism, gaussian_calibration, neighbours, rows_per_person,
+                     person, sensitivity, label, part, mean_split, condition, domains)
 
 
 def _summary(value: Any) -> Any:

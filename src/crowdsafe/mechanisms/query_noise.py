@@ -28,7 +28,7 @@ def _integer_noise(value: Any, plan: QueryPlan, epsilon: float, delta: float, se
     if plan.mechanism == "gaussian":
         return gaussian_mechanism(
             value, epsilon=epsilon, delta=delta, sensitivity=l2 if l2 is not None else sensitivity,
-            randomness=randomness, calibration_name=plan.calibration_name, integer=True,  # type: ignore[arg-type]
+            randomness=randomness, calibration_name=plan.calibration_name, integer=True,
             one_coordinate=one_coordinate,
         )
     return laplace_mechanism(value, epsilon=epsilon, sensitivity=sensitivity, randomness=randomness, integer=True)

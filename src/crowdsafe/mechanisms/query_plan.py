@@ -15,6 +15,7 @@ import polars as pl
 
 from crowdsafe.data import Dataset
 from crowdsafe.mechanisms.additive import NoisyValue
+from crowdsafe.mechanisms.gaussian import Calibration
 from crowdsafe.mechanisms.query_language import Query
 from crowdsafe.mechanisms.sensitivity import Sensitivity
 from crowdsafe.randomness import Randomness
@@ -86,7 +87,7 @@ class QueryPlan:
     epsilon: float
     delta: float
     mechanism: str
-    calibration_name: str
+    calibration_name: Calibration
     neighbours: str
     rows_per_person: int
     person: str | None

@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import write_text_atomic
-from crowdsafe.privacy.loss import PrivacyLoss
+from crowdsafe.privacy.loss import PrivacyLoss, check_delta, check_epsilon
 
 FORMAT = "crowdsafe-certificate"
 VERSION = 2
@@ -83,7 +83,8 @@ class Certificate:
             if self.epsilon is not None or self.delta is not None:
                 raise ParameterError("a 'no formal guarantee' certificate has no epsilon or delta")
         else:
-            PrivacyLoss(self.epsilon, self.delta)  # type: ignore[arg-type]  # validates
+            check_epsilon(self.epsilon)
+            check_delta(self.delta)
             if not self.theorem:
                 raise ParameterError("a certificate with a guarantee must name its theorem")
         if self.guarantee == "dps" and not self.release_id:
