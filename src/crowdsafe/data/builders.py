@@ -143,8 +143,9 @@ def ordered_groups(
     spans = [(i, i) for i in range(n)]
     levels: list[list[Any]] = []
     names: list[str] = []
-    steps = fanout if fanout is not None else groups
-    for depth, step in enumerate(steps, start=1):  # type: ignore[arg-type]
+    steps: Sequence[Any] = fanout if fanout is not None else (groups or ())
+    labels: list[str | None]
+    for depth, step in enumerate(steps, start=1):
         if fanout is not None:
             if not isinstance(step, int) or step < 2:
                 raise HierarchyError(f"hierarchy '{name}': fan-out must be a whole number >= 2, got {step}")

@@ -203,6 +203,7 @@ class CellReader:
         # the domains' own look-up tables (Domain._code_of_text, Domain._node_of_text) as frames;
         # hierarchy nodes get one id over every (column, level, node), their leaves a CSR
         node_starts, node_codes = [np.zeros(1, dtype=np.int64)], []
+        value_codes: list[int]
         value_column, value_texts, value_codes = [], [], []
         label_column, label_texts_all, label_nodes = [], [], []
         self._comma_known = np.zeros(len(self.domains), dtype=bool)
@@ -220,6 +221,7 @@ class CellReader:
             if label_texts:
                 level_node = np.array(list(domain._node_of_text.values()), dtype=np.int64).reshape(-1, 2)
                 hierarchy = domain.hierarchy
+                assert hierarchy is not None  # node labels come from the domain's hierarchy
                 first_node = np.cumsum([0] + [hierarchy.size(level) for level in range(hierarchy.height + 1)])
                 label_column.append(np.full(len(label_texts), j, dtype=np.uint32))
                 label_texts_all.extend(label_texts)

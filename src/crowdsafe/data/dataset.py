@@ -38,12 +38,12 @@ def _text_codes(series: pl.Series) -> tuple[pl.Series, np.ndarray]:
     its distinct values are ever turned into strings.
     """
     physical = series.to_physical() if isinstance(series.dtype, (pl.Categorical, pl.Enum)) else None
-    high = physical.max() if physical is not None else None
-    if high is not None and int(high) < 4 * len(series) + (1 << 16):
+    high: Any = physical.max() if physical is not None else None  # the largest physical code (an int)
+    if physical is not None and high is not None and int(high) < 4 * len(series) + (1 << 16):
         # the physical codes present (a table of every code, no hashing), then only those made
         # text; a missing value gets code 0 (the validity bits tell it apart)
         codes = physical.fill_null(int(high) + 1).to_numpy() if physical.null_count() else physical.to_numpy()
-        seen = np.zeros(int(high) + 2, dtype=bool)
+        seen = np.zeros(int(high) + 2, dtype=np.bool_)
         seen[codes] = True
         present = np.flatnonzero(seen[:-1])
         values = pl.Series(series.name, present, dtype=pl.UInt32).cat.to(series.dtype).cast(pl.String)
@@ -54,15 +54,15 @@ def _text_codes(series: pl.Series) -> tuple[pl.Series, np.ndarray]:
     distinct = series.drop_nulls().unique()
     dictionary = distinct.cast(pl.String).sort()
     if isinstance(series.dtype, (pl.Categorical, pl.Enum)) and len(distinct):
-        physical = distinct.to_physical().to_numpy().astype(np.int64)
-        lookup = np.zeros(int(physical.max()) + 1, dtype=np.uint32)
-        lookup[physical] = distinct.cast(pl.String).rank("ordinal").to_numpy().astype(np.uint32) - 1
+        distinct_codes = distinct.to_physical().to_numpy().astype(np.int64)
+        lookup = np.zeros(int(distinct_codes.max()) + 1, dtype=np.uint32)
+        lookup[distinct_codes] = distinct.cast(pl.String).rank("ordinal").to_numpy().astype(np.uint32) - 1
         codes = lookup[series.to_physical().fill_null(0).to_numpy()]
         if series.null_count():
             codes[series.is_null().to_numpy()] = 0
         return dictionary, codes
-    codes = series.cast(pl.Enum(dictionary.to_list())).to_physical().cast(pl.UInt32)
-    return dictionary, codes.fill_null(0).to_numpy()
+    enum_codes = series.cast(pl.Enum(dictionary.to_list())).to_physical().cast(pl.UInt32)
+    return dictionary, enum_codes.fill_null(0).to_numpy()
 
 
 def _string_bytes(strings: pl.Series) -> list[bytes]:
@@ -104,7 +104,7 @@ def _column_values(series: pl.Series) -> tuple[bytes, np.ndarray]:
     header = hashlib.blake2b(digest_size=32)
 
     def put(part: bytes | np.ndarray) -> None:
-        view = memoryview(part).cast("B")
+        view = (part.data if isinstance(part, np.ndarray) else memoryview(part)).cast("B")
         header.update(view.nbytes.to_bytes(8, "little"))
         header.update(view)
 

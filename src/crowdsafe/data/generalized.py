@@ -490,8 +490,9 @@ def release_dataset(release: pl.DataFrame | Dataset, original: Dataset) -> Datas
                 continue
             except HierarchyError:
                 pass  # generalized cells: read through the original's domain instead
-        if original.schema[column].order is not None:
-            allowed = {str(v) for v in original.schema[column].order}
+        order = original.schema[column].order
+        if order is not None:
+            allowed = {str(v) for v in order}
             if not set(frame.get_column(column).drop_nulls().cast(pl.String).unique().to_list()) <= allowed:
                 generalized.append(column)
         elif hierarchy is not None:

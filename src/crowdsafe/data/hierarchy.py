@@ -106,8 +106,8 @@ class Hierarchy:
         leaf_labels = [_label(v) for v in leaf_series.to_list()]
         ids = [np.arange(n, dtype=np.uint32)]
         labels: list[Sequence[str]] = [leaf_labels]
-        for depth, column in enumerate(levels, start=1):
-            column = np.asarray([_label(v) for v in column], dtype=object)
+        for depth, given in enumerate(levels, start=1):
+            column = np.asarray([_label(v) for v in given], dtype=object)
             if len(column) != n:
                 raise HierarchyError(
                     f"hierarchy '{name}': level {depth} has {len(column)} labels for {n} values"

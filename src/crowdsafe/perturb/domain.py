@@ -124,7 +124,7 @@ class Domain:
         self._require_indexable()
         # the narrowest integer type holding every index: integer division is several times
         # faster on 32-bit (and signed 64-bit) integers than on unsigned 64-bit ones
-        work = np.uint32 if self.size <= 2**32 else np.int64 if self.size <= 2**63 else np.uint64
+        work: type[np.integer[Any]] = np.uint32 if self.size <= 2**32 else np.int64 if self.size <= 2**63 else np.uint64
         remainder = np.asarray(index).astype(work)
         out: dict[str, np.ndarray] = {}
         for name, size in zip(reversed(self.attributes), reversed(self.sizes)):
@@ -145,7 +145,7 @@ class Domain:
         for name, series in self.values.items():
             dtype = series.dtype
             if isinstance(dtype, (pl.Categorical, pl.Enum)):
-                series, dtype = series.cast(pl.String), pl.String
+                series, dtype = series.cast(pl.String), pl.String()
             if dtype.is_temporal():
                 listed = series.cast(pl.String).to_list()
             else:
@@ -183,7 +183,7 @@ def _series_from_json(name: str, type_name: str, listed: list[Any]) -> pl.Series
     dtype = _TYPES.get(type_name)
     if dtype is None:
         raise ValueError(f"unknown type {type_name!r}")
-    if dtype.is_temporal():
+    if isinstance(dtype, pl.Date | pl.Datetime | pl.Time):  # the temporal types of _TYPES
         return pl.Series(name, listed, dtype=pl.String).str.strptime(dtype) if listed else pl.Series(name, [], dtype)
     return pl.Series(name, listed, dtype=dtype)
 
