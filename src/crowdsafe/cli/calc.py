@@ -115,7 +115,7 @@ def dps_command(
     """
     rates, epsilons = _floats(beta, "beta"), _floats(epsilon, "epsilon")
     assert rates is not None and epsilons is not None
-    rows = [delta_bound(k, b, e, epsilon1).as_dict() for b in rates for e in epsilons]
+    rows: list[dict[str, Any]] = [delta_bound(k, b, e, epsilon1).as_dict() for b in rates for e in epsilons]
     for row in rows:
         row["epsilon1"] = epsilon1
     emit({"rows": rows}, as_json, lambda: _table(
@@ -188,13 +188,16 @@ def compose_command(
         if epsilon is None:
             raise ParameterError("--times needs --epsilon (and optionally --delta, --slack)")
         result = compose_homogeneous(epsilon, delta, times, slack)
-        emit(result.as_dict(), as_json, lambda: (
+
+        def show() -> None:
             _table(f"{times}-fold composition of ({epsilon:g}, {delta:g})-DP, slack {slack:g}",
                    ["bound", "epsilon", "delta", "theorem"],
                    [[c.bound + (" *" if c.bound == result.bound else ""), _fmt(c.epsilon),
                      _fmt(c.delta, 3), c.theorem if c.epsilon is not None else c.note]
-                    for c in result.candidates]),
-            typer.echo(f"certified: ({result.epsilon:.6g}, {result.delta:.3g})-DP by {result.bound}")))
+                    for c in result.candidates])
+            typer.echo(f"certified: ({result.epsilon:.6g}, {result.delta:.3g})-DP by {result.bound}")
+
+        emit(result.as_dict(), as_json, show)
         return
     parsed = [_parse_loss(text) for text in losses or []]
     seq, par = sequential(parsed), parallel(parsed)

@@ -36,10 +36,20 @@ def experiment_command(
     """
     if name == "list":
         entries = [{"name": e.name, "title": e.title} for e in available()]
-        emit(entries, as_json, lambda: [typer.echo(f"{e['name']:<24} {e['title']}") for e in entries])
+
+        def show_entries() -> None:
+            for e in entries:
+                typer.echo(f"{e['name']:<24} {e['title']}")
+
+        emit(entries, as_json, show_entries)
         return
     result = run(name, out, seed, _options(option))
-    emit(result.as_dict(), as_json, lambda: [typer.echo(f"wrote {f}") for f in result.files])
+
+    def show_files() -> None:
+        for f in result.files:
+            typer.echo(f"wrote {f}")
+
+    emit(result.as_dict(), as_json, show_files)
 
 
 def register(app: typer.Typer) -> None:

@@ -139,12 +139,12 @@ def register(app: typer.Typer) -> None:
 
         Example: crowdsafe perturb adult --c 5 --gamma 0.2 --max-rows 50000 --attributes age,education,occupation,native-country,sex,income --out view.csv
         """
-        options = dict(gamma=gamma, d=d, c=c, alpha=alpha, beta=beta, attributes=split_list(attributes),
+        options: dict[str, Any] = dict(gamma=gamma, d=d, c=c, alpha=alpha, beta=beta, attributes=split_list(attributes),
                        domains=_domains(domains), max_rows=max_rows, exploratory=exploratory, duplicates=duplicates,
                        exclusive_correlations=exclusive_correlations, confidence=confidence,
                        schema=schema, missing=missing, engine=engine, spark_master=spark_master)
         if plan_only:
-            plan = api.plan_perturbation(data, **options)  # type: ignore[arg-type]
+            plan = api.plan_perturbation(data, **options)
             emit({"plan": plan.as_dict()}, as_json, lambda: _render_plan(plan, Console(), "alpha-beta plan"))
             return
         if out is None:
@@ -154,7 +154,7 @@ def register(app: typer.Typer) -> None:
             _check_custodian_path(custodian_report, out, cert_path)
         if ledger is None and budget is not None:
             raise ParameterError("--budget registers a budget in a ledger: name it with --ledger PATH")
-        result = api.perturb(data, seed=seed, out=out, certificate=certificate, ledger=ledger, name=name,  # type: ignore[arg-type]
+        result = api.perturb(data, seed=seed, out=out, certificate=certificate, ledger=ledger, name=name,
                              budget=parse_budget(budget), escape_formulas=escape_formulas, **options)
         if custodian_report is not None:
             write_text_atomic(custodian_report, json.dumps(result.custodian_report(), indent=2, sort_keys=True) + "\n")
@@ -200,10 +200,11 @@ def register(app: typer.Typer) -> None:
         if equality is not None and out is None:
             raise ParameterError("--equality writes its estimates to a file: add --out estimates.csv")
         published = read_view(view, certificate)
-        estimates = api.estimate(published, queries, confidence=confidence) if queries else []
+        found = api.estimate(published, queries, confidence=confidence) if queries else []
+        estimates = found if isinstance(found, list) else [found]  # a list of queries: a list of estimates
         payload: dict[str, Any] = {"view": str(view), "rows": published.rows,
                                    "alpha": published.alpha, "beta": published.beta,
-                                   "estimates": [e.as_dict() for e in estimates]}  # type: ignore[union-attr]
+                                   "estimates": [e.as_dict() for e in estimates]}
         if equality is not None:
             assert out is not None
             if not str(out).lower().endswith(".csv"):
@@ -220,10 +221,10 @@ def register(app: typer.Typer) -> None:
                 table = Table(title=f"Estimates from {view} ({published.rows:,} rows)", title_justify="left")
                 for heading in ("query", "estimate", f"± ({confidence:.0%})", "n_view", "n_domain"):
                     table.add_column(heading, justify="left" if heading == "query" else "right")
-                for e in estimates:  # type: ignore[union-attr]
+                for e in estimates:
                     table.add_row(e.query, f"{e.estimate:,.1f}", f"{e.error:,.1f}", f"{e.n_view:,}", f"{e.n_domain:,}")
                 console.print(table)
-                bound = estimates[0].theorem_error  # type: ignore[union-attr,index]
+                bound = estimates[0].theorem_error
                 if bound is not None:
                     console.print(f"theorem bound for every query at once: ± {bound:,.0f}")
             if equality is not None:

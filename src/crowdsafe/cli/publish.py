@@ -147,7 +147,7 @@ def register(app: typer.Typer) -> None:
         if no_ledger and (ledger is not None or budget is not None):
             raise ParameterError("--no-ledger cannot be combined with --ledger or --budget")
         column_sets = [split_list(c) for c in columns] if columns else [None]
-        options = dict(k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases, objective=objective,
+        options: dict[str, Any] = dict(k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases, objective=objective,
                        target=target)
         if plan_only:
             with naming_options(**PLAN_OPTIONS):
@@ -188,6 +188,7 @@ def _plan_only(data: str, epsilon: float, delta: float, options: dict[str, Any],
     if engine != "polars":
         plan = api.plan_publish(epsilon, delta, **options)
         rows = _count_rows(data, engine, spark_master)
+        plans: list[tuple[Any, list[str] | None, dict[str, Any]]]
         plans = [(plan, None, {"input_rows": rows, "expected_sample_rows": plan.expected_sample_rows(rows)})]
     else:
         dataset = api.load(data, schema=schema, qi=split_list(qi), sensitive=split_list(sensitive))
@@ -202,7 +203,7 @@ def _plan_only(data: str, epsilon: float, delta: float, options: dict[str, Any],
                 "resolution": resolution_outlook(prepared, published, plan, dataset.n_rows),
             }))
     notice = "CUSTODIAN ONLY: computed from the table's exact size, NOT covered by the privacy guarantee"
-    payload = {"plans": [{"columns": published, "plan": plan.as_dict(),
+    payload: dict[str, Any] = {"plans": [{"columns": published, "plan": plan.as_dict(),
                           "custodian_only": {"notice": notice, **facts}} for plan, published, facts in plans]}
     if len(plans) == 1:
         payload["plan"] = payload["plans"][0]["plan"]

@@ -48,6 +48,7 @@ def alpha_beta(ctx: ExperimentContext) -> None:
     table = prepare(data, list(ATTRIBUTES), max_rows=MAX_ROWS)  # public domains: the hierarchies' leaves
     plan = plan_for(table, gamma=GAMMA, c=C, alpha=ALPHA)
     view = run(table, plan, ctx.randomness)
+    assert table.index is not None  # Adult's domain has fewer than 2^64 tuples: the table is indexed
     truth = table.domain.codes_of(table.index)  # I's distinct tuples, as codes
     sweep = equality_estimates(view, max_attributes=MAX_ATTRIBUTES, truth=truth)
     frame = sweep.frame

@@ -62,7 +62,7 @@ SCENARIOS = {
     f"Mondrian entropy l={L:g}": ("l-diverse", "l-diverse"),
     f"Mondrian t={T:g}": ("t-close", "t-close"),
 }
-METHODS = {"mondrian": {}, "mdav": {}, "l-diverse": {"l": L}, "t-close": {"t": T}}
+METHODS: dict[str, dict[str, Any]] = {"mondrian": {}, "mdav": {}, "l-diverse": {"l": L}, "t-close": {"t": T}}
 LEVELS = (0.25, 0.5, 0.75)
 WORKERS = 2  # (table, seed) jobs run in parallel processes
 
@@ -263,9 +263,9 @@ def composition(ctx: ExperimentContext) -> None:
             outcomes = list(pool.map(_job, jobs))
     else:
         outcomes = [_job(job) for job in jobs]
-    for (_name, seed, _), (grid, versus) in zip(jobs, outcomes):
+    for (_name, seed, _), (grid, versus_rows) in zip(jobs, outcomes):
         rows.extend({**row, "seed": seed} for row in grid)
-        contrast.extend({**row, "seed": seed} for row in versus)
+        contrast.extend({**row, "seed": seed} for row in versus_rows)
     ctx.csv("composition", _columns(rows))
     ctx.csv("contrast", _columns(contrast))
     frame, versus = pl.DataFrame(rows), pl.DataFrame(contrast)

@@ -488,8 +488,10 @@ def plot(ctx: ExperimentContext, runs: pl.DataFrame, table: pl.DataFrame, epsilo
     panels = [p for p in panels if (lines["classifier"] == p[0]).any()]
     figure = Figure(figsize=(6.5 * (len(panels) + 1), 5))
     axes = [figure.add_subplot(1, len(panels) + 1, i + 1) for i in range(len(panels) + 1)]
+    tab20 = colormaps["tab20"]
+    colours = [tab20(i) for i in range(tab20.N)]  # the qualitative map's 20 colours
     for ax in axes:  # more methods than the default ten colours
-        ax.set_prop_cycle(color=colormaps["tab20"].colors)
+        ax.set_prop_cycle(color=colours)
     peers = lines.filter(pl.col("method").str.starts_with("peer: "))
     for ax, (model, title) in zip(axes, panels):
         own = lines.filter(pl.col("classifier") == model)
