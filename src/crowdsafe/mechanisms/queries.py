@@ -75,7 +75,7 @@ from crowdsafe.mechanisms.sensitivity import (
     quantile_sensitivity,
     sum_sensitivity,
 )
-from crowdsafe.privacy.ledger import Ledger
+from crowdsafe.privacy.ledger import ChargeRequest, Ledger
 from crowdsafe.randomness import Randomness, as_randomness
 
 MECHANISMS = ("laplace", "gaussian")
@@ -124,26 +124,25 @@ def answer_query(
     if engine_check is not None:
         engine_check(plan)  # public: the engine and the query kind
     randomness = as_randomness(randomness)
-    charge_request: dict[str, Any] = {}
+    charge_request = ChargeRequest(
+        epsilon=plan.epsilon,
+        delta=plan.delta,
+        kind="query",
+        description=plan.query.describe(),
+        mechanism=plan.mechanism_label,
+        neighbours=plan.neighbours,
+        partition=plan.partition,
+        seeded=randomness.seeded,
+    )
     if ledger is not None:
         fingerprint = fingerprint or dataset.fingerprint(key=ledger.identity_key)
-        charge_request = {
-            "epsilon": plan.epsilon,
-            "delta": plan.delta,
-            "kind": "query",
-            "description": plan.query.describe(),
-            "mechanism": plan.mechanism_label,
-            "neighbours": plan.neighbours,
-            "partition": plan.partition,
-            "seeded": randomness.seeded,
-        }
-        ledger.check(fingerprint, **charge_request)  # refuse before anything is computed
+        ledger.check(fingerprint, charge_request)  # refuse before anything is computed
     if ledger is None:
         exact, dropped, answer = _run(dataset, plan, randomness, aggregate, charged=False)
         answer.notes.append("not recorded in a budget ledger")
     else:
         assert fingerprint is not None
-        with ledger.charge(fingerprint, **charge_request) as charge:
+        with ledger.charge(fingerprint, charge_request) as charge:
             exact, dropped, answer = _run(dataset, plan, randomness, aggregate, charged=True)
             charge.record(value=_summary(answer.value), noise_scale=answer.noise_scale)
         budget = ledger.budget(fingerprint)

@@ -76,6 +76,7 @@ from crowdsafe.privacy.dgamma import (
     correlation_assumption,
     plan_alpha_beta,
 )
+from crowdsafe.privacy.ledger import ChargeRequest
 from crowdsafe.randomness import Randomness, as_randomness
 
 Duplicates = Literal["collapse", "error"]
@@ -492,11 +493,12 @@ def charged_run(dataset: Dataset, table: Table, plan: AlphaBetaPlan, ledger: Any
     fingerprint = dataset.fingerprint(key=ledger.identity_key)
     details = {"d": plan.d, "gamma": plan.gamma, "alpha": plan.alpha, "beta": plan.beta, "max_rows": plan.n,
                "m": plan.m, "attributes": table.domain.attributes}
-    with ledger.charge(fingerprint, epsilon=plan.epsilon, delta=0.0, kind="release",
-                       description=f"alpha-beta view ({plan.d:.3g}, {plan.gamma:.3g})-private of "
-                                   f"{', '.join(table.domain.attributes)}",
-                       mechanism="alpha-beta (Rastogi, Suciu, Hong 2007)", neighbours="add-remove",
-                       seeded=randomness.seeded, details=details) as charge:
+    request = ChargeRequest(epsilon=plan.epsilon, delta=0.0, kind="release",
+                            description=f"alpha-beta view ({plan.d:.3g}, {plan.gamma:.3g})-private of "
+                                        f"{', '.join(table.domain.attributes)}",
+                            mechanism="alpha-beta (Rastogi, Suciu, Hong 2007)", neighbours="add-remove",
+                            seeded=randomness.seeded, details=details)
+    with ledger.charge(fingerprint, request) as charge:
         view = run(table, plan, randomness)
         charge.record(view_rows=view.rows, **custodian_facts(table))
     budget = ledger.budget(fingerprint)
