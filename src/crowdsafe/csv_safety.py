@@ -108,8 +108,9 @@ def write_csv(frame: pl.DataFrame, target: str | os.PathLike[str], *, escape_for
               separator: str = ",") -> Path:
     """Write ``frame`` as CSV to ``target`` (a path the caller owns, e.g. the temporary path of
     :func:`crowdsafe.files.atomic_path`), formula-safe unless ``escape_formulas`` is False."""
-    escape_frame(frame, escape_formulas=escape_formulas).write_csv(target, separator=separator)
-    return Path(target)
+    path = Path(target)
+    escape_frame(frame, escape_formulas=escape_formulas).write_csv(path, separator=separator)
+    return path
 
 
 # The format notes a certificate carries about the file written beside it

@@ -164,7 +164,7 @@ def write_bytes_atomic(target: str | os.PathLike[str], data: bytes) -> Path:
     return Path(target)
 
 
-def write_csv_atomic(frame: "pl.DataFrame", target: str | os.PathLike[str], *, escape_formulas: bool = True,
+def write_csv_atomic(frame: pl.DataFrame, target: str | os.PathLike[str], *, escape_formulas: bool = True,
                      separator: str = ",") -> Path:
     """Write a Polars frame as CSV to ``target`` atomically, formula-safe unless
     ``escape_formulas`` is False (:mod:`crowdsafe.csv_safety`); return the target path."""

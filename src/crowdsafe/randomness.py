@@ -53,7 +53,7 @@ class Randomness:
             )
 
     @classmethod
-    def from_seed_sequence(cls, seed: int, sequence: np.random.SeedSequence) -> "Randomness":
+    def from_seed_sequence(cls, seed: int, sequence: np.random.SeedSequence) -> Randomness:
         """A seeded stream driven by ``sequence`` (used by :meth:`spawn`)."""
         obj = cls.__new__(cls)
         obj.seed = seed
@@ -71,7 +71,7 @@ class Randomness:
         """Only unseeded, OS-keyed streams may produce a release."""
         return self.seed is None
 
-    def spawn(self, n: int) -> list["Randomness"]:
+    def spawn(self, n: int) -> list[Randomness]:
         """Return ``n`` independent streams: fresh OS keys, or children of the seed."""
         if self.seed is None:
             return [Randomness() for _ in range(n)]
@@ -96,7 +96,7 @@ class Randomness:
         }
 
 
-def as_randomness(value: "Randomness | int | None") -> Randomness:
+def as_randomness(value: Randomness | int | None) -> Randomness:
     """Accept a ``Randomness``, a seed, or None (secure) wherever an API takes randomness."""
     if isinstance(value, Randomness):
         return value

@@ -24,11 +24,10 @@ import math
 import numpy as np
 import pytest
 
-from crowdsafe.mechanisms import exponential_mechanism, gaussian_mechanism, laplace_mechanism
+from crowdsafe.mechanisms import discretization, exponential_mechanism, gaussian_mechanism, laplace_mechanism
 from crowdsafe.mechanisms.audit import audit, repeat
-from crowdsafe.mechanisms import discretization
-from crowdsafe.mechanisms.gaussian import gaussian_sigma2
 from crowdsafe.mechanisms.exact import rational_at_least
+from crowdsafe.mechanisms.gaussian import gaussian_sigma2
 from crowdsafe.mechanisms.noise import DiscreteGaussianNoise, DiscreteLaplaceNoise
 from crowdsafe.randomness import Randomness
 

@@ -108,7 +108,8 @@ def _files(tmp_path):
     (tmp_path / "bad_number.csv").write_text("age,sex\n39,M\nforty,F\n")
     (tmp_path / "latin.csv").write_bytes("name,city\nJosé,Malmö\n".encode("latin-1"))
     (tmp_path / "one.csv").write_text("age,sex\n39,M\n")
-    (tmp_path / "numeric.toml").write_text('[attributes.age]\ntype = "numeric"\n[attributes.sex]\ntype = "categorical"\n')
+    (tmp_path / "numeric.toml").write_text(
+        '[attributes.age]\ntype = "numeric"\n[attributes.sex]\ntype = "categorical"\n')
     (tmp_path / "absent.toml").write_text('[attributes.age]\ntype = "numeric"\n[attributes.salary]\ntype = "numeric"\n')
     (tmp_path / "age.csv").write_text("39;[30, 40);*\n")  # misses 50
     (tmp_path / "hier.toml").write_text(
@@ -122,7 +123,8 @@ ERROR_CASES = [
     ("nope.csv", [], InputError, "file not found"),
     ("empty.csv", [], InputError, "is empty"),
     ("header.csv", [], InputError, "has a header but no rows"),
-    ("data.csv", ["--schema", "absent.toml"], SchemaError, "column 'salary' is named in the schema but not in the data"),
+    ("data.csv", ["--schema", "absent.toml"], SchemaError,
+     "column 'salary' is named in the schema but not in the data"),
     ("bad_number.csv", ["--schema", "numeric.toml"], SchemaError, "declared numeric but row 2"),
     ("data.csv", ["--schema", "hier.toml"], HierarchyError, "does not cover the value '50' of column 'age'"),
     ("latin.csv", [], InputError, "not UTF-8"),

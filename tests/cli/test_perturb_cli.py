@@ -232,7 +232,8 @@ def test_perturb_charges_a_ledger_only_when_given_one(capsys, data, domains, tmp
     assert code == 0, err
     payload = json.loads(stdout)
     epsilon = json.loads((tmp_path / "view.certificate.json").read_text())["epsilon"]
-    assert payload["ledger"]["charged"]["epsilon"] == pytest.approx(epsilon) and payload["ledger"]["dataset"] == "people"
+    assert payload["ledger"]["charged"]["epsilon"] == pytest.approx(epsilon)
+    assert payload["ledger"]["dataset"] == "people"
     code, stdout, err = run(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out),
                             "--ledger", str(ledger), *public(domains))
     assert code == 0 and "ledger: charged epsilon" in stdout and "entry #2" in stdout

@@ -124,7 +124,8 @@ def test_classification_objective_keeps_the_target_and_says_what_it_optimised(ca
     # candidates: every node with income at level 0 (heights 5, 2, 3, 3, 3, 1, 1, 3 of the eight QIs)
     assert payload["plan"]["candidates"] == 6 * 3 * 4 * 4 * 4 * 2 * 2 * 4
     chooser = payload["releases"][0]["chooser"]
-    assert chooser["objective"] == "classification" and chooser["score_sensitivity"] == 1.0 and chooser["score_monotone"]
+    assert chooser["objective"] == "classification" and chooser["score_sensitivity"] == 1.0
+    assert chooser["score_monotone"]
     assert payload["releases"][0]["dp_output"]["scheme"]["income"] == 0
     certificate = Certificate.read(tmp_path / "release" / "adult.certificate.json")
     assert certificate.parameters["selection"]["objective"] == "classification"

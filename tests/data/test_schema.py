@@ -10,7 +10,8 @@ from crowdsafe.errors import InputError, SchemaError
 
 
 def test_infer_makes_every_attribute_a_quasi_identifier_with_types_from_dtypes():
-    frame = pl.DataFrame({"age": [30, 40], "zip": ["1", "2"], "when": pl.Series(["2020-01-01", "2021-01-01"]).str.to_date()})
+    when = pl.Series(["2020-01-01", "2021-01-01"]).str.to_date()
+    frame = pl.DataFrame({"age": [30, 40], "zip": ["1", "2"], "when": when})
     schema = Schema.infer(frame)
     assert schema.names == ["age", "zip", "when"]
     assert schema.quasi_identifiers == ["age", "zip", "when"]

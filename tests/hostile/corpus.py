@@ -156,7 +156,8 @@ CASES: list[Case] = [
     Case("publish-ragged-rows", with_data(PUBLISH, "ragged.csv"), "", files={"ragged.csv": BAD_FILES["ragged.csv"]}),
     # --- publish: options at and beyond their limits
     *[Case(f"publish-epsilon-{v}", with_option(PUBLISH, "--epsilon", v), f) for v, f in EPSILON_LIMITS],
-    Case("publish-epsilon-1e308", with_option(PUBLISH, "--epsilon", "1e308"), "--epsilon: epsilon = 1e+308 is too large"),
+    Case("publish-epsilon-1e308", with_option(PUBLISH, "--epsilon", "1e308"),
+         "--epsilon: epsilon = 1e+308 is too large"),
     *[Case(f"publish-delta-{v}", with_option(PUBLISH, "--delta", v), "delta") for v in ("0", "-1e-6", "1", "2", "nan")],
     *[Case(f"publish-k-{v}", with_option(PUBLISH, "--k", v), "k") for v in ("0", "-3", "1e9", "abc")],
     Case("publish-k-huge", with_option(PUBLISH, "--k", "1000000000000000000000000"), "k"),
@@ -214,7 +215,8 @@ CASES: list[Case] = [
          files={"s.toml": b"\xff\xfe\x00garbage\x00"}),
     Case("publish-lattice-too-large", with_data(PUBLISH, "wide.csv"), "quasi-identifier",
          files={"wide.csv": wide_csv()}),
-    Case("publish-wrong-type-in-column", with_option(with_data(PUBLISH, "text.age.csv"), "--schema", "{in}/schema.toml"),
+    Case("publish-wrong-type-in-column",
+         with_option(with_data(PUBLISH, "text.age.csv"), "--schema", "{in}/schema.toml"),
          "thirty", files={"text.age.csv": BAD_FILES["text.age.csv"]}),
     # --- check
     *[Case(f"check-k-{v}", with_option(CHECK, "--k", v), "k") for v in ("0", "-1", "x")],

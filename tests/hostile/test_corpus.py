@@ -16,12 +16,11 @@ import stat
 from pathlib import Path
 
 import pytest
-
-from crowdsafe import cli
-from crowdsafe.privacy import ledger as ledger_module
 from corpus import CASES, FOLDER, STANDARD_FILES, Case
 from read_only import read_only
 
+from crowdsafe import cli
+from crowdsafe.privacy import ledger as ledger_module
 
 
 @pytest.fixture(scope="module")
@@ -130,6 +129,7 @@ def test_bad_input_fails_with_one_line_and_leaves_nothing(case: Case, tmp_path, 
     assert case.fragment.lower() in lines[0].lower(), lines[0]
     assert (_tree(tmp_path / "in"), _tree(tmp_path / "out")) == before_files, "a file was written or left behind"
     if case.knowable:
-        assert _ledger_state(ledger) == before_ledger, "the ledger changed: budget spent on a run that could not succeed"
+        assert _ledger_state(ledger) == before_ledger, \
+            "the ledger changed: budget spent on a run that could not succeed"
     mode = stat.S_IMODE(ledger.stat().st_mode) if ledger.exists() else None
     assert mode is None or case.setup == "shared-ledger" or not mode & 0o022

@@ -6,12 +6,12 @@ from __future__ import annotations
 import math
 
 import pytest
+from read_only import read_only
 
 from crowdsafe.anonymize.publish import plan_publication
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import check_output_path
 from crowdsafe.privacy.planning import largest_sampled_epsilon
-from read_only import read_only
 
 
 def _beta(epsilon: float, epsilon1: float) -> float:  # 1 - e^-(epsilon - epsilon1), as the theorem states it

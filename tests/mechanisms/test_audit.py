@@ -10,7 +10,6 @@ import math
 
 import numpy as np
 import pytest
-
 from scipy import stats
 
 from crowdsafe.errors import ParameterError
@@ -36,7 +35,8 @@ def _count(epsilon: float):
     """A DP count of a dataset holding ``x`` matching rows, run n times at once."""
 
     def run(x, randomness, n):
-        return laplace_mechanism(np.full(n, x, dtype=np.int64), epsilon=epsilon, sensitivity=1, randomness=randomness).value
+        values = np.full(n, x, dtype=np.int64)
+        return laplace_mechanism(values, epsilon=epsilon, sensitivity=1, randomness=randomness).value
 
     return run
 

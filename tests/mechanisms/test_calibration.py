@@ -127,7 +127,7 @@ def test_discrete_laplace_half_width_is_the_exact_95_percent_quantile():
         alpha = math.exp(-noise.s / noise.t)
         m = noise.half_width(0.95)
 
-        def coverage(k: int) -> float:
+        def coverage(k: int, alpha: float = alpha) -> float:
             return 1 - 2 * alpha ** (k + 1) / (1 + alpha)
 
         assert coverage(m) >= 0.95

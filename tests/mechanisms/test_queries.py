@@ -10,7 +10,7 @@ import crowdsafe
 from crowdsafe import api
 from crowdsafe.data import Attribute, AttributeType, Dataset, Role, Schema, load
 from crowdsafe.errors import BudgetExceeded, ParameterError, QuerySyntaxError, SampleReuseError, SchemaError
-from crowdsafe.mechanisms import calibration, queries
+from crowdsafe.mechanisms import calibration, query_aggregates
 from crowdsafe.mechanisms.queries import answer_query
 from crowdsafe.privacy.ledger import Ledger
 from crowdsafe.randomness import Randomness
@@ -77,7 +77,8 @@ def test_mean_interval_is_honest():
 
 
 def test_histogram_over_a_public_domain_has_every_cell():
-    answer = answer_query(DATA, "histogram city in ('Lyon', 'Paris', 'Nice', 'Brest', 'Lille'), sex in ('Female', 'Male')",
+    answer = answer_query(DATA,
+                          "histogram city in ('Lyon', 'Paris', 'Nice', 'Brest', 'Lille'), sex in ('Female', 'Male')",
                           epsilon=1.0, randomness=3)
     table = answer.value
     assert table.height == 10 and table.columns == ["city", "sex", "count"]
@@ -203,7 +204,7 @@ def test_over_budget_is_refused_before_anything_is_computed(ledger, monkeypatch)
     def must_not_run(*args, **kwargs):
         raise AssertionError("the data was read for a refused query")
 
-    monkeypatch.setattr(queries, "_rows", must_not_run)
+    monkeypatch.setattr(query_aggregates, "_rows", must_not_run)
     with pytest.raises(BudgetExceeded, match="nothing was computed"):
         answer_query(DATA, "count", epsilon=0.2, ledger=ledger)
     assert len(ledger.entries()) == 1

@@ -11,11 +11,11 @@ import polars as pl
 import pytest
 
 from crowdsafe.data import Dataset, Hierarchy, Schema, intervals
+from crowdsafe.data.generalized import CellTable
 from crowdsafe.datasets import adult
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.metrics import classifier_utility, make_workload, marginal_distances, utility, workload_error
 from crowdsafe.metrics.marginals import spread_marginal
-from crowdsafe.data.generalized import CellTable
 
 AGE = intervals("age", [20, 25, 30, 35, 40], widths=[10])
 JOB = Hierarchy.from_columns("job", ["nurse", "doctor", "clerk", "cook"],

@@ -276,9 +276,8 @@ def test_mixed_radix_indices_round_trip(sizes, seed):
 def test_a_ledger_is_charged_the_equivalent_epsilon_under_the_keyed_identity(tmp_path):
     from crowdsafe import api
     from crowdsafe.errors import BudgetExceeded
-    from crowdsafe.privacy.ledger import Ledger
-
     from crowdsafe.perturb import plan_public
+    from crowdsafe.privacy.ledger import Ledger
 
     frame = small_frame()
     room = 2.5 * plan_public(load(frame), gamma=0.3, c=0.2, **PUBLIC).epsilon  # two views fit, not three

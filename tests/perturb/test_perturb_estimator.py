@@ -119,7 +119,8 @@ def test_sweep_agrees_with_single_queries_and_counts_every_combination(small):
     sizes = dict(zip(table.domain.attributes, table.domain.sizes))
     expected_rows = sum(math.prod(sizes[a] for a in s) for k in (1, 2) for s in itertools.combinations(sizes, k))
     assert sweep.queries == expected_rows
-    row = sweep.frame.filter((pl.col("attributes") == "x, y") & (pl.col("x") == 2) & (pl.col("y") == "d")).row(0, named=True)
+    cell = (pl.col("attributes") == "x, y") & (pl.col("x") == 2) & (pl.col("y") == "d")
+    row = sweep.frame.filter(cell).row(0, named=True)
     single = estimate(view, "count where x = 2 and y = 'd'")
     assert row["estimate"] == pytest.approx(single.estimate) and row["n_view"] == single.n_view
     assert row["error"] == pytest.approx(single.error)

@@ -12,8 +12,8 @@ import pytest
 from scipy import stats
 
 from crowdsafe.data import load
-from crowdsafe.errors import ParameterError
 from crowdsafe.data.arrays import sorted_unique
+from crowdsafe.errors import ParameterError
 from crowdsafe.perturb import prepare, run, stages
 from crowdsafe.privacy.dgamma import plan_alpha_beta
 from crowdsafe.randomness import Randomness

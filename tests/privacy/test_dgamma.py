@@ -27,7 +27,6 @@ from crowdsafe.privacy.dgamma import (
     theorem_error_bound,
 )
 
-
 # -- brute force: enumerate every instance of a tiny domain ------------------------------------
 
 
@@ -77,7 +76,7 @@ def test_planned_release_is_d_gamma_private_by_brute_force():
     alpha, beta = Fraction(plan.alpha), Fraction(plan.beta)
     priors = {"a": Fraction(d), "b": Fraction(d) / 3, "c": Fraction(1, 100)}
     exact = brute_force_posteriors(priors, alpha, beta)
-    for (view, t), value in exact.items():
+    for (_view, t), value in exact.items():
         assert value <= gamma  # no positive leakage beyond gamma
         assert value / priors[t] >= Fraction(d) / Fraction(gamma)  # no negative leakage below d/gamma
 

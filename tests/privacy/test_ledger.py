@@ -15,7 +15,7 @@ import pytest
 
 from crowdsafe.errors import BudgetExceeded, InputError, ParameterError, SampleReuseError
 from crowdsafe.privacy.composition import compose_homogeneous
-from crowdsafe.privacy.ledger import LEDGER_ENV, Ledger, default_ledger_path
+from crowdsafe.privacy.ledger import LEDGER_ENV, ChargeRequest, Ledger, default_ledger_path
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
@@ -31,6 +31,25 @@ def _query(ledger: Ledger, epsilon: float, delta: float = 0.0, **extra):
     with ledger.charge("adult", epsilon=epsilon, delta=delta, description="count", mechanism="laplace", **extra) as c:
         c.record(answer=1)
     return c
+
+
+def test_a_typed_request_charges_like_its_keywords(ledger):
+    request = ChargeRequest(epsilon=0.2, delta=1e-8, kind="dps-release", description="publish",
+                            mechanism="m", sample_ids=["s-0"], details={"plan": 1})
+    assert ledger.check("adult", request) == ledger.check("adult", epsilon=0.2, delta=1e-8, kind="dps-release",
+                                                          description="publish", mechanism="m", sample_ids=["s-0"])
+    with ledger.charge("adult", request, sample_ids=["s-1"]) as charge:  # a keyword replaces the field
+        charge.record(rows=3)
+    (entry,) = ledger.entries("adult")
+    assert (entry.kind, entry.samples, entry.details, entry.outcome) == ("dps-release", ("s-1",), {"plan": 1},
+                                                                         {"rows": 3})
+    assert ledger.budget("adult").spent.epsilon == pytest.approx(0.2)
+    with pytest.raises(TypeError):
+        ledger.check("adult", epsilon=0.1, description="q", mechanism="m", epsilonn=0.1)
+    with pytest.raises(TypeError):
+        ledger.check("adult", epsilon=0.1, description="q")  # no mechanism
+    with pytest.raises(ParameterError, match="kind"):
+        ledger.check("adult", ChargeRequest(epsilon=0.1, description="q", mechanism="m", kind="other"))
 
 
 def test_budget_is_set_once(ledger):

@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-
 from boundary_helpers import Classification
 
 SEED = "7"

@@ -5,9 +5,8 @@ let through."""
 from __future__ import annotations
 
 import pytest
-
-from boundary_helpers import Classification, differences, digests_of, judge, matches
 from boundary_data import write_inputs
+from boundary_helpers import Classification, differences, digests_of, judge, matches
 
 
 @pytest.fixture(scope="module")

@@ -21,9 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from boundary_helpers import Classification, digests_of, judge, matches, normalized
 from boundary_data import QI, removals, write_inputs
+from boundary_helpers import Classification, digests_of, judge, matches, normalized
 from runs import (
     LEDGER,
     SEED,

@@ -61,7 +61,7 @@ for _module in _COMMAND_MODULES:
     importlib.import_module(_module).register(app)
 
 
-def fail(message: str, code: int = 2) -> "typer.Exit":
+def fail(message: str, code: int = 2) -> typer.Exit:
     """Print ``crowdsafe: error: message`` on standard error and return an Exit to raise."""
     typer.echo(f"crowdsafe: error: {message}", err=True)
     return typer.Exit(code)

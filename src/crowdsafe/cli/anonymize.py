@@ -8,14 +8,24 @@ guarantee, and those facts are not part of the release.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
 from crowdsafe import api
 from crowdsafe.anonymize.release import TABLE_SUFFIXES
-from crowdsafe.cli.options import DataArg, EscapeFormulasOpt, JsonOpt, OutOpt, QiOpt, SchemaOpt, SensitiveOpt, emit, split_list
+from crowdsafe.cli.options import (
+    DataArg,
+    EscapeFormulasOpt,
+    JsonOpt,
+    OutOpt,
+    QiOpt,
+    SchemaOpt,
+    SensitiveOpt,
+    emit,
+    split_list,
+)
 from crowdsafe.csv_safety import format_note
 from crowdsafe.errors import ParameterError
 from crowdsafe.files import check_output_path
@@ -25,14 +35,14 @@ AlgorithmOpt = Annotated[
 ]
 KOpt = Annotated[int, typer.Option("--k", "-k", help="Every published class holds at least k rows.")]
 LOpt = Annotated[
-    Optional[float], typer.Option("--l", help="Entropy ℓ-diversity of the sensitive attribute in every class.")
+    float | None, typer.Option("--l", help="Entropy ℓ-diversity of the sensitive attribute in every class.")
 ]
 TOpt = Annotated[
-    Optional[float],
+    float | None,
     typer.Option("--t", help="t-closeness (Earth Mover's Distance) of the sensitive attribute in every class."),
 ]
 DistanceOpt = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--distance", help="t-closeness ground distance: equal, ordered or hierarchical "
                                     "(default: ordered for numeric/ordinal, else equal)."),
 ]
@@ -47,7 +57,7 @@ LossOpt = Annotated[
                                      "discernibility).")
 ]
 SuppressionOpt = Annotated[
-    Optional[float],
+    float | None,
     typer.Option("--suppression-limit", help="Largest share of rows that may be suppressed (lattice default 0)."),
 ]
 SearchOpt = Annotated[str, typer.Option("--search", help="Lattice search: optimal, greedy or auto.")]

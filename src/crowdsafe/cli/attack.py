@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -12,12 +12,12 @@ from rich.table import Table
 from crowdsafe import api
 from crowdsafe.cli.options import (
     EngineOpt,
+    EscapeFormulasOpt,
     JsonOpt,
     OutOpt,
     QiOpt,
     SchemaOpt,
     SensitiveOpt,
-    EscapeFormulasOpt,
     SparkMasterOpt,
     emit,
     split_list,
@@ -38,7 +38,7 @@ LevelsOpt = Annotated[
     str, typer.Option("--levels", help="Confidence levels of the partial-breach rates, comma-separated.")
 ]
 TruthOpt = Annotated[
-    Optional[str], typer.Option("--truth-id", help="A record id column in the targets and releases, used only "
+    str | None, typer.Option("--truth-id", help="A record id column in the targets and releases, used only "
                                                   "to measure how often the located class is the true one.")
 ]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -60,11 +60,11 @@ def _table(title: str, columns: list[str], rows: list[list[str]]) -> None:
 
 @calc_app.command("amplify")
 def amplify_command(
-    epsilon: Annotated[Optional[float], typer.Option("--epsilon", help="Inner epsilon of the algorithm.")] = None,
+    epsilon: Annotated[float | None, typer.Option("--epsilon", help="Inner epsilon of the algorithm.")] = None,
     delta: Annotated[float, typer.Option("--delta", help="Inner delta of the algorithm.")] = 0.0,
-    beta: Annotated[Optional[str], typer.Option("--beta", help="Sampling rate(s), comma-separated.")] = None,
+    beta: Annotated[str | None, typer.Option("--beta", help="Sampling rate(s), comma-separated.")] = None,
     base_beta: Annotated[float, typer.Option("--base-beta", help="Rate the inner guarantee holds at (1: plain DP).")] = 1.0,
-    target_epsilon: Annotated[Optional[float], typer.Option("--target-epsilon", help="Solve for the largest rate (with --epsilon) or the largest inner loss (with --beta).")] = None,
+    target_epsilon: Annotated[float | None, typer.Option("--target-epsilon", help="Solve for the largest rate (with --epsilon) or the largest inner loss (with --beta).")] = None,
     target_delta: Annotated[float, typer.Option("--target-delta", help="Target delta when solving.")] = 0.0,
     as_json: JsonOpt = False,
 ) -> None:
@@ -115,7 +115,7 @@ def dps_command(
     """
     rates, epsilons = _floats(beta, "beta"), _floats(epsilon, "epsilon")
     assert rates is not None and epsilons is not None
-    rows = [delta_bound(k, b, e, epsilon1).as_dict() for b in rates for e in epsilons]
+    rows: list[dict[str, Any]] = [delta_bound(k, b, e, epsilon1).as_dict() for b in rates for e in epsilons]
     for row in rows:
         row["epsilon1"] = epsilon1
     emit({"rows": rows}, as_json, lambda: _table(
@@ -127,10 +127,10 @@ def dps_command(
 
 @calc_app.command("solve")
 def solve_command(
-    epsilon: Annotated[Optional[float], typer.Option("--epsilon", help="Total epsilon.")] = None,
-    delta: Annotated[Optional[float], typer.Option("--delta", help="Target delta.")] = None,
-    beta: Annotated[Optional[float], typer.Option("--beta", help="Sampling rate.")] = None,
-    k: Annotated[Optional[int], typer.Option("--k", help="Suppression threshold k.")] = None,
+    epsilon: Annotated[float | None, typer.Option("--epsilon", help="Total epsilon.")] = None,
+    delta: Annotated[float | None, typer.Option("--delta", help="Target delta.")] = None,
+    beta: Annotated[float | None, typer.Option("--beta", help="Sampling rate.")] = None,
+    k: Annotated[int | None, typer.Option("--k", help="Suppression threshold k.")] = None,
     epsilon1: Annotated[float, typer.Option("--epsilon1", help="Selection budget of an epsilon1-safe recoding.")] = 0.0,
     as_json: JsonOpt = False,
 ) -> None:
@@ -163,12 +163,12 @@ def solve_command(
 
 @calc_app.command("compose")
 def compose_command(
-    losses: Annotated[Optional[list[str]], typer.Argument(help="Losses as EPS or EPS:DELTA (sequential and parallel composition).")] = None,
-    epsilon: Annotated[Optional[float], typer.Option("--epsilon", help="Per-run epsilon (k-fold composition).")] = None,
+    losses: Annotated[list[str] | None, typer.Argument(help="Losses as EPS or EPS:DELTA (sequential and parallel composition).")] = None,
+    epsilon: Annotated[float | None, typer.Option("--epsilon", help="Per-run epsilon (k-fold composition).")] = None,
     delta: Annotated[float, typer.Option("--delta", help="Per-run delta (k-fold composition).")] = 0.0,
-    times: Annotated[Optional[int], typer.Option("--times", help="k: how many runs (k-fold composition).")] = None,
+    times: Annotated[int | None, typer.Option("--times", help="k: how many runs (k-fold composition).")] = None,
     slack: Annotated[float, typer.Option("--slack", help="delta' the advanced bounds may add.")] = 0.0,
-    certificate: Annotated[Optional[list[Path]], typer.Option("--certificate", help="Certificate JSON files of releases to compose (repeatable).")] = None,
+    certificate: Annotated[list[Path] | None, typer.Option("--certificate", help="Certificate JSON files of releases to compose (repeatable).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Compose privacy losses: k-fold (summation, DRV, KOV: the smallest certifies), sequential and parallel, or certificates.
@@ -188,13 +188,16 @@ def compose_command(
         if epsilon is None:
             raise ParameterError("--times needs --epsilon (and optionally --delta, --slack)")
         result = compose_homogeneous(epsilon, delta, times, slack)
-        emit(result.as_dict(), as_json, lambda: (
+
+        def show() -> None:
             _table(f"{times}-fold composition of ({epsilon:g}, {delta:g})-DP, slack {slack:g}",
                    ["bound", "epsilon", "delta", "theorem"],
                    [[c.bound + (" *" if c.bound == result.bound else ""), _fmt(c.epsilon),
                      _fmt(c.delta, 3), c.theorem if c.epsilon is not None else c.note]
-                    for c in result.candidates]),
-            typer.echo(f"certified: ({result.epsilon:.6g}, {result.delta:.3g})-DP by {result.bound}")))
+                    for c in result.candidates])
+            typer.echo(f"certified: ({result.epsilon:.6g}, {result.delta:.3g})-DP by {result.bound}")
+
+        emit(result.as_dict(), as_json, show)
         return
     parsed = [_parse_loss(text) for text in losses or []]
     seq, par = sequential(parsed), parallel(parsed)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -147,17 +147,17 @@ def register(app: typer.Typer) -> None:
         sensitive: SensitiveOpt = None,
         schema: SchemaOpt = None,
         missing: MissingOpt = "keep",
-        k: Annotated[Optional[int], typer.Option("--k", help="Count the classes smaller than this k.")] = None,
+        k: Annotated[int | None, typer.Option("--k", help="Count the classes smaller than this k.")] = None,
         l: Annotated[int, typer.Option("--l", help="The ℓ of recursive (c, ℓ)-diversity.")] = 2,
         ground: Annotated[str, typer.Option(
             "--ground", help="t-closeness ground distance: auto, equal, ordered or hierarchical.")] = "auto",
         threshold: Annotated[float, typer.Option(
             "--risk-threshold", help="Record-risk threshold for the share of records at risk.")] = 0.2,
-        original: Annotated[Optional[str], typer.Option(
+        original: Annotated[str | None, typer.Option(
             "--original", help="The table a release was made from: generalized cells are read against it.")] = None,
-        population: Annotated[Optional[Path], typer.Option(
+        population: Annotated[Path | None, typer.Option(
             "--population", help="A population table: enables journalist risk.")] = None,
-        population_size: Annotated[Optional[int], typer.Option(
+        population_size: Annotated[int | None, typer.Option(
             "--population-size", help="Population size: enables the Zayatz estimate of population uniques.")] = None,
         as_json: JsonOpt = False,
     ) -> None:

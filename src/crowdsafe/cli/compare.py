@@ -3,7 +3,7 @@ marginal distances, counting-query workload error, classifier accuracy)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -84,15 +84,15 @@ def register(app: typer.Typer) -> None:
         release: Annotated[str, typer.Argument(help="The release made from it (CSV or Parquet).")],
         qi: QiOpt = None,
         schema: SchemaOpt = None,
-        k: Annotated[Optional[int], typer.Option("--k", help="k for C_avg (default: the release's smallest class).")] = None,
-        input_rows: Annotated[Optional[int], typer.Option(
+        k: Annotated[int | None, typer.Option("--k", help="k for C_avg (default: the release's smallest class).")] = None,
+        input_rows: Annotated[int | None, typer.Option(
             "--input-rows", help="Rows that went into the anonymizer (the sample size for a sampled release).")] = None,
         queries: Annotated[int, typer.Option("--queries", help="Counting queries in the workload.")] = 1000,
         max_attributes: Annotated[int, typer.Option("--max-attributes", help="Attributes per query, at most.")] = 3,
         scale: Annotated[float, typer.Option("--scale", help="Multiply workload estimates (1/β for a sample).")] = 1.0,
-        target: Annotated[Optional[str], typer.Option(
+        target: Annotated[str | None, typer.Option(
             "--target", help="Class attribute for the classifier (default: the sensitive attribute).")] = None,
-        test: Annotated[Optional[str], typer.Option(
+        test: Annotated[str | None, typer.Option(
             "--test", help="Held-out original rows for the classifier (default for adult: adult-test).")] = None,
         model: Annotated[str, typer.Option("--model", help="Classifier: logistic, tree, forest or majority (each generalized tuple predicts its majority).")] = "logistic",
         seed: SeedOpt = None,

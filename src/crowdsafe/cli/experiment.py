@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -24,7 +24,7 @@ def _options(pairs: list[str] | None) -> dict[str, str]:
 
 def experiment_command(
     name: Annotated[str, typer.Argument(help="The experiment to run, or 'list' to list them.")],
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Results folder (default: results/).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Results folder (default: results/).")] = None,
     seed: SeedOpt = None,
     option: Annotated[list[str] | None, typer.Option(
         "--option", "-O", help="KEY=VALUE passed to the experiment (repeatable), e.g. -O seeds=2.")] = None,
@@ -36,10 +36,20 @@ def experiment_command(
     """
     if name == "list":
         entries = [{"name": e.name, "title": e.title} for e in available()]
-        emit(entries, as_json, lambda: [typer.echo(f"{e['name']:<24} {e['title']}") for e in entries])
+
+        def show_entries() -> None:
+            for e in entries:
+                typer.echo(f"{e['name']:<24} {e['title']}")
+
+        emit(entries, as_json, show_entries)
         return
     result = run(name, out, seed, _options(option))
-    emit(result.as_dict(), as_json, lambda: [typer.echo(f"wrote {f}") for f in result.files])
+
+    def show_files() -> None:
+        for f in result.files:
+            typer.echo(f"wrote {f}")
+
+    emit(result.as_dict(), as_json, show_files)
 
 
 def register(app: typer.Typer) -> None:

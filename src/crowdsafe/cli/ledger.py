@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
         data: DataArg,
         epsilon: Annotated[float, typer.Option("--epsilon", "-e", help="Total ε for every query and release on this data.")],
         delta: Annotated[float, typer.Option("--delta", help="Total δ.")] = 0.0,
-        name: Annotated[Optional[str], typer.Option("--name", help="A name for the dataset (default: its file or bundled name).")] = None,
+        name: Annotated[str | None, typer.Option("--name", help="A name for the dataset (default: its file or bundled name).")] = None,
         ledger: LedgerOpt = None,
         schema: SchemaOpt = None,
         as_json: JsonOpt = False,
@@ -85,7 +85,7 @@ def register(app: typer.Typer) -> None:
 
     @ledger_app.command("show")
     def show_command(
-        dataset: Annotated[Optional[str], typer.Argument(help="Only this dataset (name or fingerprint).")] = None,
+        dataset: Annotated[str | None, typer.Argument(help="Only this dataset (name or fingerprint).")] = None,
         ledger: LedgerOpt = None,
         out: OutOpt = None,
         as_json: JsonOpt = False,

@@ -11,9 +11,9 @@ import json
 import math
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated, Any, Callable, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -24,18 +24,18 @@ DataArg = Annotated[
     typer.Argument(help="A CSV or Parquet file, or the name of a bundled dataset (e.g. 'adult')."),
 ]
 QiOpt = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--qi", help="Comma-separated quasi-identifiers (default: every attribute)."),
 ]
 SensitiveOpt = Annotated[
-    Optional[str], typer.Option("--sensitive", help="The sensitive attribute.")
+    str | None, typer.Option("--sensitive", help="The sensitive attribute.")
 ]
 SchemaOpt = Annotated[
-    Optional[Path], typer.Option("--schema", help="A schema TOML file (roles and types).")
+    Path | None, typer.Option("--schema", help="A schema TOML file (roles and types).")
 ]
-OutOpt = Annotated[Optional[Path], typer.Option("--out", "-o", help="Where to write the output.")]
+OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Where to write the output.")]
 SeedOpt = Annotated[
-    Optional[int],
+    int | None,
     typer.Option(
         "--seed",
         help="Make the run reproducible (tests, experiments). A seeded result is NOT fit for release.",
@@ -95,7 +95,7 @@ EngineOpt = Annotated[
     typer.Option("--engine", help="Where the per-row work runs: polars (in this process, default) or spark."),
 ]
 SparkMasterOpt = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--spark-master", help="Spark master URL for --engine spark (default: the active session, "
                                         "$CROWDSAFE_SPARK_MASTER, else Spark's configuration)."),
 ]

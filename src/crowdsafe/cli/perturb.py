@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -29,7 +29,7 @@ from crowdsafe.files import atomic_path, write_text_atomic
 from crowdsafe.perturb import AlphaBetaPlan, certificate_path, equality_estimates, read_view
 
 CertificateOpt = Annotated[
-    Optional[Path],
+    Path | None,
     typer.Option("--certificate", help="The certificate JSON (default: <view stem>.certificate.json beside the view)."),
 ]
 ConfidenceOpt = Annotated[
@@ -99,18 +99,18 @@ def register(app: typer.Typer) -> None:
     def perturb_command(
         data: DataArg,
         gamma: Annotated[float, typer.Option("--gamma", help="Largest posterior an attacker may reach (0 < gamma < 1).")],
-        d: Annotated[Optional[float], typer.Option("--d", help="Largest prior of the attacker for any tuple.")] = None,
-        c: Annotated[Optional[float], typer.Option("--c", help="Set d = c*N/m (N the public bound --max-rows, m the domain size).")] = None,
-        alpha: Annotated[Optional[float], typer.Option("--alpha", help="Probability of keeping a tuple (default 1/2).")] = None,
-        beta: Annotated[Optional[float], typer.Option("--beta", help="Probability of inserting a tuple (default: the smallest admissible).")] = None,
-        attributes: Annotated[Optional[str], typer.Option("--attributes", help="Comma-separated attributes to publish (default: every non-identifier).")] = None,
-        domains: Annotated[Optional[Path], typer.Option("--domains", help="JSON file declaring the public value list of each attribute (else the schema's order or hierarchy leaves).")] = None,
-        max_rows: Annotated[Optional[int], typer.Option("--max-rows", help="A public bound on the rows of the data, fixed without looking at it; used in place of n.")] = None,
+        d: Annotated[float | None, typer.Option("--d", help="Largest prior of the attacker for any tuple.")] = None,
+        c: Annotated[float | None, typer.Option("--c", help="Set d = c*N/m (N the public bound --max-rows, m the domain size).")] = None,
+        alpha: Annotated[float | None, typer.Option("--alpha", help="Probability of keeping a tuple (default 1/2).")] = None,
+        beta: Annotated[float | None, typer.Option("--beta", help="Probability of inserting a tuple (default: the smallest admissible).")] = None,
+        attributes: Annotated[str | None, typer.Option("--attributes", help="Comma-separated attributes to publish (default: every non-identifier).")] = None,
+        domains: Annotated[Path | None, typer.Option("--domains", help="JSON file declaring the public value list of each attribute (else the schema's order or hierarchy leaves).")] = None,
+        max_rows: Annotated[int | None, typer.Option("--max-rows", help="A public bound on the rows of the data, fixed without looking at it; used in place of n.")] = None,
         exploratory: Annotated[bool, typer.Option("--exploratory", help="Allow the data's own values and n where no public domain or --max-rows is given: NO formal guarantee.")] = False,
-        ledger: Annotated[Optional[Path], typer.Option("--ledger", help="Charge the view's equivalent epsilon to the dataset's budget in this ledger file (default: no ledger).")] = None,
-        budget: Annotated[Optional[str], typer.Option("--budget", help="With a ledger: register the dataset's total budget EPSILON[,DELTA] if it has none.")] = None,
-        name: Annotated[Optional[str], typer.Option("--name", help="The dataset's name in the ledger (default: its file or bundled name).")] = None,
-        custodian_report: Annotated[Optional[Path], typer.Option("--custodian-report", help="Also write the custodian-only facts (exact rows, distinct tuples, duplicates) to this JSON file; never publish it.")] = None,
+        ledger: Annotated[Path | None, typer.Option("--ledger", help="Charge the view's equivalent epsilon to the dataset's budget in this ledger file (default: no ledger).")] = None,
+        budget: Annotated[str | None, typer.Option("--budget", help="With a ledger: register the dataset's total budget EPSILON[,DELTA] if it has none.")] = None,
+        name: Annotated[str | None, typer.Option("--name", help="The dataset's name in the ledger (default: its file or bundled name).")] = None,
+        custodian_report: Annotated[Path | None, typer.Option("--custodian-report", help="Also write the custodian-only facts (exact rows, distinct tuples, duplicates) to this JSON file; never publish it.")] = None,
         duplicates: Annotated[str, typer.Option("--duplicates", help="Duplicate rows: 'collapse' (the view is a set; default) or 'error'.")] = "collapse",
         exclusive_correlations: Annotated[bool, typer.Option("--exclusive-correlations", help="Also cover 'exactly one of a set' correlated priors (alpha = 1/2, larger beta).")] = False,
         confidence: ConfidenceOpt = 0.95,
@@ -139,12 +139,12 @@ def register(app: typer.Typer) -> None:
 
         Example: crowdsafe perturb adult --c 5 --gamma 0.2 --max-rows 50000 --attributes age,education,occupation,native-country,sex,income --out view.csv
         """
-        options = dict(gamma=gamma, d=d, c=c, alpha=alpha, beta=beta, attributes=split_list(attributes),
+        options: dict[str, Any] = dict(gamma=gamma, d=d, c=c, alpha=alpha, beta=beta, attributes=split_list(attributes),
                        domains=_domains(domains), max_rows=max_rows, exploratory=exploratory, duplicates=duplicates,
                        exclusive_correlations=exclusive_correlations, confidence=confidence,
                        schema=schema, missing=missing, engine=engine, spark_master=spark_master)
         if plan_only:
-            plan = api.plan_perturbation(data, **options)  # type: ignore[arg-type]
+            plan = api.plan_perturbation(data, **options)
             emit({"plan": plan.as_dict()}, as_json, lambda: _render_plan(plan, Console(), "alpha-beta plan"))
             return
         if out is None:
@@ -154,7 +154,7 @@ def register(app: typer.Typer) -> None:
             _check_custodian_path(custodian_report, out, cert_path)
         if ledger is None and budget is not None:
             raise ParameterError("--budget registers a budget in a ledger: name it with --ledger PATH")
-        result = api.perturb(data, seed=seed, out=out, certificate=certificate, ledger=ledger, name=name,  # type: ignore[arg-type]
+        result = api.perturb(data, seed=seed, out=out, certificate=certificate, ledger=ledger, name=name,
                              budget=parse_budget(budget), escape_formulas=escape_formulas, **options)
         if custodian_report is not None:
             write_text_atomic(custodian_report, json.dumps(result.custodian_report(), indent=2, sort_keys=True) + "\n")
@@ -181,8 +181,8 @@ def register(app: typer.Typer) -> None:
     @app.command("estimate")
     def estimate_command(
         view: Annotated[Path, typer.Argument(help="A view written by 'crowdsafe perturb' (CSV or Parquet).")],
-        queries: Annotated[Optional[list[str]], typer.Argument(help="Counting queries, e.g. \"count where age between 26 and 32 and sex = 'Female'\".")] = None,
-        equality: Annotated[Optional[int], typer.Option("--equality", help="Estimate every equality query over every set of up to this many attributes; write them to --out.")] = None,
+        queries: Annotated[list[str] | None, typer.Argument(help="Counting queries, e.g. \"count where age between 26 and 32 and sex = 'Female'\".")] = None,
+        equality: Annotated[int | None, typer.Option("--equality", help="Estimate every equality query over every set of up to this many attributes; write them to --out.")] = None,
         out: OutOpt = None,
         certificate: CertificateOpt = None,
         confidence: ConfidenceOpt = 0.95,
@@ -200,10 +200,11 @@ def register(app: typer.Typer) -> None:
         if equality is not None and out is None:
             raise ParameterError("--equality writes its estimates to a file: add --out estimates.csv")
         published = read_view(view, certificate)
-        estimates = api.estimate(published, queries, confidence=confidence) if queries else []
+        found = api.estimate(published, queries, confidence=confidence) if queries else []
+        estimates = found if isinstance(found, list) else [found]  # a list of queries: a list of estimates
         payload: dict[str, Any] = {"view": str(view), "rows": published.rows,
                                    "alpha": published.alpha, "beta": published.beta,
-                                   "estimates": [e.as_dict() for e in estimates]}  # type: ignore[union-attr]
+                                   "estimates": [e.as_dict() for e in estimates]}
         if equality is not None:
             assert out is not None
             if not str(out).lower().endswith(".csv"):
@@ -220,10 +221,10 @@ def register(app: typer.Typer) -> None:
                 table = Table(title=f"Estimates from {view} ({published.rows:,} rows)", title_justify="left")
                 for heading in ("query", "estimate", f"± ({confidence:.0%})", "n_view", "n_domain"):
                     table.add_column(heading, justify="left" if heading == "query" else "right")
-                for e in estimates:  # type: ignore[union-attr]
+                for e in estimates:
                     table.add_row(e.query, f"{e.estimate:,.1f}", f"{e.error:,.1f}", f"{e.n_view:,}", f"{e.n_domain:,}")
                 console.print(table)
-                bound = estimates[0].theorem_error  # type: ignore[union-attr,index]
+                bound = estimates[0].theorem_error
                 if bound is not None:
                     console.print(f"theorem bound for every query at once: ± {bound:,.0f}")
             if equality is not None:

@@ -13,7 +13,7 @@ file, refused in the release's own folder.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -32,7 +32,7 @@ from crowdsafe.cli.options import (
 from crowdsafe.errors import ParameterError
 
 LedgerOpt = Annotated[
-    Optional[Path],
+    Path | None,
     typer.Option("--ledger", help="The budget ledger file (default: $CROWDSAFE_LEDGER, else "
                                   "~/.local/share/crowdsafe/ledger.sqlite3)."),
 ]
@@ -107,29 +107,29 @@ def register(app: typer.Typer) -> None:
         data: DataArg,
         epsilon: Annotated[float, typer.Option("--epsilon", "-e", help="ε of each release (selection included).")] = 1.0,
         delta: Annotated[float, typer.Option("--delta", help="δ of each release (must be below β).")] = 1e-6,
-        k: Annotated[Optional[int], typer.Option("--k", "-k", help="Fix k (default: the smallest k reaching δ).")] = None,
-        beta: Annotated[Optional[float], typer.Option("--beta", help="Fix the sampling rate (default: 1 − e^−(ε − ε1)).")] = None,
-        epsilon1: Annotated[Optional[float], typer.Option("--epsilon1", help="ε spent choosing the scheme from the data (default: 10% of ε).")] = None,
-        scheme: Annotated[Optional[str], typer.Option("--scheme", help="A fixed scheme, chosen without the data: a preset (none, fine, medium, coarse) and/or col=level pairs, e.g. 'medium,age=1'. Makes the release strongly safe (ε1 = 0).")] = None,
-        objective: Annotated[Optional[str], typer.Option("--objective", help="What the scheme selection optimises: retained (default), loss, discernibility, entropy, or classification (with --target).")] = None,
-        target: Annotated[Optional[str], typer.Option("--target", help="The column a release for a model must predict (--objective classification): kept as it is, never generalized.")] = None,
-        columns: Annotated[Optional[list[str]], typer.Option("--columns", help="Publish exactly these comma-separated columns (the guarantee covers what is released). With --plan-only, give it several times to compare column sets.")] = None,
+        k: Annotated[int | None, typer.Option("--k", "-k", help="Fix k (default: the smallest k reaching δ).")] = None,
+        beta: Annotated[float | None, typer.Option("--beta", help="Fix the sampling rate (default: 1 − e^−(ε − ε1)).")] = None,
+        epsilon1: Annotated[float | None, typer.Option("--epsilon1", help="ε spent choosing the scheme from the data (default: 10% of ε).")] = None,
+        scheme: Annotated[str | None, typer.Option("--scheme", help="A fixed scheme, chosen without the data: a preset (none, fine, medium, coarse) and/or col=level pairs, e.g. 'medium,age=1'. Makes the release strongly safe (ε1 = 0).")] = None,
+        objective: Annotated[str | None, typer.Option("--objective", help="What the scheme selection optimises: retained (default), loss, discernibility, entropy, or classification (with --target).")] = None,
+        target: Annotated[str | None, typer.Option("--target", help="The column a release for a model must predict (--objective classification): kept as it is, never generalized.")] = None,
+        columns: Annotated[list[str] | None, typer.Option("--columns", help="Publish exactly these comma-separated columns (the guarantee covers what is released). With --plan-only, give it several times to compare column sets.")] = None,
         releases: Annotated[int, typer.Option("--releases", help="Number of releases, each from a fresh independent sample; certified together.")] = 1,
         plan_only: Annotated[bool, typer.Option("--plan-only", help="Print the plan and the expected size, read nothing else, write nothing.")] = False,
-        custodian_report: Annotated[Optional[Path], typer.Option("--custodian-report", help="Also write the custodian-only facts (sample sizes, suppression, utility, ledger entry; not covered by the guarantee) to this JSON file, which may not lie in the release's folder.")] = None,
+        custodian_report: Annotated[Path | None, typer.Option("--custodian-report", help="Also write the custodian-only facts (sample sizes, suppression, utility, ledger entry; not covered by the guarantee) to this JSON file, which may not lie in the release's folder.")] = None,
         force: Annotated[bool, typer.Option("--force", help="Write the release even if it suppresses more than 90% of the sample.")] = False,
         qi: QiOpt = None,
         sensitive: SensitiveOpt = None,
         schema: SchemaOpt = None,
-        budget: Annotated[Optional[str], typer.Option("--budget", help="Register the dataset's total budget EPSILON[,DELTA] if it has none (default: this publication's cost).")] = None,
-        name: Annotated[Optional[str], typer.Option("--name", help="The dataset's name in the ledger (default: its file or bundled name).")] = None,
+        budget: Annotated[str | None, typer.Option("--budget", help="Register the dataset's total budget EPSILON[,DELTA] if it has none (default: this publication's cost).")] = None,
+        name: Annotated[str | None, typer.Option("--name", help="The dataset's name in the ledger (default: its file or bundled name).")] = None,
         ledger: LedgerOpt = None,
         no_ledger: Annotated[bool, typer.Option("--no-ledger", help="Do not record the release (nothing then refuses a second use of the data).")] = False,
         seed: SeedOpt = None,
-        out: Annotated[Optional[str], typer.Option("--out", "-o", help="Where to write the release (.csv or .parquet; with --engine spark any path Spark writes, e.g. s3a://bucket/r.parquet).")] = None,
+        out: Annotated[str | None, typer.Option("--out", "-o", help="Where to write the release (.csv or .parquet; with --engine spark any path Spark writes, e.g. s3a://bucket/r.parquet).")] = None,
         escape_formulas: EscapeFormulasOpt = True,
         engine: Annotated[str, typer.Option("--engine", help="Where the per-row stages run: polars (in this process) or spark (Apache Spark; pip install 'crowdsafe[spark]'; the release is a directory of part files).")] = "polars",
-        spark_master: Annotated[Optional[str], typer.Option("--spark-master", help="Spark master URL for --engine spark, e.g. local[4] or spark://host:7077 (default: $CROWDSAFE_SPARK_MASTER, else Spark's default).")] = None,
+        spark_master: Annotated[str | None, typer.Option("--spark-master", help="Spark master URL for --engine spark, e.g. local[4] or spark://host:7077 (default: $CROWDSAFE_SPARK_MASTER, else Spark's default).")] = None,
         as_json: JsonOpt = False,
     ) -> None:
         """Publish a k-anonymous sample with a proven (ε, δ)-differential privacy guarantee.
@@ -147,7 +147,7 @@ def register(app: typer.Typer) -> None:
         if no_ledger and (ledger is not None or budget is not None):
             raise ParameterError("--no-ledger cannot be combined with --ledger or --budget")
         column_sets = [split_list(c) for c in columns] if columns else [None]
-        options = dict(k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases, objective=objective,
+        options: dict[str, Any] = dict(k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases, objective=objective,
                        target=target)
         if plan_only:
             with naming_options(**PLAN_OPTIONS):
@@ -188,6 +188,7 @@ def _plan_only(data: str, epsilon: float, delta: float, options: dict[str, Any],
     if engine != "polars":
         plan = api.plan_publish(epsilon, delta, **options)
         rows = _count_rows(data, engine, spark_master)
+        plans: list[tuple[Any, list[str] | None, dict[str, Any]]]
         plans = [(plan, None, {"input_rows": rows, "expected_sample_rows": plan.expected_sample_rows(rows)})]
     else:
         dataset = api.load(data, schema=schema, qi=split_list(qi), sensitive=split_list(sensitive))
@@ -202,7 +203,7 @@ def _plan_only(data: str, epsilon: float, delta: float, options: dict[str, Any],
                 "resolution": resolution_outlook(prepared, published, plan, dataset.n_rows),
             }))
     notice = "CUSTODIAN ONLY: computed from the table's exact size, NOT covered by the privacy guarantee"
-    payload = {"plans": [{"columns": published, "plan": plan.as_dict(),
+    payload: dict[str, Any] = {"plans": [{"columns": published, "plan": plan.as_dict(),
                           "custodian_only": {"notice": notice, **facts}} for plan, published, facts in plans]}
     if len(plans) == 1:
         payload["plan"] = payload["plans"][0]["plan"]

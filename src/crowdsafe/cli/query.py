@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import polars as pl
 import typer
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from crowdsafe.mechanisms.queries import QueryAnswer
 
 LedgerOpt = Annotated[
-    Optional[Path],
+    Path | None,
     typer.Option(
         "--ledger",
         help="The budget ledger file (default: $CROWDSAFE_LEDGER, else ~/.local/share/crowdsafe/ledger.sqlite3).",
@@ -93,13 +93,13 @@ def register(app: typer.Typer) -> None:
         query: Annotated[str, typer.Argument(help="The query, e.g. \"count where age >= 30\" (see docs/mechanisms.md).")],
         epsilon: Annotated[float, typer.Option("--epsilon", "-e", help="ε of this query.")],
         delta: Annotated[float, typer.Option("--delta", help="δ of this query (Gaussian, or histograms without a public domain).")] = 0.0,
-        mechanism: Annotated[Optional[str], typer.Option("--mechanism", help="laplace (ε-DP, default) or gaussian ((ε, δ)-DP).")] = None,
+        mechanism: Annotated[str | None, typer.Option("--mechanism", help="laplace (ε-DP, default) or gaussian ((ε, δ)-DP).")] = None,
         calibration: Annotated[str, typer.Option("--calibration", help="Gaussian σ: analytic (default) or classic (ε < 1 only).")] = "analytic",
         neighbours: Annotated[str, typer.Option("--neighbours", help="add-remove (default) or change: what one person can do to the data.")] = "add-remove",
-        max_rows_per_person: Annotated[Optional[int], typer.Option("--max-rows-per-person", help="Rows a person may contribute (needed when the schema names a person_id).")] = None,
-        partition: Annotated[Optional[str], typer.Option("--partition", help="A column the filter fixes (col = value): such queries compose in parallel.")] = None,
-        budget: Annotated[Optional[str], typer.Option("--budget", help="Register the dataset's total budget EPSILON[,DELTA] if it has none.")] = None,
-        name: Annotated[Optional[str], typer.Option("--name", help="The dataset's name in the ledger (default: its file or bundled name).")] = None,
+        max_rows_per_person: Annotated[int | None, typer.Option("--max-rows-per-person", help="Rows a person may contribute (needed when the schema names a person_id).")] = None,
+        partition: Annotated[str | None, typer.Option("--partition", help="A column the filter fixes (col = value): such queries compose in parallel.")] = None,
+        budget: Annotated[str | None, typer.Option("--budget", help="Register the dataset's total budget EPSILON[,DELTA] if it has none.")] = None,
+        name: Annotated[str | None, typer.Option("--name", help="The dataset's name in the ledger (default: its file or bundled name).")] = None,
         ledger: LedgerOpt = None,
         no_ledger: Annotated[bool, typer.Option("--no-ledger", help="Do not charge a budget ledger (nothing then limits repeated queries).")] = False,
         schema: SchemaOpt = None,

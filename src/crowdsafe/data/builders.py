@@ -82,7 +82,7 @@ def intervals(
         stop = start + widest * (np.floor((high_end - start) / widest) + 1)
         cut_levels = [list(start + w * np.arange(int(round((stop - start) / w)) + 1)) for w in widths]
     else:
-        cut_levels = [sorted(set(map(float, level))) for level in cuts]  # type: ignore[union-attr]
+        cut_levels = [sorted(set(map(float, level))) for level in (cuts or ())]  # cuts given (checked above)
     # Bottom and top coding: drop cuts beyond the coded tails, make the tails cut points.
     for i, level in enumerate(cut_levels):
         kept = [c for c in level if (bottom is None or c > bottom) and (top is None or c < top)]
@@ -143,8 +143,9 @@ def ordered_groups(
     spans = [(i, i) for i in range(n)]
     levels: list[list[Any]] = []
     names: list[str] = []
-    steps = fanout if fanout is not None else groups
-    for depth, step in enumerate(steps, start=1):  # type: ignore[arg-type]
+    steps: Sequence[Any] = fanout if fanout is not None else (groups or ())
+    labels: list[str | None]
+    for depth, step in enumerate(steps, start=1):
         if fanout is not None:
             if not isinstance(step, int) or step < 2:
                 raise HierarchyError(f"hierarchy '{name}': fan-out must be a whole number >= 2, got {step}")

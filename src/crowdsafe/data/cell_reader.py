@@ -134,7 +134,8 @@ def _fact_stages() -> tuple[list[pl.Expr], list[pl.Expr], list[pl.Expr], list[pl
     ranged, open_end = pl.col("__range"), pl.col("__open")
     operator, bound = pl.col("__operator"), pl.col("__bound")
     first = [text.str.strip_chars().alias("stripped")]
-    second = [stripped.str.extract_groups(_RANGE).alias("__range"), stripped.str.extract_groups(_OPEN_END).alias("__open")]
+    second = [stripped.str.extract_groups(_RANGE).alias("__range"),
+              stripped.str.extract_groups(_OPEN_END).alias("__open")]
     third = [open_end.struct.field("operator").alias("__operator"),
              _number(open_end.struct.field("bound")).alias("__bound"),
              _number(ranged.struct.field("low")).alias("__low"),
@@ -202,6 +203,7 @@ class CellReader:
         # the domains' own look-up tables (Domain._code_of_text, Domain._node_of_text) as frames;
         # hierarchy nodes get one id over every (column, level, node), their leaves a CSR
         node_starts, node_codes = [np.zeros(1, dtype=np.int64)], []
+        value_codes: list[int]
         value_column, value_texts, value_codes = [], [], []
         label_column, label_texts_all, label_nodes = [], [], []
         self._comma_known = np.zeros(len(self.domains), dtype=bool)
@@ -219,6 +221,7 @@ class CellReader:
             if label_texts:
                 level_node = np.array(list(domain._node_of_text.values()), dtype=np.int64).reshape(-1, 2)
                 hierarchy = domain.hierarchy
+                assert hierarchy is not None  # node labels come from the domain's hierarchy
                 first_node = np.cumsum([0] + [hierarchy.size(level) for level in range(hierarchy.height + 1)])
                 label_column.append(np.full(len(label_texts), j, dtype=np.uint32))
                 label_texts_all.extend(label_texts)
@@ -265,7 +268,8 @@ class CellReader:
         # every row's offset into ``code``, then one slice of it per column
         offsets = np.concatenate([[0], np.cumsum(np.bincount(row, minlength=int(starts[-1])))]).astype(np.int64)
         kind = np.array(_KINDS, dtype=object)[read.kind]
-        return [Membership(labels, kind[starts[j]: starts[j + 1]], offsets[starts[j]: starts[j + 1] + 1] - offsets[starts[j]],
+        return [Membership(labels, kind[starts[j]: starts[j + 1]],
+                           offsets[starts[j]: starts[j + 1] + 1] - offsets[starts[j]],
                            code[offsets[starts[j]]: offsets[starts[j + 1]]], int(self.sizes[domain_of[j]]))
                 for j, labels in enumerate(texts)]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import os
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -38,12 +38,12 @@ def _text_codes(series: pl.Series) -> tuple[pl.Series, np.ndarray]:
     its distinct values are ever turned into strings.
     """
     physical = series.to_physical() if isinstance(series.dtype, (pl.Categorical, pl.Enum)) else None
-    high = physical.max() if physical is not None else None
-    if high is not None and int(high) < 4 * len(series) + (1 << 16):
+    high: Any = physical.max() if physical is not None else None  # the largest physical code (an int)
+    if physical is not None and high is not None and int(high) < 4 * len(series) + (1 << 16):
         # the physical codes present (a table of every code, no hashing), then only those made
         # text; a missing value gets code 0 (the validity bits tell it apart)
         codes = physical.fill_null(int(high) + 1).to_numpy() if physical.null_count() else physical.to_numpy()
-        seen = np.zeros(int(high) + 2, dtype=bool)
+        seen = np.zeros(int(high) + 2, dtype=np.bool_)
         seen[codes] = True
         present = np.flatnonzero(seen[:-1])
         values = pl.Series(series.name, present, dtype=pl.UInt32).cat.to(series.dtype).cast(pl.String)
@@ -54,15 +54,15 @@ def _text_codes(series: pl.Series) -> tuple[pl.Series, np.ndarray]:
     distinct = series.drop_nulls().unique()
     dictionary = distinct.cast(pl.String).sort()
     if isinstance(series.dtype, (pl.Categorical, pl.Enum)) and len(distinct):
-        physical = distinct.to_physical().to_numpy().astype(np.int64)
-        lookup = np.zeros(int(physical.max()) + 1, dtype=np.uint32)
-        lookup[physical] = distinct.cast(pl.String).rank("ordinal").to_numpy().astype(np.uint32) - 1
+        distinct_codes = distinct.to_physical().to_numpy().astype(np.int64)
+        lookup = np.zeros(int(distinct_codes.max()) + 1, dtype=np.uint32)
+        lookup[distinct_codes] = distinct.cast(pl.String).rank("ordinal").to_numpy().astype(np.uint32) - 1
         codes = lookup[series.to_physical().fill_null(0).to_numpy()]
         if series.null_count():
             codes[series.is_null().to_numpy()] = 0
         return dictionary, codes
-    codes = series.cast(pl.Enum(dictionary.to_list())).to_physical().cast(pl.UInt32)
-    return dictionary, codes.fill_null(0).to_numpy()
+    enum_codes = series.cast(pl.Enum(dictionary.to_list())).to_physical().cast(pl.UInt32)
+    return dictionary, enum_codes.fill_null(0).to_numpy()
 
 
 def _string_bytes(strings: pl.Series) -> list[bytes]:
@@ -104,7 +104,7 @@ def _column_values(series: pl.Series) -> tuple[bytes, np.ndarray]:
     header = hashlib.blake2b(digest_size=32)
 
     def put(part: bytes | np.ndarray) -> None:
-        view = memoryview(part).cast("B")
+        view = (part.data if isinstance(part, np.ndarray) else memoryview(part)).cast("B")
         header.update(view.nbytes.to_bytes(8, "little"))
         header.update(view)
 
@@ -271,7 +271,7 @@ class Dataset:
 
     # -- derivation ---------------------------------------------------------------------
 
-    def _derive(self, **changes: Any) -> "Dataset":
+    def _derive(self, **changes: Any) -> Dataset:
         if "frame" in changes:
             return replace(self, **changes)
         # the same table: only hierarchies that are new or replaced are checked against it
@@ -285,19 +285,19 @@ class Dataset:
         derived._fingerprint = self._fingerprint
         return derived
 
-    def with_roles(self, qi: Sequence[str] | None = None, sensitive: Sequence[str] | str | None = None) -> "Dataset":
+    def with_roles(self, qi: Sequence[str] | None = None, sensitive: Sequence[str] | str | None = None) -> Dataset:
         """The same table with other quasi-identifiers / sensitive attributes (see Schema.with_roles)."""
         return self._derive(schema=self.schema.with_roles(qi=qi, sensitive=sensitive))
 
-    def with_hierarchies(self, hierarchies: Mapping[str, Hierarchy]) -> "Dataset":
+    def with_hierarchies(self, hierarchies: Mapping[str, Hierarchy]) -> Dataset:
         """The same table with these hierarchies added (or replaced); coverage is validated."""
         return self._derive(hierarchies={**self.hierarchies, **hierarchies})
 
-    def with_frame(self, frame: pl.DataFrame) -> "Dataset":
+    def with_frame(self, frame: pl.DataFrame) -> Dataset:
         """A dataset over another frame with the same columns (e.g. a sample), same schema and hierarchies."""
         return replace(self, frame=frame)
 
-    def _checked_part(self, **changes: Any) -> "Dataset":
+    def _checked_part(self, **changes: Any) -> Dataset:
         """A dataset over part of this one's (already validated) table, without validating again:
         a subset of values a hierarchy covers is covered. Caches start empty."""
         derived = copy.copy(self)
@@ -307,7 +307,7 @@ class Dataset:
         derived._fingerprint = None
         return derived
 
-    def filter_rows(self, mask: np.ndarray | pl.Series) -> "Dataset":
+    def filter_rows(self, mask: np.ndarray | pl.Series) -> Dataset:
         """The rows where the boolean ``mask`` is true (a sample, say), same schema and hierarchies."""
         if not isinstance(mask, pl.Series):
             mask = pl.Series("mask", mask, dtype=pl.Boolean)
@@ -315,7 +315,7 @@ class Dataset:
             raise SchemaError(f"a row mask of length {len(mask):,} for a table of {self.n_rows:,} rows")
         return self._checked_part(frame=self.frame.filter(mask))
 
-    def select(self, names: Sequence[str]) -> "Dataset":
+    def select(self, names: Sequence[str]) -> Dataset:
         """The dataset restricted to the columns ``names`` (in that order), with their roles,
         hierarchies and cached encodings. It is another table: its fingerprint is its own."""
         names = list(names)

@@ -113,19 +113,19 @@ def encode_series(series: pl.Series) -> tuple[np.ndarray, pl.Series]:
     elif dtype.is_integer() or dtype in (pl.Date, pl.Boolean):
         physical = series.to_physical() if dtype != pl.Boolean else series.cast(pl.UInt8)
         values = physical.fill_null(0).to_numpy()
-        codes, distinct = _encode_integers(values, nulls)
-        dictionary = pl.Series(name, distinct).cast(physical.dtype).cast(dtype)
+        codes, distinct_values = _encode_integers(values, nulls)
+        dictionary = pl.Series(name, distinct_values).cast(physical.dtype).cast(dtype)
     elif dtype.is_float():
         values = series.to_numpy() + 0.0  # -0.0 == 0.0: one value, always published as 0.0
         valid = values if nulls is None else values[~nulls]
-        distinct = np.unique(valid)
-        codes = np.searchsorted(distinct, np.where(np.isnan(values), 0.0, values)).astype(np.uint32)
-        dictionary = pl.Series(name, distinct, dtype=dtype)
+        distinct_values = np.unique(valid)
+        codes = np.searchsorted(distinct_values, np.where(np.isnan(values), 0.0, values)).astype(np.uint32)
+        dictionary = pl.Series(name, distinct_values, dtype=dtype)
     else:
         distinct = series.drop_nulls().unique().sort()
         lookup = pl.DataFrame({name: distinct, "__code": np.arange(len(distinct), dtype=np.uint32)})
-        codes = series.to_frame().join(lookup, on=name, how="left", maintain_order="left")
-        codes = codes.get_column("__code").fill_null(len(distinct)).to_numpy().astype(np.uint32)
+        joined = series.to_frame().join(lookup, on=name, how="left", maintain_order="left")
+        codes = joined.get_column("__code").fill_null(len(distinct)).to_numpy().astype(np.uint32)
         dictionary = distinct
     if n_null:
         codes = codes.astype(np.uint32, copy=False)
@@ -134,7 +134,7 @@ def encode_series(series: pl.Series) -> tuple[np.ndarray, pl.Series]:
     return codes.astype(np.uint32, copy=False), dictionary.alias(name)
 
 
-def encode_with_hierarchy(series: pl.Series, hierarchy: "Hierarchy") -> EncodedColumn:
+def encode_with_hierarchy(series: pl.Series, hierarchy: Hierarchy) -> EncodedColumn:
     """Encode a column as leaf codes of ``hierarchy`` (its dictionary is the hierarchy's leaves).
 
     Raises :class:`~crowdsafe.errors.HierarchyError` naming the first value not covered.
@@ -147,7 +147,7 @@ def encode_with_hierarchy(series: pl.Series, hierarchy: "Hierarchy") -> EncodedC
     return EncodedColumn(series.name, leaf_of_code[codes], hierarchy.leaves.alias(series.name))
 
 
-def encode(data: "Dataset | pl.DataFrame", columns: Sequence[str] | None = None) -> Encoding:
+def encode(data: Dataset | pl.DataFrame, columns: Sequence[str] | None = None) -> Encoding:
     """Dictionary-encode ``columns`` (default: the quasi-identifiers) of a Dataset or frame.
 
     For a :class:`~crowdsafe.data.Dataset`, columns with a hierarchy are encoded as its leaf

@@ -148,7 +148,7 @@ class Cover:
     exactly the same codes.
     """
 
-    domain: "Domain"
+    domain: Domain
     labels: pl.Series
     kind: tuple[CellKind, ...]
     indptr: np.ndarray
@@ -216,11 +216,11 @@ class Domain:
                     self._node_of_text[label] = (level, node)
 
     @classmethod
-    def of(cls, dataset: "Dataset", column: str) -> "Domain":
+    def of(cls, dataset: Dataset, column: str) -> Domain:
         return cls(column, dataset.encoded(column).dictionary, dataset.hierarchies.get(column))
 
     @classmethod
-    def from_values(cls, values: pl.Series, hierarchy: Hierarchy | None = None) -> "Domain":
+    def from_values(cls, values: pl.Series, hierarchy: Hierarchy | None = None) -> Domain:
         """The domain of a column: its distinct values (sorted, missing last) or the hierarchy's leaves."""
         if hierarchy is not None:
             return cls(values.name, hierarchy.leaves, hierarchy)
@@ -408,7 +408,8 @@ def release_codes(release: pl.DataFrame, domains: Sequence[Domain]) -> tuple[dic
     covers: dict[str, Cover] = {}
     for domain in domains:
         if domain.name not in release.columns:
-            raise InputError(f"the release has no column '{domain.name}'; its columns are: {', '.join(release.columns)}")
+            raise InputError(f"the release has no column '{domain.name}'; "
+                             f"its columns are: {', '.join(release.columns)}")
         codes, dictionary = encode_series(release.get_column(domain.name))
         rows[domain.name] = codes
         covers[domain.name] = domain.cover(dictionary)
@@ -435,7 +436,7 @@ class CellTable:
         return int(self.counts.sum())
 
     @classmethod
-    def of_release(cls, release: pl.DataFrame, original: "Dataset", columns: Sequence[str]) -> "CellTable":
+    def of_release(cls, release: pl.DataFrame, original: Dataset, columns: Sequence[str]) -> CellTable:
         from crowdsafe.data.encoding import EncodedColumn, Encoding
         from crowdsafe.data.frequency import COUNT, code_frequencies
 
@@ -447,7 +448,7 @@ class CellTable:
                    table.get_column(COUNT).to_numpy().astype(np.int64))
 
     @classmethod
-    def of_original(cls, original: "Dataset", columns: Sequence[str]) -> "CellTable":
+    def of_original(cls, original: Dataset, columns: Sequence[str]) -> CellTable:
         from crowdsafe.data.encoding import encode
         from crowdsafe.data.frequency import COUNT, code_frequencies
 
@@ -457,7 +458,7 @@ class CellTable:
                    table.get_column(COUNT).to_numpy().astype(np.int64))
 
 
-def release_dataset(release: "pl.DataFrame | Dataset", original: "Dataset") -> "Dataset":
+def release_dataset(release: pl.DataFrame | Dataset, original: Dataset) -> Dataset:
     """A release as a Dataset that carries its original's roles, types and hierarchies.
 
     Columns are those of the release (in its order); roles and types come from the original
@@ -489,8 +490,9 @@ def release_dataset(release: "pl.DataFrame | Dataset", original: "Dataset") -> "
                 continue
             except HierarchyError:
                 pass  # generalized cells: read through the original's domain instead
-        if original.schema[column].order is not None:
-            allowed = {str(v) for v in original.schema[column].order}
+        order = original.schema[column].order
+        if order is not None:
+            allowed = {str(v) for v in order}
             if not set(frame.get_column(column).drop_nulls().cast(pl.String).unique().to_list()) <= allowed:
                 generalized.append(column)
         elif hierarchy is not None:

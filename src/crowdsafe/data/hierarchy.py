@@ -89,7 +89,7 @@ class Hierarchy:
         leaves: Sequence[Any] | pl.Series,
         levels: Sequence[Sequence[Any]],
         level_names: Sequence[str] | None = None,
-    ) -> "Hierarchy":
+    ) -> Hierarchy:
         """Build from one label column per generalization level, aligned with ``leaves``.
 
         ``levels[i][j]`` is the label of leaf ``j`` at level ``i + 1``. Nodes are identified by
@@ -106,8 +106,8 @@ class Hierarchy:
         leaf_labels = [_label(v) for v in leaf_series.to_list()]
         ids = [np.arange(n, dtype=np.uint32)]
         labels: list[Sequence[str]] = [leaf_labels]
-        for depth, column in enumerate(levels, start=1):
-            column = np.asarray([_label(v) for v in column], dtype=object)
+        for depth, given in enumerate(levels, start=1):
+            column = np.asarray([_label(v) for v in given], dtype=object)
             if len(column) != n:
                 raise HierarchyError(
                     f"hierarchy '{name}': level {depth} has {len(column)} labels for {n} values"
@@ -135,7 +135,7 @@ class Hierarchy:
     @classmethod
     def from_csv(
         cls, path: str | Path, *, name: str | None = None, separator: str | None = None
-    ) -> "Hierarchy":
+    ) -> Hierarchy:
         """Read a hierarchy file as ARX writes it: one row per leaf, one column per level.
 
         No header; ``;`` (ARX's default) or ``,`` separated (detected from the first line when
@@ -174,7 +174,7 @@ class Hierarchy:
         levels = [[row[i] for row in rows] for i in range(1, width)]
         return cls.from_columns(name or path.stem, leaves, levels)
 
-    def with_missing_leaf(self) -> "Hierarchy":
+    def with_missing_leaf(self) -> Hierarchy:
         """This hierarchy plus a leaf for the missing value, shown ``?`` up to the root.
 
         Under the ``keep`` missing-value policy a missing value is a value of its own, so it
@@ -355,4 +355,5 @@ class Hierarchy:
             return NotImplemented
         return self.to_rows() == other.to_rows()
 
+    # unhashable (equality compares contents); typeshed types __hash__ as a method, not None
     __hash__ = None  # type: ignore[assignment]

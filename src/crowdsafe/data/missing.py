@@ -31,7 +31,7 @@ class MissingPolicy(StrEnum):
     ERROR = "error"
 
     @classmethod
-    def parse(cls, value: "MissingPolicy | str") -> "MissingPolicy":
+    def parse(cls, value: MissingPolicy | str) -> MissingPolicy:
         try:
             return cls(str(value).strip().lower())
         except ValueError:

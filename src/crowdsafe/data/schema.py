@@ -28,7 +28,7 @@ class Role(StrEnum):
     INSENSITIVE = "insensitive"  # neither known nor protected
 
     @classmethod
-    def parse(cls, value: str, *, attribute: str = "") -> "Role":
+    def parse(cls, value: str, *, attribute: str = "") -> Role:
         text = str(value).strip().lower().replace("_", "-")
         aliases = {"qi": "quasi-identifier", "quasi": "quasi-identifier", "id": "identifier"}
         text = aliases.get(text, text)
@@ -50,7 +50,7 @@ class AttributeType(StrEnum):
     DATE = "date"  # calendar dates
 
     @classmethod
-    def parse(cls, value: str, *, attribute: str = "") -> "AttributeType":
+    def parse(cls, value: str, *, attribute: str = "") -> AttributeType:
         text = str(value).strip().lower()
         aliases = {"nominal": "categorical", "category": "categorical", "number": "numeric",
                    "integer": "numeric", "float": "numeric", "continuous": "numeric"}
@@ -125,7 +125,7 @@ class Schema:
         sensitive: Sequence[str] | str | None = None,
         identifiers: Sequence[str] = (),
         person_id: str | None = None,
-    ) -> "Schema":
+    ) -> Schema:
         """Declare a schema in Python: ``Schema.of({"age": "numeric", "zip": "categorical"})``.
 
         Roles default to quasi-identifier for every attribute; ``qi``/``sensitive`` narrow them
@@ -142,7 +142,7 @@ class Schema:
         return replace(schema, person_id=person_id) if person_id else schema
 
     @classmethod
-    def infer(cls, frame: pl.DataFrame, *, echo: bool = False) -> "Schema":
+    def infer(cls, frame: pl.DataFrame, *, echo: bool = False) -> Schema:
         """Infer a schema from column types: every attribute a quasi-identifier.
 
         Numbers become numeric, dates date, Enum columns ordinal, everything else categorical.
@@ -162,7 +162,7 @@ class Schema:
         return schema
 
     @classmethod
-    def from_toml(cls, path: str | Path) -> "Schema":
+    def from_toml(cls, path: str | Path) -> Schema:
         """Read a schema from a TOML file.
 
         Format (attributes in column order; ``role`` defaults to quasi-identifier, ``type`` is
@@ -275,7 +275,7 @@ class Schema:
             )
         return names
 
-    def with_role(self, names: Iterable[str], role: Role) -> "Schema":
+    def with_role(self, names: Iterable[str], role: Role) -> Schema:
         chosen = set(self._check_names(names, f"role {role.value}"))
         return replace(
             self,
@@ -286,7 +286,7 @@ class Schema:
         self,
         qi: Sequence[str] | None = None,
         sensitive: Sequence[str] | str | None = None,
-    ) -> "Schema":
+    ) -> Schema:
         """Return a schema with the given quasi-identifiers and sensitive attributes.
 
         When ``qi`` is given, exactly those attributes are quasi-identifiers (former
@@ -317,7 +317,7 @@ class Schema:
             attributes.append(replace(a, role=role))
         return replace(self, attributes=tuple(attributes))
 
-    def with_types(self, types: Mapping[str, AttributeType | str]) -> "Schema":
+    def with_types(self, types: Mapping[str, AttributeType | str]) -> Schema:
         """Return a schema with some attribute types replaced."""
         self._check_names(types, "type override")
         return replace(
@@ -329,7 +329,7 @@ class Schema:
             ),
         )
 
-    def select(self, names: Sequence[str]) -> "Schema":
+    def select(self, names: Sequence[str]) -> Schema:
         """The schema restricted to ``names`` (in that order)."""
         self._check_names(names, "selection")
         person = self.person_id if self.person_id in names else None

@@ -41,12 +41,14 @@ LARGE_COUNT = 1000  # "large" true counts, for the band statistics
 SMALL_COUNT = 300  # the close-up panel of small counts
 
 
-@experiment("alpha-beta", "The alpha-beta algorithm on Adult: (10N/m, 0.2)-privacy, estimates of all <=3-attribute equality queries")
+@experiment("alpha-beta",
+            "The alpha-beta algorithm on Adult: (10N/m, 0.2)-privacy, estimates of all <=3-attribute equality queries")
 def alpha_beta(ctx: ExperimentContext) -> None:
     data = adult("train", drop_missing=True)
     table = prepare(data, list(ATTRIBUTES), max_rows=MAX_ROWS)  # public domains: the hierarchies' leaves
     plan = plan_for(table, gamma=GAMMA, c=C, alpha=ALPHA)
     view = run(table, plan, ctx.randomness)
+    assert table.index is not None  # Adult's domain has fewer than 2^64 tuples: the table is indexed
     truth = table.domain.codes_of(table.index)  # I's distinct tuples, as codes
     sweep = equality_estimates(view, max_attributes=MAX_ATTRIBUTES, truth=truth)
     frame = sweep.frame

@@ -196,7 +196,7 @@ def composition_bounds(ctx: ExperimentContext) -> None:
     fig = Figure(figsize=(11, 4.2))
     axes = fig.subplots(1, len(per_step))
     for ax, eps in zip(axes, per_step):
-        curves: dict[str, list[float]] = {"summation": [], "drv": [], "kov": []}
+        curves: dict[str, list[float | None]] = {"summation": [], "drv": [], "kov": []}
         for k in ks:
             result = compose_homogeneous(eps, 0.0, k, slack)
             for c in result.candidates:

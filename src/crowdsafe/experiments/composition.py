@@ -62,7 +62,7 @@ SCENARIOS = {
     f"Mondrian entropy l={L:g}": ("l-diverse", "l-diverse"),
     f"Mondrian t={T:g}": ("t-close", "t-close"),
 }
-METHODS = {"mondrian": {}, "mdav": {}, "l-diverse": {"l": L}, "t-close": {"t": T}}
+METHODS: dict[str, dict[str, Any]] = {"mondrian": {}, "mdav": {}, "l-diverse": {"l": L}, "t-close": {"t": T}}
 LEVELS = (0.25, 0.5, 0.75)
 WORKERS = 2  # (table, seed) jobs run in parallel processes
 
@@ -248,7 +248,8 @@ def _contrast_figure(frame: pl.DataFrame, contrast: pl.DataFrame) -> Figure:
     return figure
 
 
-@experiment("composition", "Intersection attack on two independent k-anonymous releases (Adult + synthetic), vs safe publish and DP tables")
+@experiment("composition", "Intersection attack on two independent k-anonymous releases (Adult + synthetic), "
+                            "vs safe publish and DP tables")
 def composition(ctx: ExperimentContext) -> None:
     started = time.perf_counter()
     tables = census_tables()
@@ -262,9 +263,9 @@ def composition(ctx: ExperimentContext) -> None:
             outcomes = list(pool.map(_job, jobs))
     else:
         outcomes = [_job(job) for job in jobs]
-    for (name, seed, _), (grid, versus) in zip(jobs, outcomes):
+    for (_name, seed, _), (grid, versus_rows) in zip(jobs, outcomes):
         rows.extend({**row, "seed": seed} for row in grid)
-        contrast.extend({**row, "seed": seed} for row in versus)
+        contrast.extend({**row, "seed": seed} for row in versus_rows)
     ctx.csv("composition", _columns(rows))
     ctx.csv("contrast", _columns(contrast))
     frame, versus = pl.DataFrame(rows), pl.DataFrame(contrast)
@@ -279,6 +280,7 @@ def composition(ctx: ExperimentContext) -> None:
         "seeds": SEEDS, "overlap": OVERLAP, "rows_per_subset": OVERLAP + OWN, "ks": list(KS),
         "perfect_breach_mean_over_k": summary.to_dicts(),
         "contrast": versus.group_by("dataset", "scenario").agg(
-            pl.col("perfect_breach_true").mean(), pl.col("partial_breach_50").mean()).sort("dataset", "scenario").to_dicts(),
+            pl.col("perfect_breach_true").mean(), pl.col("partial_breach_50").mean()
+        ).sort("dataset", "scenario").to_dicts(),
         "seconds": time.perf_counter() - started,
     })

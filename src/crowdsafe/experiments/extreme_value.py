@@ -147,7 +147,8 @@ def extreme_value(ctx: ExperimentContext) -> None:
     names = ["Mondrian", "publish\nfixed scheme", "publish\nε1-safe"]
     ax.bar(names, [o.advantage for o in outcomes], color=["#c0392b", "#2e86c1", "#28b463"])
     ax.axhline(bound, color="black", linestyle="--", linewidth=1)
-    ax.text(2.45, bound, f"any (ε={EPSILON:g}, δ={DELTA:g})-DP release: ≤ {bound:.2f}", ha="right", va="bottom", fontsize=8)
+    ax.text(2.45, bound, f"any (ε={EPSILON:g}, δ={DELTA:g})-DP release: ≤ {bound:.2f}",
+            ha="right", va="bottom", fontsize=8)
     ax.set_ylim(-0.05, 1.05)
     ax.set_ylabel("attacker's membership advantage (TPR − FPR)")
     ax.set_title(f"Is the person worth 35M in a town of {TOWN_SIZE}? ({RUNS} runs each)")
@@ -156,7 +157,9 @@ def extreme_value(ctx: ExperimentContext) -> None:
     ctx.png("membership_advantage", figure)
     ctx.summary.update(
         k=k,
-        mondrian_range_with_rich_person=top.get_column("worth").cast(pl.String).unique().to_list() if top.height else [],
+        mondrian_range_with_rich_person=(
+            top.get_column("worth").cast(pl.String).unique().to_list() if top.height else []
+        ),
         dp_bound=bound,
         advantages={o.mechanism: round(o.advantage, 4) for o in outcomes},
     )

@@ -30,7 +30,9 @@ KS = (2, 5, 10, 25)
 PUBLISH = (1.0, 1e-4)
 
 
-@experiment("linkage", "Linkage attack: a synthetic identified list drawn from Adult against de-identified and anonymized releases")
+@experiment("linkage",
+            "Linkage attack: a synthetic identified list drawn from Adult "
+            "against de-identified and anonymized releases")
 def linkage(ctx: ExperimentContext) -> None:
     data = with_record_id(adult("train", drop_missing=True).with_roles(qi=QI), RECORD)
     releases = {"names removed": data.frame.select(QI + [RECORD])}
@@ -59,7 +61,8 @@ def linkage(ctx: ExperimentContext) -> None:
                                ("reidentified_uniquely_correct", s.get("reidentified_uniquely_correct")),
                                ("reidentified_with_probability_at_least_half",
                                 s["reidentified_with_probability_at_least_half"]),
-                               ("expected_correct_links", s.get("expected_correct_links", s["expected_correct_links_if_listed"]))):
+                               ("expected_correct_links",
+                                s.get("expected_correct_links", s["expected_correct_links_if_listed"]))):
                 columns[key].append(value)
     ctx.csv("linkage", columns)
     frame = pl.DataFrame(columns)

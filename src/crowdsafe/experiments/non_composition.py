@@ -21,10 +21,12 @@ EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0)
 MAIN_EPSILON = 1.0
 
 
-@experiment("non-composition", "DP under sampling does not compose: two private mechanisms on one sample reveal a tuple")
+@experiment("non-composition",
+            "DP under sampling does not compose: two private mechanisms on one sample reveal a tuple")
 def non_composition_experiment(ctx: ExperimentContext) -> None:
     streams = ctx.randomness.spawn(len(EPSILONS))
-    results = {eps: non_composition(epsilon=eps, runs=RUNS, randomness=stream) for eps, stream in zip(EPSILONS, streams)}
+    results = {eps: non_composition(epsilon=eps, runs=RUNS, randomness=stream)
+               for eps, stream in zip(EPSILONS, streams)}
     columns: dict[str, list] = {k: [] for k in ("epsilon", "event", "dataset", "estimate", "ci_low", "ci_high",
                                                 "hits", "runs", "epsilon_lower_bound")}
     for eps, result in results.items():

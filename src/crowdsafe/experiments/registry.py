@@ -69,7 +69,10 @@ _REGISTRY: dict[str, Experiment] = {}
 _loaded = False
 
 
-def experiment(name: str, title: str) -> Callable[[Callable[[ExperimentContext], None]], Callable[[ExperimentContext], None]]:
+ExperimentFunction = Callable[[ExperimentContext], None]
+
+
+def experiment(name: str, title: str) -> Callable[[ExperimentFunction], ExperimentFunction]:
     """Register the decorated function as the experiment ``name``."""
 
     def register(function: Callable[[ExperimentContext], None]) -> Callable[[ExperimentContext], None]:
@@ -127,6 +130,7 @@ def run(
     ``options`` are handed to it as texts (an experiment refuses keys it does not know)."""
     entry = get(name)
     folder = Path(out if out is not None else DEFAULT_RESULTS) / name
-    context = ExperimentContext(name, folder, as_randomness(seed), options={str(k): str(v) for k, v in (options or {}).items()})
+    context = ExperimentContext(name, folder, as_randomness(seed),
+                                options={str(k): str(v) for k, v in (options or {}).items()})
     entry.run(context)
     return ExperimentResult(name, entry.title, folder, tuple(context.written), context.summary)

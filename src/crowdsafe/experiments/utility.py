@@ -91,7 +91,8 @@ class Options:
         known = {"seeds", "epsilons", "deltas", "objectives", "ceiling_seeds", "logistic", "peers"}
         unknown = sorted(set(options) - known)
         if unknown:
-            raise ParameterError(f"unknown option {unknown[0]!r} for the utility experiment; use: {', '.join(sorted(known))}")
+            raise ParameterError(f"unknown option {unknown[0]!r} for the utility experiment; "
+                                 f"use: {', '.join(sorted(known))}")
 
         def numbers(key: str, default: tuple[float, ...]) -> tuple[float, ...]:
             if key not in options:
@@ -99,7 +100,8 @@ class Options:
             try:
                 values = tuple(float(v) for v in options[key].split(",") if v.strip())
             except ValueError:
-                raise ParameterError(f"option {key} is a comma-separated list of numbers, got {options[key]!r}") from None
+                raise ParameterError(
+                    f"option {key} is a comma-separated list of numbers, got {options[key]!r}") from None
             if not values or not all(math.isfinite(v) and v > 0 for v in values):
                 raise ParameterError(f"option {key} needs numbers > 0, got {options[key]!r}")
             return values
@@ -168,7 +170,8 @@ def classifier_accuracy(release: pl.DataFrame, original: Dataset, test: Dataset,
 def majority_rate(test: Dataset) -> float:
     """Share of the test rows holding the most frequent income."""
     counts = test.frame.get_column(TARGET).value_counts().get_column("count")
-    return float(counts.max() / test.n_rows)
+    most: Any = counts.max()  # a row count (an int)
+    return float(most / test.n_rows)
 
 
 # -- the ceiling: every lattice node, on one sample ------------------------------------------------
@@ -485,8 +488,10 @@ def plot(ctx: ExperimentContext, runs: pl.DataFrame, table: pl.DataFrame, epsilo
     panels = [p for p in panels if (lines["classifier"] == p[0]).any()]
     figure = Figure(figsize=(6.5 * (len(panels) + 1), 5))
     axes = [figure.add_subplot(1, len(panels) + 1, i + 1) for i in range(len(panels) + 1)]
+    tab20 = colormaps["tab20"]
+    colours = [tab20(i) for i in range(tab20.N)]  # the qualitative map's 20 colours
     for ax in axes:  # more methods than the default ten colours
-        ax.set_prop_cycle(color=colormaps["tab20"].colors)
+        ax.set_prop_cycle(color=colours)
     peers = lines.filter(pl.col("method").str.starts_with("peer: "))
     for ax, (model, title) in zip(axes, panels):
         own = lines.filter(pl.col("classifier") == model)

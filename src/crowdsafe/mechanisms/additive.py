@@ -59,7 +59,7 @@ class NoisyValue:
             raise ParameterError(f"no noise distribution recorded for {self.mechanism}")
         return self.distribution.half_width(level) * (self.grid_step or 1.0)
 
-    def rescaled(self, factor: float, label: str) -> "NoisyValue":
+    def rescaled(self, factor: float, label: str) -> NoisyValue:
         """The same answer in units ``factor`` times larger (an integer total of grid steps)."""
         return replace(
             self,

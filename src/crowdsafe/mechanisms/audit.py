@@ -158,7 +158,22 @@ def _numbers(outputs: Any, statistic: Statistic | None) -> np.ndarray:
     return values
 
 
-def _threshold_events(sample_0: np.ndarray, sample_1: np.ndarray, thresholds: int, keep: int, delta: float) -> list[Event]:
+def _at_least(cut: float) -> Callable[[Any], np.ndarray]:
+    def event(statistic: Any) -> np.ndarray:
+        return np.asarray(statistic >= cut)
+
+    return event
+
+
+def _at_most(cut: float) -> Callable[[Any], np.ndarray]:
+    def event(statistic: Any) -> np.ndarray:
+        return np.asarray(statistic <= cut)
+
+    return event
+
+
+def _threshold_events(sample_0: np.ndarray, sample_1: np.ndarray, thresholds: int, keep: int,
+                      delta: float) -> list[Event]:
     """Pick the ``keep`` threshold events {s ≥ t} / {s ≤ t} with the largest plug-in ε.
 
     Runs on the selection batch only. Rates are smoothed (+1/2 per count) so an event never seen
@@ -169,8 +184,8 @@ def _threshold_events(sample_0: np.ndarray, sample_1: np.ndarray, thresholds: in
     scored: list[tuple[float, Event]] = []
     for cut in cuts:
         for name, predicate in (
-            (f"statistic >= {cut:.6g}", lambda s, c=cut: s >= c),
-            (f"statistic <= {cut:.6g}", lambda s, c=cut: s <= c),
+            (f"statistic >= {cut:.6g}", _at_least(cut)),
+            (f"statistic <= {cut:.6g}", _at_most(cut)),
         ):
             h0, h1 = int(np.count_nonzero(predicate(sample_0))), int(np.count_nonzero(predicate(sample_1)))
             fpr, fnr = (h0 + 0.5) / (n0 + 1.0), (n1 - h1 + 0.5) / (n1 + 1.0)

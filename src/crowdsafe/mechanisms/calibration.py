@@ -263,11 +263,17 @@ def discrete_gaussian_sigma2(
     if l2_sensitivity is None:
         if int(sensitivity) != sensitivity or sensitivity < 1:
             raise ParameterError(f"the discrete Gaussian needs an integer sensitivity ≥ 1, got {sensitivity}")
-        delta_at: Callable[[float], float] = lambda s2: discrete_gaussian_delta(epsilon, s2, int(sensitivity))
+
+        def delta_at(s2: float) -> float:
+            return discrete_gaussian_delta(epsilon, s2, int(sensitivity))
+
         start = analytic_gaussian_sigma(epsilon, delta, sensitivity)
     else:
         l2 = check_sensitivity(l2_sensitivity, "L2 sensitivity")
-        delta_at = lambda s2: zcdp_delta(l2 * l2 / (2.0 * s2), epsilon)
+
+        def delta_at(s2: float) -> float:
+            return zcdp_delta(l2 * l2 / (2.0 * s2), epsilon)
+
         start = analytic_gaussian_sigma(epsilon, delta, l2)
     sigma = _smallest_scale(lambda s: delta_at(s * s) <= delta, start=start, rel_tol=1e-7, step=1.05)
     sigma2 = rational_at_least(sigma * sigma)

@@ -54,7 +54,8 @@ def bernoulli_fraction(generator: np.random.Generator, numerators: np.ndarray, d
     if n == 0:
         return np.zeros(0, dtype=bool)
     if denominator < _INT64_SAFE and numerators.dtype != object:
-        return generator.integers(0, denominator, size=n, dtype=np.int64) < numerators
+        drawn: np.ndarray = generator.integers(0, denominator, size=n, dtype=np.int64) < numerators
+        return drawn
     result = np.zeros(n, dtype=bool)
     remainders = np.array([int(v) for v in numerators], dtype=object)
     certain = remainders >= denominator

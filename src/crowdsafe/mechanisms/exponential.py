@@ -203,13 +203,19 @@ def _weights(scores: np.ndarray, epsilon: float, sensitivity: float, monotonic: 
     if grid.dtype != object and float(top) - float(grid.min()) < _INT64_SAFE:
         gaps = top - grid  # exact int64
         estimate = float(s) * gaps.astype(np.float64)
-        exact_gap: Callable[[int], int] = lambda j: int(gaps[j])
+
+        def exact_gap(j: int) -> int:
+            return int(gaps[j])
+
     else:  # scores beyond 2^62 steps apart: exact gaps in Python integers
         gaps_obj = np.array([int(top) - int(v) for v in grid], dtype=object)
         with np.errstate(over="ignore"):
             estimate = float(s) * gaps_obj.astype(np.float64)
         gaps = None
-        exact_gap = lambda j: int(gaps_obj[j])
+
+        def exact_gap(j: int) -> int:
+            return int(gaps_obj[j])
+
     if omega is not None:
         estimate = estimate + omega
     # Entries whose estimate is below 2^61 are exact in int64 (the estimate's relative error is

@@ -29,7 +29,7 @@ class DiscreteLaplaceNoise:
     t: int
 
     @classmethod
-    def for_privacy(cls, epsilon: float, sensitivity: int) -> "DiscreteLaplaceNoise":
+    def for_privacy(cls, epsilon: float, sensitivity: int) -> DiscreteLaplaceNoise:
         """The noise for ε-DP at integer sensitivity Δ: s/t is ε/Δ rounded *down* to an exact
         rational, so the realised ε (:meth:`epsilon_at`) never exceeds the requested one."""
         epsilon = calibration.check_epsilon(epsilon)

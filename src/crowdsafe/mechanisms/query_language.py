@@ -28,13 +28,13 @@ import difflib
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 import polars as pl
 
 from crowdsafe.errors import QuerySyntaxError, SchemaError
 
-Literal = Union[str, float, int]
+Literal = str | float | int
 
 _TOKEN = re.compile(
     r"""
@@ -128,20 +128,20 @@ class IsNull:
 
 @dataclass(frozen=True)
 class Not:
-    operand: "Filter"
+    operand: Filter
 
 
 @dataclass(frozen=True)
 class And:
-    operands: tuple["Filter", ...]
+    operands: tuple[Filter, ...]
 
 
 @dataclass(frozen=True)
 class Or:
-    operands: tuple["Filter", ...]
+    operands: tuple[Filter, ...]
 
 
-Filter = Union[Comparison, Membership, Between, IsNull, Not, And, Or]
+Filter = Comparison | Membership | Between | IsNull | Not | And | Or
 
 
 @dataclass(frozen=True)
@@ -304,7 +304,8 @@ class _Parser:
         token = self.current
         if token.kind in ("number", "string"):
             self.advance()
-            return token.value
+            value: Literal = token.value
+            return value
         raise self.error("a value (a number or a quoted text such as 'Female')")
 
     def literal_list(self) -> tuple[Literal, ...]:
@@ -452,14 +453,16 @@ def compile_filter(node: Filter | None, dtypes: dict[str, pl.DataType]) -> pl.Ex
         return ~compile_filter(node.operand, dtypes)
     dtype = dtypes[node.column]
     if isinstance(node, IsNull):
-        expr = pl.col(node.column).is_null()
-        return ~expr if node.negated else expr
+        is_null: pl.Expr = pl.col(node.column).is_null()
+        missing: pl.Expr = ~is_null if node.negated else is_null
+        return missing
     if isinstance(node, Comparison):
         expr, value = _operand(node.column, dtype, node.value, ordering=node.op not in ("==", "!="))
-        return {
+        compared: dict[str, pl.Expr] = {
             "==": expr == value, "!=": expr != value, "<": expr < value,
             "<=": expr <= value, ">": expr > value, ">=": expr >= value,
-        }[node.op]
+        }
+        return compared[node.op]
     if isinstance(node, Membership):
         reconciled = [_operand(node.column, dtype, v) for v in node.values]
         expr = reconciled[0][0]
@@ -472,6 +475,6 @@ def compile_filter(node: Filter | None, dtypes: dict[str, pl.DataType]) -> pl.Ex
     if isinstance(node, Between):
         expr, low = _operand(node.column, dtype, node.low, ordering=True)
         _, high = _operand(node.column, dtype, node.high, ordering=True)
-        inside = (expr >= low) & (expr <= high)
+        inside: pl.Expr = (expr >= low) & (expr <= high)
         return ~inside if node.negated else inside
     raise TypeError(f"unknown filter node {node!r}")  # pragma: no cover - exhaustive above

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 
@@ -32,7 +32,7 @@ NEIGHBOURS: tuple[str, ...] = ("add-remove", "change")
 def check_neighbours(neighbours: str) -> Neighbours:
     if neighbours not in NEIGHBOURS:
         raise ParameterError(f"neighbours must be 'add-remove' or 'change', got {neighbours!r}")
-    return neighbours  # type: ignore[return-value]
+    return cast(Neighbours, neighbours)  # one of the two values, checked above
 
 
 def check_rows_per_person(rows_per_person: int) -> int:

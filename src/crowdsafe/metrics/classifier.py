@@ -201,9 +201,9 @@ def _fit_and_score(train: CellTable, test: CellTable, features: Sequence[str], t
             numeric_columns.append(position)
         position += width
     for j in numeric_columns:  # impute missing midpoints, then standardize on the training rows
-        column = x_train[:, j]
-        fill = float(np.nanmedian(column)) if np.isfinite(column).any() else 0.0
-        x_train[:, j] = np.where(np.isfinite(column), column, fill)
+        feature = x_train[:, j]
+        fill = float(np.nanmedian(feature)) if np.isfinite(feature).any() else 0.0
+        x_train[:, j] = np.where(np.isfinite(feature), feature, fill)
         x_test[:, j] = np.where(np.isfinite(x_test[:, j]), x_test[:, j], fill)
         mean = np.average(x_train[:, j], weights=train.counts)
         std = np.sqrt(np.average((x_train[:, j] - mean) ** 2, weights=train.counts)) or 1.0
@@ -278,7 +278,8 @@ def classifier_utility(
     released, notes = _fit_and_score(release_table, test_table, names, target, numeric, model, seed)
     baseline, _ = _fit_and_score(original_table, test_table, names, target, numeric, model, seed)
     target_counts = pl.Series(test.frame.get_column(target)).value_counts()
-    majority = float(target_counts.get_column("count").max() / test.n_rows)
+    most: Any = target_counts.get_column("count").max()  # a row count (an int)
+    majority = float(most / test.n_rows)
     return ClassifierReport(
         target=target, model=model, features=names, accuracy_release=released, accuracy_original=baseline,
         majority_rate=majority, train_rows_release=release_table.rows, train_rows_original=original_table.rows,

@@ -20,7 +20,6 @@ from crowdsafe.metrics.information_loss import InformationLoss, information_loss
 from crowdsafe.metrics.marginals import MarginalReport, marginal_distances
 from crowdsafe.metrics.workload import WorkloadReport, workload_error
 
-
 UTILITY_NOTICE = ("CUSTODIAN ONLY: measured against the original data, so not covered by any guarantee; "
                   "do not publish it")
 

@@ -90,8 +90,8 @@ def make_workload(
     width = min(max_attributes, len(names))
     chosen_counts = rng.integers(1, width + 1, size=queries)
     constrained = np.zeros((queries, len(names)), dtype=bool)
-    for q, count in enumerate(chosen_counts):
-        constrained[q, rng.choice(len(names), size=count, replace=False)] = True
+    for i, count in enumerate(chosen_counts):
+        constrained[i, rng.choice(len(names), size=count, replace=False)] = True
     allowed = {}
     for j, column in enumerate(names):
         encoded = original.encoded(column)

@@ -73,7 +73,7 @@ class SensitiveCounts:
         code: np.ndarray,
         count: np.ndarray,
         attribute_type: AttributeType = AttributeType.CATEGORICAL,
-    ) -> "SensitiveCounts":
+    ) -> SensitiveCounts:
         """Build from any (class id, value code, count) rows, e.g. a frequency table whose rows a
         lattice search has mapped to classes; repeated (class, value) rows are added up and
         class ids must be 0..C-1, each used."""
@@ -249,7 +249,8 @@ class EquivalenceClasses:
         width = max(encoded.cardinality, 1)
         if self._row_key is not None and float(self._class_keys.max(initial=0)) * width < 2.0**63:
             class_key, code, count = self._packed_pairs(encoded)
-            return self._store_sensitive(attribute, encoded, np.searchsorted(self._class_keys, class_key).astype(np.int64),
+            return self._store_sensitive(attribute, encoded,
+                                         np.searchsorted(self._class_keys, class_key).astype(np.int64),
                                          code, count)
         columns = [*self.quasi_identifiers, attribute]
         pairs = code_frequencies(Encoding({**self._encoding.columns, attribute: encoded}), columns)
@@ -259,7 +260,8 @@ class EquivalenceClasses:
         new_class[1:] = (qi_codes[1:] != qi_codes[:-1]).any(axis=1)
         return self._store_sensitive(
             attribute, encoded, (np.cumsum(new_class) - 1).astype(np.int64),
-            pairs.get_column(attribute).to_numpy().astype(np.int64), pairs.get_column(COUNT).to_numpy().astype(np.int64),
+            pairs.get_column(attribute).to_numpy().astype(np.int64),
+            pairs.get_column(COUNT).to_numpy().astype(np.int64),
         )
 
     def __repr__(self) -> str:

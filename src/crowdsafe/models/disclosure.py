@@ -47,7 +47,8 @@ def beta_values(counts: SensitiveCounts) -> np.ndarray:
 def enhanced_beta_violations(counts: SensitiveCounts) -> np.ndarray:
     """Per class, the number of values whose gain exceeds −ln p (no β can cover them)."""
     gain, p = _gains(counts)
-    return np.bincount(counts.cls, weights=(gain > -np.log(p)) & (gain > 0), minlength=counts.n_classes).astype(np.int64)
+    disclosing = (gain > -np.log(p)) & (gain > 0)
+    return np.bincount(counts.cls, weights=disclosing, minlength=counts.n_classes).astype(np.int64)
 
 
 def enhanced_beta_values(counts: SensitiveCounts) -> np.ndarray:

@@ -53,7 +53,9 @@ class SensitiveReport:
         return out
 
 
-def assess_sensitive(classes: EquivalenceClasses, attribute: str, *, l: int = 2, ground: str = "auto") -> SensitiveReport:
+def assess_sensitive(
+    classes: EquivalenceClasses, attribute: str, *, l: int = 2, ground: str = "auto"
+) -> SensitiveReport:
     """Every sensitive-attribute model for ``attribute`` on ``classes``."""
     counts = classes.sensitive(attribute)
     hierarchy = classes.dataset.hierarchies.get(attribute)

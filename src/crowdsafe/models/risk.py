@@ -71,7 +71,9 @@ def prosecutor_risk(sizes: np.ndarray, threshold: float = DEFAULT_THRESHOLD) -> 
     return _attacker_risk(1.0 / sizes, sizes, _check_threshold(threshold))
 
 
-def journalist_risk(sizes: np.ndarray, population_sizes: np.ndarray, threshold: float = DEFAULT_THRESHOLD) -> AttackerRisk:
+def journalist_risk(
+    sizes: np.ndarray, population_sizes: np.ndarray, threshold: float = DEFAULT_THRESHOLD
+) -> AttackerRisk:
     """Journalist risk: record risk 1/F_j, weighted by the table's class sizes f_j."""
     return _attacker_risk(1.0 / np.asarray(population_sizes, dtype=np.float64),
                           np.asarray(sizes, dtype=np.float64), _check_threshold(threshold))

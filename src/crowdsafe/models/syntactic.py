@@ -22,7 +22,9 @@ from crowdsafe.models import closeness, disclosure, diversity
 from crowdsafe.models.classes import EquivalenceClasses, SensitiveCounts, as_dataset
 
 
-def _classes(data: Any, qi: Sequence[str] | None, sensitive: str | None, original: Dataset | None) -> EquivalenceClasses:
+def _classes(
+    data: Any, qi: Sequence[str] | None, sensitive: str | None, original: Dataset | None
+) -> EquivalenceClasses:
     if isinstance(data, EquivalenceClasses):
         if qi is not None and list(qi) != data.quasi_identifiers:
             raise ParameterError("these classes were built on other quasi-identifiers")
@@ -33,7 +35,9 @@ def _classes(data: Any, qi: Sequence[str] | None, sensitive: str | None, origina
     return EquivalenceClasses(dataset, qi, original=original)
 
 
-def _sensitive(data: Any, sensitive: str, qi: Sequence[str] | None, original: Dataset | None) -> tuple[EquivalenceClasses, SensitiveCounts]:
+def _sensitive(
+    data: Any, sensitive: str, qi: Sequence[str] | None, original: Dataset | None
+) -> tuple[EquivalenceClasses, SensitiveCounts]:
     classes = _classes(data, qi, sensitive, original)
     return classes, classes.sensitive(sensitive)
 
@@ -43,7 +47,9 @@ def k_anonymity(data: Any, qi: Sequence[str] | None = None, *, original: Dataset
     return _classes(data, qi, None, original).k
 
 
-def classes_below(data: Any, k: int, qi: Sequence[str] | None = None, *, original: Dataset | None = None) -> pl.DataFrame:
+def classes_below(
+    data: Any, k: int, qi: Sequence[str] | None = None, *, original: Dataset | None = None
+) -> pl.DataFrame:
     """The equivalence classes with fewer than ``k`` rows: their quasi-identifier values and ``count``."""
     return _classes(data, qi, None, original).below(k)
 
@@ -54,7 +60,9 @@ def l_diversity(data: Any, sensitive: str, qi: Sequence[str] | None = None, *, o
     return int(diversity.distinct_values(counts).min())
 
 
-def entropy_l_diversity(data: Any, sensitive: str, qi: Sequence[str] | None = None, *, original: Dataset | None = None) -> float:
+def entropy_l_diversity(
+    data: Any, sensitive: str, qi: Sequence[str] | None = None, *, original: Dataset | None = None
+) -> float:
     """Entropy ℓ: the smallest exp(H) over classes (a real number, never truncated)."""
     _, counts = _sensitive(data, sensitive, qi, original)
     return float(diversity.entropy_values(counts).min())
@@ -79,14 +87,17 @@ def t_closeness(
     return float(closeness.emd_per_class(counts, chosen, hierarchy).max())
 
 
-def delta_disclosure(data: Any, sensitive: str, qi: Sequence[str] | None = None, *, original: Dataset | None = None) -> float:
+def delta_disclosure(
+    data: Any, sensitive: str, qi: Sequence[str] | None = None, *, original: Dataset | None = None
+) -> float:
     """The table's δ (inf when some class lacks a sensitive value of the table)."""
     _, counts = _sensitive(data, sensitive, qi, original)
     return float(disclosure.delta_values(counts).max())
 
 
 def beta_likeness(
-    data: Any, sensitive: str, qi: Sequence[str] | None = None, *, enhanced: bool = False, original: Dataset | None = None
+    data: Any, sensitive: str, qi: Sequence[str] | None = None, *, enhanced: bool = False,
+    original: Dataset | None = None,
 ) -> float:
     """The table's β: basic (largest relative gain) or enhanced (inf when no β can hold)."""
     _, counts = _sensitive(data, sensitive, qi, original)
@@ -94,7 +105,9 @@ def beta_likeness(
     return float(values.max())
 
 
-def effective_anonymity(data: Any, sensitive: str, qi: Sequence[str] | None = None, *, original: Dataset | None = None) -> pl.DataFrame:
+def effective_anonymity(
+    data: Any, sensitive: str, qi: Sequence[str] | None = None, *, original: Dataset | None = None
+) -> pl.DataFrame:
     """Per class: its quasi-identifier values, ``count`` (rows) and ``effective_anonymity``
     (the number of distinct sensitive values in it; Ganta et al. 2008)."""
     classes, counts = _sensitive(data, sensitive, qi, original)

@@ -17,17 +17,17 @@ and lives in :mod:`crowdsafe.privacy.dgamma`. See docs/alpha-beta.md.
 
 from crowdsafe.perturb.alpha_beta import Perturbation, Table, perturb, plan_for, plan_public, prepare, run
 from crowdsafe.perturb.domain import Domain, public_values
-from crowdsafe.privacy.dgamma import AlphaBetaPlan
 from crowdsafe.perturb.estimator import (
     EqualitySweep,
     Estimate,
     equality_estimates,
-    estimate,
     est,
+    estimate,
     theorem_bound,
 )
 from crowdsafe.perturb.query import Condition, CountQuery, parse_count
 from crowdsafe.perturb.view import View, certificate_path, check_view_path, read_view
+from crowdsafe.privacy.dgamma import AlphaBetaPlan
 
 __all__ = [
     "AlphaBetaPlan",

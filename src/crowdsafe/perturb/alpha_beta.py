@@ -76,6 +76,7 @@ from crowdsafe.privacy.dgamma import (
     correlation_assumption,
     plan_alpha_beta,
 )
+from crowdsafe.privacy.ledger import ChargeRequest
 from crowdsafe.randomness import Randomness, as_randomness
 
 Duplicates = Literal["collapse", "error"]
@@ -117,7 +118,10 @@ class Table:
     @property
     def n(self) -> int:
         """The exact number of distinct tuples (custodian-only: never published)."""
-        return len(self.index) if self.index is not None else self.codes.height  # type: ignore[union-attr]
+        if self.index is not None:
+            return len(self.index)
+        assert self.codes is not None  # a table holds its index or, past 2^64 tuples, its codes
+        return self.codes.height
 
     @property
     def duplicate_rows(self) -> int:
@@ -252,6 +256,11 @@ def duplicates_error() -> ParameterError:
     )
 
 
+def _active(domain: Domain | None) -> Domain:
+    assert domain is not None  # asked only for an attribute without a public domain
+    return domain
+
+
 def build_domain(
     frame: pl.DataFrame, names: list[str], public: Mapping[str, Any]
 ) -> tuple[Domain, dict[str, np.ndarray]]:
@@ -259,10 +268,11 @@ def build_domain(
     rest = [a for a in names if a not in public]
     active, codes = Domain.active_of(frame, rest) if rest else (None, {})
     if not public:
-        return active, codes  # type: ignore[return-value]
+        assert active is not None  # no public domain: every attribute (at least one) is active
+        return active, codes
     declared = public_domain(frame, public)
     codes.update(declared.encode(frame, what="the data"))
-    values = {a: declared.values[a] if a in public else active.values[a] for a in names}  # type: ignore[union-attr]
+    values = {a: declared.values[a] if a in public else _active(active).values[a] for a in names}
     return Domain(values, active=active is not None), {a: codes[a] for a in names}
 
 
@@ -483,11 +493,12 @@ def charged_run(dataset: Dataset, table: Table, plan: AlphaBetaPlan, ledger: Any
     fingerprint = dataset.fingerprint(key=ledger.identity_key)
     details = {"d": plan.d, "gamma": plan.gamma, "alpha": plan.alpha, "beta": plan.beta, "max_rows": plan.n,
                "m": plan.m, "attributes": table.domain.attributes}
-    with ledger.charge(fingerprint, epsilon=plan.epsilon, delta=0.0, kind="release",
-                       description=f"alpha-beta view ({plan.d:.3g}, {plan.gamma:.3g})-private of "
-                                   f"{', '.join(table.domain.attributes)}",
-                       mechanism="alpha-beta (Rastogi, Suciu, Hong 2007)", neighbours="add-remove",
-                       seeded=randomness.seeded, details=details) as charge:
+    request = ChargeRequest(epsilon=plan.epsilon, delta=0.0, kind="release",
+                            description=f"alpha-beta view ({plan.d:.3g}, {plan.gamma:.3g})-private of "
+                                        f"{', '.join(table.domain.attributes)}",
+                            mechanism="alpha-beta (Rastogi, Suciu, Hong 2007)", neighbours="add-remove",
+                            seeded=randomness.seeded, details=details)
+    with ledger.charge(fingerprint, request) as charge:
         view = run(table, plan, randomness)
         charge.record(view_rows=view.rows, **custodian_facts(table))
     budget = ledger.budget(fingerprint)

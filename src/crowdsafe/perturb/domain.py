@@ -70,7 +70,7 @@ class Domain:
     # -- construction -------------------------------------------------------------------
 
     @classmethod
-    def active_of(cls, frame: pl.DataFrame, attributes: Sequence[str]) -> tuple["Domain", dict[str, np.ndarray]]:
+    def active_of(cls, frame: pl.DataFrame, attributes: Sequence[str]) -> tuple[Domain, dict[str, np.ndarray]]:
         """The active domain of ``attributes`` in ``frame`` (sorted values, missing last), and
         the frame's codes."""
         values, codes = {}, {}
@@ -79,7 +79,7 @@ class Domain:
         return cls(values, active=True), codes
 
     @classmethod
-    def declared(cls, domains: Mapping[str, Iterable[Any]], frame: pl.DataFrame) -> "Domain":
+    def declared(cls, domains: Mapping[str, Iterable[Any]], frame: pl.DataFrame) -> Domain:
         """A public domain the custodian declares (value lists per attribute, in the frame's types)."""
         values = {}
         for name, listed in domains.items():
@@ -100,7 +100,8 @@ class Domain:
         codes = {}
         for name, series in self.values.items():
             if name not in frame.columns:
-                raise SchemaError(f"{what} has no column '{name}' (the domain's attributes: {', '.join(self.attributes)})")
+                raise SchemaError(f"{what} has no column '{name}' "
+                                  f"(the domain's attributes: {', '.join(self.attributes)})")
             codes[name] = encode_against(frame.get_column(name), series, what=what)
         return codes
 
@@ -123,7 +124,7 @@ class Domain:
         self._require_indexable()
         # the narrowest integer type holding every index: integer division is several times
         # faster on 32-bit (and signed 64-bit) integers than on unsigned 64-bit ones
-        work = np.uint32 if self.size <= 2**32 else np.int64 if self.size <= 2**63 else np.uint64
+        work: type[np.integer[Any]] = np.uint32 if self.size <= 2**32 else np.int64 if self.size <= 2**63 else np.uint64
         remainder = np.asarray(index).astype(work)
         out: dict[str, np.ndarray] = {}
         for name, size in zip(reversed(self.attributes), reversed(self.sizes)):
@@ -144,7 +145,7 @@ class Domain:
         for name, series in self.values.items():
             dtype = series.dtype
             if isinstance(dtype, (pl.Categorical, pl.Enum)):
-                series, dtype = series.cast(pl.String), pl.String
+                series, dtype = series.cast(pl.String), pl.String()
             if dtype.is_temporal():
                 listed = series.cast(pl.String).to_list()
             else:
@@ -153,7 +154,7 @@ class Domain:
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], *, active: bool = True) -> "Domain":
+    def from_json(cls, data: Mapping[str, Any], *, active: bool = True) -> Domain:
         if not isinstance(data, Mapping) or not data:
             raise InputError("the certificate's domain is missing or empty")
         values = {}
@@ -182,7 +183,7 @@ def _series_from_json(name: str, type_name: str, listed: list[Any]) -> pl.Series
     dtype = _TYPES.get(type_name)
     if dtype is None:
         raise ValueError(f"unknown type {type_name!r}")
-    if dtype.is_temporal():
+    if isinstance(dtype, pl.Date | pl.Datetime | pl.Time):  # the temporal types of _TYPES
         return pl.Series(name, listed, dtype=pl.String).str.strptime(dtype) if listed else pl.Series(name, [], dtype)
     return pl.Series(name, listed, dtype=dtype)
 
@@ -278,7 +279,7 @@ def domain_missing_error(attributes: Sequence[str]) -> ParameterError:
     )
 
 
-def public_domain(frame: pl.DataFrame, values: Mapping[str, list[Any] | pl.Series]) -> "Domain":
+def public_domain(frame: pl.DataFrame, values: Mapping[str, list[Any] | pl.Series]) -> Domain:
     """The :class:`Domain` of public value lists, in the frame's column types."""
     out: dict[str, pl.Series] = {}
     for name, listed in values.items():

@@ -62,7 +62,9 @@ class Estimate:
 
     def __str__(self) -> str:
         text = f"{self.estimate:,.1f} ± {self.error:,.1f}"
-        return text + f" ({self.confidence:.0%}; theorem bound ± {self.theorem_error:,.0f})" if self.theorem_error else text
+        if not self.theorem_error:
+            return text
+        return text + f" ({self.confidence:.0%}; theorem bound ± {self.theorem_error:,.0f})"
 
 
 def est(n_view: Any, n_domain: Any, alpha: float, beta: float) -> Any:
@@ -217,7 +219,8 @@ def equality_estimates(
                 pieces[a].append(codes[a] if a in codes else np.full(len(cells), -1, dtype=np.int64))
             pieces["set"].append(np.full(len(cells), len(labels), dtype=np.int64))
             pieces["n_view"].append(n_view)
-            pieces["n_domain"].append(np.full(len(cells), m // math.prod(sizes), dtype=object if m >= 2**63 else np.int64))
+            pieces["n_domain"].append(np.full(len(cells), m // math.prod(sizes),
+                                              dtype=object if m >= 2**63 else np.int64))
             labels.append(", ".join(subset))
     joined = {k: np.concatenate(v) for k, v in pieces.items() if v}
     n_domain = joined["n_domain"].astype(float) if m >= 2**63 else joined["n_domain"]

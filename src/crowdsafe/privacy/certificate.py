@@ -20,7 +20,8 @@ any data-dependent draw, so it is the same on neighbouring inputs for a seeded r
 Its JSON form is stable and versioned: keys sorted, ``"format": "crowdsafe-certificate"``,
 ``"version": 2``. Version 1 files are still read (their ``input_fingerprint`` is ignored and
 their sample's ``id`` is read as its ``release_id``), and so are version 2 files written before
-``format_notes`` existed (no notes); a newer version is refused instead of guessing. Certificates are written atomically (:func:`crowdsafe.files.write_text_atomic`).
+``format_notes`` existed (no notes); a newer version is refused instead of guessing. Certificates are
+written atomically (:func:`crowdsafe.files.write_text_atomic`).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from typing import Any, Literal
 
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import write_text_atomic
-from crowdsafe.privacy.loss import PrivacyLoss
+from crowdsafe.privacy.loss import PrivacyLoss, check_delta, check_epsilon
 
 FORMAT = "crowdsafe-certificate"
 VERSION = 2
@@ -67,7 +68,7 @@ class Certificate:
     sample: dict[str, Any] | None = None
     randomness: dict[str, Any] | None = None
     accounting: dict[str, Any] | None = None
-    components: tuple["Certificate", ...] = ()
+    components: tuple[Certificate, ...] = ()
     format_notes: tuple[str, ...] = ()
     crowdsafe_version: str = field(default_factory=_crowdsafe_version)
 
@@ -82,7 +83,8 @@ class Certificate:
             if self.epsilon is not None or self.delta is not None:
                 raise ParameterError("a 'no formal guarantee' certificate has no epsilon or delta")
         else:
-            PrivacyLoss(self.epsilon, self.delta)  # type: ignore[arg-type]  # validates
+            check_epsilon(self.epsilon)
+            check_delta(self.delta)
             if not self.theorem:
                 raise ParameterError("a certificate with a guarantee must name its theorem")
         if self.guarantee == "dps" and not self.release_id:
@@ -164,7 +166,7 @@ class Certificate:
         short = [r.split(":", 1)[0] for r in reasons]
         return f" ({'; '.join(short)}: NOT fit for release)"
 
-    def with_format_notes(self, *notes: str | None) -> "Certificate":
+    def with_format_notes(self, *notes: str | None) -> Certificate:
         """This certificate with ``format_notes`` set to ``notes`` (None entries dropped): how the
         file written beside it holds its cells (e.g. :func:`crowdsafe.csv_safety.format_note`).
         Such notes are fixed by the options and the file name before the data is read."""
@@ -204,7 +206,7 @@ class Certificate:
         return write_text_atomic(path, self.to_json())
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Certificate":
+    def from_dict(cls, data: dict[str, Any]) -> Certificate:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise InputError("not a crowdsafe certificate (missing format 'crowdsafe-certificate')")
         version = data.get("version")
@@ -235,7 +237,7 @@ class Certificate:
             raise InputError(f"certificate is missing the field {exc.args[0]!r}") from None
 
     @classmethod
-    def from_json(cls, text: str) -> "Certificate":
+    def from_json(cls, text: str) -> Certificate:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -243,7 +245,7 @@ class Certificate:
         return cls.from_dict(data)
 
     @classmethod
-    def read(cls, path: str | os.PathLike[str]) -> "Certificate":
+    def read(cls, path: str | os.PathLike[str]) -> Certificate:
         try:
             text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:

@@ -22,7 +22,7 @@ from typing import Any
 
 from crowdsafe.errors import ParameterError, SampleReuseError
 from crowdsafe.privacy.amplification import amplify, sampling_floor
-from crowdsafe.privacy.certificate import Certificate, Neighbours
+from crowdsafe.privacy.certificate import Certificate, Guarantee, Neighbours
 from crowdsafe.privacy.composition import compose_homogeneous, sequential
 from crowdsafe.privacy.dps import delta_bound
 from crowdsafe.privacy.loss import PrivacyLoss, check_delta
@@ -169,7 +169,7 @@ def certify_k_anonymization(
     params: dict[str, Any] = {"k": suppression.k, "beta": sampling.rate, **(parameters or {})}
     if recoding.safety == "epsilon-safe":
         params["epsilon1"] = recoding.epsilon1
-    common = dict(mechanisms=chain, parameters=params, neighbours=neighbours,
+    common: dict[str, Any] = dict(mechanisms=chain, parameters=params, neighbours=neighbours,
                   randomness=randomness, accounting=accounting)
     if recoding.safety == "unsafe":
         assert recoding.reason is not None
@@ -266,7 +266,7 @@ def certify_mechanism(
     params = dict(parameters or {})
     assumptions = [ASSUME_ONE_ROW, _neighbour_assumption(neighbours)]
     sample = None
-    guarantee = "dp"
+    guarantee: Guarantee = "dp"
     if sampling is not None:
         profile = sampling if isinstance(sampling, SamplingProfile) else SamplingProfile(sampling)
         if profile.rate < 1.0:
@@ -283,7 +283,7 @@ def certify_mechanism(
             guarantee = "dps"
             assumptions[:0] = [ASSUME_SECRET_SAMPLE, ASSUME_SAMPLE_ONCE]
     return Certificate(
-        guarantee=guarantee,  # type: ignore[arg-type]
+        guarantee=guarantee,
         epsilon=loss.epsilon,
         delta=loss.delta,
         theorem=theorem,
@@ -328,7 +328,7 @@ def certify_chain(
     if samplings and items[0] is not samplings[0]:
         raise ParameterError("sampling must be the first step of a chain")
     sampling = samplings[0] if samplings else None
-    context = dict(neighbours=neighbours, randomness=randomness,
+    context: dict[str, Any] = dict(neighbours=neighbours, randomness=randomness,
                    accounting=accounting, parameters=parameters)
     if recodings:
         if mechanisms:
@@ -404,17 +404,19 @@ def compose_certificates(
             reason=f"release {without[0] + 1} has no formal guarantee: {first.reason}",
             components=tuple(items),
         )
-    losses = [c.loss for c in items]
-    assert all(loss is not None for loss in losses)
+    losses: list[PrivacyLoss] = []
+    for c in items:
+        assert c.loss is not None  # every item has a guarantee (checked above)
+        losses.append(c.loss)
     params: dict[str, Any] = {"releases": len(items)}
     if len(items) > 1 and len(set(losses)) == 1:
-        composed = compose_homogeneous(losses[0].epsilon, losses[0].delta, len(items), delta_slack)  # type: ignore[union-attr]
+        composed = compose_homogeneous(losses[0].epsilon, losses[0].delta, len(items), delta_slack)
         total = composed.loss
         theorem = composed.theorem
         params.update(bound=composed.bound, delta_slack=delta_slack,
                       candidates=[c.as_dict() for c in composed.candidates])
     else:
-        total = sequential(losses)  # type: ignore[arg-type]
+        total = sequential(losses)
         theorem = "basic sequential composition (Dwork et al. 2006)"
         params["bound"] = "summation"
     assumptions = ["every DP-under-sampling release used its own fresh, independent sample"]

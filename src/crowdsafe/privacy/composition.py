@@ -248,8 +248,8 @@ def kov_epsilon(
     top = k * epsilon * (1.0 - 1e-13)
     if not ok(top):
         return k * epsilon
-    root = brentq(lambda x: _log_rr_hockey_stick(epsilon, k, x) - log_budget, 0.0, top,
-                  xtol=1e-14, rtol=1e-13)
+    root = float(brentq(lambda x: _log_rr_hockey_stick(epsilon, k, x) - log_budget, 0.0, top,
+                        xtol=1e-14, rtol=1e-13))
     step = max(root, 1e-300) * 1e-13
     while not ok(root):
         root, step = root + step, step * 2.0
@@ -297,8 +297,8 @@ def compose_homogeneous(
     order = {"summation": 0, "drv": 1, "kov": 2}
     usable = [c for c in candidates if c.epsilon is not None and c.delta is not None]
     # Differences below 1e-9 relative in ε are ties: then the smaller δ, then the simpler theorem.
-    least = min(c.epsilon for c in usable)  # type: ignore[type-var]
-    near = [c for c in usable if c.epsilon <= least * (1.0 + 1e-9) + 1e-15]  # type: ignore[operator]
+    least = min(c.epsilon for c in usable if c.epsilon is not None)
+    near = [c for c in usable if c.epsilon is not None and c.epsilon <= least * (1.0 + 1e-9) + 1e-15]
     best = min(near, key=lambda c: (c.delta, order[c.bound]))
     assert best.epsilon is not None and best.delta is not None
     return ComposedLoss(

@@ -428,7 +428,8 @@ def correlation_assumption(alpha: float, beta: float, d: float, gamma: float) ->
     status = (
         "this release meets that condition"
         if covered
-        else f"this release does not (alpha = {alpha:.6g}, beta = {beta:.6g}; it needs alpha = 1/2 and beta >= {needed:.6g})"
+        else f"this release does not (alpha = {alpha:.6g}, beta = {beta:.6g}; "
+        f"it needs alpha = 1/2 and beta >= {needed:.6g})"
     )
     return (
         "against correlated attackers the guarantee weakens: for priors of the form 'exactly one "

@@ -185,8 +185,9 @@ def _first_counted(n: np.ndarray, gamma: float, exact: _ExactGamma) -> np.ndarra
 
 def _log_pmf(n: np.ndarray, j: np.ndarray, beta: float) -> np.ndarray:
     """log f(j; n, β) for 0 ≤ j ≤ n (broadcasting)."""
-    return (log_gamma(n + 1.0) - log_gamma(j + 1.0) - log_gamma(n - j + 1.0)
-            + j * math.log(beta) + (n - j) * math.log1p(-beta))
+    log_f: np.ndarray = (log_gamma(n + 1.0) - log_gamma(j + 1.0) - log_gamma(n - j + 1.0)
+                         + j * math.log(beta) + (n - j) * math.log1p(-beta))
+    return log_f
 
 
 def _ratio_bound(gamma: float, beta: float, eps_anon: float) -> float:
@@ -215,7 +216,8 @@ def _log_tails(n: np.ndarray, gamma: float, beta: float, eps_anon: float, exact:
     log_sum = logsumexp_rows(log_pmf)
     # The rest after the kept terms is at most last·r/(1 − r); add it (it is 0 when j ran past n).
     remainder = log_pmf[:, -1] + math.log(ratio_bound / (1.0 - ratio_bound))
-    return np.logaddexp(log_sum, remainder)
+    total: np.ndarray = np.logaddexp(log_sum, remainder)
+    return total
 
 
 def delta_bound(k: int, beta: float, epsilon: float, epsilon1: float = 0.0) -> DeltaBound:

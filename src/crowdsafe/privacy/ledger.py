@@ -42,230 +42,40 @@ compose sequentially like any other entry.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
-import math
 import os
 import sqlite3
-import sys
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Union
 
 from crowdsafe.errors import BudgetExceeded, InputError, ParameterError, SampleReuseError
 from crowdsafe.identity import keyed_identity
-from crowdsafe.privacy.composition import compose_homogeneous, parallel, sequential
+from crowdsafe.privacy.composition import compose_homogeneous
+from crowdsafe.privacy.ledger_records import (
+    KINDS,
+    NEIGHBOURS,
+    Budget,
+    Charge,
+    ChargeRequest,
+    Entry,
+    ValidatedCharge,
+    entry_from_row,
+)
+from crowdsafe.privacy.ledger_storage import (
+    LEDGER_ENV,
+    SCHEMA,
+    SCHEMA_VERSION,
+    create_private,
+    default_ledger_path,
+    now,
+)
+from crowdsafe.privacy.ledger_totals import fits, spent_totals
 from crowdsafe.privacy.loss import PrivacyLoss, check_delta, check_epsilon
 
-LEDGER_ENV = "CROWDSAFE_LEDGER"
-SCHEMA_VERSION = 2
-KINDS = ("query", "release", "dps-release")
-NEIGHBOURS = ("add-remove", "change")
-# Budgets are compared with a relative tolerance, so that e.g. 0.1 + 0.2 fits a budget of 0.3.
-_TOLERANCE = 1e-9
+# How long a charge waits for another process holding the ledger's write lock.
 _BUSY_TIMEOUT_S = 60.0
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (
-    key TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS datasets (
-    fingerprint TEXT PRIMARY KEY,
-    name TEXT NOT NULL UNIQUE,
-    epsilon_budget REAL NOT NULL CHECK (epsilon_budget > 0),
-    delta_budget REAL NOT NULL CHECK (delta_budget >= 0 AND delta_budget < 1),
-    created_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS entries (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    fingerprint TEXT NOT NULL REFERENCES datasets(fingerprint),
-    kind TEXT NOT NULL CHECK (kind IN ('query', 'release', 'dps-release')),
-    description TEXT NOT NULL,
-    mechanism TEXT NOT NULL,
-    epsilon REAL NOT NULL CHECK (epsilon >= 0),
-    delta REAL NOT NULL CHECK (delta >= 0 AND delta < 1),
-    repetitions INTEGER NOT NULL CHECK (repetitions >= 1),
-    run_epsilon REAL NOT NULL,
-    run_delta REAL NOT NULL,
-    composition TEXT NOT NULL,
-    neighbours TEXT NOT NULL CHECK (neighbours IN ('add-remove', 'change')),
-    partition_key TEXT,
-    part TEXT,
-    ran_on TEXT,
-    seeded INTEGER NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('charged', 'completed', 'failed')),
-    created_at TEXT NOT NULL,
-    finished_at TEXT,
-    details TEXT NOT NULL DEFAULT '{}',
-    outcome TEXT NOT NULL DEFAULT '{}',
-    CHECK ((partition_key IS NULL) = (part IS NULL))
-);
-CREATE INDEX IF NOT EXISTS entries_by_dataset ON entries(fingerprint);
-CREATE INDEX IF NOT EXISTS entries_by_data_read ON entries(ran_on);
-CREATE TABLE IF NOT EXISTS totals (
-    fingerprint TEXT NOT NULL REFERENCES datasets(fingerprint),
-    partition_key TEXT NOT NULL,
-    neighbours TEXT NOT NULL,
-    part TEXT NOT NULL,
-    epsilon REAL NOT NULL,
-    delta REAL NOT NULL,
-    entries INTEGER NOT NULL,
-    PRIMARY KEY (fingerprint, partition_key, neighbours, part)
-);
-CREATE TABLE IF NOT EXISTS samples (
-    sample_id TEXT NOT NULL,
-    entry_id INTEGER NOT NULL REFERENCES entries(id),
-    rate REAL,
-    PRIMARY KEY (sample_id, entry_id)
-);
-"""
-
-
-def _create_private(path: Path) -> None:
-    """Make the ledger file readable and writable by its owner only (0600), in a folder made
-    0700 when crowdsafe creates it; refuse an existing ledger that others may write, since whoever
-    can write it can hand themselves budget. (SQLite gives its -wal and -shm files the database
-    file's permissions.)"""
-    missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
-    for folder in reversed(missing):
-        folder.mkdir(mode=0o700)
-    if path.exists():
-        mode = path.stat().st_mode
-        if sys.platform != "win32" and mode & 0o022:
-            raise InputError(
-                f"the ledger {path} can be written by other users (mode {mode & 0o777:o}); "
-                f"make it private with `chmod 600 {path}`"
-            )
-        return
-    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
-
-
-def default_ledger_path() -> Path:
-    """``$CROWDSAFE_LEDGER``, else the per-user data folder (see the module docstring)."""
-    configured = os.environ.get(LEDGER_ENV)
-    if configured:
-        return Path(configured).expanduser()
-    if sys.platform == "win32" and os.environ.get("LOCALAPPDATA"):
-        base = Path(os.environ["LOCALAPPDATA"])
-    else:
-        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return base / "crowdsafe" / "ledger.sqlite3"
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
-
-
-def _fits(used: float, budget: float) -> bool:
-    return used <= budget * (1.0 + _TOLERANCE) + 1e-15
-
-
-@dataclass(frozen=True)
-class Budget:
-    """A dataset's budget and what has been spent from it."""
-
-    fingerprint: str
-    name: str
-    budget: PrivacyLoss
-    spent: PrivacyLoss
-    entries: int
-    created_at: str
-
-    @property
-    def remaining(self) -> PrivacyLoss:
-        return PrivacyLoss(
-            max(0.0, self.budget.epsilon - self.spent.epsilon), max(0.0, self.budget.delta - self.spent.delta)
-        )
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "fingerprint": self.fingerprint,
-            "budget": self.budget.as_dict(),
-            "spent": self.spent.as_dict(),
-            "remaining": self.remaining.as_dict(),
-            "entries": self.entries,
-            "created_at": self.created_at,
-        }
-
-
-@dataclass(frozen=True)
-class _Charged:
-    """What a charge is: the fields shared by a request and the entry it becomes."""
-
-    fingerprint: str
-    kind: str
-    description: str
-    mechanism: str
-    loss: PrivacyLoss
-    repetitions: int
-    run_loss: PrivacyLoss
-    composition: str
-    neighbours: str
-    partition: tuple[str, str] | None
-    ran_on: str | None
-
-
-@dataclass(frozen=True)
-class Entry(_Charged):
-    """One charge in the ledger."""
-
-    id: int = 0
-    seeded: bool = False
-    status: str = "charged"
-    created_at: str = ""
-    finished_at: str | None = None
-    samples: tuple[str, ...] = ()
-    details: dict[str, Any] = field(default_factory=dict)
-    outcome: dict[str, Any] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "description": self.description,
-            "mechanism": self.mechanism,
-            "epsilon": self.loss.epsilon,
-            "delta": self.loss.delta,
-            "repetitions": self.repetitions,
-            "per_run": self.run_loss.as_dict(),
-            "composition": self.composition,
-            "neighbours": self.neighbours,
-            "partition": list(self.partition) if self.partition else None,
-            "ran_on": self.ran_on,
-            "samples": list(self.samples),
-            "seeded": self.seeded,
-            "status": self.status,
-            "created_at": self.created_at,
-            "finished_at": self.finished_at,
-            "details": self.details,
-            "outcome": self.outcome,
-        }
-
-
-@dataclass
-class Charge:
-    """A charge that has been committed; the caller adds the outcome while the release runs."""
-
-    ledger: "Ledger"
-    entry_id: int
-    loss: PrivacyLoss
-    composition: str
-    outcome: dict[str, Any] = field(default_factory=dict)
-
-    def record(self, **outcome: Any) -> None:
-        """Add facts about the outcome (stored when the charge finishes)."""
-        self.outcome.update(outcome)
-
-
-@dataclass(frozen=True)
-class _Request(_Charged):
-    sample_ids: tuple[str, ...] = ()
-    sample_rate: float | None = None
-    seeded: bool = False
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 class Ledger:
@@ -280,7 +90,7 @@ class Ledger:
         if self.path.exists() and self.path.is_dir():
             raise InputError(f"ledger path {self.path} is a folder, expected a file")
         try:
-            _create_private(self.path)
+            create_private(self.path)
             self._conn = sqlite3.connect(
                 self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=True
             )
@@ -303,7 +113,7 @@ class Ledger:
                         f"the ledger at {self.path} has schema version {row['value']}, this crowdsafe "
                         f"reads version {SCHEMA_VERSION}"
                     )
-                for statement in filter(str.strip, _SCHEMA.split(";")):
+                for statement in filter(str.strip, SCHEMA.split(";")):
                     conn.execute(statement)
                 if row is None:
                     conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
@@ -361,7 +171,7 @@ class Ledger:
     def close(self) -> None:
         self._conn.close()
 
-    def __enter__(self) -> "Ledger":
+    def __enter__(self) -> Ledger:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -415,7 +225,7 @@ class Ledger:
                         f"{other['fingerprint'][:12]}…): the data changed, or choose another name"
                     )
                 conn.execute(
-                    "INSERT INTO datasets VALUES (?, ?, ?, ?, ?)", (fingerprint, name, epsilon, delta, _now())
+                    "INSERT INTO datasets VALUES (?, ?, ?, ?, ?)", (fingerprint, name, epsilon, delta, now())
                 )
         budget = self.budget(fingerprint)
         assert budget is not None
@@ -428,7 +238,7 @@ class Ledger:
         ).fetchone()
         if row is None:
             return None
-        spent, _, count = _spent(self._conn, row["fingerprint"])
+        spent, _, count = spent_totals(self._conn, row["fingerprint"])
         return Budget(
             fingerprint=row["fingerprint"],
             name=row["name"],
@@ -450,29 +260,25 @@ class Ledger:
         row = self._conn.execute("SELECT entry_id FROM samples WHERE sample_id = ?", (fingerprint,)).fetchone()
         return None if row is None else int(row["entry_id"])
 
-    def check(self, dataset: str, **request: Any) -> PrivacyLoss:
+    def check(self, dataset: str, request: ChargeRequest | None = None, /, **fields: Any) -> PrivacyLoss:
         """Raise exactly as :meth:`charge` would, without recording anything; returns the loss
         that would be charged. Lets a caller refuse before computing anything."""
-        req = self._request(dataset, **request)
+        req = self._request(dataset, _as_request(request, fields))
         self._validate(self._conn, req)
         return req.loss
 
     @contextlib.contextmanager
-    def charge(self, dataset: str, **request: Any) -> Iterator[Charge]:
+    def charge(self, dataset: str, request: ChargeRequest | None = None, /, **fields: Any) -> Iterator[Charge]:
         """Charge a query or release against ``dataset`` (fingerprint or name), then run it.
 
         The charge is committed (or refused, raising BudgetExceeded / SampleReuseError) when the
         ``with`` block is entered, before the caller draws any noise. Leaving the block marks it
         ``completed`` (with :meth:`Charge.record`'s outcome) or ``failed``; either way it counts.
 
-        Keyword arguments: ``epsilon``, ``delta`` (per run), ``kind`` ('query', 'release',
-        'dps-release'), ``description``, ``mechanism``, ``neighbours``, ``repetitions`` (k runs
-        fixed in advance), ``delta_slack`` ('auto' or a number, for advanced composition),
-        ``partition`` ((attribute, value) of a partition part), ``ran_on`` (fingerprint of the
-        data read, default the dataset), ``sample_ids`` and ``sample_rate`` (DPS releases),
-        ``seeded``, ``details`` (a JSON-able dict).
+        What is charged is a :class:`ChargeRequest` (see its fields); its fields may also be given
+        as keyword arguments, alone or replacing those of ``request``.
         """
-        req = self._request(dataset, **request)
+        req = self._request(dataset, _as_request(request, fields))
         with self._write() as conn:
             self._validate(conn, req)
             entry_id = self._insert(conn, req)
@@ -485,25 +291,9 @@ class Ledger:
             raise
         self._finish(entry_id, "completed", charge.outcome)
 
-    def _request(
-        self,
-        dataset: str,
-        *,
-        epsilon: float,
-        delta: float = 0.0,
-        kind: str = "query",
-        description: str,
-        mechanism: str,
-        neighbours: str = "add-remove",
-        repetitions: int = 1,
-        delta_slack: float | str = "auto",
-        partition: tuple[str, str] | None = None,
-        ran_on: str | None = None,
-        sample_ids: Sequence[str] = (),
-        sample_rate: float | None = None,
-        seeded: bool = False,
-        details: dict[str, Any] | None = None,
-    ) -> _Request:
+    def _request(self, dataset: str, request: ChargeRequest) -> ValidatedCharge:
+        epsilon, delta, kind, neighbours = request.epsilon, request.delta, request.kind, request.neighbours
+        repetitions, partition = request.repetitions, request.partition
         known = self._conn.execute(
             "SELECT fingerprint FROM datasets WHERE fingerprint = ? OR name = ?", (dataset, dataset)
         ).fetchone()
@@ -519,7 +309,7 @@ class Ledger:
             raise ParameterError(f"neighbours must be 'add-remove' or 'change', got {neighbours!r}")
         if isinstance(repetitions, bool) or not isinstance(repetitions, int) or repetitions < 1:
             raise ParameterError(f"repetitions must be a whole number >= 1, got {repetitions!r}")
-        samples = tuple(sample_ids)
+        samples = tuple(request.sample_ids)
         if kind == "dps-release":
             if not samples:
                 raise ParameterError("a DPS release must name the identity of the sample(s) it used")
@@ -537,23 +327,23 @@ class Ledger:
         else:
             budget = self.budget(fingerprint)
             assert budget is not None
-            loss, composition = self._composed(budget, run_loss, repetitions, delta_slack)
-        return _Request(
+            loss, composition = self._composed(budget, run_loss, repetitions, request.delta_slack)
+        return ValidatedCharge(
             fingerprint=fingerprint,
             kind=kind,
-            description=" ".join(str(description).split()),
-            mechanism=mechanism,
+            description=" ".join(str(request.description).split()),
+            mechanism=request.mechanism,
             loss=loss,
             repetitions=repetitions,
             run_loss=run_loss,
             composition=composition,
             neighbours=neighbours,
             partition=partition,
-            ran_on=None if kind == "dps-release" else (ran_on or fingerprint),
+            ran_on=None if kind == "dps-release" else (request.ran_on or fingerprint),
             sample_ids=samples,
-            sample_rate=sample_rate,
-            seeded=bool(seeded),
-            details=dict(details or {}),
+            sample_rate=request.sample_rate,
+            seeded=bool(request.seeded),
+            details=dict(request.details or {}),
         )
 
     @staticmethod
@@ -580,7 +370,7 @@ class Ledger:
             best = compose_homogeneous(run.epsilon, run.delta, repetitions, float(delta_slack))
         return best.loss, f"{repetitions} runs, {best.bound}: {best.theorem}"
 
-    def _validate(self, conn: sqlite3.Connection, req: _Request) -> None:
+    def _validate(self, conn: sqlite3.Connection, req: ValidatedCharge) -> None:
         """Refuse sample reuse and over-budget charges (inside the caller's transaction)."""
         if req.ran_on is not None:
             consumed = conn.execute(
@@ -593,8 +383,8 @@ class Ledger:
                 )
         row = conn.execute("SELECT * FROM datasets WHERE fingerprint = ?", (req.fingerprint,)).fetchone()
         budget = PrivacyLoss(row["epsilon_budget"], row["delta_budget"])
-        spent, new, _ = _spent(conn, req.fingerprint, pending=req)
-        if not (_fits(new.epsilon, budget.epsilon) and _fits(new.delta, budget.delta)):
+        spent, new, _ = spent_totals(conn, req.fingerprint, pending=req)
+        if not (fits(new.epsilon, budget.epsilon) and fits(new.delta, budget.delta)):
             raise BudgetExceeded(
                 f"refused: {req.description!r} costs (ε={req.loss.epsilon:.6g}, δ={req.loss.delta:.3g}) "
                 f"but dataset '{row['name']}' has spent (ε={spent.epsilon:.6g}, δ={spent.delta:.3g}) "
@@ -602,7 +392,7 @@ class Ledger:
             )
 
     @staticmethod
-    def _insert(conn: sqlite3.Connection, req: _Request) -> int:
+    def _insert(conn: sqlite3.Connection, req: ValidatedCharge) -> int:
         cursor = conn.execute(
             "INSERT INTO entries (fingerprint, kind, description, mechanism, epsilon, delta, repetitions, "
             "run_epsilon, run_delta, composition, neighbours, partition_key, part, ran_on, seeded, status, "
@@ -611,9 +401,10 @@ class Ledger:
                 req.fingerprint, req.kind, req.description, req.mechanism, req.loss.epsilon, req.loss.delta,
                 req.repetitions, req.run_loss.epsilon, req.run_loss.delta, req.composition, req.neighbours,
                 req.partition[0] if req.partition else None, req.partition[1] if req.partition else None,
-                req.ran_on, int(req.seeded), _now(), json.dumps(req.details, default=str),
+                req.ran_on, int(req.seeded), now(), json.dumps(req.details, default=str),
             ),
         )
+        assert cursor.lastrowid is not None  # set by every INSERT
         entry_id = int(cursor.lastrowid)
         key, part = req.partition if req.partition else ("", "")
         conn.execute(
@@ -635,7 +426,7 @@ class Ledger:
             with self._write() as conn:
                 conn.execute(
                     "UPDATE entries SET status = ?, finished_at = ?, outcome = ? WHERE id = ?",
-                    (status, _now(), json.dumps(outcome, default=str), entry_id),
+                    (status, now(), json.dumps(outcome, default=str), entry_id),
                 )
         finally:
             self._conn.execute("PRAGMA synchronous = FULL")
@@ -658,7 +449,7 @@ class Ledger:
         samples: dict[int, list[str]] = {}
         for row in self._conn.execute("SELECT sample_id, entry_id FROM samples ORDER BY rowid"):
             samples.setdefault(row["entry_id"], []).append(row["sample_id"])
-        return [_entry(row, tuple(samples.get(row["id"], ()))) for row in rows]
+        return [entry_from_row(row, tuple(samples.get(row["id"], ()))) for row in rows]
 
     def export(self) -> dict[str, object]:
         """Everything in the ledger as JSON-able data (``crowdsafe ledger show --json``)."""
@@ -693,81 +484,12 @@ class Ledger:
         return "ok" if orphans == 0 else f"{orphans} sample record(s) without their entry"
 
 
-def _spent(
-    conn: sqlite3.Connection, fingerprint: str, pending: _Request | None = None
-) -> tuple[PrivacyLoss, PrivacyLoss, int]:
-    """What a dataset has spent, the same with ``pending`` added, and the number of entries.
-
-    Sequential over entries; for each declared partition, per part sequentially and then in
-    parallel over the parts. The per-part sums are kept in the ``totals`` table, updated in the
-    same transaction as each entry, so a charge costs the same with 10 or 100,000 earlier entries.
-    """
-    plain_eps, plain_delta, count = 0.0, 0.0, 0
-    parts: dict[tuple[str, str], dict[str, list[float]]] = {}
-    for key, neighbours, part, eps, delta, n in conn.execute(
-        "SELECT partition_key, neighbours, part, epsilon, delta, entries FROM totals WHERE fingerprint = ?",
-        (fingerprint,),
-    ):
-        count += int(n)
-        if key == "":
-            plain_eps, plain_delta = float(eps), float(delta)
-        else:
-            parts.setdefault((key, neighbours), {})[part] = [float(eps), float(delta)]
-    spent = _combine(plain_eps, plain_delta, parts)
-    if pending is None:
-        return spent, spent, count
-    if pending.partition is None:
-        plain_eps += pending.loss.epsilon
-        plain_delta += pending.loss.delta
-    else:
-        key, part = pending.partition
-        by_part = parts.setdefault((key, pending.neighbours), {})
-        eps, delta = by_part.get(part, [0.0, 0.0])
-        by_part[part] = [eps + pending.loss.epsilon, delta + pending.loss.delta]
-    return spent, _combine(plain_eps, plain_delta, parts), count + 1
-
-
-def _combine(plain_eps: float, plain_delta: float, parts: dict[tuple[str, str], dict[str, list[float]]]) -> PrivacyLoss:
-    losses = [_loss(plain_eps, plain_delta)]
-    for (_, neighbours), by_part in parts.items():
-        losses.append(parallel([_loss(eps, delta) for eps, delta in by_part.values()], neighbours=neighbours))
-    return _sum(losses)
-
-
-def _loss(epsilon: float, delta: float) -> PrivacyLoss:
-    return PrivacyLoss(epsilon, min(delta, math.nextafter(1.0, 0.0)))
-
-
-def _sum(losses: list[PrivacyLoss]) -> PrivacyLoss:
-    """Sequential composition; a total δ of 1 or more (never within a budget) is capped below 1."""
-    if math.fsum(loss.delta for loss in losses) < 1.0:
-        return sequential(losses)
-    return PrivacyLoss(math.fsum(loss.epsilon for loss in losses), math.nextafter(1.0, 0.0))
-
-
-def _entry(row: sqlite3.Row, samples: tuple[str, ...]) -> Entry:
-    partition = (row["partition_key"], row["part"]) if row["partition_key"] is not None else None
-    return Entry(
-        id=row["id"],
-        fingerprint=row["fingerprint"],
-        kind=row["kind"],
-        description=row["description"],
-        mechanism=row["mechanism"],
-        loss=PrivacyLoss(row["epsilon"], row["delta"]),
-        repetitions=row["repetitions"],
-        run_loss=PrivacyLoss(row["run_epsilon"], row["run_delta"]),
-        composition=row["composition"],
-        neighbours=row["neighbours"],
-        partition=partition,
-        ran_on=row["ran_on"],
-        seeded=bool(row["seeded"]),
-        status=row["status"],
-        created_at=row["created_at"],
-        finished_at=row["finished_at"],
-        samples=samples,
-        details=json.loads(row["details"]),
-        outcome=json.loads(row["outcome"]),
-    )
+def _as_request(request: ChargeRequest | None, fields: dict[str, Any]) -> ChargeRequest:
+    """The typed request: ``request`` with ``fields`` replacing its own, or built from ``fields``
+    (an unknown or missing field raises TypeError, as a wrong keyword argument does)."""
+    if request is None:
+        return ChargeRequest(**fields)
+    return dataclasses.replace(request, **fields) if fields else request
 
 
 LedgerSpec = Union[Ledger, str, "os.PathLike[str]", None]
@@ -794,6 +516,7 @@ __all__ = [
     "LEDGER_ENV",
     "Budget",
     "Charge",
+    "ChargeRequest",
     "Entry",
     "Ledger",
     "default_ledger_path",

@@ -12,7 +12,8 @@ def logsumexp_rows(values: np.ndarray) -> np.ndarray:
     top = values.max(axis=1)
     shift = np.where(np.isfinite(top), top, 0.0)
     with np.errstate(divide="ignore"):
-        return shift + np.log(np.exp(values - shift[:, None]).sum(axis=1))
+        result: np.ndarray = shift + np.log(np.exp(values - shift[:, None]).sum(axis=1))
+    return result
 
 
 def logsumexp(values: np.ndarray) -> float:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import SupportsFloat, SupportsIndex
 
 from crowdsafe.errors import ParameterError
 
 
-def check_epsilon(epsilon: float, name: str = "epsilon") -> float:
+def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
     """Return ``epsilon`` as a float if it is a finite number ≥ 0, else raise ParameterError."""
     value = _as_float(epsilon, name)
     if not math.isfinite(value) or value < 0.0:
@@ -21,7 +22,7 @@ def check_epsilon(epsilon: float, name: str = "epsilon") -> float:
     return value
 
 
-def check_delta(delta: float, name: str = "delta") -> float:
+def check_delta(delta: object, name: str = "delta") -> float:
     """Return ``delta`` as a float if 0 ≤ δ < 1, else raise ParameterError."""
     value = _as_float(delta, name)
     if not 0.0 <= value < 1.0:
@@ -32,8 +33,10 @@ def check_delta(delta: float, name: str = "delta") -> float:
 def _as_float(value: object, name: str) -> float:
     if isinstance(value, bool):
         raise ParameterError(f"{name} must be a number, got {value!r}")
+    if not isinstance(value, SupportsFloat | SupportsIndex | str | bytes | bytearray):
+        raise ParameterError(f"{name} must be a number, got {value!r}")
     try:
-        result = float(value)  # type: ignore[arg-type]
+        result = float(value)
     except (TypeError, ValueError):
         raise ParameterError(f"{name} must be a number, got {value!r}") from None
     if math.isnan(result):

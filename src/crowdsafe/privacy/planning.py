@@ -19,6 +19,7 @@ never exceeds the target.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -125,7 +126,8 @@ def largest_sampled_epsilon(*, epsilon1: float = 0.0, epsilon1_share: float = 0.
 
 def rounded_down(value: float, digits: int = 4) -> float:
     """``value`` cut (not rounded) to ``digits`` decimals: a limit printed this way still holds."""
-    return math.floor(value * 10**digits) / 10**digits
+    cut: float = math.floor(value * 10**digits) / 10**digits
+    return cut
 
 
 def check_sampled_epsilon(epsilon: float, epsilon1: float = 0.0, epsilon1_share: float | None = None) -> None:
@@ -251,7 +253,7 @@ def largest_beta(epsilon: float, delta: float, k: int, epsilon1: float = 0.0) ->
     )
 
 
-def _bisect_beta(ok, lo: float, hi: float) -> float:
+def _bisect_beta(ok: Callable[[float], bool], lo: float, hi: float) -> float:
     """Shrink [lo, hi] (lo feasible, hi not) to relative width 1e-9; return the feasible end."""
     while hi - lo > 1e-9 * hi:
         mid = 0.5 * (lo + hi)
@@ -321,7 +323,7 @@ def _least_feasible_epsilon(
     def gap(eps: float) -> float:
         return delta_bound(k, beta, eps, epsilon1).log_delta - log_target
 
-    guess = brentq(gap, lo, hi, xtol=1e-12, rtol=1e-10)
+    guess = float(brentq(gap, lo, hi, xtol=1e-12, rtol=1e-10))
     width = 1e-9 * guess
     below, above = max(lo, guess - width), min(hi, guess + width)
     if gap(above) > 0.0:

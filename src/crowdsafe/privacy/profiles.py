@@ -73,19 +73,19 @@ class RecodingProfile:
             object.__setattr__(self, "reason", f"data-dependent recoding ({self.name})")
 
     @classmethod
-    def strongly_safe(cls, name: str = "fixed generalization scheme") -> "RecodingProfile":
+    def strongly_safe(cls, name: str = "fixed generalization scheme") -> RecodingProfile:
         """A recoding fixed without looking at the data (Li, Qardaji, Su 2012, Definition 4)."""
         return cls("strongly-safe", name)
 
     @classmethod
     def epsilon_safe(
         cls, epsilon1: float, name: str = "exponential mechanism over generalization schemes"
-    ) -> "RecodingProfile":
+    ) -> RecodingProfile:
         """A recoding chosen by an ε1-DP mechanism run on the sample (Definition 5)."""
         return cls("epsilon-safe", name, epsilon1)
 
     @classmethod
-    def unsafe(cls, name: str, reason: str | None = None) -> "RecodingProfile":
+    def unsafe(cls, name: str, reason: str | None = None) -> RecodingProfile:
         """A recoding fitted to the data: no formal guarantee, however large k is."""
         return cls("unsafe", name, 0.0, reason)
 

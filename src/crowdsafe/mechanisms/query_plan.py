@@ -1,0 +1,115 @@
+"""A DP query's plan, its exact aggregate and its answer: the types the query pipeline passes on.
+
+:class:`QueryPlan` holds everything decided before the data is read; :class:`ExactAggregate` is
+what the data gives (never shown); :class:`QueryAnswer` is the noisy answer with its guarantee
+(see "What an answer reveals" in :mod:`crowdsafe.mechanisms.queries`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from crowdsafe.data import Dataset
+from crowdsafe.mechanisms.additive import NoisyValue
+from crowdsafe.mechanisms.gaussian import Calibration
+from crowdsafe.mechanisms.query_language import Query
+from crowdsafe.mechanisms.sensitivity import Sensitivity
+from crowdsafe.randomness import Randomness
+
+
+@dataclass
+class QueryAnswer:
+    """A DP answer with its guarantee (see "What an answer reveals" in the module docstring).
+
+    ``custodian_only``: exact facts about the data for the custodian's bookkeeping (rows dropped
+    by the contribution bound, values clamped, rows outside the domain). They are NOT
+    differentially private, are not part of :meth:`as_dict` unless asked for, and must not be
+    published with the answer."""
+
+    query: str
+    kind: str
+    value: Any
+    epsilon: float
+    delta: float
+    mechanism: str
+    noise_scale: float
+    error_interval: tuple[float, float]
+    error_unit: str
+    sensitivity: Sensitivity
+    privacy_unit: str
+    dataset: dict[str, Any]
+    randomness: dict[str, Any]
+    ledger: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+    custodian_only: dict[str, Any] = field(default_factory=dict)
+    components: dict[str, NoisyValue] = field(default_factory=dict)
+
+    @property
+    def fit_for_release(self) -> bool:
+        return bool(self.randomness.get("fit_for_release", False))
+
+    def as_dict(self, *, custodian: bool = False) -> dict[str, Any]:
+        """The public answer: DP outputs and public parameters only. ``custodian=True`` adds
+        ``custodian_only_not_dp`` (exact facts about the data, not covered by the guarantee)."""
+        value = self.value.to_dicts() if isinstance(self.value, pl.DataFrame) else self.value
+        public = {
+            "query": self.query,
+            "kind": self.kind,
+            "value": value,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "mechanism": self.mechanism,
+            "noise_scale": self.noise_scale,
+            "error_interval_95": list(self.error_interval),
+            "error_unit": self.error_unit,
+            "sensitivity": self.sensitivity.as_dict(),
+            "privacy_unit": self.privacy_unit,
+            "dataset": self.dataset,
+            "randomness": self.randomness,
+            "ledger": self.ledger,
+            "notes": self.notes,
+            "components": {name: c.as_dict() for name, c in self.components.items()},
+        }
+        if custodian:
+            public["custodian_only_not_dp"] = dict(self.custodian_only)
+        return public
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    """Everything decided before the data is read."""
+
+    query: Query
+    epsilon: float
+    delta: float
+    mechanism: str
+    calibration_name: Calibration
+    neighbours: str
+    rows_per_person: int
+    person: str | None
+    sensitivity: Sensitivity
+    mechanism_label: str
+    partition: tuple[str, str] | None
+    mean_split: float
+    condition: pl.Expr
+    domains: tuple[tuple[list[Any] | None, str], ...] = ()
+
+    @property
+    def public_domain(self) -> bool:
+        return all(values is not None for values, _ in self.domains)
+
+
+@dataclass
+class ExactAggregate:
+    kind: str
+    values: dict[str, Any]
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+# (dataset, plan, randomness) -> (exact aggregate, rows dropped by the contribution bound)
+Aggregator = Callable[[Dataset, QueryPlan, Randomness], tuple[ExactAggregate, int]]
