@@ -33,10 +33,10 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.anonymize.apply import check_k
-from crowdsafe.anonymize.attributes import describe_attributes
 from crowdsafe.anonymize.cells import CellTable, cell_table, rows_of_split_cells
-from crowdsafe.anonymize.mondrian import Partitioning, published_values
 from crowdsafe.anonymize.recoding import LocalRecoding
+from crowdsafe.classic.attributes import describe_attributes
+from crowdsafe.classic.mondrian import Partitioning, published_values
 from crowdsafe.data import AttributeType, Dataset
 from crowdsafe.errors import ParameterError, SchemaError
 
