@@ -15,6 +15,8 @@ from functools import cached_property
 
 import numpy as np
 
+from crowdsafe.data import packing
+
 
 @dataclass(frozen=True)
 class Lattice:
@@ -32,8 +34,7 @@ class Lattice:
 
     @cached_property
     def strides(self) -> np.ndarray:
-        radices = np.asarray([h + 1 for h in self.heights], dtype=np.int64)
-        return np.r_[np.cumprod(radices[::-1])[::-1][1:], 1].astype(np.int64)
+        return packing.strides([h + 1 for h in self.heights])
 
     def nodes(self) -> np.ndarray:
         grids = np.meshgrid(*[np.arange(h + 1, dtype=np.int16) for h in self.heights], indexing="ij")

@@ -29,7 +29,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.anonymize.cells import dense_ids, first_of_each
-from crowdsafe.data import Hierarchy, encode_series
+from crowdsafe.data import Hierarchy, encode_series, packing
 from crowdsafe.data.arrays import stable_argsort, unique_inverse
 from crowdsafe.data.cell_reader import (
     CellReader,
@@ -95,14 +95,10 @@ def group_ids(columns: Sequence[np.ndarray], sizes: Sequence[int]) -> tuple[np.n
     """Group id of every row of integer ``columns`` (``columns[j]`` in ``[0, sizes[j])``),
     numbered in lexicographic order of the tuples, and the number of groups: the numbering of
     :func:`crowdsafe.anonymize.cells.dense_ids`, with one sort of the packed keys."""
-    if not columns or float(np.prod([max(s, 1) for s in sizes], dtype=float)) >= 2.0 ** 63:
+    if not columns or not packing.fits(sizes):
         return dense_ids(columns, sizes)
-    key = np.zeros(len(columns[0]), dtype=np.int64)
-    span = 1
-    for values, size in zip(columns, sizes):
-        key *= max(size, 1)
-        key += values
-        span *= max(size, 1)
+    key = packing.pack(columns, sizes)
+    span = int(packing.span(sizes))
     distinct, ids = unique_inverse(key, span)
     return ids, len(distinct)
 

@@ -48,7 +48,7 @@ from crowdsafe.anonymize.cells import CellTable, cell_table
 from crowdsafe.anonymize.constraints import NO_CONSTRAINTS, SensitiveConstraints, classes_satisfying
 from crowdsafe.anonymize.lattice import Lattice
 from crowdsafe.anonymize.recoding import GeneralizationScheme
-from crowdsafe.data import COUNT, Dataset, Hierarchy
+from crowdsafe.data import COUNT, Dataset, Hierarchy, packing
 from crowdsafe.errors import HierarchyError, ParameterError
 
 Search = Literal["optimal", "greedy", "auto"]
@@ -65,12 +65,9 @@ def _group(codes: Sequence[np.ndarray], radices: Sequence[int], counts: np.ndarr
            ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
     """Group rows by their codes: (codes of each group, rows per group, group of each row)."""
     n = len(counts)
-    span = float(np.prod(np.asarray(radices, dtype=float)))
+    span = packing.span(radices)
     if span < 2.0**62:
-        key = np.zeros(n, dtype=np.int64)
-        for values, radix in zip(codes, radices):
-            key *= radix
-            key += values
+        key = packing.pack(codes, radices)
         if span <= 4 * n + 1024:
             present = np.zeros(int(span), dtype=bool)
             present[key] = True
@@ -80,12 +77,7 @@ def _group(codes: Sequence[np.ndarray], radices: Sequence[int], counts: np.ndarr
         else:
             distinct, ids = np.unique(key, return_inverse=True)
             ids = ids.ravel()
-        grouped = []
-        remainder = distinct.copy()
-        for radix in reversed(list(radices)):
-            grouped.append(remainder % radix)
-            remainder //= radix
-        grouped.reverse()
+        grouped = packing.unpack(distinct, radices)
     else:
         stacked, ids = np.unique(np.column_stack(codes), axis=0, return_inverse=True)
         ids = ids.ravel()
