@@ -14,15 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import crowdsafe
+from crowdsafe.anonymize.gumbel import SCORE_UNIT
+from crowdsafe.anonymize.lattice_mechanism import gumbel_max_over_lattice, lattice_scores
+from crowdsafe.anonymize.objectives import node_penalties
 from crowdsafe.anonymize.publish import plan_publication, publish_dataset
 from crowdsafe.anonymize.release import write_classes_csv
-from crowdsafe.anonymize.selection import (
-    SCORE_UNIT,
-    fixed_scheme,
-    gumbel_max_over_lattice,
-    lattice_scores,
-    node_penalties,
-)
+from crowdsafe.anonymize.selection import fixed_scheme
 from crowdsafe.datasets import adult
 from crowdsafe.errors import HierarchyError, ParameterError, SampleReuseError
 from crowdsafe.privacy import Certificate, compose_homogeneous, dps_delta
@@ -303,7 +300,7 @@ def _midpoint_keys(scale, scores, cells, k):
 
 
 def test_branch_and_bound_gives_the_argmax_of_the_full_evaluation(adult_data):
-    from crowdsafe.anonymize.selection import exact_gumbel_argmax
+    from crowdsafe.anonymize.gumbel import exact_gumbel_argmax
 
     columns = ["age", "education", "marital-status", "sex"]
     sample = _sample_of(adult_data, 11, 0.5)
@@ -394,11 +391,11 @@ def test_the_choice_is_the_argmax_of_scaled_scores_plus_noise_by_brute_force(dat
 def test_roll_ups_with_counts_packed_in_the_keys_equal_the_stable_sort(adult_data):
     """raise_level sorts (key, count) packed in one int64 when they fit; the plain stable sort of
     the keys (used when they do not) gives the very same frequency tables."""
-    from crowdsafe.anonymize.selection import _KeyedTables
+    from crowdsafe.anonymize.keyed_tables import KeyedTables
 
     columns = ["age", "education", "marital-status", "occupation", "sex"]
     sample = _sample_of(adult_data, 5, 0.5)
-    packed, plain = _KeyedTables(sample, columns), _KeyedTables(sample, columns)
+    packed, plain = KeyedTables(sample, columns), KeyedTables(sample, columns)
     plain.count_bits = 0
     assert packed.count_bits > 0
     for attribute, column in enumerate(columns):

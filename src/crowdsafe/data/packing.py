@@ -9,6 +9,10 @@ A tuple of codes (c_1, ..., c_d) with c_j in [0, s_j) is the integer
 a group-by, a sort or a dense ranking over the columns is one over a single integer column.
 Sizes below 1 count as 1 (an empty column).
 
+With power-of-two radices the packing is one of bit fields: column j takes ``bits[j]`` bits at
+``shift[j]`` (:func:`bit_shifts`, :func:`pack_bits`), so a column's code is read back with a shift
+and a mask, and raising or clearing one column leaves the others' fields in place.
+
 The key fits a signed 64-bit integer when Π s_j < 2^63 (:func:`fits`); callers fall back to a
 group-by over the columns themselves otherwise. This module is the one place the packing is
 written; it knows nothing of privacy and reads no table.
@@ -16,11 +20,11 @@ written; it knows nothing of privacy and reads no table.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["fits", "pack", "span", "strides", "unpack"]
+__all__ = ["bit_shifts", "fits", "pack", "pack_bits", "span", "strides", "unpack"]
 
 
 def span(sizes: Sequence[int]) -> float:
@@ -48,7 +52,10 @@ def pack(columns: Sequence[np.ndarray], sizes: Sequence[int], dtype: type = np.i
     radix = np.dtype(dtype).type
     for values, size in zip(columns, sizes):
         key *= radix(max(int(size), 1))
-        np.add(key, values, out=key, dtype=key.dtype, casting="unsafe")
+        if values.dtype == key.dtype:
+            key += values
+        else:
+            np.add(key, values, out=key, dtype=key.dtype, casting="unsafe")
     return key
 
 
@@ -63,3 +70,20 @@ def unpack(keys: np.ndarray, sizes: Sequence[int]) -> list[np.ndarray]:
         remainder //= r
     columns.reverse()
     return columns
+
+
+def bit_shifts(bits: Sequence[int]) -> np.ndarray:
+    """Where each column's bit field starts (int64) when column j takes ``bits[j]`` bits, the
+    first column in the highest bits: the strides of :func:`pack` for radices 2^bits[j]."""
+    bits = [int(b) for b in bits]
+    return np.r_[np.cumsum(bits[::-1])[::-1][1:], 0].astype(np.int64)
+
+
+def pack_bits(columns: Iterable[np.ndarray], shifts: Sequence[int], n: int) -> np.ndarray:
+    """The int64 key of every one of ``n`` rows with the codes of ``columns`` in bit fields at
+    ``shifts`` (each code below 2^its field's width; the caller checks the widths sum to < 63).
+    ``columns`` may be a generator: each column is made, placed and dropped in turn."""
+    key = np.zeros(n, dtype=np.int64)
+    for values, shift in zip(columns, shifts):
+        key |= values << shift
+    return key
