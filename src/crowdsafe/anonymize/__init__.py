@@ -19,7 +19,7 @@ importing the certified pipeline never loads them.
 from typing import Any
 
 from crowdsafe.anonymize.apply import Applied, Classified, apply, check_k, check_suppression_limit, classify
-from crowdsafe.anonymize.cells import CellTable, cell_table
+from crowdsafe.anonymize.cells import EncodedCells, cell_table
 from crowdsafe.anonymize.constraints import SensitiveConstraints, sensitive_constraints
 from crowdsafe.anonymize.lattice import Lattice
 from crowdsafe.anonymize.recoding import GeneralizationScheme, LocalRecoding, RecodedColumns, Recoding
@@ -31,8 +31,8 @@ CLASSIC_NAMES = ("ALGORITHMS", "LatticeResult", "anonymize_dataset", "lattice_se
 __all__ = [
     "ALGORITHMS",
     "Applied",
-    "CellTable",
     "Classified",
+    "EncodedCells",
     "GeneralizationScheme",
     "Lattice",
     "LatticeResult",

@@ -64,7 +64,7 @@ def first_of_each(ids: np.ndarray, m: int) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class CellTable:
+class EncodedCells:
     """Distinct tuples of ``columns`` (plus the sensitive attribute, when one is given).
 
     ``codes[:, j]`` are the data layer's codes of ``columns[j]`` (leaf codes when the column has
@@ -90,8 +90,8 @@ class CellTable:
         return len(self.row_cell)
 
 
-def cell_table(dataset: Dataset, columns: Sequence[str], sensitive: str | None = None) -> CellTable:
-    """Build the :class:`CellTable` of ``columns`` (and ``sensitive``) of ``dataset``."""
+def cell_table(dataset: Dataset, columns: Sequence[str], sensitive: str | None = None) -> EncodedCells:
+    """Build the :class:`EncodedCells` of ``columns`` (and ``sensitive``) of ``dataset``."""
     columns = tuple(columns)
     if not columns:
         raise SchemaError("no quasi-identifiers to anonymize; name them with --qi a,b,c (qi=[...])")
@@ -103,7 +103,7 @@ def cell_table(dataset: Dataset, columns: Sequence[str], sensitive: str | None =
     where = first_of_each(ids, m)
     codes = np.column_stack([e.codes[where].astype(np.int64) for e in encoded])
     counts = np.bincount(ids, minlength=m).astype(np.int64)
-    return CellTable(
+    return EncodedCells(
         columns=columns,
         codes=np.ascontiguousarray(codes[:, : len(columns)]),
         counts=counts,

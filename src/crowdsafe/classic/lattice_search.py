@@ -44,7 +44,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from crowdsafe.anonymize.cells import CellTable, cell_table
+from crowdsafe.anonymize.cells import EncodedCells, cell_table
 from crowdsafe.anonymize.constraints import NO_CONSTRAINTS, SensitiveConstraints, classes_satisfying
 from crowdsafe.anonymize.lattice import Lattice
 from crowdsafe.anonymize.recoding import GeneralizationScheme
@@ -240,7 +240,7 @@ class _Problem:
         self.metric = metric
         self.hierarchies = [dataset.hierarchies[c] for c in columns]
         self.lattice = Lattice(self.columns, tuple(h.height for h in self.hierarchies))
-        self.cells: CellTable = cell_table(dataset, columns)
+        self.cells: EncodedCells = cell_table(dataset, columns)
         table = pl.DataFrame({c: self.cells.codes[:, j] for j, c in enumerate(columns)}).with_columns(
             pl.Series(COUNT, self.cells.counts))
         self.scorer = FullDomainScorer(table, dict(zip(columns, self.hierarchies)))
@@ -248,7 +248,7 @@ class _Problem:
         self.allowed = suppression_limit * self.rows
         self.rollups = RollUps([self.cells.codes[:, j] for j in range(len(columns))], self.cells.counts,
                                self.hierarchies)
-        self.sensitive_cells: CellTable | None = None
+        self.sensitive_cells: EncodedCells | None = None
         self.qi_row: np.ndarray | None = None
         if constraints.active:
             with_sensitive = cell_table(dataset, columns, constraints.attribute)
@@ -301,7 +301,7 @@ class _Problem:
         return shares
 
 
-def _first_row(cells: CellTable) -> np.ndarray:
+def _first_row(cells: EncodedCells) -> np.ndarray:
     where = np.empty(cells.n_cells, dtype=np.int64)
     where[cells.row_cell] = np.arange(len(cells.row_cell))
     return where

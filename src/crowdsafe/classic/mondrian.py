@@ -44,12 +44,12 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.anonymize.apply import check_k
-from crowdsafe.anonymize.cells import CellTable, cell_table, rows_of_split_cells
+from crowdsafe.anonymize.cells import EncodedCells, cell_table, rows_of_split_cells
 from crowdsafe.anonymize.constraints import NO_CONSTRAINTS, SensitiveConstraints
 from crowdsafe.anonymize.recoding import LocalRecoding
 from crowdsafe.classic.attributes import (
-    Attribute,
     HierarchicalAttribute,
+    LocalAttribute,
     OrderedAttribute,
     describe_attributes,
 )
@@ -65,7 +65,7 @@ CategoricalForm = Literal["node", "set"]
 
 
 
-def published_values(cells: CellTable, attributes: Sequence[Attribute], result: Partitioning,
+def published_values(cells: EncodedCells, attributes: Sequence[LocalAttribute], result: Partitioning,
                      categorical: CategoricalForm = "node") -> dict[str, pl.Series]:
     """Per attribute, the text each partition publishes (release representation)."""
     part = result.part.astype(np.uint16) if result.n_parts <= 1 << 16 else result.part  # radix sort
@@ -128,7 +128,7 @@ def mondrian(
     mode: Mode = "strict",
     categorical: CategoricalForm = "node",
     constraints: SensitiveConstraints = NO_CONSTRAINTS,
-    cells: CellTable | None = None,
+    cells: EncodedCells | None = None,
 ) -> LocalRecoding:
     """Fit Mondrian to ``dataset`` and return its local recoding (apply it with Apply)."""
     k = check_k(k)

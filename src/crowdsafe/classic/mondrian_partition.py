@@ -15,9 +15,9 @@ from typing import Literal
 
 import numpy as np
 
-from crowdsafe.anonymize.cells import CellTable
+from crowdsafe.anonymize.cells import EncodedCells
 from crowdsafe.anonymize.constraints import NO_CONSTRAINTS, SensitiveConstraints, classes_satisfying
-from crowdsafe.classic.attributes import Attribute, HierarchicalAttribute, OrderedAttribute
+from crowdsafe.classic.attributes import HierarchicalAttribute, LocalAttribute, OrderedAttribute
 from crowdsafe.classic.mondrian_cuts import (
     Partitioning,
     _Cuts,
@@ -39,7 +39,7 @@ class _Partitioner:
     of a recursion level, whichever attribute each is cut on.
     """
 
-    def __init__(self, cells: CellTable, attributes: Sequence[Attribute], k: int, mode: Mode,
+    def __init__(self, cells: EncodedCells, attributes: Sequence[LocalAttribute], k: int, mode: Mode,
                  constraints: SensitiveConstraints) -> None:
         self.attributes = list(attributes)
         self.k = k
@@ -436,7 +436,7 @@ class _Partitioner:
                                   count.astype(float))
 
 
-def partition(cells: CellTable, attributes: Sequence[Attribute], k: int, *, mode: Mode = "strict",
+def partition(cells: EncodedCells, attributes: Sequence[LocalAttribute], k: int, *, mode: Mode = "strict",
               constraints: SensitiveConstraints = NO_CONSTRAINTS) -> Partitioning:
     """Run Mondrian on ``cells``; every partition holds ≥ k rows and satisfies ``constraints``."""
     if mode not in ("strict", "relaxed"):
