@@ -62,12 +62,13 @@ def pack(columns: Sequence[np.ndarray], sizes: Sequence[int], dtype: type = np.i
 def unpack(keys: np.ndarray, sizes: Sequence[int]) -> list[np.ndarray]:
     """The code columns of ``keys`` (the inverse of :func:`pack`), in the keys' dtype."""
     radix = keys.dtype.type
-    remainder = keys.copy()
+    remainder = keys
     columns = []
     for size in reversed(list(sizes)):
         r = radix(max(int(size), 1))
-        columns.append(remainder % r)
-        remainder //= r
+        quotient = remainder // r  # one division per column; the code is what it leaves
+        columns.append(remainder - quotient * r)
+        remainder = quotient
     columns.reverse()
     return columns
 
