@@ -209,8 +209,8 @@ def anonymize(
     ``escape_formulas`` is False (:mod:`crowdsafe.csv_safety`); an ``out`` that cannot be written
     (a folder, an unwritable folder) is refused before the data is read.
     """
-    from crowdsafe.anonymize import anonymize_dataset
     from crowdsafe.anonymize.release import TABLE_SUFFIXES
+    from crowdsafe.classic import anonymize_dataset
     from crowdsafe.files import check_output_path
 
     if out is not None:

@@ -19,18 +19,15 @@ from hypothesis import strategies as st
 from scipy import stats
 from strategies import OUTCOMES, tables
 
+from crowdsafe.anonymize.entropy_scorer import EntropyScorer
+from crowdsafe.anonymize.gumbel import exact_gumbel_argmax, random_bits
+from crowdsafe.anonymize.lattice_mechanism import lattice_scores
 from crowdsafe.anonymize.objectives import (
     OBJECTIVES,
     discernibility_score,
     make_objective,
 )
-from crowdsafe.anonymize.selection import (
-    _EntropyScorer,
-    choose_scheme,
-    exact_gumbel_argmax,
-    lattice_scores,
-    random_bits,
-)
+from crowdsafe.anonymize.selection import choose_scheme
 from crowdsafe.data import Dataset, Schema, flat, intervals
 from crowdsafe.errors import ParameterError
 from crowdsafe.randomness import Randomness
@@ -173,11 +170,11 @@ def _block_violations(data: Dataset, k: int, bound) -> list[tuple]:
     """Every block of the classification lattice (the first p quasi-identifiers fixed, the others
     free; the target last) whose ``bound(tables, levels, p)`` is below the brute-force score of
     one of its nodes, or differs from it where the block is one node."""
-    from crowdsafe.anonymize.selection import _KeyedTables
+    from crowdsafe.anonymize.keyed_tables import KeyedTables
 
     scores = _brute_force_classification(data, k)
     objective = make_objective("classification", "outcome")
-    tables = _KeyedTables(data, COLUMNS, objective, k)
+    tables = KeyedTables(data, COLUMNS, objective, k)
     heights = [data.hierarchies[c].height for c in COLUMNS[:-1]]
     violations = []
     for fixed in range(len(heights) + 1):
@@ -212,11 +209,11 @@ def test_the_classification_block_bounds_hold_for_every_node_of_the_block(data, 
     every node of their block, and exact where the block is one node; ``dense`` false sends every
     table down the path for targets with many values."""
     import crowdsafe.anonymize.objectives as objectives
-    import crowdsafe.anonymize.selection as selection
+    import crowdsafe.anonymize.keyed_tables as keyed_tables
 
     if not dense:
         monkeypatch.setattr(objectives, "DENSE_CELLS_PER_ROW", 0)
-        monkeypatch.setattr(selection, "DENSE_CELLS_PER_ROW", 0)
+        monkeypatch.setattr(keyed_tables, "DENSE_CELLS_PER_ROW", 0)
     data = _with_outcome_hierarchy(data)
     assert _block_violations(data, k, _own_table_bound) == []
     assert _block_violations(data, k, _rolled_up_bound) == []
@@ -259,13 +256,13 @@ def test_the_classification_search_returns_the_argmax_of_the_brute_force_keys(da
     ε1 · q + G) returns the argmax over every candidate node of the brute-force scores plus the
     same Gumbels, at scales from nearly uniform to nearly the argmax of the scores."""
     import crowdsafe.anonymize.objectives as objectives
-    import crowdsafe.anonymize.selection as selection
-    from crowdsafe.anonymize.selection import gumbel_max_over_lattice
+    import crowdsafe.anonymize.keyed_tables as keyed_tables
+    from crowdsafe.anonymize.lattice_mechanism import gumbel_max_over_lattice
     from crowdsafe.randomness import gumbel_cells
 
     if not dense:
         monkeypatch.setattr(objectives, "DENSE_CELLS_PER_ROW", 0)
-        monkeypatch.setattr(selection, "DENSE_CELLS_PER_ROW", 0)
+        monkeypatch.setattr(keyed_tables, "DENSE_CELLS_PER_ROW", 0)
     data = _with_outcome_hierarchy(data)
     objective = make_objective("classification", "outcome")
     expected = _brute_force_classification(data, k)
@@ -332,7 +329,7 @@ def test_the_entropy_score_matches_its_definition(data, k):
     lattice, scores = lattice_scores(data, COLUMNS, k, objective)
     unit = objective.denominator(k)
     expected = _brute_force_entropy(data, COLUMNS, k)
-    scorer = _EntropyScorer(data, COLUMNS, k, objective)
+    scorer = EntropyScorer(data, COLUMNS, k, objective)
     iv = _interval_context(200)
     nodes = lattice.nodes()
     with mpmath.workprec(240):
@@ -460,7 +457,7 @@ def test_the_entropy_refinement_encloses_the_scores_of_the_contenders():
     float search cannot decide, so the selection refines their Gumbels with 64 more bits each and
     encloses their entropy scores in interval arithmetic. The winner must be the argmax of
     ε1 · q / (2Δ) + G computed here with mpmath (q from the brute force, U from the bits)."""
-    from crowdsafe.anonymize.selection import gumbel_max_over_lattice
+    from crowdsafe.anonymize.lattice_mechanism import gumbel_max_over_lattice
 
     data = _tiny_entropy_table()
     columns, k, epsilon1 = ["x", "y"], 2, 0.5

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from crowdsafe.data import Dataset
+from crowdsafe.data import Dataset, packing
 from crowdsafe.errors import SchemaError
 
 
@@ -36,21 +36,15 @@ def dense_ids(columns: Sequence[np.ndarray], sizes: Sequence[int]) -> tuple[np.n
     n = len(columns[0]) if columns else 0
     if n == 0:
         return np.zeros(0, dtype=np.int64), 0
-    span = float(np.prod(np.asarray([max(s, 1) for s in sizes], dtype=float)))
+    span = packing.span(sizes)
     if span <= 2 * n + (1 << 16):  # few possible tuples: rank them by a bit table, no sort
-        key = np.zeros(n, dtype=np.int64)
-        for values, size in zip(columns, sizes):
-            key *= max(size, 1)
-            key += values.astype(np.int64, copy=False)
+        key = packing.pack(columns, sizes)
         present = np.zeros(int(span), dtype=bool)
         present[key] = True
         rank = np.cumsum(present, dtype=np.int64) - 1
         return rank[key], int(rank[-1]) + 1
     if span < 2.0**63:
-        key = np.zeros(n, dtype=np.uint64)
-        for values, size in zip(columns, sizes):
-            key *= np.uint64(max(size, 1))
-            key += values.astype(np.uint64, copy=False)
+        key = packing.pack(columns, sizes, np.uint64)
         if n <= DENSE_BY_NUMPY:
             keys, ids = np.unique(key, return_inverse=True)
             return ids.reshape(-1).astype(np.int64, copy=False), len(keys)
@@ -70,7 +64,7 @@ def first_of_each(ids: np.ndarray, m: int) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class CellTable:
+class EncodedCells:
     """Distinct tuples of ``columns`` (plus the sensitive attribute, when one is given).
 
     ``codes[:, j]`` are the data layer's codes of ``columns[j]`` (leaf codes when the column has
@@ -96,8 +90,8 @@ class CellTable:
         return len(self.row_cell)
 
 
-def cell_table(dataset: Dataset, columns: Sequence[str], sensitive: str | None = None) -> CellTable:
-    """Build the :class:`CellTable` of ``columns`` (and ``sensitive``) of ``dataset``."""
+def cell_table(dataset: Dataset, columns: Sequence[str], sensitive: str | None = None) -> EncodedCells:
+    """Build the :class:`EncodedCells` of ``columns`` (and ``sensitive``) of ``dataset``."""
     columns = tuple(columns)
     if not columns:
         raise SchemaError("no quasi-identifiers to anonymize; name them with --qi a,b,c (qi=[...])")
@@ -109,7 +103,7 @@ def cell_table(dataset: Dataset, columns: Sequence[str], sensitive: str | None =
     where = first_of_each(ids, m)
     codes = np.column_stack([e.codes[where].astype(np.int64) for e in encoded])
     counts = np.bincount(ids, minlength=m).astype(np.int64)
-    return CellTable(
+    return EncodedCells(
         columns=columns,
         codes=np.ascontiguousarray(codes[:, : len(columns)]),
         counts=counts,

@@ -18,7 +18,7 @@ import polars as pl
 from crowdsafe.anonymize.apply import SuppressionFacts
 from crowdsafe.anonymize.cells import cell_table, dense_ids, first_of_each
 from crowdsafe.anonymize.recoding import GeneralizationScheme
-from crowdsafe.data import Dataset, Hierarchy
+from crowdsafe.data import Dataset, Hierarchy, packing
 from crowdsafe.errors import SchemaError
 
 
@@ -129,7 +129,7 @@ class _ColumnCodes:
 
 
 def _fits(columns: Sequence[_ColumnCodes]) -> bool:
-    return float(np.prod([float(c.span) for c in columns])) < 2.0**63
+    return packing.fits([c.span for c in columns])
 
 
 def _count_physical(sample: Dataset, columns: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray] | None:
@@ -147,10 +147,7 @@ def _count_physical(sample: Dataset, columns: tuple[str, ...]) -> tuple[np.ndarr
         per_column = [c.densified() for c in per_column]
         if not _fits(per_column):
             return None
-    key = np.zeros(sample.n_rows, dtype=np.int64)
-    for codes in per_column:
-        key *= codes.span
-        key += codes.codes
+    key = packing.pack([c.codes for c in per_column], [c.span for c in per_column])
     keys, counts = np.unique(key, return_counts=True)
     cell_codes = np.empty((len(keys), len(columns)), dtype=np.int64)
     for j in range(len(columns) - 1, -1, -1):
@@ -166,12 +163,8 @@ def _count_physical(sample: Dataset, columns: tuple[str, ...]) -> tuple[np.ndarr
 def _lexicographic_order(codes: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
     """The order that sorts distinct rows of ``codes`` (column j in ``[0, sizes[j])``)
     lexicographically, as :func:`~crowdsafe.anonymize.cells.cell_table` sorts its cells."""
-    if float(np.prod([float(max(s, 1)) for s in sizes])) < 2.0**63:
-        key = np.zeros(len(codes), dtype=np.int64)
-        for j, size in enumerate(sizes):
-            key *= max(size, 1)
-            key += codes[:, j]
-        return np.argsort(key)
+    if packing.fits(sizes):
+        return np.argsort(packing.pack([codes[:, j] for j in range(len(sizes))], sizes))
     return np.lexsort(codes.T[::-1])
 
 

@@ -247,9 +247,36 @@ def level_units(objective: Objective, hierarchy: Hierarchy, d: int) -> list[np.n
         height = max(hierarchy.height, 1)
         return [np.full(hierarchy.size(level), int(np.ceil(WEIGHT_UNIT * (level / height) / d)), dtype=np.int64)
                 for level in range(hierarchy.height + 1)]
-    from crowdsafe.anonymize.selection import node_penalties
-
     return [np.ceil(p * WEIGHT_UNIT / d).astype(np.int64) for p in node_penalties(hierarchy)]
+
+
+def node_penalties(hierarchy: Hierarchy) -> list[np.ndarray]:
+    """NCP of every node at every level, from the hierarchy alone (never from the data).
+
+    Numbers and dates: the width of the node's leaf range over the width of all leaves; other
+    values (and a hierarchy whose leaves are all one number): (leaves under the node − 1) over
+    (all leaves − 1). Level 0 costs 0, the root 1.
+    """
+    total_leaves = hierarchy.size(0)
+    penalties = []
+    numeric = hierarchy.is_numeric
+    width = 0.0
+    if numeric:
+        bottom = hierarchy.ranges(0)
+        width = float(np.nanmax(bottom[:, 1]) - np.nanmin(bottom[:, 0])) if np.isfinite(bottom).any() else 0.0
+    for level in range(hierarchy.height + 1):
+        if level == 0:
+            penalties.append(np.zeros(hierarchy.size(0)))
+            continue
+        by_leaves = (hierarchy.leaf_counts(level) - 1) / max(total_leaves - 1, 1)
+        if numeric and width > 0:
+            spans = hierarchy.ranges(level)
+            by_range = (spans[:, 1] - spans[:, 0]) / width
+            cost = np.where(np.isfinite(by_range), by_range, by_leaves)
+        else:
+            cost = by_leaves
+        penalties.append(np.clip(cost.astype(np.float64), 0.0, 1.0))
+    return penalties
 
 
 # -- per-class scores (vectorised; exact integers) -------------------------------------------------

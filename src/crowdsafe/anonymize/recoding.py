@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from crowdsafe.data import Dataset, Hierarchy, encode_series
+from crowdsafe.data import Dataset, Hierarchy, encode_series, flat
 from crowdsafe.data.encoding import encode_with_hierarchy
 from crowdsafe.errors import HierarchyError, ParameterError, SchemaError
 
@@ -213,3 +213,14 @@ class LocalRecoding(Recoding):
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "local", "name": self.name, "classes": self.n_classes, **dict(self.details)}
+
+
+def with_flat_hierarchies(dataset: Dataset, columns: Sequence[str]) -> tuple[Dataset, list[str]]:
+    """The dataset with the flat hierarchy (value -> *) for the ``columns`` that have none, and
+    the names of those columns (a full-domain scheme needs a hierarchy per column)."""
+    added = [c for c in columns if c not in dataset.hierarchies]
+    if not added:
+        return dataset, []
+    hierarchies = {c: flat(c, dataset.frame.get_column(c).unique().sort(nulls_last=True).to_list())
+                   for c in added}
+    return dataset.with_hierarchies(hierarchies), added

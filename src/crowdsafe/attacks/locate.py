@@ -13,7 +13,7 @@ the target's row:
   Torra 2005): a numeric attribute contributes ``(x − y)² / (2σ²)``, a categorical one
   ``[x ≠ y] / (1 − Σ p²)``, with σ² and p taken over the targets (what the attacker knows).
   This can miss the true class; the intersection attack reports how often it does when the
-  truth is known.
+  truth is known (:mod:`crowdsafe.attacks.nearest`).
 
 Everything works on distinct target tuples and on the release's class table; the matching is
 a walk down the trie of the classes' cell prefixes, one column at a time, in array operations.
@@ -29,7 +29,8 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.anonymize.cells import dense_ids, first_of_each
-from crowdsafe.data import Hierarchy, encode_series
+from crowdsafe.attacks.nearest import locate_nearest as locate_nearest  # documented here (docs/architecture.md)
+from crowdsafe.data import Hierarchy, encode_series, packing
 from crowdsafe.data.arrays import stable_argsort, unique_inverse
 from crowdsafe.data.cell_reader import (
     CellReader,
@@ -39,10 +40,9 @@ from crowdsafe.data.cell_reader import (
     cell_text,
     segments,
 )
-from crowdsafe.data.generalized import CellKind, Domain, is_generalized, parse_number
+from crowdsafe.data.generalized import Domain, is_generalized
 from crowdsafe.errors import InputError
 
-CHUNK_PAIRS = 4_000_000  # target tuples x classes evaluated at once by the nearest-centroid search
 PYTHON_SORTED = 5_000  # distinct canonical cells ranked in Python up to this many, else by Polars
 DENSE_KEYS = 1 << 24  # (prefix, code) keys looked up in a direct table up to this many, else by binary search
 
@@ -95,14 +95,10 @@ def group_ids(columns: Sequence[np.ndarray], sizes: Sequence[int]) -> tuple[np.n
     """Group id of every row of integer ``columns`` (``columns[j]`` in ``[0, sizes[j])``),
     numbered in lexicographic order of the tuples, and the number of groups: the numbering of
     :func:`crowdsafe.anonymize.cells.dense_ids`, with one sort of the packed keys."""
-    if not columns or float(np.prod([max(s, 1) for s in sizes], dtype=float)) >= 2.0 ** 63:
+    if not columns or not packing.fits(sizes):
         return dense_ids(columns, sizes)
-    key = np.zeros(len(columns[0]), dtype=np.int64)
-    span = 1
-    for values, size in zip(columns, sizes):
-        key *= max(size, 1)
-        key += values
-        span *= max(size, 1)
+    key = packing.pack(columns, sizes)
+    span = int(packing.span(sizes))
     distinct, ids = unique_inverse(key, span)
     return ids, len(distinct)
 
@@ -557,61 +553,3 @@ def locate_exact(table: ClassTable, covers: Mapping[str, Membership],
     tuples, classes = trie.tuple_of_leaf[pair_target], class_of_prefix[pair_class]
     by_pair = stable_argsort(tuples * n_classes + classes, n_tuples * n_classes)  # the pairs are distinct
     return tuples[by_pair], classes[by_pair]
-
-
-def _numeric_cells(column: pl.Series, name: str) -> np.ndarray:
-    values = []
-    for text in column.to_list():
-        try:
-            values.append(np.nan if text is None else parse_number(text))
-        except ValueError:
-            raise InputError(
-                f"column '{name}' of a microaggregated release holds {text!r}, not a number"
-            ) from None
-    return np.asarray(values, dtype=np.float64)
-
-
-def locate_nearest(table: ClassTable, qi: Sequence[str], domains: Mapping[str, Domain],
-                   covers: Mapping[str, Membership], tuple_codes: Mapping[str, np.ndarray],
-                   weights_from: Mapping[str, np.ndarray]) -> np.ndarray:
-    """The class with the nearest centroid for every target tuple (ties: the lowest class).
-
-    ``covers[c]``: what each of ``table.distinct_cells[c]`` covers (:func:`read_classes`).
-    ``weights_from[c]``: the targets' codes in column c (one per target), from which the
-    standardization (σ² of numbers, Σp² of categories) is taken.
-    """
-    n_tuples = len(next(iter(tuple_codes.values())))
-    n_classes = table.n_classes
-    numeric_t, numeric_c, numeric_w = [], [], []
-    categorical_t, categorical_c, categorical_w = [], [], []
-    for c in qi:
-        domain = domains[c]
-        codes = weights_from[c]
-        if domain.numbers is not None:
-            x = domain.numbers[codes]
-            variance = float(np.nanvar(x))
-            numeric_t.append(domain.numbers[tuple_codes[c]])
-            numeric_c.append(_numeric_cells(table.distinct_cells[c], c)[table.cell_of_class[c]])
-            numeric_w.append(1.0 / (2.0 * variance) if variance > 0 else 0.0)
-        else:
-            p = np.bincount(codes, minlength=domain.size) / max(len(codes), 1)
-            spread = 1.0 - float((p ** 2).sum())
-            # a centroid category is one value of the domain (else it matches no target)
-            cover = covers[c]
-            first = np.full(len(cover.labels), -1, dtype=np.int64)
-            single = (cover.size == 1) & (cover.kind != CellKind.ANY) & cover.labels.is_not_null().to_numpy()
-            first[single] = cover.indices[cover.indptr[:-1][single]]
-            categorical_t.append(tuple_codes[c])
-            categorical_c.append(first[table.cell_of_class[c]])
-            categorical_w.append(1.0 / spread if spread > 0 else 0.0)
-    nearest = np.empty(n_tuples, dtype=np.int64)
-    step = max(1, CHUNK_PAIRS // max(n_classes, 1))
-    for start in range(0, n_tuples, step):
-        stop = min(n_tuples, start + step)
-        distance = np.zeros((stop - start, n_classes))
-        for x, y, w in zip(numeric_t, numeric_c, numeric_w):
-            distance += w * (x[start:stop, None] - y[None, :]) ** 2
-        for x, y, w in zip(categorical_t, categorical_c, categorical_w):
-            distance += w * (x[start:stop, None] != y[None, :])
-        nearest[start:stop] = distance.argmin(axis=1)
-    return nearest

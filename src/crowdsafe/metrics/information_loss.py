@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from crowdsafe.data import COUNT, Dataset, Hierarchy, code_frequencies, encode
+from crowdsafe.data import COUNT, Dataset, Hierarchy, code_frequencies, encode, packing
 from crowdsafe.data.generalized import Domain, release_codes
 from crowdsafe.errors import HierarchyError, ParameterError, SchemaError
 
@@ -135,11 +135,8 @@ def _class_ids(node_codes: Sequence[np.ndarray], radices: Sequence[int]) -> tupl
     n = len(node_codes[0]) if node_codes else 0
     if n == 0:
         return np.zeros(0, dtype=np.int64), 0
-    if float(np.prod(np.asarray(radices, dtype=float))) < 2.0**62:
-        key = np.zeros(n, dtype=np.int64)
-        for codes, radix in zip(node_codes, radices):
-            key *= radix
-            key += codes
+    if packing.fits(radices, 2.0**62):
+        key = packing.pack(node_codes, radices)
         span = int(np.prod(np.asarray(radices, dtype=np.int64)))
         if span <= 4 * n + 1024:
             present = np.zeros(span, dtype=bool)

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from crowdsafe.data import COUNT, Dataset, EncodedColumn, Encoding, code_frequencies, encode_series, load
+from crowdsafe.data import COUNT, Dataset, EncodedColumn, Encoding, code_frequencies, encode_series, load, packing
 from crowdsafe.data.generalized import Domain, canonical_cells, is_generalized
 from crowdsafe.data.schema import AttributeType
 from crowdsafe.errors import ParameterError, SchemaError
@@ -160,10 +160,7 @@ class EquivalenceClasses:
         span = float(np.prod(np.asarray(self._radices, dtype=float)))
         if span < 2.0**63:
             # one 64-bit key per row (mixed radix), so each group-by is over a single column
-            key = np.zeros(dataset.n_rows, dtype=np.uint64)
-            for column, radix in zip(self.quasi_identifiers, self._radices):
-                key *= np.uint64(radix)
-                key += self._encoding[column].codes
+            key = packing.pack([self._encoding[c].codes for c in self.quasi_identifiers], self._radices, np.uint64)
             self._row_key = key
             first = self._check_sensitive(sensitive[0]) if sensitive else None
             if first is not None and span * max(first.cardinality, 1) < 2.0**63:
@@ -185,12 +182,8 @@ class EquivalenceClasses:
     def table(self) -> pl.DataFrame:
         """The classes as quasi-identifier codes (UInt32 columns) with their ``count``."""
         if self._table is None:
-            remainder = self._class_keys.copy()
-            decoded = {}
-            for column, radix in zip(reversed(self.quasi_identifiers), reversed(self._radices)):
-                decoded[column] = (remainder % np.uint64(radix)).astype(np.uint32)
-                remainder //= np.uint64(radix)
-            self._table = pl.DataFrame({c: decoded[c] for c in self.quasi_identifiers}).with_columns(
+            decoded = packing.unpack(self._class_keys, self._radices)
+            self._table = pl.DataFrame({c: codes.astype(np.uint32) for c, codes in zip(self.quasi_identifiers, decoded)}).with_columns(
                 pl.Series(COUNT, self.sizes)
             )
         return self._table

@@ -1,251 +1,35 @@
-"""Mondrian multidimensional k-anonymity (LeFevre, DeWitt and Ramakrishnan, ICDE 2006).
+"""Mondrian's recursive partitioning (LeFevre, DeWitt and Ramakrishnan, ICDE 2006) on cells.
 
-Mondrian cuts the table recursively. A partition is cut on the quasi-identifier with the
-widest *normalized* range among its own rows (ties: the first in quasi-identifier order); if
-that cut is not allowed, on the next widest, and so on; a partition no attribute can cut is a
-final equivalence class. Cuts:
-
-- ordered attribute (numbers, dates; categorical attributes without a hierarchy, in their
-  dictionary order), *strict* partitioning: at the median value m (the ⌈N/2⌉-th smallest of
-  the partition's N values), left = values ≤ m, right = values > m; when m is the largest
-  value, the cut is made below it instead. Allowed when both sides hold ≥ k rows.
-- ordered attribute, *relaxed* partitioning: the rows sorted by the attribute are cut into
-  the ⌊N/2⌋ smallest and the rest, so rows holding the median value may go either way.
-  Allowed when ⌊N/2⌋ ≥ k. Ties are broken by the cells' tuple order, then by row order.
-- hierarchical attribute: into the children (in the hierarchy) of the lowest common ancestor
-  of the partition's values; allowed when every non-empty child part holds ≥ k rows.
-
-With entropy ℓ-diversity or t-closeness on a sensitive attribute, a cut is allowed only when
-every part satisfies them too (the whole table must satisfy them to start with).
-
-Every partition's ranges are computed from its own rows after each cut (publications that keep
-the parent's ranges publish values a class does not hold). A class publishes, per attribute:
-``[min, max]`` of its values for numbers and dates (the value itself when min = max); for
-categorical attributes the lowest common hierarchy node (``categorical="node"``) or the set of
-values present (``categorical="set"``, always used without a hierarchy).
-
-The recoding is fitted to the data, so a Mondrian release carries **no formal guarantee**,
-whatever k is: the published ranges end at actual values of actual people.
-
-Implementation: the algorithm runs on cells (distinct tuples with counts), one recursion level
-at a time for all partitions together, with NumPy sorts and segment reductions; no Python loop
-runs over rows or partitions. A level is cut attempt by attempt (each undecided partition tries
-its next widest attribute) or, where that is faster and there is no ℓ / t constraint, at once
-from one count array of all (attribute, partition) pairs: the same partitions, numbered alike.
+The cutting rules (widest normalized range first; strict or relaxed median cuts for ordered
+attributes; the children of the lowest common node for hierarchical ones; ℓ / t checked at every
+cut) are stated in :mod:`crowdsafe.classic.mondrian`. :func:`partition` runs them one recursion
+level at a time for all partitions together (:class:`_Partitioner`), with the level's cuts from
+:mod:`.mondrian_cuts`. Fitted to the data: **no formal guarantee**.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cached_property
-from typing import Literal, NamedTuple
+from typing import Literal
 
 import numpy as np
-import polars as pl
 
-from crowdsafe.anonymize.apply import check_k
-from crowdsafe.anonymize.attributes import (
-    Attribute,
-    HierarchicalAttribute,
-    OrderedAttribute,
-    describe_attributes,
-)
-from crowdsafe.anonymize.cells import CellTable, rows_of_split_cells
+from crowdsafe.anonymize.cells import EncodedCells
 from crowdsafe.anonymize.constraints import NO_CONSTRAINTS, SensitiveConstraints, classes_satisfying
-from crowdsafe.anonymize.recoding import LocalRecoding
-from crowdsafe.data import Dataset
+from crowdsafe.classic.attributes import HierarchicalAttribute, LocalAttribute, OrderedAttribute
+from crowdsafe.classic.mondrian_cuts import (
+    Partitioning,
+    _Cuts,
+    _expand,
+    _groups,
+    _Level,
+    _LevelGrid,
+    _smallest_unsigned,
+)
 from crowdsafe.errors import ParameterError
 
 Mode = Literal["strict", "relaxed"]
-CategoricalForm = Literal["node", "set"]
-
-
-@dataclass(frozen=True)
-class Partitioning:
-    """Mondrian's result on cells: piece i holds ``count[i]`` rows of cell ``cell[i]`` and
-    lies in partition ``part[i]`` (partitions numbered 0..n_parts-1). A cell is cut into
-    several pieces only by relaxed cuts."""
-
-    cell: np.ndarray
-    count: np.ndarray
-    part: np.ndarray
-    n_parts: int
-    ranks: np.ndarray | None = None  # (cell x attribute) ranks, when the partitioner has them
-
-
-def _segments(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Start and length of each run of equal values in sorted ``keys``."""
-    if len(keys) == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    change = np.empty(len(keys), dtype=bool)
-    change[0] = True
-    np.not_equal(keys[1:], keys[:-1], out=change[1:])
-    starts = change.nonzero()[0]
-    lengths = np.empty_like(starts)
-    lengths[:-1] = starts[1:] - starts[:-1]
-    lengths[-1] = len(keys) - starts[-1]
-    return starts, lengths
-
-
-def _smallest_unsigned(n: int) -> type:
-    """The smallest unsigned integer type holding 0..n-1 (narrow arrays gather and reduce faster)."""
-    return next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if n <= np.iinfo(t).max + 1)
-
-
-def _expand(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Positions covered by the segments (in order) and the segment index of each."""
-    total = int(lengths.sum())
-    offsets = (starts - (lengths.cumsum() - lengths)).repeat(lengths)
-    return offsets + np.arange(total), np.arange(len(starts)).repeat(lengths)
-
-
-def _groups(local: np.ndarray, child: np.ndarray, count: np.ndarray, n_segs: int, n_nodes: int
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Group pieces by (segment, child node), numbering groups segment by segment.
-
-    Returns each piece's group, the rows per group, each segment's first group and its number
-    of groups. A dense segments x nodes grid of counts is used when small, else a sort.
-    """
-    key = local * n_nodes + child
-    if n_segs * n_nodes <= max(4 * len(key), 1 << 16):
-        grid = np.bincount(key, weights=count, minlength=n_segs * n_nodes)
-        present = grid > 0
-        group_of_key = present.cumsum() - 1
-        group = group_of_key[key]
-        sizes = grid[present]
-        per_seg = present.reshape(n_segs, n_nodes).sum(axis=1)
-    else:
-        keys, group = np.unique(key, return_inverse=True)
-        group = group.ravel()
-        sizes = np.bincount(group, weights=count, minlength=len(keys))
-        per_seg = np.bincount(keys // n_nodes, minlength=n_segs)
-    first = per_seg.cumsum() - per_seg
-    return group, sizes, first, per_seg
-
-
-@dataclass
-class _Level:
-    """One recursion level: the pieces to cut (sorted by partition), each partition's segment
-    of them, and what the cuts need (filled in by :meth:`_Partitioner._level`)."""
-
-    pieces: np.ndarray
-    starts: np.ndarray
-    lengths: np.ndarray
-    sizes: np.ndarray
-    rank: np.ndarray  # (attribute x piece)
-    widths: np.ndarray = None  # type: ignore[assignment]
-    levels: np.ndarray = None  # type: ignore[assignment]
-    low: np.ndarray = None  # type: ignore[assignment]  # lowest rank per (partition, attribute)
-    high: np.ndarray = None  # type: ignore[assignment]
-    preference: np.ndarray = None  # type: ignore[assignment]
-    undecided: np.ndarray = None  # type: ignore[assignment]
-
-
-class _Cuts(NamedTuple):
-    """Cuts tried on segments ``segs`` of a level (``allowed`` or not, per segment): each of
-    their ``pieces`` (of segment ``segs[local]``) goes to child ``side`` of its segment's
-    ``n_children``."""
-
-    segs: np.ndarray
-    allowed: np.ndarray
-    pieces: np.ndarray
-    local: np.ndarray
-    side: np.ndarray
-    n_children: int | np.ndarray
-
-
-class _LevelGrid:
-    """How many rows every segment of a level holds at each rank of each attribute, and what
-    follows without ℓ / t constraints: whether each (segment x attribute) cut is allowed
-    (``allowed``), and the cuts themselves (:meth:`cuts`).
-
-    The counts are one flat array of blocks, one block per (attribute, segment) spanning the
-    segment's ranks from its lowest to its highest (so no larger than the level's values), and
-    their running sums ``cum``: any run of ranks is counted by two look-ups. A median is found
-    by a binary search of the running sums; a hierarchy cut's children are the runs of ranks
-    of the common node's children, listed per block."""
-
-    def __init__(self, partitioner: _Partitioner, level: _Level) -> None:
-        self.partitioner, self.level = partitioner, level
-        k, d, n_segs = partitioner.k, len(partitioner.attributes), len(level.starts)
-        low, high, sizes = level.low, level.high, level.sizes  # (segment x attribute)
-        spans = (high - low + 1).T  # blocks attribute by attribute, each segment by segment
-        block = (spans.cumsum() - spans.reshape(-1)).reshape(d, n_segs)  # where each block starts
-        # attributes with one value in every segment allow no cut: their blocks stay empty
-        varied = level.widths.any(axis=0)
-        rows = slice(None) if varied.all() else np.flatnonzero(varied)
-        key = np.repeat((block - low.T)[rows], level.lengths, axis=1)
-        key += level.rank[rows]
-        counts = partitioner.piece_count[level.pieces].astype(float)
-        grid = np.bincount(key.reshape(-1), weights=np.broadcast_to(counts, key.shape).reshape(-1),
-                           minlength=int(spans.sum()))
-        cum = np.zeros(len(grid) + 1)
-        np.cumsum(grid, out=cum[1:])
-        self.block, self.cum = block.T, cum  # (segment x attribute)
-        self.allowed = level.widths > 0
-        # hierarchy cuts: every child of the common node holds >= k rows
-        hierarchical = self.allowed & ~partitioner.is_ordered & (level.levels > 0)
-        self.hierarchy_blocks = np.flatnonzero(hierarchical)  # (segment x attribute), flat
-        if len(self.hierarchy_blocks):
-            at = self.hierarchy_blocks
-            children = level.levels.reshape(-1)[at] - 1  # the level of the common node's children
-            runs = self.runs = partitioner.run_offsets[at % d] + children * partitioner.rank_span
-            first_run = partitioner.run_index[runs + low.reshape(-1)[at]]
-            n_runs = partitioner.run_index[runs + high.reshape(-1)[at]] - first_run + 1
-            run_at, owner = _expand(first_run, n_runs)
-            block_low = low.reshape(-1)[at][owner]
-            start = self.block.reshape(-1)[at][owner] - block_low
-            run_low = np.maximum(partitioner.run_first[run_at], block_low)
-            run_high = np.minimum(partitioner.run_last[run_at], high.reshape(-1)[at][owner])
-            rows = cum[start + run_high + 1] - cum[start + run_low]
-            present = rows > 0
-            first_child = n_runs.cumsum() - n_runs
-            smallest = np.minimum.reduceat(np.where(present, rows, np.inf), first_child)
-            self.allowed.reshape(-1)[at] = smallest >= k
-            # the number of each run among its block's non-empty children, and their number
-            before = present.cumsum() - present
-            self.child_number = before - before[first_child][owner]
-            self.first_run, self.first_child = first_run, first_child
-            self.n_children = np.add.reduceat(present, first_child)
-        # strict median cuts
-        self.split = np.zeros((n_segs, d), dtype=np.int64)
-        if partitioner.mode == "strict":  # (relaxed: ⌊N/2⌋ >= k holds for every cuttable partition)
-            for j, _ in partitioner.ordered_attributes:
-                if not varied[j]:
-                    continue
-                start = self.block[:, j]
-                before = cum[start]
-                at_median = np.searchsorted(cum, before + (sizes + 1) // 2)  # the ceil(N/2)-th smallest
-                median = low[:, j] + at_median - 1 - start
-                left = cum[at_median] - before
-                at_top = median == high[:, j]  # the median is the largest value: cut below it
-                last = start + high[:, j] - low[:, j]
-                left = np.where(at_top, sizes - (cum[last + 1] - cum[last]), left)
-                self.allowed[:, j] &= (left >= k) & (sizes - left >= k)
-                self.split[:, j] = np.where(at_top, high[:, j] - 1, median)
-
-    def cuts(self, segs: np.ndarray, attribute: np.ndarray) -> _Cuts:
-        """The allowed strict median or hierarchy cut of each segment in ``segs`` on ``attribute``."""
-        partitioner, level = self.partitioner, self.level
-        d, n_pieces = len(partitioner.attributes), len(level.pieces)
-        if len(segs) == len(level.starts):  # every partition: all the level's pieces
-            positions, local = np.arange(n_pieces), np.arange(len(segs)).repeat(level.lengths)
-        else:
-            positions, local = _expand(level.starts[segs], level.lengths[segs])
-        rank = level.rank.reshape(-1)[attribute[local] * n_pieces + positions]
-        at = segs * d + attribute
-        side = (rank > self.split.reshape(-1)[at][local]).astype(np.int64)
-        n_children = np.full(len(segs), 2, dtype=np.int64)
-        hierarchical = ~partitioner.is_ordered[attribute]
-        if hierarchical.any():
-            pieces = np.flatnonzero(hierarchical[local])
-            block = np.searchsorted(self.hierarchy_blocks, at[hierarchical])  # each cut's hierarchy block
-            n_children[hierarchical] = self.n_children[block]
-            block = np.repeat(block, level.lengths[segs[hierarchical]])
-            run = partitioner.run_index[self.runs[block] + rank[pieces]]
-            side[pieces] = self.child_number[self.first_child[block] + run - self.first_run[block]]
-        return _Cuts(segs, np.ones(len(segs), dtype=bool), level.pieces[positions], local, side, n_children)
 
 
 class _Partitioner:
@@ -255,7 +39,7 @@ class _Partitioner:
     of a recursion level, whichever attribute each is cut on.
     """
 
-    def __init__(self, cells: CellTable, attributes: Sequence[Attribute], k: int, mode: Mode,
+    def __init__(self, cells: EncodedCells, attributes: Sequence[LocalAttribute], k: int, mode: Mode,
                  constraints: SensitiveConstraints) -> None:
         self.attributes = list(attributes)
         self.k = k
@@ -652,7 +436,7 @@ class _Partitioner:
                                   count.astype(float))
 
 
-def partition(cells: CellTable, attributes: Sequence[Attribute], k: int, *, mode: Mode = "strict",
+def partition(cells: EncodedCells, attributes: Sequence[LocalAttribute], k: int, *, mode: Mode = "strict",
               constraints: SensitiveConstraints = NO_CONSTRAINTS) -> Partitioning:
     """Run Mondrian on ``cells``; every partition holds ≥ k rows and satisfies ``constraints``."""
     if mode not in ("strict", "relaxed"):
@@ -673,91 +457,3 @@ def partition(cells: CellTable, attributes: Sequence[Attribute], k: int, *, mode
 
 
 # -- publishing ------------------------------------------------------------------------------
-
-
-def published_values(cells: CellTable, attributes: Sequence[Attribute], result: Partitioning,
-                     categorical: CategoricalForm = "node") -> dict[str, pl.Series]:
-    """Per attribute, the text each partition publishes (release representation)."""
-    part = result.part.astype(np.uint16) if result.n_parts <= 1 << 16 else result.part  # radix sort
-    order = np.argsort(part, kind="stable")
-    starts, _ = _segments(result.part[order])
-    cell = result.cell[order]
-    if result.ranks is not None:
-        ranks = result.ranks.take(cell, axis=0)
-    else:
-        ranks = np.column_stack([attr.rank_of_code[cells.codes[cell, j]] for j, attr in enumerate(attributes)])
-    lows, highs = np.minimum.reduceat(ranks, starts, axis=0), np.maximum.reduceat(ranks, starts, axis=0)
-    values: dict[str, pl.Series | None] = {}
-    nodes: list[tuple[str, np.ndarray, pl.Series]] = []  # hierarchy nodes, labelled in one gather
-    for j, attr in enumerate(attributes):
-        if isinstance(attr, OrderedAttribute) and attr.is_range:
-            labels = pl.lit(attr.labels.rechunk())
-            low, high = labels.gather(pl.col("low")), labels.gather(pl.col("high"))
-            values[attr.name] = pl.DataFrame({"low": lows[:, j], "high": highs[:, j]}).select(
-                pl.when(pl.col("low") == pl.col("high")).then(low)
-                .otherwise(pl.format("[{}, {}]", low, high)).alias(attr.name)
-            ).to_series()
-        elif isinstance(attr, HierarchicalAttribute) and categorical == "node":
-            level, node = attr.common_node(lows[:, j], highs[:, j])
-            nodes.append((attr.name, attr.node_offsets[level] + node, attr.all_labels))
-            values[attr.name] = None
-        else:
-            values[attr.name] = value_sets(result.part[order], attr.labels.gather(cells.codes[cell, j]),
-                                           result.n_parts, attr.name)
-    if nodes:
-        bases = np.cumsum([0] + [len(labels) for _, _, labels in nodes[:-1]])
-        # one chunk: gathering from a chunked series is several times slower
-        labelled = pl.concat([labels for _, _, labels in nodes], rechunk=True).gather(
-            np.concatenate([index + base for (_, index, _), base in zip(nodes, bases)]))
-        for i, (name, _, _) in enumerate(nodes):
-            values[name] = labelled.slice(i * result.n_parts, result.n_parts).alias(name)
-    return values  # type: ignore[return-value]
-
-
-def value_sets(part: np.ndarray, labels: pl.Series, n_parts: int, name: str) -> pl.Series:
-    """Per partition, ``{a, b}`` of the distinct labels present (sorted), or the label alone."""
-    frame = (
-        pl.DataFrame({"part": part, "label": labels}).unique()
-        .sort(["part", "label"])
-        .group_by("part", maintain_order=True)
-        .agg(pl.col("label").str.join(", ").alias("joined"), pl.len().alias("n"))
-    )
-    text = frame.select(
-        pl.when(pl.col("n") == 1).then(pl.col("joined"))
-        .otherwise(pl.concat_str(pl.lit("{"), pl.col("joined"), pl.lit("}"))).alias(name)
-    ).to_series()
-    assert frame.height == n_parts
-    return text
-
-
-def mondrian(
-    dataset: Dataset,
-    k: int,
-    *,
-    columns: Sequence[str] | None = None,
-    mode: Mode = "strict",
-    categorical: CategoricalForm = "node",
-    constraints: SensitiveConstraints = NO_CONSTRAINTS,
-    cells: CellTable | None = None,
-) -> LocalRecoding:
-    """Fit Mondrian to ``dataset`` and return its local recoding (apply it with Apply)."""
-    from crowdsafe.anonymize.cells import cell_table
-
-    k = check_k(k)
-    if categorical not in ("node", "set"):
-        raise ParameterError(f"categorical values are published as 'node' or 'set', not {categorical!r}")
-    columns = list(columns) if columns is not None else dataset.quasi_identifiers
-    sensitive = constraints.attribute if constraints.active else None
-    if cells is None:
-        cells = cell_table(dataset, columns, sensitive)
-    attributes = describe_attributes(dataset, cells)
-    result = partition(cells, attributes, k, mode=mode, constraints=constraints)
-    values = published_values(cells, attributes, result, categorical)
-    class_of_row = rows_of_split_cells(cells.row_cell, result.cell, result.count, result.part)
-    return LocalRecoding(
-        name=f"Mondrian ({mode})",
-        class_of_row=class_of_row,
-        values=values,
-        details={"partitions": result.n_parts, "mode": mode, "categorical": categorical,
-                 **({"constraints": constraints.describe()} if constraints.active else {})},
-    )

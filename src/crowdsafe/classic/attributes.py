@@ -20,7 +20,7 @@ from functools import cached_property
 import numpy as np
 import polars as pl
 
-from crowdsafe.anonymize.cells import CellTable
+from crowdsafe.anonymize.cells import EncodedCells
 from crowdsafe.data import AttributeType, Dataset, Hierarchy
 from crowdsafe.data.hierarchy import MISSING_LABEL
 from crowdsafe.errors import SchemaError
@@ -118,12 +118,13 @@ def hierarchical_attribute(name: str, hierarchy: Hierarchy, labels: pl.Series) -
                                  len(order), labels)
 
 
-Attribute = OrderedAttribute | HierarchicalAttribute
+#: How Mondrian and MDAV see a quasi-identifier (not the schema's :class:`crowdsafe.data.Attribute`).
+LocalAttribute = OrderedAttribute | HierarchicalAttribute
 
 
-def describe_attributes(dataset: Dataset, cells: CellTable) -> list[Attribute]:
+def describe_attributes(dataset: Dataset, cells: EncodedCells) -> list[LocalAttribute]:
     """The view of each of ``cells.columns`` the local-recoding algorithms use."""
-    out: list[Attribute] = []
+    out: list[LocalAttribute] = []
     for j, name in enumerate(cells.columns):
         spec = dataset.schema[name]
         encoded = dataset.encoded(name)

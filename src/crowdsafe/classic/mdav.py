@@ -33,10 +33,10 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.anonymize.apply import check_k
-from crowdsafe.anonymize.attributes import describe_attributes
-from crowdsafe.anonymize.cells import CellTable, cell_table, rows_of_split_cells
-from crowdsafe.anonymize.mondrian import Partitioning, published_values
+from crowdsafe.anonymize.cells import EncodedCells, cell_table, rows_of_split_cells
 from crowdsafe.anonymize.recoding import LocalRecoding
+from crowdsafe.classic.attributes import describe_attributes
+from crowdsafe.classic.mondrian import Partitioning, published_values
 from crowdsafe.data import AttributeType, Dataset
 from crowdsafe.errors import ParameterError, SchemaError
 
@@ -62,7 +62,7 @@ class _Space:
     TABLE_BITS = 16  # categorical attributes beyond the 16th are subtracted one by one
     COMPACT_AT = 16  # drop the emptied cells when they are more than 1/16 of the live ones
 
-    def __init__(self, dataset: Dataset, cells: CellTable) -> None:
+    def __init__(self, dataset: Dataset, cells: EncodedCells) -> None:
         counts = cells.counts.astype(float)
         total = counts.sum()
         numeric, columns, weights, sizes = [], [], [], []
@@ -180,7 +180,7 @@ def _farthest(distance: np.ndarray) -> int:
     return int(np.argmax(distance))
 
 
-def microaggregate(dataset: Dataset, cells: CellTable, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def microaggregate(dataset: Dataset, cells: EncodedCells, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """MDAV groups of ``cells``: pieces (cell, rows, group), every group ≥ k rows."""
     space = _Space(dataset, cells)
     if space.rows_left < k:
@@ -203,7 +203,7 @@ def microaggregate(dataset: Dataset, cells: CellTable, k: int) -> tuple[np.ndarr
     return np.concatenate([c for c, _ in pieces]), np.concatenate([t for _, t in pieces]), groups
 
 
-def group_values(dataset: Dataset, cells: CellTable, piece_cell: np.ndarray, piece_rows: np.ndarray,
+def group_values(dataset: Dataset, cells: EncodedCells, piece_cell: np.ndarray, piece_rows: np.ndarray,
                  piece_group: np.ndarray, aggregate: Aggregate) -> dict[str, pl.Series]:
     """Per attribute, each group's published value: mean / median of numbers, mode of categories."""
     n_groups = int(piece_group.max()) + 1
@@ -239,7 +239,7 @@ def mdav(
     *,
     columns: Sequence[str] | None = None,
     aggregate: Aggregate = "mean",
-    cells: CellTable | None = None,
+    cells: EncodedCells | None = None,
 ) -> LocalRecoding:
     """Fit MDAV to ``dataset`` and return its local recoding (apply it with Apply)."""
     k = check_k(k)

@@ -10,10 +10,11 @@ from hypothesis import strategies as st
 from reference import reference_mondrian, reference_ncp, ref_attributes
 from strategies import tables
 
-from crowdsafe.anonymize import anonymize_dataset, apply, cell_table, mondrian
-from crowdsafe.anonymize.attributes import describe_attributes
+from crowdsafe.anonymize import apply, cell_table
 from crowdsafe.anonymize.constraints import NO_CONSTRAINTS, sensitive_constraints
-from crowdsafe.anonymize.mondrian import _Partitioner, partition
+from crowdsafe.classic import anonymize_dataset, mondrian
+from crowdsafe.classic.attributes import describe_attributes
+from crowdsafe.classic.mondrian_partition import _Partitioner, partition
 from crowdsafe.data import Dataset, Schema, grouping
 from crowdsafe.datasets import adult
 from crowdsafe.errors import ParameterError, SchemaError

@@ -10,9 +10,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from strategies import tables
 
-from crowdsafe.anonymize import GeneralizationScheme, anonymize_dataset, apply, lattice_search
+from crowdsafe.anonymize import GeneralizationScheme, apply
 from crowdsafe.anonymize.constraints import sensitive_constraints
-from crowdsafe.anonymize.lattice import _Problem, greedy_search
+from crowdsafe.classic import anonymize_dataset, lattice_search
+from crowdsafe.classic.lattice_search import _Problem, greedy_search
 from crowdsafe.data import Dataset, frequency_table
 from crowdsafe.datasets import adult
 from crowdsafe.errors import ParameterError

@@ -6,7 +6,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from crowdsafe.anonymize import anonymize_dataset, cell_table, mdav
+from crowdsafe.anonymize import cell_table
+from crowdsafe.classic import anonymize_dataset, mdav
 from crowdsafe.data import Dataset, Schema
 from crowdsafe.errors import ParameterError
 
