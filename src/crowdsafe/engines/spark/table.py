@@ -47,6 +47,11 @@ class SparkTable:
     label: str
     notes: list[str]
 
+    def identity(self, ledger: Any) -> str:
+        """The table's identity in ``ledger``: its multiset digest keyed with the ledger's secret
+        (:meth:`~crowdsafe.privacy.ledger.Ledger.identify`)."""
+        return ledger.identify(self.fingerprint)
+
     def hashed(self) -> Any:
         """The published columns (in order) and the per-row hash columns (over every column)."""
         return self.frame.select(*self.columns, *fp.row_hashes(self.frame))
