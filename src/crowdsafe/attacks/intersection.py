@@ -97,7 +97,8 @@ def _as_text(series: pl.Series) -> pl.Series:
     return series.cast(pl.String) if series.dtype != pl.String else series
 
 
-def _check_levels(levels: Sequence[float]) -> tuple[float, ...]:
+def check_levels(levels: Sequence[float]) -> tuple[float, ...]:
+    """The partial-breach confidence levels as floats, each in (0, 1] (else ParameterError)."""
     levels = tuple(float(c) for c in levels)
     if not levels or any(not 0.0 < c <= 1.0 for c in levels):
         raise ParameterError(f"confidence levels lie in (0, 1], got {list(levels)}")
@@ -125,7 +126,7 @@ def intersection_attack(
     ``hierarchies`` resolve hierarchy labels published in the releases.
     """
     qi = list(qi)
-    levels = _check_levels(levels)
+    levels = check_levels(levels)
     attacked = [r if isinstance(r, AttackedRelease) else AttackedRelease(r, f"R{j + 1}")
                 for j, r in enumerate(releases)]
     if len(attacked) < 1:
@@ -158,7 +159,7 @@ def intersection_attack(
 
     # the targets' own values join the candidates' domain (a hierarchy's leaves already hold them)
     true_values = distinct[sensitive][1].to_frame(sensitive) if sensitive in distinct else targets.head(0)
-    domain = _sensitive_domain([_as_text(t.sensitive_cells) for t in tables], true_values, sensitive,
+    domain = sensitive_domain([_as_text(t.sensitive_cells) for t in tables], true_values, sensitive,
                                (hierarchies or {}).get(sensitive))
     dictionary = _as_text(domain.values).alias(sensitive)
     reader = CellReader([domains[c] for c in qi] + [domain])  # reads the quasi-identifiers, then the sensitive
@@ -257,7 +258,7 @@ def intersection_attack(
     return IntersectionResult(frame, pl.DataFrame(release_rows), summary)
 
 
-def _sensitive_domain(cells: Sequence[pl.Series], targets: pl.DataFrame, sensitive: str,
+def sensitive_domain(cells: Sequence[pl.Series], targets: pl.DataFrame, sensitive: str,
                       hierarchy: Hierarchy | None) -> Domain:
     """The sensitive values the candidate sets are made of: the hierarchy's leaves when there is
     one, else every plain value published (alone or in a set) or held by a target.

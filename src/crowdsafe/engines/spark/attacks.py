@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from crowdsafe.attacks.intersection import DEFAULT_LEVELS, _check_levels, _sensitive_domain
+from crowdsafe.attacks.intersection import DEFAULT_LEVELS, check_levels, sensitive_domain
 from crowdsafe.attacks.locate import ClassTable, encode_targets, is_microaggregated
 from crowdsafe.data import Hierarchy
 from crowdsafe.data.generalized import Domain, canonical_cells
@@ -70,7 +70,7 @@ def read_spark_release(spark: Any, path: str | os.PathLike[str], name: str | Non
     :func:`crowdsafe.attacks.releases.read_release` reads it (an empty CSV field is missing)."""
     from pyspark.sql import functions as F
 
-    from crowdsafe.attacks.releases import _certificate_k
+    from crowdsafe.attacks.releases import certificate_k
     from crowdsafe.engines.spark.io import read_frame
 
     text = str(path)
@@ -79,7 +79,7 @@ def read_spark_release(spark: Any, path: str | os.PathLike[str], name: str | Non
     stem = os.path.basename(text.rstrip("/"))
     for suffix in (".csv", ".parquet", ".pq"):
         stem = stem[: -len(suffix)] if stem.lower().endswith(suffix) else stem
-    k = _certificate_k(__import__("pathlib").Path(text.rstrip("/"))) if "://" not in text else None
+    k = certificate_k(__import__("pathlib").Path(text.rstrip("/"))) if "://" not in text else None
     return SparkRelease(frame, name or stem, k)
 
 
@@ -133,7 +133,7 @@ def intersection_attack_spark(
     from pyspark.sql import functions as F
 
     qi = list(qi)
-    levels = _check_levels(levels)
+    levels = check_levels(levels)
     hierarchies = dict(hierarchies or {})
     if not releases:
         raise ParameterError("the intersection attack needs at least one release")
@@ -178,7 +178,7 @@ def intersection_attack_spark(
     release_cells = [_distinct_values(r.frame, [*qi, sensitive]) for r in releases]
     cells_s = [cells[sensitive] for cells in release_cells]
     small_targets = target_values[sensitive].to_frame(sensitive) if has_truth else pl.DataFrame({"__none": []})
-    value_domain = _sensitive_domain([_as_text(cells) for cells in cells_s], small_targets, sensitive,
+    value_domain = sensitive_domain([_as_text(cells) for cells in cells_s], small_targets, sensitive,
                                      hierarchies.get(sensitive))
     dictionary = _as_text(value_domain.values)
 
