@@ -268,3 +268,17 @@ def test_publish_refusals_come_before_the_charge(engine, small, tmp_path):
     with pytest.raises(HierarchyError):
         run_publication(engine, engine.read_table(small), plan, randomness=Randomness(1), ledger=ledger)
     assert ledger.entries() == []
+
+
+def test_row_counts_and_attack_metric_files(engine, reference, tmp_path):
+    """The CLI's custodian-only row count, and the attack's per-target metrics written as Parquet."""
+    frame = pl.DataFrame({"a": list(range(50)), "b": ["x", "y"] * 25})
+    path = tmp_path / "rows.parquet"
+    frame.write_parquet(path)
+    assert engine.count_rows(path) == reference.count_rows(path) == 50
+    targets = frame if engine.name == reference.name else engine.read_source(path).frame
+    (tmp_path / "out").mkdir()
+    written = engine.write_attack_targets(targets, tmp_path / "out" / "metrics.parquet", escape_formulas=True)
+    assert _rows(_read_table(Path(written))).equals(_rows(frame))
+    with pytest.raises(ParameterError):
+        engine.write_attack_targets(targets, tmp_path / "out" / "metrics.txt", escape_formulas=True)

@@ -75,6 +75,16 @@ class PolarsEngine:
     def read_source(self, data: Any, *, schema: Any = None, missing: Any = "keep", name: str | None = None) -> Dataset:
         return load(data, schema=schema, missing=missing)
 
+    def count_rows(self, data: Any) -> int:
+        import polars as pl
+
+        path = Path(data)
+        if path.is_file() and path.suffix.lower() == ".csv":
+            return int(pl.scan_csv(path).select(pl.len()).collect().item())
+        if path.is_file() and path.suffix.lower() in (".parquet", ".pq"):
+            return int(pl.scan_parquet(path).select(pl.len()).collect().item())
+        return load(data).n_rows
+
     def source_dataset(self, source: Dataset) -> Dataset:
         return source
 
@@ -205,6 +215,19 @@ class PolarsEngine:
         from crowdsafe.attacks import linkage_attack
 
         return linkage_attack(release.frame, targets.frame, qi, hierarchies=targets.hierarchies, **options)
+
+    def write_attack_targets(self, targets: Any, out: Path, *, escape_formulas: bool) -> str:
+        from crowdsafe.csv_safety import write_csv
+        from crowdsafe.files import atomic_path
+
+        if out.suffix.lower() not in (".csv", ".parquet"):
+            raise ParameterError(f"cannot tell the output format of {out}: use a .csv or .parquet file name")
+        with atomic_path(out) as tmp:
+            if out.suffix.lower() == ".csv":
+                write_csv(targets, tmp, escape_formulas=escape_formulas)
+            else:
+                targets.write_parquet(tmp)
+        return str(out)
 
 
 def write_releases(releases: Sequence[Release], certificate: Certificate, paths: Sequence[Path], *,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -61,6 +62,10 @@ class Engine(Protocol):
 
     def read_source(self, data: Any, *, schema: Any = None, missing: Any = "keep", name: str | None = None) -> Any:
         """A typed table for queries, perturbation and attacks."""
+        ...
+
+    def count_rows(self, data: Any) -> int:
+        """The number of rows of ``data`` (custodian-only: the CLI's plan preview)."""
         ...
 
     def source_dataset(self, source: Any) -> Dataset:
@@ -165,6 +170,10 @@ class Engine(Protocol):
 
     def linkage_attack(self, release: Any, targets: Any, qi: Sequence[str], **options: Any) -> Any:
         """Sweeney's linkage attack of one release (:mod:`crowdsafe.attacks.linkage`)."""
+        ...
+
+    def write_attack_targets(self, targets: Any, out: Path, *, escape_formulas: bool) -> str:
+        """Write an attack's per-target metrics (the engine's frame) to ``out``, atomically."""
         ...
 
 

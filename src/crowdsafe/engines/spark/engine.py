@@ -60,6 +60,17 @@ class SparkEngine:
 
         return spark_source(data, schema=schema, missing=missing, master=self.master, name=name)
 
+    def count_rows(self, data: Any) -> int:
+        from pathlib import Path
+
+        if not Path(data).is_file():  # a directory or URI Spark reads
+            from crowdsafe.engines.spark.io import read_frame
+
+            return int(read_frame(self.session(), data).count())
+        from crowdsafe.engines.polars_engine import PolarsEngine
+
+        return PolarsEngine().count_rows(data)
+
     def source_dataset(self, source: TypedTable) -> Dataset:
         return source.dataset
 
@@ -200,6 +211,14 @@ class SparkEngine:
     def linkage_attack(self, release: Any, targets: TypedTable, qi: Sequence[str], **options: Any) -> Any:
         raise ParameterError("the spark engine runs the intersection attack (with --sensitive); "
                              "run the linkage attack with --engine polars")
+
+    def write_attack_targets(self, targets: Any, out: Any, *, escape_formulas: bool) -> str:
+        from crowdsafe.engines.spark.alpha_beta import write_parquet_once
+
+        if out.suffix.lower() != ".parquet":
+            raise ParameterError(f"with --engine spark the per-target metrics are written as Parquet: name {out} *.parquet")
+        write_parquet_once(targets, str(out))
+        return str(out)
 
 
 __all__ = ["SparkEngine"]
