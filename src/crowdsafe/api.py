@@ -578,7 +578,9 @@ def attack(
     the result's ``targets`` is a Spark DataFrame.
     """
     from crowdsafe.drivers.attack import attack as attack_run
+    from crowdsafe.drivers.attack import check_kind
     from crowdsafe.engines import get_engine
 
+    check_kind(kind)  # before the engine is chosen
     return attack_run(get_engine(engine, master=spark_master), releases, targets, qi=qi, sensitive=sensitive,
                       kind=kind, schema=schema, truth_id=truth_id, location=location, levels=levels)

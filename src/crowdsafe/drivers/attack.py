@@ -18,12 +18,17 @@ if TYPE_CHECKING:
 KINDS = ("intersection", "linkage")
 
 
+def check_kind(kind: str) -> None:
+    """Refuse an attack crowdsafe does not run (before the engine is chosen)."""
+    if kind not in KINDS:
+        raise ParameterError(f"unknown attack {kind!r}; use 'intersection' or 'linkage'")
+
+
 def attack(engine: Engine, releases: Sequence[Any], targets: Any, *, qi: Sequence[str], sensitive: str | None,
            kind: str, schema: Any = None, truth_id: str | None = None, **options: Any) -> Any:
     """:func:`crowdsafe.api.attack` on ``engine``; ``options``: the intersection attack's
     location and levels."""
-    if kind not in KINDS:
-        raise ParameterError(f"unknown attack {kind!r}; use 'intersection' or 'linkage'")
+    check_kind(kind)
     engine.check_attack(kind, sensitive)
     table = engine.attack_targets(targets, schema=schema)
     attacked = engine.attack_releases(releases, table)
