@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 import polars as pl
 
@@ -221,8 +221,9 @@ def intersection_attack(
     attacked = [r if isinstance(r, AttackedRelease) else AttackedRelease(r, f"R{j + 1}")
                 for j, r in enumerate(releases)]
     tables = PolarsAttackTables(attacked, targets, hierarchies or {})
-    return run_intersection(tables, qi, sensitive, hierarchy=(hierarchies or {}).get(sensitive), location=location,
-                            levels=levels, truth_id=truth_id)  # type: ignore[no-any-return]
+    result = run_intersection(tables, qi, sensitive, hierarchy=(hierarchies or {}).get(sensitive), location=location,
+                              levels=levels, truth_id=truth_id)
+    return cast(IntersectionResult, result)
 
 
 def as_text(series: pl.Series) -> pl.Series:

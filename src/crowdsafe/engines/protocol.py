@@ -37,9 +37,14 @@ class PublicationTable(Protocol):
     ``hierarchies``, the ``label`` the ledger knows it by, the schema ``notes`` and its size
     (custodian-only). ``identity(ledger)``: the table's digest keyed with the ledger's secret."""
 
-    columns: list[str]
-    label: str
-    notes: list[str]
+    @property
+    def columns(self) -> list[str]: ...
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def notes(self) -> list[str]: ...
 
     @property
     def n_rows(self) -> int: ...
@@ -91,7 +96,7 @@ class Engine(Protocol):
         """The table paths of ``releases`` releases written at ``out`` (checked writable)."""
         ...
 
-    def sample(self, table: PublicationTable, beta: float, stream: Randomness,
+    def sample(self, table: Any, beta: float, stream: Randomness,
                levels: Mapping[str, int] | None) -> Any:
         """Sample_β: each row kept independently with probability β, drawn from ``stream``.
         ``levels``: a fixed scheme's levels (an engine may count the classes at them)."""
@@ -101,7 +106,7 @@ class Engine(Protocol):
         """The sample's identity in ``ledger`` (keyed digest)."""
         ...
 
-    def count(self, table: PublicationTable, sample: Any) -> CountedSample:
+    def count(self, table: Any, sample: Any) -> CountedSample:
         """The sample's frequency table over the published columns."""
         ...
 
@@ -109,12 +114,12 @@ class Engine(Protocol):
         """Apply(g, S, k): the classes at ``scheme`` and suppression below k."""
         ...
 
-    def materialise(self, table: PublicationTable, scheme: GeneralizationScheme, published: AppliedCounts,
+    def materialise(self, table: Any, scheme: GeneralizationScheme, published: AppliedCounts,
                     certificate: Certificate, parameters: dict[str, Any], k: int) -> Release:
         """The release of the published classes (its rows built lazily)."""
         ...
 
-    def write(self, table: PublicationTable, releases: Sequence[Release], certificate: Certificate,
+    def write(self, table: Any, releases: Sequence[Release], certificate: Certificate,
               paths: Sequence[Any], *, escape_formulas: bool) -> dict[str, Any]:
         """Write every table with its certificate (and the composed one for several), atomically."""
         ...

@@ -5,7 +5,7 @@ asked for, so PySpark stays optional). A third engine is a module implementing
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from crowdsafe.errors import ParameterError
 
@@ -35,7 +35,7 @@ def get_engine(name: str | None = None, *, master: str | None = None) -> Engine:
     Raises ParameterError for an unknown name. Importing an engine imports nothing heavy: the
     Spark engine imports PySpark when it first runs."""
     module, _, attribute = FACTORIES[check_engine(name)].partition(":")
-    return getattr(importlib.import_module(module), attribute)(master=master)  # type: ignore[no-any-return]
+    return cast("Engine", getattr(importlib.import_module(module), attribute)(master=master))
 
 
 __all__ = ["DEFAULT_ENGINE", "ENGINES", "FACTORIES", "check_engine", "get_engine"]

@@ -27,12 +27,12 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
 
-from crowdsafe.attacks.intersection import DEFAULT_LEVELS, Scores, as_text, run_intersection
+from crowdsafe.attacks.intersection import DEFAULT_LEVELS, Location, Scores, as_text, run_intersection
 from crowdsafe.attacks.locate import ClassTable, encode_targets, is_microaggregated
 from crowdsafe.data import Hierarchy
 from crowdsafe.data.generalized import Domain, canonical_cells
@@ -135,8 +135,9 @@ def intersection_attack_spark(
     metrics)."""
     hierarchies = dict(hierarchies or {})
     tables = SparkAttackTables(list(releases), targets, hierarchies)
-    return run_intersection(tables, qi, sensitive, hierarchy=hierarchies.get(sensitive),  # type: ignore[no-any-return]
-                            location=location, levels=levels, truth_id=truth_id)  # type: ignore[arg-type]
+    result = run_intersection(tables, qi, sensitive, hierarchy=hierarchies.get(sensitive),
+                              location=cast(Location, location), levels=levels, truth_id=truth_id)
+    return cast(SparkIntersectionResult, result)
 
 
 class SparkAttackTables:
