@@ -121,7 +121,8 @@ class Engine(Protocol):
 
     def write(self, table: Any, releases: Sequence[Release], certificate: Certificate,
               paths: Sequence[Any], *, escape_formulas: bool) -> dict[str, Any]:
-        """Write every table with its certificate (and the composed one for several), atomically."""
+        """Write every table with its certificate (and the composed one for several), atomically;
+        each certificate written carries its file's format note."""
         ...
 
     #: engine-specific entries of a release's certificate parameters and of the ledger record

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from crowdsafe.errors import ParameterError
@@ -99,7 +100,7 @@ class SparkEngine:
         if fixed is None:
             check_lattice(table.domain.hierarchies, columns)
             candidate_count(table.domain, columns, publish_plan.objective, publish_plan.target)  # the target is published
-        return table, fixed
+        return (replace(table, label=name) if name else table), fixed
 
     def release_paths(self, out: str | os.PathLike[str] | None, releases: int) -> list[str]:
         from crowdsafe.engines.spark.publish import spark_paths
@@ -137,14 +138,18 @@ class SparkEngine:
 
     def write(self, table: SparkTable, releases: Sequence[Release], certificate: Certificate,
               paths: Sequence[str], *, escape_formulas: bool) -> dict[str, Any]:
+        from crowdsafe.csv_safety import format_note
         from crowdsafe.engines.spark.write import write_releases
 
+        notes = [format_note(p, escape_formulas=escape_formulas) for p in paths]  # each file's, as the driver set
         combined = None
         if len(paths) > 1:
             head, _, name = paths[0].rpartition("/")
             combined_name = name.rsplit(".", 1)[0].rsplit("-", 1)[0] + ".certificate.json"
-            combined = (f"{head}/{combined_name}" if head else combined_name, certificate.to_json())
-        return write_releases(table.spark, [r.frame for r in releases], [r.certificate.to_json() for r in releases],
+            combined = (f"{head}/{combined_name}" if head else combined_name,
+                        certificate.with_format_notes(notes[0]).to_json())
+        return write_releases(table.spark, [r.frame for r in releases],
+                              [r.certificate.with_format_notes(n).to_json() for r, n in zip(releases, notes)],
                               list(paths), combined, escape_formulas=escape_formulas)
 
     def publication_notes(self, seeded: bool) -> list[str]:
