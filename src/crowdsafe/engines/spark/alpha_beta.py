@@ -59,12 +59,7 @@ from crowdsafe.perturb.alpha_beta import (
     uncertified_reasons,
 )
 from crowdsafe.perturb.domain import Domain, encode_against, public_domain
-from crowdsafe.perturb.estimator import (
-    DEFAULT_CONFIDENCE,
-    Estimate,
-    estimate_counted,
-    matching_codes,
-)
+from crowdsafe.perturb.estimator import DEFAULT_CONFIDENCE, Estimate, estimate_counted, matching_codes
 from crowdsafe.perturb.query import CountQuery, parse_count
 from crowdsafe.perturb.view import certificate_path
 from crowdsafe.privacy.certificate import Certificate

@@ -32,13 +32,7 @@ from typing import Any, cast
 import numpy as np
 import polars as pl
 
-from crowdsafe.attacks.intersection import (
-    DEFAULT_LEVELS,
-    Location,
-    Scores,
-    as_text,
-    run_intersection,
-)
+from crowdsafe.attacks.intersection import DEFAULT_LEVELS, Location, Scores, as_text, run_intersection
 from crowdsafe.attacks.locate import ClassTable, encode_targets, is_microaggregated
 from crowdsafe.data import Hierarchy
 from crowdsafe.data.generalized import Domain, canonical_cells

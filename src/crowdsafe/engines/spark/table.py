@@ -118,9 +118,7 @@ def spark_table(
     raw = domain_frame({c: values[c] for c in frame.columns})
     tidy = raw
     if is_path and path.lower().rstrip("/").endswith(_CSV_ENDINGS):
-        from crowdsafe.data.io import (
-            tidy_text,  # the Polars engine's CSV clean-up, on the distinct values
-        )
+        from crowdsafe.data.io import tidy_text  # the Polars engine's CSV clean-up, on the distinct values
 
         declared = {a.name for a in (schema or ()) if a.type in (AttributeType.CATEGORICAL, AttributeType.ORDINAL)}
         tidy = tidy_text(raw, declared)

@@ -54,12 +54,7 @@ def escape_spark_frame(frame: Any) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType
 
-    from crowdsafe.csv_safety import (
-        _NEEDS_ESCAPE,
-        _PLAIN_NUMBER,
-        APOSTROPHE,
-        escape_text,
-    )
+    from crowdsafe.csv_safety import _NEEDS_ESCAPE, _PLAIN_NUMBER, APOSTROPHE, escape_text
 
     columns = []
     for column in frame.schema.fields:
