@@ -41,19 +41,19 @@ import polars as pl
 from sizes import rows_of  # this folder's size names (adult, 1m, 10M, ...)
 
 from crowdsafe.anonymize.counted import class_frame
+from crowdsafe.anonymize.plan import best_rate
 from crowdsafe.anonymize.publish import (
     apply_recoding,
-    best_rate,
     choose_recoding,
     count_sample,
     plan_for_dataset,
     prepare_dataset,
     publish_dataset,
-    sample_of,
 )
 from crowdsafe.anonymize.release import write_classes_csv
 from crowdsafe.datasets import adult, synthetic
 from crowdsafe.randomness import Randomness
+from crowdsafe.sampling import sample_of
 
 
 def timed(function):

@@ -19,11 +19,11 @@ from crowdsafe.data import (
     load,
 )
 from crowdsafe.data.generalized import release_dataset
-from crowdsafe.errors import BudgetExceeded, ParameterError
+from crowdsafe.errors import ParameterError
 from crowdsafe.metrics import UtilityReport, utility
 from crowdsafe.models import DEFAULT_THRESHOLD, PrivacyReport, assess
 from crowdsafe.privacy.ledger import DEFAULT as DEFAULT_LEDGER
-from crowdsafe.privacy.ledger import Budget, Ledger, LedgerSpec, ledger_for
+from crowdsafe.privacy.ledger import Budget, LedgerSpec, ledger_for
 from crowdsafe.randomness import Randomness
 
 if TYPE_CHECKING:
@@ -259,18 +259,6 @@ def compare(
 # -- DP queries and the budget ledger ------------------------------------------------------------
 
 
-def _with_budget(book: Ledger, identity: str, label: str, budget: tuple[float, float] | None) -> None:
-    """Register ``budget`` for the table the ledger knows as ``identity`` (keyed), or refuse,
-    before anything is read or charged, a table that has no budget yet."""
-    if budget is not None:
-        book.set_budget(identity, label, *budget)
-    elif book.budget(identity) is None:
-        raise BudgetExceeded(
-            f"no privacy budget is set for '{label}' in the ledger {book.path}; set one with "
-            f"`crowdsafe ledger init {label} --epsilon E --delta D`, or pass --budget E,D (budget=(ε, δ))"
-        )
-
-
 def query(
     data: Any,
     text: str,
@@ -303,32 +291,16 @@ def query(
     environment or ``spark_master``); the aggregation runs there, the noise here
     (:mod:`crowdsafe.engines.spark.queries`).
     """
-    from crowdsafe.engines import check_engine
-    from crowdsafe.mechanisms.queries import answer_query, check_query
+    from crowdsafe.drivers.query import query as run_query
+    from crowdsafe.engines import get_engine
 
-    aggregate = None
-    if check_engine(engine) == "spark":
-        from crowdsafe.engines.spark.queries import SparkAggregate, spark_source
-
-        table = spark_source(data, schema=schema, missing=missing, master=spark_master, name=name)
-        dataset, aggregate = table.dataset, SparkAggregate(table)
-        plain_fingerprint: Any = table.fingerprint
-    else:
-        dataset = load(data, schema=schema, missing=missing)
-        plain_fingerprint = dataset.fingerprint
     options: dict[str, Any] = {
         "epsilon": epsilon, "delta": delta, "mechanism": mechanism, "calibration_name": calibration,
         "neighbours": neighbours, "max_rows_per_person": max_rows_per_person, "domain": domain,
         "partition": partition,
     }
-    check_query(dataset, text, **options)
-    with ledger_for(ledger) as book:
-        fingerprint = None
-        if book is not None:
-            fingerprint = book.identify(plain_fingerprint())  # the ledger's keyed identity, never shown
-            _with_budget(book, fingerprint, name or dataset.name or "data", budget)
-        return answer_query(dataset, text, randomness=randomness, ledger=book, fingerprint=fingerprint,
-                            aggregate=aggregate, **options)
+    return run_query(get_engine(engine, master=spark_master), data, text, options, schema=schema, missing=missing,
+                     randomness=randomness, ledger=ledger, name=name, budget=budget)
 
 
 def set_budget(
@@ -385,24 +357,13 @@ def plan_perturbation(
     is what :func:`perturb` takes: ``gamma`` and ``d`` or ``c``, optionally ``alpha``, ``beta``,
     ``exclusive_correlations``. With public domains and ``max_rows`` the plan is made from
     public things only (see :func:`perturb`)."""
-    from crowdsafe.engines import check_engine
-    from crowdsafe.perturb.alpha_beta import plan_public
+    from crowdsafe.drivers.perturb import plan_perturbation as plan_run
+    from crowdsafe.engines import get_engine
     from crowdsafe.privacy.dgamma import failure_of
 
-    if check_engine(engine) == "spark":
-        from crowdsafe.engines.spark.alpha_beta import plan_for_spark, prepare_spark
-        from crowdsafe.engines.spark.queries import spark_source
-
-        prepared = prepare_spark(spark_source(data, schema=schema, missing=missing, master=spark_master),
-                                 attributes, domains=domains, duplicates=duplicates,  # type: ignore[arg-type]
-                                 max_rows=max_rows, exploratory=exploratory)
-        try:
-            return plan_for_spark(prepared, failure=failure_of(confidence), **target)
-        finally:
-            prepared.release()
-    return plan_public(load(data, schema=schema, missing=missing), attributes, domains=domains,  # type: ignore[arg-type]
-                       max_rows=max_rows, exploratory=exploratory, duplicates=duplicates,  # type: ignore[arg-type]
-                       failure=failure_of(confidence), **target)
+    return plan_run(get_engine(engine, master=spark_master), data, schema=schema, missing=missing,
+                    attributes=attributes, domains=domains, max_rows=max_rows, exploratory=exploratory,
+                    duplicates=duplicates, failure=failure_of(confidence), **target)
 
 
 def perturb(
@@ -451,39 +412,15 @@ def perturb(
     view is formula-safe unless ``escape_formulas`` is False (its certificate says which; Parquet
     keeps raw values); an ``out`` that cannot be written is refused before anything is charged.
     """
-    from crowdsafe.engines import check_engine
-    from crowdsafe.perturb import check_view_path
-    from crowdsafe.perturb import perturb as perturb_dataset
+    from crowdsafe.drivers.perturb import perturb as perturb_run
+    from crowdsafe.engines import get_engine
     from crowdsafe.privacy.dgamma import failure_of
 
-    if check_engine(engine) == "spark":
-        from crowdsafe.engines.spark.alpha_beta import perturb_spark
-        from crowdsafe.engines.spark.queries import spark_source
-
-        if out is None:
-            raise ParameterError("the spark engine writes the view as it draws it: give out=VIEW.parquet (--out)")
-        if ledger is not None:
-            raise ParameterError("the spark engine does not charge a budget ledger yet: use --engine polars with a ledger")
-        return perturb_spark(spark_source(data, schema=schema, missing=missing, master=spark_master), out=out,
-                             attributes=attributes, domains=domains, duplicates=duplicates,  # type: ignore[arg-type]
-                             max_rows=max_rows, exploratory=exploratory,
-                             failure=failure_of(confidence), randomness=seed, certificate=certificate, **target)
-
-    if out is not None:
-        check_view_path(out)
-    dataset = load(data, schema=schema, missing=missing)
-    with ledger_for(ledger) as book:
-        if book is not None:
-            fingerprint = dataset.fingerprint(key=book.identity_key)
-            _with_budget(book, fingerprint, name or dataset.name or "data", budget)
-        result = perturb_dataset(
-            dataset, attributes=attributes, domains=domains, max_rows=max_rows, exploratory=exploratory,
-            duplicates=duplicates, failure=failure_of(confidence), randomness=seed, ledger=book,  # type: ignore[arg-type]
-            **target,
-        )
-    if out is not None:
-        result.view.write(out, certificate, escape_formulas=escape_formulas)
-    return result
+    return perturb_run(get_engine(engine, master=spark_master), data, schema=schema, missing=missing, out=out,
+                       certificate=certificate, ledger=ledger, name=name, budget=budget,
+                       escape_formulas=escape_formulas, attributes=attributes, domains=domains, max_rows=max_rows,
+                       exploratory=exploratory, duplicates=duplicates, failure=failure_of(confidence),
+                       randomness=seed, **target)
 
 
 def estimate(
@@ -594,33 +531,19 @@ def publish(
     the selection optimises; ``classification`` keeps ``target`` as it is and keeps what predicts
     it. ``columns`` publishes exactly these columns (the guarantee covers what is released).
     Unless ``epsilon1`` is given, the planner splits ε from the lattice's size
-    (:func:`crowdsafe.anonymize.publish.planned_epsilon1`).
+    (:func:`crowdsafe.anonymize.plan.planned_epsilon1`).
     """
-    from crowdsafe.anonymize.publish import plan_for_dataset, plan_publication, publish_dataset
-    from crowdsafe.engines import check_engine
-    from crowdsafe.randomness import as_randomness
+    from crowdsafe.anonymize.publish import plan_publication
+    from crowdsafe.drivers.publish import publish as publish_run
+    from crowdsafe.engines import get_engine
 
     options: dict[str, Any] = dict(k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases,
                                    objective=objective, target=target,
                                    columns=None if columns is None else tuple(columns))
-    publish_plan = plan_publication(epsilon, delta, **options)
-    if check_engine(engine) == "spark":
-        from crowdsafe.engines.spark.publish import publish_spark
-
-        with ledger_for(ledger) as book:
-            return publish_spark(data, publish_plan, master=spark_master, schema=schema, qi=qi, sensitive=sensitive,
-                                 missing=missing, name=name, randomness=as_randomness(seed), ledger=book,
-                                 budget=budget, out=None if out is None else str(out), force=force,
-                                 custodian_report=custodian_report, escape_formulas=escape_formulas)
-    if spark_master is not None:
-        raise ParameterError("--spark-master needs --engine spark")
-    dataset = load(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
-    publish_plan = plan_for_dataset(dataset, epsilon, delta, **options)
-    randomness = as_randomness(seed)
-    with ledger_for(ledger) as book:
-        return publish_dataset(dataset, publish_plan, randomness=randomness, ledger=book, name=name,
-                               budget=budget, out=out, force=force, custodian_report=custodian_report,
-                               escape_formulas=escape_formulas)
+    plan_publication(epsilon, delta, **options)  # bad parameters are refused before anything else
+    return publish_run(get_engine(engine, master=spark_master), data, epsilon, delta, options, schema=schema, qi=qi,
+                       sensitive=sensitive, missing=missing, seed=seed, ledger=ledger, name=name, budget=budget,
+                       out=out, force=force, custodian_report=custodian_report, escape_formulas=escape_formulas)
 
 
 # -- attacks -------------------------------------------------------------------------------------
@@ -654,32 +577,10 @@ def attack(
     are paths read on Spark, the joins run there (:mod:`crowdsafe.engines.spark.attacks`), and
     the result's ``targets`` is a Spark DataFrame.
     """
-    from crowdsafe.attacks import intersection_attack, linkage_attack
-    from crowdsafe.attacks.releases import as_attacked
-    from crowdsafe.engines import check_engine
+    from crowdsafe.drivers.attack import attack as attack_run
+    from crowdsafe.drivers.attack import check_kind
+    from crowdsafe.engines import get_engine
 
-    if kind not in ("intersection", "linkage"):
-        raise ParameterError(f"unknown attack {kind!r}; use 'intersection' or 'linkage'")
-    if check_engine(engine) == "spark":
-        if kind != "intersection" or sensitive is None:
-            raise ParameterError("the spark engine runs the intersection attack (with --sensitive); "
-                                 "run the linkage attack with --engine polars")
-        from crowdsafe.engines.spark.attacks import intersection_attack_spark, read_spark_release
-        from crowdsafe.engines.spark.queries import spark_source
-
-        table = spark_source(targets, schema=schema, master=spark_master)
-        spark = table.frame.sparkSession
-        spark_releases = [read_spark_release(spark, r) for r in releases]
-        return intersection_attack_spark(spark_releases, table.frame, qi, sensitive, location=location,
-                                         levels=levels, truth_id=truth_id)
-    dataset = load(targets, schema=schema)
-    attacked = [as_attacked(r, f"R{j + 1}") for j, r in enumerate(releases)]
-    if kind == "linkage":
-        if len(attacked) != 1:
-            raise ParameterError(f"the linkage attack takes one release, got {len(attacked)}")
-        return linkage_attack(attacked[0].frame, dataset.frame, qi, hierarchies=dataset.hierarchies,
-                              truth_id=truth_id)
-    if sensitive is None:
-        raise ParameterError("the intersection attack needs the sensitive attribute (--sensitive)")
-    return intersection_attack(attacked, dataset.frame, qi, sensitive, hierarchies=dataset.hierarchies,
-                               location=location, levels=levels, truth_id=truth_id)  # type: ignore[arg-type]
+    check_kind(kind)  # before the engine is chosen
+    return attack_run(get_engine(engine, master=spark_master), releases, targets, qi=qi, sensitive=sensitive,
+                      kind=kind, schema=schema, truth_id=truth_id, location=location, levels=levels)

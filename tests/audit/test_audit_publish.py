@@ -2,7 +2,7 @@
 k-anonymization, suppression) and on its ε1-safe scheme selection.
 
 The full pipeline takes ~10 ms a run, so the runs drive the very library functions it is made of
-(anonymize/publish.py: ``prepare_dataset``, ``sample_of``, ``count_sample``, ``apply_recoding``
+(anonymize/publish.py: ``prepare_dataset``, ``sampling.sample_of``, ``count_sample``, ``apply_recoding``
 with a fixed scheme from ``fixed_scheme``; the release's rows are ``class_frame`` of the result;
 anonymize/selection.py: ``choose_scheme``) on a small crafted worst-case pair:
 
@@ -34,7 +34,8 @@ import polars as pl
 import pytest
 
 from crowdsafe.anonymize.counted import class_frame
-from crowdsafe.anonymize.publish import apply_recoding, count_sample, plan_publication, prepare_dataset, sample_of
+from crowdsafe.anonymize.publish import apply_recoding, count_sample, plan_publication, prepare_dataset
+from crowdsafe.sampling import sample_of
 from crowdsafe.anonymize.selection import choose_scheme, fixed_scheme
 from crowdsafe.data import Dataset, Schema
 from crowdsafe.data.builders import flat, intervals

@@ -30,7 +30,9 @@ def _certificate_beside(path: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def _certificate_k(path: Path) -> int | None:
+def certificate_k(path: Path) -> int | None:
+    """The k a release claims: ``parameters.k`` of the certificate written beside ``path``
+    (``<name>.certificate.json``), or None when there is none or it names no whole k."""
     k = _certificate_beside(path).get("parameters", {}).get("k")
     return int(k) if isinstance(k, int) else None
 
@@ -59,7 +61,7 @@ def read_release(path: str | os.PathLike[str], name: str | None = None) -> Attac
             raise InputError(f"cannot read the release {path}: use a .csv or .parquet file")
     except (pl.exceptions.PolarsError, OSError) as exc:
         raise InputError(f"cannot read the release {path}: {str(exc).splitlines()[0]}") from None
-    return AttackedRelease(frame, name or path.stem, _certificate_k(path))
+    return AttackedRelease(frame, name or path.stem, certificate_k(path))
 
 
 def as_attacked(release: Any, name: str) -> AttackedRelease:

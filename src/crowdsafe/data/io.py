@@ -166,7 +166,7 @@ def _read_csv(
         raise InputError(f"cannot read {path} as CSV: {first}") from None
 
 
-def _tidy_text(frame: pl.DataFrame, declared: set[str]) -> pl.DataFrame:
+def tidy_text(frame: pl.DataFrame, declared: set[str]) -> pl.DataFrame:
     """Strip blanks around text values; undeclared text columns holding only numbers become numeric.
 
     Files such as Adult separate fields by ', ', which leaves a blank before every value.
@@ -238,7 +238,7 @@ def _coerce(frame: pl.DataFrame, schema: Schema, source: str) -> pl.DataFrame:
     return frame.with_columns(changes) if changes else frame
 
 
-def _complete_schema(schema: Schema, frame: pl.DataFrame) -> Schema:
+def complete_schema(schema: Schema, frame: pl.DataFrame) -> Schema:
     """Add the data's columns that the schema does not declare (inferred, quasi-identifiers)."""
     absent = [n for n in schema.names if n not in frame.columns]
     if absent:
@@ -308,7 +308,7 @@ def read_table(
                           text_columns=text_columns, has_header=has_header, head=head)
         if unescape_formulas:
             frame = unescape_frame(frame)
-        return _tidy_text(frame, set(text_columns))
+        return tidy_text(frame, set(text_columns))
     raise InputError(f"cannot tell the format of {path}: use a .csv or .parquet file name")
 
 
@@ -341,7 +341,7 @@ def load(
     if isinstance(data, Dataset):
         dataset = data
         if schema is not None:
-            dataset = Dataset(dataset.frame, _complete_schema(schema, dataset.frame), dataset.hierarchies,
+            dataset = Dataset(dataset.frame, complete_schema(schema, dataset.frame), dataset.hierarchies,
                               dataset.name, dataset.missing)
         if policy is not MissingPolicy.KEEP:
             frame, report = apply_missing_policy(dataset.frame, policy, source=dataset.name or "the data")
@@ -384,7 +384,7 @@ def load(
     if schema is None:
         schema = Schema.infer(frame)
     else:
-        schema = _complete_schema(schema, frame)
+        schema = complete_schema(schema, frame)
         frame = _coerce(frame.select(schema.names), schema, source)
     frame, report = apply_missing_policy(frame, policy, source=source)
     if frame.height == 0:

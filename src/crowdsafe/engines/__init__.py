@@ -4,20 +4,14 @@
 (reading, sampling, encoding, recoding, counting, suppression, writing, DP aggregates, α-β,
 the attack's joins) on Apache Spark through PySpark, and everything after the reduction to
 frequency tables (lattice search, exponential mechanism, calculus, certificate) on the driver.
-The algorithms are not forked: both engines feed the same driver-side code.
+The algorithms are not forked: both engines feed the same driver-side code. The operations an
+engine offers are :class:`~crowdsafe.engines.protocol.Engine`; :func:`get_engine` (the registry)
+returns one by name; the drivers (:mod:`crowdsafe.drivers`) run them.
 """
 
 from __future__ import annotations
 
-from crowdsafe.errors import ParameterError
+from crowdsafe.engines.protocol import Engine, PublicationTable
+from crowdsafe.engines.registry import DEFAULT_ENGINE, ENGINES, check_engine, get_engine
 
-ENGINES = ("polars", "spark")
-DEFAULT_ENGINE = "polars"
-
-
-def check_engine(name: str | None) -> str:
-    """The engine's canonical name; a clear error for an unknown one."""
-    engine = DEFAULT_ENGINE if name is None else str(name).strip().lower()
-    if engine not in ENGINES:
-        raise ParameterError(f"unknown engine {name!r}; use one of {', '.join(ENGINES)}")
-    return engine
+__all__ = ["DEFAULT_ENGINE", "ENGINES", "Engine", "PublicationTable", "check_engine", "get_engine"]

@@ -408,7 +408,8 @@ def measure(ctx: ExperimentContext, options: Options, data: Dataset, test: Datas
             notes: list[str]) -> None:
     """Run every method of the comparison into ``runs``."""
     from crowdsafe.anonymize import anonymize_dataset
-    from crowdsafe.anonymize.publish import publish_dataset, sample_of
+    from crowdsafe.anonymize.publish import publish_dataset
+    from crowdsafe.sampling import sample_of
 
     qis = list(data.quasi_identifiers)
     models = ["majority", "logistic"] if options.logistic else ["majority"]

@@ -413,7 +413,8 @@ def is_text(dtype: pl.DataType) -> bool:
     return dtype == pl.String or isinstance(dtype, (pl.Categorical, pl.Enum))
 
 
-def _operand(column: str, dtype: pl.DataType, value: Literal, *, ordering: bool = False) -> tuple[pl.Expr, Any]:
+def reconciled_operand(column: str, dtype: pl.DataType, value: Literal, *,
+                       ordering: bool = False) -> tuple[pl.Expr, Any]:
     """The column expression and the literal, with their types reconciled (or a clear error).
 
     Categorical columns are compared for (in)equality directly, which Polars does on the
@@ -457,14 +458,14 @@ def compile_filter(node: Filter | None, dtypes: dict[str, pl.DataType]) -> pl.Ex
         missing: pl.Expr = ~is_null if node.negated else is_null
         return missing
     if isinstance(node, Comparison):
-        expr, value = _operand(node.column, dtype, node.value, ordering=node.op not in ("==", "!="))
+        expr, value = reconciled_operand(node.column, dtype, node.value, ordering=node.op not in ("==", "!="))
         compared: dict[str, pl.Expr] = {
             "==": expr == value, "!=": expr != value, "<": expr < value,
             "<=": expr <= value, ">": expr > value, ">=": expr >= value,
         }
         return compared[node.op]
     if isinstance(node, Membership):
-        reconciled = [_operand(node.column, dtype, v) for v in node.values]
+        reconciled = [reconciled_operand(node.column, dtype, v) for v in node.values]
         expr = reconciled[0][0]
         values = [v for _, v in reconciled]
         if dtype.is_numeric():
@@ -473,8 +474,8 @@ def compile_filter(node: Filter | None, dtypes: dict[str, pl.DataType]) -> pl.Ex
         matched = expr.is_in(values)  # null for a missing value
         return ~matched if node.negated else matched
     if isinstance(node, Between):
-        expr, low = _operand(node.column, dtype, node.low, ordering=True)
-        _, high = _operand(node.column, dtype, node.high, ordering=True)
+        expr, low = reconciled_operand(node.column, dtype, node.low, ordering=True)
+        _, high = reconciled_operand(node.column, dtype, node.high, ordering=True)
         inside: pl.Expr = (expr >= low) & (expr <= high)
         return ~inside if node.negated else inside
     raise TypeError(f"unknown filter node {node!r}")  # pragma: no cover - exhaustive above

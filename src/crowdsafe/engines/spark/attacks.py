@@ -26,12 +26,13 @@ import functools
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
 
-from crowdsafe.attacks.intersection import DEFAULT_LEVELS, _check_levels, _sensitive_domain
+from crowdsafe.attacks.intersection import DEFAULT_LEVELS, Location, Scores, as_text, run_intersection
 from crowdsafe.attacks.locate import ClassTable, encode_targets, is_microaggregated
 from crowdsafe.data import Hierarchy
 from crowdsafe.data.generalized import Domain, canonical_cells
@@ -70,7 +71,7 @@ def read_spark_release(spark: Any, path: str | os.PathLike[str], name: str | Non
     :func:`crowdsafe.attacks.releases.read_release` reads it (an empty CSV field is missing)."""
     from pyspark.sql import functions as F
 
-    from crowdsafe.attacks.releases import _certificate_k
+    from crowdsafe.attacks.releases import certificate_k
     from crowdsafe.engines.spark.io import read_frame
 
     text = str(path)
@@ -79,7 +80,7 @@ def read_spark_release(spark: Any, path: str | os.PathLike[str], name: str | Non
     stem = os.path.basename(text.rstrip("/"))
     for suffix in (".csv", ".parquet", ".pq"):
         stem = stem[: -len(suffix)] if stem.lower().endswith(suffix) else stem
-    k = _certificate_k(__import__("pathlib").Path(text.rstrip("/"))) if "://" not in text else None
+    k = certificate_k(Path(text.rstrip("/"))) if "://" not in text else None
     return SparkRelease(frame, name or stem, k)
 
 
@@ -128,169 +129,194 @@ def intersection_attack_spark(
     truth_id: str | None = None,
 ) -> SparkIntersectionResult:
     """The intersection attack of ``targets`` (a Spark DataFrame holding ``qi`` and optionally
-    the true ``sensitive`` value) over ``releases``; see the module docstring and
-    :func:`crowdsafe.attacks.intersection.intersection_attack` for the metrics."""
-    from pyspark.sql import functions as F
-
-    qi = list(qi)
-    levels = _check_levels(levels)
+    the true ``sensitive`` value) over ``releases``: the algorithm of
+    :func:`crowdsafe.attacks.intersection.run_intersection` over :class:`SparkAttackTables` (see
+    the module docstring and :func:`crowdsafe.attacks.intersection.intersection_attack` for the
+    metrics)."""
     hierarchies = dict(hierarchies or {})
-    if not releases:
-        raise ParameterError("the intersection attack needs at least one release")
-    if location not in ("auto", "exact"):
-        raise ParameterError("the spark engine locates targets exactly (location 'auto' or 'exact'); "
-                             "nearest-centroid location needs --engine polars")
-    if not qi:
-        raise ParameterError("name the quasi-identifiers the attacker knows (--qi a,b,c)")
-    for c in qi:
-        if c not in targets.columns:
-            raise InputError(f"the targets have no column {c!r}; their columns are: {', '.join(targets.columns)}")
-    for release in releases:
-        absent = [c for c in [*qi, sensitive] if c not in release.frame.columns]
-        if absent:
-            what = "sensitive column" if absent[0] == sensitive else "column"
-            raise InputError(f"release {release.name} has no {what} {absent[0]!r}")
-    spark = targets.sparkSession
-    has_truth = sensitive in targets.columns
-
-    # -- targets: codes of their values (driver: distinct values; Spark: one join per column) --
-    domains: dict[str, Domain] = {}
-    coded = targets
-    radix = 1
-    tuple_key = F.lit(0).cast("long")
-    target_values = _distinct_values(targets, [*qi, *([sensitive] if has_truth else [])])
-    for i, c in enumerate(qi):
-        values = target_values[c]
-        column_domains, column_codes = encode_targets(values.to_frame(c), [c], hierarchies)
-        domains[c], codes = column_domains[c], column_codes[c]
-        table = _small(spark, {f"__v{i}": _as_text(values), f"__k{i}": codes.astype(np.int64)},
-                       f"`__v{i}` string, `__k{i}` long")
-        coded = coded.join(table, _text_key(F.col(_quoted(c))) == _text_key(F.col(f"__v{i}")), "left").drop(f"__v{i}")
-        radix *= domains[c].size
-        tuple_key = tuple_key * domains[c].size + F.col(f"__k{i}")
-    if radix >= 2**63:
-        raise ParameterError("the targets' quasi-identifier domains have 2^63 or more combinations; "
-                             "use --engine polars")
-    coded = coded.withColumn("__tuple", tuple_key).persist()
-    tuples = coded.select("__tuple", *[f"__k{i}" for i in range(len(qi))]).distinct().persist()
-
-    # -- the sensitive domain (driver) --------------------------------------------------------
-    release_cells = [_distinct_values(r.frame, [*qi, sensitive]) for r in releases]
-    cells_s = [cells[sensitive] for cells in release_cells]
-    small_targets = target_values[sensitive].to_frame(sensitive) if has_truth else pl.DataFrame({"__none": []})
-    value_domain = _sensitive_domain([_as_text(cells) for cells in cells_s], small_targets, sensitive,
-                                     hierarchies.get(sensitive))
-    dictionary = _as_text(value_domain.values)
-
-    per_release: list[dict[str, Any]] = []
-    pairs = []
-    for j, release in enumerate(releases):
-        truth_column = truth_id if truth_id is not None and truth_id in coded.columns else None
-        per_release.append(_release_tables(spark, release, qi, sensitive, domains, value_domain, release_cells[j],
-                                           tuples, location, j, coded, truth_column))
-        pairs.append(per_release[-1]["pairs"])
-
-    all_pairs = functools.reduce(lambda a, b: a.unionByName(b), pairs)
-    candidate = (all_pairs.groupBy("__tuple", "__value").agg(F.countDistinct("__release").alias("__in"))
-                 .filter(F.col("__in") == len(releases)).select("__tuple", "__value")
-                 .localCheckpoint())  # materialized once: read by the posterior and by the truth
-    posterior = candidate.groupBy("__tuple").agg(F.count(F.lit(1)).alias("__n"), F.min("__value").alias("__only"))
-
-    per_tuple = tuples.select("__tuple").join(posterior, "__tuple", "left")
-    for j, tables in enumerate(per_release):
-        per_tuple = per_tuple.join(tables["stats"], "__tuple", "left").withColumn(
-            f"__prior{j}", F.coalesce(F.col(f"__prior{j}"), F.lit(tables["published"])))
-    best = F.least(*[F.col(f"__prior{j}") for j in range(len(releases))]) if len(releases) > 1 else F.col("__prior0")
-    contradiction = F.col("__n").isNull()
-    per_tuple = (per_tuple
-                 .withColumn("prior_anonymity", best)
-                 .withColumn("contradiction", contradiction)
-                 .withColumn("posterior_anonymity", F.when(contradiction, best).otherwise(F.col("__n")))
-                 .withColumn("drop", F.col("prior_anonymity") - F.col("posterior_anonymity"))
-                 .withColumn("vulnerable", F.col("drop") > 0)
-                 .withColumn("confidence", F.when(contradiction, F.lit(0.0)).otherwise(1.0 / F.col("__n")))
-                 .withColumn("perfect_breach", (F.col("__n") == 1) & ~contradiction))
-    values_table = _small(spark, {"__value": np.arange(len(dictionary), dtype=np.int64), "__text": dictionary},
-                          "`__value` long, `__text` string")
-    per_tuple = (per_tuple.join(values_table, F.col("__only") == F.col("__value"), "left")
-                 .withColumn("inferred_value", F.when(F.col("perfect_breach"), F.col("__text")))
-                 .drop("__value", "__text")
-                 .localCheckpoint())  # one row per distinct tuple: small, and it cuts a long plan
-    per_target = coded.join(per_tuple, "__tuple", "left")
-    if has_truth:
-        truth = (per_target.join(values_table.withColumnRenamed("__value", "__truth"),
-                                 _text_key(F.col(_quoted(sensitive))) == F.col("__text"), "left")
-                 .drop("__text").fillna({"__truth": -1}))
-        hit = candidate.select(F.col("__tuple").alias("__t"), F.col("__value").alias("__v"), F.lit(True).alias("__hit"))
-        per_target = (truth.join(hit, (F.col("__tuple") == F.col("__t")) & (F.col("__truth") == F.col("__v")), "left")
-                      .withColumn("true_value_in_candidates", F.coalesce(F.col("__hit"), F.lit(False)))
-                      .withColumn("perfect_breach_true", F.col("perfect_breach") & (F.col("__only") == F.col("__truth")))
-                      .drop("__t", "__v", "__hit", "__truth"))
-    for j, release in enumerate(releases):
-        per_target = (per_target.withColumnRenamed(f"__prior{j}", f"prior_{release.name}")
-                      .withColumnRenamed(f"__partition{j}", f"partition_{release.name}"))
-
-    # -- the aggregates, in one Spark job ------------------------------------------------------
-    def mean_of(condition: Any) -> Any:
-        return F.avg(condition.cast("double"))
-
-    aggregates = [
-        F.count(F.lit(1)).alias("targets"),
-        F.avg("prior_anonymity").alias("average_prior_anonymity"),
-        F.avg("posterior_anonymity").alias("average_posterior_anonymity"),
-        F.avg("drop").alias("average_drop"),
-        mean_of(F.col("vulnerable")).alias("vulnerable"),
-        mean_of(F.col("perfect_breach")).alias("perfect_breach"),
-        F.sum(F.col("contradiction").cast("long")).alias("contradictions"),
-        *[mean_of(F.col("confidence") >= c - 1e-12).alias(f"__level{i}") for i, c in enumerate(levels)],
-    ]
-    if has_truth:
-        aggregates += [mean_of(F.col("perfect_breach_true")).alias("perfect_breach_true"),
-                       mean_of(F.col("true_value_in_candidates")).alias("true_value_in_candidates")]
-    for j, release in enumerate(releases):
-        matches = F.coalesce(F.col(f"__matches{j}"), F.lit(0))
-        aggregates += [mean_of(matches > 0).alias(f"__located{j}"), mean_of(matches > 1).alias(f"__ambiguous{j}"),
-                       F.avg(f"partition_{release.name}").alias(f"__partition{j}"),
-                       F.avg(f"prior_{release.name}").alias(f"__prior{j}")]
-    row = per_target.agg(*aggregates).first().asDict()
-    for frame in [tuples, *(f for tables in per_release for f in tables["persisted"])]:
-        frame.unpersist()  # the returned per-target frame recomputes from the inputs if it is used
-
-    release_rows = []
-    for j, (release, tables) in enumerate(zip(releases, per_release)):
-        release_rows.append({
-            "release": release.name, "rows": tables["rows"], "classes": tables["classes"],
-            "presumed_k": release.presumed_k, "location": "exact",
-            "located": float(row[f"__located{j}"]), "ambiguous": float(row[f"__ambiguous{j}"]),
-            "average_partition_size": None if row[f"__partition{j}"] is None else float(row[f"__partition{j}"]),
-            "average_prior_anonymity": float(row[f"__prior{j}"]),
-            "correct_location": tables["correct_location"],
-        })
-    summary: dict[str, Any] = {
-        "targets": int(row["targets"]),
-        "releases": len(releases),
-        "quasi_identifiers": qi,
-        "sensitive": sensitive,
-        "average_prior_anonymity": float(row["average_prior_anonymity"]),
-        "average_posterior_anonymity": float(row["average_posterior_anonymity"]),
-        "average_drop": float(row["average_drop"]),
-        "vulnerable": float(row["vulnerable"]),
-        "perfect_breach": float(row["perfect_breach"]),
-        "partial_breach": {f"{c:g}": float(row[f"__level{i}"]) for i, c in enumerate(levels)},
-        "contradictions": int(row["contradictions"] or 0),
-        "presumed_k": [r.presumed_k for r in releases],
-        "average_partition_size": [r["average_partition_size"] for r in release_rows],
-    }
-    if has_truth:
-        summary["perfect_breach_true"] = float(row["perfect_breach_true"])
-        summary["true_value_in_candidates"] = float(row["true_value_in_candidates"])
-    hidden = [c for c in per_target.columns if c.startswith("__") and c != "__tuple"]
-    result_targets = per_target.drop(*hidden).withColumnRenamed("__tuple", "tuple")
-    return SparkIntersectionResult(result_targets, pl.DataFrame(release_rows), summary)
+    tables = SparkAttackTables(list(releases), targets, hierarchies)
+    result = run_intersection(tables, qi, sensitive, hierarchy=hierarchies.get(sensitive),
+                              location=cast(Location, location), levels=levels, truth_id=truth_id)
+    return cast(SparkIntersectionResult, result)
 
 
-def _as_text(series: pl.Series) -> pl.Series:
-    return series.cast(pl.String) if series.dtype != pl.String else series
+class SparkAttackTables:
+    """The attack's tables on Spark (:class:`~crowdsafe.attacks.intersection.AttackTables`): the
+    targets coded by joins with small broadcast tables, each release's classes, the located
+    (tuple, class) pairs and (tuple, value) candidates as Spark DataFrames, the metrics
+    aggregated in one Spark job."""
+
+    def __init__(self, releases: list[SparkRelease], targets: Any, hierarchies: dict[str, Hierarchy]) -> None:
+        self.releases = releases
+        self.targets = targets
+        self.hierarchies = hierarchies
+        self.names = [r.name for r in releases]
+        self.presumed_k = [r.presumed_k for r in releases]
+
+    def locations(self, location: Any) -> list[str]:
+        if location not in ("auto", "exact"):
+            raise ParameterError("the spark engine locates targets exactly (location 'auto' or 'exact'); "
+                                 "nearest-centroid location needs --engine polars")
+        return [location] * len(self.releases)
+
+    def check(self, qi: list[str], sensitive: str) -> None:
+        targets = self.targets
+        for c in qi:
+            if c not in targets.columns:
+                raise InputError(f"the targets have no column {c!r}; their columns are: {', '.join(targets.columns)}")
+        for release in self.releases:
+            absent = [c for c in [*qi, sensitive] if c not in release.frame.columns]
+            if absent:
+                what = "sensitive column" if absent[0] == sensitive else "column"
+                raise InputError(f"release {release.name} has no {what} {absent[0]!r}")
+
+    def sensitive_cells(self, qi: list[str], sensitive: str) -> tuple[list[pl.Series], pl.DataFrame]:
+        """The targets' codes (driver: distinct values; Spark: one join per column), their
+        distinct tuples, and the distinct cells of every release column (one Spark job each)."""
+        from pyspark.sql import functions as F
+
+        targets, hierarchies = self.targets, self.hierarchies
+        spark = self.spark = targets.sparkSession
+        self.has_truth = has_truth = sensitive in targets.columns
+        domains: dict[str, Domain] = {}
+        coded = targets
+        radix = 1
+        tuple_key = F.lit(0).cast("long")
+        target_values = _distinct_values(targets, [*qi, *([sensitive] if has_truth else [])])
+        for i, c in enumerate(qi):
+            values = target_values[c]
+            column_domains, column_codes = encode_targets(values.to_frame(c), [c], hierarchies)
+            domains[c], codes = column_domains[c], column_codes[c]
+            table = _small(spark, {f"__v{i}": as_text(values), f"__k{i}": codes.astype(np.int64)},
+                           f"`__v{i}` string, `__k{i}` long")
+            coded = coded.join(table, _text_key(F.col(_quoted(c))) == _text_key(F.col(f"__v{i}")),
+                               "left").drop(f"__v{i}")
+            radix *= domains[c].size
+            tuple_key = tuple_key * domains[c].size + F.col(f"__k{i}")
+        if radix >= 2**63:
+            raise ParameterError("the targets' quasi-identifier domains have 2^63 or more combinations; "
+                                 "use --engine polars")
+        self.domains = domains
+        self.coded = coded = coded.withColumn("__tuple", tuple_key).persist()
+        self.tuples = coded.select("__tuple", *[f"__k{i}" for i in range(len(qi))]).distinct().persist()
+
+        self.release_cells = [_distinct_values(r.frame, [*qi, sensitive]) for r in self.releases]
+        cells_s = [cells[sensitive] for cells in self.release_cells]
+        small_targets = target_values[sensitive].to_frame(sensitive) if has_truth else pl.DataFrame({"__none": []})
+        return [as_text(cells) for cells in cells_s], small_targets
+
+    def score(self, qi: list[str], sensitive: str, value_domain: Domain, locations: list[str],
+              levels: tuple[float, ...], truth_id: str | None) -> Scores:
+        from pyspark.sql import functions as F
+
+        spark, releases, coded, tuples, has_truth = self.spark, self.releases, self.coded, self.tuples, self.has_truth
+        dictionary = as_text(value_domain.values)
+        per_release: list[dict[str, Any]] = []
+        pairs = []
+        for j, release in enumerate(releases):
+            truth_column = truth_id if truth_id is not None and truth_id in coded.columns else None
+            per_release.append(_release_tables(spark, release, qi, sensitive, self.domains, value_domain,
+                                               self.release_cells[j], tuples, locations[j], j, coded, truth_column))
+            pairs.append(per_release[-1]["pairs"])
+
+        all_pairs = functools.reduce(lambda a, b: a.unionByName(b), pairs)
+        candidate = (all_pairs.groupBy("__tuple", "__value").agg(F.countDistinct("__release").alias("__in"))
+                     .filter(F.col("__in") == len(releases)).select("__tuple", "__value")
+                     .localCheckpoint())  # materialized once: read by the posterior and by the truth
+        posterior = candidate.groupBy("__tuple").agg(F.count(F.lit(1)).alias("__n"), F.min("__value").alias("__only"))
+
+        per_tuple = tuples.select("__tuple").join(posterior, "__tuple", "left")
+        for j, tables in enumerate(per_release):
+            per_tuple = per_tuple.join(tables["stats"], "__tuple", "left").withColumn(
+                f"__prior{j}", F.coalesce(F.col(f"__prior{j}"), F.lit(tables["published"])))
+        best = (F.least(*[F.col(f"__prior{j}") for j in range(len(releases))]) if len(releases) > 1
+                else F.col("__prior0"))
+        contradiction = F.col("__n").isNull()
+        per_tuple = (per_tuple
+                     .withColumn("prior_anonymity", best)
+                     .withColumn("contradiction", contradiction)
+                     .withColumn("posterior_anonymity", F.when(contradiction, best).otherwise(F.col("__n")))
+                     .withColumn("drop", F.col("prior_anonymity") - F.col("posterior_anonymity"))
+                     .withColumn("vulnerable", F.col("drop") > 0)
+                     .withColumn("confidence", F.when(contradiction, F.lit(0.0)).otherwise(1.0 / F.col("__n")))
+                     .withColumn("perfect_breach", (F.col("__n") == 1) & ~contradiction))
+        values_table = _small(spark, {"__value": np.arange(len(dictionary), dtype=np.int64), "__text": dictionary},
+                              "`__value` long, `__text` string")
+        per_tuple = (per_tuple.join(values_table, F.col("__only") == F.col("__value"), "left")
+                     .withColumn("inferred_value", F.when(F.col("perfect_breach"), F.col("__text")))
+                     .drop("__value", "__text")
+                     .localCheckpoint())  # one row per distinct tuple: small, and it cuts a long plan
+        per_target = coded.join(per_tuple, "__tuple", "left")
+        if has_truth:
+            truth = (per_target.join(values_table.withColumnRenamed("__value", "__truth"),
+                                     _text_key(F.col(_quoted(sensitive))) == F.col("__text"), "left")
+                     .drop("__text").fillna({"__truth": -1}))
+            hit = candidate.select(F.col("__tuple").alias("__t"), F.col("__value").alias("__v"),
+                                   F.lit(True).alias("__hit"))
+            per_target = (truth.join(hit, (F.col("__tuple") == F.col("__t")) & (F.col("__truth") == F.col("__v")),
+                                     "left")
+                          .withColumn("true_value_in_candidates", F.coalesce(F.col("__hit"), F.lit(False)))
+                          .withColumn("perfect_breach_true",
+                                      F.col("perfect_breach") & (F.col("__only") == F.col("__truth")))
+                          .drop("__t", "__v", "__hit", "__truth"))
+        for j, release in enumerate(releases):
+            per_target = (per_target.withColumnRenamed(f"__prior{j}", f"prior_{release.name}")
+                          .withColumnRenamed(f"__partition{j}", f"partition_{release.name}"))
+
+        # -- the aggregates, in one Spark job --------------------------------------------------
+        def mean_of(condition: Any) -> Any:
+            return F.avg(condition.cast("double"))
+
+        aggregates = [
+            F.count(F.lit(1)).alias("targets"),
+            F.avg("prior_anonymity").alias("average_prior_anonymity"),
+            F.avg("posterior_anonymity").alias("average_posterior_anonymity"),
+            F.avg("drop").alias("average_drop"),
+            mean_of(F.col("vulnerable")).alias("vulnerable"),
+            mean_of(F.col("perfect_breach")).alias("perfect_breach"),
+            F.sum(F.col("contradiction").cast("long")).alias("contradictions"),
+            *[mean_of(F.col("confidence") >= c - 1e-12).alias(f"__level{i}") for i, c in enumerate(levels)],
+        ]
+        if has_truth:
+            aggregates += [mean_of(F.col("perfect_breach_true")).alias("perfect_breach_true"),
+                           mean_of(F.col("true_value_in_candidates")).alias("true_value_in_candidates")]
+        for j, release in enumerate(releases):
+            matches = F.coalesce(F.col(f"__matches{j}"), F.lit(0))
+            aggregates += [mean_of(matches > 0).alias(f"__located{j}"), mean_of(matches > 1).alias(f"__ambiguous{j}"),
+                           F.avg(f"partition_{release.name}").alias(f"__partition{j}"),
+                           F.avg(f"prior_{release.name}").alias(f"__prior{j}")]
+        row = per_target.agg(*aggregates).first().asDict()
+        for frame in [tuples, *(f for tables in per_release for f in tables["persisted"])]:
+            frame.unpersist()  # the returned per-target frame recomputes from the inputs if it is used
+
+        release_stats = [
+            {
+                "rows": tables["rows"], "classes": tables["classes"], "location": "exact",
+                "located": float(row[f"__located{j}"]), "ambiguous": float(row[f"__ambiguous{j}"]),
+                "average_partition_size": None if row[f"__partition{j}"] is None else float(row[f"__partition{j}"]),
+                "average_prior_anonymity": float(row[f"__prior{j}"]),
+                "correct_location": tables["correct_location"],
+            }
+            for j, tables in enumerate(per_release)
+        ]
+        totals: dict[str, Any] = {
+            "targets": int(row["targets"]),
+            "average_prior_anonymity": float(row["average_prior_anonymity"]),
+            "average_posterior_anonymity": float(row["average_posterior_anonymity"]),
+            "average_drop": float(row["average_drop"]),
+            "vulnerable": float(row["vulnerable"]),
+            "perfect_breach": float(row["perfect_breach"]),
+            "partial_breach": [float(row[f"__level{i}"]) for i in range(len(levels))],
+            "contradictions": int(row["contradictions"] or 0),
+        }
+        if has_truth:
+            totals["perfect_breach_true"] = float(row["perfect_breach_true"])
+            totals["true_value_in_candidates"] = float(row["true_value_in_candidates"])
+        hidden = [c for c in per_target.columns if c.startswith("__") and c != "__tuple"]
+        return Scores(per_target.drop(*hidden).withColumnRenamed("__tuple", "tuple"), totals, release_stats)
+
+    def result(self, targets: Any, releases: pl.DataFrame, summary: dict[str, Any]) -> SparkIntersectionResult:
+        return SparkIntersectionResult(targets, releases, summary)
 
 
 def _release_tables(spark: Any, release: SparkRelease, qi: list[str], sensitive: str, domains: Mapping[str, Domain],
@@ -308,7 +334,7 @@ def _release_tables(spark: Any, release: SparkRelease, qi: list[str], sensitive:
     canonical_distinct: dict[str, pl.Series] = {}
     sensitive_cells = cells[sensitive]
     for i, c in enumerate(qi):
-        raw = _as_text(cells[c])
+        raw = as_text(cells[c])
         distinct_cells[c] = raw
         canonical = canonical_cells(raw)
         mapping = _small(spark, {f"__raw{i}": raw.fill_null(_NULL), f"__c{i}": canonical.fill_null(_NULL)},
@@ -334,7 +360,7 @@ def _release_tables(spark: Any, release: SparkRelease, qi: list[str], sensitive:
 
     # (class, value): a generalized sensitive cell stands for every value it covers
     value_cells, value_codes = value_domain.cover(sensitive_cells.unique(maintain_order=True), strict=False).membership
-    distinct_values = _as_text(sensitive_cells.unique(maintain_order=True)).fill_null(_NULL)
+    distinct_values = as_text(sensitive_cells.unique(maintain_order=True)).fill_null(_NULL)
     cover_s = _small(spark, {"__s": distinct_values.gather(value_cells), "__value": value_codes},
                      "`__s` string, `__value` long")
     class_values = (combos.select("__class", _text_key(F.col(_quoted(sensitive))).alias("__s")).distinct()
@@ -349,7 +375,8 @@ def _release_tables(spark: Any, release: SparkRelease, qi: list[str], sensitive:
                .drop(f"__cell{first}", f"__code{first}"))
     for i in order[1:]:
         cover = covers[qi[i]]
-        located = (located.join(cover, (F.col(f"__c{i}") == F.col(f"__cell{i}")) & (F.col(f"__k{i}") == F.col(f"__code{i}")))
+        same = (F.col(f"__c{i}") == F.col(f"__cell{i}")) & (F.col(f"__k{i}") == F.col(f"__code{i}"))
+        located = (located.join(cover, same)
                    .drop(f"__cell{i}", f"__code{i}"))
     located = located.select("__tuple", "__class", "__size").persist()
     stats = located.groupBy("__tuple").agg(F.count(F.lit(1)).alias(f"__matches{j}"),
@@ -376,4 +403,5 @@ def _release_tables(spark: Any, release: SparkRelease, qi: list[str], sensitive:
             "classes": int(n_classes), "correct_location": correct, "persisted": [combos, class_values, located]}
 
 
-__all__ = ["SparkIntersectionResult", "SparkRelease", "intersection_attack_spark", "read_spark_release"]
+__all__ = ["SparkAttackTables", "SparkIntersectionResult", "SparkRelease", "intersection_attack_spark",
+           "read_spark_release"]

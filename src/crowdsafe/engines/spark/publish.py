@@ -1,11 +1,13 @@
 """``crowdsafe publish --engine spark``: the safe pipeline with its per-row stages on Spark.
 
-The same pipeline as :func:`crowdsafe.anonymize.publish.publish_dataset`, stage for stage:
+The same pipeline as :func:`crowdsafe.anonymize.publish.publish_dataset`, stage for stage, run by
+the same sequence (:func:`crowdsafe.drivers.publish.run_publication`, with the stages of
+:class:`crowdsafe.engines.spark.engine.SparkEngine`):
 
 | stage | where | code |
 |---|---|---|
 | read, missing values, identity, distinct values | Spark, one aggregation | :mod:`.table` |
-| plan checks, ledger check | driver | ``anonymize.publish.ledger_request`` |
+| plan checks, ledger check | driver | ``drivers.publish.ledger_request`` |
 | sample (a stream per partition), encode (broadcast dictionaries), recode (broadcast arrays), count | Spark, one job per release | :mod:`.encoding`, :mod:`.sampling` |
 | charge (keyed table and sample identities) | driver | the ledger |
 | choose the scheme (exponential mechanism) from the counts | driver | ``anonymize.selection.choose_scheme`` |
@@ -21,39 +23,19 @@ the Polars engine's sample.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from crowdsafe.anonymize.counted import AppliedCounts, CountedSample, apply_counts, class_frame, published_only
-from crowdsafe.anonymize.publish import (
-    DEFAULT_MAX_SUPPRESSION,
-    Publication,
-    PublishPlan,
-    candidate_count,
-    certify_release,
-    check_custodian_path,
-    check_lattice,
-    checked_certificate,
-    choose_recoding,
-    custodian_facts,
-    ledger_request,
-    ledger_summary,
-    new_release_id,
-    public_choice,
-    release_facts,
-    release_paths,
-    write_custodian_report,
-)
+from crowdsafe.anonymize.counted import AppliedCounts, CountedSample, class_frame
+from crowdsafe.anonymize.publish import Publication, PublishPlan, release_paths
 from crowdsafe.anonymize.recoding import GeneralizationScheme
 from crowdsafe.anonymize.release import Release
-from crowdsafe.anonymize.selection import SchemeChoice, fixed_scheme
 from crowdsafe.csv_safety import format_note
-from crowdsafe.errors import ParameterError
+from crowdsafe.drivers.publish import DEFAULT_MAX_SUPPRESSION
 from crowdsafe.engines.spark import fingerprint as fp
 from crowdsafe.engines.spark.sampling import count_sample
 from crowdsafe.engines.spark.streams import PartitionStreams
@@ -129,12 +111,6 @@ def spark_paths(out: str, releases: int) -> list[str]:
     return [f"{prefix}{stem}-{i + 1}.{suffix}" for i in range(releases)]
 
 
-def table_identity(table: SparkTable, ledger: Ledger) -> str:
-    """The table's identity in ``ledger``: its multiset digest keyed with the ledger's secret
-    (:meth:`~crowdsafe.privacy.ledger.Ledger.identify`)."""
-    return ledger.identify(table.fingerprint)
-
-
 def publish_table(
     table: SparkTable,
     publish_plan: PublishPlan,
@@ -148,94 +124,16 @@ def publish_table(
     custodian_report: str | None = None,
     escape_formulas: bool = True,
 ) -> Publication:
-    """Run the safe pipeline on a :class:`SparkTable` (module docstring). Refusals, charge,
-    certificate and the public/custodian split are those of the Polars engine, by the same
-    functions; CSV cells are formula-safe unless ``escape_formulas`` is False."""
-    notes = list(table.notes)
-    columns = table.columns
-    if publish_plan.scheme is None and publish_plan.objective == "entropy":
-        raise ParameterError("the entropy objective is not available with --engine spark yet (its sensitivity "
-                             "needs every column's public domain); choose another --objective (nothing was charged)")
-    if publish_plan.columns is not None:
-        raise ParameterError("--columns is not available with --engine spark yet; choose the published columns "
-                             "with --qi and --sensitive (nothing was charged)")
-    fixed = fixed_scheme(table.domain, columns, publish_plan.scheme) if publish_plan.scheme is not None else None
-    if fixed is None:
-        check_lattice(table.domain.hierarchies, columns)
-        candidate_count(table.domain, columns, publish_plan.objective, publish_plan.target)  # the target is published
-    paths = spark_paths(str(out), publish_plan.releases) if out is not None else []
-    report_path = check_custodian_path(custodian_report, paths)
-    charge_request: dict[str, Any] = {}
-    identity = None
-    if ledger is not None:
-        identity = table_identity(table, ledger)
-        charge_request = ledger_request(ledger, identity, table.label, publish_plan, fixed is not None,
-                                        budget, randomness, notes)
-    streams = randomness.spawn(publish_plan.releases) if publish_plan.releases > 1 else [randomness]
-    release_ids = [new_release_id(s) for s in streams]  # before any data-dependent draw
-    levels = dict(fixed.levels) if fixed is not None else None
-    samples = [count_release_sample(table, publish_plan.beta, s, levels) for s in streams]
+    """Run the safe pipeline on a :class:`SparkTable` (module docstring): the publish driver's one
+    sequence (:func:`crowdsafe.drivers.publish.run_publication`) with the Spark engine's stages.
+    Refusals, charge, certificate and the public/custodian split are those of the Polars engine,
+    by the same code; CSV cells are formula-safe unless ``escape_formulas`` is False."""
+    from crowdsafe.drivers.publish import run_publication
+    from crowdsafe.engines.spark.engine import SparkEngine
 
-    with contextlib.ExitStack() as stack:
-        charge = None
-        if ledger is not None:
-            sample_ids = [ledger.identify(s.identity) for s in samples]  # repeats are fine
-            charge = stack.enter_context(ledger.charge(identity, **charge_request,  # type: ignore[arg-type]
-                                                       sample_ids=sample_ids))
-        releases: list[SparkRelease] = []
-        choices: list[SchemeChoice | None] = []
-        facts: list[dict[str, Any]] = []
-        for sample, release_id, stream in zip(samples, release_ids, streams):
-            scheme, profile, choice = choose_recoding(sample.table, columns, publish_plan, fixed, stream)
-            if fixed is None:
-                applied = apply_counts(sample.table, scheme.levels, publish_plan.k)
-            else:  # the executors already counted the classes of the fixed scheme
-                applied = AppliedCounts.of(sample.table.codes, sample.table.counts, publish_plan.k)
-            facts.append(release_facts(applied, scheme, columns, choice))
-            certificate, parameters = certify_release(publish_plan, columns, scheme, profile, choice, release_id,
-                                                      stream, ledger is not None)
-            parameters["engine"] = "spark"
-            published = published_only(applied)
-            class_table, frame = release_of(table, scheme, published)
-            releases.append(SparkRelease(
-                rows=frame, certificate=certificate, algorithm="safe k-anonymization with sampling (Spark engine)",
-                k=publish_plan.k, quasi_identifiers=tuple(columns), sensitive=None, recoding=scheme,
-                applied=published, source=None, parameters=parameters, class_table=class_table))  # type: ignore[arg-type]
-            choices.append(public_choice(choice))
-        samples.clear()  # the samples' counts leave with this frame
-        custodian = custodian_facts(table.n_rows, publish_plan, facts)
-        if charge is not None:
-            custodian["ledger"] = ledger_summary(ledger, charge, table.label, identity)  # type: ignore[arg-type]
-            charge.record(custodian_report=custodian)
-        if report_path is not None:
-            write_custodian_report(report_path, custodian)
-        certificate = checked_certificate(releases, facts, max_suppression, force)
-        written: dict[str, Any] = {}
-        if paths:  # the certificates say how the files hold their cells (fixed by the options)
-            notes_of_files = [format_note(p, escape_formulas=escape_formulas) for p in paths]
-            releases = [replace(r, certificate=r.certificate.with_format_notes(n))
-                        for r, n in zip(releases, notes_of_files)]
-            certificate = certificate.with_format_notes(notes_of_files[0])
-            combined = None
-            if len(paths) > 1:
-                head, _, name = paths[0].rpartition("/")
-                combined_name = name.rsplit(".", 1)[0].rsplit("-", 1)[0] + ".certificate.json"
-                combined = (f"{head}/{combined_name}" if head else combined_name, certificate.to_json())
-            written = write_releases(table.spark, [r.frame for r in releases],
-                                     [r.certificate.to_json() for r in releases], paths, combined,
-                                     escape_formulas=escape_formulas)
-        if charge is not None:
-            charge.record(written=written.get("tables", []), rows_published=[r.rows_published for r in releases],
-                          engine="spark")
-    if ledger is None:
-        notes.append("no ledger: nothing records that these samples are used, nor limits further releases; "
-                     "NOT fit for release")
-    if randomness.seeded:
-        notes.append("seeded run: reproducible for a fixed partitioning of the input, NOT fit for release "
-                     "(an attacker who knows the seed knows the sample)")
-    notes.append("Spark engine: the data's identity in the ledger is its multiset digest keyed with the "
-                 "ledger's secret (crowdsafe.engines.spark.fingerprint), not the Polars engine's")
-    return Publication(publish_plan, tuple(releases), certificate, tuple(choices), tuple(notes), written, custodian)
+    return run_publication(SparkEngine(), table, publish_plan, randomness=randomness, ledger=ledger, budget=budget,
+                           out=out, force=force, max_suppression=max_suppression,
+                           custodian_report=custodian_report, escape_formulas=escape_formulas)
 
 
 def publish_spark(data: Any, publish_plan: PublishPlan, *, master: str | None = None,
@@ -243,9 +141,7 @@ def publish_spark(data: Any, publish_plan: PublishPlan, *, master: str | None = 
                   missing: Any = "keep", name: str | None = None, **options: Any) -> Publication:
     """Read ``data`` on the Spark session (the active one, else one on ``master`` /
     ``$CROWDSAFE_SPARK_MASTER``) and publish it (:func:`publish_table`)."""
-    from crowdsafe.engines.spark.session import spark_session
-    from crowdsafe.engines.spark.table import spark_table
+    from crowdsafe.engines.spark.engine import SparkEngine
 
-    spark = spark_session(master)
-    table = spark_table(spark, data, schema=schema, qi=qi, sensitive=sensitive, missing=missing, name=name)
+    table = SparkEngine(master).read_table(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing, name=name)
     return publish_table(table, publish_plan, **options)

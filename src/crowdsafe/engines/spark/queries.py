@@ -51,7 +51,7 @@ from crowdsafe.mechanisms.query_language import (
     Membership,
     Not,
     Or,
-    _operand,
+    reconciled_operand,
     is_text,
 )
 from crowdsafe.randomness import Randomness
@@ -85,7 +85,7 @@ def spark_filter(node: Filter | None, dtypes: Mapping[str, pl.DataType]) -> Any:
         return column.isNotNull() if node.negated else column.isNull()
 
     def operand(value: Any, ordering: bool = False) -> tuple[Any, Any]:
-        _, reconciled = _operand(node.column, dtype, value, ordering=ordering)
+        _, reconciled = reconciled_operand(node.column, dtype, value, ordering=ordering)
         as_text = dtype.is_temporal() and isinstance(reconciled, str)
         return (column.cast("string") if as_text else column), reconciled
 

@@ -1,4 +1,5 @@
-"""One local[2] Spark session per test process, shared by every Spark test."""
+"""One local[2] Spark session per test process, shared by every Spark test (tests/engines/spark and
+the conformance suite)."""
 
 import pytest
 

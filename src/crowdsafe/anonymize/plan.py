@@ -1,0 +1,308 @@
+"""The plan of a publication: everything the safe pipeline fixes before the data is read.
+
+From the per-release target (ε, δ) the planner fills in what the user did not fix: ε1 (the
+exponential mechanism's share, from the lattice's size: :func:`planned_epsilon1`), the sampling
+rate β (:func:`best_rate`) and the smallest k with d(k, β, ε − ε1) ≤ δ
+(:func:`crowdsafe.privacy.plan`), and the cost of several releases on fresh samples
+(:func:`crowdsafe.privacy.compose_homogeneous`). The plan reads no data: it is public, and the
+certificate of every release repeats it (Li, Qardaji and Su 2012, Theorems 5 and 6).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from crowdsafe.errors import ParameterError
+from crowdsafe.privacy import compose_homogeneous, plan
+from crowdsafe.privacy.amplification import largest_rate_for_epsilon
+from crowdsafe.privacy.planning import MAX_K, check_sampled_epsilon, smallest_k
+
+DEFAULT_EPSILON1_SHARE = 0.10
+
+
+@dataclass(frozen=True)
+class PublishPlan:
+    """Everything fixed before the data is read: the parameters of each release and their cost.
+
+    ``epsilon``/``delta``: the guarantee of one release; ``total_epsilon``/``total_delta``: of
+    all ``releases`` together (fresh samples, composed by the tightest of summation, DRV and
+    KOV). ``scheme``: the fixed scheme text, or None when the exponential mechanism chooses one.
+    The plan holds nothing read from the data (not even the row count): it is public.
+    """
+
+    epsilon: float
+    delta: float
+    k: int
+    beta: float
+    epsilon1: float
+    scheme: str | None
+    releases: int
+    delta_target: float
+    total_epsilon: float
+    total_delta: float
+    composition: str
+    explanation: str
+    objective: str = "retained"
+    target: str | None = None
+    columns: tuple[str, ...] | None = None
+    candidates: int | None = None
+    epsilon1_rule: str = "given"
+    beta_rule: str = "given"
+
+    @property
+    def epsilon_anon(self) -> float:
+        return self.epsilon - self.epsilon1
+
+    @property
+    def strongly_safe(self) -> bool:
+        return self.scheme is not None
+
+    def expected_sample_rows(self, rows: int) -> float:
+        """Rows expected in each sample of a table of ``rows`` rows (n·β), before suppression.
+        ``rows`` is an exact fact about the data: the result is custodian-only."""
+        return rows * self.beta
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "delta_target": self.delta_target,
+            "k": self.k,
+            "beta": self.beta,
+            "epsilon1": self.epsilon1,
+            "epsilon_anon": self.epsilon_anon,
+            "recoding": "strongly safe (fixed scheme)" if self.strongly_safe
+            else "epsilon1-safe (exponential mechanism over the lattice)",
+            "scheme": self.scheme,
+            "objective": None if self.strongly_safe else self.objective,
+            "target": self.target,
+            "columns": list(self.columns) if self.columns is not None else None,
+            "candidates": self.candidates,
+            "epsilon1_rule": self.epsilon1_rule,
+            "beta_rule": self.beta_rule,
+            "releases": self.releases,
+            "total_epsilon": self.total_epsilon,
+            "total_delta": self.total_delta,
+            "composition": self.composition,
+            "explanation": self.explanation,
+        }
+
+
+def plan_publication(
+    epsilon: float,
+    delta: float,
+    *,
+    k: int | None = None,
+    beta: float | None = None,
+    epsilon1: float | None = None,
+    scheme: str | Mapping[str, int] | None = None,
+    releases: int = 1,
+    objective: str | None = None,
+    target: str | None = None,
+    columns: Sequence[str] | None = None,
+    candidates: int | None = None,
+) -> PublishPlan:
+    """The plan of a publication for the per-release target (ε, δ); reads no data.
+
+    A fixed ``scheme`` makes the recoding strongly safe (ε1 = 0, and giving ε1 is an error).
+    Otherwise the exponential mechanism chooses the scheme under ``objective``
+    (:mod:`crowdsafe.anonymize.objectives`; ``target`` for classification) among ``candidates``
+    lattice nodes (a public number, from the hierarchies' heights); ε1 is then, unless given,
+    the planner's choice (:func:`planned_epsilon1`), or 10% of ε when ``candidates`` is unknown.
+    ``columns``: the published columns, when the user chose them. ``k`` must be at least 2.
+    Raises ParameterError for anything the theorems do not allow (ε below −ln(1 − β) + ε1,
+    β ≤ δ, ...).
+    """
+    from crowdsafe.anonymize.objectives import make_objective
+
+    chosen_objective = make_objective(objective, target)
+    if isinstance(releases, bool) or not isinstance(releases, (int, np.integer)) or releases < 1:
+        raise ParameterError(f"the number of releases must be a whole number >= 1, got {releases!r}")
+    if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2):
+        raise ParameterError(
+            f"k must be a whole number >= 2, got {k!r}: with k = 1 nothing is suppressed and no "
+            "guarantee holds; leave k out to get the smallest k that reaches delta"
+        )
+    if k is not None and k > MAX_K:
+        raise ParameterError(f"k must be at most {MAX_K:,} (the largest k the planner searches), got {k!r}")
+    if not isinstance(epsilon, (int, float)) or isinstance(epsilon, bool) or not math.isfinite(epsilon) or epsilon <= 0:
+        raise ParameterError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+    scheme_text: str | None = None
+    given_epsilon1 = epsilon1
+    if scheme is not None:
+        if epsilon1 not in (None, 0, 0.0):
+            raise ParameterError(
+                "a fixed scheme is chosen without looking at the data, so it spends no epsilon1; "
+                "drop --epsilon1, or drop --scheme to let the exponential mechanism choose"
+            )
+        epsilon1 = 0.0
+        scheme_text = scheme if isinstance(scheme, str) else ",".join(f"{c}={v}" for c, v in scheme.items())
+    elif epsilon1 is None:
+        epsilon1 = DEFAULT_EPSILON1_SHARE * float(epsilon)
+        rule = "10% of epsilon (the lattice size was not known to the planner)"
+    elif not epsilon1 > 0:
+        raise ParameterError(
+            f"epsilon1 must be > 0 when the scheme is chosen from the data, got {epsilon1!r}; "
+            "give a fixed --scheme for a strongly safe release"
+        )
+    if not epsilon1 < epsilon:
+        raise ParameterError(f"epsilon1 = {epsilon1:g} must be below epsilon = {epsilon:g}")
+    if beta is not None and not (isinstance(beta, (int, float)) and 0 < beta < 1):
+        raise ParameterError(f"beta must lie strictly between 0 and 1, got {beta!r}")
+    if beta is not None and not beta > delta:
+        raise ParameterError(
+            f"(beta, epsilon, delta)-DPS needs beta > delta, got beta = {beta:g}, delta = {delta:g}; "
+            "lower delta or raise beta"
+        )
+    if beta is None:  # beta = 1 - e^-(epsilon - epsilon1) must stay below 1 (a double)
+        check_sampled_epsilon(float(epsilon), float(epsilon1),
+                              DEFAULT_EPSILON1_SHARE if scheme is None and given_epsilon1 is None else None)
+    if scheme is None and given_epsilon1 is None and candidates is not None:
+        solved, rule = planned_epsilon1(float(epsilon), float(delta), beta, k, int(candidates),
+                                        chosen_objective.monotone, float(epsilon1))
+    else:
+        solved = solve_plan(float(epsilon), float(delta), beta, k, float(epsilon1))
+        if scheme is not None:
+            rule = "none (fixed scheme)"
+        elif given_epsilon1 is not None:
+            rule = "given"
+    composed = compose_homogeneous(solved.epsilon, solved.delta, int(releases), 0.0)
+    return PublishPlan(
+        epsilon=solved.epsilon,
+        delta=solved.delta,
+        k=solved.k,
+        beta=solved.beta,
+        epsilon1=solved.epsilon1,
+        scheme=scheme_text,
+        releases=int(releases),
+        delta_target=float(delta),
+        total_epsilon=composed.epsilon,
+        total_delta=composed.delta,
+        composition=composed.theorem if releases > 1 else "single release",
+        explanation=solved.explanation,
+        objective=chosen_objective.name,
+        target=chosen_objective.target,
+        columns=tuple(columns) if columns is not None else None,
+        candidates=None if candidates is None else int(candidates),
+        epsilon1_rule=rule,
+        beta_rule="given" if beta is not None else "largest for k" if k is not None else BETA_RULE,
+    )
+
+
+BETA_RULE = ("the largest beta whose beta/k is within 10% of the best: about the most classes of k rows "
+             "the sample can fill, with as many rows as that allows (k grows with beta)")
+#: A rate is as good as the best when its β/k is within this share of the best β/k.
+RATE_TOLERANCE = 0.10
+#: Rates tried first by :func:`best_rate` (a geometric grid, to find where the best k lies).
+_RATE_GRID = 64
+
+
+@functools.lru_cache(maxsize=256)
+def best_rate(epsilon: float, delta: float, epsilon1: float) -> float:
+    """The planner's sampling rate, from (ε, δ, ε1) alone: the expected sample n·β fills about
+    n·β/k classes of k rows (the finest resolution a release can reach), where k is the least k
+    with d(k, β, ε − ε1) ≤ δ. For each k, β(k) is the largest rate k covers (≤ 1 − e^−(ε − ε1)),
+    and β(k)/k is the best ratio with that k; the rate returned is β(k) for the largest k whose
+    ratio is within 10% of the best: near the resolution optimum, more rows mean smaller
+    sampling error. (At small ε this is the largest admitted rate; at large ε, where that rate is
+    near 1 and k explodes, far smaller.) A geometric grid of rates gives each k it meets a rate
+    it covers; the three best ks and the chosen one are solved exactly (β(k))."""
+    top = min(largest_rate_for_epsilon(epsilon, epsilon1), 1.0 - 1e-9)
+    low = min(max(2.0 * delta, 1e-4), top / 2)
+    seen: dict[int, float] = {}  # k -> the largest grid rate it covers (a lower bound on β(k))
+    near = None  # the last rate's k: the next rate's is close
+    for r in np.geomspace(low, top, _RATE_GRID):
+        try:
+            near = smallest_k(epsilon, delta, float(r), epsilon1, near=near).k
+        except ParameterError:  # no k up to the planner's limit at this rate
+            continue
+        k = max(near, 2)
+        seen[k] = max(seen.get(k, 0.0), float(r))
+    if not seen:
+        raise ParameterError(f"no sampling rate reaches delta = {delta:g} at epsilon = {epsilon:g} with k up to "
+                             f"{MAX_K:,}; raise epsilon or delta")
+    def peak(k: int) -> float:  # the largest rate k covers: the top of k's tooth of the sawtooth
+        try:
+            return min(plan(epsilon, delta, k=k, epsilon1=epsilon1).beta, top)
+        except ParameterError:
+            return seen[k]
+
+    # the few best ks by their grid ratio, solved exactly, set the best ratio
+    leaders = sorted(seen, key=lambda k: seen[k] / k, reverse=True)[:3]
+    exact = {k: max(peak(k), seen[k]) for k in leaders}
+    best = max(max(r / k for k, r in exact.items()), max(r / k for k, r in seen.items()))
+    threshold = (1.0 - RATE_TOLERANCE) * best
+    chosen = max([k for k, r in seen.items() if r / k >= threshold] + [k for k, r in exact.items() if r / k >= threshold])
+    return exact[chosen] if chosen in exact else max(peak(chosen), seen[chosen])
+
+
+def solve_plan(epsilon: float, delta: float, beta: float | None, k: int | None, epsilon1: float,
+               largest_rate: bool = False) -> Any:
+    """The planning module's Plan for these parameters: β and k as given; when neither is, β
+    from :func:`best_rate` (or the largest admitted rate with ``largest_rate``); k at least 2."""
+    if beta is None and k is None and not largest_rate:
+        beta = best_rate(epsilon, delta, epsilon1)
+    solved = plan(epsilon, delta, beta=beta, k=None if k is None else int(k), epsilon1=epsilon1)
+    if solved.k < 2:
+        solved = plan(epsilon, delta, beta=solved.beta, k=2, epsilon1=epsilon1)
+    return solved
+
+
+#: The planner's ε1: the exponential mechanism's 95% utility bound is held to this many classes
+#: at the threshold k (in score units, each row worth Δq). One class: on Adult at ε = 1 the
+#: default objective then keeps age as intervals in 20 of 20 seeds (18 of 20 with two classes;
+#: docs/objectives.md).
+EPSILON1_LOSS_CLASSES = 1
+#: ε1 stays within these shares of ε.
+EPSILON1_SHARE_RANGE = (0.01, 0.5)
+
+
+def planned_epsilon1(epsilon: float, delta: float, beta: float | None, k: int | None, candidates: int,
+                     monotone: bool, start: float) -> tuple[Any, str]:
+    """The planner's split of ε between the selection (ε1) and the k-anonymization, from public
+    quantities only: the number of candidate nodes L and the objective's monotonicity m.
+
+    The exponential mechanism picks, with probability ≥ 0.95, a node whose score is within
+    (m Δq / ε1)(ln L + ln 20) of the best (Dwork and Roth 2014, Theorem 3.11; m = 1 for a monotone
+    score, 2 otherwise). The planner spends just enough ε1 for this to be at most
+    ``EPSILON1_LOSS_CLASSES`` · k · Δq, i.e. one class at the threshold: ε1 = m (ln L + ln 20) / k,
+    solved jointly with k = k(ε − ε1) at the largest admitted rate (or the β and k given) by
+    fixed-point iteration, within [1%, 50%] of ε. More ε1 would raise k and lower β for a choice
+    that is already that sharp. The rate is then chosen at that ε1 (:func:`best_rate`, unless
+    given; ``start``: the iteration's first ε1). Returns the solved plan (the planning module's
+    Plan) and the rule in words.
+    """
+    low, high = EPSILON1_SHARE_RANGE[0] * epsilon, EPSILON1_SHARE_RANGE[1] * epsilon
+    m = 1.0 if monotone else 2.0
+    epsilon1 = start
+
+    def sizing(epsilon1: float, near: int | None) -> int:
+        """k at the largest admitted rate (or the β or k given), or the planner's where no k fits
+        that rate; ``near``: the previous iteration's k, a guess that saves evaluations of d."""
+        try:
+            if k is None:
+                rate = beta if beta is not None else largest_rate_for_epsilon(epsilon, epsilon1)
+                return max(smallest_k(epsilon, delta, rate, epsilon1, near=near).k, 2)
+            return solve_plan(epsilon, delta, beta, k, epsilon1, largest_rate=True).k
+        except ParameterError:
+            return solve_plan(epsilon, delta, beta, k, epsilon1).k
+
+    sized = sizing(epsilon1, None)
+    for _ in range(20):
+        wanted = min(high, max(low, m * (math.log(candidates) + math.log(20.0)) /
+                               (EPSILON1_LOSS_CLASSES * sized)))
+        if abs(wanted - epsilon1) <= 1e-4 * epsilon:
+            break
+        epsilon1 = wanted
+        sized = sizing(epsilon1, sized)
+    solved = solve_plan(epsilon, delta, beta, k, epsilon1)
+    rule = (f"planned: the selection's 95% utility bound (m dq / epsilon1)(ln L + ln 20) held to "
+            f"{EPSILON1_LOSS_CLASSES:g} k dq at the largest admitted rate (L = {candidates:,} candidate nodes, "
+            f"m = {m:g}), within {EPSILON1_SHARE_RANGE[0]:.0%}-{EPSILON1_SHARE_RANGE[1]:.0%} of epsilon")
+    return solved, rule

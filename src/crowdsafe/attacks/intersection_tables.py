@@ -1,0 +1,314 @@
+"""The Polars engine's tables for the intersection attack (:func:`crowdsafe.attacks.intersection.run_intersection`).
+
+Everything runs in this process on distinct target tuples: one parallel collection reads every
+release's classes and the targets' codes (:mod:`crowdsafe.attacks.locate`); the location, the
+candidate sets and their intersection are sorted NumPy keys ``tuple * n_values + value``; the
+metrics are NumPy columns of one frame. No loop over targets.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from crowdsafe.anonymize.cells import first_of_each
+from crowdsafe.attacks.intersection import (
+    AttackedRelease,
+    IntersectionResult,
+    Location,
+    Scores,
+    as_text,
+    check_locations,
+)
+from crowdsafe.attacks.locate import (
+    ClassTable,
+    TargetTrie,
+    class_tables_and_codes,
+    encode_targets,
+    group_ids,
+    is_microaggregated,
+    locate_exact,
+    locate_nearest,
+    read_tables,
+    target_codes,
+    target_codes_plan,
+    target_trie,
+)
+from crowdsafe.data import Hierarchy
+from crowdsafe.data.arrays import segments, sorted_unique
+from crowdsafe.data.cell_reader import CellReader, Membership
+from crowdsafe.data.generalized import CellKind, Domain
+from crowdsafe.errors import InputError
+
+_GENERALIZED = np.array([CellKind.RANGE, CellKind.SET, CellKind.ANY], dtype=object)
+DENSE_PAIRS = 1 << 27  # (tuple, value) pairs tested against a bitmap up to this many, else by binary search
+
+
+class PolarsAttackTables:
+    """The attack's tables in this process: the releases' class tables and the targets' codes
+    (:class:`~crowdsafe.attacks.intersection.AttackTables`)."""
+
+    def __init__(self, releases: Sequence[AttackedRelease], targets: pl.DataFrame,
+                 hierarchies: Mapping[str, Hierarchy] | None) -> None:
+        self.releases = list(releases)
+        self.targets = targets
+        self.hierarchies = hierarchies
+        self.names = [r.name for r in self.releases]
+        self.presumed_k = [r.presumed_k for r in self.releases]
+
+    def locations(self, location: Location | Sequence[Location]) -> list[str]:
+        return check_locations(location, len(self.releases))
+
+    def check(self, qi: list[str], sensitive: str) -> None:
+        targets = self.targets
+        for c in qi:
+            if c not in targets.columns:
+                raise InputError(f"the targets have no column {c!r}; their columns are: {', '.join(targets.columns)}")
+        for release in self.releases:
+            if sensitive not in release.frame.columns:
+                raise InputError(f"release {release.name} has no sensitive column {sensitive!r}")
+        if targets.height == 0:
+            raise InputError("the targets table is empty")
+
+    def sensitive_cells(self, qi: list[str], sensitive: str) -> tuple[list[pl.Series], pl.DataFrame]:
+        """Every pass over rows in one parallel collection (a group-by per release, the targets'
+        codes), then the distinct target tuples: the attack runs on them, targets inherit their
+        tuple's result."""
+        targets, hierarchies = self.targets, self.hierarchies
+        self.with_truth = sensitive in targets.columns
+        columns = qi + [sensitive] if self.with_truth and sensitive not in qi else qi
+        plan, direct = target_codes_plan(targets, columns, hierarchies or {})
+        self.tables, physical = class_tables_and_codes([release.frame for release in self.releases], qi, sensitive,
+                                                       plan)
+        self.leaf_codes, self.distinct = target_codes(targets, columns, physical, hierarchies or {}, direct)
+        self.domains, self.codes = encode_targets(targets, qi, hierarchies, self.distinct, self.leaf_codes)
+        self.tuple_of_target, self.n_tuples = group_ids([self.codes[c] for c in qi],
+                                                        [self.domains[c].size for c in qi])
+        first_target = first_of_each(self.tuple_of_target, self.n_tuples)
+        self.tuple_codes = {c: self.codes[c][first_target] for c in qi}
+        # the targets' own values join the candidates' domain (a hierarchy's leaves already hold them)
+        distinct = self.distinct
+        true_values = distinct[sensitive][1].to_frame(sensitive) if sensitive in distinct else targets.head(0)
+        return [as_text(t.sensitive_cells) for t in self.tables], true_values
+
+    def score(self, qi: list[str], sensitive: str, domain: Domain, locations: list[str],
+              levels: tuple[float, ...], truth_id: str | None) -> Scores:
+        targets, tables, domains = self.targets, self.tables, self.domains
+        tuple_of_target, n_tuples, tuple_codes = self.tuple_of_target, self.n_tuples, self.tuple_codes
+        dictionary = as_text(domain.values).alias(sensitive)
+        reader = CellReader([domains[c] for c in qi] + [domain])  # reads the quasi-identifiers, then the sensitive
+
+        # step 1, per release: locate every target tuple's classes, read their sensitive values
+        @functools.cache
+        def trie() -> TargetTrie:  # one trie of the target tuples for every exact location
+            order = sorted(qi, key=lambda c: sum(len(t.distinct_cells[c]) for t in tables))
+            return target_trie(tuple_codes, {c: domains[c].size for c in qi}, order)
+
+        readings = [
+            _read_release(table, read, method, qi, domains, tuple_codes, self.codes, n_tuples, trie)
+            for table, read, method in zip(tables, read_tables(tables, qi, reader), locations)
+        ]
+        # step 2: intersect the candidate sets across releases
+        n_values = len(dictionary)
+        candidate = _intersect([r.candidates for r in readings], n_tuples * n_values)
+        # per release, each target's prior anonymity and located partition size
+        prior_of = [r.prior[tuple_of_target] for r in readings]
+        partition_of = [r.partition[tuple_of_target] for r in readings]
+        release_stats: list[dict[str, Any]] = []
+        for j, (release, reading) in enumerate(zip(self.releases, readings)):
+            located = reading.matches > 0
+            row: dict[str, Any] = {
+                "rows": release.frame.height, "classes": reading.table.n_classes, "location": reading.method,
+                "located": float(located[tuple_of_target].mean()),
+                "ambiguous": float((reading.matches[tuple_of_target] > 1).mean()),
+                "average_partition_size": float(np.nanmean(partition_of[j])) if located.any() else None,
+                "average_prior_anonymity": float(prior_of[j].mean()),
+                "correct_location": None,
+            }
+            if truth_id is not None and truth_id in release.frame.columns and truth_id in targets.columns:
+                row["correct_location"] = _correct_location(release.frame,
+                                                            reading.table.class_of_rows(release.frame), targets,
+                                                            truth_id, tuple_of_target, reading.tuples,
+                                                            reading.classes)
+            release_stats.append(row)
+
+        candidate_tuple, candidate_value = np.divmod(candidate, n_values)
+        posterior = np.bincount(candidate_tuple, minlength=n_tuples).astype(np.int64)
+        only = np.full(n_tuples, -1, dtype=np.int64)
+        only[candidate_tuple] = candidate_value  # read only where the candidate set has one value
+        best_prior = np.minimum.reduce([r.prior for r in readings])
+        contradiction = posterior == 0
+        posterior = np.where(contradiction, best_prior, posterior)
+        drop = best_prior - posterior
+        confidence = np.where(contradiction, 0.0, 1.0 / np.maximum(posterior, 1))
+        perfect = (posterior == 1) & ~contradiction
+
+        # one frame, every column built in NumPy first
+        on_target = perfect[tuple_of_target]
+        breached = np.flatnonzero(on_target)  # few: the others infer nothing
+        inferred = pl.Series("inferred_value", [None], dtype=pl.String).new_from_index(0, targets.height).scatter(
+            breached, dictionary.gather(only[tuple_of_target[breached]]))
+        per_target: dict[str, Any] = {
+            "target": np.arange(targets.height, dtype=np.int64),
+            "tuple": tuple_of_target,
+            "prior_anonymity": best_prior[tuple_of_target],
+            "posterior_anonymity": posterior[tuple_of_target],
+            "drop": drop[tuple_of_target],
+            "vulnerable": drop[tuple_of_target] > 0,
+            "confidence": confidence[tuple_of_target],
+            "perfect_breach": on_target,
+            "contradiction": contradiction[tuple_of_target],
+        }
+        for j, release in enumerate(self.releases):
+            per_target[f"prior_{release.name}"] = prior_of[j]
+            per_target[f"partition_{release.name}"] = partition_of[j]
+        per_target["inferred_value"] = inferred.alias("inferred_value")
+        if self.with_truth:  # the truth scores the breaches; the attack never reads it
+            # a leaf code is the value's index in the dictionary: the hierarchy's leaves
+            truth = (self.leaf_codes[sensitive] if sensitive in self.leaf_codes
+                     else _value_codes(*self.distinct[sensitive], dictionary))
+            per_target["true_value_in_candidates"] = (truth >= 0) & _in_sorted(
+                tuple_of_target * np.int64(n_values) + np.maximum(truth, 0), candidate, n_tuples * n_values)
+            per_target["perfect_breach_true"] = np.where(on_target, only[tuple_of_target], -2) == truth
+        frame = pl.DataFrame(per_target)
+
+        aggregates: dict[str, Any] = {
+            "targets": targets.height,
+            "average_prior_anonymity": float(frame.get_column("prior_anonymity").mean()),
+            "average_posterior_anonymity": float(frame.get_column("posterior_anonymity").mean()),
+            "average_drop": float(frame.get_column("drop").mean()),
+            "vulnerable": float(frame.get_column("vulnerable").mean()),
+            "perfect_breach": float(frame.get_column("perfect_breach").mean()),
+            "partial_breach": [float((frame.get_column("confidence") >= c - 1e-12).mean()) for c in levels],
+            "contradictions": int(frame.get_column("contradiction").sum()),
+        }
+        if self.with_truth:
+            aggregates["perfect_breach_true"] = float(per_target["perfect_breach_true"].mean())
+            aggregates["true_value_in_candidates"] = float(per_target["true_value_in_candidates"].mean())
+        return Scores(frame, aggregates, release_stats)
+
+    def result(self, targets: pl.DataFrame, releases: pl.DataFrame, summary: dict[str, Any]) -> IntersectionResult:
+        return IntersectionResult(targets, releases, summary)
+
+
+def _value_codes(codes: np.ndarray, distinct: pl.Series, dictionary: pl.Series) -> np.ndarray:
+    """Each value's index in the sensitive ``dictionary`` (-1 when it is not there), for values
+    given as ``distinct[codes]``."""
+    index = pl.DataFrame({"v": dictionary, "value": np.arange(len(dictionary), dtype=np.int64)})
+    found = (as_text(distinct).alias("v").to_frame().join(index, on="v", how="left", nulls_equal=True,
+                                                            maintain_order="left")
+             .get_column("value").fill_null(-1).to_numpy())
+    return found[codes]
+
+
+def _in_sorted(keys: np.ndarray, sorted_keys: np.ndarray, universe: int) -> np.ndarray:
+    """Which ``keys`` are in ``sorted_keys`` (sorted, distinct, all in ``[0, universe)``): a
+    bitmap look-up when the universe is small enough, else binary search."""
+    if len(sorted_keys) == 0:
+        return np.zeros(len(keys), dtype=bool)
+    if universe <= DENSE_PAIRS:
+        present = np.zeros(universe, dtype=bool)
+        present[sorted_keys] = True
+        return present[keys]
+    at = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
+    return sorted_keys[at] == keys
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """What one release tells the attacker about every target tuple.
+
+    ``candidates``: the sorted, distinct pairs ``tuple * n_values + value`` of the candidate
+    sets S_ij; ``prior``: |S_ij| per tuple; ``partition``: the summed size of the located
+    classes (NaN when none); ``matches``: how many classes were located; ``tuples``/``classes``:
+    the located (tuple, class) pairs.
+    """
+
+    table: ClassTable
+    method: str
+    candidates: np.ndarray
+    prior: np.ndarray
+    partition: np.ndarray
+    matches: np.ndarray
+    tuples: np.ndarray
+    classes: np.ndarray
+
+
+def _read_release(table: ClassTable, read: tuple[dict[str, Membership], Membership | None], method: str,
+                  qi: Sequence[str], domains: Mapping[str, Domain], tuple_codes: Mapping[str, np.ndarray],
+                  target_codes_: Mapping[str, np.ndarray], n_tuples: int, trie: Callable[[], TargetTrie]
+                  ) -> _Reading:
+    """Step 1 of the attack on one release: locate every target tuple's classes (exactly, or by
+    the nearest centroid) and read each class's sensitive-value set; a tuple located nowhere
+    gets every value the release publishes. ``read``: what the table's quasi-identifier cells
+    and sensitive cells cover (:func:`~crowdsafe.attacks.locate.read_tables`); ``trie``: the
+    target tuples' trie, for exact location."""
+    covers, sensitive_cover = read
+    if method == "auto":
+        # a cell read as a range, a set or '*' is generalized: no centroids (else check in full)
+        generalized = any(np.isin(cover.kind, _GENERALIZED).any() for cover in covers.values())
+        method = "nearest" if not generalized and is_microaggregated(table, domains) else "exact"
+    if method == "exact":
+        tuples, classes = locate_exact(table, covers, tuple_codes, trie())
+    else:
+        classes = locate_nearest(table, qi, domains, covers, tuple_codes, target_codes_)
+        tuples = np.arange(n_tuples, dtype=np.int64)
+    indptr, class_values = _class_values(table, sensitive_cover)
+    n_values = sensitive_cover.domain_size
+    published = sorted_unique(class_values, n_values)
+    sizes = table.sizes
+    matches = np.bincount(tuples, minlength=n_tuples)
+    located = matches > 0
+    partition = np.full(n_tuples, np.nan)
+    partition[located] = np.bincount(tuples, weights=sizes[classes], minlength=n_tuples)[located]
+    fan = np.diff(indptr)[classes]
+    found = np.repeat(tuples, fan) * n_values + class_values[segments(indptr[classes], fan)]
+    nowhere = np.flatnonzero(~located)  # the release tells nothing: every published value stays
+    everything = (np.repeat(nowhere, len(published)) * n_values + np.tile(published, len(nowhere)))
+    candidates = sorted_unique(np.concatenate([found, everything]), n_tuples * n_values)
+    counts = np.bincount(candidates // n_values, minlength=n_tuples)
+    prior = np.where(counts > 0, counts, len(published)).astype(np.int64)
+    return _Reading(table, method, candidates, prior, partition, matches, tuples, classes)
+
+
+def _intersect(candidates: Sequence[np.ndarray], universe: int) -> np.ndarray:
+    """Step 2: the pairs in every release's candidate set, S_i = ∩_j S_ij (sorted keys)."""
+    common = candidates[0]
+    for other in candidates[1:]:
+        common = common[_in_sorted(common, other, universe)]
+    return common
+
+
+def _class_values(table: ClassTable, cover: Membership) -> tuple[np.ndarray, np.ndarray]:
+    """The sensitive values each class may hold, as a CSR over classes (``indptr``, the
+    values' codes, sorted and distinct within each class). A generalized
+    sensitive cell (a set, a hierarchy label, '*') stands for every value it covers
+    (``cover``: what each of ``table.sensitive_cells`` covers)."""
+    assert table.sensitive_cells is not None and table.sensitive_held is not None
+    holder, cell = table.sensitive_held  # (class, cell) pairs, maybe repeated: the values' pass dedupes
+    fan = cover.size[cell]
+    n_values = cover.domain_size
+    pairs = sorted_unique(np.repeat(holder, fan) * n_values + cover.indices[segments(cover.indptr[cell], fan)],
+                          table.n_classes * n_values)
+    klass, value = np.divmod(pairs, n_values)
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(klass, minlength=table.n_classes))]).astype(np.int64)
+    return indptr, value
+
+
+def _correct_location(frame: pl.DataFrame, class_of_row: np.ndarray, targets: pl.DataFrame, truth_id: str,
+                      tuple_of_target: np.ndarray, tuples: np.ndarray, classes: np.ndarray) -> float | None:
+    """Share of the targets present in the release whose true class is among the located ones."""
+    # ids compared as text: a release read from CSV holds them as text, typed targets as numbers
+    truth = (targets.select(pl.col(truth_id).cast(pl.String), pl.Series("tuple", tuple_of_target))
+             .join(pl.DataFrame({truth_id: frame.get_column(truth_id).cast(pl.String), "class": class_of_row}),
+                   on=truth_id, how="inner"))
+    if truth.height == 0:
+        return None
+    located = pl.DataFrame({"tuple": tuples, "class": classes, "hit": np.ones(len(tuples), dtype=bool)})
+    hits = truth.join(located, on=["tuple", "class"], how="left").get_column("hit").fill_null(False)
+    return float(hits.mean())

@@ -1,0 +1,41 @@
+"""The attack driver: the composition (intersection) and linkage attacks on any engine.
+
+An attack reads releases that are already public and charges nothing; the driver checks the
+request, lets the engine read the targets and the releases, and runs the attack the engine
+offers (:mod:`crowdsafe.attacks`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from crowdsafe.errors import ParameterError
+
+if TYPE_CHECKING:
+    from crowdsafe.engines.protocol import Engine
+
+KINDS = ("intersection", "linkage")
+
+
+def check_kind(kind: str) -> None:
+    """Refuse an attack crowdsafe does not run (before the engine is chosen)."""
+    if kind not in KINDS:
+        raise ParameterError(f"unknown attack {kind!r}; use 'intersection' or 'linkage'")
+
+
+def attack(engine: Engine, releases: Sequence[Any], targets: Any, *, qi: Sequence[str], sensitive: str | None,
+           kind: str, schema: Any = None, truth_id: str | None = None, **options: Any) -> Any:
+    """:func:`crowdsafe.api.attack` on ``engine``; ``options``: the intersection attack's
+    location and levels."""
+    check_kind(kind)
+    engine.check_attack(kind, sensitive)
+    table = engine.attack_targets(targets, schema=schema)
+    attacked = engine.attack_releases(releases, table)
+    if kind == "linkage":
+        if len(attacked) != 1:
+            raise ParameterError(f"the linkage attack takes one release, got {len(attacked)}")
+        return engine.linkage_attack(attacked[0], table, qi, truth_id=truth_id)
+    if sensitive is None:
+        raise ParameterError("the intersection attack needs the sensitive attribute (--sensitive)")
+    return engine.intersection_attack(attacked, table, qi, sensitive, truth_id=truth_id, **options)

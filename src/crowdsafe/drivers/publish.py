@@ -1,0 +1,282 @@
+"""The publish driver: the safe pipeline's sequence, once for every engine.
+
+plan → refusals from the schema and the paths → ledger check (consumed input, budget) → release
+identities → samples drawn → **ledger charge** → per release: count, choose the recoding (Am),
+Apply, certify → custodian facts (ledger entry, optional file) → the heavy-suppression stop →
+write. The engine (:class:`~crowdsafe.engines.protocol.Engine`) draws and counts the samples,
+materialises the published classes and writes the files; every decision about what leaves the
+run is taken here, by the same code for every engine (:mod:`crowdsafe.anonymize.publish` holds
+the pipeline's steps: the plan, Am, Apply, the certificate).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from crowdsafe.anonymize.counted import published_only
+from crowdsafe.anonymize.publish import (
+    DEFAULT_MAX_SUPPRESSION,
+    Publication,
+    PublishPlan,
+    certify_release,
+    choose_recoding,
+    public_choice,
+    release_facts,
+)
+from crowdsafe.csv_safety import format_note
+from crowdsafe.errors import ParameterError, SampleReuseError
+from crowdsafe.privacy import Certificate, compose_certificates
+from crowdsafe.privacy.ledger import Ledger, LedgerSpec, ledger_for
+from crowdsafe.randomness import Randomness, as_randomness
+
+if TYPE_CHECKING:
+    from crowdsafe.anonymize.release import Release
+    from crowdsafe.engines.protocol import Engine
+
+CUSTODIAN_NOTICE = (
+    "CUSTODIAN ONLY: exact facts about the data and its samples, NOT covered by the privacy "
+    "guarantee; do not publish them, and do not store them beside the release"
+)
+
+
+def publish(
+    engine: Engine,
+    data: Any,
+    epsilon: float,
+    delta: float,
+    options: Mapping[str, Any],
+    *,
+    schema: Any = None,
+    qi: Sequence[str] | None = None,
+    sensitive: Sequence[str] | str | None = None,
+    missing: Any = "keep",
+    seed: Randomness | int | None = None,
+    ledger: LedgerSpec = None,
+    name: str | None = None,
+    **run: Any,
+) -> Publication:
+    """:func:`crowdsafe.api.publish` on ``engine`` (which has checked the parameters with
+    :func:`~crowdsafe.anonymize.plan.plan_publication` before anything is read): the table read,
+    the plan for its hierarchies, then :func:`run_publication` under the ledger. ``options``: the
+    plan's options; ``run``: those of :func:`run_publication`."""
+    table = engine.read_table(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing, name=name)
+    publish_plan = engine.plan_publication(table, epsilon, delta, **options)
+    randomness = as_randomness(seed)
+    with ledger_for(ledger) as book:
+        return run_publication(engine, table, publish_plan, randomness=randomness, ledger=book, name=name, **run)
+
+
+def run_publication(
+    engine: Engine,
+    table: Any,
+    publish_plan: PublishPlan,
+    *,
+    randomness: Randomness,
+    ledger: Ledger | None = None,
+    name: str | None = None,
+    budget: tuple[float, float] | None = None,
+    out: str | os.PathLike[str] | None = None,
+    force: bool = False,
+    max_suppression: float = DEFAULT_MAX_SUPPRESSION,
+    custodian_report: str | os.PathLike[str] | None = None,
+    escape_formulas: bool = True,
+) -> Publication:
+    """Run the safe pipeline on ``table`` (read by ``engine``) under ``publish_plan``.
+
+    Everything that can be decided from the schema, the hierarchies and the options is refused
+    before the ledger is charged and before any file is touched (the engine's
+    :meth:`~crowdsafe.engines.protocol.Engine.prepare` and ``release_paths``, a custodian report
+    beside the release, a consumed sample, an exhausted budget). The samples are drawn, then the
+    ledger is charged, then everything is computed from them; without a ledger the certificate is
+    not fit for release. A release that would suppress more than ``max_suppression`` of its
+    sample stops the run after the charge unless ``force`` (the message gives no number). CSV
+    cells are formula-safe unless ``escape_formulas`` is False; each certificate written says
+    which (fixed by the option and the names before the data is read)."""
+    prepared, fixed = engine.prepare(table, publish_plan, name)
+    notes = list(prepared.notes)
+    columns = prepared.columns
+    paths = engine.release_paths(out, publish_plan.releases) if out is not None else []
+    report_path = check_custodian_path(custodian_report, paths)
+    notes_of_files = [format_note(p, escape_formulas=escape_formulas) for p in paths]
+    charge_request: dict[str, Any] = {}
+    identity = None
+    if ledger is not None:  # the table as given: the identity `crowdsafe query` and `ledger init` see
+        identity = prepared.identity(ledger)
+        charge_request = ledger_request(ledger, identity, prepared.label, publish_plan, fixed is not None, budget,
+                                        randomness, notes)
+
+    streams = randomness.spawn(publish_plan.releases) if publish_plan.releases > 1 else [randomness]
+    release_ids = [new_release_id(s) for s in streams]  # before any data-dependent draw
+    levels = dict(fixed.levels) if fixed is not None else None
+    samples = [engine.sample(prepared, publish_plan.beta, s, levels) for s in streams]
+
+    with contextlib.ExitStack() as stack:
+        charge = None
+        if ledger is not None:
+            # independent samples compose whatever they contain: two that came out identical are
+            # no reason to stop (the ledger records a repeated identity once)
+            sample_ids = [engine.sample_identity(s, ledger) for s in samples]
+            charge = stack.enter_context(ledger.charge(identity, **charge_request,  # type: ignore[arg-type]
+                                                       sample_ids=sample_ids))
+        releases: list[Release] = []
+        choices: list[Any] = []
+        facts: list[dict[str, Any]] = []
+        for sample, release_id, stream in zip(samples, release_ids, streams):
+            counts = engine.count(prepared, sample)
+            scheme, profile, choice = choose_recoding(counts, columns, publish_plan, fixed, stream)
+            applied = engine.apply(counts, scheme, publish_plan.k, fixed is not None)
+            facts.append(release_facts(applied, scheme, columns, choice))
+            certificate, parameters = certify_release(publish_plan, columns, scheme, profile, choice, release_id,
+                                                      stream, ledger is not None)
+            parameters.update(engine.certificate_tags)
+            releases.append(engine.materialise(prepared, scheme, published_only(applied), certificate, parameters,
+                                               publish_plan.k))
+            choices.append(public_choice(choice))
+        samples.clear()  # the samples leave with this frame
+        custodian = custodian_facts(prepared.n_rows, publish_plan, facts)
+        if charge is not None:
+            custodian["ledger"] = ledger_summary(ledger, charge, prepared.label, identity)  # type: ignore[arg-type]
+            charge.record(custodian_report=custodian)
+        if report_path is not None:
+            write_custodian_report(report_path, custodian)
+        certificate = checked_certificate(releases, facts, max_suppression, force)
+        written: dict[str, Any] = {}
+        if paths:  # the certificates say how the files hold their cells (fixed by the options)
+            releases = [replace(r, certificate=r.certificate.with_format_notes(n))
+                        for r, n in zip(releases, notes_of_files)]
+            certificate = certificate.with_format_notes(notes_of_files[0])
+            written = engine.write(prepared, releases, certificate, paths, escape_formulas=escape_formulas)
+        if charge is not None:
+            charge.record(written=written.get("tables", []), rows_published=[r.rows_published for r in releases],
+                          **engine.ledger_tags)
+    if ledger is None:
+        notes.append("no ledger: nothing records that these samples are used, nor limits further releases; "
+                     "NOT fit for release")
+    notes.extend(engine.publication_notes(randomness.seeded))
+    return Publication(publish_plan, tuple(releases), certificate, tuple(choices), tuple(notes), written, custodian)
+
+
+def new_release_id(stream: Randomness) -> str:
+    """128 random bits (hex) naming one release in its certificate, drawn from a child stream of
+    ``stream`` before any data-dependent draw: fresh OS randomness in release mode; on a seeded
+    run the same on neighbouring tables. Never derived from the data."""
+    return stream.spawn(1)[0].generator.bytes(16).hex()
+
+
+def ledger_request(
+    ledger: Ledger, identity: str, label: str, publish_plan: PublishPlan, strongly_safe: bool,
+    budget: tuple[float, float] | None, randomness: Randomness, notes: list[str],
+) -> dict[str, Any]:
+    """Refuse a consumed sample or an exhausted budget (nothing is charged yet); register a budget
+    for a dataset without one; return the keyword arguments of the ``dps-release`` charge.
+    ``identity``: the dataset's digest keyed with ``ledger.identity_key``."""
+    consumed = ledger.consumed_by(identity)
+    if consumed is not None:
+        raise SampleReuseError(
+            f"this data is a sample already used by the DPS release #{consumed} in {ledger.path}: "
+            "a sample may be used only once; publish from the full dataset instead"
+        )
+    if ledger.budget(identity) is None:
+        if budget is None:
+            budget = (publish_plan.total_epsilon, publish_plan.total_delta)
+            notes.append(
+                f"no budget was set for '{label}': registered this publication's cost "
+                f"(epsilon = {budget[0]:.6g}, delta = {budget[1]:.3g}) as its total budget, so any further "
+                "query or release on it is refused; set a larger budget with `crowdsafe ledger init`"
+            )
+        ledger.set_budget(identity, label, *budget)
+    kind = "strongly safe" if strongly_safe else "epsilon1-safe"
+    charge_request: dict[str, Any] = dict(
+        epsilon=publish_plan.epsilon, delta=publish_plan.delta, kind="dps-release",
+        description=f"publish {label}: {publish_plan.releases} x sampling (beta = {publish_plan.beta:.4g}) + "
+        f"{kind} k-anonymization (k = {publish_plan.k})",
+        mechanism="sampling + safe k-anonymization (Li, Qardaji, Su 2012)",
+        repetitions=publish_plan.releases, delta_slack=0.0, sample_rate=publish_plan.beta,
+        seeded=randomness.seeded, details={"plan": publish_plan.as_dict()},
+    )
+    placeholder = [f"pending-{i}" for i in range(publish_plan.releases)]
+    ledger.check(identity, **charge_request, sample_ids=placeholder)
+    return charge_request
+
+
+def ledger_summary(ledger: Ledger, charge: Any, label: str, identity: str) -> dict[str, Any]:
+    """The publication's ledger entry (custodian-only: it holds the keyed identity)."""
+    budget_now = ledger.budget(identity)
+    assert budget_now is not None
+    return {
+        "path": str(ledger.path),
+        "dataset": label,
+        "dataset_identity": identity,
+        "entry": charge.entry_id,
+        "charged": charge.loss.as_dict(),
+        "budget": budget_now.as_dict(),
+    }
+
+
+def stop_if_heavy(suppression_rates: Sequence[float], max_suppression: float, force: bool) -> None:
+    """Stop (nothing written; the budget is spent) when a release suppresses more than
+    ``max_suppression`` of its sample. The rates are exact counts on the samples, not DP
+    outputs, so the message states only the public threshold: whether the stop fired is itself
+    a custodian-only fact (the rates are in the custodian report and the ledger entry)."""
+    if not force and max(suppression_rates) > max_suppression:
+        raise ParameterError(
+            f"stopped after the charge (the budget is spent; nothing was written): a release would suppress "
+            f"more than {max_suppression:.0%} of its sampled rows. This is a custodian-only fact, not covered "
+            "by the guarantee: do not publish it (the exact rates are in the custodian report and the ledger "
+            "entry). Use a coarser scheme (--scheme coarse or higher levels), a larger epsilon or delta "
+            "(smaller k), a larger beta, or fewer quasi-identifiers; --force writes it anyway"
+        )
+
+
+def checked_certificate(releases: Sequence[Release], facts: Sequence[Mapping[str, Any]], max_suppression: float,
+                        force: bool) -> Certificate:
+    """The certificate of the whole publication (one release's, or the composition of several),
+    after :func:`stop_if_heavy` has let it through (``facts``: each release's custodian facts)."""
+    stop_if_heavy([f["suppression_rate"] for f in facts], max_suppression, force)
+    if len(releases) == 1:
+        return releases[0].certificate
+    return compose_certificates([r.certificate for r in releases], delta_slack=0.0)
+
+
+def check_custodian_path(path: str | os.PathLike[str] | None, release_paths: Sequence[str | os.PathLike[str]]
+                         ) -> Path | None:
+    """The custodian report's path, refused (before anything is charged) when it lies in a
+    release's own folder, inside a release (a Spark directory), or has no .json name."""
+    if path is None:
+        return None
+    target = Path(path).expanduser().resolve()
+    if target.suffix.lower() != ".json":
+        raise ParameterError(f"the custodian report is JSON: give a .json file name, not {path}")
+    for release in release_paths:
+        table = Path(str(release)).expanduser().resolve()
+        if target.parent == table.parent or table in target.parents:
+            raise ParameterError(
+                f"the custodian report {path} would lie beside the release in {table.parent}: it holds exact "
+                "facts about the data that the guarantee does not cover; write it to another folder"
+            )
+    return target
+
+
+def write_custodian_report(path: Path, report: Mapping[str, Any]) -> Path:
+    """Write the custodian-only report (JSON) atomically."""
+    from crowdsafe.files import write_text_atomic
+
+    return write_text_atomic(path, json.dumps(report, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def custodian_facts(input_rows: int, publish_plan: PublishPlan, releases: Sequence[Mapping[str, Any]]
+                    ) -> dict[str, Any]:
+    """The custodian-only report of a publication (see :meth:`Publication.custodian_report`)."""
+    return {
+        "notice": CUSTODIAN_NOTICE,
+        "input_rows": int(input_rows),
+        "expected_sample_rows": publish_plan.expected_sample_rows(int(input_rows)),
+        "releases": [dict(r) for r in releases],
+        "ledger": None,
+    }

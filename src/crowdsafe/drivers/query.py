@@ -1,0 +1,63 @@
+"""The query driver: a DP query on any engine.
+
+Order: the table read and the query checked against its schema (bad input raises before the
+ledger is touched) → the budget registered or refused → the ledger charged and the noise drawn
+by :func:`crowdsafe.mechanisms.queries.answer_query` (an over-budget query raises before any
+noise). The engine supplies the table and the exact aggregate; the mechanism, the charge and
+the answer are the same code for every engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from crowdsafe.errors import BudgetExceeded
+from crowdsafe.privacy.ledger import Ledger, LedgerSpec, ledger_for
+
+if TYPE_CHECKING:
+    from crowdsafe.engines.protocol import Engine
+    from crowdsafe.mechanisms.queries import QueryAnswer
+    from crowdsafe.randomness import Randomness
+
+
+def with_budget(book: Ledger, identity: str, label: str, budget: tuple[float, float] | None) -> None:
+    """Register ``budget`` for the table the ledger knows as ``identity`` (keyed), or refuse,
+    before anything is read or charged, a table that has no budget yet."""
+    if budget is not None:
+        book.set_budget(identity, label, *budget)
+    elif book.budget(identity) is None:
+        raise BudgetExceeded(
+            f"no privacy budget is set for '{label}' in the ledger {book.path}; set one with "
+            f"`crowdsafe ledger init {label} --epsilon E --delta D`, or pass --budget E,D (budget=(ε, δ))"
+        )
+
+
+def query(
+    engine: Engine,
+    data: Any,
+    text: str,
+    options: Mapping[str, Any],
+    *,
+    schema: Any = None,
+    missing: Any = "keep",
+    randomness: Randomness | int | None = None,
+    ledger: LedgerSpec = None,
+    name: str | None = None,
+    budget: tuple[float, float] | None = None,
+) -> QueryAnswer:
+    """:func:`crowdsafe.api.query` on ``engine``; ``options``: the query's parameters
+    (:func:`~crowdsafe.mechanisms.queries.answer_query`)."""
+    from crowdsafe.mechanisms.queries import answer_query, check_query
+
+    source = engine.read_source(data, schema=schema, missing=missing, name=name)
+    dataset = engine.source_dataset(source)
+    aggregate = engine.aggregate(source)
+    check_query(dataset, text, **options)
+    with ledger_for(ledger) as book:
+        fingerprint = None
+        if book is not None:
+            fingerprint = engine.source_identity(source, book)  # the ledger's keyed identity, never shown
+            with_budget(book, fingerprint, name or dataset.name or "data", budget)
+        return answer_query(dataset, text, randomness=randomness, ledger=book, fingerprint=fingerprint,
+                            aggregate=aggregate, **options)

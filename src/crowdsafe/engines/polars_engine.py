@@ -1,0 +1,270 @@
+"""The Polars engine: every stage in this process, on Polars frames and NumPy arrays.
+
+It implements :class:`~crowdsafe.engines.protocol.Engine` with the library's in-process code
+paths: :func:`crowdsafe.data.load` reads, :func:`crowdsafe.sampling.sample_of` samples,
+:mod:`crowdsafe.anonymize.counted` counts and applies, :mod:`crowdsafe.anonymize.release` writes,
+:func:`crowdsafe.mechanisms.queries.answer_query` aggregates, :mod:`crowdsafe.perturb` runs α-β
+and :mod:`crowdsafe.attacks` attacks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from crowdsafe.data import Dataset, load
+from crowdsafe.errors import ParameterError
+
+if TYPE_CHECKING:
+    from crowdsafe.anonymize.counted import AppliedCounts, CountedSample
+    from crowdsafe.anonymize.publish import PublishPlan
+    from crowdsafe.anonymize.recoding import GeneralizationScheme
+    from crowdsafe.anonymize.release import Release
+    from crowdsafe.privacy import Certificate
+    from crowdsafe.privacy.ledger import Ledger
+    from crowdsafe.randomness import Randomness
+
+
+@dataclass(frozen=True)
+class PolarsPublicationTable:
+    """A Dataset prepared for the safe pipeline (:func:`~crowdsafe.anonymize.publish.prepare_dataset`):
+    ``dataset`` with every published column a recoded quasi-identifier; ``given``: the table as
+    read, whose fingerprint the ledger knows."""
+
+    given: Dataset
+    dataset: Dataset
+    columns: list[str]
+    notes: list[str]
+    label: str
+
+    @property
+    def n_rows(self) -> int:
+        return self.dataset.n_rows
+
+    @property
+    def hierarchies(self) -> Mapping[str, Any]:
+        return self.dataset.hierarchies
+
+    def identity(self, ledger: Ledger) -> str:
+        return self.given.fingerprint(key=ledger.identity_key)
+
+
+class PolarsEngine:
+    """The in-process engine (module docstring). ``master`` must be None: there is no cluster."""
+
+    name = "polars"
+    certificate_tags: Mapping[str, Any] = {}
+    ledger_tags: Mapping[str, Any] = {}
+
+    def __init__(self, master: str | None = None) -> None:
+        self.master = master
+
+    # -- read ------------------------------------------------------------------------------
+    def read_table(self, data: Any, *, schema: Any = None, qi: Sequence[str] | None = None,
+                   sensitive: Sequence[str] | str | None = None, missing: Any = "keep",
+                   name: str | None = None) -> Dataset:
+        if self.master is not None:
+            raise ParameterError("--spark-master needs --engine spark")
+        return load(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
+
+    def read_source(self, data: Any, *, schema: Any = None, missing: Any = "keep", name: str | None = None) -> Dataset:
+        return load(data, schema=schema, missing=missing)
+
+    def count_rows(self, data: Any) -> int:
+        import polars as pl
+
+        path = Path(data)
+        if path.is_file() and path.suffix.lower() == ".csv":
+            return int(pl.scan_csv(path).select(pl.len()).collect().item())
+        if path.is_file() and path.suffix.lower() in (".parquet", ".pq"):
+            return int(pl.scan_parquet(path).select(pl.len()).collect().item())
+        return load(data).n_rows
+
+    def source_dataset(self, source: Dataset) -> Dataset:
+        return source
+
+    def source_identity(self, source: Dataset, ledger: Ledger) -> str:
+        return ledger.identify(source.fingerprint())
+
+    # -- publish -----------------------------------------------------------------------------
+    def plan_publication(self, table: Dataset, epsilon: float, delta: float, **options: Any) -> PublishPlan:
+        from crowdsafe.anonymize.publish import plan_for_dataset
+
+        return plan_for_dataset(table, epsilon, delta, **options)
+
+    def prepare(self, table: Dataset, publish_plan: PublishPlan, name: str | None
+                ) -> tuple[PolarsPublicationTable, GeneralizationScheme | None]:
+        from crowdsafe.anonymize.publish import (
+            candidate_count,
+            check_lattice,
+            check_public_domains,
+            prepare_dataset,
+        )
+        from crowdsafe.anonymize.selection import fixed_scheme
+
+        dataset, columns, notes = prepare_dataset(table, publish_plan.columns)
+        fixed = fixed_scheme(dataset, columns, publish_plan.scheme) if publish_plan.scheme is not None else None
+        if fixed is None:
+            check_lattice(dataset.hierarchies, columns)
+            candidate_count(dataset, columns, publish_plan.objective, publish_plan.target)  # a target it lacks
+            check_public_domains(table, columns, publish_plan.objective)
+        label = name or dataset.name or "data"
+        return PolarsPublicationTable(table, dataset, columns, notes, label), fixed
+
+    def release_paths(self, out: str | os.PathLike[str] | None, releases: int) -> list[Path]:
+        from crowdsafe.anonymize.publish import release_paths
+        from crowdsafe.anonymize.release import TABLE_SUFFIXES
+        from crowdsafe.files import check_output_path
+
+        if out is None:
+            return []
+        paths = release_paths(out, releases)
+        for path in paths:
+            check_output_path(path, TABLE_SUFFIXES)
+        return paths
+
+    def sample(self, table: PolarsPublicationTable, beta: float, stream: Randomness,
+               levels: Mapping[str, int] | None) -> Dataset:
+        from crowdsafe.sampling import sample_of
+
+        return sample_of(table.dataset, beta, stream)
+
+    def sample_identity(self, sample: Dataset, ledger: Ledger) -> str:
+        return sample.fingerprint(key=ledger.identity_key)
+
+    def count(self, table: PolarsPublicationTable, sample: Dataset) -> CountedSample:
+        from crowdsafe.anonymize.publish import count_sample
+
+        return count_sample(sample, table.columns)
+
+    def apply(self, counts: CountedSample, scheme: GeneralizationScheme, k: int, fixed: bool) -> AppliedCounts:
+        from crowdsafe.anonymize.publish import apply_recoding
+
+        return apply_recoding(counts, scheme, k)
+
+    def materialise(self, table: PolarsPublicationTable, scheme: GeneralizationScheme, published: AppliedCounts,
+                    certificate: Certificate, parameters: dict[str, Any], k: int) -> Release:
+        from crowdsafe.anonymize.counted import published_frame
+        from crowdsafe.anonymize.release import Release
+
+        return Release(
+            rows=functools.partial(published_frame, published, scheme, tuple(table.columns)),
+            certificate=certificate, algorithm="safe k-anonymization with sampling",
+            k=k, quasi_identifiers=tuple(table.columns), sensitive=None, recoding=scheme,
+            applied=published, source=None, parameters=parameters,
+        )
+
+    def write(self, table: PolarsPublicationTable, releases: Sequence[Release], certificate: Certificate,
+              paths: Sequence[Path], *, escape_formulas: bool) -> dict[str, Any]:
+        return write_releases(releases, certificate, paths, escape_formulas=escape_formulas)
+
+    def publication_notes(self, seeded: bool) -> list[str]:
+        return (["seeded run: reproducible, NOT fit for release (an attacker who knows the seed knows the sample)"]
+                if seeded else [])
+
+    # -- DP queries ----------------------------------------------------------------------------
+    def aggregate(self, source: Dataset) -> None:
+        return None  # answer_query aggregates the Dataset in process
+
+    # -- α-β perturbation ----------------------------------------------------------------------
+    def check_perturbation(self, out: Any, ledger: Any) -> None:
+        from crowdsafe.perturb import check_view_path
+
+        if out is not None:
+            check_view_path(out)
+
+    def plan_perturbation(self, source: Dataset, **request: Any) -> Any:
+        from crowdsafe.perturb.alpha_beta import plan_public
+
+        attributes = request.pop("attributes", None)
+        return plan_public(source, attributes, **request)
+
+    def perturb(self, source: Dataset, *, ledger: Ledger | None, out: Any, certificate: Any, **request: Any) -> Any:
+        from crowdsafe.perturb import perturb as perturb_dataset
+
+        return perturb_dataset(source, ledger=ledger, **request)
+
+    def write_view(self, result: Any, out: Any, certificate: Any, *, escape_formulas: bool) -> None:
+        if out is not None:
+            result.view.write(out, certificate, escape_formulas=escape_formulas)
+
+    # -- attacks -------------------------------------------------------------------------------
+    def check_attack(self, kind: str, sensitive: str | None) -> None:
+        return None  # both attacks run here
+
+    def attack_targets(self, targets: Any, *, schema: Any = None) -> Dataset:
+        return load(targets, schema=schema)
+
+    def attack_releases(self, releases: Sequence[Any], targets: Dataset) -> list[Any]:
+        from crowdsafe.attacks.releases import as_attacked
+
+        return [as_attacked(r, f"R{j + 1}") for j, r in enumerate(releases)]
+
+    def intersection_attack(self, releases: Sequence[Any], targets: Dataset, qi: Sequence[str], sensitive: str,
+                            **options: Any) -> Any:
+        from crowdsafe.attacks import intersection_attack
+
+        return intersection_attack(releases, targets.frame, qi, sensitive, hierarchies=targets.hierarchies, **options)
+
+    def linkage_attack(self, release: Any, targets: Dataset, qi: Sequence[str], **options: Any) -> Any:
+        from crowdsafe.attacks import linkage_attack
+
+        return linkage_attack(release.frame, targets.frame, qi, hierarchies=targets.hierarchies, **options)
+
+    def write_attack_targets(self, targets: Any, out: Path, *, escape_formulas: bool) -> str:
+        from crowdsafe.csv_safety import write_csv
+        from crowdsafe.files import atomic_path
+
+        if out.suffix.lower() not in (".csv", ".parquet"):
+            raise ParameterError(f"cannot tell the output format of {out}: use a .csv or .parquet file name")
+        with atomic_path(out) as tmp:
+            if out.suffix.lower() == ".csv":
+                write_csv(targets, tmp, escape_formulas=escape_formulas)
+            else:
+                targets.write_parquet(tmp)
+        return str(out)
+
+
+def write_releases(releases: Sequence[Release], certificate: Certificate, paths: Sequence[Path], *,
+                   escape_formulas: bool = True) -> dict[str, Any]:
+    """Write every table with its certificate (and, for several, the composed certificate at
+    ``<stem>.certificate.json`` of the first name without its number), all or nothing. CSV cells
+    are formula-safe unless ``escape_formulas`` is False; every certificate written carries the
+    format note of its file (:func:`crowdsafe.csv_safety.format_note`)."""
+    from crowdsafe.anonymize.counted import AppliedCounts, class_frame
+    from crowdsafe.anonymize.release import certificate_path, write_classes_csv
+    from crowdsafe.csv_safety import format_note, write_csv
+    from crowdsafe.files import atomic_path
+
+    tables = [str(p) for p in paths]
+    certificates = [str(certificate_path(p)) for p in paths]
+    with contextlib.ExitStack() as stack:
+        for release, path in zip(releases, paths):
+            table_tmp = stack.enter_context(atomic_path(path))
+            certificate_tmp = stack.enter_context(atomic_path(certificate_path(path)))
+            if path.suffix.lower() == ".csv" and isinstance(release.applied, AppliedCounts):
+                applied, scheme = release.applied, release.recoding
+                write_classes_csv(class_frame(applied, scheme, release.quasi_identifiers),  # type: ignore[arg-type]
+                                  applied.published_class_sizes, table_tmp, escape_formulas=escape_formulas)
+            elif path.suffix.lower() == ".csv":
+                write_csv(release.frame, table_tmp, escape_formulas=escape_formulas)
+            else:
+                release.frame.write_parquet(table_tmp)
+            note = format_note(path, escape_formulas=escape_formulas)
+            certificate_tmp.write_text(release.certificate.with_format_notes(note).to_json(), encoding="utf-8")
+        combined = None
+        if len(releases) > 1:
+            first = paths[0]
+            combined = first.with_name(first.stem.rsplit("-", 1)[0] + ".certificate.json")
+            note = format_note(first, escape_formulas=escape_formulas)
+            stack.enter_context(atomic_path(combined)).write_text(certificate.with_format_notes(note).to_json(),
+                                                                  encoding="utf-8")
+    return {"tables": tables, "certificates": certificates, "combined_certificate": str(combined) if combined else None}
+
+
+__all__ = ["PolarsEngine", "PolarsPublicationTable", "write_releases"]

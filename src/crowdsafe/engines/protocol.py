@@ -1,0 +1,186 @@
+"""The engine interface: what the drivers (:mod:`crowdsafe.drivers`) ask of an engine.
+
+An engine holds the per-row stages: it reads a table, draws the Bernoulli sample, counts the
+sample's classes and materialises the published ones, writes the files, computes the exact
+aggregates a DP query adds noise to, runs the α-β stages and builds the attack's tables.
+Everything that decides what may leave a run (the plan, the ledger charge, the choice of the
+recoding, the certificate, the public/custodian split) lives in the drivers and is the same
+code for every engine, so a guarantee proved once holds on every engine.
+
+The operations take and return engine-specific handles (a Polars :class:`~crowdsafe.data.Dataset`,
+a Spark table); the driver never looks inside them, except through :class:`PublicationTable`.
+A new engine is one module implementing :class:`Engine` and one line in
+:mod:`crowdsafe.engines.registry`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from crowdsafe.anonymize.counted import AppliedCounts, CountedSample
+    from crowdsafe.anonymize.publish import PublishPlan
+    from crowdsafe.anonymize.recoding import GeneralizationScheme
+    from crowdsafe.anonymize.release import Release
+    from crowdsafe.data import Dataset
+    from crowdsafe.privacy import Certificate
+    from crowdsafe.privacy.ledger import Ledger
+    from crowdsafe.randomness import Randomness
+
+
+@runtime_checkable
+class PublicationTable(Protocol):
+    """A table prepared for the safe pipeline: the published ``columns`` (all recoded), their
+    ``hierarchies``, the ``label`` the ledger knows it by, the schema ``notes`` and its size
+    (custodian-only). ``identity(ledger)``: the table's digest keyed with the ledger's secret."""
+
+    @property
+    def columns(self) -> list[str]: ...
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def notes(self) -> list[str]: ...
+
+    @property
+    def n_rows(self) -> int: ...
+
+    def identity(self, ledger: Ledger) -> str: ...
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """The operations of one engine (module docstring). ``name`` is its registry name."""
+
+    name: str
+
+    # -- read ------------------------------------------------------------------------------
+    def read_table(self, data: Any, *, schema: Any = None, qi: Sequence[str] | None = None,
+                   sensitive: Sequence[str] | str | None = None, missing: Any = "keep",
+                   name: str | None = None) -> Any:
+        """The table the safe pipeline publishes (the roles applied), before preparation."""
+        ...
+
+    def read_source(self, data: Any, *, schema: Any = None, missing: Any = "keep", name: str | None = None) -> Any:
+        """A typed table for queries, perturbation and attacks."""
+        ...
+
+    def count_rows(self, data: Any) -> int:
+        """The number of rows of ``data`` (custodian-only: the CLI's plan preview)."""
+        ...
+
+    def source_dataset(self, source: Any) -> Dataset:
+        """The Dataset (schema, hierarchies; on Spark its frame is empty) of a source."""
+        ...
+
+    def source_identity(self, source: Any, ledger: Ledger) -> str:
+        """A source's identity in ``ledger`` (its digest keyed with the ledger's secret)."""
+        ...
+
+    # -- publish: the per-row stages of the safe pipeline -----------------------------------
+    def plan_publication(self, table: Any, epsilon: float, delta: float, **options: Any) -> PublishPlan:
+        """The plan for ``table`` (public: from its hierarchies' heights at most)."""
+        ...
+
+    def prepare(self, table: Any, publish_plan: PublishPlan, name: str | None
+                ) -> tuple[PublicationTable, GeneralizationScheme | None]:
+        """The published columns and the fixed scheme (or None), refusing before any charge what
+        the schema, the hierarchies and the plan do not allow."""
+        ...
+
+    def release_paths(self, out: str | os.PathLike[str] | None, releases: int) -> list[Any]:
+        """The table paths of ``releases`` releases written at ``out`` (checked writable)."""
+        ...
+
+    def sample(self, table: Any, beta: float, stream: Randomness,
+               levels: Mapping[str, int] | None) -> Any:
+        """Sample_β: each row kept independently with probability β, drawn from ``stream``.
+        ``levels``: a fixed scheme's levels (an engine may count the classes at them)."""
+        ...
+
+    def sample_identity(self, sample: Any, ledger: Ledger) -> str:
+        """The sample's identity in ``ledger`` (keyed digest)."""
+        ...
+
+    def count(self, table: Any, sample: Any) -> CountedSample:
+        """The sample's frequency table over the published columns."""
+        ...
+
+    def apply(self, counts: CountedSample, scheme: GeneralizationScheme, k: int, fixed: bool) -> AppliedCounts:
+        """Apply(g, S, k): the classes at ``scheme`` and suppression below k."""
+        ...
+
+    def materialise(self, table: Any, scheme: GeneralizationScheme, published: AppliedCounts,
+                    certificate: Certificate, parameters: dict[str, Any], k: int) -> Release:
+        """The release of the published classes (its rows built lazily)."""
+        ...
+
+    def write(self, table: Any, releases: Sequence[Release], certificate: Certificate,
+              paths: Sequence[Any], *, escape_formulas: bool) -> dict[str, Any]:
+        """Write every table with its certificate (and the composed one for several), atomically;
+        each certificate written carries its file's format note."""
+        ...
+
+    #: engine-specific entries of a release's certificate parameters and of the ledger record
+    certificate_tags: Mapping[str, Any]
+    ledger_tags: Mapping[str, Any]
+
+    def publication_notes(self, seeded: bool) -> list[str]:
+        """The engine's notes closing a publication (seeded runs, identities)."""
+        ...
+
+    # -- DP queries ----------------------------------------------------------------------------
+    def aggregate(self, source: Any) -> Any:
+        """The exact aggregation a query adds noise to, or None for the in-process one
+        (:func:`crowdsafe.mechanisms.queries.answer_query`'s ``aggregate``)."""
+        ...
+
+    # -- α-β perturbation ----------------------------------------------------------------------
+    def check_perturbation(self, out: Any, ledger: Any) -> None:
+        """Refuse, before the data is read, a view path or ledger the engine cannot honour."""
+        ...
+
+    def plan_perturbation(self, source: Any, **request: Any) -> Any:
+        """The α-β plan for ``source`` (:func:`crowdsafe.api.plan_perturbation`)."""
+        ...
+
+    def perturb(self, source: Any, *, ledger: Ledger | None, out: Any, certificate: Any, **request: Any) -> Any:
+        """Run the α-β algorithm (a :class:`~crowdsafe.perturb.Perturbation`)."""
+        ...
+
+    def write_view(self, result: Any, out: Any, certificate: Any, *, escape_formulas: bool) -> None:
+        """Write the view and its certificate (an engine that wrote while drawing does nothing)."""
+        ...
+
+    # -- attacks -------------------------------------------------------------------------------
+    def check_attack(self, kind: str, sensitive: str | None) -> None:
+        """Refuse, before anything is read, an attack the engine does not run."""
+        ...
+
+    def attack_targets(self, targets: Any, *, schema: Any = None) -> Any:
+        """The attacker's targets table."""
+        ...
+
+    def attack_releases(self, releases: Sequence[Any], targets: Any) -> list[Any]:
+        """The attacked releases, every column as published."""
+        ...
+
+    def intersection_attack(self, releases: Sequence[Any], targets: Any, qi: Sequence[str], sensitive: str,
+                            **options: Any) -> Any:
+        """The composition attack (:mod:`crowdsafe.attacks.intersection`)."""
+        ...
+
+    def linkage_attack(self, release: Any, targets: Any, qi: Sequence[str], **options: Any) -> Any:
+        """Sweeney's linkage attack of one release (:mod:`crowdsafe.attacks.linkage`)."""
+        ...
+
+    def write_attack_targets(self, targets: Any, out: Path, *, escape_formulas: bool) -> str:
+        """Write an attack's per-target metrics (the engine's frame) to ``out``, atomically."""
+        ...
+
+
+__all__ = ["Engine", "PublicationTable"]

@@ -1,0 +1,229 @@
+"""The Spark engine: the per-row stages on Apache Spark, everything after the reduction to
+frequency tables on the driver (:mod:`crowdsafe.engines`).
+
+It implements :class:`~crowdsafe.engines.protocol.Engine` with the modules of this package:
+:mod:`.table` and :mod:`.typed_table` read, :mod:`.sampling` samples and counts per partition,
+:mod:`.write` materialises and writes the published classes, :mod:`.queries` aggregates,
+:mod:`.alpha_beta` runs α-β and :mod:`.attacks` builds the attack's tables. Creating the engine
+imports no PySpark; its first operation starts (or joins) the session.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from crowdsafe.errors import ParameterError
+
+if TYPE_CHECKING:
+    from crowdsafe.anonymize.counted import AppliedCounts, CountedSample
+    from crowdsafe.anonymize.publish import PublishPlan
+    from crowdsafe.anonymize.recoding import GeneralizationScheme
+    from crowdsafe.anonymize.release import Release
+    from crowdsafe.data import Dataset
+    from crowdsafe.engines.spark.publish import SampleCounts
+    from crowdsafe.engines.spark.table import SparkTable
+    from crowdsafe.engines.spark.typed_table import TypedTable
+    from crowdsafe.privacy import Certificate
+    from crowdsafe.privacy.ledger import Ledger
+    from crowdsafe.randomness import Randomness
+
+
+class SparkEngine:
+    """The Spark engine (module docstring), on the active session, else one on ``master`` /
+    ``$CROWDSAFE_SPARK_MASTER``."""
+
+    name = "spark"
+    certificate_tags: Mapping[str, Any] = {"engine": "spark"}
+    ledger_tags: Mapping[str, Any] = {"engine": "spark"}
+
+    def __init__(self, master: str | None = None) -> None:
+        self.master = master
+
+    def session(self) -> Any:
+        from crowdsafe.engines.spark.session import spark_session
+
+        return spark_session(self.master)
+
+    # -- read ------------------------------------------------------------------------------
+    def read_table(self, data: Any, *, schema: Any = None, qi: Sequence[str] | None = None,
+                   sensitive: Sequence[str] | str | None = None, missing: Any = "keep",
+                   name: str | None = None) -> SparkTable:
+        from crowdsafe.engines.spark.table import spark_table
+
+        return spark_table(self.session(), data, schema=schema, qi=qi, sensitive=sensitive, missing=missing, name=name)
+
+    def read_source(self, data: Any, *, schema: Any = None, missing: Any = "keep",
+                    name: str | None = None) -> TypedTable:
+        from crowdsafe.engines.spark.queries import spark_source
+
+        return spark_source(data, schema=schema, missing=missing, master=self.master, name=name)
+
+    def count_rows(self, data: Any) -> int:
+        from pathlib import Path
+
+        if not Path(data).is_file():  # a directory or URI Spark reads
+            from crowdsafe.engines.spark.io import read_frame
+
+            return int(read_frame(self.session(), data).count())
+        from crowdsafe.engines.polars_engine import PolarsEngine
+
+        return PolarsEngine().count_rows(data)
+
+    def source_dataset(self, source: TypedTable) -> Dataset:
+        return source.dataset
+
+    def source_identity(self, source: TypedTable, ledger: Ledger) -> str:
+        return ledger.identify(source.fingerprint())
+
+    # -- publish -----------------------------------------------------------------------------
+    def plan_publication(self, table: SparkTable, epsilon: float, delta: float, **options: Any) -> PublishPlan:
+        from crowdsafe.anonymize.publish import plan_publication
+
+        return plan_publication(epsilon, delta, **options)  # ε1: 10% of ε (the lattice is not sized yet)
+
+    def prepare(self, table: SparkTable, publish_plan: PublishPlan, name: str | None
+                ) -> tuple[SparkTable, GeneralizationScheme | None]:
+        from crowdsafe.anonymize.publish import candidate_count, check_lattice
+        from crowdsafe.anonymize.selection import fixed_scheme
+
+        if publish_plan.scheme is None and publish_plan.objective == "entropy":
+            raise ParameterError("the entropy objective is not available with --engine spark yet (its sensitivity "
+                                 "needs every column's public domain); choose another --objective (nothing was charged)")
+        if publish_plan.columns is not None:
+            raise ParameterError("--columns is not available with --engine spark yet; choose the published columns "
+                                 "with --qi and --sensitive (nothing was charged)")
+        columns = table.columns
+        fixed = fixed_scheme(table.domain, columns, publish_plan.scheme) if publish_plan.scheme is not None else None
+        if fixed is None:
+            check_lattice(table.domain.hierarchies, columns)
+            candidate_count(table.domain, columns, publish_plan.objective, publish_plan.target)  # the target is published
+        return (replace(table, label=name) if name else table), fixed
+
+    def release_paths(self, out: str | os.PathLike[str] | None, releases: int) -> list[str]:
+        from crowdsafe.engines.spark.publish import spark_paths
+
+        return spark_paths(str(out), releases) if out is not None else []
+
+    def sample(self, table: SparkTable, beta: float, stream: Randomness,
+               levels: Mapping[str, int] | None) -> SampleCounts:
+        from crowdsafe.engines.spark.publish import count_release_sample
+
+        return count_release_sample(table, beta, stream, None if levels is None else dict(levels))
+
+    def sample_identity(self, sample: SampleCounts, ledger: Ledger) -> str:
+        return ledger.identify(sample.identity)
+
+    def count(self, table: SparkTable, sample: SampleCounts) -> CountedSample:
+        return sample.table  # the executors counted the sample as they drew it
+
+    def apply(self, counts: CountedSample, scheme: GeneralizationScheme, k: int, fixed: bool) -> AppliedCounts:
+        from crowdsafe.anonymize.counted import AppliedCounts, apply_counts
+
+        if fixed:  # the executors already counted the classes of the fixed scheme
+            return AppliedCounts.of(counts.codes, counts.counts, k)
+        return apply_counts(counts, scheme.levels, k)
+
+    def materialise(self, table: SparkTable, scheme: GeneralizationScheme, published: AppliedCounts,
+                    certificate: Certificate, parameters: dict[str, Any], k: int) -> Release:
+        from crowdsafe.engines.spark.publish import SparkRelease, release_of
+
+        class_table, frame = release_of(table, scheme, published)
+        return SparkRelease(
+            rows=frame, certificate=certificate, algorithm="safe k-anonymization with sampling (Spark engine)",
+            k=k, quasi_identifiers=tuple(table.columns), sensitive=None, recoding=scheme,
+            applied=published, source=None, parameters=parameters, class_table=class_table)  # type: ignore[arg-type]
+
+    def write(self, table: SparkTable, releases: Sequence[Release], certificate: Certificate,
+              paths: Sequence[str], *, escape_formulas: bool) -> dict[str, Any]:
+        from crowdsafe.csv_safety import format_note
+        from crowdsafe.engines.spark.write import write_releases
+
+        notes = [format_note(p, escape_formulas=escape_formulas) for p in paths]  # each file's, as the driver set
+        combined = None
+        if len(paths) > 1:
+            head, _, name = paths[0].rpartition("/")
+            combined_name = name.rsplit(".", 1)[0].rsplit("-", 1)[0] + ".certificate.json"
+            combined = (f"{head}/{combined_name}" if head else combined_name,
+                        certificate.with_format_notes(notes[0]).to_json())
+        return write_releases(table.spark, [r.frame for r in releases],
+                              [r.certificate.with_format_notes(n).to_json() for r, n in zip(releases, notes)],
+                              list(paths), combined, escape_formulas=escape_formulas)
+
+    def publication_notes(self, seeded: bool) -> list[str]:
+        notes = []
+        if seeded:
+            notes.append("seeded run: reproducible for a fixed partitioning of the input, NOT fit for release "
+                         "(an attacker who knows the seed knows the sample)")
+        notes.append("Spark engine: the data's identity in the ledger is its multiset digest keyed with the "
+                     "ledger's secret (crowdsafe.engines.spark.fingerprint), not the Polars engine's")
+        return notes
+
+    # -- DP queries ----------------------------------------------------------------------------
+    def aggregate(self, source: TypedTable) -> Any:
+        from crowdsafe.engines.spark.queries import SparkAggregate
+
+        return SparkAggregate(source)
+
+    # -- α-β perturbation ----------------------------------------------------------------------
+    def check_perturbation(self, out: Any, ledger: Any) -> None:
+        if out is None:
+            raise ParameterError("the spark engine writes the view as it draws it: give out=VIEW.parquet (--out)")
+        if ledger is not None:
+            raise ParameterError("the spark engine does not charge a budget ledger yet: use --engine polars with a ledger")
+
+    def plan_perturbation(self, source: TypedTable, **request: Any) -> Any:
+        from crowdsafe.engines.spark.alpha_beta import plan_for_spark, prepare_spark
+
+        inputs = {key: request.pop(key) for key in ("domains", "duplicates", "max_rows", "exploratory")}
+        prepared = prepare_spark(source, request.pop("attributes", None), **inputs)
+        try:
+            return plan_for_spark(prepared, **request)
+        finally:
+            prepared.release()
+
+    def perturb(self, source: TypedTable, *, ledger: Ledger | None, out: Any, certificate: Any, **request: Any) -> Any:
+        from crowdsafe.engines.spark.alpha_beta import perturb_spark
+
+        return perturb_spark(source, out=out, certificate=certificate, **request)
+
+    def write_view(self, result: Any, out: Any, certificate: Any, *, escape_formulas: bool) -> None:
+        return None  # perturb_spark wrote the view and its certificate as it drew it
+
+    # -- attacks -------------------------------------------------------------------------------
+    def check_attack(self, kind: str, sensitive: str | None) -> None:
+        if kind != "intersection" or sensitive is None:
+            raise ParameterError("the spark engine runs the intersection attack (with --sensitive); "
+                                 "run the linkage attack with --engine polars")
+
+    def attack_targets(self, targets: Any, *, schema: Any = None) -> TypedTable:
+        return self.read_source(targets, schema=schema)
+
+    def attack_releases(self, releases: Sequence[Any], targets: TypedTable) -> list[Any]:
+        from crowdsafe.engines.spark.attacks import read_spark_release
+
+        spark = targets.frame.sparkSession
+        return [read_spark_release(spark, r) for r in releases]
+
+    def intersection_attack(self, releases: Sequence[Any], targets: TypedTable, qi: Sequence[str], sensitive: str,
+                            **options: Any) -> Any:
+        from crowdsafe.engines.spark.attacks import intersection_attack_spark
+
+        return intersection_attack_spark(releases, targets.frame, qi, sensitive, **options)
+
+    def linkage_attack(self, release: Any, targets: TypedTable, qi: Sequence[str], **options: Any) -> Any:
+        raise ParameterError("the spark engine runs the intersection attack (with --sensitive); "
+                             "run the linkage attack with --engine polars")
+
+    def write_attack_targets(self, targets: Any, out: Any, *, escape_formulas: bool) -> str:
+        from crowdsafe.engines.spark.alpha_beta import write_parquet_once
+
+        if out.suffix.lower() != ".parquet":
+            raise ParameterError(f"with --engine spark the per-target metrics are written as Parquet: name {out} *.parquet")
+        write_parquet_once(targets, str(out))
+        return str(out)
+
+
+__all__ = ["SparkEngine"]
