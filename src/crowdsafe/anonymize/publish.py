@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from crowdsafe.anonymize.classic import _with_flat_hierarchies
+from crowdsafe.anonymize.recoding import with_flat_hierarchies
 from crowdsafe.anonymize.counted import AppliedCounts, CountedSample, apply_counts, counted
 from crowdsafe.anonymize.plan import PublishPlan, plan_publication
 from crowdsafe.anonymize.recoding import GeneralizationScheme
@@ -226,7 +226,7 @@ def prepare_dataset(dataset: Dataset, columns: Sequence[str] | None = None) -> t
             "the recoding generalizes: declare them quasi-identifiers to publish them)"
         )
     dataset = dataset.with_roles(qi=published, sensitive=[])
-    dataset, added = _with_flat_hierarchies(dataset, published)
+    dataset, added = with_flat_hierarchies(dataset, published)
     if added:
         notes.append(f"no hierarchy for {', '.join(added)}: each can only be kept or fully generalized (*)")
     return dataset, published, notes
