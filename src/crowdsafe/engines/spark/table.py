@@ -113,10 +113,10 @@ def spark_table(
     raw = domain_frame({c: values[c] for c in frame.columns})
     tidy = raw
     if is_path and path.lower().rstrip("/").endswith(_CSV_ENDINGS):
-        from crowdsafe.data.io import _tidy_text  # the Polars engine's CSV clean-up, on the distinct values
+        from crowdsafe.data.io import tidy_text  # the Polars engine's CSV clean-up, on the distinct values
 
         declared = {a.name for a in (schema or ()) if a.type in (AttributeType.CATEGORICAL, AttributeType.ORDINAL)}
-        tidy = _tidy_text(raw, declared)
+        tidy = tidy_text(raw, declared)
     domain = load(tidy, schema=schema, qi=qi, sensitive=sensitive, missing="keep", hierarchies=hierarchies,
                   name=f"{label} (its distinct values)")
     domain, columns, notes = prepare_dataset(domain)
@@ -139,9 +139,9 @@ def _is_bundled(data: Any) -> bool:
 def _roles(frame: Any, schema: Schema | None, qi: Sequence[str] | None,
            sensitive: Sequence[str] | str | None) -> Schema:
     """The roles of the columns (types aside), from the declared or inferred schema."""
-    from crowdsafe.data.io import _complete_schema
+    from crowdsafe.data.io import complete_schema
 
     empty = pl.from_arrow(frame.limit(0).toArrow())
     assert isinstance(empty, pl.DataFrame)
-    roles = Schema.infer(empty) if schema is None else _complete_schema(schema, empty)
+    roles = Schema.infer(empty) if schema is None else complete_schema(schema, empty)
     return roles.with_roles(qi=qi, sensitive=sensitive) if (qi is not None or sensitive is not None) else roles

@@ -97,7 +97,7 @@ def load_table(
     """
     from pyspark.sql import functions as F
 
-    from crowdsafe.data.io import _tidy_text
+    from crowdsafe.data.io import tidy_text
     from crowdsafe.engines.spark.io import read_frame
 
     text = str(path)
@@ -124,7 +124,7 @@ def load_table(
         raise InputError(f"{text} has a header but no rows")
     if is_csv:
         declared = {a.name for a in schema or () if a.type.value in ("categorical", "ordinal")}
-        head = _tidy_text(head, declared)
+        head = tidy_text(head, declared)
     label = name or os.path.basename(text.rstrip("/")) or text
     typed = load(head, schema=schema, missing="keep", name=label)
     frame = _cast(frame, typed.frame.schema, text)
