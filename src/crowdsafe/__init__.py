@@ -13,6 +13,10 @@ from crowdsafe.randomness import Randomness  # noqa: E402
 
 __all__ = ["CrowdsafeError", "Randomness", "__version__"]
 
+# Packages that register named tables (bundled datasets) for crowdsafe.data.load, imported the
+# first time a name is looked up (crowdsafe.data.sources): the data layer imports none of them.
+TABLE_PROVIDERS = ("crowdsafe.datasets",)
+
 
 def __getattr__(name: str) -> object:
     """``crowdsafe.query`` / ``crowdsafe.publish``: the public API functions, imported on first use."""

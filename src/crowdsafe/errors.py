@@ -3,15 +3,37 @@
 Every error a user can cause is a :class:`CrowdsafeError`. The command line prints its message
 as one line and exits with status 2; the Python API raises it. Messages name the problem and,
 where one exists, the fix.
+
+A library message speaks of parameters as a Python caller writes them, never of command-line
+flags: ``the columns parameter``, ``qi=[...]``, ``objective='classification'``. The error lists
+the parameters it names (``parameter=``), and a front end may name them its own way: the
+command line prints the flags its user typed (``crowdsafe.cli.flags``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class CrowdsafeError(Exception):
-    """Base class of every error crowdsafe raises on purpose."""
+    """Base class of every error crowdsafe raises on purpose.
+
+    ``parameter``: the name, or names, of the parameters the message speaks of (as in the
+    Python API), in :attr:`parameters`; none by default.
+    """
 
     exit_code = 2
+
+    def __init__(self, *args: object, parameter: str | Sequence[str] | None = None) -> None:
+        super().__init__(*args)
+        self.parameters: tuple[str, ...] = (
+            (parameter,) if isinstance(parameter, str) else tuple(parameter or ())
+        )
+
+    @property
+    def parameter(self) -> str | None:
+        """The first parameter the message speaks of, or None."""
+        return self.parameters[0] if self.parameters else None
 
 
 class InputError(CrowdsafeError):

@@ -2,8 +2,9 @@
 
 Each command module under this package exposes ``register(app)``. :func:`main` maps every
 :class:`~crowdsafe.errors.CrowdsafeError` to one line on standard error and exit status 2, with
-no traceback; a usage error (an unknown option, a value of the wrong type) is one line too,
-with exit status 2. Set ``CROWDSAFE_DEBUG=1`` to see tracebacks of unexpected errors.
+no traceback, naming the parameters it speaks of by their flags (:mod:`crowdsafe.cli.flags`); a
+usage error (an unknown option, a value of the wrong type) is one line too, with exit status 2.
+Set ``CROWDSAFE_DEBUG=1`` to see tracebacks of unexpected errors.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 import typer
 
 from crowdsafe import __version__
+from crowdsafe.cli.flags import cli_message
 from crowdsafe.errors import CrowdsafeError
 
 # One line per command module; each module defines ``register(app: typer.Typer)``.
@@ -101,9 +103,8 @@ def main(argv: list[str] | None = None) -> int:
             return exc.code or 0
         typer.echo(str(exc.code), err=True)
         return 1
-    except CrowdsafeError as exc:
-        message = " ".join(str(exc).split()) or type(exc).__name__
-        typer.echo(f"crowdsafe: error: {message}", err=True)
+    except CrowdsafeError as exc:  # the library names parameters; the user typed flags
+        typer.echo(f"crowdsafe: error: {cli_message(exc)}", err=True)
         return exc.exit_code
     except KeyboardInterrupt:
         typer.echo("crowdsafe: interrupted", err=True)

@@ -113,5 +113,5 @@ def naming_options(**flags: str) -> Iterator[None]:
         text = str(exc)
         for parameter, flag in flags.items():
             if re.match(rf"{re.escape(parameter)}\b", text) and not text.startswith(flag):
-                raise ParameterError(f"{flag}: {text}") from None
+                raise ParameterError(f"{flag}: {text}", parameter=exc.parameters) from None
         raise

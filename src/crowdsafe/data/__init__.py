@@ -9,7 +9,7 @@ from crowdsafe.data.dataset import Dataset
 from crowdsafe.data.encoding import EncodedColumn, Encoding, encode, encode_series
 from crowdsafe.data.frequency import COUNT, class_sizes, code_frequencies, frequency_table
 from crowdsafe.data.hierarchy import Hierarchy
-from crowdsafe.data.io import load, read_table, write
+from crowdsafe.data.io import read_table, write
 from crowdsafe.data.missing import (
     DEFAULT_MISSING,
     DEFAULT_MISSING_TOKENS,
@@ -17,6 +17,7 @@ from crowdsafe.data.missing import (
     MissingReport,
     apply_missing_policy,
 )
+from crowdsafe.data.pipeline import load
 from crowdsafe.data.schema import Attribute, AttributeType, Role, Schema
 
 __all__ = [

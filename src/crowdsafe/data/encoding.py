@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 import polars as pl
@@ -18,7 +18,6 @@ import polars as pl
 from crowdsafe.errors import SchemaError
 
 if TYPE_CHECKING:
-    from crowdsafe.data.dataset import Dataset
     from crowdsafe.data.hierarchy import Hierarchy
 
 # Integer columns spanning at most this many values are encoded by direct lookup (no sort).
@@ -86,6 +85,19 @@ def _encode_integers(values: np.ndarray, nulls: np.ndarray | None) -> tuple[np.n
     return np.searchsorted(distinct, values).astype(np.uint32), distinct
 
 
+@runtime_checkable
+class EncodedTable(Protocol):
+    """A table that encodes and caches its own columns (a :class:`~crowdsafe.data.Dataset`).
+
+    Declared here so that this module needs nothing from the Dataset's: the Dataset uses the
+    encoding, never the reverse."""
+
+    @property
+    def quasi_identifiers(self) -> list[str]: ...
+
+    def encoded(self, column: str) -> EncodedColumn: ...
+
+
 def encode_series(series: pl.Series) -> tuple[np.ndarray, pl.Series]:
     """Encode one column: (uint32 codes, dictionary); missing values get the last code."""
     name = series.name
@@ -147,15 +159,13 @@ def encode_with_hierarchy(series: pl.Series, hierarchy: Hierarchy) -> EncodedCol
     return EncodedColumn(series.name, leaf_of_code[codes], hierarchy.leaves.alias(series.name))
 
 
-def encode(data: Dataset | pl.DataFrame, columns: Sequence[str] | None = None) -> Encoding:
+def encode(data: EncodedTable | pl.DataFrame, columns: Sequence[str] | None = None) -> Encoding:
     """Dictionary-encode ``columns`` (default: the quasi-identifiers) of a Dataset or frame.
 
     For a :class:`~crowdsafe.data.Dataset`, columns with a hierarchy are encoded as its leaf
     codes, and encodings are cached on the dataset (it is immutable by convention).
     """
-    from crowdsafe.data.dataset import Dataset
-
-    if isinstance(data, Dataset):
+    if not isinstance(data, pl.DataFrame) and isinstance(data, EncodedTable):
         names = list(columns) if columns is not None else data.quasi_identifiers
         return Encoding({name: data.encoded(name) for name in names})
     if not isinstance(data, pl.DataFrame):

@@ -1,27 +1,28 @@
-"""Loading and writing tables: CSV, Parquet, Polars and pandas frames, bundled datasets."""
+"""Reading and writing table files (CSV, Parquet) and frames (Polars, pandas).
+
+The first step of the load pipeline (:mod:`crowdsafe.data.pipeline`): bytes become a Polars
+frame. No schema and no missing-value policy are applied here. ``complete_schema`` is the
+schema step's (:mod:`crowdsafe.data.schema`), importable here too for the Spark engine, which
+applies it to the distinct values it reads.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from crowdsafe.csv_safety import unescape_frame, write_csv
-from crowdsafe.data.builders import from_spec
 from crowdsafe.data.dataset import Dataset
-from crowdsafe.data.hierarchy import Hierarchy
-from crowdsafe.data.missing import (
-    DEFAULT_MISSING,
-    DEFAULT_MISSING_TOKENS,
-    MissingPolicy,
-    apply_missing_policy,
-)
-from crowdsafe.data.schema import AttributeType, Schema
-from crowdsafe.errors import InputError, ParameterError, SchemaError
+from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS
+from crowdsafe.data.schema import complete_schema
+from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import atomic_path
+
+__all__ = ["as_frame", "complete_schema", "read_table", "sniff_format", "tidy_text", "write"]
 
 CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".data", ".csv.gz", ".csv.zst", ".gz", ".zst")
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -191,69 +192,8 @@ def tidy_text(frame: pl.DataFrame, declared: set[str]) -> pl.DataFrame:
     return frame.with_columns(numeric) if numeric else frame
 
 
-def _first_bad(series: pl.Series, converted: pl.Series) -> tuple[Any, int]:
-    bad = (converted.is_null() & series.is_not_null()).arg_true()
-    return series[int(bad[0])], int(bad[0]) + 1
-
-
-def _coerce(frame: pl.DataFrame, schema: Schema, source: str) -> pl.DataFrame:
-    """Give each declared column the type its schema states; name the first value that does not fit."""
-    changes = []
-    for attribute in schema:
-        series = frame.get_column(attribute.name)
-        dtype = series.dtype
-        if attribute.type is AttributeType.NUMERIC and not dtype.is_numeric():
-            text = series.cast(pl.String).str.strip_chars()
-            converted = text.cast(pl.Int64, strict=False)
-            if converted.null_count() != text.null_count():
-                converted = text.cast(pl.Float64, strict=False)
-            if converted.null_count() != text.null_count():
-                value, row = _first_bad(text, converted)
-                raise SchemaError(
-                    f"column '{attribute.name}' is declared numeric but row {row} of {source} "
-                    f"holds the non-numeric value {value!r}"
-                )
-            changes.append(converted.alias(attribute.name))
-        elif attribute.type is AttributeType.DATE and dtype != pl.Date:
-            if isinstance(dtype, pl.Datetime):
-                changes.append(series.dt.date())
-                continue
-            text = series.cast(pl.String).str.strip_chars()
-            converted = text.str.to_date(strict=False)
-            if converted.null_count() != text.null_count():
-                value, row = _first_bad(text, converted)
-                raise SchemaError(
-                    f"column '{attribute.name}' is declared a date but row {row} of {source} "
-                    f"holds {value!r}, which is not a date (expected YYYY-MM-DD)"
-                )
-            changes.append(converted.alias(attribute.name))
-        elif attribute.type is AttributeType.ORDINAL and attribute.order is not None:
-            allowed = pl.Series([str(v) for v in attribute.order])
-            text = series.cast(pl.String)
-            outside = text.filter(~text.is_in(allowed) & text.is_not_null())
-            if len(outside):
-                raise SchemaError(
-                    f"column '{attribute.name}' holds {outside[0]!r}, which is not in its declared order"
-                )
-    return frame.with_columns(changes) if changes else frame
-
-
-def complete_schema(schema: Schema, frame: pl.DataFrame) -> Schema:
-    """Add the data's columns that the schema does not declare (inferred, quasi-identifiers)."""
-    absent = [n for n in schema.names if n not in frame.columns]
-    if absent:
-        raise SchemaError(
-            f"column '{absent[0]}' is named in the schema but not in the data "
-            f"(the data has: {', '.join(frame.columns)})"
-        )
-    extra = [c for c in frame.columns if c not in schema]
-    if not extra:
-        return schema
-    inferred = Schema.infer(frame.select(extra))
-    return Schema(schema.attributes + inferred.attributes, person_id=schema.person_id, source=schema.source)
-
-
-def _frame_of(data: Any) -> pl.DataFrame | None:
+def as_frame(data: Any) -> pl.DataFrame | None:
+    """``data`` as a Polars frame if it is a Polars (eager or lazy) or pandas frame, else None."""
     if isinstance(data, pl.DataFrame):
         return data
     if isinstance(data, pl.LazyFrame):
@@ -312,104 +252,6 @@ def read_table(
     raise InputError(f"cannot tell the format of {path}: use a .csv or .parquet file name")
 
 
-def load(
-    data: Any,
-    *,
-    schema: Schema | str | os.PathLike[str] | None = None,
-    qi: Sequence[str] | None = None,
-    sensitive: Sequence[str] | str | None = None,
-    missing: MissingPolicy | str = DEFAULT_MISSING,
-    hierarchies: Mapping[str, Hierarchy] | None = None,
-    separator: str | None = None,
-    missing_tokens: Sequence[str] = DEFAULT_MISSING_TOKENS,
-    name: str | None = None,
-) -> Dataset:
-    """Load a table as a :class:`Dataset`.
-
-    ``data`` is a path (CSV or Parquet), the name of a bundled dataset (``"adult"``), a Polars
-    or pandas DataFrame, or a Dataset. ``schema`` is a :class:`Schema` or a TOML file; without
-    one it is inferred (every attribute a quasi-identifier; see :meth:`Schema.infer`).
-    ``qi``/``sensitive`` then set the roles (:meth:`Schema.with_roles`). ``missing`` is the
-    missing-value policy (default ``keep``: a missing value is a value of its own; see
-    :mod:`crowdsafe.data.missing`); in CSV files an empty field and ``missing_tokens`` are
-    missing. Raises :class:`~crowdsafe.errors.InputError` / :class:`~crowdsafe.errors.SchemaError`
-    with a one-line message naming the problem.
-    """
-    policy = MissingPolicy.parse(missing)
-    if isinstance(schema, (str, os.PathLike)):
-        schema = Schema.from_toml(schema)
-    if isinstance(data, Dataset):
-        dataset = data
-        if schema is not None:
-            dataset = Dataset(dataset.frame, complete_schema(schema, dataset.frame), dataset.hierarchies,
-                              dataset.name, dataset.missing)
-        if policy is not MissingPolicy.KEEP:
-            frame, report = apply_missing_policy(dataset.frame, policy, source=dataset.name or "the data")
-            if frame.height != dataset.n_rows or policy is not dataset.missing.policy:
-                dataset = Dataset(frame, dataset.schema, dataset.hierarchies, dataset.name, report)
-        return _finish(dataset, qi, sensitive, hierarchies)
-
-    source = name or "the data"
-    frame = _frame_of(data)
-    if frame is None:
-        if not isinstance(data, (str, os.PathLike)):
-            raise InputError(
-                f"cannot load a {type(data).__name__}: give a file path, a bundled dataset name, "
-                "or a Polars/pandas DataFrame"
-            )
-        path = Path(data)
-        if not path.exists():
-            from crowdsafe import datasets
-
-            if isinstance(data, str) and data in datasets.names():
-                dataset = datasets.load_bundled(data, missing=policy)
-                if schema is not None:
-                    dataset = load(dataset, schema=schema)
-                return _finish(dataset, qi, sensitive, hierarchies)
-            raise InputError(
-                f"file not found: {path} (and no bundled dataset of that name; bundled: "
-                f"{', '.join(datasets.names())})"
-            )
-        text_columns = [
-            a.name for a in (schema or ())
-            if a.type in (AttributeType.CATEGORICAL, AttributeType.ORDINAL)
-        ]
-        frame = read_table(path, separator=separator, missing_tokens=missing_tokens, text_columns=text_columns)
-        source = str(path)
-        name = name or path.name
-    if frame.width == 0:
-        raise InputError(f"{source} has no columns")
-    if frame.height == 0:
-        raise InputError(f"{source} has a header but no rows")
-    if schema is None:
-        schema = Schema.infer(frame)
-    else:
-        schema = complete_schema(schema, frame)
-        frame = _coerce(frame.select(schema.names), schema, source)
-    frame, report = apply_missing_policy(frame, policy, source=source)
-    if frame.height == 0:
-        raise InputError(f"{source}: every row has a missing value, nothing is left after missing='drop'")
-    built = {
-        a.name: from_spec(a.hierarchy, frame.get_column(a.name), attribute=a.name)
-        for a in schema if a.hierarchy is not None
-    }
-    dataset = Dataset(frame, schema, built, name, report)
-    return _finish(dataset, qi, sensitive, hierarchies)
-
-
-def _finish(
-    dataset: Dataset,
-    qi: Sequence[str] | None,
-    sensitive: Sequence[str] | str | None,
-    hierarchies: Mapping[str, Hierarchy] | None,
-) -> Dataset:
-    if qi is not None or sensitive is not None:
-        dataset = dataset.with_roles(qi=qi, sensitive=sensitive)
-    if hierarchies:
-        dataset = dataset.with_hierarchies(hierarchies)
-    return dataset
-
-
 def write(data: Dataset | pl.DataFrame, path: str | os.PathLike[str], *, escape_formulas: bool = True) -> Path:
     """Write a Dataset or frame to CSV or Parquet (by the file name's extension), atomically.
 
@@ -419,7 +261,7 @@ def write(data: Dataset | pl.DataFrame, path: str | os.PathLike[str], *, escape_
     """
     frame = data.frame if isinstance(data, Dataset) else data
     if not isinstance(frame, pl.DataFrame):
-        frame = _frame_of(data)
+        frame = as_frame(data)
         if frame is None:
             raise ParameterError(f"cannot write a {type(data).__name__}; give a Dataset or a DataFrame")
     path = Path(path)

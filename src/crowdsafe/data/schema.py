@@ -360,3 +360,20 @@ class Schema:
         if self.person_id:
             lines.append(f"  person identifier: {self.person_id}")
         return "\n".join(lines)
+
+
+def complete_schema(schema: Schema, frame: pl.DataFrame) -> Schema:
+    """Apply a declared ``schema`` to ``frame``: every column it names must be in the data; the
+    data's columns it does not declare are added, inferred (:meth:`Schema.infer`: each a
+    quasi-identifier). Raises :class:`~crowdsafe.errors.SchemaError` naming the first absent one."""
+    absent = [n for n in schema.names if n not in frame.columns]
+    if absent:
+        raise SchemaError(
+            f"column '{absent[0]}' is named in the schema but not in the data "
+            f"(the data has: {', '.join(frame.columns)})"
+        )
+    extra = [c for c in frame.columns if c not in schema]
+    if not extra:
+        return schema
+    inferred = Schema.infer(frame.select(extra))
+    return Schema(schema.attributes + inferred.attributes, person_id=schema.person_id, source=schema.source)

@@ -10,9 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from crowdsafe.data.missing import MissingPolicy
-from crowdsafe.datasets.uci_adult import CITATION, adult
+from crowdsafe.data import Dataset, MissingPolicy
+from crowdsafe.data.pipeline import load_source
+from crowdsafe.data.sources import Source, register_named
 from crowdsafe.datasets.synthetic import synthetic
+from crowdsafe.datasets.uci_adult import CITATION, adult, adult_source
 from crowdsafe.errors import InputError
 
 
@@ -41,14 +43,25 @@ def catalogue() -> list[dict[str, Any]]:
     return [vars(entry).copy() for entry in _BUNDLED.values()]
 
 
-def load_bundled(name: str, *, missing: MissingPolicy | str = MissingPolicy.KEEP):
-    """The bundled dataset ``name`` as a Dataset, with the missing-value policy applied."""
-    from crowdsafe.datasets.uci_adult import adult_frame, dataset_from_frame
+_SPLITS = {"adult": "train", "adult-test": "test", "adult-all": "all"}
 
+
+def bundled_source(name: str) -> Source:
+    """The bundled dataset ``name`` as read, for the data layer's load pipeline: the raw frame
+    with its schema and default hierarchies (no missing-value policy applied yet)."""
     if name not in _BUNDLED:
         raise InputError(f"no bundled dataset named {name!r}; bundled: {', '.join(_BUNDLED)}")
-    split = {"adult": "train", "adult-test": "test", "adult-all": "all"}[name]
-    return dataset_from_frame(adult_frame(split).clone(), name, missing)
+    return adult_source(_SPLITS[name], name)
 
 
-__all__ = ["adult", "catalogue", "load_bundled", "names", "synthetic"]
+def load_bundled(name: str, *, missing: MissingPolicy | str = MissingPolicy.KEEP) -> Dataset:
+    """The bundled dataset ``name`` as a Dataset, with the missing-value policy applied."""
+    return load_source(bundled_source(name), missing=missing)
+
+
+# Bundled names are read wherever a DATA argument is taken: crowdsafe.data.load reads them.
+for _name in _BUNDLED:
+    register_named(_name, lambda name=_name: bundled_source(name))
+
+
+__all__ = ["adult", "bundled_source", "catalogue", "load_bundled", "names", "synthetic"]

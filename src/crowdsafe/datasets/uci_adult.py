@@ -48,12 +48,13 @@ from crowdsafe.data import (
     MissingPolicy,
     Role,
     Schema,
-    apply_missing_policy,
     flat,
     grouping,
     intervals,
     ordered_groups,
 )
+from crowdsafe.data.pipeline import load_source
+from crowdsafe.data.sources import Source
 from crowdsafe.errors import ParameterError
 
 Split = Literal["train", "test", "all"]
@@ -217,18 +218,24 @@ def hierarchies() -> dict[str, Hierarchy]:
     }
 
 
+def adult_source(split: str, name: str) -> Source:
+    """A split of Adult as read (a fresh copy of the cached frame), with its schema and default
+    hierarchies, for the data layer's load pipeline."""
+    return frame_source(adult_frame(split).clone(), name)
+
+
+def frame_source(frame: pl.DataFrame, name: str) -> Source:
+    """An Adult-shaped frame as read, with the Adult schema and default hierarchies; each of
+    them gets a missing-value leaf if its column keeps missing values after the policy."""
+    return Source(frame, name, name, schema(), hierarchies(), typed=True, missing_leaves=True)
+
+
 def dataset_from_frame(frame: pl.DataFrame, name: str, missing: MissingPolicy | str) -> Dataset:
     """A Dataset over an Adult-shaped frame with the Adult schema and default hierarchies.
 
     Columns with missing values get a missing-value leaf in their hierarchy.
     """
-    frame, report = apply_missing_policy(frame, missing, source=name)
-    counts = frame.null_count().row(0, named=True)
-    chosen = {
-        column: h.with_missing_leaf() if counts[column] else h
-        for column, h in hierarchies().items()
-    }
-    return Dataset(frame, schema(), chosen, name, report)
+    return load_source(frame_source(frame, name), missing=missing)
 
 
 def adult(split: Split = "train", *, drop_missing: bool = False) -> Dataset:

@@ -1,0 +1,58 @@
+"""How the command line names the library's parameters in an error message.
+
+Library errors speak of parameters as a Python caller writes them and list those they name
+(:attr:`crowdsafe.errors.CrowdsafeError.parameters`); the command line prints the flags its user
+typed instead. For each parameter the error lists, with its flag (``--`` and the name with
+``-`` for ``_``, unless :data:`FLAGS` says otherwise):
+
+- ``the NAME parameter`` becomes the flag (``the columns parameter`` -> ``--columns``);
+- ``NAME=True`` becomes the flag alone (``exploratory=True`` -> ``--exploratory``);
+- ``NAME='value'`` becomes the flag and the value (``objective='classification'`` ->
+  ``--objective classification``);
+- ``NAME=[...]`` becomes the flag and a list (``qi=[...]`` -> ``--qi a,b,c``);
+- ``NAME=PLACEHOLDER`` (capitals) keeps the placeholder (``max_rows=N`` -> ``--max-rows N``);
+- the other forms in :data:`EXAMPLES` are replaced as listed (``budget=(ε, δ)`` ->
+  ``--budget E,D``; ``set_budget(DATA, epsilon=E, delta=D)`` -> the ``crowdsafe ledger init``
+  command line).
+
+A message that lists no parameter is printed as it is: older messages that already name a
+flag stay right.
+"""
+
+from __future__ import annotations
+
+import re
+
+from crowdsafe.errors import CrowdsafeError
+
+# Parameters whose flag is not "--" + the name with "-" for "_".
+FLAGS: dict[str, str] = {}
+
+# Python forms whose command-line form the rules above do not derive: (pattern, replacement).
+EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
+    "budget": (
+        (r"budget=\(ε, δ\)", "--budget E,D"),
+        (r"set_budget\('?([^'()]*?)'?, epsilon=E, delta=D\)", r"`crowdsafe ledger init \1 --epsilon E --delta D`"),
+    ),
+}
+
+
+def flag(parameter: str) -> str:
+    """The command-line flag that sets ``parameter``."""
+    return FLAGS.get(parameter, "--" + parameter.replace("_", "-"))
+
+
+def cli_message(error: CrowdsafeError) -> str:
+    """The error's message on one line, with the parameters it lists named by their flags."""
+    message = " ".join(str(error).split()) or type(error).__name__
+    for parameter in getattr(error, "parameters", ()):
+        option = flag(parameter)
+        name = re.escape(parameter)
+        for pattern, typed in EXAMPLES.get(parameter, ()):
+            message = re.sub(pattern, typed, message)
+        message = message.replace(f"the {parameter} parameter", option)
+        message = re.sub(rf"(?<![\w-]){name}=True\b", option, message)
+        message = re.sub(rf"(?<![\w-]){name}='([^']*)'", lambda m: f"{option} {m.group(1)}", message)
+        message = re.sub(rf"(?<![\w-]){name}=\[\.\.\.\]", f"{option} a,b,c", message)
+        message = re.sub(rf"(?<![\w-]){name}=([A-Z][A-Z_.]*)(?![\w(])", rf"{option} \1", message)
+    return message

@@ -1,0 +1,64 @@
+"""The coercion step of the load pipeline: each declared column gets the type its schema states.
+
+Text read from a file becomes numbers or dates where the schema declares them, and an ordinal
+column's values are checked against its declared order. The first value that does not fit is
+named with its row, in a :class:`~crowdsafe.errors.SchemaError`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from crowdsafe.data.schema import AttributeType, Schema
+from crowdsafe.errors import SchemaError
+
+__all__ = ["coerce"]
+
+
+def _first_bad(series: pl.Series, converted: pl.Series) -> tuple[Any, int]:
+    bad = (converted.is_null() & series.is_not_null()).arg_true()
+    return series[int(bad[0])], int(bad[0]) + 1
+
+
+def coerce(frame: pl.DataFrame, schema: Schema, source: str) -> pl.DataFrame:
+    """Give each declared column the type its schema states; name the first value that does not fit."""
+    changes = []
+    for attribute in schema:
+        series = frame.get_column(attribute.name)
+        dtype = series.dtype
+        if attribute.type is AttributeType.NUMERIC and not dtype.is_numeric():
+            text = series.cast(pl.String).str.strip_chars()
+            converted = text.cast(pl.Int64, strict=False)
+            if converted.null_count() != text.null_count():
+                converted = text.cast(pl.Float64, strict=False)
+            if converted.null_count() != text.null_count():
+                value, row = _first_bad(text, converted)
+                raise SchemaError(
+                    f"column '{attribute.name}' is declared numeric but row {row} of {source} "
+                    f"holds the non-numeric value {value!r}"
+                )
+            changes.append(converted.alias(attribute.name))
+        elif attribute.type is AttributeType.DATE and dtype != pl.Date:
+            if isinstance(dtype, pl.Datetime):
+                changes.append(series.dt.date())
+                continue
+            text = series.cast(pl.String).str.strip_chars()
+            converted = text.str.to_date(strict=False)
+            if converted.null_count() != text.null_count():
+                value, row = _first_bad(text, converted)
+                raise SchemaError(
+                    f"column '{attribute.name}' is declared a date but row {row} of {source} "
+                    f"holds {value!r}, which is not a date (expected YYYY-MM-DD)"
+                )
+            changes.append(converted.alias(attribute.name))
+        elif attribute.type is AttributeType.ORDINAL and attribute.order is not None:
+            allowed = pl.Series([str(v) for v in attribute.order])
+            text = series.cast(pl.String)
+            outside = text.filter(~text.is_in(allowed) & text.is_not_null())
+            if len(outside):
+                raise SchemaError(
+                    f"column '{attribute.name}' holds {outside[0]!r}, which is not in its declared order"
+                )
+    return frame.with_columns(changes) if changes else frame

@@ -1,0 +1,135 @@
+"""The load pipeline: ``data`` becomes a :class:`~crowdsafe.data.Dataset` in five steps, each once
+and in this order.
+
+1. **read** (:mod:`crowdsafe.data.sources`, :mod:`crowdsafe.data.io`): a file, frame, named
+   table or Dataset becomes a :class:`~crowdsafe.data.sources.Source`;
+2. **schema**: the declared schema is applied (:func:`~crowdsafe.data.schema.complete_schema`),
+   or the table's own is kept, or one is inferred (:meth:`~crowdsafe.data.Schema.infer`);
+3. **coerce** (:mod:`crowdsafe.data.coerce`): text read from a file gets the declared types;
+4. **missing values** (:mod:`crowdsafe.data.missing`): the policy is applied and reported;
+5. **hierarchies**: those the schema specifies are built (:func:`~crowdsafe.data.builders.from_spec`)
+   or those that came with the table are kept; then the Dataset is made (which checks that each
+   hierarchy covers its column), and the caller's roles and hierarchies are applied.
+
+The data layer knows nothing of privacy: nothing here is released.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import polars as pl
+
+from crowdsafe.data.builders import from_spec
+from crowdsafe.data.coerce import coerce
+from crowdsafe.data.dataset import Dataset
+from crowdsafe.data.hierarchy import Hierarchy
+from crowdsafe.data.missing import (
+    DEFAULT_MISSING,
+    DEFAULT_MISSING_TOKENS,
+    MissingPolicy,
+    MissingReport,
+    apply_missing_policy,
+)
+from crowdsafe.data.schema import Schema, complete_schema
+from crowdsafe.data.sources import Source, read_source
+from crowdsafe.errors import InputError
+
+__all__ = ["load", "load_source"]
+
+
+def load(
+    data: Any,
+    *,
+    schema: Schema | str | os.PathLike[str] | None = None,
+    qi: Sequence[str] | None = None,
+    sensitive: Sequence[str] | str | None = None,
+    missing: MissingPolicy | str = DEFAULT_MISSING,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+    separator: str | None = None,
+    missing_tokens: Sequence[str] = DEFAULT_MISSING_TOKENS,
+    name: str | None = None,
+) -> Dataset:
+    """Load a table as a :class:`Dataset`.
+
+    ``data`` is a path (CSV or Parquet), the name of a bundled dataset (``"adult"``), a Polars
+    or pandas DataFrame, or a Dataset. ``schema`` is a :class:`Schema` or a TOML file; without
+    one it is inferred (every attribute a quasi-identifier; see :meth:`Schema.infer`).
+    ``qi``/``sensitive`` then set the roles (:meth:`Schema.with_roles`). ``missing`` is the
+    missing-value policy (default ``keep``: a missing value is a value of its own; see
+    :mod:`crowdsafe.data.missing`); in CSV files an empty field and ``missing_tokens`` are
+    missing. Raises :class:`~crowdsafe.errors.InputError` / :class:`~crowdsafe.errors.SchemaError`
+    with a one-line message naming the problem.
+    """
+    policy = MissingPolicy.parse(missing)
+    declared = Schema.from_toml(schema) if isinstance(schema, (str, os.PathLike)) else schema
+    source = read_source(data, declared=declared, separator=separator, missing_tokens=missing_tokens, name=name)
+    return load_source(source, schema=declared, missing=policy, qi=qi, sensitive=sensitive, hierarchies=hierarchies)
+
+
+def load_source(
+    source: Source,
+    *,
+    schema: Schema | None = None,
+    missing: MissingPolicy | str = DEFAULT_MISSING,
+    qi: Sequence[str] | None = None,
+    sensitive: Sequence[str] | str | None = None,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+) -> Dataset:
+    """Steps 2 to 5 of the pipeline on a table already read (see the module's docstring)."""
+    policy = MissingPolicy.parse(missing)
+    table_schema = _apply_schema(source, schema)
+    frame = source.frame if schema is None or source.typed else coerce(
+        source.frame.select(table_schema.names), table_schema, source.label)
+    frame, report = _apply_missing(source, frame, policy)
+    attached = _hierarchies(source, table_schema, frame)
+    loaded = source.loaded
+    if loaded is not None and schema is None and frame is loaded.frame and report is loaded.missing:
+        dataset = loaded  # nothing changed: the same Dataset, its caches kept
+    else:
+        dataset = Dataset(frame, table_schema, attached, source.name, report)
+    if qi is not None or sensitive is not None:
+        dataset = dataset.with_roles(qi=qi, sensitive=sensitive)
+    if hierarchies:
+        dataset = dataset.with_hierarchies(hierarchies)
+    return dataset
+
+
+def _apply_schema(source: Source, declared: Schema | None) -> Schema:
+    """The declared schema completed by the data's other columns, else the table's own, else inferred."""
+    if declared is not None:
+        return complete_schema(declared, source.frame)
+    return source.schema if source.schema is not None else Schema.infer(source.frame)
+
+
+def _apply_missing(source: Source, frame: pl.DataFrame, policy: MissingPolicy) -> tuple[pl.DataFrame, MissingReport]:
+    """The missing-value policy applied. A Dataset already had one: ``keep`` leaves it as it is,
+    and another policy that removes nothing and names the same policy changes nothing."""
+    loaded = source.loaded
+    if loaded is not None:
+        if policy is MissingPolicy.KEEP:
+            return frame, loaded.missing
+        kept, report = apply_missing_policy(frame, policy, source=source.label)
+        if kept.height == frame.height and policy is loaded.missing.policy:
+            return frame, loaded.missing
+        return kept, report
+    kept, report = apply_missing_policy(frame, policy, source=source.label)
+    if kept.height == 0 and not source.typed:
+        raise InputError(f"{source.label}: every row has a missing value, nothing is left after missing='drop'")
+    return kept, report
+
+
+def _hierarchies(source: Source, schema: Schema, frame: pl.DataFrame) -> dict[str, Hierarchy]:
+    """The hierarchies of a typed table (with missing-value leaves where asked), or those the
+    schema specifies, built over the column's values after the missing-value policy."""
+    if source.typed:
+        if not source.missing_leaves:
+            return dict(source.hierarchies)
+        counts = frame.null_count().row(0, named=True)
+        return {c: h.with_missing_leaf() if counts[c] else h for c, h in source.hierarchies.items()}
+    return {
+        a.name: from_spec(a.hierarchy, frame.get_column(a.name), attribute=a.name)
+        for a in schema if a.hierarchy is not None
+    }

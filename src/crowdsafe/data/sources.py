@@ -1,0 +1,138 @@
+"""The read step of the load pipeline: whatever ``data`` is, a :class:`Source`.
+
+``data`` may be a file path (read by :func:`crowdsafe.data.io.read_table`), a Polars or pandas
+frame, a loaded :class:`~crowdsafe.data.Dataset`, or the name of a *named table* (a bundled
+dataset such as ``"adult"``). A Source is the table as read, with what came with it (a bundled
+dataset's schema and hierarchies, a Dataset's policy); the later steps of
+:mod:`crowdsafe.data.pipeline` apply the schema, coerce, apply the missing-value policy and
+attach hierarchies.
+
+Named tables are registered here by the packages that provide them (:func:`register_named`;
+``crowdsafe.datasets`` registers the bundled Adult). The data layer imports no provider: the
+package root lists them (``crowdsafe.TABLE_PROVIDERS``) and they are imported the first time a
+name is looked up, so ``datasets/`` depends on ``data/`` and never the reverse.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from crowdsafe.data.dataset import Dataset
+from crowdsafe.data.hierarchy import Hierarchy
+from crowdsafe.data.io import as_frame, read_table
+from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS
+from crowdsafe.data.schema import AttributeType, Schema
+from crowdsafe.errors import InputError
+
+__all__ = ["Source", "named", "open_named", "read_source", "register_named"]
+
+
+@dataclass(frozen=True)
+class Source:
+    """A table as read, before the schema, the missing-value policy and the hierarchies.
+
+    ``label`` names it in messages (a path, a bundled name, ``"the data"``); ``name`` becomes the
+    Dataset's name. ``schema`` and ``hierarchies`` are those that come with the table (a bundled
+    dataset's, a Dataset's); without a schema one is inferred or declared by the caller.
+    ``typed``: its columns already have their types, so a declared schema sets roles and types
+    only (no coercion, its hierarchy specifications are not built). ``missing_leaves``: each of
+    its hierarchies gets a missing-value leaf when its column keeps missing values after the
+    policy. ``loaded``: the Dataset it was given as (its policy was applied when it was loaded).
+    """
+
+    frame: pl.DataFrame
+    label: str
+    name: str | None = None
+    schema: Schema | None = None
+    hierarchies: Mapping[str, Hierarchy] = field(default_factory=dict)
+    typed: bool = False
+    missing_leaves: bool = False
+    loaded: Dataset | None = None
+
+
+_NAMED: dict[str, Callable[[], Source]] = {}
+_discovered = False
+
+
+def register_named(name: str, opener: Callable[[], Source]) -> None:
+    """Make ``name`` a table that :func:`read_source` (and so ``load``) reads with ``opener()``."""
+    _NAMED[name] = opener
+
+
+def _discover() -> None:
+    """Import the providers of named tables listed by the package root (once)."""
+    global _discovered
+    if not _discovered:
+        _discovered = True
+        import crowdsafe
+
+        for module in getattr(crowdsafe, "TABLE_PROVIDERS", ()):
+            importlib.import_module(module)
+
+
+def named() -> list[str]:
+    """The names of the registered named tables (the bundled datasets), in registration order."""
+    _discover()
+    return list(_NAMED)
+
+
+def open_named(name: str) -> Source | None:
+    """The named table ``name`` as a Source, or None when no table has that name."""
+    _discover()
+    opener = _NAMED.get(name)
+    return opener() if opener is not None else None
+
+
+def read_source(
+    data: Any,
+    *,
+    declared: Schema | None = None,
+    separator: str | None = None,
+    missing_tokens: Sequence[str] = DEFAULT_MISSING_TOKENS,
+    name: str | None = None,
+) -> Source:
+    """Read ``data`` (a path, a named table, a frame or a Dataset) as a :class:`Source`.
+
+    A file's columns that ``declared`` makes categorical or ordinal are read as text. Raises
+    :class:`~crowdsafe.errors.InputError` for what cannot be read, a table without columns and
+    a file with a header but no rows.
+    """
+    if isinstance(data, Dataset):
+        return Source(data.frame, data.name or "the data", data.name, data.schema, data.hierarchies,
+                      typed=True, loaded=data)
+    label = name or "the data"
+    frame = as_frame(data)
+    if frame is None:
+        if not isinstance(data, (str, os.PathLike)):
+            raise InputError(
+                f"cannot load a {type(data).__name__}: give a file path, a bundled dataset name, "
+                "or a Polars/pandas DataFrame"
+            )
+        path = Path(data)
+        if not path.exists():
+            source = open_named(data) if isinstance(data, str) else None
+            if source is not None:
+                return source
+            raise InputError(
+                f"file not found: {path} (and no bundled dataset of that name; bundled: "
+                f"{', '.join(named())})"
+            )
+        text_columns = [
+            a.name for a in (declared or ())
+            if a.type in (AttributeType.CATEGORICAL, AttributeType.ORDINAL)
+        ]
+        frame = read_table(path, separator=separator, missing_tokens=missing_tokens, text_columns=text_columns)
+        label = str(path)
+        name = name or path.name
+    if frame.width == 0:
+        raise InputError(f"{label} has no columns")
+    if frame.height == 0:
+        raise InputError(f"{label} has a header but no rows")
+    return Source(frame, label, name)
