@@ -4,8 +4,8 @@ command line calls exactly these."""
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -194,7 +194,7 @@ def anonymize(
     out: str | os.PathLike[str] | None = None,
     escape_formulas: bool = True,
     **options: Any,
-) -> "Release":
+) -> Release:
     """k-anonymize ``data`` with a classic algorithm: ``"mondrian"``, ``"mdav"`` or ``"lattice"``.
 
     The recoding is fitted to the data, so the release's certificate says "no formal guarantee"
@@ -460,7 +460,7 @@ def plan_publish(
     target: str | None = None,
     columns: Sequence[str] | None = None,
     candidates: int | None = None,
-) -> "PublishPlan":
+) -> PublishPlan:
     """The plan :func:`publish` would run (k, β, ε1, cost of all releases), without reading data.
     ``candidates``: the lattice's size (public, from the hierarchies), for the planner's ε1; without
     it ε1 is 10% of ε. (The expected sample size of a table of n rows,
@@ -499,7 +499,7 @@ def publish(
     objective: str | None = None,
     target: str | None = None,
     columns: Sequence[str] | None = None,
-) -> "Publication":
+) -> Publication:
     """Publish ``data`` k-anonymized with a proven (ε, δ)-DP guarantee per release: Bernoulli(β)
     sampling, then a safe recoding (a fixed ``scheme``: strongly safe; else an ε1-DP choice over
     the generalization lattice), then suppression of tuples held by fewer than k rows (Li,

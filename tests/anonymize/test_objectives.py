@@ -208,8 +208,8 @@ def test_the_classification_block_bounds_hold_for_every_node_of_the_block(data, 
     """Both bounds (each block's own table; the parent's, rolled up) are at least the score of
     every node of their block, and exact where the block is one node; ``dense`` false sends every
     table down the path for targets with many values."""
-    import crowdsafe.anonymize.objectives as objectives
     import crowdsafe.anonymize.keyed_tables as keyed_tables
+    import crowdsafe.anonymize.objectives as objectives
 
     if not dense:
         monkeypatch.setattr(objectives, "DENSE_CELLS_PER_ROW", 0)
@@ -255,8 +255,8 @@ def test_the_classification_search_returns_the_argmax_of_the_brute_force_keys(da
     """For fixed random bits, the branch and bound under ``classification`` (Δ = 1, monotone: key
     ε1 · q + G) returns the argmax over every candidate node of the brute-force scores plus the
     same Gumbels, at scales from nearly uniform to nearly the argmax of the scores."""
-    import crowdsafe.anonymize.objectives as objectives
     import crowdsafe.anonymize.keyed_tables as keyed_tables
+    import crowdsafe.anonymize.objectives as objectives
     from crowdsafe.anonymize.lattice_mechanism import gumbel_max_over_lattice
     from crowdsafe.randomness import gumbel_cells
 

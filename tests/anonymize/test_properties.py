@@ -9,9 +9,8 @@ centroid is its group's mean / mode); the certificate says there is no formal gu
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 import math
+from collections import defaultdict
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings

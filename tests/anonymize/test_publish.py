@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import tables
 
 import crowdsafe
 from crowdsafe.anonymize.publish import plan_publication, publish_dataset
@@ -22,7 +23,6 @@ from crowdsafe.errors import HierarchyError, ParameterError, SampleReuseError
 from crowdsafe.privacy import Certificate, compose_homogeneous, dps_delta
 from crowdsafe.privacy.ledger import Ledger
 from crowdsafe.randomness import Randomness
-from strategies import tables
 
 
 @pytest.fixture(scope="module")

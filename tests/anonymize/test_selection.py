@@ -12,13 +12,13 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import tables
 
 from crowdsafe.anonymize.gumbel import SCORE_UNIT
 from crowdsafe.anonymize.lattice_mechanism import gumbel_max_over_lattice, lattice_scores
 from crowdsafe.anonymize.objectives import node_penalties
 from crowdsafe.datasets import adult
 from crowdsafe.randomness import Randomness, gumbel_cells
-from strategies import tables
 
 
 @pytest.fixture(scope="module")
@@ -116,8 +116,9 @@ def test_the_choice_is_the_argmax_of_scaled_scores_plus_noise_by_brute_force(dat
     computed from its definition (exactly, in units of 2^-20); the reference full evaluation
     computes the same integers. ``interleaved``: a colour hierarchy whose groups alternate along
     the leaves (codes not in tree order)."""
-    from crowdsafe.data import Hierarchy
     from strategies import COLOURS
+
+    from crowdsafe.data import Hierarchy
 
     if interleaved:
         groups = ["x", "y", "z", "x", "y", "z"]

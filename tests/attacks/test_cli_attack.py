@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import polars as pl
+from attack_fixtures import tiny
 
 from crowdsafe import cli
-from attack_fixtures import tiny
 
 
 def run(capsys, *argv):

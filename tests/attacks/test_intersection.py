@@ -5,13 +5,12 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from attack_fixtures import covers, tiny
 
 from crowdsafe.anonymize import anonymize_dataset
 from crowdsafe.attacks import AttackedRelease, intersection_attack
 from crowdsafe.data import load
 from crowdsafe.errors import InputError, ParameterError
-
-from attack_fixtures import covers, tiny
 
 QI = ["age", "zip"]
 

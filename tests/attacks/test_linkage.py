@@ -5,11 +5,10 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from attack_fixtures import covers
 
 from crowdsafe.attacks.linkage import linkage_attack
 from crowdsafe.errors import InputError
-
-from attack_fixtures import covers
 
 QI = ["age", "zip"]
 

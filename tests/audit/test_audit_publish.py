@@ -35,12 +35,12 @@ import pytest
 
 from crowdsafe.anonymize.counted import class_frame
 from crowdsafe.anonymize.publish import apply_recoding, count_sample, plan_publication, prepare_dataset
-from crowdsafe.sampling import sample_of
 from crowdsafe.anonymize.selection import choose_scheme, fixed_scheme
 from crowdsafe.data import Dataset, Schema
 from crowdsafe.data.builders import flat, intervals
 from crowdsafe.mechanisms.audit import audit
 from crowdsafe.randomness import Randomness
+from crowdsafe.sampling import sample_of
 
 SCHEME = "age=1"
 X_CLASS = "[60, 65)"

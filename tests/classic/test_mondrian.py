@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from reference import reference_mondrian, reference_ncp, ref_attributes
+from reference import ref_attributes, reference_mondrian, reference_ncp
 from strategies import tables
 
 from crowdsafe.anonymize import apply, cell_table

@@ -30,6 +30,7 @@ from crowdsafe.anonymize.recoding import RecodedColumns, Recoding
 from crowdsafe.data import Dataset
 from crowdsafe.errors import ParameterError
 
+
 def check_k(k: Any) -> int:
     """``k`` as a whole number >= 1 (ParameterError otherwise)."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:

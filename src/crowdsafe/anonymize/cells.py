@@ -17,7 +17,6 @@ import polars as pl
 from crowdsafe.data import Dataset, packing
 from crowdsafe.errors import SchemaError
 
-
 # up to this many rows, NumPy's unique (one vectorized sort) ranks packed keys about twice as
 # fast as Polars' dense rank; beyond, Polars ranks on several threads (measured on Adult and
 # on synthetic Adult up to 1M rows)

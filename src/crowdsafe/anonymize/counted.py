@@ -84,7 +84,7 @@ class _ColumnCodes:
     series: pl.Series
 
     @classmethod
-    def of(cls, series: pl.Series) -> "_ColumnCodes | None":
+    def of(cls, series: pl.Series) -> _ColumnCodes | None:
         """None for types without integer physical codes, or integers spread too widely."""
         if series.dtype == pl.String:
             series = series.cast(pl.Categorical)
@@ -105,7 +105,7 @@ class _ColumnCodes:
             codes = codes.astype(np.int64) - int(low)
         return cls(codes, missing + 1, None, missing, int(low), series)
 
-    def densified(self) -> "_ColumnCodes":
+    def densified(self) -> _ColumnCodes:
         """The same column with one code per distinct physical code (categories are shared by
         every Categorical column, so their codes may be sparse)."""
         seen = np.zeros(self.span, dtype=bool)
@@ -210,7 +210,7 @@ class AppliedCounts(SuppressionFacts):
     k: int
 
     @classmethod
-    def of(cls, class_codes: np.ndarray, class_sizes: np.ndarray, k: int) -> "AppliedCounts":
+    def of(cls, class_codes: np.ndarray, class_sizes: np.ndarray, k: int) -> AppliedCounts:
         sizes = np.asarray(class_sizes, dtype=np.int64)
         return cls(np.asarray(class_codes, dtype=np.int64), sizes, sizes >= int(k), int(k))
 

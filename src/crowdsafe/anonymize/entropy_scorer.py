@@ -26,6 +26,7 @@ from crowdsafe.anonymize.objectives import (
 )
 from crowdsafe.data import Dataset, packing
 
+
 def merge_sorted_sums(keys: np.ndarray, counts: np.ndarray, lost: np.ndarray,
                        float_counts: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`.keyed_tables.merge_sorted` carrying a float column ``lost`` summed with the counts (bincount

@@ -33,6 +33,7 @@ from crowdsafe.anonymize.objectives import (
 from crowdsafe.data import Dataset, Hierarchy, packing
 from crowdsafe.errors import ParameterError
 
+
 def _tree_order(hierarchy: Hierarchy) -> list[np.ndarray]:
     """Per level, a renumbering of the hierarchy's nodes in the order of a depth-first walk of the
     tree (siblings in their code order). In these codes every map from a level to a higher one is

@@ -22,6 +22,7 @@ from crowdsafe.anonymize.objectives import Objective
 from crowdsafe.data import Dataset
 from crowdsafe.randomness import gumbel_enclosure
 
+
 def lattice_scores(sample: Dataset | CountedSample, columns: Sequence[str], k: int,
                    objective: Objective | None = None) -> tuple[Lattice, np.ndarray]:
     """q_int(S, g) (:mod:`.objectives`), exact, of every candidate node g of the lattice of

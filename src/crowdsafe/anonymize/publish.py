@@ -38,10 +38,9 @@ from typing import Any
 
 import numpy as np
 
-from crowdsafe.anonymize.recoding import with_flat_hierarchies
 from crowdsafe.anonymize.counted import AppliedCounts, CountedSample, apply_counts, counted
 from crowdsafe.anonymize.plan import PublishPlan, plan_publication
-from crowdsafe.anonymize.recoding import GeneralizationScheme
+from crowdsafe.anonymize.recoding import GeneralizationScheme, with_flat_hierarchies
 from crowdsafe.anonymize.release import TABLE_SUFFIXES, Release
 from crowdsafe.anonymize.selection import SchemeChoice, choose_scheme
 from crowdsafe.data import Dataset

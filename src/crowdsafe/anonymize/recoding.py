@@ -111,7 +111,7 @@ class GeneralizationScheme(Recoding):
 
     @classmethod
     def of(cls, dataset: Dataset, levels: Mapping[str, int] | Sequence[int],
-           columns: Sequence[str] | None = None) -> "GeneralizationScheme":
+           columns: Sequence[str] | None = None) -> GeneralizationScheme:
         """The scheme with ``levels`` (a mapping, or a sequence aligned with ``columns``,
         default the quasi-identifiers) over the dataset's hierarchies."""
         if not isinstance(levels, Mapping):

@@ -152,7 +152,7 @@ class Release:
         """Published equivalence classes (computed from the release itself)."""
         return self.applied.classes
 
-    def utility(self) -> "InformationLoss":
+    def utility(self) -> InformationLoss:
         """Information loss of this release against its source (:mod:`crowdsafe.metrics`).
 
         For a microaggregated release, whose cells are centroids rather than generalized

@@ -26,8 +26,8 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.attacks.locate import class_table, encode_targets, locate_exact, read_classes
-from crowdsafe.data.cell_reader import CellReader
 from crowdsafe.data import Hierarchy
+from crowdsafe.data.cell_reader import CellReader
 from crowdsafe.errors import InputError, ParameterError
 
 

@@ -22,9 +22,7 @@ from crowdsafe.cli.options import (
     emit,
     split_list,
 )
-from crowdsafe.csv_safety import write_csv
 from crowdsafe.errors import ParameterError
-from crowdsafe.files import atomic_path
 
 TargetsOpt = Annotated[
     str, typer.Option("--targets", help="The targets: a CSV/Parquet file or bundled dataset holding their "
@@ -117,22 +115,11 @@ def register(app: typer.Typer) -> None:
                             levels=_levels(levels), truth_id=truth_id, schema=schema, engine=engine,
                             spark_master=spark_master)
         payload = result.as_dict()
-        if out is not None and engine.strip().lower() == "spark":
-            from crowdsafe.engines.spark.alpha_beta import write_parquet_once
+        if out is not None:
+            from crowdsafe.engines import get_engine
 
-            if out.suffix.lower() != ".parquet":
-                raise ParameterError(f"with --engine spark the per-target metrics are written as Parquet: name {out} *.parquet")
-            write_parquet_once(result.targets, str(out))
-            payload["written"] = str(out)
-        elif out is not None:
-            if out.suffix.lower() not in (".csv", ".parquet"):
-                raise ParameterError(f"cannot tell the output format of {out}: use a .csv or .parquet file name")
-            with atomic_path(out) as tmp:
-                if out.suffix.lower() == ".csv":
-                    write_csv(result.targets, tmp, escape_formulas=escape_formulas)
-                else:
-                    result.targets.write_parquet(tmp)
-            payload["written"] = str(out)
+            payload["written"] = get_engine(engine, master=spark_master).write_attack_targets(
+                result.targets, out, escape_formulas=escape_formulas)
         emit(payload, as_json, lambda: render(payload, Console()))
 
     @attack_app.command("linkage")

@@ -39,25 +39,10 @@ LedgerOpt = Annotated[
 
 
 def _count_rows(data: str, engine: str = "polars", spark_master: str | None = None) -> int:
-    """The number of rows of ``data`` (a file is scanned for its length only)."""
-    import polars as pl
+    """The number of rows of ``data``, counted by the engine (a file is scanned for its length only)."""
+    from crowdsafe.engines import get_engine
 
-    from crowdsafe.engines import check_engine
-
-    if check_engine(engine) == "spark" and not Path(data).is_file():
-        from crowdsafe.engines.spark.io import read_frame
-        from crowdsafe.engines.spark.session import spark_session
-
-        return int(read_frame(spark_session(spark_master), data).count())
-
-    path = Path(data)
-    if path.is_file() and path.suffix.lower() == ".csv":
-        return int(pl.scan_csv(path).select(pl.len()).collect().item())
-    if path.is_file() and path.suffix.lower() in (".parquet", ".pq"):
-        return int(pl.scan_parquet(path).select(pl.len()).collect().item())
-    from crowdsafe.data import load
-
-    return load(data).n_rows
+    return get_engine(engine, master=spark_master).count_rows(data)
 
 
 def render_plan(plan: dict[str, Any], print_: Any) -> None:
@@ -184,8 +169,9 @@ def _plan_only(data: str, epsilon: float, delta: float, options: dict[str, Any],
     the finest uniform resolution its classes could reach (:func:`resolution_outlook`)."""
     from crowdsafe import api
     from crowdsafe.anonymize.publish import plan_for_dataset, prepare_dataset, resolution_outlook
+    from crowdsafe.engines import get_engine
 
-    if engine != "polars":
+    if not get_engine(engine, master=spark_master).in_memory:
         plan = api.plan_publish(epsilon, delta, **options)
         rows = _count_rows(data, engine, spark_master)
         plans: list[tuple[Any, list[str] | None, dict[str, Any]]]

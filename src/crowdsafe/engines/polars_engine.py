@@ -58,6 +58,7 @@ class PolarsEngine:
     """The in-process engine (module docstring). ``master`` must be None: there is no cluster."""
 
     name = "polars"
+    in_memory = True
     certificate_tags: Mapping[str, Any] = {}
     ledger_tags: Mapping[str, Any] = {}
 

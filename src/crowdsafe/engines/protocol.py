@@ -54,9 +54,13 @@ class PublicationTable(Protocol):
 
 @runtime_checkable
 class Engine(Protocol):
-    """The operations of one engine (module docstring). ``name`` is its registry name."""
+    """The operations of one engine (module docstring). ``name`` is its registry name;
+    ``in_memory``: the engine reads a table into this process as a :class:`~crowdsafe.data.Dataset`
+    (its hierarchies and columns are at hand before any plan, as the plan preview per column set
+    needs), rather than leaving it where a cluster reads it."""
 
     name: str
+    in_memory: bool
 
     # -- read ------------------------------------------------------------------------------
     def read_table(self, data: Any, *, schema: Any = None, qi: Sequence[str] | None = None,

@@ -205,7 +205,7 @@ class FullDomainScorer:
     @classmethod
     def from_dataset(
         cls, dataset: Dataset, columns: Sequence[str] | None = None, *, weights: Mapping[str, float] | None = None
-    ) -> "FullDomainScorer":
+    ) -> FullDomainScorer:
         """The scorer of ``dataset`` over ``columns`` (default: its quasi-identifiers)."""
         names = list(columns) if columns is not None else dataset.quasi_identifiers
         if not names:

@@ -36,6 +36,7 @@ class SparkEngine:
     ``$CROWDSAFE_SPARK_MASTER``."""
 
     name = "spark"
+    in_memory = False
     certificate_tags: Mapping[str, Any] = {"engine": "spark"}
     ledger_tags: Mapping[str, Any] = {"engine": "spark"}
 

@@ -51,8 +51,8 @@ from crowdsafe.mechanisms.query_language import (
     Membership,
     Not,
     Or,
-    reconciled_operand,
     is_text,
+    reconciled_operand,
 )
 from crowdsafe.randomness import Randomness
 

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
 import polars as pl
 
 from crowdsafe.engines.spark.encoding import code_column, encode_batch

@@ -23,7 +23,7 @@ class PartitionStreams:
     spawn_key: tuple[int, ...] = ()
 
     @classmethod
-    def from_randomness(cls, randomness: Randomness) -> "PartitionStreams":
+    def from_randomness(cls, randomness: Randomness) -> PartitionStreams:
         """A recipe derived from (and consuming one child of) the driver's stream."""
         if not randomness.seeded:
             return cls(seed=None)
