@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
+from typing import cast
 
 import polars as pl
 
@@ -69,4 +70,4 @@ def population_guess(population: pl.DataFrame, targets: pl.DataFrame, qi: Sequen
     fallback = overall.get_column(sensitive)[0] if overall.height else None
     guessed = (targets.select(qi + [text]).join(mode, on=qi, how="left", nulls_equal=True, maintain_order="left")
                .with_columns(pl.col("__guess").fill_null(fallback)))
-    return float((guessed.get_column("__guess") == guessed.get_column(sensitive)).fill_null(False).mean())
+    return float(cast(float, (guessed.get_column("__guess") == guessed.get_column(sensitive)).fill_null(False).mean()))

@@ -131,7 +131,7 @@ def check_levels(levels: Sequence[float]) -> tuple[float, ...]:
 
 def check_locations(location: Location | Sequence[Location], releases: int) -> list[str]:
     """One location method per release: ``"exact"``, ``"nearest"`` or ``"auto"``."""
-    locations = [location] * releases if isinstance(location, str) else list(location)
+    locations: list[str] = [location] * releases if isinstance(location, str) else list(location)
     if len(locations) != releases or any(m not in ("auto", "exact", "nearest") for m in locations):
         raise ParameterError("location is 'auto', 'exact' or 'nearest', one value or one per release")
     return locations
@@ -239,11 +239,11 @@ def sensitive_domain(cells: Sequence[pl.Series], targets: pl.DataFrame, sensitiv
     columns = list(cells)
     if sensitive in targets.columns:
         columns.append(as_text(targets.get_column(sensitive).unique()))
-    cells = pl.concat([c.alias(sensitive) for c in columns]).unique()
+    distinct = pl.concat([c.alias(sensitive) for c in columns]).unique()
     if hierarchy is not None:
-        return Domain.from_values(cells, hierarchy)
+        return Domain.from_values(distinct, hierarchy)
     plain: set[str | None] = set()
-    for text in cells.to_list():
+    for text in distinct.to_list():
         cell = parse_cell(text)
         if cell.kind in (CellKind.VALUE, CellKind.MISSING):
             plain.add(text)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
@@ -94,7 +94,8 @@ class PolarsAttackTables:
         # the targets' own values join the candidates' domain (a hierarchy's leaves already hold them)
         distinct = self.distinct
         true_values = distinct[sensitive][1].to_frame(sensitive) if sensitive in distinct else targets.head(0)
-        return [as_text(t.sensitive_cells) for t in self.tables], true_values
+        # (tables read with a sensitive column: each holds its sensitive cells)
+        return [as_text(cast(pl.Series, t.sensitive_cells)) for t in self.tables], true_values
 
     def score(self, qi: list[str], sensitive: str, domain: Domain, locations: list[str],
               levels: tuple[float, ...], truth_id: str | None) -> Scores:
@@ -179,12 +180,12 @@ class PolarsAttackTables:
 
         aggregates: dict[str, Any] = {
             "targets": targets.height,
-            "average_prior_anonymity": float(frame.get_column("prior_anonymity").mean()),
-            "average_posterior_anonymity": float(frame.get_column("posterior_anonymity").mean()),
-            "average_drop": float(frame.get_column("drop").mean()),
-            "vulnerable": float(frame.get_column("vulnerable").mean()),
-            "perfect_breach": float(frame.get_column("perfect_breach").mean()),
-            "partial_breach": [float((frame.get_column("confidence") >= c - 1e-12).mean()) for c in levels],
+            "average_prior_anonymity": _mean(frame.get_column("prior_anonymity")),
+            "average_posterior_anonymity": _mean(frame.get_column("posterior_anonymity")),
+            "average_drop": _mean(frame.get_column("drop")),
+            "vulnerable": _mean(frame.get_column("vulnerable")),
+            "perfect_breach": _mean(frame.get_column("perfect_breach")),
+            "partial_breach": [_mean(frame.get_column("confidence") >= c - 1e-12) for c in levels],
             "contradictions": int(frame.get_column("contradiction").sum()),
         }
         if self.with_truth:
@@ -194,6 +195,11 @@ class PolarsAttackTables:
 
     def result(self, targets: pl.DataFrame, releases: pl.DataFrame, summary: dict[str, Any]) -> IntersectionResult:
         return IntersectionResult(targets, releases, summary)
+
+
+def _mean(series: pl.Series) -> float:
+    """The series' mean as a float (Polars types a mean as any Python value)."""
+    return float(cast(float, series.mean()))
 
 
 def _value_codes(codes: np.ndarray, distinct: pl.Series, dictionary: pl.Series) -> np.ndarray:
@@ -248,7 +254,8 @@ def _read_release(table: ClassTable, read: tuple[dict[str, Membership], Membersh
     gets every value the release publishes. ``read``: what the table's quasi-identifier cells
     and sensitive cells cover (:func:`~crowdsafe.attacks.locate.read_tables`); ``trie``: the
     target tuples' trie, for exact location."""
-    covers, sensitive_cover = read
+    covers, maybe_cover = read
+    sensitive_cover = cast(Membership, maybe_cover)  # (read with the sensitive column: always there)
     if method == "auto":
         # a cell read as a range, a set or '*' is generalized: no centroids (else check in full)
         generalized = any(np.isin(cover.kind, _GENERALIZED).any() for cover in covers.values())
@@ -311,4 +318,4 @@ def _correct_location(frame: pl.DataFrame, class_of_row: np.ndarray, targets: pl
         return None
     located = pl.DataFrame({"tuple": tuples, "class": classes, "hit": np.ones(len(tuples), dtype=bool)})
     hits = truth.join(located, on=["tuple", "class"], how="left").get_column("hit").fill_null(False)
-    return float(hits.mean())
+    return _mean(hits)

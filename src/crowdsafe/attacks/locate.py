@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import cast, overload
 
 import numpy as np
 import polars as pl
@@ -175,6 +176,12 @@ def class_tables(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive:
     return class_tables_and_codes(releases, qi, sensitive)[0]
 
 
+@overload
+def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive: str | None,
+                           also: pl.LazyFrame) -> tuple[list[ClassTable], pl.DataFrame]: ...
+@overload
+def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive: str | None = None,
+                           also: None = None) -> tuple[list[ClassTable], None]: ...
 def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive: str | None = None,
                            also: pl.LazyFrame | None = None) -> tuple[list[ClassTable], pl.DataFrame | None]:
     """:func:`class_tables`, and the frame of the query ``also`` (the targets' pass over their
@@ -201,21 +208,23 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
         plans.append(plan.with_columns(pl.col("__held").list.len().alias("__n_held")) if held else plan)
     collected = pl.collect_all(plans + ([also] if also is not None else []))
     also_frame = collected.pop() if also is not None else None
-    every_combos, every_rows, every_held = [], [], []
+    every_combos: list[pl.DataFrame] = []
+    every_rows: list[np.ndarray] = []
+    every_held: list[tuple[np.ndarray, np.ndarray, pl.Series]] = []
     for combos in collected:
         every_combos.append(combos.select(qi))
         every_rows.append(combos.get_column("__rows").to_numpy())
         if sensitive is not None:  # (combo, sensitive cell) pairs, and the distinct sensitive cells
             lists = combos.get_column("__held")
-            held = lists.explode().alias(sensitive)
-            if isinstance(held.dtype, pl.Categorical):  # cast before the group-by: its ids are at hand
-                ids = categorical_ids(held)
+            held_cells = lists.explode().alias(sensitive)
+            if isinstance(held_cells.dtype, pl.Categorical):  # cast before the group-by: its ids are at hand
+                ids = categorical_ids(held_cells)
                 cell, n_cells = _dense_codes(np.where(ids < 0, ids.max(initial=-1) + 1, ids))  # missing last
-                cells = held.gather(first_of_each(cell, n_cells))
+                cells = held_cells.gather(first_of_each(cell, n_cells))
                 if releases[len(every_held)].schema[sensitive] == pl.String:
                     cells = cells.cast(pl.String)
             else:
-                cell, cells = distinct_codes(held.to_frame(), [sensitive])[sensitive]
+                cell, cells = distinct_codes(held_cells.to_frame(), [sensitive])[sensitive]
             combo = np.repeat(np.arange(combos.height, dtype=np.int64), combos.get_column("__n_held").to_numpy())
             every_held.append((combo, cell, cells))
     canonical_of_combo = _canonical_ranks([combos.get_column(c) for combos in every_combos for c in qi])
@@ -260,7 +269,7 @@ def _canonical_ranks(columns: Sequence[pl.Series]) -> list[tuple[np.ndarray, pl.
         order = np.array([rank_of.get(text, n_ranks - 1) for text in listed], dtype=np.int64)  # missing: last
     else:  # many distinct texts (centroids, say): ranked by Polars
         dense = canonical.rank("dense").cast(pl.Int64)
-        n_ranks = int(dense.max() or 0) + 1
+        n_ranks = int(cast("int | None", dense.max()) or 0) + 1
         order = dense.fill_null(n_ranks).to_numpy() - 1
     pairs, pair_of = unique_inverse((distinct // span) * n_ranks + order, n_groups * n_ranks)
     bounds = np.searchsorted(pairs // n_ranks, np.arange(n_groups + 1))
@@ -367,11 +376,11 @@ def read_tables(tables: Sequence[ClassTable], qi: Sequence[str], reader: CellRea
     for table in tables:
         cells.extend(table.distinct_cells[c] for c in qi)
         domains.extend(range(len(qi)))
-        with_sensitive = len(reader.domains) > len(qi) and table.sensitive_cells is not None
-        if with_sensitive:
-            cells.append(table.sensitive_cells.cast(pl.String))
+        sensitive_cells = table.sensitive_cells if len(reader.domains) > len(qi) else None
+        if sensitive_cells is not None:
+            cells.append(sensitive_cells.cast(pl.String))
             domains.append(len(qi))
-        shapes.append(with_sensitive)
+        shapes.append(sensitive_cells is not None)
     read = reader.read(cells, domains)
     out, at = [], 0
     for with_sensitive in shapes:

@@ -139,8 +139,8 @@ def describe_attributes(dataset: Dataset, cells: EncodedCells) -> list[LocalAttr
                     f"numeric quasi-identifier '{name}' has missing values, which have no place in "
                     "a range; drop those rows (missing='drop') or declare the column categorical"
                 )
-            values = dictionary.to_physical().cast(pl.Float64)
-            values = (values.fill_null(np.inf) if values.null_count() else values).to_numpy()
+            physical = dictionary.to_physical().cast(pl.Float64)
+            values: np.ndarray = (physical.fill_null(np.inf) if physical.null_count() else physical).to_numpy()
             order = np.argsort(values, kind="stable")
             rank_of_code = np.empty(len(order), dtype=np.int64)
             rank_of_code[order] = np.arange(len(order))

@@ -94,7 +94,7 @@ class _Space:
         self.total_weight = float(sum(weights))
         self.table_bits = min(len(weights), self.TABLE_BITS)
         self.mask_type = np.uint8 if self.table_bits <= 8 else np.uint16
-        self.bits = (1 << np.arange(self.table_bits, dtype=self.mask_type))[:, None]
+        self.bits = np.left_shift(1, np.arange(self.table_bits, dtype=self.mask_type))[:, None]
         pattern = np.arange(1 << self.table_bits)
         table = np.full(len(pattern), self.total_weight)
         for j in range(self.table_bits):

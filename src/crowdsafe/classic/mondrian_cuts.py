@@ -129,7 +129,7 @@ class _LevelGrid:
         spans = (high - low + 1).T  # blocks attribute by attribute, each segment by segment
         block = (spans.cumsum() - spans.reshape(-1)).reshape(d, n_segs)  # where each block starts
         # attributes with one value in every segment allow no cut: their blocks stay empty
-        varied = level.widths.any(axis=0)
+        varied = np.asarray(level.widths.any(axis=0))
         rows = slice(None) if varied.all() else np.flatnonzero(varied)
         key = np.repeat((block - low.T)[rows], level.lengths, axis=1)
         key += level.rank[rows]

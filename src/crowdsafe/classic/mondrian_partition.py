@@ -55,7 +55,7 @@ class _Partitioner:
         # level's cells, then transposing them, is several times faster than with 64-bit values
         # or attribute-major
         rank_type = _smallest_unsigned(self.n_ranks)
-        self.ranks_by_cell = np.empty((m, d), dtype=rank_type)
+        self.ranks_by_cell: np.ndarray = np.empty((m, d), dtype=rank_type)
         for j, attr in enumerate(attributes):
             self.ranks_by_cell[:, j] = attr.rank_of_code.astype(rank_type)[cells.codes[:, j]]
         self.is_ordered = np.asarray([isinstance(a, OrderedAttribute) for a in attributes])
@@ -333,7 +333,7 @@ class _Partitioner:
             return self._strict(segs, attribute, chosen, local, cell, count, cum, before, sizes)
         return self._relaxed(segs, chosen, local, cell, count, cum, before, sizes, attempt)
 
-    def _strict(self, segs, attribute, chosen, local, cell, count, cum, before, sizes):  # type: ignore[no-untyped-def]
+    def _strict(self, segs, attribute, chosen, local, cell, count, cum, before, sizes):
         n_segs = len(segs)
         rank = self.ranks[attribute[local], cell]
         seg_end = np.searchsorted(local, np.arange(n_segs), side="right")
@@ -379,7 +379,7 @@ class _Partitioner:
             allowed &= ok[0::2] & ok[1::2]
         return _Cuts(segs, allowed, chosen, local, side, 2)
 
-    def _relaxed(self, segs, chosen, local, cell, count, cum, before, sizes, attempt):  # type: ignore[no-untyped-def]
+    def _relaxed(self, segs, chosen, local, cell, count, cum, before, sizes, attempt):
         """Relaxed cuts. Pieces a cut adds are numbered segment by segment, or in the stable
         order of the segments' ``attempt`` when given (as if cut attempt by attempt)."""
         n_segs = len(segs)

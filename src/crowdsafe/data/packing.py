@@ -48,7 +48,7 @@ def pack(columns: Sequence[np.ndarray], sizes: Sequence[int], dtype: type = np.i
     ``dtype`` (int64 or uint64; the caller checks :func:`fits`). One multiply-add per column, in
     place (codes of another integer type are cast in the ufunc's buffer, not copied)."""
     n = len(columns[0]) if len(columns) else 0
-    key = np.zeros(n, dtype=dtype)
+    key: np.ndarray = np.zeros(n, dtype=dtype)
     radix = np.dtype(dtype).type
     for values, size in zip(columns, sizes):
         key *= radix(max(int(size), 1))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -64,7 +65,7 @@ def load(
     with a one-line message naming the problem.
     """
     policy = MissingPolicy.parse(missing)
-    declared = Schema.from_toml(schema) if isinstance(schema, (str, os.PathLike)) else schema
+    declared = Schema.from_toml(Path(schema)) if isinstance(schema, (str, os.PathLike)) else schema
     source = read_source(data, declared=declared, separator=separator, missing_tokens=missing_tokens, name=name)
     return load_source(source, schema=declared, missing=policy, qi=qi, sensitive=sensitive, hierarchies=hierarchies)
 

@@ -8,6 +8,7 @@ scales it to any number of rows. Bundled names (usable wherever a DATA argument 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from crowdsafe.data import Dataset, MissingPolicy
@@ -61,7 +62,7 @@ def load_bundled(name: str, *, missing: MissingPolicy | str = MissingPolicy.KEEP
 
 # Bundled names are read wherever a DATA argument is taken: crowdsafe.data.load reads them.
 for _name in _BUNDLED:
-    register_named(_name, lambda name=_name: bundled_source(name))
+    register_named(_name, partial(bundled_source, _name))
 
 
 __all__ = ["adult", "bundled_source", "catalogue", "load_bundled", "names", "synthetic"]

@@ -117,7 +117,7 @@ def schema() -> Schema:
             else Role.SENSITIVE if name in SENSITIVE else Role.INSENSITIVE
         )
         kind = AttributeType.NUMERIC if name in NUMERIC else AttributeType.CATEGORICAL
-        order = None
+        order: tuple[str, ...] | None = None
         if name == "education":
             kind, order = AttributeType.ORDINAL, EDUCATION_ORDER
         elif name == "income":
