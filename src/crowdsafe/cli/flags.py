@@ -52,7 +52,7 @@ def cli_message(error: CrowdsafeError) -> str:
             message = re.sub(pattern, typed, message)
         message = message.replace(f"the {parameter} parameter", option)
         message = re.sub(rf"(?<![\w-]){name}=True\b", option, message)
-        message = re.sub(rf"(?<![\w-]){name}='([^']*)'", lambda m: f"{option} {m.group(1)}", message)
+        message = re.sub(rf"(?<![\w-]){name}='([^']*)'", lambda m, option=option: f"{option} {m.group(1)}", message)
         message = re.sub(rf"(?<![\w-]){name}=\[\.\.\.\]", f"{option} a,b,c", message)
         message = re.sub(rf"(?<![\w-]){name}=([A-Z][A-Z_.]*)(?![\w(])", rf"{option} \1", message)
     return message

@@ -217,7 +217,8 @@ class FullDomainScorer:
         codes = column.to_numpy().astype(np.int64)
         leaves = hierarchy.size(0) if hierarchy is not None else int(codes.max()) + 1
         if len(codes) and codes.max() >= leaves:
-            raise HierarchyError(f"column '{name}' holds leaf code {int(codes.max())}, beyond its hierarchy's {leaves} leaves")
+            raise HierarchyError(
+                f"column '{name}' holds leaf code {int(codes.max())}, beyond its hierarchy's {leaves} leaves")
         n_leaf = np.bincount(codes, weights=self.counts, minlength=leaves)
         suppressed_entropy = _log2_ratio_cost(n_leaf, np.full(leaves, float(self.rows)))
         if hierarchy is None:
@@ -256,7 +257,8 @@ class FullDomainScorer:
         else:
             chosen = [int(x) for x in levels]
             if len(chosen) != len(self.columns):
-                raise ParameterError(f"expected {len(self.columns)} levels ({', '.join(self.columns)}), got {len(chosen)}")
+                raise ParameterError(
+                    f"expected {len(self.columns)} levels ({', '.join(self.columns)}), got {len(chosen)}")
         for col, level in zip(self._columns, chosen):
             if not 0 <= level <= col.height:
                 raise HierarchyError(
@@ -357,7 +359,9 @@ def _result(
     )
 
 
-def _conditional_entropy(cover_cells: np.ndarray, cover_codes: np.ndarray, n_code: np.ndarray, n_cells: int) -> np.ndarray:
+def _conditional_entropy(
+    cover_cells: np.ndarray, cover_codes: np.ndarray, n_code: np.ndarray, n_cells: int,
+) -> np.ndarray:
     """H(X | X ∈ cell) in bits for every cell, from input counts ``n_code`` (sparse cover)."""
     weight = n_code[cover_codes]
     total = np.bincount(cover_cells, weights=weight, minlength=n_cells)

@@ -218,7 +218,8 @@ class SparkView:
 
     def describe(self) -> dict[str, Any]:
         return {"rows": self.rows, "attributes": self.attributes, "alpha": self.alpha, "beta": self.beta,
-                "max_rows": self.n_bound, "m": self.domain.size, "path": self.path, "certificate": self.certificate.summary()}
+                "max_rows": self.n_bound, "m": self.domain.size, "path": self.path,
+                "certificate": self.certificate.summary()}
 
 
 def run_spark(prepared: SparkInput, plan: AlphaBetaPlan, out: str | os.PathLike[str], *,
@@ -238,7 +239,8 @@ def run_spark(prepared: SparkInput, plan: AlphaBetaPlan, out: str | os.PathLike[
         raise ParameterError("the plan was made for another table (its bound on n or m differ)")
     target = str(out)
     if not target.rstrip("/").lower().endswith((".parquet", ".pq")):
-        raise ParameterError(f"the spark engine writes the view as a Parquet directory: name it *.parquet, got {target}")
+        raise ParameterError(
+            f"the spark engine writes the view as a Parquet directory: name it *.parquet, got {target}")
     cert_target = Path(certificate) if certificate is not None else certificate_path(target)
     rng = as_randomness(randomness)
     streams = PartitionStreams.from_randomness(rng)
@@ -310,8 +312,8 @@ def _arrow_type(dtype: pl.DataType) -> Any:
 
 
 def write_parquet_once(frame: Any, target: str) -> None:
-    """Write ``frame`` as Parquet (evaluating it exactly once) to a hidden sibling directory, then rename it onto ``target``
-    (an existing target is replaced only after the new view is complete)."""
+    """Write ``frame`` as Parquet (evaluating it exactly once) to a hidden sibling directory, then
+    rename it onto ``target`` (an existing target is replaced only after the new view is complete)."""
     spark = frame.sparkSession
     jvm = spark._jvm
     hadoop_path = jvm.org.apache.hadoop.fs.Path
