@@ -564,6 +564,7 @@ def entropy_interval_score(iv, suppressed: int, weights: Sequence[np.ndarray | N
     for weight, nodes, marginal, count in zip(weights, node_counts, marginals, leaves):
         if weight is None:
             continue
+        assert nodes is not None  # a column above level 0 has its node counts
         for v in np.flatnonzero(np.asarray(weight) != 0):
             total = total + entropy_bits_interval(iv, int(nodes[v]), int(marginal[v]), count) * int(weight[v])
     return -total * WEIGHT_UNIT

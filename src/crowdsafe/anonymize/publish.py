@@ -34,7 +34,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast, overload
 
 import numpy as np
 
@@ -90,7 +90,7 @@ class Publication:
             "releases": [
                 {
                     "dp_output": {
-                        "scheme": dict(r.recoding.levels),  # type: ignore[attr-defined]
+                        "scheme": dict(cast(GeneralizationScheme, r.recoding).levels),
                         "rows_published": r.rows_published,
                         "classes": r.classes,
                     },
@@ -352,6 +352,10 @@ def class_utility(applied: AppliedCounts, scheme: GeneralizationScheme, columns:
     }
 
 
+@overload
+def public_choice(choice: SchemeChoice) -> SchemeChoice: ...
+@overload
+def public_choice(choice: None) -> None: ...
 def public_choice(choice: SchemeChoice | None) -> SchemeChoice | None:
     """The selection's outcome without its data-dependent diagnostic (the nodes scored)."""
     return None if choice is None else replace(choice, scored=None)
@@ -373,8 +377,8 @@ def certify_release(
         "delta_target": publish_plan.delta_target,
     }
     if choice is not None:
-        parameters["selection"] = public_choice(choice).describe()  # type: ignore[union-attr]
-    accounting = {"ledger": bool(recorded)}
+        parameters["selection"] = public_choice(choice).describe()
+    accounting: dict[str, Any] = {"ledger": bool(recorded)}
     if not recorded:
         accounting["note"] = "no ledger: nothing records the sample's use or limits further releases"
     certificate = certify_k_anonymization(

@@ -105,13 +105,13 @@ def fixed_scheme(dataset: Dataset, columns: Sequence[str], spec: str | Mapping[s
                     )
                 preset = item
                 continue
-            column, _, level = item.partition("=")
-            column, level = column.strip(), level.strip()
+            column, _, written = item.partition("=")
+            column, written = column.strip(), written.strip()
             try:
-                explicit[column] = int(level)
+                explicit[column] = int(written)
             except ValueError:
                 raise ParameterError(
-                    f"the level of '{column}' in the scheme must be a whole number, got {level!r}") from None
+                    f"the level of '{column}' in the scheme must be a whole number, got {written!r}") from None
     for column, level in explicit.items():
         if column not in columns:
             raise ParameterError(
