@@ -137,7 +137,7 @@ class SparkEngine:
         return SparkRelease(
             rows=frame, certificate=certificate, algorithm="safe k-anonymization with sampling (Spark engine)",
             k=k, quasi_identifiers=tuple(table.columns), sensitive=None, recoding=scheme,
-            applied=published, source=None, parameters=parameters, class_table=class_table)  # type: ignore[arg-type]
+            applied=published, source=None, parameters=parameters, class_table=class_table)
 
     def write(self, table: SparkTable, releases: Sequence[Release], certificate: Certificate,
               paths: Sequence[str], *, escape_formulas: bool) -> dict[str, Any]:

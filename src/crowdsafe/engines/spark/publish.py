@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
@@ -62,7 +62,8 @@ class SparkRelease(Release):
         CSV cells formula-safe unless ``escape_formulas`` is False (the certificate says which)."""
         note = format_note(path, escape_formulas=escape_formulas)
         certificate = self.certificate.with_format_notes(note).to_json()
-        written = write_releases(self.frame.sparkSession, [self.frame], [certificate],
+        spark = cast(Any, self.frame).sparkSession  # pyspark's stub omits DataFrame.sparkSession
+        written = write_releases(spark, [self.frame], [certificate],
                                  [str(path)], escape_formulas=escape_formulas)
         return written["tables"][0], written["certificates"][0]
 

@@ -56,7 +56,9 @@ class SampleCounter:
 
         d = len(self.maps)
         names = [code_column(j) for j in range(d)]
-        stream = self.streams.for_partition(TaskContext.get().partitionId())
+        context = TaskContext.get()
+        assert context is not None  # this runs in a Spark task
+        stream = self.streams.for_partition(context.partitionId())
         sums = np.zeros(len(HASH_COLUMNS), dtype=np.uint64)
         parts = []
         for batch in batches:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import polars as pl
 
@@ -84,7 +85,7 @@ def spark_table(
 
     policy = MissingPolicy.parse(missing)
     if isinstance(schema, (str, os.PathLike)):
-        schema = Schema.from_toml(schema)
+        schema = Schema.from_toml(cast("str | Path", schema))
     is_path = isinstance(data, (str, os.PathLike)) and not _is_bundled(data)
     if is_path or _is_spark_frame(data):
         path = str(data) if is_path else ""
