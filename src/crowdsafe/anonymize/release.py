@@ -173,8 +173,10 @@ class Release:
         return information_loss(self.source, frame, qi=list(self.quasi_identifiers), k=self.k,
                                 input_rows=self.rows_in)
 
-    def write(self, path: str | os.PathLike[str], *, escape_formulas: bool = True) -> tuple[Path, Path]:
-        """Write the table to ``path`` and the certificate beside it; return both paths. CSV cells
+    def write(self, path: str | os.PathLike[str], *,
+              escape_formulas: bool = True) -> tuple[Path | str, Path | str]:
+        """Write the table to ``path`` and the certificate beside it; return both paths (strings for
+        a Spark release). CSV cells
         are formula-safe unless ``escape_formulas`` is False (:func:`write_table_and_certificate`)."""
         return write_table_and_certificate(self.frame, self.certificate, path, escape_formulas=escape_formulas)
 

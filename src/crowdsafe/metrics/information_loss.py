@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
@@ -424,7 +424,7 @@ def information_loss(
         max_entropy += rows * h_all / max(n_code.sum(), 1.0)
         class_keys.append(pl.Series(domain.name, cover.canonical[row_cells]))
         if has_hierarchies:
-            top = domain.hierarchy.height  # type: ignore[union-attr]
+            top = cast(Hierarchy, domain.hierarchy).height  # has_hierarchies: every domain has one
             used = cover.level[per_cell > 0]
             height += int(used.max()) if len(used) else 0
             height_share += (float(per_cell @ (cover.level / top)) if top else 0.0) + suppressed

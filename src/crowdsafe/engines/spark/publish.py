@@ -25,6 +25,7 @@ the Polars engine's sample.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -57,7 +58,7 @@ class SparkRelease(Release):
 
     class_table: pl.DataFrame | None = None
 
-    def write(self, path: str, *, escape_formulas: bool = True) -> tuple[str, str]:  # type: ignore[override]
+    def write(self, path: str | os.PathLike[str], *, escape_formulas: bool = True) -> tuple[str, str]:
         """Write the rows (a directory of part files) and the certificate beside it, atomically;
         CSV cells formula-safe unless ``escape_formulas`` is False (the certificate says which)."""
         note = format_note(path, escape_formulas=escape_formulas)

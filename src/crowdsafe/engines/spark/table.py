@@ -115,7 +115,7 @@ def spark_table(
                 raise InputError(f"column '{c}' has {count:,} missing values (missing='error'); "
                                  "use missing='keep' or 'drop'")
     for j, c in enumerate(others):
-        values[c] = pl.from_arrow(row.column(f"__first_{j}")).alias(c)  # type: ignore[union-attr]
+        values[c] = cast(pl.Series, pl.from_arrow(row.column(f"__first_{j}"))).alias(c)
     raw = domain_frame({c: values[c] for c in frame.columns})
     tidy = raw
     if is_path and path.lower().rstrip("/").endswith(_CSV_ENDINGS):
