@@ -354,8 +354,12 @@ def class_utility(applied: AppliedCounts, scheme: GeneralizationScheme, columns:
 
 @overload
 def public_choice(choice: SchemeChoice) -> SchemeChoice: ...
+
+
 @overload
 def public_choice(choice: None) -> None: ...
+
+
 def public_choice(choice: SchemeChoice | None) -> SchemeChoice | None:
     """The selection's outcome without its data-dependent diagnostic (the nodes scored)."""
     return None if choice is None else replace(choice, scored=None)
