@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
@@ -329,7 +329,8 @@ def ledger_report(ledger: LedgerSpec = DEFAULT_LEDGER, dataset: str | None = Non
             raise ParameterError("there is no ledger to show")
         report = book.export()
         if dataset is not None:
-            chosen = [d for d in report["datasets"] if dataset in (d["name"], d["fingerprint"])]  # type: ignore[union-attr]
+            datasets = cast("list[dict[str, Any]]", report["datasets"])
+            chosen = [d for d in datasets if dataset in (d["name"], d["fingerprint"])]
             if not chosen:
                 raise ParameterError(f"dataset {dataset!r} is not in the ledger {book.path}")
             report["datasets"] = chosen

@@ -67,7 +67,9 @@ def ref_attributes(dataset: Dataset, columns: list[str]) -> list[RefAttribute]:
     return out
 
 
-def reference_mondrian(rows: list[tuple], attrs: list[RefAttribute], k: int, relaxed: bool = False) -> list[list[tuple]]:
+def reference_mondrian(
+    rows: list[tuple], attrs: list[RefAttribute], k: int, relaxed: bool = False,
+) -> list[list[tuple]]:
     """Mondrian (LeFevre et al. 2006) on a list of rows; returns the final partitions.
 
     Cut on the widest normalized attribute first (ties: attribute order), then the next.

@@ -123,7 +123,8 @@ def _brute_force_classification(data: Dataset, k: int) -> dict[tuple[int, ...], 
     for levels in itertools.product(*[range(h.height + 1) for h in hierarchies]):
         counts: Counter = Counter()
         for row in rows:
-            node = tuple(int(h.leaf_map(level)[leaf[j][row[j]]]) for j, (h, level) in enumerate(zip(hierarchies, levels)))
+            node = tuple(int(h.leaf_map(level)[leaf[j][row[j]]])
+                         for j, (h, level) in enumerate(zip(hierarchies, levels)))
             counts[(node, row[-1])] += 1
         groups = {node for node, _ in counts}
         best = sum(max(max(0, counts[(g, y)] - (k - 1)) for y in OUTCOMES) for g in groups)
@@ -277,7 +278,9 @@ def test_the_classification_search_returns_the_argmax_of_the_brute_force_keys(da
 
 # -- entropy ----------------------------------------------------------------------------------------
 
-def _brute_force_entropy(data: Dataset, columns: list[str], k: int, exact: bool = False) -> dict[tuple[int, ...], object]:
+def _brute_force_entropy(
+    data: Dataset, columns: list[str], k: int, exact: bool = False,
+) -> dict[tuple[int, ...], object]:
     """q = −Σ_E [(c − e(c))·B + (e(c)/c)·L(E)] of every node, row by row from the definition
     (objectives.py): ℓ(r) = Σ_j min(log2 L_j, log2(c_j(N)/c_j(v))), e(c) = c·min(c, k)/k, B the sum
     of the caps. In floats (math.log2, Fractions for the ramp), or with ``exact`` in mpmath at the

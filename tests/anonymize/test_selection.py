@@ -103,7 +103,8 @@ def _brute_force_scores(data, columns, k, quantised=False):
                 * size * min(size, k) for node, size in classes.items()))
             continue
         scores.append(sum(
-            (1 - sum(penalty[j][levels[j]][node[j]] for j in range(len(columns))) / len(columns)) * size * min(size, k) / k
+            (1 - sum(penalty[j][levels[j]][node[j]] for j in range(len(columns))) / len(columns))
+            * size * min(size, k) / k
             for node, size in classes.items()))
     return np.asarray(scores)
 

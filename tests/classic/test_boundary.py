@@ -28,7 +28,8 @@ def test_no_module_of_the_certified_pipeline_imports_classic():
     for path in sorted((PACKAGE / "anonymize").glob("*.py")):
         if path.name == "__init__.py":  # offers the classic names lazily, for the public API
             continue
-        found = sorted(m for m in _imported_modules(path) if m == "crowdsafe.classic" or m.startswith("crowdsafe.classic."))
+        found = sorted(m for m in _imported_modules(path)
+                       if m == "crowdsafe.classic" or m.startswith("crowdsafe.classic."))
         if found:
             offenders[path.name] = found
     assert offenders == {}

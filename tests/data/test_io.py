@@ -227,7 +227,8 @@ def test_new_hierarchies_are_validated_and_unchanged_ones_are_not_checked_again(
 
 
 @settings(max_examples=50, deadline=None)
-@given(values=st.lists(st.one_of(st.none(), st.sampled_from(["b", "a", "ç", "", "long value"])), min_size=1, max_size=30))
+@given(values=st.lists(st.one_of(st.none(), st.sampled_from(["b", "a", "ç", "", "long value"])),
+                       min_size=1, max_size=30))
 def test_text_fingerprints_alike_as_string_categorical_and_enum(values):
     """The fingerprint reads a Categorical or Enum column through its physical codes; it must
     digest exactly what the same values as plain text give (missing values, unused Enum

@@ -81,8 +81,10 @@ def test_statistically_sensible_groups():
     # education-num uses the same cut points as education's levels
     edu = adult().frame.select("education", "education-num").unique()
     for level in (1, 2):
-        by_name = dict(zip(h["education"].mapping(level).get_column("value"), h["education"].mapping(level).get_column("label")))
-        by_num = dict(zip(h["education-num"].mapping(level).get_column("value"), h["education-num"].mapping(level).get_column("label")))
+        by_name = dict(zip(h["education"].mapping(level).get_column("value"),
+                           h["education"].mapping(level).get_column("label")))
+        by_num = dict(zip(h["education-num"].mapping(level).get_column("value"),
+                          h["education-num"].mapping(level).get_column("label")))
         groups_name = edu.with_columns(pl.col("education").replace_strict(by_name).alias("g1"),
                                        pl.col("education-num").replace_strict(by_num).alias("g2"))
         assert groups_name.group_by("g1").agg(pl.col("g2").n_unique()).get_column("g2").max() == 1

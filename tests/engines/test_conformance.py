@@ -147,7 +147,8 @@ def test_materialise_and_write(engine, reference, small, tmp_path):
     from crowdsafe.anonymize.counted import published_only
 
     plan = plan_publication(1.0, 1e-6, scheme="coarse")
-    certificate = run_publication(reference, small, plan, randomness=Randomness(1), force=True).certificate  # any certificate
+    # any certificate
+    certificate = run_publication(reference, small, plan, randomness=Randomness(1), force=True).certificate
     written = {}
     for e, folder in ((engine, "engine"), (reference, "reference")):
         prepared, fixed = e.prepare(e.read_table(small), plan, None)
@@ -204,8 +205,8 @@ def test_perturbation_plan(engine, reference, tmp_path):
                           "c": rng.integers(0, 200, 800)})
     path = tmp_path / "rows.parquet"
     frame.write_parquet(path)
-    request = dict(domains={"a": list(range(10)), "b": ["x", "y", "z"], "c": list(range(200))}, max_rows=1000, exploratory=False,
-                   duplicates="collapse", attributes=None, failure=0.05, gamma=0.5, c=1.0)
+    request = dict(domains={"a": list(range(10)), "b": ["x", "y", "z"], "c": list(range(200))}, max_rows=1000,
+                   exploratory=False, duplicates="collapse", attributes=None, failure=0.05, gamma=0.5, c=1.0)
     plans = [e.plan_perturbation(e.read_source(path), **dict(request)) for e in (engine, reference)]
     assert _same(plans[0].as_dict(), plans[1].as_dict())
 
@@ -215,7 +216,8 @@ def test_attack_tables_give_the_same_metrics(engine, reference, tmp_path):
     n = 300
     ages = rng.integers(18, 80, n)
     targets = pl.DataFrame({"id": np.arange(n).astype(str), "age": ages, "sex": rng.choice(["Female", "Male"], n),
-                            "disease": np.array(["flu", "hiv", "cancer", "none"])[(ages // 9 + rng.integers(0, 2, n)) % 4]})
+                            "disease": np.array(["flu", "hiv", "cancer", "none"])[
+                                (ages // 9 + rng.integers(0, 2, n)) % 4]})
     def bins(width):
         low = (pl.col("age") // width) * width
         return pl.format("[{}, {})", low, low + width).alias("age")

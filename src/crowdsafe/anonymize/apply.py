@@ -49,10 +49,16 @@ class SuppressionFacts:
     """What Apply did, from ``rows_in``, ``rows_published``, ``class_sizes`` and ``class_kept``
     (shared by :class:`Applied` and :class:`crowdsafe.anonymize.counted.AppliedCounts`)."""
 
-    rows_in: int
-    rows_published: int
     class_sizes: np.ndarray
     class_kept: np.ndarray
+
+    @property
+    def rows_in(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def rows_published(self) -> int:
+        raise NotImplementedError
 
     @property
     def rows_suppressed(self) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import polars as pl
@@ -92,7 +93,9 @@ class _ColumnCodes:
         if not (categorical or series.dtype in _INTEGERS):
             return None
         physical = series.to_physical()
-        high, low = physical.max(), 0 if categorical else physical.min()
+        # an integer (physical) column: its extremes are integers, or None when every value is missing
+        high = cast("int | None", physical.max())
+        low = 0 if categorical else cast(int, physical.min())
         if high is None:  # every value missing
             return cls(np.zeros(len(series), dtype=np.uint8), 1, None, 0, 0, series)
         missing = int(high) - int(low) + 1
@@ -215,11 +218,11 @@ class AppliedCounts(SuppressionFacts):
         return cls(np.asarray(class_codes, dtype=np.int64), sizes, sizes >= int(k), int(k))
 
     @property
-    def rows_in(self) -> int:  # type: ignore[override]
+    def rows_in(self) -> int:
         return int(self.class_sizes.sum())
 
     @property
-    def rows_published(self) -> int:  # type: ignore[override]
+    def rows_published(self) -> int:
         return int(self.class_sizes[self.class_kept].sum())
 
 

@@ -9,7 +9,7 @@ and compares the nodes still in contention with :meth:`EntropyScorer.interval`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -125,7 +125,7 @@ class EntropyScorer:
             return cached
         tables, k = self.tables, self.k
         keys = packing.pack_bits((self.ancestors[j][level][self.leaf_codes[j]] for j, level in enumerate(levels)),
-                                 tables.shifts, len(tables.base_keys))
+                                 cast(Sequence[int], tables.shifts), len(tables.base_keys))
         _, classes = np.unique(keys, return_inverse=True)
         # every sum below is at most k · rows: int64 when that fits, else Python integers
         exact_type = np.int64 if self.k * max(self.rows, 1) < 2**62 else object
@@ -135,7 +135,7 @@ class EntropyScorer:
         kept = np.minimum(sizes, k)
         suppressed = int((sizes * (k - kept)).sum())
         per_row = kept[classes] * counts  # min(|E|, k) times the tuple's count
-        weights = []
+        weights: list[np.ndarray | None] = []
         for j, level in enumerate(levels):
             if level == 0:
                 weights.append(None)

@@ -12,6 +12,7 @@ the exact integer objectives (:mod:`.objectives`) and gives the branch and bound
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 
@@ -129,8 +130,8 @@ class KeyedTables:
         self.wide = SCORE_UNIT * 10 * self.k * self.k * max(cells.n_rows, 1) >= 2**63
         # classification: the target's key field, lowest bits when the target is the last column
         self.target = columns.index(self.objective.target) if self.objective.target is not None else None
-        keys = packing.pack_bits((leaf_ranks[j][cells.codes[:, j]] for j in range(self.d)), self.shifts,
-                                 cells.n_cells)
+        keys = packing.pack_bits((leaf_ranks[j][cells.codes[:, j]] for j in range(self.d)),
+                                 cast(Sequence[int], self.shifts), cells.n_cells)
         order = np.argsort(keys)
         self.base_keys = keys[order]
         self.base_counts = cells.counts[order].astype(np.int64)

@@ -502,7 +502,8 @@ def entropy_bit_tables(marginals: Sequence[np.ndarray], ancestors: Sequence[Sequ
                 pair = (int(node_of_leaf[v]), int(marginal[v]))
                 if pair not in cache:
                     enclosure = entropy_bits_interval(iv, pair[0], pair[1], count)
-                    tight = enclosure.b == 0 or (enclosure.a > 0 and enclosure.b - enclosure.a <= enclosure.a * 2.0**-60)
+                    tight = enclosure.b == 0 or (
+                        enclosure.a > 0 and enclosure.b - enclosure.a <= enclosure.a * 2.0**-60)
                     if tight is not True:
                         raise CrowdsafeError("an entropy term was not enclosed tightly enough (internal error)")
                     cache[pair] = float(enclosure.mid)
@@ -549,8 +550,9 @@ def entropy_error_bound(cells: int, d: int, rows: int, k: int, cap: float) -> fl
     return 2.0 * gamma * WEIGHT_UNIT * float(k) * float(max(rows, 1)) * (cap + 1.0)
 
 
-def entropy_interval_score(iv, suppressed: int, weights: Sequence[np.ndarray | None], node_counts: Sequence[np.ndarray | None],
-                           marginals: Sequence[np.ndarray], leaves: Sequence[int]):
+def entropy_interval_score(iv, suppressed: int, weights: Sequence[np.ndarray | None],
+                           node_counts: Sequence[np.ndarray | None], marginals: Sequence[np.ndarray],
+                           leaves: Sequence[int]):
     """q_D = −2^20·(S0·B + Σ_j Σ_v W_j(v)·h_j(v)) enclosed in ``iv`` (its precision): ``suppressed``
     = S0, ``weights[j][v]`` = W_j(v) (exact integers; None for a column at level 0),
     ``node_counts[j][v]`` = c_j(N) of v's node, ``marginals[j][v]`` = c_j(v). A loop over the
@@ -562,6 +564,7 @@ def entropy_interval_score(iv, suppressed: int, weights: Sequence[np.ndarray | N
     for weight, nodes, marginal, count in zip(weights, node_counts, marginals, leaves):
         if weight is None:
             continue
+        assert nodes is not None  # a column above level 0 has its node counts
         for v in np.flatnonzero(np.asarray(weight) != 0):
             total = total + entropy_bits_interval(iv, int(nodes[v]), int(marginal[v]), count) * int(weight[v])
     return -total * WEIGHT_UNIT

@@ -238,7 +238,8 @@ def best_rate(epsilon: float, delta: float, epsilon1: float) -> float:
     exact = {k: max(peak(k), seen[k]) for k in leaders}
     best = max(max(r / k for k, r in exact.items()), max(r / k for k, r in seen.items()))
     threshold = (1.0 - RATE_TOLERANCE) * best
-    chosen = max([k for k, r in seen.items() if r / k >= threshold] + [k for k, r in exact.items() if r / k >= threshold])
+    chosen = max([k for k, r in seen.items() if r / k >= threshold]
+                 + [k for k, r in exact.items() if r / k >= threshold])
     return exact[chosen] if chosen in exact else max(peak(chosen), seen[chosen])
 
 

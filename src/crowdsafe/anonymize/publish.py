@@ -34,7 +34,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast, overload
 
 import numpy as np
 
@@ -90,7 +90,7 @@ class Publication:
             "releases": [
                 {
                     "dp_output": {
-                        "scheme": dict(r.recoding.levels),  # type: ignore[attr-defined]
+                        "scheme": dict(cast(GeneralizationScheme, r.recoding).levels),
                         "rows_published": r.rows_published,
                         "classes": r.classes,
                     },
@@ -168,7 +168,9 @@ def plan_for_dataset(dataset: Dataset, epsilon: float, delta: float, **options: 
     return plan_publication(epsilon, delta, candidates=candidates, **options)
 
 
-def resolution_outlook(dataset: Dataset, columns: Sequence[str], publish_plan: PublishPlan, rows: int) -> dict[str, Any]:
+def resolution_outlook(
+    dataset: Dataset, columns: Sequence[str], publish_plan: PublishPlan, rows: int,
+) -> dict[str, Any]:
     """What resolution a table of ``rows`` rows could reach under ``publish_plan``, from its size and
     the hierarchies only (never from the values): the expected sample n·β fills about n·β/k
     classes of k rows; the finest preset (none, fine, medium, coarse) whose number of possible
@@ -283,7 +285,8 @@ def check_lattice(hierarchies: Mapping[str, Any], columns: Sequence[str]) -> Non
 
 
 def choose_recoding(
-    sample: Dataset | CountedSample, columns: Sequence[str], publish_plan: PublishPlan, fixed: GeneralizationScheme | None,
+    sample: Dataset | CountedSample, columns: Sequence[str], publish_plan: PublishPlan,
+    fixed: GeneralizationScheme | None,
     randomness: Randomness,
 ) -> tuple[GeneralizationScheme, RecodingProfile, SchemeChoice | None]:
     """Am: the fixed scheme (strongly safe), or the exponential mechanism's choice on the sample
@@ -294,7 +297,8 @@ def choose_recoding(
 
     objective = make_objective(publish_plan.objective, publish_plan.target)
     choice = choose_scheme(sample, columns, publish_plan.k, publish_plan.epsilon1, randomness, objective)
-    profile = RecodingProfile.epsilon_safe(publish_plan.epsilon1, "exponential mechanism over the generalization lattice")
+    profile = RecodingProfile.epsilon_safe(publish_plan.epsilon1,
+                                           "exponential mechanism over the generalization lattice")
     return choice.scheme, profile, choice
 
 
@@ -348,6 +352,14 @@ def class_utility(applied: AppliedCounts, scheme: GeneralizationScheme, columns:
     }
 
 
+@overload
+def public_choice(choice: SchemeChoice) -> SchemeChoice: ...
+
+
+@overload
+def public_choice(choice: None) -> None: ...
+
+
 def public_choice(choice: SchemeChoice | None) -> SchemeChoice | None:
     """The selection's outcome without its data-dependent diagnostic (the nodes scored)."""
     return None if choice is None else replace(choice, scored=None)
@@ -359,8 +371,8 @@ def certify_release(
 ) -> tuple[Certificate, dict[str, Any]]:
     """The certificate of one release (Theorem 5 for a fixed scheme, Theorem 6 for the exponential
     mechanism's choice; ``profile`` from :func:`choose_recoding`), derived from what ran; and the
-    parameters it records. ``release_id``: from :func:`crowdsafe.drivers.publish.new_release_id`; ``recorded``: whether a
-    ledger recorded the run (without one the certificate is not fit for release). Only
+    parameters it records. ``release_id``: from :func:`crowdsafe.drivers.publish.new_release_id`;
+    ``recorded``: whether a ledger recorded the run (without one the certificate is not fit for release). Only
     parameters and the chosen scheme (the DP output) enter it."""
     parameters: dict[str, Any] = {
         "quasi_identifiers": list(columns),
@@ -369,8 +381,8 @@ def certify_release(
         "delta_target": publish_plan.delta_target,
     }
     if choice is not None:
-        parameters["selection"] = public_choice(choice).describe()  # type: ignore[union-attr]
-    accounting = {"ledger": bool(recorded)}
+        parameters["selection"] = public_choice(choice).describe()
+    accounting: dict[str, Any] = {"ledger": bool(recorded)}
     if not recorded:
         accounting["note"] = "no ledger: nothing records the sample's use or limits further releases"
     certificate = certify_k_anonymization(

@@ -53,7 +53,11 @@ class Recoding(ABC):
     """A recoding g of some quasi-identifier columns."""
 
     name: str
-    columns: tuple[str, ...]
+
+    @property
+    @abstractmethod
+    def columns(self) -> tuple[str, ...]:
+        """The recoded quasi-identifier columns."""
 
     @property
     @abstractmethod
@@ -106,7 +110,7 @@ class GeneralizationScheme(Recoding):
         return "global"
 
     @property
-    def columns(self) -> tuple[str, ...]:  # type: ignore[override]
+    def columns(self) -> tuple[str, ...]:
         return tuple(self.levels)
 
     @classmethod
@@ -190,7 +194,7 @@ class LocalRecoding(Recoding):
         return "local"
 
     @property
-    def columns(self) -> tuple[str, ...]:  # type: ignore[override]
+    def columns(self) -> tuple[str, ...]:
         return tuple(self.values)
 
     @property

@@ -15,13 +15,13 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import polars as pl
 
 from crowdsafe.anonymize.apply import Applied
-from crowdsafe.anonymize.recoding import Recoding
+from crowdsafe.anonymize.recoding import LocalRecoding, Recoding
 from crowdsafe.csv_safety import escape_frame, format_note, write_csv
 from crowdsafe.data import Dataset
 from crowdsafe.errors import ParameterError
@@ -75,7 +75,7 @@ def write_classes_csv(classes: pl.DataFrame, sizes: np.ndarray, path: str | os.P
     text = classes.write_csv().encode("utf-8")
     lines = text.split(b"\n")
     if len(lines) != classes.height + 2:  # a value holds a line break: format every row
-        classes.gather(np.repeat(np.arange(classes.height), sizes)).write_csv(path)
+        classes.gather(np.repeat(np.arange(classes.height), sizes)).write_csv(cast("str | Path", path))
         return
     with open(path, "wb") as out:
         out.write(lines[0] + b"\n")
@@ -167,13 +167,16 @@ class Release:
         frame = self.frame
         extents = getattr(self.recoding, "extents", None)
         if extents is not None:
-            classes = self.recoding.class_of_row[self.applied.kept]  # type: ignore[attr-defined]
+            # extents: a local recoding, applied to the rows
+            classes = cast(LocalRecoding, self.recoding).class_of_row[cast(Applied, self.applied).kept]
             frame = pl.DataFrame([extents[c].gather(classes).alias(c) for c in self.quasi_identifiers])
         return information_loss(self.source, frame, qi=list(self.quasi_identifiers), k=self.k,
                                 input_rows=self.rows_in)
 
-    def write(self, path: str | os.PathLike[str], *, escape_formulas: bool = True) -> tuple[Path, Path]:
-        """Write the table to ``path`` and the certificate beside it; return both paths. CSV cells
+    def write(self, path: str | os.PathLike[str], *,
+              escape_formulas: bool = True) -> tuple[Path | str, Path | str]:
+        """Write the table to ``path`` and the certificate beside it; return both paths (strings for
+        a Spark release). CSV cells
         are formula-safe unless ``escape_formulas`` is False (:func:`write_table_and_certificate`)."""
         return write_table_and_certificate(self.frame, self.certificate, path, escape_formulas=escape_formulas)
 

@@ -25,10 +25,11 @@ infinitely many random bits, of which only as many are drawn as the comparison n
 node (so G_g is known to an interval, :func:`crowdsafe.randomness.gumbel_enclosure`), and 64 more
 at a time for the few nodes whose key intervals still overlap the best one, compared in
 ``mpmath`` interval arithmetic with ε1 as the exact value of its float and the scores and
-denominators exact integers (:func:`.gumbel._refine_argmax`). The returned node is the argmax of the exact keys, so the distribution
-is exactly the exponential mechanism's (no floating-point Gumbel error, no score rounding). The
-branch and bound (:func:`.lattice_mechanism.gumbel_max_over_lattice`) skips a block of nodes only when an upper bound
-of every key in it is below a lower bound of a scored key. No argmax over scores is ever taken
+denominators exact integers (:func:`.gumbel._refine_argmax`). The returned node is the argmax of the
+exact keys, so the distribution is exactly the exponential mechanism's (no floating-point Gumbel
+error, no score rounding). The branch and bound (:func:`.lattice_mechanism.gumbel_max_over_lattice`)
+skips a block of nodes only when an upper bound of every key in it is below a lower bound of a
+scored key. No argmax over scores is ever taken
 outside the mechanism, and nothing else about the sample is read before Apply; only the running
 time and the number of random bits drawn depend on the data.
 
@@ -104,12 +105,13 @@ def fixed_scheme(dataset: Dataset, columns: Sequence[str], spec: str | Mapping[s
                     )
                 preset = item
                 continue
-            column, _, level = item.partition("=")
-            column, level = column.strip(), level.strip()
+            column, _, written = item.partition("=")
+            column, written = column.strip(), written.strip()
             try:
-                explicit[column] = int(level)
+                explicit[column] = int(written)
             except ValueError:
-                raise ParameterError(f"the level of '{column}' in the scheme must be a whole number, got {level!r}") from None
+                raise ParameterError(
+                    f"the level of '{column}' in the scheme must be a whole number, got {written!r}") from None
     for column, level in explicit.items():
         if column not in columns:
             raise ParameterError(

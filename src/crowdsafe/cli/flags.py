@@ -22,6 +22,7 @@ flag stay right.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from crowdsafe.errors import CrowdsafeError
 
@@ -42,6 +43,11 @@ def flag(parameter: str) -> str:
     return FLAGS.get(parameter, "--" + parameter.replace("_", "-"))
 
 
+def _flag_and_value(option: str) -> Callable[[re.Match[str]], str]:
+    """The replacement of ``NAME='value'``: the flag, then the value as written."""
+    return lambda match: f"{option} {match.group(1)}"
+
+
 def cli_message(error: CrowdsafeError) -> str:
     """The error's message on one line, with the parameters it lists named by their flags."""
     message = " ".join(str(error).split()) or type(error).__name__
@@ -52,7 +58,7 @@ def cli_message(error: CrowdsafeError) -> str:
             message = re.sub(pattern, typed, message)
         message = message.replace(f"the {parameter} parameter", option)
         message = re.sub(rf"(?<![\w-]){name}=True\b", option, message)
-        message = re.sub(rf"(?<![\w-]){name}='([^']*)'", lambda m: f"{option} {m.group(1)}", message)
+        message = re.sub(rf"(?<![\w-]){name}='([^']*)'", _flag_and_value(option), message)
         message = re.sub(rf"(?<![\w-]){name}=\[\.\.\.\]", f"{option} a,b,c", message)
         message = re.sub(rf"(?<![\w-]){name}=([A-Z][A-Z_.]*)(?![\w(])", rf"{option} \1", message)
     return message

@@ -122,7 +122,7 @@ def sniff_format(path: str | os.PathLike[str]) -> tuple[str, bytes]:
 def _sniff_separator(head: bytes) -> str:
     first = head.split(b"\n", 1)[0]
     counts = {sep: first.count(sep.encode()) for sep in _SEPARATORS}
-    best = max(counts, key=counts.get)  # type: ignore[arg-type]
+    best = max(counts, key=counts.__getitem__)
     return best if counts[best] else ","
 
 

@@ -118,11 +118,11 @@ def run_publication(
 
     with contextlib.ExitStack() as stack:
         charge = None
-        if ledger is not None:
+        if ledger is not None and identity is not None:  # identity: set with the ledger
             # independent samples compose whatever they contain: two that came out identical are
             # no reason to stop (the ledger records a repeated identity once)
             sample_ids = [engine.sample_identity(s, ledger) for s in samples]
-            charge = stack.enter_context(ledger.charge(identity, **charge_request,  # type: ignore[arg-type]
+            charge = stack.enter_context(ledger.charge(identity, **charge_request,
                                                        sample_ids=sample_ids))
         releases: list[Release] = []
         choices: list[Any] = []
@@ -140,8 +140,8 @@ def run_publication(
             choices.append(public_choice(choice))
         samples.clear()  # the samples leave with this frame
         custodian = custodian_facts(prepared.n_rows, publish_plan, facts)
-        if charge is not None:
-            custodian["ledger"] = ledger_summary(ledger, charge, prepared.label, identity)  # type: ignore[arg-type]
+        if charge is not None and ledger is not None and identity is not None:  # a charge has both
+            custodian["ledger"] = ledger_summary(ledger, charge, prepared.label, identity)
             charge.record(custodian_report=custodian)
         if report_path is not None:
             write_custodian_report(report_path, custodian)

@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from crowdsafe.data import Dataset, load
 from crowdsafe.errors import ParameterError
@@ -249,8 +249,9 @@ def write_releases(releases: Sequence[Release], certificate: Certificate, paths:
             table_tmp = stack.enter_context(atomic_path(path))
             certificate_tmp = stack.enter_context(atomic_path(certificate_path(path)))
             if path.suffix.lower() == ".csv" and isinstance(release.applied, AppliedCounts):
-                applied, scheme = release.applied, release.recoding
-                write_classes_csv(class_frame(applied, scheme, release.quasi_identifiers),  # type: ignore[arg-type]
+                # counts come from a full-domain recoding
+                applied, scheme = release.applied, cast("GeneralizationScheme", release.recoding)
+                write_classes_csv(class_frame(applied, scheme, release.quasi_identifiers),
                                   applied.published_class_sizes, table_tmp, escape_formulas=escape_formulas)
             elif path.suffix.lower() == ".csv":
                 write_csv(release.frame, table_tmp, escape_formulas=escape_formulas)

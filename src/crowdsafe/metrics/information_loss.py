@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
@@ -217,7 +217,8 @@ class FullDomainScorer:
         codes = column.to_numpy().astype(np.int64)
         leaves = hierarchy.size(0) if hierarchy is not None else int(codes.max()) + 1
         if len(codes) and codes.max() >= leaves:
-            raise HierarchyError(f"column '{name}' holds leaf code {int(codes.max())}, beyond its hierarchy's {leaves} leaves")
+            raise HierarchyError(
+                f"column '{name}' holds leaf code {int(codes.max())}, beyond its hierarchy's {leaves} leaves")
         n_leaf = np.bincount(codes, weights=self.counts, minlength=leaves)
         suppressed_entropy = _log2_ratio_cost(n_leaf, np.full(leaves, float(self.rows)))
         if hierarchy is None:
@@ -256,7 +257,8 @@ class FullDomainScorer:
         else:
             chosen = [int(x) for x in levels]
             if len(chosen) != len(self.columns):
-                raise ParameterError(f"expected {len(self.columns)} levels ({', '.join(self.columns)}), got {len(chosen)}")
+                raise ParameterError(
+                    f"expected {len(self.columns)} levels ({', '.join(self.columns)}), got {len(chosen)}")
         for col, level in zip(self._columns, chosen):
             if not 0 <= level <= col.height:
                 raise HierarchyError(
@@ -357,7 +359,9 @@ def _result(
     )
 
 
-def _conditional_entropy(cover_cells: np.ndarray, cover_codes: np.ndarray, n_code: np.ndarray, n_cells: int) -> np.ndarray:
+def _conditional_entropy(
+    cover_cells: np.ndarray, cover_codes: np.ndarray, n_code: np.ndarray, n_cells: int,
+) -> np.ndarray:
     """H(X | X ∈ cell) in bits for every cell, from input counts ``n_code`` (sparse cover)."""
     weight = n_code[cover_codes]
     total = np.bincount(cover_cells, weights=weight, minlength=n_cells)
@@ -420,7 +424,7 @@ def information_loss(
         max_entropy += rows * h_all / max(n_code.sum(), 1.0)
         class_keys.append(pl.Series(domain.name, cover.canonical[row_cells]))
         if has_hierarchies:
-            top = domain.hierarchy.height  # type: ignore[union-attr]
+            top = cast(Hierarchy, domain.hierarchy).height  # has_hierarchies: every domain has one
             used = cover.level[per_cell > 0]
             height += int(used.max()) if len(used) else 0
             height_share += (float(per_cell @ (cover.level / top)) if top else 0.0) + suppressed

@@ -183,7 +183,9 @@ class EquivalenceClasses:
         """The classes as quasi-identifier codes (UInt32 columns) with their ``count``."""
         if self._table is None:
             decoded = packing.unpack(self._class_keys, self._radices)
-            self._table = pl.DataFrame({c: codes.astype(np.uint32) for c, codes in zip(self.quasi_identifiers, decoded)}).with_columns(
+            self._table = pl.DataFrame(
+                {c: codes.astype(np.uint32) for c, codes in zip(self.quasi_identifiers, decoded)}
+            ).with_columns(
                 pl.Series(COUNT, self.sizes)
             )
         return self._table

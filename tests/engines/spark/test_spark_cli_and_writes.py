@@ -25,7 +25,8 @@ def test_cli_publishes_a_csv_file_on_spark_and_charges_the_ledger(spark, capsys,
     printed, err = capsys.readouterr()
     assert code == 0, err
     payload = json.loads(printed)
-    assert payload["releases"][0]["dp_output"]["scheme"] == {"race": 0, "sex": 0, "income": 0}  # flat hierarchies: coarse = kept
+    # flat hierarchies: coarse = kept
+    assert payload["releases"][0]["dp_output"]["scheme"] == {"race": 0, "sex": 0, "income": 0}
     parts = sorted(out.glob("part-*.csv"))
     assert parts, "the release is a directory of CSV part files"
     written = pl.concat([pl.read_csv(p, infer_schema=False) for p in parts if p.stat().st_size])

@@ -124,7 +124,8 @@ def test_fixed_scheme_sampling_is_binomial(spark, adult):
     polars_run = publish_dataset(adult, plan, randomness=Randomness())
     assert _comparable(spark_run.certificate) == _comparable(polars_run.certificate)
     assert not spark_run.certificate.seeded  # secure randomness; no ledger, so not fit for release:
-    assert spark_run.certificate.unfit_reasons == ("no ledger: nothing records the sample's use or limits further releases",)
+    assert spark_run.certificate.unfit_reasons == (
+        "no ledger: nothing records the sample's use or limits further releases",)
 
     n, beta = adult.n_rows, plan.beta
     seeded = count_release_sample(table, beta, Randomness(8), None)

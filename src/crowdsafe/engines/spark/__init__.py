@@ -30,4 +30,6 @@ def _java_home_set() -> bool:
     import os
 
     home = os.environ.get("JAVA_HOME")
-    return bool(home) and shutil.which("java", path=os.path.join(home, "bin")) is not None
+    if not home:
+        return False
+    return shutil.which("java", path=os.path.join(home, "bin")) is not None

@@ -36,7 +36,7 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
@@ -218,7 +218,8 @@ class SparkView:
 
     def describe(self) -> dict[str, Any]:
         return {"rows": self.rows, "attributes": self.attributes, "alpha": self.alpha, "beta": self.beta,
-                "max_rows": self.n_bound, "m": self.domain.size, "path": self.path, "certificate": self.certificate.summary()}
+                "max_rows": self.n_bound, "m": self.domain.size, "path": self.path,
+                "certificate": self.certificate.summary()}
 
 
 def run_spark(prepared: SparkInput, plan: AlphaBetaPlan, out: str | os.PathLike[str], *,
@@ -238,7 +239,8 @@ def run_spark(prepared: SparkInput, plan: AlphaBetaPlan, out: str | os.PathLike[
         raise ParameterError("the plan was made for another table (its bound on n or m differ)")
     target = str(out)
     if not target.rstrip("/").lower().endswith((".parquet", ".pq")):
-        raise ParameterError(f"the spark engine writes the view as a Parquet directory: name it *.parquet, got {target}")
+        raise ParameterError(
+            f"the spark engine writes the view as a Parquet directory: name it *.parquet, got {target}")
     cert_target = Path(certificate) if certificate is not None else certificate_path(target)
     rng = as_randomness(randomness)
     streams = PartitionStreams.from_randomness(rng)
@@ -281,7 +283,7 @@ def run_spark(prepared: SparkInput, plan: AlphaBetaPlan, out: str | os.PathLike[
     write_parquet_once(view, target)
     written = spark.read.parquet(target)
     rows = int(written.count())
-    cert = certify(prepared, plan, rng, view_rows=rows)  # type: ignore[arg-type]
+    cert = certify(cast(Any, prepared), plan, rng, view_rows=rows)  # SparkInput stands in for Table
     cert = _with_engine(cert, ranges)
     write_text_atomic(cert_target, cert.to_json())
     return SparkView(written, target, domain, alpha, beta, plan.n, rows, cert, cert_target)
@@ -310,8 +312,8 @@ def _arrow_type(dtype: pl.DataType) -> Any:
 
 
 def write_parquet_once(frame: Any, target: str) -> None:
-    """Write ``frame`` as Parquet (evaluating it exactly once) to a hidden sibling directory, then rename it onto ``target``
-    (an existing target is replaced only after the new view is complete)."""
+    """Write ``frame`` as Parquet (evaluating it exactly once) to a hidden sibling directory, then
+    rename it onto ``target`` (an existing target is replaced only after the new view is complete)."""
     spark = frame.sparkSession
     jvm = spark._jvm
     hadoop_path = jvm.org.apache.hadoop.fs.Path
@@ -366,7 +368,7 @@ def perturb_spark(
         view = run_spark(prepared, plan, out, randomness=randomness, certificate=certificate, ranges=ranges)
     finally:
         prepared.release()
-    return Perturbation(view, plan, custodian_facts(prepared))  # type: ignore[arg-type]
+    return Perturbation(cast(Any, view), plan, custodian_facts(prepared))  # SparkView stands in for View
 
 
 __all__ = ["SparkInput", "SparkView", "spark_domain", "perturb_spark", "plan_for_spark", "prepare_spark",

@@ -15,7 +15,7 @@ Shared helpers for every Spark stage that needs codes (publish, DP queries, atta
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
@@ -43,7 +43,7 @@ def domain_scan(frame: Any, columns: Sequence[str], extra: Sequence[Any] = ()) -
     table = frame.agg(*aggregates, *extra).toArrow()
     values: dict[str, pl.Series] = {}
     for j, c in enumerate(columns):
-        listed = pl.from_arrow(table.column(f"__values_{j}")).explode().drop_nulls()  # type: ignore[union-attr]
+        listed = cast(pl.Series, pl.from_arrow(table.column(f"__values_{j}"))).explode().drop_nulls()
         series = listed.sort().alias(c)
         if table.column(f"__null_{j}")[0].as_py():
             series = series.extend(pl.Series(c, [None], dtype=series.dtype))

@@ -92,7 +92,8 @@ class SparkEngine:
 
         if publish_plan.scheme is None and publish_plan.objective == "entropy":
             raise ParameterError("the entropy objective is not available with --engine spark yet (its sensitivity "
-                                 "needs every column's public domain); choose another --objective (nothing was charged)")
+                                 "needs every column's public domain); choose another --objective "
+                                 "(nothing was charged)")
         if publish_plan.columns is not None:
             raise ParameterError("--columns is not available with --engine spark yet; choose the published columns "
                                  "with --qi and --sensitive (nothing was charged)")
@@ -100,7 +101,8 @@ class SparkEngine:
         fixed = fixed_scheme(table.domain, columns, publish_plan.scheme) if publish_plan.scheme is not None else None
         if fixed is None:
             check_lattice(table.domain.hierarchies, columns)
-            candidate_count(table.domain, columns, publish_plan.objective, publish_plan.target)  # the target is published
+            # the target is published
+            candidate_count(table.domain, columns, publish_plan.objective, publish_plan.target)
         return (replace(table, label=name) if name else table), fixed
 
     def release_paths(self, out: str | os.PathLike[str] | None, releases: int) -> list[str]:
@@ -135,7 +137,7 @@ class SparkEngine:
         return SparkRelease(
             rows=frame, certificate=certificate, algorithm="safe k-anonymization with sampling (Spark engine)",
             k=k, quasi_identifiers=tuple(table.columns), sensitive=None, recoding=scheme,
-            applied=published, source=None, parameters=parameters, class_table=class_table)  # type: ignore[arg-type]
+            applied=published, source=None, parameters=parameters, class_table=class_table)
 
     def write(self, table: SparkTable, releases: Sequence[Release], certificate: Certificate,
               paths: Sequence[str], *, escape_formulas: bool) -> dict[str, Any]:
@@ -173,7 +175,8 @@ class SparkEngine:
         if out is None:
             raise ParameterError("the spark engine writes the view as it draws it: give out=VIEW.parquet (--out)")
         if ledger is not None:
-            raise ParameterError("the spark engine does not charge a budget ledger yet: use --engine polars with a ledger")
+            raise ParameterError(
+                "the spark engine does not charge a budget ledger yet: use --engine polars with a ledger")
 
     def plan_perturbation(self, source: TypedTable, **request: Any) -> Any:
         from crowdsafe.engines.spark.alpha_beta import plan_for_spark, prepare_spark
@@ -222,7 +225,8 @@ class SparkEngine:
         from crowdsafe.engines.spark.alpha_beta import write_parquet_once
 
         if out.suffix.lower() != ".parquet":
-            raise ParameterError(f"with --engine spark the per-target metrics are written as Parquet: name {out} *.parquet")
+            raise ParameterError(
+                f"with --engine spark the per-target metrics are written as Parquet: name {out} *.parquet")
         write_parquet_once(targets, str(out))
         return str(out)
 

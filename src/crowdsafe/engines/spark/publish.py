@@ -8,7 +8,9 @@ the same sequence (:func:`crowdsafe.drivers.publish.run_publication`, with the s
 |---|---|---|
 | read, missing values, identity, distinct values | Spark, one aggregation | :mod:`.table` |
 | plan checks, ledger check | driver | ``drivers.publish.ledger_request`` |
-| sample (a stream per partition), encode (broadcast dictionaries), recode (broadcast arrays), count | Spark, one job per release | :mod:`.encoding`, :mod:`.sampling` |
+| sample (a stream per partition) | Spark, one job per release | :mod:`.sampling` |
+| encode (broadcast dictionaries) | Spark, the same job | :mod:`.encoding` |
+| recode (broadcast arrays), count | Spark, the same job | :mod:`.sampling` |
 | charge (keyed table and sample identities) | driver | the ledger |
 | choose the scheme (exponential mechanism) from the counts | driver | ``anonymize.selection.choose_scheme`` |
 | Apply: classes and suppression below k | driver, on the counts | ``anonymize.counted.apply_counts`` |
@@ -23,9 +25,10 @@ the Polars engine's sample.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
@@ -55,11 +58,13 @@ class SparkRelease(Release):
 
     class_table: pl.DataFrame | None = None
 
-    def write(self, path: str, *, escape_formulas: bool = True) -> tuple[str, str]:  # type: ignore[override]
+    def write(self, path: str | os.PathLike[str], *, escape_formulas: bool = True) -> tuple[str, str]:
         """Write the rows (a directory of part files) and the certificate beside it, atomically;
         CSV cells formula-safe unless ``escape_formulas`` is False (the certificate says which)."""
         note = format_note(path, escape_formulas=escape_formulas)
-        written = write_releases(self.frame.sparkSession, [self.frame], [self.certificate.with_format_notes(note).to_json()],
+        certificate = self.certificate.with_format_notes(note).to_json()
+        spark = cast(Any, self.frame).sparkSession  # pyspark's stub omits DataFrame.sparkSession
+        written = write_releases(spark, [self.frame], [certificate],
                                  [str(path)], escape_formulas=escape_formulas)
         return written["tables"][0], written["certificates"][0]
 

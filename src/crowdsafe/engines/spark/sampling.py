@@ -2,11 +2,11 @@
 
 Each partition draws its mask from its own stream (:class:`.streams.PartitionStreams`: in
 release mode a ChaCha20 stream keyed from the executor's ``os.urandom``, no seed shared across
-executors), encodes the sampled rows with the broadcast dictionaries (:mod:`.encoding`), maps them through the recoding's broadcast arrays
-(leaf code -> node code at the scheme's level; none for the level-0 table the chooser reads),
-and counts distinct code tuples. Spark then sums the per-partition counts: the frequency table
-of the sample, small, is all that reaches the driver, with the sample's multiset hash sums
-(its identity, :mod:`.fingerprint`).
+executors), encodes the sampled rows with the broadcast dictionaries (:mod:`.encoding`), maps them
+through the recoding's broadcast arrays (leaf code -> node code at the scheme's level; none for the
+level-0 table the chooser reads), and counts distinct code tuples. Spark then sums the per-partition
+counts: the frequency table of the sample, small, is all that reaches the driver, with the sample's
+multiset hash sums (its identity, :mod:`.fingerprint`).
 
 The sample exists only inside this one Spark job and is never re-drawn: everything after it
 (choice, suppression, the written rows) is computed from the counts. A retried task draws a
@@ -56,7 +56,9 @@ class SampleCounter:
 
         d = len(self.maps)
         names = [code_column(j) for j in range(d)]
-        stream = self.streams.for_partition(TaskContext.get().partitionId())
+        context = TaskContext.get()
+        assert context is not None  # this runs in a Spark task
+        stream = self.streams.for_partition(context.partitionId())
         sums = np.zeros(len(HASH_COLUMNS), dtype=np.uint64)
         parts = []
         for batch in batches:

@@ -10,6 +10,7 @@ seed, so a run is reproducible for a fixed partitioning and still marked not fit
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -30,7 +31,7 @@ class PartitionStreams:
         sequence = randomness._seed_sequence
         assert sequence is not None
         child = sequence.spawn(1)[0]
-        return cls(seed=randomness.seed, entropy=int(child.entropy), spawn_key=tuple(child.spawn_key))
+        return cls(seed=randomness.seed, entropy=int(cast(int, child.entropy)), spawn_key=tuple(child.spawn_key))
 
     @property
     def fit_for_release(self) -> bool:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import polars as pl
 
@@ -84,7 +85,7 @@ def spark_table(
 
     policy = MissingPolicy.parse(missing)
     if isinstance(schema, (str, os.PathLike)):
-        schema = Schema.from_toml(schema)
+        schema = Schema.from_toml(cast("str | Path", schema))
     is_path = isinstance(data, (str, os.PathLike)) and not _is_bundled(data)
     if is_path or _is_spark_frame(data):
         path = str(data) if is_path else ""
@@ -114,7 +115,7 @@ def spark_table(
                 raise InputError(f"column '{c}' has {count:,} missing values (missing='error'); "
                                  "use missing='keep' or 'drop'")
     for j, c in enumerate(others):
-        values[c] = pl.from_arrow(row.column(f"__first_{j}")).alias(c)  # type: ignore[union-attr]
+        values[c] = cast(pl.Series, pl.from_arrow(row.column(f"__first_{j}"))).alias(c)
     raw = domain_frame({c: values[c] for c in frame.columns})
     tidy = raw
     if is_path and path.lower().rstrip("/").endswith(_CSV_ENDINGS):

@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import polars as pl
 
@@ -37,7 +38,7 @@ _SPARK_TYPES = {
 
 def spark_type(dtype: pl.DataType) -> str:
     """The Spark SQL type holding a Polars type's values (text for anything without one)."""
-    return _SPARK_TYPES.get(dtype.base_type(), "string")  # type: ignore[arg-type]
+    return _SPARK_TYPES.get(dtype.base_type(), "string")
 
 
 @dataclass
@@ -103,7 +104,7 @@ def load_table(
     text = str(path)
     policy = MissingPolicy.parse(missing)
     if isinstance(schema, (str, os.PathLike)):
-        schema = Schema.from_toml(schema)
+        schema = Schema.from_toml(cast("str | Path", schema))
     is_csv = not text.rstrip("/").lower().endswith((".parquet", ".pq")) and text.rstrip("/").lower().endswith(
         (".csv", ".csv.gz", ".tsv", ".txt", ".data"))
     frame = read_frame(spark, text, missing_tokens=DEFAULT_MISSING_TOKENS if is_csv else ())
