@@ -43,7 +43,8 @@ def dp_table_cells(data: pl.DataFrame, targets: pl.DataFrame, qi: Sequence[str],
     grid = tuples.join(pl.DataFrame({sensitive: pl.Series(values, dtype=pl.String)}), how="cross")
     counts = (data.select(qi + [pl.col(sensitive).cast(pl.String)]).group_by(qi + [sensitive]).len()
               .with_columns(pl.col("len").cast(pl.Int64)))
-    cells = grid.join(counts, on=qi + [sensitive], how="left", nulls_equal=True).with_columns(pl.col("len").fill_null(0))
+    cells = (grid.join(counts, on=qi + [sensitive], how="left", nulls_equal=True)
+             .with_columns(pl.col("len").fill_null(0)))
     scale = Fraction(epsilon).limit_denominator(EPSILON_DENOMINATOR)  # Pr[x] ∝ exp(-ε|x|)
     noise = discrete_laplace(randomness.generator, scale.numerator, scale.denominator, cells.height)
     noisy = cells.get_column("len").to_numpy() + noise

@@ -86,7 +86,8 @@ def linkage_attack(release: pl.DataFrame, external: pl.DataFrame, qi: Sequence[s
             on="__t", how="left", maintain_order="left", nulls_equal=True).get_column("__tuple").to_numpy()
         id_of_tuple = pl.DataFrame({"__tuple": tuple_index, "id": external.get_column(truth_id)}).unique("__tuple")
         linked_tuple = tuple_of_class[class_of_row]
-        named = (pl.DataFrame({"__tuple": linked_tuple}).join(id_of_tuple, on="__tuple", how="left", maintain_order="left")
+        named = (pl.DataFrame({"__tuple": linked_tuple})
+                 .join(id_of_tuple, on="__tuple", how="left", maintain_order="left")
                  .get_column("id"))
         correct = (named == release.get_column(truth_id)).fill_null(False).to_numpy() & (m == 1)
         summary["reidentified_uniquely_correct"] = int(correct.sum())

@@ -1,8 +1,8 @@
 """Classic full-domain generalization: the searches over the lattice (no formal guarantee).
 
 A node of the lattice (:class:`crowdsafe.anonymize.lattice.Lattice`) is one hierarchy level per
-quasi-identifier; node B generalizes node A (A ≤ B) when every level of B is at least A's. A node is *feasible* when, after its recoding, the rows in
-classes smaller than k — or failing ℓ-diversity / t-closeness, when asked — are at most the
+quasi-identifier; node B generalizes node A (A ≤ B) when every level of B is at least A's. A node
+is *feasible* when, after its recoding, the rows in classes smaller than k — or failing ℓ-diversity / t-closeness, when asked — are at most the
 suppression limit. Among feasible nodes we want the one of least loss (a metric of
 :mod:`crowdsafe.metrics`; suppressed rows count as fully generalized).
 
@@ -278,7 +278,8 @@ class _Problem:
         if not feasible and not score_infeasible:
             return NodeResult(levels, False, suppressed, np.inf)
         self.scored += 1
-        loss = self.scorer.score(list(levels), k=self.k, suppressed=failing[ids], classes=(ids, sizes)).loss(self.metric)
+        score = self.scorer.score(list(levels), k=self.k, suppressed=failing[ids], classes=(ids, sizes))
+        loss = score.loss(self.metric)
         return NodeResult(levels, feasible, suppressed, float(loss))
 
     def separable_bounds(self) -> list[np.ndarray]:
