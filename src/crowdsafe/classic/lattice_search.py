@@ -3,8 +3,9 @@
 A node of the lattice (:class:`crowdsafe.anonymize.lattice.Lattice`) is one hierarchy level per
 quasi-identifier; node B generalizes node A (A ≤ B) when every level of B is at least A's. A node
 is *feasible* when, after its recoding, the rows in classes smaller than k — or failing
-ℓ-diversity / t-closeness, when asked — are at most the suppression limit. Among feasible nodes we want the one of least loss (a metric of
-:mod:`crowdsafe.metrics`; suppressed rows count as fully generalized).
+ℓ-diversity / t-closeness, when asked — are at most the suppression limit. Among feasible nodes
+we want the one of least loss (a metric of :mod:`crowdsafe.metrics`; suppressed rows count as
+fully generalized).
 
 :func:`optimal_search` finds it exactly, in the spirit of Incognito (LeFevre et al. 2005) and
 Flash (Kohlmayer et al. 2012):
