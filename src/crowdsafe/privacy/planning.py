@@ -107,7 +107,7 @@ def sampling_rate_below_one(epsilon: float, epsilon1: float = 0.0) -> bool:
 def largest_sampled_epsilon(*, epsilon1: float = 0.0, epsilon1_share: float = 0.0) -> float:
     """The largest ε (a double) for which β = 1 − e^−(ε − ε1) stays below 1 in double precision,
     where ε1 = ``epsilon1`` + ``epsilon1_share``·ε (a fixed ε1, or a share of ε as
-    :func:`crowdsafe.anonymize.publish.plan_publication` takes by default). Decided from the
+    :func:`crowdsafe.anonymize.plan.plan_publication` takes by default). Decided from the
     parameters alone; bisection over doubles."""
     if not 0.0 <= epsilon1_share < 1.0:
         raise ParameterError(f"epsilon1_share must lie in [0, 1), got {epsilon1_share!r}")
