@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import SupportsFloat, SupportsIndex
+from typing import SupportsFloat, cast
 
 from crowdsafe.errors import ParameterError
 
@@ -33,10 +33,8 @@ def check_delta(delta: object, name: str = "delta") -> float:
 def _as_float(value: object, name: str) -> float:
     if isinstance(value, bool):
         raise ParameterError(f"{name} must be a number, got {value!r}")
-    if not isinstance(value, SupportsFloat | SupportsIndex | str | bytes | bytearray):
-        raise ParameterError(f"{name} must be a number, got {value!r}")
-    try:
-        result = float(value)
+    try:  # float() refuses what is not a number with TypeError/ValueError (the cast only informs mypy)
+        result = float(cast(SupportsFloat, value))
     except (TypeError, ValueError):
         raise ParameterError(f"{name} must be a number, got {value!r}") from None
     if math.isnan(result):
