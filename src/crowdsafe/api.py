@@ -138,7 +138,7 @@ def check_dataset(
     """:func:`check` for a loaded Dataset."""
     qis = dataset.quasi_identifiers
     if not qis:
-        raise ParameterError("the data has no quasi-identifiers; name them with --qi a,b,c (qi=[...])")
+        raise ParameterError("the data has no quasi-identifiers; name them with qi=[...]", parameter="qi")
     frame = dataset.frame
     with ThreadPoolExecutor(max_workers=1) as pool:  # counting overlaps the models (both release the GIL)
         summary = pool.submit(lambda: (frame.select(pl.all().n_unique()).row(0), frame.null_count().row(0)))

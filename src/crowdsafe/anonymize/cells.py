@@ -93,7 +93,7 @@ def cell_table(dataset: Dataset, columns: Sequence[str], sensitive: str | None =
     """Build the :class:`EncodedCells` of ``columns`` (and ``sensitive``) of ``dataset``."""
     columns = tuple(columns)
     if not columns:
-        raise SchemaError("no quasi-identifiers to anonymize; name them with --qi a,b,c (qi=[...])")
+        raise SchemaError("no quasi-identifiers to anonymize; name them with qi=[...]", parameter="qi")
     if dataset.n_rows == 0:
         raise SchemaError("the data has no rows")
     names = list(columns) + ([sensitive] if sensitive is not None else [])

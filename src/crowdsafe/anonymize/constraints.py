@@ -176,7 +176,8 @@ def sensitive_constraints(
         return NO_CONSTRAINTS
     if sensitive is None:
         raise ParameterError(
-            "ℓ-diversity and t-closeness need a sensitive attribute; name it with --sensitive"
+            "ℓ-diversity and t-closeness need a sensitive attribute; name it with the sensitive parameter",
+            parameter="sensitive",
         )
     if sensitive not in dataset.schema:
         dataset.schema[sensitive]  # raises a SchemaError naming the attributes

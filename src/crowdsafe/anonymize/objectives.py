@@ -224,10 +224,12 @@ def make_objective(name: str | None, target: str | None = None) -> Objective:
         raise ParameterError(f"unknown objective {name!r}; use one of: {', '.join(OBJECTIVES)}")
     if name == "classification":
         if not target:
-            raise ParameterError("the classification objective needs the target column: --target COLUMN")
+            raise ParameterError("the classification objective needs the target column: target=COLUMN",
+                                 parameter="target")
         return Objective(name, str(target), {str(target): 0})
     if target:
-        raise ParameterError(f"--target is for --objective classification, not {name}")
+        raise ParameterError(f"the target parameter is for objective='classification', not {name}",
+                             parameter=("target", "objective"))
     return Objective(name)
 
 
@@ -236,7 +238,8 @@ def check_objective_columns(objective: Objective, columns: Sequence[str]) -> Non
     if objective.target is not None and objective.target not in columns:
         raise ParameterError(
             f"the target '{objective.target}' is not a published column ({', '.join(columns)}); "
-            "declare it a quasi-identifier or sensitive attribute, or include it in --columns"
+            "declare it a quasi-identifier or sensitive attribute, or include it in the columns parameter",
+            parameter="columns",
         )
 
 

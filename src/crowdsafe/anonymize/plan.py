@@ -139,7 +139,8 @@ def plan_publication(
         if epsilon1 not in (None, 0, 0.0):
             raise ParameterError(
                 "a fixed scheme is chosen without looking at the data, so it spends no epsilon1; "
-                "drop --epsilon1, or drop --scheme to let the exponential mechanism choose"
+                "drop the epsilon1 parameter, or drop the scheme parameter to let the exponential mechanism choose",
+                parameter=("epsilon1", "scheme"),
             )
         epsilon1 = 0.0
         scheme_text = scheme if isinstance(scheme, str) else ",".join(f"{c}={v}" for c, v in scheme.items())
@@ -149,7 +150,8 @@ def plan_publication(
     elif not epsilon1 > 0:
         raise ParameterError(
             f"epsilon1 must be > 0 when the scheme is chosen from the data, got {epsilon1!r}; "
-            "give a fixed --scheme for a strongly safe release"
+            "give a fixed scheme with the scheme parameter for a strongly safe release",
+            parameter=("epsilon1", "scheme"),
         )
     if not epsilon1 < epsilon:
         raise ParameterError(f"epsilon1 = {epsilon1:g} must be below epsilon = {epsilon:g}")

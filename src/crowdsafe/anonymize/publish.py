@@ -116,16 +116,16 @@ def check_columns(dataset: Dataset, columns: Sequence[str]) -> list[str]:
     repeated or an identifier. From the schema alone."""
     chosen = [str(c).strip() for c in columns if str(c).strip()]
     if not chosen:
-        raise ParameterError("--columns names no column")
+        raise ParameterError("the columns parameter names no column", parameter="columns")
     for column in chosen:
         if column not in dataset.columns:
-            raise ParameterError(f"--columns names '{column}', which the data does not have "
-                                 f"(columns: {', '.join(dataset.columns)})")
+            raise ParameterError(f"the columns parameter names '{column}', which the data does not have "
+                                 f"(columns: {', '.join(dataset.columns)})", parameter="columns")
         if column in dataset.schema.identifiers:
             raise ParameterError(f"'{column}' is an identifier: it is never published")
     repeated = sorted({c for c in chosen if chosen.count(c) > 1})
     if repeated:
-        raise ParameterError(f"--columns names '{repeated[0]}' twice")
+        raise ParameterError(f"the columns parameter names '{repeated[0]}' twice", parameter="columns")
     return [c for c in dataset.columns if c in set(chosen)]
 
 
@@ -153,7 +153,8 @@ def check_public_domains(given: Dataset, columns: Sequence[str], objective: str 
     if missing:
         raise ParameterError(
             f"the entropy objective needs a hierarchy (a public domain) for every published column; "
-            f"'{missing[0]}' has none: give one in the schema, or choose another --objective (nothing was charged)"
+            f"'{missing[0]}' has none: give one in the schema, or choose another value of the objective parameter "
+            "(nothing was charged)", parameter="objective",
         )
 
 
@@ -218,7 +219,7 @@ def prepare_dataset(dataset: Dataset, columns: Sequence[str] | None = None) -> t
     else:
         published = [c for c in dataset.columns if c in set(dataset.quasi_identifiers) | set(dataset.sensitive)]
     if not published:
-        raise ParameterError("the data has no quasi-identifiers; name them with --qi a,b,c (qi=[...])")
+        raise ParameterError("the data has no quasi-identifiers; name them with qi=[...]", parameter="qi")
     notes = []
     dropped = [c for c in dataset.columns if c not in published and c not in dataset.schema.identifiers]
     if dropped:

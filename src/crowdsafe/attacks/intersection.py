@@ -157,7 +157,7 @@ def run_intersection(
         raise ParameterError("the intersection attack needs at least one release")
     locations = tables.locations(location)
     if not qi:
-        raise ParameterError("name the quasi-identifiers the attacker knows (--qi a,b,c)")
+        raise ParameterError("name the quasi-identifiers the attacker knows (qi=[...])", parameter="qi")
     tables.check(qi, sensitive)
     cells, truth = tables.sensitive_cells(qi, sensitive)
     domain = sensitive_domain(cells, truth, sensitive, hierarchy)

@@ -49,7 +49,8 @@ def linkage_attack(release: pl.DataFrame, external: pl.DataFrame, qi: Sequence[s
     """Link every row of ``release`` to the records of ``external`` consistent with it on ``qi``."""
     qi = list(qi)
     if not qi:
-        raise ParameterError("name the quasi-identifiers the external table shares with the release (--qi a,b,c)")
+        raise ParameterError("name the quasi-identifiers the external table shares with the release (qi=[...])",
+                             parameter="qi")
     for c in qi:
         if c not in external.columns:
             raise InputError(f"the external table has no column {c!r}; its columns are: {', '.join(external.columns)}")

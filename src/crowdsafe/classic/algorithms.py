@@ -33,10 +33,11 @@ def _sensitive_attribute(dataset: Dataset, sensitive: str | None, needed: bool) 
     if len(declared) == 1:
         return declared[0]
     if not declared:
-        raise ParameterError("ℓ-diversity and t-closeness need a sensitive attribute; name it with --sensitive")
+        raise ParameterError("ℓ-diversity and t-closeness need a sensitive attribute; name it with the sensitive parameter",
+                             parameter="sensitive")
     raise ParameterError(
         f"the data has several sensitive attributes ({', '.join(declared)}); name the one to protect "
-        "with --sensitive"
+        "with the sensitive parameter", parameter="sensitive"
     )
 
 
@@ -81,7 +82,7 @@ def anonymize_dataset(
         raise ParameterError(f"unknown algorithm {algorithm!r}; use one of: {', '.join(ALGORITHMS)}")
     columns = dataset.quasi_identifiers
     if not columns:
-        raise ParameterError("the data has no quasi-identifiers; name them with --qi a,b,c (qi=[...])")
+        raise ParameterError("the data has no quasi-identifiers; name them with qi=[...]", parameter="qi")
     limit = check_suppression_limit(suppression_limit) if suppression_limit is not None else None
     sensitive = _sensitive_attribute(dataset, sensitive, l is not None or t is not None)
     if algorithm == "mdav" and (l is not None or t is not None):

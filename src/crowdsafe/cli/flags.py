@@ -11,9 +11,10 @@ typed instead. For each parameter the error lists, with its flag (``--`` and the
   ``--objective classification``);
 - ``NAME=[...]`` becomes the flag and a list (``qi=[...]`` -> ``--qi a,b,c``);
 - ``NAME=PLACEHOLDER`` (capitals) keeps the placeholder (``max_rows=N`` -> ``--max-rows N``);
+- ``NAME=NUMBER`` keeps the number as written (``max_rows=5,999`` -> ``--max-rows 5,999``);
 - the other forms in :data:`EXAMPLES` are replaced as listed (``budget=(ε, δ)`` ->
   ``--budget E,D``; ``set_budget(DATA, epsilon=E, delta=D)`` -> the ``crowdsafe ledger init``
-  command line).
+  command line; ``domains={attribute: [values]}`` -> ``--domains FILE`` and its JSON form).
 
 A message that lists no parameter is printed as it is: older messages that already name a
 flag stay right.
@@ -34,6 +35,9 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     "budget": (
         (r"budget=\(ε, δ\)", "--budget E,D"),
         (r"set_budget\('?([^'()]*?)'?, epsilon=E, delta=D\)", r"`crowdsafe ledger init \1 --epsilon E --delta D`"),
+    ),
+    "domains": (
+        (r"domains=\{attribute: \[values\]\}", '--domains FILE (JSON: {"attribute": [values]})'),
     ),
 }
 
@@ -61,4 +65,5 @@ def cli_message(error: CrowdsafeError) -> str:
         message = re.sub(rf"(?<![\w-]){name}='([^']*)'", _flag_and_value(option), message)
         message = re.sub(rf"(?<![\w-]){name}=\[\.\.\.\]", f"{option} a,b,c", message)
         message = re.sub(rf"(?<![\w-]){name}=([A-Z][A-Z_.]*)(?![\w(])", rf"{option} \1", message)
+        message = re.sub(rf"(?<![\w-]){name}=(\d[\d,._]*\d|\d)(?![\w(])", rf"{option} \1", message)
     return message

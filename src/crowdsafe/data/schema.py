@@ -265,13 +265,14 @@ class Schema:
 
     # -- derivation ---------------------------------------------------------------------
 
-    def _check_names(self, names: Iterable[str], what: str) -> list[str]:
+    def _check_names(self, names: Iterable[str], what: str, parameter: str | None = None) -> list[str]:
         names = list(names)
         missing = [n for n in names if n not in self._index]
         if missing:
             raise SchemaError(
                 f"{what} names unknown attribute '{missing[0]}'; "
-                f"the attributes are: {', '.join(self.names)}"
+                f"the attributes are: {', '.join(self.names)}",
+                parameter=parameter,
             )
         return names
 
@@ -296,8 +297,10 @@ class Schema:
         """
         if isinstance(sensitive, str):
             sensitive = [sensitive]
-        sensitive_set = set(self._check_names(sensitive, "--sensitive")) if sensitive is not None else None
-        qi_set = set(self._check_names(qi, "--qi")) if qi is not None else None
+        sensitive_set = (
+            set(self._check_names(sensitive, "the sensitive parameter", "sensitive")) if sensitive is not None else None
+        )
+        qi_set = set(self._check_names(qi, "the qi parameter", "qi")) if qi is not None else None
         if qi_set is not None and sensitive_set is not None and sensitive_set & qi_set:
             both = sorted(sensitive_set & qi_set)[0]
             raise SchemaError(f"attribute '{both}' cannot be both a quasi-identifier and sensitive")

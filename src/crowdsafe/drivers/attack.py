@@ -37,5 +37,6 @@ def attack(engine: Engine, releases: Sequence[Any], targets: Any, *, qi: Sequenc
             raise ParameterError(f"the linkage attack takes one release, got {len(attacked)}")
         return engine.linkage_attack(attacked[0], table, qi, truth_id=truth_id)
     if sensitive is None:
-        raise ParameterError("the intersection attack needs the sensitive attribute (--sensitive)")
+        raise ParameterError("the intersection attack needs the sensitive attribute (the sensitive parameter)",
+                             parameter="sensitive")
     return engine.intersection_attack(attacked, table, qi, sensitive, truth_id=truth_id, **options)

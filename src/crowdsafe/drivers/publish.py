@@ -229,8 +229,9 @@ def stop_if_heavy(suppression_rates: Sequence[float], max_suppression: float, fo
             f"stopped after the charge (the budget is spent; nothing was written): a release would suppress "
             f"more than {max_suppression:.0%} of its sampled rows. This is a custodian-only fact, not covered "
             "by the guarantee: do not publish it (the exact rates are in the custodian report and the ledger "
-            "entry). Use a coarser scheme (--scheme coarse or higher levels), a larger epsilon or delta "
-            "(smaller k), a larger beta, or fewer quasi-identifiers; --force writes it anyway"
+            "entry). Use a coarser scheme (scheme='coarse' or higher levels), a larger epsilon or delta "
+            "(smaller k), a larger beta, or fewer quasi-identifiers; force=True writes it anyway",
+            parameter=("scheme", "force"),
         )
 
 

@@ -29,7 +29,7 @@ def with_budget(book: Ledger, identity: str, label: str, budget: tuple[float, fl
     elif book.budget(identity) is None:
         raise BudgetExceeded(
             f"no privacy budget is set for '{label}' in the ledger {book.path}; set one with "
-            f"`crowdsafe ledger init {label} --epsilon E --delta D`, or pass --budget E,D (budget=(ε, δ))"
+            f"set_budget('{label}', epsilon=E, delta=D), or pass budget=(ε, δ)", parameter="budget",
         )
 
 

@@ -232,7 +232,7 @@ def _plan(
         if max_rows_per_person is None:
             raise ParameterError(
                 f"the schema names the person identifier '{person}': a person may own several rows, so "
-                "say how many rows per person a query may use (max_rows_per_person / --max-rows-per-person)"
+                "say how many rows per person a query may use (max_rows_per_person=N)", parameter="max_rows_per_person",
             )
         rows_per_person = check_rows_per_person(max_rows_per_person)
 

@@ -71,7 +71,8 @@ def utility(
     frame = release.frame if isinstance(release, Dataset) else release
     columns = list(qi) if qi is not None else [c for c in original.quasi_identifiers if c in frame.columns]
     if not columns:
-        raise ParameterError("the release holds none of the original's quasi-identifiers; name them with --qi")
+        raise ParameterError("the release holds none of the original's quasi-identifiers; name them with qi=[...]",
+                             parameter="qi")
     sensitive = [c for c in original.sensitive if c in frame.columns and c not in columns]
     notes = []
     classifier = None

@@ -148,7 +148,7 @@ class EquivalenceClasses:
         self.dataset = dataset
         self.quasi_identifiers = list(qi) if qi is not None else dataset.quasi_identifiers
         if not self.quasi_identifiers:
-            raise ParameterError("no quasi-identifiers: name them with --qi a,b,c (qi=[...])")
+            raise ParameterError("no quasi-identifiers: name them with qi=[...]", parameter="qi")
         for column in self.quasi_identifiers:
             dataset.schema[column]  # raises a SchemaError naming the attributes
         self.original = original

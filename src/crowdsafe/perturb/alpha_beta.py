@@ -162,9 +162,10 @@ def check_max_rows(max_rows: int | None, exploratory: bool) -> int | None:
     if max_rows is None:
         if not exploratory:
             raise ParameterError(
-                "declare a public bound on the number of rows with --max-rows N (max_rows=N), fixed "
+                "declare a public bound on the number of rows with max_rows=N, fixed "
                 "without looking at the data: d = c n/m, beta and the error bars use it in place of the "
-                "exact n; or pass --exploratory for an uncertified run"
+                "exact n; or pass exploratory=True for an uncertified run",
+                parameter=("max_rows", "exploratory"),
             )
         return None
     if isinstance(max_rows, bool) or not isinstance(max_rows, (int, np.integer)) or max_rows < 1:
@@ -179,9 +180,10 @@ def bound_exceeded(max_rows: int) -> ParameterError:
     written and no guarantee was spent, but the refusal itself is one bit about the data.
     """
     return ParameterError(
-        f"the data holds more than --max-rows {max_rows:,} rows: nothing was perturbed or written; "
+        f"the data holds more than max_rows={max_rows:,} rows: nothing was perturbed or written; "
         "this refusal tells whoever reads it that the bound is exceeded (keep it to the custodian); "
-        "choose a larger bound from public knowledge, not from this data"
+        "choose a larger bound from public knowledge, not from this data",
+        parameter="max_rows",
     )
 
 
@@ -251,8 +253,8 @@ def duplicates_error() -> ParameterError:
     """The refusal of duplicate rows; it does not say how many there are (a fact about the data)."""
     return ParameterError(
         "some rows repeat another row's tuple over the published attributes; "
-        "the alpha-beta algorithm publishes a set: use duplicates='collapse' (--duplicates collapse) "
-        "or publish an attribute that tells the rows apart"
+        "the alpha-beta algorithm publishes a set: use duplicates='collapse' "
+        "or publish an attribute that tells the rows apart", parameter="duplicates",
     )
 
 
@@ -488,7 +490,7 @@ def charged_run(dataset: Dataset, table: Table, plan: AlphaBetaPlan, ledger: Any
     if table.uncertified_reasons:
         raise ParameterError(
             "an exploratory run carries no guarantee to charge to a ledger: declare the public domains and "
-            "--max-rows, or run it without a ledger"
+            "max_rows=N, or run it without a ledger", parameter="max_rows",
         )
     fingerprint = dataset.fingerprint(key=ledger.identity_key)
     details = {"d": plan.d, "gamma": plan.gamma, "alpha": plan.alpha, "beta": plan.beta, "max_rows": plan.n,

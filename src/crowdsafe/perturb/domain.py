@@ -213,7 +213,8 @@ def encode_against(column: pl.Series, domain: pl.Series, *, what: str = "the dat
         if what == "the data":
             raise InputError(
                 f"column '{name}' of the data holds a value outside its public domain; add the value to the "
-                "declared domain (a missing value counts: list null, or use --missing drop) or recode the data"
+                "declared domain (a missing value counts: list null, or use missing='drop') or recode the data",
+                parameter="missing",
             )
         bad = dictionary.filter(matched.is_null().to_numpy())[0]
         raise InputError(f"{what} holds the value {bad!r} in column '{name}', which is outside the published domain")
@@ -273,9 +274,9 @@ def domain_missing_error(attributes: Sequence[str]) -> ParameterError:
     listed = ", ".join(f"'{a}'" for a in attributes)
     return ParameterError(
         f"no public domain for {listed}: the (d, gamma) guarantee needs each attribute's values fixed "
-        "before the data is read; declare them with --domains FILE (JSON: {\"attribute\": [values]}; "
-        "domains= in Python), an 'order' in the schema file or a hierarchy file, or pass --exploratory "
-        "for an uncertified run on the data's own values"
+        "before the data is read; declare them with domains={attribute: [values]}, an 'order' in the schema "
+        "file or a hierarchy file, or pass exploratory=True for an uncertified run on the data's own values",
+        parameter=("domains", "exploratory"),
     )
 
 

@@ -122,7 +122,8 @@ def read_view(path: str | os.PathLike[str], certificate: str | os.PathLike[str] 
     cert_file = Path(certificate) if certificate is not None else certificate_path(path)
     if not cert_file.exists():
         raise InputError(
-            f"no certificate for the view {path} (looked for {cert_file}); give it with --certificate"
+            f"no certificate for the view {path} (looked for {cert_file}); give it with the certificate parameter",
+            parameter="certificate",
         )
     cert = Certificate.read(cert_file)
     if cert.guarantee not in ("d-gamma", "none") or not {"alpha", "beta", "domain"} <= set(cert.parameters):

@@ -159,8 +159,8 @@ class Ledger:
             raise InputError(
                 "this ledger was written by an earlier crowdsafe (schema 1) whose dataset identities this "
                 "version cannot match: its spent budgets would not be found. Keep it for your records, "
-                "start a new ledger (--ledger PATH or CROWDSAFE_LEDGER) and register each dataset's "
-                "remaining budget with `crowdsafe ledger init`"
+                "start a new ledger (ledger=PATH or CROWDSAFE_LEDGER) and register each dataset's "
+                "remaining budget with set_budget(DATA, epsilon=E, delta=D)", parameter=("ledger", "budget"),
             )
         conn.execute("DROP TABLE IF EXISTS samples")
         conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
@@ -188,7 +188,7 @@ class Ledger:
             if "readonly" in str(exc):
                 raise InputError(
                     f"the ledger {self.path} cannot be written (read-only file or folder); nothing was "
-                    "charged. Use a ledger you can write (--ledger PATH or CROWDSAFE_LEDGER)"
+                    "charged. Use a ledger you can write (ledger=PATH or CROWDSAFE_LEDGER)", parameter="ledger",
                 ) from None
             raise
         except BaseException:
@@ -300,7 +300,7 @@ class Ledger:
         if known is None:
             raise BudgetExceeded(
                 f"no privacy budget is set for dataset {dataset[:16]!r} in the ledger {self.path}; set one "
-                "with `crowdsafe ledger init DATA --epsilon E --delta D` (or pass --budget)"
+                "with set_budget(DATA, epsilon=E, delta=D) (or pass budget=(ε, δ))", parameter="budget",
             )
         run_loss = PrivacyLoss(epsilon, delta)
         if kind not in KINDS:

@@ -141,7 +141,7 @@ def prepare_spark(table: TypedTable, attributes: Sequence[str] | None = None, *,
     if m >= SPARK_INDEX_LIMIT:
         raise ParameterError(
             f"the domain has m = {m:.3e} >= 2^63 tuples, beyond the spark engine's 64-bit signed indices; "
-            "use --engine polars or coarser domains"
+            "use engine='polars' or coarser domains", parameter="engine",
         )
 
     def encode(batches: Any) -> Any:

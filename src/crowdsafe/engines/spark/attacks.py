@@ -156,7 +156,7 @@ class SparkAttackTables:
     def locations(self, location: Any) -> list[str]:
         if location not in ("auto", "exact"):
             raise ParameterError("the spark engine locates targets exactly (location 'auto' or 'exact'); "
-                                 "nearest-centroid location needs --engine polars")
+                                 "nearest-centroid location needs engine='polars'", parameter="engine")
         return [location] * len(self.releases)
 
     def check(self, qi: list[str], sensitive: str) -> None:
@@ -195,7 +195,7 @@ class SparkAttackTables:
             tuple_key = tuple_key * domains[c].size + F.col(f"__k{i}")
         if radix >= 2**63:
             raise ParameterError("the targets' quasi-identifier domains have 2^63 or more combinations; "
-                                 "use --engine polars")
+                                 "use engine='polars'", parameter="engine")
         self.domains = domains
         self.coded = coded = coded.withColumn("__tuple", tuple_key).persist()
         self.tuples = coded.select("__tuple", *[f"__k{i}" for i in range(len(qi))]).distinct().persist()
@@ -352,7 +352,7 @@ def _release_tables(spark: Any, release: SparkRelease, qi: list[str], sensitive:
         known = ClassTable(pl.DataFrame(), np.zeros(0, np.int64), (), canonical_distinct, {}, np.zeros(0, np.int64))
         if is_microaggregated(known, domains):
             raise ParameterError(f"release {release.name} publishes centroids (microaggregation): locating "
-                                 "targets by the nearest centroid needs --engine polars")
+                                 "targets by the nearest centroid needs engine='polars'", parameter="engine")
     class_key = F.concat_ws(_SEPARATOR, *[F.col(n) for n in canonical_columns])
     combos = combos.withColumn("__class", class_key).persist()
     rows, n_classes = combos.agg(F.sum("count"), F.countDistinct("__class")).first()

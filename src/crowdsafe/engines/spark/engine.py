@@ -91,12 +91,13 @@ class SparkEngine:
         from crowdsafe.anonymize.selection import fixed_scheme
 
         if publish_plan.scheme is None and publish_plan.objective == "entropy":
-            raise ParameterError("the entropy objective is not available with --engine spark yet (its sensitivity "
-                                 "needs every column's public domain); choose another --objective "
-                                 "(nothing was charged)")
+            raise ParameterError("the entropy objective is not available with engine='spark' yet (its sensitivity "
+                                 "needs every column's public domain); choose another value of the objective "
+                                 "parameter (nothing was charged)", parameter=("engine", "objective"))
         if publish_plan.columns is not None:
-            raise ParameterError("--columns is not available with --engine spark yet; choose the published columns "
-                                 "with --qi and --sensitive (nothing was charged)")
+            raise ParameterError("the columns parameter is not available with engine='spark' yet; choose the published "
+                                 "columns with the qi parameter and the sensitive parameter (nothing was charged)",
+                                 parameter=("columns", "engine", "qi", "sensitive"))
         columns = table.columns
         fixed = fixed_scheme(table.domain, columns, publish_plan.scheme) if publish_plan.scheme is not None else None
         if fixed is None:
@@ -173,10 +174,11 @@ class SparkEngine:
     # -- α-β perturbation ----------------------------------------------------------------------
     def check_perturbation(self, out: Any, ledger: Any) -> None:
         if out is None:
-            raise ParameterError("the spark engine writes the view as it draws it: give out=VIEW.parquet (--out)")
+            raise ParameterError("the spark engine writes the view as it draws it: give out=VIEW.parquet", parameter="out")
         if ledger is not None:
             raise ParameterError(
-                "the spark engine does not charge a budget ledger yet: use --engine polars with a ledger")
+                "the spark engine does not charge a budget ledger yet: use engine='polars' with a ledger",
+                parameter="engine")
 
     def plan_perturbation(self, source: TypedTable, **request: Any) -> Any:
         from crowdsafe.engines.spark.alpha_beta import plan_for_spark, prepare_spark
@@ -199,8 +201,8 @@ class SparkEngine:
     # -- attacks -------------------------------------------------------------------------------
     def check_attack(self, kind: str, sensitive: str | None) -> None:
         if kind != "intersection" or sensitive is None:
-            raise ParameterError("the spark engine runs the intersection attack (with --sensitive); "
-                                 "run the linkage attack with --engine polars")
+            raise ParameterError("the spark engine runs the intersection attack (with the sensitive parameter); "
+                                 "run the linkage attack with engine='polars'", parameter=("sensitive", "engine"))
 
     def attack_targets(self, targets: Any, *, schema: Any = None) -> TypedTable:
         return self.read_source(targets, schema=schema)
@@ -218,15 +220,16 @@ class SparkEngine:
         return intersection_attack_spark(releases, targets.frame, qi, sensitive, **options)
 
     def linkage_attack(self, release: Any, targets: TypedTable, qi: Sequence[str], **options: Any) -> Any:
-        raise ParameterError("the spark engine runs the intersection attack (with --sensitive); "
-                             "run the linkage attack with --engine polars")
+        raise ParameterError("the spark engine runs the intersection attack (with the sensitive parameter); "
+                             "run the linkage attack with engine='polars'", parameter=("sensitive", "engine"))
 
     def write_attack_targets(self, targets: Any, out: Any, *, escape_formulas: bool) -> str:
         from crowdsafe.engines.spark.alpha_beta import write_parquet_once
 
         if out.suffix.lower() != ".parquet":
             raise ParameterError(
-                f"with --engine spark the per-target metrics are written as Parquet: name {out} *.parquet")
+                f"with engine='spark' the per-target metrics are written as Parquet: name {out} *.parquet",
+                parameter="engine")
         write_parquet_once(targets, str(out))
         return str(out)
 

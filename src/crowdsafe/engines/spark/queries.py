@@ -124,7 +124,7 @@ class SparkAggregate:
         if plan.query.kind == "quantile":
             raise ParameterError(
                 "quantiles are not computed on the spark engine (the exponential mechanism needs every "
-                "value on the driver); use --engine polars"
+                "value on the driver); use engine='polars'", parameter="engine",
             )
 
     def __call__(self, dataset: Dataset, plan: QueryPlan, randomness: Randomness) -> tuple[ExactAggregate, int]:

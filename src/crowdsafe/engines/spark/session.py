@@ -31,7 +31,8 @@ def spark_session(master: str | None = None, config: dict[str, Any] | None = Non
         running = active.sparkContext.master
         if master is not None and master != running:
             raise ParameterError(
-                f"a Spark session on {running!r} is already active; cannot switch to --spark-master {master!r}"
+                f"a Spark session on {running!r} is already active; cannot switch to spark_master={master!r}",
+                parameter="spark_master",
             )
         return active
     builder = SparkSession.builder.appName("crowdsafe")
