@@ -173,10 +173,10 @@ def test_a_certified_run_refuses_a_domain_taken_from_the_data():
         perturb(load(frame), gamma=0.3, c=0.2, max_rows=60, randomness=1)
     message = str(refused.value)
     assert "no public domain for 'a', 'b'" in message
-    assert "--domains" in message and "--exploratory" in message
+    assert "domains={attribute: [values]}" in message and "exploratory=True" in message
     with pytest.raises(ParameterError, match="no public domain for 'b'"):
         perturb(load(frame), gamma=0.3, c=0.2, max_rows=60, domains={"a": range(10)}, randomness=1)
-    with pytest.raises(ParameterError, match="--max-rows"):
+    with pytest.raises(ParameterError, match="max_rows=N"):
         perturb(load(frame), gamma=0.3, c=0.2, domains=PUBLIC["domains"], randomness=1)
     with pytest.raises(ParameterError, match="whole number"):
         perturb(load(frame), gamma=0.3, c=0.2, domains=PUBLIC["domains"], max_rows=0, randomness=1)
@@ -206,7 +206,7 @@ def test_data_above_the_bound_is_refused_without_telling_by_how_much():
                     domains=PUBLIC["domains"], max_rows=40)
         messages.add(str(refused.value))
     (message,) = messages  # the same words whatever the excess
-    assert "more than --max-rows 40 rows" in message and "nothing was perturbed or written" in message
+    assert "more than max_rows=40 rows" in message and "nothing was perturbed or written" in message
     assert "41" not in message and "55" not in message
     assert perturb(load(small_frame(40)), gamma=0.3, c=0.2, randomness=1, domains=PUBLIC["domains"],
                    max_rows=40).view.certificate.guarantee == "d-gamma"

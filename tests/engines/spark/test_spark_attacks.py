@@ -63,7 +63,7 @@ def test_spark_attack_metrics_equal_the_polars_engine(spark, attack_data, tmp_pa
     on_polars = intersection_attack([AttackedRelease(r, name) for r, name in zip(releases, names)], targets, qi,
                                     "disease", truth_id="id")
     assert on_polars.summary["perfect_breach"] > 0 and on_polars.summary["average_drop"] > 0  # a real attack
-    with pytest.raises(ParameterError, match="nearest-centroid location needs --engine polars"):
+    with pytest.raises(ParameterError, match="nearest-centroid location needs engine='polars'"):
         intersection_attack_spark([SparkRelease(spark.createDataFrame(releases[0].to_arrow()), "R1")],
                                   spark.createDataFrame(targets.to_arrow()), qi, "disease", location="nearest")
 
