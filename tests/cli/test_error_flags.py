@@ -9,172 +9,218 @@ them before the rewording) is printed unchanged.
 
 from __future__ import annotations
 
+import json
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import polars as pl
 import pytest
 
+import crowdsafe.api as api
+from crowdsafe.anonymize.cells import cell_table
+from crowdsafe.anonymize.constraints import sensitive_constraints
 from crowdsafe.cli import main
 from crowdsafe.cli.flags import cli_message, flag
+from crowdsafe.data import load
+from crowdsafe.engines import get_engine
 from crowdsafe.errors import BudgetExceeded, CrowdsafeError, InputError, ParameterError, SchemaError
+from crowdsafe.mechanisms.queries import answer_query
+from crowdsafe.models.classes import EquivalenceClasses
+from crowdsafe.privacy.ledger import Ledger
 
 REWORDED = [
-    ("anonymize/cells.py:103",
+    ("anonymize/cells.py:cell_table",
      "no quasi-identifiers to anonymize; name them with qi=[...]", "qi",
      "no quasi-identifiers to anonymize; name them with --qi a,b,c"),
-    ("anonymize/classic.py:38",
-     "the data has several sensitive attributes (a, b); name the one to protect with the sensitive parameter",
+    ("classic/algorithms.py:_sensitive_attribute (several)",
+     "the data has several sensitive attributes (sex, income); name the one to protect with the sensitive parameter",
      "sensitive",
-     "the data has several sensitive attributes (a, b); name the one to protect with --sensitive"),
-    ("anonymize/classic.py:37 and anonymize/constraints.py:178",
+     "the data has several sensitive attributes (sex, income); name the one to protect with --sensitive"),
+    ("classic/algorithms.py:_sensitive_attribute and anonymize/constraints.py:sensitive_constraints",
      "ℓ-diversity and t-closeness need a sensitive attribute; name it with the sensitive parameter", "sensitive",
      "ℓ-diversity and t-closeness need a sensitive attribute; name it with --sensitive"),
-    ("anonymize/classic.py:85, anonymize/publish.py:534, api.py:141",
+    ("classic/algorithms.py:anonymize_dataset, anonymize/publish.py:prepare_dataset, api.py:check_dataset",
      "the data has no quasi-identifiers; name them with qi=[...]", "qi",
      "the data has no quasi-identifiers; name them with --qi a,b,c"),
-    ("anonymize/objectives.py:230",
+    ("anonymize/objectives.py:make_objective (target)",
      "the target parameter is for objective='classification', not entropy", ("target", "objective"),
      "--target is for --objective classification, not entropy"),
-    ("anonymize/objectives.py:237",
+    ("anonymize/objectives.py:check_objective_columns",
      "the target 'income' is not a published column (age, sex); declare it a quasi-identifier or sensitive "
      "attribute, or include it in the columns parameter", "columns",
      "the target 'income' is not a published column (age, sex); declare it a quasi-identifier or sensitive "
      "attribute, or include it in --columns"),
-    ("anonymize/objectives.py:227",
+    ("anonymize/objectives.py:make_objective (no target)",
      "the classification objective needs the target column: target=COLUMN", "target",
      "the classification objective needs the target column: --target COLUMN"),
-    ("anonymize/publish.py:434",
+    ("anonymize/publish.py:check_columns (none)",
      "the columns parameter names no column", "columns",
      "--columns names no column"),
-    ("anonymize/publish.py:443",
+    ("anonymize/publish.py:check_columns (twice)",
      "the columns parameter names 'age' twice", "columns",
      "--columns names 'age' twice"),
-    ("anonymize/publish.py:437",
-     "the columns parameter names 'salary', which the data does not have (columns: age, sex)", "columns",
-     "--columns names 'salary', which the data does not have (columns: age, sex)"),
-    ("anonymize/publish.py:469",
+    ("anonymize/publish.py:check_columns (unknown)",
+     "the columns parameter names 'salary', which the data does not have (columns: age, sex, zip, income)",
+     "columns",
+     "--columns names 'salary', which the data does not have (columns: age, sex, zip, income)"),
+    ("anonymize/publish.py:check_public_domains",
      "the entropy objective needs a hierarchy (a public domain) for every published column; 'zip' has none: "
      "give one in the schema, or choose another value of the objective parameter (nothing was charged)",
      "objective",
      "the entropy objective needs a hierarchy (a public domain) for every published column; 'zip' has none: "
      "give one in the schema, or choose another value of --objective (nothing was charged)"),
-    ("anonymize/publish.py:856",
+    ("drivers/publish.py:stop_if_heavy",
      "stopped after the charge (the budget is spent; nothing was written): a release would suppress more than "
-     "50% of its sampled rows. This is a custodian-only fact, not covered by the guarantee: do not publish it "
+     "90% of its sampled rows. This is a custodian-only fact, not covered by the guarantee: do not publish it "
      "(the exact rates are in the custodian report and the ledger entry). Use a coarser scheme "
      "(scheme='coarse' or higher levels), a larger epsilon or delta (smaller k), a larger beta, or fewer "
      "quasi-identifiers; force=True writes it anyway", ("scheme", "force"),
      "stopped after the charge (the budget is spent; nothing was written): a release would suppress more than "
-     "50% of its sampled rows. This is a custodian-only fact, not covered by the guarantee: do not publish it "
+     "90% of its sampled rows. This is a custodian-only fact, not covered by the guarantee: do not publish it "
      "(the exact rates are in the custodian report and the ledger entry). Use a coarser scheme "
      "(--scheme coarse or higher levels), a larger epsilon or delta (smaller k), a larger beta, or fewer "
      "quasi-identifiers; --force writes it anyway"),
-    ("anonymize/publish.py:193",
+    ("anonymize/plan.py:plan_publication (fixed scheme)",
      "a fixed scheme is chosen without looking at the data, so it spends no epsilon1; drop the epsilon1 "
      "parameter, or drop the scheme parameter to let the exponential mechanism choose", ("epsilon1", "scheme"),
      "a fixed scheme is chosen without looking at the data, so it spends no epsilon1; drop --epsilon1, "
      "or drop --scheme to let the exponential mechanism choose"),
-    ("anonymize/publish.py:203",
+    ("anonymize/plan.py:plan_publication (epsilon1 = 0)",
      "epsilon1 must be > 0 when the scheme is chosen from the data, got 0.0; give a fixed scheme with the "
      "scheme parameter for a strongly safe release", ("epsilon1", "scheme"),
      "epsilon1 must be > 0 when the scheme is chosen from the data, got 0.0; give a fixed scheme with "
      "--scheme for a strongly safe release"),
-    ("api.py:616",
+    ("engines/polars_engine.py:PolarsEngine.read_table",
      "the spark_master parameter needs engine='spark'", ("spark_master", "engine"),
      "--spark-master needs --engine spark"),
-    ("api.py:683",
+    ("drivers/attack.py:attack",
      "the intersection attack needs the sensitive attribute (the sensitive parameter)", "sensitive",
      "the intersection attack needs the sensitive attribute (--sensitive)"),
-    ("api.py:268",
+    ("drivers/query.py:with_budget",
      "no privacy budget is set for 'people.csv' in the ledger l.db; set one with "
      "set_budget('people.csv', epsilon=E, delta=D), or pass budget=(ε, δ)", "budget",
      "no privacy budget is set for 'people.csv' in the ledger l.db; set one with "
      "`crowdsafe ledger init people.csv --epsilon E --delta D`, or pass --budget E,D"),
-    ("api.py:464",
+    ("engines/spark/engine.py:SparkEngine.check_perturbation (out)",
      "the spark engine writes the view as it draws it: give out=VIEW.parquet", "out",
      "the spark engine writes the view as it draws it: give --out VIEW.parquet"),
-    ("api.py:466",
+    ("engines/spark/engine.py:SparkEngine.check_perturbation (ledger)",
      "the spark engine does not charge a budget ledger yet: use engine='polars' with a ledger", "engine",
      "the spark engine does not charge a budget ledger yet: use --engine polars with a ledger"),
-    ("api.py:665",
+    ("engines/spark/engine.py:SparkEngine.check_attack and linkage_attack",
      "the spark engine runs the intersection attack (with the sensitive parameter); run the linkage attack "
      "with engine='polars'", ("sensitive", "engine"),
      "the spark engine runs the intersection attack (with --sensitive); run the linkage attack "
      "with --engine polars"),
-    ("attacks/intersection.py:137 and engines/spark/attacks.py:144",
+    ("engines/spark/engine.py:SparkEngine.write_attack_targets",
+     "with engine='spark' the per-target metrics are written as Parquet: name t.csv *.parquet", "engine",
+     "with --engine spark the per-target metrics are written as Parquet: name t.csv *.parquet"),
+    ("attacks/intersection.py:run_intersection",
      "name the quasi-identifiers the attacker knows (qi=[...])", "qi",
      "name the quasi-identifiers the attacker knows (--qi a,b,c)"),
-    ("attacks/linkage.py:52",
+    ("attacks/linkage.py:linkage_attack",
      "name the quasi-identifiers the external table shares with the release (qi=[...])", "qi",
      "name the quasi-identifiers the external table shares with the release (--qi a,b,c)"),
-    ("engines/spark/alpha_beta.py:142",
+    ("engines/spark/alpha_beta.py:prepare_spark",
      "the domain has m = 1.000e+19 >= 2^63 tuples, beyond the spark engine's 64-bit signed indices; "
      "use engine='polars' or coarser domains", "engine",
      "the domain has m = 1.000e+19 >= 2^63 tuples, beyond the spark engine's 64-bit signed indices; "
      "use --engine polars or coarser domains"),
-    ("engines/spark/attacks.py:141",
+    ("engines/spark/attacks.py:SparkAttackTables.locations",
      "the spark engine locates targets exactly (location 'auto' or 'exact'); nearest-centroid location "
      "needs engine='polars'", "engine",
      "the spark engine locates targets exactly (location 'auto' or 'exact'); nearest-centroid location "
      "needs --engine polars"),
-    ("engines/spark/attacks.py:172",
+    ("engines/spark/attacks.py:SparkAttackTables.sensitive_cells",
      "the targets' quasi-identifier domains have 2^63 or more combinations; use engine='polars'", "engine",
      "the targets' quasi-identifier domains have 2^63 or more combinations; use --engine polars"),
-    ("engines/spark/attacks.py:328",
+    ("engines/spark/attacks.py:_release_tables",
      "release r1 publishes centroids (microaggregation): locating targets by the nearest centroid needs "
      "engine='polars'", "engine",
      "release r1 publishes centroids (microaggregation): locating targets by the nearest centroid needs "
      "--engine polars"),
-    ("engines/spark/publish.py:157",
+    ("engines/spark/engine.py:SparkEngine.prepare (entropy)",
      "the entropy objective is not available with engine='spark' yet (its sensitivity needs every column's "
      "public domain); choose another value of the objective parameter (nothing was charged)",
      ("engine", "objective"),
      "the entropy objective is not available with --engine spark yet (its sensitivity needs every column's "
      "public domain); choose another value of --objective (nothing was charged)"),
-    ("engines/spark/publish.py:160",
+    ("engines/spark/engine.py:SparkEngine.prepare (columns)",
      "the columns parameter is not available with engine='spark' yet; choose the published columns with the "
      "qi parameter and the sensitive parameter (nothing was charged)", ("columns", "engine", "qi", "sensitive"),
      "--columns is not available with --engine spark yet; choose the published columns with --qi and "
      "--sensitive (nothing was charged)"),
-    ("engines/spark/queries.py:125",
+    ("engines/spark/queries.py:SparkAggregate.check",
      "quantiles are not computed on the spark engine (the exponential mechanism needs every value on the "
      "driver); use engine='polars'", "engine",
      "quantiles are not computed on the spark engine (the exponential mechanism needs every value on the "
      "driver); use --engine polars"),
-    ("engines/spark/session.py:33",
-     "a Spark session on 'local[1]' is already active; cannot switch to spark_master='local[2]'",
+    ("engines/spark/session.py:spark_session",
+     "a Spark session on 'local[2]' is already active; cannot switch to spark_master='local[1]'",
      "spark_master",
-     "a Spark session on 'local[1]' is already active; cannot switch to --spark-master local[2]"),
-    ("mechanisms/queries.py:314",
+     "a Spark session on 'local[2]' is already active; cannot switch to --spark-master local[1]"),
+    ("mechanisms/queries.py:_plan",
      "the schema names the person identifier 'pid': a person may own several rows, so say how many rows per "
      "person a query may use (max_rows_per_person=N)", "max_rows_per_person",
      "the schema names the person identifier 'pid': a person may own several rows, so say how many rows per "
      "person a query may use (--max-rows-per-person N)"),
-    ("metrics/report.py:75",
+    ("metrics/report.py:utility",
      "the release holds none of the original's quasi-identifiers; name them with qi=[...]", "qi",
      "the release holds none of the original's quasi-identifiers; name them with --qi a,b,c"),
-    ("models/classes.py:151",
+    ("models/classes.py:EquivalenceClasses",
      "no quasi-identifiers: name them with qi=[...]", "qi",
      "no quasi-identifiers: name them with --qi a,b,c"),
-    ("perturb/alpha_beta.py:479",
+    ("perturb/alpha_beta.py:charged_run",
      "an exploratory run carries no guarantee to charge to a ledger: declare the public domains and "
      "max_rows=N, or run it without a ledger", "max_rows",
      "an exploratory run carries no guarantee to charge to a ledger: declare the public domains and "
      "--max-rows N, or run it without a ledger"),
-    ("perturb/alpha_beta.py:160",
+    ("perturb/alpha_beta.py:check_max_rows",
      "declare a public bound on the number of rows with max_rows=N, fixed without looking at the data: "
      "d = c n/m, beta and the error bars use it in place of the exact n; or pass exploratory=True for an "
      "uncertified run", ("max_rows", "exploratory"),
      "declare a public bound on the number of rows with --max-rows N, fixed without looking at the data: "
      "d = c n/m, beta and the error bars use it in place of the exact n; or pass --exploratory for an "
      "uncertified run"),
-    ("perturb/domain.py:213",
+    ("perturb/alpha_beta.py:bound_exceeded",
+     "the data holds more than max_rows=5 rows: nothing was perturbed or written; this refusal tells whoever "
+     "reads it that the bound is exceeded (keep it to the custodian); choose a larger bound from public "
+     "knowledge, not from this data", "max_rows",
+     "the data holds more than --max-rows 5 rows: nothing was perturbed or written; this refusal tells whoever "
+     "reads it that the bound is exceeded (keep it to the custodian); choose a larger bound from public "
+     "knowledge, not from this data"),
+    ("perturb/alpha_beta.py:duplicates_error",
+     "some rows repeat another row's tuple over the published attributes; the alpha-beta algorithm publishes a "
+     "set: use duplicates='collapse' or publish an attribute that tells the rows apart", "duplicates",
+     "some rows repeat another row's tuple over the published attributes; the alpha-beta algorithm publishes a "
+     "set: use --duplicates collapse or publish an attribute that tells the rows apart"),
+    ("perturb/domain.py:domain_missing_error",
+     "no public domain for 'age', 'sex', 'zip', 'income': the (d, gamma) guarantee needs each attribute's "
+     "values fixed before the data is read; declare them with domains={attribute: [values]}, an 'order' in the "
+     "schema file or a hierarchy file, or pass exploratory=True for an uncertified run on the data's own values",
+     ("domains", "exploratory"),
+     "no public domain for 'age', 'sex', 'zip', 'income': the (d, gamma) guarantee needs each attribute's "
+     "values fixed before the data is read; declare them with --domains FILE (JSON: {\"attribute\": [values]}), "
+     "an 'order' in the schema file or a hierarchy file, or pass --exploratory for an uncertified run on the "
+     "data's own values"),
+    ("perturb/domain.py:encode_against",
      "column 'age' of the data holds a value outside its public domain; add the value to the declared domain "
      "(a missing value counts: list null, or use missing='drop') or recode the data", "missing",
      "column 'age' of the data holds a value outside its public domain; add the value to the declared domain "
      "(a missing value counts: list null, or use --missing drop) or recode the data"),
-    ("perturb/view.py:124",
-     "no certificate for the view v.csv (looked for v.csv.certificate.json); give it with the certificate "
+    ("perturb/view.py:read_view",
+     "no certificate for the view v.csv (looked for v.certificate.json); give it with the certificate "
      "parameter", "certificate",
-     "no certificate for the view v.csv (looked for v.csv.certificate.json); give it with --certificate"),
-    ("privacy/ledger.py:349",
+     "no certificate for the view v.csv (looked for v.certificate.json); give it with --certificate"),
+    ("data/schema.py:Schema.with_roles (qi)",
+     "the qi parameter names unknown attribute 'nope'; the attributes are: age, sex, zip, income", "qi",
+     "--qi names unknown attribute 'nope'; the attributes are: age, sex, zip, income"),
+    ("data/schema.py:Schema.with_roles (sensitive)",
+     "the sensitive parameter names unknown attribute 'nope'; the attributes are: age, sex, zip, income",
+     "sensitive",
+     "--sensitive names unknown attribute 'nope'; the attributes are: age, sex, zip, income"),
+    ("privacy/ledger.py:Ledger (schema 1)",
      "this ledger was written by an earlier crowdsafe (schema 1) whose dataset identities this version cannot "
      "match: its spent budgets would not be found. Keep it for your records, start a new ledger (ledger=PATH "
      "or CROWDSAFE_LEDGER) and register each dataset's remaining budget with "
@@ -183,12 +229,12 @@ REWORDED = [
      "match: its spent budgets would not be found. Keep it for your records, start a new ledger (--ledger PATH "
      "or CROWDSAFE_LEDGER) and register each dataset's remaining budget with "
      "`crowdsafe ledger init DATA --epsilon E --delta D`"),
-    ("privacy/ledger.py:511",
+    ("privacy/ledger.py:Ledger.charge",
      "no privacy budget is set for dataset '0123456789abcdef' in the ledger l.db; set one with "
      "set_budget(DATA, epsilon=E, delta=D) (or pass budget=(ε, δ))", "budget",
      "no privacy budget is set for dataset '0123456789abcdef' in the ledger l.db; set one with "
      "`crowdsafe ledger init DATA --epsilon E --delta D` (or pass --budget E,D)"),
-    ("privacy/ledger.py:379",
+    ("privacy/ledger.py:Ledger._write",
      "the ledger l.db cannot be written (read-only file or folder); nothing was charged. Use a ledger you can "
      "write (ledger=PATH or CROWDSAFE_LEDGER)", "ledger",
      "the ledger l.db cannot be written (read-only file or folder); nothing was charged. Use a ledger you can "
@@ -234,3 +280,316 @@ def test_main_prints_the_flags(monkeypatch, capsys):
     monkeypatch.setattr(command.bundled, "catalogue", refuse)
     assert main(["datasets", "list"]) == 2
     assert capsys.readouterr().err.strip() == "crowdsafe: error: --columns names no column"
+
+# -- each error raised for real: by the library (its message and parameters), and by the command
+# line where a flag sets the parameter (the line it prints) --------------------------------------
+
+PEOPLE = pl.DataFrame({"age": [30, 31, 32, 40, 41, 42] * 5, "sex": ["F", "M"] * 15, "zip": ["1", "2", "3"] * 10,
+                       "income": ["lo", "hi", "lo"] * 10})
+UNIQUE = pl.DataFrame({"age": list(range(40)), "sex": ["F", "M"] * 20})  # every row its own class
+WIDE = pl.DataFrame({f"c{i}": [0, 1] for i in range(19)})  # 10^19 tuples once each column has 10 values
+PERSON_SCHEMA = """
+person_id = "pid"
+[attributes.pid]
+role = "identifier"
+type = "categorical"
+[attributes.age]
+type = "numeric"
+"""
+ROLES_SCHEMA = """
+[attributes.age]
+role = "quasi-identifier"
+type = "numeric"
+[attributes.zip]
+role = "quasi-identifier"
+type = "categorical"
+[attributes.sex]
+role = "sensitive"
+type = "categorical"
+[attributes.income]
+role = "sensitive"
+type = "categorical"
+"""
+PLAN = ["--epsilon", "1", "--delta", "1e-6", "--plan-only"]
+RUN = ["--epsilon", "1", "--delta", "1e-6", "--no-ledger", "--out", "r.csv"]
+PERTURB = ["--c", "2", "--gamma", "0.3"]
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    """The files the triggers read, in the current folder (so messages show short paths)."""
+    monkeypatch.chdir(tmp_path)
+    PEOPLE.write_csv("people.csv")
+    PEOPLE.write_csv("v.csv")
+    UNIQUE.write_csv("unique.csv")
+    WIDE.write_csv("wide.csv")
+    PEOPLE.select(pl.col("income").alias("other")).write_csv("other.csv")
+    PEOPLE.with_columns(pl.col("age").alias("pid")).select("pid", "age").write_csv("persons.csv")
+    Path("persons.toml").write_text(PERSON_SCHEMA)
+    Path("roles.toml").write_text(ROLES_SCHEMA)
+    Path("no-qi.toml").write_text(ROLES_SCHEMA.replace('"quasi-identifier"', '"insensitive"')
+                                  .replace('"sensitive"', '"insensitive"'))
+    Path("sex.json").write_text(json.dumps({"sex": ["F", "M"]}))
+    Path("age.json").write_text(json.dumps({"age": [30]}))
+    Path("wide.json").write_text(json.dumps({f"c{i}": list(range(10)) for i in range(19)}))
+    return tmp_path
+
+
+def _several_sensitive():
+    api.anonymize(load(PEOPLE, qi=["age"], sensitive=["sex", "income"]), qi=["age"], l=2)
+
+
+def _schema_1_ledger():
+    conn = sqlite3.connect("old.db")
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    conn.execute("CREATE TABLE datasets (fingerprint TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, "
+                 "epsilon_budget REAL, delta_budget REAL, created_at TEXT)")
+    conn.execute("CREATE TABLE samples (sample_id TEXT PRIMARY KEY, entry_id INTEGER, rate REAL)")
+    conn.execute("INSERT INTO datasets VALUES ('f', 'people', 1.0, 0.0, 'then')")
+    conn.commit()
+    conn.close()
+    Ledger("old.db")
+
+
+def _unknown_dataset():
+    with Ledger("l.db").charge("0123456789abcdef0123", epsilon=0.1, kind="query", description="q",
+                               mechanism="laplace"):
+        pass
+
+
+def _read_only_ledger():
+    book = Ledger("l.db")
+    book._conn.close()
+    book._conn = sqlite3.connect("file:l.db?mode=ro", uri=True, isolation_level=None)  # as a read-only file
+    book.set_budget("f", "people", 1.0)
+
+
+def _heavy_suppression():
+    api.publish(UNIQUE, epsilon=1, delta=1e-3, scheme="none", ledger=None, seed=1)
+
+
+def _person_identifier():
+    answer_query(load("persons.csv", schema="persons.toml"), "count", epsilon=1.0)
+
+
+# where -> (the library calls that raise it, one per raise site; the command lines that do)
+TRIGGERS: dict[str, tuple[tuple[Callable[[], object], ...], tuple[list[str], ...]]] = {
+    "anonymize/cells.py:cell_table": ((lambda: cell_table(load(PEOPLE), []),), ()),
+    "classic/algorithms.py:_sensitive_attribute (several)": (
+        (_several_sensitive,), (["anonymize", "people.csv", "--schema", "roles.toml", "--l", "2"],)),
+    "classic/algorithms.py:_sensitive_attribute and anonymize/constraints.py:sensitive_constraints": (
+        (lambda: api.anonymize(PEOPLE, qi=["age"], l=2),
+         lambda: sensitive_constraints(load(PEOPLE), None, l=2)),
+        (["anonymize", "people.csv", "--qi", "age", "--l", "2"],)),
+    "classic/algorithms.py:anonymize_dataset, anonymize/publish.py:prepare_dataset, api.py:check_dataset": (
+        (lambda: api.anonymize(PEOPLE, qi=[]),
+         lambda: api.publish(PEOPLE, qi=[], epsilon=1, delta=1e-6, ledger=None),
+         lambda: api.check(PEOPLE, qi=[])),
+        (["anonymize", "people.csv", "--schema", "no-qi.toml"], ["publish", "people.csv", "--schema", "no-qi.toml", *RUN],
+         ["check", "people.csv", "--schema", "no-qi.toml"])),
+    "anonymize/objectives.py:make_objective (target)": (
+        (lambda: api.plan_publish(1, 1e-6, objective="entropy", target="income"),),
+        (["publish", "people.csv", *PLAN, "--objective", "entropy", "--target", "income"],)),
+    "anonymize/objectives.py:check_objective_columns": (
+        (lambda: api.publish(PEOPLE, epsilon=1, delta=1e-6, columns=["age", "sex"], objective="classification",
+                             target="income", ledger=None),),
+        (["publish", "people.csv", *RUN, "--columns", "age,sex", "--objective", "classification", "--target",
+          "income"],)),
+    "anonymize/objectives.py:make_objective (no target)": (
+        (lambda: api.plan_publish(1, 1e-6, objective="classification"),),
+        (["publish", "people.csv", *PLAN, "--objective", "classification"],)),
+    "anonymize/publish.py:check_columns (none)": (
+        (lambda: api.publish(PEOPLE, epsilon=1, delta=1e-6, columns=[], ledger=None),),
+        ()),  # the command line refuses an empty list itself
+    "anonymize/publish.py:check_columns (twice)": (
+        (lambda: api.publish(PEOPLE, epsilon=1, delta=1e-6, columns=["age", "age"], ledger=None),),
+        (["publish", "people.csv", *RUN, "--columns", "age,age"],)),
+    "anonymize/publish.py:check_columns (unknown)": (
+        (lambda: api.publish(PEOPLE, epsilon=1, delta=1e-6, columns=["salary"], ledger=None),),
+        (["publish", "people.csv", *RUN, "--columns", "salary"],)),
+    "anonymize/publish.py:check_public_domains": (
+        (lambda: api.publish(PEOPLE, epsilon=1, delta=1e-6, columns=["zip"], objective="entropy", ledger=None),),
+        (["publish", "people.csv", *RUN, "--columns", "zip", "--objective", "entropy"],)),
+    "drivers/publish.py:stop_if_heavy": (
+        (_heavy_suppression,),
+        (["publish", "unique.csv", "--epsilon", "1", "--delta", "1e-3", "--scheme", "none", "--no-ledger",
+          "--seed", "1", "--out", "r.csv"],)),
+    "anonymize/plan.py:plan_publication (fixed scheme)": (
+        (lambda: api.plan_publish(1, 1e-6, scheme="coarse", epsilon1=0.5),),
+        (["publish", "people.csv", *PLAN, "--scheme", "coarse", "--epsilon1", "0.5"],)),
+    "anonymize/plan.py:plan_publication (epsilon1 = 0)": (
+        (lambda: api.plan_publish(1, 1e-6, epsilon1=0.0),),
+        ((["publish", "people.csv", *PLAN, "--epsilon1", "0"], "--epsilon1: {line}"),)),
+    "engines/polars_engine.py:PolarsEngine.read_table": (
+        (lambda: api.publish(PEOPLE, epsilon=1, delta=1e-6, spark_master="local[2]", ledger=None),),
+        (["publish", "people.csv", *RUN, "--spark-master", "local[2]"],)),
+    "drivers/attack.py:attack": (
+        (lambda: api.attack(["people.csv"], PEOPLE, qi=["age"]),),
+        ()),  # the command line asks for --sensitive itself
+    "drivers/query.py:with_budget": (
+        (lambda: api.query("people.csv", "count", epsilon=1, ledger="l.db"),),
+        (["query", "people.csv", "count", "--epsilon", "1", "--ledger", "l.db"],)),
+    "attacks/intersection.py:run_intersection": (
+        (lambda: api.attack(["people.csv"], PEOPLE, qi=[], sensitive="income"),),
+        ()),  # the command line refuses an empty --qi itself
+    "attacks/linkage.py:linkage_attack": (
+        (lambda: api.attack(["people.csv"], PEOPLE, qi=[], kind="linkage"),),
+        ()),  # the command line refuses an empty --qi itself
+    "mechanisms/queries.py:_plan": (
+        (_person_identifier,),
+        (["query", "persons.csv", "count", "--schema", "persons.toml", "--epsilon", "1", "--no-ledger"],)),
+    "metrics/report.py:utility": (
+        (lambda: api.compare(PEOPLE, "other.csv"),), (["compare", "people.csv", "other.csv"],)),
+    "models/classes.py:EquivalenceClasses": ((lambda: EquivalenceClasses(load(PEOPLE), []),), ()),
+    "perturb/alpha_beta.py:charged_run": (
+        (lambda: api.perturb(PEOPLE, c=2, gamma=0.3, exploratory=True, ledger="l.db", budget=(1, 1e-6)),),
+        (["perturb", "people.csv", *PERTURB, "--exploratory", "--ledger", "l.db", "--budget", "1,1e-6",
+          "--out", "w.csv"],)),
+    "perturb/alpha_beta.py:check_max_rows": (
+        (lambda: api.perturb(PEOPLE, c=2, gamma=0.3),), (["perturb", "people.csv", *PERTURB, "--out", "w.csv"],)),
+    "perturb/alpha_beta.py:bound_exceeded": (
+        (lambda: api.perturb(PEOPLE, c=2, gamma=0.3, attributes=["sex"], domains={"sex": ["F", "M"]}, max_rows=5),),
+        (["perturb", "people.csv", *PERTURB, "--attributes", "sex", "--domains", "sex.json", "--max-rows", "5",
+          "--out", "w.csv"],)),
+    "perturb/alpha_beta.py:duplicates_error": (
+        (lambda: api.perturb(PEOPLE, c=2, gamma=0.3, attributes=["sex"], domains={"sex": ["F", "M"]}, max_rows=100,
+                             duplicates="error"),),
+        (["perturb", "people.csv", *PERTURB, "--attributes", "sex", "--domains", "sex.json", "--max-rows", "100",
+          "--duplicates", "error", "--out", "w.csv"],)),
+    "perturb/domain.py:domain_missing_error": (
+        (lambda: api.perturb(PEOPLE, c=2, gamma=0.3, max_rows=100),),
+        (["perturb", "people.csv", *PERTURB, "--max-rows", "100", "--out", "w.csv"],)),
+    "perturb/domain.py:encode_against": (
+        (lambda: api.perturb(PEOPLE, c=2, gamma=0.3, max_rows=100, attributes=["age"], domains={"age": [30]}),),
+        (["perturb", "people.csv", *PERTURB, "--attributes", "age", "--domains", "age.json", "--max-rows", "100",
+          "--out", "w.csv"],)),
+    "perturb/view.py:read_view": (
+        (lambda: api.estimate("v.csv", "age=30"),), (["estimate", "v.csv", "--equality", "1", "--out", "e.csv"],)),
+    "data/schema.py:Schema.with_roles (qi)": (
+        (lambda: api.check(PEOPLE, qi=["nope"]),), (["check", "people.csv", "--qi", "nope"],)),
+    "data/schema.py:Schema.with_roles (sensitive)": (
+        (lambda: api.check(PEOPLE, sensitive=["nope"]),), (["check", "people.csv", "--sensitive", "nope"],)),
+    "privacy/ledger.py:Ledger (schema 1)": ((_schema_1_ledger,), (["ledger", "show", "--ledger", "old.db"],)),
+    "privacy/ledger.py:Ledger.charge": ((_unknown_dataset,), ()),
+    "privacy/ledger.py:Ledger._write": ((_read_only_ledger,), ()),
+}
+
+
+def _spark_write_attack_targets():
+    get_engine("spark").write_attack_targets(None, Path("t.csv"), escape_formulas=True)
+
+
+def _spark_session():
+    from crowdsafe.engines.spark.session import spark_session
+
+    spark_session("local[1]")
+
+
+def _spark_release(frame, name):
+    from crowdsafe.engines.spark.attacks import SparkRelease
+    from crowdsafe.engines.spark.session import spark_session
+
+    return SparkRelease(spark_session().createDataFrame(frame.to_arrow()), name)
+
+
+def _spark_attack(release, targets, qi, **options):
+    from crowdsafe.engines.spark.attacks import intersection_attack_spark
+    from crowdsafe.engines.spark.session import spark_session
+
+    targets = spark_session().createDataFrame(targets.to_arrow())
+    intersection_attack_spark([release], targets, qi, "income", **options)
+
+
+def _spark_wide_targets():
+    wide = pl.DataFrame({f"c{i}": [str(v) for v in range(10)] for i in range(19)}).with_columns(
+        income=pl.lit("lo"))
+    _spark_attack(_spark_release(wide, "r1"), wide, [f"c{i}" for i in range(19)])
+
+
+def _spark_centroids():
+    release = PEOPLE.with_columns(pl.col("age") + 0.5)  # a mean, so the release reads as microaggregated
+    _spark_attack(_spark_release(release, "r1"), PEOPLE, ["age"])
+
+
+SPARK = ["--engine", "spark"]
+SPARK_TRIGGERS: dict[str, tuple[tuple[Callable[[], object], ...], tuple[list[str], ...]]] = {
+    "engines/spark/engine.py:SparkEngine.check_perturbation (out)": (
+        (lambda: api.perturb("people.csv", c=2, gamma=0.3, engine="spark", exploratory=True),),
+        (["perturb", "people.csv", *PERTURB, "--exploratory", *SPARK],)),
+    "engines/spark/engine.py:SparkEngine.check_perturbation (ledger)": (
+        (lambda: api.perturb("people.csv", c=2, gamma=0.3, engine="spark", exploratory=True, out="w.parquet",
+                             ledger="l.db"),),
+        (["perturb", "people.csv", *PERTURB, "--exploratory", *SPARK, "--out", "w.parquet", "--ledger", "l.db"],)),
+    "engines/spark/engine.py:SparkEngine.check_attack and linkage_attack": (
+        (lambda: api.attack(["people.csv"], "people.csv", qi=["age"], engine="spark"),
+         lambda: get_engine("spark").linkage_attack(None, None, ["age"])),
+        ()),  # the linkage command has no --engine; intersection asks for --sensitive itself
+    "engines/spark/engine.py:SparkEngine.write_attack_targets": ((_spark_write_attack_targets,), ()),
+    "engines/spark/alpha_beta.py:prepare_spark": (
+        (lambda: api.plan_perturbation("wide.csv", c=2, gamma=0.3, engine="spark", max_rows=10,
+                                       domains=json.loads(Path("wide.json").read_text())),),
+        (["perturb", "wide.csv", *PERTURB, "--max-rows", "10", "--domains", "wide.json", "--plan-only", *SPARK],)),
+    "engines/spark/attacks.py:SparkAttackTables.locations": (
+        (lambda: api.attack(["people.csv"], "people.csv", qi=["age"], sensitive="income", engine="spark",
+                            location="nearest"),),
+        (["attack", "intersection", "people.csv", "--targets", "people.csv", "--qi", "age", "--sensitive", "income",
+          "--location", "nearest", *SPARK],)),
+    "engines/spark/attacks.py:SparkAttackTables.sensitive_cells": ((_spark_wide_targets,), ()),
+    "engines/spark/attacks.py:_release_tables": ((_spark_centroids,), ()),
+    "engines/spark/engine.py:SparkEngine.prepare (entropy)": (
+        (lambda: api.publish("people.csv", epsilon=1, delta=1e-6, objective="entropy", engine="spark", ledger=None),),
+        (["publish", "people.csv", *RUN, "--objective", "entropy", *SPARK],)),
+    "engines/spark/engine.py:SparkEngine.prepare (columns)": (
+        (lambda: api.publish("people.csv", epsilon=1, delta=1e-6, columns=["age"], engine="spark", ledger=None),),
+        (["publish", "people.csv", *RUN, "--columns", "age", *SPARK],)),
+    "engines/spark/queries.py:SparkAggregate.check": (
+        (lambda: api.query("people.csv", "quantile(age, 0.5) clamp 0..100", epsilon=1, engine="spark", ledger=None),),
+        (["query", "people.csv", "quantile(age, 0.5) clamp 0..100", "--epsilon", "1", "--no-ledger", *SPARK],)),
+    "engines/spark/session.py:spark_session": ((_spark_session,), ()),
+}
+
+BY_WHERE = {entry[0]: entry for entry in REWORDED}
+
+
+def test_every_reworded_message_has_a_real_trigger():
+    assert set(TRIGGERS) | set(SPARK_TRIGGERS) == set(BY_WHERE)
+    assert not set(TRIGGERS) & set(SPARK_TRIGGERS)
+
+
+def _check(where, triggers, commands, capsys):
+    _, library, parameters, line = BY_WHERE[where]
+    expected = (parameters,) if isinstance(parameters, str) else tuple(parameters)
+    for trigger in triggers:
+        with pytest.raises(CrowdsafeError) as raised:
+            trigger()
+        assert str(raised.value) == library
+        assert raised.value.parameters == expected
+        assert cli_message(raised.value) == line
+    for command in commands:
+        argv, printed = command if isinstance(command, tuple) else (command, "{line}")
+        capsys.readouterr()
+        code = main(argv)
+        assert capsys.readouterr().err.strip().splitlines()[-1] == "crowdsafe: error: " + printed.format(line=line), argv
+        assert code == 2
+
+
+@pytest.mark.parametrize("where", list(TRIGGERS))
+def test_the_library_raises_the_reworded_message_and_the_command_line_prints_the_flags(where, workdir, capsys):
+    _check(where, *TRIGGERS[where], capsys)
+
+
+@pytest.fixture(scope="module")
+def spark_on():
+    from crowdsafe.engines.spark.session import spark_session
+
+    return spark_session("local[2]", config={"spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "4",
+                                             "spark.ui.enabled": "false", "spark.driver.memory": "1g",
+                                             "spark.sql.session.timeZone": "UTC"})
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("where", list(SPARK_TRIGGERS))
+def test_the_spark_engine_raises_the_reworded_message_and_the_command_line_prints_the_flags(where, spark_on, workdir,
+                                                                                           capsys):
+    _check(where, *SPARK_TRIGGERS[where], capsys)
