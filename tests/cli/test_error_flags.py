@@ -512,39 +512,44 @@ def _spark_centroids():
     _spark_attack(_spark_release(release, "r1"), PEOPLE, ["age"])
 
 
+def _here(name):
+    """An absolute path: Spark resolves a relative one against the folder its JVM started in."""
+    return str(Path(name).resolve())
+
+
 SPARK = ["--engine", "spark"]
 SPARK_TRIGGERS: dict[str, tuple[tuple[Callable[[], object], ...], tuple[list[str], ...]]] = {
     "engines/spark/engine.py:SparkEngine.check_perturbation (out)": (
-        (lambda: api.perturb("people.csv", c=2, gamma=0.3, engine="spark", exploratory=True),),
-        (["perturb", "people.csv", *PERTURB, "--exploratory", *SPARK],)),
+        (lambda: api.perturb(_here("people.csv"), c=2, gamma=0.3, engine="spark", exploratory=True),),
+        ()),  # the command line asks for --out itself
     "engines/spark/engine.py:SparkEngine.check_perturbation (ledger)": (
-        (lambda: api.perturb("people.csv", c=2, gamma=0.3, engine="spark", exploratory=True, out="w.parquet",
+        (lambda: api.perturb(_here("people.csv"), c=2, gamma=0.3, engine="spark", exploratory=True, out="w.parquet",
                              ledger="l.db"),),
         (["perturb", "people.csv", *PERTURB, "--exploratory", *SPARK, "--out", "w.parquet", "--ledger", "l.db"],)),
     "engines/spark/engine.py:SparkEngine.check_attack and linkage_attack": (
-        (lambda: api.attack(["people.csv"], "people.csv", qi=["age"], engine="spark"),
+        (lambda: api.attack([_here("people.csv")], _here("people.csv"), qi=["age"], engine="spark"),
          lambda: get_engine("spark").linkage_attack(None, None, ["age"])),
         ()),  # the linkage command has no --engine; intersection asks for --sensitive itself
     "engines/spark/engine.py:SparkEngine.write_attack_targets": ((_spark_write_attack_targets,), ()),
     "engines/spark/alpha_beta.py:prepare_spark": (
-        (lambda: api.plan_perturbation("wide.csv", c=2, gamma=0.3, engine="spark", max_rows=10,
+        (lambda: api.plan_perturbation(_here("wide.csv"), c=2, gamma=0.3, engine="spark", max_rows=10,
                                        domains=json.loads(Path("wide.json").read_text())),),
         (["perturb", "wide.csv", *PERTURB, "--max-rows", "10", "--domains", "wide.json", "--plan-only", *SPARK],)),
     "engines/spark/attacks.py:SparkAttackTables.locations": (
-        (lambda: api.attack(["people.csv"], "people.csv", qi=["age"], sensitive="income", engine="spark",
+        (lambda: api.attack([_here("people.csv")], _here("people.csv"), qi=["age"], sensitive="income", engine="spark",
                             location="nearest"),),
         (["attack", "intersection", "people.csv", "--targets", "people.csv", "--qi", "age", "--sensitive", "income",
           "--location", "nearest", *SPARK],)),
     "engines/spark/attacks.py:SparkAttackTables.sensitive_cells": ((_spark_wide_targets,), ()),
     "engines/spark/attacks.py:_release_tables": ((_spark_centroids,), ()),
     "engines/spark/engine.py:SparkEngine.prepare (entropy)": (
-        (lambda: api.publish("people.csv", epsilon=1, delta=1e-6, objective="entropy", engine="spark", ledger=None),),
+        (lambda: api.publish(_here("people.csv"), epsilon=1, delta=1e-6, objective="entropy", engine="spark", ledger=None),),
         (["publish", "people.csv", *RUN, "--objective", "entropy", *SPARK],)),
     "engines/spark/engine.py:SparkEngine.prepare (columns)": (
-        (lambda: api.publish("people.csv", epsilon=1, delta=1e-6, columns=["age"], engine="spark", ledger=None),),
+        (lambda: api.publish(_here("people.csv"), epsilon=1, delta=1e-6, columns=["age"], engine="spark", ledger=None),),
         (["publish", "people.csv", *RUN, "--columns", "age", *SPARK],)),
     "engines/spark/queries.py:SparkAggregate.check": (
-        (lambda: api.query("people.csv", "quantile(age, 0.5) clamp 0..100", epsilon=1, engine="spark", ledger=None),),
+        (lambda: api.query(_here("people.csv"), "quantile(age, 0.5) clamp 0..100", epsilon=1, engine="spark", ledger=None),),
         (["query", "people.csv", "quantile(age, 0.5) clamp 0..100", "--epsilon", "1", "--no-ledger", *SPARK],)),
     "engines/spark/session.py:spark_session": ((_spark_session,), ()),
 }
@@ -557,7 +562,7 @@ def test_every_reworded_message_has_a_real_trigger():
     assert not set(TRIGGERS) & set(SPARK_TRIGGERS)
 
 
-def _check(where, triggers, commands, capsys):
+def _check(where, triggers, commands, capsys, *, absolute=False):
     _, library, parameters, line = BY_WHERE[where]
     expected = (parameters,) if isinstance(parameters, str) else tuple(parameters)
     for trigger in triggers:
@@ -568,6 +573,8 @@ def _check(where, triggers, commands, capsys):
         assert cli_message(raised.value) == line
     for command in commands:
         argv, printed = command if isinstance(command, tuple) else (command, "{line}")
+        if absolute:
+            argv = [_here(a) if Path(a).is_file() else a for a in argv]
         capsys.readouterr()
         code = main(argv)
         assert capsys.readouterr().err.strip().splitlines()[-1] == "crowdsafe: error: " + printed.format(line=line), argv
@@ -592,4 +599,4 @@ def spark_on():
 @pytest.mark.parametrize("where", list(SPARK_TRIGGERS))
 def test_the_spark_engine_raises_the_reworded_message_and_the_command_line_prints_the_flags(where, spark_on, workdir,
                                                                                            capsys):
-    _check(where, *SPARK_TRIGGERS[where], capsys)
+    _check(where, *SPARK_TRIGGERS[where], capsys, absolute=True)
