@@ -386,7 +386,8 @@ TRIGGERS: dict[str, tuple[tuple[Callable[[], object], ...], tuple[list[str], ...
         (lambda: api.anonymize(PEOPLE, qi=[]),
          lambda: api.publish(PEOPLE, qi=[], epsilon=1, delta=1e-6, ledger=None),
          lambda: api.check(PEOPLE, qi=[])),
-        (["anonymize", "people.csv", "--schema", "no-qi.toml"], ["publish", "people.csv", "--schema", "no-qi.toml", *RUN],
+        (["anonymize", "people.csv", "--schema", "no-qi.toml"],
+         ["publish", "people.csv", "--schema", "no-qi.toml", *RUN],
          ["check", "people.csv", "--schema", "no-qi.toml"])),
     "anonymize/objectives.py:make_objective (target)": (
         (lambda: api.plan_publish(1, 1e-6, objective="entropy", target="income"),),
@@ -543,13 +544,16 @@ SPARK_TRIGGERS: dict[str, tuple[tuple[Callable[[], object], ...], tuple[list[str
     "engines/spark/attacks.py:SparkAttackTables.sensitive_cells": ((_spark_wide_targets,), ()),
     "engines/spark/attacks.py:_release_tables": ((_spark_centroids,), ()),
     "engines/spark/engine.py:SparkEngine.prepare (entropy)": (
-        (lambda: api.publish(_here("people.csv"), epsilon=1, delta=1e-6, objective="entropy", engine="spark", ledger=None),),
+        (lambda: api.publish(_here("people.csv"), epsilon=1, delta=1e-6, objective="entropy", engine="spark",
+                             ledger=None),),
         (["publish", "people.csv", *RUN, "--objective", "entropy", *SPARK],)),
     "engines/spark/engine.py:SparkEngine.prepare (columns)": (
-        (lambda: api.publish(_here("people.csv"), epsilon=1, delta=1e-6, columns=["age"], engine="spark", ledger=None),),
+        (lambda: api.publish(_here("people.csv"), epsilon=1, delta=1e-6, columns=["age"], engine="spark",
+                             ledger=None),),
         (["publish", "people.csv", *RUN, "--columns", "age", *SPARK],)),
     "engines/spark/queries.py:SparkAggregate.check": (
-        (lambda: api.query(_here("people.csv"), "quantile(age, 0.5) clamp 0..100", epsilon=1, engine="spark", ledger=None),),
+        (lambda: api.query(_here("people.csv"), "quantile(age, 0.5) clamp 0..100", epsilon=1, engine="spark",
+                           ledger=None),),
         (["query", "people.csv", "quantile(age, 0.5) clamp 0..100", "--epsilon", "1", "--no-ledger", *SPARK],)),
     "engines/spark/session.py:spark_session": ((_spark_session,), ()),
 }
@@ -577,7 +581,8 @@ def _check(where, triggers, commands, capsys, *, absolute=False):
             argv = [_here(a) if Path(a).is_file() else a for a in argv]
         capsys.readouterr()
         code = main(argv)
-        assert capsys.readouterr().err.strip().splitlines()[-1] == "crowdsafe: error: " + printed.format(line=line), argv
+        printed = "crowdsafe: error: " + printed.format(line=line)
+        assert capsys.readouterr().err.strip().splitlines()[-1] == printed, argv
         assert code == 2
 
 

@@ -33,8 +33,10 @@ def _sensitive_attribute(dataset: Dataset, sensitive: str | None, needed: bool) 
     if len(declared) == 1:
         return declared[0]
     if not declared:
-        raise ParameterError("ℓ-diversity and t-closeness need a sensitive attribute; name it with the sensitive parameter",
-                             parameter="sensitive")
+        raise ParameterError(
+            "ℓ-diversity and t-closeness need a sensitive attribute; name it with the sensitive parameter",
+            parameter="sensitive",
+        )
     raise ParameterError(
         f"the data has several sensitive attributes ({', '.join(declared)}); name the one to protect "
         "with the sensitive parameter", parameter="sensitive"

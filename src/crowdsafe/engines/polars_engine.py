@@ -70,7 +70,8 @@ class PolarsEngine:
                    sensitive: Sequence[str] | str | None = None, missing: Any = "keep",
                    name: str | None = None) -> Dataset:
         if self.master is not None:
-            raise ParameterError("the spark_master parameter needs engine='spark'", parameter=("spark_master", "engine"))
+            raise ParameterError("the spark_master parameter needs engine='spark'",
+                                 parameter=("spark_master", "engine"))
         return load(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
 
     def read_source(self, data: Any, *, schema: Any = None, missing: Any = "keep", name: str | None = None) -> Dataset:

@@ -174,7 +174,8 @@ class SparkEngine:
     # -- α-β perturbation ----------------------------------------------------------------------
     def check_perturbation(self, out: Any, ledger: Any) -> None:
         if out is None:
-            raise ParameterError("the spark engine writes the view as it draws it: give out=VIEW.parquet", parameter="out")
+            raise ParameterError("the spark engine writes the view as it draws it: give out=VIEW.parquet",
+                                 parameter="out")
         if ledger is not None:
             raise ParameterError(
                 "the spark engine does not charge a budget ledger yet: use engine='polars' with a ledger",
