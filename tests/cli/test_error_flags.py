@@ -3,8 +3,12 @@
 ``REWORDED`` lists every library error that named a command-line flag (issue 17), as
 ``(where, library message, parameters, command-line line)``: the library's wording in the
 Python API's terms, the parameters the error lists, and the line the command line prints for
-it, which still names the flags the user typed. A message that lists no parameter (every one of
-them before the rewording) is printed unchanged.
+it, which still names the flags the user typed. A message that lists no parameter is printed
+unchanged.
+
+``TRIGGERS`` (and ``SPARK_TRIGGERS``, on a Spark session) raise each of them for real: every
+raise site through the library, which must give the message and parameters listed, and, where a
+flag sets the parameter, the command line, which must print the line listed.
 """
 
 from __future__ import annotations
