@@ -293,13 +293,12 @@ def query(
     """
     from crowdsafe.drivers.query import query as run_query
     from crowdsafe.engines import get_engine
+    from crowdsafe.mechanisms.query_plan import QueryRequest
 
-    options: dict[str, Any] = {
-        "epsilon": epsilon, "delta": delta, "mechanism": mechanism, "calibration_name": calibration,
-        "neighbours": neighbours, "max_rows_per_person": max_rows_per_person, "domain": domain,
-        "partition": partition,
-    }
-    return run_query(get_engine(engine, master=spark_master), data, text, options, schema=schema, missing=missing,
+    request = QueryRequest(text, epsilon=epsilon, delta=delta, mechanism=mechanism, calibration_name=calibration,
+                           neighbours=neighbours, max_rows_per_person=max_rows_per_person, domain=domain,
+                           partition=partition)
+    return run_query(get_engine(engine, master=spark_master), data, request, schema=schema, missing=missing,
                      randomness=randomness, ledger=ledger, name=name, budget=budget)
 
 

@@ -170,6 +170,7 @@ def test_materialise_and_write(engine, reference, small, tmp_path):
 def test_query_aggregates_and_seeded_answers(engine, reference, tmp_path):
     """The same exact aggregates, so the same answers from the same seed."""
     from crowdsafe.mechanisms import queries
+    from crowdsafe.mechanisms.query_plan import QueryRequest
 
     rng = np.random.default_rng(4)
     n = 1500
@@ -181,8 +182,7 @@ def test_query_aggregates_and_seeded_answers(engine, reference, tmp_path):
              "histogram age[0..100 by 20], sex in ('Female', 'Male')"]
     source, expected_source = engine.read_source(path), reference.read_source(path)
     for text in texts:
-        plan = queries._plan(engine.source_dataset(source), text, 1.0, 0.0, None, "analytic", "add-remove", None,
-                             0.5, None, None)
+        plan = queries._plan(engine.source_dataset(source), QueryRequest(text, epsilon=1.0))
         aggregate = engine.aggregate(source) or queries.polars_aggregate
         exact, _ = aggregate(engine.source_dataset(source), plan, Randomness(1))
         wanted, _ = queries.polars_aggregate(reference.source_dataset(expected_source), plan, Randomness(1))
