@@ -43,13 +43,15 @@ def _dataset(size: str):
 
 def _perturb(size: str, repeat: int) -> tuple[dict, object]:
     from crowdsafe.perturb import perturb
+    from crowdsafe.perturb.alpha_beta import PerturbRequest
+    from crowdsafe.privacy.dgamma import AlphaBetaPlanRequest
 
     dataset = _dataset(size)
     runs = 1 if dataset.n_rows >= 5_000_000 else repeat
     # perturb requires a public bound on the rows (max_rows); the benchmark declares the table's own size,
     # so the plan (d = c n/m, beta) is the one the exact n gives.
-    seconds, result = _best(runs, lambda: perturb(dataset, attributes=ATTRIBUTES, randomness=2007,
-                                                  max_rows=dataset.n_rows, **TARGET))
+    request = PerturbRequest(AlphaBetaPlanRequest(**TARGET), attributes=ATTRIBUTES, max_rows=dataset.n_rows)
+    seconds, result = _best(runs, lambda: perturb(dataset, request, randomness=2007))
     fingerprint_s, _ = _best(runs, dataset.fingerprint)
     floor_s, grouped = _best(runs, lambda: dataset.frame.group_by(ATTRIBUTES).len())
     distinct = result.custodian["distinct_tuples"]  # the plan's n is the public bound now

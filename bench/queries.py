@@ -48,6 +48,7 @@ import polars as pl  # noqa: E402
 from crowdsafe.data import Dataset  # noqa: E402
 from crowdsafe.datasets import adult, synthetic  # noqa: E402
 from crowdsafe.mechanisms.queries import answer_query  # noqa: E402
+from crowdsafe.mechanisms.query_plan import QueryRequest  # noqa: E402
 from crowdsafe.privacy.ledger import Ledger  # noqa: E402
 from crowdsafe.randomness import Randomness  # noqa: E402
 
@@ -131,13 +132,14 @@ def bench_dataset(dataset: Dataset, repeat: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder, Ledger(Path(folder) / "ledger.sqlite3") as ledger:
         ledger.set_budget(fingerprint, "bench", 1e9, 0.0)
         for name, (text, floors) in QUERIES.items():
-            answer_query(dataset, text, epsilon=1.0, randomness=randomness)  # warm-up
+            answer_query(dataset, QueryRequest(text, epsilon=1.0), randomness=randomness)  # warm-up
             jobs: dict[str, Callable[[], Any]] = {
                 f"floor_{floor_name}": (lambda floor=floor: floor(frame)) for floor_name, floor in floors.items()
             }
-            jobs["crowdsafe"] = lambda text=text: answer_query(dataset, text, epsilon=1.0, randomness=randomness)
-            jobs["crowdsafe_with_ledger"] = lambda text=text: answer_query(
-                dataset, text, epsilon=1.0, randomness=randomness, ledger=ledger, fingerprint=fingerprint
+            request = QueryRequest(text, epsilon=1.0)
+            jobs["crowdsafe"] = lambda request=request: answer_query(dataset, request, randomness=randomness)
+            jobs["crowdsafe_with_ledger"] = lambda request=request: answer_query(
+                dataset, request, randomness=randomness, ledger=ledger, fingerprint=fingerprint
             )
             timings = interleaved_ms(jobs, repeat)
             row: dict[str, Any] = {"query": text, **{f"{k}_ms": v for k, v in timings.items()}}

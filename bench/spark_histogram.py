@@ -34,13 +34,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import polars as pl  # noqa: E402
-
 from queries import interleaved_ms  # noqa: E402
 from sizes import rows_of  # noqa: E402
 
 from crowdsafe.data import load  # noqa: E402
 from crowdsafe.datasets import synthetic  # noqa: E402
 from crowdsafe.mechanisms.queries import answer_query  # noqa: E402
+from crowdsafe.mechanisms.query_plan import QueryRequest  # noqa: E402
 from crowdsafe.randomness import Randomness  # noqa: E402
 
 QUERY = "histogram age[0..100 by 10], sex in ('Female', 'Male'), income in ('<=50K', '>50K')"
@@ -86,13 +86,13 @@ def bench_size(rows: int, folder: Path, spark: Any, repeat: int) -> dict[str, An
     start = time.perf_counter()
     dataset = load(pl.read_parquet(folder / "*.parquet"), name="synthetic")
     result["polars_load_s"] = round(time.perf_counter() - start, 3)
-    exact = {"polars": answer_query(dataset, QUERY, epsilon=1.0, randomness=randomness),
-             "spark": answer_query_spark(table, QUERY, epsilon=1.0, randomness=randomness)}  # warm-up
+    exact = {"polars": answer_query(dataset, QueryRequest(QUERY, epsilon=1.0), randomness=randomness),
+             "spark": answer_query_spark(table, QueryRequest(QUERY, epsilon=1.0), randomness=randomness)}  # warm-up
     result["cells"] = exact["spark"].value.height
     jobs = {
-        "polars": lambda: answer_query(dataset, QUERY, epsilon=1.0, randomness=randomness),
+        "polars": lambda: answer_query(dataset, QueryRequest(QUERY, epsilon=1.0), randomness=randomness),
         "polars_floor": lambda: polars_floor(folder),
-        "spark": lambda: answer_query_spark(table, QUERY, epsilon=1.0, randomness=randomness),
+        "spark": lambda: answer_query_spark(table, QueryRequest(QUERY, epsilon=1.0), randomness=randomness),
         "spark_floor": lambda: spark_floor(table.frame),
     }
     timings = {name: {"best_s": round(t["best"] / 1000, 3), "median_s": round(t["median"] / 1000, 3)}

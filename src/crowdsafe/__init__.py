@@ -18,10 +18,23 @@ __all__ = ["CrowdsafeError", "Randomness", "__version__"]
 TABLE_PROVIDERS = ("crowdsafe.datasets",)
 
 
+# The typed requests the public functions build and pass down (query, perturb, plan_perturbation).
+_QUERY_PERTURB_REQUESTS = {
+    "QueryRequest": "crowdsafe.mechanisms.query_plan",
+    "PerturbRequest": "crowdsafe.perturb.alpha_beta",
+    "AlphaBetaPlanRequest": "crowdsafe.privacy.dgamma",
+    "ViewOutput": "crowdsafe.perturb.view",
+}
+
+
 def __getattr__(name: str) -> object:
     """``crowdsafe.query`` / ``crowdsafe.publish``: the public API functions, imported on first use."""
     if name in ("query", "publish", "plan_publish"):
         from crowdsafe import api
 
         return getattr(api, name)
+    if name in _QUERY_PERTURB_REQUESTS:
+        import importlib
+
+        return getattr(importlib.import_module(_QUERY_PERTURB_REQUESTS[name]), name)
     raise AttributeError(f"module 'crowdsafe' has no attribute {name!r}")

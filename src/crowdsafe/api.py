@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from crowdsafe.anonymize.publish import Publication, PublishPlan
     from crowdsafe.mechanisms.queries import QueryAnswer
     from crowdsafe.perturb import AlphaBetaPlan, Estimate, Perturbation
+    from crowdsafe.perturb.alpha_beta import Duplicates, PerturbRequest
 
 
 CHECK_NOTICE = ("CUSTODIAN ONLY: exact facts about the data (counts, classes, risk), not covered by any "
@@ -293,13 +294,12 @@ def query(
     """
     from crowdsafe.drivers.query import query as run_query
     from crowdsafe.engines import get_engine
+    from crowdsafe.mechanisms.query_plan import QueryRequest
 
-    options: dict[str, Any] = {
-        "epsilon": epsilon, "delta": delta, "mechanism": mechanism, "calibration_name": calibration,
-        "neighbours": neighbours, "max_rows_per_person": max_rows_per_person, "domain": domain,
-        "partition": partition,
-    }
-    return run_query(get_engine(engine, master=spark_master), data, text, options, schema=schema, missing=missing,
+    request = QueryRequest(text, epsilon=epsilon, delta=delta, mechanism=mechanism, calibration_name=calibration,
+                           neighbours=neighbours, max_rows_per_person=max_rows_per_person, domain=domain,
+                           partition=partition)
+    return run_query(get_engine(engine, master=spark_master), data, request, schema=schema, missing=missing,
                      randomness=randomness, ledger=ledger, name=name, budget=budget)
 
 
@@ -360,11 +360,10 @@ def plan_perturbation(
     public things only (see :func:`perturb`)."""
     from crowdsafe.drivers.perturb import plan_perturbation as plan_run
     from crowdsafe.engines import get_engine
-    from crowdsafe.privacy.dgamma import failure_of
 
-    return plan_run(get_engine(engine, master=spark_master), data, schema=schema, missing=missing,
-                    attributes=attributes, domains=domains, max_rows=max_rows, exploratory=exploratory,
-                    duplicates=duplicates, failure=failure_of(confidence), **target)
+    runner = get_engine(engine, master=spark_master)
+    request = _perturb_request(attributes, domains, max_rows, exploratory, duplicates, confidence, target)
+    return plan_run(runner, data, request, schema=schema, missing=missing)
 
 
 def perturb(
@@ -415,13 +414,27 @@ def perturb(
     """
     from crowdsafe.drivers.perturb import perturb as perturb_run
     from crowdsafe.engines import get_engine
-    from crowdsafe.privacy.dgamma import failure_of
+    from crowdsafe.perturb.view import ViewOutput
 
-    return perturb_run(get_engine(engine, master=spark_master), data, schema=schema, missing=missing, out=out,
-                       certificate=certificate, ledger=ledger, name=name, budget=budget,
-                       escape_formulas=escape_formulas, attributes=attributes, domains=domains, max_rows=max_rows,
-                       exploratory=exploratory, duplicates=duplicates, failure=failure_of(confidence),
-                       randomness=seed, **target)
+    runner = get_engine(engine, master=spark_master)
+    request = _perturb_request(attributes, domains, max_rows, exploratory, duplicates, confidence, target)
+    output = ViewOutput(out=out, certificate=certificate, escape_formulas=escape_formulas)
+    return perturb_run(runner, data, request, output, schema=schema, missing=missing, randomness=seed,
+                       ledger=ledger, name=name, budget=budget)
+
+
+def _perturb_request(attributes: Sequence[str] | None, domains: dict[str, Sequence[Any]] | None,
+                     max_rows: int | None, exploratory: bool, duplicates: str, confidence: float,
+                     target: dict[str, Any]) -> PerturbRequest:
+    """The request :func:`plan_perturbation` and :func:`perturb` build from their keywords
+    (``target``: gamma and d or c, optionally alpha, beta, exclusive_correlations); nothing in it
+    is checked yet but the confidence, as before."""
+    from crowdsafe.perturb.alpha_beta import PerturbRequest
+    from crowdsafe.privacy.dgamma import AlphaBetaPlanRequest, failure_of
+
+    return PerturbRequest(AlphaBetaPlanRequest(failure=failure_of(confidence), **target), attributes=attributes,
+                          domains=domains, max_rows=max_rows, exploratory=exploratory,
+                          duplicates=cast("Duplicates", duplicates))
 
 
 def estimate(

@@ -170,6 +170,7 @@ def test_materialise_and_write(engine, reference, small, tmp_path):
 def test_query_aggregates_and_seeded_answers(engine, reference, tmp_path):
     """The same exact aggregates, so the same answers from the same seed."""
     from crowdsafe.mechanisms import queries
+    from crowdsafe.mechanisms.query_plan import QueryRequest
 
     rng = np.random.default_rng(4)
     n = 1500
@@ -181,8 +182,7 @@ def test_query_aggregates_and_seeded_answers(engine, reference, tmp_path):
              "histogram age[0..100 by 20], sex in ('Female', 'Male')"]
     source, expected_source = engine.read_source(path), reference.read_source(path)
     for text in texts:
-        plan = queries._plan(engine.source_dataset(source), text, 1.0, 0.0, None, "analytic", "add-remove", None,
-                             0.5, None, None)
+        plan = queries._plan(engine.source_dataset(source), QueryRequest(text, epsilon=1.0))
         aggregate = engine.aggregate(source) or queries.polars_aggregate
         exact, _ = aggregate(engine.source_dataset(source), plan, Randomness(1))
         wanted, _ = queries.polars_aggregate(reference.source_dataset(expected_source), plan, Randomness(1))
@@ -200,14 +200,18 @@ def test_query_aggregates_and_seeded_answers(engine, reference, tmp_path):
 
 def test_perturbation_plan(engine, reference, tmp_path):
     """The same domain, bound and α-β plan from the same public inputs."""
+    from crowdsafe.perturb.alpha_beta import PerturbRequest
+    from crowdsafe.privacy.dgamma import AlphaBetaPlanRequest
+
     rng = np.random.default_rng(8)
     frame = pl.DataFrame({"a": rng.integers(0, 10, 800), "b": rng.choice(["x", "y", "z"], 800),
                           "c": rng.integers(0, 200, 800)})
     path = tmp_path / "rows.parquet"
     frame.write_parquet(path)
-    request = dict(domains={"a": list(range(10)), "b": ["x", "y", "z"], "c": list(range(200))}, max_rows=1000,
-                   exploratory=False, duplicates="collapse", attributes=None, failure=0.05, gamma=0.5, c=1.0)
-    plans = [e.plan_perturbation(e.read_source(path), **dict(request)) for e in (engine, reference)]
+    request = PerturbRequest(AlphaBetaPlanRequest(gamma=0.5, c=1.0, failure=0.05),
+                             domains={"a": list(range(10)), "b": ["x", "y", "z"], "c": list(range(200))},
+                             max_rows=1000, exploratory=False, duplicates="collapse", attributes=None)
+    plans = [e.plan_perturbation(e.read_source(path), request) for e in (engine, reference)]
     assert _same(plans[0].as_dict(), plans[1].as_dict())
 
 

@@ -12,6 +12,7 @@ from crowdsafe.data import Attribute, AttributeType, Dataset, Role, Schema, load
 from crowdsafe.errors import BudgetExceeded, ParameterError, QuerySyntaxError, SampleReuseError, SchemaError
 from crowdsafe.mechanisms import calibration, query_aggregates
 from crowdsafe.mechanisms.queries import answer_query
+from crowdsafe.mechanisms.query_plan import QueryRequest
 from crowdsafe.privacy.ledger import Ledger
 from crowdsafe.randomness import Randomness
 
@@ -32,7 +33,7 @@ def _truth(expr: pl.Expr) -> int:
 
 def _repeat(text: str, runs: int, **options):
     stream = Randomness(21)
-    return [answer_query(DATA, text, randomness=stream, **options) for _ in range(runs)]
+    return [answer_query(DATA, QueryRequest(text, **options), randomness=stream) for _ in range(runs)]
 
 
 def test_count_is_unbiased_and_its_interval_covers():
@@ -49,7 +50,7 @@ def test_count_is_unbiased_and_its_interval_covers():
 
 
 def test_integer_sum_is_exact_integer_arithmetic_and_reports_clamping():
-    answer = answer_query(DATA, "sum(age) clamp 20..80", epsilon=1.0, randomness=1)
+    answer = answer_query(DATA, QueryRequest("sum(age) clamp 20..80", epsilon=1.0), randomness=1)
     truth = int(FRAME.get_column("age").clip(20, 80).sum())
     assert isinstance(answer.value, int)
     assert abs(answer.value - truth) <= answer.error_interval[1] * 3
@@ -59,7 +60,7 @@ def test_integer_sum_is_exact_integer_arithmetic_and_reports_clamping():
 
 
 def test_real_valued_sum_lives_on_a_grid():
-    answer = answer_query(DATA, "sum(hours) clamp 0..100", epsilon=1.0, randomness=2)
+    answer = answer_query(DATA, QueryRequest("sum(hours) clamp 0..100", epsilon=1.0), randomness=2)
     step = answer.components["sum"].grid_step
     assert step is not None and (answer.value / step) == pytest.approx(round(answer.value / step))
     truth = float(FRAME.get_column("hours").clip(0, 100).sum())
@@ -77,9 +78,9 @@ def test_mean_interval_is_honest():
 
 
 def test_histogram_over_a_public_domain_has_every_cell():
-    answer = answer_query(DATA,
-                          "histogram city in ('Lyon', 'Paris', 'Nice', 'Brest', 'Lille'), sex in ('Female', 'Male')",
-                          epsilon=1.0, randomness=3)
+    answer = answer_query(DATA, QueryRequest(
+        "histogram city in ('Lyon', 'Paris', 'Nice', 'Brest', 'Lille'), sex in ('Female', 'Male')", epsilon=1.0),
+        randomness=3)
     table = answer.value
     assert table.height == 10 and table.columns == ["city", "sex", "count"]
     lille = table.filter(pl.col("city") == "Lille").get_column("count")
@@ -89,7 +90,7 @@ def test_histogram_over_a_public_domain_has_every_cell():
 
 
 def test_histogram_bins_for_a_numeric_column():
-    answer = answer_query(DATA, "histogram age[0..100 by 25]", epsilon=2.0, randomness=4)
+    answer = answer_query(DATA, QueryRequest("histogram age[0..100 by 25]", epsilon=2.0), randomness=4)
     assert answer.value.get_column("age").to_list() == ["[0, 25)", "[25, 50)", "[50, 75)", "[75, 100]"]
     truth = FRAME.select((pl.col("age") // 25).value_counts(sort=True)).height
     assert truth >= 3
@@ -97,8 +98,8 @@ def test_histogram_bins_for_a_numeric_column():
 
 def test_histogram_over_private_values_needs_delta_and_thresholds_cells():
     with pytest.raises(ParameterError, match="not public"):
-        answer_query(DATA, "histogram city", epsilon=1.0)
-    answer = answer_query(DATA, "histogram city", epsilon=1.0, delta=1e-6, randomness=5)
+        answer_query(DATA, QueryRequest("histogram city", epsilon=1.0))
+    answer = answer_query(DATA, QueryRequest("histogram city", epsilon=1.0, delta=1e-6), randomness=5)
     threshold = int(next(n for n in answer.notes if "reaches" in n).split("reaches ")[1].split(" ")[0])
     assert threshold > 10 and answer.delta == 1e-6
     assert set(answer.value.get_column("city")) <= {"Lyon", "Paris", "Nice", "Brest"}
@@ -107,13 +108,13 @@ def test_histogram_over_private_values_needs_delta_and_thresholds_cells():
 
 def test_bundled_adult_uses_its_documented_domains():
     adult = load("adult")
-    answer = answer_query(adult, "histogram sex, race, income", epsilon=1.0, randomness=6)
+    answer = answer_query(adult, QueryRequest("histogram sex, race, income", epsilon=1.0), randomness=6)
     assert answer.value.height == 2 * 5 * 2
     assert any("bundled dataset" in note for note in answer.notes)
 
 
 def test_quantile_is_close_in_rank():
-    answer = answer_query(DATA, "median(age) clamp 0..120", epsilon=1.0, randomness=7)
+    answer = answer_query(DATA, QueryRequest("median(age) clamp 0..120", epsilon=1.0), randomness=7)
     ages = np.sort(FRAME.get_column("age").to_numpy())
     rank = np.searchsorted(ages, answer.value)
     assert abs(rank - N / 2) <= answer.error_interval[1] + np.count_nonzero(ages == answer.value)
@@ -121,14 +122,15 @@ def test_quantile_is_close_in_rank():
 
 
 def test_gaussian_queries():
-    answer = answer_query(DATA, "count where sex = 'Male'", epsilon=1.0, delta=1e-6, mechanism="gaussian",
+    answer = answer_query(DATA, QueryRequest("count where sex = 'Male'", epsilon=1.0, delta=1e-6, mechanism="gaussian"),
                           randomness=8)
     assert answer.mechanism == "discrete Gaussian" and answer.delta == 1e-6
     assert answer.noise_scale == pytest.approx(float(calibration.discrete_gaussian_sigma2(1.0, 1e-6, 1)) ** 0.5)
     with pytest.raises(ParameterError, match="ε < 1"):
-        answer_query(DATA, "count", epsilon=1.5, delta=1e-6, mechanism="gaussian", calibration_name="classic")
+        answer_query(DATA, QueryRequest("count", epsilon=1.5, delta=1e-6, mechanism="gaussian",
+                                        calibration_name="classic"))
     with pytest.raises(ParameterError, match="delta"):
-        answer_query(DATA, "count", epsilon=1.0, mechanism="gaussian")
+        answer_query(DATA, QueryRequest("count", epsilon=1.0, mechanism="gaussian"))
 
 
 # -- the privacy unit --------------------------------------------------------------------------
@@ -144,15 +146,16 @@ def _households() -> Dataset:
 def test_person_identifier_bounds_contributions_and_scales_sensitivity():
     households = _households()
     with pytest.raises(ParameterError, match="max_rows_per_person"):
-        answer_query(households, "count", epsilon=1.0)
-    answer = answer_query(households, "count", epsilon=1.0, max_rows_per_person=2, randomness=9)
+        answer_query(households, QueryRequest("count", epsilon=1.0))
+    answer = answer_query(households, QueryRequest("count", epsilon=1.0, max_rows_per_person=2), randomness=9)
     assert answer.custodian_only["rows_dropped_by_contribution_bound"] == 8
     assert answer.sensitivity.l1 == 2 and answer.noise_scale == pytest.approx(2.0)
     assert "at most 2 row(s)" in answer.privacy_unit
-    total = answer_query(households, "sum(income) clamp 0..200", epsilon=1.0, max_rows_per_person=2, randomness=9)
+    total = answer_query(households, QueryRequest("sum(income) clamp 0..200", epsilon=1.0, max_rows_per_person=2),
+                         randomness=9)
     assert total.sensitivity.l1 == 400
     with pytest.raises(ParameterError, match="person identifier"):
-        answer_query(DATA, "count", epsilon=1.0, max_rows_per_person=3)
+        answer_query(DATA, QueryRequest("count", epsilon=1.0, max_rows_per_person=3))
 
 
 def test_contribution_bound_keeps_a_random_subset():
@@ -193,12 +196,12 @@ def ledger(tmp_path):
 )
 def test_bad_input_leaves_the_ledger_untouched(ledger, text, options, error):
     with pytest.raises(error):
-        answer_query(DATA, text, ledger=ledger, **options)
+        answer_query(DATA, QueryRequest(text, **options), ledger=ledger)
     assert ledger.entries() == []
 
 
 def test_over_budget_is_refused_before_anything_is_computed(ledger, monkeypatch):
-    answer = answer_query(DATA, "count", epsilon=0.9, ledger=ledger, randomness=10)
+    answer = answer_query(DATA, QueryRequest("count", epsilon=0.9), ledger=ledger, randomness=10)
     assert answer.ledger["spent"]["epsilon"] == pytest.approx(0.9)
 
     def must_not_run(*args, **kwargs):
@@ -206,17 +209,17 @@ def test_over_budget_is_refused_before_anything_is_computed(ledger, monkeypatch)
 
     monkeypatch.setattr(query_aggregates, "_rows", must_not_run)
     with pytest.raises(BudgetExceeded, match="nothing was computed"):
-        answer_query(DATA, "count", epsilon=0.2, ledger=ledger)
+        answer_query(DATA, QueryRequest("count", epsilon=0.2), ledger=ledger)
     assert len(ledger.entries()) == 1
 
 
 def test_partition_queries_compose_in_parallel(ledger):
     for sex in ("Female", "Male"):
-        answer_query(DATA, f"count where sex = '{sex}' and age > 40", epsilon=0.6, ledger=ledger,
-                     partition="sex", randomness=11)
+        answer_query(DATA, QueryRequest(f"count where sex = '{sex}' and age > 40", epsilon=0.6, partition="sex"),
+                     ledger=ledger, randomness=11)
     assert ledger.budget("people").spent.epsilon == pytest.approx(0.6)
     with pytest.raises(ParameterError, match="must filter on sex = VALUE"):
-        answer_query(DATA, "count where age > 40", epsilon=0.1, ledger=ledger, partition="sex")
+        answer_query(DATA, QueryRequest("count where age > 40", epsilon=0.1, partition="sex"), ledger=ledger)
 
 
 def test_a_sample_consumed_by_dps_cannot_be_queried(ledger):
@@ -227,7 +230,7 @@ def test_a_sample_consumed_by_dps_cannot_be_queried(ledger):
                        description="publish", mechanism="sample + k-anonymity"):
         pass
     with pytest.raises(SampleReuseError):
-        answer_query(DATA, "count", epsilon=0.1, ledger=ledger)
+        answer_query(DATA, QueryRequest("count", epsilon=0.1), ledger=ledger)
 
 
 def test_api_query_registers_a_budget_and_charges_it(tmp_path):

@@ -14,6 +14,7 @@ import pytest
 from crowdsafe.data import Attribute, AttributeType, Dataset, Role, Schema, load
 from crowdsafe.errors import ParameterError
 from crowdsafe.mechanisms.queries import answer_query, polars_aggregate
+from crowdsafe.mechanisms.query_plan import QueryRequest
 from crowdsafe.privacy.ledger import Ledger
 
 RNG = np.random.default_rng(5)
@@ -56,7 +57,7 @@ def test_neighbouring_tables_give_identical_public_fields_apart_from_dp_outputs(
     for index, data in enumerate((DATA, NEIGHBOUR)):
         with Ledger(tmp_path / f"ledger{index}.sqlite3") as book:
             book.set_budget(data.fingerprint(key=book.identity_key), "people", 10.0, 1e-3)
-            answer = answer_query(data, text, epsilon=0.5, randomness=3, ledger=book, **options)
+            answer = answer_query(data, QueryRequest(text, epsilon=0.5, **options), randomness=3, ledger=book)
             answers.append(answer.as_dict())
     first, second = (_strip_dp_outputs(a) for a in answers)
     assert first == second
@@ -67,7 +68,7 @@ def test_the_public_answer_carries_no_fingerprint_and_the_ledger_a_keyed_one(tmp
     with Ledger(tmp_path / "ledger.sqlite3") as book:
         keyed = DATA.fingerprint(key=book.identity_key)
         book.set_budget(keyed, "people", 1.0)
-        answer = answer_query(DATA, "count", epsilon=0.1, randomness=1, ledger=book)
+        answer = answer_query(DATA, QueryRequest("count", epsilon=0.1), randomness=1, ledger=book)
         text = json.dumps(answer.as_dict(custodian=True), default=str)
         assert answer.dataset == {"name": "people"}
         assert DATA.fingerprint() not in text and keyed not in text
@@ -75,7 +76,7 @@ def test_the_public_answer_carries_no_fingerprint_and_the_ledger_a_keyed_one(tmp
 
 
 def test_clamp_counts_are_custodian_only():
-    answer = answer_query(DATA, "sum(age) clamp 20..80", epsilon=1.0, randomness=1)
+    answer = answer_query(DATA, QueryRequest("sum(age) clamp 20..80", epsilon=1.0), randomness=1)
     public = answer.as_dict()
     assert "values_clamped_up" not in json.dumps(public)
     assert answer.custodian_only["values_clamped_up"] == int((FRAME["age"] < 20).sum())
@@ -91,7 +92,7 @@ def test_a_failure_after_reading_the_data_is_charged_and_says_so(tmp_path):
     with Ledger(tmp_path / "ledger.sqlite3") as book:
         book.set_budget(DATA.fingerprint(key=book.identity_key), "people", 1.0)
         with pytest.raises(ParameterError, match="charged to the ledger and stays spent"):
-            answer_query(DATA, "count", epsilon=0.25, ledger=book, aggregate=failing, randomness=1)
+            answer_query(DATA, QueryRequest("count", epsilon=0.25), ledger=book, aggregate=failing, randomness=1)
         assert book.budget("people").spent.epsilon == pytest.approx(0.25)
 
 
@@ -99,13 +100,14 @@ def test_refusals_from_public_things_cost_nothing(tmp_path):
     with Ledger(tmp_path / "ledger.sqlite3") as book:
         book.set_budget(DATA.fingerprint(key=book.identity_key), "people", 1.0)
         with pytest.raises(ParameterError, match="cells"):
-            answer_query(DATA, "histogram age[0..100 by 0.001], hours[0..100 by 0.01]", epsilon=0.25, ledger=book)
+            answer_query(DATA, QueryRequest("histogram age[0..100 by 0.001], hours[0..100 by 0.01]", epsilon=0.25),
+                         ledger=book)
         assert book.budget("people").spent.epsilon == 0.0
 
 
 def test_nan_values_are_missing_in_a_quantile_not_an_abort():
     frame = pl.DataFrame({"x": [1.0, 2.0, float("nan"), 3.0]})
-    answer = answer_query(load(frame, name="t"), "median(x) clamp 0..4", epsilon=1.0, randomness=1)
+    answer = answer_query(load(frame, name="t"), QueryRequest("median(x) clamp 0..4", epsilon=1.0), randomness=1)
     assert 0.0 <= answer.value <= 4.0
 
 
@@ -114,6 +116,6 @@ def test_rows_dropped_by_the_contribution_bound_are_custodian_only():
     schema = Schema((Attribute("person", Role.IDENTIFIER, AttributeType.CATEGORICAL),
                      Attribute("v", Role.SENSITIVE, AttributeType.NUMERIC)), person_id="person")
     data = Dataset(frame, schema, name="p")
-    answer = answer_query(data, "count", epsilon=1.0, max_rows_per_person=1, randomness=1)
+    answer = answer_query(data, QueryRequest("count", epsilon=1.0, max_rows_per_person=1), randomness=1)
     assert answer.custodian_only == {"rows_dropped_by_contribution_bound": 2}
     assert "rows_dropped" not in json.dumps(answer.as_dict(), default=str)

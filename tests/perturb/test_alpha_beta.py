@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from crowdsafe.data import Attribute, AttributeType, Role, Schema, load
 from crowdsafe.errors import InputError, ParameterError, SchemaError
 from crowdsafe.perturb import perturb, prepare, run
-from crowdsafe.privacy.dgamma import plan_alpha_beta
+from crowdsafe.perturb.alpha_beta import PerturbRequest
+from crowdsafe.privacy.dgamma import AlphaBetaPlanRequest, plan_alpha_beta
 from crowdsafe.randomness import Randomness
 
 TARGET = dict(d=0.02, gamma=0.4)
@@ -35,9 +36,9 @@ def test_the_view_is_a_set_inside_the_domain(rows, beta_share, seed):
     table = prepare(load(frame), exploratory=True)
     domain = [table.domain.values[a].to_list() for a in ("a", "b", "c")]
     assert table.domain.size == math.prod(len(v) for v in domain)
-    floor = plan_alpha_beta(table.n, table.domain.size, **TARGET, alpha=0.5).beta
+    floor = plan_alpha_beta(table.n, table.domain.size, AlphaBetaPlanRequest(**TARGET, alpha=0.5)).beta
     beta = floor + beta_share * (0.5 - floor) * 0.999
-    plan = plan_alpha_beta(table.n, table.domain.size, **TARGET, alpha=0.5, beta=beta)
+    plan = plan_alpha_beta(table.n, table.domain.size, AlphaBetaPlanRequest(**TARGET, alpha=0.5, beta=beta))
     view = run(table, plan, Randomness(seed))
     published = view.frame.rows()
     assert len(set(published)) == len(published)  # a set
@@ -96,7 +97,7 @@ def test_wide_domains_use_per_attribute_draws():
     wide = pl.concat([frame, frame.select((pl.all() + 1).name.suffix("_w"))], how="horizontal")
     table = prepare(load(wide), exploratory=True)
     assert table.domain.size >= 2**64 and table.index is None
-    plan = plan_alpha_beta(table.n, table.domain.size, c=2, gamma=0.5)
+    plan = plan_alpha_beta(table.n, table.domain.size, AlphaBetaPlanRequest(c=2, gamma=0.5))
     view = run(table, plan, Randomness(31))
     assert view.frame.columns == wide.columns
     rows = view.frame.rows()
@@ -115,22 +116,25 @@ def small_frame(rows: int = 40) -> pl.DataFrame:
 
 
 PUBLIC = dict(domains={"a": list(range(10)), "b": [0, 1, 2]}, max_rows=60)  # m = 30, N = 60
+VIEW_TARGET = AlphaBetaPlanRequest(gamma=0.3, c=0.2)
+CERTIFIED = PerturbRequest(VIEW_TARGET, **PUBLIC)
 
 
 def test_seeded_runs_reproduce_and_are_not_fit_for_release():
     frame = small_frame()
-    first = perturb(load(frame), gamma=0.3, c=0.2, randomness=5, **PUBLIC)
-    second = perturb(load(frame), gamma=0.3, c=0.2, randomness=5, **PUBLIC)
+    first = perturb(load(frame), CERTIFIED, randomness=5)
+    second = perturb(load(frame), CERTIFIED, randomness=5)
     assert first.view.frame.equals(second.view.frame)
     assert not first.view.certificate.fit_for_release
-    secure = perturb(load(frame), gamma=0.3, c=0.2, **PUBLIC)
+    secure = perturb(load(frame), CERTIFIED)
     assert secure.view.certificate.fit_for_release and not secure.view.certificate.seeded
 
 
 def test_the_certificate_states_the_guarantee_and_its_limits():
     frame = small_frame()
-    result = perturb(load(frame), gamma=0.5, c=0.2, randomness=6, domains={"a": list(range(20)), "b": [0, 1, 2]},
-                     max_rows=50)  # 40 rows, N = 50 <= m = 60
+    request = PerturbRequest(AlphaBetaPlanRequest(gamma=0.5, c=0.2), domains={"a": list(range(20)), "b": [0, 1, 2]},
+                             max_rows=50)  # 40 rows, N = 50 <= m = 60
+    result = perturb(load(frame), request, randomness=6)
     cert = result.view.certificate
     assert cert.guarantee == "d-gamma" and cert.delta == 0.0 and cert.neighbours == "add-remove"
     params = cert.parameters
@@ -163,38 +167,39 @@ def test_the_certificate_states_the_guarantee_and_its_limits():
 
 
 def test_a_bound_above_m_is_capped_at_m():
-    result = perturb(load(small_frame()), gamma=0.3, d=0.05, randomness=1, **PUBLIC)  # N = 60 > m = 30
+    request = PerturbRequest(AlphaBetaPlanRequest(gamma=0.3, d=0.05), **PUBLIC)  # N = 60 > m = 30
+    result = perturb(load(small_frame()), request, randomness=1)
     assert result.plan.n == 30 and result.view.certificate.parameters["max_rows"] == 30
 
 
 def test_a_certified_run_refuses_a_domain_taken_from_the_data():
     frame = small_frame()
     with pytest.raises(ParameterError) as refused:
-        perturb(load(frame), gamma=0.3, c=0.2, max_rows=60, randomness=1)
+        perturb(load(frame), PerturbRequest(VIEW_TARGET, max_rows=60), randomness=1)
     message = str(refused.value)
     assert "no public domain for 'a', 'b'" in message
     assert "domains={attribute: [values]}" in message and "exploratory=True" in message
     with pytest.raises(ParameterError, match="no public domain for 'b'"):
-        perturb(load(frame), gamma=0.3, c=0.2, max_rows=60, domains={"a": range(10)}, randomness=1)
+        perturb(load(frame), PerturbRequest(VIEW_TARGET, max_rows=60, domains={"a": range(10)}), randomness=1)
     with pytest.raises(ParameterError, match="max_rows=N"):
-        perturb(load(frame), gamma=0.3, c=0.2, domains=PUBLIC["domains"], randomness=1)
+        perturb(load(frame), PerturbRequest(VIEW_TARGET, domains=PUBLIC["domains"]), randomness=1)
     with pytest.raises(ParameterError, match="whole number"):
-        perturb(load(frame), gamma=0.3, c=0.2, domains=PUBLIC["domains"], max_rows=0, randomness=1)
+        perturb(load(frame), PerturbRequest(VIEW_TARGET, domains=PUBLIC["domains"], max_rows=0), randomness=1)
 
 
 def test_an_exploratory_run_is_certified_no_formal_guarantee():
     frame = small_frame()
-    result = perturb(load(frame), gamma=0.3, c=0.2, exploratory=True, domains={"a": range(10)}, randomness=1)
+    result = perturb(load(frame), PerturbRequest(VIEW_TARGET, exploratory=True, domains={"a": range(10)}), randomness=1)
     cert = result.view.certificate
     assert cert.guarantee == "none" and cert.epsilon is None and not cert.has_guarantee
     assert "exploratory run" in cert.reason and "'b' was taken from the data" in cert.reason
     assert "n was taken from the data" in cert.reason
     assert cert.summary().startswith("no formal guarantee: exploratory run")
-    unseeded = perturb(load(frame), gamma=0.3, c=0.2, exploratory=True)
+    unseeded = perturb(load(frame), PerturbRequest(VIEW_TARGET, exploratory=True))
     assert unseeded.as_dict()["fit_for_release"] is False
     assert cert.parameters["domain_sources"] == {"a": "declared", "b": "data (active domain)"}
     # with every domain public and a bound, the flag changes nothing: the run is certified
-    certified = perturb(load(frame), gamma=0.3, c=0.2, exploratory=True, randomness=1, **PUBLIC)
+    certified = perturb(load(frame), PerturbRequest(VIEW_TARGET, exploratory=True, **PUBLIC), randomness=1)
     assert certified.view.certificate.guarantee == "d-gamma"
 
 
@@ -202,19 +207,20 @@ def test_data_above_the_bound_is_refused_without_telling_by_how_much():
     messages = set()
     for rows in (41, 55):
         with pytest.raises(ParameterError) as refused:
-            perturb(load(small_frame(rows)), gamma=0.3, c=0.2, randomness=1,
-                    domains=PUBLIC["domains"], max_rows=40)
+            perturb(load(small_frame(rows)), PerturbRequest(VIEW_TARGET, domains=PUBLIC["domains"], max_rows=40),
+                    randomness=1)
         messages.add(str(refused.value))
     (message,) = messages  # the same words whatever the excess
     assert "more than max_rows=40 rows" in message and "nothing was perturbed or written" in message
     assert "41" not in message and "55" not in message
-    assert perturb(load(small_frame(40)), gamma=0.3, c=0.2, randomness=1, domains=PUBLIC["domains"],
-                   max_rows=40).view.certificate.guarantee == "d-gamma"
+    at_the_bound = perturb(load(small_frame(40)), PerturbRequest(VIEW_TARGET, domains=PUBLIC["domains"], max_rows=40),
+                           randomness=1)
+    assert at_the_bound.view.certificate.guarantee == "d-gamma"
 
 
 def test_neighbouring_tables_give_the_same_public_fields_apart_from_the_view():
     frame = small_frame(60)
-    runs = [perturb(load(f), gamma=0.3, c=0.2, randomness=11, **PUBLIC) for f in (frame, frame.slice(1))]
+    runs = [perturb(load(f), CERTIFIED, randomness=11) for f in (frame, frame.slice(1))]
     public = []
     for result in runs:
         cert = result.view.certificate.to_dict()
@@ -253,7 +259,7 @@ def test_domains_from_the_schema_order_and_hierarchies(tmp_path):
 def test_the_plan_alone_does_not_read_the_data():
     from crowdsafe.perturb.alpha_beta import plan_public
 
-    plans = [plan_public(load(small_frame(rows)), gamma=0.3, c=0.2, **PUBLIC).as_dict() for rows in (20, 50)]
+    plans = [plan_public(load(small_frame(rows)), CERTIFIED).as_dict() for rows in (20, 50)]
     assert plans[0] == plans[1] and plans[0]["n_bound"] == 30
 
 
@@ -280,7 +286,7 @@ def test_a_ledger_is_charged_the_equivalent_epsilon_under_the_keyed_identity(tmp
     from crowdsafe.privacy.ledger import Ledger
 
     frame = small_frame()
-    room = 2.5 * plan_public(load(frame), gamma=0.3, c=0.2, **PUBLIC).epsilon  # two views fit, not three
+    room = 2.5 * plan_public(load(frame), CERTIFIED).epsilon  # two views fit, not three
     with Ledger(tmp_path / "ledger.sqlite3") as book:
         with pytest.raises(BudgetExceeded, match="no privacy budget"):
             api.perturb(frame, gamma=0.3, c=0.2, seed=1, ledger=book, **PUBLIC)

@@ -14,7 +14,7 @@ from crowdsafe.data import load
 from crowdsafe.errors import ParameterError, QuerySyntaxError, SchemaError
 from crowdsafe.perturb import equality_estimates, est, estimate, parse_count, prepare, run
 from crowdsafe.perturb import estimator as estimator_module
-from crowdsafe.privacy.dgamma import plan_alpha_beta
+from crowdsafe.privacy.dgamma import AlphaBetaPlanRequest, plan_alpha_beta
 from crowdsafe.randomness import Randomness
 
 RUNS = 300
@@ -30,7 +30,7 @@ def small():
         "z": rng.choice([1.5, 2.5, 3.5, 4.5], 60),
     })
     table = prepare(load(frame), exploratory=True)
-    plan = plan_alpha_beta(table.n, table.domain.size, d=0.05, gamma=0.3, alpha=0.5, beta=0.2)
+    plan = plan_alpha_beta(table.n, table.domain.size, AlphaBetaPlanRequest(d=0.05, gamma=0.3, alpha=0.5, beta=0.2))
     return frame, table, plan
 
 
@@ -79,7 +79,7 @@ def test_tail_bound_of_the_theorem_on_adult_sized_counts():
     frame = pl.DataFrame({"a": rng.integers(0, 100, 4000), "b": rng.integers(0, 100, 4000),
                           "c": rng.integers(0, 300, 4000)})
     table = prepare(load(frame), exploratory=True)
-    plan = plan_alpha_beta(table.n, table.domain.size, c=5, gamma=0.3)
+    plan = plan_alpha_beta(table.n, table.domain.size, AlphaBetaPlanRequest(c=5, gamma=0.3))
     truth = table.domain.codes_of(table.index)
     randomness = Randomness(22)
     worst, exceed, total = 0.0, 0, 0
@@ -191,7 +191,7 @@ def test_missing_values_are_a_value_of_the_domain():
     frame = pl.DataFrame({"a": [1, 2, None, 1], "b": ["u", None, "v", "v"]})
     table = prepare(load(frame), exploratory=True)
     assert table.domain.sizes == [3, 3]
-    plan = plan_alpha_beta(table.n, table.domain.size, d=0.05, gamma=0.5, alpha=0.5, beta=0.2)
+    plan = plan_alpha_beta(table.n, table.domain.size, AlphaBetaPlanRequest(d=0.05, gamma=0.5, alpha=0.5, beta=0.2))
     view = run(table, plan, Randomness(27))
     assert estimate(view, "count where a is null").n_domain == 3
     assert estimate(view, "count where a = 1").n_domain == 3  # a missing value never equals 1

@@ -15,7 +15,7 @@ from crowdsafe.data import load
 from crowdsafe.data.arrays import sorted_unique
 from crowdsafe.errors import ParameterError
 from crowdsafe.perturb import prepare, run, stages
-from crowdsafe.privacy.dgamma import plan_alpha_beta
+from crowdsafe.privacy.dgamma import AlphaBetaPlanRequest, plan_alpha_beta
 from crowdsafe.randomness import Randomness
 
 # A statistical test "passes" when its p-value is above this (fixed seeds make it deterministic).
@@ -107,7 +107,7 @@ def test_the_mechanism_is_independent_bernoulli_per_tuple():
     Bernoulli(α) for tuples of I and Bernoulli(β) for the others."""
     data = load(pl.DataFrame({"a": [0, 1, 0], "b": ["x", "y", "y"]}))  # domain {0,1} x {x,y}
     table = prepare(data, exploratory=True)
-    plan = plan_alpha_beta(table.n, table.domain.size, d=0.1, gamma=0.5, alpha=0.5, beta=0.3)
+    plan = plan_alpha_beta(table.n, table.domain.size, AlphaBetaPlanRequest(d=0.1, gamma=0.5, alpha=0.5, beta=0.3))
     tuples = [(0, "x"), (0, "y"), (1, "x"), (1, "y")]
     in_data = {(0, "x"), (1, "y"), (0, "y")}
     rng = Randomness(16)
@@ -132,7 +132,7 @@ def test_shuffle_hides_which_rows_are_kept():
     """Kept tuples are not gathered at the start of the view."""
     frame = pl.DataFrame({"a": np.arange(2000) % 40, "b": np.arange(2000) // 40})
     table = prepare(load(frame), exploratory=True)
-    plan = plan_alpha_beta(table.n, table.domain.size, d=0.01, gamma=0.5, alpha=0.5, beta=0.2)
+    plan = plan_alpha_beta(table.n, table.domain.size, AlphaBetaPlanRequest(d=0.01, gamma=0.5, alpha=0.5, beta=0.2))
     view = run(table, plan, Randomness(17)).frame
     real = view.with_row_index().join(frame, on=["a", "b"], how="semi").get_column("index").to_numpy()
     first_half = np.mean(real < view.height / 2)

@@ -13,6 +13,8 @@ import pytest
 from crowdsafe.data import load
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.perturb import Domain, certificate_path, estimate, perturb, read_view
+from crowdsafe.perturb.alpha_beta import PerturbRequest
+from crowdsafe.privacy.dgamma import AlphaBetaPlanRequest
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +29,8 @@ def result():
     })
     domains = {"age": range(18, 40), "sex": ["F", "M"], "score": [0.5, 1.25, 3.0],
                "day": [dt.date(2020, 1, 1), dt.date(2021, 6, 30)], "city": ["Oslo", "Rome", None]}
-    return perturb(load(frame), gamma=0.4, c=1, domains=domains, max_rows=250, randomness=8)
+    request = PerturbRequest(AlphaBetaPlanRequest(gamma=0.4, c=1), domains=domains, max_rows=250)
+    return perturb(load(frame), request, randomness=8)
 
 
 @pytest.mark.parametrize("name", ["view.csv", "view.parquet"])

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.privacy import Certificate
 from crowdsafe.privacy.dgamma import (
+    AlphaBetaPlanRequest,
     bernstein_error_bound,
     check_alpha_beta,
     equivalent_epsilon,
@@ -72,7 +73,7 @@ def test_posterior_formulas_match_brute_force_bayes_over_all_instances():
 
 def test_planned_release_is_d_gamma_private_by_brute_force():
     d, gamma = 0.05, 0.3
-    plan = plan_alpha_beta(100, 10_000, d=d, gamma=gamma)
+    plan = plan_alpha_beta(100, 10_000, AlphaBetaPlanRequest(d=d, gamma=gamma))
     alpha, beta = Fraction(plan.alpha), Fraction(plan.beta)
     priors = {"a": Fraction(d), "b": Fraction(d) / 3, "c": Fraction(1, 100)}
     exact = brute_force_posteriors(priors, alpha, beta)
@@ -151,7 +152,7 @@ def test_equivalent_epsilon_is_the_largest_log_likelihood_ratio_of_neighbours():
 
 
 def test_planner_defaults_to_half_and_the_smallest_beta():
-    plan = plan_alpha_beta(1000, 10**8, c=10, gamma=0.2)
+    plan = plan_alpha_beta(1000, 10**8, AlphaBetaPlanRequest(c=10, gamma=0.2))
     d = 10 * 1000 / 10**8
     assert plan.d == pytest.approx(d)
     assert plan.alpha == 0.5
@@ -162,29 +163,30 @@ def test_planner_defaults_to_half_and_the_smallest_beta():
     assert plan.epsilon == pytest.approx(equivalent_epsilon(0.5, plan.beta))
     assert plan.posterior_present_max <= 0.2 * (1 + 1e-9)
     assert not plan.warnings and not plan.notes
-    given_d = plan_alpha_beta(1000, 10**8, d=d, gamma=0.2)
+    given_d = plan_alpha_beta(1000, 10**8, AlphaBetaPlanRequest(d=d, gamma=0.2))
     assert given_d.beta == pytest.approx(plan.beta) and given_d.c is None
 
 
 def test_planner_lowers_alpha_when_one_half_is_not_admissible():
-    plan = plan_alpha_beta(100, 10**6, d=0.15, gamma=0.2)
+    plan = plan_alpha_beta(100, 10**6, AlphaBetaPlanRequest(d=0.15, gamma=0.2))
     assert plan.alpha == pytest.approx(0.25)
     assert plan.notes and "not admissible" in plan.notes[0]
     assert not plan.utility.applies and "alpha" in plan.utility.reason
 
 
 def test_planner_warns_about_impractically_large_views():
-    plan = plan_alpha_beta(1000, 10**12, c=50_000, gamma=0.2)
+    plan = plan_alpha_beta(1000, 10**12, AlphaBetaPlanRequest(c=50_000, gamma=0.2))
     assert any("impractically large" in w for w in plan.warnings)
     assert any("times the data" in w for w in plan.warnings)
 
 
 def test_planner_covers_exclusive_correlations_on_request():
-    plan = plan_alpha_beta(1000, 10**8, c=10, gamma=0.2, exclusive_correlations=True)
+    plan = plan_alpha_beta(1000, 10**8, AlphaBetaPlanRequest(c=10, gamma=0.2, exclusive_correlations=True))
     assert plan.alpha == 0.5 and plan.beta >= exclusive_correlation_beta(plan.d, 0.2)
-    assert plan.beta == pytest.approx(2 * plan_alpha_beta(1000, 10**8, c=10, gamma=0.2).beta, rel=1e-9)
+    plain = plan_alpha_beta(1000, 10**8, AlphaBetaPlanRequest(c=10, gamma=0.2))
+    assert plan.beta == pytest.approx(2 * plain.beta, rel=1e-9)
     with pytest.raises(ParameterError, match="alpha = 1/2"):
-        plan_alpha_beta(1000, 10**8, c=10, gamma=0.2, alpha=0.4, exclusive_correlations=True)
+        plan_alpha_beta(1000, 10**8, AlphaBetaPlanRequest(c=10, gamma=0.2, alpha=0.4, exclusive_correlations=True))
 
 
 @pytest.mark.parametrize("kwargs, fragment", [
@@ -197,15 +199,15 @@ def test_planner_covers_exclusive_correlations_on_request():
 ])
 def test_planner_errors(kwargs, fragment):
     with pytest.raises(ParameterError) as info:
-        plan_alpha_beta(1000, 10**6, **kwargs)
+        plan_alpha_beta(1000, 10**6, AlphaBetaPlanRequest(**kwargs))
     assert fragment in str(info.value)
 
 
 def test_planner_refuses_bad_sizes():
     with pytest.raises(ParameterError, match="at least one tuple"):
-        plan_alpha_beta(0, 10, c=1, gamma=0.5)
+        plan_alpha_beta(0, 10, AlphaBetaPlanRequest(c=1, gamma=0.5))
     with pytest.raises(ParameterError, match=">= n"):
-        plan_alpha_beta(10, 5, c=1, gamma=0.5)
+        plan_alpha_beta(10, 5, AlphaBetaPlanRequest(c=1, gamma=0.5))
 
 
 def test_theorem_bound_formula_and_conditions():

@@ -9,7 +9,6 @@ the answer are the same code for every engine.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from crowdsafe.errors import BudgetExceeded
@@ -17,7 +16,7 @@ from crowdsafe.privacy.ledger import Ledger, LedgerSpec, ledger_for
 
 if TYPE_CHECKING:
     from crowdsafe.engines.protocol import Engine
-    from crowdsafe.mechanisms.queries import QueryAnswer
+    from crowdsafe.mechanisms.query_plan import QueryAnswer, QueryRequest
     from crowdsafe.randomness import Randomness
 
 
@@ -36,8 +35,7 @@ def with_budget(book: Ledger, identity: str, label: str, budget: tuple[float, fl
 def query(
     engine: Engine,
     data: Any,
-    text: str,
-    options: Mapping[str, Any],
+    request: QueryRequest,
     *,
     schema: Any = None,
     missing: Any = "keep",
@@ -46,18 +44,20 @@ def query(
     name: str | None = None,
     budget: tuple[float, float] | None = None,
 ) -> QueryAnswer:
-    """:func:`crowdsafe.api.query` on ``engine``; ``options``: the query's parameters
-    (:func:`~crowdsafe.mechanisms.queries.answer_query`)."""
+    """:func:`crowdsafe.api.query` on ``engine``: ``request`` is the query and its public
+    parameters (:class:`~crowdsafe.mechanisms.query_plan.QueryRequest`), checked against the
+    table's schema before the ledger is touched; ``name`` and ``budget`` register the table's
+    budget in the ledger (:func:`with_budget`)."""
     from crowdsafe.mechanisms.queries import answer_query, check_query
 
     source = engine.read_source(data, schema=schema, missing=missing, name=name)
     dataset = engine.source_dataset(source)
     aggregate = engine.aggregate(source)
-    check_query(dataset, text, **options)
+    check_query(dataset, request)
     with ledger_for(ledger) as book:
         fingerprint = None
         if book is not None:
             fingerprint = engine.source_identity(source, book)  # the ledger's keyed identity, never shown
             with_budget(book, fingerprint, name or dataset.name or "data", budget)
-        return answer_query(dataset, text, randomness=randomness, ledger=book, fingerprint=fingerprint,
-                            aggregate=aggregate, **options)
+        return answer_query(dataset, request, randomness=randomness, ledger=book, fingerprint=fingerprint,
+                            aggregate=aggregate)

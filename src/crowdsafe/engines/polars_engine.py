@@ -25,7 +25,10 @@ if TYPE_CHECKING:
     from crowdsafe.anonymize.publish import PublishPlan
     from crowdsafe.anonymize.recoding import GeneralizationScheme
     from crowdsafe.anonymize.release import Release
+    from crowdsafe.perturb.alpha_beta import Perturbation, PerturbRequest
+    from crowdsafe.perturb.view import ViewOutput
     from crowdsafe.privacy import Certificate
+    from crowdsafe.privacy.dgamma import AlphaBetaPlan
     from crowdsafe.privacy.ledger import Ledger
     from crowdsafe.randomness import Randomness
 
@@ -180,20 +183,20 @@ class PolarsEngine:
         if out is not None:
             check_view_path(out)
 
-    def plan_perturbation(self, source: Dataset, **request: Any) -> Any:
+    def plan_perturbation(self, source: Dataset, request: PerturbRequest) -> AlphaBetaPlan:
         from crowdsafe.perturb.alpha_beta import plan_public
 
-        attributes = request.pop("attributes", None)
-        return plan_public(source, attributes, **request)
+        return plan_public(source, request)
 
-    def perturb(self, source: Dataset, *, ledger: Ledger | None, out: Any, certificate: Any, **request: Any) -> Any:
+    def perturb(self, source: Dataset, request: PerturbRequest, *, randomness: Randomness | int | None,
+                ledger: Ledger | None, output: ViewOutput) -> Perturbation:
         from crowdsafe.perturb import perturb as perturb_dataset
 
-        return perturb_dataset(source, ledger=ledger, **request)
+        return perturb_dataset(source, request, randomness=randomness, ledger=ledger)
 
-    def write_view(self, result: Any, out: Any, certificate: Any, *, escape_formulas: bool) -> None:
-        if out is not None:
-            result.view.write(out, certificate, escape_formulas=escape_formulas)
+    def write_view(self, result: Perturbation, output: ViewOutput) -> None:
+        if output.out is not None:
+            result.view.write(output.out, output.certificate, escape_formulas=output.escape_formulas)
 
     # -- attacks -------------------------------------------------------------------------------
     def check_attack(self, kind: str, sensitive: str | None) -> None:

@@ -26,7 +26,10 @@ if TYPE_CHECKING:
     from crowdsafe.anonymize.recoding import GeneralizationScheme
     from crowdsafe.anonymize.release import Release
     from crowdsafe.data import Dataset
+    from crowdsafe.perturb.alpha_beta import Perturbation, PerturbRequest
+    from crowdsafe.perturb.view import ViewOutput
     from crowdsafe.privacy import Certificate
+    from crowdsafe.privacy.dgamma import AlphaBetaPlan
     from crowdsafe.privacy.ledger import Ledger
     from crowdsafe.randomness import Randomness
 
@@ -148,15 +151,17 @@ class Engine(Protocol):
         """Refuse, before the data is read, a view path or ledger the engine cannot honour."""
         ...
 
-    def plan_perturbation(self, source: Any, **request: Any) -> Any:
+    def plan_perturbation(self, source: Any, request: PerturbRequest) -> AlphaBetaPlan:
         """The α-β plan for ``source`` (:func:`crowdsafe.api.plan_perturbation`)."""
         ...
 
-    def perturb(self, source: Any, *, ledger: Ledger | None, out: Any, certificate: Any, **request: Any) -> Any:
-        """Run the α-β algorithm (a :class:`~crowdsafe.perturb.Perturbation`)."""
+    def perturb(self, source: Any, request: PerturbRequest, *, randomness: Randomness | int | None,
+                ledger: Ledger | None, output: ViewOutput) -> Perturbation:
+        """Run the α-β algorithm for ``request`` (an engine that writes while drawing writes to
+        ``output``)."""
         ...
 
-    def write_view(self, result: Any, out: Any, certificate: Any, *, escape_formulas: bool) -> None:
+    def write_view(self, result: Perturbation, output: ViewOutput) -> None:
         """Write the view and its certificate (an engine that wrote while drawing does nothing)."""
         ...
 

@@ -25,7 +25,7 @@ from crowdsafe.datasets import adult
 from crowdsafe.experiments.registry import ExperimentContext, experiment
 from crowdsafe.files import atomic_path
 from crowdsafe.perturb import equality_estimates, plan_for, prepare, run
-from crowdsafe.privacy.dgamma import plan_alpha_beta
+from crowdsafe.privacy.dgamma import AlphaBetaPlanRequest, plan_alpha_beta
 
 ATTRIBUTES = ("age", "workclass", "education", "marital-status", "occupation", "race", "sex",
               "native-country", "income")
@@ -46,7 +46,7 @@ SMALL_COUNT = 300  # the close-up panel of small counts
 def alpha_beta(ctx: ExperimentContext) -> None:
     data = adult("train", drop_missing=True)
     table = prepare(data, list(ATTRIBUTES), max_rows=MAX_ROWS)  # public domains: the hierarchies' leaves
-    plan = plan_for(table, gamma=GAMMA, c=C, alpha=ALPHA)
+    plan = plan_for(table, AlphaBetaPlanRequest(gamma=GAMMA, c=C, alpha=ALPHA))
     view = run(table, plan, ctx.randomness)
     assert table.index is not None  # Adult's domain has fewer than 2^64 tuples: the table is indexed
     truth = table.domain.codes_of(table.index)  # I's distinct tuples, as codes
@@ -137,7 +137,7 @@ def _view_ratio(ctx: ExperimentContext, table) -> None:
     expected, measured, betas = [], [], []
     n, m = table.n, table.domain.size
     for gamma in RATIO_GAMMAS:
-        plan = plan_alpha_beta(table.n_bound, m, gamma=gamma, c=RATIO_C, alpha=ALPHA)
+        plan = plan_alpha_beta(table.n_bound, m, AlphaBetaPlanRequest(gamma=gamma, c=RATIO_C, alpha=ALPHA))
         view = run(table, plan, ctx.randomness)
         expected.append((plan.alpha * n + plan.beta * (m - n)) / n)
         measured.append(view.rows / n)

@@ -38,7 +38,6 @@ itself leaks which values occur; see :func:`histogram_domain`.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import polars as pl
@@ -47,25 +46,15 @@ from crowdsafe.data import Dataset
 from crowdsafe.errors import CrowdsafeError, ParameterError, SchemaError
 from crowdsafe.mechanisms import calibration
 from crowdsafe.mechanisms.gaussian import Calibration
-from crowdsafe.mechanisms.query_aggregates import (
-    cell_column,
-    cell_key,
-    histogram_domain,
-    histogram_exact,
-    polars_aggregate,
-    sum_exact,
-    sum_grid,
-    sum_stats,
-)
+from crowdsafe.mechanisms.query_aggregates import cell_key, histogram_domain, polars_aggregate
 from crowdsafe.mechanisms.query_language import (
-    Query,
     check_columns,
     compile_filter,
     equality_value,
     parse,
 )
-from crowdsafe.mechanisms.query_noise import noisy_total, perturb
-from crowdsafe.mechanisms.query_plan import Aggregator, ExactAggregate, QueryAnswer, QueryPlan
+from crowdsafe.mechanisms.query_noise import perturb
+from crowdsafe.mechanisms.query_plan import Aggregator, ExactAggregate, QueryAnswer, QueryPlan, QueryRequest
 from crowdsafe.mechanisms.sensitivity import (
     check_bounds,
     check_neighbours,
@@ -86,39 +75,25 @@ _SUM_UNIT_BITS = 30  # a real value is summed on a grid of 2^-30 of its largest 
 
 def answer_query(
     dataset: Dataset,
-    query: str | Query,
+    request: QueryRequest,
     *,
-    epsilon: float,
-    delta: float = 0.0,
-    mechanism: str | None = None,
-    calibration_name: str = "analytic",
-    neighbours: str = "add-remove",
-    max_rows_per_person: int | None = None,
-    domain: Mapping[str, Sequence[Any]] | None = None,
-    mean_split: float = 0.5,
     randomness: Randomness | int | None = None,
     ledger: Ledger | None = None,
     fingerprint: str | None = None,
-    partition: str | None = None,
     aggregate: Aggregator | None = None,
 ) -> QueryAnswer:
-    """Answer one query on ``dataset`` with differential privacy; see the module docstring.
+    """Answer ``request`` (:class:`~crowdsafe.mechanisms.query_plan.QueryRequest`: the query and
+    its public parameters) on ``dataset`` with differential privacy; see the module docstring.
 
-    ``mechanism``: "laplace" (ε-DP, the default) or "gaussian" ((ε, δ)-DP, δ > 0); quantiles
-    always use the exponential mechanism. ``max_rows_per_person``: required when the schema names
-    a person identifier. ``domain``: public values of histogram columns. ``mean_split``: share of
-    ε (and δ) spent on the sum of a mean, the rest on its count. ``ledger``: charge the query to
-    the dataset's budget (``fingerprint``: the dataset's identity in the ledger, by default
-    ``dataset.fingerprint(key=ledger.identity_key)``; it is never put in the answer). ``partition``: a column the
-    filter fixes with ``column = value``; the ledger then composes such queries in parallel.
-    ``aggregate``: the engine computing the exact aggregate (default: Polars on
+    ``ledger``: charge the query to the dataset's budget (``fingerprint``: the dataset's identity
+    in the ledger, by default ``dataset.fingerprint(key=ledger.identity_key)``; it is never put in
+    the answer). ``aggregate``: the engine computing the exact aggregate (default: Polars on
     ``dataset.frame``); another engine passes its own, with a schema-only ``dataset`` and the
     keyed ``fingerprint`` of its data; an aggregator with a ``check(plan)`` method refuses what
     it cannot compute there, before the charge. Planning, the ledger and the noise are the same
     code either way.
     """
-    plan = _plan(dataset, query, epsilon, delta, mechanism, calibration_name, neighbours,
-                 max_rows_per_person, mean_split, partition, domain)
+    plan = _plan(dataset, request)
     aggregate = aggregate or polars_aggregate
     engine_check = getattr(aggregate, "check", None)
     if engine_check is not None:
@@ -179,43 +154,23 @@ def _run(dataset: Dataset, plan: QueryPlan, randomness: Randomness, aggregate: A
 # -- planning ----------------------------------------------------------------------------------
 
 
-def check_query(dataset: Dataset, query: str | Query, **options: Any) -> None:
-    """Raise exactly the errors :func:`answer_query` raises for bad input, touching nothing.
-
-    ``options`` are answer_query's keyword arguments (``epsilon`` required); the ledger-related
-    ones and ``randomness`` are ignored.
-    """
-    for ignored in ("ledger", "fingerprint", "randomness"):
-        options.pop(ignored, None)
-    _plan(
-        dataset, query, options.pop("epsilon"), options.pop("delta", 0.0), options.pop("mechanism", None),
-        options.pop("calibration_name", "analytic"), options.pop("neighbours", "add-remove"),
-        options.pop("max_rows_per_person", None), options.pop("mean_split", 0.5), options.pop("partition", None),
-        options.pop("domain", None),
-    )
-    if options:
-        raise ParameterError(f"unknown query option(s): {', '.join(sorted(options))}")
+def check_query(dataset: Dataset, request: QueryRequest) -> None:
+    """Raise exactly the errors :func:`answer_query` raises for bad input, touching nothing."""
+    _plan(dataset, request)
 
 
-def _plan(
-    dataset: Dataset,
-    query: str | Query,
-    epsilon: float,
-    delta: float,
-    mechanism: str | None,
-    calibration_name: str,
-    neighbours: str,
-    max_rows_per_person: int | None,
-    mean_split: float,
-    partition: str | None,
-    domain: Mapping[str, Sequence[Any]] | None,
-) -> QueryPlan:
+def _plan(dataset: Dataset, request: QueryRequest) -> QueryPlan:
+    """The query's plan from public things only (the schema, the request, the query text); every
+    refusal of bad input happens here, before the ledger is touched."""
+    query, delta, mechanism = request.query, request.delta, request.mechanism
+    calibration_name, mean_split, domain = request.calibration_name, request.mean_split, request.domain
+    max_rows_per_person, partition = request.max_rows_per_person, request.partition
     parsed = parse(query) if isinstance(query, str) else query
     check_columns(parsed, dataset.schema.names)
     condition = compile_filter(parsed.where, dict(dataset.frame.schema))
-    epsilon = calibration.check_epsilon(epsilon)
+    epsilon = calibration.check_epsilon(request.epsilon)
     delta = calibration.check_delta(delta)
-    neighbours = check_neighbours(neighbours)
+    neighbours = check_neighbours(request.neighbours)
     if calibration_name not in ("analytic", "classic"):
         raise ParameterError(f"unknown Gaussian calibration {calibration_name!r}: use 'analytic' or 'classic'")
     if not 0.0 < mean_split < 1.0:
@@ -326,18 +281,8 @@ def _summary(value: Any) -> Any:
 __all__ = [
     "MECHANISMS",
     "QueryAnswer",
+    "QueryRequest",
     "answer_query",
     "check_query",
     "histogram_domain",
-    "noisy_total",
-    # the pieces an engine reuses to answer a query on its own rows (the Spark engine imports them here)
-    "Aggregator",
-    "ExactAggregate",
-    "QueryPlan",
-    "cell_column",
-    "histogram_exact",
-    "polars_aggregate",
-    "sum_exact",
-    "sum_grid",
-    "sum_stats",
 ]

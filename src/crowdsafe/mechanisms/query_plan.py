@@ -7,7 +7,7 @@ what the data gives (never shown); :class:`QueryAnswer` is the noisy answer with
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,43 @@ from crowdsafe.mechanisms.gaussian import Calibration
 from crowdsafe.mechanisms.query_language import Query
 from crowdsafe.mechanisms.sensitivity import Sensitivity
 from crowdsafe.randomness import Randomness
+
+
+@dataclass(frozen=True, slots=True)
+class QueryRequest:
+    """One DP query and how it is answered: everything the plan depends on, all public (fixed
+    before the data is read). :func:`crowdsafe.api.query` builds it once; the driver, the
+    engines and :func:`~crowdsafe.mechanisms.queries.answer_query` take it as it is.
+
+    Fields are checked where they always were, in the plan
+    (:func:`~crowdsafe.mechanisms.queries.check_query`), before the ledger is touched.
+
+    - ``query``: the query text (:mod:`crowdsafe.mechanisms.query_language`) or a parsed
+      :class:`~crowdsafe.mechanisms.query_language.Query`.
+    - ``epsilon``, ``delta``: the query's privacy loss (δ > 0 only for the Gaussian mechanism or a
+      histogram over values taken from the data).
+    - ``mechanism``: "laplace" (ε-DP, the default) or "gaussian" ((ε, δ)-DP); quantiles always use
+      the exponential mechanism (leave it None).
+    - ``calibration_name``: the Gaussian's calibration, "analytic" or "classic".
+    - ``neighbours``: the neighbour notion, "add-remove" or "change".
+    - ``max_rows_per_person``: the contribution bound, required when the schema names a person
+      identifier.
+    - ``domain``: public values of histogram columns.
+    - ``mean_split``: the share of ε (and δ) a mean spends on its sum, the rest on its count.
+    - ``partition``: a column the filter fixes with ``column = value``; the ledger then composes
+      such queries in parallel.
+    """
+
+    query: str | Query
+    epsilon: float
+    delta: float = 0.0
+    mechanism: str | None = None
+    calibration_name: str = "analytic"
+    neighbours: str = "add-remove"
+    max_rows_per_person: int | None = None
+    domain: Mapping[str, Sequence[Any]] | None = None
+    mean_split: float = 0.5
+    partition: str | None = None
 
 
 @dataclass

@@ -15,7 +15,16 @@ The (d, γ) calculus (conditions, posteriors, equivalent ε, planner, utility bo
 and lives in :mod:`crowdsafe.privacy.dgamma`. See docs/alpha-beta.md.
 """
 
-from crowdsafe.perturb.alpha_beta import Perturbation, Table, perturb, plan_for, plan_public, prepare, run
+from crowdsafe.perturb.alpha_beta import (
+    Perturbation,
+    PerturbRequest,
+    Table,
+    perturb,
+    plan_for,
+    plan_public,
+    prepare,
+    run,
+)
 from crowdsafe.perturb.domain import Domain, public_values
 from crowdsafe.perturb.estimator import (
     EqualitySweep,
@@ -26,7 +35,7 @@ from crowdsafe.perturb.estimator import (
     theorem_bound,
 )
 from crowdsafe.perturb.query import Condition, CountQuery, parse_count
-from crowdsafe.perturb.view import View, certificate_path, check_view_path, read_view
+from crowdsafe.perturb.view import View, ViewOutput, certificate_path, check_view_path, read_view
 from crowdsafe.privacy.dgamma import AlphaBetaPlan
 
 __all__ = [
@@ -36,9 +45,11 @@ __all__ = [
     "Domain",
     "EqualitySweep",
     "Estimate",
+    "PerturbRequest",
     "Perturbation",
     "Table",
     "View",
+    "ViewOutput",
     "certificate_path",
     "check_view_path",
     "equality_estimates",

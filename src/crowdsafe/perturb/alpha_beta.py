@@ -73,6 +73,7 @@ from crowdsafe.privacy.dgamma import (
     ASSUME_TUPLE_INDEPENDENT,
     THEOREM_DGAMMA,
     AlphaBetaPlan,
+    AlphaBetaPlanRequest,
     correlation_assumption,
     plan_alpha_beta,
 )
@@ -97,6 +98,35 @@ CUSTODIAN_ONLY = (
     "CUSTODIAN ONLY: exact facts about the data, covered by no guarantee; never publish this "
     "beside the view"
 )
+
+
+@dataclass(frozen=True, slots=True)
+class PerturbRequest:
+    """What an α-β plan depends on: the (d, γ) target and the table's public description, all
+    fixed before the data is read. :func:`crowdsafe.api.perturb` and
+    :func:`crowdsafe.api.plan_perturbation` build it once; the driver, the engines,
+    :func:`perturb`, :func:`plan_public` and :func:`~crowdsafe.engines.spark.alpha_beta.perturb_spark`
+    take it as it is.
+
+    - ``target``: the (d, γ) target and the planner's options
+      (:class:`~crowdsafe.privacy.dgamma.AlphaBetaPlanRequest`).
+    - ``attributes``: the published attributes (None: every non-identifier column).
+    - ``domains``: declared public value lists per attribute (else the schema's ``order`` or a
+      hierarchy's leaves, :func:`~crowdsafe.perturb.domain.public_values`).
+    - ``max_rows``: the public bound N on the rows, used in place of n.
+    - ``exploratory``: allow the data's own domains and n (certified "no formal guarantee").
+    - ``duplicates``: "collapse" duplicate rows to one tuple (the view is a set) or "error".
+
+    Every field is checked where it always was (:func:`prepare` / :func:`plan_public`: the
+    attributes, the bound, the domains; then the plan), before any ledger charge or coin.
+    """
+
+    target: AlphaBetaPlanRequest
+    attributes: Sequence[str] | None = None
+    domains: Mapping[str, Iterable[Any]] | None = None
+    max_rows: int | None = None
+    exploratory: bool = False
+    duplicates: Duplicates = "collapse"
 
 
 @dataclass(frozen=True)
@@ -278,32 +308,30 @@ def build_domain(
     return Domain(values, active=active is not None), {a: codes[a] for a in names}
 
 
-def plan_for(table: Table, **target: Any) -> AlphaBetaPlan:
+def plan_for(table: Table, target: AlphaBetaPlanRequest) -> AlphaBetaPlan:
     """:func:`~crowdsafe.privacy.dgamma.plan_alpha_beta` for this table's public bound N (in
     place of n) and its domain size m."""
-    return plan_alpha_beta(table.n_bound, table.domain.size, **target)
+    return plan_alpha_beta(table.n_bound, table.domain.size, target)
 
 
-def plan_public(
-    dataset: Dataset,
-    attributes: Sequence[str] | None = None,
-    *,
-    domains: Mapping[str, Iterable[Any]] | None = None,
-    max_rows: int | None = None,
-    exploratory: bool = False,
-    duplicates: Duplicates = "collapse",
-    **target: Any,
-) -> AlphaBetaPlan:
-    """The plan without perturbing. With public domains and ``max_rows`` it is made from public
-    things only (the data's values are not read); otherwise (``exploratory``) from the data."""
-    names = check_attributes(dataset, attributes, duplicates)
-    bound = check_max_rows(max_rows, exploratory)
-    public, _ = resolve_domain(dataset, names, domains, exploratory)
+def prepare_request(dataset: Dataset, request: PerturbRequest) -> Table:
+    """:func:`prepare` with the table's description in ``request``."""
+    return prepare(dataset, request.attributes, domains=request.domains, duplicates=request.duplicates,
+                   max_rows=request.max_rows, exploratory=request.exploratory)
+
+
+def plan_public(dataset: Dataset, request: PerturbRequest) -> AlphaBetaPlan:
+    """The plan for ``request`` without perturbing. With public domains and ``max_rows`` it is
+    made from public things only (the data's values are not read); otherwise (``exploratory``)
+    from the data."""
+    names = check_attributes(dataset, request.attributes, request.duplicates)
+    bound = check_max_rows(request.max_rows, request.exploratory)
+    public, _ = resolve_domain(dataset, names, request.domains, request.exploratory)
     if bound is None or len(public) < len(names):
-        return plan_for(prepare(dataset, names, domains=domains, duplicates=duplicates, max_rows=max_rows,
-                                exploratory=exploratory), **target)
+        return plan_for(prepare(dataset, names, domains=request.domains, duplicates=request.duplicates,
+                                max_rows=request.max_rows, exploratory=request.exploratory), request.target)
     domain = public_domain(dataset.frame.select(names).clear(), public)
-    return plan_alpha_beta(min(bound, domain.size), domain.size, **target)
+    return plan_alpha_beta(min(bound, domain.size), domain.size, request.target)
 
 
 def run(table: Table, plan: AlphaBetaPlan, randomness: Randomness | int | None = None) -> View:
@@ -442,36 +470,23 @@ def custodian_facts(table: Any) -> dict[str, Any]:
 
 def perturb(
     dataset: Dataset,
+    request: PerturbRequest,
     *,
-    gamma: float,
-    d: float | None = None,
-    c: float | None = None,
-    alpha: float | None = None,
-    beta: float | None = None,
-    attributes: Sequence[str] | None = None,
-    domains: Mapping[str, Iterable[Any]] | None = None,
-    max_rows: int | None = None,
-    exploratory: bool = False,
-    duplicates: Duplicates = "collapse",
-    exclusive_correlations: bool = False,
-    failure: float = 0.05,
     randomness: Randomness | int | None = None,
     ledger: Any = None,
 ) -> Perturbation:
-    """Plan (α, β) for the (d, γ) target (d given, or d = c·N/m), perturb, and certify.
+    """Plan (α, β) for the (d, γ) target of ``request`` (d given, or d = c·N/m), perturb, and certify.
 
-    ``attributes`` default to every non-identifier column. Each needs a public domain
-    (``domains`` declares value lists; else the schema's order or a hierarchy's leaves, see
-    :func:`~crowdsafe.perturb.domain.public_values`) and ``max_rows`` is the public bound N on the
-    rows. ``exploratory=True`` allows the data's own values and n instead, and the certificate
-    then says "no formal guarantee" with the reason. With ``ledger`` (an open
+    ``request.attributes`` default to every non-identifier column. Each needs a public domain
+    (``request.domains`` declares value lists; else the schema's order or a hierarchy's leaves, see
+    :func:`~crowdsafe.perturb.domain.public_values`) and ``request.max_rows`` is the public bound N
+    on the rows. ``exploratory=True`` allows the data's own values and n instead, and the
+    certificate then says "no formal guarantee" with the reason. With ``ledger`` (an open
     :class:`~crowdsafe.privacy.ledger.Ledger` holding a budget for the dataset) the equivalent ε
     is charged before any coin is drawn (:func:`charged_run`).
     """
-    table = prepare(dataset, attributes, domains=domains, duplicates=duplicates, max_rows=max_rows,
-                    exploratory=exploratory)
-    plan = plan_for(table, gamma=gamma, d=d, c=c, alpha=alpha, beta=beta, failure=failure,
-                    exclusive_correlations=exclusive_correlations)
+    table = prepare_request(dataset, request)
+    plan = plan_for(table, request.target)
     if ledger is None:
         return Perturbation(run(table, plan, randomness), plan, custodian_facts(table))
     return charged_run(dataset, table, plan, ledger, as_randomness(randomness))

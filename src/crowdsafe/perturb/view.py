@@ -48,6 +48,25 @@ def certificate_path(view_path: str | os.PathLike[str]) -> Path:
     return path.with_name(name + CERTIFICATE_SUFFIX)
 
 
+@dataclass(frozen=True, slots=True)
+class ViewOutput:
+    """Where and how a perturbation's view is written (how the run is carried out, not what it
+    publishes).
+
+    - ``out``: the view's file (CSV or Parquet by extension; on Spark a Parquet directory,
+      required there); None: nothing is written.
+    - ``certificate``: the certificate JSON (default ``<stem>.certificate.json`` beside the view).
+    - ``escape_formulas``: CSV cells made formula-safe (:mod:`crowdsafe.csv_safety`); the
+      certificate says which.
+
+    ``out`` is checked writable by the engine before the data is read (and so before any charge).
+    """
+
+    out: str | os.PathLike[str] | None = None
+    certificate: str | os.PathLike[str] | None = None
+    escape_formulas: bool = True
+
+
 @dataclass(frozen=True)
 class View:
     """A published α-β view and what is needed to estimate queries from it."""

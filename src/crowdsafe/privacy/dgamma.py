@@ -334,19 +334,35 @@ class AlphaBetaPlan:
         }
 
 
-def plan_alpha_beta(
-    n: int,
-    m: int,
-    *,
-    gamma: float,
-    d: float | None = None,
-    c: float | None = None,
-    alpha: float | None = None,
-    beta: float | None = None,
-    failure: float = DEFAULT_FAILURE,
-    exclusive_correlations: bool = False,
-) -> AlphaBetaPlan:
-    """Choose and check (α, β) for a (d, γ) target; d is given, or d = c·n/m.
+@dataclass(frozen=True, slots=True)
+class AlphaBetaPlanRequest:
+    """The (d, γ) target an α-β plan is made for: public parameters, fixed before the data is read.
+
+    - ``gamma``: the bound γ on an attacker's posterior (d ≤ γ < 1).
+    - ``d``: the bound on an attacker's prior; or ``c``, for d = c·n/m (n: the public bound on the
+      tuples). Exactly one of the two.
+    - ``alpha``: the probability α of keeping a tuple (default 1/2, or 1 − d/γ when 1/2 is not
+      admissible).
+    - ``beta``: the probability β of inserting a tuple (default: the smallest admissible).
+    - ``failure``: the failure probability ε' of the utility bound (1 − its confidence).
+    - ``exclusive_correlations``: also cover priors "exactly one of a set of tuples is in I"
+      (α = 1/2, β ≥ (d/γ)(1 − γ)/(1 − d)).
+
+    Every field is checked by :func:`plan_alpha_beta`, where it always was (after the table's
+    attributes, domains and bound are checked), with ParameterError naming the condition.
+    """
+
+    gamma: float
+    d: float | None = None
+    c: float | None = None
+    alpha: float | None = None
+    beta: float | None = None
+    failure: float = DEFAULT_FAILURE
+    exclusive_correlations: bool = False
+
+
+def plan_alpha_beta(n: int, m: int, request: AlphaBetaPlanRequest) -> AlphaBetaPlan:
+    """Choose and check (α, β) for the (d, γ) target of ``request``; d is given, or d = c·n/m.
 
     ``n`` is the number of tuples or, for a release, a public upper bound on it (see the
     module docs: the exact n is not public).
@@ -356,6 +372,8 @@ def plan_alpha_beta(
     the form "exactly one of a set of tuples is in I": α = 1/2 and β ≥ (d/γ)(1 − γ)/(1 − d).
     Parameters outside the theorem's conditions raise ParameterError naming the condition.
     """
+    gamma, d, c, alpha, beta = request.gamma, request.d, request.c, request.alpha, request.beta
+    failure, exclusive_correlations = request.failure, request.exclusive_correlations
     n, m = _check_sizes(n, m)
     if (d is None) == (c is None):
         raise ParameterError("give exactly one of d (the prior bound) and c (for d = c*n/m)")

@@ -13,7 +13,9 @@ from crowdsafe.data import load
 from crowdsafe.engines.spark.alpha_beta import perturb_spark
 from crowdsafe.engines.spark.typed_table import load_table
 from crowdsafe.perturb import View, estimate, perturb
+from crowdsafe.perturb.alpha_beta import PerturbRequest
 from crowdsafe.perturb.estimator import est
+from crowdsafe.privacy.dgamma import AlphaBetaPlanRequest
 
 pytestmark = pytest.mark.spark
 
@@ -64,8 +66,9 @@ def test_spark_view_follows_the_algorithm(spark, rows_path, tmp_path):
     dataset = load(rows_path)
     table = load_table(spark, rows_path)
     out = tmp_path / "view.parquet"
-    result = perturb_spark(table, out=out, gamma=0.5, c=1.0, alpha=0.5, randomness=21, ranges=7, **PUBLIC)
-    on_polars = perturb(dataset, gamma=0.5, c=1.0, alpha=0.5, randomness=21, **PUBLIC)
+    request = PerturbRequest(AlphaBetaPlanRequest(gamma=0.5, c=1.0, alpha=0.5), **PUBLIC)
+    result = perturb_spark(table, request, out=out, randomness=21, ranges=7)
+    on_polars = perturb(dataset, request, randomness=21)
     plan, view = result.plan, result.view
     # deterministic: the same domain, bound N, m, plan and custodian-only counts as the Polars engine
     assert view.certificate.parameters["domain"] == on_polars.view.certificate.parameters["domain"]

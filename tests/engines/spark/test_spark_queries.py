@@ -14,6 +14,7 @@ from crowdsafe.engines.spark.queries import SparkAggregate, answer_query_spark
 from crowdsafe.engines.spark.typed_table import load_table
 from crowdsafe.errors import ParameterError
 from crowdsafe.mechanisms import queries
+from crowdsafe.mechanisms.query_plan import QueryRequest
 from crowdsafe.privacy.ledger import Ledger
 from crowdsafe.randomness import Randomness
 
@@ -55,8 +56,7 @@ QUERIES = [
 
 
 def _plan(dataset, text, options):
-    return queries._plan(dataset, text, 1.0, options.get("delta", 0.0), None, "analytic", "add-remove", None,
-                         0.5, None, options.get("domain"))
+    return queries._plan(dataset, QueryRequest(text, epsilon=1.0, **options))
 
 
 def _same(a, b):
@@ -85,8 +85,8 @@ def test_same_seed_gives_the_same_answers_on_both_engines(spark, table_path):
     dataset = load(table_path)
     table = load_table(spark, table_path)
     for text, options in QUERIES[:-1]:  # the last has no public domain: its cells come in no set order
-        on_polars = queries.answer_query(dataset, text, epsilon=0.5, randomness=11, **options)
-        on_spark = answer_query_spark(table, text, epsilon=0.5, randomness=11, **options)
+        on_polars = queries.answer_query(dataset, QueryRequest(text, epsilon=0.5, **options), randomness=11)
+        on_spark = answer_query_spark(table, QueryRequest(text, epsilon=0.5, **options), randomness=11)
         if isinstance(on_polars.value, pl.DataFrame):
             assert on_polars.value.equals(on_spark.value), text  # same cells, same order, same noise
         else:
@@ -111,8 +111,7 @@ def test_contribution_bound_on_spark(spark, tmp_path):
     table = load_table(spark, path, schema=schema)
     dataset = load(path, schema=schema)
 
-    plan = queries._plan(dataset, "histogram kind in ('x', 'y')", 1.0, 0.0, None, "analytic", "add-remove", 1,
-                         0.5, None, None)
+    plan = queries._plan(dataset, QueryRequest("histogram kind in ('x', 'y')", epsilon=1.0, max_rows_per_person=1))
     exact, dropped = SparkAggregate(table)(table.dataset, plan, Randomness(3))
     assert dropped == 3000  # one of each pair; rows without an id are their own person
     counts = dict(exact.values["table"].iter_rows())
@@ -120,10 +119,9 @@ def test_contribution_bound_on_spark(spark, tmp_path):
     # which of a person's two rows is kept is a fair coin: 'x' kept ~ 500 + Binomial(3000, 1/2)
     assert abs(counts["x"] - 500 - 1500) < 4 * math.sqrt(3000 / 4)
 
-    polars_count = queries.answer_query(dataset, "count where kind = 'x'", epsilon=1.0, max_rows_per_person=1,
-                                        randomness=4)
-    spark_count = answer_query_spark(table, "count where kind = 'x'", epsilon=1.0, max_rows_per_person=1,
-                                     randomness=4)
+    request = QueryRequest("count where kind = 'x'", epsilon=1.0, max_rows_per_person=1)
+    polars_count = queries.answer_query(dataset, request, randomness=4)
+    spark_count = answer_query_spark(table, request, randomness=4)
     # every person with an 'x' row keeps exactly one row: the exact count and the drops agree
     assert spark_count.custodian_only == polars_count.custodian_only == {"rows_dropped_by_contribution_bound": 0}
     assert spark_count.noise_scale == polars_count.noise_scale
@@ -163,7 +161,7 @@ def test_cli_engine_spark_charges_the_ledger_with_an_order_independent_fingerpri
     with Ledger(ledger) as book:  # a refusal decided from the query kind costs nothing
         assert book.export()["datasets"][0]["spent"]["epsilon"] == pytest.approx(0.5)
     with pytest.raises(ParameterError, match="quantiles"):
-        answer_query_spark(table, "quantile(age, 0.9) clamp 0..100", epsilon=1.0)
+        answer_query_spark(table, QueryRequest("quantile(age, 0.9) clamp 0..100", epsilon=1.0))
 
 
 def test_csv_is_typed_like_the_polars_engine(spark, tmp_path):
@@ -172,8 +170,9 @@ def test_csv_is_typed_like_the_polars_engine(spark, tmp_path):
     table = load_table(spark, path)
     dataset = load(path)
     assert dict(table.dataset.frame.schema) == dict(dataset.frame.schema)
-    answer = answer_query_spark(table, "sum(score) clamp 0..10 where sex = 'F'", epsilon=1.0, randomness=1)
-    expected = queries.answer_query(dataset, "sum(score) clamp 0..10 where sex = 'F'", epsilon=1.0, randomness=1)
+    request = QueryRequest("sum(score) clamp 0..10 where sex = 'F'", epsilon=1.0)
+    answer = answer_query_spark(table, request, randomness=1)
+    expected = queries.answer_query(dataset, request, randomness=1)
     assert answer.value == expected.value
     bad = tmp_path / "bad.csv"
     bad.write_text("age\n" + "1\n" * 10_000 + "x\n")

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import os
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -47,8 +47,8 @@ from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import write_text_atomic
 from crowdsafe.perturb import stages
 from crowdsafe.perturb.alpha_beta import (
-    Duplicates,
     Perturbation,
+    PerturbRequest,
     bound_exceeded,
     certify,
     check_attributes,
@@ -63,7 +63,7 @@ from crowdsafe.perturb.estimator import DEFAULT_CONFIDENCE, Estimate, estimate_c
 from crowdsafe.perturb.query import CountQuery, parse_count
 from crowdsafe.perturb.view import certificate_path
 from crowdsafe.privacy.certificate import Certificate
-from crowdsafe.privacy.dgamma import AlphaBetaPlan, plan_alpha_beta
+from crowdsafe.privacy.dgamma import AlphaBetaPlan, AlphaBetaPlanRequest, plan_alpha_beta
 from crowdsafe.randomness import Randomness, as_randomness
 
 SPARK_INDEX_LIMIT = 2**63  # Spark has no unsigned 64-bit integers
@@ -121,21 +121,19 @@ def spark_domain(table: TypedTable, names: Sequence[str], public: Mapping[str, A
     return Domain(values, active=len(public) < len(names))
 
 
-def prepare_spark(table: TypedTable, attributes: Sequence[str] | None = None, *,
-                  domains: Mapping[str, Iterable[Any]] | None = None,
-                  duplicates: Duplicates = "collapse", max_rows: int | None = None,
-                  exploratory: bool = False) -> SparkInput:
-    """Encode the table's tuples in their public domain on Spark and collapse duplicate rows;
-    the distinct indices stay persisted on the executors until :meth:`SparkInput.release`.
-    Refusals as :func:`crowdsafe.perturb.alpha_beta.prepare`."""
+def prepare_spark(table: TypedTable, request: PerturbRequest) -> SparkInput:
+    """Encode the table's tuples in the public domain of ``request`` on Spark and collapse
+    duplicate rows; the distinct indices stay persisted on the executors until
+    :meth:`SparkInput.release`. Refusals as :func:`crowdsafe.perturb.alpha_beta.prepare`."""
     import pyarrow as pa
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
     from pyspark.sql.types import LongType, StructField, StructType
 
-    names = check_attributes(table.dataset, attributes, duplicates)
-    bound = check_max_rows(max_rows, exploratory)
-    public, sources = resolve_domain(table.dataset, names, domains, exploratory)
+    duplicates = request.duplicates
+    names = check_attributes(table.dataset, request.attributes, duplicates)
+    bound = check_max_rows(request.max_rows, request.exploratory)
+    public, sources = resolve_domain(table.dataset, names, request.domains, request.exploratory)
     domain = spark_domain(table, names, public)
     m = domain.size
     if m >= SPARK_INDEX_LIMIT:
@@ -172,9 +170,9 @@ def insertion_ranges(m: int, expected_view: float, parallelism: int) -> np.ndarr
     return np.array([(j * m) // ranges for j in range(ranges + 1)], dtype=np.int64)
 
 
-def plan_for_spark(prepared: SparkInput, **target: Any) -> AlphaBetaPlan:
+def plan_for_spark(prepared: SparkInput, target: AlphaBetaPlanRequest) -> AlphaBetaPlan:
     """:func:`~crowdsafe.privacy.dgamma.plan_alpha_beta` for this input's public bound on n and m."""
-    return plan_alpha_beta(prepared.n_bound, prepared.domain.size, **target)
+    return plan_alpha_beta(prepared.n_bound, prepared.domain.size, target)
 
 
 @dataclass(frozen=True)
@@ -338,33 +336,21 @@ def write_parquet_once(frame: Any, target: str) -> None:
 
 def perturb_spark(
     table: TypedTable,
+    request: PerturbRequest,
     *,
     out: str | os.PathLike[str],
-    gamma: float,
-    d: float | None = None,
-    c: float | None = None,
-    alpha: float | None = None,
-    beta: float | None = None,
-    attributes: Sequence[str] | None = None,
-    domains: Mapping[str, Iterable[Any]] | None = None,
-    max_rows: int | None = None,
-    exploratory: bool = False,
-    duplicates: Duplicates = "collapse",
-    exclusive_correlations: bool = False,
-    failure: float = 0.05,
-    randomness: Randomness | int | None = None,
     certificate: str | os.PathLike[str] | None = None,
+    randomness: Randomness | int | None = None,
     ranges: int | None = None,
 ) -> Perturbation:
-    """Plan (α, β), perturb on Spark, write the view and its certificate (see the module docs).
+    """Plan (α, β) for ``request``, perturb on Spark, write the view to ``out`` and its certificate
+    (see the module docs and :func:`run_spark`).
 
     Returns a :class:`~crowdsafe.perturb.Perturbation` whose ``view`` is a :class:`SparkView`.
     """
-    prepared = prepare_spark(table, attributes, domains=domains, duplicates=duplicates, max_rows=max_rows,
-                             exploratory=exploratory)
+    prepared = prepare_spark(table, request)
     try:
-        plan = plan_for_spark(prepared, gamma=gamma, d=d, c=c, alpha=alpha, beta=beta, failure=failure,
-                              exclusive_correlations=exclusive_correlations)
+        plan = plan_for_spark(prepared, request.target)
         view = run_spark(prepared, plan, out, randomness=randomness, certificate=certificate, ranges=ranges)
     finally:
         prepared.release()

@@ -26,7 +26,10 @@ if TYPE_CHECKING:
     from crowdsafe.engines.spark.publish import SampleCounts
     from crowdsafe.engines.spark.table import SparkTable
     from crowdsafe.engines.spark.typed_table import TypedTable
+    from crowdsafe.perturb.alpha_beta import Perturbation, PerturbRequest
+    from crowdsafe.perturb.view import ViewOutput
     from crowdsafe.privacy import Certificate
+    from crowdsafe.privacy.dgamma import AlphaBetaPlan
     from crowdsafe.privacy.ledger import Ledger
     from crowdsafe.randomness import Randomness
 
@@ -181,22 +184,23 @@ class SparkEngine:
                 "the spark engine does not charge a budget ledger yet: use engine='polars' with a ledger",
                 parameter="engine")
 
-    def plan_perturbation(self, source: TypedTable, **request: Any) -> Any:
+    def plan_perturbation(self, source: TypedTable, request: PerturbRequest) -> AlphaBetaPlan:
         from crowdsafe.engines.spark.alpha_beta import plan_for_spark, prepare_spark
 
-        inputs = {key: request.pop(key) for key in ("domains", "duplicates", "max_rows", "exploratory")}
-        prepared = prepare_spark(source, request.pop("attributes", None), **inputs)
+        prepared = prepare_spark(source, request)
         try:
-            return plan_for_spark(prepared, **request)
+            return plan_for_spark(prepared, request.target)
         finally:
             prepared.release()
 
-    def perturb(self, source: TypedTable, *, ledger: Ledger | None, out: Any, certificate: Any, **request: Any) -> Any:
+    def perturb(self, source: TypedTable, request: PerturbRequest, *, randomness: Randomness | int | None,
+                ledger: Ledger | None, output: ViewOutput) -> Perturbation:
         from crowdsafe.engines.spark.alpha_beta import perturb_spark
 
-        return perturb_spark(source, out=out, certificate=certificate, **request)
+        assert output.out is not None  # check_perturbation refused a run without one
+        return perturb_spark(source, request, out=output.out, certificate=output.certificate, randomness=randomness)
 
-    def write_view(self, result: Any, out: Any, certificate: Any, *, escape_formulas: bool) -> None:
+    def write_view(self, result: Perturbation, output: ViewOutput) -> None:
         return None  # perturb_spark wrote the view and its certificate as it drew it
 
     # -- attacks -------------------------------------------------------------------------------

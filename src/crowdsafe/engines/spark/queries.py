@@ -31,17 +31,8 @@ from crowdsafe.data import Dataset
 from crowdsafe.engines.spark.streams import PartitionStreams
 from crowdsafe.engines.spark.typed_table import TypedTable, _quoted, load_table
 from crowdsafe.errors import InputError, ParameterError
-from crowdsafe.mechanisms.queries import (
-    ExactAggregate,
-    QueryAnswer,
-    QueryPlan,
-    answer_query,
-    cell_column,
-    histogram_exact,
-    sum_exact,
-    sum_grid,
-    sum_stats,
-)
+from crowdsafe.mechanisms.queries import answer_query
+from crowdsafe.mechanisms.query_aggregates import cell_column, histogram_exact, sum_exact, sum_grid, sum_stats
 from crowdsafe.mechanisms.query_language import (
     And,
     Between,
@@ -54,6 +45,8 @@ from crowdsafe.mechanisms.query_language import (
     is_text,
     reconciled_operand,
 )
+from crowdsafe.mechanisms.query_plan import ExactAggregate, QueryAnswer, QueryPlan, QueryRequest
+from crowdsafe.privacy.ledger import Ledger
 from crowdsafe.randomness import Randomness
 
 _RANDOM_KEY = "__crowdsafe_random_key"
@@ -253,16 +246,18 @@ def spark_source(data: Any, *, schema: Any = None, missing: Any = "keep", master
     return load_table(spark_session(master), data, schema=schema, missing=missing, name=name)
 
 
-def answer_query_spark(table: TypedTable, query: str, **options: Any) -> QueryAnswer:
+def answer_query_spark(table: TypedTable, request: QueryRequest, *, randomness: Randomness | int | None = None,
+                       ledger: Ledger | None = None, fingerprint: str | None = None) -> QueryAnswer:
     """:func:`~crowdsafe.mechanisms.queries.answer_query` with the aggregation on Spark.
 
     With a ``ledger``, the table is named in it by ``ledger.identify(table.fingerprint())`` (its
     order-independent digest keyed with the ledger's secret), unless a ``fingerprint`` is given;
     the answer carries no fingerprint.
     """
-    if options.get("ledger") is not None and options.get("fingerprint") is None:
-        options["fingerprint"] = options["ledger"].identify(table.fingerprint())
-    return answer_query(table.dataset, query, aggregate=SparkAggregate(table), **options)
+    if ledger is not None and fingerprint is None:
+        fingerprint = ledger.identify(table.fingerprint())
+    return answer_query(table.dataset, request, randomness=randomness, ledger=ledger, fingerprint=fingerprint,
+                        aggregate=SparkAggregate(table))
 
 
 __all__: Sequence[str] = ["SparkAggregate", "answer_query_spark", "bound_contributions", "spark_filter",
