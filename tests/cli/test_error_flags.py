@@ -30,6 +30,7 @@ from crowdsafe.data import load
 from crowdsafe.engines import get_engine
 from crowdsafe.errors import BudgetExceeded, CrowdsafeError, InputError, ParameterError, SchemaError
 from crowdsafe.mechanisms.queries import answer_query
+from crowdsafe.mechanisms.query_plan import QueryRequest
 from crowdsafe.models.classes import EquivalenceClasses
 from crowdsafe.privacy.ledger import Ledger
 
@@ -374,7 +375,7 @@ def _heavy_suppression():
 
 
 def _person_identifier():
-    answer_query(load("persons.csv", schema="persons.toml"), "count", epsilon=1.0)
+    answer_query(load("persons.csv", schema="persons.toml"), QueryRequest("count", epsilon=1.0))
 
 
 # where -> (the library calls that raise it, one per raise site; the command lines that do)
