@@ -9,7 +9,8 @@ domain* (the distinct values present in the data) discloses which values occur a
 in an explicitly uncertified, exploratory run.
 A tuple is a row of per-attribute codes (``code = position in D_i``), or, when
 m = Π |D_i| < 2^64, one unsigned 64-bit *index* in mixed radix:
-index = ((c_1·|D_2| + c_2)·|D_3| + c_3)·... (the first attribute is the most significant digit).
+index = ((c_1·|D_2| + c_2)·|D_3| + c_3)·... (the first attribute is the most significant digit;
+the packing of :mod:`crowdsafe.data.packing`).
 
 A domain travels with the view inside its certificate (:meth:`Domain.to_json`), so anyone can
 estimate queries from the view without the data.
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from crowdsafe.data import packing
 from crowdsafe.data.encoding import encode_series
 from crowdsafe.errors import InputError, ParameterError, SchemaError
 
@@ -112,26 +114,13 @@ class Domain:
     def index(self, codes: Mapping[str, np.ndarray]) -> np.ndarray:
         """Mixed-radix uint64 indices of coded rows (needs m < 2^64)."""
         self._require_indexable()
-        first = codes[self.attributes[0]]
-        key = np.zeros(len(first), dtype=np.uint64)
-        for name, size in zip(self.attributes, self.sizes):
-            key *= np.uint64(size)
-            key += codes[name].astype(np.uint64, copy=False)
-        return key
+        return packing.pack([codes[name] for name in self.attributes], self.sizes, np.uint64)
 
     def codes_of(self, index: np.ndarray) -> dict[str, np.ndarray]:
         """Per-attribute codes of mixed-radix indices (the inverse of :meth:`index`)."""
         self._require_indexable()
-        # the narrowest integer type holding every index: integer division is several times
-        # faster on 32-bit (and signed 64-bit) integers than on unsigned 64-bit ones
-        work: type[np.integer[Any]] = np.uint32 if self.size <= 2**32 else np.int64 if self.size <= 2**63 else np.uint64
-        remainder = np.asarray(index).astype(work)
-        out: dict[str, np.ndarray] = {}
-        for name, size in zip(reversed(self.attributes), reversed(self.sizes)):
-            quotient = remainder // work(size)
-            out[name] = (remainder - quotient * work(size)).astype(np.uint32, copy=False)
-            remainder = quotient
-        return {name: out[name] for name in self.attributes}
+        columns = packing.unpack(index, self.sizes, packing.division_dtype(self.sizes))
+        return {name: column.astype(np.uint32, copy=False) for name, column in zip(self.attributes, columns)}
 
     def _require_indexable(self) -> None:
         if not self.indexable:

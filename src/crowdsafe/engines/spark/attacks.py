@@ -23,6 +23,7 @@ releases (nearest-centroid location) need the polars engine.
 from __future__ import annotations
 
 import functools
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ from crowdsafe.attacks.intersection import DEFAULT_LEVELS, Location, Scores, as_
 from crowdsafe.attacks.locate import ClassTable, encode_targets, is_microaggregated
 from crowdsafe.data import Hierarchy
 from crowdsafe.data.generalized import Domain, canonical_cells
+from crowdsafe.engines.spark import packing
 from crowdsafe.engines.spark.typed_table import _quoted
 from crowdsafe.errors import InputError, ParameterError
 
@@ -180,8 +182,6 @@ class SparkAttackTables:
         self.has_truth = has_truth = sensitive in targets.columns
         domains: dict[str, Domain] = {}
         coded = targets
-        radix = 1
-        tuple_key = F.lit(0).cast("long")
         target_values = _distinct_values(targets, [*qi, *([sensitive] if has_truth else [])])
         for i, c in enumerate(qi):
             values = target_values[c]
@@ -191,12 +191,12 @@ class SparkAttackTables:
                            f"`__v{i}` string, `__k{i}` long")
             coded = coded.join(table, _text_key(F.col(_quoted(c))) == _text_key(F.col(f"__v{i}")),
                                "left").drop(f"__v{i}")
-            radix *= domains[c].size
-            tuple_key = tuple_key * domains[c].size + F.col(f"__k{i}")
-        if radix >= 2**63:
+        sizes = [domains[c].size for c in qi]
+        if math.prod(sizes) >= 2**63:
             raise ParameterError("the targets' quasi-identifier domains have 2^63 or more combinations; "
                                  "use --engine polars")
         self.domains = domains
+        tuple_key = packing.pack([F.col(f"__k{i}") for i in range(len(qi))], sizes)
         self.coded = coded = coded.withColumn("__tuple", tuple_key).persist()
         self.tuples = coded.select("__tuple", *[f"__k{i}" for i in range(len(qi))]).distinct().persist()
 
