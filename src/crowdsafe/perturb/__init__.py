@@ -16,7 +16,7 @@ and lives in :mod:`crowdsafe.privacy.dgamma`. See docs/alpha-beta.md.
 """
 
 from crowdsafe.perturb.alpha_beta import Perturbation, Table, perturb, plan_for, plan_public, prepare, run
-from crowdsafe.perturb.domain import Domain, public_values
+from crowdsafe.perturb.domain import TupleDomain, public_values
 from crowdsafe.perturb.estimator import (
     EqualitySweep,
     Estimate,
@@ -33,7 +33,7 @@ __all__ = [
     "AlphaBetaPlan",
     "Condition",
     "CountQuery",
-    "Domain",
+    "TupleDomain",
     "EqualitySweep",
     "Estimate",
     "Perturbation",

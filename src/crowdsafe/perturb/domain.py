@@ -12,7 +12,7 @@ m = Π |D_i| < 2^64, one unsigned 64-bit *index* in mixed radix:
 index = ((c_1·|D_2| + c_2)·|D_3| + c_3)·... (the first attribute is the most significant digit;
 the packing of :mod:`crowdsafe.data.packing`).
 
-A domain travels with the view inside its certificate (:meth:`Domain.to_json`), so anyone can
+A domain travels with the view inside its certificate (:meth:`TupleDomain.to_json`), so anyone can
 estimate queries from the view without the data.
 """
 
@@ -34,8 +34,9 @@ INDEX_LIMIT = 2**64  # m below this: tuples are uint64 mixed-radix indices
 
 
 @dataclass(frozen=True)
-class Domain:
-    """Per-attribute value lists; ``values[a][code]`` is the value a code stands for."""
+class TupleDomain:
+    """The domain of possible tuples D = D_1 × ... × D_a: per-attribute value lists;
+    ``values[a][code]`` is the value a code stands for."""
 
     values: dict[str, pl.Series]
     active: bool = True  # True when some attribute's values were taken from the data
@@ -72,7 +73,7 @@ class Domain:
     # -- construction -------------------------------------------------------------------
 
     @classmethod
-    def active_of(cls, frame: pl.DataFrame, attributes: Sequence[str]) -> tuple[Domain, dict[str, np.ndarray]]:
+    def active_of(cls, frame: pl.DataFrame, attributes: Sequence[str]) -> tuple[TupleDomain, dict[str, np.ndarray]]:
         """The active domain of ``attributes`` in ``frame`` (sorted values, missing last), and
         the frame's codes."""
         values, codes = {}, {}
@@ -81,7 +82,7 @@ class Domain:
         return cls(values, active=True), codes
 
     @classmethod
-    def declared(cls, domains: Mapping[str, Iterable[Any]], frame: pl.DataFrame) -> Domain:
+    def declared(cls, domains: Mapping[str, Iterable[Any]], frame: pl.DataFrame) -> TupleDomain:
         """A public domain the custodian declares (value lists per attribute, in the frame's types)."""
         values = {}
         for name, listed in domains.items():
@@ -143,7 +144,7 @@ class Domain:
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], *, active: bool = True) -> Domain:
+    def from_json(cls, data: Mapping[str, Any], *, active: bool = True) -> TupleDomain:
         if not isinstance(data, Mapping) or not data:
             raise InputError("the certificate's domain is missing or empty")
         values = {}
@@ -268,8 +269,8 @@ def domain_missing_error(attributes: Sequence[str]) -> ParameterError:
     )
 
 
-def public_domain(frame: pl.DataFrame, values: Mapping[str, list[Any] | pl.Series]) -> Domain:
-    """The :class:`Domain` of public value lists, in the frame's column types."""
+def public_domain(frame: pl.DataFrame, values: Mapping[str, list[Any] | pl.Series]) -> TupleDomain:
+    """The :class:`TupleDomain` of public value lists, in the frame's column types."""
     out: dict[str, pl.Series] = {}
     for name, listed in values.items():
         dtype = frame.schema[name]
@@ -277,10 +278,10 @@ def public_domain(frame: pl.DataFrame, values: Mapping[str, list[Any] | pl.Serie
         if series is not None and series.dtype != dtype:
             series = _cast_leaves(series, dtype, name)
         if series is None:
-            out.update(Domain.declared({name: listed}, frame).values)
+            out.update(TupleDomain.declared({name: listed}, frame).values)
         else:
             out[name] = series.alias(name).unique(maintain_order=True)
-    return Domain(out, active=False)
+    return TupleDomain(out, active=False)
 
 
 def _cast_leaves(leaves: pl.Series, dtype: pl.DataType, name: str) -> pl.Series:

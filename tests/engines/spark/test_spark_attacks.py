@@ -9,7 +9,7 @@ import pytest
 
 from crowdsafe import cli
 from crowdsafe.attacks.intersection import AttackedRelease, intersection_attack
-from crowdsafe.engines.spark.attacks import SparkRelease, intersection_attack_spark
+from crowdsafe.engines.spark.attacks import SparkTextRelease, intersection_attack_spark
 from crowdsafe.errors import ParameterError
 
 pytestmark = pytest.mark.spark
@@ -64,7 +64,7 @@ def test_spark_attack_metrics_equal_the_polars_engine(spark, attack_data, tmp_pa
                                     "disease", truth_id="id")
     assert on_polars.summary["perfect_breach"] > 0 and on_polars.summary["average_drop"] > 0  # a real attack
     with pytest.raises(ParameterError, match="nearest-centroid location needs --engine polars"):
-        intersection_attack_spark([SparkRelease(spark.createDataFrame(releases[0].to_arrow()), "R1")],
+        intersection_attack_spark([SparkTextRelease(spark.createDataFrame(releases[0].to_arrow()), "R1")],
                                   spark.createDataFrame(targets.to_arrow()), qi, "disease", location="nearest")
 
     # one run through the command line: the files are read on Spark, the metrics written as Parquet
