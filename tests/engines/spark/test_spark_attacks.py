@@ -1,11 +1,11 @@
 """The intersection attack with its joins on Spark gives the Polars engine's metrics exactly."""
 
 import json
-import math
 
 import numpy as np
 import polars as pl
 import pytest
+from engine_helpers import same
 
 from crowdsafe import cli
 from crowdsafe.attacks.intersection import AttackedRelease, intersection_attack
@@ -13,17 +13,6 @@ from crowdsafe.engines.spark.attacks import SparkTextRelease, intersection_attac
 from crowdsafe.errors import ParameterError
 
 pytestmark = pytest.mark.spark
-
-
-def _same(a, b):
-    """Equal, floats to 1e-12 relative (sums of the same terms in another order)."""
-    if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)):
-        return isinstance(b, (list, tuple)) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, float) and isinstance(b, (float, int)):
-        return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
-    return a == b
 
 
 def _decade(width):
@@ -78,8 +67,8 @@ def test_spark_attack_metrics_equal_the_polars_engine(spark, attack_data, tmp_pa
                      "--json", "--out", str(tmp_path / "metrics.parquet")])
     payload = json.loads(capsys.readouterr().out)
     assert code == 0
-    assert _same(payload["summary"], on_polars.summary)
-    assert _same(payload["releases"], on_polars.releases.to_dicts())
+    assert same(payload["summary"], on_polars.summary)
+    assert same(payload["releases"], on_polars.releases.to_dicts())
     per_target = pl.read_parquet(tmp_path / "metrics.parquet" / "*.parquet").select(
         "id", "posterior_anonymity", "inferred_value", "perfect_breach_true")
     expected = targets.select("id").with_columns(
