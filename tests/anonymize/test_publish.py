@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from samples import sample_of
 from strategies import tables
 
 import crowdsafe
@@ -140,11 +141,6 @@ def _published_multiset_matches(dataset, release_frame, sample, levels, k, colum
     return published == expected
 
 
-def _sample_of(dataset, seed, beta):
-    mask = Randomness(seed).bernoulli(dataset.n_rows, beta)
-    return dataset.with_frame(dataset.frame.filter(pl.Series(mask)))
-
-
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=tables(min_rows=5, max_rows=60, with_shape_hierarchy=True), seed=st.integers(0, 2**31),
        chosen=st.booleans(), k=st.integers(2, 4))
@@ -155,7 +151,7 @@ def test_published_rows_are_a_k_anonymous_image_of_sampled_rows(data, seed, chos
     pub = publish_dataset(data, plan, randomness=Randomness(seed), force=True)
     release = pub.release
     prepared, columns, _ = prepare_dataset(data)
-    sample = _sample_of(prepared, seed, plan.beta)
+    sample = sample_of(prepared, seed, plan.beta)
     levels = dict(release.recoding.levels)
     assert list(release.frame.columns) == columns  # every published column is recoded
     sizes = Counter(release.frame.iter_rows())
@@ -181,7 +177,7 @@ def test_release_on_adult_certificate_and_files(adult_data, tmp_path):
     assert set(table.columns) == set(adult_data.quasi_identifiers) | {"income"}
     # the ledger records the sample by its digest keyed with the ledger's secret, as consumed;
     # the certificate names the release by random bits, not by anything computed from the data
-    sample = _sample_of(adult_data, 5, plan.beta)
+    sample = sample_of(adult_data, 5, plan.beta)
     identity = sample.fingerprint(key=ledger.identity_key)
     entry = ledger.entries()[-1]
     assert entry.kind == "dps-release" and list(entry.samples) == [identity]
@@ -196,7 +192,7 @@ def test_a_consumed_sample_is_refused_with_nothing_written_or_charged(adult_data
     ledger = Ledger(tmp_path / "ledger.sqlite3")
     plan = plan_publication(1.0, 1e-6, scheme="coarse")
     publish_dataset(adult_data, plan, randomness=Randomness(9), ledger=ledger, budget=(5.0, 1e-5))
-    sample = _sample_of(adult_data, 9, plan.beta)
+    sample = sample_of(adult_data, 9, plan.beta)
     before = len(ledger.entries())
     with pytest.raises(SampleReuseError, match="only once"):
         publish_dataset(sample, plan, randomness=Randomness(1), ledger=ledger, out=tmp_path / "again.csv")

@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from samples import sample_of
 from strategies import tables
 
 from crowdsafe.anonymize.gumbel import SCORE_UNIT
@@ -24,11 +25,6 @@ from crowdsafe.randomness import Randomness, gumbel_cells
 @pytest.fixture(scope="module")
 def adult_data():
     return adult()
-
-
-def _sample_of(dataset, seed, beta):
-    mask = Randomness(seed).bernoulli(dataset.n_rows, beta)
-    return dataset.with_frame(dataset.frame.filter(pl.Series(mask)))
 
 
 # -- the epsilon1-safe choice --------------------------------------------------------------------
@@ -55,7 +51,7 @@ def test_branch_and_bound_gives_the_argmax_of_the_full_evaluation(adult_data):
     from crowdsafe.anonymize.gumbel import exact_gumbel_argmax
 
     columns = ["age", "education", "marital-status", "sex"]
-    sample = _sample_of(adult_data, 11, 0.5)
+    sample = sample_of(adult_data, 11, 0.5)
     lattice, scores = lattice_scores(sample, columns, 30)
     generator = Randomness(12).generator
     every = np.arange(lattice.size)
@@ -148,7 +144,7 @@ def test_roll_ups_with_counts_packed_in_the_keys_equal_the_stable_sort(adult_dat
     from crowdsafe.anonymize.keyed_tables import KeyedTables
 
     columns = ["age", "education", "marital-status", "occupation", "sex"]
-    sample = _sample_of(adult_data, 5, 0.5)
+    sample = sample_of(adult_data, 5, 0.5)
     packed, plain = KeyedTables(sample, columns), KeyedTables(sample, columns)
     plain.count_bits = 0
     assert packed.count_bits > 0
@@ -190,7 +186,7 @@ def test_the_choice_follows_the_exponential_mechanism(adult_data):
     from crowdsafe.anonymize.selection import choose_scheme
 
     columns = ["sex", "race"]
-    sample = _sample_of(adult_data.with_roles(qi=columns), 3, 0.01)
+    sample = sample_of(adult_data.with_roles(qi=columns), 3, 0.01)
     lattice, scores = lattice_scores(sample, columns, 5)
     epsilon1 = 0.05
     p = np.exp(epsilon1 * (scores - scores.max()) / (SCORE_UNIT * (2 * 5 - 1)))

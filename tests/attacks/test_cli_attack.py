@@ -7,13 +7,7 @@ import json
 import polars as pl
 from attack_fixtures import tiny
 
-from crowdsafe import cli
-
-
-def run(capsys, *argv):
-    code = cli.main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+from cli_helpers import run_command
 
 
 def write_tiny(tmp_path):
@@ -30,8 +24,8 @@ def write_tiny(tmp_path):
 def test_json_summary_and_per_target_file(tmp_path, capsys):
     paths, targets = write_tiny(tmp_path)
     out = tmp_path / "per-target.csv"
-    code, stdout, err = run(capsys, "attack", "intersection", *paths, "--targets", targets, "--qi", "age,zip",
-                            "--sensitive", "dis", "--out", str(out), "--json")
+    code, stdout, err = run_command(capsys, "attack", "intersection", *paths, "--targets", targets, "--qi", "age,zip",
+                                    "--sensitive", "dis", "--out", str(out), "--json")
     assert code == 0, err
     payload = json.loads(stdout)
     assert payload["summary"]["perfect_breach"] == 0.5
@@ -42,8 +36,8 @@ def test_json_summary_and_per_target_file(tmp_path, capsys):
 
 def test_human_output(tmp_path, capsys):
     paths, targets = write_tiny(tmp_path)
-    code, stdout, _ = run(capsys, "attack", "intersection", *paths, "--targets", targets, "--qi", "age,zip",
-                          "--sensitive", "dis")
+    code, stdout, _ = run_command(capsys, "attack", "intersection", *paths, "--targets", targets, "--qi", "age,zip",
+                                  "--sensitive", "dis")
     assert code == 0
     assert "perfect breach: 50.0% (true value: 25.0%)" in stdout
 
@@ -58,7 +52,7 @@ def test_errors_are_one_line(tmp_path, capsys):
         (paths, ["--qi", "age,zip", "--sensitive", "dis", "--levels", "0.5,x"], "--levels"),
     ]
     for releases, options, message in cases:
-        code, stdout, err = run(capsys, "attack", "intersection", *releases, "--targets", targets, *options)
+        code, stdout, err = run_command(capsys, "attack", "intersection", *releases, "--targets", targets, *options)
         assert code == 2, (options, err)
         assert err.count("\n") == 1 and message in err, err
         assert stdout == ""
@@ -69,12 +63,12 @@ def test_linkage_command(tmp_path, capsys):
     external = pl.DataFrame({"name": ["ann", "bob", "cid"], "age": [25, 31, 40], "zip": ["10", "12", "12"]})
     release.write_csv(tmp_path / "r.csv")
     external.write_csv(tmp_path / "voters.csv")
-    code, stdout, err = run(capsys, "attack", "linkage", str(tmp_path / "r.csv"), "--external",
-                            str(tmp_path / "voters.csv"), "--qi", "age,zip", "--json")
+    code, stdout, err = run_command(capsys, "attack", "linkage", str(tmp_path / "r.csv"), "--external",
+                                    str(tmp_path / "voters.csv"), "--qi", "age,zip", "--json")
     assert code == 0, err
     summary = json.loads(stdout)["summary"]
     # every row has exactly one consistent voter: ann for the two [20, 29] rows, bob for 31
     assert summary["reidentified_uniquely"] == 3
-    code, _, err = run(capsys, "attack", "linkage", str(tmp_path / "r.csv"), "--external",
-                       str(tmp_path / "voters.csv"), "--qi", "age,town")
+    code, _, err = run_command(capsys, "attack", "linkage", str(tmp_path / "r.csv"), "--external",
+                               str(tmp_path / "voters.csv"), "--qi", "age,town")
     assert code == 2 and "no column 'town'" in err and err.count("\n") == 1

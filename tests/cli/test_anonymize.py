@@ -7,22 +7,17 @@ import json
 import polars as pl
 import pytest
 
-from crowdsafe import api, cli
+from cli_helpers import run_command
+from crowdsafe import api
 from crowdsafe.errors import ParameterError
 from crowdsafe.privacy import Certificate
-
-
-def run(capsys, *argv):
-    code = cli.main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.mark.parametrize("algorithm", ["mondrian", "mdav", "lattice"])
 def test_anonymize_writes_the_release_and_its_certificate(tmp_path, capsys, algorithm):
     out = tmp_path / "release.csv"
-    code, stdout, err = run(capsys, "anonymize", "adult", "--algorithm", algorithm, "--k", "10",
-                            "--missing", "drop", "--suppression-limit", "0.02", "--out", str(out), "--json")
+    code, stdout, err = run_command(capsys, "anonymize", "adult", "--algorithm", algorithm, "--k", "10",
+                                    "--missing", "drop", "--suppression-limit", "0.02", "--out", str(out), "--json")
     assert code == 0, err
     payload = json.loads(stdout)
     release = pl.read_csv(out, infer_schema=False)
@@ -44,8 +39,8 @@ def test_anonymize_writes_the_release_and_its_certificate(tmp_path, capsys, algo
 
 def test_anonymize_with_l_diversity_prints_a_summary(tmp_path, capsys):
     out = tmp_path / "r.parquet"
-    code, stdout, err = run(capsys, "anonymize", "adult", "--k", "5", "--l", "3", "--sensitive", "occupation",
-                            "--out", str(out))
+    code, stdout, err = run_command(capsys, "anonymize", "adult", "--k", "5", "--l", "3", "--sensitive", "occupation",
+                                    "--out", str(out))
     assert code == 0, err
     assert "no formal guarantee" in stdout and "GCP" in stdout
     public, _, custodian = stdout.partition("custodian only")
@@ -64,7 +59,7 @@ def test_anonymize_with_l_diversity_prints_a_summary(tmp_path, capsys):
 ])
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, monkeypatch, argv, message):
     monkeypatch.chdir(tmp_path)
-    code, stdout, err = run(capsys, "anonymize", "adult", *argv)
+    code, stdout, err = run_command(capsys, "anonymize", "adult", *argv)
     assert code == 2
     assert message in err and len(err.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []

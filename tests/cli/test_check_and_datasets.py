@@ -11,19 +11,14 @@ from collections import Counter
 import polars as pl
 import pytest
 
-from crowdsafe import api, cli
+from cli_helpers import run_command
+from crowdsafe import api
 from crowdsafe.data import Schema, intervals, load
 from crowdsafe.errors import CrowdsafeError, HierarchyError, InputError, ParameterError, SchemaError
 
 
-def run(capsys, *argv):
-    code = cli.main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def test_check_adult_json_matches_an_independent_count(capsys):
-    code, out, err = run(capsys, "check", "adult", "--json")
+    code, out, err = run_command(capsys, "check", "adult", "--json")
     assert code == 0, err
     report = json.loads(out)
     frame = load("adult").frame
@@ -40,8 +35,8 @@ def test_check_adult_json_matches_an_independent_count(capsys):
 
 
 def test_check_with_roles_and_missing_drop(capsys):
-    code, out, _ = run(capsys, "check", "adult", "--qi", "sex,race", "--sensitive", "income",
-                       "--missing", "drop", "--json")
+    code, out, _ = run_command(capsys, "check", "adult", "--qi", "sex,race", "--sensitive", "income",
+                               "--missing", "drop", "--json")
     report = json.loads(out)
     assert code == 0
     assert report["rows"] == 30_162
@@ -54,7 +49,7 @@ def test_check_with_roles_and_missing_drop(capsys):
 def test_check_human_output_states_k_policy_and_inferred_schema(capsys, tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("a,b\n1,x\n1,x\n2,y\n2,\n")
-    code, out, _ = run(capsys, "check", str(path))
+    code, out, _ = run_command(capsys, "check", str(path))
     assert code == 0
     assert "k = 1" in out
     assert "missing values: keep" in out
@@ -71,7 +66,7 @@ def test_check_with_schema_file(capsys, tmp_path):
         '[attributes.zip]\ntype = "categorical"\nhierarchy = { mask = 2 }\n'
         '[attributes.age]\ntype = "numeric"\n[attributes.disease]\nrole = "sensitive"\ntype = "categorical"\n'
     )
-    code, out, err = run(capsys, "check", str(data), "--schema", str(schema), "--json")
+    code, out, err = run_command(capsys, "check", str(data), "--schema", str(schema), "--json")
     assert code == 0, err
     report = json.loads(out)
     assert report["k"] == 2 and report["sensitive"] == ["disease"]
@@ -79,23 +74,25 @@ def test_check_with_schema_file(capsys, tmp_path):
 
 
 def test_datasets_list_and_export(capsys, tmp_path):
-    code, out, _ = run(capsys, "datasets", "list", "--json")
+    code, out, _ = run_command(capsys, "datasets", "list", "--json")
     assert code == 0 and [d["name"] for d in json.loads(out)] == ["adult", "adult-test", "adult-all"]
     target = tmp_path / "out.csv"
-    code, out, _ = run(capsys, "datasets", "export", "adult", str(target))
+    code, out, _ = run_command(capsys, "datasets", "export", "adult", str(target))
     assert code == 0 and "32,561 rows" in out
     exported = pl.read_csv(target)
     assert exported.height == 32_561 and exported.columns[0] == "age"
-    code, _, _ = run(capsys, "datasets", "export", "adult-all", str(tmp_path / "a.parquet"), "--missing", "drop")
+    code, _, _ = run_command(capsys, "datasets", "export", "adult-all", str(tmp_path / "a.parquet"), "--missing",
+                             "drop")
     assert code == 0 and pl.read_parquet(tmp_path / "a.parquet").height == 45_222
-    code, out, _ = run(capsys, "datasets", "synthetic", "5000", str(tmp_path / "s.parquet"), "--seed", "3", "--json")
+    code, out, _ = run_command(capsys, "datasets", "synthetic", "5000", str(tmp_path / "s.parquet"), "--seed", "3",
+                               "--json")
     assert code == 0 and json.loads(out)["rows"] == 5000
     assert load(tmp_path / "s.parquet").n_rows == 5000
 
 
 def test_every_command_has_help_with_an_example(capsys):
     for argv in (["check"], ["datasets", "list"], ["datasets", "export"], ["datasets", "synthetic"]):
-        code, out, _ = run(capsys, *argv, "--help")
+        code, out, _ = run_command(capsys, *argv, "--help")
         assert code == 0 and "Example: crowdsafe" in out and "--json" in out
 
 
@@ -150,7 +147,7 @@ def test_error_cases_api_and_cli(tmp_path, capsys, file_name, extra, error, frag
     argv = ["check", str(path)]
     for key, value in options.items():
         argv += [key, str(tmp_path / value) if key == "--schema" else value]
-    code, out, err = run(capsys, *argv)
+    code, out, err = run_command(capsys, *argv)
     assert code == 2
     assert err.count("\n") == 1 and err.startswith("crowdsafe: error: ")
     assert fragment in err
@@ -167,7 +164,7 @@ def test_one_row_file_is_reported_not_refused(tmp_path, capsys):
     _files(tmp_path)
     report = api.check(tmp_path / "one.csv")
     assert report.rows == 1 and report.k == 1 and report.sample_uniques == 1
-    code, out, _ = run(capsys, "check", str(tmp_path / "one.csv"))
+    code, out, _ = run_command(capsys, "check", str(tmp_path / "one.csv"))
     assert code == 0 and "single row" in out
 
 
@@ -179,10 +176,10 @@ def test_no_quasi_identifiers_is_a_parameter_error(tmp_path, capsys):
 
 
 def test_export_to_a_bad_name_writes_nothing(tmp_path, capsys):
-    code, _, err = run(capsys, "datasets", "export", "adult", str(tmp_path / "out.xlsx"))
+    code, _, err = run_command(capsys, "datasets", "export", "adult", str(tmp_path / "out.xlsx"))
     assert code == 2 and "output format" in err
     assert list(tmp_path.iterdir()) == []
-    code, _, err = run(capsys, "datasets", "export", "nope", str(tmp_path / "out.csv"))
+    code, _, err = run_command(capsys, "datasets", "export", "nope", str(tmp_path / "out.csv"))
     assert code == 2 and "no bundled dataset named 'nope'" in err
 
 

@@ -7,21 +7,16 @@ import json
 import polars as pl
 import pytest
 
-from crowdsafe import cli, models
+from cli_helpers import run_command
+from crowdsafe import models
 from crowdsafe.datasets import adult
 
 QI = ["age", "sex", "race", "education"]
 
 
-def run(capsys, *argv):
-    code = cli.main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def test_check_json_has_every_model_and_risk(capsys):
-    code, out, err = run(capsys, "check", "adult", "--qi", ",".join(QI), "--sensitive", "occupation,income",
-                         "--k", "5", "--l", "3", "--population-size", "100000", "--json")
+    code, out, err = run_command(capsys, "check", "adult", "--qi", ",".join(QI), "--sensitive", "occupation,income",
+                                 "--k", "5", "--l", "3", "--population-size", "100000", "--json")
     assert code == 0, err
     report = json.loads(out)
     privacy = report["privacy"]
@@ -40,7 +35,7 @@ def test_check_json_has_every_model_and_risk(capsys):
 
 
 def test_check_human_report(capsys):
-    code, out, _ = run(capsys, "check", "adult", "--qi", "sex,race", "--sensitive", "income")
+    code, out, _ = run_command(capsys, "check", "adult", "--qi", "sex,race", "--sensitive", "income")
     assert code == 0
     for text in ("ℓ-diversity, entropy", "t-closeness", "δ-disclosure", "β-likeness, enhanced",
                  "effective anonymity", "Re-identification risk", "prosecutor", "marketer"):
@@ -54,7 +49,7 @@ def test_check_a_release_against_its_original(capsys, tmp_path):
     release = data.recode(levels).filter(pl.len().over(data.quasi_identifiers) >= 10)
     path = tmp_path / "release.csv"
     release.write_csv(path)
-    code, out, err = run(capsys, "check", str(path), "--original", "adult", "--json")
+    code, out, err = run_command(capsys, "check", str(path), "--original", "adult", "--json")
     assert code == 0, err
     report = json.loads(out)
     assert report["k"] >= 10
@@ -67,7 +62,7 @@ def test_compare_json_and_human(capsys, tmp_path):
     release = data.recode({"age": 2, "native-country": 3}).filter(pl.len().over(data.quasi_identifiers) >= 2)
     path = tmp_path / "release.parquet"
     release.write_parquet(path)
-    code, out, err = run(capsys, "compare", "adult", str(path), "--queries", "200", "--model", "tree", "--json")
+    code, out, err = run_command(capsys, "compare", "adult", str(path), "--queries", "200", "--model", "tree", "--json")
     assert code == 0, err
     report = json.loads(out)
     loss = report["information_loss"]
@@ -78,7 +73,7 @@ def test_compare_json_and_human(capsys, tmp_path):
     data.frame.head(3000).write_csv(small)
     small_release = tmp_path / "small_release.csv"
     data.with_frame(data.frame.head(3000)).recode({"age": 2}).head(2500).write_csv(small_release)
-    code, out, err = run(capsys, "compare", str(small), str(small_release), "--queries", "50")
+    code, out, err = run_command(capsys, "compare", str(small), str(small_release), "--queries", "50")
     assert code == 0, err
     for text in ("Information loss", "GCP", "Marginal distributions", "Counting-query workload",
                  "classifier utility skipped"):
@@ -88,9 +83,10 @@ def test_compare_json_and_human(capsys, tmp_path):
 def test_compare_and_check_errors(capsys, tmp_path):
     path = tmp_path / "bad.csv"
     pl.DataFrame({"age": ["[20, 30)", "Old"], "sex": ["Male", "Female"]}).write_csv(path)
-    code, _, err = run(capsys, "compare", "adult", str(path), "--qi", "age,sex")
+    code, _, err = run_command(capsys, "compare", "adult", str(path), "--qi", "age,sex")
     assert code == 2 and "'Old'" in err and "\n" == err[-1] and err.count("\n") == 1
-    code, _, err = run(capsys, "check", "adult", "--qi", "sex", "--sensitive", "income", "--ground", "manhattan")
+    code, _, err = run_command(capsys, "check", "adult", "--qi", "sex", "--sensitive", "income", "--ground",
+                               "manhattan")
     assert code == 2 and "ground distance" in err
-    code, _, err = run(capsys, "check", "adult", "--qi", "sex", "--risk-threshold", "2")
+    code, _, err = run_command(capsys, "check", "adult", "--qi", "sex", "--risk-threshold", "2")
     assert code == 2 and "threshold" in err

@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from crowdsafe import cli
+from cli_helpers import run_command
 
 
 def people(rows: int = 300) -> pl.DataFrame:
@@ -57,22 +57,16 @@ def public(domains) -> list[str]:
     return ["--domains", str(domains), "--max-rows", "500"]
 
 
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    code = cli.main(list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 @pytest.mark.parametrize("command", ["perturb", "estimate"])
 def test_help_has_an_example(capsys, command):
-    code, out, _ = run(capsys, command, "--help")
+    code, out, _ = run_command(capsys, command, "--help")
     assert code == 0 and f"Example: crowdsafe {command}" in out
 
 
 def test_perturb_writes_view_and_certificate_then_estimate_reads_them(capsys, data, domains, tmp_path):
     out = tmp_path / "view.csv"
-    code, stdout, err = run(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out),
-                            "--seed", "1", "--json", *public(domains))
+    code, stdout, err = run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out),
+                                    "--seed", "1", "--json", *public(domains))
     assert code == 0, err
     payload = json.loads(stdout)
     cert = json.loads((tmp_path / "view.certificate.json").read_text())
@@ -91,25 +85,26 @@ def test_perturb_writes_view_and_certificate_then_estimate_reads_them(capsys, da
     assert "rows" not in payload and "distinct_tuples" not in payload and "duplicate_rows_collapsed" not in payload
     assert payload["plan"]["n_bound"] == cert["parameters"]["max_rows"] == 500 and "n" not in cert["parameters"]
     assert not {300, n} & (integers(cert) | integers(payload))
-    code, printed, err = run(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out),
-                             "--seed", "1", *public(domains))
+    code, printed, err = run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out),
+                                     "--seed", "1", *public(domains))
     printed = " ".join(printed.split())
     assert code == 0 and f"guarantee: ({d:.3g}, 0.3)-private (as unbounded DP: epsilon = " in printed, err
     assert f"{beta:.6g}" in printed and f"{d:.6g}" in printed
     assert sorted(tmp_path.iterdir()) == sorted([out, tmp_path / "view.certificate.json"])
 
-    code, stdout, err = run(capsys, "estimate", str(out), "count where age between 26 and 32 and sex = 'Female'",
-                            "count", "--json")
+    code, stdout, err = run_command(capsys, "estimate", str(out),
+                                    "count where age between 26 and 32 and sex = 'Female'",
+                                    "count", "--json")
     assert code == 0, err
     estimates = json.loads(stdout)["estimates"]
     assert len(estimates) == 2 and estimates[1]["n_view"] == payload["view_rows"]
     assert all(e["error"] > 0 for e in estimates)
 
-    code, stdout, _ = run(capsys, "estimate", str(out), "count where region = 'north'")
+    code, stdout, _ = run_command(capsys, "estimate", str(out), "count where region = 'north'")
     assert code == 0 and "count where region = 'north'" in stdout and "theorem bound" in stdout
 
     sweep = tmp_path / "sweep.csv"
-    code, stdout, err = run(capsys, "estimate", str(out), "--equality", "2", "--out", str(sweep), "--json")
+    code, stdout, err = run_command(capsys, "estimate", str(out), "--equality", "2", "--out", str(sweep), "--json")
     assert code == 0, err
     with open(sweep, newline="") as handle:
         rows = list(csv.DictReader(handle))
@@ -118,31 +113,32 @@ def test_perturb_writes_view_and_certificate_then_estimate_reads_them(capsys, da
 
 
 def test_plan_only_writes_nothing(capsys, data, domains, tmp_path):
-    code, stdout, _ = run(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--plan-only", "--json",
-                          *public(domains))
+    code, stdout, _ = run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--plan-only", "--json",
+                                  *public(domains))
     assert code == 0
     plan = json.loads(stdout)["plan"]
     assert plan["n_bound"] == 500 and plan["m"] == 16_800
     assert plan["expected_view"] == pytest.approx(0.5 * 500 + plan["beta"] * (16_800 - 500))
-    code, stdout, _ = run(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--plan-only", *public(domains))
+    code, stdout, _ = run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--plan-only",
+                                  *public(domains))
     assert code == 0 and "expected |V| / N" in stdout and "public bound on n" in stdout
     assert list(tmp_path.iterdir()) == []
 
 
 def test_a_certified_run_without_a_public_domain_is_refused_and_exploratory_says_no_guarantee(capsys, data, tmp_path):
     out = tmp_path / "view.csv"
-    code, _, err = run(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--max-rows", "500",
-                       "--out", str(out))
+    code, _, err = run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--max-rows", "500",
+                               "--out", str(out))
     assert code == 2 and err.count("\n") == 1
     assert "no public domain for 'age', 'sex', 'region', 'band'" in err and "--domains FILE" in err
     assert "--exploratory" in err and list(tmp_path.iterdir()) == []
-    code, stdout, err = run(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--exploratory",
-                            "--out", str(out), "--seed", "3")
+    code, stdout, err = run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--exploratory",
+                                    "--out", str(out), "--seed", "3")
     assert code == 0, err
     assert "guarantee: no formal guarantee: exploratory run" in " ".join(stdout.split())
     cert = json.loads((tmp_path / "view.certificate.json").read_text())
     assert cert["guarantee"] == "none" and cert["epsilon"] is None and "taken from the data" in cert["reason"]
-    code, stdout, err = run(capsys, "estimate", str(out), "count where sex = 'Female'", "--json")
+    code, stdout, err = run_command(capsys, "estimate", str(out), "count where sex = 'Female'", "--json")
     assert code == 0, err  # an exploratory view can still be read and estimated from
 
 
@@ -155,8 +151,8 @@ def test_same_seed_on_a_table_and_the_table_minus_one_row(capsys, domains, tmp_p
         frame.write_csv(folder / "people.csv")
         printed = []
         for extra in (["--json"], []):
-            code, stdout, err = run(capsys, "perturb", str(folder / "people.csv"), "--c", "2", "--gamma", "0.3",
-                                    "--seed", "4", "--out", str(folder / "view.csv"), *public(domains), *extra)
+            code, stdout, err = run_command(capsys, "perturb", str(folder / "people.csv"), "--c", "2", "--gamma", "0.3",
+                                            "--seed", "4", "--out", str(folder / "view.csv"), *public(domains), *extra)
             assert code == 0, err
             printed.append(stdout.replace(str(folder), "<dir>"))
         payload = json.loads(printed[0])
@@ -172,15 +168,15 @@ def test_the_custodian_report_is_written_only_where_asked(capsys, data, domains,
     out, report = tmp_path / "release" / "view.csv", tmp_path / "private" / "facts.json"
     out.parent.mkdir()
     report.parent.mkdir()
-    code, stdout, err = run(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out),
-                            "--custodian-report", str(report), "--json", *public(domains))
+    code, stdout, err = run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out),
+                                    "--custodian-report", str(report), "--json", *public(domains))
     assert code == 0, err
     facts = json.loads(report.read_text())
     assert facts["custodian_only"].startswith("CUSTODIAN ONLY") and facts["rows"] == 300
     assert facts["distinct_tuples"] == people().unique().height
     assert sorted(p.name for p in out.parent.iterdir()) == ["view.certificate.json", "view.csv"]
-    code, _, err = run(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out),
-                       "--custodian-report", str(out), *public(domains))
+    code, _, err = run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out),
+                               "--custodian-report", str(out), *public(domains))
     assert code == 2 and "must not be the view" in err
 
 
@@ -203,14 +199,15 @@ def test_perturb_errors_are_one_line_exit_2_and_write_nothing(capsys, data, doma
     monkeypatch.chdir(tmp_path)
     if "--max-rows" not in args:
         args = [*args, "--max-rows", "500"]
-    code, _, err = run(capsys, "perturb", str(data), *args, "--domains", str(domains))
+    code, _, err = run_command(capsys, "perturb", str(data), *args, "--domains", str(domains))
     assert code == 2 and err.count("\n") == 1 and fragment in err, err
     assert list(tmp_path.iterdir()) == []
 
 
 def test_estimate_errors_are_one_line_exit_2(capsys, data, domains, tmp_path):
     out = tmp_path / "view.csv"
-    assert run(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out), *public(domains))[0] == 0
+    assert run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out),
+                       *public(domains))[0] == 0
     for args, fragment in [
         ([str(out)], "give a query"),
         ([str(out), "count where nope = 1"], "unknown attribute 'nope'"),
@@ -219,7 +216,7 @@ def test_estimate_errors_are_one_line_exit_2(capsys, data, domains, tmp_path):
         ([str(tmp_path / "absent.csv"), "count"], "no certificate"),
         ([str(data), "count"], "no certificate"),
     ]:
-        code, _, err = run(capsys, "estimate", *args)
+        code, _, err = run_command(capsys, "estimate", *args)
         assert code == 2 and err.count("\n") == 1 and fragment in err, (args, err)
 
 
@@ -227,13 +224,14 @@ def test_perturb_charges_a_ledger_only_when_given_one(capsys, data, domains, tmp
     ledger = tmp_path / "private" / "ledger.sqlite3"
     ledger.parent.mkdir()
     out = tmp_path / "view.csv"
-    code, stdout, err = run(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out), "--json",
-                            "--ledger", str(ledger), "--budget", "10", "--name", "people", *public(domains))
+    code, stdout, err = run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out),
+                                    "--json",
+                                    "--ledger", str(ledger), "--budget", "10", "--name", "people", *public(domains))
     assert code == 0, err
     payload = json.loads(stdout)
     epsilon = json.loads((tmp_path / "view.certificate.json").read_text())["epsilon"]
     assert payload["ledger"]["charged"]["epsilon"] == pytest.approx(epsilon)
     assert payload["ledger"]["dataset"] == "people"
-    code, stdout, err = run(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out),
-                            "--ledger", str(ledger), *public(domains))
+    code, stdout, err = run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out),
+                                    "--ledger", str(ledger), *public(domains))
     assert code == 0 and "ledger: charged epsilon" in stdout and "entry #2" in stdout

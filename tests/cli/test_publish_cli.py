@@ -6,20 +6,15 @@ import json
 
 import pytest
 
+from cli_helpers import run_command
 from crowdsafe import cli
 from crowdsafe.privacy import Certificate
 
 
-def _run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_main_command_prints_plan_utility_and_where_it_wrote(capsys, tmp_path):
     out_path = tmp_path / "release" / "adult.csv"
-    code, out, err = _run(capsys, "publish", "adult", "--epsilon", "1", "--delta", "1e-6", "--budget", "10,1e-5",
-                          "--out", str(out_path))
+    code, out, err = run_command(capsys, "publish", "adult", "--epsilon", "1", "--delta", "1e-6", "--budget", "10,1e-5",
+                                 "--out", str(out_path))
     assert code == 0, err
     from crowdsafe.anonymize.publish import plan_for_dataset
     from crowdsafe.datasets import adult
@@ -39,12 +34,12 @@ def test_main_command_prints_plan_utility_and_where_it_wrote(capsys, tmp_path):
 
 def test_custodian_report_goes_only_where_named_and_never_beside_the_release(capsys, tmp_path):
     out_path = tmp_path / "release" / "adult.csv"
-    code, _, err = _run(capsys, "publish", "adult", "--scheme", "coarse", "--budget", "10,1e-5", "--out",
-                        str(out_path), "--custodian-report", str(tmp_path / "release" / "facts.json"))
+    code, _, err = run_command(capsys, "publish", "adult", "--scheme", "coarse", "--budget", "10,1e-5", "--out",
+                               str(out_path), "--custodian-report", str(tmp_path / "release" / "facts.json"))
     assert code == 2 and "beside the release" in err and not (tmp_path / "release").exists()
     report = tmp_path / "private" / "facts.json"
-    code, out, err = _run(capsys, "publish", "adult", "--scheme", "coarse", "--budget", "10,1e-5", "--out",
-                          str(out_path), "--custodian-report", str(report), "--json")
+    code, out, err = run_command(capsys, "publish", "adult", "--scheme", "coarse", "--budget", "10,1e-5", "--out",
+                                 str(out_path), "--custodian-report", str(report), "--json")
     assert code == 0, err
     payload = json.loads(out)
     facts = json.loads(report.read_text())
@@ -57,7 +52,7 @@ def test_custodian_report_goes_only_where_named_and_never_beside_the_release(cap
 
 
 def test_plan_only_writes_nothing_and_charges_nothing(capsys, tmp_path, private_ledger):
-    code, out, _ = _run(capsys, "publish", "adult", "--plan-only", "--json", "--out", str(tmp_path / "x.csv"))
+    code, out, _ = run_command(capsys, "publish", "adult", "--plan-only", "--json", "--out", str(tmp_path / "x.csv"))
     assert code == 0
     payload = json.loads(out)
     plan, facts = payload["plan"], payload["custodian_only"]
@@ -74,8 +69,8 @@ def test_plan_only_writes_nothing_and_charges_nothing(capsys, tmp_path, private_
 
 
 def test_json_release_with_a_fixed_scheme_and_a_seed(capsys, tmp_path):
-    code, out, _ = _run(capsys, "publish", "adult", "--scheme", "coarse,age=2", "--seed", "1", "--no-ledger",
-                        "--json", "--out", str(tmp_path / "r.parquet"))
+    code, out, _ = run_command(capsys, "publish", "adult", "--scheme", "coarse,age=2", "--seed", "1", "--no-ledger",
+                               "--json", "--out", str(tmp_path / "r.parquet"))
     assert code == 0
     payload = json.loads(out)
     assert payload["plan"]["epsilon1"] == 0.0 and payload["releases"][0]["dp_output"]["scheme"]["age"] == 2
@@ -99,7 +94,7 @@ def test_json_release_with_a_fixed_scheme_and_a_seed(capsys, tmp_path):
 )
 def test_bad_input_is_one_line_and_writes_nothing(capsys, tmp_path, private_ledger, args, message):
     out_path = tmp_path / "r.csv"
-    code, _, err = _run(capsys, "publish", "adult", *args, "--out", str(out_path))
+    code, _, err = run_command(capsys, "publish", "adult", *args, "--out", str(out_path))
     assert code == 2 and message in err and err.count("\n") == 1
     assert not out_path.exists()
     if private_ledger.exists():
@@ -116,8 +111,8 @@ def test_help_has_an_example(capsys):
 
 def test_classification_objective_keeps_the_target_and_says_what_it_optimised(capsys, tmp_path):
     out_path = tmp_path / "release" / "adult.csv"
-    code, out, err = _run(capsys, "publish", "adult", "--objective", "classification", "--target", "income",
-                          "--no-ledger", "--seed", "3", "--json", "--out", str(out_path))
+    code, out, err = run_command(capsys, "publish", "adult", "--objective", "classification", "--target", "income",
+                                 "--no-ledger", "--seed", "3", "--json", "--out", str(out_path))
     assert code == 0, err
     payload = json.loads(out)
     assert payload["plan"]["objective"] == "classification" and payload["plan"]["target"] == "income"
@@ -133,17 +128,17 @@ def test_classification_objective_keeps_the_target_and_says_what_it_optimised(ca
 
 def test_columns_publish_exactly_those_columns(capsys, tmp_path):
     out_path = tmp_path / "adult.csv"
-    code, _, err = _run(capsys, "publish", "adult", "--columns", "age,sex,income", "--no-ledger", "--seed", "1",
-                        "--out", str(out_path))
+    code, _, err = run_command(capsys, "publish", "adult", "--columns", "age,sex,income", "--no-ledger", "--seed", "1",
+                               "--out", str(out_path))
     assert code == 0, err
     header = out_path.read_text(encoding="utf-8").splitlines()[0]
     assert header.split(",") == ["age", "sex", "income"]
 
 
 def test_plan_only_compares_column_sets(capsys):
-    code, out, err = _run(capsys, "publish", "adult", "--plan-only", "--json", "--objective", "classification",
-                          "--target", "income", "--columns", "age,education,income",
-                          "--columns", "age,workclass,education,sex,income")
+    code, out, err = run_command(capsys, "publish", "adult", "--plan-only", "--json", "--objective", "classification",
+                                 "--target", "income", "--columns", "age,education,income",
+                                 "--columns", "age,workclass,education,sex,income")
     assert code == 0, err
     plans = json.loads(out)["plans"]
     assert [p["columns"] for p in plans] == [["age", "education", "income"],
@@ -153,7 +148,7 @@ def test_plan_only_compares_column_sets(capsys):
         assert plan["custodian_only"]["input_rows"] == 32561
         assert "input_rows" not in plan["plan"]
         assert plan["custodian_only"]["resolution"]["classes_fillable"] > 0
-    code, out, err = _run(capsys, "publish", "adult", "--plan-only", "--columns", "age,education,income",
-                          "--columns", "age,sex,income")
+    code, out, err = run_command(capsys, "publish", "adult", "--plan-only", "--columns", "age,education,income",
+                                 "--columns", "age,sex,income")
     assert code == 0, err
     assert out.count("columns       ") == 2 and out.count("custodian only") == 2

@@ -6,42 +6,36 @@ import json
 
 import pytest
 
-from crowdsafe import cli
-
-
-def _run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from cli_helpers import run_command
 
 
 def test_the_issue_example_needs_a_budget_then_answers(capsys):
-    code, _, err = _run(capsys, "query", "adult", "count where age >= 30 and sex = 'Female'", "--epsilon", "0.1")
+    code, _, err = run_command(capsys, "query", "adult", "count where age >= 30 and sex = 'Female'", "--epsilon", "0.1")
     assert code == 2 and "no privacy budget is set for 'adult'" in err and err.count("\n") == 1
-    assert _run(capsys, "ledger", "init", "adult", "--epsilon", "1", "--delta", "1e-6")[0] == 0
-    code, out, _ = _run(capsys, "query", "adult", "count where age >= 30 and sex = 'Female'", "--epsilon", "0.1")
+    assert run_command(capsys, "ledger", "init", "adult", "--epsilon", "1", "--delta", "1e-6")[0] == 0
+    code, out, _ = run_command(capsys, "query", "adult", "count where age >= 30 and sex = 'Female'", "--epsilon", "0.1")
     assert code == 0
     assert "95% interval" in out and "(ε = 0.1, δ = 0)" in out and "discrete Laplace" in out
     assert "spent ε 0.1 of 1" in out
 
 
 def test_json_answer_and_ledger_show(capsys, tmp_path):
-    code, out, _ = _run(capsys, "query", "adult", "histogram sex, race, income", "--epsilon", "0.5",
-                        "--budget", "1,1e-6", "--seed", "3", "--json")
+    code, out, _ = run_command(capsys, "query", "adult", "histogram sex, race, income", "--epsilon", "0.5",
+                               "--budget", "1,1e-6", "--seed", "3", "--json")
     assert code == 0
     answer = json.loads(out)
     assert answer["kind"] == "histogram" and len(answer["value"]) == 20
     assert answer["epsilon"] == 0.5 and answer["error_interval_95"] == [-6.0, 6.0]
     assert answer["randomness"]["fit_for_release"] is False
-    code, out, _ = _run(capsys, "ledger", "show", "--json")
+    code, out, _ = run_command(capsys, "ledger", "show", "--json")
     report = json.loads(out)
     (dataset,) = report["datasets"]
     assert dataset["name"] == "adult" and dataset["spent"]["epsilon"] == 0.5
     assert dataset["entries"][0]["seeded"] is True
     written = tmp_path / "export.json"
-    assert _run(capsys, "ledger", "show", "adult", "--out", str(written))[0] == 0
+    assert run_command(capsys, "ledger", "show", "adult", "--out", str(written))[0] == 0
     assert json.loads(written.read_text())["datasets"][0]["name"] == "adult"
-    code, out, _ = _run(capsys, "ledger", "show")
+    code, out, _ = run_command(capsys, "ledger", "show")
     assert code == 0 and "histogram" in out and "completed" in out
 
 
@@ -59,41 +53,42 @@ def test_json_answer_and_ledger_show(capsys, tmp_path):
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_registers_nothing(capsys, private_ledger, argv, fragment):
-    code, out, err = _run(capsys, *argv)
+    code, out, err = run_command(capsys, *argv)
     assert code == 2 and fragment in err and err.count("\n") == 1
-    code, out, _ = _run(capsys, "ledger", "show", "--json")
+    code, out, _ = run_command(capsys, "ledger", "show", "--json")
     assert json.loads(out)["datasets"] == []
 
 
 def test_over_budget_is_refused(capsys):
-    assert _run(capsys, "ledger", "init", "adult", "--epsilon", "0.15")[0] == 0
-    assert _run(capsys, "query", "adult", "count", "--epsilon", "0.1")[0] == 0
-    code, _, err = _run(capsys, "query", "adult", "count", "--epsilon", "0.1")
+    assert run_command(capsys, "ledger", "init", "adult", "--epsilon", "0.15")[0] == 0
+    assert run_command(capsys, "query", "adult", "count", "--epsilon", "0.1")[0] == 0
+    code, _, err = run_command(capsys, "query", "adult", "count", "--epsilon", "0.1")
     assert code == 2 and "refused" in err and "nothing was computed" in err
 
 
 def test_no_ledger_runs_without_one(capsys, private_ledger):
-    code, out, _ = _run(capsys, "query", "adult", "median(age) clamp 17..90", "--epsilon", "1", "--no-ledger", "--json")
+    code, out, _ = run_command(capsys, "query", "adult", "median(age) clamp 17..90", "--epsilon", "1", "--no-ledger",
+                               "--json")
     assert code == 0 and json.loads(out)["ledger"] is None
     assert not private_ledger.exists()
 
 
 @pytest.mark.parametrize("command", [["query", "--help"], ["ledger", "init", "--help"], ["ledger", "show", "--help"]])
 def test_help_has_an_example(capsys, command):
-    code, out, _ = _run(capsys, *command)
+    code, out, _ = run_command(capsys, *command)
     assert code == 0 and "Example:" in out
 
 
 def test_clamp_counts_only_with_custodian_under_a_not_covered_heading(capsys, tmp_path):
     argv = ["query", "adult", "sum(age) clamp 20..60", "--epsilon", "0.5", "--no-ledger", "--seed", "1"]
-    code, out, _ = _run(capsys, *argv)
+    code, out, _ = run_command(capsys, *argv)
     assert code == 0 and "values clamped" not in out and "custodian" not in out
-    code, out, _ = _run(capsys, *argv, "--json")
+    code, out, _ = run_command(capsys, *argv, "--json")
     assert code == 0 and "values_clamped" not in out and "fingerprint" not in out
     written = tmp_path / "answer.json"
-    code, out, _ = _run(capsys, *argv, "--custodian", "--out", str(written))
+    code, out, _ = run_command(capsys, *argv, "--custodian", "--out", str(written))
     assert code == 0 and "NOT covered by the differential-privacy guarantee" in out
     assert "values clamped down" in out
     assert "values_clamped" not in written.read_text()  # --out holds the public answer only
-    code, out, _ = _run(capsys, *argv, "--custodian", "--json")
+    code, out, _ = run_command(capsys, *argv, "--custodian", "--json")
     assert json.loads(out)["custodian_only_not_dp"]["values_clamped_down"] > 0

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from crowdsafe.data import Hierarchy
 from crowdsafe.data.cell_reader import CellReader, canonical_texts
-from crowdsafe.data.generalized import CellKind, Domain, canonical_cells
+from crowdsafe.data.generalized import AttributeDomain, CellKind, canonical_cells
 from crowdsafe.errors import InputError
 
 LABELS = ["low", "high", "Technical, sales", "[10, 20)", "*"]  # some labels that look like syntax
@@ -24,7 +24,7 @@ def _hierarchy(name: str, leaves: pl.Series) -> Hierarchy:
 
 
 @st.composite
-def domains(draw) -> Domain:
+def domains(draw) -> AttributeDomain:
     numeric = draw(st.booleans())
     if numeric:
         values = sorted(set(draw(st.lists(st.integers(-5, 60), min_size=1, max_size=12))))
@@ -38,8 +38,8 @@ def domains(draw) -> Domain:
     if draw(st.booleans()):
         series = series.extend(pl.Series("x", [None], dtype=series.dtype))
     if draw(st.booleans()) and series.null_count() == 0:
-        return Domain("x", _hierarchy("x", series).leaves, _hierarchy("x", series))
-    return Domain("x", series)
+        return AttributeDomain("x", _hierarchy("x", series).leaves, _hierarchy("x", series))
+    return AttributeDomain("x", series)
 
 
 NUMBERS = st.one_of(st.integers(-10, 70).map(str), st.sampled_from(
@@ -48,7 +48,7 @@ NUMBERS = st.one_of(st.integers(-10, 70).map(str), st.sampled_from(
 
 
 @st.composite
-def cells(draw, domain: Domain) -> str | None:
+def cells(draw, domain: AttributeDomain) -> str | None:
     values = [v for v in domain.values.to_list() if v is not None]
     value_text = st.sampled_from(values).map(lambda v: str(int(v)) if isinstance(v, float) and v == int(v) else str(v))
     pad = st.sampled_from(["", " ", "  ", "\t"])
@@ -68,7 +68,7 @@ def cells(draw, domain: Domain) -> str | None:
     return draw(pad) + cell + draw(pad)
 
 
-def _one_cell_reader(domain: Domain, texts: list[str | None]):
+def _one_cell_reader(domain: AttributeDomain, texts: list[str | None]):
     """The one-cell reader, or the error it raises."""
     try:
         return domain.cover(pl.Series("x", texts, dtype=pl.String), strict=False)
@@ -101,8 +101,8 @@ def test_canonical_texts_are_the_one_cell_canonical_cells(texts):
 
 
 def test_several_columns_read_at_once_and_by_hand():
-    age = Domain("age", pl.Series("age", [17, 25, 30, 34, 90], dtype=pl.Int64))
-    job = Domain("job", pl.Series("job", ["clerk", "cook", "nurse", None], dtype=pl.String))
+    age = AttributeDomain("age", pl.Series("age", [17, 25, 30, 34, 90], dtype=pl.Int64))
+    job = AttributeDomain("job", pl.Series("job", ["clerk", "cook", "nurse", None], dtype=pl.String))
     read = CellReader([age, job]).read([
         pl.Series("age", ["[25, 34]", "(25,34)", ">=90", "25.0", "*", "{17, >=30}", None]),
         pl.Series("job", ["{cook, nurse}", "cook", "*", None, "chef"]),
@@ -118,14 +118,14 @@ def test_several_columns_read_at_once_and_by_hand():
 
 
 def test_a_range_in_a_text_column_is_named():
-    job = Domain("job", pl.Series("job", ["clerk", "cook"], dtype=pl.String))
+    job = AttributeDomain("job", pl.Series("job", ["clerk", "cook"], dtype=pl.String))
     with pytest.raises(InputError, match=r"column 'job' holds the range '\[1, 2\]'"):
         CellReader([job]).read([pl.Series("job", ["cook", "[1, 2]"])])
 
 
 def test_a_star_value_is_a_value_alone_and_everything_in_a_set():
     # the one-cell reader's order: an original value first for a cell, '*' first for a set member
-    odd = Domain("x", pl.Series("x", ["*", "a", "b"], dtype=pl.String))
+    odd = AttributeDomain("x", pl.Series("x", ["*", "a", "b"], dtype=pl.String))
     read = CellReader([odd]).read([pl.Series("x", ["*", "{*}", "{*, a}"])])[0]
     assert read.indices.tolist() == [0, 0, 1, 2, 0, 1, 2]
     assert read.indptr.tolist() == [0, 1, 4, 7]

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from crowdsafe.data import Hierarchy, intervals
-from crowdsafe.data.generalized import CellKind, Domain, canonical_cells, is_generalized, parse_cell
+from crowdsafe.data.generalized import AttributeDomain, CellKind, canonical_cells, is_generalized, parse_cell
 from crowdsafe.datasets import adult
 from crowdsafe.errors import InputError
 
@@ -52,7 +52,7 @@ def test_canonical_cells_and_detection():
 
 def test_cover_against_adult_hierarchies():
     data = adult()
-    occupation = Domain.of(data, "occupation")
+    occupation = AttributeDomain.of(data, "occupation")
     leaves = occupation.values.to_list()
     cells = pl.Series("occupation", [
         "Sales", "Technical, sales and clerical", "{Sales, Tech-support}",
@@ -75,7 +75,7 @@ def test_cover_against_adult_hierarchies():
 
 def test_numeric_cover_and_equal_coverage_is_one_value():
     data = adult()
-    age = Domain.of(data, "age")
+    age = AttributeDomain.of(data, "age")
     cover = age.cover(pl.Series("age", ["[25, 30)", "[25, 29]", "[25,29.5]", ">=80", "<20", "40", "*"]))
     assert list(cover.size[:3]) == [5, 5, 5]
     assert cover.canonical[0] == cover.canonical[1] == cover.canonical[2]
@@ -87,11 +87,12 @@ def test_numeric_cover_and_equal_coverage_is_one_value():
 
 
 def test_cover_from_values_and_dates():
-    domain = Domain.from_values(pl.Series("d", [dt.date(2020, 1, 1), dt.date(2020, 1, 15), dt.date(2020, 2, 1)]))
+    dates = [dt.date(2020, 1, 1), dt.date(2020, 1, 15), dt.date(2020, 2, 1)]
+    domain = AttributeDomain.from_values(pl.Series("d", dates))
     cover = domain.cover(pl.Series("d", ["[2020-01-01, 2020-01-31]", "2020-02-01"]))
     assert list(cover.size) == [2, 1]
     h = intervals("x", [1, 2, 3, 4], widths=[2])
-    numbers = Domain.from_values(pl.Series("x", [1, 2]), h)
+    numbers = AttributeDomain.from_values(pl.Series("x", [1, 2]), h)
     assert numbers.size == 4  # the hierarchy's leaves, not just the observed values
 
 
@@ -105,12 +106,12 @@ def test_cover_from_values_and_dates():
     ],
 )
 def test_bad_cells_are_clear_errors(column, cell, message):
-    domain = Domain.of(adult(), column)
+    domain = AttributeDomain.of(adult(), column)
     with pytest.raises(InputError, match=message):
         domain.cover(pl.Series(column, [cell], dtype=pl.String))
 
 
 def test_lowest_label_wins_when_a_label_repeats():
     h = Hierarchy.from_columns("m", ["a", "b", "c"], [["ab", "ab", "c"], ["ab", "ab", "c"], ["*"] * 3])
-    cover = Domain("m", h.leaves, h).cover(pl.Series("m", ["ab", "c"]))
+    cover = AttributeDomain("m", h.leaves, h).cover(pl.Series("m", ["ab", "c"]))
     assert list(cover.level) == [1, 0]

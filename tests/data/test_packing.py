@@ -57,3 +57,16 @@ def test_codes_of_any_integer_type_pack_alike(codes_dtype):
     columns = [np.array([1, 2, 0], dtype=codes_dtype), np.array([4, 0, 3], dtype=codes_dtype)]
     assert packing.pack(columns, [3, 5]).tolist() == [9, 10, 3]
     assert packing.pack(columns, [3, 5], np.uint64).tolist() == [9, 10, 3]
+
+
+def test_division_dtype_is_the_narrowest_that_holds_every_key_and_unpack_divides_in_it():
+    assert packing.division_dtype([2**16, 2**16]) is np.uint32
+    assert packing.division_dtype([2**16, 2**16 + 1]) is np.int64
+    assert packing.division_dtype([2**32, 2**31]) is np.int64
+    assert packing.division_dtype([2**32, 2**31 + 1]) is np.uint64
+    sizes = [7, 1, 300]
+    columns = [np.array([6, 0, 3]), np.array([0, 0, 0]), np.array([299, 5, 0])]
+    key = packing.pack(columns, sizes, np.uint64)
+    back = packing.unpack(key, sizes, packing.division_dtype(sizes))
+    assert all(b.dtype == np.uint32 for b in back)
+    assert [b.tolist() for b in back] == [c.tolist() for c in columns]

@@ -1,7 +1,12 @@
 """One local[2] Spark session per test process, shared by every Spark test (tests/engines/spark and
-the conformance suite)."""
+the conformance suite). Comparisons shared by these tests live in engine_helpers.py."""
+
+import sys
+from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))  # engine_helpers, for tests/engines/spark too
 
 
 @pytest.fixture(scope="session")

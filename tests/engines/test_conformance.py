@@ -9,13 +9,13 @@ comparison uses β = 1 or a plan, as the engine-specific tests do (tests/engines
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
+from engine_helpers import comparable, same, text_rows
 
 from crowdsafe import api
 from crowdsafe.anonymize.publish import plan_publication
@@ -25,8 +25,6 @@ from crowdsafe.engines import ENGINES, Engine, PublicationTable, get_engine
 from crowdsafe.errors import HierarchyError, ParameterError
 from crowdsafe.privacy.ledger import Ledger
 from crowdsafe.randomness import Randomness
-
-IDENTITY_FIELDS = ("sample", "randomness")
 
 
 def _param(name: str):
@@ -50,30 +48,6 @@ def small():
     """2,000 rows of Adult with its hierarchies: several classes at every level, quick on Spark."""
     adult = load("adult")
     return adult.with_frame(adult.frame.head(2000))
-
-
-def _same(a, b):
-    """Equal, floats to 1e-12 relative (sums of the same terms in another order)."""
-    if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)):
-        return isinstance(b, (list, tuple)) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, float) and isinstance(b, (float, int)):
-        return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12) or (math.isnan(a) and math.isnan(b))
-    return a == b
-
-
-def _comparable(certificate) -> dict:
-    """A certificate without what names the release and its randomness, and the engine's tag."""
-    data = json.loads(certificate.to_json())
-    for key in IDENTITY_FIELDS:
-        data.pop(key, None)
-    data.get("parameters", {}).pop("engine", None)
-    return data
-
-
-def _rows(frame: pl.DataFrame) -> pl.DataFrame:
-    return frame.with_columns(pl.all().cast(pl.String)).sort(frame.columns, nulls_last=True)
 
 
 def _read_table(path) -> pl.DataFrame:
@@ -161,7 +135,7 @@ def test_materialise_and_write(engine, reference, small, tmp_path):
         result = e.write(prepared, [release], certificate, paths, escape_formulas=True)
         written[folder] = (result, paths[0])
     (engine_result, engine_path), (ref_result, ref_path) = written["engine"], written["reference"]
-    assert _rows(_read_table(Path(engine_path))).equals(_rows(_read_table(ref_path)))
+    assert text_rows(_read_table(Path(engine_path))).equals(text_rows(_read_table(ref_path)))
     assert len(engine_result["tables"]) == len(ref_result["tables"]) == 1
     beside = [json.loads((tmp_path / f / "release.certificate.json").read_text()) for f in ("engine", "reference")]
     assert beside[0] == beside[1]
@@ -192,10 +166,10 @@ def test_query_aggregates_and_seeded_answers(engine, reference, tmp_path):
                 by = [c for c in value.columns if c != "count"]
                 assert got.sort(by).equals(value.sort(by)), (text, key)
             else:
-                assert _same(got, value), (text, key)
+                assert same(got, value), (text, key)
         answers = [api.query(path, text, epsilon=1.0, ledger=None, randomness=Randomness(7), engine=name)
                    for name in (engine.name, reference.name)]
-        assert _same(answers[0].as_dict(), answers[1].as_dict()), text
+        assert same(answers[0].as_dict(), answers[1].as_dict()), text
 
 
 def test_perturbation_plan(engine, reference, tmp_path):
@@ -212,7 +186,7 @@ def test_perturbation_plan(engine, reference, tmp_path):
                              domains={"a": list(range(10)), "b": ["x", "y", "z"], "c": list(range(200))},
                              max_rows=1000, exploratory=False, duplicates="collapse", attributes=None)
     plans = [e.plan_perturbation(e.read_source(path), request) for e in (engine, reference)]
-    assert _same(plans[0].as_dict(), plans[1].as_dict())
+    assert same(plans[0].as_dict(), plans[1].as_dict())
 
 
 def test_attack_tables_give_the_same_metrics(engine, reference, tmp_path):
@@ -240,8 +214,8 @@ def test_attack_tables_give_the_same_metrics(engine, reference, tmp_path):
         results.append(e.intersection_attack(releases, table, ["age", "sex"], "disease", truth_id="id",
                                              location="auto", levels=(0.5, 1.0)))
     assert results[1].summary["targets"] == n and results[1].summary["contradictions"] >= 0
-    assert _same(results[0].summary, results[1].summary)
-    assert _same(results[0].releases.to_dicts(), results[1].releases.to_dicts())
+    assert same(results[0].summary, results[1].summary)
+    assert same(results[0].releases.to_dicts(), results[1].releases.to_dicts())
 
 
 # -- end to end, with fixed seeds -------------------------------------------------------------
@@ -262,8 +236,8 @@ def test_publish_end_to_end(engine, reference, small, tmp_path):
     facts, expected = got.custodian_report()["releases"][0], wanted.custodian_report()["releases"][0]
     assert facts["sample_rows"] == expected["sample_rows"] == small.n_rows
     assert facts["suppressed_rows"] == expected["suppressed_rows"]
-    assert _rows(_read_table(got_out)).equals(_rows(_read_table(wanted_out)))
-    assert _comparable(got.certificate) == _comparable(wanted.certificate)
+    assert text_rows(_read_table(got_out)).equals(text_rows(_read_table(wanted_out)))
+    assert comparable(got.certificate) == comparable(wanted.certificate)
     assert got.summary()["plan"] == wanted.summary()["plan"]
 
 
@@ -285,6 +259,6 @@ def test_row_counts_and_attack_metric_files(engine, reference, tmp_path):
     targets = engine.read_source(path).frame  # the engine's own frame
     (tmp_path / "out").mkdir()
     written = engine.write_attack_targets(targets, tmp_path / "out" / "metrics.parquet", escape_formulas=True)
-    assert _rows(_read_table(Path(written))).equals(_rows(frame))
+    assert text_rows(_read_table(Path(written))).equals(text_rows(frame))
     with pytest.raises(ParameterError):
         engine.write_attack_targets(targets, tmp_path / "out" / "metrics.txt", escape_formulas=True)

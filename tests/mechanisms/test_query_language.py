@@ -10,8 +10,8 @@ from crowdsafe.mechanisms.query_language import (
     And,
     Between,
     Comparison,
+    InList,
     IsNull,
-    Membership,
     Not,
     Or,
     check_columns,
@@ -57,7 +57,7 @@ def test_filter_forms_and_precedence():
     q = parse("count where a = 1 or b in (2, 3) and not c is null or d not between 1 and 5 or e is not null")
     assert q.where == Or((
         Comparison("a", "==", 1),
-        And((Membership("b", (2, 3)), Not(IsNull("c")))),
+        And((InList("b", (2, 3)), Not(IsNull("c")))),
         Between("d", 1, 5, negated=True),
         IsNull("e", negated=True),
     ))

@@ -266,9 +266,9 @@ def test_the_plan_alone_does_not_read_the_data():
 @settings(max_examples=60, deadline=None)
 @given(sizes=st.lists(st.integers(1, 70_000), min_size=1, max_size=5), seed=st.integers(0, 2**32))
 def test_mixed_radix_indices_round_trip(sizes, seed):
-    from crowdsafe.perturb import Domain
+    from crowdsafe.perturb import TupleDomain
 
-    domain = Domain({f"a{i}": pl.Series(range(size)) for i, size in enumerate(sizes)})
+    domain = TupleDomain({f"a{i}": pl.Series(range(size)) for i, size in enumerate(sizes)})
     if not domain.indexable:
         return
     rng = np.random.default_rng(seed)

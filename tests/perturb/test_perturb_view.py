@@ -12,7 +12,7 @@ import pytest
 
 from crowdsafe.data import load
 from crowdsafe.errors import InputError, ParameterError
-from crowdsafe.perturb import Domain, certificate_path, estimate, perturb, read_view
+from crowdsafe.perturb import TupleDomain, certificate_path, estimate, perturb, read_view
 from crowdsafe.perturb.alpha_beta import PerturbRequest
 from crowdsafe.privacy.dgamma import AlphaBetaPlanRequest
 
@@ -94,11 +94,11 @@ def test_a_failed_view_write_leaves_no_certificate(tmp_path, result, monkeypatch
 
 def test_domain_json_round_trip_for_every_type(result):
     domain = result.view.domain
-    again = Domain.from_json(json.loads(json.dumps(domain.to_json())))
+    again = TupleDomain.from_json(json.loads(json.dumps(domain.to_json())))
     assert again.sizes == domain.sizes
     for name in domain.attributes:
         assert again.values[name].cast(pl.String).to_list() == domain.values[name].cast(pl.String).to_list()
     with pytest.raises(InputError, match="cannot be read"):
-        Domain.from_json({"a": {"type": "Int64"}})
+        TupleDomain.from_json({"a": {"type": "Int64"}})
     with pytest.raises(InputError, match="missing or empty"):
-        Domain.from_json({})
+        TupleDomain.from_json({})

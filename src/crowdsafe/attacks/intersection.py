@@ -45,7 +45,7 @@ from typing import Any, Literal, Protocol, cast
 import polars as pl
 
 from crowdsafe.data import Hierarchy
-from crowdsafe.data.generalized import CellKind, Domain, parse_cell
+from crowdsafe.data.generalized import AttributeDomain, CellKind, parse_cell
 from crowdsafe.errors import ParameterError
 
 Location = Literal["auto", "exact", "nearest"]
@@ -111,7 +111,7 @@ class AttackTables(Protocol):
         (a one-column frame, or a frame without ``sensitive`` when the targets hold none)."""
         ...
 
-    def score(self, qi: list[str], sensitive: str, domain: Domain, locations: list[str],
+    def score(self, qi: list[str], sensitive: str, domain: AttributeDomain, locations: list[str],
               levels: tuple[float, ...], truth_id: str | None) -> Scores:
         """Steps 1 and 2 and the metrics, over ``domain`` (:func:`sensitive_domain`)."""
         ...
@@ -232,7 +232,7 @@ def as_text(series: pl.Series) -> pl.Series:
 
 
 def sensitive_domain(cells: Sequence[pl.Series], targets: pl.DataFrame, sensitive: str,
-                     hierarchy: Hierarchy | None) -> Domain:
+                     hierarchy: Hierarchy | None) -> AttributeDomain:
     """The sensitive values the candidate sets are made of: the hierarchy's leaves when there is
     one, else every plain value published (alone or in a set) or held by a target.
     ``cells``: each release's distinct sensitive cells, as text."""
@@ -241,7 +241,7 @@ def sensitive_domain(cells: Sequence[pl.Series], targets: pl.DataFrame, sensitiv
         columns.append(as_text(targets.get_column(sensitive).unique()))
     distinct = pl.concat([c.alias(sensitive) for c in columns]).unique()
     if hierarchy is not None:
-        return Domain.from_values(distinct, hierarchy)
+        return AttributeDomain.from_values(distinct, hierarchy)
     plain: set[str | None] = set()
     for text in distinct.to_list():
         cell = parse_cell(text)
@@ -249,4 +249,5 @@ def sensitive_domain(cells: Sequence[pl.Series], targets: pl.DataFrame, sensitiv
             plain.add(text)
         elif cell.kind is CellKind.SET:
             plain.update(cell.members)
-    return Domain(sensitive, pl.Series(sensitive, sorted(plain, key=lambda v: (v is None, v or "")), dtype=pl.String))
+    listed = sorted(plain, key=lambda v: (v is None, v or ""))
+    return AttributeDomain(sensitive, pl.Series(sensitive, listed, dtype=pl.String))

@@ -41,8 +41,8 @@ from crowdsafe.attacks.locate import (
 )
 from crowdsafe.data import Hierarchy
 from crowdsafe.data.arrays import segments, sorted_unique
-from crowdsafe.data.cell_reader import CellReader, Membership
-from crowdsafe.data.generalized import CellKind, Domain
+from crowdsafe.data.cell_reader import CellCovers, CellReader
+from crowdsafe.data.generalized import AttributeDomain, CellKind
 from crowdsafe.errors import InputError
 
 _GENERALIZED = np.array([CellKind.RANGE, CellKind.SET, CellKind.ANY], dtype=object)
@@ -97,7 +97,7 @@ class PolarsAttackTables:
         # (tables read with a sensitive column: each holds its sensitive cells)
         return [as_text(cast(pl.Series, t.sensitive_cells)) for t in self.tables], true_values
 
-    def score(self, qi: list[str], sensitive: str, domain: Domain, locations: list[str],
+    def score(self, qi: list[str], sensitive: str, domain: AttributeDomain, locations: list[str],
               levels: tuple[float, ...], truth_id: str | None) -> Scores:
         targets, tables, domains = self.targets, self.tables, self.domains
         tuple_of_target, n_tuples, tuple_codes = self.tuple_of_target, self.n_tuples, self.tuple_codes
@@ -245,8 +245,8 @@ class _Reading:
     classes: np.ndarray
 
 
-def _read_release(table: ClassTable, read: tuple[dict[str, Membership], Membership | None], method: str,
-                  qi: Sequence[str], domains: Mapping[str, Domain], tuple_codes: Mapping[str, np.ndarray],
+def _read_release(table: ClassTable, read: tuple[dict[str, CellCovers], CellCovers | None], method: str,
+                  qi: Sequence[str], domains: Mapping[str, AttributeDomain], tuple_codes: Mapping[str, np.ndarray],
                   target_codes_: Mapping[str, np.ndarray], n_tuples: int, trie: Callable[[], TargetTrie]
                   ) -> _Reading:
     """Step 1 of the attack on one release: locate every target tuple's classes (exactly, or by
@@ -255,7 +255,7 @@ def _read_release(table: ClassTable, read: tuple[dict[str, Membership], Membersh
     and sensitive cells cover (:func:`~crowdsafe.attacks.locate.read_tables`); ``trie``: the
     target tuples' trie, for exact location."""
     covers, maybe_cover = read
-    sensitive_cover = cast(Membership, maybe_cover)  # (read with the sensitive column: always there)
+    sensitive_cover = cast(CellCovers, maybe_cover)  # (read with the sensitive column: always there)
     if method == "auto":
         # a cell read as a range, a set or '*' is generalized: no centroids (else check in full)
         generalized = any(np.isin(cover.kind, _GENERALIZED).any() for cover in covers.values())
@@ -291,7 +291,7 @@ def _intersect(candidates: Sequence[np.ndarray], universe: int) -> np.ndarray:
     return common
 
 
-def _class_values(table: ClassTable, cover: Membership) -> tuple[np.ndarray, np.ndarray]:
+def _class_values(table: ClassTable, cover: CellCovers) -> tuple[np.ndarray, np.ndarray]:
     """The sensitive values each class may hold, as a CSR over classes (``indptr``, the
     values' codes, sorted and distinct within each class). A generalized
     sensitive cell (a set, a hierarchy label, '*') stands for every value it covers

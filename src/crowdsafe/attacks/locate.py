@@ -34,14 +34,14 @@ from crowdsafe.attacks.nearest import locate_nearest as locate_nearest  # docume
 from crowdsafe.data import Hierarchy, encode_series, packing
 from crowdsafe.data.arrays import stable_argsort, unique_inverse
 from crowdsafe.data.cell_reader import (
+    CellCovers,
     CellReader,
-    Membership,
     canonical_texts,
     categorical_ids,
     cell_text,
     segments,
 )
-from crowdsafe.data.generalized import Domain, is_generalized
+from crowdsafe.data.generalized import AttributeDomain, is_generalized
 from crowdsafe.errors import InputError
 
 PYTHON_SORTED = 5_000  # distinct canonical cells ranked in Python up to this many, else by Polars
@@ -359,7 +359,7 @@ def target_codes(targets: pl.DataFrame, columns: Sequence[str], physical: pl.Dat
 
 
 def read_classes(table: ClassTable, qi: Sequence[str], reader: CellReader
-                 ) -> tuple[dict[str, Membership], Membership | None]:
+                 ) -> tuple[dict[str, CellCovers], CellCovers | None]:
     """What every distinct cell of every quasi-identifier column covers, by column (``reader``
     holds the targets' domains in the order of ``qi``), all read at once; and when the reader
     holds one more domain and the table a sensitive attribute, what its distinct sensitive
@@ -368,7 +368,7 @@ def read_classes(table: ClassTable, qi: Sequence[str], reader: CellReader
 
 
 def read_tables(tables: Sequence[ClassTable], qi: Sequence[str], reader: CellReader
-                ) -> list[tuple[dict[str, Membership], Membership | None]]:
+                ) -> list[tuple[dict[str, CellCovers], CellCovers | None]]:
     """:func:`read_classes` of every table, in one read."""
     cells: list[pl.Series] = []
     domains: list[int] = []
@@ -389,7 +389,7 @@ def read_tables(tables: Sequence[ClassTable], qi: Sequence[str], reader: CellRea
     return out
 
 
-def is_microaggregated(table: ClassTable, domains: Mapping[str, Domain]) -> bool:
+def is_microaggregated(table: ClassTable, domains: Mapping[str, AttributeDomain]) -> bool:
     """True when the release publishes centroids: no cell is generalized and some numeric cell
     is not a value any target holds (a mean), so exact location cannot work."""
     if any(is_generalized(cells) for cells in table.distinct_cells.values()):
@@ -410,21 +410,22 @@ def is_microaggregated(table: ClassTable, domains: Mapping[str, Domain]) -> bool
 def encode_targets(targets: pl.DataFrame, qi: Sequence[str], hierarchies: Mapping[str, Hierarchy] | None = None,
                    distinct: Mapping[str, tuple[np.ndarray, pl.Series]] | None = None,
                    leaf_codes: Mapping[str, np.ndarray] | None = None
-                   ) -> tuple[dict[str, Domain], dict[str, np.ndarray]]:
+                   ) -> tuple[dict[str, AttributeDomain], dict[str, np.ndarray]]:
     """Per quasi-identifier, the domain the targets' values are codes into (the hierarchy's
     leaves when one is given, so that hierarchy labels in a release resolve, else the targets'
     distinct values), and each target's code in it (an InputError for a value outside a
     hierarchy). ``distinct``, ``leaf_codes``: what :func:`target_codes` gave, when known."""
     hierarchies = hierarchies or {}
     leaf_codes = {c: leaf_codes[c] for c in qi if c in leaf_codes} if leaf_codes is not None else {}
-    domains: dict[str, Domain] = {c: Domain(c, hierarchies[c].leaves, hierarchies[c]) for c in leaf_codes}
+    domains: dict[str, AttributeDomain] = {c: AttributeDomain(c, hierarchies[c].leaves, hierarchies[c])
+                                           for c in leaf_codes}
     rest = [c for c in qi if c not in leaf_codes]
     distinct = {c: distinct[c] for c in rest} if distinct is not None else distinct_codes(targets, rest)
     # every column's distinct values looked up in its domain by one join (as text: the same
     # dtype on both sides, so equal text is equal value), floats one column at a time
     as_text, wanted, lookup, found = [], [], [], {}
     for j, (name, (_, dictionary)) in enumerate(distinct.items()):
-        domain = domains[name] = Domain.from_values(dictionary, hierarchies.get(name))
+        domain = domains[name] = AttributeDomain.from_values(dictionary, hierarchies.get(name))
         values = domain.values
         if dictionary.dtype != values.dtype:
             dictionary = dictionary.cast(values.dtype, strict=False)
@@ -490,7 +491,7 @@ def target_trie(tuple_codes: Mapping[str, np.ndarray], sizes: Mapping[str, int],
     return TargetTrie(tuple(order), tuple(starts), tuple(codes), tuple_of_leaf)
 
 
-def locate_exact(table: ClassTable, covers: Mapping[str, Membership],
+def locate_exact(table: ClassTable, covers: Mapping[str, CellCovers],
                  tuple_codes: Mapping[str, np.ndarray], trie: TargetTrie | None = None
                  ) -> tuple[np.ndarray, np.ndarray]:
     """Every (target tuple, class) pair whose class cells all cover the tuple's values.

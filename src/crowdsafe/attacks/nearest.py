@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from crowdsafe.data.cell_reader import Membership
-from crowdsafe.data.generalized import CellKind, Domain, parse_number
+from crowdsafe.data.cell_reader import CellCovers
+from crowdsafe.data.generalized import AttributeDomain, CellKind, parse_number
 from crowdsafe.errors import InputError
 
 if TYPE_CHECKING:
@@ -39,8 +39,8 @@ def _numeric_cells(column: pl.Series, name: str) -> np.ndarray:
     return np.asarray(values, dtype=np.float64)
 
 
-def locate_nearest(table: ClassTable, qi: Sequence[str], domains: Mapping[str, Domain],
-                   covers: Mapping[str, Membership], tuple_codes: Mapping[str, np.ndarray],
+def locate_nearest(table: ClassTable, qi: Sequence[str], domains: Mapping[str, AttributeDomain],
+                   covers: Mapping[str, CellCovers], tuple_codes: Mapping[str, np.ndarray],
                    weights_from: Mapping[str, np.ndarray]) -> np.ndarray:
     """The class with the nearest centroid for every target tuple (ties: the lowest class).
 

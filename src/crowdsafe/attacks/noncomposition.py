@@ -40,7 +40,7 @@ EPSILON_DENOMINATOR = 10**6
 
 
 @dataclass(frozen=True)
-class Runs:
+class MechanismOutputs:
     """``runs`` simulated samples of one dataset and what each mechanism output on them."""
 
     dataset: str
@@ -67,7 +67,7 @@ def _check(n: int, rate: float, epsilon: float, runs: int, minimum: int) -> None
 
 
 def simulate(with_tuple: bool, *, n: int = 10_000, rate: float = 0.5, epsilon: float = 1.0, runs: int = 100_000,
-             minimum: int = 1_000, randomness: Randomness | int | None = None) -> Runs:
+             minimum: int = 1_000, randomness: Randomness | int | None = None) -> MechanismOutputs:
     """Run A1 and A2 on ``runs`` independent samples of D (``with_tuple=False``) or D'."""
     _check(n, rate, epsilon, runs, minimum)
     generator = as_randomness(randomness).generator
@@ -86,7 +86,7 @@ def simulate(with_tuple: bool, *, n: int = 10_000, rate: float = 0.5, epsilon: f
     noisy_size = size + discrete_laplace(generator, half.numerator, half.denominator, runs)
     with np.errstate(divide="ignore", invalid="ignore"):
         a2 = np.clip(np.where(noisy_size > 0, noisy_males / noisy_size, 0.0), 0.0, 1.0)
-    return Runs("D'" if with_tuple else "D", a1.astype(bool), a2)
+    return MechanismOutputs("D'" if with_tuple else "D", a1.astype(bool), a2)
 
 
 def proportion(hits: int, trials: int, confidence: float = 0.95) -> dict[str, float]:

@@ -1,9 +1,9 @@
 """Reading the distinct cells of many release columns at once, with column operations.
 
-:meth:`Domain.cover <crowdsafe.data.generalized.Domain.cover>` resolves one cell at a time in
+:meth:`AttributeDomain.cover <crowdsafe.data.generalized.AttributeDomain.cover>` resolves one cell at a time in
 Python; for an attack that reads every quasi-identifier column of a release, that step per
 distinct cell was the cost. :class:`CellReader` gives the same answer as
-``Domain.cover(cells, strict=False)`` — the same resolution order (module
+``AttributeDomain.cover(cells, strict=False)`` — the same resolution order (module
 :mod:`crowdsafe.data.generalized`: an original value, ``*``, the same number, a hierarchy
 label, a range, a set), the same kinds and covered codes — for the distinct cells of all
 columns together, in one Polars pass of string expressions and joins plus NumPy look-ups:
@@ -35,7 +35,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.data.arrays import segments, sorted_unique, stable_argsort, unique_inverse
-from crowdsafe.data.generalized import ANY, CellKind, Domain, parse_cell
+from crowdsafe.data.generalized import ANY, AttributeDomain, CellKind, parse_cell
 from crowdsafe.data.generalized import _as_text as _float_text
 from crowdsafe.errors import InputError
 
@@ -163,7 +163,7 @@ def _fact_stages() -> tuple[list[pl.Expr], list[pl.Expr], list[pl.Expr], list[pl
 
 
 @dataclass(frozen=True)
-class Membership:
+class CellCovers:
     """What each distinct cell of one column covers: cell ``j`` (of ``labels``) covers the
     domain codes ``indices[indptr[j]:indptr[j + 1]]`` (sorted, distinct); ``kind[j]`` is its
     syntax (a :class:`~crowdsafe.data.generalized.CellKind` value); codes lie in
@@ -197,10 +197,10 @@ class CellReader:
     """Reads release cells against a fixed list of domains (one per column); build it once
     and read the distinct cells of every release with it (:meth:`read`)."""
 
-    def __init__(self, domains: Sequence[Domain]) -> None:
+    def __init__(self, domains: Sequence[AttributeDomain]) -> None:
         self.domains = list(domains)
         self.sizes = np.array([d.size for d in self.domains], dtype=np.int64)
-        # the domains' own look-up tables (Domain._code_of_text, Domain._node_of_text) as frames;
+        # the domains' own look-up tables (AttributeDomain._code_of_text, AttributeDomain._node_of_text) as frames;
         # hierarchy nodes get one id over every (column, level, node), their leaves a CSR
         node_starts, node_codes = [np.zeros(1, dtype=np.int64)], []
         value_codes: list[int]
@@ -250,10 +250,10 @@ class CellReader:
         self._node_indptr = np.concatenate(node_starts)
         self._node_codes = np.concatenate(node_codes) if node_codes else np.zeros(0, dtype=np.int64)
 
-    def read(self, cells: Sequence[pl.Series], domains: Sequence[int] | None = None) -> list[Membership]:
+    def read(self, cells: Sequence[pl.Series], domains: Sequence[int] | None = None) -> list[CellCovers]:
         """What every cell of ``cells[j]`` (distinct cells of one column, any dtype, read as
         text) covers in domain ``domains[j]`` (by default domain j): the answer of
-        ``Domain.cover(cells[j], strict=False)``. Read many columns (of many releases) in one
+        ``AttributeDomain.cover(cells[j], strict=False)``. Read many columns (of many releases) in one
         call: the reading is one query whatever the number of columns."""
         texts = [cell_text(c) for c in cells]
         domain_of = np.arange(len(texts), dtype=np.int64) if domains is None else np.asarray(domains, dtype=np.int64)
@@ -268,7 +268,7 @@ class CellReader:
         # every row's offset into ``code``, then one slice of it per column
         offsets = np.concatenate([[0], np.cumsum(np.bincount(row, minlength=int(starts[-1])))]).astype(np.int64)
         kind = np.array(_KINDS, dtype=object)[read.kind]
-        return [Membership(labels, kind[starts[j]: starts[j + 1]],
+        return [CellCovers(labels, kind[starts[j]: starts[j + 1]],
                            offsets[starts[j]: starts[j + 1] + 1] - offsets[starts[j]],
                            code[offsets[starts[j]]: offsets[starts[j + 1]]], int(self.sizes[domain_of[j]]))
                 for j, labels in enumerate(texts)]
@@ -294,7 +294,7 @@ class CellReader:
 
     def _read(self, columns: np.ndarray, texts: pl.Series, *, member: bool) -> _Read:
         """Resolve rows (column index, text). ``member``: the rows are members of sets, read as
-        Domain._resolve does (``*`` before an original value), else as Domain.cover does."""
+        AttributeDomain._resolve does (``*`` before an original value), else as AttributeDomain.cover does."""
         n = len(texts)
         if n == 0:
             return _Read(np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
@@ -406,7 +406,7 @@ class CellReader:
 
     def _read_one_by_one(self, chosen: np.ndarray, columns: np.ndarray, texts: pl.Series, member: bool,
                          kind: np.ndarray, emit) -> None:
-        """The one-cell reader (as Domain.cover, or Domain._resolve for set members)."""
+        """The one-cell reader (as AttributeDomain.cover, or AttributeDomain._resolve for set members)."""
         for row in chosen.tolist():
             domain = self.domains[columns[row]]
             text = texts[row]

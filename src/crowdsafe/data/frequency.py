@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import polars as pl
 
+from crowdsafe.data import packing
 from crowdsafe.data.dataset import Dataset
 from crowdsafe.data.encoding import Encoding
 from crowdsafe.errors import HierarchyError, SchemaError
@@ -96,25 +97,20 @@ def code_frequencies(encoding: Encoding, columns: Sequence[str] | None = None) -
 
     Columns are UInt32 codes (look values up in ``encoding[c].dictionary``), plus ``count``.
     Codes are packed into one 64-bit key per row (mixed radix) when the product of the
-    dictionary sizes allows it, so the group-by is over a single integer column.
+    dictionary sizes allows it (:mod:`crowdsafe.data.packing`), so the group-by is over a single
+    integer column.
     """
     columns = _check_columns(columns if columns is not None else list(encoding), list(encoding))
     sizes = [max(encoding[c].cardinality, 1) for c in columns]
-    if float(np.prod(np.asarray(sizes, dtype=float))) < 2.0**63:
-        key = np.zeros(len(encoding[columns[0]].codes), dtype=np.uint64)
-        for c, size in zip(columns, sizes):
-            key *= np.uint64(size)
-            key += encoding[c].codes
+    if packing.fits(sizes):
+        key = packing.pack([encoding[c].codes for c in columns], sizes, np.uint64)
         counted = (
             pl.DataFrame({"key": key}).lazy().group_by("key").agg(pl.len().cast(pl.Int64).alias(COUNT))
             .sort("key").collect()
         )
-        remainder = counted.get_column("key").to_numpy().copy()
-        decoded = {}
-        for c, size in zip(reversed(columns), reversed(sizes)):
-            decoded[c] = (remainder % np.uint64(size)).astype(np.uint32)
-            remainder //= np.uint64(size)
-        return pl.DataFrame({c: decoded[c] for c in columns}).with_columns(counted.get_column(COUNT))
+        decoded = packing.unpack(counted.get_column("key").to_numpy(), sizes, packing.division_dtype(sizes))
+        return pl.DataFrame({c: codes.astype(np.uint32) for c, codes in zip(columns, decoded)}).with_columns(
+            counted.get_column(COUNT))
     frame = pl.DataFrame({c: encoding[c].codes for c in columns})
     return frame.lazy().group_by(columns).agg(pl.len().cast(pl.Int64).alias(COUNT)).sort(columns).collect()
 

@@ -10,9 +10,9 @@ either as an original value or as a generalized one:
 - the label of a hierarchy node (its leaves are read from the hierarchy);
 - ``*``: fully generalized (the cell covers the whole domain).
 
-:func:`parse_cell` reads the syntax alone. :class:`Domain` is the set of values an attribute
+:func:`parse_cell` reads the syntax alone. :class:`AttributeDomain` is the set of values an attribute
 can take (the original column's dictionary, or its hierarchy's leaves), and
-:meth:`Domain.cover` turns the distinct cells of a release column into a :class:`Cover`: for
+:meth:`AttributeDomain.cover` turns the distinct cells of a release column into a :class:`Cover`: for
 every cell, the domain codes it stands for, its numeric bounds and, with a hierarchy, the level
 of the lowest node that contains it. Models and metrics use covers, so ``[25, 34]``, a set and
 ``*`` are treated as what they are, and two cells that cover the same values (a node label and
@@ -138,7 +138,7 @@ def _as_text(series: pl.Series) -> pl.Series:
 
 @dataclass(frozen=True)
 class Cover:
-    """What each distinct cell of one release column covers in a :class:`Domain`.
+    """What each distinct cell of one release column covers in a :class:`AttributeDomain`.
 
     For cell ``j`` (of ``labels``): ``indices[indptr[j]:indptr[j + 1]]`` are the domain codes it
     covers (sorted), ``size[j]`` how many, ``low[j]``/``high[j]`` the smallest and largest
@@ -148,7 +148,7 @@ class Cover:
     exactly the same codes.
     """
 
-    domain: Domain
+    domain: AttributeDomain
     labels: pl.Series
     kind: tuple[CellKind, ...]
     indptr: np.ndarray
@@ -188,7 +188,7 @@ class Cover:
         return np.where(size > 1, size / max(domain.size, 1), 0.0)
 
 
-class Domain:
+class AttributeDomain:
     """The values one attribute can take: ``values`` (a Series; ``values[code]``) and, when
     given, the hierarchy whose leaves they are (then codes are leaf codes).
 
@@ -216,11 +216,11 @@ class Domain:
                     self._node_of_text[label] = (level, node)
 
     @classmethod
-    def of(cls, dataset: Dataset, column: str) -> Domain:
+    def of(cls, dataset: Dataset, column: str) -> AttributeDomain:
         return cls(column, dataset.encoded(column).dictionary, dataset.hierarchies.get(column))
 
     @classmethod
-    def from_values(cls, values: pl.Series, hierarchy: Hierarchy | None = None) -> Domain:
+    def from_values(cls, values: pl.Series, hierarchy: Hierarchy | None = None) -> AttributeDomain:
         """The domain of a column: its distinct values (sorted, missing last) or the hierarchy's leaves."""
         if hierarchy is not None:
             return cls(values.name, hierarchy.leaves, hierarchy)
@@ -397,7 +397,8 @@ def is_generalized(cells: pl.Series) -> bool:
     return False
 
 
-def release_codes(release: pl.DataFrame, domains: Sequence[Domain]) -> tuple[dict[str, np.ndarray], dict[str, Cover]]:
+def release_codes(release: pl.DataFrame, domains: Sequence[AttributeDomain]
+                  ) -> tuple[dict[str, np.ndarray], dict[str, Cover]]:
     """Per column, the cell index of each release row and the column's :class:`Cover`.
 
     Cells are resolved once per distinct value, so this costs one dictionary encoding per column.
@@ -440,7 +441,7 @@ class CellTable:
         from crowdsafe.data.encoding import EncodedColumn, Encoding
         from crowdsafe.data.frequency import COUNT, code_frequencies
 
-        domains = [Domain.of(original, c) for c in columns]
+        domains = [AttributeDomain.of(original, c) for c in columns]
         rows, covers = release_codes(release, domains)
         encoding = Encoding({c: EncodedColumn(c, rows[c], covers[c].labels) for c in columns})
         table = code_frequencies(encoding)
@@ -453,7 +454,7 @@ class CellTable:
         from crowdsafe.data.frequency import COUNT, code_frequencies
 
         table = code_frequencies(encode(original, columns))
-        covers = {c: Domain.of(original, c).identity_cover() for c in columns}
+        covers = {c: AttributeDomain.of(original, c).identity_cover() for c in columns}
         return cls(list(columns), covers, {c: table.get_column(c).to_numpy().astype(np.int64) for c in columns},
                    table.get_column(COUNT).to_numpy().astype(np.int64))
 

@@ -192,7 +192,7 @@ class LatticeCodes:
     @classmethod
     def of(cls, sample: Dataset, test: Dataset, columns: Sequence[str]) -> LatticeCodes:
         from crowdsafe.data import encode_series
-        from crowdsafe.data.generalized import Domain
+        from crowdsafe.data.generalized import AttributeDomain
 
         def distinct(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             keys, inverse = np.unique(codes, axis=0, return_inverse=True)
@@ -204,12 +204,12 @@ class LatticeCodes:
         test_columns = []
         for c in [*columns, TARGET]:  # test values as codes of the train file's domains
             codes, dictionary = encode_series(test.frame.get_column(c))
-            cover = Domain.of(sample, c).cover(dictionary, strict=False)
+            cover = AttributeDomain.of(sample, c).cover(dictionary, strict=False)
             first = cover.indices[np.minimum(cover.indptr[:-1], max(len(cover.indices) - 1, 0))].astype(np.int64) \
                 if len(cover.indices) else np.zeros(len(cover.size), dtype=np.int64)
             test_columns.append(np.where(cover.size == 1, first, -1)[codes].astype(np.int64))
         test_all = np.column_stack(test_columns)
-        incomes = Domain.of(sample, TARGET).size
+        incomes = AttributeDomain.of(sample, TARGET).size
         tuples, test_inverse = distinct(test_all[:, :-1])
         income = test_all[:, -1]
         known = income >= 0  # a test income the train file never holds is never predicted
@@ -340,7 +340,7 @@ WHOLE_COLUMNS = ("seed", "k", "rows_published")
 
 
 @dataclass
-class Runs:
+class RunTable:
     """Every measured run, one row per (method, classifier)."""
 
     columns: dict[str, list[Any]] = field(default_factory=lambda: {c: [] for c in RUN_COLUMNS})
@@ -404,7 +404,7 @@ def summarize(runs: pl.DataFrame, peers: Sequence[Mapping[str, Any]]) -> pl.Data
     return table
 
 
-def measure(ctx: ExperimentContext, options: Options, data: Dataset, test: Dataset, runs: Runs,
+def measure(ctx: ExperimentContext, options: Options, data: Dataset, test: Dataset, runs: RunTable,
             notes: list[str]) -> None:
     """Run every method of the comparison into ``runs``."""
     from crowdsafe.anonymize import anonymize_dataset
@@ -547,7 +547,7 @@ def utility(ctx: ExperimentContext) -> None:
 
     options = Options.parse(ctx.options)
     data, test = adult("train"), adult("test")
-    runs = Runs()
+    runs = RunTable()
     notes: list[str] = []
     measure(ctx, options, data, test, runs, notes)
     peers, peer_notes = read_peers(options.peers)

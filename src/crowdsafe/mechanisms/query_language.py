@@ -106,7 +106,7 @@ class Comparison:
 
 
 @dataclass(frozen=True)
-class Membership:
+class InList:
     column: str
     values: tuple[Literal, ...]
     negated: bool = False
@@ -141,7 +141,7 @@ class Or:
     operands: tuple[Filter, ...]
 
 
-Filter = Comparison | Membership | Between | IsNull | Not | And | Or
+Filter = Comparison | InList | Between | IsNull | Not | And | Or
 
 
 @dataclass(frozen=True)
@@ -349,7 +349,7 @@ class _Parser:
             return IsNull(column, negated)
         negated = self.accept("keyword", "not") is not None
         if self.accept("keyword", "in"):
-            return Membership(column, self.literal_list(), negated)
+            return InList(column, self.literal_list(), negated)
         if self.accept("keyword", "between"):
             low = self.literal()
             self.expect("keyword", "and", "'and' in 'between a and b'")
@@ -464,7 +464,7 @@ def compile_filter(node: Filter | None, dtypes: dict[str, pl.DataType]) -> pl.Ex
             "<=": expr <= value, ">": expr > value, ">=": expr >= value,
         }
         return compared[node.op]
-    if isinstance(node, Membership):
+    if isinstance(node, InList):
         reconciled = [reconciled_operand(node.column, dtype, v) for v in node.values]
         expr = reconciled[0][0]
         values = [v for _, v in reconciled]

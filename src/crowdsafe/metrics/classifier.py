@@ -30,7 +30,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.data import Dataset
-from crowdsafe.data.generalized import CellTable, Cover, Domain
+from crowdsafe.data.generalized import AttributeDomain, CellTable, Cover
 from crowdsafe.data.schema import AttributeType
 from crowdsafe.errors import ParameterError
 
@@ -55,7 +55,7 @@ def _model(name: str, seed: int):
     raise ParameterError(f"unknown classifier {name!r}; use one of: {', '.join(MODELS)}")
 
 
-def _is_numeric(original: Dataset, column: str, domain: Domain) -> bool:
+def _is_numeric(original: Dataset, column: str, domain: AttributeDomain) -> bool:
     return domain.numbers is not None and original.schema[column].type in (AttributeType.NUMERIC, AttributeType.DATE)
 
 
@@ -83,7 +83,7 @@ def _test_table(test: Dataset, original: Dataset, columns: Sequence[str]) -> Cel
     counted = frame.group_by(columns).len()
     for column in columns:
         codes, dictionary = encode_series(counted.get_column(column))
-        covers[column] = Domain.of(original, column).cover(dictionary, strict=False)
+        covers[column] = AttributeDomain.of(original, column).cover(dictionary, strict=False)
         cells[column] = codes.astype(np.int64)
     return CellTable(list(columns), covers, cells, counted.get_column("len").to_numpy().astype(np.int64))
 
@@ -251,7 +251,7 @@ def release_accuracy(
     :func:`classifier_utility` reports as ``accuracy_release``, without the baseline fit)."""
     names = _features(original, release, test, target, features, model, seed)
     columns = [*names, target]
-    numeric = {c: _is_numeric(original, c, Domain.of(original, c)) for c in names}
+    numeric = {c: _is_numeric(original, c, AttributeDomain.of(original, c)) for c in names}
     accuracy, _ = _fit_and_score(CellTable.of_release(release, original, columns), _test_table(test, original, columns),
                                  names, target, numeric, model, seed)
     return accuracy
@@ -271,7 +271,7 @@ def classifier_utility(
     trained on ``original``."""
     names = _features(original, release, test, target, features, model, seed)
     columns = [*names, target]
-    numeric = {c: _is_numeric(original, c, Domain.of(original, c)) for c in names}
+    numeric = {c: _is_numeric(original, c, AttributeDomain.of(original, c)) for c in names}
     test_table = _test_table(test, original, columns)
     release_table = CellTable.of_release(release, original, columns)
     original_table = CellTable.of_original(original, columns)

@@ -49,7 +49,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.data import COUNT, Dataset, Hierarchy, code_frequencies, encode, packing
-from crowdsafe.data.generalized import Domain, release_codes
+from crowdsafe.data.generalized import AttributeDomain, release_codes
 from crowdsafe.errors import HierarchyError, ParameterError, SchemaError
 
 # Names accepted by InformationLoss.loss(); lower is better for each.
@@ -225,7 +225,7 @@ class FullDomainScorer:
             zeros = (np.zeros(leaves),)
             return _Column(name, codes, None, zeros, zeros, zeros, suppressed_entropy, n_leaf)
         ncp, entropy, effective = [], [], []
-        domain = Domain(name, hierarchy.leaves, hierarchy)
+        domain = AttributeDomain(name, hierarchy.leaves, hierarchy)
         for level in range(hierarchy.height + 1):
             node = hierarchy.leaf_map(level)
             if hierarchy.is_numeric:
@@ -401,7 +401,7 @@ def information_loss(
         )
     if rows == 0:
         raise ParameterError("no input rows")
-    domains = [Domain.of(original, c) for c in columns]
+    domains = [AttributeDomain.of(original, c) for c in columns]
     cells, covers = release_codes(frame, domains)
     suppressed = rows - released
     ncp: dict[str, float] = {}

@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.data import COUNT, Dataset, EncodedColumn, Encoding, code_frequencies, encode_series, load, packing
-from crowdsafe.data.generalized import Domain, canonical_cells, is_generalized
+from crowdsafe.data.generalized import AttributeDomain, canonical_cells, is_generalized
 from crowdsafe.data.schema import AttributeType
 from crowdsafe.errors import ParameterError, SchemaError
 
@@ -38,7 +38,7 @@ def _published_column(dataset: Dataset, column: str, original: Dataset | None) -
     """The column's codes, with generalized cells that cover the same values merged."""
     encoded = dataset.encoded(column)
     if original is not None:
-        cover = Domain.of(original, column).cover(encoded.dictionary)
+        cover = AttributeDomain.of(original, column).cover(encoded.dictionary)
         labels = pl.Series(column, cover.labels).gather(
             np.unique(cover.canonical, return_index=True)[1]
         )

@@ -27,7 +27,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.data import COUNT, Dataset, code_frequencies, encode, encode_series
-from crowdsafe.data.generalized import Domain
+from crowdsafe.data.generalized import AttributeDomain
 from crowdsafe.errors import ParameterError, SchemaError
 from crowdsafe.models.classes import EquivalenceClasses
 
@@ -177,7 +177,7 @@ def population_class_sizes(classes: EquivalenceClasses, population: Dataset) -> 
     published = classes.published()
     candidates: pl.DataFrame | None = None
     for column in columns:
-        domain = Domain.of(population, column)
+        domain = AttributeDomain.of(population, column)
         cell_of_class, distinct = encode_series(published.get_column(column))
         cells, codes = domain.cover(distinct, strict=False).membership
         membership = pl.DataFrame({"cell": cells, column: codes.astype(np.uint32)})

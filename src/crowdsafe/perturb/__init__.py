@@ -25,7 +25,7 @@ from crowdsafe.perturb.alpha_beta import (
     prepare,
     run,
 )
-from crowdsafe.perturb.domain import Domain, public_values
+from crowdsafe.perturb.domain import TupleDomain, public_values
 from crowdsafe.perturb.estimator import (
     EqualitySweep,
     Estimate,
@@ -42,7 +42,7 @@ __all__ = [
     "AlphaBetaPlan",
     "Condition",
     "CountQuery",
-    "Domain",
+    "TupleDomain",
     "EqualitySweep",
     "Estimate",
     "PerturbRequest",

@@ -58,7 +58,7 @@ from crowdsafe.errors import ParameterError, SchemaError
 from crowdsafe.perturb import stages
 from crowdsafe.perturb.domain import (
     DATA,
-    Domain,
+    TupleDomain,
     domain_missing_error,
     public_domain,
     public_values,
@@ -138,7 +138,7 @@ class Table:
     none was declared, an exploratory run).
     """
 
-    domain: Domain
+    domain: TupleDomain
     index: np.ndarray | None  # sorted distinct uint64 indices (m < 2^64), else None
     codes: pl.DataFrame | None  # distinct code tuples c0, c1, ... (m >= 2^64), else None
     rows: int  # rows of the input, before duplicates collapsed (custodian-only)
@@ -288,24 +288,24 @@ def duplicates_error() -> ParameterError:
     )
 
 
-def _active(domain: Domain | None) -> Domain:
+def _active(domain: TupleDomain | None) -> TupleDomain:
     assert domain is not None  # asked only for an attribute without a public domain
     return domain
 
 
 def build_domain(
     frame: pl.DataFrame, names: list[str], public: Mapping[str, Any]
-) -> tuple[Domain, dict[str, np.ndarray]]:
+) -> tuple[TupleDomain, dict[str, np.ndarray]]:
     """The domain (public value lists where given, else the active domain) and the data's codes."""
     rest = [a for a in names if a not in public]
-    active, codes = Domain.active_of(frame, rest) if rest else (None, {})
+    active, codes = TupleDomain.active_of(frame, rest) if rest else (None, {})
     if not public:
         assert active is not None  # no public domain: every attribute (at least one) is active
         return active, codes
     declared = public_domain(frame, public)
     codes.update(declared.encode(frame, what="the data"))
     values = {a: declared.values[a] if a in public else _active(active).values[a] for a in names}
-    return Domain(values, active=active is not None), {a: codes[a] for a in names}
+    return TupleDomain(values, active=active is not None), {a: codes[a] for a in names}
 
 
 def plan_for(table: Table, target: AlphaBetaPlanRequest) -> AlphaBetaPlan:

@@ -9,9 +9,10 @@ domain* (the distinct values present in the data) discloses which values occur a
 in an explicitly uncertified, exploratory run.
 A tuple is a row of per-attribute codes (``code = position in D_i``), or, when
 m = Π |D_i| < 2^64, one unsigned 64-bit *index* in mixed radix:
-index = ((c_1·|D_2| + c_2)·|D_3| + c_3)·... (the first attribute is the most significant digit).
+index = ((c_1·|D_2| + c_2)·|D_3| + c_3)·... (the first attribute is the most significant digit;
+the packing of :mod:`crowdsafe.data.packing`).
 
-A domain travels with the view inside its certificate (:meth:`Domain.to_json`), so anyone can
+A domain travels with the view inside its certificate (:meth:`TupleDomain.to_json`), so anyone can
 estimate queries from the view without the data.
 """
 
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from crowdsafe.data import packing
 from crowdsafe.data.encoding import encode_series
 from crowdsafe.errors import InputError, ParameterError, SchemaError
 
@@ -32,8 +34,9 @@ INDEX_LIMIT = 2**64  # m below this: tuples are uint64 mixed-radix indices
 
 
 @dataclass(frozen=True)
-class Domain:
-    """Per-attribute value lists; ``values[a][code]`` is the value a code stands for."""
+class TupleDomain:
+    """The domain of possible tuples D = D_1 × ... × D_a: per-attribute value lists;
+    ``values[a][code]`` is the value a code stands for."""
 
     values: dict[str, pl.Series]
     active: bool = True  # True when some attribute's values were taken from the data
@@ -70,7 +73,7 @@ class Domain:
     # -- construction -------------------------------------------------------------------
 
     @classmethod
-    def active_of(cls, frame: pl.DataFrame, attributes: Sequence[str]) -> tuple[Domain, dict[str, np.ndarray]]:
+    def active_of(cls, frame: pl.DataFrame, attributes: Sequence[str]) -> tuple[TupleDomain, dict[str, np.ndarray]]:
         """The active domain of ``attributes`` in ``frame`` (sorted values, missing last), and
         the frame's codes."""
         values, codes = {}, {}
@@ -79,7 +82,7 @@ class Domain:
         return cls(values, active=True), codes
 
     @classmethod
-    def declared(cls, domains: Mapping[str, Iterable[Any]], frame: pl.DataFrame) -> Domain:
+    def declared(cls, domains: Mapping[str, Iterable[Any]], frame: pl.DataFrame) -> TupleDomain:
         """A public domain the custodian declares (value lists per attribute, in the frame's types)."""
         values = {}
         for name, listed in domains.items():
@@ -112,26 +115,13 @@ class Domain:
     def index(self, codes: Mapping[str, np.ndarray]) -> np.ndarray:
         """Mixed-radix uint64 indices of coded rows (needs m < 2^64)."""
         self._require_indexable()
-        first = codes[self.attributes[0]]
-        key = np.zeros(len(first), dtype=np.uint64)
-        for name, size in zip(self.attributes, self.sizes):
-            key *= np.uint64(size)
-            key += codes[name].astype(np.uint64, copy=False)
-        return key
+        return packing.pack([codes[name] for name in self.attributes], self.sizes, np.uint64)
 
     def codes_of(self, index: np.ndarray) -> dict[str, np.ndarray]:
         """Per-attribute codes of mixed-radix indices (the inverse of :meth:`index`)."""
         self._require_indexable()
-        # the narrowest integer type holding every index: integer division is several times
-        # faster on 32-bit (and signed 64-bit) integers than on unsigned 64-bit ones
-        work: type[np.integer[Any]] = np.uint32 if self.size <= 2**32 else np.int64 if self.size <= 2**63 else np.uint64
-        remainder = np.asarray(index).astype(work)
-        out: dict[str, np.ndarray] = {}
-        for name, size in zip(reversed(self.attributes), reversed(self.sizes)):
-            quotient = remainder // work(size)
-            out[name] = (remainder - quotient * work(size)).astype(np.uint32, copy=False)
-            remainder = quotient
-        return {name: out[name] for name in self.attributes}
+        columns = packing.unpack(index, self.sizes, packing.division_dtype(self.sizes))
+        return {name: column.astype(np.uint32, copy=False) for name, column in zip(self.attributes, columns)}
 
     def _require_indexable(self) -> None:
         if not self.indexable:
@@ -154,7 +144,7 @@ class Domain:
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], *, active: bool = True) -> Domain:
+    def from_json(cls, data: Mapping[str, Any], *, active: bool = True) -> TupleDomain:
         if not isinstance(data, Mapping) or not data:
             raise InputError("the certificate's domain is missing or empty")
         values = {}
@@ -280,8 +270,8 @@ def domain_missing_error(attributes: Sequence[str]) -> ParameterError:
     )
 
 
-def public_domain(frame: pl.DataFrame, values: Mapping[str, list[Any] | pl.Series]) -> Domain:
-    """The :class:`Domain` of public value lists, in the frame's column types."""
+def public_domain(frame: pl.DataFrame, values: Mapping[str, list[Any] | pl.Series]) -> TupleDomain:
+    """The :class:`TupleDomain` of public value lists, in the frame's column types."""
     out: dict[str, pl.Series] = {}
     for name, listed in values.items():
         dtype = frame.schema[name]
@@ -289,10 +279,10 @@ def public_domain(frame: pl.DataFrame, values: Mapping[str, list[Any] | pl.Serie
         if series is not None and series.dtype != dtype:
             series = _cast_leaves(series, dtype, name)
         if series is None:
-            out.update(Domain.declared({name: listed}, frame).values)
+            out.update(TupleDomain.declared({name: listed}, frame).values)
         else:
             out[name] = series.alias(name).unique(maintain_order=True)
-    return Domain(out, active=False)
+    return TupleDomain(out, active=False)
 
 
 def _cast_leaves(leaves: pl.Series, dtype: pl.DataType, name: str) -> pl.Series:

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from crowdsafe.data import packing
 from crowdsafe.errors import ParameterError
 from crowdsafe.perturb.query import CountQuery, parse_count
 from crowdsafe.perturb.view import View
@@ -133,30 +134,18 @@ def matching_codes(view: Any, query: CountQuery) -> dict[str, np.ndarray]:
 def subset_counts(codes: Sequence[np.ndarray], sizes: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     """Counts of the value combinations of some coded columns: (cells, counts).
 
-    ``cells`` are mixed-radix cell numbers (first column most significant). Dense grids are
+    ``cells`` are mixed-radix cell numbers (:func:`crowdsafe.data.packing.pack`). Dense grids are
     counted with one ``bincount`` and returned whole (every combination, zeros included);
     larger grids by a hash group-by over the combinations present.
     """
     grid = math.prod(sizes)
     if grid >= 2**63:
         raise ParameterError("an attribute set with 2^63 or more value combinations cannot be swept")
-    key = np.asarray(codes[0], dtype=np.int64)
-    for column, size in zip(codes[1:], sizes[1:]):
-        key = key * size + column
+    key = packing.pack(codes, sizes, np.int64)
     if grid <= DENSE_GRID_LIMIT:
         return np.arange(grid, dtype=np.int64), np.bincount(key, minlength=grid).astype(np.int64)
     counted = pl.DataFrame({"cell": key}).group_by("cell").agg(pl.len().alias("count")).sort("cell")
     return counted.get_column("cell").to_numpy(), counted.get_column("count").to_numpy().astype(np.int64)
-
-
-def _cells_to_codes(cells: np.ndarray, sizes: Sequence[int]) -> list[np.ndarray]:
-    out = []
-    remainder = cells
-    for size in reversed(sizes):
-        quotient = remainder // size
-        out.append(remainder - quotient * size)
-        remainder = quotient
-    return out[::-1]
 
 
 @dataclass(frozen=True)
@@ -214,7 +203,7 @@ def equality_estimates(
                 if len(cells) != math.prod(sizes):  # sparse: align the two lists of cells
                     cells, n_view, true_counts = _align(cells, n_view, true_cells, true_counts)
                 pieces["true"].append(true_counts)
-            codes = dict(zip(subset, _cells_to_codes(cells, sizes)))
+            codes = dict(zip(subset, packing.unpack(cells, sizes)))
             for a in names:
                 pieces[a].append(codes[a] if a in codes else np.full(len(cells), -1, dtype=np.int64))
             pieces["set"].append(np.full(len(cells), len(labels), dtype=np.int64))

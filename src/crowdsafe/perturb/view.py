@@ -21,7 +21,7 @@ from crowdsafe.csv_safety import escaped_by, format_note, unescape_frame
 from crowdsafe.data import read_table, write
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import atomic_path, check_output_path
-from crowdsafe.perturb.domain import Domain
+from crowdsafe.perturb.domain import TupleDomain
 from crowdsafe.privacy.certificate import Certificate
 
 CERTIFICATE_SUFFIX = ".certificate.json"
@@ -72,7 +72,7 @@ class View:
     """A published α-β view and what is needed to estimate queries from it."""
 
     frame: pl.DataFrame
-    domain: Domain
+    domain: TupleDomain
     alpha: float
     beta: float
     n_bound: int  # the public bound N on n the plan used (never the exact n of a certified run)
@@ -148,7 +148,7 @@ def read_view(path: str | os.PathLike[str], certificate: str | os.PathLike[str] 
     if cert.guarantee not in ("d-gamma", "none") or not {"alpha", "beta", "domain"} <= set(cert.parameters):
         raise InputError(f"{cert_file} is not the certificate of an alpha-beta view")
     params = cert.parameters
-    domain = Domain.from_json(params["domain"], active=params.get("domain_kind", "active") == "active")
+    domain = TupleDomain.from_json(params["domain"], active=params.get("domain_kind", "active") == "active")
     frame = _read_text(path, escaped_by(cert.format_notes))
     absent = [a for a in domain.attributes if a not in frame.columns]
     if absent:

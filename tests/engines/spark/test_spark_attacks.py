@@ -1,29 +1,18 @@
 """The intersection attack with its joins on Spark gives the Polars engine's metrics exactly."""
 
 import json
-import math
 
 import numpy as np
 import polars as pl
 import pytest
+from engine_helpers import same
 
 from crowdsafe import cli
 from crowdsafe.attacks.intersection import AttackedRelease, intersection_attack
-from crowdsafe.engines.spark.attacks import SparkRelease, intersection_attack_spark
+from crowdsafe.engines.spark.attacks import SparkTextRelease, intersection_attack_spark
 from crowdsafe.errors import ParameterError
 
 pytestmark = pytest.mark.spark
-
-
-def _same(a, b):
-    """Equal, floats to 1e-12 relative (sums of the same terms in another order)."""
-    if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)):
-        return isinstance(b, (list, tuple)) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, float) and isinstance(b, (float, int)):
-        return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
-    return a == b
 
 
 def _decade(width):
@@ -64,7 +53,7 @@ def test_spark_attack_metrics_equal_the_polars_engine(spark, attack_data, tmp_pa
                                     "disease", truth_id="id")
     assert on_polars.summary["perfect_breach"] > 0 and on_polars.summary["average_drop"] > 0  # a real attack
     with pytest.raises(ParameterError, match="nearest-centroid location needs engine='polars'"):
-        intersection_attack_spark([SparkRelease(spark.createDataFrame(releases[0].to_arrow()), "R1")],
+        intersection_attack_spark([SparkTextRelease(spark.createDataFrame(releases[0].to_arrow()), "R1")],
                                   spark.createDataFrame(targets.to_arrow()), qi, "disease", location="nearest")
 
     # one run through the command line: the files are read on Spark, the metrics written as Parquet
@@ -78,8 +67,8 @@ def test_spark_attack_metrics_equal_the_polars_engine(spark, attack_data, tmp_pa
                      "--json", "--out", str(tmp_path / "metrics.parquet")])
     payload = json.loads(capsys.readouterr().out)
     assert code == 0
-    assert _same(payload["summary"], on_polars.summary)
-    assert _same(payload["releases"], on_polars.releases.to_dicts())
+    assert same(payload["summary"], on_polars.summary)
+    assert same(payload["releases"], on_polars.releases.to_dicts())
     per_target = pl.read_parquet(tmp_path / "metrics.parquet" / "*.parquet").select(
         "id", "posterior_anonymity", "inferred_value", "perfect_breach_true")
     expected = targets.select("id").with_columns(

@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import polars as pl
 import pytest
+from engine_helpers import comparable, text_rows
 
 from crowdsafe.anonymize.apply import apply
 from crowdsafe.anonymize.counted import apply_counts, classes_at, counted
@@ -18,8 +19,6 @@ from crowdsafe.data import load
 from crowdsafe.randomness import Randomness
 
 pytestmark = pytest.mark.spark
-
-IDENTITY_FIELDS = ("sample", "randomness")
 
 
 @pytest.fixture(scope="module")
@@ -38,19 +37,6 @@ def small_table(spark, small):
     from crowdsafe.engines.spark.table import spark_table
 
     return spark_table(spark, small)
-
-
-def _comparable(certificate) -> dict:
-    """A certificate without what names the release and the randomness (engine-specific)."""
-    data = json.loads(certificate.to_json())
-    for key in IDENTITY_FIELDS:
-        data.pop(key, None)
-    data.get("parameters", {}).pop("engine", None)
-    return data
-
-
-def _rows(frame: pl.DataFrame) -> pl.DataFrame:
-    return frame.with_columns(pl.all().cast(pl.String)).sort(frame.columns, nulls_last=True)
 
 
 def test_frequency_tables_and_choice_match_polars(small, small_table):
@@ -97,8 +83,8 @@ def test_same_sample_same_release_and_certificate(small, small_table, tmp_path):
     assert spark_facts["sample_rows"] == polars_facts["sample_rows"] == small.n_rows
     assert spark_run.release.rows_published == polars_run.release.rows_published
     written = pl.read_parquet(out / "*.parquet")
-    assert _rows(written).equals(_rows(polars_run.release.frame))
-    assert _comparable(spark_run.certificate) == _comparable(polars_run.certificate)
+    assert text_rows(written).equals(text_rows(polars_run.release.frame))
+    assert comparable(spark_run.certificate) == comparable(polars_run.certificate)
     assert spark_facts["utility"]["ncp"] == pytest.approx(polars_facts["utility"]["ncp"])
     assert spark_facts["utility"]["discernibility"] == pytest.approx(polars_facts["utility"]["discernibility"])
     assert spark_facts["suppressed_rows"] == polars_facts["suppressed_rows"]
@@ -122,7 +108,7 @@ def test_fixed_scheme_sampling_is_binomial(spark, adult):
     table = spark_table(spark, adult)
     spark_run = publish_table(table, plan, randomness=Randomness())
     polars_run = publish_dataset(adult, plan, randomness=Randomness())
-    assert _comparable(spark_run.certificate) == _comparable(polars_run.certificate)
+    assert comparable(spark_run.certificate) == comparable(polars_run.certificate)
     assert not spark_run.certificate.seeded  # secure randomness; no ledger, so not fit for release:
     assert spark_run.certificate.unfit_reasons == (
         "no ledger: nothing records the sample's use or limits further releases",)

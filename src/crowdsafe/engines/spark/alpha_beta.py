@@ -58,7 +58,7 @@ from crowdsafe.perturb.alpha_beta import (
     resolve_domain,
     uncertified_reasons,
 )
-from crowdsafe.perturb.domain import Domain, encode_against, public_domain
+from crowdsafe.perturb.domain import TupleDomain, encode_against, public_domain
 from crowdsafe.perturb.estimator import DEFAULT_CONFIDENCE, Estimate, estimate_counted, matching_codes
 from crowdsafe.perturb.query import CountQuery, parse_count
 from crowdsafe.perturb.view import certificate_path
@@ -78,7 +78,7 @@ class SparkInput:
     ``n`` and ``rows`` are custodian-only; the plan uses :attr:`n_bound` (see
     :class:`crowdsafe.perturb.alpha_beta.Table`)."""
 
-    domain: Domain
+    domain: TupleDomain
     tuples: Any  # Spark DataFrame with one column: the distinct indices (long), persisted
     n: int  # distinct tuples
     rows: int  # rows of the input, before duplicates collapsed
@@ -102,7 +102,7 @@ class SparkInput:
         self.tuples.unpersist()
 
 
-def spark_domain(table: TypedTable, names: Sequence[str], public: Mapping[str, Any]) -> Domain:
+def spark_domain(table: TypedTable, names: Sequence[str], public: Mapping[str, Any]) -> TupleDomain:
     """The domain of the published attributes: the public value lists (checked to hold every
     value present, on Spark), and for the others (exploratory runs only) the active domain,
     ordered as the Polars engine orders it."""
@@ -117,8 +117,8 @@ def spark_domain(table: TypedTable, names: Sequence[str], public: Mapping[str, A
             encode_against(distinct.get_column(name), declared.values[name], what="the data")  # InputError: the column
             values[name] = declared.values[name]
         else:
-            values[name] = Domain.active_of(distinct, [name])[0].values[name]
-    return Domain(values, active=len(public) < len(names))
+            values[name] = TupleDomain.active_of(distinct, [name])[0].values[name]
+    return TupleDomain(values, active=len(public) < len(names))
 
 
 def prepare_spark(table: TypedTable, request: PerturbRequest) -> SparkInput:
@@ -181,7 +181,7 @@ class SparkView:
 
     frame: Any
     path: str
-    domain: Domain
+    domain: TupleDomain
     alpha: float
     beta: float
     n_bound: int

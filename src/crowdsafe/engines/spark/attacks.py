@@ -7,7 +7,7 @@ releases too large for one machine. What runs where:
 - *driver* (small): the distinct values of every quasi-identifier among the targets, their
   domains and codes (:func:`crowdsafe.attacks.locate.target_codes`); the distinct cells of
   every release column, parsed and resolved into the values they cover
-  (:meth:`crowdsafe.data.generalized.Domain.cover`, the same parser as the Polars engine); the
+  (:meth:`crowdsafe.data.generalized.AttributeDomain.cover`, the same parser as the Polars engine); the
   sensitive domain. Each becomes a small table broadcast to the executors;
 - *Spark*: the targets' tuples, each release's classes (one group-by over its rows), the
   location of every target tuple in every release (a join of the tuples with the cells covering
@@ -23,6 +23,7 @@ releases (nearest-centroid location) need the polars engine.
 from __future__ import annotations
 
 import functools
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,7 +36,8 @@ import polars as pl
 from crowdsafe.attacks.intersection import DEFAULT_LEVELS, Location, Scores, as_text, run_intersection
 from crowdsafe.attacks.locate import ClassTable, encode_targets, is_microaggregated
 from crowdsafe.data import Hierarchy
-from crowdsafe.data.generalized import Domain, canonical_cells
+from crowdsafe.data.generalized import AttributeDomain, canonical_cells
+from crowdsafe.engines.spark import packing
 from crowdsafe.engines.spark.typed_table import _quoted
 from crowdsafe.errors import InputError, ParameterError
 
@@ -44,7 +46,7 @@ _SEPARATOR = "\u001f"
 
 
 @dataclass(frozen=True)
-class SparkRelease:
+class SparkTextRelease:
     """A release on Spark (every column read as text), its name and presumed k."""
 
     frame: Any
@@ -66,7 +68,7 @@ class SparkIntersectionResult:
         return {"summary": self.summary, "releases": self.releases.to_dicts()}
 
 
-def read_spark_release(spark: Any, path: str | os.PathLike[str], name: str | None = None) -> SparkRelease:
+def read_spark_release(spark: Any, path: str | os.PathLike[str], name: str | None = None) -> SparkTextRelease:
     """A release file or directory (CSV or Parquet) on Spark, every column as text, as
     :func:`crowdsafe.attacks.releases.read_release` reads it (an empty CSV field is missing)."""
     from pyspark.sql import functions as F
@@ -81,7 +83,7 @@ def read_spark_release(spark: Any, path: str | os.PathLike[str], name: str | Non
     for suffix in (".csv", ".parquet", ".pq"):
         stem = stem[: -len(suffix)] if stem.lower().endswith(suffix) else stem
     k = certificate_k(Path(text.rstrip("/"))) if "://" not in text else None
-    return SparkRelease(frame, name or stem, k)
+    return SparkTextRelease(frame, name or stem, k)
 
 
 def _text_key(column: Any) -> Any:
@@ -118,7 +120,7 @@ def _small(spark: Any, data: dict[str, Any], schema: str) -> Any:
 
 
 def intersection_attack_spark(
-    releases: Sequence[SparkRelease],
+    releases: Sequence[SparkTextRelease],
     targets: Any,
     qi: Sequence[str],
     sensitive: str,
@@ -146,7 +148,7 @@ class SparkAttackTables:
     (tuple, class) pairs and (tuple, value) candidates as Spark DataFrames, the metrics
     aggregated in one Spark job."""
 
-    def __init__(self, releases: list[SparkRelease], targets: Any, hierarchies: dict[str, Hierarchy]) -> None:
+    def __init__(self, releases: list[SparkTextRelease], targets: Any, hierarchies: dict[str, Hierarchy]) -> None:
         self.releases = releases
         self.targets = targets
         self.hierarchies = hierarchies
@@ -178,10 +180,8 @@ class SparkAttackTables:
         targets, hierarchies = self.targets, self.hierarchies
         spark = self.spark = targets.sparkSession
         self.has_truth = has_truth = sensitive in targets.columns
-        domains: dict[str, Domain] = {}
+        domains: dict[str, AttributeDomain] = {}
         coded = targets
-        radix = 1
-        tuple_key = F.lit(0).cast("long")
         target_values = _distinct_values(targets, [*qi, *([sensitive] if has_truth else [])])
         for i, c in enumerate(qi):
             values = target_values[c]
@@ -191,12 +191,12 @@ class SparkAttackTables:
                            f"`__v{i}` string, `__k{i}` long")
             coded = coded.join(table, _text_key(F.col(_quoted(c))) == _text_key(F.col(f"__v{i}")),
                                "left").drop(f"__v{i}")
-            radix *= domains[c].size
-            tuple_key = tuple_key * domains[c].size + F.col(f"__k{i}")
-        if radix >= 2**63:
+        sizes = [domains[c].size for c in qi]
+        if math.prod(sizes) >= 2**63:
             raise ParameterError("the targets' quasi-identifier domains have 2^63 or more combinations; "
                                  "use engine='polars'", parameter="engine")
         self.domains = domains
+        tuple_key = packing.pack([F.col(f"__k{i}") for i in range(len(qi))], sizes)
         self.coded = coded = coded.withColumn("__tuple", tuple_key).persist()
         self.tuples = coded.select("__tuple", *[f"__k{i}" for i in range(len(qi))]).distinct().persist()
 
@@ -205,7 +205,7 @@ class SparkAttackTables:
         small_targets = target_values[sensitive].to_frame(sensitive) if has_truth else pl.DataFrame({"__none": []})
         return [as_text(cells) for cells in cells_s], small_targets
 
-    def score(self, qi: list[str], sensitive: str, value_domain: Domain, locations: list[str],
+    def score(self, qi: list[str], sensitive: str, value_domain: AttributeDomain, locations: list[str],
               levels: tuple[float, ...], truth_id: str | None) -> Scores:
         from pyspark.sql import functions as F
 
@@ -319,8 +319,9 @@ class SparkAttackTables:
         return SparkIntersectionResult(targets, releases, summary)
 
 
-def _release_tables(spark: Any, release: SparkRelease, qi: list[str], sensitive: str, domains: Mapping[str, Domain],
-                    value_domain: Domain, cells: Mapping[str, pl.Series], tuples: Any, location: str, j: int,
+def _release_tables(spark: Any, release: SparkTextRelease, qi: list[str], sensitive: str,
+                    domains: Mapping[str, AttributeDomain],
+                    value_domain: AttributeDomain, cells: Mapping[str, pl.Series], tuples: Any, location: str, j: int,
                     coded: Any, truth_id: str | None) -> dict[str, Any]:
     """Release j's classes, the located (tuple, class) pairs, its (tuple, value) candidates, and
     (with ``truth_id``) how often a target's true class is among those located."""
@@ -403,5 +404,5 @@ def _release_tables(spark: Any, release: SparkRelease, qi: list[str], sensitive:
             "classes": int(n_classes), "correct_location": correct, "persisted": [combos, class_values, located]}
 
 
-__all__ = ["SparkAttackTables", "SparkIntersectionResult", "SparkRelease", "intersection_attack_spark",
+__all__ = ["SparkAttackTables", "SparkIntersectionResult", "SparkTextRelease", "intersection_attack_spark",
            "read_spark_release"]

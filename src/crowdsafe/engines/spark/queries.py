@@ -38,8 +38,8 @@ from crowdsafe.mechanisms.query_language import (
     Between,
     Comparison,
     Filter,
+    InList,
     IsNull,
-    Membership,
     Not,
     Or,
     is_text,
@@ -88,7 +88,7 @@ def spark_filter(node: Filter | None, dtypes: Mapping[str, pl.DataType]) -> Any:
             "==": left == value, "!=": left != value, "<": left < value,
             "<=": left <= value, ">": left > value, ">=": left >= value,
         }[node.op]
-    if isinstance(node, Membership):
+    if isinstance(node, InList):
         reconciled = [operand(v) for v in node.values]
         left = reconciled[0][0]
         values = [v for _, v in reconciled]

@@ -1,0 +1,39 @@
+"""One concept, one name: no class name is defined in two modules of crowdsafe.
+
+A reader (or a traceback) that says ``Domain`` must mean one thing. A name may be shared only
+when ALLOWED lists it with the reason.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import crowdsafe
+
+SRC = Path(crowdsafe.__file__).parent
+
+# class name -> why two modules may define it (none today)
+ALLOWED: dict[str, str] = {}
+
+
+def class_modules() -> dict[str, list[str]]:
+    where: dict[str, list[str]] = defaultdict(list)
+    for path in sorted(SRC.rglob("*.py")):
+        module = path.relative_to(SRC).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.ClassDef):
+                where[node.name].append(module)
+    return where
+
+
+def test_no_class_name_is_defined_in_two_modules():
+    shared = {name: modules for name, modules in class_modules().items()
+              if len(modules) > 1 and name not in ALLOWED}
+    assert shared == {}, f"class names defined more than once (rename one, or allow it with a reason): {shared}"
+
+
+def test_the_allow_list_names_only_shared_classes():
+    where = class_modules()
+    assert [name for name in ALLOWED if len(where.get(name, [])) < 2] == []
