@@ -493,10 +493,10 @@ def _spark_session():
 
 
 def _spark_release(frame, name):
-    from crowdsafe.engines.spark.attacks import SparkRelease
+    from crowdsafe.engines.spark.attacks import SparkTextRelease
     from crowdsafe.engines.spark.session import spark_session
 
-    return SparkRelease(spark_session().createDataFrame(frame.to_arrow()), name)
+    return SparkTextRelease(spark_session().createDataFrame(frame.to_arrow()), name)
 
 
 def _spark_attack(release, targets, qi, **options):
