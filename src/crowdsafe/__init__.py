@@ -17,6 +17,9 @@ __all__ = ["CrowdsafeError", "Randomness", "__version__"]
 # first time a name is looked up (crowdsafe.data.sources): the data layer imports none of them.
 TABLE_PROVIDERS = ("crowdsafe.datasets",)
 
+#: The publish family's typed requests (``crowdsafe.PlanRequest``, ...) and their modules.
+PUBLISH_REQUESTS = {"PlanRequest": "crowdsafe.anonymize.plan", "RunOptions": "crowdsafe.anonymize.publish"}
+
 
 def __getattr__(name: str) -> object:
     """``crowdsafe.query`` / ``crowdsafe.publish``: the public API functions, imported on first use."""
@@ -24,4 +27,8 @@ def __getattr__(name: str) -> object:
         from crowdsafe import api
 
         return getattr(api, name)
+    if name in PUBLISH_REQUESTS:  # the typed requests publish and plan_publish pass down
+        import importlib
+
+        return getattr(importlib.import_module(PUBLISH_REQUESTS[name]), name)
     raise AttributeError(f"module 'crowdsafe' has no attribute {name!r}")
