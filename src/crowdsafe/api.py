@@ -465,7 +465,9 @@ def plan_publish(
     """The plan :func:`publish` would run (k, β, ε1, cost of all releases), without reading data.
     ``candidates``: the lattice's size (public, from the hierarchies), for the planner's ε1; without
     it ε1 is 10% of ε. (The expected sample size of a table of n rows,
-    ``plan.expected_sample_rows(n)``, is a fact about the data: custodian-only.)"""
+    ``plan.expected_sample_rows(n)``, is a fact about the data: custodian-only.) The keywords are
+    one :class:`~crowdsafe.anonymize.plan.PlanRequest`, checked by
+    :func:`~crowdsafe.anonymize.plan.plan_publication`."""
     from crowdsafe.anonymize.plan import PlanRequest, plan_publication
 
     return plan_publication(PlanRequest(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
@@ -533,6 +535,11 @@ def publish(
     it. ``columns`` publishes exactly these columns (the guarantee covers what is released).
     Unless ``epsilon1`` is given, the planner splits ε from the lattice's size
     (:func:`crowdsafe.anonymize.plan.planned_epsilon1`).
+
+    The keywords are gathered once into a :class:`~crowdsafe.anonymize.plan.PlanRequest` (what the
+    plan depends on, checked before anything is read) and a
+    :class:`~crowdsafe.anonymize.publish.RunOptions` (how the run is carried out and written),
+    passed down unchanged to :func:`crowdsafe.drivers.publish.publish`.
     """
     from crowdsafe.anonymize.plan import PlanRequest, plan_publication
     from crowdsafe.anonymize.publish import RunOptions
