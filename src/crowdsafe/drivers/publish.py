@@ -6,7 +6,10 @@ Apply, certify → custodian facts (ledger entry, optional file) → the heavy-s
 write. The engine (:class:`~crowdsafe.engines.protocol.Engine`) draws and counts the samples,
 materialises the published classes and writes the files; every decision about what leaves the
 run is taken here, by the same code for every engine (:mod:`crowdsafe.anonymize.publish` holds
-the pipeline's steps: the plan, Am, Apply, the certificate).
+the pipeline's steps: the plan, Am, Apply, the certificate). What the run is asked for arrives
+as two typed requests built once by :func:`crowdsafe.api.publish`: the
+:class:`~crowdsafe.anonymize.plan.PlanRequest` (fixed before the data is read) and the
+:class:`~crowdsafe.anonymize.publish.RunOptions` (how the run is carried out and written).
 """
 
 from __future__ import annotations
