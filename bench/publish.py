@@ -43,6 +43,8 @@ from sizes import rows_of  # this folder's size names (adult, 1m, 10M, ...)
 from crowdsafe.anonymize.counted import class_frame
 from crowdsafe.anonymize.plan import best_rate
 from crowdsafe.anonymize.publish import (
+    PlanRequest,
+    RunOptions,
     apply_recoding,
     choose_recoding,
     count_sample,
@@ -108,7 +110,7 @@ def bench(name: str, repeat: int, objective: str = "retained") -> dict[str, obje
     load_time, data = timed(lambda: load(name))
     target = "income" if objective == "classification" else None
     best_rate.cache_clear()
-    plan_time, plan = timed(lambda: plan_for_dataset(data, 1.0, 1e-6, objective=objective, target=target))
+    plan_time, plan = timed(lambda: plan_for_dataset(data, PlanRequest(1.0, 1e-6, objective=objective, target=target)))
     prepared, columns, _ = prepare_dataset(data)
     floor = best_of(lambda: prepared.frame.group_by(columns).len(), repeat)
     fingerprint_time, _ = timed(data.fingerprint)
@@ -128,7 +130,8 @@ def bench(name: str, repeat: int, objective: str = "retained") -> dict[str, obje
         for run in range(repeat):
             fresh = load(name) if name == "adult" else data.select(data.columns)  # no cached fingerprint
             started = time.perf_counter()
-            publication = publish_dataset(fresh, plan, randomness=Randomness(1), out=Path(folder) / f"{name}.csv")
+            publication = publish_dataset(fresh, plan, RunOptions(out=Path(folder) / f"{name}.csv"),
+                                          randomness=Randomness(1))
             totals.append(time.perf_counter() - started)
         total = min(totals)
         end_to_end = []
@@ -136,8 +139,9 @@ def bench(name: str, repeat: int, objective: str = "retained") -> dict[str, obje
             fresh = load(name) if name == "adult" else data.select(data.columns)
             best_rate.cache_clear()  # a run plans once, from nothing
             started = time.perf_counter()
-            fresh_plan = plan_for_dataset(fresh, 1.0, 1e-6, objective=objective, target=target)
-            publish_dataset(fresh, fresh_plan, randomness=Randomness(1), out=Path(folder) / f"{name}-e2e.csv")
+            fresh_plan = plan_for_dataset(fresh, PlanRequest(1.0, 1e-6, objective=objective, target=target))
+            publish_dataset(fresh, fresh_plan, RunOptions(out=Path(folder) / f"{name}-e2e.csv"),
+                            randomness=Randomness(1))
             end_to_end.append(time.perf_counter() - started)
         write_time, _ = timed(lambda: write_classes_csv(class_frame(applied, scheme, columns),
                                                         applied.published_class_sizes, Path(folder) / "again.csv"))

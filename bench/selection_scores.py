@@ -30,7 +30,7 @@ import time
 import numpy as np
 
 from crowdsafe.anonymize.counted import counted
-from crowdsafe.anonymize.publish import plan_for_dataset, prepare_dataset
+from crowdsafe.anonymize.publish import PlanRequest, plan_for_dataset, prepare_dataset
 from crowdsafe.datasets import adult
 
 
@@ -42,7 +42,7 @@ def main() -> None:
     started = time.perf_counter()
     train, test = adult("train"), adult("test")
     prepared, columns, _ = prepare_dataset(train)
-    plan = plan_for_dataset(train, args.epsilon, 1e-6, objective="classification", target="income")
+    plan = plan_for_dataset(train, PlanRequest(args.epsilon, 1e-6, objective="classification", target="income"))
     k = plan.k
     full = counted(prepared, columns)
     kept = np.random.default_rng(args.seed).binomial(full.counts, plan.beta)

@@ -64,7 +64,7 @@ def adult_hierarchies() -> dict:
 
 
 def polars_engine(path: Path, folder: Path) -> dict[str, object]:
-    from crowdsafe.anonymize.publish import plan_publication, prepare_dataset, publish_dataset
+    from crowdsafe.anonymize.publish import PlanRequest, RunOptions, plan_publication, prepare_dataset, publish_dataset
     from crowdsafe.data import load
     from crowdsafe.datasets.uci_adult import schema
     from crowdsafe.randomness import Randomness
@@ -73,9 +73,9 @@ def polars_engine(path: Path, folder: Path) -> dict[str, object]:
     read_time, data = timed(lambda: load(str(path), schema=schema(), hierarchies=adult_hierarchies()))
     prepared, columns, _ = prepare_dataset(data)
     floor, _ = timed(lambda: prepared.frame.group_by(columns).len())
-    plan = plan_publication(1.0, 1e-6)
-    total, publication = timed(lambda: publish_dataset(data, plan, randomness=Randomness(),
-                                                       out=folder / "polars-release.parquet"))
+    plan = plan_publication(PlanRequest(1.0, 1e-6))
+    total, publication = timed(lambda: publish_dataset(data, plan, RunOptions(out=folder / "polars-release.parquet"),
+                                                       randomness=Randomness()))
     return {
         "read_seconds": read_time,
         "publish_dataset_seconds": total,
@@ -101,7 +101,7 @@ def spark_engine(path: Path, folder: Path, threads: int, driver_memory: str) -> 
 
 def spark_child(path: str, folder: str, threads: int, driver_memory: str) -> dict[str, object]:
     from crowdsafe.anonymize.counted import apply_counts
-    from crowdsafe.anonymize.publish import plan_publication
+    from crowdsafe.anonymize.publish import PlanRequest, RunOptions, plan_publication
     from crowdsafe.anonymize.selection import choose_scheme
     from crowdsafe.datasets.uci_adult import schema
     from crowdsafe.engines.spark.publish import count_release_sample, publish_table, release_of
@@ -117,7 +117,7 @@ def spark_child(path: str, folder: str, threads: int, driver_memory: str) -> dic
     table_time, table = timed(lambda: spark_table(spark, path, schema=schema(), hierarchies=adult_hierarchies()))
     columns = table.columns
     floor, _ = timed(lambda: spark.read.parquet(path).groupBy(*columns).count().count())
-    plan = plan_publication(1.0, 1e-6)
+    plan = plan_publication(PlanRequest(1.0, 1e-6))
     randomness = Randomness()
     count_time, sample = timed(lambda: count_release_sample(table, plan.beta, randomness, None))
     choice_time, choice = timed(lambda: choose_scheme(sample.table, columns, plan.k, plan.epsilon1, randomness))
@@ -125,10 +125,10 @@ def spark_child(path: str, folder: str, threads: int, driver_memory: str) -> dic
     target = str(Path(folder) / f"spark-stages-{threads}.parquet")
     write_time, _ = timed(lambda: write_releases(spark, [release_of(table, choice.scheme, applied)[1]], ["{}"],
                                                  [target]))
+    run = RunOptions(out=str(Path(folder) / f"spark-{threads}.parquet"))
     total, publication = timed(lambda: publish_table(spark_table(spark, path, schema=schema(),
                                                                  hierarchies=adult_hierarchies()),
-                                                     plan, randomness=Randomness(),
-                                                     out=str(Path(folder) / f"spark-{threads}.parquet")))
+                                                     plan, run, randomness=Randomness()))
     return {
         "master": f"local[{threads}]",
         "driver_memory": driver_memory,

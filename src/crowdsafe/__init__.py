@@ -17,9 +17,11 @@ __all__ = ["CrowdsafeError", "Randomness", "__version__"]
 # first time a name is looked up (crowdsafe.data.sources): the data layer imports none of them.
 TABLE_PROVIDERS = ("crowdsafe.datasets",)
 
-
-# The typed requests the public functions build and pass down (query, perturb, plan_perturbation).
-_QUERY_PERTURB_REQUESTS = {
+#: The typed requests the public functions build and pass down (``crowdsafe.PlanRequest``, ...),
+#: and the modules that define them.
+REQUESTS = {
+    "PlanRequest": "crowdsafe.anonymize.plan",
+    "RunOptions": "crowdsafe.anonymize.publish",
     "QueryRequest": "crowdsafe.mechanisms.query_plan",
     "PerturbRequest": "crowdsafe.perturb.alpha_beta",
     "AlphaBetaPlanRequest": "crowdsafe.privacy.dgamma",
@@ -33,8 +35,8 @@ def __getattr__(name: str) -> object:
         from crowdsafe import api
 
         return getattr(api, name)
-    if name in _QUERY_PERTURB_REQUESTS:
+    if name in REQUESTS:
         import importlib
 
-        return getattr(importlib.import_module(_QUERY_PERTURB_REQUESTS[name]), name)
+        return getattr(importlib.import_module(REQUESTS[name]), name)
     raise AttributeError(f"module 'crowdsafe' has no attribute {name!r}")

@@ -478,12 +478,14 @@ def plan_publish(
     """The plan :func:`publish` would run (k, β, ε1, cost of all releases), without reading data.
     ``candidates``: the lattice's size (public, from the hierarchies), for the planner's ε1; without
     it ε1 is 10% of ε. (The expected sample size of a table of n rows,
-    ``plan.expected_sample_rows(n)``, is a fact about the data: custodian-only.)"""
-    from crowdsafe.anonymize.publish import plan_publication
+    ``plan.expected_sample_rows(n)``, is a fact about the data: custodian-only.) The keywords are
+    one :class:`~crowdsafe.anonymize.plan.PlanRequest`, checked by
+    :func:`~crowdsafe.anonymize.plan.plan_publication`."""
+    from crowdsafe.anonymize.plan import PlanRequest, plan_publication
 
-    return plan_publication(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
-                            releases=releases, objective=objective, target=target, columns=columns,
-                            candidates=candidates)
+    return plan_publication(PlanRequest(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
+                                        releases=releases, objective=objective, target=target, columns=columns,
+                                        candidates=candidates))
 
 
 def publish(
@@ -546,18 +548,24 @@ def publish(
     it. ``columns`` publishes exactly these columns (the guarantee covers what is released).
     Unless ``epsilon1`` is given, the planner splits ε from the lattice's size
     (:func:`crowdsafe.anonymize.plan.planned_epsilon1`).
+
+    The keywords are gathered once into a :class:`~crowdsafe.anonymize.plan.PlanRequest` (what the
+    plan depends on, checked before anything is read) and a
+    :class:`~crowdsafe.anonymize.publish.RunOptions` (how the run is carried out and written),
+    passed down unchanged to :func:`crowdsafe.drivers.publish.publish`.
     """
-    from crowdsafe.anonymize.publish import plan_publication
+    from crowdsafe.anonymize.plan import PlanRequest, plan_publication
+    from crowdsafe.anonymize.publish import RunOptions
     from crowdsafe.drivers.publish import publish as publish_run
     from crowdsafe.engines import get_engine
 
-    options: dict[str, Any] = dict(k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases,
-                                   objective=objective, target=target,
-                                   columns=None if columns is None else tuple(columns))
-    plan_publication(epsilon, delta, **options)  # bad parameters are refused before anything else
-    return publish_run(get_engine(engine, master=spark_master), data, epsilon, delta, options, schema=schema, qi=qi,
-                       sensitive=sensitive, missing=missing, seed=seed, ledger=ledger, name=name, budget=budget,
-                       out=out, force=force, custodian_report=custodian_report, escape_formulas=escape_formulas)
+    request = PlanRequest(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases,
+                          objective=objective, target=target, columns=None if columns is None else tuple(columns))
+    run = RunOptions(name=name, budget=budget, out=out, force=force, custodian_report=custodian_report,
+                     escape_formulas=escape_formulas)
+    plan_publication(request)  # bad parameters are refused before anything else
+    return publish_run(get_engine(engine, master=spark_master), data, request, run, schema=schema, qi=qi,
+                       sensitive=sensitive, missing=missing, seed=seed, ledger=ledger)
 
 
 # -- attacks -------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from samples import sample_of
 from strategies import tables
 
 import crowdsafe
-from crowdsafe.anonymize.publish import plan_publication, publish_dataset
+from crowdsafe.anonymize.publish import PlanRequest, RunOptions, plan_publication, publish_dataset
 from crowdsafe.anonymize.release import write_classes_csv
 from crowdsafe.anonymize.selection import fixed_scheme
 from crowdsafe.datasets import adult
@@ -46,7 +46,7 @@ def _least_k(beta: float, epsilon: float, epsilon1: float, delta: float) -> int:
 
 
 def test_default_plan_without_the_lattice_size_spends_ten_percent_and_picks_beta_by_resolution():
-    plan = plan_publication(1.0, 1e-6)
+    plan = plan_publication(PlanRequest(1.0, 1e-6))
     assert plan.epsilon1 == pytest.approx(0.1)
     assert plan.beta <= 1 - math.exp(-0.9)
     # k is the smallest with d(k, beta, eps - eps1) <= delta, checked independently of the planner
@@ -65,7 +65,7 @@ def test_default_plan_without_the_lattice_size_spends_ten_percent_and_picks_beta
 def test_at_a_large_epsilon_the_planner_keeps_k_small():
     """At ε = 4 the largest admitted rate keeps 98% of the rows and needs k in the hundreds; the
     planner's rate fills many more classes of k rows."""
-    plan = plan_publication(4.0, 1e-6)
+    plan = plan_publication(PlanRequest(4.0, 1e-6))
     top = 1 - math.exp(-3.6)
     assert plan.beta / plan.k > 5 * top / _least_k(top, 4.0, 0.4, 1e-6)
     assert plan.k < 50
@@ -74,23 +74,23 @@ def test_at_a_large_epsilon_the_planner_keeps_k_small():
 def test_the_planner_spends_epsilon1_for_a_one_class_utility_bound():
     """With the lattice's size L known: ε1 = (ln L + ln 20)/k at the largest admitted rate (monotone
     score), within 1%-50% of ε."""
-    plan = plan_publication(1.0, 1e-6, candidates=36864)
+    plan = plan_publication(PlanRequest(1.0, 1e-6, candidates=36864))
     k_top = _least_k(1 - math.exp(-(1.0 - plan.epsilon1)), 1.0, plan.epsilon1, 1e-6)
     assert plan.epsilon1 == pytest.approx((math.log(36864) + math.log(20)) / k_top, rel=2e-3)
-    discernibility = plan_publication(1.0, 1e-6, candidates=36864, objective="discernibility")
+    discernibility = plan_publication(PlanRequest(1.0, 1e-6, candidates=36864, objective="discernibility"))
     assert discernibility.epsilon1 > plan.epsilon1  # not monotone: twice the bound's factor
-    tiny = plan_publication(0.2, 1e-6, candidates=10**9)
+    tiny = plan_publication(PlanRequest(0.2, 1e-6, candidates=10**9))
     assert tiny.epsilon1 == pytest.approx(0.1)  # capped at half of epsilon
     assert "planned" in plan.epsilon1_rule and plan.beta_rule.startswith("the largest beta")
 
 
 def test_a_fixed_scheme_is_strongly_safe_and_spends_no_epsilon1():
-    plan = plan_publication(1.0, 1e-6, scheme="medium")
+    plan = plan_publication(PlanRequest(1.0, 1e-6, scheme="medium"))
     assert plan.epsilon1 == 0.0 and plan.strongly_safe
     assert plan.beta <= 1 - math.exp(-1.0)
     assert dps_delta(plan.k, plan.beta, 1.0, 0.0) <= 1e-6 < dps_delta(plan.k - 1, plan.beta, 1.0, 0.0)
     with pytest.raises(ParameterError, match="spends no epsilon1"):
-        plan_publication(1.0, 1e-6, scheme="medium", epsilon1=0.1)
+        plan_publication(PlanRequest(1.0, 1e-6, scheme="medium", epsilon1=0.1))
 
 
 @pytest.mark.parametrize(
@@ -105,7 +105,7 @@ def test_a_fixed_scheme_is_strongly_safe_and_spends_no_epsilon1():
 )
 def test_parameters_the_theorem_does_not_allow_are_refused(kwargs, message):
     with pytest.raises(ParameterError, match=message):
-        plan_publication(**kwargs)
+        plan_publication(PlanRequest(**kwargs))
 
 
 def test_the_fifty_release_example_as_the_calculus_gives_it():
@@ -116,8 +116,8 @@ def test_the_fifty_release_example_as_the_calculus_gives_it():
     """
     floor = -math.log(1 - 0.2)
     with pytest.raises(ParameterError):
-        plan_publication(0.02, 1e-8, beta=0.2, scheme="medium")
-    plan = plan_publication(floor * 1.05, 1e-8, beta=0.2, scheme="medium", releases=50)
+        plan_publication(PlanRequest(0.02, 1e-8, beta=0.2, scheme="medium"))
+    plan = plan_publication(PlanRequest(floor * 1.05, 1e-8, beta=0.2, scheme="medium", releases=50))
     assert plan.epsilon == pytest.approx(floor * 1.05)
     assert plan.total_delta == pytest.approx(50 * plan.delta)
     summed = compose_homogeneous(plan.epsilon, plan.delta, 50, 0.0)
@@ -147,8 +147,8 @@ def _published_multiset_matches(dataset, release_frame, sample, levels, k, colum
 def test_published_rows_are_a_k_anonymous_image_of_sampled_rows(data, seed, chosen, k):
     from crowdsafe.anonymize.publish import prepare_dataset
 
-    plan = plan_publication(2.0, 0.3, k=k, beta=0.5, scheme=None if chosen else "fine")
-    pub = publish_dataset(data, plan, randomness=Randomness(seed), force=True)
+    plan = plan_publication(PlanRequest(2.0, 0.3, k=k, beta=0.5, scheme=None if chosen else "fine"))
+    pub = publish_dataset(data, plan, RunOptions(force=True), randomness=Randomness(seed))
     release = pub.release
     prepared, columns, _ = prepare_dataset(data)
     sample = sample_of(prepared, seed, plan.beta)
@@ -161,8 +161,8 @@ def test_published_rows_are_a_k_anonymous_image_of_sampled_rows(data, seed, chos
 
 def test_release_on_adult_certificate_and_files(adult_data, tmp_path):
     ledger = Ledger(tmp_path / "ledger.sqlite3")
-    plan = plan_publication(1.0, 1e-6)
-    pub = publish_dataset(adult_data, plan, randomness=Randomness(5), ledger=ledger, out=tmp_path / "r.csv")
+    plan = plan_publication(PlanRequest(1.0, 1e-6))
+    pub = publish_dataset(adult_data, plan, RunOptions(out=tmp_path / "r.csv"), randomness=Randomness(5), ledger=ledger)
     cert = Certificate.read(tmp_path / "r.certificate.json")
     assert cert.guarantee == "dps" and "Theorem 6" in cert.theorem
     assert cert.epsilon == pytest.approx(1.0) and cert.delta <= 1e-6
@@ -190,20 +190,20 @@ def test_release_on_adult_certificate_and_files(adult_data, tmp_path):
 
 def test_a_consumed_sample_is_refused_with_nothing_written_or_charged(adult_data, tmp_path):
     ledger = Ledger(tmp_path / "ledger.sqlite3")
-    plan = plan_publication(1.0, 1e-6, scheme="coarse")
-    publish_dataset(adult_data, plan, randomness=Randomness(9), ledger=ledger, budget=(5.0, 1e-5))
+    plan = plan_publication(PlanRequest(1.0, 1e-6, scheme="coarse"))
+    publish_dataset(adult_data, plan, RunOptions(budget=(5.0, 1e-5)), randomness=Randomness(9), ledger=ledger)
     sample = sample_of(adult_data, 9, plan.beta)
     before = len(ledger.entries())
     with pytest.raises(SampleReuseError, match="only once"):
-        publish_dataset(sample, plan, randomness=Randomness(1), ledger=ledger, out=tmp_path / "again.csv")
+        publish_dataset(sample, plan, RunOptions(out=tmp_path / "again.csv"), randomness=Randomness(1), ledger=ledger)
     assert len(ledger.entries()) == before and not (tmp_path / "again.csv").exists()
 
 
 def test_unknown_scheme_level_is_refused_before_anything(adult_data, tmp_path):
     ledger = Ledger(tmp_path / "ledger.sqlite3")
-    plan = plan_publication(1.0, 1e-6, scheme="age=9")
+    plan = plan_publication(PlanRequest(1.0, 1e-6, scheme="age=9"))
     with pytest.raises(HierarchyError, match="age"):
-        publish_dataset(adult_data, plan, randomness=Randomness(1), ledger=ledger, out=tmp_path / "x.csv")
+        publish_dataset(adult_data, plan, RunOptions(out=tmp_path / "x.csv"), randomness=Randomness(1), ledger=ledger)
     with pytest.raises(ParameterError, match="preset"):
         fixed_scheme(adult_data, adult_data.quasi_identifiers, "finest")
     with pytest.raises(ParameterError, match="not a quasi-identifier"):
@@ -216,14 +216,14 @@ def test_over_budget_is_refused_before_sampling(adult_data, tmp_path):
     ledger = Ledger(tmp_path / "ledger.sqlite3")
     ledger.set_budget(adult_data.fingerprint(key=ledger.identity_key), "adult", 0.5, 1e-5)
     with pytest.raises(crowdsafe.errors.BudgetExceeded):
-        publish_dataset(adult_data, plan_publication(1.0, 1e-6), randomness=Randomness(1), ledger=ledger,
-                        out=tmp_path / "x.csv")
+        publish_dataset(adult_data, plan_publication(PlanRequest(1.0, 1e-6)), RunOptions(out=tmp_path / "x.csv"),
+                        randomness=Randomness(1), ledger=ledger)
     assert ledger.entries() == [] and not (tmp_path / "x.csv").exists()
 
 
 def test_without_a_budget_the_first_release_takes_exactly_its_cost(adult_data, tmp_path):
     ledger = Ledger(tmp_path / "ledger.sqlite3")
-    plan = plan_publication(1.0, 1e-6, scheme="coarse")
+    plan = plan_publication(PlanRequest(1.0, 1e-6, scheme="coarse"))
     pub = publish_dataset(adult_data, plan, randomness=Randomness(2), ledger=ledger)
     assert any("registered this publication's cost" in n for n in pub.notes)
     budget = ledger.budget(adult_data.fingerprint(key=ledger.identity_key))
@@ -234,12 +234,12 @@ def test_without_a_budget_the_first_release_takes_exactly_its_cost(adult_data, t
 
 def test_heavy_suppression_stops_unless_forced(tmp_path):
     data = crowdsafe.data.load(pl.DataFrame({"x": [str(i) for i in range(200)]}))
-    plan = plan_publication(1.0, 1e-3, k=20, beta=0.5, scheme="none")
+    plan = plan_publication(PlanRequest(1.0, 1e-3, k=20, beta=0.5, scheme="none"))
     ledger = Ledger(tmp_path / "ledger.sqlite3")
     report = tmp_path / "custodian" / "report.json"
     with pytest.raises(ParameterError, match="coarser scheme.*larger epsilon or delta.*larger beta") as stop:
-        publish_dataset(data, plan, randomness=Randomness(1), out=tmp_path / "r.csv", ledger=ledger,
-                        custodian_report=report)
+        publish_dataset(data, plan, RunOptions(out=tmp_path / "r.csv", custodian_report=report),
+                        randomness=Randomness(1), ledger=ledger)
     assert not (tmp_path / "r.csv").exists()
     # the message gives no data-dependent number: only the public threshold, and says the stop is
     # a custodian-only fact after the charge
@@ -251,15 +251,15 @@ def test_heavy_suppression_stops_unless_forced(tmp_path):
     assert entry.status == "failed"
     rate = json.loads(report.read_text())["releases"][0]["suppression_rate"]
     assert rate == 1.0 and entry.outcome["custodian_report"]["releases"][0]["suppression_rate"] == rate
-    pub = publish_dataset(data, plan, randomness=Randomness(1), out=tmp_path / "r.csv", force=True)
+    pub = publish_dataset(data, plan, RunOptions(out=tmp_path / "r.csv", force=True), randomness=Randomness(1))
     assert pub.release.rows_published == 0 and (tmp_path / "r.csv").exists()
 
 
 def test_several_releases_use_fresh_samples_and_compose(adult_data, tmp_path):
     ledger = Ledger(tmp_path / "ledger.sqlite3")
-    plan = plan_publication(1.0, 1e-6, scheme="coarse", releases=3)
-    pub = publish_dataset(adult_data, plan, randomness=Randomness(4), ledger=ledger, budget=(10.0, 1e-4),
-                          out=tmp_path / "r.parquet")
+    plan = plan_publication(PlanRequest(1.0, 1e-6, scheme="coarse", releases=3))
+    pub = publish_dataset(adult_data, plan, RunOptions(budget=(10.0, 1e-4), out=tmp_path / "r.parquet"),
+                          randomness=Randomness(4), ledger=ledger)
     assert len(pub.releases) == 3
     for i in (1, 2, 3):
         assert (tmp_path / f"r-{i}.parquet").exists() and (tmp_path / f"r-{i}.certificate.json").exists()
@@ -274,10 +274,11 @@ def test_several_releases_use_fresh_samples_and_compose(adult_data, tmp_path):
 
 def test_an_empty_sample_publishes_an_empty_table(tmp_path):
     data = crowdsafe.data.load(pl.DataFrame({"x": ["a", "b"]}))
-    plan = plan_publication(1.0, 0.1, beta=0.3, k=2)
+    plan = plan_publication(PlanRequest(1.0, 0.1, beta=0.3, k=2))
     sizes = set()
     for seed in range(6):
-        pub = publish_dataset(data, plan, randomness=Randomness(seed), force=True, out=tmp_path / f"{seed}.csv")
+        pub = publish_dataset(data, plan, RunOptions(force=True, out=tmp_path / f"{seed}.csv"),
+                              randomness=Randomness(seed))
         sizes.add(pub.custodian_report()["releases"][0]["sample_rows"])
         assert pub.release.rows_published == 0 and (tmp_path / f"{seed}.csv").exists()
     assert 0 in sizes
@@ -330,7 +331,7 @@ def test_neighbouring_tables_give_certificates_that_differ_only_in_dp_outputs(ad
     """Adult and Adult minus its first row, published with the same seed: the certificates are
     identical up to the chosen scheme (the DP output), whatever the samples held; no field is a
     fingerprint, hash or count of the data."""
-    plan = plan_publication(1.0, 1e-6)
+    plan = plan_publication(PlanRequest(1.0, 1e-6))
     neighbour = adult_data.with_frame(adult_data.frame.slice(1))
     runs = [publish_dataset(data, plan, randomness=Randomness(11), ledger=Ledger(tmp_path / f"{i}.sqlite3"))
             for i, data in enumerate((adult_data, neighbour))]
@@ -357,7 +358,7 @@ def test_neighbouring_tables_give_certificates_that_differ_only_in_dp_outputs(ad
 
 def test_a_fixed_scheme_release_is_identical_on_neighbouring_tables_but_for_its_rows(adult_data, tmp_path):
     """Strongly safe: no DP choice, so every public field but the rows and class counts agrees."""
-    plan = plan_publication(1.0, 1e-6, scheme="coarse")
+    plan = plan_publication(PlanRequest(1.0, 1e-6, scheme="coarse"))
     neighbour = adult_data.with_frame(adult_data.frame.slice(1))
     runs = [publish_dataset(data, plan, randomness=Randomness(3), ledger=Ledger(tmp_path / f"{i}.sqlite3"))
             for i, data in enumerate((adult_data, neighbour))]
@@ -371,7 +372,7 @@ def test_a_fixed_scheme_release_is_identical_on_neighbouring_tables_but_for_its_
 
 
 def test_publish_without_a_ledger_is_not_fit_for_release(adult_data):
-    plan = plan_publication(1.0, 1e-6, scheme="coarse")
+    plan = plan_publication(PlanRequest(1.0, 1e-6, scheme="coarse"))
     pub = publish_dataset(adult_data, plan, randomness=Randomness())  # secure randomness, no ledger
     cert = pub.certificate
     assert not cert.seeded and cert.randomness["fit_for_release"] is True
@@ -385,7 +386,8 @@ def test_publish_without_a_ledger_is_not_fit_for_release(adult_data):
 
 
 def test_publish_with_a_ledger_and_secure_randomness_is_fit_for_release(adult_data, tmp_path):
-    pub = publish_dataset(adult_data, plan_publication(1.0, 1e-6, scheme="coarse"), randomness=Randomness(),
+    pub = publish_dataset(adult_data, plan_publication(PlanRequest(1.0, 1e-6, scheme="coarse")),
+                          randomness=Randomness(),
                           ledger=Ledger(tmp_path / "ledger.sqlite3"))
     assert pub.certificate.fit_for_release and pub.summary()["unfit_reasons"] == []
 
@@ -397,7 +399,7 @@ def test_no_public_field_of_a_publication_exposes_the_sample(adult_data, tmp_pat
 
     from crowdsafe.data import Dataset
 
-    plan = plan_publication(1.0, 1e-6)
+    plan = plan_publication(PlanRequest(1.0, 1e-6))
     pub = publish_dataset(adult_data, plan, randomness=Randomness(8), ledger=Ledger(tmp_path / "l.sqlite3"))
     facts = pub.custodian_report()["releases"][0]
     assert facts["suppressed_rows"] > 0  # something was suppressed, so the sample had rows the release lacks
@@ -430,16 +432,16 @@ def test_no_public_field_of_a_publication_exposes_the_sample(adult_data, tmp_pat
 
 
 def test_the_custodian_report_is_apart_and_never_beside_the_release(adult_data, tmp_path):
-    plan = plan_publication(1.0, 1e-6, scheme="coarse")
+    plan = plan_publication(PlanRequest(1.0, 1e-6, scheme="coarse"))
     ledger = Ledger(tmp_path / "ledger.sqlite3")
     for path in (tmp_path / "out" / "custodian.json", tmp_path / "out" / "r.csv" / "x.json"):
         with pytest.raises(ParameterError, match="beside the release"):
-            publish_dataset(adult_data, plan, randomness=Randomness(1), ledger=ledger, out=tmp_path / "out" / "r.csv",
-                            custodian_report=path)
+            publish_dataset(adult_data, plan, RunOptions(out=tmp_path / "out" / "r.csv", custodian_report=path),
+                            randomness=Randomness(1), ledger=ledger)
     assert ledger.entries() == []  # refused before the charge
     report = tmp_path / "private" / "custodian.json"
-    pub = publish_dataset(adult_data, plan, randomness=Randomness(1), ledger=ledger, out=tmp_path / "out" / "r.csv",
-                          custodian_report=report)
+    pub = publish_dataset(adult_data, plan, RunOptions(out=tmp_path / "out" / "r.csv", custodian_report=report),
+                          randomness=Randomness(1), ledger=ledger)
     written = json.loads(report.read_text())
     assert written == json.loads(json.dumps(pub.custodian_report(), default=str))
     assert written["notice"].startswith("CUSTODIAN ONLY") and written["input_rows"] == adult_data.n_rows
@@ -454,9 +456,10 @@ def test_identical_fresh_samples_are_no_reason_to_stop(tmp_path):
     """Two fresh samples of a one-row table are often equal (both empty, or both the row): the
     run goes on, the charge is made, and the ledger records the repeated identity once."""
     data = crowdsafe.data.load(pl.DataFrame({"x": ["a"]}))
-    plan = plan_publication(1.0, 0.1, beta=0.3, k=2, releases=3, scheme="none")
+    plan = plan_publication(PlanRequest(1.0, 0.1, beta=0.3, k=2, releases=3, scheme="none"))
     ledger = Ledger(tmp_path / "ledger.sqlite3")
-    pub = publish_dataset(data, plan, randomness=Randomness(0), ledger=ledger, budget=(10.0, 0.9), force=True)
+    pub = publish_dataset(data, plan, RunOptions(budget=(10.0, 0.9), force=True),
+                          randomness=Randomness(0), ledger=ledger)
     sizes = [r["sample_rows"] for r in pub.custodian_report()["releases"]]
     assert len(set(sizes)) < len(sizes)  # two samples came out identical
     samples = ledger.entries()[-1].samples
@@ -468,7 +471,7 @@ def test_a_lattice_too_large_to_score_is_refused_before_the_charge(tmp_path):
     data = crowdsafe.data.load(pl.DataFrame(columns))
     ledger = Ledger(tmp_path / "ledger.sqlite3")
     with pytest.raises(ParameterError, match="too many quasi-identifier values.*nothing was charged"):
-        publish_dataset(data, plan_publication(1.0, 1e-3), randomness=Randomness(1), ledger=ledger)
+        publish_dataset(data, plan_publication(PlanRequest(1.0, 1e-3)), randomness=Randomness(1), ledger=ledger)
     assert ledger.entries() == []
 
 
@@ -476,12 +479,12 @@ def test_reordered_rows_or_another_file_name_give_no_fresh_budget(adult_data, tm
     """The ledger names a table by a keyed digest of its rows as a multiset: the same rows in
     another order, saved under another name, are the same dataset with the same spent budget."""
     ledger = Ledger(tmp_path / "ledger.sqlite3")
-    plan = plan_publication(1.0, 1e-6, scheme="coarse")
-    publish_dataset(adult_data, plan, randomness=Randomness(4), ledger=ledger, budget=(1.5, 1e-5))
+    plan = plan_publication(PlanRequest(1.0, 1e-6, scheme="coarse"))
+    publish_dataset(adult_data, plan, RunOptions(budget=(1.5, 1e-5)), randomness=Randomness(4), ledger=ledger)
     shuffled = adult_data.frame.sample(fraction=1.0, shuffle=True, seed=11)
     shuffled.write_parquet(tmp_path / "renamed.parquet")
     again = crowdsafe.data.load(tmp_path / "renamed.parquet", schema=adult_data.schema)
     again = again.with_hierarchies(adult_data.hierarchies)
     with pytest.raises(crowdsafe.errors.BudgetExceeded):
-        publish_dataset(again, plan, randomness=Randomness(5), ledger=ledger, name="renamed")
+        publish_dataset(again, plan, RunOptions(name="renamed"), randomness=Randomness(5), ledger=ledger)
     assert len(ledger.entries()) == 1

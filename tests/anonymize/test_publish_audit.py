@@ -21,7 +21,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from crowdsafe.anonymize.publish import plan_publication, publish_dataset
+from crowdsafe.anonymize.publish import PlanRequest, RunOptions, plan_publication, publish_dataset
 from crowdsafe.data import Dataset, Schema
 from crowdsafe.data.builders import intervals
 from crowdsafe.errors import ParameterError
@@ -47,11 +47,11 @@ def _crafted(k: int) -> tuple[Dataset, Dataset]:
 
 @pytest.mark.slow
 def test_audit_of_the_safe_pipeline_on_the_worst_case_pair_stays_below_the_certified_epsilon():
-    plan = plan_publication(2.0, 1e-2, beta=0.5, scheme="age=1")
+    plan = plan_publication(PlanRequest(2.0, 1e-2, beta=0.5, scheme="age=1"))
     assert plan.k == 7 and plan.delta == pytest.approx(0.5**7, rel=1e-6)  # δ is reached on this pair
 
     def run(data, randomness, n):
-        return [X_CLASS in publish_dataset(data, plan, randomness=stream, force=True).release.frame
+        return [X_CLASS in publish_dataset(data, plan, RunOptions(force=True), randomness=stream).release.frame
                 .get_column("age").cast(pl.String).to_list()
                 for stream in randomness.spawn(n)]
 
@@ -64,10 +64,10 @@ def test_audit_of_the_safe_pipeline_on_the_worst_case_pair_stays_below_the_certi
 def test_the_pipeline_refuses_to_certify_k_too_small_for_its_delta():
     # The broken variant the audit rejects in tests/audit (k = 2 at β = 0.9 under the plan's δ)
     # cannot be certified through publish_dataset: the certifier recomputes d(k, β, ε).
-    plan = plan_publication(3.0, 1e-3, beta=0.9, scheme="age=1")
+    plan = plan_publication(PlanRequest(3.0, 1e-3, beta=0.9, scheme="age=1"))
     broken = dataclasses.replace(plan, k=2)
     with pytest.raises(ParameterError, match="exceeds the requested delta"):
-        publish_dataset(_crafted(2)[1], broken, randomness=Randomness(0), force=True)
+        publish_dataset(_crafted(2)[1], broken, RunOptions(force=True), randomness=Randomness(0))
 
 
 # -- Mondrian (no sampling, recoding fitted to the data): the audit finds a large ε ----------------

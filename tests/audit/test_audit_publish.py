@@ -34,7 +34,7 @@ import polars as pl
 import pytest
 
 from crowdsafe.anonymize.counted import class_frame
-from crowdsafe.anonymize.publish import apply_recoding, count_sample, plan_publication, prepare_dataset
+from crowdsafe.anonymize.publish import PlanRequest, apply_recoding, count_sample, plan_publication, prepare_dataset
 from crowdsafe.anonymize.selection import choose_scheme, fixed_scheme
 from crowdsafe.data import Dataset, Schema
 from crowdsafe.data.builders import flat, intervals
@@ -98,7 +98,8 @@ def test_the_crafted_pair_differs_in_one_row_and_x_class_is_the_one_at_stake():
 @pytest.mark.parametrize("parameters", [PLAN_A, PLAN_B], ids=["eps3-beta0.9", "eps2-beta0.5"])
 def test_publish_real_plan_stays_below_its_epsilon(parameters):
     """The plan's own k and β: ε_lb = 0 (the event's TPR β^k does not exceed the plan's δ)."""
-    plan = plan_publication(parameters["epsilon"], parameters["delta"], beta=parameters["beta"], scheme=SCHEME)
+    plan = plan_publication(PlanRequest(parameters["epsilon"], parameters["delta"], beta=parameters["beta"],
+                                        scheme=SCHEME))
     result = audit(pipeline(plan.k, plan.beta), neighbours(plan.k), claimed_epsilon=plan.epsilon,
                    claimed_delta=plan.delta, events=PUBLISHED, trials=300, randomness=51)
     assert result.epsilon_lower_bound <= plan.epsilon
@@ -116,7 +117,8 @@ def test_publish_with_k_too_small_for_its_claim_is_rejected(parameters, k, trial
     """Broken: the plan's (β, ε, δ) claimed, k = 2 applied. TPR = β² (0.81, 0.25) far above δ:
     ε_lb = ln((TPR_lower − δ)/FPR_upper) ≈ 3.7 (N = 300) and 2.9 (N = 500), above the claims 3
     and 2."""
-    plan = plan_publication(parameters["epsilon"], parameters["delta"], beta=parameters["beta"], scheme=SCHEME)
+    plan = plan_publication(PlanRequest(parameters["epsilon"], parameters["delta"], beta=parameters["beta"],
+                                        scheme=SCHEME))
     assert k < plan.k
     broken = dataclasses.replace(plan, k=k)
     result = audit(pipeline(broken.k, broken.beta), neighbours(broken.k), claimed_epsilon=plan.epsilon,
@@ -127,7 +129,7 @@ def test_publish_with_k_too_small_for_its_claim_is_rejected(parameters, k, trial
 def test_publish_without_sampling_is_rejected():
     """Broken: the sampling step skipped (k-anonymity alone claims the plan's guarantee). TPR = 1,
     FPR = 0: ε_lb ≈ ln(N/ln(1/α)) ≈ 4 at N = 300, above the claimed 2."""
-    plan = plan_publication(**{**PLAN_B}, scheme=SCHEME)
+    plan = plan_publication(PlanRequest(**{**PLAN_B}, scheme=SCHEME))
     result = audit(pipeline(plan.k, None), neighbours(plan.k), claimed_epsilon=plan.epsilon,
                    claimed_delta=plan.delta, events=PUBLISHED, trials=300, randomness=53)
     assert result.violates_claim

@@ -16,10 +16,10 @@ def test_main_command_prints_plan_utility_and_where_it_wrote(capsys, tmp_path):
     code, out, err = run_command(capsys, "publish", "adult", "--epsilon", "1", "--delta", "1e-6", "--budget", "10,1e-5",
                                  "--out", str(out_path))
     assert code == 0, err
-    from crowdsafe.anonymize.publish import plan_for_dataset
+    from crowdsafe.anonymize.publish import PlanRequest, plan_for_dataset
     from crowdsafe.datasets import adult
 
-    plan = plan_for_dataset(adult("train"), 1.0, 1e-6)  # what the command should have run
+    plan = plan_for_dataset(adult("train"), PlanRequest(1.0, 1e-6))  # what the command should have run
     for text in ("plan", f"beta = {plan.beta:.4g}", f"k             {plan.k}", "NCP", "suppressed", "DP under sampling",
                  "fit for release", str(out_path), "adult.certificate.json", "spent epsilon 1 of 10"):
         assert text in out

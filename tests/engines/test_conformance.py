@@ -18,7 +18,7 @@ import pytest
 from engine_helpers import comparable, same, text_rows
 
 from crowdsafe import api
-from crowdsafe.anonymize.publish import plan_publication
+from crowdsafe.anonymize.publish import PlanRequest, RunOptions, plan_publication
 from crowdsafe.data import load
 from crowdsafe.drivers.publish import run_publication
 from crowdsafe.engines import ENGINES, Engine, PublicationTable, get_engine
@@ -70,19 +70,19 @@ def test_the_registry_names_every_engine_and_each_implements_the_protocol():
 def test_read_and_prepare(engine, reference, small):
     """The same published columns, size and label; a fixed scheme resolved to the same levels;
     the table's identity keyed with the ledger's secret."""
-    plan = plan_publication(1.0, 1e-6, scheme="coarse")
+    plan = plan_publication(PlanRequest(1.0, 1e-6, scheme="coarse"))
     prepared, fixed = engine.prepare(engine.read_table(small), plan, "adult-head")
     expected, expected_fixed = reference.prepare(reference.read_table(small), plan, "adult-head")
     assert isinstance(prepared, PublicationTable)
     assert prepared.columns == expected.columns and prepared.n_rows == expected.n_rows == small.n_rows
     assert prepared.label == expected.label
     assert dict(fixed.levels) == dict(expected_fixed.levels)
-    assert engine.prepare(engine.read_table(small), plan_publication(1.0, 1e-6), None)[1] is None
+    assert engine.prepare(engine.read_table(small), plan_publication(PlanRequest(1.0, 1e-6)), None)[1] is None
 
 
 def test_identities_are_keyed(engine, small, tmp_path):
     ledger = Ledger(tmp_path / "ledger.sqlite3")
-    prepared, _ = engine.prepare(engine.read_table(small), plan_publication(1.0, 1e-6), None)
+    prepared, _ = engine.prepare(engine.read_table(small), plan_publication(PlanRequest(1.0, 1e-6)), None)
     identity = prepared.identity(ledger)
     assert identity == prepared.identity(ledger) and len(identity) == 64
     other = Ledger(tmp_path / "other.sqlite3")
@@ -92,7 +92,7 @@ def test_identities_are_keyed(engine, small, tmp_path):
 def test_sample_count_apply(engine, reference, small):
     """β = 1 (the sample is the table): the same frequency table, the same classes at a fixed
     scheme (counted at its levels or rolled up) and after the chooser's scheme."""
-    fixed_plan = plan_publication(1.0, 1e-6, scheme="coarse")
+    fixed_plan = plan_publication(PlanRequest(1.0, 1e-6, scheme="coarse"))
 
     def run(e: Engine, plan, fixed_levels: bool):
         prepared, fixed = e.prepare(e.read_table(small), plan, None)
@@ -120,9 +120,9 @@ def test_materialise_and_write(engine, reference, small, tmp_path):
     """The same published rows from the same classes, written with the certificate beside them."""
     from crowdsafe.anonymize.counted import published_only
 
-    plan = plan_publication(1.0, 1e-6, scheme="coarse")
+    plan = plan_publication(PlanRequest(1.0, 1e-6, scheme="coarse"))
     # any certificate
-    certificate = run_publication(reference, small, plan, randomness=Randomness(1), force=True).certificate
+    certificate = run_publication(reference, small, plan, RunOptions(force=True), randomness=Randomness(1)).certificate
     written = {}
     for e, folder in ((engine, "engine"), (reference, "reference")):
         prepared, fixed = e.prepare(e.read_table(small), plan, None)
@@ -224,12 +224,13 @@ def test_attack_tables_give_the_same_metrics(engine, reference, tmp_path):
 def test_publish_end_to_end(engine, reference, small, tmp_path):
     """The publish driver on each engine, β = 1 (no engine-dependent randomness in the sample):
     the same choice, rows, custodian facts and certificate up to identities."""
-    plan = replace(plan_publication(1.0, 1e-6, k=25), beta=1.0)
+    plan = replace(plan_publication(PlanRequest(1.0, 1e-6, k=25)), beta=1.0)
     runs = []
     for e, name in ((engine, "engine"), (reference, "reference")):
         (tmp_path / name).mkdir()
         out = tmp_path / name / "release.parquet"
-        runs.append((run_publication(e, e.read_table(small), plan, randomness=Randomness(21), out=out), out))
+        runs.append((run_publication(e, e.read_table(small), plan, RunOptions(out=out),
+                                     randomness=Randomness(21)), out))
     (got, got_out), (wanted, wanted_out) = runs
     assert got.release.recoding.levels == wanted.release.recoding.levels
     assert got.release.rows_published == wanted.release.rows_published
@@ -244,7 +245,7 @@ def test_publish_end_to_end(engine, reference, small, tmp_path):
 def test_publish_refusals_come_before_the_charge(engine, small, tmp_path):
     """An unknown scheme level is refused by every engine before the ledger is touched."""
     ledger = Ledger(tmp_path / "ledger.sqlite3")
-    plan = plan_publication(1.0, 1e-6, scheme="age=99")
+    plan = plan_publication(PlanRequest(1.0, 1e-6, scheme="age=99"))
     with pytest.raises(HierarchyError):
         run_publication(engine, engine.read_table(small), plan, randomness=Randomness(1), ledger=ledger)
     assert ledger.entries() == []

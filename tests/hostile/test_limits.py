@@ -8,7 +8,7 @@ import math
 import pytest
 from read_only import read_only
 
-from crowdsafe.anonymize.publish import plan_publication
+from crowdsafe.anonymize.publish import PlanRequest, plan_publication
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import check_output_path
 from crowdsafe.privacy.planning import largest_sampled_epsilon
@@ -30,19 +30,19 @@ def test_the_largest_epsilon_is_the_last_double_whose_beta_is_below_one(epsilon1
 
 def test_a_huge_epsilon_is_refused_naming_epsilon_and_the_largest_value():
     with pytest.raises(ParameterError, match=r"^epsilon = 1e\+308 is too large.*at most 41\.5888 with epsilon1 = 10% "):
-        plan_publication(1e308, 1e-6)
+        plan_publication(PlanRequest(1e308, 1e-6))
     with pytest.raises(ParameterError, match=r"at most 37\.4299 with epsilon1 = 0$"):
-        plan_publication(1e308, 1e-6, scheme="none")
+        plan_publication(PlanRequest(1e308, 1e-6, scheme="none"))
     with pytest.raises(ParameterError, match=r"at most 37\.9299 with epsilon1 = 0\.5$"):
-        plan_publication(40.0, 1e-6, epsilon1=0.5)
+        plan_publication(PlanRequest(40.0, 1e-6, epsilon1=0.5))
     with pytest.raises(ParameterError, match="too large"):
-        plan_publication(1e308, 1e-6, k=10)
-    assert plan_publication(5.0, 1e-6).beta < 1.0  # an ordinary epsilon is planned as before
+        plan_publication(PlanRequest(1e308, 1e-6, k=10))
+    assert plan_publication(PlanRequest(5.0, 1e-6)).beta < 1.0  # an ordinary epsilon is planned as before
 
 
 def test_a_k_beyond_the_planner_is_refused_at_once():
     with pytest.raises(ParameterError, match=r"^k must be at most 10,000,000"):
-        plan_publication(1.0, 1e-6, k=10**24)
+        plan_publication(PlanRequest(1.0, 1e-6, k=10**24))
 
 
 def test_output_paths_that_cannot_be_written_are_refused(tmp_path):

@@ -5,7 +5,9 @@ exponential mechanism's share, from the lattice's size: :func:`planned_epsilon1`
 rate β (:func:`best_rate`) and the smallest k with d(k, β, ε − ε1) ≤ δ
 (:func:`crowdsafe.privacy.plan`), and the cost of several releases on fresh samples
 (:func:`crowdsafe.privacy.compose_homogeneous`). The plan reads no data: it is public, and the
-certificate of every release repeats it (Li, Qardaji and Su 2012, Theorems 5 and 6).
+certificate of every release repeats it (Li, Qardaji and Su 2012, Theorems 5 and 6). What the
+plan depends on is one :class:`PlanRequest`, built once by :func:`crowdsafe.api.publish` (or
+:func:`crowdsafe.api.plan_publish`, the CLI) and passed down unchanged.
 """
 
 from __future__ import annotations
@@ -24,6 +26,40 @@ from crowdsafe.privacy.amplification import largest_rate_for_epsilon
 from crowdsafe.privacy.planning import MAX_K, check_sampled_epsilon, smallest_k
 
 DEFAULT_EPSILON1_SHARE = 0.10
+
+
+@dataclass(frozen=True, slots=True)
+class PlanRequest:
+    """What the plan of a publication depends on: the parameters the user gives, fixed before the
+    data is read (part (a) of the privacy boundary), checked by :func:`plan_publication`.
+
+    - ``epsilon``, ``delta``: the target guarantee of one release (ε includes ε1);
+    - ``k``: the least class size, at least 2 (None: the smallest k whose d(k, β, ε − ε1) ≤ δ);
+    - ``beta``: the sampling rate, strictly between δ and 1 (None: the planner's, :func:`best_rate`);
+    - ``epsilon1``: the exponential mechanism's share of ε (None: the planner's, or 10% of ε
+      without ``candidates``; must be None or 0 with a fixed scheme);
+    - ``scheme``: a fixed scheme (preset and/or ``col=level`` text, or levels per column): the
+      recoding is then strongly safe; None: the exponential mechanism chooses one on the sample;
+    - ``releases``: the number of releases, each on a fresh independent sample (at least 1);
+    - ``objective``, ``target``: what the selection optimises
+      (:mod:`crowdsafe.anonymize.objectives`; ``target`` for ``classification``);
+    - ``columns``: exactly the published columns, when the user chose them (None: the
+      quasi-identifiers and sensitive attributes);
+    - ``candidates``: the number of lattice nodes the selection chooses among (public: from the
+      hierarchies' heights), for the planner's ε1; None when not known.
+    """
+
+    epsilon: float
+    delta: float
+    k: int | None = None
+    beta: float | None = None
+    epsilon1: float | None = None
+    scheme: str | Mapping[str, int] | None = None
+    releases: int = 1
+    objective: str | None = None
+    target: str | None = None
+    columns: Sequence[str] | None = None
+    candidates: int | None = None
 
 
 @dataclass(frozen=True)
@@ -94,20 +130,7 @@ class PublishPlan:
         }
 
 
-def plan_publication(
-    epsilon: float,
-    delta: float,
-    *,
-    k: int | None = None,
-    beta: float | None = None,
-    epsilon1: float | None = None,
-    scheme: str | Mapping[str, int] | None = None,
-    releases: int = 1,
-    objective: str | None = None,
-    target: str | None = None,
-    columns: Sequence[str] | None = None,
-    candidates: int | None = None,
-) -> PublishPlan:
+def plan_publication(request: PlanRequest) -> PublishPlan:
     """The plan of a publication for the per-release target (ε, δ); reads no data.
 
     A fixed ``scheme`` makes the recoding strongly safe (ε1 = 0, and giving ε1 is an error).
@@ -117,9 +140,13 @@ def plan_publication(
     the planner's choice (:func:`planned_epsilon1`), or 10% of ε when ``candidates`` is unknown.
     ``columns``: the published columns, when the user chose them. ``k`` must be at least 2.
     Raises ParameterError for anything the theorems do not allow (ε below −ln(1 − β) + ε1,
-    β ≤ δ, ...).
+    β ≤ δ, ...): the checks of ``request`` are all here, before anything is read or charged.
     """
     from crowdsafe.anonymize.objectives import make_objective
+
+    epsilon, delta, k, beta, epsilon1 = request.epsilon, request.delta, request.k, request.beta, request.epsilon1
+    scheme, releases, objective, target = request.scheme, request.releases, request.objective, request.target
+    columns, candidates = request.columns, request.candidates
 
     chosen_objective = make_objective(objective, target)
     if isinstance(releases, bool) or not isinstance(releases, (int, np.integer)) or releases < 1:

@@ -39,7 +39,7 @@ from typing import Any, cast, overload
 import numpy as np
 
 from crowdsafe.anonymize.counted import AppliedCounts, CountedSample, apply_counts, counted
-from crowdsafe.anonymize.plan import PublishPlan, plan_publication
+from crowdsafe.anonymize.plan import PlanRequest, PublishPlan, plan_publication
 from crowdsafe.anonymize.recoding import GeneralizationScheme, with_flat_hierarchies
 from crowdsafe.anonymize.release import TABLE_SUFFIXES, Release
 from crowdsafe.anonymize.selection import SchemeChoice, choose_scheme
@@ -50,6 +50,39 @@ from crowdsafe.privacy.ledger import Ledger
 from crowdsafe.randomness import Randomness
 
 DEFAULT_MAX_SUPPRESSION = 0.90
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """How a publication is carried out and written once its plan is fixed
+    (:func:`crowdsafe.drivers.publish.run_publication`): fixed before the data is read, none
+    changes the guarantee. Each is checked before the ledger is charged, except ``force`` and
+    ``max_suppression``: the heavy-suppression stop reads the samples, so it comes after.
+
+    - ``name``: the dataset's name in the ledger and the notes (None: its file or bundled name);
+    - ``budget``: (ε, δ) registered as the dataset's total budget when the ledger has none
+      (None: exactly this publication's cost);
+    - ``out``: where the release is written (.csv or .parquet; several releases get ``-1``,
+      ``-2``, ... before the suffix); None: nothing is written;
+    - ``force``: write a release even when it suppresses more than ``max_suppression``;
+    - ``max_suppression``: the share of a sample a release may suppress before the run stops
+      (after the charge; the message states only this public threshold);
+    - ``custodian_report``: a .json file for the custodian-only facts, never in a release's folder;
+    - ``escape_formulas``: CSV cells formula-safe (:mod:`crowdsafe.csv_safety`); each certificate
+      written says which.
+    """
+
+    name: str | None = None
+    budget: tuple[float, float] | None = None
+    out: str | os.PathLike[str] | None = None
+    force: bool = False
+    max_suppression: float = DEFAULT_MAX_SUPPRESSION
+    custodian_report: str | os.PathLike[str] | None = None
+    escape_formulas: bool = True
+
+
+#: The options of a run given none: nothing written, the heavy-suppression stop at 90%.
+DEFAULT_RUN_OPTIONS = RunOptions()
 
 
 @dataclass(frozen=True)
@@ -158,15 +191,15 @@ def check_public_domains(given: Dataset, columns: Sequence[str], objective: str 
         )
 
 
-def plan_for_dataset(dataset: Dataset, epsilon: float, delta: float, **options: Any) -> PublishPlan:
+def plan_for_dataset(dataset: Dataset, request: PlanRequest) -> PublishPlan:
     """:func:`plan_publication` with the number of candidate nodes taken from ``dataset``'s
-    hierarchies (public: heights only), so the planner chooses ε1; ``options`` as there."""
-    if options.get("scheme") is not None:
-        return plan_publication(epsilon, delta, **options)
-    prepared, columns, _ = prepare_dataset(dataset, options.get("columns"))
-    check_public_domains(dataset, columns, options.get("objective"))
-    candidates = candidate_count(prepared, columns, options.get("objective"), options.get("target"))
-    return plan_publication(epsilon, delta, candidates=candidates, **options)
+    hierarchies (public: heights only), so the planner chooses ε1."""
+    if request.scheme is not None:
+        return plan_publication(request)
+    prepared, columns, _ = prepare_dataset(dataset, request.columns)
+    check_public_domains(dataset, columns, request.objective)
+    candidates = candidate_count(prepared, columns, request.objective, request.target)
+    return plan_publication(replace(request, candidates=candidates))
 
 
 def resolution_outlook(
@@ -237,16 +270,10 @@ def prepare_dataset(dataset: Dataset, columns: Sequence[str] | None = None) -> t
 def publish_dataset(
     dataset: Dataset,
     publish_plan: PublishPlan,
+    options: RunOptions = DEFAULT_RUN_OPTIONS,
     *,
     randomness: Randomness,
     ledger: Ledger | None = None,
-    name: str | None = None,
-    budget: tuple[float, float] | None = None,
-    out: str | os.PathLike[str] | None = None,
-    force: bool = False,
-    max_suppression: float = DEFAULT_MAX_SUPPRESSION,
-    custodian_report: str | os.PathLike[str] | None = None,
-    escape_formulas: bool = True,
 ) -> Publication:
     """Run the safe pipeline on ``dataset`` under ``publish_plan`` (see the module docstring).
 
@@ -255,7 +282,8 @@ def publish_dataset(
     levels, a lattice too large to score, an output path of unknown format or that cannot be
     written (a folder, an unwritable folder, :func:`crowdsafe.files.check_output_path`), a custodian report
     beside the release, a dataset that is itself a sample consumed by a DPS release, an
-    exhausted budget. With a ``ledger``, a dataset without a budget gets ``budget`` or, without
+    exhausted budget. ``options`` (:class:`RunOptions`): how the run is carried out and
+    written. With a ``ledger``, a dataset without a budget gets ``options.budget`` or, without
     one, exactly the cost of this publication. Without a ledger the certificate is not fit for
     release (nothing records the sample's use). If a release would suppress more than
     ``max_suppression`` of its sample, the run stops after the charge (nothing written; the
@@ -270,9 +298,7 @@ def publish_dataset(
     from crowdsafe.drivers.publish import run_publication
     from crowdsafe.engines.polars_engine import PolarsEngine
 
-    return run_publication(PolarsEngine(), dataset, publish_plan, randomness=randomness, ledger=ledger, name=name,
-                           budget=budget, out=out, force=force, max_suppression=max_suppression,
-                           custodian_report=custodian_report, escape_formulas=escape_formulas)
+    return run_publication(PolarsEngine(), dataset, publish_plan, options, randomness=randomness, ledger=ledger)
 
 
 def check_lattice(hierarchies: Mapping[str, Any], columns: Sequence[str]) -> None:

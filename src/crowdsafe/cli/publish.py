@@ -13,7 +13,7 @@ file, refused in the release's own folder.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -30,6 +30,9 @@ from crowdsafe.cli.options import (
     split_list,
 )
 from crowdsafe.errors import ParameterError
+
+if TYPE_CHECKING:
+    from crowdsafe.anonymize.plan import PlanRequest
 
 LedgerOpt = Annotated[
     Path | None,
@@ -127,24 +130,25 @@ def register(app: typer.Typer) -> None:
         Example (Spark): crowdsafe publish s3a://bucket/people.parquet --engine spark --spark-master local[4] --out release/people.parquet
         """
         from crowdsafe import api
+        from crowdsafe.anonymize.plan import PlanRequest, plan_publication
         from crowdsafe.cli.options import parse_budget
 
         if no_ledger and (ledger is not None or budget is not None):
             raise ParameterError("--no-ledger cannot be combined with --ledger or --budget")
         column_sets = [split_list(c) for c in columns] if columns else [None]
-        options: dict[str, Any] = dict(k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases, objective=objective,
-                       target=target)
+        request = PlanRequest(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases,
+                              objective=objective, target=target)
         if plan_only:
             with naming_options(**PLAN_OPTIONS):
-                api.plan_publish(epsilon, delta, **options)  # refuse bad parameters before reading anything
-            _plan_only(data, epsilon, delta, options, column_sets, qi, sensitive, schema, engine, spark_master, as_json)
+                plan_publication(request)  # refuse bad parameters before reading anything
+            _plan_only(data, request, column_sets, qi, sensitive, schema, engine, spark_master, as_json)
             return
         if len(column_sets) > 1:
             raise ParameterError("give --columns once to publish (several sets are for --plan-only)")
         if out is None:
             raise ParameterError("give --out PATH (.csv or .parquet) for the release, or --plan-only")
         with naming_options(**PLAN_OPTIONS):  # the plan's refusals name the option the user gave
-            api.plan_publish(epsilon, delta, **options)
+            plan_publication(request)
         publication = api.publish(
             data, epsilon=epsilon, delta=delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
             releases=releases, qi=split_list(qi), sensitive=split_list(sensitive), schema=schema,
@@ -161,18 +165,21 @@ def register(app: typer.Typer) -> None:
         emit(payload, as_json, lambda: _render(payload, typer.echo))
 
 
-def _plan_only(data: str, epsilon: float, delta: float, options: dict[str, Any], column_sets: list[Any],
-               qi: str | None, sensitive: str | None, schema: Any, engine: str, spark_master: str | None,
-               as_json: bool) -> None:
+def _plan_only(data: str, request: PlanRequest, column_sets: list[Any], qi: str | None, sensitive: str | None,
+               schema: Any, engine: str, spark_master: str | None, as_json: bool) -> None:
     """``--plan-only``: the plan of each column set (public: fixed by the parameters, the schema and
     the hierarchies), and under the custodian heading the table's size, the expected sample and
-    the finest uniform resolution its classes could reach (:func:`resolution_outlook`)."""
+    the finest uniform resolution its classes could reach (:func:`resolution_outlook`). ``request``:
+    the plan's parameters, without the column sets (each planned in turn)."""
+    from dataclasses import replace
+
     from crowdsafe import api
+    from crowdsafe.anonymize.plan import plan_publication
     from crowdsafe.anonymize.publish import plan_for_dataset, prepare_dataset, resolution_outlook
     from crowdsafe.engines import get_engine
 
     if not get_engine(engine, master=spark_master).in_memory:
-        plan = api.plan_publish(epsilon, delta, **options)
+        plan = plan_publication(request)
         rows = _count_rows(data, engine, spark_master)
         plans: list[tuple[Any, list[str] | None, dict[str, Any]]]
         plans = [(plan, None, {"input_rows": rows, "expected_sample_rows": plan.expected_sample_rows(rows)})]
@@ -181,7 +188,7 @@ def _plan_only(data: str, epsilon: float, delta: float, options: dict[str, Any],
         plans = []
         for chosen in column_sets:
             with naming_options(**PLAN_OPTIONS):
-                plan = plan_for_dataset(dataset, epsilon, delta, columns=chosen, **options)
+                plan = plan_for_dataset(dataset, replace(request, columns=chosen))
             prepared, published, _ = prepare_dataset(dataset, chosen)
             plans.append((plan, published, {
                 "input_rows": dataset.n_rows,

@@ -6,7 +6,10 @@ Apply, certify → custodian facts (ledger entry, optional file) → the heavy-s
 write. The engine (:class:`~crowdsafe.engines.protocol.Engine`) draws and counts the samples,
 materialises the published classes and writes the files; every decision about what leaves the
 run is taken here, by the same code for every engine (:mod:`crowdsafe.anonymize.publish` holds
-the pipeline's steps: the plan, Am, Apply, the certificate).
+the pipeline's steps: the plan, Am, Apply, the certificate). What the run is asked for arrives
+as two typed requests built once by :func:`crowdsafe.api.publish`: the
+:class:`~crowdsafe.anonymize.plan.PlanRequest` (fixed before the data is read) and the
+:class:`~crowdsafe.anonymize.publish.RunOptions` (how the run is carried out and written).
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from crowdsafe.anonymize.counted import published_only
 from crowdsafe.anonymize.publish import (
-    DEFAULT_MAX_SUPPRESSION,
+    DEFAULT_RUN_OPTIONS,
     Publication,
     PublishPlan,
+    RunOptions,
     certify_release,
     choose_recoding,
     public_choice,
@@ -36,7 +40,9 @@ from crowdsafe.privacy.ledger import Ledger, LedgerSpec, ledger_for
 from crowdsafe.randomness import Randomness, as_randomness
 
 if TYPE_CHECKING:
+    from crowdsafe.anonymize.plan import PlanRequest
     from crowdsafe.anonymize.release import Release
+    from crowdsafe.data import MissingPolicy, Schema
     from crowdsafe.engines.protocol import Engine
 
 CUSTODIAN_NOTICE = (
@@ -48,68 +54,61 @@ CUSTODIAN_NOTICE = (
 def publish(
     engine: Engine,
     data: Any,
-    epsilon: float,
-    delta: float,
-    options: Mapping[str, Any],
+    request: PlanRequest,
+    options: RunOptions,
     *,
-    schema: Any = None,
+    schema: Schema | str | os.PathLike[str] | None = None,
     qi: Sequence[str] | None = None,
     sensitive: Sequence[str] | str | None = None,
-    missing: Any = "keep",
+    missing: MissingPolicy | str = "keep",
     seed: Randomness | int | None = None,
     ledger: LedgerSpec = None,
-    name: str | None = None,
-    **run: Any,
 ) -> Publication:
-    """:func:`crowdsafe.api.publish` on ``engine`` (which has checked the parameters with
-    :func:`~crowdsafe.anonymize.plan.plan_publication` before anything is read): the table read,
-    the plan for its hierarchies, then :func:`run_publication` under the ledger. ``options``: the
-    plan's options; ``run``: those of :func:`run_publication`."""
-    table = engine.read_table(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing, name=name)
-    publish_plan = engine.plan_publication(table, epsilon, delta, **options)
+    """:func:`crowdsafe.api.publish` on ``engine`` (which has checked ``request`` with
+    :func:`~crowdsafe.anonymize.plan.plan_publication` before anything is read): the table read
+    (``schema``, ``qi``, ``sensitive``, ``missing`` and ``options.name``), the plan for its
+    hierarchies, then :func:`run_publication` with ``options`` under the ledger."""
+    table = engine.read_table(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing, name=options.name)
+    publish_plan = engine.plan_publication(table, request)
     randomness = as_randomness(seed)
     with ledger_for(ledger) as book:
-        return run_publication(engine, table, publish_plan, randomness=randomness, ledger=book, name=name, **run)
+        return run_publication(engine, table, publish_plan, options, randomness=randomness, ledger=book)
 
 
 def run_publication(
     engine: Engine,
     table: Any,
     publish_plan: PublishPlan,
+    options: RunOptions = DEFAULT_RUN_OPTIONS,
     *,
     randomness: Randomness,
     ledger: Ledger | None = None,
-    name: str | None = None,
-    budget: tuple[float, float] | None = None,
-    out: str | os.PathLike[str] | None = None,
-    force: bool = False,
-    max_suppression: float = DEFAULT_MAX_SUPPRESSION,
-    custodian_report: str | os.PathLike[str] | None = None,
-    escape_formulas: bool = True,
 ) -> Publication:
-    """Run the safe pipeline on ``table`` (read by ``engine``) under ``publish_plan``.
+    """Run the safe pipeline on ``table`` (read by ``engine``) under ``publish_plan``, carried out
+    and written as ``options`` (:class:`~crowdsafe.anonymize.publish.RunOptions`) says.
 
     Everything that can be decided from the schema, the hierarchies and the options is refused
     before the ledger is charged and before any file is touched (the engine's
     :meth:`~crowdsafe.engines.protocol.Engine.prepare` and ``release_paths``, a custodian report
     beside the release, a consumed sample, an exhausted budget). The samples are drawn, then the
     ledger is charged, then everything is computed from them; without a ledger the certificate is
-    not fit for release. A release that would suppress more than ``max_suppression`` of its
-    sample stops the run after the charge unless ``force`` (the message gives no number). CSV
-    cells are formula-safe unless ``escape_formulas`` is False; each certificate written says
+    not fit for release. A release that would suppress more than ``options.max_suppression`` of its
+    sample stops the run after the charge unless ``options.force`` (the message gives no number). CSV
+    cells are formula-safe unless ``options.escape_formulas`` is False; each certificate written says
     which (fixed by the option and the names before the data is read)."""
+    name, out, escape_formulas = options.name, options.out, options.escape_formulas
     prepared, fixed = engine.prepare(table, publish_plan, name)
     notes = list(prepared.notes)
     columns = prepared.columns
     paths = engine.release_paths(out, publish_plan.releases) if out is not None else []
-    report_path = check_custodian_path(custodian_report, paths)
+    report_path = check_custodian_path(options.custodian_report, paths)
     notes_of_files = [format_note(p, escape_formulas=escape_formulas) for p in paths]
     charge_request: dict[str, Any] = {}
     identity = None
     if ledger is not None:  # the table as given: the identity `crowdsafe query` and `ledger init` see
         identity = prepared.identity(ledger)
-        charge_request = ledger_request(ledger, identity, prepared.label, publish_plan, fixed is not None, budget,
-                                        randomness, notes)
+        charge_request = ledger_request(ledger, identity, prepared.label, publish_plan, fixed is not None,
+                                        options.budget, randomness, notes)
 
     streams = randomness.spawn(publish_plan.releases) if publish_plan.releases > 1 else [randomness]
     release_ids = [new_release_id(s) for s in streams]  # before any data-dependent draw
@@ -145,7 +144,7 @@ def run_publication(
             charge.record(custodian_report=custodian)
         if report_path is not None:
             write_custodian_report(report_path, custodian)
-        certificate = checked_certificate(releases, facts, max_suppression, force)
+        certificate = checked_certificate(releases, facts, options.max_suppression, options.force)
         written: dict[str, Any] = {}
         if paths:  # the certificates say how the files hold their cells (fixed by the options)
             releases = [replace(r, certificate=r.certificate.with_format_notes(n))

@@ -22,6 +22,7 @@ from crowdsafe.errors import ParameterError
 
 if TYPE_CHECKING:
     from crowdsafe.anonymize.counted import AppliedCounts, CountedSample
+    from crowdsafe.anonymize.plan import PlanRequest
     from crowdsafe.anonymize.publish import PublishPlan
     from crowdsafe.anonymize.recoding import GeneralizationScheme
     from crowdsafe.anonymize.release import Release
@@ -97,10 +98,10 @@ class PolarsEngine:
         return ledger.identify(source.fingerprint())
 
     # -- publish -----------------------------------------------------------------------------
-    def plan_publication(self, table: Dataset, epsilon: float, delta: float, **options: Any) -> PublishPlan:
+    def plan_publication(self, table: Dataset, request: PlanRequest) -> PublishPlan:
         from crowdsafe.anonymize.publish import plan_for_dataset
 
-        return plan_for_dataset(table, epsilon, delta, **options)
+        return plan_for_dataset(table, request)
 
     def prepare(self, table: Dataset, publish_plan: PublishPlan, name: str | None
                 ) -> tuple[PolarsPublicationTable, GeneralizationScheme | None]:

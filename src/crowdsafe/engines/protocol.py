@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from crowdsafe.anonymize.counted import AppliedCounts, CountedSample
+    from crowdsafe.anonymize.plan import PlanRequest
     from crowdsafe.anonymize.publish import PublishPlan
     from crowdsafe.anonymize.recoding import GeneralizationScheme
     from crowdsafe.anonymize.release import Release
@@ -89,8 +90,9 @@ class Engine(Protocol):
         ...
 
     # -- publish: the per-row stages of the safe pipeline -----------------------------------
-    def plan_publication(self, table: Any, epsilon: float, delta: float, **options: Any) -> PublishPlan:
-        """The plan for ``table`` (public: from its hierarchies' heights at most)."""
+    def plan_publication(self, table: Any, request: PlanRequest) -> PublishPlan:
+        """The plan ``request`` asks for, for ``table`` (public: from its hierarchies' heights at
+        most, :func:`~crowdsafe.anonymize.plan.plan_publication`)."""
         ...
 
     def prepare(self, table: Any, publish_plan: PublishPlan, name: str | None

@@ -36,7 +36,7 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from crowdsafe.anonymize import anonymize_dataset
-from crowdsafe.anonymize.publish import plan_publication, publish_dataset
+from crowdsafe.anonymize.publish import PlanRequest, plan_publication, publish_dataset
 from crowdsafe.attacks import AttackedRelease, intersection_attack
 from crowdsafe.attacks.contrast import dp_table_cells, population_guess
 from crowdsafe.data import Attribute, AttributeType, Dataset, MissingPolicy, Role, Schema
@@ -146,7 +146,7 @@ def run_seed(name: str, dataset: Dataset, randomness: Randomness) -> tuple[list[
             rows.append(_row(result, dataset=name, scenario=scenario, k=k,
                              attack_seconds=time.perf_counter() - started))
     # the safe pipeline: each subset published from its own fresh sample
-    plan = plan_publication(*PUBLISH)
+    plan = plan_publication(PlanRequest(*PUBLISH))
     published = [publish_dataset(subset, plan, randomness=stream).release.frame
                  for subset, stream in ((a, streams[1]), (b, streams[2]))]
     result = attack_pair(published[0], published[1], targets, plan.k, hierarchies, ("publish A", "publish B"))

@@ -79,9 +79,9 @@ def mondrian_release(data: Dataset, k: int) -> pl.DataFrame:
 
 
 def publish_release(data: Dataset, plan, randomness: Randomness) -> pl.DataFrame:  # noqa: ANN001
-    from crowdsafe.anonymize.publish import publish_dataset
+    from crowdsafe.anonymize.publish import RunOptions, publish_dataset
 
-    return publish_dataset(data, plan, randomness=randomness, force=True).release.frame
+    return publish_dataset(data, plan, RunOptions(force=True), randomness=randomness).release.frame
 
 
 def dp_advantage_bound(epsilon: float, delta: float) -> float:
@@ -117,10 +117,10 @@ def membership_game(mechanism: str, release, randomness: Randomness, runs: int =
 def extreme_value(ctx: ExperimentContext) -> None:
     from matplotlib.figure import Figure
 
-    from crowdsafe.anonymize.publish import plan_publication
+    from crowdsafe.anonymize.publish import PlanRequest, plan_publication
 
-    chosen = plan_publication(EPSILON, DELTA)
-    fixed = plan_publication(EPSILON, DELTA, scheme="age=1,worth=2")
+    chosen = plan_publication(PlanRequest(EPSILON, DELTA))
+    fixed = plan_publication(PlanRequest(EPSILON, DELTA, scheme="age=1,worth=2"))
     k = chosen.k
     streams = ctx.randomness.spawn(4)
     example = town(streams[0], rich=True)

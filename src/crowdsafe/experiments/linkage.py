@@ -17,7 +17,7 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from crowdsafe.anonymize import anonymize_dataset
-from crowdsafe.anonymize.publish import plan_publication, publish_dataset
+from crowdsafe.anonymize.publish import PlanRequest, plan_publication, publish_dataset
 from crowdsafe.attacks.linkage import linkage_attack
 from crowdsafe.datasets import adult
 from crowdsafe.experiments.composition import with_record_id
@@ -39,7 +39,7 @@ def linkage(ctx: ExperimentContext) -> None:
     for k in KS:
         releases[f"Mondrian k={k}"] = anonymize_dataset(data, "mondrian", k).frame.select(QI + [RECORD])
     streams = ctx.randomness.spawn(len(SHARES) + 1)
-    plan = plan_publication(*PUBLISH)
+    plan = plan_publication(PlanRequest(*PUBLISH))
     published = publish_dataset(data.with_roles(qi=QI), plan, randomness=streams[-1]).release
     releases[f"safe publish k={plan.k}"] = published.frame.select(QI)
     columns: dict[str, list] = {k: [] for k in ("list_share", "release", "release_rows", "list_records",

@@ -140,10 +140,10 @@ def make_plan(data: Dataset, epsilon: float, delta: float, objective: str) -> An
     """The plan ``crowdsafe publish`` makes for ``objective`` (target income for classification):
     :func:`crowdsafe.anonymize.publish.plan_for_dataset`, whose ε1 the planner chooses from the
     lattice's size (public)."""
-    from crowdsafe.anonymize.publish import plan_for_dataset
+    from crowdsafe.anonymize.publish import PlanRequest, plan_for_dataset
 
     target = TARGET if objective == "classification" else None
-    return plan_for_dataset(data, epsilon, delta, objective=objective, target=target)
+    return plan_for_dataset(data, PlanRequest(epsilon, delta, objective=objective, target=target))
 
 
 def workload_error(release: pl.DataFrame, original: Dataset, columns: list[str], scale: float) -> float:
@@ -408,7 +408,7 @@ def measure(ctx: ExperimentContext, options: Options, data: Dataset, test: Datas
             notes: list[str]) -> None:
     """Run every method of the comparison into ``runs``."""
     from crowdsafe.anonymize import anonymize_dataset
-    from crowdsafe.anonymize.publish import publish_dataset
+    from crowdsafe.anonymize.publish import RunOptions, publish_dataset
     from crowdsafe.sampling import sample_of
 
     qis = list(data.quasi_identifiers)
@@ -451,7 +451,7 @@ def measure(ctx: ExperimentContext, options: Options, data: Dataset, test: Datas
                 release_streams = stream.spawn(len(objectives) + 1)
                 for objective, release_stream in zip(objectives, release_streams):
                     plan = plans[objective]
-                    pub, seconds = timed(publish_dataset, data, plan, randomness=release_stream, force=True)
+                    pub, seconds = timed(publish_dataset, data, plan, RunOptions(force=True), randomness=release_stream)
                     facts = pub.custodian_report()["releases"][0]  # custodian-only: this is an experiment
                     per_column = facts["utility"]["ncp_per_column"]
                     ncp = float(np.mean([per_column[c] for c in qis]))

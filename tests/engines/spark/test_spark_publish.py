@@ -13,7 +13,7 @@ from engine_helpers import comparable, text_rows
 
 from crowdsafe.anonymize.apply import apply
 from crowdsafe.anonymize.counted import apply_counts, classes_at, counted
-from crowdsafe.anonymize.publish import plan_publication, prepare_dataset, publish_dataset
+from crowdsafe.anonymize.publish import PlanRequest, RunOptions, plan_publication, prepare_dataset, publish_dataset
 from crowdsafe.anonymize.selection import choose_scheme
 from crowdsafe.data import load
 from crowdsafe.randomness import Randomness
@@ -73,10 +73,10 @@ def test_same_sample_same_release_and_certificate(small, small_table, tmp_path):
     gives the same choice, the same rows up to order, the same certificate up to identities."""
     from crowdsafe.engines.spark.publish import publish_table
 
-    plan = replace(plan_publication(1.0, 1e-6, k=25), beta=1.0)
-    polars_run = publish_dataset(small, plan, randomness=Randomness(21), out=tmp_path / "polars.parquet")
+    plan = replace(plan_publication(PlanRequest(1.0, 1e-6, k=25)), beta=1.0)
+    polars_run = publish_dataset(small, plan, RunOptions(out=tmp_path / "polars.parquet"), randomness=Randomness(21))
     out = tmp_path / "release.parquet"
-    spark_run = publish_table(small_table, plan, randomness=Randomness(21), out=str(out))
+    spark_run = publish_table(small_table, plan, RunOptions(out=str(out)), randomness=Randomness(21))
 
     assert spark_run.release.recoding.levels == polars_run.release.recoding.levels
     spark_facts, polars_facts = (r.custodian_report()["releases"][0] for r in (spark_run, polars_run))
@@ -104,7 +104,7 @@ def test_fixed_scheme_sampling_is_binomial(spark, adult):
     from crowdsafe.engines.spark.publish import count_release_sample, publish_table
     from crowdsafe.engines.spark.table import spark_table
 
-    plan = plan_publication(1.0, 1e-6, scheme="coarse")
+    plan = plan_publication(PlanRequest(1.0, 1e-6, scheme="coarse"))
     table = spark_table(spark, adult)
     spark_run = publish_table(table, plan, randomness=Randomness())
     polars_run = publish_dataset(adult, plan, randomness=Randomness())
@@ -147,9 +147,9 @@ def test_no_rows_reach_the_driver(spark, tmp_path):
         with pytest.raises(Exception, match="maxResultSize|bigger than"):
             rows.toArrow()
         table = spark_table(spark, rows)
-        plan = plan_publication(1.0, 1e-6)
+        plan = plan_publication(PlanRequest(1.0, 1e-6))
         out = tmp_path / "big.parquet"
-        run = publish_table(table, plan, randomness=Randomness(2), out=str(out))
+        run = publish_table(table, plan, RunOptions(out=str(out)), randomness=Randomness(2))
     finally:
         conf.set("spark.driver.maxResultSize", before)
     assert table.n_rows == n
@@ -168,13 +168,13 @@ def test_the_ledger_knows_the_table_and_its_sample_by_keyed_identities(spark, sm
     from crowdsafe.privacy.ledger import Ledger
 
     ledger = Ledger(tmp_path / "ledger.sqlite3")
-    plan = plan_publication(1.0, 1e-6, scheme="coarse")
-    run = publish_table(small_table, plan, randomness=Randomness(), ledger=ledger, force=True)
+    plan = plan_publication(PlanRequest(1.0, 1e-6, scheme="coarse"))
+    run = publish_table(small_table, plan, RunOptions(force=True), randomness=Randomness(), ledger=ledger)
     entry = ledger.entries()[-1]
     assert entry.fingerprint == keyed_identity(small_table.fingerprint, ledger.identity_key) != small_table.fingerprint
     assert len(entry.samples) == 1 and run.custodian_report()["ledger"]["dataset_identity"] == entry.fingerprint
     text = run.certificate.to_json()
     assert small_table.fingerprint not in text and entry.fingerprint not in text and entry.samples[0] not in text
     assert run.certificate.fit_for_release
-    unrecorded = publish_table(small_table, plan, randomness=Randomness(), force=True)
+    unrecorded = publish_table(small_table, plan, RunOptions(force=True), randomness=Randomness())
     assert not unrecorded.certificate.fit_for_release and unrecorded.certificate.accounting["ledger"] is False

@@ -19,6 +19,7 @@ from crowdsafe.errors import ParameterError
 
 if TYPE_CHECKING:
     from crowdsafe.anonymize.counted import AppliedCounts, CountedSample
+    from crowdsafe.anonymize.plan import PlanRequest
     from crowdsafe.anonymize.publish import PublishPlan
     from crowdsafe.anonymize.recoding import GeneralizationScheme
     from crowdsafe.anonymize.release import Release
@@ -83,10 +84,10 @@ class SparkEngine:
         return ledger.identify(source.fingerprint())
 
     # -- publish -----------------------------------------------------------------------------
-    def plan_publication(self, table: SparkTable, epsilon: float, delta: float, **options: Any) -> PublishPlan:
+    def plan_publication(self, table: SparkTable, request: PlanRequest) -> PublishPlan:
         from crowdsafe.anonymize.publish import plan_publication
 
-        return plan_publication(epsilon, delta, **options)  # ε1: 10% of ε (the lattice is not sized yet)
+        return plan_publication(request)  # ε1: 10% of ε (the lattice is not sized yet)
 
     def prepare(self, table: SparkTable, publish_plan: PublishPlan, name: str | None
                 ) -> tuple[SparkTable, GeneralizationScheme | None]:

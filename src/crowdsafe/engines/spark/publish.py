@@ -34,11 +34,10 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.anonymize.counted import AppliedCounts, CountedSample, class_frame
-from crowdsafe.anonymize.publish import Publication, PublishPlan, release_paths
+from crowdsafe.anonymize.publish import DEFAULT_RUN_OPTIONS, Publication, PublishPlan, RunOptions, release_paths
 from crowdsafe.anonymize.recoding import GeneralizationScheme
 from crowdsafe.anonymize.release import Release
 from crowdsafe.csv_safety import format_note
-from crowdsafe.drivers.publish import DEFAULT_MAX_SUPPRESSION
 from crowdsafe.engines.spark import fingerprint as fp
 from crowdsafe.engines.spark.sampling import count_sample
 from crowdsafe.engines.spark.streams import PartitionStreams
@@ -119,34 +118,30 @@ def spark_paths(out: str, releases: int) -> list[str]:
 def publish_table(
     table: SparkTable,
     publish_plan: PublishPlan,
+    options: RunOptions = DEFAULT_RUN_OPTIONS,
     *,
     randomness: Randomness,
     ledger: Ledger | None = None,
-    budget: tuple[float, float] | None = None,
-    out: str | None = None,
-    force: bool = False,
-    max_suppression: float = DEFAULT_MAX_SUPPRESSION,
-    custodian_report: str | None = None,
-    escape_formulas: bool = True,
 ) -> Publication:
     """Run the safe pipeline on a :class:`SparkTable` (module docstring): the publish driver's one
-    sequence (:func:`crowdsafe.drivers.publish.run_publication`) with the Spark engine's stages.
-    Refusals, charge, certificate and the public/custodian split are those of the Polars engine,
-    by the same code; CSV cells are formula-safe unless ``escape_formulas`` is False."""
+    sequence (:func:`crowdsafe.drivers.publish.run_publication`) with the Spark engine's stages,
+    carried out and written as ``options`` says. Refusals, charge, certificate and the
+    public/custodian split are those of the Polars engine, by the same code; CSV cells are
+    formula-safe unless ``options.escape_formulas`` is False."""
     from crowdsafe.drivers.publish import run_publication
     from crowdsafe.engines.spark.engine import SparkEngine
 
-    return run_publication(SparkEngine(), table, publish_plan, randomness=randomness, ledger=ledger, budget=budget,
-                           out=out, force=force, max_suppression=max_suppression,
-                           custodian_report=custodian_report, escape_formulas=escape_formulas)
+    return run_publication(SparkEngine(), table, publish_plan, options, randomness=randomness, ledger=ledger)
 
 
-def publish_spark(data: Any, publish_plan: PublishPlan, *, master: str | None = None,
+def publish_spark(data: Any, publish_plan: PublishPlan, options: RunOptions = DEFAULT_RUN_OPTIONS, *,
+                  randomness: Randomness, ledger: Ledger | None = None, master: str | None = None,
                   schema: Any = None, qi: Sequence[str] | None = None, sensitive: Any = None,
-                  missing: Any = "keep", name: str | None = None, **options: Any) -> Publication:
+                  missing: Any = "keep") -> Publication:
     """Read ``data`` on the Spark session (the active one, else one on ``master`` /
-    ``$CROWDSAFE_SPARK_MASTER``) and publish it (:func:`publish_table`)."""
+    ``$CROWDSAFE_SPARK_MASTER``; named ``options.name``) and publish it (:func:`publish_table`)."""
     from crowdsafe.engines.spark.engine import SparkEngine
 
-    table = SparkEngine(master).read_table(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing, name=name)
-    return publish_table(table, publish_plan, **options)
+    table = SparkEngine(master).read_table(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing,
+                                           name=options.name)
+    return publish_table(table, publish_plan, options, randomness=randomness, ledger=ledger)
