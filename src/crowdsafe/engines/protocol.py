@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from crowdsafe.anonymize.publish import PublishPlan
     from crowdsafe.anonymize.recoding import GeneralizationScheme
     from crowdsafe.anonymize.release import Release
+    from crowdsafe.attacks.request import AttackRequest
     from crowdsafe.data import Dataset
     from crowdsafe.privacy import Certificate
     from crowdsafe.privacy.ledger import Ledger
@@ -173,12 +174,12 @@ class Engine(Protocol):
         """The attacked releases, every column as published."""
         ...
 
-    def intersection_attack(self, releases: Sequence[Any], targets: Any, qi: Sequence[str], sensitive: str,
-                            **options: Any) -> Any:
-        """The composition attack (:mod:`crowdsafe.attacks.intersection`)."""
+    def intersection_attack(self, releases: Sequence[Any], targets: Any, request: AttackRequest) -> Any:
+        """The composition attack (:mod:`crowdsafe.attacks.intersection`); ``request.sensitive``
+        is set (the driver refuses None)."""
         ...
 
-    def linkage_attack(self, release: Any, targets: Any, qi: Sequence[str], **options: Any) -> Any:
+    def linkage_attack(self, release: Any, targets: Any, request: AttackRequest) -> Any:
         """Sweeney's linkage attack of one release (:mod:`crowdsafe.attacks.linkage`)."""
         ...
 
