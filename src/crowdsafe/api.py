@@ -111,7 +111,8 @@ def check(
     schema's (inferred: every attribute). ``original``: the table a release was made from, so
     generalized cells are read as what they cover and the release takes its roles.
     ``population`` (a table) enables journalist risk; ``population_size`` the Zayatz estimate
-    of population uniques.
+    of population uniques. The options measured form one :class:`~crowdsafe.models.AssessRequest`
+    (:func:`check_report`).
     """
     if original is not None:
         source = load(original, schema=schema, missing=missing)
@@ -604,6 +605,7 @@ def attack(
     from crowdsafe.engines import get_engine
 
     check_kind(kind)  # before the engine is chosen
+    chosen = get_engine(engine, master=spark_master)
     request = AttackRequest(kind=kind, qi=tuple(qi), sensitive=sensitive, location=cast("Location", location),
                             levels=tuple(levels), truth_id=truth_id, schema=schema)
-    return attack_run(get_engine(engine, master=spark_master), releases, targets, request)
+    return attack_run(chosen, releases, targets, request)
