@@ -35,6 +35,7 @@ The helper is generic: ``run(data, randomness, n)`` returns n outputs of the mec
 (a vectorised mechanism returns an array; anything else may return a list), and ``statistic``
 maps outputs to one number per run (the identity for numeric outputs). Explicit ``events``
 (name, predicate on the outputs returning one bool per run) replace the automatic thresholds.
+:func:`audit` takes these as keywords; :func:`run_audit` takes them as one :class:`AuditRequest`.
 """
 
 from __future__ import annotations
