@@ -20,8 +20,8 @@ from crowdsafe.data import (
 )
 from crowdsafe.data.generalized import release_dataset
 from crowdsafe.errors import ParameterError
-from crowdsafe.metrics import UtilityReport, utility
-from crowdsafe.models import DEFAULT_THRESHOLD, PrivacyReport, assess
+from crowdsafe.metrics import UtilityReport, UtilityRequest, measure_utility
+from crowdsafe.models import DEFAULT_THRESHOLD, AssessRequest, PrivacyReport, run_assessment
 from crowdsafe.privacy.ledger import DEFAULT as DEFAULT_LEDGER
 from crowdsafe.privacy.ledger import Budget, LedgerSpec, ledger_for
 from crowdsafe.randomness import Randomness
@@ -29,6 +29,7 @@ from crowdsafe.randomness import Randomness
 if TYPE_CHECKING:
     from crowdsafe.anonymize import Release
     from crowdsafe.anonymize.publish import Publication, PublishPlan
+    from crowdsafe.attacks.intersection import Location
     from crowdsafe.mechanisms.queries import QueryAnswer
     from crowdsafe.perturb import AlphaBetaPlan, Estimate, Perturbation
     from crowdsafe.perturb.alpha_beta import Duplicates, PerturbRequest
@@ -111,7 +112,8 @@ def check(
     schema's (inferred: every attribute). ``original``: the table a release was made from, so
     generalized cells are read as what they cover and the release takes its roles.
     ``population`` (a table) enables journalist risk; ``population_size`` the Zayatz estimate
-    of population uniques.
+    of population uniques. The options measured form one :class:`~crowdsafe.models.AssessRequest`
+    (:func:`check_report`).
     """
     if original is not None:
         source = load(original, schema=schema, missing=missing)
@@ -121,8 +123,9 @@ def check(
         source = None
         dataset = load(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
     people = load(population, missing=missing) if population is not None else None
-    return check_dataset(dataset, original=source, target_k=target_k, l=l, ground=ground, threshold=threshold,
-                         population=people, population_size=population_size)
+    request = AssessRequest(target_k=target_k, l=l, ground=ground, threshold=threshold,
+                            population_size=population_size)
+    return check_report(dataset, request, original=source, population=people)
 
 
 def check_dataset(
@@ -137,14 +140,27 @@ def check_dataset(
     population_size: int | None = None,
 ) -> CheckReport:
     """:func:`check` for a loaded Dataset."""
+    request = AssessRequest(target_k=target_k, l=l, ground=ground, threshold=threshold,
+                            population_size=population_size)
+    return check_report(dataset, request, original=original, population=population)
+
+
+def check_report(
+    dataset: Dataset,
+    request: AssessRequest,
+    *,
+    original: Dataset | None = None,
+    population: Dataset | None = None,
+) -> CheckReport:
+    """The :class:`CheckReport` of a loaded Dataset for ``request`` (what
+    :func:`crowdsafe.models.run_assessment` measures); custodian only."""
     qis = dataset.quasi_identifiers
     if not qis:
         raise ParameterError("the data has no quasi-identifiers; name them with qi=[...]", parameter="qi")
     frame = dataset.frame
     with ThreadPoolExecutor(max_workers=1) as pool:  # counting overlaps the models (both release the GIL)
         summary = pool.submit(lambda: (frame.select(pl.all().n_unique()).row(0), frame.null_count().row(0)))
-        privacy = assess(dataset, original=original, target_k=target_k, l=l, ground=ground, threshold=threshold,
-                         population=population, population_size=population_size)
+        privacy = run_assessment(dataset, request, original=original, population=population)
     distinct, nulls = summary.result()
     attributes = [
         {
@@ -200,9 +216,10 @@ def anonymize(
 
     The recoding is fitted to the data, so the release's certificate says "no formal guarantee"
     (use :func:`publish` for a release with one). ``l`` / ``t``: entropy ℓ-diversity and
-    t-closeness on ``sensitive`` (Mondrian and lattice). ``options`` go to
-    :func:`crowdsafe.anonymize.anonymize_dataset` (mode, categorical, aggregate, loss,
-    suppression_limit, search, time_budget, distance). With ``out``, the table and its
+    t-closeness on ``sensitive`` (Mondrian and lattice). ``options`` are the other fields of
+    :class:`crowdsafe.classic.AnonymizeRequest` (mode, categorical, aggregate, loss,
+    suppression_limit, search, time_budget, distance), run by
+    :func:`crowdsafe.classic.run_anonymization`. With ``out``, the table and its
     certificate (``<name>.certificate.json``) are written atomically. The certificate and
     ``release.summary()`` hold the parameters and what the release itself shows; exact facts
     about the input (rows read and suppressed, the search's diagnostics) are in
@@ -211,14 +228,15 @@ def anonymize(
     (a folder, an unwritable folder) is refused before the data is read.
     """
     from crowdsafe.anonymize.release import TABLE_SUFFIXES
-    from crowdsafe.classic import anonymize_dataset
+    from crowdsafe.classic import AnonymizeRequest, run_anonymization
     from crowdsafe.files import check_output_path
 
     if out is not None:
         check_output_path(out, TABLE_SUFFIXES)
     protected = [sensitive] if sensitive is not None else None
     dataset = load(data, schema=schema, qi=qi, sensitive=protected, missing=missing)
-    release = anonymize_dataset(dataset, algorithm, k, sensitive=sensitive, l=l, t=t, **options)
+    request = AnonymizeRequest(algorithm, k, sensitive=sensitive, l=l, t=t, **options)
+    release = run_anonymization(dataset, request)
     if out is not None:
         release.write(out, escape_formulas=escape_formulas)
     return release
@@ -239,8 +257,9 @@ def compare(
     test: Any = None,
     model: str = "logistic",
 ) -> UtilityReport:
-    """Utility of ``release`` against ``original`` (:func:`crowdsafe.metrics.utility`):
-    information loss, marginal distances, workload error and classifier accuracy.
+    """Utility of ``release`` against ``original`` (:func:`crowdsafe.metrics.measure_utility`
+    for a :class:`~crowdsafe.metrics.UtilityRequest`): information loss, marginal distances,
+    workload error and classifier accuracy (custodian only).
 
     ``target`` defaults to the original's sensitive attribute when it has exactly one and the
     release holds it; ``test`` (held-out original rows) defaults to Adult's test file when the
@@ -253,8 +272,9 @@ def compare(
     if test is None and isinstance(original, str) and original == "adult" and target is not None:
         test = "adult-test"
     held_out = load(test, schema=schema, missing=missing) if test is not None else None
-    return utility(source, published, qi=qi, k=k, input_rows=input_rows, queries=queries,
-                   max_attributes=max_attributes, seed=seed, scale=scale, target=target, test=held_out, model=model)
+    request = UtilityRequest(qi=tuple(qi) if qi is not None else None, k=k, input_rows=input_rows, queries=queries,
+                             max_attributes=max_attributes, seed=seed, scale=scale, target=target, model=model)
+    return measure_utility(source, published, request, test=held_out)
 
 
 # -- DP queries and the budget ledger ------------------------------------------------------------
@@ -597,12 +617,16 @@ def attack(
     its hierarchies resolve hierarchy labels in the releases. ``truth_id``: a record id in both,
     used only to score the attack. ``engine="spark"`` (intersection only): releases and targets
     are paths read on Spark, the joins run there (:mod:`crowdsafe.engines.spark.attacks`), and
-    the result's ``targets`` is a Spark DataFrame.
+    the result's ``targets`` is a Spark DataFrame. The options form one
+    :class:`~crowdsafe.attacks.AttackRequest`, passed to :mod:`crowdsafe.drivers.attack`.
     """
+    from crowdsafe.attacks.request import AttackRequest
     from crowdsafe.drivers.attack import attack as attack_run
     from crowdsafe.drivers.attack import check_kind
     from crowdsafe.engines import get_engine
 
     check_kind(kind)  # before the engine is chosen
-    return attack_run(get_engine(engine, master=spark_master), releases, targets, qi=qi, sensitive=sensitive,
-                      kind=kind, schema=schema, truth_id=truth_id, location=location, levels=levels)
+    chosen = get_engine(engine, master=spark_master)
+    request = AttackRequest(kind=kind, qi=tuple(qi), sensitive=sensitive, location=cast("Location", location),
+                            levels=tuple(levels), truth_id=truth_id, schema=schema)
+    return attack_run(chosen, releases, targets, request)

@@ -19,6 +19,7 @@ from engine_helpers import comparable, same, text_rows
 
 from crowdsafe import api
 from crowdsafe.anonymize.publish import PlanRequest, RunOptions, plan_publication
+from crowdsafe.attacks import AttackRequest
 from crowdsafe.data import load
 from crowdsafe.drivers.publish import run_publication
 from crowdsafe.engines import ENGINES, Engine, PublicationTable, get_engine
@@ -211,8 +212,9 @@ def test_attack_tables_give_the_same_metrics(engine, reference, tmp_path):
     for e in (engine, reference):
         table = e.attack_targets(tmp_path / "targets.parquet")
         releases = e.attack_releases([str(p) for p in paths], table)
-        results.append(e.intersection_attack(releases, table, ["age", "sex"], "disease", truth_id="id",
-                                             location="auto", levels=(0.5, 1.0)))
+        request = AttackRequest("intersection", ("age", "sex"), "disease", location="auto", levels=(0.5, 1.0),
+                                truth_id="id")
+        results.append(e.intersection_attack(releases, table, request))
     assert results[1].summary["targets"] == n and results[1].summary["contradictions"] >= 0
     assert same(results[0].summary, results[1].summary)
     assert same(results[0].releases.to_dicts(), results[1].releases.to_dicts())

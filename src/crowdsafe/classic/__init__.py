@@ -13,14 +13,16 @@ certificate: :mod:`crowdsafe.anonymize`) never imports this package.
 - :func:`mdav` (Domingo-Ferrer and Torra 2005): microaggregation (:mod:`.mdav`);
 - :func:`lattice_search`: optimal or greedy full-domain generalization chosen on the data
   (:mod:`.lattice_search`; the lattice itself is :class:`crowdsafe.anonymize.lattice.Lattice`);
-- :func:`anonymize_dataset` (:mod:`.algorithms`): choose with one of them, Apply, certify.
+- :func:`anonymize_dataset` (:mod:`.algorithms`; :func:`run_anonymization` takes an
+  :class:`AnonymizeRequest`): choose with one of them, Apply, certify (no formal guarantee).
 
 All of them return recodings applied by the shared :func:`crowdsafe.anonymize.apply`.
 """
 
-from crowdsafe.classic.algorithms import ALGORITHMS, anonymize_dataset
+from crowdsafe.classic.algorithms import ALGORITHMS, AnonymizeRequest, anonymize_dataset, run_anonymization
 from crowdsafe.classic.lattice_search import LatticeResult, lattice_search
 from crowdsafe.classic.mdav import mdav
 from crowdsafe.classic.mondrian import mondrian
 
-__all__ = ["ALGORITHMS", "LatticeResult", "anonymize_dataset", "lattice_search", "mdav", "mondrian"]
+__all__ = ["ALGORITHMS", "AnonymizeRequest", "LatticeResult", "anonymize_dataset", "lattice_search", "mdav", "mondrian",
+           "run_anonymization"]

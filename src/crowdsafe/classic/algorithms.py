@@ -1,6 +1,7 @@
 """The classic k-anonymization algorithms, end to end: choose g, Apply, certify.
 
-``anonymize_dataset(dataset, "mondrian" | "mdav" | "lattice", k, ...)`` returns a
+``anonymize_dataset(dataset, "mondrian" | "mdav" | "lattice", k, ...)`` (keywords) or
+``run_anonymization(dataset, AnonymizeRequest(...))`` returns a
 :class:`~crowdsafe.anonymize.release.Release`. Each algorithm fits its recoding to the data, so
 the certificate is always "no formal guarantee — data-dependent recoding (<algorithm>)",
 derived by :func:`crowdsafe.privacy.certify_k_anonymization` from the recoding's profile.
@@ -8,6 +9,7 @@ derived by :func:`crowdsafe.privacy.certify_k_anonymization` from the recoding's
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from crowdsafe.anonymize.apply import apply, check_k, check_suppression_limit
@@ -43,6 +45,40 @@ def _sensitive_attribute(dataset: Dataset, sensitive: str | None, needed: bool) 
     )
 
 
+@dataclass(frozen=True, slots=True)
+class AnonymizeRequest:
+    """A classic k-anonymization: the algorithm and its parameters. Each algorithm fits its
+    recoding to the data, so a release made for any request carries no formal guarantee.
+
+    - ``algorithm``: ``"mondrian"``, ``"mdav"`` or ``"lattice"`` (:data:`ALGORITHMS`);
+    - ``k``: every output class holds at least k rows;
+    - ``sensitive``: the attribute ``l`` / ``t`` protect (None: the data's one sensitive
+      attribute, when ``l`` or ``t`` is asked);
+    - ``l`` / ``t``: entropy ℓ-diversity and t-closeness (Mondrian and lattice; None: not asked);
+    - ``distance``: the t-closeness ground distance (None: chosen from the attribute);
+    - ``mode`` / ``categorical``: Mondrian's strict or relaxed cuts, and categories published as
+      the lowest common hierarchy ``"node"`` or the ``"set"`` of values present;
+    - ``aggregate``: MDAV's value for numbers, the group's ``"mean"`` or ``"median"``;
+    - ``loss``, ``suppression_limit``, ``search``, ``time_budget``: the lattice search's
+      measure (gcp, entropy, precision, height, discernibility), the share of rows it may
+      suppress (None: 0), optimal / greedy / auto, and the greedy search's seconds.
+    """
+
+    algorithm: Algorithm | str
+    k: int
+    sensitive: str | None = None
+    l: float | None = None
+    t: float | None = None
+    distance: GroundDistance | None = None
+    mode: Mode = "strict"
+    categorical: CategoricalForm = "node"
+    aggregate: Aggregate = "mean"
+    loss: str = "gcp"
+    suppression_limit: float | None = None
+    search: Search = "auto"
+    time_budget: float = DEFAULT_TIME_BUDGET
+
+
 def anonymize_dataset(
     dataset: Dataset,
     algorithm: Algorithm | str,
@@ -60,7 +96,8 @@ def anonymize_dataset(
     search: Search = "auto",
     time_budget: float = DEFAULT_TIME_BUDGET,
 ) -> Release:
-    """k-anonymize ``dataset``'s quasi-identifiers with a classic algorithm.
+    """k-anonymize ``dataset``'s quasi-identifiers with a classic algorithm (no formal
+    guarantee: the recoding is fitted to the data).
 
     - ``"mondrian"``: Mondrian multidimensional partitioning (``mode`` strict or relaxed;
       ``categorical`` values published as the lowest common hierarchy ``"node"`` or the
@@ -77,16 +114,31 @@ def anonymize_dataset(
     Every output class holds at least k rows (and satisfies ℓ / t when asked). The certificate
     and :meth:`Release.summary` hold the parameters and what the release itself shows; exact
     facts about the input (rows read and suppressed, the search's counts and timing) are in
-    :meth:`Release.custodian_report`.
+    :meth:`Release.custodian_report`. The keyword form of :func:`run_anonymization` (it builds
+    the :class:`AnonymizeRequest`).
     """
-    k = check_k(k)
+    request = AnonymizeRequest(
+        algorithm=algorithm, k=k, sensitive=sensitive, l=l, t=t, distance=distance, mode=mode,
+        categorical=categorical, aggregate=aggregate, loss=loss, suppression_limit=suppression_limit,
+        search=search, time_budget=time_budget,
+    )
+    return run_anonymization(dataset, request)
+
+
+def run_anonymization(dataset: Dataset, request: AnonymizeRequest) -> Release:
+    """The release of ``dataset`` for ``request`` (see :func:`anonymize_dataset`); its
+    certificate says "no formal guarantee — data-dependent recoding (<algorithm>)"."""
+    algorithm, l, t = request.algorithm, request.l, request.t
+    mode, categorical, aggregate = request.mode, request.categorical, request.aggregate
+    k = check_k(request.k)
     if algorithm not in ALGORITHMS:
         raise ParameterError(f"unknown algorithm {algorithm!r}; use one of: {', '.join(ALGORITHMS)}")
     columns = dataset.quasi_identifiers
     if not columns:
         raise ParameterError("the data has no quasi-identifiers; name them with qi=[...]", parameter="qi")
-    limit = check_suppression_limit(suppression_limit) if suppression_limit is not None else None
-    sensitive = _sensitive_attribute(dataset, sensitive, l is not None or t is not None)
+    limit = (check_suppression_limit(request.suppression_limit) if request.suppression_limit is not None
+             else None)
+    sensitive = _sensitive_attribute(dataset, request.sensitive, l is not None or t is not None)
     if algorithm == "mdav" and (l is not None or t is not None):
         raise ParameterError("MDAV has no ℓ-diversity or t-closeness constraint; use mondrian or lattice")
     notes: list[str] = []
@@ -96,7 +148,7 @@ def anonymize_dataset(
         dataset, added = with_flat_hierarchies(dataset, columns)
         if added:
             notes.append(f"no hierarchy for {', '.join(added)}: each can only be kept or fully generalized (*)")
-    constraints = sensitive_constraints(dataset, sensitive, l=l, t=t, distance=distance)
+    constraints = sensitive_constraints(dataset, sensitive, l=l, t=t, distance=request.distance)
     if constraints.active:
         parameters.update(constraints.describe())
     recoding: Recoding
@@ -111,8 +163,8 @@ def anonymize_dataset(
     else:
         limit = 0.0 if limit is None else limit
         recoding, result = lattice_search(dataset, k, columns=columns, suppression_limit=limit,
-                                          constraints=constraints, metric=loss, search=search,
-                                          time_budget=time_budget)
+                                          constraints=constraints, metric=request.loss, search=request.search,
+                                          time_budget=request.time_budget)
         name = "optimal lattice search" if result.optimal else "greedy lattice search"
         parameters.update(suppression_limit=limit, search=result.describe(), scheme=result.scheme_levels)
         custodian["search"] = result.diagnostics()

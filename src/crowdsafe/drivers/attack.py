@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from crowdsafe.errors import ParameterError
 
 if TYPE_CHECKING:
+    from crowdsafe.attacks.request import AttackRequest
     from crowdsafe.engines.protocol import Engine
 
 KINDS = ("intersection", "linkage")
@@ -24,19 +25,18 @@ def check_kind(kind: str) -> None:
         raise ParameterError(f"unknown attack {kind!r}; use 'intersection' or 'linkage'")
 
 
-def attack(engine: Engine, releases: Sequence[Any], targets: Any, *, qi: Sequence[str], sensitive: str | None,
-           kind: str, schema: Any = None, truth_id: str | None = None, **options: Any) -> Any:
-    """:func:`crowdsafe.api.attack` on ``engine``; ``options``: the intersection attack's
-    location and levels."""
-    check_kind(kind)
-    engine.check_attack(kind, sensitive)
-    table = engine.attack_targets(targets, schema=schema)
+def attack(engine: Engine, releases: Sequence[Any], targets: Any, request: AttackRequest) -> Any:
+    """:func:`crowdsafe.api.attack` on ``engine``: the attack ``request`` asks for, on
+    ``releases`` and ``targets``."""
+    check_kind(request.kind)
+    engine.check_attack(request.kind, request.sensitive)
+    table = engine.attack_targets(targets, schema=request.schema)
     attacked = engine.attack_releases(releases, table)
-    if kind == "linkage":
+    if request.kind == "linkage":
         if len(attacked) != 1:
             raise ParameterError(f"the linkage attack takes one release, got {len(attacked)}")
-        return engine.linkage_attack(attacked[0], table, qi, truth_id=truth_id)
-    if sensitive is None:
+        return engine.linkage_attack(attacked[0], table, request)
+    if request.sensitive is None:
         raise ParameterError("the intersection attack needs the sensitive attribute (the sensitive parameter)",
                              parameter="sensitive")
-    return engine.intersection_attack(attacked, table, qi, sensitive, truth_id=truth_id, **options)
+    return engine.intersection_attack(attacked, table, request)

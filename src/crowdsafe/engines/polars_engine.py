@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from crowdsafe.anonymize.publish import PublishPlan
     from crowdsafe.anonymize.recoding import GeneralizationScheme
     from crowdsafe.anonymize.release import Release
+    from crowdsafe.attacks.request import AttackRequest
     from crowdsafe.perturb.alpha_beta import Perturbation, PerturbRequest
     from crowdsafe.perturb.view import ViewOutput
     from crowdsafe.privacy import Certificate
@@ -211,16 +212,18 @@ class PolarsEngine:
 
         return [as_attacked(r, f"R{j + 1}") for j, r in enumerate(releases)]
 
-    def intersection_attack(self, releases: Sequence[Any], targets: Dataset, qi: Sequence[str], sensitive: str,
-                            **options: Any) -> Any:
+    def intersection_attack(self, releases: Sequence[Any], targets: Dataset, request: AttackRequest) -> Any:
         from crowdsafe.attacks import intersection_attack
 
-        return intersection_attack(releases, targets.frame, qi, sensitive, hierarchies=targets.hierarchies, **options)
+        return intersection_attack(releases, targets.frame, request.qi, cast(str, request.sensitive),
+                                   hierarchies=targets.hierarchies, location=request.location, levels=request.levels,
+                                   truth_id=request.truth_id)
 
-    def linkage_attack(self, release: Any, targets: Dataset, qi: Sequence[str], **options: Any) -> Any:
+    def linkage_attack(self, release: Any, targets: Dataset, request: AttackRequest) -> Any:
         from crowdsafe.attacks import linkage_attack
 
-        return linkage_attack(release.frame, targets.frame, qi, hierarchies=targets.hierarchies, **options)
+        return linkage_attack(release.frame, targets.frame, request.qi, hierarchies=targets.hierarchies,
+                              truth_id=request.truth_id)
 
     def write_attack_targets(self, targets: Any, out: Path, *, escape_formulas: bool) -> str:
         from crowdsafe.csv_safety import write_csv

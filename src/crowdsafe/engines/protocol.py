@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from crowdsafe.anonymize.publish import PublishPlan
     from crowdsafe.anonymize.recoding import GeneralizationScheme
     from crowdsafe.anonymize.release import Release
+    from crowdsafe.attacks.request import AttackRequest
     from crowdsafe.data import Dataset
     from crowdsafe.perturb.alpha_beta import Perturbation, PerturbRequest
     from crowdsafe.perturb.view import ViewOutput
@@ -180,12 +181,12 @@ class Engine(Protocol):
         """The attacked releases, every column as published."""
         ...
 
-    def intersection_attack(self, releases: Sequence[Any], targets: Any, qi: Sequence[str], sensitive: str,
-                            **options: Any) -> Any:
-        """The composition attack (:mod:`crowdsafe.attacks.intersection`)."""
+    def intersection_attack(self, releases: Sequence[Any], targets: Any, request: AttackRequest) -> Any:
+        """The composition attack (:mod:`crowdsafe.attacks.intersection`); ``request.sensitive``
+        is set (the driver refuses None)."""
         ...
 
-    def linkage_attack(self, release: Any, targets: Any, qi: Sequence[str], **options: Any) -> Any:
+    def linkage_attack(self, release: Any, targets: Any, request: AttackRequest) -> Any:
         """Sweeney's linkage attack of one release (:mod:`crowdsafe.attacks.linkage`)."""
         ...
 

@@ -22,9 +22,11 @@ from typing import Any
 # pull in SciPy and every mechanism: it keeps the command line's start-up short.
 _EXPORTS = {
     "NoisyValue": "additive",
+    "AuditRequest": "audit",
     "AuditResult": "audit",
     "audit": "audit",
     "repeat": "audit",
+    "run_audit": "audit",
     "Choice": "exponential",
     "exponential_mechanism": "exponential",
     "exponential_mechanism_chunks": "exponential",
@@ -54,6 +56,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "AuditRequest",
     "AuditResult",
     "Choice",
     "NoisyValue",
@@ -73,5 +76,6 @@ __all__ = [
     "quantile_mechanism",
     "quantile_sensitivity",
     "repeat",
+    "run_audit",
     "sum_sensitivity",
 ]

@@ -35,6 +35,7 @@ The helper is generic: ``run(data, randomness, n)`` returns n outputs of the mec
 (a vectorised mechanism returns an array; anything else may return a list), and ``statistic``
 maps outputs to one number per run (the identity for numeric outputs). Explicit ``events``
 (name, predicate on the outputs returning one bool per run) replace the automatic thresholds.
+:func:`audit` takes these as keywords; :func:`run_audit` takes them as one :class:`AuditRequest`.
 """
 
 from __future__ import annotations
@@ -194,6 +195,34 @@ def _threshold_events(sample_0: np.ndarray, sample_1: np.ndarray, thresholds: in
     return [event for _, event in scored[:keep]]
 
 
+@dataclass(frozen=True, slots=True)
+class AuditRequest:
+    """What an audit tests and how hard: the mechanism (``run``), the neighbouring pair and the
+    randomness are passed beside it.
+
+    - ``claimed_epsilon`` / ``claimed_delta``: the (ε, δ) claim audited; δ enters every bound
+      as the δ of the hypothesis-testing inequality (in [0, 1));
+    - ``trials``: runs of the mechanism on each dataset for the measurement (at least 100);
+    - ``selection_trials``: runs per dataset on which the automatic events are chosen
+      (None: max(1000, trials/4));
+    - ``statistic``: maps the outputs to one number per run (None: the outputs themselves);
+    - ``events``: distinguishing tests fixed in advance, (name, predicate) pairs (None: the
+      best ``keep_events`` of ``thresholds`` threshold events on the statistic);
+    - ``confidence``: the probability (in (0, 1)) with which the lower bound holds, shared out
+      over the events measured.
+    """
+
+    claimed_epsilon: float
+    claimed_delta: float = 0.0
+    trials: int = 100_000
+    selection_trials: int | None = None
+    statistic: Statistic | None = None
+    events: tuple[Event, ...] | None = None
+    thresholds: int = 64
+    keep_events: int = 4
+    confidence: float = 0.99
+
+
 def audit(
     run: Run,
     neighbours: tuple[Any, Any],
@@ -216,8 +245,28 @@ def audit(
     (ε, δ) claim is audited as such. ``events``: tests fixed in advance; without them the best
     ``keep_events`` thresholds on ``statistic`` are chosen on ``selection_trials`` separate runs
     (default max(1000, trials/4)). The bound holds with probability ≥ ``confidence`` (shared out
-    over the events measured). Returns an :class:`AuditResult`.
+    over the events measured). Returns an :class:`AuditResult`. The keyword form of
+    :func:`run_audit` (it builds the :class:`AuditRequest`).
     """
+    request = AuditRequest(
+        claimed_epsilon=claimed_epsilon, claimed_delta=claimed_delta, trials=trials,
+        selection_trials=selection_trials, statistic=statistic,
+        events=tuple(events) if events is not None else None, thresholds=thresholds,
+        keep_events=keep_events, confidence=confidence,
+    )
+    return run_audit(run, neighbours, request, randomness)
+
+
+def run_audit(
+    run: Run,
+    neighbours: tuple[Any, Any],
+    request: AuditRequest,
+    randomness: Randomness | int | None = None,
+) -> AuditResult:
+    """The audit of ``run`` on ``neighbours`` = (D₀, D₁) for ``request`` (see :func:`audit`);
+    ``randomness`` drives the runs (a seed, a :class:`Randomness`, or None for fresh entropy)."""
+    confidence, trials, claimed_delta = request.confidence, request.trials, request.claimed_delta
+    statistic, events = request.statistic, request.events
     if not 0.0 < confidence < 1.0:
         raise ParameterError(f"confidence must lie in (0, 1), got {confidence}")
     if trials < 100:
@@ -228,10 +277,12 @@ def audit(
     randomness = as_randomness(randomness)
     streams = randomness.spawn(4)
     if events is None:
+        selection_trials = request.selection_trials
         chosen_trials = selection_trials if selection_trials is not None else max(1000, trials // 4)
         selection_0 = _numbers(run(data_0, streams[0], chosen_trials), statistic)
         selection_1 = _numbers(run(data_1, streams[1], chosen_trials), statistic)
-        chosen = _threshold_events(selection_0, selection_1, thresholds, keep_events, claimed_delta)
+        chosen = _threshold_events(selection_0, selection_1, request.thresholds, request.keep_events,
+                                   claimed_delta)
 
         def measure(outputs: Any, predicate: Callable[[Any], np.ndarray]) -> int:
             return int(np.count_nonzero(predicate(_numbers(outputs, statistic))))
@@ -255,7 +306,7 @@ def audit(
         estimates.append(EventEstimate(name, (h0, h1), trials, bound, fpr_upper, fnr_upper))
     return AuditResult(
         epsilon_lower_bound=max(e.epsilon_lower_bound for e in estimates),
-        claimed_epsilon=float(claimed_epsilon),
+        claimed_epsilon=float(request.claimed_epsilon),
         claimed_delta=float(claimed_delta),
         confidence=confidence,
         trials=trials,

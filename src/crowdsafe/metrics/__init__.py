@@ -11,7 +11,8 @@
 - Classifier utility (:mod:`~crowdsafe.metrics.classifier`): scikit-learn, or the majority
   lookup (each generalized tuple predicts its majority target), trained on the release, tested
   on held-out original rows, against training on the original.
-- :func:`utility`: all of them, as printed by ``crowdsafe compare``.
+- :func:`utility` (keywords) or :func:`measure_utility` (a :class:`UtilityRequest`): all of
+  them, as printed by ``crowdsafe compare``.
 """
 
 from crowdsafe.metrics.classifier import ClassifierReport, classifier_utility, majority_lookup, release_accuracy
@@ -22,7 +23,7 @@ from crowdsafe.metrics.information_loss import (
     information_loss,
 )
 from crowdsafe.metrics.marginals import MarginalDistance, MarginalReport, marginal_distances
-from crowdsafe.metrics.report import UtilityReport, utility
+from crowdsafe.metrics.report import UtilityReport, UtilityRequest, measure_utility, utility
 from crowdsafe.metrics.workload import Workload, WorkloadReport, answer, make_workload, workload_error
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "MarginalDistance",
     "MarginalReport",
     "UtilityReport",
+    "UtilityRequest",
     "Workload",
     "WorkloadReport",
     "answer",
@@ -41,6 +43,7 @@ __all__ = [
     "majority_lookup",
     "make_workload",
     "marginal_distances",
+    "measure_utility",
     "release_accuracy",
     "utility",
     "workload_error",

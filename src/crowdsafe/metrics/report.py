@@ -45,6 +45,34 @@ class UtilityReport:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class UtilityRequest:
+    """What :func:`utility` measures; the tables it compares (original, release, test rows) are
+    passed beside it.
+
+    - ``qi``: the quasi-identifiers measured (None: the original's that the release holds);
+    - ``k`` / ``input_rows``: the k and the rows read, as in
+      :func:`~crowdsafe.metrics.information_loss` (None: taken from the release);
+    - ``queries``, ``max_attributes``, ``scale``: the counting-query workload (how many queries,
+      over at most how many attributes, and the relative-error floor);
+    - ``seed``: the seed of the workload's queries and of the classifier;
+    - ``target`` / ``model``: the attribute the classifier predicts and the model trained
+      (``"logistic"`` …); the classifier runs only with a target and test rows.
+
+    The report compares the release with the original: exact facts for the custodian only.
+    """
+
+    qi: tuple[str, ...] | None = None
+    k: int | None = None
+    input_rows: int | None = None
+    queries: int = 1000
+    max_attributes: int = 3
+    seed: int = 0
+    scale: float = 1.0
+    target: str | None = None
+    model: str = "logistic"
+
+
 def utility(
     original: Dataset,
     release: pl.DataFrame | Dataset,
@@ -66,9 +94,28 @@ def utility(
     ``input_rows`` as in :func:`~crowdsafe.metrics.information_loss`; ``queries``,
     ``max_attributes``, ``seed``, ``scale`` for the workload; ``target`` and ``test`` (held-out
     original rows) for the classifier, which is skipped (with a note) without both. Marginals
-    are taken over the quasi-identifiers and the sensitive attributes the release holds.
+    are taken over the quasi-identifiers and the sensitive attributes the release holds. The
+    keyword form of :func:`measure_utility` (it builds the :class:`UtilityRequest`).
     """
+    request = UtilityRequest(
+        qi=tuple(qi) if qi is not None else None, k=k, input_rows=input_rows, queries=queries,
+        max_attributes=max_attributes, seed=seed, scale=scale, target=target, model=model,
+    )
+    return measure_utility(original, release, request, test=test)
+
+
+def measure_utility(
+    original: Dataset,
+    release: pl.DataFrame | Dataset,
+    request: UtilityRequest,
+    *,
+    test: Dataset | None = None,
+) -> UtilityReport:
+    """The :class:`UtilityReport` of ``release`` against ``original`` for ``request`` (see
+    :func:`utility`); ``test``: held-out original rows for the classifier. For the custodian
+    only."""
     frame = release.frame if isinstance(release, Dataset) else release
+    qi, target, seed = request.qi, request.target, request.seed
     columns = list(qi) if qi is not None else [c for c in original.quasi_identifiers if c in frame.columns]
     if not columns:
         raise ParameterError("the release holds none of the original's quasi-identifiers; name them with qi=[...]",
@@ -77,17 +124,17 @@ def utility(
     notes = []
     classifier = None
     if target is not None and test is not None:
-        classifier = classifier_utility(original, frame, test, target, model=model, seed=seed)
+        classifier = classifier_utility(original, frame, test, target, model=request.model, seed=seed)
     elif target is not None or test is not None:
         notes.append("classifier utility needs both a target attribute and held-out test rows")
     else:
         notes.append("classifier utility skipped: give a target (--target) and test rows (--test)")
     return UtilityReport(
         quasi_identifiers=columns,
-        information_loss=information_loss(original, frame, qi=columns, k=k, input_rows=input_rows),
+        information_loss=information_loss(original, frame, qi=columns, k=request.k, input_rows=request.input_rows),
         marginals=marginal_distances(original, frame, [*columns, *sensitive]),
-        workload=workload_error(original, frame, columns, queries=queries, max_attributes=max_attributes,
-                                seed=seed, scale=scale),
+        workload=workload_error(original, frame, columns, queries=request.queries,
+                                max_attributes=request.max_attributes, seed=seed, scale=request.scale),
         classifier=classifier,
         notes=notes,
     )

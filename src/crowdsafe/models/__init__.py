@@ -12,12 +12,13 @@ Everything is computed from two group-bys (class sizes, and class x sensitive-va
   :func:`beta_likeness`;
 - effective anonymity per class: :func:`effective_anonymity`;
 - re-identification risk: :mod:`crowdsafe.models.risk`;
-- the whole assessment behind ``crowdsafe check``: :func:`assess`.
+- the whole assessment behind ``crowdsafe check``: :func:`assess` (keywords) or
+  :func:`run_assessment` (an :class:`AssessRequest`).
 """
 
 from crowdsafe.models.classes import EquivalenceClasses, SensitiveCounts
 from crowdsafe.models.closeness import GROUND_DISTANCES
-from crowdsafe.models.report import PrivacyReport, SensitiveReport, assess
+from crowdsafe.models.report import AssessRequest, PrivacyReport, SensitiveReport, assess, run_assessment
 from crowdsafe.models.risk import (
     DEFAULT_THRESHOLD,
     RiskReport,
@@ -39,6 +40,7 @@ from crowdsafe.models.syntactic import (
 __all__ = [
     "DEFAULT_THRESHOLD",
     "GROUND_DISTANCES",
+    "AssessRequest",
     "EquivalenceClasses",
     "PrivacyReport",
     "RiskReport",
@@ -54,6 +56,7 @@ __all__ = [
     "k_anonymity",
     "l_diversity",
     "recursive_cl_diversity",
+    "run_assessment",
     "t_closeness",
     "zayatz_population_uniques",
 ]

@@ -1,7 +1,8 @@
 """The privacy assessment of one table: k, ℓ, t, δ, β, effective anonymity, risk, class sizes.
 
-:func:`assess` builds the equivalence classes once and derives every model from them; the
-``check`` command and :func:`crowdsafe.api.check` print it.
+:func:`run_assessment` builds the equivalence classes once and derives every model from them for
+an :class:`AssessRequest`; :func:`assess` is its keyword form. The ``check`` command and
+:func:`crowdsafe.api.check` print it.
 """
 
 from __future__ import annotations
@@ -113,6 +114,32 @@ class PrivacyReport:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class AssessRequest:
+    """What :func:`assess` measures; the tables it reads (the dataset, its original, the
+    population) are passed beside it.
+
+    - ``qi`` / ``sensitive``: the quasi-identifiers and the sensitive attributes assessed
+      (None: the dataset's roles);
+    - ``target_k``: count the classes (and their rows) smaller than this k (None: no count);
+    - ``l``: the ℓ of recursive (c, ℓ)-diversity (a whole number ≥ 1);
+    - ``ground``: the t-closeness ground distance (:data:`~crowdsafe.models.GROUND_DISTANCES`);
+    - ``threshold``: the record-risk threshold of the re-identification risk;
+    - ``population_size``: the population the table was drawn from, for the Zayatz estimate of
+      population uniques (None: no estimate).
+
+    The figures assessed are exact facts about the data, for the custodian only (no guarantee).
+    """
+
+    qi: tuple[str, ...] | None = None
+    sensitive: tuple[str, ...] | None = None
+    target_k: int | None = None
+    l: int = 2
+    ground: str = "auto"
+    threshold: float = DEFAULT_THRESHOLD
+    population_size: int | None = None
+
+
 def assess(
     dataset: Dataset,
     *,
@@ -131,14 +158,34 @@ def assess(
     ``qi``/``sensitive`` default to the dataset's roles; ``target_k`` counts the classes below
     it; ``l`` is the ℓ of recursive (c, ℓ)-diversity; ``ground`` the t-closeness ground
     distance; ``threshold`` the record-risk threshold; ``population``/``population_size`` enable
-    journalist risk and the population-uniques estimate.
+    journalist risk and the population-uniques estimate. The keyword form of
+    :func:`run_assessment` (it builds the :class:`AssessRequest`).
     """
+    request = AssessRequest(
+        qi=tuple(qi) if qi is not None else None,
+        sensitive=tuple(sensitive) if sensitive is not None else None,
+        target_k=target_k, l=l, ground=ground, threshold=threshold, population_size=population_size,
+    )
+    return run_assessment(dataset, request, original=original, population=population)
+
+
+def run_assessment(
+    dataset: Dataset,
+    request: AssessRequest,
+    *,
+    original: Dataset | None = None,
+    population: Dataset | None = None,
+) -> PrivacyReport:
+    """The :class:`PrivacyReport` of ``dataset`` for ``request`` (see :func:`assess`);
+    ``original``: the table a release was made from; ``population``: a table of the population,
+    for journalist risk. Exact facts about the data, for the custodian only."""
+    target_k, l = request.target_k, request.l
     if target_k is not None and target_k < 1:
         raise ParameterError(f"k must be at least 1, got {target_k}")
     if int(l) != l or l < 1:
         raise ParameterError(f"l must be a whole number >= 1, got {l}")
-    attributes = list(sensitive) if sensitive is not None else dataset.sensitive
-    classes = EquivalenceClasses(dataset, qi, original=original, sensitive=attributes)
+    attributes = list(request.sensitive) if request.sensitive is not None else dataset.sensitive
+    classes = EquivalenceClasses(dataset, request.qi, original=original, sensitive=attributes)
     below = rows_below = None
     if target_k is not None:
         small = classes.sizes < target_k
@@ -154,8 +201,8 @@ def assess(
         below_k=below,
         rows_below_k=rows_below,
         target_k=target_k,
-        sensitive=[assess_sensitive(classes, a, l=l, ground=ground) for a in attributes],
-        risk=assess_risk(classes, threshold=threshold, population=population, population_size=population_size),
+        sensitive=[assess_sensitive(classes, a, l=l, ground=request.ground) for a in attributes],
+        risk=assess_risk(classes, threshold=request.threshold, population=population,
+                         population_size=request.population_size),
         notes=notes,
     )
-

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from crowdsafe.errors import ParameterError
 
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from crowdsafe.anonymize.publish import PublishPlan
     from crowdsafe.anonymize.recoding import GeneralizationScheme
     from crowdsafe.anonymize.release import Release
+    from crowdsafe.attacks.request import AttackRequest
     from crowdsafe.data import Dataset
     from crowdsafe.engines.spark.publish import SampleCounts
     from crowdsafe.engines.spark.table import SparkTable
@@ -219,13 +220,14 @@ class SparkEngine:
         spark = targets.frame.sparkSession
         return [read_spark_release(spark, r) for r in releases]
 
-    def intersection_attack(self, releases: Sequence[Any], targets: TypedTable, qi: Sequence[str], sensitive: str,
-                            **options: Any) -> Any:
+    def intersection_attack(self, releases: Sequence[Any], targets: TypedTable, request: AttackRequest) -> Any:
         from crowdsafe.engines.spark.attacks import intersection_attack_spark
 
-        return intersection_attack_spark(releases, targets.frame, qi, sensitive, **options)
+        return intersection_attack_spark(releases, targets.frame, request.qi, cast(str, request.sensitive),
+                                         location=cast(str, request.location), levels=request.levels,
+                                         truth_id=request.truth_id)
 
-    def linkage_attack(self, release: Any, targets: TypedTable, qi: Sequence[str], **options: Any) -> Any:
+    def linkage_attack(self, release: Any, targets: TypedTable, request: AttackRequest) -> Any:
         raise ParameterError("the spark engine runs the intersection attack (with the sensitive parameter); "
                              "run the linkage attack with engine='polars'", parameter=("sensitive", "engine"))
 
