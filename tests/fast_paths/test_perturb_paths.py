@@ -110,3 +110,26 @@ def test_split_and_direct_binomial_agree_at_the_limit(shift):
     observed = np.append(observed[keep], observed[~keep].sum())
     expected = np.append(expected[keep], expected[~keep].sum())
     assert stats.chisquare(observed, expected).pvalue > P_FLOOR
+
+
+def test_indexed_and_per_attribute_insertions_draw_the_same_distribution():
+    """A domain below perturb.domain.INDEX_LIMIT draws indices (insert_indices), a larger one
+    draws each attribute's code (insert_tuples): on one small domain, the same distribution."""
+    import polars as pl
+
+    sizes = [3, 4, 2]  # index = c0·8 + c1·2 + c2, m = 24
+    existing = EXISTING.astype(np.int64)
+    frame = pl.DataFrame({"c0": existing // 8, "c1": (existing // 2) % 4, "c2": existing % 2}).cast(pl.UInt32)
+    count, runs = 7, 800
+    by_index = inclusion_counts(stages.insert_indices, count, 51, runs)
+    randomness = Randomness(52)
+    hits = np.zeros(M, dtype=np.int64)
+    for _ in range(runs):
+        drawn = stages.insert_tuples(count, sizes, frame, randomness)
+        index = (drawn["c0"].to_numpy().astype(np.int64) * 8 + drawn["c1"].to_numpy() * 2 + drawn["c2"].to_numpy())
+        assert len(np.unique(index)) == count
+        hits += np.bincount(index, minlength=M)
+    assert hits[existing].sum() == 0
+    by_tuple = hits[FREE]
+    assert stats.chisquare(by_tuple).pvalue > P_FLOOR
+    assert stats.chi2_contingency(np.vstack([by_index, by_tuple])).pvalue > P_FLOOR
