@@ -55,3 +55,15 @@ def test_workload_answers_do_not_depend_on_the_block_size(monkeypatch):
         for extra in (-1, 0, 1):
             monkeypatch.setattr(workload, "_BLOCK", max(queries_per_block * cells + extra, 1))
             assert np.array_equal(workload.answer(table, queries), expected)
+
+
+@pytest.mark.parametrize("chunk_rows", [1, 2, 4, 5, 6, 9, 10, 11, 8192])
+def test_spark_chunk_plan_writes_every_class_whole(chunk_rows):
+    """engines/spark/write.class_rows explodes each class in pieces of at most CHUNK_ROWS rows:
+    the pieces of a class add up to its size, classes in order, around the sizes (5, 10)."""
+    from crowdsafe.engines.spark.write import chunk_plan
+
+    sizes = np.array([5, 0, 10, 1, 11, 4], dtype=np.int64)
+    which, repeat = chunk_plan(sizes, chunk_rows)
+    assert np.all(np.diff(which) >= 0) and np.all((repeat >= 1) & (repeat <= chunk_rows))
+    assert np.bincount(which, weights=repeat, minlength=len(sizes)).astype(np.int64).tolist() == sizes.tolist()
