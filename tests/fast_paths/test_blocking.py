@@ -67,3 +67,24 @@ def test_spark_chunk_plan_writes_every_class_whole(chunk_rows):
     which, repeat = chunk_plan(sizes, chunk_rows)
     assert np.all(np.diff(which) >= 0) and np.all((repeat >= 1) & (repeat <= chunk_rows))
     assert np.bincount(which, weights=repeat, minlength=len(sizes)).astype(np.int64).tolist() == sizes.tolist()
+
+
+@pytest.mark.parametrize("k, beta, epsilon", [(5, 0.1, 1.0), (20, 0.3, 0.5), (50, 0.6, 2.0)])  # the last: best n 4 past the first
+def test_dps_delta_does_not_depend_on_the_search_block(monkeypatch, k, beta, epsilon):
+    """privacy/dps._search scans candidate n in blocks of _BLOCK: the δ found is the same for
+    blocks of 1, a few, and the default."""
+    import functools
+
+    from crowdsafe.privacy import dps
+
+    def fresh(block):
+        monkeypatch.setattr(dps, "_BLOCK", block)
+        for name in dir(dps):  # no cached δ from another block size
+            cached = getattr(dps, name)
+            if isinstance(cached, functools._lru_cache_wrapper):
+                cached.cache_clear()
+        return dps.dps_delta(k, beta, epsilon), dps.dps_delta(k, beta, epsilon, epsilon1=epsilon / 10)
+
+    expected = fresh(2048)
+    for block in (1, 2, 3, 7, 64, 2047, 2049):
+        assert fresh(block) == expected, block
