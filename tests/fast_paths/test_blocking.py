@@ -69,7 +69,8 @@ def test_spark_chunk_plan_writes_every_class_whole(chunk_rows):
     assert np.bincount(which, weights=repeat, minlength=len(sizes)).astype(np.int64).tolist() == sizes.tolist()
 
 
-@pytest.mark.parametrize("k, beta, epsilon", [(5, 0.1, 1.0), (20, 0.3, 0.5), (50, 0.6, 2.0)])  # the last: best n 4 past the first
+# the last: the best n lies 4 past the first candidate
+@pytest.mark.parametrize("k, beta, epsilon", [(5, 0.1, 1.0), (20, 0.3, 0.5), (50, 0.6, 2.0)])
 def test_dps_delta_does_not_depend_on_the_search_block(monkeypatch, k, beta, epsilon):
     """privacy/dps._search scans candidate n in blocks of _BLOCK: the δ found is the same for
     blocks of 1, a few, and the default."""

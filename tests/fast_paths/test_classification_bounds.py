@@ -8,7 +8,6 @@ that each call takes one side or the other."""
 
 from __future__ import annotations
 
-import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import tables

@@ -17,7 +17,8 @@ from crowdsafe.anonymize import counted
 from crowdsafe.attacks import locate
 from crowdsafe.data import packing
 
-information_loss = importlib.import_module("crowdsafe.metrics.information_loss")  # the package exports a function of that name
+# the package exports a function of that name
+information_loss = importlib.import_module("crowdsafe.metrics.information_loss")
 
 
 @st.composite
