@@ -28,8 +28,9 @@ def dense_ids(columns: Sequence[np.ndarray], sizes: Sequence[int]) -> tuple[np.n
 
     ``sizes[j]`` bounds the values of column j (all values lie in ``[0, sizes[j])``). Columns are
     packed into one 64-bit key when the product of the sizes allows it (ranked through a table of
-    every possible key when there are few, else by one sort: NumPy's for up to
-    ``DENSE_BY_NUMPY`` rows, Polars' beyond), else grouped by Polars over the columns.
+    every possible key when there are at most 2n + 2^16, :func:`_ids_by_table`; else by one sort:
+    NumPy's for up to ``DENSE_BY_NUMPY`` rows, :func:`_ids_by_numpy`, Polars' beyond,
+    :func:`_ids_by_polars`: the same ids), else grouped by Polars over the columns.
     Returns (ids as int64, number of groups).
     """
     n = len(columns[0]) if columns else 0
@@ -37,21 +38,34 @@ def dense_ids(columns: Sequence[np.ndarray], sizes: Sequence[int]) -> tuple[np.n
         return np.zeros(0, dtype=np.int64), 0
     span = packing.span(sizes)
     if span <= 2 * n + (1 << 16):  # few possible tuples: rank them by a bit table, no sort
-        key = packing.pack(columns, sizes)
-        present = np.zeros(int(span), dtype=bool)
-        present[key] = True
-        rank = np.cumsum(present, dtype=np.int64) - 1
-        return rank[key], int(rank[-1]) + 1
+        return _ids_by_table(packing.pack(columns, sizes), int(span))
     if span < 2.0**63:
         key = packing.pack(columns, sizes, np.uint64)
         if n <= DENSE_BY_NUMPY:
-            keys, ids = np.unique(key, return_inverse=True)
-            return ids.reshape(-1).astype(np.int64, copy=False), len(keys)
-        ranks = pl.Series(key).rank("dense").to_numpy()
-    else:
-        frame = pl.DataFrame({f"c{j}": values for j, values in enumerate(columns)})
-        ranks = frame.select(pl.struct(pl.all()).rank("dense")).to_series().to_numpy()
-    ids = ranks.astype(np.int64) - 1
+            return _ids_by_numpy(key)
+        return _ids_by_polars(key)
+    frame = pl.DataFrame({f"c{j}": values for j, values in enumerate(columns)})  # wider than 64 bits
+    ids = frame.select(pl.struct(pl.all()).rank("dense")).to_series().to_numpy().astype(np.int64) - 1
+    return ids, int(ids.max()) + 1
+
+
+def _ids_by_table(key: np.ndarray, span: int) -> tuple[np.ndarray, int]:
+    """:func:`dense_ids` of packed keys below ``span`` by a bit table of every possible key."""
+    present = np.zeros(span, dtype=bool)
+    present[key] = True
+    rank = np.cumsum(present, dtype=np.int64) - 1
+    return rank[key], int(rank[-1]) + 1
+
+
+def _ids_by_numpy(key: np.ndarray) -> tuple[np.ndarray, int]:
+    """:func:`dense_ids` of packed keys by NumPy's unique (one sort)."""
+    keys, ids = np.unique(key, return_inverse=True)
+    return ids.reshape(-1).astype(np.int64, copy=False), len(keys)
+
+
+def _ids_by_polars(key: np.ndarray) -> tuple[np.ndarray, int]:
+    """:func:`dense_ids` of packed keys by Polars' dense rank (on several threads)."""
+    ids = pl.Series(key).rank("dense").to_numpy().astype(np.int64) - 1
     return ids, int(ids.max()) + 1
 
 

@@ -291,10 +291,27 @@ class KeyedTables:
         coarse_keys = keys >> self.shifts[attribute]  # columns 0..attribute, ``attribute`` lowest
         coarse_starts = run_starts(coarse_keys)
         if len(coarse_starts) * values > DENSE_CELLS_PER_ROW * len(keys):
-            for level in range(1, self.heights[attribute] + 1):
-                made[level] = self.raise_level(*made[level - 1], attribute, level - 1, level)
-            return np.array([self.block_bound(*made[level], attribute + 1, k) for level in sorted(made)],
-                            dtype=np.int64), exact, made
+            return self._bounds_of_child_tables(made, attribute, k), exact, made
+        return self._bounds_rolled_up(keys, counts, attribute, k, coarse_keys, coarse_starts, exact), exact, made
+
+    def _bounds_of_child_tables(self, made: dict[int, tuple[np.ndarray, np.ndarray]], attribute: int, k: int
+                                ) -> np.ndarray:
+        """:meth:`children`'s classification bounds from each child's own table
+        (:meth:`block_bound`), the tables made into ``made`` by level: for targets with many
+        values (the reference twin of :meth:`_bounds_rolled_up`; both are upper bounds on every
+        node of the block, not always equal, so the search returns the same node)."""
+        for level in range(1, self.heights[attribute] + 1):
+            made[level] = self.raise_level(*made[level - 1], attribute, level - 1, level)
+        return np.array([self.block_bound(*made[level], attribute + 1, k) for level in sorted(made)],
+                        dtype=np.int64)
+
+    def _bounds_rolled_up(self, keys: np.ndarray, counts: np.ndarray, attribute: int, k: int,
+                          coarse_keys: np.ndarray, coarse_starts: np.ndarray, exact: bool) -> np.ndarray:
+        """:meth:`children`'s classification bounds from the dense (G', y) array of the projection
+        on columns 0..attribute, rolled up through the levels of ``attribute`` (``exact``: the
+        children are single nodes, scored)."""
+        target = self.d - 1
+        values = self.hierarchies[target].size(0)
         first = np.zeros(len(keys), dtype=bool)
         first[coarse_starts] = True
         coarse_of_row = np.cumsum(first) - 1
@@ -315,7 +332,7 @@ class KeyedTables:
                 majority = np.add.reduceat(majority, starts)
             bounds[level] = classification_matrix_score(by_target, k) if exact else \
                 classification_matrix_bound(by_target, majority, k)
-        return bounds, exact, made
+        return bounds
 
 
 def run_starts(values: np.ndarray) -> np.ndarray:

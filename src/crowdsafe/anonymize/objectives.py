@@ -341,8 +341,9 @@ def classification_score_sorted(counts: np.ndarray, target_codes: np.ndarray, gr
     return best + _largest_target_total(target_codes, np.minimum(counts, k - 1))
 
 
-#: The block bound adds up c_G'y in a dense (G', y) array while it has at most this many cells per
-#: table row (binary and other small targets); beyond, over the (G', y) that occur.
+#: The block bound adds up c_G'y in a dense (G', y) array (:func:`_block_bound_dense`) while it has
+#: at most this many cells per table row (binary and other small targets); beyond, over the
+#: (G', y) that occur (:func:`_block_bound_sparse`).
 DENSE_CELLS_PER_ROW = 4
 
 
@@ -372,9 +373,23 @@ def classification_block_bound(counts: np.ndarray, target_codes: np.ndarray, fin
     majority = exact_sums(coarse_of_row[fine_starts], np.maximum.reduceat(counts, fine_starts), coarse_count)
     pair = coarse_of_row * target_values + target_codes
     if coarse_count * target_values <= DENSE_CELLS_PER_ROW * len(counts):
-        by_target = exact_sums(pair, counts, coarse_count * target_values).reshape(coarse_count, target_values)
-        return classification_matrix_bound(by_target, majority, k)
-    # the (G', y) that occur; a G' without y0 has c_G'y0 = 0 and contributes min(R_G', T_G')
+        return _block_bound_dense(pair, counts, majority, coarse_count, target_values, k)
+    return _block_bound_sparse(pair, counts, majority, coarse_count, target_values, k)
+
+
+def _block_bound_dense(pair: np.ndarray, counts: np.ndarray, majority: np.ndarray, coarse_count: int,
+                       target_values: int, k: int) -> int:
+    """:func:`classification_block_bound` from the dense (G', y) array of counts (``pair``:
+    each row's G' * target_values + y; ``majority``: R_G')."""
+    by_target = exact_sums(pair, counts, coarse_count * target_values).reshape(coarse_count, target_values)
+    return classification_matrix_bound(by_target, majority, k)
+
+
+def _block_bound_sparse(pair: np.ndarray, counts: np.ndarray, majority: np.ndarray, coarse_count: int,
+                        target_values: int, k: int) -> int:
+    """:func:`classification_block_bound` over the (G', y) that occur (the reference twin of
+    :func:`_block_bound_dense`, memory bounded by the rows): a G' without y0 has c_G'y0 = 0 and
+    contributes min(R_G', T_G')."""
     pairs, inverse = np.unique(pair, return_inverse=True)
     by_pair = exact_sums(inverse, counts, len(pairs))
     coarse_of_pair, target_of_pair = pairs // target_values, pairs % target_values

@@ -213,14 +213,27 @@ def _value_codes(codes: np.ndarray, distinct: pl.Series, dictionary: pl.Series) 
 
 
 def _in_sorted(keys: np.ndarray, sorted_keys: np.ndarray, universe: int) -> np.ndarray:
-    """Which ``keys`` are in ``sorted_keys`` (sorted, distinct, all in ``[0, universe)``): a
-    bitmap look-up when the universe is small enough, else binary search."""
+    """Which ``keys`` are in ``sorted_keys`` (sorted, distinct, all in ``[0, universe)``).
+
+    Fast path :func:`_in_sorted_by_bitmap` while the universe has at most :data:`DENSE_PAIRS`
+    keys, else its reference twin :func:`_in_sorted_by_search`; both give the same answer."""
     if len(sorted_keys) == 0:
         return np.zeros(len(keys), dtype=bool)
     if universe <= DENSE_PAIRS:
-        present = np.zeros(universe, dtype=bool)
-        present[sorted_keys] = True
-        return present[keys]
+        return _in_sorted_by_bitmap(keys, sorted_keys, universe)
+    return _in_sorted_by_search(keys, sorted_keys)
+
+
+def _in_sorted_by_bitmap(keys: np.ndarray, sorted_keys: np.ndarray, universe: int) -> np.ndarray:
+    """:func:`_in_sorted` by a look-up in a bitmap of the ``universe`` (one byte per key)."""
+    present = np.zeros(universe, dtype=bool)
+    present[sorted_keys] = True
+    return present[keys]
+
+
+def _in_sorted_by_search(keys: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
+    """:func:`_in_sorted` by binary search in ``sorted_keys`` (non-empty): memory bounded by the
+    keys, whatever the universe."""
     at = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
     return sorted_keys[at] == keys
 

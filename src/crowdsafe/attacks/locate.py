@@ -261,16 +261,7 @@ def _canonical_ranks(columns: Sequence[pl.Series]) -> list[tuple[np.ndarray, pl.
     distinct, code = unique_inverse(group * span + ids, n_groups * span)  # distinct (group, text)
     canonical = canonical_texts(texts.gather(first_of_each(code, len(distinct))))
     # each distinct text's rank among them all, the missing cell last
-    if len(canonical) <= PYTHON_SORTED:
-        listed = canonical.to_list()
-        ordered = sorted({text for text in listed if text is not None})
-        rank_of = {text: rank for rank, text in enumerate(ordered)}
-        n_ranks = len(ordered) + 1
-        order = np.array([rank_of.get(text, n_ranks - 1) for text in listed], dtype=np.int64)  # missing: last
-    else:  # many distinct texts (centroids, say): ranked by Polars
-        dense = canonical.rank("dense").cast(pl.Int64)
-        n_ranks = int(cast("int | None", dense.max()) or 0) + 1
-        order = dense.fill_null(n_ranks).to_numpy() - 1
+    order, n_ranks = _text_ranks(canonical)
     pairs, pair_of = unique_inverse((distinct // span) * n_ranks + order, n_groups * n_ranks)
     bounds = np.searchsorted(pairs // n_ranks, np.arange(n_groups + 1))
     cells = canonical.gather(first_of_each(pair_of, len(pairs)))
@@ -279,6 +270,34 @@ def _canonical_ranks(columns: Sequence[pl.Series]) -> list[tuple[np.ndarray, pl.
     return [(rank[offsets[g]: offsets[g + 1]], cells.slice(bounds[g], bounds[g + 1] - bounds[g]))
             for g in range(n_groups)]
 
+
+
+def _text_ranks(texts: pl.Series) -> tuple[np.ndarray, int]:
+    """Each text's dense rank among the distinct ``texts`` (code point order, the missing cell
+    last) and the number of ranks (the distinct texts + 1 for the missing cell).
+
+    Fast path :func:`_text_ranks_by_python` up to :data:`PYTHON_SORTED` texts (cheaper than a
+    Polars call for a few hundred), else its reference twin :func:`_text_ranks_by_polars`."""
+    if len(texts) <= PYTHON_SORTED:
+        return _text_ranks_by_python(texts)
+    return _text_ranks_by_polars(texts)
+
+
+def _text_ranks_by_python(texts: pl.Series) -> tuple[np.ndarray, int]:
+    """:func:`_text_ranks` by Python's sort (code point order, which is the byte order Polars
+    sorts UTF-8 text in)."""
+    listed = texts.to_list()
+    ordered = sorted({text for text in listed if text is not None})
+    rank_of = {text: rank for rank, text in enumerate(ordered)}
+    n_ranks = len(ordered) + 1
+    return np.array([rank_of.get(text, n_ranks - 1) for text in listed], dtype=np.int64), n_ranks  # missing: last
+
+
+def _text_ranks_by_polars(texts: pl.Series) -> tuple[np.ndarray, int]:
+    """:func:`_text_ranks` by Polars' dense rank (many distinct texts: centroids, say)."""
+    dense = texts.rank("dense").cast(pl.Int64)
+    n_ranks = int(cast("int | None", dense.max()) or 0) + 1
+    return dense.fill_null(n_ranks).to_numpy() - 1, n_ranks
 
 def _leaf_texts(hierarchy: Hierarchy | None, dtype: pl.DataType) -> pl.Series | None:
     """The hierarchy's leaves as text, when a targets' column of ``dtype`` can be coded by
@@ -532,30 +551,7 @@ def locate_exact(table: ClassTable, covers: Mapping[str, CellCovers],
         target_fan = np.diff(target_start)[pair_target]
         pair_target = segments(target_start[pair_target], target_fan)
         wanted = np.repeat(pair_class, target_fan) * size + target_code[pair_target]
-        n_keys = n_class_prefixes * size
-        count_of_key = np.bincount(key, minlength=n_keys) if n_keys <= DENSE_KEYS else None
-        if count_of_key is not None and count_of_key.max(initial=0) <= 1:
-            # disjoint cells (a strict partition): one child per key, a direct table, no sort
-            child_of_key = np.full(n_keys, -1, dtype=np.int64)
-            child_of_key[key] = child
-            found = child_of_key[wanted]
-            kept = found >= 0
-            pair_target, pair_class = pair_target[kept], found[kept]
-            n_class_prefixes = len(edges)
-            continue
-        by_key = stable_argsort(key, n_keys)
-        key, child = key[by_key], child[by_key]
-        if count_of_key is not None:  # a direct table of the keys' runs
-            count = count_of_key[wanted]
-            start = (np.cumsum(count_of_key) - count_of_key)[wanted]
-        else:
-            start = np.searchsorted(key, wanted, side="left")
-            count = np.searchsorted(key, wanted, side="right") - start
-        if count.max(initial=0) <= 1:  # at most one child each: a filter
-            kept = count.astype(bool)
-            pair_target, pair_class = pair_target[kept], child[start[kept]]
-        else:
-            pair_target, pair_class = np.repeat(pair_target, count), child[segments(start, count)]
+        pair_target, pair_class = _join_children(pair_target, wanted, key, child, n_class_prefixes * size)
         n_class_prefixes = len(edges)
     # every column walked: the prefixes are the classes and the distinct target tuples
     class_of_prefix = np.empty(n_class_prefixes, dtype=np.int64)
@@ -563,3 +559,61 @@ def locate_exact(table: ClassTable, covers: Mapping[str, CellCovers],
     tuples, classes = trie.tuple_of_leaf[pair_target], class_of_prefix[pair_class]
     by_pair = stable_argsort(tuples * n_classes + classes, n_tuples * n_classes)  # the pairs are distinct
     return tuples[by_pair], classes[by_pair]
+
+
+def _join_children(pair_target: np.ndarray, wanted: np.ndarray, key: np.ndarray, child: np.ndarray,
+                   n_keys: int) -> tuple[np.ndarray, np.ndarray]:
+    """One step of :func:`locate_exact`'s join: each pair (``pair_target[i]``, key
+    ``wanted[i]``) extended to every ``child`` whose ``key`` (below ``n_keys``) is ``wanted[i]``;
+    the pairs in the order of ``wanted``, a key's children in their order in ``child``.
+
+    Up to :data:`DENSE_KEYS` keys, a direct table of the keys: :func:`_join_by_partition` when
+    every key has at most one child (disjoint cells), else :func:`_join_by_runs`; beyond, the
+    reference twin :func:`_join_by_search`. All three give the same pairs."""
+    if n_keys > DENSE_KEYS:
+        return _join_by_search(pair_target, wanted, key, child, n_keys)
+    count_of_key = np.bincount(key, minlength=n_keys)
+    if count_of_key.max(initial=0) <= 1:
+        return _join_by_partition(pair_target, wanted, key, child, n_keys)
+    return _join_by_runs(pair_target, wanted, key, child, count_of_key)
+
+
+def _join_by_partition(pair_target: np.ndarray, wanted: np.ndarray, key: np.ndarray, child: np.ndarray,
+                       n_keys: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_join_children` when the ``key`` values are distinct (a strict partition): one
+    child per key, a direct table, no sort."""
+    child_of_key = np.full(n_keys, -1, dtype=np.int64)
+    child_of_key[key] = child
+    found = child_of_key[wanted]
+    kept = found >= 0
+    return pair_target[kept], found[kept]
+
+
+def _join_by_runs(pair_target: np.ndarray, wanted: np.ndarray, key: np.ndarray, child: np.ndarray,
+                  count_of_key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_join_children` by a direct table of where each key's run starts among the sorted
+    keys (``count_of_key``: each key's count, ``np.bincount(key, minlength=n_keys)``)."""
+    child = child[stable_argsort(key, len(count_of_key))]
+    count = count_of_key[wanted]
+    start = (np.cumsum(count_of_key) - count_of_key)[wanted]
+    return _expand(pair_target, child, start, count)
+
+
+def _join_by_search(pair_target: np.ndarray, wanted: np.ndarray, key: np.ndarray, child: np.ndarray,
+                    n_keys: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_join_children` by binary search of each wanted key among the sorted keys: memory
+    bounded by the keys, whatever ``n_keys``."""
+    by_key = stable_argsort(key, n_keys)
+    key, child = key[by_key], child[by_key]
+    start = np.searchsorted(key, wanted, side="left")
+    count = np.searchsorted(key, wanted, side="right") - start
+    return _expand(pair_target, child, start, count)
+
+
+def _expand(pair_target: np.ndarray, child: np.ndarray, start: np.ndarray, count: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Each pair repeated once per child in ``child[start : start + count]``."""
+    if count.max(initial=0) <= 1:  # at most one child each: a filter
+        kept = count.astype(bool)
+        return pair_target[kept], child[start[kept]]
+    return np.repeat(pair_target, count), child[segments(start, count)]

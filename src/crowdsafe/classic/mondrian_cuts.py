@@ -56,28 +56,45 @@ def _expand(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.nda
     return offsets + np.arange(total), np.arange(len(starts)).repeat(lengths)
 
 
+GROUP_GRID = (4, 1 << 16)  # (segment x node) grid cells per piece, grid cells always allowed
+
+
 def _groups(local: np.ndarray, child: np.ndarray, count: np.ndarray, n_segs: int, n_nodes: int
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Group pieces by (segment, child node), numbering groups segment by segment.
 
     Returns each piece's group, the rows per group, each segment's first group and its number
-    of groups. A dense segments x nodes grid of counts is used when small, else a sort.
+    of groups. Fast path :func:`_groups_by_grid` (a dense segments x nodes grid of counts) while
+    the grid has at most ``GROUP_GRID[0]`` cells per piece or ``GROUP_GRID[1]`` cells in all,
+    else its reference twin :func:`_groups_by_sort`: the same groups.
     """
     key = local * n_nodes + child
-    if n_segs * n_nodes <= max(4 * len(key), 1 << 16):
-        grid = np.bincount(key, weights=count, minlength=n_segs * n_nodes)
-        present = grid > 0
-        group_of_key = present.cumsum() - 1
-        group = group_of_key[key]
-        sizes = grid[present]
-        per_seg = present.reshape(n_segs, n_nodes).sum(axis=1)
+    per_piece, floor = GROUP_GRID
+    if n_segs * n_nodes <= max(per_piece * len(key), floor):
+        group, sizes, per_seg = _groups_by_grid(key, count, n_segs, n_nodes)
     else:
-        keys, group = np.unique(key, return_inverse=True)
-        group = group.ravel()
-        sizes = np.bincount(group, weights=count, minlength=len(keys))
-        per_seg = np.bincount(keys // n_nodes, minlength=n_segs)
+        group, sizes, per_seg = _groups_by_sort(key, count, n_segs, n_nodes)
     first = per_seg.cumsum() - per_seg
     return group, sizes, first, per_seg
+
+
+def _groups_by_grid(key: np.ndarray, count: np.ndarray, n_segs: int, n_nodes: int
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each piece's group, the rows per group and the groups per segment, from a grid of the
+    (segment x node) ``key`` counts (every piece counts at least one row)."""
+    grid = np.bincount(key, weights=count, minlength=n_segs * n_nodes)
+    present = grid > 0
+    group_of_key = present.cumsum() - 1
+    return group_of_key[key], grid[present], present.reshape(n_segs, n_nodes).sum(axis=1)
+
+
+def _groups_by_sort(key: np.ndarray, count: np.ndarray, n_segs: int, n_nodes: int
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_groups_by_grid` by sorting the keys: memory bounded by the pieces."""
+    keys, group = np.unique(key, return_inverse=True)
+    group = group.ravel()
+    sizes = np.bincount(group, weights=count, minlength=len(keys))
+    return group, sizes, np.bincount(keys // n_nodes, minlength=n_segs)
 
 
 @dataclass

@@ -311,6 +311,17 @@ class _Partitioner:
 
     # -- cutting -------------------------------------------------------------------------
 
+    # A strict median cut is read off a (segment x rank) count grid (:meth:`_strict_by_counts`)
+    # while the grid has at most COUNT_GRID[0] cells per piece or COUNT_GRID[1] cells in all,
+    # else found by sorting the pieces (:meth:`_strict_by_sort`, the reference twin): the same cut.
+    COUNT_GRID = (8, 1 << 16)  # grid cells per piece, grid cells always allowed
+
+    def _strict_by_grid(self, n_cells: int, n_pieces: int) -> bool:
+        """Whether a strict cut whose count grid has ``n_cells`` cells, of ``n_pieces`` pieces,
+        is read off the grid (:meth:`_strict_by_counts`) rather than by sorting."""
+        per_piece, floor = self.COUNT_GRID
+        return self.mode == "strict" and n_cells <= max(per_piece * n_pieces, floor)
+
     def _cut_ordered(self, segs: np.ndarray, attribute: np.ndarray, chosen: np.ndarray,
                      local: np.ndarray, sizes: np.ndarray, low: np.ndarray, high: np.ndarray,
                      attempt: np.ndarray | None = None) -> _Cuts:
@@ -318,7 +329,7 @@ class _Partitioner:
         from ``low[i]`` to ``high[i]``; ``attempt[i]``: see :meth:`_relaxed`)."""
         n_segs = len(segs)
         span = int((high - low).max()) + 1 if n_segs else 1
-        if self.mode == "strict" and n_segs * span <= max(8 * len(chosen), 1 << 16):
+        if self._strict_by_grid(n_segs * span, len(chosen)):
             return self._strict_by_counts(segs, attribute, chosen, local, sizes, low, span)
         lengths = np.bincount(local, minlength=n_segs)
         cell = self.piece_cell[chosen]
@@ -330,10 +341,13 @@ class _Partitioner:
         seg_start = np.cumsum(lengths) - lengths
         before = cum[seg_start] - count[seg_start]
         if self.mode == "strict":
-            return self._strict(segs, attribute, chosen, local, cell, count, cum, before, sizes)
+            return self._strict_by_sort(segs, attribute, chosen, local, cell, count, cum, before, sizes)
         return self._relaxed(segs, chosen, local, cell, count, cum, before, sizes, attempt)
 
-    def _strict(self, segs, attribute, chosen, local, cell, count, cum, before, sizes):
+    def _strict_by_sort(self, segs, attribute, chosen, local, cell, count, cum, before, sizes):
+        """Strict median cuts from the pieces sorted by (segment, rank): ``cum`` their running
+        row counts, ``before`` the rows before each segment (the reference twin of
+        :meth:`_strict_by_counts`)."""
         n_segs = len(segs)
         rank = self.ranks[attribute[local], cell]
         seg_end = np.searchsorted(local, np.arange(n_segs), side="right")
@@ -349,7 +363,7 @@ class _Partitioner:
     def _strict_by_counts(self, segs: np.ndarray, attribute: np.ndarray, chosen: np.ndarray,
                           local: np.ndarray, sizes: np.ndarray, low: np.ndarray, n_ranks: int
                           ) -> _Cuts:
-        """The strict cut from a (segment x rank) count grid: the same cut as :meth:`_strict`,
+        """The strict cut from a (segment x rank) count grid: the same cut as :meth:`_strict_by_sort`,
         without sorting, when the grid is small. Ranks are counted from each segment's lowest
         (``low``), so the grid is as wide as the widest segment's range (``n_ranks``)."""
         n_segs = len(segs)

@@ -1,19 +1,42 @@
-"""Small NumPy building blocks shared by several layers."""
+"""Small NumPy building blocks shared by several layers.
+
+Several come in two twins that give the same result: a table of every possible integer key
+(fast while the keys' ``span`` is small, :func:`fits_a_table`) and a sort (the reference twin,
+memory bounded by the keys).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
+TABLE_PER_KEY = 4  # a table of every possible key is used while it has at most this many slots per key
+TABLE_FLOOR = 1 << 16  # ... or at most this many slots in all
+
+
+def fits_a_table(span: int, n: int) -> bool:
+    """Whether ``n`` keys below ``span`` are handled by a table of the span rather than a sort."""
+    return span <= TABLE_PER_KEY * n + TABLE_FLOOR
+
 
 def sorted_unique(values: np.ndarray, universe: int | None = None) -> np.ndarray:
     """The distinct values, sorted: a sort and a comparison (NumPy 2.4's ``np.unique`` hashes
-    large integer arrays, many times slower). ``universe``: when given, the values are integers
-    in ``[0, universe)``, marked in a table of the universe instead when it is not much larger
-    than the values."""
-    if universe is not None and universe <= 4 * len(values) + (1 << 16):
-        present = np.zeros(universe, dtype=bool)
-        present[values] = True
-        return np.flatnonzero(present)
+    large integer arrays, many times slower), :func:`_unique_by_sort`. ``universe``: when given,
+    the values are integers in ``[0, universe)``, marked in a table of the universe instead when
+    it is not much larger than the values (:func:`_unique_by_table`)."""
+    if universe is not None and fits_a_table(universe, len(values)):
+        return _unique_by_table(values, universe)
+    return _unique_by_sort(values)
+
+
+def _unique_by_table(values: np.ndarray, universe: int) -> np.ndarray:
+    """:func:`sorted_unique` of integers in ``[0, universe)`` by a table of the universe."""
+    present = np.zeros(universe, dtype=bool)
+    present[values] = True
+    return np.flatnonzero(present)
+
+
+def _unique_by_sort(values: np.ndarray) -> np.ndarray:
+    """:func:`sorted_unique` by a sort and a comparison of neighbours."""
     ordered = np.sort(values)
     if len(ordered) < 2:
         return ordered
@@ -35,13 +58,23 @@ def segments(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
 def unique_inverse(keys: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
     """The distinct ``keys`` (non-negative integers below ``span``), sorted, and each key's
     index among them: ``np.unique(keys, return_inverse=True)`` by a table of every possible key
-    when the span is small, else by one sort."""
+    when the span is small (:func:`fits_a_table`), else by one sort."""
     keys = keys.astype(np.int64, copy=False)
-    if span <= 4 * len(keys) + (1 << 16):
-        present = np.zeros(span, dtype=bool)
-        present[keys] = True
-        rank = np.cumsum(present, dtype=np.int64) - 1
-        return np.flatnonzero(present), rank[keys]
+    if fits_a_table(span, len(keys)):
+        return _unique_inverse_by_table(keys, span)
+    return _unique_inverse_by_sort(keys, span)
+
+
+def _unique_inverse_by_table(keys: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`unique_inverse` by a table of every possible key (int64 ``keys``)."""
+    present = np.zeros(span, dtype=bool)
+    present[keys] = True
+    rank = np.cumsum(present, dtype=np.int64) - 1
+    return np.flatnonzero(present), rank[keys]
+
+
+def _unique_inverse_by_sort(keys: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`unique_inverse` by one sort (int64 ``keys``)."""
     ordered, order = sort_with_order(keys, span)
     new = np.empty(len(keys), dtype=bool)
     new[:1] = True
@@ -59,8 +92,20 @@ def sort_with_order(keys: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray
     n = len(keys)
     shift = max(n - 1, 0).bit_length()  # every position is below 2**shift
     if span > 1 << (63 - shift):
-        order = np.argsort(keys, kind="stable")
-        return keys[order], order
+        return _sort_by_argsort(keys)
+    return _sort_packed(keys, shift)
+
+
+def _sort_by_argsort(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`sort_with_order` by NumPy's stable argsort (the reference twin)."""
+    order = np.argsort(keys, kind="stable")
+    return keys[order], order
+
+
+def _sort_packed(keys: np.ndarray, shift: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`sort_with_order` with each key and its position (below ``2**shift``) packed into
+    one int64, sorted as plain integers (the keys below ``2**(63 - shift)``)."""
+    n = len(keys)
     packed = keys.astype(np.int64) << shift
     packed |= np.arange(n, dtype=np.int64)
     packed.sort()

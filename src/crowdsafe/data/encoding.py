@@ -20,7 +20,8 @@ from crowdsafe.errors import SchemaError
 if TYPE_CHECKING:
     from crowdsafe.data.hierarchy import Hierarchy
 
-# Integer columns spanning at most this many values are encoded by direct lookup (no sort).
+# Integer columns spanning fewer than this many values are encoded by direct lookup (no sort,
+# _encode_by_lookup), others by sorting (_encode_by_sort): the same codes.
 _DIRECT_SPAN = 1 << 22
 
 
@@ -75,12 +76,25 @@ def _encode_integers(values: np.ndarray, nulls: np.ndarray | None) -> tuple[np.n
         return np.zeros(len(values), dtype=np.uint32), valid[:0]
     low, high = int(valid.min()), int(valid.max())
     if high - low < _DIRECT_SPAN:
-        shifted = (values - low).astype(np.int64)
-        if nulls is not None:
-            shifted[nulls] = 0
-        seen = np.bincount(shifted if nulls is None else shifted[~nulls], minlength=high - low + 1)
-        present = np.nonzero(seen)[0]
-        return _dense_codes(shifted, present, high - low + 1), present + low
+        return _encode_by_lookup(values, nulls, low, high)
+    return _encode_by_sort(values, valid)
+
+
+def _encode_by_lookup(values: np.ndarray, nulls: np.ndarray | None, low: int, high: int
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_encode_integers` by a look-up table of the span ``low..high`` (no sort); a null
+    row gets code 0."""
+    shifted = (values - low).astype(np.int64)
+    if nulls is not None:
+        shifted[nulls] = 0
+    seen = np.bincount(shifted if nulls is None else shifted[~nulls], minlength=high - low + 1)
+    present = np.nonzero(seen)[0]
+    return _dense_codes(shifted, present, high - low + 1), present + low
+
+
+def _encode_by_sort(values: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_encode_integers` by sorting the ``valid`` values (the reference twin of
+    :func:`_encode_by_lookup`; a null row's code is arbitrary)."""
     distinct = np.unique(valid)
     return np.searchsorted(distinct, values).astype(np.uint32), distinct
 

@@ -152,17 +152,32 @@ _HALF_GAUSSIAN_MOMENTS = (_SQRT_HALF_PI, 1.0, _SQRT_HALF_PI, 2.0, 3.0 * _SQRT_HA
 
 
 def _log_sum_from(x0: int, sigma2: float) -> tuple[float, float]:
-    """(log S, log E) with S − E ≤ Σ_{x ≥ x0} exp(−x²/(2σ²)) ≤ S + E, for an integer x0 ≥ 0."""
-    log_first = -(x0 * x0) / (2.0 * sigma2)
+    """(log S, log E) with S − E ≤ Σ_{x ≥ x0} exp(−x²/(2σ²)) ≤ S + E, for an integer x0 ≥ 0:
+    term by term (:func:`_log_sum_by_terms`) for σ² below :data:`_DIRECT_SUM_LIMIT`, else by
+    Euler–Maclaurin (:func:`_log_sum_by_euler_maclaurin`); the two enclosures overlap."""
     if sigma2 < _DIRECT_SUM_LIMIT:
-        end = math.isqrt(int(x0 * x0 + _UNDERFLOW_SPAN * sigma2)) + 2
-        total = 0.0
-        chunk = 1 << 20
-        for start in range(x0, end, chunk):
-            xs = np.arange(start, min(end, start + chunk), dtype=np.float64)
-            total += float(np.exp(-((xs - x0) * (xs + x0)) / (2.0 * sigma2)).sum())
-        log_total = log_first + math.log(total)
-        return log_total, log_total + math.log(1e-20)
+        return _log_sum_by_terms(x0, sigma2)
+    return _log_sum_by_euler_maclaurin(x0, sigma2)
+
+
+def _log_sum_by_terms(x0: int, sigma2: float) -> tuple[float, float]:
+    """:func:`_log_sum_from` summed term by term up to 100σ² past x0² (the rest underflows),
+    with a relative error bound of 1e-20."""
+    log_first = -(x0 * x0) / (2.0 * sigma2)
+    end = math.isqrt(int(x0 * x0 + _UNDERFLOW_SPAN * sigma2)) + 2
+    total = 0.0
+    chunk = 1 << 20
+    for start in range(x0, end, chunk):
+        xs = np.arange(start, min(end, start + chunk), dtype=np.float64)
+        total += float(np.exp(-((xs - x0) * (xs + x0)) / (2.0 * sigma2)).sum())
+    log_total = log_first + math.log(total)
+    return log_total, log_total + math.log(1e-20)
+
+
+def _log_sum_by_euler_maclaurin(x0: int, sigma2: float) -> tuple[float, float]:
+    """:func:`_log_sum_from` by the Euler–Maclaurin formula with its remainder bound (few
+    operations whatever σ)."""
+    log_first = -(x0 * x0) / (2.0 * sigma2)
     # Euler–Maclaurin to the third derivative, everything relative to f(x0) = exp(−u0²/2):
     #   Σ_{x≥x0} f(x) = ∫_{x0}^∞ f + f(x0)/2 − f'(x0)/12 + f'''(x0)/720 + R,
     #   |R| ≤ (2ζ(4)/(2π)^4)·∫_{x0}^∞ |f''''| = (1/720)·σ^-3·∫_{u0}^∞ |He_4(u)| e^{−u²/2} du,

@@ -54,8 +54,24 @@ def bernoulli_fraction(generator: np.random.Generator, numerators: np.ndarray, d
     if n == 0:
         return np.zeros(0, dtype=bool)
     if denominator < _INT64_SAFE and numerators.dtype != object:
-        drawn: np.ndarray = generator.integers(0, denominator, size=n, dtype=np.int64) < numerators
-        return drawn
+        return _bernoulli_fraction_int64(generator, numerators, denominator)
+    return _bernoulli_fraction_by_digits(generator, numerators, denominator)
+
+
+def _bernoulli_fraction_int64(generator: np.random.Generator, numerators: np.ndarray, denominator: int
+                              ) -> np.ndarray:
+    """:func:`bernoulli_fraction` as ``uniform{0..denominator-1} < numerator`` (int64
+    ``numerators``, ``denominator`` below 2**62)."""
+    drawn: np.ndarray = generator.integers(0, denominator, size=len(numerators), dtype=np.int64) < numerators
+    return drawn
+
+
+def _bernoulli_fraction_by_digits(generator: np.random.Generator, numerators: np.ndarray, denominator: int
+                                  ) -> np.ndarray:
+    """:func:`bernoulli_fraction` for any sizes: a uniform real compared with the fraction one
+    62-bit digit at a time (the reference twin of :func:`_bernoulli_fraction_int64`; the same
+    distribution, other draws)."""
+    n = numerators.shape[0]
     result = np.zeros(n, dtype=bool)
     remainders = np.array([int(v) for v in numerators], dtype=object)
     certain = remainders >= denominator

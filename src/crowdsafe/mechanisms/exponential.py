@@ -238,13 +238,21 @@ def _weights(scores: np.ndarray, epsilon: float, sensitivity: float, monotonic: 
     return _Weights(positions, capped, exact_numerator, t, estimate)
 
 
+def _batches_trials(batch: int, t: int) -> bool:
+    """Whether a batch of ``batch`` proposals with denominator ``t`` is tested by
+    :func:`~.exact.bernoulli_exp_neg_batched` rather than :func:`~.exact.bernoulli_exp_neg`.
+
+    Few proposals (at most :data:`_MATRIX_BATCH`): draw each K-loop's trials 12 at a time (fewer
+    NumPy calls; 12·t must fit in int64); many: one trial at a time for the entries still running
+    (fewer random draws). The same exact distribution, other draws."""
+    return batch <= _MATRIX_BATCH and t * 12 < _INT64_SAFE
+
+
 def _sample(weights: _Weights, generator: np.random.Generator) -> int:
     """The exact rejection sampler of the module docstring: a position in ``weights.index``."""
     m = weights.index.size
     batch = min(max(m, 64), _BATCH)
-    # Few proposals: draw each K-loop's trials 12 at a time (fewer NumPy calls); many: one trial
-    # at a time for the entries still running (fewer random draws). Same exact distribution.
-    batched = batch <= _MATRIX_BATCH and weights.t * 12 < _INT64_SAFE
+    batched = _batches_trials(batch, weights.t)
     while True:
         proposals = generator.integers(0, m, size=batch, dtype=np.int64)
         numerators = weights.capped[proposals]

@@ -134,16 +134,28 @@ def matching_codes(view: Any, query: CountQuery) -> dict[str, np.ndarray]:
 def subset_counts(codes: Sequence[np.ndarray], sizes: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     """Counts of the value combinations of some coded columns: (cells, counts).
 
-    ``cells`` are mixed-radix cell numbers (:func:`crowdsafe.data.packing.pack`). Dense grids are
-    counted with one ``bincount`` and returned whole (every combination, zeros included);
-    larger grids by a hash group-by over the combinations present.
+    ``cells`` are mixed-radix cell numbers (:func:`crowdsafe.data.packing.pack`). Grids of at most
+    :data:`DENSE_GRID_LIMIT` cells are counted with one ``bincount`` and returned whole (every
+    combination, zeros included: :func:`_counts_dense`); larger grids by a hash group-by over the
+    combinations present (:func:`_counts_sparse`).
     """
     grid = math.prod(sizes)
     if grid >= 2**63:
         raise ParameterError("an attribute set with 2^63 or more value combinations cannot be swept")
     key = packing.pack(codes, sizes, np.int64)
     if grid <= DENSE_GRID_LIMIT:
-        return np.arange(grid, dtype=np.int64), np.bincount(key, minlength=grid).astype(np.int64)
+        return _counts_dense(key, grid)
+    return _counts_sparse(key)
+
+
+def _counts_dense(key: np.ndarray, grid: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`subset_counts` of cell numbers ``key`` below ``grid``: every cell, by one bincount."""
+    return np.arange(grid, dtype=np.int64), np.bincount(key, minlength=grid).astype(np.int64)
+
+
+def _counts_sparse(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`subset_counts` of cell numbers ``key``: the cells present, sorted, by a hash
+    group-by (what :func:`_counts_dense` gives, without its zero counts)."""
     counted = pl.DataFrame({"cell": key}).group_by("cell").agg(pl.len().alias("count")).sort("cell")
     return counted.get_column("cell").to_numpy(), counted.get_column("count").to_numpy().astype(np.int64)
 

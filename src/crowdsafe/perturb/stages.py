@@ -124,8 +124,9 @@ def insert_indices(
 
     ``existing`` holds the sorted, distinct indices of I inside [low, high). When more than half
     of the available indices are to be inserted, the complement (the indices *not* inserted) is
-    drawn instead and the range enumerated, which stays fast as β approaches 1; the range is
-    then at most about twice the output, so nothing large is materialized. The result is in no
+    drawn instead and the range enumerated (:func:`_uniform_distinct_by_complement`), which stays
+    fast as β approaches 1; the range is then at most about twice the output, so nothing large is
+    materialized. Otherwise rejection (:func:`_uniform_distinct`), the reference twin. The result is in no
     particular order (shuffle the view afterwards).
     """
     if not 0 <= low < high <= 2**64:
@@ -138,6 +139,15 @@ def insert_indices(
         return np.empty(0, dtype=np.uint64)
     if count <= _DENSE_SHARE * available:
         return _uniform_distinct(count, low, high, existing, randomness)
+    return _uniform_distinct_by_complement(count, low, high, existing, randomness)
+
+
+def _uniform_distinct_by_complement(count: int, low: int, high: int, existing: np.ndarray,
+                                    randomness: Randomness) -> np.ndarray:
+    """:func:`_uniform_distinct` by drawing the indices left out (uniform, so their complement
+    is) and enumerating the range: fast when ``count`` is most of the available indices, where
+    rejection would mostly redraw indices already accepted. The same distribution, other draws."""
+    available = (high - low) - len(existing)
     left_out = _uniform_distinct(available - count, low, high, existing, randomness)
     chosen = np.ones(high - low, dtype=bool)
     chosen[(existing - np.uint64(low)).astype(np.int64)] = False

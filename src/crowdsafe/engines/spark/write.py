@@ -32,11 +32,7 @@ def class_rows(spark: Any, classes: pl.DataFrame, sizes: np.ndarray) -> Any:
     from pyspark.sql import functions as F
 
     sizes = np.asarray(sizes, dtype=np.int64)
-    chunks = np.maximum((sizes + CHUNK_ROWS - 1) // CHUNK_ROWS, 0)
-    which = np.repeat(np.arange(len(sizes)), chunks)
-    before = np.repeat(np.cumsum(chunks) - chunks, chunks)
-    piece = np.arange(len(which)) - before
-    repeat = np.minimum(sizes[which] - piece * CHUNK_ROWS, CHUNK_ROWS)
+    which, repeat = chunk_plan(sizes, CHUNK_ROWS)
     table = classes.gather(which).with_columns(pl.Series("__crowdsafe_repeat", repeat, dtype=pl.Int32))
     rows = int(sizes.sum())
     partitions = max(1, min(rows // ROWS_PER_PARTITION + 1, max(len(which), 1)))
@@ -45,6 +41,17 @@ def class_rows(spark: Any, classes: pl.DataFrame, sizes: np.ndarray) -> Any:
         frame = frame.repartition(partitions)
     expanded = frame.withColumn("__crowdsafe_one", F.explode(F.array_repeat(F.lit(True), F.col("__crowdsafe_repeat"))))
     return expanded.select(*classes.columns)
+
+
+def chunk_plan(sizes: np.ndarray, chunk_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Class i split into pieces of at most ``chunk_rows`` rows: each piece's class (in class
+    order) and row count; the pieces of class i add up to ``sizes[i]`` whatever ``chunk_rows``
+    (blocking only: one Spark row is exploded into at most ``chunk_rows`` rows)."""
+    chunks = np.maximum((sizes + chunk_rows - 1) // chunk_rows, 0)
+    which = np.repeat(np.arange(len(sizes)), chunks)
+    before = np.repeat(np.cumsum(chunks) - chunks, chunks)
+    piece = np.arange(len(which)) - before
+    return which, np.minimum(sizes[which] - piece * chunk_rows, chunk_rows)
 
 
 def escape_spark_frame(frame: Any) -> Any:

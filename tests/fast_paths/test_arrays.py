@@ -1,0 +1,65 @@
+"""data/arrays: table twins (while :func:`fits_a_table`) and sort twins give the same result;
+:func:`sort_with_order` packs key and position into one integer while they fit in 63 bits, else
+argsorts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from crowdsafe.data import arrays
+
+
+@st.composite
+def keys_below(draw):
+    span = draw(st.integers(1, 300))
+    keys = draw(st.lists(st.integers(0, span - 1), max_size=80))
+    return np.array(keys, dtype=np.int64), span
+
+
+@settings(max_examples=200, deadline=None)
+@given(keys_below())
+def test_table_and_sort_twins_agree(case):
+    keys, span = case
+    distinct, inverse = np.unique(keys, return_inverse=True)
+    for got in (arrays._unique_by_table(keys, span), arrays._unique_by_sort(keys)):
+        assert got.tolist() == distinct.tolist()
+    for got, got_inverse in (arrays._unique_inverse_by_table(keys, span), arrays._unique_inverse_by_sort(keys, span)):
+        assert got.tolist() == distinct.tolist()
+        assert got_inverse.tolist() == inverse.reshape(-1).tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(keys_below())
+def test_packed_sort_and_argsort_agree(case):
+    keys, _ = case
+    order = np.argsort(keys, kind="stable")
+    shift = max(len(keys) - 1, 0).bit_length()
+    for ordered, got in (arrays._sort_packed(keys, shift), arrays._sort_by_argsort(keys)):
+        assert got.tolist() == order.tolist()
+        assert ordered.tolist() == keys[order].tolist()
+
+
+@pytest.mark.parametrize("shift", [-1, 0, 1])
+def test_table_switch(monkeypatch, shift):
+    rng = np.random.default_rng(2)
+    keys = rng.integers(0, 40, 25)
+    span = 40  # the rule: 40 <= 0 * 25 + floor
+    monkeypatch.setattr(arrays, "TABLE_PER_KEY", 0)
+    monkeypatch.setattr(arrays, "TABLE_FLOOR", span + shift)
+    distinct, inverse = np.unique(keys, return_inverse=True)
+    assert arrays.sorted_unique(keys, span).tolist() == distinct.tolist()
+    got, got_inverse = arrays.unique_inverse(keys, span)
+    assert got.tolist() == distinct.tolist() and got_inverse.tolist() == inverse.tolist()
+
+
+@pytest.mark.parametrize("shift", [-1, 0, 1])
+def test_packing_switch(shift):
+    n = 5  # positions below 2**3: packed while the span is at most 2**60
+    limit = 1 << 60
+    keys = np.array([limit - 2, 3, limit - 2, 0, 3], dtype=np.int64)
+    ordered, order = arrays.sort_with_order(keys, limit + shift)
+    expected = np.argsort(keys, kind="stable")
+    assert len(keys) == n and order.tolist() == expected.tolist() and ordered.tolist() == keys[expected].tolist()

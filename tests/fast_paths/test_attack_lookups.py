@@ -1,0 +1,143 @@
+"""The attacks' fast paths against their reference twins.
+
+- intersection_tables._in_sorted: bitmap (universe ≤ DENSE_PAIRS) vs binary search;
+- locate._join_children: direct tables (≤ DENSE_KEYS keys; a partition table when the keys are
+  distinct, else a table of runs) vs binary search;
+- locate._text_ranks: Python's sort (≤ PYTHON_SORTED texts) vs Polars' dense rank.
+Each twin is run on the same inputs, and the switch is moved (the constant patched to a small
+value) so that the public attack runs on both sides of it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from crowdsafe.attacks import intersection_attack, intersection_tables, locate
+from crowdsafe.data import Hierarchy
+
+
+@st.composite
+def keys_in_universe(draw):
+    universe = draw(st.integers(1, 200))
+    present = sorted(set(draw(st.lists(st.integers(0, universe - 1), min_size=1, max_size=60))))
+    keys = draw(st.lists(st.integers(0, universe - 1), max_size=80))
+    return np.array(keys, dtype=np.int64), np.array(present, dtype=np.int64), universe
+
+
+@settings(max_examples=200, deadline=None)
+@given(keys_in_universe())
+def test_bitmap_and_binary_search_agree(case):
+    keys, present, universe = case
+    expected = np.isin(keys, present)
+    assert (intersection_tables._in_sorted_by_bitmap(keys, present, universe) == expected).all()
+    assert (intersection_tables._in_sorted_by_search(keys, present) == expected).all()
+
+
+@pytest.mark.parametrize("shift", [-1, 0, 1])
+def test_in_sorted_switches_at_dense_pairs(monkeypatch, shift):
+    universe = 50
+    rng = np.random.default_rng(7)
+    present = np.unique(rng.integers(0, universe, 20))
+    keys = rng.integers(0, universe, 100)
+    monkeypatch.setattr(intersection_tables, "DENSE_PAIRS", universe + shift)
+    assert (intersection_tables._in_sorted(keys, present, universe) == np.isin(keys, present)).all()
+
+
+@st.composite
+def join_case(draw, distinct: bool):
+    n_keys = draw(st.integers(1, 40))
+    if distinct:
+        key = draw(st.lists(st.integers(0, n_keys - 1), unique=True, max_size=n_keys))
+    else:
+        key = draw(st.lists(st.integers(0, n_keys - 1), max_size=60))
+    wanted = draw(st.lists(st.integers(0, n_keys - 1), max_size=60))
+    key = np.array(key, dtype=np.int64)
+    child = np.arange(len(key), dtype=np.int64)[::-1].copy()  # labels from 0, not in key order
+    wanted = np.array(wanted, dtype=np.int64)
+    pair_target = np.arange(len(wanted), dtype=np.int64) * 5 + 2
+    return pair_target, wanted, key, child, n_keys
+
+
+def join_reference(pair_target, wanted, key, child):
+    """Each wanted key's children, a pair at a time (a Python loop: the specification)."""
+    targets, children = [], []
+    for t, w in zip(pair_target.tolist(), wanted.tolist()):
+        for k, c in zip(key.tolist(), child.tolist()):
+            if k == w:
+                targets.append(t)
+                children.append(c)
+    return targets, children
+
+
+def as_lists(pairs):
+    return [a.tolist() for a in pairs]
+
+
+@settings(max_examples=200, deadline=None)
+@given(join_case(distinct=False))
+def test_join_by_runs_and_by_search_agree(case):
+    pair_target, wanted, key, child, n_keys = case
+    expected = list(join_reference(pair_target, wanted, key, child))
+    counts = np.bincount(key, minlength=n_keys)
+    assert as_lists(locate._join_by_search(pair_target, wanted, key, child, n_keys)) == expected
+    assert as_lists(locate._join_by_runs(pair_target, wanted, key, child, counts)) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(join_case(distinct=True))
+def test_join_by_partition_agrees_on_distinct_keys(case):
+    pair_target, wanted, key, child, n_keys = case
+    expected = list(join_reference(pair_target, wanted, key, child))
+    assert as_lists(locate._join_by_partition(pair_target, wanted, key, child, n_keys)) == expected
+    assert as_lists(locate._join_by_search(pair_target, wanted, key, child, n_keys)) == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text(max_size=4)), max_size=40))
+def test_text_ranks_by_python_and_by_polars_agree(texts):
+    series = pl.Series(texts, dtype=pl.String)
+    order, n_ranks = locate._text_ranks_by_python(series)
+    other, other_n = locate._text_ranks_by_polars(series)
+    assert n_ranks == other_n
+    assert order.tolist() == other.tolist()
+
+
+# the public attack on both sides of each switch: a release with overlapping generalized cells
+# (so several children per key: the table of runs), one with disjoint cells (the partition
+# table), and targets located in both
+ZIP_HIERARCHY = Hierarchy.from_columns("zip", ["13053", "13068", "14850", "14853"],
+                                       [["130**", "130**", "148**", "148**"], ["*"] * 4])
+RELEASES = [
+    pl.DataFrame({"age": ["[20-29]", "[20-29]", "[30-39]", "[30-39]", "25", "*"],
+                  "zip": ["130**", "130**", "148**", "14850", "13053", "148**"],
+                  "s": ["flu", "cancer", "flu", "hiv", "cold", "cold"]}),
+    pl.DataFrame({"age": ["[20-24]", "[25-29]", "[30-34]", "[35-39]"],
+                  "zip": ["13053", "13068", "14850", "14853"],
+                  "s": ["flu", "cold", "hiv", "flu"]}),
+]
+TARGETS = pl.DataFrame({"age": [22, 25, 31, 36, 38], "zip": ["13053", "13053", "14850", "14853", "14850"],
+                        "s": ["flu", "cold", "hiv", "flu", "flu"]})
+
+
+def attack() -> tuple[pl.DataFrame, dict]:
+    result = intersection_attack(RELEASES, TARGETS, ["age", "zip"], "s", hierarchies={"zip": ZIP_HIERARCHY})
+    return result.targets, result.summary
+
+
+@pytest.mark.parametrize("name, limits", [
+    ("DENSE_KEYS", [0, 3, 4, 5, 8, 13, 19, 20, 40]),  # the joins' key counts lie in 4..20
+    ("DENSE_PAIRS", [0, 19, 20, 21]),  # 5 targets x 4 sensitive values = 20 pairs
+    ("PYTHON_SORTED", [0, 15, 16, 17]),  # 16 distinct canonical cells
+])
+def test_attack_is_the_same_on_both_sides_of_the_switch(monkeypatch, name, limits):
+    expected_targets, expected_summary = attack()
+    module = intersection_tables if name == "DENSE_PAIRS" else locate
+    for limit in limits:
+        monkeypatch.setattr(module, name, limit)
+        targets, summary = attack()
+        assert targets.equals(expected_targets), (name, limit)
+        assert summary == expected_summary, (name, limit)
