@@ -1,7 +1,7 @@
 """The attacks' fast paths against their reference twins.
 
 - intersection_tables._in_sorted: bitmap (universe ≤ DENSE_PAIRS) vs binary search;
-- locate._join_children: direct tables (≤ DENSE_KEYS keys; a partition table when the keys are
+- exact_location._join_children: direct tables (≤ DENSE_KEYS keys; a partition table when the keys are
   distinct, else a table of runs) vs binary search;
 - locate._text_ranks: Python's sort (≤ PYTHON_SORTED texts) vs Polars' dense rank.
 Each twin is run on the same inputs, and the switch is moved (the constant patched to a small
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crowdsafe.attacks import intersection_attack, intersection_tables, locate
+from crowdsafe.attacks import exact_location, intersection_attack, intersection_tables, locate
 from crowdsafe.data import Hierarchy
 
 
@@ -83,8 +83,8 @@ def test_join_by_runs_and_by_search_agree(case):
     pair_target, wanted, key, child, n_keys = case
     expected = list(join_reference(pair_target, wanted, key, child))
     counts = np.bincount(key, minlength=n_keys)
-    assert as_lists(locate._join_by_search(pair_target, wanted, key, child, n_keys)) == expected
-    assert as_lists(locate._join_by_runs(pair_target, wanted, key, child, counts)) == expected
+    assert as_lists(exact_location._join_by_search(pair_target, wanted, key, child, n_keys)) == expected
+    assert as_lists(exact_location._join_by_runs(pair_target, wanted, key, child, counts)) == expected
 
 
 @settings(max_examples=200, deadline=None)
@@ -92,8 +92,8 @@ def test_join_by_runs_and_by_search_agree(case):
 def test_join_by_partition_agrees_on_distinct_keys(case):
     pair_target, wanted, key, child, n_keys = case
     expected = list(join_reference(pair_target, wanted, key, child))
-    assert as_lists(locate._join_by_partition(pair_target, wanted, key, child, n_keys)) == expected
-    assert as_lists(locate._join_by_search(pair_target, wanted, key, child, n_keys)) == expected
+    assert as_lists(exact_location._join_by_partition(pair_target, wanted, key, child, n_keys)) == expected
+    assert as_lists(exact_location._join_by_search(pair_target, wanted, key, child, n_keys)) == expected
 
 
 @settings(max_examples=150, deadline=None)
@@ -135,7 +135,7 @@ def attack() -> tuple[pl.DataFrame, dict]:
 ])
 def test_attack_is_the_same_on_both_sides_of_the_switch(monkeypatch, name, limits):
     expected_targets, expected_summary = attack()
-    module = intersection_tables if name == "DENSE_PAIRS" else locate
+    module = {"DENSE_PAIRS": intersection_tables, "DENSE_KEYS": exact_location}.get(name, locate)
     for limit in limits:
         monkeypatch.setattr(module, name, limit)
         targets, summary = attack()

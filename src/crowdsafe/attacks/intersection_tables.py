@@ -17,6 +17,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.anonymize.cells import first_of_each
+from crowdsafe.attacks.exact_location import TargetTrie, locate_exact, target_trie
 from crowdsafe.attacks.intersection import (
     AttackedRelease,
     IntersectionResult,
@@ -27,17 +28,14 @@ from crowdsafe.attacks.intersection import (
 )
 from crowdsafe.attacks.locate import (
     ClassTable,
-    TargetTrie,
     class_tables_and_codes,
     encode_targets,
     group_ids,
     is_microaggregated,
-    locate_exact,
     locate_nearest,
     read_tables,
     target_codes,
     target_codes_plan,
-    target_trie,
 )
 from crowdsafe.data import Hierarchy
 from crowdsafe.data.arrays import segments, sorted_unique

@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from crowdsafe.attacks.locate import class_table, encode_targets, locate_exact, read_classes
+from crowdsafe.attacks.exact_location import locate_exact
+from crowdsafe.attacks.locate import class_table, encode_targets, read_classes
 from crowdsafe.data import Hierarchy
 from crowdsafe.data.cell_reader import CellReader
 from crowdsafe.errors import InputError, ParameterError

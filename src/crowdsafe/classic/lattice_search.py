@@ -272,7 +272,7 @@ class _Problem:
         if self.constraints.active:
             assert self.sensitive_cells is not None and self.qi_row is not None
             class_of = ids[self.qi_row]
-            failing |= ~classes_satisfying(self.constraints, class_of, self.sensitive_cells.sensitive,  # type: ignore[arg-type]
+            failing |= ~classes_satisfying(self.constraints, class_of, self.sensitive_cells.sensitive,  # type: ignore[arg-type]  # set with constraints
                                            len(sizes), self.sensitive_cells.counts.astype(float))
         suppressed = int(sizes[failing].sum())
         feasible = suppressed <= self.allowed

@@ -9,7 +9,7 @@ no ℓ / t constraint). Part of the classic, uncertified Mondrian: **no formal g
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -107,12 +107,13 @@ class _Level:
     lengths: np.ndarray
     sizes: np.ndarray
     rank: np.ndarray  # (attribute x piece)
-    widths: np.ndarray = None  # type: ignore[assignment]
-    levels: np.ndarray = None  # type: ignore[assignment]
-    low: np.ndarray = None  # type: ignore[assignment]  # lowest rank per (partition, attribute)
-    high: np.ndarray = None  # type: ignore[assignment]
-    preference: np.ndarray = None  # type: ignore[assignment]
-    undecided: np.ndarray = None  # type: ignore[assignment]
+    # set by _Partitioner._level once the level exists (not constructor arguments)
+    widths: np.ndarray = field(init=False)
+    levels: np.ndarray = field(init=False)
+    low: np.ndarray = field(init=False)  # lowest rank per (partition, attribute)
+    high: np.ndarray = field(init=False)
+    preference: np.ndarray = field(init=False)
+    undecided: np.ndarray = field(init=False)
 
 
 class _Cuts(NamedTuple):

@@ -307,7 +307,7 @@ class _Partitioner:
             widths[j] = attr.width(low[j], high[j])
             levels[j] = 0
         self.varied = (widths > 0).any(axis=1)
-        return tuple(np.ascontiguousarray(a.T) for a in (widths, levels, low, high))  # type: ignore[return-value]
+        return tuple(np.ascontiguousarray(a.T) for a in (widths, levels, low, high))  # type: ignore[return-value]  # four arrays; a generator gives tuple[...]
 
     # -- cutting -------------------------------------------------------------------------
 
@@ -402,7 +402,7 @@ class _Partitioner:
         right_amount = count - left_amount
         allowed = half >= self.k
         if self.constraints.active:
-            sensitive = self.sensitive[cell]  # type: ignore[index]
+            sensitive = self.sensitive[cell]  # type: ignore[index]  # not None when constraints are active
             width = len(self.constraints.reference)
             hist = (np.bincount((2 * local) * width + sensitive, weights=left_amount,
                                 minlength=2 * n_segs * width)
@@ -446,7 +446,7 @@ class _Partitioner:
         return _Cuts(segs, allowed, chosen, local, group - first_group[local], n_children)
 
     def _groups_ok(self, group: np.ndarray, cell: np.ndarray, count: np.ndarray, n_groups: int) -> np.ndarray:
-        return classes_satisfying(self.constraints, group, self.sensitive[cell], n_groups,  # type: ignore[index]
+        return classes_satisfying(self.constraints, group, self.sensitive[cell], n_groups,  # type: ignore[index]  # not None: constraints
                                   count.astype(float))
 
 

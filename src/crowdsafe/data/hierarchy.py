@@ -355,5 +355,5 @@ class Hierarchy:
             return NotImplemented
         return self.to_rows() == other.to_rows()
 
-    # unhashable (equality compares contents); typeshed types __hash__ as a method, not None
-    __hash__ = None  # type: ignore[assignment]
+    # unhashable: equality compares contents
+    __hash__ = None  # type: ignore[assignment]  # typeshed types __hash__ as a method, not None
