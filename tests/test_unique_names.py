@@ -18,10 +18,10 @@ SRC = Path(crowdsafe.__file__).parent
 ALLOWED: dict[str, str] = {}
 
 
-def class_modules() -> dict[str, list[str]]:
+def class_modules(root: Path = SRC) -> dict[str, list[str]]:
     where: dict[str, list[str]] = defaultdict(list)
-    for path in sorted(SRC.rglob("*.py")):
-        module = path.relative_to(SRC).as_posix()
+    for path in sorted(root.rglob("*.py")):
+        module = path.relative_to(root).as_posix()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
             if isinstance(node, ast.ClassDef):
                 where[node.name].append(module)
@@ -37,3 +37,9 @@ def test_no_class_name_is_defined_in_two_modules():
 def test_the_allow_list_names_only_shared_classes():
     where = class_modules()
     assert [name for name in ALLOWED if len(where.get(name, [])) < 2] == []
+
+
+def test_the_scan_finds_a_name_defined_twice(tmp_path):
+    (tmp_path / "a.py").write_text("class Domain:\n    pass\n")
+    (tmp_path / "b.py").write_text("def f():\n    class Domain:\n        pass\n")
+    assert class_modules(tmp_path)["Domain"] == ["a.py", "b.py"]
