@@ -138,13 +138,13 @@ def identifier_by_values(column: pl.Series) -> ValueEvidence | None:
     if n == 0:
         return None
     for pattern, reason in ((EMAIL, "email addresses"), (NATIONAL_ID, "SSN-like numbers")):
-        share = float(text.str.contains(pattern.pattern).mean() or 0.0)
+        share = _share(text.str.contains(pattern.pattern))
         if share >= PATTERN_SHARE:
             return ValueEvidence(f"values look like {reason} ({share:.0%})", share)
     digits = text.str.replace_all(r"\D", "").str.len_chars()
     phone = text.str.contains(PHONE.pattern) & digits.is_between(7, 15)
-    share = float(phone.mean() or 0.0)
-    if share >= PATTERN_SHARE and float((digits != text.str.len_chars()).mean() or 0.0) >= 0.5:
+    share = _share(phone)
+    if share >= PATTERN_SHARE and _share(digits != text.str.len_chars()) >= 0.5:
         # mostly formatted (+, spaces, dashes, brackets): a bare 7-digit code is not a phone
         return ValueEvidence(f"values look like telephone numbers ({share:.0%})", share)
     if n >= MIN_VALUES:
@@ -152,3 +152,8 @@ def identifier_by_values(column: pl.Series) -> ValueEvidence | None:
         if unique >= UNIQUE_SHARE:
             return ValueEvidence(f"near-unique text ({unique:.0%} of the values are distinct)", unique)
     return None
+
+
+def _share(mask: pl.Series) -> float:
+    """The share of true values in a boolean series."""
+    return float(mask.to_numpy().mean()) if len(mask) else 0.0
