@@ -178,8 +178,10 @@ def _read_csv(
         raise InputError(f"cannot read {path} as CSV: {first}") from None
 
 
-def header_names(head: bytes, separator: str) -> list[str]:
-    """The column names of a CSV file's header line (the first record of ``head``), as written."""
+def header_names(head: bytes, separator: str | None = None) -> list[str]:
+    """The column names of a CSV file's header line (the first record of ``head``), as written
+    (the separator sniffed from the line when not given)."""
+    separator = separator or _sniff_separator(head)
     text = head.decode("utf-8", errors="replace").removeprefix("\ufeff")
     try:
         return next(csv.reader(io.StringIO(text), delimiter=separator), [])
