@@ -190,7 +190,7 @@ def _attribute(name: str, column: pl.Series) -> AttributeDraft:
     kind, order, notes = _type(name, column)
     reason = identifier_by_name(name)
     source = "name" if reason else None
-    if reason is None:
+    if reason is None and kind is not AttributeType.DATE:  # ISO dates would pass for phone numbers
         evidence = identifier_by_values(column)
         if evidence is not None:
             reason, source = evidence.reason, "values"
