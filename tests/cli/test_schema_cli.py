@@ -6,7 +6,6 @@ import json
 import tomllib
 
 from cli_helpers import run_command
-
 from crowdsafe.data import Schema
 from crowdsafe.datasets.people import write_people_csv
 
@@ -40,7 +39,8 @@ def test_draft_json_and_errors(capsys, tmp_path):
     payload = json.loads(stdout)
     assert code == 0 and payload["custodian_only"] and payload["identifiers"] == {}
     assert payload["quasi_identifiers"]["age"] == {"hierarchy": "intervals", "from_data": False}
-    code, _, stderr = run_command(capsys, "schema", "draft", str(tmp_path / "none.csv"), "--out", str(tmp_path / "b.toml"))
+    missing = str(tmp_path / "none.csv")
+    code, _, stderr = run_command(capsys, "schema", "draft", missing, "--out", str(tmp_path / "b.toml"))
     assert code == 2 and stderr.startswith("crowdsafe: error: file not found") and stderr.count("\n") == 1
     code, _, stderr = run_command(capsys, "schema", "draft", "adult", "--out", str(tmp_path / "b.txt"))
     assert code == 2 and ".toml" in stderr

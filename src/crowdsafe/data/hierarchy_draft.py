@@ -82,10 +82,10 @@ def suggest_hierarchy(name: str, column: pl.Series, kind: str) -> HierarchySugge
     distinct = text.n_unique()
     if column.dtype == pl.Boolean or distinct <= 2:
         return _flat(f"{distinct} distinct value(s): nothing lies between a value and *")
-    lengths = text.str.len_chars()
-    if distinct > 20 and lengths.min() == lengths.max() and int(lengths.max() or 0) >= 3 \
+    lengths = text.str.len_chars().to_numpy()
+    if distinct > 20 and len(lengths) and lengths.min() == lengths.max() >= 3 \
             and bool(text.str.contains(r"^[0-9A-Za-z]+$").all()):
-        return _mask(text, f"every value is a {lengths.max()}-character code (from the data)")
+        return _mask(text, f"every value is a {int(lengths.max())}-character code (from the data)")
     if distinct > MAX_LISTED:
         return _flat(f"{distinct} distinct values: too many to list in a schema file; give a "
                      "hierarchy file (hierarchy = \"NAME.csv\") to keep more than value or *")
@@ -100,11 +100,11 @@ def _flat(reason: str) -> HierarchySuggestion:
 
 
 def _mask(text: pl.Series, reason: str) -> HierarchySuggestion:
-    longest = int(text.str.len_chars().max() or 1)
-    levels = max(1, longest - 1)
-    notes = (f"masking: {reason}; up to {levels} trailing character(s) replaced by *",)
-    notes += ("FROM THE DATA: the mask depth is the longest value's length less one; a public "
-              "code format (e.g. 5-digit ZIP: mask = 4) gives the same",)
+    lengths = text.str.len_chars().to_numpy()
+    levels = max(1, int(lengths.max()) - 1) if len(lengths) else 1
+    notes = (f"masking: {reason}; up to {levels} trailing character(s) replaced by *",
+             "FROM THE DATA: the mask depth is the longest value's length less one; a public "
+             "code format (e.g. 5-digit ZIP: mask = 4) gives the same")
     return HierarchySuggestion({"mask": levels}, "mask", notes, True)
 
 
@@ -121,17 +121,18 @@ def _numeric(name: str, values: pl.Series) -> HierarchySuggestion:
              f"{low}-{high} (not the data's minimum and maximum)",), False)
     if len(values) == 0:
         return _flat("no values")
-    low, high = float(values.min()), float(values.max())  # type: ignore[arg-type]  # numeric column
-    if low == high:
+    numbers = values.cast(pl.Float64).to_numpy()
+    least, most = float(numbers.min()), float(numbers.max())
+    if least == most:
         return _flat("a single value")
     integral = values.dtype.is_integer() or bool((values.cast(pl.Float64) % 1 == 0).all())
-    power = 10.0 ** math.floor(math.log10(high - low))
+    power = 10.0 ** math.floor(math.log10(most - least))
     widths = [w for w in (power / 10, power / 5, power, 2 * power) if not integral or (w >= 2 and w % 1 == 0)]
     if not widths:
         return _flat("too few distinct whole numbers for intervals")
     widest = max(widths)
-    bottom = _nice_floor(low, widest)
-    top = _nice_floor(high, widest) + widest  # every value lies below top
+    bottom = _nice_floor(least, widest)
+    top = _nice_floor(most, widest) + widest  # every value lies below top
     shown = [_plain(w) for w in widths]
     return HierarchySuggestion(
         {"widths": shown, "bottom": _plain(bottom), "top": _plain(top)}, "intervals",

@@ -90,7 +90,7 @@ def people(n: int = DEFAULT_ROWS, seed: int = 0) -> pl.DataFrame:
     }).with_columns(pl.col("arrest_date", "date_of_birth").cast(pl.Date))
     # the age at arrest, from the two dates (so the table is consistent)
     age = (frame.get_column("arrest_date").dt.year() - frame.get_column("date_of_birth").dt.year()) - (
-        (frame.get_column("arrest_date").dt.ordinal_day() < frame.get_column("date_of_birth").dt.ordinal_day())
+        frame.get_column("arrest_date").dt.ordinal_day() < frame.get_column("date_of_birth").dt.ordinal_day()
     ).cast(pl.Int64)
     zip_prefix = rng.choice(np.asarray(["640", "641", "650", "651", "652", "660", "661"]), n)
     zip_code = np.char.add(zip_prefix.astype(str), np.char.zfill(rng.integers(0, 40, n).astype(str), 2))
