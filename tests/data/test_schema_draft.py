@@ -164,3 +164,15 @@ def test_polars_own_duplicate_naming_is_not_used(tmp_path):
     path = tmp_path / "clash.csv"
     path.write_text("a_duplicated_0,a,a,\n1,2,3,4\n", encoding="utf-8")  # Polars alone fails here
     assert read_table(path).columns == ["a_duplicated_0", "a", "a_2", "column_4"]
+
+
+def test_odd_numeric_columns_load(tmp_path):
+    frame = pl.DataFrame({"rate": [0.0012, 0.0031, float("nan"), 0.0055] * 10, "empty": [float("nan")] * 40,
+                          "balance": [-37, 12, 5, 80] * 10})
+    draft = draft_schema(frame)
+    found = {a.name: a for a in draft.attributes}
+    assert found["empty"].role is Role.INSENSITIVE
+    assert found["balance"].hierarchy.spec == {"widths": [10, 20, 100, 200], "bottom": -200, "top": 200}
+    frame.write_csv(tmp_path / "d.csv")
+    dataset = load(tmp_path / "d.csv", schema=draft.write(tmp_path / "s.toml"))
+    assert set(dataset.hierarchies) == {"rate", "balance"}

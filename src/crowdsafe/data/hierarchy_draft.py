@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from crowdsafe.data.identifiers import name_tokens
@@ -119,9 +120,10 @@ def _numeric(name: str, values: pl.Series) -> HierarchySuggestion:
             {"widths": list(AGE_WIDTHS), "bottom": low, "top": high}, "intervals",
             (f"age: intervals of {', '.join(map(str, AGE_WIDTHS))} years over the public range "
              f"{low}-{high} (not the data's minimum and maximum)",), False)
-    if len(values) == 0:
-        return _flat("no values")
     numbers = values.cast(pl.Float64).to_numpy()
+    numbers = numbers[np.isfinite(numbers)]
+    if len(numbers) == 0:
+        return _flat("no values")
     least, most = float(numbers.min()), float(numbers.max())
     if least == most:
         return _flat("a single value")
@@ -143,7 +145,8 @@ def _numeric(name: str, values: pl.Series) -> HierarchySuggestion:
 
 
 def _plain(x: float) -> int | float:
-    return int(x) if float(x).is_integer() else float(x)
+    """``x`` as written in a schema file: a whole number as an int, else 12 significant digits."""
+    return int(x) if float(x).is_integer() else float(f"{x:.12g}")
 
 
 def _prefix_groups(text: pl.Series) -> HierarchySuggestion | None:

@@ -197,6 +197,12 @@ def _attribute(name: str, column: pl.Series) -> AttributeDraft:
     sensitive = sensitive_by_name(name)
     if reason is not None:
         return AttributeDraft(name, Role.IDENTIFIER, kind, order, None, reason, source, sensitive, tuple(notes))
+    present = column.drop_nulls()
+    if present.dtype.is_float():
+        present = present.drop_nans()
+    if len(present) == 0:
+        return AttributeDraft(name, Role.INSENSITIVE, kind, order, None, None, None, sensitive,
+                              (*notes, "insensitive: the column holds no value (nothing to generalize)"))
     hierarchy = suggest_hierarchy(name, column, kind.value)
     return AttributeDraft(name, Role.QUASI_IDENTIFIER, kind, order, hierarchy, None, None, sensitive, tuple(notes))
 
