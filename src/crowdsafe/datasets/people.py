@@ -81,35 +81,28 @@ def people(n: int = DEFAULT_ROWS, seed: int = 0) -> pl.DataFrame:
     age_years = np.clip(np.rint(18 + rng.gamma(2.2, 7.5, n)), 18, 85).astype(np.int64)
     days_into_year = rng.integers(0, 365, n)
     birth = arrest - (age_years * 365.25 + days_into_year).astype("timedelta64[D]")
-    frame = pl.DataFrame({
-        "id": ids,
-        "first_name": first.astype(str),
-        "last_name": last.astype(str),
-        "arrest_date": arrest.astype("datetime64[D]"),
-        "date_of_birth": birth.astype("datetime64[D]"),
-    }).with_columns(pl.col("arrest_date", "date_of_birth").cast(pl.Date))
+    arrested = pl.Series("arrest_date", arrest.astype("datetime64[D]")).cast(pl.Date)
+    born = pl.Series("date_of_birth", birth.astype("datetime64[D]")).cast(pl.Date)
     # the age at arrest, from the two dates (so the table is consistent)
-    age = (frame.get_column("arrest_date").dt.year() - frame.get_column("date_of_birth").dt.year()) - (
-        frame.get_column("arrest_date").dt.ordinal_day() < frame.get_column("date_of_birth").dt.ordinal_day()
-    ).cast(pl.Int64)
+    age = arrested.dt.year() - born.dt.year() - (arrested.dt.ordinal_day() < born.dt.ordinal_day()).cast(pl.Int32)
     zip_prefix = rng.choice(np.asarray(["640", "641", "650", "651", "652", "660", "661"]), n)
     zip_code = np.char.add(zip_prefix.astype(str), np.char.zfill(rng.integers(0, 40, n).astype(str), 2))
     email_number = rng.integers(1, 100, n).astype(str)
     return pl.DataFrame({
-        "id": frame.get_column("id"),
-        "first_name": frame.get_column("first_name"),
-        "last_name": frame.get_column("last_name"),
+        "id": ids,
+        "first_name": first.astype(str),
+        "last_name": last.astype(str),
         "email": pl.Series(np.char.lower(first.astype(str))) + "." + pl.Series(np.char.lower(last.astype(str)))
         + pl.Series(email_number) + "@" + pl.Series(rng.choice(np.asarray(_DOMAINS), n)),
         "phone": "(" + pl.Series(rng.integers(200, 990, n)).cast(pl.String) + ") 555-01"
         + pl.Series(rng.integers(0, 100, n)).cast(pl.String).str.zfill(2),
-        "date_of_birth": frame.get_column("date_of_birth"),
+        "date_of_birth": born,
         "age": age.cast(pl.Int64),
         "sex": pl.Series(rng.choice(np.asarray(["F", "M"]), n, p=[0.3, 0.7])),
         "zip": pl.Series(zip_code),
-        "case_number": "CR-" + frame.get_column("arrest_date").dt.year().cast(pl.String) + "-"
+        "case_number": "CR-" + arrested.dt.year().cast(pl.String) + "-"
         + pl.Series(np.arange(1, n + 1)).cast(pl.String).str.zfill(6),
-        "arrest_date": frame.get_column("arrest_date"),
+        "arrest_date": arrested,
         "charge": pl.Series(_weighted(rng, CHARGES, n).astype(str)),
         "disposition": pl.Series(_weighted(rng, DISPOSITIONS, n).astype(str)),
     })
