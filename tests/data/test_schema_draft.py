@@ -176,3 +176,18 @@ def test_odd_numeric_columns_load(tmp_path):
     frame.write_csv(tmp_path / "d.csv")
     dataset = load(tmp_path / "d.csv", schema=draft.write(tmp_path / "s.toml"))
     assert set(dataset.hierarchies) == {"rate", "balance"}
+
+
+def test_iso_dates_in_text_are_not_telephone_numbers():
+    from crowdsafe.data.identifiers import identifier_by_values
+
+    dates = pl.Series("visit", ["2021-03-04", "2022-11-30", "2020-01-01"] * 10)
+    assert identifier_by_values(dates) is None
+    assert identifier_by_values(pl.Series("reach", ["+1 202-555-0143", "(415) 555-0199"] * 10))
+
+
+def test_parquet_names_get_the_same_rule(tmp_path, capsys):
+    path = tmp_path / "t.parquet"
+    pl.DataFrame({"": [1, 2], " b ": [3, 4]}).write_parquet(path)
+    assert read_table(path).columns == ["column_1", "b"]
+    assert "'' (column 1) -> 'column_1' (empty name)" in capsys.readouterr().err

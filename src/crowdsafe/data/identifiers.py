@@ -82,6 +82,7 @@ _KINDS = {"id": "an identifier column", "identifier": "an identifier column", "u
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$")
 PHONE = re.compile(r"^\+?[\d\s().-]{7,20}$")  # then 7 to 15 digits (E.164)
 NATIONAL_ID = re.compile(r"^\d{3}-\d{2}-\d{4}$")  # US SSN as usually written
+ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")  # 2021-03-04 (and a time after it) is a date, not a phone
 PATTERN_SHARE = 0.8  # share of the non-missing values that must match a pattern
 UNIQUE_SHARE = 0.9  # distinct / non-missing values above which strings are near-unique
 MIN_VALUES = 20  # fewer non-missing values than this: too few to call anything near-unique
@@ -142,7 +143,7 @@ def identifier_by_values(column: pl.Series) -> ValueEvidence | None:
         if share >= PATTERN_SHARE:
             return ValueEvidence(f"values look like {reason} ({share:.0%})", share)
     digits = text.str.replace_all(r"\D", "").str.len_chars()
-    phone = text.str.contains(PHONE.pattern) & digits.is_between(7, 15)
+    phone = text.str.contains(PHONE.pattern) & digits.is_between(7, 15) & ~text.str.contains(ISO_DATE.pattern)
     share = _share(phone)
     if share >= PATTERN_SHARE and _share(digits != text.str.len_chars()) >= 0.5:
         # mostly formatted (+, spaces, dashes, brackets): a bare 7-digit code is not a phone
