@@ -191,3 +191,10 @@ def test_parquet_names_get_the_same_rule(tmp_path, capsys):
     pl.DataFrame({"": [1, 2], " b ": [3, 4]}).write_parquet(path)
     assert read_table(path).columns == ["column_1", "b"]
     assert "'' (column 1) -> 'column_1' (empty name)" in capsys.readouterr().err
+
+
+def test_age_is_an_age_in_years_only():
+    from crowdsafe.data.hierarchy_draft import is_age
+
+    assert is_age("age") and is_age("AgeAtArrest") and is_age("age_years")
+    assert not is_age("age_months") and not is_age("page") and not is_age("mileage")

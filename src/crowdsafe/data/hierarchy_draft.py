@@ -56,9 +56,14 @@ class HierarchySuggestion:
     from_data: bool
 
 
+_OTHER_UNITS = frozenset({"month", "months", "week", "weeks", "day", "days", "hour", "hours", "minutes"})
+
+
 def is_age(name: str) -> bool:
-    """Whether ``name`` reads as an age (``age``, ``age_at_arrest``, ``AgeYears``)."""
-    return "age" in name_tokens(name)
+    """Whether ``name`` reads as an age in years (``age``, ``age_at_arrest``, ``AgeYears``; not
+    ``age_months``)."""
+    tokens = name_tokens(name)
+    return "age" in tokens and not set(tokens) & _OTHER_UNITS
 
 
 def is_code_name(name: str) -> bool:
