@@ -198,3 +198,10 @@ def test_age_is_an_age_in_years_only():
 
     assert is_age("age") and is_age("AgeAtArrest") and is_age("age_years")
     assert not is_age("age_months") and not is_age("page") and not is_age("mileage")
+
+
+def test_a_renamed_header_without_rows_says_so(tmp_path):
+    path = tmp_path / "h.csv"
+    path.write_text("a,a\n", encoding="utf-8")
+    with pytest.raises(InputError, match="has a header but no rows"):
+        read_table(path)

@@ -150,12 +150,14 @@ def _read_csv(
         try_parse_dates=True,
         encoding="utf8",
     )
+    renamed = False
     if has_header:
         raw = header_names(head, separator)
         names, renames = stable_names(raw)
         if any(r.reason != "blanks around the name" for r in renames):
             # Polars' own renaming (a_duplicated_0) is replaced by the documented stable rule
             options.update(has_header=False, skip_rows=1, new_columns=names)
+            renamed = True
             print(f"crowdsafe: note: {describe_renames(str(path), renames)}", file=sys.stderr)
     try:
         try:
@@ -166,7 +168,7 @@ def _read_csv(
             # a value late in the file does not fit the type guessed from the first rows
             return pl.read_csv(path, infer_schema_length=None, **options)
     except pl.exceptions.NoDataError:
-        raise InputError(f"{path} is empty") from None
+        raise InputError(f"{path} has a header but no rows" if renamed else f"{path} is empty") from None
     except pl.exceptions.ComputeError as exc:
         text = str(exc).lower()
         if "utf-8" in text or "utf8" in text:
