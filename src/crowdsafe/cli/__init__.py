@@ -32,6 +32,7 @@ _COMMAND_MODULES = [
     "crowdsafe.cli.anonymize",
     "crowdsafe.cli.publish",
     "crowdsafe.cli.attack",
+    "crowdsafe.cli.report",
 ]
 
 app = typer.Typer(
