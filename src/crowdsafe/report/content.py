@@ -39,7 +39,10 @@ TOP_VALUES = 20
 #: Class-size bands (as multiples of k) for the risk table.
 SIZE_BANDS = ((1, 2), (2, 5), (5, 10), (10, math.inf))
 
-_NUMBER = re.compile(r"^\s*[\[(]?\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)")
+_NUM = r"([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
+#: A published number, interval ``[a, b)`` or open end ``>=a`` (the forms hierarchies and Mondrian write).
+_NUMERIC_FORMS = (re.compile(rf"^\s*{_NUM}\s*$"), re.compile(rf"^\s*[\[(]\s*{_NUM}\s*[,;]\s*{_NUM}\s*[\])]\s*$"),
+                  re.compile(rf"^\s*(?:<=|>=|<|>)\s*{_NUM}\s*$"))
 
 
 @dataclass(frozen=True)
@@ -163,14 +166,37 @@ def _mechanism_rows(certificate: Mapping[str, Any]) -> tuple[tuple[str, str, str
     return tuple(rows)
 
 
+def numeric_ends(value: str) -> tuple[float, float] | None:
+    """(low, high) of a published number, interval or open end; None for any other value."""
+    for form in _NUMERIC_FORMS:
+        match = form.match(value)
+        if match:
+            ends = [float(g) for g in match.groups()]
+            return ends[0], ends[-1]
+    return None
+
+
 def _sort_key(value: str) -> tuple[int, float, str]:
     """Published values in a natural order: numbers and intervals by their lower end, '*' last."""
     if value == "*":
         return (2, 0.0, value)
-    match = _NUMBER.match(value)
-    if match:
-        return (0, float(match.group(1)), value)
+    ends = numeric_ends(value)
+    if ends is not None:
+        return (0, ends[0], value)
     return (1, 0.0, value)
+
+
+def _binned(values: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
+    """Many numeric values or intervals: counts in :data:`TOP_VALUES` equal bins of their
+    midpoints (labelled "a – b"), '*' kept apart."""
+    stars = [(v, c) for v, c in values if v == "*"]
+    points = np.array([sum(numeric_ends(v) or (0.0, 0.0)) / 2 for v, _ in values if v != "*"])
+    counts = np.array([c for v, c in values if v != "*"], dtype=np.float64)
+    edges = np.linspace(points.min(), points.max(), TOP_VALUES + 1)
+    totals, _ = np.histogram(points, bins=edges, weights=counts)
+    binned = [(f"{_number(float(a), 4)} – {_number(float(b), 4)}", float(t))
+              for a, b, t in zip(edges[:-1], edges[1:], totals)]
+    return binned + stars
 
 
 def shown_values(values: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
@@ -178,6 +204,9 @@ def shown_values(values: Sequence[tuple[str, float]]) -> list[tuple[str, float]]
     rest; numbers and intervals in their order, other values by count (ties by value, so the
     order does not depend on the order of the rows)."""
     ordered = sorted(values, key=lambda item: (-item[1], item[0]))
+    numeric = all(v == "*" or numeric_ends(v) is not None for v, _ in ordered)
+    if numeric and len(ordered) > TOP_VALUES + 1 and any(v != "*" for v, _ in ordered):
+        return _binned(ordered)
     top, rest = ordered[:TOP_VALUES], ordered[TOP_VALUES:]
     if all(_sort_key(v)[0] != 1 for v, _ in top):  # numbers or intervals: in their order
         top.sort(key=lambda item: _sort_key(item[0]))

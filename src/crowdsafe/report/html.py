@@ -60,8 +60,10 @@ def _plan(content: ReportContent) -> str:
     steps = ""
     if content.mechanisms:
         steps = "<p>What ran, step by step:</p>" + _table(("step", "mechanism", "parameters"), content.mechanisms)
-    return ('<section id="plan"><h2>The plan</h2><p class="note">Fixed before the data was read, except the '
-            "scheme when the exponential mechanism chose it (a differentially private choice).</p>"
+    intro = ("Fixed before the data was read, except the scheme when the exponential mechanism chose it (a "
+             "differentially private choice)." if content.certificate.get("guarantee") != "none" else
+             "The algorithm's parameters; its generalization was fitted to the data (no formal guarantee).")
+    return (f'<section id="plan"><h2>The plan</h2><p class="note">{escape(intro)}</p>'
             f"{_table(('parameter', 'value'), content.plan)}{steps}</section>")
 
 
