@@ -81,11 +81,17 @@ def distribution_svg(name: str, after: Sequence[tuple[str, int]],
                      before: Sequence[tuple[str, float]] | None = None, before_epsilon: float | None = None) -> str:
     """Horizontal bars of the published values of ``name`` (share of records), and beside them,
     when given, the noisy "before" histogram of the original values with its ε."""
-    panels = 2 if before else 1
+    panels = 2 if before is not None else 1
     rows = max(len(after), len(before or ()))
     height = 0.9 + 0.22 * max(rows, 2)
 
     def bars(axes: Any, values: Sequence[tuple[str, float]], colour: str, title: str) -> None:
+        axes.set_title(title)
+        if not values:
+            axes.text(0.5, 0.5, "no cell passed the noisy threshold", ha="center", va="center",
+                      transform=axes.transAxes)
+            axes.set_axis_off()
+            return
         labels = [_short(v) for v, _ in values]
         counts = np.array([max(float(c), 0.0) for _, c in values])
         total = counts.sum()
@@ -95,12 +101,11 @@ def distribution_svg(name: str, after: Sequence[tuple[str, int]],
         axes.set_yticks(positions, labels)
         axes.invert_yaxis()
         axes.set_xlabel("share of records")
-        axes.set_title(title)
 
     def draw(figure: Any) -> None:
         first = figure.add_subplot(1, panels, panels)
         bars(first, after, AFTER_COLOUR, f"{name}: published (after)")
-        if before:
+        if before is not None:
             second = figure.add_subplot(1, panels, 1)
             bars(second, before, BEFORE_COLOUR, f"{name}: original, noisy (ε = {before_epsilon:g})")
 
