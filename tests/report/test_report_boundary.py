@@ -16,6 +16,7 @@ import re
 
 import polars as pl
 import pytest
+
 from conftest import QI, publish_small, small_table
 
 FIXED_SECTIONS = ("guarantee", "plan", "sources")

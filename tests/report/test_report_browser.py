@@ -110,7 +110,6 @@ def test_the_published_report_renders_without_errors(browser, published):
 
 def test_a_classic_report_renders_without_errors(browser, tmp_path):
     from conftest import small_table
-
     from crowdsafe import api
 
     api.anonymize(small_table(600), algorithm="mondrian", k=5, out=tmp_path / "a.csv")

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import publish_small, small_table
 
+from conftest import publish_small, small_table
 from crowdsafe import api
 from crowdsafe.cli import main
 from crowdsafe.errors import InputError
@@ -68,8 +68,8 @@ def test_the_cli_prints_where_the_report_went(tmp_path, capsys):
 
     data, schema = write_inputs(tmp_path, small_table(800))
     out = tmp_path / "out" / "r.parquet"
-    code = main(["publish", str(data), "--schema", str(schema), "--seed", "3", "--no-ledger", "--force", "--out", str(out)])
-    assert code == 0
+    assert main(["publish", str(data), "--schema", str(schema), "--seed", "3", "--no-ledger", "--force",
+                 "--out", str(out)]) == 0
     assert f"{tmp_path / 'out' / 'r.report.html'} (report" in capsys.readouterr().out
     page = (tmp_path / "out" / "r.report.html").read_text(encoding="utf-8")
     assert "Release report: r.parquet" in page

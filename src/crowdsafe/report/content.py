@@ -112,7 +112,7 @@ def guarantee_words(certificate: Mapping[str, Any]) -> tuple[str, ...]:
     kind = certificate.get("guarantee")
     if kind == "none":
         return (
-            "This table carries NO formal privacy guarantee: " + str(certificate.get("reason") or "no reason given") + ".",
+            f"This table carries NO formal privacy guarantee: {certificate.get('reason') or 'no reason given'}.",
             "Its generalization was fitted to the data, so even though every class holds at least k records, "
             "nothing bounds what the table reveals about a person, alone or combined with other releases "
             "(composition attacks). Do not treat it as anonymous.",
@@ -286,7 +286,7 @@ def risk_rows(sizes: np.ndarray, k: int | None, certificate: Mapping[str, Any]) 
         epsilon = certificate.get("epsilon")
         rows.append(("differential privacy", f"ε = {_number(epsilon)}, δ = {_number(certificate.get('delta'), 3)}",
                      "whatever an attacker knows, this table changes their odds about any one person by at most "
-                     f"a factor e^ε (except with probability δ); it also bounds what several releases reveal "
+                     "a factor e^ε (except with probability δ); it also bounds what several releases reveal "
                      "together (their ε add up)"))
     return tuple(rows)
 

@@ -53,7 +53,8 @@ def _guarantee(content: ReportContent) -> str:
     if content.assumptions:
         items = "".join(f"<li>{escape(a)}</li>" for a in content.assumptions)
         assumptions = f"<p>The guarantee holds under these assumptions:</p><ul>{items}</ul>"
-    return f'<section id="guarantee"><h2>The guarantee</h2>{verdict}{_paragraphs(content.guarantee)}{assumptions}</section>'
+    return (f'<section id="guarantee"><h2>The guarantee</h2>{verdict}{_paragraphs(content.guarantee)}'
+            f"{assumptions}</section>")
 
 
 def _plan(content: ReportContent) -> str:
@@ -77,8 +78,9 @@ def _generalized(content: ReportContent) -> str:
     suppressed = (f"Records whose generalized tuple would be shared by fewer than {k} records were suppressed: by "
                   "construction no such class appears in the release. How many records were sampled or suppressed "
                   "is a fact about the original data, not covered by the guarantee, so this report does not show it.")
+    header = ("attribute", "level", "level name", "distinct values", "shown as *", "examples")
     return ('<section id="generalized"><h2>What was generalized and suppressed</h2>'
-            f"{_table(('attribute', 'level', 'level name', 'distinct values', 'shown as *', 'examples'), rows, (1, 3, 4))}"
+            f"{_table(header, rows, (1, 3, 4))}"
             f"<p>{escape(suppressed)}</p></section>")
 
 

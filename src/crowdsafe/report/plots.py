@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 #: rcParams that make the SVG reproducible and small (text kept as text).
-SVG_SETTINGS = {"svg.hashsalt": "crowdsafe-report", "svg.fonttype": "none", "font.size": 9.0,
+SVG_SETTINGS: dict[str, Any] = {"svg.hashsalt": "crowdsafe-report", "svg.fonttype": "none", "font.size": 9.0,
                 "font.family": "sans-serif", "axes.spines.top": False, "axes.spines.right": False}
 AFTER_COLOUR = "#2b6cb0"
 BEFORE_COLOUR = "#c05621"
@@ -48,7 +48,7 @@ def _svg(figure: Any, label: str) -> str:
 def _drawn(draw: Any, width: float, height: float, label: str) -> str:
     import matplotlib
 
-    with matplotlib.rc_context(SVG_SETTINGS):
+    with matplotlib.rc_context(cast(Any, SVG_SETTINGS)):
         figure = _figure(width, height)
         draw(figure)
         return _svg(figure, label)
