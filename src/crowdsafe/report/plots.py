@@ -28,9 +28,15 @@ def _figure(width: float, height: float) -> Any:
     from matplotlib.backends.backend_svg import FigureCanvasSVG
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(width, height), layout="constrained")
+    figure = Figure(figsize=(width, height))
     FigureCanvasSVG(figure)
     return figure
+
+
+def _margins(figure: Any, width: float, height: float, left: float) -> None:
+    """Fixed margins, in inches (a layout engine would measure every label: slow on many plots)."""
+    figure.subplots_adjust(left=left / width, right=1 - 0.25 / width, bottom=0.5 / height, top=1 - 0.3 / height,
+                           wspace=0.9)
 
 
 def _svg(figure: Any, label: str) -> str:
@@ -58,6 +64,7 @@ def class_size_svg(sizes: np.ndarray, k: int | None) -> str:
     """Histogram of the release's class sizes (records per class), with k marked."""
 
     def draw(figure: Any) -> None:
+        _margins(figure, 7.0, 3.2, 0.6)
         axes = figure.add_subplot()
         if len(sizes) == 0:
             axes.text(0.5, 0.5, "no classes: the release is empty", ha="center", va="center",
@@ -66,10 +73,13 @@ def class_size_svg(sizes: np.ndarray, k: int | None) -> str:
             return
         low, high = int(sizes.min()), int(sizes.max())
         bins: Any = np.arange(low, high + 2) - 0.5 if high - low < 40 else 30
+        from matplotlib.ticker import MaxNLocator
+
         axes.hist(sizes, bins=bins, color=AFTER_COLOUR, edgecolor="white", linewidth=0.5)
+        axes.yaxis.set_major_locator(MaxNLocator(integer=True))
         if k:
             axes.axvline(k, color=LIMIT_COLOUR, linestyle="--", linewidth=1.2, label=f"k = {k}")
-            axes.legend(frameon=False)
+            axes.legend(frameon=False, loc="upper right", bbox_to_anchor=(1.0, 1.12))
         axes.set_xlabel("class size (records sharing one quasi-identifier tuple)")
         axes.set_ylabel("classes")
         axes.set_title("Class sizes in the release")
@@ -83,7 +93,7 @@ def distribution_svg(name: str, after: Sequence[tuple[str, int]],
     when given, the noisy "before" histogram of the original values with its ε."""
     panels = 2 if before is not None else 1
     rows = max(len(after), len(before or ()))
-    height = 0.9 + 0.22 * max(rows, 2)
+    height = 1.0 + 0.2 * max(rows, 2)
 
     def bars(axes: Any, values: Sequence[tuple[str, float]], colour: str, title: str) -> None:
         axes.set_title(title)
@@ -102,14 +112,22 @@ def distribution_svg(name: str, after: Sequence[tuple[str, int]],
         axes.invert_yaxis()
         axes.set_xlabel("share of records")
 
+    # room for the longest label (about 0.075 inch a character at 9 points), per panel
+    longest = max([len(_short(v)) for v, _ in after] + [len(_short(v)) for v, _ in before or ()] + [4])
+    left = 0.2 + 0.075 * longest
+    width = 7.0 if panels == 1 else 7.0 + left + 2.5
+
     def draw(figure: Any) -> None:
+        _margins(figure, width, height, left)
+        if panels == 2:
+            figure.subplots_adjust(wspace=(left + 0.3) / ((width - left - 0.25 - (left + 0.3)) / 2))
         first = figure.add_subplot(1, panels, panels)
         bars(first, after, AFTER_COLOUR, f"{name}: published (after)")
         if before is not None:
             second = figure.add_subplot(1, panels, 1)
             bars(second, before, BEFORE_COLOUR, f"{name}: original, noisy (ε = {before_epsilon:g})")
 
-    return _drawn(draw, 7.0 if panels == 1 else 9.0, height, f"Distribution of {name}")
+    return _drawn(draw, width, height, f"Distribution of {name}")
 
 
 def _short(label: str, width: int = 32) -> str:
