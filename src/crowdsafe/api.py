@@ -158,6 +158,7 @@ def anonymize(
     missing: MissingPolicy | str = DEFAULT_MISSING,
     out: str | os.PathLike[str] | None = None,
     escape_formulas: bool = True,
+    report: bool = True,
     **options: Any,
 ) -> Release:
     """k-anonymize ``data`` with a classic algorithm: ``"mondrian"``, ``"mdav"`` or ``"lattice"``.
@@ -168,7 +169,8 @@ def anonymize(
     :class:`crowdsafe.classic.AnonymizeRequest` (mode, categorical, aggregate, loss,
     suppression_limit, search, time_budget, distance), run by
     :func:`crowdsafe.classic.run_anonymization`. With ``out``, the table and its
-    certificate (``<name>.certificate.json``) are written atomically. The certificate and
+    certificate (``<name>.certificate.json``) are written atomically, with the HTML report
+    (``<name>.report.html``, saying: no formal guarantee) unless ``report`` is False. The certificate and
     ``release.summary()`` hold the parameters and what the release itself shows; exact facts
     about the input (rows read and suppressed, the search's diagnostics) are in
     ``release.custodian_report()``, for the custodian only. A CSV ``out`` is formula-safe unless
@@ -186,7 +188,7 @@ def anonymize(
     request = AnonymizeRequest(algorithm, k, sensitive=sensitive, l=l, t=t, **options)
     release = run_anonymization(dataset, request)
     if out is not None:
-        release.write(out, escape_formulas=escape_formulas)
+        release.write(out, escape_formulas=escape_formulas, report=report)
     return release
 def compare(
     original: Any,
@@ -483,6 +485,7 @@ def publish(
     objective: str | None = None,
     target: str | None = None,
     columns: Sequence[str] | None = None,
+    report: bool = True,
 ) -> Publication:
     """Publish ``data`` k-anonymized with a proven (ε, δ)-DP guarantee per release: Bernoulli(β)
     sampling, then a safe recoding (a fixed ``scheme``: strongly safe; else an ε1-DP choice over
@@ -490,7 +493,8 @@ def publish(
     Qardaji, Su 2012, Theorems 5 and 6). See :mod:`crowdsafe.anonymize.publish`.
 
     ``releases=N`` draws N fresh independent samples; their certificates compose into one.
-    With ``out``, each table and its certificate are written atomically. The ledger
+    With ``out``, each table and its certificate are written atomically, and its HTML report beside
+    it unless ``report`` is False (:mod:`crowdsafe.report`). The ledger
     (``"default"``, a path, a Ledger, or None) is charged before anything is computed from the
     data; a dataset with no budget gets ``budget`` or, without it, exactly this publication's
     cost. ``seed`` makes the run reproducible and NOT fit for release; so does ``ledger=None``
@@ -530,7 +534,7 @@ def publish(
     request = PlanRequest(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases,
                           objective=objective, target=target, columns=None if columns is None else tuple(columns))
     run = RunOptions(name=name, budget=budget, out=out, force=force, custodian_report=custodian_report,
-                     escape_formulas=escape_formulas)
+                     escape_formulas=escape_formulas, report=report)
     plan_publication(request)  # bad parameters are refused before anything else
     return publish_run(get_engine(engine, master=spark_master), data, request, run, schema=schema, qi=qi,
                        sensitive=sensitive, missing=missing, seed=seed, ledger=ledger)

@@ -69,7 +69,8 @@ class RunOptions:
       (after the charge; the message states only this public threshold);
     - ``custodian_report``: a .json file for the custodian-only facts, never in a release's folder;
     - ``escape_formulas``: CSV cells formula-safe (:mod:`crowdsafe.csv_safety`); each certificate
-      written says which.
+      written says which;
+    - ``report``: write ``<stem>.report.html`` beside each table written (:mod:`crowdsafe.report`).
     """
 
     name: str | None = None
@@ -79,6 +80,7 @@ class RunOptions:
     max_suppression: float = DEFAULT_MAX_SUPPRESSION
     custodian_report: str | os.PathLike[str] | None = None
     escape_formulas: bool = True
+    report: bool = True
 
 
 #: The options of a run given none: nothing written, the heavy-suppression stop at 90%.

@@ -33,6 +33,7 @@ _COMMAND_MODULES = [
     "crowdsafe.cli.publish",
     "crowdsafe.cli.attack",
     "crowdsafe.cli.schema",
+    "crowdsafe.cli.report",
 ]
 
 app = typer.Typer(

@@ -116,6 +116,7 @@ def register(app: typer.Typer) -> None:
         seed: SeedOpt = None,
         out: Annotated[str | None, typer.Option("--out", "-o", help="Where to write the release (.csv or .parquet; with --engine spark any path Spark writes, e.g. s3a://bucket/r.parquet).")] = None,
         escape_formulas: EscapeFormulasOpt = True,
+        no_report: Annotated[bool, typer.Option("--no-report", help="Do not write the HTML report (<name>.report.html) beside the release; `crowdsafe report` builds it later.")] = False,
         engine: Annotated[str, typer.Option("--engine", help="Where the per-row stages run: polars (in this process) or spark (Apache Spark; pip install 'crowdsafe[spark]'; the release is a directory of part files).")] = "polars",
         spark_master: Annotated[str | None, typer.Option("--spark-master", help="Spark master URL for --engine spark, e.g. local[4] or spark://host:7077 (default: $CROWDSAFE_SPARK_MASTER, else Spark's default).")] = None,
         as_json: JsonOpt = False,
@@ -156,7 +157,7 @@ def register(app: typer.Typer) -> None:
             ledger=None if no_ledger else (ledger if ledger is not None else "default"),
             name=name, budget=parse_budget(budget), engine=engine, spark_master=spark_master,
             custodian_report=custodian_report, escape_formulas=escape_formulas, objective=objective, target=target,
-            columns=column_sets[0],
+            columns=column_sets[0], report=not no_report,
         )
         payload = publication.summary()
         payload["custodian_only"] = publication.custodian_report()
@@ -231,6 +232,8 @@ def _render(payload: dict[str, Any], print_: Any) -> None:
     for table, certificate in zip(written.get("tables", []), written.get("certificates", [])):
         print_(f"  {table}")
         print_(f"  {certificate}")
+    for report in written.get("reports", []):
+        print_(f"  {report} (report: open it in a browser)")
     if written.get("combined_certificate"):
         print_(f"  {written['combined_certificate']} (all releases together)")
     for note in payload["notes"]:
