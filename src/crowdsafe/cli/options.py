@@ -11,7 +11,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -115,3 +115,21 @@ def naming_options(**flags: str) -> Iterator[None]:
             if re.match(rf"{re.escape(parameter)}\b", text) and not text.startswith(flag):
                 raise ParameterError(f"{flag}: {text}", parameter=exc.parameters) from None
         raise
+
+
+def print_warnings(notes: Iterable[str]) -> None:
+    """Print on stderr, one ``warning: ...`` line per column, the notes that say a column's name
+    looks like a direct identifier (:func:`crowdsafe.data.identifiers.name_warnings`: from the
+    names alone, so the lines are the same on any rows)."""
+    from crowdsafe.data.identifiers import is_name_warning
+
+    for note in notes:
+        if is_name_warning(note):
+            typer.echo(f"warning: {note}", err=True)
+
+
+def plain_notes(notes: Iterable[str]) -> list[str]:
+    """``notes`` without the identifier warnings (printed on stderr by :func:`print_warnings`)."""
+    from crowdsafe.data.identifiers import is_name_warning
+
+    return [note for note in notes if not is_name_warning(note)]

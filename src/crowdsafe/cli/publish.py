@@ -27,6 +27,8 @@ from crowdsafe.cli.options import (
     SensitiveOpt,
     emit,
     naming_options,
+    plain_notes,
+    print_warnings,
     split_list,
 )
 from crowdsafe.errors import ParameterError
@@ -158,6 +160,7 @@ def register(app: typer.Typer) -> None:
             custodian_report=custodian_report, escape_formulas=escape_formulas, objective=objective, target=target,
             columns=column_sets[0],
         )
+        print_warnings(publication.notes)
         payload = publication.summary()
         payload["custodian_only"] = publication.custodian_report()
         if custodian_report is not None:
@@ -189,7 +192,8 @@ def _plan_only(data: str, request: PlanRequest, column_sets: list[Any], qi: str 
         for chosen in column_sets:
             with naming_options(**PLAN_OPTIONS):
                 plan = plan_for_dataset(dataset, replace(request, columns=chosen))
-            prepared, published, _ = prepare_dataset(dataset, chosen)
+            prepared, published, notes = prepare_dataset(dataset, chosen)
+            print_warnings(notes)
             plans.append((plan, published, {
                 "input_rows": dataset.n_rows,
                 "expected_sample_rows": plan.expected_sample_rows(dataset.n_rows),
@@ -233,7 +237,7 @@ def _render(payload: dict[str, Any], print_: Any) -> None:
         print_(f"  {certificate}")
     if written.get("combined_certificate"):
         print_(f"  {written['combined_certificate']} (all releases together)")
-    for note in payload["notes"]:
+    for note in plain_notes(payload["notes"]):
         print_(f"note: {note}")
     _render_custodian(payload["custodian_only"], print_)
 

@@ -17,7 +17,9 @@ custodian who reviews the draft.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
@@ -157,3 +159,57 @@ def identifier_by_values(column: pl.Series) -> ValueEvidence | None:
 def _share(mask: pl.Series) -> float:
     """The share of true values in a boolean series."""
     return float(mask.to_numpy().mean()) if len(mask) else 0.0
+
+
+# -- the warning for a schema inferred from the data ---------------------------------------------
+
+#: Words every name warning contains (how the command line tells it from other notes).
+NAME_WARNING_MARK = "(a direct identifier)"
+
+
+class IdentifierWarning(UserWarning):
+    """A column that will be published or used looks, by its name alone, like a direct identifier
+    and the schema was inferred (nobody declared its role)."""
+
+
+def name_warning(column: str, reason: str) -> str:
+    """The one-line warning for ``column``, whose name looks like ``reason``. From the name alone:
+    the same on every table with that column, whatever its rows."""
+    return (f"column '{column}' looks like {reason} {NAME_WARNING_MARK}; declare it role = \"identifier\" in a "
+            f"schema (crowdsafe schema draft DATA --out schema.toml writes one) or drop it")
+
+
+def name_warnings(schema: Any, columns: Sequence[str]) -> list[str]:
+    """One warning per column of ``columns`` (those a command publishes or reads) whose name looks
+    like a direct identifier, when ``schema`` was inferred from the data (``schema.source ==
+    "inferred"``): nobody declared what the column is. A declared schema is the custodian's
+    decision and gets none. Depends on the schema's names and source only, never on a row, so it
+    is public and identical on neighbouring tables. Such a column is still used as the roles say
+    (an inferred schema makes it a quasi-identifier): the warning asks the custodian to decide."""
+    if getattr(schema, "source", None) != "inferred":
+        return []
+    found = []
+    for column in dict.fromkeys(columns):
+        reason = identifier_by_name(column)
+        if reason is not None and column not in schema.identifiers:
+            found.append(name_warning(column, reason))
+    return found
+
+
+def is_name_warning(note: str) -> bool:
+    """Whether ``note`` is one of :func:`name_warnings`' lines."""
+    return note.startswith("column '") and NAME_WARNING_MARK in note
+
+
+def refuse_identifier_columns(schema: Any, columns: Sequence[str], what: str) -> None:
+    """Raise a :class:`~crowdsafe.errors.ParameterError` when ``what`` (e.g. "the query") reads a
+    column the schema declares a direct identifier: nothing about it is ever published, not even a
+    DP answer (from the schema alone, before any row is read)."""
+    from crowdsafe.errors import ParameterError
+
+    declared = [c for c in columns if c in set(schema.identifiers)]
+    if declared:
+        raise ParameterError(
+            f"{what} reads '{declared[0]}', which the schema declares a direct identifier (role = \"identifier\"): "
+            "nothing about an identifier is published; remove it, or change its role in the schema"
+        )
