@@ -153,3 +153,20 @@ def test_the_warning_lines_are_the_same_on_the_table_minus_one_row(command, tmp_
         assert code == 0, err
         lines.append([line for line in err.splitlines() if line.startswith("warning:")])
     assert lines[0] == lines[1]
+
+
+def test_perturb_warns_with_an_identifier_warning(table, capsys, monkeypatch):
+    """perturb's result has no notes list: a crowdsafe warning class, printed by the CLI as a line."""
+    from crowdsafe.data.identifiers import IdentifierWarning
+
+    with pytest.warns(IdentifierWarning) as caught:
+        api.perturb(str(table), attributes=["sex", "email"], d=0.1, gamma=0.2, seed=1, exploratory=True)
+    assert [f"warning: {w.message}" for w in caught if w.category is IdentifierWarning] == [EMAIL]
+    with pytest.warns(IdentifierWarning) as caught:
+        api.plan_perturbation(str(table), d=0.1, gamma=0.2, exploratory=True)  # every column by default
+    assert [f"warning: {w.message}" for w in caught if w.category is IdentifierWarning] == [PATIENT, NAME, EMAIL]
+    monkeypatch.chdir(table.parent)
+    code, _, err = run_command(capsys, "perturb", "people.csv", "--attributes", "sex,name", "--d", "0.1",
+                               "--gamma", "0.2", "--exploratory", "--seed", "1", "--out", "v.csv")
+    assert code == 0, err
+    assert [line for line in err.splitlines() if line.startswith("warning:")] == [NAME]

@@ -128,6 +128,27 @@ def print_warnings(notes: Iterable[str]) -> None:
             typer.echo(f"warning: {note}", err=True)
 
 
+@contextlib.contextmanager
+def identifier_warnings() -> Iterator[None]:
+    """Print the :class:`~crowdsafe.data.identifiers.IdentifierWarning` s raised inside on stderr,
+    one ``warning: ...`` line each, as :func:`print_warnings` does for notes (for the commands
+    whose result has no notes list, e.g. perturb)."""
+    import warnings
+
+    from crowdsafe.data.identifiers import IdentifierWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", IdentifierWarning)
+        try:
+            yield
+        finally:
+            seen = [str(w.message) for w in caught if issubclass(w.category, IdentifierWarning)]
+            print_warnings(dict.fromkeys(seen))
+            for w in caught:
+                if not issubclass(w.category, IdentifierWarning):
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
 def plain_notes(notes: Iterable[str]) -> list[str]:
     """``notes`` without the identifier warnings (printed on stderr by :func:`print_warnings`)."""
     from crowdsafe.data.identifiers import is_name_warning
