@@ -175,7 +175,9 @@ def anonymize(
     about the input (rows read and suppressed, the search's diagnostics) are in
     ``release.custodian_report()``, for the custodian only. A CSV ``out`` is formula-safe unless
     ``escape_formulas`` is False (:mod:`crowdsafe.csv_safety`); an ``out`` that cannot be written
-    (a folder, an unwritable folder) is refused before the data is read.
+    (a folder, an unwritable folder) is refused before the data is read. Every column but the
+    identifiers is published; with an inferred schema, ``release.notes`` warns about each whose
+    name looks like a direct identifier (:func:`crowdsafe.data.identifiers.name_warnings`).
     """
     from crowdsafe.anonymize.release import TABLE_SUFFIXES
     from crowdsafe.classic import AnonymizeRequest, run_anonymization

@@ -189,16 +189,18 @@ def _plan_only(data: str, request: PlanRequest, column_sets: list[Any], qi: str 
     else:
         dataset = api.load(data, schema=schema, qi=split_list(qi), sensitive=split_list(sensitive))
         plans = []
+        warned: list[str] = []
         for chosen in column_sets:
             with naming_options(**PLAN_OPTIONS):
                 plan = plan_for_dataset(dataset, replace(request, columns=chosen))
             prepared, published, notes = prepare_dataset(dataset, chosen)
-            print_warnings(notes)
+            warned.extend(notes)
             plans.append((plan, published, {
                 "input_rows": dataset.n_rows,
                 "expected_sample_rows": plan.expected_sample_rows(dataset.n_rows),
                 "resolution": resolution_outlook(prepared, published, plan, dataset.n_rows),
             }))
+        print_warnings(dict.fromkeys(warned))  # once per column, whatever the column sets
     notice = "CUSTODIAN ONLY: computed from the table's exact size, NOT covered by the privacy guarantee"
     payload: dict[str, Any] = {"plans": [{"columns": published, "plan": plan.as_dict(),
                           "custodian_only": {"notice": notice, **facts}} for plan, published, facts in plans]}
