@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
@@ -18,6 +19,7 @@ from crowdsafe.data import (
     load,
 )
 from crowdsafe.data.generalized import release_dataset
+from crowdsafe.data.identifiers import name_warnings
 from crowdsafe.errors import ParameterError
 from crowdsafe.metrics import UtilityReport, UtilityRequest, measure_utility
 from crowdsafe.models import DEFAULT_THRESHOLD, AssessRequest, run_assessment
@@ -122,7 +124,7 @@ def check_report(
         for a, d, m in zip(dataset.schema, distinct, nulls)
     ]
     classes = privacy.classes
-    notes = []
+    notes = name_warnings(dataset.schema, [*qis, *dataset.sensitive])  # names only: the same on any rows
     if dataset.schema.source == "inferred":
         notes.append(
             "schema inferred from the data: every attribute is a quasi-identifier; "
@@ -175,7 +177,9 @@ def anonymize(
     about the input (rows read and suppressed, the search's diagnostics) are in
     ``release.custodian_report()``, for the custodian only. A CSV ``out`` is formula-safe unless
     ``escape_formulas`` is False (:mod:`crowdsafe.csv_safety`); an ``out`` that cannot be written
-    (a folder, an unwritable folder) is refused before the data is read.
+    (a folder, an unwritable folder) is refused before the data is read. Every column but the
+    identifiers is published; with an inferred schema, ``release.notes`` warns about each whose
+    name looks like a direct identifier (:func:`crowdsafe.data.identifiers.name_warnings`).
     """
     from crowdsafe.anonymize.release import TABLE_SUFFIXES
     from crowdsafe.classic import AnonymizeRequest, run_anonymization
@@ -186,7 +190,8 @@ def anonymize(
     protected = [sensitive] if sensitive is not None else None
     dataset = load(data, schema=schema, qi=qi, sensitive=protected, missing=missing)
     request = AnonymizeRequest(algorithm, k, sensitive=sensitive, l=l, t=t, **options)
-    release = run_anonymization(dataset, request)
+    release = run_anonymization(dataset, request)  # every non-identifier column is published (QIs recoded)
+    release = replace(release, notes=(*name_warnings(dataset.schema, dataset.columns), *release.notes))
     if out is not None:
         release.write(out, escape_formulas=escape_formulas, report=report)
     return release

@@ -24,6 +24,8 @@ from crowdsafe.cli.options import (
     SchemaOpt,
     SensitiveOpt,
     emit,
+    plain_notes,
+    print_warnings,
     split_list,
 )
 from crowdsafe.csv_safety import format_note
@@ -91,7 +93,7 @@ def render(payload: dict[str, Any], console: Console) -> None:
         f"published in {payload['classes']:,} classes (smallest {payload['smallest_class']})"
     )
     console.print(f"quasi-identifiers: {', '.join(payload['quasi_identifiers'])}")
-    for note in payload["notes"]:
+    for note in plain_notes(payload["notes"]):
         console.print(f"note: {note}")
     console.print(f"[bold]guarantee:[/bold] {payload['guarantee']}")
     if payload.get("written"):
@@ -160,6 +162,7 @@ def register(app: typer.Typer) -> None:
             aggregate=aggregate, loss=loss, suppression_limit=suppression_limit, search=search,
             time_budget=time_budget,
         )
+        print_warnings(release.notes)
         payload = release.summary()
         payload["custodian_only"] = {**release.custodian_report(), "utility": _utility(release)}
         certificate_of_file = release.certificate

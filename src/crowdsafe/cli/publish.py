@@ -27,6 +27,8 @@ from crowdsafe.cli.options import (
     SensitiveOpt,
     emit,
     naming_options,
+    plain_notes,
+    print_warnings,
     split_list,
 )
 from crowdsafe.errors import ParameterError
@@ -159,6 +161,7 @@ def register(app: typer.Typer) -> None:
             custodian_report=custodian_report, escape_formulas=escape_formulas, objective=objective, target=target,
             columns=column_sets[0], report=not no_report,
         )
+        print_warnings(publication.notes)
         payload = publication.summary()
         payload["custodian_only"] = publication.custodian_report()
         if custodian_report is not None:
@@ -187,15 +190,18 @@ def _plan_only(data: str, request: PlanRequest, column_sets: list[Any], qi: str 
     else:
         dataset = api.load(data, schema=schema, qi=split_list(qi), sensitive=split_list(sensitive))
         plans = []
+        warned: list[str] = []
         for chosen in column_sets:
             with naming_options(**PLAN_OPTIONS):
                 plan = plan_for_dataset(dataset, replace(request, columns=chosen))
-            prepared, published, _ = prepare_dataset(dataset, chosen)
+            prepared, published, notes = prepare_dataset(dataset, chosen)
+            warned.extend(notes)
             plans.append((plan, published, {
                 "input_rows": dataset.n_rows,
                 "expected_sample_rows": plan.expected_sample_rows(dataset.n_rows),
                 "resolution": resolution_outlook(prepared, published, plan, dataset.n_rows),
             }))
+        print_warnings(dict.fromkeys(warned))  # once per column, whatever the column sets
     notice = "CUSTODIAN ONLY: computed from the table's exact size, NOT covered by the privacy guarantee"
     payload: dict[str, Any] = {"plans": [{"columns": published, "plan": plan.as_dict(),
                           "custodian_only": {"notice": notice, **facts}} for plan, published, facts in plans]}
@@ -236,7 +242,7 @@ def _render(payload: dict[str, Any], print_: Any) -> None:
         print_(f"  {report} (report: open it in a browser)")
     if written.get("combined_certificate"):
         print_(f"  {written['combined_certificate']} (all releases together)")
-    for note in payload["notes"]:
+    for note in plain_notes(payload["notes"]):
         print_(f"note: {note}")
     _render_custodian(payload["custodian_only"], print_)
 
