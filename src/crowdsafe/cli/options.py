@@ -137,16 +137,25 @@ def identifier_warnings() -> Iterator[None]:
 
     from crowdsafe.data.identifiers import IdentifierWarning
 
-    with warnings.catch_warnings(record=True) as caught:
+    seen: dict[str, None] = {}
+    with warnings.catch_warnings():
+        passing_on = warnings.showwarning
+
+        def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                 file: Any = None, line: str | None = None) -> None:
+            # only identifier warnings are kept; every other warning goes on at once (recording
+            # them all held millions of Spark warnings in memory)
+            if issubclass(category, IdentifierWarning):
+                seen[str(message)] = None
+            else:
+                passing_on(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
         warnings.simplefilter("always", IdentifierWarning)
         try:
             yield
         finally:
-            seen = [str(w.message) for w in caught if issubclass(w.category, IdentifierWarning)]
-            print_warnings(dict.fromkeys(seen))
-            for w in caught:
-                if not issubclass(w.category, IdentifierWarning):
-                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            print_warnings(seen)
 
 
 def plain_notes(notes: Iterable[str]) -> list[str]:
