@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
@@ -18,6 +19,7 @@ from crowdsafe.data import (
     load,
 )
 from crowdsafe.data.generalized import release_dataset
+from crowdsafe.data.identifiers import name_warnings
 from crowdsafe.errors import ParameterError
 from crowdsafe.metrics import UtilityReport, UtilityRequest, measure_utility
 from crowdsafe.models import DEFAULT_THRESHOLD, AssessRequest, run_assessment
@@ -122,7 +124,7 @@ def check_report(
         for a, d, m in zip(dataset.schema, distinct, nulls)
     ]
     classes = privacy.classes
-    notes = []
+    notes = name_warnings(dataset.schema, [*qis, *dataset.sensitive])  # names only: the same on any rows
     if dataset.schema.source == "inferred":
         notes.append(
             "schema inferred from the data: every attribute is a quasi-identifier; "
@@ -158,6 +160,7 @@ def anonymize(
     missing: MissingPolicy | str = DEFAULT_MISSING,
     out: str | os.PathLike[str] | None = None,
     escape_formulas: bool = True,
+    report: bool = True,
     **options: Any,
 ) -> Release:
     """k-anonymize ``data`` with a classic algorithm: ``"mondrian"``, ``"mdav"`` or ``"lattice"``.
@@ -168,12 +171,15 @@ def anonymize(
     :class:`crowdsafe.classic.AnonymizeRequest` (mode, categorical, aggregate, loss,
     suppression_limit, search, time_budget, distance), run by
     :func:`crowdsafe.classic.run_anonymization`. With ``out``, the table and its
-    certificate (``<name>.certificate.json``) are written atomically. The certificate and
+    certificate (``<name>.certificate.json``) are written atomically, with the HTML report
+    (``<name>.report.html``, saying: no formal guarantee) unless ``report`` is False. The certificate and
     ``release.summary()`` hold the parameters and what the release itself shows; exact facts
     about the input (rows read and suppressed, the search's diagnostics) are in
     ``release.custodian_report()``, for the custodian only. A CSV ``out`` is formula-safe unless
     ``escape_formulas`` is False (:mod:`crowdsafe.csv_safety`); an ``out`` that cannot be written
-    (a folder, an unwritable folder) is refused before the data is read.
+    (a folder, an unwritable folder) is refused before the data is read. Every column but the
+    identifiers is published; with an inferred schema, ``release.notes`` warns about each whose
+    name looks like a direct identifier (:func:`crowdsafe.data.identifiers.name_warnings`).
     """
     from crowdsafe.anonymize.release import TABLE_SUFFIXES
     from crowdsafe.classic import AnonymizeRequest, run_anonymization
@@ -184,9 +190,10 @@ def anonymize(
     protected = [sensitive] if sensitive is not None else None
     dataset = load(data, schema=schema, qi=qi, sensitive=protected, missing=missing)
     request = AnonymizeRequest(algorithm, k, sensitive=sensitive, l=l, t=t, **options)
-    release = run_anonymization(dataset, request)
+    release = run_anonymization(dataset, request)  # every non-identifier column is published (QIs recoded)
+    release = replace(release, notes=(*name_warnings(dataset.schema, dataset.columns), *release.notes))
     if out is not None:
-        release.write(out, escape_formulas=escape_formulas)
+        release.write(out, escape_formulas=escape_formulas, report=report)
     return release
 def compare(
     original: Any,
@@ -483,6 +490,7 @@ def publish(
     objective: str | None = None,
     target: str | None = None,
     columns: Sequence[str] | None = None,
+    report: bool = True,
 ) -> Publication:
     """Publish ``data`` k-anonymized with a proven (ε, δ)-DP guarantee per release: Bernoulli(β)
     sampling, then a safe recoding (a fixed ``scheme``: strongly safe; else an ε1-DP choice over
@@ -490,7 +498,8 @@ def publish(
     Qardaji, Su 2012, Theorems 5 and 6). See :mod:`crowdsafe.anonymize.publish`.
 
     ``releases=N`` draws N fresh independent samples; their certificates compose into one.
-    With ``out``, each table and its certificate are written atomically. The ledger
+    With ``out``, each table and its certificate are written atomically, and its HTML report beside
+    it unless ``report`` is False (:mod:`crowdsafe.report`). The ledger
     (``"default"``, a path, a Ledger, or None) is charged before anything is computed from the
     data; a dataset with no budget gets ``budget`` or, without it, exactly this publication's
     cost. ``seed`` makes the run reproducible and NOT fit for release; so does ``ledger=None``
@@ -530,7 +539,7 @@ def publish(
     request = PlanRequest(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases,
                           objective=objective, target=target, columns=None if columns is None else tuple(columns))
     run = RunOptions(name=name, budget=budget, out=out, force=force, custodian_report=custodian_report,
-                     escape_formulas=escape_formulas)
+                     escape_formulas=escape_formulas, report=report)
     plan_publication(request)  # bad parameters are refused before anything else
     return publish_run(get_engine(engine, master=spark_master), data, request, run, schema=schema, qi=qi,
                        sensitive=sensitive, missing=missing, seed=seed, ledger=ledger)

@@ -445,7 +445,7 @@ def test_the_custodian_report_is_apart_and_never_beside_the_release(adult_data, 
     written = json.loads(report.read_text())
     assert written == json.loads(json.dumps(pub.custodian_report(), default=str))
     assert written["notice"].startswith("CUSTODIAN ONLY") and written["input_rows"] == adult_data.n_rows
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["r.certificate.json", "r.csv"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["r.certificate.json", "r.csv", "r.report.html"]
     entry = ledger.entries()[-1]
     assert entry.outcome["custodian_report"]["releases"] == written["releases"]
     sample_rows = written["releases"][0]["sample_rows"]

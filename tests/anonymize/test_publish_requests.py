@@ -17,7 +17,7 @@ from crowdsafe.anonymize.publish import DEFAULT_MAX_SUPPRESSION, DEFAULT_RUN_OPT
 PLAN_FIELDS = dict(epsilon=2.0, delta=1e-5, k=7, beta=0.4, epsilon1=0.2, scheme="coarse", releases=3,
                    objective="loss", target="age", columns=("age", "sex"), candidates=99)
 RUN_FIELDS = dict(name="people", budget=(5.0, 1e-4), out="release/r.csv", force=True,
-                  custodian_report="facts/r.json", escape_formulas=False)
+                  custodian_report="facts/r.json", escape_formulas=False, report=False)
 
 
 @pytest.mark.parametrize("request_", [PlanRequest(1.0, 1e-6), RunOptions()])

@@ -29,7 +29,8 @@ def test_main_command_prints_plan_utility_and_where_it_wrote(capsys, tmp_path):
     public, _, custodian = out.partition("custodian only (exact facts about the data: NOT covered by the guarantee")
     assert custodian and "NCP" not in public and "suppressed" not in public and "spent epsilon" not in public
     assert "32,561 rows" in custodian and "NCP" in custodian
-    assert sorted(p.name for p in (tmp_path / "release").iterdir()) == ["adult.certificate.json", "adult.csv"]
+    assert sorted(p.name for p in (tmp_path / "release").iterdir()) == ["adult.certificate.json", "adult.csv",
+                                                                     "adult.report.html"]
 
 
 def test_custodian_report_goes_only_where_named_and_never_beside_the_release(capsys, tmp_path):

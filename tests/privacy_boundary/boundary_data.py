@@ -51,3 +51,22 @@ def write_inputs(directory: Path, frame: pl.DataFrame) -> None:
             lines.append(f'hierarchy = "{file}"')
         lines.append("")
     (directory / "schema.toml").write_text("\n".join(lines), encoding="utf-8")
+
+
+# -- a table with direct identifiers and no schema (the name warnings of issue 18) ----------------
+
+PEOPLE = "people.parquet"
+IDENTIFIER_NAMES = ("name", "email", "case_number")
+
+
+def write_people(directory: Path) -> None:
+    """``people.parquet``: data.parquet plus a name, an email address and a case number per row,
+    each made from the row's own values (never its position, so D minus one row gives exactly
+    the people table minus that row). Read without a schema: every column is inferred."""
+    frame = pl.read_parquet(directory / "data.parquet")
+    key = pl.concat_str([pl.col(c).cast(pl.String) for c in frame.columns], separator="|").hash(seed=18)
+    frame.with_columns(
+        pl.format("Person {}", key).alias("name"),
+        pl.format("p{}@example.org", key).alias("email"),
+        pl.format("CASE-{}", key).alias("case_number"),
+    ).select([*IDENTIFIER_NAMES, *frame.columns]).write_parquet(directory / PEOPLE)

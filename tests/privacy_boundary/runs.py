@@ -31,12 +31,16 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+from boundary_data import write_people
 from boundary_helpers import Classification
 
 SEED = "7"
 LEDGER = "ledger.sqlite3"
-RELEASE_TABLES = {"out/r.csv", "out/r-1.csv", "out/r-2.csv", "out/r-3.csv", "out/view.csv", "out/a.csv"}
-INPUTS = {"data.parquet", "schema.toml", LEDGER, "domains.json", "r1.csv", "r2.csv"}
+RELEASE_TABLES = {"out/r.csv", "out/r-1.csv", "out/r-2.csv", "out/r-3.csv", "out/view.csv", "out/a.csv",
+                  # the HTML reports: DP outputs like the tables (their non-DP parts: tests/report/)
+                  "out/r.report.html", "out/r-1.report.html", "out/r-2.report.html", "out/r-3.report.html",
+                  "out/a.report.html"}
+INPUTS = {"data.parquet", "people.parquet", "schema.toml", LEDGER, "domains.json", "r1.csv", "r2.csv"}
 
 
 def run_cli(argv: list[str]) -> dict[str, Any]:
@@ -168,8 +172,13 @@ class Case:
     exit: int | None = 0
 
 
-def cli_case(argv: list[str]) -> Callable[[Path], dict[str, Any]]:
+def cli_case(argv: list[str], *, people: bool = False) -> Callable[[Path], dict[str, Any]]:
+    """``crowdsafe ARGV`` in the case's directory; with ``people``, ``people.parquet`` (the table
+    with identifier columns, :func:`boundary_data.write_people`) is made first."""
+
     def run(directory: Path) -> dict[str, Any]:
+        if people:
+            write_people(directory)
         result = run_cli(argv)
         result["files"] = written_files(directory)
         return result

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from boundary_data import QI, removals, write_inputs
+from boundary_data import PEOPLE, QI, removals, write_inputs, write_people
 from boundary_helpers import Classification, digests_of, judge, matches, normalized
 from runs import (
     LEDGER,
@@ -122,6 +122,11 @@ PERTURB_ARGS = ["perturb", "data.parquet", "--schema", "schema.toml", "--gamma",
 PERTURB_PUBLIC = PERTURB_ARGS + ["--d", "0.1", "--domains", "domains.json"]
 
 
+# publish a table with identifier columns and no schema: the published email is warned about
+PEOPLE_PUBLISH = ["publish", PEOPLE, "--qi", "age,education,sex,email", "--epsilon", "1", "--delta", "1e-3",
+                  "--budget", "20,1e-2", "--ledger", LEDGER, "--seed", SEED, "--force", "--out", "out/r.csv"]
+
+
 def anonymize_cli(algorithm: str, *extra: str) -> list[str]:
     return ["anonymize", "data.parquet", "--algorithm", algorithm, "--k", "5", "--out", "out/a.csv", "--json", *extra]
 
@@ -219,6 +224,16 @@ CASES = [
                                           "--sensitive", "income", "--json"]), ATTACK),
     Case("attack-linkage", cli_case(["attack", "linkage", "r1.csv", "--external", "data.parquet", "--schema",
                                      "schema.toml", "--qi", "age,education,sex", "--json"]), LINKAGE),
+    # no schema, columns named like direct identifiers (issue 18): each command warns on stderr (and
+    # in its notes) from the names alone, so the warning lines must be identical on D and D-1
+    Case("publish-inferred-identifiers", cli_case(PEOPLE_PUBLISH + ["--scheme", "coarse", "--json"], people=True),
+         FIXED),
+    Case("publish-inferred-identifiers-text", cli_case(PEOPLE_PUBLISH, people=True), CHOSEN),
+    Case("query-inferred-identifier", cli_case(["query", PEOPLE, "count where email is not null and age >= 30",
+                                                "--epsilon", "1", "--budget", "10,1e-5", "--ledger", LEDGER,
+                                                "--seed", SEED, "--json"], people=True), QUERY),
+    Case("anonymize-inferred-identifiers", cli_case(["anonymize", PEOPLE, "--qi", "age,sex", "--k", "5", "--out",
+                                                     "out/a.csv", "--json"], people=True), CLASSIC),
     # check on a release: the original is read only to interpret generalized cells
     Case("check-release", cli_case(["check", "r1.csv", "--original", "data.parquet", "--schema", "schema.toml",
                                     "--json"]), CHECK_RELEASE),
@@ -292,7 +307,7 @@ REMOVALS = ("first", "unique-qi", "large-class")
 # every removal for one form of each command; the other forms (text output, variants) with the
 # first row only, to keep the module fast
 EVERY_REMOVAL = {"publish-fixed", "publish-exponential", "query-sum", "query-mean", "perturb", "anonymize-lattice",
-                 "attack-intersection"}
+                 "attack-intersection", "publish-inferred-identifiers"}
 PAIRS = [pytest.param(c, r, id=f"{c.name}-{r}") for c in CASES
          for r in (REMOVALS if c.name in EVERY_REMOVAL else REMOVALS[:1])]
 
@@ -362,3 +377,26 @@ def test_reports_on_raw_data_are_labelled_custodian_only_and_hold_no_digest(comm
     verdict = judge(payload, payload, Classification(), digests)
     problems += [str(d) for d in verdict.leaks]
     assert not problems, "\n  ".join([f"{command} on the raw data:"] + problems)
+
+
+# -- the warning about identifier-like column names is public ------------------------------------
+
+
+@pytest.mark.parametrize("removal", REMOVALS)
+def test_check_warns_about_identifier_names_identically_on_neighbours(removal, base_frame, prepared, tmp_path):
+    """`crowdsafe check` on a table with no schema is custodian-only as a whole, but its warnings
+    about columns named like direct identifiers come from the names alone: on D and D minus one
+    row they are the same lines, one per column."""
+    row = removals(base_frame)[removal]
+    neighbour = base_frame.filter(base_frame.with_row_index("_r")["_r"] != row)
+    lines = []
+    for side, frame in (("D", base_frame), ("D-1", neighbour)):
+        write_inputs(tmp_path / side, frame)
+        write_people(tmp_path / side)
+        os.chdir(tmp_path / side)
+        result = run_cli(["check", PEOPLE])
+        assert result["exit"] == 0, result["stderr"]
+        lines.append(result["stderr"])
+    assert lines[0] == lines[1]
+    assert [line.split("'")[1] for line in lines[0] if line.startswith("warning: column ")] == \
+        ["name", "email", "case_number"]

@@ -44,6 +44,7 @@ from crowdsafe.anonymize.recoding import GeneralizationScheme, with_flat_hierarc
 from crowdsafe.anonymize.release import TABLE_SUFFIXES, Release
 from crowdsafe.anonymize.selection import SchemeChoice, choose_scheme
 from crowdsafe.data import Dataset
+from crowdsafe.data.identifiers import name_warnings
 from crowdsafe.errors import ParameterError
 from crowdsafe.privacy import Certificate, RecodingProfile, SamplingProfile, certify_k_anonymization
 from crowdsafe.privacy.ledger import Ledger
@@ -69,7 +70,8 @@ class RunOptions:
       (after the charge; the message states only this public threshold);
     - ``custodian_report``: a .json file for the custodian-only facts, never in a release's folder;
     - ``escape_formulas``: CSV cells formula-safe (:mod:`crowdsafe.csv_safety`); each certificate
-      written says which.
+      written says which;
+    - ``report``: write ``<stem>.report.html`` beside each table written (:mod:`crowdsafe.report`).
     """
 
     name: str | None = None
@@ -79,6 +81,7 @@ class RunOptions:
     max_suppression: float = DEFAULT_MAX_SUPPRESSION
     custodian_report: str | os.PathLike[str] | None = None
     escape_formulas: bool = True
+    report: bool = True
 
 
 #: The options of a run given none: nothing written, the heavy-suppression stop at 90%.
@@ -243,7 +246,10 @@ def prepare_dataset(dataset: Dataset, columns: Sequence[str] | None = None) -> t
     sensitive attributes (or exactly ``columns`` when given: ``--columns``), all made
     quasi-identifiers of the recoding (those without a hierarchy get the flat one: kept or
     ``*``); other columns are not published (publishing one as it is would void the guarantee:
-    a unique value reveals its row). Identifiers are never published.
+    a unique value reveals its row). Identifiers are never published. With a schema inferred from
+    the data, a published column whose name looks like a direct identifier gets a warning in the
+    notes (:func:`crowdsafe.data.identifiers.name_warnings`: names only, so public) and is still
+    published as the roles say.
     """
     if dataset.n_rows == 0:
         raise ParameterError("the data has no rows (nothing was charged)")
@@ -253,7 +259,7 @@ def prepare_dataset(dataset: Dataset, columns: Sequence[str] | None = None) -> t
         published = [c for c in dataset.columns if c in set(dataset.quasi_identifiers) | set(dataset.sensitive)]
     if not published:
         raise ParameterError("the data has no quasi-identifiers; name them with qi=[...]", parameter="qi")
-    notes = []
+    notes = name_warnings(dataset.schema, published)  # inferred schema: names that look like identifiers
     dropped = [c for c in dataset.columns if c not in published and c not in dataset.schema.identifiers]
     if dropped:
         notes.append(

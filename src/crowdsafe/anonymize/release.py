@@ -173,12 +173,18 @@ class Release:
         return information_loss(self.source, frame, qi=list(self.quasi_identifiers), k=self.k,
                                 input_rows=self.rows_in)
 
-    def write(self, path: str | os.PathLike[str], *,
-              escape_formulas: bool = True) -> tuple[Path | str, Path | str]:
-        """Write the table to ``path`` and the certificate beside it; return both paths (strings for
-        a Spark release). CSV cells
+    def write(self, path: str | os.PathLike[str], *, escape_formulas: bool = True,
+              report: bool = True) -> tuple[Path | str, Path | str]:
+        """Write the table to ``path`` and the certificate beside it, then (unless ``report`` is
+        False) the HTML report built from those two files (:mod:`crowdsafe.report`); return the
+        table's and the certificate's paths (strings for a Spark release). CSV cells
         are formula-safe unless ``escape_formulas`` is False (:func:`write_table_and_certificate`)."""
-        return write_table_and_certificate(self.frame, self.certificate, path, escape_formulas=escape_formulas)
+        written = write_table_and_certificate(self.frame, self.certificate, path, escape_formulas=escape_formulas)
+        if report:
+            from crowdsafe.report import write_report
+
+            write_report(written[0])
+        return written
 
     def summary(self) -> dict[str, Any]:
         """A JSON-ready public account of the release: its parameters and what is computed from

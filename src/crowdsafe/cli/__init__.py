@@ -32,6 +32,8 @@ _COMMAND_MODULES = [
     "crowdsafe.cli.anonymize",
     "crowdsafe.cli.publish",
     "crowdsafe.cli.attack",
+    "crowdsafe.cli.schema",
+    "crowdsafe.cli.report",
 ]
 
 app = typer.Typer(

@@ -24,6 +24,8 @@ from crowdsafe.cli.options import (
     SchemaOpt,
     SensitiveOpt,
     emit,
+    plain_notes,
+    print_warnings,
     split_list,
 )
 from crowdsafe.csv_safety import format_note
@@ -91,11 +93,13 @@ def render(payload: dict[str, Any], console: Console) -> None:
         f"published in {payload['classes']:,} classes (smallest {payload['smallest_class']})"
     )
     console.print(f"quasi-identifiers: {', '.join(payload['quasi_identifiers'])}")
-    for note in payload["notes"]:
+    for note in plain_notes(payload["notes"]):
         console.print(f"note: {note}")
     console.print(f"[bold]guarantee:[/bold] {payload['guarantee']}")
     if payload.get("written"):
         console.print(f"wrote {payload['written']['table']} and {payload['written']['certificate']}")
+        if payload["written"].get("report"):
+            console.print(f"report {payload['written']['report']} (no formal guarantee, as the certificate says)")
     custodian = payload["custodian_only"]
     utility = custodian["utility"]
     lines = [
@@ -136,6 +140,7 @@ def register(app: typer.Typer) -> None:
         missing: MissingOpt = "keep",
         out: OutOpt = None,
         escape_formulas: EscapeFormulasOpt = True,
+        no_report: Annotated[bool, typer.Option("--no-report", help="Do not write the HTML report (<name>.report.html) beside the release.")] = False,
         as_json: JsonOpt = False,
     ) -> None:
         """k-anonymize with a classic algorithm: Mondrian, MDAV microaggregation or a lattice search.
@@ -157,12 +162,17 @@ def register(app: typer.Typer) -> None:
             aggregate=aggregate, loss=loss, suppression_limit=suppression_limit, search=search,
             time_budget=time_budget,
         )
+        print_warnings(release.notes)
         payload = release.summary()
         payload["custodian_only"] = {**release.custodian_report(), "utility": _utility(release)}
         certificate_of_file = release.certificate
         if out is not None:
-            table_path, certificate = release.write(out, escape_formulas=escape_formulas)
+            table_path, certificate = release.write(out, escape_formulas=escape_formulas, report=not no_report)
             payload["written"] = {"table": str(table_path), "certificate": str(certificate)}
+            if not no_report:
+                from crowdsafe.report import report_path
+
+                payload["written"]["report"] = str(report_path(table_path))
             certificate_of_file = certificate_of_file.with_format_notes(format_note(out, escape_formulas=escape_formulas))
         payload["certificate"] = certificate_of_file.to_dict()
         emit(payload, as_json, lambda: render(payload, Console()))

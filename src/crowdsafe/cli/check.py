@@ -12,7 +12,17 @@ from rich.console import Console
 from rich.table import Table
 
 from crowdsafe import api
-from crowdsafe.cli.options import DataArg, JsonOpt, QiOpt, SchemaOpt, SensitiveOpt, emit, split_list
+from crowdsafe.cli.options import (
+    DataArg,
+    JsonOpt,
+    QiOpt,
+    SchemaOpt,
+    SensitiveOpt,
+    emit,
+    plain_notes,
+    print_warnings,
+    split_list,
+)
 
 MissingOpt = Annotated[
     str,
@@ -68,7 +78,7 @@ def render_check(report: api.CheckReport, console: Console) -> None:
     console.print(sizes)
     if report.privacy is not None:
         render_privacy(report.privacy.to_dict(), console)
-    for note in report.notes:
+    for note in plain_notes(report.notes):
         console.print(f"note: {note}")
 
 
@@ -174,4 +184,5 @@ def register(app: typer.Typer) -> None:
             original=original, target_k=k, l=l, ground=ground, threshold=threshold,
             population=population, population_size=population_size,
         )
+        print_warnings(report.notes)
         emit(report.to_dict(), as_json, lambda: render_check(report, Console()))

@@ -35,7 +35,9 @@ def register(app: typer.Typer) -> None:
                 table.add_row(entry["name"], f"{entry['rows']:,}", entry["description"])
             console = Console()
             console.print(table)
-            console.print(f"source: {entries[0]['source']}")
+            for source in dict.fromkeys(entry["source"] for entry in entries):
+                named = ", ".join(e["name"] for e in entries if e["source"] == source)
+                console.print(f"source of {named}: {source}")
 
         emit(entries, as_json, render)
 

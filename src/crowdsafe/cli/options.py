@@ -11,7 +11,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -115,3 +115,51 @@ def naming_options(**flags: str) -> Iterator[None]:
             if re.match(rf"{re.escape(parameter)}\b", text) and not text.startswith(flag):
                 raise ParameterError(f"{flag}: {text}", parameter=exc.parameters) from None
         raise
+
+
+def print_warnings(notes: Iterable[str]) -> None:
+    """Print on stderr, one ``warning: ...`` line per column, the notes that say a column's name
+    looks like a direct identifier (:func:`crowdsafe.data.identifiers.name_warnings`: from the
+    names alone, so the lines are the same on any rows)."""
+    from crowdsafe.data.identifiers import is_name_warning
+
+    for note in notes:
+        if is_name_warning(note):
+            typer.echo(f"warning: {note}", err=True)
+
+
+@contextlib.contextmanager
+def identifier_warnings() -> Iterator[None]:
+    """Print the :class:`~crowdsafe.data.identifiers.IdentifierWarning` s raised inside on stderr,
+    one ``warning: ...`` line each, as :func:`print_warnings` does for notes (for the commands
+    whose result has no notes list, e.g. perturb)."""
+    import warnings
+
+    from crowdsafe.data.identifiers import IdentifierWarning
+
+    seen: dict[str, None] = {}
+    with warnings.catch_warnings():
+        passing_on = warnings.showwarning
+
+        def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                 file: Any = None, line: str | None = None) -> None:
+            # only identifier warnings are kept; every other warning goes on at once (recording
+            # them all held millions of Spark warnings in memory)
+            if issubclass(category, IdentifierWarning):
+                seen[str(message)] = None
+            else:
+                passing_on(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        warnings.simplefilter("always", IdentifierWarning)
+        try:
+            yield
+        finally:
+            print_warnings(seen)
+
+
+def plain_notes(notes: Iterable[str]) -> list[str]:
+    """``notes`` without the identifier warnings (printed on stderr by :func:`print_warnings`)."""
+    from crowdsafe.data.identifiers import is_name_warning
+
+    return [note for note in notes if not is_name_warning(note)]

@@ -21,6 +21,7 @@ from crowdsafe.cli.options import (
     SeedOpt,
     SparkMasterOpt,
     emit,
+    identifier_warnings,
     parse_budget,
     split_list,
 )
@@ -144,7 +145,8 @@ def register(app: typer.Typer) -> None:
                        exclusive_correlations=exclusive_correlations, confidence=confidence,
                        schema=schema, missing=missing, engine=engine, spark_master=spark_master)
         if plan_only:
-            plan = api.plan_perturbation(data, **options)
+            with identifier_warnings():
+                plan = api.plan_perturbation(data, **options)
             emit({"plan": plan.as_dict()}, as_json, lambda: _render_plan(plan, Console(), "alpha-beta plan"))
             return
         if out is None:
@@ -154,8 +156,9 @@ def register(app: typer.Typer) -> None:
             _check_custodian_path(custodian_report, out, cert_path)
         if ledger is None and budget is not None:
             raise ParameterError("--budget registers a budget in a ledger: name it with --ledger PATH")
-        result = api.perturb(data, seed=seed, out=out, certificate=certificate, ledger=ledger, name=name,
-                             budget=parse_budget(budget), escape_formulas=escape_formulas, **options)
+        with identifier_warnings():
+            result = api.perturb(data, seed=seed, out=out, certificate=certificate, ledger=ledger, name=name,
+                                 budget=parse_budget(budget), escape_formulas=escape_formulas, **options)
         if custodian_report is not None:
             write_text_atomic(custodian_report, json.dumps(result.custodian_report(), indent=2, sort_keys=True) + "\n")
 

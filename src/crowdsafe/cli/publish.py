@@ -27,6 +27,8 @@ from crowdsafe.cli.options import (
     SensitiveOpt,
     emit,
     naming_options,
+    plain_notes,
+    print_warnings,
     split_list,
 )
 from crowdsafe.errors import ParameterError
@@ -116,6 +118,7 @@ def register(app: typer.Typer) -> None:
         seed: SeedOpt = None,
         out: Annotated[str | None, typer.Option("--out", "-o", help="Where to write the release (.csv or .parquet; with --engine spark any path Spark writes, e.g. s3a://bucket/r.parquet).")] = None,
         escape_formulas: EscapeFormulasOpt = True,
+        no_report: Annotated[bool, typer.Option("--no-report", help="Do not write the HTML report (<name>.report.html) beside the release; `crowdsafe report` builds it later.")] = False,
         engine: Annotated[str, typer.Option("--engine", help="Where the per-row stages run: polars (in this process) or spark (Apache Spark; pip install 'crowdsafe[spark]'; the release is a directory of part files).")] = "polars",
         spark_master: Annotated[str | None, typer.Option("--spark-master", help="Spark master URL for --engine spark, e.g. local[4] or spark://host:7077 (default: $CROWDSAFE_SPARK_MASTER, else Spark's default).")] = None,
         as_json: JsonOpt = False,
@@ -156,8 +159,9 @@ def register(app: typer.Typer) -> None:
             ledger=None if no_ledger else (ledger if ledger is not None else "default"),
             name=name, budget=parse_budget(budget), engine=engine, spark_master=spark_master,
             custodian_report=custodian_report, escape_formulas=escape_formulas, objective=objective, target=target,
-            columns=column_sets[0],
+            columns=column_sets[0], report=not no_report,
         )
+        print_warnings(publication.notes)
         payload = publication.summary()
         payload["custodian_only"] = publication.custodian_report()
         if custodian_report is not None:
@@ -186,15 +190,18 @@ def _plan_only(data: str, request: PlanRequest, column_sets: list[Any], qi: str 
     else:
         dataset = api.load(data, schema=schema, qi=split_list(qi), sensitive=split_list(sensitive))
         plans = []
+        warned: list[str] = []
         for chosen in column_sets:
             with naming_options(**PLAN_OPTIONS):
                 plan = plan_for_dataset(dataset, replace(request, columns=chosen))
-            prepared, published, _ = prepare_dataset(dataset, chosen)
+            prepared, published, notes = prepare_dataset(dataset, chosen)
+            warned.extend(notes)
             plans.append((plan, published, {
                 "input_rows": dataset.n_rows,
                 "expected_sample_rows": plan.expected_sample_rows(dataset.n_rows),
                 "resolution": resolution_outlook(prepared, published, plan, dataset.n_rows),
             }))
+        print_warnings(dict.fromkeys(warned))  # once per column, whatever the column sets
     notice = "CUSTODIAN ONLY: computed from the table's exact size, NOT covered by the privacy guarantee"
     payload: dict[str, Any] = {"plans": [{"columns": published, "plan": plan.as_dict(),
                           "custodian_only": {"notice": notice, **facts}} for plan, published, facts in plans]}
@@ -231,9 +238,11 @@ def _render(payload: dict[str, Any], print_: Any) -> None:
     for table, certificate in zip(written.get("tables", []), written.get("certificates", [])):
         print_(f"  {table}")
         print_(f"  {certificate}")
+    for report in written.get("reports", []):
+        print_(f"  {report} (report: open it in a browser)")
     if written.get("combined_certificate"):
         print_(f"  {written['combined_certificate']} (all releases together)")
-    for note in payload["notes"]:
+    for note in plain_notes(payload["notes"]):
         print_(f"note: {note}")
     _render_custodian(payload["custodian_only"], print_)
 

@@ -22,6 +22,8 @@ from crowdsafe.cli.options import (
     SparkMasterOpt,
     emit,
     parse_budget,
+    plain_notes,
+    print_warnings,
 )
 from crowdsafe.errors import ParameterError
 from crowdsafe.files import write_text_atomic
@@ -76,7 +78,7 @@ def render_answer(answer: QueryAnswer, console: Console, *, custodian: bool = Fa
         )
     fit = "fit for release" if answer.fit_for_release else "NOT fit for release"
     console.print(f"randomness    {answer.randomness.get('source')} ({fit})")
-    for note in answer.notes:
+    for note in plain_notes(answer.notes):
         console.print(f"note: {note}")
     if custodian:
         console.print(f"[bold]{CUSTODIAN_HEADING}[/bold]", soft_wrap=True)
@@ -145,6 +147,7 @@ def register(app: typer.Typer) -> None:
             engine=engine,
             spark_master=spark_master,
         )
+        print_warnings(answer.notes)
         payload = answer.as_dict()
         if out is not None:
             write_text_atomic(out, json.dumps(payload, indent=2, default=str, ensure_ascii=False) + "\n")

@@ -287,6 +287,7 @@ def from_spec(spec: Any, column: pl.Series, *, attribute: str) -> Hierarchy:
     ``{widths = [5, 10], bottom = 20, top = 80}`` or ``{cuts = [[...], [...]]}`` (intervals over
     the column's values), ``{mask = 3}`` (masking), ``{dates = ["month", "year"]}``,
     ``{fanout = [2, 2]}`` (ordered groups over the declared order or the sorted values),
+    ``{groups = [{label = [values], ...}, ...]}`` (named groups, one table per level),
     ``{flat = true}`` (value -> *).
     """
     if isinstance(spec, str):
@@ -316,7 +317,15 @@ def from_spec(spec: Any, column: pl.Series, *, attribute: str) -> Hierarchy:
         return ordered_groups(attribute, order, fanout=spec["fanout"])
     if keys == {"flat"}:
         return flat(attribute, values.to_list())
+    if keys == {"groups"}:
+        levels = spec["groups"]
+        if not isinstance(levels, Sequence) or not all(isinstance(level, Mapping) for level in levels):
+            raise HierarchyError(
+                f"hierarchy of '{attribute}': groups must be a list of tables, one per level "
+                "(label = [values])"
+            )
+        return grouping(attribute, levels)
     raise HierarchyError(
         f"hierarchy of '{attribute}': unknown specification {sorted(keys)}; use a file name, "
-        "widths/cuts, mask, dates, fanout or flat"
+        "widths/cuts, mask, dates, fanout, groups or flat"
     )

@@ -9,7 +9,11 @@ make a name or an email address safe to publish. Two kinds of evidence:
   national-id patterns). This reads the data: the result is a custodian-only suggestion (the
   schema draft marks it as taken from the data), never printed beside a release.
 
-Both return the reason in words, or None. The rules are deliberately conservative on names
+Both return the reason in words, or None. With a schema inferred from the data, the commands
+warn about the columns they publish or read whose name looks like a direct identifier
+(:func:`name_warnings`, one line per column; :class:`IdentifierWarning` where a result has no
+notes), and a command that would read a *declared* identifier is refused
+(:func:`refuse_identifier_columns`). The rules are deliberately conservative on names
 (``county_name`` or ``state_id`` are attributes, not people) and leave the decision to the
 custodian who reviews the draft.
 """
@@ -17,9 +21,16 @@ custodian who reviews the draft.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import polars as pl
+
+from crowdsafe.errors import ParameterError
+
+if TYPE_CHECKING:
+    from crowdsafe.data.schema import Schema
 
 # a name is cut into lower-case tokens: "PatientID" -> patient id, "e-mail" -> e mail
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -82,6 +93,7 @@ _KINDS = {"id": "an identifier column", "identifier": "an identifier column", "u
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$")
 PHONE = re.compile(r"^\+?[\d\s().-]{7,20}$")  # then 7 to 15 digits (E.164)
 NATIONAL_ID = re.compile(r"^\d{3}-\d{2}-\d{4}$")  # US SSN as usually written
+ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")  # 2021-03-04 (and a time after it) is a date, not a phone
 PATTERN_SHARE = 0.8  # share of the non-missing values that must match a pattern
 UNIQUE_SHARE = 0.9  # distinct / non-missing values above which strings are near-unique
 MIN_VALUES = 20  # fewer non-missing values than this: too few to call anything near-unique
@@ -142,7 +154,7 @@ def identifier_by_values(column: pl.Series) -> ValueEvidence | None:
         if share >= PATTERN_SHARE:
             return ValueEvidence(f"values look like {reason} ({share:.0%})", share)
     digits = text.str.replace_all(r"\D", "").str.len_chars()
-    phone = text.str.contains(PHONE.pattern) & digits.is_between(7, 15)
+    phone = text.str.contains(PHONE.pattern) & digits.is_between(7, 15) & ~text.str.contains(ISO_DATE.pattern)
     share = _share(phone)
     if share >= PATTERN_SHARE and _share(digits != text.str.len_chars()) >= 0.5:
         # mostly formatted (+, spaces, dashes, brackets): a bare 7-digit code is not a phone
@@ -157,3 +169,56 @@ def identifier_by_values(column: pl.Series) -> ValueEvidence | None:
 def _share(mask: pl.Series) -> float:
     """The share of true values in a boolean series."""
     return float(mask.to_numpy().mean()) if len(mask) else 0.0
+
+
+# -- the warning for a schema inferred from the data ---------------------------------------------
+
+#: Words every name warning contains (how the command line tells it from other notes).
+NAME_WARNING_MARK = "(a direct identifier)"
+
+
+class IdentifierWarning(UserWarning):
+    """A column that will be published or used looks, by its name alone, like a direct identifier
+    and the schema was inferred (nobody declared its role)."""
+
+
+def name_warning(column: str, reason: str) -> str:
+    """The one-line warning for ``column``, whose name looks like ``reason``. From the name alone:
+    the same on every table with that column, whatever its rows."""
+    reason = reason.split(" (")[0].split(";")[0]  # the kind alone: the draft carries the longer advice
+    return (f"column '{column}' looks like {reason} {NAME_WARNING_MARK}; declare it role = \"identifier\" in a "
+            f"schema (crowdsafe schema draft DATA --out schema.toml writes one) or drop it")
+
+
+def name_warnings(schema: Schema, columns: Sequence[str]) -> list[str]:
+    """One warning per column of ``columns`` (those a command publishes or reads) whose name looks
+    like a direct identifier, when ``schema`` was inferred from the data (``schema.source ==
+    "inferred"``): nobody declared what the column is. A declared schema is the custodian's
+    decision and gets none. Depends on the schema's names and source only, never on a row, so it
+    is public and identical on neighbouring tables. Such a column is still used as the roles say
+    (an inferred schema makes it a quasi-identifier): the warning asks the custodian to decide."""
+    if schema.source != "inferred":
+        return []
+    found = []
+    for column in dict.fromkeys(columns):
+        reason = identifier_by_name(column)
+        if reason is not None and column not in schema.identifiers:
+            found.append(name_warning(column, reason))
+    return found
+
+
+def is_name_warning(note: str) -> bool:
+    """Whether ``note`` is one of :func:`name_warnings`' lines."""
+    return note.startswith("column '") and NAME_WARNING_MARK in note
+
+
+def refuse_identifier_columns(schema: Schema, columns: Sequence[str], what: str) -> None:
+    """Raise a :class:`~crowdsafe.errors.ParameterError` when ``what`` (e.g. "the query") reads a
+    column the schema declares a direct identifier: nothing about it is ever published, not even a
+    DP answer (from the schema alone, before any row is read)."""
+    declared = [c for c in columns if c in set(schema.identifiers)]
+    if declared:
+        raise ParameterError(
+            f"{what} reads '{declared[0]}', which the schema declares a direct identifier (role = \"identifier\"): "
+            "nothing about an identifier is published; remove it, or change its role in the schema"
+        )

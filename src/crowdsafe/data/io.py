@@ -8,7 +8,10 @@ applies it to the distinct values it reads.
 
 from __future__ import annotations
 
+import csv
+import io
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,13 +19,14 @@ from typing import Any
 import polars as pl
 
 from crowdsafe.csv_safety import unescape_frame, write_csv
+from crowdsafe.data.column_names import describe_renames, stable_names
 from crowdsafe.data.dataset import Dataset
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS
 from crowdsafe.data.schema import complete_schema
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import atomic_path
 
-__all__ = ["as_frame", "complete_schema", "read_table", "sniff_format", "tidy_text", "write"]
+__all__ = ["as_frame", "complete_schema", "header_names", "read_table", "sniff_format", "tidy_text", "write"]
 
 CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".data", ".csv.gz", ".csv.zst", ".gz", ".zst")
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -146,6 +150,15 @@ def _read_csv(
         try_parse_dates=True,
         encoding="utf8",
     )
+    renamed = False
+    if has_header:
+        raw = header_names(head, separator)
+        names, renames = stable_names(raw)
+        if any(r.reason != "blanks around the name" for r in renames):
+            # Polars' own renaming (a_duplicated_0) is replaced by the documented stable rule
+            options.update(has_header=False, skip_rows=1, new_columns=names)
+            renamed = True
+            print(f"crowdsafe: note: {describe_renames(str(path), renames)}", file=sys.stderr)
     try:
         try:
             return pl.read_csv(path, infer_schema_length=10_000, **options)
@@ -155,7 +168,7 @@ def _read_csv(
             # a value late in the file does not fit the type guessed from the first rows
             return pl.read_csv(path, infer_schema_length=None, **options)
     except pl.exceptions.NoDataError:
-        raise InputError(f"{path} is empty") from None
+        raise InputError(f"{path} has a header but no rows" if renamed else f"{path} is empty") from None
     except pl.exceptions.ComputeError as exc:
         text = str(exc).lower()
         if "utf-8" in text or "utf8" in text:
@@ -165,6 +178,17 @@ def _read_csv(
     except pl.exceptions.PolarsError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"cannot read {path} as CSV: {first}") from None
+
+
+def header_names(head: bytes, separator: str | None = None) -> list[str]:
+    """The column names of a CSV file's header line (the first record of ``head``), as written
+    (the separator sniffed from the line when not given)."""
+    separator = separator or _sniff_separator(head)
+    text = head.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    try:
+        return next(csv.reader(io.StringIO(text), delimiter=separator), [])
+    except csv.Error:
+        return []
 
 
 def tidy_text(frame: pl.DataFrame, declared: set[str]) -> pl.DataFrame:
@@ -242,6 +266,10 @@ def read_table(
         except (pl.exceptions.PolarsError, OSError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise InputError(f"cannot read {path} as Parquet: {first}") from None
+        names, renames = stable_names(frame.columns)
+        if renames:
+            print(f"crowdsafe: note: {describe_renames(str(path), renames)}", file=sys.stderr)
+            frame = frame.rename(dict(zip(frame.columns, names)))
         return frame
     if kind in (GZIP, ZSTD) or suffix in (*CSV_SUFFIXES, *PARQUET_SUFFIXES) or suffix == "":
         frame = _read_csv(path, separator=separator, missing_tokens=missing_tokens,

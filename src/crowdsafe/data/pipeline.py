@@ -124,13 +124,17 @@ def _apply_missing(source: Source, frame: pl.DataFrame, policy: MissingPolicy) -
 
 def _hierarchies(source: Source, schema: Schema, frame: pl.DataFrame) -> dict[str, Hierarchy]:
     """The hierarchies of a typed table (with missing-value leaves where asked), or those the
-    schema specifies, built over the column's values after the missing-value policy."""
+    schema specifies, built over the column's values after the missing-value policy (with a
+    missing-value leaf where the column keeps missing values)."""
     if source.typed:
         if not source.missing_leaves:
             return dict(source.hierarchies)
         counts = frame.null_count().row(0, named=True)
         return {c: h.with_missing_leaf() if counts[c] else h for c, h in source.hierarchies.items()}
-    return {
+    built = {
         a.name: from_spec(a.hierarchy, frame.get_column(a.name), attribute=a.name)
         for a in schema if a.hierarchy is not None
     }
+    # a kept missing value is a value of its own: it gets a leaf, as in a typed table's hierarchies
+    counts = frame.null_count().row(0, named=True)
+    return {c: h.with_missing_leaf() if counts[c] else h for c, h in built.items()}

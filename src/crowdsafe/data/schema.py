@@ -293,7 +293,8 @@ class Schema:
         When ``qi`` is given, exactly those attributes are quasi-identifiers (former
         quasi-identifiers not listed become insensitive); when ``sensitive`` is given, exactly
         those are sensitive (former sensitive attributes not listed become insensitive). An
-        attribute cannot be both. ``None`` leaves that role as it is.
+        attribute cannot be both, and neither may name an identifier (a ``SchemaError``: a direct
+        identifier is dropped before any release). ``None`` leaves that role as it is.
         """
         if isinstance(sensitive, str):
             sensitive = [sensitive]
@@ -304,6 +305,12 @@ class Schema:
         if qi_set is not None and sensitive_set is not None and sensitive_set & qi_set:
             both = sorted(sensitive_set & qi_set)[0]
             raise SchemaError(f"attribute '{both}' cannot be both a quasi-identifier and sensitive")
+        for chosen, parameter in ((qi_set, "qi"), (sensitive_set, "sensitive")):
+            declared = sorted((chosen or set()) & set(self.identifiers))
+            if declared:  # an identifier is dropped before any release: never made a QI or sensitive here
+                raise SchemaError(f"the {parameter} parameter names '{declared[0]}', which the schema declares "
+                                  "a direct identifier (role = \"identifier\"): identifiers are never published or "
+                                  "used; remove it, or change its role in the schema", parameter=parameter)
         attributes = []
         for a in self.attributes:
             role = a.role

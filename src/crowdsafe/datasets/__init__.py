@@ -2,7 +2,8 @@
 
 ``adult()`` returns UCI Adult with its schema and default hierarchies; ``synthetic(n, seed)``
 scales it to any number of rows. Bundled names (usable wherever a DATA argument is taken):
-``adult`` (training file), ``adult-test``, ``adult-all``.
+``adult`` (training file), ``adult-test``, ``adult-all``, and ``people`` (an invented
+criminal-justice table with direct identifiers, :mod:`crowdsafe.datasets.people`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from typing import Any
 from crowdsafe.data import Dataset, MissingPolicy
 from crowdsafe.data.pipeline import load_source
 from crowdsafe.data.sources import Source, register_named
+from crowdsafe.datasets.people import DEFAULT_ROWS as PEOPLE_ROWS
+from crowdsafe.datasets.people import people, people_source
 from crowdsafe.datasets.synthetic import synthetic
 from crowdsafe.datasets.uci_adult import CITATION, adult, adult_source
 from crowdsafe.errors import InputError
@@ -31,6 +34,8 @@ _BUNDLED = {
     "adult": BundledDataset("adult", 32_561, "UCI Adult census extract, training file (adult.data)", CITATION),
     "adult-test": BundledDataset("adult-test", 16_281, "UCI Adult census extract, test file (adult.test)", CITATION),
     "adult-all": BundledDataset("adult-all", 48_842, "UCI Adult, training and test files together", CITATION),
+    "people": BundledDataset("people", PEOPLE_ROWS, "invented people with names, emails, dates and charges "
+                             "(seeded, for trying the schema draft)", "synthetic (crowdsafe.datasets.people)"),
 }
 
 
@@ -52,6 +57,8 @@ def bundled_source(name: str) -> Source:
     with its schema and default hierarchies (no missing-value policy applied yet)."""
     if name not in _BUNDLED:
         raise InputError(f"no bundled dataset named {name!r}; bundled: {', '.join(_BUNDLED)}")
+    if name == "people":
+        return people_source()
     return adult_source(_SPLITS[name], name)
 
 
@@ -65,4 +72,4 @@ for _name in _BUNDLED:
     register_named(_name, partial(bundled_source, _name))
 
 
-__all__ = ["adult", "bundled_source", "catalogue", "load_bundled", "names", "synthetic"]
+__all__ = ["adult", "bundled_source", "catalogue", "load_bundled", "names", "people", "synthetic"]

@@ -4,13 +4,17 @@ Order: what the engine cannot honour (a view path, a ledger) refused before the 
 the table read → the budget registered or refused → the plan, the ledger charge and the draw
 (:func:`crowdsafe.perturb.perturb`, whose plan is fixed from public domains before the data's
 rows are used) → the view and its certificate written. The engine supplies the reading, the
-α-β stages and the writing.
+α-β stages and the writing. With a schema inferred from the data, a published attribute whose
+name looks like a direct identifier is warned about (:class:`~crowdsafe.data.identifiers.IdentifierWarning`,
+from the names alone, before anything is charged): the view publishes its values as they are.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any
 
+from crowdsafe.data.identifiers import IdentifierWarning, name_warnings
 from crowdsafe.drivers.query import with_budget
 from crowdsafe.privacy.ledger import LedgerSpec, ledger_for
 
@@ -26,7 +30,21 @@ def plan_perturbation(engine: Engine, data: Any, request: PerturbRequest, *, sch
                       missing: Any = "keep") -> AlphaBetaPlan:
     """:func:`crowdsafe.api.plan_perturbation` on ``engine``: the plan for ``request`` (the
     (d, γ) target and the table's public description)."""
-    return engine.plan_perturbation(engine.read_source(data, schema=schema, missing=missing), request)
+    source = engine.read_source(data, schema=schema, missing=missing)
+    warn_identifier_names(engine, source, request)
+    return engine.plan_perturbation(source, request)
+
+
+def warn_identifier_names(engine: Engine, source: Any, request: PerturbRequest) -> None:
+    """An :class:`~crowdsafe.data.identifiers.IdentifierWarning` per published attribute (the
+    request's, else every non-identifier column) whose name looks like a direct identifier, when
+    the schema was inferred (:func:`~crowdsafe.data.identifiers.name_warnings`)."""
+    from crowdsafe.perturb.alpha_beta import default_attributes
+
+    dataset = engine.source_dataset(source)
+    attributes = list(request.attributes) if request.attributes is not None else default_attributes(dataset)
+    for message in name_warnings(dataset.schema, [a for a in attributes if a in dataset.columns]):
+        warnings.warn(message, IdentifierWarning, stacklevel=4)
 
 
 def perturb(engine: Engine, data: Any, request: PerturbRequest, output: ViewOutput, *, schema: Any = None,
@@ -37,6 +55,7 @@ def perturb(engine: Engine, data: Any, request: PerturbRequest, output: ViewOutp
     the table's budget in the ledger (:func:`~crowdsafe.drivers.query.with_budget`)."""
     engine.check_perturbation(output.out, ledger)
     source = engine.read_source(data, schema=schema, missing=missing)
+    warn_identifier_names(engine, source, request)
     with ledger_for(ledger) as book:
         if book is not None:
             dataset = engine.source_dataset(source)

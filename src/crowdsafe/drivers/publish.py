@@ -151,6 +151,11 @@ def run_publication(
                         for r, n in zip(releases, notes_of_files)]
             certificate = certificate.with_format_notes(notes_of_files[0])
             written = engine.write(prepared, releases, certificate, paths, escape_formulas=escape_formulas)
+            if options.report:  # built from the files just written: the release and its certificate only
+                from crowdsafe.report import write_reports
+
+                written["reports"], report_notes = write_reports(written["tables"])
+                notes.extend(report_notes)
         if charge is not None:
             charge.record(written=written.get("tables", []), rows_published=[r.rows_published for r in releases],
                           **engine.ledger_tags)

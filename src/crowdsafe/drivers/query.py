@@ -3,14 +3,18 @@
 Order: the table read and the query checked against its schema (bad input raises before the
 ledger is touched) → the budget registered or refused → the ledger charged and the noise drawn
 by :func:`crowdsafe.mechanisms.queries.answer_query` (an over-budget query raises before any
-noise). The engine supplies the table and the exact aggregate; the mechanism, the charge and
-the answer are the same code for every engine.
+noise). A query reading a column the schema declares a direct identifier is refused with the
+bad input; with an inferred schema, a column whose name looks like one adds a warning to the
+answer's notes (:func:`crowdsafe.data.identifiers.name_warnings`: from the names alone). The
+engine supplies the table and the exact aggregate; the mechanism, the charge and the answer are
+the same code for every engine.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from crowdsafe.data.identifiers import name_warnings, refuse_identifier_columns
 from crowdsafe.errors import BudgetExceeded
 from crowdsafe.privacy.ledger import Ledger, LedgerSpec, ledger_for
 
@@ -54,10 +58,23 @@ def query(
     dataset = engine.source_dataset(source)
     aggregate = engine.aggregate(source)
     check_query(dataset, request)
+    read = query_columns(request)
+    refuse_identifier_columns(dataset.schema, read, "the query")
+    warnings = name_warnings(dataset.schema, read)
     with ledger_for(ledger) as book:
         fingerprint = None
         if book is not None:
             fingerprint = engine.source_identity(source, book)  # the ledger's keyed identity, never shown
             with_budget(book, fingerprint, name or dataset.name or "data", budget)
-        return answer_query(dataset, request, randomness=randomness, ledger=book, fingerprint=fingerprint,
-                            aggregate=aggregate)
+        answer = answer_query(dataset, request, randomness=randomness, ledger=book, fingerprint=fingerprint,
+                              aggregate=aggregate)
+    answer.notes.extend(warnings)
+    return answer
+
+
+def query_columns(request: QueryRequest) -> list[str]:
+    """The columns ``request`` reads (its column, dimensions, filter and partition), from its text."""
+    from crowdsafe.mechanisms.query_language import parse
+
+    parsed = parse(request.query) if isinstance(request.query, str) else request.query
+    return list(dict.fromkeys([*parsed.columns, *([request.partition] if request.partition else [])]))

@@ -37,6 +37,9 @@ def test_cli_publishes_a_csv_file_on_spark_and_charges_the_ledger(spark, capsys,
     assert certificate.fit_for_release and certificate.guarantee == "dps"
     assert "spark" in json.dumps(Ledger(private_ledger).export())  # the charge records the engine
     assert payload["custodian_only"]["ledger"]["budget"]["spent"]["epsilon"] == pytest.approx(1.0)
+    report = tmp_path / "release" / "people.report.html"  # beside the folder, built from its part files
+    assert payload["written"]["reports"] == [str(report)] and "Release report: people.csv" in report.read_text()
+    assert f"{written.height:,} records" in report.read_text()
 
 
 

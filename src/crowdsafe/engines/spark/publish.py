@@ -57,14 +57,20 @@ class SparkRelease(Release):
 
     class_table: pl.DataFrame | None = None
 
-    def write(self, path: str | os.PathLike[str], *, escape_formulas: bool = True) -> tuple[str, str]:
+    def write(self, path: str | os.PathLike[str], *, escape_formulas: bool = True,
+              report: bool = True) -> tuple[str, str]:
         """Write the rows (a directory of part files) and the certificate beside it, atomically;
-        CSV cells formula-safe unless ``escape_formulas`` is False (the certificate says which)."""
+        CSV cells formula-safe unless ``escape_formulas`` is False (the certificate says which);
+        then the HTML report where the path is local (:func:`crowdsafe.report.write_reports`)."""
         note = format_note(path, escape_formulas=escape_formulas)
         certificate = self.certificate.with_format_notes(note).to_json()
         spark = cast(Any, self.frame).sparkSession  # pyspark's stub omits DataFrame.sparkSession
         written = write_releases(spark, [self.frame], [certificate],
                                  [str(path)], escape_formulas=escape_formulas)
+        if report:
+            from crowdsafe.report import write_reports
+
+            write_reports(written["tables"])
         return written["tables"][0], written["certificates"][0]
 
 

@@ -1,0 +1,67 @@
+"""``crowdsafe report RELEASE [--out FILE]``: rebuild a release's HTML report.
+
+The report is built from the release file and its certificate only, by the same function that
+``publish`` and ``anonymize`` call when they write it, so without ``--before`` the file rebuilt
+equals the one written beside the release, byte for byte. ``--before DATA --before-epsilon E``
+adds noisy, differentially private distributions of the original data: DP histogram queries
+charged to the data's budget in the ledger (E in total), each labelled with its ε.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from crowdsafe.cli.options import JsonOpt, SchemaOpt, SeedOpt, emit
+from crowdsafe.errors import ParameterError
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("report")
+    def report_command(
+        release: Annotated[Path, typer.Argument(help="The release table (.csv or .parquet, or a Spark release folder), with its certificate beside it.")],
+        out: Annotated[Path | None, typer.Option("--out", "-o", help="Where to write the report (default: <stem>.report.html beside the release).")] = None,
+        before: Annotated[str | None, typer.Option("--before", help="The original table (file or bundled name): add noisy DP distributions of it, charged to its budget (needs --before-epsilon).")] = None,
+        before_epsilon: Annotated[float | None, typer.Option("--before-epsilon", help="ε spent on the before-distributions in total, split evenly between the attributes.")] = None,
+        before_delta: Annotated[float, typer.Option("--before-delta", help="δ of each before-histogram (0: every column needs a public domain).")] = 0.0,
+        schema: SchemaOpt = None,
+        ledger: Annotated[Path | None, typer.Option("--ledger", help="The budget ledger charged for --before (default: $CROWDSAFE_LEDGER, else ~/.local/share/crowdsafe/ledger.sqlite3).")] = None,
+        name: Annotated[str | None, typer.Option("--name", help="The original table's name in the ledger (as given to publish).")] = None,
+        seed: SeedOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Rebuild the self-contained HTML report of a release from the release and its certificate.
+
+        Example: crowdsafe report release/adult.csv
+
+        Example (with noisy before-distributions, ε = 0.5 in total): crowdsafe report release/adult.csv --before adult --before-epsilon 0.5
+        """
+        from crowdsafe.report import read_release, write_report
+
+        if (before is None) != (before_epsilon is None):
+            raise ParameterError("--before DATA and --before-epsilon E go together")
+        if out is not None and out.suffix.lower() not in (".html", ".htm"):
+            raise ParameterError(f"the report is HTML: give --out a .html file name, not {out}")
+        distributions = []
+        if before is not None and before_epsilon is not None:
+            from crowdsafe.report.before import before_distributions
+            from crowdsafe.report.content import report_content
+
+            frame, certificate = read_release(release)  # refuse a bad release before anything is charged
+            columns = report_content(frame, certificate, release.name).quasi_identifiers
+            distributions = before_distributions(before, columns, before_epsilon, delta=before_delta, schema=schema,
+                                                 ledger=ledger if ledger is not None else "default", name=name,
+                                                 seed=seed)
+        written = write_report(release, out, distributions)
+        payload = {"report": str(written),
+                   "before": [{"attribute": b.name, "epsilon": b.epsilon, "delta": b.delta} for b in distributions]}
+
+        def show() -> None:
+            typer.echo(f"wrote {written}")
+            for b in distributions:
+                typer.echo(f"  before-distribution of {b.name}: DP histogram, epsilon = {b.epsilon:g}, "
+                           f"delta = {b.delta:g} (charged)")
+
+        emit(payload, as_json, show)

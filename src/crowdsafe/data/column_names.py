@@ -1,0 +1,67 @@
+"""Column names a table can be addressed by: the stable rename applied when a file is read.
+
+A CSV header may hold duplicate names, empty names or names with blanks around them. Polars
+would rename a second ``a`` to ``a_duplicated_0`` (and fail when that name exists too); crowdsafe
+applies its own rule instead, the same every time the file is read, so a schema file written
+for the renamed table (e.g. by ``crowdsafe schema draft``) keeps matching it:
+
+1. blanks around a name are removed (``" age "`` -> ``age``);
+2. an empty name becomes ``column_<position>`` (1-based: the third column -> ``column_3``);
+3. a name seen before (after steps 1 and 2) gets the first free suffix ``_2``, ``_3``, ...
+   (``name, name`` -> ``name, name_2``); the first occurrence keeps its name.
+
+Other names (spaces or punctuation inside, case) are kept as they are: they are valid schema
+keys, and renaming them would break schemas written for the file. Column names are part of the
+schema (public), so the renames may be printed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["Rename", "describe_renames", "stable_names"]
+
+
+@dataclass(frozen=True)
+class Rename:
+    """One column renamed: its 1-based ``position``, the ``original`` and ``new`` names, why."""
+
+    position: int
+    original: str
+    new: str
+    reason: str
+
+    def describe(self) -> str:
+        return f"{self.original!r} (column {self.position}) -> {self.new!r} ({self.reason})"
+
+
+def stable_names(names: Sequence[str]) -> tuple[list[str], list[Rename]]:
+    """The addressable names of ``names`` by the module's rule, and the renames made."""
+    stripped = [str(n).strip() for n in names]
+    taken = set(stripped)
+    seen: set[str] = set()
+    result: list[str] = []
+    renames: list[Rename] = []
+    for position, (original, name) in enumerate(zip(names, stripped), start=1):
+        reason = "blanks around the name" if name != original else ""
+        if not name:
+            name, reason = f"column_{position}", "empty name"
+            suffix = 2
+            while name in taken or name in seen:  # a real column already has that name
+                name, suffix = f"column_{position}_{suffix}", suffix + 1
+        elif name in seen:
+            base, suffix = name, 2
+            while f"{base}_{suffix}" in taken or f"{base}_{suffix}" in seen:
+                suffix += 1
+            name, reason = f"{base}_{suffix}", f"duplicate of an earlier '{base}'"
+        seen.add(name)
+        result.append(name)
+        if name != original:
+            renames.append(Rename(position, str(original), name, reason))
+    return result, renames
+
+
+def describe_renames(label: str, renames: Sequence[Rename]) -> str:
+    """One line naming every rename, for standard error when a file is read."""
+    return f"{label}: column names renamed: " + "; ".join(r.describe() for r in renames)

@@ -1,0 +1,224 @@
+"""A schema draft for a table of one's own: roles, types and hierarchies to review.
+
+:func:`draft_schema` reads a table and proposes, column by column:
+
+- **direct identifiers** (role ``identifier``, dropped before any release): by the column's
+  name (:func:`crowdsafe.data.identifiers.identifier_by_name`, public) or, failing that, by its
+  values (:func:`~crowdsafe.data.identifiers.identifier_by_values`: near-unique text, e-mail,
+  telephone or SSN patterns; taken from the data, so marked as such);
+- **types**: numbers numeric (except codes such as ZIP, kept as text), dates date (text whose
+  every value parses as a date too), an Enum's declared order ordinal, the rest categorical;
+- **likely sensitive attributes** (diagnosis, income, charge, disposition, ... by name): a
+  comment only. The convention: the role stays quasi-identifier (the safe choice: the attribute
+  is generalized like the others) until the custodian sets ``role = "sensitive"``;
+- **a hierarchy for every quasi-identifier** (:mod:`crowdsafe.data.hierarchy_draft`).
+
+The draft is custodian-only: it reads the data. The schema file it becomes is public (the
+guarantee of a release is conditional on it), so :meth:`SchemaDraft.to_toml` marks every choice
+taken from the data for the custodian to review or replace with public values, and says so in
+its header. Written by :mod:`crowdsafe.data.schema_toml`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from crowdsafe.data.column_names import Rename, stable_names
+from crowdsafe.data.hierarchy_draft import HierarchySuggestion, is_code_name, suggest_hierarchy
+from crowdsafe.data.identifiers import identifier_by_name, identifier_by_values, name_tokens
+from crowdsafe.data.io import as_frame, header_names, read_table, sniff_format
+from crowdsafe.data.schema import AttributeType, Role
+from crowdsafe.errors import InputError
+
+__all__ = ["AttributeDraft", "SchemaDraft", "draft_schema", "sensitive_by_name"]
+
+SENSITIVE_WORDS = frozenset({
+    "diagnosis", "diagnoses", "disease", "illness", "medication", "treatment", "hiv", "icd",
+    "income", "salary", "wage", "wages", "earnings", "charge", "charges", "offense", "offence",
+    "offenses", "offences", "crime", "outcome", "disposition", "verdict", "sentence",
+    "religion", "orientation", "disability", "health", "pregnancy", "abortion",
+})
+_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def sensitive_by_name(name: str) -> str | None:
+    """The word that makes ``name`` look like a sensitive attribute, or None (public: the name)."""
+    for token in name_tokens(name):
+        if token in SENSITIVE_WORDS:
+            return token
+    return None
+
+
+@dataclass(frozen=True)
+class AttributeDraft:
+    """One column of the draft: role, type, and why.
+
+    ``identifier`` is the reason it looks like a direct identifier and ``identifier_from``
+    ``"name"`` or ``"values"`` (the latter read from the data); ``sensitive`` the word that
+    makes it look sensitive; ``hierarchy`` the suggestion for a quasi-identifier; ``notes``
+    further comment lines (type choices, awkward names)."""
+
+    name: str
+    role: Role
+    type: AttributeType
+    order: tuple[str, ...] | None = None
+    hierarchy: HierarchySuggestion | None = None
+    identifier: str | None = None
+    identifier_from: str | None = None
+    sensitive: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SchemaDraft:
+    """A proposed schema (custodian-only until reviewed); :meth:`to_toml` is the file text."""
+
+    attributes: tuple[AttributeDraft, ...]
+    source: str
+    renames: tuple[Rename, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def identifiers(self) -> list[str]:
+        return [a.name for a in self.attributes if a.role is Role.IDENTIFIER]
+
+    @property
+    def quasi_identifiers(self) -> list[str]:
+        return [a.name for a in self.attributes if a.role is Role.QUASI_IDENTIFIER]
+
+    @property
+    def sensitive_suggestions(self) -> list[str]:
+        return [a.name for a in self.attributes if a.sensitive and a.role is not Role.IDENTIFIER]
+
+    def to_toml(self) -> str:
+        """The commented TOML text of the draft (loads with :meth:`Schema.from_toml`)."""
+        from crowdsafe.data.schema_toml import draft_toml
+
+        return draft_toml(self)
+
+    def write(self, path: str | os.PathLike[str], *, force: bool = False) -> Path:
+        """Write :meth:`to_toml` to ``path`` atomically; an existing file only with ``force``."""
+        from crowdsafe.files import write_text_atomic
+
+        target = Path(path)
+        if target.is_dir():
+            raise InputError(f"output path {target} is a folder, expected a file name")
+        if target.exists() and not force:
+            raise InputError(f"{target} exists; give --force (force=True) to overwrite it")
+        return write_text_atomic(target, self.to_toml())
+
+    def summary(self) -> str:
+        """A few lines for the custodian: identifiers, quasi-identifiers and their hierarchies."""
+        lines = [f"schema draft of {self.source} (custodian-only: it was read from the data; "
+                 "review every line marked FROM THE DATA before the schema is shared)"]
+        ids = [f"{a.name} ({'values' if a.identifier_from == 'values' else 'name'})"
+               for a in self.attributes if a.role is Role.IDENTIFIER]
+        lines.append(f"  identifiers (dropped before release): {', '.join(ids) or 'none found'}")
+        qis = [f"{a.name} [{a.hierarchy.kind}{', from the data' if a.hierarchy.from_data else ''}]"
+               for a in self.attributes if a.role is Role.QUASI_IDENTIFIER and a.hierarchy is not None]
+        lines.append(f"  quasi-identifiers with hierarchies: {', '.join(qis) or 'none'}")
+        if self.sensitive_suggestions:
+            lines.append(f"  likely sensitive (left quasi-identifiers, see the comments): "
+                         f"{', '.join(self.sensitive_suggestions)}")
+        if self.renames:
+            lines.append("  renamed columns: " + "; ".join(r.describe() for r in self.renames))
+        return "\n".join(lines)
+
+
+def draft_schema(data: Any, *, separator: str | None = None, label: str | None = None) -> SchemaDraft:
+    """Propose a schema for ``data`` (a CSV/Parquet path, a named table, a Polars or pandas frame).
+
+    Custodian-only: the result reads the data (see the module's docstring for every rule)."""
+    frame, source, renames = _read(data, separator)
+    notes = _awkward_names(frame.columns)
+    attributes = tuple(_attribute(name, frame.get_column(name)) for name in frame.columns)
+    return SchemaDraft(attributes, label or source, tuple(renames), tuple(notes))
+
+
+def _read(data: Any, separator: str | None) -> tuple[pl.DataFrame, str, list[Rename]]:
+    """The table as text-faithful as possible: code columns (ZIP...) as text, with the renames."""
+    frame = as_frame(data)
+    if frame is not None:
+        codes = [c for c, t in frame.schema.items() if is_code_name(c) and t.is_numeric()]
+        return frame.with_columns(pl.col(codes).cast(pl.String)), "the data", []
+    from crowdsafe.data.sources import read_source
+
+    if isinstance(data, (str, os.PathLike)) and Path(data).exists():
+        path = Path(data)
+        _, head = sniff_format(path)
+        names, renames = stable_names(header_names(head, separator)) if head else ([], [])
+        # codes (ZIP...) read as text, so leading zeros are kept
+        frame = read_table(path, separator=separator, text_columns=[n for n in names if is_code_name(n)])
+        codes = [c for c, t in frame.schema.items() if is_code_name(c) and t.is_numeric()]
+        return (frame.with_columns(pl.col(codes).cast(pl.String)), path.name,
+                [r for r in renames if r.reason != "blanks around the name"])
+    source = read_source(data)
+    codes = [c for c, t in source.frame.schema.items() if is_code_name(c) and t.is_numeric()]
+    return source.frame.with_columns(pl.col(codes).cast(pl.String)), source.label, []
+
+
+def _type(name: str, column: pl.Series) -> tuple[AttributeType, tuple[str, ...] | None, list[str]]:
+    """The attribute type of ``column``, its declared order, and a note when the data decided."""
+    dtype = column.dtype
+    if dtype.is_numeric():
+        return AttributeType.NUMERIC, None, []
+    if dtype == pl.Date or isinstance(dtype, pl.Datetime):
+        return AttributeType.DATE, None, []
+    if isinstance(dtype, pl.Enum):
+        return AttributeType.ORDINAL, tuple(dtype.categories.to_list()), [
+            "ordinal: the order is the one the table's type declares"]
+    if dtype == pl.String and not is_code_name(name):
+        text = column.drop_nulls().str.strip_chars()
+        text = text.filter(text != "")
+        if len(text) and text.str.contains(r"^\d{4}-\d{2}-\d{2}$").all():
+            parsed = text.str.to_date(strict=False)
+            if parsed.null_count() == 0:
+                return AttributeType.DATE, None, ["date: every value is text in the form YYYY-MM-DD (from the data)"]
+    if is_code_name(name):
+        return AttributeType.CATEGORICAL, None, [
+            f"categorical, read as text: '{name}' reads as a code (leading zeros are kept)"]
+    return AttributeType.CATEGORICAL, None, []
+
+
+def _attribute(name: str, column: pl.Series) -> AttributeDraft:
+    kind, order, notes = _type(name, column)
+    reason = identifier_by_name(name)
+    source = "name" if reason else None
+    if reason is None and kind is not AttributeType.DATE:  # ISO dates would pass for phone numbers
+        evidence = identifier_by_values(column)
+        if evidence is not None:
+            reason, source = evidence.reason, "values"
+    sensitive = sensitive_by_name(name)
+    if reason is not None:
+        return AttributeDraft(name, Role.IDENTIFIER, kind, order, None, reason, source, sensitive, tuple(notes))
+    present = column.drop_nulls()
+    if present.dtype.is_float():
+        present = present.drop_nans()
+    if len(present) == 0:
+        return AttributeDraft(name, Role.INSENSITIVE, kind, order, None, None, None, sensitive,
+                              (*notes, "insensitive: the column holds no value (nothing to generalize)"))
+    hierarchy = suggest_hierarchy(name, column, kind.value)
+    return AttributeDraft(name, Role.QUASI_IDENTIFIER, kind, order, hierarchy, None, None, sensitive, tuple(notes))
+
+
+def _awkward_names(names: list[str]) -> list[str]:
+    """Notes on names that are hard to write (quoted in the file) or easy to confuse."""
+    notes = []
+    quoted = [n for n in names if not _BARE.match(n)]
+    if quoted:
+        notes.append("names with spaces or punctuation are kept and written quoted: "
+                     + ", ".join(repr(n) for n in quoted))
+    folded: dict[str, list[str]] = {}
+    for n in names:
+        folded.setdefault(re.sub(r"[^a-z0-9]+", "_", n.lower()).strip("_"), []).append(n)
+    for group in folded.values():
+        if len(group) > 1:
+            notes.append("names that differ only in case or punctuation (easy to confuse; consider "
+                         "renaming them in the source): " + ", ".join(repr(n) for n in group))
+    return notes

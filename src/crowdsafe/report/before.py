@@ -1,0 +1,71 @@
+"""The report's "before" distributions: DP histograms of the original data, charged to the ledger.
+
+The original table's distributions are exact facts about the data, so the report never shows
+them as they are. When the custodian asks (``crowdsafe report RELEASE --before DATA
+--before-epsilon E``), each published attribute's distribution is answered by a DP histogram
+query through :func:`crowdsafe.api.query`: the same machinery, checks and ledger as
+``crowdsafe query`` (a public domain per column, or δ > 0 for the thresholded histogram), each
+charged ε = E / (number of attributes) to the data's budget, so the whole costs E (sequential
+composition). Only the noisy cells reach the report, each figure labelled with its ε and δ;
+nothing custodian-only (clamps, rows outside the domain) is read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+from crowdsafe.errors import ParameterError
+from crowdsafe.report.content import BeforeDistribution, shown_values
+
+
+def _quoted(name: str) -> str:
+    """A column name as the query language reads it (backticks unless it is a plain name)."""
+    plain = name.replace("_", "a").replace("-", "a").replace(".", "a")
+    return name if plain.isalnum() and name[0].isalpha() else f"`{name}`"
+
+
+def noisy_values(answer: pl.DataFrame, name: str) -> tuple[tuple[str, float], ...]:
+    """The cells of a one-column noisy histogram as (value, noisy count) in report order."""
+    values = [("" if v is None else str(v), float(c))
+              for v, c in zip(answer.get_column(name).to_list(), answer.get_column("count").to_list())]
+    return tuple(shown_values(values))
+
+
+def before_distributions(data: Any, columns: Sequence[str], epsilon: float, *, delta: float = 0.0,
+                         schema: str | os.PathLike[str] | None = None, ledger: Any = "default",
+                         name: str | None = None, seed: int | None = None) -> list[BeforeDistribution]:
+    """One DP histogram per column of ``data`` (the table the release was published from),
+    ``epsilon`` split evenly between them, each charged to ``ledger`` under ``name``. Every query
+    is checked first (a column without a public domain needs ``delta`` > 0), so a refusal
+    charges nothing; each charge then goes through the ledger's own budget check."""
+    from crowdsafe import api
+
+    if not columns:
+        raise ParameterError("the release has no quasi-identifiers to show before-distributions of")
+    if not epsilon > 0:
+        raise ParameterError(f"the before-epsilon must be positive, got {epsilon:g}", parameter="before_epsilon")
+    from crowdsafe.mechanisms.queries import check_query
+    from crowdsafe.mechanisms.query_plan import QueryRequest
+
+    each = epsilon / len(columns)
+    texts = {column: f"histogram {_quoted(column)}" for column in columns}
+    dataset = api.load(data, schema=schema)
+    for text in texts.values():  # every query's refusals (a column without a public domain) before any charge
+        check_query(dataset, QueryRequest(text, epsilon=each, delta=delta))
+    result = []
+    for column, text in texts.items():
+        answer = api.query(data, text, epsilon=each, delta=delta, schema=schema, ledger=ledger, name=name,
+                           randomness=seed)
+        frame = answer.value
+        if not isinstance(frame, pl.DataFrame):  # a histogram answers with a table of cells
+            raise ParameterError(f"the histogram of {column} did not answer with cells")
+        result.append(BeforeDistribution(name=column, epsilon=answer.epsilon, delta=answer.delta,
+                                         values=noisy_values(frame, column)))
+    return result
+
+
+__all__ = ["before_distributions", "noisy_values"]

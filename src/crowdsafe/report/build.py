@@ -1,0 +1,114 @@
+"""Build the report of a written release from its two files: the table and its certificate.
+
+``publish`` and ``anonymize`` call :func:`write_report` right after the release is in place, and
+``crowdsafe report RELEASE`` calls the same function later: both read the same two files and
+nothing else, so they write the same bytes. That is the proof that the report uses nothing but
+the release and its certificate (the privacy boundary, docs/report.md). The report is written
+atomically (:func:`crowdsafe.files.write_text_atomic`) as ``<stem>.report.html`` beside the table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from crowdsafe.errors import InputError
+from crowdsafe.report.content import BeforeDistribution, report_content
+
+REPORT_SUFFIX = ".report.html"
+
+
+def report_path(table_path: str | os.PathLike[str]) -> Path:
+    """Where the report of the table at ``table_path`` goes (``r.csv`` -> ``r.report.html``)."""
+    path = Path(table_path)
+    return path.with_name(path.stem + REPORT_SUFFIX)
+
+
+def _read_table(path: Path) -> pl.DataFrame:
+    """The release's rows, every column as text (as the file holds them)."""
+    suffix = path.suffix.lower()
+    if path.is_dir():  # a Spark release: a folder of part files
+        parts = sorted(p for p in path.iterdir()
+                       if p.is_file() and p.stat().st_size > 0 and not p.name.startswith((".", "_")))
+        if not parts:
+            raise InputError(f"the release folder {path} holds no part files")
+        frames = [_read_table(p) for p in parts if p.suffix.lower() in (".csv", ".parquet", ".pq")]
+        return pl.concat(frames, how="vertical") if frames else pl.DataFrame()
+    if suffix == ".csv":
+        return pl.read_csv(path, infer_schema=False)
+    if suffix in (".parquet", ".pq"):
+        frame = pl.read_parquet(path)
+        return frame.select(pl.all().cast(pl.String))
+    raise InputError(f"cannot tell the format of the release {path}: expected a .csv or .parquet file")
+
+
+def read_release(table_path: str | os.PathLike[str]) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """The release's rows (formula escapes undone for a formula-safe CSV) and its certificate."""
+    from crowdsafe.anonymize.release import certificate_path
+    from crowdsafe.csv_safety import escaped_by, unescape_frame
+
+    path = Path(table_path)
+    if not path.exists():
+        raise InputError(f"no release at {path}")
+    beside = certificate_path(path)
+    if not beside.is_file():
+        raise InputError(f"the release {path} has no certificate beside it ({beside.name}): the report is built "
+                         "from both")
+    try:
+        certificate = json.loads(beside.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read the certificate {beside}: {exc}") from exc
+    if not isinstance(certificate, dict) or certificate.get("format") != "crowdsafe-certificate":
+        raise InputError(f"{beside} is not a crowdsafe certificate")
+    try:
+        frame = _read_table(path)
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        raise InputError(f"cannot read the release {path}: {exc}") from exc
+    if path.suffix.lower() == ".csv" and escaped_by(certificate.get("format_notes") or []):
+        frame = unescape_frame(frame)
+    return frame, certificate
+
+
+def build_report(table_path: str | os.PathLike[str], before: Sequence[BeforeDistribution] = ()) -> str:
+    """The report page of the release written at ``table_path`` (with its certificate beside it)."""
+    from crowdsafe.report.html import render_html
+
+    frame, certificate = read_release(table_path)
+    return render_html(report_content(frame, certificate, Path(table_path).name, before))
+
+
+def write_report(table_path: str | os.PathLike[str], out: str | os.PathLike[str] | None = None,
+                 before: Sequence[BeforeDistribution] = ()) -> Path:
+    """Build the report of the release at ``table_path`` and write it atomically to ``out``
+    (default: ``<stem>.report.html`` beside the table); return where it went."""
+    from crowdsafe.files import write_text_atomic
+
+    target = Path(out) if out is not None else report_path(table_path)
+    return write_text_atomic(target, build_report(table_path, before))
+
+
+def write_reports(tables: Sequence[str | os.PathLike[str]]) -> tuple[list[str], list[str]]:
+    """The reports of freshly written releases: (paths written, notes). A table that is not a
+    local path (e.g. ``s3a://``) gets a note instead; a report that cannot be built gets a note
+    naming the error and the command that rebuilds it (the release itself stands)."""
+    written: list[str] = []
+    notes: list[str] = []
+    for table in tables:
+        if "://" in str(table) or not Path(table).exists():
+            notes.append(f"no report was written for {table} (not a local path): copy the release and its "
+                         "certificate to a local folder and run `crowdsafe report` on it")
+            continue
+        try:
+            written.append(str(write_report(table)))
+        except Exception as exc:  # any failure: the release stands, and the note says how to rebuild the report
+            notes.append(f"the report of {table} could not be written ({exc}); rebuild it with "
+                         f"`crowdsafe report {table}`")
+    return written, notes
+
+
+__all__ = ["REPORT_SUFFIX", "build_report", "read_release", "report_path", "write_report", "write_reports"]

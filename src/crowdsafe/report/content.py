@@ -1,0 +1,319 @@
+"""What the release report says, computed from the release file and its certificate only.
+
+The report is public, like the release beside it, so it follows the privacy boundary
+(docs/privacy-boundary.md): every number in it is either (a) fixed before the data was read (the
+certificate's guarantee, theorem, assumptions and plan: k, β, ε1) or (b) computed from the
+published rows, a DP output (class sizes, distributions of published values, the scheme the
+exponential mechanism chose, utility and risk measured on the release), or (b) again: noisy
+answers of charged DP queries ("before" distributions, :mod:`crowdsafe.report.before`), each
+labelled with its ε. Nothing here reads the input table, the sample, the ledger or the custodian
+report: no input or sample size, suppression count, score, timing or fingerprint can reach it.
+:func:`report_content` takes the release's rows and the certificate's JSON and nothing else,
+and only the public fields of the certificate listed in :data:`PUBLIC_FIELDS` are read.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+#: The certificate fields the report reads (every one is class (a), or the chosen scheme, (b)).
+PUBLIC_FIELDS = ("guarantee", "epsilon", "delta", "theorem", "reason", "assumptions", "mechanisms", "neighbours",
+                 "parameters", "randomness", "accounting", "unfit_reasons", "fit_for_release", "components",
+                 "format_notes", "crowdsafe_version")
+
+#: The plan parameters the report shows, with their labels.
+PLAN_PARAMETERS = (("k", "k (smallest class published)"), ("beta", "β (sampling rate)"),
+                   ("epsilon1", "ε1 (spent choosing the scheme)"), ("epsilon_anon", "ε − ε1 (the anonymization)"),
+                   ("delta_target", "δ target"), ("algorithm", "algorithm"))
+
+#: Values shown per attribute before the rest are grouped as "other".
+TOP_VALUES = 20
+
+#: Class-size bands (as multiples of k) for the risk table.
+SIZE_BANDS = ((1, 2), (2, 5), (5, 10), (10, math.inf))
+
+_NUM = r"([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
+#: A published number, interval ``[a, b)`` or open end ``>=a`` (the forms hierarchies and Mondrian write).
+_NUMERIC_FORMS = (re.compile(rf"^\s*{_NUM}\s*$"), re.compile(rf"^\s*[\[(]\s*{_NUM}\s*[,;]\s*{_NUM}\s*[\])]\s*$"),
+                  re.compile(rf"^\s*(?:<=|>=|<|>)\s*{_NUM}\s*$"))
+
+
+@dataclass(frozen=True)
+class AttributeView:
+    """One published attribute: its level in the scheme and the distribution of its published
+    values (``values``: (value, rows) in display order, at most :data:`TOP_VALUES` and one
+    "other" entry)."""
+
+    name: str
+    level: int | None
+    level_name: str | None
+    distinct: int
+    star_share: float
+    values: tuple[tuple[str, int], ...]
+    examples: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class BeforeDistribution:
+    """A noisy histogram of one attribute of the original data: the answer of a charged DP
+    query (ε, δ), shown as "before" with its ε."""
+
+    name: str
+    epsilon: float
+    delta: float
+    values: tuple[tuple[str, float], ...]
+
+
+@dataclass(frozen=True)
+class ReportContent:
+    """Everything the report shows. ``class_sizes``: the size of every class of the release
+    (rows sharing one quasi-identifier tuple), sorted."""
+
+    title: str
+    rows: int
+    columns: tuple[str, ...]
+    quasi_identifiers: tuple[str, ...]
+    class_sizes: np.ndarray
+    k: int | None
+    certificate: dict[str, Any]
+    guarantee: tuple[str, ...]
+    fit_for_release: bool
+    unfit_reasons: tuple[str, ...]
+    assumptions: tuple[str, ...]
+    plan: tuple[tuple[str, str], ...]
+    mechanisms: tuple[tuple[str, str, str], ...]
+    attributes: tuple[AttributeView, ...]
+    utility: tuple[tuple[str, str, str], ...]
+    risk: tuple[tuple[str, str, str], ...]
+    before: tuple[BeforeDistribution, ...] = field(default=())
+
+
+def public_certificate(certificate: Mapping[str, Any]) -> dict[str, Any]:
+    """The certificate's public fields (:data:`PUBLIC_FIELDS`); the release id and anything
+    else are left out (the release id names the sample; the report has no use for it)."""
+    return {key: certificate[key] for key in PUBLIC_FIELDS if key in certificate}
+
+
+def _number(value: float | None, digits: int = 4) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.{digits}g}"
+
+
+def guarantee_words(certificate: Mapping[str, Any]) -> tuple[str, ...]:
+    """The guarantee in plain words, one paragraph per entry, from the certificate alone."""
+    kind = certificate.get("guarantee")
+    if kind == "none":
+        return (
+            f"This table carries NO formal privacy guarantee: {certificate.get('reason') or 'no reason given'}.",
+            "Its generalization was fitted to the data, so even though every class holds at least k records, "
+            "nothing bounds what the table reveals about a person, alone or combined with other releases "
+            "(composition attacks). Do not treat it as anonymous.",
+        )
+    epsilon, delta = certificate.get("epsilon"), certificate.get("delta")
+    factor = math.exp(epsilon) if isinstance(epsilon, (int, float)) and epsilon < 700 else math.inf
+    name = {"dps": "differential privacy under sampling", "dp": "differential privacy",
+            "d-gamma": "(d, γ)-privacy"}.get(str(kind), str(kind))
+    words = [
+        f"This table satisfies ({_number(epsilon)}, {_number(delta, 3)})-{name}, proven by "
+        f"{certificate.get('theorem') or 'the theorem named in the certificate'}.",
+        f"In plain words: adding or removing any one person's record in the original data changes the "
+        f"probability of every possible outcome (this table, and anything anyone computes from it) by at most a "
+        f"factor of e^ε = {_number(factor, 3)}, except with probability at most δ = {_number(delta, 3)}. "
+        "This holds whatever else an attacker knows.",
+    ]
+    if kind == "dps":
+        words.append("The guarantee rests on a secret random sample of the data: who was sampled is never "
+                     "published, and the sample is used for this release only.")
+    return tuple(words)
+
+
+def plan_rows(certificate: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The plan, fixed before the data was read (class (a)), and the scheme: its levels per
+    attribute are a DP output of the exponential mechanism, or fixed when the scheme was given."""
+    parameters = certificate.get("parameters") or {}
+    rows = [(label, _number(parameters[key]) if isinstance(parameters[key], (int, float)) else str(parameters[key]))
+            for key, label in PLAN_PARAMETERS if key in parameters and parameters[key] is not None]
+    selection = parameters.get("selection") or {}
+    if selection.get("objective"):
+        rows.append(("scheme chosen by", f"the exponential mechanism (objective: {selection['objective']}), "
+                                         f"among {selection.get('candidates', '?'):,} candidate schemes"
+                     if isinstance(selection.get("candidates"), int) else "the exponential mechanism"))
+    elif "scheme" in parameters and certificate.get("guarantee") != "none":
+        rows.append(("scheme chosen by", "fixed in advance (strongly safe: no data was used to choose it)"))
+    rows.append(("neighbouring tables", str(certificate.get("neighbours", "add-remove"))))
+    rows.append(("randomness", str((certificate.get("randomness") or {}).get("source", "none"))))
+    ledger = (certificate.get("accounting") or {}).get("ledger")
+    if ledger is not None:
+        rows.append(("budget ledger", "recorded" if ledger else "none"))
+    rows.append(("crowdsafe version", str(certificate.get("crowdsafe_version", "?"))))
+    return tuple(rows)
+
+
+def _mechanism_rows(certificate: Mapping[str, Any]) -> tuple[tuple[str, str, str], ...]:
+    rows = []
+    for mechanism in certificate.get("mechanisms") or ():
+        parameters = ", ".join(f"{k} = {_number(v) if isinstance(v, float) else v}"
+                               for k, v in sorted((mechanism.get("parameters") or {}).items()))
+        rows.append((str(mechanism.get("step", "")), str(mechanism.get("name", "")), parameters))
+    return tuple(rows)
+
+
+def numeric_ends(value: str) -> tuple[float, float] | None:
+    """(low, high) of a published number, interval or open end; None for any other value."""
+    for form in _NUMERIC_FORMS:
+        match = form.match(value)
+        if match:
+            ends = [float(g) for g in match.groups()]
+            return ends[0], ends[-1]
+    return None
+
+
+def _sort_key(value: str) -> tuple[int, float, str]:
+    """Published values in a natural order: numbers and intervals by their lower end, '*' last."""
+    if value == "*":
+        return (2, 0.0, value)
+    ends = numeric_ends(value)
+    if ends is not None:
+        return (0, ends[0], value)
+    return (1, 0.0, value)
+
+
+def _binned(values: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
+    """Many numeric values or intervals: counts in :data:`TOP_VALUES` equal bins of their
+    midpoints (labelled "a – b"), '*' kept apart."""
+    stars = [(v, c) for v, c in values if v == "*"]
+    points = np.array([sum(numeric_ends(v) or (0.0, 0.0)) / 2 for v, _ in values if v != "*"])
+    counts = np.array([c for v, c in values if v != "*"], dtype=np.float64)
+    edges = np.linspace(points.min(), points.max(), TOP_VALUES + 1)
+    totals, _ = np.histogram(points, bins=edges, weights=counts)
+    binned = [(f"{_number(float(a), 4)} – {_number(float(b), 4)}", float(t))
+              for a, b, t in zip(edges[:-1], edges[1:], totals)]
+    return binned + stars
+
+
+def shown_values(values: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
+    """At most :data:`TOP_VALUES` (value, count) pairs, the largest, then one "other" entry for the
+    rest; numbers and intervals in their order, other values by count (ties by value, so the
+    order does not depend on the order of the rows)."""
+    ordered = sorted(values, key=lambda item: (-item[1], item[0]))
+    numeric = all(v == "*" or numeric_ends(v) is not None for v, _ in ordered)
+    if numeric and len(ordered) > TOP_VALUES + 1 and any(v != "*" for v, _ in ordered):
+        return _binned(ordered)
+    top, rest = ordered[:TOP_VALUES], ordered[TOP_VALUES:]
+    if all(_sort_key(v)[0] != 1 for v, _ in top):  # numbers or intervals: in their order
+        top.sort(key=lambda item: _sort_key(item[0]))
+    if rest:
+        top.append((f"other ({len(rest)} values)", sum(c for _, c in rest)))
+    return top
+
+
+def attribute_view(frame: pl.DataFrame, name: str, parameters: Mapping[str, Any]) -> AttributeView:
+    """The published distribution of ``name`` and its level in the scheme."""
+    counts = frame.get_column(name).fill_null("").value_counts(sort=True, name="rows")
+    values = [(str(v), int(c)) for v, c in zip(counts.get_column(name).to_list(), counts.get_column("rows").to_list())]
+    values.sort(key=lambda item: (-item[1], item[0]))
+    shown = [(v, int(c)) for v, c in shown_values(values)]
+    stars = sum(c for v, c in values if v == "*")
+    scheme = parameters.get("scheme") or {}
+    level_names = parameters.get("scheme_level_names") or {}
+    examples = tuple(v for v, _ in values[:3])
+    return AttributeView(name=name, level=scheme.get(name), level_name=level_names.get(name), distinct=len(values),
+                         star_share=stars / frame.height if frame.height else 0.0, values=tuple(shown),
+                         examples=examples)
+
+
+def class_sizes_of(frame: pl.DataFrame, quasi_identifiers: Sequence[str]) -> np.ndarray:
+    """The size of every class (rows with one quasi-identifier tuple), sorted ascending."""
+    if frame.height == 0 or not quasi_identifiers:
+        return np.zeros(0, dtype=np.int64)
+    sizes = frame.group_by(list(quasi_identifiers)).len().get_column("len").to_numpy()
+    return np.sort(sizes.astype(np.int64))
+
+
+def utility_rows(frame: pl.DataFrame, sizes: np.ndarray, attributes: Sequence[AttributeView], k: int | None
+                 ) -> tuple[tuple[str, str, str], ...]:
+    """Utility measured on the release alone (no comparison with the input, which is custodian-only)."""
+    cells = frame.height * len(attributes)
+    stars = sum(a.star_share * frame.height for a in attributes)
+    generalized = sum(frame.height for a in attributes if a.level)
+    rows = [
+        ("records published", f"{frame.height:,}", "rows of the release"),
+        ("classes", f"{len(sizes):,}", "distinct quasi-identifier tuples in the release"),
+        ("average class size", _number(float(sizes.mean()) if len(sizes) else None),
+         "records per class: larger means coarser"),
+    ]
+    if k and len(sizes):
+        rows.append(("normalized average class size (C_avg)", _number(float(sizes.mean()) / k),
+                     "average class size / k: 1 is the finest k allows"))
+    rows.append(("discernibility of the release", f"{int(np.sum(sizes.astype(np.float64) ** 2)):,}",
+                 "sum of squared class sizes over the published records"))
+    if cells:
+        rows.append(("cells shown as '*'", f"{stars / cells:.1%}", "quasi-identifier cells fully suppressed"))
+        if any(a.level is not None for a in attributes):
+            rows.append(("cells generalized", f"{generalized / cells:.1%}",
+                         "quasi-identifier cells above the finest level of their hierarchy"))
+    return tuple(rows)
+
+
+def risk_rows(sizes: np.ndarray, k: int | None, certificate: Mapping[str, Any]) -> tuple[tuple[str, str, str], ...]:
+    """Re-identification risk read from the release alone, and the DP bound in words."""
+    total = int(sizes.sum())
+    rows: list[tuple[str, str, str]] = []
+    if len(sizes):
+        smallest = int(sizes[0])
+        rows.append(("smallest class", f"{smallest:,}", "no published tuple is shared by fewer records"))
+        rows.append(("highest linkage risk", f"{1 / smallest:.2%}",
+                     "1 / smallest class: the chance of picking the right record within a class"))
+        rows.append(("average linkage risk", f"{len(sizes) / total:.2%}", "classes / records"))
+        if k:
+            for low, high in SIZE_BANDS:
+                inside = (sizes >= low * k) & (sizes < high * k)
+                band = f"{low * k:,}+" if math.isinf(high) else f"{low * k:,} – {int(high * k) - 1:,}"
+                rows.append((f"records in classes of {band}", f"{int(sizes[inside].sum()) / total:.1%}",
+                             f"{int(inside.sum()):,} classes"))
+    if certificate.get("guarantee") == "none":
+        rows.append(("differential privacy", "none", "class sizes are the only protection, and they do not "
+                                                   "compose: an attacker with two releases can do better"))
+    else:
+        epsilon = certificate.get("epsilon")
+        rows.append(("differential privacy", f"ε = {_number(epsilon)}, δ = {_number(certificate.get('delta'), 3)}",
+                     "whatever an attacker knows, this table changes their odds about any one person by at most "
+                     "a factor e^ε (except with probability δ); it also bounds what several releases reveal "
+                     "together (their ε add up)"))
+    return tuple(rows)
+
+
+def report_content(frame: pl.DataFrame, certificate: Mapping[str, Any], title: str,
+                   before: Sequence[BeforeDistribution] = ()) -> ReportContent:
+    """The report of the release ``frame`` (every column as text, as read from the file)
+    carrying ``certificate`` (its JSON, as a dict). ``title``: the release's file name.
+    ``before``: noisy histograms of the original data from charged DP queries."""
+    public = public_certificate(certificate)
+    parameters = public.get("parameters") or {}
+    named = [c for c in parameters.get("quasi_identifiers") or () if c in frame.columns]
+    quasi_identifiers = tuple(named) if named else tuple(frame.columns)
+    k = parameters.get("k") if isinstance(parameters.get("k"), int) else None
+    sizes = class_sizes_of(frame, quasi_identifiers)
+    attributes = tuple(attribute_view(frame, c, parameters) for c in quasi_identifiers)
+    unfit = tuple(str(r) for r in public.get("unfit_reasons") or ())
+    return ReportContent(
+        title=title, rows=frame.height, columns=tuple(frame.columns), quasi_identifiers=quasi_identifiers,
+        class_sizes=sizes, k=k, certificate=public, guarantee=guarantee_words(public),
+        fit_for_release=bool(public.get("fit_for_release")) and not unfit, unfit_reasons=unfit,
+        assumptions=tuple(str(a) for a in public.get("assumptions") or ()), plan=plan_rows(public),
+        mechanisms=_mechanism_rows(public), attributes=attributes,
+        utility=utility_rows(frame, sizes, attributes, k), risk=risk_rows(sizes, k, public), before=tuple(before),
+    )
+
+
+__all__ = ["AttributeView", "BeforeDistribution", "PUBLIC_FIELDS", "ReportContent", "attribute_view",
+           "class_sizes_of", "guarantee_words", "plan_rows", "public_certificate", "report_content", "risk_rows",
+           "shown_values", "utility_rows"]

@@ -1,0 +1,150 @@
+"""The report page: one self-contained HTML file (inline CSS and SVG, no script, no external
+resource), rendered from a :class:`~crowdsafe.report.content.ReportContent`.
+
+The page holds no generated-at time, path or host name: the same release and certificate give
+the same bytes, whoever builds it and when (docs/report.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from html import escape
+
+from crowdsafe.report.content import ReportContent
+
+STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; color: #1a202c;
+       background: #f7fafc; line-height: 1.45; }
+main { max-width: 60rem; margin: 0 auto; padding: 1.5rem; background: #fff; }
+h1 { font-size: 1.6rem; margin: 0 0 .3rem; } h2 { font-size: 1.2rem; margin-top: 2rem;
+     border-bottom: 1px solid #e2e8f0; padding-bottom: .2rem; }
+.verdict { padding: .8rem 1rem; border-radius: .4rem; margin: 1rem 0; }
+.fit { background: #f0fff4; border: 1px solid #68d391; } .unfit { background: #fff5f5; border: 1px solid #fc8181; }
+table { border-collapse: collapse; margin: .5rem 0; } th, td { text-align: left; padding: .25rem .7rem;
+     border-bottom: 1px solid #edf2f7; vertical-align: top; } th { background: #f7fafc; }
+td.number { text-align: right; font-variant-numeric: tabular-nums; }
+figure { margin: 1rem 0; } figure svg { max-width: 100%; height: auto; }
+figcaption, .note { color: #4a5568; font-size: .9rem; }
+code { background: #edf2f7; padding: 0 .2rem; border-radius: .2rem; }
+"""
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequence[int] = ()) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = []
+    for row in rows:
+        cells = "".join(f'<td class="number">{escape(c)}</td>' if i in numeric else f"<td>{escape(c)}</td>"
+                        for i, c in enumerate(row))
+        body.append(f"<tr>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _paragraphs(texts: Iterable[str]) -> str:
+    return "".join(f"<p>{escape(t)}</p>" for t in texts)
+
+
+def _guarantee(content: ReportContent) -> str:
+    if content.fit_for_release:
+        verdict = '<div class="verdict fit"><strong>Fit for release.</strong></div>'
+    else:
+        reasons = "".join(f"<li>{escape(r)}</li>" for r in content.unfit_reasons)
+        verdict = f'<div class="verdict unfit"><strong>NOT fit for release:</strong><ul>{reasons}</ul></div>'
+    assumptions = ""
+    if content.assumptions:
+        items = "".join(f"<li>{escape(a)}</li>" for a in content.assumptions)
+        assumptions = f"<p>The guarantee holds under these assumptions:</p><ul>{items}</ul>"
+    return (f'<section id="guarantee"><h2>The guarantee</h2>{verdict}{_paragraphs(content.guarantee)}'
+            f"{assumptions}</section>")
+
+
+def _plan(content: ReportContent) -> str:
+    steps = ""
+    if content.mechanisms:
+        steps = "<p>What ran, step by step:</p>" + _table(("step", "mechanism", "parameters"), content.mechanisms)
+    intro = ("Fixed before the data was read, except the scheme when the exponential mechanism chose it (a "
+             "differentially private choice)." if content.certificate.get("guarantee") != "none" else
+             "The algorithm's parameters; its generalization was fitted to the data (no formal guarantee).")
+    return (f'<section id="plan"><h2>The plan</h2><p class="note">{escape(intro)}</p>'
+            f"{_table(('parameter', 'value'), content.plan)}{steps}</section>")
+
+
+def _generalized(content: ReportContent) -> str:
+    rows = []
+    for view in content.attributes:
+        level = "—" if view.level is None else str(view.level)
+        rows.append((view.name, level, view.level_name or "—", f"{view.distinct:,}", f"{view.star_share:.1%}",
+                     ", ".join(view.examples)))
+    k = f"{content.k:,}" if content.k else "k"
+    suppressed = (f"Records whose generalized tuple would be shared by fewer than {k} records were suppressed: by "
+                  "construction no such class appears in the release. How many records were sampled or suppressed "
+                  "is a fact about the original data, not covered by the guarantee, so this report does not show it.")
+    header = ("attribute", "level", "level name", "distinct values", "shown as *", "examples")
+    return ('<section id="generalized"><h2>What was generalized and suppressed</h2>'
+            f"{_table(header, rows, (1, 3, 4))}"
+            f"<p>{escape(suppressed)}</p></section>")
+
+
+def _class_sizes(content: ReportContent) -> str:
+    from crowdsafe.report.plots import class_size_svg
+
+    return ('<section id="class-sizes"><h2>Class sizes</h2>'
+            f'<figure class="plot" id="plot-class-sizes">{class_size_svg(content.class_sizes, content.k)}'
+            "<figcaption>Each class is a set of published records sharing one quasi-identifier tuple; "
+            "counted on the release.</figcaption></figure></section>")
+
+
+def _distributions(content: ReportContent) -> str:
+    from crowdsafe.report.plots import distribution_svg
+
+    before = {b.name: b for b in content.before}
+    figures = []
+    for i, view in enumerate(content.attributes):
+        noisy = before.get(view.name)
+        svg = distribution_svg(view.name, view.values, noisy.values if noisy else None,
+                               noisy.epsilon if noisy else None)
+        caption = "Published values, counted on the release."
+        if noisy:
+            caption += (f" Original values: a noisy DP histogram (ε = {noisy.epsilon:g}, δ = {noisy.delta:g}), "
+                        "charged to the ledger; noise may make small bars wrong or empty.")
+        figures.append(f'<figure class="plot distribution" id="plot-distribution-{i}">{svg}'
+                       f"<figcaption>{escape(caption)}</figcaption></figure>")
+    if content.before:
+        how = "<p class=\"note\">Before: DP answers on the original data, each labelled with its ε.</p>"
+    else:
+        how = ('<p class="note">Only the published ("after") distributions are shown. The original data\'s '
+               "distributions are not public; to add noisy, differentially private ones, charged to the data's "
+               "budget, rebuild this report with <code>crowdsafe report RELEASE --before DATA --before-epsilon E"
+               "</code>.</p>")
+    return f'<section id="distributions"><h2>Distributions</h2>{how}{"".join(figures)}</section>'
+
+
+def _metrics(section: str, title: str, rows: Sequence[tuple[str, str, str]], intro: str) -> str:
+    return (f'<section id="{section}"><h2>{escape(title)}</h2><p class="note">{escape(intro)}</p>'
+            f"{_table(('measure', 'value', 'meaning'), rows, (1,))}</section>")
+
+
+def _sources() -> str:
+    return ('<section id="sources"><h2>Where these numbers come from</h2><p>Everything on this page is computed '
+            "from the published table and the public fields of its certificate, or is a labelled differentially "
+            "private answer: nothing here reads the original data, the sample or the custodian's records. The page "
+            "can be rebuilt with <code>crowdsafe report RELEASE</code>, which gives the same file.</p></section>")
+
+
+def render_html(content: ReportContent) -> str:
+    """The complete page."""
+    title = f"Release report: {content.title}"
+    subtitle = (f"{content.rows:,} records, {len(content.columns):,} columns "
+                f"({len(content.quasi_identifiers):,} quasi-identifiers)")
+    body = "".join((
+        f"<header><h1>{escape(title)}</h1><p class=\"note\">{escape(subtitle)}</p></header>",
+        _guarantee(content), _plan(content), _generalized(content), _class_sizes(content), _distributions(content),
+        _metrics("utility", "Utility", content.utility, "Measured on the release alone."),
+        _metrics("risk", "Risk", content.risk, "Read from the release alone, and the bound the guarantee gives."),
+        _sources(),
+    ))
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>{escape(title)}</title><style>{STYLE}</style></head><body><main>{body}</main></body></html>\n")
+
+
+__all__ = ["render_html"]

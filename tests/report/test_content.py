@@ -1,0 +1,130 @@
+"""The report's content on a small hand-made release: every number from the rows and the
+certificate's public fields."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from crowdsafe.report.content import (
+    PUBLIC_FIELDS,
+    TOP_VALUES,
+    numeric_ends,
+    public_certificate,
+    report_content,
+    shown_values,
+)
+from crowdsafe.report.html import render_html
+
+FRAME = pl.DataFrame({
+    "age": ["[0, 40)"] * 5 + [">=40"] * 3 + ["[0, 40)"] * 4,
+    "sex": ["Female"] * 5 + ["Male"] * 3 + ["Male"] * 4,
+    "zip": ["*"] * 12,
+})
+
+DPS = {
+    "format": "crowdsafe-certificate", "guarantee": "dps", "epsilon": 1.0, "delta": 1e-6,
+    "theorem": "Li, Qardaji, Su 2012, Theorem 6", "reason": None,
+    "assumptions": ["the Bernoulli sample is drawn from a secret random source and is never disclosed"],
+    "mechanisms": [{"step": "sample", "name": "Bernoulli sampling", "parameters": {"beta": 0.37}}],
+    "neighbours": "add-remove",
+    "parameters": {"k": 3, "beta": 0.37, "epsilon1": 0.19, "quasi_identifiers": ["age", "sex", "zip"],
+                   "scheme": {"age": 4, "sex": 0, "zip": 2}, "scheme_level_names": {"age": "level 4", "sex": "value",
+                                                                                   "zip": "*"},
+                   "selection": {"objective": "retained", "candidates": 36}},
+    "randomness": {"source": "ChaCha20, OS entropy", "seeded": False, "fit_for_release": True},
+    "accounting": {"ledger": True}, "unfit_reasons": [], "fit_for_release": True,
+    "sample": {"rate": 0.37, "release_id": "ab" * 16}, "crowdsafe_version": "0.1.0",
+}
+CLASSIC = {
+    "format": "crowdsafe-certificate", "guarantee": "none", "epsilon": None, "delta": None, "theorem": None,
+    "reason": "data-dependent recoding (Mondrian)", "assumptions": [], "mechanisms": [],
+    "parameters": {"algorithm": "mondrian", "k": 3, "quasi_identifiers": ["age", "sex"]},
+    "randomness": None, "accounting": None,
+    "unfit_reasons": ["no formal guarantee: nothing bounds what the release reveals"], "fit_for_release": False,
+}
+
+
+def test_class_sizes_utility_and_risk_come_from_the_rows():
+    content = report_content(FRAME, DPS, "r.csv")
+    assert content.class_sizes.tolist() == [3, 4, 5]  # (>=40, Male), ([0,40), Male), ([0,40), Female)
+    assert content.k == 3 and content.rows == 12
+    utility = {label: value for label, value, _ in content.utility}
+    assert utility["classes"] == "3" and utility["average class size"] == "4"
+    assert utility["discernibility of the release"] == f"{9 + 16 + 25}"
+    assert utility["cells shown as '*'"] == "33.3%"  # the zip column
+    assert utility["cells generalized"] == "66.7%"  # age and zip above level 0
+    risk = {label: value for label, value, _ in content.risk}
+    assert risk["smallest class"] == "3" and risk["highest linkage risk"] == "33.33%"
+    assert risk["records in classes of 3 – 5"] == "100.0%"
+    assert "ε = 1" in risk["differential privacy"]
+
+
+def test_attributes_show_levels_and_published_values():
+    content = report_content(FRAME, DPS, "r.csv")
+    age, sex, zip_ = content.attributes
+    assert (age.level, age.level_name, age.distinct) == (4, "level 4", 2)
+    assert age.values == (("[0, 40)", 9), (">=40", 3))  # intervals in their order
+    assert sex.values == (("Male", 7), ("Female", 5))
+    assert zip_.star_share == 1.0 and zip_.values == (("*", 12),)
+
+
+def test_the_guarantee_in_plain_words():
+    content = report_content(FRAME, DPS, "r.csv")
+    text = " ".join(content.guarantee)
+    assert "(1, 1e-06)-differential privacy under sampling" in text and "Theorem 6" in text
+    assert "e^ε = 2.72" in text and content.fit_for_release
+    plan = dict(content.plan)
+    assert plan["k (smallest class published)"] == "3" and plan["β (sampling rate)"] == "0.37"
+    assert "exponential mechanism" in plan["scheme chosen by"]
+
+
+def test_a_seeded_run_is_not_fit_for_release():
+    seeded = {**DPS, "randomness": {"source": "ChaCha20, seeded", "seeded": True, "fit_for_release": False},
+              "fit_for_release": False,
+              "unfit_reasons": ["seeded randomness: reproducible, so whoever knows the seed knows the sample"]}
+    content = report_content(FRAME, seeded, "r.csv")
+    assert not content.fit_for_release and "seeded randomness" in content.unfit_reasons[0]
+
+
+def test_a_classic_release_says_no_formal_guarantee_with_the_reason():
+    content = report_content(FRAME, CLASSIC, "a.csv")
+    assert "NO formal privacy guarantee: data-dependent recoding (Mondrian)" in content.guarantee[0]
+    assert not content.fit_for_release
+    assert content.quasi_identifiers == ("age", "sex")  # from the certificate, not every column
+    assert dict((label, value) for label, value, _ in content.risk)["differential privacy"] == "none"
+
+
+def test_only_public_certificate_fields_are_read():
+    leaky = {**DPS, "custodian_only": {"input_rows": 123456}, "fingerprint": "f" * 64}
+    public = public_certificate(leaky)
+    assert set(public) <= set(PUBLIC_FIELDS)
+    assert "sample" not in public  # the release id is not shown
+    content = report_content(FRAME, leaky, "r.csv")
+    assert "custodian_only" not in content.certificate and "fingerprint" not in content.certificate
+    page = render_html(content)
+    assert page == render_html(report_content(FRAME, DPS, "r.csv"))
+    assert "123456" not in page and "ab" * 16 not in page
+
+
+def test_many_values_are_grouped():
+    values = [(f"v{i:02d}", 100 - i) for i in range(30)]
+    shown = shown_values(values)
+    assert len(shown) == TOP_VALUES + 1 and shown[-1] == ("other (10 values)", sum(100 - i for i in range(20, 30)))
+    numbers = [(str(i), 1) for i in range(50)] + [("*", 5)]
+    binned = shown_values(numbers)
+    assert len(binned) == TOP_VALUES + 1 and binned[-1] == ("*", 5)
+    assert sum(c for _, c in binned) == 55
+
+
+@pytest.mark.parametrize(("value", "ends"), [("[0, 40)", (0.0, 40.0)), (">=40", (40.0, 40.0)), ("17", (17.0, 17.0)),
+                                             ("[38, 44]", (38.0, 44.0)), ("12th", None), ("*", None)])
+def test_numeric_forms(value, ends):
+    assert numeric_ends(value) == ends
+
+
+def test_an_empty_release():
+    content = report_content(FRAME.head(0), DPS, "r.csv")
+    assert content.class_sizes.size == 0 and isinstance(content.class_sizes, np.ndarray)
+    assert content.rows == 0

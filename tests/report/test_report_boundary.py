@@ -1,0 +1,117 @@
+"""The report is public: its non-DP parts do not move between neighbouring tables, and it holds
+no fingerprint, sample size or other custodian-only fact (docs/privacy-boundary.md).
+
+Neighbours as in tests/privacy_boundary: the small table D and D minus one row (the first row,
+and a row whose quasi-identifier tuple is unique), published with the same seed and a fresh
+ledger each. The guarantee, the plan and the closing section are fixed before the data is read,
+so they must be identical; the rest (class sizes, distributions, utility, risk) is computed from
+the release, a DP output. The whole page is then searched for every custodian-only value of the
+run (input rows, sample rows, suppressed rows, expected sample size, nodes scored, suppression
+rate, NCP) and for the ledger's keyed identity and any 32+ hex run.
+"""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+import pytest
+
+from conftest import QI, publish_small, small_table
+
+FIXED_SECTIONS = ("guarantee", "plan", "sources")
+HEX_RUN = re.compile(r"[0-9a-fA-F]{32,}")
+
+
+def section(page: str, name: str) -> str:
+    match = re.search(rf'<section id="{name}">.*?</section>', page, re.DOTALL)
+    assert match, f"the report has no {name} section"
+    return match.group(0)
+
+
+def visible_text(page: str) -> str:
+    """What a reader sees: the page without tags and attributes (SVG labels included)."""
+    return re.sub(r"<[^>]+>", " ", re.sub(r"<style>.*?</style>", " ", page, flags=re.DOTALL))
+
+
+def number_forms(value: float) -> set[str]:
+    if float(value).is_integer():
+        n = int(value)
+        return {str(n), f"{n:,}"}
+    forms = {f"{value:.3g}", f"{value:.4g}"}
+    if value < 1:  # a rate: as a share
+        forms |= {f"{value:.1%}", f"{value:.2%}"}
+    if value >= 100:  # an expected count: rounded
+        forms |= {f"{value:,.0f}", f"{value:,.1f}", f"{value:.0f}"}
+    return forms
+
+
+def custodian_values(facts: dict) -> dict[str, float]:
+    values = {"input_rows": facts["input_rows"], "expected_sample_rows": facts["expected_sample_rows"]}
+    for release in facts["releases"]:
+        values["sample_rows"] = release["sample_rows"]
+        values["suppressed_rows"] = release["suppressed_rows"]
+        values["suppression_rate"] = release["suppression_rate"]
+        values["nodes_scored"] = release["nodes_scored"]
+        values["ncp"] = release["utility"]["ncp"]
+    return values
+
+
+def unique_row(frame: pl.DataFrame) -> int:
+    indexed = frame.with_row_index("_row")
+    sizes = indexed.group_by(QI).agg(pl.col("_row").min().alias("first"), pl.len().alias("size"))
+    return int(sizes.filter((pl.col("size") == 1) & (pl.col("first") > 0)).sort("first")["first"][0])
+
+
+def run(directory, frame):
+    ledger = directory / "ledger.sqlite3"
+    publication = publish_small(directory, frame, ledger=str(ledger), budget=(10.0, 1e-5))
+    page = (directory / "out" / "r.report.html").read_text(encoding="utf-8")
+    return page, publication.custodian_report()
+
+
+@pytest.mark.parametrize("removed", ["first", "unique-qi"])
+def test_the_report_on_neighbouring_tables(removed, tmp_path):
+    table = small_table()
+    row = 0 if removed == "first" else unique_row(table)
+    neighbour = pl.concat([table.head(row), table.slice(row + 1)])
+    page, facts = run(tmp_path / "D", table)
+    page_minus, facts_minus = run(tmp_path / "D-1", neighbour)
+    assert facts["input_rows"] == facts_minus["input_rows"] + 1
+    for name in FIXED_SECTIONS:
+        assert section(page, name) == section(page_minus, name), f"the {name} section depends on the data"
+    for text, custodian in ((page, facts), (page_minus, facts_minus)):
+        assert HEX_RUN.search(text) is None, "the report holds a digest-like hex run"
+        assert custodian["ledger"]["dataset_identity"] not in text
+        seen = visible_text(text)
+        for name, value in custodian_values(custodian).items():
+            if value in (0, 1) or (float(value).is_integer() and value < 100):
+                continue  # a small count or an empty rate may equal a published number by chance
+            for form in number_forms(value):
+                assert re.search(rf"(?<![\d.,]){re.escape(form)}(?![\d.,]|\d)", seen) is None, \
+                    f"the report shows the custodian-only {name} ({form})"
+        for word in ("custodian_only", "fingerprint", "sample_rows", "input_rows", "suppression_rate"):
+            assert word not in text
+
+
+def test_before_distributions_are_dp_answers_charged_to_the_ledger(tmp_path):
+    from crowdsafe.cli import main
+    from crowdsafe.privacy.ledger import Ledger
+
+    ledger = tmp_path / "ledger.sqlite3"
+    publish_small(tmp_path, small_table(), ledger=str(ledger), budget=(10.0, 1e-5))
+    release = tmp_path / "out" / "r.csv"
+    written = release.with_name("r.report.html").read_bytes()
+    args = ["report", str(release), "--before", str(tmp_path / "data.parquet"), "--schema",
+            str(tmp_path / "schema.toml"), "--ledger", str(ledger), "--seed", "1", "--out", str(tmp_path / "b.html")]
+    assert main([*args, "--before-epsilon", "0.6"]) == 2  # age has no public domain with δ = 0: refused
+    with Ledger(ledger) as book:
+        before_refusal = len(book.entries())
+    assert before_refusal == 1  # only the publication: the refusal charged nothing
+    assert main([*args, "--before-epsilon", "0.6", "--before-delta", "1e-7"]) == 0
+    page = (tmp_path / "b.html").read_text(encoding="utf-8")
+    assert page.count("original, noisy (ε = 0.1)") == len(QI)
+    assert "a noisy DP histogram (ε = 0.1, δ = 1e-07)" in page
+    with Ledger(ledger) as book:
+        assert len(book.entries()) == 1 + len(QI)
+    assert release.with_name("r.report.html").read_bytes() == written  # the published report is untouched

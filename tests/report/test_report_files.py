@@ -1,0 +1,111 @@
+"""The report beside every release: written by publish and anonymize, rebuilt byte for byte by
+``crowdsafe report``, self-contained (no external resource)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import publish_small, small_table
+from crowdsafe import api
+from crowdsafe.cli import main
+from crowdsafe.errors import InputError
+from crowdsafe.report import build_report, report_path
+
+EXTERNAL = (
+    re.compile(r"""\b(?:src|href|xlink:href|action|poster|data)\s*=\s*["']?\s*(?:https?:)?//""", re.IGNORECASE),
+    re.compile(r"<script\b[^>]*\bsrc\s*=", re.IGNORECASE),
+    re.compile(r"<link\b[^>]*\brel\s*=\s*[\"']?stylesheet", re.IGNORECASE),
+    re.compile(r"url\(\s*[\"']?\s*(?:https?:)?//", re.IGNORECASE),
+    re.compile(r"@import", re.IGNORECASE),
+)
+
+
+def external_resources(page: str) -> list[str]:
+    return [m.group(0) for pattern in EXTERNAL for m in pattern.finditer(page)]
+
+
+def test_publish_writes_the_report_beside_the_release(published):
+    report = report_path(published)
+    assert report == published.with_name("r.report.html") and report.is_file()
+    page = report.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and 'id="plot-class-sizes"' in page and 'id="plot-distribution-0"' in page
+    assert "NOT fit for release" in page  # seeded, no ledger
+
+
+def test_the_report_is_rebuilt_byte_for_byte(published, tmp_path):
+    """Rebuilt later from the two files only (copied elsewhere, nothing else beside them)."""
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    shutil.copy(published, copy / "r.csv")
+    shutil.copy(published.with_name("r.certificate.json"), copy / "r.certificate.json")
+    assert main(["report", str(copy / "r.csv")]) == 0
+    assert (copy / "r.report.html").read_bytes() == report_path(published).read_bytes()
+    assert main(["report", str(copy / "r.csv"), "--out", str(tmp_path / "again.html")]) == 0
+    assert (tmp_path / "again.html").read_bytes() == report_path(published).read_bytes()
+
+
+def test_the_report_has_no_external_resource(published):
+    page = report_path(published).read_text(encoding="utf-8")
+    assert external_resources(page) == []
+    assert "<script" not in page.lower()
+    assert external_resources('<img src="https://x.org/a.png">') and external_resources('<script src="a.js">')
+
+
+def test_no_report_skips_it(tmp_path):
+    publication = publish_small(tmp_path, small_table(800), report=False)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["r.certificate.json", "r.csv"]
+    assert "reports" not in publication.written
+
+
+def test_the_cli_prints_where_the_report_went(tmp_path, capsys):
+    from conftest import write_inputs
+
+    data, schema = write_inputs(tmp_path, small_table(800))
+    out = tmp_path / "out" / "r.parquet"
+    assert main(["publish", str(data), "--schema", str(schema), "--seed", "3", "--no-ledger", "--force",
+                 "--out", str(out)]) == 0
+    assert f"{tmp_path / 'out' / 'r.report.html'} (report" in capsys.readouterr().out
+    page = (tmp_path / "out" / "r.report.html").read_text(encoding="utf-8")
+    assert "Release report: r.parquet" in page
+    assert main(["publish", str(data), "--schema", str(schema), "--seed", "3", "--no-ledger", "--force", "--no-report",
+                 "--out", str(tmp_path / "o2" / "r.csv")]) == 0
+    assert not (tmp_path / "o2" / "r.report.html").exists()
+
+
+def test_several_releases_each_get_a_report(tmp_path):
+    publication = publish_small(tmp_path, small_table(1500), releases=2)
+    assert publication.written["reports"] == [str(tmp_path / "out" / "r-1.report.html"),
+                                              str(tmp_path / "out" / "r-2.report.html")]
+
+
+def test_anonymize_writes_a_report_saying_no_formal_guarantee(tmp_path):
+    api.anonymize(small_table(600), algorithm="mondrian", k=5, out=tmp_path / "a.csv")
+    page = (tmp_path / "a.report.html").read_text(encoding="utf-8")
+    assert "NO formal privacy guarantee: data-dependent recoding (Mondrian)" in page
+    assert page == build_report(tmp_path / "a.csv")
+    api.anonymize(small_table(600), algorithm="mondrian", k=5, out=tmp_path / "b.csv", report=False)
+    assert not (tmp_path / "b.report.html").exists()
+
+
+def test_report_refuses_a_release_without_its_certificate(tmp_path, capsys):
+    (tmp_path / "x.csv").write_text("a\n1\n", encoding="utf-8")
+    with pytest.raises(InputError, match="no certificate beside it"):
+        build_report(tmp_path / "x.csv")
+    assert main(["report", str(tmp_path / "x.csv")]) == 2
+    assert "no certificate beside it" in capsys.readouterr().err
+    assert main(["report", str(tmp_path / "missing.csv")]) == 2
+    assert main(["report", str(tmp_path / "x.csv"), "--before-epsilon", "1"]) == 2
+    assert "go together" in capsys.readouterr().err
+
+
+def test_help_does_not_import_matplotlib():
+    code = "import sys; from crowdsafe.cli import main; main(['--help']); print('matplotlib' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                            env={"PYTHONPATH": str(Path(__file__).parents[2] / "src"), "PATH": ""})
+    assert result.stdout.strip().endswith("False")
