@@ -111,6 +111,26 @@ def test_query_warns_about_the_columns_it_reads(table):
     assert notes_warnings(plain.notes) == []
 
 
+def test_a_partial_schema_warns_about_the_columns_it_left_out(table, tmp_path):
+    """A schema that declares some columns: the ones it does not mention are inferred, so a name
+    that looks like an identifier among them is warned about; the declared ones are not."""
+    from crowdsafe.data.schema import complete_schema
+
+    frame = people_frame(5)
+    partial = complete_schema(Schema.of({"age": "numeric", "name": "categorical", "sex": "categorical"}), frame)
+    assert partial.undeclared == {"PatientID", "email", "county_name"}
+    assert [partial.was_inferred(c) for c in ("age", "name", "email")] == [False, False, True]
+    assert [f"warning: {w}" for w in name_warnings(partial, frame.columns)] == [PATIENT, EMAIL]
+    assert name_warnings(partial.select(["age", "name"]), ["age", "name"]) == []
+    schema_file = tmp_path / "partial.toml"
+    schema_file.write_text('[attributes.age]\ntype = "numeric"\n\n[attributes.name]\ntype = "categorical"\n')
+    report = api.check(str(table), schema=str(schema_file))
+    assert notes_warnings(report.notes) == [PATIENT, EMAIL]
+    published = api.publish(str(table), schema=str(schema_file), qi=["age", "sex", "email", "name"], epsilon=1.0,
+                            delta=1e-3, scheme="coarse", ledger=None, seed=1, force=True)
+    assert notes_warnings(published.notes) == [EMAIL]
+
+
 # -- the command line ----------------------------------------------------------------------------
 
 

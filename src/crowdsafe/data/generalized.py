@@ -478,7 +478,8 @@ def release_dataset(release: pl.DataFrame | Dataset, original: Dataset) -> Datas
     extra = [c for c in frame.columns if c not in original.schema]
     schema = original.schema.select(known)
     if extra:
-        schema = Schema(schema.attributes + Schema.infer(frame.select(extra)).attributes, source=schema.source)
+        schema = Schema(schema.attributes + Schema.infer(frame.select(extra)).attributes, source=schema.source,
+                        undeclared=schema.undeclared | frozenset(extra))
         schema = schema.select(frame.columns)
     hierarchies = {}
     generalized = []
@@ -502,7 +503,7 @@ def release_dataset(release: pl.DataFrame | Dataset, original: Dataset) -> Datas
         schema = Schema(
             tuple(replace(a, order=None, type=AttributeType.CATEGORICAL) if a.name in generalized and a.order
                   else a for a in schema.attributes),
-            person_id=schema.person_id, source=schema.source,
+            person_id=schema.person_id, source=schema.source, undeclared=schema.undeclared,
         )
     name = release.name if isinstance(release, Dataset) else None
     return Dataset(frame, schema, hierarchies, name or "release")

@@ -192,15 +192,15 @@ def name_warning(column: str, reason: str) -> str:
 
 def name_warnings(schema: Schema, columns: Sequence[str]) -> list[str]:
     """One warning per column of ``columns`` (those a command publishes or reads) whose name looks
-    like a direct identifier, when ``schema`` was inferred from the data (``schema.source ==
-    "inferred"``): nobody declared what the column is. A declared schema is the custodian's
-    decision and gets none. Depends on the schema's names and source only, never on a row, so it
-    is public and identical on neighbouring tables. Such a column is still used as the roles say
+    like a direct identifier, when nobody declared it (:meth:`Schema.was_inferred`: the schema was
+    inferred from the data, or a partial schema left the column out). A declared attribute is the
+    custodian's decision and gets none. Depends on the schema's names and source only, never on a
+    row, so it is public and identical on neighbouring tables. Such a column is still used as the roles say
     (an inferred schema makes it a quasi-identifier): the warning asks the custodian to decide."""
-    if schema.source != "inferred":
-        return []
     found = []
     for column in dict.fromkeys(columns):
+        if not schema.was_inferred(column):
+            continue
         reason = identifier_by_name(column)
         if reason is not None and column not in schema.identifiers:
             found.append(name_warning(column, reason))

@@ -94,12 +94,15 @@ class Schema:
     ``person_id`` names the column identifying the person a row belongs to when one person may
     own several rows (the privacy unit is then the person, not the row); ``None`` when every row
     is a different person. ``source`` says where the schema came from ("declared", "inferred",
-    or the TOML file), so reports can tell the user whether roles were guessed.
+    or the TOML file), so reports can tell the user whether roles were guessed. ``undeclared``
+    names the attributes a partial declared schema did not mention, whose role and type were
+    inferred (:func:`complete_schema`); :meth:`was_inferred` covers both cases.
     """
 
     attributes: tuple[Attribute, ...]
     person_id: str | None = None
     source: str = "declared"
+    undeclared: frozenset[str] = frozenset()
     _index: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -113,6 +116,11 @@ class Schema:
             raise SchemaError(
                 f"person_id names '{self.person_id}', which is not an attribute of the schema"
             )
+
+    def was_inferred(self, name: str) -> bool:
+        """Whether nobody declared attribute ``name``: the whole schema was inferred, or a partial
+        schema left it out and :func:`complete_schema` inferred it. From the names alone."""
+        return self.source == "inferred" or name in self.undeclared
 
     # -- construction -------------------------------------------------------------------
 
@@ -343,7 +351,8 @@ class Schema:
         """The schema restricted to ``names`` (in that order)."""
         self._check_names(names, "selection")
         person = self.person_id if self.person_id in names else None
-        return replace(self, attributes=tuple(self[n] for n in names), person_id=person)
+        return replace(self, attributes=tuple(self[n] for n in names), person_id=person,
+                       undeclared=self.undeclared & frozenset(names))
 
     # -- presentation -------------------------------------------------------------------
 
@@ -375,7 +384,8 @@ class Schema:
 def complete_schema(schema: Schema, frame: pl.DataFrame) -> Schema:
     """Apply a declared ``schema`` to ``frame``: every column it names must be in the data; the
     data's columns it does not declare are added, inferred (:meth:`Schema.infer`: each a
-    quasi-identifier). Raises :class:`~crowdsafe.errors.SchemaError` naming the first absent one."""
+    quasi-identifier) and listed in ``undeclared``. Raises :class:`~crowdsafe.errors.SchemaError`
+    naming the first absent one."""
     absent = [n for n in schema.names if n not in frame.columns]
     if absent:
         raise SchemaError(
@@ -386,4 +396,5 @@ def complete_schema(schema: Schema, frame: pl.DataFrame) -> Schema:
     if not extra:
         return schema
     inferred = Schema.infer(frame.select(extra))
-    return Schema(schema.attributes + inferred.attributes, person_id=schema.person_id, source=schema.source)
+    return Schema(schema.attributes + inferred.attributes, person_id=schema.person_id, source=schema.source,
+                  undeclared=schema.undeclared | frozenset(extra))
