@@ -47,6 +47,13 @@ _GENERALIZED = np.array([CellKind.RANGE, CellKind.SET, CellKind.ANY], dtype=obje
 DENSE_PAIRS = 1 << 27  # (tuple, value) pairs tested against a bitmap up to this many, else by binary search
 
 
+
+def require_target_columns(columns: Sequence[str], qi: Sequence[str]) -> None:
+    """Raise :class:`InputError` naming the first quasi-identifier the targets table lacks."""
+    for c in qi:
+        if c not in columns:
+            raise InputError(f"the targets have no column {c!r}; their columns are: {', '.join(columns)}")
+
 class PolarsAttackTables:
     """The attack's tables in this process: the releases' class tables and the targets' codes
     (:class:`~crowdsafe.attacks.intersection.AttackTables`)."""
@@ -64,9 +71,7 @@ class PolarsAttackTables:
 
     def check(self, qi: list[str], sensitive: str) -> None:
         targets = self.targets
-        for c in qi:
-            if c not in targets.columns:
-                raise InputError(f"the targets have no column {c!r}; their columns are: {', '.join(targets.columns)}")
+        require_target_columns(targets.columns, qi)
         for release in self.releases:
             if sensitive not in release.frame.columns:
                 raise InputError(f"release {release.name} has no sensitive column {sensitive!r}")

@@ -20,3 +20,49 @@ def test_reads_csv_and_parquet_alike(spark, tmp_path):
         read_frame(spark, str(tmp_path / "t.parquet"), columns=["zip"])
     with pytest.raises(InputError, match="Spark cannot read"):
         read_frame(spark, str(tmp_path / "absent.parquet"))
+
+
+def test_csv_column_names_are_renamed_as_on_the_polars_engine(spark, tmp_path, capsys):
+    """A repeated or empty header gets the stable names of crowdsafe.data.column_names, not
+    Spark's own (``charge1``/``charge3``, ``_c2``), so one schema file fits both engines."""
+    from crowdsafe.data.io import read_table
+
+    path = tmp_path / "people.csv"
+    path.write_text("charge,Age,,charge, sex \nrobbery,30,x,theft,F\nfraud,41,y,,M\n")
+    polars_names = read_table(path).columns
+    capsys.readouterr()
+    frame = read_frame(spark, str(path))
+    assert frame.columns == polars_names == ["charge", "Age", "column_3", "charge_2", "sex"]
+    assert "column names renamed" in capsys.readouterr().err
+    assert [r["charge_2"] for r in frame.collect()] == ["theft", None]
+    folder = tmp_path / "parts.csv"  # a folder of part files, each with the header
+    folder.mkdir()
+    for i in range(2):
+        (folder / f"part-{i}.csv").write_text("charge,charge\nrobbery,theft\n")
+    assert read_frame(spark, str(folder)).columns == ["charge", "charge_2"]
+    assert read_frame(spark, str(folder)).count() == 2
+
+
+def test_a_drafted_schema_publishes_the_renamed_table_on_spark(spark, tmp_path, capsys, monkeypatch):
+    """The schema draft (read by Polars) names ``charge_2``; a Spark publish with that schema
+    finds the column and drops every drafted identifier."""
+    import polars as pl
+
+    from cli_helpers import run_command
+    from crowdsafe.datasets.people import write_people_csv
+
+    write_people_csv(tmp_path / "people.csv", n=3000, duplicate_header=True)
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_command(capsys, "schema", "draft", "people.csv", "--out", "people.toml")
+    assert code == 0, err
+    assert "[attributes.charge_2]" in (tmp_path / "people.toml").read_text()
+    code, _, err = run_command(capsys, "publish", "people.csv", "--schema", "people.toml", "--engine", "spark",
+                               "--epsilon", "1", "--delta", "1e-3", "--no-ledger", "--seed", "3",
+                               "--no-report", "--out", "release.csv")
+    assert code == 0, err
+    release = pl.concat([pl.read_csv(p, infer_schema=False) for p in sorted((tmp_path / "release.csv").glob("*.csv"))]
+                        ) if (tmp_path / "release.csv").is_dir() else pl.read_csv(tmp_path / "release.csv",
+                                                                                 infer_schema=False)
+    assert "charge_2" in release.columns
+    drafted = {"id", "first_name", "last_name", "email", "phone", "date_of_birth", "case_number"}
+    assert not drafted & set(release.columns)

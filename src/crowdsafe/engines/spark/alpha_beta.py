@@ -41,6 +41,7 @@ from typing import Any, cast
 import numpy as np
 import polars as pl
 
+from crowdsafe.engines.spark.io import spark_path
 from crowdsafe.engines.spark.streams import PartitionStreams
 from crowdsafe.engines.spark.typed_table import TypedTable, _quoted, spark_type
 from crowdsafe.errors import InputError, ParameterError
@@ -279,7 +280,7 @@ def run_spark(prepared: SparkInput, plan: AlphaBetaPlan, out: str | os.PathLike[
     sentinels = spark.createDataFrame([(-1, j) for j in range(ranges)], keyed_schema)
     view = keyed.unionByName(sentinels).groupBy(_RANGE).applyInArrow(perturb_range, shape)
     write_parquet_once(view, target)
-    written = spark.read.parquet(target)
+    written = spark.read.parquet(spark_path(target))
     rows = int(written.count())
     cert = certify(cast(Any, prepared), plan, rng, view_rows=rows)  # SparkInput stands in for Table
     cert = _with_engine(cert, ranges)
@@ -315,7 +316,7 @@ def write_parquet_once(frame: Any, target: str) -> None:
     spark = frame.sparkSession
     jvm = spark._jvm
     hadoop_path = jvm.org.apache.hadoop.fs.Path
-    destination = hadoop_path(target)
+    destination = hadoop_path(spark_path(target))
     fs = destination.getFileSystem(spark._jsc.hadoopConfiguration())
     parent = destination.getParent()
     name = destination.getName()

@@ -34,6 +34,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.attacks.intersection import DEFAULT_LEVELS, Location, Scores, as_text, run_intersection
+from crowdsafe.attacks.intersection_tables import require_target_columns
 from crowdsafe.attacks.locate import ClassTable, encode_targets, is_microaggregated
 from crowdsafe.data import Hierarchy
 from crowdsafe.data.generalized import AttributeDomain, canonical_cells
@@ -162,10 +163,7 @@ class SparkAttackTables:
         return [location] * len(self.releases)
 
     def check(self, qi: list[str], sensitive: str) -> None:
-        targets = self.targets
-        for c in qi:
-            if c not in targets.columns:
-                raise InputError(f"the targets have no column {c!r}; their columns are: {', '.join(targets.columns)}")
+        require_target_columns(self.targets.columns, qi)
         for release in self.releases:
             absent = [c for c in [*qi, sensitive] if c not in release.frame.columns]
             if absent:

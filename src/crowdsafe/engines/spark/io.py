@@ -1,13 +1,31 @@
-"""Reading tables into Spark: Parquet or CSV on any path Spark can read (local, HDFS, S3...)."""
+"""Reading tables into Spark: Parquet or CSV on any path Spark can read (local, HDFS, S3...).
+
+Column names follow the same stable rule as the Polars engine (:mod:`crowdsafe.data.column_names`):
+Spark's own renaming of a repeated header (``charge12``, ``charge13``) or an empty one (``_c3``)
+is replaced, so one schema file matches the table on both engines.
+"""
 
 from __future__ import annotations
 
+import os
+import re
+import sys
 from collections.abc import Sequence
 from typing import Any
 
+from crowdsafe.data.column_names import describe_renames, stable_names
 from crowdsafe.errors import InputError
 
 _CSV_ENDINGS = (".csv", ".csv.gz", ".tsv", ".txt", ".data")
+_URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
+
+
+def spark_path(path: str | os.PathLike[str]) -> str:
+    """``path`` as Spark should see it: a local path without a scheme is made absolute against
+    this process's working directory (the JVM resolves relative paths against its own, which
+    differs once the process has changed directory); ``hdfs://``, ``s3a://``, ``file:`` ... pass."""
+    text = os.fspath(path)
+    return text if _URI_SCHEME.match(text) else os.path.abspath(text)
 
 
 def read_frame(spark: Any, path: str, *, columns: Sequence[str] | None = None,
@@ -16,18 +34,24 @@ def read_frame(spark: Any, path: str, *, columns: Sequence[str] | None = None,
 
     Parquet unless the name ends like a CSV file; CSV is read with a header and the given
     missing-value tokens as nulls (every column as text: types come from the crowdsafe schema,
-    never from Spark's inference). ``columns``, when given, are selected and must exist.
+    never from Spark's inference). Column names are made stable (:func:`stable_columns`).
+    ``columns``, when given, are selected and must exist.
     """
     from pyspark.errors import AnalysisException
 
+    path = spark_path(path)
     name = str(path).rstrip("/").lower()
     try:
         if name.endswith(_CSV_ENDINGS):
             reader = spark.read.option("header", True).option("inferSchema", False)
             frame = reader.csv(str(path))
+            header = spark.read.option("header", False).csv(str(path)).first()  # one row: the header as written
+            written = [("" if v is None else str(v)) for v in header] if header is not None else frame.columns
+            frame = stable_columns(frame, written, str(path))
             frame = frame.replace(list(missing_tokens), None) if missing_tokens else frame
         else:
             frame = spark.read.parquet(str(path))
+            frame = stable_columns(frame, frame.columns, str(path))
     except AnalysisException as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"Spark cannot read {path}: {first}") from None
@@ -37,3 +61,14 @@ def read_frame(spark: Any, path: str, *, columns: Sequence[str] | None = None,
             raise InputError(f"{path} has no column '{absent[0]}' (it has {', '.join(frame.columns)})")
         frame = frame.select(*columns)
     return frame
+
+
+def stable_columns(frame: Any, written: Sequence[str], label: str) -> Any:
+    """``frame`` with the stable names of the header ``written`` (one line on standard error
+    naming each rename). Column names are part of the public schema, so the note may be shown."""
+    if len(written) != len(frame.columns):
+        written = frame.columns  # a header row Spark split differently: keep Spark's names
+    names, renames = stable_names(written)
+    if renames:
+        print(f"crowdsafe: note: {describe_renames(label, renames)}", file=sys.stderr)
+    return frame.toDF(*names) if names != list(frame.columns) else frame

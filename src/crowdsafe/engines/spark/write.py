@@ -21,6 +21,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.anonymize.release import CERTIFICATE_SUFFIX
+from crowdsafe.engines.spark.io import spark_path
 from crowdsafe.errors import InputError
 
 CHUNK_ROWS = 8192  # rows generated from one class-table row (large classes are split)
@@ -86,7 +87,7 @@ class _Files:
     def __init__(self, spark: Any, path: str) -> None:
         jvm = spark._jvm
         self._jvm = jvm
-        self.path = jvm.org.apache.hadoop.fs.Path(path)
+        self.path = jvm.org.apache.hadoop.fs.Path(spark_path(path))
         self.fs = self.path.getFileSystem(spark._jsc.hadoopConfiguration())
         try:  # no .crc sidecar beside a local certificate (only checksummed file systems have it)
             self.fs.setWriteChecksum(False)
