@@ -53,9 +53,12 @@ def _domains(path: Path | None) -> dict[str, list[Any]] | None:
 
 
 def _check_custodian_path(path: Path, view: Path, cert: Path) -> None:
-    """The custodian-only report is written only where asked, never onto the view or certificate."""
-    if path.resolve() in (Path(view).resolve(), Path(cert).resolve()):
-        raise ParameterError("--custodian-report must not be the view or its certificate")
+    """The custodian-only report is written only where asked, never onto the view, its
+    certificate or its (public) HTML report."""
+    from crowdsafe.report.build import report_path
+
+    if path.resolve() in (Path(view).resolve(), Path(cert).resolve(), report_path(view).resolve()):
+        raise ParameterError("--custodian-report must not be the view, its certificate or its report")
     if path.is_dir():
         raise InputError(f"--custodian-report {path} is a folder, expected a file name")
 
@@ -119,6 +122,7 @@ def register(app: typer.Typer) -> None:
         out: OutOpt = None,
         escape_formulas: EscapeFormulasOpt = True,
         certificate: CertificateOpt = None,
+        no_report: Annotated[bool, typer.Option("--no-report", help="Do not write the HTML report (<view stem>.report.html) beside the view; `crowdsafe report VIEW` builds it later.")] = False,
         schema: SchemaOpt = None,
         missing: Annotated[str, typer.Option("--missing", help="Missing values: 'keep' (a value of its own; default), 'drop' or 'error'.")] = "keep",
         seed: SeedOpt = None,
@@ -158,7 +162,11 @@ def register(app: typer.Typer) -> None:
             raise ParameterError("--budget registers a budget in a ledger: name it with --ledger PATH")
         with identifier_warnings():
             result = api.perturb(data, seed=seed, out=out, certificate=certificate, ledger=ledger, name=name,
-                                 budget=parse_budget(budget), escape_formulas=escape_formulas, **options)
+                                 budget=parse_budget(budget), escape_formulas=escape_formulas,
+                                 report=not no_report, **options)
+        from crowdsafe.report.build import report_path
+
+        report = None if no_report or "://" in str(out) else report_path(out)
         if custodian_report is not None:
             write_text_atomic(custodian_report, json.dumps(result.custodian_report(), indent=2, sort_keys=True) + "\n")
 
@@ -167,6 +175,8 @@ def register(app: typer.Typer) -> None:
             _render_plan(result.plan, console, "alpha-beta view")
             console.print(f"view: {result.view.rows:,} rows -> {out}")
             console.print(f"certificate -> {cert_path}")
+            if report is not None:
+                console.print(f"report -> {report} (open it in a browser)")
             if custodian_report is not None:
                 console.print(f"custodian-only report (never publish it) -> {custodian_report}")
             if result.ledger is not None:
@@ -177,6 +187,8 @@ def register(app: typer.Typer) -> None:
             console.print(f"guarantee: {result.view.certificate.summary()}")
 
         payload = {**result.as_dict(), "view": str(out), "certificate_file": str(cert_path)}
+        if report is not None:
+            payload["report_file"] = str(report)
         if custodian_report is not None:
             payload["custodian_report_file"] = str(custodian_report)
         emit(payload, as_json, render)
