@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -61,6 +64,29 @@ def _check_custodian_path(path: Path, view: Path, cert: Path) -> None:
         raise ParameterError("--custodian-report must not be the view, its certificate or its report")
     if path.is_dir():
         raise InputError(f"--custodian-report {path} is a folder, expected a file name")
+
+
+@contextlib.contextmanager
+def _report_warnings() -> Iterator[list[str]]:
+    """Print a :class:`~crowdsafe.report.build.ReportWarning` raised inside as one ``warning:``
+    line on stderr; the list yielded holds their messages (empty: the report was written)."""
+    from crowdsafe.report.build import ReportWarning
+
+    seen: list[str] = []
+    with warnings.catch_warnings():
+        passing_on = warnings.showwarning
+
+        def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                 file: Any = None, line: str | None = None) -> None:
+            if issubclass(category, ReportWarning):
+                seen.append(str(message))
+                typer.echo(f"warning: {message}", err=True)
+            else:
+                passing_on(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        warnings.simplefilter("always", ReportWarning)
+        yield seen
 
 
 def _plan_rows(plan: AlphaBetaPlan) -> list[tuple[str, str]]:
@@ -160,13 +186,13 @@ def register(app: typer.Typer) -> None:
             _check_custodian_path(custodian_report, out, cert_path)
         if ledger is None and budget is not None:
             raise ParameterError("--budget registers a budget in a ledger: name it with --ledger PATH")
-        with identifier_warnings():
+        with identifier_warnings(), _report_warnings() as report_failed:
             result = api.perturb(data, seed=seed, out=out, certificate=certificate, ledger=ledger, name=name,
                                  budget=parse_budget(budget), escape_formulas=escape_formulas,
                                  report=not no_report, **options)
         from crowdsafe.report.build import report_path
 
-        report = None if no_report or "://" in str(out) else report_path(out)
+        report = None if no_report or report_failed or "://" in str(out) else report_path(out)
         if custodian_report is not None:
             write_text_atomic(custodian_report, json.dumps(result.custodian_report(), indent=2, sort_keys=True) + "\n")
 

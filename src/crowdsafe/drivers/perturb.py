@@ -71,9 +71,22 @@ def perturb(engine: Engine, data: Any, request: PerturbRequest, output: ViewOutp
 def write_view_report(output: ViewOutput) -> Path | None:
     """The view's HTML report, when ``output`` asks for it and the view is a local path: built
     from the view file and its certificate just written (:func:`crowdsafe.report.write_report`),
-    written atomically as ``<stem>.report.html`` beside the view. Returns where it went."""
+    written atomically as ``<stem>.report.html`` beside the view. Returns where it went.
+
+    A report that cannot be built leaves the view and its certificate standing (they are whole,
+    and the run may be charged): it warns (:class:`~crowdsafe.report.build.ReportWarning`) with
+    the command that rebuilds it, removes any report of an earlier view at that path, and
+    returns None."""
     if not output.report or output.out is None or "://" in str(output.out):
         return None
-    from crowdsafe.report import write_report
+    from crowdsafe.report.build import ReportWarning, report_path, write_report
 
-    return write_report(output.out, certificate=output.certificate)
+    try:
+        return write_report(output.out, certificate=output.certificate)
+    except Exception as exc:  # any failure: the view stands; say how to rebuild its report
+        report_path(output.out).unlink(missing_ok=True)  # a report of an earlier view must not stand beside it
+        rebuild = f"crowdsafe report {output.out}" + (f" --certificate {output.certificate}"
+                                                       if output.certificate is not None else "")
+        warnings.warn(f"the view {output.out} and its certificate are written, but its report could not be "
+                      f"({exc}); rebuild it with `{rebuild}`", ReportWarning, stacklevel=3)
+        return None

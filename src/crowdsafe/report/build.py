@@ -24,6 +24,10 @@ from crowdsafe.report.content import BeforeDistribution, report_content
 REPORT_SUFFIX = ".report.html"
 
 
+class ReportWarning(UserWarning):
+    """A report that could not be written beside a table that was (the table stands)."""
+
+
 def report_path(table_path: str | os.PathLike[str]) -> Path:
     """Where the report of the table at ``table_path`` goes (``r.csv`` -> ``r.report.html``)."""
     path = Path(table_path)
@@ -135,5 +139,5 @@ def write_reports(tables: Sequence[str | os.PathLike[str]]) -> tuple[list[str], 
     return written, notes
 
 
-__all__ = ["REPORT_SUFFIX", "build_report", "read_certificate", "read_release", "report_path", "write_report",
-           "write_reports"]
+__all__ = ["REPORT_SUFFIX", "ReportWarning", "build_report", "read_certificate", "read_release", "report_path",
+           "write_report", "write_reports"]
