@@ -293,3 +293,21 @@ def test_neighbouring_tables_give_the_same_fixed_sections(tmp_path):
         assert section(pages[0], name) == section(pages[1], name)
     for page in pages:  # the exact number of rows (400) is nowhere in them
         assert not {"400", "399"} & set(re.findall(r"\d+", section(page, "guarantee") + section(page, "plan")))
+
+
+def test_a_missing_value_is_shown_apart_from_the_ranges(tmp_path):
+    """A kept missing value of an ordered attribute is its own row, after the ranges."""
+    from crowdsafe.perturb import read_view
+
+    rng = np.random.default_rng(2)
+    frame = pl.DataFrame({"age": [None if x < 4 else int(x) for x in rng.integers(0, 60, 300)],
+                          "sex": rng.choice(["Female", "Male"], 300)})
+    out = tmp_path / "m.csv"
+    api.perturb(frame, gamma=0.5, d=0.05, seed=1, out=str(out), exploratory=True)
+    published = read_view(out)
+    age = view_content.attribute_estimates(published, "age", "the data")
+    assert age.values[-1].label == view_content.MISSING_LABEL
+    assert all(view_content.MISSING_LABEL not in v.label for v in age.values[:-1])
+    expected = api.estimate(published, "count where age is null")
+    assert age.values[-1].estimate == pytest.approx(expected.estimate, rel=1e-12, abs=1e-9)
+    assert "(missing)" in report_path(out).read_text(encoding="utf-8")

@@ -227,9 +227,12 @@ def _grouped(sweep: pl.DataFrame, values: pl.Series) -> tuple[str | None, list[t
     labels = [_label(v) for v in values.to_list()]
     if size <= ALL_VALUES:
         return None, [(label, np.array([i])) for i, label in enumerate(labels)]
-    if values.dtype.is_numeric():  # an ordered domain: consecutive ranges of about equal numbers of values
-        edges = np.linspace(0, size, GROUPS + 1).round().astype(int)
-        groups = [(f"{labels[a]} – {labels[b - 1]}", np.arange(a, b)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
+    if values.dtype.is_numeric() or values.dtype.is_temporal():  # an ordered domain: consecutive ranges of about equal numbers of values
+        present = np.flatnonzero(values.is_not_null().to_numpy())  # a missing value is a group of its own
+        edges = np.linspace(0, len(present), GROUPS + 1).round().astype(int)
+        groups = [(f"{labels[present[a]]} – {labels[present[b - 1]]}", present[a:b])
+                  for a, b in zip(edges[:-1], edges[1:]) if b > a]
+        groups += [(MISSING_LABEL, np.array([i])) for i in np.flatnonzero(values.is_null().to_numpy())]
         return (f"{size:,} domain values, shown as {len(groups)} consecutive ranges (each range's estimate is the "
                 "estimate of the range query)"), groups
     order = np.lexsort((np.arange(size), -sweep.get_column("estimate").to_numpy()))
