@@ -227,7 +227,7 @@ def _grouped(sweep: pl.DataFrame, values: pl.Series) -> tuple[str | None, list[t
     labels = [_label(v) for v in values.to_list()]
     if size <= ALL_VALUES:
         return None, [(label, np.array([i])) for i, label in enumerate(labels)]
-    if values.dtype.is_numeric() or values.dtype.is_temporal():  # an ordered domain: consecutive ranges of about equal numbers of values
+    if values.dtype.is_numeric() or values.dtype.is_temporal():  # ordered: ranges of about equal numbers of values
         present = np.flatnonzero(values.is_not_null().to_numpy())  # a missing value is a group of its own
         edges = np.linspace(0, len(present), GROUPS + 1).round().astype(int)
         groups = [(f"{labels[present[a]]} – {labels[present[b - 1]]}", present[a:b])
