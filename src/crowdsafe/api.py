@@ -361,6 +361,7 @@ def perturb(
     name: str | None = None,
     budget: tuple[float, float] | None = None,
     escape_formulas: bool = True,
+    report: bool = True,
     **target: Any,
 ) -> Perturbation:
     """Publish a (d, γ)-private view of ``data`` by random deletion and insertion (α-β algorithm,
@@ -386,6 +387,8 @@ def perturb(
     fingerprint; ``budget=(ε, δ)`` registers that budget under ``name`` if it has none. A CSV
     view is formula-safe unless ``escape_formulas`` is False (its certificate says which; Parquet
     keeps raw values); an ``out`` that cannot be written is refused before anything is charged.
+    With ``out``, the view's HTML report (``<stem>.report.html``, :mod:`crowdsafe.report`) is
+    written beside it, from the view and its certificate only, unless ``report`` is False.
     """
     from crowdsafe.drivers.perturb import perturb as perturb_run
     from crowdsafe.engines import get_engine
@@ -393,7 +396,7 @@ def perturb(
 
     runner = get_engine(engine, master=spark_master)
     request = _perturb_request(attributes, domains, max_rows, exploratory, duplicates, confidence, target)
-    output = ViewOutput(out=out, certificate=certificate, escape_formulas=escape_formulas)
+    output = ViewOutput(out=out, certificate=certificate, escape_formulas=escape_formulas, report=report)
     return perturb_run(runner, data, request, output, schema=schema, missing=missing, randomness=seed,
                        ledger=ledger, name=name, budget=budget)
 

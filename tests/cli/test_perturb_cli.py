@@ -90,7 +90,10 @@ def test_perturb_writes_view_and_certificate_then_estimate_reads_them(capsys, da
     printed = " ".join(printed.split())
     assert code == 0 and f"guarantee: ({d:.3g}, 0.3)-private (as unbounded DP: epsilon = " in printed, err
     assert f"{beta:.6g}" in printed and f"{d:.6g}" in printed
-    assert sorted(tmp_path.iterdir()) == sorted([out, tmp_path / "view.certificate.json"])
+    assert f"report->{tmp_path / 'view.report.html'}" in "".join(printed.split())  # a long path may wrap
+    assert sorted(tmp_path.iterdir()) == sorted([out, tmp_path / "view.certificate.json",
+                                                 tmp_path / "view.report.html"])
+    assert payload["report_file"] == str(tmp_path / "view.report.html")
 
     code, stdout, err = run_command(capsys, "estimate", str(out),
                                     "count where age between 26 and 32 and sex = 'Female'",
@@ -174,10 +177,13 @@ def test_the_custodian_report_is_written_only_where_asked(capsys, data, domains,
     facts = json.loads(report.read_text())
     assert facts["custodian_only"].startswith("CUSTODIAN ONLY") and facts["rows"] == 300
     assert facts["distinct_tuples"] == people().unique().height
-    assert sorted(p.name for p in out.parent.iterdir()) == ["view.certificate.json", "view.csv"]
+    assert sorted(p.name for p in out.parent.iterdir()) == ["view.certificate.json", "view.csv", "view.report.html"]
     code, _, err = run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out),
                                "--custodian-report", str(out), *public(domains))
     assert code == 2 and "must not be the view" in err
+    code, _, err = run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out),
+                               "--custodian-report", str(out.parent / "view.report.html"), *public(domains))
+    assert code == 2 and "its report" in err
 
 
 @pytest.mark.parametrize("args, fragment", [

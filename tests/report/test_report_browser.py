@@ -146,3 +146,25 @@ def test_a_page_error_is_seen(browser, tmp_path):
     page, errors = load(browser, broken)
     page.close()
     assert any("undefinedFunction" in e for e in errors)
+
+
+def test_a_view_report_renders_without_errors(browser, tmp_path):
+    """The report of an α-β view: no error, every attribute's plot drawn, the guarantee in words."""
+    from test_view_report import perturb_to
+
+    out = tmp_path / "view.csv"
+    perturb_to(out)
+    page, errors = load(browser, report_path(out))
+    try:
+        assert errors == []
+        assert page.title() == "View report: view.csv"
+        guarantee = page.locator("#guarantee").inner_text()
+        assert "(d, γ)-private" in guarantee and "NOT fit for release" in guarantee
+        assert "NOT counts of the data" in page.locator("#view").inner_text()
+        distributions = page.locator("figure.distribution")
+        assert distributions.count() == 4
+        for i in range(distributions.count()):
+            check_plot(page, f"#plot-distribution-{i}")
+        assert page.locator("#distributions table").count() == 4
+    finally:
+        page.close()

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -53,11 +56,37 @@ def _domains(path: Path | None) -> dict[str, list[Any]] | None:
 
 
 def _check_custodian_path(path: Path, view: Path, cert: Path) -> None:
-    """The custodian-only report is written only where asked, never onto the view or certificate."""
-    if path.resolve() in (Path(view).resolve(), Path(cert).resolve()):
-        raise ParameterError("--custodian-report must not be the view or its certificate")
+    """The custodian-only report is written only where asked, never onto the view, its
+    certificate or its (public) HTML report."""
+    from crowdsafe.report.build import report_path
+
+    if path.resolve() in (Path(view).resolve(), Path(cert).resolve(), report_path(view).resolve()):
+        raise ParameterError("--custodian-report must not be the view, its certificate or its report")
     if path.is_dir():
         raise InputError(f"--custodian-report {path} is a folder, expected a file name")
+
+
+@contextlib.contextmanager
+def _report_warnings() -> Iterator[list[str]]:
+    """Print a :class:`~crowdsafe.report.build.ReportWarning` raised inside as one ``warning:``
+    line on stderr; the list yielded holds their messages (empty: the report was written)."""
+    from crowdsafe.report.build import ReportWarning
+
+    seen: list[str] = []
+    with warnings.catch_warnings():
+        passing_on = warnings.showwarning
+
+        def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                 file: Any = None, line: str | None = None) -> None:
+            if issubclass(category, ReportWarning):
+                seen.append(str(message))
+                typer.echo(f"warning: {message}", err=True)
+            else:
+                passing_on(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        warnings.simplefilter("always", ReportWarning)
+        yield seen
 
 
 def _plan_rows(plan: AlphaBetaPlan) -> list[tuple[str, str]]:
@@ -119,6 +148,7 @@ def register(app: typer.Typer) -> None:
         out: OutOpt = None,
         escape_formulas: EscapeFormulasOpt = True,
         certificate: CertificateOpt = None,
+        no_report: Annotated[bool, typer.Option("--no-report", help="Do not write the HTML report (<view stem>.report.html) beside the view; `crowdsafe report VIEW` builds it later.")] = False,
         schema: SchemaOpt = None,
         missing: Annotated[str, typer.Option("--missing", help="Missing values: 'keep' (a value of its own; default), 'drop' or 'error'.")] = "keep",
         seed: SeedOpt = None,
@@ -156,9 +186,13 @@ def register(app: typer.Typer) -> None:
             _check_custodian_path(custodian_report, out, cert_path)
         if ledger is None and budget is not None:
             raise ParameterError("--budget registers a budget in a ledger: name it with --ledger PATH")
-        with identifier_warnings():
+        with identifier_warnings(), _report_warnings() as report_failed:
             result = api.perturb(data, seed=seed, out=out, certificate=certificate, ledger=ledger, name=name,
-                                 budget=parse_budget(budget), escape_formulas=escape_formulas, **options)
+                                 budget=parse_budget(budget), escape_formulas=escape_formulas,
+                                 report=not no_report, **options)
+        from crowdsafe.report.build import report_path
+
+        report = None if no_report or report_failed or "://" in str(out) else report_path(out)
         if custodian_report is not None:
             write_text_atomic(custodian_report, json.dumps(result.custodian_report(), indent=2, sort_keys=True) + "\n")
 
@@ -167,6 +201,8 @@ def register(app: typer.Typer) -> None:
             _render_plan(result.plan, console, "alpha-beta view")
             console.print(f"view: {result.view.rows:,} rows -> {out}")
             console.print(f"certificate -> {cert_path}")
+            if report is not None:
+                console.print(f"report -> {report} (open it in a browser)")
             if custodian_report is not None:
                 console.print(f"custodian-only report (never publish it) -> {custodian_report}")
             if result.ledger is not None:
@@ -177,6 +213,8 @@ def register(app: typer.Typer) -> None:
             console.print(f"guarantee: {result.view.certificate.summary()}")
 
         payload = {**result.as_dict(), "view": str(out), "certificate_file": str(cert_path)}
+        if report is not None:
+            payload["report_file"] = str(report)
         if custodian_report is not None:
             payload["custodian_report_file"] = str(custodian_report)
         emit(payload, as_json, render)

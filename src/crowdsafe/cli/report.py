@@ -1,4 +1,4 @@
-"""``crowdsafe report RELEASE [--out FILE]``: rebuild a release's HTML report.
+"""``crowdsafe report RELEASE [--out FILE]``: rebuild a release's (or an α-β view's) HTML report.
 
 The report is built from the release file and its certificate only, by the same function that
 ``publish`` and ``anonymize`` call when they write it, so without ``--before`` the file rebuilt
@@ -21,7 +21,8 @@ from crowdsafe.errors import ParameterError
 def register(app: typer.Typer) -> None:
     @app.command("report")
     def report_command(
-        release: Annotated[Path, typer.Argument(help="The release table (.csv or .parquet, or a Spark release folder), with its certificate beside it.")],
+        release: Annotated[Path, typer.Argument(help="The release table or α-β view (.csv or .parquet, or a Spark folder), with its certificate beside it.")],
+        certificate: Annotated[Path | None, typer.Option("--certificate", help="An α-β view's certificate when it is not beside the view (default: <stem>.certificate.json).")] = None,
         out: Annotated[Path | None, typer.Option("--out", "-o", help="Where to write the report (default: <stem>.report.html beside the release).")] = None,
         before: Annotated[str | None, typer.Option("--before", help="The original table (file or bundled name): add noisy DP distributions of it, charged to its budget (needs --before-epsilon).")] = None,
         before_epsilon: Annotated[float | None, typer.Option("--before-epsilon", help="ε spent on the before-distributions in total, split evenly between the attributes.")] = None,
@@ -32,9 +33,11 @@ def register(app: typer.Typer) -> None:
         seed: SeedOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
-        """Rebuild the self-contained HTML report of a release from the release and its certificate.
+        """Rebuild the self-contained HTML report of a release or an alpha-beta view from the table and its certificate.
 
         Example: crowdsafe report release/adult.csv
+
+        Example (a view written by crowdsafe perturb): crowdsafe report view.csv
 
         Example (with noisy before-distributions, ε = 0.5 in total): crowdsafe report release/adult.csv --before adult --before-epsilon 0.5
         """
@@ -46,15 +49,21 @@ def register(app: typer.Typer) -> None:
             raise ParameterError(f"the report is HTML: give --out a .html file name, not {out}")
         distributions = []
         if before is not None and before_epsilon is not None:
+            from crowdsafe.report.build import read_certificate
+            from crowdsafe.report.view_content import is_view_certificate
+
+            if is_view_certificate(read_certificate(release, certificate)):
+                raise ParameterError("--before is for releases: a view's report shows the estimates computed from "
+                                     "the view itself")
             from crowdsafe.report.before import before_distributions
             from crowdsafe.report.content import report_content
 
-            frame, certificate = read_release(release)  # refuse a bad release before anything is charged
-            columns = report_content(frame, certificate, release.name).quasi_identifiers
+            frame, found = read_release(release)  # refuse a bad release before anything is charged
+            columns = report_content(frame, found, release.name).quasi_identifiers
             distributions = before_distributions(before, columns, before_epsilon, delta=before_delta, schema=schema,
                                                  ledger=ledger if ledger is not None else "default", name=name,
                                                  seed=seed)
-        written = write_report(release, out, distributions)
+        written = write_report(release, out, distributions, certificate)
         payload = {"report": str(written),
                    "before": [{"attribute": b.name, "epsilon": b.epsilon, "delta": b.delta} for b in distributions]}
 

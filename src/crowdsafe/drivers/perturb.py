@@ -3,7 +3,8 @@
 Order: what the engine cannot honour (a view path, a ledger) refused before the data is read →
 the table read → the budget registered or refused → the plan, the ledger charge and the draw
 (:func:`crowdsafe.perturb.perturb`, whose plan is fixed from public domains before the data's
-rows are used) → the view and its certificate written. The engine supplies the reading, the
+rows are used) → the view and its certificate written → its HTML report, built from those two
+files only (:func:`write_view_report`). The engine supplies the reading, the
 α-β stages and the writing. With a schema inferred from the data, a published attribute whose
 name looks like a direct identifier is warned about (:class:`~crowdsafe.data.identifiers.IdentifierWarning`,
 from the names alone, before anything is charged): the view publishes its values as they are.
@@ -12,6 +13,7 @@ from the names alone, before anything is charged): the view publishes its values
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crowdsafe.data.identifiers import IdentifierWarning, name_warnings
@@ -62,4 +64,29 @@ def perturb(engine: Engine, data: Any, request: PerturbRequest, output: ViewOutp
             with_budget(book, engine.source_identity(source, book), name or dataset.name or "data", budget)
         result = engine.perturb(source, request, randomness=randomness, ledger=book, output=output)
     engine.write_view(result, output)
+    write_view_report(output)
     return result
+
+
+def write_view_report(output: ViewOutput) -> Path | None:
+    """The view's HTML report, when ``output`` asks for it and the view is a local path: built
+    from the view file and its certificate just written (:func:`crowdsafe.report.write_report`),
+    written atomically as ``<stem>.report.html`` beside the view. Returns where it went.
+
+    A report that cannot be built leaves the view and its certificate standing (they are whole,
+    and the run may be charged): it warns (:class:`~crowdsafe.report.build.ReportWarning`) with
+    the command that rebuilds it, removes any report of an earlier view at that path, and
+    returns None."""
+    if not output.report or output.out is None or "://" in str(output.out):
+        return None
+    from crowdsafe.report.build import ReportWarning, report_path, write_report
+
+    try:
+        return write_report(output.out, certificate=output.certificate)
+    except Exception as exc:  # any failure: the view stands; say how to rebuild its report
+        report_path(output.out).unlink(missing_ok=True)  # a report of an earlier view must not stand beside it
+        rebuild = f"crowdsafe report {output.out}" + (f" --certificate {output.certificate}"
+                                                       if output.certificate is not None else "")
+        warnings.warn(f"the view {output.out} and its certificate are written, but its report could not be "
+                      f"({exc}); rebuild it with `{rebuild}`", ReportWarning, stacklevel=3)
+        return None

@@ -58,6 +58,9 @@ class ViewOutput:
     - ``certificate``: the certificate JSON (default ``<stem>.certificate.json`` beside the view).
     - ``escape_formulas``: CSV cells made formula-safe (:mod:`crowdsafe.csv_safety`); the
       certificate says which.
+    - ``report``: also write the view's HTML report (``<stem>.report.html`` beside it,
+      :mod:`crowdsafe.report`), built from the view file and its certificate once both are in
+      place; skipped for a path that is not local (``s3a://``).
 
     ``out`` is checked writable by the engine before the data is read (and so before any charge).
     """
@@ -65,6 +68,7 @@ class ViewOutput:
     out: str | os.PathLike[str] | None = None
     certificate: str | os.PathLike[str] | None = None
     escape_formulas: bool = True
+    report: bool = True
 
 
 @dataclass(frozen=True)
@@ -144,9 +148,20 @@ def read_view(path: str | os.PathLike[str], certificate: str | os.PathLike[str] 
             f"no certificate for the view {path} (looked for {cert_file}); give it with the certificate parameter",
             parameter="certificate",
         )
-    cert = Certificate.read(cert_file)
-    if cert.guarantee not in ("d-gamma", "none") or not {"alpha", "beta", "domain"} <= set(cert.parameters):
-        raise InputError(f"{cert_file} is not the certificate of an alpha-beta view")
+    return view_with_certificate(path, Certificate.read(cert_file), str(cert_file))
+
+
+def is_view_certificate(cert: Certificate) -> bool:
+    """Whether ``cert`` is the certificate of an α-β view (its guarantee and parameters say so)."""
+    return cert.guarantee in ("d-gamma", "none") and {"alpha", "beta", "domain"} <= set(cert.parameters)
+
+
+def view_with_certificate(path: str | os.PathLike[str], cert: Certificate, cert_name: str = "the certificate") -> View:
+    """The view at ``path`` read with ``cert`` (already read): α, β, N and the domain come from
+    it; a view whose rows differ from the certificate's count, or lie outside its domain, is refused."""
+    path = Path(path)
+    if not is_view_certificate(cert):
+        raise InputError(f"{cert_name} is not the certificate of an alpha-beta view")
     params = cert.parameters
     domain = TupleDomain.from_json(params["domain"], active=params.get("domain_kind", "active") == "active")
     frame = _read_text(path, escaped_by(cert.format_notes))
@@ -162,7 +177,7 @@ def read_view(path: str | os.PathLike[str], certificate: str | os.PathLike[str] 
     codes = domain.encode(frame, what="the view")  # every row must lie in the domain
     bound = params.get("max_rows", params.get("n"))  # "n": certificates written before max_rows
     if bound is None:
-        raise InputError(f"{cert_file} names no bound on n (max_rows)")
+        raise InputError(f"{cert_name} names no bound on n (max_rows)")
     view = View(domain.decode(codes), domain, float(params["alpha"]), float(params["beta"]), int(bound), cert)
     view.__dict__["codes"] = codes
     return view

@@ -6,8 +6,21 @@ and risk measured on the release. It is public like the release, so it is comput
 release file and the public fields of its certificate only (:mod:`crowdsafe.report.content`),
 plus, when asked, noisy DP histograms of the original data charged to the ledger
 (:mod:`crowdsafe.report.before`). ``crowdsafe report RELEASE`` rebuilds it byte for byte.
+
+An α-β view written by ``perturb`` gets its own report (:mod:`crowdsafe.report.view_content`):
+the (d, γ) guarantee in words, the plan, and per attribute the view's counts and the unbiased
+estimates of the data's counts, computed from the view and its certificate's public fields only.
 """
 
-from crowdsafe.report.build import REPORT_SUFFIX, build_report, read_release, report_path, write_report, write_reports
+from crowdsafe.report.build import (
+    REPORT_SUFFIX,
+    ReportWarning,
+    build_report,
+    read_release,
+    report_path,
+    write_report,
+    write_reports,
+)
 
-__all__ = ["REPORT_SUFFIX", "build_report", "read_release", "report_path", "write_report", "write_reports"]
+__all__ = ["REPORT_SUFFIX", "ReportWarning", "build_report", "read_release", "report_path", "write_report",
+           "write_reports"]

@@ -1,6 +1,7 @@
 """Build the report of a written release from its two files: the table and its certificate.
 
-``publish`` and ``anonymize`` call :func:`write_report` right after the release is in place, and
+``publish``, ``anonymize`` and ``perturb`` (an α-β view: :mod:`crowdsafe.report.view_content`)
+call :func:`write_report` right after the table and its certificate are in place, and
 ``crowdsafe report RELEASE`` calls the same function later: both read the same two files and
 nothing else, so they write the same bytes. That is the proof that the report uses nothing but
 the release and its certificate (the privacy boundary, docs/report.md). The report is written
@@ -17,10 +18,14 @@ from typing import Any
 
 import polars as pl
 
-from crowdsafe.errors import InputError
+from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.report.content import BeforeDistribution, report_content
 
 REPORT_SUFFIX = ".report.html"
+
+
+class ReportWarning(UserWarning):
+    """A report that could not be written beside a table that was (the table stands)."""
 
 
 def report_path(table_path: str | os.PathLike[str]) -> Path:
@@ -47,24 +52,34 @@ def _read_table(path: Path) -> pl.DataFrame:
     raise InputError(f"cannot tell the format of the release {path}: expected a .csv or .parquet file")
 
 
-def read_release(table_path: str | os.PathLike[str]) -> tuple[pl.DataFrame, dict[str, Any]]:
-    """The release's rows (formula escapes undone for a formula-safe CSV) and its certificate."""
+def read_certificate(table_path: str | os.PathLike[str],
+                     certificate: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """The certificate (its JSON, as a dict) of the release or view at ``table_path``: the file
+    ``certificate``, else ``<stem>.certificate.json`` beside the table."""
     from crowdsafe.anonymize.release import certificate_path
-    from crowdsafe.csv_safety import escaped_by, unescape_frame
 
     path = Path(table_path)
     if not path.exists():
         raise InputError(f"no release at {path}")
-    beside = certificate_path(path)
+    beside = Path(certificate) if certificate is not None else certificate_path(path)
     if not beside.is_file():
         raise InputError(f"the release {path} has no certificate beside it ({beside.name}): the report is built "
                          "from both")
     try:
-        certificate = json.loads(beside.read_text(encoding="utf-8"))
+        found = json.loads(beside.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InputError(f"cannot read the certificate {beside}: {exc}") from exc
-    if not isinstance(certificate, dict) or certificate.get("format") != "crowdsafe-certificate":
+    if not isinstance(found, dict) or found.get("format") != "crowdsafe-certificate":
         raise InputError(f"{beside} is not a crowdsafe certificate")
+    return found
+
+
+def read_release(table_path: str | os.PathLike[str]) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """The release's rows (formula escapes undone for a formula-safe CSV) and its certificate."""
+    from crowdsafe.csv_safety import escaped_by, unescape_frame
+
+    path = Path(table_path)
+    certificate = read_certificate(path)
     try:
         frame = _read_table(path)
     except (OSError, pl.exceptions.PolarsError) as exc:
@@ -74,22 +89,35 @@ def read_release(table_path: str | os.PathLike[str]) -> tuple[pl.DataFrame, dict
     return frame, certificate
 
 
-def build_report(table_path: str | os.PathLike[str], before: Sequence[BeforeDistribution] = ()) -> str:
-    """The report page of the release written at ``table_path`` (with its certificate beside it)."""
+def build_report(table_path: str | os.PathLike[str], before: Sequence[BeforeDistribution] = (),
+                 certificate: str | os.PathLike[str] | None = None) -> str:
+    """The report page of the release or α-β view written at ``table_path``, with its certificate
+    beside it (or at ``certificate``). A view is told by its certificate
+    (:func:`crowdsafe.report.view_content.is_view_certificate`) and gets the view's report."""
     from crowdsafe.report.html import render_html
+    from crowdsafe.report.view_content import build_view_report, is_view_certificate
 
-    frame, certificate = read_release(table_path)
-    return render_html(report_content(frame, certificate, Path(table_path).name, before))
+    found = read_certificate(table_path, certificate)
+    if is_view_certificate(found):
+        if before:
+            raise ParameterError("a view's report shows estimates computed from the view; --before is for releases")
+        return build_view_report(table_path, found)
+    if certificate is not None:
+        raise ParameterError("a release's certificate is read from beside it: --certificate is for α-β views")
+    frame, found = read_release(table_path)
+    return render_html(report_content(frame, found, Path(table_path).name, before))
 
 
 def write_report(table_path: str | os.PathLike[str], out: str | os.PathLike[str] | None = None,
-                 before: Sequence[BeforeDistribution] = ()) -> Path:
-    """Build the report of the release at ``table_path`` and write it atomically to ``out``
-    (default: ``<stem>.report.html`` beside the table); return where it went."""
+                 before: Sequence[BeforeDistribution] = (), certificate: str | os.PathLike[str] | None = None
+                 ) -> Path:
+    """Build the report of the release or view at ``table_path`` and write it atomically to
+    ``out`` (default: ``<stem>.report.html`` beside the table); return where it went.
+    ``certificate``: a view's certificate when it is not beside the view."""
     from crowdsafe.files import write_text_atomic
 
     target = Path(out) if out is not None else report_path(table_path)
-    return write_text_atomic(target, build_report(table_path, before))
+    return write_text_atomic(target, build_report(table_path, before, certificate))
 
 
 def write_reports(tables: Sequence[str | os.PathLike[str]]) -> tuple[list[str], list[str]]:
@@ -111,4 +139,5 @@ def write_reports(tables: Sequence[str | os.PathLike[str]]) -> tuple[list[str], 
     return written, notes
 
 
-__all__ = ["REPORT_SUFFIX", "build_report", "read_release", "report_path", "write_report", "write_reports"]
+__all__ = ["REPORT_SUFFIX", "ReportWarning", "build_report", "read_certificate", "read_release", "report_path",
+           "write_report", "write_reports"]

@@ -116,6 +116,11 @@ def test_cli_perturb_and_plan_on_spark(spark, rows_path, tmp_path, capsys):
     assert code == 0
     assert payload["view_rows"] == pl.read_parquet(out / "*.parquet").height
     assert payload["fit_for_release"] is False and (tmp_path / "v.certificate.json").exists()
+    # the view's report, from the part files, beside the folder; rebuilt byte for byte
+    assert payload["report_file"] == str(tmp_path / "v.report.html")
+    assert cli.main(["report", str(out), "--out", str(tmp_path / "again.html")]) == 0
+    capsys.readouterr()
+    assert (tmp_path / "again.html").read_bytes() == (tmp_path / "v.report.html").read_bytes()
     code = cli.main(["estimate", str(out), "count where a < 10", "--json"])  # the driver reads the part files
     assert code == 0 and json.loads(capsys.readouterr().out)["rows"] == payload["view_rows"]
 
