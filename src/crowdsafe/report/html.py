@@ -43,29 +43,40 @@ def _paragraphs(texts: Iterable[str]) -> str:
     return "".join(f"<p>{escape(t)}</p>" for t in texts)
 
 
-def _guarantee(content: ReportContent) -> str:
-    if content.fit_for_release:
+def guarantee_section(fit_for_release: bool, unfit_reasons: Sequence[str], guarantee: Sequence[str],
+                      assumptions: Sequence[str]) -> str:
+    """The "guarantee" section: the verdict, the guarantee in words, its assumptions."""
+    if fit_for_release:
         verdict = '<div class="verdict fit"><strong>Fit for release.</strong></div>'
     else:
-        reasons = "".join(f"<li>{escape(r)}</li>" for r in content.unfit_reasons)
+        reasons = "".join(f"<li>{escape(r)}</li>" for r in unfit_reasons)
         verdict = f'<div class="verdict unfit"><strong>NOT fit for release:</strong><ul>{reasons}</ul></div>'
-    assumptions = ""
-    if content.assumptions:
-        items = "".join(f"<li>{escape(a)}</li>" for a in content.assumptions)
-        assumptions = f"<p>The guarantee holds under these assumptions:</p><ul>{items}</ul>"
-    return (f'<section id="guarantee"><h2>The guarantee</h2>{verdict}{_paragraphs(content.guarantee)}'
-            f"{assumptions}</section>")
+    listed = ""
+    if assumptions:
+        items = "".join(f"<li>{escape(a)}</li>" for a in assumptions)
+        listed = f"<p>The guarantee holds under these assumptions:</p><ul>{items}</ul>"
+    return f'<section id="guarantee"><h2>The guarantee</h2>{verdict}{_paragraphs(guarantee)}{listed}</section>'
+
+
+def plan_section(intro: str, plan: Sequence[tuple[str, str]], mechanisms: Sequence[tuple[str, str, str]],
+                 middle: str = "") -> str:
+    """The "plan" section: a note, the parameter table, ``middle`` (HTML), the mechanisms that ran."""
+    steps = ""
+    if mechanisms:
+        steps = "<p>What ran, step by step:</p>" + _table(("step", "mechanism", "parameters"), mechanisms)
+    return (f'<section id="plan"><h2>The plan</h2><p class="note">{escape(intro)}</p>'
+            f"{_table(('parameter', 'value'), plan)}{middle}{steps}</section>")
+
+
+def _guarantee(content: ReportContent) -> str:
+    return guarantee_section(content.fit_for_release, content.unfit_reasons, content.guarantee, content.assumptions)
 
 
 def _plan(content: ReportContent) -> str:
-    steps = ""
-    if content.mechanisms:
-        steps = "<p>What ran, step by step:</p>" + _table(("step", "mechanism", "parameters"), content.mechanisms)
     intro = ("Fixed before the data was read, except the scheme when the exponential mechanism chose it (a "
              "differentially private choice)." if content.certificate.get("guarantee") != "none" else
              "The algorithm's parameters; its generalization was fitted to the data (no formal guarantee).")
-    return (f'<section id="plan"><h2>The plan</h2><p class="note">{escape(intro)}</p>'
-            f"{_table(('parameter', 'value'), content.plan)}{steps}</section>")
+    return plan_section(intro, content.plan, content.mechanisms)
 
 
 def _generalized(content: ReportContent) -> str:

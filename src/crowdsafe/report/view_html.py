@@ -8,35 +8,21 @@ from __future__ import annotations
 
 from html import escape
 
-from crowdsafe.report.html import STYLE, _paragraphs, _table
+from crowdsafe.report.html import STYLE, _paragraphs, _table, guarantee_section, plan_section
 from crowdsafe.report.view_content import CONFIDENCE, AttributeEstimates, ViewReportContent
 
 
 def _guarantee(content: ViewReportContent) -> str:
-    if content.fit_for_release:
-        verdict = '<div class="verdict fit"><strong>Fit for release.</strong></div>'
-    else:
-        reasons = "".join(f"<li>{escape(r)}</li>" for r in content.unfit_reasons)
-        verdict = f'<div class="verdict unfit"><strong>NOT fit for release:</strong><ul>{reasons}</ul></div>'
-    assumptions = ""
-    if content.assumptions:
-        items = "".join(f"<li>{escape(a)}</li>" for a in content.assumptions)
-        assumptions = f"<p>The guarantee holds under these assumptions:</p><ul>{items}</ul>"
-    return (f'<section id="guarantee"><h2>The guarantee</h2>{verdict}{_paragraphs(content.guarantee)}'
-            f"{assumptions}</section>")
+    return guarantee_section(content.fit_for_release, content.unfit_reasons, content.guarantee, content.assumptions)
 
 
 def _plan(content: ViewReportContent) -> str:
-    steps = ""
-    if content.mechanisms:
-        steps = "<p>What ran, step by step:</p>" + _table(("step", "mechanism", "parameters"), content.mechanisms)
     intro = ("Fixed before the data was read: the parameters, the public domains and the public bound N on the "
              "rows (used wherever n would be)." if content.certificate.get("guarantee") == "d-gamma" else
              "The run's parameters; some were taken from the data (no formal guarantee).")
     domains = _table(("attribute", "domain values", "where the domain came from"),
                      [(a.name, f"{a.domain_size:,}", a.source) for a in content.attributes], (1,))
-    return (f'<section id="plan"><h2>The plan</h2><p class="note">{escape(intro)}</p>'
-            f"{_table(('parameter', 'value'), content.plan)}<p>The public domains:</p>{domains}{steps}</section>")
+    return plan_section(intro, content.plan, content.mechanisms, f"<p>The public domains:</p>{domains}")
 
 
 def _view(content: ViewReportContent) -> str:
