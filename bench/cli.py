@@ -1,0 +1,105 @@
+"""Benchmark the command line's start-up and the cost of its parts; print JSON.
+
+Every figure is a fresh process timed from start to exit (best of --repeat, wall clock), next to
+floors measured in the same run: ``python -c pass`` (the interpreter alone) and ``python -c
+"import polars, numpy"`` (the libraries a publish cannot do without):
+
+- ``cli_help_seconds``: ``crowdsafe --help``; ``cli_publish_help_seconds``: ``crowdsafe publish
+  --help`` (building the command line: no Polars, NumPy, SciPy, Spark or Matplotlib);
+- ``cli_publish_seconds``: ``crowdsafe publish adult --epsilon 1 --delta 1e-6 --out ...`` with a
+  fresh private ledger (as bench/publish.py's ``cli_end_to_end_seconds``), and
+  ``cli_publish_no_report_seconds`` the same with ``--no-report``: their difference is the HTML
+  report (Matplotlib's import and the drawing);
+- ``matplotlib_import_seconds``: a process importing the report's Matplotlib parts, less the
+  interpreter floor;
+- ``report_build_seconds``: ``build_report`` of the Adult release in this process, imports warm
+  (the drawing alone).
+
+``heavy_on_help`` lists the heavy modules ``crowdsafe --help`` imported (``-X importtime``):
+empty when the command line starts lazily.
+
+Usage: python bench/cli.py [--repeat 5] [--src PATH (the crowdsafe sources to time; default ../src)]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HEAVY = ("polars", "numpy", "scipy", "pyspark", "matplotlib", "pandas", "pyarrow", "sklearn")
+
+
+def run_seconds(argv: list[str], env: dict[str, str], repeat: int, fresh_ledger: Path | None = None) -> float:
+    """Best wall time of ``repeat`` runs of ``argv`` (a fresh ledger file per run when given)."""
+    best = float("inf")
+    for run in range(repeat):
+        extra = {"CROWDSAFE_LEDGER": str(fresh_ledger / f"ledger-{time.monotonic_ns()}-{run}.sqlite3")} \
+            if fresh_ledger else {}
+        started = time.perf_counter()
+        subprocess.run(argv, check=True, env={**env, **extra}, stdout=subprocess.DEVNULL)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def heavy_on_help(env: dict[str, str]) -> list[str]:
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "crowdsafe", "--help"], env=env,
+                          capture_output=True, text=True, check=True)
+    names = re.findall(r"^import time:\s+\d+ \|\s+\d+ \| +(\S+)$", done.stderr, flags=re.MULTILINE)
+    return sorted(n for n in set(names) if (n in HEAVY) or n == "numpy.linalg")
+
+
+def report_build_seconds(release: Path, env: dict[str, str], repeat: int) -> float:
+    """``build_report`` of ``release`` in a child process with its imports warmed up first."""
+    code = ("import sys, time\nfrom crowdsafe.report.build import build_report\nbuild_report(sys.argv[1])\n"
+            "best = float('inf')\nfor _ in range(int(sys.argv[2])):\n    t = time.perf_counter()\n"
+            "    build_report(sys.argv[1])\n    best = min(best, time.perf_counter() - t)\nprint(best)\n")
+    done = subprocess.run([sys.executable, "-c", code, str(release), str(repeat)], env=env, check=True,
+                          capture_output=True, text=True)
+    return float(done.stdout.strip())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--src", default=str(Path(__file__).resolve().parents[1] / "src"))
+    args = parser.parse_args()
+    env = {**os.environ, "PYTHONPATH": str(Path(args.src).resolve()), "COLUMNS": "100"}
+    cli = [sys.executable, "-m", "crowdsafe"]
+    repeat = args.repeat
+    floor = run_seconds([sys.executable, "-c", "pass"], env, repeat)
+    import_floor = run_seconds([sys.executable, "-c", "import polars, numpy"], env, repeat)
+    result: dict[str, object] = {
+        "python": platform.python_version(), "cpus": os.cpu_count(), "repeat": repeat, "src": str(args.src),
+        "process_start_floor_seconds": floor, "import_floor_seconds": import_floor,
+    }
+    result["cli_help_seconds"] = run_seconds([*cli, "--help"], env, repeat)
+    result["cli_publish_help_seconds"] = run_seconds([*cli, "publish", "--help"], env, repeat)
+    result["heavy_on_help"] = heavy_on_help(env)
+    matplotlib = run_seconds([sys.executable, "-c", "import matplotlib.figure, matplotlib.backends.backend_svg"],
+                             env, repeat)
+    result["matplotlib_import_seconds"] = max(matplotlib - floor, 0.0)
+    with tempfile.TemporaryDirectory() as folder:
+        base = Path(folder)
+        publish = [*cli, "publish", "adult", "--epsilon", "1", "--delta", "1e-6"]
+        result["cli_publish_no_report_seconds"] = run_seconds(
+            [*publish, "--no-report", "--out", str(base / "plain" / "adult.csv")], env, repeat, base)
+        release = base / "reported" / "adult.csv"
+        result["cli_publish_seconds"] = run_seconds([*publish, "--out", str(release)], env, repeat, base)
+        result["report_build_seconds"] = report_build_seconds(release, env, repeat)
+    result["report_share_of_publish_seconds"] = result["cli_publish_seconds"] - result["cli_publish_no_report_seconds"]
+    for key in ("cli_help_seconds", "cli_publish_help_seconds", "cli_publish_no_report_seconds", "cli_publish_seconds"):
+        result[key.replace("_seconds", "_over_floor")] = result[key] / floor  # type: ignore[operator]
+    json.dump(result, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
