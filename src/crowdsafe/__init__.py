@@ -50,3 +50,7 @@ def __getattr__(name: str) -> object:
 
         return getattr(importlib.import_module(REQUESTS[name]), name)
     raise AttributeError(f"module 'crowdsafe' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), "Randomness", "query", "publish", "plan_publish", *REQUESTS})
