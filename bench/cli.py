@@ -18,7 +18,10 @@ floors measured in the same run: ``python -c pass`` (the interpreter alone) and 
 ``heavy_on_help`` lists the heavy modules ``crowdsafe --help`` imported (``-X importtime``):
 empty when the command line starts lazily.
 
-Usage: python bench/cli.py [--repeat 5] [--src PATH (the crowdsafe sources to time; default ../src)]
+With ``--baseline PATH`` a second source tree (e.g. main's ``src``) is timed in turn with the
+first, run by run, and its figures are given under ``baseline``: a before/after on a loaded machine.
+
+Usage: python bench/cli.py [--repeat 5] [--src PATH (default ../src)] [--baseline PATH]
 """
 
 from __future__ import annotations
@@ -66,37 +69,63 @@ def report_build_seconds(release: Path, env: dict[str, str], repeat: int) -> flo
     return float(done.stdout.strip())
 
 
+def measure(sources: dict[str, Path], repeat: int, folder: Path) -> dict[str, dict[str, float]]:
+    """Best wall time of each command per source tree, the trees taking turns run by run (so that a
+    change in the machine's load falls on all of them alike)."""
+    cli = [sys.executable, "-m", "crowdsafe"]
+    publish = [*cli, "publish", "adult", "--epsilon", "1", "--delta", "1e-6"]
+    matplotlib = "import matplotlib.figure, matplotlib.backends.backend_svg"
+    jobs: dict[str, tuple[list[str], bool]] = {
+        "process_start_floor_seconds": ([sys.executable, "-c", "pass"], False),
+        "import_floor_seconds": ([sys.executable, "-c", "import polars, numpy"], False),
+        "cli_help_seconds": ([*cli, "--help"], False),
+        "cli_publish_help_seconds": ([*cli, "publish", "--help"], False),
+        "matplotlib_process_seconds": ([sys.executable, "-c", matplotlib], False),
+        "cli_publish_no_report_seconds": ([*publish, "--no-report", "--out", "{out}/plain/adult.csv"], True),
+        "cli_publish_seconds": ([*publish, "--out", "{out}/reported/adult.csv"], True),
+    }
+    best = {label: dict.fromkeys(jobs, float("inf")) for label in sources}
+    for _ in range(repeat):
+        for key, (argv, ledger) in jobs.items():
+            for label, src in sources.items():
+                env = {**os.environ, "PYTHONPATH": str(src), "COLUMNS": "100"}
+                out = folder / label
+                command = [part.replace("{out}", str(out)) for part in argv]
+                best[label][key] = min(best[label][key], run_seconds(command, env, 1, out if ledger else None))
+    return best
+
+
+def figures(best: dict[str, float], src: Path, folder: Path, repeat: int) -> dict[str, object]:
+    env = {**os.environ, "PYTHONPATH": str(src), "COLUMNS": "100"}
+    result: dict[str, object] = {"src": str(src), **best}
+    floor = best["process_start_floor_seconds"]
+    result["matplotlib_import_seconds"] = max(best["matplotlib_process_seconds"] - floor, 0.0)
+    result["heavy_on_help"] = heavy_on_help(env)
+    result["report_build_seconds"] = report_build_seconds(folder / "reported" / "adult.csv", env, repeat)
+    result["report_share_of_publish_seconds"] = best["cli_publish_seconds"] - best["cli_publish_no_report_seconds"]
+    for key in ("cli_help_seconds", "cli_publish_help_seconds", "cli_publish_no_report_seconds", "cli_publish_seconds"):
+        result[key.replace("_seconds", "_over_floor")] = best[key] / floor
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--src", default=str(Path(__file__).resolve().parents[1] / "src"))
+    parser.add_argument("--baseline", default=None, help="another crowdsafe source tree (e.g. a worktree of main's "
+                        "src) timed in turn with --src: its figures under 'baseline'")
     args = parser.parse_args()
-    env = {**os.environ, "PYTHONPATH": str(Path(args.src).resolve()), "COLUMNS": "100"}
-    cli = [sys.executable, "-m", "crowdsafe"]
-    repeat = args.repeat
-    floor = run_seconds([sys.executable, "-c", "pass"], env, repeat)
-    import_floor = run_seconds([sys.executable, "-c", "import polars, numpy"], env, repeat)
-    result: dict[str, object] = {
-        "python": platform.python_version(), "cpus": os.cpu_count(), "repeat": repeat, "src": str(args.src),
-        "process_start_floor_seconds": floor, "import_floor_seconds": import_floor,
-    }
-    result["cli_help_seconds"] = run_seconds([*cli, "--help"], env, repeat)
-    result["cli_publish_help_seconds"] = run_seconds([*cli, "publish", "--help"], env, repeat)
-    result["heavy_on_help"] = heavy_on_help(env)
-    matplotlib = run_seconds([sys.executable, "-c", "import matplotlib.figure, matplotlib.backends.backend_svg"],
-                             env, repeat)
-    result["matplotlib_import_seconds"] = max(matplotlib - floor, 0.0)
+    sources = {"current": Path(args.src).resolve()}
+    if args.baseline:
+        sources["baseline"] = Path(args.baseline).resolve()
     with tempfile.TemporaryDirectory() as folder:
         base = Path(folder)
-        publish = [*cli, "publish", "adult", "--epsilon", "1", "--delta", "1e-6"]
-        result["cli_publish_no_report_seconds"] = run_seconds(
-            [*publish, "--no-report", "--out", str(base / "plain" / "adult.csv")], env, repeat, base)
-        release = base / "reported" / "adult.csv"
-        result["cli_publish_seconds"] = run_seconds([*publish, "--out", str(release)], env, repeat, base)
-        result["report_build_seconds"] = report_build_seconds(release, env, repeat)
-    result["report_share_of_publish_seconds"] = result["cli_publish_seconds"] - result["cli_publish_no_report_seconds"]
-    for key in ("cli_help_seconds", "cli_publish_help_seconds", "cli_publish_no_report_seconds", "cli_publish_seconds"):
-        result[key.replace("_seconds", "_over_floor")] = result[key] / floor  # type: ignore[operator]
+        best = measure(sources, args.repeat, base)
+        result: dict[str, object] = {"python": platform.python_version(), "cpus": os.cpu_count(),
+                                     "repeat": args.repeat}
+        result.update(figures(best["current"], sources["current"], base / "current", args.repeat))
+        if args.baseline:
+            result["baseline"] = figures(best["baseline"], sources["baseline"], base / "baseline", args.repeat)
     json.dump(result, sys.stdout, indent=2)
     sys.stdout.write("\n")
 
