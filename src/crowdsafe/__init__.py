@@ -8,8 +8,12 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from typing import TYPE_CHECKING  # noqa: E402
+
 from crowdsafe.errors import CrowdsafeError  # noqa: E402
-from crowdsafe.randomness import Randomness  # noqa: E402
+
+if TYPE_CHECKING:
+    from crowdsafe.randomness import Randomness
 
 __all__ = ["CrowdsafeError", "Randomness", "__version__"]
 
@@ -30,7 +34,13 @@ REQUESTS = {
 
 
 def __getattr__(name: str) -> object:
-    """``crowdsafe.query`` / ``crowdsafe.publish``: the public API functions, imported on first use."""
+    """``crowdsafe.query`` / ``crowdsafe.publish`` / ``crowdsafe.Randomness``: the public API,
+    imported on first use (``import crowdsafe`` and ``crowdsafe --help`` load neither Polars nor
+    NumPy)."""
+    if name == "Randomness":  # NumPy and the generators: imported when a caller asks for them
+        from crowdsafe.randomness import Randomness
+
+        return Randomness
     if name in ("query", "publish", "plan_publish"):
         from crowdsafe import api
 
@@ -40,3 +50,7 @@ def __getattr__(name: str) -> object:
 
         return getattr(importlib.import_module(REQUESTS[name]), name)
     raise AttributeError(f"module 'crowdsafe' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), "Randomness", "query", "publish", "plan_publish", *REQUESTS})

@@ -8,13 +8,11 @@ guarantee, and those facts are not part of the release.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 
-from crowdsafe import api
-from crowdsafe.anonymize.release import TABLE_SUFFIXES
+from crowdsafe.cli.lazy import lazy_module
 from crowdsafe.cli.options import (
     DataArg,
     EscapeFormulasOpt,
@@ -28,9 +26,17 @@ from crowdsafe.cli.options import (
     print_warnings,
     split_list,
 )
-from crowdsafe.csv_safety import format_note
 from crowdsafe.errors import ParameterError
 from crowdsafe.files import check_output_path
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from crowdsafe import api
+else:
+    from crowdsafe.cli.lazy import Console
+    api = lazy_module("crowdsafe.api")
+
 
 AlgorithmOpt = Annotated[
     str, typer.Option("--algorithm", "-a", help="mondrian, mdav or lattice (full-domain generalization).")
@@ -152,6 +158,9 @@ def register(app: typer.Typer) -> None:
 
         Example: crowdsafe anonymize adult --algorithm mondrian --k 10 --l 3 --sensitive occupation --out release.csv
         """
+        from crowdsafe.anonymize.release import TABLE_SUFFIXES
+        from crowdsafe.csv_safety import format_note
+
         if sensitive is not None and "," in sensitive:
             raise ParameterError("anonymize protects one sensitive attribute; give a single name to --sensitive")
         if out is not None:  # a folder, an unwritable folder: refused before the data is read

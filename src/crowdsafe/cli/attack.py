@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from crowdsafe import api
+from crowdsafe.cli.lazy import lazy_module
 from crowdsafe.cli.options import (
     EngineOpt,
     EscapeFormulasOpt,
@@ -23,6 +21,16 @@ from crowdsafe.cli.options import (
     split_list,
 )
 from crowdsafe.errors import ParameterError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from crowdsafe import api
+else:
+    from crowdsafe.cli.lazy import Console, Table
+    api = lazy_module("crowdsafe.api")
+
 
 TargetsOpt = Annotated[
     str, typer.Option("--targets", help="The targets: a CSV/Parquet file or bundled dataset holding their "

@@ -3,28 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from crowdsafe.cli.options import JsonOpt, emit, split_list
 from crowdsafe.errors import ParameterError
-from crowdsafe.privacy import (
-    Certificate,
-    PrivacyLoss,
-    amplify,
-    compose_certificates,
-    compose_homogeneous,
-    delta_bound,
-    largest_inner_loss,
-    largest_rate,
-    parallel,
-    plan,
-    sequential,
-    smallest_epsilon,
-)
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from crowdsafe.privacy import PrivacyLoss
+else:
+    from crowdsafe.cli.lazy import Console, Table
 
 calc_app = typer.Typer(
     name="calc",
@@ -75,6 +67,8 @@ def amplify_command(
 
     Example: crowdsafe calc amplify --epsilon 2.3979 --delta 1e-5 --beta 1,0.1,0.01
     """
+    from crowdsafe.privacy import PrivacyLoss, amplify, largest_inner_loss, largest_rate
+
     rates = _floats(beta, "beta")
     if target_epsilon is not None:
         target = PrivacyLoss(target_epsilon, target_delta)
@@ -113,6 +107,8 @@ def dps_command(
 
     Example: crowdsafe calc dps --k 20 --beta 0.05,0.1,0.2 --epsilon 0.25,0.5,0.75,1,1.5,2
     """
+    from crowdsafe.privacy import delta_bound
+
     rates, epsilons = _floats(beta, "beta"), _floats(epsilon, "epsilon")
     assert rates is not None and epsilons is not None
     rows: list[dict[str, Any]] = [delta_bound(k, b, e, epsilon1).as_dict() for b in rates for e in epsilons]
@@ -142,6 +138,8 @@ def solve_command(
 
     Example: crowdsafe calc solve --epsilon 1 --delta 1e-6 --beta 0.2
     """
+    from crowdsafe.privacy import plan, smallest_epsilon
+
     if delta is None:
         raise ParameterError("--delta is required: the delta the release must reach")
     if epsilon is None:
@@ -177,6 +175,8 @@ def compose_command(
 
     Example: crowdsafe calc compose --epsilon 0.5 --times 50 --slack 1e-6
     """
+    from crowdsafe.privacy import Certificate, compose_certificates, compose_homogeneous, parallel, sequential
+
     modes = sum(x is not None and x != [] for x in (losses, times, certificate))
     if modes != 1:
         raise ParameterError("give exactly one of: LOSSES, --times (with --epsilon), or --certificate files")
@@ -206,6 +206,8 @@ def compose_command(
 
 
 def _parse_loss(text: str) -> PrivacyLoss:
+    from crowdsafe.privacy import PrivacyLoss
+
     eps, _, delta = text.partition(":")
     try:
         return PrivacyLoss(float(eps), float(delta) if delta else 0.0)

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from crowdsafe import api
+from crowdsafe.cli.lazy import lazy_module
 from crowdsafe.cli.options import (
     DataArg,
     JsonOpt,
@@ -23,6 +21,16 @@ from crowdsafe.cli.options import (
     print_warnings,
     split_list,
 )
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from crowdsafe import api
+else:
+    from crowdsafe.cli.lazy import Console, Table
+    api = lazy_module("crowdsafe.api")
+
 
 MissingOpt = Annotated[
     str,

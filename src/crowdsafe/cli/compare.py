@@ -3,14 +3,22 @@ marginal distances, counting-query workload error, classifier accuracy)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from crowdsafe import api
+from crowdsafe.cli.lazy import lazy_module
 from crowdsafe.cli.options import JsonOpt, QiOpt, SchemaOpt, SeedOpt, emit, split_list
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from crowdsafe import api
+else:
+    from crowdsafe.cli.lazy import Console, Table
+    api = lazy_module("crowdsafe.api")
+
 
 
 def _table(title: str, rows: list[tuple[str, str]]) -> Table:

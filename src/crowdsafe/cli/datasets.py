@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from crowdsafe import datasets as bundled
 from crowdsafe.cli.check import MissingOpt
+from crowdsafe.cli.lazy import lazy_module
 from crowdsafe.cli.options import EscapeFormulasOpt, JsonOpt, emit
-from crowdsafe.data import write
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from crowdsafe import datasets as bundled
+else:
+    from crowdsafe.cli.lazy import Console, Table
+
+    bundled = lazy_module("crowdsafe.datasets")
+
+# The bundled datasets' names, for the help of ``datasets export`` without importing the data
+# layer; tests/cli/test_lazy_imports.py checks them against crowdsafe.datasets.names().
+BUNDLED_NAMES = ("adult", "adult-test", "adult-all", "people")
 
 
 def register(app: typer.Typer) -> None:
@@ -43,7 +54,7 @@ def register(app: typer.Typer) -> None:
 
     @group.command("export")
     def export_command(
-        name: Annotated[str, typer.Argument(help="A bundled dataset: " + ", ".join(bundled.names()))],
+        name: Annotated[str, typer.Argument(help="A bundled dataset: " + ", ".join(BUNDLED_NAMES))],
         out: Annotated[Path, typer.Argument(help="Output file (.csv or .parquet).")],
         missing: MissingOpt = "keep",
         escape_formulas: EscapeFormulasOpt = True,
@@ -54,6 +65,8 @@ def register(app: typer.Typer) -> None:
 
         Example: crowdsafe datasets export adult out.csv --missing drop
         """
+        from crowdsafe.data import write
+
         dataset = bundled.load_bundled(name, missing=missing)
         write(dataset, out, escape_formulas=escape_formulas)
         payload = {"dataset": name, "rows": dataset.n_rows, "path": str(out),
@@ -73,6 +86,8 @@ def register(app: typer.Typer) -> None:
 
         Example: crowdsafe datasets synthetic 1000000 adult-1m.parquet --seed 1
         """
+        from crowdsafe.data import write
+
         dataset = bundled.synthetic(rows, seed)
         write(dataset, out)
         emit({"rows": rows, "seed": seed, "path": str(out)}, as_json,

@@ -9,7 +9,6 @@ import typer
 
 from crowdsafe.cli.options import JsonOpt, SeedOpt, emit
 from crowdsafe.errors import ParameterError
-from crowdsafe.experiments import available, run
 
 
 def _options(pairs: list[str] | None) -> dict[str, str]:
@@ -34,6 +33,8 @@ def experiment_command(
 
     Example: crowdsafe experiment dps-delta-table --out results
     """
+    from crowdsafe.experiments import available, run
+
     if name == "list":
         entries = [{"name": e.name, "title": e.title} for e in available()]
 

@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from crowdsafe import api
+from crowdsafe.cli.lazy import lazy_module
 from crowdsafe.cli.options import DataArg, JsonOpt, OutOpt, SchemaOpt, emit
 from crowdsafe.cli.query import LedgerOpt
 from crowdsafe.files import write_text_atomic
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from crowdsafe import api
+else:
+    from crowdsafe.cli.lazy import Console, Table
+    api = lazy_module("crowdsafe.api")
+
 
 ledger_app = typer.Typer(
     name="ledger",

@@ -7,13 +7,11 @@ import json
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from crowdsafe import api, csv_safety
+from crowdsafe.cli.lazy import lazy_module
 from crowdsafe.cli.options import (
     DataArg,
     EngineOpt,
@@ -30,7 +28,18 @@ from crowdsafe.cli.options import (
 )
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import atomic_path, write_text_atomic
-from crowdsafe.perturb import AlphaBetaPlan, certificate_path, equality_estimates, read_view
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from crowdsafe import api, csv_safety
+    from crowdsafe.perturb import AlphaBetaPlan
+else:
+    from crowdsafe.cli.lazy import Console, Table
+    api = lazy_module("crowdsafe.api")
+    csv_safety = lazy_module("crowdsafe.csv_safety")
+
 
 CertificateOpt = Annotated[
     Path | None,
@@ -170,6 +179,8 @@ def register(app: typer.Typer) -> None:
 
         Example: crowdsafe perturb adult --c 5 --gamma 0.2 --max-rows 50000 --attributes age,education,occupation,native-country,sex,income --out view.csv
         """
+        from crowdsafe.perturb import certificate_path
+
         options: dict[str, Any] = dict(gamma=gamma, d=d, c=c, alpha=alpha, beta=beta, attributes=split_list(attributes),
                        domains=_domains(domains), max_rows=max_rows, exploratory=exploratory, duplicates=duplicates,
                        exclusive_correlations=exclusive_correlations, confidence=confidence,
@@ -236,6 +247,8 @@ def register(app: typer.Typer) -> None:
 
         Example: crowdsafe estimate view.csv "count where age between 26 and 32 and sex = 'Female'"
         """
+        from crowdsafe.perturb import equality_estimates, read_view
+
         if not queries and equality is None:
             raise ParameterError("give a query such as \"count where age >= 30\", or --equality 3 --out estimates.csv")
         if equality is not None and out is None:

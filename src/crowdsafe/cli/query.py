@@ -7,11 +7,9 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-import polars as pl
 import typer
-from rich.console import Console
 
-from crowdsafe import api
+from crowdsafe.cli.lazy import lazy_module
 from crowdsafe.cli.options import (
     DataArg,
     EngineOpt,
@@ -29,7 +27,14 @@ from crowdsafe.errors import ParameterError
 from crowdsafe.files import write_text_atomic
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    from crowdsafe import api
     from crowdsafe.mechanisms.queries import QueryAnswer
+else:
+    from crowdsafe.cli.lazy import Console
+    api = lazy_module("crowdsafe.api")
+
 
 LedgerOpt = Annotated[
     Path | None,
@@ -55,6 +60,8 @@ CUSTODIAN_HEADING = ("custodian only: exact facts about the data, NOT covered by
 def render_answer(answer: QueryAnswer, console: Console, *, custodian: bool = False) -> None:
     """The public answer; with ``custodian``, the custodian-only facts after it, under a heading
     saying they are not covered."""
+    import polars as pl
+
     console.print(f"[bold]{answer.query}[/bold]")
     if isinstance(answer.value, pl.DataFrame):
         with pl.Config(tbl_rows=60, tbl_hide_dataframe_shape=False):

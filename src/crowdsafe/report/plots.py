@@ -60,6 +60,27 @@ def _drawn(draw: Any, width: float, height: float, label: str) -> str:
         return _svg(figure, label)
 
 
+def few_ticks(axis: Any, bins: int = 4) -> None:
+    """At most ``bins`` + 1 ticks on ``axis`` (whole numbers): each tick is a handful of artists
+    that Matplotlib builds and measures, the bulk of a small figure's drawing time."""
+    from matplotlib.ticker import MaxNLocator
+
+    axis.set_major_locator(MaxNLocator(nbins=bins, integer=True))
+
+
+def share_ticks(axes: Any, largest: float) -> None:
+    """The x axis of a bar chart of shares: from 0 to 5% past the largest share (Matplotlib's own
+    margin), with at most five fixed ticks at round percentages, labelled once."""
+    from matplotlib.ticker import FixedFormatter, FixedLocator
+
+    top = 1.05 * largest if largest > 0 else 1.0
+    step = next((s for s in (0.25, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001) if top / s >= 2), top / 2)
+    ticks = [round(i * step, 12) for i in range(int(top / step) + 1)]
+    axes.set_xlim(0.0, top)
+    axes.xaxis.set_major_locator(FixedLocator(ticks))
+    axes.xaxis.set_major_formatter(FixedFormatter([f"{100 * t:g}%" for t in ticks]))
+
+
 def class_size_svg(sizes: np.ndarray, k: int | None) -> str:
     """Histogram of the release's class sizes (records per class), with k marked."""
 
@@ -73,10 +94,9 @@ def class_size_svg(sizes: np.ndarray, k: int | None) -> str:
             return
         low, high = int(sizes.min()), int(sizes.max())
         bins: Any = np.arange(low, high + 2) - 0.5 if high - low < 40 else 30
-        from matplotlib.ticker import MaxNLocator
-
         axes.hist(sizes, bins=bins, color=AFTER_COLOUR, edgecolor="white", linewidth=0.5)
-        axes.yaxis.set_major_locator(MaxNLocator(integer=True))
+        few_ticks(axes.xaxis, 5)
+        few_ticks(axes.yaxis)
         if k:
             axes.axvline(k, color=LIMIT_COLOUR, linestyle="--", linewidth=1.2, label=f"k = {k}")
             axes.legend(frameon=False, loc="upper right", bbox_to_anchor=(1.0, 1.12))
@@ -110,6 +130,7 @@ def distribution_svg(name: str, after: Sequence[tuple[str, int]],
         axes.barh(positions, shares, color=colour)
         axes.set_yticks(positions, labels)
         axes.invert_yaxis()
+        share_ticks(axes, float(shares.max()))
         axes.set_xlabel("share of records")
 
     # room for the longest label (about 0.075 inch a character at 9 points), per panel
@@ -134,4 +155,4 @@ def _short(label: str, width: int = 32) -> str:
     return label if len(label) <= width else label[: width - 1] + "…"
 
 
-__all__ = ["class_size_svg", "distribution_svg"]
+__all__ = ["class_size_svg", "distribution_svg", "few_ticks", "share_ticks"]

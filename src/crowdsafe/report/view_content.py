@@ -19,14 +19,16 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
 
 from crowdsafe.errors import InputError, ParameterError
-from crowdsafe.perturb.view import View
 from crowdsafe.report.content import _mechanism_rows, _number
+
+if TYPE_CHECKING:  # a release's report reads no view: the perturbation package is imported for views only
+    from crowdsafe.perturb.view import View
 
 #: The certificate fields a view's report reads (each class (a), or the view's size, class (b)).
 VIEW_PUBLIC_FIELDS = ("guarantee", "epsilon", "delta", "theorem", "reason", "assumptions", "mechanisms",

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from crowdsafe.report.plots import AFTER_COLOUR, BEFORE_COLOUR, _drawn, _margins, _short
+from crowdsafe.report.plots import AFTER_COLOUR, BEFORE_COLOUR, _drawn, _margins, _short, few_ticks
 
 ZERO_COLOUR = "#4a5568"
 
@@ -39,6 +39,7 @@ def estimates_svg(name: str, labels: Sequence[str], view_rows: Sequence[int], es
         raw.invert_yaxis()
         raw.set_title(f"{name}: rows in the view (true + inserted)")
         raw.set_xlabel("rows of the view")
+        few_ticks(raw.xaxis)
         estimated = figure.add_subplot(1, 2, 2)
         estimated.barh(positions, np.asarray(estimates, dtype=np.float64), color=BEFORE_COLOUR,
                        xerr=np.asarray(errors, dtype=np.float64), error_kw={"elinewidth": 0.8, "capsize": 2.0})
@@ -47,6 +48,7 @@ def estimates_svg(name: str, labels: Sequence[str], view_rows: Sequence[int], es
         estimated.invert_yaxis()
         estimated.set_title(f"{name}: estimated count in the data (± {confidence:.0%} bound)")
         estimated.set_xlabel("estimated distinct tuples")
+        few_ticks(estimated.xaxis)
 
     return _drawn(draw, width, height, f"Rows in the view and estimated counts of {name}")
 

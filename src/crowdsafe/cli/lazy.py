@@ -1,0 +1,48 @@
+"""Modules the command line imports on first use, so that ``crowdsafe --help`` stays fast.
+
+Registering the commands (their options and help) needs only Typer; the library behind them
+(Polars, NumPy, the engines) is imported when a command runs. ``api = lazy_module("crowdsafe.api")``
+gives a stand-in whose first attribute access imports the module and forwards to it; what a
+command computes is exactly what it computed with an eager import.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import Any
+
+
+class LazyModule:
+    """A stand-in for the module ``name``, imported on the first attribute access."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def _module(self) -> ModuleType:
+        return importlib.import_module(self._name)
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(self._module(), attribute)
+
+    def __repr__(self) -> str:
+        return f"<lazy module {self._name!r}>"
+
+
+def lazy_module(name: str) -> Any:
+    """The module ``name``, imported the first time one of its attributes is read."""
+    return LazyModule(name)
+
+
+def Console(*args: Any, **kwargs: Any) -> Any:  # a class's name: the commands call it as one
+    """A :class:`rich.console.Console`, Rich imported on first use (a command that prints a table)."""
+    from rich.console import Console as RichConsole
+
+    return RichConsole(*args, **kwargs)
+
+
+def Table(*args: Any, **kwargs: Any) -> Any:
+    """A :class:`rich.table.Table`, Rich imported on first use."""
+    from rich.table import Table as RichTable
+
+    return RichTable(*args, **kwargs)

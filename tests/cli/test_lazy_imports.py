@@ -1,0 +1,119 @@
+"""``crowdsafe --help`` and ``crowdsafe publish --help`` stay fast: building the command line
+imports no heavy library (Polars, NumPy's linear algebra, SciPy, Spark, Matplotlib) and not the
+library's API; a command imports them when it runs (:mod:`crowdsafe.cli.lazy`).
+
+Each case runs a fresh interpreter (a module imported by another test would hide a regression).
+The broken variant puts back the eager import the command modules had (``lazy_module`` replaced
+by ``importlib.import_module``) and shows that the check catches it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import crowdsafe
+
+HEAVY = ("polars", "numpy.linalg", "scipy", "pyspark", "matplotlib", "crowdsafe.api")
+SOURCE = str(Path(crowdsafe.__file__).resolve().parents[1])
+
+# Runs the command line in-process and writes the names of the imported modules to a file.
+# With CROWDSAFE_TEST_EAGER=1 the command modules import the library eagerly, as they used to.
+PROBE = """
+import importlib, json, os, sys, types
+if os.environ.get("CROWDSAFE_TEST_EAGER"):  # stands in for crowdsafe.cli.lazy before the CLI imports it
+    from rich.console import Console
+    from rich.table import Table
+    eager = types.ModuleType("crowdsafe.cli.lazy")
+    eager.lazy_module, eager.Console, eager.Table = importlib.import_module, Console, Table
+    sys.modules["crowdsafe.cli.lazy"] = eager
+from crowdsafe.cli import main
+code = main(sys.argv[2:])
+with open(sys.argv[1], "w") as out:
+    json.dump({"code": code, "modules": sorted(sys.modules)}, out)
+"""
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([SOURCE, os.environ.get("PYTHONPATH", "")]), **extra}
+    env.pop("CROWDSAFE_TEST_EAGER", None)
+    env.update(extra)
+    return env
+
+
+def heavy_modules(modules: list[str]) -> list[str]:
+    """The modules of ``modules`` that are, or lie under, one of :data:`HEAVY`."""
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+
+
+def probe(tmp_path: Path, *args: str, eager: bool = False) -> tuple[int, list[str]]:
+    """Exit status and imported modules of ``crowdsafe ARGS`` run in a fresh interpreter."""
+    out = tmp_path / "modules.json"
+    env = _env(CROWDSAFE_TEST_EAGER="1") if eager else _env()
+    subprocess.run([sys.executable, "-c", PROBE, str(out), *args], env=env, check=True,
+                   capture_output=True, text=True, timeout=120)
+    found = json.loads(out.read_text())
+    return found["code"], found["modules"]
+
+
+def imported_by_entry_point(*args: str) -> tuple[str, list[str]]:
+    """``python -X importtime -m crowdsafe ARGS``: its standard output and the modules it imported
+    (the names -X importtime lists on standard error)."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "crowdsafe", *args], env=_env(),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    names = re.findall(r"^import time:\s+\d+ \|\s+\d+ \| +(\S+)$", done.stderr, flags=re.MULTILINE)
+    assert names, "no -X importtime output"
+    return done.stdout, names
+
+
+@pytest.mark.parametrize("args", [("--help",), ("publish", "--help")])
+def test_help_imports_no_heavy_library(args):
+    shown, modules = imported_by_entry_point(*args)
+    assert "--help" in shown or "Usage" in shown
+    assert heavy_modules(modules) == []
+
+
+@pytest.mark.parametrize("args", [("--help",), ("publish", "--help"), ("calc", "--help"),
+                                  ("datasets", "export", "--help"), ("perturb", "--help"), ("query", "--help"),
+                                  ("--version",)])
+def test_building_the_app_imports_no_heavy_library(tmp_path, args):
+    code, modules = probe(tmp_path, *args)
+    assert code == 0
+    assert heavy_modules(modules) == []
+
+
+def test_an_eager_import_is_caught(tmp_path):
+    """The broken variant: command modules importing the library when the app is built."""
+    code, modules = probe(tmp_path, "--help", eager=True)
+    assert code == 0
+    caught = heavy_modules(modules)
+    assert "crowdsafe.api" in caught and "polars" in caught and "numpy.linalg" in caught
+
+
+def test_help_lists_every_command():
+    shown, _ = imported_by_entry_point("--help")
+    for command in ("check", "compare", "datasets", "calc", "experiment", "query", "ledger", "perturb",
+                    "estimate", "anonymize", "publish", "attack", "schema", "report"):
+        assert re.search(rf"^\W*{command}\b", shown, flags=re.MULTILINE), command
+
+
+def test_bundled_names_in_help_are_the_bundled_datasets():
+    from crowdsafe import datasets
+    from crowdsafe.cli.datasets import BUNDLED_NAMES
+
+    assert list(BUNDLED_NAMES) == datasets.names()
+
+
+def test_the_lazy_exports_still_work():
+    code = ("import sys, crowdsafe; assert 'numpy' not in sys.modules and 'polars' not in sys.modules; "
+            "from crowdsafe import Randomness, publish, query, plan_publish, PlanRequest; "
+            "from crowdsafe.randomness import Randomness as R; assert Randomness is R; "
+            "from crowdsafe.api import publish as p; assert publish is p")
+    subprocess.run([sys.executable, "-c", code], env=_env(), check=True, timeout=120)
