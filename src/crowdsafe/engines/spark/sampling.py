@@ -150,7 +150,8 @@ class PackedSampleCounter:
                 hashes = batch.column(name).to_numpy(zero_copy_only=False)[keep].view(np.uint64)
                 with np.errstate(over="ignore"):  # sums modulo 2^64 by design
                     sums[i] += np.add.reduce(hashes, dtype=np.uint64)
-            parts.append(pl.DataFrame({KEY: keys}).group_by(KEY).len(name=COUNT).with_columns(pl.col(COUNT).cast(pl.Int64)))
+            counted = pl.DataFrame({KEY: keys}).group_by(KEY).len(name=COUNT)
+            parts.append(counted.with_columns(pl.col(COUNT).cast(pl.Int64)))
             if len(parts) >= _MERGE_EVERY:  # bounded memory: at most one row per distinct key
                 parts = [pl.concat(parts).group_by(KEY).agg(pl.col(COUNT).sum())]
         keyed = (pl.concat(parts).group_by(KEY).agg(pl.col(COUNT).sum()) if parts
