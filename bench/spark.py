@@ -19,7 +19,7 @@ Then the DP histogram (bench/spark_histogram.py, in its own process: a 40-cell h
 engines with their floors), reported under ``dp_histogram`` unless ``--no-histogram``.
 
 Each Spark child also reports its memory: the Python driver's peak RSS (``driver_peak_rss_mb``,
-getrusage), the JVM's peak RSS (``jvm_peak_rss_mb``, VmHWM of the gateway process) and the heap it
+VmHWM), the JVM's peak RSS (``jvm_peak_rss_mb``, VmHWM of the gateway process) and the heap it
 was given (``driver_memory``); ``session_start_seconds`` is the JVM start, a fixed cost.
 
 Sizes of 100M rows or more need ``--allow-100m`` (a long run); their table is written as Parquet
@@ -77,13 +77,10 @@ def parquet_bytes(path: Path) -> int:
 
 
 def peak_rss_mb(pid: int | None = None) -> float | None:
-    """Peak resident memory (MB) of this process (getrusage) or of process ``pid`` (VmHWM)."""
-    if pid is None:
-        import resource
-
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    """Peak resident memory (MB, VmHWM) of this process or of process ``pid``. (Not getrusage's
+    ru_maxrss: Linux carries the forking parent's peak across exec into a child's.)"""
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        for line in Path(f"/proc/{pid or 'self'}/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) / 1024
     except OSError:
