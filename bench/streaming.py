@@ -2,7 +2,7 @@
 
 A synthetic Adult of ``--rows`` rows is written as Parquet parts
 (``crowdsafe.datasets.synthetic.write_synthetic_parts``, never whole in memory), outside the
-timing. In a child process (its peak RSS measured alone, getrusage), optionally under an
+timing. In a child process (its peak RSS measured alone, VmHWM), optionally under an
 address-space limit (``--limit 3g``: ``prlimit --as``, a memory limit smaller than the table),
 ``PolarsEngine().frequency_table`` counts the distinct tuples of the nine published columns by
 scanning the parts lazily and reducing them with Polars' streaming engine
@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -42,8 +41,16 @@ def child(folder: str) -> dict[str, object]:
     seconds = time.perf_counter() - started
     return {"frequency_table_seconds": seconds, "streamed": not streaming.reads_eagerly(folder),
             "distinct_tuples": table.height, "rows_counted": int(table.get_column("count").sum()),
-            "child_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "child_peak_rss_mb": _peak_rss_mb(),
             "polars": pl.__version__}
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak RSS (VmHWM; getrusage's ru_maxrss would carry the parent's across exec)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def main() -> None:
