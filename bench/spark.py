@@ -18,7 +18,17 @@ The load average is recorded before and after each measurement (the machine may 
 Then the DP histogram (bench/spark_histogram.py, in its own process: a 40-cell histogram on both
 engines with their floors), reported under ``dp_histogram`` unless ``--no-histogram``.
 
+Each Spark child also reports its memory: the Python driver's peak RSS (``driver_peak_rss_mb``,
+VmHWM), the JVM's peak RSS (``jvm_peak_rss_mb``, VmHWM of the gateway process) and the heap it
+was given (``driver_memory``); ``session_start_seconds`` is the JVM start, a fixed cost.
+
+Sizes of 100M rows or more need ``--allow-100m`` (a long run); their table is written as Parquet
+parts (``crowdsafe.datasets.synthetic.write_synthetic_parts``, never whole in memory), as every
+size is with ``--parts``; the Polars engine is skipped on a folder of parts. ``--no-stages``
+times only ``publish_table`` end to end and the floor (not the stages one by one).
+
 Usage: python bench/spark.py [--sizes 10M,50M] [--threads 1,2] [--driver-memory 1g] [--engines polars,spark]
+       python bench/spark.py --sizes 100M --threads 2 --engines spark --allow-100m --no-stages --no-histogram
 """
 
 from __future__ import annotations
@@ -47,12 +57,35 @@ def load_average() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def write_parquet(rows: int, folder: Path) -> Path:
+LARGE = 100_000_000  # sizes from here need --allow-100m and are written in parts
+
+
+def write_parquet(rows: int, folder: Path, parts: bool = False) -> Path:
     from crowdsafe.datasets import synthetic
+    from crowdsafe.datasets.synthetic import write_synthetic_parts
 
     path = folder / f"synthetic-{rows}.parquet"
-    synthetic(rows, seed=0).frame.write_parquet(path, row_group_size=1 << 20)
+    if parts or rows >= LARGE:
+        write_synthetic_parts(rows, path, seed=0)  # a folder of part files, never whole in memory
+    else:
+        synthetic(rows, seed=0).frame.write_parquet(path, row_group_size=1 << 20)
     return path
+
+
+def parquet_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.glob("*.parquet")) if path.is_dir() else path.stat().st_size
+
+
+def peak_rss_mb(pid: int | None = None) -> float | None:
+    """Peak resident memory (MB, VmHWM) of this process or of process ``pid``. (Not getrusage's
+    ru_maxrss: Linux carries the forking parent's peak across exec into a child's.)"""
+    try:
+        for line in Path(f"/proc/{pid or 'self'}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
 
 
 def adult_hierarchies() -> dict:
@@ -86,11 +119,12 @@ def polars_engine(path: Path, folder: Path) -> dict[str, object]:
     }
 
 
-def spark_engine(path: Path, folder: Path, threads: int, driver_memory: str) -> dict[str, object]:
+def spark_engine(path: Path, folder: Path, threads: int, driver_memory: str, stages: bool = True) -> dict[str, object]:
     """In a child process: one JVM per thread count."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1] / "src"),
                                                          str(Path(__file__).resolve().parent)])}
-    command = [sys.executable, __file__, "--child", str(path), str(folder), str(threads), driver_memory]
+    command = [sys.executable, __file__, "--child", str(path), str(folder), str(threads), driver_memory,
+               "stages" if stages else "no-stages"]
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         errors = [line for line in done.stderr.splitlines() if "Error" in line or "Exception" in line]
@@ -99,7 +133,7 @@ def spark_engine(path: Path, folder: Path, threads: int, driver_memory: str) -> 
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def spark_child(path: str, folder: str, threads: int, driver_memory: str) -> dict[str, object]:
+def spark_child(path: str, folder: str, threads: int, driver_memory: str, stages: bool = True) -> dict[str, object]:
     from crowdsafe.anonymize.counted import apply_counts
     from crowdsafe.anonymize.publish import PlanRequest, RunOptions, plan_publication
     from crowdsafe.anonymize.selection import choose_scheme
@@ -114,48 +148,61 @@ def spark_child(path: str, folder: str, threads: int, driver_memory: str) -> dic
         "spark.driver.memory": driver_memory, "spark.ui.enabled": "false",
         "spark.sql.shuffle.partitions": str(2 * threads)}))
     before = load_average()
-    table_time, table = timed(lambda: spark_table(spark, path, schema=schema(), hierarchies=adult_hierarchies()))
-    columns = table.columns
+    roles = schema()
+    columns = [c for c in roles.names if c in {*roles.quasi_identifiers, *roles.sensitive}]  # the published ones
     floor, _ = timed(lambda: spark.read.parquet(path).groupBy(*columns).count().count())
     plan = plan_publication(PlanRequest(1.0, 1e-6))
-    randomness = Randomness()
-    count_time, sample = timed(lambda: count_release_sample(table, plan.beta, randomness, None))
-    choice_time, choice = timed(lambda: choose_scheme(sample.table, columns, plan.k, plan.epsilon1, randomness))
-    apply_time, applied = timed(lambda: apply_counts(sample.table, choice.scheme.levels, plan.k))
-    target = str(Path(folder) / f"spark-stages-{threads}.parquet")
-    write_time, _ = timed(lambda: write_releases(spark, [release_of(table, choice.scheme, applied)[1]], ["{}"],
-                                                 [target]))
+    staged: dict[str, object] = {}
+    if stages:
+        table_time, table = timed(lambda: spark_table(spark, path, schema=schema(), hierarchies=adult_hierarchies()))
+        columns = table.columns
+        randomness = Randomness()
+        count_time, sample = timed(lambda: count_release_sample(table, plan.beta, randomness, None))
+        choice_time, choice = timed(lambda: choose_scheme(sample.table, columns, plan.k, plan.epsilon1, randomness))
+        apply_time, applied = timed(lambda: apply_counts(sample.table, choice.scheme.levels, plan.k))
+        target = str(Path(folder) / f"spark-stages-{threads}.parquet")
+        write_time, _ = timed(lambda: write_releases(spark, [release_of(table, choice.scheme, applied)[1]], ["{}"],
+                                                     [target]))
+        staged = {
+            "stages_seconds": {
+                "table_pass": table_time, "sample_encode_count": count_time, "epsilon1_safe_choice": choice_time,
+                "apply_on_counts": apply_time, "generate_and_write": write_time,
+            },
+            "frequency_table_rows": int(sample.table.n_cells),
+            "nodes_scored": choice.scored,
+        }
     run = RunOptions(out=str(Path(folder) / f"spark-{threads}.parquet"))
     total, publication = timed(lambda: publish_table(spark_table(spark, path, schema=schema(),
                                                                  hierarchies=adult_hierarchies()),
                                                      plan, run, randomness=Randomness()))
+    gateway = getattr(spark.sparkContext._gateway, "proc", None)
     return {
         "master": f"local[{threads}]",
         "driver_memory": driver_memory,
         "session_start_seconds": start_time,
-        "stages_seconds": {
-            "table_pass": table_time, "sample_encode_count": count_time, "epsilon1_safe_choice": choice_time,
-            "apply_on_counts": apply_time, "generate_and_write": write_time,
-        },
-        "frequency_table_rows": int(sample.table.n_cells),
-        "nodes_scored": choice.scored,
+        **staged,
         "publish_table_seconds": total,
         "floor_spark_group_by_seconds": floor,
         "rows_published": publication.release.rows_published,
+        "driver_peak_rss_mb": peak_rss_mb(),
+        "jvm_peak_rss_mb": peak_rss_mb(gateway.pid) if gateway is not None else None,
         "load_average_before_after": [before, load_average()],
     }
 
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        _, _, path, folder, threads, memory = sys.argv
-        print(json.dumps(spark_child(path, folder, int(threads), memory)))
+        _, _, path, folder, threads, memory, stages = sys.argv
+        print(json.dumps(spark_child(path, folder, int(threads), memory, stages == "stages")))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10M,50M")
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--driver-memory", default="1g")
     parser.add_argument("--engines", default="polars,spark", help="run only some engines, e.g. spark")
+    parser.add_argument("--parts", action="store_true", help="write every size as Parquet parts (a folder)")
+    parser.add_argument("--allow-100m", action="store_true", help="allow sizes of 100M rows or more (a long run)")
+    parser.add_argument("--no-stages", action="store_true", help="time publish_table end to end only")
     parser.add_argument("--no-histogram", action="store_true",
                         help="skip the DP-histogram benchmark (bench/spark_histogram.py, run in its own process)")
     args = parser.parse_args()
@@ -167,18 +214,22 @@ def main() -> None:
         rows = rows_of(size)
         if rows is None:
             raise SystemExit("bench/spark.py: use synthetic sizes (10M, 50M)")
+        if rows >= LARGE and not args.allow_100m:
+            raise SystemExit(f"bench/spark.py: {size} rows takes long; add --allow-100m to run it")
         folder = Path(tempfile.mkdtemp(prefix="crowdsafe-spark-bench-"))
         try:
-            generate_time, path = timed(lambda: write_parquet(rows, folder))
-            entry: dict[str, object] = {"rows": rows, "parquet_bytes": path.stat().st_size,
-                                        "generate_and_write_parquet_seconds": generate_time}
+            generate_time, path = timed(lambda: write_parquet(rows, folder, args.parts))
+            entry: dict[str, object] = {"rows": rows, "parquet_bytes": parquet_bytes(path),
+                                        "parquet_parts": len(list(path.glob("*.parquet"))) if path.is_dir() else 1,
+                                        "generate_and_write_parquet_seconds": generate_time,
+                                        "generate_peak_rss_mb": peak_rss_mb()}
             engines = args.engines.split(",")
-            if "polars" in engines:
+            if "polars" in engines and not path.is_dir():
                 entry["polars"] = polars_engine(path, folder)
             if "spark" in engines:
-                entry["spark"] = [spark_engine(path, folder, int(n), args.driver_memory)
+                entry["spark"] = [spark_engine(path, folder, int(n), args.driver_memory, not args.no_stages)
                                   for n in args.threads.split(",")]
-            if "polars" in engines and "spark" in engines:
+            if "polars" in entry and "spark" in entry:
                 polars_total = entry["polars"]["publish_dataset_seconds"]  # type: ignore[index]
                 for run in entry["spark"]:  # type: ignore[union-attr]
                     if not run.get("failed"):

@@ -93,3 +93,19 @@ def test_bad_parameters():
         synthetic(0)
     with pytest.raises(ParameterError, match="mix"):
         synthetic(10, mix=1.5)
+
+
+def test_written_in_parts_never_whole(tmp_path):
+    """The chunked writer: parts of at most part_rows rows, each the one-piece generator's draw
+    under its part seed (so every row has synthetic()'s distribution), distinct parts distinct."""
+    import polars as pl
+
+    from crowdsafe.datasets.synthetic import part_seed, synthetic, write_synthetic_parts
+
+    paths = write_synthetic_parts(2_500, tmp_path / "t.parquet", seed=7, part_rows=1_000)
+    assert [p.name for p in paths] == ["part-00000.parquet", "part-00001.parquet", "part-00002.parquet"]
+    parts = [pl.read_parquet(p) for p in paths]
+    assert [p.height for p in parts] == [1_000, 1_000, 500]
+    assert parts[1].equals(synthetic(1_000, part_seed(7, 1)).frame)
+    assert not parts[0].equals(parts[1])
+    assert part_seed(7, 0) != part_seed(8, 0)

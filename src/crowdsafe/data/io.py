@@ -130,7 +130,7 @@ def _sniff_separator(head: bytes) -> str:
     return best if counts[best] else ","
 
 
-def _read_csv(
+def csv_options(
     path: Path,
     *,
     separator: str | None,
@@ -138,7 +138,9 @@ def _read_csv(
     text_columns: Sequence[str],
     has_header: bool,
     head: bytes,
-) -> pl.DataFrame:
+) -> tuple[dict[str, Any], bool]:
+    """The options Polars reads a CSV file with (eagerly here, lazily in
+    :mod:`crowdsafe.data.streaming`), and whether the header was renamed by the stable rule."""
     if not head.strip():
         raise InputError(f"{path} is empty")
     separator = separator or _sniff_separator(head)
@@ -159,6 +161,20 @@ def _read_csv(
             options.update(has_header=False, skip_rows=1, new_columns=names)
             renamed = True
             print(f"crowdsafe: note: {describe_renames(str(path), renames)}", file=sys.stderr)
+    return options, renamed
+
+
+def _read_csv(
+    path: Path,
+    *,
+    separator: str | None,
+    missing_tokens: Sequence[str],
+    text_columns: Sequence[str],
+    has_header: bool,
+    head: bytes,
+) -> pl.DataFrame:
+    options, renamed = csv_options(path, separator=separator, missing_tokens=missing_tokens,
+                                   text_columns=text_columns, has_header=has_header, head=head)
     try:
         try:
             return pl.read_csv(path, infer_schema_length=10_000, **options)

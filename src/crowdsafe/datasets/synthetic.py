@@ -15,6 +15,9 @@ reproducible), not :class:`~crowdsafe.randomness.Randomness`.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 import polars as pl
 
@@ -73,6 +76,44 @@ def synthetic(
 
     frame = pl.DataFrame([columns[name] for name in source.columns])
     return dataset_from_frame(frame, f"synthetic-adult-{n}", missing)
+
+
+PART_ROWS = 5_000_000  # rows generated and written at a time by write_synthetic_parts
+
+
+def part_seed(seed: int, part: int) -> int:
+    """The generator seed of part ``part`` of a table written in parts with ``seed`` (distinct
+    parts get independent streams: a NumPy ``SeedSequence`` keyed by (seed, part))."""
+    return int(np.random.SeedSequence([int(seed), int(part)]).generate_state(1, np.uint64)[0])
+
+
+def write_synthetic_parts(
+    n: int,
+    folder: str | os.PathLike[str],
+    seed: int = 0,
+    *,
+    part_rows: int = PART_ROWS,
+    mix: float = 0.15,
+) -> list[Path]:
+    """Write ``n`` synthetic rows to ``folder`` as Parquet part files (``part-00000.parquet``,
+    ...), ``part_rows`` at a time, so the table is never held in memory whole (peak memory
+    grows with ``part_rows``, not with ``n``). Every row has :func:`synthetic`'s distribution
+    (the parts are independent draws of the same law, part ``i`` seeded by
+    :func:`part_seed`); the table is not the one ``synthetic(n, seed)`` returns in one piece.
+    Spark reads the folder; Polars reads ``folder/*.parquet``. Returns the part paths."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ParameterError(f"the number of rows must be a whole number >= 1, got {n!r}")
+    if isinstance(part_rows, bool) or not isinstance(part_rows, (int, np.integer)) or part_rows < 1:
+        raise ParameterError(f"part_rows must be a whole number >= 1, got {part_rows!r}")
+    target = Path(folder)
+    target.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for part, start in enumerate(range(0, int(n), int(part_rows))):
+        rows = min(int(part_rows), int(n) - start)
+        path = target / f"part-{part:05d}.parquet"
+        synthetic(rows, part_seed(seed, part), mix=mix).frame.write_parquet(path, row_group_size=1 << 20)
+        paths.append(path)
+    return paths
 
 
 def _take(column: pl.Series, rows: np.ndarray) -> pl.Series:

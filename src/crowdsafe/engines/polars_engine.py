@@ -92,6 +92,22 @@ class PolarsEngine:
             return int(pl.scan_parquet(path).select(pl.len()).collect().item())
         return load(data).n_rows
 
+    def frequency_table(self, data: Any, columns: Sequence[str]) -> Any:
+        """The distinct tuples of ``columns`` with their counts (``count``), sorted. A CSV or
+        Parquet file (or a folder of Parquet parts) is scanned lazily and reduced by Polars'
+        streaming engine when it is larger than ``crowdsafe.data.streaming.EAGER_BYTES``, so a
+        table larger than memory can be counted (:func:`crowdsafe.data.streaming.frequency_table`);
+        anything else is loaded and counted in memory."""
+        import polars as pl
+
+        if isinstance(data, (str, os.PathLike)) and Path(data).exists():
+            from crowdsafe.data.streaming import frequency_table
+
+            return frequency_table(data, columns)
+        frame = load(data).frame
+        counted = frame.group_by(list(columns)).agg(pl.len().cast(pl.Int64).alias("count"))
+        return counted.sort(list(columns), nulls_last=False)
+
     def source_dataset(self, source: Dataset) -> Dataset:
         return source
 

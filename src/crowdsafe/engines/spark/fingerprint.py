@@ -34,11 +34,31 @@ def row_hashes(frame: Any) -> list[Any]:
     return [F.xxhash64(F.lit(salt), *parts).alias(name) for salt, name in zip(SALTS, HASH_COLUMNS)]
 
 
+_LIMBS = (0, 21, 42)  # a 64-bit hash as three unsigned limbs of 21, 21 and 22 bits
+SUM_COLUMNS = tuple(f"{name}_sum{shift}" for name in HASH_COLUMNS for shift in _LIMBS)
+
+
 def hash_sum_aggregates() -> list[Any]:
-    """Aggregates summing each hash column exactly (as decimals: no overflow)."""
+    """Aggregates summing each hash column exactly: each hash split into unsigned limbs of at
+    most 22 bits, summed as longs (exact below 2^41 rows; Spark's ANSI arithmetic raises rather
+    than wraps beyond), named ``SUM_COLUMNS``; :func:`combine_sums` puts them back together. (Long
+    sums, not decimal ones: no per-row decimal object on the JVM.)"""
     from pyspark.sql import functions as F
 
-    return [F.sum(F.col(name).cast("decimal(38,0)")).alias(name) for name in HASH_COLUMNS]
+    aggregates = []
+    for name in HASH_COLUMNS:
+        for shift, next_shift in zip(_LIMBS, (*_LIMBS[1:], 64)):
+            limb = F.shiftrightunsigned(F.col(name), shift).bitwiseAND(F.lit((1 << (next_shift - shift)) - 1))
+            aggregates.append(F.sum(limb).alias(f"{name}_sum{shift}"))
+    return aggregates
+
+
+def combine_sums(limbs: Sequence[Any]) -> list[int]:
+    """Each hash column's sum modulo 2^64 from the limb sums (in ``SUM_COLUMNS`` order; a null
+    sum, of no rows, is 0)."""
+    values = [int(v or 0) for v in limbs]
+    return [sum(values[i * len(_LIMBS) + j] << shift for j, shift in enumerate(_LIMBS)) & _MASK
+            for i in range(len(HASH_COLUMNS))]
 
 
 def digest(names: Sequence[str], types: Sequence[str], rows: int, sums: Sequence[int]) -> str:

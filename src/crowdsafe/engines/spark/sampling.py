@@ -8,6 +8,15 @@ level-0 table the chooser reads), and counts distinct code tuples. Spark then su
 counts: the frequency table of the sample, small, is all that reaches the driver, with the sample's
 multiset hash sums (its identity, :mod:`.fingerprint`).
 
+Two ways to feed the executors' Python, the same sample and the same counts (a fast path and its
+reference twin, :func:`packs_on_jvm` the rule): :class:`PackedSampleCounter` gets one long per
+row, the row's leaf codes looked up and packed on the JVM (:func:`packed_codes`), where every
+published column is text, integral or boolean, each dictionary has at most
+``JVM_DICTIONARY_LIMIT`` values and the code grid stays below ``PACK_LIMIT``;
+:class:`SampleCounter` gets the raw values and encodes them in Python. Both draw each batch's
+mask with the same call on the same batch (the partition's rows in the same order, cut into
+the same Arrow batches of ``maxRecordsPerBatch`` rows), so the sample is the same row set.
+
 The sample exists only inside this one Spark job and is never re-drawn: everything after it
 (choice, suppression, the written rows) is computed from the counts. A retried task draws a
 fresh mask for its partition, and only one attempt's output is used, so every row is still kept
@@ -18,11 +27,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
 
+from crowdsafe.data import packing
 from crowdsafe.engines.spark.encoding import code_column, encode_batch
 from crowdsafe.engines.spark.fingerprint import HASH_COLUMNS
 from crowdsafe.engines.spark.streams import PartitionStreams
@@ -30,7 +40,11 @@ from crowdsafe.engines.spark.streams import PartitionStreams
 KIND = "__crowdsafe_kind"  # 0: a frequency row; 1 + 2·salt + half: a hash-sum row
 COUNT = "__crowdsafe_count"
 _LOW = np.uint64(0xFFFFFFFF)
+KEY = "__crowdsafe_key"
 _MERGE_EVERY = 32  # batches counted before their tables are merged
+PACK_LIMIT = 2.0**62  # the packed fast path: code grid (Π radices) below this
+JVM_DICTIONARY_LIMIT = 4096  # the packed fast path: values per dictionary looked up on the JVM
+_JVM_TYPES = ("string", "tinyint", "smallint", "int", "bigint", "boolean")
 
 
 @dataclass(frozen=True)
@@ -82,18 +96,118 @@ class SampleCounter:
         else:
             counted = pl.DataFrame({**{n: pl.Series([], dtype=pl.Int64) for n in names},
                                     COUNT: pl.Series([], dtype=pl.Int64)})
-        counted = counted.select(pl.lit(0, dtype=pl.Int32).alias(KIND), *[pl.col(n).cast(pl.Int64) for n in names],
-                                 pl.col(COUNT).cast(pl.Int64))
-        # hash sums as 32-bit halves (kind 1 + 2·salt + half), so Spark's long sums cannot overflow
-        halves = [int((sums[i] >> np.uint64(32 * half)) & _LOW) for i in range(len(sums)) for half in (0, 1)]
-        hashed = pl.DataFrame({
-            KIND: pl.Series(range(1, len(halves) + 1), dtype=pl.Int32),
-            **{n: pl.Series([0] * len(halves), dtype=pl.Int64) for n in names},
-            COUNT: pl.Series(halves, dtype=pl.Int64),
-        })
-        out = pl.concat([counted, hashed])
-        for batch in out.to_arrow().to_batches(max_chunksize=1 << 16):
-            yield pa.RecordBatch.from_arrays(batch.columns, names=[KIND, *names, COUNT])
+        yield from _partition_output(counted, sums, names)
+
+
+def _partition_output(counted: pl.DataFrame, sums: np.ndarray, names: Sequence[str]) -> Iterator[Any]:
+    """A partition's Arrow output: its frequency rows (kind 0), then its hash sums."""
+    import pyarrow as pa
+
+    counted = counted.select(pl.lit(0, dtype=pl.Int32).alias(KIND), *[pl.col(n).cast(pl.Int64) for n in names],
+                             pl.col(COUNT).cast(pl.Int64))
+    # hash sums as 32-bit halves (kind 1 + 2·salt + half), so Spark's long sums cannot overflow
+    halves = [int((sums[i] >> np.uint64(32 * half)) & _LOW) for i in range(len(sums)) for half in (0, 1)]
+    hashed = pl.DataFrame({
+        KIND: pl.Series(range(1, len(halves) + 1), dtype=pl.Int32),
+        **{n: pl.Series([0] * len(halves), dtype=pl.Int64) for n in names},
+        COUNT: pl.Series(halves, dtype=pl.Int64),
+    })
+    out = pl.concat([counted, hashed])
+    for batch in out.to_arrow().to_batches(max_chunksize=1 << 16):
+        yield pa.RecordBatch.from_arrays(batch.columns, names=[KIND, *names, COUNT])
+
+
+@dataclass(frozen=True)
+class PackedSampleCounter:
+    """The fast path's per-partition function: input batches hold the packed leaf-code key
+    (``KEY``, :func:`packed_codes`, radices ``radices``) then the hash columns; the output is
+    :class:`SampleCounter`'s (the keys counted, then unpacked and mapped by ``maps``)."""
+
+    streams: PartitionStreams
+    beta: float
+    radices: tuple[int, ...]
+    maps: tuple[np.ndarray | None, ...]
+
+    def output_schema(self) -> str:
+        codes = ", ".join(f"{code_column(j)} long" for j in range(len(self.maps)))
+        return f"{KIND} int, {codes}, {COUNT} long"
+
+    def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
+        from pyspark import TaskContext
+
+        names = [code_column(j) for j in range(len(self.maps))]
+        context = TaskContext.get()
+        assert context is not None  # this runs in a Spark task
+        stream = self.streams.for_partition(context.partitionId())
+        sums = np.zeros(len(HASH_COLUMNS), dtype=np.uint64)
+        parts = []
+        for batch in batches:
+            keep = stream.bernoulli(batch.num_rows, self.beta)  # the twin's call on the same batch
+            if not keep.any():
+                continue
+            keys = batch.column(KEY).to_numpy(zero_copy_only=False)[keep]
+            for i, name in enumerate(HASH_COLUMNS):
+                hashes = batch.column(name).to_numpy(zero_copy_only=False)[keep].view(np.uint64)
+                with np.errstate(over="ignore"):  # sums modulo 2^64 by design
+                    sums[i] += np.add.reduce(hashes, dtype=np.uint64)
+            counted = pl.DataFrame({KEY: keys}).group_by(KEY).len(name=COUNT)
+            parts.append(counted.with_columns(pl.col(COUNT).cast(pl.Int64)))
+            if len(parts) >= _MERGE_EVERY:  # bounded memory: at most one row per distinct key
+                parts = [pl.concat(parts).group_by(KEY).agg(pl.col(COUNT).sum())]
+        keyed = (pl.concat(parts).group_by(KEY).agg(pl.col(COUNT).sum()) if parts
+                 else pl.DataFrame({KEY: pl.Series([], dtype=pl.Int64), COUNT: pl.Series([], dtype=pl.Int64)}))
+        codes = packing.unpack(keyed.get_column(KEY).to_numpy().astype(np.int64), self.radices)
+        columns = {name: (c if m is None else m[c]).astype(np.int64) for name, c, m in zip(names, codes, self.maps)}
+        counted = pl.DataFrame({**columns, COUNT: keyed.get_column(COUNT)})
+        if any(m is not None for m in self.maps):  # leaf tuples -> classes at the scheme's levels
+            counted = counted.group_by(names).agg(pl.col(COUNT).sum())
+        yield from _partition_output(counted, sums, names)
+
+
+def radices_of(dictionaries: Sequence[pl.DataFrame]) -> list[int]:
+    """The key's radix of each column: one more than its largest leaf code."""
+    return [int(cast(int, d.get_column("code").max() or 0)) + 1 for d in dictionaries]
+
+
+def packs_on_jvm(types: Sequence[str], dictionaries: Sequence[pl.DataFrame]) -> bool:
+    """The rule between the twins: the packed fast path when every published column's Spark type
+    is text, integral or boolean, every dictionary has at most ``JVM_DICTIONARY_LIMIT`` values
+    and the code grid is below ``PACK_LIMIT``."""
+    return (all(t in _JVM_TYPES for t in types)
+            and all(d.height <= JVM_DICTIONARY_LIMIT for d in dictionaries)
+            and packing.fits(radices_of(dictionaries), PACK_LIMIT))
+
+
+def code_expression(name: str, spark_type: str, table: pl.DataFrame) -> Any:
+    """The leaf code (long) of column ``name`` as a Spark expression: its (value, code)
+    dictionary ``table`` as a literal map (keys cast to the column's type), a null by the code of
+    the null value. Every value of the column is in the dictionary (it was made from them)."""
+    from pyspark.sql import functions as F
+
+    column = F.col(f"`{name}`")
+    pairs = [(v, int(c)) for v, c in zip(table.get_column("value").to_list(), table.get_column("code").to_list())
+             if v is not None]
+    null_codes = [int(c) for v, c in zip(table.get_column("value").to_list(), table.get_column("code").to_list())
+                  if v is None]
+    missing = F.lit(null_codes[0] if null_codes else None).cast("long")
+    if not pairs:
+        return missing
+    lookup = F.create_map(*[x for v, c in pairs for x in (F.lit(v).cast(spark_type), F.lit(c).cast("long"))])
+    return F.when(column.isNull(), missing).otherwise(F.try_element_at(lookup, column))
+
+
+def packed_codes(rows: Any, columns: Sequence[str], dictionaries: Sequence[pl.DataFrame]) -> Any:
+    """``rows`` (published columns, then hash columns) as the packed key of the leaf codes (on the
+    JVM: :func:`code_expression`, :func:`crowdsafe.engines.spark.packing.pack`), then the hash
+    columns; row order and partitioning unchanged (a projection)."""
+    from pyspark.sql import functions as F
+
+    from crowdsafe.engines.spark import packing as spark_packing
+
+    types = {f.name: f.dataType.simpleString() for f in rows.schema.fields}
+    codes = [code_expression(c, types[c], d) for c, d in zip(columns, dictionaries)]
+    key = spark_packing.pack(codes, radices_of(dictionaries)).alias(KEY)
+    return rows.select(key, *[F.col(h) for h in HASH_COLUMNS])
 
 
 def count_sample(rows: Any, streams: PartitionStreams, beta: float, dictionaries: Sequence[pl.DataFrame],
@@ -102,9 +216,15 @@ def count_sample(rows: Any, streams: PartitionStreams, beta: float, dictionaries
     the sample's hash sums). One Spark job; only the counted table reaches the driver."""
     from pyspark.sql import functions as F
 
-    counter = SampleCounter(streams, float(beta), tuple(dictionaries), tuple(maps))
     names = [code_column(j) for j in range(len(maps))]
-    mapped = rows.mapInArrow(counter, counter.output_schema())
+    columns = rows.columns[:len(maps)]
+    types = [f.dataType.simpleString() for f in rows.schema.fields[:len(maps)]]
+    if packs_on_jvm(types, dictionaries):
+        packed = PackedSampleCounter(streams, float(beta), tuple(radices_of(dictionaries)), tuple(maps))
+        mapped = packed_codes(rows, columns, dictionaries).mapInArrow(packed, packed.output_schema())
+    else:
+        counter = SampleCounter(streams, float(beta), tuple(dictionaries), tuple(maps))
+        mapped = rows.mapInArrow(counter, counter.output_schema())
     table = mapped.groupBy(KIND, *names).agg(F.sum(COUNT).alias(COUNT)).toArrow()
     kind = table.column(KIND).to_numpy()
     codes = np.column_stack([table.column(n).to_numpy() for n in names]).astype(np.int64)

@@ -127,7 +127,7 @@ def spark_table(
                   name=f"{label} (its distinct values)")
     domain, columns, notes = prepare_dataset(domain)
     dictionaries = {c: dictionary(raw.get_column(c), domain.encoded(c).codes) for c in columns}
-    sums = [int(row.column(h)[0].as_py() or 0) for h in fp.HASH_COLUMNS]
+    sums = fp.combine_sums([row.column(c)[0].as_py() for c in fp.SUM_COLUMNS])
     identity = fp.digest(frame.columns, fp.frame_types(frame), rows, sums)
     return SparkTable(spark, frame, domain, columns, dictionaries, identity, rows, label, notes)
 

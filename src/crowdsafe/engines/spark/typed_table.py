@@ -70,7 +70,7 @@ class TypedTable:
             hashed = self.frame.select(*fp.row_hashes(self.frame))
             row = hashed.agg(F.count(F.lit(1)), *fp.hash_sum_aggregates()).first()
             self._fingerprint = fp.digest(self.frame.columns, fp.frame_types(self.frame), int(row[0]),
-                                          [int(v or 0) for v in row[1:]])
+                                          fp.combine_sums(row[1:]))
         return self._fingerprint
 
 
