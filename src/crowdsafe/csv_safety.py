@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import TypeVar
 
 import polars as pl
 
@@ -38,6 +39,8 @@ _NEEDS_ESCAPE = r"^'*[=+\-@\t\r]"
 _PLAIN_NUMBER = r"^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$"
 _ESCAPED = r"^'+[=+\-@\t\r]"
 _TEXT_TYPES = (pl.String, pl.Categorical, pl.Enum)
+
+FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
 
 def _needs_escape(text: str) -> bool:
@@ -94,13 +97,14 @@ def escape_frame(frame: pl.DataFrame, *, escape_formulas: bool = True) -> pl.Dat
     return frame.rename(names) if names else frame
 
 
-def unescape_frame(frame: pl.DataFrame) -> pl.DataFrame:
+def unescape_frame(frame: FrameT) -> FrameT:
     """Undo :func:`escape_frame` on a frame read from a formula-safe CSV (String columns and
-    column names)."""
-    text = [name for name, dtype in frame.schema.items() if dtype == pl.String]
+    column names); a LazyFrame stays lazy."""
+    schema = frame.collect_schema()
+    text = [name for name, dtype in schema.items() if dtype == pl.String]
     if text:
         frame = frame.with_columns(unescape_expr(name).alias(name) for name in text)
-    names = {name: unescape_text(name) for name in frame.columns if unescape_text(name) != name}
+    names = {name: unescape_text(name) for name in schema.names() if unescape_text(name) != name}
     return frame.rename(names) if names else frame
 
 

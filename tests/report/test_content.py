@@ -3,6 +3,8 @@ certificate's public fields."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import polars as pl
 import pytest
@@ -128,3 +130,32 @@ def test_an_empty_release():
     content = report_content(FRAME.head(0), DPS, "r.csv")
     assert content.class_sizes.size == 0 and isinstance(content.class_sizes, np.ndarray)
     assert content.rows == 0
+
+
+def test_a_scanned_release_gives_the_same_content_as_its_rows_in_memory(tmp_path):
+    """build.read_release scans the file lazily; the report is computed from the tuple table, so a
+    scan and the same rows in memory give one content, and a Spark folder of parts the same again."""
+    from crowdsafe.report.build import read_release
+
+    path = tmp_path / "r.csv"
+    FRAME.write_csv(path)
+    (tmp_path / "r.certificate.json").write_text(json.dumps(DPS))
+    scanned, certificate = read_release(path)
+    assert isinstance(scanned, pl.LazyFrame)
+    in_memory = render_html(report_content(FRAME, DPS, "r.csv"))
+    assert render_html(report_content(scanned, certificate, "r.csv")) == in_memory
+    folder = tmp_path / "parts.csv"
+    folder.mkdir()
+    FRAME.head(5).write_csv(folder / "part-0.csv")
+    FRAME.slice(5).write_csv(folder / "part-1.csv")
+    (tmp_path / "parts.certificate.json").write_text(json.dumps(DPS))
+    parts, _ = read_release(folder)
+    assert render_html(report_content(parts, DPS, "r.csv")) == in_memory
+
+
+def test_the_tuple_table_counts_records_per_quasi_identifier_tuple():
+    from crowdsafe.report.content import ROWS, tuple_table
+
+    table = tuple_table(FRAME.lazy(), ["age", "sex"])
+    assert sorted(table.get_column(ROWS).to_list()) == [3, 4, 5] and table.width == 3
+    assert table.get_column(ROWS).sum() == FRAME.height

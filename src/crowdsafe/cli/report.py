@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
 
         Example (with noisy before-distributions, ε = 0.5 in total): crowdsafe report release/adult.csv --before adult --before-epsilon 0.5
         """
-        from crowdsafe.report import read_release, write_report
+        from crowdsafe.report import write_report
 
         if (before is None) != (before_epsilon is None):
             raise ParameterError("--before DATA and --before-epsilon E go together")
@@ -56,10 +56,9 @@ def register(app: typer.Typer) -> None:
                 raise ParameterError("--before is for releases: a view's report shows the estimates computed from "
                                      "the view itself")
             from crowdsafe.report.before import before_distributions
-            from crowdsafe.report.content import report_content
+            from crowdsafe.report.build import release_content
 
-            frame, found = read_release(release)  # refuse a bad release before anything is charged
-            columns = report_content(frame, found, release.name).quasi_identifiers
+            columns = release_content(release).quasi_identifiers  # refuse a bad release before anything is charged
             distributions = before_distributions(before, columns, before_epsilon, delta=before_delta, schema=schema,
                                                  ledger=ledger if ledger is not None else "default", name=name,
                                                  seed=seed)

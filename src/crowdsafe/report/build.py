@@ -19,7 +19,7 @@ from typing import Any
 import polars as pl
 
 from crowdsafe.errors import InputError, ParameterError
-from crowdsafe.report.content import BeforeDistribution, report_content
+from crowdsafe.report.content import BeforeDistribution, ReportContent, report_content
 
 REPORT_SUFFIX = ".report.html"
 
@@ -34,21 +34,22 @@ def report_path(table_path: str | os.PathLike[str]) -> Path:
     return path.with_name(path.stem + REPORT_SUFFIX)
 
 
-def _read_table(path: Path) -> pl.DataFrame:
-    """The release's rows, every column as text (as the file holds them)."""
+def _scan_table(path: Path) -> pl.LazyFrame:
+    """The release's rows, every column as text (as the file holds them), scanned lazily: the
+    report reduces them to a tuple table (:func:`crowdsafe.report.content.tuple_table`) without
+    holding the release in memory (a Spark release may have billions of rows)."""
     suffix = path.suffix.lower()
     if path.is_dir():  # a Spark release: a folder of part files
         parts = sorted(p for p in path.iterdir()
                        if p.is_file() and p.stat().st_size > 0 and not p.name.startswith((".", "_")))
         if not parts:
             raise InputError(f"the release folder {path} holds no part files")
-        frames = [_read_table(p) for p in parts if p.suffix.lower() in (".csv", ".parquet", ".pq")]
-        return pl.concat(frames, how="vertical") if frames else pl.DataFrame()
+        scans = [_scan_table(p) for p in parts if p.suffix.lower() in (".csv", ".parquet", ".pq")]
+        return pl.concat(scans, how="vertical") if scans else pl.LazyFrame()
     if suffix == ".csv":
-        return pl.read_csv(path, infer_schema=False)
+        return pl.scan_csv(path, infer_schema=False)
     if suffix in (".parquet", ".pq"):
-        frame = pl.read_parquet(path)
-        return frame.select(pl.all().cast(pl.String))
+        return pl.scan_parquet(path).select(pl.all().cast(pl.String))
     raise InputError(f"cannot tell the format of the release {path}: expected a .csv or .parquet file")
 
 
@@ -74,19 +75,32 @@ def read_certificate(table_path: str | os.PathLike[str],
     return found
 
 
-def read_release(table_path: str | os.PathLike[str]) -> tuple[pl.DataFrame, dict[str, Any]]:
-    """The release's rows (formula escapes undone for a formula-safe CSV) and its certificate."""
+def read_release(table_path: str | os.PathLike[str]) -> tuple[pl.LazyFrame, dict[str, Any]]:
+    """The release's rows, scanned lazily (formula escapes undone for a formula-safe CSV), and its
+    certificate. Nothing but the header is read until the scan is collected."""
     from crowdsafe.csv_safety import escaped_by, unescape_frame
 
     path = Path(table_path)
     certificate = read_certificate(path)
     try:
-        frame = _read_table(path)
+        frame = _scan_table(path)
+        frame.collect_schema()  # a file that is not a table fails here, by name
     except (OSError, pl.exceptions.PolarsError) as exc:
         raise InputError(f"cannot read the release {path}: {exc}") from exc
     if path.suffix.lower() == ".csv" and escaped_by(certificate.get("format_notes") or []):
         frame = unescape_frame(frame)
     return frame, certificate
+
+
+def release_content(table_path: str | os.PathLike[str], before: Sequence[BeforeDistribution] = ()
+                    ) -> ReportContent:
+    """The report content of the release written at ``table_path`` (its rows read once, by a
+    streaming scan, into the tuple table the report is computed from)."""
+    frame, found = read_release(table_path)
+    try:
+        return report_content(frame, found, Path(table_path).name, before)
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        raise InputError(f"cannot read the release {table_path}: {exc}") from exc
 
 
 def build_report(table_path: str | os.PathLike[str], before: Sequence[BeforeDistribution] = (),
@@ -104,8 +118,7 @@ def build_report(table_path: str | os.PathLike[str], before: Sequence[BeforeDist
         return build_view_report(table_path, found)
     if certificate is not None:
         raise ParameterError("a release's certificate is read from beside it: --certificate is for α-β views")
-    frame, found = read_release(table_path)
-    return render_html(report_content(frame, found, Path(table_path).name, before))
+    return render_html(release_content(table_path, before))
 
 
 def write_report(table_path: str | os.PathLike[str], out: str | os.PathLike[str] | None = None,

@@ -35,6 +35,8 @@ PLAN_PARAMETERS = (("k", "k (smallest class published)"), ("beta", "β (sampling
 
 #: Values shown per attribute before the rest are grouped as "other".
 TOP_VALUES = 20
+#: the count column of a release's tuple table (:func:`tuple_table`); no column name holds a NUL
+ROWS = "\x00records"
 
 #: Class-size bands (as multiples of k) for the risk table.
 SIZE_BANDS = ((1, 2), (2, 5), (5, 10), (10, math.inf))
@@ -215,37 +217,45 @@ def shown_values(values: Sequence[tuple[str, float]]) -> list[tuple[str, float]]
     return top
 
 
-def attribute_view(frame: pl.DataFrame, name: str, parameters: Mapping[str, Any]) -> AttributeView:
-    """The published distribution of ``name`` and its level in the scheme."""
-    counts = frame.get_column(name).fill_null("").value_counts(sort=True, name="rows")
-    values = [(str(v), int(c)) for v, c in zip(counts.get_column(name).to_list(), counts.get_column("rows").to_list())]
+def attribute_view(tuples: pl.DataFrame, name: str, parameters: Mapping[str, Any]) -> AttributeView:
+    """The published distribution of ``name`` and its level in the scheme, from the release's
+    tuple table (:func:`tuple_table`)."""
+    counts = tuples.group_by(pl.col(name).fill_null("")).agg(pl.col(ROWS).sum())
+    values = [(str(v), int(c)) for v, c in zip(counts.get_column(name).to_list(), counts.get_column(ROWS).to_list())]
     values.sort(key=lambda item: (-item[1], item[0]))
     shown = [(v, int(c)) for v, c in shown_values(values)]
     stars = sum(c for v, c in values if v == "*")
+    total = sum(c for _, c in values)
     scheme = parameters.get("scheme") or {}
     level_names = parameters.get("scheme_level_names") or {}
     examples = tuple(v for v, _ in values[:3])
     return AttributeView(name=name, level=scheme.get(name), level_name=level_names.get(name), distinct=len(values),
-                         star_share=stars / frame.height if frame.height else 0.0, values=tuple(shown),
+                         star_share=stars / total if total else 0.0, values=tuple(shown),
                          examples=examples)
 
 
-def class_sizes_of(frame: pl.DataFrame, quasi_identifiers: Sequence[str]) -> np.ndarray:
-    """The size of every class (rows with one quasi-identifier tuple), sorted ascending."""
-    if frame.height == 0 or not quasi_identifiers:
-        return np.zeros(0, dtype=np.int64)
-    sizes = frame.group_by(list(quasi_identifiers)).len().get_column("len").to_numpy()
-    return np.sort(sizes.astype(np.int64))
+def tuple_table(frame: pl.DataFrame | pl.LazyFrame, quasi_identifiers: Sequence[str]) -> pl.DataFrame:
+    """The release reduced to one row per distinct quasi-identifier tuple with its number of
+    records (column :data:`ROWS`). A LazyFrame (a release scanned from its files) is reduced by
+    Polars' streaming engine, so a release larger than memory is never held whole."""
+    return (frame.lazy().group_by(list(quasi_identifiers)).agg(pl.len().cast(pl.Int64).alias(ROWS))
+            .collect(engine="streaming"))
 
 
-def utility_rows(frame: pl.DataFrame, sizes: np.ndarray, attributes: Sequence[AttributeView], k: int | None
+def class_sizes_of(tuples: pl.DataFrame) -> np.ndarray:
+    """The size of every class (records with one quasi-identifier tuple), sorted ascending, from
+    the release's tuple table (:func:`tuple_table`)."""
+    return np.sort(tuples.get_column(ROWS).to_numpy().astype(np.int64))
+
+
+def utility_rows(records: int, sizes: np.ndarray, attributes: Sequence[AttributeView], k: int | None
                  ) -> tuple[tuple[str, str, str], ...]:
     """Utility measured on the release alone (no comparison with the input, which is custodian-only)."""
-    cells = frame.height * len(attributes)
-    stars = sum(a.star_share * frame.height for a in attributes)
-    generalized = sum(frame.height for a in attributes if a.level)
+    cells = records * len(attributes)
+    stars = sum(a.star_share * records for a in attributes)
+    generalized = sum(records for a in attributes if a.level)
     rows = [
-        ("records published", f"{frame.height:,}", "rows of the release"),
+        ("records published", f"{records:,}", "rows of the release"),
         ("classes", f"{len(sizes):,}", "distinct quasi-identifier tuples in the release"),
         ("average class size", _number(float(sizes.mean()) if len(sizes) else None),
          "records per class: larger means coarser"),
@@ -291,29 +301,37 @@ def risk_rows(sizes: np.ndarray, k: int | None, certificate: Mapping[str, Any]) 
     return tuple(rows)
 
 
-def report_content(frame: pl.DataFrame, certificate: Mapping[str, Any], title: str,
+def report_content(frame: pl.DataFrame | pl.LazyFrame, certificate: Mapping[str, Any], title: str,
                    before: Sequence[BeforeDistribution] = ()) -> ReportContent:
-    """The report of the release ``frame`` (every column as text, as read from the file)
-    carrying ``certificate`` (its JSON, as a dict). ``title``: the release's file name.
-    ``before``: noisy histograms of the original data from charged DP queries."""
+    """The report of the release ``frame`` (every column as text, as read from the file; a
+    LazyFrame is reduced without being held whole, :func:`tuple_table`) carrying ``certificate``
+    (its JSON, as a dict). ``title``: the release's file name. ``before``: noisy histograms of the
+    original data from charged DP queries."""
     public = public_certificate(certificate)
     parameters = public.get("parameters") or {}
-    named = [c for c in parameters.get("quasi_identifiers") or () if c in frame.columns]
-    quasi_identifiers = tuple(named) if named else tuple(frame.columns)
+    columns = tuple(frame.collect_schema().names())
+    named = [c for c in parameters.get("quasi_identifiers") or () if c in columns]
+    quasi_identifiers = tuple(named) if named else columns
     k = parameters.get("k") if isinstance(parameters.get("k"), int) else None
-    sizes = class_sizes_of(frame, quasi_identifiers)
-    attributes = tuple(attribute_view(frame, c, parameters) for c in quasi_identifiers)
+    if quasi_identifiers:
+        tuples = tuple_table(frame, quasi_identifiers)
+        sizes = class_sizes_of(tuples)
+        records = int(sizes.sum())
+    else:  # a release without columns
+        tuples, sizes = pl.DataFrame(), np.zeros(0, dtype=np.int64)
+        records = int(frame.lazy().select(pl.len()).collect().item())
+    attributes = tuple(attribute_view(tuples, c, parameters) for c in quasi_identifiers)
     unfit = tuple(str(r) for r in public.get("unfit_reasons") or ())
     return ReportContent(
-        title=title, rows=frame.height, columns=tuple(frame.columns), quasi_identifiers=quasi_identifiers,
+        title=title, rows=records, columns=columns, quasi_identifiers=quasi_identifiers,
         class_sizes=sizes, k=k, certificate=public, guarantee=guarantee_words(public),
         fit_for_release=bool(public.get("fit_for_release")) and not unfit, unfit_reasons=unfit,
         assumptions=tuple(str(a) for a in public.get("assumptions") or ()), plan=plan_rows(public),
         mechanisms=_mechanism_rows(public), attributes=attributes,
-        utility=utility_rows(frame, sizes, attributes, k), risk=risk_rows(sizes, k, public), before=tuple(before),
+        utility=utility_rows(records, sizes, attributes, k), risk=risk_rows(sizes, k, public), before=tuple(before),
     )
 
 
 __all__ = ["AttributeView", "BeforeDistribution", "PUBLIC_FIELDS", "ReportContent", "attribute_view",
            "class_sizes_of", "guarantee_words", "plan_rows", "public_certificate", "report_content", "risk_rows",
-           "shown_values", "utility_rows"]
+           "shown_values", "tuple_table", "utility_rows"]
