@@ -28,9 +28,10 @@ def _is_text(dtype: pl.DataType) -> bool:
     return dtype == pl.String or isinstance(dtype, (pl.Categorical, pl.Enum))
 
 
-def _text_codes(series: pl.Series) -> tuple[pl.Series, np.ndarray]:
+def _text_codes(series: pl.Series, mixed: bool = False) -> tuple[pl.Series, np.ndarray]:
     """Canonical form of a text column: its sorted distinct values and, per row, the rank of its
-    value among them (UInt32; 0 for a missing value).
+    value among them (UInt32; 0 for a missing value), or with ``mixed`` the fingerprint's value
+    of each row, ``_mix(rank + 1)`` (uint64), mixed once per distinct value and gathered per row.
 
     Hashing 4-byte ranks instead of the strings themselves keeps the fingerprint cheap on large
     tables, and makes String, Categorical and Enum columns with the same values agree. A
@@ -49,7 +50,7 @@ def _text_codes(series: pl.Series) -> tuple[pl.Series, np.ndarray]:
         values = pl.Series(series.name, present, dtype=pl.UInt32).cat.to(series.dtype).cast(pl.String)
         lookup = np.zeros(len(seen), dtype=np.uint32)
         lookup[present] = values.rank("ordinal").to_numpy().astype(np.uint32) - 1
-        return values.sort(), lookup[codes]
+        return values.sort(), (_by_rank(len(present))[lookup] if mixed else lookup)[codes]
     # Distinct values first (small), so a Categorical column is never expanded to strings.
     distinct = series.drop_nulls().unique()
     dictionary = distinct.cast(pl.String).sort()
@@ -57,12 +58,19 @@ def _text_codes(series: pl.Series) -> tuple[pl.Series, np.ndarray]:
         distinct_codes = distinct.to_physical().to_numpy().astype(np.int64)
         lookup = np.zeros(int(distinct_codes.max()) + 1, dtype=np.uint32)
         lookup[distinct_codes] = distinct.cast(pl.String).rank("ordinal").to_numpy().astype(np.uint32) - 1
-        codes = lookup[series.to_physical().fill_null(0).to_numpy()]
+        by_rank = _by_rank(len(distinct)) if mixed else None
+        codes = (lookup if by_rank is None else by_rank[lookup])[series.to_physical().fill_null(0).to_numpy()]
         if series.null_count():
-            codes[series.is_null().to_numpy()] = 0
+            codes[series.is_null().to_numpy()] = 0 if by_rank is None else by_rank[0]
         return dictionary, codes
-    enum_codes = series.cast(pl.Enum(dictionary.to_list())).to_physical().cast(pl.UInt32)
-    return dictionary, enum_codes.fill_null(0).to_numpy()
+    enum_codes = series.cast(pl.Enum(dictionary.to_list())).to_physical().cast(pl.UInt32).fill_null(0).to_numpy()
+    return dictionary, _by_rank(len(dictionary))[enum_codes] if mixed else enum_codes
+
+
+def _by_rank(count: int) -> np.ndarray:
+    """The fingerprint's value ``_mix(rank + 1)`` of ranks 0 .. max(count, 1) − 1 (rank 0 also
+    stands for a missing value)."""
+    return _mix(np.arange(1, max(count, 1) + 1, dtype=np.uint64))
 
 
 def _string_bytes(strings: pl.Series) -> list[bytes]:
@@ -111,10 +119,11 @@ def _column_values(series: pl.Series) -> tuple[bytes, np.ndarray]:
     put(series.name.encode())
     put(b"text" if _is_text(dtype) else str(dtype.base_type()).encode())
     if _is_text(dtype) or not (dtype.is_numeric() or dtype.is_temporal() or dtype == pl.Boolean):
-        dictionary, codes = _text_codes(series if _is_text(dtype) else series.cast(pl.String))
+        # the mixed value of each rank, once per distinct value, then one gather per row (the
+        # same values as mixing every row's rank)
+        dictionary, values = _text_codes(series if _is_text(dtype) else series.cast(pl.String), mixed=True)
         for part in _string_bytes(dictionary):
             put(part)
-        bits = np.asarray(codes, dtype=np.uint64)
     else:
         physical = series.to_physical() if dtype != pl.Boolean else series.cast(pl.UInt8)
         raw = physical.fill_null(0).to_numpy()
@@ -122,7 +131,7 @@ def _column_values(series: pl.Series) -> tuple[bytes, np.ndarray]:
             bits = raw.astype(np.float64).view(np.uint64)
         else:
             bits = raw.astype(np.int64, copy=False).view(np.uint64)
-    values = _mix(bits + np.uint64(1))  # a fresh array: the column's own memory is not touched
+        values = _mix(bits + np.uint64(1))  # a fresh array: the column's own memory is not touched
     if series.null_count():
         values[series.is_null().to_numpy()] = _NULL
     return header.digest(), values
