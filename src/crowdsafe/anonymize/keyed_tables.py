@@ -65,7 +65,13 @@ def merge_runs(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.nda
     starts = np.flatnonzero(first)
     if len(starts) == len(keys):
         return keys, counts, None
-    return keys[starts], np.add.reduceat(counts, starts), starts
+    running = np.cumsum(counts)  # one pass (reduceat is slower when most runs are short)
+    before = running[starts[1:] - 1]  # the running total before each group after the first
+    sums = np.empty(len(starts), dtype=running.dtype)
+    sums[:-1] = before
+    sums[-1] = running[-1]
+    sums[1:] -= before
+    return keys[starts], sums, starts
 
 
 def _key_bits(hierarchies: Sequence[Hierarchy]) -> list[int]:
