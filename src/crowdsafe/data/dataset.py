@@ -28,20 +28,21 @@ def _is_text(dtype: pl.DataType) -> bool:
     return dtype == pl.String or isinstance(dtype, (pl.Categorical, pl.Enum))
 
 
-def _text_codes(series: pl.Series) -> tuple[pl.Series, np.ndarray]:
-    """Canonical form of a text column: its sorted distinct values and, per row, the rank of its
-    value among them (UInt32; 0 for a missing value).
+def _text_codes(series: pl.Series) -> tuple[pl.Series, np.ndarray, np.ndarray]:
+    """Canonical form of a text column: its sorted distinct values, a table of ranks (UInt32) and,
+    per row, an index into the table: the rank of the row's value among the distinct values is
+    ``table[index]``. A missing value's entry is arbitrary (the fingerprint replaces it).
 
     Hashing 4-byte ranks instead of the strings themselves keeps the fingerprint cheap on large
     tables, and makes String, Categorical and Enum columns with the same values agree. A
-    Categorical or Enum column is mapped through its physical codes (one lookup per row); only
-    its distinct values are ever turned into strings.
+    Categorical or Enum column is indexed by its physical codes (the table is over the codes);
+    only its distinct values are ever turned into strings.
     """
     physical = series.to_physical() if isinstance(series.dtype, (pl.Categorical, pl.Enum)) else None
     high: Any = physical.max() if physical is not None else None  # the largest physical code (an int)
     if physical is not None and high is not None and int(high) < 4 * len(series) + (1 << 16):
         # the physical codes present (a table of every code, no hashing), then only those made
-        # text; a missing value gets code 0 (the validity bits tell it apart)
+        # text; a missing value gets code high + 1 (rank 0)
         codes = physical.fill_null(int(high) + 1).to_numpy() if physical.null_count() else physical.to_numpy()
         seen = np.zeros(int(high) + 2, dtype=np.bool_)
         seen[codes] = True
@@ -49,7 +50,7 @@ def _text_codes(series: pl.Series) -> tuple[pl.Series, np.ndarray]:
         values = pl.Series(series.name, present, dtype=pl.UInt32).cat.to(series.dtype).cast(pl.String)
         lookup = np.zeros(len(seen), dtype=np.uint32)
         lookup[present] = values.rank("ordinal").to_numpy().astype(np.uint32) - 1
-        return values.sort(), lookup[codes]
+        return values.sort(), lookup, codes
     # Distinct values first (small), so a Categorical column is never expanded to strings.
     distinct = series.drop_nulls().unique()
     dictionary = distinct.cast(pl.String).sort()
@@ -57,12 +58,9 @@ def _text_codes(series: pl.Series) -> tuple[pl.Series, np.ndarray]:
         distinct_codes = distinct.to_physical().to_numpy().astype(np.int64)
         lookup = np.zeros(int(distinct_codes.max()) + 1, dtype=np.uint32)
         lookup[distinct_codes] = distinct.cast(pl.String).rank("ordinal").to_numpy().astype(np.uint32) - 1
-        codes = lookup[series.to_physical().fill_null(0).to_numpy()]
-        if series.null_count():
-            codes[series.is_null().to_numpy()] = 0
-        return dictionary, codes
+        return dictionary, lookup, series.to_physical().fill_null(0).to_numpy()
     enum_codes = series.cast(pl.Enum(dictionary.to_list())).to_physical().cast(pl.UInt32)
-    return dictionary, enum_codes.fill_null(0).to_numpy()
+    return dictionary, np.arange(max(len(dictionary), 1), dtype=np.uint32), enum_codes.fill_null(0).to_numpy()
 
 
 def _string_bytes(strings: pl.Series) -> list[bytes]:
@@ -92,13 +90,38 @@ def _mix(values: np.ndarray) -> np.ndarray:
     return values
 
 
-def _column_values(series: pl.Series) -> tuple[bytes, np.ndarray]:
-    """A column in canonical form: (header bytes, one uint64 per row).
+#: Rows hashed at a time by the fingerprint: every pass over a block stays in the CPU's caches.
+_BLOCK_ROWS = 1 << 16
+
+
+@dataclass(frozen=True)
+class _ColumnValues:
+    """A column's mixed uint64 value of each row, made a block of rows at a time: with ``table``
+    (text), ``table[index[row]]``; otherwise ``_mix(index[row] + 1)`` (``index``: the physical bits);
+    ``missing`` rows (a bool mask, or None) take a constant."""
+
+    index: np.ndarray
+    table: np.ndarray | None
+    missing: np.ndarray | None
+
+    def rows(self, start: int, stop: int) -> np.ndarray:
+        """The values of rows start..stop − 1 (a fresh array: the column's own memory is not touched)."""
+        if self.table is not None:
+            values = self.table[self.index[start:stop]]
+        else:
+            values = _mix(self.index[start:stop] + np.uint64(1))
+        if self.missing is not None:
+            values[self.missing[start:stop]] = _NULL
+        return values
+
+
+def _column_values(series: pl.Series) -> tuple[bytes, _ColumnValues]:
+    """A column in canonical form: (header bytes, one uint64 per row, :class:`_ColumnValues`).
 
     The header holds the name, the kind and, for text, the sorted distinct values; each row's
     uint64 is its value's rank in that dictionary (text) or its physical bits (numbers, dates,
     booleans), mixed, with missing values mapped to a constant. Both depend only on the multiset
-    of values, not on their order.
+    of values, not on their order. Text ranks are mixed once per table entry, then gathered.
     """
     dtype = series.dtype
     header = hashlib.blake2b(digest_size=32)
@@ -110,22 +133,21 @@ def _column_values(series: pl.Series) -> tuple[bytes, np.ndarray]:
 
     put(series.name.encode())
     put(b"text" if _is_text(dtype) else str(dtype.base_type()).encode())
+    table: np.ndarray | None = None
     if _is_text(dtype) or not (dtype.is_numeric() or dtype.is_temporal() or dtype == pl.Boolean):
-        dictionary, codes = _text_codes(series if _is_text(dtype) else series.cast(pl.String))
+        dictionary, ranks, index = _text_codes(series if _is_text(dtype) else series.cast(pl.String))
         for part in _string_bytes(dictionary):
             put(part)
-        bits = np.asarray(codes, dtype=np.uint64)
+        table = _mix(ranks.astype(np.uint64) + np.uint64(1))
     else:
         physical = series.to_physical() if dtype != pl.Boolean else series.cast(pl.UInt8)
         raw = physical.fill_null(0).to_numpy()
         if raw.dtype.kind == "f":
-            bits = raw.astype(np.float64).view(np.uint64)
+            index = raw.astype(np.float64).view(np.uint64)
         else:
-            bits = raw.astype(np.int64, copy=False).view(np.uint64)
-    values = _mix(bits + np.uint64(1))  # a fresh array: the column's own memory is not touched
-    if series.null_count():
-        values[series.is_null().to_numpy()] = _NULL
-    return header.digest(), values
+            index = raw.astype(np.int64, copy=False).view(np.uint64)
+    missing = series.is_null().to_numpy() if series.null_count() else None
+    return header.digest(), _ColumnValues(index, table, missing)
 
 
 def _multiset_sums(columns: Sequence[pl.Series]) -> tuple[list[bytes], list[int]]:
@@ -135,19 +157,33 @@ def _multiset_sums(columns: Sequence[pl.Series]) -> tuple[list[bytes], list[int]
     A row's hash is a polynomial in its columns' mixed values (h = h·P + v, column by column,
     so the same value in another column counts differently), mixed once more so that the sum
     over rows cannot split into per-column sums; summing over rows forgets their order. Columns are put in
-    canonical form in parallel threads (NumPy and Polars release the GIL)."""
-    headers: list[bytes] = []
-    rows = np.full(len(columns[0]) if columns else 0, _START, dtype=np.uint64)
-    with ThreadPoolExecutor(max_workers=min(len(columns), os.cpu_count() or 1) or 1) as pool:
-        for header, values in pool.map(_column_values, columns):
-            headers.append(header)
+    canonical form in parallel threads (NumPy and Polars release the GIL); the rows are then
+    hashed in blocks of ``_BLOCK_ROWS`` (sums modulo 2^64 add up block by block), the blocks split
+    between threads."""
+    workers = min(max(len(columns), 1), os.cpu_count() or 1)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        prepared = list(pool.map(_column_values, columns))
+        n = len(columns[0]) if columns else 0
+        blocks = [(start, min(start + _BLOCK_ROWS, n)) for start in range(0, n, _BLOCK_ROWS)]
+        shares = [blocks[i::workers] for i in range(workers)]
+        partial = list(pool.map(lambda share: _block_sums([values for _, values in prepared], share), shares))
+    mask = (1 << 64) - 1
+    return [header for header, _ in prepared], [sum(p[0] for p in partial) & mask, sum(p[1] for p in partial) & mask]
+
+
+def _block_sums(columns: Sequence[_ColumnValues], blocks: Sequence[tuple[int, int]]) -> tuple[int, int]:
+    """The two sums of :func:`_multiset_sums` over the rows of ``blocks`` (Python integers, not reduced)."""
+    first = second = 0
+    for start, stop in blocks:
+        rows = np.full(stop - start, _START, dtype=np.uint64)
+        for column in columns:
             rows *= _STEP
-            rows += values
-    _mix(rows)  # the rows' polynomial hashes made non-linear before summing, so rows stay whole
-    first = int(rows.sum(dtype=np.uint64))
-    rows ^= _SECOND
-    second = int(_mix(rows).sum(dtype=np.uint64))
-    return headers, [first, second]
+            rows += column.rows(start, stop)
+        _mix(rows)  # the rows' polynomial hashes made non-linear before summing, so rows stay whole
+        first += int(rows.sum(dtype=np.uint64))
+        rows ^= _SECOND
+        second += int(_mix(rows).sum(dtype=np.uint64))
+    return first, second
 
 
 @dataclass

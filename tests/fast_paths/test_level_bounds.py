@@ -1,0 +1,83 @@
+"""anonymize/keyed_tables.KeyedTables.level_bounds for the weighted objectives (retained, loss):
+the earlier columns' penalty units summed once and carried through the roll-ups
+(_level_bounds_carried) against each rolled-up table scored afresh by KeyedTables.score
+(_level_bounds_by_score, the reference twin). Deterministic twins: the same exact integers for
+every block of every lattice, and the branch and bound returns the same node, with the same number
+of nodes scored, whichever twin it runs. merge_runs against a sort-free reference."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import tables
+from test_objectives import COLUMNS, _raised, _with_outcome_hierarchy
+
+from crowdsafe.anonymize import keyed_tables
+from crowdsafe.anonymize.gumbel import random_bits
+from crowdsafe.anonymize.keyed_tables import KeyedTables, merge_runs
+from crowdsafe.anonymize.lattice_mechanism import gumbel_max_over_lattice
+from crowdsafe.anonymize.objectives import make_objective
+from crowdsafe.randomness import Randomness, gumbel_cells
+
+
+@pytest.mark.parametrize("name", ["retained", "loss"])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=tables(min_rows=1, max_rows=60, with_shape_hierarchy=True), k=st.integers(2, 6))
+def test_carried_units_give_the_scores_of_every_rolled_up_table(name, data, k):
+    data = _with_outcome_hierarchy(data)
+    tables_ = KeyedTables(data, COLUMNS, make_objective(name), k)
+    heights = [data.hierarchies[c].height for c in COLUMNS]
+    for attribute in range(len(COLUMNS)):
+        for prefix in itertools.product(*[range(h + 1) for h in heights[:attribute]]):
+            levels = [*prefix] + [0] * (len(COLUMNS) - attribute)
+            projected = tables_.project(*_raised(tables_, levels), attribute + 1)
+            carried = tables_._level_bounds_carried(*projected, attribute, levels, k)
+            scored = tables_._level_bounds_by_score(*projected, attribute, levels, k)
+            assert carried.tolist() == scored.tolist()
+            assert tables_.level_bounds(*projected, attribute, levels, k).tolist() == scored.tolist()
+
+
+@pytest.mark.parametrize("name", ["retained", "loss"])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=tables(min_rows=1, max_rows=60, with_shape_hierarchy=True), k=st.integers(2, 5),
+       seed=st.integers(0, 2**31))
+def test_the_search_returns_the_same_node_with_either_twin(name, data, k, seed, monkeypatch_class):
+    data = _with_outcome_hierarchy(data)
+    outcomes = set()
+    for twin in ("_level_bounds_carried", "_level_bounds_by_score"):
+        with monkeypatch_class.context() as patch:
+            patch.setattr(KeyedTables, "level_bounds",
+                          lambda self, *args, _twin=twin: getattr(self, _twin)(*args))
+            cells = gumbel_cells(Randomness(seed).generator, 1 << 12)
+            _, index, scored = gumbel_max_over_lattice(data, COLUMNS, k, 0.3, cells, random_bits(Randomness(seed)),
+                                                       make_objective(name))
+            outcomes.add((index, scored))
+    assert len(outcomes) == 1
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_class():
+    with pytest.MonkeyPatch.context() as patch:
+        yield patch
+
+
+@settings(max_examples=60, deadline=None)
+@given(keys=st.lists(st.integers(0, 6), max_size=40), seed=st.integers(0, 2**31))
+def test_merge_runs_sums_each_run_and_names_its_start(keys, seed):
+    keys = np.sort(np.asarray(keys, dtype=np.int64))
+    counts = np.random.default_rng(seed).integers(1, 1000, len(keys)).astype(np.int64)
+    merged, summed, starts = merge_runs(keys, counts)
+    distinct = np.unique(keys)
+    assert merged.tolist() == distinct.tolist()
+    assert summed.tolist() == [int(counts[keys == key].sum()) for key in distinct]
+    assert summed.dtype == np.int64
+    if starts is None:
+        assert len(distinct) == len(keys)
+    else:
+        assert keys[starts].tolist() == distinct.tolist()
+        assert starts.tolist() == [int(np.flatnonzero(keys == key)[0]) for key in distinct]
+    assert keyed_tables.merge_sorted(keys, counts)[1].tolist() == summed.tolist()
