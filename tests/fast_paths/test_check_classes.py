@@ -25,9 +25,14 @@ ROWS = st.lists(
 )
 
 
-def table(rows) -> Dataset:
+def table(rows, integer: bool = True) -> Dataset:
+    """A table of ``rows``: ``a`` Categorical, ``b`` and ``score`` integers, ``colour`` text with a
+    hierarchy, ``f`` Int16 (halves doubled) or, with ``integer`` False, Float64 (no packed key)."""
     frame = pl.DataFrame(rows, schema={"a": pl.String, "b": pl.Int64, "colour": pl.String, "f": pl.Float64,
                                        "score": pl.Int64}, orient="row")
+    frame = frame.with_columns(pl.col("a").cast(pl.Categorical), pl.col("colour").cast(pl.Categorical))
+    if integer:
+        frame = frame.with_columns((pl.col("f") * 2).cast(pl.Int16) - 3)
     schema = Schema.of({"a": "categorical", "b": "numeric", "colour": "categorical", "f": "numeric",
                         "score": "numeric"}, qi=["a", "b", "f"], sensitive=["colour", "score"])
     return Dataset(frame, schema, {"colour": COLOUR})
@@ -41,8 +46,8 @@ def _twins(monkeypatch, make):
     return fast, make()
 
 
-def _same_classes(fast, twin, attributes):
-    assert fast._by_tuples and not twin._by_tuples
+def _same_classes(fast, twin, attributes, packed=True):
+    assert fast._by_tuples == packed and not twin._by_tuples
     assert fast.sizes.tolist() == twin.sizes.tolist()
     assert fast.published().equals(twin.published())
     for attribute in attributes:
@@ -54,13 +59,13 @@ def _same_classes(fast, twin, attributes):
 
 
 @settings(max_examples=60, deadline=None)
-@given(ROWS)
-def test_frequency_table_and_rows_agree(rows):
+@given(ROWS, st.booleans())
+def test_frequency_table_and_rows_agree(rows, integer):
     with pytest.MonkeyPatch.context() as monkeypatch:
-        data = table(rows)
+        data = table(rows, integer)
         for sensitive in ([], ["colour"], ["colour", "score"]):
             fast, twin = _twins(monkeypatch, lambda s=sensitive: models.EquivalenceClasses(data, sensitive=s))
-            _same_classes(fast, twin, ["colour", "score"])  # an attribute not counted at first, too
+            _same_classes(fast, twin, ["colour", "score"], packed=integer)  # an attribute not counted at first
             report = lambda s=sensitive: json.dumps(models.assess(data, sensitive=s or None, target_k=2,  # noqa: E731
                                                                   population_size=100).to_dict())
             assert report() == report()
@@ -81,6 +86,10 @@ def test_release_cells_covering_the_same_values(monkeypatch):
     for original_table in (original, None):
         fast, twin = _twins(monkeypatch, lambda o=original_table: models.EquivalenceClasses(
             dataset, original=o, sensitive=["occupation"]))
+        _same_classes(fast, twin, ["occupation"])  # text: dictionary ids in the key
+        categorical = dataset.with_frame(release.with_columns(pl.all().cast(pl.Categorical)))
+        fast, twin = _twins(monkeypatch, lambda o=original_table: models.EquivalenceClasses(
+            categorical, original=o, sensitive=["occupation"]))
         _same_classes(fast, twin, ["occupation"])
 
 

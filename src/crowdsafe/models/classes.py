@@ -29,7 +29,42 @@ from crowdsafe.data.schema import AttributeType
 from crowdsafe.errors import ParameterError, SchemaError
 
 FREQUENCY_TABLE_ROWS = 1 << 16  # from this many rows, classes come from the distinct tuples
-_ROWS = "__crowdsafe_rows"
+_ROWS, _KEY, _INDEX = "__crowdsafe_rows", "__crowdsafe_key", "__crowdsafe_index"
+
+
+def _packable(dtype: pl.DataType) -> bool:
+    """Whether a column's physical values are integers that fit an Int64 (dictionary ids included)."""
+    return (dtype.is_integer() and dtype != pl.UInt64) or isinstance(dtype, (pl.Categorical, pl.Enum)) \
+        or dtype in (pl.Date, pl.Boolean)
+
+
+def tuple_key(frame: pl.DataFrame, columns: Sequence[str]) -> pl.Expr | None:
+    """One UInt64 per row that is a one-to-one function of the row's ``columns`` (mixed radix over
+    each column's physical span, a missing value one more digit), or None where a column's
+    physical values are not integers or the spans multiply to 2^63 or more."""
+    if not all(_packable(frame.schema[c]) for c in columns):
+        return None
+    physical = [pl.col(c).to_physical().cast(pl.Int64) for c in columns]
+    stats = frame.select(
+        *(p.min().alias(f"lo{i}") for i, p in enumerate(physical)),
+        *(p.max().alias(f"hi{i}") for i, p in enumerate(physical)),
+        *(pl.col(c).null_count().alias(f"nulls{i}") for i, c in enumerate(columns)),
+    ).row(0)
+    width = len(columns)
+    key: pl.Expr | None = None
+    multiplier = 1
+    for i in reversed(range(width)):
+        low, high, nulls = stats[i], stats[width + i], stats[2 * width + i]
+        if low is None:  # every value missing
+            continue
+        span = high - low + 1 + (1 if nulls else 0)
+        digit = (physical[i] - low).fill_null(span - 1) if nulls else physical[i] - low
+        term = digit.cast(pl.UInt64) * pl.lit(multiplier, dtype=pl.UInt64)
+        key = term if key is None else key + term
+        multiplier *= span
+        if multiplier >= 2**63:
+            return None
+    return key if key is not None else pl.lit(0, dtype=pl.UInt64)
 
 
 def by_frequency_table(dataset: Dataset) -> bool:
@@ -171,11 +206,30 @@ class EquivalenceClasses:
             self._classes_by_rows(sensitive)
         self.rows = int(self.sizes.sum())
 
-    def _tuples(self, columns: list[str]) -> tuple[Dataset, np.ndarray]:
+    def _tuples(self, columns: list[str], *, packed_only: bool = False) -> tuple[Dataset, np.ndarray] | None:
         """The frequency table of ``columns``: a Dataset of their distinct tuples (same schema
-        and hierarchies) and the number of rows of each, from one group-by over the rows."""
-        counted = self.dataset.frame.group_by(columns).agg(pl.len().alias(_ROWS))
-        tuples = self.dataset.select(columns).with_frame(counted.drop(_ROWS))
+        and hierarchies) and the number of rows of each. Where every column has integer
+        physical values (text: its dictionary ids) whose spans multiply below 2^63, the rows are
+        grouped on one packed 64-bit key and each tuple is read from its first row; otherwise (None if
+        ``packed_only``) by a group-by on the columns themselves."""
+        frame = self.dataset.frame
+        text = [c for c in columns if frame.schema[c] == pl.String]
+        # text gets dictionary ids once (in this frame only), so every column has integer values
+        keyed = frame.select(columns).with_columns(pl.col(text).cast(pl.Categorical)) if text else frame
+        key = tuple_key(keyed, columns)
+        if key is None:
+            if packed_only:
+                return None
+            counted = frame.group_by(columns).agg(pl.len().alias(_ROWS))
+            distinct = counted.drop(_ROWS)
+        else:
+            counted = (
+                keyed.lazy().select(key.alias(_KEY)).with_row_index(_INDEX)
+                .group_by(_KEY).agg(pl.len().alias(_ROWS), pl.col(_INDEX).first())
+                .sort(_INDEX).collect()
+            )
+            distinct = frame.select(columns).gather(counted.get_column(_INDEX))
+        tuples = self.dataset.select(columns).with_frame(distinct)
         return tuples, counted.get_column(_ROWS).to_numpy().astype(np.int64)
 
     def _classes_by_frequency_table(self, sensitive: Sequence[str]) -> bool:
@@ -184,11 +238,14 @@ class EquivalenceClasses:
         grouped once and every column is encoded over the distinct tuples only. Codes are a
         function of the value and dictionaries list the values present, so the classes, their
         order and every count equal those of :meth:`_classes_by_rows`. False (nothing set)
-        where the classes' packed key would not fit 64 bits."""
+        where the rows' tuples or the classes' packed key would not fit 64 bits."""
         attributes = list(dict.fromkeys(sensitive))
         for attribute in attributes:
             self._validate_sensitive(attribute)
-        tuples, weights = self._tuples([*self.quasi_identifiers, *attributes])
+        found = self._tuples([*self.quasi_identifiers, *attributes], packed_only=True)
+        if found is None:
+            return False
+        tuples, weights = found
         encoding = Encoding({c: _published_column(tuples, c, self.original) for c in self.quasi_identifiers})
         radices = [max(encoding[c].cardinality, 1) for c in self.quasi_identifiers]
         if float(np.prod(np.asarray(radices, dtype=float))) >= 2.0**63:
@@ -306,7 +363,9 @@ class EquivalenceClasses:
             return cached
         if self._by_tuples:
             self._validate_sensitive(attribute)
-            tuples, weights = self._tuples([*self.quasi_identifiers, attribute])
+            found = self._tuples([*self.quasi_identifiers, attribute])
+            assert found is not None
+            tuples, weights = found
             key = packing.pack([_published_column(tuples, c, self.original).codes for c in self.quasi_identifiers],
                                self._radices, np.uint64)
             cls = np.searchsorted(self._class_keys, key).astype(np.int64)
