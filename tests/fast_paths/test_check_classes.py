@@ -88,8 +88,8 @@ def test_release_cells_covering_the_same_values(monkeypatch):
             dataset, original=o, sensitive=["occupation"]))
         _same_classes(fast, twin, ["occupation"])  # text: dictionary ids in the key
         categorical = dataset.with_frame(release.with_columns(pl.all().cast(pl.Categorical)))
-        fast, twin = _twins(monkeypatch, lambda o=original_table: models.EquivalenceClasses(
-            categorical, original=o, sensitive=["occupation"]))
+        fast, twin = _twins(monkeypatch, lambda o=original_table, c=categorical: models.EquivalenceClasses(
+            c, original=o, sensitive=["occupation"]))
         _same_classes(fast, twin, ["occupation"])
 
 
