@@ -232,7 +232,8 @@ def _plan(dataset: Dataset, request: QueryRequest) -> QueryPlan:
     charged_delta = delta if mechanism == "gaussian" else 0.0
     if kind == "histogram":
         for dimension in parsed.dimensions:
-            cell_key(dataset, dimension)  # checks bins against the column type
+            if dimension.bins is not None:
+                cell_key(dataset, dimension)  # checks bins against the column type
         domains = tuple(histogram_domain(dataset, d, domain) for d in parsed.dimensions)
         if all(values is not None for values, _ in domains):
             size = math.prod([len(values or ()) for values, _ in domains])

@@ -175,10 +175,12 @@ def histogram_domain(
     return None, "values present in the data (private)"
 
 
-def cell_key(dataset: Dataset, dimension: Dimension) -> pl.Expr:
+def cell_key(dataset: Dataset, dimension: Dimension, dtype: pl.DataType | None = None) -> pl.Expr:
+    """The expression of a histogram cell's key for ``dimension`` (``dtype``: its column's type,
+    read from the frame when not given); raises a SchemaError for bins on a non-numeric column."""
     column = dimension.column
     name = _KEY.format(column)
-    dtype = dataset.frame.schema[column]
+    dtype = dtype if dtype is not None else dataset.frame.schema[column]
     if dimension.bins is not None:
         if not dtype.is_numeric():
             raise SchemaError(f"bins need a numeric column; '{column}' holds {dtype}")
@@ -193,10 +195,11 @@ def cell_key(dataset: Dataset, dimension: Dimension) -> pl.Expr:
 
 def _histogram(rows: pl.LazyFrame, plan: QueryPlan, dataset: Dataset) -> ExactAggregate:
     dims = plan.query.dimensions
-    keys = [cell_key(dataset, d) for d in dims]
+    schema = dataset.frame.schema  # read once: each read builds a new Schema
+    keys = [cell_key(dataset, d, schema[d.column]) for d in dims]
     names = [_KEY.format(d.column) for d in dims]
     text = [pl.col(n).cast(pl.String) for d, n in zip(dims, names) if d.bins is None
-            and is_text(dataset.frame.schema[d.column])]
+            and is_text(schema[d.column])]
     counts = rows.select(keys).group_by(names).len(name="count").with_columns(text).collect()
     return histogram_exact(counts, plan)
 

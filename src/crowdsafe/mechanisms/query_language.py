@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import operator
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -438,6 +439,10 @@ def reconciled_operand(column: str, dtype: pl.DataType, value: Literal, *,
     raise SchemaError(f"column '{column}' of type {dtype} cannot be compared with {value!r}")
 
 
+_COMPARE = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
+            ">=": operator.ge}
+
+
 def compile_filter(node: Filter | None, dtypes: dict[str, pl.DataType]) -> pl.Expr:
     """The filter as a Polars boolean expression (True for every row when there is no filter).
 
@@ -459,11 +464,8 @@ def compile_filter(node: Filter | None, dtypes: dict[str, pl.DataType]) -> pl.Ex
         return missing
     if isinstance(node, Comparison):
         expr, value = reconciled_operand(node.column, dtype, node.value, ordering=node.op not in ("==", "!="))
-        compared: dict[str, pl.Expr] = {
-            "==": expr == value, "!=": expr != value, "<": expr < value,
-            "<=": expr <= value, ">": expr > value, ">=": expr >= value,
-        }
-        return compared[node.op]
+        compared: pl.Expr = _COMPARE[node.op](expr, value)  # only the comparison asked for is built
+        return compared
     if isinstance(node, InList):
         reconciled = [reconciled_operand(node.column, dtype, v) for v in node.values]
         expr = reconciled[0][0]

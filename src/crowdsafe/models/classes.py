@@ -28,6 +28,51 @@ from crowdsafe.data.generalized import AttributeDomain, canonical_cells, is_gene
 from crowdsafe.data.schema import AttributeType
 from crowdsafe.errors import ParameterError, SchemaError
 
+FREQUENCY_TABLE_ROWS = 1 << 16  # from this many rows, classes come from the distinct tuples
+_ROWS, _KEY, _INDEX = "__crowdsafe_rows", "__crowdsafe_key", "__crowdsafe_index"
+
+
+def _packable(dtype: pl.DataType) -> bool:
+    """Whether a column's physical values are integers that fit an Int64 (dictionary ids included)."""
+    return (dtype.is_integer() and dtype != pl.UInt64) or isinstance(dtype, (pl.Categorical, pl.Enum)) \
+        or dtype in (pl.Date, pl.Boolean)
+
+
+def tuple_key(frame: pl.DataFrame, columns: Sequence[str]) -> pl.Expr | None:
+    """One UInt64 per row that is a one-to-one function of the row's ``columns`` (mixed radix over
+    each column's physical span, a missing value one more digit), or None where a column's
+    physical values are not integers or the spans multiply to 2^63 or more."""
+    if not all(_packable(frame.schema[c]) for c in columns):
+        return None
+    physical = [pl.col(c).to_physical().cast(pl.Int64) for c in columns]
+    stats = frame.select(
+        *(p.min().alias(f"lo{i}") for i, p in enumerate(physical)),
+        *(p.max().alias(f"hi{i}") for i, p in enumerate(physical)),
+        *(pl.col(c).null_count().alias(f"nulls{i}") for i, c in enumerate(columns)),
+    ).row(0)
+    width = len(columns)
+    key: pl.Expr | None = None
+    multiplier = 1
+    for i in reversed(range(width)):
+        low, high, nulls = stats[i], stats[width + i], stats[2 * width + i]
+        if low is None:  # every value missing
+            continue
+        span = high - low + 1 + (1 if nulls else 0)
+        digit = (physical[i] - low).fill_null(span - 1) if nulls else physical[i] - low
+        term = digit.cast(pl.UInt64) * pl.lit(multiplier, dtype=pl.UInt64)
+        key = term if key is None else key + term
+        multiplier *= span
+        if multiplier >= 2**63:
+            return None
+    return key if key is not None else pl.lit(0, dtype=pl.UInt64)
+
+
+def by_frequency_table(dataset: Dataset) -> bool:
+    """The switch between :meth:`EquivalenceClasses._classes_by_frequency_table` (the fast
+    path: encode the distinct tuples, not the rows) and its reference twin
+    :meth:`EquivalenceClasses._classes_by_rows`: tables of ``FREQUENCY_TABLE_ROWS`` rows or more."""
+    return dataset.n_rows >= FREQUENCY_TABLE_ROWS
+
 
 def as_dataset(data: Any) -> Dataset:
     """Anything :func:`crowdsafe.data.load` accepts, as a Dataset."""
@@ -152,11 +197,84 @@ class EquivalenceClasses:
         for column in self.quasi_identifiers:
             dataset.schema[column]  # raises a SchemaError naming the attributes
         self.original = original
-        self._encoding = Encoding({c: _published_column(dataset, c, original) for c in self.quasi_identifiers})
-        self._radices = [max(self._encoding[c].cardinality, 1) for c in self.quasi_identifiers]
         self._row_key: np.ndarray | None = None
         self._table: pl.DataFrame | None = None
         self._sensitive: dict[str, SensitiveCounts] = {}
+        self._by_tuples = by_frequency_table(dataset)
+        if not (self._by_tuples and self._classes_by_frequency_table(sensitive)):
+            self._by_tuples = False
+            self._classes_by_rows(sensitive)
+        self.rows = int(self.sizes.sum())
+
+    def _tuples(self, columns: list[str], *, packed_only: bool = False) -> tuple[Dataset, np.ndarray] | None:
+        """The frequency table of ``columns``: a Dataset of their distinct tuples (same schema
+        and hierarchies) and the number of rows of each. Where every column has integer
+        physical values (text: its dictionary ids) whose spans multiply below 2^63, the rows are
+        grouped on one packed 64-bit key and each tuple is read from its first row; otherwise (None if
+        ``packed_only``) by a group-by on the columns themselves."""
+        frame = self.dataset.frame
+        text = [c for c in columns if frame.schema[c] == pl.String]
+        # text gets dictionary ids once (in this frame only), so every column has integer values
+        keyed = frame.select(columns).with_columns(pl.col(text).cast(pl.Categorical)) if text else frame
+        key = tuple_key(keyed, columns)
+        if key is None:
+            if packed_only:
+                return None
+            counted = frame.group_by(columns).agg(pl.len().alias(_ROWS))
+            distinct = counted.drop(_ROWS)
+        else:
+            counted = (
+                keyed.lazy().select(key.alias(_KEY)).with_row_index(_INDEX)
+                .group_by(_KEY).agg(pl.len().alias(_ROWS), pl.col(_INDEX).first())
+                .sort(_INDEX).collect()
+            )
+            distinct = frame.select(columns).gather(counted.get_column(_INDEX))
+        tuples = self.dataset.select(columns).with_frame(distinct)
+        return tuples, counted.get_column(_ROWS).to_numpy().astype(np.int64)
+
+    def _classes_by_frequency_table(self, sensitive: Sequence[str]) -> bool:
+        """Classes (and the class x value counts of every ``sensitive`` attribute) from the
+        frequency table of the distinct (quasi-identifier, sensitive) tuples: the rows are
+        grouped once and every column is encoded over the distinct tuples only. Codes are a
+        function of the value and dictionaries list the values present, so the classes, their
+        order and every count equal those of :meth:`_classes_by_rows`. False (nothing set)
+        where the rows' tuples or the classes' packed key would not fit 64 bits."""
+        attributes = list(dict.fromkeys(sensitive))
+        for attribute in attributes:
+            self._validate_sensitive(attribute)
+        found = self._tuples([*self.quasi_identifiers, *attributes], packed_only=True)
+        if found is None:
+            return False
+        tuples, weights = found
+        encoding = Encoding({c: _published_column(tuples, c, self.original) for c in self.quasi_identifiers})
+        radices = [max(encoding[c].cardinality, 1) for c in self.quasi_identifiers]
+        if float(np.prod(np.asarray(radices, dtype=float))) >= 2.0**63:
+            return False
+        self._encoding, self._radices = encoding, radices
+        key = packing.pack([encoding[c].codes for c in self.quasi_identifiers], radices, np.uint64)
+        self._class_keys, inverse = np.unique(key, return_inverse=True)
+        cls = inverse.ravel().astype(np.int64)
+        self.sizes = np.bincount(cls, weights=weights, minlength=len(self._class_keys)).astype(np.int64)
+        for attribute in attributes:
+            self._store_tuple_pairs(attribute, tuples.encoded(attribute), cls, weights)
+        return True
+
+    def _store_tuple_pairs(self, attribute: str, encoded: EncodedColumn, cls: np.ndarray,
+                           weights: np.ndarray) -> SensitiveCounts:
+        """Store the (class, value, count) triples of ``attribute`` from frequency-table rows
+        (class ``cls``, value ``encoded.codes``, ``weights`` rows each); rows sharing a (class,
+        value) pair are added up."""
+        width = max(encoded.cardinality, 1)
+        pair, inverse = np.unique(cls * width + encoded.codes.astype(np.int64), return_inverse=True)
+        count = np.bincount(inverse.ravel(), weights=weights, minlength=len(pair)).astype(np.int64)
+        return self._store_sensitive(attribute, encoded, pair // width, pair % width, count)
+
+    def _classes_by_rows(self, sensitive: Sequence[str]) -> None:
+        """The reference twin of :meth:`_classes_by_frequency_table`: every quasi-identifier
+        encoded row by row (cached on the dataset), classes from one packed key per row."""
+        self._encoding = Encoding({c: _published_column(self.dataset, c, self.original)
+                                   for c in self.quasi_identifiers})
+        self._radices = [max(self._encoding[c].cardinality, 1) for c in self.quasi_identifiers]
         span = float(np.prod(np.asarray(self._radices, dtype=float)))
         if span < 2.0**63:
             # one 64-bit key per row (mixed radix), so each group-by is over a single column
@@ -176,7 +294,6 @@ class EquivalenceClasses:
         else:
             self._table = code_frequencies(self._encoding)  # sorted by the quasi-identifier codes
             self.sizes = self._table.get_column(COUNT).to_numpy().astype(np.int64)
-        self.rows = int(self.sizes.sum())
 
     @property
     def table(self) -> pl.DataFrame:
@@ -210,9 +327,13 @@ class EquivalenceClasses:
         """The classes with fewer than ``k`` rows (quasi-identifier values and ``count``)."""
         return self.published(np.nonzero(self.sizes < k)[0])
 
-    def _check_sensitive(self, attribute: str) -> EncodedColumn:
+    def _validate_sensitive(self, attribute: str) -> None:
         if attribute in self.quasi_identifiers:
             raise SchemaError(f"'{attribute}' is a quasi-identifier; a sensitive attribute must not be one")
+        self.dataset.schema[attribute]  # raises a SchemaError naming the attributes
+
+    def _check_sensitive(self, attribute: str) -> EncodedColumn:
+        self._validate_sensitive(attribute)
         return self.dataset.encoded(attribute)
 
     def _packed_pairs(self, encoded: EncodedColumn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -240,6 +361,15 @@ class EquivalenceClasses:
         cached = self._sensitive.get(attribute)
         if cached is not None:
             return cached
+        if self._by_tuples:
+            self._validate_sensitive(attribute)
+            found = self._tuples([*self.quasi_identifiers, attribute])
+            assert found is not None
+            tuples, weights = found
+            key = packing.pack([_published_column(tuples, c, self.original).codes for c in self.quasi_identifiers],
+                               self._radices, np.uint64)
+            cls = np.searchsorted(self._class_keys, key).astype(np.int64)
+            return self._store_tuple_pairs(attribute, tuples.encoded(attribute), cls, weights)
         encoded = self._check_sensitive(attribute)
         width = max(encoded.cardinality, 1)
         if self._row_key is not None and float(self._class_keys.max(initial=0)) * width < 2.0**63:
