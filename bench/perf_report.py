@@ -143,6 +143,11 @@ def generated(saved: dict[str, Any], plots: dict[str, Path], peers: dict[str, di
                  f"Polars {machine.get('polars', '?')}, git `{machine.get('git', '?')}`; load average "
                  f"{machine.get('load_average_at_start', '?')} at the start, {machine.get('load_average_at_end', '?')}"
                  " at the end.")
+    if not saved.get("complete", True):
+        done = {f"{r['job']} {r['size']}" for r in saved.get("runs", [])}
+        missing = [p for p in saved.get("planned", []) if p not in done]
+        lines += ["", f"**An interrupted run: {len(done)} of {len(saved.get('planned', []))} runs finished; not run: "
+                  f"{', '.join(missing) or '?'}.**"]
     if saved.get("quick"):
         lines += ["", "**A `--quick` smoke run (small sizes, one repeat): not a measurement.**"]
     lines += ["", "Times are the best of each script's repeats (seconds, or ms below 10 ms). **ratio** = crowdsafe ÷ "
@@ -157,6 +162,8 @@ def generated(saved: dict[str, Any], plots: dict[str, Path], peers: dict[str, di
     if failed:
         lines += ["", "Runs that failed (left out of the table):", ""]
         lines += [f"- `{r['job']}` at {r['size']}: {r['error']}" for r in failed]
+    walls = ", ".join(f"{r['job']} {r['size']} {r.get('wall_seconds', 0):.0f} s" for r in saved.get("runs", []))
+    lines += ["", f"Wall time of each run (waiting for the lock included): {walls}."]
     lines += ["", "### Peers", "", "| peer | where | status here | what is timed |", "|---|---|---|---|"]
     status = saved.get("peers", {})
     for name, peer in peers.items():

@@ -287,7 +287,8 @@ JOBS: tuple[Job, ...] = (
     Job("publish", "publish.py", ("adult", "100k", "1m", "10m"), ("adult",),
         lambda s, r, q: ["--sizes", s, "--repeat", str(r)], _publish),
     Job("check", "check.py", ("adult", "100k", "1m", "10m"), ("adult",),
-        lambda s, r, q: ["--sizes", s, "--repeat", str(r), "--pycanon-timeout", "5" if q else "60"], _check),
+        lambda s, r, q: ["--sizes", s, "--repeat", str(r), "--pycanon-timeout",
+                                 "5" if q else ("120" if s == "adult" else "10")], _check),
     Job("queries", "queries.py", ("100k", "1m", "10m"), ("100k",), _queries_args, _queries,
         supports=lambda s: s != "adult", repeat=7),
     Job("peers_queries", "peers_queries.py", ("100k", "1m", "10m"), ("100k",),
@@ -456,18 +457,21 @@ def main(argv: list[str] | None = None) -> None:
     console.print(f"run_all: {len(todo)} runs on {facts['cores']} cores, git {facts['git']}"
                   + ("" if args.no_lock else f" (each through flock {LOCK})"))
     started = time.time()
-    runs = []
+    runs: list[dict] = []
+    saved = {"generated_by": "python bench/run_all.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+             "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)), "wall_seconds": 0.0,
+             "quick": args.quick, "machine": facts, "peers": peer_status(), "runs": runs, "complete": False,
+             "planned": [f"{job.name} {size}" for job, size in todo]}
+    args.json_out.parent.mkdir(parents=True, exist_ok=True)
     for i, (job, size) in enumerate(todo, 1):
         console.print(f"[bold][{i}/{len(todo)}][/bold] {job.script} {size}")
         repeat = args.repeat or (1 if args.quick else job.repeat)
         runs.append(run_one(job, size, repeat, args.quick, not args.no_lock, console))
+        saved["wall_seconds"] = round(time.time() - started, 1)
+        saved["rows"] = extract_rows(runs)  # saved after every run: an interrupted run can still be shown
+        args.json_out.write_text(json.dumps(saved, indent=1, default=str) + "\n")
     facts["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
-    saved = {"generated_by": "python bench/run_all.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-             "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)),
-             "wall_seconds": round(time.time() - started, 1), "quick": args.quick,
-             "machine": facts, "peers": peer_status(), "runs": runs}
-    saved["rows"] = extract_rows(runs)
-    args.json_out.parent.mkdir(parents=True, exist_ok=True)
+    saved["complete"] = True
     args.json_out.write_text(json.dumps(saved, indent=1, default=str) + "\n")
     write_outputs(saved, args.doc, args.plots, PEERS, ROOT)
     failed = [f"{r['job']} {r['size']}" for r in runs if "error" in r]
