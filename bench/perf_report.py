@@ -106,7 +106,7 @@ def plot_job(job: str, rows: list[dict[str, Any]], path: Path) -> bool:
     if not series:
         return False
     unique: dict[tuple, str] = {}
-    figure, axes = plt.subplots(figsize=(8, 5))
+    figure, axes = plt.subplots(figsize=(11, 5))
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     figures = list(dict.fromkeys(r["figure"] for r in rows))
     for label, (style, points) in series.items():
@@ -123,7 +123,7 @@ def plot_job(job: str, rows: list[dict[str, Any]], path: Path) -> bool:
     axes.set_ylabel("seconds (best of the repeats)")
     axes.set_title(f"{job}: time against rows")
     axes.grid(True, which="both", alpha=0.3)
-    axes.legend(fontsize=7, loc="upper left")
+    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, metadata={"Date": None})
