@@ -261,6 +261,30 @@ def _spark(out: dict, size: str) -> list[Row]:
     return rows
 
 
+def _cli(out: dict, size: str) -> list[Row]:
+    """bench/cli.py (start-up of the command line, fresh processes; Adult)."""
+    rows = [row("cli", "`crowdsafe --help`", "adult", None, out.get("cli_help_seconds"),
+                out.get("process_start_floor_seconds"), "`python -c pass`"),
+            row("cli", "`crowdsafe publish --help`", "adult", None, out.get("cli_publish_help_seconds"),
+                out.get("process_start_floor_seconds"), "`python -c pass`"),
+            row("cli", "`crowdsafe publish adult`", "adult", None, out.get("cli_publish_seconds"),
+                out.get("import_floor_seconds"), "`python -c 'import polars, numpy'`", target_s=0.6),
+            row("cli", "`crowdsafe publish adult --no-report`", "adult", None, out.get("cli_publish_no_report_seconds"),
+                out.get("import_floor_seconds"), "`python -c 'import polars, numpy'`")]
+    heavy = out.get("heavy_on_help")
+    if isinstance(heavy, list):
+        rows[0]["note"] = "heavy imports on --help: " + (", ".join(heavy) or "none")
+    return [r for r in rows if r["crowdsafe_s"] is not None]
+
+
+def _streaming(out: dict, size: str) -> list[Row]:
+    """bench/streaming.py (the Polars engine's frequency table, streamed from Parquet parts)."""
+    results = out.get("results", [out]) if isinstance(out.get("results", [out]), list) else [out]
+    return [row("streaming", "frequency table, streamed", size, r.get("rows"), r.get("frequency_table_seconds"),
+                r.get("floor_group_by_seconds_scaled"), "group-by of one part read whole × parts")
+            for r in results if isinstance(r, dict) and r.get("frequency_table_seconds") is not None]
+
+
 # -- jobs ------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -305,6 +329,10 @@ JOBS: tuple[Job, ...] = (
         lambda s, r, q: ["--sizes", s, "--repeat", str(r)], _data_layer),
     Job("alpha_beta", "alpha_beta.py", ("adult", "100k", "1m"), ("adult",),
         lambda s, r, q: ["--sizes", s, "--repeat", str(r)], _alpha_beta),
+    Job("cli", "cli.py", ("adult",), ("adult",), lambda s, r, q: ["--repeat", str(r)], _cli,
+        supports=lambda s: s == "adult", repeat=5),
+    Job("streaming", "streaming.py", ("10m",), ("1m",), lambda s, r, q: ["--rows", s], _streaming,
+        supports=lambda s: s != "adult"),
     Job("calculus", "calculus.py", ("-",), ("-",), lambda s, r, q: ["--repeat", str(r)], _calculus,
         supports=lambda s: s == "-"),
 )
@@ -359,6 +387,9 @@ def run_one(job: Job, size: str, repeat: int, quick: bool, lock: bool, console: 
     waiting for other benchmarks is measured apart from the run itself."""
     import fcntl
 
+    if not (HERE / job.script).exists():
+        console.print(f"  {job.name}: bench/{job.script} is not on this revision: skipped")
+        return {"job": job.name, "size": size, "skipped": f"bench/{job.script} is not on this revision"}
     command = [sys.executable, str(HERE / job.script), *job.args(size, repeat, quick)]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
     waited = time.perf_counter()
@@ -448,6 +479,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json-out", type=Path, default=HERE / "results" / "run_all.json")
     parser.add_argument("--doc", type=Path, default=ROOT / "docs" / "performance.md")
     parser.add_argument("--plots", type=Path, default=ROOT / "docs" / "performance")
+    parser.add_argument("--merge", action="store_true",
+                        help="keep the runs already in --json-out of the jobs and sizes not run now")
     parser.add_argument("--no-lock", action="store_true", help=f"do not take {LOCK} (tests only)")
     args = parser.parse_args(argv)
     from rich.console import Console
@@ -465,6 +498,10 @@ def main(argv: list[str] | None = None) -> None:
                   + ("" if args.no_lock else f" (each holding {LOCK})"))
     started = time.time()
     runs: list[dict] = []
+    kept: list[dict] = []
+    if args.merge and args.json_out.exists():
+        now = {(job.name, size) for job, size in todo}
+        kept = [r for r in json.loads(args.json_out.read_text())["runs"] if (r["job"], r["size"]) not in now]
     saved = {"generated_by": "python bench/run_all.py " + " ".join(argv if argv is not None else sys.argv[1:]),
              "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)), "wall_seconds": 0.0,
              "quick": args.quick, "machine": facts, "peers": peer_status(), "runs": runs, "complete": False,
@@ -475,13 +512,16 @@ def main(argv: list[str] | None = None) -> None:
         repeat = args.repeat or (1 if args.quick else job.repeat)
         runs.append(run_one(job, size, repeat, args.quick, not args.no_lock, console))
         saved["wall_seconds"] = round(time.time() - started, 1)
-        saved["rows"] = extract_rows(runs)  # saved after every run: an interrupted run can still be shown
+        saved["runs"] = kept + runs
+        saved["rows"] = extract_rows(kept + runs)  # saved after every run: an interrupted run can still be shown
         args.json_out.write_text(json.dumps(saved, indent=1, default=str) + "\n")
     facts["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     saved["complete"] = True
     args.json_out.write_text(json.dumps(saved, indent=1, default=str) + "\n")
     write_outputs(saved, args.doc, args.plots, PEERS, ROOT)
     failed = [f"{r['job']} {r['size']}" for r in runs if "error" in r]
+    if kept:
+        console.print(f"kept {len(kept)} earlier runs from {args.json_out} (--merge)")
     console.print(f"wrote {args.json_out}, {args.doc}, plots under {args.plots} in {saved['wall_seconds']:.0f} s"
                   + (f"; [red]failed: {', '.join(failed)}[/red]" if failed else ""))
 
