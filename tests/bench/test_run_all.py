@@ -1,0 +1,128 @@
+"""bench/run_all.py: docs/performance.md's table and plots from a hand-made run, and one real
+``--quick`` run end to end (no timing is asserted: only what is written)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+sys.path.insert(0, str(BENCH))
+
+import perf_report  # noqa: E402
+import run_all  # noqa: E402
+
+HAND_WRITTEN = "## publish\n\nWritten by hand: kept.\n\n## spark and streaming\n\nAlso kept.\n"
+
+
+def _run(job: str, size: str, out: dict) -> dict:
+    return {"job": job, "size": size, "command": [], "returncode": 0, "wall_seconds": 1.0, "json": out}
+
+
+def fixture() -> dict:
+    """Two publish sizes (target met at Adult, missed at 1M), a check with pycanon, a failed run."""
+    publish_adult = {"results": [{"dataset": "adult", "rows": 30162, "publish_dataset_seconds": 0.06,
+                                  "floor_group_by_seconds": 0.008, "cli_end_to_end_seconds": 0.9,
+                                  "process_start_floor_seconds": 0.2}]}
+    publish_1m = {"results": [{"dataset": "1m", "rows": 1_000_000, "publish_dataset_seconds": 0.5,
+                               "floor_group_by_seconds": 0.05}]}
+    check = {"results": [{"size": "adult", "rows": 30162, "four_models": {"wall_s": 0.02},
+                          "full_check": {"wall_s": 0.1}, "floor_group_by_s": 0.004,
+                          "pycanon": {"finished": True, "wall_s": 60.0}}]}
+    runs = [_run("publish", "adult", publish_adult), _run("publish", "1m", publish_1m), _run("check", "adult", check),
+            {"job": "attacks", "size": "1m", "command": [], "returncode": 1, "wall_seconds": 2.0, "json": None,
+             "error": "MemoryError"}]
+    return {"generated_by": "python bench/run_all.py", "started": "2026-11-26 02:00 UTC", "wall_seconds": 60,
+            "machine": {"cores": 2, "python": "3.11", "polars": "2.1.0", "git": "abc123"},
+            "peers": {"pycanon": "installed"}, "runs": runs, "rows": run_all.extract_rows(runs)}
+
+
+def table_row(text: str, job: str, figure: str, size: str) -> list[str]:
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[:3] == [job, figure, size]:
+            return cells
+    raise AssertionError(f"no row {job} / {figure} / {size} in:\n{text}")
+
+
+@pytest.fixture
+def written(tmp_path: Path) -> tuple[str, Path]:
+    doc = tmp_path / "docs" / "performance.md"
+    doc.parent.mkdir()
+    doc.write_text("# Performance\n\nold generated text\n\n" + HAND_WRITTEN)
+    perf_report.write_outputs(fixture(), doc, doc.parent / "performance", run_all.PEERS, tmp_path)
+    return doc.read_text(), doc.parent / "performance"
+
+
+def test_ratio_target_and_peers_in_the_table(written: tuple[str, Path]) -> None:
+    text, _ = written
+    header = table_row(text, "job", "figure", "size")
+    columns = {name: i for i, name in enumerate(header)}
+    adult = table_row(text, "publish", "publish_dataset", "adult")
+    assert adult[columns["rows"]] == "30,162"
+    assert adult[columns["crowdsafe"]] == "0.06 s"
+    assert adult[columns["floor"]] == "8 ms"
+    assert adult[columns["ratio"]] == "7.50×"  # 0.06 / 0.008
+    assert (adult[columns["target"]], adult[columns["met"]]) == ("≤ 10×", "yes")
+    million = table_row(text, "publish", "publish_dataset", "1m")
+    assert million[columns["ratio"]] == "10.00×"  # 0.5 / 0.05
+    assert (million[columns["target"]], million[columns["met"]]) == ("≤ 5×", "**no**")
+    cli = table_row(text, "publish", "CLI `crowdsafe publish adult`", "adult")
+    assert (cli[columns["target"]], cli[columns["met"]]) == ("≤ 0.6 s", "**no**")
+    four = table_row(text, "check", "four models (k, ℓ, entropy ℓ, t)", "adult")
+    assert four[columns["ratio"]] == "5.00×"
+    assert four[columns["peers, same rows"]] == "pycanon 60 s (3,000× ours)"
+    assert "`attacks` at 1m: MemoryError" in text
+    assert "pure-Python Mondrian" in text and "none on PyPI" in text
+
+
+def test_hand_written_sections_kept_and_generated_part_replaced(written: tuple[str, Path], tmp_path: Path) -> None:
+    text, _ = written
+    assert text.startswith("# Performance\n\n" + perf_report.BEGIN)
+    assert text.endswith(perf_report.END + "\n\n" + "old generated text\n\n" + HAND_WRITTEN)
+    doc = tmp_path / "docs" / "performance.md"
+    perf_report.write_outputs(fixture(), doc, doc.parent / "performance", run_all.PEERS, tmp_path)
+    again = doc.read_text()
+    assert again == text  # a second run replaces the part between the markers, nothing else
+    assert again.count(perf_report.BEGIN) == 1 and again.count(HAND_WRITTEN) == 1
+
+
+def test_one_plot_per_job_with_rows(written: tuple[str, Path]) -> None:
+    text, plots = written
+    assert sorted(p.name for p in plots.iterdir()) == ["check.svg", "publish.svg"]
+    assert "![publish: time against rows](performance/publish.svg)" in text
+    svg = (plots / "publish.svg").read_text()
+    assert "<svg" in svg and "publish_dataset" in svg and "floor of publish_dataset" in svg
+
+
+def test_target_met_rules() -> None:
+    assert perf_report.ratio({"crowdsafe_s": 3.0, "floor_s": 2.0}) == 1.5
+    assert perf_report.ratio({"crowdsafe_s": 3.0, "floor_s": None}) is None
+    assert perf_report.target_met({"crowdsafe_s": 3.0, "floor_s": 2.0, "target_ratio": 1.5}) is True
+    assert perf_report.target_met({"crowdsafe_s": 3.1, "floor_s": 2.0, "target_ratio": 1.5}) is False
+    assert perf_report.target_met({"crowdsafe_s": 3.1, "target_s": 3.0}) is False
+    assert perf_report.target_met({"crowdsafe_s": 3.0, "floor_s": 1.0}) is None
+
+
+def test_quick_run_end_to_end(tmp_path: Path) -> None:
+    """One real script (the calculus, a few seconds) through the runner, without the lock."""
+    out, doc, plots = tmp_path / "run.json", tmp_path / "performance.md", tmp_path / "plots"
+    done = subprocess.run([sys.executable, str(BENCH / "run_all.py"), "--quick", "--only", "calculus", "--no-lock",
+                           "--json-out", str(out), "--doc", str(doc), "--plots", str(plots)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    saved = json.loads(out.read_text())
+    assert [(r["job"], r["returncode"]) for r in saved["runs"]] == [("calculus", 0)]
+    figures = {r["figure"]: r for r in saved["rows"]}
+    assert set(figures) == {"δ = d(k, β, ε) table", "smallest-k solver"}
+    assert all(r["crowdsafe_s"] > 0 and r["floor_s"] > 0 for r in figures.values())
+    assert "| calculus | smallest-k solver | - |" in doc.read_text()
+    rebuilt = tmp_path / "rebuilt.md"
+    again = subprocess.run([sys.executable, str(BENCH / "run_all.py"), "--from-json", str(out), "--doc", str(rebuilt),
+                            "--plots", str(plots)], capture_output=True, text=True, timeout=60, check=False)
+    assert again.returncode == 0, again.stderr
+    assert rebuilt.read_text() == doc.read_text()
