@@ -190,3 +190,19 @@ def test_perturb_warns_with_an_identifier_warning(table, capsys, monkeypatch):
                                "--gamma", "0.2", "--exploratory", "--seed", "1", "--out", "v.csv")
     assert code == 0, err
     assert [line for line in err.splitlines() if line.startswith("warning:")] == [NAME]
+
+
+def test_partial_schema_warnings_are_the_same_on_the_table_minus_one_row(tmp_path, capsys, monkeypatch):
+    """The warnings for a partial schema's undeclared columns come from names alone: removing a row
+    changes no warning line, and the undeclared identifier-like columns are warned about."""
+    lines = []
+    for side, frame in (("D", people_frame()), ("D-1", people_frame().slice(1))):
+        (tmp_path / side).mkdir()
+        frame.write_csv(tmp_path / side / "people.csv")
+        (tmp_path / side / "partial.toml").write_text('[attributes.age]\ntype = "numeric"\n\n'
+                                                      '[attributes.name]\ntype = "categorical"\n')
+        monkeypatch.chdir(tmp_path / side)
+        code, _, err = run_command(capsys, "check", "people.csv", "--schema", "partial.toml")
+        assert code == 0, err
+        lines.append([line for line in err.splitlines() if line.startswith("warning:")])
+    assert lines[0] == lines[1] == [PATIENT, EMAIL]

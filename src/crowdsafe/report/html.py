@@ -146,16 +146,21 @@ def render_html(content: ReportContent) -> str:
     title = f"Release report: {content.title}"
     subtitle = (f"{content.rows:,} records, {len(content.columns):,} columns "
                 f"({len(content.quasi_identifiers):,} quasi-identifiers)")
-    body = "".join((
-        f"<header><h1>{escape(title)}</h1><p class=\"note\">{escape(subtitle)}</p></header>",
+    return page(title, subtitle, (
         _guarantee(content), _plan(content), _generalized(content), _class_sizes(content), _distributions(content),
         _metrics("utility", "Utility", content.utility, "Measured on the release alone."),
         _metrics("risk", "Risk", content.risk, "Read from the release alone, and the bound the guarantee gives."),
         _sources(),
     ))
+
+
+def page(title: str, subtitle: str, sections: Sequence[str]) -> str:
+    """A complete, self-contained HTML page: the title and subtitle, then ``sections`` (HTML)."""
+    header = f"<header><h1>{escape(title)}</h1><p class=\"note\">{escape(subtitle)}</p></header>"
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>{escape(title)}</title><style>{STYLE}</style></head><body><main>{body}</main></body></html>\n")
+            f"<title>{escape(title)}</title><style>{STYLE}</style></head><body><main>{header}{''.join(sections)}"
+            "</main></body></html>\n")
 
 
 __all__ = ["render_html"]

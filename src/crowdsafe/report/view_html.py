@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from html import escape
 
-from crowdsafe.report.html import STYLE, _paragraphs, _table, guarantee_section, plan_section
+from crowdsafe.report.html import _paragraphs, _table, guarantee_section, page, plan_section
 from crowdsafe.report.view_content import CONFIDENCE, AttributeEstimates, ViewReportContent
 
 
@@ -78,13 +78,8 @@ def render_view_html(content: ViewReportContent) -> str:
     title = f"View report: {content.title}"
     subtitle = (f"A perturbed (α-β) view: {content.rows:,} rows, {len(content.attributes):,} attributes; true tuples "
                 "mixed with inserted ones")
-    body = "".join((
-        f"<header><h1>{escape(title)}</h1><p class=\"note\">{escape(subtitle)}</p></header>",
-        _guarantee(content), _plan(content), _view(content), _distributions(content), _sources(),
-    ))
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>{escape(title)}</title><style>{STYLE}</style></head><body><main>{body}</main></body></html>\n")
+    return page(title, subtitle, (_guarantee(content), _plan(content), _view(content), _distributions(content),
+                                  _sources()))
 
 
 __all__ = ["render_view_html"]
