@@ -100,6 +100,10 @@ def _publish(out: dict, size: str) -> list[Row]:
         rows.append(row("publish", "publish_dataset", name, r.get("rows"), r.get("publish_dataset_seconds"),
                         r.get("floor_group_by_seconds"), "Polars group-by of the published columns",
                         target_ratio=target))
+        if r.get("publish_dataset_no_report_seconds") is not None:
+            rows.append(row("publish", "publish_dataset without the HTML report", name, r.get("rows"),
+                            r.get("publish_dataset_no_report_seconds"), r.get("floor_group_by_seconds"),
+                            "Polars group-by of the published columns"))
         start = r.get("process_start_floor_seconds")
         if r.get("cli_end_to_end_seconds") is not None:
             rows.append(row("publish", "CLI `crowdsafe publish adult`", name, r.get("rows"),
