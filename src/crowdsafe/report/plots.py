@@ -52,6 +52,9 @@ def _svg(figure: Any, label: str) -> str:
 
 
 def _drawn(draw: Any, width: float, height: float, label: str) -> str:
+    from crowdsafe.report.matplotlib_import import import_matplotlib
+
+    import_matplotlib()
     import matplotlib
 
     with matplotlib.rc_context(cast(Any, SVG_SETTINGS)):
