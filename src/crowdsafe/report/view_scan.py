@@ -4,7 +4,7 @@ The report of an α-β view needs, per attribute, the view's number of rows hold
 the attribute's public domain (and the view's row count): the unbiased estimates and their error
 bars follow from those counts and the certificate's public α, β, N and domain. So the view file
 is scanned by Polars' streaming engine into one small table per attribute (its distinct values
-and their rows, at most the domain's size) and one row count (:func:`scan_view_counts`), and the
+and their rows, at most the domain's size; :func:`scan_view_counts`), and the
 sweep of one attribute is computed from its table (:func:`attribute_sweep`) with the estimator's
 own functions (:func:`crowdsafe.perturb.estimator.est`,
 :func:`crowdsafe.privacy.dgamma.bernstein_error_bound`) on arrays of the same types, so every
@@ -32,8 +32,7 @@ import polars as pl
 
 from crowdsafe.errors import InputError, ParameterError
 
-#: The name the row count is given in the scan (not a column of any view: it starts with "__").
-_ROWS = "__rows"
+#: The name of the rows' count in the scanned tables (not a column of any view: it starts with "__").
 _COUNT = "__count"
 
 
@@ -92,15 +91,16 @@ def scan_view_counts(path: str | os.PathLike[str], certificate: Any, cert_name: 
         absent = [a for a in domain.attributes if a not in columns]
         if absent:
             raise InputError(f"the view {path} has no column '{absent[0]}' named by its certificate")
-        # one streaming pass per query, collected together: the row count, and per attribute its
-        # distinct values (in order of first appearance, as the whole-view read encodes them)
-        queries = [scan.select(pl.len().alias(_ROWS))]
-        queries += [scan.group_by(a, maintain_order=True).agg(pl.len().alias(_COUNT)) for a in domain.attributes]
-        found = pl.collect_all(queries, engine="streaming")
+        # one streaming pass per attribute, one after the other (passes run together would each
+        # hold their own buffers): its distinct values and their rows, in no particular order (a
+        # count per code is all that is kept); a missing value is a group too, so the rows add up
+        # to the view's
+        found = [scan.select(a).group_by(a).agg(pl.len().alias(_COUNT)).collect(engine="streaming")
+                 for a in domain.attributes]
     except (pl.exceptions.PolarsError, OSError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"cannot read the view {path}: {first}") from None
-    rows = int(found[0].item())
+    rows = int(found[0].get_column(_COUNT).sum())
     expected_rows = params.get("view_rows")
     if expected_rows is not None and rows != expected_rows:
         raise InputError(
@@ -108,9 +108,13 @@ def scan_view_counts(path: str | os.PathLike[str], certificate: Any, cert_name: 
             "they do not belong together"
         )
     counts: dict[str, np.ndarray] = {}
-    for name, table in zip(domain.attributes, found[1:]):
+    for name, table in zip(domain.attributes, found):
         values = domain.values[name]
-        codes = encode_against(table.get_column(name), values, what="the view")  # every value in the domain
+        try:
+            codes = encode_against(table.get_column(name), values, what="the view")  # every value in the domain
+        except InputError:  # name the value the whole-view read names: the first outside, in row order
+            encode_against(scan.select(name).collect().get_column(name), values, what="the view")
+            raise
         per_code = np.zeros(len(values), dtype=np.int64)
         if len(values) <= DENSE_GRID_LIMIT:  # a larger domain is refused by attribute_sweep, as by the twin
             np.add.at(per_code, codes.astype(np.int64), table.get_column(_COUNT).to_numpy().astype(np.int64))
