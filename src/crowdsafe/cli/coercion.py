@@ -102,14 +102,14 @@ def install() -> bool:
         from typer import _coercion, _param_types, core
     except ImportError:
         return False
-    reference = getattr(core, "build_runtime_param", None)
-    runtime_param = getattr(_coercion, "RuntimeParam", None)
-    check_path = getattr(_param_types, "coerce_cli_path", None)
+    reference: Any = getattr(core, "build_runtime_param", None)
+    runtime_param: Any = getattr(_coercion, "RuntimeParam", None)
+    check_path: Any = getattr(_param_types, "coerce_cli_path", None)
     if reference is None or runtime_param is None or check_path is None or getattr(reference, "fast_path", False):
         return False
 
     @dataclass(frozen=True)
-    class PlainRuntimeParam(runtime_param):  # type: ignore[misc,valid-type]  # Typer's class, found at run time
+    class PlainRuntimeParam(runtime_param):  # Typer's class, found at run time
         descriptor: Any = None
         built: list[Any] = field(default_factory=list)  # the reference twin, built on first need
 
@@ -132,7 +132,7 @@ def install() -> bool:
                                      descriptor=descriptor)
         return reference(descriptor)
 
-    build_runtime_param.fast_path = True  # type: ignore[attr-defined]
+    build_runtime_param.fast_path = True  # type: ignore[attr-defined]  # a mark on the function: installed once
     core.build_runtime_param = build_runtime_param
     return True
 
