@@ -117,3 +117,25 @@ def test_publish_imports_no_pydantic(tmp_path):
                            "--delta", "1e-7", "--k", "40", "--columns", "age,sex", "--custodian-report",
                            str(tmp_path / "c.json")], env=env, capture_output=True, text=True, timeout=120)
     assert done.stdout.strip().splitlines()[-1] == "0 False", done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("annotation", [pathlib.Path, str, int, float, list[str]])
+@pytest.mark.parametrize("value", ["release/adult.csv", "-", ".", "1e-6", "12", "inf", ("a", "b"), ""])
+def test_installed_hook_against_typers_own(annotation, value, tmp_path):
+    """Through the installed hook (typer.core.build_runtime_param) and Typer's own builder
+    (typer._coercion.build_runtime_param): the same value, or the same error."""
+    import typer.core
+    from typer import _coercion
+
+    import crowdsafe.cli  # noqa: F401  (installs the hook)
+
+    assert getattr(typer.core.build_runtime_param, "fast_path", False)
+    descriptor = _coercion.resolve_type_descriptor(annotation, OptionInfo())
+
+    def outcome(build):
+        try:
+            return ("ok", build(descriptor)._coerce_value(value, param=None, ctx=None))
+        except Exception as exc:  # the reference's error, compared by type and text
+            return ("error", type(exc).__name__, str(exc))
+
+    assert outcome(typer.core.build_runtime_param) == outcome(_coercion.build_runtime_param)
