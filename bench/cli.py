@@ -19,7 +19,10 @@ Each process figure also has a ``*_cpu_seconds`` twin: the least processor time 
 of the process and its threads) over the runs, steadier than the wall clock on a loaded machine.
 
 ``heavy_on_help`` lists the heavy modules ``crowdsafe --help`` imported (``-X importtime``):
-empty when the command line starts lazily.
+empty when the command line starts lazily. ``pydantic_on_publish``: whether ``crowdsafe publish
+adult --plan-only`` imported Pydantic (Typer's option coercion; ``crowdsafe.cli.coercion`` avoids
+it). ``matplotlib_lean_process_seconds``: ``matplotlib_process_seconds`` with the import the
+command line makes (``crowdsafe.report.matplotlib_import``, its ``set()`` help text left out).
 
 With ``--baseline PATH`` a second source tree (e.g. main's ``src``) is timed in turn with the
 first, run by run, and its figures are given under ``baseline``: a before/after on a loaded machine.
@@ -72,6 +75,12 @@ def heavy_on_help(env: dict[str, str]) -> list[str]:
     return sorted(n for n in set(names) if (n in HEAVY) or n == "numpy.linalg")
 
 
+def pydantic_on_publish(env: dict[str, str]) -> bool:
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "crowdsafe", "publish", "adult", "--plan-only"],
+                          env=env, capture_output=True, text=True, check=True)
+    return bool(re.search(r"^import time:\s+\d+ \|\s+\d+ \| +pydantic$", done.stderr, flags=re.MULTILINE))
+
+
 def report_build_seconds(release: Path, env: dict[str, str], repeat: int) -> float:
     """``build_report`` of ``release`` in a child process with its imports warmed up first."""
     code = ("import sys, time\nfrom crowdsafe.report.build import build_report\nbuild_report(sys.argv[1])\n"
@@ -88,12 +97,18 @@ def measure(sources: dict[str, Path], repeat: int, folder: Path) -> dict[str, di
     cli = [sys.executable, "-m", "crowdsafe"]
     publish = [*cli, "publish", "adult", "--epsilon", "1", "--delta", "1e-6"]
     matplotlib = "import matplotlib.figure, matplotlib.backends.backend_svg"
+    # the command line's import where the tree has it (a tree without it: the plain import)
+    lean = ("import os, crowdsafe\n"
+            "if os.path.exists(os.path.join(os.path.dirname(crowdsafe.__file__), 'report', 'matplotlib_import.py')):\n"
+            "    from crowdsafe.report import matplotlib_import as m\n    m.LEAN_HELP_TEXT = True\n"
+            "    m.import_matplotlib()\nelse:\n    " + matplotlib + "\n")
     jobs: dict[str, tuple[list[str], bool]] = {
         "process_start_floor_seconds": ([sys.executable, "-c", "pass"], False),
         "import_floor_seconds": ([sys.executable, "-c", "import polars, numpy"], False),
         "cli_help_seconds": ([*cli, "--help"], False),
         "cli_publish_help_seconds": ([*cli, "publish", "--help"], False),
         "matplotlib_process_seconds": ([sys.executable, "-c", matplotlib], False),
+        "matplotlib_lean_process_seconds": ([sys.executable, "-c", lean], False),
         "cli_publish_no_report_seconds": ([*publish, "--no-report", "--out", "{out}/plain/adult.csv"], True),
         "cli_publish_seconds": ([*publish, "--out", "{out}/reported/adult.csv"], True),
     }
@@ -118,6 +133,7 @@ def figures(best: dict[str, float], src: Path, folder: Path, repeat: int) -> dic
     floor = best["process_start_floor_seconds"]
     result["matplotlib_import_seconds"] = max(best["matplotlib_process_seconds"] - floor, 0.0)
     result["heavy_on_help"] = heavy_on_help(env)
+    result["pydantic_on_publish"] = pydantic_on_publish(env)
     result["report_build_seconds"] = report_build_seconds(folder / "reported" / "adult.csv", env, repeat)
     result["report_share_of_publish_seconds"] = best["cli_publish_seconds"] - best["cli_publish_no_report_seconds"]
     for key in ("cli_help_seconds", "cli_publish_help_seconds", "cli_publish_no_report_seconds", "cli_publish_seconds"):

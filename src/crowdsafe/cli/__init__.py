@@ -16,6 +16,7 @@ import sys
 import typer
 
 from crowdsafe import __version__
+from crowdsafe.cli.coercion import install as install_plain_coercion
 from crowdsafe.cli.flags import cli_message
 from crowdsafe.errors import CrowdsafeError
 
@@ -35,6 +36,8 @@ _COMMAND_MODULES = [
     "crowdsafe.cli.schema",
     "crowdsafe.cli.report",
 ]
+
+install_plain_coercion()  # plain option values without a Pydantic adapter each (crowdsafe.cli.coercion)
 
 app = typer.Typer(
     name="crowdsafe",
@@ -125,4 +128,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> None:
+    """The ``crowdsafe`` console script (and ``python -m crowdsafe``): this process ends with the
+    command, so Matplotlib's help text is not built if a report is drawn
+    (:mod:`crowdsafe.report.matplotlib_import`)."""
+    from crowdsafe.report import matplotlib_import
+
+    matplotlib_import.LEAN_HELP_TEXT = True
     sys.exit(main())

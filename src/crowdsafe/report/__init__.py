@@ -12,15 +12,30 @@ the (d, γ) guarantee in words, the plan, and per attribute the view's counts an
 estimates of the data's counts, computed from the view and its certificate's public fields only.
 """
 
-from crowdsafe.report.build import (
-    REPORT_SUFFIX,
-    ReportWarning,
-    build_report,
-    read_release,
-    report_path,
-    write_report,
-    write_reports,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from crowdsafe.report.build import (
+        REPORT_SUFFIX,
+        ReportWarning,
+        build_report,
+        read_release,
+        report_path,
+        write_report,
+        write_reports,
+    )
 
 __all__ = ["REPORT_SUFFIX", "ReportWarning", "build_report", "read_release", "report_path", "write_report",
            "write_reports"]
+
+
+def __getattr__(name: str) -> object:
+    """The names of :mod:`crowdsafe.report.build`, imported on first use (Polars and NumPy come with
+    it), so that the command line can reach :mod:`crowdsafe.report.matplotlib_import` cheaply."""
+    if name in __all__:
+        from crowdsafe.report import build
+
+        return getattr(build, name)
+    raise AttributeError(f"module 'crowdsafe.report' has no attribute {name!r}")

@@ -29,6 +29,7 @@ from crowdsafe.report.content import _mechanism_rows, _number
 
 if TYPE_CHECKING:  # a release's report reads no view: the perturbation package is imported for views only
     from crowdsafe.perturb.view import View
+    from crowdsafe.report.view_scan import ViewCounts
 
 #: The certificate fields a view's report reads (each class (a), or the view's size, class (b)).
 VIEW_PUBLIC_FIELDS = ("guarantee", "epsilon", "delta", "theorem", "reason", "assumptions", "mechanisms",
@@ -79,6 +80,19 @@ def public_view(path: str | os.PathLike[str], public: Mapping[str, Any]) -> View
     except ParameterError as exc:
         raise InputError(f"the certificate of {Path(path).name} is not a valid view certificate: {exc}") from None
     return view_with_certificate(path, certificate, f"the certificate of {Path(path).name}")
+
+
+def scanned_view(path: str | os.PathLike[str], public: Mapping[str, Any]) -> ViewCounts:
+    """The counts the report reads from the view at ``path``, scanned lazily with the public
+    certificate fields only (:mod:`crowdsafe.report.view_scan`; :func:`public_view` is its
+    reference twin, reading the view whole)."""
+    from crowdsafe.report.view_scan import scan_view_counts
+
+    try:
+        certificate = _certificate(public)
+    except ParameterError as exc:
+        raise InputError(f"the certificate of {Path(path).name} is not a valid view certificate: {exc}") from None
+    return scan_view_counts(path, certificate, f"the certificate of {Path(path).name}")
 
 
 def _certificate(public: Mapping[str, Any]) -> Any:
@@ -245,14 +259,20 @@ def _grouped(sweep: pl.DataFrame, values: pl.Series) -> tuple[str | None, list[t
             "is the estimate of the query for all of them)"), groups
 
 
-def attribute_estimates(view: View, name: str, source: str) -> AttributeEstimates:
+def attribute_estimates(view: View | ViewCounts, name: str, source: str) -> AttributeEstimates:
     """Per value of ``name``'s public domain: the view's rows and the unbiased estimate of the
     data's count (:func:`crowdsafe.perturb.equality_estimates`, one attribute at a time); groups
-    of values add their counts, and their estimate is EST of the group's query."""
+    of values add their counts, and their estimate is EST of the group's query. ``view``: the
+    view's counts, scanned (:func:`crowdsafe.report.view_scan.scan_view_counts`), or the view
+    read whole (:func:`public_view`, the reference twin): the same numbers."""
     from crowdsafe.perturb.estimator import equality_estimates, est
     from crowdsafe.privacy.dgamma import bernstein_error_bound, failure_of
+    from crowdsafe.report.view_scan import ViewCounts, attribute_sweep
 
-    sweep = equality_estimates(view, max_attributes=1, attributes=[name], confidence=CONFIDENCE).frame
+    if isinstance(view, ViewCounts):
+        sweep = attribute_sweep(view, name, CONFIDENCE)
+    else:
+        sweep = equality_estimates(view, max_attributes=1, attributes=[name], confidence=CONFIDENCE).frame
     values = view.domain.values[name]
     if sweep.height != len(values):  # one row per domain value, in domain order (a dense count)
         raise ParameterError(f"the attribute {name} has too many domain values ({len(values):,}) to report")
@@ -273,9 +293,10 @@ def attribute_estimates(view: View, name: str, source: str) -> AttributeEstimate
     return AttributeEstimates(name=name, domain_size=len(values), source=source, grouped=note, values=tuple(shown))
 
 
-def view_report_content(view: View, public: Mapping[str, Any], title: str) -> ViewReportContent:
-    """The report of ``view`` (read with :func:`public_view`) and its public certificate fields
-    (:func:`public_view_certificate`); ``title``: the view's file name."""
+def view_report_content(view: View | ViewCounts, public: Mapping[str, Any], title: str) -> ViewReportContent:
+    """The report of ``view`` (its counts, :func:`scanned_view`, or the view read whole,
+    :func:`public_view`) and its public certificate fields (:func:`public_view_certificate`);
+    ``title``: the view's file name."""
     parameters = public.get("parameters") or {}
     sources = parameters.get("domain_sources") or {}
     attributes = tuple(attribute_estimates(view, a, str(sources.get(a, "—"))) for a in view.attributes)
@@ -295,10 +316,10 @@ def build_view_report(path: str | os.PathLike[str], certificate: Mapping[str, An
     from crowdsafe.report.view_html import render_view_html
 
     public = public_view_certificate(certificate)
-    return render_view_html(view_report_content(public_view(path, public), public, Path(path).name))
+    return render_view_html(view_report_content(scanned_view(path, public), public, Path(path).name))
 
 
 __all__ = ["AttributeEstimates", "VIEW_PARAMETERS", "VIEW_PUBLIC_FIELDS", "ValueEstimate", "ViewReportContent",
            "attribute_estimates", "build_view_report", "is_view_certificate", "public_view",
-           "public_view_certificate", "theorem_bound_words", "view_guarantee_words", "view_plan_rows",
+           "public_view_certificate", "scanned_view", "theorem_bound_words", "view_guarantee_words", "view_plan_rows",
            "view_report_content"]
