@@ -147,7 +147,8 @@ def _quantile(rows: pl.LazyFrame, plan: QueryPlan, dataset: Dataset) -> ExactAgg
 
 
 def histogram_domain(
-    dataset: Dataset, dimension: Dimension, domain: Mapping[str, Sequence[Any]] | None = None
+    dataset: Dataset, dimension: Dimension, domain: Mapping[str, Sequence[Any]] | None = None, *,
+    dtype: pl.DataType | None = None,
 ) -> tuple[list[Any] | None, str]:
     """The public values of one histogram column, and where they come from.
 
@@ -155,6 +156,7 @@ def histogram_domain(
     declared order of an ordinal attribute; the categories of an Enum column; the leaves of a
     bundled dataset's hierarchy (written from the dataset's documentation, not from its rows).
     None when there is no public domain: the values present in the data are themselves private.
+    ``dtype``: the column's type, read from the frame when not given.
     """
     column = dimension.column
     if dimension.bins is not None:
@@ -166,7 +168,7 @@ def histogram_domain(
     attribute = dataset.schema[column]
     if attribute.order is not None:
         return [str(v) for v in attribute.order], "declared order in the schema"
-    dtype = dataset.frame.schema[column]
+    dtype = dtype if dtype is not None else dataset.frame.schema[column]
     if isinstance(dtype, pl.Enum):
         return dtype.categories.to_list(), "categories of the Enum column"
     hierarchy = dataset.hierarchies.get(column)
@@ -218,16 +220,20 @@ def histogram_exact(counts: pl.DataFrame, plan: QueryPlan) -> ExactAggregate:
     domains = plan.domains
     notes = [f"cells of '{d.column}': {source}" for d, (_, source) in zip(dims, domains)]
     if plan.public_domain:
-        grid: pl.DataFrame | None = None
+        # the grid of every cell (the first column's values varying slowest) joined with the
+        # counts, in one Polars query
+        schema = counts.schema  # read once: each read builds a new Schema
+        grid: pl.LazyFrame | None = None
         for name, (values, _) in zip(names, domains):
-            dtype = counts.schema[name]
-            series = pl.Series(name, values, dtype=dtype if values else None, strict=False)
-            part = series.unique(maintain_order=True).to_frame()
-            grid = part if grid is None else grid.join(part, how="cross")
+            series = pl.Series(name, values, dtype=schema[name] if values else None, strict=False)
+            if series.n_unique() < len(series):
+                series = series.unique(maintain_order=True)
+            part = series.to_frame().lazy()
+            grid = part if grid is None else grid.join(part, how="cross", maintain_order="left_right")
         assert grid is not None
-        table = grid.join(counts, on=names, how="left", nulls_equal=True, maintain_order="left").with_columns(
+        table = grid.join(counts.lazy(), on=names, how="left", nulls_equal=True, maintain_order="left").with_columns(
             pl.col("count").fill_null(0).cast(pl.Int64)
-        )
+        ).collect()
         outside = int(counts.get_column("count").sum()) - int(table.get_column("count").sum())
         return ExactAggregate("histogram", {"table": table, "names": names, "public": True},
                               diagnostics={"rows_outside_the_domain": outside}, notes=notes)
