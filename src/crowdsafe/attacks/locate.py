@@ -211,7 +211,7 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
     every_rows: list[np.ndarray] = []
     every_held: list[tuple[np.ndarray, np.ndarray, pl.Series]] = []
     for combos in collected:
-        every_combos.append(combos.select(qi))
+        every_combos.append(pl.DataFrame([combos.get_column(c) for c in qi]))  # (no Polars query)
         every_rows.append(combos.get_column("__rows").to_numpy())
         if sensitive is not None:  # (combo, sensitive cell) pairs, and the distinct sensitive cells
             lists = combos.get_column("__held")
@@ -219,7 +219,7 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
             if isinstance(held_cells.dtype, pl.Categorical):  # cast before the group-by: its ids are at hand
                 ids = categorical_ids(held_cells)
                 cell, n_cells = _dense_codes(np.where(ids < 0, ids.max(initial=-1) + 1, ids))  # missing last
-                cells = held_cells.gather(first_of_each(cell, n_cells))
+                cells = held_cells[first_of_each(cell, n_cells)]  # (indexing: no Polars query, as gather)
                 if releases[len(every_held)].schema[sensitive] == pl.String:
                     cells = cells.cast(pl.String)
             else:
@@ -258,12 +258,12 @@ def _canonical_ranks(columns: Sequence[pl.Series]) -> list[tuple[np.ndarray, pl.
     ids = categorical_ids(texts) + 1  # the missing cell: 0
     span = int(ids.max(initial=0)) + 1
     distinct, code = unique_inverse(group * span + ids, n_groups * span)  # distinct (group, text)
-    canonical = canonical_texts(texts.gather(first_of_each(code, len(distinct))))
+    canonical = canonical_texts(texts[first_of_each(code, len(distinct))])
     # each distinct text's rank among them all, the missing cell last
     order, n_ranks = _text_ranks(canonical)
     pairs, pair_of = unique_inverse((distinct // span) * n_ranks + order, n_groups * n_ranks)
     bounds = np.searchsorted(pairs // n_ranks, np.arange(n_groups + 1))
-    cells = canonical.gather(first_of_each(pair_of, len(pairs)))
+    cells = canonical[first_of_each(pair_of, len(pairs))]
     rank = (pair_of - bounds[distinct // span])[code]
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     return [(rank[offsets[g]: offsets[g + 1]], cells.slice(bounds[g], bounds[g + 1] - bounds[g]))

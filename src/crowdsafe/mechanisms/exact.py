@@ -26,6 +26,8 @@ import numpy as np
 
 from crowdsafe.errors import ParameterError
 
+SCALAR_DRAWS = 3  # a round of at most this many uniform draws is drawn by scalar calls (uniform_below)
+LIST_DRAWS = 512  # discrete_laplace: up to this many draws over Python lists, more over arrays
 _CHUNK_BITS = 62
 _CHUNK = 1 << _CHUNK_BITS
 _INT64_SAFE = 1 << 62
@@ -38,6 +40,44 @@ def _as_int_array(values: np.ndarray) -> np.ndarray:
             return values.astype(np.int64)
         return values
     return values.astype(np.int64, copy=False)
+
+
+def uniform_below(generator: np.random.Generator, high: int, n: int) -> np.ndarray:
+    """``n`` uniform integers on {0..high-1} (int64, 1 ≤ high < 2**63): the very values and bits
+    of ``generator.integers(0, high, size=n, dtype=np.int64)``, the one way the samplers here draw.
+
+    NumPy draws each bounded integer from the bit stream on its own (Lemire's method entry by
+    entry, a bound of 1 reading nothing), so one call for n entries and n calls for one entry
+    read the same bits and return the same values; only the cost differs: an array call costs
+    about as much as four scalar calls. Fast path :func:`_uniform_by_scalars` for at most
+    :data:`SCALAR_DRAWS` entries or a bound of 1, else its reference twin
+    :func:`_uniform_by_array`.
+    """
+    if n <= SCALAR_DRAWS or high == 1:
+        return np.array(_uniform_by_scalars(generator, high, n), dtype=np.int64)
+    return _uniform_by_array(generator, high, n)
+
+
+def uniform_list(generator: np.random.Generator, high: int, n: int) -> list[int]:
+    """:func:`uniform_below` as a list of Python integers (the same rule, the same draws)."""
+    if n <= SCALAR_DRAWS or high == 1:
+        return _uniform_by_scalars(generator, high, n)
+    drawn: list[int] = _uniform_by_array(generator, high, n).tolist()
+    return drawn
+
+
+def _uniform_by_scalars(generator: np.random.Generator, high: int, n: int) -> list[int]:
+    """:func:`uniform_below` one scalar call per entry (none for a bound of 1: all zeros)."""
+    if high == 1:
+        return [0] * n
+    draw = generator.integers
+    return [int(draw(0, high)) for _ in range(n)]
+
+
+def _uniform_by_array(generator: np.random.Generator, high: int, n: int) -> np.ndarray:
+    """:func:`uniform_below` in one call."""
+    drawn: np.ndarray = generator.integers(0, high, size=n, dtype=np.int64)
+    return drawn
 
 
 def bernoulli_fraction(generator: np.random.Generator, numerators: np.ndarray, denominator: int) -> np.ndarray:
@@ -62,7 +102,7 @@ def _bernoulli_fraction_int64(generator: np.random.Generator, numerators: np.nda
                               ) -> np.ndarray:
     """:func:`bernoulli_fraction` as ``uniform{0..denominator-1} < numerator`` (int64
     ``numerators``, ``denominator`` below 2**62)."""
-    drawn: np.ndarray = generator.integers(0, denominator, size=len(numerators), dtype=np.int64) < numerators
+    drawn: np.ndarray = uniform_below(generator, denominator, len(numerators)) < numerators
     return drawn
 
 
@@ -80,7 +120,7 @@ def _bernoulli_fraction_by_digits(generator: np.random.Generator, numerators: np
     while pending.size:
         scaled = remainders[pending] * _CHUNK
         digits = scaled // denominator
-        uniform = generator.integers(0, _CHUNK, size=pending.size, dtype=np.int64)
+        uniform = uniform_below(generator, _CHUNK, pending.size)
         digits64 = digits.astype(np.int64)
         below = uniform < digits64
         tie = uniform == digits64
@@ -139,12 +179,13 @@ def bernoulli_exp_neg(generator: np.random.Generator, numerators: np.ndarray, de
 
 
 def _bernoulli_exp_minus_one_unit(generator: np.random.Generator, n: int) -> np.ndarray:
-    """Bernoulli(exp(-1)): the K-loop with A_k ~ Bernoulli(1/k); the draw is 1 iff K is odd."""
+    """Bernoulli(exp(-1)): the K-loop with A_k ~ Bernoulli(1/k); the draw is 1 iff K is odd.
+    (A_1 ~ Bernoulli(1) always succeeds and reads no bits, so the loop starts at k = 2.)"""
     result = np.zeros(n, dtype=bool)
     alive = np.arange(n)
-    k = 1
+    k = 2
     while alive.size:
-        success = generator.integers(0, k, size=alive.size, dtype=np.int64) == 0
+        success = uniform_below(generator, k, alive.size) == 0
         stopped = alive[~success]
         if k % 2 == 1:
             result[stopped] = True
@@ -218,11 +259,20 @@ def discrete_laplace(generator: np.random.Generator, s: int, t: int, size: int) 
         raise ParameterError("the discrete Laplace needs positive integers s and t")
     if t >= 1 << 56:
         raise ParameterError("discrete Laplace scale too large to sample exactly (t >= 2**56)")
+    s, t = int(s), int(t)
+    if size <= LIST_DRAWS:
+        return _discrete_laplace_by_lists(generator, s, t, size)
+    return _discrete_laplace_by_arrays(generator, s, t, size)
+
+
+def _discrete_laplace_by_arrays(generator: np.random.Generator, s: int, t: int, size: int) -> np.ndarray:
+    """:func:`discrete_laplace` with every round of the algorithm as array operations over the
+    draws still pending (the reference twin of :func:`_discrete_laplace_by_lists`)."""
     out = np.empty(size, dtype=np.int64)
     todo = np.arange(size)
     while todo.size:
         m = todo.size
-        u = generator.integers(0, t, size=m, dtype=np.int64)
+        u = uniform_below(generator, t, m)
         keep = bernoulli_exp_neg(generator, u, t)
         v = np.zeros(m, dtype=np.int64)
         alive = np.arange(m)
@@ -231,11 +281,103 @@ def discrete_laplace(generator: np.random.Generator, s: int, t: int, size: int) 
             alive = alive[success]
             v[alive] += 1
         y = (u + t * v) // s
-        negative = generator.integers(0, 2, size=m, dtype=np.int64).astype(bool)
+        negative = uniform_below(generator, 2, m).astype(bool)
         accept = keep & ~(negative & (y == 0))
         out[todo[accept]] = np.where(negative, -y, y)[accept]
         todo = todo[~accept]
     return out
+
+
+def _discrete_laplace_by_lists(generator: np.random.Generator, s: int, t: int, size: int) -> np.ndarray:
+    """:func:`discrete_laplace` for a few draws, in plain Python over lists: the same rounds as
+    :func:`_discrete_laplace_by_arrays`, each drawing for the entries still pending in their
+    order, so the same uniform integers are read from the stream in the same order (one scalar
+    call each; NumPy reads the same bits for one entry as within an array call) and the output
+    is the same. An array operation costs several times a list step on a few entries."""
+    out = [0] * size
+    todo = list(range(size))
+    while todo:
+        m = len(todo)
+        u = uniform_list(generator, t, m)
+        keep = _exp_neg_fractions_by_lists(generator, u, t)
+        v = [0] * m
+        alive = list(range(m))
+        while alive:  # V: the successes of Bernoulli(exp(-1)) trials before the first failure
+            k_of = _exp_minus_one_by_lists(generator, len(alive))
+            alive = [i for i, k in zip(alive, k_of) if k % 2 == 1]
+            for i in alive:
+                v[i] += 1
+        negative = [w == 1 for w in uniform_list(generator, 2, m)]
+        pending = []
+        for i, entry in enumerate(todo):
+            y = (u[i] + t * v[i]) // s
+            if keep[i] and not (negative[i] and y == 0):
+                out[entry] = -y if negative[i] else y
+            else:
+                pending.append(entry)
+        todo = pending
+    return np.array(out, dtype=np.int64)
+
+
+def _exp_minus_one_by_lists(generator: np.random.Generator, n: int) -> list[int]:
+    """K of :func:`_bernoulli_exp_minus_one_unit` for ``n`` entries (the trial is a success iff K
+    is odd), its rounds over lists: round k draws uniform{0..k-1} for each entry still running."""
+    first = [0] * n
+    alive = list(range(n))
+    k = 2  # A_1 ~ Bernoulli(1) succeeds and reads no bits
+    while alive:
+        running = []
+        for i, w in zip(alive, uniform_list(generator, k, len(alive))):
+            if w == 0:
+                running.append(i)
+            else:
+                first[i] = k
+        alive = running
+        k += 1
+    return first
+
+
+def _exp_neg_fractions_by_lists(generator: np.random.Generator, numerators: list[int], denominator: int
+                                ) -> list[bool]:
+    """:func:`bernoulli_exp_neg` for numerators below the denominator (γ < 1: the K-loop of
+    CKS 2020 Algorithm 1 alone), its rounds over lists, drawing as :func:`bernoulli_fraction`."""
+    result = [True] * len(numerators)
+    alive = [i for i, x in enumerate(numerators) if x > 0]
+    k = 1
+    while alive:
+        success = _fraction_by_lists(generator, [numerators[i] for i in alive], denominator * k)
+        running = []
+        for i, ok in zip(alive, success):
+            if ok:
+                running.append(i)
+            elif k % 2 == 0:  # stopped at an even K: the draw is 0
+                result[i] = False
+        alive = running
+        k += 1
+    return result
+
+
+def _fraction_by_lists(generator: np.random.Generator, numerators: list[int], denominator: int) -> list[bool]:
+    """:func:`bernoulli_fraction` over a list (numerators below 2**62), drawing as it does: one
+    uniform{0..denominator-1} each below 2**62, else 62-bit digits, a further one on a tie."""
+    if denominator < _INT64_SAFE:
+        return [w < x for w, x in zip(uniform_list(generator, denominator, len(numerators)), numerators)]
+    result = [x >= denominator for x in numerators]
+    remainders = list(numerators)
+    pending = [i for i, certain in enumerate(result) if not certain]
+    while pending:
+        uniform = uniform_list(generator, _CHUNK, len(pending))
+        tied = []
+        for i, w in zip(pending, uniform):
+            scaled = remainders[i] * _CHUNK
+            digit = scaled // denominator
+            if w < digit:
+                result[i] = True
+            elif w == digit:
+                remainders[i] = scaled - digit * denominator
+                tied.append(i)
+        pending = tied
+    return result
 
 
 def discrete_gaussian(generator: np.random.Generator, sigma2: Fraction, size: int) -> np.ndarray:

@@ -7,6 +7,7 @@ reporting it reveals nothing about the data.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -31,7 +32,17 @@ class DiscreteLaplaceNoise:
     @classmethod
     def for_privacy(cls, epsilon: float, sensitivity: int) -> DiscreteLaplaceNoise:
         """The noise for ε-DP at integer sensitivity Δ: s/t is ε/Δ rounded *down* to an exact
-        rational, so the realised ε (:meth:`epsilon_at`) never exceeds the requested one."""
+        rational, so the realised ε (:meth:`epsilon_at`) never exceeds the requested one.
+
+        A function of (ε, Δ) alone, public parameters: the last :data:`NOISES_KEPT` are kept for
+        plain numbers (by value and type, so 1 and 1.0 and True are apart)."""
+        if cls is DiscreteLaplaceNoise and type(epsilon) in (int, float) and type(sensitivity) in (int, float):
+            return _laplace_for_privacy(epsilon, sensitivity)
+        return cls._for_privacy(epsilon, sensitivity)
+
+    @classmethod
+    def _for_privacy(cls, epsilon: float, sensitivity: int) -> DiscreteLaplaceNoise:
+        """:meth:`for_privacy` without the cache."""
         epsilon = calibration.check_epsilon(epsilon)
         if int(sensitivity) != sensitivity or sensitivity < 1:
             raise ParameterError(f"integer noise needs an integer sensitivity ≥ 1, got {sensitivity}")
@@ -123,3 +134,9 @@ class DiscreteGaussianNoise:
 
 
 IntegerNoise = DiscreteLaplaceNoise | DiscreteGaussianNoise
+NOISES_KEPT = 256
+
+
+@functools.lru_cache(maxsize=NOISES_KEPT, typed=True)
+def _laplace_for_privacy(epsilon: float, sensitivity: int) -> DiscreteLaplaceNoise:
+    return DiscreteLaplaceNoise._for_privacy(epsilon, sensitivity)

@@ -167,7 +167,8 @@ def _plan(dataset: Dataset, request: QueryRequest) -> QueryPlan:
     max_rows_per_person, partition = request.max_rows_per_person, request.partition
     parsed = parse(query) if isinstance(query, str) else query
     check_columns(parsed, dataset.schema.names)
-    condition = compile_filter(parsed.where, dict(dataset.frame.schema))
+    dtypes = dataset.frame.schema  # read once: each read builds a new Schema
+    condition = compile_filter(parsed.where, dtypes)
     epsilon = calibration.check_epsilon(request.epsilon)
     delta = calibration.check_delta(delta)
     neighbours = check_neighbours(request.neighbours)
@@ -213,7 +214,7 @@ def _plan(dataset: Dataset, request: QueryRequest) -> QueryPlan:
                 "with bounds from public knowledge, never from the data"
             )
         check_bounds(*parsed.bounds, what=f"{kind}({parsed.column})")
-        dtype = dataset.frame.schema[parsed.column or ""]
+        dtype = dtypes[parsed.column or ""]
         if not dtype.is_numeric():
             raise SchemaError(f"{kind}({parsed.column}) needs a numeric column; '{parsed.column}' holds {dtype}")
 
@@ -233,8 +234,8 @@ def _plan(dataset: Dataset, request: QueryRequest) -> QueryPlan:
     if kind == "histogram":
         for dimension in parsed.dimensions:
             if dimension.bins is not None:
-                cell_key(dataset, dimension)  # checks bins against the column type
-        domains = tuple(histogram_domain(dataset, d, domain) for d in parsed.dimensions)
+                cell_key(dataset, dimension, dtypes[dimension.column])  # checks bins against the column type
+        domains = tuple(histogram_domain(dataset, d, domain, dtype=dtypes[d.column]) for d in parsed.dimensions)
         if all(values is not None for values, _ in domains):
             size = math.prod([len(values or ()) for values, _ in domains])
             if size > MAX_CELLS:  # public: the domains are
@@ -249,7 +250,7 @@ def _plan(dataset: Dataset, request: QueryRequest) -> QueryPlan:
                 )
             if delta <= 0:
                 private = next(d.column for d, (values, _) in zip(parsed.dimensions, domains) if values is None)
-                example = (f"bins ({private}[0..100 by 10])" if dataset.frame.schema[private].is_numeric()
+                example = (f"bins ({private}[0..100 by 10])" if dtypes[private].is_numeric()
                            else f"its values ({private} in ('a', 'b'))")
                 raise ParameterError(
                     f"the values of '{private}' are not public, so the set of cells would leak which values "

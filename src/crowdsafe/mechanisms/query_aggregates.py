@@ -147,7 +147,8 @@ def _quantile(rows: pl.LazyFrame, plan: QueryPlan, dataset: Dataset) -> ExactAgg
 
 
 def histogram_domain(
-    dataset: Dataset, dimension: Dimension, domain: Mapping[str, Sequence[Any]] | None = None
+    dataset: Dataset, dimension: Dimension, domain: Mapping[str, Sequence[Any]] | None = None, *,
+    dtype: pl.DataType | None = None,
 ) -> tuple[list[Any] | None, str]:
     """The public values of one histogram column, and where they come from.
 
@@ -155,6 +156,7 @@ def histogram_domain(
     declared order of an ordinal attribute; the categories of an Enum column; the leaves of a
     bundled dataset's hierarchy (written from the dataset's documentation, not from its rows).
     None when there is no public domain: the values present in the data are themselves private.
+    ``dtype``: the column's type, read from the frame when not given.
     """
     column = dimension.column
     if dimension.bins is not None:
@@ -166,7 +168,7 @@ def histogram_domain(
     attribute = dataset.schema[column]
     if attribute.order is not None:
         return [str(v) for v in attribute.order], "declared order in the schema"
-    dtype = dataset.frame.schema[column]
+    dtype = dtype if dtype is not None else dataset.frame.schema[column]
     if isinstance(dtype, pl.Enum):
         return dtype.categories.to_list(), "categories of the Enum column"
     hierarchy = dataset.hierarchies.get(column)
@@ -218,21 +220,78 @@ def histogram_exact(counts: pl.DataFrame, plan: QueryPlan) -> ExactAggregate:
     domains = plan.domains
     notes = [f"cells of '{d.column}': {source}" for d, (_, source) in zip(dims, domains)]
     if plan.public_domain:
-        grid: pl.DataFrame | None = None
+        schema = counts.schema  # read once: each read builds a new Schema
+        parts = []
         for name, (values, _) in zip(names, domains):
-            dtype = counts.schema[name]
-            series = pl.Series(name, values, dtype=dtype if values else None, strict=False)
-            part = series.unique(maintain_order=True).to_frame()
-            grid = part if grid is None else grid.join(part, how="cross")
-        assert grid is not None
-        table = grid.join(counts, on=names, how="left", nulls_equal=True, maintain_order="left").with_columns(
-            pl.col("count").fill_null(0).cast(pl.Int64)
-        )
+            series = pl.Series(name, values, dtype=schema[name] if values else None, strict=False)
+            parts.append(series if series.n_unique() == len(series) else series.unique(maintain_order=True))
+        table = public_table(counts, names, parts)
         outside = int(counts.get_column("count").sum()) - int(table.get_column("count").sum())
         return ExactAggregate("histogram", {"table": table, "names": names, "public": True},
                               diagnostics={"rows_outside_the_domain": outside}, notes=notes)
     table = counts.with_columns(pl.col("count").cast(pl.Int64))
     return ExactAggregate("histogram", {"table": table, "names": names, "public": False}, notes=notes)
+
+
+PYTHON_GRID = 4096  # public histograms of at most this many cells (and counts): grid and join in Python
+_PYTHON_KEYS = (pl.String, pl.Boolean, pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32,
+                pl.UInt64)  # key types whose Python equality is Polars' join equality (not floats)
+
+
+def public_table(counts: pl.DataFrame, names: list[str], parts: list[pl.Series]) -> pl.DataFrame:
+    """Every cell of the grid of ``parts`` (each dimension's distinct public values, the first
+    varying slowest) with its count from ``counts`` (0 for a cell not there; Int64), as the left
+    join of the grid with the counts on ``names`` (missing values equal).
+
+    Fast path :func:`_public_table_by_python` for grids and counts of at most
+    :data:`PYTHON_GRID` cells, keys of a type in :data:`_PYTHON_KEYS` equal to the counts' (where
+    Python's equality is the join's), counts holding ``names`` and ``count`` only, one row per
+    cell; else its reference twin :func:`_public_table_by_polars`, one Polars query."""
+    if (math.prod(len(p) for p in parts) <= PYTHON_GRID and counts.height <= PYTHON_GRID
+            and counts.columns == [*names, "count"]
+            and all(p.dtype == counts.schema[n] and p.dtype in _PYTHON_KEYS for p, n in zip(parts, names))):
+        table = _public_table_by_python(counts, names, parts)
+        if table is not None:
+            return table
+    return _public_table_by_polars(counts, names, parts)
+
+
+def _public_table_by_polars(counts: pl.DataFrame, names: list[str], parts: list[pl.Series]) -> pl.DataFrame:
+    """:func:`public_table` as one Polars query: cross joins in order, then a left join."""
+    grid = parts[0].to_frame().lazy()
+    for part in parts[1:]:
+        grid = grid.join(part.to_frame().lazy(), how="cross", maintain_order="left_right")
+    return grid.join(counts.lazy(), on=names, how="left", nulls_equal=True, maintain_order="left").with_columns(
+        pl.col("count").fill_null(0).cast(pl.Int64)
+    ).collect()
+
+
+def _public_table_by_python(counts: pl.DataFrame, names: list[str], parts: list[pl.Series]) -> pl.DataFrame | None:
+    """:func:`public_table` over Python lists and dictionaries (no Polars query); None when a
+    cell appears twice in ``counts`` (the join would repeat its grid row)."""
+    values = [p.to_list() for p in parts]
+    sizes = [len(v) for v in values]
+    total = math.prod(sizes)
+    cell = [0] * counts.height  # each counted cell's row in the grid, -1 outside it
+    stride = total
+    for j, name in enumerate(names):
+        stride //= max(sizes[j], 1)
+        index = {v: i for i, v in enumerate(values[j])}
+        for r, v in enumerate(counts.get_column(name).to_list()):
+            i = index.get(v, -1)
+            cell[r] = -1 if i < 0 or cell[r] < 0 else cell[r] + i * stride
+    found = [(c, n) for c, n in zip(cell, counts.get_column("count").to_list()) if c >= 0]
+    if len({c for c, _ in found}) < len(found):
+        return None
+    count = np.zeros(total, dtype=np.int64)
+    for c, n in found:
+        count[c] = n or 0
+    columns, outer, stride = [], 1, total
+    for part, listed, size in zip(parts, values, sizes):
+        stride //= max(size, 1)
+        columns.append(pl.Series(part.name, [v for v in listed for _ in range(stride)] * outer, dtype=part.dtype))
+        outer *= size
+    return pl.DataFrame([*columns, pl.Series("count", count)])
 
 
 _EXACT = {"count": _count, "sum": _sum, "mean": _sum, "histogram": _histogram, "quantile": _quantile}

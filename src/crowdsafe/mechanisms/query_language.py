@@ -25,9 +25,11 @@ schema and turns the filter into a Polars expression.
 from __future__ import annotations
 
 import difflib
+import functools
 import math
 import operator
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -359,9 +361,21 @@ class _Parser:
 
 
 def parse(text: str) -> Query:
-    """Parse a query string (see the module docstring for the language)."""
+    """Parse a query string (see the module docstring for the language).
+
+    The parsed query depends on the text alone and is immutable, so the last
+    :data:`PARSED_QUERIES` parsed texts are kept (the text is the query, public; nothing about
+    the data); a text that does not parse raises each time."""
     if not isinstance(text, str) or not text.strip():
         raise QuerySyntaxError("the query is empty; try e.g. \"count where age >= 30\"")
+    return _parse(text)
+
+
+PARSED_QUERIES = 256
+
+
+@functools.lru_cache(maxsize=PARSED_QUERIES)
+def _parse(text: str) -> Query:
     query = _Parser(text).query()
     columns: list[str] = []
     if query.column:
@@ -443,20 +457,39 @@ _COMPARE = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operat
             ">=": operator.ge}
 
 
-def compile_filter(node: Filter | None, dtypes: dict[str, pl.DataType]) -> pl.Expr:
+def compile_filter(node: Filter | None, dtypes: Mapping[str, pl.DataType]) -> pl.Expr:
     """The filter as a Polars boolean expression (True for every row when there is no filter).
 
     Comparisons with a missing value yield null, which a filter drops: as in SQL, a row whose
     value is missing matches neither ``x = v`` nor ``not x = v``.
+
+    The expression depends on the filter and the types of the columns it reads alone (public:
+    the query and the schema), and Polars expressions are immutable, so the last
+    :data:`PARSED_QUERIES` are kept; a filter that does not compile raises each time.
     """
     if node is None:
         return pl.lit(True)
+    return _compiled(repr(node), tuple((c, dtypes[c]) for c in dict.fromkeys(filter_columns(node))), node)
+
+
+@functools.lru_cache(maxsize=PARSED_QUERIES)
+def _compiled(key: str, dtypes: tuple[tuple[str, pl.DataType], ...], node: Filter) -> pl.Expr:
+    """:func:`_compile` of ``node``, kept by its ``key`` (its repr: filters that compare equal may
+    differ in a literal's type, 30 and 30.0, which the expression keeps) and the read columns'
+    types."""
+    return _compile(node, dict(dtypes))
+
+
+def _compile(node: Filter | None, dtypes: Mapping[str, pl.DataType]) -> pl.Expr:
+    """:func:`compile_filter` without the cache."""
+    if node is None:
+        return pl.lit(True)
     if isinstance(node, And):
-        return pl.all_horizontal([compile_filter(o, dtypes) for o in node.operands])
+        return pl.all_horizontal([_compile(o, dtypes) for o in node.operands])
     if isinstance(node, Or):
-        return pl.any_horizontal([compile_filter(o, dtypes) for o in node.operands])
+        return pl.any_horizontal([_compile(o, dtypes) for o in node.operands])
     if isinstance(node, Not):
-        return ~compile_filter(node.operand, dtypes)
+        return ~_compile(node.operand, dtypes)
     dtype = dtypes[node.column]
     if isinstance(node, IsNull):
         is_null: pl.Expr = pl.col(node.column).is_null()

@@ -132,7 +132,9 @@ def _noisy_histogram(exact: ExactAggregate, plan: QueryPlan, randomness: Randomn
     if exact.values["public"]:
         noisy = _integer_noise(counts, plan, plan.epsilon, plan.delta, int(sensitivity.l1), randomness,
                                one_coordinate=sensitivity.one_coordinate, l2=sensitivity.l2)
-        released = table.with_columns(pl.Series("count", np.asarray(noisy.value, dtype=np.int64)))
+        released = table.clone()  # (a new frame sharing the columns: the table itself is left as it is)
+        released.replace_column(table.get_column_index("count"),
+                                pl.Series("count", np.asarray(noisy.value, dtype=np.int64)))
         notes.append(f"{released.height:,} cells, every cell of the public domain, one ε for the table "
                      "(parallel composition over cells)")
     else:
@@ -144,7 +146,8 @@ def _noisy_histogram(exact: ExactAggregate, plan: QueryPlan, randomness: Randomn
             f"no public domain: only cells whose noisy count reaches {threshold} are released (stability-based "
             f"histogram, Korolova et al. 2009; Bun, Nissim & Stemmer 2016), which needs δ ≥ {needed:.3g}"
         )
-    renamed = released.rename({n: n.removeprefix(cell_column("")) for n in names})
+    renamed = released.clone()  # renamed in place, without a Polars query
+    renamed.columns = [n.removeprefix(cell_column("")) if n in names else n for n in released.columns]
     return QueryAnswer(
         query=plan.query.describe(), kind="histogram", value=renamed, epsilon=plan.epsilon, delta=plan.delta,
         mechanism=noisy.mechanism, noise_scale=noisy.noise_scale, error_interval=noisy.error_interval,
