@@ -20,8 +20,8 @@ of the process and its threads) over the runs, steadier than the wall clock on a
 
 ``heavy_on_help`` lists the heavy modules ``crowdsafe --help`` imported (``-X importtime``):
 empty when the command line starts lazily. ``pydantic_on_publish``: whether ``crowdsafe publish
-adult --plan-only`` imported Pydantic (Typer's option coercion; ``crowdsafe.cli.coercion`` avoids
-it). ``matplotlib_lean_process_seconds``: ``matplotlib_process_seconds`` with the import the
+adult --plan-only`` imported Pydantic (Typer's option coercion).
+``matplotlib_lean_process_seconds``: ``matplotlib_process_seconds`` with the import the
 command line makes (``crowdsafe.report.matplotlib_import``, its ``set()`` help text left out).
 
 With ``--baseline PATH`` a second source tree (e.g. main's ``src``) is timed in turn with the

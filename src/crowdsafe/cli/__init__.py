@@ -16,7 +16,6 @@ import sys
 import typer
 
 from crowdsafe import __version__
-from crowdsafe.cli.coercion import install as install_plain_coercion
 from crowdsafe.cli.flags import cli_message
 from crowdsafe.errors import CrowdsafeError
 
@@ -36,8 +35,6 @@ _COMMAND_MODULES = [
     "crowdsafe.cli.schema",
     "crowdsafe.cli.report",
 ]
-
-install_plain_coercion()  # plain option values without a Pydantic adapter each (crowdsafe.cli.coercion)
 
 app = typer.Typer(
     name="crowdsafe",
