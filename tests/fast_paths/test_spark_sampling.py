@@ -90,23 +90,3 @@ def test_other_types_take_the_twin():
     dictionary = pl.DataFrame({"value": [0.5, 1.5], "code": [0, 1]})
     assert not sampling.packs_on_jvm(["double"], [dictionary])
     assert sampling.packs_on_jvm(["bigint"], [dictionary.with_columns(pl.col("value").cast(pl.Int64))])
-
-
-@pytest.mark.parametrize("fast", [False, True])
-def test_batch_size_changes_nothing(case, fast, monkeypatch):
-    """The job's Arrow batch size (``ARROW_BATCH_ROWS``) is blocking only: batches of 7 rows,
-    Spark's default of 10,000 and one batch per partition draw the same sample and count it the
-    same, on either twin; the session's own setting is put back after the job."""
-    data, dictionaries, _ = case
-    monkeypatch.setattr(sampling, "JVM_DICTIONARY_LIMIT", 4096 if fast else 1)
-    spark = data.sparkSession
-    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "5000")
-    results = []
-    for rows in (7, 10_000, 1 << 17):
-        monkeypatch.setattr(sampling, "ARROW_BATCH_ROWS", rows)
-        results.append(_run(case, (None, None, None), seed=4))
-        assert spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch") == "5000"
-    spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
-    _same(results[0], results[1])
-    _same(results[0], results[2])
-    assert results[0][1].sum() > 0

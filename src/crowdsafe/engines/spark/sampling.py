@@ -15,11 +15,7 @@ published column is text, integral or boolean, each dictionary has at most
 ``JVM_DICTIONARY_LIMIT`` values and the code grid stays below ``PACK_LIMIT``;
 :class:`SampleCounter` gets the raw values and encodes them in Python. Both draw each batch's
 mask with the same call on the same batch (the partition's rows in the same order, cut into
-the same Arrow batches), so the sample is the same row set. The mask does not depend on where the
-batches are cut (``Generator.random`` draws one 64-bit word per row, in row order, whatever the
-batch sizes): the job sends batches of ``ARROW_BATCH_ROWS`` rows (:func:`arrow_batches`), fewer
-calls into Python than Spark's default, and the sample of a seeded run is the one the default
-batches would draw.
+the same Arrow batches of ``maxRecordsPerBatch`` rows), so the sample is the same row set.
 
 The sample exists only inside this one Spark job and is never re-drawn: everything after it
 (choice, suppression, the written rows) is computed from the counts. A retried task draws a
@@ -30,7 +26,6 @@ independently with probability β.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -50,8 +45,6 @@ _MERGE_EVERY = 32  # batches counted before their tables are merged
 PACK_LIMIT = 2.0**62  # the packed fast path: code grid (Π radices) below this
 JVM_DICTIONARY_LIMIT = 4096  # the packed fast path: values per dictionary looked up on the JVM
 _JVM_TYPES = ("string", "tinyint", "smallint", "int", "bigint", "boolean")
-ARROW_BATCH_ROWS = 1 << 17  # rows per Arrow batch the sampling job sends to Python (Spark's default: 10,000)
-_BATCH_CONF = "spark.sql.execution.arrow.maxRecordsPerBatch"
 
 
 @dataclass(frozen=True)
@@ -217,21 +210,6 @@ def packed_codes(rows: Any, columns: Sequence[str], dictionaries: Sequence[pl.Da
     return rows.select(key, *[F.col(h) for h in HASH_COLUMNS])
 
 
-@contextmanager
-def arrow_batches(spark: Any, rows: int) -> Iterator[None]:
-    """Within the block, Spark's Arrow batches to Python hold ``rows`` rows (the session's setting
-    is put back after). Blocking only: the sample and its counts do not depend on it."""
-    before = spark.conf.get(_BATCH_CONF, None)
-    spark.conf.set(_BATCH_CONF, str(int(rows)))
-    try:
-        yield
-    finally:
-        if before is None:
-            spark.conf.unset(_BATCH_CONF)
-        else:
-            spark.conf.set(_BATCH_CONF, before)
-
-
 def count_sample(rows: Any, streams: PartitionStreams, beta: float, dictionaries: Sequence[pl.DataFrame],
                  maps: Sequence[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray, list[int]]:
     """Sample ``rows`` (published columns + hash columns) and count: (codes (m, d), counts (m,),
@@ -247,8 +225,7 @@ def count_sample(rows: Any, streams: PartitionStreams, beta: float, dictionaries
     else:
         counter = SampleCounter(streams, float(beta), tuple(dictionaries), tuple(maps))
         mapped = rows.mapInArrow(counter, counter.output_schema())
-    with arrow_batches(rows.sparkSession, ARROW_BATCH_ROWS):
-        table = mapped.groupBy(KIND, *names).agg(F.sum(COUNT).alias(COUNT)).toArrow()
+    table = mapped.groupBy(KIND, *names).agg(F.sum(COUNT).alias(COUNT)).toArrow()
     kind = table.column(KIND).to_numpy()
     codes = np.column_stack([table.column(n).to_numpy() for n in names]).astype(np.int64)
     counts = table.column(COUNT).to_numpy().astype(np.int64)
