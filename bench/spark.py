@@ -20,7 +20,9 @@ engines with their floors), reported under ``dp_histogram`` unless ``--no-histog
 
 Each Spark child also reports its memory: the Python driver's peak RSS (``driver_peak_rss_mb``,
 VmHWM), the JVM's peak RSS (``jvm_peak_rss_mb``, VmHWM of the gateway process) and the heap it
-was given (``driver_memory``); ``session_start_seconds`` is the JVM start, a fixed cost.
+was given (``driver_memory``); Spark's Python workers (the processes below the JVM, sampled every
+0.5 s): ``python_workers_peak_rss_sum_mb``, ``python_worker_peak_rss_mb``,
+``python_workers_max_processes``; ``session_start_seconds`` is the JVM start, a fixed cost.
 
 Sizes of 100M rows or more need ``--allow-100m`` (a long run); their table is written as Parquet
 parts (``crowdsafe.datasets.synthetic.write_synthetic_parts``, never whole in memory), as every
