@@ -20,7 +20,9 @@ engines with their floors), reported under ``dp_histogram`` unless ``--no-histog
 
 Each Spark child also reports its memory: the Python driver's peak RSS (``driver_peak_rss_mb``,
 VmHWM), the JVM's peak RSS (``jvm_peak_rss_mb``, VmHWM of the gateway process) and the heap it
-was given (``driver_memory``); ``session_start_seconds`` is the JVM start, a fixed cost.
+was given (``driver_memory``); Spark's Python workers (the processes below the JVM, sampled every
+0.5 s): ``python_workers_peak_rss_sum_mb``, ``python_worker_peak_rss_mb``,
+``python_workers_max_processes``; ``session_start_seconds`` is the JVM start, a fixed cost.
 
 Sizes of 100M rows or more need ``--allow-100m`` (a long run); their table is written as Parquet
 parts (``crowdsafe.datasets.synthetic.write_synthetic_parts``, never whole in memory), as every
@@ -88,6 +90,64 @@ def peak_rss_mb(pid: int | None = None) -> float | None:
     return None
 
 
+def rss_mb(pid: int) -> float:
+    """Resident memory (MB, VmRSS) of process ``pid`` now; 0 if it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return 0.0
+    return 0.0
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes below ``pid`` (children, their children, ...), read from /proc."""
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            parents.setdefault(parent, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        children = parents.get(todo.pop(), [])
+        found.extend(children)
+        todo.extend(children)
+    return found
+
+
+class WorkerMemory:
+    """Samples, every ``interval`` seconds on a thread, the resident memory of the processes below
+    the JVM (Spark's Python workers and their daemon): the peak of their sum and of any one."""
+
+    def __init__(self, jvm_pid: int, interval: float = 0.5) -> None:
+        import threading
+
+        self.jvm_pid, self.interval = jvm_pid, interval
+        self.peak_sum_mb = self.peak_one_mb = 0.0
+        self.peak_processes = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            sizes = [rss_mb(pid) for pid in descendants(self.jvm_pid)]
+            self.peak_sum_mb = max(self.peak_sum_mb, sum(sizes))
+            self.peak_one_mb = max([self.peak_one_mb, *sizes])
+            self.peak_processes = max(self.peak_processes, len(sizes))
+
+    def stop(self) -> dict[str, float]:
+        self._stop.set()
+        self._thread.join()
+        return {"python_workers_peak_rss_sum_mb": self.peak_sum_mb,
+                "python_worker_peak_rss_mb": self.peak_one_mb,
+                "python_workers_max_processes": self.peak_processes}
+
+
 def adult_hierarchies() -> dict:
     """Adult's default hierarchies as the synthetic generator attaches them (a missing-value leaf
     where the data has missing values)."""
@@ -147,6 +207,8 @@ def spark_child(path: str, folder: str, threads: int, driver_memory: str, stages
     start_time, spark = timed(lambda: spark_session(f"local[{threads}]", config={
         "spark.driver.memory": driver_memory, "spark.ui.enabled": "false",
         "spark.sql.shuffle.partitions": str(2 * threads)}))
+    gateway = getattr(spark.sparkContext._gateway, "proc", None)
+    workers = WorkerMemory(gateway.pid) if gateway is not None else None
     before = load_average()
     roles = schema()
     columns = [c for c in roles.names if c in {*roles.quasi_identifiers, *roles.sensitive}]  # the published ones
@@ -175,7 +237,7 @@ def spark_child(path: str, folder: str, threads: int, driver_memory: str, stages
     total, publication = timed(lambda: publish_table(spark_table(spark, path, schema=schema(),
                                                                  hierarchies=adult_hierarchies()),
                                                      plan, run, randomness=Randomness()))
-    gateway = getattr(spark.sparkContext._gateway, "proc", None)
+    worker_memory = workers.stop() if workers is not None else {}
     return {
         "master": f"local[{threads}]",
         "driver_memory": driver_memory,
@@ -186,6 +248,7 @@ def spark_child(path: str, folder: str, threads: int, driver_memory: str, stages
         "rows_published": publication.release.rows_published,
         "driver_peak_rss_mb": peak_rss_mb(),
         "jvm_peak_rss_mb": peak_rss_mb(gateway.pid) if gateway is not None else None,
+        **worker_memory,
         "load_average_before_after": [before, load_average()],
     }
 
