@@ -1,9 +1,11 @@
 """The Polars engine's tables for the intersection attack (:func:`crowdsafe.attacks.intersection.run_intersection`).
 
 Everything runs in this process on distinct target tuples: one parallel collection reads every
-release's classes and the targets' codes (:mod:`crowdsafe.attacks.locate`); the location, the
-candidate sets and their intersection are sorted NumPy keys ``tuple * n_values + value``; the
-metrics are NumPy columns of one frame. No loop over targets.
+release's classes and the targets' codes (:mod:`crowdsafe.attacks.locate`); the location is a
+trie walk (:mod:`crowdsafe.attacks.exact_location`); the candidate sets and their intersection
+are one 64-bit mask per tuple while the sensitive domain has at most 64 values (fast path,
+:mod:`crowdsafe.attacks.value_masks`), else sorted NumPy keys ``tuple * n_values + value`` (its
+reference twin); the metrics are NumPy columns of one frame. No loop over targets.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from crowdsafe.attacks.intersection import (
     as_text,
     check_locations,
 )
+from crowdsafe.attacks import value_masks
 from crowdsafe.attacks.locate import (
     ClassTable,
     class_tables_and_codes,
@@ -119,7 +122,16 @@ class PolarsAttackTables:
         ]
         # step 2: intersect the candidate sets across releases
         n_values = len(dictionary)
-        candidate = _intersect([r.candidates for r in readings], n_tuples * n_values)
+        masked = value_masks.fits_masks(n_values)  # (each reading chose the same way)
+        if masked:
+            common = value_masks.intersect_masks([r.candidates for r in readings])
+            posterior, only = value_masks.sizes_and_only(common)
+        else:
+            candidate = _intersect([r.candidates for r in readings], n_tuples * n_values)
+            candidate_tuple, candidate_value = np.divmod(candidate, n_values)
+            posterior = np.bincount(candidate_tuple, minlength=n_tuples).astype(np.int64)
+            only = np.full(n_tuples, -1, dtype=np.int64)
+            only[candidate_tuple] = candidate_value  # read only where the candidate set has one value
         # per release, each target's prior anonymity and located partition size
         prior_of = [r.prior[tuple_of_target] for r in readings]
         partition_of = [r.partition[tuple_of_target] for r in readings]
@@ -141,10 +153,6 @@ class PolarsAttackTables:
                                                             reading.classes)
             release_stats.append(row)
 
-        candidate_tuple, candidate_value = np.divmod(candidate, n_values)
-        posterior = np.bincount(candidate_tuple, minlength=n_tuples).astype(np.int64)
-        only = np.full(n_tuples, -1, dtype=np.int64)
-        only[candidate_tuple] = candidate_value  # read only where the candidate set has one value
         best_prior = np.minimum.reduce([r.prior for r in readings])
         contradiction = posterior == 0
         posterior = np.where(contradiction, best_prior, posterior)
@@ -176,8 +184,12 @@ class PolarsAttackTables:
             # a leaf code is the value's index in the dictionary: the hierarchy's leaves
             truth = (self.leaf_codes[sensitive] if sensitive in self.leaf_codes
                      else _value_codes(*self.distinct[sensitive], dictionary))
-            per_target["true_value_in_candidates"] = (truth >= 0) & _in_sorted(
-                tuple_of_target * np.int64(n_values) + np.maximum(truth, 0), candidate, n_tuples * n_values)
+            if masked:
+                held = value_masks.holds(common[tuple_of_target], np.maximum(truth, 0))
+            else:
+                held = _in_sorted(tuple_of_target * np.int64(n_values) + np.maximum(truth, 0), candidate,
+                                  n_tuples * n_values)
+            per_target["true_value_in_candidates"] = (truth >= 0) & held
             per_target["perfect_breach_true"] = np.where(on_target, only[tuple_of_target], -2) == truth
         frame = pl.DataFrame(per_target)
 
@@ -246,8 +258,9 @@ def _in_sorted_by_search(keys: np.ndarray, sorted_keys: np.ndarray) -> np.ndarra
 class _Reading:
     """What one release tells the attacker about every target tuple.
 
-    ``candidates``: the sorted, distinct pairs ``tuple * n_values + value`` of the candidate
-    sets S_ij; ``prior``: |S_ij| per tuple; ``partition``: the summed size of the located
+    ``candidates``: the candidate sets S_ij, one mask per tuple
+    (:mod:`~crowdsafe.attacks.value_masks`, while :func:`~crowdsafe.attacks.value_masks.fits_masks`)
+    or else the sorted, distinct pairs ``tuple * n_values + value``; ``prior``: |S_ij| per tuple; ``partition``: the summed size of the located
     classes (NaN when none); ``matches``: how many classes were located; ``tuples``/``classes``:
     the located (tuple, class) pairs.
     """
@@ -282,14 +295,19 @@ def _read_release(table: ClassTable, read: tuple[dict[str, CellCovers], CellCove
     else:
         classes = locate_nearest(table, qi, domains, covers, tuple_codes, target_codes_)
         tuples = np.arange(n_tuples, dtype=np.int64)
-    indptr, class_values = _class_values(table, sensitive_cover)
     n_values = sensitive_cover.domain_size
-    published = sorted_unique(class_values, n_values)
     sizes = table.sizes
     matches = np.bincount(tuples, minlength=n_tuples)
     located = matches > 0
     partition = np.full(n_tuples, np.nan)
     partition[located] = np.bincount(tuples, weights=sizes[classes], minlength=n_tuples)[located]
+    if value_masks.fits_masks(n_values):
+        assert table.sensitive_held is not None  # (read with the sensitive column)
+        masks = value_masks.class_masks(table.n_classes, table.sensitive_held, sensitive_cover)
+        candidates, prior = value_masks.tuple_masks(n_tuples, tuples, classes, masks)
+        return _Reading(table, method, candidates, prior, partition, matches, tuples, classes)
+    indptr, class_values = _class_values(table, sensitive_cover)
+    published = sorted_unique(class_values, n_values)
     fan = np.diff(indptr)[classes]
     found = np.repeat(tuples, fan) * n_values + class_values[segments(indptr[classes], fan)]
     nowhere = np.flatnonzero(~located)  # the release tells nothing: every published value stays
