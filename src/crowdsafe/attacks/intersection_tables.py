@@ -193,16 +193,16 @@ class PolarsAttackTables:
             per_target["perfect_breach_true"] = np.where(on_target, only[tuple_of_target], -2) == truth
         frame = pl.DataFrame(per_target)
 
+        # means of integer columns: an exact integer sum over the count, what Polars' mean gave
         aggregates: dict[str, Any] = {
             "targets": targets.height,
-            "average_prior_anonymity": _mean(frame.get_column("prior_anonymity")),
-            "average_posterior_anonymity": _mean(frame.get_column("posterior_anonymity")),
-            "average_drop": _mean(frame.get_column("drop")),
-            "vulnerable": _mean(frame.get_column("vulnerable")),
-            "perfect_breach": _mean(frame.get_column("perfect_breach")),
-            # (compared in NumPy, averaged by Polars as before: no Polars query per level)
-            "partial_breach": [_mean(pl.Series(per_target["confidence"] >= c - 1e-12)) for c in levels],
-            "contradictions": int(frame.get_column("contradiction").sum()),
+            "average_prior_anonymity": _integer_mean(per_target["prior_anonymity"]),
+            "average_posterior_anonymity": _integer_mean(per_target["posterior_anonymity"]),
+            "average_drop": _integer_mean(per_target["drop"]),
+            "vulnerable": _integer_mean(per_target["vulnerable"]),
+            "perfect_breach": _integer_mean(on_target),
+            "partial_breach": [_integer_mean(per_target["confidence"] >= c - 1e-12) for c in levels],
+            "contradictions": int(per_target["contradiction"].sum()),
         }
         if self.with_truth:
             aggregates["perfect_breach_true"] = float(per_target["perfect_breach_true"].mean())
@@ -216,6 +216,12 @@ class PolarsAttackTables:
 def _mean(series: pl.Series) -> float:
     """The series' mean as a float (Polars types a mean as any Python value)."""
     return float(cast(float, series.mean()))
+
+
+def _integer_mean(values: np.ndarray) -> float:
+    """The mean of integer (or boolean) ``values`` as the exact sum over the count: the value a
+    float mean gives while the sum stays below 2**53, whatever its order of summation."""
+    return int(values.sum(dtype=np.int64)) / len(values)
 
 
 def _value_codes(codes: np.ndarray, distinct: pl.Series, dictionary: pl.Series) -> np.ndarray:
