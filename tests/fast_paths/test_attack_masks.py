@@ -1,0 +1,112 @@
+"""The intersection attack's candidate sets as 64-bit masks against their reference twin, sorted
+keys ``tuple * n_values + value`` (attacks/value_masks.py, rule ``fits_masks``: at most
+``MASK_VALUES`` = 64 sensitive values). The whole public attack is run with the rule as it is
+and with the twin forced, on both sides of the switch, and must give the same result."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from crowdsafe.attacks import intersection_attack, value_masks
+from crowdsafe.data import Hierarchy
+
+
+def run(releases, targets, qi, sensitive, **options):
+    result = intersection_attack(releases, targets, qi, sensitive, **options)
+    return result.targets, result.releases, result.summary
+
+
+def assert_same(one, other):
+    targets, releases, summary = one
+    other_targets, other_releases, other_summary = other
+    assert targets.equals(other_targets)
+    assert releases.equals(other_releases)
+    assert summary == other_summary
+
+
+def ring(n_values: int):
+    """Targets 0..n-1, each in a class of its own in two releases whose two values overlap in
+    the target's own value only: every target is breached, the last one on value n - 1."""
+    values = [f"v{i:03d}" for i in range(n_values)]
+    ages = [str(i) for i in range(n_values)]
+    first = pl.DataFrame({"age": ages * 2, "s": values + values[1:] + values[:1]})
+    second = pl.DataFrame({"age": ages * 2, "s": values + values[-1:] + values[:-1]})
+    targets = pl.DataFrame({"age": list(range(n_values)), "s": values})
+    return [first, second], targets
+
+
+@pytest.mark.parametrize("n_values", [value_masks.MASK_VALUES - 1, value_masks.MASK_VALUES,
+                                      value_masks.MASK_VALUES + 1])
+def test_masks_and_keys_agree_at_the_switch(monkeypatch, n_values):
+    releases, targets = ring(n_values)
+    as_is = run(releases, targets, ["age"], "s")
+    assert as_is[2]["perfect_breach"] == 1.0 and as_is[2]["perfect_breach_true"] == 1.0
+    assert as_is[0].get_column("inferred_value").to_list() == targets.get_column("s").to_list()
+    monkeypatch.setattr(value_masks, "MASK_VALUES", 0)  # the reference twin
+    assert_same(as_is, run(releases, targets, ["age"], "s"))
+
+
+@pytest.mark.parametrize("shift", [-1, 0, 1])
+def test_the_switch_moves_with_the_constant(monkeypatch, shift):
+    releases, targets = ring(5)
+    expected = run(releases, targets, ["age"], "s")
+    monkeypatch.setattr(value_masks, "MASK_VALUES", 5 + shift)
+    assert value_masks.fits_masks(5) == (shift >= 0)
+    assert_same(expected, run(releases, targets, ["age"], "s"))
+
+
+AGES = ["[20, 29]", "[30, 39]", "[20, 39]", "25", "31", "*", "[25, 34]"]
+ZIP = Hierarchy.from_columns("zip", ["13053", "13068", "14850", "14853"],
+                             [["130**", "130**", "148**", "148**"], ["*"] * 4])
+ZIPS = ["13053", "13068", "14850", "14853", "130**", "148**", "*"]
+
+
+@st.composite
+def attack_case(draw):
+    n_values = draw(st.integers(1, 8))
+    values = [f"s{i}" for i in range(n_values)]
+    cells = values + ["*", "{" + ", ".join(values[:2]) + "}", None]
+
+    def release():
+        n = draw(st.integers(1, 12))
+        return pl.DataFrame({"age": draw(st.lists(st.sampled_from(AGES), min_size=n, max_size=n)),
+                             "zip": draw(st.lists(st.sampled_from(ZIPS), min_size=n, max_size=n)),
+                             "s": draw(st.lists(st.sampled_from(cells), min_size=n, max_size=n))})
+
+    releases = [release() for _ in range(draw(st.integers(1, 3)))]
+    n = draw(st.integers(1, 10))
+    targets = pl.DataFrame({"age": draw(st.lists(st.integers(18, 45), min_size=n, max_size=n)),
+                            "zip": draw(st.lists(st.sampled_from(ZIP.leaves.to_list()), min_size=n, max_size=n)),
+                            "s": draw(st.lists(st.sampled_from(values), min_size=n, max_size=n))})
+    return releases, targets
+
+
+@settings(max_examples=60, deadline=None)
+@given(attack_case(), st.booleans())
+def test_masks_and_keys_agree_on_random_releases(case, with_truth):
+    releases, targets = case
+    if not with_truth:
+        targets = targets.drop("s")
+    options = {"hierarchies": {"zip": ZIP}, "levels": (0.2, 0.5, 1.0)}
+    as_is = run(releases, targets, ["age", "zip"], "s", **options)
+    saved = value_masks.MASK_VALUES
+    value_masks.MASK_VALUES = 0  # (hypothesis runs many examples in one test: no monkeypatch)
+    try:
+        twin = run(releases, targets, ["age", "zip"], "s", **options)
+    finally:
+        value_masks.MASK_VALUES = saved
+    assert_same(as_is, twin)
+
+
+def test_tuple_masks_match_the_sets():
+    # classes 0..2 hold {0, 1}, {}, {2}; tuple 0 in classes 0 and 2, tuple 1 in class 1, tuple 2 nowhere
+    masks = np.array([0b011, 0, 0b100], dtype=np.uint64)
+    candidates, prior = value_masks.tuple_masks(3, np.array([0, 0, 1]), np.array([0, 2, 1]), masks)
+    assert candidates.tolist() == [0b111, 0, 0b111]
+    assert prior.tolist() == [3, 3, 3]  # an empty located set counts what the release publishes
+    sizes, only = value_masks.sizes_and_only(np.array([0b100, 0b110, 1 << 63], dtype=np.uint64))
+    assert sizes.tolist() == [1, 2, 1] and only[[0, 2]].tolist() == [2, 63]
