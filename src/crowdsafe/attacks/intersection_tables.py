@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.anonymize.cells import first_of_each
+from crowdsafe.attacks import value_masks
 from crowdsafe.attacks.exact_location import TargetTrie, locate_exact, target_trie
 from crowdsafe.attacks.intersection import (
     AttackedRelease,
@@ -28,7 +29,6 @@ from crowdsafe.attacks.intersection import (
     as_text,
     check_locations,
 )
-from crowdsafe.attacks import value_masks
 from crowdsafe.attacks.locate import (
     ClassTable,
     class_tables_and_codes,
@@ -266,9 +266,9 @@ class _Reading:
 
     ``candidates``: the candidate sets S_ij, one mask per tuple
     (:mod:`~crowdsafe.attacks.value_masks`, while :func:`~crowdsafe.attacks.value_masks.fits_masks`)
-    or else the sorted, distinct pairs ``tuple * n_values + value``; ``prior``: |S_ij| per tuple; ``partition``: the summed size of the located
-    classes (NaN when none); ``matches``: how many classes were located; ``tuples``/``classes``:
-    the located (tuple, class) pairs.
+    or else the sorted, distinct pairs ``tuple * n_values + value``; ``prior``: |S_ij| per
+    tuple; ``partition``: the summed size of the located classes (NaN when none); ``matches``:
+    how many classes were located; ``tuples``/``classes``: the located (tuple, class) pairs.
     """
 
     table: ClassTable
