@@ -42,7 +42,7 @@ from crowdsafe.attacks.locate import (
 )
 from crowdsafe.data import Hierarchy
 from crowdsafe.data.arrays import segments, sorted_unique
-from crowdsafe.data.cell_reader import CellCovers, CellReader
+from crowdsafe.data.cell_reader import CellCovers
 from crowdsafe.data.generalized import AttributeDomain, CellKind
 from crowdsafe.errors import InputError
 
@@ -108,7 +108,7 @@ class PolarsAttackTables:
         targets, tables, domains = self.targets, self.tables, self.domains
         tuple_of_target, n_tuples, tuple_codes = self.tuple_of_target, self.n_tuples, self.tuple_codes
         dictionary = as_text(domain.values).alias(sensitive)
-        reader = CellReader([domains[c] for c in qi] + [domain])  # reads the quasi-identifiers, then the sensitive
+        reader = [domains[c] for c in qi] + [domain]  # the cells' domains: the quasi-identifiers, then the sensitive
 
         # step 1, per release: locate every target tuple's classes, read their sensitive values
         @functools.cache

@@ -32,6 +32,7 @@ import polars as pl
 
 from crowdsafe.anonymize.cells import dense_ids, first_of_each
 from crowdsafe.attacks.nearest import locate_nearest as locate_nearest  # documented here (docs/architecture.md)
+from crowdsafe.attacks.plain_cells import read_plain
 from crowdsafe.data import Hierarchy, encode_series, packing
 from crowdsafe.data.arrays import unique_inverse
 from crowdsafe.data.cell_reader import (
@@ -385,21 +386,28 @@ def read_classes(table: ClassTable, qi: Sequence[str], reader: CellReader
     return read_tables([table], qi, reader)[0]
 
 
-def read_tables(tables: Sequence[ClassTable], qi: Sequence[str], reader: CellReader
+def read_tables(tables: Sequence[ClassTable], qi: Sequence[str], reader: CellReader | Sequence[AttributeDomain]
                 ) -> list[tuple[dict[str, CellCovers], CellCovers | None]]:
-    """:func:`read_classes` of every table, in one read."""
+    """:func:`read_classes` of every table, in one read: by
+    :func:`~crowdsafe.attacks.plain_cells.read_plain` while the cells are few and plain, else by
+    the reference ``reader`` (both give the same covers). ``reader`` may be given as its
+    domains, and is then built only when needed."""
+    known = list(reader.domains if isinstance(reader, CellReader) else reader)
     cells: list[pl.Series] = []
     domains: list[int] = []
     shapes: list[bool] = []
     for table in tables:
         cells.extend(table.distinct_cells[c] for c in qi)
         domains.extend(range(len(qi)))
-        sensitive_cells = table.sensitive_cells if len(reader.domains) > len(qi) else None
+        sensitive_cells = table.sensitive_cells if len(known) > len(qi) else None
         if sensitive_cells is not None:
             cells.append(sensitive_cells.cast(pl.String))
             domains.append(len(qi))
         shapes.append(sensitive_cells is not None)
-    read = reader.read(cells, domains)
+    # a few plain cells in Python (fast path), else the reference reader's one query
+    read = read_plain(cells, domains, known)
+    if read is None:
+        read = (reader if isinstance(reader, CellReader) else CellReader(known)).read(cells, domains)
     out, at = [], 0
     for with_sensitive in shapes:
         out.append((dict(zip(qi, read[at: at + len(qi)])), read[at + len(qi)] if with_sensitive else None))

@@ -1,0 +1,168 @@
+"""Reading a few plain release cells one at a time: the fast path of the attacks' cell reading.
+
+An attack reads the distinct cells of every quasi-identifier column (and the sensitive
+column) of its releases (:func:`crowdsafe.attacks.locate.read_tables`). The reference reader,
+:class:`~crowdsafe.data.cell_reader.CellReader`, is one Polars query of string expressions and
+joins, built for many cells; for a few hundred its fixed cost dominates (a Mondrian release of
+Adult has about 560 distinct cells). :func:`read_plain` reads them in Python instead while
+there are at most :data:`PLAIN_CELLS` and every one is *plain*:
+
+- ``*``: every code of the domain (unless ``*`` is itself a value of the domain);
+- a value of the domain, written as the domain writes it (spaces around it stripped);
+- a hierarchy label of the domain (its leaves);
+- a range ``[low, high]`` (either end open with ``(`` / ``)``) of plain decimal numbers, in a
+  numeric domain: the values it contains;
+- a text naming nothing in the domain that cannot be a range, a bound, a set or a number (no
+  ``[](){}<>=*;,`` in it, not read as a number: ``?``, say): a value covering nothing.
+
+Anything else (a missing cell, a set, a number written otherwise, a bound such as ``>=40``
+that is not a label, any character outside printable ASCII, and in a numeric domain any text
+that reads as a number) sends the whole read to the reference reader. Where both read, they
+give the same kinds and covered codes, in the resolution order both follow (module
+:mod:`crowdsafe.data.generalized`); tests/fast_paths/test_attack_cells.py runs both. Attack
+code: it reads releases, never the private table, and carries no guarantee of its own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import cast
+
+import numpy as np
+import polars as pl
+
+from crowdsafe.data.arrays import segments, sorted_unique
+from crowdsafe.data.cell_reader import CellCovers, cell_text
+from crowdsafe.data.generalized import ANY, AttributeDomain, CellKind, parse_number
+
+PLAIN_CELLS = 5_000  # cells read in Python up to this many (all plain), else by the reference reader
+_RANGE = re.compile(r"([\[(])(-?[0-9]+(?:\.[0-9]+)?), (-?[0-9]+(?:\.[0-9]+)?)([\])])")
+_NUMBER_START = frozenset("+-.0123456789")
+_SYNTAX = frozenset("[](){}<>=*;,")  # what a range, a bound, a set or '*' is written with
+
+
+def fits_plain(cells: Sequence[pl.Series]) -> bool:
+    """The size half of the rule: at most :data:`PLAIN_CELLS` cells in all (the other half,
+    every cell plain, is known while reading them)."""
+    return sum(len(c) for c in cells) <= PLAIN_CELLS
+
+
+def read_plain(cells: Sequence[pl.Series], domain_of: Sequence[int], domains: Sequence[AttributeDomain]
+               ) -> list[CellCovers] | None:
+    """What every cell of ``cells[j]`` covers in ``domains[domain_of[j]]``, as
+    :meth:`CellReader.read <crowdsafe.data.cell_reader.CellReader.read>` gives it, or None when
+    some cell is not plain (module docstring): then the reference reader reads them all.
+
+    Each distinct (domain, text) is classified once in Python; the ranges' values are found by
+    binary search in each domain's sorted numbers, and every cell's codes sorted, in NumPy."""
+    if not fits_plain(cells):
+        return None
+    seen: dict[tuple[int, str], int] = {}  # distinct (domain, text) -> its index
+    kinds: list[CellKind] = []
+    owner: list[int] = []  # (distinct, code) pairs of values, labels and '*'
+    codes: list[np.ndarray] = []
+    ranges: list[tuple[int, int, float, float, bool, bool]] = []  # distinct, domain, low, high, closed ends
+    every_text, distinct_of = [], []
+    for column, j in zip(cells, domain_of):
+        texts = cell_text(column)
+        every_text.append(texts)
+        domain = domains[j]
+        for text in texts.to_list():
+            if text is None:
+                return None
+            at = seen.get((j, text))
+            if at is None:
+                at = seen[(j, text)] = len(kinds)
+                found = _read_one(text, domain)
+                if found is None:
+                    return None
+                kind, covered = found
+                kinds.append(kind)
+                if isinstance(covered, tuple):
+                    ranges.append((at, j, *covered))
+                elif len(covered):
+                    owner.append(at)
+                    codes.append(covered)
+            distinct_of.append(at)
+    pairs_of = [np.repeat(np.array(owner, dtype=np.int64), [len(c) for c in codes])] if codes else []
+    codes_of = [np.concatenate(codes)] if codes else []
+    for j in sorted({r[1] for r in ranges}):  # each domain's ranges by binary search
+        here = [r for r in ranges if r[1] == j]
+        values, value_codes = _sorted_numbers(domains[j])
+        at_, _, low, high, low_closed, high_closed = (np.array(x) for x in zip(*here))
+        start = np.where(low_closed, np.searchsorted(values, low, side="left"),
+                         np.searchsorted(values, low, side="right"))
+        stop = np.where(high_closed, np.searchsorted(values, high, side="right"),
+                        np.searchsorted(values, high, side="left"))
+        count = np.maximum(stop - start, 0)
+        pairs_of.append(np.repeat(at_.astype(np.int64), count))
+        codes_of.append(value_codes[segments(start, count)])
+    n_distinct = len(kinds)
+    width = max((d.size for d in domains), default=0) + 1
+    key = (sorted_unique(np.concatenate(pairs_of) * width + np.concatenate(codes_of)) if pairs_of
+           else np.zeros(0, dtype=np.int64))
+    pair, code = np.divmod(key, width)  # each distinct cell's codes, sorted and distinct
+    size = np.bincount(pair, minlength=n_distinct)
+    first = np.cumsum(size) - size
+    kind_of = np.empty(n_distinct, dtype=object)
+    kind_of[:] = kinds
+    out, at = [], 0
+    for texts, j in zip(every_text, domain_of):
+        which = np.array(distinct_of[at: at + len(texts)], dtype=np.int64)
+        at += len(texts)
+        indptr = np.zeros(len(which) + 1, dtype=np.int64)
+        np.cumsum(size[which], out=indptr[1:])
+        out.append(CellCovers(texts, kind_of[which], indptr, code[segments(first[which], size[which])],
+                              domains[j].size))
+    return out
+
+
+def _sorted_numbers(domain: AttributeDomain) -> tuple[np.ndarray, np.ndarray]:
+    """The domain's numbers (the missing value left out), sorted, and their codes."""
+    numbers = cast(np.ndarray, domain.numbers)
+    valid = np.flatnonzero(~np.isnan(numbers))
+    order = np.argsort(numbers[valid], kind="stable")
+    return numbers[valid][order], valid[order].astype(np.int64)
+
+
+def _read_one(text: str, domain: AttributeDomain
+              ) -> tuple[CellKind, np.ndarray | tuple[float, float, bool, bool]] | None:
+    """One plain cell's kind and covered codes (sorted int64), a range's bounds and closed
+    ends, or None when it is not plain."""
+    if not (text.isascii() and text.isprintable()):
+        return None
+    stripped = text.strip()
+    if stripped == ANY:
+        if ANY in domain._code_of_text:  # ('*' a value: the two readers' orders differ)
+            return None
+        return CellKind.ANY, np.arange(domain.size, dtype=np.int64)
+    code = domain._code_of_text.get(stripped)
+    if code is not None:
+        return CellKind.VALUE, np.array([code], dtype=np.int64)
+    if domain.numbers is not None and stripped[:1] not in ("[", "(") and _reads_as_number(stripped):
+        return None
+    node = domain._node_of_text.get(stripped)
+    if node is not None:
+        order, starts = domain._node_leaves[node[0]]
+        return CellKind.NODE, np.sort(order[starts[node[1]]: starts[node[1] + 1]]).astype(np.int64)
+    matched = _RANGE.fullmatch(stripped)
+    if matched is None:
+        if _SYNTAX.isdisjoint(stripped) and not _reads_as_number(stripped):
+            return CellKind.VALUE, np.zeros(0, dtype=np.int64)  # names nothing in the domain
+        return None
+    if domain.numbers is None:
+        return None
+    opening, low, high, closing = matched.groups()
+    return CellKind.RANGE, (float(low), float(high), opening == "[", closing == "]")
+
+
+def _reads_as_number(text: str) -> bool:
+    """Whether either reader might read ``text`` as a number (then it is not plain)."""
+    if not text or text[0] in _NUMBER_START:
+        return True
+    try:
+        parse_number(text)
+    except ValueError:
+        return False
+    return True
