@@ -13,7 +13,7 @@ there are at most :data:`PLAIN_CELLS` and every one is *plain*:
 - a range ``[low, high]`` (either end open with ``(`` / ``)``) of plain decimal numbers, in a
   numeric domain: the values it contains;
 - a text naming nothing in the domain that cannot be a range, a bound, a set or a number (no
-  ``[](){}<>=*;,`` in it, not read as a number: ``?``, say): a value covering nothing.
+  ``[](){}<>*`` in it, not read as a number: ``?``, say): a value covering nothing.
 
 Anything else (a missing cell, a set, a number written otherwise, a bound such as ``>=40``
 that is not a label, any character outside printable ASCII, and in a numeric domain any text
@@ -39,7 +39,7 @@ from crowdsafe.data.generalized import ANY, AttributeDomain, CellKind, parse_num
 PLAIN_CELLS = 5_000  # cells read in Python up to this many (all plain), else by the reference reader
 _RANGE = re.compile(r"([\[(])(-?[0-9]+(?:\.[0-9]+)?), (-?[0-9]+(?:\.[0-9]+)?)([\])])")
 _NUMBER_START = frozenset("+-.0123456789")
-_SYNTAX = frozenset("[](){}<>=*;,")  # what a range, a bound, a set or '*' is written with
+_SYNTAX = frozenset("[](){}<>*")  # what a range, a bound, a set or '*' is written with
 
 
 def fits_plain(cells: Sequence[pl.Series]) -> bool:
