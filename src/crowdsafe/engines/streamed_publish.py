@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from crowdsafe.data import packing
 from crowdsafe.data.streamed_fingerprint import MultisetDigest, SubsetValues, text_dictionaries
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ __all__ = ["StreamedPublicationTable", "StreamedSample", "count_streamed", "draw
 #: Rows drawn per call when drawing the mask (a multiple of 8: the mask is packed into bytes).
 DRAW_ROWS = 1 << 20
 #: Partial counts merged once they hold this many tuples.
-MERGE_TUPLES = 1 << 20
+MERGE_TUPLES = 1 << 18
 
 
 @dataclass(frozen=True)
@@ -127,40 +128,52 @@ class StreamedSample:
 
 
 def count_streamed(sample: StreamedSample, columns: Sequence[str]) -> CountedSample:
-    """The sample's frequency table over ``columns``: tuples counted batch by batch and merged,
-    then the distinct values mapped to the hierarchies' leaf codes; the
-    :class:`~crowdsafe.anonymize.counted.CountedSample` the in-memory count gives."""
+    """The sample's frequency table over ``columns``: each batch's values mapped to the
+    hierarchies' leaf codes (a lookup made once from the domain's distinct values), its code tuples
+    counted, the counts merged; the :class:`~crowdsafe.anonymize.counted.CountedSample` the
+    in-memory count gives (leaf-code tuples in lexicographic order, their counts)."""
     from crowdsafe.anonymize.counted import CountedSample
 
     columns = list(columns)
     hierarchies = {c: sample.table.hierarchies[c] for c in columns}
+    domain = sample.table.dataset.frame
+    lookups = {}
+    for column in columns:
+        values = domain.get_column(column).unique()
+        lookups[column] = pl.DataFrame({column: values, "__code": hierarchies[column].leaf_codes(values, column=column)
+                                        .astype(np.int64)})
+    sizes = [hierarchies[c].size(0) for c in columns]
+    packed = packing.fits(sizes)  # one int64 key per tuple (its order is the tuples' lexicographic order)
+    names = ["__key"] if packed else [f"__c{j}" for j in range(len(columns))]
     partial: list[pl.DataFrame] = []
     held = 0
     for batch in sample.batches(columns):
-        if batch.height:
-            counts = batch.group_by(columns).agg(pl.len().cast(pl.Int64).alias("__count"))
-            partial.append(counts)
-            held += counts.height
+        if not batch.height:
+            continue
+        codes = [batch.select(column).join(lookups[column], on=column, how="left", nulls_equal=True,
+                                           maintain_order="left").get_column("__code") for column in columns]
+        coded = (pl.DataFrame({"__key": packing.pack([c.to_numpy() for c in codes], sizes)}) if packed
+                 else pl.DataFrame([c.alias(name) for c, name in zip(codes, names)]))
+        counts = coded.group_by(names).agg(pl.len().cast(pl.Int64).alias("__count"))
+        partial.append(counts)
+        held += counts.height
         if held > MERGE_TUPLES and len(partial) > 1:
-            partial = [_merged(partial, columns)]
+            partial = [_merged(partial, names)]
             held = partial[0].height
     if not partial:
         return CountedSample(tuple(columns), np.zeros((0, len(columns)), dtype=np.int64),
                              np.zeros(0, dtype=np.int64), hierarchies)
-    table = _merged(partial, columns)
-    codes = []
-    for column in columns:
-        values = table.get_column(column).unique()
-        leaf = hierarchies[column].leaf_codes(values, column=column).astype(np.int64)
-        lookup = pl.DataFrame({column: values, "__code": leaf})
-        codes.append(table.select(column).join(lookup, on=column, how="left", nulls_equal=True,
-                                               maintain_order="left").get_column("__code"))
-    coded = pl.DataFrame({f"__c{j}": c for j, c in enumerate(codes)}).with_columns(table.get_column("__count"))
-    names = [f"__c{j}" for j in range(len(columns))]
-    coded = coded.group_by(names).agg(pl.col("__count").sum()).sort(names)
-    return CountedSample(tuple(columns), coded.select(names).to_numpy().astype(np.int64).reshape(-1, len(columns)),
-                         coded.get_column("__count").to_numpy().astype(np.int64), hierarchies)
+    table = _merged(partial, names).sort(names)
+    counts = table.get_column("__count").to_numpy().astype(np.int64)
+    if not packed:
+        return CountedSample(tuple(columns), table.select(names).to_numpy().astype(np.int64).reshape(-1, len(columns)),
+                             counts, hierarchies)
+    keys = table.get_column("__key").to_numpy().astype(np.int64)
+    cells = np.empty((len(keys), len(columns)), dtype=np.int64)
+    for j in range(len(columns) - 1, -1, -1):
+        keys, cells[:, j] = np.divmod(keys, max(sizes[j], 1))
+    return CountedSample(tuple(columns), cells, counts, hierarchies)
 
 
-def _merged(partial: list[pl.DataFrame], columns: list[str]) -> pl.DataFrame:
-    return pl.concat(partial).group_by(columns).agg(pl.col("__count").sum())
+def _merged(partial: list[pl.DataFrame], names: list[str]) -> pl.DataFrame:
+    return pl.concat(partial).group_by(names).agg(pl.col("__count").sum())
