@@ -154,9 +154,9 @@ def count_streamed(sample: StreamedSample, columns: Sequence[str]) -> CountedSam
                                            maintain_order="left").get_column("__code") for column in columns]
         coded = (pl.DataFrame({"__key": packing.pack([c.to_numpy() for c in codes], sizes)}) if packed
                  else pl.DataFrame([c.alias(name) for c, name in zip(codes, names)]))
-        counts = coded.group_by(names).agg(pl.len().cast(pl.Int64).alias("__count"))
-        partial.append(counts)
-        held += counts.height
+        counted = coded.group_by(names).agg(pl.len().cast(pl.Int64).alias("__count"))
+        partial.append(counted)
+        held += counted.height
         if held > MERGE_TUPLES and len(partial) > 1:
             partial = [_merged(partial, names)]
             held = partial[0].height
