@@ -50,6 +50,15 @@ def dictionary_of(values: pl.Series) -> pl.Series:
     return values.drop_nulls().cast(pl.String).unique().sort()
 
 
+def _as_typed(dictionary: pl.Series, dtype: pl.DataType) -> pl.Series:
+    """A text column's dictionary in the column's own type (the header names the type)."""
+    if _is_text(dtype):
+        return dictionary.cast(dtype)
+    if dtype == pl.Null and not len(dictionary):
+        return pl.Series(dictionary.name, [], dtype=pl.Null)
+    raise ValueError(f"column '{dictionary.name}' of type {dtype} is not fingerprinted by batches")
+
+
 class MultisetDigest:
     """The fingerprint of rows added batch by batch (:meth:`add`), for columns ``schema`` (name ->
     type, in the table's order) whose text columns have the sorted distinct values
@@ -61,7 +70,7 @@ class MultisetDigest:
         self.headers = []
         for name in self.names:
             if name in self.dictionaries:
-                header, _ = _column_values(self.dictionaries[name].alias(name))
+                header, _ = _column_values(_as_typed(self.dictionaries[name].alias(name), schema[name]))
             else:
                 header, _ = _column_values(pl.Series(name, [], dtype=schema[name]))
             self.headers.append(header)
