@@ -64,8 +64,9 @@ def _outputs(path: Path, template: Path, work: Path, **options) -> dict:
     (work / "l.ledger").chmod(0o600)
     suffix = ".parquet" if options.pop("parquet_out", False) else ".csv"
     try:
-        publication = api.publish(str(path), seed=11, ledger=str(work / "l.ledger"), out=str(work / "rel" / f"r{suffix}"),
-                                  custodian_report=str(work / "custodian.json"), force=True, **options)
+        publication = api.publish(str(path), seed=11, ledger=str(work / "l.ledger"),
+                                  out=str(work / "rel" / f"r{suffix}"), custodian_report=str(work / "custodian.json"),
+                                  force=True, **options)
     except CrowdsafeError as exc:
         return {"error": f"{type(exc).__name__}: {exc}"}
     files = {p.name: p.read_bytes() for p in sorted((work / "rel").iterdir())}
@@ -157,7 +158,8 @@ def test_declared_type_refused_with_the_row(template, tmp_path, monkeypatch):
     """A value the declared type refuses: the streamed read hands over to the in-memory read,
     whose message names the row."""
     frame = _rows(2000).with_columns(pl.col("age").cast(pl.String))
-    frame = frame.with_columns(pl.when(pl.int_range(pl.len()) == 1500).then(pl.lit("old")).otherwise("age").alias("age"))
+    late = pl.when(pl.int_range(pl.len()) == 1500).then(pl.lit("old")).otherwise("age")
+    frame = frame.with_columns(late.alias("age"))
     path = _csv(tmp_path / "t.csv", frame)
     schema = tmp_path / "schema.toml"
     schema.write_text('[attributes.age]\ntype = "numeric"\n', encoding="utf-8")
@@ -180,6 +182,13 @@ def test_not_utf8_deep_in_the_file(template, tmp_path, monkeypatch):
     path.write_bytes(path.read_bytes() + "Ren\u00e9,x\n".encode("latin-1"))
     out = _twins(path, template, tmp_path, monkeypatch, epsilon=1.0, delta=1e-6)
     assert "not UTF-8" in out["error"]
+
+
+def test_ragged_row_deep_in_the_file(template, tmp_path, monkeypatch):
+    path = _csv(tmp_path / "t.csv", _rows(3000))
+    path.write_text(path.read_text(encoding="utf-8") + "1,2,3,4,5,6,7,8,9,10,11\n", encoding="utf-8")
+    out = _twins(path, template, tmp_path, monkeypatch, epsilon=1.0, delta=1e-6)
+    assert out["error"].startswith("InputError: cannot parse")
 
 
 def test_what_is_read_whole(tmp_path):
