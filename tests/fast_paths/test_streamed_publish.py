@@ -256,3 +256,19 @@ def test_count_packed_or_by_columns(template, tmp_path, monkeypatch):
     monkeypatch.setattr(packing, "fits", lambda sizes, limit=2.0**63: False)
     by_columns = _outputs(path, template, tmp_path / "run", **options)
     assert packed == by_columns
+
+
+def test_renamed_columns_noted_once(tmp_path, capsys):
+    """The note on renamed columns reaches standard error once, streamed or handed to the
+    in-memory read; a text file of unknown suffix is the loader's to refuse."""
+    path = tmp_path / "t.csv"
+    path.write_text("a,a,b\n" + "".join(f"{i % 5},{i % 3},x\n" for i in range(100)), encoding="utf-8")
+    assert streamed_table.read_streamed(path) is not None
+    assert capsys.readouterr().err.count("crowdsafe: note:") == 1
+    dated = tmp_path / "d.csv"
+    dated.write_text("a,a,day\n" + "".join(f"{i % 5},{i % 3},2020010{i % 9 + 1}\n" for i in range(100)))
+    assert streamed_table.read_streamed(dated, schema=Schema.of({"day": "date"})) is None
+    assert capsys.readouterr().err == ""
+    odd = tmp_path / "t.xyz"
+    shutil.copy(path, odd)
+    assert streamed_table.read_streamed(odd) is None

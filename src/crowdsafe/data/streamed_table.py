@@ -37,7 +37,7 @@ import polars as pl
 from crowdsafe.data.coerce import coerce
 from crowdsafe.data.column_names import describe_renames, stable_names
 from crowdsafe.data.dataset import Dataset
-from crowdsafe.data.io import PARQUET, sniff_format, tidy_text
+from crowdsafe.data.io import CSV_SUFFIXES, PARQUET, _suffix, sniff_format, tidy_text
 from crowdsafe.data.missing import MissingPolicy, MissingReport
 from crowdsafe.data.schema import AttributeType, Schema, complete_schema
 from crowdsafe.data.streaming import reads_eagerly, scan_table
@@ -184,14 +184,28 @@ def read_streamed(
 ) -> StreamedTable | None:
     """The table at ``path`` as the loader reads it (module docstring), or None when it must be
     read whole. ``schema`` (declared), ``qi``, ``sensitive`` and ``missing`` as in
-    :func:`crowdsafe.data.load`."""
+    :func:`crowdsafe.data.load`. The reader's notes (renamed columns) reach standard error once:
+    not when the file is then read whole (that read gives them)."""
+    notes = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(notes):
+            table = _read_streamed(Path(path), schema, qi, sensitive, MissingPolicy.parse(missing))
+    except BaseException:
+        sys.stderr.write(notes.getvalue())
+        raise
+    if table is not None:
+        sys.stderr.write(notes.getvalue())
+    return table
+
+
+def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
+                   sensitive: Sequence[str] | str | None, policy: MissingPolicy) -> StreamedTable | None:
     from crowdsafe.data.pipeline import load
 
-    path = Path(path)
-    policy = MissingPolicy.parse(missing)
     text_columns = [a.name for a in (schema or ()) if a.type in (AttributeType.CATEGORICAL, AttributeType.ORDINAL)]
-    if sniff_format(path)[0] != PARQUET and path.suffix.lower() in (".parquet", ".pq"):
-        return None  # named Parquet, holding text: the loader's own rules
+    kind = sniff_format(path)[0]
+    if kind != PARQUET and _suffix(path) not in (*CSV_SUFFIXES, ""):
+        return None  # text named as Parquet or by an unknown suffix: the loader's own rules and messages
     lazy, is_csv = _scan(path, text_columns, infer_all=False)
     try:
         names = lazy.collect_schema().names()
