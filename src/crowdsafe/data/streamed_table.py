@@ -18,8 +18,10 @@ engine); a second one counts missing values when a NaN may turn into one or a po
 It reads the whole file and never less: where an input cannot be read this way with exactly the
 loader's result, :func:`read_streamed` returns None and the caller reads it whole (a folder, a
 compressed CSV, a declared date read from text, a column type other than numbers, text, dates and
-booleans, or any refusal of the loader: the in-memory read then gives its exact message). The
-data layer knows nothing of privacy: what leaves a run is decided by the drivers.
+booleans, or a value the declared type refuses: the in-memory read then names its row). Other
+refusals (an unknown column, a hierarchy that does not cover a value, a missing value under
+``missing="error"``) are raised here with the loader's one-line messages, without reading the
+file whole. The data layer knows nothing of privacy: what leaves a run is decided by the drivers.
 """
 
 from __future__ import annotations
@@ -222,8 +224,8 @@ def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
         raise InputError(f"{path} has a header but no rows")
     raw = _domain_frame(values)
     tidied = tidy_text(raw, set(text_columns)) if is_csv else raw
+    table_schema = complete_schema(schema, tidied) if schema is not None else Schema.infer(tidied)
     try:
-        table_schema = complete_schema(schema, tidied) if schema is not None else Schema.infer(tidied)
         typed = coerce(tidied.select(table_schema.names), table_schema, str(path)) if schema is not None else tidied
     except CrowdsafeError:
         return None  # the in-memory read refuses it, naming the row
@@ -252,10 +254,9 @@ def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
         except pl.exceptions.PolarsError as exc:
             raise _read_error(path, exc, is_csv) from None
         typed = _domain_frame(kept)
-    try:
-        domain = load(typed, schema=schema, qi=qi, sensitive=sensitive, missing="keep", name=path.name)
-    except CrowdsafeError:
-        return None
+    # refusals here (roles, hierarchies) do not depend on rows: raised as they are, without a read
+    # whole (a value a hierarchy does not cover may be another uncovered value than that read names)
+    domain = load(typed, schema=schema, qi=qi, sensitive=sensitive, missing="keep", name=path.name)
     return StreamedTable(path, rows_lazy, replace(domain, missing=report), rows, report)
 
 
