@@ -1,4 +1,4 @@
-"""Benchmark the Polars engine's frequency table of a table larger than memory; print JSON.
+"""Benchmark the Polars engine on a table larger than memory (frequency table, publish); print JSON.
 
 A synthetic Adult of ``--rows`` rows is written as Parquet parts
 (``crowdsafe.datasets.synthetic.write_synthetic_parts``, never whole in memory), outside the
@@ -10,7 +10,17 @@ scanning the parts lazily and reducing them with Polars' streaming engine
 memory (one part read whole, ``estimated_size``, times the parts), the distinct tuples, and a
 floor: the same group-by of one part read whole, times the parts.
 
-Usage: python bench/streaming.py [--rows 60M] [--limit 3g]
+Then the streamed publish (``--no-publish`` skips it): the same columns written as one CSV file
+(``sink_csv``, outside the timing), published by ``crowdsafe.api.publish`` (seeded, a ledger, no
+HTML report) in a child process each: streamed (the file is over ``EAGER_BYTES``), optionally
+under ``--publish-limit`` (``prlimit --as``), and read whole (``EAGER_BYTES`` raised; skipped with
+``--no-in-memory``); the floor is Polars' streamed group-by of the same columns of the same file
+(``scan_csv`` + ``collect(engine="streaming")``), also in a child. Reported (keys ``publish_*``):
+each child's best time of ``--repeat`` and peak RSS, the ratios to the floor, the CSV's size and
+whether the two publishes wrote the same bytes (release, certificate, ledger identities).
+
+Usage: python bench/streaming.py [--rows 60M | --sizes 60M] [--limit 3g] [--publish-limit 3g]
+       [--no-publish] [--no-in-memory] [--repeat N]
 """
 
 from __future__ import annotations
@@ -53,13 +63,108 @@ def _peak_rss_mb() -> float:
     return float("nan")
 
 
+def publish_child(path: str, mode: str, ledger: str, out: str) -> dict[str, object]:
+    """One publish of the CSV at ``path`` (``mode``: streamed, in-memory, or floor: the streamed
+    group-by), timed, with this process's peak RSS and digests of what it wrote."""
+    import hashlib
+
+    import polars as pl
+
+    from crowdsafe import api
+    from crowdsafe.data import streaming
+
+    if mode == "floor":
+        started = time.perf_counter()
+        table = pl.scan_csv(path).group_by(COLUMNS).len().collect(engine="streaming")
+        seconds = time.perf_counter() - started
+        return {"seconds": seconds, "distinct_tuples": table.height, "peak_rss_mb": _peak_rss_mb()}
+    if mode == "in-memory":
+        streaming.EAGER_BYTES = 1 << 62
+    elif os.environ.get("STREAM_ABOVE"):  # --stream-above: a smaller threshold (try the script on small tables)
+        streaming.EAGER_BYTES = _bytes(os.environ["STREAM_ABOVE"])
+    started = time.perf_counter()
+    publication = api.publish(path, epsilon=1.0, delta=1e-6, seed=0, ledger=ledger, out=out, report=False)
+    seconds = time.perf_counter() - started
+    custodian = publication.custodian_report()
+    digests = {name: hashlib.sha256(Path(name).read_bytes()).hexdigest()[:16]
+               for name in (out, str(Path(out).with_suffix(".certificate.json")))}
+    identity = hashlib.sha256(json.dumps(custodian["ledger"]["dataset_identity"]).encode()).hexdigest()[:16]
+    return {"seconds": seconds, "peak_rss_mb": _peak_rss_mb(), "streamed": not streaming.reads_eagerly(path),
+            "written": sorted(digests.values()), "identity": identity,
+            "input_rows": custodian["input_rows"], "sample_rows": custodian["releases"][0]["sample_rows"]}
+
+
+def _publish_runs(folder: Path, parts: list[Path], rows: int, args: argparse.Namespace, env: dict[str, str]
+                  ) -> dict[str, object]:
+    """The ``publish_*`` keys (module docstring)."""
+    import polars as pl
+
+    from crowdsafe.privacy.ledger import Ledger
+
+    csv = folder.parent / "table.csv"
+    pl.scan_parquet(parts).select(COLUMNS).sink_csv(csv)
+    template = folder.parent / "template.ledger"
+    with Ledger(template) as ledger:  # one identity key for every run, so the identities compare
+        assert ledger.identity_key
+
+    def best(mode: str, limit: str | None) -> dict[str, object]:
+        runs = []
+        for i in range(args.repeat):
+            ledger, out = folder.parent / f"{mode}-{i}.ledger", folder.parent / f"{mode}-{i}" / "release.csv"
+            shutil.copy(template, ledger)
+            ledger.chmod(0o600)
+            command = [sys.executable, __file__, "--publish-child", str(csv), mode, str(ledger), str(out)]
+            if limit:
+                command = ["prlimit", f"--as={_bytes(limit)}", *command]
+            done = subprocess.run(command, env=env, capture_output=True, text=True)
+            if done.returncode != 0:
+                return {"failed": True, "error": done.stderr.strip().splitlines()[-3:]}
+            runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        return min(runs, key=lambda r: float(r["seconds"]))
+
+    floor = best("floor", None)
+    streamed = best("streamed", args.publish_limit)
+    memory = best("in-memory", None) if args.in_memory else {"skipped": True}
+    result: dict[str, object] = {
+        "publish_rows": rows, "publish_csv_bytes": csv.stat().st_size, "publish_repeat": args.repeat,
+        "publish_floor_streamed_group_by_seconds": floor.get("seconds"),
+        "publish_floor_peak_rss_mb": floor.get("peak_rss_mb"),
+        "publish_streamed_seconds": streamed.get("seconds"),
+        "publish_streamed_peak_rss_mb": streamed.get("peak_rss_mb"),
+        "publish_streamed_was_streamed": streamed.get("streamed"), "publish_address_space_limit": args.publish_limit,
+        "publish_in_memory_seconds": memory.get("seconds"), "publish_in_memory_peak_rss_mb": memory.get("peak_rss_mb"),
+        "publish_sample_rows": streamed.get("sample_rows"),
+    }
+    for name, run in (("floor", floor), ("streamed", streamed), ("in_memory", memory)):
+        if run.get("failed"):
+            result[f"publish_{name}_error"] = run["error"]
+    if isinstance(floor.get("seconds"), float):
+        for name, run in (("streamed", streamed), ("in_memory", memory)):
+            if isinstance(run.get("seconds"), float):
+                result[f"publish_{name}_ratio_to_floor"] = float(run["seconds"]) / float(floor["seconds"])
+    if "written" in streamed and "written" in memory:
+        result["publish_same_output"] = (streamed["written"] == memory["written"]
+                                         and streamed["identity"] == memory["identity"])
+    return result
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         print(json.dumps(child(sys.argv[2])))
         return
+    if len(sys.argv) > 1 and sys.argv[1] == "--publish-child":
+        print(json.dumps(publish_child(*sys.argv[2:6])))
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", default="60M")
+    parser.add_argument("--rows", "--sizes", dest="rows", default="60M")
     parser.add_argument("--limit", default=None, help="address-space limit of the child (prlimit --as), e.g. 3g")
+    parser.add_argument("--publish-limit", default=None, help="address-space limit of the streamed publish's child")
+    parser.add_argument("--no-publish", dest="publish", action="store_false", help="time the frequency table only")
+    parser.add_argument("--no-in-memory", dest="in_memory", action="store_false",
+                        help="skip the publish of the file read whole (it needs the table in memory)")
+    parser.add_argument("--repeat", type=int, default=1, help="best of N runs of each publish child")
+    parser.add_argument("--stream-above", default=None,
+                        help="the streamed publish's threshold instead of EAGER_BYTES (e.g. 1m, to try small tables)")
     args = parser.parse_args()
     import polars as pl
 
@@ -80,21 +185,24 @@ def main() -> None:
         floor = (time.perf_counter() - started) * scale
         in_memory_mb = first.estimated_size("mb") * scale
         del first
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1] / "src"),
-                                                             str(Path(__file__).resolve().parent)])}
+        src = str(Path(__file__).resolve().parents[1] / "src")
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, str(Path(__file__).resolve().parent)])}
+        if args.stream_above:
+            env["STREAM_ABOVE"] = args.stream_above
         command = [sys.executable, __file__, "--child", str(folder)]
         if args.limit:
             command = ["prlimit", f"--as={_bytes(args.limit)}", *command]
         done = subprocess.run(command, env=env, capture_output=True, text=True)
         result = (json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0
                   else {"failed": True, "error": done.stderr.strip().splitlines()[-3:]})
+        published = _publish_runs(folder, parts, rows, args, env) if args.publish else {}
         print(json.dumps({
             "rows": rows, "parts": len(parts), "part_rows": PART_ROWS,
             "parquet_bytes": sum(p.stat().st_size for p in parts), "generate_and_write_seconds": generate,
             "table_in_memory_mb": in_memory_mb, "address_space_limit": args.limit,
             "floor_group_by_seconds_scaled": floor, **result,
             "ratio_to_floor": result.get("frequency_table_seconds", float("nan")) / floor,
-            "load_average": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count(),
+            "load_average": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count(), **published,
         }, indent=2))
     finally:
         shutil.rmtree(folder.parent, ignore_errors=True)

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from crowdsafe.anonymize.recoding import GeneralizationScheme
     from crowdsafe.anonymize.release import Release
     from crowdsafe.attacks.request import AttackRequest
+    from crowdsafe.data.streamed_table import StreamedTable
+    from crowdsafe.engines.streamed_publish import StreamedPublicationTable, StreamedSample
     from crowdsafe.perturb.alpha_beta import Perturbation, PerturbRequest
     from crowdsafe.perturb.view import ViewOutput
     from crowdsafe.privacy import Certificate
@@ -73,10 +75,19 @@ class PolarsEngine:
     # -- read ------------------------------------------------------------------------------
     def read_table(self, data: Any, *, schema: Any = None, qi: Sequence[str] | None = None,
                    sensitive: Sequence[str] | str | None = None, missing: Any = "keep",
-                   name: str | None = None) -> Dataset:
+                   name: str | None = None) -> Dataset | StreamedTable:
         if self.master is not None:
             raise ParameterError("the spark_master parameter needs engine='spark'",
                                  parameter=("spark_master", "engine"))
+        from crowdsafe.data.streamed_table import read_streamed, streams
+
+        if streams(data):  # a file larger than EAGER_BYTES: read batch by batch when it can be
+            from crowdsafe.data import Schema
+
+            declared = Schema.from_toml(Path(schema)) if isinstance(schema, (str, os.PathLike)) else schema
+            streamed = read_streamed(data, schema=declared, qi=qi, sensitive=sensitive, missing=missing)
+            if streamed is not None:
+                return streamed
         return load(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
 
     def read_source(self, data: Any, *, schema: Any = None, missing: Any = "keep", name: str | None = None) -> Dataset:
@@ -115,13 +126,13 @@ class PolarsEngine:
         return ledger.identify(source.fingerprint())
 
     # -- publish -----------------------------------------------------------------------------
-    def plan_publication(self, table: Dataset, request: PlanRequest) -> PublishPlan:
+    def plan_publication(self, table: Dataset | StreamedTable, request: PlanRequest) -> PublishPlan:
         from crowdsafe.anonymize.publish import plan_for_dataset
 
-        return plan_for_dataset(table, request)
+        return plan_for_dataset(_domain_of(table), request)
 
-    def prepare(self, table: Dataset, publish_plan: PublishPlan, name: str | None
-                ) -> tuple[PolarsPublicationTable, GeneralizationScheme | None]:
+    def prepare(self, table: Dataset | StreamedTable, publish_plan: PublishPlan, name: str | None
+                ) -> tuple[PolarsPublicationTable | StreamedPublicationTable, GeneralizationScheme | None]:
         from crowdsafe.anonymize.publish import (
             candidate_count,
             check_lattice,
@@ -130,6 +141,7 @@ class PolarsEngine:
         )
         from crowdsafe.anonymize.selection import fixed_scheme
 
+        given, table = table, _domain_of(table)
         dataset, columns, notes = prepare_dataset(table, publish_plan.columns)
         fixed = fixed_scheme(dataset, columns, publish_plan.scheme) if publish_plan.scheme is not None else None
         if fixed is None:
@@ -137,6 +149,10 @@ class PolarsEngine:
             candidate_count(dataset, columns, publish_plan.objective, publish_plan.target)  # a target it lacks
             check_public_domains(table, columns, publish_plan.objective)
         label = name or dataset.name or "data"
+        if not isinstance(given, Dataset):
+            from crowdsafe.engines.streamed_publish import StreamedPublicationTable
+
+            return StreamedPublicationTable(given, dataset, columns, notes, label), fixed
         return PolarsPublicationTable(table, dataset, columns, notes, label), fixed
 
     def release_paths(self, out: str | os.PathLike[str] | None, releases: int) -> list[Path]:
@@ -151,18 +167,29 @@ class PolarsEngine:
             check_output_path(path, TABLE_SUFFIXES)
         return paths
 
-    def sample(self, table: PolarsPublicationTable, beta: float, stream: Randomness,
-               levels: Mapping[str, int] | None) -> Dataset:
+    def sample(self, table: PolarsPublicationTable | StreamedPublicationTable, beta: float, stream: Randomness,
+               levels: Mapping[str, int] | None) -> Dataset | StreamedSample:
         from crowdsafe.sampling import sample_of
 
+        if not isinstance(table, PolarsPublicationTable):  # streamed: the mask, drawn as sample_of draws it
+            from crowdsafe.engines.streamed_publish import StreamedSample, draw_mask
+
+            return StreamedSample(table, draw_mask(table.n_rows, beta, stream))
         return sample_of(table.dataset, beta, stream)
 
-    def sample_identity(self, sample: Dataset, ledger: Ledger) -> str:
+    def sample_identity(self, sample: Dataset | StreamedSample, ledger: Ledger) -> str:
+        if not isinstance(sample, Dataset):
+            return sample.identity(ledger)
         return sample.fingerprint(key=ledger.identity_key)
 
-    def count(self, table: PolarsPublicationTable, sample: Dataset) -> CountedSample:
+    def count(self, table: PolarsPublicationTable | StreamedPublicationTable, sample: Dataset | StreamedSample
+              ) -> CountedSample:
         from crowdsafe.anonymize.publish import count_sample
 
+        if not isinstance(sample, Dataset):
+            from crowdsafe.engines.streamed_publish import count_streamed
+
+            return count_streamed(sample, table.columns)
         return count_sample(sample, table.columns)
 
     def apply(self, counts: CountedSample, scheme: GeneralizationScheme, k: int, fixed: bool) -> AppliedCounts:
@@ -291,6 +318,12 @@ def write_releases(releases: Sequence[Release], certificate: Certificate, paths:
             stack.enter_context(atomic_path(combined)).write_text(certificate.with_format_notes(note).to_json(),
                                                                   encoding="utf-8")
     return {"tables": tables, "certificates": certificates, "combined_certificate": str(combined) if combined else None}
+
+
+def _domain_of(table: Any) -> Dataset:
+    """The Dataset whose schema and hierarchies a table read for publishing has: itself, or a
+    streamed table's domain (:mod:`crowdsafe.data.streamed_table`)."""
+    return table if isinstance(table, Dataset) else table.domain
 
 
 __all__ = ["PolarsEngine", "PolarsPublicationTable", "write_releases"]

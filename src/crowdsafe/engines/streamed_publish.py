@@ -1,0 +1,179 @@
+"""The Polars engine's publish of a table larger than memory: the same run, rows read batch by batch.
+
+When :func:`crowdsafe.data.streamed_table.read_streamed` reads the input (a file over
+``crowdsafe.data.streaming.EAGER_BYTES``), the Polars engine's per-row stages take the
+:class:`StreamedPublicationTable` and :class:`StreamedSample` of this module instead of a Dataset,
+and the driver's sequence is unchanged (:mod:`crowdsafe.drivers.publish`):
+
+- ``identity``: one pass over every row, :class:`~crowdsafe.data.streamed_fingerprint.MultisetDigest`
+  (the table's :meth:`~crowdsafe.data.Dataset.fingerprint`);
+- ``sample``: :func:`draw_mask` draws Bernoulli(β) for every row in file order, in batches, from
+  the run's stream: NumPy's generator gives the same doubles for ``random(a)`` then
+  ``random(b)`` as for ``random(a + b)``, so the mask is the in-memory draw's, and the stream
+  ends at the same place. The mask is kept as bits (n/8 bytes), never rows;
+- ``sample_identity``: two passes over the sampled rows (the text values they hold, then their
+  hashes): the sample's fingerprint;
+- ``count`` (after the charge): one pass over the published columns of the sampled rows, counted
+  by tuple and merged: the same :class:`~crowdsafe.anonymize.counted.CountedSample` (leaf codes in
+  lexicographic order, counts) as the in-memory count.
+
+Memory: one batch, the distinct values, the sample's distinct published tuples and the mask. The
+rows, the mask and every count stay in the run, as in memory (docs/privacy-boundary.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+
+from crowdsafe.data import packing
+from crowdsafe.data.streamed_fingerprint import MultisetDigest, SubsetValues, text_dictionaries
+
+if TYPE_CHECKING:
+    from crowdsafe.anonymize.counted import CountedSample
+    from crowdsafe.data import Dataset
+    from crowdsafe.data.streamed_table import StreamedTable
+    from crowdsafe.privacy.ledger import Ledger
+    from crowdsafe.randomness import Randomness
+
+__all__ = ["StreamedPublicationTable", "StreamedSample", "count_streamed", "draw_mask"]
+
+#: Rows drawn per call when drawing the mask (a multiple of 8: the mask is packed into bytes).
+DRAW_ROWS = 1 << 20
+#: Partial counts merged once they hold this many tuples.
+MERGE_TUPLES = 1 << 18
+
+
+@dataclass(frozen=True)
+class StreamedPublicationTable:
+    """A streamed table prepared for the safe pipeline: ``given`` (the rows as read, whose
+    fingerprint the ledger knows), ``dataset`` (the domain prepared by
+    :func:`~crowdsafe.anonymize.publish.prepare_dataset`: published columns, hierarchies)."""
+
+    given: StreamedTable
+    dataset: Dataset
+    columns: list[str]
+    notes: list[str]
+    label: str
+
+    @property
+    def n_rows(self) -> int:
+        return self.given.n_rows
+
+    @property
+    def hierarchies(self) -> Mapping[str, Any]:
+        return self.dataset.hierarchies
+
+    @property
+    def schema(self) -> dict[str, pl.DataType]:
+        return dict(self.given.rows.collect_schema())
+
+    def identity(self, ledger: Ledger) -> str:
+        """The table's fingerprint keyed with the ledger's secret: one pass over every row."""
+        dictionaries = text_dictionaries(self.given.domain.frame)
+        digest = MultisetDigest(self.schema, dictionaries)
+        for batch in self.given.batches(ordered=False):
+            digest.add(batch)
+        return digest.hexdigest(ledger.identity_key)
+
+
+def draw_mask(n: int, beta: float, stream: Randomness) -> np.ndarray | None:
+    """Sample_β's mask over ``n`` rows, drawn from ``stream`` as :func:`crowdsafe.sampling.sample_of`
+    draws it (module docstring), packed into bits; None when β = 1 (every row, nothing drawn)."""
+    if beta == 1.0:
+        stream.bernoulli(0, beta)  # checks β as the one draw does; draws nothing
+        return None
+    parts = [np.packbits(stream.bernoulli(min(DRAW_ROWS, n - start), beta)) for start in range(0, n, DRAW_ROWS)]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint8)
+
+
+@dataclass(frozen=True)
+class StreamedSample:
+    """A Bernoulli sample of a streamed table: the table and the mask (:func:`draw_mask`)."""
+
+    table: StreamedPublicationTable
+    mask: np.ndarray | None
+
+    def batches(self, columns: Sequence[str] | None = None) -> Iterator[pl.DataFrame]:
+        """The sampled rows of ``columns`` (None: all), batch by batch in file order."""
+        offset = 0
+        for batch in self.table.given.batches(columns, ordered=True):
+            n = batch.height
+            if self.mask is None:
+                yield batch
+            else:
+                first, last = offset // 8, (offset + n + 7) // 8
+                bits = np.unpackbits(self.mask[first:last])[offset % 8: offset % 8 + n].astype(np.bool_)
+                yield batch.filter(pl.Series(bits))
+            offset += n
+
+    def identity(self, ledger: Ledger) -> str:
+        """The sample's fingerprint keyed with the ledger's secret: the text values the sampled rows
+        hold (one pass over the text columns), then their hashes (one pass over every column)."""
+        schema = self.table.schema
+        dictionaries = text_dictionaries(self.table.given.domain.frame)
+        if dictionaries:
+            present = SubsetValues(dictionaries)
+            for batch in self.batches(list(dictionaries)):
+                present.add(batch)
+            dictionaries = present.subset_dictionaries()
+        digest = MultisetDigest(schema, dictionaries)
+        for batch in self.batches():
+            digest.add(batch)
+        return digest.hexdigest(ledger.identity_key)
+
+
+def count_streamed(sample: StreamedSample, columns: Sequence[str]) -> CountedSample:
+    """The sample's frequency table over ``columns``: each batch's values mapped to the
+    hierarchies' leaf codes (a lookup made once from the domain's distinct values), its code tuples
+    counted, the counts merged; the :class:`~crowdsafe.anonymize.counted.CountedSample` the
+    in-memory count gives (leaf-code tuples in lexicographic order, their counts)."""
+    from crowdsafe.anonymize.counted import CountedSample
+
+    columns = list(columns)
+    hierarchies = {c: sample.table.hierarchies[c] for c in columns}
+    domain = sample.table.dataset.frame
+    lookups = {}
+    for column in columns:
+        values = domain.get_column(column).unique()
+        lookups[column] = pl.DataFrame({column: values, "__code": hierarchies[column].leaf_codes(values, column=column)
+                                        .astype(np.int64)})
+    sizes = [hierarchies[c].size(0) for c in columns]
+    packed = packing.fits(sizes)  # one int64 key per tuple (its order is the tuples' lexicographic order)
+    names = ["__key"] if packed else [f"__c{j}" for j in range(len(columns))]
+    partial: list[pl.DataFrame] = []
+    held = 0
+    for batch in sample.batches(columns):
+        if not batch.height:
+            continue
+        codes = [batch.select(column).join(lookups[column], on=column, how="left", nulls_equal=True,
+                                           maintain_order="left").get_column("__code") for column in columns]
+        coded = (pl.DataFrame({"__key": packing.pack([c.to_numpy() for c in codes], sizes)}) if packed
+                 else pl.DataFrame([c.alias(name) for c, name in zip(codes, names)]))
+        counted = coded.group_by(names).agg(pl.len().cast(pl.Int64).alias("__count"))
+        partial.append(counted)
+        held += counted.height
+        if held > MERGE_TUPLES and len(partial) > 1:
+            partial = [_merged(partial, names)]
+            held = partial[0].height
+    if not partial:
+        return CountedSample(tuple(columns), np.zeros((0, len(columns)), dtype=np.int64),
+                             np.zeros(0, dtype=np.int64), hierarchies)
+    table = _merged(partial, names).sort(names)
+    counts = table.get_column("__count").to_numpy().astype(np.int64)
+    if not packed:
+        return CountedSample(tuple(columns), table.select(names).to_numpy().astype(np.int64).reshape(-1, len(columns)),
+                             counts, hierarchies)
+    keys = table.get_column("__key").to_numpy().astype(np.int64)
+    cells = np.empty((len(keys), len(columns)), dtype=np.int64)
+    for j in range(len(columns) - 1, -1, -1):
+        keys, cells[:, j] = np.divmod(keys, max(sizes[j], 1))
+    return CountedSample(tuple(columns), cells, counts, hierarchies)
+
+
+def _merged(partial: list[pl.DataFrame], names: list[str]) -> pl.DataFrame:
+    return pl.concat(partial).group_by(names).agg(pl.col("__count").sum())
