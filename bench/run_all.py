@@ -283,11 +283,30 @@ def _cli(out: dict, size: str) -> list[Row]:
 
 
 def _streaming(out: dict, size: str) -> list[Row]:
-    """bench/streaming.py (the Polars engine's frequency table, streamed from Parquet parts)."""
+    """bench/streaming.py (the Polars engine's frequency table, streamed from Parquet parts; the publish of a
+    CSV over EAGER_BYTES, streamed and read whole, with peak memory)."""
     results = out.get("results", [out]) if isinstance(out.get("results", [out]), list) else [out]
-    return [row("streaming", "frequency table, streamed", size, r.get("rows"), r.get("frequency_table_seconds"),
-                r.get("floor_group_by_seconds_scaled"), "group-by of one part read whole × parts")
-            for r in results if isinstance(r, dict) and r.get("frequency_table_seconds") is not None]
+    rows = []
+    for r in results:
+        if not isinstance(r, dict):
+            continue
+        if r.get("frequency_table_seconds") is not None:
+            rows.append(row("streaming", "frequency table, streamed", size, r.get("rows"),
+                            r.get("frequency_table_seconds"), r.get("floor_group_by_seconds_scaled"),
+                            "group-by of one part read whole × parts"))
+        floor = r.get("publish_floor_streamed_group_by_seconds")
+        for key, figure in (("publish_streamed", "publish of a CSV over 256 MiB, streamed"),
+                            ("publish_in_memory", "publish of the same CSV, read whole")):
+            if r.get(f"{key}_seconds") is None:
+                continue
+            made = row("streaming", figure, size, r.get("publish_rows"), r.get(f"{key}_seconds"), floor,
+                       "Polars streamed group-by of the CSV")
+            memory = r.get(f"{key}_peak_rss_mb")
+            if memory is not None:
+                made["note"] = f"peak RSS {memory:,.0f} MB (floor {r.get('publish_floor_peak_rss_mb') or 0:,.0f} MB)" + (
+                    "; same release as read whole" if key == "publish_streamed" and r.get("publish_same_output") else "")
+            rows.append(made)
+    return rows
 
 
 # -- jobs ------------------------------------------------------------------------------------------

@@ -126,3 +126,18 @@ def test_quick_run_end_to_end(tmp_path: Path) -> None:
                             "--plots", str(plots)], capture_output=True, text=True, timeout=60, check=False)
     assert again.returncode == 0, again.stderr
     assert rebuilt.read_text() == doc.read_text()
+
+
+def test_streamed_publish_rows_carry_their_memory() -> None:
+    out = {"rows": 10_000_000, "publish_rows": 10_000_000, "publish_floor_streamed_group_by_seconds": 10.0,
+           "publish_floor_peak_rss_mb": 700.0, "publish_streamed_seconds": 40.0,
+           "publish_streamed_peak_rss_mb": 720.0, "publish_in_memory_seconds": 30.0,
+           "publish_in_memory_peak_rss_mb": 3600.0, "publish_same_output": True}
+    rows = run_all._streaming(out, "10m")
+    assert [r["figure"] for r in rows] == ["publish of a CSV over 256 MiB, streamed",
+                                           "publish of the same CSV, read whole"]
+    assert [r["crowdsafe_s"] for r in rows] == [40.0, 30.0]
+    assert all(r["floor_s"] == 10.0 for r in rows)
+    assert rows[0]["note"] == "peak RSS 720 MB (floor 700 MB); same release as read whole"
+    assert rows[1]["note"] == "peak RSS 3,600 MB (floor 700 MB)"
+    assert run_all._streaming({"rows": 1, "publish_streamed_seconds": None}, "1m") == []
