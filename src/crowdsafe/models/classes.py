@@ -221,15 +221,18 @@ class EquivalenceClasses:
             if packed_only:
                 return None
             counted = frame.group_by(columns).agg(pl.len().alias(_ROWS))
-            distinct = counted.drop(_ROWS)
+            tuples = self.dataset.select(columns).with_frame(counted.drop(_ROWS))
         else:
             counted = (
                 keyed.lazy().select(key.alias(_KEY)).with_row_index(_INDEX)
                 .group_by(_KEY).agg(pl.len().alias(_ROWS), pl.col(_INDEX).first())
                 .sort(_INDEX).collect()
             )
-            distinct = frame.select(columns).gather(counted.get_column(_INDEX))
-        tuples = self.dataset.select(columns).with_frame(distinct)
+            # the first rows, in row order (the indices are sorted and distinct): a filter keeps
+            # exactly those rows, and a part of the dataset's rows needs no new hierarchy check
+            first = np.zeros(frame.height, dtype=bool)
+            first[counted.get_column(_INDEX).to_numpy()] = True
+            tuples = self.dataset.select(columns).filter_rows(first)
         return tuples, counted.get_column(_ROWS).to_numpy().astype(np.int64)
 
     def _classes_by_frequency_table(self, sensitive: Sequence[str]) -> bool:
