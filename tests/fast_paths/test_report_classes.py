@@ -150,3 +150,12 @@ def test_publish_writes_the_page_the_files_rebuild(tmp_path, monkeypatch, suffix
     assert used == [suffix == ".csv"]
     page = out.with_name("adult.report.html").read_text("utf-8")
     assert page == build.build_report(out)  # the twin: the file scanned row by row
+
+
+def test_a_release_without_classes(tmp_path):
+    empty = FRAME.clear()
+    path, certificate = written(tmp_path, empty, [], True)
+    assert same_tables(path, certificate, WrittenClasses(empty, np.zeros(0, dtype=np.int64), True))
+    frame, _ = build.read_release(path)
+    rows = class_rows(path, WrittenClasses(empty, np.zeros(0, dtype=np.int64), True), certificate)
+    assert report_content(rows, certificate, "r.csv").rows == report_content(frame, certificate, "r.csv").rows == 0

@@ -61,7 +61,10 @@ def written_classes(release: Any, escape_formulas: bool) -> WrittenClasses | Non
         return None
     if not bool(np.all(applied.class_kept)):  # a release holds its published classes only
         return None
-    frame = class_frame(applied, scheme, tuple(release.quasi_identifiers))
+    try:
+        frame = class_frame(applied, scheme, tuple(release.quasi_identifiers))
+    except Exception:  # only a shortcut: whatever stops it, the report scans the file
+        return None
     return WrittenClasses(frame, applied.published_class_sizes, escape_formulas)
 
 
@@ -103,10 +106,16 @@ def class_rows(path: str | os.PathLike[str], classes: WrittenClasses | None, cer
     escaped), one row per class line, with the number of records in the column
     :data:`crowdsafe.report.content.ROWS`; None unless the file is exactly ``classes`` written
     (then the report scans the file)."""
+    try:
+        return _class_rows(Path(path), classes, certificate)
+    except (OSError, ValueError, pl.exceptions.PolarsError):  # only a shortcut: the report scans the file
+        return None
+
+
+def _class_rows(target: Path, classes: WrittenClasses | None, certificate: Mapping[str, Any]) -> pl.DataFrame | None:
     from crowdsafe.csv_safety import escaped_by, unescape_frame
     from crowdsafe.report.content import ROWS
 
-    target = Path(path)
     if classes is None or target.suffix.lower() != ".csv" or not target.is_file() or classes.frame.width == 0:
         return None
     formatted = _lines(classes)
