@@ -105,7 +105,7 @@ def release_content(table_path: str | os.PathLike[str], before: Sequence[BeforeD
     frame, found = read_release(table_path)
     rows = class_rows(table_path, classes, found) if classes is not None else None
     if rows is not None:
-        return report_content(rows, found, Path(table_path).name, before)
+        return report_content(rows, found, Path(table_path).name, before, weighted=True)
     try:
         return report_content(frame, found, Path(table_path).name, before)
     except (OSError, pl.exceptions.PolarsError) as exc:
