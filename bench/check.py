@@ -9,7 +9,10 @@ For Adult (rows without a missing value, 30,162) and synthetic Adults of 1M and 
   Dataset (no cached encoding) each time;
 - **floor**: a bare Polars ``group_by(qi + [occupation]).len()`` over the same frame;
 - **full check**: ``crowdsafe.api.check_dataset`` with k target 5 and a population size (so
-  every model, risk and the Zayatz estimate run), its fingerprint timed apart as well;
+  every model, risk and the Zayatz estimate run), its fingerprint timed apart as well. Each run
+  gets a cache-free copy of the table made before the timer (``_fresh``); ``fresh_dataset_s`` times
+  the copy the timer used to include, ``with_frame``, which checks every hierarchy against all the
+  rows again (load-time work; until rep21 it was part of ``full_check`` and ``four_models``);
 - **pycanon** (1.3.6) on the same rows in a subprocess, each of its four functions timed (wall
   and CPU), stopped once it has used ``--pycanon-timeout`` seconds of CPU (default 300, i.e. 5
   minutes; CPU rather than wall time so that a busy machine does not cut it short; wall time is
