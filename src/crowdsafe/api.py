@@ -9,8 +9,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
-import polars as pl
-
 from crowdsafe.data import (
     DEFAULT_MISSING,
     Dataset,
@@ -24,6 +22,7 @@ from crowdsafe.errors import ParameterError
 from crowdsafe.metrics import UtilityReport, UtilityRequest, measure_utility
 from crowdsafe.models import DEFAULT_THRESHOLD, AssessRequest, run_assessment
 from crowdsafe.models.check_report import CheckReport
+from crowdsafe.models.classes import column_counts
 from crowdsafe.privacy.ledger import DEFAULT as DEFAULT_LEDGER
 from crowdsafe.privacy.ledger import Budget, LedgerSpec, ledger_for
 from crowdsafe.randomness import Randomness
@@ -108,10 +107,13 @@ def check_report(
     if not qis:
         raise ParameterError("the data has no quasi-identifiers; name them with qi=[...]", parameter="qi")
     frame = dataset.frame
+    rest = [c for c in frame.columns if c not in {*qis, *dataset.sensitive}]  # the classes count the others
     with ThreadPoolExecutor(max_workers=1) as pool:  # counting overlaps the models (both release the GIL)
-        summary = pool.submit(lambda: (frame.select(pl.all().n_unique()).row(0), frame.null_count().row(0)))
+        summary = pool.submit(column_counts, frame, rest)
         privacy = run_assessment(dataset, request, original=original, population=population)
-    distinct, nulls = summary.result()
+    counts = {**summary.result(), **privacy.column_counts}
+    counts.update(column_counts(frame, [c for c in frame.columns if c not in counts]))  # counted row by row
+    distinct, nulls = [counts[c][0] for c in frame.columns], [counts[c][1] for c in frame.columns]
     attributes = [
         {
             "name": a.name,

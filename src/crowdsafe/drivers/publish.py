@@ -153,8 +153,12 @@ def run_publication(
             written = engine.write(prepared, releases, certificate, paths, escape_formulas=escape_formulas)
             if options.report:  # built from the files just written: the release and its certificate only
                 from crowdsafe.report import write_reports
+                from crowdsafe.report.classes import written_classes
 
-                written["reports"], report_notes = write_reports(written["tables"])
+                # the classes just written let the report read the file as its class lines (checked
+                # against the file's bytes) instead of parsing every row again
+                wrote = [written_classes(r, escape_formulas) for r in releases]
+                written["reports"], report_notes = write_reports(written["tables"], wrote)
                 notes.extend(report_notes)
         if charge is not None:
             charge.record(written=written.get("tables", []), rows_published=[r.rows_published for r in releases],

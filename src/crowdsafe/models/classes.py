@@ -74,6 +74,17 @@ def by_frequency_table(dataset: Dataset) -> bool:
     return dataset.n_rows >= FREQUENCY_TABLE_ROWS
 
 
+def column_counts(frame: pl.DataFrame, columns: Sequence[str]) -> dict[str, tuple[int, int]]:
+    """(distinct values, missing values) of each of ``columns``, counted over every row of
+    ``frame`` (a missing value counts as one distinct value): the reference twin of
+    :meth:`EquivalenceClasses.column_counts`."""
+    if not columns:
+        return {}
+    part = frame.select(columns)
+    distinct, missing = part.select(pl.all().n_unique()).row(0), part.null_count().row(0)
+    return {c: (int(d), int(m)) for c, d, m in zip(columns, distinct, missing)}
+
+
 def as_dataset(data: Any) -> Dataset:
     """Anything :func:`crowdsafe.data.load` accepts, as a Dataset."""
     return data if isinstance(data, Dataset) else load(data)
@@ -200,6 +211,7 @@ class EquivalenceClasses:
         self._row_key: np.ndarray | None = None
         self._table: pl.DataFrame | None = None
         self._sensitive: dict[str, SensitiveCounts] = {}
+        self._frequency: tuple[pl.DataFrame, np.ndarray] | None = None
         self._by_tuples = by_frequency_table(dataset)
         if not (self._by_tuples and self._classes_by_frequency_table(sensitive)):
             self._by_tuples = False
@@ -221,15 +233,18 @@ class EquivalenceClasses:
             if packed_only:
                 return None
             counted = frame.group_by(columns).agg(pl.len().alias(_ROWS))
-            distinct = counted.drop(_ROWS)
+            tuples = self.dataset.select(columns).with_frame(counted.drop(_ROWS))
         else:
             counted = (
                 keyed.lazy().select(key.alias(_KEY)).with_row_index(_INDEX)
                 .group_by(_KEY).agg(pl.len().alias(_ROWS), pl.col(_INDEX).first())
                 .sort(_INDEX).collect()
             )
-            distinct = frame.select(columns).gather(counted.get_column(_INDEX))
-        tuples = self.dataset.select(columns).with_frame(distinct)
+            # the first rows, in row order (the indices are sorted and distinct): a filter keeps
+            # exactly those rows, and a part of the dataset's rows needs no new hierarchy check
+            first = np.zeros(frame.height, dtype=bool)
+            first[counted.get_column(_INDEX).to_numpy()] = True
+            tuples = self.dataset.select(columns).filter_rows(first)
         return tuples, counted.get_column(_ROWS).to_numpy().astype(np.int64)
 
     def _classes_by_frequency_table(self, sensitive: Sequence[str]) -> bool:
@@ -251,6 +266,7 @@ class EquivalenceClasses:
         if float(np.prod(np.asarray(radices, dtype=float))) >= 2.0**63:
             return False
         self._encoding, self._radices = encoding, radices
+        self._frequency = (tuples.frame, weights)
         key = packing.pack([encoding[c].codes for c in self.quasi_identifiers], radices, np.uint64)
         self._class_keys, inverse = np.unique(key, return_inverse=True)
         cls = inverse.ravel().astype(np.int64)
@@ -258,6 +274,20 @@ class EquivalenceClasses:
         for attribute in attributes:
             self._store_tuple_pairs(attribute, tuples.encoded(attribute), cls, weights)
         return True
+
+    def column_counts(self) -> dict[str, tuple[int, int]]:
+        """(distinct values, missing values) of each column of the frequency table the classes
+        were counted from (the quasi-identifiers and the sensitive attributes), read from its
+        distinct tuples and their row counts (fast path; twin :func:`column_counts`, every row):
+        every value in the rows is in some tuple, a missing value counting as one distinct value,
+        as Polars' ``n_unique`` counts it. Empty when the classes were counted row by row."""
+        if self._frequency is None:
+            return {}
+        frame, weights = self._frequency
+        distinct = frame.select(pl.all().n_unique()).row(0)
+        missing = [int(weights[frame.get_column(c).is_null().to_numpy()].sum()) if frame.get_column(c).null_count()
+                   else 0 for c in frame.columns]
+        return {c: (int(d), m) for c, d, m in zip(frame.columns, distinct, missing)}
 
     def _store_tuple_pairs(self, attribute: str, encoded: EncodedColumn, cls: np.ndarray,
                            weights: np.ndarray) -> SensitiveCounts:

@@ -98,6 +98,9 @@ class PrivacyReport:
     sensitive: list[SensitiveReport]
     risk: RiskReport
     notes: list[str] = field(default_factory=list)
+    #: (distinct, missing) of the columns the classes were counted from, when they were counted
+    #: from the distinct tuples (:meth:`EquivalenceClasses.column_counts`); not part of the report
+    column_counts: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -205,4 +208,5 @@ def run_assessment(
         risk=assess_risk(classes, threshold=request.threshold, population=population,
                          population_size=request.population_size),
         notes=notes,
+        column_counts=classes.column_counts(),
     )

@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from crowdsafe.errors import InputError, ParameterError
+from crowdsafe.report.classes import WrittenClasses
 from crowdsafe.report.content import BeforeDistribution, ReportContent, report_content
 
 REPORT_SUFFIX = ".report.html"
@@ -92,11 +93,19 @@ def read_release(table_path: str | os.PathLike[str]) -> tuple[pl.LazyFrame, dict
     return frame, certificate
 
 
-def release_content(table_path: str | os.PathLike[str], before: Sequence[BeforeDistribution] = ()
-                    ) -> ReportContent:
+def release_content(table_path: str | os.PathLike[str], before: Sequence[BeforeDistribution] = (),
+                    classes: WrittenClasses | None = None) -> ReportContent:
     """The report content of the release written at ``table_path`` (its rows read once, by a
-    streaming scan, into the tuple table the report is computed from)."""
+    streaming scan, into the tuple table the report is computed from). ``classes``: the classes
+    the run has just written there; when the file is exactly those classes written, its rows are
+    read as the class lines weighted by their sizes (:func:`crowdsafe.report.classes.class_rows`:
+    the same rows, counted, without parsing each again)."""
+    from crowdsafe.report.classes import class_rows
+
     frame, found = read_release(table_path)
+    rows = class_rows(table_path, classes, found) if classes is not None else None
+    if rows is not None:
+        return report_content(rows, found, Path(table_path).name, before, weighted=True)
     try:
         return report_content(frame, found, Path(table_path).name, before)
     except (OSError, pl.exceptions.PolarsError) as exc:
@@ -104,10 +113,11 @@ def release_content(table_path: str | os.PathLike[str], before: Sequence[BeforeD
 
 
 def build_report(table_path: str | os.PathLike[str], before: Sequence[BeforeDistribution] = (),
-                 certificate: str | os.PathLike[str] | None = None) -> str:
+                 certificate: str | os.PathLike[str] | None = None, classes: WrittenClasses | None = None) -> str:
     """The report page of the release or α-β view written at ``table_path``, with its certificate
     beside it (or at ``certificate``). A view is told by its certificate
-    (:func:`crowdsafe.report.view_content.is_view_certificate`) and gets the view's report."""
+    (:func:`crowdsafe.report.view_content.is_view_certificate`) and gets the view's report.
+    ``classes``: what the run wrote at ``table_path``, if it knows (:func:`release_content`)."""
     from crowdsafe.report.html import render_html
     from crowdsafe.report.view_content import build_view_report, is_view_certificate
 
@@ -118,34 +128,39 @@ def build_report(table_path: str | os.PathLike[str], before: Sequence[BeforeDist
         return build_view_report(table_path, found)
     if certificate is not None:
         raise ParameterError("a release's certificate is read from beside it: --certificate is for α-β views")
-    return render_html(release_content(table_path, before))
+    return render_html(release_content(table_path, before, classes))
 
 
 def write_report(table_path: str | os.PathLike[str], out: str | os.PathLike[str] | None = None,
-                 before: Sequence[BeforeDistribution] = (), certificate: str | os.PathLike[str] | None = None
-                 ) -> Path:
+                 before: Sequence[BeforeDistribution] = (), certificate: str | os.PathLike[str] | None = None,
+                 classes: WrittenClasses | None = None) -> Path:
     """Build the report of the release or view at ``table_path`` and write it atomically to
     ``out`` (default: ``<stem>.report.html`` beside the table); return where it went.
-    ``certificate``: a view's certificate when it is not beside the view."""
+    ``certificate``: a view's certificate when it is not beside the view. ``classes``: what the
+    run wrote at ``table_path``, if it knows (:func:`release_content`)."""
     from crowdsafe.files import write_text_atomic
 
     target = Path(out) if out is not None else report_path(table_path)
-    return write_text_atomic(target, build_report(table_path, before, certificate))
+    return write_text_atomic(target, build_report(table_path, before, certificate, classes))
 
 
-def write_reports(tables: Sequence[str | os.PathLike[str]]) -> tuple[list[str], list[str]]:
+def write_reports(tables: Sequence[str | os.PathLike[str]],
+                  classes: Sequence[WrittenClasses | None] | None = None) -> tuple[list[str], list[str]]:
     """The reports of freshly written releases: (paths written, notes). A table that is not a
     local path (e.g. ``s3a://``) gets a note instead; a report that cannot be built gets a note
-    naming the error and the command that rebuilds it (the release itself stands)."""
+    naming the error and the command that rebuilds it (the release itself stands). ``classes``:
+    per table, the classes the run wrote there (:func:`crowdsafe.report.classes.written_classes`),
+    or None; the report is the same either way, only cheaper to build."""
     written: list[str] = []
     notes: list[str] = []
-    for table in tables:
+    known = list(classes) if classes is not None and len(classes) == len(tables) else [None] * len(tables)
+    for table, wrote in zip(tables, known, strict=True):
         if "://" in str(table) or not Path(table).exists():
             notes.append(f"no report was written for {table} (not a local path): copy the release and its "
                          "certificate to a local folder and run `crowdsafe report` on it")
             continue
         try:
-            written.append(str(write_report(table)))
+            written.append(str(write_report(table, classes=wrote)))
         except Exception as exc:  # any failure: the release stands, and the note says how to rebuild the report
             notes.append(f"the report of {table} could not be written ({exc}); rebuild it with "
                          f"`crowdsafe report {table}`")

@@ -234,11 +234,16 @@ def attribute_view(tuples: pl.DataFrame, name: str, parameters: Mapping[str, Any
                          examples=examples)
 
 
-def tuple_table(frame: pl.DataFrame | pl.LazyFrame, quasi_identifiers: Sequence[str]) -> pl.DataFrame:
+def tuple_table(frame: pl.DataFrame | pl.LazyFrame, quasi_identifiers: Sequence[str], weighted: bool = False
+                ) -> pl.DataFrame:
     """The release reduced to one row per distinct quasi-identifier tuple with its number of
     records (column :data:`ROWS`). A LazyFrame (a release scanned from its files) is reduced by
-    Polars' streaming engine, so a release larger than memory is never held whole."""
-    return (frame.lazy().group_by(list(quasi_identifiers)).agg(pl.len().cast(pl.Int64).alias(ROWS))
+    Polars' streaming engine, so a release larger than memory is never held whole. ``weighted``:
+    the frame holds the release's rows weighted, one row per class line with its records in
+    :data:`ROWS` (:func:`crowdsafe.report.classes.class_rows`): the weights are summed instead of
+    the rows counted."""
+    count = pl.col(ROWS).sum() if weighted else pl.len()
+    return (frame.lazy().group_by(list(quasi_identifiers)).agg(count.cast(pl.Int64).alias(ROWS))
             .collect(engine="streaming"))
 
 
@@ -302,24 +307,25 @@ def risk_rows(sizes: np.ndarray, k: int | None, certificate: Mapping[str, Any]) 
 
 
 def report_content(frame: pl.DataFrame | pl.LazyFrame, certificate: Mapping[str, Any], title: str,
-                   before: Sequence[BeforeDistribution] = ()) -> ReportContent:
+                   before: Sequence[BeforeDistribution] = (), weighted: bool = False) -> ReportContent:
     """The report of the release ``frame`` (every column as text, as read from the file; a
-    LazyFrame is reduced without being held whole, :func:`tuple_table`) carrying ``certificate``
-    (its JSON, as a dict). ``title``: the release's file name. ``before``: noisy histograms of the
-    original data from charged DP queries."""
+    LazyFrame is reduced without being held whole, :func:`tuple_table`; ``weighted``: one row
+    per class line, its records in :data:`ROWS`) carrying ``certificate`` (its JSON,
+    as a dict). ``title``: the release's file name. ``before``: noisy histograms of the original
+    data from charged DP queries."""
     public = public_certificate(certificate)
     parameters = public.get("parameters") or {}
-    columns = tuple(frame.collect_schema().names())
+    columns = tuple(c for c in frame.collect_schema().names() if not (weighted and c == ROWS))
     named = [c for c in parameters.get("quasi_identifiers") or () if c in columns]
     quasi_identifiers = tuple(named) if named else columns
     k = parameters.get("k") if isinstance(parameters.get("k"), int) else None
     if quasi_identifiers:
-        tuples = tuple_table(frame, quasi_identifiers)
+        tuples = tuple_table(frame, quasi_identifiers, weighted)
         sizes = class_sizes_of(tuples)
         records = int(sizes.sum())
     else:  # a release without columns
         tuples, sizes = pl.DataFrame(), np.zeros(0, dtype=np.int64)
-        records = int(frame.lazy().select(pl.len()).collect().item())
+        records = int(frame.lazy().select(pl.col(ROWS).sum() if weighted else pl.len()).collect().item())
     attributes = tuple(attribute_view(tuples, c, parameters) for c in quasi_identifiers)
     unfit = tuple(str(r) for r in public.get("unfit_reasons") or ())
     return ReportContent(
