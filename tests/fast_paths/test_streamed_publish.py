@@ -282,9 +282,9 @@ def test_count_made_in_the_identity_pass(template, tmp_path, monkeypatch):
     passes: list[object] = []
     batches = streamed_publish.StreamedSample.batches
 
-    def spy(self, columns=None):
+    def spy(self, columns=None, label="reading the sample"):
         passes.append(None if columns is None else tuple(columns))
-        yield from batches(self, columns)
+        yield from batches(self, columns, label)
 
     monkeypatch.setattr(streamed_publish.StreamedSample, "batches", spy)
     options = dict(epsilon=1.0, delta=1e-6, qi=["age", "sex", "city"])

@@ -78,7 +78,7 @@ class StreamedPublicationTable:
         """The table's fingerprint keyed with the ledger's secret: one pass over every row."""
         dictionaries = text_dictionaries(self.given.domain.frame)
         digest = MultisetDigest(self.schema, dictionaries)
-        for batch in self.given.batches(ordered=False):
+        for batch in self.given.batches(ordered=False, label="hashing the table (its identity)"):
             digest.add(batch)
         return digest.hexdigest(ledger.identity_key)
 
@@ -102,10 +102,12 @@ class StreamedSample:
     #: tuple counts made on the way by :meth:`identity`, by columns (taken by :func:`count_streamed`)
     counted: dict[tuple[str, ...], CountedSample] = field(default_factory=dict, compare=False, repr=False)
 
-    def batches(self, columns: Sequence[str] | None = None) -> Iterator[pl.DataFrame]:
-        """The sampled rows of ``columns`` (None: all), batch by batch in file order."""
+    def batches(self, columns: Sequence[str] | None = None, label: str = "reading the sample"
+                ) -> Iterator[pl.DataFrame]:
+        """The sampled rows of ``columns`` (None: all), batch by batch in file order (the pass shown
+        as ``label`` on a terminal, :mod:`crowdsafe.progress`)."""
         offset = 0
-        for batch in self.table.given.batches(columns, ordered=True):
+        for batch in self.table.given.batches(columns, ordered=True, label=label):
             n = batch.height
             if self.mask is None:
                 yield batch
@@ -124,12 +126,12 @@ class StreamedSample:
         dictionaries = text_dictionaries(self.table.given.domain.frame)
         if dictionaries:
             present = SubsetValues(dictionaries)
-            for batch in self.batches(list(dictionaries)):
+            for batch in self.batches(list(dictionaries), label="finding the sample's values"):
                 present.add(batch)
             dictionaries = present.subset_dictionaries()
         digest = MultisetDigest(schema, dictionaries)
         counter = TupleCounter(self.table, self.table.columns)
-        for batch in self.batches():
+        for batch in self.batches(label="hashing and counting the sample"):
             digest.add(batch)
             counter.add(batch)
         self.counted[tuple(self.table.columns)] = counter.counted()
@@ -147,7 +149,7 @@ def count_streamed(sample: StreamedSample, columns: Sequence[str]) -> CountedSam
     if kept is not None:
         return kept
     counter = TupleCounter(sample.table, columns)
-    for batch in sample.batches(list(columns)):
+    for batch in sample.batches(list(columns), label="counting the sample"):
         counter.add(batch)
     return counter.counted()
 
