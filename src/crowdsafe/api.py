@@ -21,8 +21,7 @@ from crowdsafe.data.streamed_table import load_or_stream
 from crowdsafe.errors import ParameterError
 from crowdsafe.metrics import UtilityReport, UtilityRequest, measure_utility
 from crowdsafe.models import DEFAULT_THRESHOLD, AssessRequest
-from crowdsafe.models.check_report import CheckReport, streamed_check_report
-from crowdsafe.models.check_report import check_report as check_report_of
+from crowdsafe.models.check_report import CheckReport, check_report, streamed_check_report
 from crowdsafe.privacy.ledger import DEFAULT as DEFAULT_LEDGER
 from crowdsafe.privacy.ledger import Budget, LedgerSpec, ledger_for
 from crowdsafe.randomness import Randomness
@@ -98,18 +97,6 @@ def check_dataset(
     request = AssessRequest(target_k=target_k, l=l, ground=ground, threshold=threshold,
                             population_size=population_size)
     return check_report(dataset, request, original=original, population=population)
-
-
-def check_report(
-    dataset: Dataset,
-    request: AssessRequest,
-    *,
-    original: Dataset | None = None,
-    population: Dataset | None = None,
-) -> CheckReport:
-    """The :class:`CheckReport` of a loaded Dataset for ``request`` (what
-    :func:`crowdsafe.models.run_assessment` measures); custodian only."""
-    return check_report_of(dataset, request, original=original, population=population)
 
 
 def anonymize(

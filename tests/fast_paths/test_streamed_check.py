@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
-from test_streamed_publish import _csv, _rows
+from test_streamed_publish import _csv, _rows, at_thresholds, declared_table, spied
 
 import crowdsafe.data.streamed_table as streamed_table
 import crowdsafe.models.check_report as check_report
-from crowdsafe import cli
-from crowdsafe.data import Dataset, Schema, streaming
+from crowdsafe import api, cli
+from crowdsafe.data import Dataset, Schema
 from crowdsafe.models import EquivalenceClasses
 
 
@@ -28,33 +28,12 @@ def _printed(argv: list[str], capsys) -> tuple[int, str, str]:
 
 def _twins(argv: list[str], path, capsys, monkeypatch) -> dict:
     """The output (text and JSON) at EAGER_BYTES = size − 1 (streamed), size and size + 1 (read
-    whole): equal; ``streamed``: what the streamed check returned at size − 1 (None: fell back)."""
+    whole): equal; ``streamed``: whether the streamed check gave a report, at each call (None:
+    it handed the rows to the in-memory report); ``read``: whether the streamed read took the file."""
     monkeypatch.setenv("COLUMNS", "200")
-    report = check_report.streamed_check_report
-    streamed: list[bool] = []
-
-    def spy(*args, **kwargs):
-        found = report(*args, **kwargs)
-        streamed.append(found is not None)
-        return found
-
-    monkeypatch.setattr("crowdsafe.api.streamed_check_report", spy)
-    read = streamed_table.read_streamed
-    reads: list[bool] = []
-
-    def read_spy(*args, **kwargs):
-        table = read(*args, **kwargs)
-        reads.append(table is not None)
-        return table
-
-    monkeypatch.setattr(streamed_table, "read_streamed", read_spy)
-    size = streaming.disk_bytes(path)
-    results = []
-    for limit, eager in ((size - 1, False), (size, True), (size + 1, True)):
-        monkeypatch.setattr(streaming, "EAGER_BYTES", limit)
-        assert streaming.reads_eagerly(path) is eager
-        results.append([_printed([*argv, *fmt], capsys) for fmt in ([], ["--json"])])
-    assert results[0] == results[1] == results[2]
+    streamed = spied(monkeypatch, api, "streamed_check_report")
+    reads = spied(monkeypatch, streamed_table, "read_streamed")
+    results = at_thresholds(path, monkeypatch, lambda: [_printed([*argv, *fmt], capsys) for fmt in ([], ["--json"])])
     return {"printed": results[0], "streamed": streamed, "read": reads}
 
 
@@ -99,13 +78,7 @@ def test_check_parquet_types_and_population(tmp_path, capsys, monkeypatch):
 
 
 def test_check_declared_schema_with_hierarchies(tmp_path, capsys, monkeypatch):
-    path = _csv(tmp_path / "t.csv", _rows(3000, seed=3).with_columns(pl.col("age").cast(pl.String)))
-    schema = tmp_path / "schema.toml"
-    schema.write_text(
-        '[attributes.age]\ntype = "numeric"\nhierarchy = { widths = [5, 10, 20] }\n'
-        '[attributes.sex]\ntype = "categorical"\n'
-        '[attributes.ref]\nrole = "identifier"\ntype = "categorical"\n'
-        '[attributes.income]\nrole = "sensitive"\ntype = "categorical"\n', encoding="utf-8")
+    path, schema = declared_table(tmp_path)
     out = _twins(_check(path, "--schema", str(schema), "--l", "3", "--ground", "ordered"), path, capsys, monkeypatch)
     assert out["streamed"] == [True, True]
 

@@ -1,5 +1,10 @@
 """The custodian's report of ``crowdsafe check``: exact facts about a table, for the custodian only.
 
+:func:`check_report` builds it from a loaded Dataset; :func:`streamed_check_report` from a file
+read batch by batch (:mod:`crowdsafe.data.streamed_table`), with the same result: the classes and
+models from the frequency table of the quasi-identifiers and sensitive attributes, the other
+columns' counts from the read's domain and missing-value report.
+
 Nothing here is an output of a DP mechanism: the report says so in its ``notice`` and is never
 written beside a release (the privacy boundary, docs/privacy-boundary.md)."""
 
