@@ -69,9 +69,7 @@ def check(
         dataset = dataset.with_roles(qi=qi, sensitive=sensitive) if qi is not None or sensitive is not None else dataset
     else:  # a file larger than memory is read batch by batch (streamed_check_report; twin: check_report)
         source = None
-        named = [*(qi or ()), *([sensitive] if isinstance(sensitive, str) else sensitive or ())]  # the check's columns,
-        table = load_or_stream(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing,  # counted in the read
-                               count=named if qi is not None and (sensitive is not None or schema is None) else ())
+        table = load_or_stream(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
         dataset = table if isinstance(table, Dataset) else table.domain
     people = load(population, missing=missing) if population is not None else None
     request = AssessRequest(target_k=target_k, l=l, ground=ground, threshold=threshold,

@@ -163,26 +163,3 @@ def test_classes_of_a_frequency_table_are_the_rows(seed):
     assert given.published().equals(rows.published())
     twin = check_report.column_counts(frame, ["a", "b", "f", "s", "t"])
     assert given.column_counts() == twin
-
-
-@pytest.mark.parametrize("missing", ["keep", "drop"])
-def test_tuples_counted_in_the_read_are_those_of_a_pass(tmp_path, missing):
-    """The frequency table counted in the read's own pass (``count``: raw values, typed after the
-    domain is known, NaN made missing, equal values' counts added) and the one of a separate
-    streaming pass over the typed rows: the same tuples and counts, for the columns counted and for
-    fewer of them; under ``drop`` with missing values the read counts nothing (rows leave)."""
-    frame = _rows(3000, seed=11).with_columns(pl.col("age").cast(pl.String))
-    path = _csv(tmp_path / "t.csv", frame)
-    columns = ["age", "score", "city", "sex", "income"]
-    counted = streamed_table.read_streamed(path, missing=missing, count=columns)
-    plain = streamed_table.read_streamed(path, missing=missing)
-    assert counted is not None and plain is not None and plain.counted is None
-    assert (counted.counted is None) is (missing == "drop")
-
-    def table(found, names):
-        tuples, weights = found.frequency(names)
-        return tuples.frame.with_columns(pl.Series("n", weights)).sort(names, nulls_last=True)
-
-    for names in (columns, ["income", "city", "age"], ["score"]):
-        assert table(counted, names).equals(table(plain, names))
-    assert int(table(counted, ["sex"]).get_column("n").sum()) == counted.n_rows

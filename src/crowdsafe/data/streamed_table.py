@@ -65,9 +65,6 @@ class StreamedTable:
     domain: Dataset
     n_rows: int
     missing: MissingReport
-    #: the frequency table of the columns ``read_streamed`` was asked to ``count`` (typed, with its
-    #: ``__crowdsafe_rows``), counted in the read's own pass; None when none was asked or it cannot be
-    counted: pl.DataFrame | None = None
 
     @property
     def name(self) -> str | None:
@@ -82,18 +79,11 @@ class StreamedTable:
     def frequency(self, columns: Sequence[str]) -> tuple[Dataset, np.ndarray]:
         """The frequency table of ``columns``: their distinct tuples as a Dataset (the domain's
         schema and hierarchies, in no particular order) and the rows holding each, counted by one
-        pass of Polars' streaming engine (memory: the distinct tuples, not the rows), or taken
-        from those the read counted (``count``). A missing value is a value of its own, as in a
-        group-by of the table loaded whole."""
+        pass of Polars' streaming engine (memory: the distinct tuples, not the rows). A missing
+        value is a value of its own, as in a group-by of the table loaded whole."""
         names = list(columns)
-        read = self.counted
-        if read is not None and set(names) <= set(read.columns) - {_ROWS} and len(set(names)) == len(names):
-            # counted in the read's own pass: those columns, or fewer (their counts added up)
-            counted = (read.select([*names, _ROWS]) if len(names) == read.width - 1
-                       else read.group_by(names).agg(pl.col(_ROWS).sum()))
-        else:
-            counted = (self.rows.select(names).group_by(names).agg(pl.len().alias(_ROWS))
-                       .collect(engine="streaming"))
+        counted = (self.rows.select(names).group_by(names).agg(pl.len().alias(_ROWS))
+                   .collect(engine="streaming"))
         part = self.domain.select(names)
         tuples = part.with_frame(counted.drop(_ROWS).cast(part.frame.schema))
         return tuples, counted.get_column(_ROWS).to_numpy().astype(np.int64)
@@ -135,20 +125,16 @@ def _scan(path: Path, text_columns: Sequence[str], infer_all: bool) -> tuple[pl.
     return lazy, is_csv
 
 
-def _distinct(lazy: pl.LazyFrame, names: Sequence[str], count: Sequence[str] = ()
-              ) -> tuple[int, dict[str, pl.Series], dict[str, int], int, pl.DataFrame | None]:
+def _distinct(lazy: pl.LazyFrame, names: Sequence[str]) -> tuple[int, dict[str, pl.Series], dict[str, int], int]:
     """One pass over the rows, batch by batch: the rows, each column's distinct values, its
-    missing values and the rows with a missing value, and the distinct tuples of ``count`` with
-    their rows (None if ``count`` is empty). (A streaming ``unique().implode()`` holds the columns
-    whole; batches hold one batch, the distinct values and the counted tuples.)"""
-    tuples = _Tuples(count)
+    missing values and the rows with a missing value. (A streaming ``unique().implode()`` holds
+    the columns whole; batches hold one batch and the distinct values.)"""
     rows = with_missing = 0
     nulls = dict.fromkeys(names, 0)
     held: dict[str, list[pl.Series]] = {c: [] for c in names}
     sizes = dict.fromkeys(names, 0)
     for batch in lazy.collect_batches(chunk_size=BATCH_ROWS, maintain_order=False):
         rows += batch.height
-        tuples.add(batch)
         counts = batch.null_count().row(0, named=True)
         if any(counts.values()):
             with_missing += int(batch.select(pl.any_horizontal(pl.all().is_null()).sum()).item())
@@ -163,33 +149,7 @@ def _distinct(lazy: pl.LazyFrame, names: Sequence[str], count: Sequence[str] = (
                 sizes[column] = len(held[column][0])
     values = {c: (pl.concat(held[c]).unique() if held[c] else lazy.select(c).clear().collect().get_column(c))
               for c in names}
-    return rows, values, nulls, with_missing, tuples.table()
-
-
-class _Tuples:
-    """The distinct tuples of some columns and their rows, counted batch by batch (partial counts
-    merged once they hold ``4 * BATCH_ROWS`` tuples)."""
-
-    def __init__(self, columns: Sequence[str]) -> None:
-        self.columns = list(columns)
-        self.partial: list[pl.DataFrame] = []
-        self.held = 0
-
-    def add(self, batch: pl.DataFrame) -> None:
-        if not self.columns:
-            return
-        self.partial.append(batch.group_by(self.columns).agg(pl.len().cast(pl.Int64).alias(_ROWS)))
-        self.held += self.partial[-1].height
-        if self.held > 4 * BATCH_ROWS and len(self.partial) > 1:
-            self.partial = [self.table()]  # type: ignore[list-item]
-            self.held = self.partial[0].height
-
-    def table(self) -> pl.DataFrame | None:
-        if not self.columns:
-            return None
-        if not self.partial:
-            return pl.DataFrame(schema={**{c: pl.Null for c in self.columns}, _ROWS: pl.Int64})
-        return pl.concat(self.partial).group_by(self.columns).agg(pl.col(_ROWS).sum())
+    return rows, values, nulls, with_missing
 
 
 def _domain_frame(values: dict[str, pl.Series]) -> pl.DataFrame:
@@ -237,17 +197,15 @@ def read_streamed(
     qi: Sequence[str] | None = None,
     sensitive: Sequence[str] | str | None = None,
     missing: MissingPolicy | str = MissingPolicy.KEEP,
-    count: Sequence[str] = (),
 ) -> StreamedTable | None:
     """The table at ``path`` as the loader reads it (module docstring), or None when it must be
     read whole. ``schema`` (declared), ``qi``, ``sensitive`` and ``missing`` as in
-    :func:`crowdsafe.data.load`; ``count``: columns whose frequency table is counted in the same
-    pass (:attr:`StreamedTable.counted`). The reader's notes (renamed columns) reach standard
-    error once: not when the file is then read whole (that read gives them)."""
+    :func:`crowdsafe.data.load`. The reader's notes (renamed columns) reach standard error once:
+    not when the file is then read whole (that read gives them)."""
     notes = io.StringIO()
     try:
         with contextlib.redirect_stderr(notes):
-            table = _read_streamed(Path(path), schema, qi, sensitive, MissingPolicy.parse(missing), count)
+            table = _read_streamed(Path(path), schema, qi, sensitive, MissingPolicy.parse(missing))
     except BaseException:
         sys.stderr.write(notes.getvalue())
         raise
@@ -263,24 +221,22 @@ def load_or_stream(
     qi: Sequence[str] | None = None,
     sensitive: Sequence[str] | str | None = None,
     missing: MissingPolicy | str = MissingPolicy.KEEP,
-    count: Sequence[str] = (),
 ) -> Dataset | StreamedTable:
     """The table ``data`` as :func:`crowdsafe.data.load` reads it: a :class:`StreamedTable` when
-    :func:`streams` says so and :func:`read_streamed` can take it (``count`` as there), else the
-    Dataset loaded whole (the reference twin). ``schema``: a Schema or a TOML file."""
+    :func:`streams` says so and :func:`read_streamed` can take it, else the Dataset loaded whole
+    (the reference twin). ``schema``: a Schema or a TOML file."""
     from crowdsafe.data.pipeline import load
 
     if isinstance(data, (str, os.PathLike)) and streams(data):  # larger than EAGER_BYTES: batch by batch if it can be
         declared = Schema.from_toml(Path(schema)) if isinstance(schema, (str, os.PathLike)) else schema
-        streamed = read_streamed(data, schema=declared, qi=qi, sensitive=sensitive, missing=missing, count=count)
+        streamed = read_streamed(data, schema=declared, qi=qi, sensitive=sensitive, missing=missing)
         if streamed is not None:
             return streamed
     return load(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
 
 
 def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
-                   sensitive: Sequence[str] | str | None, policy: MissingPolicy,
-                   count: Sequence[str] = ()) -> StreamedTable | None:
+                   sensitive: Sequence[str] | str | None, policy: MissingPolicy) -> StreamedTable | None:
     from crowdsafe.data.pipeline import load
 
     text_columns = [a.name for a in (schema or ()) if a.type in (AttributeType.CATEGORICAL, AttributeType.ORDINAL)]
@@ -290,14 +246,13 @@ def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
     lazy, is_csv = _scan(path, text_columns, infer_all=False)
     try:
         names = lazy.collect_schema().names()
-        count = list(dict.fromkeys(count)) if set(count) <= set(names) else []  # an unknown name: load's message
         try:
-            rows, values, nulls, with_missing, counted = _distinct(lazy, names, count)
+            rows, values, nulls, with_missing = _distinct(lazy, names)
         except pl.exceptions.ComputeError as exc:
             if not is_csv or "utf" in str(exc).lower():
                 raise
             lazy, _ = _scan(path, text_columns, infer_all=True)  # a late value the first rows' types miss
-            rows, values, nulls, with_missing, counted = _distinct(lazy, names, count)
+            rows, values, nulls, with_missing = _distinct(lazy, names)
     except pl.exceptions.PolarsError as exc:
         raise _read_error(path, exc, is_csv) from None
     if rows == 0:
@@ -330,20 +285,14 @@ def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
         if rows == 0:
             raise InputError(f"{path}: every row has a missing value, nothing is left after missing='drop'")
         try:
-            _, kept, _, _, _ = _distinct(rows_lazy, table_schema.names)
+            _, kept, _, _ = _distinct(rows_lazy, table_schema.names)
         except pl.exceptions.PolarsError as exc:
             raise _read_error(path, exc, is_csv) from None
         typed = _domain_frame(kept)
     # refusals here (roles, hierarchies) do not depend on rows: raised as they are, without a read
     # whole (a value a hierarchy does not cover may be another uncovered value than that read names)
     domain = load(typed, schema=schema, qi=qi, sensitive=sensitive, missing="keep", name=path.name)
-    if counted is not None and not (policy is MissingPolicy.DROP and with_missing):  # drop: rows leave the count
-        typing = dict(zip(table_schema.names, expressions))
-        counted = counted.lazy().select(*[typing[c] for c in count], pl.col(_ROWS)).with_columns(
-            pl.col([c for c in count if c in floats]).fill_nan(None)).group_by(count).agg(pl.col(_ROWS).sum()).collect()
-    else:
-        counted = None
-    return StreamedTable(path, rows_lazy, replace(domain, missing=report), rows, report, counted)
+    return StreamedTable(path, rows_lazy, replace(domain, missing=report), rows, report)
 
 
 def _missing_counts(lazy: pl.LazyFrame, names: Sequence[str]) -> tuple[int, dict[str, int], int]:
