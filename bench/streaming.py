@@ -19,8 +19,17 @@ under ``--publish-limit`` (``prlimit --as``), and read whole (``EAGER_BYTES`` ra
 each child's best time of ``--repeat`` and peak RSS, the ratios to the floor, the CSV's size and
 whether the two publishes wrote the same bytes (release, certificate, ledger identities).
 
+Then ``crowdsafe check`` and ``crowdsafe publish --plan-only`` of the same CSV (keys ``check_*``,
+``plan_*``; ``--no-check`` skips them), each in a child process: the check (quasi-identifiers
+:data:`CHECK_QI`, sensitive occupation, k target 5, a population size: every model and the
+Zayatz estimate) streamed (the file is over ``EAGER_BYTES``: ``streamed_check_report``) and read
+whole (``EAGER_BYTES`` raised; skipped with ``--no-in-memory``), against a floor: Polars'
+streamed group-by of the check's columns (``scan_csv`` + ``collect(engine="streaming")``); and
+the plan-only command streamed. Reported: best time of ``--repeat``, peak RSS, ratios to the
+floor, and whether the two checks printed the same JSON.
+
 Usage: python bench/streaming.py [--rows 60M | --sizes 60M] [--limit 3g] [--publish-limit 3g]
-       [--no-publish] [--no-in-memory] [--repeat N]
+       [--no-publish] [--no-check] [--no-in-memory] [--repeat N]
 """
 
 from __future__ import annotations
@@ -38,6 +47,8 @@ from pathlib import Path
 from sizes import rows_of
 
 COLUMNS = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex", "native-country", "income"]
+CHECK_QI = ["age", "workclass", "education", "marital-status", "race", "sex", "native-country"]
+CHECK_SENSITIVE = "occupation"
 
 
 def child(folder: str) -> dict[str, object]:
@@ -94,15 +105,97 @@ def publish_child(path: str, mode: str, ledger: str, out: str) -> dict[str, obje
             "input_rows": custodian["input_rows"], "sample_rows": custodian["releases"][0]["sample_rows"]}
 
 
+def check_child(path: str, mode: str) -> dict[str, object]:
+    """One ``check`` (``mode``: check-streamed, check-in-memory), ``plan`` (publish --plan-only,
+    streamed) or ``check-floor`` (the streamed group-by of the check's columns) of the CSV at
+    ``path``, timed, with this process's peak RSS and a digest of what it printed."""
+    import contextlib
+    import hashlib
+    import io
+
+    import polars as pl
+
+    from crowdsafe import api, cli
+    from crowdsafe.data import streaming
+
+    if mode == "check-floor":
+        started = time.perf_counter()
+        table = pl.scan_csv(path).group_by([*CHECK_QI, CHECK_SENSITIVE]).len().collect(engine="streaming")
+        return {"seconds": time.perf_counter() - started, "distinct_tuples": table.height,
+                "peak_rss_mb": _peak_rss_mb()}
+    if mode == "check-in-memory":
+        streaming.EAGER_BYTES = 1 << 62
+    elif os.environ.get("STREAM_ABOVE"):
+        streaming.EAGER_BYTES = _bytes(os.environ["STREAM_ABOVE"])
+    printed = io.StringIO()
+    started = time.perf_counter()
+    if mode == "plan":
+        with contextlib.redirect_stdout(printed):
+            code = cli.main(["publish", path, "--epsilon", "1", "--delta", "1e-6", "--plan-only", "--json"])
+        assert code == 0, code
+        text = printed.getvalue()
+    else:
+        rows = int(os.environ["CHECK_ROWS"])
+        report = api.check(path, qi=CHECK_QI, sensitive=[CHECK_SENSITIVE], target_k=5, population_size=10 * rows)
+        text = json.dumps(report.to_dict(), sort_keys=True, default=str)
+    seconds = time.perf_counter() - started
+    return {"seconds": seconds, "peak_rss_mb": _peak_rss_mb(), "streamed": not streaming.reads_eagerly(path),
+            "printed": hashlib.sha256(text.encode()).hexdigest()[:16]}
+
+
+def _check_runs(csv: Path, rows: int, args: argparse.Namespace, env: dict[str, str]) -> dict[str, object]:
+    """The ``check_*`` and ``plan_*`` keys (module docstring)."""
+
+    def best(mode: str) -> dict[str, object]:
+        runs = []
+        for _ in range(args.repeat):
+            done = subprocess.run([sys.executable, __file__, "--check-child", str(csv), mode],
+                                  env={**env, "CHECK_ROWS": str(rows)}, capture_output=True, text=True)
+            if done.returncode != 0:
+                return {"failed": True, "error": done.stderr.strip().splitlines()[-3:]}
+            runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        return min(runs, key=lambda r: float(r["seconds"]))
+
+    floor, streamed, plan = best("check-floor"), best("check-streamed"), best("plan")
+    memory = best("check-in-memory") if args.in_memory else {"skipped": True}
+    result: dict[str, object] = {
+        "check_rows": rows, "check_csv_bytes": csv.stat().st_size, "check_repeat": args.repeat,
+        "check_floor_streamed_group_by_seconds": floor.get("seconds"),
+        "check_floor_peak_rss_mb": floor.get("peak_rss_mb"),
+        "check_streamed_seconds": streamed.get("seconds"), "check_streamed_peak_rss_mb": streamed.get("peak_rss_mb"),
+        "check_streamed_was_streamed": streamed.get("streamed"),
+        "check_in_memory_seconds": memory.get("seconds"), "check_in_memory_peak_rss_mb": memory.get("peak_rss_mb"),
+        "plan_streamed_seconds": plan.get("seconds"), "plan_streamed_peak_rss_mb": plan.get("peak_rss_mb"),
+    }
+    for name, run in (("check_floor", floor), ("check_streamed", streamed), ("check_in_memory", memory),
+                      ("plan_streamed", plan)):
+        if run.get("failed"):
+            result[f"{name}_error"] = run["error"]
+    if isinstance(floor.get("seconds"), float):
+        for name, run in (("check_streamed", streamed), ("check_in_memory", memory), ("plan_streamed", plan)):
+            if isinstance(run.get("seconds"), float):
+                result[f"{name}_ratio_to_floor"] = float(run["seconds"]) / float(floor["seconds"])
+    if "printed" in streamed and "printed" in memory:
+        result["check_same_output"] = streamed["printed"] == memory["printed"]
+    return result
+
+
+def _csv(folder: Path, parts: list[Path]) -> Path:
+    """The published columns of the parts as one CSV file (written once)."""
+    import polars as pl
+
+    csv = folder.parent / "table.csv"
+    if not csv.exists():
+        pl.scan_parquet(parts).select(COLUMNS).sink_csv(csv)
+    return csv
+
+
 def _publish_runs(folder: Path, parts: list[Path], rows: int, args: argparse.Namespace, env: dict[str, str]
                   ) -> dict[str, object]:
     """The ``publish_*`` keys (module docstring)."""
-    import polars as pl
-
     from crowdsafe.privacy.ledger import Ledger
 
-    csv = folder.parent / "table.csv"
-    pl.scan_parquet(parts).select(COLUMNS).sink_csv(csv)
+    csv = _csv(folder, parts)
     template = folder.parent / "template.ledger"
     with Ledger(template) as ledger:  # one identity key for every run, so the identities compare
         assert ledger.identity_key
@@ -155,11 +248,16 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--publish-child":
         print(json.dumps(publish_child(*sys.argv[2:6])))
         return
+    if len(sys.argv) > 1 and sys.argv[1] == "--check-child":
+        print(json.dumps(check_child(*sys.argv[2:4])))
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", "--sizes", dest="rows", default="60M")
     parser.add_argument("--limit", default=None, help="address-space limit of the child (prlimit --as), e.g. 3g")
     parser.add_argument("--publish-limit", default=None, help="address-space limit of the streamed publish's child")
     parser.add_argument("--no-publish", dest="publish", action="store_false", help="time the frequency table only")
+    parser.add_argument("--no-check", dest="check", action="store_false",
+                        help="skip the check and --plan-only of the CSV")
     parser.add_argument("--no-in-memory", dest="in_memory", action="store_false",
                         help="skip the publish of the file read whole (it needs the table in memory)")
     parser.add_argument("--repeat", type=int, default=1, help="best of N runs of each publish child")
@@ -196,6 +294,7 @@ def main() -> None:
         result = (json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0
                   else {"failed": True, "error": done.stderr.strip().splitlines()[-3:]})
         published = _publish_runs(folder, parts, rows, args, env) if args.publish else {}
+        checked = _check_runs(_csv(folder, parts), rows, args, env) if args.check else {}
         print(json.dumps({
             "rows": rows, "parts": len(parts), "part_rows": PART_ROWS,
             "parquet_bytes": sum(p.stat().st_size for p in parts), "generate_and_write_seconds": generate,
@@ -203,6 +302,7 @@ def main() -> None:
             "floor_group_by_seconds_scaled": floor, **result,
             "ratio_to_floor": result.get("frequency_table_seconds", float("nan")) / floor,
             "load_average": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count(), **published,
+            **checked,
         }, indent=2))
     finally:
         shutil.rmtree(folder.parent, ignore_errors=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
@@ -18,11 +17,11 @@ from crowdsafe.data import (
 )
 from crowdsafe.data.generalized import release_dataset
 from crowdsafe.data.identifiers import name_warnings
+from crowdsafe.data.streamed_table import load_or_stream
 from crowdsafe.errors import ParameterError
 from crowdsafe.metrics import UtilityReport, UtilityRequest, measure_utility
-from crowdsafe.models import DEFAULT_THRESHOLD, AssessRequest, run_assessment
-from crowdsafe.models.check_report import CheckReport
-from crowdsafe.models.classes import column_counts
+from crowdsafe.models import DEFAULT_THRESHOLD, AssessRequest
+from crowdsafe.models.check_report import CheckReport, check_report, streamed_check_report
 from crowdsafe.privacy.ledger import DEFAULT as DEFAULT_LEDGER
 from crowdsafe.privacy.ledger import Budget, LedgerSpec, ledger_for
 from crowdsafe.randomness import Randomness
@@ -68,12 +67,18 @@ def check(
         source = load(original, schema=schema, missing=missing)
         dataset = release_dataset(load(data, missing=missing), source)
         dataset = dataset.with_roles(qi=qi, sensitive=sensitive) if qi is not None or sensitive is not None else dataset
-    else:
+    else:  # a file larger than memory is read batch by batch (streamed_check_report; twin: check_report)
         source = None
-        dataset = load(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
+        table = load_or_stream(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
+        dataset = table if isinstance(table, Dataset) else table.domain
     people = load(population, missing=missing) if population is not None else None
     request = AssessRequest(target_k=target_k, l=l, ground=ground, threshold=threshold,
                             population_size=population_size)
+    if original is None and not isinstance(table, Dataset):
+        streamed = streamed_check_report(table, request, population=people)
+        if streamed is not None:
+            return streamed
+        dataset = dataset.with_frame(table.rows.collect())  # a key too wide for the frequency table: the rows
     return check_report(dataset, request, original=source, population=people)
 
 
@@ -92,61 +97,6 @@ def check_dataset(
     request = AssessRequest(target_k=target_k, l=l, ground=ground, threshold=threshold,
                             population_size=population_size)
     return check_report(dataset, request, original=original, population=population)
-
-
-def check_report(
-    dataset: Dataset,
-    request: AssessRequest,
-    *,
-    original: Dataset | None = None,
-    population: Dataset | None = None,
-) -> CheckReport:
-    """The :class:`CheckReport` of a loaded Dataset for ``request`` (what
-    :func:`crowdsafe.models.run_assessment` measures); custodian only."""
-    qis = dataset.quasi_identifiers
-    if not qis:
-        raise ParameterError("the data has no quasi-identifiers; name them with qi=[...]", parameter="qi")
-    frame = dataset.frame
-    rest = [c for c in frame.columns if c not in {*qis, *dataset.sensitive}]  # the classes count the others
-    with ThreadPoolExecutor(max_workers=1) as pool:  # counting overlaps the models (both release the GIL)
-        summary = pool.submit(column_counts, frame, rest)
-        privacy = run_assessment(dataset, request, original=original, population=population)
-    counts = {**summary.result(), **privacy.column_counts}
-    counts.update(column_counts(frame, [c for c in frame.columns if c not in counts]))  # counted row by row
-    distinct, nulls = [counts[c][0] for c in frame.columns], [counts[c][1] for c in frame.columns]
-    attributes = [
-        {
-            "name": a.name,
-            "role": a.role.value,
-            "type": a.type.value,
-            "distinct": int(d),
-            "missing": int(m),
-            "hierarchy_levels": dataset.hierarchies[a.name].height if a.name in dataset.hierarchies else None,
-        }
-        for a, d, m in zip(dataset.schema, distinct, nulls)
-    ]
-    classes = privacy.classes
-    notes = name_warnings(dataset.schema, [*qis, *dataset.sensitive])  # names only: the same on any rows
-    if dataset.schema.source == "inferred":
-        notes.append(
-            "schema inferred from the data: every attribute is a quasi-identifier; "
-            "declare roles with --qi/--sensitive or --schema FILE"
-        )
-    if dataset.n_rows == 1:
-        notes.append("the table has a single row: it is its own class (k = 1)")
-    return CheckReport(
-        dataset=dataset.name or "data",
-        rows=dataset.n_rows,
-        schema=dataset.schema,
-        missing=dataset.missing.to_dict() | {"description": dataset.missing.describe()},
-        attributes=attributes,
-        quasi_identifiers=qis,
-        sensitive=dataset.sensitive,
-        k=int(classes["smallest"]),
-        classes=classes,
-        notes=notes + privacy.notes + privacy.risk.notes,
-        privacy=privacy,
-    )
 
 
 def anonymize(

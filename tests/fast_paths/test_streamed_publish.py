@@ -81,24 +81,37 @@ def _outputs(path: Path, template: Path, work: Path, **options) -> dict:
             "summary": json.dumps(publication.summary(), sort_keys=True, default=str), "notes": publication.notes}
 
 
-def _twins(path: Path, template: Path, tmp_path: Path, monkeypatch, **options) -> dict:
-    """The outputs at EAGER_BYTES = size − 1 (streamed), size and size + 1 (read whole): equal."""
-    read = streamed_table.read_streamed
-    streamed: list[bool] = []
+def spied(monkeypatch, owner: object, name: str) -> list[bool]:
+    """Replace ``owner.name`` by a spy that logs, at each call, whether it returned something."""
+    function = getattr(owner, name)
+    log: list[bool] = []
 
     def spy(*args, **kwargs):
-        table = read(*args, **kwargs)
-        streamed.append(table is not None)
-        return table
+        found = function(*args, **kwargs)
+        log.append(found is not None)
+        return found
 
-    monkeypatch.setattr(streamed_table, "read_streamed", spy)
+    monkeypatch.setattr(owner, name, spy)
+    return log
+
+
+def at_thresholds(path: Path, monkeypatch, run) -> list:
+    """``run()`` at EAGER_BYTES = size − 1 (streamed), size and size + 1 (read whole): the three
+    results, asserted equal."""
     size = streaming.disk_bytes(path)
     results = []
     for limit, eager in ((size - 1, False), (size, True), (size + 1, True)):
         monkeypatch.setattr(streaming, "EAGER_BYTES", limit)
         assert streaming.reads_eagerly(path) is eager
-        results.append(_outputs(path, template, tmp_path / "run", **dict(options)))
+        results.append(run())
     assert results[0] == results[1] == results[2]
+    return results
+
+
+def _twins(path: Path, template: Path, tmp_path: Path, monkeypatch, **options) -> dict:
+    """The outputs at EAGER_BYTES = size − 1 (streamed), size and size + 1 (read whole): equal."""
+    streamed = spied(monkeypatch, streamed_table, "read_streamed")
+    results = at_thresholds(path, monkeypatch, lambda: _outputs(path, template, tmp_path / "run", **dict(options)))
     results[0]["streamed"] = streamed == [True] if "error" not in results[0] else streamed
     return results[0]
 
@@ -142,14 +155,21 @@ def test_parquet_types(template, tmp_path, monkeypatch):
     assert out["streamed"] is True
 
 
-def test_declared_schema_with_hierarchies(template, tmp_path, monkeypatch):
-    path = _csv(tmp_path / "t.csv", _rows(3000, seed=3).with_columns(pl.col("age").cast(pl.String)))
-    schema = tmp_path / "schema.toml"
+def declared_table(folder: Path) -> tuple[Path, Path]:
+    """A CSV with ages as text and a schema declaring them numbers with a hierarchy, an identifier
+    and a sensitive attribute."""
+    path = _csv(folder / "t.csv", _rows(3000, seed=3).with_columns(pl.col("age").cast(pl.String)))
+    schema = folder / "schema.toml"
     schema.write_text(
         '[attributes.age]\ntype = "numeric"\nhierarchy = { widths = [5, 10, 20] }\n'
         '[attributes.sex]\ntype = "categorical"\n'
         '[attributes.ref]\nrole = "identifier"\ntype = "categorical"\n'
         '[attributes.income]\nrole = "sensitive"\ntype = "categorical"\n', encoding="utf-8")
+    return path, schema
+
+
+def test_declared_schema_with_hierarchies(template, tmp_path, monkeypatch):
+    path, schema = declared_table(tmp_path)
     out = _twins(path, template, tmp_path, monkeypatch, epsilon=1.0, delta=1e-6, schema=str(schema))
     assert out["streamed"] is True
 

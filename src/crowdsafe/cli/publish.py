@@ -177,9 +177,10 @@ def _plan_only(data: str, request: PlanRequest, column_sets: list[Any], qi: str 
     the plan's parameters, without the column sets (each planned in turn)."""
     from dataclasses import replace
 
-    from crowdsafe import api
     from crowdsafe.anonymize.plan import plan_publication
     from crowdsafe.anonymize.publish import plan_for_dataset, prepare_dataset, resolution_outlook
+    from crowdsafe.data import Dataset
+    from crowdsafe.data.streamed_table import load_or_stream
     from crowdsafe.engines import get_engine
 
     if not get_engine(engine, master=spark_master).in_memory:
@@ -188,7 +189,9 @@ def _plan_only(data: str, request: PlanRequest, column_sets: list[Any], qi: str 
         plans: list[tuple[Any, list[str] | None, dict[str, Any]]]
         plans = [(plan, None, {"input_rows": rows, "expected_sample_rows": plan.expected_sample_rows(rows)})]
     else:
-        dataset = api.load(data, schema=schema, qi=split_list(qi), sensitive=split_list(sensitive))
+        # a file larger than memory: its domain (schema, hierarchies) and row count, read batch by batch
+        table = load_or_stream(data, schema=schema, qi=split_list(qi), sensitive=split_list(sensitive))
+        dataset, rows = (table, table.n_rows) if isinstance(table, Dataset) else (table.domain, table.n_rows)
         plans = []
         warned: list[str] = []
         for chosen in column_sets:
@@ -197,9 +200,9 @@ def _plan_only(data: str, request: PlanRequest, column_sets: list[Any], qi: str 
             prepared, published, notes = prepare_dataset(dataset, chosen)
             warned.extend(notes)
             plans.append((plan, published, {
-                "input_rows": dataset.n_rows,
-                "expected_sample_rows": plan.expected_sample_rows(dataset.n_rows),
-                "resolution": resolution_outlook(prepared, published, plan, dataset.n_rows),
+                "input_rows": rows,
+                "expected_sample_rows": plan.expected_sample_rows(rows),
+                "resolution": resolution_outlook(prepared, published, plan, rows),
             }))
         print_warnings(dict.fromkeys(warned))  # once per column, whatever the column sets
     notice = "CUSTODIAN ONLY: computed from the table's exact size, NOT covered by the privacy guarantee"

@@ -34,6 +34,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from crowdsafe.data.coerce import coerce
@@ -46,7 +47,7 @@ from crowdsafe.data.streaming import reads_eagerly, scan_table
 from crowdsafe.errors import CrowdsafeError, InputError
 from crowdsafe.progress import tracked
 
-__all__ = ["BATCH_ROWS", "StreamedTable", "read_streamed", "streams"]
+__all__ = ["BATCH_ROWS", "StreamedTable", "load_or_stream", "read_streamed", "streams"]
 
 #: Rows per batch of a pass over the rows (about 25 MB of a 15-column table; larger batches only make
 #: the CSV reader buffer more).
@@ -78,6 +79,18 @@ class StreamedTable:
         lazy = self.rows if columns is None else self.rows.select(list(columns))
         return tracked(lazy.collect_batches(chunk_size=BATCH_ROWS, maintain_order=ordered), label, self.n_rows)
 
+    def frequency(self, columns: Sequence[str]) -> tuple[Dataset, np.ndarray]:
+        """The frequency table of ``columns``: their distinct tuples as a Dataset (the domain's
+        schema and hierarchies, in no particular order) and the rows holding each, counted by one
+        pass of Polars' streaming engine (memory: the distinct tuples, not the rows). A missing
+        value is a value of its own, as in a group-by of the table loaded whole."""
+        names = list(columns)
+        counted = (self.rows.select(names).group_by(names).agg(pl.len().alias(_ROWS))
+                   .collect(engine="streaming"))
+        part = self.domain.select(names)
+        tuples = part.with_frame(counted.drop(_ROWS).cast(part.frame.schema))
+        return tuples, counted.get_column(_ROWS).to_numpy().astype(np.int64)
+
 
 def streams(data: object) -> bool:
     """Whether :func:`read_streamed` is tried for ``data``: a path to a file (not a folder) larger
@@ -94,6 +107,7 @@ def streams(data: object) -> bool:
         return False  # the in-memory read names the problem
 
 
+_ROWS = "__crowdsafe_rows"
 _SIMPLE = (pl.String, pl.Boolean, pl.Date, pl.Categorical, pl.Enum)
 
 
@@ -202,6 +216,27 @@ def read_streamed(
     if table is not None:
         sys.stderr.write(notes.getvalue())
     return table
+
+
+def load_or_stream(
+    data: object,
+    *,
+    schema: Schema | str | os.PathLike[str] | None = None,
+    qi: Sequence[str] | None = None,
+    sensitive: Sequence[str] | str | None = None,
+    missing: MissingPolicy | str = MissingPolicy.KEEP,
+) -> Dataset | StreamedTable:
+    """The table ``data`` as :func:`crowdsafe.data.load` reads it: a :class:`StreamedTable` when
+    :func:`streams` says so and :func:`read_streamed` can take it, else the Dataset loaded whole
+    (the reference twin). ``schema``: a Schema or a TOML file."""
+    from crowdsafe.data.pipeline import load
+
+    if isinstance(data, (str, os.PathLike)) and streams(data):  # larger than EAGER_BYTES: batch by batch if it can be
+        declared = Schema.from_toml(Path(schema)) if isinstance(schema, (str, os.PathLike)) else schema
+        streamed = read_streamed(data, schema=declared, qi=qi, sensitive=sensitive, missing=missing)
+        if streamed is not None:
+            return streamed
+    return load(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
 
 
 def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,

@@ -79,16 +79,9 @@ class PolarsEngine:
         if self.master is not None:
             raise ParameterError("the spark_master parameter needs engine='spark'",
                                  parameter=("spark_master", "engine"))
-        from crowdsafe.data.streamed_table import read_streamed, streams
+        from crowdsafe.data.streamed_table import load_or_stream
 
-        if streams(data):  # a file larger than EAGER_BYTES: read batch by batch when it can be
-            from crowdsafe.data import Schema
-
-            declared = Schema.from_toml(Path(schema)) if isinstance(schema, (str, os.PathLike)) else schema
-            streamed = read_streamed(data, schema=declared, qi=qi, sensitive=sensitive, missing=missing)
-            if streamed is not None:
-                return streamed
-        return load(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
+        return load_or_stream(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
 
     def read_source(self, data: Any, *, schema: Any = None, missing: Any = "keep", name: str | None = None) -> Dataset:
         return load(data, schema=schema, missing=missing)

@@ -1,15 +1,27 @@
 """The custodian's report of ``crowdsafe check``: exact facts about a table, for the custodian only.
 
+:func:`check_report` builds it from a loaded Dataset; :func:`streamed_check_report` from a file
+read batch by batch (:mod:`crowdsafe.data.streamed_table`), with the same result: the classes and
+models from the frequency table of the quasi-identifiers and sensitive attributes, the other
+columns' counts from the read's domain and missing-value report.
+
 Nothing here is an output of a DP mechanism: the report says so in its ``notice`` and is never
 written beside a release (the privacy boundary, docs/privacy-boundary.md)."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from crowdsafe.data import Schema
-from crowdsafe.models.report import PrivacyReport
+from crowdsafe.data import Dataset, MissingPolicy, Schema
+from crowdsafe.data.identifiers import name_warnings
+from crowdsafe.errors import ParameterError
+from crowdsafe.models.classes import EquivalenceClasses, column_counts
+from crowdsafe.models.report import AssessRequest, PrivacyReport, assess_classes, check_request, run_assessment
+
+if TYPE_CHECKING:
+    from crowdsafe.data.streamed_table import StreamedTable
 
 CHECK_NOTICE = ("CUSTODIAN ONLY: exact facts about the data (counts, classes, risk), not covered by any "
                 "privacy guarantee; do not publish them")
@@ -61,3 +73,95 @@ class CheckReport:
             "privacy": self.privacy.to_dict() if self.privacy else None,
             "notes": self.notes,
         }
+
+
+def check_report(
+    dataset: Dataset,
+    request: AssessRequest,
+    *,
+    original: Dataset | None = None,
+    population: Dataset | None = None,
+) -> CheckReport:
+    """The :class:`CheckReport` of a loaded Dataset for ``request`` (what
+    :func:`crowdsafe.models.run_assessment` measures); custodian only. The reference twin of
+    :func:`streamed_check_report`."""
+    qis = _quasi_identifiers(dataset)
+    frame = dataset.frame
+    rest = [c for c in frame.columns if c not in {*qis, *dataset.sensitive}]  # the classes count the others
+    with ThreadPoolExecutor(max_workers=1) as pool:  # counting overlaps the models (both release the GIL)
+        summary = pool.submit(column_counts, frame, rest)
+        privacy = run_assessment(dataset, request, original=original, population=population)
+    counts = {**summary.result(), **privacy.column_counts}
+    counts.update(column_counts(frame, [c for c in frame.columns if c not in counts]))  # counted row by row
+    return _assembled(dataset, dataset.n_rows, counts, privacy)
+
+
+def streamed_check_report(
+    table: StreamedTable, request: AssessRequest, *, population: Dataset | None = None
+) -> CheckReport | None:
+    """:func:`check_report` of a table read batch by batch (a file larger than memory,
+    :mod:`crowdsafe.data.streamed_table`), the same report: the classes and every model from the
+    frequency table of the quasi-identifiers and sensitive attributes, counted by one streaming pass
+    (:meth:`EquivalenceClasses.of_frequency_table`); the other columns' distinct values from the
+    table's domain and their missing values from the read's missing-value report (a function of
+    each column's set of values and of its missing count). None where the classes' key would not
+    fit 64 bits: the caller then holds the rows."""
+    domain = table.domain
+    qis = _quasi_identifiers(domain)
+    check_request(request)
+    attributes = list(request.sensitive) if request.sensitive is not None else domain.sensitive
+    held = list(dict.fromkeys([*(request.qi or qis), *attributes]))
+    tuples, weights = table.frequency(held)
+    classes = EquivalenceClasses.of_frequency_table(tuples, weights, request.qi, sensitive=attributes)
+    if classes is None:
+        return None
+    privacy = assess_classes(classes, request, attributes, population=population)
+    kept = domain.missing.policy is not MissingPolicy.DROP  # dropped: no row left holds a missing value
+    counts = {c: (domain.frame.get_column(c).n_unique(), domain.missing.missing_per_column.get(c, 0) if kept else 0)
+              for c in domain.columns}
+    counts.update(privacy.column_counts)
+    return _assembled(domain, table.n_rows, counts, privacy)
+
+
+def _quasi_identifiers(dataset: Dataset) -> list[str]:
+    if not dataset.quasi_identifiers:
+        raise ParameterError("the data has no quasi-identifiers; name them with qi=[...]", parameter="qi")
+    return dataset.quasi_identifiers
+
+
+def _assembled(dataset: Dataset, rows: int, counts: dict[str, tuple[int, int]], privacy: PrivacyReport) -> CheckReport:
+    """The report of a table of ``rows`` rows with ``dataset``'s schema, roles and hierarchies."""
+    qis = dataset.quasi_identifiers
+    attributes = [
+        {
+            "name": a.name,
+            "role": a.role.value,
+            "type": a.type.value,
+            "distinct": int(counts[a.name][0]),
+            "missing": int(counts[a.name][1]),
+            "hierarchy_levels": dataset.hierarchies[a.name].height if a.name in dataset.hierarchies else None,
+        }
+        for a in dataset.schema
+    ]
+    classes = privacy.classes
+    notes = name_warnings(dataset.schema, [*qis, *dataset.sensitive])  # names only: the same on any rows
+    if dataset.schema.source == "inferred":
+        notes.append(
+            "schema inferred from the data: every attribute is a quasi-identifier; "
+            "declare roles with --qi/--sensitive or --schema FILE"
+        )
+    if rows == 1:
+        notes.append("the table has a single row: it is its own class (k = 1)")
+    return CheckReport(
+        dataset=dataset.name or "data",
+        rows=rows,
+        schema=dataset.schema,
+        missing=dataset.missing.to_dict() | {"description": dataset.missing.describe()},
+        attributes=attributes,
+        quasi_identifiers=qis,
+        sensitive=dataset.sensitive,
+        k=int(classes["smallest"]),
+        classes=classes,
+        notes=notes + privacy.notes + privacy.risk.notes,
+        privacy=privacy,
+    )

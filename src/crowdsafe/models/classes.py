@@ -201,6 +201,14 @@ class EquivalenceClasses:
         original: Dataset | None = None,
         sensitive: Sequence[str] = (),
     ) -> None:
+        self._setup(dataset, qi, original)
+        self._by_tuples = by_frequency_table(dataset)
+        if not (self._by_tuples and self._classes_by_frequency_table(sensitive)):
+            self._by_tuples = False
+            self._classes_by_rows(sensitive)
+        self.rows = int(self.sizes.sum())
+
+    def _setup(self, dataset: Dataset, qi: Sequence[str] | None, original: Dataset | None) -> None:
         self.dataset = dataset
         self.quasi_identifiers = list(qi) if qi is not None else dataset.quasi_identifiers
         if not self.quasi_identifiers:
@@ -212,18 +220,43 @@ class EquivalenceClasses:
         self._table: pl.DataFrame | None = None
         self._sensitive: dict[str, SensitiveCounts] = {}
         self._frequency: tuple[pl.DataFrame, np.ndarray] | None = None
-        self._by_tuples = by_frequency_table(dataset)
-        if not (self._by_tuples and self._classes_by_frequency_table(sensitive)):
-            self._by_tuples = False
-            self._classes_by_rows(sensitive)
-        self.rows = int(self.sizes.sum())
+        self._given: tuple[Dataset, np.ndarray] | None = None
+
+    @classmethod
+    def of_frequency_table(
+        cls, tuples: Dataset, weights: np.ndarray, qi: Sequence[str] | None = None, *, sensitive: Sequence[str] = ()
+    ) -> EquivalenceClasses | None:
+        """The classes of a table given as its frequency table (a table larger than memory, counted
+        by a streaming pass: :meth:`crowdsafe.data.streamed_table.StreamedTable.frequency`):
+        ``tuples``, the distinct tuples of the quasi-identifiers and ``sensitive`` attributes
+        (the table's schema and hierarchies) and ``weights``, the rows holding each. The fast
+        path's computation (:meth:`_classes_by_frequency_table`) on that table, so the classes,
+        counts and models equal those of the table's rows; None where the classes' packed key
+        would not fit 64 bits (the caller then reads the rows)."""
+        classes = cls.__new__(cls)
+        classes._setup(tuples, qi, None)
+        classes._given = (tuples, np.asarray(weights, dtype=np.int64))
+        classes._by_tuples = True
+        if not classes._classes_by_frequency_table(sensitive):
+            return None
+        classes.rows = int(classes.sizes.sum())
+        return classes
 
     def _tuples(self, columns: list[str], *, packed_only: bool = False) -> tuple[Dataset, np.ndarray] | None:
         """The frequency table of ``columns``: a Dataset of their distinct tuples (same schema
         and hierarchies) and the number of rows of each. Where every column has integer
         physical values (text: its dictionary ids) whose spans multiply below 2^63, the rows are
         grouped on one packed 64-bit key and each tuple is read from its first row; otherwise (None if
-        ``packed_only``) by a group-by on the columns themselves."""
+        ``packed_only``) by a group-by on the columns themselves. Classes made from a frequency
+        table (:meth:`of_frequency_table`) group its tuples, adding their weights."""
+        if self._given is not None:
+            given, given_weights = self._given
+            if columns == given.columns:
+                return given, given_weights
+            summed = (given.frame.select(columns).with_columns(pl.Series(_ROWS, given_weights))
+                      .group_by(columns).agg(pl.col(_ROWS).sum()))
+            return (given.select(columns).with_frame(summed.drop(_ROWS)),
+                    summed.get_column(_ROWS).to_numpy().astype(np.int64))
         frame = self.dataset.frame
         text = [c for c in columns if frame.schema[c] == pl.String]
         # text gets dictionary ids once (in this frame only), so every column has integer values

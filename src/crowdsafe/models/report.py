@@ -182,13 +182,26 @@ def run_assessment(
     """The :class:`PrivacyReport` of ``dataset`` for ``request`` (see :func:`assess`);
     ``original``: the table a release was made from; ``population``: a table of the population,
     for journalist risk. Exact facts about the data, for the custodian only."""
-    target_k, l = request.target_k, request.l
-    if target_k is not None and target_k < 1:
-        raise ParameterError(f"k must be at least 1, got {target_k}")
-    if int(l) != l or l < 1:
-        raise ParameterError(f"l must be a whole number >= 1, got {l}")
+    check_request(request)
     attributes = list(request.sensitive) if request.sensitive is not None else dataset.sensitive
     classes = EquivalenceClasses(dataset, request.qi, original=original, sensitive=attributes)
+    return assess_classes(classes, request, attributes, population=population)
+
+
+def check_request(request: AssessRequest) -> None:
+    """Refuse a ``target_k`` below 1 and an ℓ that is not a whole number ≥ 1 (before any row is read)."""
+    if request.target_k is not None and request.target_k < 1:
+        raise ParameterError(f"k must be at least 1, got {request.target_k}")
+    if int(request.l) != request.l or request.l < 1:
+        raise ParameterError(f"l must be a whole number >= 1, got {request.l}")
+
+
+def assess_classes(
+    classes: EquivalenceClasses, request: AssessRequest, attributes: Sequence[str], *, population: Dataset | None = None
+) -> PrivacyReport:
+    """The :class:`PrivacyReport` of classes already counted (:func:`run_assessment`'s second
+    half; the classes may come from a streamed frequency table), over the sensitive ``attributes``."""
+    target_k, l = request.target_k, request.l
     below = rows_below = None
     if target_k is not None:
         small = classes.sizes < target_k
