@@ -115,3 +115,21 @@ def test_command_line_output_has_no_progress(table, tmp_path, monkeypatch, capsy
     assert code == 0, err
     for label in PASSES:
         assert label not in err and label not in out
+
+
+def test_one_call_pass_is_reported_while_it_runs(table, monkeypatch):
+    """A pass run as one streaming query (the check's classes) is shown while it runs, with no
+    share of rows, and ends even when it fails."""
+    recorder = Recorder()
+    with progress.showing(recorder):
+        with progress.working("counting"):
+            assert recorder.passes == [["counting", None, 0, False]]
+        with pytest.raises(ValueError), progress.working("failing"):
+            raise ValueError("bad")
+    assert recorder.passes == [["counting", None, 0, True], ["failing", None, 0, True]]
+    monkeypatch.setattr(streaming, "EAGER_BYTES", 0)
+    checked = Recorder()
+    with progress.showing(checked):
+        api.check(str(table), qi=["age", "sex", "city"], sensitive=["income"])
+    assert [p[0] for p in checked.passes] == ["reading the table: its values", "counting the table's classes"]
+    assert all(p[3] for p in checked.passes)

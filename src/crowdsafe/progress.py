@@ -2,7 +2,8 @@
 
 A publish of a file larger than memory reads the file several times, batch by batch
 (:mod:`crowdsafe.engines.streamed_publish`): minutes per pass on tens of millions of rows. The
-code that runs such a pass hands its batches through :func:`tracked`; nothing is shown unless a
+code that runs such a pass hands its batches through :func:`tracked` (or runs it inside
+:func:`working` when it is one call); nothing is shown unless a
 display is installed (:func:`shown_on_terminal`), which the command line does for every command,
 and which draws only when standard error is a terminal.
 
@@ -22,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 from typing import Any, Protocol, TextIO, TypeVar
 
-__all__ = ["Display", "shown_on_terminal", "tracked"]
+__all__ = ["Display", "shown_on_terminal", "showing", "tracked", "working"]
 
 Batch = TypeVar("Batch")
 
@@ -53,6 +54,21 @@ def tracked(batches: Iterable[Batch], label: str, total: int | None) -> Iterator
         for batch in batches:
             yield batch
             display.advance(task, int(getattr(batch, "height", 0)))
+    finally:
+        display.finish(task)
+
+
+@contextlib.contextmanager
+def working(label: str) -> Iterator[None]:
+    """A pass run in one call (a query of Polars' streaming engine), reported to the installed
+    display as ``label`` without a share of rows, from entering the block to leaving it."""
+    display = _display.get()
+    if display is None:
+        yield
+        return
+    task = display.start(label, None)
+    try:
+        yield
     finally:
         display.finish(task)
 

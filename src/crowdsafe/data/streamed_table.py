@@ -45,7 +45,7 @@ from crowdsafe.data.missing import MissingPolicy, MissingReport
 from crowdsafe.data.schema import AttributeType, Schema, complete_schema
 from crowdsafe.data.streaming import reads_eagerly, scan_table
 from crowdsafe.errors import CrowdsafeError, InputError
-from crowdsafe.progress import tracked
+from crowdsafe.progress import tracked, working
 
 __all__ = ["BATCH_ROWS", "StreamedTable", "load_or_stream", "read_streamed", "streams"]
 
@@ -85,8 +85,9 @@ class StreamedTable:
         pass of Polars' streaming engine (memory: the distinct tuples, not the rows). A missing
         value is a value of its own, as in a group-by of the table loaded whole."""
         names = list(columns)
-        counted = (self.rows.select(names).group_by(names).agg(pl.len().alias(_ROWS))
-                   .collect(engine="streaming"))
+        with working("counting the table's classes"):
+            counted = (self.rows.select(names).group_by(names).agg(pl.len().alias(_ROWS))
+                       .collect(engine="streaming"))
         part = self.domain.select(names)
         tuples = part.with_frame(counted.drop(_ROWS).cast(part.frame.schema))
         return tuples, counted.get_column(_ROWS).to_numpy().astype(np.int64)
@@ -302,11 +303,12 @@ def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
 def _missing_counts(lazy: pl.LazyFrame, names: Sequence[str]) -> tuple[int, dict[str, int], int]:
     """The rows, each column's missing values and the rows with one (a NaN made missing), by one
     streaming pass over the typed rows."""
-    row = lazy.select(
-        pl.len().alias("__rows"),
-        pl.any_horizontal(pl.all().is_null()).sum().alias("__with_missing"),
-        *[pl.col(c).null_count().alias(f"__null_{j}") for j, c in enumerate(names)],
-    ).collect(engine="streaming")
+    with working("reading the table: its missing values"):
+        row = lazy.select(
+            pl.len().alias("__rows"),
+            pl.any_horizontal(pl.all().is_null()).sum().alias("__with_missing"),
+            *[pl.col(c).null_count().alias(f"__null_{j}") for j, c in enumerate(names)],
+        ).collect(engine="streaming")
     nulls = {c: int(row.get_column(f"__null_{j}")[0]) for j, c in enumerate(names)}
     return int(row.get_column("__rows")[0]), nulls, int(row.get_column("__with_missing")[0] or 0)
 
