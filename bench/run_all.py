@@ -283,8 +283,8 @@ def _cli(out: dict, size: str) -> list[Row]:
 
 
 def _streaming(out: dict, size: str) -> list[Row]:
-    """bench/streaming.py (the Polars engine's frequency table, streamed from Parquet parts; the publish of a
-    CSV over EAGER_BYTES, streamed and read whole, with peak memory)."""
+    """bench/streaming.py (the Polars engine's frequency table, streamed from Parquet parts; the publish and
+    the check of a CSV over EAGER_BYTES, streamed and read whole, and the streamed plan, with peak memory)."""
     results = out.get("results", [out]) if isinstance(out.get("results", [out]), list) else [out]
     rows = []
     for r in results:
@@ -294,17 +294,21 @@ def _streaming(out: dict, size: str) -> list[Row]:
             rows.append(row("streaming", "frequency table, streamed", size, r.get("rows"),
                             r.get("frequency_table_seconds"), r.get("floor_group_by_seconds_scaled"),
                             "group-by of one part read whole × parts"))
-        floor = r.get("publish_floor_streamed_group_by_seconds")
-        for key, figure in (("publish_streamed", "publish of a CSV over 256 MiB, streamed"),
-                            ("publish_in_memory", "publish of the same CSV, read whole")):
+        for key, figure, job in (("publish_streamed", "publish of a CSV over 256 MiB, streamed", "publish"),
+                                 ("publish_in_memory", "publish of the same CSV, read whole", "publish"),
+                                 ("check_streamed", "`check` of a CSV over 256 MiB, streamed", "check"),
+                                 ("check_in_memory", "`check` of the same CSV, read whole", "check"),
+                                 ("plan_streamed", "`publish --plan-only` of a CSV over 256 MiB, streamed", "check")):
             if r.get(f"{key}_seconds") is None:
                 continue
-            made = row("streaming", figure, size, r.get("publish_rows"), r.get(f"{key}_seconds"), floor,
-                       "Polars streamed group-by of the CSV")
+            made = row("streaming", figure, size, r.get(f"{job}_rows"), r.get(f"{key}_seconds"),
+                       r.get(f"{job}_floor_streamed_group_by_seconds"), "Polars streamed group-by of the CSV")
             memory = r.get(f"{key}_peak_rss_mb")
             if memory is not None:
-                made["note"] = f"peak RSS {memory:,.0f} MB (floor {r.get('publish_floor_peak_rss_mb') or 0:,.0f} MB)" + (
-                    "; same release as read whole" if key == "publish_streamed" and r.get("publish_same_output") else "")
+                same = {"publish_streamed": ("publish_same_output", "; same release as read whole"),
+                        "check_streamed": ("check_same_output", "; same report as read whole")}.get(key)
+                made["note"] = f"peak RSS {memory:,.0f} MB (floor {r.get(f'{job}_floor_peak_rss_mb') or 0:,.0f} MB)" + (
+                    same[1] if same and r.get(same[0]) else "")
             rows.append(made)
     return rows
 

@@ -141,3 +141,17 @@ def test_streamed_publish_rows_carry_their_memory() -> None:
     assert rows[0]["note"] == "peak RSS 720 MB (floor 700 MB); same release as read whole"
     assert rows[1]["note"] == "peak RSS 3,600 MB (floor 700 MB)"
     assert run_all._streaming({"rows": 1, "publish_streamed_seconds": None}, "1m") == []
+
+
+def test_streamed_check_and_plan_rows() -> None:
+    out = {"check_rows": 10, "check_floor_streamed_group_by_seconds": 2.0, "check_floor_peak_rss_mb": 600.0,
+           "check_streamed_seconds": 4.0, "check_streamed_peak_rss_mb": 630.0, "check_in_memory_seconds": 3.0,
+           "check_in_memory_peak_rss_mb": 3500.0, "plan_streamed_seconds": 2.5, "plan_streamed_peak_rss_mb": 520.0,
+           "check_same_output": True}
+    rows = run_all._streaming(out, "10m")
+    assert [r["figure"] for r in rows] == ["`check` of a CSV over 256 MiB, streamed",
+                                           "`check` of the same CSV, read whole",
+                                           "`publish --plan-only` of a CSV over 256 MiB, streamed"]
+    assert [r["crowdsafe_s"] / r["floor_s"] for r in rows] == [2.0, 1.5, 1.25]
+    assert rows[0]["note"] == "peak RSS 630 MB (floor 600 MB); same report as read whole"
+    assert rows[2]["note"] == "peak RSS 520 MB (floor 600 MB)"
