@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from crowdsafe.attacks.request import AttackRequest
     from crowdsafe.data.streamed_table import StreamedTable
     from crowdsafe.engines.streamed_publish import StreamedPublicationTable, StreamedSample
+    from crowdsafe.engines.streamed_query import StreamedAggregate
     from crowdsafe.perturb.alpha_beta import Perturbation, PerturbRequest
     from crowdsafe.perturb.view import ViewOutput
     from crowdsafe.privacy import Certificate
@@ -79,19 +80,20 @@ class PolarsEngine:
         if self.master is not None:
             raise ParameterError("the spark_master parameter needs engine='spark'",
                                  parameter=("spark_master", "engine"))
-        from crowdsafe.data.streamed_table import read_streamed, streams
-
-        if streams(data):  # a file larger than EAGER_BYTES: read batch by batch when it can be
-            from crowdsafe.data import Schema
-
-            declared = Schema.from_toml(Path(schema)) if isinstance(schema, (str, os.PathLike)) else schema
-            streamed = read_streamed(data, schema=declared, qi=qi, sensitive=sensitive, missing=missing)
-            if streamed is not None:
-                return streamed
+        streamed = _streamed(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
+        if streamed is not None:
+            return streamed
         return load(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
 
     def read_source(self, data: Any, *, schema: Any = None, missing: Any = "keep", name: str | None = None) -> Dataset:
         return load(data, schema=schema, missing=missing)
+
+    def read_query_source(self, data: Any, *, schema: Any = None, missing: Any = "keep",
+                          name: str | None = None) -> Dataset | StreamedTable:
+        """:meth:`read_source`, or a file larger than EAGER_BYTES read batch by batch when it can be
+        (:mod:`crowdsafe.engines.streamed_query`: the same answer)."""
+        streamed = _streamed(data, schema=schema, missing=missing)
+        return streamed if streamed is not None else self.read_source(data, schema=schema, missing=missing)
 
     def count_rows(self, data: Any) -> int:
         import polars as pl
@@ -119,10 +121,14 @@ class PolarsEngine:
         counted = frame.group_by(list(columns)).agg(pl.len().cast(pl.Int64).alias("count"))
         return counted.sort(list(columns), nulls_last=False)
 
-    def source_dataset(self, source: Dataset) -> Dataset:
-        return source
+    def source_dataset(self, source: Dataset | StreamedTable) -> Dataset:
+        return _domain_of(source)
 
-    def source_identity(self, source: Dataset, ledger: Ledger) -> str:
+    def source_identity(self, source: Dataset | StreamedTable, ledger: Ledger) -> str:
+        if not isinstance(source, Dataset):
+            from crowdsafe.engines.streamed_publish import table_identity
+
+            return table_identity(source, ledger)
         return ledger.identify(source.fingerprint())
 
     # -- publish -----------------------------------------------------------------------------
@@ -218,7 +224,11 @@ class PolarsEngine:
                 if seeded else [])
 
     # -- DP queries ----------------------------------------------------------------------------
-    def aggregate(self, source: Dataset) -> None:
+    def aggregate(self, source: Dataset | StreamedTable) -> StreamedAggregate | None:
+        if not isinstance(source, Dataset):
+            from crowdsafe.engines.streamed_query import StreamedAggregate
+
+            return StreamedAggregate(source)
         return None  # answer_query aggregates the Dataset in process
 
     # -- α-β perturbation ----------------------------------------------------------------------
@@ -318,6 +328,20 @@ def write_releases(releases: Sequence[Release], certificate: Certificate, paths:
             stack.enter_context(atomic_path(combined)).write_text(certificate.with_format_notes(note).to_json(),
                                                                   encoding="utf-8")
     return {"tables": tables, "certificates": certificates, "combined_certificate": str(combined) if combined else None}
+
+
+def _streamed(data: Any, *, schema: Any, missing: Any, qi: Sequence[str] | None = None,
+              sensitive: Sequence[str] | str | None = None) -> StreamedTable | None:
+    """A file larger than EAGER_BYTES read batch by batch
+    (:func:`~crowdsafe.data.streamed_table.read_streamed`), or None: read it whole."""
+    from crowdsafe.data.streamed_table import read_streamed, streams
+
+    if not streams(data):
+        return None
+    from crowdsafe.data import Schema
+
+    declared = Schema.from_toml(Path(schema)) if isinstance(schema, (str, os.PathLike)) else schema
+    return read_streamed(data, schema=declared, qi=qi, sensitive=sensitive, missing=missing)
 
 
 def _domain_of(table: Any) -> Dataset:
