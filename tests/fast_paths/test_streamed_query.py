@@ -230,3 +230,15 @@ def _a_plan(text: str):
 
     frame = pl.DataFrame({"city": ["Nice", "Lyon"]})
     return _plan(Dataset(frame, Schema.infer(frame)), QueryRequest(text, epsilon=1.0, delta=1e-6))
+
+
+def test_many_batches_keep_file_order(tmp_path, template, monkeypatch):
+    """Over several of the streaming engine's batches, the rows a contribution bound (one row per
+    person, so any other order keeps other rows) and a quantile read come in file order."""
+    path = _csv(tmp_path / "t.csv", _rows(300_000, seed=5))
+    schema = dataclasses.replace(Schema.infer(pl.read_csv(path, n_rows=10)), person_id="household")
+    bounded = _twins(path, template, tmp_path, monkeypatch, "sum(age) clamp 20..60 where city is not null",
+                     schema=schema, max_rows_per_person=1)
+    assert bounded["streamed"] is True
+    quantile = _twins(path, template, tmp_path, monkeypatch, "quantile(score, 0.3) clamp 0..10")
+    assert quantile["streamed"] is True
