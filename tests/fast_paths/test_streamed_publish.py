@@ -272,3 +272,36 @@ def test_renamed_columns_noted_once(tmp_path, capsys):
     odd = tmp_path / "t.xyz"
     shutil.copy(path, odd)
     assert streamed_table.read_streamed(odd) is None
+
+
+def test_count_made_in_the_identity_pass(template, tmp_path, monkeypatch):
+    """With a ledger, the pass that hashes the sample also counts its published tuples, and the
+    count stage reads no rows (two passes over the sample, not three); without a ledger the count
+    makes its own pass. Either way the release is the one read whole."""
+    path = _csv(tmp_path / "t.csv", _rows(3000, seed=13))
+    passes: list[object] = []
+    batches = streamed_publish.StreamedSample.batches
+
+    def spy(self, columns=None, label="reading the sample"):
+        passes.append(None if columns is None else tuple(columns))
+        yield from batches(self, columns, label)
+
+    monkeypatch.setattr(streamed_publish.StreamedSample, "batches", spy)
+    options = dict(epsilon=1.0, delta=1e-6, qi=["age", "sex", "city"])
+    monkeypatch.setattr(streaming, "EAGER_BYTES", 0)
+    streamed = _outputs(path, template, tmp_path / "run", **options)
+    assert len(passes) == 2 and passes[1] is None  # the text values, then every column
+    monkeypatch.setattr(streaming, "EAGER_BYTES", 1 << 40)
+    assert _outputs(path, template, tmp_path / "run", **options) == streamed
+
+    def without_ledger() -> bytes:
+        out = tmp_path / "bare" / "r.csv"
+        api.publish(str(path), seed=11, ledger=None, out=str(out), report=False, force=True, **options)
+        return out.read_bytes() + out.with_suffix(".certificate.json").read_bytes()
+
+    passes.clear()
+    monkeypatch.setattr(streaming, "EAGER_BYTES", 0)
+    bare = without_ledger()
+    assert len(passes) == 1 and passes[0] is not None  # the count's own pass, over the published columns
+    monkeypatch.setattr(streaming, "EAGER_BYTES", 1 << 40)
+    assert without_ledger() == bare

@@ -18,6 +18,7 @@ import typer
 from crowdsafe import __version__
 from crowdsafe.cli.flags import cli_message
 from crowdsafe.errors import CrowdsafeError
+from crowdsafe.progress import shown_on_terminal
 
 # One line per command module; each module defines ``register(app: typer.Typer)``.
 _COMMAND_MODULES = [
@@ -86,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # Not standalone: usage errors come back here as exceptions and are printed as one line
         # (the CLI library would draw a framed, multi-line box); --help and --version return 0.
-        result = app(args=argv, standalone_mode=False, prog_name="crowdsafe")
+        with shown_on_terminal():  # long passes over a table: a transient bar on a terminal only
+            result = app(args=argv, standalone_mode=False, prog_name="crowdsafe")
         return result if isinstance(result, int) else 0
     except typer.Exit as exc:
         return exc.exit_code

@@ -44,6 +44,7 @@ from crowdsafe.data.missing import MissingPolicy, MissingReport
 from crowdsafe.data.schema import AttributeType, Schema, complete_schema
 from crowdsafe.data.streaming import reads_eagerly, scan_table
 from crowdsafe.errors import CrowdsafeError, InputError
+from crowdsafe.progress import tracked
 
 __all__ = ["BATCH_ROWS", "StreamedTable", "read_streamed", "streams"]
 
@@ -69,11 +70,13 @@ class StreamedTable:
     def name(self) -> str | None:
         return self.domain.name
 
-    def batches(self, columns: Sequence[str] | None = None, *, ordered: bool = True) -> Iterator[pl.DataFrame]:
+    def batches(self, columns: Sequence[str] | None = None, *, ordered: bool = True,
+                label: str = "reading the table") -> Iterator[pl.DataFrame]:
         """The rows of ``columns`` (all: None) in batches of about :data:`BATCH_ROWS`, in file order
-        when ``ordered`` (a generator; each batch is a Polars frame)."""
+        when ``ordered`` (a generator; each batch is a Polars frame); the pass is shown as ``label``
+        on a terminal (:mod:`crowdsafe.progress`)."""
         lazy = self.rows if columns is None else self.rows.select(list(columns))
-        return iter(lazy.collect_batches(chunk_size=BATCH_ROWS, maintain_order=ordered))
+        return tracked(lazy.collect_batches(chunk_size=BATCH_ROWS, maintain_order=ordered), label, self.n_rows)
 
 
 def streams(data: object) -> bool:
@@ -111,7 +114,8 @@ def _scan(path: Path, text_columns: Sequence[str], infer_all: bool) -> tuple[pl.
     return lazy, is_csv
 
 
-def _distinct(lazy: pl.LazyFrame, names: Sequence[str]) -> tuple[int, dict[str, pl.Series], dict[str, int], int]:
+def _distinct(lazy: pl.LazyFrame, names: Sequence[str], label: str = "reading the table: its values"
+              ) -> tuple[int, dict[str, pl.Series], dict[str, int], int]:
     """One pass over the rows, batch by batch: the rows, each column's distinct values, its
     missing values and the rows with a missing value. (A streaming ``unique().implode()`` holds
     the columns whole; batches hold one batch and the distinct values.)"""
@@ -119,7 +123,7 @@ def _distinct(lazy: pl.LazyFrame, names: Sequence[str]) -> tuple[int, dict[str, 
     nulls = dict.fromkeys(names, 0)
     held: dict[str, list[pl.Series]] = {c: [] for c in names}
     sizes = dict.fromkeys(names, 0)
-    for batch in lazy.collect_batches(chunk_size=BATCH_ROWS, maintain_order=False):
+    for batch in tracked(lazy.collect_batches(chunk_size=BATCH_ROWS, maintain_order=False), label, None):
         rows += batch.height
         counts = batch.null_count().row(0, named=True)
         if any(counts.values()):
@@ -250,7 +254,7 @@ def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
         if rows == 0:
             raise InputError(f"{path}: every row has a missing value, nothing is left after missing='drop'")
         try:
-            _, kept, _, _ = _distinct(rows_lazy, table_schema.names)
+            _, kept, _, _ = _distinct(rows_lazy, table_schema.names, "reading the table: the rows kept")
         except pl.exceptions.PolarsError as exc:
             raise _read_error(path, exc, is_csv) from None
         typed = _domain_frame(kept)

@@ -12,10 +12,12 @@ and the driver's sequence is unchanged (:mod:`crowdsafe.drivers.publish`):
   ``random(b)`` as for ``random(a + b)``, so the mask is the in-memory draw's, and the stream
   ends at the same place. The mask is kept as bits (n/8 bytes), never rows;
 - ``sample_identity``: two passes over the sampled rows (the text values they hold, then their
-  hashes): the sample's fingerprint;
-- ``count`` (after the charge): one pass over the published columns of the sampled rows, counted
-  by tuple and merged: the same :class:`~crowdsafe.anonymize.counted.CountedSample` (leaf codes in
-  lexicographic order, counts) as the in-memory count.
+  hashes): the sample's fingerprint. The second pass also counts the published columns' tuples
+  (:class:`TupleCounter`), held in the run until the count stage takes them;
+- ``count`` (after the charge): those counts, or, in a run without a ledger (no sample identity),
+  one pass over the published columns of the sampled rows. Either way the same
+  :class:`~crowdsafe.anonymize.counted.CountedSample` (leaf codes in lexicographic order, counts) as
+  the in-memory count.
 
 Memory: one batch, the distinct values, the sample's distinct published tuples and the mask. The
 rows, the mask and every count stay in the run, as in memory (docs/privacy-boundary.md).
@@ -24,7 +26,7 @@ rows, the mask and every count stay in the run, as in memory (docs/privacy-bound
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -40,7 +42,8 @@ if TYPE_CHECKING:
     from crowdsafe.privacy.ledger import Ledger
     from crowdsafe.randomness import Randomness
 
-__all__ = ["StreamedPublicationTable", "StreamedSample", "count_streamed", "draw_mask", "table_identity"]
+__all__ = ["StreamedPublicationTable", "StreamedSample", "TupleCounter", "count_streamed", "draw_mask",
+           "table_identity"]
 
 #: Rows drawn per call when drawing the mask (a multiple of 8: the mask is packed into bytes).
 DRAW_ROWS = 1 << 20
@@ -81,7 +84,7 @@ def table_identity(table: StreamedTable, ledger: Ledger) -> str:
     """A streamed table's :meth:`~crowdsafe.data.Dataset.fingerprint` keyed with the ledger's
     secret (as the table loaded whole gives it): one pass over every row."""
     digest = MultisetDigest(dict(table.rows.collect_schema()), text_dictionaries(table.domain.frame))
-    for batch in table.batches(ordered=False):
+    for batch in table.batches(ordered=False, label="hashing the table (its identity)"):
         digest.add(batch)
     return digest.hexdigest(ledger.identity_key)
 
@@ -102,11 +105,15 @@ class StreamedSample:
 
     table: StreamedPublicationTable
     mask: np.ndarray | None
+    #: tuple counts made on the way by :meth:`identity`, by columns (taken by :func:`count_streamed`)
+    counted: dict[tuple[str, ...], CountedSample] = field(default_factory=dict, compare=False, repr=False)
 
-    def batches(self, columns: Sequence[str] | None = None) -> Iterator[pl.DataFrame]:
-        """The sampled rows of ``columns`` (None: all), batch by batch in file order."""
+    def batches(self, columns: Sequence[str] | None = None, label: str = "reading the sample"
+                ) -> Iterator[pl.DataFrame]:
+        """The sampled rows of ``columns`` (None: all), batch by batch in file order (the pass shown
+        as ``label`` on a terminal, :mod:`crowdsafe.progress`)."""
         offset = 0
-        for batch in self.table.given.batches(columns, ordered=True):
+        for batch in self.table.given.batches(columns, ordered=True, label=label):
             n = batch.height
             if self.mask is None:
                 yield batch
@@ -118,66 +125,91 @@ class StreamedSample:
 
     def identity(self, ledger: Ledger) -> str:
         """The sample's fingerprint keyed with the ledger's secret: the text values the sampled rows
-        hold (one pass over the text columns), then their hashes (one pass over every column)."""
+        hold (one pass over the text columns), then their hashes (one pass over every column). The
+        second pass also counts the published columns' tuples, kept for :func:`count_streamed`
+        (one pass fewer; the counts stay in the run, read only after the charge)."""
         schema = self.table.schema
         dictionaries = text_dictionaries(self.table.given.domain.frame)
         if dictionaries:
             present = SubsetValues(dictionaries)
-            for batch in self.batches(list(dictionaries)):
+            for batch in self.batches(list(dictionaries), label="finding the sample's values"):
                 present.add(batch)
             dictionaries = present.subset_dictionaries()
         digest = MultisetDigest(schema, dictionaries)
-        for batch in self.batches():
+        counter = TupleCounter(self.table, self.table.columns)
+        for batch in self.batches(label="hashing and counting the sample"):
             digest.add(batch)
+            counter.add(batch)
+        self.counted[tuple(self.table.columns)] = counter.counted()
         return digest.hexdigest(ledger.identity_key)
 
 
 def count_streamed(sample: StreamedSample, columns: Sequence[str]) -> CountedSample:
     """The sample's frequency table over ``columns``: each batch's values mapped to the
     hierarchies' leaf codes (a lookup made once from the domain's distinct values), its code tuples
-    counted, the counts merged; the :class:`~crowdsafe.anonymize.counted.CountedSample` the
-    in-memory count gives (leaf-code tuples in lexicographic order, their counts)."""
-    from crowdsafe.anonymize.counted import CountedSample
+    counted, the counts merged (:class:`TupleCounter`); the
+    :class:`~crowdsafe.anonymize.counted.CountedSample` the in-memory count gives (leaf-code tuples
+    in lexicographic order, their counts). Taken from the sample's identity pass when that pass
+    counted these columns (:meth:`StreamedSample.identity`), else one pass of its own."""
+    kept = sample.counted.pop(tuple(columns), None)
+    if kept is not None:
+        return kept
+    counter = TupleCounter(sample.table, columns)
+    for batch in sample.batches(list(columns), label="counting the sample"):
+        counter.add(batch)
+    return counter.counted()
 
-    columns = list(columns)
-    hierarchies = {c: sample.table.hierarchies[c] for c in columns}
-    domain = sample.table.dataset.frame
-    lookups = {}
-    for column in columns:
-        values = domain.get_column(column).unique()
-        lookups[column] = pl.DataFrame({column: values, "__code": hierarchies[column].leaf_codes(values, column=column)
-                                        .astype(np.int64)})
-    sizes = [hierarchies[c].size(0) for c in columns]
-    packed = packing.fits(sizes)  # one int64 key per tuple (its order is the tuples' lexicographic order)
-    names = ["__key"] if packed else [f"__c{j}" for j in range(len(columns))]
-    partial: list[pl.DataFrame] = []
-    held = 0
-    for batch in sample.batches(columns):
+
+class TupleCounter:
+    """Counts of the published columns' leaf-code tuples over the batches given to :meth:`add`."""
+
+    def __init__(self, table: StreamedPublicationTable, columns: Sequence[str]) -> None:
+        self.columns = list(columns)
+        self.hierarchies = {c: table.hierarchies[c] for c in self.columns}
+        domain = table.dataset.frame
+        self.lookups = {}
+        for column in self.columns:
+            values = domain.get_column(column).unique()
+            self.lookups[column] = pl.DataFrame({column: values, "__code": self.hierarchies[column].leaf_codes(
+                values, column=column).astype(np.int64)})
+        self.sizes = [self.hierarchies[c].size(0) for c in self.columns]
+        self.packed = packing.fits(self.sizes)  # one int64 key per tuple (its order is the tuples' lexicographic order)
+        self.names = ["__key"] if self.packed else [f"__c{j}" for j in range(len(self.columns))]
+        self.partial: list[pl.DataFrame] = []
+        self.held = 0
+
+    def add(self, batch: pl.DataFrame) -> None:
         if not batch.height:
-            continue
-        codes = [batch.select(column).join(lookups[column], on=column, how="left", nulls_equal=True,
-                                           maintain_order="left").get_column("__code") for column in columns]
-        coded = (pl.DataFrame({"__key": packing.pack([c.to_numpy() for c in codes], sizes)}) if packed
-                 else pl.DataFrame([c.alias(name) for c, name in zip(codes, names)]))
-        counted = coded.group_by(names).agg(pl.len().cast(pl.Int64).alias("__count"))
-        partial.append(counted)
-        held += counted.height
-        if held > MERGE_TUPLES and len(partial) > 1:
-            partial = [_merged(partial, names)]
-            held = partial[0].height
-    if not partial:
-        return CountedSample(tuple(columns), np.zeros((0, len(columns)), dtype=np.int64),
-                             np.zeros(0, dtype=np.int64), hierarchies)
-    table = _merged(partial, names).sort(names)
-    counts = table.get_column("__count").to_numpy().astype(np.int64)
-    if not packed:
-        return CountedSample(tuple(columns), table.select(names).to_numpy().astype(np.int64).reshape(-1, len(columns)),
-                             counts, hierarchies)
-    keys = table.get_column("__key").to_numpy().astype(np.int64)
-    cells = np.empty((len(keys), len(columns)), dtype=np.int64)
-    for j in range(len(columns) - 1, -1, -1):
-        keys, cells[:, j] = np.divmod(keys, max(sizes[j], 1))
-    return CountedSample(tuple(columns), cells, counts, hierarchies)
+            return
+        codes = [batch.select(column).join(self.lookups[column], on=column, how="left", nulls_equal=True,
+                                           maintain_order="left").get_column("__code") for column in self.columns]
+        coded = (pl.DataFrame({"__key": packing.pack([c.to_numpy() for c in codes], self.sizes)}) if self.packed
+                 else pl.DataFrame([c.alias(name) for c, name in zip(codes, self.names)]))
+        counted = coded.group_by(self.names).agg(pl.len().cast(pl.Int64).alias("__count"))
+        self.partial.append(counted)
+        self.held += counted.height
+        if self.held > MERGE_TUPLES and len(self.partial) > 1:
+            self.partial = [_merged(self.partial, self.names)]
+            self.held = self.partial[0].height
+
+    def counted(self) -> CountedSample:
+        """The :class:`~crowdsafe.anonymize.counted.CountedSample` of the rows added."""
+        from crowdsafe.anonymize.counted import CountedSample
+
+        columns, sizes, names = self.columns, self.sizes, self.names
+        if not self.partial:
+            return CountedSample(tuple(columns), np.zeros((0, len(columns)), dtype=np.int64),
+                                 np.zeros(0, dtype=np.int64), self.hierarchies)
+        table = _merged(self.partial, names).sort(names)
+        counts = table.get_column("__count").to_numpy().astype(np.int64)
+        if not self.packed:
+            return CountedSample(tuple(columns), table.select(names).to_numpy().astype(np.int64)
+                                 .reshape(-1, len(columns)), counts, self.hierarchies)
+        keys = table.get_column("__key").to_numpy().astype(np.int64)
+        cells = np.empty((len(keys), len(columns)), dtype=np.int64)
+        for j in range(len(columns) - 1, -1, -1):
+            keys, cells[:, j] = np.divmod(keys, max(sizes[j], 1))
+        return CountedSample(tuple(columns), cells, counts, self.hierarchies)
 
 
 def _merged(partial: list[pl.DataFrame], names: list[str]) -> pl.DataFrame:
