@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from test_streamed_publish import _csv
+from test_streamed_publish import _rows as _publish_rows
 
 import crowdsafe.data.streamed_table as streamed_table
 from crowdsafe import api
@@ -26,32 +28,15 @@ from crowdsafe.privacy.ledger import Ledger
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory) -> Path:
-    """One ledger (one identity key) copied for every run, so keyed identities compare."""
-    path = tmp_path_factory.mktemp("ledger") / "template.ledger"
-    with Ledger(path) as ledger:
-        assert ledger.identity_key
-    return path
+    """The ledger every run starts from (a copy each): one identity key, so identities compare."""
+    with Ledger(tmp_path_factory.mktemp("ledger") / "template.ledger") as ledger:
+        return Path(ledger.path)
 
 
 def _rows(n: int = 3000, seed: int = 2) -> pl.DataFrame:
-    rng = np.random.default_rng(seed)
-    return pl.DataFrame({
-        "age": rng.integers(17, 90, n),
-        "sex": rng.choice(["Female", "Male"], n),
-        "city": pl.Series([None, "Lyon", "Paris", "Nice", "Brest"], dtype=pl.String).gather(rng.integers(0, 5, n)),
-        "score": np.where(rng.random(n) < 0.05, np.nan, np.round(rng.random(n) * 10, 1)),
-        "day": pl.date_range(pl.date(2020, 1, 1), pl.date(2020, 3, 1), eager=True).sample(n, with_replacement=True,
-                                                                                          seed=seed),
-        "household": rng.integers(0, n // 3, n),
-        "income": rng.choice(["<=50K", ">50K"], n),
-    })
-
-
-def _csv(path: Path, frame: pl.DataFrame) -> Path:
-    """The frame as CSV with blanks around some values and numbers written two ways."""
-    text = frame.write_csv(null_value="?").replace(",Male,", ", Male ,").replace(",17,", ",017,")
-    path.write_text(text, encoding="utf-8")
-    return path
+    """The streamed publish's test rows, with a person column (about three rows a household)."""
+    rows = _publish_rows(n, seed).drop("flag", "ref")
+    return rows.insert_column(5, pl.Series("household", np.random.default_rng(seed + 1).integers(0, n // 3, n)))
 
 
 # every query kind: (text, options)
@@ -94,25 +79,25 @@ def _answer(path: Path, template: Path, work: Path, text: str, **options) -> dic
 
 
 def _twins(path: Path, template: Path, tmp_path: Path, monkeypatch, text: str, **options) -> dict:
-    """The answers at EAGER_BYTES = size − 1 (streamed), size and size + 1 (read whole): equal."""
+    """The answers at EAGER_BYTES = size − 1 (streamed), size and size + 1 (read whole): equal.
+    ``streamed``: True when the one streamed try read the file, else the tries' outcomes."""
+    tries: list[bool] = []
     read = streamed_table.read_streamed
-    streamed: list[bool] = []
-
-    def spy(*args, **kwargs):
-        table = read(*args, **kwargs)
-        streamed.append(table is not None)
-        return table
-
-    monkeypatch.setattr(streamed_table, "read_streamed", spy)
+    monkeypatch.setattr(streamed_table, "read_streamed", lambda *a, **k: _noted(tries, read(*a, **k)))
     size = streaming.disk_bytes(path)
-    results = []
-    for limit, eager in ((size - 1, False), (size, True), (size + 1, True)):
+    answers = {}
+    for limit in (size - 1, size, size + 1):
         monkeypatch.setattr(streaming, "EAGER_BYTES", limit)
-        assert streaming.reads_eagerly(path) is eager
-        results.append(_answer(path, template, tmp_path / "run", text, **dict(options)))
-    assert results[0] == results[1] == results[2]
-    results[0]["streamed"] = streamed == [True] if "error" not in results[0] else streamed
-    return results[0]
+        answers[streaming.reads_eagerly(path), limit] = _answer(path, template, tmp_path / "run", text, **options)
+    assert list(answers) == [(False, size - 1), (True, size), (True, size + 1)]
+    first, *others = answers.values()
+    assert all(other == first for other in others)
+    return {**first, "streamed": tries == [True] if "error" not in first else tries}
+
+
+def _noted(tries: list[bool], table: object) -> object:
+    tries.append(table is not None)
+    return table
 
 
 @pytest.fixture(scope="module")
