@@ -1,4 +1,4 @@
-"""Benchmark the Polars engine on a table larger than memory (frequency table, publish); print JSON.
+"""Benchmark the Polars engine on a table larger than memory (frequency table, publish, queries); print JSON.
 
 A synthetic Adult of ``--rows`` rows is written as Parquet parts
 (``crowdsafe.datasets.synthetic.write_synthetic_parts``, never whole in memory), outside the
@@ -28,8 +28,17 @@ streamed group-by of the check's columns (``scan_csv`` + ``collect(engine="strea
 the plan-only command streamed. Reported: best time of ``--repeat``, peak RSS, ratios to the
 floor, and whether the two checks printed the same JSON.
 
+Then the DP queries of the same CSV (``--no-query`` skips them, ``--only-query`` times nothing
+else): a count (``count where age >= 30``) and a histogram over public values (sex × race × income,
+20 cells), by ``crowdsafe.api.query`` (seeded) in a child process each: streamed without a ledger
+and with one (its identity is one more pass over every row), read whole with a ledger (skipped
+with ``--no-in-memory``), and the floor, Polars' streamed filter + count or group-by + count of
+the same columns (``scan_csv`` + ``collect(engine="streaming")``). Reported (keys ``query_*``):
+each child's best time of ``--repeat`` and peak RSS, the ratios to the floor, whether it streamed
+and whether the streamed and in-memory answers (with the ledger's entry) are the same.
+
 Usage: python bench/streaming.py [--rows 60M | --sizes 60M] [--limit 3g] [--publish-limit 3g]
-       [--no-publish] [--no-check] [--no-in-memory] [--repeat N]
+       [--no-publish] [--no-check] [--no-query] [--only-query] [--no-in-memory] [--repeat N]
 """
 
 from __future__ import annotations
@@ -190,12 +199,105 @@ def _csv(folder: Path, parts: list[Path]) -> Path:
     return csv
 
 
-def _publish_runs(folder: Path, parts: list[Path], rows: int, args: argparse.Namespace, env: dict[str, str]
+QUERIES = {  # a DP count and a histogram over public values (20 cells), and their floors' Polars queries
+    "count": ("count where age >= 30", ["age"]),
+    "histogram": ("histogram sex in ('Female', 'Male'), race in ('White', 'Black', 'Asian-Pac-Islander', "
+                  "'Amer-Indian-Eskimo', 'Other'), income in ('<=50K', '>50K')", ["sex", "race", "income"]),
+}
+
+
+def query_child(path: str, mode: str, kind: str, ledger: str) -> dict[str, object]:
+    """One DP query (``kind``) of the CSV at ``path`` (``mode``: streamed, in-memory, or floor: Polars'
+    streamed filter + count or group-by + count of the same columns), timed, with this process's
+    peak RSS and a digest of the answer (seeded; ``ledger``: a ledger file, or - for none)."""
+    import hashlib
+
+    import polars as pl
+
+    from crowdsafe import api
+    from crowdsafe.data import streaming
+
+    text, columns = QUERIES[kind]
+    if os.environ.get("STREAM_ABOVE"):  # --stream-above (try the script on small tables)
+        streaming.EAGER_BYTES = _bytes(os.environ["STREAM_ABOVE"])
+    if mode == "floor":
+        lazy = pl.scan_csv(path)
+        query = (lazy.filter(pl.col("age") >= 30).select(pl.len()) if kind == "count"
+                 else lazy.group_by(columns).len())
+        started = time.perf_counter()
+        table = query.collect(engine="streaming")
+        return {"seconds": time.perf_counter() - started, "cells": table.height, "peak_rss_mb": _peak_rss_mb()}
+    if mode == "in-memory":
+        streaming.EAGER_BYTES = 1 << 62
+    import crowdsafe.drivers.query
+    import crowdsafe.engines.streamed_query
+    import crowdsafe.mechanisms.queries  # noqa: F401 (imported before the timer: the query's cost, not imports)
+
+    started = time.perf_counter()
+    answer = api.query(path, text, epsilon=1.0, randomness=0, ledger=None if ledger == "-" else ledger,
+                       budget=None if ledger == "-" else (100.0, 1e-6))
+    seconds = time.perf_counter() - started
+    public = answer.as_dict(custodian=True)
+    if public.get("ledger"):
+        public["ledger"].pop("path")
+    digest = hashlib.sha256(json.dumps(public, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return {"seconds": seconds, "peak_rss_mb": _peak_rss_mb(), "streamed": not streaming.reads_eagerly(path),
+            "answer": digest}
+
+
+def _query_runs(csv: Path, rows: int, args: argparse.Namespace, env: dict[str, str]) -> dict[str, object]:
+    """The ``query_*`` keys: each query streamed (without and with a ledger: its identity is one more
+    pass over every row), read whole (with a ledger) and its floor, best of ``--repeat`` child runs."""
+    from crowdsafe.privacy.ledger import Ledger
+
+    template = csv.parent / "query-template.ledger"
+    with Ledger(template) as book:  # one identity key for every run, so the answers compare
+        assert book.identity_key
+    result: dict[str, object] = {"query_rows": rows, "query_csv_bytes": csv.stat().st_size, "query_repeat": args.repeat}
+
+    def best(mode: str, kind: str, ledger: bool) -> dict[str, object]:
+        runs = []
+        for i in range(args.repeat):
+            path = "-"
+            if ledger:
+                path = str(csv.parent / f"query-{mode}-{kind}-{i}.ledger")
+                shutil.copy(template, path)
+                Path(path).chmod(0o600)
+            done = subprocess.run([sys.executable, __file__, "--query-child", str(csv), mode, kind, path],
+                                  env=env, capture_output=True, text=True)
+            if done.returncode != 0:
+                return {"failed": True, "error": done.stderr.strip().splitlines()[-3:]}
+            runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        return min(runs, key=lambda r: float(r["seconds"]))
+
+    for kind, (text, _) in QUERIES.items():
+        runs = {"floor": best("floor", kind, False), "streamed": best("streamed", kind, False),
+                "streamed_ledger": best("streamed", kind, True)}
+        if args.in_memory:
+            runs["in_memory_ledger"] = best("in-memory", kind, True)
+        result[f"query_{kind}_text"] = text
+        floor = runs["floor"].get("seconds")
+        for name, run in runs.items():
+            prefix = f"query_{kind}_{name}"
+            if run.get("failed"):
+                result[f"{prefix}_error"] = run["error"]
+                continue
+            result[f"{prefix}_seconds"], result[f"{prefix}_peak_rss_mb"] = run["seconds"], run["peak_rss_mb"]
+            if name != "floor" and isinstance(floor, float):
+                result[f"{prefix}_ratio_to_floor"] = float(run["seconds"]) / floor
+            if name.startswith("streamed"):
+                result[f"{prefix}_was_streamed"] = run.get("streamed")
+        streamed, whole = runs["streamed_ledger"], runs.get("in_memory_ledger", {})
+        if "answer" in streamed and "answer" in whole:
+            result[f"query_{kind}_same_answer"] = streamed["answer"] == whole["answer"]
+    return result
+
+
+def _publish_runs(folder: Path, csv: Path, rows: int, args: argparse.Namespace, env: dict[str, str]
                   ) -> dict[str, object]:
     """The ``publish_*`` keys (module docstring)."""
     from crowdsafe.privacy.ledger import Ledger
 
-    csv = _csv(folder, parts)
     template = folder.parent / "template.ledger"
     with Ledger(template) as ledger:  # one identity key for every run, so the identities compare
         assert ledger.identity_key
@@ -251,6 +353,9 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--check-child":
         print(json.dumps(check_child(*sys.argv[2:4])))
         return
+    if len(sys.argv) > 1 and sys.argv[1] == "--query-child":
+        print(json.dumps(query_child(*sys.argv[2:6])))
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", "--sizes", dest="rows", default="60M")
     parser.add_argument("--limit", default=None, help="address-space limit of the child (prlimit --as), e.g. 3g")
@@ -258,6 +363,10 @@ def main() -> None:
     parser.add_argument("--no-publish", dest="publish", action="store_false", help="time the frequency table only")
     parser.add_argument("--no-check", dest="check", action="store_false",
                         help="skip the check and --plan-only of the CSV")
+    parser.add_argument("--no-query", dest="query", action="store_false",
+                        help="skip the DP count and histogram of the CSV (streamed, read whole, floor)")
+    parser.add_argument("--only-query", action="store_true",
+                        help="time the DP queries only (no frequency table, no publish)")
     parser.add_argument("--no-in-memory", dest="in_memory", action="store_false",
                         help="skip the publish of the file read whole (it needs the table in memory)")
     parser.add_argument("--repeat", type=int, default=1, help="best of N runs of each publish child")
@@ -290,17 +399,24 @@ def main() -> None:
         command = [sys.executable, __file__, "--child", str(folder)]
         if args.limit:
             command = ["prlimit", f"--as={_bytes(args.limit)}", *command]
-        done = subprocess.run(command, env=env, capture_output=True, text=True)
-        result = (json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0
-                  else {"failed": True, "error": done.stderr.strip().splitlines()[-3:]})
-        published = _publish_runs(folder, parts, rows, args, env) if args.publish else {}
-        checked = _check_runs(_csv(folder, parts), rows, args, env) if args.check else {}
+        result: dict[str, object] = {"skipped": True}
+        if not args.only_query:
+            done = subprocess.run(command, env=env, capture_output=True, text=True)
+            result = (json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0
+                      else {"failed": True, "error": done.stderr.strip().splitlines()[-3:]})
+        tables = not args.only_query  # --only-query: the queries alone
+        queries = args.query or args.only_query
+        csv = _csv(folder, parts) if (tables and (args.publish or args.check)) or queries else None
+        published = _publish_runs(folder, csv, rows, args, env) if csv and tables and args.publish else {}
+        checked = _check_runs(csv, rows, args, env) if csv and tables and args.check else {}
+        if csv and queries:
+            published.update(_query_runs(csv, rows, args, env))
         print(json.dumps({
             "rows": rows, "parts": len(parts), "part_rows": PART_ROWS,
             "parquet_bytes": sum(p.stat().st_size for p in parts), "generate_and_write_seconds": generate,
             "table_in_memory_mb": in_memory_mb, "address_space_limit": args.limit,
             "floor_group_by_seconds_scaled": floor, **result,
-            "ratio_to_floor": result.get("frequency_table_seconds", float("nan")) / floor,
+            "ratio_to_floor": float(result.get("frequency_table_seconds", float("nan"))) / floor,
             "load_average": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count(), **published,
             **checked,
         }, indent=2))

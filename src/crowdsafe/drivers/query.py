@@ -54,7 +54,7 @@ def query(
     budget in the ledger (:func:`with_budget`)."""
     from crowdsafe.mechanisms.queries import answer_query, check_query
 
-    source = engine.read_source(data, schema=schema, missing=missing, name=name)
+    source = engine.read_query_source(data, schema=schema, missing=missing, name=name)
     dataset = engine.source_dataset(source)
     aggregate = engine.aggregate(source)
     check_query(dataset, request)

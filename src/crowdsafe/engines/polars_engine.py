@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from crowdsafe.attacks.request import AttackRequest
     from crowdsafe.data.streamed_table import StreamedTable
     from crowdsafe.engines.streamed_publish import StreamedPublicationTable, StreamedSample
+    from crowdsafe.engines.streamed_query import StreamedAggregate
     from crowdsafe.perturb.alpha_beta import Perturbation, PerturbRequest
     from crowdsafe.perturb.view import ViewOutput
     from crowdsafe.privacy import Certificate
@@ -86,6 +87,14 @@ class PolarsEngine:
     def read_source(self, data: Any, *, schema: Any = None, missing: Any = "keep", name: str | None = None) -> Dataset:
         return load(data, schema=schema, missing=missing)
 
+    def read_query_source(self, data: Any, *, schema: Any = None, missing: Any = "keep",
+                          name: str | None = None) -> Dataset | StreamedTable:
+        """:meth:`read_source`, or a file larger than EAGER_BYTES read batch by batch when it can be
+        (:mod:`crowdsafe.engines.streamed_query`: the same answer)."""
+        from crowdsafe.data.streamed_table import load_or_stream
+
+        return load_or_stream(data, schema=schema, missing=missing)
+
     def count_rows(self, data: Any) -> int:
         import polars as pl
 
@@ -112,10 +121,14 @@ class PolarsEngine:
         counted = frame.group_by(list(columns)).agg(pl.len().cast(pl.Int64).alias("count"))
         return counted.sort(list(columns), nulls_last=False)
 
-    def source_dataset(self, source: Dataset) -> Dataset:
-        return source
+    def source_dataset(self, source: Dataset | StreamedTable) -> Dataset:
+        return _domain_of(source)
 
-    def source_identity(self, source: Dataset, ledger: Ledger) -> str:
+    def source_identity(self, source: Dataset | StreamedTable, ledger: Ledger) -> str:
+        if not isinstance(source, Dataset):
+            from crowdsafe.engines.streamed_publish import table_identity
+
+            return table_identity(source, ledger)
         return ledger.identify(source.fingerprint())
 
     # -- publish -----------------------------------------------------------------------------
@@ -211,7 +224,11 @@ class PolarsEngine:
                 if seeded else [])
 
     # -- DP queries ----------------------------------------------------------------------------
-    def aggregate(self, source: Dataset) -> None:
+    def aggregate(self, source: Dataset | StreamedTable) -> StreamedAggregate | None:
+        if not isinstance(source, Dataset):
+            from crowdsafe.engines.streamed_query import StreamedAggregate
+
+            return StreamedAggregate(source)
         return None  # answer_query aggregates the Dataset in process
 
     # -- α-β perturbation ----------------------------------------------------------------------

@@ -78,6 +78,13 @@ class Engine(Protocol):
         """A typed table for queries, perturbation and attacks."""
         ...
 
+    def read_query_source(self, data: Any, *, schema: Any = None, missing: Any = "keep",
+                          name: str | None = None) -> Any:
+        """The typed table a DP query reads (:meth:`read_source`, or a handle the engine's
+        :meth:`source_dataset`, :meth:`source_identity` and :meth:`aggregate` take, such as a
+        file read batch by batch)."""
+        ...
+
     def count_rows(self, data: Any) -> int:
         """The number of rows of ``data`` (custodian-only: the CLI's plan preview)."""
         ...

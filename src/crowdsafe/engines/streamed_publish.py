@@ -42,7 +42,8 @@ if TYPE_CHECKING:
     from crowdsafe.privacy.ledger import Ledger
     from crowdsafe.randomness import Randomness
 
-__all__ = ["StreamedPublicationTable", "StreamedSample", "TupleCounter", "count_streamed", "draw_mask"]
+__all__ = ["StreamedPublicationTable", "StreamedSample", "TupleCounter", "count_streamed", "draw_mask",
+           "table_identity"]
 
 #: Rows drawn per call when drawing the mask (a multiple of 8: the mask is packed into bytes).
 DRAW_ROWS = 1 << 20
@@ -76,11 +77,16 @@ class StreamedPublicationTable:
 
     def identity(self, ledger: Ledger) -> str:
         """The table's fingerprint keyed with the ledger's secret: one pass over every row."""
-        dictionaries = text_dictionaries(self.given.domain.frame)
-        digest = MultisetDigest(self.schema, dictionaries)
-        for batch in self.given.batches(ordered=False, label="hashing the table (its identity)"):
-            digest.add(batch)
-        return digest.hexdigest(ledger.identity_key)
+        return table_identity(self.given, ledger)
+
+
+def table_identity(table: StreamedTable, ledger: Ledger) -> str:
+    """A streamed table's :meth:`~crowdsafe.data.Dataset.fingerprint` keyed with the ledger's
+    secret (as the table loaded whole gives it): one pass over every row."""
+    digest = MultisetDigest(dict(table.rows.collect_schema()), text_dictionaries(table.domain.frame))
+    for batch in table.batches(ordered=False, label="hashing the table (its identity)"):
+        digest.add(batch)
+    return digest.hexdigest(ledger.identity_key)
 
 
 def draw_mask(n: int, beta: float, stream: Randomness) -> np.ndarray | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
@@ -22,17 +22,29 @@ from crowdsafe.mechanisms.query_plan import ExactAggregate, QueryPlan
 from crowdsafe.randomness import Randomness
 
 _KEY = "__crowdsafe_cell_{}"
+Engine = Literal["auto", "streaming"]  # how a Polars query is collected (rows_aggregate)
 _SUM_UNIT_BITS = 30  # a real value is summed on a grid of 2^-30 of its largest bound
 
 
 def polars_aggregate(dataset: Dataset, plan: QueryPlan, randomness: Randomness) -> tuple[ExactAggregate, int]:
     """The exact aggregate on the Polars engine (in this process)."""
-    rows, dropped = _rows(dataset, plan, randomness)
-    return _EXACT[plan.query.kind](rows, plan, dataset), dropped
+    return rows_aggregate(dataset.frame.lazy(), dataset, plan, randomness)
 
 
+def rows_aggregate(frame: pl.LazyFrame, dataset: Dataset, plan: QueryPlan, randomness: Randomness, *,
+                   engine: Engine = "auto") -> tuple[ExactAggregate, int]:
+    """The exact aggregate of the rows of ``frame`` (the table ``dataset`` describes: its schema
+    and types), each Polars query collected by ``engine``: ``"auto"`` for a frame in memory,
+    ``"streaming"`` for a file scanned lazily (:mod:`crowdsafe.engines.streamed_query`). Counts,
+    histogram cells and sums on the :func:`sum_grid` are integers, so they do not depend on how
+    the rows are split; rows the contribution bound or a quantile reads are collected in file
+    order either way."""
+    rows, dropped = _rows(frame, dataset, plan, randomness, engine)
+    return _EXACT[plan.query.kind](rows, plan, dataset, engine), dropped
 
-def _rows(dataset: Dataset, plan: QueryPlan, randomness: Randomness) -> tuple[pl.LazyFrame, int]:
+
+def _rows(frame: pl.LazyFrame, dataset: Dataset, plan: QueryPlan, randomness: Randomness,
+          engine: Engine) -> tuple[pl.LazyFrame, int]:
     """The rows the query reads: filtered, then bounded to c rows per person.
 
     Without a person identifier the result stays lazy, so the aggregate runs in one Polars pass.
@@ -40,22 +52,22 @@ def _rows(dataset: Dataset, plan: QueryPlan, randomness: Randomness) -> tuple[pl
     columns = list(plan.query.columns) or dataset.schema.names[:1]  # a count without a filter
     if plan.person is not None and plan.person not in columns:
         columns.append(plan.person)
-    lazy = dataset.frame.lazy().select(columns).filter(plan.condition)
+    lazy = frame.select(columns).filter(plan.condition)
     if plan.person is None:
         return lazy, 0
-    bounded = bound_contributions(lazy.collect(), plan.person, plan.rows_per_person, randomness)
+    bounded = bound_contributions(lazy.collect(engine=engine), plan.person, plan.rows_per_person, randomness)
     return bounded.frame.lazy(), bounded.dropped
 
 
 # -- exact aggregates (never shown) ------------------------------------------------------------
 
 
-def _count(rows: pl.LazyFrame, plan: QueryPlan, dataset: Dataset) -> ExactAggregate:
-    return ExactAggregate("count", {"count": int(rows.select(pl.len()).collect().item())})
+def _count(rows: pl.LazyFrame, plan: QueryPlan, dataset: Dataset, engine: Engine) -> ExactAggregate:
+    return ExactAggregate("count", {"count": int(rows.select(pl.len()).collect(engine=engine).item())})
 
 
 def _integer_sum(
-    rows: pl.LazyFrame, dtype: pl.DataType, column: str, low: float, high: float
+    rows: pl.LazyFrame, dtype: pl.DataType, column: str, low: float, high: float, engine: Engine = "auto"
 ) -> tuple[int, float, int, dict[str, int]]:
     """The exact clamped sum as an integer number of ``unit`` (1 for integer data and bounds,
     else a power of two 2^30 times smaller than the largest bound), with the count of values.
@@ -82,7 +94,7 @@ def _integer_sum(
         values=value.count(),
         below=(value < low).sum(),
         above=(value > high).sum(),
-    ).collect().row(0, named=True)
+    ).collect(engine=engine).row(0, named=True)
     return sum_stats(stats, unit)
 
 
@@ -114,10 +126,10 @@ def _sum_units_sensitivity(plan: QueryPlan, unit: float) -> int:
     return plan.rows_per_person * max(1, int(per_row))
 
 
-def _sum(rows: pl.LazyFrame, plan: QueryPlan, dataset: Dataset) -> ExactAggregate:
+def _sum(rows: pl.LazyFrame, plan: QueryPlan, dataset: Dataset, engine: Engine) -> ExactAggregate:
     assert plan.query.column is not None and plan.query.bounds is not None
     dtype = dataset.frame.schema[plan.query.column]
-    return sum_exact(plan, _integer_sum(rows, dtype, plan.query.column, *plan.query.bounds))
+    return sum_exact(plan, _integer_sum(rows, dtype, plan.query.column, *plan.query.bounds, engine=engine))
 
 
 def sum_exact(plan: QueryPlan, summed: tuple[int, float, int, dict[str, int]]) -> ExactAggregate:
@@ -127,9 +139,9 @@ def sum_exact(plan: QueryPlan, summed: tuple[int, float, int, dict[str, int]]) -
     return ExactAggregate(plan.query.kind, values, diagnostics=clamped)
 
 
-def _quantile(rows: pl.LazyFrame, plan: QueryPlan, dataset: Dataset) -> ExactAggregate:
+def _quantile(rows: pl.LazyFrame, plan: QueryPlan, dataset: Dataset, engine: Engine) -> ExactAggregate:
     assert plan.query.column is not None and plan.query.bounds is not None
-    column = rows.select(pl.col(plan.query.column)).collect().to_series()
+    column = rows.select(pl.col(plan.query.column)).collect(engine=engine).to_series()
     if column.dtype.is_float():
         column = column.fill_nan(None)  # NaN is missing, as in sums: no data-dependent abort
     column = column.drop_nulls()
@@ -195,14 +207,14 @@ def cell_key(dataset: Dataset, dimension: Dimension, dtype: pl.DataType | None =
     return pl.col(column).alias(name)  # text keys become String after the group-by
 
 
-def _histogram(rows: pl.LazyFrame, plan: QueryPlan, dataset: Dataset) -> ExactAggregate:
+def _histogram(rows: pl.LazyFrame, plan: QueryPlan, dataset: Dataset, engine: Engine) -> ExactAggregate:
     dims = plan.query.dimensions
     schema = dataset.frame.schema  # read once: each read builds a new Schema
     keys = [cell_key(dataset, d, schema[d.column]) for d in dims]
     names = [_KEY.format(d.column) for d in dims]
     text = [pl.col(n).cast(pl.String) for d, n in zip(dims, names) if d.bins is None
             and is_text(schema[d.column])]
-    counts = rows.select(keys).group_by(names).len(name="count").with_columns(text).collect()
+    counts = rows.select(keys).group_by(names).len(name="count").with_columns(text).collect(engine=engine)
     return histogram_exact(counts, plan)
 
 
@@ -214,7 +226,8 @@ def cell_column(column: str) -> str:
 def histogram_exact(counts: pl.DataFrame, plan: QueryPlan) -> ExactAggregate:
     """The exact histogram from an engine's counts of the cells present (one column per
     dimension, named :func:`cell_column`, binned columns as their bin labels, text as String;
-    and ``count``): every cell of a public domain, empty ones included."""
+    and ``count``): every cell of a public domain, empty ones included, in the grid's order;
+    without a public domain the cells present, sorted by their values (missing first)."""
     dims = plan.query.dimensions
     names = [_KEY.format(d.column) for d in dims]
     domains = plan.domains
@@ -229,7 +242,9 @@ def histogram_exact(counts: pl.DataFrame, plan: QueryPlan) -> ExactAggregate:
         outside = int(counts.get_column("count").sum()) - int(table.get_column("count").sum())
         return ExactAggregate("histogram", {"table": table, "names": names, "public": True},
                               diagnostics={"rows_outside_the_domain": outside}, notes=notes)
-    table = counts.with_columns(pl.col("count").cast(pl.Int64))
+    # sorted by cell: a group-by's order varies from run to run (threads, batches) and with the rows'
+    # order, and the noise is drawn cell by cell in this order
+    table = counts.with_columns(pl.col("count").cast(pl.Int64)).sort(names, nulls_last=False)
     return ExactAggregate("histogram", {"table": table, "names": names, "public": False}, notes=notes)
 
 

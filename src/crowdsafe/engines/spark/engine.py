@@ -67,6 +67,8 @@ class SparkEngine:
 
         return spark_source(data, schema=schema, missing=missing, master=self.master, name=name)
 
+    read_query_source = read_source  # a DP query reads its table as any other job does on Spark
+
     def count_rows(self, data: Any) -> int:
         from pathlib import Path
 
