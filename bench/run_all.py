@@ -284,7 +284,8 @@ def _cli(out: dict, size: str) -> list[Row]:
 
 def _streaming(out: dict, size: str) -> list[Row]:
     """bench/streaming.py (the Polars engine's frequency table, streamed from Parquet parts; the publish and
-    the check of a CSV over EAGER_BYTES, streamed and read whole, and the streamed plan, with peak memory)."""
+    the check of a CSV over EAGER_BYTES, streamed and read whole, the streamed plan, and a DP count and histogram
+    streamed and read whole, with peak memory)."""
     results = out.get("results", [out]) if isinstance(out.get("results", [out]), list) else [out]
     rows = []
     for r in results:
@@ -310,6 +311,20 @@ def _streaming(out: dict, size: str) -> list[Row]:
                 made["note"] = f"peak RSS {memory:,.0f} MB (floor {r.get(f'{job}_floor_peak_rss_mb') or 0:,.0f} MB)" + (
                     same[1] if same and r.get(same[0]) else "")
             rows.append(made)
+        for kind in ("count", "histogram"):
+            for run, figure in (("streamed_ledger", f"DP {kind} of a CSV over 256 MiB, streamed, with a ledger"),
+                                ("in_memory_ledger", f"DP {kind} of the same CSV, read whole, with a ledger")):
+                prefix = f"query_{kind}_{run}"
+                if r.get(f"{prefix}_seconds") is None:
+                    continue
+                made = row("streaming", figure, size, r.get("query_rows"), r.get(f"{prefix}_seconds"),
+                           r.get(f"query_{kind}_floor_seconds"), f"Polars streamed {kind} of the CSV")
+                memory = r.get(f"{prefix}_peak_rss_mb")
+                if memory is not None:
+                    made["note"] = f"peak RSS {memory:,.0f} MB" + (
+                        "; same answer as read whole" if run == "streamed_ledger" and r.get(f"query_{kind}_same_answer")
+                        else "")
+                rows.append(made)
     return rows
 
 

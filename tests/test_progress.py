@@ -133,3 +133,15 @@ def test_one_call_pass_is_reported_while_it_runs(table, monkeypatch):
         api.check(str(table), qi=["age", "sex", "city"], sensitive=["income"])
     assert [p[0] for p in checked.passes] == ["reading the table: its values", "counting the table's classes"]
     assert all(p[3] for p in checked.passes)
+
+
+def test_streamed_query_reports_its_passes(table, tmp_path, monkeypatch):
+    """A streamed DP count with a ledger: the read, the identity, then the query's own rows."""
+    monkeypatch.setattr(streaming, "EAGER_BYTES", 0)
+    recorder = Recorder()
+    with progress.showing(recorder):
+        api.query(str(table), "count where age >= 30", epsilon=1.0, randomness=1,
+                  ledger=str(tmp_path / "q.ledger"), budget=(10.0, 1e-6))
+    assert [p[0] for p in recorder.passes] == ["reading the table: its values", "hashing the table (its identity)",
+                                               "reading the table: the query's rows"]
+    assert all(p[3] for p in recorder.passes)

@@ -155,3 +155,17 @@ def test_streamed_check_and_plan_rows() -> None:
     assert [r["crowdsafe_s"] / r["floor_s"] for r in rows] == [2.0, 1.5, 1.25]
     assert rows[0]["note"] == "peak RSS 630 MB (floor 600 MB); same report as read whole"
     assert rows[2]["note"] == "peak RSS 520 MB (floor 600 MB)"
+
+
+def test_streamed_query_rows() -> None:
+    out = {"query_rows": 10, "query_count_floor_seconds": 2.0, "query_count_streamed_ledger_seconds": 30.0,
+           "query_count_streamed_ledger_peak_rss_mb": 750.0, "query_count_in_memory_ledger_seconds": 20.0,
+           "query_count_in_memory_ledger_peak_rss_mb": 3800.0, "query_count_same_answer": True,
+           "query_histogram_floor_seconds": 3.0, "query_histogram_streamed_ledger_seconds": 36.0}
+    rows = run_all._streaming(out, "10m")
+    assert [r["figure"] for r in rows] == ["DP count of a CSV over 256 MiB, streamed, with a ledger",
+                                           "DP count of the same CSV, read whole, with a ledger",
+                                           "DP histogram of a CSV over 256 MiB, streamed, with a ledger"]
+    assert [r["crowdsafe_s"] / r["floor_s"] for r in rows] == [15.0, 10.0, 12.0]
+    assert rows[0]["note"] == "peak RSS 750 MB; same answer as read whole"
+    assert rows[1]["note"] == "peak RSS 3,800 MB"

@@ -53,4 +53,7 @@ class StreamedAggregate:
     table: StreamedTable
 
     def __call__(self, dataset: Dataset, plan: QueryPlan, randomness: Randomness) -> tuple[ExactAggregate, int]:
-        return rows_aggregate(self.table.rows, dataset, plan, randomness, engine="streaming")
+        from crowdsafe.progress import working
+
+        with working("reading the table: the query's rows"):
+            return rows_aggregate(self.table.rows, dataset, plan, randomness, engine="streaming")
