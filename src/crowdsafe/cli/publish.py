@@ -191,7 +191,8 @@ def _plan_only(data: str, request: PlanRequest, column_sets: list[Any], qi: str 
     else:
         # a file larger than memory: its domain (schema, hierarchies) and row count, read batch by batch
         table = load_or_stream(data, schema=schema, qi=split_list(qi), sensitive=split_list(sensitive))
-        dataset, rows = (table, table.n_rows) if isinstance(table, Dataset) else (table.domain, table.n_rows)
+        dataset = table if isinstance(table, Dataset) else table.domain
+        rows = table.n_rows
         plans = []
         warned: list[str] = []
         for chosen in column_sets:
