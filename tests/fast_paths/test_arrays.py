@@ -1,6 +1,6 @@
 """data/arrays: table twins (while :func:`fits_a_table`) and sort twins give the same result;
 :func:`sort_with_order` packs key and position into one integer while they fit in 63 bits, else
-argsorts."""
+argsorts; :func:`sorted_integers` sorts many integers with Polars, the same values as NumPy."""
 
 from __future__ import annotations
 
@@ -63,3 +63,35 @@ def test_packing_switch(shift):
     ordered, order = arrays.sort_with_order(keys, limit + shift)
     expected = np.argsort(keys, kind="stable")
     assert len(keys) == n and order.tolist() == expected.tolist() and ordered.tolist() == keys[expected].tolist()
+
+
+@settings(max_examples=150, deadline=None)
+@given(values=st.lists(st.integers(-(2**63), 2**64 - 1), max_size=60),
+       dtype=st.sampled_from([np.int64, np.uint64, np.uint32, np.int32]))
+def test_parallel_sort_gives_numpys_sorted_values(values, dtype):
+    """:func:`sorted_integers` sorts many integers with Polars: the same values and dtype as
+    ``np.sort``, in a writable array; and so :func:`sorted_unique` is unchanged."""
+    info = np.iinfo(dtype)
+    keys = np.array([v for v in values if info.min <= v <= info.max], dtype=dtype)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(arrays, "PARALLEL_SORT_FROM", 0)
+        got = arrays.sorted_integers(keys)
+        unique = arrays.sorted_unique(keys)
+    assert got.dtype == keys.dtype and got.flags.writeable
+    assert got.tolist() == np.sort(keys).tolist()
+    assert unique.tolist() == np.unique(keys).tolist()
+
+
+def test_parallel_sort_only_for_many_integers(monkeypatch):
+    monkeypatch.setattr(arrays, "PARALLEL_SORT_FROM", 3)
+    floats = np.array([2.5, float("nan"), -1.0])
+    assert arrays.sorted_integers(floats).tolist()[:2] == [-1.0, 2.5]  # NumPy's: NaN last
+    import polars as pl
+
+    calls = []
+    real = pl.Series.sort
+    monkeypatch.setattr(pl.Series, "sort", lambda self, *a, **k: calls.append(len(self)) or real(self, *a, **k))
+    assert arrays.sorted_integers(np.array([3, 1], dtype=np.int64)).tolist() == [1, 3]
+    assert not calls
+    assert arrays.sorted_integers(np.array([3, 1, 2], dtype=np.int64)).tolist() == [1, 2, 3]
+    assert calls == [3]

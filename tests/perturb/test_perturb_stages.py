@@ -67,6 +67,20 @@ def test_inserted_indices_are_uniform_over_the_domain_minus_the_data(count):
     assert chi_square_uniform(hits[free]) > P_FLOOR
 
 
+def test_rejection_over_several_batches_stays_distinct_and_uniform():
+    """400,000 of 1,000,000 indices: the first batch (440,016 draws) holds only about 356,000
+    distinct ones, so later batches are merged in; the result is still distinct, outside the
+    data, and uniform (10 bins of the range, chi-square)."""
+    rng = Randomness(21)
+    m, count = 1_000_000, 400_000
+    existing = np.arange(0, m, 1000, dtype=np.uint64)
+    drawn = stages.insert_indices(count, 0, m, existing, rng)
+    assert len(drawn) == count and len(sorted_unique(drawn)) == count
+    assert not np.isin(drawn, existing).any()
+    bins = np.bincount((drawn // 100_000).astype(np.int64), minlength=10)
+    assert chi_square_uniform(bins) > P_FLOOR
+
+
 def test_insertions_from_disjoint_ranges_cover_a_partition():
     """What a partitioned engine does: each range draws from itself, minus I's indices in it."""
     rng = Randomness(14)

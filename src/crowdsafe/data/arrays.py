@@ -11,6 +11,9 @@ import numpy as np
 
 TABLE_PER_KEY = 4  # a table of every possible key is used while it has at most this many slots per key
 TABLE_FLOOR = 1 << 16  # ... or at most this many slots in all
+#: From this many integers on, :func:`sorted_integers` sorts with Polars (on every core) rather
+#: than NumPy (one core): about 1.4x faster at 20M values on two cores, the same values.
+PARALLEL_SORT_FROM = 1 << 20
 
 
 def fits_a_table(span: int, n: int) -> bool:
@@ -35,9 +38,20 @@ def _unique_by_table(values: np.ndarray, universe: int) -> np.ndarray:
     return np.flatnonzero(present)
 
 
+def sorted_integers(values: np.ndarray) -> np.ndarray:
+    """``np.sort(values)`` (a new array): by Polars' parallel sort for at least
+    :data:`PARALLEL_SORT_FROM` integers, by NumPy below (where a Polars call costs more than it
+    saves) and for any other dtype. The sorted values are the same either way."""
+    if len(values) >= PARALLEL_SORT_FROM and values.dtype.kind in "iu":
+        import polars as pl
+
+        return pl.Series(values).sort().to_numpy(writable=True)
+    return np.sort(values)
+
+
 def _unique_by_sort(values: np.ndarray) -> np.ndarray:
     """:func:`sorted_unique` by a sort and a comparison of neighbours."""
-    ordered = np.sort(values)
+    ordered = sorted_integers(values)
     if len(ordered) < 2:
         return ordered
     keep = np.empty(len(ordered), dtype=bool)

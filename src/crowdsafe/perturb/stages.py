@@ -107,7 +107,8 @@ def _uniform_distinct(count: int, low: int, high: int, excluded: np.ndarray, ran
         need = count - len(accepted)
         batch = int(math.ceil(need * (width / left) * _OVERDRAW)) + 16
         draws = _without(sorted_unique(generator.integers(low, high, batch, dtype=np.uint64)), excluded)
-        accepted = sorted_unique(np.concatenate([accepted, draws]))
+        # the first batch is already sorted and distinct (most runs need no second)
+        accepted = sorted_unique(np.concatenate([accepted, draws])) if len(accepted) else draws
     excess = len(accepted) - count
     if excess:
         # dropping a uniform random subset of an exchangeable set leaves a uniform subset
