@@ -172,6 +172,29 @@ def test_the_score_has_sensitivity_one_and_is_monotone(data, k, drop):
     assert np.all(change >= 0) and np.all(change <= SCORE_UNIT * (2 * k - 1))
 
 
+@pytest.mark.parametrize("objective, target", [("retained", None), ("loss", None), ("discernibility", None),
+                                               ("classification", "sex"), ("entropy", None)])
+def test_keys_wider_than_int64_give_the_scores_and_choice_of_int64_keys(adult_data, monkeypatch, objective, target):
+    """Past KEY_BITS the keyed tables hold Python integers (a table is never refused for its
+    number of values): the same exact scores and the same node chosen for the same randomness."""
+    from crowdsafe.anonymize import keyed_tables
+    from crowdsafe.anonymize.objectives import make_objective
+
+    columns = ["age", "education", "marital-status", "sex"]
+    chosen = make_objective(objective, target)
+    sample = sample_of(adult_data, 5, 0.3)
+    lattice, narrow = lattice_scores(sample, columns, 10, chosen)
+    cells = gumbel_cells(Randomness(6).generator, lattice.size)
+    _, narrow_index, _ = gumbel_max_over_lattice(sample, columns, 10, 0.5, cells, _oracle_bits(1), chosen)
+    assert not keyed_tables.KeyedTables(sample, columns, chosen, 10).wide_keys
+    monkeypatch.setattr(keyed_tables, "KEY_BITS", 6)
+    assert keyed_tables.KeyedTables(sample, columns, chosen, 10).base_keys.dtype == object
+    _, wide = lattice_scores(sample, columns, 10, chosen)
+    _, wide_index, _ = gumbel_max_over_lattice(sample, columns, 10, 0.5, cells, _oracle_bits(1), chosen)
+    assert wide.tolist() == narrow.tolist()
+    assert wide_index == narrow_index
+
+
 def test_node_penalties_depend_on_the_hierarchy_only(adult_data):
     for name in ("age", "education"):
         penalties = node_penalties(adult_data.hierarchies[name])

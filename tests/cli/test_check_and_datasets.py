@@ -157,7 +157,7 @@ def test_error_cases_api_and_cli(tmp_path, capsys, file_name, extra, error, frag
 def test_hierarchy_missing_a_value_through_the_api_with_objects(tmp_path):
     _files(tmp_path)
     with pytest.raises(HierarchyError, match="does not cover the value '50'"):
-        load(tmp_path / "data.csv", hierarchies={"age": intervals("age", range(30, 45), widths=[5])})
+        api.check(load(tmp_path / "data.csv", hierarchies={"age": intervals("age", range(30, 45), widths=[5])}))
 
 
 def test_one_row_file_is_reported_not_refused(tmp_path, capsys):

@@ -70,11 +70,13 @@ REWORDED = [
      "columns",
      "--columns names 'salary', which the data does not have (columns: age, sex, zip, income)"),
     ("anonymize/publish.py:check_public_domains",
-     "the entropy objective needs a hierarchy (a public domain) for every published column; 'zip' has none: "
-     "give one in the schema, or choose another value of the objective parameter (nothing was charged)",
+     "the entropy objective needs a declared hierarchy (a public domain) for every published column; 'zip' has "
+     "none, or one built over the data's values: declare one in the schema, or choose another value of the "
+     "objective parameter (nothing was charged)",
      "objective",
-     "the entropy objective needs a hierarchy (a public domain) for every published column; 'zip' has none: "
-     "give one in the schema, or choose another value of --objective (nothing was charged)"),
+     "the entropy objective needs a declared hierarchy (a public domain) for every published column; 'zip' has "
+     "none, or one built over the data's values: declare one in the schema, or choose another value of "
+     "--objective (nothing was charged)"),
     ("drivers/publish.py:stop_if_heavy",
      "stopped after the charge (the budget is spent; nothing was written): a release would suppress more than "
      "90% of its sampled rows. This is a custodian-only fact, not covered by the guarantee: do not publish it "

@@ -46,7 +46,7 @@ def test_intervals_from_cut_points_and_nesting_violation():
     assert rows[99] == [">=60", ">=50", "*"]
     with pytest.raises(HierarchyError, match="not a tree: cut point 45"):
         intervals("hours", range(1, 100), cuts=[[20, 40], [45]])
-    with pytest.raises(HierarchyError, match="not a tree: cut point 12"):
+    with pytest.raises(HierarchyError, match="not a tree: width 12 of level 2 is not a whole multiple of width 5"):
         intervals("x", range(10), widths=[5, 12])
 
 
@@ -188,3 +188,83 @@ def test_interval_nodes_contain_their_leaves(values, base, factors):
         low, high = h.ranges(level).T
         assert (low[node] <= leaves).all() and (leaves <= high[node]).all()
         assert h.leaf_counts(level).sum() == len(values)
+
+
+# -- provenance: declared and observed hierarchies ---------------------------------------------------
+
+SPECS = [{"widths": [5, 10]}, {"widths": [5, 10], "bottom": 20, "top": 60}, {"cuts": [[20, 40], [40]]},
+         {"mask": 3}, {"flat": True}, {"fanout": [2, 2]}]
+
+
+def _column(spec, values):
+    if "mask" in spec:
+        return pl.Series("x", [None if v is None else f"{v:05d}" for v in values], dtype=pl.String)
+    return pl.Series("x", values, dtype=pl.Int64)
+
+
+@pytest.mark.parametrize("spec", SPECS)
+@pytest.mark.parametrize("values", [[30], [30, 31], [None], [30, 1_000_000_000_000], [7, 7, 7]])
+def test_schema_builders_over_the_data_are_observed_and_as_high_as_their_specification(spec, values):
+    """A builder applied to the column's values gives an ObservedHierarchy whose height and level
+    names are the specification's whatever the values (none at all, one, an outlier): nothing
+    public moves with a row."""
+    from crowdsafe.data.builders import from_spec
+
+    reference = from_spec(spec, _column(spec, [30, 45]), attribute="x")
+    made = from_spec(spec, _column(spec, values), attribute="x")
+    assert made.observed and reference.observed
+    assert made.height == reference.height and made.level_names == reference.level_names
+    assert made.value_local == ("fanout" not in spec)
+    assert "leaves read from the data" in repr(made) and "30" not in repr(made)
+
+
+def test_an_outlier_costs_nothing_to_band():
+    """Bands are computed per value, not over a grid spanning the data (an outlier of 10^12 with
+    width 5 would otherwise list 2 · 10^11 cut points)."""
+    h = intervals("x", [3, 10**12], widths=[5, 10])
+    assert h.to_rows() == [["3", "[0, 5)", "[0, 10)", "*"],
+                           ["1000000000000", "[1000000000000, 1000000000005)", "[1000000000000, 1000000000010)",
+                            "*"]]
+    assert h.size(1) == 2
+
+
+def test_lists_in_the_schema_are_declared():
+    from crowdsafe.data.builders import from_spec
+
+    column = pl.Series("x", ["a", "b"])
+    assert not from_spec({"groups": [{"ab": ["a", "b", "c"]}]}, column, attribute="x").observed
+    assert not from_spec({"fanout": [2], "order": ["a", "b", "c"]}, column, attribute="x").observed
+
+
+def test_an_absorbing_hierarchy_publishes_an_unlisted_value_as_missing():
+    h = Hierarchy.from_columns("c", pl.Series(["NL", "DE"]), [["EU", "EU"], ["*", "*"]])
+    with pytest.raises(HierarchyError, match="does not cover the value 'XX'"):
+        h.leaf_codes(pl.Series("c", ["NL", "XX"]))
+    absorbing = h.absorbing()
+    assert absorbing.size(0) == 3 and h.size(0) == 2  # the original is left as it was
+    missing = absorbing.missing_leaf
+    assert absorbing.leaf_codes(pl.Series("c", ["NL", "XX", None, "YY"])).tolist() == [0, missing, missing, missing]
+    assert absorbing.labels[1][absorbing.parents[0][missing]] == "?"
+    assert h.outside(pl.Series("c", ["YY", "NL", None, "XX", "YY"])).to_list() == ["XX", "YY"]
+    assert absorbing.absorbing() is absorbing
+
+
+def test_with_missing_leaf_leaves_the_original_untouched_and_keeps_the_kind():
+    from crowdsafe.data.builders import observed_flat
+
+    h = intervals("age", range(0, 5), widths=[5])
+    before = h.leaves.to_list()
+    h.with_missing_leaf()
+    assert h.leaves.to_list() == before  # Series.extend works in place: the leaves must be copied
+    observed = observed_flat(pl.Series("x", [1, 2]))
+    assert observed.with_missing_leaf().observed and observed.absorbing().observed
+
+
+def test_provenance_survives_a_pickle():
+    import pickle
+
+    from crowdsafe.data.builders import observed_flat
+
+    observed = observed_flat(pl.Series("x", [1, 2])).absorbing()
+    again = pickle.loads(pickle.dumps(observed))
+    assert again.observed and again.absorbs_outside and again == observed

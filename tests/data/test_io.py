@@ -145,8 +145,11 @@ def test_non_numeric_value_in_numeric_column(tmp_path):
 
 
 def test_hierarchy_missing_a_value(csv_path):
+    data = load(csv_path, hierarchies={"age": intervals("age", range(30, 45), widths=[5])})  # checked when encoded
     with pytest.raises(HierarchyError, match="does not cover the value '50' of column 'age'"):
-        load(csv_path, hierarchies={"age": intervals("age", range(30, 45), widths=[5])})
+        data.validate_hierarchies()
+    with pytest.raises(HierarchyError, match="does not cover the value '50' of column 'age'"):
+        data.encoded("age")
 
 
 def test_non_utf8_file(tmp_path):
@@ -218,8 +221,9 @@ def test_row_and_column_parts_keep_roles_and_hierarchies_without_revalidating(cs
 
 def test_new_hierarchies_are_validated_and_unchanged_ones_are_not_checked_again(csv_path):
     data = load(csv_path).with_hierarchies({"age": intervals("age", range(30, 60), widths=[10])})
+    narrow = data.with_hierarchies({"age": intervals("age", range(40, 60), widths=[10])})
     with pytest.raises(HierarchyError, match="does not cover the value"):
-        data.with_hierarchies({"age": intervals("age", range(40, 60), widths=[10])})
+        narrow.validate_hierarchies(["age"])
     roles = data.with_roles(qi=["age"], sensitive=["income"])
     assert roles.quasi_identifiers == ["age"] and roles.sensitive == ["income"]
     assert roles.hierarchies == data.hierarchies and roles.frame.equals(data.frame)

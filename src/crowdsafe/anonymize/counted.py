@@ -11,16 +11,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Protocol, cast
 
 import numpy as np
 import polars as pl
 
 from crowdsafe.anonymize.apply import SuppressionFacts
 from crowdsafe.anonymize.cells import cell_table, dense_ids, first_of_each
-from crowdsafe.anonymize.recoding import GeneralizationScheme
 from crowdsafe.data import Dataset, Hierarchy, packing
 from crowdsafe.errors import SchemaError
+
+
+class Dictionaries(Protocol):
+    """A full-domain scheme as the class tables read it: the values each column publishes, by
+    node (or class) code (:class:`GeneralizationScheme`, :class:`~crowdsafe.anonymize.published.PublishedScheme`)."""
+
+    def dictionary(self, column: str) -> pl.Series: ...
 
 
 @dataclass(frozen=True)
@@ -231,7 +237,7 @@ def apply_counts(sample: CountedSample, levels: Mapping[str, int], k: int) -> Ap
     return AppliedCounts.of(*classes_at(sample, levels), k)
 
 
-def class_frame(applied: AppliedCounts, scheme: GeneralizationScheme, columns: Sequence[str]) -> pl.DataFrame:
+def class_frame(applied: AppliedCounts, scheme: Dictionaries, columns: Sequence[str]) -> pl.DataFrame:
     """The published classes, one row each (kept classes only, in class order), as the values
     the release shows (:meth:`GeneralizationScheme.dictionary`: leaves at level 0, node labels
     above)."""
@@ -239,7 +245,7 @@ def class_frame(applied: AppliedCounts, scheme: GeneralizationScheme, columns: S
     return pl.DataFrame([scheme.dictionary(c).gather(kept[:, j]).alias(c) for j, c in enumerate(columns)])
 
 
-def published_frame(applied: AppliedCounts, scheme: GeneralizationScheme, columns: Sequence[str]) -> pl.DataFrame:
+def published_frame(applied: AppliedCounts, scheme: Dictionaries, columns: Sequence[str]) -> pl.DataFrame:
     """Apply's table when every published column is recoded: each kept class's tuple repeated by
     its size, classes in order (the rows of a class are identical, so nothing about the order of
     the sample's rows shows)."""

@@ -9,7 +9,7 @@ and compares the nodes still in contention with :meth:`EntropyScorer.interval`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from crowdsafe.anonymize.objectives import (
     entropy_interval_score,
     node_counts,
 )
-from crowdsafe.data import Dataset, packing
+from crowdsafe.data import Dataset
 
 
 def merge_sorted_sums(keys: np.ndarray, counts: np.ndarray, lost: np.ndarray,
@@ -124,8 +124,8 @@ class EntropyScorer:
         if cached is not None:
             return cached
         tables, k = self.tables, self.k
-        keys = packing.pack_bits((self.ancestors[j][level][self.leaf_codes[j]] for j, level in enumerate(levels)),
-                                 cast(Sequence[int], tables.shifts), len(tables.base_keys))
+        keys = tables.pack((self.ancestors[j][level][self.leaf_codes[j]] for j, level in enumerate(levels)),
+                           len(tables.base_keys))
         _, classes = np.unique(keys, return_inverse=True)
         # every sum below is at most k · rows: int64 when that fits, else Python integers
         exact_type = np.int64 if self.k * max(self.rows, 1) < 2**62 else object

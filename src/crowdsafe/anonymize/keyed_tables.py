@@ -2,8 +2,11 @@
 
 The ε1-safe selection (:mod:`.selection`) scores lattice nodes on the sample's frequency table
 at each node. Here a table is one int64 key per distinct tuple, the columns' codes in bit fields
-(first column most significant; the bit widths from the hierarchies' leaf counts, so fixed before
-the data is read), sorted by key, with the tuples' counts. Node codes are renumbered in the
+(first column most significant; the bit widths from the hierarchies' leaf counts), sorted by
+key, with the tuples' counts. The widths only decide the running time, never the choice: when
+they pass 62 bits (many values in observed hierarchies, whose leaf counts are the data's) the keys
+are Python integers in object arrays, the same sorts and merges, exact and slower, so no table is
+refused for its number of values. Node codes are renumbered in the
 order of a depth-first walk of each hierarchy, so raising a column's level keeps runs sorted:
 the roll-ups are linear merges or one stable sort. :class:`KeyedTables` also scores a table for
 the exact integer objectives (:mod:`.objectives`) and gives the branch and bound's block bounds.
@@ -11,8 +14,7 @@ the exact integer objectives (:mod:`.objectives`) and gives the branch and bound
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import cast
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -78,10 +80,8 @@ def _key_bits(hierarchies: Sequence[Hierarchy]) -> list[int]:
     return [max(int(h.size(0) - 1).bit_length(), 1) for h in hierarchies]
 
 
-def lattice_fits(hierarchies: Sequence[Hierarchy]) -> bool:
-    """Whether the selection can score the lattice of these hierarchies (their leaf codes fit one
-    64-bit key): decided from the hierarchies alone, so a caller can refuse before any charge."""
-    return sum(_key_bits(hierarchies)) <= 62
+#: Key bits held in an int64; wider keys are Python integers (object arrays).
+KEY_BITS = 62
 
 
 class KeyedTables:
@@ -105,10 +105,10 @@ class KeyedTables:
         self.heights = self.objective.candidate_heights(columns, sample.hierarchies)
         # bit fields: column j's code is (key >> shift[j]) & mask[j], the first column highest
         self.bits = _key_bits(self.hierarchies)
-        if sum(self.bits) > 62:
-            raise ParameterError("too many quasi-identifier values to score the lattice; use fewer quasi-identifiers")
-        self.shifts = packing.bit_shifts(self.bits)
-        self.masks = [np.int64((1 << b) - 1) for b in self.bits]
+        #: keys wider than KEY_BITS are Python integers: exact and slower, never refused (module docstring)
+        self.wide_keys = sum(self.bits) > KEY_BITS
+        self.shifts = [int(x) for x in packing.bit_shifts(self.bits)]
+        self.masks = [(1 << b) - 1 for b in self.bits]
         self.steps: list[list[np.ndarray]] = []  # steps[j][l]: tree code at level l -> its parent's at l + 1
         self.penalties: list[list[np.ndarray]] = []  # penalties[j][l][tree code]: the node's units
         leaf_ranks = []
@@ -137,8 +137,7 @@ class KeyedTables:
         self.wide = SCORE_UNIT * 10 * self.k * self.k * max(cells.n_rows, 1) >= 2**63
         # classification: the target's key field, lowest bits when the target is the last column
         self.target = columns.index(self.objective.target) if self.objective.target is not None else None
-        keys = packing.pack_bits((leaf_ranks[j][cells.codes[:, j]] for j in range(self.d)),
-                                 cast(Sequence[int], self.shifts), cells.n_cells)
+        keys = self.pack((leaf_ranks[j][cells.codes[:, j]] for j in range(self.d)), cells.n_cells)
         order = np.argsort(keys)
         self.base_keys = keys[order]
         self.base_counts = cells.counts[order].astype(np.int64)
@@ -146,7 +145,17 @@ class KeyedTables:
         # sorts (key, count) packed in one int64 (equal keys' counts are summed, so their order
         # among themselves does not matter)
         count_bits = max(int(cells.n_rows).bit_length(), 1)
-        self.count_bits = count_bits if sum(self.bits) + count_bits <= 63 else 0
+        self.count_bits = count_bits if not self.wide_keys and sum(self.bits) + count_bits <= 63 else 0
+
+    def pack(self, columns: Iterable[np.ndarray], n: int) -> np.ndarray:
+        """The keys of ``n`` tuples whose codes per column are ``columns`` (int64, or Python
+        integers when the fields pass :data:`KEY_BITS`)."""
+        if not self.wide_keys:
+            return packing.pack_bits(columns, self.shifts, n)
+        keys = np.zeros(n, dtype=object)
+        for values, shift in zip(columns, self.shifts):
+            keys |= np.asarray(values).astype(object) << shift
+        return keys
 
     def _map(self, attribute: int, low: int, high: int) -> np.ndarray:
         """Tree codes at level ``low`` of ``attribute`` -> their ancestors' at ``high`` (cached)."""
@@ -159,14 +168,16 @@ class KeyedTables:
         return cached
 
     def code(self, keys: np.ndarray, attribute: int) -> np.ndarray:
-        """The code of ``attribute`` in each key."""
+        """The code of ``attribute`` in each key (int64)."""
         code = keys >> self.shifts[attribute]
         code &= self.masks[attribute]
-        return code
+        return code.astype(np.int64) if code.dtype == object else code
 
     def _raised_keys(self, keys: np.ndarray, attribute: int, low: int, high: int) -> np.ndarray:
         shift = self.shifts[attribute]
         raised = self._map(attribute, low, high)[self.code(keys, attribute)]
+        if keys.dtype == object:
+            raised = raised.astype(object)
         raised <<= shift
         raised |= keys & ~(self.masks[attribute] << shift)
         return raised
@@ -258,7 +269,7 @@ class KeyedTables:
         """The table projected on its first ``prefix`` columns (the others set to code 0)."""
         if prefix == self.d:
             return keys, counts
-        return merge_sorted(keys & ~((np.int64(1) << self.shifts[prefix - 1]) - 1), counts)
+        return merge_sorted(keys & ~((1 << self.shifts[prefix - 1]) - 1), counts)
 
     def score(self, keys: np.ndarray, counts: np.ndarray, levels: Sequence[int], k: int | None = None,
               prefix: int | None = None) -> int:
@@ -298,7 +309,7 @@ class KeyedTables:
         assert self.target == target
         if len(keys) == 0:
             return 0
-        target_codes = keys & self.masks[target]
+        target_codes = self.code(keys, target)
         fine_starts = run_starts(keys >> self.bits[target])
         if fixed >= target:
             return classification_score_sorted(counts, target_codes, fine_starts, k)
@@ -363,14 +374,16 @@ class KeyedTables:
         fine_starts = run_starts(keys >> self.bits[target])
         majority = exact_sums(coarse_of_row[fine_starts], np.maximum.reduceat(counts, fine_starts),
                               len(coarse_starts))
-        by_target = exact_sums(coarse_of_row * values + (keys & self.masks[target]), counts,
+        by_target = exact_sums(coarse_of_row * values + self.code(keys, target), counts,
                                len(coarse_starts) * values).reshape(-1, values)
         group_keys = coarse_keys[coarse_starts]
         mask = self.masks[attribute]
         bounds = np.empty(self.heights[attribute] + 1, dtype=np.int64)
         for level in range(self.heights[attribute] + 1):
             if level:  # tree-ordered codes: the raised keys stay sorted
-                group_keys = (group_keys & ~mask) | self._map(attribute, level - 1, level)[group_keys & mask]
+                own = group_keys & mask
+                group_keys = (group_keys & ~mask) | self._map(attribute, level - 1, level)[
+                    own.astype(np.int64) if own.dtype == object else own]
                 starts = run_starts(group_keys)
                 group_keys = group_keys[starts]
                 by_target = np.add.reduceat(by_target, starts, axis=0)

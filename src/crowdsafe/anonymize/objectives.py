@@ -153,6 +153,10 @@ class Objective:
         counts (public); the others do not depend on them."""
         if self.name != "entropy":
             return self
+        observed = [c for c in columns if hierarchies[c].observed]
+        if observed:  # its leaf count is the data's number of values: the sensitivity would leak it
+            raise ParameterError(f"the entropy objective needs a declared hierarchy for '{observed[0]}' (its "
+                                 "sensitivity counts the leaves); this one was built over the data's values")
         return replace(self, leaves=tuple(int(hierarchies[c].size(0)) for c in columns))
 
     def _entropy_bits(self) -> int:
@@ -254,12 +258,21 @@ def level_units(objective: Objective, hierarchy: Hierarchy, d: int) -> list[np.n
 
 
 def node_penalties(hierarchy: Hierarchy) -> list[np.ndarray]:
-    """NCP of every node at every level, from the hierarchy alone (never from the data).
+    """NCP of every node at every level, from what is public about the hierarchy (never from
+    the data): a mechanism input of the ``retained`` objective, so the same on neighbouring tables.
 
-    Numbers and dates: the width of the node's leaf range over the width of all leaves; other
-    values (and a hierarchy whose leaves are all one number): (leaves under the node − 1) over
-    (all leaves − 1). Level 0 costs 0, the root 1.
+    A declared hierarchy (leaves fixed before the data is read): numbers and dates, the width of
+    the node's leaf range over the width of all leaves; other values (and a hierarchy whose
+    leaves are all one number), (leaves under the node − 1) over (all leaves − 1). An
+    :class:`~crowdsafe.data.hierarchy.ObservedHierarchy` (its leaves are the data's values, e.g.
+    the flat hierarchy of a column given none): every node of level ``l`` costs l / height, from
+    the height alone, so a new value or a constant column moves no penalty (counting its leaves
+    would make ``*`` cost 0 for a constant column and 1 otherwise). Level 0 costs 0, the root 1.
     """
+    if hierarchy.observed:
+        height = max(hierarchy.height, 1)
+        return [np.full(hierarchy.size(level), level / height, dtype=np.float64)
+                for level in range(hierarchy.height + 1)]
     total_leaves = hierarchy.size(0)
     penalties = []
     numeric = hierarchy.is_numeric

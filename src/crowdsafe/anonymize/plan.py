@@ -99,6 +99,12 @@ class PublishPlan:
     def strongly_safe(self) -> bool:
         return self.scheme is not None
 
+    def __repr__(self) -> str:
+        chooser = f"scheme={self.scheme!r}" if self.scheme is not None else \
+            f"epsilon1={self.epsilon1:.4g}, objective={self.objective!r}"
+        return (f"PublishPlan(epsilon={self.epsilon:.6g}, delta={self.delta:.3g}, k={self.k}, beta={self.beta:.4g}, "
+                f"{chooser}, releases={self.releases})")
+
     def expected_sample_rows(self, rows: int) -> float:
         """Rows expected in each sample of a table of ``rows`` rows (n·β), before suppression.
         ``rows`` is an exact fact about the data: the result is custodian-only."""

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import copy
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast, overload
@@ -40,6 +40,7 @@ import numpy as np
 
 from crowdsafe.anonymize.counted import AppliedCounts, CountedSample, apply_counts, counted
 from crowdsafe.anonymize.plan import PlanRequest, PublishPlan, plan_publication
+from crowdsafe.anonymize.published import PublishedScheme
 from crowdsafe.anonymize.recoding import GeneralizationScheme, with_flat_hierarchies
 from crowdsafe.anonymize.release import TABLE_SUFFIXES, Release
 from crowdsafe.anonymize.selection import SchemeChoice, choose_scheme
@@ -126,7 +127,7 @@ class Publication:
             "releases": [
                 {
                     "dp_output": {
-                        "scheme": dict(cast(GeneralizationScheme, r.recoding).levels),
+                        "scheme": dict(cast(PublishedScheme, r.recoding).levels),
                         "rows_published": r.rows_published,
                         "classes": r.classes,
                     },
@@ -138,6 +139,12 @@ class Publication:
             "written": self.written,
             "notes": list(self.notes),
         }
+
+    def __repr__(self) -> str:
+        # concise and public: the plan and the guarantee (a field-by-field repr would print every class)
+        plural = "s" if len(self.releases) != 1 else ""
+        return (f"Publication({len(self.releases)} release{plural}, {self.certificate.headline()}, "
+                f"k={self.plan.k}, beta={self.plan.beta:.4g}, fit_for_release={self.certificate.fit_for_release})")
 
     def custodian_report(self) -> dict[str, Any]:
         """Exact facts for the custodian's bookkeeping, NOT covered by the guarantee (every one is
@@ -178,19 +185,21 @@ def candidate_count(dataset: Dataset, columns: Sequence[str], objective: str | N
 
 
 def check_public_domains(given: Dataset, columns: Sequence[str], objective: str | None) -> None:
-    """Refuse, before any charge, the ``entropy`` objective on a column without a hierarchy: its
-    sensitivity caps each column at log2 of the hierarchy's leaves, and the flat hierarchy made
-    for such a column takes its leaves from the data's distinct values, so Δq (printed in the
-    certificate and scaling the mechanism) would depend on the data. The other objectives use
-    only the hierarchies' heights and node penalties, the same for any flat hierarchy."""
+    """Refuse, before any charge, the ``entropy`` objective on a column without a declared
+    hierarchy: its sensitivity caps each column at log2 of the hierarchy's leaves, and a flat
+    hierarchy made for a column without one, or a schema builder over the column's values (an
+    :class:`~crowdsafe.data.hierarchy.ObservedHierarchy`), takes its leaves from the data, so Δq
+    (printed in the certificate and scaling the mechanism) would depend on the data. The other
+    objectives use the hierarchies' heights and :func:`~.objectives.node_penalties`, which for
+    an observed hierarchy are by level (the same for every table). From the schema alone."""
     if objective is None or str(objective).strip().lower() != "entropy":
         return
-    missing = [c for c in columns if c not in given.hierarchies]
+    missing = [c for c in columns if c not in given.hierarchies or given.hierarchies[c].observed]
     if missing:
         raise ParameterError(
-            f"the entropy objective needs a hierarchy (a public domain) for every published column; "
-            f"'{missing[0]}' has none: give one in the schema, or choose another value of the objective parameter "
-            "(nothing was charged)", parameter="objective",
+            f"the entropy objective needs a declared hierarchy (a public domain) for every published column; "
+            f"'{missing[0]}' has none, or one built over the data's values: declare one in the schema, or choose "
+            "another value of the objective parameter (nothing was charged)", parameter="objective",
         )
 
 
@@ -266,11 +275,37 @@ def prepare_dataset(dataset: Dataset, columns: Sequence[str] | None = None) -> t
             f"not published: {', '.join(dropped)} (insensitive attributes; the guarantee covers only columns "
             "the recoding generalizes: declare them quasi-identifiers to publish them)"
         )
+    dependent = [c for c in published if c in dataset.hierarchies and not dataset.hierarchies[c].value_local]
+    if dependent:
+        raise ParameterError(
+            f"the hierarchy of '{dependent[0]}' groups neighbours among the values the data holds (fanout without an "
+            "order), so the recoding itself would depend on the data: list the values with order = [...] in the "
+            "schema (nothing was charged)",
+        )
     dataset = dataset.with_roles(qi=published, sensitive=[])
     dataset, added = with_flat_hierarchies(dataset, published)
     if added:
         notes.append(f"no hierarchy for {', '.join(added)}: each can only be kept or fully generalized (*)")
+    # every published hierarchy gets its missing-value leaf whatever the data holds, and takes a value it
+    # does not list there: no row can stop the run or change a declared hierarchy's shape
+    dataset = dataset.with_hierarchies({c: dataset.hierarchies[c].absorbing() for c in published})
     return dataset, published, notes
+
+
+def outside_hierarchies(dataset: Dataset, columns: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Per published column, the distinct values its hierarchy does not list (published as
+    missing by :meth:`~crowdsafe.data.hierarchy.Hierarchy.absorbing`): how many, and the first
+    few. Read from the data: a custodian-only fact, never in a public output."""
+    found: dict[str, dict[str, Any]] = {}
+    for column in columns:
+        hierarchy = dataset.hierarchies.get(column)
+        if hierarchy is None or hierarchy.observed:
+            continue
+        outside = hierarchy.outside(dataset.frame.get_column(column))
+        if len(outside):
+            found[column] = {"distinct_values": len(outside), "first": [str(v) for v in outside.head(5).to_list()],
+                             "published_as": "missing (?)"}
+    return found
 
 
 def publish_dataset(
@@ -307,16 +342,6 @@ def publish_dataset(
     return run_publication(PolarsEngine(), dataset, publish_plan, options, randomness=randomness, ledger=ledger)
 
 
-def check_lattice(hierarchies: Mapping[str, Any], columns: Sequence[str]) -> None:
-    """Refuse, before the ledger is charged, a lattice the selection cannot score (decided from
-    the hierarchies alone, :func:`crowdsafe.anonymize.selection.lattice_fits`)."""
-    from crowdsafe.anonymize.selection import lattice_fits
-
-    if not lattice_fits([hierarchies[c] for c in columns]):
-        raise ParameterError("too many quasi-identifier values to score the lattice; use fewer quasi-identifiers "
-                             "(nothing was charged)")
-
-
 def choose_recoding(
     sample: Dataset | CountedSample, columns: Sequence[str], publish_plan: PublishPlan,
     fixed: GeneralizationScheme | None,
@@ -332,7 +357,7 @@ def choose_recoding(
     choice = choose_scheme(sample, columns, publish_plan.k, publish_plan.epsilon1, randomness, objective)
     profile = RecodingProfile.epsilon_safe(publish_plan.epsilon1,
                                            "exponential mechanism over the generalization lattice")
-    return choice.scheme, profile, choice
+    return cast(GeneralizationScheme, choice.scheme), profile, choice
 
 
 def count_sample(sample: Dataset, columns: Sequence[str]) -> CountedSample:
@@ -386,16 +411,20 @@ def class_utility(applied: AppliedCounts, scheme: GeneralizationScheme, columns:
 
 
 @overload
-def public_choice(choice: SchemeChoice) -> SchemeChoice: ...
+def public_choice(choice: SchemeChoice, scheme: PublishedScheme | None = None) -> SchemeChoice: ...
 
 
 @overload
-def public_choice(choice: None) -> None: ...
+def public_choice(choice: None, scheme: PublishedScheme | None = None) -> None: ...
 
 
-def public_choice(choice: SchemeChoice | None) -> SchemeChoice | None:
-    """The selection's outcome without its data-dependent diagnostic (the nodes scored)."""
-    return None if choice is None else replace(choice, scored=None)
+def public_choice(choice: SchemeChoice | None, scheme: PublishedScheme | None = None) -> SchemeChoice | None:
+    """The selection's outcome without its data-dependent diagnostic (the nodes scored) and, given
+    the release's :class:`~crowdsafe.anonymize.published.PublishedScheme`, with it in place of the
+    scheme that ran (whose hierarchies may list every value of the input)."""
+    if choice is None:
+        return None
+    return replace(choice, scored=None, scheme=choice.scheme if scheme is None else scheme)
 
 
 def certify_release(

@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from crowdsafe.data import Dataset, Hierarchy, encode_series, flat
+from crowdsafe.data import Dataset, Hierarchy, encode_series
+from crowdsafe.data.builders import observed_flat
 from crowdsafe.data.encoding import encode_with_hierarchy
 from crowdsafe.errors import HierarchyError, ParameterError, SchemaError
 
@@ -221,10 +222,11 @@ class LocalRecoding(Recoding):
 
 def with_flat_hierarchies(dataset: Dataset, columns: Sequence[str]) -> tuple[Dataset, list[str]]:
     """The dataset with the flat hierarchy (value -> *) for the ``columns`` that have none, and
-    the names of those columns (a full-domain scheme needs a hierarchy per column)."""
+    the names of those columns (a full-domain scheme needs a hierarchy per column). Each is an
+    :class:`~crowdsafe.data.hierarchy.ObservedHierarchy` (:func:`~crowdsafe.data.builders.observed_flat`):
+    its leaves are the values the data holds, so nothing public is computed from them."""
     added = [c for c in columns if c not in dataset.hierarchies]
     if not added:
         return dataset, []
-    hierarchies = {c: flat(c, dataset.frame.get_column(c).unique().sort(nulls_last=True).to_list())
-                   for c in added}
+    hierarchies = {c: observed_flat(dataset.frame.get_column(c)) for c in added}
     return dataset.with_hierarchies(hierarchies), added

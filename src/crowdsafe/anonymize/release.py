@@ -147,6 +147,12 @@ class Release:
             raise ParameterError(SAMPLE_WITHHELD)
         return self.applied.rows_suppressed
 
+    def __repr__(self) -> str:
+        # concise: what a public field shows (rows and classes are counted on the release itself)
+        return (f"Release({self.algorithm!r}, k={self.k}, rows_published={self.rows_published:,}, "
+                f"classes={self.classes:,}, {self.certificate.headline()}, "
+                f"fit_for_release={self.certificate.fit_for_release})")
+
     @property
     def classes(self) -> int:
         """Published equivalence classes (computed from the release itself)."""

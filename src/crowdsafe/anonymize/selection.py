@@ -53,16 +53,16 @@ import numpy as np
 
 from crowdsafe.anonymize.counted import CountedSample
 from crowdsafe.anonymize.gumbel import random_bits
-from crowdsafe.anonymize.keyed_tables import lattice_fits
 from crowdsafe.anonymize.lattice_mechanism import gumbel_max_over_lattice
 from crowdsafe.anonymize.objectives import Objective, make_objective, node_penalties
+from crowdsafe.anonymize.published import PublishedScheme
 from crowdsafe.anonymize.recoding import GeneralizationScheme
 from crowdsafe.data import Dataset
 from crowdsafe.errors import HierarchyError, ParameterError
 from crowdsafe.randomness import Randomness, gumbel_cells
 
-# lattice_fits and node_penalties are offered here for the publication's checks
-__all__ = ["PRESETS", "SchemeChoice", "choose_scheme", "fixed_scheme", "lattice_fits", "node_penalties"]
+# node_penalties is offered here for the publication's utility facts
+__all__ = ["PRESETS", "SchemeChoice", "choose_scheme", "fixed_scheme", "node_penalties"]
 
 #: Named data-independent schemes: level of each attribute from its hierarchy's height h.
 PRESETS: dict[str, str] = {
@@ -136,7 +136,7 @@ def _scheme_text(levels: Mapping[str, int]) -> str:
 class SchemeChoice:
     """The outcome of the ε1-DP selection: the scheme and what the mechanism was."""
 
-    scheme: GeneralizationScheme
+    scheme: GeneralizationScheme | PublishedScheme  # PublishedScheme in what leaves a run (public_choice)
     epsilon1: float
     candidates: int
     sensitivity: float
@@ -144,6 +144,10 @@ class SchemeChoice:
     scored: int | None = 0  # nodes scored exactly (a data-dependent diagnostic: custodian-only, not in describe())
     objective: Objective = field(default_factory=lambda: Objective("retained"))
     k: int = 2
+
+    def __repr__(self) -> str:
+        return (f"SchemeChoice(levels={dict(self.scheme.levels)}, epsilon1={self.epsilon1:.4g}, "
+                f"candidates={self.candidates:,}, objective={self.objective.name!r})")
 
     def describe(self) -> dict[str, Any]:
         return {

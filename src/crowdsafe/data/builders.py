@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from crowdsafe.data.hierarchy import Hierarchy
+from crowdsafe.data.hierarchy import MISSING_LABEL, Hierarchy, ObservedHierarchy
 from crowdsafe.errors import HierarchyError
 
 ROOT = "*"
@@ -59,8 +59,10 @@ def intervals(
     origin + (m+1)*w)``) or ``cuts`` (one sorted list of cut points per level). ``bottom`` and
     ``top`` code the tails: values below ``bottom`` become ``<bottom`` and values at or above
     ``top`` become ``>=top`` at every interval level. Levels must nest: every cut point of a
-    coarser level must be a cut point of the finer one (so widths must divide each other),
-    else :class:`HierarchyError` names the offending cut. Labels read ``[20, 25)``.
+    coarser level must be a cut point of the finer one (so each width must be a whole multiple of
+    the one before), else :class:`HierarchyError` names the offending cut or width. Labels read
+    ``[20, 25)``. Each value's band is computed from the value alone (the rule never looks at
+    the other values, so an outlier costs nothing and a band never depends on what is present).
     """
     leaves = np.asarray(sorted(set(values)), dtype=float)
     if len(leaves) == 0:
@@ -71,19 +73,58 @@ def intervals(
         raise HierarchyError(f"hierarchy '{name}': give exactly one of widths or cuts")
     if bottom is not None and top is not None and bottom >= top:
         raise HierarchyError(f"hierarchy '{name}': bottom {bottom} must lie below top {top}")
-    low_end = bottom if bottom is not None else leaves[0]
-    high_end = top if top is not None else leaves[-1]
     if widths is not None:
-        if min(widths) <= 0:
-            raise HierarchyError(f"hierarchy '{name}': interval widths must be positive, got {list(widths)}")
-        # every level's grid spans the same range, aligned on the widest band
-        widest = max(widths)
-        start = origin + np.floor((low_end - origin) / widest) * widest
-        stop = start + widest * (np.floor((high_end - start) / widest) + 1)
-        cut_levels = [list(start + w * np.arange(int(round((stop - start) / w)) + 1)) for w in widths]
+        check_widths(name, widths)
+        levels = [_band_labels(leaves, float(w), float(origin), bottom, top) for w in widths]
+        names = [f"width {_number(w)}" for w in widths]
     else:
-        cut_levels = [sorted(set(map(float, level))) for level in (cuts or ())]  # cuts given (checked above)
-    # Bottom and top coding: drop cuts beyond the coded tails, make the tails cut points.
+        cut_levels = _checked_cuts(name, cuts or (), bottom, top)
+        levels = [_cut_labels(leaves, np.asarray(level, dtype=float)) for level in cut_levels]
+        names = [f"intervals {i + 1}" for i in range(len(cut_levels))]
+    integral = bool(np.all(np.equal(np.mod(leaves, 1), 0)))
+    leaf_series = pl.Series(name, leaves.astype(np.int64) if integral else leaves)
+    levels, names = _with_root(levels, names, len(leaves))
+    return Hierarchy.from_columns(name, leaf_series, levels, ["value", *names])
+
+
+def check_widths(name: str, widths: Sequence[float]) -> None:
+    """Refuse widths that are not positive or do not nest (each a whole multiple of the one
+    before): decided from the widths alone."""
+    if not len(widths) or min(widths) <= 0:
+        raise HierarchyError(f"hierarchy '{name}': interval widths must be positive, got {list(widths)}")
+    for i in range(1, len(widths)):
+        ratio = float(widths[i]) / float(widths[i - 1])
+        if ratio < 1 or abs(ratio - round(ratio)) > 1e-9 * ratio:
+            raise HierarchyError(
+                f"hierarchy '{name}' is not a tree: width {_number(widths[i])} of level {i + 1} is not a whole "
+                f"multiple of width {_number(widths[i - 1])} of level {i} (widths must divide each other)"
+            )
+
+
+def _band_labels(leaves: np.ndarray, width: float, origin: float, bottom: float | None,
+                 top: float | None) -> list[str]:
+    """The label of each leaf's band of ``width`` on the grid through ``origin``, tails coded."""
+    low = origin + np.floor((leaves - origin) / width) * width
+    high = low + width
+    if bottom is not None:
+        low = np.maximum(low, float(bottom))
+    if top is not None:
+        high = np.minimum(high, float(top))
+    code = np.zeros(len(leaves), dtype=np.int8)  # 0: a band, 1: below bottom, 2: at or above top
+    if bottom is not None:
+        code[leaves < bottom] = 1
+    if top is not None:
+        code[leaves >= top] = 2
+    bands, position = np.unique(np.column_stack([code, low, high]), axis=0, return_inverse=True)
+    text = [f"<{_number(bottom)}" if c == 1 else f">={_number(top)}" if c == 2  # type: ignore[arg-type]
+            else f"[{_number(a)}, {_number(b)})" for c, a, b in bands]
+    return [text[i] for i in position.ravel()]
+
+
+def _checked_cuts(name: str, cuts: Sequence[Sequence[float]], bottom: float | None,
+                  top: float | None) -> list[list[float]]:
+    """The cut points of each level, the tails coded, checked to nest (from the cuts alone)."""
+    cut_levels = [sorted(set(map(float, level))) for level in cuts]
     for i, level in enumerate(cut_levels):
         kept = [c for c in level if (bottom is None or c > bottom) and (top is None or c < top)]
         if bottom is not None:
@@ -97,27 +138,18 @@ def intervals(
         if stray:
             raise HierarchyError(
                 f"hierarchy '{name}' is not a tree: cut point {_number(stray[0])} of level {i + 1} "
-                f"is not a cut point of level {i} (widths must divide each other)"
+                f"is not a cut point of level {i}"
             )
-    levels: list[list[Any]] = []
-    names: list[str] = []
-    for i, level in enumerate(cut_levels):
-        edges = np.asarray(level, dtype=float)
-        position = np.searchsorted(edges, leaves, side="right")
-        labels = []
-        for p in position:
-            if p == 0:
-                labels.append(f"<{_number(edges[0])}")
-            elif p == len(edges):
-                labels.append(f">={_number(edges[-1])}")
-            else:
-                labels.append(f"[{_number(edges[p - 1])}, {_number(edges[p])})")
-        levels.append(labels)
-        names.append(f"width {_number(widths[i])}" if widths is not None else f"intervals {i + 1}")
-    integral = bool(np.all(np.equal(np.mod(leaves, 1), 0)))
-    leaf_series = pl.Series(name, leaves.astype(np.int64) if integral else leaves)
-    levels, names = _with_root(levels, names, len(leaves))
-    return Hierarchy.from_columns(name, leaf_series, levels, ["value", *names])
+    return cut_levels
+
+
+def _cut_labels(leaves: np.ndarray, edges: np.ndarray) -> list[str]:
+    """The label of each leaf's interval between sorted cut points ``edges``."""
+    position = np.searchsorted(edges, leaves, side="right")
+    present, index = np.unique(position, return_inverse=True)
+    text = [f"<{_number(edges[0])}" if p == 0 else f">={_number(edges[-1])}" if p == len(edges)
+            else f"[{_number(edges[p - 1])}, {_number(edges[p])})" for p in present]
+    return [text[i] for i in index.ravel()]
 
 
 def ordered_groups(
@@ -231,15 +263,18 @@ def masking(name: str, values: Iterable[str], *, levels: int | None = None, char
     leaves = sorted({str(v) for v in values})
     if not leaves:
         raise HierarchyError(f"hierarchy '{name}': no values given")
-    longest = max(len(v) for v in leaves)
-    depth = longest if levels is None else int(levels)
-    if not 1 <= depth <= longest:
-        raise HierarchyError(f"hierarchy '{name}': levels must lie in 1..{longest}, got {levels}")
+    if levels is None:
+        depth = max(len(v) for v in leaves)
+    elif isinstance(levels, bool) or not isinstance(levels, int) or levels < 1:
+        raise HierarchyError(f"hierarchy '{name}': levels must be a whole number >= 1, got {levels!r}")
+    else:
+        depth = levels  # a value shorter than the depth is masked whole from its length on
     columns = []
     for i in range(1, depth + 1):
         columns.append([v[: max(len(v) - i, 0)] + char * min(i, len(v)) for v in leaves])
-    names = [f"{i} masked" for i in range(1, depth + 1)]
-    columns, names = _with_root(columns, names, len(leaves))
+    # the root is always its own level: the height is depth + 1 whatever the values' lengths
+    columns.append([ROOT] * len(leaves))
+    names = [*(f"{i} masked" for i in range(1, depth + 1)), ROOT]
     return Hierarchy.from_columns(name, pl.Series(name, leaves, dtype=pl.String), columns, ["value", *names])
 
 
@@ -280,6 +315,16 @@ def flat(name: str, values: Iterable[Any]) -> Hierarchy:
     return Hierarchy.from_columns(name, leaves, [[ROOT] * len(leaves)], ["value", ROOT])
 
 
+def observed_flat(column: pl.Series) -> ObservedHierarchy:
+    """The flat hierarchy (value -> ``*``) over the values observed in ``column`` (missing last):
+    what a published column without a declared hierarchy gets. An :class:`ObservedHierarchy`:
+    its height (1) is public, its leaves are not."""
+    values = column.unique().sort(nulls_last=True)
+    if not len(values):
+        values = pl.Series(column.name, [None], dtype=column.dtype)
+    return ObservedHierarchy.of(flat(column.name, values))
+
+
 def from_spec(spec: Any, column: pl.Series, *, attribute: str) -> Hierarchy:
     """Build a hierarchy from a schema file's ``hierarchy`` entry for ``column``.
 
@@ -294,7 +339,35 @@ def from_spec(spec: Any, column: pl.Series, *, attribute: str) -> Hierarchy:
         return Hierarchy.from_csv(spec, name=attribute)
     if not isinstance(spec, Mapping):
         raise HierarchyError(f"the hierarchy of '{attribute}' must be a file name or a table, got {spec!r}")
-    values = column.drop_nulls().unique().sort()
+    keys = set(spec)
+    if keys == {"groups"} or (keys == {"fanout", "order"} and spec.get("order")):
+        return _declared_spec(spec, attribute)  # the values are listed in the schema: declared
+    return _observed_spec(spec, column, attribute)
+
+
+def _declared_spec(spec: Mapping[str, Any], attribute: str) -> Hierarchy:
+    """A schema builder whose leaves the schema lists (``groups``, ``fanout`` with ``order``)."""
+    if "fanout" in spec:
+        return ordered_groups(attribute, spec["order"], fanout=spec["fanout"])
+    levels = spec["groups"]
+    if not isinstance(levels, Sequence) or not all(isinstance(level, Mapping) for level in levels):
+        raise HierarchyError(
+            f"hierarchy of '{attribute}': groups must be a list of tables, one per level "
+            "(label = [values])"
+        )
+    return grouping(attribute, levels)
+
+
+def _observed_spec(spec: Mapping[str, Any], column: pl.Series, attribute: str) -> ObservedHierarchy:
+    """A schema builder applied to the values observed in ``column``: an :class:`ObservedHierarchy`
+    whose height is the specification's whatever the values (a column with no value gets the
+    missing-value leaf alone, as high as the specification says)."""
+    values = column.drop_nulls()
+    if values.dtype.is_float():
+        values = values.drop_nans()  # a NaN is outside every band: published as missing (Hierarchy.absorbing)
+    values = values.unique().sort()
+    if not len(values):
+        return _missing_only(spec, column, attribute)
     keys = set(spec)
     if keys & {"widths", "cuts"}:
         extra = keys - {"widths", "cuts", "bottom", "top", "origin"}
@@ -302,30 +375,55 @@ def from_spec(spec: Any, column: pl.Series, *, attribute: str) -> Hierarchy:
             raise HierarchyError(f"hierarchy of '{attribute}': unknown key(s) {sorted(extra)}")
         if not column.dtype.is_numeric():
             raise HierarchyError(f"hierarchy of '{attribute}': intervals need a numeric column")
-        return intervals(
+        return ObservedHierarchy.of(intervals(
             attribute, values.to_list(), widths=spec.get("widths"), cuts=spec.get("cuts"),
             bottom=spec.get("bottom"), top=spec.get("top"), origin=spec.get("origin", 0.0),
-        )
+        ))
     if keys == {"mask"}:
-        return masking(attribute, values.cast(pl.String).to_list(), levels=spec["mask"])
+        return ObservedHierarchy.of(masking(attribute, values.cast(pl.String).to_list(), levels=spec["mask"]))
     if keys == {"dates"}:
         if column.dtype != pl.Date:
             raise HierarchyError(f"hierarchy of '{attribute}': date levels need a date column")
-        return dates(attribute, values.to_list(), levels=spec["dates"])
+        return ObservedHierarchy.of(dates(attribute, values.to_list(), levels=spec["dates"]))
     if keys <= {"fanout", "order"} and "fanout" in keys:
-        order = spec.get("order") or values.to_list()
-        return ordered_groups(attribute, order, fanout=spec["fanout"])
+        # the groups join neighbours among the values present: the map itself depends on the data
+        return ObservedHierarchy.of(ordered_groups(attribute, values.to_list(), fanout=spec["fanout"]),
+                                    value_local=False)
     if keys == {"flat"}:
-        return flat(attribute, values.to_list())
-    if keys == {"groups"}:
-        levels = spec["groups"]
-        if not isinstance(levels, Sequence) or not all(isinstance(level, Mapping) for level in levels):
-            raise HierarchyError(
-                f"hierarchy of '{attribute}': groups must be a list of tables, one per level "
-                "(label = [values])"
-            )
-        return grouping(attribute, levels)
-    raise HierarchyError(
+        return ObservedHierarchy.of(flat(attribute, values.to_list()))
+    raise _unknown_spec(attribute, keys)
+
+
+def _unknown_spec(attribute: str, keys: set[str]) -> HierarchyError:
+    return HierarchyError(
         f"hierarchy of '{attribute}': unknown specification {sorted(keys)}; use a file name, "
         "widths/cuts, mask, dates, fanout, groups or flat"
     )
+
+
+#: A value each observed builder accepts, used to check a specification when the column has no value.
+_PROBES: dict[str, Any] = {"mask": "0", "dates": dt.date(2000, 1, 1), "fanout": "0", "flat": "0"}
+
+
+
+def _missing_only(spec: Mapping[str, Any], column: pl.Series, attribute: str) -> ObservedHierarchy:
+    """The observed hierarchy of a column without a value: the specification checked and sized
+    on a probe value, then one missing-value leaf, ``?`` up to the root, as high as the
+    specification's hierarchy (so its height does not depend on whether a value is present)."""
+    keys = set(spec)
+    kind = next((k for k in ("widths", "cuts", "mask", "dates", "fanout", "flat") if k in keys), None)
+    if kind is None:
+        raise _unknown_spec(attribute, keys)
+    if kind in ("widths", "cuts"):
+        if not column.dtype.is_numeric():
+            raise HierarchyError(f"hierarchy of '{attribute}': intervals need a numeric column")
+        probe = pl.Series(attribute, [float(spec.get("bottom", spec.get("origin", 0.0)) or 0.0)]).cast(column.dtype)
+    elif kind == "dates" and column.dtype != pl.Date:
+        raise HierarchyError(f"hierarchy of '{attribute}': date levels need a date column")
+    else:
+        probe = pl.Series(attribute, [_PROBES[kind]])
+    shape = _observed_spec(spec, probe, attribute)
+    labels = [[MISSING_LABEL]] * (shape.height - 1) + [[ROOT]] if shape.height else []
+    leaves = pl.Series(attribute, [None], dtype=column.dtype)
+    return ObservedHierarchy.of(Hierarchy.from_columns(attribute, leaves, labels, shape.level_names),
+                                value_local=shape.value_local)

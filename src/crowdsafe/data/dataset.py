@@ -204,11 +204,16 @@ class Dataset:
     _fingerprint: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        self._check(self.hierarchies)
+        self._check()
 
-    def _check(self, to_validate: Mapping[str, Hierarchy]) -> None:
-        """The schema and the frame agree and every hierarchy names a column; the hierarchies in
-        ``to_validate`` are checked to cover their column's values."""
+    def _check(self) -> None:
+        """The schema and the frame agree and every hierarchy names a column.
+
+        Whether a hierarchy covers its column's values is checked where the column is encoded
+        through it (:meth:`encoded`, :meth:`validate_hierarchies`), not here: a command that
+        never reads a column is not affected by its values, and the safe pipeline publishes a
+        value outside a declared hierarchy as missing (:meth:`Hierarchy.absorbing`) instead of
+        refusing the table because of one row."""
         columns = self.frame.columns
         absent = [n for n in self.schema.names if n not in columns]
         if absent:
@@ -227,7 +232,13 @@ class Dataset:
                 raise HierarchyError(f"a hierarchy is given for '{column}', which is not a column")
             if not isinstance(hierarchy, Hierarchy):
                 raise HierarchyError(f"the hierarchy of '{column}' is a {type(hierarchy).__name__}, not a Hierarchy")
-            if column in to_validate:
+
+    def validate_hierarchies(self, columns: Sequence[str] | None = None) -> None:
+        """Raise :class:`HierarchyError` naming the first value of ``columns`` (default: every
+        column with a hierarchy) that its hierarchy does not cover. Reads the data: for the
+        custodian's own commands (``check``, ``anonymize``), never before a charge."""
+        for column, hierarchy in self.hierarchies.items():
+            if columns is None or column in columns:
                 hierarchy.validate(self.frame.get_column(column), column=column)
 
     # -- facts --------------------------------------------------------------------------
@@ -315,7 +326,7 @@ class Dataset:
         for name, value in changes.items():
             setattr(derived, name, value)
         derived._encoded = {}
-        derived._check({c: h for c, h in dict(derived.hierarchies).items() if self.hierarchies.get(c) is not h})
+        derived._check()
         kept = {c: e for c, e in self._encoded.items() if c not in changes.get("hierarchies", {})}
         derived._encoded.update(kept)
         derived._fingerprint = self._fingerprint
@@ -326,7 +337,8 @@ class Dataset:
         return self._derive(schema=self.schema.with_roles(qi=qi, sensitive=sensitive))
 
     def with_hierarchies(self, hierarchies: Mapping[str, Hierarchy]) -> Dataset:
-        """The same table with these hierarchies added (or replaced); coverage is validated."""
+        """The same table with these hierarchies added (or replaced); coverage is checked when a
+        column is encoded (:meth:`validate_hierarchies`)."""
         return self._derive(hierarchies={**self.hierarchies, **hierarchies})
 
     def with_frame(self, frame: pl.DataFrame) -> Dataset:

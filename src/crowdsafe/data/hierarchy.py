@@ -14,10 +14,21 @@ A hierarchy is built from *columns*: one row per leaf, one column per level, whi
 CSV format ARX reads and writes (:meth:`Hierarchy.from_csv`, :meth:`Hierarchy.write_csv`). The
 builders in :mod:`crowdsafe.data.builders` produce such columns for intervals, ordered groups,
 masking and dates.
+
+**Provenance is a type.** A :class:`Hierarchy` is *declared*: its leaves and nodes were fixed
+before the data was read (a hierarchy file, named groups, a builder over public values, a
+hierarchy attached in Python), so everything computed from it (node counts, leaf counts, node
+penalties) is public. An :class:`ObservedHierarchy` applies a public, value-by-value rule (a
+flat ``value -> *``, intervals of declared widths, a mask, dates) to the values *observed in
+the data*: its height and level names are public, its leaves and node counts are not. Code that
+builds a mechanism input from a hierarchy (:func:`crowdsafe.anonymize.objectives.node_penalties`,
+the entropy objective's sensitivity, public domains of α-β) reads the leaves of a declared
+hierarchy only (docs/privacy-boundary.md, "What each mechanism is built from").
 """
 
 from __future__ import annotations
 
+import copy
 import csv
 import io
 from collections.abc import Sequence
@@ -52,13 +63,22 @@ def _first_appearance_ids(column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class Hierarchy:
-    """A generalization tree over one attribute's values, stored as integer arrays.
+    """A generalization tree over one attribute's values, stored as integer arrays; *declared*:
+    fixed before the data is read (see :class:`ObservedHierarchy` for one built over the data).
 
     ``leaves`` (a Polars Series) are the level-0 values; a null leaf stands for the missing
     value. ``labels[i]`` are the node labels at level ``i`` (strings); ``parents[i]`` maps node
     codes at level ``i`` to node codes at level ``i + 1``; ``height`` is the number of
-    generalization steps (levels ``0..height``).
+    generalization steps (levels ``0..height``). ``absorbs_outside``: a value the leaves do not
+    list is encoded as the missing-value leaf instead of being refused (:meth:`absorbing`).
     """
+
+    #: False: the leaves and nodes are declared (public). :class:`ObservedHierarchy`: True.
+    observed = False
+    #: True when the value -> node map of each level depends on the value alone (never on which
+    #: other values are present): a declared hierarchy, or an observed one built by a value-local rule.
+    value_local = True
+    absorbs_outside = False
 
     def __init__(
         self,
@@ -188,8 +208,31 @@ class Hierarchy:
         ]
         if self.height and self.size(self.height) == 1:
             columns[-1][-1] = self.labels[self.height][0]
-        leaves = self.leaves.extend(pl.Series(self.name, [None], dtype=self.leaves.dtype))
-        return Hierarchy.from_columns(self.name, leaves, columns, self.level_names)
+        leaves = pl.concat([self.leaves, pl.Series(self.name, [None], dtype=self.leaves.dtype)])  # not in place
+        return self._same_kind(type(self).from_columns(self.name, leaves, columns, self.level_names))
+
+    def absorbing(self) -> Hierarchy:
+        """This hierarchy with a missing-value leaf that also takes every value it does not list.
+
+        The safe pipeline publishes through it (:func:`crowdsafe.anonymize.publish.prepare_dataset`):
+        a row whose value lies outside a declared hierarchy is published as a missing value
+        (``?`` up to the root) instead of stopping the run, so whether such a row exists changes
+        neither the outcome nor any message; the leaf is there whatever the data holds, so the
+        leaf count is public. How many values were absorbed is a custodian-only fact
+        (:meth:`outside`).
+        """
+        if self.absorbs_outside:
+            return self
+        made = self.with_missing_leaf()
+        made = copy.copy(made) if made is self else made
+        made.absorbs_outside = True
+        return made
+
+    def _same_kind(self, made: Hierarchy) -> Hierarchy:
+        """``made`` with this hierarchy's provenance flags (for derived hierarchies)."""
+        made.value_local = self.value_local
+        made.absorbs_outside = self.absorbs_outside
+        return made
 
     # -- shape --------------------------------------------------------------------------
 
@@ -295,6 +338,8 @@ class Hierarchy:
             .get_column("code")
         )
         uncovered = target.filter(found.is_null())
+        if len(uncovered) and self.absorbs_outside:
+            return found.fill_null(self.missing_leaf).to_numpy().astype(np.uint32)
         if len(uncovered):
             first = uncovered[0]
             if first is None:
@@ -313,6 +358,23 @@ class Hierarchy:
     def validate(self, values: pl.Series, *, column: str | None = None) -> None:
         """Raise :class:`HierarchyError` naming the first value of ``values`` not covered."""
         self.leaf_codes(values.unique(), column=column)
+
+    @property
+    def missing_leaf(self) -> int:
+        """The code of the missing-value leaf (:class:`HierarchyError` when there is none)."""
+        nulls = np.flatnonzero(self.leaves.is_null().to_numpy())
+        if not len(nulls):
+            raise HierarchyError(f"hierarchy '{self.name}' has no leaf for missing values")
+        return int(nulls[0])
+
+    def outside(self, values: pl.Series) -> pl.Series:
+        """The distinct values of ``values`` (missing values aside) that the leaves do not list:
+        what :meth:`absorbing` publishes as missing. Reads the data: custodian-only."""
+        target = values.drop_nulls().unique()
+        if isinstance(target.dtype, (pl.Categorical, pl.Enum)):
+            target = target.cast(pl.String)
+        leaves = self._aligned_leaves(target.dtype)
+        return target.filter(~target.is_in(leaves.drop_nulls())).sort()
 
     def mapping(self, level: int) -> pl.DataFrame:
         """A frame ``value -> label`` from each leaf to its node label at ``level``."""
@@ -350,6 +412,11 @@ class Hierarchy:
         sizes = " -> ".join(str(self.size(i)) for i in range(self.height + 1))
         return f"Hierarchy({self.name!r}, height={self.height}, nodes per level {sizes})"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # rebuilt through __init__ (not a bare __dict__ copy): the provenance flags ride along
+        return (_rebuild, (type(self), self.name, self.leaves, self.labels, self.parents, self.level_names,
+                           self.value_local, self.absorbs_outside))
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Hierarchy):
             return NotImplemented
@@ -357,3 +424,40 @@ class Hierarchy:
 
     # unhashable: equality compares contents
     __hash__ = None  # type: ignore[assignment]  # typeshed types __hash__ as a method, not None
+
+
+def _rebuild(kind: type[Hierarchy], name: str, leaves: pl.Series, labels: Sequence[Sequence[str]],
+             parents: Sequence[np.ndarray], level_names: Sequence[str], value_local: bool,
+             absorbs_outside: bool) -> Hierarchy:
+    made = kind(name, leaves, labels, parents, level_names)
+    made.value_local, made.absorbs_outside = value_local, absorbs_outside
+    return made
+
+
+class ObservedHierarchy(Hierarchy):
+    """A hierarchy whose leaves are the values *observed in the data*, each mapped to its nodes
+    by a public rule: the flat hierarchy ``value -> *`` of a column given none, or a schema
+    builder over the column's values (``widths``/``cuts``, ``mask``, ``dates``, ``flat``;
+    ``fanout`` without a declared ``order``, whose groups depend on which values are present:
+    :attr:`value_local` False).
+
+    Its height and level names are fixed by the rule (public); its leaves, node counts and every
+    quantity computed from them are facts about the data. Mechanism inputs never read them:
+    node penalties are by level (:func:`crowdsafe.anonymize.objectives.node_penalties`), the
+    entropy objective and α-β refuse such a column as having no public domain, key sizes only
+    change the running time, and a published scheme keeps only the values it published
+    (:mod:`crowdsafe.anonymize.published`). Its repr shows no data-dependent count.
+    """
+
+    observed = True
+
+    @classmethod
+    def of(cls, hierarchy: Hierarchy, *, value_local: bool = True) -> ObservedHierarchy:
+        """``hierarchy`` (built over observed values) marked as observed."""
+        made = cls(hierarchy.name, hierarchy.leaves, hierarchy.labels, hierarchy.parents, hierarchy.level_names)
+        made.value_local = value_local
+        return made
+
+    def __repr__(self) -> str:
+        return (f"ObservedHierarchy({self.name!r}, height={self.height}, levels {list(self.level_names)}, "
+                "leaves read from the data)")

@@ -30,9 +30,11 @@ from crowdsafe.anonymize.publish import (
     RunOptions,
     certify_release,
     choose_recoding,
+    outside_hierarchies,
     public_choice,
     release_facts,
 )
+from crowdsafe.anonymize.published import published_scheme
 from crowdsafe.csv_safety import format_note
 from crowdsafe.errors import ParameterError, SampleReuseError
 from crowdsafe.privacy import Certificate, compose_certificates
@@ -134,11 +136,14 @@ def run_publication(
             certificate, parameters = certify_release(publish_plan, columns, scheme, profile, choice, release_id,
                                                       stream, ledger is not None)
             parameters.update(engine.certificate_tags)
-            releases.append(engine.materialise(prepared, scheme, published_only(applied), certificate, parameters,
+            # what leaves the run keeps the values of the published classes only, not the hierarchies
+            published, public_scheme = published_scheme(published_only(applied), scheme, columns)
+            releases.append(engine.materialise(prepared, public_scheme, published, certificate, parameters,
                                                publish_plan.k))
-            choices.append(public_choice(choice))
+            choices.append(public_choice(choice, public_scheme))
         samples.clear()  # the samples leave with this frame
         custodian = custodian_facts(prepared.n_rows, publish_plan, facts)
+        custodian["outside_hierarchies"] = outside_hierarchies(prepared.domain, columns)
         if charge is not None and ledger is not None and identity is not None:  # a charge has both
             custodian["ledger"] = ledger_summary(ledger, charge, prepared.label, identity)
             charge.record(custodian_report=custodian)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from crowdsafe.anonymize.counted import AppliedCounts, CountedSample
     from crowdsafe.anonymize.plan import PlanRequest
     from crowdsafe.anonymize.publish import PublishPlan
+    from crowdsafe.anonymize.published import PublishedScheme
     from crowdsafe.anonymize.recoding import GeneralizationScheme
     from crowdsafe.anonymize.release import Release
     from crowdsafe.attacks.request import AttackRequest
@@ -53,6 +54,11 @@ class PolarsPublicationTable:
     @property
     def n_rows(self) -> int:
         return self.dataset.n_rows
+
+    @property
+    def domain(self) -> Dataset:
+        """The prepared dataset holding every distinct value of the published columns."""
+        return self.dataset
 
     @property
     def hierarchies(self) -> Mapping[str, Any]:
@@ -141,7 +147,6 @@ class PolarsEngine:
                 ) -> tuple[PolarsPublicationTable | StreamedPublicationTable, GeneralizationScheme | None]:
         from crowdsafe.anonymize.publish import (
             candidate_count,
-            check_lattice,
             check_public_domains,
             prepare_dataset,
         )
@@ -151,7 +156,6 @@ class PolarsEngine:
         dataset, columns, notes = prepare_dataset(table, publish_plan.columns)
         fixed = fixed_scheme(dataset, columns, publish_plan.scheme) if publish_plan.scheme is not None else None
         if fixed is None:
-            check_lattice(dataset.hierarchies, columns)
             candidate_count(dataset, columns, publish_plan.objective, publish_plan.target)  # a target it lacks
             check_public_domains(table, columns, publish_plan.objective)
         label = name or dataset.name or "data"
@@ -203,7 +207,7 @@ class PolarsEngine:
 
         return apply_recoding(counts, scheme, k)
 
-    def materialise(self, table: PolarsPublicationTable, scheme: GeneralizationScheme, published: AppliedCounts,
+    def materialise(self, table: PolarsPublicationTable, scheme: PublishedScheme, published: AppliedCounts,
                     certificate: Certificate, parameters: dict[str, Any], k: int) -> Release:
         from crowdsafe.anonymize.counted import published_frame
         from crowdsafe.anonymize.release import Release
@@ -311,7 +315,7 @@ def write_releases(releases: Sequence[Release], certificate: Certificate, paths:
             certificate_tmp = stack.enter_context(atomic_path(certificate_path(path)))
             if path.suffix.lower() == ".csv" and isinstance(release.applied, AppliedCounts):
                 # counts come from a full-domain recoding
-                applied, scheme = release.applied, cast("GeneralizationScheme", release.recoding)
+                applied, scheme = release.applied, cast("PublishedScheme", release.recoding)
                 write_classes_csv(class_frame(applied, scheme, release.quasi_identifiers),
                                   applied.published_class_sizes, table_tmp, escape_formulas=escape_formulas)
             elif path.suffix.lower() == ".csv":

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from crowdsafe.anonymize.counted import AppliedCounts, CountedSample
     from crowdsafe.anonymize.plan import PlanRequest
     from crowdsafe.anonymize.publish import PublishPlan
+    from crowdsafe.anonymize.published import PublishedScheme
     from crowdsafe.anonymize.recoding import GeneralizationScheme
     from crowdsafe.anonymize.release import Release
     from crowdsafe.attacks.request import AttackRequest
@@ -40,10 +41,15 @@ if TYPE_CHECKING:
 class PublicationTable(Protocol):
     """A table prepared for the safe pipeline: the published ``columns`` (all recoded), their
     ``hierarchies``, the ``label`` the ledger knows it by, the schema ``notes`` and its size
-    (custodian-only). ``identity(ledger)``: the table's digest keyed with the ledger's secret."""
+    (custodian-only). ``identity(ledger)``: the table's digest keyed with the ledger's secret.
+    ``domain``: a Dataset holding every distinct value of the published columns, with their
+    prepared hierarchies (the table itself, or one row per distinct value)."""
 
     @property
     def columns(self) -> list[str]: ...
+
+    @property
+    def domain(self) -> Dataset: ...
 
     @property
     def label(self) -> str: ...
@@ -131,7 +137,7 @@ class Engine(Protocol):
         """Apply(g, S, k): the classes at ``scheme`` and suppression below k."""
         ...
 
-    def materialise(self, table: Any, scheme: GeneralizationScheme, published: AppliedCounts,
+    def materialise(self, table: Any, scheme: PublishedScheme, published: AppliedCounts,
                     certificate: Certificate, parameters: dict[str, Any], k: int) -> Release:
         """The release of the published classes (its rows built lazily)."""
         ...

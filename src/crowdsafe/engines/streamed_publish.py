@@ -68,6 +68,11 @@ class StreamedPublicationTable:
         return self.given.n_rows
 
     @property
+    def domain(self) -> Dataset:
+        """The prepared dataset holding every distinct value of the published columns."""
+        return self.dataset
+
+    @property
     def hierarchies(self) -> Mapping[str, Any]:
         return self.dataset.hierarchies
 

@@ -159,6 +159,16 @@ class Certificate:
         text = f"({self.epsilon:.6g}, {self.delta:.3g})-{kind} [{self.theorem}]"
         return text + self._unfit_suffix()
 
+    def headline(self) -> str:
+        """The guarantee in a few words, without the theorem: ``(1, 1e-06)-DP under sampling``,
+        ``no formal guarantee`` (for reprs)."""
+        if self.guarantee == "none":
+            return "no formal guarantee"
+        if self.guarantee == "d-gamma":
+            return f"({self.parameters['d']:.3g}, {self.parameters['gamma']:.3g})-private"
+        kind = "DP under sampling" if self.guarantee == "dps" else "DP"
+        return f"({self.epsilon:.6g}, {self.delta:.3g})-{kind}"
+
     def _unfit_suffix(self) -> str:
         reasons = self.unfit_reasons
         if not reasons:

@@ -54,10 +54,11 @@ def written_classes(release: Any, escape_formulas: bool) -> WrittenClasses | Non
     frequency table: its published :class:`~crowdsafe.anonymize.counted.AppliedCounts` and its
     full-domain scheme), else None (a release of another kind: the report scans its file)."""
     from crowdsafe.anonymize.counted import AppliedCounts, class_frame
+    from crowdsafe.anonymize.published import PublishedScheme
     from crowdsafe.anonymize.recoding import GeneralizationScheme
 
     applied, scheme = getattr(release, "applied", None), getattr(release, "recoding", None)
-    if not isinstance(applied, AppliedCounts) or not isinstance(scheme, GeneralizationScheme):
+    if not isinstance(applied, AppliedCounts) or not isinstance(scheme, (GeneralizationScheme, PublishedScheme)):
         return None
     if not bool(np.all(applied.class_kept)):  # a release holds its published classes only
         return None

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from crowdsafe.anonymize.counted import AppliedCounts, CountedSample
     from crowdsafe.anonymize.plan import PlanRequest
     from crowdsafe.anonymize.publish import PublishPlan
+    from crowdsafe.anonymize.published import PublishedScheme
     from crowdsafe.anonymize.recoding import GeneralizationScheme
     from crowdsafe.anonymize.release import Release
     from crowdsafe.attacks.request import AttackRequest
@@ -94,7 +95,7 @@ class SparkEngine:
 
     def prepare(self, table: SparkTable, publish_plan: PublishPlan, name: str | None
                 ) -> tuple[SparkTable, GeneralizationScheme | None]:
-        from crowdsafe.anonymize.publish import candidate_count, check_lattice
+        from crowdsafe.anonymize.publish import candidate_count
         from crowdsafe.anonymize.selection import fixed_scheme
 
         if publish_plan.scheme is None and publish_plan.objective == "entropy":
@@ -108,7 +109,6 @@ class SparkEngine:
         columns = table.columns
         fixed = fixed_scheme(table.domain, columns, publish_plan.scheme) if publish_plan.scheme is not None else None
         if fixed is None:
-            check_lattice(table.domain.hierarchies, columns)
             # the target is published
             candidate_count(table.domain, columns, publish_plan.objective, publish_plan.target)
         return (replace(table, label=name) if name else table), fixed
@@ -137,7 +137,7 @@ class SparkEngine:
             return AppliedCounts.of(counts.codes, counts.counts, k)
         return apply_counts(counts, scheme.levels, k)
 
-    def materialise(self, table: SparkTable, scheme: GeneralizationScheme, published: AppliedCounts,
+    def materialise(self, table: SparkTable, scheme: PublishedScheme, published: AppliedCounts,
                     certificate: Certificate, parameters: dict[str, Any], k: int) -> Release:
         from crowdsafe.engines.spark.publish import SparkRelease, release_of
 

@@ -35,7 +35,7 @@ import polars as pl
 
 from crowdsafe.anonymize.counted import AppliedCounts, CountedSample, class_frame
 from crowdsafe.anonymize.publish import DEFAULT_RUN_OPTIONS, Publication, PublishPlan, RunOptions, release_paths
-from crowdsafe.anonymize.recoding import GeneralizationScheme
+from crowdsafe.anonymize.published import PublishedScheme
 from crowdsafe.anonymize.release import Release
 from crowdsafe.csv_safety import format_note
 from crowdsafe.engines.spark import fingerprint as fp
@@ -101,7 +101,7 @@ def count_release_sample(table: SparkTable, beta: float, stream: Randomness,
     return SampleCounts(counted, rows, identity)
 
 
-def release_of(table: SparkTable, scheme: GeneralizationScheme, applied: AppliedCounts) -> tuple[pl.DataFrame, Any]:
+def release_of(table: SparkTable, scheme: PublishedScheme, applied: AppliedCounts) -> tuple[pl.DataFrame, Any]:
     """The published classes as values (the Polars engine's dictionaries: leaves at level 0, node
     labels above) with their sizes, and the Spark DataFrame of the published rows."""
     classes = class_frame(applied, scheme, table.columns)
