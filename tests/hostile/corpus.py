@@ -187,7 +187,7 @@ CASES: list[Case] = [
     Case("publish-qi-empty", with_option(PUBLISH, "--qi", " , "), "empty"),
     Case("publish-sensitive-unknown", with_option(PUBLISH, "--sensitive", "diagnosis"), "diagnosis"),
     Case("publish-out-xlsx", with_option(PUBLISH, "--out", "{out}/r.xlsx"), "output format"),
-    Case("publish-out-is-folder", (*with_option(PUBLISH, "--out", "{out}/sub.csv"), "--name", "fresh", "--force"),
+    Case("publish-out-is-folder", (*with_option(PUBLISH, "--out", "{out}/sub.csv"), "--name", "fresh"),
          "folder",
          setup="out-subfolder"),
     Case("publish-out-under-a-file", (*with_option(PUBLISH, "--out", "{in}/people.csv/r.csv"), "--name", "fresh"),
