@@ -75,7 +75,7 @@ def test_no_ledger_runs_without_one(capsys, private_ledger):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
-@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604])
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604], ids=oct)
 def test_a_ledger_others_can_read_is_refused_in_one_line(capsys, private_ledger, mode):
     assert run_command(capsys, "ledger", "init", "adult", "--epsilon", "1")[0] == 0
     assert private_ledger.stat().st_mode & 0o777 == 0o600  # made private

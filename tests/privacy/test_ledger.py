@@ -390,7 +390,7 @@ def test_a_new_ledger_and_its_side_files_are_private(tmp_path):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
-@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o660, 0o606, 0o666, 0o620])
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o660, 0o606, 0o666, 0o620], ids=oct)
 def test_a_ledger_others_can_read_or_write_is_refused_before_it_is_opened(tmp_path, mode):
     path = tmp_path / "led ger.sqlite3"
     with Ledger(path) as book:
