@@ -73,19 +73,19 @@ def test_name_warnings_only_for_an_inferred_schema_and_the_columns_used():
 
 
 def test_publish_warns_about_published_columns_only(table):
-    everything = api.publish(str(table), epsilon=1.0, delta=1e-3, scheme="coarse", ledger=None, seed=1, force=True)
+    everything = api.publish(str(table), epsilon=1.0, delta=1e-3, scheme="coarse", ledger=None, seed=1)
     assert notes_warnings(everything.notes) == [PATIENT, NAME, EMAIL]
     assert notes_warnings(everything.summary()["notes"]) == [PATIENT, NAME, EMAIL]
     # kept as quasi-identifiers (today's behaviour): generalized like any other column
     assert "email" in everything.release.frame.columns
     chosen = api.publish(str(table), qi=["age", "sex", "email"], epsilon=1.0, delta=1e-3, scheme="coarse",
-                         ledger=None, seed=1, force=True)
+                         ledger=None, seed=1)
     assert notes_warnings(chosen.notes) == [EMAIL]
     none = api.publish(str(table), qi=["age", "sex"], epsilon=1.0, delta=1e-3, scheme="coarse", ledger=None,
-                       seed=1, force=True)
+                       seed=1)
     assert notes_warnings(none.notes) == []
     columns = api.publish(str(table), columns=["age", "name"], epsilon=1.0, delta=1e-3, scheme="coarse",
-                          ledger=None, seed=1, force=True)
+                          ledger=None, seed=1)
     assert notes_warnings(columns.notes) == [NAME]
 
 
@@ -127,7 +127,7 @@ def test_a_partial_schema_warns_about_the_columns_it_left_out(table, tmp_path):
     report = api.check(str(table), schema=str(schema_file))
     assert notes_warnings(report.notes) == [PATIENT, EMAIL]
     published = api.publish(str(table), schema=str(schema_file), qi=["age", "sex", "email", "name"], epsilon=1.0,
-                            delta=1e-3, scheme="coarse", ledger=None, seed=1, force=True)
+                            delta=1e-3, scheme="coarse", ledger=None, seed=1)
     assert notes_warnings(published.notes) == [EMAIL]
 
 
@@ -138,7 +138,7 @@ def cli_commands(out: str) -> dict[str, tuple[list[str], list[str]]]:
     """Each command on people.csv (no schema), and the warning lines it must print."""
     return {
         "publish": (["publish", "people.csv", "--qi", "age,sex,email", "--scheme", "coarse", "--no-ledger",
-                     "--seed", "1", "--force", "--out", f"{out}/r.csv"], [EMAIL]),
+                     "--seed", "1", "--out", f"{out}/r.csv"], [EMAIL]),
         "publish-plan-only": (["publish", "people.csv", "--qi", "age,name", "--plan-only"], [NAME]),
         "check": (["check", "people.csv"], [PATIENT, NAME, EMAIL]),
         "check-qi": (["check", "people.csv", "--qi", "age,sex"], []),

@@ -96,8 +96,7 @@ def test_publish_drops_identifiers_from_every_output(people):
     out = people["dir"] / "out" / "release.csv"
     report = people["dir"] / "custodian" / "report.json"
     publication = api.publish(str(people["data"]), schema=str(people["schema"]), epsilon=1.0, delta=1e-3,
-                              scheme="coarse", seed=1, ledger=None, out=str(out), custodian_report=str(report),
-                              force=True)
+                              scheme="coarse", seed=1, ledger=None, out=str(out), custodian_report=str(report))
     for release in publication.releases:
         assert not set(IDENTIFIERS) & set(release.frame.columns)
     assert_no_identifier(out.read_text(encoding="utf-8"), values, names=True)
@@ -112,7 +111,7 @@ def test_publish_cli_drops_identifiers(people, capsys, monkeypatch):
     values = identifier_values(people)
     for as_json in ([], ["--json"]):
         code, out, err = run_command(capsys, "publish", "people.csv", "--schema", "schema.toml", "--epsilon", "1",
-                                     "--delta", "1e-3", "--seed", "1", "--no-ledger", "--force", "--out",
+                                     "--delta", "1e-3", "--seed", "1", "--no-ledger", "--out",
                                      f"out{len(as_json)}/r.csv", *as_json)
         assert code == 0, err
         assert_no_identifier(out + err, values, names=True)

@@ -58,7 +58,7 @@ def test_streamed_publish_reports_each_pass(table, tmp_path, monkeypatch):
     recorder = Recorder()
     with progress.showing(recorder):
         api.publish(str(table), epsilon=1.0, delta=1e-6, seed=3, ledger=str(tmp_path / "l.ledger"),
-                    budget=(10.0, 1e-5), out=str(tmp_path / "r.csv"), report=False, force=True,
+                    budget=(10.0, 1e-5), out=str(tmp_path / "r.csv"), report=False,
                     qi=["age", "sex", "city"])
     assert [p[0] for p in recorder.passes] == PASSES
     assert recorder.passes[0][1] is None and recorder.passes[0][2] == 3000
@@ -68,7 +68,7 @@ def test_streamed_publish_reports_each_pass(table, tmp_path, monkeypatch):
     read_whole = Recorder()
     with progress.showing(read_whole):
         api.publish(str(table), epsilon=1.0, delta=1e-6, seed=3, ledger=None, out=str(tmp_path / "w.csv"),
-                    report=False, force=True, qi=["age", "sex", "city"])
+                    report=False, qi=["age", "sex", "city"])
     assert read_whole.passes == []
 
 

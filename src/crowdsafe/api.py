@@ -4,6 +4,7 @@ command line calls exactly these."""
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
@@ -462,6 +463,11 @@ def publish(
     cost. ``seed`` makes the run reproducible and NOT fit for release; so does ``ledger=None``
     (nothing then records the sample's use or limits further releases).
 
+    Every release is written and returned whatever it suppresses; one that suppresses more than
+    90% of its sample gets a warning in ``custodian_report()["warnings"]`` only (docs/publish.md,
+    "Heavy suppression"). ``force`` is deprecated and does nothing (a ``DeprecationWarning`` when
+    true): it used to be needed to write such a release.
+
     The returned :class:`~crowdsafe.anonymize.publish.Publication` holds no sample: its
     ``summary()`` is public (the plan and DP outputs); the exact facts (sample sizes,
     suppression, utility, input rows, ledger identities) are in ``custodian_report()``, in the
@@ -489,15 +495,17 @@ def publish(
     passed down unchanged to :func:`crowdsafe.drivers.publish.publish`.
     """
     from crowdsafe.anonymize.plan import PlanRequest, plan_publication
-    from crowdsafe.anonymize.publish import RunOptions
+    from crowdsafe.anonymize.publish import FORCE_DEPRECATION, RunOptions
     from crowdsafe.drivers.publish import publish as publish_run
     from crowdsafe.engines import get_engine
 
     request = PlanRequest(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases,
                           objective=objective, target=target, columns=None if columns is None else tuple(columns))
-    run = RunOptions(name=name, budget=budget, out=out, force=force, custodian_report=custodian_report,
+    run = RunOptions(name=name, budget=budget, out=out, custodian_report=custodian_report,
                      escape_formulas=escape_formulas, report=report)
     plan_publication(request)  # bad parameters are refused before anything else
+    if force:
+        warnings.warn(f"force=True {FORCE_DEPRECATION}", DeprecationWarning, stacklevel=2)
     return publish_run(get_engine(engine, master=spark_master), data, request, run, schema=schema, qi=qi,
                        sensitive=sensitive, missing=missing, seed=seed, ledger=ledger)
 

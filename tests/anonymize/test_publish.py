@@ -148,7 +148,7 @@ def test_published_rows_are_a_k_anonymous_image_of_sampled_rows(data, seed, chos
     from crowdsafe.anonymize.publish import prepare_dataset
 
     plan = plan_publication(PlanRequest(2.0, 0.3, k=k, beta=0.5, scheme=None if chosen else "fine"))
-    pub = publish_dataset(data, plan, RunOptions(force=True), randomness=Randomness(seed))
+    pub = publish_dataset(data, plan, RunOptions(), randomness=Randomness(seed))
     release = pub.release
     prepared, columns, _ = prepare_dataset(data)
     sample = sample_of(prepared, seed, plan.beta)
@@ -232,27 +232,81 @@ def test_without_a_budget_the_first_release_takes_exactly_its_cost(adult_data, t
         publish_dataset(adult_data, plan, randomness=Randomness(3), ledger=ledger)
 
 
-def test_heavy_suppression_stops_unless_forced(tmp_path):
+def _public_files(folder):
+    """Every file a run wrote beside its release: name -> bytes."""
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def test_heavy_suppression_is_written_and_warned_to_the_custodian_only(tmp_path):
+    # 200 distinct values, k = 20, no generalization: every sampled row is suppressed
     data = crowdsafe.data.load(pl.DataFrame({"x": [str(i) for i in range(200)]}))
     plan = plan_publication(PlanRequest(1.0, 1e-3, k=20, beta=0.5, scheme="none"))
     ledger = Ledger(tmp_path / "ledger.sqlite3")
     report = tmp_path / "custodian" / "report.json"
-    with pytest.raises(ParameterError, match="coarser scheme.*larger epsilon or delta.*larger beta") as stop:
-        publish_dataset(data, plan, RunOptions(out=tmp_path / "r.csv", custodian_report=report),
-                        randomness=Randomness(1), ledger=ledger)
-    assert not (tmp_path / "r.csv").exists()
-    # the message gives no data-dependent number: only the public threshold, and says the stop is
-    # a custodian-only fact after the charge
-    message = str(stop.value)
-    assert "custodian-only" in message and "budget is spent" in message
-    assert [int(n) for n in re.findall(r"\d+", message)] == [90]
-    # the exact rate went to the custodian: the ledger entry (charged, failed) and the named file
+    pub = publish_dataset(data, plan, RunOptions(out=tmp_path / "out" / "r.csv", custodian_report=report),
+                          randomness=Randomness(1), ledger=ledger)
+    # the release is written and returned, the run completed
+    assert pub.release.rows_published == 0 and pub.written["tables"] == [str(tmp_path / "out" / "r.csv")]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["r.certificate.json", "r.csv", "r.report.html"]
     entry = ledger.entries()[-1]
-    assert entry.status == "failed"
-    rate = json.loads(report.read_text())["releases"][0]["suppression_rate"]
-    assert rate == 1.0 and entry.outcome["custodian_report"]["releases"][0]["suppression_rate"] == rate
-    pub = publish_dataset(data, plan, RunOptions(out=tmp_path / "r.csv", force=True), randomness=Randomness(1))
-    assert pub.release.rows_published == 0 and (tmp_path / "r.csv").exists()
+    assert entry.status == "completed"
+    # the warning, with the exact rate and the knobs, in every custodian-only place
+    custodian = pub.custodian_report()
+    sample_rows = custodian["releases"][0]["sample_rows"]
+    assert custodian["releases"][0]["suppression_rate"] == 1.0 and sample_rows > 0
+    (warning,) = custodian["warnings"]
+    assert warning.startswith(f"the release suppressed 100.0% of its sample ({sample_rows:,} of {sample_rows:,} rows)")
+    assert all(knob in warning for knob in ("coarser scheme", "larger epsilon or delta", "larger beta",
+                                            "fewer quasi-identifiers"))
+    assert json.loads(report.read_text())["warnings"] == [warning]
+    assert entry.outcome["custodian_report"]["warnings"] == [warning]
+    # and nowhere public: not in the notes, the summary, the certificate or the files beside it
+    public = json.dumps(pub.summary()) + json.dumps(pub.certificate.to_dict()) + "".join(pub.notes)
+    public += "".join(b.decode() for b in _public_files(tmp_path / "out").values())
+    assert warning not in public and "of its sample (" not in public and "coarser scheme" not in public
+
+
+def test_the_public_output_is_the_same_with_and_without_the_warning(tmp_path):
+    """Two runs with the same seed, one above the warning threshold and one not (the threshold
+    moved, the data the same): exactly the same public output and files; only the custodian
+    report differs, by its warning."""
+    data = crowdsafe.data.load(pl.DataFrame({"x": ["a"] * 60 + [str(i) for i in range(140)]}))
+    plan = plan_publication(PlanRequest(1.0, 1e-3, k=20, beta=0.5, scheme="none"))
+    runs = {}
+    for threshold in (0.5, 1.0):
+        runs[threshold] = publish_dataset(data, plan, RunOptions(out=tmp_path / str(threshold) / "r.csv",
+                                                                 max_suppression=threshold),
+                                          randomness=Randomness(2))
+    warned, quiet = runs[0.5], runs[1.0]
+    rate = warned.custodian_report()["releases"][0]["suppression_rate"]
+    assert 0.5 < rate < 1.0 and len(warned.custodian_report()["warnings"]) == 1
+    assert quiet.custodian_report()["warnings"] == []
+    assert warned.notes == quiet.notes and warned.certificate == quiet.certificate
+    summaries = [json.dumps(p.summary()).replace(f"/{t}/", "/") for t, p in runs.items()]
+    assert summaries[0] == summaries[1]
+    assert _public_files(tmp_path / "0.5") == _public_files(tmp_path / "1.0")
+    assert {k: v for k, v in warned.custodian_report().items() if k != "warnings"} == \
+        {k: v for k, v in quiet.custodian_report().items() if k != "warnings"}
+
+
+@pytest.mark.parametrize("threshold", [-0.1, 1.5, float("nan")])
+def test_a_warning_threshold_outside_0_1_is_refused(threshold):
+    with pytest.raises(ParameterError, match="max_suppression is a share of the sample"):
+        RunOptions(max_suppression=threshold)
+
+
+def test_force_is_a_deprecated_no_op(tmp_path):
+    frame = pl.DataFrame({"x": [str(i) for i in range(200)]})
+    options = dict(epsilon=1.0, delta=1e-3, k=20, beta=0.5, scheme="none", qi=["x"], ledger=None, seed=3)
+    plain = crowdsafe.publish(frame, out=tmp_path / "plain" / "r.csv", **options)
+    with pytest.warns(DeprecationWarning, match="force=True is deprecated and does nothing: a release is always "
+                                                "written") as caught:
+        forced = crowdsafe.publish(frame, out=tmp_path / "forced" / "r.csv", force=True, **options)
+    assert len(caught) == 1 and caught[0].filename == __file__  # pointing at the caller
+    assert forced.summary() != plain.summary()  # only by where it wrote:
+    assert json.dumps(forced.summary()).replace("forced", "plain") == json.dumps(plain.summary())
+    assert forced.custodian_report() == plain.custodian_report()
+    assert _public_files(tmp_path / "forced") == _public_files(tmp_path / "plain")
 
 
 def test_several_releases_use_fresh_samples_and_compose(adult_data, tmp_path):
@@ -277,7 +331,7 @@ def test_an_empty_sample_publishes_an_empty_table(tmp_path):
     plan = plan_publication(PlanRequest(1.0, 0.1, beta=0.3, k=2))
     sizes = set()
     for seed in range(6):
-        pub = publish_dataset(data, plan, RunOptions(force=True, out=tmp_path / f"{seed}.csv"),
+        pub = publish_dataset(data, plan, RunOptions(out=tmp_path / f"{seed}.csv"),
                               randomness=Randomness(seed))
         sizes.add(pub.custodian_report()["releases"][0]["sample_rows"])
         assert pub.release.rows_published == 0 and (tmp_path / f"{seed}.csv").exists()
@@ -458,7 +512,7 @@ def test_identical_fresh_samples_are_no_reason_to_stop(tmp_path):
     data = crowdsafe.data.load(pl.DataFrame({"x": ["a"]}))
     plan = plan_publication(PlanRequest(1.0, 0.1, beta=0.3, k=2, releases=3, scheme="none"))
     ledger = Ledger(tmp_path / "ledger.sqlite3")
-    pub = publish_dataset(data, plan, RunOptions(budget=(10.0, 0.9), force=True),
+    pub = publish_dataset(data, plan, RunOptions(budget=(10.0, 0.9)),
                           randomness=Randomness(0), ledger=ledger)
     sizes = [r["sample_rows"] for r in pub.custodian_report()["releases"]]
     assert len(set(sizes)) < len(sizes)  # two samples came out identical

@@ -51,7 +51,7 @@ def test_audit_of_the_safe_pipeline_on_the_worst_case_pair_stays_below_the_certi
     assert plan.k == 7 and plan.delta == pytest.approx(0.5**7, rel=1e-6)  # δ is reached on this pair
 
     def run(data, randomness, n):
-        return [X_CLASS in publish_dataset(data, plan, RunOptions(force=True), randomness=stream).release.frame
+        return [X_CLASS in publish_dataset(data, plan, RunOptions(), randomness=stream).release.frame
                 .get_column("age").cast(pl.String).to_list()
                 for stream in randomness.spawn(n)]
 
@@ -67,7 +67,7 @@ def test_the_pipeline_refuses_to_certify_k_too_small_for_its_delta():
     plan = plan_publication(PlanRequest(3.0, 1e-3, beta=0.9, scheme="age=1"))
     broken = dataclasses.replace(plan, k=2)
     with pytest.raises(ParameterError, match="exceeds the requested delta"):
-        publish_dataset(_crafted(2)[1], broken, RunOptions(force=True), randomness=Randomness(0))
+        publish_dataset(_crafted(2)[1], broken, RunOptions(), randomness=Randomness(0))
 
 
 # -- Mondrian (no sampling, recoding fitted to the data): the audit finds a large ε ----------------

@@ -16,7 +16,7 @@ from crowdsafe.anonymize.publish import DEFAULT_MAX_SUPPRESSION, DEFAULT_RUN_OPT
 #: a non-default value for every field of each request
 PLAN_FIELDS = dict(epsilon=2.0, delta=1e-5, k=7, beta=0.4, epsilon1=0.2, scheme="coarse", releases=3,
                    objective="loss", target="age", columns=("age", "sex"), candidates=99)
-RUN_FIELDS = dict(name="people", budget=(5.0, 1e-4), out="release/r.csv", force=True,
+RUN_FIELDS = dict(name="people", budget=(5.0, 1e-4), out="release/r.csv",
                   custodian_report="facts/r.json", escape_formulas=False, report=False)
 
 
@@ -33,7 +33,7 @@ def test_every_field_has_a_non_default_value_here():
     assert {f.name for f in dataclasses.fields(RunOptions)} == set(RUN_FIELDS) | {"max_suppression"}
 
 
-def test_the_default_run_writes_nothing_and_stops_at_the_default_suppression():
+def test_the_default_run_writes_nothing_and_warns_at_the_default_suppression():
     assert DEFAULT_RUN_OPTIONS == RunOptions()
     assert DEFAULT_RUN_OPTIONS.out is None and DEFAULT_RUN_OPTIONS.max_suppression == DEFAULT_MAX_SUPPRESSION
 

@@ -153,3 +153,36 @@ def test_plan_only_compares_column_sets(capsys):
                                  "--columns", "age,sex,income")
     assert code == 0, err
     assert out.count("columns       ") == 2 and out.count("custodian only") == 2
+
+
+def test_heavy_suppression_is_written_exit_0_and_warned_under_the_custodian_heading(capsys, tmp_path):
+    data = tmp_path / "unique.csv"
+    data.write_text("x\n" + "".join(f"v{i}\n" for i in range(200)))
+    base = ["publish", str(data), "--qi", "x", "--epsilon", "1", "--delta", "1e-3", "--k", "20", "--beta", "0.5",
+            "--scheme", "none", "--seed", "1"]
+    code, out, err = run_command(capsys, *base, "--out", str(tmp_path / "text" / "r.csv"))
+    assert code == 0 and err == ""
+    public, heading, custodian = out.partition("custodian only (exact facts about the data")
+    assert heading and "  warning       the release suppressed 100.0% of its sample" in custodian
+    assert "warning" not in public and "100.0%" not in public
+    assert sorted(p.name for p in (tmp_path / "text").iterdir()) == ["r.certificate.json", "r.csv", "r.report.html"]
+    code, out, err = run_command(capsys, *base, "--json", "--no-ledger", "--out", str(tmp_path / "json" / "r.csv"))
+    payload = json.loads(out)
+    assert code == 0 and err == "" and payload["releases"][0]["dp_output"]["rows_published"] == 0
+    (warning,) = payload["custodian_only"]["warnings"]
+    assert warning.startswith("the release suppressed 100.0% of its sample")
+    assert warning not in json.dumps({k: v for k, v in payload.items() if k != "custodian_only"})
+
+
+def test_force_is_accepted_does_nothing_and_says_so_once_on_stderr(capsys, tmp_path):
+    base = ["publish", "adult", "--scheme", "coarse", "--seed", "2", "--no-ledger", "--json"]
+    code, plain, err = run_command(capsys, *base, "--out", str(tmp_path / "plain" / "r.csv"))
+    assert code == 0 and err == ""
+    code, forced, err = run_command(capsys, *base, "--force", "--out", str(tmp_path / "forced" / "r.csv"))
+    assert code == 0
+    assert err == ("warning: --force is deprecated and does nothing: a release is always written, whatever it "
+                   "suppresses (one that suppresses more than 90% of its sample gets a warning in the "
+                   "custodian-only facts)\n")
+    assert forced.replace("forced", "plain") == plain
+    assert [p.read_bytes() for p in sorted((tmp_path / "forced").iterdir())] == \
+        [p.read_bytes() for p in sorted((tmp_path / "plain").iterdir())]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -71,6 +72,25 @@ def test_no_ledger_runs_without_one(capsys, private_ledger):
                                "--json")
     assert code == 0 and json.loads(out)["ledger"] is None
     assert not private_ledger.exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604], ids=oct)
+def test_a_ledger_others_can_read_is_refused_in_one_line(capsys, private_ledger, mode):
+    assert run_command(capsys, "ledger", "init", "adult", "--epsilon", "1")[0] == 0
+    assert private_ledger.stat().st_mode & 0o777 == 0o600  # made private
+    private_ledger.chmod(mode)
+    before = private_ledger.read_bytes()
+    expected = (f"crowdsafe: error: the ledger {private_ledger} is open to other users ({private_ledger} is "
+                f"{mode:o}): it holds the secret identity key and custodian-only reports; make it private with "
+                f"`chmod 600 {private_ledger}`\n")
+    for argv in (["query", "adult", "count", "--epsilon", "0.1"], ["ledger", "show"],
+                 ["ledger", "init", "adult", "--epsilon", "1"]):
+        assert run_command(capsys, *argv) == (2, "", expected)
+    assert private_ledger.read_bytes() == before
+    private_ledger.chmod(0o600)
+    code, out, _ = run_command(capsys, "query", "adult", "count", "--epsilon", "0.1")
+    assert code == 0 and "spent ε 0.1 of 1" in out
 
 
 @pytest.mark.parametrize("command", [["query", "--help"], ["ledger", "init", "--help"], ["ledger", "show", "--help"]])

@@ -123,7 +123,7 @@ def test_materialise_and_write(engine, reference, small, tmp_path):
 
     plan = plan_publication(PlanRequest(1.0, 1e-6, scheme="coarse"))
     # any certificate
-    certificate = run_publication(reference, small, plan, RunOptions(force=True), randomness=Randomness(1)).certificate
+    certificate = run_publication(reference, small, plan, RunOptions(), randomness=Randomness(1)).certificate
     written = {}
     for e, folder in ((engine, "engine"), (reference, "reference")):
         prepared, fixed = e.prepare(e.read_table(small), plan, None)

@@ -66,7 +66,7 @@ def _outputs(path: Path, template: Path, work: Path, **options) -> dict:
     try:
         publication = api.publish(str(path), seed=11, ledger=str(work / "l.ledger"),
                                   out=str(work / "rel" / f"r{suffix}"), custodian_report=str(work / "custodian.json"),
-                                  force=True, **options)
+                                  **options)
     except CrowdsafeError as exc:
         return {"error": f"{type(exc).__name__}: {exc}"}
     files = {p.name: p.read_bytes() for p in sorted((work / "rel").iterdir())}
@@ -316,7 +316,7 @@ def test_count_made_in_the_identity_pass(template, tmp_path, monkeypatch):
 
     def without_ledger() -> bytes:
         out = tmp_path / "bare" / "r.csv"
-        api.publish(str(path), seed=11, ledger=None, out=str(out), report=False, force=True, **options)
+        api.publish(str(path), seed=11, ledger=None, out=str(out), report=False, **options)
         return out.read_bytes() + out.with_suffix(".certificate.json").read_bytes()
 
     passes.clear()

@@ -32,7 +32,7 @@ class Case:
     files: dict[str, object] = field(default_factory=dict)
     knowable: bool = True
     xfail: str | None = None
-    setup: str | None = None  # "lock-ledger", "read-only-ledger", "corrupt-ledger", "ledger-folder"
+    setup: str | None = None  # "lock-ledger", "read-only-ledger", "corrupt-ledger", "ledger-mode-644", ...
 
 
 def people_csv(rows: int = 240) -> str:
@@ -187,7 +187,7 @@ CASES: list[Case] = [
     Case("publish-qi-empty", with_option(PUBLISH, "--qi", " , "), "empty"),
     Case("publish-sensitive-unknown", with_option(PUBLISH, "--sensitive", "diagnosis"), "diagnosis"),
     Case("publish-out-xlsx", with_option(PUBLISH, "--out", "{out}/r.xlsx"), "output format"),
-    Case("publish-out-is-folder", (*with_option(PUBLISH, "--out", "{out}/sub.csv"), "--name", "fresh", "--force"),
+    Case("publish-out-is-folder", (*with_option(PUBLISH, "--out", "{out}/sub.csv"), "--name", "fresh"),
          "folder",
          setup="out-subfolder"),
     Case("publish-out-under-a-file", (*with_option(PUBLISH, "--out", "{in}/people.csv/r.csv"), "--name", "fresh"),
@@ -281,5 +281,9 @@ CASES: list[Case] = [
     Case("ledger-locked-publish", PUBLISH, "locked", setup="lock-ledger"),
     Case("ledger-locked-query", QUERY, "locked", setup="lock-ledger"),
     Case("ledger-read-only-publish", PUBLISH, "ledger", setup="read-only-ledger"),
-    Case("ledger-others-can-write", QUERY, "can be written by other users", setup="shared-ledger"),
+    Case("ledger-others-can-write", QUERY, "open to other users (", setup="ledger-mode-666"),
+    Case("ledger-others-can-read-publish", PUBLISH, "chmod 600", setup="ledger-mode-644"),
+    Case("ledger-group-can-read-query", QUERY, "is 640): it holds the secret identity key", setup="ledger-mode-640"),
+    Case("ledger-others-can-read-show", LEDGER_SHOW, "open to other users (", setup="ledger-mode-604"),
+    Case("ledger-others-can-read-init", LEDGER_INIT, "open to other users (", setup="ledger-mode-644"),
 ]

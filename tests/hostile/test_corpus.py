@@ -77,8 +77,8 @@ def _prepare(case: Case, tmp_path: Path, template: Path) -> dict[str, str]:
         ledger.chmod(0o600)
     if case.setup == "out-subfolder":
         (out / "sub.csv").mkdir()
-    if case.setup == "shared-ledger":
-        ledger.chmod(0o666)
+    if case.setup and case.setup.startswith("ledger-mode-"):
+        ledger.chmod(int(case.setup.removeprefix("ledger-mode-"), 8))
     return {"in": str(inputs), "out": str(out), "ledger": str(ledger)}
 
 
@@ -132,4 +132,4 @@ def test_bad_input_fails_with_one_line_and_leaves_nothing(case: Case, tmp_path, 
         assert _ledger_state(ledger) == before_ledger, \
             "the ledger changed: budget spent on a run that could not succeed"
     mode = stat.S_IMODE(ledger.stat().st_mode) if ledger.exists() else None
-    assert mode is None or case.setup == "shared-ledger" or not mode & 0o022
+    assert mode is None or str(case.setup).startswith("ledger-mode-") or not mode & 0o066

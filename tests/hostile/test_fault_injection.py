@@ -78,7 +78,7 @@ def test_the_fallback_temporary_file_is_removed_on_error(tmp_path, monkeypatch):
 
 def _publish(data: Path, ledger: Path, out: Path) -> subprocess.Popen:
     argv = [sys.executable, "-m", "crowdsafe", "publish", str(data), "--epsilon", "0.5", "--delta", "1e-7",
-            "--qi", "sex,race,relationship", "--force", "--budget", "1000,1e-3", "--name", "synthetic",
+            "--qi", "sex,race,relationship", "--budget", "1000,1e-3", "--name", "synthetic",
             "--ledger", str(ledger), "--out", str(out / "release.csv")]
     return subprocess.Popen(argv, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 

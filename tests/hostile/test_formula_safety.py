@@ -126,7 +126,7 @@ def test_a_published_release_opens_in_a_spreadsheet_as_text(tmp_path):
     frame = pl.DataFrame({"=age": rng.integers(20, 23, n),
                           "note": rng.choice(["=1+1", "+cmd", "-2+3", "@SUM(A1)"], n)})
     api.publish(frame, epsilon=1, delta=1e-6, qi=["=age", "note"], seed=1, ledger=None,
-                out=tmp_path / "r.csv", force=True)
+                out=tmp_path / "r.csv")
     cells = _published_cells(tmp_path / "r.csv")
     live = [c for c in cells if c[:1] in FORMULA_START]
     assert "'=age" in cells and not live, live[:5]
@@ -157,8 +157,8 @@ def _publish_hostile(out, **options):
     rng = np.random.default_rng(0)
     n = 3000
     frame = pl.DataFrame({"x": rng.integers(-6, -3, n), "note": rng.choice(["=1+1", "-2+3"], n)})
-    return api.publish(frame, epsilon=1, delta=1e-6, qi=["x", "note"], seed=1, ledger=None, out=out,
-                       force=True, scheme="none", **options)
+    return api.publish(frame, epsilon=1, delta=1e-6, qi=["x", "note"], seed=1, ledger=None, out=out, scheme="none",
+                       **options)
 
 
 def test_a_negative_number_stays_a_number_and_the_certificate_says_cells_are_escaped(tmp_path):
@@ -196,7 +196,7 @@ def test_the_format_note_is_the_same_on_neighbouring_tables(tmp_path):
     notes = []
     for name, table in (("full.csv", frame), ("minus.csv", frame.slice(1))):
         api.publish(table, epsilon=1, delta=1e-6, qi=["x", "note"], seed=1, ledger=None, out=tmp_path / name,
-                    force=True, scheme="none")
+                    scheme="none")
         notes.append(json.loads((tmp_path / name.replace(".csv", ".certificate.json")).read_text())["format_notes"])
     assert notes[0] == notes[1] and notes[0]
 
@@ -210,7 +210,7 @@ def test_cli_publish_no_escape_formulas(tmp_path):
         tmp_path / "in.parquet")
     for flag, name in (("--escape-formulas", "safe.csv"), ("--no-escape-formulas", "raw.csv")):
         code = main(["publish", str(tmp_path / "in.parquet"), "--epsilon", "1", "--delta", "1e-6", "--scheme", "none",
-                     "--no-ledger", "--seed", "1", "--force", flag, "--out", str(tmp_path / name)])
+                     "--no-ledger", "--seed", "1", flag, "--out", str(tmp_path / name)])
         assert code == 0
     assert {r[1] for r in _rows(tmp_path / "safe.csv")[1:]} <= {"'@SUM(A1)", "'+cmd"}
     assert {r[1] for r in _rows(tmp_path / "raw.csv")[1:]} <= {"@SUM(A1)", "+cmd"}

@@ -194,6 +194,7 @@ def test_default_location_honours_the_environment(monkeypatch, tmp_path):
 def test_a_file_that_is_not_a_ledger_is_refused(tmp_path):
     bogus = tmp_path / "bogus.sqlite3"
     bogus.write_bytes(b"this is not a database" * 100)
+    bogus.chmod(0o600)
     with pytest.raises(InputError, match="not a usable crowdsafe ledger"):
         Ledger(bogus)
     with pytest.raises(InputError, match="folder"):
@@ -359,6 +360,7 @@ def test_a_schema_1_ledger_with_datasets_is_refused_and_an_empty_one_upgraded(tm
             conn.execute("INSERT INTO datasets VALUES ('f', 'adult', 1.0, 0.0, 'then')")
         conn.commit()
         conn.close()
+        path.chmod(0o600)
 
     old_ledger(tmp_path / "used.sqlite3", True)
     with pytest.raises(InputError, match="earlier crowdsafe"):
@@ -373,13 +375,47 @@ def test_a_schema_1_ledger_with_datasets_is_refused_and_an_empty_one_upgraded(tm
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
-def test_a_new_ledger_is_private_and_a_writable_one_refused(tmp_path):
+def test_a_new_ledger_and_its_side_files_are_private(tmp_path):
     path = tmp_path / "new" / "folder" / "ledger.sqlite3"
-    Ledger(path).close()
+    with Ledger(path) as book:
+        book.set_budget("f", "adult", 1.0)
+        with book.charge("adult", epsilon=0.1, description="count", mechanism="m"):
+            side = [Path(f"{path}{suffix}") for suffix in ("-wal", "-shm", "-journal")]
+            present = [f for f in side if f.exists()]
+            assert {f.name[-4:] for f in present} == {"-wal", "-shm"}  # WAL mode, while the ledger is open
+            assert {f.stat().st_mode & 0o777 for f in present} == {0o600}
     assert path.stat().st_mode & 0o777 == 0o600
     assert path.parent.stat().st_mode & 0o777 == 0o700
-    path.chmod(0o666)
-    with pytest.raises(InputError, match="chmod 600"):
+    assert path.parent.parent.stat().st_mode & 0o777 == 0o700
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o660, 0o606, 0o666, 0o620], ids=oct)
+def test_a_ledger_others_can_read_or_write_is_refused_before_it_is_opened(tmp_path, mode):
+    path = tmp_path / "led ger.sqlite3"
+    with Ledger(path) as book:
+        book.set_budget("f", "adult", 1.0)
+    path.chmod(mode)
+    before = path.read_bytes()
+    with pytest.raises(InputError) as refused:
         Ledger(path)
-    path.chmod(0o640)  # readable by the group is the custodian's choice; writable is not
+    message = str(refused.value)
+    assert "\n" not in message and f"{mode:o}" in message and "open to other users" in message
+    assert message.endswith(f"make it private with `chmod 600 '{path}'`")
+    assert path.read_bytes() == before and not Path(f"{path}-wal").exists()  # SQLite never opened it
+    path.chmod(0o600)
+    with Ledger(path) as book:
+        assert book.budget("adult") is not None
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
+def test_a_side_file_others_can_read_is_refused_and_named(tmp_path):
+    path = tmp_path / "ledger.sqlite3"
+    Ledger(path).close()
+    journal = Path(f"{path}-journal")
+    journal.write_bytes(b"")
+    journal.chmod(0o644)
+    with pytest.raises(InputError, match=f"make it private with `chmod 600 {journal}`"):
+        Ledger(path)
+    journal.chmod(0o600)
     Ledger(path).close()

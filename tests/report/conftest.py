@@ -41,7 +41,6 @@ def publish_small(directory: Path, frame: pl.DataFrame, *, seed: int = 7, **opti
     """Publish ``frame`` (seeded, no ledger unless given) to ``directory/out/r.csv``."""
     data, schema = write_inputs(directory, frame)
     options.setdefault("ledger", None)
-    options.setdefault("force", True)  # a small table: keep the release whatever it suppresses
     return api.publish(str(data), epsilon=1.0, delta=1e-6, schema=str(schema), seed=seed,
                        out=str(directory / "out" / "r.csv"), **options)
 

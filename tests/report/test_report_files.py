@@ -68,12 +68,11 @@ def test_the_cli_prints_where_the_report_went(tmp_path, capsys):
 
     data, schema = write_inputs(tmp_path, small_table(800))
     out = tmp_path / "out" / "r.parquet"
-    assert main(["publish", str(data), "--schema", str(schema), "--seed", "3", "--no-ledger", "--force",
-                 "--out", str(out)]) == 0
+    assert main(["publish", str(data), "--schema", str(schema), "--seed", "3", "--no-ledger", "--out", str(out)]) == 0
     assert f"{tmp_path / 'out' / 'r.report.html'} (report" in capsys.readouterr().out
     page = (tmp_path / "out" / "r.report.html").read_text(encoding="utf-8")
     assert "Release report: r.parquet" in page
-    assert main(["publish", str(data), "--schema", str(schema), "--seed", "3", "--no-ledger", "--force", "--no-report",
+    assert main(["publish", str(data), "--schema", str(schema), "--seed", "3", "--no-ledger", "--no-report",
                  "--out", str(tmp_path / "o2" / "r.csv")]) == 0
     assert not (tmp_path / "o2" / "r.report.html").exists()
 

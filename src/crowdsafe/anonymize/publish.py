@@ -53,22 +53,28 @@ from crowdsafe.randomness import Randomness
 
 DEFAULT_MAX_SUPPRESSION = 0.90
 
+#: What ``force=True`` (``--force``) does now, said once when it is given: nothing.
+FORCE_DEPRECATION = (
+    "is deprecated and does nothing: a release is always written, whatever it suppresses (one that "
+    f"suppresses more than {DEFAULT_MAX_SUPPRESSION:.0%} of its sample gets a warning in the custodian-only facts)"
+)
+
 
 @dataclass(frozen=True, slots=True)
 class RunOptions:
     """How a publication is carried out and written once its plan is fixed
     (:func:`crowdsafe.drivers.publish.run_publication`): fixed before the data is read, none
-    changes the guarantee. Each is checked before the ledger is charged, except ``force`` and
-    ``max_suppression``: the heavy-suppression stop reads the samples, so it comes after.
+    changes the guarantee. Each is checked before the ledger is charged; none decides whether or
+    what is written from the data (a release is written whatever it suppresses).
 
     - ``name``: the dataset's name in the ledger and the notes (None: its file or bundled name);
     - ``budget``: (ε, δ) registered as the dataset's total budget when the ledger has none
       (None: exactly this publication's cost);
     - ``out``: where the release is written (.csv or .parquet; several releases get ``-1``,
       ``-2``, ... before the suffix); None: nothing is written;
-    - ``force``: write a release even when it suppresses more than ``max_suppression``;
-    - ``max_suppression``: the share of a sample a release may suppress before the run stops
-      (after the charge; the message states only this public threshold);
+    - ``max_suppression``: the share of its sample a release may suppress before the custodian
+      facts carry a warning (custodian-only, :func:`crowdsafe.drivers.publish.suppression_warnings`;
+      the release is written either way);
     - ``custodian_report``: a .json file for the custodian-only facts, never in a release's folder;
     - ``escape_formulas``: CSV cells formula-safe (:mod:`crowdsafe.csv_safety`); each certificate
       written says which;
@@ -78,14 +84,18 @@ class RunOptions:
     name: str | None = None
     budget: tuple[float, float] | None = None
     out: str | os.PathLike[str] | None = None
-    force: bool = False
     max_suppression: float = DEFAULT_MAX_SUPPRESSION
     custodian_report: str | os.PathLike[str] | None = None
     escape_formulas: bool = True
     report: bool = True
 
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.max_suppression <= 1.0:
+            raise ParameterError(f"max_suppression is a share of the sample, between 0 and 1; got "
+                                 f"{self.max_suppression!r}")
 
-#: The options of a run given none: nothing written, the heavy-suppression stop at 90%.
+
+#: The options of a run given none: nothing written, the heavy-suppression warning above 90%.
 DEFAULT_RUN_OPTIONS = RunOptions()
 
 
@@ -326,11 +336,11 @@ def publish_dataset(
     exhausted budget. ``options`` (:class:`RunOptions`): how the run is carried out and
     written. With a ``ledger``, a dataset without a budget gets ``options.budget`` or, without
     one, exactly the cost of this publication. Without a ledger the certificate is not fit for
-    release (nothing records the sample's use). If a release would suppress more than
-    ``max_suppression`` of its sample, the run stops after the charge (nothing written; the
-    budget is spent) unless ``force``: that decision reads the sample, so the message gives no
-    number and calls it a custodian-only fact. The custodian's exact facts go to the ledger
-    entry and, when ``custodian_report`` names a file (never in the release's folder), there.
+    release (nothing records the sample's use). A release is written whatever it suppresses;
+    one that suppresses more than ``max_suppression`` of its sample gets a warning in the
+    custodian facts only (docs/publish.md, "Heavy suppression"). The custodian's exact facts go
+    to the ledger entry and, when ``custodian_report`` names a file (never in the release's
+    folder), there.
     CSV tables are formula-safe unless ``escape_formulas`` is False (:mod:`crowdsafe.csv_safety`;
     Parquet keeps raw values), and each certificate written says which in its ``format_notes``
     (fixed by the option and the file names before the data is read; the returned certificates

@@ -107,7 +107,7 @@ def register(app: typer.Typer) -> None:
         releases: Annotated[int, typer.Option("--releases", help="Number of releases, each from a fresh independent sample; certified together.")] = 1,
         plan_only: Annotated[bool, typer.Option("--plan-only", help="Print the plan and the expected size, read nothing else, write nothing.")] = False,
         custodian_report: Annotated[Path | None, typer.Option("--custodian-report", help="Also write the custodian-only facts (sample sizes, suppression, utility, ledger entry; not covered by the guarantee) to this JSON file, which may not lie in the release's folder.")] = None,
-        force: Annotated[bool, typer.Option("--force", help="Write the release even if it suppresses more than 90% of the sample.")] = False,
+        force: Annotated[bool, typer.Option("--force", help="Deprecated, does nothing: a release is always written (over 90% suppressed: a custodian-only warning).")] = False,
         qi: QiOpt = None,
         sensitive: SensitiveOpt = None,
         schema: SchemaOpt = None,
@@ -138,6 +138,10 @@ def register(app: typer.Typer) -> None:
 
         if no_ledger and (ledger is not None or budget is not None):
             raise ParameterError("--no-ledger cannot be combined with --ledger or --budget")
+        if force:  # fixed by the command line: the same line on any data
+            from crowdsafe.anonymize.publish import FORCE_DEPRECATION
+
+            typer.echo(f"warning: --force {FORCE_DEPRECATION}", err=True)
         column_sets = [split_list(c) for c in columns] if columns else [None]
         request = PlanRequest(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases,
                               objective=objective, target=target)
@@ -155,7 +159,7 @@ def register(app: typer.Typer) -> None:
         publication = api.publish(
             data, epsilon=epsilon, delta=delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
             releases=releases, qi=split_list(qi), sensitive=split_list(sensitive), schema=schema,
-            out=out, force=force, seed=seed,
+            out=out, seed=seed,
             ledger=None if no_ledger else (ledger if ledger is not None else "default"),
             name=name, budget=parse_budget(budget), engine=engine, spark_master=spark_master,
             custodian_report=custodian_report, escape_formulas=escape_formulas, objective=objective, target=target,
@@ -260,6 +264,8 @@ def _render_custodian(custodian: dict[str, Any], print_: Any) -> None:
         print_(f"  {label:<13} {facts['sample_rows']:,} rows; {facts['suppressed_rows']:,} suppressed "
                f"({facts['suppression_rate']:.1%}); NCP {utility['ncp']:.3f} (0 = exact values, 1 = all '*'), "
                f"average class {utility['average_class_size']:,.1f} rows")
+    for warning in custodian.get("warnings", []):
+        print_(f"  warning       {warning}")
     ledger = custodian.get("ledger")
     if ledger:
         budget = ledger["budget"]

@@ -2,9 +2,10 @@
 
 plan → refusals from the schema and the paths → ledger check (consumed input, budget) → release
 identities → samples drawn → **ledger charge** → per release: count, choose the recoding (Am),
-Apply, certify → custodian facts (ledger entry, optional file) → the heavy-suppression stop →
-write. The engine (:class:`~crowdsafe.engines.protocol.Engine`) draws and counts the samples,
-materialises the published classes and writes the files; every decision about what leaves the
+Apply, certify → custodian facts (ledger entry, optional file; a heavy-suppression warning, if
+any, goes there only) → write, whatever the release suppressed. The engine
+(:class:`~crowdsafe.engines.protocol.Engine`) draws and counts the samples, materialises the
+published classes and writes the files; every decision about what leaves the
 run is taken here, by the same code for every engine (:mod:`crowdsafe.anonymize.publish` holds
 the pipeline's steps: the plan, Am, Apply, the certificate). What the run is asked for arrives
 as two typed requests built once by :func:`crowdsafe.api.publish`: the
@@ -94,8 +95,10 @@ def run_publication(
     :meth:`~crowdsafe.engines.protocol.Engine.prepare` and ``release_paths``, a custodian report
     beside the release, a consumed sample, an exhausted budget). The samples are drawn, then the
     ledger is charged, then everything is computed from them; without a ledger the certificate is
-    not fit for release. A release that would suppress more than ``options.max_suppression`` of its
-    sample stops the run after the charge unless ``options.force`` (the message gives no number). CSV
+    not fit for release. Every release is written and returned whatever it suppresses: the set of
+    files and the exit status are the same on any data; a release that suppresses more than
+    ``options.max_suppression`` of its sample gets a warning in the custodian facts only
+    (:func:`suppression_warnings`). CSV
     cells are formula-safe unless ``options.escape_formulas`` is False; each certificate written says
     which (fixed by the option and the names before the data is read)."""
     name, out, escape_formulas = options.name, options.out, options.escape_formulas
@@ -142,14 +145,14 @@ def run_publication(
                                                publish_plan.k))
             choices.append(public_choice(choice, public_scheme))
         samples.clear()  # the samples leave with this frame
-        custodian = custodian_facts(prepared.n_rows, publish_plan, facts)
+        custodian = custodian_facts(prepared.n_rows, publish_plan, facts, options.max_suppression)
         custodian["outside_hierarchies"] = outside_hierarchies(prepared.domain, columns)
         if charge is not None and ledger is not None and identity is not None:  # a charge has both
             custodian["ledger"] = ledger_summary(ledger, charge, prepared.label, identity)
             charge.record(custodian_report=custodian)
         if report_path is not None:
             write_custodian_report(report_path, custodian)
-        certificate = checked_certificate(releases, facts, options.max_suppression, options.force)
+        certificate = publication_certificate(releases)
         written: dict[str, Any] = {}
         if paths:  # the certificates say how the files hold their cells (fixed by the options)
             releases = [replace(r, certificate=r.certificate.with_format_notes(n))
@@ -232,30 +235,33 @@ def ledger_summary(ledger: Ledger, charge: Any, label: str, identity: str) -> di
     }
 
 
-def stop_if_heavy(suppression_rates: Sequence[float], max_suppression: float, force: bool) -> None:
-    """Stop (nothing written; the budget is spent) when a release suppresses more than
-    ``max_suppression`` of its sample. The rates are exact counts on the samples, not DP
-    outputs, so the message states only the public threshold: whether the stop fired is itself
-    a custodian-only fact (the rates are in the custodian report and the ledger entry)."""
-    if not force and max(suppression_rates) > max_suppression:
-        raise ParameterError(
-            f"stopped after the charge (the budget is spent; nothing was written): a release would suppress "
-            f"more than {max_suppression:.0%} of its sampled rows. This is a custodian-only fact, not covered "
-            "by the guarantee: do not publish it (the exact rates are in the custodian report and the ledger "
-            "entry). Use a coarser scheme (scheme='coarse' or higher levels), a larger epsilon or delta "
-            "(smaller k), a larger beta, or fewer quasi-identifiers; force=True writes it anyway",
-            parameter=("scheme", "force"),
-        )
-
-
-def checked_certificate(releases: Sequence[Release], facts: Sequence[Mapping[str, Any]], max_suppression: float,
-                        force: bool) -> Certificate:
-    """The certificate of the whole publication (one release's, or the composition of several),
-    after :func:`stop_if_heavy` has let it through (``facts``: each release's custodian facts)."""
-    stop_if_heavy([f["suppression_rate"] for f in facts], max_suppression, force)
+def publication_certificate(releases: Sequence[Release]) -> Certificate:
+    """The certificate of the whole publication: one release's, or the composition of several."""
     if len(releases) == 1:
         return releases[0].certificate
     return compose_certificates([r.certificate for r in releases], delta_slack=0.0)
+
+
+def suppression_warnings(releases: Sequence[Mapping[str, Any]], max_suppression: float) -> list[str]:
+    """Custodian-only warnings, one per release that suppressed more than ``max_suppression`` of
+    its sample (``releases``: each release's custodian facts, :func:`release_facts`).
+
+    The rate is an exact count on the sample, not a DP output, so it decides nothing that leaves
+    the run: the release is written and returned either way, and the warning goes only where the
+    custodian facts go (:meth:`Publication.custodian_report`, the ledger entry, the
+    ``custodian_report`` file, ``custodian_only`` in the command line's JSON and under its
+    custodian-only heading). It may therefore state the exact rate."""
+    warnings = []
+    for i, facts in enumerate(releases):
+        if facts["suppression_rate"] > max_suppression:
+            which = "the release" if len(releases) == 1 else f"release {i + 1} of {len(releases)}"
+            warnings.append(
+                f"{which} suppressed {facts['suppression_rate']:.1%} of its sample ({facts['suppressed_rows']:,} "
+                f"of {facts['sample_rows']:,} rows), more than {max_suppression:.0%}: it was written, but holds "
+                "little of the data. To suppress less: a coarser scheme, a larger epsilon or delta (a smaller k), "
+                "a larger beta, or fewer quasi-identifiers"
+            )
+    return warnings
 
 
 def check_custodian_path(path: str | os.PathLike[str] | None, release_paths: Sequence[str | os.PathLike[str]]
@@ -284,13 +290,15 @@ def write_custodian_report(path: Path, report: Mapping[str, Any]) -> Path:
     return write_text_atomic(path, json.dumps(report, indent=2, sort_keys=True, default=str) + "\n")
 
 
-def custodian_facts(input_rows: int, publish_plan: PublishPlan, releases: Sequence[Mapping[str, Any]]
-                    ) -> dict[str, Any]:
-    """The custodian-only report of a publication (see :meth:`Publication.custodian_report`)."""
+def custodian_facts(input_rows: int, publish_plan: PublishPlan, releases: Sequence[Mapping[str, Any]],
+                    max_suppression: float) -> dict[str, Any]:
+    """The custodian-only report of a publication (see :meth:`Publication.custodian_report`),
+    with the heavy-suppression warnings (:func:`suppression_warnings`; an empty list when none)."""
     return {
         "notice": CUSTODIAN_NOTICE,
         "input_rows": int(input_rows),
         "expected_sample_rows": publish_plan.expected_sample_rows(int(input_rows)),
         "releases": [dict(r) for r in releases],
+        "warnings": suppression_warnings(releases, max_suppression),
         "ledger": None,
     }

@@ -79,9 +79,9 @@ def mondrian_release(data: Dataset, k: int) -> pl.DataFrame:
 
 
 def publish_release(data: Dataset, plan, randomness: Randomness) -> pl.DataFrame:  # noqa: ANN001
-    from crowdsafe.anonymize.publish import RunOptions, publish_dataset
+    from crowdsafe.anonymize.publish import publish_dataset
 
-    return publish_dataset(data, plan, RunOptions(force=True), randomness=randomness).release.frame
+    return publish_dataset(data, plan, randomness=randomness).release.frame
 
 
 def dp_advantage_bound(epsilon: float, delta: float) -> float:

@@ -4,7 +4,7 @@ Adult's train file gives the releases, its test file the accuracy; the features 
 quasi-identifiers, the target income. For each ε (default 0.5, 1, 2; δ = 1e-6) and each seed
 (default 5), one run measures:
 
-- **certified release** (:func:`crowdsafe.anonymize.publish.publish_dataset` with ``force``,
+- **certified release** (:func:`crowdsafe.anonymize.publish.publish_dataset`,
   the guarantee of Li, Qardaji and Su 2012, Theorem 6: Bernoulli-β sampling, an ε1-DP choice of
   the recoding, k from the plan) under each selection objective
   (:data:`crowdsafe.anonymize.objectives.OBJECTIVES`; ``classification`` with target income),
@@ -408,7 +408,7 @@ def measure(ctx: ExperimentContext, options: Options, data: Dataset, test: Datas
             notes: list[str]) -> None:
     """Run every method of the comparison into ``runs``."""
     from crowdsafe.anonymize import anonymize_dataset
-    from crowdsafe.anonymize.publish import RunOptions, publish_dataset
+    from crowdsafe.anonymize.publish import publish_dataset
     from crowdsafe.sampling import sample_of
 
     qis = list(data.quasi_identifiers)
@@ -451,7 +451,7 @@ def measure(ctx: ExperimentContext, options: Options, data: Dataset, test: Datas
                 release_streams = stream.spawn(len(objectives) + 1)
                 for objective, release_stream in zip(objectives, release_streams):
                     plan = plans[objective]
-                    pub, seconds = timed(publish_dataset, data, plan, RunOptions(force=True), randomness=release_stream)
+                    pub, seconds = timed(publish_dataset, data, plan, randomness=release_stream)
                     facts = pub.custodian_report()["releases"][0]  # custodian-only: this is an experiment
                     per_column = facts["utility"]["ncp_per_column"]
                     ncp = float(np.mean([per_column[c] for c in qis]))

@@ -1,12 +1,14 @@
 """Where the privacy-budget ledger lives and how its SQLite file is laid out.
 
-The file is private to its owner (0600 in a 0700 folder when crowdsafe makes it): whoever can write
-it can hand themselves budget, so a ledger that other users may write is refused.
+The file is private to its owner (0600 in a 0700 folder when crowdsafe makes it): whoever can read
+it has the identity key and the custodian-only reports, whoever can write it can hand themselves
+budget, so a ledger that other users may read or write is refused.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -73,23 +75,34 @@ CREATE TABLE IF NOT EXISTS samples (
 """
 
 
+# The files SQLite keeps beside the database (WAL mode's log and index, a rollback journal).
+SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
 def create_private(path: Path) -> None:
     """Make the ledger file readable and writable by its owner only (0600), in a folder made
-    0700 when crowdsafe creates it; refuse an existing ledger that others may write, since whoever
-    can write it can hand themselves budget. (SQLite gives its -wal and -shm files the database
-    file's permissions.)"""
+    0700 when crowdsafe creates it; refuse an existing ledger that other users may read or write,
+    before SQLite opens it. Whoever can read it has the identity key (and can test a guess of
+    the data against the keyed identities) and the custodian-only reports; whoever can write it
+    can hand themselves budget. SQLite gives the -wal, -shm and -journal files the database
+    file's permissions; an existing one open to others is refused too. (Windows: not checked,
+    its access lists are not POSIX modes.)"""
     missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
     for folder in reversed(missing):
         folder.mkdir(mode=0o700)
-    if path.exists():
-        mode = path.stat().st_mode
-        if sys.platform != "win32" and mode & 0o022:
-            raise InputError(
-                f"the ledger {path} can be written by other users (mode {mode & 0o777:o}); "
-                f"make it private with `chmod 600 {path}`"
-            )
+    if not path.exists():
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    if sys.platform == "win32":
         return
-    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    files = [path, *(Path(f"{path}{suffix}") for suffix in SIDE_FILES)]
+    shared = [(f, f.stat().st_mode & 0o777) for f in files if f.exists() and f.stat().st_mode & 0o066]
+    if shared:
+        modes = ", ".join(f"{f} is {mode:o}" for f, mode in shared)
+        command = " ".join(shlex.quote(str(f)) for f, _ in shared)
+        raise InputError(
+            f"the ledger {path} is open to other users ({modes}): it holds the secret identity key "
+            f"and custodian-only reports; make it private with `chmod 600 {command}`"
+        )
 
 
 def default_ledger_path() -> Path:

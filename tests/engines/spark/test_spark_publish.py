@@ -169,12 +169,12 @@ def test_the_ledger_knows_the_table_and_its_sample_by_keyed_identities(spark, sm
 
     ledger = Ledger(tmp_path / "ledger.sqlite3")
     plan = plan_publication(PlanRequest(1.0, 1e-6, scheme="coarse"))
-    run = publish_table(small_table, plan, RunOptions(force=True), randomness=Randomness(), ledger=ledger)
+    run = publish_table(small_table, plan, RunOptions(), randomness=Randomness(), ledger=ledger)
     entry = ledger.entries()[-1]
     assert entry.fingerprint == keyed_identity(small_table.fingerprint, ledger.identity_key) != small_table.fingerprint
     assert len(entry.samples) == 1 and run.custodian_report()["ledger"]["dataset_identity"] == entry.fingerprint
     text = run.certificate.to_json()
     assert small_table.fingerprint not in text and entry.fingerprint not in text and entry.samples[0] not in text
     assert run.certificate.fit_for_release
-    unrecorded = publish_table(small_table, plan, RunOptions(force=True), randomness=Randomness())
+    unrecorded = publish_table(small_table, plan, RunOptions(), randomness=Randomness())
     assert not unrecorded.certificate.fit_for_release and unrecorded.certificate.accounting["ledger"] is False
