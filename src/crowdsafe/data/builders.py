@@ -116,8 +116,8 @@ def _band_labels(leaves: np.ndarray, width: float, origin: float, bottom: float 
     if top is not None:
         code[leaves >= top] = 2
     bands, position = np.unique(np.column_stack([code, low, high]), axis=0, return_inverse=True)
-    text = [f"<{_number(bottom)}" if c == 1 else f">={_number(top)}" if c == 2  # type: ignore[arg-type]
-            else f"[{_number(a)}, {_number(b)})" for c, a, b in bands]
+    tails = {1: f"<{_number(bottom)}" if bottom is not None else "", 2: f">={_number(top)}" if top is not None else ""}
+    text = [tails[int(c)] if c else f"[{_number(a)}, {_number(b)})" for c, a, b in bands]
     return [text[i] for i in position.ravel()]
 
 

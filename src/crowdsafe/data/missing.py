@@ -92,9 +92,10 @@ def apply_missing_policy(
     rows_with_missing = int(frame.select(any_missing.sum()).item())
     if policy is MissingPolicy.ERROR:
         column = next(c for c, v in counts.items() if v)
-        raise InputError(
+        raise InputError(  # the custodian asked for this check of their own data: the message says so
             f"{source} has {rows_with_missing:,} rows with missing values (first in column "
-            f"'{column}'); choose missing='keep' or missing='drop'"
+            f"'{column}'); choose missing='keep' or missing='drop' (a custodian-only fact about the data: "
+            "missing='error' checks the data itself; nothing was charged)"
         )
     if policy is MissingPolicy.DROP:
         kept = frame.filter(~any_missing)
