@@ -261,13 +261,12 @@ def node_penalties(hierarchy: Hierarchy) -> list[np.ndarray]:
     """NCP of every node at every level, from what is public about the hierarchy (never from
     the data): a mechanism input of the ``retained`` objective, so the same on neighbouring tables.
 
-    A declared hierarchy (leaves fixed before the data is read): numbers and dates, the width of
-    the node's leaf range over the width of all leaves; other values (and a hierarchy whose
-    leaves are all one number), (leaves under the node − 1) over (all leaves − 1). An
-    :class:`~crowdsafe.data.hierarchy.ObservedHierarchy` (its leaves are the data's values, e.g.
-    the flat hierarchy of a column given none): every node of level ``l`` costs l / height, from
-    the height alone, so a new value or a constant column moves no penalty (counting its leaves
-    would make ``*`` cost 0 for a constant column and 1 otherwise). Level 0 costs 0, the root 1.
+    A declared hierarchy: numbers and dates, the width of the node's leaf range over the width of
+    all leaves; other values (and leaves all one number), (leaves under the node − 1) over (all
+    leaves − 1). An :class:`~crowdsafe.data.hierarchy.ObservedHierarchy` (leaves read from the
+    data): every node of level ``l`` costs l / height, so a new value or a constant column moves no
+    penalty (counting its leaves would make ``*`` cost 0 for a constant column, 1 otherwise).
+    Level 0 costs 0, the root 1.
     """
     if hierarchy.observed:
         height = max(hierarchy.height, 1)
