@@ -74,6 +74,16 @@ class MissingReport:
         }
 
 
+def missing_refusal(source: str, rows: int, column: str) -> InputError:
+    """The refusal of ``missing='error'``: a check of the data the custodian asked for by name, so
+    its message (a count on the data) says it is custodian-only."""
+    return InputError(
+        f"{source} has {rows:,} rows with missing values (first in column '{column}'); choose missing='keep' or "
+        "missing='drop' (a custodian-only fact about the data: missing='error' checks the data itself; nothing "
+        "was charged)"
+    )
+
+
 def apply_missing_policy(
     frame: pl.DataFrame, policy: MissingPolicy | str = DEFAULT_MISSING, *, source: str = "the data"
 ) -> tuple[pl.DataFrame, MissingReport]:
@@ -92,11 +102,7 @@ def apply_missing_policy(
     rows_with_missing = int(frame.select(any_missing.sum()).item())
     if policy is MissingPolicy.ERROR:
         column = next(c for c, v in counts.items() if v)
-        raise InputError(  # the custodian asked for this check of their own data: the message says so
-            f"{source} has {rows_with_missing:,} rows with missing values (first in column "
-            f"'{column}'); choose missing='keep' or missing='drop' (a custodian-only fact about the data: "
-            "missing='error' checks the data itself; nothing was charged)"
-        )
+        raise missing_refusal(source, rows_with_missing, column)
     if policy is MissingPolicy.DROP:
         kept = frame.filter(~any_missing)
         return kept, MissingReport(policy, counts, rows_with_missing, frame.height - kept.height)

@@ -41,7 +41,7 @@ from crowdsafe.data.coerce import coerce
 from crowdsafe.data.column_names import describe_renames, stable_names
 from crowdsafe.data.dataset import Dataset
 from crowdsafe.data.io import CSV_SUFFIXES, PARQUET, _suffix, sniff_format, tidy_text
-from crowdsafe.data.missing import MissingPolicy, MissingReport
+from crowdsafe.data.missing import MissingPolicy, MissingReport, missing_refusal
 from crowdsafe.data.schema import AttributeType, Schema, complete_schema
 from crowdsafe.data.streaming import reads_eagerly, scan_table
 from crowdsafe.errors import CrowdsafeError, InputError
@@ -319,9 +319,6 @@ def _report(policy: MissingPolicy, nulls: dict[str, int], with_missing: int, lab
         return MissingReport(policy, {k: 0 for k in nulls})
     if policy is MissingPolicy.ERROR:
         column = next(c for c, v in nulls.items() if v)
-        raise InputError(
-            f"{label} has {with_missing:,} rows with missing values (first in column "
-            f"'{column}'); choose missing='keep' or missing='drop'"
-        )
+        raise missing_refusal(label, with_missing, column)
     dropped = with_missing if policy is MissingPolicy.DROP else 0
     return MissingReport(policy, nulls, with_missing, dropped)
