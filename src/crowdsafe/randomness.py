@@ -8,7 +8,7 @@ draw is vectorised.
 Bernoulli masks (:meth:`Randomness.bernoulli`) are exact for the float probability given: a
 row's uniform is compared with the probability's binary expansion, 64 bits from the stream at a
 time, and the rare rows tied on those bits read their next bits from a second stream of the same
-key, far along ChaCha20's 128-bit block counter (:func:`crowdsafe.mechanisms.exact.bernoulli_float`).
+key, far along ChaCha20's 128-bit counter (:func:`crowdsafe.mechanisms.exact.bernoulli_float`).
 
 A seed makes a run reproducible for tests and experiments. A seeded run is *not fit for release*:
 anyone who learns the seed can undo the noise or the sampling. Certificates read
