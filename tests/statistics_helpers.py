@@ -12,6 +12,7 @@ def binomial_fit_pvalue(sample: np.ndarray, trials: int, p: float) -> float:
     observed = np.bincount(sample, minlength=trials + 1)
     expected = stats.binom.pmf(np.arange(trials + 1), trials, p) * len(sample)
     keep = expected >= 5
-    observed = np.append(observed[keep], observed[~keep].sum())
-    expected = np.append(expected[keep], expected[~keep].sum())
+    if not keep.all():
+        observed = np.append(observed[keep], observed[~keep].sum())
+        expected = np.append(expected[keep], expected[~keep].sum())
     return float(stats.chisquare(observed, expected).pvalue)

@@ -5,6 +5,11 @@ with 256 bits from the operating system's CSPRNG (``os.urandom``): an attacker w
 cannot predict or reconstruct other draws. The stream is exposed as a NumPy ``Generator`` so every
 draw is vectorised.
 
+Bernoulli masks (:meth:`Randomness.bernoulli`) are exact for the float probability given: a
+row's uniform is compared with the probability's binary expansion, 64 bits from the stream at a
+time, and the rare rows tied on those bits read their next bits from a second stream of the same
+key, far along ChaCha20's 128-bit counter (:func:`crowdsafe.mechanisms.exact.bernoulli_float`).
+
 A seed makes a run reproducible for tests and experiments. A seeded run is *not fit for release*:
 anyone who learns the seed can undo the noise or the sampling. Certificates read
 :meth:`Randomness.describe` and say so.
@@ -19,8 +24,12 @@ import numpy as np
 from randomgen import ChaCha
 
 from crowdsafe.errors import ParameterError
+from crowdsafe.mechanisms.exact import bernoulli_float
 
 _CHACHA_ROUNDS = 20
+#: Where the tie stream starts on ChaCha20's 128-bit counter: the main stream, starting at 0,
+#: would have to draw 2^127 outputs to reach it.
+_TIE_COUNTER = 1 << 127
 
 
 def _secure_key() -> int:
@@ -38,6 +47,7 @@ class Randomness:
     seed: int | None = None
     generator: np.random.Generator = field(init=False, repr=False)
     _seed_sequence: np.random.SeedSequence | None = field(init=False, repr=False, default=None)
+    _tie_generator: np.random.Generator | None = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         if self.seed is None:
@@ -58,6 +68,7 @@ class Randomness:
         obj = cls.__new__(cls)
         obj.seed = seed
         obj._seed_sequence = sequence
+        obj._tie_generator = None
         obj.generator = np.random.Generator(ChaCha(seed=sequence, rounds=_CHACHA_ROUNDS))
         return obj
 
@@ -79,12 +90,24 @@ class Randomness:
         return [Randomness.from_seed_sequence(self.seed, s) for s in self._seed_sequence.spawn(n)]
 
     def bernoulli(self, n: int, p: float) -> np.ndarray:
-        """A boolean mask of length ``n`` whose entries are True independently with probability p."""
-        if not 0.0 <= p <= 1.0:
-            raise ParameterError(f"a probability must lie in [0, 1], got {p}")
-        if p == 1.0:
-            return np.ones(n, dtype=bool)
-        return self.generator.random(n) < p
+        """A boolean mask of length ``n`` whose entries are True independently with probability
+        exactly p (the float's value): :func:`~crowdsafe.mechanisms.exact.bernoulli_float`, one
+        64-bit word of :attr:`generator` per row (none when p = 1), rows tied on it continued
+        from :meth:`ties`. Drawing n rows in batches gives the mask of one draw of n rows."""
+        return bernoulli_float(self.generator, self.ties, n, p)
+
+    def ties(self) -> np.random.Generator:
+        """The stream that continues :meth:`bernoulli`'s tied rows, made on first use: seeded, the
+        same key as :attr:`generator` with ChaCha20's counter started at 2^127 (so it does not
+        depend on when it is made, nor shift the main stream or :meth:`spawn`); unseeded, a fresh
+        OS key."""
+        if self._tie_generator is None:
+            if self._seed_sequence is None:
+                bits = ChaCha(key=_secure_key(), rounds=_CHACHA_ROUNDS)
+            else:
+                bits = ChaCha(seed=self._seed_sequence, counter=_TIE_COUNTER, rounds=_CHACHA_ROUNDS)
+            self._tie_generator = np.random.Generator(bits)
+        return self._tie_generator
 
     def describe(self) -> dict[str, object]:
         """What a certificate records about the randomness that ran."""

@@ -1,6 +1,6 @@
 """Sample_β: the Bernoulli sample the safe pipeline starts from.
 
-Each row of the table is kept independently with probability β, from the secure source
+Each row of the table is kept independently with probability exactly β (the float's value), from the secure source
 (:mod:`crowdsafe.randomness`). Sampling is what turns a safe k-anonymization into
 (ε, δ)-differential privacy: a mechanism that is (β, ε, δ)-DPS, i.e. differentially private
 when run on a Bernoulli(β) sample, is (ε, δ)-DP on the whole table (Li, Qardaji and Su 2012,

@@ -6,9 +6,9 @@
   or drawing the complement (:func:`_uniform_distinct_by_complement`). Randomized and consuming
   randomness differently, so compared in distribution: with fixed seeds, each twin's inclusion
   counts pass a chi-square test of uniformity and the two a chi-square test of homogeneity, at
-  p > 1e-3, on both sides of the switch;
-- stages.binomial: numpy's sampler (≤ direct_limit trials) or the exact order-statistic split, by
-  a chi-square test against the binomial pmf with the limit just below, at and above the trials.
+  p > 1e-3, on both sides of the switch.
+
+(stages.binomial's twins, popcount and rejection, are tested in tests/mechanisms/test_exact_binomial.py.)
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from scipy import stats
 
 from crowdsafe.perturb import estimator, stages
 from crowdsafe.randomness import Randomness
-from statistics_helpers import binomial_fit_pvalue
 
 P_FLOOR = 1e-3
 
@@ -98,14 +97,6 @@ def test_insert_indices_switches_at_the_dense_share(monkeypatch, count, twin):
     monkeypatch.setattr(stages, twin, lambda *a: called.append(twin) or original(*a))
     stages.insert_indices(count, 0, M, EXISTING, Randomness(3))
     assert called[:1] == [twin]
-
-
-@pytest.mark.parametrize("shift", [-1, 0, 1])
-def test_split_and_direct_binomial_agree_at_the_limit(shift):
-    trials, p, draws = 40, 0.35, 3000
-    randomness = Randomness(41 + shift)
-    sample = np.array([stages.binomial(trials, p, randomness, direct_limit=trials + shift) for _ in range(draws)])
-    assert binomial_fit_pvalue(sample, trials, p) > P_FLOOR
 
 
 def test_indexed_and_per_attribute_insertions_draw_the_same_distribution():

@@ -8,9 +8,10 @@ and the driver's sequence is unchanged (:mod:`crowdsafe.drivers.publish`):
 - ``identity``: one pass over every row, :class:`~crowdsafe.data.streamed_fingerprint.MultisetDigest`
   (the table's :meth:`~crowdsafe.data.Dataset.fingerprint`);
 - ``sample``: :func:`draw_mask` draws Bernoulli(β) for every row in file order, in batches, from
-  the run's stream: NumPy's generator gives the same doubles for ``random(a)`` then
-  ``random(b)`` as for ``random(a + b)``, so the mask is the in-memory draw's, and the stream
-  ends at the same place. The mask is kept as bits (n/8 bytes), never rows;
+  the run's stream: :meth:`~crowdsafe.randomness.Randomness.bernoulli` reads one 64-bit word per
+  row (the same words for ``a`` then ``b`` rows as for ``a + b``) and continues the rare tied rows
+  from its tie stream in row order, so the mask is the in-memory draw's, and both streams end at
+  the same place. The mask is kept as bits (n/8 bytes), never rows;
 - ``sample_identity``: two passes over the sampled rows (the text values they hold, then their
   hashes): the sample's fingerprint. The second pass also counts the published columns' tuples
   (:class:`TupleCounter`), held in the run until the count stage takes them;

@@ -20,6 +20,7 @@ while the values provably fit, and Python integers (object arrays) otherwise.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
@@ -128,6 +129,50 @@ def _bernoulli_fraction_by_digits(generator: np.random.Generator, numerators: np
         remainders[pending[tie]] = scaled[tie] - digits[tie] * denominator
         pending = pending[tie]
     return result
+
+
+#: Bits of the words :func:`bernoulli_float` compares at a time.
+WORD_BITS = 64
+
+
+def bernoulli_float(words: np.random.Generator, ties: Callable[[], np.random.Generator], n: int, p: float
+                    ) -> np.ndarray:
+    """``n`` exact Bernoulli(p) draws for a float p in [0, 1], vectorised.
+
+    A float is a dyadic rational p = c/2^e (``Fraction(p)``), so Bernoulli(p) is [U < p] for U
+    uniform on [0, 1) given by infinitely many fair bits, decided by the first bit where U and p
+    differ. Each row's first 64 bits are one uint64 word W from ``words`` (NumPy's
+    ``integers(0, 2^64, dtype=uint64)``: one raw 64-bit output per row); with P = ⌊p·2^64⌋,
+    W < P means U < p and W > P means U > p. When W = P (probability 2^-64) and p·2^64 is an
+    integer, U ≥ p: the row fails, and most floats (every p ≥ 2^-11) are decided by the one word.
+    Otherwise U < p iff the rest of U, itself uniform, is below the rest of p,
+    (c mod 2^(e−64))/2^(e−64): an exact :func:`bernoulli_fraction` draw from the stream
+    ``ties()``, one tied row after the other in row order.
+
+    Why two streams: the words of n rows are the words of any split of the rows into batches
+    drawn in order (one output each), and the tied rows read ``ties()`` in row order whatever the
+    batches, so drawing n rows in batches gives the one draw's mask and leaves both streams where
+    the one draw leaves them (:mod:`crowdsafe.engines.streamed_publish` relies on it). A float
+    comparison ``random() < p`` (53 bits of U) has probability ⌈p·2^53⌉/2^53 instead: it is p only
+    when p has at most 53 binary places, which 0.3 and every p below 2^-53 do not.
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ParameterError(f"a probability must lie in [0, 1], got {p}")
+    if p == 1.0:
+        return np.ones(n, dtype=bool)
+    numerator, denominator = float(p).as_integer_ratio()
+    excess = denominator.bit_length() - 1 - WORD_BITS  # p = numerator / 2^(64 + excess)
+    if excess <= 0:
+        head, rest = numerator << -excess, 0
+    else:
+        head, rest = numerator >> excess, numerator & ((1 << excess) - 1)
+    drawn = words.integers(0, 1 << WORD_BITS, size=n, dtype=np.uint64)
+    word = np.uint64(head)
+    below: np.ndarray = drawn < word
+    if rest:
+        for row in np.flatnonzero(drawn == word).tolist():  # each with probability 2^-64
+            below[row] = bool(bernoulli_fraction(ties(), np.array([rest], dtype=object), 1 << excess)[0])
+    return below
 
 
 def bernoulli_exp_minus_one(generator: np.random.Generator, n: int) -> np.ndarray:

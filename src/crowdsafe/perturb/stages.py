@@ -4,8 +4,9 @@ Each function takes plain arrays and a :class:`~crowdsafe.randomness.Randomness`
 plain arrays, so another engine (Spark: one call per partition with its own spawned stream) can
 run the same stages:
 
-- :func:`keep_mask` — deletion: keep each tuple of I independently with probability α;
-- :func:`binomial` — the number of insertions, Binomial(m − |I|, β), for counts of any size;
+- :func:`keep_mask` — deletion: keep each tuple of I independently with probability α (exactly
+  the float α's value, :meth:`~crowdsafe.randomness.Randomness.bernoulli`);
+- :func:`binomial` — the number of insertions, Binomial(m − |I|, β), exact for counts of any size;
 - :func:`insert_indices` — that many distinct indices drawn uniformly from an index range
   [low, high) minus the sorted indices of I in it (mixed-radix indices, m < 2^64). Splitting
   [0, m) into disjoint ranges and drawing Binomial(|range \\ I|, β) insertions in each gives
@@ -31,11 +32,9 @@ import polars as pl
 
 from crowdsafe.data.arrays import sorted_unique
 from crowdsafe.errors import ParameterError
+from crowdsafe.mechanisms.binomial import binomial as exact_binomial
 from crowdsafe.randomness import Randomness
 
-# numpy's binomial sampler is accurate up to about 2^36 trials (its mean and variance drift
-# measurably beyond 2^40); above this, split exactly (see binomial()).
-_BINOMIAL_DIRECT = 2**32
 # Draw the complement instead once more than this share of the available tuples is inserted.
 _DENSE_SHARE = 0.5
 _OVERDRAW = 1.1
@@ -46,36 +45,11 @@ def keep_mask(n: int, alpha: float, randomness: Randomness) -> np.ndarray:
     return randomness.bernoulli(n, alpha)
 
 
-def binomial(trials: int, p: float, randomness: Randomness, *, direct_limit: int = _BINOMIAL_DIRECT) -> int:
-    """One draw of Binomial(trials, p) for a trial count of any size (a Python int).
-
-    Up to ``direct_limit`` trials numpy's sampler is used. Above, the exact order-statistic split
-    (Devroye 1986, *Non-Uniform Random Variate Generation*, X.4): the i-th smallest of the
-    ``trials`` uniforms is Y ~ Beta(i, trials − i + 1); if Y < p the i smallest are successes and
-    the rest are uniform on (Y, 1), else the i − 1 smaller ones are uniform on (0, Y). Halving
-    ``trials`` each time, a few dozen steps reach the direct range.
-    """
-    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 0:
-        raise ParameterError(f"a number of trials must be a whole number >= 0, got {trials!r}")
-    if not 0.0 <= p <= 1.0:
-        raise ParameterError(f"a probability must lie in [0, 1], got {p}")
-    generator = randomness.generator
-    trials, successes = int(trials), 0
-    while trials > direct_limit:
-        if p == 0.0:
-            return successes
-        if p == 1.0:
-            return successes + trials
-        i = trials // 2 + 1
-        y = float(generator.beta(float(i), float(trials - i + 1)))
-        if y < p:
-            successes += i
-            p = (p - y) / (1.0 - y)
-            trials -= i
-        else:
-            p = p / y
-            trials = i - 1
-    return successes + int(generator.binomial(trials, p))
+def binomial(trials: int, p: float, randomness: Randomness) -> int:
+    """One exact draw of Binomial(trials, p) for a trial count of any size (a Python int) and
+    the float p's exact value: :func:`crowdsafe.mechanisms.binomial.binomial` (p's binary places
+    one at a time, each an exact Binomial(·, 1/2) split of the trials still undecided)."""
+    return exact_binomial(randomness.generator, trials, p)
 
 
 def _without(sorted_values: np.ndarray, sorted_excluded: np.ndarray) -> np.ndarray:
