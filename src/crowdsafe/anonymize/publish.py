@@ -303,9 +303,10 @@ def prepare_dataset(dataset: Dataset, columns: Sequence[str] | None = None) -> t
 
 
 def outside_hierarchies(dataset: Dataset, columns: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """Per published column, the distinct values its hierarchy does not list (published as
-    missing by :meth:`~crowdsafe.data.hierarchy.Hierarchy.absorbing`): how many, and the first
-    few. Read from the data: a custodian-only fact, never in a public output."""
+    """Per published column, how many distinct values its hierarchy does not list (published as
+    missing by :meth:`~crowdsafe.data.hierarchy.Hierarchy.absorbing`). Read from the data: a
+    custodian-only fact, never in a public output. The values themselves are not kept (a
+    publication holds no value it did not publish); ``crowdsafe check`` names them."""
     found: dict[str, dict[str, Any]] = {}
     for column in columns:
         hierarchy = dataset.hierarchies.get(column)
@@ -313,8 +314,8 @@ def outside_hierarchies(dataset: Dataset, columns: Sequence[str]) -> dict[str, d
             continue
         outside = hierarchy.outside(dataset.frame.get_column(column))
         if len(outside):
-            found[column] = {"distinct_values": len(outside), "first": [str(v) for v in outside.head(5).to_list()],
-                             "published_as": "missing (?)"}
+            found[column] = {"distinct_values": len(outside), "published_as": "missing (?)",
+                             "named_by": "crowdsafe check"}
     return found
 
 
