@@ -326,10 +326,11 @@ def perturb(
     1/2), ``beta`` (default: the smallest admissible) and ``exclusive_correlations``.
     ``attributes`` default to every non-identifier column. The guarantee holds for a domain and
     parameters fixed before the data is read, so each attribute needs a public domain
-    (``domains`` declares value lists; else the schema's ``order`` or a hierarchy's leaves not
-    built from the data) and ``max_rows`` is a public bound N on the rows, used in place of n;
-    a run without them is refused, unless ``exploratory=True``, which takes them from the data
-    and certifies "no formal guarantee". Duplicate rows are collapsed (the view is a set) or,
+    (``domains`` declares value lists; else the schema's ``order`` or a declared hierarchy's
+    leaves; null in each exactly when ``missing`` keeps missing values; a row outside them is
+    left out, counted custodian-only) and ``max_rows`` is a public bound N on the rows, used in
+    place of n; a run without them is refused, unless ``exploratory=True``, which takes them
+    from the data and certifies "no formal guarantee". Duplicate rows are collapsed (the view is a set) or,
     with ``duplicates="error"``, refused. Returns a :class:`~crowdsafe.perturb.Perturbation`
     (``.view`` with ``.certificate``, ``.plan``, the public ``.as_dict()`` and the
     custodian-only ``.custodian_report()``); with ``out`` the view and its certificate JSON

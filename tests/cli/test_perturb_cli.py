@@ -33,7 +33,8 @@ def data(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def domains(tmp_path_factory):
-    """The public domain, declared in a file (m = 42 * 2 * 4 * 50 = 16,800)."""
+    """The public domain, declared in a file (m = 42 * 2 * 4 * 50 = 16,800 with --missing drop;
+    the missing value is one more value of each attribute under the default keep)."""
     path = tmp_path_factory.mktemp("perturb-domains") / "domains.json"
     path.write_text(json.dumps({"age": list(range(18, 60)), "sex": ["Female", "Male"],
                                 "region": ["north", "south", "east", "west"], "band": list(range(50))}))
@@ -54,7 +55,9 @@ def integers(value) -> set[int]:
 
 
 def public(domains) -> list[str]:
-    return ["--domains", str(domains), "--max-rows", "500"]
+    """The public flags: the domains file, N = 500 and no missing value in the domains (the table
+    has none; --missing drop makes that a parameter)."""
+    return ["--domains", str(domains), "--max-rows", "500", "--missing", "drop"]
 
 
 @pytest.mark.parametrize("command", ["perturb", "estimate"])
@@ -125,6 +128,10 @@ def test_plan_only_writes_nothing(capsys, data, domains, tmp_path):
     code, stdout, _ = run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--plan-only",
                                   *public(domains))
     assert code == 0 and "expected |V| / N" in stdout and "public bound on n" in stdout
+    # the default policy keeps missing values: null is one more value of every attribute's domain
+    code, stdout, _ = run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--plan-only", "--json",
+                                  *public(domains)[:-2])
+    assert code == 0 and json.loads(stdout)["plan"]["m"] == 43 * 3 * 5 * 51
     assert list(tmp_path.iterdir()) == []
 
 

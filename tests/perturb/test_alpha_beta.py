@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from crowdsafe.data import Attribute, AttributeType, Role, Schema, load
-from crowdsafe.errors import InputError, ParameterError, SchemaError
+from crowdsafe.errors import ParameterError, SchemaError
 from crowdsafe.perturb import perturb, prepare, run
 from crowdsafe.perturb.alpha_beta import PerturbRequest
 from crowdsafe.privacy.dgamma import AlphaBetaPlanRequest, plan_alpha_beta
@@ -78,15 +78,19 @@ def test_attributes_are_checked_and_identifiers_never_published():
 
 def test_declared_domains_replace_the_active_ones():
     frame = pl.DataFrame({"age": [30, 31, 45], "sex": ["F", "M", "F"]})
-    table = prepare(load(frame), domains={"age": range(18, 100)}, exploratory=True)
+    table = prepare(load(frame, missing="drop"), domains={"age": range(18, 100)}, exploratory=True)
     assert table.domain.sizes == [82, 2] and table.domain.size == 164
     assert table.domain.active  # sex still uses its active domain (exploratory)
     assert table.sources == {"age": "declared", "sex": "data (active domain)"}
-    declared = prepare(load(frame), domains={"age": range(18, 100), "sex": ["F", "M", "X"]}, max_rows=10)
+    declared = prepare(load(frame, missing="drop"), domains={"age": range(18, 100), "sex": ["F", "M", "X"]},
+                       max_rows=10)
     assert not declared.domain.active and declared.domain.size == 82 * 3
-    with pytest.raises(InputError, match="column 'age' of the data holds a value outside its public domain") as refused:
-        prepare(load(frame), domains={"age": range(18, 40), "sex": ["F", "M"]}, max_rows=10)
-    assert "45" not in str(refused.value)  # the message names the column, not the private value
+    # the default policy keeps missing values: null is one more value of each public domain
+    kept = prepare(load(frame), domains={"age": range(18, 100), "sex": ["F", "M", "X"]}, max_rows=10)
+    assert kept.domain.sizes == [83, 4] and kept.domain.values["sex"].to_list() == ["F", "M", "X", None]
+    # a value outside the public domain is left out of I, not refused, and counted for the custodian
+    narrow = prepare(load(frame), domains={"age": range(18, 40), "sex": ["F", "M"]}, max_rows=10)
+    assert (narrow.rows, narrow.outside, narrow.n, narrow.duplicate_rows) == (3, 1, 2, 0)
     with pytest.raises(ParameterError, match="not among the attributes"):
         prepare(load(frame), ["age"], domains={"sex": ["F"]}, max_rows=10)
 
@@ -134,7 +138,7 @@ def test_the_certificate_states_the_guarantee_and_its_limits():
     frame = small_frame()
     request = PerturbRequest(AlphaBetaPlanRequest(gamma=0.5, c=0.2), domains={"a": list(range(20)), "b": [0, 1, 2]},
                              max_rows=50)  # 40 rows, N = 50 <= m = 60
-    result = perturb(load(frame), request, randomness=6)
+    result = perturb(load(frame, missing="drop"), request, randomness=6)  # no missing value in the domains
     cert = result.view.certificate
     assert cert.guarantee == "d-gamma" and cert.delta == 0.0 and cert.neighbours == "add-remove"
     params = cert.parameters
@@ -162,13 +166,13 @@ def test_the_certificate_states_the_guarantee_and_its_limits():
     report = result.custodian_report()
     assert report["custodian_only"].startswith("CUSTODIAN ONLY")
     assert (report["rows"], report["distinct_tuples"]) == (40, frame.unique().height)
-    assert report["duplicate_rows_collapsed"] == 40 - frame.unique().height
+    assert report["duplicate_rows_collapsed"] == 40 - frame.unique().height and report["rows_outside_domain"] == 0
     assert cert.summary().startswith(f"({params['d']:.3g}, 0.5)-private (as unbounded DP: epsilon = ")
 
 
 def test_a_bound_above_m_is_capped_at_m():
     request = PerturbRequest(AlphaBetaPlanRequest(gamma=0.3, d=0.05), **PUBLIC)  # N = 60 > m = 30
-    result = perturb(load(small_frame()), request, randomness=1)
+    result = perturb(load(small_frame(), missing="drop"), request, randomness=1)
     assert result.plan.n == 30 and result.view.certificate.parameters["max_rows"] == 30
 
 
@@ -246,7 +250,9 @@ def test_domains_from_the_schema_order_and_hierarchies(tmp_path):
     data = load(frame, schema=Schema.from_toml(toml))
     table = prepare(data, ["edu", "sex"], max_rows=10)
     assert table.sources == {"edu": "schema order", "sex": "hierarchy leaves"}
-    assert table.domain.sizes == [3, 3]
+    assert table.domain.sizes == [4, 4]  # missing values kept: null is a value of each
+    dropped = prepare(load(frame, schema=Schema.from_toml(toml), missing="drop"), ["edu", "sex"], max_rows=10)
+    assert dropped.domain.sizes == [3, 3]
     # a hierarchy the schema builds over the column's own values is not public
     with pytest.raises(ParameterError, match="no public domain for 'age'"):
         prepare(data, max_rows=10)
@@ -256,10 +262,63 @@ def test_domains_from_the_schema_order_and_hierarchies(tmp_path):
     assert adult_table.sources == {"sex": "hierarchy leaves", "race": "hierarchy leaves"}
 
 
+SPECS = {  # a schema builder -> whether its leaves are a public domain (declared, not observed)
+    'hierarchy = { groups = [{ low = ["a", "b"], high = ["c", "d"] }] }': True,
+    'hierarchy = { fanout = [2], order = ["a", "b", "c", "d"] }': True,
+    'hierarchy = { fanout = [2] }': False,
+    'hierarchy = { mask = 1 }': False,
+    'hierarchy = { flat = true }': False,
+    "": False,  # no hierarchy: the flat one over the values present
+}
+
+
+@pytest.mark.parametrize("spec", sorted(SPECS))
+def test_a_hierarchy_is_a_public_domain_exactly_when_it_is_declared(spec, tmp_path):
+    """The provenance is the hierarchy's type (``observed``), whatever the specification: named
+    groups and fanout over a declared order are public; builders over the values present are not."""
+    frame = pl.DataFrame({"v": ["a", "b", "a"]})  # c and d are declared, never present
+    toml = tmp_path / "schema.toml"
+    toml.write_text(f'[attributes.v]\ntype = "categorical"\n{spec}\n')
+    data = load(frame, schema=Schema.from_toml(toml), missing="drop")
+    assert data.hierarchies.get("v") is None or data.hierarchies["v"].observed is not SPECS[spec]
+    if SPECS[spec]:
+        table = prepare(data, max_rows=10)
+        assert table.sources == {"v": "hierarchy leaves"}
+        assert table.domain.values["v"].to_list() == ["a", "b", "c", "d"]
+    else:
+        with pytest.raises(ParameterError, match="no public domain for 'v'"):
+            prepare(data, max_rows=10)
+
+
+def test_the_missing_value_is_in_a_domain_by_the_policy_whatever_the_data_holds(tmp_path):
+    """Declared lists, schema orders and hierarchy leaves all hold null exactly when the policy
+    keeps missing values: with or without a missing value in the data, the same domain."""
+    (tmp_path / "v.csv").write_text("a;*\nb;*\n")
+    toml = tmp_path / "schema.toml"
+    toml.write_text('[attributes.v]\ntype = "categorical"\nhierarchy = "v.csv"\n'
+                    '[attributes.o]\ntype = "ordinal"\norder = ["lo", "hi"]\n'
+                    '[attributes.w]\ntype = "numeric"\n')
+    schema = Schema.from_toml(toml)
+    full = pl.DataFrame({"v": ["a", "b"], "o": ["lo", "hi"], "w": [1, 2]})
+    holes = pl.DataFrame({"v": ["a", None, "b"], "o": [None, "hi", "lo"], "w": [1, None, 2]})
+    domains = {"w": [1, 2]}
+    for missing, expected in (("keep", {"v": ["a", "b", None], "o": ["lo", "hi", None], "w": [1, 2, None]}),
+                              ("drop", {"v": ["a", "b"], "o": ["lo", "hi"], "w": [1, 2]})):
+        for frame in (full, holes):
+            data = load(frame, schema=schema, missing=missing)
+            if missing == "keep" and frame is holes:
+                assert data.hierarchies["v"].leaves.null_count() == 1  # the pipeline's leaf, there or not
+            table = prepare(data, domains=domains, max_rows=10)
+            assert {a: table.domain.values[a].to_list() for a in ("v", "o", "w")} == expected
+    # a declared null is taken out when no row can hold one
+    dropped = prepare(load(full, schema=schema, missing="drop"), domains={"w": [1, None, 2]}, max_rows=10)
+    assert dropped.domain.values["w"].to_list() == [1, 2]
+
+
 def test_the_plan_alone_does_not_read_the_data():
     from crowdsafe.perturb.alpha_beta import plan_public
 
-    plans = [plan_public(load(small_frame(rows)), CERTIFIED).as_dict() for rows in (20, 50)]
+    plans = [plan_public(load(small_frame(rows), missing="drop"), CERTIFIED).as_dict() for rows in (20, 50)]
     assert plans[0] == plans[1] and plans[0]["n_bound"] == 30
 
 

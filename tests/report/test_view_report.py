@@ -37,6 +37,7 @@ def people(rows: int = 400, seed: int = 9) -> pl.DataFrame:
 def perturb_to(out: Path, frame: pl.DataFrame | None = None, **options):
     out.parent.mkdir(parents=True, exist_ok=True)
     options.setdefault("seed", 5)
+    options.setdefault("missing", "drop")  # the table has none: no missing value in the domains
     return api.perturb(people() if frame is None else frame, domains=DOMAINS, max_rows=1000, c=2.0, gamma=0.3,
                        out=str(out), **options)
 

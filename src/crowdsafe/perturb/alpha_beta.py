@@ -18,20 +18,25 @@ the data is read, and every parameter the view is published with must be too. So
 run needs
 
 - a public domain for every published attribute (:func:`~crowdsafe.perturb.domain.public_values`:
-  declared lists, a schema's ``order``, hierarchy leaves not built from the data); the active
-  domain would disclose which values occur, which nothing covers;
+  declared lists, a schema's ``order``, the leaves of a declared hierarchy; the missing value
+  in it exactly when the missing-value policy keeps missing values); the active domain would
+  disclose which values occur, which nothing covers. A row whose value lies outside the
+  public domain is left out of I before the mechanism (a per-row filter: the view of a table
+  and of it plus or minus such a row have the same distribution, and the guarantee covers
+  everyone whose tuple lies in D); how many rows were left out is custodian-only;
 - a public bound N ≥ |I| on the rows (``max_rows``, ``--max-rows``): wherever the exact n would
   enter (d = c·n/m, hence β; the utility bound; the estimator's error bars) N is used instead.
   With d = c·N/m ≥ c·n/m the printed (d, γ) covers every prior the exact n would have (a
   (d', γ) guarantee implies (d, γ) for d ≤ d'), and the error bars stay valid (they grow with
-  n). The data is checked against N after it is read; if it holds more rows the run stops
+  n). The data is checked against N after it is read (every row, rows outside the domain
+  included: N is the declared bound on the table as given); if it holds more rows the run stops
   before any coin is drawn, with a message that reveals only that the bound was exceeded.
 
 Without them the run is refused, unless ``exploratory=True`` (``--exploratory``): the missing
 domains are then the active ones, a missing N is the data's n, and the certificate is
 "no formal guarantee" with the reason. No exact count of the data (rows, n, duplicates) is in
-the certificate or in :meth:`Perturbation.as_dict`; they are in the custodian-only
-:meth:`Perturbation.custodian_report`.
+the certificate or in :meth:`Perturbation.as_dict`; they (and the rows left out as outside the
+domain) are in the custodian-only :meth:`Perturbation.custodian_report`.
 
 **Duplicate rows.** The theory treats I as a *set* of tuples: a tuple is in V or not. Keeping
 each duplicate row independently would show a tuple held by k rows with probability
@@ -135,15 +140,17 @@ class Table:
 
     ``sources`` tells, per attribute, where its domain came from
     (:mod:`crowdsafe.perturb.domain`); ``max_rows`` is the public bound on the rows (None:
-    none was declared, an exploratory run).
+    none was declared, an exploratory run); ``outside`` counts the rows left out of I because
+    a value lies outside the public domain (custodian-only).
     """
 
     domain: TupleDomain
     index: np.ndarray | None  # sorted distinct uint64 indices (m < 2^64), else None
     codes: pl.DataFrame | None  # distinct code tuples c0, c1, ... (m >= 2^64), else None
-    rows: int  # rows of the input, before duplicates collapsed (custodian-only)
+    rows: int  # rows of the input, before anything was left out or collapsed (custodian-only)
     sources: Mapping[str, str]
     max_rows: int | None
+    outside: int = 0  # rows left out: a value outside the public domain (custodian-only)
 
     @property
     def n(self) -> int:
@@ -155,7 +162,7 @@ class Table:
 
     @property
     def duplicate_rows(self) -> int:
-        return self.rows - self.n
+        return self.rows - self.outside - self.n
 
     @property
     def n_bound(self) -> int:
@@ -237,11 +244,14 @@ def prepare(
     max_rows: int | None = None,
     exploratory: bool = False,
 ) -> Table:
-    """Encode the data's tuples in their public domain and collapse duplicate rows.
+    """Encode the data's tuples in their public domain, leave out the rows outside it and
+    collapse duplicate rows.
 
     Refused before the data's values are read when an attribute has no public domain or no
     ``max_rows`` is given (unless ``exploratory``); refused after when the data holds more than
-    ``max_rows`` rows or a value outside its domain. See the module docs.
+    ``max_rows`` rows (every row counts) or, with ``duplicates="error"``, repeats a tuple. A
+    row with a value outside its public domain is not refused: it is left out of I
+    (:attr:`Table.outside`, custodian-only). See the module docs.
     """
     names = check_attributes(dataset, attributes, duplicates)
     max_rows = check_max_rows(max_rows, exploratory)
@@ -249,13 +259,13 @@ def prepare(
     frame = dataset.frame.select(names)
     if max_rows is not None and frame.height > max_rows:
         raise bound_exceeded(max_rows)
-    domain, codes = build_domain(frame, names, public)
+    domain, codes, outside = build_domain(frame, names, public)
     if domain.indexable:
         index = np.asarray(pl.Series(domain.index(codes)).unique().sort().to_numpy(), dtype=np.uint64)
-        table = Table(domain, index, None, frame.height, sources, max_rows)
+        table = Table(domain, index, None, frame.height, sources, max_rows, outside)
     else:
         distinct = pl.DataFrame({f"c{i}": codes[a] for i, a in enumerate(names)}).unique()
-        table = Table(domain, None, distinct, frame.height, sources, max_rows)
+        table = Table(domain, None, distinct, frame.height, sources, max_rows, outside)
     if duplicates == "error" and table.duplicate_rows:
         raise duplicates_error()
     return table
@@ -295,17 +305,28 @@ def _active(domain: TupleDomain | None) -> TupleDomain:
 
 def build_domain(
     frame: pl.DataFrame, names: list[str], public: Mapping[str, Any]
-) -> tuple[TupleDomain, dict[str, np.ndarray]]:
-    """The domain (public value lists where given, else the active domain) and the data's codes."""
+) -> tuple[TupleDomain, dict[str, np.ndarray], int]:
+    """The domain (public value lists where given, else the active domain), the codes of the
+    rows inside it, and how many rows were left out because a value lies outside a public list
+    (custodian-only). An active domain is taken from the rows kept, so a row left out shows
+    nowhere."""
+    outside = 0
+    codes: dict[str, np.ndarray] = {}
+    declared = public_domain(frame, public) if public else None
+    if declared is not None:
+        codes, inside = declared.encode_within(frame)
+        outside = int(inside.size - np.count_nonzero(inside))
+        if outside:
+            frame = frame.filter(pl.Series(inside))
+            codes = {a: c[inside] for a, c in codes.items()}
     rest = [a for a in names if a not in public]
-    active, codes = TupleDomain.active_of(frame, rest) if rest else (None, {})
-    if not public:
+    active, active_codes = TupleDomain.active_of(frame, rest) if rest else (None, {})
+    codes.update(active_codes)
+    if declared is None:
         assert active is not None  # no public domain: every attribute (at least one) is active
-        return active, codes
-    declared = public_domain(frame, public)
-    codes.update(declared.encode(frame, what="the data"))
+        return active, codes, outside
     values = {a: declared.values[a] if a in public else _active(active).values[a] for a in names}
-    return TupleDomain(values, active=active is not None), {a: codes[a] for a in names}
+    return TupleDomain(values, active=active is not None), {a: codes[a] for a in names}, outside
 
 
 def plan_for(table: Table, target: AlphaBetaPlanRequest) -> AlphaBetaPlan:
@@ -432,9 +453,10 @@ class Perturbation:
 
     The public part (:meth:`as_dict`) holds parameters, the public domain's size and what is
     computed from the view: a same-seed run on a table and on it minus one row gives the same
-    fields apart from the view's rows. The exact rows, distinct tuples and collapsed
-    duplicates are in :meth:`custodian_report` only; the numbers of kept and inserted tuples are
-    reported nowhere (telling how many rows of the view are real would help an attacker).
+    fields apart from the view's rows. The exact rows, rows left out as outside the domain,
+    distinct tuples and collapsed duplicates are in :meth:`custodian_report` only; the numbers
+    of kept and inserted tuples are reported nowhere (telling how many rows of the view are real
+    would help an attacker).
     """
 
     view: View
@@ -463,9 +485,11 @@ class Perturbation:
 
 
 def custodian_facts(table: Any) -> dict[str, Any]:
-    """The custodian-only facts of a prepared input (Polars or Spark)."""
-    return {"rows": table.rows, "distinct_tuples": table.n, "duplicate_rows_collapsed": table.duplicate_rows,
-            "max_rows": table.max_rows}
+    """The custodian-only facts of a prepared input (Polars or Spark): the rows read, those left
+    out because a value lies outside the public domain, the distinct tuples of I and the
+    duplicate rows collapsed into them."""
+    return {"rows": table.rows, "rows_outside_domain": table.outside, "distinct_tuples": table.n,
+            "duplicate_rows_collapsed": table.duplicate_rows, "max_rows": table.max_rows}
 
 
 def perturb(
@@ -498,8 +522,8 @@ def charged_run(dataset: Dataset, table: Table, plan: AlphaBetaPlan, ledger: Any
 
     The dataset is identified by ``dataset.fingerprint(key=ledger.identity_key)`` (a keyed,
     row-order-invariant digest that only the ledger's holder can test guesses against). Every
-    data-dependent refusal (a value outside the domain, more rows than ``max_rows``, duplicates
-    refused) happened in :func:`prepare`, before the charge; the charge is committed before any
+    data-dependent refusal (more rows than ``max_rows``, duplicates refused) happened in
+    :func:`prepare`, before the charge; the charge is committed before any
     coin is drawn. A second view of the same data is a second charge: the views' ε add up.
     """
     if table.uncertified_reasons:

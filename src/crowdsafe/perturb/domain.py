@@ -4,9 +4,19 @@ D is never materialized: it is the list of values of each attribute. The (d, γ)
 (Rastogi, Suciu, Hong 2007) holds for a domain fixed *before* the data is read, so a certified
 run takes every attribute's values from a public source (:func:`public_values`): a value list
 the custodian declares (``domains=``, ``--domains FILE``), the schema's declared ``order`` of an
-ordinal attribute, or the leaves of a hierarchy that does not come from the data. The *active
-domain* (the distinct values present in the data) discloses which values occur and is used only
-in an explicitly uncertified, exploratory run.
+ordinal attribute, or the leaves of a declared hierarchy (not an
+:class:`~crowdsafe.data.hierarchy.ObservedHierarchy`, whose leaves are the data's values). Whether
+the missing value belongs to it is decided by the missing-value policy, a parameter: it does
+when the policy keeps missing values, else not, whatever the data holds (:func:`with_missing_rule`).
+The *active domain* (the distinct values present in the data) discloses which values occur and
+is used only in an explicitly uncertified, exploratory run.
+
+A row of the data whose value lies outside the public domain is not refused: it is left out
+of the input I (:meth:`TupleDomain.encode_within`), a per-row filter applied before the
+mechanism, so the view of a table and of that table plus or minus such a row have the same
+distribution; how many rows were left out is a custodian-only fact. A *view* (public) holding
+a value outside its published domain is refused, naming the value (:meth:`TupleDomain.encode`).
+
 A tuple is a row of per-attribute codes (``code = position in D_i``), or, when
 m = Π |D_i| < 2^64, one unsigned 64-bit *index* in mixed radix:
 index = ((c_1·|D_2| + c_2)·|D_3| + c_3)·... (the first attribute is the most significant digit;
@@ -28,6 +38,7 @@ import polars as pl
 
 from crowdsafe.data import packing
 from crowdsafe.data.encoding import encode_series
+from crowdsafe.data.missing import MissingPolicy
 from crowdsafe.errors import InputError, ParameterError, SchemaError
 
 INDEX_LIMIT = 2**64  # m below this: tuples are uint64 mixed-radix indices
@@ -98,15 +109,29 @@ class TupleDomain:
 
     # -- tuples -------------------------------------------------------------------------
 
-    def encode(self, frame: pl.DataFrame, *, what: str = "the data") -> dict[str, np.ndarray]:
-        """Codes of ``frame``'s rows; a value outside the domain is an InputError naming it."""
+    def encode(self, frame: pl.DataFrame, *, what: str = "the view") -> dict[str, np.ndarray]:
+        """Codes of the rows of ``frame``, a public table (a view); a value outside the domain
+        is an InputError naming it (:func:`encode_against`)."""
         codes = {}
         for name, series in self.values.items():
-            if name not in frame.columns:
-                raise SchemaError(f"{what} has no column '{name}' "
-                                  f"(the domain's attributes: {', '.join(self.attributes)})")
-            codes[name] = encode_against(frame.get_column(name), series, what=what)
+            codes[name] = encode_against(self._column(frame, name, what), series, what=what)
         return codes
+
+    def encode_within(self, frame: pl.DataFrame) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """Codes of the rows of ``frame`` (the data) and a boolean mask of the rows whose every
+        value lies in the domain; a row outside has arbitrary codes and is to be left out
+        (:func:`encode_within`). Nothing is refused and no value is named."""
+        codes, inside = {}, np.ones(frame.height, dtype=bool)
+        for name, series in self.values.items():
+            codes[name], within = encode_within(self._column(frame, name, "the data"), series)
+            inside &= within
+        return codes, inside
+
+    def _column(self, frame: pl.DataFrame, name: str, what: str) -> pl.Series:
+        if name not in frame.columns:
+            raise SchemaError(f"{what} has no column '{name}' "
+                              f"(the domain's attributes: {', '.join(self.attributes)})")
+        return frame.get_column(name)
 
     def decode(self, codes: Mapping[str, np.ndarray]) -> pl.DataFrame:
         """The rows whose codes are given, as values (one gather per attribute)."""
@@ -178,17 +203,13 @@ def _series_from_json(name: str, type_name: str, listed: list[Any]) -> pl.Series
     return pl.Series(name, listed, dtype=dtype)
 
 
-def encode_against(column: pl.Series, domain: pl.Series, *, what: str = "the data") -> np.ndarray:
-    """uint32 codes of ``column``'s values in ``domain``; InputError for a value outside it.
-
-    For a view (public) the error names the value; for the data (``what="the data"``) it names
-    only the column: an error message leaves the run too, and a private value has no place in it.
+def _matched(column: pl.Series, domain: pl.Series) -> tuple[np.ndarray, pl.Series, pl.Series]:
+    """(each row's code among the column's distinct values, those values, their code in
+    ``domain`` or null when they are outside it).
 
     Values are matched by their text form, so a view read back from CSV (where types may be
     inferred differently, e.g. Categorical read as text) matches its domain. A missing value
-    matches a missing value in the domain.
-    """
-    name = column.name
+    matches a missing value in the domain."""
     codes_in, dictionary = encode_series(column)
     lookup = pl.DataFrame({
         "__value": domain.cast(pl.String),
@@ -199,23 +220,39 @@ def encode_against(column: pl.Series, domain: pl.Series, *, what: str = "the dat
         .join(lookup, on="__value", how="left", nulls_equal=True, maintain_order="left")
         .get_column("__code")
     )
+    return codes_in, dictionary, matched
+
+
+def encode_against(column: pl.Series, domain: pl.Series, *, what: str = "the view") -> np.ndarray:
+    """uint32 codes of ``column``'s values in ``domain``, for a public table (a view read back,
+    ``what`` names it); a value outside the domain is an InputError naming the value (the
+    table is public, so naming its value discloses nothing). The data is never encoded here:
+    see :func:`encode_within`."""
+    codes_in, dictionary, matched = _matched(column, domain)
     if matched.null_count():
-        if what == "the data":
-            raise InputError(
-                f"column '{name}' of the data holds a value outside its public domain; add the value to the "
-                "declared domain (a missing value counts: list null, or use missing='drop') or recode the data",
-                parameter="missing",
-            )
         bad = dictionary.filter(matched.is_null().to_numpy())[0]
-        raise InputError(f"{what} holds the value {bad!r} in column '{name}', which is outside the published domain")
+        raise InputError(f"{what} holds the value {bad!r} in column '{column.name}', which is outside the "
+                         "published domain")
     return matched.to_numpy().astype(np.uint32)[codes_in]
+
+
+def encode_within(column: pl.Series, domain: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """uint32 codes of ``column``'s values in ``domain`` (0 for a value outside it) and a
+    boolean mask of the rows whose value lies in it.
+
+    For the data: a value outside the public domain is neither refused nor named (an outcome or
+    a message that depends on whether one row exists would tell who is in the data); the caller
+    leaves the row out of the input and counts it for the custodian only."""
+    codes_in, _, matched = _matched(column, domain)
+    inside = matched.is_not_null().to_numpy()
+    return matched.fill_null(0).to_numpy().astype(np.uint32)[codes_in], inside[codes_in]
 
 
 # -- where a public domain comes from -------------------------------------------------------------
 
 DECLARED = "declared"  # a value list the custodian gave (domains=, --domains FILE)
 SCHEMA_ORDER = "schema order"  # the declared order of an ordinal attribute
-HIERARCHY = "hierarchy leaves"  # the leaves of a hierarchy that was not built from the data
+HIERARCHY = "hierarchy leaves"  # the leaves of a declared hierarchy (not built from the data)
 DATA = "data (active domain)"  # the distinct values present: not public
 
 
@@ -225,17 +262,21 @@ def public_values(dataset: Any, names: Sequence[str], domains: Mapping[str, Iter
 
     In order of precedence: a list in ``domains``; the schema's ``order`` of the attribute (a
     declaration: a schema file's ``order =``, or the categories of an Enum column type); the
-    leaves of its hierarchy, unless the schema built that hierarchy from the column's values (a
-    schema-file builder such as ``widths``, ``mask``, ``dates``, ``flat`` or ``fanout`` without
-    ``order`` takes its leaves from the data). A hierarchy read from a file, or attached in
-    Python (``Dataset(..., hierarchies=)``), counts as declared by the custodian: build it from
-    public values, not from the data. Attributes absent from the result have no public domain.
+    leaves of its hierarchy when that hierarchy is declared (``not hierarchy.observed``: a
+    hierarchy file, named ``groups``, ``fanout`` over a declared ``order``, one attached in
+    Python, which the custodian builds from public values). An
+    :class:`~crowdsafe.data.hierarchy.ObservedHierarchy` (``widths``, ``cuts``, ``mask``,
+    ``dates``, ``flat``, ``fanout`` without ``order``, the flat hierarchy of a column given
+    none) lists the data's values: it is no public domain. Each list then holds the missing
+    value exactly when the dataset's missing-value policy keeps missing values
+    (:func:`with_missing_rule`). Attributes absent from the result have no public domain.
     Nothing here reads the data's values.
     """
     domains = dict(domains or {})
     stray = [a for a in domains if a not in names]
     if stray:
         raise ParameterError(f"a domain is given for '{stray[0]}', which is not among the attributes published")
+    keep = dataset.missing.policy is MissingPolicy.KEEP
     values: dict[str, list[Any] | pl.Series] = {}
     sources: dict[str, str] = {}
     schema = dataset.schema
@@ -243,20 +284,27 @@ def public_values(dataset: Any, names: Sequence[str], domains: Mapping[str, Iter
         attribute = schema[name] if name in schema else None
         hierarchy = dataset.hierarchies.get(name)
         if name in domains:
-            values[name], sources[name] = list(domains[name]), DECLARED
+            values[name], sources[name] = with_missing_rule(list(domains[name]), keep), DECLARED
         elif attribute is not None and attribute.order is not None:
-            values[name], sources[name] = list(attribute.order), SCHEMA_ORDER
-        elif hierarchy is not None and _hierarchy_is_public(attribute):
-            values[name], sources[name] = hierarchy.leaves, HIERARCHY
+            values[name], sources[name] = with_missing_rule(list(attribute.order), keep), SCHEMA_ORDER
+        elif hierarchy is not None and not hierarchy.observed:
+            values[name], sources[name] = with_missing_rule(hierarchy.leaves, keep), HIERARCHY
     return values, sources
 
 
-def _hierarchy_is_public(attribute: Any) -> bool:
-    """False when the schema built the hierarchy over the column's observed values."""
-    spec = getattr(attribute, "hierarchy", None)
-    if spec is None or isinstance(spec, str):  # attached in Python, or read from a file
-        return True
-    return isinstance(spec, Mapping) and "fanout" in spec and bool(spec.get("order"))
+def with_missing_rule(listed: list[Any] | pl.Series, keep: bool) -> list[Any] | pl.Series:
+    """``listed`` with the missing value (null) last when ``keep`` (the policy keeps missing
+    values: a value of its own, so it is a value of every domain), without it otherwise (no row
+    can hold one: such rows were dropped or refused at load).
+
+    A rule on parameters only: the load pipeline gives a hierarchy its missing-value leaf only
+    when the column holds a missing value, so taking the leaves as they come would make m, hence
+    β and the certificate, depend on whether one row has a missing value."""
+    if isinstance(listed, pl.Series):
+        values = listed.drop_nulls()
+        return pl.concat([values, pl.Series(listed.name, [None], dtype=listed.dtype)]) if keep else values
+    present = [v for v in listed if v is not None]
+    return [*present, None] if keep else present
 
 
 def domain_missing_error(attributes: Sequence[str]) -> ParameterError:

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.spark
 @pytest.fixture(scope="module")
 def rows_path(tmp_path_factory):
     rng = np.random.default_rng(8)
-    n = 6000  # rows, with a few duplicates, in a domain of 24,000 tuples
+    n = 6000  # rows, with a few duplicates, in a domain of 25,284 tuples
     frame = pl.DataFrame({
         "a": rng.integers(0, 20, n),
         "b": rng.choice(["x", "y", "z", None], n, p=[0.5, 0.3, 0.15, 0.05]).tolist(),
@@ -35,7 +35,7 @@ def rows_path(tmp_path_factory):
 
 
 PUBLIC = dict(domains={"a": list(range(20)), "b": ["x", "y", "z", None], "c": list(range(0, 600, 2))},
-              max_rows=6000)  # m = 20 * 4 * 300 = 24,000; N = 6,000 rows
+              max_rows=6000)  # missing values kept: m = 21 * 4 * 301 = 25,284 (null in each); N = 6,000 rows
 
 
 def public_flags(tmp_path):
@@ -73,7 +73,7 @@ def test_spark_view_follows_the_algorithm(spark, rows_path, tmp_path):
     # deterministic: the same domain, bound N, m, plan and custodian-only counts as the Polars engine
     assert view.certificate.parameters["domain"] == on_polars.view.certificate.parameters["domain"]
     assert view.certificate.guarantee == "d-gamma" and "n" not in view.certificate.parameters
-    assert (plan.n, plan.m, plan.alpha, plan.beta) == (6000, 24_000, 0.5, on_polars.plan.beta)
+    assert (plan.n, plan.m, plan.alpha, plan.beta) == (6000, 21 * 4 * 301, 0.5, on_polars.plan.beta)
     assert result.custodian_report() == on_polars.custodian_report()
     public = result.as_dict()
     assert "rows" not in public and "duplicate_rows_collapsed" not in public
@@ -135,8 +135,35 @@ def test_cli_perturb_and_plan_on_spark(spark, rows_path, tmp_path, capsys):
         assert code == 2 and fragment in capsys.readouterr().err
         assert not (tmp_path / "w.parquet").exists()
 
+    # a narrower domain leaves the rows outside it out of I (nothing refused): the plan of the domain
     domains = tmp_path / "narrow.json"
     domains.write_text(json.dumps({**PUBLIC["domains"], "a": list(range(10))}))
     code = cli.main(["perturb", str(rows_path), "--gamma", "0.5", "--c", "1.0", "--engine", "spark", "--plan-only",
-                     "--domains", str(domains), "--max-rows", "6000"])
-    assert code == 2 and "column 'a' of the data holds a value outside its public domain" in capsys.readouterr().err
+                     "--json", "--domains", str(domains), "--max-rows", "6000"])
+    assert code == 0 and json.loads(capsys.readouterr().out)["plan"]["m"] == 11 * 4 * 301
+
+
+@pytest.mark.parametrize("exploratory", [False, True])
+def test_rows_outside_the_domain_are_left_out_as_on_polars(spark, tmp_path, exploratory):
+    """A few rows hold a value outside a public domain (a, b), one of them the only row with its
+    value of c: both engines leave them out of I, count them for the custodian alone, and an
+    exploratory run's active domain of c never lists that value."""
+    rng = np.random.default_rng(5)
+    frame = pl.DataFrame({"a": rng.integers(0, 6, 400), "b": rng.choice(["x", "y", None], 400).tolist(),
+                          "c": rng.integers(0, 10, 400)})
+    stray = pl.DataFrame({"a": [99, 1, 2], "b": ["x", "w", "w"], "c": [77, 3, 3]}, schema=frame.schema)
+    path = tmp_path / "rows.parquet"
+    pl.concat([frame, stray]).write_parquet(path)
+    request = PerturbRequest(AlphaBetaPlanRequest(gamma=0.5, d=0.05), max_rows=500, exploratory=exploratory,
+                             domains={"a": list(range(6)), "b": ["x", "y"],
+                                      **({} if exploratory else {"c": list(range(10))})})
+    spark_run = perturb_spark(load_table(spark, path), request, out=tmp_path / "v.parquet", randomness=3)
+    polars_run = perturb(load(path), request, randomness=3)
+    facts = spark_run.custodian_report()
+    assert facts == polars_run.custodian_report()
+    assert (facts["rows"], facts["rows_outside_domain"]) == (403, 3)
+    assert facts["distinct_tuples"] == frame.unique().height
+    domain = spark_run.view.certificate.parameters["domain"]
+    assert domain == polars_run.view.certificate.parameters["domain"]
+    assert domain["b"]["values"] == ["x", "y", None] and 77 not in domain["c"]["values"]
+    assert spark_run.plan.as_dict() == polars_run.plan.as_dict()

@@ -5,12 +5,16 @@ one machine:
 
 1. *domain* (driver): the public domain of each attribute, resolved as the Polars engine does
    (:func:`~crowdsafe.perturb.domain.public_values`: declared lists, schema orders, hierarchy
-   leaves); a certified run refuses an attribute without one and needs a public bound
-   ``max_rows`` on the rows, checked once the rows are counted. Only an exploratory run takes
-   an attribute's distinct values (collected: one small list per attribute) as its domain;
-2. *encoding* (executors): every row becomes its mixed-radix index in D (m < 2^63) and the
-   number of the index *range* it falls in: [0, m) is cut into R disjoint ranges
-   [⌊jm/R⌋, ⌊(j+1)m/R⌋); duplicate rows collapse to one tuple (``distinct``: the view is a set);
+   leaves, the missing value by the missing-value policy); a certified run refuses an attribute
+   without one and needs a public bound ``max_rows`` on the rows, checked once the rows are
+   counted (every row, as on Polars). Only an exploratory run takes an attribute's distinct
+   values (collected from the rows inside the other attributes' public domains: one small list
+   per attribute) as its domain;
+2. *encoding* (executors): every row becomes its mixed-radix index in D (m < 2^63), or −1 when
+   a value lies outside its public domain: such rows are left out of I and only counted
+   (custodian-only, as on Polars); then the number of the index *range* it falls in: [0, m) is
+   cut into R disjoint ranges [⌊jm/R⌋, ⌊(j+1)m/R⌋); duplicate rows collapse to one tuple
+   (``distinct``: the view is a set);
 3. *deletion and insertion* (executors, one task per range j, with the range's own random
    stream, :class:`~crowdsafe.engines.spark.streams.PartitionStreams`): keep each tuple of I in
    the range with probability α (:func:`~crowdsafe.perturb.stages.keep_mask`), draw
@@ -59,7 +63,7 @@ from crowdsafe.perturb.alpha_beta import (
     resolve_domain,
     uncertified_reasons,
 )
-from crowdsafe.perturb.domain import TupleDomain, encode_against, public_domain
+from crowdsafe.perturb.domain import TupleDomain, public_domain
 from crowdsafe.perturb.estimator import DEFAULT_CONFIDENCE, Estimate, estimate_counted, matching_codes
 from crowdsafe.perturb.query import CountQuery, parse_count
 from crowdsafe.perturb.view import certificate_path
@@ -76,19 +80,21 @@ _INDEX, _RANGE = "__crowdsafe_index", "__crowdsafe_range"
 class SparkInput:
     """The algorithm's input on Spark: I's distinct tuples as (index, range) rows in ``domain``.
 
-    ``n`` and ``rows`` are custodian-only; the plan uses :attr:`n_bound` (see
+    ``n``, ``rows`` and ``outside`` are custodian-only; the plan uses :attr:`n_bound` (see
     :class:`crowdsafe.perturb.alpha_beta.Table`)."""
 
     domain: TupleDomain
-    tuples: Any  # Spark DataFrame with one column: the distinct indices (long), persisted
+    tuples: Any  # Spark DataFrame: the distinct indices (long) of I, read from ``persisted``
     n: int  # distinct tuples
-    rows: int  # rows of the input, before duplicates collapsed
+    rows: int  # rows of the input, before anything was left out or collapsed
     sources: Mapping[str, str]
     max_rows: int | None
+    outside: int = 0  # rows left out: a value outside the public domain
+    persisted: Any = None  # the persisted counts per index (-1: the rows left out) that ``tuples`` reads
 
     @property
     def duplicate_rows(self) -> int:
-        return self.rows - self.n
+        return self.rows - self.outside - self.n
 
     @property
     def n_bound(self) -> int:
@@ -100,26 +106,39 @@ class SparkInput:
 
     def release(self) -> None:
         """Drop the persisted tuples from the executors' storage."""
-        self.tuples.unpersist()
+        (self.persisted if self.persisted is not None else self.tuples).unpersist()
 
 
 def spark_domain(table: TypedTable, names: Sequence[str], public: Mapping[str, Any]) -> TupleDomain:
-    """The domain of the published attributes: the public value lists (checked to hold every
-    value present, on Spark), and for the others (exploratory runs only) the active domain,
-    ordered as the Polars engine orders it."""
+    """The domain of the published attributes: the public value lists, and for the others
+    (exploratory runs only) the active domain of the rows inside the public lists (a row left out
+    shows nowhere), ordered as the Polars engine orders it. Only the active attributes are read."""
     shape = table.dataset.frame
     declared = public_domain(shape.select(list(public)).clear(), public) if public else None
-    values: dict[str, pl.Series] = {}
-    for name in names:
-        distinct = pl.from_arrow(table.frame.select(_quoted(name)).distinct().toArrow())
+    values: dict[str, pl.Series] = dict(declared.values) if declared is not None else {}
+    rest = [a for a in names if a not in public]
+    rows = table.frame.select([_quoted(a) for a in names])
+    if rest and declared is not None:
+        rows = rows.mapInArrow(_rows_inside(declared), rows.schema)
+    for name in rest:
+        distinct = pl.from_arrow(rows.select(_quoted(name)).distinct().toArrow())
         assert isinstance(distinct, pl.DataFrame)
         distinct = distinct.cast(shape.schema[name]) if distinct.schema[name] != shape.schema[name] else distinct
-        if declared is not None and name in public:
-            encode_against(distinct.get_column(name), declared.values[name], what="the data")  # InputError: the column
-            values[name] = declared.values[name]
-        else:
-            values[name] = TupleDomain.active_of(distinct, [name])[0].values[name]
-    return TupleDomain(values, active=len(public) < len(names))
+        values[name] = TupleDomain.active_of(distinct, [name])[0].values[name]
+    return TupleDomain({a: values[a] for a in names}, active=bool(rest))
+
+
+def _rows_inside(declared: TupleDomain) -> Any:
+    """A ``mapInArrow`` function keeping the rows whose every value lies in ``declared``."""
+
+    def keep(batches: Any) -> Any:
+        for batch in batches:
+            frame = pl.from_arrow(batch)
+            assert isinstance(frame, pl.DataFrame)
+            _, inside = declared.encode_within(frame)
+            yield batch.filter(inside)
+
+    return keep
 
 
 def prepare_spark(table: TypedTable, request: PerturbRequest) -> SparkInput:
@@ -147,20 +166,24 @@ def prepare_spark(table: TypedTable, request: PerturbRequest) -> SparkInput:
         for batch in batches:
             frame = pl.from_arrow(batch)
             assert isinstance(frame, pl.DataFrame)
-            index = domain.index(domain.encode(frame, what="the data")).astype(np.int64)
+            codes, inside = domain.encode_within(frame)
+            index = domain.index(codes).astype(np.int64)
+            index[~inside] = -1  # a value outside the public domain: left out of I, counted
             yield pa.RecordBatch.from_arrays([pa.array(index)], names=[_INDEX])
 
     schema = StructType([StructField(_INDEX, LongType(), False)])
     encoded = table.frame.select([_quoted(a) for a in names]).mapInArrow(encode, schema)
     counted = encoded.groupBy(_INDEX).count().persist(StorageLevel.MEMORY_AND_DISK)
-    totals = counted.agg(F.count(F.lit(1)), F.sum("count")).first()
-    n, rows = int(totals[0]), int(totals[1] or 0)
-    if rows == 0 or (duplicates == "error" and rows != n) or (bound is not None and rows > bound):
+    left_out = F.col(_INDEX) < 0
+    totals = counted.agg(F.count(F.when(~left_out, 1)), F.sum("count"),
+                         F.sum(F.when(left_out, F.col("count")))).first()
+    n, rows, outside = int(totals[0]), int(totals[1] or 0), int(totals[2] or 0)
+    if rows == 0 or (duplicates == "error" and rows - outside != n) or (bound is not None and rows > bound):
         counted.unpersist()
         if rows == 0:
             raise InputError(f"{table.source} has no rows")
         raise bound_exceeded(bound) if bound is not None and rows > bound else duplicates_error()
-    return SparkInput(domain, counted, n, rows, sources, bound)
+    return SparkInput(domain, counted.where(~left_out), n, rows, sources, bound, outside, counted)
 
 
 def insertion_ranges(m: int, expected_view: float, parallelism: int) -> np.ndarray:
