@@ -72,7 +72,7 @@ def check(
         source = None
         table = load_or_stream(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
         dataset = table if isinstance(table, Dataset) else table.domain
-        dataset.validate_hierarchies()  # the custodian's own report: a value outside its hierarchy is named
+        dataset.validate_domains()  # the custodian's own report: a value outside its hierarchy is named
     people = load(population, missing=missing) if population is not None else None
     request = AssessRequest(target_k=target_k, l=l, ground=ground, threshold=threshold,
                             population_size=population_size)
@@ -143,7 +143,7 @@ def anonymize(
         check_output_path(out, TABLE_SUFFIXES)
     protected = [sensitive] if sensitive is not None else None
     dataset = load(data, schema=schema, qi=qi, sensitive=protected, missing=missing)
-    dataset.validate_hierarchies()  # no guarantee, the custodian's own run: a value outside its hierarchy is named
+    dataset.validate_domains()  # no guarantee, the custodian's own run: a value outside its hierarchy is named
     request = AnonymizeRequest(algorithm, k, sensitive=sensitive, l=l, t=t, **options)
     release = run_anonymization(dataset, request)  # every non-identifier column is published (QIs recoded)
     release = replace(release, notes=(*name_warnings(dataset.schema, dataset.columns), *release.notes))

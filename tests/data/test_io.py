@@ -147,7 +147,7 @@ def test_non_numeric_value_in_numeric_column(tmp_path):
 def test_hierarchy_missing_a_value(csv_path):
     data = load(csv_path, hierarchies={"age": intervals("age", range(30, 45), widths=[5])})  # checked when encoded
     with pytest.raises(HierarchyError, match="does not cover the value '50' of column 'age'"):
-        data.validate_hierarchies()
+        data.validate_domains()
     with pytest.raises(HierarchyError, match="does not cover the value '50' of column 'age'"):
         data.encoded("age")
 
@@ -223,7 +223,7 @@ def test_new_hierarchies_are_validated_and_unchanged_ones_are_not_checked_again(
     data = load(csv_path).with_hierarchies({"age": intervals("age", range(30, 60), widths=[10])})
     narrow = data.with_hierarchies({"age": intervals("age", range(40, 60), widths=[10])})
     with pytest.raises(HierarchyError, match="does not cover the value"):
-        narrow.validate_hierarchies(["age"])
+        narrow.validate_domains(["age"])
     roles = data.with_roles(qi=["age"], sensitive=["income"])
     assert roles.quasi_identifiers == ["age"] and roles.sensitive == ["income"]
     assert roles.hierarchies == data.hierarchies and roles.frame.equals(data.frame)

@@ -30,8 +30,13 @@ def test_declared_dates_are_parsed_and_bad_dates_named(tmp_path):
 def test_ordinal_values_outside_the_declared_order_are_named(tmp_path):
     data = _write(tmp_path, "o.csv", "level\nlow\nhigh\nextreme\n")
     schema = Schema((Attribute("level", Role.QUASI_IDENTIFIER, AttributeType.ORDINAL, ("low", "mid", "high")),))
+    loaded = load(data, schema=schema)  # not refused at load: a DP command handles it without stopping
     with pytest.raises(SchemaError, match="'extreme', which is not in its declared order"):
-        load(data, schema=schema)
+        loaded.validate_domains()
+    from crowdsafe import api
+
+    with pytest.raises(SchemaError, match="'extreme', which is not in its declared order"):
+        api.check(data, schema=schema)
 
 
 def test_undeclared_columns_are_added_as_quasi_identifiers(tmp_path):

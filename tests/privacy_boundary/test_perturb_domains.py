@@ -143,14 +143,7 @@ def _pair(tmp_path: Path, row: dict[str, Any], run) -> tuple[dict[str, Any], dic
     return first, second
 
 
-# reading a file with a schema, the load pipeline refuses a value outside a declared order before
-# perturb sees it, naming the value: a gap of the data layer, not of perturb (which the library case
-# below shows leaving the row out)
-ORDER_REFUSED_AT_LOAD = pytest.mark.xfail(
-    strict=True, reason="data/coerce.py refuses a value outside a declared order at load, naming it")
-
-
-@pytest.mark.parametrize("where", ["declared", "hierarchy", pytest.param("order", marks=ORDER_REFUSED_AT_LOAD)])
+@pytest.mark.parametrize("where", ["declared", "hierarchy", "order"])
 @pytest.mark.parametrize("form", ["json", "text", "api"])
 def test_a_row_outside_the_public_domain_changes_nothing_public(where, form, tmp_path, capsys):
     """The row is left out before any coin is drawn: same seed, the same view and every public

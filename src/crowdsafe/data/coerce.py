@@ -1,8 +1,12 @@
 """The coercion step of the load pipeline: each declared column gets the type its schema states.
 
-Text read from a file becomes numbers or dates where the schema declares them, and an ordinal
-column's values are checked against its declared order. The first value that does not fit is
-named with its row, in a :class:`~crowdsafe.errors.SchemaError`.
+Text read from a file becomes numbers or dates where the schema declares them; the first value
+that does not fit is named with its row, in a :class:`~crowdsafe.errors.SchemaError` (the table
+cannot be read as declared). A value outside an ordinal column's declared order is not refused
+here: it is a value outside a declared domain, which each command handles without letting one row
+stop it (publish: an observed hierarchy; α-β: the row left out; a histogram: the row outside its
+cells, custodian-only), and which ``check`` and ``anonymize`` name
+(:meth:`~crowdsafe.data.Dataset.validate_domains`).
 """
 
 from __future__ import annotations
@@ -53,12 +57,4 @@ def coerce(frame: pl.DataFrame, schema: Schema, source: str) -> pl.DataFrame:
                     f"holds {value!r}, which is not a date (expected YYYY-MM-DD)"
                 )
             changes.append(converted.alias(attribute.name))
-        elif attribute.type is AttributeType.ORDINAL and attribute.order is not None:
-            allowed = pl.Series([str(v) for v in attribute.order])
-            text = series.cast(pl.String)
-            outside = text.filter(~text.is_in(allowed) & text.is_not_null())
-            if len(outside):
-                raise SchemaError(
-                    f"column '{attribute.name}' holds {outside[0]!r}, which is not in its declared order"
-                )
     return frame.with_columns(changes) if changes else frame

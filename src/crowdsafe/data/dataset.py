@@ -210,7 +210,7 @@ class Dataset:
         """The schema and the frame agree and every hierarchy names a column.
 
         Whether a hierarchy covers its column's values is checked where the column is encoded
-        through it (:meth:`encoded`, :meth:`validate_hierarchies`), not here: a command that
+        through it (:meth:`encoded`, :meth:`validate_domains`), not here: a command that
         never reads a column is not affected by its values, and the safe pipeline publishes a
         value outside a declared hierarchy as missing (:meth:`Hierarchy.absorbing`) instead of
         refusing the table because of one row."""
@@ -233,13 +233,24 @@ class Dataset:
             if not isinstance(hierarchy, Hierarchy):
                 raise HierarchyError(f"the hierarchy of '{column}' is a {type(hierarchy).__name__}, not a Hierarchy")
 
-    def validate_hierarchies(self, columns: Sequence[str] | None = None) -> None:
-        """Raise :class:`HierarchyError` naming the first value of ``columns`` (default: every
-        column with a hierarchy) that its hierarchy does not cover. Reads the data: for the
-        custodian's own commands (``check``, ``anonymize``), never before a charge."""
-        for column, hierarchy in self.hierarchies.items():
-            if columns is None or column in columns:
-                hierarchy.validate(self.frame.get_column(column), column=column)
+    def validate_domains(self, columns: Sequence[str] | None = None) -> None:
+        """Raise naming the first value of ``columns`` (default: every column) outside its
+        declared domain: a value an ordinal attribute's declared order does not list
+        (:class:`SchemaError`), a value its hierarchy does not cover (:class:`HierarchyError`).
+        Reads the data: for the custodian's own commands (``check``, ``anonymize``), never before
+        a charge (the DP commands handle such a value without letting it stop them)."""
+        for attribute in self.schema:
+            if columns is not None and attribute.name not in columns:
+                continue
+            if attribute.type is AttributeType.ORDINAL and attribute.order is not None:
+                text = self.frame.get_column(attribute.name).cast(pl.String)
+                outside = text.filter(~text.is_in(pl.Series([str(v) for v in attribute.order])) & text.is_not_null())
+                if len(outside):
+                    raise SchemaError(f"column '{attribute.name}' holds {outside[0]!r}, which is not in its "
+                                      "declared order")
+            hierarchy = self.hierarchies.get(attribute.name)
+            if hierarchy is not None:
+                hierarchy.validate(self.frame.get_column(attribute.name), column=attribute.name)
 
     # -- facts --------------------------------------------------------------------------
 
@@ -338,7 +349,7 @@ class Dataset:
 
     def with_hierarchies(self, hierarchies: Mapping[str, Hierarchy]) -> Dataset:
         """The same table with these hierarchies added (or replaced); coverage is checked when a
-        column is encoded (:meth:`validate_hierarchies`)."""
+        column is encoded (:meth:`validate_domains`)."""
         return self._derive(hierarchies={**self.hierarchies, **hierarchies})
 
     def with_frame(self, frame: pl.DataFrame) -> Dataset:
