@@ -22,3 +22,11 @@ def private_ledger(tmp_path, monkeypatch):
     path = tmp_path / "ledger.sqlite3"
     monkeypatch.setenv(LEDGER_ENV, str(path))
     return path
+
+
+@pytest.fixture
+def mechanism_spy(monkeypatch):
+    """A :class:`mechanism_spy.MechanismSpy` installed for this test (tests/mechanism_spy.py)."""
+    from mechanism_spy import MechanismSpy
+
+    return MechanismSpy().install(monkeypatch)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -34,3 +36,19 @@ def comparable(certificate) -> dict:
 def text_rows(frame: pl.DataFrame) -> pl.DataFrame:
     """A table's rows as text, sorted: equal when two engines wrote the same rows in any order."""
     return frame.with_columns(pl.all().cast(pl.String)).sort(frame.columns, nulls_last=True)
+
+
+def public_part(publication: Any, directory: Path) -> dict:
+    """A publication's summary and certificate without the DP outputs (the chosen scheme and what
+    restates it, the rows and classes counted on the release), ``directory`` (where it was read
+    and written) shown as ``<dir>``: what a same-seed run on a neighbouring table must repeat."""
+    summary = json.loads(json.dumps(publication.summary(), default=str).replace(str(directory), "<dir>"))
+    for release in summary["releases"]:
+        release.pop("dp_output")
+        if isinstance(release["chooser"], dict):
+            release["chooser"].pop("levels")
+    certificate = publication.certificate.to_dict()
+    for key in ("scheme", "scheme_level_names"):
+        certificate["parameters"].pop(key)
+    certificate["parameters"].get("selection", {}).pop("levels", None)
+    return {"summary": summary, "certificate": certificate}

@@ -310,8 +310,10 @@ def dates(
 
 
 def flat(name: str, values: Iterable[Any]) -> Hierarchy:
-    """The two-level hierarchy value -> ``*`` (an attribute can only be kept or suppressed)."""
-    leaves = pl.Series(name, list(values), strict=False).unique(maintain_order=True)
+    """The two-level hierarchy value -> ``*`` (an attribute can only be kept or suppressed). A
+    Series of values keeps its type, even when it holds only the missing value."""
+    listed = values.alias(name) if isinstance(values, pl.Series) else pl.Series(name, list(values), strict=False)
+    leaves = listed.unique(maintain_order=True)
     return Hierarchy.from_columns(name, leaves, [[ROOT] * len(leaves)], ["value", ROOT])
 
 

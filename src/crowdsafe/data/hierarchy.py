@@ -374,7 +374,7 @@ class Hierarchy:
         if isinstance(target.dtype, (pl.Categorical, pl.Enum)):
             target = target.cast(pl.String)
         leaves = self._aligned_leaves(target.dtype)
-        return target.filter(~target.is_in(leaves.drop_nulls())).sort()
+        return target.filter(~target.is_in(leaves.drop_nulls().implode())).sort()
 
     def mapping(self, level: int) -> pl.DataFrame:
         """A frame ``value -> label`` from each leaf to its node label at ``level``."""
