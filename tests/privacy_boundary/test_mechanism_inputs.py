@@ -122,7 +122,7 @@ def test_the_comparison_fails_when_a_value_outside_a_declared_hierarchy_stops_th
     prepare = PolarsEngine.prepare
 
     def checking_values(engine, table, publish_plan, name):
-        table.validate_hierarchies()
+        table.validate_domains()
         return prepare(engine, table, publish_plan, name)
 
     monkeypatch.setattr(PolarsEngine, "prepare", checking_values)
