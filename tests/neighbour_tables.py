@@ -208,7 +208,7 @@ def publish_call(table: Table, directory: Path, written: dict, objective: str, *
     """``api.publish`` on the table written in ``directory`` (absolute paths: a Spark session
     resolves relative ones against its own working directory), the release in ``out/``."""
     keywords: dict = {"epsilon": EPSILON, "delta": DELTA, "seed": SEED, "ledger": directory / LEDGER,
-                      "budget": BUDGET, "force": True, "out": str(directory / "out" / "r.csv"), "report": False,
+                      "budget": BUDGET, "out": str(directory / "out" / "r.csv"), "report": False,
                       **{name: str(directory / file) for name, file in written.items() if name != "data"}, **extra}
     if objective.startswith("scheme:"):
         keywords["scheme"] = objective.partition(":")[2]
@@ -247,7 +247,7 @@ def cli_call(table: Table, written: dict, objective: str) -> Callable[[], object
     from crowdsafe.cli import main
 
     argv = ["publish", written["data"], "--epsilon", str(EPSILON), "--delta", str(DELTA), "--seed", str(SEED),
-            "--ledger", LEDGER, "--budget", ",".join(map(str, BUDGET)), "--force", "--out", "out/r.csv",
+            "--ledger", LEDGER, "--budget", ",".join(map(str, BUDGET)), "--out", "out/r.csv",
             "--no-report", "--json"]
     if "schema" in written:
         argv += ["--schema", written["schema"]]

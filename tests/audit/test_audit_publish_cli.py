@@ -80,7 +80,7 @@ def _generalized(folder: Path, randomness: Randomness, n: int) -> list[bool]:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
             code = main(["publish", str(folder / "data.csv"), "--epsilon", str(EPSILON), "--delta", str(DELTA),
                          "--epsilon1", str(EPSILON1), "--seed", str(seed), "--no-ledger", "--json",
-                         "--out", str(folder / "out" / "r.csv"), "--no-report", "--force",
+                         "--out", str(folder / "out" / "r.csv"), "--no-report",
                          "--releases", str(RELEASES)])
         assert code == 0
         document = json.loads(out.getvalue())
