@@ -34,7 +34,7 @@ import math
 import os
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -59,7 +59,7 @@ from crowdsafe.perturb.alpha_beta import (
     resolve_domain,
     uncertified_reasons,
 )
-from crowdsafe.perturb.domain import TupleDomain, encode_against, public_domain
+from crowdsafe.perturb.domain import TupleDomain, encode_against, public_domain, unreviewed_domains
 from crowdsafe.perturb.estimator import DEFAULT_CONFIDENCE, Estimate, estimate_counted, matching_codes
 from crowdsafe.perturb.query import CountQuery, parse_count
 from crowdsafe.perturb.view import certificate_path
@@ -85,6 +85,7 @@ class SparkInput:
     rows: int  # rows of the input, before duplicates collapsed
     sources: Mapping[str, str]
     max_rows: int | None
+    unreviewed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # as Table's
 
     @property
     def duplicate_rows(self) -> int:
@@ -160,7 +161,7 @@ def prepare_spark(table: TypedTable, request: PerturbRequest) -> SparkInput:
         if rows == 0:
             raise InputError(f"{table.source} has no rows")
         raise bound_exceeded(bound) if bound is not None and rows > bound else duplicates_error()
-    return SparkInput(domain, counted, n, rows, sources, bound)
+    return SparkInput(domain, counted, n, rows, sources, bound, unreviewed_domains(table.dataset, sources))
 
 
 def insertion_ranges(m: int, expected_view: float, parallelism: int) -> np.ndarray:
