@@ -251,6 +251,19 @@ def public_values(dataset: Any, names: Sequence[str], domains: Mapping[str, Iter
     return values, sources
 
 
+def unreviewed_domains(dataset: Any, sources: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """The schema's ``from_data`` markers (:meth:`crowdsafe.data.schema.Schema.unreviewed`) of the
+    keys the public domains were taken from: a domain from the schema's order uses its ``order``,
+    one from a hierarchy's leaves its ``hierarchy``; a declared list or the data's values use
+    neither. From the schema and the sources alone (public); any makes a view not fit for release."""
+    used = {SCHEMA_ORDER: "order", HIERARCHY: "hierarchy"}
+    found: dict[str, tuple[str, ...]] = {}
+    for name, source in sources.items():
+        if source in used:
+            found.update(dataset.schema.unreviewed([name], [used[source]]))
+    return found
+
+
 def _hierarchy_is_public(attribute: Any) -> bool:
     """False when the schema built the hierarchy over the column's observed values."""
     spec = getattr(attribute, "hierarchy", None)
