@@ -38,9 +38,71 @@ def test_draft_json_and_errors(capsys, tmp_path):
     code, stdout, _ = run_command(capsys, "schema", "draft", "adult", "--out", str(tmp_path / "a.toml"), "--json")
     payload = json.loads(stdout)
     assert code == 0 and payload["custodian_only"] and payload["identifiers"] == {}
-    assert payload["quasi_identifiers"]["age"] == {"hierarchy": "intervals", "from_data": False}
+    assert payload["quasi_identifiers"]["age"] == {"hierarchy": "intervals", "from_data": []}
     missing = str(tmp_path / "none.csv")
     code, _, stderr = run_command(capsys, "schema", "draft", missing, "--out", str(tmp_path / "b.toml"))
     assert code == 2 and stderr.startswith("crowdsafe: error: file not found") and stderr.count("\n") == 1
     code, _, stderr = run_command(capsys, "schema", "draft", "adult", "--out", str(tmp_path / "b.txt"))
     assert code == 2 and ".toml" in stderr
+
+
+def test_an_unedited_draft_publishes_not_fit_until_its_markers_are_deleted(capsys, tmp_path):
+    """The walk-through of docs/own-data.md: draft, publish (NOT fit, naming each marked column),
+    delete the from_data lines, publish again (fit: a ledger and no seed)."""
+    data = write_people_csv(tmp_path / "people.csv", 6_000, seed=5)
+    toml = tmp_path / "people.toml"
+    code, stdout, stderr = run_command(capsys, "schema", "draft", str(data), "--out", str(toml))
+    assert code == 0, stderr
+    assert "marked from_data: zip (hierarchy mask depth), charge (hierarchy groups), disposition (hierarchy order)" \
+        in stdout
+    code, _, stderr = run_command(capsys, "publish", str(data), "--schema", str(toml), "--plan-only")
+    assert code == 0 and "a release would be NOT fit for release: unreviewed schema draft: column 'zip'" in stderr
+    common = ["publish", str(data), "--schema", str(toml), "--epsilon", "1", "--delta", "1e-6",
+              "--ledger", str(tmp_path / "ledger.db"), "--budget", "5,1e-5", "--no-report"]
+    code, stdout, stderr = run_command(capsys, *common, "--out", str(tmp_path / "a" / "r.csv"))
+    assert code == 0, stderr
+    assert "(unreviewed schema draft: NOT fit for release)" in stdout
+    assert "  NOT fit for release:\n    unreviewed schema draft: column 'charge': hierarchy groups read from the data" \
+        in stdout
+    code, stdout, stderr = run_command(capsys, *common, "--out", str(tmp_path / "b" / "r.csv"), "--json")
+    payload = json.loads(stdout)
+    assert code == 0 and not payload["fit_for_release"]
+    assert [r.split(":")[1].strip() for r in payload["unfit_reasons"]] == [
+        "column 'charge'", "column 'disposition'", "column 'zip'"]
+    certificate = json.loads((tmp_path / "b" / "r.certificate.json").read_text(encoding="utf-8"))
+    assert certificate["unreviewed_schema"]["zip"] == ["hierarchy mask depth"]
+
+    text = toml.read_text(encoding="utf-8")
+    toml.write_text("\n".join(line for line in text.splitlines() if not line.startswith("from_data =")) + "\n",
+                    encoding="utf-8")
+    code, stdout, stderr = run_command(capsys, *common, "--out", str(tmp_path / "c" / "r.csv"))
+    assert code == 0, stderr
+    assert "\n  fit for release\n" in stdout and "unreviewed" not in stdout + stderr
+
+
+def test_an_alpha_beta_view_on_a_drafted_order_prints_why_it_is_not_fit(capsys, tmp_path):
+    data = write_people_csv(tmp_path / "people.csv", 2_000, seed=5)
+    toml = tmp_path / "people.toml"
+    assert run_command(capsys, "schema", "draft", str(data), "--out", str(toml))[0] == 0
+    (tmp_path / "domains.json").write_text('{"sex": ["F", "M"]}', encoding="utf-8")
+    code, stdout, stderr = run_command(
+        capsys, "perturb", str(data), "--schema", str(toml), "--attributes", "disposition,sex", "--domains",
+        str(tmp_path / "domains.json"), "--max-rows", "10000", "--gamma", "0.5", "--d", "0.1",
+        "--out", str(tmp_path / "view.csv"), "--no-report")
+    assert code == 0, stderr
+    assert "NOT fit for release: unreviewed schema draft: column 'disposition': hierarchy order read" in stdout
+
+
+def test_a_query_over_an_unreviewed_order_prints_why_it_is_not_fit(capsys, tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("size\n" + "S\nM\nL\n" * 20, encoding="utf-8")
+    toml = tmp_path / "s.toml"
+    toml.write_text('[attributes.size]\ntype = "ordinal"\norder = ["S", "M", "L"]\nfrom_data = ["order"]\n',
+                    encoding="utf-8")
+    code, stdout, stderr = run_command(capsys, "query", str(path), "histogram size", "--epsilon", "1", "--schema",
+                                       str(toml), "--no-ledger")
+    assert code == 0, stderr
+    assert "NOT fit for release: unreviewed schema draft: column 'size': order read from the data" in stdout
+    code, stdout, _ = run_command(capsys, "query", str(path), "histogram size", "--epsilon", "1", "--schema",
+                                  str(toml), "--no-ledger", "--json")
+    assert json.loads(stdout)["unreviewed_schema"] == {"size": ["order"]}

@@ -171,10 +171,37 @@ def test_format_notes_round_trip_and_older_version_2_files_are_read():
     assert Certificate.from_dict(data) == cert
 
 
+def test_unreviewed_schema_choices_make_a_release_unfit_and_round_trip():
+    """A schema draft's ``from_data`` markers on a column the release used: one reason per column,
+    naming it and what was read; written as version 3 so an older reader refuses the file rather
+    than drop the reason; read back with the same reasons, kept through composition."""
+    cert = dps("s1")
+    marked = cert.with_unreviewed_schema({"zip": ["hierarchy mask depth"], "city": ("hierarchy groups",)})
+    assert cert.fit_for_release and not marked.fit_for_release
+    assert list(marked.unreviewed_schema) == ["city", "zip"]  # sorted, as the JSON form reads back
+    assert marked.unfit_reasons == (
+        "unreviewed schema draft: column 'city': hierarchy groups read from the data, not marked reviewed "
+        "(check it is public, then delete the column's from_data line in the schema)",
+        "unreviewed schema draft: column 'zip': hierarchy mask depth read from the data, not marked reviewed "
+        "(check it is public, then delete the column's from_data line in the schema)")
+    assert marked.summary().endswith("(unreviewed schema draft: NOT fit for release)")
+    data = json.loads(marked.to_json())
+    assert data["version"] == 3 and data["unreviewed_schema"] == {"city": ["hierarchy groups"],
+                                                                   "zip": ["hierarchy mask depth"]}
+    assert Certificate.from_json(marked.to_json()) == marked
+    assert "unreviewed_schema" not in cert.to_dict() and cert.to_dict()["version"] == 2
+    assert cert.with_unreviewed_schema({}) == cert
+    total = compose_certificates([marked, dps("s2")])
+    assert total.unfit_reasons == marked.unfit_reasons
+    for bad in ({"zip": []}, {"zip": "hierarchy"}, {"zip": [""]}, ["zip"]):
+        with pytest.raises(ParameterError, match="unreviewed_schema"):
+            cert.with_unreviewed_schema(bad)  # type: ignore[arg-type]
+
+
 def test_reader_refuses_other_versions_and_non_certificates():
     data = json.loads(dps("s1").to_json())
-    data["version"] = 3
-    with pytest.raises(InputError, match="version 3 is not supported"):
+    data["version"] = 4
+    with pytest.raises(InputError, match="version 4 is not supported"):
         Certificate.from_dict(data)
     with pytest.raises(InputError, match="not a crowdsafe certificate"):
         Certificate.from_json("{}")

@@ -16,6 +16,9 @@ SENSITIVE = "income"
 COLUMNS = (*QI, "hours-per-week", SENSITIVE)
 WITH_HIERARCHY = ("age", "workclass", "education", "marital-status")
 TYPES = {"age": "numeric", "hours-per-week": "numeric"}
+#: drafted.toml: schema.toml with the from_data markers a schema draft leaves for review (issue 32),
+#: one on a column no command publishes
+DRAFTED = {"education": "hierarchy groups", "marital-status": "hierarchy groups", "hours-per-week": "hierarchy bounds"}
 
 
 def base_table() -> pl.DataFrame:
@@ -34,23 +37,26 @@ def removals(frame: pl.DataFrame) -> dict[str, int]:
 
 
 def write_inputs(directory: Path, frame: pl.DataFrame) -> None:
-    """data.parquet, schema.toml and the hierarchy files in ``directory`` (the same names for every
-    run, so paths printed by a run compare equal)."""
+    """data.parquet, schema.toml, drafted.toml (the same with :data:`DRAFTED` markers) and the
+    hierarchy files in ``directory`` (the same names for every run, so paths printed by a run
+    compare equal)."""
     directory.mkdir(parents=True, exist_ok=True)
     frame.write_parquet(directory / "data.parquet")
-    lines = []
+    lines, drafted = [], []
     known = hierarchies()
     for name in COLUMNS:
-        lines.append(f'[attributes."{name}"]')
+        block = [f'[attributes."{name}"]']
         role = "sensitive" if name == SENSITIVE else ("insensitive" if name not in QI else "quasi-identifier")
-        lines.append(f'role = "{role}"')
-        lines.append(f'type = "{TYPES.get(name, "categorical")}"')
+        block.append(f'role = "{role}"')
+        block.append(f'type = "{TYPES.get(name, "categorical")}"')
         if name in WITH_HIERARCHY:
             file = f"{name}.hierarchy.csv"
             known[name].write_csv(directory / file)
-            lines.append(f'hierarchy = "{file}"')
-        lines.append("")
+            block.append(f'hierarchy = "{file}"')
+        lines += [*block, ""]
+        drafted += [*block, *([f'from_data = ["{DRAFTED[name]}"]'] if name in DRAFTED else []), ""]
     (directory / "schema.toml").write_text("\n".join(lines), encoding="utf-8")
+    (directory / "drafted.toml").write_text("\n".join(drafted), encoding="utf-8")
 
 
 # -- a table with direct identifiers and no schema (the name warnings of issue 18) ----------------

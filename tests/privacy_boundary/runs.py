@@ -40,7 +40,8 @@ RELEASE_TABLES = {"out/r.csv", "out/r-1.csv", "out/r-2.csv", "out/r-3.csv", "out
                   # the HTML reports: DP outputs like the tables (their non-DP parts: tests/report/)
                   "out/r.report.html", "out/r-1.report.html", "out/r-2.report.html", "out/r-3.report.html",
                   "out/a.report.html", "out/view.report.html"}
-INPUTS = {"data.parquet", "people.parquet", "schema.toml", LEDGER, "domains.json", "r1.csv", "r2.csv"}
+INPUTS = {"data.parquet", "people.parquet", "schema.toml", "drafted.toml", LEDGER, "domains.json", "r1.csv",
+          "r2.csv"}
 
 
 def run_cli(argv: list[str]) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import copy
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast, overload
@@ -441,12 +441,15 @@ def public_choice(choice: SchemeChoice | None, scheme: PublishedScheme | None = 
 def certify_release(
     publish_plan: PublishPlan, columns: Sequence[str], scheme: GeneralizationScheme, profile: RecodingProfile,
     choice: SchemeChoice | None, release_id: str, stream: Randomness, recorded: bool,
+    unreviewed: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[Certificate, dict[str, Any]]:
     """The certificate of one release (Theorem 5 for a fixed scheme, Theorem 6 for the exponential
     mechanism's choice; ``profile`` from :func:`choose_recoding`), derived from what ran; and the
     parameters it records. ``release_id``: from :func:`crowdsafe.drivers.publish.new_release_id`;
-    ``recorded``: whether a ledger recorded the run (without one the certificate is not fit for release). Only
-    parameters and the chosen scheme (the DP output) enter it."""
+    ``recorded``: whether a ledger recorded the run (without one the certificate is not fit for release);
+    ``unreviewed``: the published columns' schema choices a schema draft read from the data, not yet
+    reviewed (:meth:`crowdsafe.data.schema.Schema.unreviewed`; any makes it not fit for release). Only
+    parameters, the schema and the chosen scheme (the DP output) enter it."""
     parameters: dict[str, Any] = {
         "quasi_identifiers": list(columns),
         "scheme": dict(scheme.levels),
@@ -468,4 +471,6 @@ def certify_release(
         accounting=accounting,
         parameters=parameters,
     )
+    if unreviewed:
+        certificate = certificate.with_unreviewed_schema(unreviewed)
     return certificate, parameters

@@ -222,6 +222,9 @@ def register(app: typer.Typer) -> None:
                               f"(entry #{booked['entry']}); spent {booked['spent']['epsilon']:.6g} of "
                               f"{booked['budget']['epsilon']:g} ({booked['path']})")
             console.print(f"guarantee: {result.view.certificate.summary()}")
+            if result.view.certificate.unfit_reasons:
+                console.print(f"NOT fit for release: {'; '.join(result.view.certificate.unfit_reasons)}",
+                              soft_wrap=True)
 
         payload = {**result.as_dict(), "view": str(out), "certificate_file": str(cert_path)}
         if report is not None:

@@ -178,7 +178,9 @@ def _plan_only(data: str, request: PlanRequest, column_sets: list[Any], qi: str 
     """``--plan-only``: the plan of each column set (public: fixed by the parameters, the schema and
     the hierarchies), and under the custodian heading the table's size, the expected sample and
     the finest uniform resolution its classes could reach (:func:`resolution_outlook`). ``request``:
-    the plan's parameters, without the column sets (each planned in turn)."""
+    the plan's parameters, without the column sets (each planned in turn). A published column with
+    a ``from_data`` marker in the schema gets a warning that its release would not be fit for
+    release (from the schema alone, before anything is charged)."""
     from dataclasses import replace
 
     from crowdsafe.anonymize.plan import plan_publication
@@ -186,6 +188,7 @@ def _plan_only(data: str, request: PlanRequest, column_sets: list[Any], qi: str 
     from crowdsafe.data import Dataset
     from crowdsafe.data.streamed_table import load_or_stream
     from crowdsafe.engines import get_engine
+    from crowdsafe.privacy.certificate import unreviewed_reason
 
     if not get_engine(engine, master=spark_master).in_memory:
         plan = plan_publication(request)
@@ -199,17 +202,22 @@ def _plan_only(data: str, request: PlanRequest, column_sets: list[Any], qi: str 
         rows = table.n_rows
         plans = []
         warned: list[str] = []
+        unreviewed: list[str] = []  # the schema's from_data markers of the published columns (public)
         for chosen in column_sets:
             with naming_options(**PLAN_OPTIONS):
                 plan = plan_for_dataset(dataset, replace(request, columns=chosen))
             prepared, published, notes = prepare_dataset(dataset, chosen)
             warned.extend(notes)
+            unreviewed.extend(f"warning: a release would be NOT fit for release: {unreviewed_reason(c, read)}"
+                              for c, read in dataset.schema.unreviewed(published).items())
             plans.append((plan, published, {
                 "input_rows": rows,
                 "expected_sample_rows": plan.expected_sample_rows(rows),
                 "resolution": resolution_outlook(prepared, published, plan, rows),
             }))
         print_warnings(dict.fromkeys(warned))  # once per column, whatever the column sets
+        for line in dict.fromkeys(unreviewed):
+            typer.echo(line, err=True)
     notice = "CUSTODIAN ONLY: computed from the table's exact size, NOT covered by the privacy guarantee"
     payload: dict[str, Any] = {"plans": [{"columns": published, "plan": plan.as_dict(),
                           "custodian_only": {"notice": notice, **facts}} for plan, published, facts in plans]}
@@ -240,7 +248,9 @@ def _render(payload: dict[str, Any], print_: Any) -> None:
     if payload["fit_for_release"]:
         print_("  fit for release")
     else:
-        print_(f"  NOT fit for release: {'; '.join(payload['unfit_reasons'])}")
+        print_("  NOT fit for release:")
+        for reason in payload["unfit_reasons"]:
+            print_(f"    {reason}")
     written = payload["written"]
     print_("written")
     for table, certificate in zip(written.get("tables", []), written.get("certificates", [])):

@@ -83,8 +83,10 @@ def render_answer(answer: QueryAnswer, console: Console, *, custodian: bool = Fa
             f"{ledger['budget']['epsilon']:g}, δ {ledger['spent']['delta']:.3g} of {ledger['budget']['delta']:g} "
             f"(entry #{ledger['entry']}, {ledger['path']})"
         )
-    fit = "fit for release" if answer.fit_for_release else "NOT fit for release"
+    fit = "fit for release" if answer.randomness.get("fit_for_release") else "NOT fit for release"
     console.print(f"randomness    {answer.randomness.get('source')} ({fit})")
+    for reason in answer.unreviewed_reasons:
+        console.print(f"NOT fit for release: {reason}", soft_wrap=True)
     for note in plain_notes(answer.notes):
         console.print(f"note: {note}")
     if custodian:

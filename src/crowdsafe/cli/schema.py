@@ -2,7 +2,8 @@
 
 The draft reads the data (custodian-only): the summary printed says so, and the file marks every
 choice taken from the data, for the custodian to replace with public values before the schema
-is shared or used for a release (the guarantee assumes the schema is public). See
+is shared or used for a release (the guarantee assumes the schema is public); those a release
+can use are listed in ``from_data`` keys, which keep its certificate unfit until deleted. See
 :mod:`crowdsafe.data.schema_draft` and docs/schema-draft.md.
 """
 
@@ -35,7 +36,8 @@ def register(app: typer.Typer) -> None:
 
         Custodian-only: the draft reads the data; lines marked FROM THE DATA must be reviewed or
         replaced with public values before the schema is shared or used (the guarantee assumes
-        the schema is public).
+        the schema is public). A release using a column whose from_data line is still there is
+        certified NOT fit for release: delete the line once you have checked it.
 
         Example: crowdsafe schema draft people.csv --out people.toml
         """
@@ -51,10 +53,10 @@ def register(app: typer.Typer) -> None:
             "custodian_only": True,
             "identifiers": {a.name: {"reason": a.identifier, "from": a.identifier_from}
                             for a in draft.attributes if a.identifier},
-            "quasi_identifiers": {a.name: {"hierarchy": a.hierarchy.kind, "from_data": a.hierarchy.from_data}
+            "quasi_identifiers": {a.name: {"hierarchy": a.hierarchy.kind, "from_data": list(a.hierarchy.from_data)}
                                   for a in draft.attributes if a.hierarchy is not None},
             "sensitive_suggestions": draft.sensitive_suggestions,
             "renames": [{"position": r.position, "from": r.original, "to": r.new} for r in draft.renames],
         }
-        emit(payload, as_json, lambda: typer.echo(f"{draft.summary()}\nwrote {out}: review it, then "
-                                                  f"use it with --schema {out}"))
+        emit(payload, as_json, lambda: typer.echo(f"{draft.summary()}\nwrote {out}: review it (delete each "
+                                                  f"from_data line once checked), then use it with --schema {out}"))

@@ -19,7 +19,10 @@ each. The rules, in order:
   booleans, or more values than a schema file should list.
 
 The guarantee of a release assumes the schema is public: every choice taken from the data is
-said to be, for the custodian to review and replace with public values before publishing.
+said to be, for the custodian to review and replace with public values before publishing, and
+named in ``from_data`` (``"hierarchy bounds"``, ``"hierarchy mask depth"``, ``"hierarchy
+groups"``, ``"hierarchy order"``), the schema file's marker that keeps a release using the
+column unfit for release until the custodian deletes it.
 """
 
 from __future__ import annotations
@@ -48,12 +51,14 @@ _PREFIX = re.compile(r"^([^\s\-_/:.]+)[\s\-_/:.]")
 @dataclass(frozen=True)
 class HierarchySuggestion:
     """A hierarchy specification for a schema file and the reasons for it (comment lines);
-    ``from_data``: some part of it was taken from the data (to review: the schema is public)."""
+    ``from_data``: what of it was taken from the data (empty: nothing), the schema file's
+    ``from_data`` markers (:attr:`crowdsafe.data.schema.Attribute.from_data`), to review: the
+    schema is public."""
 
     spec: dict[str, Any]
     kind: str  # "intervals", "dates", "mask", "groups", "frequency", "flat"
     notes: tuple[str, ...]
-    from_data: bool
+    from_data: tuple[str, ...] = ()
 
 
 _OTHER_UNITS = frozenset({"month", "months", "week", "weeks", "day", "days", "hour", "hours", "minutes"})
@@ -79,7 +84,7 @@ def suggest_hierarchy(name: str, column: pl.Series, kind: str) -> HierarchySugge
     if kind == "date":
         return HierarchySuggestion(
             {"dates": list(DATE_LEVELS)}, "dates",
-            ("day -> month -> year -> decade -> * (public calendar levels)",), False)
+            ("day -> month -> year -> decade -> * (public calendar levels)",))
     if kind == "numeric":
         return _numeric(name, values)
     if is_code_name(name):
@@ -102,7 +107,7 @@ def suggest_hierarchy(name: str, column: pl.Series, kind: str) -> HierarchySugge
 
 
 def _flat(reason: str) -> HierarchySuggestion:
-    return HierarchySuggestion({"flat": True}, "flat", (f"flat (value -> *): {reason}",), False)
+    return HierarchySuggestion({"flat": True}, "flat", (f"flat (value -> *): {reason}",))
 
 
 def _mask(text: pl.Series, reason: str) -> HierarchySuggestion:
@@ -111,7 +116,7 @@ def _mask(text: pl.Series, reason: str) -> HierarchySuggestion:
     notes = (f"masking: {reason}; up to {levels} trailing character(s) replaced by *",
              "FROM THE DATA: the mask depth is the longest value's length less one; a public "
              "code format (e.g. 5-digit ZIP: mask = 4) gives the same")
-    return HierarchySuggestion({"mask": levels}, "mask", notes, True)
+    return HierarchySuggestion({"mask": levels}, "mask", notes, ("hierarchy mask depth",))
 
 
 def _nice_floor(x: float, step: float) -> float:
@@ -124,7 +129,7 @@ def _numeric(name: str, values: pl.Series) -> HierarchySuggestion:
         return HierarchySuggestion(
             {"widths": list(AGE_WIDTHS), "bottom": low, "top": high}, "intervals",
             (f"age: intervals of {', '.join(map(str, AGE_WIDTHS))} years over the public range "
-             f"{low}-{high} (not the data's minimum and maximum)",), False)
+             f"{low}-{high} (not the data's minimum and maximum)",))
     numbers = values.cast(pl.Float64).to_numpy()
     numbers = numbers[np.isfinite(numbers)]
     if len(numbers) == 0:
@@ -146,7 +151,7 @@ def _numeric(name: str, values: pl.Series) -> HierarchySuggestion:
         (f"intervals of width {', '.join(map(str, shown))} from {_plain(bottom)} to {_plain(top)}",
          "FROM THE DATA: the bounds are the data's range rounded outward to a multiple of "
          f"{_plain(widest)}; replace them with public bounds (a legal or published range)"),
-        True)
+        ("hierarchy bounds",))
 
 
 def _plain(x: float) -> int | float:
@@ -169,7 +174,7 @@ def _prefix_groups(text: pl.Series) -> HierarchySuggestion | None:
         ("values grouped by their first word, then *",
          "FROM THE DATA: the values listed are those present in the data; list the public "
          "domain instead (every value that could occur) and check the groups"),
-        True)
+        ("hierarchy groups",))
 
 
 def _frequency(text: pl.Series) -> HierarchySuggestion:
@@ -189,4 +194,4 @@ def _frequency(text: pl.Series) -> HierarchySuggestion:
         (f"values joined {' then '.join(map(str, fanout))} at a time in the order listed, then *",
          "FROM THE DATA: the order is the values sorted by how often they occur in the data; "
          "replace it with a public order (e.g. a published classification) before publishing"),
-        True)
+        ("hierarchy order",))

@@ -65,15 +65,27 @@ class AttributeType(StrEnum):
             ) from None
 
 
+#: The schema keys a ``from_data`` marker may concern (the first word of each of its entries).
+MARKED_KEYS = ("hierarchy", "order", "type", "role")
+
+
 @dataclass(frozen=True)
 class Attribute:
-    """One column: its name, role and type; ``order`` lists the values of an ordinal attribute."""
+    """One column: its name, role and type; ``order`` lists the values of an ordinal attribute.
+
+    ``from_data`` lists what a schema draft read from the data for this attribute and nobody has
+    reviewed yet (``crowdsafe schema draft``: ``"hierarchy bounds"``, ``"hierarchy mask depth"``,
+    ``"hierarchy groups"``, ``"hierarchy order"``; each entry starts with the schema key it
+    concerns, :data:`MARKED_KEYS`). A release that uses a marked key of a column it publishes is
+    certified not fit for release (:meth:`Schema.unreviewed`); the custodian resolves a marker by
+    deleting it from the schema file once the value is checked to be public."""
 
     name: str
     role: Role = Role.QUASI_IDENTIFIER
     type: AttributeType = AttributeType.CATEGORICAL
     order: tuple[Any, ...] | None = None
     hierarchy: Any = None  # a hierarchy specification from a TOML file (path or builder table)
+    from_data: tuple[str, ...] = ()
 
 
 def infer_type(dtype: pl.DataType) -> AttributeType:
@@ -187,6 +199,9 @@ class Schema:
             [attributes.income]
             role = "sensitive"
             type = "categorical"
+
+        ``from_data = ["hierarchy groups"]`` (written by ``crowdsafe schema draft``) marks what was
+        read from the data and not yet reviewed (:attr:`Attribute.from_data`).
         """
         path = Path(path)
         try:
@@ -211,7 +226,7 @@ class Schema:
         for name, spec in table.items():
             if not isinstance(spec, dict):
                 raise SchemaError(f"schema file {path}: attribute '{name}' must be a table")
-            extra = set(spec) - {"role", "type", "order", "hierarchy"}
+            extra = set(spec) - {"role", "type", "order", "hierarchy", "from_data"}
             if extra:
                 raise SchemaError(
                     f"schema file {path}: attribute '{name}' has unknown key(s) {sorted(extra)}"
@@ -229,9 +244,23 @@ class Schema:
                     type=AttributeType.parse(spec["type"], attribute=name),
                     order=tuple(order) if order is not None else None,
                     hierarchy=hierarchy,
+                    from_data=_markers(spec.get("from_data", []), f"schema file {path}: attribute '{name}'"),
                 )
             )
         return cls(tuple(attributes), person_id=document.get("person_id"), source=str(path))
+
+    def unreviewed(self, names: Iterable[str], keys: Iterable[str] | None = None) -> dict[str, tuple[str, ...]]:
+        """The ``from_data`` markers (:attr:`Attribute.from_data`) of the attributes ``names`` (in
+        that order; names not in the schema are skipped) that concern one of ``keys`` (None: any
+        key), per attribute that has one. Read from the schema alone: public, fixed before the data."""
+        wanted = set(MARKED_KEYS if keys is None else keys)
+        found: dict[str, tuple[str, ...]] = {}
+        for name in names:
+            if name in self._index:
+                marks = tuple(m for m in self[name].from_data if m.split()[0] in wanted)
+                if marks:
+                    found[name] = marks
+        return found
 
     # -- access -------------------------------------------------------------------------
 
@@ -361,7 +390,8 @@ class Schema:
             "source": self.source,
             "person_id": self.person_id,
             "attributes": [
-                {"name": a.name, "role": a.role.value, "type": a.type.value} for a in self.attributes
+                {"name": a.name, "role": a.role.value, "type": a.type.value,
+                 **({"from_data": list(a.from_data)} if a.from_data else {})} for a in self.attributes
             ],
         }
 
@@ -375,10 +405,23 @@ class Schema:
         )
         lines = [head]
         for a in self.attributes:
-            lines.append(f"  {a.name:<{width}}  {a.role.value:<16}  {a.type.value}")
+            marked = f"  (from the data, unreviewed: {', '.join(a.from_data)})" if a.from_data else ""
+            lines.append(f"  {a.name:<{width}}  {a.role.value:<16}  {a.type.value}{marked}")
         if self.person_id:
             lines.append(f"  person identifier: {self.person_id}")
         return "\n".join(lines)
+
+
+def _markers(value: Any, where: str) -> tuple[str, ...]:
+    """A ``from_data`` list read from a schema file: strings, each starting with a schema key."""
+    if not isinstance(value, list) or not all(isinstance(m, str) and m.strip() for m in value):
+        raise SchemaError(f"{where}: from_data must be a list of what was read from the data, "
+                          'e.g. from_data = ["hierarchy groups"]')
+    for marker in value:
+        if marker.split()[0] not in MARKED_KEYS:
+            raise SchemaError(f"{where}: from_data entry {marker!r} must start with the key it concerns "
+                              f"({', '.join(MARKED_KEYS)})")
+    return tuple(" ".join(m.split()) for m in value)
 
 
 def complete_schema(schema: Schema, frame: pl.DataFrame) -> Schema:

@@ -16,7 +16,11 @@
 The draft is custodian-only: it reads the data. The schema file it becomes is public (the
 guarantee of a release is conditional on it), so :meth:`SchemaDraft.to_toml` marks every choice
 taken from the data for the custodian to review or replace with public values, and says so in
-its header. Written by :mod:`crowdsafe.data.schema_toml`.
+its header. The choices a release can use (a hierarchy's bounds, mask depth, groups or order)
+are also listed in the attribute's ``from_data`` key: until the custodian deletes it, a release
+or view using that column is certified not fit for release
+(:attr:`crowdsafe.data.schema.Attribute.from_data`). A role found from values is a comment only:
+an identifier is never published or read. Written by :mod:`crowdsafe.data.schema_toml`.
 """
 
 from __future__ import annotations
@@ -113,8 +117,15 @@ class SchemaDraft:
             raise InputError(f"{target} exists; give --force (force=True) to overwrite it")
         return write_text_atomic(target, self.to_toml())
 
+    @property
+    def from_data(self) -> dict[str, tuple[str, ...]]:
+        """Per attribute, what its hierarchy took from the data (the file's ``from_data`` markers)."""
+        return {a.name: a.hierarchy.from_data for a in self.attributes
+                if a.hierarchy is not None and a.hierarchy.from_data}
+
     def summary(self) -> str:
-        """A few lines for the custodian: identifiers, quasi-identifiers and their hierarchies."""
+        """A few lines for the custodian: identifiers, quasi-identifiers and their hierarchies, and
+        the ``from_data`` markers that keep a release from being fit until they are deleted."""
         lines = [f"schema draft of {self.source} (custodian-only: it was read from the data; "
                  "review every line marked FROM THE DATA before the schema is shared)"]
         ids = [f"{a.name} ({'values' if a.identifier_from == 'values' else 'name'})"
@@ -128,6 +139,11 @@ class SchemaDraft:
                          f"{', '.join(self.sensitive_suggestions)}")
         if self.renames:
             lines.append("  renamed columns: " + "; ".join(r.describe() for r in self.renames))
+        if self.from_data:
+            marked = ", ".join(f"{name} ({', '.join(read)})" for name, read in self.from_data.items())
+            lines.append(f"  read from the data, marked from_data: {marked}; a release or view using one of these "
+                         "columns is NOT fit for release until you check each is public (or replace it) and "
+                         "delete its from_data line")
         return "\n".join(lines)
 
 

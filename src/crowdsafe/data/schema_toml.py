@@ -5,7 +5,10 @@ Written by hand (no TOML writer dependency): keys are bare when they can be, els
 strings; strings are TOML basic strings (JSON escapes, which TOML shares, plus DEL); long lists
 are wrapped one item a line. Short hierarchy specifications are inline tables; those holding
 value lists (an order, groups) are sub-tables, so each value has its own line. Every comment
-line that reports a choice read from the data says FROM THE DATA.
+line that reports a choice read from the data says FROM THE DATA, and every such choice a release
+can use is also listed, machine-readable, in the attribute's ``from_data`` key
+(:attr:`crowdsafe.data.schema.Attribute.from_data`): a release or view using it is certified not
+fit for release until the custodian deletes that key.
 """
 
 from __future__ import annotations
@@ -35,12 +38,19 @@ HEADER = """\
 # adds to what the schema says. Every choice below marked FROM THE DATA was read from the table
 # (bounds, value lists, orders, code lengths, identifier findings from values). Review each one
 # and replace it with a public value (a legal range, a published classification, the full domain
-# of a code) or delete the note, before this file is shared or used for a release.
+# of a code), or accept what it reveals, before this file is shared or used for a release.
+# The hierarchy choices are also listed in a `from_data = [...]` line: a release or view that uses
+# such a column is certified NOT fit for release until you delete that line (the one way to mark
+# it reviewed).
 #
 # Roles: "identifier" columns are dropped before any release; "quasi-identifier" columns are
 # generalized with their hierarchy; set role = "sensitive" or "insensitive" where you judge so.
 # Load with: crowdsafe publish DATA --schema THIS_FILE ... (see docs/schema-draft.md)
 """
+
+
+REVIEW_NOTE = ("from_data: what was read from the data; a release or view using this column is certified "
+               "NOT fit for release until you have checked it is public (or replaced it) and deleted this line")
 
 
 def toml_key(key: str) -> str:
@@ -106,6 +116,9 @@ def _attribute(a: AttributeDraft) -> list[str]:
     if suggestion is None:
         return out
     out += _comment(["hierarchy: " + suggestion.notes[0], *suggestion.notes[1:]])
+    if suggestion.from_data:
+        out += _comment([REVIEW_NOTE])
+        out.append(f"from_data = {toml_value(list(suggestion.from_data))}")
     spec = suggestion.spec
     if "groups" in spec:
         for level in spec["groups"]:

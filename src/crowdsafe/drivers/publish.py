@@ -136,8 +136,9 @@ def run_publication(
             scheme, profile, choice = choose_recoding(counts, columns, publish_plan, fixed, stream)
             applied = engine.apply(counts, scheme, publish_plan.k, fixed is not None)
             facts.append(release_facts(applied, scheme, columns, choice))
+            unreviewed = prepared.domain.schema.unreviewed(columns)  # the schema's from_data markers (public)
             certificate, parameters = certify_release(publish_plan, columns, scheme, profile, choice, release_id,
-                                                      stream, ledger is not None)
+                                                      stream, ledger is not None, unreviewed)
             parameters.update(engine.certificate_tags)
             # what leaves the run keeps the values of the published classes only, not the hierarchies
             published, public_scheme = published_scheme(published_only(applied), scheme, columns)

@@ -46,7 +46,7 @@ from crowdsafe.data import Dataset
 from crowdsafe.errors import CrowdsafeError, ParameterError, SchemaError
 from crowdsafe.mechanisms import calibration
 from crowdsafe.mechanisms.gaussian import Calibration
-from crowdsafe.mechanisms.query_aggregates import cell_key, histogram_domain, polars_aggregate
+from crowdsafe.mechanisms.query_aggregates import SCHEMA_ORDER, cell_key, histogram_domain, polars_aggregate
 from crowdsafe.mechanisms.query_language import (
     check_columns,
     compile_filter,
@@ -131,11 +131,20 @@ def answer_query(
             "remaining": budget.remaining.as_dict(),
         }
     answer.dataset = {"name": dataset.name}
+    answer.unreviewed_schema = unreviewed_orders(dataset, plan)
     if plan.person is not None:
         answer.custodian_only["rows_dropped_by_contribution_bound"] = dropped
     if randomness.seeded:
         answer.notes.append("seeded run: reproducible, NOT fit for release")
     return answer
+
+
+def unreviewed_orders(dataset: Dataset, plan: QueryPlan) -> dict[str, tuple[str, ...]]:
+    """The ``from_data`` markers of the schema orders a histogram took its public cells from
+    (:meth:`crowdsafe.data.schema.Schema.unreviewed`): the only schema key a query's mechanism
+    uses. From the schema and the plan alone (public); any makes the answer not fit for release."""
+    used = [d.column for d, (_, source) in zip(plan.query.dimensions, plan.domains) if source == SCHEMA_ORDER]
+    return dataset.schema.unreviewed(used, ["order"])
 
 
 def _run(dataset: Dataset, plan: QueryPlan, randomness: Randomness, aggregate: Aggregator,

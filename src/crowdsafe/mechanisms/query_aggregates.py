@@ -158,6 +158,10 @@ def _quantile(rows: pl.LazyFrame, plan: QueryPlan, dataset: Dataset, engine: Eng
 # -- histograms ----------------------------------------------------------------------------------
 
 
+#: Where a histogram column's public values come from when the schema declares its order.
+SCHEMA_ORDER = "declared order in the schema"
+
+
 def histogram_domain(
     dataset: Dataset, dimension: Dimension, domain: Mapping[str, Sequence[Any]] | None = None, *,
     dtype: pl.DataType | None = None,
@@ -179,7 +183,7 @@ def histogram_domain(
         return list(domain[column]), "domain given by the caller"
     attribute = dataset.schema[column]
     if attribute.order is not None:
-        return [str(v) for v in attribute.order], "declared order in the schema"
+        return [str(v) for v in attribute.order], SCHEMA_ORDER
     dtype = dtype if dtype is not None else dataset.frame.schema[column]
     if isinstance(dtype, pl.Enum):
         return dtype.categories.to_list(), "categories of the Enum column"

@@ -18,6 +18,7 @@ from crowdsafe.mechanisms.additive import NoisyValue
 from crowdsafe.mechanisms.gaussian import Calibration
 from crowdsafe.mechanisms.query_language import Query
 from crowdsafe.mechanisms.sensitivity import Sensitivity
+from crowdsafe.privacy.certificate import unreviewed_reason
 from crowdsafe.randomness import Randomness
 
 
@@ -65,7 +66,9 @@ class QueryAnswer:
     ``custodian_only``: exact facts about the data for the custodian's bookkeeping (rows dropped
     by the contribution bound, values clamped, rows outside the domain). They are NOT
     differentially private, are not part of :meth:`as_dict` unless asked for, and must not be
-    published with the answer."""
+    published with the answer. ``unreviewed_schema``: the schema orders the answer's public
+    domain came from that a schema draft read from the data, unreviewed (``from_data``); any
+    makes it not fit for release (:attr:`unreviewed_reasons`)."""
 
     query: str
     kind: str
@@ -84,10 +87,17 @@ class QueryAnswer:
     notes: list[str] = field(default_factory=list)
     custodian_only: dict[str, Any] = field(default_factory=dict)
     components: dict[str, NoisyValue] = field(default_factory=dict)
+    unreviewed_schema: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def fit_for_release(self) -> bool:
-        return bool(self.randomness.get("fit_for_release", False))
+        """Secure randomness, and no schema choice read from the data left unreviewed."""
+        return bool(self.randomness.get("fit_for_release", False)) and not self.unreviewed_schema
+
+    @property
+    def unreviewed_reasons(self) -> list[str]:
+        """One reason per column of :attr:`unreviewed_schema` (as a certificate states it)."""
+        return [unreviewed_reason(column, read) for column, read in self.unreviewed_schema.items()]
 
     def as_dict(self, *, custodian: bool = False) -> dict[str, Any]:
         """The public answer: DP outputs and public parameters only. ``custodian=True`` adds
@@ -111,6 +121,9 @@ class QueryAnswer:
             "notes": self.notes,
             "components": {name: c.as_dict() for name, c in self.components.items()},
         }
+        if self.unreviewed_schema:
+            public["unreviewed_schema"] = {c: list(m) for c, m in self.unreviewed_schema.items()}
+            public["unfit_reasons"] = self.unreviewed_reasons
         if custodian:
             public["custodian_only_not_dp"] = dict(self.custodian_only)
         return public

@@ -52,7 +52,7 @@ Every per-row step lives in :mod:`crowdsafe.perturb.stages` so another engine ca
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -67,6 +67,7 @@ from crowdsafe.perturb.domain import (
     domain_missing_error,
     public_domain,
     public_values,
+    unreviewed_domains,
 )
 from crowdsafe.perturb.view import View
 from crowdsafe.privacy.certificate import Certificate
@@ -141,7 +142,9 @@ class Table:
     ``sources`` tells, per attribute, where its domain came from
     (:mod:`crowdsafe.perturb.domain`); ``max_rows`` is the public bound on the rows (None:
     none was declared, an exploratory run); ``outside`` counts the rows left out of I because
-    a value lies outside the public domain (custodian-only).
+    a value lies outside the public domain (custodian-only); ``unreviewed``: the schema choices the
+    domains were taken from that a schema draft read from the data, unreviewed
+    (:func:`~crowdsafe.perturb.domain.unreviewed_domains`; the view is then not fit for release).
     """
 
     domain: TupleDomain
@@ -151,6 +154,7 @@ class Table:
     sources: Mapping[str, str]
     max_rows: int | None
     outside: int = 0  # rows left out: a value outside the public domain (custodian-only)
+    unreviewed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -260,12 +264,13 @@ def prepare(
     if max_rows is not None and frame.height > max_rows:
         raise bound_exceeded(max_rows)
     domain, codes, outside = build_domain(frame, names, public)
+    unreviewed = unreviewed_domains(dataset, sources)
     if domain.indexable:
         index = np.asarray(pl.Series(domain.index(codes)).unique().sort().to_numpy(), dtype=np.uint64)
-        table = Table(domain, index, None, frame.height, sources, max_rows, outside)
+        table = Table(domain, index, None, frame.height, sources, max_rows, outside, unreviewed)
     else:
         distinct = pl.DataFrame({f"c{i}": codes[a] for i, a in enumerate(names)}).unique()
-        table = Table(domain, None, distinct, frame.height, sources, max_rows, outside)
+        table = Table(domain, None, distinct, frame.height, sources, max_rows, outside, unreviewed)
     if duplicates == "error" and table.duplicate_rows:
         raise duplicates_error()
     return table
@@ -388,7 +393,9 @@ def certify(table: Table, plan: AlphaBetaPlan, randomness: Randomness, *, view_r
 
     Every field is a parameter, the public domain (and its size m), or computed from the view
     (``view_rows``): nothing else about the data. A run with a data-derived domain or n
-    (exploratory) is certified "no formal guarantee", with the reason.
+    (exploratory) is certified "no formal guarantee", with the reason. A domain taken from a
+    schema choice a schema draft read from the data, unreviewed (``table.unreviewed``), makes the
+    view not fit for release (:attr:`~crowdsafe.privacy.certificate.Certificate.unreviewed_schema`).
     """
     reasons = table.uncertified_reasons
     parameters: dict[str, Any] = {
@@ -433,6 +440,7 @@ def certify(table: Table, plan: AlphaBetaPlan, randomness: Randomness, *, view_r
             guarantee="none", epsilon=None, delta=None, theorem=None, mechanisms=chain,
             parameters=parameters, assumptions=tuple(assumptions), neighbours="add-remove",
             reason="exploratory run: " + "; ".join(reasons), randomness=randomness.describe(),
+            unreviewed_schema=dict(table.unreviewed),
         )
     return Certificate(
         guarantee="d-gamma",
@@ -444,6 +452,7 @@ def certify(table: Table, plan: AlphaBetaPlan, randomness: Randomness, *, view_r
         assumptions=tuple(assumptions),
         neighbours="add-remove",
         randomness=randomness.describe(),
+        unreviewed_schema=dict(table.unreviewed),
     )
 
 
@@ -474,6 +483,7 @@ class Perturbation:
             "guarantee": self.view.certificate.guarantee,
             # an exploratory view (no formal guarantee) is never fit for release, seeded or not
             "fit_for_release": self.view.certificate.fit_for_release and self.view.certificate.has_guarantee,
+            "unfit_reasons": list(self.view.certificate.unfit_reasons),
         }
         if self.ledger is not None:
             out["ledger"] = dict(self.ledger)

@@ -307,6 +307,19 @@ def with_missing_rule(listed: list[Any] | pl.Series, keep: bool) -> list[Any] | 
     return [*present, None] if keep else present
 
 
+def unreviewed_domains(dataset: Any, sources: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """The schema's ``from_data`` markers (:meth:`crowdsafe.data.schema.Schema.unreviewed`) of the
+    keys the public domains were taken from: a domain from the schema's order uses its ``order``,
+    one from a hierarchy's leaves its ``hierarchy``; a declared list or the data's values use
+    neither. From the schema and the sources alone (public); any makes a view not fit for release."""
+    used = {SCHEMA_ORDER: "order", HIERARCHY: "hierarchy"}
+    found: dict[str, tuple[str, ...]] = {}
+    for name, source in sources.items():
+        if source in used:
+            found.update(dataset.schema.unreviewed([name], [used[source]]))
+    return found
+
+
 def domain_missing_error(attributes: Sequence[str]) -> ParameterError:
     """The refusal of a certified run for attributes without a public domain."""
     listed = ", ".join(f"'{a}'" for a in attributes)

@@ -6,19 +6,25 @@ perturbed view (Rastogi, Suciu, Hong 2007), with ``parameters["d"]`` and ``param
 and its equivalent ε of unbounded DP as ``epsilon``, δ = 0; ``none``: no formal guarantee, with
 the reason), ε and δ, the neighbour notion, the theorem, the mechanism chain, every parameter,
 the assumptions, the randomness that ran and the accounting that recorded the run (a seeded
-run, or a DP-under-sampling run that no ledger recorded, is not fit for release), the format
-notes of the file it was written beside (``format_notes``: e.g. whether CSV cells are
-formula-safe, :func:`crowdsafe.csv_safety.format_note`), and the crowdsafe version.
+run, or a DP-under-sampling run that no ledger recorded, is not fit for release), the schema
+choices it used that a schema draft read from the data and nobody marked reviewed
+(``unreviewed_schema``: column -> what was read, from the schema's ``from_data`` markers; such a
+release is not fit for release either), the format notes of the file it was written beside
+(``format_notes``: e.g. whether CSV cells are formula-safe,
+:func:`crowdsafe.csv_safety.format_note`), and the crowdsafe version.
 
 A certificate is public: it travels beside the release. So it holds only what was fixed before
-the data was read (parameters, theorem, assumptions, randomness kind, accounting, format notes)
-and outputs of the DP mechanism that was charged (the chosen scheme). It holds no fingerprint or hash of the
-data, no sample size, score or count: a DPS certificate names its release by ``sample =
-{"rate": beta, "release_id": <128 random bits, hex>}``, drawn from the run's randomness before
-any data-dependent draw, so it is the same on neighbouring inputs for a seeded run.
+the data was read (parameters, theorem, assumptions, randomness kind, accounting, format notes,
+the schema's markers) and outputs of the DP mechanism that was charged (the chosen scheme). It
+holds no fingerprint or hash of the data, no sample size, score or count: a DPS certificate names
+its release by ``sample = {"rate": beta, "release_id": <128 random bits, hex>}``, drawn from the
+run's randomness before any data-dependent draw, so it is the same on neighbouring inputs for a
+seeded run.
 
 Its JSON form is stable and versioned: keys sorted, ``"format": "crowdsafe-certificate"``,
-``"version": 2``. Version 1 files are still read (their ``input_fingerprint`` is ignored and
+``"version": 2``, or ``3`` for a certificate with ``unreviewed_schema`` markers (the only
+addition of version 3: a reader that does not know them refuses the file instead of dropping a
+reason it is unfit). Version 1 files are still read (their ``input_fingerprint`` is ignored and
 their sample's ``id`` is read as its ``release_id``), and so are version 2 files written before
 ``format_notes`` existed (no notes); a newer version is refused instead of guessing. Certificates are
 written atomically (:func:`crowdsafe.files.write_text_atomic`).
@@ -30,6 +36,7 @@ import dataclasses
 import json
 import math
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -40,7 +47,8 @@ from crowdsafe.privacy.loss import PrivacyLoss, check_delta, check_epsilon
 
 FORMAT = "crowdsafe-certificate"
 VERSION = 2
-READABLE_VERSIONS = (1, 2)
+SCHEMA_REVIEW_VERSION = 3  # written only when ``unreviewed_schema`` is not empty
+READABLE_VERSIONS = (1, 2, 3)
 
 Guarantee = Literal["dp", "dps", "d-gamma", "none"]
 Neighbours = Literal["add-remove", "change"]
@@ -70,9 +78,11 @@ class Certificate:
     accounting: dict[str, Any] | None = None
     components: tuple[Certificate, ...] = ()
     format_notes: tuple[str, ...] = ()
+    unreviewed_schema: dict[str, tuple[str, ...]] = field(default_factory=dict)
     crowdsafe_version: str = field(default_factory=_crowdsafe_version)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "unreviewed_schema", _markers(self.unreviewed_schema))
         if self.guarantee not in ("dp", "dps", "d-gamma", "none"):
             raise ParameterError(f"guarantee must be dp, dps, d-gamma or none, got {self.guarantee!r}")
         if self.neighbours not in ("add-remove", "change"):
@@ -126,7 +136,10 @@ class Certificate:
           sample's use nor limits further releases (a DPS guarantee holds for one use of one
           sample only, Li, Qardaji, Su 2012).
 
-        - no formal guarantee (``guarantee == "none"``): nothing bounds what the release reveals.
+        - no formal guarantee (``guarantee == "none"``): nothing bounds what the release reveals;
+        - ``unreviewed_schema``: a schema choice the release used was read from the data by a
+          schema draft and is not marked reviewed, one reason per column (the guarantee assumes
+          the schema is public).
 
         A component's reasons count for the whole (composed) certificate.
         """
@@ -137,6 +150,7 @@ class Certificate:
             reasons.append("seeded randomness: reproducible, so whoever knows the seed knows the sample and noise")
         if self.accounting is not None and not self.accounting.get("ledger", False):
             reasons.append("no ledger: nothing records the sample's use or limits further releases")
+        reasons.extend(unreviewed_reason(column, read) for column, read in self.unreviewed_schema.items())
         for component in self.components:
             reasons.extend(r for r in component.unfit_reasons if r not in reasons)
         return tuple(reasons)
@@ -144,7 +158,8 @@ class Certificate:
     @property
     def fit_for_release(self) -> bool:
         """False when the release carries no formal guarantee, any randomness that ran was
-        seeded, or no ledger recorded the run (:attr:`unfit_reasons`)."""
+        seeded, no ledger recorded the run, or it used an unreviewed schema choice read from the
+        data (:attr:`unfit_reasons`)."""
         return not self.unfit_reasons
 
     def summary(self) -> str:
@@ -173,7 +188,7 @@ class Certificate:
         reasons = self.unfit_reasons
         if not reasons:
             return ""
-        short = [r.split(":", 1)[0] for r in reasons]
+        short = list(dict.fromkeys(r.split(":", 1)[0] for r in reasons))
         return f" ({'; '.join(short)}: NOT fit for release)"
 
     def with_format_notes(self, *notes: str | None) -> Certificate:
@@ -182,10 +197,18 @@ class Certificate:
         Such notes are fixed by the options and the file name before the data is read."""
         return dataclasses.replace(self, format_notes=tuple(n for n in notes if n))
 
+    def with_unreviewed_schema(self, markers: Mapping[str, Sequence[str]]) -> Certificate:
+        """This certificate with ``unreviewed_schema`` set to ``markers`` (column -> what a schema
+        draft read from the data, :meth:`crowdsafe.data.schema.Schema.unreviewed` of the columns
+        the release used): from the schema alone, so fixed before the data is read."""
+        return dataclasses.replace(self, unreviewed_schema=_markers(markers))
+
     def to_dict(self) -> dict[str, Any]:
+        reviewed = {"unreviewed_schema": {c: list(m) for c, m in self.unreviewed_schema.items()}
+                    } if self.unreviewed_schema else {}
         return {
             "format": FORMAT,
-            "version": VERSION,
+            "version": SCHEMA_REVIEW_VERSION if self.unreviewed_schema else VERSION,
             "guarantee": self.guarantee,
             "epsilon": self.epsilon,
             "delta": self.delta,
@@ -204,6 +227,7 @@ class Certificate:
             "crowdsafe_version": self.crowdsafe_version,
             "components": [c.to_dict() for c in self.components],
             "format_notes": list(self.format_notes),
+            **reviewed,
         }
 
     def to_json(self) -> str:
@@ -241,6 +265,7 @@ class Certificate:
                 accounting=data["accounting"] if version >= 2 else None,
                 components=tuple(cls.from_dict(c) for c in data["components"]),
                 format_notes=tuple(data.get("format_notes") or ()),  # absent in older files
+                unreviewed_schema=data.get("unreviewed_schema") or {},  # version 3 only
                 crowdsafe_version=data["crowdsafe_version"],
             )
         except KeyError as exc:
@@ -261,6 +286,27 @@ class Certificate:
         except OSError as exc:
             raise InputError(f"cannot read certificate {path}: {exc.strerror}") from None
         return cls.from_json(text)
+
+
+def unreviewed_reason(column: str, read: Sequence[str]) -> str:
+    """Why a release that used ``read`` (what a schema draft read from the data for ``column``,
+    unreviewed) is not fit for release; names only the column and the schema's markers."""
+    return (f"unreviewed schema draft: column '{column}': {' and '.join(read)} read from the data, not marked "
+            "reviewed (check it is public, then delete the column's from_data line in the schema)")
+
+
+def _markers(value: Any) -> dict[str, tuple[str, ...]]:
+    """``unreviewed_schema`` checked: column name -> a non-empty list of non-empty strings, in the
+    order of the column names (as its JSON form, whose keys are sorted, reads back)."""
+    if not isinstance(value, Mapping):
+        raise ParameterError("unreviewed_schema must map column names to what was read from the data")
+    out: dict[str, tuple[str, ...]] = {}
+    for column, read in value.items():
+        if (not isinstance(column, str) or isinstance(read, str) or not isinstance(read, (list, tuple))
+                or not read or not all(isinstance(m, str) and m for m in read)):
+            raise ParameterError(f"unreviewed_schema of {column!r} must be a non-empty list of strings")
+        out[column] = tuple(read)
+    return dict(sorted(out.items()))
 
 
 def _finite(value: Any) -> Any:

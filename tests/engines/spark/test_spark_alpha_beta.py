@@ -167,3 +167,21 @@ def test_rows_outside_the_domain_are_left_out_as_on_polars(spark, tmp_path, expl
     assert domain == polars_run.view.certificate.parameters["domain"]
     assert domain["b"]["values"] == ["x", "y", None] and 77 not in domain["c"]["values"]
     assert spark_run.plan.as_dict() == polars_run.plan.as_dict()
+
+
+def test_an_unreviewed_order_makes_the_spark_view_unfit_as_on_polars(spark, tmp_path):
+    """A domain from the schema's ``order`` marked ``from_data`` (read from the data, unreviewed):
+    the certificate names it on both engines (issue 32). Spark builds no hierarchy from a schema,
+    so an order is the schema key its domains can come from."""
+    path = tmp_path / "rows.parquet"
+    pl.DataFrame({"b": ["x", "y", "z", "x"] * 50}).write_parquet(path)
+    toml = tmp_path / "schema.toml"
+    toml.write_text('[attributes.b]\ntype = "ordinal"\norder = ["x", "y", "z"]\nfrom_data = ["order"]\n',
+                    encoding="utf-8")
+    request = PerturbRequest(AlphaBetaPlanRequest(gamma=0.5, d=0.1), max_rows=1000)
+    on_spark = perturb_spark(load_table(spark, path, schema=toml), request, out=tmp_path / "v.parquet", randomness=3)
+    on_polars = perturb(load(path, schema=toml), request, randomness=3)
+    for certificate in (on_spark.view.certificate, on_polars.view.certificate):
+        assert certificate.parameters["domain_sources"] == {"b": "schema order"}
+        assert certificate.unreviewed_schema == {"b": ("order",)}
+        assert any("column 'b': order read from the data" in r for r in certificate.unfit_reasons)

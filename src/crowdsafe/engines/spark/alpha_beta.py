@@ -38,7 +38,7 @@ import math
 import os
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -63,7 +63,7 @@ from crowdsafe.perturb.alpha_beta import (
     resolve_domain,
     uncertified_reasons,
 )
-from crowdsafe.perturb.domain import TupleDomain, public_domain
+from crowdsafe.perturb.domain import TupleDomain, public_domain, unreviewed_domains
 from crowdsafe.perturb.estimator import DEFAULT_CONFIDENCE, Estimate, estimate_counted, matching_codes
 from crowdsafe.perturb.query import CountQuery, parse_count
 from crowdsafe.perturb.view import certificate_path
@@ -91,6 +91,7 @@ class SparkInput:
     max_rows: int | None
     outside: int = 0  # rows left out: a value outside the public domain
     persisted: Any = None  # the persisted counts per index (-1: the rows left out) that ``tuples`` reads
+    unreviewed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # as Table's
 
     @property
     def duplicate_rows(self) -> int:
@@ -183,7 +184,8 @@ def prepare_spark(table: TypedTable, request: PerturbRequest) -> SparkInput:
         if rows == 0:
             raise InputError(f"{table.source} has no rows")
         raise bound_exceeded(bound) if bound is not None and rows > bound else duplicates_error()
-    return SparkInput(domain, counted.where(~left_out), n, rows, sources, bound, outside, counted)
+    return SparkInput(domain, counted.where(~left_out), n, rows, sources, bound, outside, counted,
+                      unreviewed_domains(table.dataset, sources))
 
 
 def insertion_ranges(m: int, expected_view: float, parallelism: int) -> np.ndarray:
