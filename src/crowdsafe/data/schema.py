@@ -67,6 +67,8 @@ class AttributeType(StrEnum):
 
 #: The schema keys a ``from_data`` marker may concern (the first word of each of its entries).
 MARKED_KEYS = ("hierarchy", "order", "type", "role")
+#: The marker of an attribute nobody declared (:meth:`Schema.was_inferred`): its type was read from its values.
+INFERRED_TYPE = "type inferred"
 
 
 @dataclass(frozen=True)
@@ -252,12 +254,17 @@ class Schema:
     def unreviewed(self, names: Iterable[str], keys: Iterable[str] | None = None) -> dict[str, tuple[str, ...]]:
         """The ``from_data`` markers (:attr:`Attribute.from_data`) of the attributes ``names`` (in
         that order; names not in the schema are skipped) that concern one of ``keys`` (None: any
-        key), per attribute that has one. Read from the schema alone: public, fixed before the data."""
+        key), per attribute that has one. An attribute nobody declared (:meth:`was_inferred`) has
+        :data:`INFERRED_TYPE` among its markers when ``type`` is wanted: its type was read from its
+        values (one non-number makes a column of numbers text), so what a release shows of it can
+        depend on a row the release does not publish. Read from the schema alone: public."""
         wanted = set(MARKED_KEYS if keys is None else keys)
         found: dict[str, tuple[str, ...]] = {}
         for name in names:
             if name in self._index:
                 marks = tuple(m for m in self[name].from_data if m.split()[0] in wanted)
+                if "type" in wanted and self.was_inferred(name):
+                    marks = (*marks, INFERRED_TYPE)
                 if marks:
                     found[name] = marks
         return found

@@ -291,6 +291,10 @@ class Certificate:
 def unreviewed_reason(column: str, read: Sequence[str]) -> str:
     """Why a release that used ``read`` (what a schema draft read from the data for ``column``,
     unreviewed) is not fit for release; names only the column and the schema's markers."""
+    if tuple(read) == ("type inferred",):  # crowdsafe.data.schema.INFERRED_TYPE: nobody declared the column
+        return (f"schema inferred from the data: column '{column}' has no declared type (its values chose it, so "
+                "the release's values can depend on a row it does not publish); declare it in a schema "
+                "(crowdsafe schema draft DATA --out schema.toml)")
     return (f"unreviewed schema draft: column '{column}': {' and '.join(read)} read from the data, not marked "
             "reviewed (check it is public, then delete the column's from_data line in the schema)")
 

@@ -17,10 +17,12 @@ pytestmark = pytest.mark.spark
 
 def test_cli_publishes_a_csv_file_on_spark_and_charges_the_ledger(spark, capsys, tmp_path, private_ledger):
     source = tmp_path / "people.csv"
-    load("adult").frame.head(3000).write_csv(source)
+    load("adult").frame.head(3000).select("race", "sex", "income").write_csv(source)
+    schema = tmp_path / "schema.toml"  # declared types: a schema inferred from the data is not fit for release
+    schema.write_text("".join(f'[attributes.{c}]\ntype = "categorical"\n' for c in ("race", "sex", "income")))
     out = tmp_path / "release" / "people.csv"
-    code = cli.main(["publish", str(source), "--engine", "spark", "--scheme", "coarse", "--qi",
-                     "sex,race", "--sensitive", "income", "--budget", "5,1e-5", "--json",
+    code = cli.main(["publish", str(source), "--engine", "spark", "--scheme", "coarse", "--schema", str(schema),
+                     "--qi", "sex,race", "--sensitive", "income", "--budget", "5,1e-5", "--json",
                      "--out", str(out)])
     printed, err = capsys.readouterr()
     assert code == 0, err
