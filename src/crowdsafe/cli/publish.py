@@ -188,7 +188,7 @@ def _plan_only(data: str, request: PlanRequest, column_sets: list[Any], qi: str 
     from crowdsafe.data import Dataset
     from crowdsafe.data.streamed_table import load_or_stream
     from crowdsafe.engines import get_engine
-    from crowdsafe.privacy.certificate import unreviewed_reason
+    from crowdsafe.privacy.certificate import unreviewed_reasons
 
     if not get_engine(engine, master=spark_master).in_memory:
         plan = plan_publication(request)
@@ -208,8 +208,8 @@ def _plan_only(data: str, request: PlanRequest, column_sets: list[Any], qi: str 
                 plan = plan_for_dataset(dataset, replace(request, columns=chosen))
             prepared, published, notes = prepare_dataset(dataset, chosen)
             warned.extend(notes)
-            unreviewed.extend(f"warning: a release would be NOT fit for release: {unreviewed_reason(c, read)}"
-                              for c, read in dataset.schema.unreviewed(published).items())
+            unreviewed.extend(f"warning: a release would be NOT fit for release: {reason}"
+                              for reason in unreviewed_reasons(dataset.schema.unreviewed(published)))
             plans.append((plan, published, {
                 "input_rows": rows,
                 "expected_sample_rows": plan.expected_sample_rows(rows),

@@ -18,7 +18,7 @@ from crowdsafe.mechanisms.additive import NoisyValue
 from crowdsafe.mechanisms.gaussian import Calibration
 from crowdsafe.mechanisms.query_language import Query
 from crowdsafe.mechanisms.sensitivity import Sensitivity
-from crowdsafe.privacy.certificate import unreviewed_reason
+from crowdsafe.privacy.certificate import unreviewed_reasons
 from crowdsafe.randomness import Randomness
 
 
@@ -97,7 +97,7 @@ class QueryAnswer:
     @property
     def unreviewed_reasons(self) -> list[str]:
         """One reason per column of :attr:`unreviewed_schema` (as a certificate states it)."""
-        return [unreviewed_reason(column, read) for column, read in self.unreviewed_schema.items()]
+        return unreviewed_reasons(self.unreviewed_schema)
 
     def as_dict(self, *, custodian: bool = False) -> dict[str, Any]:
         """The public answer: DP outputs and public parameters only. ``custodian=True`` adds

@@ -150,7 +150,7 @@ class Certificate:
             reasons.append("seeded randomness: reproducible, so whoever knows the seed knows the sample and noise")
         if self.accounting is not None and not self.accounting.get("ledger", False):
             reasons.append("no ledger: nothing records the sample's use or limits further releases")
-        reasons.extend(unreviewed_reason(column, read) for column, read in self.unreviewed_schema.items())
+        reasons.extend(unreviewed_reasons(self.unreviewed_schema))
         for component in self.components:
             reasons.extend(r for r in component.unfit_reasons if r not in reasons)
         return tuple(reasons)
@@ -288,15 +288,29 @@ class Certificate:
         return cls.from_json(text)
 
 
-def unreviewed_reason(column: str, read: Sequence[str]) -> str:
-    """Why a release that used ``read`` (what a schema draft read from the data for ``column``,
-    unreviewed) is not fit for release; names only the column and the schema's markers."""
-    if tuple(read) == ("type inferred",):  # crowdsafe.data.schema.INFERRED_TYPE: nobody declared the column
-        return (f"schema inferred from the data: column '{column}' has no declared type (its values chose it, so "
-                "the release's values can depend on a row it does not publish); declare it in a schema "
-                "(crowdsafe schema draft DATA --out schema.toml)")
-    return (f"unreviewed schema draft: column '{column}': {' and '.join(read)} read from the data, not marked "
-            "reviewed (check it is public, then delete the column's from_data line in the schema)")
+#: The marker of a column nobody declared (crowdsafe.data.schema.INFERRED_TYPE; privacy/ imports no data code).
+_INFERRED_TYPE = "type inferred"
+
+
+def unreviewed_reasons(markers: Mapping[str, Sequence[str]]) -> list[str]:
+    """Why a release that used the schema choices ``markers`` (column -> what was read from the
+    data, unreviewed) is not fit for release: one reason per column a schema draft marked, and one
+    for all the columns nobody declared (their types were inferred). Names only columns and the
+    schema's markers."""
+    inferred = [c for c, read in markers.items() if _INFERRED_TYPE in read]
+    reasons = []
+    for column, read in markers.items():
+        drafted = [m for m in read if m != _INFERRED_TYPE]
+        if drafted:
+            reasons.append(f"unreviewed schema draft: column '{column}': {' and '.join(drafted)} read from the data, "
+                           "not marked reviewed (check it is public, then delete the column's from_data line in the "
+                           "schema)")
+    if inferred:
+        listed = ", ".join(f"'{c}'" for c in inferred)
+        reasons.append(f"schema inferred from the data: no declared type for {listed} (their values chose it, so "
+                       "the release's values can depend on a row it does not publish); declare them in a schema "
+                       "(crowdsafe schema draft DATA --out schema.toml)")
+    return reasons
 
 
 def _markers(value: Any) -> dict[str, tuple[str, ...]]:
