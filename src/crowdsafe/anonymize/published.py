@@ -22,13 +22,13 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.anonymize.counted import AppliedCounts
-from crowdsafe.anonymize.recoding import GeneralizationScheme, RecodedColumns, Recoding
+from crowdsafe.anonymize.recoding import FullDomain, GeneralizationScheme, RecodedColumns
 from crowdsafe.data import Dataset
 from crowdsafe.errors import ParameterError
 
 
 @dataclass(frozen=True)
-class PublishedScheme(Recoding):
+class PublishedScheme(FullDomain):
     """A full-domain scheme as a release keeps it: ``levels`` per column, ``level_names`` (the
     schema's name of each chosen level) and ``values[c]``, the values column ``c`` publishes, by
     the class codes of the release's :class:`~crowdsafe.anonymize.counted.AppliedCounts`. It
@@ -39,14 +39,6 @@ class PublishedScheme(Recoding):
     level_names: Mapping[str, str]
     values: Mapping[str, pl.Series] = field(repr=False)
     name: str = "full-domain generalization"
-
-    @property
-    def kind(self) -> str:
-        return "global"
-
-    @property
-    def columns(self) -> tuple[str, ...]:
-        return tuple(self.levels)
 
     def recode(self, dataset: Dataset) -> RecodedColumns:
         raise ParameterError("a published scheme keeps only the values it published, not its hierarchies: recode "

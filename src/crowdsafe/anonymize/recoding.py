@@ -74,8 +74,24 @@ class Recoding(ABC):
         """A JSON-ready account of the recoding (for reports and certificates)."""
 
 
+class FullDomain(Recoding):
+    """A global recoding given by one hierarchy level per column (``levels``): what
+    :class:`GeneralizationScheme` applies and what a release keeps of it
+    (:class:`~crowdsafe.anonymize.published.PublishedScheme`)."""
+
+    levels: Mapping[str, int]
+
+    @property
+    def kind(self) -> str:
+        return "global"
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(self.levels)
+
+
 @dataclass(frozen=True)
-class GeneralizationScheme(Recoding):
+class GeneralizationScheme(FullDomain):
     """Full-domain generalization: column c is replaced by its hierarchy node at ``levels[c]``.
 
     Level 0 keeps the original value; a column without a hierarchy can only stay at level 0.
@@ -105,14 +121,6 @@ class GeneralizationScheme(Recoding):
                 )
         object.__setattr__(self, "levels", levels)
         object.__setattr__(self, "hierarchies", dict(self.hierarchies))
-
-    @property
-    def kind(self) -> str:
-        return "global"
-
-    @property
-    def columns(self) -> tuple[str, ...]:
-        return tuple(self.levels)
 
     @classmethod
     def of(cls, dataset: Dataset, levels: Mapping[str, int] | Sequence[int],
