@@ -52,7 +52,7 @@ def test_a_semicolon_export_reads_its_decimal_commas_as_numbers_with_a_note(germ
     assert frame.schema["Ort"] == pl.String and frame.schema["Kunde"] == pl.String
     note = capsys.readouterr().err.strip()
     assert note == (f"crowdsafe: note: {german}: column 'Umsatz' read with a decimal comma (e.g. 1.234,5 as "
-                    "1234.5); give --no-decimal-comma (decimal_comma=False) to read them as text, or declare it with "
+                    "1234.5); give --no-decimal-comma (decimal_comma=False) to read it as text, or say so with "
                     "--decimal-comma or [csv] decimal_comma = true in the schema")
 
 

@@ -55,24 +55,24 @@ def columns(frame: pl.DataFrame, skip: Collection[str], reading: Mode) -> list[s
     if reading == "off":
         return []
     text = [c for c, t in frame.schema.items() if t == pl.String and c not in skip]
+    if text and reading == "auto":  # a cheap literal search first: most text columns hold no comma
+        found = frame.select(pl.col(c).str.contains(",", literal=True).any().alias(c) for c in text).row(0)
+        text = [c for c, has in zip(text, found) if has]
     if not text:
         return []
     facts = frame.select(
-        *[(pl.col(c).str.contains(PATTERN) | pl.col(c).is_null()).all().alias(f"all{j}") for j, c in enumerate(text)],
-        *[pl.col(c).str.contains(",", literal=True).any().alias(f"comma{j}") for j, c in enumerate(text)],
-        *[pl.col(c).is_not_null().any().alias(f"some{j}") for j, c in enumerate(text)],
-    ).row(0, named=True)
-    return [c for j, c in enumerate(text)
-            if facts[f"all{j}"] and facts[f"some{j}"] and (reading == "on" or facts[f"comma{j}"])]
+        (pl.col(c).str.contains(PATTERN) | pl.col(c).is_null()).all() & pl.col(c).is_not_null().any() for c in text
+    ).row(0)
+    return [c for c, every in zip(text, facts) if every]
 
 
 def note(label: str, names: list[str]) -> str:
     """The note of an ``"auto"`` read that converted ``names``."""
     which = ", ".join(f"'{n}'" for n in names)
-    plural = "s" if len(names) > 1 else ""
-    return (f"{label}: column{plural} {which} read with a decimal comma (e.g. 1.234,5 as 1234.5); "
-            "give --no-decimal-comma (decimal_comma=False) to read them as text, or declare it with "
-            "--decimal-comma or [csv] decimal_comma = true in the schema")
+    plural = len(names) > 1
+    return (f"{label}: column{'s' if plural else ''} {which} read with a decimal comma (e.g. 1.234,5 as 1234.5); "
+            f"give --no-decimal-comma (decimal_comma=False) to read {'them' if plural else 'it'} as text, or say so "
+            "with --decimal-comma or [csv] decimal_comma = true in the schema")
 
 
 def hint(value: object) -> str:

@@ -335,17 +335,10 @@ def read_file(
     raise InputError(f"cannot tell the format of {path}: use a .csv or .parquet file name")
 
 
-def read_table(
-    path: str | os.PathLike[str],
-    *,
-    separator: str | None = None,
-    missing_tokens: Sequence[str] = DEFAULT_MISSING_TOKENS,
-    text_columns: Sequence[str] = (),
-    has_header: bool = True,
-    unescape_formulas: bool = False,
-    decimal_comma: bool | None = None,
-) -> pl.DataFrame:
+def read_table(path: str | os.PathLike[str], **options: Any) -> pl.DataFrame:
     """Read a CSV or Parquet file into a Polars frame (no schema, no missing-value policy).
+    ``options``: :func:`read_file`'s (``separator``, ``missing_tokens``, ``text_columns``,
+    ``has_header``, ``unescape_formulas``, ``decimal_comma``).
 
     ``unescape_formulas``: the file is a formula-safe CSV written by crowdsafe (a release, a
     view); undo its escape (``'=1+1`` -> ``=1+1``, :func:`crowdsafe.csv_safety.unescape_frame`).
@@ -361,8 +354,7 @@ def read_table(
     (:mod:`crowdsafe.data.column_types`; :func:`crowdsafe.data.load` drops it instead when the
     run does not need it).
     """
-    read = read_file(path, separator=separator, missing_tokens=missing_tokens, text_columns=text_columns,
-                     has_header=has_header, unescape_formulas=unescape_formulas, decimal_comma=decimal_comma)
+    read = read_file(path, **options)
     for name, kind in read.unusable.items():
         raise InputError(f"column '{name}' of {path} is {kind}, which crowdsafe cannot use; "
                          "drop it from the file (or save the table without it)")
