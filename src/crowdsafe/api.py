@@ -1,5 +1,10 @@
 """The public functions of crowdsafe. Each is a thin layer over the library's layers; the
-command line calls exactly these."""
+command line calls exactly these.
+
+Every function that reads a table takes ``decimal_comma`` (the command line's
+``--decimal-comma/--no-decimal-comma``): True, the CSV file writes its numbers ``1.234,5``;
+False, with a decimal point only; None (default), as the schema's ``[csv]`` table says, else
+found in a ``;``-separated file with a note (:mod:`crowdsafe.data.decimal_comma`)."""
 
 from __future__ import annotations
 
@@ -43,6 +48,7 @@ def check(
     sensitive: Sequence[str] | str | None = None,
     schema: Schema | str | os.PathLike[str] | None = None,
     missing: MissingPolicy | str = DEFAULT_MISSING,
+    decimal_comma: bool | None = None,
     original: Any = None,
     target_k: int | None = None,
     l: int = 2,
@@ -64,6 +70,7 @@ def check(
     of population uniques. The options measured form one :class:`~crowdsafe.models.AssessRequest`
     (:func:`check_report`).
     """
+    schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     if original is not None:
         source = load(original, schema=schema, missing=missing)
         dataset = release_dataset(load(data, missing=missing), source)
@@ -112,6 +119,7 @@ def anonymize(
     t: float | None = None,
     schema: Schema | str | os.PathLike[str] | None = None,
     missing: MissingPolicy | str = DEFAULT_MISSING,
+    decimal_comma: bool | None = None,
     out: str | os.PathLike[str] | None = None,
     escape_formulas: bool = True,
     report: bool = True,
@@ -139,6 +147,7 @@ def anonymize(
     from crowdsafe.classic import AnonymizeRequest, run_anonymization
     from crowdsafe.files import check_output_path
 
+    schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     if out is not None:
         check_output_path(out, TABLE_SUFFIXES)
     protected = [sensitive] if sensitive is not None else None
@@ -157,6 +166,7 @@ def compare(
     qi: Sequence[str] | None = None,
     schema: Schema | str | os.PathLike[str] | None = None,
     missing: MissingPolicy | str = DEFAULT_MISSING,
+    decimal_comma: bool | None = None,
     k: int | None = None,
     input_rows: int | None = None,
     queries: int = 1000,
@@ -175,6 +185,7 @@ def compare(
     release holds it; ``test`` (held-out original rows) defaults to Adult's test file when the
     original is the bundled ``adult``.
     """
+    schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     source = load(original, schema=schema, missing=missing)
     published = release_dataset(load(release, missing=missing), source)
     if target is None and len(source.sensitive) == 1 and source.sensitive[0] in published.columns:
@@ -204,6 +215,7 @@ def query(
     partition: str | None = None,
     schema: Schema | str | os.PathLike[str] | None = None,
     missing: MissingPolicy | str = DEFAULT_MISSING,
+    decimal_comma: bool | None = None,
     randomness: Randomness | int | None = None,
     ledger: LedgerSpec = DEFAULT_LEDGER,
     name: str | None = None,
@@ -226,6 +238,7 @@ def query(
     from crowdsafe.engines import get_engine
     from crowdsafe.mechanisms.query_plan import QueryRequest
 
+    schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     request = QueryRequest(text, epsilon=epsilon, delta=delta, mechanism=mechanism, calibration_name=calibration,
                            neighbours=neighbours, max_rows_per_person=max_rows_per_person, domain=domain,
                            partition=partition)
@@ -242,8 +255,10 @@ def set_budget(
     ledger: LedgerSpec = DEFAULT_LEDGER,
     schema: Schema | str | os.PathLike[str] | None = None,
     missing: MissingPolicy | str = DEFAULT_MISSING,
+    decimal_comma: bool | None = None,
 ) -> Budget:
     """Register ``data`` in the ledger with its total privacy budget (set once)."""
+    schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     dataset = load(data, schema=schema, missing=missing)
     with ledger_for(ledger) as book:
         if book is None:
@@ -279,6 +294,7 @@ def plan_perturbation(
     confidence: float = 0.95,
     schema: Schema | str | os.PathLike[str] | None = None,
     missing: MissingPolicy | str = DEFAULT_MISSING,
+    decimal_comma: bool | None = None,
     engine: str = "polars",
     spark_master: str | None = None,
     **target: Any,
@@ -291,6 +307,7 @@ def plan_perturbation(
     from crowdsafe.drivers.perturb import plan_perturbation as plan_run
     from crowdsafe.engines import get_engine
 
+    schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     runner = get_engine(engine, master=spark_master)
     request = _perturb_request(attributes, domains, max_rows, exploratory, duplicates, confidence, target)
     return plan_run(runner, data, request, schema=schema, missing=missing)
@@ -308,6 +325,7 @@ def perturb(
     seed: Any = None,
     schema: Schema | str | os.PathLike[str] | None = None,
     missing: MissingPolicy | str = DEFAULT_MISSING,
+    decimal_comma: bool | None = None,
     out: str | os.PathLike[str] | None = None,
     certificate: str | os.PathLike[str] | None = None,
     engine: str = "polars",
@@ -350,6 +368,7 @@ def perturb(
     from crowdsafe.engines import get_engine
     from crowdsafe.perturb.view import ViewOutput
 
+    schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     runner = get_engine(engine, master=spark_master)
     request = _perturb_request(attributes, domains, max_rows, exploratory, duplicates, confidence, target)
     output = ViewOutput(out=out, certificate=certificate, escape_formulas=escape_formulas, report=report)
@@ -436,6 +455,7 @@ def publish(
     sensitive: Sequence[str] | str | None = None,
     schema: Schema | str | os.PathLike[str] | None = None,
     missing: MissingPolicy | str = DEFAULT_MISSING,
+    decimal_comma: bool | None = None,
     out: str | os.PathLike[str] | None = None,
     force: bool = False,
     seed: Randomness | int | None = None,
@@ -505,6 +525,7 @@ def publish(
     run = RunOptions(name=name, budget=budget, out=out, custodian_report=custodian_report,
                      escape_formulas=escape_formulas, report=report)
     plan_publication(request)  # bad parameters are refused before anything else
+    schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     if force:
         warnings.warn(f"force=True {FORCE_DEPRECATION}", DeprecationWarning, stacklevel=2)
     return publish_run(get_engine(engine, master=spark_master), data, request, run, schema=schema, qi=qi,
@@ -525,6 +546,7 @@ def attack(
     levels: Sequence[float] = (0.25, 0.5, 0.75),
     truth_id: str | None = None,
     schema: Schema | str | os.PathLike[str] | None = None,
+    decimal_comma: bool | None = None,
     engine: str = "polars",
     spark_master: str | None = None,
 ) -> Any:
@@ -548,6 +570,7 @@ def attack(
     from crowdsafe.drivers.attack import check_kind
     from crowdsafe.engines import get_engine
 
+    schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     check_kind(kind)  # before the engine is chosen
     chosen = get_engine(engine, master=spark_master)
     request = AttackRequest(kind=kind, qi=tuple(qi), sensitive=sensitive, location=cast("Location", location),

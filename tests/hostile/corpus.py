@@ -277,3 +277,136 @@ CASES: list[Case] = [
     Case("ledger-others-can-read-show", LEDGER_SHOW, "open to other users (", setup="ledger-mode-604"),
     Case("ledger-others-can-read-init", LEDGER_INIT, "open to other users (", setup="ledger-mode-644"),
 ]
+
+
+# ==== issue 33, reading input (input-reading branch): literal paths, line endings, decimal commas,
+# Parquet column types, schemas and hierarchies validated as trees. Each case is refused before
+# anything is charged; what now reads correctly is tested in tests/data/test_input_reading.py.
+
+def _parquet(**columns: object) -> bytes:
+    """A small Parquet file (people.csv's columns plus ``columns``, polars expressions by name)."""
+    import io
+
+    import polars as pl
+
+    frame = pl.read_csv(io.StringIO(people_csv(60)))
+    buffer = io.BytesIO()
+    frame.with_columns(**columns).write_parquet(buffer)
+    return buffer.getvalue()
+
+
+def _nested_parquet() -> dict[str, bytes]:
+    import datetime as dt
+
+    import polars as pl
+
+    return {
+        "list.parquet": _parquet(tags=pl.concat_list("age", "age")),
+        "struct.parquet": _parquet(place=pl.struct("zip", "sex")),
+        "binary.parquet": _parquet(blob=pl.col("sex").cast(pl.Binary)),
+        "duration.parquet": _parquet(stay=pl.duration(days=pl.col("age"))),
+        "time.parquet": _parquet(seen=pl.lit(dt.time(8, 30))),
+    }
+
+
+_LINES = people_csv(40).splitlines()
+MIXED_CR_CRLF = "".join(line + ("\r" if i % 2 else "\r\n") for i, line in enumerate(_LINES)).encode()
+MIXED_CR_LF = ("\n".join(_LINES[:20]) + "\n" + "\r".join(_LINES[20:]) + "\r").encode()
+PARQUET_FILES = _nested_parquet()
+HEADER_ONLY = "age,zip,sex,disease\n"
+COMMA_CSV = 'age,zip,sex,disease\n"35,5",02139,F,flu\n"41,25",02138,M,cold\n'
+NUMERIC_AGE = '[attributes.age]\ntype = "numeric"\n'
+SEX_SCHEMA = '[attributes.sex]\ntype = "categorical"\nhierarchy = "sex.csv"\n'
+GROUPS_CYCLE = ('[attributes.sex]\ntype = "categorical"\n[[attributes.sex.hierarchy.groups]]\nG = ["F", "M"]\n'
+                '[[attributes.sex.hierarchy.groups]]\nF = ["G"]\n')
+DEEP_TOML = "x = " + "[" * 5000 + "]" * 5000 + "\n" + NUMERIC_AGE
+DEEP_TABLES = "[attributes.age]\ntype = \"numeric\"\n[" + ".".join(f"t{i}" for i in range(60)) + "]\nx = 1\n"
+
+READING_CASES: list[Case] = [
+    # paths are literal: a name with glob characters is that file (here a header without rows), never a
+    # pattern that would read the good table beside it
+    Case("publish-glob-brackets", with_data(PUBLISH, "data[1].csv"), "has a header but no rows",
+         files={"data[1].csv": HEADER_ONLY, "data1.csv": people_csv(30)}),
+    Case("check-glob-brackets-year", with_data(CHECK, "kunden[2024].csv"), "has a header but no rows",
+         files={"kunden[2024].csv": HEADER_ONLY}),
+    Case("query-glob-question", with_data(QUERY, "people?.csv"), "has a header but no rows",
+         files={"people?.csv": HEADER_ONLY, "peopleX.csv": people_csv(30)}),
+    Case("perturb-glob-star", with_data(PERTURB, "p*.csv"), "has a header but no rows",
+         files={"p*.csv": HEADER_ONLY}),
+    Case("anonymize-glob-double-star", with_data(ANONYMIZE, "x**y.csv"), "has a header but no rows",
+         files={"x**y.csv": HEADER_ONLY, "xy.csv": people_csv(30)}),
+    Case("check-schema-glob", with_option(CHECK, "--schema", "{in}/s[1].toml"), "s[1].toml",
+         files={"s1.toml": NUMERIC_AGE}),
+    Case("attack-release-glob", (*ATTACK[:2], "{in}/r[1].csv", *ATTACK[3:]), "release r[1] has no sensitive column",
+         files={"r[1].csv": "height,weight\n180,75\n"}),
+    # line endings: lone CRs mixed with CRLF or LF are refused, never read as fewer rows
+    Case("publish-mixed-cr-crlf", with_data(PUBLISH, "mixed.csv"), "mixes line endings",
+         files={"mixed.csv": MIXED_CR_CRLF}),
+    Case("check-mixed-cr-lf", with_data(CHECK, "mixed.csv"), "convert the line endings to LF",
+         files={"mixed.csv": MIXED_CR_LF}),
+    Case("query-mixed-cr-crlf", with_data(QUERY, "mixed.csv"), "lone CR (old Mac)", files={"mixed.csv": MIXED_CR_CRLF}),
+    Case("anonymize-mixed-cr-lf", with_data(ANONYMIZE, "mixed.csv"), "mixes line endings",
+         files={"mixed.csv": MIXED_CR_LF}),
+    Case("perturb-mixed-cr-crlf", with_data(PERTURB, "mixed.csv"), "mixes line endings",
+         files={"mixed.csv": MIXED_CR_CRLF}),
+    Case("check-mixed-cr-crlf-gzip", with_data(CHECK, "mixed.csv.gz"), "mixes line endings",
+         files={"mixed.csv.gz": gzip.compress(MIXED_CR_CRLF, mtime=0)}),
+    # decimal commas: a declared number refused with a hint; a forced reading refuses a decimal point
+    Case("check-decimal-comma-hint", (*with_data(CHECK, "comma.csv"), "--schema", "{in}/s.toml"),
+         "a decimal comma? give --decimal-comma", files={"comma.csv": COMMA_CSV, "s.toml": NUMERIC_AGE}),
+    Case("publish-decimal-comma-hint", (*with_data(PUBLISH, "comma.csv"), "--schema", "{in}/s.toml"),
+         "give --decimal-comma", files={"comma.csv": COMMA_CSV, "s.toml": NUMERIC_AGE}),
+    Case("publish-decimal-comma-forced-point", (*with_data(PUBLISH, "point.csv"), "--schema", "{in}/s.toml",
+                                                "--decimal-comma"),
+         "not a number written with a decimal comma",
+         files={"point.csv": "age,zip,sex,disease\n35.5,02139,F,flu\n41.25,02138,M,cold\n", "s.toml": NUMERIC_AGE}),
+    Case("check-schema-csv-unknown-key", with_option(CHECK, "--schema", "{in}/s.toml"), "unknown key(s) ['separator']",
+         files={"s.toml": "[csv]\nseparator = \";\"\n" + NUMERIC_AGE}),
+    Case("check-schema-decimal-comma-text", with_option(CHECK, "--schema", "{in}/s.toml"),
+         "decimal_comma must be true or false", files={"s.toml": "[csv]\ndecimal_comma = \"yes\"\n" + NUMERIC_AGE}),
+    # Parquet columns of a type crowdsafe cannot use: named in one line when the run would use them
+    Case("check-parquet-list", with_data(CHECK, "list.parquet"), "column 'tags' of",
+         files={"list.parquet": PARQUET_FILES["list.parquet"]}),
+    Case("publish-parquet-struct", with_data(PUBLISH, "struct.parquet"), "is a struct (nested) column",
+         files={"struct.parquet": PARQUET_FILES["struct.parquet"]}),
+    Case("query-parquet-binary", with_data(QUERY, "binary.parquet"), "'blob' of",
+         files={"binary.parquet": PARQUET_FILES["binary.parquet"]}),
+    Case("anonymize-parquet-duration", with_data(ANONYMIZE, "duration.parquet"), "is a duration column",
+         files={"duration.parquet": PARQUET_FILES["duration.parquet"]}),
+    Case("perturb-parquet-time", with_data(PERTURB, "time.parquet"), "is a time-of-day column",
+         files={"time.parquet": PARQUET_FILES["time.parquet"]}),
+    Case("check-parquet-list-named-qi", (*with_data(CHECK, "list.parquet"), "--qi", "age,tags"), "'tags'",
+         files={"list.parquet": PARQUET_FILES["list.parquet"]}),
+    Case("publish-parquet-list-sensitive", (*with_data(PUBLISH, "list.parquet"), "--qi", "age,sex",
+                                            "--sensitive", "tags"), "is a list (nested) column",
+         files={"list.parquet": PARQUET_FILES["list.parquet"]}),
+    Case("publish-parquet-struct-declared", (*with_data(PUBLISH, "struct.parquet"), "--schema", "{in}/s.toml"),
+         "cannot publish, measure or query",
+         files={"struct.parquet": PARQUET_FILES["struct.parquet"],
+                "s.toml": NUMERIC_AGE + '[attributes.place]\ntype = "categorical"\n'}),
+    # schemas: bounded nesting, finite numbers
+    Case("check-schema-nested-arrays", with_option(CHECK, "--schema", "{in}/s.toml"), "nested too deeply",
+         files={"s.toml": DEEP_TOML}),
+    Case("publish-schema-nested-tables", with_option(PUBLISH, "--schema", "{in}/s.toml"), "nested too deeply",
+         files={"s.toml": DEEP_TABLES}),
+    Case("publish-schema-widths-nan", with_option(PUBLISH, "--schema", "{in}/s.toml"), "widths[0] is nan",
+         files={"s.toml": NUMERIC_AGE + "hierarchy = { widths = [nan, 10] }\n"}),
+    Case("check-schema-top-inf", with_option(CHECK, "--schema", "{in}/s.toml"), "hierarchy.top is inf",
+         files={"s.toml": NUMERIC_AGE + "hierarchy = { widths = [5, 10], top = inf }\n"}),
+    Case("query-schema-cuts-nan", with_option(QUERY, "--schema", "{in}/s.toml"), "cuts[0][1] is nan",
+         files={"s.toml": NUMERIC_AGE + "hierarchy = { cuts = [[30, nan]] }\n"}),
+    Case("anonymize-schema-bottom-minus-inf", with_option(ANONYMIZE, "--schema", "{in}/s.toml"), "bottom is -inf",
+         files={"s.toml": NUMERIC_AGE + "hierarchy = { widths = [10], bottom = -inf }\n"}),
+    Case("perturb-schema-order-nan", with_option(PERTURB, "--schema", "{in}/s.toml"), "order[1] is nan",
+         files={"s.toml": '[attributes.age]\ntype = "ordinal"\norder = [20.0, nan]\n'}),
+    # hierarchies: a node may not publish one value as another (cycles, reused labels)
+    Case("publish-hierarchy-file-cycle", (*PUBLISH, "--schema", "{in}/s.toml", "--scheme", "coarse,sex=1"),
+         "the value 'F' would be published as 'M'", files={"s.toml": SEX_SCHEMA, "sex.csv": "F;M;*\nM;F;*\n"}),
+    Case("check-hierarchy-file-label-reused", with_option(CHECK, "--schema", "{in}/s.toml"),
+         "would be published as 'M' at level 1", files={"s.toml": SEX_SCHEMA, "sex.csv": "F;M;*\nM;M;*\n"}),
+    Case("publish-hierarchy-groups-cycle", (*PUBLISH, "--schema", "{in}/s.toml", "--scheme", "coarse,sex=2"),
+         "the value 'M' would be published as 'F' at level 2", files={"s.toml": GROUPS_CYCLE}),
+    Case("perturb-hierarchy-groups-cycle", with_option(PERTURB, "--schema", "{in}/s.toml"),
+         "would be published as", files={"s.toml": GROUPS_CYCLE}),
+]
+CASES += READING_CASES

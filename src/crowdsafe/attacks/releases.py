@@ -52,11 +52,11 @@ def read_release(path: str | os.PathLike[str], name: str | None = None) -> Attac
         suffix = ".parquet" if kind == PARQUET else ".csv" if suffix not in (".parquet", ".pq") else suffix
     try:
         if suffix == ".csv":
-            frame = pl.read_csv(path, infer_schema=False)
+            frame = pl.read_csv(path, infer_schema=False, glob=False)
             if escaped_by(_certificate_beside(path).get("format_notes") or ()):
                 frame = unescape_frame(frame)
         elif suffix in (".parquet", ".pq"):
-            frame = pl.read_parquet(path)
+            frame = pl.read_parquet(path, glob=False)
         else:
             raise InputError(f"cannot read the release {path}: use a .csv or .parquet file")
     except (pl.exceptions.PolarsError, OSError) as exc:

@@ -15,6 +15,7 @@ import typer
 from crowdsafe.cli.lazy import lazy_module
 from crowdsafe.cli.options import (
     DataArg,
+    DecimalCommaOpt,
     EscapeFormulasOpt,
     JsonOpt,
     OutOpt,
@@ -143,6 +144,7 @@ def register(app: typer.Typer) -> None:
         search: SearchOpt = "auto",
         time_budget: BudgetOpt = 30.0,
         schema: SchemaOpt = None,
+        decimal_comma: DecimalCommaOpt = None,
         missing: MissingOpt = "keep",
         out: OutOpt = None,
         escape_formulas: EscapeFormulasOpt = True,
@@ -167,7 +169,7 @@ def register(app: typer.Typer) -> None:
             check_output_path(out, TABLE_SUFFIXES)
         release = api.anonymize(
             data, algorithm=algorithm, k=k, qi=split_list(qi), sensitive=sensitive, l=l, t=t,
-            schema=schema, missing=missing, distance=distance, mode=mode, categorical=categorical,
+            schema=schema, missing=missing, decimal_comma=decimal_comma, distance=distance, mode=mode, categorical=categorical,
             aggregate=aggregate, loss=loss, suppression_limit=suppression_limit, search=search,
             time_budget=time_budget,
         )

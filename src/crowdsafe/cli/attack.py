@@ -9,6 +9,7 @@ import typer
 
 from crowdsafe.cli.lazy import lazy_module
 from crowdsafe.cli.options import (
+    DecimalCommaOpt,
     EngineOpt,
     EscapeFormulasOpt,
     JsonOpt,
@@ -99,6 +100,7 @@ def register(app: typer.Typer) -> None:
         levels: LevelsOpt = "0.25,0.5,0.75",
         truth_id: TruthOpt = None,
         schema: SchemaOpt = None,
+        decimal_comma: DecimalCommaOpt = None,
         out: OutOpt = None,
         escape_formulas: EscapeFormulasOpt = True,
         as_json: JsonOpt = False,
@@ -120,7 +122,8 @@ def register(app: typer.Typer) -> None:
         if sensitive is None:
             raise ParameterError("name the sensitive attribute with --sensitive")
         result = api.attack(list(releases), targets, qi=names, sensitive=sensitive, location=location,
-                            levels=_levels(levels), truth_id=truth_id, schema=schema, engine=engine,
+                            levels=_levels(levels), truth_id=truth_id, schema=schema, decimal_comma=decimal_comma,
+                            engine=engine,
                             spark_master=spark_master)
         payload = result.as_dict()
         if out is not None:
@@ -138,6 +141,7 @@ def register(app: typer.Typer) -> None:
         qi: QiOpt = None,
         truth_id: TruthOpt = None,
         schema: SchemaOpt = None,
+        decimal_comma: DecimalCommaOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
         """Link a release with an identified table on shared quasi-identifiers (re-identification).
@@ -150,7 +154,8 @@ def register(app: typer.Typer) -> None:
         names = split_list(qi)
         if not names:
             raise ParameterError("name the quasi-identifiers shared with the external table with --qi a,b,c")
-        result = api.attack([release], external, qi=names, kind="linkage", truth_id=truth_id, schema=schema)
+        result = api.attack([release], external, qi=names, kind="linkage", truth_id=truth_id, schema=schema,
+                            decimal_comma=decimal_comma)
         payload = result.as_dict()
 
         def show() -> None:

@@ -12,6 +12,7 @@ import typer
 from crowdsafe.cli.lazy import lazy_module
 from crowdsafe.cli.options import (
     DataArg,
+    DecimalCommaOpt,
     JsonOpt,
     QiOpt,
     SchemaOpt,
@@ -165,6 +166,7 @@ def register(app: typer.Typer) -> None:
         sensitive: SensitiveOpt = None,
         schema: SchemaOpt = None,
         missing: MissingOpt = "keep",
+        decimal_comma: DecimalCommaOpt = None,
         k: Annotated[int | None, typer.Option("--k", help="Count the classes smaller than this k.")] = None,
         l: Annotated[int, typer.Option("--l", help="The ℓ of recursive (c, ℓ)-diversity.")] = 2,
         ground: Annotated[str, typer.Option(
@@ -189,6 +191,7 @@ def register(app: typer.Typer) -> None:
         """
         report = api.check(
             data, qi=split_list(qi), sensitive=split_list(sensitive), schema=schema, missing=missing,
+            decimal_comma=decimal_comma,
             original=original, target_k=k, l=l, ground=ground, threshold=threshold,
             population=population, population_size=population_size,
         )

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from crowdsafe.cli.lazy import lazy_module
-from crowdsafe.cli.options import JsonOpt, QiOpt, SchemaOpt, SeedOpt, emit, split_list
+from crowdsafe.cli.options import DecimalCommaOpt, JsonOpt, QiOpt, SchemaOpt, SeedOpt, emit, split_list
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -92,6 +92,7 @@ def register(app: typer.Typer) -> None:
         release: Annotated[str, typer.Argument(help="The release made from it (CSV or Parquet).")],
         qi: QiOpt = None,
         schema: SchemaOpt = None,
+        decimal_comma: DecimalCommaOpt = None,
         k: Annotated[int | None, typer.Option("--k", help="k for C_avg (default: the release's smallest class).")] = None,
         input_rows: Annotated[int | None, typer.Option(
             "--input-rows", help="Rows that went into the anonymizer (the sample size for a sampled release).")] = None,
@@ -113,7 +114,7 @@ def register(app: typer.Typer) -> None:
         Example: crowdsafe compare adult release.csv --k 10
         """
         report = api.compare(
-            original, release, qi=split_list(qi), schema=schema, k=k, input_rows=input_rows, queries=queries,
+            original, release, qi=split_list(qi), schema=schema, decimal_comma=decimal_comma, k=k, input_rows=input_rows, queries=queries,
             max_attributes=max_attributes, seed=0 if seed is None else seed, scale=scale, target=target,
             test=test, model=model,
         )

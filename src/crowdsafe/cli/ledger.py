@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from crowdsafe.cli.lazy import lazy_module
-from crowdsafe.cli.options import DataArg, JsonOpt, OutOpt, SchemaOpt, emit
+from crowdsafe.cli.options import DataArg, DecimalCommaOpt, JsonOpt, OutOpt, SchemaOpt, emit
 from crowdsafe.cli.query import LedgerOpt
 from crowdsafe.files import write_text_atomic
 
@@ -75,13 +75,15 @@ def register(app: typer.Typer) -> None:
         name: Annotated[str | None, typer.Option("--name", help="A name for the dataset (default: its file or bundled name).")] = None,
         ledger: LedgerOpt = None,
         schema: SchemaOpt = None,
+        decimal_comma: DecimalCommaOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
         """Set a dataset's total privacy budget (once; it cannot be raised later).
 
         Example: crowdsafe ledger init adult --epsilon 1 --delta 1e-6
         """
-        budget = api.set_budget(data, epsilon=epsilon, delta=delta, name=name, ledger=_spec(ledger), schema=schema)
+        budget = api.set_budget(data, epsilon=epsilon, delta=delta, name=name, ledger=_spec(ledger), schema=schema,
+                                decimal_comma=decimal_comma)
         emit(
             budget.as_dict(),
             as_json,

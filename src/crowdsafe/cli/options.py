@@ -1,7 +1,7 @@
 """Options that mean the same in every command.
 
 Use these annotated types in command signatures so ``--qi``, ``--sensitive``, ``--schema``,
-``--out``, ``--seed`` and ``--json`` are spelled and explained one way everywhere.
+``--out``, ``--seed``, ``--json`` and ``--decimal-comma`` are spelled and explained one way everywhere.
 """
 
 from __future__ import annotations
@@ -42,6 +42,15 @@ SeedOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+DecimalCommaOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--decimal-comma/--no-decimal-comma",
+        help="How the CSV file writes its numbers: --decimal-comma reads 1.234,5 as 1234.5 (a '.' is then a "
+             "thousands separator); --no-decimal-comma reads a decimal point only. Default: as the schema's "
+             "[csv] decimal_comma says, else a ';'-separated file's columns of such numbers are found, with a note.",
+    ),
+]
 EscapeFormulasOpt = Annotated[
     bool,
     typer.Option(

@@ -14,6 +14,7 @@ import typer
 from crowdsafe.cli.lazy import lazy_module
 from crowdsafe.cli.options import (
     DataArg,
+    DecimalCommaOpt,
     EngineOpt,
     EscapeFormulasOpt,
     JsonOpt,
@@ -159,6 +160,7 @@ def register(app: typer.Typer) -> None:
         certificate: CertificateOpt = None,
         no_report: Annotated[bool, typer.Option("--no-report", help="Do not write the HTML report (<view stem>.report.html) beside the view; `crowdsafe report VIEW` builds it later.")] = False,
         schema: SchemaOpt = None,
+        decimal_comma: DecimalCommaOpt = None,
         missing: Annotated[str, typer.Option("--missing", help="Missing values: 'keep' (a value of its own; default), 'drop' or 'error'.")] = "keep",
         seed: SeedOpt = None,
         as_json: JsonOpt = False,
@@ -184,7 +186,8 @@ def register(app: typer.Typer) -> None:
         options: dict[str, Any] = dict(gamma=gamma, d=d, c=c, alpha=alpha, beta=beta, attributes=split_list(attributes),
                        domains=_domains(domains), max_rows=max_rows, exploratory=exploratory, duplicates=duplicates,
                        exclusive_correlations=exclusive_correlations, confidence=confidence,
-                       schema=schema, missing=missing, engine=engine, spark_master=spark_master)
+                       schema=schema, missing=missing, decimal_comma=decimal_comma, engine=engine,
+                       spark_master=spark_master)
         if plan_only:
             with identifier_warnings():
                 plan = api.plan_perturbation(data, **options)

@@ -19,6 +19,7 @@ import typer
 
 from crowdsafe.cli.options import (
     DataArg,
+    DecimalCommaOpt,
     EscapeFormulasOpt,
     JsonOpt,
     QiOpt,
@@ -111,6 +112,7 @@ def register(app: typer.Typer) -> None:
         qi: QiOpt = None,
         sensitive: SensitiveOpt = None,
         schema: SchemaOpt = None,
+        decimal_comma: DecimalCommaOpt = None,
         budget: Annotated[str | None, typer.Option("--budget", help="Register the dataset's total budget EPSILON[,DELTA] if it has none (default: this publication's cost).")] = None,
         name: Annotated[str | None, typer.Option("--name", help="The dataset's name in the ledger (default: its file or bundled name).")] = None,
         ledger: LedgerOpt = None,
@@ -148,7 +150,8 @@ def register(app: typer.Typer) -> None:
         if plan_only:
             with naming_options(**PLAN_OPTIONS):
                 plan_publication(request)  # refuse bad parameters before reading anything
-            _plan_only(data, request, column_sets, qi, sensitive, schema, engine, spark_master, as_json)
+            _plan_only(data, request, column_sets, qi, sensitive, schema, engine, spark_master, as_json,
+                       decimal_comma)
             return
         if len(column_sets) > 1:
             raise ParameterError("give --columns once to publish (several sets are for --plan-only)")
@@ -159,6 +162,7 @@ def register(app: typer.Typer) -> None:
         publication = api.publish(
             data, epsilon=epsilon, delta=delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
             releases=releases, qi=split_list(qi), sensitive=split_list(sensitive), schema=schema,
+            decimal_comma=decimal_comma,
             out=out, seed=seed,
             ledger=None if no_ledger else (ledger if ledger is not None else "default"),
             name=name, budget=parse_budget(budget), engine=engine, spark_master=spark_master,
@@ -174,7 +178,8 @@ def register(app: typer.Typer) -> None:
 
 
 def _plan_only(data: str, request: PlanRequest, column_sets: list[Any], qi: str | None, sensitive: str | None,
-               schema: Any, engine: str, spark_master: str | None, as_json: bool) -> None:
+               schema: Any, engine: str, spark_master: str | None, as_json: bool,
+               decimal_comma: bool | None = None) -> None:
     """``--plan-only``: the plan of each column set (public: fixed by the parameters, the schema and
     the hierarchies), and under the custodian heading the table's size, the expected sample and
     the finest uniform resolution its classes could reach (:func:`resolution_outlook`). ``request``:
@@ -185,7 +190,7 @@ def _plan_only(data: str, request: PlanRequest, column_sets: list[Any], qi: str 
 
     from crowdsafe.anonymize.plan import plan_publication
     from crowdsafe.anonymize.publish import plan_for_dataset, prepare_dataset, resolution_outlook
-    from crowdsafe.data import Dataset
+    from crowdsafe.data import Dataset, Schema
     from crowdsafe.data.streamed_table import load_or_stream
     from crowdsafe.engines import get_engine
     from crowdsafe.privacy.certificate import unreviewed_reasons
@@ -197,7 +202,8 @@ def _plan_only(data: str, request: PlanRequest, column_sets: list[Any], qi: str 
         plans = [(plan, None, {"input_rows": rows, "expected_sample_rows": plan.expected_sample_rows(rows)})]
     else:
         # a file larger than memory: its domain (schema, hierarchies) and row count, read batch by batch
-        table = load_or_stream(data, schema=schema, qi=split_list(qi), sensitive=split_list(sensitive))
+        table = load_or_stream(data, schema=Schema.reading(schema, decimal_comma=decimal_comma), qi=split_list(qi),
+                               sensitive=split_list(sensitive))
         dataset = table if isinstance(table, Dataset) else table.domain
         rows = table.n_rows
         plans = []

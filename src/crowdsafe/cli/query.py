@@ -12,6 +12,7 @@ import typer
 from crowdsafe.cli.lazy import lazy_module
 from crowdsafe.cli.options import (
     DataArg,
+    DecimalCommaOpt,
     EngineOpt,
     JsonOpt,
     OutOpt,
@@ -114,6 +115,7 @@ def register(app: typer.Typer) -> None:
         ledger: LedgerOpt = None,
         no_ledger: Annotated[bool, typer.Option("--no-ledger", help="Do not charge a budget ledger (nothing then limits repeated queries).")] = False,
         schema: SchemaOpt = None,
+        decimal_comma: DecimalCommaOpt = None,
         seed: SeedOpt = None,
         out: OutOpt = None,
         as_json: JsonOpt = False,
@@ -149,6 +151,7 @@ def register(app: typer.Typer) -> None:
             max_rows_per_person=max_rows_per_person,
             partition=partition,
             schema=schema,
+            decimal_comma=decimal_comma,
             randomness=seed,
             ledger=None if no_ledger else (ledger if ledger is not None else "default"),
             name=name,

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from crowdsafe.cli.options import JsonOpt, SchemaOpt, SeedOpt, emit
+from crowdsafe.cli.options import DecimalCommaOpt, JsonOpt, SchemaOpt, SeedOpt, emit
 from crowdsafe.errors import ParameterError
 
 
@@ -28,6 +28,7 @@ def register(app: typer.Typer) -> None:
         before_epsilon: Annotated[float | None, typer.Option("--before-epsilon", help="ε spent on the before-distributions in total, split evenly between the attributes.")] = None,
         before_delta: Annotated[float, typer.Option("--before-delta", help="δ of each before-histogram (0: every column needs a public domain).")] = 0.0,
         schema: SchemaOpt = None,
+        decimal_comma: DecimalCommaOpt = None,
         ledger: Annotated[Path | None, typer.Option("--ledger", help="The budget ledger charged for --before (default: $CROWDSAFE_LEDGER, else ~/.local/share/crowdsafe/ledger.sqlite3).")] = None,
         name: Annotated[str | None, typer.Option("--name", help="The original table's name in the ledger (as given to publish).")] = None,
         seed: SeedOpt = None,
@@ -61,7 +62,7 @@ def register(app: typer.Typer) -> None:
             columns = release_content(release).quasi_identifiers  # refuse a bad release before anything is charged
             distributions = before_distributions(before, columns, before_epsilon, delta=before_delta, schema=schema,
                                                  ledger=ledger if ledger is not None else "default", name=name,
-                                                 seed=seed)
+                                                 seed=seed, decimal_comma=decimal_comma)
         written = write_report(release, out, distributions, certificate)
         payload = {"report": str(written),
                    "before": [{"attribute": b.name, "epsilon": b.epsilon, "delta": b.delta} for b in distributions]}

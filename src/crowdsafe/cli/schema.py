@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from crowdsafe.cli.options import DataArg, JsonOpt, emit
+from crowdsafe.cli.options import DataArg, DecimalCommaOpt, JsonOpt, emit
 from crowdsafe.errors import InputError
 from crowdsafe.files import check_output_path
 
@@ -29,6 +29,7 @@ def register(app: typer.Typer) -> None:
         out: Annotated[Path, typer.Option("--out", "-o", help="The schema file to write (.toml).")],
         force: Annotated[bool, typer.Option("--force", help="Overwrite --out if it exists.")] = False,
         separator: Annotated[str | None, typer.Option("--separator", help="CSV field separator (default: sniffed).")] = None,
+        decimal_comma: DecimalCommaOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
         """Draft a schema for DATA: direct identifiers, types, likely sensitive attributes and a
@@ -46,7 +47,7 @@ def register(app: typer.Typer) -> None:
         check_output_path(out, (".toml",))
         if out.exists() and not force:
             raise InputError(f"{out} exists; give --force to overwrite it")
-        draft = draft_schema(data, separator=separator)
+        draft = draft_schema(data, separator=separator, decimal_comma=decimal_comma)
         draft.write(out, force=True)
         payload = {
             "path": str(out),

@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from crowdsafe.data.hierarchy import MISSING_LABEL, Hierarchy, ObservedHierarchy
+from crowdsafe.data.hierarchy import MISSING_LABEL, ROOT_LABEL, Hierarchy, ObservedHierarchy
 from crowdsafe.errors import HierarchyError
 
-ROOT = "*"
+ROOT = ROOT_LABEL
 
 
 def _with_root(levels: list[list[Any]], names: list[str], n: int) -> tuple[list[list[Any]], list[str]]:
@@ -71,6 +71,7 @@ def intervals(
         raise HierarchyError(f"hierarchy '{name}': NaN is not a valid leaf value")
     if (widths is None) == (cuts is None):
         raise HierarchyError(f"hierarchy '{name}': give exactly one of widths or cuts")
+    _check_finite(name, widths=widths, cuts=cuts, bottom=bottom, top=top, origin=origin)
     if bottom is not None and top is not None and bottom >= top:
         raise HierarchyError(f"hierarchy '{name}': bottom {bottom} must lie below top {top}")
     if widths is not None:
@@ -85,6 +86,20 @@ def intervals(
     leaf_series = pl.Series(name, leaves.astype(np.int64) if integral else leaves)
     levels, names = _with_root(levels, names, len(leaves))
     return Hierarchy.from_columns(name, leaf_series, levels, ["value", *names])
+
+
+def _check_finite(name: str, **numbers: Any) -> None:
+    """Refuse a NaN, an infinity or a non-number among the interval parameters, naming it."""
+    for key, value in numbers.items():
+        if value is None:
+            continue
+        items = [x for level in value for x in level] if key == "cuts" else value if key == "widths" else [value]
+        try:
+            bad = next((x for x in items if isinstance(x, bool) or not np.isfinite(float(x))), None)
+        except (TypeError, ValueError):
+            raise HierarchyError(f"hierarchy '{name}': {key} must be numbers, got {value!r}") from None
+        if bad is not None:
+            raise HierarchyError(f"hierarchy '{name}': {key} holds {bad!r}; interval bounds must be finite numbers")
 
 
 def check_widths(name: str, widths: Sequence[float]) -> None:
@@ -204,7 +219,8 @@ def ordered_groups(
         levels.append([labels[j] for j in node_of_leaf])
         names.append(f"groups {depth}")
     levels, names = _with_root(levels, names, n)
-    return Hierarchy.from_columns(name, pl.Series(name, values, strict=False), levels, ["value", *names])
+    made = Hierarchy.from_columns(name, pl.Series(name, values, strict=False), levels, ["value", *names])
+    return made.check_labels() if groups is not None else made  # named groups: a label may repeat a value
 
 
 def grouping(
@@ -252,7 +268,8 @@ def grouping(
         columns.append(current)
     names = list(level_names[1:]) if level_names else [f"groups {i}" for i in range(1, len(columns) + 1)]
     columns, names = _with_root(columns, names, len(leaves))
-    return Hierarchy.from_columns(name, pl.Series(name, leaves, strict=False), columns, ["value", *names])
+    made = Hierarchy.from_columns(name, pl.Series(name, leaves, strict=False), columns, ["value", *names])
+    return made.check_labels()
 
 
 def masking(name: str, values: Iterable[str], *, levels: int | None = None, char: str = "*") -> Hierarchy:

@@ -15,6 +15,7 @@ from typing import Any
 
 import polars as pl
 
+from crowdsafe.data import decimal_comma as comma
 from crowdsafe.data.schema import AttributeType, Schema
 from crowdsafe.errors import SchemaError
 
@@ -26,22 +27,40 @@ def _first_bad(series: pl.Series, converted: pl.Series) -> tuple[Any, int]:
     return series[int(bad[0])], int(bad[0]) + 1
 
 
+def numbers(text: pl.Series, decimal_comma: bool) -> pl.Series:
+    """Text (blanks stripped) as integers, else floats; with ``decimal_comma``, each value must be
+    written with one (:data:`crowdsafe.data.decimal_comma.PATTERN`). A value that is not a number
+    becomes null."""
+    if decimal_comma:
+        text = text.to_frame().select(
+            pl.when(pl.col(text.name).str.contains(comma.PATTERN)).then(comma.number_text(pl.col(text.name)))
+        ).to_series()
+    converted = text.cast(pl.Int64, strict=False)
+    if converted.null_count() != text.null_count():
+        converted = text.cast(pl.Float64, strict=False)
+    return converted
+
+
 def coerce(frame: pl.DataFrame, schema: Schema, source: str) -> pl.DataFrame:
-    """Give each declared column the type its schema states; name the first value that does not fit."""
+    """Give each declared column the type its schema states; name the first value that does not
+    fit (with a hint when it is written with a decimal comma and the schema does not say so)."""
     changes = []
     for attribute in schema:
         series = frame.get_column(attribute.name)
         dtype = series.dtype
         if attribute.type is AttributeType.NUMERIC and not dtype.is_numeric():
             text = series.cast(pl.String).str.strip_chars()
-            converted = text.cast(pl.Int64, strict=False)
-            if converted.null_count() != text.null_count():
-                converted = text.cast(pl.Float64, strict=False)
+            converted = numbers(text, bool(schema.decimal_comma))
             if converted.null_count() != text.null_count():
                 value, row = _first_bad(text, converted)
+                if schema.decimal_comma:
+                    raise SchemaError(
+                        f"column '{attribute.name}' is declared numeric but row {row} of {source} holds {value!r}, "
+                        "which is not a number written with a decimal comma (the reading asked for: "
+                        "--decimal-comma or [csv] decimal_comma = true)")
                 raise SchemaError(
                     f"column '{attribute.name}' is declared numeric but row {row} of {source} "
-                    f"holds the non-numeric value {value!r}"
+                    f"holds the non-numeric value {value!r}{comma.hint(value)}"
                 )
             changes.append(converted.alias(attribute.name))
         elif attribute.type is AttributeType.DATE and dtype != pl.Date:

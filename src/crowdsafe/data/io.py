@@ -12,21 +12,26 @@ import csv
 import io
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from crowdsafe.csv_safety import unescape_frame, write_csv
+from crowdsafe.data import decimal_comma as comma
 from crowdsafe.data.column_names import describe_renames, stable_names
+from crowdsafe.data.column_types import usable_frame
 from crowdsafe.data.dataset import Dataset
+from crowdsafe.data.line_endings import line_ending
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS
 from crowdsafe.data.schema import complete_schema
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import atomic_path
 
-__all__ = ["as_frame", "complete_schema", "header_names", "read_table", "sniff_format", "tidy_text", "write"]
+__all__ = ["TableRead", "as_frame", "complete_schema", "header_names", "read_file", "read_table", "sniff_format",
+           "tidy_text", "write"]
 
 CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".data", ".csv.gz", ".csv.zst", ".gz", ".zst")
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -124,7 +129,7 @@ def sniff_format(path: str | os.PathLike[str]) -> tuple[str, bytes]:
 
 
 def _sniff_separator(head: bytes) -> str:
-    first = head.split(b"\n", 1)[0]
+    first = head.split(b"\n", 1)[0].split(b"\r", 1)[0]  # the header line, whatever the line break
     counts = {sep: first.count(sep.encode()) for sep in _SEPARATORS}
     best = max(counts, key=counts.__getitem__)
     return best if counts[best] else ","
@@ -138,11 +143,18 @@ def csv_options(
     text_columns: Sequence[str],
     has_header: bool,
     head: bytes,
+    decimal_comma: bool | None = None,
 ) -> tuple[dict[str, Any], bool]:
     """The options Polars reads a CSV file with (eagerly here, lazily in
-    :mod:`crowdsafe.data.streaming`), and whether the header was renamed by the stable rule."""
+    :mod:`crowdsafe.data.streaming`), and whether the header was renamed by the stable rule.
+
+    The path is read as it is written, never as a glob pattern (``data[1].csv`` is that file);
+    the line break is the file's own (:func:`crowdsafe.data.line_endings.line_ending`, which
+    refuses mixed line endings); ``decimal_comma`` (None: nothing said) sets the reading of
+    numbers written with a decimal comma (:mod:`crowdsafe.data.decimal_comma`)."""
     if not head.strip():
         raise InputError(f"{path} is empty")
+    eol = line_ending(head, str(path), complete=len(head) < _HEAD)
     separator = separator or _sniff_separator(head)
     options: dict[str, Any] = dict(
         separator=separator,
@@ -151,7 +163,11 @@ def csv_options(
         schema_overrides={c: pl.String for c in text_columns} or None,
         try_parse_dates=True,
         encoding="utf8",
+        eol_char=eol,
+        glob=False,
     )
+    if comma.mode(separator, decimal_comma) == "on":
+        options["decimal_comma"] = True  # Polars then reads '1.234' as text, never as 1.234
     renamed = False
     if has_header:
         raw = header_names(head, separator)
@@ -172,17 +188,20 @@ def _read_csv(
     text_columns: Sequence[str],
     has_header: bool,
     head: bytes,
-) -> pl.DataFrame:
+    decimal_comma: bool | None,
+) -> tuple[pl.DataFrame, comma.Mode]:
     options, renamed = csv_options(path, separator=separator, missing_tokens=missing_tokens,
-                                   text_columns=text_columns, has_header=has_header, head=head)
+                                   text_columns=text_columns, has_header=has_header, head=head,
+                                   decimal_comma=decimal_comma)
+    reading = comma.mode(options["separator"], decimal_comma)
     try:
         try:
-            return pl.read_csv(path, infer_schema_length=10_000, **options)
+            return pl.read_csv(path, infer_schema_length=10_000, **options), reading
         except pl.exceptions.ComputeError as exc:
             if "utf-8" in str(exc).lower() or "utf8" in str(exc).lower():
                 raise
             # a value late in the file does not fit the type guessed from the first rows
-            return pl.read_csv(path, infer_schema_length=None, **options)
+            return pl.read_csv(path, infer_schema_length=None, **options), reading
     except pl.exceptions.NoDataError:
         raise InputError(f"{path} has a header but no rows" if renamed else f"{path} is empty") from None
     except pl.exceptions.ComputeError as exc:
@@ -207,29 +226,40 @@ def header_names(head: bytes, separator: str | None = None) -> list[str]:
         return []
 
 
-def tidy_text(frame: pl.DataFrame, declared: set[str]) -> pl.DataFrame:
-    """Strip blanks around text values; undeclared text columns holding only numbers become numeric.
+def tidy_text(frame: pl.DataFrame, declared: set[str], reading: comma.Mode = "off") -> pl.DataFrame:
+    """Strip blanks around text values; undeclared text columns holding only numbers become numeric
+    (numbers written with a decimal comma too, as ``reading`` says: :mod:`crowdsafe.data.decimal_comma`).
 
     Files such as Adult separate fields by ', ', which leaves a blank before every value.
     """
+    return tidied_text(frame, declared, reading)[0]
+
+
+def tidied_text(frame: pl.DataFrame, declared: set[str], reading: comma.Mode = "off") -> tuple[pl.DataFrame, list[str]]:
+    """:func:`tidy_text`, and the columns it read as numbers written with a decimal comma. Every
+    decision depends on the set of a column's values only (so the distinct values decide as the
+    rows do, :mod:`crowdsafe.data.streamed_table`)."""
     stripped = [c.strip() for c in frame.columns]
     if stripped != frame.columns and len(set(stripped)) == len(stripped):
         frame = frame.rename(dict(zip(frame.columns, stripped)))
     text = [c for c, t in frame.schema.items() if t == pl.String]
     if not text:
-        return frame
+        return frame, []
     frame = frame.with_columns(pl.col(text).str.strip_chars())
+    commas = comma.columns(frame, declared, reading)
     numeric = []
     for column in text:
-        if column in declared:
+        if column in declared or (reading == "on" and column not in commas):  # "on": '1.5' is not a number
             continue
         series = frame.get_column(column)
+        if column in commas:
+            series = series.to_frame().select(comma.number_text(pl.col(column))).to_series()
         for dtype in (pl.Int64, pl.Float64):
             cast = series.cast(dtype, strict=False)
             if cast.null_count() == series.null_count() and series.null_count() < len(series):
                 numeric.append(cast)
                 break
-    return frame.with_columns(numeric) if numeric else frame
+    return (frame.with_columns(numeric) if numeric else frame), commas
 
 
 def as_frame(data: Any) -> pl.DataFrame | None:
@@ -250,7 +280,18 @@ def as_frame(data: Any) -> pl.DataFrame | None:
     return None
 
 
-def read_table(
+@dataclass(frozen=True)
+class TableRead:
+    """A table file as read (:func:`read_file`): its usable columns, the columns read as numbers
+    written with a decimal comma (an ``"auto"`` read: :mod:`crowdsafe.data.decimal_comma`), and
+    the columns set aside for their type, with what each is (:mod:`crowdsafe.data.column_types`)."""
+
+    frame: pl.DataFrame
+    decimal_comma: tuple[str, ...] = ()
+    unusable: Mapping[str, str] = field(default_factory=dict)
+
+
+def read_file(
     path: str | os.PathLike[str],
     *,
     separator: str | None = None,
@@ -258,17 +299,10 @@ def read_table(
     text_columns: Sequence[str] = (),
     has_header: bool = True,
     unescape_formulas: bool = False,
-) -> pl.DataFrame:
-    """Read a CSV or Parquet file into a Polars frame (no schema, no missing-value policy).
-
-    ``unescape_formulas``: the file is a formula-safe CSV written by crowdsafe (a release, a
-    view); undo its escape (``'=1+1`` -> ``=1+1``, :func:`crowdsafe.csv_safety.unescape_frame`).
-
-    The format is read from the file's first bytes, not its name (:func:`sniff_format`): a
-    gzip- or zstd-compressed CSV and a Parquet file are read whatever they are called; an Excel
-    workbook, another archive or binary file, or UTF-16 text is refused with one line saying
-    what it is and how to convert it.
-    """
+    decimal_comma: bool | None = None,
+) -> TableRead:
+    """:func:`read_table`, with the columns of a type crowdsafe cannot use set aside instead of
+    refused, and which columns were read with a decimal comma (the note is printed here)."""
     path = Path(path)
     if not path.exists():
         raise InputError(f"file not found: {path}")
@@ -278,7 +312,7 @@ def read_table(
     suffix = _suffix(path)
     if kind == PARQUET:
         try:
-            frame = pl.read_parquet(path)
+            frame = pl.read_parquet(path, glob=False)
         except (pl.exceptions.PolarsError, OSError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise InputError(f"cannot read {path} as Parquet: {first}") from None
@@ -286,14 +320,45 @@ def read_table(
         if renames:
             print(f"crowdsafe: note: {describe_renames(str(path), renames)}", file=sys.stderr)
             frame = frame.rename(dict(zip(frame.columns, names)))
-        return frame
+        frame, unusable = usable_frame(frame)
+        return TableRead(frame, (), unusable)
     if kind in (GZIP, ZSTD) or suffix in (*CSV_SUFFIXES, *PARQUET_SUFFIXES) or suffix == "":
-        frame = _read_csv(path, separator=separator, missing_tokens=missing_tokens,
-                          text_columns=text_columns, has_header=has_header, head=head)
+        frame, reading = _read_csv(path, separator=separator, missing_tokens=missing_tokens,
+                                   text_columns=text_columns, has_header=has_header, head=head,
+                                   decimal_comma=decimal_comma)
         if unescape_formulas:
             frame = unescape_frame(frame)
-        return tidy_text(frame, set(text_columns))
+        frame, commas = tidied_text(frame, set(text_columns), reading)
+        if commas and reading == "auto":
+            print(f"crowdsafe: note: {comma.note(str(path), commas)}", file=sys.stderr)
+        return TableRead(frame, tuple(commas))
     raise InputError(f"cannot tell the format of {path}: use a .csv or .parquet file name")
+
+
+def read_table(path: str | os.PathLike[str], **options: Any) -> pl.DataFrame:
+    """Read a CSV or Parquet file into a Polars frame (no schema, no missing-value policy).
+    ``options``: :func:`read_file`'s (``separator``, ``missing_tokens``, ``text_columns``,
+    ``has_header``, ``unescape_formulas``, ``decimal_comma``).
+
+    ``unescape_formulas``: the file is a formula-safe CSV written by crowdsafe (a release, a
+    view); undo its escape (``'=1+1`` -> ``=1+1``, :func:`crowdsafe.csv_safety.unescape_frame`).
+
+    The format is read from the file's first bytes, not its name (:func:`sniff_format`): a
+    gzip- or zstd-compressed CSV and a Parquet file are read whatever they are called; an Excel
+    workbook, another archive or binary file, or UTF-16 text is refused with one line saying
+    what it is and how to convert it. The path is literal (never a glob pattern). CSV: the line
+    endings are the file's own (mixed ones refused), and ``decimal_comma`` (None: a
+    ``;``-separated file's numbers written with a decimal comma are found, with a note; True /
+    False: always / never) reads numbers written ``1.234,5``. A Parquet column of a type
+    crowdsafe cannot use (nested, binary, duration, time) is refused in one line
+    (:mod:`crowdsafe.data.column_types`; :func:`crowdsafe.data.load` drops it instead when the
+    run does not need it).
+    """
+    read = read_file(path, **options)
+    for name, kind in read.unusable.items():
+        raise InputError(f"column '{name}' of {path} is {kind}, which crowdsafe cannot use; "
+                         "drop it from the file (or save the table without it)")
+    return read.frame
 
 
 def write(data: Dataset | pl.DataFrame, path: str | os.PathLike[str], *, escape_formulas: bool = True) -> Path:

@@ -25,6 +25,7 @@ import polars as pl
 
 from crowdsafe.data.builders import from_spec
 from crowdsafe.data.coerce import coerce
+from crowdsafe.data.column_types import settle
 from crowdsafe.data.dataset import Dataset
 from crowdsafe.data.hierarchy import Hierarchy
 from crowdsafe.data.missing import (
@@ -34,7 +35,7 @@ from crowdsafe.data.missing import (
     MissingReport,
     apply_missing_policy,
 )
-from crowdsafe.data.schema import Schema, complete_schema
+from crowdsafe.data.schema import Schema, complete_schema, declared_and_reading
 from crowdsafe.data.sources import Source, read_source
 from crowdsafe.errors import InputError
 
@@ -52,6 +53,7 @@ def load(
     separator: str | None = None,
     missing_tokens: Sequence[str] = DEFAULT_MISSING_TOKENS,
     name: str | None = None,
+    decimal_comma: bool | None = None,
 ) -> Dataset:
     """Load a table as a :class:`Dataset`.
 
@@ -61,12 +63,17 @@ def load(
     ``qi``/``sensitive`` then set the roles (:meth:`Schema.with_roles`). ``missing`` is the
     missing-value policy (default ``keep``: a missing value is a value of its own; see
     :mod:`crowdsafe.data.missing`); in CSV files an empty field and ``missing_tokens`` are
-    missing. Raises :class:`~crowdsafe.errors.InputError` / :class:`~crowdsafe.errors.SchemaError`
-    with a one-line message naming the problem.
+    missing. ``decimal_comma``: how a CSV file writes its numbers (None: as the schema's
+    ``[csv]`` table says, else found in a ``;``-separated file; :mod:`crowdsafe.data.decimal_comma`).
+    A column of a type crowdsafe cannot use is refused, or dropped with a note when the run does
+    not use it (:mod:`crowdsafe.data.column_types`). Raises :class:`~crowdsafe.errors.InputError` /
+    :class:`~crowdsafe.errors.SchemaError` with a one-line message naming the problem.
     """
     policy = MissingPolicy.parse(missing)
-    declared = Schema.from_toml(Path(schema)) if isinstance(schema, (str, os.PathLike)) else schema
-    source = read_source(data, declared=declared, separator=separator, missing_tokens=missing_tokens, name=name)
+    given = Schema.from_toml(Path(schema)) if isinstance(schema, (str, os.PathLike)) else schema
+    declared, reading = declared_and_reading(given, decimal_comma)
+    source = read_source(data, declared=declared, separator=separator, missing_tokens=missing_tokens, name=name,
+                         decimal_comma=reading)
     return load_source(source, schema=declared, missing=policy, qi=qi, sensitive=sensitive, hierarchies=hierarchies)
 
 
@@ -81,6 +88,7 @@ def load_source(
 ) -> Dataset:
     """Steps 2 to 5 of the pipeline on a table already read (see the module's docstring)."""
     policy = MissingPolicy.parse(missing)
+    schema = settle(source.unusable, schema, qi, sensitive, source.label)
     table_schema = _apply_schema(source, schema)
     frame = source.frame if schema is None or source.typed else coerce(
         source.frame.select(table_schema.names), table_schema, source.label)

@@ -7,6 +7,8 @@ sampling + k-anonymity theory, Li, Qardaji and Su 2012). Declare fewer to study 
 
 from __future__ import annotations
 
+import math
+import os
 import tomllib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -111,12 +113,18 @@ class Schema:
     or the TOML file), so reports can tell the user whether roles were guessed. ``undeclared``
     names the attributes a partial declared schema did not mention, whose role and type were
     inferred (:func:`complete_schema`); :meth:`was_inferred` covers both cases.
+    ``decimal_comma``: how a CSV file writes its numbers (``[csv] decimal_comma = true`` in a
+    schema file; :mod:`crowdsafe.data.decimal_comma`): True, with a decimal comma; False, with a
+    decimal point only; None, not said (a ``;``-separated file's are then found). A schema that
+    declares no attribute only says how to read (:meth:`reading`): the table is read as without
+    a schema.
     """
 
     attributes: tuple[Attribute, ...]
     person_id: str | None = None
     source: str = "declared"
     undeclared: frozenset[str] = frozenset()
+    decimal_comma: bool | None = None
     _index: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -137,6 +145,19 @@ class Schema:
         return self.source == "inferred" or name in self.undeclared
 
     # -- construction -------------------------------------------------------------------
+
+    @classmethod
+    def reading(cls, schema: Schema | str | os.PathLike[str] | None, *,
+                decimal_comma: bool | None) -> Schema | str | os.PathLike[str] | None:
+        """``schema`` (a Schema, a TOML file or None) with the reading option ``decimal_comma``
+        set; None leaves ``schema`` as given. Without a schema, a Schema that declares no
+        attribute carries the option (:func:`declared_and_reading` takes it apart again)."""
+        if decimal_comma is None:
+            return schema
+        declared = cls.from_toml(Path(schema)) if isinstance(schema, (str, os.PathLike)) else schema
+        if declared is None:
+            return cls((), source="inferred", decimal_comma=decimal_comma)
+        return replace(declared, decimal_comma=decimal_comma)
 
     @classmethod
     def of(
@@ -218,10 +239,14 @@ class Schema:
             document = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise SchemaError(f"schema file {path} is not valid TOML: {exc}") from None
+        except RecursionError:  # the parser recurses on nested arrays and inline tables
+            raise SchemaError(f"schema file {path} is nested too deeply (more than {MAX_NESTING} levels of "
+                              "tables and lists): a schema needs a few") from None
+        _check_document(document, f"schema file {path}")
         table = document.get("attributes")
         if not isinstance(table, dict) or not table:
             raise SchemaError(f"schema file {path} declares no [attributes.<name>] tables")
-        unknown_keys = set(document) - {"attributes", "person_id"}
+        unknown_keys = set(document) - {"attributes", "person_id", "csv"}
         if unknown_keys:
             raise SchemaError(f"schema file {path}: unknown top-level key(s) {sorted(unknown_keys)}")
         attributes = []
@@ -249,7 +274,8 @@ class Schema:
                     from_data=_markers(spec.get("from_data", []), f"schema file {path}: attribute '{name}'"),
                 )
             )
-        return cls(tuple(attributes), person_id=document.get("person_id"), source=str(path))
+        return cls(tuple(attributes), person_id=document.get("person_id"), source=str(path),
+                   decimal_comma=_csv_options(document.get("csv", {}), f"schema file {path}"))
 
     def unreviewed(self, names: Iterable[str], keys: Iterable[str] | None = None) -> dict[str, tuple[str, ...]]:
         """The ``from_data`` markers (:attr:`Attribute.from_data`) of the attributes ``names`` (in
@@ -419,6 +445,52 @@ class Schema:
         return "\n".join(lines)
 
 
+#: How deeply tables and lists may nest in a schema file (a schema needs about 7).
+MAX_NESTING = 32
+
+
+def _check_document(document: dict[str, Any], where: str) -> None:
+    """Refuse a schema document nested deeper than :data:`MAX_NESTING` or holding a NaN or an
+    infinity anywhere (widths, cuts, bottom, top, origin, an order...), naming the key."""
+    stack: list[tuple[Any, str, int]] = [(document, "", 0)]
+    while stack:
+        value, key, depth = stack.pop()
+        if depth > MAX_NESTING:
+            raise SchemaError(f"{where} is nested too deeply (more than {MAX_NESTING} levels of tables and "
+                              "lists): a schema needs a few")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise SchemaError(f"{where}: {key} is {value}; numbers in a schema must be finite")
+        if isinstance(value, dict):
+            stack.extend((v, f"{key}.{k}" if key else str(k), depth + 1) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{key}[{i}]", depth + 1) for i, v in enumerate(value))
+
+
+def _csv_options(table: Any, where: str) -> bool | None:
+    """The ``[csv]`` table of a schema file: how the data file is written (``decimal_comma``)."""
+    if not isinstance(table, dict):
+        raise SchemaError(f"{where}: csv must be a table, e.g. [csv] decimal_comma = true")
+    unknown = set(table) - {"decimal_comma"}
+    if unknown:
+        raise SchemaError(f"{where}: unknown key(s) {sorted(unknown)} in [csv]; it takes decimal_comma")
+    value = table.get("decimal_comma")
+    if value is not None and not isinstance(value, bool):
+        raise SchemaError(f"{where}: [csv] decimal_comma must be true or false, got {value!r}")
+    return value
+
+
+def declared_and_reading(schema: Schema | None, decimal_comma: bool | None = None) -> tuple[Schema | None, bool | None]:
+    """The schema as declared, with the decimal-comma option read by (None when it declares no
+    attribute: it only said how to read, :meth:`Schema.reading`), and that option:
+    ``decimal_comma`` when given, else the schema's."""
+    if schema is None:
+        return None, decimal_comma
+    reading = schema.decimal_comma if decimal_comma is None else decimal_comma
+    if not schema.attributes:
+        return None, reading
+    return (schema if schema.decimal_comma == reading else replace(schema, decimal_comma=reading)), reading
+
+
 def _markers(value: Any, where: str) -> tuple[str, ...]:
     """A ``from_data`` list read from a schema file: strings, each starting with a schema key."""
     if not isinstance(value, list) or not all(isinstance(m, str) and m.strip() for m in value):
@@ -447,4 +519,4 @@ def complete_schema(schema: Schema, frame: pl.DataFrame) -> Schema:
         return schema
     inferred = Schema.infer(frame.select(extra))
     return Schema(schema.attributes + inferred.attributes, person_id=schema.person_id, source=schema.source,
-                  undeclared=schema.undeclared | frozenset(extra))
+                  undeclared=schema.undeclared | frozenset(extra), decimal_comma=schema.decimal_comma)

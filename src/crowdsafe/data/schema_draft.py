@@ -33,10 +33,11 @@ from typing import Any
 
 import polars as pl
 
+from crowdsafe.data import decimal_comma as comma
 from crowdsafe.data.column_names import Rename, stable_names
 from crowdsafe.data.hierarchy_draft import HierarchySuggestion, is_code_name, suggest_hierarchy
 from crowdsafe.data.identifiers import identifier_by_name, identifier_by_values, name_tokens
-from crowdsafe.data.io import as_frame, header_names, read_table, sniff_format
+from crowdsafe.data.io import as_frame, header_names, read_file, sniff_format
 from crowdsafe.data.schema import AttributeType, Role
 from crowdsafe.errors import InputError
 
@@ -87,6 +88,7 @@ class SchemaDraft:
     source: str
     renames: tuple[Rename, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    decimal_comma: bool | None = None  # written as [csv] decimal_comma (None: not written)
 
     @property
     def identifiers(self) -> list[str]:
@@ -147,22 +149,40 @@ class SchemaDraft:
         return "\n".join(lines)
 
 
-def draft_schema(data: Any, *, separator: str | None = None, label: str | None = None) -> SchemaDraft:
+def draft_schema(data: Any, *, separator: str | None = None, label: str | None = None,
+                 decimal_comma: bool | None = None) -> SchemaDraft:
     """Propose a schema for ``data`` (a CSV/Parquet path, a named table, a Polars or pandas frame).
 
+    ``decimal_comma`` as :func:`crowdsafe.data.load`; the draft writes ``[csv] decimal_comma =
+    true`` when it was given or when a column was read with a decimal comma (so later reads take
+    the numbers the same way without looking). A column of a type crowdsafe cannot use (nested,
+    binary...) is drafted ``role = "identifier"`` (dropped before any release), with a comment.
     Custodian-only: the result reads the data (see the module's docstring for every rule)."""
-    frame, source, renames = _read(data, separator)
-    notes = _awkward_names(frame.columns)
-    attributes = tuple(_attribute(name, frame.get_column(name)) for name in frame.columns)
-    return SchemaDraft(attributes, label or source, tuple(renames), tuple(notes))
+    frame, source, renames, commas, unusable = _read(data, separator, decimal_comma)
+    notes = _awkward_names([*frame.columns, *unusable])
+    drafted = {name: _attribute(name, frame.get_column(name)) for name in frame.columns}
+    for name, kind in unusable.items():
+        drafted[name] = AttributeDraft(name, Role.IDENTIFIER, AttributeType.CATEGORICAL, notes=(
+            f"{kind}: crowdsafe cannot use it, so it is declared an identifier (dropped before any release)",))
+    attributes = tuple(drafted.values())
+    reading = decimal_comma if decimal_comma is not None else (True if commas else None)
+    if commas:
+        notes.append(f"numbers written with a decimal comma (1.234,5) in {', '.join(map(repr, commas))}: "
+                     "[csv] decimal_comma = true reads them so")
+    return SchemaDraft(attributes, label or source, tuple(renames), tuple(notes), reading)
 
 
-def _read(data: Any, separator: str | None) -> tuple[pl.DataFrame, str, list[Rename]]:
-    """The table as text-faithful as possible: code columns (ZIP...) as text, with the renames."""
+def _read(data: Any, separator: str | None, decimal_comma: bool | None
+          ) -> tuple[pl.DataFrame, str, list[Rename], list[str], dict[str, str]]:
+    """The table as text-faithful as possible: code columns (ZIP...) as text, with the renames,
+    the columns read with a decimal comma, and those set aside for their type."""
     frame = as_frame(data)
     if frame is not None:
+        from crowdsafe.data.column_types import usable_frame
+
+        frame, unusable = usable_frame(frame)
         codes = [c for c, t in frame.schema.items() if is_code_name(c) and t.is_numeric()]
-        return frame.with_columns(pl.col(codes).cast(pl.String)), "the data", []
+        return frame.with_columns(pl.col(codes).cast(pl.String)), "the data", [], [], unusable
     from crowdsafe.data.sources import read_source
 
     if isinstance(data, (str, os.PathLike)) and Path(data).exists():
@@ -170,13 +190,16 @@ def _read(data: Any, separator: str | None) -> tuple[pl.DataFrame, str, list[Ren
         _, head = sniff_format(path)
         names, renames = stable_names(header_names(head, separator)) if head else ([], [])
         # codes (ZIP...) read as text, so leading zeros are kept
-        frame = read_table(path, separator=separator, text_columns=[n for n in names if is_code_name(n)])
+        read = read_file(path, separator=separator, text_columns=[n for n in names if is_code_name(n)],
+                         decimal_comma=decimal_comma)
+        frame = read.frame
         codes = [c for c, t in frame.schema.items() if is_code_name(c) and t.is_numeric()]
         return (frame.with_columns(pl.col(codes).cast(pl.String)), path.name,
-                [r for r in renames if r.reason != "blanks around the name"])
+                [r for r in renames if r.reason != "blanks around the name"], list(read.decimal_comma),
+                dict(read.unusable))
     source = read_source(data)
     codes = [c for c, t in source.frame.schema.items() if is_code_name(c) and t.is_numeric()]
-    return source.frame.with_columns(pl.col(codes).cast(pl.String)), source.label, []
+    return source.frame.with_columns(pl.col(codes).cast(pl.String)), source.label, [], [], dict(source.unusable)
 
 
 def _type(name: str, column: pl.Series) -> tuple[AttributeType, tuple[str, ...] | None, list[str]]:
@@ -196,17 +219,30 @@ def _type(name: str, column: pl.Series) -> tuple[AttributeType, tuple[str, ...] 
             parsed = text.str.to_date(strict=False)
             if parsed.null_count() == 0:
                 return AttributeType.DATE, None, ["date: every value is text in the form YYYY-MM-DD (from the data)"]
+        if _comma_numbers(column):
+            return AttributeType.CATEGORICAL, None, [
+                "read as text, but every value is a number written with a decimal comma (from the data): "
+                "draft again with --decimal-comma to type it numeric"]
     if is_code_name(name):
         return AttributeType.CATEGORICAL, None, [
             f"categorical, read as text: '{name}' reads as a code (leading zeros are kept)"]
     return AttributeType.CATEGORICAL, None, []
 
 
+def _comma_numbers(column: pl.Series) -> bool:
+    """Whether every value of a text column is a number written with a decimal comma (one at least
+    with the comma): numbers a reader without --decimal-comma keeps as text."""
+    if column.dtype != pl.String:
+        return False
+    return bool(comma.columns(column.str.strip_chars().to_frame(), (), "auto"))
+
+
 def _attribute(name: str, column: pl.Series) -> AttributeDraft:
     kind, order, notes = _type(name, column)
     reason = identifier_by_name(name)
     source = "name" if reason else None
-    if reason is None and kind is not AttributeType.DATE:  # ISO dates would pass for phone numbers
+    # ISO dates would pass for phone numbers, and numbers with a decimal comma for near-unique text
+    if reason is None and kind is not AttributeType.DATE and not _comma_numbers(column):
         evidence = identifier_by_values(column)
         if evidence is not None:
             reason, source = evidence.reason, "values"

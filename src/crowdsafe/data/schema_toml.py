@@ -141,6 +141,9 @@ def draft_toml(draft: SchemaDraft) -> str:
     if draft.notes:
         lines.append("#")
         lines += _comment(list(draft.notes))
+    if draft.decimal_comma is not None:
+        lines += ["", "# how the data file writes its numbers: true, 1.234,5 is 1234.5; false, a decimal point only",
+                  "[csv]", f"decimal_comma = {toml_value(draft.decimal_comma)}"]
     for attribute in draft.attributes:
         lines.append("")
         lines += _attribute(attribute)

@@ -24,9 +24,10 @@ from typing import Any
 
 import polars as pl
 
+from crowdsafe.data.column_types import usable_frame
 from crowdsafe.data.dataset import Dataset
 from crowdsafe.data.hierarchy import Hierarchy
-from crowdsafe.data.io import as_frame, read_table
+from crowdsafe.data.io import as_frame, read_file
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS
 from crowdsafe.data.schema import AttributeType, Schema
 from crowdsafe.errors import InputError
@@ -45,6 +46,8 @@ class Source:
     only (no coercion, its hierarchy specifications are not built). ``missing_leaves``: each of
     its hierarchies gets a missing-value leaf when its column keeps missing values after the
     policy. ``loaded``: the Dataset it was given as (its policy was applied when it was loaded).
+    ``unusable``: the columns set aside for their type, with what each is
+    (:mod:`crowdsafe.data.column_types`; the load refuses or drops each by its role).
     """
 
     frame: pl.DataFrame
@@ -55,6 +58,7 @@ class Source:
     typed: bool = False
     missing_leaves: bool = False
     loaded: Dataset | None = None
+    unusable: Mapping[str, str] = field(default_factory=dict)
 
 
 _NAMED: dict[str, Callable[[], Source]] = {}
@@ -97,10 +101,13 @@ def read_source(
     separator: str | None = None,
     missing_tokens: Sequence[str] = DEFAULT_MISSING_TOKENS,
     name: str | None = None,
+    decimal_comma: bool | None = None,
 ) -> Source:
     """Read ``data`` (a path, a named table, a frame or a Dataset) as a :class:`Source`.
 
-    A file's columns that ``declared`` makes categorical or ordinal are read as text. Raises
+    A file's columns that ``declared`` makes categorical or ordinal are read as text;
+    ``decimal_comma`` as :func:`crowdsafe.data.io.read_table`. A column of a type crowdsafe
+    cannot use (a file's or a frame's) is set aside in ``unusable``. Raises
     :class:`~crowdsafe.errors.InputError` for what cannot be read, a table without columns and
     a file with a header but no rows.
     """
@@ -109,7 +116,10 @@ def read_source(
                       typed=True, loaded=data)
     label = name or "the data"
     frame = as_frame(data)
-    if frame is None:
+    unusable: Mapping[str, str] = {}
+    if frame is not None:
+        frame, unusable = usable_frame(frame)
+    else:
         if not isinstance(data, (str, os.PathLike)):
             raise InputError(
                 f"cannot load a {type(data).__name__}: give a file path, a bundled dataset name, "
@@ -128,11 +138,15 @@ def read_source(
             a.name for a in (declared or ())
             if a.type in (AttributeType.CATEGORICAL, AttributeType.ORDINAL)
         ]
-        frame = read_table(path, separator=separator, missing_tokens=missing_tokens, text_columns=text_columns)
+        read = read_file(path, separator=separator, missing_tokens=missing_tokens, text_columns=text_columns,
+                         decimal_comma=decimal_comma)
+        frame, unusable = read.frame, read.unusable
         label = str(path)
         name = name or path.name
     if frame.width == 0:
-        raise InputError(f"{label} has no columns")
+        kinds = ", ".join(f"'{c}' is {k}" for c, k in unusable.items())
+        raise InputError(f"{label} has no column crowdsafe can use ({kinds})" if unusable
+                         else f"{label} has no columns")
     if frame.height == 0:
         raise InputError(f"{label} has a header but no rows")
-    return Source(frame, label, name)
+    return Source(frame, label, name, unusable=unusable)

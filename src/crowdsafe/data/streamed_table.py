@@ -37,13 +37,15 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from crowdsafe.data import decimal_comma as comma
 from crowdsafe.data.coerce import coerce
 from crowdsafe.data.column_names import describe_renames, stable_names
+from crowdsafe.data.column_types import settle
 from crowdsafe.data.dataset import Dataset
-from crowdsafe.data.io import CSV_SUFFIXES, PARQUET, _suffix, sniff_format, tidy_text
+from crowdsafe.data.io import CSV_SUFFIXES, PARQUET, _suffix, sniff_format, tidied_text
 from crowdsafe.data.missing import MissingPolicy, MissingReport, missing_refusal
-from crowdsafe.data.schema import AttributeType, Schema, complete_schema
-from crowdsafe.data.streaming import reads_eagerly, scan_table
+from crowdsafe.data.schema import AttributeType, Schema, complete_schema, declared_and_reading
+from crowdsafe.data.streaming import Scan, reads_eagerly, scan_table
 from crowdsafe.errors import CrowdsafeError, InputError
 from crowdsafe.progress import tracked, working
 
@@ -116,17 +118,17 @@ def _simple(dtype: pl.DataType) -> bool:
     return dtype.is_numeric() or isinstance(dtype, (pl.Datetime, pl.Duration, *_SIMPLE)) or dtype in (pl.Time,)
 
 
-def _scan(path: Path, text_columns: Sequence[str], infer_all: bool) -> tuple[pl.LazyFrame, bool]:
+def _scan(path: Path, text_columns: Sequence[str], infer_all: bool, decimal_comma: bool | None) -> Scan:
     """The lazy scan (:func:`crowdsafe.data.streaming.scan_table`); its notes on standard error once."""
     if infer_all:  # the second try: the renames were reported by the first
         with contextlib.redirect_stderr(io.StringIO()):
-            return scan_table(path, text_columns=text_columns, infer_all=True)
-    lazy, is_csv = scan_table(path, text_columns=text_columns)
-    if not is_csv:
-        names, renames = stable_names(pl.scan_parquet(path).collect_schema().names())
+            return scan_table(path, text_columns=text_columns, infer_all=True, decimal_comma=decimal_comma)
+    scan = scan_table(path, text_columns=text_columns, decimal_comma=decimal_comma)
+    if not scan.is_csv:
+        names, renames = stable_names(pl.scan_parquet(path, glob=False).collect_schema().names())
         if renames:
             print(f"crowdsafe: note: {describe_renames(str(path), renames)}", file=sys.stderr)
-    return lazy, is_csv
+    return scan
 
 
 def _distinct(lazy: pl.LazyFrame, names: Sequence[str], label: str = "reading the table: its values"
@@ -175,9 +177,10 @@ def _read_error(path: Path, exc: pl.exceptions.PolarsError, is_csv: bool) -> Inp
     return InputError(f"cannot {what} {path} as {'CSV' if is_csv else 'Parquet'}: {first}")
 
 
-def _conversions(raw: pl.DataFrame, typed: pl.DataFrame, schema: Schema) -> list[pl.Expr] | None:
+def _conversions(raw: pl.DataFrame, typed: pl.DataFrame, schema: Schema, commas: Sequence[str]) -> list[pl.Expr] | None:
     """Per-value expressions that turn a batch of raw columns into the loader's types (the
-    decisions read from the domain: ``raw`` -> ``typed``); None when one cannot be made per value."""
+    decisions read from the domain: ``raw`` -> ``typed``; ``commas``: the columns whose numbers are
+    written with a decimal comma); None when one cannot be made per value."""
     expressions = []
     for attribute in schema:
         name = attribute.name
@@ -187,7 +190,10 @@ def _conversions(raw: pl.DataFrame, typed: pl.DataFrame, schema: Schema) -> list
         if before == after:
             expressions.append(pl.col(name))
         elif after.is_numeric() and before == pl.String:
-            expressions.append(pl.col(name).str.strip_chars().cast(after, strict=False))
+            text = pl.col(name).str.strip_chars()
+            if name in commas:  # every value matched the pattern in the domain: per value, the same text
+                text = comma.number_text(text)
+            expressions.append(text.cast(after, strict=False))
         elif after == pl.Date and isinstance(before, pl.Datetime):
             expressions.append(pl.col(name).dt.date())
         else:  # a date parsed from text infers its format from the values it sees: read it whole
@@ -202,15 +208,18 @@ def read_streamed(
     qi: Sequence[str] | None = None,
     sensitive: Sequence[str] | str | None = None,
     missing: MissingPolicy | str = MissingPolicy.KEEP,
+    decimal_comma: bool | None = None,
 ) -> StreamedTable | None:
     """The table at ``path`` as the loader reads it (module docstring), or None when it must be
-    read whole. ``schema`` (declared), ``qi``, ``sensitive`` and ``missing`` as in
-    :func:`crowdsafe.data.load`. The reader's notes (renamed columns) reach standard error once:
-    not when the file is then read whole (that read gives them)."""
+    read whole. ``schema`` (declared), ``qi``, ``sensitive``, ``missing`` and ``decimal_comma`` as
+    in :func:`crowdsafe.data.load`. The reader's notes (renamed columns, a decimal comma, a
+    column dropped for its type) reach standard error once: not when the file is then read whole
+    (that read gives them)."""
     notes = io.StringIO()
+    declared, reading = declared_and_reading(schema, decimal_comma)
     try:
         with contextlib.redirect_stderr(notes):
-            table = _read_streamed(Path(path), schema, qi, sensitive, MissingPolicy.parse(missing))
+            table = _read_streamed(Path(path), declared, qi, sensitive, MissingPolicy.parse(missing), reading)
     except BaseException:
         sys.stderr.write(notes.getvalue())
         raise
@@ -226,29 +235,34 @@ def load_or_stream(
     qi: Sequence[str] | None = None,
     sensitive: Sequence[str] | str | None = None,
     missing: MissingPolicy | str = MissingPolicy.KEEP,
+    decimal_comma: bool | None = None,
 ) -> Dataset | StreamedTable:
     """The table ``data`` as :func:`crowdsafe.data.load` reads it: a :class:`StreamedTable` when
     :func:`streams` says so and :func:`read_streamed` can take it, else the Dataset loaded whole
     (the reference twin). ``schema``: a Schema or a TOML file."""
     from crowdsafe.data.pipeline import load
 
+    if isinstance(schema, (str, os.PathLike)):
+        schema = Schema.from_toml(Path(schema))
     if isinstance(data, (str, os.PathLike)) and streams(data):  # larger than EAGER_BYTES: batch by batch if it can be
-        declared = Schema.from_toml(Path(schema)) if isinstance(schema, (str, os.PathLike)) else schema
-        streamed = read_streamed(data, schema=declared, qi=qi, sensitive=sensitive, missing=missing)
+        streamed = read_streamed(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing,
+                                 decimal_comma=decimal_comma)
         if streamed is not None:
             return streamed
-    return load(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
+    return load(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing, decimal_comma=decimal_comma)
 
 
 def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
-                   sensitive: Sequence[str] | str | None, policy: MissingPolicy) -> StreamedTable | None:
+                   sensitive: Sequence[str] | str | None, policy: MissingPolicy,
+                   decimal_comma: bool | None) -> StreamedTable | None:
     from crowdsafe.data.pipeline import load
 
     text_columns = [a.name for a in (schema or ()) if a.type in (AttributeType.CATEGORICAL, AttributeType.ORDINAL)]
     kind = sniff_format(path)[0]
     if kind != PARQUET and _suffix(path) not in (*CSV_SUFFIXES, ""):
         return None  # text named as Parquet or by an unknown suffix: the loader's own rules and messages
-    lazy, is_csv = _scan(path, text_columns, infer_all=False)
+    lazy, is_csv, reading, unusable = _scan(path, text_columns, False, decimal_comma)
+    schema = settle(unusable, schema, qi, sensitive, str(path))
     try:
         names = lazy.collect_schema().names()
         try:
@@ -256,20 +270,22 @@ def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
         except pl.exceptions.ComputeError as exc:
             if not is_csv or "utf" in str(exc).lower():
                 raise
-            lazy, _ = _scan(path, text_columns, infer_all=True)  # a late value the first rows' types miss
+            lazy = _scan(path, text_columns, True, decimal_comma).lazy  # a late value the first rows' types miss
             rows, values, nulls, with_missing = _distinct(lazy, names)
     except pl.exceptions.PolarsError as exc:
         raise _read_error(path, exc, is_csv) from None
     if rows == 0:
         raise InputError(f"{path} has a header but no rows")
     raw = _domain_frame(values)
-    tidied = tidy_text(raw, set(text_columns)) if is_csv else raw
+    tidied, commas = tidied_text(raw, set(text_columns), reading) if is_csv else (raw, [])
+    if commas and reading == "auto":
+        print(f"crowdsafe: note: {comma.note(str(path), commas)}", file=sys.stderr)
     table_schema = complete_schema(schema, tidied) if schema is not None else Schema.infer(tidied)
     try:
         typed = coerce(tidied.select(table_schema.names), table_schema, str(path)) if schema is not None else tidied
     except CrowdsafeError:
         return None  # the in-memory read refuses it, naming the row
-    expressions = _conversions(raw, typed, table_schema)
+    expressions = _conversions(raw, typed, table_schema, commas)
     if expressions is None:
         return None
     nulls = {c: nulls[c] for c in table_schema.names}

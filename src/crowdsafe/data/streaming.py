@@ -21,30 +21,34 @@ custodian-side data, like the table itself.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import polars as pl
 
+from crowdsafe.data import decimal_comma as comma
 from crowdsafe.data.column_names import stable_names
-from crowdsafe.data.io import GZIP, PARQUET, ZSTD, csv_options, read_table, sniff_format, tidy_text
+from crowdsafe.data.column_types import usable
+from crowdsafe.data.io import GZIP, PARQUET, ZSTD, csv_options, read_file, sniff_format, tidy_text
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS
 from crowdsafe.errors import InputError, ParameterError
 
-__all__ = ["COUNT", "EAGER_BYTES", "frequency_table", "reads_eagerly", "scan_table"]
+__all__ = ["COUNT", "EAGER_BYTES", "Scan", "frequency_table", "parquet_parts", "reads_eagerly", "scan_table"]
 
 COUNT = "count"
 EAGER_BYTES = 1 << 28  # 256 MiB on disk: read whole up to this, stream above
 
 
-def _parts(path: Path) -> list[Path]:
-    """The Parquet part files of a folder (sorted), or the file itself."""
+def parquet_parts(path: Path) -> list[Path]:
+    """The Parquet part files of a folder, sorted by name: its files named ``*.parquet``, listed
+    literally (the folder's name is never read as a pattern), or the file itself. The one place
+    where one path means several files."""
     if not path.exists():
         raise InputError(f"file not found: {path}")
     if not path.is_dir():
         return [path]
-    parts = sorted(path.glob("*.parquet"))
+    parts = sorted((p for p in path.iterdir() if p.name.endswith(".parquet") and p.is_file()), key=lambda p: p.name)
     if not parts:
         raise InputError(f"{path} is a folder without Parquet part files (*.parquet)")
     return parts
@@ -52,7 +56,7 @@ def _parts(path: Path) -> list[Path]:
 
 def disk_bytes(path: str | os.PathLike[str]) -> int:
     """The size on disk of a file or of a folder's Parquet parts."""
-    return sum(p.stat().st_size for p in _parts(Path(path)))
+    return sum(p.stat().st_size for p in parquet_parts(Path(path)))
 
 
 def reads_eagerly(path: str | os.PathLike[str]) -> bool:
@@ -64,6 +68,17 @@ def reads_eagerly(path: str | os.PathLike[str]) -> bool:
     return not path.is_dir() and sniff_format(path)[0] in (GZIP, ZSTD)
 
 
+class Scan(NamedTuple):
+    """A lazy scan (:func:`scan_table`): the rows, whether the file is CSV, how its numbers
+    written with a decimal comma are read (:mod:`crowdsafe.data.decimal_comma`), and the
+    columns set aside for their type (:mod:`crowdsafe.data.column_types`)."""
+
+    lazy: pl.LazyFrame
+    is_csv: bool
+    reading: comma.Mode = "off"
+    unusable: Mapping[str, str] = {}
+
+
 def scan_table(
     path: str | os.PathLike[str],
     *,
@@ -72,23 +87,28 @@ def scan_table(
     text_columns: Sequence[str] = (),
     has_header: bool = True,
     infer_all: bool = False,
-) -> tuple[pl.LazyFrame, bool]:
+    decimal_comma: bool | None = None,
+) -> Scan:
     """A lazy scan of a Parquet file, a folder of Parquet parts or an uncompressed CSV file, with
-    the eager reader's column names (the stable rule) and, for CSV, its options and stripped
-    text; and whether it is CSV (its numeric conversion is left to the caller). ``infer_all``:
-    infer CSV types from every row (the eager reader's second try)."""
+    the eager reader's column names (the stable rule), its usable columns (Parquet) and, for CSV,
+    its options (literal path, line endings, decimal comma) and stripped text; the numeric
+    conversion of CSV text is left to the caller (:func:`crowdsafe.data.io.tidy_text` with the
+    scan's ``reading``). ``infer_all``: infer CSV types from every row (the eager reader's second try)."""
     path = Path(path)
-    parts = _parts(path)
+    parts = parquet_parts(path)
     kind, head = (PARQUET, b"") if path.is_dir() else sniff_format(path)
     if kind == PARQUET:
-        lazy = pl.scan_parquet(parts)
+        lazy = pl.scan_parquet(parts, glob=False)
         names = lazy.collect_schema().names()
         stable, renames = stable_names(names)
-        return (lazy.rename(dict(zip(names, stable))) if renames else lazy), False
+        lazy = lazy.rename(dict(zip(names, stable))) if renames else lazy
+        kept, unusable = usable(lazy.collect_schema())
+        return Scan(lazy if kept is None else lazy.select(kept), False, "off", unusable)
     if kind in (GZIP, ZSTD):
         raise InputError(f"{path} is {kind}-compressed: it cannot be scanned lazily (read it whole)")
     options, _ = csv_options(path, separator=separator, missing_tokens=missing_tokens,
-                             text_columns=text_columns, has_header=has_header, head=head)
+                             text_columns=text_columns, has_header=has_header, head=head,
+                             decimal_comma=decimal_comma)
     options.pop("encoding")
     lazy = pl.scan_csv(path, infer_schema_length=None if infer_all else 10_000, **options)
     names = lazy.collect_schema().names()
@@ -96,7 +116,8 @@ def scan_table(
     if stripped != names and len(set(stripped)) == len(stripped):  # as tidy_text renames
         lazy = lazy.rename(dict(zip(names, stripped)))
     text = [c for c, t in lazy.collect_schema().items() if t == pl.String]
-    return (lazy.with_columns(pl.col(text).str.strip_chars()) if text else lazy), True
+    reading = comma.mode(options["separator"], decimal_comma)
+    return Scan(lazy.with_columns(pl.col(text).str.strip_chars()) if text else lazy, True, reading)
 
 
 def _counted(lazy: pl.LazyFrame, columns: Sequence[str], label: Any) -> pl.LazyFrame:
@@ -113,30 +134,42 @@ def _sorted(counted: pl.DataFrame, columns: Sequence[str]) -> pl.DataFrame:
     return counted.sort(list(columns), nulls_last=False)
 
 
+def _unusable_refusal(path: Path, columns: Sequence[str], unusable: Mapping[str, str]) -> None:
+    """Refuse a counted column of a type crowdsafe cannot use (:mod:`crowdsafe.data.column_types`)."""
+    for name in columns:
+        if name in unusable:
+            raise InputError(f"column '{name}' of {path} is {unusable[name]}, which crowdsafe cannot count")
+
+
 def _frequency_by_eager_read(path: Path, columns: Sequence[str], **options: Any) -> pl.DataFrame:
     """The reference twin (small files): the table read whole, then counted."""
     if path.is_dir():
-        frame = pl.read_parquet(_parts(path))
+        frame = pl.read_parquet(parquet_parts(path), glob=False)
         stable, renames = stable_names(frame.columns)
         frame = frame.rename(dict(zip(frame.columns, stable))) if renames else frame
+        kept, unusable = usable(frame.schema)
+        frame = frame if kept is None else frame.select(kept)
     else:
-        frame = read_table(path, **options)
+        read = read_file(path, **options)
+        frame, unusable = read.frame, dict(read.unusable)
+    _unusable_refusal(path, columns, unusable)
     return _sorted(_counted(frame.lazy(), columns, path).collect(), columns)
 
 
 def _frequency_by_streaming(path: Path, columns: Sequence[str], **options: Any) -> pl.DataFrame:
     """The streaming twin (large files): scanned lazily, counted by the streaming engine; CSV's
     numeric conversion on the counted values, equal values' counts added."""
-    lazy, is_csv = scan_table(path, **options)
+    lazy, is_csv, reading, unusable = scan_table(path, **options)
+    _unusable_refusal(path, columns, unusable)
     try:
         counted = _counted(lazy, columns, path).collect(engine="streaming")
     except pl.exceptions.ComputeError:
         if not is_csv:
             raise
-        lazy, _ = scan_table(path, infer_all=True, **options)  # a late value the first rows' types miss
+        lazy = scan_table(path, infer_all=True, **options).lazy  # a late value the first rows' types miss
         counted = _counted(lazy, columns, path).collect(engine="streaming")
     if is_csv:
-        counted = tidy_text(counted, set(options.get("text_columns", ())))
+        counted = tidy_text(counted, set(options.get("text_columns", ())), reading)
         counted = counted.group_by(list(columns)).agg(pl.col(COUNT).sum())
     return _sorted(counted, columns)
 
@@ -149,13 +182,14 @@ def frequency_table(
     missing_tokens: Sequence[str] = DEFAULT_MISSING_TOKENS,
     text_columns: Sequence[str] = (),
     has_header: bool = True,
+    decimal_comma: bool | None = None,
 ) -> pl.DataFrame:
     """The distinct tuples of ``columns`` in the table at ``path`` (a CSV or Parquet file, or a
     folder of Parquet parts) with their counts (``count``), sorted; read whole or streamed
     (:func:`reads_eagerly`), the same table either way (module docstring)."""
     path = Path(path)
     options: dict[str, Any] = dict(missing_tokens=missing_tokens, text_columns=text_columns, has_header=has_header,
-                                   separator=separator)
+                                   separator=separator, decimal_comma=decimal_comma)
     if reads_eagerly(path):
         return _frequency_by_eager_read(path, columns, **options)
     return _frequency_by_streaming(path, columns, **options)

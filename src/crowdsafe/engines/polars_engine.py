@@ -104,11 +104,13 @@ class PolarsEngine:
     def count_rows(self, data: Any) -> int:
         import polars as pl
 
+        from crowdsafe.data.io import GZIP, ZSTD, sniff_format
+        from crowdsafe.data.streaming import scan_table
+
         path = Path(data)
-        if path.is_file() and path.suffix.lower() == ".csv":
-            return int(pl.scan_csv(path).select(pl.len()).collect().item())
-        if path.is_file() and path.suffix.lower() in (".parquet", ".pq"):
-            return int(pl.scan_parquet(path).select(pl.len()).collect().item())
+        if path.is_file() and path.suffix.lower() in (".csv", ".parquet", ".pq") and sniff_format(path)[0] not in (
+                GZIP, ZSTD):  # scanned as the loader reads it: the path literal, the line endings the file's own
+            return int(scan_table(path).lazy.select(pl.len()).collect().item())
         return load(data).n_rows
 
     def frequency_table(self, data: Any, columns: Sequence[str]) -> Any:

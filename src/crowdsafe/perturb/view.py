@@ -125,12 +125,15 @@ def _read_text(path: Path, escaped: bool = True) -> pl.DataFrame:
     files (a view written by the Spark engine) is read whole."""
     if path.name.lower().endswith((".parquet", ".pq")):
         if path.is_dir():
-            return pl.read_parquet(path / "*.parquet")
+            from crowdsafe.data.streaming import parquet_parts
+
+            return pl.read_parquet(parquet_parts(path), glob=False)
         return read_table(path)
     if not path.is_file():
         raise InputError(f"file not found: {path}")
     try:
-        frame = pl.read_csv(path, infer_schema=False, separator="\t" if path.suffix.lower() == ".tsv" else ",")
+        frame = pl.read_csv(path, infer_schema=False, separator="\t" if path.suffix.lower() == ".tsv" else ",",
+                            glob=False)
     except (pl.exceptions.PolarsError, OSError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"cannot read the view {path}: {first}") from None

@@ -37,28 +37,32 @@ def noisy_values(answer: pl.DataFrame, name: str) -> tuple[tuple[str, float], ..
 
 def before_distributions(data: Any, columns: Sequence[str], epsilon: float, *, delta: float = 0.0,
                          schema: str | os.PathLike[str] | None = None, ledger: Any = "default",
-                         name: str | None = None, seed: int | None = None) -> list[BeforeDistribution]:
+                         name: str | None = None, seed: int | None = None,
+                         decimal_comma: bool | None = None) -> list[BeforeDistribution]:
     """One DP histogram per column of ``data`` (the table the release was published from),
     ``epsilon`` split evenly between them, each charged to ``ledger`` under ``name``. Every query
     is checked first (a column without a public domain needs ``delta`` > 0), so a refusal
-    charges nothing; each charge then goes through the ledger's own budget check."""
+    charges nothing; each charge then goes through the ledger's own budget check. ``decimal_comma``:
+    how a CSV ``data`` writes its numbers (:func:`crowdsafe.data.load`)."""
     from crowdsafe import api
 
     if not columns:
         raise ParameterError("the release has no quasi-identifiers to show before-distributions of")
     if not epsilon > 0:
         raise ParameterError(f"the before-epsilon must be positive, got {epsilon:g}", parameter="before_epsilon")
+    from crowdsafe.data import Schema
     from crowdsafe.mechanisms.queries import check_query
     from crowdsafe.mechanisms.query_plan import QueryRequest
 
     each = epsilon / len(columns)
     texts = {column: f"histogram {_quoted(column)}" for column in columns}
-    dataset = api.load(data, schema=schema)
+    reading = Schema.reading(schema, decimal_comma=decimal_comma)
+    dataset = api.load(data, schema=reading)
     for text in texts.values():  # every query's refusals (a column without a public domain) before any charge
         check_query(dataset, QueryRequest(text, epsilon=each, delta=delta))
     result = []
     for column, text in texts.items():
-        answer = api.query(data, text, epsilon=each, delta=delta, schema=schema, ledger=ledger, name=name,
+        answer = api.query(data, text, epsilon=each, delta=delta, schema=reading, ledger=ledger, name=name,
                            randomness=seed)
         frame = answer.value
         if not isinstance(frame, pl.DataFrame):  # a histogram answers with a table of cells

@@ -48,9 +48,9 @@ def _scan_table(path: Path) -> pl.LazyFrame:
         scans = [_scan_table(p) for p in parts if p.suffix.lower() in (".csv", ".parquet", ".pq")]
         return pl.concat(scans, how="vertical") if scans else pl.LazyFrame()
     if suffix == ".csv":
-        return pl.scan_csv(path, infer_schema=False)
+        return pl.scan_csv(path, infer_schema=False, glob=False)
     if suffix in (".parquet", ".pq"):
-        return pl.scan_parquet(path).select(pl.all().cast(pl.String))
+        return pl.scan_parquet(path, glob=False).select(pl.all().cast(pl.String))
     raise InputError(f"cannot tell the format of the release {path}: expected a .csv or .parquet file")
 
 

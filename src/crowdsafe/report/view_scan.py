@@ -63,10 +63,12 @@ def _scan(path: Path, escaped: bool) -> pl.LazyFrame:
     from crowdsafe.csv_safety import unescape_frame
 
     if path.name.lower().endswith((".parquet", ".pq")):
-        return pl.scan_parquet(path / "*.parquet" if path.is_dir() else path)
+        from crowdsafe.data.streaming import parquet_parts
+
+        return pl.scan_parquet(parquet_parts(path), glob=False)
     if not path.is_file():
         raise InputError(f"file not found: {path}")
-    frame = pl.scan_csv(path, infer_schema=False, separator="\t" if path.suffix.lower() == ".tsv" else ",")
+    frame = pl.scan_csv(path, infer_schema=False, separator="\t" if path.suffix.lower() == ".tsv" else ",", glob=False)
     return unescape_frame(frame) if escaped else frame
 
 

@@ -66,3 +66,35 @@ def test_a_drafted_schema_publishes_the_renamed_table_on_spark(spark, tmp_path, 
     assert "charge_2" in release.columns
     drafted = {"id", "first_name", "last_name", "email", "phone", "date_of_birth", "case_number"}
     assert not drafted & set(release.columns)
+
+
+def test_paths_are_literal_on_spark(spark, tmp_path):
+    """A name with glob characters is that file or folder on Spark too (issue 33, point 4)."""
+    for name, decoy in (("data[1].csv", "data1.csv"), ("a*b.csv", "aXb.csv"), ("what?.csv", "whatX.csv")):
+        (tmp_path / name).write_text("age,sex\n30,F\n41,M\n52,F\n")
+        (tmp_path / decoy).write_text("age,sex\n99,M\n")
+        assert [r["age"] for r in read_frame(spark, str(tmp_path / name)).collect()] == ["30", "41", "52"]
+    parts = tmp_path / "runs[1]**"
+    parts.mkdir()
+    pl.DataFrame({"age": [30, 41]}).write_parquet(parts / "part-0.parquet")
+    assert sorted(r["age"] for r in read_frame(spark, str(parts)).collect()) == [30, 41]
+
+
+def test_unusable_columns_and_decimal_commas_on_spark(spark, tmp_path, capsys):
+    """A nested column is refused when the run uses it and dropped with a note otherwise, as on the
+    Polars engine; a decimal comma asked for is refused (Spark reads decimal points only)."""
+    from crowdsafe.data import Schema
+    from crowdsafe.engines.spark.table import spark_table
+    from crowdsafe.errors import ParameterError, SchemaError
+
+    path = tmp_path / "nested.parquet"
+    pl.DataFrame({"age": [30, 41, 30], "sex": ["F", "M", "M"]}).with_columns(
+        tags=pl.concat_list("age", "age")).write_parquet(path)
+    with pytest.raises(SchemaError, match="column 'tags' of .* is a list \\(nested\\) column"):
+        spark_table(spark, str(path))
+    table = spark_table(spark, str(path), qi=["age", "sex"])
+    assert table.frame.columns == ["age", "sex"]
+    assert "column 'tags' of" in capsys.readouterr().err
+    (tmp_path / "t.csv").write_text("age,sex\n30,F\n")
+    with pytest.raises(ParameterError, match="decimal point only"):
+        spark_table(spark, str(tmp_path / "t.csv"), schema=Schema.reading(None, decimal_comma=True))

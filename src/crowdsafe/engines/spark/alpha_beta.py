@@ -45,7 +45,7 @@ from typing import Any, cast
 import numpy as np
 import polars as pl
 
-from crowdsafe.engines.spark.io import spark_path
+from crowdsafe.engines.spark.io import literal_reader, spark_path
 from crowdsafe.engines.spark.streams import PartitionStreams
 from crowdsafe.engines.spark.typed_table import TypedTable, _quoted, spark_type
 from crowdsafe.errors import InputError, ParameterError
@@ -305,7 +305,7 @@ def run_spark(prepared: SparkInput, plan: AlphaBetaPlan, out: str | os.PathLike[
     sentinels = spark.createDataFrame([(-1, j) for j in range(ranges)], keyed_schema)
     view = keyed.unionByName(sentinels).groupBy(_RANGE).applyInArrow(perturb_range, shape)
     write_parquet_once(view, target)
-    written = spark.read.parquet(spark_path(target))
+    written = literal_reader(spark).parquet(spark_path(target))
     rows = int(written.count())
     cert = certify(cast(Any, prepared), plan, rng, view_rows=rows)  # SparkInput stands in for Table
     cert = _with_engine(cert, ranges)

@@ -14,7 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from crowdsafe.data.column_names import describe_renames, stable_names
-from crowdsafe.errors import InputError
+from crowdsafe.data.column_types import settle
+from crowdsafe.data.schema import Schema, declared_and_reading
+from crowdsafe.errors import InputError, ParameterError
 
 _CSV_ENDINGS = (".csv", ".csv.gz", ".tsv", ".txt", ".data")
 _URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
@@ -28,11 +30,20 @@ def spark_path(path: str | os.PathLike[str]) -> str:
     return text if _URI_SCHEME.match(text) else os.path.abspath(text)
 
 
+def literal_reader(spark: Any) -> Any:
+    """Spark's DataFrameReader with glob expansion off: a path is read as it is written
+    (``data[1].csv`` is that file, a folder named ``runs**`` that folder), as the Polars engine
+    reads it. Spark (through Hadoop) reads a path with ``* ? [ ] { }`` as a pattern unless its
+    ``__globPaths__`` option is false (the option Spark's own file streams use; Spark 3.1+)."""
+    return spark.read.option("__globPaths__", "false")
+
+
 def read_frame(spark: Any, path: str, *, columns: Sequence[str] | None = None,
                missing_tokens: Sequence[str] = ("", "?", "NA")) -> Any:
     """A Spark DataFrame of the table at ``path`` (a file or a directory of part files).
 
-    Parquet unless the name ends like a CSV file; CSV is read with a header and the given
+    The path is literal (:func:`literal_reader`). Parquet unless the name ends like a CSV file;
+    CSV is read with a header and the given
     missing-value tokens as nulls (every column as text: types come from the crowdsafe schema,
     never from Spark's inference). Column names are made stable (:func:`stable_columns`).
     ``columns``, when given, are selected and must exist.
@@ -43,14 +54,14 @@ def read_frame(spark: Any, path: str, *, columns: Sequence[str] | None = None,
     name = str(path).rstrip("/").lower()
     try:
         if name.endswith(_CSV_ENDINGS):
-            reader = spark.read.option("header", True).option("inferSchema", False)
+            reader = literal_reader(spark).option("header", True).option("inferSchema", False)
             frame = reader.csv(str(path))
-            header = spark.read.option("header", False).csv(str(path)).first()  # one row: the header as written
+            header = literal_reader(spark).option("header", False).csv(str(path)).first()  # the header as written
             written = [("" if v is None else str(v)) for v in header] if header is not None else frame.columns
             frame = stable_columns(frame, written, str(path))
             frame = frame.replace(list(missing_tokens), None) if missing_tokens else frame
         else:
-            frame = spark.read.parquet(str(path))
+            frame = literal_reader(spark).parquet(str(path))
             frame = stable_columns(frame, frame.columns, str(path))
     except AnalysisException as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -61,6 +72,45 @@ def read_frame(spark: Any, path: str, *, columns: Sequence[str] | None = None,
             raise InputError(f"{path} has no column '{absent[0]}' (it has {', '.join(frame.columns)})")
         frame = frame.select(*columns)
     return frame
+
+
+def _unusable_kind(data_type: Any) -> str | None:
+    """What a Spark column of ``data_type`` is, when crowdsafe cannot use it (the Polars rule,
+    :func:`crowdsafe.data.column_types.unusable_kind`)."""
+    from pyspark.sql import types as T
+
+    kinds = (("ArrayType", "a list (nested) column"), ("MapType", "a map (nested) column"),
+             ("StructType", "a struct (nested) column"), ("BinaryType", "a binary column"),
+             ("DayTimeIntervalType", "a duration column"), ("YearMonthIntervalType", "a duration column"),
+             ("CalendarIntervalType", "a duration column"), ("TimeType", "a time-of-day column"))
+    for name, kind in kinds:
+        cls = getattr(T, name, None)
+        if cls is not None and isinstance(data_type, cls):
+            return kind
+    return None
+
+
+def usable_frame(frame: Any, schema: Schema | None, qi: Sequence[str] | None, sensitive: Sequence[str] | str | None,
+                 label: str) -> tuple[Any, Schema | None]:
+    """``frame`` without its columns of a type crowdsafe cannot use, and ``schema`` without them:
+    each is refused when the run would use it, else dropped with a note
+    (:func:`crowdsafe.data.column_types.settle`, the Polars engine's rule)."""
+    unusable = {f.name: kind for f in frame.schema.fields if (kind := _unusable_kind(f.dataType)) is not None}
+    if not unusable:
+        return frame, schema
+    schema = settle(unusable, schema, qi, sensitive, label)
+    return frame.select(*[f"`{c.replace('`', '``')}`" for c in frame.columns if c not in unusable]), schema
+
+
+def reading_schema(schema: Schema | None, *, from_path: bool) -> tuple[Schema | None, bool | None]:
+    """The declared schema and its decimal-comma option (:func:`crowdsafe.data.schema.declared_and_reading`);
+    a file read by Spark with the option on is refused: Spark reads numbers with a decimal point only."""
+    declared, reading = declared_and_reading(schema)
+    if reading and from_path:
+        raise ParameterError("the Spark engine reads numbers with a decimal point only; read the file with the "
+                             "Polars engine (--engine polars) or save it with decimal points",
+                             parameter="decimal_comma")
+    return declared, reading
 
 
 def stable_columns(frame: Any, written: Sequence[str], label: str) -> Any:

@@ -26,7 +26,7 @@ from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS, MissingPolicy
 from crowdsafe.data.schema import AttributeType
 from crowdsafe.engines.spark import fingerprint as fp
 from crowdsafe.engines.spark.encoding import dictionary, domain_frame, domain_scan
-from crowdsafe.engines.spark.io import read_frame
+from crowdsafe.engines.spark.io import read_frame, reading_schema, usable_frame
 from crowdsafe.errors import InputError
 
 _CSV_ENDINGS = (".csv", ".csv.gz", ".tsv", ".txt", ".data")
@@ -87,14 +87,17 @@ def spark_table(
     if isinstance(schema, (str, os.PathLike)):
         schema = Schema.from_toml(cast("str | Path", schema))
     is_path = isinstance(data, (str, os.PathLike)) and not _is_bundled(data)
+    schema, reading = reading_schema(schema, from_path=is_path)
     if is_path or _is_spark_frame(data):
         path = str(data) if is_path else ""
         frame = read_frame(spark, path, missing_tokens=DEFAULT_MISSING_TOKENS) if is_path else data
         label = name or (path.rstrip("/").rsplit("/", 1)[-1] if is_path else "spark-dataframe")
+        frame, schema = usable_frame(frame, schema, qi, sensitive, path or label)
         if policy is MissingPolicy.DROP:
             frame = frame.dropna()
     else:  # in memory already: the data layer loads it, Spark gets it through Arrow
-        dataset = load(data, schema=schema, qi=qi, sensitive=sensitive, missing=policy, hierarchies=hierarchies)
+        dataset = load(data, schema=schema, qi=qi, sensitive=sensitive, missing=policy, hierarchies=hierarchies,
+                       decimal_comma=reading)
         schema, hierarchies, qi, sensitive = dataset.schema, dataset.hierarchies, None, None
         frame = _spark_frame(spark, dataset.frame)
         label = name or dataset.name or "data"

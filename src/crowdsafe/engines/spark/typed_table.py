@@ -99,7 +99,7 @@ def load_table(
     from pyspark.sql import functions as F
 
     from crowdsafe.data.io import tidy_text
-    from crowdsafe.engines.spark.io import read_frame
+    from crowdsafe.engines.spark.io import read_frame, reading_schema, usable_frame
 
     text = str(path)
     policy = MissingPolicy.parse(missing)
@@ -107,7 +107,9 @@ def load_table(
         schema = Schema.from_toml(cast("str | Path", schema))
     is_csv = not text.rstrip("/").lower().endswith((".parquet", ".pq")) and text.rstrip("/").lower().endswith(
         (".csv", ".csv.gz", ".tsv", ".txt", ".data"))
+    schema = reading_schema(schema, from_path=True)[0]
     frame = read_frame(spark, text, missing_tokens=DEFAULT_MISSING_TOKENS if is_csv else ())
+    frame, schema = usable_frame(frame, schema, qi, sensitive, text)
     if is_csv:
         stripped = [c.strip() for c in frame.columns]
         frame = frame.toDF(*stripped) if len(set(stripped)) == len(stripped) else frame

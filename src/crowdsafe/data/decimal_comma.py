@@ -1,0 +1,86 @@
+"""Numbers written with a decimal comma (``35.309,24``: German, French, ... spreadsheet exports).
+
+Such a file is usually ``;``-separated (the comma being taken), and Polars reads its numbers as
+text. The rule (the reading *mode*, :func:`mode`):
+
+- ``"auto"`` (a ``;``-separated file, nothing said): a text column whose every value is a
+  number written with a decimal comma (:data:`PATTERN`: an optional sign, digits with optional
+  ``.`` thousands separators, then ``,`` and digits) and at least one of which has the comma is
+  read as numbers, with a note naming it (:func:`note`);
+- ``"on"`` (``--decimal-comma``, ``decimal_comma=True``, or ``[csv] decimal_comma = true`` in
+  the schema): the same without needing a comma, in any file, and a declared numeric column must
+  be written so (a ``.`` is then a thousands separator, never a decimal point);
+- ``"off"`` (``--no-decimal-comma``, ``decimal_comma=False``, or a file separated otherwise with
+  nothing said): numbers are read with a decimal point only; a declared numeric column that
+  fails on a value written with a decimal comma says so (:func:`hint`).
+
+A column converted holds the numbers the text stands for: ``1.234,5`` is 1234.5, ``-12,5`` is
+-12.5, ``7`` is 7 (integers stay integers when every value is one). Only the *set* of a column's
+values decides, so a file read whole and one read batch by batch
+(:mod:`crowdsafe.data.streamed_table`) convert the same columns the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Literal
+
+import polars as pl
+
+__all__ = ["PATTERN", "Mode", "columns", "hint", "mode", "note", "number_text"]
+
+Mode = Literal["off", "auto", "on"]
+
+#: A number written with a decimal comma (the whole of a value, blanks stripped).
+PATTERN = r"^[+-]?(?:[0-9]{1,3}(?:\.[0-9]{3})+|[0-9]+)(?:,[0-9]+)?$"
+
+
+def mode(separator: str, decimal_comma: bool | None) -> Mode:
+    """The reading mode of a CSV file separated by ``separator``, given what the user said
+    (None: nothing)."""
+    if decimal_comma is None:
+        return "auto" if separator == ";" else "off"
+    return "on" if decimal_comma else "off"
+
+
+def number_text(text: pl.Expr) -> pl.Expr:
+    """Text written with a decimal comma as text with a decimal point (``1.234,5`` -> ``1234.5``),
+    ready for a cast; only meaningful for values matching :data:`PATTERN`."""
+    return text.str.replace_all(".", "", literal=True).str.replace(",", ".", literal=True)
+
+
+def columns(frame: pl.DataFrame, skip: Collection[str], reading: Mode) -> list[str]:
+    """The text columns of ``frame`` (blanks already stripped), other than ``skip``, that
+    ``reading`` reads as numbers written with a decimal comma (module docstring)."""
+    if reading == "off":
+        return []
+    text = [c for c, t in frame.schema.items() if t == pl.String and c not in skip]
+    if text and reading == "auto":  # a cheap literal search first: most text columns hold no comma
+        found = frame.select(pl.col(c).str.contains(",", literal=True).any().alias(c) for c in text).row(0)
+        text = [c for c, has in zip(text, found) if has]
+    if not text:
+        return []
+    facts = frame.select(
+        (pl.col(c).str.contains(PATTERN) | pl.col(c).is_null()).all() & pl.col(c).is_not_null().any() for c in text
+    ).row(0)
+    return [c for c, every in zip(text, facts) if every]
+
+
+def note(label: str, names: list[str]) -> str:
+    """The note of an ``"auto"`` read that converted ``names``."""
+    which = ", ".join(f"'{n}'" for n in names)
+    plural = len(names) > 1
+    return (f"{label}: column{'s' if plural else ''} {which} read with a decimal comma (e.g. 1.234,5 as 1234.5); "
+            f"give --no-decimal-comma (decimal_comma=False) to read {'them' if plural else 'it'} as text, or say so "
+            "with --decimal-comma or [csv] decimal_comma = true in the schema")
+
+
+def hint(value: object) -> str:
+    """What to add to a refusal of ``value`` as a number: a hint when it is written with a
+    decimal comma, else nothing."""
+    if isinstance(value, str) and "," in value:
+        matched = pl.Series([value.strip()]).str.contains(PATTERN).item()
+        if matched:
+            return (": a decimal comma? give --decimal-comma (decimal_comma=True), or [csv] decimal_comma = true "
+                    "in the schema")
+    return ""

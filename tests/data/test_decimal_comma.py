@@ -1,0 +1,147 @@
+"""Numbers written with a decimal comma (issue 33, point 11): a ';'-separated export's columns of
+such numbers are read as numbers with a note; --decimal-comma / decimal_comma=True / the schema's
+[csv] table force the reading, --no-decimal-comma turns it off; a declared number written so and
+not read so gets a hint; whole and batch-by-batch reads agree; the schema draft types the column
+numeric."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+
+from crowdsafe import api, cli
+from crowdsafe.data import Schema, load
+from crowdsafe.data import decimal_comma as comma
+from crowdsafe.data.io import read_table
+from crowdsafe.data.schema_draft import draft_schema
+from crowdsafe.data.streamed_table import load_or_stream
+from crowdsafe.errors import SchemaError
+
+# a German spreadsheet export: Umsatz with a decimal comma and thousands points; Menge with
+# thousands points only; Anteil a plain decimal point column
+GERMAN = ("Kunde;Umsatz;Menge;Ort\n" + "".join(
+    f"K{i:03d};{['35309,24', '1.234,5', '-12,5', '7', '+0,75'][i % 5]};{['1.234', '2.000', '7'][i % 3]};"
+    f"{['Köln', 'Bonn'][i % 2]}\n" for i in range(60)))
+UMSATZ = [35309.24, 1234.5, -12.5, 7.0, 0.75]
+
+
+@pytest.fixture
+def german(tmp_path):
+    path = tmp_path / "umsatz.csv"
+    path.write_text(GERMAN, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("text", "matches"), [
+    ("35309,24", True), ("1.234,5", True), ("-12,5", True), ("+0,75", True), ("7", True), ("1.234.567,1", True),
+    ("1.234", True), ("1,2,3", False), ("1.23,4", False), ("12.5", False), (",5", False), ("1,", False),
+    ("1e3", False), ("", False), ("1 234,5", False),
+])
+def test_the_pattern(text, matches):
+    assert pl.Series([text]).str.contains(comma.PATTERN).item() is matches
+
+
+def test_a_semicolon_export_reads_its_decimal_commas_as_numbers_with_a_note(german, capsys):
+    frame = read_table(german)
+    assert frame.schema["Umsatz"] == pl.Float64
+    assert frame.get_column("Umsatz").head(5).to_list() == UMSATZ
+    # a column without any comma is not guessed: '1.234' stays what Polars reads (1.234)
+    assert frame.get_column("Menge").head(3).to_list() == [1.234, 2.0, 7.0]
+    assert frame.schema["Ort"] == pl.String and frame.schema["Kunde"] == pl.String
+    note = capsys.readouterr().err.strip()
+    assert note == (f"crowdsafe: note: {german}: column 'Umsatz' read with a decimal comma (e.g. 1.234,5 as "
+                    "1234.5); give --no-decimal-comma (decimal_comma=False) to read it as text, or say so with "
+                    "--decimal-comma or [csv] decimal_comma = true in the schema")
+
+
+def test_forced_reads_thousands_points_and_prints_no_note(german, capsys):
+    frame = read_table(german, decimal_comma=True)
+    assert frame.get_column("Umsatz").head(5).to_list() == UMSATZ
+    assert frame.get_column("Menge").head(3).to_list() == [1234, 2000, 7]
+    assert capsys.readouterr().err == ""
+
+
+def test_off_keeps_the_text(german):
+    frame = read_table(german, decimal_comma=False)
+    assert frame.schema["Umsatz"] == pl.String
+    assert frame.get_column("Umsatz").head(2).to_list() == ["35309,24", "1.234,5"]
+
+
+def test_a_comma_separated_file_needs_it_said(tmp_path):
+    path = tmp_path / "quoted.csv"
+    path.write_text('id,amount\n1,"35309,24"\n2,"1.234,5"\n')
+    assert read_table(path).schema["amount"] == pl.String
+    assert read_table(path, decimal_comma=True).get_column("amount").to_list() == [35309.24, 1234.5]
+    schema = Schema.from_toml(_toml(tmp_path, '[csv]\ndecimal_comma = true\n[attributes.amount]\ntype = "numeric"\n'))
+    assert schema.decimal_comma is True
+    assert load(path, schema=schema).frame.get_column("amount").to_list() == [35309.24, 1234.5]
+
+
+def test_a_declared_number_written_with_a_comma_gets_a_hint(tmp_path):
+    path = tmp_path / "quoted.csv"
+    path.write_text('id,amount\n1,"35309,24"\n2,"12"\n')
+    declared = Schema.of({"id": "numeric", "amount": "numeric"})
+    with pytest.raises(SchemaError) as caught:
+        load(path, schema=declared)
+    assert str(caught.value) == (
+        f"column 'amount' is declared numeric but row 1 of {path} holds the non-numeric value '35309,24': a decimal "
+        "comma? give --decimal-comma (decimal_comma=True), or [csv] decimal_comma = true in the schema")
+    with pytest.raises(SchemaError, match="holds the non-numeric value 'n/a'$"):  # no hint for other text
+        path.write_text('id,amount\n1,n/a\n')
+        load(path, schema=declared)
+
+
+def test_streamed_and_whole_reads_agree(german, monkeypatch):
+    from crowdsafe.data import streaming
+
+    for option in (None, True, False):
+        whole = load(german, decimal_comma=option)
+        monkeypatch.setattr(streaming, "EAGER_BYTES", 0)
+        streamed = load_or_stream(german, decimal_comma=option)
+        monkeypatch.setattr(streaming, "EAGER_BYTES", 1 << 28)
+        assert not hasattr(streamed, "frame")
+        assert streamed.rows.collect().equals(whole.frame), option
+        assert streamed.domain.schema == whole.schema
+
+
+def test_the_schema_draft_types_it_numeric_and_says_how_to_read(german):
+    draft = draft_schema(german)
+    kinds = {a.name: (a.role.value, a.type.value) for a in draft.attributes}
+    assert kinds["Umsatz"] == ("quasi-identifier", "numeric")
+    assert draft.decimal_comma is True
+    text = draft.to_toml()
+    assert "[csv]\ndecimal_comma = true\n" in text
+    path = german.parent / "umsatz.toml"
+    path.write_text(text)
+    assert Schema.from_toml(path).decimal_comma is True
+    assert load(german, schema=path).frame.get_column("Menge").head(3).to_list() == [1234, 2000, 7]
+
+
+def test_a_draft_of_a_comma_file_says_to_give_the_flag(tmp_path):
+    path = tmp_path / "quoted.csv"
+    path.write_text("id,amount\n" + "".join(f'{i},"{i * 1000 + 17},{i % 10}5"\n' for i in range(40)))
+    amount = next(a for a in draft_schema(path).attributes if a.name == "amount")
+    assert amount.role.value != "identifier"  # near-unique text, but numbers: not drafted an identifier
+    assert any("--decimal-comma" in note for note in amount.notes)
+    forced = next(a for a in draft_schema(path, decimal_comma=True).attributes if a.name == "amount")
+    assert forced.type.value == "numeric"
+
+
+def test_the_command_line_and_the_api(german, capsys):
+    assert cli.main(["check", str(german), "--k", "2", "--json"]) == 0
+    captured = capsys.readouterr()
+    types = {a["name"]: a["type"] for a in json.loads(captured.out)["attributes"]}
+    assert types["Umsatz"] == "numeric" and "read with a decimal comma" in captured.err
+    assert cli.main(["check", str(german), "--k", "2", "--json", "--no-decimal-comma"]) == 0
+    types = {a["name"]: a["type"] for a in json.loads(capsys.readouterr().out)["attributes"]}
+    assert types["Umsatz"] == "categorical"
+    assert {a["name"]: a["type"] for a in api.check(german, decimal_comma=True).to_dict()["attributes"]}[
+        "Menge"] == "numeric"
+
+
+def _toml(folder, text):
+    path = folder / "s.toml"
+    path.write_text(text)
+    return path
