@@ -31,7 +31,9 @@ if os.environ.get("CROWDSAFE_TEST_EAGER"):  # stands in for crowdsafe.cli.lazy b
     from rich.console import Console
     from rich.table import Table
     eager = types.ModuleType("crowdsafe.cli.lazy")
+    from rich.text import Text
     eager.lazy_module, eager.Console, eager.Table = importlib.import_module, Console, Table
+    eager.styled = lambda *parts: Text.assemble(*parts)
     sys.modules["crowdsafe.cli.lazy"] = eager
 from crowdsafe.cli import main
 code = main(sys.argv[2:])

@@ -52,8 +52,29 @@ def test_a_semicolon_export_reads_its_decimal_commas_as_numbers_with_a_note(germ
     assert frame.schema["Ort"] == pl.String and frame.schema["Kunde"] == pl.String
     note = capsys.readouterr().err.strip()
     assert note == (f"crowdsafe: note: {german}: column 'Umsatz' read with a decimal comma (e.g. 1.234,5 as "
-                    "1234.5); give --no-decimal-comma (decimal_comma=False) to read it as text, or say so with "
-                    "--decimal-comma or [csv] decimal_comma = true in the schema")
+                    "1234.5), because the values looked so (a custodian-only fact about the data; a release or "
+                    "answer that uses it is not fit for release until the reading is declared); say so with "
+                    "--decimal-comma or [csv] decimal_comma = true in the schema, or give --no-decimal-comma "
+                    "(decimal_comma=False) to read it as text")
+
+
+def test_a_reading_the_data_decided_makes_a_release_and_an_answer_unfit(german, tmp_path):
+    """An undeclared 'auto' read marks the columns it converted (the data decided how they are
+    read: one row with a comma changes how every value of the column is read); declaring the
+    reading removes the mark."""
+    from crowdsafe import api
+    from crowdsafe.data.schema import READ_DECIMAL_COMMA
+
+    auto = load(german)
+    assert READ_DECIMAL_COMMA in auto.schema["Umsatz"].from_data
+    assert READ_DECIMAL_COMMA not in load(german, decimal_comma=True).schema["Umsatz"].from_data
+    answer = api.query(german, "sum(Umsatz) clamp 0..100000", epsilon=1.0, ledger=None, randomness=1)
+    assert any("reading decided by the data: 'Umsatz'" in r for r in answer.unreviewed_reasons)
+    declared = api.query(german, "sum(Umsatz) clamp 0..100000", epsilon=1.0, ledger=None, randomness=1,
+                         decimal_comma=True)
+    assert not any("reading decided" in r for r in declared.unreviewed_reasons)
+    publication = api.publish(german, epsilon=1.0, delta=1e-4, ledger=None, seed=1, columns=["Umsatz", "Ort"])
+    assert any("reading decided by the data: 'Umsatz'" in r for r in publication.certificate.unfit_reasons)
 
 
 def test_forced_reads_thousands_points_and_prints_no_note(german, capsys):

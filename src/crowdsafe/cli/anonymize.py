@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from crowdsafe.cli.lazy import lazy_module
+from crowdsafe.cli.lazy import lazy_module, styled
 from crowdsafe.cli.options import (
     DataArg,
     DecimalCommaOpt,
@@ -95,14 +95,14 @@ CUSTODIAN_HEADING = "custodian only (exact facts about the input; do not publish
 
 
 def render(payload: dict[str, Any], console: Console) -> None:
-    console.print(
-        f"[bold]{payload['algorithm']}[/bold], k = {payload['k']}: {payload['rows_published']:,} rows "
+    console.print(styled(
+        (payload["algorithm"], "bold"), f", k = {payload['k']}: {payload['rows_published']:,} rows "
         f"published in {payload['classes']:,} classes (smallest {payload['smallest_class']})"
-    )
+    ))
     console.print(f"quasi-identifiers: {', '.join(payload['quasi_identifiers'])}")
     for note in plain_notes(payload["notes"]):
         console.print(f"note: {note}")
-    console.print(f"[bold]guarantee:[/bold] {payload['guarantee']}")
+    console.print(styled(("guarantee:", "bold"), f" {payload['guarantee']}"))
     if payload.get("written"):
         console.print(f"wrote {payload['written']['table']} and {payload['written']['certificate']}")
         if payload["written"].get("report"):

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from crowdsafe.cli.lazy import lazy_module
+from crowdsafe.cli.lazy import lazy_module, styled
 from crowdsafe.cli.options import (
     DecimalCommaOpt,
     EngineOpt,
@@ -59,8 +59,8 @@ def _levels(text: str) -> list[float]:
 
 def render(payload: dict[str, Any], console: Console) -> None:
     s = payload["summary"]
-    console.print(f"[bold]Intersection attack[/bold] on {s['releases']} releases, {s['targets']:,} targets "
-                  f"(sensitive: {s['sensitive']})")
+    console.print(styled(("Intersection attack", "bold"), f" on {s['releases']} releases, {s['targets']:,} targets "
+                         f"(sensitive: {s['sensitive']})"))
     table = Table(title="Releases", title_justify="left")
     for column in ("release", "presumed k", "classes", "location", "located", "correct location",
                    "avg partition", "avg prior anonymity"):
@@ -161,8 +161,8 @@ def register(app: typer.Typer) -> None:
         def show() -> None:
             s = payload["summary"]
             console = Console()
-            console.print(f"[bold]Linkage attack[/bold]: {s['release_rows']:,} published rows against "
-                          f"{s['external_records']:,} identified records on {', '.join(s['quasi_identifiers'])}")
+            console.print(styled(("Linkage attack", "bold"), f": {s['release_rows']:,} published rows against "
+                                 f"{s['external_records']:,} identified records on {', '.join(s['quasi_identifiers'])}"))
             console.print(f"re-identified uniquely: {s['reidentified_uniquely']:,}")
             console.print(f"re-identified with probability >= 1/2: {s['reidentified_with_probability_at_least_half']:,}")
             console.print(f"expected correct links (if every row's person is listed): "

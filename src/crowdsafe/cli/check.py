@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from crowdsafe.cli.lazy import lazy_module
+from crowdsafe.cli.lazy import lazy_module, styled
 from crowdsafe.cli.options import (
     DataArg,
     DecimalCommaOpt,
@@ -44,10 +44,10 @@ MissingOpt = Annotated[
 
 def render_check(report: api.CheckReport, console: Console) -> None:
     console.print("custodian only: exact facts about the data, not covered by any guarantee; do not publish them")
-    console.print(
-        f"[bold]{report.dataset}[/bold]: {report.rows:,} rows, {len(report.attributes)} attributes "
+    console.print(styled(
+        (str(report.dataset), "bold"), f": {report.rows:,} rows, {len(report.attributes)} attributes "
         f"(schema: {report.schema.source})"
-    )
+    ))
     console.print(f"missing values: {report.missing['description']}")
     attributes = Table(
         title="Attributes (levels: height of the attribute's generalization hierarchy)", title_justify="left"
@@ -69,10 +69,10 @@ def render_check(report: api.CheckReport, console: Console) -> None:
     console.print(f"quasi-identifiers: {', '.join(report.quasi_identifiers)}")
     if report.sensitive:
         console.print(f"sensitive: {', '.join(report.sensitive)}")
-    console.print(
-        f"[bold]k = {report.k}[/bold] (smallest group of rows sharing one quasi-identifier tuple); "
+    console.print(styled(
+        (f"k = {report.k}", "bold"), " (smallest group of rows sharing one quasi-identifier tuple); "
         f"{classes['groups']:,} distinct tuples, mean class size {classes['mean']:.2f}, largest {classes['largest']:,}"
-    )
+    ))
     console.print(
         f"sample uniques: {report.sample_uniques:,} rows ({report.sample_uniques / report.rows:.1%}) "
         "are alone in their class"

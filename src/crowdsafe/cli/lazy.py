@@ -35,10 +35,23 @@ def lazy_module(name: str) -> Any:
 
 
 def Console(*args: Any, **kwargs: Any) -> Any:  # a class's name: the commands call it as one
-    """A :class:`rich.console.Console`, Rich imported on first use (a command that prints a table)."""
+    """A :class:`rich.console.Console`, Rich imported on first use (a command that prints a table).
+
+    Markup is off: what the commands print holds values, labels and messages (``[0, 40)``,
+    ``[csv] decimal_comma``) that Rich would otherwise read as style tags and drop. A styled part
+    is given as such (:func:`styled`)."""
     from rich.console import Console as RichConsole
 
+    kwargs.setdefault("markup", False)
     return RichConsole(*args, **kwargs)
+
+
+def styled(*parts: str | tuple[str, str]) -> Any:
+    """One line of text whose ``(text, style)`` parts are styled (e.g. ``("guarantee:", "bold")``),
+    the others printed as they are."""
+    from rich.text import Text
+
+    return Text.assemble(*parts)
 
 
 def Table(*args: Any, **kwargs: Any) -> Any:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from crowdsafe.cli.lazy import lazy_module
+from crowdsafe.cli.lazy import lazy_module, styled
 from crowdsafe.cli.options import DataArg, DecimalCommaOpt, JsonOpt, OutOpt, SchemaOpt, emit
 from crowdsafe.cli.query import LedgerOpt
 from crowdsafe.files import write_text_atomic
@@ -40,11 +40,11 @@ def render_report(report: dict[str, Any], console: Console) -> None:
         return
     for dataset in report["datasets"]:
         budget, spent, remaining = dataset["budget"], dataset["spent"], dataset["remaining"]
-        console.print(
-            f"\n[bold]{dataset['name']}[/bold] (fingerprint {dataset['fingerprint'][:16]}…): budget "
+        console.print(styled(
+            "\n", (str(dataset["name"]), "bold"), f" (fingerprint {dataset['fingerprint'][:16]}…): budget "
             f"(ε {budget['epsilon']:g}, δ {budget['delta']:g}); spent (ε {spent['epsilon']:.6g}, "
             f"δ {spent['delta']:.3g}); remaining (ε {remaining['epsilon']:.6g}, δ {remaining['delta']:.3g})"
-        )
+        ))
         if not dataset["entries"]:
             continue
         table = Table(show_edge=False)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from crowdsafe.cli.lazy import lazy_module
+from crowdsafe.cli.lazy import lazy_module, styled
 from crowdsafe.cli.options import (
     DataArg,
     DecimalCommaOpt,
@@ -131,7 +131,7 @@ def _render_plan(plan: AlphaBetaPlan, console: Console, title: str) -> None:
     for note in plan.notes:
         console.print(f"note: {note}")
     for warning in plan.warnings:
-        console.print(f"[bold yellow]warning:[/bold yellow] {warning}")
+        console.print(styled(("warning:", "bold yellow"), f" {warning}"))
 
 
 def register(app: typer.Typer) -> None:

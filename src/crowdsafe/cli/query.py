@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from crowdsafe.cli.lazy import lazy_module
+from crowdsafe.cli.lazy import lazy_module, styled
 from crowdsafe.cli.options import (
     DataArg,
     DecimalCommaOpt,
@@ -63,7 +63,7 @@ def render_answer(answer: QueryAnswer, console: Console, *, custodian: bool = Fa
     saying they are not covered."""
     import polars as pl
 
-    console.print(f"[bold]{answer.query}[/bold]")
+    console.print(styled((answer.query, "bold")))
     if isinstance(answer.value, pl.DataFrame):
         with pl.Config(tbl_rows=60, tbl_hide_dataframe_shape=False):
             console.print(str(answer.value))
@@ -71,7 +71,7 @@ def render_answer(answer: QueryAnswer, console: Console, *, custodian: bool = Fa
     else:
         value = answer.value
         shown = f"{value:,}" if isinstance(value, int) else f"{value:,.6g}"
-        console.print(f"answer        [bold]{shown}[/bold]")
+        console.print(styled("answer        ", (shown, "bold")))
         console.print(f"95% interval  {_interval(answer)} (the error lies there with probability ≥ 0.95)")
     console.print(f"guarantee     (ε = {answer.epsilon:g}, δ = {answer.delta:g})-differential privacy; "
                   f"{answer.privacy_unit}")
@@ -91,7 +91,7 @@ def render_answer(answer: QueryAnswer, console: Console, *, custodian: bool = Fa
     for note in plain_notes(answer.notes):
         console.print(f"note: {note}")
     if custodian:
-        console.print(f"[bold]{CUSTODIAN_HEADING}[/bold]", soft_wrap=True)
+        console.print(styled((CUSTODIAN_HEADING, "bold")), soft_wrap=True)
         if not answer.custodian_only:
             console.print("  (none for this query)")
         for key, fact in answer.custodian_only.items():

@@ -70,9 +70,11 @@ def note(label: str, names: list[str]) -> str:
     """The note of an ``"auto"`` read that converted ``names``."""
     which = ", ".join(f"'{n}'" for n in names)
     plural = len(names) > 1
-    return (f"{label}: column{'s' if plural else ''} {which} read with a decimal comma (e.g. 1.234,5 as 1234.5); "
-            f"give --no-decimal-comma (decimal_comma=False) to read {'them' if plural else 'it'} as text, or say so "
-            "with --decimal-comma or [csv] decimal_comma = true in the schema")
+    return (f"{label}: column{'s' if plural else ''} {which} read with a decimal comma (e.g. 1.234,5 as 1234.5), "
+            "because the values looked so (a custodian-only fact about the data; a release or answer that uses "
+            f"{'them' if plural else 'it'} is not fit for release until the reading is declared); say so with "
+            "--decimal-comma or [csv] decimal_comma = true in the schema, or give --no-decimal-comma "
+            f"(decimal_comma=False) to read {'them' if plural else 'it'} as text")
 
 
 def hint(value: object) -> str:

@@ -289,6 +289,8 @@ class TableRead:
     frame: pl.DataFrame
     decimal_comma: tuple[str, ...] = ()
     unusable: Mapping[str, str] = field(default_factory=dict)
+    #: the columns the data decided to read with a decimal comma (an undeclared "auto" read)
+    decided: tuple[str, ...] = ()
 
 
 def read_file(
@@ -329,9 +331,10 @@ def read_file(
         if unescape_formulas:
             frame = unescape_frame(frame)
         frame, commas = tidied_text(frame, set(text_columns), reading)
-        if commas and reading == "auto":
+        decided = tuple(commas) if reading == "auto" else ()
+        if decided:
             print(f"crowdsafe: note: {comma.note(str(path), commas)}", file=sys.stderr)
-        return TableRead(frame, tuple(commas))
+        return TableRead(frame, tuple(commas), decided=decided)
     raise InputError(f"cannot tell the format of {path}: use a .csv or .parquet file name")
 
 

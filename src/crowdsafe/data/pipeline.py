@@ -109,8 +109,10 @@ def load_source(
 def _apply_schema(source: Source, declared: Schema | None) -> Schema:
     """The declared schema completed by the data's other columns, else the table's own, else inferred."""
     if declared is not None:
-        return complete_schema(declared, source.frame)
-    return source.schema if source.schema is not None else Schema.infer(source.frame)
+        schema = complete_schema(declared, source.frame)
+    else:
+        schema = source.schema if source.schema is not None else Schema.infer(source.frame)
+    return schema.marked_read(source.read_by_data)
 
 
 def _apply_missing(source: Source, frame: pl.DataFrame, policy: MissingPolicy) -> tuple[pl.DataFrame, MissingReport]:

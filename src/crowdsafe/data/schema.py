@@ -68,7 +68,10 @@ class AttributeType(StrEnum):
 
 
 #: The schema keys a ``from_data`` marker may concern (the first word of each of its entries).
-MARKED_KEYS = ("hierarchy", "order", "type", "role")
+MARKED_KEYS = ("hierarchy", "order", "type", "role", "reading")
+#: The marker of a column whose numbers were read with a decimal comma because its values looked so
+#: (an undeclared ``"auto"`` read, :mod:`crowdsafe.data.decimal_comma`): how it is read was decided by the data.
+READ_DECIMAL_COMMA = "reading decimal comma"
 #: The marker of an attribute nobody declared (:meth:`Schema.was_inferred`): its type was read from its values.
 INFERRED_TYPE = "type inferred"
 
@@ -276,6 +279,17 @@ class Schema:
             )
         return cls(tuple(attributes), person_id=document.get("person_id"), source=str(path),
                    decimal_comma=_csv_options(document.get("csv", {}), f"schema file {path}"))
+
+    def marked_read(self, columns: Iterable[str]) -> Schema:
+        """This schema with :data:`READ_DECIMAL_COMMA` among the markers of ``columns`` (read with a
+        decimal comma because their values looked so): their reading is a fact about the data."""
+        chosen = set(columns)
+        if not chosen:
+            return self
+        attributes = tuple(
+            replace(a, from_data=(*a.from_data, READ_DECIMAL_COMMA))
+            if a.name in chosen and READ_DECIMAL_COMMA not in a.from_data else a for a in self.attributes)
+        return replace(self, attributes=attributes)
 
     def unreviewed(self, names: Iterable[str], keys: Iterable[str] | None = None) -> dict[str, tuple[str, ...]]:
         """The ``from_data`` markers (:attr:`Attribute.from_data`) of the attributes ``names`` (in

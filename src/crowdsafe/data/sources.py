@@ -59,6 +59,9 @@ class Source:
     missing_leaves: bool = False
     loaded: Dataset | None = None
     unusable: Mapping[str, str] = field(default_factory=dict)
+    #: columns whose reading the data decided (a decimal comma found in an undeclared ``;`` file):
+    #: the schema marks them (:meth:`~crowdsafe.data.schema.Schema.marked_read`)
+    read_by_data: tuple[str, ...] = ()
 
 
 _NAMED: dict[str, Callable[[], Source]] = {}
@@ -117,6 +120,7 @@ def read_source(
     label = name or "the data"
     frame = as_frame(data)
     unusable: Mapping[str, str] = {}
+    decided: tuple[str, ...] = ()
     if frame is not None:
         frame, unusable = usable_frame(frame)
     else:
@@ -140,7 +144,7 @@ def read_source(
         ]
         read = read_file(path, separator=separator, missing_tokens=missing_tokens, text_columns=text_columns,
                          decimal_comma=decimal_comma)
-        frame, unusable = read.frame, read.unusable
+        frame, unusable, decided = read.frame, read.unusable, read.decided
         label = str(path)
         name = name or path.name
     if frame.width == 0:
@@ -149,4 +153,4 @@ def read_source(
                          else f"{label} has no columns")
     if frame.height == 0:
         raise InputError(f"{label} has a header but no rows")
-    return Source(frame, label, name, unusable=unusable)
+    return Source(frame, label, name, unusable=unusable, read_by_data=decided)

@@ -281,6 +281,7 @@ def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
     if commas and reading == "auto":
         print(f"crowdsafe: note: {comma.note(str(path), commas)}", file=sys.stderr)
     table_schema = complete_schema(schema, tidied) if schema is not None else Schema.infer(tidied)
+    decided = commas if reading == "auto" else []  # the data decided how these are read: marked, as read whole
     try:
         typed = coerce(tidied.select(table_schema.names), table_schema, str(path)) if schema is not None else tidied
     except CrowdsafeError:
@@ -313,7 +314,8 @@ def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
     # refusals here (roles, hierarchies) do not depend on rows: raised as they are, without a read
     # whole (a value a hierarchy does not cover may be another uncovered value than that read names)
     domain = load(typed, schema=schema, qi=qi, sensitive=sensitive, missing="keep", name=path.name)
-    return StreamedTable(path, rows_lazy, replace(domain, missing=report), rows, report)
+    return StreamedTable(path, rows_lazy, replace(domain, missing=report, schema=domain.schema.marked_read(decided)),
+                         rows, report)
 
 
 def _missing_counts(lazy: pl.LazyFrame, names: Sequence[str]) -> tuple[int, dict[str, int], int]:

@@ -140,11 +140,15 @@ def answer_query(
 
 
 def unreviewed_orders(dataset: Dataset, plan: QueryPlan) -> dict[str, tuple[str, ...]]:
-    """The ``from_data`` markers of the schema orders a histogram took its public cells from
-    (:meth:`crowdsafe.data.schema.Schema.unreviewed`): the only schema key a query's mechanism
-    uses. From the schema and the plan alone (public); any makes the answer not fit for release."""
+    """The ``from_data`` markers of the schema orders a histogram took its public cells from, and of
+    every column the query reads whose reading the data decided (a decimal comma found in an
+    undeclared file) (:meth:`crowdsafe.data.schema.Schema.unreviewed`). From the schema and the
+    plan alone (public); any makes the answer not fit for release."""
     used = [d.column for d, (_, source) in zip(plan.query.dimensions, plan.domains) if source == SCHEMA_ORDER]
-    return dataset.schema.unreviewed(used, ["order"])
+    found = dataset.schema.unreviewed(used, ["order"])
+    for column, read in dataset.schema.unreviewed(plan.query.columns, ["reading"]).items():
+        found[column] = (*found.get(column, ()), *read)
+    return found
 
 
 def _run(dataset: Dataset, plan: QueryPlan, randomness: Randomness, aggregate: Aggregator,

@@ -290,6 +290,8 @@ class Certificate:
 
 #: The marker of a column nobody declared (crowdsafe.data.schema.INFERRED_TYPE; privacy/ imports no data code).
 _INFERRED_TYPE = "type inferred"
+#: The marker of a column read with a decimal comma because its values looked so (crowdsafe.data.schema).
+_READ_DECIMAL_COMMA = "reading decimal comma"
 
 
 def unreviewed_reasons(markers: Mapping[str, Sequence[str]]) -> list[str]:
@@ -298,9 +300,10 @@ def unreviewed_reasons(markers: Mapping[str, Sequence[str]]) -> list[str]:
     for all the columns nobody declared (their types were inferred). Names only columns and the
     schema's markers."""
     inferred = [c for c, read in markers.items() if _INFERRED_TYPE in read]
+    decided = [c for c, read in markers.items() if _READ_DECIMAL_COMMA in read]
     reasons = []
     for column, read in markers.items():
-        drafted = [m for m in read if m != _INFERRED_TYPE]
+        drafted = [m for m in read if m not in (_INFERRED_TYPE, _READ_DECIMAL_COMMA)]
         if drafted:
             reasons.append(f"unreviewed schema draft: column '{column}': {' and '.join(drafted)} read from the data, "
                            "not marked reviewed (check it is public, then delete the column's from_data line in the "
@@ -310,6 +313,11 @@ def unreviewed_reasons(markers: Mapping[str, Sequence[str]]) -> list[str]:
         reasons.append(f"schema inferred from the data: no declared type for {listed} (their values chose it, so "
                        "the release's values can depend on a row it does not publish); declare them in a schema "
                        "(crowdsafe schema draft DATA --out schema.toml)")
+    if decided:
+        listed = ", ".join(f"'{c}'" for c in decided)
+        reasons.append(f"reading decided by the data: {listed} read with a decimal comma because the values looked so "
+                       "(one row can change how every value is read); declare it with --decimal-comma or "
+                       "[csv] decimal_comma = true in the schema, or --no-decimal-comma")
     return reasons
 
 
