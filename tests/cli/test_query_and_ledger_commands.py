@@ -43,14 +43,14 @@ def test_json_answer_and_ledger_show(capsys, tmp_path):
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [
-        (["query", "adult", "count where agee > 3", "--epsilon", "1", "--budget", "1"], "did you mean 'age'"),
-        (["query", "adult", "count where age >", "--epsilon", "1", "--budget", "1"], "does not parse"),
-        (["query", "adult", "sum(age)", "--epsilon", "1", "--budget", "1"], "clamping bounds"),
-        (["query", "adult", "count", "--epsilon", "-1", "--budget", "1"], "epsilon"),
-        (["query", "adult", "count", "--epsilon", "1", "--delta", "1", "--mechanism", "gaussian", "--budget", "1"],
+        (["query", "adult", "count where agee > 3", "--epsilon", "1", "--budget", "1,0"], "did you mean 'age'"),
+        (["query", "adult", "count where age >", "--epsilon", "1", "--budget", "1,0"], "does not parse"),
+        (["query", "adult", "sum(age)", "--epsilon", "1", "--budget", "1,0"], "clamping bounds"),
+        (["query", "adult", "count", "--epsilon", "-1", "--budget", "1,0"], "epsilon"),
+        (["query", "adult", "count", "--epsilon", "1", "--delta", "1", "--mechanism", "gaussian", "--budget", "1,0"],
          "delta"),
         (["query", "adult", "count", "--epsilon", "1", "--budget", "x"], "--budget"),
-        (["query", "adult", "count", "--epsilon", "1", "--no-ledger", "--budget", "1"], "--no-ledger"),
+        (["query", "adult", "count", "--epsilon", "1", "--no-ledger", "--budget", "1,0"], "--no-ledger"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_registers_nothing(capsys, private_ledger, argv, fragment):
@@ -61,7 +61,7 @@ def test_bad_input_is_one_line_exit_2_and_registers_nothing(capsys, private_ledg
 
 
 def test_over_budget_is_refused(capsys):
-    assert run_command(capsys, "ledger", "init", "adult", "--epsilon", "0.15")[0] == 0
+    assert run_command(capsys, "ledger", "init", "adult", "--epsilon", "0.15", "--delta", "0")[0] == 0
     assert run_command(capsys, "query", "adult", "count", "--epsilon", "0.1")[0] == 0
     code, _, err = run_command(capsys, "query", "adult", "count", "--epsilon", "0.1")
     assert code == 2 and "refused" in err and "nothing was computed" in err
@@ -77,7 +77,7 @@ def test_no_ledger_runs_without_one(capsys, private_ledger):
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
 @pytest.mark.parametrize("mode", [0o644, 0o640, 0o604], ids=oct)
 def test_a_ledger_others_can_read_is_refused_in_one_line(capsys, private_ledger, mode):
-    assert run_command(capsys, "ledger", "init", "adult", "--epsilon", "1")[0] == 0
+    assert run_command(capsys, "ledger", "init", "adult", "--epsilon", "1", "--delta", "0")[0] == 0
     assert private_ledger.stat().st_mode & 0o777 == 0o600  # made private
     private_ledger.chmod(mode)
     before = private_ledger.read_bytes()
@@ -85,7 +85,7 @@ def test_a_ledger_others_can_read_is_refused_in_one_line(capsys, private_ledger,
                 f"{mode:o}): it holds the secret identity key and custodian-only reports; make it private with "
                 f"`chmod 600 {private_ledger}`\n")
     for argv in (["query", "adult", "count", "--epsilon", "0.1"], ["ledger", "show"],
-                 ["ledger", "init", "adult", "--epsilon", "1"]):
+                 ["ledger", "init", "adult", "--epsilon", "1", "--delta", "0"]):
         assert run_command(capsys, *argv) == (2, "", expected)
     assert private_ledger.read_bytes() == before
     private_ledger.chmod(0o600)
