@@ -53,10 +53,12 @@ from typing import Any, Union
 from crowdsafe.errors import BudgetExceeded, InputError, ParameterError, SampleReuseError
 from crowdsafe.identity import keyed_identity
 from crowdsafe.privacy.composition import compose_homogeneous
+from crowdsafe.privacy.ledger_mark import check_and_mark, look
 from crowdsafe.privacy.ledger_records import (
     KINDS,
     NEIGHBOURS,
     Budget,
+    BudgetChange,
     Charge,
     ChargeRequest,
     Entry,
@@ -68,6 +70,7 @@ from crowdsafe.privacy.ledger_storage import (
     SCHEMA,
     SCHEMA_VERSION,
     create_private,
+    custodian,
     default_ledger_path,
     now,
 )
@@ -89,6 +92,7 @@ class Ledger:
         self.path = Path(path).expanduser() if path is not None else default_ledger_path()
         if self.path.exists() and self.path.is_dir():
             raise InputError(f"ledger path {self.path} is a folder, expected a file")
+        look(self.path)  # another application's database is refused before SQLite opens it to write
         try:
             create_private(self.path)
             self._conn = sqlite3.connect(
@@ -100,10 +104,12 @@ class Ledger:
         self._identity_key: bytes | None = None
         try:
             self._conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
-            self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA synchronous = FULL")
             self._conn.execute("PRAGMA foreign_keys = ON")
+            # A new file is still in rollback-journal mode here, so its mark and tables reach the
+            # file itself at this commit, not only a write-ahead log; WAL mode is set after.
             with self._write() as conn:
+                check_and_mark(conn, self.path)
                 conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
                 row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
                 if row is not None and int(row["value"]) == 1:
@@ -118,6 +124,7 @@ class Ledger:
                 if row is None:
                     conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                     conn.execute("INSERT INTO meta VALUES ('identity_key', ?)", (os.urandom(32).hex(),))
+            self._conn.execute("PRAGMA journal_mode = WAL")
         except InputError:
             self._conn.close()
             raise
@@ -200,12 +207,10 @@ class Ledger:
     # -- budgets ----------------------------------------------------------------------------
 
     def set_budget(self, fingerprint: str, name: str, epsilon: float, delta: float = 0.0) -> Budget:
-        """Register a dataset and its total budget. A budget is set once: setting the same value
-        again is a no-op; a different value is refused."""
-        epsilon = check_epsilon(epsilon)
-        delta = check_delta(delta)
-        if epsilon <= 0:
-            raise ParameterError("a privacy budget needs epsilon > 0")
+        """Register a dataset and its total budget (recorded as the first line of its budget
+        history). Setting the same value again is a no-op; a different value is refused here:
+        :meth:`change_budget` lowers or raises a budget, on the record."""
+        epsilon, delta = _checked_budget(epsilon, delta)
         name = name.strip()
         if not name or not fingerprint:
             raise ParameterError("a dataset in the ledger needs a name and a fingerprint")
@@ -215,7 +220,9 @@ class Ledger:
                 if (row["epsilon_budget"], row["delta_budget"]) != (epsilon, delta):
                     raise ParameterError(
                         f"dataset '{row['name']}' already has the budget (ε={row['epsilon_budget']:g}, "
-                        f"δ={row['delta_budget']:g}); a budget is set once and never raised"
+                        f"δ={row['delta_budget']:g}); change it on the record with change_budget('{row['name']}', "
+                        "epsilon=E, delta=D) (a raise also needs allow_raise=True)",
+                        parameter=("budget", "allow_raise"),
                     )
             else:
                 other = conn.execute("SELECT fingerprint FROM datasets WHERE name = ?", (name,)).fetchone()
@@ -227,9 +234,77 @@ class Ledger:
                 conn.execute(
                     "INSERT INTO datasets VALUES (?, ?, ?, ?, ?)", (fingerprint, name, epsilon, delta, now())
                 )
+                self._record_change(conn, fingerprint, "set", None, PrivacyLoss(epsilon, delta), "")
         budget = self.budget(fingerprint)
         assert budget is not None
         return budget
+
+    def change_budget(
+        self, dataset: str, epsilon: float, delta: float, *, allow_raise: bool = False, reason: str = ""
+    ) -> Budget:
+        """Set a registered dataset's total budget (by fingerprint or name) to (ε, δ), on the record.
+
+        Lowering is always allowed, also below what was spent (nothing more can then be charged).
+        A raise (ε or δ larger) needs ``allow_raise=True``: a mistaken budget (say, δ = 0 where
+        releases need δ > 0) must not leave a dataset stuck, but more budget is a privacy
+        decision that the history must show. Either way one line is added to the dataset's
+        budget history (:meth:`budget_changes`: before, after, what was spent then, the user,
+        the time, ``reason``) in the same transaction as the change; no charge is erased or
+        changed, so what was spent keeps counting against the new budget. Setting the budget
+        it already has records nothing.
+        """
+        epsilon, delta = _checked_budget(epsilon, delta)
+        reason = " ".join(str(reason).split())
+        with self._write() as conn:
+            row = conn.execute(
+                "SELECT * FROM datasets WHERE fingerprint = ? OR name = ?", (dataset, dataset)
+            ).fetchone()
+            if row is None:
+                raise ParameterError(
+                    f"dataset {dataset[:40]!r} has no budget in the ledger {self.path}; register one with "
+                    f"set_budget(DATA, epsilon=E, delta=D)", parameter="budget",
+                )
+            before, after = PrivacyLoss(row["epsilon_budget"], row["delta_budget"]), PrivacyLoss(epsilon, delta)
+            raised = after.epsilon > before.epsilon or after.delta > before.delta
+            if raised and not allow_raise:
+                raise ParameterError(
+                    f"(ε={epsilon:g}, δ={delta:g}) would raise the budget of '{row['name']}' from "
+                    f"(ε={before.epsilon:g}, δ={before.delta:g}): a raise needs allow_raise=True, and is "
+                    "recorded in the ledger's history", parameter="allow_raise",
+                )
+            if after != before:
+                conn.execute("UPDATE datasets SET epsilon_budget = ?, delta_budget = ? WHERE fingerprint = ?",
+                             (after.epsilon, after.delta, row["fingerprint"]))
+                self._record_change(conn, row["fingerprint"], "raised" if raised else "lowered", before, after,
+                                    reason)
+        budget = self.budget(row["fingerprint"])
+        assert budget is not None
+        return budget
+
+    @staticmethod
+    def _record_change(conn: sqlite3.Connection, fingerprint: str, change: str, before: PrivacyLoss | None,
+                       after: PrivacyLoss, reason: str) -> None:
+        spent, _, _ = spent_totals(conn, fingerprint)
+        conn.execute(
+            "INSERT INTO budget_changes (fingerprint, change, epsilon_before, delta_before, epsilon_after, "
+            "delta_after, spent_epsilon, spent_delta, changed_by, reason, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (fingerprint, change, None if before is None else before.epsilon,
+             None if before is None else before.delta, after.epsilon, after.delta, spent.epsilon, spent.delta,
+             custodian(), reason, now()),
+        )
+
+    def budget_changes(self, dataset: str) -> list[BudgetChange]:
+        """A dataset's budget history (by fingerprint or name), oldest first: when its budget was
+        set, lowered and raised. Empty for an unknown dataset; a dataset registered by an earlier
+        crowdsafe has no 'set' line (its budget's ``created_at`` says when)."""
+        budget = self.budget(dataset)
+        if budget is None:
+            return []
+        rows = self._conn.execute(
+            "SELECT * FROM budget_changes WHERE fingerprint = ? ORDER BY id", (budget.fingerprint,)
+        ).fetchall()
+        return [BudgetChange.from_row(row) for row in rows]
 
     def budget(self, dataset: str) -> Budget | None:
         """The budget of a dataset given by fingerprint or name; None if not registered."""
@@ -385,10 +460,15 @@ class Ledger:
         budget = PrivacyLoss(row["epsilon_budget"], row["delta_budget"])
         spent, new, _ = spent_totals(conn, req.fingerprint, pending=req)
         if not (fits(new.epsilon, budget.epsilon) and fits(new.delta, budget.delta)):
+            stuck = budget.delta == 0 and req.loss.delta > 0
             raise BudgetExceeded(
                 f"refused: {req.description!r} costs (ε={req.loss.epsilon:.6g}, δ={req.loss.delta:.3g}) "
                 f"but dataset '{row['name']}' has spent (ε={spent.epsilon:.6g}, δ={spent.delta:.3g}) "
                 f"of its budget (ε={budget.epsilon:g}, δ={budget.delta:g}); nothing was computed"
+                + (f". A budget with δ = 0 admits nothing that costs δ > 0; if δ was left out by mistake, raise it "
+                   f"on the record: change_budget('{row['name']}', epsilon=E, delta=D) with allow_raise=True"
+                   if stuck else ""),
+                parameter=("budget", "allow_raise") if stuck else None,
             )
 
     @staticmethod
@@ -457,6 +537,7 @@ class Ledger:
         for budget in self.budgets():
             item = budget.as_dict()
             item["entries"] = [e.as_dict() for e in self.entries(budget.fingerprint)]
+            item["budget_changes"] = [c.as_dict() for c in self.budget_changes(budget.fingerprint)]
             datasets.append(item)
         return {"ledger": str(self.path), "schema_version": SCHEMA_VERSION, "datasets": datasets}
 
@@ -482,6 +563,14 @@ class Ledger:
             "SELECT COUNT(*) FROM samples LEFT JOIN entries ON entries.id = samples.entry_id WHERE entries.id IS NULL"
         ).fetchone()[0]
         return "ok" if orphans == 0 else f"{orphans} sample record(s) without their entry"
+
+
+def _checked_budget(epsilon: float, delta: float) -> tuple[float, float]:
+    """A total budget: ε finite and > 0, δ in [0, 1) (the checks of :mod:`crowdsafe.privacy.loss`)."""
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    if epsilon <= 0:
+        raise ParameterError("a privacy budget needs epsilon > 0")
+    return epsilon, delta
 
 
 def _as_request(request: ChargeRequest | None, fields: dict[str, Any]) -> ChargeRequest:
@@ -515,6 +604,7 @@ def ledger_for(spec: LedgerSpec) -> Iterator[Ledger | None]:
 __all__ = [
     "LEDGER_ENV",
     "Budget",
+    "BudgetChange",
     "Charge",
     "ChargeRequest",
     "Entry",
