@@ -123,7 +123,7 @@ def test_unknown_datasets_and_bad_values_are_refused(ledger):
 
 def test_the_change_and_its_history_line_are_one_transaction(ledger, monkeypatch):
     before = _rows(ledger)
-    monkeypatch.setattr("crowdsafe.privacy.ledger.custodian", lambda: None)  # the history line cannot be written
+    monkeypatch.setattr("crowdsafe.privacy.ledger_budget.custodian", lambda: None)  # the history line cannot be written
     with pytest.raises(sqlite3.IntegrityError):
         ledger.change_budget("adult", 0.5, 1e-6)
     assert _rows(ledger) == before  # the budget was not changed without its line

@@ -149,7 +149,7 @@ def register(app: typer.Typer) -> None:
         max_rows: Annotated[int | None, whole_option("--max-rows", help="A public bound on the rows of the data, fixed without looking at it; used in place of n.")] = None,
         exploratory: Annotated[bool, typer.Option("--exploratory", help="Allow the data's own values and n where no public domain or --max-rows is given: NO formal guarantee.")] = False,
         ledger: Annotated[Path | None, typer.Option("--ledger", help="Charge the view's equivalent epsilon to the dataset's budget in this ledger file (default: no ledger).")] = None,
-        budget: Annotated[str | None, typer.Option("--budget", help="With a ledger: register the dataset's total budget EPSILON[,DELTA] if it has none.")] = None,
+        budget: Annotated[str | None, typer.Option("--budget", help="With a ledger: register the dataset's total budget EPSILON,DELTA (e.g. 10,0: the view costs ε only) if it has none.")] = None,
         name: Annotated[str | None, typer.Option("--name", help="The dataset's name in the ledger (default: its file or bundled name).")] = None,
         custodian_report: Annotated[Path | None, typer.Option("--custodian-report", help="Also write the custodian-only facts (exact rows, rows outside the domain, distinct tuples, duplicates) to this JSON file; never publish it.")] = None,
         duplicates: Annotated[str, typer.Option("--duplicates", help="Duplicate rows: 'collapse' (the view is a set; default) or 'error'.")] = "collapse",

@@ -113,7 +113,7 @@ def register(app: typer.Typer) -> None:
         qi: QiOpt = None,
         sensitive: SensitiveOpt = None,
         schema: SchemaOpt = None,
-        budget: Annotated[str | None, typer.Option("--budget", help="Register the dataset's total budget EPSILON[,DELTA] if it has none (default: this publication's cost).")] = None,
+        budget: Annotated[str | None, typer.Option("--budget", help="Register the dataset's total budget EPSILON,DELTA (e.g. 10,1e-5) if it has none (default: this publication's cost).")] = None,
         name: Annotated[str | None, typer.Option("--name", help="The dataset's name in the ledger (default: its file or bundled name).")] = None,
         ledger: LedgerOpt = None,
         no_ledger: Annotated[bool, typer.Option("--no-ledger", help="Do not record the release (nothing then refuses a second use of the data).")] = False,

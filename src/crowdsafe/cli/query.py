@@ -111,7 +111,7 @@ def register(app: typer.Typer) -> None:
         neighbours: Annotated[str, typer.Option("--neighbours", help="add-remove (default) or change: what one person can do to the data.")] = "add-remove",
         max_rows_per_person: Annotated[int | None, whole_option("--max-rows-per-person", help="Rows a person may contribute (needed when the schema names a person_id).")] = None,
         partition: Annotated[str | None, typer.Option("--partition", help="A column the filter fixes (col = value): such queries compose in parallel.")] = None,
-        budget: Annotated[str | None, typer.Option("--budget", help="Register the dataset's total budget EPSILON[,DELTA] if it has none.")] = None,
+        budget: Annotated[str | None, typer.Option("--budget", help="Register the dataset's total budget EPSILON,DELTA (e.g. 1,1e-6; 1,0 for pure ε-DP queries only) if it has none.")] = None,
         name: Annotated[str | None, typer.Option("--name", help="The dataset's name in the ledger (default: its file or bundled name).")] = None,
         ledger: LedgerOpt = None,
         no_ledger: Annotated[bool, typer.Option("--no-ledger", help="Do not charge a budget ledger (nothing then limits repeated queries).")] = False,
@@ -136,7 +136,7 @@ def register(app: typer.Typer) -> None:
         adds the exact facts the custodian may need (not DP, not for publication); --out always
         writes the public answer alone.
 
-        Example: crowdsafe query adult "count where age >= 30 and sex = 'Female'" --epsilon 0.1 --budget 1
+        Example: crowdsafe query adult "count where age >= 30 and sex = 'Female'" --epsilon 0.1 --budget 1,0
         """
         if no_ledger and (ledger is not None or budget is not None):
             raise ParameterError("--no-ledger cannot be combined with --ledger or --budget")

@@ -52,6 +52,7 @@ from typing import Any, Union
 
 from crowdsafe.errors import BudgetExceeded, InputError, ParameterError, SampleReuseError
 from crowdsafe.identity import keyed_identity
+from crowdsafe.privacy import ledger_budget
 from crowdsafe.privacy.composition import compose_homogeneous
 from crowdsafe.privacy.ledger_mark import check_and_mark, look
 from crowdsafe.privacy.ledger_records import (
@@ -70,12 +71,11 @@ from crowdsafe.privacy.ledger_storage import (
     SCHEMA,
     SCHEMA_VERSION,
     create_private,
-    custodian,
     default_ledger_path,
     now,
 )
 from crowdsafe.privacy.ledger_totals import fits, spent_totals
-from crowdsafe.privacy.loss import PrivacyLoss, check_delta, check_epsilon
+from crowdsafe.privacy.loss import PrivacyLoss
 
 # How long a charge waits for another process holding the ledger's write lock.
 _BUSY_TIMEOUT_S = 60.0
@@ -210,7 +210,7 @@ class Ledger:
         """Register a dataset and its total budget (recorded as the first line of its budget
         history). Setting the same value again is a no-op; a different value is refused here:
         :meth:`change_budget` lowers or raises a budget, on the record."""
-        epsilon, delta = _checked_budget(epsilon, delta)
+        epsilon, delta = ledger_budget.checked_budget(epsilon, delta)
         name = name.strip()
         if not name or not fingerprint:
             raise ParameterError("a dataset in the ledger needs a name and a fingerprint")
@@ -234,7 +234,7 @@ class Ledger:
                 conn.execute(
                     "INSERT INTO datasets VALUES (?, ?, ?, ?, ?)", (fingerprint, name, epsilon, delta, now())
                 )
-                self._record_change(conn, fingerprint, "set", None, PrivacyLoss(epsilon, delta), "")
+                ledger_budget.record(conn, fingerprint, "set", None, PrivacyLoss(epsilon, delta), "")
         budget = self.budget(fingerprint)
         assert budget is not None
         return budget
@@ -242,69 +242,23 @@ class Ledger:
     def change_budget(
         self, dataset: str, epsilon: float, delta: float, *, allow_raise: bool = False, reason: str = ""
     ) -> Budget:
-        """Set a registered dataset's total budget (by fingerprint or name) to (ε, δ), on the record.
-
-        Lowering is always allowed, also below what was spent (nothing more can then be charged).
-        A raise (ε or δ larger) needs ``allow_raise=True``: a mistaken budget (say, δ = 0 where
-        releases need δ > 0) must not leave a dataset stuck, but more budget is a privacy
-        decision that the history must show. Either way one line is added to the dataset's
-        budget history (:meth:`budget_changes`: before, after, what was spent then, the user,
-        the time, ``reason``) in the same transaction as the change; no charge is erased or
-        changed, so what was spent keeps counting against the new budget. Setting the budget
-        it already has records nothing.
-        """
-        epsilon, delta = _checked_budget(epsilon, delta)
-        reason = " ".join(str(reason).split())
+        """Set a registered dataset's total budget (by fingerprint or name) to (ε, δ), on the record
+        (:mod:`crowdsafe.privacy.ledger_budget`): lowering is always allowed, also below what was
+        spent (nothing more can then be charged); a raise (ε or δ larger) needs
+        ``allow_raise=True``. One line is added to the dataset's budget history
+        (:meth:`budget_changes`) in the same transaction; no charge is erased."""
         with self._write() as conn:
-            row = conn.execute(
-                "SELECT * FROM datasets WHERE fingerprint = ? OR name = ?", (dataset, dataset)
-            ).fetchone()
-            if row is None:
-                raise ParameterError(
-                    f"dataset {dataset[:40]!r} has no budget in the ledger {self.path}; register one with "
-                    f"set_budget(DATA, epsilon=E, delta=D)", parameter="budget",
-                )
-            before, after = PrivacyLoss(row["epsilon_budget"], row["delta_budget"]), PrivacyLoss(epsilon, delta)
-            raised = after.epsilon > before.epsilon or after.delta > before.delta
-            if raised and not allow_raise:
-                raise ParameterError(
-                    f"(ε={epsilon:g}, δ={delta:g}) would raise the budget of '{row['name']}' from "
-                    f"(ε={before.epsilon:g}, δ={before.delta:g}): a raise needs allow_raise=True, and is "
-                    "recorded in the ledger's history", parameter="allow_raise",
-                )
-            if after != before:
-                conn.execute("UPDATE datasets SET epsilon_budget = ?, delta_budget = ? WHERE fingerprint = ?",
-                             (after.epsilon, after.delta, row["fingerprint"]))
-                self._record_change(conn, row["fingerprint"], "raised" if raised else "lowered", before, after,
-                                    reason)
-        budget = self.budget(row["fingerprint"])
+            fingerprint = ledger_budget.change(conn, self.path, dataset, epsilon, delta, allow_raise, reason)
+        budget = self.budget(fingerprint)
         assert budget is not None
         return budget
-
-    @staticmethod
-    def _record_change(conn: sqlite3.Connection, fingerprint: str, change: str, before: PrivacyLoss | None,
-                       after: PrivacyLoss, reason: str) -> None:
-        spent, _, _ = spent_totals(conn, fingerprint)
-        conn.execute(
-            "INSERT INTO budget_changes (fingerprint, change, epsilon_before, delta_before, epsilon_after, "
-            "delta_after, spent_epsilon, spent_delta, changed_by, reason, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (fingerprint, change, None if before is None else before.epsilon,
-             None if before is None else before.delta, after.epsilon, after.delta, spent.epsilon, spent.delta,
-             custodian(), reason, now()),
-        )
 
     def budget_changes(self, dataset: str) -> list[BudgetChange]:
         """A dataset's budget history (by fingerprint or name), oldest first: when its budget was
         set, lowered and raised. Empty for an unknown dataset; a dataset registered by an earlier
         crowdsafe has no 'set' line (its budget's ``created_at`` says when)."""
         budget = self.budget(dataset)
-        if budget is None:
-            return []
-        rows = self._conn.execute(
-            "SELECT * FROM budget_changes WHERE fingerprint = ? ORDER BY id", (budget.fingerprint,)
-        ).fetchall()
-        return [BudgetChange.from_row(row) for row in rows]
+        return [] if budget is None else ledger_budget.history(self._conn, budget.fingerprint)
 
     def budget(self, dataset: str) -> Budget | None:
         """The budget of a dataset given by fingerprint or name; None if not registered."""
@@ -563,14 +517,6 @@ class Ledger:
             "SELECT COUNT(*) FROM samples LEFT JOIN entries ON entries.id = samples.entry_id WHERE entries.id IS NULL"
         ).fetchone()[0]
         return "ok" if orphans == 0 else f"{orphans} sample record(s) without their entry"
-
-
-def _checked_budget(epsilon: float, delta: float) -> tuple[float, float]:
-    """A total budget: ε finite and > 0, δ in [0, 1) (the checks of :mod:`crowdsafe.privacy.loss`)."""
-    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
-    if epsilon <= 0:
-        raise ParameterError("a privacy budget needs epsilon > 0")
-    return epsilon, delta
 
 
 def _as_request(request: ChargeRequest | None, fields: dict[str, Any]) -> ChargeRequest:
