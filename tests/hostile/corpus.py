@@ -19,9 +19,7 @@ To add a case, add a row.
 from __future__ import annotations
 
 import gzip
-import sqlite3
 from dataclasses import dataclass, field
-from pathlib import Path
 
 FOLDER = object()
 
@@ -35,7 +33,7 @@ class Case:
     knowable: bool = True
     xfail: str | None = None
     setup: str | None = None  # "lock-ledger", "read-only-ledger", "corrupt-ledger", "ledger-mode-644",
-    # "foreign-sqlite-ledger", "foreign-app-ledger" (see write_foreign_sqlite), ...
+    # "foreign-sqlite-ledger", "foreign-app-ledger" (FOREIGN_SETUPS), ...
 
 
 def people_csv(rows: int = 240) -> str:
@@ -139,20 +137,9 @@ def _bad_files_for(command: str, base: tuple[str, ...]) -> list[Case]:
 # --- issue 33 points 3, 10, 12 (one block, to ease merging) ---------------------------------------
 
 
-def write_foreign_sqlite(path: Path, application_id: int = 0) -> None:
-    """Another application's SQLite database (rollback journal, one table with a row), given as
-    the ledger: crowdsafe must refuse it and leave it, and its folder, byte for byte as they were."""
-    conn = sqlite3.connect(path)
-    if application_id:
-        conn.execute(f"PRAGMA application_id = {application_id}")
-    conn.execute("CREATE TABLE contacts (name TEXT, phone TEXT)")
-    conn.execute("INSERT INTO contacts VALUES ('Ada', '555-0100')")
-    conn.commit()
-    conn.close()
-    path.chmod(0o600)
-
-
-FOREIGN_SETUPS = {"foreign-sqlite-ledger": 0, "foreign-app-ledger": 0x47504B47}  # the second: a GeoPackage id
+# another application's database as the ledger (tests/foreign_sqlite.py), by setup: its application id
+# (the second is a GeoPackage's)
+FOREIGN_SETUPS = {"foreign-sqlite-ledger": 0, "foreign-app-ledger": 0x47504B47}
 LEDGER_BUDGET = ("ledger", "budget", "people.csv", "--epsilon", "5", "--delta", "1e-6", "--ledger", "{ledger}")
 FRESH = {"fresh.csv": people_csv(200)}  # a table the template ledger has no budget for
 

@@ -16,11 +16,12 @@ import stat
 from pathlib import Path
 
 import pytest
-from corpus import CASES, FOLDER, FOREIGN_SETUPS, STANDARD_FILES, Case, write_foreign_sqlite
+from corpus import CASES, FOLDER, FOREIGN_SETUPS, STANDARD_FILES, Case
 from read_only import read_only
 
 from crowdsafe import cli
 from crowdsafe.privacy import ledger as ledger_module
+from foreign_sqlite import write_foreign_sqlite
 
 
 @pytest.fixture(scope="module")

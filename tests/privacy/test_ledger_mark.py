@@ -13,6 +13,7 @@ import pytest
 from crowdsafe.errors import InputError
 from crowdsafe.privacy.ledger import Ledger
 from crowdsafe.privacy.ledger_mark import APPLICATION_ID
+from foreign_sqlite import write_foreign_sqlite
 
 
 def _header_id(path: Path) -> int:
@@ -21,19 +22,6 @@ def _header_id(path: Path) -> int:
 
 def _folder(path: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(path.parent.iterdir())}
-
-
-def _foreign(path: Path, journal: str = "delete", application_id: int = 0) -> Path:
-    conn = sqlite3.connect(path)
-    conn.execute(f"PRAGMA journal_mode = {journal}")
-    if application_id:
-        conn.execute(f"PRAGMA application_id = {application_id}")
-    conn.execute("CREATE TABLE contacts (name TEXT, phone TEXT)")
-    conn.execute("INSERT INTO contacts VALUES ('Ada', '555-0100')")
-    conn.commit()
-    conn.close()
-    path.chmod(0o600)
-    return path
 
 
 def test_the_mark_is_the_bytes_cslg():
@@ -52,7 +40,7 @@ def test_a_new_ledger_is_marked_in_the_file_itself_from_its_first_transaction(tm
 @pytest.mark.parametrize("journal", ["delete", "wal"])
 @pytest.mark.parametrize("application_id", [0, 0x47504B47], ids=["no-id", "geopackage-id"])
 def test_another_applications_database_is_refused_and_left_as_it_was(tmp_path, journal, application_id):
-    path = _foreign(tmp_path / "contacts.db", journal, application_id)
+    path = write_foreign_sqlite(tmp_path / "contacts.db", application_id, journal)
     before = _folder(path)
     with pytest.raises(InputError) as refused:
         Ledger(path)
@@ -62,7 +50,7 @@ def test_another_applications_database_is_refused_and_left_as_it_was(tmp_path, j
     assert _folder(path) == before  # the file byte for byte, and no -wal, -shm or -journal beside it
 
 
-def test_a_database_with_a_table_named_like_crowdsafes_is_still_foreign(tmp_path):
+def test_a_database_with_a_table_named_like_crowdsafes_is_stillwrite_foreign_sqlite(tmp_path):
     path = tmp_path / "app.db"
     conn = sqlite3.connect(path)
     conn.execute("CREATE TABLE meta (key TEXT, value TEXT)")  # a common name, but no schema_version
@@ -145,7 +133,7 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
 
 
 def test_a_foreign_database_is_named_before_its_permissions(tmp_path):
-    path = _foreign(tmp_path / "contacts.db")
+    path = write_foreign_sqlite(tmp_path / "contacts.db")
     path.chmod(0o644)  # another application's file: the fix is another path, not chmod
     with pytest.raises(InputError, match="not a crowdsafe ledger"):
         Ledger(path)
