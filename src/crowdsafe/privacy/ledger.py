@@ -1,12 +1,15 @@
 """The persistent privacy-budget ledger: every query and release charged against a dataset's budget.
 
-A custodian sets a total budget (ε, δ) once per dataset. Every DP query and every release made from
+A custodian sets a total budget (ε, δ) once per dataset (and may later lower it, or raise it on
+the record: :mod:`~crowdsafe.privacy.ledger_budget`). Every DP query and every release made from
 the dataset is then *charged* before any noise is drawn: the ledger composes what was already
 spent with the new charge and refuses (:class:`~crowdsafe.errors.BudgetExceeded`) if the total
 would exceed the budget. Nothing is ever refunded: once noise may have been drawn, the privacy is
 spent even if the computation later failed or the process died.
 
-Storage: one SQLite file (an embedded database with real transactions), in WAL mode. A charge
+Storage: one SQLite file (an embedded database with real transactions), in WAL mode, marked as a
+crowdsafe ledger (SQLite's application id; :mod:`~crowdsafe.privacy.ledger_mark`): another
+application's database given as the ledger is refused and never written. A charge
 is one ``BEGIN IMMEDIATE`` transaction (read what was spent, check, insert), flushed to disk
 (``synchronous=FULL``) before the caller may draw noise, so two processes cannot both take the
 last part of a budget, and a process killed at any point leaves either the whole entry or none
