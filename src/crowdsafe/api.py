@@ -267,6 +267,30 @@ def set_budget(
                                delta)
 
 
+def change_budget(
+    dataset: Any,
+    *,
+    epsilon: float,
+    delta: float,
+    allow_raise: bool = False,
+    reason: str = "",
+    ledger: LedgerSpec = DEFAULT_LEDGER,
+    schema: Schema | str | os.PathLike[str] | None = None,
+    missing: MissingPolicy | str = DEFAULT_MISSING,
+) -> Budget:
+    """Lower a dataset's total budget, or raise it with ``allow_raise=True``, on the record
+    (:meth:`~crowdsafe.privacy.ledger.Ledger.change_budget`: the history keeps every change and
+    no charge is erased). ``dataset``: its name or fingerprint in the ledger, or its data (a
+    file, read and identified as :func:`set_budget` does)."""
+    with ledger_for(ledger) as book:
+        if book is None:
+            raise ParameterError("changing a budget needs a ledger")
+        known = isinstance(dataset, str) and (book.budget(dataset) is not None or not os.path.exists(dataset))
+        identity = dataset if known else load(dataset, schema=schema, missing=missing).fingerprint(
+            key=book.identity_key)
+        return book.change_budget(identity, epsilon, delta, allow_raise=allow_raise, reason=reason)
+
+
 def ledger_report(ledger: LedgerSpec = DEFAULT_LEDGER, dataset: str | None = None) -> dict[str, Any]:
     """Everything in the ledger (or one dataset's budget and entries, by name or fingerprint)."""
     with ledger_for(ledger) as book:

@@ -96,7 +96,7 @@ def test_compose_certificates_refuses_sample_reuse(tmp_path, capsys):
     "args, message",
     [
         (["dps", "--k", "20", "--beta", "0.5", "--epsilon", "0.5"], "below the sampling floor"),
-        (["dps", "--k", "20", "--beta", "0.5,x", "--epsilon", "1"], "expects numbers"),
+        (["dps", "--k", "20", "--beta", "0.5,x", "--epsilon", "1"], "--beta: 'x' is not a number"),
         (["solve", "--epsilon", "1", "--beta", "0.2"], "--delta is required"),
         (["amplify", "--epsilon", "1"], "give --epsilon and --beta"),
         (["compose", "--epsilon", "1"], "exactly one of"),

@@ -230,6 +230,44 @@ REWORDED = [
      "write (ledger=PATH or CROWDSAFE_LEDGER)", "ledger",
      "the ledger l.db cannot be written (read-only file or folder); nothing was charged. Use a ledger you can "
      "write (--ledger PATH or CROWDSAFE_LEDGER)"),
+    ("privacy/ledger_mark.py:refuse_foreign (tables)",
+     "contacts.db is not a crowdsafe ledger: it is an SQLite database with other tables (contacts), and crowdsafe "
+     "never writes into it; give a new file (ledger=PATH or CROWDSAFE_LEDGER)", "ledger",
+     "contacts.db is not a crowdsafe ledger: it is an SQLite database with other tables (contacts), and crowdsafe "
+     "never writes into it; give a new file (--ledger PATH or CROWDSAFE_LEDGER)"),
+    ("privacy/ledger_mark.py:refuse_foreign (application id)",
+     "map.gpkg is not a crowdsafe ledger: it is the SQLite database of another application (application id "
+     "0x47504b47), and crowdsafe never writes into it; give a new file (ledger=PATH or CROWDSAFE_LEDGER)", "ledger",
+     "map.gpkg is not a crowdsafe ledger: it is the SQLite database of another application (application id "
+     "0x47504b47), and crowdsafe never writes into it; give a new file (--ledger PATH or CROWDSAFE_LEDGER)"),
+    ("privacy/ledger_mark.py:look (not SQLite)",
+     "people.csv is not a usable crowdsafe ledger: it is not an SQLite database; give a new file (ledger=PATH or "
+     "CROWDSAFE_LEDGER)", "ledger",
+     "people.csv is not a usable crowdsafe ledger: it is not an SQLite database; give a new file (--ledger PATH or "
+     "CROWDSAFE_LEDGER)"),
+    ("privacy/ledger.py:Ledger.set_budget (already set)",
+     "dataset 'people' already has the budget (ε=1, δ=0); change it on the record with change_budget('people', "
+     "epsilon=E, delta=D) (a raise also needs allow_raise=True)", ("budget", "allow_raise"),
+     "dataset 'people' already has the budget (ε=1, δ=0); change it on the record with `crowdsafe ledger budget "
+     "people --epsilon E --delta D` (a raise also needs --raise)"),
+    ("privacy/ledger.py:Ledger.change_budget (raise)",
+     "(ε=2, δ=0) would raise the budget of 'people' from (ε=1, δ=0): a raise needs allow_raise=True, and is "
+     "recorded in the ledger's history", "allow_raise",
+     "(ε=2, δ=0) would raise the budget of 'people' from (ε=1, δ=0): a raise needs --raise, and is recorded in "
+     "the ledger's history"),
+    ("privacy/ledger.py:Ledger.change_budget (unknown)",
+     "dataset 'nobody' has no budget in the ledger l.db; register one with set_budget(DATA, epsilon=E, delta=D)",
+     "budget",
+     "dataset 'nobody' has no budget in the ledger l.db; register one with `crowdsafe ledger init DATA --epsilon E "
+     "--delta D`"),
+    ("privacy/ledger.py:Ledger._validate (delta 0)",
+     "refused: 'count' costs (ε=0.1, δ=1e-07) but dataset 'people' has spent (ε=0, δ=0) of its budget (ε=1, δ=0); "
+     "nothing was computed. A budget with δ = 0 admits nothing that costs δ > 0; if δ was left out by mistake, "
+     "raise it on the record: change_budget('people', epsilon=E, delta=D) with allow_raise=True",
+     ("budget", "allow_raise"),
+     "refused: 'count' costs (ε=0.1, δ=1e-07) but dataset 'people' has spent (ε=0, δ=0) of its budget (ε=1, δ=0); "
+     "nothing was computed. A budget with δ = 0 admits nothing that costs δ > 0; if δ was left out by mistake, "
+     "raise it on the record: `crowdsafe ledger budget people --epsilon E --delta D` with --raise"),
 ]
 
 
@@ -359,6 +397,24 @@ def _person_identifier():
     answer_query(load("persons.csv", schema="persons.toml"), QueryRequest("count", epsilon=1.0))
 
 
+def _foreign_database(name, application_id=0):
+    conn = sqlite3.connect(name)
+    if application_id:
+        conn.execute(f"PRAGMA application_id = {application_id}")
+    conn.execute("CREATE TABLE contacts (name TEXT)")
+    conn.commit()
+    conn.close()
+    Path(name).chmod(0o600)
+    Ledger(name)
+
+
+def _people_ledger():
+    Path("l.db").unlink(missing_ok=True)
+    book = Ledger("l.db")
+    book.set_budget("f", "people", 1.0)
+    return book
+
+
 # where -> (the library calls that raise it, one per raise site; the command lines that do)
 TRIGGERS: dict[str, tuple[tuple[Callable[[], object], ...], tuple[list[str], ...]]] = {
     "anonymize/cells.py:cell_table": ((lambda: cell_table(load(PEOPLE), []),), ()),
@@ -452,6 +508,25 @@ TRIGGERS: dict[str, tuple[tuple[Callable[[], object], ...], tuple[list[str], ...
     "privacy/ledger.py:Ledger (schema 1)": ((_schema_1_ledger,), (["ledger", "show", "--ledger", "old.db"],)),
     "privacy/ledger.py:Ledger.charge": ((_unknown_dataset,), ()),
     "privacy/ledger.py:Ledger._write": ((_read_only_ledger,), ()),
+    "privacy/ledger_mark.py:refuse_foreign (tables)": (
+        (lambda: _foreign_database("contacts.db"),),
+        (["ledger", "show", "--ledger", "contacts.db"],
+         ["query", "people.csv", "count", "--epsilon", "1", "--ledger", "contacts.db"])),
+    "privacy/ledger_mark.py:refuse_foreign (application id)": (
+        (lambda: _foreign_database("map.gpkg", 0x47504B47),), (["ledger", "show", "--ledger", "map.gpkg"],)),
+    "privacy/ledger_mark.py:look (not SQLite)": (
+        (lambda: Ledger("people.csv"),), (["ledger", "show", "--ledger", "people.csv"],)),
+    "privacy/ledger.py:Ledger.set_budget (already set)": (
+        (lambda: _people_ledger().set_budget("f", "people", 2.0),), ()),
+    "privacy/ledger.py:Ledger.change_budget (raise)": (
+        (lambda: _people_ledger().change_budget("people", 2.0, 0.0),),
+        (["ledger", "budget", "people", "--epsilon", "2", "--delta", "0", "--ledger", "l.db"],)),
+    "privacy/ledger.py:Ledger.change_budget (unknown)": (
+        (lambda: _people_ledger().change_budget("nobody", 2.0, 0.0),),
+        (["ledger", "budget", "nobody", "--epsilon", "2", "--delta", "0", "--ledger", "l.db"],)),
+    "privacy/ledger.py:Ledger._validate (delta 0)": (
+        (lambda: _people_ledger().check("people", epsilon=0.1, delta=1e-7, description="count", mechanism="m"),),
+        ()),
 }
 
 

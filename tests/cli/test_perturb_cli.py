@@ -239,7 +239,7 @@ def test_perturb_charges_a_ledger_only_when_given_one(capsys, data, domains, tmp
     out = tmp_path / "view.csv"
     code, stdout, err = run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out),
                                     "--json",
-                                    "--ledger", str(ledger), "--budget", "10", "--name", "people", *public(domains))
+                                    "--ledger", str(ledger), "--budget", "10,0", "--name", "people", *public(domains))
     assert code == 0, err
     payload = json.loads(stdout)
     epsilon = json.loads((tmp_path / "view.certificate.json").read_text())["epsilon"]

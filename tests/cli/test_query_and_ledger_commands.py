@@ -43,14 +43,14 @@ def test_json_answer_and_ledger_show(capsys, tmp_path):
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [
-        (["query", "adult", "count where agee > 3", "--epsilon", "1", "--budget", "1"], "did you mean 'age'"),
-        (["query", "adult", "count where age >", "--epsilon", "1", "--budget", "1"], "does not parse"),
-        (["query", "adult", "sum(age)", "--epsilon", "1", "--budget", "1"], "clamping bounds"),
-        (["query", "adult", "count", "--epsilon", "-1", "--budget", "1"], "epsilon"),
-        (["query", "adult", "count", "--epsilon", "1", "--delta", "1", "--mechanism", "gaussian", "--budget", "1"],
+        (["query", "adult", "count where agee > 3", "--epsilon", "1", "--budget", "1,0"], "did you mean 'age'"),
+        (["query", "adult", "count where age >", "--epsilon", "1", "--budget", "1,0"], "does not parse"),
+        (["query", "adult", "sum(age)", "--epsilon", "1", "--budget", "1,0"], "clamping bounds"),
+        (["query", "adult", "count", "--epsilon", "-1", "--budget", "1,0"], "epsilon"),
+        (["query", "adult", "count", "--epsilon", "1", "--delta", "1", "--mechanism", "gaussian", "--budget", "1,0"],
          "delta"),
         (["query", "adult", "count", "--epsilon", "1", "--budget", "x"], "--budget"),
-        (["query", "adult", "count", "--epsilon", "1", "--no-ledger", "--budget", "1"], "--no-ledger"),
+        (["query", "adult", "count", "--epsilon", "1", "--no-ledger", "--budget", "1,0"], "--no-ledger"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_registers_nothing(capsys, private_ledger, argv, fragment):
@@ -61,7 +61,7 @@ def test_bad_input_is_one_line_exit_2_and_registers_nothing(capsys, private_ledg
 
 
 def test_over_budget_is_refused(capsys):
-    assert run_command(capsys, "ledger", "init", "adult", "--epsilon", "0.15")[0] == 0
+    assert run_command(capsys, "ledger", "init", "adult", "--epsilon", "0.15", "--delta", "0")[0] == 0
     assert run_command(capsys, "query", "adult", "count", "--epsilon", "0.1")[0] == 0
     code, _, err = run_command(capsys, "query", "adult", "count", "--epsilon", "0.1")
     assert code == 2 and "refused" in err and "nothing was computed" in err
@@ -77,7 +77,7 @@ def test_no_ledger_runs_without_one(capsys, private_ledger):
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
 @pytest.mark.parametrize("mode", [0o644, 0o640, 0o604], ids=oct)
 def test_a_ledger_others_can_read_is_refused_in_one_line(capsys, private_ledger, mode):
-    assert run_command(capsys, "ledger", "init", "adult", "--epsilon", "1")[0] == 0
+    assert run_command(capsys, "ledger", "init", "adult", "--epsilon", "1", "--delta", "0")[0] == 0
     assert private_ledger.stat().st_mode & 0o777 == 0o600  # made private
     private_ledger.chmod(mode)
     before = private_ledger.read_bytes()
@@ -85,7 +85,7 @@ def test_a_ledger_others_can_read_is_refused_in_one_line(capsys, private_ledger,
                 f"{mode:o}): it holds the secret identity key and custodian-only reports; make it private with "
                 f"`chmod 600 {private_ledger}`\n")
     for argv in (["query", "adult", "count", "--epsilon", "0.1"], ["ledger", "show"],
-                 ["ledger", "init", "adult", "--epsilon", "1"]):
+                 ["ledger", "init", "adult", "--epsilon", "1", "--delta", "0"]):
         assert run_command(capsys, *argv) == (2, "", expected)
     assert private_ledger.read_bytes() == before
     private_ledger.chmod(0o600)
@@ -112,3 +112,47 @@ def test_clamp_counts_only_with_custodian_under_a_not_covered_heading(capsys, tm
     assert "values_clamped" not in written.read_text()  # --out holds the public answer only
     code, out, _ = run_command(capsys, *argv, "--custodian", "--json")
     assert json.loads(out)["custodian_only_not_dp"]["values_clamped_down"] > 0
+
+
+def test_ledger_init_needs_delta(capsys, private_ledger):
+    code, out, err = run_command(capsys, "ledger", "init", "adult", "--epsilon", "3")
+    assert code == 2 and err.startswith("crowdsafe: error: --delta is required") and err.count("\n") == 1
+    assert not private_ledger.exists()
+
+
+def test_a_budget_is_lowered_and_raised_on_the_record_and_a_stuck_dataset_unstuck(capsys, private_ledger):
+    gaussian = ["query", "adult", "count", "--epsilon", "0.5", "--delta", "1e-7", "--mechanism", "gaussian"]
+    assert run_command(capsys, "ledger", "init", "adult", "--epsilon", "3", "--delta", "0")[0] == 0
+    code, _, err = run_command(capsys, *gaussian)  # δ was left out: nothing with δ > 0 can be charged
+    assert code == 2 and err.count("\n") == 1
+    assert "if δ was left out by mistake, raise it on the record: `crowdsafe ledger budget adult --epsilon E " \
+           "--delta D` with --raise" in err
+    code, _, err = run_command(capsys, "ledger", "budget", "adult", "--epsilon", "3", "--delta", "1e-6")
+    assert code == 2 and err == ("crowdsafe: error: (ε=3, δ=1e-06) would raise the budget of 'adult' from "
+                                 "(ε=3, δ=0): a raise needs --raise, and is recorded in the ledger's history\n")
+    code, out, _ = run_command(capsys, "ledger", "budget", "adult", "--epsilon", "3", "--delta", "1e-6", "--raise",
+                               "--reason", "delta was left out")
+    assert code == 0 and out.startswith("'adult' has the budget (ε 3, δ 1e-06)")
+    assert run_command(capsys, *gaussian)[0] == 0
+    code, out, _ = run_command(capsys, "ledger", "budget", "adult", "--epsilon", "0.25", "--delta", "1e-6")
+    assert code == 0 and "more than the budget is spent: nothing more can be charged" in " ".join(out.split())
+    assert run_command(capsys, *gaussian)[0] == 2
+    code, out, _ = run_command(capsys, "ledger", "show", "--json")
+    history = json.loads(out)["datasets"][0]["budget_changes"]
+    assert [(c["change"], c["after"]["epsilon"], c["reason"]) for c in history] == [
+        ("set", 3.0, ""), ("raised", 3.0, "delta was left out"), ("lowered", 0.25, "")]
+    assert history[2]["spent"]["epsilon"] == 0.5 and history[2]["before"] == {"epsilon": 3.0, "delta": 1e-6}
+    code, out, _ = run_command(capsys, "ledger", "show")
+    assert "budget raised from (ε 3, δ 0) to (ε 3, δ 1e-06) by " in out
+    assert "(spent then: ε 0, δ 0): delta was left out" in " ".join(out.split())
+    assert "budget lowered from (ε 3, δ 1e-06) to (ε 0.25, δ 1e-06)" in " ".join(out.split())
+
+
+def test_ledger_budget_finds_a_dataset_by_its_data_file(capsys, tmp_path, private_ledger):
+    data = tmp_path / "people.csv"
+    data.write_text("age,sex\n30,F\n40,M\n")
+    assert run_command(capsys, "ledger", "init", str(data), "--epsilon", "1", "--delta", "0", "--name", "staff")[0] == 0
+    code, out, err = run_command(capsys, "ledger", "budget", str(data), "--epsilon", "0.5", "--delta", "0")
+    assert code == 0 and out.startswith("'staff' has the budget (ε 0.5, δ 0)"), err
+    code, _, err = run_command(capsys, "ledger", "budget", "nobody", "--epsilon", "0.5", "--delta", "0")
+    assert code == 2 and "dataset 'nobody' has no budget in the ledger" in err

@@ -85,8 +85,12 @@ def test_options_are_checked():
         Options.parse({"seed": "3"})
     with pytest.raises(ParameterError, match="whole number"):
         Options.parse({"seeds": "0"})
-    with pytest.raises(ParameterError, match="numbers"):
+    with pytest.raises(ParameterError, match="option epsilons: 'one' is not a number"):
         Options.parse({"epsilons": "one"})
+    with pytest.raises(ParameterError, match=r"option seeds: '１' is not a whole number \(write it as 1\)"):
+        Options.parse({"seeds": "１"})  # str.isdigit() took full-width digits
+    with pytest.raises(ParameterError, match="option epsilons: 'nan' is not a finite number"):
+        Options.parse({"epsilons": "1,nan"})
 
 
 def test_missing_or_broken_peer_files_are_notes(tmp_path):

@@ -32,7 +32,8 @@ class Case:
     files: dict[str, object] = field(default_factory=dict)
     knowable: bool = True
     xfail: str | None = None
-    setup: str | None = None  # "lock-ledger", "read-only-ledger", "corrupt-ledger", "ledger-mode-644", ...
+    setup: str | None = None  # "lock-ledger", "read-only-ledger", "corrupt-ledger", "ledger-mode-644",
+    # "foreign-sqlite-ledger", "foreign-app-ledger" (FOREIGN_SETUPS), ...
 
 
 def people_csv(rows: int = 240) -> str:
@@ -85,7 +86,7 @@ QUERY = ("query", "{in}/people.csv", "count where age >= 30", "--epsilon", "0.5"
 PERTURB = ("perturb", "{in}/people.csv", "--c", "2", "--gamma", "0.5", "--exploratory", "--out", "{out}/v.csv")
 ATTACK = ("attack", "intersection", "{in}/r1.csv", "{in}/r2.csv", "--targets", "{in}/targets.csv",
           "--qi", "age,sex", "--sensitive", "disease", "--out", "{out}/t.csv")
-LEDGER_INIT = ("ledger", "init", "{in}/people.csv", "--epsilon", "5", "--ledger", "{ledger}")
+LEDGER_INIT = ("ledger", "init", "{in}/people.csv", "--epsilon", "5", "--delta", "1e-6", "--ledger", "{ledger}")
 LEDGER_SHOW = ("ledger", "show", "--ledger", "{ledger}")
 
 
@@ -131,6 +132,88 @@ def _bad_files_for(command: str, base: tuple[str, ...]) -> list[Case]:
     return [Case(f"{command}-{name.removesuffix('.csv')}", with_data(base, name), fragment,
                  files={name: BAD_FILES[name]} if name in BAD_FILES else {})
             for name, fragment in expected.items()]
+
+
+# --- issue 33 points 3, 10, 12 (one block, to ease merging) ---------------------------------------
+
+
+# another application's database as the ledger (tests/foreign_sqlite.py), by setup: its application id
+# (the second is a GeoPackage's)
+FOREIGN_SETUPS = {"foreign-sqlite-ledger": 0, "foreign-app-ledger": 0x47504B47}
+LEDGER_BUDGET = ("ledger", "budget", "people.csv", "--epsilon", "5", "--delta", "1e-6", "--ledger", "{ledger}")
+FRESH = {"fresh.csv": people_csv(200)}  # a table the template ledger has no budget for
+
+
+def _number_cases() -> list[Case]:
+    """Each number Python's float() or int() would read but plain notation would not: refused before
+    anything is read, naming the option."""
+    publish_fresh = (*with_data(PUBLISH, "fresh.csv"), "--name", "fresh")
+    rows = [
+        ("publish-epsilon-underscore", with_option(PUBLISH, "--epsilon", "1_0"),
+         "--epsilon: '1_0' is not a number (write it as 10)"),
+        ("publish-epsilon-leading-space", with_option(PUBLISH, "--epsilon", " 1"), "--epsilon: ' 1' is not a number"),
+        ("publish-epsilon-infinity-word", with_option(PUBLISH, "--epsilon", "infinity"),
+         "--epsilon: 'infinity' is not a finite number"),
+        ("publish-epsilon-overflow", with_option(PUBLISH, "--epsilon", "1e400"), "--epsilon: '1e400' is too large"),
+        ("publish-delta-underflow", with_option(PUBLISH, "--delta", "1e-400"), "--delta: '1e-400' is too close to 0"),
+        ("publish-k-hex", (*PUBLISH, "--k", "0x10"), "--k: '0x10' is not a whole number (write it as 16)"),
+        ("publish-k-fraction", (*PUBLISH, "--k", "2.5"), "--k: '2.5' is not a whole number"),
+        ("publish-delta-nan-named", with_option(PUBLISH, "--delta", "nan"), "--delta: 'nan' is not a finite number"),
+        ("publish-beta-inf-named", (*PUBLISH, "--beta", "inf"), "--beta: 'inf' is not a finite number"),
+        ("publish-releases-underscore", (*PUBLISH, "--releases", "1_000_000"),
+         "--releases: '1_000_000' is not a whole number (write it as 1000000)"),
+        ("publish-epsilon1-fullwidth", (*PUBLISH, "--epsilon1", "０.１"), "--epsilon1: '０.１' is not a number"),
+        ("publish-scheme-level-hex", (*PUBLISH, "--scheme", "age=0x1"),
+         "the level of 'age' in the scheme: '0x1' is not a whole number (write it as 1)"),
+        ("publish-budget-delta-underscore", (*publish_fresh, "--budget", "3,1_0"),
+         "--budget: '1_0' is not a number (write it as 10)"),
+        ("publish-budget-epsilon-hex", (*publish_fresh, "--budget", "0x3,1e-5"),
+         "--budget: '0x3' is not a number (write it as 3)"),
+        ("query-epsilon-underscore", with_option(QUERY, "--epsilon", "0_5"), "--epsilon: '0_5' is not a number"),
+        ("query-epsilon-fullwidth", with_option(QUERY, "--epsilon", "１"),
+         "--epsilon: '１' is not a number (write it as 1)"),
+        ("query-max-rows-per-person-hex", (*QUERY, "--max-rows-per-person", "0x2"),
+         "--max-rows-per-person: '0x2' is not a whole number (write it as 2)"),
+        ("query-clamp-overflow", QUERY[:2] + ("sum(age) clamp 0..1e400",) + QUERY[3:], "'1e400' is too large"),
+        ("query-clamp-beyond-2-62", QUERY[:2] + ("sum(age) clamp 0..1e19",) + QUERY[3:], "within ±2^62"),
+        ("query-number-fullwidth", QUERY[:2] + ("count where age >= ３０",) + QUERY[3:], "digits 0-9"),
+        ("query-bins-too-many", QUERY[:2] + ("histogram age[0..1e12 by 1]",) + QUERY[3:], "1,000,000 bins"),
+        ("perturb-c-leading-space", with_option(PERTURB, "--c", " 2"), "--c: ' 2' is not a number (write it as 2)"),
+        ("perturb-gamma-decimal-comma", with_option(PERTURB, "--gamma", "0,5"),
+         "--gamma: '0,5' is not a number (write it as 0.5)"),
+        ("check-k-underscore", with_option(CHECK, "--k", "1_0"), "--k: '1_0' is not a whole number"),
+        ("anonymize-k-fullwidth", with_option(ANONYMIZE, "--k", "２"), "--k: '２' is not a whole number"),
+        ("ledger-init-epsilon-underscore", with_option(LEDGER_INIT, "--epsilon", "1_0"),
+         "--epsilon: '1_0' is not a number"),
+        ("ledger-budget-delta-nan", with_option(LEDGER_BUDGET, "--delta", "nan"), "--delta: 'nan' is not a finite"),
+    ]
+    return [Case(f"number-{name}", argv, fragment, files=FRESH if "fresh.csv" in " ".join(argv) else {})
+            for name, argv, fragment in rows]
+
+
+def _foreign_ledger_cases() -> list[Case]:
+    """Another application's SQLite file as the ledger, for every command that opens one."""
+    commands = {"publish": PUBLISH, "query": QUERY, "ledger-init": LEDGER_INIT, "ledger-show": LEDGER_SHOW,
+                "ledger-budget": LEDGER_BUDGET}
+    return [Case(f"ledger-foreign-{name}-{setup.split('-')[1]}", argv, "not a crowdsafe ledger", setup=setup)
+            for setup in FOREIGN_SETUPS for name, argv in commands.items()]
+
+
+LEDGER_NUMBER_BUDGET_CASES: list[Case] = [
+    *_foreign_ledger_cases(),
+    *_number_cases(),
+    # a budget names its delta (a budget of (3, 0) admits no release, and is recorded for good)
+    Case("budget-publish-without-delta", (*with_data(PUBLISH, "fresh.csv"), "--name", "fresh", "--budget", "3"),
+         "--budget 3 has no delta: write EPSILON,DELTA, e.g. 3,1e-6", files=FRESH),
+    Case("budget-query-without-delta", (*QUERY, "--name", "fresh", "--budget", "3"), "--budget 3 has no delta"),
+    Case("budget-ledger-init-without-delta", without_option(LEDGER_INIT, "--delta"), "--delta is required"),
+    # a budget is changed on the record: a raise needs --raise
+    Case("budget-raise-without-flag", with_option(LEDGER_BUDGET, "--epsilon", "20"),
+         "would raise the budget of 'people.csv' from (ε=10, δ=1e-05): a raise needs --raise"),
+    Case("budget-change-unknown-dataset", ("ledger", "budget", "nobody", "--epsilon", "1", "--delta", "0",
+                                           "--ledger", "{ledger}"), "dataset 'nobody' has no budget"),
+    Case("budget-change-without-delta", without_option(LEDGER_BUDGET, "--delta"), "--delta"),
+]
 
 
 EPSILON_LIMITS = [("0", "epsilon"), ("-1", "epsilon"), ("nan", "epsilon"), ("inf", "epsilon"), ("abc", "--epsilon")]
@@ -276,6 +359,8 @@ CASES: list[Case] = [
     Case("ledger-group-can-read-query", QUERY, "is 640): it holds the secret identity key", setup="ledger-mode-640"),
     Case("ledger-others-can-read-show", LEDGER_SHOW, "open to other users (", setup="ledger-mode-604"),
     Case("ledger-others-can-read-init", LEDGER_INIT, "open to other users (", setup="ledger-mode-644"),
+    # --- issue 33 points 3, 10, 12: ledgers are marked, numbers are plain, budgets name their delta
+    *LEDGER_NUMBER_BUDGET_CASES,
 ]
 
 

@@ -16,11 +16,12 @@ import stat
 from pathlib import Path
 
 import pytest
-from corpus import CASES, FOLDER, STANDARD_FILES, Case
+from corpus import CASES, FOLDER, FOREIGN_SETUPS, STANDARD_FILES, Case
 from read_only import read_only
 
 from crowdsafe import cli
 from crowdsafe.privacy import ledger as ledger_module
+from foreign_sqlite import write_foreign_sqlite
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +73,8 @@ def _prepare(case: Case, tmp_path: Path, template: Path) -> dict[str, str]:
     if case.setup == "corrupt-ledger":
         ledger.write_bytes(b"this is not an SQLite database, it is a ledger someone edited by hand\n" * 20)
         ledger.chmod(0o600)
+    elif case.setup in FOREIGN_SETUPS:
+        write_foreign_sqlite(ledger, FOREIGN_SETUPS[case.setup])
     else:
         shutil.copyfile(template, ledger)
         ledger.chmod(0o600)
@@ -105,6 +108,7 @@ def test_bad_input_fails_with_one_line_and_leaves_nothing(case: Case, tmp_path, 
     ledger = Path(places["ledger"])
     monkeypatch.setenv(ledger_module.LEDGER_ENV, str(ledger))
     before_files = _tree(tmp_path / "in"), _tree(tmp_path / "out")
+    before_ledger_folder = _tree(ledger.parent)
     before_ledger = _ledger_state(ledger)
     holder = None
     if case.setup == "lock-ledger":
@@ -128,6 +132,8 @@ def test_bad_input_fails_with_one_line_and_leaves_nothing(case: Case, tmp_path, 
     assert lines[0].startswith("crowdsafe: error: ")
     assert case.fragment.lower() in lines[0].lower(), lines[0]
     assert (_tree(tmp_path / "in"), _tree(tmp_path / "out")) == before_files, "a file was written or left behind"
+    if case.setup in FOREIGN_SETUPS:  # another application's file: byte for byte, and no -wal/-journal beside it
+        assert _tree(ledger.parent) == before_ledger_folder, "the foreign database was written"
     if case.knowable:
         assert _ledger_state(ledger) == before_ledger, \
             "the ledger changed: budget spent on a run that could not succeed"

@@ -241,7 +241,7 @@ def test_api_query_registers_a_budget_and_charges_it(tmp_path):
                              budget=(1.0, 0.0), randomness=12)
     assert answer.ledger is not None and answer.ledger["dataset"] == "people"
     assert api.ledger_report(path)["datasets"][0]["spent"]["epsilon"] == pytest.approx(0.1)
-    with pytest.raises(ParameterError, match="set once"):
+    with pytest.raises(ParameterError, match="already has the budget"):
         api.query(FRAME, "count", epsilon=0.1, ledger=path, name="people", budget=(2.0, 0.0))
     # Bad input never registers anything.
     with pytest.raises(SchemaError):

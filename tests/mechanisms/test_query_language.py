@@ -86,6 +86,15 @@ def test_filter_forms_and_precedence():
         ("count where count > 3", "keyword"),
         ("count where age between 3 or 5", "'and'"),
         ("histogram age[10..0 by 5]", "low < high"),
+        # numbers: plain decimal or scientific notation in the digits 0-9 (crowdsafe.number_text)
+        ("count where age = １２", "unexpected '１' (write numbers in the digits 0-9)"),
+        ("count where age > ٣", "unexpected '٣' (write numbers in the digits 0-9)"),
+        ("count where age = 1_0", "found '_0'"),
+        ("sum(age) clamp 0..1e400", "character 19: '1e400' is too large"),
+        ("count where age > 1e-400", "'1e-400' is too close to 0"),
+        ("count where age = 1" + "0" * 5000, "a whole number of 5001 digits is too large"),
+        ("histogram age[0..1e300 by 1]", "more than 1,000,000 bins"),
+        ("histogram age[0..1 by 1e-7]", "more than 1,000,000 bins"),
     ],
 )
 def test_parse_errors_name_the_problem(text, fragment):
@@ -93,6 +102,13 @@ def test_parse_errors_name_the_problem(text, fragment):
         parse(text)
     message = str(info.value)
     assert fragment in message and "\n" not in message
+
+
+def test_numbers_are_read_exactly_and_the_most_bins_are_allowed():
+    q = parse("histogram age[0..1000000 by 1] where age >= 1e1 and age < 12.5 and age != -3")
+    assert q.dimensions[0].bins.count == 1_000_000
+    assert q.where == And((Comparison("age", ">=", 10.0), Comparison("age", "<", 12.5), Comparison("age", "!=", -3)))
+    assert isinstance(q.where.operands[2].value, int)
 
 
 FRAME = pl.DataFrame({

@@ -41,10 +41,16 @@ def test_sum_sensitivity_depends_on_bounds_and_neighbours():
     assert sum_sensitivity(17, 90, rows_per_person=2).l1 == 180
 
 
-@pytest.mark.parametrize(("lower", "upper"), [(None, 1), (0, None), (5, 5), (6, 1), (0, float("inf")), ("a", 1)])
+@pytest.mark.parametrize(("lower", "upper"), [(None, 1), (0, None), (5, 5), (6, 1), (0, float("inf")), ("a", 1),
+                                              (0, 1e19), (-(2.0**62) * 1.01, 0)])
 def test_sum_refuses_missing_or_bad_bounds(lower, upper):
     with pytest.raises(ParameterError):
         sum_sensitivity(lower, upper)
+
+
+def test_bounds_up_to_2_to_the_62_are_allowed():
+    # an integer column's clamped values are compared and summed as 64-bit integers
+    assert sum_sensitivity(-(2.0**62), 2.0**62).l1 == 2.0**62
 
 
 def test_bad_neighbours_or_rows_per_person():

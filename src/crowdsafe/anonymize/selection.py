@@ -59,6 +59,7 @@ from crowdsafe.anonymize.published import PublishedScheme
 from crowdsafe.anonymize.recoding import GeneralizationScheme
 from crowdsafe.data import Dataset
 from crowdsafe.errors import HierarchyError, ParameterError
+from crowdsafe.number_text import parse_whole
 from crowdsafe.randomness import Randomness, gumbel_cells
 
 # node_penalties is offered here for the publication's utility facts
@@ -106,12 +107,8 @@ def fixed_scheme(dataset: Dataset, columns: Sequence[str], spec: str | Mapping[s
                 preset = item
                 continue
             column, _, written = item.partition("=")
-            column, written = column.strip(), written.strip()
-            try:
-                explicit[column] = int(written)
-            except ValueError:
-                raise ParameterError(
-                    f"the level of '{column}' in the scheme must be a whole number, got {written!r}") from None
+            column = column.strip()
+            explicit[column] = parse_whole(written.strip(), f"the level of '{column}' in the scheme")
     for column, level in explicit.items():
         if column not in columns:
             raise ParameterError(

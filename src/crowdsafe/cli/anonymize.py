@@ -23,9 +23,11 @@ from crowdsafe.cli.options import (
     SchemaOpt,
     SensitiveOpt,
     emit,
+    number_option,
     plain_notes,
     print_warnings,
     split_list,
+    whole_option,
 )
 from crowdsafe.errors import ParameterError
 from crowdsafe.files import check_output_path
@@ -42,13 +44,13 @@ else:
 AlgorithmOpt = Annotated[
     str, typer.Option("--algorithm", "-a", help="mondrian, mdav or lattice (full-domain generalization).")
 ]
-KOpt = Annotated[int, typer.Option("--k", "-k", help="Every published class holds at least k rows.")]
+KOpt = Annotated[int, whole_option("--k", "-k", help="Every published class holds at least k rows.")]
 LOpt = Annotated[
-    float | None, typer.Option("--l", help="Entropy ℓ-diversity of the sensitive attribute in every class.")
+    float | None, number_option("--l", help="Entropy ℓ-diversity of the sensitive attribute in every class.")
 ]
 TOpt = Annotated[
     float | None,
-    typer.Option("--t", help="t-closeness (Earth Mover's Distance) of the sensitive attribute in every class."),
+    number_option("--t", help="t-closeness (Earth Mover's Distance) of the sensitive attribute in every class."),
 ]
 DistanceOpt = Annotated[
     str | None,
@@ -67,10 +69,10 @@ LossOpt = Annotated[
 ]
 SuppressionOpt = Annotated[
     float | None,
-    typer.Option("--suppression-limit", help="Largest share of rows that may be suppressed (lattice default 0)."),
+    number_option("--suppression-limit", help="Largest share of rows that may be suppressed (lattice default 0)."),
 ]
 SearchOpt = Annotated[str, typer.Option("--search", help="Lattice search: optimal, greedy or auto.")]
-BudgetOpt = Annotated[float, typer.Option("--time-budget", help="Seconds the greedy lattice search may take.")]
+BudgetOpt = Annotated[float, number_option("--time-budget", help="Seconds the greedy lattice search may take.")]
 MissingOpt = Annotated[
     str, typer.Option("--missing", help="Missing values: keep (a value of its own), drop or error.")
 ]

@@ -22,6 +22,7 @@ from crowdsafe.cli.options import (
     split_list,
 )
 from crowdsafe.errors import ParameterError
+from crowdsafe.number_text import parse_number
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -51,10 +52,7 @@ TruthOpt = Annotated[
 
 
 def _levels(text: str) -> list[float]:
-    try:
-        return [float(v) for v in split_list(text) or []]
-    except ValueError:
-        raise ParameterError(f"--levels takes numbers in (0, 1] separated by commas, got {text!r}") from None
+    return [parse_number(v, "--levels") for v in split_list(text) or []]
 
 
 def render(payload: dict[str, Any], console: Console) -> None:

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from crowdsafe.cli.options import JsonOpt, emit, split_list
+from crowdsafe.cli.options import JsonOpt, emit, number_option, split_list, whole_option
 from crowdsafe.errors import ParameterError
+from crowdsafe.number_text import parse_number
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -29,10 +30,7 @@ def _floats(value: str | None, name: str) -> list[float] | None:
     items = split_list(value)
     if items is None:
         return None
-    try:
-        return [float(item) for item in items]
-    except ValueError:
-        raise ParameterError(f"--{name} expects numbers separated by commas, got {value!r}") from None
+    return [parse_number(item, f"--{name}") for item in items]
 
 
 def _fmt(value: float | None, digits: int = 6) -> str:
@@ -52,12 +50,12 @@ def _table(title: str, columns: list[str], rows: list[list[str]]) -> None:
 
 @calc_app.command("amplify")
 def amplify_command(
-    epsilon: Annotated[float | None, typer.Option("--epsilon", help="Inner epsilon of the algorithm.")] = None,
-    delta: Annotated[float, typer.Option("--delta", help="Inner delta of the algorithm.")] = 0.0,
+    epsilon: Annotated[float | None, number_option("--epsilon", help="Inner epsilon of the algorithm.")] = None,
+    delta: Annotated[float, number_option("--delta", help="Inner delta of the algorithm.")] = 0.0,
     beta: Annotated[str | None, typer.Option("--beta", help="Sampling rate(s), comma-separated.")] = None,
-    base_beta: Annotated[float, typer.Option("--base-beta", help="Rate the inner guarantee holds at (1: plain DP).")] = 1.0,
-    target_epsilon: Annotated[float | None, typer.Option("--target-epsilon", help="Solve for the largest rate (with --epsilon) or the largest inner loss (with --beta).")] = None,
-    target_delta: Annotated[float, typer.Option("--target-delta", help="Target delta when solving.")] = 0.0,
+    base_beta: Annotated[float, number_option("--base-beta", help="Rate the inner guarantee holds at (1: plain DP).")] = 1.0,
+    target_epsilon: Annotated[float | None, number_option("--target-epsilon", help="Solve for the largest rate (with --epsilon) or the largest inner loss (with --beta).")] = None,
+    target_delta: Annotated[float, number_option("--target-delta", help="Target delta when solving.")] = 0.0,
     as_json: JsonOpt = False,
 ) -> None:
     """Amplification by sampling: (eps, delta)-DP on a Bernoulli(beta) sample is (ln(1 + beta(e^eps - 1)), beta*delta)-DP.
@@ -97,10 +95,10 @@ def amplify_command(
 
 @calc_app.command("dps")
 def dps_command(
-    k: Annotated[int, typer.Option("--k", help="Suppression threshold k.")],
+    k: Annotated[int, whole_option("--k", help="Suppression threshold k.")],
     beta: Annotated[str, typer.Option("--beta", help="Sampling rate(s), comma-separated.")],
     epsilon: Annotated[str, typer.Option("--epsilon", help="Total epsilon(s), comma-separated.")],
-    epsilon1: Annotated[float, typer.Option("--epsilon1", help="Selection budget of an epsilon1-safe recoding (0: strongly safe).")] = 0.0,
+    epsilon1: Annotated[float, number_option("--epsilon1", help="Selection budget of an epsilon1-safe recoding (0: strongly safe).")] = 0.0,
     as_json: JsonOpt = False,
 ) -> None:
     """delta = d(k, beta, epsilon - epsilon1) of safe k-anonymization after sampling (Li, Qardaji, Su 2012).
@@ -123,11 +121,11 @@ def dps_command(
 
 @calc_app.command("solve")
 def solve_command(
-    epsilon: Annotated[float | None, typer.Option("--epsilon", help="Total epsilon.")] = None,
-    delta: Annotated[float | None, typer.Option("--delta", help="Target delta.")] = None,
-    beta: Annotated[float | None, typer.Option("--beta", help="Sampling rate.")] = None,
-    k: Annotated[int | None, typer.Option("--k", help="Suppression threshold k.")] = None,
-    epsilon1: Annotated[float, typer.Option("--epsilon1", help="Selection budget of an epsilon1-safe recoding.")] = 0.0,
+    epsilon: Annotated[float | None, number_option("--epsilon", help="Total epsilon.")] = None,
+    delta: Annotated[float | None, number_option("--delta", help="Target delta.")] = None,
+    beta: Annotated[float | None, number_option("--beta", help="Sampling rate.")] = None,
+    k: Annotated[int | None, whole_option("--k", help="Suppression threshold k.")] = None,
+    epsilon1: Annotated[float, number_option("--epsilon1", help="Selection budget of an epsilon1-safe recoding.")] = 0.0,
     as_json: JsonOpt = False,
 ) -> None:
     """Plan a safe k-anonymization: leave out the one parameter to solve for.
@@ -162,10 +160,10 @@ def solve_command(
 @calc_app.command("compose")
 def compose_command(
     losses: Annotated[list[str] | None, typer.Argument(help="Losses as EPS or EPS:DELTA (sequential and parallel composition).")] = None,
-    epsilon: Annotated[float | None, typer.Option("--epsilon", help="Per-run epsilon (k-fold composition).")] = None,
-    delta: Annotated[float, typer.Option("--delta", help="Per-run delta (k-fold composition).")] = 0.0,
-    times: Annotated[int | None, typer.Option("--times", help="k: how many runs (k-fold composition).")] = None,
-    slack: Annotated[float, typer.Option("--slack", help="delta' the advanced bounds may add.")] = 0.0,
+    epsilon: Annotated[float | None, number_option("--epsilon", help="Per-run epsilon (k-fold composition).")] = None,
+    delta: Annotated[float, number_option("--delta", help="Per-run delta (k-fold composition).")] = 0.0,
+    times: Annotated[int | None, whole_option("--times", help="k: how many runs (k-fold composition).")] = None,
+    slack: Annotated[float, number_option("--slack", help="delta' the advanced bounds may add.")] = 0.0,
     certificate: Annotated[list[Path] | None, typer.Option("--certificate", help="Certificate JSON files of releases to compose (repeatable).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -209,10 +207,8 @@ def _parse_loss(text: str) -> PrivacyLoss:
     from crowdsafe.privacy import PrivacyLoss
 
     eps, _, delta = text.partition(":")
-    try:
-        return PrivacyLoss(float(eps), float(delta) if delta else 0.0)
-    except ValueError:
-        raise ParameterError(f"a loss is EPS or EPS:DELTA, got {text!r}") from None
+    name = f"the loss {text!r} (EPS or EPS:DELTA)"
+    return PrivacyLoss(parse_number(eps, name), parse_number(delta, name) if delta else 0.0)
 
 
 def register(app: typer.Typer) -> None:

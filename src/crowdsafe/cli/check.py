@@ -18,9 +18,11 @@ from crowdsafe.cli.options import (
     SchemaOpt,
     SensitiveOpt,
     emit,
+    number_option,
     plain_notes,
     print_warnings,
     split_list,
+    whole_option,
 )
 
 if TYPE_CHECKING:
@@ -167,17 +169,17 @@ def register(app: typer.Typer) -> None:
         schema: SchemaOpt = None,
         missing: MissingOpt = "keep",
         decimal_comma: DecimalCommaOpt = None,
-        k: Annotated[int | None, typer.Option("--k", help="Count the classes smaller than this k.")] = None,
-        l: Annotated[int, typer.Option("--l", help="The ℓ of recursive (c, ℓ)-diversity.")] = 2,
+        k: Annotated[int | None, whole_option("--k", help="Count the classes smaller than this k.")] = None,
+        l: Annotated[int, whole_option("--l", help="The ℓ of recursive (c, ℓ)-diversity.")] = 2,
         ground: Annotated[str, typer.Option(
             "--ground", help="t-closeness ground distance: auto, equal, ordered or hierarchical.")] = "auto",
-        threshold: Annotated[float, typer.Option(
+        threshold: Annotated[float, number_option(
             "--risk-threshold", help="Record-risk threshold for the share of records at risk.")] = 0.2,
         original: Annotated[str | None, typer.Option(
             "--original", help="The table a release was made from: generalized cells are read against it.")] = None,
         population: Annotated[Path | None, typer.Option(
             "--population", help="A population table: enables journalist risk.")] = None,
-        population_size: Annotated[int | None, typer.Option(
+        population_size: Annotated[int | None, whole_option(
             "--population-size", help="Population size: enables the Zayatz estimate of population uniques.")] = None,
         as_json: JsonOpt = False,
     ) -> None:

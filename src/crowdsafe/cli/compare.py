@@ -8,7 +8,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from crowdsafe.cli.lazy import lazy_module
-from crowdsafe.cli.options import DecimalCommaOpt, JsonOpt, QiOpt, SchemaOpt, SeedOpt, emit, split_list
+from crowdsafe.cli.options import (
+    DecimalCommaOpt,
+    JsonOpt,
+    QiOpt,
+    SchemaOpt,
+    SeedOpt,
+    emit,
+    number_option,
+    split_list,
+    whole_option,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -93,12 +103,12 @@ def register(app: typer.Typer) -> None:
         qi: QiOpt = None,
         schema: SchemaOpt = None,
         decimal_comma: DecimalCommaOpt = None,
-        k: Annotated[int | None, typer.Option("--k", help="k for C_avg (default: the release's smallest class).")] = None,
-        input_rows: Annotated[int | None, typer.Option(
+        k: Annotated[int | None, whole_option("--k", help="k for C_avg (default: the release's smallest class).")] = None,
+        input_rows: Annotated[int | None, whole_option(
             "--input-rows", help="Rows that went into the anonymizer (the sample size for a sampled release).")] = None,
-        queries: Annotated[int, typer.Option("--queries", help="Counting queries in the workload.")] = 1000,
-        max_attributes: Annotated[int, typer.Option("--max-attributes", help="Attributes per query, at most.")] = 3,
-        scale: Annotated[float, typer.Option("--scale", help="Multiply workload estimates (1/β for a sample).")] = 1.0,
+        queries: Annotated[int, whole_option("--queries", help="Counting queries in the workload.")] = 1000,
+        max_attributes: Annotated[int, whole_option("--max-attributes", help="Attributes per query, at most.")] = 3,
+        scale: Annotated[float, number_option("--scale", help="Multiply workload estimates (1/β for a sample).")] = 1.0,
         target: Annotated[str | None, typer.Option(
             "--target", help="Class attribute for the classifier (default: the sensitive attribute).")] = None,
         test: Annotated[str | None, typer.Option(

@@ -9,7 +9,7 @@ import typer
 
 from crowdsafe.cli.check import MissingOpt
 from crowdsafe.cli.lazy import lazy_module
-from crowdsafe.cli.options import EscapeFormulasOpt, JsonOpt, emit
+from crowdsafe.cli.options import EscapeFormulasOpt, JsonOpt, StrictNumber, emit, whole_option
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -77,9 +77,9 @@ def register(app: typer.Typer) -> None:
 
     @group.command("synthetic")
     def synthetic_command(
-        rows: Annotated[int, typer.Argument(help="Number of rows, e.g. 1000000.")],
+        rows: Annotated[int, typer.Argument(help="Number of rows, e.g. 1000000.", parser=StrictNumber("ROWS", whole=True))],
         out: Annotated[Path, typer.Argument(help="Output file (.csv or .parquet).")],
-        seed: Annotated[int, typer.Option("--seed", help="Seed of the generator (benchmark data, not a release).")] = 0,
+        seed: Annotated[int, whole_option("--seed", help="Seed of the generator (benchmark data, not a release).")] = 0,
         as_json: JsonOpt = False,
     ) -> None:
         """Write a synthetic Adult with ROWS rows (Adult's marginals and rough correlations).

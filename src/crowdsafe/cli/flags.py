@@ -14,7 +14,7 @@ typed instead. For each parameter the error lists, with its flag (``--`` and the
 - ``NAME=NUMBER`` keeps the number as written (``max_rows=5,999`` -> ``--max-rows 5,999``);
 - the other forms in :data:`EXAMPLES` are replaced as listed (``budget=(ε, δ)`` ->
   ``--budget E,D``; ``set_budget(DATA, epsilon=E, delta=D)`` -> the ``crowdsafe ledger init``
-  command line; ``domains={attribute: [values]}`` -> ``--domains FILE`` and its JSON form).
+  command line, ``change_budget(NAME, epsilon=E, delta=D)`` -> ``crowdsafe ledger budget``; ``domains={attribute: [values]}`` -> ``--domains FILE`` and its JSON form).
 
 A message that lists no parameter is printed as it is: older messages that already name a
 flag stay right.
@@ -28,13 +28,15 @@ from collections.abc import Callable
 from crowdsafe.errors import CrowdsafeError
 
 # Parameters whose flag is not "--" + the name with "-" for "_".
-FLAGS: dict[str, str] = {}
+FLAGS: dict[str, str] = {"allow_raise": "--raise"}
 
 # Python forms whose command-line form the rules above do not derive: (pattern, replacement).
 EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     "budget": (
         (r"budget=\(ε, δ\)", "--budget E,D"),
         (r"set_budget\('?([^'()]*?)'?, epsilon=E, delta=D\)", r"`crowdsafe ledger init \1 --epsilon E --delta D`"),
+        (r"change_budget\('?([^'()]*?)'?, epsilon=E, delta=D\)",
+         r"`crowdsafe ledger budget \1 --epsilon E --delta D`"),
     ),
     "domains": (
         (r"domains=\{attribute: \[values\]\}", '--domains FILE (JSON: {"attribute": [values]})'),

@@ -1,4 +1,5 @@
-"""``crowdsafe ledger``: set a dataset's privacy budget, and list what has been spent."""
+"""``crowdsafe ledger``: set a dataset's privacy budget, change it on the record, and list what
+has been spent."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from crowdsafe.cli.lazy import lazy_module, styled
-from crowdsafe.cli.options import DataArg, DecimalCommaOpt, JsonOpt, OutOpt, SchemaOpt, emit
+from crowdsafe.cli.options import DataArg, DecimalCommaOpt, JsonOpt, OutOpt, SchemaOpt, emit, number_option
 from crowdsafe.cli.query import LedgerOpt
+from crowdsafe.errors import ParameterError
 from crowdsafe.files import write_text_atomic
 
 if TYPE_CHECKING:
@@ -45,6 +47,8 @@ def render_report(report: dict[str, Any], console: Console) -> None:
             f"(ε {budget['epsilon']:g}, δ {budget['delta']:g}); spent (ε {spent['epsilon']:.6g}, "
             f"δ {spent['delta']:.3g}); remaining (ε {remaining['epsilon']:.6g}, δ {remaining['delta']:.3g})"
         ))
+        for change in dataset.get("budget_changes", []):
+            console.print(f"  {_change_line(change)}")
         if not dataset["entries"]:
             continue
         table = Table(show_edge=False)
@@ -66,32 +70,76 @@ def render_report(report: dict[str, Any], console: Console) -> None:
         console.print(table)
 
 
+def _change_line(change: dict[str, Any]) -> str:
+    """One line of a budget history: what changed, when, by whom, what was spent then, and why."""
+    after, spent = change["after"], change["spent"]
+    what = f"budget {change['change']}"
+    if change["before"] is not None:
+        what += f" from (ε {change['before']['epsilon']:g}, δ {change['before']['delta']:g})"
+    what += f" to (ε {after['epsilon']:g}, δ {after['delta']:g})"
+    when = change["created_at"][:19].replace("T", " ")
+    line = f"{when} UTC: {what} by {change['changed_by']} (spent then: ε {spent['epsilon']:.6g}, δ {spent['delta']:.3g})"
+    return line + (f": {change['reason']}" if change["reason"] else "")
+
+
+def _budget_line(budget: Any) -> str:
+    line = (f"'{budget.name}' has the budget (ε {budget.budget.epsilon:g}, δ {budget.budget.delta:g}); "
+            f"spent so far (ε {budget.spent.epsilon:.6g}, δ {budget.spent.delta:.3g})")
+    if budget.spent.epsilon > budget.budget.epsilon or budget.spent.delta > budget.budget.delta:
+        line += "; more than the budget is spent: nothing more can be charged"
+    return line
+
+
 def register(app: typer.Typer) -> None:
     @ledger_app.command("init")
     def init_command(
         data: DataArg,
-        epsilon: Annotated[float, typer.Option("--epsilon", "-e", help="Total ε for every query and release on this data.")],
-        delta: Annotated[float, typer.Option("--delta", help="Total δ.")] = 0.0,
+        epsilon: Annotated[float, number_option("--epsilon", "-e", help="Total ε for every query and release on this data.")],
+        delta: Annotated[float | None, number_option("--delta", help="Total δ (required; 0 for a budget of "
+                                                            "pure ε-DP queries only).")] = None,
         name: Annotated[str | None, typer.Option("--name", help="A name for the dataset (default: its file or bundled name).")] = None,
         ledger: LedgerOpt = None,
         schema: SchemaOpt = None,
         decimal_comma: DecimalCommaOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
-        """Set a dataset's total privacy budget (once; it cannot be raised later).
+        """Set a dataset's total privacy budget (change it later with `crowdsafe ledger budget`).
 
         Example: crowdsafe ledger init adult --epsilon 1 --delta 1e-6
         """
+        if delta is None:
+            raise ParameterError(
+                "--delta is required: the total δ of the budget, e.g. 1e-6, or 0 for a budget of pure ε-DP "
+                "queries only (publish needs δ > 0)"
+            )
         budget = api.set_budget(data, epsilon=epsilon, delta=delta, name=name, ledger=_spec(ledger), schema=schema,
                                 decimal_comma=decimal_comma)
-        emit(
-            budget.as_dict(),
-            as_json,
-            lambda: Console().print(
-                f"'{budget.name}' has the budget (ε {budget.budget.epsilon:g}, δ {budget.budget.delta:g}); "
-                f"spent so far (ε {budget.spent.epsilon:.6g}, δ {budget.spent.delta:.3g})"
-            ),
-        )
+        emit(budget.as_dict(), as_json, lambda: Console().print(_budget_line(budget)))
+
+    @ledger_app.command("budget")
+    def budget_command(
+        dataset: Annotated[str, typer.Argument(
+            help="The dataset: its name or fingerprint in the ledger (see `crowdsafe ledger show`), or its data.")],
+        epsilon: Annotated[float, number_option("--epsilon", "-e", help="The new total ε.")],
+        delta: Annotated[float, number_option("--delta", help="The new total δ.")],
+        allow_raise: Annotated[bool, typer.Option(
+            "--raise", help="Allow a larger ε or δ than the budget has now (recorded in the budget history).")] = False,
+        reason: Annotated[str, typer.Option("--reason", help="Why, for the budget history.")] = "",
+        ledger: LedgerOpt = None,
+        schema: SchemaOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Change a dataset's total budget, on the record: lower it, or raise it with --raise.
+
+        Every change is a line of the dataset's budget history (`crowdsafe ledger show`: before,
+        after, what was spent then, who, when, --reason); no charge is erased, so what was spent
+        keeps counting against the new budget.
+
+        Example: crowdsafe ledger budget adult --epsilon 3 --delta 1e-6 --raise --reason "delta was left out"
+        """
+        budget = api.change_budget(dataset, epsilon=epsilon, delta=delta, allow_raise=allow_raise, reason=reason,
+                                   ledger=_spec(ledger), schema=schema)
+        emit(budget.as_dict(), as_json, lambda: Console().print(_budget_line(budget)))
 
     @ledger_app.command("show")
     def show_command(

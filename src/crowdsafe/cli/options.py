@@ -1,14 +1,15 @@
 """Options that mean the same in every command.
 
 Use these annotated types in command signatures so ``--qi``, ``--sensitive``, ``--schema``,
-``--out``, ``--seed``, ``--json`` and ``--decimal-comma`` are spelled and explained one way everywhere.
+``--out``, ``--seed``, ``--json`` and ``--decimal-comma`` are spelled and explained one way everywhere, and
+:func:`number_option` / :func:`whole_option` for every numeric option, so that each number on
+the command line is read by the one strict parser (:mod:`crowdsafe.number_text`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import math
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -18,6 +19,32 @@ from typing import Annotated, Any
 import typer
 
 from crowdsafe.errors import ParameterError
+from crowdsafe.number_text import parse_number, parse_whole
+
+
+class StrictNumber:
+    """The parser of one numeric option or argument: :mod:`crowdsafe.number_text`'s strict reading
+    (plain decimal or scientific notation; no underscores, hexadecimal, words, infinities or
+    NaN), its refusal one line naming ``name``. A default (already a number) passes unchanged."""
+
+    def __init__(self, name: str, whole: bool) -> None:
+        self.name, self.whole = name, whole
+
+    def __call__(self, value: object) -> float | int:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return value
+        text = str(value)
+        return parse_whole(text, self.name) if self.whole else parse_number(text, self.name)
+
+
+def number_option(*names: str, **settings: Any) -> Any:
+    """``typer.Option(*names, **settings)`` for a real number, read by :class:`StrictNumber`."""
+    return typer.Option(*names, parser=StrictNumber(names[0], whole=False), **settings)
+
+
+def whole_option(*names: str, **settings: Any) -> Any:
+    """``typer.Option(*names, **settings)`` for a whole number, read by :class:`StrictNumber`."""
+    return typer.Option(*names, parser=StrictNumber(names[0], whole=True), **settings)
 
 DataArg = Annotated[
     str,
@@ -36,7 +63,7 @@ SchemaOpt = Annotated[
 OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Where to write the output.")]
 SeedOpt = Annotated[
     int | None,
-    typer.Option(
+    whole_option(
         "--seed",
         help="Make the run reproducible (tests, experiments). A seeded result is NOT fit for release.",
     ),
@@ -73,21 +100,24 @@ def split_list(value: str | None) -> list[str] | None:
 
 
 def parse_budget(text: str | None, option: str = "--budget") -> tuple[float, float] | None:
-    """``'1'`` or ``'1,1e-6'`` -> (ε, δ), checked here so that a bad value is refused, naming
-    ``option``, before any data is read: ε finite and > 0, δ finite in [0, 1)."""
+    """``'1,1e-6'`` -> (ε, δ), checked here so that a bad value is refused, naming ``option``,
+    before any data is read: ε > 0, δ in [0, 1), both written as :mod:`crowdsafe.number_text`
+    reads numbers. A budget without δ is refused: it would be recorded as δ = 0, which no
+    release can fit (every release needs δ > 0), so the custodian writes δ = 0 when it is meant."""
     items = split_list(text)
     if items is None:
         return None
-    try:
-        numbers = [float(item) for item in items]
-    except ValueError:
-        raise ParameterError(f"{option} expects EPSILON or EPSILON,DELTA, got {text!r}") from None
-    if len(numbers) not in (1, 2):
-        raise ParameterError(f"{option} expects EPSILON or EPSILON,DELTA, got {text!r}")
-    epsilon, delta = numbers[0], numbers[1] if len(numbers) == 2 else 0.0
-    if not (math.isfinite(epsilon) and epsilon > 0):
-        raise ParameterError(f"{option}: the total epsilon must be a finite number > 0, got {items[0]!r}")
-    if not (math.isfinite(delta) and 0 <= delta < 1):
+    if len(items) == 1:
+        raise ParameterError(
+            f"{option} {text} has no delta: write EPSILON,DELTA, e.g. {items[0]},1e-6, or {items[0]},0 for a budget "
+            "of pure epsilon-DP queries only (publish needs delta > 0)"
+        )
+    if len(items) != 2:
+        raise ParameterError(f"{option} expects EPSILON,DELTA, got {text!r}")
+    epsilon, delta = (parse_number(item, option) for item in items)
+    if not epsilon > 0:
+        raise ParameterError(f"{option}: the total epsilon must be > 0, got {items[0]!r}")
+    if not 0 <= delta < 1:
         raise ParameterError(f"{option}: the total delta must lie in [0, 1), got {items[1]!r}")
     return epsilon, delta
 

@@ -24,8 +24,10 @@ from crowdsafe.cli.options import (
     SparkMasterOpt,
     emit,
     identifier_warnings,
+    number_option,
     parse_budget,
     split_list,
+    whole_option,
 )
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import atomic_path, write_text_atomic
@@ -47,7 +49,7 @@ CertificateOpt = Annotated[
     typer.Option("--certificate", help="The certificate JSON (default: <view stem>.certificate.json beside the view)."),
 ]
 ConfidenceOpt = Annotated[
-    float, typer.Option("--confidence", help="Confidence of the error bars (default 0.95).")
+    float, number_option("--confidence", help="Confidence of the error bars (default 0.95).")
 ]
 
 
@@ -138,17 +140,17 @@ def register(app: typer.Typer) -> None:
     @app.command("perturb")
     def perturb_command(
         data: DataArg,
-        gamma: Annotated[float, typer.Option("--gamma", help="Largest posterior an attacker may reach (0 < gamma < 1).")],
-        d: Annotated[float | None, typer.Option("--d", help="Largest prior of the attacker for any tuple.")] = None,
-        c: Annotated[float | None, typer.Option("--c", help="Set d = c*N/m (N the public bound --max-rows, m the domain size).")] = None,
-        alpha: Annotated[float | None, typer.Option("--alpha", help="Probability of keeping a tuple (default 1/2).")] = None,
-        beta: Annotated[float | None, typer.Option("--beta", help="Probability of inserting a tuple (default: the smallest admissible).")] = None,
+        gamma: Annotated[float, number_option("--gamma", help="Largest posterior an attacker may reach (0 < gamma < 1).")],
+        d: Annotated[float | None, number_option("--d", help="Largest prior of the attacker for any tuple.")] = None,
+        c: Annotated[float | None, number_option("--c", help="Set d = c*N/m (N the public bound --max-rows, m the domain size).")] = None,
+        alpha: Annotated[float | None, number_option("--alpha", help="Probability of keeping a tuple (default 1/2).")] = None,
+        beta: Annotated[float | None, number_option("--beta", help="Probability of inserting a tuple (default: the smallest admissible).")] = None,
         attributes: Annotated[str | None, typer.Option("--attributes", help="Comma-separated attributes to publish (default: every non-identifier).")] = None,
         domains: Annotated[Path | None, typer.Option("--domains", help="JSON file declaring the public value list of each attribute (else the schema's order or a declared hierarchy's leaves); rows with a value outside are left out.")] = None,
-        max_rows: Annotated[int | None, typer.Option("--max-rows", help="A public bound on the rows of the data, fixed without looking at it; used in place of n.")] = None,
+        max_rows: Annotated[int | None, whole_option("--max-rows", help="A public bound on the rows of the data, fixed without looking at it; used in place of n.")] = None,
         exploratory: Annotated[bool, typer.Option("--exploratory", help="Allow the data's own values and n where no public domain or --max-rows is given: NO formal guarantee.")] = False,
         ledger: Annotated[Path | None, typer.Option("--ledger", help="Charge the view's equivalent epsilon to the dataset's budget in this ledger file (default: no ledger).")] = None,
-        budget: Annotated[str | None, typer.Option("--budget", help="With a ledger: register the dataset's total budget EPSILON[,DELTA] if it has none.")] = None,
+        budget: Annotated[str | None, typer.Option("--budget", help="With a ledger: register the dataset's total budget EPSILON,DELTA (e.g. 10,0: the view costs ε only) if it has none.")] = None,
         name: Annotated[str | None, typer.Option("--name", help="The dataset's name in the ledger (default: its file or bundled name).")] = None,
         custodian_report: Annotated[Path | None, typer.Option("--custodian-report", help="Also write the custodian-only facts (exact rows, rows outside the domain, distinct tuples, duplicates) to this JSON file; never publish it.")] = None,
         duplicates: Annotated[str, typer.Option("--duplicates", help="Duplicate rows: 'collapse' (the view is a set; default) or 'error'.")] = "collapse",
@@ -240,7 +242,7 @@ def register(app: typer.Typer) -> None:
     def estimate_command(
         view: Annotated[Path, typer.Argument(help="A view written by 'crowdsafe perturb' (CSV or Parquet).")],
         queries: Annotated[list[str] | None, typer.Argument(help="Counting queries, e.g. \"count where age between 26 and 32 and sex = 'Female'\".")] = None,
-        equality: Annotated[int | None, typer.Option("--equality", help="Estimate every equality query over every set of up to this many attributes; write them to --out.")] = None,
+        equality: Annotated[int | None, whole_option("--equality", help="Estimate every equality query over every set of up to this many attributes; write them to --out.")] = None,
         out: OutOpt = None,
         certificate: CertificateOpt = None,
         confidence: ConfidenceOpt = 0.95,

@@ -28,9 +28,11 @@ from crowdsafe.cli.options import (
     SensitiveOpt,
     emit,
     naming_options,
+    number_option,
     plain_notes,
     print_warnings,
     split_list,
+    whole_option,
 )
 from crowdsafe.errors import ParameterError
 
@@ -96,16 +98,16 @@ def register(app: typer.Typer) -> None:
     @app.command("publish")
     def publish_command(
         data: DataArg,
-        epsilon: Annotated[float, typer.Option("--epsilon", "-e", help="ε of each release (selection included).")] = 1.0,
-        delta: Annotated[float, typer.Option("--delta", help="δ of each release (must be below β).")] = 1e-6,
-        k: Annotated[int | None, typer.Option("--k", "-k", help="Fix k (default: the smallest k reaching δ).")] = None,
-        beta: Annotated[float | None, typer.Option("--beta", help="Fix the sampling rate (default: 1 − e^−(ε − ε1)).")] = None,
-        epsilon1: Annotated[float | None, typer.Option("--epsilon1", help="ε spent choosing the scheme from the data (default: 10% of ε).")] = None,
+        epsilon: Annotated[float, number_option("--epsilon", "-e", help="ε of each release (selection included).")] = 1.0,
+        delta: Annotated[float, number_option("--delta", help="δ of each release (must be below β).")] = 1e-6,
+        k: Annotated[int | None, whole_option("--k", "-k", help="Fix k (default: the smallest k reaching δ).")] = None,
+        beta: Annotated[float | None, number_option("--beta", help="Fix the sampling rate (default: 1 − e^−(ε − ε1)).")] = None,
+        epsilon1: Annotated[float | None, number_option("--epsilon1", help="ε spent choosing the scheme from the data (default: 10% of ε).")] = None,
         scheme: Annotated[str | None, typer.Option("--scheme", help="A fixed scheme, chosen without the data: a preset (none, fine, medium, coarse) and/or col=level pairs, e.g. 'medium,age=1'. Makes the release strongly safe (ε1 = 0).")] = None,
         objective: Annotated[str | None, typer.Option("--objective", help="What the scheme selection optimises: retained (default), loss, discernibility, entropy, or classification (with --target).")] = None,
         target: Annotated[str | None, typer.Option("--target", help="The column a release for a model must predict (--objective classification): kept as it is, never generalized.")] = None,
         columns: Annotated[list[str] | None, typer.Option("--columns", help="Publish exactly these comma-separated columns (the guarantee covers what is released). With --plan-only, give it several times to compare column sets.")] = None,
-        releases: Annotated[int, typer.Option("--releases", help="Number of releases, each from a fresh independent sample; certified together.")] = 1,
+        releases: Annotated[int, whole_option("--releases", help="Number of releases, each from a fresh independent sample; certified together.")] = 1,
         plan_only: Annotated[bool, typer.Option("--plan-only", help="Print the plan and the expected size, read nothing else, write nothing.")] = False,
         custodian_report: Annotated[Path | None, typer.Option("--custodian-report", help="Also write the custodian-only facts (sample sizes, suppression, utility, ledger entry; not covered by the guarantee) to this JSON file, which may not lie in the release's folder.")] = None,
         force: Annotated[bool, typer.Option("--force", help="Deprecated, does nothing: a release is always written (over 90% suppressed: a custodian-only warning).")] = False,
@@ -113,7 +115,7 @@ def register(app: typer.Typer) -> None:
         sensitive: SensitiveOpt = None,
         schema: SchemaOpt = None,
         decimal_comma: DecimalCommaOpt = None,
-        budget: Annotated[str | None, typer.Option("--budget", help="Register the dataset's total budget EPSILON[,DELTA] if it has none (default: this publication's cost).")] = None,
+        budget: Annotated[str | None, typer.Option("--budget", help="Register the dataset's total budget EPSILON,DELTA (e.g. 10,1e-5) if it has none (default: this publication's cost).")] = None,
         name: Annotated[str | None, typer.Option("--name", help="The dataset's name in the ledger (default: its file or bundled name).")] = None,
         ledger: LedgerOpt = None,
         no_ledger: Annotated[bool, typer.Option("--no-ledger", help="Do not record the release (nothing then refuses a second use of the data).")] = False,

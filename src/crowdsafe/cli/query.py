@@ -20,9 +20,11 @@ from crowdsafe.cli.options import (
     SeedOpt,
     SparkMasterOpt,
     emit,
+    number_option,
     parse_budget,
     plain_notes,
     print_warnings,
+    whole_option,
 )
 from crowdsafe.errors import ParameterError
 from crowdsafe.files import write_text_atomic
@@ -103,14 +105,14 @@ def register(app: typer.Typer) -> None:
     def query_command(
         data: DataArg,
         query: Annotated[str, typer.Argument(help="The query, e.g. \"count where age >= 30\" (see docs/mechanisms.md).")],
-        epsilon: Annotated[float, typer.Option("--epsilon", "-e", help="ε of this query.")],
-        delta: Annotated[float, typer.Option("--delta", help="δ of this query (Gaussian, or histograms without a public domain).")] = 0.0,
+        epsilon: Annotated[float, number_option("--epsilon", "-e", help="ε of this query.")],
+        delta: Annotated[float, number_option("--delta", help="δ of this query (Gaussian, or histograms without a public domain).")] = 0.0,
         mechanism: Annotated[str | None, typer.Option("--mechanism", help="laplace (ε-DP, default) or gaussian ((ε, δ)-DP).")] = None,
         calibration: Annotated[str, typer.Option("--calibration", help="Gaussian σ: analytic (default) or classic (ε < 1 only).")] = "analytic",
         neighbours: Annotated[str, typer.Option("--neighbours", help="add-remove (default) or change: what one person can do to the data.")] = "add-remove",
-        max_rows_per_person: Annotated[int | None, typer.Option("--max-rows-per-person", help="Rows a person may contribute (needed when the schema names a person_id).")] = None,
+        max_rows_per_person: Annotated[int | None, whole_option("--max-rows-per-person", help="Rows a person may contribute (needed when the schema names a person_id).")] = None,
         partition: Annotated[str | None, typer.Option("--partition", help="A column the filter fixes (col = value): such queries compose in parallel.")] = None,
-        budget: Annotated[str | None, typer.Option("--budget", help="Register the dataset's total budget EPSILON[,DELTA] if it has none.")] = None,
+        budget: Annotated[str | None, typer.Option("--budget", help="Register the dataset's total budget EPSILON,DELTA (e.g. 1,1e-6; 1,0 for pure ε-DP queries only) if it has none.")] = None,
         name: Annotated[str | None, typer.Option("--name", help="The dataset's name in the ledger (default: its file or bundled name).")] = None,
         ledger: LedgerOpt = None,
         no_ledger: Annotated[bool, typer.Option("--no-ledger", help="Do not charge a budget ledger (nothing then limits repeated queries).")] = False,
@@ -136,7 +138,7 @@ def register(app: typer.Typer) -> None:
         adds the exact facts the custodian may need (not DP, not for publication); --out always
         writes the public answer alone.
 
-        Example: crowdsafe query adult "count where age >= 30 and sex = 'Female'" --epsilon 0.1 --budget 1
+        Example: crowdsafe query adult "count where age >= 30 and sex = 'Female'" --epsilon 0.1 --budget 1,0
         """
         if no_ledger and (ledger is not None or budget is not None):
             raise ParameterError("--no-ledger cannot be combined with --ledger or --budget")

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from crowdsafe.cli.options import DecimalCommaOpt, JsonOpt, SchemaOpt, SeedOpt, emit
+from crowdsafe.cli.options import DecimalCommaOpt, JsonOpt, SchemaOpt, SeedOpt, emit, number_option
 from crowdsafe.errors import ParameterError
 
 
@@ -25,8 +25,8 @@ def register(app: typer.Typer) -> None:
         certificate: Annotated[Path | None, typer.Option("--certificate", help="An α-β view's certificate when it is not beside the view (default: <stem>.certificate.json).")] = None,
         out: Annotated[Path | None, typer.Option("--out", "-o", help="Where to write the report (default: <stem>.report.html beside the release).")] = None,
         before: Annotated[str | None, typer.Option("--before", help="The original table (file or bundled name): add noisy DP distributions of it, charged to its budget (needs --before-epsilon).")] = None,
-        before_epsilon: Annotated[float | None, typer.Option("--before-epsilon", help="ε spent on the before-distributions in total, split evenly between the attributes.")] = None,
-        before_delta: Annotated[float, typer.Option("--before-delta", help="δ of each before-histogram (0: every column needs a public domain).")] = 0.0,
+        before_epsilon: Annotated[float | None, number_option("--before-epsilon", help="ε spent on the before-distributions in total, split evenly between the attributes.")] = None,
+        before_delta: Annotated[float, number_option("--before-delta", help="δ of each before-histogram (0: every column needs a public domain).")] = 0.0,
         schema: SchemaOpt = None,
         decimal_comma: DecimalCommaOpt = None,
         ledger: Annotated[Path | None, typer.Option("--ledger", help="The budget ledger charged for --before (default: $CROWDSAFE_LEDGER, else ~/.local/share/crowdsafe/ledger.sqlite3).")] = None,

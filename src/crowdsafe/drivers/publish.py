@@ -205,7 +205,8 @@ def ledger_request(
             notes.append(
                 f"no budget was set for '{label}': registered this publication's cost "
                 f"(epsilon = {budget[0]:.6g}, delta = {budget[1]:.3g}) as its total budget, so any further "
-                "query or release on it is refused; set a larger budget with `crowdsafe ledger init`"
+                "query or release on it is refused; raise it on the record with `crowdsafe ledger budget "
+                f"'{label}' --epsilon E --delta D --raise`"
             )
         ledger.set_budget(identity, label, *budget)
     kind = "strongly safe" if strongly_safe else "epsilon1-safe"

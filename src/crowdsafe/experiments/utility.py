@@ -39,7 +39,6 @@ is a custodian's experiment, not a release.
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -52,6 +51,7 @@ import polars as pl
 from crowdsafe.data import Dataset
 from crowdsafe.errors import ParameterError
 from crowdsafe.experiments.registry import ExperimentContext, experiment
+from crowdsafe.number_text import parse_number, parse_whole
 
 EPSILONS = (0.5, 1.0, 2.0)
 DELTAS = (1e-6,)
@@ -97,21 +97,18 @@ class Options:
         def numbers(key: str, default: tuple[float, ...]) -> tuple[float, ...]:
             if key not in options:
                 return default
-            try:
-                values = tuple(float(v) for v in options[key].split(",") if v.strip())
-            except ValueError:
-                raise ParameterError(
-                    f"option {key} is a comma-separated list of numbers, got {options[key]!r}") from None
-            if not values or not all(math.isfinite(v) and v > 0 for v in values):
+            values = tuple(parse_number(v.strip(), f"option {key}") for v in options[key].split(",") if v.strip())
+            if not values or not all(v > 0 for v in values):
                 raise ParameterError(f"option {key} needs numbers > 0, got {options[key]!r}")
             return values
 
         def whole(key: str, default: int | None) -> int | None:
             if key not in options:
                 return default
-            if not options[key].isdigit() or int(options[key]) < 1:
+            value = parse_whole(options[key], f"option {key}")
+            if value < 1:
                 raise ParameterError(f"option {key} is a whole number >= 1, got {options[key]!r}")
-            return int(options[key])
+            return value
 
         logistic = options.get("logistic", "yes").lower()
         if logistic not in ("yes", "no", "true", "false", "1", "0"):

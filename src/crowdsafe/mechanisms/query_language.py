@@ -13,7 +13,9 @@ values ``race in ('White', 'Black', 'Other')``.
 FILTER combines comparisons with ``and``, ``or``, ``not`` and parentheses:
 ``column = value`` (also ``!=``, ``<>``, ``<``, ``<=``, ``>``, ``>=``), ``column in (v, ...)``,
 ``column not in (...)``, ``column between a and b``, ``column is null``, ``column is not null``.
-Text values are quoted ('Female' or "Female"; a quote inside is doubled); numbers are bare.
+Text values are quoted ('Female' or "Female"; a quote inside is doubled); numbers are bare, in
+plain decimal or scientific notation with the digits 0-9 (:mod:`crowdsafe.number_text`; a number
+too large or too close to 0 for a float is refused).
 Column names may contain letters, digits, ``_``, ``-`` and ``.``; quote others with backticks.
 Keywords are case-insensitive. A comparison with a missing value is false (as in SQL).
 
@@ -36,13 +38,14 @@ from typing import Any
 import polars as pl
 
 from crowdsafe.errors import QuerySyntaxError, SchemaError
+from crowdsafe.number_text import NotANumber, read_number, read_whole
 
 Literal = str | float | int
 
 _TOKEN = re.compile(
     r"""
     (?P<space>\s+)
-  | (?P<number>-?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?)
+  | (?P<number>-?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)
   | (?P<string>'(?:[^']|'')*'|"(?:[^"]|"")*")
   | (?P<backquoted>`[^`]+`)
   | (?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)
@@ -54,6 +57,8 @@ KEYWORDS = {
     "count", "sum", "mean", "avg", "median", "quantile", "histogram", "table", "where", "and", "or",
     "not", "in", "is", "null", "between", "clamp", "by",
 }
+# The most public bins one dimension may have (each is a cell of the noisy histogram).
+MAX_BINS = 1_000_000
 COMPARISONS = {"=": "==", "==": "==", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 
@@ -72,13 +77,17 @@ def tokenize(text: str) -> list[Token]:
     while position < len(text):
         match = _TOKEN.match(text, position)
         if match is None:
-            raise QuerySyntaxError(f"query does not parse at character {position + 1}: unexpected {text[position]!r}")
+            digit = " (write numbers in the digits 0-9)" if text[position].isdigit() else ""
+            raise QuerySyntaxError(
+                f"query does not parse at character {position + 1}: unexpected {text[position]!r}{digit}")
         kind = match.lastgroup
         raw = match.group()
         assert kind is not None
         if kind == "number":
-            number = float(raw)
-            value: Any = int(raw) if re.fullmatch(r"-?\d+", raw) else number
+            try:
+                value: Any = read_whole(raw) if re.fullmatch(r"-?[0-9]+", raw) else read_number(raw)
+            except NotANumber as exc:
+                raise QuerySyntaxError(f"query does not parse at character {position + 1}: {exc}") from None
             tokens.append(Token("number", raw, position, value))
         elif kind == "string":
             quote = raw[0]
@@ -289,6 +298,9 @@ class _Parser:
             self.expect("op", "]", "']'")
             if not (high > low and width > 0):
                 raise QuerySyntaxError(f"bins of '{column}' need low < high and a positive width")
+            if (high - low) / width > MAX_BINS:
+                raise QuerySyntaxError(f"bins of '{column}': [{low:g}, {high:g}] by {width:g} makes more than "
+                                       f"{MAX_BINS:,} bins; choose a wider bin")
             return Dimension(column, bins=Bins(low, high, width))
         if self.accept("keyword", "in"):
             return Dimension(column, values=self.literal_list())

@@ -98,8 +98,15 @@ def histogram_sensitivity(neighbours: str = "add-remove", rows_per_person: int =
     )
 
 
+# Clamping bounds of larger magnitude are refused: an integer column's clamped values are compared
+# with and summed as 64-bit integers (mechanisms.query_aggregates), and no public bound on real
+# data needs more.
+BOUND_LIMIT = 2.0**62
+
+
 def check_bounds(lower: float | None, upper: float | None, what: str = "this query") -> tuple[float, float]:
-    """Clamping bounds are required for sums, means and quantiles: refuse to run without them."""
+    """Clamping bounds are required for sums, means and quantiles: refuse to run without them,
+    and refuse bounds that are not finite, not ordered, or beyond ±2^62 (:data:`BOUND_LIMIT`)."""
     if lower is None or upper is None:
         raise ParameterError(
             f"{what} needs clamping bounds (lower and upper): its sensitivity is unbounded without "
@@ -111,6 +118,8 @@ def check_bounds(lower: float | None, upper: float | None, what: str = "this que
         raise ParameterError(f"clamping bounds must be numbers, got {lower!r} and {upper!r}") from None
     if not (math.isfinite(low) and math.isfinite(high)):
         raise ParameterError("clamping bounds must be finite numbers")
+    if max(abs(low), abs(high)) > BOUND_LIMIT:
+        raise ParameterError(f"clamping bounds must lie within ±2^62 (about 4.6e18), got [{low:g}, {high:g}]")
     if not low < high:
         raise ParameterError(f"the lower clamping bound must be below the upper one, got [{low:g}, {high:g}]")
     return low, high

@@ -1,12 +1,15 @@
 """The persistent privacy-budget ledger: every query and release charged against a dataset's budget.
 
-A custodian sets a total budget (ε, δ) once per dataset. Every DP query and every release made from
+A custodian sets a total budget (ε, δ) once per dataset (and may later lower it, or raise it on
+the record: :mod:`~crowdsafe.privacy.ledger_budget`). Every DP query and every release made from
 the dataset is then *charged* before any noise is drawn: the ledger composes what was already
 spent with the new charge and refuses (:class:`~crowdsafe.errors.BudgetExceeded`) if the total
 would exceed the budget. Nothing is ever refunded: once noise may have been drawn, the privacy is
 spent even if the computation later failed or the process died.
 
-Storage: one SQLite file (an embedded database with real transactions), in WAL mode. A charge
+Storage: one SQLite file (an embedded database with real transactions), in WAL mode, marked as a
+crowdsafe ledger (SQLite's application id; :mod:`~crowdsafe.privacy.ledger_mark`): another
+application's database given as the ledger is refused and never written. A charge
 is one ``BEGIN IMMEDIATE`` transaction (read what was spent, check, insert), flushed to disk
 (``synchronous=FULL``) before the caller may draw noise, so two processes cannot both take the
 last part of a budget, and a process killed at any point leaves either the whole entry or none
@@ -52,11 +55,14 @@ from typing import Any, Union
 
 from crowdsafe.errors import BudgetExceeded, InputError, ParameterError, SampleReuseError
 from crowdsafe.identity import keyed_identity
+from crowdsafe.privacy import ledger_budget
 from crowdsafe.privacy.composition import compose_homogeneous
+from crowdsafe.privacy.ledger_mark import check_and_mark, look
 from crowdsafe.privacy.ledger_records import (
     KINDS,
     NEIGHBOURS,
     Budget,
+    BudgetChange,
     Charge,
     ChargeRequest,
     Entry,
@@ -72,7 +78,7 @@ from crowdsafe.privacy.ledger_storage import (
     now,
 )
 from crowdsafe.privacy.ledger_totals import fits, spent_totals
-from crowdsafe.privacy.loss import PrivacyLoss, check_delta, check_epsilon
+from crowdsafe.privacy.loss import PrivacyLoss
 
 # How long a charge waits for another process holding the ledger's write lock.
 _BUSY_TIMEOUT_S = 60.0
@@ -89,6 +95,7 @@ class Ledger:
         self.path = Path(path).expanduser() if path is not None else default_ledger_path()
         if self.path.exists() and self.path.is_dir():
             raise InputError(f"ledger path {self.path} is a folder, expected a file")
+        look(self.path)  # another application's database is refused before SQLite opens it to write
         try:
             create_private(self.path)
             self._conn = sqlite3.connect(
@@ -100,10 +107,12 @@ class Ledger:
         self._identity_key: bytes | None = None
         try:
             self._conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
-            self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA synchronous = FULL")
             self._conn.execute("PRAGMA foreign_keys = ON")
+            # A new file is still in rollback-journal mode here, so its mark and tables reach the
+            # file itself at this commit, not only a write-ahead log; WAL mode is set after.
             with self._write() as conn:
+                check_and_mark(conn, self.path)
                 conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
                 row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
                 if row is not None and int(row["value"]) == 1:
@@ -118,6 +127,7 @@ class Ledger:
                 if row is None:
                     conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                     conn.execute("INSERT INTO meta VALUES ('identity_key', ?)", (os.urandom(32).hex(),))
+            self._conn.execute("PRAGMA journal_mode = WAL")
         except InputError:
             self._conn.close()
             raise
@@ -200,12 +210,10 @@ class Ledger:
     # -- budgets ----------------------------------------------------------------------------
 
     def set_budget(self, fingerprint: str, name: str, epsilon: float, delta: float = 0.0) -> Budget:
-        """Register a dataset and its total budget. A budget is set once: setting the same value
-        again is a no-op; a different value is refused."""
-        epsilon = check_epsilon(epsilon)
-        delta = check_delta(delta)
-        if epsilon <= 0:
-            raise ParameterError("a privacy budget needs epsilon > 0")
+        """Register a dataset and its total budget (recorded as the first line of its budget
+        history). Setting the same value again is a no-op; a different value is refused here:
+        :meth:`change_budget` lowers or raises a budget, on the record."""
+        epsilon, delta = ledger_budget.checked_budget(epsilon, delta)
         name = name.strip()
         if not name or not fingerprint:
             raise ParameterError("a dataset in the ledger needs a name and a fingerprint")
@@ -215,7 +223,9 @@ class Ledger:
                 if (row["epsilon_budget"], row["delta_budget"]) != (epsilon, delta):
                     raise ParameterError(
                         f"dataset '{row['name']}' already has the budget (ε={row['epsilon_budget']:g}, "
-                        f"δ={row['delta_budget']:g}); a budget is set once and never raised"
+                        f"δ={row['delta_budget']:g}); change it on the record with change_budget('{row['name']}', "
+                        "epsilon=E, delta=D) (a raise also needs allow_raise=True)",
+                        parameter=("budget", "allow_raise"),
                     )
             else:
                 other = conn.execute("SELECT fingerprint FROM datasets WHERE name = ?", (name,)).fetchone()
@@ -227,9 +237,31 @@ class Ledger:
                 conn.execute(
                     "INSERT INTO datasets VALUES (?, ?, ?, ?, ?)", (fingerprint, name, epsilon, delta, now())
                 )
+                ledger_budget.record(conn, fingerprint, "set", None, PrivacyLoss(epsilon, delta), "")
         budget = self.budget(fingerprint)
         assert budget is not None
         return budget
+
+    def change_budget(
+        self, dataset: str, epsilon: float, delta: float, *, allow_raise: bool = False, reason: str = ""
+    ) -> Budget:
+        """Set a registered dataset's total budget (by fingerprint or name) to (ε, δ), on the record
+        (:mod:`crowdsafe.privacy.ledger_budget`): lowering is always allowed, also below what was
+        spent (nothing more can then be charged); a raise (ε or δ larger) needs
+        ``allow_raise=True``. One line is added to the dataset's budget history
+        (:meth:`budget_changes`) in the same transaction; no charge is erased."""
+        with self._write() as conn:
+            fingerprint = ledger_budget.change(conn, self.path, dataset, epsilon, delta, allow_raise, reason)
+        budget = self.budget(fingerprint)
+        assert budget is not None
+        return budget
+
+    def budget_changes(self, dataset: str) -> list[BudgetChange]:
+        """A dataset's budget history (by fingerprint or name), oldest first: when its budget was
+        set, lowered and raised. Empty for an unknown dataset; a dataset registered by an earlier
+        crowdsafe has no 'set' line (its budget's ``created_at`` says when)."""
+        budget = self.budget(dataset)
+        return [] if budget is None else ledger_budget.history(self._conn, budget.fingerprint)
 
     def budget(self, dataset: str) -> Budget | None:
         """The budget of a dataset given by fingerprint or name; None if not registered."""
@@ -385,10 +417,15 @@ class Ledger:
         budget = PrivacyLoss(row["epsilon_budget"], row["delta_budget"])
         spent, new, _ = spent_totals(conn, req.fingerprint, pending=req)
         if not (fits(new.epsilon, budget.epsilon) and fits(new.delta, budget.delta)):
+            stuck = budget.delta == 0 and req.loss.delta > 0
             raise BudgetExceeded(
                 f"refused: {req.description!r} costs (ε={req.loss.epsilon:.6g}, δ={req.loss.delta:.3g}) "
                 f"but dataset '{row['name']}' has spent (ε={spent.epsilon:.6g}, δ={spent.delta:.3g}) "
                 f"of its budget (ε={budget.epsilon:g}, δ={budget.delta:g}); nothing was computed"
+                + (f". A budget with δ = 0 admits nothing that costs δ > 0; if δ was left out by mistake, raise it "
+                   f"on the record: change_budget('{row['name']}', epsilon=E, delta=D) with allow_raise=True"
+                   if stuck else ""),
+                parameter=("budget", "allow_raise") if stuck else None,
             )
 
     @staticmethod
@@ -457,6 +494,7 @@ class Ledger:
         for budget in self.budgets():
             item = budget.as_dict()
             item["entries"] = [e.as_dict() for e in self.entries(budget.fingerprint)]
+            item["budget_changes"] = [c.as_dict() for c in self.budget_changes(budget.fingerprint)]
             datasets.append(item)
         return {"ledger": str(self.path), "schema_version": SCHEMA_VERSION, "datasets": datasets}
 
@@ -515,6 +553,7 @@ def ledger_for(spec: LedgerSpec) -> Iterator[Ledger | None]:
 __all__ = [
     "LEDGER_ENV",
     "Budget",
+    "BudgetChange",
     "Charge",
     "ChargeRequest",
     "Entry",

@@ -53,6 +53,41 @@ class Budget:
 
 
 @dataclass(frozen=True)
+class BudgetChange:
+    """One line of a dataset's budget history: the budget set, lowered or raised (with the
+    budget before, None when set), what was spent at that moment, by whom, when and why."""
+
+    id: int
+    change: str  # 'set', 'lowered' or 'raised'
+    before: PrivacyLoss | None
+    after: PrivacyLoss
+    spent: PrivacyLoss
+    changed_by: str
+    reason: str
+    created_at: str
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> BudgetChange:
+        before = None if row["epsilon_before"] is None else PrivacyLoss(row["epsilon_before"], row["delta_before"])
+        return cls(id=row["id"], change=row["change"], before=before,
+                   after=PrivacyLoss(row["epsilon_after"], row["delta_after"]),
+                   spent=PrivacyLoss(row["spent_epsilon"], row["spent_delta"]), changed_by=row["changed_by"],
+                   reason=row["reason"], created_at=row["created_at"])
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "change": self.change,
+            "before": None if self.before is None else self.before.as_dict(),
+            "after": self.after.as_dict(),
+            "spent": self.spent.as_dict(),
+            "changed_by": self.changed_by,
+            "reason": self.reason,
+            "created_at": self.created_at,
+        }
+
+
+@dataclass(frozen=True)
 class ChargedFields:
     """What a charge is: the fields shared by a request and the entry it becomes."""
 

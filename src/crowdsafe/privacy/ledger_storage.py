@@ -7,6 +7,7 @@ budget, so a ledger that other users may read or write is refused.
 
 from __future__ import annotations
 
+import getpass
 import os
 import shlex
 import sys
@@ -72,6 +73,22 @@ CREATE TABLE IF NOT EXISTS samples (
     rate REAL,
     PRIMARY KEY (sample_id, entry_id)
 );
+CREATE TABLE IF NOT EXISTS budget_changes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    fingerprint TEXT NOT NULL REFERENCES datasets(fingerprint),
+    change TEXT NOT NULL CHECK (change IN ('set', 'lowered', 'raised')),
+    epsilon_before REAL,
+    delta_before REAL,
+    epsilon_after REAL NOT NULL,
+    delta_after REAL NOT NULL,
+    spent_epsilon REAL NOT NULL,
+    spent_delta REAL NOT NULL,
+    changed_by TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    CHECK ((change = 'set') = (epsilon_before IS NULL))
+);
+CREATE INDEX IF NOT EXISTS budget_changes_by_dataset ON budget_changes(fingerprint);
 """
 
 
@@ -115,6 +132,14 @@ def default_ledger_path() -> Path:
     else:
         base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
     return base / "crowdsafe" / "ledger.sqlite3"
+
+
+def custodian() -> str:
+    """Who changes a budget, for its history: the operating-system user running crowdsafe."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError, ImportError):  # no user name in the environment or the password database
+        return "unknown user"
 
 
 def now() -> str:

@@ -131,7 +131,7 @@ def test_cli_engine_spark_charges_the_ledger_with_an_order_independent_fingerpri
                                                                                    capsys):
     ledger = tmp_path / "ledger.sqlite3"
     code = cli.main(["query", str(table_path), "histogram sex in ('Female', 'Male')", "--epsilon", "0.5",
-                     "--budget", "1", "--ledger", str(ledger), "--engine", "spark", "--seed", "2", "--json"])
+                     "--budget", "1,0", "--ledger", str(ledger), "--engine", "spark", "--seed", "2", "--json"])
     out = capsys.readouterr().out
     assert code == 0, out
     payload = json.loads(out)

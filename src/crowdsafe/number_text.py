@@ -1,0 +1,122 @@
+"""Numbers written as text (options, lists in options, scheme levels): one strict reading.
+
+A number is plain decimal or scientific notation in the ASCII digits 0-9: ``10``, ``-0.5``,
+``.5``, ``1e-6``, ``+2E3``. Everything else Python's ``float`` or ``int`` would also take is
+refused, because each is read as a value the writer most likely did not mean, and a privacy
+parameter read wrong is spent wrong: ``1_0`` (10), ``' 1'``, ``0x10``, ``inf``, ``nan``,
+``infinity``, ``1e400`` (infinity), ``1e-400`` (zero), full-width or other non-ASCII digits.
+A whole number is written in digits (``16``) or as decimal or scientific notation of a whole
+value (``1e6``, ``10.0``).
+
+:func:`read_number` and :func:`read_whole` raise :class:`NotANumber` (a ``ValueError``) with the
+problem and, where one exists, the spelling to use; :func:`parse_number` and :func:`parse_whole`
+raise a
+:class:`~crowdsafe.errors.ParameterError` naming what was read
+(``--epsilon: '1_0' is not a number (write it as 10)``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from decimal import Decimal
+
+from crowdsafe.errors import ParameterError
+
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_DIGITS = re.compile(r"[+-]?[0-9]+")
+_WORDS = {"inf", "infinity", "nan"}
+# A whole number written with a point or an exponent must stay below this (int(Decimal) of
+# '1e999999999' would build a billion-digit integer); plain digits are bounded by Python itself.
+_WHOLE_NOTATION_LIMIT = 10**18
+
+
+class NotANumber(ValueError):
+    """A text that is not a number in the strict sense of this module; the message says why."""
+
+
+def read_number(text: str) -> float:
+    """``text`` as a finite float, or :class:`NotANumber`."""
+    if not _DECIMAL.fullmatch(text):
+        raise NotANumber(_not_a_number(text, whole=False))
+    value = float(text)
+    if math.isinf(value):
+        raise NotANumber(f"{_shown(text)} is too large (beyond the largest floating-point number, about 1.8e308)")
+    if value == 0.0 and re.search(r"[1-9]", re.split(r"[eE]", text)[0]):
+        raise NotANumber(f"{_shown(text)} is too close to 0 to be represented (it would be read as 0)")
+    return value
+
+
+def read_whole(text: str) -> int:
+    """``text`` as an int, or :class:`NotANumber`: digits, or a whole value in decimal or
+    scientific notation (``1e6``) below 10**18."""
+    if _DIGITS.fullmatch(text):
+        try:
+            return int(text)
+        except ValueError:  # more digits than Python converts
+            raise NotANumber(f"a whole number of {len(text)} digits is too large") from None
+    if not _DECIMAL.fullmatch(text):
+        raise NotANumber(_not_a_number(text, whole=True))
+    exact = Decimal(text)
+    if abs(exact) >= _WHOLE_NOTATION_LIMIT:
+        raise NotANumber(f"{_shown(text)} is too large")
+    if exact != exact.to_integral_value():
+        raise NotANumber(f"{_shown(text)} is not a whole number")
+    return int(exact)
+
+
+def parse_number(text: str, name: str) -> float:
+    """:func:`read_number`, its refusal a ParameterError that starts with ``name``."""
+    try:
+        return read_number(text)
+    except NotANumber as exc:
+        raise ParameterError(f"{name}: {exc}") from None
+
+
+def parse_whole(text: str, name: str) -> int:
+    """:func:`read_whole`, its refusal a ParameterError that starts with ``name``."""
+    try:
+        return read_whole(text)
+    except NotANumber as exc:
+        raise ParameterError(f"{name}: {exc}") from None
+
+
+def _not_a_number(text: str, whole: bool) -> str:
+    """Why ``text`` is refused, with the spelling to use when the intended value is clear."""
+    kind = "a whole number" if whole else "a number"
+    folded = unicodedata.normalize("NFKC", text).strip().lower()
+    if folded.lstrip("+-") in _WORDS:
+        return f"{_shown(text)} is not a finite number"
+    meant = _meant(text)
+    if meant is not None and whole:
+        try:
+            read_whole(meant)
+        except NotANumber:
+            return f"{_shown(text)} is not a whole number"
+    if meant is not None:
+        return f"{_shown(text)} is not {kind} (write it as {meant})"
+    return f"{_shown(text)} is not {kind} (write it in the digits 0-9, e.g. 10, 0.5 or 1e-6)"
+
+
+def _shown(text: str) -> str:
+    """``text`` quoted for a one-line message, cut short if long."""
+    return repr(text if len(text) <= 40 else text[:37] + "...")
+
+
+def _meant(text: str) -> str | None:
+    """The plain spelling of what ``text`` probably means, if that is clear: digits with spaces,
+    underscores, a decimal comma (not followed by exactly three digits, which may group
+    thousands) or non-ASCII digits; hexadecimal, octal or binary integers."""
+    folded = unicodedata.normalize("NFKC", text)
+    folded = "".join(str(unicodedata.decimal(c)) if unicodedata.decimal(c, None) is not None else c
+                     for c in folded)
+    candidate = folded.strip().replace("_", "")
+    if re.fullmatch(r"[+-]?[0-9]*,[0-9]*(?<![0-9],[0-9]{3})(?:[eE][+-]?[0-9]+)?", candidate):
+        candidate = candidate.replace(",", ".")
+    if _DECIMAL.fullmatch(candidate):
+        return candidate.lstrip("+")
+    try:
+        return str(int(candidate, 0))
+    except ValueError:
+        return None

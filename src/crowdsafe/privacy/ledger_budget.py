@@ -1,0 +1,77 @@
+"""A dataset's budget, changed on the record: lowered freely, raised only when asked, every change
+a line of its budget history.
+
+A budget is registered once (``Ledger.set_budget``) but a mistaken one must not leave a dataset
+stuck (a budget of δ = 0 admits no release, which needs δ > 0): :func:`change` lowers it, or raises
+it when ``allow_raise`` is given. Each change, and the registration itself, adds a row to the
+``budget_changes`` table in the same transaction: the budget before and after, what the dataset
+had spent at that moment, the operating-system user, the time and the custodian's reason. No
+charge is ever erased or changed, so what was spent keeps counting against the new budget and the
+history shows when the spending exceeded the budget of its time. Nothing here reads data.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from crowdsafe.errors import ParameterError
+from crowdsafe.privacy.ledger_records import BudgetChange
+from crowdsafe.privacy.ledger_storage import custodian, now
+from crowdsafe.privacy.ledger_totals import spent_totals
+from crowdsafe.privacy.loss import PrivacyLoss, check_delta, check_epsilon
+
+
+def checked_budget(epsilon: float, delta: float) -> tuple[float, float]:
+    """A total budget: ε finite and > 0, δ in [0, 1) (the checks of :mod:`crowdsafe.privacy.loss`)."""
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    if epsilon <= 0:
+        raise ParameterError("a privacy budget needs epsilon > 0")
+    return epsilon, delta
+
+
+def change(conn: sqlite3.Connection, path: Path, dataset: str, epsilon: float, delta: float, allow_raise: bool,
+           reason: str) -> str:
+    """Inside the caller's write transaction: set the budget of ``dataset`` (fingerprint or name)
+    to (ε, δ) and record the change; refuse an unknown dataset, and a raise (ε or δ larger)
+    without ``allow_raise``. The same budget again records nothing. Returns the fingerprint."""
+    epsilon, delta = checked_budget(epsilon, delta)
+    row = conn.execute("SELECT * FROM datasets WHERE fingerprint = ? OR name = ?", (dataset, dataset)).fetchone()
+    if row is None:
+        raise ParameterError(
+            f"dataset {dataset[:40]!r} has no budget in the ledger {path}; register one with "
+            f"set_budget(DATA, epsilon=E, delta=D)", parameter="budget",
+        )
+    before, after = PrivacyLoss(row["epsilon_budget"], row["delta_budget"]), PrivacyLoss(epsilon, delta)
+    raised = after.epsilon > before.epsilon or after.delta > before.delta
+    if raised and not allow_raise:
+        raise ParameterError(
+            f"(ε={epsilon:g}, δ={delta:g}) would raise the budget of '{row['name']}' from "
+            f"(ε={before.epsilon:g}, δ={before.delta:g}): a raise needs allow_raise=True, and is "
+            "recorded in the ledger's history", parameter="allow_raise",
+        )
+    if after != before:
+        conn.execute("UPDATE datasets SET epsilon_budget = ?, delta_budget = ? WHERE fingerprint = ?",
+                     (after.epsilon, after.delta, row["fingerprint"]))
+        record(conn, row["fingerprint"], "raised" if raised else "lowered", before, after, reason)
+    return str(row["fingerprint"])
+
+
+def record(conn: sqlite3.Connection, fingerprint: str, kind: str, before: PrivacyLoss | None, after: PrivacyLoss,
+           reason: str) -> None:
+    """Add a line to the budget history, with what the dataset has spent now (inside the
+    caller's transaction). ``kind``: 'set' (``before`` None), 'lowered' or 'raised'."""
+    spent, _, _ = spent_totals(conn, fingerprint)
+    conn.execute(
+        "INSERT INTO budget_changes (fingerprint, change, epsilon_before, delta_before, epsilon_after, "
+        "delta_after, spent_epsilon, spent_delta, changed_by, reason, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (fingerprint, kind, None if before is None else before.epsilon, None if before is None else before.delta,
+         after.epsilon, after.delta, spent.epsilon, spent.delta, custodian(), " ".join(str(reason).split()), now()),
+    )
+
+
+def history(conn: sqlite3.Connection, fingerprint: str) -> list[BudgetChange]:
+    """The budget history of the dataset ``fingerprint``, oldest first."""
+    rows = conn.execute("SELECT * FROM budget_changes WHERE fingerprint = ? ORDER BY id", (fingerprint,)).fetchall()
+    return [BudgetChange.from_row(row) for row in rows]

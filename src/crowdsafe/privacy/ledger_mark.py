@@ -1,0 +1,110 @@
+"""How a crowdsafe ledger is told from any other file, so that crowdsafe never writes into
+another application's database.
+
+A ledger is marked with SQLite's application id (the 32-bit number at offset 68 of the database
+header, ``PRAGMA application_id``): :data:`APPLICATION_ID`, the bytes ``CSLG``. A path given as
+a ledger is opened only if it is
+
+- missing or empty (0 bytes): a new ledger is made there, marked in its first transaction;
+- an SQLite database marked as a crowdsafe ledger;
+- an SQLite database with no tables (a new ledger is made in it and marked);
+- an unmarked ledger of an earlier crowdsafe, recognised by its tables: only crowdsafe's
+  (:data:`LEDGER_TABLES`), among them ``meta`` holding a ``schema_version``. It is marked in
+  the first transaction that opens it.
+
+Anything else is refused in one line (:class:`~crowdsafe.errors.InputError`) before SQLite opens
+it for writing: a file that is not SQLite, a database with another application id or with
+tables of its own, a FIFO, device or socket. :func:`look` decides from the file's header and
+a read of its table names that changes no file (SQLite's ``immutable`` mode, which takes no
+lock and opens no side file); when a write-ahead log (``-wal``) lies beside an unmarked file,
+whose tables may be only in that log, the read is a plain read-only one, which may create the
+``-shm`` index but neither writes the database nor moves its log into it. :func:`check_and_mark`
+repeats the decision inside the first write transaction, under SQLite's write lock, and marks
+the file; nothing is written to a file it refuses.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import stat
+from pathlib import Path
+
+from crowdsafe.errors import InputError
+
+APPLICATION_ID = int.from_bytes(b"CSLG", "big")
+LEDGER_TABLES = frozenset({"meta", "datasets", "entries", "totals", "samples", "budget_changes"})
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_USE_ANOTHER = "give a new file (ledger=PATH or CROWDSAFE_LEDGER)"
+
+
+def look(path: Path) -> None:
+    """Refuse ``path`` as a ledger unless it is missing, empty, a crowdsafe ledger or an SQLite
+    database without tables; changes no file."""
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise InputError(f"cannot open the privacy ledger at {path}: {exc}") from exc
+    if not stat.S_ISREG(status.st_mode):
+        raise InputError(f"the ledger {path} is not a regular file (a FIFO, device or socket); {_USE_ANOTHER}",
+                         parameter="ledger")
+    if status.st_size == 0:
+        return
+    try:
+        with path.open("rb") as file:
+            header = file.read(100)
+    except OSError as exc:
+        raise InputError(f"cannot open the privacy ledger at {path}: {exc}") from exc
+    if not header.startswith(_SQLITE_MAGIC):
+        raise InputError(f"{path} is not a usable crowdsafe ledger: it is not an SQLite database; {_USE_ANOTHER}",
+                         parameter="ledger")
+    if len(header) >= 72 and int.from_bytes(header[68:72], "big") == APPLICATION_ID:
+        return
+    log = Path(f"{path}-wal")
+    mode = "mode=ro" if log.exists() and log.stat().st_size > 0 else "immutable=1"
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.absolute().as_uri()}?{mode}", uri=True)) as conn:
+            refuse_foreign(conn, path)
+    except sqlite3.DatabaseError as exc:
+        raise InputError(f"{path} is not a usable crowdsafe ledger: {exc}", parameter="ledger") from exc
+
+
+def check_and_mark(conn: sqlite3.Connection, path: Path) -> None:
+    """Inside the caller's write transaction: refuse a file that is not (or cannot become) a
+    crowdsafe ledger, and mark one that is not marked yet."""
+    if refuse_foreign(conn, path) != APPLICATION_ID:
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+
+
+def refuse_foreign(conn: sqlite3.Connection, path: Path) -> int:
+    """Raise InputError unless the database on ``conn`` is a crowdsafe ledger (marked, or with
+    only crowdsafe's tables and a schema version) or has no table; return its application id."""
+    application_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+    if application_id == APPLICATION_ID:
+        return application_id
+    if application_id != 0:
+        raise InputError(
+            f"{path} is not a crowdsafe ledger: it is the SQLite database of another application (application "
+            f"id {application_id:#010x}), and crowdsafe never writes into it; {_USE_ANOTHER}", parameter="ledger",
+        )
+    tables = sorted(row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+                    if not str(row[0]).startswith("sqlite_"))
+    if tables and not (set(tables) <= LEDGER_TABLES and "meta" in tables and _has_version(conn)):
+        shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+        raise InputError(
+            f"{path} is not a crowdsafe ledger: it is an SQLite database with other tables ({shown}), and "
+            f"crowdsafe never writes into it; {_USE_ANOTHER}", parameter="ledger",
+        )
+    return application_id
+
+
+def _has_version(conn: sqlite3.Connection) -> bool:
+    try:
+        return conn.execute("SELECT 1 FROM meta WHERE key = 'schema_version'").fetchone() is not None
+    except sqlite3.OperationalError:  # a table named meta without crowdsafe's columns
+        return False
+
+
+__all__ = ["APPLICATION_ID", "LEDGER_TABLES", "check_and_mark", "look", "refuse_foreign"]

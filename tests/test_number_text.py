@@ -1,0 +1,97 @@
+"""Numbers written as text: plain decimal or scientific notation only (crowdsafe.number_text)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from crowdsafe.errors import ParameterError
+from crowdsafe.number_text import NotANumber, parse_number, parse_whole, read_number, read_whole
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("10", 10.0), ("-0.5", -0.5), (".5", 0.5), ("1.", 1.0), ("+2E3", 2000.0), ("1e-6", 1e-6), ("0", 0.0),
+    ("1.7976931348623157e308", 1.7976931348623157e308), ("5e-324", 5e-324),
+])
+def test_plain_numbers_are_read(text, value):
+    assert read_number(text) == value
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("1_0", "'1_0' is not a number (write it as 10)"),
+    (" 1", "' 1' is not a number (write it as 1)"),
+    ("1 ", "'1 ' is not a number (write it as 1)"),
+    ("0x10", "'0x10' is not a number (write it as 16)"),
+    ("0b11", "'0b11' is not a number (write it as 3)"),
+    ("１２", "'１２' is not a number (write it as 12)"),  # full-width digits
+    ("٣", "'٣' is not a number (write it as 3)"),  # Arabic-Indic digit
+    ("0,5", "'0,5' is not a number (write it as 0.5)"),  # a decimal comma
+    ("1,000", "'1,000' is not a number (write it in the digits 0-9"),  # or a thousands separator: no guess
+    ("inf", "'inf' is not a finite number"),
+    ("-Infinity", "'-Infinity' is not a finite number"),
+    ("nan", "'nan' is not a finite number"),
+    ("NaN", "'NaN' is not a finite number"),
+    ("1e400", "'1e400' is too large"),
+    ("1e-400", "'1e-400' is too close to 0"),
+    ("", "'' is not a number"),
+    ("abc", "'abc' is not a number (write it in the digits 0-9, e.g. 10, 0.5 or 1e-6)"),
+    ("1e", "'1e' is not a number"),
+    ("x" * 100, "'" + "x" * 37 + "...' is not a number"),
+])
+def test_everything_else_python_reads_is_refused_with_the_spelling_to_use(text, message):
+    with pytest.raises(NotANumber) as refused:
+        read_number(text)
+    assert str(refused.value).startswith(message)
+
+
+@pytest.mark.parametrize(("text", "value"), [("16", 16), ("-3", -3), ("1e6", 1_000_000), ("10.0", 10), ("+7", 7)])
+def test_whole_numbers_are_digits_or_a_whole_value_in_notation(text, value):
+    assert read_whole(text) == value and isinstance(read_whole(text), int)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("2.5", "'2.5' is not a whole number"),
+    ("0x10", "'0x10' is not a whole number (write it as 16)"),
+    ("1_000", "'1_000' is not a whole number (write it as 1000)"),
+    ("0,5", "'0,5' is not a whole number"),
+    ("1e400", "'1e400' is too large"),
+    ("1e18", "'1e18' is too large"),
+    ("9" * 5000, "a whole number of 5000 digits is too large"),
+    ("nan", "'nan' is not a finite number"),
+])
+def test_whole_number_refusals(text, message):
+    with pytest.raises(NotANumber, match=message.replace("(", r"\(").replace(")", r"\)")):
+        read_whole(text)
+
+
+def test_the_named_forms_raise_a_parameter_error_naming_what_was_read():
+    with pytest.raises(ParameterError) as refused:
+        parse_number("1_0", "--epsilon")
+    assert str(refused.value) == "--epsilon: '1_0' is not a number (write it as 10)"
+    with pytest.raises(ParameterError, match=r"^--k: '0x10' is not a whole number \(write it as 16\)$"):
+        parse_whole("0x10", "--k")
+    assert parse_number("1e1", "--epsilon") == 10.0 and parse_whole("12", "--k") == 12
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_every_finite_float_written_by_python_is_read_back_exactly(x):
+    assert read_number(repr(x)) == x
+    assert read_number(f"{x:e}") == float(f"{x:e}")
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=12))
+def test_what_is_accepted_is_ascii_and_means_what_python_means(text):
+    try:
+        value = read_number(text)
+    except NotANumber:
+        return
+    assert text.isascii() and "_" not in text and text == text.strip()
+    assert math.isfinite(value) and value == float(text)
+
+
+@given(st.integers(min_value=-(10**30), max_value=10**30))
+def test_every_integer_in_digits_is_read_exactly(n):
+    assert read_whole(str(n)) == n
