@@ -42,6 +42,11 @@ SeedOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+ForceOpt = Annotated[
+    bool,
+    typer.Option("--force", help="Replace an existing output file that crowdsafe did not write (a file crowdsafe "
+                                 "wrote is replaced without it; see docs/hostile-input.md, \"Outputs\")."),
+]
 EscapeFormulasOpt = Annotated[
     bool,
     typer.Option(
