@@ -31,6 +31,7 @@ from crowdsafe.data.column_names import stable_names
 from crowdsafe.data.io import GZIP, PARQUET, ZSTD, csv_options, read_table, sniff_format, tidy_text
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS
 from crowdsafe.errors import InputError, ParameterError
+from crowdsafe.files import check_input
 
 __all__ = ["COUNT", "EAGER_BYTES", "frequency_table", "reads_eagerly", "scan_table"]
 
@@ -44,7 +45,7 @@ def _parts(path: Path) -> list[Path]:
         raise InputError(f"file not found: {path}")
     if not path.is_dir():
         return [path]
-    parts = sorted(path.glob("*.parquet"))
+    parts = [check_input(p) for p in sorted(path.glob("*.parquet"))]  # a FIFO among them would block
     if not parts:
         raise InputError(f"{path} is a folder without Parquet part files (*.parquet)")
     return parts
