@@ -11,7 +11,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from corpus import OUTPUT_CASES
 from special_files import released_after
+from test_corpus import _prepare, template_ledger  # noqa: F401 (a fixture)
 
 from crowdsafe import cli, output_guard
 from crowdsafe.anonymize import plan as plan_module
@@ -29,6 +31,7 @@ from crowdsafe.output_guard import (
     json_document,
     written_by_crowdsafe,
 )
+from crowdsafe.privacy.ledger import LEDGER_ENV
 
 PUBLISH = ["--epsilon", "1", "--delta", "1e-6", "--scheme", "coarse", "--seed", "1"]
 
@@ -211,3 +214,21 @@ def test_too_many_releases_are_refused_before_any_planning(monkeypatch):
     plan_publication(PlanRequest(1.0, 1e-6, releases=MAX_RELEASES))
     assert len(composed) == 1  # the spy sees a composition when there is one
 
+
+
+# -- the ledger, byte for byte ---------------------------------------------------------------------
+
+LEDGER_CASES = [c for c in OUTPUT_CASES if any("{ledger}" in a for a in c.argv)]
+
+
+@pytest.mark.parametrize("case", LEDGER_CASES, ids=[c.id for c in LEDGER_CASES])
+def test_a_refused_output_leaves_the_ledger_byte_for_byte(case, tmp_path, template_ledger, monkeypatch):  # noqa: F811
+    """The corpus checks the ledger's entries; here its folder (the database and any -wal, -shm or
+    -journal file) is compared byte for byte: the guard refuses before the ledger is opened."""
+    places = _prepare(case, tmp_path, template_ledger)
+    monkeypatch.setenv(LEDGER_ENV, places["ledger"])
+    folder = Path(places["ledger"]).parent
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    with released_after(places["fifos"]):
+        assert cli.main([a.format(**places) for a in case.argv]) == 2
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
