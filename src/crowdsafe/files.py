@@ -9,6 +9,11 @@ process killed with SIGKILL mid-write leaves nothing behind; the finished file i
 in under its name (straight to the target when there is none yet; else under a hidden name
 renamed onto the target at once). Elsewhere a hidden temporary file ``.<name>.*.tmp`` beside
 the target is used, removed on any error, and renamed onto the target on success.
+
+Input files are opened through :func:`check_input` (a FIFO, device or socket is refused before
+it is opened) and, when read whole, :func:`read_input_bytes` / :func:`read_input_text` (at most
+:data:`MAX_TEXT_BYTES`). What an output may not be (an input of the run, a special file, a file
+crowdsafe did not write) is :mod:`crowdsafe.output_guard`'s to say.
 """
 
 from __future__ import annotations
