@@ -9,7 +9,6 @@ found in a ``;``-separated file with a note (:mod:`crowdsafe.data.decimal_comma`
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
@@ -123,6 +122,7 @@ def anonymize(
     out: str | os.PathLike[str] | None = None,
     escape_formulas: bool = True,
     report: bool = True,
+    force: bool = False,
     **options: Any,
 ) -> Release:
     """k-anonymize ``data`` with a classic algorithm: ``"mondrian"``, ``"mdav"`` or ``"lattice"``.
@@ -139,17 +139,21 @@ def anonymize(
     about the input (rows read and suppressed, the search's diagnostics) are in
     ``release.custodian_report()``, for the custodian only. A CSV ``out`` is formula-safe unless
     ``escape_formulas`` is False (:mod:`crowdsafe.csv_safety`); an ``out`` that cannot be written
-    (a folder, an unwritable folder) is refused before the data is read. Every column but the
+    (a folder, an unwritable folder), that is an input of the run or a special file, or an
+    existing file crowdsafe did not write without ``force=True`` (:mod:`crowdsafe.output_guard`)
+    is refused before the data is read. Every column but the
     identifiers is published; with an inferred schema, ``release.notes`` warns about each whose
     name looks like a direct identifier (:func:`crowdsafe.data.identifiers.name_warnings`).
     """
     from crowdsafe.anonymize.release import TABLE_SUFFIXES
     from crowdsafe.classic import AnonymizeRequest, run_anonymization
+    from crowdsafe.drivers.run_files import guard, publish_outputs
     from crowdsafe.files import check_output_path
 
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     if out is not None:
         check_output_path(out, TABLE_SUFFIXES)
+    guard(publish_outputs([out] if out is not None else [], report=report), data=data, schema=schema, force=force)
     protected = [sensitive] if sensitive is not None else None
     dataset = load(data, schema=schema, qi=qi, sensitive=protected, missing=missing)
     dataset.validate_domains()  # no guarantee, the custodian's own run: a value outside its hierarchy is named
@@ -359,6 +363,7 @@ def perturb(
     budget: tuple[float, float] | None = None,
     escape_formulas: bool = True,
     report: bool = True,
+    force: bool = False,
     **target: Any,
 ) -> Perturbation:
     """Publish a (d, γ)-private view of ``data`` by random deletion and insertion (α-β algorithm,
@@ -384,11 +389,15 @@ def perturb(
     equivalent ε is charged to the dataset's budget, the dataset identified by its keyed
     fingerprint; ``budget=(ε, δ)`` registers that budget under ``name`` if it has none. A CSV
     view is formula-safe unless ``escape_formulas`` is False (its certificate says which; Parquet
-    keeps raw values); an ``out`` that cannot be written is refused before anything is charged.
+    keeps raw values); an ``out`` that cannot be written, that is an input of the run (the data,
+    the schema and its hierarchy files, the ledger and its companions) or a special file, or an
+    existing file crowdsafe did not write without ``force=True``, is refused before anything is
+    read or charged (:mod:`crowdsafe.output_guard`).
     With ``out``, the view's HTML report (``<stem>.report.html``, :mod:`crowdsafe.report`) is
     written beside it, from the view and its certificate only, unless ``report`` is False.
     """
     from crowdsafe.drivers.perturb import perturb as perturb_run
+    from crowdsafe.drivers.run_files import guard, view_outputs
     from crowdsafe.engines import get_engine
     from crowdsafe.perturb.view import ViewOutput
 
@@ -396,6 +405,8 @@ def perturb(
     runner = get_engine(engine, master=spark_master)
     request = _perturb_request(attributes, domains, max_rows, exploratory, duplicates, confidence, target)
     output = ViewOutput(out=out, certificate=certificate, escape_formulas=escape_formulas, report=report)
+    runner.check_perturbation(out, ledger)  # a path the engine cannot write, first
+    guard(view_outputs(output), data=data, schema=schema, ledger=ledger, force=force)
     return perturb_run(runner, data, request, output, schema=schema, missing=missing, randomness=seed,
                        ledger=ledger, name=name, budget=budget)
 
@@ -510,8 +521,12 @@ def publish(
 
     Every release is written and returned whatever it suppresses; one that suppresses more than
     90% of its sample gets a warning in ``custodian_report()["warnings"]`` only (docs/publish.md,
-    "Heavy suppression"). ``force`` is deprecated and does nothing (a ``DeprecationWarning`` when
-    true): it used to be needed to write such a release.
+    "Heavy suppression").
+
+    Before anything is read, every file it would write is checked against the files the run
+    reads (the data, the schema and its hierarchy files, the ledger and its -wal/-shm/-journal
+    files) and for special files; an existing file crowdsafe did not write is replaced only with
+    ``force=True`` (:mod:`crowdsafe.output_guard`, docs/hostile-input.md).
 
     The returned :class:`~crowdsafe.anonymize.publish.Publication` holds no sample: its
     ``summary()`` is public (the plan and DP outputs); the exact facts (sample sizes,
@@ -540,8 +555,9 @@ def publish(
     passed down unchanged to :func:`crowdsafe.drivers.publish.publish`.
     """
     from crowdsafe.anonymize.plan import PlanRequest, plan_publication
-    from crowdsafe.anonymize.publish import FORCE_DEPRECATION, RunOptions
+    from crowdsafe.anonymize.publish import RunOptions
     from crowdsafe.drivers.publish import publish as publish_run
+    from crowdsafe.drivers.run_files import guard, publish_outputs
     from crowdsafe.engines import get_engine
 
     request = PlanRequest(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases,
@@ -550,10 +566,12 @@ def publish(
                      escape_formulas=escape_formulas, report=report)
     plan_publication(request)  # bad parameters are refused before anything else
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
-    if force:
-        warnings.warn(f"force=True {FORCE_DEPRECATION}", DeprecationWarning, stacklevel=2)
-    return publish_run(get_engine(engine, master=spark_master), data, request, run, schema=schema, qi=qi,
-                       sensitive=sensitive, missing=missing, seed=seed, ledger=ledger)
+    chosen = get_engine(engine, master=spark_master)
+    tables = chosen.release_paths(out, releases) if out is not None else []
+    guard(publish_outputs(tables, report=report, custodian_report=custodian_report), data=data, schema=schema,
+          ledger=ledger, force=force)
+    return publish_run(chosen, data, request, run, schema=schema, qi=qi, sensitive=sensitive, missing=missing,
+                       seed=seed, ledger=ledger)
 
 
 # -- attacks -------------------------------------------------------------------------------------

@@ -9,6 +9,11 @@ process killed with SIGKILL mid-write leaves nothing behind; the finished file i
 in under its name (straight to the target when there is none yet; else under a hidden name
 renamed onto the target at once). Elsewhere a hidden temporary file ``.<name>.*.tmp`` beside
 the target is used, removed on any error, and renamed onto the target on success.
+
+Input files are opened through :func:`check_input` (a FIFO, device or socket is refused before
+it is opened) and, when read whole, :func:`read_input_bytes` / :func:`read_input_text` (at most
+:data:`MAX_TEXT_BYTES`). What an output may not be (an input of the run, a special file, a file
+crowdsafe did not write) is :mod:`crowdsafe.output_guard`'s to say.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import contextlib
 import errno
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -194,3 +200,52 @@ def check_output_path(target: str | os.PathLike[str], suffixes: tuple[str, ...] 
                 raise InputError(f"cannot write {target}: the folder {parent} is not writable")
             break
     return target
+
+
+# -- reading inputs: special files refused, text files bounded ---------------------------------
+
+#: The largest schema, hierarchy, domain or certificate file read (whole, into memory).
+MAX_TEXT_BYTES = 64 << 20
+
+_SPECIAL = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+            (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def special_kind(path: str | os.PathLike[str]) -> str | None:
+    """What special file ``path`` is, following symbolic links (``a FIFO (named pipe)``, ``a
+    character device``...), or None for a regular file, a folder or nothing at all. Read with
+    ``os.stat``, so a FIFO is never opened (an open would block until a writer came)."""
+    try:
+        mode = os.stat(Path(path).expanduser()).st_mode
+    except (OSError, ValueError):
+        return None
+    return next((kind for test, kind in _SPECIAL if test(mode)), None)
+
+
+def check_input(path: str | os.PathLike[str], what: str = "") -> Path:
+    """``path``, refused in one line when it is a special file (a FIFO, a device such as
+    ``/dev/zero``, a socket): crowdsafe reads regular files (and folders of parts) only, and
+    checks before opening, since opening a FIFO blocks and a device never ends."""
+    kind = special_kind(path)
+    if kind is not None:
+        named = f"the {what} {path}" if what else str(path)
+        raise InputError(f"{named} is {kind}, not a regular file: crowdsafe reads regular files only (save it to "
+                         "a file and give that)")
+    return Path(path)
+
+
+def read_input_bytes(path: str | os.PathLike[str], what: str, *, limit: int = MAX_TEXT_BYTES) -> bytes:
+    """The bytes of the input file ``path`` (:func:`check_input` first), refused in one line
+    when it holds more than ``limit`` bytes (read in full into memory: a schema, a hierarchy, a
+    domain list, a certificate). OSError (a missing file, a folder) is left to the caller."""
+    with open(check_input(path, what), "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise InputError(f"the {what} {path} is larger than {limit >> 20} MiB: that is not a {what} "
+                         "crowdsafe reads")
+    return data
+
+
+def read_input_text(path: str | os.PathLike[str], what: str, *, limit: int = MAX_TEXT_BYTES) -> str:
+    """:func:`read_input_bytes` decoded as UTF-8 (UnicodeDecodeError is left to the caller)."""
+    return read_input_bytes(path, what, limit=limit).decode("utf-8")

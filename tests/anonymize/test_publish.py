@@ -295,18 +295,22 @@ def test_a_warning_threshold_outside_0_1_is_refused(threshold):
         RunOptions(max_suppression=threshold)
 
 
-def test_force_is_a_deprecated_no_op(tmp_path):
+def test_force_replaces_a_file_crowdsafe_did_not_write_and_nothing_else_changes(tmp_path):
     frame = pl.DataFrame({"x": [str(i) for i in range(200)]})
     options = dict(epsilon=1.0, delta=1e-3, k=20, beta=0.5, scheme="none", qi=["x"], ledger=None, seed=3)
     plain = crowdsafe.publish(frame, out=tmp_path / "plain" / "r.csv", **options)
-    with pytest.warns(DeprecationWarning, match="force=True is deprecated and does nothing: a release is always "
-                                                "written") as caught:
-        forced = crowdsafe.publish(frame, out=tmp_path / "forced" / "r.csv", force=True, **options)
-    assert len(caught) == 1 and caught[0].filename == __file__  # pointing at the caller
-    assert forced.summary() != plain.summary()  # only by where it wrote:
+    (tmp_path / "forced").mkdir()
+    mine = tmp_path / "forced" / "r.csv"
+    mine.write_text("my own table\n")
+    with pytest.raises(ParameterError, match=r"r\.csv exists and crowdsafe did not write it: give force=True"):
+        crowdsafe.publish(frame, out=mine, **options)
+    assert mine.read_text() == "my own table\n" and sorted(p.name for p in mine.parent.iterdir()) == ["r.csv"]
+    forced = crowdsafe.publish(frame, out=mine, force=True, **options)
     assert json.dumps(forced.summary()).replace("forced", "plain") == json.dumps(plain.summary())
     assert forced.custodian_report() == plain.custodian_report()
     assert _public_files(tmp_path / "forced") == _public_files(tmp_path / "plain")
+    again = crowdsafe.publish(frame, out=mine, **options)  # crowdsafe's own release: replaced without force
+    assert again.summary() == forced.summary()
 
 
 def test_several_releases_use_fresh_samples_and_compose(adult_data, tmp_path):
@@ -496,7 +500,9 @@ def test_the_custodian_report_is_apart_and_never_beside_the_release(adult_data, 
     report = tmp_path / "private" / "custodian.json"
     pub = publish_dataset(adult_data, plan, RunOptions(out=tmp_path / "out" / "r.csv", custodian_report=report),
                           randomness=Randomness(1), ledger=ledger)
+    assert report.read_text().startswith('{\n  "written_by": "crowdsafe",\n')  # the mark: replaced on a rerun
     written = json.loads(report.read_text())
+    assert written.pop("written_by") == "crowdsafe"
     assert written == json.loads(json.dumps(pub.custodian_report(), default=str))
     assert written["notice"].startswith("CUSTODIAN ONLY") and written["input_rows"] == adult_data.n_rows
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["r.certificate.json", "r.csv", "r.report.html"]

@@ -174,15 +174,20 @@ def test_heavy_suppression_is_written_exit_0_and_warned_under_the_custodian_head
     assert warning not in json.dumps({k: v for k, v in payload.items() if k != "custodian_only"})
 
 
-def test_force_is_accepted_does_nothing_and_says_so_once_on_stderr(capsys, tmp_path):
+def test_force_replaces_only_what_crowdsafe_did_not_write_and_a_rerun_needs_none(capsys, tmp_path):
     base = ["publish", "adult", "--scheme", "coarse", "--seed", "2", "--no-ledger", "--json"]
     code, plain, err = run_command(capsys, *base, "--out", str(tmp_path / "plain" / "r.csv"))
     assert code == 0 and err == ""
+    (tmp_path / "forced").mkdir()
+    (tmp_path / "forced" / "r.report.html").write_text("<p>my notes</p>\n")  # not crowdsafe's: no mark
+    code, _, err = run_command(capsys, *base, "--out", str(tmp_path / "forced" / "r.csv"))
+    assert code == 2 and err.count("\n") == 1 and "r.report.html exists and crowdsafe did not write it: give " \
+        "--force to replace it, or choose another path for --out" in err
+    assert [p.name for p in (tmp_path / "forced").iterdir()] == ["r.report.html"]
     code, forced, err = run_command(capsys, *base, "--force", "--out", str(tmp_path / "forced" / "r.csv"))
-    assert code == 0
-    assert err == ("warning: --force is deprecated and does nothing: a release is always written, whatever it "
-                   "suppresses (one that suppresses more than 90% of its sample gets a warning in the "
-                   "custodian-only facts)\n")
+    assert code == 0 and err == ""
     assert forced.replace("forced", "plain") == plain
     assert [p.read_bytes() for p in sorted((tmp_path / "forced").iterdir())] == \
         [p.read_bytes() for p in sorted((tmp_path / "plain").iterdir())]
+    code, again, err = run_command(capsys, *base, "--out", str(tmp_path / "plain" / "r.csv"))  # the README's rerun
+    assert code == 0 and err == "" and again == plain

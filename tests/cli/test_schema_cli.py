@@ -27,7 +27,7 @@ def test_draft_refuses_to_overwrite_without_force(capsys, tmp_path):
     out = tmp_path / "s.toml"
     out.write_text("keep me", encoding="utf-8")
     code, _, stderr = run_command(capsys, "schema", "draft", "people", "--out", str(out))
-    assert code == 2 and stderr.strip().count("\n") == 0 and "exists; give --force" in stderr
+    assert code == 2 and stderr.strip().count("\n") == 0 and "s.toml exists: give --force to replace it" in stderr
     assert out.read_text(encoding="utf-8") == "keep me"
     code, _, stderr = run_command(capsys, "schema", "draft", "people", "--out", str(out), "--force")
     assert code == 0, stderr

@@ -15,7 +15,7 @@ from crowdsafe.data.schema import Role
 from crowdsafe.data.schema_draft import draft_schema, sensitive_by_name
 from crowdsafe.data.schema_toml import toml_key, toml_value
 from crowdsafe.datasets.people import people, write_people_csv
-from crowdsafe.errors import InputError
+from crowdsafe.errors import InputError, ParameterError
 
 IDENTIFIERS = ["id", "first_name", "last_name", "email", "phone", "date_of_birth", "case_number"]
 QUASI = ["age", "sex", "zip", "arrest_date", "charge", "disposition"]
@@ -116,8 +116,8 @@ def test_numbers_round_outward_and_dates_in_text_are_dates():
 def test_writer_refuses_to_overwrite_without_force(draft, tmp_path):
     path = tmp_path / "s.toml"
     draft.write(path)
-    with pytest.raises(InputError, match="exists"):
-        draft.write(path)
+    with pytest.raises(ParameterError, match="s.toml exists: give force=True to replace it"):
+        draft.write(path)  # a draft is the custodian's to edit: crowdsafe never takes it for its own
     draft.write(path, force=True)
 
 

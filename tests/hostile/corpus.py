@@ -495,3 +495,125 @@ READING_CASES: list[Case] = [
          "would be published as", files={"s.toml": GROUPS_CYCLE}),
 ]
 CASES += READING_CASES
+
+
+
+
+# --- outputs onto inputs, special files, existing files, quick refusals (issue 33; crowdsafe.output_guard)
+# setup "fifo:NAME" makes {in}/NAME a FIFO, "hardlink:NAME=TARGET" and "symlink:NAME=TARGET" link {in}/NAME
+# to {in}/TARGET; "bounded-memory" caps the memory of a run that reads a device (special_files.py: a run
+# blocked on a FIFO is released after a timeout, one reading /dev/zero fails with MemoryError)
+ESTIMATE = ("estimate", "{in}/v.csv", "--equality", "1", "--out", "{out}/e.csv")
+VIEW_FILES = {"v.csv": "age,sex\n30,F\n", "v.certificate.json": "{}\n"}
+# a perturbation with public domains and a public bound: a certified view, charged to the ledger
+DOMAINS = {"d.json": '{"sex": ["F", "M"], "disease": ["flu", "cold", "asthma", "none"]}\n'}
+PUBLIC_PERTURB = ("perturb", "{in}/people.csv", "--c", "0.5", "--gamma", "0.9", "--attributes", "sex,disease",
+                  "--domains", "{in}/d.json", "--max-rows", "1000", "--out", "{out}/v.csv")
+HIERARCHY_SCHEMA = '[attributes.age]\ntype = "numeric"\n[attributes.sex]\ntype = "categorical"\nhierarchy = "{}"\n'
+SEX_HIERARCHY = "F;*\nM;*\n"
+
+
+def _parquet_part() -> bytes:
+    import io
+
+    import polars as pl
+
+    buffer = io.BytesIO()
+    pl.DataFrame({"age": [30, 41], "sex": ["F", "M"]}).write_parquet(buffer)
+    return buffer.getvalue()
+
+
+OUTPUT_CASES: list[Case] = [
+    # an output onto the data, for every command that writes (the same path, a hard link, a symbolic link)
+    Case("publish-out-is-the-data", with_option(PUBLISH, "--out", "{in}/people.csv"),
+         "the release {in}/people.csv would overwrite the data {in}/people.csv (the same file)"),
+    Case("anonymize-out-is-the-data", with_option(ANONYMIZE, "--out", "{in}/people.csv"), "overwrite the data"),
+    Case("perturb-out-is-the-data", with_option(PERTURB, "--out", "{in}/people.csv"), "overwrite the data"),
+    Case("query-out-is-the-data", with_option(QUERY, "--out", "{in}/people.csv"), "overwrite the data"),
+    Case("estimate-out-is-the-view", with_option(ESTIMATE, "--out", "{in}/v.csv"),
+         "the estimates {in}/v.csv would overwrite the view", files=VIEW_FILES),
+    Case("estimate-out-is-the-certificate", (*with_option(ESTIMATE, "--out", "{in}/c.csv"), "--certificate",
+                                             "{in}/c.csv"), "the certificate of the view",
+         files={**VIEW_FILES, "c.csv": "{}\n"}),
+    Case("publish-out-is-a-hard-link-to-the-data", with_option(PUBLISH, "--out", "{in}/hard.csv"),
+         "a hard link to it", setup="hardlink:hard.csv=people.csv"),
+    Case("anonymize-out-is-a-hard-link-to-the-data", with_option(ANONYMIZE, "--out", "{in}/hard.csv"),
+         "a hard link to it", setup="hardlink:hard.csv=people.csv"),
+    Case("publish-out-is-a-symlink-to-the-data", with_option(PUBLISH, "--out", "{in}/link.csv"),
+         "a symbolic link to it", setup="symlink:link.csv=people.csv"),
+    Case("publish-out-in-the-data-folder", (*with_data(PUBLISH, "parts")[:-1], "{in}/parts/r.csv"),
+         "inside that folder", files={"parts": FOLDER, "parts/part-0.parquet": _parquet_part()}),
+    # onto the ledger and its companions (a lost ledger is a reset budget)
+    Case("query-out-is-the-ledger", with_option(QUERY, "--out", "{ledger}"), "would overwrite the ledger {ledger}"),
+    Case("query-out-is-the-ledger-wal", with_option(QUERY, "--out", "{ledger}-wal"), "the ledger's wal file"),
+    Case("ledger-show-out-is-the-ledger", (*LEDGER_SHOW, "--out", "{ledger}"), "would overwrite the ledger"),
+    Case("ledger-show-out-is-the-ledger-shm", (*LEDGER_SHOW, "--out", "{ledger}-shm"), "the ledger's shm file"),
+    Case("publish-out-is-a-new-ledger", (*with_option(PUBLISH, "--ledger", "{in}/book.csv")[:-1], "{in}/book.csv"),
+         "would overwrite the ledger {in}/book.csv"),
+    Case("perturb-certificate-is-the-ledger-wal", (*PUBLIC_PERTURB, "--ledger", "{ledger}", "--certificate",
+                                                   "{ledger}-wal"),
+         "the certificate {ledger}-wal would overwrite the ledger's wal file", files=DOMAINS),
+    # onto the schema, a hierarchy file it names, the domain file, the targets, another output
+    Case("query-out-is-the-schema", (*with_option(QUERY, "--out", "{in}/schema.toml"), "--schema", "{in}/schema.toml",
+                                     "--name", "declared", "--budget", "5"),
+         "would overwrite the schema {in}/schema.toml"),
+    Case("publish-out-is-a-hierarchy-file", (*with_option(PUBLISH, "--out", "{in}/sex.csv"), "--schema", "{in}/h.toml",
+                                             "--name", "declared"),
+         "would overwrite the hierarchy file of 'sex'",
+         files={"h.toml": HIERARCHY_SCHEMA.format("sex.csv"), "sex.csv": SEX_HIERARCHY}),
+    Case("perturb-certificate-is-the-domain-file", (*PERTURB, "--domains", "{in}/d.json", "--certificate",
+                                                    "{in}/d.json"), "would overwrite the domain file",
+         files={"d.json": '{"sex": ["F", "M"]}\n'}),
+    Case("perturb-custodian-report-is-the-data", (*PERTURB, "--custodian-report", "{in}/people.csv"),
+         "the custodian report {in}/people.csv would overwrite the data"),
+    Case("attack-out-is-the-targets", with_option(ATTACK, "--out", "{in}/targets.csv"), "overwrite the targets"),
+    Case("attack-out-is-a-release", with_option(ATTACK, "--out", "{in}/r2.csv"), "overwrite the release {in}/r2.csv"),
+    Case("schema-draft-out-is-the-data", ("schema", "draft", "{in}/people.toml", "--out", "{in}/people.toml"),
+         "would overwrite the data", files={"people.toml": people_csv(50)}),
+    # special files as outputs (/dev/null too: test_outputs.py, which never writes there even when broken; run
+    # as root, a guard that let it through would rename a file onto the device node)
+    Case("publish-out-is-a-fifo", with_option(PUBLISH, "--out", "{in}/pipe.csv"), "it is a FIFO (named pipe)",
+         setup="fifo:pipe.csv"),
+    Case("datasets-export-onto-a-fifo", ("datasets", "export", "people", "{in}/pipe.csv"), "it is a FIFO",
+         setup="fifo:pipe.csv"),
+    # an existing file crowdsafe did not write (with --force it is replaced: test_outputs.py)
+    Case("publish-out-exists", with_option(PUBLISH, "--out", "{in}/mine.csv"),
+         "the release {in}/mine.csv exists and crowdsafe did not write it: give --force",
+         files={"mine.csv": "my own table\n"}),
+    Case("publish-report-exists", with_option(PUBLISH, "--out", "{in}/mine.csv"),
+         "the report {in}/mine.report.html exists and crowdsafe did not write it",
+         files={"mine.report.html": "<p>notes</p>\n"}),
+    Case("query-out-exists", with_option(QUERY, "--out", "{in}/mine.json"), "exists and crowdsafe did not write it",
+         files={"mine.json": '{"mine": true}\n'}),
+    Case("datasets-export-exists", ("datasets", "export", "people", "{in}/r1.csv"), "exists: give --force"),
+    # special files as inputs: refused before they are opened (a FIFO's open blocks; /dev/zero never ends)
+    Case("publish-data-is-a-fifo", with_data(PUBLISH, "pipe.csv"), "{in}/pipe.csv is a FIFO (named pipe)",
+         setup="fifo:pipe.csv"),
+    Case("query-data-is-a-fifo", with_data(QUERY, "pipe.csv"), "is a FIFO", setup="fifo:pipe.csv"),
+    Case("publish-schema-is-a-fifo", with_option(PUBLISH, "--schema", "{in}/pipe.toml"),
+         "the schema file {in}/pipe.toml is a FIFO", setup="fifo:pipe.toml"),
+    Case("publish-hierarchy-is-a-fifo", with_option(PUBLISH, "--schema", "{in}/h.toml"),
+         "the hierarchy file {in}/pipe.csv is a FIFO", files={"h.toml": HIERARCHY_SCHEMA.format("pipe.csv")},
+         setup="fifo:pipe.csv"),
+    Case("check-hierarchy-is-dev-zero", with_option(CHECK, "--schema", "{in}/h.toml"),
+         "the hierarchy file /dev/zero is a character device", files={"h.toml": HIERARCHY_SCHEMA.format("/dev/zero")},
+         setup="bounded-memory"),
+    Case("attack-release-is-a-fifo", (*ATTACK[:2], "{in}/pipe.csv", *ATTACK[3:]), "the release {in}/pipe.csv is a FIFO",
+         setup="fifo:pipe.csv"),
+    Case("attack-targets-is-a-fifo", with_option(ATTACK, "--targets", "{in}/pipe.csv"), "is a FIFO",
+         setup="fifo:pipe.csv"),
+    Case("perturb-domains-is-a-fifo", (*PERTURB, "--domains", "{in}/pipe.json"),
+         "the domain file {in}/pipe.json is a FIFO", setup="fifo:pipe.json"),
+    Case("estimate-certificate-is-a-fifo", ("estimate", "{in}/v.csv", "count", "--certificate", "{in}/pipe.json"),
+         "the certificate {in}/pipe.json is a FIFO", files=VIEW_FILES, setup="fifo:pipe.json"),
+    Case("report-certificate-is-a-fifo", ("report", "{in}/v.csv", "--certificate", "{in}/pipe.json"),
+         "the certificate {in}/pipe.json is a FIFO", files=VIEW_FILES, setup="fifo:pipe.json"),
+    Case("publish-ledger-is-a-fifo", with_option(PUBLISH, "--ledger", "{in}/pipe.sqlite3"),
+         "the ledger {in}/pipe.sqlite3 is not a regular file (a FIFO", setup="fifo:pipe.sqlite3"),
+    # quick refusals: a count beyond its limit, before any planning
+    Case("publish-releases-1000000", with_option(PUBLISH, "--releases", "1000000"),
+         "the number of releases must be at most 1,000"),
+    Case("publish-plan-only-releases-1000000", (*with_option(PUBLISH, "--releases", "1000000"), "--plan-only"),
+         "at most 1,000"),
+]
+CASES += OUTPUT_CASES

@@ -14,10 +14,12 @@ import shutil
 import sqlite3
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 from corpus import CASES, FOLDER, FOREIGN_SETUPS, STANDARD_FILES, Case
 from read_only import read_only
+from special_files import bounded_memory, file_state, prepare, released_after
 
 from crowdsafe import cli
 from crowdsafe.privacy import ledger as ledger_module
@@ -37,8 +39,8 @@ def template_ledger(tmp_path_factory) -> Path:
 
 
 def _tree(root: Path) -> dict[str, bytes | None]:
-    """Every path under ``root`` with its bytes (None for a folder)."""
-    return {str(p.relative_to(root)): (None if p.is_dir() else p.read_bytes()) for p in sorted(root.rglob("*"))}
+    """Every path under ``root`` with its bytes (None for a folder, "special" for a FIFO)."""
+    return {str(p.relative_to(root)): file_state(p) for p in sorted(root.rglob("*"))}
 
 
 def _ledger_state(path: Path) -> object:
@@ -56,7 +58,7 @@ def _ledger_state(path: Path) -> object:
         return path.read_bytes()
 
 
-def _prepare(case: Case, tmp_path: Path, template: Path) -> dict[str, str]:
+def _prepare(case: Case, tmp_path: Path, template: Path) -> dict[str, Any]:
     inputs, out, ledger_dir = tmp_path / "in", tmp_path / "out", tmp_path / "ledger"
     inputs.mkdir()
     out.mkdir()
@@ -82,7 +84,8 @@ def _prepare(case: Case, tmp_path: Path, template: Path) -> dict[str, str]:
         (out / "sub.csv").mkdir()
     if case.setup and case.setup.startswith("ledger-mode-"):
         ledger.chmod(int(case.setup.removeprefix("ledger-mode-"), 8))
-    return {"in": str(inputs), "out": str(out), "ledger": str(ledger)}
+    fifos = prepare(case.setup, inputs)
+    return {"in": str(inputs), "out": str(out), "ledger": str(ledger), "fifos": fifos}
 
 
 def _case_param(case: Case):
@@ -105,6 +108,9 @@ def test_the_corpus_is_large_and_ids_are_unique():
 def test_bad_input_fails_with_one_line_and_leaves_nothing(case: Case, tmp_path, template_ledger, capsys, monkeypatch):
     places = _prepare(case, tmp_path, template_ledger)
     argv = [a.format(**places) for a in case.argv]
+    fragment = case.fragment
+    for name in ("in", "out", "ledger"):  # a fragment may name the case's paths
+        fragment = fragment.replace("{" + name + "}", places[name])
     ledger = Path(places["ledger"])
     monkeypatch.setenv(ledger_module.LEDGER_ENV, str(ledger))
     before_files = _tree(tmp_path / "in"), _tree(tmp_path / "out")
@@ -118,7 +124,8 @@ def test_bad_input_fails_with_one_line_and_leaves_nothing(case: Case, tmp_path, 
     capsys.readouterr()
     locked = read_only(ledger, ledger.parent) if case.setup == "read-only-ledger" else contextlib.nullcontext()
     try:
-        with locked:
+        # a run blocked on a FIFO must not hang, nor one reading /dev/zero take the machine's memory
+        with locked, released_after(places["fifos"]) as blocked, bounded_memory(case.setup == "bounded-memory"):
             code = cli.main(argv)
     finally:
         if holder is not None:
@@ -126,11 +133,12 @@ def test_bad_input_fails_with_one_line_and_leaves_nothing(case: Case, tmp_path, 
             holder.close()
     out, err = capsys.readouterr()
     lines = err.splitlines()
+    assert not blocked, f"the run blocked reading the FIFO {blocked[0]}"
     assert code == 2, f"exit {code}; stderr: {err!r}"
     assert "Traceback" not in err and "internal error" not in err
     assert len(lines) == 1, f"expected one line on stderr, got {lines!r}"
     assert lines[0].startswith("crowdsafe: error: ")
-    assert case.fragment.lower() in lines[0].lower(), lines[0]
+    assert fragment.lower() in lines[0].lower(), lines[0]
     assert (_tree(tmp_path / "in"), _tree(tmp_path / "out")) == before_files, "a file was written or left behind"
     if case.setup in FOREIGN_SETUPS:  # another application's file: byte for byte, and no -wal/-journal beside it
         assert _tree(ledger.parent) == before_ledger_folder, "the foreign database was written"

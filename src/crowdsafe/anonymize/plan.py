@@ -26,6 +26,8 @@ from crowdsafe.privacy.amplification import largest_rate_for_epsilon
 from crowdsafe.privacy.planning import MAX_K, check_sampled_epsilon, smallest_k
 
 DEFAULT_EPSILON1_SHARE = 0.10
+#: The most releases one publication makes (a larger number is refused before any planning).
+MAX_RELEASES = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +42,8 @@ class PlanRequest:
       without ``candidates``; must be None or 0 with a fixed scheme);
     - ``scheme``: a fixed scheme (preset and/or ``col=level`` text, or levels per column): the
       recoding is then strongly safe; None: the exponential mechanism chooses one on the sample;
-    - ``releases``: the number of releases, each on a fresh independent sample (at least 1);
+    - ``releases``: the number of releases, each on a fresh independent sample (1 to
+      :data:`MAX_RELEASES`);
     - ``objective``, ``target``: what the selection optimises
       (:mod:`crowdsafe.anonymize.objectives`; ``target`` for ``classification``);
     - ``columns``: exactly the published columns, when the user chose them (None: the
@@ -154,9 +157,12 @@ def plan_publication(request: PlanRequest) -> PublishPlan:
     scheme, releases, objective, target = request.scheme, request.releases, request.objective, request.target
     columns, candidates = request.columns, request.candidates
 
-    chosen_objective = make_objective(objective, target)
     if isinstance(releases, bool) or not isinstance(releases, (int, np.integer)) or releases < 1:
         raise ParameterError(f"the number of releases must be a whole number >= 1, got {releases!r}")
+    if releases > MAX_RELEASES:  # first: composing (and drawing) that many is slow
+        raise ParameterError(f"the number of releases must be at most {MAX_RELEASES:,} (each is a table, a "
+                             f"certificate and a report written), got {releases!r}", parameter="releases")
+    chosen_objective = make_objective(objective, target)
     if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2):
         raise ParameterError(
             f"k must be a whole number >= 2, got {k!r}: with k = 1 nothing is suppressed and no "

@@ -53,12 +53,6 @@ from crowdsafe.randomness import Randomness
 
 DEFAULT_MAX_SUPPRESSION = 0.90
 
-#: What ``force=True`` (``--force``) does now, said once when it is given: nothing.
-FORCE_DEPRECATION = (
-    "is deprecated and does nothing: a release is always written, whatever it suppresses (one that "
-    f"suppresses more than {DEFAULT_MAX_SUPPRESSION:.0%} of its sample gets a warning in the custodian-only facts)"
-)
-
 
 @dataclass(frozen=True, slots=True)
 class RunOptions:

@@ -23,8 +23,10 @@ def _certificate_beside(path: Path) -> dict:
     beside = path.with_name(path.stem + ".certificate.json")
     if not beside.exists():
         return {}
+    from crowdsafe.files import read_input_text
+
     try:
-        data = json.loads(beside.read_text(encoding="utf-8"))
+        data = json.loads(read_input_text(beside, "certificate"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -41,7 +43,9 @@ def read_release(path: str | os.PathLike[str], name: str | None = None) -> Attac
     """Read a release file (CSV or Parquet) for an attack. A CSV release's formula-safe cells
     (``'=1+1``, :mod:`crowdsafe.csv_safety`) are read back as published (``=1+1``), unless the
     certificate beside it says its cells were written raw (``--no-escape-formulas``)."""
-    path = Path(path)
+    from crowdsafe.files import check_input
+
+    path = check_input(path, "release")  # a FIFO would block the read
     if not path.exists():
         raise InputError(f"no such release file: {path}")
     suffix = path.suffix.lower()

@@ -17,6 +17,7 @@ from crowdsafe.cli.options import (
     DataArg,
     DecimalCommaOpt,
     EscapeFormulasOpt,
+    ForceOpt,
     JsonOpt,
     OutOpt,
     QiOpt,
@@ -30,7 +31,6 @@ from crowdsafe.cli.options import (
     whole_option,
 )
 from crowdsafe.errors import ParameterError
-from crowdsafe.files import check_output_path
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -150,6 +150,7 @@ def register(app: typer.Typer) -> None:
         missing: MissingOpt = "keep",
         out: OutOpt = None,
         escape_formulas: EscapeFormulasOpt = True,
+        force: ForceOpt = False,
         no_report: Annotated[bool, typer.Option("--no-report", help="Do not write the HTML report (<name>.report.html) beside the release.")] = False,
         as_json: JsonOpt = False,
     ) -> None:
@@ -162,26 +163,25 @@ def register(app: typer.Typer) -> None:
 
         Example: crowdsafe anonymize adult --algorithm mondrian --k 10 --l 3 --sensitive occupation --out release.csv
         """
-        from crowdsafe.anonymize.release import TABLE_SUFFIXES
+        from crowdsafe.anonymize.release import certificate_path
         from crowdsafe.csv_safety import format_note
 
         if sensitive is not None and "," in sensitive:
             raise ParameterError("anonymize protects one sensitive attribute; give a single name to --sensitive")
-        if out is not None:  # a folder, an unwritable folder: refused before the data is read
-            check_output_path(out, TABLE_SUFFIXES)
+        # the outputs are checked before the data is read (api.anonymize: crowdsafe.output_guard)
         release = api.anonymize(
             data, algorithm=algorithm, k=k, qi=split_list(qi), sensitive=sensitive, l=l, t=t,
             schema=schema, missing=missing, decimal_comma=decimal_comma, distance=distance, mode=mode, categorical=categorical,
             aggregate=aggregate, loss=loss, suppression_limit=suppression_limit, search=search,
-            time_budget=time_budget,
+            time_budget=time_budget, out=out, escape_formulas=escape_formulas, report=not no_report, force=force,
         )
         print_warnings(release.notes)
         payload = release.summary()
         payload["custodian_only"] = {**release.custodian_report(), "utility": _utility(release)}
         certificate_of_file = release.certificate
         if out is not None:
-            table_path, certificate = release.write(out, escape_formulas=escape_formulas, report=not no_report)
-            payload["written"] = {"table": str(table_path), "certificate": str(certificate)}
+            table_path = out
+            payload["written"] = {"table": str(table_path), "certificate": str(certificate_path(out))}
             if not no_report:
                 from crowdsafe.report import report_path
 

@@ -12,6 +12,7 @@ from crowdsafe.cli.options import (
     DecimalCommaOpt,
     EngineOpt,
     EscapeFormulasOpt,
+    ForceOpt,
     JsonOpt,
     OutOpt,
     QiOpt,
@@ -101,6 +102,7 @@ def register(app: typer.Typer) -> None:
         decimal_comma: DecimalCommaOpt = None,
         out: OutOpt = None,
         escape_formulas: EscapeFormulasOpt = True,
+        force: ForceOpt = False,
         as_json: JsonOpt = False,
         engine: EngineOpt = "polars",
         spark_master: SparkMasterOpt = None,
@@ -119,6 +121,12 @@ def register(app: typer.Typer) -> None:
             raise ParameterError("name the quasi-identifiers the attacker knows with --qi a,b,c")
         if sensitive is None:
             raise ParameterError("name the sensitive attribute with --sensitive")
+        if out is not None:  # before anything is read
+            from crowdsafe.drivers.run_files import data_inputs, guard, release_inputs
+            from crowdsafe.output_guard import Output, OutputKind
+
+            read = [i for r in releases for i in release_inputs(r)] + data_inputs(targets, "the targets")
+            guard([Output(out, "the per-target table", OutputKind.PLAIN)], schema=schema, inputs=read, force=force)
         result = api.attack(list(releases), targets, qi=names, sensitive=sensitive, location=location,
                             levels=_levels(levels), truth_id=truth_id, schema=schema, decimal_comma=decimal_comma,
                             engine=engine,

@@ -9,7 +9,7 @@ import typer
 
 from crowdsafe.cli.check import MissingOpt
 from crowdsafe.cli.lazy import lazy_module
-from crowdsafe.cli.options import EscapeFormulasOpt, JsonOpt, StrictNumber, emit, whole_option
+from crowdsafe.cli.options import EscapeFormulasOpt, ForceOpt, JsonOpt, StrictNumber, emit, whole_option
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -24,6 +24,14 @@ else:
 # The bundled datasets' names, for the help of ``datasets export`` without importing the data
 # layer; tests/cli/test_lazy_imports.py checks them against crowdsafe.datasets.names().
 BUNDLED_NAMES = ("adult", "adult-test", "adult-all", "people")
+
+
+def _guard(out: Path, force: bool) -> None:
+    """A special file, or an existing file without --force, is refused before anything is made
+    (:mod:`crowdsafe.output_guard`: a plain table carries no mark of crowdsafe's)."""
+    from crowdsafe.output_guard import Output, OutputKind, check_outputs
+
+    check_outputs([Output(out, "the output", OutputKind.PLAIN, parameter=None)], force=force)
 
 
 def register(app: typer.Typer) -> None:
@@ -58,6 +66,7 @@ def register(app: typer.Typer) -> None:
         out: Annotated[Path, typer.Argument(help="Output file (.csv or .parquet).")],
         missing: MissingOpt = "keep",
         escape_formulas: EscapeFormulasOpt = True,
+        force: ForceOpt = False,
         as_json: JsonOpt = False,
     ) -> None:
         """Write a bundled dataset to a CSV or Parquet file (atomically; CSV cells formula-safe
@@ -67,6 +76,7 @@ def register(app: typer.Typer) -> None:
         """
         from crowdsafe.data import write
 
+        _guard(out, force)
         dataset = bundled.load_bundled(name, missing=missing)
         write(dataset, out, escape_formulas=escape_formulas)
         payload = {"dataset": name, "rows": dataset.n_rows, "path": str(out),
@@ -80,6 +90,7 @@ def register(app: typer.Typer) -> None:
         rows: Annotated[int, typer.Argument(help="Number of rows, e.g. 1000000.", parser=StrictNumber("ROWS", whole=True))],
         out: Annotated[Path, typer.Argument(help="Output file (.csv or .parquet).")],
         seed: Annotated[int, whole_option("--seed", help="Seed of the generator (benchmark data, not a release).")] = 0,
+        force: ForceOpt = False,
         as_json: JsonOpt = False,
     ) -> None:
         """Write a synthetic Adult with ROWS rows (Adult's marginals and rough correlations).
@@ -88,6 +99,7 @@ def register(app: typer.Typer) -> None:
         """
         from crowdsafe.data import write
 
+        _guard(out, force)
         dataset = bundled.synthetic(rows, seed)
         write(dataset, out)
         emit({"rows": rows, "seed": seed, "path": str(out)}, as_json,

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from crowdsafe.cli.options import JsonOpt, SeedOpt, emit
+from crowdsafe.cli.options import ForceOpt, JsonOpt, SeedOpt, emit
 from crowdsafe.errors import ParameterError
 
 
@@ -27,9 +27,11 @@ def experiment_command(
     seed: SeedOpt = None,
     option: Annotated[list[str] | None, typer.Option(
         "--option", "-O", help="KEY=VALUE passed to the experiment (repeatable), e.g. -O seeds=2.")] = None,
+    force: ForceOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Run a named reproduction of a paper's table or figure; it writes CSV + PNG under OUT/NAME/.
+    """Run a named reproduction of a paper's table or figure; it writes CSV + PNG under OUT/NAME/,
+    with experiment.json listing them (a rerun replaces them; other files there need --force).
 
     Example: crowdsafe experiment dps-delta-table --out results
     """
@@ -44,7 +46,7 @@ def experiment_command(
 
         emit(entries, as_json, show_entries)
         return
-    result = run(name, out, seed, _options(option))
+    result = run(name, out, seed, _options(option), force=force)
 
     def show_files() -> None:
         for f in result.files:

@@ -3,13 +3,12 @@ has been spent."""
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from crowdsafe.cli.lazy import lazy_module, styled
-from crowdsafe.cli.options import DataArg, DecimalCommaOpt, JsonOpt, OutOpt, SchemaOpt, emit, number_option
+from crowdsafe.cli.options import DataArg, DecimalCommaOpt, ForceOpt, JsonOpt, OutOpt, SchemaOpt, emit, number_option
 from crowdsafe.cli.query import LedgerOpt
 from crowdsafe.errors import ParameterError
 from crowdsafe.files import write_text_atomic
@@ -146,15 +145,23 @@ def register(app: typer.Typer) -> None:
         dataset: Annotated[str | None, typer.Argument(help="Only this dataset (name or fingerprint).")] = None,
         ledger: LedgerOpt = None,
         out: OutOpt = None,
+        force: ForceOpt = False,
         as_json: JsonOpt = False,
     ) -> None:
         """List every dataset's budget and each query and release charged to it.
 
         Example: crowdsafe ledger show adult --json
         """
+        if out is not None:  # before the ledger is opened
+            from crowdsafe.drivers.run_files import guard
+            from crowdsafe.output_guard import Output, OutputKind
+
+            guard([Output(out, "the ledger export", OutputKind.JSON)], ledger=_spec(ledger), force=force)
         report = api.ledger_report(_spec(ledger), dataset)
         if out is not None:
-            write_text_atomic(out, json.dumps(report, indent=2, default=str, ensure_ascii=False) + "\n")
+            from crowdsafe.output_guard import json_document
+
+            write_text_atomic(out, json_document(report, default=str, ensure_ascii=False))
         emit(report, as_json, lambda: render_report(report, Console()))
 
     app.add_typer(ledger_app)

@@ -75,8 +75,13 @@ DecimalCommaOpt = Annotated[
         "--decimal-comma/--no-decimal-comma",
         help="How the CSV file writes its numbers: --decimal-comma reads 1.234,5 as 1234.5 (a '.' is then a "
              "thousands separator); --no-decimal-comma reads a decimal point only. Default: as the schema's "
-             "[csv] decimal_comma says, else a ';'-separated file's columns of such numbers are found, with a note.",
+             "\\[csv] decimal_comma says, else a ';'-separated file's columns of such numbers are found, with a note.",
     ),
+]
+ForceOpt = Annotated[
+    bool,
+    typer.Option("--force", help="Replace an existing output file that crowdsafe did not write (a file crowdsafe "
+                                 "wrote is replaced without it; see docs/hostile-input.md, \"Outputs\")."),
 ]
 EscapeFormulasOpt = Annotated[
     bool,

@@ -17,6 +17,7 @@ from crowdsafe.cli.options import (
     DecimalCommaOpt,
     EngineOpt,
     EscapeFormulasOpt,
+    ForceOpt,
     JsonOpt,
     OutOpt,
     SchemaOpt,
@@ -56,10 +57,14 @@ ConfidenceOpt = Annotated[
 def _domains(path: Path | None) -> dict[str, list[Any]] | None:
     if path is None:
         return None
+    from crowdsafe.files import read_input_text
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_input_text(path, "domain file"))
     except OSError as exc:
         raise InputError(f"cannot read the domain file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"the domain file {path} is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"the domain file {path} is not valid JSON: {exc.msg} (line {exc.lineno})") from None
     if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
@@ -76,6 +81,24 @@ def _check_custodian_path(path: Path, view: Path, cert: Path) -> None:
         raise ParameterError("--custodian-report must not be the view, its certificate or its report")
     if path.is_dir():
         raise InputError(f"--custodian-report {path} is a folder, expected a file name")
+
+
+def _guard(data: str, out: Path, certificate: Path | None, report: bool, custodian_report: Path | None,
+           schema: Path | None, ledger: Path | None, domains: Path | None, force: bool) -> None:
+    """The view's files and the custodian report, checked against the run's inputs (the domain
+    file too) before anything is read or charged (:mod:`crowdsafe.output_guard`). A view that is
+    an existing folder is left to the engine (a Spark view is one; elsewhere it is refused), and
+    :func:`crowdsafe.api.perturb` checks the view's files again."""
+    from crowdsafe.drivers.run_files import file_input, guard, view_outputs
+    from crowdsafe.output_guard import Output, OutputKind
+    from crowdsafe.perturb.view import ViewOutput
+
+    outputs = [o for o in view_outputs(ViewOutput(out=out, certificate=certificate, report=report))
+               if not (o.kind is OutputKind.TABLE and Path(o.path).is_dir())]
+    if custodian_report is not None:
+        outputs.append(Output(custodian_report, "the custodian report", OutputKind.JSON, parameter="custodian_report"))
+    guard(outputs, data=data, schema=schema, ledger=ledger, inputs=file_input(domains, "the domain file"),
+          force=force)
 
 
 @contextlib.contextmanager
@@ -160,6 +183,7 @@ def register(app: typer.Typer) -> None:
         out: OutOpt = None,
         escape_formulas: EscapeFormulasOpt = True,
         certificate: CertificateOpt = None,
+        force: ForceOpt = False,
         no_report: Annotated[bool, typer.Option("--no-report", help="Do not write the HTML report (<view stem>.report.html) beside the view; `crowdsafe report VIEW` builds it later.")] = False,
         schema: SchemaOpt = None,
         decimal_comma: DecimalCommaOpt = None,
@@ -202,15 +226,17 @@ def register(app: typer.Typer) -> None:
             _check_custodian_path(custodian_report, out, cert_path)
         if ledger is None and budget is not None:
             raise ParameterError("--budget registers a budget in a ledger: name it with --ledger PATH")
+        _guard(data, out, certificate, not no_report, custodian_report, schema, ledger, domains, force)
         with identifier_warnings(), _report_warnings() as report_failed:
             result = api.perturb(data, seed=seed, out=out, certificate=certificate, ledger=ledger, name=name,
                                  budget=parse_budget(budget), escape_formulas=escape_formulas,
-                                 report=not no_report, **options)
+                                 report=not no_report, force=force, **options)
+        from crowdsafe.output_guard import json_document
         from crowdsafe.report.build import report_path
 
         report = None if no_report or report_failed or "://" in str(out) else report_path(out)
         if custodian_report is not None:
-            write_text_atomic(custodian_report, json.dumps(result.custodian_report(), indent=2, sort_keys=True) + "\n")
+            write_text_atomic(custodian_report, json_document(result.custodian_report(), sort_keys=True))
 
         def render() -> None:
             console = Console()
@@ -246,6 +272,7 @@ def register(app: typer.Typer) -> None:
         out: OutOpt = None,
         certificate: CertificateOpt = None,
         confidence: ConfidenceOpt = 0.95,
+        force: ForceOpt = False,
         as_json: JsonOpt = False,
     ) -> None:
         """Estimate counting queries from an alpha-beta view: EST = (n_V - beta n_D) / (alpha - beta).
@@ -261,6 +288,14 @@ def register(app: typer.Typer) -> None:
             raise ParameterError("give a query such as \"count where age >= 30\", or --equality 3 --out estimates.csv")
         if equality is not None and out is None:
             raise ParameterError("--equality writes its estimates to a file: add --out estimates.csv")
+        if equality is not None and out is not None:
+            from crowdsafe.drivers.run_files import guard, release_inputs
+            from crowdsafe.output_guard import Output, OutputKind
+
+            if not str(out).lower().endswith(".csv"):
+                raise ParameterError(f"--out of --equality must be a .csv file, got {out}")
+            guard([Output(out, "the estimates", OutputKind.PLAIN)],
+                  inputs=release_inputs(view, certificate, "the view"), force=force)
         published = read_view(view, certificate)
         found = api.estimate(published, queries, confidence=confidence) if queries else []
         estimates = found if isinstance(found, list) else [found]  # a list of queries: a list of estimates
@@ -269,8 +304,6 @@ def register(app: typer.Typer) -> None:
                                    "estimates": [e.as_dict() for e in estimates]}
         if equality is not None:
             assert out is not None
-            if not str(out).lower().endswith(".csv"):
-                raise ParameterError(f"--out of --equality must be a .csv file, got {out}")
             sweep = equality_estimates(published, max_attributes=equality, confidence=confidence)
             with atomic_path(out) as tmp:
                 csv_safety.write_csv(sweep.frame, tmp)

@@ -21,6 +21,7 @@ from crowdsafe.cli.options import (
     DataArg,
     DecimalCommaOpt,
     EscapeFormulasOpt,
+    ForceOpt,
     JsonOpt,
     QiOpt,
     SchemaOpt,
@@ -110,7 +111,7 @@ def register(app: typer.Typer) -> None:
         releases: Annotated[int, whole_option("--releases", help="Number of releases, each from a fresh independent sample; certified together.")] = 1,
         plan_only: Annotated[bool, typer.Option("--plan-only", help="Print the plan and the expected size, read nothing else, write nothing.")] = False,
         custodian_report: Annotated[Path | None, typer.Option("--custodian-report", help="Also write the custodian-only facts (sample sizes, suppression, utility, ledger entry; not covered by the guarantee) to this JSON file, which may not lie in the release's folder.")] = None,
-        force: Annotated[bool, typer.Option("--force", help="Deprecated, does nothing: a release is always written (over 90% suppressed: a custodian-only warning).")] = False,
+        force: ForceOpt = False,
         qi: QiOpt = None,
         sensitive: SensitiveOpt = None,
         schema: SchemaOpt = None,
@@ -142,10 +143,6 @@ def register(app: typer.Typer) -> None:
 
         if no_ledger and (ledger is not None or budget is not None):
             raise ParameterError("--no-ledger cannot be combined with --ledger or --budget")
-        if force:  # fixed by the command line: the same line on any data
-            from crowdsafe.anonymize.publish import FORCE_DEPRECATION
-
-            typer.echo(f"warning: --force {FORCE_DEPRECATION}", err=True)
         column_sets = [split_list(c) for c in columns] if columns else [None]
         request = PlanRequest(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases,
                               objective=objective, target=target)
@@ -169,7 +166,7 @@ def register(app: typer.Typer) -> None:
             ledger=None if no_ledger else (ledger if ledger is not None else "default"),
             name=name, budget=parse_budget(budget), engine=engine, spark_master=spark_master,
             custodian_report=custodian_report, escape_formulas=escape_formulas, objective=objective, target=target,
-            columns=column_sets[0], report=not no_report,
+            columns=column_sets[0], report=not no_report, force=force,
         )
         print_warnings(publication.notes)
         payload = publication.summary()

@@ -3,7 +3,6 @@ budget ledger."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -14,6 +13,7 @@ from crowdsafe.cli.options import (
     DataArg,
     DecimalCommaOpt,
     EngineOpt,
+    ForceOpt,
     JsonOpt,
     OutOpt,
     SchemaOpt,
@@ -120,6 +120,7 @@ def register(app: typer.Typer) -> None:
         decimal_comma: DecimalCommaOpt = None,
         seed: SeedOpt = None,
         out: OutOpt = None,
+        force: ForceOpt = False,
         as_json: JsonOpt = False,
         engine: EngineOpt = "polars",
         spark_master: SparkMasterOpt = None,
@@ -142,6 +143,12 @@ def register(app: typer.Typer) -> None:
         """
         if no_ledger and (ledger is not None or budget is not None):
             raise ParameterError("--no-ledger cannot be combined with --ledger or --budget")
+        book = None if no_ledger else (ledger if ledger is not None else "default")
+        if out is not None:  # before the data is read or the ledger charged
+            from crowdsafe.drivers.run_files import guard
+            from crowdsafe.output_guard import Output, OutputKind
+
+            guard([Output(out, "the answer", OutputKind.JSON)], data=data, schema=schema, ledger=book, force=force)
         answer = api.query(
             data,
             query,
@@ -155,7 +162,7 @@ def register(app: typer.Typer) -> None:
             schema=schema,
             decimal_comma=decimal_comma,
             randomness=seed,
-            ledger=None if no_ledger else (ledger if ledger is not None else "default"),
+            ledger=book,
             name=name,
             budget=parse_budget(budget),
             engine=engine,
@@ -164,6 +171,8 @@ def register(app: typer.Typer) -> None:
         print_warnings(answer.notes)
         payload = answer.as_dict()
         if out is not None:
-            write_text_atomic(out, json.dumps(payload, indent=2, default=str, ensure_ascii=False) + "\n")
+            from crowdsafe.output_guard import json_document
+
+            write_text_atomic(out, json_document(payload, default=str, ensure_ascii=False))
         shown = answer.as_dict(custodian=True) if custodian else payload
         emit(shown, as_json, lambda: render_answer(answer, Console(), custodian=custodian))

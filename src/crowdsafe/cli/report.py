@@ -14,8 +14,23 @@ from typing import Annotated
 
 import typer
 
-from crowdsafe.cli.options import DecimalCommaOpt, JsonOpt, SchemaOpt, SeedOpt, emit, number_option
+from crowdsafe.cli.options import DecimalCommaOpt, ForceOpt, JsonOpt, SchemaOpt, SeedOpt, emit, number_option
 from crowdsafe.errors import ParameterError
+
+
+def _guard(release: Path, certificate: Path | None, out: Path | None, before: str | None, schema: Path | None,
+           ledger: Path | None, force: bool) -> None:
+    """The report's path, checked against what the run reads (the release and its certificate;
+    with --before the original data, its schema and the ledger) before anything is read or
+    charged (:mod:`crowdsafe.output_guard`)."""
+    from crowdsafe.drivers.run_files import guard, release_inputs
+    from crowdsafe.output_guard import Output, OutputKind
+    from crowdsafe.report.build import report_path
+
+    target = out if out is not None else report_path(release)
+    guard([Output(target, "the report", OutputKind.REPORT)], inputs=release_inputs(release, certificate),
+          data=before, schema=schema if before is not None else None,
+          ledger=(ledger if ledger is not None else "default") if before is not None else None, force=force)
 
 
 def register(app: typer.Typer) -> None:
@@ -32,6 +47,7 @@ def register(app: typer.Typer) -> None:
         ledger: Annotated[Path | None, typer.Option("--ledger", help="The budget ledger charged for --before (default: $CROWDSAFE_LEDGER, else ~/.local/share/crowdsafe/ledger.sqlite3).")] = None,
         name: Annotated[str | None, typer.Option("--name", help="The original table's name in the ledger (as given to publish).")] = None,
         seed: SeedOpt = None,
+        force: ForceOpt = False,
         as_json: JsonOpt = False,
     ) -> None:
         """Rebuild the self-contained HTML report of a release or an alpha-beta view from the table and its certificate.
@@ -48,6 +64,7 @@ def register(app: typer.Typer) -> None:
             raise ParameterError("--before DATA and --before-epsilon E go together")
         if out is not None and out.suffix.lower() not in (".html", ".htm"):
             raise ParameterError(f"the report is HTML: give --out a .html file name, not {out}")
+        _guard(release, certificate, out, before, schema, ledger, force)
         distributions = []
         if before is not None and before_epsilon is not None:
             from crowdsafe.report.build import read_certificate

@@ -14,8 +14,7 @@ from typing import Annotated
 
 import typer
 
-from crowdsafe.cli.options import DataArg, DecimalCommaOpt, JsonOpt, emit
-from crowdsafe.errors import InputError
+from crowdsafe.cli.options import DataArg, DecimalCommaOpt, ForceOpt, JsonOpt, emit
 from crowdsafe.files import check_output_path
 
 
@@ -27,7 +26,7 @@ def register(app: typer.Typer) -> None:
     def draft_command(
         data: DataArg,
         out: Annotated[Path, typer.Option("--out", "-o", help="The schema file to write (.toml).")],
-        force: Annotated[bool, typer.Option("--force", help="Overwrite --out if it exists.")] = False,
+        force: ForceOpt = False,
         separator: Annotated[str | None, typer.Option("--separator", help="CSV field separator (default: sniffed).")] = None,
         decimal_comma: DecimalCommaOpt = None,
         as_json: JsonOpt = False,
@@ -43,10 +42,12 @@ def register(app: typer.Typer) -> None:
         Example: crowdsafe schema draft people.csv --out people.toml
         """
         from crowdsafe.data.schema_draft import draft_schema
+        from crowdsafe.drivers.run_files import guard
+        from crowdsafe.output_guard import Output, OutputKind
 
         check_output_path(out, (".toml",))
-        if out.exists() and not force:
-            raise InputError(f"{out} exists; give --force to overwrite it")
+        # a draft is the custodian's to edit: an existing one is replaced only with --force
+        guard([Output(out, "the schema draft", OutputKind.PLAIN)], data=data, force=force)
         draft = draft_schema(data, separator=separator, decimal_comma=decimal_comma)
         draft.write(out, force=True)
         payload = {

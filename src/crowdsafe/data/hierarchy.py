@@ -40,7 +40,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.errors import HierarchyError, InputError
-from crowdsafe.files import atomic_path
+from crowdsafe.files import atomic_path, read_input_bytes
 
 MISSING_LABEL = "?"  # how a missing-value leaf is shown
 ROOT_LABEL = "*"  # the suppressed value, the usual root
@@ -165,7 +165,7 @@ class Hierarchy:
         """
         path = Path(path)
         try:
-            raw = path.read_bytes()
+            raw = read_input_bytes(path, "hierarchy file")  # a FIFO, a device or over 64 MiB: refused
         except FileNotFoundError:
             raise InputError(f"hierarchy file not found: {path}") from None
         except OSError as exc:

@@ -28,7 +28,7 @@ from crowdsafe.data.line_endings import line_ending
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS
 from crowdsafe.data.schema import complete_schema
 from crowdsafe.errors import InputError, ParameterError
-from crowdsafe.files import atomic_path
+from crowdsafe.files import atomic_path, check_input
 
 __all__ = ["TableRead", "as_frame", "complete_schema", "header_names", "read_file", "read_table", "sniff_format",
            "tidy_text", "write"]
@@ -94,7 +94,7 @@ def sniff_format(path: str | os.PathLike[str]) -> tuple[str, bytes]:
     or ``"zstd"`` (compressed CSV), ``"parquet"`` or ``"text"``, with the first bytes of its
     (decompressed) text. Raises :class:`InputError` naming any other format (Excel, ZIP,
     bzip2, xz, SQLite, PDF, UTF-16, other binary) and how to convert it."""
-    path = Path(path)
+    path = check_input(path)  # a FIFO or a device: refused before the open (which could block)
     try:
         with open(path, "rb") as handle:
             head = handle.read(_HEAD)

@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from crowdsafe.errors import InputError, SchemaError
+from crowdsafe.files import read_input_text
 
 
 class Role(StrEnum):
@@ -231,7 +232,7 @@ class Schema:
         """
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_input_text(path, "schema file")  # a FIFO, a device or over 64 MiB: refused
         except FileNotFoundError:
             raise InputError(f"schema file not found: {path}") from None
         except UnicodeDecodeError:

@@ -109,14 +109,16 @@ class SchemaDraft:
         return draft_toml(self)
 
     def write(self, path: str | os.PathLike[str], *, force: bool = False) -> Path:
-        """Write :meth:`to_toml` to ``path`` atomically; an existing file only with ``force``."""
+        """Write :meth:`to_toml` to ``path`` atomically; an existing file only with ``force`` (a
+        draft is the custodian's to edit, so crowdsafe never takes one for its own:
+        :mod:`crowdsafe.output_guard`)."""
         from crowdsafe.files import write_text_atomic
+        from crowdsafe.output_guard import Output, OutputKind, check_outputs
 
         target = Path(path)
         if target.is_dir():
             raise InputError(f"output path {target} is a folder, expected a file name")
-        if target.exists() and not force:
-            raise InputError(f"{target} exists; give --force (force=True) to overwrite it")
+        check_outputs([Output(target, "the schema draft", OutputKind.PLAIN, parameter="path")], force=force)
         return write_text_atomic(target, self.to_toml())
 
     @property

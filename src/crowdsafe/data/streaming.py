@@ -33,6 +33,7 @@ from crowdsafe.data.column_types import usable
 from crowdsafe.data.io import GZIP, PARQUET, ZSTD, csv_options, read_file, sniff_format, tidy_text
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS
 from crowdsafe.errors import InputError, ParameterError
+from crowdsafe.files import check_input
 
 __all__ = ["COUNT", "EAGER_BYTES", "Scan", "frequency_table", "parquet_parts", "reads_eagerly", "scan_table"]
 
@@ -48,7 +49,9 @@ def parquet_parts(path: Path) -> list[Path]:
         raise InputError(f"file not found: {path}")
     if not path.is_dir():
         return [path]
-    parts = sorted((p for p in path.iterdir() if p.name.endswith(".parquet") and p.is_file()), key=lambda p: p.name)
+    # literal names, sorted; a FIFO among them is refused (check_input), not opened
+    named = sorted((p for p in path.iterdir() if p.name.endswith(".parquet") and not p.is_dir()), key=lambda p: p.name)
+    parts = [check_input(p) for p in named]
     if not parts:
         raise InputError(f"{path} is a folder without Parquet part files (*.parquet)")
     return parts

@@ -16,7 +16,6 @@ as two typed requests built once by :func:`crowdsafe.api.publish`: the
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -288,8 +287,9 @@ def check_custodian_path(path: str | os.PathLike[str] | None, release_paths: Seq
 def write_custodian_report(path: Path, report: Mapping[str, Any]) -> Path:
     """Write the custodian-only report (JSON) atomically."""
     from crowdsafe.files import write_text_atomic
+    from crowdsafe.output_guard import json_document
 
-    return write_text_atomic(path, json.dumps(report, indent=2, sort_keys=True, default=str) + "\n")
+    return write_text_atomic(path, json_document(report, sort_keys=True, default=str))
 
 
 def custodian_facts(input_rows: int, publish_plan: PublishPlan, releases: Sequence[Mapping[str, Any]],

@@ -125,12 +125,24 @@ def run(
     out: str | os.PathLike[str] | None = None,
     seed: int | Randomness | None = None,
     options: Mapping[str, str] | None = None,
+    *,
+    force: bool = False,
 ) -> ExperimentResult:
     """Run the experiment ``name``, writing under ``out/<name>/`` (default ``results/<name>/``);
-    ``options`` are handed to it as texts (an experiment refuses keys it does not know)."""
+    ``options`` are handed to it as texts (an experiment refuses keys it does not know).
+
+    The folder's record, ``experiment.json``, lists the files the run wrote. Before the run, a
+    folder holding anything its record does not list (a file crowdsafe did not write) is refused
+    unless ``force`` (:mod:`crowdsafe.output_guard`); a rerun replaces its own files."""
+    from crowdsafe.files import write_text_atomic
+    from crowdsafe.output_guard import EXPERIMENT_RECORD, Output, OutputKind, check_outputs, json_document
+
     entry = get(name)
     folder = Path(out if out is not None else DEFAULT_RESULTS) / name
+    check_outputs([Output(folder, f"the results folder of {name}", OutputKind.EXPERIMENT)], force=force)
     context = ExperimentContext(name, folder, as_randomness(seed),
                                 options={str(k): str(v) for k, v in (options or {}).items()})
     entry.run(context)
-    return ExperimentResult(name, entry.title, folder, tuple(context.written), context.summary)
+    result = ExperimentResult(name, entry.title, folder, tuple(context.written), context.summary)
+    write_text_atomic(folder / EXPERIMENT_RECORD, json_document(result.as_dict(), default=str))
+    return result

@@ -20,7 +20,7 @@ import polars as pl
 from crowdsafe.csv_safety import escaped_by, format_note, unescape_frame
 from crowdsafe.data import read_table, write
 from crowdsafe.errors import InputError, ParameterError
-from crowdsafe.files import atomic_path, check_output_path
+from crowdsafe.files import atomic_path, check_input, check_output_path
 from crowdsafe.perturb.domain import TupleDomain
 from crowdsafe.privacy.certificate import Certificate
 
@@ -144,7 +144,7 @@ def _read_text(path: Path, escaped: bool = True) -> pl.DataFrame:
 def read_view(path: str | os.PathLike[str], certificate: str | os.PathLike[str] | None = None) -> View:
     """Read a view and its certificate; α, β, the bound N on n and the domain come from the
     certificate (one of an uncertified, exploratory run is read too: its summary says so)."""
-    path = Path(path)
+    path = check_input(path, "view")  # a FIFO would block the read
     cert_file = Path(certificate) if certificate is not None else certificate_path(path)
     if not cert_file.exists():
         raise InputError(

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from crowdsafe.errors import InputError, ParameterError
-from crowdsafe.files import write_text_atomic
+from crowdsafe.files import read_input_text, write_text_atomic
 from crowdsafe.privacy.loss import PrivacyLoss, check_delta, check_epsilon
 
 FORMAT = "crowdsafe-certificate"
@@ -282,7 +282,9 @@ class Certificate:
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> Certificate:
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            text = read_input_text(path, "certificate")
+        except UnicodeDecodeError:
+            raise InputError(f"the certificate {path} is not UTF-8 text") from None
         except OSError as exc:
             raise InputError(f"cannot read certificate {path}: {exc.strerror}") from None
         return cls.from_json(text)

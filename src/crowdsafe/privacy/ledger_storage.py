@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from crowdsafe.errors import InputError
+from crowdsafe.files import check_input
 
 LEDGER_ENV = "CROWDSAFE_LEDGER"
 SCHEMA_VERSION = 2
@@ -104,6 +105,7 @@ def create_private(path: Path) -> None:
     can hand themselves budget. SQLite gives the -wal, -shm and -journal files the database
     file's permissions; an existing one open to others is refused too. (Windows: not checked,
     its access lists are not POSIX modes.)"""
+    check_input(path, "ledger")  # a FIFO would block SQLite's first read
     missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
     for folder in reversed(missing):
         folder.mkdir(mode=0o700)

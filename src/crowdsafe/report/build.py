@@ -59,16 +59,17 @@ def read_certificate(table_path: str | os.PathLike[str],
     """The certificate (its JSON, as a dict) of the release or view at ``table_path``: the file
     ``certificate``, else ``<stem>.certificate.json`` beside the table."""
     from crowdsafe.anonymize.release import certificate_path
+    from crowdsafe.files import check_input, read_input_text
 
-    path = Path(table_path)
+    path = check_input(table_path, "release")
     if not path.exists():
         raise InputError(f"no release at {path}")
-    beside = Path(certificate) if certificate is not None else certificate_path(path)
+    beside = check_input(certificate if certificate is not None else certificate_path(path), "certificate")
     if not beside.is_file():
         raise InputError(f"the release {path} has no certificate beside it ({beside.name}): the report is built "
                          "from both")
     try:
-        found = json.loads(beside.read_text(encoding="utf-8"))
+        found = json.loads(read_input_text(beside, "certificate"))
     except (OSError, ValueError) as exc:
         raise InputError(f"cannot read the certificate {beside}: {exc}") from exc
     if not isinstance(found, dict) or found.get("format") != "crowdsafe-certificate":

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from html import escape
 
+from crowdsafe.output_guard import REPORT_MARK
 from crowdsafe.report.content import ReportContent
 
 STYLE = """
@@ -158,7 +159,7 @@ def page(title: str, subtitle: str, sections: Sequence[str]) -> str:
     """A complete, self-contained HTML page: the title and subtitle, then ``sections`` (HTML)."""
     header = f"<header><h1>{escape(title)}</h1><p class=\"note\">{escape(subtitle)}</p></header>"
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"{REPORT_MARK}<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>{escape(title)}</title><style>{STYLE}</style></head><body><main>{header}{''.join(sections)}"
             "</main></body></html>\n")
 

@@ -45,6 +45,34 @@ def test_cli_publishes_a_csv_file_on_spark_and_charges_the_ledger(spark, capsys,
 
 
 
+def test_the_output_guard_holds_on_spark_local_paths(spark, capsys, tmp_path, private_ledger):
+    """A Spark release onto its input folder of parts, or into it, is refused before anything is
+    read or charged (the writer renames the old output aside and deletes it: the data would go);
+    a rerun replaces the release folder crowdsafe wrote; a folder crowdsafe did not write needs
+    --force."""
+    data = tmp_path / "people.parquet"
+    data.mkdir()
+    load("adult").frame.head(2000).select("race", "sex", "income").write_parquet(data / "part-0.parquet")
+    before = (data / "part-0.parquet").read_bytes()
+    base = ["publish", str(data), "--engine", "spark", "--scheme", "coarse", "--qi", "sex,race", "--sensitive",
+            "income", "--seed", "1", "--no-report", "--ledger", str(private_ledger), "--budget", "5,1e-5"]
+    for out, words in ((data, "would overwrite the data"), (data / "r.parquet", "inside that folder")):
+        code = cli.main([*base, "--out", str(out)])
+        err = capsys.readouterr().err
+        assert code == 2 and words in err and err.count("\n") == 1
+    assert sorted(p.name for p in data.iterdir()) == ["part-0.parquet"] and (data / "part-0.parquet").read_bytes() \
+        == before
+    assert Ledger(private_ledger).entries() == []
+    out = tmp_path / "release.parquet"
+    for _ in range(2):  # the second run replaces the release crowdsafe wrote
+        assert cli.main([*base, "--out", str(out)]) == 0, capsys.readouterr().err
+    assert len(Ledger(private_ledger).entries()) == 2
+    foreign = tmp_path / "theirs.parquet"
+    foreign.mkdir()
+    code = cli.main([*base, "--out", str(foreign)])
+    assert code == 2 and "exists and crowdsafe did not write it" in capsys.readouterr().err
+
+
 def test_spark_master_needs_the_spark_engine(capsys, tmp_path):
     code = cli.main(["publish", "adult", "--spark-master", "local[2]", "--out", str(tmp_path / "x.csv")])
     _, err = capsys.readouterr()

@@ -1,0 +1,252 @@
+"""The output guard: what a run writes is checked against what it reads, before either happens.
+
+A command declares the files of its run as one :class:`RunFiles`: its inputs (:class:`Input`:
+the data file or folder of parts, the schema and the hierarchy files it names, the ledger with
+its ``-wal``, ``-shm`` and ``-journal`` files, a certificate or release it reads;
+:mod:`crowdsafe.drivers.run_files` builds them) and its outputs (:class:`Output`). Before the
+data is read and before anything is charged, :meth:`RunFiles.check` refuses, in one line naming
+both paths (a :class:`~crowdsafe.errors.ParameterError`), an output that
+
+1. is a special file (a FIFO, a device such as ``/dev/null``, a socket): crowdsafe writes a
+   complete regular file and renames it onto the name (:mod:`crowdsafe.files`), which would
+   replace the device node itself, and opening a FIFO blocks;
+2. is an input of the run: the same real path (symbolic links resolved), the same file
+   (``st_dev`` and ``st_ino``: a hard link), a file inside a data folder, or a folder that holds
+   an input;
+3. is the same file as another output of the run;
+4. exists and was not written by crowdsafe (:func:`written_by_crowdsafe`), unless ``force``.
+
+The test of rule 4 is cheap (a stat and at most the first bytes of one small file) and looks
+for crowdsafe's own mark, by :class:`OutputKind`: a table or view with a crowdsafe certificate
+at its certificate path, a certificate, an HTML report with crowdsafe's ``generator`` meta tag,
+a JSON file that begins with ``"written_by": "crowdsafe"`` (:func:`json_document`), an
+experiment folder whose record lists every file in it. Anything else (a schema a custodian may
+have edited since it was drafted, a plain CSV export) is replaced only with ``force``.
+
+A path with a URI scheme (``s3a://``) is not local: the engine that writes it owns it.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+import stat
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from crowdsafe.errors import ParameterError
+from crowdsafe.files import special_kind
+
+#: The first bytes of every JSON file crowdsafe writes (:func:`json_document`).
+JSON_MARK = '{\n  "written_by": "crowdsafe"'
+#: The tag in the head of every HTML report crowdsafe writes.
+REPORT_MARK = '<meta name="generator" content="crowdsafe">'
+#: The record an experiment writes in its folder, listing the files it wrote.
+EXPERIMENT_RECORD = "experiment.json"
+_CERTIFICATE_FORMAT = "crowdsafe-certificate"
+_MAX_MARKED_BYTES = 64 << 20  # a certificate or record larger than this is not crowdsafe's
+
+
+class OutputKind(enum.Enum):
+    """What an output is, which says how :func:`written_by_crowdsafe` recognises its mark."""
+
+    TABLE = "table"  # a release or view (a file, or a Spark folder): a crowdsafe certificate names it
+    CERTIFICATE = "certificate"
+    REPORT = "report"
+    JSON = "json"
+    EXPERIMENT = "experiment"  # an experiment's folder
+    PLAIN = "plain"  # no mark: replaced only with force
+
+
+@dataclass(frozen=True)
+class Input:
+    """A file the run reads (or keeps, as the ledger). ``what``: how a message names it (``the
+    data``). ``folder``: a folder of parts, inside which nothing may be written."""
+
+    path: str | os.PathLike[str]
+    what: str
+    folder: bool = False
+
+
+@dataclass(frozen=True)
+class Output:
+    """A file the run will write. ``what``: how a message names it (``the release``);
+    ``parameter``: the parameter that sets its path (named in the message; None for a
+    positional argument); ``certificate``: for a table, the certificate written with it (its
+    mark: :func:`written_by_crowdsafe`)."""
+
+    path: str | os.PathLike[str]
+    what: str
+    kind: OutputKind
+    parameter: str | None = "out"
+    certificate: str | os.PathLike[str] | None = None
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """The inputs and outputs of one run, and whether an existing file crowdsafe did not write
+    may be replaced (``force``)."""
+
+    inputs: Sequence[Input] = ()
+    outputs: Sequence[Output] = ()
+    force: bool = False
+
+    def check(self) -> None:
+        """Refuse the first output that breaks a rule of the module docstring."""
+        inputs = [(i, _where(i.path)) for i in self.inputs if is_local(i.path)]
+        checked: list[tuple[Output, tuple[str, os.stat_result | None]]] = []
+        for output in self.outputs:
+            if not is_local(output.path):
+                continue
+            path = Path(output.path).expanduser()
+            where = _where(path)
+            kind = special_kind(path)
+            if kind is not None:
+                raise ParameterError(
+                    f"cannot write {output.what} to {path}: it is {kind}, not a regular file (crowdsafe writes "
+                    f"regular files only); {_choose(output)}", parameter=output.parameter)
+            for source, place in inputs:
+                how = _overlap(path, where, place, source.folder)
+                if how:
+                    raise ParameterError(
+                        f"{output.what} {path} would overwrite {source.what} {source.path} ({how}); nothing was "
+                        f"written: {_choose(output)}", parameter=output.parameter)
+            for other, place in checked:
+                if _overlap(path, where, place, folder=False):
+                    raise ParameterError(f"{output.what} {path} and {other.what} {other.path} are the same file: "
+                                         f"{_choose(output)}", parameter=output.parameter)
+            checked.append((output, where))
+            if where[1] is not None and not self.force and not written_by_crowdsafe(output):
+                raise ParameterError(f"{output.what} {path} {_unmarked(output)}: give force=True to replace it, or "
+                                     f"{_choose(output)}",
+                                     parameter=("force",) + ((output.parameter,) if output.parameter else ()))
+
+
+def check_outputs(outputs: Sequence[Output], inputs: Sequence[Input] = (), *, force: bool = False) -> None:
+    """:meth:`RunFiles.check` of ``RunFiles(inputs, outputs, force)``."""
+    RunFiles(tuple(inputs), tuple(outputs), force).check()
+
+
+def is_local(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` names a local file (not ``scheme://...``)."""
+    return "://" not in str(path)
+
+
+def _unmarked(output: Output) -> str:
+    """Why an existing output may not be replaced without force, by kind."""
+    if output.kind is OutputKind.PLAIN:
+        return "exists"
+    if output.kind is OutputKind.EXPERIMENT:
+        return f"holds files crowdsafe did not write (its {EXPERIMENT_RECORD} does not list them)"
+    return "exists and crowdsafe did not write it"
+
+
+def _choose(output: Output) -> str:
+    return f"choose another path for the {output.parameter} parameter" if output.parameter else "choose another path"
+
+
+def _where(path: str | os.PathLike[str]) -> tuple[str, os.stat_result | None]:
+    """The real path (symbolic links resolved) and the file's status, or None when it is absent."""
+    path = Path(path).expanduser()
+    try:
+        status: os.stat_result | None = os.stat(path)
+    except (OSError, ValueError):
+        status = None
+    return os.path.realpath(path), status
+
+
+def _overlap(path: Path, where: tuple[str, os.stat_result | None], place: tuple[str, os.stat_result | None],
+             folder: bool) -> str | None:
+    """How the output at ``path`` (``where``) meets a file at ``place``, or None."""
+    real, status = where
+    other, other_status = place
+    if real == other:
+        return "a symbolic link to it" if path.is_symlink() else "the same file"
+    if status is not None and other_status is not None and (status.st_dev, status.st_ino) == (
+            other_status.st_dev, other_status.st_ino):
+        return "the same file: a hard link to it"
+    if folder and _under(real, other):
+        return "inside that folder"
+    if _under(other, real):
+        return "a folder that holds it"
+    return None
+
+
+def _under(path: str, folder: str) -> bool:
+    return path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+# -- rule 4: crowdsafe's own mark --------------------------------------------------------------
+
+
+def written_by_crowdsafe(output: Output) -> bool:
+    """Whether the existing file (or folder) at ``output.path`` carries crowdsafe's mark for its
+    kind (see the module docstring). Reads at most one small file's first bytes."""
+    path = Path(output.path).expanduser()
+    if output.kind is OutputKind.TABLE:
+        return output.certificate is not None and _is_certificate(Path(output.certificate).expanduser())
+    if output.kind is OutputKind.CERTIFICATE:
+        return _is_certificate(path)
+    if output.kind is OutputKind.REPORT:
+        return REPORT_MARK.encode() in _head(path, 4096)
+    if output.kind is OutputKind.JSON:
+        return _head(path, len(JSON_MARK)) == JSON_MARK.encode()
+    if output.kind is OutputKind.EXPERIMENT:
+        return _experiment_folder(path)
+    return False
+
+
+def _head(path: Path, size: int) -> bytes:
+    """The first ``size`` bytes of the regular file ``path`` (empty for anything else)."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return b""
+        with open(path, "rb") as handle:
+            return handle.read(size)
+    except OSError:
+        return b""
+
+
+def _marked_json(path: Path) -> Any:
+    """The JSON document at ``path`` when it is a regular file of at most 64 MiB, else None."""
+    try:
+        status = os.stat(path)
+        if not stat.S_ISREG(status.st_mode) or status.st_size > _MAX_MARKED_BYTES:
+            return None
+        return json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
+def _is_certificate(path: Path) -> bool:
+    found = _marked_json(path)
+    return isinstance(found, dict) and found.get("format") == _CERTIFICATE_FORMAT
+
+
+def _experiment_folder(folder: Path) -> bool:
+    """Every entry of ``folder`` is a regular file its crowdsafe record lists (or the record)."""
+    record = folder / EXPERIMENT_RECORD
+    if _head(record, len(JSON_MARK)) != JSON_MARK.encode():
+        return not any(folder.iterdir()) if folder.is_dir() else False
+    found = _marked_json(record)
+    listed = {Path(f).name for f in found.get("files", [])} if isinstance(found, dict) else set()
+    return all(entry.name in listed | {EXPERIMENT_RECORD} and entry.is_file() and not entry.is_symlink()
+               for entry in folder.iterdir())
+
+
+def json_document(payload: Mapping[str, Any], **dumps: Any) -> str:
+    """``payload`` as the JSON text crowdsafe writes to a file: ``"written_by": "crowdsafe"``
+    first (:data:`JSON_MARK`, the mark rule 4 looks for), then ``payload`` as ``json.dumps``
+    writes it with ``indent=2`` and the keywords ``dumps`` (``sort_keys``, ``default``...),
+    and a final newline."""
+    if "written_by" in payload:
+        raise ValueError("a JSON document crowdsafe writes has no key 'written_by' of its own")
+    body = json.dumps(dict(payload), indent=2, **dumps)
+    return JSON_MARK + ("\n}" if body == "{}" else "," + body[1:]) + "\n"
+
+
+__all__ = ["EXPERIMENT_RECORD", "JSON_MARK", "REPORT_MARK", "Input", "Output", "OutputKind", "RunFiles",
+           "check_outputs", "is_local", "json_document", "written_by_crowdsafe"]
