@@ -1,0 +1,80 @@
+"""A dataset's privacy budget in the ledger, as the public API sets, changes and shows it
+(re-exported by :mod:`crowdsafe.api`: ``api.set_budget``, ``api.change_budget``,
+``api.ledger_report``).
+
+The ledger (:mod:`crowdsafe.privacy.ledger`) knows a dataset by a digest of its rows keyed with the
+ledger's secret; these functions read the data only to compute that identity, and every change of
+a budget is a line of its history (no charge is ever erased).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, cast
+
+from crowdsafe.data import DEFAULT_MISSING, MissingPolicy, Schema, load
+from crowdsafe.errors import ParameterError
+from crowdsafe.privacy.ledger import DEFAULT as DEFAULT_LEDGER
+from crowdsafe.privacy.ledger import Budget, LedgerSpec, ledger_for
+
+__all__ = ["change_budget", "ledger_report", "set_budget"]
+
+
+def set_budget(
+    data: Any,
+    *,
+    epsilon: float,
+    delta: float = 0.0,
+    name: str | None = None,
+    ledger: LedgerSpec = DEFAULT_LEDGER,
+    schema: Schema | str | os.PathLike[str] | None = None,
+    missing: MissingPolicy | str = DEFAULT_MISSING,
+    decimal_comma: bool | None = None,
+) -> Budget:
+    """Register ``data`` in the ledger with its total privacy budget (set once)."""
+    schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
+    dataset = load(data, schema=schema, missing=missing)
+    with ledger_for(ledger) as book:
+        if book is None:
+            raise ParameterError("setting a budget needs a ledger")
+        return book.set_budget(dataset.fingerprint(key=book.identity_key), name or dataset.name or "data", epsilon,
+                               delta)
+
+
+def change_budget(
+    dataset: Any,
+    *,
+    epsilon: float,
+    delta: float,
+    allow_raise: bool = False,
+    reason: str = "",
+    ledger: LedgerSpec = DEFAULT_LEDGER,
+    schema: Schema | str | os.PathLike[str] | None = None,
+    missing: MissingPolicy | str = DEFAULT_MISSING,
+) -> Budget:
+    """Lower a dataset's total budget, or raise it with ``allow_raise=True``, on the record
+    (:meth:`~crowdsafe.privacy.ledger.Ledger.change_budget`: the history keeps every change and
+    no charge is erased). ``dataset``: its name or fingerprint in the ledger, or its data (a
+    file, read and identified as :func:`set_budget` does)."""
+    with ledger_for(ledger) as book:
+        if book is None:
+            raise ParameterError("changing a budget needs a ledger")
+        known = isinstance(dataset, str) and (book.budget(dataset) is not None or not os.path.exists(dataset))
+        identity = dataset if known else load(dataset, schema=schema, missing=missing).fingerprint(
+            key=book.identity_key)
+        return book.change_budget(identity, epsilon, delta, allow_raise=allow_raise, reason=reason)
+
+
+def ledger_report(ledger: LedgerSpec = DEFAULT_LEDGER, dataset: str | None = None) -> dict[str, Any]:
+    """Everything in the ledger (or one dataset's budget and entries, by name or fingerprint)."""
+    with ledger_for(ledger) as book:
+        if book is None:
+            raise ParameterError("there is no ledger to show")
+        report = book.export()
+        if dataset is not None:
+            datasets = cast("list[dict[str, Any]]", report["datasets"])
+            chosen = [d for d in datasets if dataset in (d["name"], d["fingerprint"])]
+            if not chosen:
+                raise ParameterError(f"dataset {dataset!r} is not in the ledger {book.path}")
+            report["datasets"] = chosen
+        return report
