@@ -33,7 +33,7 @@ import json
 import os
 import stat
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +103,7 @@ class RunFiles:
                 continue
             path = Path(output.path).expanduser()
             where = _where(path)
-            kind = special_kind(path)
+            kind = special_kind(Path(where[0]))
             if kind is not None:
                 raise ParameterError(
                     f"cannot write {output.what} to {path}: it is {kind}, not a regular file (crowdsafe writes "
@@ -119,7 +119,7 @@ class RunFiles:
                     raise ParameterError(f"{output.what} {path} and {other.what} {other.path} are the same file: "
                                          f"{_choose(output)}", parameter=output.parameter)
             checked.append((output, where))
-            if where[1] is not None and not self.force and not written_by_crowdsafe(output):
+            if where[1] is not None and not self.force and not written_by_crowdsafe(_resolved(output)):
                 raise ParameterError(f"{output.what} {path} {_unmarked(output)}: give force=True to replace it, or "
                                      f"{_choose(output)}",
                                      parameter=("force",) + ((output.parameter,) if output.parameter else ()))
@@ -149,13 +149,21 @@ def _choose(output: Output) -> str:
 
 
 def _where(path: str | os.PathLike[str]) -> tuple[str, os.stat_result | None]:
-    """The real path (symbolic links resolved) and the file's status, or None when it is absent."""
-    path = Path(path).expanduser()
+    """The real path (symbolic links resolved, ``..`` after a folder yet to be made taken as the
+    writer will take it) and the status of the file there, or None when it is absent."""
+    real = os.path.realpath(Path(path).expanduser())
     try:
-        status: os.stat_result | None = os.stat(path)
+        status: os.stat_result | None = os.stat(real)
     except (OSError, ValueError):
         status = None
-    return os.path.realpath(path), status
+    return real, status
+
+
+def _resolved(output: Output) -> Output:
+    """``output`` with its paths as :func:`_where` resolves them (the files its mark is read from)."""
+    certificate = output.certificate
+    return replace(output, path=os.path.realpath(Path(output.path).expanduser()),
+                   certificate=None if certificate is None else os.path.realpath(Path(certificate).expanduser()))
 
 
 def _overlap(path: Path, where: tuple[str, os.stat_result | None], place: tuple[str, os.stat_result | None],

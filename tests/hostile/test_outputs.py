@@ -148,6 +148,21 @@ def test_a_hard_link_is_caught_by_its_inode_not_its_name(tmp_path, monkeypatch):
     check_outputs(outputs, [Input(data, "the data")], force=True)
 
 
+def test_a_path_through_a_folder_yet_to_be_made_is_checked_where_it_lands(tmp_path):
+    """``sub/../hard.csv`` with no ``sub`` yet: the writer makes ``sub`` and lands on ``hard.csv``,
+    so the guard stats that file (a hard link to the data, and an unmarked file), not the path as
+    written (which does not exist yet)."""
+    data = tmp_path / "data.csv"
+    data.write_text("a\n1\n")
+    os.link(data, tmp_path / "hard.csv")
+    dotted = tmp_path / "sub" / ".." / "hard.csv"
+    with pytest.raises(ParameterError, match="a hard link to it"):
+        check_outputs([Output(dotted, "the release", OutputKind.TABLE)], [Input(data, "the data")], force=True)
+    (tmp_path / "other.csv").write_text("b\n2\n")
+    with pytest.raises(ParameterError, match="exists and crowdsafe did not write it"):
+        check_outputs([Output(tmp_path / "sub" / ".." / "other.csv", "the release", OutputKind.TABLE)])
+
+
 def test_special_outputs_are_refused_and_a_regular_file_is_not(tmp_path):
     os.mkfifo(tmp_path / "pipe")
     for target, kind in ((tmp_path / "pipe", "a FIFO"), (Path("/dev/null"), "a character device")):
