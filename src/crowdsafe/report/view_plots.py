@@ -54,9 +54,9 @@ def estimates_svg(name: str, labels: Sequence[str], view_rows: Sequence[int], es
     span = (max(highs) - min(lows)) or 1.0
     x_low, x_high = min(lows) - MARGIN * span, max(highs) + MARGIN * span
     estimated = Panel(chart, half + left, TOP, width - RIGHT, height - BOTTOM, x_low, x_high, 0.0, y_high)
-    for row, (value, error) in enumerate(zip(estimates, errors)):
-        estimated.hbar(row, 0.0, float(value), BEFORE_COLOUR)
-        estimated.error_bar(row, float(value) - float(error), float(value) + float(error))
+    for row, (estimate, error) in enumerate(zip(estimates, errors)):
+        estimated.hbar(row, 0.0, float(estimate), BEFORE_COLOUR)
+        estimated.error_bar(row, float(estimate) - float(error), float(estimate) + float(error))
     chart.line(estimated.x(0.0), estimated.top, estimated.x(0.0), estimated.bottom, ZERO_COLOUR, 0.8)
     estimated.frame(f"{name}: estimated count in the data (± {confidence:.0%} bound)", "estimated distinct tuples")
     estimated.row_labels(shown)
