@@ -127,10 +127,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> None:
-    """The ``crowdsafe`` console script (and ``python -m crowdsafe``): this process ends with the
-    command, so Matplotlib's help text is not built if a report is drawn
-    (:mod:`crowdsafe.report.matplotlib_import`)."""
-    from crowdsafe.report import matplotlib_import
-
-    matplotlib_import.LEAN_HELP_TEXT = True
+    """The ``crowdsafe`` console script (and ``python -m crowdsafe``)."""
     sys.exit(main())

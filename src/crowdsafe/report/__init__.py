@@ -33,7 +33,7 @@ __all__ = ["REPORT_SUFFIX", "ReportWarning", "build_report", "read_release", "re
 
 def __getattr__(name: str) -> object:
     """The names of :mod:`crowdsafe.report.build`, imported on first use (Polars and NumPy come with
-    it), so that the command line can reach :mod:`crowdsafe.report.matplotlib_import` cheaply."""
+    it), so that importing the package costs nothing."""
     if name in __all__:
         from crowdsafe.report import build
 

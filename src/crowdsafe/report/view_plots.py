@@ -1,7 +1,7 @@
 """The figures of a view's report: per attribute, the view's rows and the estimated counts.
 
-Drawn with the release report's building blocks (:mod:`crowdsafe.report.plots`: Matplotlib's SVG
-canvas, fixed id salt, no date), so one view and certificate always give the same bytes. Each
+Drawn with the release report's building blocks (:mod:`crowdsafe.report.svg`, the margins of
+:mod:`crowdsafe.report.plots`), so one view and certificate always give the same bytes. Each
 figure draws only what :mod:`crowdsafe.report.view_content` computed from the view: the raw
 counts of the view (true and inserted tuples together) and the unbiased estimates of the data's
 counts with their error bars, on separate axes because they are not on the same scale.
@@ -10,11 +10,20 @@ counts with their error bars, on separate axes because they are not on the same 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-import numpy as np
-
-from crowdsafe.report.plots import AFTER_COLOUR, BEFORE_COLOUR, _drawn, _margins, _short, few_ticks
+from crowdsafe.report.plots import (
+    AFTER_COLOUR,
+    BEFORE_COLOUR,
+    BOTTOM,
+    INCH,
+    MARGIN,
+    RIGHT,
+    TOP,
+    _short,
+    label_room,
+    panel_height,
+)
+from crowdsafe.report.svg import Chart, Panel, ticks
 
 ZERO_COLOUR = "#4a5568"
 
@@ -23,34 +32,36 @@ def estimates_svg(name: str, labels: Sequence[str], view_rows: Sequence[int], es
                   errors: Sequence[float], confidence: float) -> str:
     """Two panels of horizontal bars for ``name``: left, the view's rows per value; right, the
     estimated count in the data with its error bar (an estimate may be negative: drawn as is)."""
-    rows = max(len(labels), 2)
-    height = 1.0 + 0.2 * rows
-    longest = max([len(_short(v)) for v in labels] + [4])
-    left = 0.2 + 0.075 * longest
-    width = 7.0 + left + 2.5
-    positions = np.arange(len(labels))
+    rows = max(len(labels), 1)
+    height = panel_height(len(labels))
+    left = label_room(labels)
+    half = 7.0 * INCH - RIGHT
+    width = 2 * half + RIGHT
+    chart = Chart(width, height)
+    shown = [_short(v) for v in labels]
+    y_high = float(rows) + 2 * MARGIN
 
-    def draw(figure: Any) -> None:
-        _margins(figure, width, height, left)
-        figure.subplots_adjust(wspace=(left + 0.3) / ((width - left - 0.25 - (left + 0.3)) / 2))
-        raw = figure.add_subplot(1, 2, 1)
-        raw.barh(positions, np.asarray(view_rows, dtype=np.float64), color=AFTER_COLOUR)
-        raw.set_yticks(positions, [_short(v) for v in labels])
-        raw.invert_yaxis()
-        raw.set_title(f"{name}: rows in the view (true + inserted)")
-        raw.set_xlabel("rows of the view")
-        few_ticks(raw.xaxis)
-        estimated = figure.add_subplot(1, 2, 2)
-        estimated.barh(positions, np.asarray(estimates, dtype=np.float64), color=BEFORE_COLOUR,
-                       xerr=np.asarray(errors, dtype=np.float64), error_kw={"elinewidth": 0.8, "capsize": 2.0})
-        estimated.axvline(0.0, color=ZERO_COLOUR, linewidth=0.8)
-        estimated.set_yticks(positions, [_short(v) for v in labels])
-        estimated.invert_yaxis()
-        estimated.set_title(f"{name}: estimated count in the data (± {confidence:.0%} bound)")
-        estimated.set_xlabel("estimated distinct tuples")
-        few_ticks(estimated.xaxis)
+    raw_top = max([float(v) for v in view_rows] + [1.0]) * (1 + MARGIN)
+    raw = Panel(chart, left, TOP, half - RIGHT, height - BOTTOM, 0.0, raw_top, 0.0, y_high)
+    for row, value in enumerate(view_rows):
+        raw.hbar(row, 0.0, float(value), AFTER_COLOUR)
+    raw.frame(f"{name}: rows in the view (true + inserted)", "rows of the view")
+    raw.row_labels(shown)
+    raw.x_ticks(ticks(0.0, raw_top, 4, integer=True))
 
-    return _drawn(draw, width, height, f"Rows in the view and estimated counts of {name}")
+    lows = [e - d for e, d in zip(estimates, errors)] + [0.0]
+    highs = [e + d for e, d in zip(estimates, errors)] + [0.0]
+    span = (max(highs) - min(lows)) or 1.0
+    x_low, x_high = min(lows) - MARGIN * span, max(highs) + MARGIN * span
+    estimated = Panel(chart, half + left, TOP, width - RIGHT, height - BOTTOM, x_low, x_high, 0.0, y_high)
+    for row, (estimate, error) in enumerate(zip(estimates, errors)):
+        estimated.hbar(row, 0.0, float(estimate), BEFORE_COLOUR)
+        estimated.error_bar(row, float(estimate) - float(error), float(estimate) + float(error))
+    chart.line(estimated.x(0.0), estimated.top, estimated.x(0.0), estimated.bottom, ZERO_COLOUR, 0.8)
+    estimated.frame(f"{name}: estimated count in the data (± {confidence:.0%} bound)", "estimated distinct tuples")
+    estimated.row_labels(shown)
+    estimated.x_ticks(ticks(x_low, x_high, 4))
+    return chart.svg(f"Rows in the view and estimated counts of {name}")
 
 
 __all__ = ["estimates_svg"]
