@@ -1,28 +1,29 @@
 """Benchmark the command line's start-up and the cost of its parts; print JSON.
 
 Every figure is a fresh process timed from start to exit (best of --repeat, wall clock), next to
-floors measured in the same run: ``python -c pass`` (the interpreter alone) and ``python -c
-"import polars, numpy"`` (the libraries a publish cannot do without):
+floors measured in the same run: ``python -c pass`` (the interpreter alone), ``python -c
+"import polars, numpy"`` (the libraries a publish cannot do without) and the *publish floor*
+(issue 34): a process that imports Polars and NumPy, reads the bundled Adult file and runs one
+group-by, the least any command that publishes Adult does:
 
 - ``cli_help_seconds``: ``crowdsafe --help``; ``cli_publish_help_seconds``: ``crowdsafe publish
   --help`` (building the command line: no Polars, NumPy, SciPy, Spark or Matplotlib);
 - ``cli_publish_seconds``: ``crowdsafe publish adult --epsilon 1 --delta 1e-6 --out ...`` with a
   fresh private ledger (as bench/publish.py's ``cli_end_to_end_seconds``), and
   ``cli_publish_no_report_seconds`` the same with ``--no-report``: their difference is the HTML
-  report (Matplotlib's import and the drawing);
-- ``matplotlib_import_seconds``: a process importing the report's Matplotlib parts, less the
-  interpreter floor;
+  report; ``cli_anonymize_seconds``: ``crowdsafe anonymize adult --algorithm mondrian --k 10
+  --out ...`` (with its report); each also ``*_over_publish_floor`` (target: at most 2);
 - ``report_build_seconds``: ``build_report`` of the Adult release in a child process, imports
-  warm (the drawing alone).
+  warm (the drawing alone; target: at most 50 ms).
 
 Each process figure also has a ``*_cpu_seconds`` twin: the least processor time (user + system,
 of the process and its threads) over the runs, steadier than the wall clock on a loaded machine.
 
 ``heavy_on_help`` lists the heavy modules ``crowdsafe --help`` imported (``-X importtime``):
 empty when the command line starts lazily. ``pydantic_on_publish``: whether ``crowdsafe publish
-adult --plan-only`` imported Pydantic (Typer's option coercion).
-``matplotlib_lean_process_seconds``: ``matplotlib_process_seconds`` with the import the
-command line makes (``crowdsafe.report.matplotlib_import``, its ``set()`` help text left out).
+adult --plan-only`` imported Pydantic (Typer's option coercion); ``matplotlib_on_publish``:
+whether ``crowdsafe publish adult`` (with its report) imported Matplotlib (it should not: the
+report draws its own SVG).
 
 With ``--baseline PATH`` a second source tree (e.g. main's ``src``) is timed in turn with the
 first, run by run, and its figures are given under ``baseline``: a before/after on a loaded machine.
@@ -45,6 +46,12 @@ import time
 from pathlib import Path
 
 HEAVY = ("polars", "numpy", "scipy", "pyspark", "matplotlib", "pandas", "pyarrow", "sklearn")
+#: The publish floor: import Polars and NumPy, read the bundled Adult file, one group-by.
+PUBLISH_FLOOR = ("import polars as pl, numpy\n"
+                 "import crowdsafe.datasets as d, pathlib\n"
+                 "path = pathlib.Path(d.__file__).parent / 'files' / 'adult.data.gz'\n"
+                 "frame = pl.read_csv(path, has_header=False, infer_schema_length=10000)\n"
+                 "print(frame.group_by(frame.columns[:9]).len().height)\n")
 
 
 def children_cpu() -> float:
@@ -75,6 +82,13 @@ def heavy_on_help(env: dict[str, str]) -> list[str]:
     return sorted(n for n in set(names) if (n in HEAVY) or n == "numpy.linalg")
 
 
+def imported_on(argv: list[str], module: str, env: dict[str, str]) -> bool:
+    """Whether running ``crowdsafe ARGV`` imported ``module`` (``-X importtime``)."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "crowdsafe", *argv], env=env,
+                          capture_output=True, text=True, check=True)
+    return bool(re.search(rf"^import time:\s+\d+ \|\s+\d+ \| +{re.escape(module)}$", done.stderr, flags=re.MULTILINE))
+
+
 def pydantic_on_publish(env: dict[str, str]) -> bool:
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "crowdsafe", "publish", "adult", "--plan-only"],
                           env=env, capture_output=True, text=True, check=True)
@@ -96,21 +110,16 @@ def measure(sources: dict[str, Path], repeat: int, folder: Path) -> dict[str, di
     change in the machine's load falls on all of them alike)."""
     cli = [sys.executable, "-m", "crowdsafe"]
     publish = [*cli, "publish", "adult", "--epsilon", "1", "--delta", "1e-6"]
-    matplotlib = "import matplotlib.figure, matplotlib.backends.backend_svg"
-    # the command line's import where the tree has it (a tree without it: the plain import)
-    lean = ("import os, crowdsafe\n"
-            "if os.path.exists(os.path.join(os.path.dirname(crowdsafe.__file__), 'report', 'matplotlib_import.py')):\n"
-            "    from crowdsafe.report import matplotlib_import as m\n    m.LEAN_HELP_TEXT = True\n"
-            "    m.import_matplotlib()\nelse:\n    " + matplotlib + "\n")
     jobs: dict[str, tuple[list[str], bool]] = {
         "process_start_floor_seconds": ([sys.executable, "-c", "pass"], False),
         "import_floor_seconds": ([sys.executable, "-c", "import polars, numpy"], False),
+        "publish_floor_seconds": ([sys.executable, "-c", PUBLISH_FLOOR], False),
         "cli_help_seconds": ([*cli, "--help"], False),
         "cli_publish_help_seconds": ([*cli, "publish", "--help"], False),
-        "matplotlib_process_seconds": ([sys.executable, "-c", matplotlib], False),
-        "matplotlib_lean_process_seconds": ([sys.executable, "-c", lean], False),
         "cli_publish_no_report_seconds": ([*publish, "--no-report", "--out", "{out}/plain/adult.csv"], True),
         "cli_publish_seconds": ([*publish, "--out", "{out}/reported/adult.csv"], True),
+        "cli_anonymize_seconds": ([*cli, "anonymize", "adult", "--algorithm", "mondrian", "--k", "10", "--out",
+                                   "{out}/mondrian/adult.csv"], False),
     }
     best = {label: dict.fromkeys(jobs, float("inf")) for label in sources}
     cpu: dict[str, dict[str, list[float]]] = {label: {key: [] for key in jobs} for label in sources}
@@ -131,13 +140,17 @@ def figures(best: dict[str, float], src: Path, folder: Path, repeat: int) -> dic
     env = {**os.environ, "PYTHONPATH": str(src), "COLUMNS": "100"}
     result: dict[str, object] = {"src": str(src), **best}
     floor = best["process_start_floor_seconds"]
-    result["matplotlib_import_seconds"] = max(best["matplotlib_process_seconds"] - floor, 0.0)
     result["heavy_on_help"] = heavy_on_help(env)
     result["pydantic_on_publish"] = pydantic_on_publish(env)
+    result["matplotlib_on_publish"] = imported_on(["publish", "adult", "--epsilon", "1", "--delta", "1e-6",
+                                                   "--no-ledger", "--out", str(folder / "probe" / "adult.csv")],
+                                                  "matplotlib", env)
     result["report_build_seconds"] = report_build_seconds(folder / "reported" / "adult.csv", env, repeat)
     result["report_share_of_publish_seconds"] = best["cli_publish_seconds"] - best["cli_publish_no_report_seconds"]
     for key in ("cli_help_seconds", "cli_publish_help_seconds", "cli_publish_no_report_seconds", "cli_publish_seconds"):
         result[key.replace("_seconds", "_over_floor")] = best[key] / floor
+    for key in ("cli_publish_seconds", "cli_anonymize_seconds"):
+        result[key.replace("_seconds", "_over_publish_floor")] = best[key] / best["publish_floor_seconds"]
     return result
 
 
