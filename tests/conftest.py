@@ -30,3 +30,10 @@ def mechanism_spy(monkeypatch):
     from mechanism_spy import MechanismSpy
 
     return MechanismSpy().install(monkeypatch)
+
+def pytest_collection_modifyitems(items):  # noqa: ANN001 (pytest's hook)
+    """A test marked ``spark`` (a local Spark session: a JVM) is also ``slow``, so the quick loop
+    ``-m "not slow"`` leaves it out; CI runs everything."""
+    for item in items:
+        if item.get_closest_marker("spark") is not None and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.slow)

@@ -10,6 +10,8 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 import crowdsafe
 
 SRC = Path(crowdsafe.__file__).parent
@@ -28,12 +30,14 @@ def class_modules(root: Path = SRC) -> dict[str, list[str]]:
     return where
 
 
+@pytest.mark.slow
 def test_no_class_name_is_defined_in_two_modules():
     shared = {name: modules for name, modules in class_modules().items()
               if len(modules) > 1 and name not in ALLOWED}
     assert shared == {}, f"class names defined more than once (rename one, or allow it with a reason): {shared}"
 
 
+@pytest.mark.slow
 def test_the_allow_list_names_only_shared_classes():
     where = class_modules()
     assert [name for name in ALLOWED if len(where.get(name, [])) < 2] == []

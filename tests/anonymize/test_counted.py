@@ -49,6 +49,7 @@ def test_the_chooser_reads_a_counted_sample_as_it_reads_the_rows(prepared):
         counted(counted(dataset, columns[:3]), columns)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(rows=st.integers(1, 40), seed=st.integers(0, 2**31), wide=st.booleans(), with_text=st.booleans())
 def test_counting_from_physical_codes_equals_the_cell_table(rows, seed, wide, with_text):

@@ -68,6 +68,7 @@ def _check_neighbours(full: np.ndarray, reduced: np.ndarray, name: str, k: int, 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=tables(min_rows=2, max_rows=60, with_shape_hierarchy=True), k=st.integers(2, 6),
        drop=st.integers(0, 10**6))
+@pytest.mark.slow
 def test_removing_a_row_moves_every_score_by_at_most_the_sensitivity(name, data, k, drop):
     data = _with_outcome_hierarchy(data)
     objective = _objective(name)
@@ -204,6 +205,7 @@ def _rolled_up_bound(tables, prefix, fixed):
 @pytest.mark.parametrize("dense", [True, False])
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # one patch for all
+@pytest.mark.slow
 @given(data=tables(min_rows=1, max_rows=50, with_shape_hierarchy=True), k=st.integers(2, 5))
 def test_the_classification_block_bounds_hold_for_every_node_of_the_block(data, k, dense, monkeypatch):
     """Both bounds (each block's own table; the parent's, rolled up) are at least the score of
@@ -252,6 +254,7 @@ def _midpoint_argmax(scale: float, scores: np.ndarray, cells: np.ndarray) -> int
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # one patch for all
 @given(data=tables(min_rows=1, max_rows=60, with_shape_hierarchy=True), k=st.integers(2, 5),
        seed=st.integers(0, 2**31))
+@pytest.mark.slow
 def test_the_classification_search_returns_the_argmax_of_the_brute_force_keys(data, k, seed, dense, monkeypatch):
     """For fixed random bits, the branch and bound under ``classification`` (Δ = 1, monotone: key
     ε1 · q + G) returns the argmax over every candidate node of the brute-force scores plus the
@@ -320,6 +323,7 @@ def _brute_force_entropy(
     return scores
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=tables(min_rows=1, max_rows=40, with_shape_hierarchy=True), k=st.integers(2, 6))
 def test_the_entropy_score_matches_its_definition(data, k):
@@ -394,6 +398,7 @@ def _tiny_entropy_table() -> Dataset:
     return Dataset(frame, schema, {"x": flat("x", ["p", "q", "r"]), "y": flat("y", ["a", "b"])})
 
 
+@pytest.mark.slow
 def test_the_entropy_choice_follows_the_exponential_mechanism():
     """Frequencies of 2000 choices against exp(ε1 · q / (2Δ)) / Z, q from the brute force and
     Δ = ⌈2^20·(B + d/ln 2)⌉/2^20 recomputed here (chi-square, fixed seed, p-value > 1e-3)."""
@@ -416,6 +421,7 @@ def test_the_entropy_choice_follows_the_exponential_mechanism():
     assert stats.chisquare(observed, expected * draws).pvalue > 1e-3
 
 
+@pytest.mark.slow
 def test_real_scores_are_compared_exactly_and_ties_are_fair():
     """Two nodes in the same 53-bit cell whose real scores differ by 2^-60 (equal floats, error
     bound 1e-12): the winner is the argmax of the exact keys, computed with mpmath at 400 bits; and

@@ -125,6 +125,7 @@ def test_mdav_groups_publish_their_centroids(data, k, aggregate):
 @SETTINGS
 @given(data=tables(with_shape_hierarchy=True), k=st.integers(1, 5), limit=st.sampled_from([0.0, 0.1, 0.3]),
        l=st.sampled_from([None, 2.0]), metric=st.sampled_from(["gcp", "discernibility", "entropy"]))
+@pytest.mark.slow
 def test_lattice_releases_respect_k_l_and_the_suppression_limit(data, k, limit, l, metric):
     assume(data.n_rows >= k)
     try:

@@ -144,6 +144,7 @@ def _published_multiset_matches(dataset, release_frame, sample, levels, k, colum
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=tables(min_rows=5, max_rows=60, with_shape_hierarchy=True), seed=st.integers(0, 2**31),
        chosen=st.booleans(), k=st.integers(2, 4))
+@pytest.mark.slow
 def test_published_rows_are_a_k_anonymous_image_of_sampled_rows(data, seed, chosen, k):
     from crowdsafe.anonymize.publish import prepare_dataset
 

@@ -108,6 +108,7 @@ def _brute_force_scores(data, columns, k, quantised=False):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=tables(min_rows=1, max_rows=80, with_shape_hierarchy=True), k=st.integers(2, 6),
        seed=st.integers(0, 2**31), interleaved=st.booleans())
+@pytest.mark.slow
 def test_the_choice_is_the_argmax_of_scaled_scores_plus_noise_by_brute_force(data, k, seed, interleaved):
     """For fixed random bits, the branch and bound returns argmax_g scale * q(S, g) + G_g with q
     computed from its definition (exactly, in units of 2^-20); the reference full evaluation
@@ -202,6 +203,7 @@ def test_node_penalties_depend_on_the_hierarchy_only(adult_data):
         assert all(((p >= 0) & (p <= 1)).all() for p in penalties)
 
 
+@pytest.mark.slow
 def test_the_choice_follows_the_exponential_mechanism(adult_data):
     """On a tiny lattice, the choice frequencies match exp(eps1 * q) / Z (chi-square, fixed seed)."""
     from scipy import stats

@@ -117,6 +117,7 @@ def test_the_refinement_compares_score_and_gumbel_exactly():
     assert winners == {0, 1}  # the case is really decided by score and bits together
 
 
+@pytest.mark.slow
 def test_the_refinement_with_fresh_bits_is_fair():
     """Equal scores in the same cell: with fresh random bits each node wins half the time
     (binomial test, fixed seed, p-value > 1e-3)."""

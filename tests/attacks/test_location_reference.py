@@ -12,6 +12,7 @@ from unittest.mock import patch
 
 import numpy as np
 import polars as pl
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -105,6 +106,7 @@ def draw_targets(data, most: int) -> pl.DataFrame:
     })
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(release(), min_size=1, max_size=3), st.data())
 def test_generalized_releases_match_the_reference(releases, data):
@@ -117,6 +119,7 @@ def test_generalized_releases_match_the_reference(releases, data):
         assert result["posterior_anonymity"][i] == (posterior or min(priors))
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(release(), min_size=1, max_size=3), st.data())
 def test_cells_ranked_by_polars_give_the_same_attack(releases, data):

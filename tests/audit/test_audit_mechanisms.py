@@ -230,6 +230,7 @@ def _select(**kwargs):
     return repeat(single)
 
 
+@pytest.mark.slow
 def test_exponential_mechanism_real_code_stays_below_its_epsilon():
     """P₀ = 1/(1 + 19e^½) = 0.032, P₁ = e^½/(e^½ + 19) = 0.080: population ε = 0.91."""
     result = audit(_select(epsilon=EPSILON), (SCORES_0, SCORES_1), claimed_epsilon=EPSILON, events=CHOSE_TARGET,
@@ -244,6 +245,7 @@ def test_exponential_mechanism_real_code_stays_below_its_epsilon():
         pytest.param(dict(epsilon=EPSILON, monotonic=True), id="monotone shortcut on a non-monotone score"),
     ],
 )
+@pytest.mark.slow
 def test_exponential_mechanism_broken_variants_are_rejected(broken):
     """Broken: scale ε/Δq instead of ε/(2Δq) (2ε, or the monotone shortcut where scores move in
     opposite directions). P₀ = 1/(1 + 19e) = 0.019, P₁ = e/(e + 19) = 0.125: population ε = 1.88;

@@ -113,6 +113,7 @@ def test_publish_real_plan_stays_below_its_epsilon(parameters):
         pytest.param(PLAN_B, 2, 500, id="k=2 at beta=0.5 for the plan's (2, 1e-2)"),
     ],
 )
+@pytest.mark.slow
 def test_publish_with_k_too_small_for_its_claim_is_rejected(parameters, k, trials):
     """Broken: the plan's (β, ε, δ) claimed, k = 2 applied. TPR = β² (0.81, 0.25) far above δ:
     ε_lb = ln((TPR_lower − δ)/FPR_upper) ≈ 3.7 (N = 300) and 2.9 (N = 500), above the claims 3
@@ -174,6 +175,7 @@ def _selection_pair() -> tuple[Dataset, Dataset]:
     return _zip_dataset(["A"] * K_SELECT), _zip_dataset(["A"] * (K_SELECT - 1))
 
 
+@pytest.mark.slow
 def test_selection_real_code_stays_below_its_epsilon1():
     """ε1 = 2: P(root) = 1/(1 + e^(2/3)) = 0.339 on D₀ and 1/(1 + e^(8/3)) = 0.065 on D₁: population
     ε = 1.65."""

@@ -108,6 +108,7 @@ def test_target_met_rules() -> None:
     assert perf_report.target_met({"crowdsafe_s": 3.0, "floor_s": 1.0}) is None
 
 
+@pytest.mark.slow
 def test_quick_run_end_to_end(tmp_path: Path) -> None:
     """One real script (the calculus, a few seconds) through the runner, without the lock."""
     out, doc, plots = tmp_path / "run.json", tmp_path / "performance.md", tmp_path / "plots"

@@ -87,6 +87,7 @@ def test_optimum_equals_brute_force_with_l_and_t(small_adult, l, t):
 @given(data=tables(min_rows=5, with_shape_hierarchy=True), k=st.integers(1, 5),
        limit=st.sampled_from([0.0, 0.1, 0.25]), metric=st.sampled_from(["gcp", "discernibility", "height"]),
        l=st.sampled_from([None, 1.5]))
+@pytest.mark.slow
 def test_optimum_equals_brute_force_on_random_tables(data, k, limit, metric, l):
     assume(data.n_rows >= k)
     assert_same_optimum(data, k, limit, metric, l)

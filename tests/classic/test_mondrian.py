@@ -218,6 +218,7 @@ def _assert_same_partitioning(one, other):
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.booleans().flatmap(lambda flat: tables(max_rows=120, with_shape_hierarchy=flat)),
        k=st.integers(1, 5), mode=st.sampled_from(["strict", "relaxed"]))
+@pytest.mark.slow
 def test_cutting_a_level_at_once_makes_the_attempt_by_attempt_partitions(data, k, mode):
     # Deciding every partition's cut from one count grid must give exactly the partitions, the
     # pieces of relaxed cuts and the numbering of trying attribute after attribute.

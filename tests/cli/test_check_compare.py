@@ -42,6 +42,7 @@ def test_check_human_report(capsys):
         assert text in out
 
 
+@pytest.mark.slow
 def test_check_a_release_against_its_original(capsys, tmp_path):
     data = adult()
     levels = {"age": 2, "workclass": 1, "education": 1, "marital-status": 2, "occupation": 1, "race": 0, "sex": 0,
@@ -57,6 +58,7 @@ def test_check_a_release_against_its_original(capsys, tmp_path):
     assert report["privacy"]["sensitive"][0]["attribute"] == "income"
 
 
+@pytest.mark.slow
 def test_compare_json_and_human(capsys, tmp_path):
     data = adult()
     release = data.recode({"age": 2, "native-country": 3}).filter(pl.len().over(data.quasi_identifiers) >= 2)

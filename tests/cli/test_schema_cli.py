@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import tomllib
 
+import pytest
+
 from cli_helpers import run_command
 from crowdsafe.data import Schema
 from crowdsafe.datasets.people import write_people_csv
@@ -46,6 +48,7 @@ def test_draft_json_and_errors(capsys, tmp_path):
     assert code == 2 and ".toml" in stderr
 
 
+@pytest.mark.slow
 def test_an_unedited_draft_publishes_not_fit_until_its_markers_are_deleted(capsys, tmp_path):
     """The walk-through of docs/own-data.md: draft, publish (NOT fit, naming each marked column),
     delete the from_data lines, publish again (fit: a ledger and no seed)."""

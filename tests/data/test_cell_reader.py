@@ -76,6 +76,7 @@ def _one_cell_reader(domain: AttributeDomain, texts: list[str | None]):
         return error
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_the_reader_gives_the_one_cell_readers_answer(data):

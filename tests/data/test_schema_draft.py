@@ -75,6 +75,7 @@ def test_the_file_says_the_schema_is_public_and_marks_data_choices(draft):
     assert all(len(line) <= 100 for line in text.splitlines() if line.startswith("#"))
 
 
+@pytest.mark.slow
 def test_a_dp_publish_keeps_age_as_intervals_and_drops_identifiers(draft, tmp_path):
     csv = write_people_csv(tmp_path / "people.csv", 30_000, seed=0)
     schema = draft_schema(csv).write(tmp_path / "people.toml")

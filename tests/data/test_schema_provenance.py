@@ -116,6 +116,7 @@ def test_a_reviewed_draft_can_be_fit(drafted, tmp_path):
     assert json.loads((tmp_path / "r.certificate.json").read_text(encoding="utf-8"))["version"] == 2
 
 
+@pytest.mark.slow
 def test_a_marker_on_an_unpublished_column_changes_nothing(drafted, tmp_path):
     csv, toml = drafted
     clean = reviewed(toml, tmp_path / "reviewed.toml")
@@ -130,6 +131,7 @@ def test_a_marker_on_an_unpublished_column_changes_nothing(drafted, tmp_path):
     assert again.certificate.unreviewed_schema == {"disposition": MARKERS["disposition"]}
 
 
+@pytest.mark.slow
 def test_an_alpha_beta_view_on_a_drafted_order_is_not_fit(drafted, tmp_path):
     """The drafted frequency order of 'disposition' is a hierarchy with a value list, which α-β
     takes as the public domain: the view names the marker until it is deleted."""

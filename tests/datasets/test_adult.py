@@ -114,6 +114,7 @@ def test_bundled_names_load_through_the_data_layer():
         adult("validation")  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_adult_round_trips_through_csv_with_the_same_counts(tmp_path):
     from crowdsafe.data import write
 

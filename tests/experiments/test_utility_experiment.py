@@ -29,6 +29,7 @@ from crowdsafe.experiments.utility import (
 )
 
 
+@pytest.mark.slow
 def test_a_small_run(tmp_path):
     from crowdsafe.datasets import adult
 

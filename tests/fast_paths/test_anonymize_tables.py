@@ -31,6 +31,7 @@ def reference_ids(columns):
     return [rank[t] for t in tuples], len(rank)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(packed_columns())
 def test_table_numpy_and_polars_ranks_agree(case):

@@ -57,6 +57,7 @@ def reference(cells, domain_of):
         return error
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(cell_columns(PLAIN))
 def test_plain_cells_read_as_the_reader_reads_them(case):

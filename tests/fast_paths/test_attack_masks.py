@@ -85,6 +85,7 @@ def attack_case(draw):
     return releases, targets
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(attack_case(), st.booleans())
 def test_masks_and_keys_agree_on_random_releases(case, with_truth):

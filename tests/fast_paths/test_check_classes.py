@@ -58,6 +58,7 @@ def _same_classes(fast, twin, attributes, packed=True):
         assert a.values.equals(b.values)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(ROWS, st.booleans())
 def test_frequency_table_and_rows_agree(rows, integer):

@@ -8,6 +8,7 @@ that each call takes one side or the other."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import tables
@@ -24,6 +25,7 @@ LIMITS = (0, 0.5, 1, 2, 3, 4, 6, 1e9)  # cells per row: every call dense, mixed,
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=tables(min_rows=1, max_rows=50, with_shape_hierarchy=True), k=st.integers(2, 4),
        seed=st.integers(0, 2**31))
+@pytest.mark.slow
 def test_either_bound_holds_and_the_search_returns_the_same_node(data, k, seed):
     data = _with_outcome_hierarchy(data)
     objective = objectives.make_objective("classification", "outcome")

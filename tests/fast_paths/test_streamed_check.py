@@ -45,6 +45,7 @@ def _plan(path, *options: str) -> list[str]:
     return ["publish", str(path), "--epsilon", "1", "--delta", "1e-6", "--plan-only", *options]
 
 
+@pytest.mark.slow
 def test_check_csv_with_every_model(tmp_path, capsys, monkeypatch):
     path = _csv(tmp_path / "t.csv", _rows(5000))
     out = _twins(_check(path, "--qi", "age,sex,city,day", "--sensitive", "income,flag", "--k", "5",
@@ -53,6 +54,7 @@ def test_check_csv_with_every_model(tmp_path, capsys, monkeypatch):
     assert "k = " in out["printed"][0][1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("missing", ["keep", "drop"])
 def test_check_missing_and_nan_in_float_columns(tmp_path, capsys, monkeypatch, missing):
     """NaN made missing, a float quasi-identifier and sensitive attribute (no packed key in memory:
@@ -77,6 +79,7 @@ def test_check_parquet_types_and_population(tmp_path, capsys, monkeypatch):
     assert out["streamed"] == [True, True] and "journalist" in out["printed"][0][1]
 
 
+@pytest.mark.slow
 def test_check_declared_schema_with_hierarchies(tmp_path, capsys, monkeypatch):
     path, schema = declared_table(tmp_path)
     out = _twins(_check(path, "--schema", str(schema), "--l", "3", "--ground", "ordered"), path, capsys, monkeypatch)
@@ -98,6 +101,7 @@ def test_check_key_too_wide_holds_the_rows(tmp_path, capsys, monkeypatch):
     ("--missing", "error"), ("--qi", "age,sex", "--sensitive", "sex"), ("--qi", "age,salary"),
     ("--qi", "age,sex", "--l", "0"), ("--qi", "age", "--sensitive", "income", "--ground", "manhattan"),
 ])
+@pytest.mark.slow
 def test_check_refusals(tmp_path, capsys, monkeypatch, options):
     path = _csv(tmp_path / "t.csv", _rows(2000))
     out = _twins(_check(path, *options), path, capsys, monkeypatch)
@@ -119,6 +123,7 @@ def test_check_single_row_and_one_class(tmp_path, capsys, monkeypatch):
     ("--objective", "classification", "--target", "income", "--qi", "age,sex", "--sensitive", "income"),
     ("--qi", "age,salary"),
 ])
+@pytest.mark.slow
 def test_plan_only(tmp_path, capsys, monkeypatch, options):
     path = _csv(tmp_path / "t.csv", _rows(3000, seed=5))
     out = _twins(_plan(path, *options), path, capsys, monkeypatch)

@@ -116,6 +116,7 @@ def _twins(path: Path, template: Path, tmp_path: Path, monkeypatch, **options) -
     return results[0]
 
 
+@pytest.mark.slow
 def test_csv_inferred(template, tmp_path, monkeypatch):
     path = _csv(tmp_path / "t.csv", _rows())
     out = _twins(path, template, tmp_path, monkeypatch, epsilon=1.0, delta=1e-6, qi=["age", "sex", "city", "day"],
@@ -124,12 +125,14 @@ def test_csv_inferred(template, tmp_path, monkeypatch):
     assert set(out["files"]) == {"r.csv", "r.certificate.json", "r.report.html"}
 
 
+@pytest.mark.slow
 def test_csv_every_column_two_releases_parquet_out(template, tmp_path, monkeypatch):
     path = _csv(tmp_path / "t.csv", _rows(3000, seed=5))
     out = _twins(path, template, tmp_path, monkeypatch, epsilon=2.0, delta=1e-6, releases=2, parquet_out=True)
     assert out["streamed"] is True
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("missing", ["drop", "keep"])
 def test_csv_missing_and_nan(template, tmp_path, monkeypatch, missing):
     path = _csv(tmp_path / "t.csv", _rows(3000, seed=7))
@@ -168,6 +171,7 @@ def declared_table(folder: Path) -> tuple[Path, Path]:
     return path, schema
 
 
+@pytest.mark.slow
 def test_declared_schema_with_hierarchies(template, tmp_path, monkeypatch):
     path, schema = declared_table(tmp_path)
     out = _twins(path, template, tmp_path, monkeypatch, epsilon=1.0, delta=1e-6, schema=str(schema))
@@ -187,6 +191,7 @@ def test_declared_type_refused_with_the_row(template, tmp_path, monkeypatch):
     assert "row 1501" in out["error"] and out["streamed"] == [False]
 
 
+@pytest.mark.slow
 def test_late_value_and_renamed_header(template, tmp_path, monkeypatch):
     """A value past the first 10,000 rows that the inferred type does not fit (the second read
     infers from every row), and duplicate names renamed by the stable rule."""
@@ -265,6 +270,7 @@ def test_mask_drawn_in_batches_is_the_one_draw(monkeypatch, n):
     assert everyone.generator.random() == Randomness(seed=4).generator.random()  # β = 1 draws nothing
 
 
+@pytest.mark.slow
 def test_count_packed_or_by_columns(template, tmp_path, monkeypatch):
     """The count's one-key packing (when the leaf grid fits int64) and its column-by-column
     group-by give the same release."""
@@ -294,6 +300,7 @@ def test_renamed_columns_noted_once(tmp_path, capsys):
     assert streamed_table.read_streamed(odd) is None
 
 
+@pytest.mark.slow
 def test_count_made_in_the_identity_pass(template, tmp_path, monkeypatch):
     """With a ledger, the pass that hashes the sample also counts its published tuples, and the
     count stage reads no rows (two passes over the sample, not three); without a ledger the count

@@ -165,6 +165,7 @@ def test_declared_identifier_refused_and_name_warning(tmp_path, template, monkey
     assert warned["streamed"] is True and "email" in warned["answer"]
 
 
+@pytest.mark.slow
 def test_bad_query_refused_alike(csv_file, template, tmp_path, monkeypatch):
     for text in ("sum(sex) clamp 0..1", "count where nowhere = 1", "histogram city"):
         out = _twins(csv_file, template, tmp_path, monkeypatch, text)
@@ -217,6 +218,7 @@ def _a_plan(text: str):
     return _plan(Dataset(frame, Schema.infer(frame)), QueryRequest(text, epsilon=1.0, delta=1e-6))
 
 
+@pytest.mark.slow
 def test_many_batches_keep_file_order(tmp_path, template, monkeypatch):
     """Over several of the streaming engine's batches, the rows a contribution bound (one row per
     person, so any other order keeps other rows) and a quantile read come in file order."""

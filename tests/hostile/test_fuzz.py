@@ -13,6 +13,7 @@ import contextlib
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -86,6 +87,7 @@ def test_publish_gives_a_release_or_a_crowdsafe_error(content):
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
+@pytest.mark.slow
 @given(CSV_BYTES)
 def test_the_command_line_exits_0_or_2_with_one_line(capsys, content):
     with _file(content) as (path, _):

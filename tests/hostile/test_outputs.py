@@ -47,6 +47,7 @@ def _ledger_rows(path: Path) -> object:
         return [conn.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall() for t in ("entries", "totals", "samples")]
 
 
+@pytest.mark.slow
 def test_force_replaces_an_unrelated_file_and_leaves_the_inputs_and_the_ledger_alone(capsys, tmp_path):
     data = tmp_path / "adult.csv"
     assert cli.main(["datasets", "export", "adult", str(data)]) == 0
@@ -82,6 +83,7 @@ def test_json_outputs_carry_the_mark_and_are_replaced_on_a_rerun(capsys, tmp_pat
     assert json.loads(out.read_text())["written_by"] == "crowdsafe"
 
 
+@pytest.mark.slow
 def test_an_experiment_reruns_into_its_own_folder_and_refuses_a_foreign_file(capsys, tmp_path):
     argv = ["experiment", "dps-delta-table", "--out", str(tmp_path)]
     assert _run(capsys, *argv)[0] == 0

@@ -75,6 +75,7 @@ def test_audit_of_gaussian_accounts_for_delta():
     assert 0.5 < result.epsilon_lower_bound <= 1.0
 
 
+@pytest.mark.slow
 def test_audit_of_the_exponential_mechanism_with_explicit_events():
     # The target's score rises by Δq while 19 others fall by Δq: the worst case, where the
     # normaliser moves against the target and the full ε is nearly reached (about 0.95 here).
@@ -90,6 +91,7 @@ def test_audit_of_the_exponential_mechanism_with_explicit_events():
     assert 0.5 < result.epsilon_lower_bound <= 1.0
 
 
+@pytest.mark.slow
 def test_audit_of_the_quantile_mechanism():
     base = np.arange(0.0, 21.0)
     sensitivity = quantile_sensitivity(0.5)

@@ -49,6 +49,7 @@ def _ideal(scores, epsilon, sensitivity, monotonic=False) -> np.ndarray:
         ([-40.0, -1.5, 0.0, 2.25], 0.5, 1.0, False, 4),
     ],
 )
+@pytest.mark.slow
 def test_selection_frequencies_match_the_exponential_weights(scores, epsilon, sensitivity, monotonic, seed):
     runs = 6000
     counts = _counts(scores, runs, seed, epsilon=epsilon, sensitivity=sensitivity, monotonic=monotonic)

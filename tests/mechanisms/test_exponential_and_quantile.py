@@ -49,6 +49,7 @@ def test_monotone_quality_drops_the_factor_two():
     assert p[1] / p[0] == pytest.approx(math.e)
 
 
+@pytest.mark.slow
 def test_huge_scores_and_huge_candidate_sets_do_not_overflow():
     scores = np.array([1e300, -1e300, 0.0, 1e300 - 1e285])
     choice = exponential_mechanism(scores, epsilon=1.0, sensitivity=1.0, randomness=1)
@@ -83,6 +84,7 @@ def test_bad_scores_are_refused(scores):
         exponential_mechanism(scores, epsilon=1.0, sensitivity=1.0)
 
 
+@pytest.mark.slow
 def test_utility_bound_holds_at_the_stated_rate():
     scores = -np.arange(1000, dtype=float)
     stream = Randomness(13)

@@ -81,6 +81,7 @@ def _brute_local(statistic, x: np.ndarray, low: float, high: float) -> float:
     return max(changes)
 
 
+@pytest.mark.slow
 @given(values=st.lists(st.integers(0, 100), min_size=3, max_size=25))
 @settings(max_examples=80, deadline=None)
 def test_local_sensitivity_matches_brute_force(values):

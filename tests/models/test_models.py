@@ -73,6 +73,7 @@ ROWS = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(ROWS, st.integers(1, 3))
 def test_models_match_definitions(rows, l):

@@ -83,6 +83,7 @@ def _assert_agree(classes: models.EquivalenceClasses, frame: pd.DataFrame) -> No
         _quiet(pycanon.basic_beta_likeness, frame, QI, [SENSITIVE]), rel=1e-12)
 
 
+@pytest.mark.slow
 def test_all_models_on_a_raw_adult_sample():
     data = adult(drop_missing=True)
     sample = data.with_frame(data.frame.head(80))

@@ -36,6 +36,7 @@ def test_binomial_has_the_binomial_distribution():
     assert binomial_fit_pvalue(sample, trials, p) > P_FLOOR
 
 
+@pytest.mark.slow
 def test_binomial_of_more_than_64_bits_of_trials():
     rng = Randomness(12)
     trials, p = 2**80, 1e-22

@@ -58,6 +58,7 @@ def check_the_case_ran(pair: Pair, objective: str, d: Inputs, d1: Inputs) -> Non
         assert [c["wide_keys"] for c in (d.custodian[0], d1.custodian[0])] == [False, True]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("objective", OBJECTIVES)
 @pytest.mark.parametrize("pair_id", list(PAIR))
 def test_the_mechanism_is_built_from_the_same_inputs_on_neighbours(pair_id, objective, tmp_path, monkeypatch,

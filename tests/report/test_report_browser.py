@@ -87,6 +87,7 @@ def check_plot(page: Any, selector: str) -> np.ndarray:
     return shot
 
 
+@pytest.mark.slow
 def test_the_published_report_renders_without_errors(browser, published):
     page, errors = load(browser, report_path(published))
     try:
@@ -148,6 +149,7 @@ def test_a_page_error_is_seen(browser, tmp_path):
     assert any("undefinedFunction" in e for e in errors)
 
 
+@pytest.mark.slow
 def test_a_view_report_renders_without_errors(browser, tmp_path):
     """The report of an α-β view: no error, every attribute's plot drawn, the guarantee in words."""
     from test_view_report import perturb_to
