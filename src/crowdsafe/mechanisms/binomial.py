@@ -230,7 +230,6 @@ def acceptance_enclosure(m: int, j: int, k: int, bits: int) -> tuple[Fraction, F
     exp(2·lgamma(m + 1) − lgamma(m + 1 + j) − lgamma(m + 1 − j) + k·ln 2) in ``mpmath`` interval
     arithmetic at ``bits`` bits beyond the loggammas' size, each loggamma widened by 2^16 ulps."""
     from mpmath.ctx_iv import MPIntervalContext  # imported only on this rare path
-    from mpmath.libmp import to_man_exp
 
     iv = MPIntervalContext()  # a private context: its precision is not mpmath's global one
     top = 2 * m + 1
@@ -243,5 +242,16 @@ def acceptance_enclosure(m: int, j: int, k: int, bits: int) -> tuple[Fraction, F
         return iv.loggamma(iv.mpf(x)) + widen
 
     log_a = 2 * lgamma(m + 1) - lgamma(m + 1 + j) - lgamma(m + 1 - j) + k * iv.log(2)
-    low, high = (to_man_exp(end, signed=True) for end in iv.exp(log_a)._mpi_)
-    return Fraction(low[0]) * Fraction(2) ** low[1], Fraction(high[0]) * Fraction(2) ** high[1]
+    low, high = iv.exp(log_a)._mpi_
+    return _dyadic(low), _dyadic(high)
+
+
+def _dyadic(raw: tuple[int, Any, int, int]) -> Fraction:
+    """The exact value of an mpmath raw float (sign, mantissa, exponent, bit count); infinities
+    and NaN (bit count −1, or zero mantissa with a nonzero exponent) are refused."""
+    sign, mantissa, exponent, bit_count = raw
+    mantissa = int(mantissa)
+    if bit_count < 0 or (mantissa == 0 and exponent != 0):
+        raise ArithmeticError("the binomial acceptance enclosure is not finite")
+    value = Fraction(mantissa) * Fraction(2) ** exponent
+    return -value if sign else value
