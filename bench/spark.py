@@ -196,7 +196,7 @@ def spark_engine(path: Path, folder: Path, threads: int, driver_memory: str, sta
 def spark_child(path: str, folder: str, threads: int, driver_memory: str, stages: bool = True) -> dict[str, object]:
     from crowdsafe.anonymize.counted import apply_counts
     from crowdsafe.anonymize.publish import PlanRequest, RunOptions, plan_publication
-    from crowdsafe.anonymize.selection import choose_scheme
+    from crowdsafe.selection import choose_scheme
     from crowdsafe.datasets.uci_adult import schema
     from crowdsafe.engines.spark.publish import count_release_sample, publish_table, release_of
     from crowdsafe.engines.spark.session import spark_session

@@ -8,11 +8,11 @@ records the inputs they were given, as that run built them (nothing is recompute
 - the fixed scheme's levels, when one is given (``drivers.publish.choose_recoding``);
 - the selection's arguments and its public description (``anonymize.publish.choose_scheme``):
   the columns, k, ε1, the objective, the candidates, Δq;
-- every :class:`~crowdsafe.anonymize.keyed_tables.KeyedTables` built: each column's hierarchy
+- every :class:`~crowdsafe.selection.tables.KeyedTables` built: each column's hierarchy
   (declared or observed, height, level names), the candidate heights, the score's units
   Δ_int and key denominator, k, and the penalty of every node, by its label (the table holds
   them by tree code, which moves when a leaf is added; the labels do not);
-- every :class:`~crowdsafe.anonymize.entropy_scorer.EntropyScorer`: the leaf counts its
+- every :class:`~crowdsafe.selection.entropy_score.EntropyScorer`: the leaf counts its
   sensitivity is computed from, Δ_int and the key denominator;
 - whether the run was refused before the charge, and the message.
 
@@ -32,10 +32,10 @@ from typing import Any
 import pytest
 
 from crowdsafe.anonymize import publish as anonymize_publish
-from crowdsafe.anonymize.entropy_scorer import EntropyScorer
-from crowdsafe.anonymize.keyed_tables import KeyedTables, _tree_order
 from crowdsafe.drivers import publish as driver
 from crowdsafe.errors import CrowdsafeError
+from crowdsafe.selection.entropy_score import EntropyScorer
+from crowdsafe.selection.tables import KeyedTables, _tree_order
 
 
 @dataclass
@@ -64,7 +64,7 @@ class Inputs:
 def penalties_by_label(tables: KeyedTables) -> list[list[dict[str, int]]]:
     """Per column and level, {node label: the penalty units the table scores it with}: the
     table's ``penalties[j][level][tree code]`` read back through the hierarchy's own node codes
-    (:func:`~crowdsafe.anonymize.keyed_tables._tree_order` is the renumbering the table made)."""
+    (:func:`~crowdsafe.selection.tables._tree_order` is the renumbering the table made)."""
     found = []
     for hierarchy, penalties in zip(tables.hierarchies, tables.penalties):
         ranks = _tree_order(hierarchy)

@@ -11,8 +11,8 @@ import copy
 import numpy as np
 import pytest
 
-from crowdsafe.anonymize import objectives
 from crowdsafe.data import Hierarchy
+from crowdsafe.selection import score as objectives
 
 
 def penalties_counting_leaves(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -485,7 +485,7 @@ def publish(
     leading apostrophe, :mod:`crowdsafe.csv_safety`) unless ``escape_formulas`` is False;
     Parquet keeps raw values. The certificate written says which in its ``format_notes``.
 
-    ``objective`` (:data:`crowdsafe.anonymize.objectives.OBJECTIVES`, default ``retained``) is what
+    ``objective`` (:data:`crowdsafe.selection.score.OBJECTIVES`, default ``retained``) is what
     the selection optimises; ``classification`` keeps ``target`` as it is and keeps what predicts
     it. ``columns`` publishes exactly these columns (the guarantee covers what is released).
     Unless ``epsilon1`` is given, the planner splits ε from the lattice's size

@@ -133,7 +133,7 @@ CELL_BITS = 53
 def gumbel_cells(generator: np.random.Generator, size: int) -> np.ndarray:
     """The first 53 bits of ``size`` independent uniforms U on (0, 1), as int64 cells i: U lies in
     [i/2^53, (i + 1)/2^53). The remaining bits of each U are drawn only when needed (see
-    :func:`gumbel_enclosure` and ``anonymize.selection``), so G = −log(−log U) is an exact
+    :func:`gumbel_enclosure` and ``selection.mechanism``), so G = −log(−log U) is an exact
     standard Gumbel known to lie in an interval."""
     return generator.integers(0, 1 << CELL_BITS, size=size, dtype=np.int64)
 

@@ -13,10 +13,10 @@ from crowdsafe.anonymize.cells import cell_table
 from crowdsafe.anonymize.counted import apply_counts, counted
 from crowdsafe.anonymize.publish import prepare_dataset
 from crowdsafe.anonymize.recoding import GeneralizationScheme
-from crowdsafe.anonymize.selection import choose_scheme
 from crowdsafe.data import load
 from crowdsafe.errors import SchemaError
 from crowdsafe.randomness import Randomness
+from crowdsafe.selection.mechanism import choose_scheme
 
 
 @pytest.fixture(scope="module")

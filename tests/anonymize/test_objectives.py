@@ -19,18 +19,19 @@ from hypothesis import strategies as st
 from scipy import stats
 from strategies import OUTCOMES, tables
 
-from crowdsafe.anonymize.entropy_scorer import EntropyScorer
-from crowdsafe.anonymize.gumbel import exact_gumbel_argmax, random_bits
-from crowdsafe.anonymize.lattice_mechanism import lattice_scores
-from crowdsafe.anonymize.objectives import (
+from crowdsafe.data import Dataset, Schema, flat, intervals
+from crowdsafe.errors import ParameterError
+from crowdsafe.randomness import Randomness
+from crowdsafe.selection import bound
+from crowdsafe.selection.entropy_score import EntropyScorer
+from crowdsafe.selection.gumbel import exact_gumbel_argmax, random_bits
+from crowdsafe.selection.mechanism import choose_scheme
+from crowdsafe.selection.score import (
     OBJECTIVES,
     discernibility_score,
     make_objective,
 )
-from crowdsafe.anonymize.selection import choose_scheme
-from crowdsafe.data import Dataset, Schema, flat, intervals
-from crowdsafe.errors import ParameterError
-from crowdsafe.randomness import Randomness
+from crowdsafe.selection.search import lattice_scores
 
 COLUMNS = ["age", "colour", "shape", "outcome"]
 
@@ -172,7 +173,7 @@ def _block_violations(data: Dataset, k: int, bound) -> list[tuple]:
     """Every block of the classification lattice (the first p quasi-identifiers fixed, the others
     free; the target last) whose ``bound(tables, levels, p)`` is below the brute-force score of
     one of its nodes, or differs from it where the block is one node."""
-    from crowdsafe.anonymize.keyed_tables import KeyedTables
+    from crowdsafe.selection.tables import KeyedTables
 
     scores = _brute_force_classification(data, k)
     objective = make_objective("classification", "outcome")
@@ -190,7 +191,7 @@ def _block_violations(data: Dataset, k: int, bound) -> list[tuple]:
 
 def _own_table_bound(tables, prefix, fixed):
     levels = prefix + [0] * (tables.d - len(prefix))
-    return tables.block_bound(*_raised(tables, levels), fixed, tables.k)
+    return bound.block_bound(tables, *_raised(tables, levels), fixed, tables.k)
 
 
 def _rolled_up_bound(tables, prefix, fixed):
@@ -198,7 +199,7 @@ def _rolled_up_bound(tables, prefix, fixed):
     if fixed == 0:
         return _own_table_bound(tables, prefix, fixed)
     parent = prefix[:-1] + [0] * (tables.d - fixed + 1)
-    bounds, exact, _ = tables.children(*_raised(tables, parent), fixed - 1, parent, tables.k)
+    bounds, exact, _ = bound.children(tables, *_raised(tables, parent), fixed - 1, parent, tables.k)
     return int(bounds[prefix[-1]])
 
 
@@ -211,12 +212,12 @@ def test_the_classification_block_bounds_hold_for_every_node_of_the_block(data, 
     """Both bounds (each block's own table; the parent's, rolled up) are at least the score of
     every node of their block, and exact where the block is one node; ``dense`` false sends every
     table down the path for targets with many values."""
-    import crowdsafe.anonymize.keyed_tables as keyed_tables
-    import crowdsafe.anonymize.objectives as objectives
+    import crowdsafe.selection.bound as keyed_bounds
+    import crowdsafe.selection.score as objectives
 
     if not dense:
         monkeypatch.setattr(objectives, "DENSE_CELLS_PER_ROW", 0)
-        monkeypatch.setattr(keyed_tables, "DENSE_CELLS_PER_ROW", 0)
+        monkeypatch.setattr(keyed_bounds, "DENSE_CELLS_PER_ROW", 0)
     data = _with_outcome_hierarchy(data)
     assert _block_violations(data, k, _own_table_bound) == []
     assert _block_violations(data, k, _rolled_up_bound) == []
@@ -259,14 +260,14 @@ def test_the_classification_search_returns_the_argmax_of_the_brute_force_keys(da
     """For fixed random bits, the branch and bound under ``classification`` (Δ = 1, monotone: key
     ε1 · q + G) returns the argmax over every candidate node of the brute-force scores plus the
     same Gumbels, at scales from nearly uniform to nearly the argmax of the scores."""
-    import crowdsafe.anonymize.keyed_tables as keyed_tables
-    import crowdsafe.anonymize.objectives as objectives
-    from crowdsafe.anonymize.lattice_mechanism import gumbel_max_over_lattice
+    import crowdsafe.selection.bound as keyed_bounds
+    import crowdsafe.selection.score as objectives
     from crowdsafe.randomness import gumbel_cells
+    from crowdsafe.selection.search import gumbel_max_over_lattice
 
     if not dense:
         monkeypatch.setattr(objectives, "DENSE_CELLS_PER_ROW", 0)
-        monkeypatch.setattr(keyed_tables, "DENSE_CELLS_PER_ROW", 0)
+        monkeypatch.setattr(keyed_bounds, "DENSE_CELLS_PER_ROW", 0)
     data = _with_outcome_hierarchy(data)
     objective = make_objective("classification", "outcome")
     expected = _brute_force_classification(data, k)
@@ -285,7 +286,7 @@ def _brute_force_entropy(
     data: Dataset, columns: list[str], k: int, exact: bool = False,
 ) -> dict[tuple[int, ...], object]:
     """q = −Σ_E [(c − e(c))·B + (e(c)/c)·L(E)] of every node, row by row from the definition
-    (objectives.py): ℓ(r) = Σ_j min(log2 L_j, log2(c_j(N)/c_j(v))), e(c) = c·min(c, k)/k, B the sum
+    (selection/score.py): ℓ(r) = Σ_j min(log2 L_j, log2(c_j(N)/c_j(v))), e(c) = c·min(c, k)/k, B the sum
     of the caps. In floats (math.log2, Fractions for the ramp), or with ``exact`` in mpmath at the
     current precision. Shares no code with the selection."""
     hierarchies = [data.hierarchies[c] for c in columns]
@@ -329,7 +330,7 @@ def _brute_force_entropy(
 def test_the_entropy_score_matches_its_definition(data, k):
     """Float scores within 1e-9 of the brute force, within their error bound of the interval
     enclosure, and the enclosure (200 bits) within 2^-100 of the brute force in mpmath."""
-    from crowdsafe.anonymize.objectives import _interval_context
+    from crowdsafe.selection.score import _interval_context
 
     data = _with_outcome_hierarchy(data)
     objective = make_objective("entropy").for_columns(COLUMNS, data.hierarchies)
@@ -466,7 +467,7 @@ def test_the_entropy_refinement_encloses_the_scores_of_the_contenders():
     float search cannot decide, so the selection refines their Gumbels with 64 more bits each and
     encloses their entropy scores in interval arithmetic. The winner must be the argmax of
     ε1 · q / (2Δ) + G computed here with mpmath (q from the brute force, U from the bits)."""
-    from crowdsafe.anonymize.lattice_mechanism import gumbel_max_over_lattice
+    from crowdsafe.selection.search import gumbel_max_over_lattice
 
     data = _tiny_entropy_table()
     columns, k, epsilon1 = ["x", "y"], 2, 0.5

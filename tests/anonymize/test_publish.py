@@ -18,12 +18,12 @@ from strategies import tables
 import crowdsafe
 from crowdsafe.anonymize.publish import PlanRequest, RunOptions, plan_publication, publish_dataset
 from crowdsafe.anonymize.release import write_classes_csv
-from crowdsafe.anonymize.selection import fixed_scheme
 from crowdsafe.datasets import adult
 from crowdsafe.errors import HierarchyError, ParameterError, SampleReuseError
 from crowdsafe.privacy import Certificate, compose_homogeneous, dps_delta
 from crowdsafe.privacy.ledger import Ledger
 from crowdsafe.randomness import Randomness
+from crowdsafe.selection.mechanism import fixed_scheme
 
 
 @pytest.fixture(scope="module")

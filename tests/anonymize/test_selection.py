@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from samples import sample_of
 from strategies import tables
 
-from crowdsafe.anonymize.gumbel import SCORE_UNIT
-from crowdsafe.anonymize.lattice_mechanism import gumbel_max_over_lattice, lattice_scores
-from crowdsafe.anonymize.objectives import node_penalties
 from crowdsafe.datasets import adult
 from crowdsafe.randomness import Randomness, gumbel_cells
+from crowdsafe.selection.gumbel import SCORE_UNIT
+from crowdsafe.selection.score import node_penalties
+from crowdsafe.selection.search import gumbel_max_over_lattice, lattice_scores
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +48,7 @@ def _midpoint_keys(scale, scores, cells, k):
 
 
 def test_branch_and_bound_gives_the_argmax_of_the_full_evaluation(adult_data):
-    from crowdsafe.anonymize.gumbel import exact_gumbel_argmax
+    from crowdsafe.selection.gumbel import exact_gumbel_argmax
 
     columns = ["age", "education", "marital-status", "sex"]
     sample = sample_of(adult_data, 11, 0.5)
@@ -142,7 +142,7 @@ def test_the_choice_is_the_argmax_of_scaled_scores_plus_noise_by_brute_force(dat
 def test_roll_ups_with_counts_packed_in_the_keys_equal_the_stable_sort(adult_data):
     """raise_level sorts (key, count) packed in one int64 when they fit; the plain stable sort of
     the keys (used when they do not) gives the very same frequency tables."""
-    from crowdsafe.anonymize.keyed_tables import KeyedTables
+    from crowdsafe.selection.tables import KeyedTables
 
     columns = ["age", "education", "marital-status", "occupation", "sex"]
     sample = sample_of(adult_data, 5, 0.5)
@@ -178,8 +178,8 @@ def test_the_score_has_sensitivity_one_and_is_monotone(data, k, drop):
 def test_keys_wider_than_int64_give_the_scores_and_choice_of_int64_keys(adult_data, monkeypatch, objective, target):
     """Past KEY_BITS the keyed tables hold Python integers (a table is never refused for its
     number of values): the same exact scores and the same node chosen for the same randomness."""
-    from crowdsafe.anonymize import keyed_tables
-    from crowdsafe.anonymize.objectives import make_objective
+    from crowdsafe.selection import tables as keyed_tables
+    from crowdsafe.selection.score import make_objective
 
     columns = ["age", "education", "marital-status", "sex"]
     chosen = make_objective(objective, target)
@@ -208,7 +208,7 @@ def test_the_choice_follows_the_exponential_mechanism(adult_data):
     """On a tiny lattice, the choice frequencies match exp(eps1 * q) / Z (chi-square, fixed seed)."""
     from scipy import stats
 
-    from crowdsafe.anonymize.selection import choose_scheme
+    from crowdsafe.selection.mechanism import choose_scheme
 
     columns = ["sex", "race"]
     sample = sample_of(adult_data.with_roles(qi=columns), 3, 0.01)

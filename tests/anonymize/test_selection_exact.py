@@ -16,12 +16,12 @@ from scipy import stats
 
 import crowdsafe
 from crowdsafe.anonymize.counted import CountedSample
-from crowdsafe.anonymize.gumbel import SCORE_UNIT, exact_gumbel_argmax, random_bits
-from crowdsafe.anonymize.lattice_mechanism import gumbel_max_over_lattice
-from crowdsafe.anonymize.selection import choose_scheme
 from crowdsafe.data import Hierarchy
 from crowdsafe.datasets import adult
 from crowdsafe.randomness import Randomness, gumbel_cells, gumbel_enclosure
+from crowdsafe.selection.gumbel import SCORE_UNIT, exact_gumbel_argmax, random_bits
+from crowdsafe.selection.mechanism import choose_scheme
+from crowdsafe.selection.search import gumbel_max_over_lattice
 
 TOP = (1 << 53) - 1  # the last 53-bit cell: its Gumbel interval reaches +inf
 
@@ -164,7 +164,7 @@ def test_scores_beyond_int64_are_exact_and_never_refused():
     """A counted sample of 2^43 + 5 rows: q_int of the leaf node (k = 2), 2^20 · (2^43 · 2 + 5 · 2),
     passes 2^63; it is computed exactly (no overflow, no error that would tell the size), and the
     leaf node (weight 1) beats the root (weight 0) by about ε1 · 2^43 · 2/3."""
-    from crowdsafe.anonymize.lattice_mechanism import lattice_scores
+    from crowdsafe.selection.search import lattice_scores
 
     hierarchy = Hierarchy.from_columns("x", ["a", "b"], [["*", "*"]])
     huge = CountedSample(("x",), np.array([[0], [1]], dtype=np.int64), np.array([2**43, 5], dtype=np.int64),

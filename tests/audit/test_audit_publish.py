@@ -4,7 +4,7 @@ k-anonymization, suppression) and on its ε1-safe scheme selection.
 The full pipeline takes ~10 ms a run, so the runs drive the very library functions it is made of
 (anonymize/publish.py: ``prepare_dataset``, ``sampling.sample_of``, ``count_sample``, ``apply_recoding``
 with a fixed scheme from ``fixed_scheme``; the release's rows are ``class_frame`` of the result;
-anonymize/selection.py: ``choose_scheme``) on a small crafted worst-case pair:
+selection/mechanism.py: ``choose_scheme``) on a small crafted worst-case pair:
 
 - D₀: k − 1 people aged 60–64 (one class of the fixed scheme "age=1", 5-year bands) plus others;
 - D₁ = D₀ + x, aged 62: x's presence decides whether the class can reach k in the sample.
@@ -35,12 +35,12 @@ import pytest
 
 from crowdsafe.anonymize.counted import class_frame
 from crowdsafe.anonymize.publish import PlanRequest, apply_recoding, count_sample, plan_publication, prepare_dataset
-from crowdsafe.anonymize.selection import choose_scheme, fixed_scheme
 from crowdsafe.data import Dataset, Schema
 from crowdsafe.data.builders import flat, intervals
 from crowdsafe.mechanisms.audit import audit
 from crowdsafe.randomness import Randomness
 from crowdsafe.sampling import sample_of
+from crowdsafe.selection.mechanism import choose_scheme, fixed_scheme
 
 SCHEME = "age=1"
 X_CLASS = "[60, 65)"

@@ -48,15 +48,15 @@ REWORDED = [
     ("classic/algorithms.py:anonymize_dataset, anonymize/publish.py:prepare_dataset, api.py:check_dataset",
      "the data has no quasi-identifiers; name them with qi=[...]", "qi",
      "the data has no quasi-identifiers; name them with --qi a,b,c"),
-    ("anonymize/objectives.py:make_objective (target)",
+    ("selection/score.py:make_objective (target)",
      "the target parameter is for objective='classification', not entropy", ("target", "objective"),
      "--target is for --objective classification, not entropy"),
-    ("anonymize/objectives.py:check_objective_columns",
+    ("selection/score.py:check_objective_columns",
      "the target 'income' is not a published column (age, sex); declare it a quasi-identifier or sensitive "
      "attribute, or include it in the columns parameter", "columns",
      "the target 'income' is not a published column (age, sex); declare it a quasi-identifier or sensitive "
      "attribute, or include it in --columns"),
-    ("anonymize/objectives.py:make_objective (no target)",
+    ("selection/score.py:make_objective (no target)",
      "the classification objective needs the target column: target=COLUMN", "target",
      "the classification objective needs the target column: --target COLUMN"),
     ("anonymize/publish.py:check_columns (none)",
@@ -431,15 +431,15 @@ TRIGGERS: dict[str, tuple[tuple[Callable[[], object], ...], tuple[list[str], ...
         (["anonymize", "people.csv", "--schema", "no-qi.toml"],
          ["publish", "people.csv", "--schema", "no-qi.toml", *RUN],
          ["check", "people.csv", "--schema", "no-qi.toml"])),
-    "anonymize/objectives.py:make_objective (target)": (
+    "selection/score.py:make_objective (target)": (
         (lambda: api.plan_publish(1, 1e-6, objective="entropy", target="income"),),
         (["publish", "people.csv", *PLAN, "--objective", "entropy", "--target", "income"],)),
-    "anonymize/objectives.py:check_objective_columns": (
+    "selection/score.py:check_objective_columns": (
         (lambda: api.publish(PEOPLE, epsilon=1, delta=1e-6, columns=["age", "sex"], objective="classification",
                              target="income", ledger=None),),
         (["publish", "people.csv", *RUN, "--columns", "age,sex", "--objective", "classification", "--target",
           "income"],)),
-    "anonymize/objectives.py:make_objective (no target)": (
+    "selection/score.py:make_objective (no target)": (
         (lambda: api.plan_publish(1, 1e-6, objective="classification"),),
         (["publish", "people.csv", *PLAN, "--objective", "classification"],)),
     "anonymize/publish.py:check_columns (none)": (

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crowdsafe.anonymize import cells, objectives
+from crowdsafe.anonymize import cells
+from crowdsafe.selection import score as objectives
 
 
 @st.composite

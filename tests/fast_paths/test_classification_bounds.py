@@ -1,6 +1,6 @@
-"""anonymize/keyed_tables.KeyedTables.children under the classification objective: bounds rolled
+"""selection/bound.children under the classification objective: bounds rolled
 up from one dense (G', y) array (while it has at most DENSE_CELLS_PER_ROW cells per row,
-_bounds_rolled_up) or each child's own table (_bounds_of_child_tables). Both are upper bounds on
+bounds_rolled_up) or each child's own table (bounds_of_child_tables). Both are upper bounds on
 every node of their block and exact on single nodes, but not always equal; so the twins are
 checked by what they must share: the bounds hold (tests/anonymize/test_objectives.py's check),
 and the branch and bound returns the same node for the same random bits, with the rule moved so
@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 from strategies import tables
 from test_objectives import COLUMNS, _block_violations, _rolled_up_bound, _with_outcome_hierarchy
 
-from crowdsafe.anonymize import keyed_tables, objectives
-from crowdsafe.anonymize.gumbel import random_bits
-from crowdsafe.anonymize.lattice_mechanism import gumbel_max_over_lattice
 from crowdsafe.randomness import Randomness, gumbel_cells
+from crowdsafe.selection import bound
+from crowdsafe.selection import score as objectives
+from crowdsafe.selection.gumbel import random_bits
+from crowdsafe.selection.search import gumbel_max_over_lattice
 
 LIMITS = (0, 0.5, 1, 2, 3, 4, 6, 1e9)  # cells per row: every call dense, mixed, every call by child tables
 
@@ -30,15 +31,15 @@ def test_either_bound_holds_and_the_search_returns_the_same_node(data, k, seed):
     data = _with_outcome_hierarchy(data)
     objective = objectives.make_objective("classification", "outcome")
     chosen = set()
-    old = keyed_tables.DENSE_CELLS_PER_ROW
+    old = bound.DENSE_CELLS_PER_ROW
     try:
         for limit in LIMITS:
-            keyed_tables.DENSE_CELLS_PER_ROW = limit
+            bound.DENSE_CELLS_PER_ROW = limit
             assert _block_violations(data, k, _rolled_up_bound) == []
             cells = gumbel_cells(Randomness(seed).generator, 1 << 12)
             _, index, _ = gumbel_max_over_lattice(data, COLUMNS, k, 0.3, cells[:1 << 12], random_bits(Randomness(seed)),
                                                   objective)
             chosen.add(index)
     finally:
-        keyed_tables.DENSE_CELLS_PER_ROW = old
+        bound.DENSE_CELLS_PER_ROW = old
     assert len(chosen) == 1

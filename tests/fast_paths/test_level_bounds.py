@@ -1,7 +1,7 @@
-"""anonymize/keyed_tables.KeyedTables.level_bounds for the weighted objectives (retained, loss):
+"""selection/bound.level_bounds for the weighted objectives (retained, loss):
 the earlier columns' penalty units summed once and carried through the roll-ups
-(_level_bounds_carried) against each rolled-up table scored afresh by KeyedTables.score
-(_level_bounds_by_score, the reference twin). Deterministic twins: the same exact integers for
+(level_bounds_carried) against each rolled-up table scored afresh by KeyedTables.score
+(level_bounds_by_score, the reference twin). Deterministic twins: the same exact integers for
 every block of every lattice, and the branch and bound returns the same node, with the same number
 of nodes scored, whichever twin it runs. merge_runs against a sort-free reference."""
 
@@ -16,12 +16,13 @@ from hypothesis import strategies as st
 from strategies import tables
 from test_objectives import COLUMNS, _raised, _with_outcome_hierarchy
 
-from crowdsafe.anonymize import keyed_tables
-from crowdsafe.anonymize.gumbel import random_bits
-from crowdsafe.anonymize.keyed_tables import KeyedTables, merge_runs
-from crowdsafe.anonymize.lattice_mechanism import gumbel_max_over_lattice
-from crowdsafe.anonymize.objectives import make_objective
 from crowdsafe.randomness import Randomness, gumbel_cells
+from crowdsafe.selection import bound
+from crowdsafe.selection import tables as keyed_tables
+from crowdsafe.selection.gumbel import random_bits
+from crowdsafe.selection.score import make_objective
+from crowdsafe.selection.search import gumbel_max_over_lattice
+from crowdsafe.selection.tables import KeyedTables, merge_runs
 
 
 @pytest.mark.parametrize("name", ["retained", "loss"])
@@ -35,10 +36,10 @@ def test_carried_units_give_the_scores_of_every_rolled_up_table(name, data, k):
         for prefix in itertools.product(*[range(h + 1) for h in heights[:attribute]]):
             levels = [*prefix] + [0] * (len(COLUMNS) - attribute)
             projected = tables_.project(*_raised(tables_, levels), attribute + 1)
-            carried = tables_._level_bounds_carried(*projected, attribute, levels, k)
-            scored = tables_._level_bounds_by_score(*projected, attribute, levels, k)
+            carried = bound.level_bounds_carried(tables_, *projected, attribute, levels, k)
+            scored = bound.level_bounds_by_score(tables_, *projected, attribute, levels, k)
             assert carried.tolist() == scored.tolist()
-            assert tables_.level_bounds(*projected, attribute, levels, k).tolist() == scored.tolist()
+            assert bound.level_bounds(tables_, *projected, attribute, levels, k).tolist() == scored.tolist()
 
 
 @pytest.mark.parametrize("name", ["retained", "loss"])
@@ -48,10 +49,9 @@ def test_carried_units_give_the_scores_of_every_rolled_up_table(name, data, k):
 def test_the_search_returns_the_same_node_with_either_twin(name, data, k, seed, monkeypatch_class):
     data = _with_outcome_hierarchy(data)
     outcomes = set()
-    for twin in ("_level_bounds_carried", "_level_bounds_by_score"):
+    for twin in ("level_bounds_carried", "level_bounds_by_score"):
         with monkeypatch_class.context() as patch:
-            patch.setattr(KeyedTables, "level_bounds",
-                          lambda self, *args, _twin=twin: getattr(self, _twin)(*args))
+            patch.setattr(bound, "level_bounds", getattr(bound, twin))
             cells = gumbel_cells(Randomness(seed).generator, 1 << 12)
             _, index, scored = gumbel_max_over_lattice(data, COLUMNS, k, 0.3, cells, random_bits(Randomness(seed)),
                                                        make_objective(name))

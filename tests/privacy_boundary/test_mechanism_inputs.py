@@ -134,9 +134,9 @@ def test_the_comparison_fails_when_a_value_outside_a_declared_hierarchy_stops_th
 
 def test_the_comparison_fails_when_wide_keys_are_refused(tmp_path, monkeypatch, mechanism_spy):
     """The old 'too many quasi-identifier values' refusal (keys past 62 bits), before the charge."""
-    from crowdsafe.anonymize.keyed_tables import KEY_BITS, _key_bits
     from crowdsafe.engines.polars_engine import PolarsEngine
     from crowdsafe.errors import ParameterError
+    from crowdsafe.selection.tables import KEY_BITS, _key_bits
 
     prepare = PolarsEngine.prepare
 

@@ -1,7 +1,8 @@
 """Anonymization in the two-step form ``release = Apply(g, D, k)`` (docs/architecture.md).
 
-This package is the certified pipeline's: recodings, Apply with suppression, the ε1-safe scheme
-selection and the publication that certifies them (:mod:`.publish`).
+This package is the certified pipeline's: recodings, Apply with suppression and the publication
+that certifies them (:mod:`.publish`). The ε1-safe scheme selection it calls is its own package,
+:mod:`crowdsafe.selection`.
 
 - recodings g (:mod:`~crowdsafe.anonymize.recoding`): a global full-domain
   :class:`GeneralizationScheme`, or a :class:`LocalRecoding` fitted per class;

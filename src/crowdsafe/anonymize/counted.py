@@ -1,6 +1,6 @@
 """A sample reduced to its frequency table: what the scheme chooser reads.
 
-The ε1-safe chooser (:func:`crowdsafe.anonymize.selection.choose_scheme`) needs only the
+The ε1-safe chooser (:func:`crowdsafe.selection.mechanism.choose_scheme`) needs only the
 distinct tuples of leaf codes of the sample and how many rows hold each, never the rows. So it
 takes either a :class:`~crowdsafe.data.Dataset` (the Polars engine: the table is counted here)
 or a :class:`CountedSample` made elsewhere (the Spark engine counts on the executors and hands

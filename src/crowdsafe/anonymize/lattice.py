@@ -2,7 +2,7 @@
 
 A *node* is one hierarchy level per quasi-identifier; node B generalizes node A (A ≤ B) when
 every level of B is at least A's. The candidates of the ε1-safe selection
-(:mod:`crowdsafe.anonymize.selection`) are the nodes of this lattice, fixed by the hierarchies'
+(:mod:`crowdsafe.selection.mechanism`) are the nodes of this lattice, fixed by the hierarchies'
 heights alone. (The classic, uncertified searches over it are in
 :mod:`crowdsafe.classic.lattice_search`.)
 """

@@ -45,7 +45,7 @@ class PlanRequest:
     - ``releases``: the number of releases, each on a fresh independent sample (1 to
       :data:`MAX_RELEASES`);
     - ``objective``, ``target``: what the selection optimises
-      (:mod:`crowdsafe.anonymize.objectives`; ``target`` for ``classification``);
+      (:mod:`crowdsafe.selection.score`; ``target`` for ``classification``);
     - ``columns``: exactly the published columns, when the user chose them (None: the
       quasi-identifiers and sensitive attributes);
     - ``candidates``: the number of lattice nodes the selection chooses among (public: from the
@@ -144,14 +144,14 @@ def plan_publication(request: PlanRequest) -> PublishPlan:
 
     A fixed ``scheme`` makes the recoding strongly safe (ε1 = 0, and giving ε1 is an error).
     Otherwise the exponential mechanism chooses the scheme under ``objective``
-    (:mod:`crowdsafe.anonymize.objectives`; ``target`` for classification) among ``candidates``
+    (:mod:`crowdsafe.selection.score`; ``target`` for classification) among ``candidates``
     lattice nodes (a public number, from the hierarchies' heights); ε1 is then, unless given,
     the planner's choice (:func:`planned_epsilon1`), or 10% of ε when ``candidates`` is unknown.
     ``columns``: the published columns, when the user chose them. ``k`` must be at least 2.
     Raises ParameterError for anything the theorems do not allow (ε below −ln(1 − β) + ε1,
     β ≤ δ, ...): the checks of ``request`` are all here, before anything is read or charged.
     """
-    from crowdsafe.anonymize.objectives import make_objective
+    from crowdsafe.selection.score import make_objective
 
     epsilon, delta, k, beta, epsilon1 = request.epsilon, request.delta, request.k, request.beta, request.epsilon1
     scheme, releases, objective, target = request.scheme, request.releases, request.objective, request.target

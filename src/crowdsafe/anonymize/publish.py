@@ -43,13 +43,13 @@ from crowdsafe.anonymize.plan import PlanRequest, PublishPlan, plan_publication
 from crowdsafe.anonymize.published import PublishedScheme
 from crowdsafe.anonymize.recoding import GeneralizationScheme, with_flat_hierarchies
 from crowdsafe.anonymize.release import TABLE_SUFFIXES, Release
-from crowdsafe.anonymize.selection import SchemeChoice, choose_scheme
 from crowdsafe.data import Dataset
 from crowdsafe.data.identifiers import name_warnings
 from crowdsafe.errors import ParameterError
 from crowdsafe.privacy import Certificate, RecodingProfile, SamplingProfile, certify_k_anonymization
 from crowdsafe.privacy.ledger import Ledger
 from crowdsafe.randomness import Randomness
+from crowdsafe.selection.mechanism import SchemeChoice, choose_scheme
 
 DEFAULT_MAX_SUPPRESSION = 0.90
 
@@ -181,7 +181,7 @@ def candidate_count(dataset: Dataset, columns: Sequence[str], objective: str | N
     """The number of lattice nodes the selection chooses among: Π (height + 1) over the published
     columns, with the columns the objective fixes (the target) at one level. From the
     hierarchies' heights alone (public)."""
-    from crowdsafe.anonymize.objectives import check_objective_columns, make_objective
+    from crowdsafe.selection.score import check_objective_columns, make_objective
 
     chosen = make_objective(objective, target)
     check_objective_columns(chosen, columns)
@@ -227,7 +227,7 @@ def resolution_outlook(
     generalized tuples (the product of the columns' node counts; a target the objective keeps at
     level 0) is at most that many. A rough upper limit (real data is not spread evenly over
     the tuples), and custodian-only (it uses the row count)."""
-    from crowdsafe.anonymize.selection import PRESETS, _preset_level
+    from crowdsafe.selection.mechanism import PRESETS, _preset_level
 
     fillable = publish_plan.expected_sample_rows(rows) / publish_plan.k
     fixed = {publish_plan.target: 0} if publish_plan.target else {}
@@ -356,7 +356,7 @@ def choose_recoding(
     (ε1-safe); with the recoding profile the certificate is derived from."""
     if fixed is not None:
         return fixed, RecodingProfile.strongly_safe(fixed.name), None
-    from crowdsafe.anonymize.objectives import make_objective
+    from crowdsafe.selection.score import make_objective
 
     objective = make_objective(publish_plan.objective, publish_plan.target)
     choice = choose_scheme(sample, columns, publish_plan.k, publish_plan.epsilon1, randomness, objective)
@@ -398,7 +398,7 @@ def class_utility(applied: AppliedCounts, scheme: GeneralizationScheme, columns:
     column from the hierarchies' node penalties with a suppressed row counting 1, GCP (their
     mean), the average published class size and discernibility (|E|² per class, n per
     suppressed row)."""
-    from crowdsafe.anonymize.selection import node_penalties
+    from crowdsafe.selection.mechanism import node_penalties
 
     kept = applied.class_kept
     sizes = applied.class_sizes[kept].astype(np.float64)

@@ -5,7 +5,7 @@ The scheme that ran (:class:`~crowdsafe.anonymize.recoding.GeneralizationScheme`
 hierarchies of the published columns, and a hierarchy built over the data
 (:class:`~crowdsafe.data.hierarchy.ObservedHierarchy`: the flat hierarchy of a column given none,
 intervals over the values present) lists every value of the input, published or not. So the
-:class:`~crowdsafe.anonymize.release.Release`, the :class:`~crowdsafe.anonymize.selection.SchemeChoice`
+:class:`~crowdsafe.anonymize.release.Release`, the :class:`~crowdsafe.selection.mechanism.SchemeChoice`
 and the :class:`~crowdsafe.anonymize.publish.Publication` a run returns keep a
 :class:`PublishedScheme` instead: per column its level, its level's name (fixed by the schema) and
 the values of the published classes (a DP output: the release shows them). A pickle or repr of a

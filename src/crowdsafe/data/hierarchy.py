@@ -21,7 +21,7 @@ hierarchy attached in Python), so everything computed from it (node counts, leaf
 penalties) is public. An :class:`ObservedHierarchy` applies a public, value-by-value rule (a
 flat ``value -> *``, intervals of declared widths, a mask, dates) to the values *observed in
 the data*: its height and level names are public, its leaves and node counts are not. Code that
-builds a mechanism input from a hierarchy (:func:`crowdsafe.anonymize.objectives.node_penalties`,
+builds a mechanism input from a hierarchy (:func:`crowdsafe.selection.score.node_penalties`,
 the entropy objective's sensitivity, public domains of α-β) reads the leaves of a declared
 hierarchy only (docs/privacy-boundary.md, "What each mechanism is built from").
 """
@@ -463,7 +463,7 @@ class ObservedHierarchy(Hierarchy):
 
     Its height and level names are fixed by the rule (public); its leaves, node counts and every
     quantity computed from them are facts about the data. Mechanism inputs never read them:
-    node penalties are by level (:func:`crowdsafe.anonymize.objectives.node_penalties`), the
+    node penalties are by level (:func:`crowdsafe.selection.score.node_penalties`), the
     entropy objective and α-β refuse such a column as having no public domain, key sizes only
     change the running time, and a published scheme keeps only the values it published
     (:mod:`crowdsafe.anonymize.published`). Its repr shows no data-dependent count.

@@ -152,7 +152,7 @@ class PolarsEngine:
             check_public_domains,
             prepare_dataset,
         )
-        from crowdsafe.anonymize.selection import fixed_scheme
+        from crowdsafe.selection.mechanism import fixed_scheme
 
         given, table = table, _domain_of(table)
         dataset, columns, notes = prepare_dataset(table, publish_plan.columns)

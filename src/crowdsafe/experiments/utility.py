@@ -7,7 +7,7 @@ quasi-identifiers, the target income. For each ε (default 0.5, 1, 2; δ = 1e-6)
 - **certified release** (:func:`crowdsafe.anonymize.publish.publish_dataset`,
   the guarantee of Li, Qardaji and Su 2012, Theorem 6: Bernoulli-β sampling, an ε1-DP choice of
   the recoding, k from the plan) under each selection objective
-  (:data:`crowdsafe.anonymize.objectives.OBJECTIVES`; ``classification`` with target income),
+  (:data:`crowdsafe.selection.score.OBJECTIVES`; ``classification`` with target income),
   planned as ``crowdsafe publish`` plans it (:func:`crowdsafe.anonymize.publish.plan_for_dataset`:
   the planner chooses ε1), scored with the majority lookup
   (:func:`crowdsafe.metrics.majority_lookup`: each generalized tuple predicts its majority
@@ -127,8 +127,8 @@ class Options:
 
 
 def planner_objectives() -> tuple[str, ...]:
-    """The objectives the planner offers (:data:`crowdsafe.anonymize.objectives.OBJECTIVES`)."""
-    from crowdsafe.anonymize.objectives import OBJECTIVES
+    """The objectives the planner offers (:data:`crowdsafe.selection.score.OBJECTIVES`)."""
+    from crowdsafe.selection.score import OBJECTIVES
 
     return tuple(OBJECTIVES)
 

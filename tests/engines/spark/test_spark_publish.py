@@ -14,9 +14,9 @@ from engine_helpers import comparable, text_rows
 from crowdsafe.anonymize.apply import apply
 from crowdsafe.anonymize.counted import apply_counts, classes_at, counted
 from crowdsafe.anonymize.publish import PlanRequest, RunOptions, plan_publication, prepare_dataset, publish_dataset
-from crowdsafe.anonymize.selection import choose_scheme
 from crowdsafe.data import load
 from crowdsafe.randomness import Randomness
+from crowdsafe.selection.mechanism import choose_scheme
 
 pytestmark = pytest.mark.spark
 

@@ -96,7 +96,7 @@ class SparkEngine:
     def prepare(self, table: SparkTable, publish_plan: PublishPlan, name: str | None
                 ) -> tuple[SparkTable, GeneralizationScheme | None]:
         from crowdsafe.anonymize.publish import candidate_count
-        from crowdsafe.anonymize.selection import fixed_scheme
+        from crowdsafe.selection.mechanism import fixed_scheme
 
         if publish_plan.scheme is None and publish_plan.objective == "entropy":
             raise ParameterError("the entropy objective is not available with engine='spark' yet (its sensitivity "

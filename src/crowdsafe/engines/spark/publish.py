@@ -12,7 +12,7 @@ the same sequence (:func:`crowdsafe.drivers.publish.run_publication`, with the s
 | encode (broadcast dictionaries) | Spark, the same job | :mod:`.encoding` |
 | recode (broadcast arrays), count | Spark, the same job | :mod:`.sampling` |
 | charge (keyed table and sample identities) | driver | the ledger |
-| choose the scheme (exponential mechanism) from the counts | driver | ``anonymize.selection.choose_scheme`` |
+| choose the scheme (exponential mechanism) from the counts | driver | ``selection.choose_scheme`` |
 | Apply: classes and suppression below k | driver, on the counts | ``anonymize.counted.apply_counts`` |
 | certify | driver | ``anonymize.publish.certify_release`` |
 | write the rows of the kept classes, atomically | Spark | :mod:`.write` |

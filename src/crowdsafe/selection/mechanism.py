@@ -9,13 +9,13 @@ Two choosers, each with the safety class that Li, Qardaji and Su (2012) need for
   selects one node of the generalization lattice, scored on the *sample*. Theorem 6 applies, with
   the selection's ε1 added to the ε of the k-anonymization.
 
-The score. The chooser optimises an objective from :mod:`.objectives` (``retained`` by default,
+The score. The chooser optimises an objective from :mod:`.score` (``retained`` by default,
 ``loss``, ``discernibility``, ``classification`` with a target, ``entropy``); each but
 ``entropy`` is an exact integer q_int(S, g) = D · q(S, g) (``entropy``: *Real scores* below),
 computed from the sample's frequency table alone, with a proved
 sensitivity Δq and a known monotonicity (docs/objectives.md). The mechanism's key for node g is
 ε1 · q_int / (m · Δ_int) + G_g, m = 1 for a monotone score and 2 otherwise; its integer
-denominator is :meth:`~.objectives.Objective.key_denominator`. The candidates are every lattice
+denominator is :meth:`~.score.Objective.key_denominator`. The candidates are every lattice
 node, fixed by the hierarchies alone, less the nodes the objective excludes publicly (a
 classification target stays at level 0).
 
@@ -27,19 +27,19 @@ at a time for the few nodes whose key intervals still overlap the best one, comp
 ``mpmath`` interval arithmetic with ε1 as the exact value of its float and the scores and
 denominators exact integers (:func:`.gumbel._refine_argmax`). The returned node is the argmax of the
 exact keys, so the distribution is exactly the exponential mechanism's (no floating-point Gumbel
-error, no score rounding). The branch and bound (:func:`.lattice_mechanism.gumbel_max_over_lattice`)
+error, no score rounding). The branch and bound (:func:`.search.gumbel_max_over_lattice`)
 skips a block of nodes only when an upper bound of every key in it is below a lower bound of a
 scored key. No argmax over scores is ever taken
 outside the mechanism, and nothing else about the sample is read before Apply; only the running
 time and the number of random bits drawn depend on the data.
 
 *Real scores.* An objective whose score involves logarithms (``entropy``,
-:attr:`.objectives.Objective.exact` false) cannot be an exact integer. Every node is scored in
-float64 with a rigorous bound on the absolute error (:func:`.objectives.entropy_error_bound`),
+:attr:`.score.Objective.exact` false) cannot be an exact integer. Every node is scored in
+float64 with a rigorous bound on the absolute error (:func:`.score.entropy_error_bound`),
 each key interval is widened by ε1 times that bound over the key's denominator, and the nodes
 that still reach the best lower key are compared in :func:`.gumbel._refine_argmax` with their scores
 enclosed in ``mpmath`` interval arithmetic at each round's precision
-(:meth:`.entropy_scorer.EntropyScorer.interval`, from exact integer weights). The float only decides which
+(:meth:`.entropy_score.EntropyScorer.interval`, from exact integer weights). The float only decides which
 nodes are compared exactly; the choice is still the argmax of the exact keys.
 """
 
@@ -52,15 +52,15 @@ from typing import Any
 import numpy as np
 
 from crowdsafe.anonymize.counted import CountedSample
-from crowdsafe.anonymize.gumbel import random_bits
-from crowdsafe.anonymize.lattice_mechanism import gumbel_max_over_lattice
-from crowdsafe.anonymize.objectives import Objective, make_objective, node_penalties
 from crowdsafe.anonymize.published import PublishedScheme
 from crowdsafe.anonymize.recoding import GeneralizationScheme
 from crowdsafe.data import Dataset
 from crowdsafe.errors import HierarchyError, ParameterError
 from crowdsafe.number_text import parse_whole
 from crowdsafe.randomness import Randomness, gumbel_cells
+from crowdsafe.selection.gumbel import random_bits
+from crowdsafe.selection.score import Objective, make_objective, node_penalties
+from crowdsafe.selection.search import gumbel_max_over_lattice
 
 # node_penalties is offered here for the publication's utility facts
 __all__ = ["PRESETS", "SchemeChoice", "choose_scheme", "fixed_scheme", "node_penalties"]
@@ -164,7 +164,7 @@ def choose_scheme(sample: Dataset | CountedSample, columns: Sequence[str], k: in
                   randomness: Randomness, objective: Objective | str | None = None) -> SchemeChoice:
     """Select a scheme with the ε1-DP exponential mechanism over every candidate lattice node
     (Theorem 6's Am), by the Gumbel-max trick: node g wins with probability
-    ∝ exp(ε1 · q(S, g) / (m · Δq)) for the ``objective`` (:mod:`.objectives`: its proved Δq, m = 1
+    ∝ exp(ε1 · q(S, g) / (m · Δq)) for the ``objective`` (:mod:`.score`: its proved Δq, m = 1
     when monotone, else 2), sampled exactly (module docstring: exact integer scores, exact Gumbels
     by lazy interval refinement). The candidates are fixed by the hierarchies and the objective
     alone. Only the sample is read; the choice is ε1-DP with respect to the sample."""

@@ -1,6 +1,6 @@
 """Keyed frequency tables of a sample and their roll-ups through the generalization lattice.
 
-The ε1-safe selection (:mod:`.selection`) scores lattice nodes on the sample's frequency table
+The ε1-safe selection (:mod:`.mechanism`) scores lattice nodes on the sample's frequency table
 at each node. Here a table is one int64 key per distinct tuple, the columns' codes in bit fields
 (first column most significant; the bit widths from the hierarchies' leaf counts), sorted by
 key, with the tuples' counts. The widths only decide the running time, never the choice: when
@@ -9,7 +9,7 @@ are Python integers in object arrays, the same sorts and merges, exact and slowe
 refused for its number of values. Node codes are renumbered in the
 order of a depth-first walk of each hierarchy, so raising a column's level keeps runs sorted:
 the roll-ups are linear merges or one stable sort. :class:`KeyedTables` also scores a table for
-the exact integer objectives (:mod:`.objectives`) and gives the branch and bound's block bounds.
+the exact integer objectives (:mod:`.score`) and gives the branch and bound's block bounds.
 """
 
 from __future__ import annotations
@@ -19,22 +19,17 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from crowdsafe.anonymize.counted import CountedSample, counted
-from crowdsafe.anonymize.gumbel import SCORE_UNIT
-from crowdsafe.anonymize.objectives import (
-    DENSE_CELLS_PER_ROW,
+from crowdsafe.data import Dataset, Hierarchy, packing
+from crowdsafe.errors import ParameterError
+from crowdsafe.selection.gumbel import SCORE_UNIT
+from crowdsafe.selection.score import (
     Objective,
-    classification_block_bound,
-    classification_matrix_bound,
-    classification_matrix_score,
     classification_score,
     classification_score_sorted,
     discernibility_score,
-    exact_sums,
     level_units,
     weighted_score,
 )
-from crowdsafe.data import Dataset, Hierarchy, packing
-from crowdsafe.errors import ParameterError
 
 
 def _tree_order(hierarchy: Hierarchy) -> list[np.ndarray]:
@@ -61,10 +56,7 @@ def merge_runs(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.nda
     neighbours are equal: the table is returned as it is). Exact int64 sums."""
     if len(keys) == 0:
         return keys, counts, None
-    first = np.empty(len(keys), dtype=bool)
-    first[0] = True
-    np.not_equal(keys[1:], keys[:-1], out=first[1:])
-    starts = np.flatnonzero(first)
+    _, starts = run_flags(keys)
     if len(starts) == len(keys):
         return keys, counts, None
     running = np.cumsum(counts)  # one pass (reduceat is slower when most runs are short)
@@ -157,7 +149,7 @@ class KeyedTables:
             keys |= np.asarray(values).astype(object) << shift
         return keys
 
-    def _map(self, attribute: int, low: int, high: int) -> np.ndarray:
+    def ancestor_map(self, attribute: int, low: int, high: int) -> np.ndarray:
         """Tree codes at level ``low`` of ``attribute`` -> their ancestors' at ``high`` (cached)."""
         cached = self._maps.get((attribute, low, high))
         if cached is None:
@@ -173,9 +165,9 @@ class KeyedTables:
         code &= self.masks[attribute]
         return code.astype(np.int64) if code.dtype == object else code
 
-    def _raised_keys(self, keys: np.ndarray, attribute: int, low: int, high: int) -> np.ndarray:
+    def raised_keys(self, keys: np.ndarray, attribute: int, low: int, high: int) -> np.ndarray:
         shift = self.shifts[attribute]
-        raised = self._map(attribute, low, high)[self.code(keys, attribute)]
+        raised = self.ancestor_map(attribute, low, high)[self.code(keys, attribute)]
         if keys.dtype == object:
             raised = raised.astype(object)
         raised <<= shift
@@ -185,7 +177,7 @@ class KeyedTables:
     def raise_level(self, keys: np.ndarray, counts: np.ndarray, attribute: int, low: int,
                     high: int) -> tuple[np.ndarray, np.ndarray]:
         """The table with ``attribute`` raised from level ``low`` to level ``high``."""
-        raised = self._raised_keys(keys, attribute, low, high)
+        raised = self.raised_keys(keys, attribute, low, high)
         if self.count_bits:  # the counts ride in the low bits: one plain sort, no gathers
             raised <<= self.count_bits
             raised |= counts
@@ -202,55 +194,7 @@ class KeyedTables:
                    high: int) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`raise_level` for a table whose columns after ``attribute`` are all code 0 (a
         projection on columns 0..attribute): the raised keys are still sorted."""
-        return merge_sorted(self._raised_keys(keys, attribute, low, high), counts)
-
-    def level_bounds(self, keys: np.ndarray, counts: np.ndarray, attribute: int, levels: Sequence[int],
-                     k: int) -> np.ndarray:
-        """:meth:`score` (with ``prefix = attribute + 1``) of a projection on columns 0..attribute,
-        with ``attribute`` (at level 0 in the table) raised to each of its levels. Each level's
-        table is rolled up from the one below it (``attribute`` is the last column of the
-        projection, so every roll-up is a linear merge), and the tables shrink as they rise.
-
-        Weighted objectives carry the earlier columns' penalty units through the roll-ups
-        (:meth:`_level_bounds_carried`); the reference twin scores each table afresh
-        (:meth:`_level_bounds_by_score`). Both are the same exact integers."""
-        if self.objective.weighted:
-            return self._level_bounds_carried(keys, counts, attribute, levels, k)
-        return self._level_bounds_by_score(keys, counts, attribute, levels, k)
-
-    def _level_bounds_by_score(self, keys: np.ndarray, counts: np.ndarray, attribute: int,
-                               levels: Sequence[int], k: int) -> np.ndarray:
-        """:meth:`level_bounds`, each rolled-up table scored by :meth:`score` (the reference twin)."""
-        height = self.heights[attribute]
-        bounds = np.empty(height + 1, dtype=object if self.wide else np.int64)
-        at = [*levels[:attribute], 0]
-        for level in range(height + 1):
-            if level:
-                keys, counts = self.raise_last(keys, counts, attribute, level - 1, level)
-            at[attribute] = level
-            bounds[level] = self.score(keys, counts, at, k, prefix=attribute + 1)
-        return bounds
-
-    def _level_bounds_carried(self, keys: np.ndarray, counts: np.ndarray, attribute: int,
-                              levels: Sequence[int], k: int) -> np.ndarray:
-        """:meth:`level_bounds` for weighted objectives: the units of columns 0..attribute − 1 are
-        summed once and carried through the roll-ups (the rows merged by raising ``attribute``
-        share those columns' codes, so a merged row takes the units of the first row of its run);
-        each level adds ``attribute``'s own units. The same integer sums as :meth:`score`."""
-        height = self.heights[attribute]
-        bounds = np.empty(height + 1, dtype=object if self.wide else np.int64)
-        carried = self.units(keys, levels, attribute)
-        for level in range(height + 1):
-            if level:
-                keys, counts, starts = merge_runs(self._raised_keys(keys, attribute, level - 1, level), counts)
-                if carried is not None and starts is not None:
-                    carried = carried[starts]
-                own = self.penalties[attribute][level][self.code(keys, attribute)]
-                units = own if carried is None else own + carried
-            else:
-                units = carried
-            bounds[level] = weighted_score(units, counts, k, self.wide)
-        return bounds
+        return merge_sorted(self.raised_keys(keys, attribute, low, high), counts)
 
     def units(self, keys: np.ndarray, levels: Sequence[int], columns: int) -> np.ndarray | None:
         """Each row's penalty units summed over columns 0..columns − 1 at ``levels`` (None when
@@ -273,7 +217,7 @@ class KeyedTables:
 
     def score(self, keys: np.ndarray, counts: np.ndarray, levels: Sequence[int], k: int | None = None,
               prefix: int | None = None) -> int:
-        """q_int (exact, :mod:`.objectives`) of the table at ``levels``.
+        """q_int (exact, :mod:`.score`) of the table at ``levels``.
 
         With ``prefix`` (weighted objectives only), of a table projected on its first ``prefix``
         columns, the other columns' penalty units taken as 0: an upper bound on q_int of every
@@ -289,113 +233,28 @@ class KeyedTables:
         if name == "classification":
             target = self.target
             assert target is not None
-            assert prefix is None  # its bounds are block_bound's
+            assert prefix is None  # its bounds are bound.block_bound's
             if target == self.d - 1:  # classes G contiguous: one pass
-                return self.block_bound(keys, counts, self.d - 1, k)
+                if len(keys) == 0:
+                    return 0
+                return classification_score_sorted(counts, self.code(keys, target),
+                                                   run_starts(keys >> self.bits[target]), k)
             qi_keys = keys & ~(self.masks[target] << self.shifts[target])
             return classification_score(qi_keys, self.code(keys, target), counts, k)
         if name not in ("retained", "loss"):
             raise ParameterError(f"the selection cannot score the objective {name!r}")
         return weighted_score(self.units(keys, levels, self.d if prefix is None else prefix), counts, k, self.wide)
 
-    def block_bound(self, keys: np.ndarray, counts: np.ndarray, fixed: int, k: int) -> int:
-        """``classification`` with the target as the last column: an upper bound on q_int of every
-        node that agrees with this table on its first ``fixed`` columns and has the others at any
-        level (the table has them at level 0), :func:`~.objectives.classification_block_bound`;
-        with every quasi-identifier fixed (``fixed`` ≥ d − 1), the node's q_int itself. One pass
-        over the sorted table: the rows of a class are contiguous, and so are those of a projection
-        on leading columns."""
-        target = self.d - 1
-        assert self.target == target
-        if len(keys) == 0:
-            return 0
-        target_codes = self.code(keys, target)
-        fine_starts = run_starts(keys >> self.bits[target])
-        if fixed >= target:
-            return classification_score_sorted(counts, target_codes, fine_starts, k)
-        if fixed == 0:
-            coarse_of_row = np.zeros(len(keys), dtype=np.int64)
-        else:
-            first = np.zeros(len(keys), dtype=bool)
-            first[run_starts(keys >> self.shifts[fixed - 1])] = True
-            coarse_of_row = np.cumsum(first) - 1
-        return classification_block_bound(counts, target_codes, fine_starts, coarse_of_row,
-                                          int(coarse_of_row[-1]) + 1, self.hierarchies[target].size(0), k)
 
-    def children(self, keys: np.ndarray, counts: np.ndarray, attribute: int, levels: Sequence[int],
-                 k: int) -> tuple[np.ndarray, bool, dict[int, tuple[np.ndarray, np.ndarray]]]:
-        """The branch and bound's step at ``attribute`` (a table with the earlier columns at
-        ``levels`` and the others at level 0): for each level of ``attribute``, an upper bound on
-        q_int of the nodes below it; whether those bounds are the nodes' own q_int (each child is
-        a single node, scored); and the child tables made on the way, by level (the others are
-        made only for the children visited).
-
-        Both kinds of bound come from the projection on columns 0..attribute, rolled up through
-        the levels of ``attribute`` (its last column, so each roll-up is a linear merge, and the
-        projections are small): weighted objectives score it (:meth:`level_bounds`);
-        ``classification`` (target last) carries c_G'y and R_G' of
-        :func:`~.objectives.classification_block_bound` through the roll-ups, both sums over the
-        classes merged. A target with many values falls back to the bound of each child's own
-        table (:meth:`block_bound`)."""
-        if self.objective.name != "classification":
-            bounds = self.level_bounds(*self.project(keys, counts, attribute + 1), attribute, levels, k)
-            return bounds, attribute + 1 == self.d, {0: (keys, counts)}
-        target = self.d - 1
-        exact = attribute + 1 >= target
-        made = {0: (keys, counts)}
-        values = self.hierarchies[target].size(0)
-        coarse_keys = keys >> self.shifts[attribute]  # columns 0..attribute, ``attribute`` lowest
-        coarse_starts = run_starts(coarse_keys)
-        if len(coarse_starts) * values > DENSE_CELLS_PER_ROW * len(keys):
-            return self._bounds_of_child_tables(made, attribute, k), exact, made
-        return self._bounds_rolled_up(keys, counts, attribute, k, coarse_keys, coarse_starts, exact), exact, made
-
-    def _bounds_of_child_tables(self, made: dict[int, tuple[np.ndarray, np.ndarray]], attribute: int, k: int
-                                ) -> np.ndarray:
-        """:meth:`children`'s classification bounds from each child's own table
-        (:meth:`block_bound`), the tables made into ``made`` by level: for targets with many
-        values (the reference twin of :meth:`_bounds_rolled_up`; both are upper bounds on every
-        node of the block, not always equal, so the search returns the same node)."""
-        for level in range(1, self.heights[attribute] + 1):
-            made[level] = self.raise_level(*made[level - 1], attribute, level - 1, level)
-        return np.array([self.block_bound(*made[level], attribute + 1, k) for level in sorted(made)],
-                        dtype=np.int64)
-
-    def _bounds_rolled_up(self, keys: np.ndarray, counts: np.ndarray, attribute: int, k: int,
-                          coarse_keys: np.ndarray, coarse_starts: np.ndarray, exact: bool) -> np.ndarray:
-        """:meth:`children`'s classification bounds from the dense (G', y) array of the projection
-        on columns 0..attribute, rolled up through the levels of ``attribute`` (``exact``: the
-        children are single nodes, scored)."""
-        target = self.d - 1
-        values = self.hierarchies[target].size(0)
-        first = np.zeros(len(keys), dtype=bool)
-        first[coarse_starts] = True
-        coarse_of_row = np.cumsum(first) - 1
-        fine_starts = run_starts(keys >> self.bits[target])
-        majority = exact_sums(coarse_of_row[fine_starts], np.maximum.reduceat(counts, fine_starts),
-                              len(coarse_starts))
-        by_target = exact_sums(coarse_of_row * values + self.code(keys, target), counts,
-                               len(coarse_starts) * values).reshape(-1, values)
-        group_keys = coarse_keys[coarse_starts]
-        mask = self.masks[attribute]
-        bounds = np.empty(self.heights[attribute] + 1, dtype=np.int64)
-        for level in range(self.heights[attribute] + 1):
-            if level:  # tree-ordered codes: the raised keys stay sorted
-                own = group_keys & mask
-                group_keys = (group_keys & ~mask) | self._map(attribute, level - 1, level)[
-                    own.astype(np.int64) if own.dtype == object else own]
-                starts = run_starts(group_keys)
-                group_keys = group_keys[starts]
-                by_target = np.add.reduceat(by_target, starts, axis=0)
-                majority = np.add.reduceat(majority, starts)
-            bounds[level] = classification_matrix_score(by_target, k) if exact else \
-                classification_matrix_bound(by_target, majority, k)
-        return bounds
+def run_flags(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(whether each element of ``values`` starts a run of equal neighbours, where the runs
+    start), for non-empty ``values``."""
+    first = np.empty(len(values), dtype=bool)
+    first[0] = True
+    np.not_equal(values[1:], values[:-1], out=first[1:])
+    return first, np.flatnonzero(first)
 
 
 def run_starts(values: np.ndarray) -> np.ndarray:
     """Where each run of equal neighbours starts in ``values`` (non-empty)."""
-    first = np.empty(len(values), dtype=bool)
-    first[0] = True
-    np.not_equal(values[1:], values[:-1], out=first[1:])
-    return np.flatnonzero(first)
+    return run_flags(values)[1]

@@ -1,6 +1,6 @@
 """What the ε1-DP selection optimises: the objectives a user picks, each with a proved sensitivity.
 
-The selection (:mod:`crowdsafe.anonymize.selection`) scores every candidate node g of the
+The selection (:mod:`crowdsafe.selection.mechanism`) scores every candidate node g of the
 generalization lattice on the sample S with an objective q(S, g) and samples a node with the
 exponential mechanism, probability ∝ exp(ε1 · q(S, g) / (m · Δq)) with m = 1 for a *monotone* q
 (adding a row never lowers any node's score, or never raises any) and m = 2 otherwise (McSherry
@@ -131,7 +131,7 @@ class Objective:
     """One objective, fixed before the data is read: its name, the target column (classification
     only), the columns whose level it fixes and, for ``entropy``, the number of leaves of each
     published column's hierarchy (public; :meth:`for_columns`), on which its sensitivity depends.
-    The selection scores it (:mod:`.selection`)."""
+    The selection scores it (:mod:`.mechanism`)."""
 
     name: str
     target: str | None = None
@@ -564,7 +564,7 @@ def entropy_float_score(counts: np.ndarray, lost: np.ndarray, k: int, cap: float
 
 def entropy_error_bound(cells: int, d: int, rows: int, k: int, cap: float) -> float:
     """A bound on |float q_D − exact q_D| for :func:`entropy_float_score` fed by sums of
-    ``cells`` distinct tuples' terms over ``d`` columns (:mod:`.selection`).
+    ``cells`` distinct tuples' terms over ``d`` columns (:mod:`.mechanism`).
 
     All quantities are sums and products of non-negative terms, so the float result is the exact
     one times (1 + θ) with |θ| ≤ γ_T = T·u/(1 − T·u), T the most roundings on any path from a term

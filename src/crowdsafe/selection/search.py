@@ -4,7 +4,7 @@ bound that skips only blocks no node of which can win (:func:`gumbel_max_over_la
 Both return the argmax of the exact keys ``ε1 · q_int(S, g) / D + G_g`` over every candidate
 node g (:mod:`.gumbel`), so the choice has exactly the mechanism's distribution; only the
 running time and the random bits drawn depend on the data. The scores come from the sample's
-keyed frequency tables (:mod:`.keyed_tables`) or, for ``entropy``, from :mod:`.entropy_scorer`.
+keyed frequency tables (:mod:`.tables`) or, for ``entropy``, from :mod:`.entropy_score`.
 """
 
 from __future__ import annotations
@@ -14,24 +14,25 @@ from collections.abc import Sequence
 import numpy as np
 
 from crowdsafe.anonymize.counted import CountedSample
-from crowdsafe.anonymize.entropy_scorer import EntropyScorer
-from crowdsafe.anonymize.gumbel import MoreBits, exact_gumbel_argmax, key_bounds
-from crowdsafe.anonymize.keyed_tables import KeyedTables
 from crowdsafe.anonymize.lattice import Lattice
-from crowdsafe.anonymize.objectives import Objective
 from crowdsafe.data import Dataset
 from crowdsafe.randomness import gumbel_enclosure
+from crowdsafe.selection.bound import children
+from crowdsafe.selection.entropy_score import EntropyScorer
+from crowdsafe.selection.gumbel import MoreBits, exact_gumbel_argmax, key_bounds
+from crowdsafe.selection.score import Objective
+from crowdsafe.selection.tables import KeyedTables
 
 
 def lattice_scores(sample: Dataset | CountedSample, columns: Sequence[str], k: int,
                    objective: Objective | None = None) -> tuple[Lattice, np.ndarray]:
-    """q_int(S, g) (:mod:`.objectives`), exact, of every candidate node g of the lattice of
+    """q_int(S, g) (:mod:`.score`), exact, of every candidate node g of the lattice of
     ``columns`` on ``sample`` (a column the objective fixes has height 0 in the lattice).
 
     Depth-first over the columns, each node's frequency table rolled up from the node one level
     below it. Node i of the returned lattice has ``scores[i]`` (an object array of Python ints
     when q_int could pass 2^63; float64 for an objective with real scores, ``entropy``, within
-    :func:`~.objectives.entropy_error_bound` of the exact value). The mechanism uses it for
+    :func:`~.score.entropy_error_bound` of the exact value). The mechanism uses it for
     objectives without a branch and bound (:func:`gumbel_max_over_lattice` returns the same
     choice for the others).
     """
@@ -77,20 +78,20 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
                             cells: np.ndarray, more_bits: MoreBits,
                             objective: Objective | None = None) -> tuple[Lattice, int, int]:
     """argmax over lattice nodes g of the exact key ``scale · q_int(S, g) / D + G_g`` (D the
-    objective's :meth:`~.objectives.Objective.key_denominator`; ``scale`` = ε1 gives the
+    objective's :meth:`~.score.Objective.key_denominator`; ``scale`` = ε1 gives the
     exponential mechanism), G_g the exact Gumbel
     −log(−log U_g) with U_g's first 53 bits ``cells[g]`` and further bits from ``more_bits``,
     without scoring every node: (lattice, chosen index, nodes scored).
 
     Branch and bound over the attributes (in :func:`search_order`): fixing the levels of the
     first p columns fixes a block of nodes, and every node of the block has q_int at most the
-    score of the projection on those p columns (:meth:`.keyed_tables.KeyedTables.score`). A block is skipped
+    score of the projection on those p columns (:meth:`.tables.KeyedTables.score`). A block is skipped
     only when the upper end of its key interval (scale · bound + its largest G upper end, widened)
     is below the best lower key of a scored node; then no node in it can be the argmax. After the
     search, the scored nodes whose upper key reaches the best lower key are compared exactly
     (:func:`.gumbel.exact_gumbel_argmax`). The result is the argmax of the exact keys over every node, as
     in the full evaluation; only the time and the bits drawn depend on the data. Objectives
-    without such a bound (:attr:`~.objectives.Objective.bounded` false) score every node
+    without such a bound (:attr:`~.score.Objective.bounded` false) score every node
     (:func:`gumbel_max_full`).
     """
     objective = (objective or Objective("retained")).for_columns(columns, sample.hierarchies)
@@ -127,17 +128,17 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
 
     def visit(attribute: int, keys: np.ndarray, counts: np.ndarray, index: int) -> None:
         block = int(node_strides[attribute])
-        bounds, exact, made = tables.children(keys, counts, attribute, levels, k)
+        bounds, exact, made = children(tables, keys, counts, attribute, levels, k)
         if exact:  # each child is one node, and its bound is its score
             for level, q in enumerate(bounds):
                 record(index + level * block, int(q))
             return
-        children = []
+        ranked = []
         for level, bound in enumerate(bounds):
             child = index + level * block
             _, upper = key_bounds(scale * (int(bound) / denominator), 0.0, block_max[attribute][child // block])
-            children.append((upper, level, child))
-        for upper, level, child in sorted(children, key=lambda c: -c[0]):
+            ranked.append((upper, level, child))
+        for upper, level, child in sorted(ranked, key=lambda c: -c[0]):
             if upper < best[0]:
                 break
             levels[attribute] = level
@@ -163,7 +164,7 @@ def gumbel_max_full(sample: Dataset | CountedSample, columns: Sequence[str], k: 
     """:func:`gumbel_max_over_lattice` for an objective without a branch-and-bound bound: every
     candidate node is scored exactly (:func:`lattice_scores`), then the exact argmax of the keys
     (:func:`.gumbel.exact_gumbel_argmax`). Real scores (``entropy``) are scored in float with their error
-    bound, and the nodes still in contention are enclosed exactly (:class:`.entropy_scorer.EntropyScorer`)."""
+    bound, and the nodes still in contention are enclosed exactly (:class:`.entropy_score.EntropyScorer`)."""
     objective = objective.for_columns(columns, sample.hierarchies)
     if not objective.exact:
         scorer = EntropyScorer(sample, columns, k, objective)

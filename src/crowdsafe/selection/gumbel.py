@@ -1,6 +1,6 @@
 """The exact Gumbel-max: the argmax of ε1-scaled exact scores plus exact standard Gumbels.
 
-The exponential mechanism of the ε1-safe selection (:mod:`.selection`) is sampled as the argmax
+The exponential mechanism of the ε1-safe selection (:mod:`.mechanism`) is sampled as the argmax
 over candidates g of the key ``scale · q_g / D + G_g`` (q_g an exact integer score, D its integer
 denominator), G_g = −log(−log U_g) with U_g uniform on (0, 1) given by infinitely many random
 bits, of which only as many are drawn as the comparison needs: 53 per candidate first
@@ -22,7 +22,7 @@ import numpy as np
 from crowdsafe.errors import CrowdsafeError
 from crowdsafe.randomness import CELL_BITS, ENCLOSURE_MARGIN, Randomness, gumbel_enclosure
 
-#: Weights are whole numbers of these units (see :mod:`.objectives`).
+#: Weights are whole numbers of these units (see :mod:`.score`).
 SCORE_UNIT_BITS = 20
 SCORE_UNIT = 1 << SCORE_UNIT_BITS
 #: A callable (node indices, round) -> one uint64 of fresh random bits per node: the next 64 bits

@@ -1,8 +1,8 @@
 """The ``entropy`` objective scored on every lattice node: float scores with a rigorous error
-bound, and an exact interval enclosure of any one node's score (:mod:`.objectives`).
+bound, and an exact interval enclosure of any one node's score (:mod:`.score`).
 
 Its scores involve logarithms, so they cannot be exact integers: the selection
-(:func:`.lattice_mechanism.gumbel_max_full`) widens every key by :attr:`EntropyScorer.error`
+(:func:`.search.gumbel_max_full`) widens every key by :attr:`EntropyScorer.error`
 and compares the nodes still in contention with :meth:`EntropyScorer.interval`.
 """
 
@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from crowdsafe.anonymize.counted import CountedSample
-from crowdsafe.anonymize.keyed_tables import KeyedTables
 from crowdsafe.anonymize.lattice import Lattice
-from crowdsafe.anonymize.objectives import (
+from crowdsafe.data import Dataset
+from crowdsafe.selection.score import (
     Objective,
     entropy_bit_tables,
     entropy_error_bound,
@@ -24,20 +24,17 @@ from crowdsafe.anonymize.objectives import (
     entropy_interval_score,
     node_counts,
 )
-from crowdsafe.data import Dataset
+from crowdsafe.selection.tables import KeyedTables, run_flags
 
 
 def merge_sorted_sums(keys: np.ndarray, counts: np.ndarray, lost: np.ndarray,
                        float_counts: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`.keyed_tables.merge_sorted` carrying a float column ``lost`` summed with the counts (bincount
+    """:func:`.tables.merge_sorted` carrying a float column ``lost`` summed with the counts (bincount
     over the group numbers: sums of non-negative terms in order). ``float_counts``: the counts
     are summed in float64 too, exact because every sum is below 2^53."""
     if len(keys) == 0:
         return keys, counts, lost
-    first = np.empty(len(keys), dtype=bool)
-    first[0] = True
-    np.not_equal(keys[1:], keys[:-1], out=first[1:])
-    starts = np.flatnonzero(first)
+    first, starts = run_flags(keys)
     if len(starts) == len(keys):
         return keys, counts, lost
     group = np.cumsum(first) - 1
@@ -50,16 +47,16 @@ def merge_sorted_sums(keys: np.ndarray, counts: np.ndarray, lost: np.ndarray,
 
 
 class EntropyScorer:
-    """The ``entropy`` objective (:mod:`.objectives`) on every node of the lattice of ``columns``:
+    """The ``entropy`` objective (:mod:`.score`) on every node of the lattice of ``columns``:
     float64 scores q_D with a rigorous error bound (:attr:`error`), and an interval enclosure of
     any one node's exact q_D (:meth:`interval`).
 
-    Float path: depth-first over the columns as :func:`.lattice_mechanism.lattice_scores`, each table carrying per
+    Float path: depth-first over the columns as :func:`.search.lattice_scores`, each table carrying per
     tuple its bits lost so far, L = Σ over its rows of h_j for the columns already raised. A
     column's h_j depends on each row's leaf, so at depth j (column j still at level 0 in the
     table) every level l of j adds counts · h_j(leaf, l) and rolls the table up from level 0 (one
     stable sort, counts and L summed). At a node, L per class gives q_D
-    (:func:`~.objectives.entropy_float_score`). NumPy throughout; no loop over rows or tuples.
+    (:func:`~.score.entropy_float_score`). NumPy throughout; no loop over rows or tuples.
     """
 
     def __init__(self, sample: Dataset | CountedSample, columns: Sequence[str], k: int, objective: Objective) -> None:
@@ -78,7 +75,7 @@ class EntropyScorer:
             marginal = np.zeros(self.leaves[j], dtype=np.int64)
             np.add.at(marginal, self.leaf_codes[j], tables.base_counts)
             self.marginals.append(marginal)
-        self.ancestors = [[tables._map(j, 0, level) for level in range(h.height + 1)]
+        self.ancestors = [[tables.ancestor_map(j, 0, level) for level in range(h.height + 1)]
                           for j, h in enumerate(tables.hierarchies)]
         self.bits, caps = entropy_bit_tables(self.marginals, self.ancestors, self.leaves, self.rows)
         self.cap = float(sum(caps))
@@ -92,7 +89,7 @@ class EntropyScorer:
         leaves a sorted table sorted (a linear merge); any other column needs one stable sort."""
         tables = self.tables
         lost = lost + counts * self.bits[attribute][level][tables.code(keys, attribute)]
-        raised = tables._raised_keys(keys, attribute, 0, level)
+        raised = tables.raised_keys(keys, attribute, 0, level)
         small = self.rows < 2**53
         if attribute == tables.d - 1:
             return merge_sorted_sums(raised, counts, lost, small)
