@@ -65,19 +65,22 @@ def monkeypatch_class():
         yield patch
 
 
+@pytest.mark.parametrize("small_table", [keyed_tables.SMALL_TABLE, 0])  # reduceat, and the running sum
 @settings(max_examples=60, deadline=None)
 @given(keys=st.lists(st.integers(0, 6), max_size=40), seed=st.integers(0, 2**31))
-def test_merge_runs_sums_each_run_and_names_its_start(keys, seed):
-    keys = np.sort(np.asarray(keys, dtype=np.int64))
-    counts = np.random.default_rng(seed).integers(1, 1000, len(keys)).astype(np.int64)
-    merged, summed, starts = merge_runs(keys, counts)
-    distinct = np.unique(keys)
-    assert merged.tolist() == distinct.tolist()
-    assert summed.tolist() == [int(counts[keys == key].sum()) for key in distinct]
-    assert summed.dtype == np.int64
-    if starts is None:
-        assert len(distinct) == len(keys)
-    else:
-        assert keys[starts].tolist() == distinct.tolist()
-        assert starts.tolist() == [int(np.flatnonzero(keys == key)[0]) for key in distinct]
-    assert keyed_tables.merge_sorted(keys, counts)[1].tolist() == summed.tolist()
+def test_merge_runs_sums_each_run_and_names_its_start(small_table, keys, seed, monkeypatch_class):
+    with monkeypatch_class.context() as patch:
+        patch.setattr(keyed_tables, "SMALL_TABLE", small_table)
+        keys = np.sort(np.asarray(keys, dtype=np.int64))
+        counts = np.random.default_rng(seed).integers(1, 1000, len(keys)).astype(np.int64)
+        merged, summed, starts = merge_runs(keys, counts)
+        distinct = np.unique(keys)
+        assert merged.tolist() == distinct.tolist()
+        assert summed.tolist() == [int(counts[keys == key].sum()) for key in distinct]
+        assert summed.dtype == np.int64
+        if starts is None:
+            assert len(distinct) == len(keys)
+        else:
+            assert keys[starts].tolist() == distinct.tolist()
+            assert starts.tolist() == [int(np.flatnonzero(keys == key)[0]) for key in distinct]
+        assert keyed_tables.merge_sorted(keys, counts)[1].tolist() == summed.tolist()

@@ -72,16 +72,25 @@ def level_bounds_carried(tables: KeyedTables, keys: np.ndarray, counts: np.ndarr
     height = tables.heights[attribute]
     bounds = np.empty(height + 1, dtype=object if tables.wide else np.int64)
     carried = tables.units(keys, levels, attribute)
-    for level in range(height + 1):
-        if level:
-            keys, counts, starts = merge_runs(tables.raised_keys(keys, attribute, level - 1, level), counts)
-            if carried is not None and starts is not None:
+    bounds[0] = weighted_score(carried, counts, k, tables.wide)
+    if height == 0:
+        return bounds
+    # ``attribute`` is the projection's last column: a key is its other fields | code << shift.
+    # The code and those fields are kept apart and rolled up together (gathered at each merge)
+    shift = tables.shifts[attribute]
+    code = tables.code(keys, attribute)
+    others = keys & ~(tables.masks[attribute] << shift)
+    for level in range(1, height + 1):
+        code = tables.steps[attribute][level - 1][code]
+        raised = (code.astype(object) if others.dtype == object else code) << shift
+        raised |= others
+        _, counts, starts = merge_runs(raised, counts)
+        if starts is not None:
+            code, others = code[starts], others[starts]
+            if carried is not None:
                 carried = carried[starts]
-            own = tables.penalties[attribute][level][tables.code(keys, attribute)]
-            units = own if carried is None else own + carried
-        else:
-            units = carried
-        bounds[level] = weighted_score(units, counts, k, tables.wide)
+        own = tables.penalties[attribute][level][code]
+        bounds[level] = weighted_score(own if carried is None else own + carried, counts, k, tables.wide)
     return bounds
 
 

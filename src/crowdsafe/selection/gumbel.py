@@ -43,6 +43,11 @@ def key_bounds(x: np.ndarray | float, g_lo: np.ndarray | float, g_hi: np.ndarray
     return lo, hi
 
 
+def upper_key(x: float, g_hi: float) -> float:
+    """:func:`key_bounds`'s upper end for one key, in Python floats (the same float operations)."""
+    return (x + g_hi) + ENCLOSURE_MARGIN * (1.0 + abs(x) + abs(g_hi))
+
+
 def exact_gumbel_argmax(indices: np.ndarray, scores: np.ndarray, cells: np.ndarray, scale: float,
                         more_bits: MoreBits, denominator: int = SCORE_UNIT, score_error: float = 0.0,
                         exact_score: ExactScore | None = None) -> int:

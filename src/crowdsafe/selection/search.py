@@ -9,6 +9,7 @@ keyed frequency tables (:mod:`.tables`) or, for ``entropy``, from :mod:`.entropy
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -19,7 +20,7 @@ from crowdsafe.data import Dataset
 from crowdsafe.randomness import gumbel_enclosure
 from crowdsafe.selection.bound import children
 from crowdsafe.selection.entropy_score import EntropyScorer
-from crowdsafe.selection.gumbel import MoreBits, exact_gumbel_argmax, key_bounds
+from crowdsafe.selection.gumbel import MoreBits, exact_gumbel_argmax, key_bounds, upper_key
 from crowdsafe.selection.score import Objective
 from crowdsafe.selection.tables import KeyedTables
 
@@ -116,13 +117,15 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
     tables = KeyedTables(sample, searched.columns, objective, k)
     node_strides = searched.strides
     d = tables.d
-    block_max = [g_hi.reshape(-1, int(node_strides[p])).max(axis=1) for p in range(d)]
-    best = [-np.inf]
+    # Python floats from here: the search does scalar arithmetic on them, one key at a time
+    block_max = [g_hi.reshape(-1, int(node_strides[p])).max(axis=1).tolist() for p in range(d)]
+    g_low, g_high = g_lo.tolist(), g_hi.tolist()
+    best = [-math.inf]
     scored: list[tuple[int, int, float]] = []  # (searched index, q_int, upper key)
     levels = [0] * d
 
     def record(index: int, q: int) -> None:
-        lo, hi = key_bounds(scale * (q / denominator), g_lo[index], g_hi[index])
+        lo, hi = key_bounds(scale * (q / denominator), g_low[index], g_high[index])
         scored.append((index, q, hi))
         best[0] = max(best[0], lo)
 
@@ -136,7 +139,7 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
         ranked = []
         for level, bound in enumerate(bounds):
             child = index + level * block
-            _, upper = key_bounds(scale * (int(bound) / denominator), 0.0, block_max[attribute][child // block])
+            upper = upper_key(scale * (int(bound) / denominator), block_max[attribute][child // block])
             ranked.append((upper, level, child))
         for upper, level, child in sorted(ranked, key=lambda c: -c[0]):
             if upper < best[0]:
