@@ -23,7 +23,7 @@ import numpy as np
 from crowdsafe.errors import ParameterError
 from crowdsafe.privacy import compose_homogeneous, plan
 from crowdsafe.privacy.amplification import largest_rate_for_epsilon
-from crowdsafe.privacy.planning import MAX_K, check_sampled_epsilon, smallest_k
+from crowdsafe.privacy.planning import MAX_K, check_sampled_epsilon, least_k
 
 DEFAULT_EPSILON1_SHARE = 0.10
 #: The most releases one publication makes (a larger number is refused before any planning).
@@ -260,7 +260,7 @@ def best_rate(epsilon: float, delta: float, epsilon1: float) -> float:
     near = None  # the last rate's k: the next rate's is close
     for r in np.geomspace(low, top, _RATE_GRID):
         try:
-            near = smallest_k(epsilon, delta, float(r), epsilon1, near=near).k
+            near = least_k(epsilon, delta, float(r), epsilon1, near=near)
         except ParameterError:  # no k up to the planner's limit at this rate
             continue
         k = max(near, 2)
@@ -330,7 +330,7 @@ def planned_epsilon1(epsilon: float, delta: float, beta: float | None, k: int | 
         try:
             if k is None:
                 rate = beta if beta is not None else largest_rate_for_epsilon(epsilon, epsilon1)
-                return max(smallest_k(epsilon, delta, rate, epsilon1, near=near).k, 2)
+                return max(least_k(epsilon, delta, rate, epsilon1, near=near), 2)
             return solve_plan(epsilon, delta, beta, k, epsilon1, largest_rate=True).k
         except ParameterError:
             return solve_plan(epsilon, delta, beta, k, epsilon1).k
