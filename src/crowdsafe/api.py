@@ -21,23 +21,19 @@ from crowdsafe.data import (
     Schema,
     load,
 )
-from crowdsafe.data.generalized import release_dataset
-from crowdsafe.data.identifiers import name_warnings
-from crowdsafe.data.streamed_table import load_or_stream
-from crowdsafe.metrics import UtilityReport, UtilityRequest, measure_utility
-from crowdsafe.models import DEFAULT_THRESHOLD, AssessRequest
-from crowdsafe.models.check_report import CheckReport, check_report, streamed_check_report
-from crowdsafe.privacy.ledger import DEFAULT as DEFAULT_LEDGER
-from crowdsafe.privacy.ledger import LedgerSpec
-from crowdsafe.randomness import Randomness
+from crowdsafe.defaults import DEFAULT_LEDGER, DEFAULT_THRESHOLD
 
 if TYPE_CHECKING:
     from crowdsafe.anonymize import Release
     from crowdsafe.anonymize.publish import Publication, PublishPlan
     from crowdsafe.attacks.intersection import Location
     from crowdsafe.mechanisms.queries import QueryAnswer
+    from crowdsafe.metrics import UtilityReport
+    from crowdsafe.models.check_report import CheckReport
     from crowdsafe.perturb import AlphaBetaPlan, Estimate, Perturbation
     from crowdsafe.perturb.alpha_beta import Duplicates, PerturbRequest
+    from crowdsafe.privacy.ledger import LedgerSpec
+    from crowdsafe.randomness import Randomness
 
 
 def check(
@@ -69,6 +65,11 @@ def check(
     of population uniques. The options measured form one :class:`~crowdsafe.models.AssessRequest`
     (:func:`check_report`).
     """
+    from crowdsafe.data.generalized import release_dataset
+    from crowdsafe.data.streamed_table import load_or_stream
+    from crowdsafe.models import AssessRequest
+    from crowdsafe.models.check_report import check_report, streamed_check_report
+
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     if original is not None:
         source = load(original, schema=schema, missing=missing)
@@ -102,6 +103,9 @@ def check_dataset(
     population_size: int | None = None,
 ) -> CheckReport:
     """:func:`check` for a loaded Dataset."""
+    from crowdsafe.models import AssessRequest
+    from crowdsafe.models.check_report import check_report
+
     request = AssessRequest(target_k=target_k, l=l, ground=ground, threshold=threshold,
                             population_size=population_size)
     return check_report(dataset, request, original=original, population=population)
@@ -147,6 +151,7 @@ def anonymize(
     """
     from crowdsafe.anonymize.release import TABLE_SUFFIXES
     from crowdsafe.classic import AnonymizeRequest, run_anonymization
+    from crowdsafe.data.identifiers import name_warnings
     from crowdsafe.drivers.run_files import guard, publish_outputs
     from crowdsafe.files import check_output_path
 
@@ -189,6 +194,9 @@ def compare(
     release holds it; ``test`` (held-out original rows) defaults to Adult's test file when the
     original is the bundled ``adult``.
     """
+    from crowdsafe.data.generalized import release_dataset
+    from crowdsafe.metrics import UtilityRequest, measure_utility
+
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     source = load(original, schema=schema, missing=missing)
     published = release_dataset(load(release, missing=missing), source)
