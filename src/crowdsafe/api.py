@@ -504,7 +504,7 @@ def publish(
     :class:`~crowdsafe.anonymize.publish.RunOptions` (how the run is carried out and written),
     passed down unchanged to :func:`crowdsafe.drivers.publish.publish`.
     """
-    from crowdsafe.anonymize.plan import PlanRequest, plan_publication
+    from crowdsafe.anonymize.plan import PlanRequest, check_publication
     from crowdsafe.anonymize.publish import RunOptions
     from crowdsafe.drivers.publish import publish as publish_run
     from crowdsafe.drivers.run_files import guard, publish_outputs
@@ -514,7 +514,7 @@ def publish(
                           objective=objective, target=target, columns=None if columns is None else tuple(columns))
     run = RunOptions(name=name, budget=budget, out=out, custodian_report=custodian_report,
                      escape_formulas=escape_formulas, report=report)
-    plan_publication(request)  # bad parameters are refused before anything else
+    check_publication(request)  # bad parameters are refused before anything else (the plan: after the read)
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     chosen = get_engine(engine, master=spark_master)
     tables = chosen.release_paths(out, releases) if out is not None else []
