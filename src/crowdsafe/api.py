@@ -21,23 +21,19 @@ from crowdsafe.data import (
     Schema,
     load,
 )
-from crowdsafe.data.generalized import release_dataset
-from crowdsafe.data.identifiers import name_warnings
-from crowdsafe.data.streamed_table import load_or_stream
-from crowdsafe.metrics import UtilityReport, UtilityRequest, measure_utility
-from crowdsafe.models import DEFAULT_THRESHOLD, AssessRequest
-from crowdsafe.models.check_report import CheckReport, check_report, streamed_check_report
-from crowdsafe.privacy.ledger import DEFAULT as DEFAULT_LEDGER
-from crowdsafe.privacy.ledger import LedgerSpec
-from crowdsafe.randomness import Randomness
+from crowdsafe.defaults import DEFAULT_LEDGER, DEFAULT_THRESHOLD
 
 if TYPE_CHECKING:
     from crowdsafe.anonymize import Release
     from crowdsafe.anonymize.publish import Publication, PublishPlan
     from crowdsafe.attacks.intersection import Location
     from crowdsafe.mechanisms.queries import QueryAnswer
+    from crowdsafe.metrics import UtilityReport
+    from crowdsafe.models.check_report import CheckReport
     from crowdsafe.perturb import AlphaBetaPlan, Estimate, Perturbation
     from crowdsafe.perturb.alpha_beta import Duplicates, PerturbRequest
+    from crowdsafe.privacy.ledger import LedgerSpec
+    from crowdsafe.randomness import Randomness
 
 
 def check(
@@ -69,6 +65,11 @@ def check(
     of population uniques. The options measured form one :class:`~crowdsafe.models.AssessRequest`
     (:func:`check_report`).
     """
+    from crowdsafe.data.generalized import release_dataset
+    from crowdsafe.data.streamed_table import load_or_stream
+    from crowdsafe.models import AssessRequest
+    from crowdsafe.models.check_report import check_report, streamed_check_report
+
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     if original is not None:
         source = load(original, schema=schema, missing=missing)
@@ -102,6 +103,9 @@ def check_dataset(
     population_size: int | None = None,
 ) -> CheckReport:
     """:func:`check` for a loaded Dataset."""
+    from crowdsafe.models import AssessRequest
+    from crowdsafe.models.check_report import check_report
+
     request = AssessRequest(target_k=target_k, l=l, ground=ground, threshold=threshold,
                             population_size=population_size)
     return check_report(dataset, request, original=original, population=population)
@@ -147,6 +151,7 @@ def anonymize(
     """
     from crowdsafe.anonymize.release import TABLE_SUFFIXES
     from crowdsafe.classic import AnonymizeRequest, run_anonymization
+    from crowdsafe.data.identifiers import name_warnings
     from crowdsafe.drivers.run_files import guard, publish_outputs
     from crowdsafe.files import check_output_path
 
@@ -189,6 +194,9 @@ def compare(
     release holds it; ``test`` (held-out original rows) defaults to Adult's test file when the
     original is the bundled ``adult``.
     """
+    from crowdsafe.data.generalized import release_dataset
+    from crowdsafe.metrics import UtilityRequest, measure_utility
+
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     source = load(original, schema=schema, missing=missing)
     published = release_dataset(load(release, missing=missing), source)
@@ -496,7 +504,7 @@ def publish(
     :class:`~crowdsafe.anonymize.publish.RunOptions` (how the run is carried out and written),
     passed down unchanged to :func:`crowdsafe.drivers.publish.publish`.
     """
-    from crowdsafe.anonymize.plan import PlanRequest, plan_publication
+    from crowdsafe.anonymize.plan import PlanRequest, check_publication
     from crowdsafe.anonymize.publish import RunOptions
     from crowdsafe.drivers.publish import publish as publish_run
     from crowdsafe.drivers.run_files import guard, publish_outputs
@@ -506,7 +514,7 @@ def publish(
                           objective=objective, target=target, columns=None if columns is None else tuple(columns))
     run = RunOptions(name=name, budget=budget, out=out, custodian_report=custodian_report,
                      escape_formulas=escape_formulas, report=report)
-    plan_publication(request)  # bad parameters are refused before anything else
+    check_publication(request)  # bad parameters are refused before anything else (the plan: after the read)
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     chosen = get_engine(engine, master=spark_master)
     tables = chosen.release_paths(out, releases) if out is not None else []

@@ -10,12 +10,14 @@ a budget is a line of its history (no charge is ever erased).
 from __future__ import annotations
 
 import os
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from crowdsafe.data import DEFAULT_MISSING, MissingPolicy, Schema, load
+from crowdsafe.defaults import DEFAULT_LEDGER
 from crowdsafe.errors import ParameterError
-from crowdsafe.privacy.ledger import DEFAULT as DEFAULT_LEDGER
-from crowdsafe.privacy.ledger import Budget, LedgerSpec, ledger_for
+
+if TYPE_CHECKING:  # the ledger is imported by the functions that open it (crowdsafe.api imports this module)
+    from crowdsafe.privacy.ledger import Budget, LedgerSpec
 
 __all__ = ["change_budget", "ledger_report", "set_budget"]
 
@@ -32,6 +34,8 @@ def set_budget(
     decimal_comma: bool | None = None,
 ) -> Budget:
     """Register ``data`` in the ledger with its total privacy budget (set once)."""
+    from crowdsafe.privacy.ledger import ledger_for
+
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     dataset = load(data, schema=schema, missing=missing)
     with ledger_for(ledger) as book:
@@ -56,6 +60,8 @@ def change_budget(
     (:meth:`~crowdsafe.privacy.ledger.Ledger.change_budget`: the history keeps every change and
     no charge is erased). ``dataset``: its name or fingerprint in the ledger, or its data (a
     file, read and identified as :func:`set_budget` does)."""
+    from crowdsafe.privacy.ledger import ledger_for
+
     with ledger_for(ledger) as book:
         if book is None:
             raise ParameterError("changing a budget needs a ledger")
@@ -67,6 +73,8 @@ def change_budget(
 
 def ledger_report(ledger: LedgerSpec = DEFAULT_LEDGER, dataset: str | None = None) -> dict[str, Any]:
     """Everything in the ledger (or one dataset's budget and entries, by name or fingerprint)."""
+    from crowdsafe.privacy.ledger import ledger_for
+
     with ledger_for(ledger) as book:
         if book is None:
             raise ParameterError("there is no ledger to show")

@@ -51,7 +51,7 @@ def test_plan_publish_passes_every_keyword(monkeypatch):
 
 def test_publish_builds_each_request_once_from_every_keyword(monkeypatch):
     checked, ran = [], []
-    monkeypatch.setattr(plan_module, "plan_publication", lambda request: checked.append(request))
+    monkeypatch.setattr(plan_module, "check_publication", lambda request: checked.append(request))
     monkeypatch.setattr(driver, "publish", lambda *args, **kwargs: ran.append((args, kwargs)) or "publication")
     plan_fields = {k: v for k, v in PLAN_FIELDS.items() if k != "candidates"}  # the planner counts them
     reading = dict(qi=["age"], sensitive="sex", schema="schema.json", missing="drop", seed=5, ledger=None)

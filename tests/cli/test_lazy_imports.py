@@ -119,3 +119,38 @@ def test_the_lazy_exports_still_work():
             "from crowdsafe.randomness import Randomness as R; assert Randomness is R; "
             "from crowdsafe.api import publish as p; assert publish is p")
     subprocess.run([sys.executable, "-c", code], env=_env(), check=True, timeout=120)
+
+
+def test_publish_does_not_import_pydantic(tmp_path):
+    """Typer is pinned below 0.29, whose option coercion imports Pydantic and builds an adapter
+    per option (issue 34: about 0.06-0.08 s of a publish). A Typer that does so again fails here."""
+    code, modules = probe(tmp_path, "publish", "adult", "--plan-only")
+    assert code == 0
+    assert not [m for m in modules if m == "pydantic" or m.startswith("pydantic.")]
+
+
+def test_the_api_imports_only_what_its_signatures_need():
+    """``import crowdsafe.api`` loads the data layer (every command reads a table) and not the
+    layers of the other commands: the privacy models (check), the utility metrics (compare), the
+    ledger (publish, query) or the random generators (issue 34)."""
+    code = ("import sys, crowdsafe.api; "
+            "loaded = [m for m in ('crowdsafe.models', 'crowdsafe.metrics', 'crowdsafe.privacy.ledger', "
+            "'crowdsafe.randomness', 'randomgen') if m in sys.modules]; "
+            "assert not loaded, loaded; "
+            "from crowdsafe import api, defaults; from crowdsafe.models import DEFAULT_THRESHOLD; "
+            "from crowdsafe.privacy.ledger import DEFAULT; "
+            "assert api.DEFAULT_LEDGER == DEFAULT == defaults.DEFAULT_LEDGER; "
+            "assert api.DEFAULT_THRESHOLD == DEFAULT_THRESHOLD == defaults.DEFAULT_THRESHOLD; "
+            "assert callable(api.set_budget) and callable(api.ledger_report) and callable(api.change_budget)")
+    subprocess.run([sys.executable, "-c", code], env=_env(), check=True, timeout=120)
+
+
+@pytest.mark.slow
+def test_a_classic_anonymization_opens_no_ledger_and_draws_nothing(tmp_path):
+    """``crowdsafe anonymize`` (Mondrian: deterministic, no guarantee, nothing charged) imports
+    neither the ledger nor the random generators, nor Pydantic."""
+    code, modules = probe(tmp_path, "anonymize", "adult", "--algorithm", "mondrian", "--k", "10", "--no-report",
+                          "--out", str(tmp_path / "release.csv"))
+    assert code == 0
+    unwanted = ("crowdsafe.privacy.ledger", "crowdsafe.randomness", "randomgen", "pydantic")
+    assert not [m for m in modules if m in unwanted]

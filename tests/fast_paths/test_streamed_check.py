@@ -14,7 +14,7 @@ from test_streamed_publish import _csv, _rows, at_thresholds, declared_table, sp
 
 import crowdsafe.data.streamed_table as streamed_table
 import crowdsafe.models.check_report as check_report
-from crowdsafe import api, cli
+from crowdsafe import cli
 from crowdsafe.data import Dataset, Schema
 from crowdsafe.models import EquivalenceClasses
 
@@ -31,7 +31,7 @@ def _twins(argv: list[str], path, capsys, monkeypatch) -> dict:
     whole): equal; ``streamed``: whether the streamed check gave a report, at each call (None:
     it handed the rows to the in-memory report); ``read``: whether the streamed read took the file."""
     monkeypatch.setenv("COLUMNS", "200")
-    streamed = spied(monkeypatch, api, "streamed_check_report")
+    streamed = spied(monkeypatch, check_report, "streamed_check_report")  # api.check imports it when called
     reads = spied(monkeypatch, streamed_table, "read_streamed")
     results = at_thresholds(path, monkeypatch, lambda: [_printed([*argv, *fmt], capsys) for fmt in ([], ["--json"])])
     return {"printed": results[0], "streamed": streamed, "read": reads}

@@ -18,6 +18,7 @@ from crowdsafe.privacy import (
     smallest_epsilon,
     smallest_k,
 )
+from crowdsafe.privacy.planning import least_k
 
 
 @settings(max_examples=40, deadline=None)
@@ -45,6 +46,26 @@ def test_smallest_k_does_not_depend_on_the_guess(beta, above, log_delta, guess):
     expected = smallest_k(epsilon, delta, beta)
     near = expected.k + guess if isinstance(guess, int) and guess < 10 else max(1, int(expected.k * guess))
     assert smallest_k(epsilon, delta, beta, near=max(near, 1)) == expected
+
+
+def _outcome(solve):
+    """What ``solve()`` gives, or the message it refuses with."""
+    try:
+        return solve()
+    except ParameterError as exc:
+        return f"refused: {exc}"
+
+
+@settings(max_examples=40, deadline=None)
+@given(beta=st.floats(0.001, 0.99), above=st.floats(-0.01, 3.0), log_delta=st.floats(-20, -0.5),
+       epsilon1=st.sampled_from([0.0, 0.05, 0.3]), near=st.sampled_from([None, 1, 7, 40, 10_000]))
+def test_least_k_is_the_k_of_smallest_k(beta, above, log_delta, epsilon1, near):
+    """least_k (what the planner's rate grid asks for) is smallest_k's search without the last
+    evaluation of d: the same k, and the same refusals (δ ≥ β, ε below the floor, no k)."""
+    epsilon = max(sampling_floor(beta, epsilon1) + above, epsilon1)
+    delta = 10.0**log_delta
+    assert _outcome(lambda: least_k(epsilon, delta, beta, epsilon1, near=near)) == \
+        _outcome(lambda: smallest_k(epsilon, delta, beta, epsilon1, near=near).k)
 
 
 @settings(max_examples=60, deadline=None)

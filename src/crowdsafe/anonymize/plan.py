@@ -23,7 +23,7 @@ import numpy as np
 from crowdsafe.errors import ParameterError
 from crowdsafe.privacy import compose_homogeneous, plan
 from crowdsafe.privacy.amplification import largest_rate_for_epsilon
-from crowdsafe.privacy.planning import MAX_K, check_sampled_epsilon, smallest_k
+from crowdsafe.privacy.planning import MAX_K, check_sampled_epsilon, least_k
 
 DEFAULT_EPSILON1_SHARE = 0.10
 #: The most releases one publication makes (a larger number is refused before any planning).
@@ -151,11 +151,50 @@ def plan_publication(request: PlanRequest) -> PublishPlan:
     Raises ParameterError for anything the theorems do not allow (ε below −ln(1 − β) + ε1,
     β ≤ δ, ...): the checks of ``request`` are all here, before anything is read or charged.
     """
+    return _solved(_checked(request))
+
+
+def check_publication(request: PlanRequest) -> None:
+    """Refuse exactly the requests :func:`plan_publication` refuses, with the same message, and
+    return nothing: the check a command makes before anything is read, when the plan it runs is
+    made later (with the lattice's size, at the planner's ε1).
+
+    The checks of the parameters are :func:`plan_publication`'s own. The solve (about 25 ms at
+    ε = 1, all of it :func:`best_rate`) is skipped only where it provably succeeds: one release,
+    neither β nor k given, the largest admitted rate below 1 − 1e-9 (so the planner's rate range
+    ends at it), and a k at the lowest rate of that range (:func:`least_k`). Then
+    :func:`best_rate` finds a rate, since that rate is the first of its grid; the rate it returns
+    was found feasible for some k ≤ MAX_K (a grid rate, or a β that
+    :func:`~crowdsafe.privacy.planning.largest_beta` verified), lies in (δ, 1 − 1e-9] and above
+    the sampling floor, so the planning module's plan at that rate finds its k, by the
+    invariants its search rests on (d falls as k grows; d is evaluated at every k up to MAX_K);
+    and one release composes to itself. Anywhere else the plan is solved, as before
+    (tests/anonymize/test_plan_check.py compares the two on random parameters)."""
+    checked = _checked(request)
+    if not _solves(checked):
+        _solved(checked)
+
+
+@dataclass(frozen=True, slots=True)
+class _Checked:
+    """A :class:`PlanRequest` whose parameters passed :func:`plan_publication`'s checks, with what
+    the checks fixed: ε1 (0 with a scheme, 10% of ε when not given), the scheme's text, the
+    objective, and the ε1 rule in words."""
+
+    request: PlanRequest
+    epsilon1: float
+    given_epsilon1: float | None
+    scheme_text: str | None
+    objective: Any
+    rule: str
+
+
+def _checked(request: PlanRequest) -> _Checked:
+    """The checks of :func:`plan_publication`, in its order; raises its ParameterErrors."""
     from crowdsafe.selection.score import make_objective
 
     epsilon, delta, k, beta, epsilon1 = request.epsilon, request.delta, request.k, request.beta, request.epsilon1
     scheme, releases, objective, target = request.scheme, request.releases, request.objective, request.target
-    columns, candidates = request.columns, request.candidates
 
     if isinstance(releases, bool) or not isinstance(releases, (int, np.integer)) or releases < 1:
         raise ParameterError(f"the number of releases must be a whole number >= 1, got {releases!r}")
@@ -185,7 +224,6 @@ def plan_publication(request: PlanRequest) -> PublishPlan:
         scheme_text = scheme if isinstance(scheme, str) else ",".join(f"{c}={v}" for c, v in scheme.items())
     elif epsilon1 is None:
         epsilon1 = DEFAULT_EPSILON1_SHARE * float(epsilon)
-        rule = "10% of epsilon (the lattice size was not known to the planner)"
     elif not epsilon1 > 0:
         raise ParameterError(
             f"epsilon1 must be > 0 when the scheme is chosen from the data, got {epsilon1!r}; "
@@ -204,15 +242,40 @@ def plan_publication(request: PlanRequest) -> PublishPlan:
     if beta is None:  # beta = 1 - e^-(epsilon - epsilon1) must stay below 1 (a double)
         check_sampled_epsilon(float(epsilon), float(epsilon1),
                               DEFAULT_EPSILON1_SHARE if scheme is None and given_epsilon1 is None else None)
+    rule = ("none (fixed scheme)" if scheme is not None else "given" if given_epsilon1 is not None
+            else "10% of epsilon (the lattice size was not known to the planner)")  # planned_epsilon1 gives its own
+    return _Checked(request, float(epsilon1), given_epsilon1, scheme_text, chosen_objective, rule)
+
+
+def _solves(checked: _Checked) -> bool:
+    """Whether the plan of ``checked`` provably solves without solving it (:func:`check_publication`)."""
+    request = checked.request
+    if request.beta is not None or request.k is not None or request.releases != 1:
+        return False
+    if request.scheme is None and checked.given_epsilon1 is None and request.candidates is not None:
+        return False  # the planner's ε1 (planned_epsilon1): solved
+    epsilon, delta, epsilon1 = float(request.epsilon), float(request.delta), checked.epsilon1
+    low, top = _rate_range(epsilon, delta, epsilon1)
+    if top != largest_rate_for_epsilon(epsilon, epsilon1):
+        return False
+    try:
+        least_k(epsilon, delta, low, epsilon1)
+    except ParameterError:
+        return False
+    return True
+
+
+def _solved(checked: _Checked) -> PublishPlan:
+    """The plan of a checked request (:func:`plan_publication`)."""
+    request, epsilon1, given_epsilon1 = checked.request, checked.epsilon1, checked.given_epsilon1
+    epsilon, delta, k, beta = request.epsilon, request.delta, request.k, request.beta
+    scheme, releases, candidates, columns = request.scheme, request.releases, request.candidates, request.columns
+    chosen_objective, rule = checked.objective, checked.rule
     if scheme is None and given_epsilon1 is None and candidates is not None:
         solved, rule = planned_epsilon1(float(epsilon), float(delta), beta, k, int(candidates),
                                         chosen_objective.monotone, float(epsilon1))
     else:
         solved = solve_plan(float(epsilon), float(delta), beta, k, float(epsilon1))
-        if scheme is not None:
-            rule = "none (fixed scheme)"
-        elif given_epsilon1 is not None:
-            rule = "given"
     composed = compose_homogeneous(solved.epsilon, solved.delta, int(releases), 0.0)
     return PublishPlan(
         epsilon=solved.epsilon,
@@ -220,7 +283,7 @@ def plan_publication(request: PlanRequest) -> PublishPlan:
         k=solved.k,
         beta=solved.beta,
         epsilon1=solved.epsilon1,
-        scheme=scheme_text,
+        scheme=checked.scheme_text,
         releases=int(releases),
         delta_target=float(delta),
         total_epsilon=composed.epsilon,
@@ -254,13 +317,12 @@ def best_rate(epsilon: float, delta: float, epsilon1: float) -> float:
     sampling error. (At small ε this is the largest admitted rate; at large ε, where that rate is
     near 1 and k explodes, far smaller.) A geometric grid of rates gives each k it meets a rate
     it covers; the three best ks and the chosen one are solved exactly (β(k))."""
-    top = min(largest_rate_for_epsilon(epsilon, epsilon1), 1.0 - 1e-9)
-    low = min(max(2.0 * delta, 1e-4), top / 2)
+    low, top = _rate_range(epsilon, delta, epsilon1)
     seen: dict[int, float] = {}  # k -> the largest grid rate it covers (a lower bound on β(k))
     near = None  # the last rate's k: the next rate's is close
     for r in np.geomspace(low, top, _RATE_GRID):
         try:
-            near = smallest_k(epsilon, delta, float(r), epsilon1, near=near).k
+            near = least_k(epsilon, delta, float(r), epsilon1, near=near)
         except ParameterError:  # no k up to the planner's limit at this rate
             continue
         k = max(near, 2)
@@ -282,6 +344,13 @@ def best_rate(epsilon: float, delta: float, epsilon1: float) -> float:
     chosen = max([k for k, r in seen.items() if r / k >= threshold]
                  + [k for k, r in exact.items() if r / k >= threshold])
     return exact[chosen] if chosen in exact else max(peak(chosen), seen[chosen])
+
+
+def _rate_range(epsilon: float, delta: float, epsilon1: float) -> tuple[float, float]:
+    """The lowest and the highest rate of :func:`best_rate`'s grid: from 2δ (at least 1e-4, at
+    most half the top) to the largest admitted rate 1 − e^−(ε − ε1), at most 1 − 1e-9."""
+    top = min(largest_rate_for_epsilon(epsilon, epsilon1), 1.0 - 1e-9)
+    return min(max(2.0 * delta, 1e-4), top / 2), top
 
 
 def solve_plan(epsilon: float, delta: float, beta: float | None, k: int | None, epsilon1: float,
@@ -330,7 +399,7 @@ def planned_epsilon1(epsilon: float, delta: float, beta: float | None, k: int | 
         try:
             if k is None:
                 rate = beta if beta is not None else largest_rate_for_epsilon(epsilon, epsilon1)
-                return max(smallest_k(epsilon, delta, rate, epsilon1, near=near).k, 2)
+                return max(least_k(epsilon, delta, rate, epsilon1, near=near), 2)
             return solve_plan(epsilon, delta, beta, k, epsilon1, largest_rate=True).k
         except ParameterError:
             return solve_plan(epsilon, delta, beta, k, epsilon1).k

@@ -138,7 +138,7 @@ def register(app: typer.Typer) -> None:
         Example (Spark): crowdsafe publish s3a://bucket/people.parquet --engine spark --spark-master local[4] --out release/people.parquet
         """
         from crowdsafe import api
-        from crowdsafe.anonymize.plan import PlanRequest, plan_publication
+        from crowdsafe.anonymize.plan import PlanRequest, check_publication
         from crowdsafe.cli.options import parse_budget
 
         if no_ledger and (ledger is not None or budget is not None):
@@ -148,7 +148,7 @@ def register(app: typer.Typer) -> None:
                               objective=objective, target=target)
         if plan_only:
             with naming_options(**PLAN_OPTIONS):
-                plan_publication(request)  # refuse bad parameters before reading anything
+                check_publication(request)  # refuse bad parameters before reading anything
             _plan_only(data, request, column_sets, qi, sensitive, schema, engine, spark_master, as_json,
                        decimal_comma)
             return
@@ -157,7 +157,7 @@ def register(app: typer.Typer) -> None:
         if out is None:
             raise ParameterError("give --out PATH (.csv or .parquet) for the release, or --plan-only")
         with naming_options(**PLAN_OPTIONS):  # the plan's refusals name the option the user gave
-            plan_publication(request)
+            check_publication(request)
         publication = api.publish(
             data, epsilon=epsilon, delta=delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
             releases=releases, qi=split_list(qi), sensitive=split_list(sensitive), schema=schema,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
@@ -28,7 +28,9 @@ from crowdsafe.data import Dataset
 from crowdsafe.data.generalized import CellTable
 from crowdsafe.data.schema import AttributeType
 from crowdsafe.errors import ParameterError
-from crowdsafe.randomness import Randomness, as_randomness
+
+if TYPE_CHECKING:  # the generators are imported by make_workload, which draws (not by information_loss's users)
+    from crowdsafe.randomness import Randomness
 
 _ORDERED = (AttributeType.NUMERIC, AttributeType.DATE, AttributeType.ORDINAL)
 _BLOCK = 1 << 22  # entries of a query x tuple block
@@ -78,6 +80,8 @@ def make_workload(
     seed: int | Randomness | None = 0,
 ) -> Workload:
     """Draw a reproducible workload over ``columns`` (default: the quasi-identifiers)."""
+    from crowdsafe.randomness import as_randomness
+
     names = list(columns) if columns is not None else original.quasi_identifiers
     if not names:
         raise ParameterError("a workload needs at least one attribute")

@@ -28,10 +28,9 @@ import polars as pl
 
 from crowdsafe.data import COUNT, Dataset, code_frequencies, encode, encode_series
 from crowdsafe.data.generalized import AttributeDomain
+from crowdsafe.defaults import DEFAULT_THRESHOLD  # risk 1/5: records in classes smaller than 5
 from crowdsafe.errors import ParameterError, SchemaError
 from crowdsafe.models.classes import EquivalenceClasses
-
-DEFAULT_THRESHOLD = 0.2  # risk 1/5: records in classes smaller than 5
 
 
 def _check_threshold(threshold: float) -> float:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crowdsafe.errors import ParameterError, SampleReuseError
 from crowdsafe.privacy.amplification import amplify, sampling_floor
@@ -35,7 +35,9 @@ from crowdsafe.privacy.profiles import (
     SuppressionProfile,
     new_sample_id,
 )
-from crowdsafe.randomness import Randomness
+
+if TYPE_CHECKING:  # NumPy's and randomgen's generators: a classic anonymization certifies without them
+    from crowdsafe.randomness import Randomness
 
 THEOREM_STRONGLY_SAFE = (
     "Li, Qardaji, Su 2012, Theorem 5: strongly-safe k-anonymization after Bernoulli(beta) "
@@ -69,6 +71,8 @@ ASSUME_CHANGE = "neighbouring datasets differ by one changed row"
 def _describe(randomness: Randomness | dict[str, Any] | None) -> dict[str, Any] | None:
     if randomness is None:
         return None
+    from crowdsafe.randomness import Randomness
+
     if isinstance(randomness, Randomness):
         return randomness.describe()
     if isinstance(randomness, dict) and "fit_for_release" in randomness:

@@ -53,6 +53,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Union
 
+from crowdsafe.defaults import DEFAULT_LEDGER
 from crowdsafe.errors import BudgetExceeded, InputError, ParameterError, SampleReuseError
 from crowdsafe.identity import keyed_identity
 from crowdsafe.privacy import ledger_budget
@@ -531,7 +532,7 @@ def _as_request(request: ChargeRequest | None, fields: dict[str, Any]) -> Charge
 
 
 LedgerSpec = Union[Ledger, str, "os.PathLike[str]", None]
-DEFAULT = "default"
+DEFAULT = DEFAULT_LEDGER  # crowdsafe.defaults: the signatures of crowdsafe.api name it without this module
 
 
 @contextlib.contextmanager

@@ -1,7 +1,8 @@
 """Planning a safe k-anonymization release: solve d(k, β, ε − ε1) ≤ δ for one unknown.
 
 - :func:`smallest_k` — given (ε, δ, β): the least k. d falls as k grows (n_m grows, so the
-  maximum is over fewer n), so a doubling-then-bisection search is exact.
+  maximum is over fewer n), so a doubling-then-bisection search is exact (:func:`least_k`: the
+  k alone, for planners that search over many rates).
 - :func:`largest_beta` — given (ε, δ, k): the largest rate, at most 1 − e^−(ε − ε1) (the
   sampling floor read the other way).
 - :func:`smallest_epsilon` — given (k, β, δ): the least ε, at least −ln(1 − β) + ε1.
@@ -149,12 +150,27 @@ def check_sampled_epsilon(epsilon: float, epsilon1: float = 0.0, epsilon1_share:
 
 
 def smallest_k(epsilon: float, delta: float, beta: float, epsilon1: float = 0.0, *, near: int | None = None) -> Plan:
-    """The least k with d(k, β, ε − ε1) ≤ δ (Li, Qardaji, Su 2012, Theorems 5–6).
+    """The least k with d(k, β, ε − ε1) ≤ δ (Li, Qardaji, Su 2012, Theorems 5–6), and the δ it
+    achieves: :func:`least_k`, then d evaluated at that k.
 
     d falls as k grows (a larger k only shrinks the set of n the maximum runs over), so a
     bracket and a bisection find it. ``near``: a guess (the k of a nearby rate, say); the bracket
     then grows outward from it, and a good guess costs a few evaluations of d instead of about
     2·log2(k). The answer does not depend on the guess."""
+    k = least_k(epsilon, delta, beta, epsilon1, near=near)
+    epsilon, beta = check_epsilon(epsilon), check_rate(beta, allow_one=False)
+    epsilon1, delta = _check_common(epsilon1, delta)
+    achieved = dps_delta(k, beta, epsilon, epsilon1)
+    return Plan(
+        "k", k, beta, epsilon, epsilon1, achieved, delta, sampling_floor(beta, epsilon1), False,
+        f"k = {k} is the least k with d(k, beta, epsilon - epsilon1) = {achieved:.3g} <= {delta:g}",
+    )
+
+
+def least_k(epsilon: float, delta: float, beta: float, epsilon1: float = 0.0, *, near: int | None = None) -> int:
+    """The k of :func:`smallest_k` (the same checks, refusals and search), without evaluating d
+    once more at the answer: for a planner that needs k alone (the rate grid of
+    :func:`crowdsafe.anonymize.plan.best_rate` asks for k at 64 rates)."""
     epsilon = check_epsilon(epsilon)
     beta = check_rate(beta, allow_one=False)
     epsilon1, delta = _check_common(epsilon1, delta)
@@ -197,11 +213,7 @@ def smallest_k(epsilon: float, delta: float, beta: float, epsilon1: float = 0.0,
             hi = mid
         else:
             lo = mid
-    achieved = dps_delta(hi, beta, epsilon, epsilon1)
-    return Plan(
-        "k", hi, beta, epsilon, epsilon1, achieved, delta, sampling_floor(beta, epsilon1), False,
-        f"k = {hi} is the least k with d(k, beta, epsilon - epsilon1) = {achieved:.3g} <= {delta:g}",
-    )
+    return hi
 
 
 def largest_beta(epsilon: float, delta: float, k: int, epsilon1: float = 0.0) -> Plan:
@@ -409,6 +421,7 @@ __all__ = [
     "check_sampled_epsilon",
     "largest_beta",
     "largest_sampled_epsilon",
+    "least_k",
     "plan",
     "sampling_rate_below_one",
     "smallest_epsilon",
