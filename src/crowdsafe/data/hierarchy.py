@@ -273,6 +273,14 @@ class Hierarchy:
         return level
 
     @cached_property
+    def derived(self) -> dict[Any, Any]:
+        """Structures that other modules build from this hierarchy alone (its leaves and
+        labels, fixed once it is made), each stored once under a key naming what it is: an
+        attack's leaf domain, say (:func:`crowdsafe.data.generalized.leaf_domain`), built on
+        first use and then shared by every later call instead of being rebuilt."""
+        return {}
+
+    @cached_property
     def _leaf_maps(self) -> tuple[np.ndarray, ...]:
         maps = [np.arange(len(self.labels[0]), dtype=np.uint32)]
         for parent in self.parents:
