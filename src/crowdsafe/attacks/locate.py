@@ -23,6 +23,7 @@ a walk down the trie of the classes' cell prefixes, one column at a time, in arr
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 from typing import cast, overload
@@ -185,8 +186,9 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
 def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive: str | None = None,
                            also: pl.LazyFrame | None = None) -> tuple[list[ClassTable], pl.DataFrame | None]:
     """:func:`class_tables`, and the frame of the query ``also`` (the targets' pass over their
-    rows, :func:`target_codes_plan`), collected with the releases' group-bys in one parallel
-    collection."""
+    rows, :func:`target_codes_plan`), collected in a second thread once the releases' group-bys
+    are: Polars runs it without the GIL while this thread builds the class tables in Python and
+    NumPy (in one parallel collection with the group-bys, it only waited for them)."""
     qi = list(qi)
     for release in releases:
         missing = [c for c in qi + ([sensitive] if sensitive is not None else []) if c not in release.columns]
@@ -206,8 +208,16 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
             held = [pl.col(sensitive).unique().alias("__held")]
         plan = plan.group_by(qi).agg(pl.len().cast(pl.Int64).alias("__rows"), *held)
         plans.append(plan.with_columns(pl.col("__held").list.len().alias("__n_held")) if held else plan)
-    collected = pl.collect_all(plans + ([also] if also is not None else []))
-    also_frame = collected.pop() if also is not None else None
+    collected = pl.collect_all(plans)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        also_frame = pool.submit(also.collect) if also is not None else None
+        tables = _class_tables(releases, qi, sensitive, collected)
+    return tables, also_frame.result() if also_frame is not None else None
+
+
+def _class_tables(releases: Sequence[pl.DataFrame], qi: list[str], sensitive: str | None,
+                  collected: Sequence[pl.DataFrame]) -> list[ClassTable]:
+    """The class tables of :func:`class_tables_and_codes`, from each release's group-by."""
     every_combos: list[pl.DataFrame] = []
     every_rows: list[np.ndarray] = []
     every_held: list[tuple[np.ndarray, np.ndarray, pl.Series]] = []
@@ -242,7 +252,7 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
             combo, cell, cells = every_held[r]
             tables.append(ClassTable(combos, class_of_combo, tuple(qi), distinct_cells, cell_of_class, sizes,
                                      cells, (class_of_combo[combo], cell)))
-    return tables, also_frame
+    return tables
 
 
 def _canonical_ranks(columns: Sequence[pl.Series]) -> list[tuple[np.ndarray, pl.Series]]:
