@@ -1,6 +1,7 @@
 """data/arrays: table twins (while :func:`fits_a_table`) and sort twins give the same result;
 :func:`sort_with_order` sorts few keys by 16-bit radix passes, more by packing key and position
-into one integer while they fit in 63 bits, else argsorts; :func:`sorted_integers` sorts many integers with Polars, the same values as NumPy."""
+into one integer while they fit in 63 bits, else argsorts; :func:`sorted_integers` sorts many
+integers with Polars, the same values as NumPy; :func:`unique_counts` is ``np.unique`` with counts."""
 
 from __future__ import annotations
 
@@ -62,12 +63,17 @@ def test_radix_sort_is_the_stable_argsort(case):
     assert ordered.tolist() == keys[order].tolist()
     assert arrays._unique_by_sort(keys, span).tolist() == np.unique(keys).tolist()
     assert arrays._unique_by_sort(keys.astype(np.uint64), span).dtype == np.uint64
+    expected, counts = np.unique(keys, return_counts=True)
+    for universe in (span, None):
+        got, got_counts = arrays.unique_counts(keys, universe)
+        assert got.tolist() == expected.tolist() and got_counts.tolist() == counts.tolist()
 
 
 @pytest.mark.parametrize("shift", [-1, 0, 1])
 def test_radix_switch(monkeypatch, shift):
     keys = np.array([5, 3, 5, 0, 3, 1], dtype=np.int64)
     monkeypatch.setattr(arrays, "RADIX_BELOW", len(keys) + shift)
+    monkeypatch.setattr(arrays, "RADIX_UNIQUE_BELOW", len(keys) + shift)
     calls = []
     real = arrays._radix_order
     monkeypatch.setattr(arrays, "_radix_order", lambda k, s: calls.append(len(k)) or real(k, s))

@@ -12,12 +12,16 @@ import numpy as np
 TABLE_PER_KEY = 4  # a table of every possible key is used while it has at most this many slots per key
 TABLE_FLOOR = 1 << 16  # ... or at most this many slots in all
 #: From this many integers on, :func:`sorted_integers` sorts with Polars (on every core) rather
-#: than NumPy (one core): about 1.4x faster at 20M values on two cores, the same values.
-PARALLEL_SORT_FROM = 1 << 20
-#: Below this many keys with a known bound, sorts run as 16-bit radix passes (:func:`_radix_order`):
-#: 2-5x faster than NumPy's sort of int64 from ten thousand to a hundred thousand keys here, still
-#: faster at a million.
+#: than NumPy (one core): the same values, about 1.4x faster from twenty thousand integers on
+#: (2.5x at 6M) on two cores here.
+PARALLEL_SORT_FROM = 1 << 15
+#: Below this many keys with a known bound, :func:`sort_with_order` runs 16-bit radix passes
+#: (:func:`_radix_order`): 2-5x faster than the packed sort from ten thousand to a hundred
+#: thousand keys here, still faster at a million.
 RADIX_BELOW = 1 << 20
+#: Below this many integers with a known bound, :func:`sorted_unique` sorts them by radix passes
+#: too; from there on Polars' sort (:func:`sorted_integers`) is as fast or faster.
+RADIX_UNIQUE_BELOW = 1 << 17
 _DIGIT = 0xFFFF
 
 
@@ -57,16 +61,35 @@ def sorted_integers(values: np.ndarray) -> np.ndarray:
 def _unique_by_sort(values: np.ndarray, universe: int | None = None) -> np.ndarray:
     """:func:`sorted_unique` by a sort and a comparison of neighbours (by radix passes when
     the values are fewer than :data:`RADIX_BELOW` integers below a known ``universe``)."""
-    if universe is not None and len(values) < RADIX_BELOW and values.dtype.kind in "iu":
-        ordered = values[_radix_order(values.astype(np.int64, copy=False), universe)]
-    else:
-        ordered = sorted_integers(values)
+    ordered = _sorted(values, universe)
     if len(ordered) < 2:
         return ordered
     keep = np.empty(len(ordered), dtype=bool)
     keep[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
     return ordered[keep]
+
+
+def _sorted(values: np.ndarray, universe: int | None) -> np.ndarray:
+    """``np.sort(values)``: by radix passes for fewer than :data:`RADIX_UNIQUE_BELOW` integers
+    below a known ``universe``, else :func:`sorted_integers`."""
+    if universe is not None and len(values) < RADIX_UNIQUE_BELOW and values.dtype.kind in "iu":
+        return values[_radix_order(values.astype(np.int64, copy=False), universe)]
+    return sorted_integers(values)
+
+
+def unique_counts(values: np.ndarray, universe: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_counts=True)`` for integers, by a sort and the runs of equal
+    values (NumPy 2.4's ``np.unique`` hashes: several times slower on many integers here).
+    ``universe``: when given, the values lie in ``[0, universe)``."""
+    ordered = _sorted(values, universe)
+    if len(ordered) == 0:
+        return ordered, np.zeros(0, dtype=np.int64)
+    new = np.empty(len(ordered), dtype=bool)
+    new[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    return ordered[starts], np.diff(starts, append=len(ordered)).astype(np.int64)
 
 
 def segments(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -120,6 +121,11 @@ def run_publication(
     samples = [engine.sample(prepared, publish_plan.beta, s, levels) for s in streams]
 
     with contextlib.ExitStack() as stack:
+        # a custodian-only fact read from the whole table, not from the samples: computed in a
+        # second thread while the samples are counted and the scheme chosen (Polars reads the
+        # table without the GIL)
+        outside = stack.enter_context(ThreadPoolExecutor(max_workers=1)).submit(outside_hierarchies,
+                                                                                 prepared.domain, columns)
         charge = None
         if ledger is not None and identity is not None:  # identity: set with the ledger
             # independent samples compose whatever they contain: two that came out identical are
@@ -146,7 +152,7 @@ def run_publication(
             choices.append(public_choice(choice, public_scheme))
         samples.clear()  # the samples leave with this frame
         custodian = custodian_facts(prepared.n_rows, publish_plan, facts, options.max_suppression)
-        custodian["outside_hierarchies"] = outside_hierarchies(prepared.domain, columns)
+        custodian["outside_hierarchies"] = outside.result()
         if charge is not None and ledger is not None and identity is not None:  # a charge has both
             custodian["ledger"] = ledger_summary(ledger, charge, prepared.label, identity)
             charge.record(custodian_report=custodian)
