@@ -43,7 +43,7 @@ from crowdsafe.attacks.locate import (
 from crowdsafe.data import Hierarchy
 from crowdsafe.data.arrays import segments, sorted_unique
 from crowdsafe.data.cell_reader import CellCovers
-from crowdsafe.data.generalized import AttributeDomain, CellKind
+from crowdsafe.data.generalized import AttributeDomain, CellKind, leaf_domain
 from crowdsafe.errors import InputError
 
 _GENERALIZED = np.array([CellKind.RANGE, CellKind.SET, CellKind.ANY], dtype=object)
@@ -89,8 +89,20 @@ class PolarsAttackTables:
         self.with_truth = sensitive in targets.columns
         columns = qi + [sensitive] if self.with_truth and sensitive not in qi else qi
         plan, direct = target_codes_plan(targets, columns, hierarchies or {})
+        # a quasi-identifier with a hierarchy has its leaves for domain whatever the targets hold
+        # (encode_targets): with one for each, the classes' cells are read while the targets' codes are
+        early = [leaf_domain(c, hierarchies[c]) for c in qi if hierarchies and c in hierarchies]
+        self.early: tuple[list[AttributeDomain], list[tuple[dict[str, CellCovers], CellCovers | None]]] | None = None
+
+        def read_early(tables: list[ClassTable]) -> None:
+            if len(early) == len(qi):
+                try:
+                    self.early = early, read_tables(tables, qi, early)
+                except Exception:  # a cell refused: refused again where the cells are read, in order
+                    self.early = None
+
         self.tables, physical = class_tables_and_codes([release.frame for release in self.releases], qi, sensitive,
-                                                       plan)
+                                                       plan, read_early)
         self.leaf_codes, self.distinct = target_codes(targets, columns, physical, hierarchies or {}, direct)
         self.domains, self.codes = encode_targets(targets, qi, hierarchies, self.distinct, self.leaf_codes)
         self.tuple_of_target, self.n_tuples = group_ids([self.codes[c] for c in qi],
@@ -118,7 +130,7 @@ class PolarsAttackTables:
 
         readings = [
             _read_release(table, read, method, qi, domains, tuple_codes, self.codes, n_tuples, trie)
-            for table, read, method in zip(tables, read_tables(tables, qi, reader), locations)
+            for table, read, method in zip(tables, self._read_cells(qi, reader), locations)
         ]
         # step 2: intersect the candidate sets across releases
         n_values = len(dictionary)
@@ -212,6 +224,16 @@ class PolarsAttackTables:
             aggregates["perfect_breach_true"] = float(truth_columns["perfect_breach_true"].mean())
             aggregates["true_value_in_candidates"] = float(truth_columns["true_value_in_candidates"].mean())
         return Scores(frame, aggregates, release_stats)
+
+    def _read_cells(self, qi: list[str], reader: list[AttributeDomain]
+                    ) -> list[tuple[dict[str, CellCovers], CellCovers | None]]:
+        """What the classes' quasi-identifier and sensitive cells cover in ``reader`` (the
+        quasi-identifiers' domains, then the sensitive one): the quasi-identifiers' as read while
+        the targets' codes were (:meth:`sensitive_cells`) when those were the same domains."""
+        if self.early is not None and all(d is r for d, r in zip(self.early[0], reader)):
+            sensitive = read_tables(self.tables, [], reader[len(qi):])
+            return [(covers, cover) for (covers, _), (_, cover) in zip(self.early[1], sensitive)]
+        return read_tables(self.tables, qi, reader)
 
     def result(self, targets: pl.DataFrame, releases: pl.DataFrame, summary: dict[str, Any]) -> IntersectionResult:
         return IntersectionResult(targets, releases, summary)

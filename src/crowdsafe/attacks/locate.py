@@ -22,7 +22,7 @@ a walk down the trie of the classes' cell prefixes, one column at a time, in arr
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
@@ -179,16 +179,20 @@ def class_tables(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive:
 
 @overload
 def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive: str | None,
-                           also: pl.LazyFrame) -> tuple[list[ClassTable], pl.DataFrame]: ...
+                           also: pl.LazyFrame, during: Callable[[list[ClassTable]], None] | None = None
+                           ) -> tuple[list[ClassTable], pl.DataFrame]: ...
 @overload
 def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive: str | None = None,
-                           also: None = None) -> tuple[list[ClassTable], None]: ...
+                           also: None = None, during: Callable[[list[ClassTable]], None] | None = None
+                           ) -> tuple[list[ClassTable], None]: ...
 def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive: str | None = None,
-                           also: pl.LazyFrame | None = None) -> tuple[list[ClassTable], pl.DataFrame | None]:
+                           also: pl.LazyFrame | None = None, during: Callable[[list[ClassTable]], None] | None = None
+                           ) -> tuple[list[ClassTable], pl.DataFrame | None]:
     """:func:`class_tables`, and the frame of the query ``also`` (the targets' pass over their
     rows, :func:`target_codes_plan`), collected in a second thread once the releases' group-bys
     are: Polars runs it without the GIL while this thread builds the class tables in Python and
-    NumPy (in one parallel collection with the group-bys, it only waited for them)."""
+    NumPy (in one parallel collection with the group-bys, it only waited for them), then calls
+    ``during`` with them (work that needs the tables but not ``also``)."""
     qi = list(qi)
     for release in releases:
         missing = [c for c in qi + ([sensitive] if sensitive is not None else []) if c not in release.columns]
@@ -212,6 +216,8 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
     with ThreadPoolExecutor(max_workers=1) as pool:
         also_frame = pool.submit(also.collect) if also is not None else None
         tables = _class_tables(releases, qi, sensitive, collected)
+        if during is not None:
+            during(tables)
     return tables, also_frame.result() if also_frame is not None else None
 
 
