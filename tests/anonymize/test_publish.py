@@ -343,8 +343,14 @@ def test_an_empty_sample_publishes_an_empty_table(tmp_path):
     assert 0 in sizes
 
 
+@pytest.mark.parametrize("block", [None, 1, 16, 40])
 @pytest.mark.parametrize("values", [["a", "b,c", 'q"uote', None], ["line\nbreak", "x"], []])
-def test_classes_written_as_csv_are_the_repeated_table_byte_for_byte(tmp_path, values):
+def test_classes_written_as_csv_are_the_repeated_table_byte_for_byte(tmp_path, values, block, monkeypatch):
+    """Also with a large class written in blocks of its lines (``WRITE_BLOCK``)."""
+    from crowdsafe.anonymize import release
+
+    if block is not None:
+        monkeypatch.setattr(release, "WRITE_BLOCK", block)
     classes = pl.DataFrame({"v": values, "n": list(range(len(values)))}, schema={"v": pl.String, "n": pl.Int64})
     sizes = np.arange(1, len(values) + 1) * 3
     write_classes_csv(classes, sizes, tmp_path / "classes.csv")

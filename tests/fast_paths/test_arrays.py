@@ -1,6 +1,7 @@
 """data/arrays: table twins (while :func:`fits_a_table`) and sort twins give the same result;
-:func:`sort_with_order` packs key and position into one integer while they fit in 63 bits, else
-argsorts; :func:`sorted_integers` sorts many integers with Polars, the same values as NumPy."""
+:func:`sort_with_order` sorts few keys by 16-bit radix passes, more by packing key and position
+into one integer while they fit in 63 bits, else argsorts; :func:`sorted_integers` sorts many
+integers with Polars, the same values as NumPy; :func:`unique_counts` is ``np.unique`` with counts."""
 
 from __future__ import annotations
 
@@ -42,6 +43,46 @@ def test_packed_sort_and_argsort_agree(case):
         assert ordered.tolist() == keys[order].tolist()
 
 
+@st.composite
+def wide_keys(draw):
+    bits = draw(st.sampled_from([1, 8, 16, 17, 31, 32, 33, 48, 49, 62, 63]))
+    span = draw(st.integers(1, 2**bits))
+    keys = draw(st.lists(st.integers(0, span - 1) | st.sampled_from([0, span - 1]), max_size=80))
+    return np.array(keys, dtype=np.int64), span
+
+
+@settings(max_examples=300, deadline=None)
+@given(wide_keys())
+def test_radix_sort_is_the_stable_argsort(case):
+    """The radix twin gives NumPy's stable order for keys of every width (1 to 4 passes), and
+    the sorted keys; :func:`sorted_unique` by it gives the distinct keys."""
+    keys, span = case
+    order = np.argsort(keys, kind="stable")
+    ordered, got = arrays._sort_by_radix(keys, span)
+    assert got.tolist() == order.tolist()
+    assert ordered.tolist() == keys[order].tolist()
+    assert arrays._unique_by_sort(keys, span).tolist() == np.unique(keys).tolist()
+    assert arrays._unique_by_sort(keys.astype(np.uint64), span).dtype == np.uint64
+    expected, counts = np.unique(keys, return_counts=True)
+    for universe in (span, None):
+        got, got_counts = arrays.unique_counts(keys, universe)
+        assert got.tolist() == expected.tolist() and got_counts.tolist() == counts.tolist()
+
+
+@pytest.mark.parametrize("shift", [-1, 0, 1])
+def test_radix_switch(monkeypatch, shift):
+    keys = np.array([5, 3, 5, 0, 3, 1], dtype=np.int64)
+    monkeypatch.setattr(arrays, "RADIX_BELOW", len(keys) + shift)
+    monkeypatch.setattr(arrays, "RADIX_UNIQUE_BELOW", len(keys) + shift)
+    calls = []
+    real = arrays._radix_order
+    monkeypatch.setattr(arrays, "_radix_order", lambda k, s: calls.append(len(k)) or real(k, s))
+    ordered, order = arrays.sort_with_order(keys, 6)
+    assert order.tolist() == np.argsort(keys, kind="stable").tolist() and ordered.tolist() == sorted(keys)
+    assert arrays.sorted_unique(keys, 1 << 40).tolist() == [0, 1, 3, 5]
+    assert calls == ([len(keys)] * 2 if shift > 0 else [])
+
+
 @pytest.mark.parametrize("shift", [-1, 0, 1])
 def test_table_switch(monkeypatch, shift):
     rng = np.random.default_rng(2)
@@ -56,7 +97,8 @@ def test_table_switch(monkeypatch, shift):
 
 
 @pytest.mark.parametrize("shift", [-1, 0, 1])
-def test_packing_switch(shift):
+def test_packing_switch(monkeypatch, shift):
+    monkeypatch.setattr(arrays, "RADIX_BELOW", 0)
     n = 5  # positions below 2**3: packed while the span is at most 2**60
     limit = 1 << 60
     keys = np.array([limit - 2, 3, limit - 2, 0, 3], dtype=np.int64)

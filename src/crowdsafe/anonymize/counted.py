@@ -19,6 +19,7 @@ import polars as pl
 from crowdsafe.anonymize.apply import SuppressionFacts
 from crowdsafe.anonymize.cells import cell_table, dense_ids, first_of_each
 from crowdsafe.data import Dataset, Hierarchy, packing
+from crowdsafe.data.arrays import stable_argsort, unique_counts
 from crowdsafe.errors import SchemaError
 
 
@@ -156,8 +157,9 @@ def _count_physical(sample: Dataset, columns: tuple[str, ...]) -> tuple[np.ndarr
         per_column = [c.densified() for c in per_column]
         if not _fits(per_column):
             return None
-    key = packing.pack([c.codes for c in per_column], [c.span for c in per_column])
-    keys, counts = np.unique(key, return_counts=True)
+    spans = [c.span for c in per_column]
+    key = packing.pack([c.codes for c in per_column], spans)
+    keys, counts = unique_counts(key, int(packing.span(spans)))
     cell_codes = np.empty((len(keys), len(columns)), dtype=np.int64)
     for j in range(len(columns) - 1, -1, -1):
         keys, code = np.divmod(keys, per_column[j].span)
@@ -172,8 +174,8 @@ def _count_physical(sample: Dataset, columns: tuple[str, ...]) -> tuple[np.ndarr
 def _lexicographic_order(codes: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
     """The order that sorts distinct rows of ``codes`` (column j in ``[0, sizes[j])``)
     lexicographically, as :func:`~crowdsafe.anonymize.cells.cell_table` sorts its cells."""
-    if packing.fits(sizes):
-        return np.argsort(packing.pack([codes[:, j] for j in range(len(sizes))], sizes))
+    if packing.fits(sizes):  # distinct keys: any sort gives the one order
+        return stable_argsort(packing.pack([codes[:, j] for j in range(len(sizes))], sizes), int(packing.span(sizes)))
     return np.lexsort(codes.T[::-1])
 
 

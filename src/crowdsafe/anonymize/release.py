@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from crowdsafe.metrics import InformationLoss
 
 TABLE_SUFFIXES = (".csv", ".parquet", ".pq")
+#: A class's repeated lines are written in blocks of about this many bytes (:func:`write_classes_csv`).
+WRITE_BLOCK = 1 << 20
 CERTIFICATE_SUFFIX = ".certificate.json"
 
 
@@ -80,7 +82,19 @@ def write_classes_csv(classes: pl.DataFrame, sizes: np.ndarray, path: str | os.P
     with open(path, "wb") as out:
         out.write(lines[0] + b"\n")
         for line, size in zip(lines[1:-1], np.asarray(sizes).tolist()):
-            out.write((line + b"\n") * size)
+            row = line + b"\n"
+            per_block = max(1, WRITE_BLOCK // len(row))
+            if size <= per_block:
+                out.write(row * size)
+                continue
+            # a large class: one block of its lines made once and written again and again (a
+            # class of millions of rows as one bytes object is memory to fault in and fill)
+            block = row * per_block
+            full, rest = divmod(size, per_block)
+            for _ in range(full):
+                out.write(block)
+            if rest:
+                out.write(row * rest)
 
 
 SAMPLE_WITHHELD = (

@@ -131,7 +131,7 @@ def _join_by_partition(pair_target: np.ndarray, wanted: np.ndarray, key: np.ndar
     child_of_key = np.full(n_keys, -1, dtype=np.int64)
     child_of_key[key] = child
     found = child_of_key[wanted]
-    kept = found >= 0
+    kept = np.flatnonzero(found >= 0)  # (indices: cheaper than a boolean mask for two takes)
     return pair_target[kept], found[kept]
 
 
@@ -160,6 +160,6 @@ def _expand(pair_target: np.ndarray, child: np.ndarray, start: np.ndarray, count
             ) -> tuple[np.ndarray, np.ndarray]:
     """Each pair repeated once per child in ``child[start : start + count]``."""
     if count.max(initial=0) <= 1:  # at most one child each: a filter
-        kept = count.astype(bool)
+        kept = np.flatnonzero(count)
         return pair_target[kept], child[start[kept]]
     return np.repeat(pair_target, count), child[segments(start, count)]

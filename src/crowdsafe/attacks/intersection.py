@@ -45,7 +45,7 @@ from typing import Any, Literal, Protocol, cast
 import polars as pl
 
 from crowdsafe.data import Hierarchy
-from crowdsafe.data.generalized import AttributeDomain, CellKind, parse_cell
+from crowdsafe.data.generalized import AttributeDomain, CellKind, leaf_domain, parse_cell
 from crowdsafe.errors import ParameterError
 
 Location = Literal["auto", "exact", "nearest"]
@@ -236,12 +236,12 @@ def sensitive_domain(cells: Sequence[pl.Series], targets: pl.DataFrame, sensitiv
     """The sensitive values the candidate sets are made of: the hierarchy's leaves when there is
     one, else every plain value published (alone or in a set) or held by a target.
     ``cells``: each release's distinct sensitive cells, as text."""
+    if hierarchy is not None:
+        return leaf_domain(sensitive, hierarchy)
     columns = list(cells)
     if sensitive in targets.columns:
         columns.append(as_text(targets.get_column(sensitive).unique()))
     distinct = pl.concat([c.alias(sensitive) for c in columns]).unique()
-    if hierarchy is not None:
-        return AttributeDomain.from_values(distinct, hierarchy)
     plain: set[str | None] = set()
     for text in distinct.to_list():
         cell = parse_cell(text)

@@ -43,7 +43,7 @@ from crowdsafe.attacks.locate import (
 from crowdsafe.data import Hierarchy
 from crowdsafe.data.arrays import segments, sorted_unique
 from crowdsafe.data.cell_reader import CellCovers
-from crowdsafe.data.generalized import AttributeDomain, CellKind
+from crowdsafe.data.generalized import AttributeDomain, CellKind, leaf_domain
 from crowdsafe.errors import InputError
 
 _GENERALIZED = np.array([CellKind.RANGE, CellKind.SET, CellKind.ANY], dtype=object)
@@ -89,8 +89,20 @@ class PolarsAttackTables:
         self.with_truth = sensitive in targets.columns
         columns = qi + [sensitive] if self.with_truth and sensitive not in qi else qi
         plan, direct = target_codes_plan(targets, columns, hierarchies or {})
+        # a quasi-identifier with a hierarchy has its leaves for domain whatever the targets hold
+        # (encode_targets): with one for each, the classes' cells are read while the targets' codes are
+        early = [leaf_domain(c, hierarchies[c]) for c in qi if hierarchies and c in hierarchies]
+        self.early: tuple[list[AttributeDomain], list[tuple[dict[str, CellCovers], CellCovers | None]]] | None = None
+
+        def read_early(tables: list[ClassTable]) -> None:
+            if len(early) == len(qi):
+                try:
+                    self.early = early, read_tables(tables, qi, early)
+                except Exception:  # a cell refused: refused again where the cells are read, in order
+                    self.early = None
+
         self.tables, physical = class_tables_and_codes([release.frame for release in self.releases], qi, sensitive,
-                                                       plan)
+                                                       plan, read_early)
         self.leaf_codes, self.distinct = target_codes(targets, columns, physical, hierarchies or {}, direct)
         self.domains, self.codes = encode_targets(targets, qi, hierarchies, self.distinct, self.leaf_codes)
         self.tuple_of_target, self.n_tuples = group_ids([self.codes[c] for c in qi],
@@ -118,7 +130,7 @@ class PolarsAttackTables:
 
         readings = [
             _read_release(table, read, method, qi, domains, tuple_codes, self.codes, n_tuples, trie)
-            for table, read, method in zip(tables, read_tables(tables, qi, reader), locations)
+            for table, read, method in zip(tables, self._read_cells(qi, reader), locations)
         ]
         # step 2: intersect the candidate sets across releases
         n_values = len(dictionary)
@@ -132,18 +144,21 @@ class PolarsAttackTables:
             posterior = np.bincount(candidate_tuple, minlength=n_tuples).astype(np.int64)
             only = np.full(n_tuples, -1, dtype=np.int64)
             only[candidate_tuple] = candidate_value  # read only where the candidate set has one value
-        # per release, each target's prior anonymity and located partition size
-        prior_of = [r.prior[tuple_of_target] for r in readings]
-        partition_of = [r.partition[tuple_of_target] for r in readings]
+        # the targets' means over the tuples, each weighted by its targets: exact integer sums
+        # over the count, the values means over the targets' rows gave
+        weight = np.bincount(tuple_of_target, minlength=n_tuples)
+        n_targets = targets.height
         release_stats: list[dict[str, Any]] = []
-        for j, (release, reading) in enumerate(zip(self.releases, readings)):
+        for release, reading in zip(self.releases, readings):
             located = reading.matches > 0
+            on_located = int(weight[located].sum())
             row: dict[str, Any] = {
                 "rows": release.frame.height, "classes": reading.table.n_classes, "location": reading.method,
-                "located": float(located[tuple_of_target].mean()),
-                "ambiguous": float((reading.matches[tuple_of_target] > 1).mean()),
-                "average_partition_size": float(np.nanmean(partition_of[j])) if located.any() else None,
-                "average_prior_anonymity": float(prior_of[j].mean()),
+                "located": on_located / n_targets,
+                "ambiguous": int(weight[reading.matches > 1].sum()) / n_targets,
+                "average_partition_size": (int((weight[located] * reading.partition[located]).sum()) / on_located
+                                           if on_located else None),
+                "average_prior_anonymity": _weighted_mean(weight, reading.prior, n_targets),
                 "correct_location": None,
             }
             if truth_id is not None and truth_id in release.frame.columns and truth_id in targets.columns:
@@ -160,26 +175,26 @@ class PolarsAttackTables:
         confidence = np.where(contradiction, 0.0, 1.0 / np.maximum(posterior, 1))
         perfect = (posterior == 1) & ~contradiction
 
-        # one frame, every column built in NumPy first
-        on_target = perfect[tuple_of_target]
-        breached = np.flatnonzero(on_target)  # few: the others infer nothing
-        inferred = pl.Series("inferred_value", [None], dtype=pl.String).new_from_index(0, targets.height).scatter(
-            breached, dictionary[only[tuple_of_target[breached]]])
-        per_target: dict[str, Any] = {
-            "target": np.arange(targets.height, dtype=np.int64),
-            "tuple": tuple_of_target,
-            "prior_anonymity": best_prior[tuple_of_target],
-            "posterior_anonymity": posterior[tuple_of_target],
-            "drop": drop[tuple_of_target],
-            "vulnerable": drop[tuple_of_target] > 0,
-            "confidence": confidence[tuple_of_target],
-            "perfect_breach": on_target,
-            "contradiction": contradiction[tuple_of_target],
+        # one frame per tuple, its rows then gathered per target by Polars
+        breached = np.flatnonzero(perfect)  # few: the others infer nothing
+        inferred = pl.Series("inferred_value", [None], dtype=pl.String).new_from_index(0, n_tuples).scatter(
+            breached, dictionary[only[breached]])
+        per_tuple: dict[str, Any] = {
+            "prior_anonymity": best_prior,
+            "posterior_anonymity": posterior,
+            "drop": drop,
+            "vulnerable": drop > 0,
+            "confidence": confidence,
+            "perfect_breach": perfect,
+            "contradiction": contradiction,
         }
-        for j, release in enumerate(self.releases):
-            per_target[f"prior_{release.name}"] = prior_of[j]
-            per_target[f"partition_{release.name}"] = partition_of[j]
-        per_target["inferred_value"] = inferred.alias("inferred_value")
+        for release, reading in zip(self.releases, readings):
+            per_tuple[f"prior_{release.name}"] = reading.prior
+            per_tuple[f"partition_{release.name}"] = reading.partition
+        per_tuple["inferred_value"] = inferred
+        frame = pl.DataFrame(per_tuple)[tuple_of_target]
+        first = pl.DataFrame({"target": np.arange(n_targets, dtype=np.int64), "tuple": tuple_of_target})
+        truth_columns: dict[str, np.ndarray] = {}
         if self.with_truth:  # the truth scores the breaches; the attack never reads it
             # a leaf code is the value's index in the dictionary: the hierarchy's leaves
             truth = (self.leaf_codes[sensitive] if sensitive in self.leaf_codes
@@ -189,25 +204,36 @@ class PolarsAttackTables:
             else:
                 held = _in_sorted(tuple_of_target * np.int64(n_values) + np.maximum(truth, 0), candidate,
                                   n_tuples * n_values)
-            per_target["true_value_in_candidates"] = (truth >= 0) & held
-            per_target["perfect_breach_true"] = np.where(on_target, only[tuple_of_target], -2) == truth
-        frame = pl.DataFrame(per_target)
+            truth_columns["true_value_in_candidates"] = (truth >= 0) & held
+            truth_columns["perfect_breach_true"] = np.where(perfect[tuple_of_target], only[tuple_of_target],
+                                                            -2) == truth
+        frame = pl.concat([first, frame] + ([pl.DataFrame(truth_columns)] if truth_columns else []),
+                          how="horizontal")
 
-        # means of integer columns: an exact integer sum over the count, what Polars' mean gave
         aggregates: dict[str, Any] = {
-            "targets": targets.height,
-            "average_prior_anonymity": _integer_mean(per_target["prior_anonymity"]),
-            "average_posterior_anonymity": _integer_mean(per_target["posterior_anonymity"]),
-            "average_drop": _integer_mean(per_target["drop"]),
-            "vulnerable": _integer_mean(per_target["vulnerable"]),
-            "perfect_breach": _integer_mean(on_target),
-            "partial_breach": [_integer_mean(per_target["confidence"] >= c - 1e-12) for c in levels],
-            "contradictions": int(per_target["contradiction"].sum()),
+            "targets": n_targets,
+            "average_prior_anonymity": _weighted_mean(weight, best_prior, n_targets),
+            "average_posterior_anonymity": _weighted_mean(weight, posterior, n_targets),
+            "average_drop": _weighted_mean(weight, drop, n_targets),
+            "vulnerable": _weighted_mean(weight, drop > 0, n_targets),
+            "perfect_breach": _weighted_mean(weight, perfect, n_targets),
+            "partial_breach": [_weighted_mean(weight, confidence >= c - 1e-12, n_targets) for c in levels],
+            "contradictions": int(weight[contradiction].sum()),
         }
         if self.with_truth:
-            aggregates["perfect_breach_true"] = float(per_target["perfect_breach_true"].mean())
-            aggregates["true_value_in_candidates"] = float(per_target["true_value_in_candidates"].mean())
+            aggregates["perfect_breach_true"] = float(truth_columns["perfect_breach_true"].mean())
+            aggregates["true_value_in_candidates"] = float(truth_columns["true_value_in_candidates"].mean())
         return Scores(frame, aggregates, release_stats)
+
+    def _read_cells(self, qi: list[str], reader: list[AttributeDomain]
+                    ) -> list[tuple[dict[str, CellCovers], CellCovers | None]]:
+        """What the classes' quasi-identifier and sensitive cells cover in ``reader`` (the
+        quasi-identifiers' domains, then the sensitive one): the quasi-identifiers' as read while
+        the targets' codes were (:meth:`sensitive_cells`) when those were the same domains."""
+        if self.early is not None and all(d is r for d, r in zip(self.early[0], reader)):
+            sensitive = read_tables(self.tables, [], reader[len(qi):])
+            return [(covers, cover) for (covers, _), (_, cover) in zip(self.early[1], sensitive)]
+        return read_tables(self.tables, qi, reader)
 
     def result(self, targets: pl.DataFrame, releases: pl.DataFrame, summary: dict[str, Any]) -> IntersectionResult:
         return IntersectionResult(targets, releases, summary)
@@ -218,10 +244,12 @@ def _mean(series: pl.Series) -> float:
     return float(cast(float, series.mean()))
 
 
-def _integer_mean(values: np.ndarray) -> float:
-    """The mean of integer (or boolean) ``values`` as the exact sum over the count: the value a
-    float mean gives while the sum stays below 2**53, whatever its order of summation."""
-    return int(values.sum(dtype=np.int64)) / len(values)
+def _weighted_mean(weight: np.ndarray, values: np.ndarray, n: int) -> float:
+    """The mean over ``n`` targets of integer (or boolean, or integral float) per-tuple
+    ``values``, tuple t standing for ``weight[t]`` targets: the exact integer sum over the
+    count, the value a float mean over the targets' rows gives while the sum stays below 2**53,
+    whatever its order of summation."""
+    return int((weight * values).sum(dtype=np.int64)) / n
 
 
 def _value_codes(codes: np.ndarray, distinct: pl.Series, dictionary: pl.Series) -> np.ndarray:

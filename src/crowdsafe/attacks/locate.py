@@ -22,7 +22,8 @@ a walk down the trie of the classes' cell prefixes, one column at a time, in arr
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 from typing import cast, overload
@@ -42,7 +43,7 @@ from crowdsafe.data.cell_reader import (
     categorical_ids,
     cell_text,
 )
-from crowdsafe.data.generalized import AttributeDomain, is_generalized
+from crowdsafe.data.generalized import AttributeDomain, is_generalized, leaf_domain
 from crowdsafe.errors import InputError
 
 PYTHON_SORTED = 5_000  # distinct canonical cells ranked in Python up to this many, else by Polars
@@ -178,15 +179,20 @@ def class_tables(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive:
 
 @overload
 def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive: str | None,
-                           also: pl.LazyFrame) -> tuple[list[ClassTable], pl.DataFrame]: ...
+                           also: pl.LazyFrame, during: Callable[[list[ClassTable]], None] | None = None
+                           ) -> tuple[list[ClassTable], pl.DataFrame]: ...
 @overload
 def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive: str | None = None,
-                           also: None = None) -> tuple[list[ClassTable], None]: ...
+                           also: None = None, during: Callable[[list[ClassTable]], None] | None = None
+                           ) -> tuple[list[ClassTable], None]: ...
 def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive: str | None = None,
-                           also: pl.LazyFrame | None = None) -> tuple[list[ClassTable], pl.DataFrame | None]:
+                           also: pl.LazyFrame | None = None, during: Callable[[list[ClassTable]], None] | None = None
+                           ) -> tuple[list[ClassTable], pl.DataFrame | None]:
     """:func:`class_tables`, and the frame of the query ``also`` (the targets' pass over their
-    rows, :func:`target_codes_plan`), collected with the releases' group-bys in one parallel
-    collection."""
+    rows, :func:`target_codes_plan`), collected in a second thread once the releases' group-bys
+    are: Polars runs it without the GIL while this thread builds the class tables in Python and
+    NumPy (in one parallel collection with the group-bys, it only waited for them), then calls
+    ``during`` with them (work that needs the tables but not ``also``)."""
     qi = list(qi)
     for release in releases:
         missing = [c for c in qi + ([sensitive] if sensitive is not None else []) if c not in release.columns]
@@ -206,8 +212,18 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
             held = [pl.col(sensitive).unique().alias("__held")]
         plan = plan.group_by(qi).agg(pl.len().cast(pl.Int64).alias("__rows"), *held)
         plans.append(plan.with_columns(pl.col("__held").list.len().alias("__n_held")) if held else plan)
-    collected = pl.collect_all(plans + ([also] if also is not None else []))
-    also_frame = collected.pop() if also is not None else None
+    collected = pl.collect_all(plans)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        also_frame = pool.submit(also.collect) if also is not None else None
+        tables = _class_tables(releases, qi, sensitive, collected)
+        if during is not None:
+            during(tables)
+    return tables, also_frame.result() if also_frame is not None else None
+
+
+def _class_tables(releases: Sequence[pl.DataFrame], qi: list[str], sensitive: str | None,
+                  collected: Sequence[pl.DataFrame]) -> list[ClassTable]:
+    """The class tables of :func:`class_tables_and_codes`, from each release's group-by."""
     every_combos: list[pl.DataFrame] = []
     every_rows: list[np.ndarray] = []
     every_held: list[tuple[np.ndarray, np.ndarray, pl.Series]] = []
@@ -242,7 +258,7 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
             combo, cell, cells = every_held[r]
             tables.append(ClassTable(combos, class_of_combo, tuple(qi), distinct_cells, cell_of_class, sizes,
                                      cells, (class_of_combo[combo], cell)))
-    return tables, also_frame
+    return tables
 
 
 def _canonical_ranks(columns: Sequence[pl.Series]) -> list[tuple[np.ndarray, pl.Series]]:
@@ -299,35 +315,42 @@ def _text_ranks_by_polars(texts: pl.Series) -> tuple[np.ndarray, int]:
     n_ranks = int(cast("int | None", dense.max()) or 0) + 1
     return dense.fill_null(n_ranks).to_numpy() - 1, n_ranks
 
-def _leaf_texts(hierarchy: Hierarchy | None, dtype: pl.DataType) -> pl.Series | None:
-    """The hierarchy's leaves as text, when a targets' column of ``dtype`` can be coded by
-    matching them directly (a value's code is the leaf it equals) exactly as the text look-up
-    of :func:`encode_targets` pairs them: the same dtype on both sides, not floats, no missing
-    leaf, distinct leaf texts. None otherwise."""
+def _leaf_enum(hierarchy: Hierarchy | None, dtype: pl.DataType) -> pl.Enum | None:
+    """An Enum of the hierarchy's leaves as text, when a targets' column of ``dtype`` can be
+    coded by matching them directly (a value's code is the leaf it equals) exactly as the text
+    look-up of :func:`encode_targets` pairs them: the same dtype on both sides, not floats, no
+    missing leaf, distinct leaf texts. None otherwise. Made once per hierarchy and dtype
+    (:attr:`Hierarchy.derived <crowdsafe.data.hierarchy.Hierarchy.derived>`)."""
     if hierarchy is None:
         return None
-    leaves = hierarchy.leaves
+    key = ("attack_leaf_enum", dtype)
+    if key not in hierarchy.derived:
+        hierarchy.derived[key] = _leaf_enum_of(hierarchy.leaves, dtype)
+    return hierarchy.derived[key]
+
+
+def _leaf_enum_of(leaves: pl.Series, dtype: pl.DataType) -> pl.Enum | None:
     if leaves.dtype != dtype or dtype.is_float() or leaves.null_count():
         return None
     texts = leaves.cast(pl.String)
-    return texts if texts.n_unique() == len(texts) else None
+    return pl.Enum(texts) if texts.n_unique() == len(texts) else None
 
 
 def target_codes_plan(targets: pl.DataFrame, columns: Sequence[str], hierarchies: Mapping[str, Hierarchy]
                       ) -> tuple[pl.LazyFrame, list[str]]:
     """The targets' one pass over their rows: every text column with a hierarchy cast straight
-    to its leaf codes where :func:`_leaf_texts` allows (an Enum of the leaves; a value outside
+    to its leaf codes where :func:`_leaf_enum` allows (an Enum of the leaves; a value outside
     them becomes null), every other text column to categorical ids (:func:`distinct_codes`);
     integer columns are left to :func:`target_codes`. Also the columns coded against leaves."""
     exprs, direct = [], []
     schema = targets.schema
     for c in columns:
         dtype = schema[c]
-        leaves = _leaf_texts(hierarchies.get(c), dtype)
+        leaves = _leaf_enum(hierarchies.get(c), dtype)
         if leaves is not None:
             direct.append(c)
             if not dtype.is_integer():
-                exprs.append(pl.col(c).cast(pl.String).cast(pl.Enum(leaves), strict=False).to_physical()
+                exprs.append(pl.col(c).cast(pl.String).cast(leaves, strict=False).to_physical()
                              .alias(f"__leaf_{c}"))
         elif _is_text(dtype):
             exprs.append(_physical(schema, c))
@@ -443,8 +466,7 @@ def encode_targets(targets: pl.DataFrame, qi: Sequence[str], hierarchies: Mappin
     hierarchy). ``distinct``, ``leaf_codes``: what :func:`target_codes` gave, when known."""
     hierarchies = hierarchies or {}
     leaf_codes = {c: leaf_codes[c] for c in qi if c in leaf_codes} if leaf_codes is not None else {}
-    domains: dict[str, AttributeDomain] = {c: AttributeDomain(c, hierarchies[c].leaves, hierarchies[c])
-                                           for c in leaf_codes}
+    domains: dict[str, AttributeDomain] = {c: leaf_domain(c, hierarchies[c]) for c in leaf_codes}
     rest = [c for c in qi if c not in leaf_codes]
     distinct = {c: distinct[c] for c in rest} if distinct is not None else distinct_codes(targets, rest)
     # every column's distinct values looked up in its domain by one join (as text: the same

@@ -26,6 +26,7 @@ code: it reads releases, never the private table, and carries no guarantee of it
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Sequence
 from typing import cast
 
@@ -40,6 +41,11 @@ PLAIN_CELLS = 5_000  # cells read in Python up to this many (all plain), else by
 _RANGE = re.compile(r"([\[(])(-?[0-9]+(?:\.[0-9]+)?), (-?[0-9]+(?:\.[0-9]+)?)([\])])")
 _NUMBER_START = frozenset("+-.0123456789")
 _SYNTAX = frozenset("[](){}<>*")  # what a range, a bound, a set or '*' is written with
+_Read = tuple[CellKind, "np.ndarray | tuple[float, float, bool, bool]"]
+_UNKNOWN = object()
+_NOTHING = np.zeros(0, dtype=np.int64)
+_SORTED_NUMBERS: weakref.WeakKeyDictionary[AttributeDomain, tuple[np.ndarray, np.ndarray]] = weakref.WeakKeyDictionary()
+_KNOWN_TEXTS: weakref.WeakKeyDictionary[AttributeDomain, dict[str, _Read | None]] = weakref.WeakKeyDictionary()
 
 
 def fits_plain(cells: Sequence[pl.Series]) -> bool:
@@ -58,7 +64,7 @@ def read_plain(cells: Sequence[pl.Series], domain_of: Sequence[int], domains: Se
     binary search in each domain's sorted numbers, and every cell's codes sorted, in NumPy."""
     if not fits_plain(cells):
         return None
-    seen: dict[tuple[int, str], int] = {}  # distinct (domain, text) -> its index
+    seen: dict[int, dict[str, int]] = {}  # per domain, each distinct text -> its index
     kinds: list[CellKind] = []
     owner: list[int] = []  # (distinct, code) pairs of values, labels and '*'
     codes: list[np.ndarray] = []
@@ -68,13 +74,15 @@ def read_plain(cells: Sequence[pl.Series], domain_of: Sequence[int], domains: Se
         texts = cell_text(column)
         every_text.append(texts)
         domain = domains[j]
+        known = _known_texts(domain)
+        seen_here = seen.setdefault(j, {})
         for text in texts.to_list():
             if text is None:
                 return None
-            at = seen.get((j, text))
+            at = seen_here.get(text)
             if at is None:
-                at = seen[(j, text)] = len(kinds)
-                found = _read_one(text, domain)
+                at = seen_here[text] = len(kinds)
+                found = _read_one(text, domain, known)
                 if found is None:
                     return None
                 kind, covered = found
@@ -119,42 +127,59 @@ def read_plain(cells: Sequence[pl.Series], domain_of: Sequence[int], domains: Se
 
 
 def _sorted_numbers(domain: AttributeDomain) -> tuple[np.ndarray, np.ndarray]:
-    """The domain's numbers (the missing value left out), sorted, and their codes."""
-    numbers = cast(np.ndarray, domain.numbers)
-    valid = np.flatnonzero(~np.isnan(numbers))
-    order = np.argsort(numbers[valid], kind="stable")
-    return numbers[valid][order], valid[order].astype(np.int64)
+    """The domain's numbers (the missing value left out), sorted, and their codes (made once
+    per domain object)."""
+    made = _SORTED_NUMBERS.get(domain)
+    if made is None:
+        numbers = cast(np.ndarray, domain.numbers)
+        valid = np.flatnonzero(~np.isnan(numbers))
+        order = np.argsort(numbers[valid], kind="stable")
+        made = _SORTED_NUMBERS[domain] = numbers[valid][order], valid[order].astype(np.int64)
+    return made
 
 
-def _read_one(text: str, domain: AttributeDomain
-              ) -> tuple[CellKind, np.ndarray | tuple[float, float, bool, bool]] | None:
+def _read_one(text: str, domain: AttributeDomain, known: dict[str, _Read | None]) -> _Read | None:
     """One plain cell's kind and covered codes (sorted int64), a range's bounds and closed
-    ends, or None when it is not plain."""
+    ends, or None when it is not plain. ``known``: :func:`_known_texts` of the domain."""
     if not (text.isascii() and text.isprintable()):
         return None
     stripped = text.strip()
-    if stripped == ANY:
-        if ANY in domain._code_of_text:  # ('*' a value: the two readers' orders differ)
-            return None
-        return CellKind.ANY, np.arange(domain.size, dtype=np.int64)
-    code = domain._code_of_text.get(stripped)
-    if code is not None:
-        return CellKind.VALUE, np.array([code], dtype=np.int64)
+    hit = known.get(stripped, _UNKNOWN)
+    if hit is not _UNKNOWN:  # '*', a value or a label
+        return cast("_Read | None", hit)
     if domain.numbers is not None and stripped[:1] not in ("[", "(") and _reads_as_number(stripped):
         return None
-    node = domain._node_of_text.get(stripped)
-    if node is not None:
-        order, starts = domain._node_leaves[node[0]]
-        return CellKind.NODE, np.sort(order[starts[node[1]]: starts[node[1] + 1]]).astype(np.int64)
     matched = _RANGE.fullmatch(stripped)
     if matched is None:
         if _SYNTAX.isdisjoint(stripped) and not _reads_as_number(stripped):
-            return CellKind.VALUE, np.zeros(0, dtype=np.int64)  # names nothing in the domain
+            return CellKind.VALUE, _NOTHING  # names nothing in the domain
         return None
     if domain.numbers is None:
         return None
     opening, low, high, closing = matched.groups()
     return CellKind.RANGE, (float(low), float(high), opening == "[", closing == "]")
+
+
+def _known_texts(domain: AttributeDomain) -> dict[str, _Read | None]:
+    """What every text naming something in ``domain`` reads as, in the order the cells are
+    resolved: ``*`` (None, not plain, when ``*`` is itself a value), a value, then a label
+    (None in a numeric domain when the label reads as a number: the reference reads it as
+    one). Built once per domain object (a hierarchy's leaf domain is itself made once)."""
+    known = _KNOWN_TEXTS.get(domain)
+    if known is not None:
+        return known
+    known = {}
+    for label, (level, node) in domain._node_of_text.items():  # lowest priority first: overwritten below
+        if domain.numbers is not None and label[:1] not in ("[", "(") and _reads_as_number(label):
+            known[label] = None
+        else:
+            order, starts = domain._node_leaves[level]
+            known[label] = CellKind.NODE, np.sort(order[starts[node]: starts[node + 1]]).astype(np.int64)
+    for value, code in domain._code_of_text.items():
+        known[value] = CellKind.VALUE, np.array([code], dtype=np.int64)
+    known[ANY] = None if ANY in domain._code_of_text else (CellKind.ANY, np.arange(domain.size, dtype=np.int64))
+    _KNOWN_TEXTS[domain] = known
+    return known
 
 
 def _reads_as_number(text: str) -> bool:

@@ -223,7 +223,8 @@ class AttributeDomain:
     def from_values(cls, values: pl.Series, hierarchy: Hierarchy | None = None) -> AttributeDomain:
         """The domain of a column: its distinct values (sorted, missing last) or the hierarchy's leaves."""
         if hierarchy is not None:
-            return cls(values.name, hierarchy.leaves, hierarchy)
+            return leaf_domain(values.name, hierarchy) if cls is AttributeDomain else cls(values.name,
+                                                                                           hierarchy.leaves, hierarchy)
         distinct = values.unique().sort(nulls_last=True)
         return cls(values.name, distinct, None)
 
@@ -370,6 +371,17 @@ class AttributeDomain:
         keys: dict[bytes, int] = {}
         canonical = np.array([keys.setdefault(p.tobytes(), len(keys)) for p in pieces], dtype=np.int64)
         return Cover(self, texts, tuple(kinds), indptr, indices, low, high, level, canonical)
+
+
+def leaf_domain(name: str, hierarchy: Hierarchy) -> AttributeDomain:
+    """``AttributeDomain(name, hierarchy.leaves, hierarchy)``, made once per hierarchy and name
+    (:attr:`Hierarchy.derived <crowdsafe.data.hierarchy.Hierarchy.derived>`): its dictionaries
+    of value and label texts and its node leaves are then built once, not at every attack."""
+    key = ("leaf_domain", name)
+    domain = hierarchy.derived.get(key)
+    if domain is None:
+        domain = hierarchy.derived[key] = AttributeDomain(name, hierarchy.leaves, hierarchy)
+    return domain
 
 
 def canonical_cells(cells: pl.Series) -> pl.Series:

@@ -44,6 +44,9 @@ from crowdsafe.files import atomic_path, read_input_bytes
 
 MISSING_LABEL = "?"  # how a missing-value leaf is shown
 ROOT_LABEL = "*"  # the suppressed value, the usual root
+#: :meth:`Hierarchy.leaf_codes` looks up to this many values in a Python dictionary of the leaves
+#: (cheaper than a Polars join for a column's distinct values), more by the join.
+LOOKUP_IN_PYTHON = 4096
 
 
 def _label(value: Any) -> str:
@@ -273,6 +276,14 @@ class Hierarchy:
         return level
 
     @cached_property
+    def derived(self) -> dict[Any, Any]:
+        """Structures that other modules build from this hierarchy alone (its leaves and
+        labels, fixed once it is made), each stored once under a key naming what it is: an
+        attack's leaf domain, say (:func:`crowdsafe.data.generalized.leaf_domain`), built on
+        first use and then shared by every later call instead of being rebuilt."""
+        return {}
+
+    @cached_property
     def _leaf_maps(self) -> tuple[np.ndarray, ...]:
         maps = [np.arange(len(self.labels[0]), dtype=np.uint32)]
         for parent in self.parents:
@@ -351,12 +362,14 @@ class Hierarchy:
         if isinstance(values.dtype, (pl.Categorical, pl.Enum)):
             target = values.cast(pl.String)
         leaves = self._aligned_leaves(target.dtype)
-        lookup = pl.DataFrame({"value": leaves, "code": np.arange(len(leaves), dtype=np.uint32)})
-        found = (
-            pl.DataFrame({"value": target})
-            .join(lookup, on="value", how="left", nulls_equal=True, maintain_order="left")
-            .get_column("code")
-        )
+        found = self._looked_up(target, leaves)
+        if found is None:
+            lookup = pl.DataFrame({"value": leaves, "code": np.arange(len(leaves), dtype=np.uint32)})
+            found = (
+                pl.DataFrame({"value": target})
+                .join(lookup, on="value", how="left", nulls_equal=True, maintain_order="left")
+                .get_column("code")
+            )
         uncovered = target.filter(found.is_null())
         if len(uncovered) and self.absorbs_outside:
             return found.fill_null(self.missing_leaf).to_numpy().astype(np.uint32)
@@ -374,6 +387,22 @@ class Hierarchy:
                 f"'{column}'{more}"
             )
         return found.to_numpy().astype(np.uint32)
+
+    def _looked_up(self, target: pl.Series, leaves: pl.Series) -> pl.Series | None:
+        """The join of :meth:`leaf_codes` done in Python for a few values (its fixed cost is the
+        cost there): each value's leaf code from a dictionary of the leaves (made once per dtype,
+        :attr:`derived`), None where no leaf equals it. None (the join decides) for many values,
+        floats (NaN and -0.0 compare otherwise in Python) or leaves that repeat a value."""
+        if len(target) > LOOKUP_IN_PYTHON or target.dtype.is_float() or target.dtype != leaves.dtype:
+            return None
+        key = ("leaf_code_of", target.dtype)
+        code_of = self.derived.get(key)
+        if code_of is None:
+            listed = leaves.to_list()
+            code_of = self.derived[key] = {v: i for i, v in enumerate(listed)}
+        if len(code_of) != len(leaves):
+            return None
+        return pl.Series("code", [code_of.get(v) for v in target.to_list()], dtype=pl.UInt32)
 
     def validate(self, values: pl.Series, *, column: str | None = None) -> None:
         """Raise :class:`HierarchyError` naming the first value of ``values`` not covered."""

@@ -16,8 +16,10 @@ as two typed requests built once by :func:`crowdsafe.api.publish`: the
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,6 +48,10 @@ if TYPE_CHECKING:
     from crowdsafe.anonymize.release import Release
     from crowdsafe.data import MissingPolicy, Schema
     from crowdsafe.engines.protocol import Engine
+
+#: From this many rows on, the values a hierarchy does not list are looked for in a second thread
+#: during the choice (:func:`run_publication`); below, the thread costs more than it saves.
+OUTSIDE_IN_THREAD_FROM = 200_000
 
 CUSTODIAN_NOTICE = (
     "CUSTODIAN ONLY: exact facts about the data and its samples, NOT covered by the privacy "
@@ -120,6 +126,13 @@ def run_publication(
     samples = [engine.sample(prepared, publish_plan.beta, s, levels) for s in streams]
 
     with contextlib.ExitStack() as stack:
+        # a custodian-only fact read from the whole table, not from the samples: on a large
+        # table computed in a second thread while the samples are counted and the scheme chosen
+        # (Polars reads the table without the GIL); on a small one the thread costs more than it saves
+        outside: Callable[[], dict[str, dict[str, Any]]] = functools.partial(outside_hierarchies, prepared.domain,
+                                                                             columns)
+        if prepared.n_rows >= OUTSIDE_IN_THREAD_FROM:
+            outside = stack.enter_context(ThreadPoolExecutor(max_workers=1)).submit(outside).result
         charge = None
         if ledger is not None and identity is not None:  # identity: set with the ledger
             # independent samples compose whatever they contain: two that came out identical are
@@ -146,7 +159,7 @@ def run_publication(
             choices.append(public_choice(choice, public_scheme))
         samples.clear()  # the samples leave with this frame
         custodian = custodian_facts(prepared.n_rows, publish_plan, facts, options.max_suppression)
-        custodian["outside_hierarchies"] = outside_hierarchies(prepared.domain, columns)
+        custodian["outside_hierarchies"] = outside()
         if charge is not None and ledger is not None and identity is not None:  # a charge has both
             custodian["ledger"] = ledger_summary(ledger, charge, prepared.label, identity)
             charge.record(custodian_report=custodian)

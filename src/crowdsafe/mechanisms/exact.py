@@ -26,6 +26,7 @@ from fractions import Fraction
 import numpy as np
 
 from crowdsafe.errors import ParameterError
+from crowdsafe.mechanisms.words import words as raw_words
 
 SCALAR_DRAWS = 3  # a round of at most this many uniform draws is drawn by scalar calls (uniform_below)
 LIST_DRAWS = 512  # discrete_laplace: up to this many draws over Python lists, more over arrays
@@ -166,7 +167,7 @@ def bernoulli_float(words: np.random.Generator, ties: Callable[[], np.random.Gen
         head, rest = numerator << -excess, 0
     else:
         head, rest = numerator >> excess, numerator & ((1 << excess) - 1)
-    drawn = words.integers(0, 1 << WORD_BITS, size=n, dtype=np.uint64)
+    drawn = raw_words(words, n)  # one raw output per row (in two threads for many rows: the same words)
     word = np.uint64(head)
     below: np.ndarray = drawn < word
     if rest:

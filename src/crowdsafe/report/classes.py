@@ -35,7 +35,7 @@ import numpy as np
 import polars as pl
 
 #: Bytes compared with the file per read (the class lines, repeated, are compared chunk by chunk).
-COMPARE_CHUNK = 1 << 24
+COMPARE_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -92,9 +92,11 @@ def _file_is(path: Path, header: bytes, lines: list[bytes], sizes: np.ndarray) -
             return False
         for line, count in zip(lines, counts):
             per_chunk = max(1, COMPARE_CHUNK // len(line))
+            chunk = line * min(count, per_chunk)  # made once per class, compared with every full chunk read
             while count > 0:
                 run = min(count, per_chunk)
-                if source.read(len(line) * run) != line * run:
+                expected = chunk if len(line) * run == len(chunk) else line * run
+                if source.read(len(expected)) != expected:
                     return False
                 count -= run
         return source.read(1) == b""
