@@ -68,7 +68,7 @@ for _module in _COMMAND_MODULES:
     importlib.import_module(_module).register(app)
 
 
-def _registered_name(entry: Any) -> Any:
+def _registered_name(entry: Any) -> str | None:
     """The name a command or command group was registered under (a group added without one takes
     its Typer's: ``ledger``)."""
     name = getattr(entry, "name", None)

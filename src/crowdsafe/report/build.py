@@ -20,7 +20,7 @@ import polars as pl
 
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.report.classes import WrittenClasses
-from crowdsafe.report.content import BeforeDistribution, ReportContent, report_content
+from crowdsafe.report.content import BeforeDistribution, ReportContent, is_view_certificate, report_content
 
 REPORT_SUFFIX = ".report.html"
 
@@ -117,13 +117,14 @@ def build_report(table_path: str | os.PathLike[str], before: Sequence[BeforeDist
                  certificate: str | os.PathLike[str] | None = None, classes: WrittenClasses | None = None) -> str:
     """The report page of the release or α-β view written at ``table_path``, with its certificate
     beside it (or at ``certificate``). A view is told by its certificate
-    (:func:`crowdsafe.report.view_content.is_view_certificate`) and gets the view's report.
+    (:func:`crowdsafe.report.content.is_view_certificate`) and gets the view's report.
     ``classes``: what the run wrote at ``table_path``, if it knows (:func:`release_content`)."""
     from crowdsafe.report.html import render_html
-    from crowdsafe.report.view_content import build_view_report, is_view_certificate
 
     found = read_certificate(table_path, certificate)
     if is_view_certificate(found):
+        from crowdsafe.report.view_content import build_view_report
+
         if before:
             raise ParameterError("a view's report shows estimates computed from the view; --before is for releases")
         return build_view_report(table_path, found)

@@ -97,6 +97,13 @@ class ReportContent:
     before: tuple[BeforeDistribution, ...] = field(default=())
 
 
+def is_view_certificate(certificate: Mapping[str, Any]) -> bool:
+    """Whether the certificate (its JSON, as a dict) is that of an α-β view (whose report is
+    :mod:`crowdsafe.report.view_content`'s; here so that a release's report need not import it)."""
+    parameters = certificate.get("parameters")
+    return (certificate.get("guarantee") in ("d-gamma", "none") and isinstance(parameters, Mapping)
+            and {"alpha", "beta", "domain"} <= set(parameters))
+
 def public_certificate(certificate: Mapping[str, Any]) -> dict[str, Any]:
     """The certificate's public fields (:data:`PUBLIC_FIELDS`); the release id and anything
     else are left out (the release id names the sample; the report has no use for it)."""

@@ -25,7 +25,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.errors import InputError, ParameterError
-from crowdsafe.report.content import _mechanism_rows, _number
+from crowdsafe.report.content import _mechanism_rows, _number, is_view_certificate
 
 if TYPE_CHECKING:  # a release's report reads no view: the perturbation package is imported for views only
     from crowdsafe.perturb.view import View
@@ -53,13 +53,6 @@ ALL_VALUES = 40
 GROUPS = 20
 
 MISSING_LABEL = "(missing)"
-
-
-def is_view_certificate(certificate: Mapping[str, Any]) -> bool:
-    """Whether the certificate (its JSON, as a dict) is that of an α-β view."""
-    parameters = certificate.get("parameters")
-    return (certificate.get("guarantee") in ("d-gamma", "none") and isinstance(parameters, Mapping)
-            and {"alpha", "beta", "domain"} <= set(parameters))
 
 
 def public_view_certificate(certificate: Mapping[str, Any]) -> dict[str, Any]:
