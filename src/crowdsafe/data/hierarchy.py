@@ -247,7 +247,9 @@ class Hierarchy:
         if self.absorbs_outside:
             return self
         made = self.with_missing_leaf()
-        made = copy.copy(made) if made is self else made
+        if made is self:
+            made = copy.copy(made)
+            made.__dict__.pop("derived", None)  # its own cache: what it derives names it
         made.absorbs_outside = True
         return made
 
