@@ -66,7 +66,7 @@ class SparkRelease(Release):
         certificate = self.certificate.with_format_notes(note).to_json()
         spark = cast(Any, self.frame).sparkSession  # pyspark's stub omits DataFrame.sparkSession
         written = write_releases(spark, [self.frame], [certificate],
-                                 [str(path)], escape_formulas=escape_formulas)
+                                 [str(path)], escape_formulas=escape_formulas, classes=[release_classes(self)])
         if report:
             from crowdsafe.report import write_reports
 
@@ -108,6 +108,17 @@ def release_of(table: SparkTable, scheme: PublishedScheme, applied: AppliedCount
     sizes = applied.class_sizes[applied.class_kept]
     frame = class_rows(table.spark, classes, sizes)
     return classes.with_columns(pl.Series("count", sizes, dtype=pl.Int64)), frame
+
+
+def release_classes(release: Release) -> tuple[pl.DataFrame, np.ndarray] | None:
+    """The published classes of a release made from counts and their sizes (what its rows
+    repeat), for the writer; None for another kind of release."""
+    applied, scheme = release.applied, release.recoding
+    if not isinstance(applied, AppliedCounts) or not isinstance(scheme, PublishedScheme):
+        return None
+    if not bool(np.all(applied.class_kept)):  # a release holds its published classes only
+        return None
+    return class_frame(applied, scheme, release.quasi_identifiers), applied.class_sizes[applied.class_kept]
 
 
 def spark_paths(out: str, releases: int) -> list[str]:
