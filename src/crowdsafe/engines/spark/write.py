@@ -34,7 +34,7 @@ from crowdsafe.errors import InputError
 
 CHUNK_ROWS = 8192  # rows generated from one class-table row (large classes are split)
 ROWS_PER_PARTITION = 2_000_000
-ROW_GROUP_ROWS = 1 << 20  # rows per Parquet row group written by the driver (its memory per step)
+ROW_GROUP_ROWS = 1 << 18  # rows per Parquet row group written by the driver (its memory per step)
 _DRIVER_TYPES = (pl.String, pl.Categorical, pl.Enum, pl.Boolean, pl.Int8, pl.Int16, pl.Int32, pl.Int64,
                  pl.Float32, pl.Float64, pl.Date)
 
@@ -82,21 +82,29 @@ def write_class_parts(classes: pl.DataFrame, sizes: np.ndarray, folder: str) -> 
     import pyarrow.parquet as pq
 
     text = [c for c, t in classes.schema.items() if isinstance(t, (pl.Categorical, pl.Enum))]
-    table = classes.with_columns(pl.col(text).cast(pl.String)).to_arrow()
+    table = classes.with_columns(pl.col(text).cast(pl.String)).to_arrow().combine_chunks()
+    # text columns as indices into the class values (no copy of a string per row); the file
+    # stores no Arrow schema, so a reader sees plain text, as in the file Spark writes
+    strings = [pa.types.is_string(t) or pa.types.is_large_string(t) for t in table.schema.types]
+    schema = pa.schema([pa.field(f.name, pa.dictionary(pa.int32(), f.type) if is_text else f.type)
+                        for f, is_text in zip(table.schema, strings)])
+    encoded = [column.chunk(0).dictionary_encode() if is_text else column.chunk(0)  # nulls: null indices
+               for column, is_text in zip(table.columns, strings)]
     sizes = np.asarray(sizes, dtype=np.int64)
     ends = np.cumsum(sizes)
     total = int(ends[-1]) if len(ends) else 0
     os.makedirs(folder)
     for part, first in enumerate(range(0, max(total, 1), ROWS_PER_PARTITION)):
         last = min(first + ROWS_PER_PARTITION, total)
-        with pq.ParquetWriter(os.path.join(folder, f"part-{part:05d}.parquet"), table.schema,
+        with pq.ParquetWriter(os.path.join(folder, f"part-{part:05d}.parquet"), schema,
                               compression="snappy", store_schema=False) as writer:
-            if last <= first:
-                writer.write_table(table.slice(0, 0))
-            for start in range(first, last, ROW_GROUP_ROWS):
+            for start in range(first, max(last, first + 1), ROW_GROUP_ROWS):  # one empty group for no rows
                 stop = min(start + ROW_GROUP_ROWS, last)
-                which = np.searchsorted(ends, np.arange(start, stop, dtype=np.int64), side="right")
-                writer.write_table(table.take(pa.array(which)), row_group_size=stop - start)
+                which = pa.array(np.searchsorted(ends, np.arange(start, stop, dtype=np.int64), side="right")
+                                 .astype(np.int32))
+                columns = [pa.DictionaryArray.from_arrays(column.indices.take(which), column.dictionary) if is_text
+                           else column.take(which) for column, is_text in zip(encoded, strings)]
+                writer.write_table(pa.Table.from_arrays(columns, schema=schema), row_group_size=max(stop - start, 1))
     open(os.path.join(folder, "_SUCCESS"), "wb").close()
 
 
