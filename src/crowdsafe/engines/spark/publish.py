@@ -10,17 +10,18 @@ the same sequence (:func:`crowdsafe.drivers.publish.run_publication`, with the s
 | plan checks, ledger check | driver | ``drivers.publish.ledger_request`` |
 | sample (a stream per partition) | Spark, one job per release | :mod:`.sampling` |
 | encode (broadcast dictionaries) | Spark, the same job | :mod:`.encoding` |
-| recode (broadcast arrays), count | Spark, the same job | :mod:`.sampling` |
+| count, recode to the scheme's levels | Spark, the same job (packed keys: the driver) | :mod:`.sampling` |
 | charge (keyed table and sample identities) | driver | the ledger |
 | choose the scheme (exponential mechanism) from the counts | driver | ``anonymize.selection.choose_scheme`` |
 | Apply: classes and suppression below k | driver, on the counts | ``anonymize.counted.apply_counts`` |
 | certify | driver | ``anonymize.publish.certify_release`` |
-| write the rows of the kept classes, atomically | Spark | :mod:`.write` |
+| write the rows of the kept classes, atomically | the driver (a local Parquet release), else Spark | :mod:`.write` |
 
-No row reaches the driver: only frequency tables (distinct code tuples with counts) do. With a
-fixed scheme the executors count the classes at the scheme's levels directly; for the
-exponential mechanism they count leaf-code tuples, which the chooser reads exactly as it reads
-the Polars engine's sample.
+No row reaches the driver: only frequency tables (distinct code tuples with counts) do (the
+rows of a local Parquet release are generated on the driver from its published classes). With a
+fixed scheme the sample is counted by its classes at the scheme's levels; for the exponential
+mechanism by leaf-code tuples, which the chooser reads exactly as it reads the Polars engine's
+sample.
 """
 
 from __future__ import annotations
