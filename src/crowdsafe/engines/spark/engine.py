@@ -150,6 +150,7 @@ class SparkEngine:
     def write(self, table: SparkTable, releases: Sequence[Release], certificate: Certificate,
               paths: Sequence[str], *, escape_formulas: bool) -> dict[str, Any]:
         from crowdsafe.csv_safety import format_note
+        from crowdsafe.engines.spark.publish import release_classes
         from crowdsafe.engines.spark.write import write_releases
 
         notes = [format_note(p, escape_formulas=escape_formulas) for p in paths]  # each file's, as the driver set
@@ -161,7 +162,8 @@ class SparkEngine:
                         certificate.with_format_notes(notes[0]).to_json())
         return write_releases(table.spark, [r.frame for r in releases],
                               [r.certificate.with_format_notes(n).to_json() for r, n in zip(releases, notes)],
-                              list(paths), combined, escape_formulas=escape_formulas)
+                              list(paths), combined, escape_formulas=escape_formulas,
+                              classes=[release_classes(r) for r in releases])
 
     def publication_notes(self, seeded: bool) -> list[str]:
         notes = []

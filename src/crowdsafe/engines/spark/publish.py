@@ -10,17 +10,18 @@ the same sequence (:func:`crowdsafe.drivers.publish.run_publication`, with the s
 | plan checks, ledger check | driver | ``drivers.publish.ledger_request`` |
 | sample (a stream per partition) | Spark, one job per release | :mod:`.sampling` |
 | encode (broadcast dictionaries) | Spark, the same job | :mod:`.encoding` |
-| recode (broadcast arrays), count | Spark, the same job | :mod:`.sampling` |
+| count, recode to the scheme's levels | Spark, the same job (packed keys: the driver) | :mod:`.sampling` |
 | charge (keyed table and sample identities) | driver | the ledger |
 | choose the scheme (exponential mechanism) from the counts | driver | ``selection.choose_scheme`` |
 | Apply: classes and suppression below k | driver, on the counts | ``anonymize.counted.apply_counts`` |
 | certify | driver | ``anonymize.publish.certify_release`` |
-| write the rows of the kept classes, atomically | Spark | :mod:`.write` |
+| write the rows of the kept classes, atomically | the driver (a local Parquet release), else Spark | :mod:`.write` |
 
-No row reaches the driver: only frequency tables (distinct code tuples with counts) do. With a
-fixed scheme the executors count the classes at the scheme's levels directly; for the
-exponential mechanism they count leaf-code tuples, which the chooser reads exactly as it reads
-the Polars engine's sample.
+No row reaches the driver: only frequency tables (distinct code tuples with counts) do (the
+rows of a local Parquet release are generated on the driver from its published classes). With a
+fixed scheme the sample is counted by its classes at the scheme's levels; for the exponential
+mechanism by leaf-code tuples, which the chooser reads exactly as it reads the Polars engine's
+sample.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ class SparkRelease(Release):
         certificate = self.certificate.with_format_notes(note).to_json()
         spark = cast(Any, self.frame).sparkSession  # pyspark's stub omits DataFrame.sparkSession
         written = write_releases(spark, [self.frame], [certificate],
-                                 [str(path)], escape_formulas=escape_formulas)
+                                 [str(path)], escape_formulas=escape_formulas, classes=[release_classes(self)])
         if report:
             from crowdsafe.report import write_reports
 
@@ -108,6 +109,17 @@ def release_of(table: SparkTable, scheme: PublishedScheme, applied: AppliedCount
     sizes = applied.class_sizes[applied.class_kept]
     frame = class_rows(table.spark, classes, sizes)
     return classes.with_columns(pl.Series("count", sizes, dtype=pl.Int64)), frame
+
+
+def release_classes(release: Release) -> tuple[pl.DataFrame, np.ndarray] | None:
+    """The published classes of a release made from counts and their sizes (what its rows
+    repeat), for the writer; None for another kind of release."""
+    applied, scheme = release.applied, release.recoding
+    if not isinstance(applied, AppliedCounts) or not isinstance(scheme, PublishedScheme):
+        return None
+    if not bool(np.all(applied.class_kept)):  # a release holds its published classes only
+        return None
+    return class_frame(applied, scheme, release.quasi_identifiers), applied.class_sizes[applied.class_kept]
 
 
 def spark_paths(out: str, releases: int) -> list[str]:

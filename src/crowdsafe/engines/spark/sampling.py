@@ -12,7 +12,8 @@ Two ways to feed the executors' Python, the same sample and the same counts (a f
 reference twin, :func:`packs_on_jvm` the rule): :class:`PackedSampleCounter` gets one long per
 row, the row's leaf codes looked up and packed on the JVM (:func:`packed_codes`), where every
 published column is text, integral or boolean, each dictionary has at most
-``JVM_DICTIONARY_LIMIT`` values and the code grid stays below ``PACK_LIMIT``;
+``JVM_DICTIONARY_LIMIT`` values and the code grid stays below ``PACK_LIMIT``, and counts the
+sampled keys (the driver unpacks the summed keys and maps them to the scheme's levels);
 :class:`SampleCounter` gets the raw values and encodes them in Python. Both draw each batch's
 mask with the same call on the same batch (the partition's rows in the same order, cut into
 the same Arrow batches of ``maxRecordsPerBatch`` rows), so the sample is the same row set.
@@ -41,10 +42,46 @@ KIND = "__crowdsafe_kind"  # 0: a frequency row; 1 + 2·salt + half: a hash-sum 
 COUNT = "__crowdsafe_count"
 _LOW = np.uint64(0xFFFFFFFF)
 KEY = "__crowdsafe_key"
-_MERGE_EVERY = 32  # batches counted before their tables are merged
+_MERGE_ROWS = 1 << 20  # sampled rows held before they are counted into the partition's table
 PACK_LIMIT = 2.0**62  # the packed fast path: code grid (Π radices) below this
 JVM_DICTIONARY_LIMIT = 4096  # the packed fast path: values per dictionary looked up on the JVM
 _JVM_TYPES = ("string", "tinyint", "smallint", "int", "bigint", "boolean")
+
+
+class _Tally:
+    """The counts of one partition's sampled rows, fed batch by batch (frames of the key columns
+    ``names``). Rows wait in ``pending`` until there are as many as the table has distinct keys
+    (at least ``_MERGE_ROWS``), then are counted and merged into it: memory stays within a few
+    times the distinct keys, and each row is merged a bounded number of times on average (the
+    table at least doubles its rows between merges, or the pending rows do)."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = list(names)
+        self.table = pl.DataFrame({**{n: pl.Series([], dtype=pl.Int64) for n in self.names},
+                                   COUNT: pl.Series([], dtype=pl.Int64)})
+        self.pending: list[pl.DataFrame] = []
+        self.rows = 0
+
+    def add(self, keys: pl.DataFrame) -> None:
+        self.pending.append(keys)
+        self.rows += keys.height
+        if self.rows >= max(_MERGE_ROWS, self.table.height):
+            self._merge()
+
+    def _merge(self) -> None:
+        if not self.pending:
+            return
+        counted = pl.concat(self.pending).group_by(self.names).len(name=COUNT).with_columns(
+            pl.col(COUNT).cast(pl.Int64))
+        if self.table.height:
+            counted = pl.concat([self.table, counted]).group_by(self.names).agg(pl.col(COUNT).sum())
+        self.table = counted
+        self.pending, self.rows = [], 0
+
+    def counted(self) -> pl.DataFrame:
+        """Every key fed with its count (keys in no particular order)."""
+        self._merge()
+        return self.table
 
 
 @dataclass(frozen=True)
@@ -74,7 +111,7 @@ class SampleCounter:
         assert context is not None  # this runs in a Spark task
         stream = self.streams.for_partition(context.partitionId())
         sums = np.zeros(len(HASH_COLUMNS), dtype=np.uint64)
-        parts = []
+        tally = _Tally(names)
         for batch in batches:
             keep = stream.bernoulli(batch.num_rows, self.beta)
             if not keep.any():
@@ -84,19 +121,17 @@ class SampleCounter:
                 codes = encode_batch(batch.column(j).filter(pa.array(keep)), self.dictionaries[j])
                 table = self.maps[j]
                 columns[name] = codes if table is None else table[codes].astype(np.int64)
-            for i, name in enumerate(HASH_COLUMNS):
-                hashes = batch.column(name).to_numpy(zero_copy_only=False)[keep].view(np.uint64)
-                with np.errstate(over="ignore"):  # sums modulo 2^64 by design
-                    sums[i] += np.add.reduce(hashes, dtype=np.uint64)
-            parts.append(pl.DataFrame(columns).group_by(names).len(name=COUNT).with_columns(pl.col(COUNT).cast(pl.Int64)))
-            if len(parts) >= _MERGE_EVERY:  # bounded memory: at most one table per distinct tuple
-                parts = [pl.concat(parts).group_by(names).agg(pl.col(COUNT).sum())]
-        if parts:
-            counted = pl.concat(parts).group_by(names).agg(pl.col(COUNT).sum())
-        else:
-            counted = pl.DataFrame({**{n: pl.Series([], dtype=pl.Int64) for n in names},
-                                    COUNT: pl.Series([], dtype=pl.Int64)})
-        yield from _partition_output(counted, sums, names)
+            _add_hashes(sums, batch, keep)
+            tally.add(pl.DataFrame(columns))
+        yield from _partition_output(tally.counted(), sums, names)
+
+
+def _add_hashes(sums: np.ndarray, batch: Any, keep: np.ndarray) -> None:
+    """Add the kept rows' hash columns to ``sums`` (modulo 2^64 by design)."""
+    for i, name in enumerate(HASH_COLUMNS):
+        hashes = batch.column(name).to_numpy(zero_copy_only=False)[keep].view(np.uint64)
+        with np.errstate(over="ignore"):
+            sums[i] += np.add.reduce(hashes, dtype=np.uint64)
 
 
 def _partition_output(counted: pl.DataFrame, sums: np.ndarray, names: Sequence[str]) -> Iterator[Any]:
@@ -120,48 +155,32 @@ def _partition_output(counted: pl.DataFrame, sums: np.ndarray, names: Sequence[s
 @dataclass(frozen=True)
 class PackedSampleCounter:
     """The fast path's per-partition function: input batches hold the packed leaf-code key
-    (``KEY``, :func:`packed_codes`, radices ``radices``) then the hash columns; the output is
-    :class:`SampleCounter`'s (the keys counted, then unpacked and mapped by ``maps``)."""
+    (``KEY``, :func:`packed_codes`) then the hash columns; the output is the sampled keys with
+    their counts (kind 0), then the hash sums as :class:`SampleCounter` gives them. The driver
+    unpacks the keys and maps them to the scheme's levels (:func:`count_sample`)."""
 
     streams: PartitionStreams
     beta: float
-    radices: tuple[int, ...]
-    maps: tuple[np.ndarray | None, ...]
 
-    def output_schema(self) -> str:
-        codes = ", ".join(f"{code_column(j)} long" for j in range(len(self.maps)))
-        return f"{KIND} int, {codes}, {COUNT} long"
+    @staticmethod
+    def output_schema() -> str:
+        return f"{KIND} int, {KEY} long, {COUNT} long"
 
     def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
         from pyspark import TaskContext
 
-        names = [code_column(j) for j in range(len(self.maps))]
         context = TaskContext.get()
         assert context is not None  # this runs in a Spark task
         stream = self.streams.for_partition(context.partitionId())
         sums = np.zeros(len(HASH_COLUMNS), dtype=np.uint64)
-        parts = []
+        tally = _Tally([KEY])
         for batch in batches:
             keep = stream.bernoulli(batch.num_rows, self.beta)  # the twin's call on the same batch
             if not keep.any():
                 continue
-            keys = batch.column(KEY).to_numpy(zero_copy_only=False)[keep]
-            for i, name in enumerate(HASH_COLUMNS):
-                hashes = batch.column(name).to_numpy(zero_copy_only=False)[keep].view(np.uint64)
-                with np.errstate(over="ignore"):  # sums modulo 2^64 by design
-                    sums[i] += np.add.reduce(hashes, dtype=np.uint64)
-            counted = pl.DataFrame({KEY: keys}).group_by(KEY).len(name=COUNT)
-            parts.append(counted.with_columns(pl.col(COUNT).cast(pl.Int64)))
-            if len(parts) >= _MERGE_EVERY:  # bounded memory: at most one row per distinct key
-                parts = [pl.concat(parts).group_by(KEY).agg(pl.col(COUNT).sum())]
-        keyed = (pl.concat(parts).group_by(KEY).agg(pl.col(COUNT).sum()) if parts
-                 else pl.DataFrame({KEY: pl.Series([], dtype=pl.Int64), COUNT: pl.Series([], dtype=pl.Int64)}))
-        codes = packing.unpack(keyed.get_column(KEY).to_numpy().astype(np.int64), self.radices)
-        columns = {name: (c if m is None else m[c]).astype(np.int64) for name, c, m in zip(names, codes, self.maps)}
-        counted = pl.DataFrame({**columns, COUNT: keyed.get_column(COUNT)})
-        if any(m is not None for m in self.maps):  # leaf tuples -> classes at the scheme's levels
-            counted = counted.group_by(names).agg(pl.col(COUNT).sum())
-        yield from _partition_output(counted, sums, names)
+            _add_hashes(sums, batch, keep)
+            tally.add(pl.DataFrame({KEY: batch.column(KEY).to_numpy(zero_copy_only=False)[keep]}))
+        yield from _partition_output(tally.counted(), sums, [KEY])
 
 
 def radices_of(dictionaries: Sequence[pl.DataFrame]) -> list[int]:
@@ -216,23 +235,35 @@ def count_sample(rows: Any, streams: PartitionStreams, beta: float, dictionaries
     the sample's hash sums). One Spark job; only the counted table reaches the driver."""
     from pyspark.sql import functions as F
 
-    names = [code_column(j) for j in range(len(maps))]
     columns = rows.columns[:len(maps)]
     types = [f.dataType.simpleString() for f in rows.schema.fields[:len(maps)]]
     if packs_on_jvm(types, dictionaries):
-        packed = PackedSampleCounter(streams, float(beta), tuple(radices_of(dictionaries)), tuple(maps))
+        packed = PackedSampleCounter(streams, float(beta))
         mapped = packed_codes(rows, columns, dictionaries).mapInArrow(packed, packed.output_schema())
+        names = [KEY]
     else:
         counter = SampleCounter(streams, float(beta), tuple(dictionaries), tuple(maps))
         mapped = rows.mapInArrow(counter, counter.output_schema())
+        names = [code_column(j) for j in range(len(maps))]
     table = mapped.groupBy(KIND, *names).agg(F.sum(COUNT).alias(COUNT)).toArrow()
     kind = table.column(KIND).to_numpy()
-    codes = np.column_stack([table.column(n).to_numpy() for n in names]).astype(np.int64)
     counts = table.column(COUNT).to_numpy().astype(np.int64)
     rows = kind == 0
-    order = np.lexsort(codes[rows].T[::-1]) if rows.any() else np.zeros(0, dtype=np.int64)
     sums = [0] * len(HASH_COLUMNS)
     for which, value in zip(kind[~rows], counts[~rows]):
         salt, half = divmod(int(which) - 1, 2)
         sums[salt] += int(value) << (32 * half)
-    return codes[rows][order], counts[rows][order], sums
+    counts = counts[rows]
+    if names == [KEY]:  # leaf codes from the keys, then the scheme's levels
+        keys = table.column(KEY).to_numpy()[rows].astype(np.int64)
+        codes = np.column_stack(packing.unpack(keys, radices_of(dictionaries))).astype(np.int64)
+        if any(m is not None for m in maps):
+            codes = np.column_stack([c if m is None else m[c] for c, m in zip(codes.T, maps)]).astype(np.int64)
+            grouped = pl.DataFrame(codes).with_columns(pl.Series(COUNT, counts)).group_by(pl.exclude(COUNT)).agg(
+                pl.col(COUNT).sum())
+            codes = grouped.drop(COUNT).to_numpy().astype(np.int64).reshape(grouped.height, len(maps))
+            counts = grouped.get_column(COUNT).to_numpy().astype(np.int64)
+    else:
+        codes = np.column_stack([table.column(n).to_numpy() for n in names]).astype(np.int64)[rows]
+    order = np.lexsort(codes.T[::-1]) if len(codes) else np.zeros(0, dtype=np.int64)
+    return codes.reshape(len(counts), len(maps))[order], counts[order], sums

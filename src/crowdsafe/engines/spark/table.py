@@ -105,8 +105,9 @@ def spark_table(
     published = [c for c in frame.columns if c in set(roles.quasi_identifiers) | set(roles.sensitive)]
     others = [c for c in frame.columns if c not in published]
     extra = [F.count(F.lit(1)).alias("__rows"), *fp.hash_sum_aggregates(),
-             *[F.first(F.col(c), ignorenulls=True).alias(f"__first_{j}") for j, c in enumerate(others)],
-             *[F.sum(F.col(c).isNull().cast("long")).alias(f"__missing_{j}") for j, c in enumerate(frame.columns)]]
+             *[F.first(F.col(c), ignorenulls=True).alias(f"__first_{j}") for j, c in enumerate(others)]]
+    if policy is MissingPolicy.ERROR:  # the missing values of each column are counted only to refuse them
+        extra.extend(F.sum(F.col(c).isNull().cast("long")).alias(f"__missing_{j}") for j, c in enumerate(frame.columns))
     values, row = domain_scan(frame.select("*", *fp.row_hashes(frame)), published, extra)
     rows = int(row.column("__rows")[0].as_py())
     if rows == 0:

@@ -9,10 +9,18 @@ moved aside first and deleted after). A failure leaves the targets as they were.
 The rows are generated from the published classes (tuple, size), never from the sample's rows:
 each class becomes ``size`` identical rows, in the classes' sorted order (so the row order
 carries nothing about the input's).
+
+Two writers of the same rows (a fast path and its reference twin): a Parquet release on the
+local file system whose class values are text, integers, booleans, floats or dates is written
+by the driver itself from its classes (:func:`write_class_parts`: Arrow row groups gathered
+from the class table, never the whole release in memory), without a Spark job; any other
+release is written by Spark from :func:`class_rows` (any path Spark can write, CSV with
+formula-safe cells). Both give a directory of Parquet part files holding the same rows.
 """
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -26,6 +34,9 @@ from crowdsafe.errors import InputError
 
 CHUNK_ROWS = 8192  # rows generated from one class-table row (large classes are split)
 ROWS_PER_PARTITION = 2_000_000
+ROW_GROUP_ROWS = 1 << 18  # rows per Parquet row group written by the driver (its memory per step)
+_DRIVER_TYPES = (pl.String, pl.Categorical, pl.Enum, pl.Boolean, pl.Int8, pl.Int16, pl.Int32, pl.Int64,
+                 pl.Float32, pl.Float64, pl.Date)
 
 
 def class_rows(spark: Any, classes: pl.DataFrame, sizes: np.ndarray) -> Any:
@@ -53,6 +64,48 @@ def chunk_plan(sizes: np.ndarray, chunk_rows: int) -> tuple[np.ndarray, np.ndarr
     before = np.repeat(np.cumsum(chunks) - chunks, chunks)
     piece = np.arange(len(which)) - before
     return which, np.minimum(sizes[which] - piece * chunk_rows, chunk_rows)
+
+
+def driver_writes(classes: pl.DataFrame | None, path: str, files: _Files) -> bool:
+    """The rule between the twins: the driver writes the release itself when it is Parquet, on
+    the local file system, and every class column has a type the two writers store alike."""
+    return (classes is not None and not str(path).lower().endswith(".csv") and files.local
+            and all(isinstance(t, _DRIVER_TYPES) for t in classes.dtypes))
+
+
+def write_class_parts(classes: pl.DataFrame, sizes: np.ndarray, folder: str) -> None:
+    """Write the rows that repeat row i of ``classes`` ``sizes[i]`` times, in class order, as
+    Parquet part files in the new directory ``folder`` (at most ``ROWS_PER_PARTITION`` rows per
+    file, row groups of ``ROW_GROUP_ROWS``; one empty part when there are no rows). Text
+    categories are written as text, as Spark writes them."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    text = [c for c, t in classes.schema.items() if isinstance(t, (pl.Categorical, pl.Enum))]
+    table = classes.with_columns(pl.col(text).cast(pl.String)).to_arrow().combine_chunks()
+    # text columns as indices into the class values (no copy of a string per row); the file
+    # stores no Arrow schema, so a reader sees plain text, as in the file Spark writes
+    strings = [pa.types.is_string(t) or pa.types.is_large_string(t) for t in table.schema.types]
+    schema = pa.schema([pa.field(f.name, pa.dictionary(pa.int32(), f.type) if is_text else f.type)
+                        for f, is_text in zip(table.schema, strings)])
+    encoded = [column.chunk(0).dictionary_encode() if is_text else column.chunk(0)  # nulls: null indices
+               for column, is_text in zip(table.columns, strings)]
+    sizes = np.asarray(sizes, dtype=np.int64)
+    ends = np.cumsum(sizes)
+    total = int(ends[-1]) if len(ends) else 0
+    os.makedirs(folder)
+    for part, first in enumerate(range(0, max(total, 1), ROWS_PER_PARTITION)):
+        last = min(first + ROWS_PER_PARTITION, total)
+        with pq.ParquetWriter(os.path.join(folder, f"part-{part:05d}.parquet"), schema,
+                              compression="snappy", store_schema=False) as writer:
+            for start in range(first, max(last, first + 1), ROW_GROUP_ROWS):  # one empty group for no rows
+                stop = min(start + ROW_GROUP_ROWS, last)
+                which = pa.array(np.searchsorted(ends, np.arange(start, stop, dtype=np.int64), side="right")
+                                 .astype(np.int32))
+                columns = [pa.DictionaryArray.from_arrays(column.indices.take(which), column.dictionary) if is_text
+                           else column.take(which) for column, is_text in zip(encoded, strings)]
+                writer.write_table(pa.Table.from_arrays(columns, schema=schema), row_group_size=max(stop - start, 1))
+    open(os.path.join(folder, "_SUCCESS"), "wb").close()
 
 
 def escape_spark_frame(frame: Any) -> Any:
@@ -94,6 +147,15 @@ class _Files:
         except Exception:  # noqa: BLE001 - py4j raises its own error for a missing method
             pass
 
+    @property
+    def local(self) -> bool:
+        """Whether the path is on this machine's file system (``file:``), which the driver can write."""
+        return str(self.fs.getScheme()) == "file"
+
+    def local_path(self, path: Any) -> str:
+        """The local file name of ``path`` (on a local file system)."""
+        return str(path.toUri().getPath())
+
     def sibling(self, suffix: str) -> Any:
         return self._jvm.org.apache.hadoop.fs.Path(self.path.getParent(), f".{self.path.getName()}.{suffix}")
 
@@ -117,20 +179,25 @@ class _Files:
 
 
 def write_releases(spark: Any, tables: Sequence[Any], certificates: Sequence[str], paths: Sequence[str],
-                   combined: tuple[str, str] | None = None, *, escape_formulas: bool = True) -> dict[str, Any]:
+                   combined: tuple[str, str] | None = None, *, escape_formulas: bool = True,
+                   classes: Sequence[tuple[pl.DataFrame, np.ndarray] | None] | None = None) -> dict[str, Any]:
     """Write every release table (Spark DataFrames) and certificate (JSON text) at ``paths``, all
     or nothing; ``combined`` = (path, text) of the composed certificate of several releases. CSV
     cells are formula-safe unless ``escape_formulas`` is False (:func:`escape_spark_frame`);
-    Parquet keeps raw values."""
+    Parquet keeps raw values. ``classes``: per table, the (classes, sizes) it was generated from,
+    when known: the driver then writes the table where :func:`driver_writes` allows."""
     token = uuid.uuid4().hex[:12]
     staged: list[tuple[_Files, Any, Any]] = []  # (file system, temporary, final)
+    known = list(classes) if classes is not None else [None] * len(paths)
     try:
-        for table, text, path in zip(tables, certificates, paths):
+        for table, text, path, written in zip(tables, certificates, paths, known):
             files = _Files(spark, str(path))
             temporary = files.sibling(f"tmp-{token}")
             staged.append((files, temporary, files.path))
             writer = table.write.mode("error")
-            if str(path).lower().endswith(".csv"):
+            if written is not None and driver_writes(written[0], str(path), files):
+                write_class_parts(written[0], written[1], files.local_path(temporary))
+            elif str(path).lower().endswith(".csv"):
                 if escape_formulas:
                     writer = escape_spark_frame(table).write.mode("error")
                 writer.option("header", True).csv(temporary.toString())
