@@ -215,7 +215,9 @@ def test_the_fifo_guard_releases_a_blocked_reader(tmp_path):
     os.mkfifo(fifo)
     with released_after([fifo], seconds=0.2) as blocked:
         assert fifo.read_bytes() == b""  # would block for ever without the guard
-    assert blocked == [str(fifo)]
+    # released, and nothing else; on a loaded machine the reader may still hold the pipe open at
+    # the watcher's next look (50 ms later), which then releases it again
+    assert blocked and set(blocked) == {str(fifo)}
 
 
 # -- quick refusals ------------------------------------------------------------------------------
