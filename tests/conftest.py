@@ -37,3 +37,23 @@ def pytest_collection_modifyitems(items):  # noqa: ANN001 (pytest's hook)
     for item in items:
         if item.get_closest_marker("spark") is not None and item.get_closest_marker("slow") is None:
             item.add_marker(pytest.mark.slow)
+
+
+# One local[2] Spark session per test process, shared by every Spark test (tests/engines/spark, the
+# conformance suite and the Spark fast paths).
+@pytest.fixture(scope="session")
+def spark():
+    from crowdsafe.engines.spark.session import spark_session
+
+    session = spark_session(
+        "local[2]",
+        config={
+            "spark.sql.shuffle.partitions": "4",
+            "spark.default.parallelism": "4",
+            "spark.ui.enabled": "false",
+            "spark.driver.memory": "1g",
+            "spark.sql.session.timeZone": "UTC",
+        },
+    )
+    yield session
+    session.stop()

@@ -18,14 +18,6 @@ pytestmark = pytest.mark.spark
 pytest.importorskip("pyspark")
 
 
-@pytest.fixture(scope="module")
-def spark():
-    from crowdsafe.engines.spark.session import spark_session
-
-    return spark_session("local[2]", config={"spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "4",
-                                             "spark.ui.enabled": "false", "spark.driver.memory": "1g",
-                                             "spark.sql.session.timeZone": "UTC"})
-
 
 CLASSES = pl.DataFrame({
     "text": ["a", None, "=b", "c"],
