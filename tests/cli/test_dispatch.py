@@ -54,3 +54,13 @@ def test_help_of_every_command_is_the_whole_apps(capsys, monkeypatch):
 ])
 def test_usage_errors_and_group_help_are_the_whole_apps(argv, capsys, monkeypatch):
     assert run(argv, capsys, monkeypatch, whole=False) == run(argv, capsys, monkeypatch, whole=True)
+
+
+@pytest.mark.parametrize("group", ["ledger", "calc", "datasets"])
+def test_a_group_without_a_command_shows_its_help_once(group, capsys):
+    """``crowdsafe ledger`` alone: the group's help, once (the rich formatter draws it while the
+    usage error is made; printing the error's help again drew it twice), and exit status 2."""
+    assert cli.main([group]) == 2
+    shown = capsys.readouterr()
+    text = shown.out + shown.err
+    assert text.count(f"Usage: crowdsafe {group}") == 1, text

@@ -131,7 +131,11 @@ def main(argv: list[str] | None = None) -> int:
     except typer.TyperException as exc:  # the CLI library's usage errors
         context = getattr(exc, "ctx", None)
         if type(exc).__name__ == "NoArgsIsHelpError" and context is not None:
-            typer.echo(context.get_help(), err=True)  # a command alone: its help, as before
+            # the exception drew the help when it was made: Typer's rich formatter prints it as
+            # it goes and leaves the message empty, the plain one returns it as the message
+            help_text = exc.format_message() if hasattr(exc, "format_message") else ""
+            if help_text.strip():
+                typer.echo(help_text, err=True)
             return 2
         typer.echo(f"crowdsafe: error: {_usage_line(exc)}", err=True)
         return 2
