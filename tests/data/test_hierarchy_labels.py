@@ -55,6 +55,12 @@ def test_first_words_are_masked_labels():
     assert labels_naming_values(hierarchy) == []
 
 
+def test_a_first_word_label_a_value_spells_falls_back_to_neutral_groups():
+    values = ["THEFT PETTY", "THEFT GRAND", "THEFT*", "DRUG SALE", "DRUG USE", "DUI"] * 3
+    suggestion, hierarchy = _built("charge", values)  # "THEFT*" would publish every theft as that value
+    assert suggestion.kind == "frequency" and labels_naming_values(hierarchy) == []
+
+
 def test_a_label_a_value_spells_is_bracketed():
     groups = neutral_groups(["group 1", "b", "c", "d", "e"], [2, 2])
     assert list(groups[0]) == ["[group 1]", "[group 2]", "[group 3]"]
