@@ -75,7 +75,8 @@ def test_check_with_schema_file(capsys, tmp_path):
 
 def test_datasets_list_and_export(capsys, tmp_path):
     code, out, _ = run_command(capsys, "datasets", "list", "--json")
-    assert code == 0 and [d["name"] for d in json.loads(out)] == ["adult", "adult-test", "adult-all", "people"]
+    assert code == 0 and [d["name"] for d in json.loads(out)] == ["adult", "adult-test", "adult-all", "people",
+                                                                 "german-customers"]
     target = tmp_path / "out.csv"
     code, out, _ = run_command(capsys, "datasets", "export", "adult", str(target))
     assert code == 0 and "32,561 rows" in out

@@ -56,7 +56,7 @@ def test_an_unedited_draft_publishes_not_fit_until_its_markers_are_deleted(capsy
     toml = tmp_path / "people.toml"
     code, stdout, stderr = run_command(capsys, "schema", "draft", str(data), "--out", str(toml))
     assert code == 0, stderr
-    assert "marked from_data: zip (hierarchy mask depth), charge (hierarchy groups), disposition (hierarchy order)" \
+    assert "marked from_data: zip (hierarchy mask depth), charge (hierarchy groups), disposition (hierarchy groups)" \
         in stdout
     code, _, stderr = run_command(capsys, "publish", str(data), "--schema", str(toml), "--plan-only")
     assert code == 0 and "a release would be NOT fit for release: unreviewed schema draft: column 'zip'" in stderr
@@ -93,7 +93,7 @@ def test_an_alpha_beta_view_on_a_drafted_order_prints_why_it_is_not_fit(capsys, 
         str(tmp_path / "domains.json"), "--max-rows", "10000", "--gamma", "0.5", "--d", "0.1",
         "--out", str(tmp_path / "view.csv"), "--no-report")
     assert code == 0, stderr
-    assert "NOT fit for release: unreviewed schema draft: column 'disposition': hierarchy order read" in stdout
+    assert "NOT fit for release: unreviewed schema draft: column 'disposition': hierarchy groups read" in stdout
 
 
 def test_a_query_over_an_unreviewed_order_prints_why_it_is_not_fit(capsys, tmp_path):

@@ -24,7 +24,7 @@ from crowdsafe.errors import SchemaError
 from crowdsafe.privacy import Certificate
 
 #: what the draft reads from the data of the people table, per column
-MARKERS = {"zip": ("hierarchy mask depth",), "charge": ("hierarchy groups",), "disposition": ("hierarchy order",)}
+MARKERS = {"zip": ("hierarchy mask depth",), "charge": ("hierarchy groups",), "disposition": ("hierarchy groups",)}
 SEEDED = "seeded randomness"
 UNREVIEWED = "unreviewed schema draft"
 
@@ -133,14 +133,14 @@ def test_a_marker_on_an_unpublished_column_changes_nothing(drafted, tmp_path):
 
 @pytest.mark.slow
 def test_an_alpha_beta_view_on_a_drafted_order_is_not_fit(drafted, tmp_path):
-    """The drafted frequency order of 'disposition' is a hierarchy with a value list, which α-β
+    """The drafted frequency groups of 'disposition' are a hierarchy with a value list, which α-β
     takes as the public domain: the view names the marker until it is deleted."""
     csv, toml = drafted
     common = dict(attributes=["disposition", "sex"], max_rows=10_000, gamma=0.5, d=0.1)
     marked = api.perturb(csv, schema=toml, domains={"sex": ["F", "M"]}, seed=1, **common)
     assert marked.view.certificate.parameters["domain_sources"]["disposition"] == "hierarchy leaves"
     reasons = reasons_about(marked.view.certificate, UNREVIEWED)
-    assert len(reasons) == 1 and "column 'disposition': hierarchy order read from the data" in reasons[0]
+    assert len(reasons) == 1 and "column 'disposition': hierarchy groups read from the data" in reasons[0]
     assert not marked.as_dict()["fit_for_release"] and marked.as_dict()["unfit_reasons"][-1] == reasons[0]
     # a declared domain does not use the schema's hierarchy: the marker changes nothing
     declared = api.perturb(csv, schema=toml, domains={"sex": ["F", "M"], "disposition": ["Acquitted", "Convicted",

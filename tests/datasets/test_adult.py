@@ -101,8 +101,8 @@ def test_generalizing_raises_k_on_adult():
 
 
 def test_bundled_names_load_through_the_data_layer():
-    assert names() == ["adult", "adult-test", "adult-all", "people"]
-    assert [c["rows"] for c in catalogue()] == [32_561, 16_281, 48_842, 30_000]
+    assert names() == ["adult", "adult-test", "adult-all", "people", "german-customers"]
+    assert [c["rows"] for c in catalogue()] == [32_561, 16_281, 48_842, 30_000, 20_000]
     assert load("adult").n_rows == 32_561
     assert load("adult-all", missing="drop").n_rows == 45_222
     assert load("adult", qi=["age", "sex"]).quasi_identifiers == ["age", "sex"]

@@ -23,7 +23,7 @@ else:
 
 # The bundled datasets' names, for the help of ``datasets export`` without importing the data
 # layer; tests/cli/test_lazy_imports.py checks them against crowdsafe.datasets.names().
-BUNDLED_NAMES = ("adult", "adult-test", "adult-all", "people")
+BUNDLED_NAMES = ("adult", "adult-test", "adult-all", "people", "german-customers")
 
 
 def _guard(out: Path, force: bool) -> None:

@@ -4,29 +4,37 @@ Each suggestion is a hierarchy *specification* of a schema file (the tables that
 :func:`crowdsafe.data.builders.from_spec` builds) with the reasons behind it, one comment line
 each. The rules, in order:
 
-- **age** (a numeric column whose name has the word ``age``): intervals of 5, 10, 20 and 40
-  years over the public range 0-120 (nothing from the data);
+- **age** (a numeric column whose name has the word ``age``, ``Alter``, ``edad``, ...):
+  intervals of 5, 10, 20 and 40 years over the public range 0-120 (nothing from the data);
 - **other numbers**: intervals whose bounds are the data's range rounded *outward* to a power
   of ten, with widths a tenth, a fifth, one and two times that power (marked "from the data":
   replace the bounds with public ones, e.g. a legal range);
 - **dates**: day -> month -> year -> decade (nothing from the data);
-- **codes** (a column named like a ZIP or postal code, or text whose values all have the same
-  length and many distinct values): trailing characters masked, one more per level;
-- **categories**: grouped by the first word of their values when values share prefixes, else
-  by frequency (a fan-out over the values sorted from the most to the least common); the value
-  lists are the data's, marked so;
+- **codes** (a column named like a ZIP or postal code in one of the languages of
+  :mod:`crowdsafe.data.column_words`: ``zip``, ``PLZ``, ``code postal``, ``CAP``, ``CEP``...;
+  or text whose values all have the same length and many distinct values): trailing characters
+  masked, one more per level;
+- **categories** (at most :data:`MAX_LISTED` values): grouped by the first word of their values
+  when values share prefixes (the label is that word masked: ``THEFT*``), else by frequency
+  (the values sorted from the most to the least common, joined a few at a time, level by level,
+  under labels that name no value: ``group 1``, ``groups 1-3``); the value lists are the data's,
+  marked so;
 - **flat** (value -> ``*``) only where nothing lies between a value and ``*``: one or two values,
   booleans, or more values than a schema file should list.
+
+No label of a suggested text hierarchy is made of values: it is a value with its end masked, a
+label that names no value, or ``*`` (never a range ``Aachen-Berlin`` whose ends are values).
 
 The guarantee of a release assumes the schema is public: every choice taken from the data is
 said to be, for the custodian to review and replace with public values before publishing, and
 named in ``from_data`` (``"hierarchy bounds"``, ``"hierarchy mask depth"``, ``"hierarchy
-groups"``, ``"hierarchy order"``), the schema file's marker that keeps a release using the
+groups"``), the schema file's marker that keeps a release using the
 column unfit for release until the custodian deletes it.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from dataclasses import dataclass
@@ -35,16 +43,15 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from crowdsafe.data.identifiers import name_tokens
+from crowdsafe.data.column_words import is_age, is_code_name
 
 __all__ = ["HierarchySuggestion", "is_age", "is_code_name", "suggest_hierarchy"]
 
 AGE_WIDTHS = (5, 10, 20, 40)
 AGE_RANGE = (0, 120)
 DATE_LEVELS = ("month", "year", "decade")
-MAX_LISTED = 500  # more distinct categories than this: not listed in a schema file (flat)
-_CODE_WORDS = frozenset({"zip", "zipcode", "zip5", "postcode", "postal", "postalcode", "plz", "fips",
-                         "cap", "areacode"})
+MAX_LISTED = 100  # more distinct categories than this: not listed in a schema file (flat)
+MASK = "*"  # what stands for the characters a label leaves out
 _PREFIX = re.compile(r"^([^\s\-_/:.]+)[\s\-_/:.]")
 
 
@@ -59,22 +66,6 @@ class HierarchySuggestion:
     kind: str  # "intervals", "dates", "mask", "groups", "frequency", "flat"
     notes: tuple[str, ...]
     from_data: tuple[str, ...] = ()
-
-
-_OTHER_UNITS = frozenset({"month", "months", "week", "weeks", "day", "days", "hour", "hours", "minutes"})
-
-
-def is_age(name: str) -> bool:
-    """Whether ``name`` reads as an age in years (``age``, ``age_at_arrest``, ``AgeYears``; not
-    ``age_months``)."""
-    tokens = name_tokens(name)
-    return "age" in tokens and not set(tokens) & _OTHER_UNITS
-
-
-def is_code_name(name: str) -> bool:
-    """Whether ``name`` reads as a ZIP / postal / area code (masked, kept as text)."""
-    tokens = name_tokens(name)
-    return bool(set(tokens) & _CODE_WORDS) or "".join(tokens) in _CODE_WORDS
 
 
 def suggest_hierarchy(name: str, column: pl.Series, kind: str) -> HierarchySuggestion:
@@ -160,25 +151,27 @@ def _plain(x: float) -> int | float:
 
 
 def _prefix_groups(text: pl.Series) -> HierarchySuggestion | None:
-    """Values grouped by their first word (``THEFT PETTY``, ``THEFT GRAND`` -> ``THEFT``), when
-    that groups the values (at least one group of two, fewer groups than four fifths of them)."""
+    """Values grouped by their first word, each group labelled by that word masked (``THEFT
+    PETTY``, ``THEFT GRAND`` -> ``THEFT*``), when that groups the values (at least one group of
+    two, fewer groups than four fifths of them) and no label is itself a value."""
     distinct = sorted(text.unique().to_list())
     groups: dict[str, list[str]] = {}
     for value in distinct:
         match = _PREFIX.match(value)
-        groups.setdefault(match.group(1) if match else value, []).append(value)
-    if len(groups) < 2 or len(groups) > 0.8 * len(distinct):
+        groups.setdefault((match.group(1) if match else value) + MASK, []).append(value)
+    if len(groups) < 2 or len(groups) > 0.8 * len(distinct) or set(groups) & set(distinct):
         return None
     return HierarchySuggestion(
         {"groups": [groups]}, "groups",
-        ("values grouped by their first word, then *",
+        ("values grouped by their first word (the label: that word, then *), then *",
          "FROM THE DATA: the values listed are those present in the data; list the public "
          "domain instead (every value that could occur) and check the groups"),
         ("hierarchy groups",))
 
 
 def _frequency(text: pl.Series) -> HierarchySuggestion:
-    """Values sorted from the most to the least common, joined a few at a time, level by level."""
+    """Values sorted from the most to the least common, joined a few at a time, level by level,
+    into groups whose labels name no value (``group 1``, then ``groups 1-3``)."""
     counts = text.alias("value").value_counts(name="rows").sort(["rows", "value"], descending=[True, False])
     order = [str(v) for v in counts.get_column("value").to_list()]
     fanout: list[int] = []
@@ -190,8 +183,40 @@ def _frequency(text: pl.Series) -> HierarchySuggestion:
     if not fanout:
         fanout = [2]
     return HierarchySuggestion(
-        {"fanout": fanout, "order": order}, "frequency",
-        (f"values joined {' then '.join(map(str, fanout))} at a time in the order listed, then *",
-         "FROM THE DATA: the order is the values sorted by how often they occur in the data; "
-         "replace it with a public order (e.g. a published classification) before publishing"),
-        ("hierarchy order",))
+        {"groups": neutral_groups(order, fanout)}, "frequency",
+        (f"values joined {' then '.join(map(str, fanout))} at a time from the most to the least common, "
+         "then *; the labels (group 1, groups 1-3) name no value",
+         "FROM THE DATA: which values share a group follows how often they occur in the data; "
+         "list the public domain instead and group it by a public rule (e.g. a published classification)"),
+        ("hierarchy groups",))
+
+
+def neutral_groups(values: list[str], fanout: list[int]) -> list[dict[str, list[str]]]:
+    """The ``groups`` levels that join ``values`` (in their order) ``fanout[0]`` at a time, then
+    ``fanout[1]`` groups at a time, and so on: level 1 labelled ``group 1``, ``group 2``, ...,
+    a higher level by the level-1 groups it covers (``groups 1-3``). No label names a value: one
+    that a value happens to equal is bracketed (``[group 1]``), all alike, until none does."""
+    taken = set(values)
+    for brackets in itertools.count():
+        levels: list[dict[str, list[str]]] = []
+        nodes, spans = list(values), [(0, 0)] * len(values)
+        for depth, step in enumerate(fanout, start=1):
+            level: dict[str, list[str]] = {}
+            covered = []
+            for start in range(0, len(nodes), step):
+                span = ((start // step + 1,) * 2 if depth == 1
+                        else (spans[start][0], spans[min(start + step, len(nodes)) - 1][1]))
+                level[_neutral(depth, span, brackets)] = nodes[start:start + step]
+                covered.append(span)
+            levels.append(level)
+            nodes, spans = list(level), covered
+        if not taken & {label for level in levels for label in level}:
+            return levels
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _neutral(depth: int, span: tuple[int, int], brackets: int) -> str:
+    """The label of a group: ``group 2`` at level 1, ``groups 1-3`` above (``[...]`` ``brackets`` times)."""
+    first, last = span
+    text = f"group {first}" if depth == 1 else f"groups {first}-{last}" if first != last else f"groups {first}"
+    return "[" * brackets + text + "]" * brackets

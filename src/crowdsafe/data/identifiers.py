@@ -3,8 +3,9 @@
 A direct identifier is dropped before any release (role ``identifier``); no anonymization can
 make a name or an email address safe to publish. Two kinds of evidence:
 
-- :func:`identifier_by_name`: the column's *name* (public: part of the schema). The command line
-  warns with this alone, so a warning never depends on a row of the data.
+- :func:`identifier_by_name`: the column's *name* (public: part of the schema), in English,
+  German, French, Spanish, Italian, Dutch and Portuguese (the words: :mod:`crowdsafe.data.column_words`).
+  The command line warns with this alone, so a warning never depends on a row of the data.
 - :func:`identifier_by_values`: the column's *values* (near-unique strings, email / phone /
   national-id patterns). This reads the data: the result is a custodian-only suggestion (the
   schema draft marks it as taken from the data), never printed beside a release.
@@ -14,7 +15,7 @@ warn about the columns they publish or read whose name looks like a direct ident
 (:func:`name_warnings`, one line per column; :class:`IdentifierWarning` where a result has no
 notes), and a command that would read a *declared* identifier is refused
 (:func:`refuse_identifier_columns`). The rules are deliberately conservative on names
-(``county_name`` or ``state_id`` are attributes, not people) and leave the decision to the
+(``county_name``, ``state_id`` or ``Ortsname`` are attributes, not people) and leave the decision to the
 custodian who reviews the draft.
 """
 
@@ -27,68 +28,53 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from crowdsafe.data.column_words import (
+    CODE_FIRST,
+    IDENTIFIER_NAMES,
+    KIND_WORDS,
+    PERSON_WORDS,
+    STOPWORDS,
+    name_tokens,
+    spelling,
+    words,
+)
 from crowdsafe.errors import ParameterError
 
 if TYPE_CHECKING:
     from crowdsafe.data.schema import Schema
 
-# a name is cut into lower-case tokens: "PatientID" -> patient id, "e-mail" -> e mail
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_SEPARATORS = re.compile(r"[^a-z0-9]+")
-
-# who an identifier may belong to: "<who> id", "<who> name", "<who> number"
-_PERSON = frozenset({
-    "person", "patient", "subject", "participant", "respondent", "client", "customer", "user",
-    "member", "employee", "staff", "student", "pupil", "citizen", "resident", "defendant",
-    "offender", "inmate", "prisoner", "suspect", "victim", "claimant", "applicant", "beneficiary",
-    "policyholder", "account", "household", "individual", "record", "case", "booking", "docket",
-    "file", "visit", "encounter", "admission", "row", "unique", "internal", "external",
-})
-
-# whole names (after tokenizing and joining with "_") that are identifiers, with the reason
-_EXACT: dict[str, str] = {}
-for _names, _reason in (
-    (("id", "uid", "uuid", "guid", "pid", "key", "identifier", "row_id", "record_id", "rowid"),
-     "an identifier column"),
-    (("name", "names", "full_name", "fullname", "first", "first_name", "firstname", "fname",
-      "given_name", "givenname", "forename", "last", "last_name", "lastname", "lname",
-      "surname", "family_name", "familyname", "middle", "middle_name", "middlename",
-      "maiden_name", "nickname", "alias"),
-     "a person's name"),
-    (("email", "e_mail", "mail", "email_address", "emailaddress"), "an email address"),
-    (("phone", "telephone", "tel", "mobile", "cell", "cellphone", "fax", "phone_number",
-      "phonenumber", "telephone_number", "mobile_number", "contact_number"),
-     "a telephone number"),
-    (("ssn", "social_security", "social_security_number", "sin", "nin", "nino", "national_id",
-      "national_insurance", "national_insurance_number", "nhs_number", "passport",
-      "passport_number", "tax_id", "tin", "itin", "driver_license", "drivers_license",
-      "driving_licence", "license_number", "licence_number", "medicare_number", "mrn",
-      "medical_record_number", "health_card"),
-     "a national or official identity number"),
-    (("address", "street", "street_address", "home_address", "address_line", "address1",
-      "address2", "addr"),
-     "a street address"),
-    (("case_number", "case_no", "case_num", "casenumber", "docket_number", "docket",
-      "record_number", "account_number", "acct", "booking_number", "inmate_number",
-      "file_number", "claim_number", "policy_number", "ticket_number", "arrest_number",
-      "citation_number"),
-     "a case, record or account number"),
-    (("ip", "ip_address", "mac_address", "device_id", "username", "user_name", "login", "url",
-      "website", "handle"),
-     "an online identifier"),
-    (("dob", "date_of_birth", "birth_date", "birthdate", "birthday", "birth_day"),
-     "a full date of birth (with sex and ZIP it singles out most people; HIPAA Safe Harbor "
-     "lists it); keep only its year, or make it a quasi-identifier with a date hierarchy"),
-):
-    for _name in _names:
-        _EXACT[_name] = _reason
-
-# the last token of "<who> <kind>" and the reason
-_KINDS = {"id": "an identifier column", "identifier": "an identifier column", "uuid": "an identifier column",
-          "name": "a person's name", "number": "a case, record or account number",
-          "no": "a case, record or account number", "num": "a case, record or account number",
-          "nr": "a case, record or account number", "email": "an email address",
-          "phone": "a telephone number"}
+#: The reason given for each kind of identifier name (:data:`crowdsafe.data.column_words.IDENTIFIER_NAMES`).
+REASONS = {
+    "id": "an identifier column",
+    "name": "a person's name",
+    "email": "an email address",
+    "phone": "a telephone number",
+    "national": "a national or official identity number",
+    "address": "a street address",
+    "case": "a case, record or account number",
+    "online": "an online identifier",
+    "birth": "a full date of birth (it identifies a person: with sex and ZIP it singles out most people; HIPAA "
+             "Safe Harbor lists it); publish the year of birth instead, or make it a quasi-identifier with a "
+             "date hierarchy",
+}
+_EXACT = {spelling(n): REASONS[kind] for kind, table in IDENTIFIER_NAMES.items() for n in words(table)}
+_PERSON = words(PERSON_WORDS)
+_PERSON_ABROAD = words({lang: w for lang, w in PERSON_WORDS.items() if lang != "en"})  # not English
+# the kind word of "<who> <kind>" (English order: patient_id, Kunden-Nr) and its reason
+_KINDS = {spelling(w): REASONS["case" if kind == "number" else kind]
+          for kind, table in KIND_WORDS.items() for w in words(table)}
+_KINDS |= {"email": REASONS["email"], "phone": REASONS["phone"]}
+# "<kind> <who>" (numero_cliente, nom du client, Name des Kunden) takes these too
+_KINDS_FIRST = _KINDS | dict.fromkeys(CODE_FIRST, REASONS["case"])
+# whole names that also name things, never taken as the head of "<identifier> <who>" (first_visit)
+_AMBIGUOUS = frozenset({"first", "last", "middle", "key", "handle", "alias", "login", "url", "website", "cell",
+                        "mobile", "names", "docket", "street", "ip", "fax", "acct", "mail"})
+# the last part of a German or Dutch compound: "<who><part>" (Kundennummer, klantnaam, Patientenmail)
+_PARTS = ("nummer", "kennung", "name", "naam", "email", "mail", "telefon", "telefoon", "nr", "no", "id")
+_LINKS = ("", "s", "n", "en", "e")  # Kunde-n-nummer, Mitglied-s-nummer
+# the last part of a compound that is an identifier whatever comes before (Lieferadresse)
+_ENDINGS = {"telefonnummer": REASONS["phone"], "telefoonnummer": REASONS["phone"],
+            "adresse": REASONS["address"], "anschrift": REASONS["address"], "adres": REASONS["address"]}
 
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$")
 PHONE = re.compile(r"^\+?[\d\s().-]{7,20}$")  # then 7 to 15 digits (E.164)
@@ -99,30 +85,66 @@ UNIQUE_SHARE = 0.9  # distinct / non-missing values above which strings are near
 MIN_VALUES = 20  # fewer non-missing values than this: too few to call anything near-unique
 
 
-def name_tokens(name: str) -> list[str]:
-    """``name`` cut into lower-case words: ``"PatientID"`` -> ``["patient", "id"]``."""
-    return [t for t in _SEPARATORS.split(_CAMEL.sub(" ", name).lower()) if t]
-
-
 def identifier_by_name(name: str) -> str | None:
     """Why the column called ``name`` looks like a direct identifier, or None.
 
-    Depends on the name alone (public). Exact names (``email``, ``first_name``, ``SSN``, ``DOB``)
-    and "<person or record> <id / name / number>" (``patient_id``, ``DefendantName``,
-    ``case no``) match; an attribute named after a thing (``county_name``, ``state_id``,
-    ``drug_name``) does not."""
-    tokens = name_tokens(name)
-    if not tokens:
-        return None
-    joined = "_".join(tokens)
-    if joined in _EXACT:
-        return _EXACT[joined]
-    if "".join(tokens) in _EXACT:
-        return _EXACT["".join(tokens)]
-    if len(tokens) >= 2 and tokens[-1] in _KINDS and set(tokens[:-1]) <= _PERSON:
-        return _KINDS[tokens[-1]]
-    if len(tokens) >= 2 and tokens[0] in _PERSON and "_".join(tokens[1:]) in _EXACT:
-        return _EXACT["_".join(tokens[1:])]  # patient_email, client_phone_number
+    Depends on the name alone (public), in English, German, French, Spanish, Italian, Dutch and
+    Portuguese (:mod:`crowdsafe.data.column_words`; accents, umlauts and case do not matter).
+    Matches: exact names (``email``, ``first_name``, ``SSN``, ``DOB``, ``Vorname``, ``prénom``,
+    ``date de naissance``, ``codice fiscale``), "<person or record> <id / name / number>"
+    (``patient_id``, ``DefendantName``, ``case no``, ``Kunden-Nr``), the same the other way round
+    (``numéro client``, ``nombre del paciente``, ``Name des Kunden``), one German or Dutch word
+    made of the two (``Kundennummer``, ``Patientennummer``, ``klantnaam``), an identifier of a
+    person (``patient_email``, ``telefono_cliente``) and compounds ending in an address
+    (``Lieferadresse``). An attribute named after a thing (``county_name``, ``state_id``,
+    ``drug_name``, ``Ortsname``, ``Filialnummer``) does not; nor does a year of birth."""
+    tokens = [spelling(t) for t in name_tokens(name)]
+    kept = [t for t in tokens if t not in STOPWORDS]
+    for candidate in dict.fromkeys((tuple(tokens), tuple(kept), tuple(_compounds_split(kept)))):
+        reason = _by_tokens(list(candidate)) if candidate else None
+        if reason is not None:
+            return reason
+    return None
+
+
+def _by_tokens(tokens: list[str]) -> str | None:
+    """:func:`identifier_by_name`'s rules on the words of a name."""
+    for joined in ("_".join(tokens), "".join(tokens)):
+        if joined in _EXACT:
+            return _EXACT[joined]
+    if len(tokens) == 1:
+        return next((reason for ending, reason in _ENDINGS.items()
+                     if tokens[0].endswith(ending) and len(tokens[0]) > len(ending) + 1), None)
+    if tokens[-1] in _KINDS and set(tokens[:-1]) <= _PERSON:
+        return _KINDS[tokens[-1]]  # patient_id, Kunden Nr
+    if tokens[0] in _KINDS_FIRST and set(tokens[1:]) <= _PERSON_ABROAD:
+        return _KINDS_FIRST[tokens[0]]  # numero_cliente, Name des Kunden
+    for cut in range(1, len(tokens)):
+        head, tail = tokens[:cut], tokens[cut:]
+        if set(head) <= _PERSON and "_".join(tail) in _EXACT:
+            return _EXACT["_".join(tail)]  # patient_email, client_phone_number
+        first = "_".join(head)
+        if first in _EXACT and first not in _AMBIGUOUS and set(tail) <= _PERSON_ABROAD:
+            return _EXACT[first]  # telefono_cliente, date_naissance_patient
+    return None
+
+
+def _compounds_split(tokens: list[str]) -> list[str]:
+    """Each German or Dutch compound "<who><part>" cut in two (``kundennummer`` -> ``kunden
+    nummer``); other words as they are."""
+    out = []
+    for token in tokens:
+        out.extend(_compound(token) or [token])
+    return out
+
+
+def _compound(token: str) -> list[str] | None:
+    for part in _PARTS:
+        if token.endswith(part) and len(token) > len(part) + 1:
+            stem = token[: -len(part)]
+            for link in _LINKS:
+                if stem.endswith(link) and stem[: len(stem) - len(link)] in _PERSON:
+                    return [stem[: len(stem) - len(link)], part]
     return None
 
 

@@ -23,6 +23,7 @@ from crowdsafe.csv_safety import unescape_frame, write_csv
 from crowdsafe.data import decimal_comma as comma
 from crowdsafe.data.column_names import describe_renames, stable_names
 from crowdsafe.data.column_types import usable_frame
+from crowdsafe.data.column_words import is_code_name
 from crowdsafe.data.dataset import Dataset
 from crowdsafe.data.line_endings import line_ending
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS
@@ -151,16 +152,21 @@ def csv_options(
     The path is read as it is written, never as a glob pattern (``data[1].csv`` is that file);
     the line break is the file's own (:func:`crowdsafe.data.line_endings.line_ending`, which
     refuses mixed line endings); ``decimal_comma`` (None: nothing said) sets the reading of
-    numbers written with a decimal comma (:mod:`crowdsafe.data.decimal_comma`)."""
+    numbers written with a decimal comma (:mod:`crowdsafe.data.decimal_comma`); the columns of
+    ``text_columns`` and those named like a postal code (``zip``, ``PLZ``, ``code postal``...) are
+    read as text."""
     if not head.strip():
         raise InputError(f"{path} is empty")
     eol = line_ending(head, str(path), complete=len(head) < _HEAD)
     separator = separator or _sniff_separator(head)
+    raw = header_names(head, separator) if has_header else []
+    names, renames = stable_names(raw)
+    codes = [n for n in names if is_code_name(n)]  # postal codes as text: 01067 stays 01067
     options: dict[str, Any] = dict(
         separator=separator,
         null_values=list(missing_tokens),
         has_header=has_header,
-        schema_overrides={c: pl.String for c in text_columns} or None,
+        schema_overrides={c: pl.String for c in [*text_columns, *codes]} or None,
         try_parse_dates=True,
         encoding="utf8",
         eol_char=eol,
@@ -170,8 +176,6 @@ def csv_options(
         options["decimal_comma"] = True  # Polars then reads '1.234' as text, never as 1.234
     renamed = False
     if has_header:
-        raw = header_names(head, separator)
-        names, renames = stable_names(raw)
         if any(r.reason != "blanks around the name" for r in renames):
             # Polars' own renaming (a_duplicated_0) is replaced by the documented stable rule
             options.update(has_header=False, skip_rows=1, new_columns=names)
@@ -221,14 +225,17 @@ def header_names(head: bytes, separator: str | None = None) -> list[str]:
     separator = separator or _sniff_separator(head)
     text = head.decode("utf-8", errors="replace").removeprefix("\ufeff")
     try:
-        return next(csv.reader(io.StringIO(text), delimiter=separator), [])
+        return next(csv.reader(io.StringIO(text, newline=""), delimiter=separator), [])  # any line break
     except csv.Error:
         return []
 
 
 def tidy_text(frame: pl.DataFrame, declared: set[str], reading: comma.Mode = "off") -> pl.DataFrame:
     """Strip blanks around text values; undeclared text columns holding only numbers become numeric
-    (numbers written with a decimal comma too, as ``reading`` says: :mod:`crowdsafe.data.decimal_comma`).
+    (numbers written with a decimal comma too, as ``reading`` says: :mod:`crowdsafe.data.decimal_comma`),
+    except those named like a postal code (:func:`~crowdsafe.data.column_words.is_code_name`: ``zip``,
+    ``PLZ``, ``CAP``...), kept as text so that leading zeros survive (a schema that declares one
+    numeric converts it when the table is coerced).
 
     Files such as Adult separate fields by ', ', which leaves a blank before every value.
     """
@@ -246,6 +253,7 @@ def tidied_text(frame: pl.DataFrame, declared: set[str], reading: comma.Mode = "
     if not text:
         return frame, []
     frame = frame.with_columns(pl.col(text).str.strip_chars())
+    declared = declared | {c for c in text if is_code_name(c)}
     commas = comma.columns(frame, declared, reading)
     numeric = []
     for column in text:

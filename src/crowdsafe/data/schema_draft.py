@@ -3,21 +3,24 @@
 :func:`draft_schema` reads a table and proposes, column by column:
 
 - **direct identifiers** (role ``identifier``, dropped before any release): by the column's
-  name (:func:`crowdsafe.data.identifiers.identifier_by_name`, public) or, failing that, by its
+  name in seven languages (:func:`crowdsafe.data.identifiers.identifier_by_name`, public:
+  ``Vorname``, ``date de naissance``, ``Kundennummer``...) or, failing that, by its
   values (:func:`~crowdsafe.data.identifiers.identifier_by_values`: near-unique text, e-mail,
   telephone or SSN patterns; taken from the data, so marked as such);
-- **types**: numbers numeric (except codes such as ZIP, kept as text), dates date (text whose
-  every value parses as a date too), an Enum's declared order ordinal, the rest categorical;
-- **likely sensitive attributes** (diagnosis, income, charge, disposition, ... by name): a
-  comment only. The convention: the role stays quasi-identifier (the safe choice: the attribute
-  is generalized like the others) until the custodian sets ``role = "sensitive"``;
+- **types**: numbers numeric (except postal codes such as ZIP or PLZ, kept as text and never
+  taken for an identifier by their values), dates date (text whose every value parses as a
+  date too), an Enum's declared order ordinal, the rest categorical;
+- **likely sensitive attributes** (diagnosis, income, charge, disposition, ``Diagnose``,
+  ``maladie``, ... by name, in seven languages: :mod:`crowdsafe.data.column_words`): a comment
+  only. The convention: the role stays quasi-identifier (the safe choice: the attribute is
+  generalized like the others) until the custodian sets ``role = "sensitive"``;
 - **a hierarchy for every quasi-identifier** (:mod:`crowdsafe.data.hierarchy_draft`).
 
 The draft is custodian-only: it reads the data. The schema file it becomes is public (the
 guarantee of a release is conditional on it), so :meth:`SchemaDraft.to_toml` marks every choice
 taken from the data for the custodian to review or replace with public values, and says so in
-its header. The choices a release can use (a hierarchy's bounds, mask depth, groups or order)
-are also listed in the attribute's ``from_data`` key: until the custodian deletes it, a release
+its header. The choices a release can use (a hierarchy's bounds, mask depth or groups) are
+also listed in the attribute's ``from_data`` key: until the custodian deletes it, a release
 or view using that column is certified not fit for release
 (:attr:`crowdsafe.data.schema.Attribute.from_data`). A role found from values is a comment only:
 an identifier is never published or read. Written by :mod:`crowdsafe.data.schema_toml`.
@@ -35,28 +38,32 @@ import polars as pl
 
 from crowdsafe.data import decimal_comma as comma
 from crowdsafe.data.column_names import Rename, stable_names
-from crowdsafe.data.hierarchy_draft import HierarchySuggestion, is_code_name, suggest_hierarchy
-from crowdsafe.data.identifiers import identifier_by_name, identifier_by_values, name_tokens
+from crowdsafe.data.column_words import SENSITIVE_ENDINGS, SENSITIVE_WORDS, is_code_name, name_tokens, spelling, words
+from crowdsafe.data.hierarchy_draft import HierarchySuggestion, suggest_hierarchy
+from crowdsafe.data.identifiers import identifier_by_name, identifier_by_values
 from crowdsafe.data.io import as_frame, header_names, read_file, sniff_format
 from crowdsafe.data.schema import AttributeType, Role
 from crowdsafe.errors import InputError
 
 __all__ = ["AttributeDraft", "SchemaDraft", "draft_schema", "sensitive_by_name"]
 
-SENSITIVE_WORDS = frozenset({
-    "diagnosis", "diagnoses", "disease", "illness", "medication", "treatment", "hiv", "icd",
-    "income", "salary", "wage", "wages", "earnings", "charge", "charges", "offense", "offence",
-    "offenses", "offences", "crime", "outcome", "disposition", "verdict", "sentence",
-    "religion", "orientation", "disability", "health", "pregnancy", "abortion",
-})
+_SENSITIVE = words(SENSITIVE_WORDS)
 _BARE = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
 def sensitive_by_name(name: str) -> str | None:
-    """The word that makes ``name`` look like a sensitive attribute, or None (public: the name)."""
-    for token in name_tokens(name):
-        if token in SENSITIVE_WORDS:
+    """The word that makes ``name`` look like a sensitive attribute, or None (public: the name).
+    Words in seven languages (:data:`crowdsafe.data.column_words.SENSITIVE_WORDS`: ``Diagnose``,
+    ``diagnóstico``, ``maladie``, ``ICD-10``, ``Einkommen``...), and German or Dutch compounds
+    ending in one (``Hauptdiagnose``, ``Jahreseinkommen``)."""
+    tokens = name_tokens(name)
+    for token in tokens:
+        if spelling(token) in _SENSITIVE:
             return token
+    for token in tokens:
+        ending = next((e for e in SENSITIVE_ENDINGS if spelling(token).endswith(e) and len(token) > len(e) + 1), None)
+        if ending is not None:
+            return ending
     return None
 
 
@@ -183,25 +190,25 @@ def _read(data: Any, separator: str | None, decimal_comma: bool | None
         from crowdsafe.data.column_types import usable_frame
 
         frame, unusable = usable_frame(frame)
-        codes = [c for c, t in frame.schema.items() if is_code_name(c) and t.is_numeric()]
-        return frame.with_columns(pl.col(codes).cast(pl.String)), "the data", [], [], unusable
+        return _codes_as_text(frame), "the data", [], [], unusable
     from crowdsafe.data.sources import read_source
 
     if isinstance(data, (str, os.PathLike)) and Path(data).exists():
         path = Path(data)
         _, head = sniff_format(path)
-        names, renames = stable_names(header_names(head, separator)) if head else ([], [])
-        # codes (ZIP...) read as text, so leading zeros are kept
-        read = read_file(path, separator=separator, text_columns=[n for n in names if is_code_name(n)],
-                         decimal_comma=decimal_comma)
-        frame = read.frame
-        codes = [c for c, t in frame.schema.items() if is_code_name(c) and t.is_numeric()]
-        return (frame.with_columns(pl.col(codes).cast(pl.String)), path.name,
-                [r for r in renames if r.reason != "blanks around the name"], list(read.decimal_comma),
-                dict(read.unusable))
+        _, renames = stable_names(header_names(head, separator)) if head else ([], [])
+        # a CSV file's codes (ZIP, PLZ...) are read as text, so leading zeros are kept (crowdsafe.data.io)
+        read = read_file(path, separator=separator, decimal_comma=decimal_comma)
+        return (_codes_as_text(read.frame), path.name, [r for r in renames if r.reason != "blanks around the name"],
+                list(read.decimal_comma), dict(read.unusable))
     source = read_source(data)
-    codes = [c for c, t in source.frame.schema.items() if is_code_name(c) and t.is_numeric()]
-    return source.frame.with_columns(pl.col(codes).cast(pl.String)), source.label, [], [], dict(source.unusable)
+    return _codes_as_text(source.frame), source.label, [], [], dict(source.unusable)
+
+
+def _codes_as_text(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with its numeric columns named like a code (a Parquet file's, a frame's) as text."""
+    codes = [c for c, t in frame.schema.items() if is_code_name(c) and t.is_numeric()]
+    return frame.with_columns(pl.col(codes).cast(pl.String)) if codes else frame
 
 
 def _type(name: str, column: pl.Series) -> tuple[AttributeType, tuple[str, ...] | None, list[str]]:
@@ -243,8 +250,9 @@ def _attribute(name: str, column: pl.Series) -> AttributeDraft:
     kind, order, notes = _type(name, column)
     reason = identifier_by_name(name)
     source = "name" if reason else None
-    # ISO dates would pass for phone numbers, and numbers with a decimal comma for near-unique text
-    if reason is None and kind is not AttributeType.DATE and not _comma_numbers(column):
+    # ISO dates would pass for phone numbers, numbers with a decimal comma for near-unique text, and
+    # a postal code is a quasi-identifier however many codes there are
+    if reason is None and kind is not AttributeType.DATE and not is_code_name(name) and not _comma_numbers(column):
         evidence = identifier_by_values(column)
         if evidence is not None:
             reason, source = evidence.reason, "values"
@@ -266,7 +274,7 @@ def _awkward_names(names: list[str]) -> list[str]:
     notes = []
     quoted = [n for n in names if not _BARE.match(n)]
     if quoted:
-        notes.append("names with spaces or punctuation are kept and written quoted: "
+        notes.append("names with spaces, punctuation or letters beyond ASCII are kept and written quoted: "
                      + ", ".join(repr(n) for n in quoted))
     folded: dict[str, list[str]] = {}
     for n in names:

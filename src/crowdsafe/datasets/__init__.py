@@ -2,8 +2,10 @@
 
 ``adult()`` returns UCI Adult with its schema and default hierarchies; ``synthetic(n, seed)``
 scales it to any number of rows. Bundled names (usable wherever a DATA argument is taken):
-``adult`` (training file), ``adult-test``, ``adult-all``, and ``people`` (an invented
-criminal-justice table with direct identifiers, :mod:`crowdsafe.datasets.people`).
+``adult`` (training file), ``adult-test``, ``adult-all``, ``people`` (an invented
+criminal-justice table with direct identifiers, :mod:`crowdsafe.datasets.people`) and
+``german-customers`` (an invented German customer table, as read from its ``;``-separated file
+with decimal commas: :mod:`crowdsafe.datasets.german_customers`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from typing import Any
 from crowdsafe.data import Dataset, MissingPolicy
 from crowdsafe.data.pipeline import load_source
 from crowdsafe.data.sources import Source, register_named
+from crowdsafe.datasets.german_customers import DEFAULT_ROWS as GERMAN_ROWS
+from crowdsafe.datasets.german_customers import german_customers, german_customers_source, write_german_customers
 from crowdsafe.datasets.people import DEFAULT_ROWS as PEOPLE_ROWS
 from crowdsafe.datasets.people import people, people_source
 from crowdsafe.datasets.synthetic import synthetic
@@ -36,6 +40,10 @@ _BUNDLED = {
     "adult-all": BundledDataset("adult-all", 48_842, "UCI Adult, training and test files together", CITATION),
     "people": BundledDataset("people", PEOPLE_ROWS, "invented people with names, emails, dates and charges "
                              "(seeded, for trying the schema draft)", "synthetic (crowdsafe.datasets.people)"),
+    "german-customers": BundledDataset(
+        "german-customers", GERMAN_ROWS, "invented German customers with names, birth dates, PLZ, income and "
+        "diagnoses (seeded; write_german_customers writes its ;-separated file)",
+        "synthetic (crowdsafe.datasets.german_customers)"),
 }
 
 
@@ -59,6 +67,8 @@ def bundled_source(name: str) -> Source:
         raise InputError(f"no bundled dataset named {name!r}; bundled: {', '.join(_BUNDLED)}")
     if name == "people":
         return people_source()
+    if name == "german-customers":
+        return german_customers_source()
     return adult_source(_SPLITS[name], name)
 
 
@@ -72,4 +82,5 @@ for _name in _BUNDLED:
     register_named(_name, partial(bundled_source, _name))
 
 
-__all__ = ["adult", "bundled_source", "catalogue", "load_bundled", "names", "people", "synthetic"]
+__all__ = ["adult", "bundled_source", "catalogue", "german_customers", "load_bundled", "names", "people", "synthetic",
+           "write_german_customers"]
