@@ -21,7 +21,7 @@ from crowdsafe.data import (
     Schema,
     load,
 )
-from crowdsafe.defaults import DEFAULT_LEDGER, DEFAULT_THRESHOLD
+from crowdsafe.defaults import DEFAULT_DELTA, DEFAULT_LEDGER, DEFAULT_THRESHOLD
 
 if TYPE_CHECKING:
     from crowdsafe.anonymize import Release
@@ -401,7 +401,7 @@ def estimate(
 
 def plan_publish(
     epsilon: float,
-    delta: float,
+    delta: float = DEFAULT_DELTA,
     *,
     k: int | None = None,
     beta: float | None = None,
@@ -414,6 +414,7 @@ def plan_publish(
     candidates: int | None = None,
 ) -> PublishPlan:
     """The plan :func:`publish` would run (k, β, ε1, cost of all releases), without reading data.
+    ``delta`` defaults to :data:`crowdsafe.defaults.DEFAULT_DELTA` (10⁻⁶), as in :func:`publish`.
     ``candidates``: the lattice's size (public, from the hierarchies), for the planner's ε1; without
     it ε1 is 10% of ε. (The expected sample size of a table of n rows,
     ``plan.expected_sample_rows(n)``, is a fact about the data: custodian-only.) The keywords are
@@ -430,7 +431,7 @@ def publish(
     data: Any,
     *,
     epsilon: float,
-    delta: float,
+    delta: float = DEFAULT_DELTA,
     k: int | None = None,
     beta: float | None = None,
     epsilon1: float | None = None,
@@ -460,6 +461,9 @@ def publish(
     sampling, then a safe recoding (a fixed ``scheme``: strongly safe; else an ε1-DP choice over
     the generalization lattice), then suppression of tuples held by fewer than k rows (Li,
     Qardaji, Su 2012, Theorems 5 and 6). See :mod:`crowdsafe.anonymize.publish`.
+
+    ``delta`` defaults to :data:`crowdsafe.defaults.DEFAULT_DELTA` (10⁻⁶), the default of
+    ``crowdsafe publish --delta``: one constant for both. ``epsilon`` has no default: choose it.
 
     ``releases=N`` draws N fresh independent samples; their certificates compose into one.
     With ``out``, each table and its certificate are written atomically, and its HTML report beside

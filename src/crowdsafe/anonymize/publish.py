@@ -4,8 +4,10 @@
 private data anonymization: or, k-anonymity meets differential privacy"):
 
 1. **plan** (:func:`plan_publication`, :mod:`crowdsafe.anonymize.plan`): from the target (ε, δ),
-   fill in what the user did not fix: ε1 = 10% of ε when the scheme is chosen from the data (0
-   for a fixed scheme), β = 1 − e^−(ε − ε1), the smallest k with d(k, β, ε − ε1) ≤ δ (:func:`crowdsafe.privacy.plan`);
+   fill in what the user did not fix: ε1 from the lattice's size when the scheme is chosen from the
+   data (:func:`~crowdsafe.anonymize.plan.planned_epsilon1`; 0 for a fixed scheme), β from
+   :func:`~crowdsafe.anonymize.plan.best_rate`, the smallest k with d(k, β, ε − ε1) ≤ δ
+   (:func:`crowdsafe.privacy.plan`);
 2. **sample** (:mod:`crowdsafe.sampling`): keep each row independently with probability β, from
    the secure source;
 3. **choose g**: a fixed scheme (strongly safe, Theorem 5) or the exponential mechanism over the
