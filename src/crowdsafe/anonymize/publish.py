@@ -446,10 +446,12 @@ def certify_release(
     ``unreviewed``: the published columns' schema choices a schema draft read from the data, not yet
     reviewed (:meth:`crowdsafe.data.schema.Schema.unreviewed`; any makes it not fit for release). Only
     parameters, the schema and the chosen scheme (the DP output) enter it."""
+    described = scheme.describe()
     parameters: dict[str, Any] = {
         "quasi_identifiers": list(columns),
         "scheme": dict(scheme.levels),
-        "scheme_level_names": scheme.describe().get("level_names", {}),
+        "scheme_level_names": described.get("level_names", {}),
+        "scheme_level_descriptions": described.get("level_descriptions", {}),
         "delta_target": publish_plan.delta_target,
     }
     if choice is not None:

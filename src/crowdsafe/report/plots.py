@@ -105,9 +105,11 @@ def panel_height(rows: int) -> float:
 
 
 def distribution_svg(name: str, after: Sequence[tuple[str, int]],
-                     before: Sequence[tuple[str, float]] | None = None, before_epsilon: float | None = None) -> str:
+                     before: Sequence[tuple[str, float]] | None = None, before_epsilon: float | None = None,
+                     note: str | None = None) -> str:
     """Horizontal bars of the published values of ``name`` (share of records), and beside them,
-    when given, the noisy "before" histogram of the original values with its ε."""
+    when given, the noisy "before" histogram of the original values with its ε. ``note``: added
+    to the text alternative (e.g. what the missing-value bar means)."""
     rows = max(len(after), len(before or ()))
     height = panel_height(rows)
     left = label_room([v for v, _ in after] + [v for v, _ in before or ()])
@@ -122,7 +124,7 @@ def distribution_svg(name: str, after: Sequence[tuple[str, int]],
         _bars(chart, left, half - RIGHT, height, before, BEFORE_COLOUR,
               f"{name}: original, noisy (ε = {before_epsilon:g})")
         _bars(chart, half + left, width - RIGHT, height, after, AFTER_COLOUR, f"{name}: published (after)")
-    return chart.svg(f"Distribution of {name}")
+    return chart.svg(f"Distribution of {name}" + (f"; {note}" if note else ""))
 
 
 def _short(label: str, width: int = 32) -> str:
