@@ -115,6 +115,12 @@ class PublishPlan:
         return (f"PublishPlan(epsilon={self.epsilon:.6g}, delta={self.delta:.3g}, k={self.k}, beta={self.beta:.4g}, "
                 f"{chooser}, releases={self.releases})")
 
+    def _repr_html_(self) -> str:
+        """The notebook view (:mod:`crowdsafe.report.views`): public, fixed before the data is read."""
+        from crowdsafe.report.views import plan_html
+
+        return plan_html(self)
+
     def expected_sample_rows(self, rows: int) -> float:
         """Rows expected in each sample of a table of ``rows`` rows (n·β), before suppression.
         ``rows`` is an exact fact about the data: the result is custodian-only."""

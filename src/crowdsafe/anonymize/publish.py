@@ -152,6 +152,13 @@ class Publication:
         return (f"Publication({len(self.releases)} release{plural}, {self.certificate.headline()}, "
                 f"k={self.plan.k}, beta={self.plan.beta:.4g}, fit_for_release={self.certificate.fit_for_release})")
 
+    def _repr_html_(self) -> str:
+        """The notebook view (:mod:`crowdsafe.report.views`): the plan, the certificate and the released
+        classes; the custodian-only facts are not shown."""
+        from crowdsafe.report.views import publication_html
+
+        return publication_html(self)
+
     def custodian_report(self) -> dict[str, Any]:
         """Exact facts for the custodian's bookkeeping, NOT covered by the guarantee (every one is
         a count on the data or its samples, or a ledger identity): input rows, per release the
