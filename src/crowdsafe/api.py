@@ -9,7 +9,8 @@ found in a ``;``-separated file with a note (:mod:`crowdsafe.data.decimal_comma`
 Pandas in gives pandas out, Polars in gives Polars out: the table a run returns
 (``publication.release.table``, ``anonymize(...).table``, ``perturb(...).view.table``) is a pandas
 DataFrame when the data was given as one, else a Polars DataFrame (``.frame`` is always the
-engine's own: Polars, or Spark on the Spark engine)."""
+engine's own: Polars; on the Spark engine both are the release's Spark DataFrame, whatever the
+input, as a release may not fit in memory)."""
 
 from __future__ import annotations
 

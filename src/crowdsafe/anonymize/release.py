@@ -143,7 +143,8 @@ class Release:
     @property
     def table(self) -> Any:
         """The published rows as the kind of frame the data was given as: a pandas DataFrame for a
-        pandas input, else :attr:`frame` (pandas in gives pandas out, Polars in gives Polars out)."""
+        pandas input, else :attr:`frame` (pandas in gives pandas out, Polars in gives Polars out;
+        a Spark release's rows stay its Spark DataFrame)."""
         from crowdsafe.data.io import in_kind
 
         return in_kind(self.frame, self.frame_kind)
