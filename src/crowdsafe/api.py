@@ -4,7 +4,13 @@ command line calls exactly these.
 Every function that reads a table takes ``decimal_comma`` (the command line's
 ``--decimal-comma/--no-decimal-comma``): True, the CSV file writes its numbers ``1.234,5``;
 False, with a decimal point only; None (default), as the schema's ``[csv]`` table says, else
-found in a ``;``-separated file with a note (:mod:`crowdsafe.data.decimal_comma`)."""
+found in a ``;``-separated file with a note (:mod:`crowdsafe.data.decimal_comma`).
+
+Pandas in gives pandas out, Polars in gives Polars out: the table a run returns
+(``publication.release.table``, ``anonymize(...).table``, ``perturb(...).view.table``) is a pandas
+DataFrame when the data was given as one, else a Polars DataFrame (``.frame`` is always the
+engine's own: Polars; on the Spark engine both are the release's Spark DataFrame, whatever the
+input, as a release may not fit in memory)."""
 
 from __future__ import annotations
 
@@ -21,7 +27,7 @@ from crowdsafe.data import (
     Schema,
     load,
 )
-from crowdsafe.defaults import DEFAULT_LEDGER, DEFAULT_THRESHOLD
+from crowdsafe.defaults import DEFAULT_DELTA, DEFAULT_LEDGER, DEFAULT_THRESHOLD
 
 if TYPE_CHECKING:
     from crowdsafe.anonymize import Release
@@ -34,6 +40,24 @@ if TYPE_CHECKING:
     from crowdsafe.perturb.alpha_beta import Duplicates, PerturbRequest
     from crowdsafe.privacy.ledger import LedgerSpec
     from crowdsafe.randomness import Randomness
+
+
+def _as_given(data: Any, result: Any) -> Any:
+    """``result`` (a Publication, a Release or a Perturbation) whose tables (``release.table``,
+    ``view.table``) come back as the kind of frame ``data`` was given as: pandas in gives pandas
+    out, Polars in gives Polars out (:func:`crowdsafe.data.io.frame_kind`). ``.frame`` stays the
+    engine's own frame."""
+    from crowdsafe.data.io import POLARS, frame_kind
+
+    kind = frame_kind(data)
+    if kind == POLARS:
+        return result
+    if hasattr(result, "releases"):
+        return replace(result, releases=tuple(replace(r, frame_kind=kind) for r in result.releases))
+    view = getattr(result, "view", None)
+    if view is not None:
+        return replace(result, view=replace(view, frame_kind=kind)) if hasattr(view, "frame_kind") else result
+    return replace(result, frame_kind=kind)
 
 
 def check(
@@ -167,7 +191,7 @@ def anonymize(
     release = replace(release, notes=(*name_warnings(dataset.schema, dataset.columns), *release.notes))
     if out is not None:
         release.write(out, escape_formulas=escape_formulas, report=report)
-    return release
+    return cast("Release", _as_given(data, release))
 def compare(
     original: Any,
     release: Any,
@@ -357,8 +381,9 @@ def perturb(
     output = ViewOutput(out=out, certificate=certificate, escape_formulas=escape_formulas, report=report)
     runner.check_perturbation(out, ledger)  # a path the engine cannot write, first
     guard(view_outputs(output), data=data, schema=schema, ledger=ledger, force=force)
-    return perturb_run(runner, data, request, output, schema=schema, missing=missing, randomness=seed,
-                       ledger=ledger, name=name, budget=budget)
+    return cast("Perturbation", _as_given(data, perturb_run(runner, data, request, output, schema=schema,
+                                                            missing=missing, randomness=seed, ledger=ledger,
+                                                            name=name, budget=budget)))
 
 
 def _perturb_request(attributes: Sequence[str] | None, domains: dict[str, Sequence[Any]] | None,
@@ -401,7 +426,7 @@ def estimate(
 
 def plan_publish(
     epsilon: float,
-    delta: float,
+    delta: float = DEFAULT_DELTA,
     *,
     k: int | None = None,
     beta: float | None = None,
@@ -414,6 +439,7 @@ def plan_publish(
     candidates: int | None = None,
 ) -> PublishPlan:
     """The plan :func:`publish` would run (k, β, ε1, cost of all releases), without reading data.
+    ``delta`` defaults to :data:`crowdsafe.defaults.DEFAULT_DELTA` (10⁻⁶), as in :func:`publish`.
     ``candidates``: the lattice's size (public, from the hierarchies), for the planner's ε1; without
     it ε1 is 10% of ε. (The expected sample size of a table of n rows,
     ``plan.expected_sample_rows(n)``, is a fact about the data: custodian-only.) The keywords are
@@ -430,7 +456,7 @@ def publish(
     data: Any,
     *,
     epsilon: float,
-    delta: float,
+    delta: float = DEFAULT_DELTA,
     k: int | None = None,
     beta: float | None = None,
     epsilon1: float | None = None,
@@ -460,6 +486,9 @@ def publish(
     sampling, then a safe recoding (a fixed ``scheme``: strongly safe; else an ε1-DP choice over
     the generalization lattice), then suppression of tuples held by fewer than k rows (Li,
     Qardaji, Su 2012, Theorems 5 and 6). See :mod:`crowdsafe.anonymize.publish`.
+
+    ``delta`` defaults to :data:`crowdsafe.defaults.DEFAULT_DELTA` (10⁻⁶), the default of
+    ``crowdsafe publish --delta``: one constant for both. ``epsilon`` has no default: choose it.
 
     ``releases=N`` draws N fresh independent samples; their certificates compose into one.
     With ``out``, each table and its certificate are written atomically, and its HTML report beside
@@ -520,8 +549,9 @@ def publish(
     tables = chosen.release_paths(out, releases) if out is not None else []
     guard(publish_outputs(tables, report=report, custodian_report=custodian_report), data=data, schema=schema,
           ledger=ledger, force=force)
-    return publish_run(chosen, data, request, run, schema=schema, qi=qi, sensitive=sensitive, missing=missing,
-                       seed=seed, ledger=ledger)
+    return cast("Publication", _as_given(data, publish_run(chosen, data, request, run, schema=schema, qi=qi,
+                                                           sensitive=sensitive, missing=missing, seed=seed,
+                                                           ledger=ledger)))
 
 
 # -- attacks -------------------------------------------------------------------------------------

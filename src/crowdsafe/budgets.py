@@ -19,7 +19,23 @@ from crowdsafe.errors import ParameterError
 if TYPE_CHECKING:  # the ledger is imported by the functions that open it (crowdsafe.api imports this module)
     from crowdsafe.privacy.ledger import Budget, LedgerSpec
 
-__all__ = ["change_budget", "ledger_report", "set_budget"]
+__all__ = ["LedgerReport", "change_budget", "ledger_report", "set_budget"]
+
+
+class LedgerReport(dict[str, Any]):
+    """What :func:`ledger_report` returns: the ledger's export (a plain JSON-able dict, as
+    ``crowdsafe ledger show --json`` prints it), with a concise repr and a notebook view
+    (:mod:`crowdsafe.report.custodian_views`), both marked custodian-only."""
+
+    def __repr__(self) -> str:
+        from crowdsafe.report.custodian_views import ledger_repr
+
+        return ledger_repr(self)
+
+    def _repr_html_(self) -> str:
+        from crowdsafe.report.custodian_views import ledger_html
+
+        return ledger_html(self)
 
 
 def set_budget(
@@ -71,8 +87,9 @@ def change_budget(
         return book.change_budget(identity, epsilon, delta, allow_raise=allow_raise, reason=reason)
 
 
-def ledger_report(ledger: LedgerSpec = DEFAULT_LEDGER, dataset: str | None = None) -> dict[str, Any]:
-    """Everything in the ledger (or one dataset's budget and entries, by name or fingerprint)."""
+def ledger_report(ledger: LedgerSpec = DEFAULT_LEDGER, dataset: str | None = None) -> LedgerReport:
+    """Everything in the ledger (or one dataset's budget and entries, by name or fingerprint), as
+    a :class:`LedgerReport` (a dict; custodian-only)."""
     from crowdsafe.privacy.ledger import ledger_for
 
     with ledger_for(ledger) as book:
@@ -85,4 +102,4 @@ def ledger_report(ledger: LedgerSpec = DEFAULT_LEDGER, dataset: str | None = Non
             if not chosen:
                 raise ParameterError(f"dataset {dataset!r} is not in the ledger {book.path}")
             report["datasets"] = chosen
-        return report
+        return LedgerReport(report)

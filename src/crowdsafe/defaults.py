@@ -13,3 +13,19 @@ DEFAULT_LEDGER = "default"
 #: Re-identification risk above which a record counts as at risk: 1/5, records in classes smaller
 #: than 5 (:mod:`crowdsafe.models.risk`; ``crowdsafe.models.DEFAULT_THRESHOLD``).
 DEFAULT_THRESHOLD = 0.2
+#: δ of one release when none is given (``crowdsafe publish --delta``, ``crowdsafe.api.publish``):
+#: each person's record may break ε-DP with probability at most 10⁻⁶ (docs/publish.md).
+DEFAULT_DELTA = 1e-6
+
+# The planner's split of ε (crowdsafe.anonymize.plan.planned_epsilon1), here so that the command
+# line's help states them without importing the planner.
+#: ε1 = m (ln L + ln 20) / (EPSILON1_LOSS_CLASSES · k): the exponential mechanism's 95% utility
+#: bound held to this many classes of k rows (L candidate schemes; m = 1 for a monotone score, else 2).
+EPSILON1_LOSS_CLASSES = 1
+#: The planned ε1 stays within these shares of ε.
+EPSILON1_SHARE_RANGE = (0.01, 0.5)
+#: ε1's share of ε when the number of candidate schemes is not known to the planner (the Spark
+#: engine plans before it sizes the lattice; ``plan_publish`` without ``candidates``).
+EPSILON1_SHARE_UNSIZED = 0.10
+#: The planner's rate: the largest β whose β/k is within this share of the best β/k.
+RATE_TOLERANCE = 0.10

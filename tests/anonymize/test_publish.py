@@ -372,11 +372,11 @@ def _public(pub) -> dict:
 
 
 def _without_dp_outputs(certificate: dict) -> dict:
-    """A certificate's JSON without the DP output (the chosen scheme: the mechanism's output and
-    its level names)."""
+    """A certificate's JSON without the DP output (the chosen scheme: the mechanism's output, its
+    level names and the levels in words)."""
     data = json.loads(json.dumps(certificate))
     parameters = data["parameters"]
-    for key in ("scheme", "scheme_level_names"):
+    for key in ("scheme", "scheme_level_names", "scheme_level_descriptions"):
         parameters.pop(key)
     parameters["selection"].pop("levels")
     return data

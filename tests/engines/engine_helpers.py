@@ -48,7 +48,7 @@ def public_part(publication: Any, directory: Path) -> dict:
         if isinstance(release["chooser"], dict):
             release["chooser"].pop("levels")
     certificate = publication.certificate.to_dict()
-    for key in ("scheme", "scheme_level_names"):
+    for key in ("scheme", "scheme_level_names", "scheme_level_descriptions"):
         certificate["parameters"].pop(key)
     certificate["parameters"].get("selection", {}).pop("levels", None)
     return {"summary": summary, "certificate": certificate}

@@ -48,7 +48,8 @@ PUBLISH_RELEASE = tuple(f"{where}releases[*].{part}{field}" for where in ("stdou
 # with the exponential mechanism the chosen scheme is a DP output (ε1-DP, charged), and so is
 # every field that only restates it
 PUBLISH_CHOSEN = ("**releases[*].scheme.*", "**releases[*].dp_output.scheme.*", "**parameters.scheme.*",
-                  "**parameters.scheme_level_names.*", "**parameters.selection.levels.*", "**.mechanisms[*].name",
+                  "**parameters.scheme_level_names.*", "**parameters.scheme_level_descriptions.*",
+                  "**parameters.selection.levels.*", "**.mechanisms[*].name",
                   "api.release_summaries[*].recoding.**", "**releases[*].chooser.levels.*")
 PUBLISH_LINES = (r"^  published     [\d,]+ rows in [\d,]+ classes of >= \d+ rows$",)
 PUBLISH_CHOSEN_LINES = (r"^  scheme        ",)
@@ -77,7 +78,8 @@ PERTURB = Classification(dp_outputs=("stdout.view_rows", "api.result.view_rows",
 # search scores, timings) may not, unless labelled custodian-only.
 CLASSIC = Classification(dp_outputs=("stdout.rows_published", "stdout.classes", "stdout.smallest_class",
                                      "stdout.recoding.**", "**parameters.scheme.*",
-                                     "**parameters.scheme_level_names.*"),
+                                     "**parameters.scheme_level_names.*",
+                                     "**parameters.scheme_level_descriptions.*"),
                          custodian_only=CUSTODIAN)
 
 # attack: the attack reads public releases and the attacker's own targets table; its

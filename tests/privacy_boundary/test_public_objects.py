@@ -131,6 +131,7 @@ def _without_release_id(text: str) -> dict:
     document.get("sample", {}).pop("release_id", None)
     document.get("parameters", {}).pop("scheme", None)
     document.get("parameters", {}).pop("scheme_level_names", None)
+    document.get("parameters", {}).pop("scheme_level_descriptions", None)
     document.get("parameters", {}).pop("selection", None)
     return document
 

@@ -20,12 +20,19 @@ from typing import Any
 
 import numpy as np
 
+from crowdsafe.defaults import (
+    EPSILON1_LOSS_CLASSES,
+    EPSILON1_SHARE_RANGE,
+    EPSILON1_SHARE_UNSIZED,
+    RATE_TOLERANCE,
+)
 from crowdsafe.errors import ParameterError
 from crowdsafe.privacy import compose_homogeneous, plan
 from crowdsafe.privacy.amplification import largest_rate_for_epsilon
 from crowdsafe.privacy.planning import MAX_K, check_sampled_epsilon, least_k
 
-DEFAULT_EPSILON1_SHARE = 0.10
+#: ε1's share of ε when the lattice's size is unknown (:data:`crowdsafe.defaults.EPSILON1_SHARE_UNSIZED`).
+DEFAULT_EPSILON1_SHARE = EPSILON1_SHARE_UNSIZED
 #: The most releases one publication makes (a larger number is refused before any planning).
 MAX_RELEASES = 1000
 
@@ -107,6 +114,12 @@ class PublishPlan:
             f"epsilon1={self.epsilon1:.4g}, objective={self.objective!r}"
         return (f"PublishPlan(epsilon={self.epsilon:.6g}, delta={self.delta:.3g}, k={self.k}, beta={self.beta:.4g}, "
                 f"{chooser}, releases={self.releases})")
+
+    def _repr_html_(self) -> str:
+        """The notebook view (:mod:`crowdsafe.report.views`): public, fixed before the data is read."""
+        from crowdsafe.report.views import plan_html
+
+        return plan_html(self)
 
     def expected_sample_rows(self, rows: int) -> float:
         """Rows expected in each sample of a table of ``rows`` rows (n·β), before suppression.
@@ -242,8 +255,9 @@ def _checked(request: PlanRequest) -> _Checked:
     if beta is None:  # beta = 1 - e^-(epsilon - epsilon1) must stay below 1 (a double)
         check_sampled_epsilon(float(epsilon), float(epsilon1),
                               DEFAULT_EPSILON1_SHARE if scheme is None and given_epsilon1 is None else None)
+    # planned_epsilon1 gives its own rule
     rule = ("none (fixed scheme)" if scheme is not None else "given" if given_epsilon1 is not None
-            else "10% of epsilon (the lattice size was not known to the planner)")  # planned_epsilon1 gives its own
+            else f"{DEFAULT_EPSILON1_SHARE:.0%} of epsilon (the lattice size was not known to the planner)")
     return _Checked(request, float(epsilon1), given_epsilon1, scheme_text, chosen_objective, rule)
 
 
@@ -299,10 +313,8 @@ def _solved(checked: _Checked) -> PublishPlan:
     )
 
 
-BETA_RULE = ("the largest beta whose beta/k is within 10% of the best: about the most classes of k rows "
-             "the sample can fill, with as many rows as that allows (k grows with beta)")
-#: A rate is as good as the best when its β/k is within this share of the best β/k.
-RATE_TOLERANCE = 0.10
+BETA_RULE = (f"the largest beta whose beta/k is within {RATE_TOLERANCE:.0%} of the best: about the most classes "
+             "of k rows the sample can fill, with as many rows as that allows (k grows with beta)")
 #: Rates tried first by :func:`best_rate` (a geometric grid, to find where the best k lies).
 _RATE_GRID = 64
 
@@ -365,13 +377,11 @@ def solve_plan(epsilon: float, delta: float, beta: float | None, k: int | None, 
     return solved
 
 
-#: The planner's ε1: the exponential mechanism's 95% utility bound is held to this many classes
-#: at the threshold k (in score units, each row worth Δq). One class: on Adult at ε = 1 the
-#: default objective then keeps age as intervals in 20 of 20 seeds (18 of 20 with two classes;
-#: docs/objectives.md).
-EPSILON1_LOSS_CLASSES = 1
-#: ε1 stays within these shares of ε.
-EPSILON1_SHARE_RANGE = (0.01, 0.5)
+# The planner's ε1 (crowdsafe.defaults, where the command line's help reads them): the exponential
+# mechanism's 95% utility bound is held to EPSILON1_LOSS_CLASSES classes at the threshold k (in
+# score units, each row worth Δq), within EPSILON1_SHARE_RANGE of ε. One class: on Adult at ε = 1
+# the default objective then keeps age as intervals in 20 of 20 seeds (18 of 20 with two classes;
+# docs/objectives.md).
 
 
 def planned_epsilon1(epsilon: float, delta: float, beta: float | None, k: int | None, candidates: int,

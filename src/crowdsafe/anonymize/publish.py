@@ -4,8 +4,10 @@
 private data anonymization: or, k-anonymity meets differential privacy"):
 
 1. **plan** (:func:`plan_publication`, :mod:`crowdsafe.anonymize.plan`): from the target (ε, δ),
-   fill in what the user did not fix: ε1 = 10% of ε when the scheme is chosen from the data (0
-   for a fixed scheme), β = 1 − e^−(ε − ε1), the smallest k with d(k, β, ε − ε1) ≤ δ (:func:`crowdsafe.privacy.plan`);
+   fill in what the user did not fix: ε1 from the lattice's size when the scheme is chosen from the
+   data (:func:`~crowdsafe.anonymize.plan.planned_epsilon1`; 0 for a fixed scheme), β from
+   :func:`~crowdsafe.anonymize.plan.best_rate`, the smallest k with d(k, β, ε − ε1) ≤ δ
+   (:func:`crowdsafe.privacy.plan`);
 2. **sample** (:mod:`crowdsafe.sampling`): keep each row independently with probability β, from
    the secure source;
 3. **choose g**: a fixed scheme (strongly safe, Theorem 5) or the exponential mechanism over the
@@ -149,6 +151,13 @@ class Publication:
         plural = "s" if len(self.releases) != 1 else ""
         return (f"Publication({len(self.releases)} release{plural}, {self.certificate.headline()}, "
                 f"k={self.plan.k}, beta={self.plan.beta:.4g}, fit_for_release={self.certificate.fit_for_release})")
+
+    def _repr_html_(self) -> str:
+        """The notebook view (:mod:`crowdsafe.report.views`): the plan, the certificate and the released
+        classes; the custodian-only facts are not shown."""
+        from crowdsafe.report.views import publication_html
+
+        return publication_html(self)
 
     def custodian_report(self) -> dict[str, Any]:
         """Exact facts for the custodian's bookkeeping, NOT covered by the guarantee (every one is
@@ -444,10 +453,12 @@ def certify_release(
     ``unreviewed``: the published columns' schema choices a schema draft read from the data, not yet
     reviewed (:meth:`crowdsafe.data.schema.Schema.unreviewed`; any makes it not fit for release). Only
     parameters, the schema and the chosen scheme (the DP output) enter it."""
+    described = scheme.describe()
     parameters: dict[str, Any] = {
         "quasi_identifiers": list(columns),
         "scheme": dict(scheme.levels),
-        "scheme_level_names": scheme.describe().get("level_names", {}),
+        "scheme_level_names": described.get("level_names", {}),
+        "scheme_level_descriptions": described.get("level_descriptions", {}),
         "delta_target": publish_plan.delta_target,
     }
     if choice is not None:

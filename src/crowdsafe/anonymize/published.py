@@ -30,8 +30,10 @@ from crowdsafe.errors import ParameterError
 @dataclass(frozen=True)
 class PublishedScheme(FullDomain):
     """A full-domain scheme as a release keeps it: ``levels`` per column, ``level_names`` (the
-    schema's name of each chosen level) and ``values[c]``, the values column ``c`` publishes, by
-    the class codes of the release's :class:`~crowdsafe.anonymize.counted.AppliedCounts`. It
+    schema's name of each chosen level), ``values[c]``, the values column ``c`` publishes, by
+    the class codes of the release's :class:`~crowdsafe.anonymize.counted.AppliedCounts`, and
+    ``level_descriptions`` (each level in words, from public information:
+    :meth:`~crowdsafe.data.hierarchy.Hierarchy.describe_level`). It
     describes the recoding; it cannot recode another table (it has no hierarchy): for that,
     ``GeneralizationScheme.of(dataset, scheme.levels)``."""
 
@@ -39,6 +41,7 @@ class PublishedScheme(FullDomain):
     level_names: Mapping[str, str]
     values: Mapping[str, pl.Series] = field(repr=False)
     name: str = "full-domain generalization"
+    level_descriptions: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     def recode(self, dataset: Dataset) -> RecodedColumns:
         raise ParameterError("a published scheme keeps only the values it published, not its hierarchies: recode "
@@ -49,7 +52,8 @@ class PublishedScheme(FullDomain):
         return self.values[column]
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": "global", "name": self.name, "levels": dict(self.levels), "level_names": dict(self.level_names)}
+        return {"kind": "global", "name": self.name, "levels": dict(self.levels), "level_names": dict(self.level_names),
+                "level_descriptions": dict(self.level_descriptions)}
 
     def __repr__(self) -> str:
         return f"PublishedScheme({self.name!r}, levels={dict(self.levels)})"
@@ -69,7 +73,8 @@ def published_scheme(applied: AppliedCounts, scheme: GeneralizationScheme, colum
         present, position = np.unique(applied.class_codes[:, j], return_inverse=True)
         codes[:, j] = position.ravel()
         values[column] = scheme.dictionary(column).gather(present)
-    level_names = scheme.describe().get("level_names", {})
-    public = PublishedScheme(dict(scheme.levels), dict(level_names), values, scheme.name)
+    described = scheme.describe()
+    public = PublishedScheme(dict(scheme.levels), dict(described.get("level_names", {})), values, scheme.name,
+                             dict(described.get("level_descriptions", {})))
     return AppliedCounts(codes, applied.class_sizes, applied.class_kept, applied.k), public
 

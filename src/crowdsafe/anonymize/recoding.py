@@ -171,6 +171,10 @@ class GeneralizationScheme(FullDomain):
                 c: self.hierarchies[c].level_names[level] for c, level in self.levels.items()
                 if c in self.hierarchies
             },
+            "level_descriptions": {
+                c: self.hierarchies[c].describe_level(level) for c, level in self.levels.items()
+                if c in self.hierarchies
+            },
         }
 
 

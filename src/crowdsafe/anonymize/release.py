@@ -117,7 +117,8 @@ class Release:
     ``publish`` from a secret sample has ``source=None`` and an ``applied`` that holds only its
     published classes: the sample never reaches the caller (its exact facts are custodian-only).
     ``custodian``: exact facts about the input that are not part of the release (for the
-    custodian; see :meth:`custodian_report`).
+    custodian; see :meth:`custodian_report`). ``frame_kind``: the kind of frame the data was
+    given as (:func:`crowdsafe.data.io.frame_kind`), the kind :attr:`table` returns.
     """
 
     rows: pl.DataFrame | Callable[[], pl.DataFrame]
@@ -132,10 +133,21 @@ class Release:
     parameters: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     custodian: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    frame_kind: str = "polars"
 
     @functools.cached_property
     def frame(self) -> pl.DataFrame:
+        """The published rows as a Polars frame (a Spark DataFrame for a Spark release)."""
         return self.rows() if callable(self.rows) else self.rows
+
+    @property
+    def table(self) -> Any:
+        """The published rows as the kind of frame the data was given as: a pandas DataFrame for a
+        pandas input, else :attr:`frame` (pandas in gives pandas out, Polars in gives Polars out;
+        a Spark release's rows stay its Spark DataFrame)."""
+        from crowdsafe.data.io import in_kind
+
+        return in_kind(self.frame, self.frame_kind)
 
     @property
     def sample_withheld(self) -> bool:
@@ -171,6 +183,12 @@ class Release:
     def classes(self) -> int:
         """Published equivalence classes (computed from the release itself)."""
         return self.applied.classes
+
+    def _repr_html_(self) -> str:
+        """The notebook view (:mod:`crowdsafe.report.views`): the guarantee and the released classes."""
+        from crowdsafe.report.views import release_html
+
+        return release_html(self)
 
     def utility(self) -> InformationLoss:
         """Information loss of this release against its source (:mod:`crowdsafe.metrics`).

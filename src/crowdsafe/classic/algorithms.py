@@ -166,7 +166,8 @@ def run_anonymization(dataset: Dataset, request: AnonymizeRequest) -> Release:
                                           constraints=constraints, metric=request.loss, search=request.search,
                                           time_budget=request.time_budget)
         name = "optimal lattice search" if result.optimal else "greedy lattice search"
-        parameters.update(suppression_limit=limit, search=result.describe(), scheme=result.scheme_levels)
+        parameters.update(suppression_limit=limit, search=result.describe(), scheme=result.scheme_levels,
+                          scheme_level_descriptions=recoding.describe().get("level_descriptions", {}))
         custodian["search"] = result.diagnostics()
     applied = apply(dataset, recoding, k, constraints=constraints, suppression_limit=limit)
     certificate = certify_k_anonymization(

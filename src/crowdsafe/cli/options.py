@@ -38,12 +38,16 @@ class StrictNumber:
 
 
 def number_option(*names: str, **settings: Any) -> Any:
-    """``typer.Option(*names, **settings)`` for a real number, read by :class:`StrictNumber`."""
+    """``typer.Option(*names, **settings)`` for a real number, read by :class:`StrictNumber` (shown
+    as ``NUMBER`` in the help, not as the parser's type)."""
+    settings.setdefault("metavar", "NUMBER")
     return typer.Option(*names, parser=StrictNumber(names[0], whole=False), **settings)
 
 
 def whole_option(*names: str, **settings: Any) -> Any:
-    """``typer.Option(*names, **settings)`` for a whole number, read by :class:`StrictNumber`."""
+    """``typer.Option(*names, **settings)`` for a whole number, read by :class:`StrictNumber` (shown
+    as ``INTEGER`` in the help)."""
+    settings.setdefault("metavar", "INTEGER")
     return typer.Option(*names, parser=StrictNumber(names[0], whole=True), **settings)
 
 DataArg = Annotated[

@@ -35,6 +35,13 @@ from crowdsafe.cli.options import (
     split_list,
     whole_option,
 )
+from crowdsafe.defaults import (
+    DEFAULT_DELTA,
+    EPSILON1_LOSS_CLASSES,
+    EPSILON1_SHARE_RANGE,
+    EPSILON1_SHARE_UNSIZED,
+    RATE_TOLERANCE,
+)
 from crowdsafe.errors import ParameterError
 
 if TYPE_CHECKING:
@@ -95,15 +102,35 @@ def render_plan_facts(facts: dict[str, Any], print_: Any) -> None:
 PLAN_OPTIONS = {"epsilon": "--epsilon", "epsilon1": "--epsilon1", "delta": "--delta", "beta": "--beta", "k": "--k"}
 
 
+def _classes(count: float) -> str:
+    return f"{count:g} class{'' if count == 1 else 'es'}"
+
+
+# What the planner does when an option is left out, in the words of its constants
+# (crowdsafe.defaults; crowdsafe.anonymize.plan reads the same ones).
+EPSILON1_HELP = (
+    "ε spent choosing the scheme from the data (default: ε1 = m·(ln L + ln 20) / "
+    f"{'k' if EPSILON1_LOSS_CLASSES == 1 else f'({EPSILON1_LOSS_CLASSES:g}·k)'} for L candidate schemes, m = 1 "
+    "for a monotone objective, else 2: just enough that the chosen scheme scores, with 95% probability, within "
+    f"{_classes(EPSILON1_LOSS_CLASSES)} of k rows of the best; kept within "
+    f"{EPSILON1_SHARE_RANGE[0]:.0%}–{EPSILON1_SHARE_RANGE[1]:.0%} of ε; {EPSILON1_SHARE_UNSIZED:.0%} of ε with "
+    "--engine spark, which plans before it counts L; --plan-only prints the value)."
+)
+BETA_HELP = (
+    f"Fix the sampling rate (default: the largest rate whose β/k is within {RATE_TOLERANCE:.0%} of the best, "
+    "at most 1 − e^−(ε − ε1); with --k, the largest rate that k allows)."
+)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("publish")
     def publish_command(
         data: DataArg,
         epsilon: Annotated[float, number_option("--epsilon", "-e", help="ε of each release (selection included).")] = 1.0,
-        delta: Annotated[float, number_option("--delta", help="δ of each release (must be below β).")] = 1e-6,
+        delta: Annotated[float, number_option("--delta", help="δ of each release (must be below β).")] = DEFAULT_DELTA,
         k: Annotated[int | None, whole_option("--k", "-k", help="Fix k (default: the smallest k reaching δ).")] = None,
-        beta: Annotated[float | None, number_option("--beta", help="Fix the sampling rate (default: 1 − e^−(ε − ε1)).")] = None,
-        epsilon1: Annotated[float | None, number_option("--epsilon1", help="ε spent choosing the scheme from the data (default: 10% of ε).")] = None,
+        beta: Annotated[float | None, number_option("--beta", help=BETA_HELP)] = None,
+        epsilon1: Annotated[float | None, number_option("--epsilon1", help=EPSILON1_HELP)] = None,
         scheme: Annotated[str | None, typer.Option("--scheme", help="A fixed scheme, chosen without the data: a preset (none, fine, medium, coarse) and/or col=level pairs, e.g. 'medium,age=1'. Makes the release strongly safe (ε1 = 0).")] = None,
         objective: Annotated[str | None, typer.Option("--objective", help="What the scheme selection optimises: retained (default), loss, discernibility, entropy, or classification (with --target).")] = None,
         target: Annotated[str | None, typer.Option("--target", help="The column a release for a model must predict (--objective classification): kept as it is, never generalized.")] = None,
@@ -124,7 +151,7 @@ def register(app: typer.Typer) -> None:
         out: Annotated[str | None, typer.Option("--out", "-o", help="Where to write the release (.csv or .parquet; with --engine spark any path Spark writes, e.g. s3a://bucket/r.parquet).")] = None,
         escape_formulas: EscapeFormulasOpt = True,
         no_report: Annotated[bool, typer.Option("--no-report", help="Do not write the HTML report (<name>.report.html) beside the release; `crowdsafe report` builds it later.")] = False,
-        engine: Annotated[str, typer.Option("--engine", help="Where the per-row stages run: polars (in this process) or spark (Apache Spark; pip install 'crowdsafe[spark]'; the release is a directory of part files).")] = "polars",
+        engine: Annotated[str, typer.Option("--engine", help="Where the per-row stages run: polars (in this process) or spark (Apache Spark; pip install 'crowdsafe\\[spark]'; the release is a directory of part files).")] = "polars",
         spark_master: Annotated[str | None, typer.Option("--spark-master", help="Spark master URL for --engine spark, e.g. local[4] or spark://host:7077 (default: $CROWDSAFE_SPARK_MASTER, else Spark's default).")] = None,
         as_json: JsonOpt = False,
     ) -> None:

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from crowdsafe.data.level_words import level_words
 from crowdsafe.errors import HierarchyError, InputError
 from crowdsafe.files import atomic_path, read_input_bytes
 
@@ -448,6 +449,13 @@ class Hierarchy:
         with atomic_path(path) as tmp:
             tmp.write_text(buffer.getvalue(), encoding="utf-8")
         return Path(path)
+
+    def describe_level(self, level: int) -> str:
+        """What publishing the column at ``level`` does, in words (``age in ranges of 10``,
+        ``zip: last 2 digits masked``, ``education: 3 groups``, ``sex: suppressed (*)``), from
+        public information only: a declared hierarchy's labels, an observed one's level names
+        (:mod:`crowdsafe.data.level_words`)."""
+        return level_words(self, self._check_level(level))
 
     def describe(self) -> dict[str, Any]:
         return {

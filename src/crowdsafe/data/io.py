@@ -31,8 +31,8 @@ from crowdsafe.data.schema import complete_schema
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import atomic_path, check_input
 
-__all__ = ["TableRead", "as_frame", "complete_schema", "header_names", "read_file", "read_table", "sniff_format",
-           "tidy_text", "write"]
+__all__ = ["TableRead", "as_frame", "complete_schema", "frame_kind", "header_names", "in_kind", "read_file",
+           "read_table", "sniff_format", "tidy_text", "write"]
 
 CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".data", ".csv.gz", ".csv.zst", ".gz", ".zst")
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -286,6 +286,30 @@ def as_frame(data: Any) -> pl.DataFrame | None:
             except Exception as exc:  # pyarrow / polars conversion problems
                 raise InputError(f"cannot convert the pandas DataFrame: {exc}") from None
     return None
+
+
+#: The kinds of frame a caller gets back (:func:`frame_kind`): what the data was given as.
+POLARS, PANDAS = "polars", "pandas"
+
+
+def frame_kind(data: Any) -> str:
+    """The kind of frame a caller who gave ``data`` gets back: ``"pandas"`` for a pandas DataFrame
+    ("pandas in gives pandas out"), else ``"polars"`` (a Polars frame, a file, a bundled name, a
+    Dataset). Decided from the type of the object, never from its rows."""
+    if type(data).__module__.startswith("pandas"):
+        import pandas as pd
+
+        if isinstance(data, pd.DataFrame):
+            return PANDAS
+    return POLARS
+
+
+def in_kind(frame: Any, kind: str) -> Any:
+    """``frame`` as ``kind`` (:func:`frame_kind`): a Polars frame becomes a pandas one for
+    ``"pandas"``; anything else (a Polars frame for ``"polars"``, a Spark DataFrame) is returned as it is."""
+    if kind == PANDAS and isinstance(frame, pl.DataFrame):
+        return frame.to_pandas()
+    return frame
 
 
 @dataclass(frozen=True)

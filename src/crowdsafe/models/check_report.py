@@ -53,6 +53,18 @@ class CheckReport:
         """Rows whose quasi-identifier tuple occurs once in the table."""
         return int(self.classes["uniques"])
 
+    def __repr__(self) -> str:
+        # concise (the field-by-field repr printed the whole schema and every attribute), and labelled
+        qis = ", ".join(self.quasi_identifiers[:8]) + (", …" if len(self.quasi_identifiers) > 8 else "")
+        return (f"CheckReport({self.dataset[:80]!r}, rows={self.rows:,}, attributes={len(self.attributes)}, "
+                f"k={self.k}, quasi_identifiers=[{qis[:400]}]; CUSTODIAN ONLY: do not publish)")
+
+    def _repr_html_(self) -> str:
+        """The notebook view (:mod:`crowdsafe.report.custodian_views`), under a custodian-only banner."""
+        from crowdsafe.report.custodian_views import check_html
+
+        return check_html(self)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "notice": CHECK_NOTICE,

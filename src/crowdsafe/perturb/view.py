@@ -81,6 +81,15 @@ class View:
     beta: float
     n_bound: int  # the public bound N on n the plan used (never the exact n of a certified run)
     certificate: Certificate
+    frame_kind: str = "polars"  # the kind of frame the data was given as (crowdsafe.data.io.frame_kind)
+
+    @property
+    def table(self) -> Any:
+        """The view's rows as the kind of frame the data was given as: a pandas DataFrame for a
+        pandas input, else :attr:`frame` (pandas in gives pandas out)."""
+        from crowdsafe.data.io import in_kind
+
+        return in_kind(self.frame, self.frame_kind)
 
     @property
     def rows(self) -> int:

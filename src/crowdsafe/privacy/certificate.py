@@ -184,6 +184,19 @@ class Certificate:
         kind = "DP under sampling" if self.guarantee == "dps" else "DP"
         return f"({self.epsilon:.6g}, {self.delta:.3g})-{kind}"
 
+    def __repr__(self) -> str:
+        # concise (a field-by-field repr prints every mechanism, parameter and component)
+        theorem = self.theorem if self.theorem is None or len(self.theorem) <= 80 else self.theorem[:79] + "…"
+        what = f"reason={self.reason[:200]!r}" if self.guarantee == "none" and self.reason else f"theorem={theorem!r}"
+        composed = f", components={len(self.components)}" if self.components else ""
+        return (f"Certificate({self.headline()}, {what}{composed}, fit_for_release={self.fit_for_release})")
+
+    def _repr_html_(self) -> str:
+        """The notebook view (:mod:`crowdsafe.report.views`; the report package is imported only here)."""
+        from crowdsafe.report.views import certificate_html
+
+        return certificate_html(self)
+
     def _unfit_suffix(self) -> str:
         reasons = self.unfit_reasons
         if not reasons:

@@ -499,6 +499,15 @@ class Ledger:
             datasets.append(item)
         return {"ledger": str(self.path), "schema_version": SCHEMA_VERSION, "datasets": datasets}
 
+    def __repr__(self) -> str:
+        return f"Ledger({str(self.path)!r}; custodian only)"
+
+    def _repr_html_(self) -> str:
+        """The notebook view of :meth:`export` (:mod:`crowdsafe.report.custodian_views`), custodian-only."""
+        from crowdsafe.report.custodian_views import ledger_html
+
+        return ledger_html(self.export())
+
     def integrity_check(self) -> str:
         """'ok' when SQLite's own check passes and every running total equals the sum of its
         entries; otherwise a description of the first problem."""

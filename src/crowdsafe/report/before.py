@@ -19,7 +19,7 @@ from typing import Any
 import polars as pl
 
 from crowdsafe.errors import ParameterError
-from crowdsafe.report.content import BeforeDistribution, shown_values
+from crowdsafe.report.content import BeforeDistribution, shown_label, shown_values
 
 
 def _quoted(name: str) -> str:
@@ -30,7 +30,7 @@ def _quoted(name: str) -> str:
 
 def noisy_values(answer: pl.DataFrame, name: str) -> tuple[tuple[str, float], ...]:
     """The cells of a one-column noisy histogram as (value, noisy count) in report order."""
-    values = [("" if v is None else str(v), float(c))
+    values = [(shown_label(v), float(c))
               for v, c in zip(answer.get_column(name).to_list(), answer.get_column("count").to_list())]
     return tuple(shown_values(values))
 

@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from crowdsafe.data.level_words import by_level_name
+
 #: The certificate fields the report reads (every one is class (a), or the chosen scheme, (b)).
 PUBLIC_FIELDS = ("guarantee", "epsilon", "delta", "theorem", "reason", "assumptions", "mechanisms", "neighbours",
                  "parameters", "randomness", "accounting", "unfit_reasons", "fit_for_release", "components",
@@ -35,6 +37,16 @@ PLAN_PARAMETERS = (("k", "k (smallest class published)"), ("beta", "β (sampling
 
 #: Values shown per attribute before the rest are grouped as "other".
 TOP_VALUES = 20
+#: Published values named per attribute in the table of what was generalized: all of them when
+#: there are at most one more than this, else this many and how many more.
+EXAMPLE_VALUES = 5
+#: How a missing value is shown: a release writes it ``?`` (an empty cell where the column is
+#: published as it is, which reads as missing).
+MISSING_SHOWN = "missing (?)"
+MISSING_NOTE = ("missing (?): records whose value is missing, or lies outside the column's declared hierarchy; "
+                "the release writes them as ? (or an empty cell where the column is published as it is)")
+#: Values kept apart from the others, in this order, at the end: suppressed, then missing.
+APART = ("*", MISSING_SHOWN)
 #: the count column of a release's tuple table (:func:`tuple_table`); no column name holds a NUL
 ROWS = "\x00records"
 
@@ -49,9 +61,12 @@ _NUMERIC_FORMS = (re.compile(rf"^\s*{_NUM}\s*$"), re.compile(rf"^\s*[\[(]\s*{_NU
 
 @dataclass(frozen=True)
 class AttributeView:
-    """One published attribute: its level in the scheme and the distribution of its published
-    values (``values``: (value, rows) in display order, at most :data:`TOP_VALUES` and one
-    "other" entry)."""
+    """One published attribute: its level in the scheme, that level in words (``description``,
+    from the certificate: :meth:`~crowdsafe.data.hierarchy.Hierarchy.describe_level`), and the
+    distribution of its published values (``values``: (value, rows) in display order, at most
+    :data:`TOP_VALUES` and one "other" entry; a missing value shown as :data:`MISSING_SHOWN`).
+    ``examples``: the ``distinct`` values, most records first: all of them, or the first
+    :data:`EXAMPLE_VALUES` (:attr:`values_text` says how many more)."""
 
     name: str
     level: int | None
@@ -60,6 +75,18 @@ class AttributeView:
     star_share: float
     values: tuple[tuple[str, int], ...]
     examples: tuple[str, ...]
+    description: str | None = None
+
+    @property
+    def values_text(self) -> str:
+        """The published values in words, consistent with ``distinct``: all of them, or the
+        first few and how many more."""
+        more = self.distinct - len(self.examples)
+        return ", ".join(self.examples) + (f", … and {more:,} more" if more > 0 else "")
+
+    @property
+    def has_missing(self) -> bool:
+        return any(v == MISSING_SHOWN for v, _ in self.values)
 
 
 @dataclass(frozen=True)
@@ -185,10 +212,17 @@ def numeric_ends(value: str) -> tuple[float, float] | None:
     return None
 
 
+def shown_label(value: object) -> str:
+    """A published value as the report shows it: a missing value (None, an empty cell, ``?``) as
+    :data:`MISSING_SHOWN`."""
+    return MISSING_SHOWN if value is None or value in ("", "?") else str(value)
+
+
 def _sort_key(value: str) -> tuple[int, float, str]:
-    """Published values in a natural order: numbers and intervals by their lower end, '*' last."""
-    if value == "*":
-        return (2, 0.0, value)
+    """Published values in a natural order: numbers and intervals by their lower end, then '*'
+    and missing values."""
+    if value in APART:
+        return (2 + APART.index(value), 0.0, value)
     ends = numeric_ends(value)
     if ends is not None:
         return (0, ends[0], value)
@@ -197,10 +231,10 @@ def _sort_key(value: str) -> tuple[int, float, str]:
 
 def _binned(values: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
     """Many numeric values or intervals: counts in :data:`TOP_VALUES` equal bins of their
-    midpoints (labelled "a – b"), '*' kept apart."""
-    stars = [(v, c) for v, c in values if v == "*"]
-    points = np.array([sum(numeric_ends(v) or (0.0, 0.0)) / 2 for v, _ in values if v != "*"])
-    counts = np.array([c for v, c in values if v != "*"], dtype=np.float64)
+    midpoints (labelled "a – b"), '*' and missing values kept apart."""
+    stars = sorted(((v, c) for v, c in values if v in APART), key=lambda item: _sort_key(item[0]))
+    points = np.array([sum(numeric_ends(v) or (0.0, 0.0)) / 2 for v, _ in values if v not in APART])
+    counts = np.array([c for v, c in values if v not in APART], dtype=np.float64)
     edges = np.linspace(points.min(), points.max(), TOP_VALUES + 1)
     totals, _ = np.histogram(points, bins=edges, weights=counts)
     binned = [(f"{_number(float(a), 4)} – {_number(float(b), 4)}", float(t))
@@ -213,8 +247,8 @@ def shown_values(values: Sequence[tuple[str, float]]) -> list[tuple[str, float]]
     rest; numbers and intervals in their order, other values by count (ties by value, so the
     order does not depend on the order of the rows)."""
     ordered = sorted(values, key=lambda item: (-item[1], item[0]))
-    numeric = all(v == "*" or numeric_ends(v) is not None for v, _ in ordered)
-    if numeric and len(ordered) > TOP_VALUES + 1 and any(v != "*" for v, _ in ordered):
+    numeric = all(v in APART or numeric_ends(v) is not None for v, _ in ordered)
+    if numeric and len(ordered) > TOP_VALUES + 1 and any(v not in APART for v, _ in ordered):
         return _binned(ordered)
     top, rest = ordered[:TOP_VALUES], ordered[TOP_VALUES:]
     if all(_sort_key(v)[0] != 1 for v, _ in top):  # numbers or intervals: in their order
@@ -227,18 +261,25 @@ def shown_values(values: Sequence[tuple[str, float]]) -> list[tuple[str, float]]
 def attribute_view(tuples: pl.DataFrame, name: str, parameters: Mapping[str, Any]) -> AttributeView:
     """The published distribution of ``name`` and its level in the scheme, from the release's
     tuple table (:func:`tuple_table`)."""
-    counts = tuples.group_by(pl.col(name).fill_null("")).agg(pl.col(ROWS).sum())
-    values = [(str(v), int(c)) for v, c in zip(counts.get_column(name).to_list(), counts.get_column(ROWS).to_list())]
-    values.sort(key=lambda item: (-item[1], item[0]))
+    counts = tuples.group_by(pl.col(name).cast(pl.String).fill_null("")).agg(pl.col(ROWS).sum())
+    merged: dict[str, int] = {}
+    for v, c in zip(counts.get_column(name).to_list(), counts.get_column(ROWS).to_list()):
+        label = shown_label(v)  # an empty cell and '?' are both the missing value
+        merged[label] = merged.get(label, 0) + int(c)
+    values = sorted(merged.items(), key=lambda item: (-item[1], item[0]))
     shown = [(v, int(c)) for v, c in shown_values(values)]
-    stars = sum(c for v, c in values if v == "*")
-    total = sum(c for _, c in values)
+    stars = merged.get("*", 0)
+    total = sum(merged.values())
     scheme = parameters.get("scheme") or {}
     level_names = parameters.get("scheme_level_names") or {}
-    examples = tuple(v for v, _ in values[:3])
-    return AttributeView(name=name, level=scheme.get(name), level_name=level_names.get(name), distinct=len(values),
+    level, level_name = scheme.get(name), level_names.get(name)
+    description = (parameters.get("scheme_level_descriptions") or {}).get(name)
+    if description is None and isinstance(level, int) and level_name:  # a certificate written before they existed
+        description = by_level_name(name, str(level_name), level)
+    examples = tuple(v for v, _ in (values if len(values) <= EXAMPLE_VALUES + 1 else values[:EXAMPLE_VALUES]))
+    return AttributeView(name=name, level=level, level_name=level_name, distinct=len(values),
                          star_share=stars / total if total else 0.0, values=tuple(shown),
-                         examples=examples)
+                         examples=examples, description=description)
 
 
 def tuple_table(frame: pl.DataFrame | pl.LazyFrame, quasi_identifiers: Sequence[str], weighted: bool = False
@@ -345,6 +386,6 @@ def report_content(frame: pl.DataFrame | pl.LazyFrame, certificate: Mapping[str,
     )
 
 
-__all__ = ["AttributeView", "BeforeDistribution", "PUBLIC_FIELDS", "ReportContent", "attribute_view",
+__all__ = ["MISSING_SHOWN", "AttributeView", "BeforeDistribution", "PUBLIC_FIELDS", "ReportContent", "attribute_view",
            "class_sizes_of", "guarantee_words", "plan_rows", "public_certificate", "report_content", "risk_rows",
-           "shown_values", "tuple_table", "utility_rows"]
+           "shown_label", "shown_values", "tuple_table", "utility_rows"]

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from html import escape
 
 from crowdsafe.output_guard import REPORT_MARK
-from crowdsafe.report.content import ReportContent
+from crowdsafe.report.content import MISSING_NOTE, AttributeView, ReportContent
 
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; color: #1a202c;
@@ -80,19 +80,27 @@ def _plan(content: ReportContent) -> str:
     return plan_section(intro, content.plan, content.mechanisms)
 
 
+def generalized_rows(attributes: Sequence[AttributeView]) -> list[tuple[str, ...]]:
+    """One row per published attribute: its level, the level in words, how many distinct values it
+    publishes and which (all, or the first few and how many more), and its share of '*'."""
+    return [(view.name, "—" if view.level is None else str(view.level), view.description or view.level_name or "—",
+             f"{view.distinct:,}", view.values_text, f"{view.star_share:.1%}") for view in attributes]
+
+
+GENERALIZED_HEADER = ("attribute", "level", "what the level does", "distinct values", "published values",
+                      "shown as *")
+
+
 def _generalized(content: ReportContent) -> str:
-    rows = []
-    for view in content.attributes:
-        level = "—" if view.level is None else str(view.level)
-        rows.append((view.name, level, view.level_name or "—", f"{view.distinct:,}", f"{view.star_share:.1%}",
-                     ", ".join(view.examples)))
+    rows = generalized_rows(content.attributes)
     k = f"{content.k:,}" if content.k else "k"
     suppressed = (f"Records whose generalized tuple would be shared by fewer than {k} records were suppressed: by "
                   "construction no such class appears in the release. How many records were sampled or suppressed "
                   "is a fact about the original data, not covered by the guarantee, so this report does not show it.")
-    header = ("attribute", "level", "level name", "distinct values", "shown as *", "examples")
+    missing = (f'<p class="note">{escape(MISSING_NOTE)}.</p>'
+               if any(view.has_missing for view in content.attributes) else "")
     return ('<section id="generalized"><h2>What was generalized and suppressed</h2>'
-            f"{_table(header, rows, (1, 3, 4))}"
+            f"{_table(GENERALIZED_HEADER, rows, (1, 3, 5))}{missing}"
             f"<p>{escape(suppressed)}</p></section>")
 
 
@@ -113,8 +121,10 @@ def _distributions(content: ReportContent) -> str:
     for i, view in enumerate(content.attributes):
         noisy = before.get(view.name)
         svg = distribution_svg(view.name, view.values, noisy.values if noisy else None,
-                               noisy.epsilon if noisy else None)
+                               noisy.epsilon if noisy else None, MISSING_NOTE if view.has_missing else None)
         caption = "Published values, counted on the release."
+        if view.has_missing:
+            caption += f" {MISSING_NOTE[0].upper()}{MISSING_NOTE[1:]}."
         if noisy:
             caption += (f" Original values: a noisy DP histogram (ε = {noisy.epsilon:g}, δ = {noisy.delta:g}), "
                         "charged to the ledger; noise may make small bars wrong or empty.")

@@ -105,9 +105,11 @@ def panel_height(rows: int) -> float:
 
 
 def distribution_svg(name: str, after: Sequence[tuple[str, int]],
-                     before: Sequence[tuple[str, float]] | None = None, before_epsilon: float | None = None) -> str:
+                     before: Sequence[tuple[str, float]] | None = None, before_epsilon: float | None = None,
+                     note: str | None = None) -> str:
     """Horizontal bars of the published values of ``name`` (share of records), and beside them,
-    when given, the noisy "before" histogram of the original values with its ε."""
+    when given, the noisy "before" histogram of the original values with its ε. ``note``: added
+    to the text alternative (e.g. what the missing-value bar means)."""
     rows = max(len(after), len(before or ()))
     height = panel_height(rows)
     left = label_room([v for v, _ in after] + [v for v, _ in before or ()])
@@ -122,11 +124,66 @@ def distribution_svg(name: str, after: Sequence[tuple[str, int]],
         _bars(chart, left, half - RIGHT, height, before, BEFORE_COLOUR,
               f"{name}: original, noisy (ε = {before_epsilon:g})")
         _bars(chart, half + left, width - RIGHT, height, after, AFTER_COLOUR, f"{name}: published (after)")
-    return chart.svg(f"Distribution of {name}")
+    return chart.svg(f"Distribution of {name}" + (f"; {note}" if note else ""))
+
+
+#: Bins of the compact histogram of the notebook views (:func:`compact_histogram_svg`).
+COMPACT_BINS = 16
+
+
+def compact_histogram_svg(sizes: np.ndarray, k: int | None, title: str = "Class sizes (records per class)") -> str:
+    """A small histogram of class sizes for the notebook views (:mod:`crowdsafe.report.views`): at
+    most :data:`COMPACT_BINS` bars, the smallest and largest size under the axis, k marked. About
+    2 kB whatever the number of classes."""
+    width, height = 300.0, 96.0
+    chart = Chart(width, height)
+    left, top, right, bottom = 8.0, 18.0, width - 8.0, height - 16.0
+    chart.text(left, 8.0, title, anchor="start")
+    if len(sizes) == 0:
+        Panel(chart, left, top, right, bottom, 0, 1, 0, 1).message("no classes: the release is empty")
+        return chart.svg(title)
+    low, high = int(sizes.min()), int(sizes.max())
+    edges = np.linspace(low, high + 1, min(COMPACT_BINS, high - low + 1) + 1)
+    counts, _ = np.histogram(sizes, bins=edges)
+    panel = Panel(chart, left, top, right, bottom, float(edges[0]), float(edges[-1]), 0.0, float(counts.max()))
+    for count, start, end in zip(counts.tolist(), edges[:-1].tolist(), edges[1:].tolist()):
+        if count:
+            chart.rect(panel.x(start) + 0.5, panel.y(count), max(panel.x(end) - panel.x(start) - 1.0, 0.5),
+                       panel.y(0) - panel.y(count), AFTER_COLOUR)
+    chart.line(left, bottom, right, bottom)
+    chart.text(left, bottom + 8, f"{low:,}", anchor="start")
+    chart.text(right, bottom + 8, f"{high:,} records", anchor="end")
+    chart.text(right, 8.0, f"{len(sizes):,} classes", anchor="end")
+    if k and low <= k <= high + 1:
+        chart.line(panel.x(k), top, panel.x(k), bottom, LIMIT_COLOUR, 1.2, "4 3")
+        chart.text((left + right) / 2 + 40, 8.0, f"k = {k} (dashed)", anchor="middle", colour=LIMIT_COLOUR)
+    return chart.svg(f"{title}: {len(sizes):,} classes of {low:,} to {high:,} records")
+
+
+def compact_bars_svg(title: str, values: Sequence[tuple[str, float]], labels: Sequence[str] | None = None,
+                     top: float | None = None) -> str:
+    """Small horizontal bars for the notebook views: one row per (label, value), the value's text
+    (``labels``, else the number) beside its bar; ``top``: the value of a full bar (default: the
+    largest). About 200 bytes a row."""
+    rows = len(values)
+    room = min(max([len(_short(v, 24)) for v, _ in values] + [4]), 24) * 5.4 + 6
+    width, height = 300.0, 16.0 + 13.0 * max(rows, 1)
+    chart = Chart(width, height)
+    chart.text(4.0, 7.0, title, anchor="start")
+    largest = top if top else max([v for _, v in values] + [0.0]) or 1.0
+    span = width - room - 70.0
+    for i, (label, value) in enumerate(values):
+        y = 16.0 + 13.0 * i
+        chart.text(room - 3, y + 6, _short(label, 24), anchor="end")
+        chart.rect(room, y + 1.5, span * max(min(value / largest, 1.0), 0.0), 9.0, AFTER_COLOUR)
+        chart.text(room + span * max(min(value / largest, 1.0), 0.0) + 3, y + 6,
+                   labels[i] if labels is not None else f"{value:,.4g}", anchor="start")
+    return chart.svg(title)
 
 
 def _short(label: str, width: int = 32) -> str:
     return label if len(label) <= width else label[: width - 1] + "…"
 
 
-__all__ = ["class_size_svg", "distribution_svg", "label_room", "panel_height", "share_ticks"]
+__all__ = ["class_size_svg", "compact_bars_svg", "compact_histogram_svg", "distribution_svg", "label_room",
+           "panel_height", "share_ticks"]

@@ -1,0 +1,62 @@
+"""Pandas in gives pandas out, Polars in gives Polars out (issue 35): the table each public
+function returns (``release.table``, ``view.table``) is of the kind the data was given as, with
+the same rows as the engine's own ``.frame``. Shown to fail where the API forgot the kind."""
+
+from __future__ import annotations
+
+import pandas as pd
+import polars as pl
+import pytest
+
+from crowdsafe import api
+from crowdsafe.datasets import adult
+
+COLUMNS = ["age", "sex", "race", "education"]
+
+
+def _frame() -> pl.DataFrame:
+    return adult(drop_missing=True).frame.select(COLUMNS).head(3000)
+
+
+def tables(data) -> dict[str, object]:
+    """The tables publish, anonymize and perturb return for ``data``, each checked against its
+    ``.frame``."""
+    publication = api.publish(data, epsilon=1.0, seed=1, ledger=None, report=False)
+    release = api.anonymize(data, k=5, report=False)
+    view = api.perturb(data[["sex", "race"]] if isinstance(data, pd.DataFrame) else data.select(["sex", "race"]),
+                       gamma=0.5, d=0.3, exploratory=True, seed=1).view
+    found = {"publish": (publication.release.table, publication.release.frame),
+             "anonymize": (release.table, release.frame), "perturb": (view.table, view.frame)}
+    for table, frame in found.values():
+        same = pl.from_pandas(table) if isinstance(table, pd.DataFrame) else table
+        assert same.equals(frame)
+    return {name: table for name, (table, _) in found.items()}
+
+
+def assert_kind(data, kind: type) -> None:
+    for name, table in tables(data).items():
+        assert isinstance(table, kind), (name, type(table))
+
+
+@pytest.mark.parametrize("given, kind", [("pandas", pd.DataFrame), ("polars", pl.DataFrame),
+                                         ("lazy", pl.DataFrame), ("path", pl.DataFrame)])
+def test_the_table_comes_back_as_the_data_came_in(given, kind, tmp_path):
+    frame = _frame()
+    if given == "path":
+        frame.write_parquet(tmp_path / "data.parquet")
+    data = {"pandas": frame.to_pandas(), "polars": frame, "lazy": frame.lazy(),
+            "path": tmp_path / "data.parquet"}[given]
+    if given == "path":  # a path has no .select: read the view's columns from it
+        data = str(data)
+        for name, table in (("publish", api.publish(data, epsilon=1.0, seed=1, ledger=None).release.table),
+                            ("anonymize", api.anonymize(data, k=5, report=False).table)):
+            assert isinstance(table, kind), name
+        return
+    assert_kind(data, kind)
+
+
+def test_the_broken_variant_is_caught(monkeypatch):
+    """Without the API's step that records the kind (as before), pandas in gave Polars out."""
+    monkeypatch.setattr(api, "_as_given", lambda data, result: result)
+    with pytest.raises(AssertionError):
+        assert_kind(_frame().to_pandas(), pd.DataFrame)
