@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import polars as pl
 import pytest
@@ -36,7 +37,7 @@ SOURCE = str(Path(crowdsafe.__file__).resolve().parents[1])
 class Server:
     """``crowdsafe app`` as a process: its URL (the first line it prints) and its folders."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *data: str) -> None:
         self.root = root
         self.tmp = root / "tmp"
         self.tmp.mkdir(parents=True)
@@ -44,7 +45,7 @@ class Server:
         env = {**os.environ, "TMPDIR": str(self.tmp), "PYTHONPATH": os.pathsep.join([SOURCE, os.environ.get(
             "PYTHONPATH", "")]), "CROWDSAFE_LEDGER": str(root / "ledger.sqlite3")}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "crowdsafe", "app", "--port", "0", "--no-browser", "--seed", "7",
+            [sys.executable, "-m", "crowdsafe", "app", *data, "--port", "0", "--no-browser", "--seed", "7",
              "--out-dir", str(self.out), "--max-upload", "5M"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=root)
         assert self.process.stdout is not None
@@ -52,7 +53,7 @@ class Server:
         assert ready, "crowdsafe app printed no URL within 60 s"
         self.url = self.process.stdout.readline().strip()
         assert self.url.startswith("http://127.0.0.1:") and "?token=" in self.url, self.url
-        self.base = self.url.split("/?")[0]
+        self.base = "http://" + urlsplit(self.url).netloc
 
     def stop(self) -> tuple[int, str]:
         """Ctrl+C; the exit status and what it printed on standard error."""
@@ -247,10 +248,19 @@ def test_the_whole_path_on_an_uploaded_german_table(browser, tmp_path):
 
 
 def test_the_server_prints_its_url_first_and_cleans_up_on_ctrl_c(tmp_path):
-    """The first line is the one-time URL; the private folder is there while it serves, mode 0700,
-    and gone after SIGINT."""
-    server = Server(tmp_path)
+    """With DATA the first line is the one-time URL of step 2; the private folder is there while
+    it serves, mode 0700, and gone after SIGINT."""
+    import httpx
+
+    table = german_table(tmp_path / "kunden.csv")
+    server = Server(tmp_path, str(table))
     started = time.monotonic()
+    assert server.url.startswith(f"{server.base}/schema?token=")
+    with httpx.Client(follow_redirects=True, timeout=30) as client:
+        page = client.get(server.url)
+        assert page.status_code == 200 and str(page.url) == f"{server.base}/schema"
+        assert 'data-column="Diagnose"' in page.text
+        assert httpx.get(f"{server.base}/schema", timeout=30).status_code == 403  # no cookie
     folders = list(server.tmp.glob("crowdsafe-app-*"))
     assert len(folders) == 1 and folders[0].stat().st_mode & 0o777 == 0o700
     code, err = server.stop()

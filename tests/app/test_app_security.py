@@ -138,6 +138,8 @@ def test_the_token_is_spent_once_for_a_strict_httponly_cookie(tmp_path):
     assert cookie.startswith(f"crowdsafe_app_{PORT}=test-session;")
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
     assert client.get("/open").status_code == 200
+    again = client.get("/plan?token=test-token")  # the link reopened in the browser that used it
+    assert again.status_code == 303 and again.headers["location"] == "/plan" and "set-cookie" not in again.headers
     stranger = TestClient(client.app, base_url=BASE, follow_redirects=False)  # the link, used again
     assert stranger.get("/?token=test-token").status_code == 403
     assert stranger.get("/open").status_code == 403

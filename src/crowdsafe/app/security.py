@@ -105,10 +105,11 @@ class Guard:
             await _plain(send, 400, "Bad request: this app answers only at 127.0.0.1 or localhost on its port.")
             return
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
+        signed_in = same(_cookie(headers.get("cookie", ""), self.cookie), self.keys.session)
         if "token" in query:
-            await self._exchange(scope, query, send)
+            await self._exchange(scope, query, send, signed_in)
             return
-        if self.checks.auth and not same(_cookie(headers.get("cookie", ""), self.cookie), self.keys.session):
+        if self.checks.auth and not signed_in:
             await _plain(send, 403, "Forbidden: open the app with the link `crowdsafe app` printed when it started.")
             return
         if scope["method"] not in SAFE_METHODS:
@@ -120,20 +121,19 @@ class Guard:
                 return
         await self._answer(scope, receive, send)
 
-    async def _exchange(self, scope: Scope, query: dict[str, str], send: Send) -> None:
-        """The one-time token for the cookie; then the same URL without the token."""
+    async def _exchange(self, scope: Scope, query: dict[str, str], send: Send, signed_in: bool) -> None:
+        """The one-time token for the cookie; then the same URL without the token (a browser that
+        holds the cookie already, reopening the link, is sent on without a second exchange)."""
+        if signed_in and self.keys.token_spent:
+            await _redirect(send, _without_token(scope, query))
+            return
         if self.keys.token_spent or not same(query.get("token"), self.keys.token):
             await _plain(send, 403, "Forbidden: this link has been used already or is wrong. Open the app in the "
                                     "browser that opened the link first, or restart `crowdsafe app` for a new one.")
             return
         self.keys.token_spent = True
-        rest = urlencode([(k, v) for k, v in query.items() if k != "token"])
-        location = scope.get("path", "/") + (f"?{rest}" if rest else "")
         cookie = f"{self.cookie}={self.keys.session}; Path=/; HttpOnly; SameSite=Strict"
-        await send({"type": "http.response.start", "status": 303,
-                    "headers": [(b"location", location.encode("latin-1")), (b"set-cookie", cookie.encode()),
-                                *_security_headers(PAGE_POLICY)]})
-        await send({"type": "http.response.body", "body": b""})
+        await _redirect(send, _without_token(scope, query), [(b"set-cookie", cookie.encode())])
 
     def _cross_site(self, headers: dict[str, str]) -> str | None:
         if not self.checks.origin:
@@ -187,6 +187,18 @@ class Guard:
             if not started:
                 await _plain(send, 500, "Internal error: the app could not answer. The terminal running "
                                         "`crowdsafe app` names the kind of error.")
+
+
+def _without_token(scope: Scope, query: dict[str, str]) -> str:
+    rest = urlencode([(k, v) for k, v in query.items() if k != "token"])
+    return str(scope.get("path", "/")) + (f"?{rest}" if rest else "")
+
+
+async def _redirect(send: Send, location: str, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    await send({"type": "http.response.start", "status": 303,
+                "headers": [(b"location", location.encode("latin-1")), *(extra or []),
+                            *_security_headers(PAGE_POLICY)]})
+    await send({"type": "http.response.body", "body": b""})
 
 
 def _security_headers(policy: str) -> list[tuple[bytes, bytes]]:
