@@ -36,6 +36,7 @@ _COMMAND_MODULES = [
     "crowdsafe.cli.attack",
     "crowdsafe.cli.schema",
     "crowdsafe.cli.report",
+    "crowdsafe.cli.webapp",  # `crowdsafe app` (a module named app would hide the Typer app)
 ]
 
 _APP_SETTINGS: dict[str, Any] = dict(

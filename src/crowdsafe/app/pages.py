@@ -1,0 +1,392 @@
+"""The app's pages: one step a URL, and the Starlette application that serves them.
+
+=====================================  =============================================================
+``GET /``                              to the step the session is at
+``GET /open``, ``POST /open/...``      1. open a table: ``bundled``, ``path`` (read in place), ``upload``
+``GET|POST /schema``                   2. review the schema draft; ``GET /schema.toml`` downloads it
+``GET /plan``                          3. ε and δ; ``/plan/preview`` (k, β, ε1 live) and ``/plan/ledger``
+``POST /publish``                      4. publish in a worker thread, then ``GET /release/N`` (its
+                                       progress: ``/release/N/status``) shows the result
+``GET /release/N/report``              5. the report (the file itself: ``/release/N/report.html``)
+``GET|POST /release/N/attack``         6. the intersection attack with the dataset's earlier releases
+``GET /release/N/download``            7. the release, its certificate and its report
+                                       (``/release/N/file/{release,certificate,report}``)
+=====================================  =============================================================
+
+What a page shows is (a) parameters and the plan, (b) DP outputs (the release, its certificate,
+the report built from them; marked ``data-boundary="dp-output"``) or (c) custodian-only facts in
+their own panel, labelled so (``data-boundary="custodian"``). The schema draft is read from the
+data: all of it sits in a custodian panel. The guard (:mod:`crowdsafe.app.security`) wraps it all.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from crowdsafe.app.security import REPORT_POLICY, Checks, Guard, Secrets
+from crowdsafe.app.workspace import BUNDLED, ROLES, ReleaseRecord, Workspace
+from crowdsafe.errors import CrowdsafeError
+from crowdsafe.number_text import parse_number, parse_whole
+
+STEPS = ("Open", "Schema", "Plan", "Publish", "Report", "Attack", "Download")
+DEFAULTS = {"epsilon": "1", "delta": "1e-6", "k": "", "beta": "", "epsilon1": "", "budget_epsilon": "",
+            "budget_delta": ""}
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.PackageLoader("crowdsafe.app", "templates"),
+                             autoescape=jinja2.select_autoescape(default=True), undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True)
+    env.filters["num"] = lambda x, digits=4: "–" if x is None else f"{x:.{digits}g}"
+    env.filters["pct"] = lambda x: "–" if x is None else f"{100 * x:.1f}%"
+    env.filters["count"] = lambda x: "–" if x is None else f"{int(x):,}"
+    return env
+
+
+class Pages:
+    """The handlers, over one :class:`Workspace`."""
+
+    def __init__(self, workspace: Workspace, keys: Secrets) -> None:
+        self.ws = workspace
+        self.keys = keys
+        self.env = _environment()
+
+    # -- rendering ---------------------------------------------------------------------------------
+    def render(self, request: Request, template: str, step: int, status: int = 200, **context: Any) -> HTMLResponse:
+        record = context.get("record")
+        number = record.number if record is not None else (max(self.ws.releases) if self.ws.releases else None)
+        ready = number is not None and self.ws.releases[number].status == "done"
+        links: list[str | None] = ["/open", "/schema", "/plan", f"/release/{number}" if number is not None else None]
+        links += [f"/release/{number}/{page}" if ready else None for page in ("report", "attack", "download")]
+        opened = self.ws.opened
+        context.setdefault("error", None)
+        if opened is None:
+            links[1] = links[2] = None
+        html = self.env.get_template(template).render(
+            request=request, step=step, steps=list(zip(STEPS, links)), csrf=self.keys.csrf, opened=opened,
+            seeded=self.ws.seed is not None, roles=ROLES, bundled=BUNDLED, max_upload=self.ws.max_upload,
+            **context)
+        return HTMLResponse(html, status_code=status)
+
+    def fragment(self, template: str, **context: Any) -> HTMLResponse:
+        return HTMLResponse(self.env.get_template(template).render(csrf=self.keys.csrf, **context))
+
+    # -- 1. open -----------------------------------------------------------------------------------
+    async def home(self, request: Request) -> Response:
+        return RedirectResponse("/schema" if self.ws.opened is not None else "/open", status_code=303)
+
+    async def open_page(self, request: Request) -> Response:
+        return self.render(request, "open.html", 0)
+
+    async def open_bundled(self, request: Request) -> Response:
+        form = await request.form()
+        return await self._open(request, self.ws.open_bundled, str(form.get("name", "")))
+
+    async def open_path(self, request: Request) -> Response:
+        form = await request.form()
+        return await self._open(request, self.ws.open_local, str(form.get("path", "")))
+
+    async def open_upload(self, request: Request) -> Response:
+        from crowdsafe.app.upload import TooLarge, receive_upload
+
+        folder = await run_in_threadpool(self.ws.upload_folder)
+        try:
+            path, name, _ = await receive_upload(request, folder, self.ws.max_upload)
+        except TooLarge:
+            return self.render(request, "open.html", 0, status=413,
+                               error=f"The file is larger than the upload limit ({_size(self.ws.max_upload)}). Give "
+                                     "its path instead (it is then read in place), or start the app with a larger "
+                                     "--max-upload.")
+        except CrowdsafeError as exc:
+            return self.render(request, "open.html", 0, status=400, error=str(exc))
+        return await self._open(request, self.ws.open_upload, path, name)
+
+    async def _open(self, request: Request, opener: Callable[..., Any], *args: Any) -> Response:
+        try:
+            await run_in_threadpool(opener, *args)
+        except CrowdsafeError as exc:
+            return self.render(request, "open.html", 0, status=400, error=str(exc))
+        return RedirectResponse("/schema", status_code=303)
+
+    # -- 2. schema ---------------------------------------------------------------------------------
+    async def schema_page(self, request: Request) -> Response:
+        if self.ws.opened is None:
+            return RedirectResponse("/open", status_code=303)
+        from crowdsafe.app.schema_view import review_columns
+
+        _, review = self.ws.require()
+        error = None
+        try:
+            dataset = await run_in_threadpool(self.ws.domain)
+        except CrowdsafeError as exc:
+            dataset, error = None, str(exc)
+        columns = await run_in_threadpool(review_columns, review, dataset)
+        draft = review.effective()
+        return self.render(request, "schema.html", 1, columns=columns, draft=draft, error=error,
+                           renames=[r.describe() for r in draft.renames], notes=list(draft.notes),
+                           saved=request.query_params.get("saved") is not None,
+                           unconfirmed=sum(1 for c in columns for m in c.markers if not m["confirmed"]))
+
+    async def schema_save(self, request: Request) -> Response:
+        if self.ws.opened is None:
+            return RedirectResponse("/open", status_code=303)
+        _, review = self.ws.require()
+        form = await request.form()
+        roles, confirmed = {}, set()
+        for i, a in enumerate(review.draft.attributes):
+            role = form.get(f"role-{i}")
+            if role is not None:
+                roles[a.name] = str(role)
+            if a.hierarchy is not None:
+                confirmed |= {(a.name, m) for j, m in enumerate(a.hierarchy.from_data) if form.get(f"confirm-{i}-{j}")}
+        try:
+            await run_in_threadpool(self.ws.update_review, roles, confirmed)
+        except CrowdsafeError as exc:
+            return self.render(request, "error.html", 1, status=400, error=str(exc))
+        target = "/schema?saved=1" if form.get("action") == "save" else "/plan"
+        return RedirectResponse(target, status_code=303)
+
+    async def schema_file(self, request: Request) -> Response:
+        if self.ws.opened is None:
+            return RedirectResponse("/open", status_code=303)
+        return FileResponse(self.ws.schema_path, media_type="application/toml; charset=utf-8",
+                            filename=f"{Path(self.ws.opened.label).stem or 'data'}.schema.toml")
+
+    # -- 3. plan -----------------------------------------------------------------------------------
+    async def plan_page(self, request: Request) -> Response:
+        if self.ws.opened is None:
+            return RedirectResponse("/open", status_code=303)
+        values = {**DEFAULTS, **self.ws.plan_values, **{k: v for k, v in request.query_params.items() if k in DEFAULTS}}
+        preview = await self._preview(values)
+        return self.render(request, "plan.html", 2, values=values, error=request.query_params.get("error"),
+                           **preview)
+
+    async def plan_preview(self, request: Request) -> Response:
+        if self.ws.opened is None:
+            return HTMLResponse("", status_code=409)
+        values = {**DEFAULTS, **{k: v for k, v in request.query_params.items() if k in DEFAULTS}}
+        return self.fragment("plan_preview.html", **await self._preview(values))
+
+    async def _preview(self, values: dict[str, str]) -> dict[str, Any]:
+        try:
+            request = plan_request(values)
+            plan = await run_in_threadpool(self.ws.plan, request)
+        except CrowdsafeError as exc:
+            return {"plan": None, "plan_error": str(exc), "odds": None}
+        return {"plan": plan.as_dict(), "plan_error": None, "odds": math.exp(plan.epsilon)}
+
+    async def plan_ledger(self, request: Request) -> Response:
+        if self.ws.opened is None:
+            return HTMLResponse("", status_code=409)
+        try:
+            view = await run_in_threadpool(self.ws.ledger_view)
+        except CrowdsafeError as exc:
+            return self.fragment("ledger.html", ledger=None, ledger_error=str(exc))
+        return self.fragment("ledger.html", ledger=view, ledger_error=None)
+
+    # -- 4. publish --------------------------------------------------------------------------------
+    async def publish(self, request: Request) -> Response:
+        if self.ws.opened is None:
+            return RedirectResponse("/open", status_code=303)
+        form = await request.form()
+        values = {**DEFAULTS, **{k: str(v) for k, v in form.items() if k in DEFAULTS}}
+        self.ws.plan_values = {k: v for k, v in values.items() if not k.startswith("budget")}
+        try:
+            record = await run_in_threadpool(self.ws.start_publish, plan_request(values))
+        except CrowdsafeError as exc:
+            preview = await self._preview(values)
+            return self.render(request, "plan.html", 2, status=400, values=values, error=str(exc), **preview)
+        return RedirectResponse(f"/release/{record.number}", status_code=303)
+
+    def _record(self, request: Request) -> ReleaseRecord | None:
+        try:
+            return self.ws.release(int(request.path_params["number"]))
+        except (LookupError, ValueError):
+            return None
+
+    async def release_page(self, request: Request) -> Response:
+        record = self._record(request)
+        if record is None:
+            return self._missing(request, 3)
+        return self.render(request, "release.html", 3, record=record, passes=record.display.snapshot(),
+                           **release_context(record))
+
+    async def release_status(self, request: Request) -> Response:
+        record = self._record(request)
+        if record is None:
+            return HTMLResponse("", status_code=404)
+        if record.status != "running":
+            return HTMLResponse("", headers={"HX-Redirect": f"/release/{record.number}"})
+        return self.fragment("progress.html", record=record, passes=record.display.snapshot())
+
+    # -- 5. report ---------------------------------------------------------------------------------
+    async def report_page(self, request: Request) -> Response:
+        record = self._record(request)
+        if record is None or record.status != "done":
+            return self._not_ready(request, record, 4)
+        return self.render(request, "report.html", 4, record=record)
+
+    async def report_file(self, request: Request) -> Response:
+        record = self._record(request)
+        if record is None or record.status != "done" or not record.report.is_file():
+            return HTMLResponse("", status_code=404)
+        return FileResponse(record.report, media_type="text/html; charset=utf-8",
+                            headers={"Content-Security-Policy": REPORT_POLICY})
+
+    # -- 6. attack ---------------------------------------------------------------------------------
+    async def attack_page(self, request: Request) -> Response:
+        record = self._record(request)
+        if record is None or record.status != "done":
+            return self._not_ready(request, record, 5)
+        return self.render(request, "attack.html", 5, record=record, **await self._attack_context(record))
+
+    async def _attack_context(self, record: ReleaseRecord) -> dict[str, Any]:
+        from crowdsafe.report.build import read_certificate
+
+        certificate = await run_in_threadpool(read_certificate, record.table)
+        columns = [str(c) for c in (certificate.get("parameters") or {}).get("quasi_identifiers") or []]
+        try:
+            earlier = await run_in_threadpool(self.ws.earlier_releases, record)
+            ledger_error = None
+        except CrowdsafeError as exc:
+            earlier, ledger_error = [], str(exc)
+        dataset = self.ws.domain()
+        sensitive = [c for c in dataset.sensitive if c in columns]
+        chosen = (record.attack or {}).get("sensitive") or (sensitive[0] if sensitive else (columns[-1] if columns
+                                                                                              else None))
+        return {"columns": columns, "earlier": earlier, "chosen": chosen, "attack": record.attack,
+                "ledger_error": ledger_error, "attack_error": None}
+
+    async def attack_run(self, request: Request) -> Response:
+        record = self._record(request)
+        if record is None or record.status != "done":
+            return self._not_ready(request, record, 5)
+        form = await request.form()
+        sensitive = str(form.get("sensitive", ""))
+        earlier = [str(v) for v in form.getlist("earlier")]
+        try:
+            await run_in_threadpool(self.ws.run_attack, record, sensitive, earlier)
+        except CrowdsafeError as exc:
+            context = await self._attack_context(record)
+            context["attack_error"] = str(exc)
+            return self.render(request, "attack.html", 5, status=400, record=record, **context)
+        return RedirectResponse(f"/release/{record.number}/attack", status_code=303)
+
+    # -- 7. download -------------------------------------------------------------------------------
+    async def download_page(self, request: Request) -> Response:
+        record = self._record(request)
+        if record is None or record.status != "done":
+            return self._not_ready(request, record, 6)
+        files = [(kind, path.name, path.stat().st_size) for kind, path in _files(record).items() if path.is_file()]
+        return self.render(request, "download.html", 6, record=record, files=files)
+
+    async def download_file(self, request: Request) -> Response:
+        record = self._record(request)
+        kind = request.path_params["kind"]
+        if record is None or record.status != "done" or kind not in _files(record):
+            return HTMLResponse("", status_code=404)
+        path = _files(record)[kind]
+        media = {"release": "text/csv; charset=utf-8", "certificate": "application/json",
+                 "report": "text/html; charset=utf-8"}[kind]
+        return FileResponse(path, media_type=media, filename=path.name,
+                            headers={"Content-Security-Policy": REPORT_POLICY} if kind == "report" else None)
+
+    def _not_ready(self, request: Request, record: ReleaseRecord | None, step: int) -> Response:
+        """A release not published (yet): its page, which says why; none at all: 404."""
+        if record is None:
+            return self._missing(request, step)
+        return RedirectResponse(f"/release/{record.number}", status_code=303)
+
+    def _missing(self, request: Request, step: int) -> Response:
+        return self.render(request, "error.html", step, status=404, error="There is no such release in this session.")
+
+    # -- the application ---------------------------------------------------------------------------
+    def routes(self) -> list[Any]:
+        return [
+            Route("/", self.home),
+            Route("/open", self.open_page),
+            Route("/open/bundled", self.open_bundled, methods=["POST"]),
+            Route("/open/path", self.open_path, methods=["POST"]),
+            Route("/open/upload", self.open_upload, methods=["POST"]),
+            Route("/schema", self.schema_page),
+            Route("/schema", self.schema_save, methods=["POST"]),
+            Route("/schema.toml", self.schema_file),
+            Route("/plan", self.plan_page),
+            Route("/plan/preview", self.plan_preview),
+            Route("/plan/ledger", self.plan_ledger),
+            Route("/publish", self.publish, methods=["POST"]),
+            Route("/release/{number:int}", self.release_page),
+            Route("/release/{number:int}/status", self.release_status),
+            Route("/release/{number:int}/report", self.report_page),
+            Route("/release/{number:int}/report.html", self.report_file),
+            Route("/release/{number:int}/attack", self.attack_page),
+            Route("/release/{number:int}/attack", self.attack_run, methods=["POST"]),
+            Route("/release/{number:int}/download", self.download_page),
+            Route("/release/{number:int}/file/{kind}", self.download_file),
+            Route("/favicon.ico", lambda request: RedirectResponse("/static/favicon.svg", status_code=301)),
+            Mount("/static", StaticFiles(packages=[("crowdsafe.app", "static")]), name="static"),
+        ]
+
+
+def create_app(workspace: Workspace, *, port: int, keys: Secrets | None = None, checks: Checks | None = None) -> Guard:
+    """The guarded application serving ``workspace`` on ``port`` (the guard checks the Host and
+    Origin headers against it)."""
+    keys = keys or Secrets()
+    pages = Pages(workspace, keys)
+    return Guard(Starlette(routes=pages.routes()), port=port, keys=keys, checks=checks)
+
+
+def plan_request(values: dict[str, str]) -> dict[str, Any]:
+    """The publish request from the plan form's text fields, each number read strictly
+    (:mod:`crowdsafe.number_text`); blank optional fields are left to the planner."""
+    request: dict[str, Any] = {"epsilon": parse_number(values["epsilon"].strip(), "ε"),
+                               "delta": parse_number(values["delta"].strip(), "δ")}
+    if values.get("k", "").strip():
+        request["k"] = parse_whole(values["k"].strip(), "k")
+    for name, label in (("beta", "β"), ("epsilon1", "ε1")):
+        if values.get(name, "").strip():
+            request[name] = parse_number(values[name].strip(), label)
+    given = [values.get("budget_epsilon", "").strip(), values.get("budget_delta", "").strip()]
+    if any(given):
+        if not all(given):
+            from crowdsafe.errors import ParameterError
+
+            raise ParameterError("give the dataset's total budget as both ε and δ, or neither")
+        request["budget"] = (parse_number(given[0], "budget ε"), parse_number(given[1], "budget δ"))
+    return request
+
+
+def release_context(record: ReleaseRecord) -> dict[str, Any]:
+    """What the release page shows: the public summary (plan, guarantee, DP outputs) and, apart,
+    the custodian-only report."""
+    if record.publication is None:
+        return {"summary": None, "facts": None}
+    summary = record.publication.summary()
+    custodian = record.publication.custodian_report()
+    ledger = custodian.get("ledger") or None
+    if ledger is not None:
+        ledger = {k: v for k, v in ledger.items() if k != "dataset_identity"}
+    return {"summary": summary, "facts": {**custodian, "ledger": ledger},
+            "odds": math.exp(summary["plan"]["total_epsilon"])}
+
+
+def _files(record: ReleaseRecord) -> dict[str, Path]:
+    return {"release": record.table, "certificate": record.certificate, "report": record.report}
+
+
+def _size(n: int) -> str:
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            return f"{n / (1 << shift):.3g} {unit}"
+    return f"{n} bytes"

@@ -1,0 +1,89 @@
+"""``crowdsafe app``: serve the app on 127.0.0.1 until interrupted, as Jupyter does.
+
+The server binds its socket first (``--port 0``: a free port), prints the one-time URL as the
+first line of standard output, opens the browser on it unless told not to, and serves with
+uvicorn (access log off: a path could name what a page shows, and nothing of the data goes to a
+log). The private folder (mode 0700) is removed when the server stops, on Ctrl+C (SIGINT) and
+SIGTERM alike, and at exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import errno
+import shutil
+import socket
+import sys
+import tempfile
+import threading
+import webbrowser
+from pathlib import Path
+from typing import TextIO
+
+from crowdsafe.errors import ParameterError
+
+HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+
+
+def bind(port: int) -> socket.socket:
+    """A listening socket on 127.0.0.1:``port``; the default port, when taken, gives way to a free one."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((HOST, port))
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE and port == DEFAULT_PORT:
+            sock.bind((HOST, 0))
+        else:
+            sock.close()
+            raise ParameterError(f"cannot listen on {HOST}:{port}: {exc.strerror}", parameter="port") from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(data: str | None, *, port: int = DEFAULT_PORT, open_browser: bool = True, max_upload: int = 4 << 30,
+          ledger: Path | None = None, out_dir: Path = Path("releases"), seed: int | None = None,
+          stdout: TextIO | None = None) -> None:
+    """Run the app (module docstring) until interrupted."""
+    import uvicorn
+
+    from crowdsafe.app.pages import create_app
+    from crowdsafe.app.security import Secrets
+    from crowdsafe.app.workspace import Workspace
+
+    stdout = stdout or sys.stdout
+    workdir = Path(tempfile.mkdtemp(prefix="crowdsafe-app-"))  # mode 0700
+
+    def remove() -> None:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    atexit.register(remove)
+    sock = None
+    try:
+        workspace = Workspace(workdir, out_dir.expanduser().resolve(), seed=seed, max_upload=max_upload,
+                              ledger=ledger.expanduser().resolve() if ledger is not None else None)
+        if data is not None:
+            if Path(data).exists():
+                workspace.open_local(data)
+            else:
+                workspace.open_bundled(data)
+        sock = bind(port)
+        port = sock.getsockname()[1]
+        keys = Secrets()
+        start = "/schema" if data is not None else "/"
+        url = f"http://{HOST}:{port}{start}?token={keys.token}"
+        print(url, file=stdout, flush=True)
+        print(f"crowdsafe app: serving on http://{HOST}:{port}/ (releases go to {workspace.out_dir}); "
+              "press Ctrl+C to stop", file=sys.stderr, flush=True)
+        config = uvicorn.Config(create_app(workspace, port=port, keys=keys), interface="asgi3", lifespan="off",
+                                log_level="warning", access_log=False, server_header=False, date_header=False)
+        server = uvicorn.Server(config)
+        if open_browser:
+            threading.Timer(0.5, webbrowser.open, args=(url,)).start()
+        server.run(sockets=[sock])
+    finally:
+        if sock is not None:
+            sock.close()
+        remove()

@@ -1,0 +1,467 @@
+"""What the app holds between pages, and the library calls behind each step.
+
+One :class:`Workspace` per server (the app has one user, the custodian at this machine): the
+table opened (step 1), the schema under review (step 2), the releases published in this session
+(steps 4 to 7). Every step calls the library's public functions (:mod:`crowdsafe.api`, the
+schema draft, the planner, the ledger, the report builder, the attack), as the command line
+does, so what the app writes is what ``crowdsafe publish`` writes.
+
+Where things go:
+
+- the private folder (``workdir``, mode 0700, removed when the app stops): uploads and the
+  schema file the review writes;
+- ``out_dir``: one folder per release, ``<name>-<UTC time>/``, holding the release, its
+  certificate and its report (what ``crowdsafe publish --out`` writes); kept, since the ledger
+  names them and the attack of a later release reads them;
+- the ledger: through :class:`~crowdsafe.privacy.ledger.Ledger` and ``api.publish`` only.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from crowdsafe.errors import CrowdsafeError, InputError, ParameterError
+
+if TYPE_CHECKING:
+    from crowdsafe.anonymize.publish import Publication, PublishPlan
+    from crowdsafe.data import Dataset
+    from crowdsafe.data.schema_draft import SchemaDraft
+
+#: The four roles the review offers, as the schema names them, and their words on the page.
+ROLES = {"identifier": "identifier", "quasi-identifier": "quasi-identifier", "sensitive": "sensitive",
+         "insensitive": "other"}
+#: What the open step reads (the loader reads these, compressed or not).
+TABLE_SUFFIXES = (".csv", ".parquet", ".pq", ".tsv", ".txt", ".gz", ".zst")
+BUNDLED = ("people", "adult")
+
+
+@dataclass(frozen=True)
+class Opened:
+    """The table of this session: ``data`` as the library takes it (a path or a bundled name),
+    ``label`` its name on the pages and in the ledger (the file's or the bundle's), ``how``
+    ``bundled``, ``local`` (read in place) or ``upload`` (a copy in the private folder)."""
+
+    data: str
+    label: str
+    how: str
+
+
+@dataclass
+class Review:
+    """The schema under review: the draft as read, the roles the custodian set and the markers
+    (``(column, marker)``) the custodian confirmed as public; ``version`` counts the saves."""
+
+    draft: SchemaDraft
+    roles: dict[str, str]
+    confirmed: set[tuple[str, str]] = field(default_factory=set)
+    version: int = 0
+
+    def effective(self) -> SchemaDraft:
+        """The draft with the custodian's roles and confirmations: the schema file's content. An
+        identifier or other column keeps no hierarchy (nothing of it is generalized)."""
+        from crowdsafe.data.schema import Role
+
+        attributes = []
+        for a in self.draft.attributes:
+            role = Role(self.roles.get(a.name, a.role.value))
+            hierarchy = a.hierarchy
+            if role in (Role.IDENTIFIER, Role.INSENSITIVE):
+                hierarchy = None
+            elif hierarchy is not None:
+                left = tuple(m for m in hierarchy.from_data if (a.name, m) not in self.confirmed)
+                hierarchy = replace(hierarchy, from_data=left)
+            attributes.append(replace(a, role=role, hierarchy=hierarchy))
+        return replace(self.draft, attributes=tuple(attributes))
+
+
+@dataclass
+class Pass:
+    """One pass over the table as the progress display reported it (custodian-only, transient)."""
+
+    label: str
+    total: int | None
+    done: int = 0
+    finished: bool = False
+
+
+class JobDisplay:
+    """A :class:`crowdsafe.progress.Display` that keeps the passes of one publish for its page."""
+
+    def __init__(self) -> None:
+        self.passes: list[Pass] = []
+        self.lock = threading.Lock()
+
+    def start(self, label: str, total: int | None) -> Pass:
+        with self.lock:
+            task = Pass(label, total)
+            self.passes.append(task)
+            return task
+
+    def advance(self, task: Pass, rows: int) -> None:
+        with self.lock:
+            task.done += rows
+
+    def finish(self, task: Pass) -> None:
+        with self.lock:
+            task.finished = True
+
+    def snapshot(self) -> list[Pass]:
+        with self.lock:
+            return [replace(p) for p in self.passes]
+
+
+@dataclass
+class ReleaseRecord:
+    """One publish of this session: its request, its job's state and, when done, the publication
+    and the files written. ``attack``: the last attack run on it (step 6)."""
+
+    number: int
+    label: str
+    request: dict[str, Any]
+    folder: Path
+    table: Path
+    started: float = field(default_factory=time.monotonic)
+    status: str = "running"  # running, done, failed
+    finished: float | None = None
+    error: str | None = None
+    publication: Publication | None = None
+    display: JobDisplay = field(default_factory=JobDisplay)
+    attack: dict[str, Any] | None = None
+
+    @property
+    def certificate(self) -> Path:
+        from crowdsafe.anonymize.release import certificate_path
+
+        return Path(certificate_path(self.table))
+
+    @property
+    def report(self) -> Path:
+        from crowdsafe.report.build import report_path
+
+        return Path(report_path(self.table))
+
+    def elapsed(self) -> float:
+        return (self.finished or time.monotonic()) - self.started
+
+
+class Workspace:
+    """The session's state and steps (module docstring)."""
+
+    def __init__(self, workdir: Path, out_dir: Path, *, ledger: Path | None = None, seed: int | None = None,
+                 max_upload: int = 4 << 30) -> None:
+        self.workdir = workdir
+        self.out_dir = out_dir
+        self.ledger = ledger
+        self.seed = seed
+        self.max_upload = max_upload
+        self.lock = threading.RLock()
+        self.opened: Opened | None = None
+        self.review: Review | None = None
+        self.releases: dict[int, ReleaseRecord] = {}
+        self.plan_values: dict[str, str] = {}  # the plan form as last sent (its parameters only)
+        self._uploads = 0
+        self._domain: tuple[int, Any] | None = None
+        self._identity: tuple[int, str] | None = None
+
+    # -- step 1: open ------------------------------------------------------------------------
+    def upload_folder(self) -> Path:
+        """A new private folder for one upload, inside the workdir (0700 like it)."""
+        with self.lock:
+            self._uploads += 1
+            folder = self.workdir / "uploads" / str(self._uploads)
+        folder.mkdir(parents=True, mode=0o700)
+        return folder
+
+    def open_bundled(self, name: str) -> Opened:
+        from crowdsafe.datasets import names
+
+        if name not in names():
+            raise ParameterError(f"no bundled dataset named {name!r}; choose one of: {', '.join(names())}")
+        return self._open(Opened(name, name, "bundled"))
+
+    def open_local(self, text: str) -> Opened:
+        """A local file, read in place (nothing is copied: a large file streams as on the command line)."""
+        path = Path(text.strip()).expanduser()
+        if not text.strip():
+            raise ParameterError("give the path of a CSV or Parquet file")
+        if not path.exists():
+            raise InputError(f"no file at {path}")
+        if not path.is_file():
+            raise InputError(f"{path} is not a file (a CSV or Parquet file is read)")
+        return self._open(Opened(str(path.resolve()), path.name, "local"))
+
+    def open_upload(self, path: Path, name: str) -> Opened:
+        return self._open(Opened(str(path), name, "upload"))
+
+    def _open(self, opened: Opened) -> Opened:
+        from crowdsafe.data.schema_draft import draft_schema
+
+        draft = draft_schema(opened.data, label=opened.label)
+        review = Review(draft, {a.name: a.role.value for a in draft.attributes})
+        with self.lock:
+            self.opened, self.review = opened, review
+            self._domain = self._identity = None
+        self.save_schema(review)
+        return opened
+
+    # -- step 2: the schema --------------------------------------------------------------------
+    @property
+    def schema_path(self) -> Path:
+        return self.workdir / "schema.toml"
+
+    def require(self) -> tuple[Opened, Review]:
+        with self.lock:
+            if self.opened is None or self.review is None:
+                raise LookupError("no table is open")
+            return self.opened, self.review
+
+    def save_schema(self, review: Review) -> Path:
+        """Write the reviewed schema (TOML, :mod:`crowdsafe.data.schema_toml`) atomically into
+        the private folder; every later step reads it."""
+        from crowdsafe.files import write_text_atomic
+
+        with self.lock:
+            review.version += 1
+            write_text_atomic(self.schema_path, review.effective().to_toml())
+            self._domain = self._identity = None
+        return self.schema_path
+
+    def update_review(self, roles: Mapping[str, str], confirmed: set[tuple[str, str]]) -> None:
+        _, review = self.require()
+        names = {a.name for a in review.draft.attributes}
+        markers = {(a.name, m) for a in review.draft.attributes if a.hierarchy is not None
+                   for m in a.hierarchy.from_data}
+        for name, role in roles.items():
+            if name not in names or role not in ROLES:
+                raise ParameterError(f"unknown column or role: {name!r} = {role!r}")
+        with self.lock:
+            review.roles.update(roles)
+            review.confirmed = {c for c in confirmed if c in markers}
+        self.save_schema(review)
+
+    def domain(self) -> Dataset:
+        """The table read with the saved schema (its hierarchies and roles; for a file larger than
+        memory its distinct values), cached until the schema is saved again."""
+        from crowdsafe.data import Dataset
+        from crowdsafe.data.streamed_table import load_or_stream
+
+        opened, review = self.require()
+        with self.lock:
+            if self._domain is not None and self._domain[0] == review.version:
+                return self._domain[1]
+        table = load_or_stream(opened.data, schema=self.schema_path)
+        dataset = table if isinstance(table, Dataset) else table.domain
+        with self.lock:
+            self._domain = (review.version, dataset)
+        return dataset
+
+    # -- step 3: the plan and the ledger ---------------------------------------------------------
+    def plan(self, request: Mapping[str, Any]) -> PublishPlan:
+        """The plan ``api.publish`` would run for ``request`` (ε, δ and optional k, β, ε1): the
+        planner, with the lattice's size from the hierarchies' heights (public)."""
+        from crowdsafe.anonymize.plan import PlanRequest
+        from crowdsafe.anonymize.publish import plan_for_dataset
+
+        return plan_for_dataset(self.domain(), PlanRequest(
+            request["epsilon"], request["delta"], k=request.get("k"), beta=request.get("beta"),
+            epsilon1=request.get("epsilon1")))
+
+    def ledger_path(self) -> Path:
+        if self.ledger is not None:
+            return self.ledger
+        from crowdsafe.privacy.ledger_storage import default_ledger_path
+
+        return default_ledger_path()
+
+    def ledger_view(self) -> dict[str, Any]:
+        """The dataset's budget and earlier entries in the ledger (custodian-only: which entries
+        are this table's is read from the data, by its keyed identity). Opens no ledger that does
+        not exist yet."""
+        path = self.ledger_path()
+        view: dict[str, Any] = {"path": str(path), "exists": path.exists(), "budget": None, "entries": []}
+        if not path.exists():
+            return view
+        from crowdsafe.privacy.ledger import Ledger
+
+        with Ledger(path) as book:
+            identity = self._identity_in(book)
+            budget = book.budget(identity)
+            if budget is None:
+                return view
+            view["budget"] = {k: v for k, v in budget.as_dict().items() if k != "fingerprint"}
+            view["entries"] = [_entry(e) for e in book.entries(identity)]
+        return view
+
+    def _identity_in(self, book: Any) -> str:
+        """The table's identity in ``book``: its fingerprint keyed with the ledger's secret, as
+        ``api.publish`` charges it (the table as read with the schema; roles do not change it)."""
+        from crowdsafe.engines import get_engine
+
+        opened, review = self.require()
+        with self.lock:
+            if self._identity is not None and self._identity[0] == review.version:
+                return self._identity[1]
+        engine = get_engine("polars")
+        source = engine.read_query_source(opened.data, schema=self.schema_path)
+        identity = engine.source_identity(source, book)
+        with self.lock:
+            self._identity = (review.version, identity)
+        return identity
+
+    # -- step 4: publish -------------------------------------------------------------------------
+    def start_publish(self, request: Mapping[str, Any]) -> ReleaseRecord:
+        """Check ``request`` (refused before anything runs), then publish in a worker thread."""
+        from crowdsafe.anonymize.plan import PlanRequest, check_publication
+
+        opened, _ = self.require()
+        check_publication(PlanRequest(request["epsilon"], request["delta"], k=request.get("k"),
+                                      beta=request.get("beta"), epsilon1=request.get("epsilon1")))
+        self.plan(request)  # the planner's refusals (a δ it cannot reach) before a job starts
+        stem = _stem(opened.label)
+        with self.lock:
+            number = len(self.releases) + 1
+            stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+            folder = self.out_dir / f"{stem}-{stamp}-{number}"
+            record = ReleaseRecord(number, opened.label, dict(request), folder, folder / f"{stem}.csv")
+            self.releases[number] = record
+        worker = threading.Thread(target=self._publish, args=(record, opened), name=f"publish-{number}", daemon=True)
+        worker.start()
+        return record
+
+    def _publish(self, record: ReleaseRecord, opened: Opened) -> None:
+        from crowdsafe import api
+        from crowdsafe.progress import showing
+
+        request = record.request
+        seed = None if self.seed is None else self.seed + record.number - 1
+        try:
+            with showing(record.display):
+                publication = api.publish(
+                    opened.data, epsilon=request["epsilon"], delta=request["delta"], k=request.get("k"),
+                    beta=request.get("beta"), epsilon1=request.get("epsilon1"), schema=str(self.schema_path),
+                    out=str(record.table), seed=seed,
+                    ledger=str(self.ledger) if self.ledger is not None else "default",
+                    name=opened.label, budget=request.get("budget"))
+            record.publication = publication
+            record.status = "done"
+        except CrowdsafeError as exc:
+            record.error, record.status = str(exc), "failed"
+        except Exception as exc:  # a bug: said on the page by its kind, never its message (it may hold data)
+            record.error, record.status = f"internal error ({type(exc).__name__})", "failed"
+        finally:
+            record.finished = time.monotonic()
+
+    def release(self, number: int) -> ReleaseRecord:
+        with self.lock:
+            record = self.releases.get(number)
+        if record is None:
+            raise LookupError(f"no release {number}")
+        return record
+
+    # -- step 6: attack --------------------------------------------------------------------------
+    def earlier_releases(self, record: ReleaseRecord) -> list[dict[str, Any]]:
+        """This dataset's earlier releases in the ledger (those of this session included), each
+        with its table's path and whether it can still be read."""
+        view = self.ledger_view()
+        found = []
+        for entry in view["entries"]:
+            if entry["kind"] != "dps-release":
+                continue
+            for table in entry["tables"]:
+                path = Path(table)
+                if path.resolve() == record.table.resolve():
+                    continue
+                found.append({"entry": entry["id"], "path": str(path), "name": path.name,
+                              "when": entry["created_at"], "exists": path.is_file()})
+        return found
+
+    def run_attack(self, record: ReleaseRecord, sensitive: str, earlier: list[str]) -> dict[str, Any]:
+        """The intersection (composition) attack on this release and the chosen earlier ones,
+        with this table as the targets (its true values score the attack: custodian-only), beside
+        the bound the releases' certificates give together."""
+        from crowdsafe import api
+        from crowdsafe.report.build import read_certificate
+
+        opened, _ = self.require()
+        if record.status != "done":
+            raise ParameterError("the release is not published yet")
+        published = _published_columns(read_certificate(record.table))
+        if sensitive not in published:
+            raise ParameterError(f"'{sensitive}' is not a column of the release")
+        qi = [c for c in published if c != sensitive]
+        if not qi:
+            raise ParameterError("the release has no other column for the attacker to know")
+        allowed = {e["path"]: e for e in self.earlier_releases(record) if e["exists"]}
+        tables, names, skipped = [record.table], [f"this release ({record.table.name})"], []
+        for path in earlier:
+            if path not in allowed:
+                continue
+            name = f"ledger entry #{allowed[path]['entry']} ({Path(path).name})"
+            columns = _published_columns(read_certificate(path))
+            missing = [c for c in [*qi, sensitive] if c not in columns]
+            if missing:
+                skipped.append({"name": name, "why": f"does not publish {', '.join(missing)}"})
+            else:
+                tables.append(Path(path))
+                names.append(name)
+        certificates = [read_certificate(t) for t in tables]
+        result = api.attack([str(t) for t in tables], opened.data, qi=qi, sensitive=sensitive,
+                            schema=str(self.schema_path))
+        epsilon = math.fsum(float(c.get("epsilon") or 0.0) for c in certificates)
+        delta = math.fsum(float(c.get("delta") or 0.0) for c in certificates)
+        summary = result.as_dict()["summary"]
+        prior = self._most_common_share(sensitive)
+        outcome = {
+            "sensitive": sensitive, "qi": qi, "releases": names, "skipped": skipped,
+            "epsilon": epsilon, "delta": delta, "odds": math.exp(epsilon),
+            "summary": summary, "per_release": result.as_dict()["releases"], "prior": prior,
+            "posterior_bound": None if prior is None else min(1.0, posterior_bound(prior, epsilon) + delta),
+        }
+        record.attack = outcome
+        return outcome
+
+    def _most_common_share(self, column: str) -> float | None:
+        """The share of the table's most common value of ``column`` (custodian-only): how often an
+        attacker who knows nothing of a person would be right by naming that value."""
+        dataset = self.domain()
+        if column not in dataset.columns or dataset.n_rows == 0:
+            return None
+        counts = dataset.frame.get_column(column).value_counts(sort=True)
+        return float(counts.get_column("count")[0]) / dataset.n_rows
+
+
+def posterior_bound(prior: float, epsilon: float) -> float:
+    """The largest probability of a guess right with probability ``prior`` without the release,
+    once the odds may grow by e^ε: p·e^ε / (1 − p + p·e^ε)."""
+    grown = prior * math.exp(epsilon)
+    return grown / (1.0 - prior + grown)
+
+
+def _published_columns(certificate: Mapping[str, Any]) -> list[str]:
+    parameters = certificate.get("parameters") or {}
+    return [str(c) for c in parameters.get("quasi_identifiers") or []]
+
+
+def _entry(entry: Any) -> dict[str, Any]:
+    """A ledger entry as the pages show it: what was charged, when and for what, and the tables
+    it wrote (no identity, no sample digest)."""
+    written = entry.outcome.get("written") or []
+    return {"id": entry.id, "kind": entry.kind, "created_at": entry.created_at[:19].replace("T", " "),
+            "epsilon": entry.loss.epsilon, "delta": entry.loss.delta, "description": entry.description,
+            "status": entry.status, "seeded": entry.seeded, "tables": [str(t) for t in written]}
+
+
+def _stem(label: str) -> str:
+    """A file-name stem from the table's name (letters, digits, '-', '_' and '.'; 'data' when none)."""
+    stem = label
+    for suffix in (".gz", ".zst", ".csv", ".tsv", ".txt", ".parquet", ".pq"):
+        if stem.lower().endswith(suffix):
+            stem = stem[: -len(suffix)]
+    kept = "".join(c if c.isalnum() or c in "-_." else "_" for c in stem).strip("._")
+    return kept[:60] or "data"

@@ -1,0 +1,81 @@
+"""The privacy boundary of the pages: a publish through the app on a table D and on D plus one row,
+with the same test seed, shows the same public pages.
+
+Every page of the path is fetched from both apps; what lies in a DP-output region
+(``data-boundary="dp-output"``: the release, its certificate, the report, the chosen scheme) or
+in a custodian panel (``data-boundary="custodian"``: read from the data, labelled so) is cut out,
+and the rest must be identical, tag for tag and word for word. The cut is shown to matter: with
+the custodian panels left in, the pages differ.
+"""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+
+from app_helpers import german_table, log_in, make_client
+from test_app_routes import german_roles, publish, roles_form
+
+PAGES = ("/schema", "/plan", "/plan/preview?epsilon=1&delta=1e-6", "/plan/ledger", "/release/1",
+         "/release/1/report", "/release/1/attack", "/release/1/download")
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+class Public(HTMLParser):
+    """The page without its DP-output regions and custodian panels (``keep``: which to keep)."""
+
+    def __init__(self, keep: tuple[str, ...] = ()) -> None:
+        super().__init__(convert_charrefs=True)
+        self.keep = keep
+        self.parts: list[str] = []
+        self.depth = 0  # > 0: inside a region cut out
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        boundary = dict(attrs).get("data-boundary")
+        if self.depth or (boundary is not None and boundary not in self.keep):
+            if tag not in VOID:
+                self.depth += 1
+            return
+        self.parts.append(f"<{tag} {sorted(attrs)}>")
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.depth:
+            self.depth -= 1
+            return
+        self.parts.append(f"</{tag}>")
+
+    def handle_data(self, data: str) -> None:
+        if not self.depth and data.strip():
+            self.parts.append(" ".join(data.split()))
+
+
+def public(page: str, keep: tuple[str, ...] = ()) -> list[str]:
+    parser = Public(keep)
+    parser.feed(page)
+    return parser.parts
+
+
+def walk(tmp_path, name: str, extra: int) -> tuple[dict[str, str], str]:
+    """The pages of one app that publishes ``kunden.csv`` (D, or D with ``extra`` rows more)."""
+    folder = tmp_path / f"data-{name}"
+    folder.mkdir()
+    table = german_table(folder / "kunden.csv", extra=extra)
+    client, workspace = make_client(tmp_path, seed=5, name=name)
+    log_in(client)
+    with client:
+        assert client.post("/open/path", data={"csrf": "test-csrf", "path": str(table)}).status_code == 303
+        client.post("/schema", data={**roles_form(workspace, **german_roles()), "action": "continue"})
+        publish(client, {"budget_epsilon": "4", "budget_delta": "1e-5"})
+        assert client.post("/release/1/attack", data={"csrf": "test-csrf", "sensitive": "Diagnose"}).status_code == 303
+        pages = {path: client.get(path).text for path in PAGES}
+    return pages, workspace.schema_path.read_text(encoding="utf-8")
+
+
+def test_neighbouring_tables_show_the_same_public_pages(tmp_path):
+    d, schema_d = walk(tmp_path, "d", extra=0)
+    d1, schema_d1 = walk(tmp_path, "d1", extra=1)
+    assert schema_d == schema_d1  # the premise: one public schema for both
+    for path in PAGES:
+        assert public(d[path]) == public(d1[path]), path
+    assert "NOT fit for release" in d["/release/1"]  # seeded: marked so on every release page
+    differing = [p for p in PAGES if public(d[p], keep=("custodian",)) != public(d1[p], keep=("custodian",))]
+    assert "/release/1" in differing  # the custodian panel states the row count: cut out, as it must be
