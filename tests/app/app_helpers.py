@@ -3,7 +3,6 @@ secrets, a client that holds the session cookie, and small tables to open."""
 
 from __future__ import annotations
 
-import random
 import re
 from pathlib import Path
 
@@ -12,11 +11,10 @@ from starlette.testclient import TestClient
 from crowdsafe.app.pages import create_app
 from crowdsafe.app.security import Checks, Secrets
 from crowdsafe.app.workspace import Workspace
+from crowdsafe.datasets.german_customers import write_german_customers
 
 PORT = 8765
 BASE = f"http://127.0.0.1:{PORT}"
-GERMAN_COLUMNS = ("Kundennummer;Vorname;Nachname;Geburtsdatum;E-Mail;Telefon;PLZ;Ort;Geschlecht;Alter;Einkommen;"
-                  "Diagnose")
 
 
 def fixed_keys() -> Secrets:
@@ -46,24 +44,12 @@ def csrf_of(page: str) -> str:
 
 
 def german_table(path: Path, rows: int = 400, seed: int = 3, extra: int = 0) -> Path:
-    """A German customer table: ';'-separated, decimal commas (Einkommen), direct identifiers.
+    """The German customer table (:func:`crowdsafe.datasets.german_customers.write_german_customers`:
+    ';'-separated, decimal commas, direct identifiers, postal codes with leading zeros).
     ``extra``: rows appended that repeat the first rows (a neighbouring table that keeps every
     value set, bound and frequency order the draft reads)."""
-    rng = random.Random(seed)
-    first = ["Anna", "Bernd", "Clara", "Dieter", "Eva", "Frank", "Greta", "Hans", "Ilse", "Jürgen", "Karin", "Lutz"]
-    last = ["Müller", "Schmidt", "Schneider", "Fischer", "Weber", "Meyer", "Wagner", "Becker", "Schulz", "Hoffmann"]
-    places = [("10115", "Berlin"), ("10117", "Berlin"), ("20095", "Hamburg"), ("20097", "Hamburg"),
-              ("80331", "München"), ("80333", "München"), ("50667", "Köln"), ("60311", "Frankfurt am Main")]
-    diagnoses = ["Diabetes", "Asthma", "Bluthochdruck", "Migräne", "Rückenschmerzen", "keine"]
-    lines = [GERMAN_COLUMNS]
-    for i in range(rows):
-        plz, place = rng.choice(places)
-        age = rng.randint(18, 89)
-        born = f"{2024 - age}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
-        income = f"{rng.randint(12, 95)}.{rng.randint(0, 999):03d},{rng.randint(0, 99):02d}"
-        lines.append(f"{100000 + i};{rng.choice(first)};{rng.choice(last)};{born};kunde{i}@example.de;"
-                     f"+49 30 {rng.randint(1000000, 9999999)};{plz};{place};{rng.choice('wm')};{age};{income};"
-                     f"{rng.choice(diagnoses)}")
-    lines += lines[1:1 + extra]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_german_customers(path, rows=rows, seed=seed)
+    if extra:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        path.write_text("\n".join(lines + lines[1:1 + extra]) + "\n", encoding="utf-8")
     return path
