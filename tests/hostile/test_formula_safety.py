@@ -143,7 +143,7 @@ def test_read_table_can_undo_the_escape(tmp_path):
 def test_a_csv_view_estimates_as_the_parquet_view(tmp_path):
     rng = np.random.default_rng(0)
     n = 300
-    frame = pl.DataFrame({"id": np.arange(n) % 50, "sex": rng.choice(["F", "M"], n),
+    frame = pl.DataFrame({"ward": np.arange(n) % 50, "sex": rng.choice(["F", "M"], n),
                           "mark": rng.choice(["=1+1", "-", "ok"], n)})
     queries = ['count where mark = "-"', 'count where mark = "=1+1"']
     estimates = []
