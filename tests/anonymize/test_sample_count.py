@@ -50,8 +50,8 @@ def _midpoint_keys(scale, scores, cells, denominator):
 
 
 def test_the_split_never_spends_more_than_epsilon1():
-    """ε_c ≤ share · ε1 and ε_m + ε_c ≤ ε1, as exact rationals, over many ε1 (a float ε_m rounded
-    to nearest would exceed it in about half of them)."""
+    """ε_c ≤ share · ε1 and ε_m + ε_c ≤ ε1, as exact rationals, over many ε1 (with an ε_c that is
+    not a float, an ε_m rounded to nearest would exceed it in about half of them)."""
     generator = np.random.default_rng(5)
     for epsilon1 in np.concatenate([generator.uniform(1e-4, 5.0, 2000), [0.05, 0.1, 1 / 3, 0.125]]):
         counted = count_epsilon(float(epsilon1))
@@ -60,6 +60,9 @@ def test_the_split_never_spends_more_than_epsilon1():
         chosen = selection_epsilon(float(epsilon1), counted)
         assert Fraction(chosen) + counted <= Fraction(float(epsilon1))
         assert chosen > 0.89 * epsilon1
+        # any ε_c (here a third of the share, not a float): ε_m is rounded down, never to nearest
+        odd = Fraction(float(epsilon1)) * Fraction(COUNT_SHARE) / 3
+        assert Fraction(selection_epsilon(float(epsilon1), odd)) + odd <= Fraction(float(epsilon1))
 
 
 def test_the_noisy_count_is_the_discrete_laplace():
