@@ -14,6 +14,9 @@ records the inputs they were given, as that run built them (nothing is recompute
   them by tree code, which moves when a leaf is added; the labels do not);
 - every :class:`~crowdsafe.selection.entropy_score.EntropyScorer`: the leaf counts its
   sensitivity is computed from, Δ_int and the key denominator;
+- the selection's noisy count step, when the plan has one (:mod:`crowdsafe.selection.candidates`):
+  the possible tuples of every node and the mask's public arguments (the noisy count itself is a
+  DP output, kept in ``custodian``);
 - whether the run was refused before the charge, and the message.
 
 :func:`input_differences` compares two records (D and D ± one row, the same seed) and lists what
@@ -34,6 +37,7 @@ import pytest
 from crowdsafe.anonymize import publish as anonymize_publish
 from crowdsafe.drivers import publish as driver
 from crowdsafe.errors import CrowdsafeError
+from crowdsafe.selection import candidates, mechanism
 from crowdsafe.selection.entropy_score import EntropyScorer
 from crowdsafe.selection.tables import KeyedTables, _tree_order
 
@@ -47,6 +51,8 @@ class Inputs:
     selections: list[dict[str, Any]] = field(default_factory=list)
     tables: list[dict[str, Any]] = field(default_factory=list)
     entropy: list[dict[str, Any]] = field(default_factory=list)
+    #: the selection's noisy count step (selection/candidates.py): its public inputs
+    counts: list[dict[str, Any]] = field(default_factory=list)
     refused: str | None = None
     charged: bool | None = None
     #: running time only, never compared: the key bits of each table and whether they passed an int64
@@ -58,7 +64,7 @@ class Inputs:
         """Everything that must be identical on neighbouring tables, penalties aside."""
         return {"plan": self.plan, "fixed_levels": self.fixed_levels, "selections": self.selections,
                 "tables": [{k: v for k, v in t.items() if k != "penalties"} for t in self.tables],
-                "entropy": self.entropy, "refused": self.refused, "charged": self.charged}
+                "entropy": self.entropy, "counts": self.counts, "refused": self.refused, "charged": self.charged}
 
 
 def penalties_by_label(tables: KeyedTables) -> list[list[dict[str, int]]]:
@@ -97,10 +103,10 @@ class MechanismSpy:
             spy.current.fixed_levels = dict(fixed.levels) if fixed is not None else None
             return choose_recoding(sample, columns, publish_plan, fixed, randomness)
 
-        def spied_choose_scheme(sample, columns, k, epsilon1, randomness, objective=None):
-            choice = choose_scheme(sample, columns, k, epsilon1, randomness, objective)
+        def spied_choose_scheme(sample, columns, k, epsilon1, randomness, objective=None, count_share=0.0):
+            choice = choose_scheme(sample, columns, k, epsilon1, randomness, objective, count_share)
             spy.current.selections.append({
-                "columns": list(columns), "k": int(k), "epsilon1": float(epsilon1),
+                "columns": list(columns), "k": int(k), "epsilon1": float(epsilon1), "count_share": count_share,
                 "objective": (objective.name, objective.target, dict(objective.fixed_levels)),
                 "candidates": choice.candidates, "sensitivity": choice.sensitivity,
                 "utility_loss_bound": choice.utility_loss_bound, "described": {
@@ -132,7 +138,21 @@ class MechanismSpy:
                 "key_denominator": scorer.objective.key_denominator(scorer.k),
             })
 
+        def spied_possible_cells(columns, heights, hierarchies):
+            cells = candidates.possible_cells(columns, heights, hierarchies)
+            spy.current.counts.append({"columns": list(columns), "heights": list(heights),
+                                       "possible_cells": cells.tolist()})
+            return cells
+
+        def spied_candidate_mask(cells, estimate, k, *args):
+            # the noisy count is a DP output (it may differ): kept apart, in ``custodian``
+            spy.current.custodian.append({"noisy_count": int(estimate)})
+            spy.current.counts.append({"mask_k": int(k), "mask_arguments": list(args)})
+            return candidates.candidate_mask(cells, estimate, k, *args)
+
         monkeypatch.setattr(driver, "run_publication", spied_run_publication)
+        monkeypatch.setattr(mechanism, "possible_cells", spied_possible_cells)
+        monkeypatch.setattr(mechanism, "candidate_mask", spied_candidate_mask)
         monkeypatch.setattr(driver, "choose_recoding", spied_choose_recoding)
         monkeypatch.setattr(anonymize_publish, "choose_scheme", spied_choose_scheme)
         monkeypatch.setattr(KeyedTables, "__init__", spied_keyed_init)

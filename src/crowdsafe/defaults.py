@@ -29,3 +29,10 @@ EPSILON1_SHARE_RANGE = (0.01, 0.5)
 EPSILON1_SHARE_UNSIZED = 0.10
 #: The planner's rate: the largest β whose β/k is within this share of the best β/k.
 RATE_TOLERANCE = 0.10
+
+# The selection's noisy count (crowdsafe.selection.candidates), here so that the plan's text and
+# the command line's help state them without importing the selection.
+#: The share of ε1 spent on a noisy count of the sample, which sizes the candidate schemes.
+COUNT_SHARE = 0.10
+#: ρ: a candidate scheme has at most ρ · n̂ / k possible tuples (n̂ the noisy count of the sample).
+CELLS_PER_CLASS = 8

@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 
 from crowdsafe.defaults import (
+    CELLS_PER_CLASS,
+    COUNT_SHARE,
     EPSILON1_LOSS_CLASSES,
     EPSILON1_SHARE_RANGE,
     EPSILON1_SHARE_UNSIZED,
@@ -100,6 +102,7 @@ class PublishPlan:
     candidates: int | None = None
     epsilon1_rule: str = "given"
     beta_rule: str = "given"
+    count_share: float = 0.0
 
     @property
     def epsilon_anon(self) -> float:
@@ -144,6 +147,8 @@ class PublishPlan:
             "candidates": self.candidates,
             "epsilon1_rule": self.epsilon1_rule,
             "beta_rule": self.beta_rule,
+            "count_share": self.count_share,
+            "count_rule": COUNT_RULE if self.count_share else None,
             "releases": self.releases,
             "total_epsilon": self.total_epsilon,
             "total_delta": self.total_delta,
@@ -286,9 +291,11 @@ def _solved(checked: _Checked) -> PublishPlan:
     scheme, releases, candidates, columns = request.scheme, request.releases, request.candidates, request.columns
     chosen_objective, rule = checked.objective, checked.rule
     if scheme is None and given_epsilon1 is None and candidates is not None:
-        solved, rule = planned_epsilon1(float(epsilon), float(delta), beta, k, int(candidates),
-                                        chosen_objective.monotone, float(epsilon1))
+        solved, rule, capped = planned_epsilon1(float(epsilon), float(delta), beta, k, int(candidates),
+                                                chosen_objective.monotone, float(epsilon1))
+        count_share = COUNT_SHARE if capped else 0.0
     else:
+        count_share = 0.0
         solved = solve_plan(float(epsilon), float(delta), beta, k, float(epsilon1))
     composed = compose_homogeneous(solved.epsilon, solved.delta, int(releases), 0.0)
     return PublishPlan(
@@ -310,6 +317,7 @@ def _solved(checked: _Checked) -> PublishPlan:
         candidates=None if candidates is None else int(candidates),
         epsilon1_rule=rule,
         beta_rule="given" if beta is not None else "largest for k" if k is not None else BETA_RULE,
+        count_share=count_share,
     )
 
 
@@ -384,8 +392,17 @@ def solve_plan(epsilon: float, delta: float, beta: float | None, k: int | None, 
 # docs/objectives.md).
 
 
+#: What the noisy count inside Am does, and why the planner adds it (:mod:`crowdsafe.selection.candidates`).
+COUNT_RULE = (f"{COUNT_SHARE:.0%} of epsilon1 pays for a noisy count of the sample (discrete Laplace, not "
+              "published); the exponential mechanism then chooses, with the rest, only among the schemes with at "
+              f"most {CELLS_PER_CLASS} * count / k possible tuples (and the coarsest), those a sample of that size "
+              "can fill with classes of k rows. Added because epsilon1 is at the top of its range: among all the "
+              "schemes the selection would be too blunt, and fine schemes that suppress most of a small sample "
+              "would outweigh the few good ones")
+
+
 def planned_epsilon1(epsilon: float, delta: float, beta: float | None, k: int | None, candidates: int,
-                     monotone: bool, start: float) -> tuple[Any, str]:
+                     monotone: bool, start: float) -> tuple[Any, str, bool]:
     """The planner's split of ε between the selection (ε1) and the k-anonymization, from public
     quantities only: the number of candidate nodes L and the objective's monotonicity m.
 
@@ -397,7 +414,15 @@ def planned_epsilon1(epsilon: float, delta: float, beta: float | None, k: int | 
     fixed-point iteration, within [1%, 50%] of ε. More ε1 would raise k and lower β for a choice
     that is already that sharp. The rate is then chosen at that ε1 (:func:`best_rate`, unless
     given; ``start``: the iteration's first ε1). Returns the solved plan (the planning module's
-    Plan) and the rule in words.
+    Plan), the rule in words, and whether ε1 is held at the top of its range (``capped``: the
+    bound wants more than half of ε).
+
+    Small ε. When ε1 is capped, the selection is known, from public quantities alone, to be too
+    blunt to find the few good nodes among all L: its 95% bound exceeds one class of k rows. The
+    plan then gives Am a noisy count of the sample (``count_share`` = :data:`COUNT_SHARE` of ε1;
+    :mod:`crowdsafe.selection.candidates`), which keeps only the nodes with at most ρ · n̂ / k
+    possible tuples: those a sample of about n̂ rows can fill with classes of k, so the expected
+    release is not mostly suppressed, whatever the table's size (which the plan does not know).
     """
     low, high = EPSILON1_SHARE_RANGE[0] * epsilon, EPSILON1_SHARE_RANGE[1] * epsilon
     m = 1.0 if monotone else 2.0
@@ -414,16 +439,19 @@ def planned_epsilon1(epsilon: float, delta: float, beta: float | None, k: int | 
         except ParameterError:
             return solve_plan(epsilon, delta, beta, k, epsilon1).k
 
+    def needed(sized: int) -> float:  # the ε1 the bound asks for at k = sized, before the range
+        return m * (math.log(candidates) + math.log(20.0)) / (EPSILON1_LOSS_CLASSES * sized)
+
     sized = sizing(epsilon1, None)
     for _ in range(20):
-        wanted = min(high, max(low, m * (math.log(candidates) + math.log(20.0)) /
-                               (EPSILON1_LOSS_CLASSES * sized)))
+        wanted = min(high, max(low, needed(sized)))
         if abs(wanted - epsilon1) <= 1e-4 * epsilon:
             break
         epsilon1 = wanted
         sized = sizing(epsilon1, sized)
+    capped = epsilon1 >= high and needed(sized) >= high
     solved = solve_plan(epsilon, delta, beta, k, epsilon1)
     rule = (f"planned: the selection's 95% utility bound (m dq / epsilon1)(ln L + ln 20) held to "
             f"{EPSILON1_LOSS_CLASSES:g} k dq at the largest admitted rate (L = {candidates:,} candidate nodes, "
             f"m = {m:g}), within {EPSILON1_SHARE_RANGE[0]:.0%}-{EPSILON1_SHARE_RANGE[1]:.0%} of epsilon")
-    return solved, rule
+    return solved, rule, capped

@@ -368,9 +368,14 @@ def choose_recoding(
     from crowdsafe.selection.score import make_objective
 
     objective = make_objective(publish_plan.objective, publish_plan.target)
-    choice = choose_scheme(sample, columns, publish_plan.k, publish_plan.epsilon1, randomness, objective)
-    profile = RecodingProfile.epsilon_safe(publish_plan.epsilon1,
-                                           "exponential mechanism over the generalization lattice")
+    choice = choose_scheme(sample, columns, publish_plan.k, publish_plan.epsilon1, randomness, objective,
+                           publish_plan.count_share)
+    mechanism = "exponential mechanism over the generalization lattice"
+    if choice.count_epsilon:
+        mechanism = (f"a noisy count of the sample (exact discrete Laplace, epsilon_c = {choice.count_epsilon:.6g}) "
+                     f"sizing the candidates, then the {mechanism} (epsilon = {choice.selection_epsilon:.6g}); "
+                     "epsilon1-DP by sequential composition")
+    profile = RecodingProfile.epsilon_safe(publish_plan.epsilon1, mechanism)
     return cast(GeneralizationScheme, choice.scheme), profile, choice
 
 

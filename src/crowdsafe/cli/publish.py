@@ -36,6 +36,8 @@ from crowdsafe.cli.options import (
     whole_option,
 )
 from crowdsafe.defaults import (
+    CELLS_PER_CLASS,
+    COUNT_SHARE,
     DEFAULT_DELTA,
     EPSILON1_LOSS_CLASSES,
     EPSILON1_SHARE_RANGE,
@@ -69,6 +71,10 @@ def render_plan(plan: dict[str, Any], print_: Any) -> None:
         print_(f"                chosen as {plan['beta_rule']}")
     selection = (f"epsilon1 = {plan['epsilon1']:.4g} for the exponential mechanism over the lattice"
                  if plan["scheme"] is None else f"fixed scheme '{plan['scheme']}' (strongly safe, epsilon1 = 0)")
+    if plan["scheme"] is None and plan.get("count_share"):
+        counted = plan["count_share"] * plan["epsilon1"]
+        selection = (f"epsilon1 = {plan['epsilon1']:.4g} for the selection: about {counted:.4g} for a noisy count "
+                     f"of the sample, the rest for the exponential mechanism over the lattice")
     print_(f"  recoding      {selection}")
     print_(f"  k             {plan['k']} (smallest k with d(k, beta, {plan['epsilon_anon']:.4g}) = "
            f"{plan['delta']:.3g} <= {plan['delta_target']:g})")
@@ -76,6 +82,8 @@ def render_plan(plan: dict[str, Any], print_: Any) -> None:
         target = f" of '{plan['target']}'" if plan.get("target") else ""
         candidates = f" among {plan['candidates']:,} candidate schemes" if plan.get("candidates") else ""
         print_(f"  objective     {plan['objective']}{target}{candidates}; epsilon1 {plan.get('epsilon1_rule', '')}")
+    if plan.get("scheme") is None and plan.get("count_rule"):
+        print_(f"  selection     {plan['count_rule']}")
     if plan["releases"] > 1:
         print_(f"  releases      {plan['releases']} on fresh samples: (epsilon = {plan['total_epsilon']:.4g}, "
                f"delta = {plan['total_delta']:.3g}) in total [{plan['composition']}]")
@@ -113,7 +121,9 @@ EPSILON1_HELP = (
     f"{'k' if EPSILON1_LOSS_CLASSES == 1 else f'({EPSILON1_LOSS_CLASSES:g}·k)'} for L candidate schemes, m = 1 "
     "for a monotone objective, else 2: just enough that the chosen scheme scores, with 95% probability, within "
     f"{_classes(EPSILON1_LOSS_CLASSES)} of k rows of the best; kept within "
-    f"{EPSILON1_SHARE_RANGE[0]:.0%}–{EPSILON1_SHARE_RANGE[1]:.0%} of ε; {EPSILON1_SHARE_UNSIZED:.0%} of ε with "
+    f"{EPSILON1_SHARE_RANGE[0]:.0%}–{EPSILON1_SHARE_RANGE[1]:.0%} of ε; at the top of that range "
+    f"{COUNT_SHARE:.0%} of ε1 pays for a noisy count of the sample that keeps the schemes with at most "
+    f"{CELLS_PER_CLASS}·count/k possible tuples; {EPSILON1_SHARE_UNSIZED:.0%} of ε with "
     "--engine spark, which plans before it counts L; --plan-only prints the value)."
 )
 BETA_HELP = (

@@ -55,9 +55,17 @@ from crowdsafe.anonymize.counted import CountedSample
 from crowdsafe.anonymize.published import PublishedScheme
 from crowdsafe.anonymize.recoding import GeneralizationScheme
 from crowdsafe.data import Dataset
+from crowdsafe.defaults import CELLS_PER_CLASS
 from crowdsafe.errors import HierarchyError, ParameterError
 from crowdsafe.number_text import parse_whole
 from crowdsafe.randomness import Randomness, gumbel_cells
+from crowdsafe.selection.candidates import (
+    candidate_mask,
+    count_epsilon,
+    noisy_count,
+    possible_cells,
+    selection_epsilon,
+)
 from crowdsafe.selection.gumbel import random_bits
 from crowdsafe.selection.score import Objective, make_objective, node_penalties
 from crowdsafe.selection.search import gumbel_max_over_lattice
@@ -141,6 +149,8 @@ class SchemeChoice:
     scored: int | None = 0  # nodes scored exactly (a data-dependent diagnostic: custodian-only, not in describe())
     objective: Objective = field(default_factory=lambda: Objective("retained"))
     k: int = 2
+    count_epsilon: float = 0.0  # the noisy count's part of ε1 (0: no count, every node a candidate)
+    selection_epsilon: float | None = None  # the exponential mechanism's part (None: all of ε1)
 
     def __repr__(self) -> str:
         return (f"SchemeChoice(levels={dict(self.scheme.levels)}, epsilon1={self.epsilon1:.4g}, "
@@ -157,17 +167,39 @@ class SchemeChoice:
             **self.objective.describe(self.k),
             "utility_loss_bound_95": self.utility_loss_bound,
             "levels": dict(self.scheme.levels),
+            **self.count_step(),
+        }
+
+    def count_step(self) -> dict[str, Any]:
+        """The noisy count inside Am, when it ran (:mod:`.candidates`): public parameters only."""
+        if not self.count_epsilon:
+            return {}
+        return {
+            "sample_count": (f"a noisy count of the sample (discrete Laplace, epsilon_c = {self.count_epsilon:.6g}) "
+                             f"kept the candidates with at most {CELLS_PER_CLASS} * count / k possible tuples "
+                             "(and the coarsest); the exponential mechanism chose among them with the rest "
+                             "of epsilon1 (sequential composition: epsilon1-DP on the sample)"),
+            "count_epsilon": self.count_epsilon,
+            "selection_epsilon": self.selection_epsilon,
+            "cells_per_class": CELLS_PER_CLASS,
         }
 
 
 def choose_scheme(sample: Dataset | CountedSample, columns: Sequence[str], k: int, epsilon1: float,
-                  randomness: Randomness, objective: Objective | str | None = None) -> SchemeChoice:
+                  randomness: Randomness, objective: Objective | str | None = None,
+                  count_share: float = 0.0) -> SchemeChoice:
     """Select a scheme with the ε1-DP exponential mechanism over every candidate lattice node
     (Theorem 6's Am), by the Gumbel-max trick: node g wins with probability
     ∝ exp(ε1 · q(S, g) / (m · Δq)) for the ``objective`` (:mod:`.score`: its proved Δq, m = 1
     when monotone, else 2), sampled exactly (module docstring: exact integer scores, exact Gumbels
     by lazy interval refinement). The candidates are fixed by the hierarchies and the objective
-    alone. Only the sample is read; the choice is ε1-DP with respect to the sample."""
+    alone. Only the sample is read; the choice is ε1-DP with respect to the sample.
+
+    ``count_share`` > 0 (the plan's, :data:`crowdsafe.defaults.COUNT_SHARE`): Am first spends
+    ε_c ≤ count_share · ε1 on a noisy count n̂ of the sample (exact discrete Laplace) and keeps the
+    nodes with at most ρ · n̂ / k possible tuples (:mod:`.candidates`); the exponential mechanism
+    then chooses among them with ε_m = ε1 − ε_c. The pair is ε1-DP by sequential composition
+    (:mod:`.candidates`, PROOF.md §6)."""
     if not isinstance(objective, Objective):
         objective = make_objective(objective)
     missing = [c for c in columns if c not in sample.hierarchies]
@@ -180,9 +212,15 @@ def choose_scheme(sample: Dataset | CountedSample, columns: Sequence[str], k: in
         raise ParameterError(f"epsilon1 must be a finite number > 0, got {epsilon1!r}")
     heights = objective.candidate_heights(columns, sample.hierarchies)
     size = int(np.prod([h + 1 for h in heights]))
+    scale, allowed, counted = float(epsilon1), None, 0.0
+    if count_share:
+        charged = count_epsilon(float(epsilon1), float(count_share))
+        scale, counted = selection_epsilon(float(epsilon1), charged), float(charged)
+        estimate = noisy_count(sample.n_rows, charged, randomness)
+        allowed = candidate_mask(possible_cells(columns, heights, sample.hierarchies), estimate, k)
     cells = gumbel_cells(randomness.generator, size)
-    lattice, index, scored = gumbel_max_over_lattice(sample, columns, k, float(epsilon1), cells,
-                                                     random_bits(randomness), objective)
+    lattice, index, scored = gumbel_max_over_lattice(sample, columns, k, scale, cells,
+                                                     random_bits(randomness), objective, allowed)
     levels = dict(zip(columns, (int(x) for x in lattice.nodes()[index])))
     scheme = GeneralizationScheme(
         levels, {c: sample.hierarchies[c] for c in columns},
@@ -190,5 +228,6 @@ def choose_scheme(sample: Dataset | CountedSample, columns: Sequence[str], k: in
     )
     sensitivity = objective.sensitivity(k)
     factor = 1.0 if objective.monotone else 2.0
-    bound = factor * sensitivity / float(epsilon1) * (np.log(size) + np.log(20.0))
-    return SchemeChoice(scheme, float(epsilon1), size, sensitivity, float(bound), scored, objective, int(k))
+    bound = factor * sensitivity / scale * (np.log(size) + np.log(20.0))  # over the nodes allowed
+    return SchemeChoice(scheme, float(epsilon1), size, sensitivity, float(bound), scored, objective, int(k),
+                        counted, scale if count_share else None)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 
@@ -77,7 +78,8 @@ def search_order(heights: Sequence[int], last: Sequence[int] = (), simple_first:
 
 def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[str], k: int, scale: float,
                             cells: np.ndarray, more_bits: MoreBits,
-                            objective: Objective | None = None) -> tuple[Lattice, int, int]:
+                            objective: Objective | None = None,
+                            allowed: np.ndarray | None = None) -> tuple[Lattice, int, int]:
     """argmax over lattice nodes g of the exact key ``scale · q_int(S, g) / D + G_g`` (D the
     objective's :meth:`~.score.Objective.key_denominator`; ``scale`` = ε1 gives the
     exponential mechanism), G_g the exact Gumbel
@@ -94,17 +96,24 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
     in the full evaluation; only the time and the bits drawn depend on the data. Objectives
     without such a bound (:attr:`~.score.Objective.bounded` false) score every node
     (:func:`gumbel_max_full`).
+
+    ``allowed`` (a boolean per node, in the lattice's order; None: every node) restricts the
+    argmax to those nodes (the candidates of :mod:`.candidates`): a node outside it is never
+    recorded, and a block without an allowed node is skipped; a bound over a block stays a bound
+    over its allowed nodes, so the pruning is unchanged. Each node keeps its own G_g, so the
+    result is the argmax of the exact keys over the allowed nodes.
     """
     objective = (objective or Objective("retained")).for_columns(columns, sample.hierarchies)
     if not objective.bounded:
-        return gumbel_max_full(sample, columns, k, scale, cells, more_bits, objective)
+        return gumbel_max_full(sample, columns, k, scale, cells, more_bits, objective, allowed)
     denominator = objective.key_denominator(k)
     heights = objective.candidate_heights(columns, sample.hierarchies)
     lattice = Lattice(tuple(columns), heights)
     cells = np.asarray(cells, dtype=np.int64)
-    if sample.n_rows == 0:  # every score is 0: the choice is uniform
-        every = np.arange(lattice.size, dtype=np.int64)
-        return lattice, exact_gumbel_argmax(every, np.zeros(lattice.size, dtype=np.int64), cells, scale,
+    permitted = _allowed(allowed, lattice.size)
+    if sample.n_rows == 0:  # every score is 0: the choice is uniform among the allowed nodes
+        every = np.flatnonzero(permitted).astype(np.int64)
+        return lattice, exact_gumbel_argmax(every, np.zeros(len(every), dtype=np.int64), cells[every], scale,
                                             more_bits, denominator), 0
     order = search_order(heights, last=[list(columns).index(c) for c in objective.fixed_levels],
                          simple_first=objective.name != "classification")
@@ -113,12 +122,16 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
     shape = [h + 1 for h in heights]
     to_searched = np.arange(lattice.size, dtype=np.int64).reshape(shape).transpose(order).ravel()
     cells = cells[to_searched]
+    permitted = permitted[to_searched]
     g_lo, g_hi = gumbel_enclosure(cells)
     tables = KeyedTables(sample, searched.columns, objective, k)
     node_strides = searched.strides
     d = tables.d
     # Python floats from here: the search does scalar arithmetic on them, one key at a time
     block_max = [g_hi.reshape(-1, int(node_strides[p])).max(axis=1).tolist() for p in range(d)]
+    block_open = [cast(list[bool], np.any(permitted.reshape(-1, int(node_strides[p])), axis=1).tolist())
+                  for p in range(d)]
+    open_node = cast(list[bool], permitted.tolist())
     g_low, g_high = g_lo.tolist(), g_hi.tolist()
     best = [-math.inf]
     scored: list[tuple[int, int, float]] = []  # (searched index, q_int, upper key)
@@ -134,11 +147,14 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
         bounds, exact, made = children(tables, keys, counts, attribute, levels, k)
         if exact:  # each child is one node, and its bound is its score
             for level, q in enumerate(bounds):
-                record(index + level * block, int(q))
+                if open_node[index + level * block]:
+                    record(index + level * block, int(q))
             return
         ranked = []
         for level, bound in enumerate(bounds):
             child = index + level * block
+            if not block_open[attribute][child // block]:
+                continue  # no allowed node below
             upper = upper_key(scale * (int(bound) / denominator), block_max[attribute][child // block])
             ranked.append((upper, level, child))
         for upper, level, child in sorted(ranked, key=lambda c: -c[0]):
@@ -163,22 +179,36 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
 
 
 def gumbel_max_full(sample: Dataset | CountedSample, columns: Sequence[str], k: int, scale: float,
-                    cells: np.ndarray, more_bits: MoreBits, objective: Objective) -> tuple[Lattice, int, int]:
+                    cells: np.ndarray, more_bits: MoreBits, objective: Objective,
+                    allowed: np.ndarray | None = None) -> tuple[Lattice, int, int]:
     """:func:`gumbel_max_over_lattice` for an objective without a branch-and-bound bound: every
     candidate node is scored exactly (:func:`lattice_scores`), then the exact argmax of the keys
-    (:func:`.gumbel.exact_gumbel_argmax`). Real scores (``entropy``) are scored in float with their error
-    bound, and the nodes still in contention are enclosed exactly (:class:`.entropy_score.EntropyScorer`)."""
+    (:func:`.gumbel.exact_gumbel_argmax`) over the ``allowed`` nodes (None: every node). Real scores
+    (``entropy``) are scored in float with their error bound, and the nodes still in contention are
+    enclosed exactly (:class:`.entropy_score.EntropyScorer`)."""
     objective = objective.for_columns(columns, sample.hierarchies)
+    cells = np.asarray(cells, dtype=np.int64)
     if not objective.exact:
         scorer = EntropyScorer(sample, columns, k, objective)
         nodes = scorer.lattice.nodes()
-        chosen = exact_gumbel_argmax(np.arange(scorer.lattice.size, dtype=np.int64), scorer.scores(),
-                                     np.asarray(cells, dtype=np.int64), scale, more_bits,
+        every = np.flatnonzero(_allowed(allowed, scorer.lattice.size)).astype(np.int64)
+        chosen = exact_gumbel_argmax(every, scorer.scores()[every], cells[every], scale, more_bits,
                                      objective.key_denominator(k), scorer.error,
                                      lambda index, iv: scorer.interval(nodes[index], iv))
         return scorer.lattice, chosen, scorer.lattice.size
     lattice, scores = lattice_scores(sample, columns, k, objective)
-    every = np.arange(lattice.size, dtype=np.int64)
-    chosen = exact_gumbel_argmax(every, scores, np.asarray(cells, dtype=np.int64), scale, more_bits,
+    every = np.flatnonzero(_allowed(allowed, lattice.size)).astype(np.int64)
+    chosen = exact_gumbel_argmax(every, scores[every], cells[every], scale, more_bits,
                                  objective.key_denominator(k))
     return lattice, chosen, lattice.size
+
+
+def _allowed(allowed: np.ndarray | None, size: int) -> np.ndarray:
+    """The boolean mask of the nodes the argmax runs over (every node when ``allowed`` is None);
+    refuses a mask of another size or one without a node."""
+    if allowed is None:
+        return np.ones(size, dtype=bool)
+    mask = np.asarray(allowed, dtype=bool)
+    if mask.shape != (size,) or not mask.any():
+        raise ValueError(f"the allowed nodes must be a non-empty mask of the {size} lattice nodes")
+    return mask
