@@ -176,3 +176,12 @@ def test_a_large_lookup_matches_a_dictionary_of_tuples():
     accuracy = release_accuracy(train, train.frame.cast(pl.String), test, "y", features=["age", "job"],
                                 model="majority")
     assert accuracy == pytest.approx(right / len(test_rows))
+
+
+@pytest.mark.parametrize("model", ["majority", "logistic"])
+def test_a_release_that_suppressed_everything_predicts_nothing(model):
+    """An empty release (every class suppressed) teaches nothing: no value is predicted and every
+    test row counts as wrong, for the lookup as for a fitted model (the lookup used to fail on the
+    majority of no rows)."""
+    empty = FULL_DOMAIN.head(0)
+    assert release_accuracy(ORIGINAL, empty, TEST, "y", features=["age", "job"], model=model) == 0.0

@@ -126,8 +126,16 @@ def _test_target_codes(test: CellTable, target: str) -> np.ndarray:
     return np.where(known, cover.indices[at] if len(cover.indices) else -1, -1).astype(np.int64)
 
 
+#: What a model trained on no rows predicts (a release that suppressed everything teaches
+#: nothing): no value, so every test row counts as wrong.
+NO_PREDICTION = -2
+
+
 def _majority_code(codes: np.ndarray, counts: np.ndarray) -> int:
-    """The code held by most rows; a tie goes to the smaller code (argmax takes the first)."""
+    """The code held by most rows; a tie goes to the smaller code (argmax takes the first);
+    :data:`NO_PREDICTION` when there are no rows."""
+    if not len(codes):
+        return NO_PREDICTION
     return int(np.argmax(np.bincount(codes, weights=counts)))
 
 
@@ -191,6 +199,9 @@ def _fit_and_score(train: CellTable, test: CellTable, features: Sequence[str], t
         prediction = majority_lookup(train, test, features, target)
         y_test = _test_target_codes(test, target)
         return float(((prediction == y_test) * test.counts).sum() / test.counts.sum()), notes
+    if not train.counts.sum():
+        notes.append("the release holds no rows: no value is predicted (every test row counts as wrong)")
+        return 0.0, notes
     x_train = _design(train, features, numeric)
     x_test = _design(test, features, numeric)
     numeric_columns = []
@@ -213,7 +224,7 @@ def _fit_and_score(train: CellTable, test: CellTable, features: Sequence[str], t
     y_test = _test_target_codes(test, target)
     if len(np.unique(y_train)) < 2:
         notes.append("the training rows hold a single target value: the classifier predicts it everywhere")
-        prediction = np.full(len(y_test), y_train[0] if len(y_train) else -2)
+        prediction = np.full(len(y_test), y_train[0] if len(y_train) else NO_PREDICTION)
     else:
         classifier = _model(model, seed)
         classifier.fit(x_train, y_train, sample_weight=train.counts)
