@@ -153,9 +153,13 @@ def merge(paths: list[Path]) -> dict:
     result["parameters"]["methods"] = list(
         dict.fromkeys(m for p in parts for m in p["parameters"]["methods"])
     )
-    result["parameters"]["grid"] = {
-        k: v for p in parts for k, v in p["parameters"]["grid"].items()
-    }
+    grid: dict[str, dict[str, list]] = {}
+    for part in parts:
+        for method, cell in part["parameters"]["grid"].items():
+            into = grid.setdefault(method, {"epsilons": [], "seeds": []})
+            for key in ("epsilons", "seeds"):
+                into[key] = sorted(set(into[key]) | set(cell[key]))
+    result["parameters"]["grid"] = grid
     result["parameters"]["merged_from"] = [
         {"date": p["date"], "grid": p["parameters"]["grid"]} for p in parts
     ]
