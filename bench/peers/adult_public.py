@@ -246,6 +246,9 @@ def summarize(runs: list[dict], seconds_digits: int = 3) -> list[dict]:
                 "seconds_mean": round(float(np.mean([r["seconds"] for r in sel])), seconds_digits),
             }
         )
+        for key in ("tvd_2way_mean", "tvd_1way_mean"):  # synthetic.py's marginal workload
+            if all(key in r for r in sel):
+                out[-1][key] = round(float(np.mean([r[key] for r in sel])), 5)
     return out
 
 
