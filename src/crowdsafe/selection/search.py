@@ -21,6 +21,7 @@ from crowdsafe.randomness import gumbel_enclosure
 from crowdsafe.selection.bound import children
 from crowdsafe.selection.entropy_score import EntropyScorer
 from crowdsafe.selection.gumbel import MoreBits, exact_gumbel_argmax, key_bounds, upper_key
+from crowdsafe.selection.marginal_score import MarginalScorer, gumbel_max_marginals
 from crowdsafe.selection.score import Objective
 from crowdsafe.selection.tables import KeyedTables
 
@@ -41,6 +42,9 @@ def lattice_scores(sample: Dataset | CountedSample, columns: Sequence[str], k: i
     if not objective.exact:
         scorer = EntropyScorer(sample, columns, k, objective)
         return scorer.lattice, scorer.scores()
+    if objective.name == "marginals":
+        marginal = MarginalScorer(sample, columns, k, objective)
+        return marginal.lattice, marginal.scores()
     heights = objective.candidate_heights(columns, sample.hierarchies)
     lattice = Lattice(tuple(columns), heights)
     tables = KeyedTables(sample, columns, objective, k)
@@ -96,6 +100,8 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
     (:func:`gumbel_max_full`).
     """
     objective = (objective or Objective("retained")).for_columns(columns, sample.hierarchies)
+    if objective.name == "marginals":  # its own branch and bound (.marginal_score)
+        return gumbel_max_marginals(sample, columns, k, scale, cells, more_bits, objective)
     if not objective.bounded:
         return gumbel_max_full(sample, columns, k, scale, cells, more_bits, objective)
     denominator = objective.key_denominator(k)
