@@ -237,3 +237,14 @@ def test_the_ceiling_measures_what_marginal_distances_measures():
     best = lattice_tvd_ceiling(sample, data, COLUMNS, k)
     assert best["tvd"] <= min(seen) + 1e-12
     assert (best["lower"] <= best["upper"]).all()
+
+
+def test_the_workload_comparison_runs_publish_and_the_ceiling():
+    from crowdsafe.experiments.marginal_ceiling import workload_comparison
+
+    data = _random_table(np.random.default_rng(4), 400).with_roles(qi=COLUMNS, sensitive=[])
+    rows = workload_comparison(data, 2.0, seeds=1, ceiling_seeds=1)
+    assert [(r["objective"], r["method"]) for r in rows] == [
+        ("retained", "certified release"), ("retained", "best lattice node (ceiling)"),
+        ("marginals", "certified release"), ("marginals", "best lattice node (ceiling)")]
+    assert all(0.0 <= r["tvd"] <= 1.0 and set(r["node"]) == set(COLUMNS) for r in rows)

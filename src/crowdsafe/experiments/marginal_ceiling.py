@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
@@ -198,3 +198,42 @@ def lattice_tvd_ceiling(sample: Dataset | CountedSample, original: Dataset | Cou
             best = {"tvd": value, "node": dict(zip(columns, (int(x) for x in nodes[index]))),
                     "suppression_rate": suppressed}
     return {**best, "nodes": lattice.size, "measured": measured, "lower": lower, "upper": upper}
+
+
+def workload_comparison(data: Dataset, epsilon: float = 1.0, delta: float = 1e-6, seeds: int = 3,
+                        objectives: Sequence[str] = ("retained", "marginals"), ceiling_seeds: int = 1,
+                        seed: int = 0) -> list[dict[str, Any]]:
+    """The issue's measurement: for each objective, ``crowdsafe publish`` planned as the command
+    plans it (:func:`crowdsafe.anonymize.publish.plan_for_dataset`) and run ``seeds`` times, each
+    release's mean 2-way TVD to ``data`` (:func:`release_tvd`); and, at each objective's plan,
+    the lattice's best node on ``ceiling_seeds`` fresh samples (:func:`lattice_tvd_ceiling`). One
+    row per release or ceiling, with the plan (k, β, ε1), the node and the seconds it took."""
+    import time
+
+    from crowdsafe.anonymize.publish import PlanRequest, plan_for_dataset, prepare_dataset, publish_dataset
+    from crowdsafe.anonymize.published import PublishedScheme
+    from crowdsafe.randomness import Randomness
+    from crowdsafe.sampling import sample_of
+
+    prepared, columns, _ = prepare_dataset(data)
+    rows: list[dict[str, Any]] = []
+    for objective in objectives:
+        plan = plan_for_dataset(data, PlanRequest(epsilon, delta, objective=objective))
+        common = {"objective": objective, "epsilon": epsilon, "k": plan.k, "beta": plan.beta,
+                  "epsilon1": plan.epsilon1}
+        for run in range(seeds):
+            start = time.perf_counter()
+            publication = publish_dataset(data, plan, randomness=Randomness(seed + run))
+            seconds = time.perf_counter() - start
+            release = publication.release
+            rows.append({**common, "method": "certified release", "seed": seed + run,
+                         "tvd": release_tvd(release.frame, data, columns), "seconds": seconds,
+                         "node": dict(cast(PublishedScheme, release.recoding).levels)})
+        for run in range(ceiling_seeds):
+            start = time.perf_counter()
+            sample = sample_of(prepared, plan.beta, Randomness(seed + 1000 + run))
+            found = lattice_tvd_ceiling(sample, data, columns, plan.k)
+            rows.append({**common, "method": "best lattice node (ceiling)", "seed": seed + 1000 + run,
+                         "tvd": found["tvd"], "seconds": time.perf_counter() - start, "node": found["node"],
+                         "suppression_rate": found["suppression_rate"]})
+    return rows

@@ -48,7 +48,9 @@ def suppression_deficit(counts: np.ndarray, k: int) -> int:
     """Def = Σ_E c·(k − c)⁺ over class sizes ``counts`` (exact)."""
     counts = np.asarray(counts, dtype=np.int64)
     small = counts[counts < k]
-    return int((small * (k - small)).astype(object).sum()) if len(small) else 0
+    if len(small) * k * k < 2**62:  # each term is below k²: the int64 sum is exact
+        return int((small * (k - small)).sum())
+    return int((small * (k - small)).astype(object).sum())
 
 
 def generalization_table(codes: Sequence[np.ndarray], counts: np.ndarray, hierarchies: Sequence[Hierarchy],
@@ -68,8 +70,15 @@ def generalization_table(codes: Sequence[np.ndarray], counts: np.ndarray, hierar
     key = np.zeros(len(counts), dtype=np.int64)
     for code, leaves in zip(codes, sizes):
         key = key * leaves + np.asarray(code, dtype=np.int64)
-    cells, inverse = np.unique(key, return_inverse=True)
-    truth = exact_sums(inverse.reshape(-1), np.asarray(counts, dtype=np.int64), len(cells))
+    counts = np.asarray(counts, dtype=np.int64)
+    space = int(np.prod(sizes))
+    if space <= 4 * len(key) + 4096:  # few leaf tuples: dense codes, no sort
+        dense = exact_sums(key, counts, space)
+        cells = np.flatnonzero(dense)
+        truth = dense[cells]
+    else:
+        cells, inverse = np.unique(key, return_inverse=True)
+        truth = exact_sums(inverse.reshape(-1), counts, len(cells))
     leaf_codes: list[np.ndarray] = []
     rest = cells.copy()
     for leaves in reversed(sizes):
@@ -86,13 +95,17 @@ def generalization_table(codes: Sequence[np.ndarray], counts: np.ndarray, hierar
             node = hierarchy.leaf_map(level).astype(np.int64)[leaf]
             group = group * hierarchy.size(level) + node
             cover *= hierarchy.leaf_counts(level)[node]
-        groups, member = np.unique(group, return_inverse=True)
-        member = member.reshape(-1)
-        total = exact_sums(member, truth, len(groups))  # C_G
-        held = np.bincount(member, minlength=len(groups)).astype(np.int64)  # leaf tuples held
-        size = np.zeros(len(groups), dtype=np.int64)
-        size[member] = cover  # s_G
-        deviation = exact_sums(member, np.abs(cover * truth - total[member]), len(groups))
+        span = int(np.prod([h.size(level) for h, level in zip(hierarchies, levels)]))
+        if span <= 4 * len(cells) + 4096:  # few possible groups: dense codes, no sort
+            member, groups_count = group, span
+        else:
+            member = np.unique(group, return_inverse=True)[1].reshape(-1)
+            groups_count = int(member.max(initial=-1)) + 1
+        total = exact_sums(member, truth, groups_count)  # C_G
+        held = np.bincount(member, minlength=groups_count).astype(np.int64)  # leaf tuples held
+        size = np.ones(groups_count, dtype=np.int64)  # s_G (1 for an empty group, whose u is 0)
+        size[member] = cover
+        deviation = exact_sums(member, np.abs(cover * truth - total[member]), groups_count)
         u = deviation + (size - held) * total
         whole, part = np.divmod(u, size)
         if wide:
