@@ -21,14 +21,14 @@ from crowdsafe.data import Dataset, Schema, flat, intervals
 from crowdsafe.errors import ParameterError
 from crowdsafe.randomness import Randomness, gumbel_cells
 from crowdsafe.selection.gumbel import exact_gumbel_argmax, random_bits
-from crowdsafe.selection.marginal_score import gumbel_max_marginals
-from crowdsafe.selection.score import (
+from crowdsafe.selection.marginal_score import (
     MARGINAL_SUPPRESSION,
     MARGINAL_UNIT,
-    make_objective,
+    gumbel_max_marginals,
     marginal_count,
     marginal_sensitivity_units,
 )
+from crowdsafe.selection.score import make_objective
 from crowdsafe.selection.search import gumbel_max_over_lattice, lattice_scores
 
 COLUMNS = ["age", "colour", "shape", "outcome"]
@@ -115,7 +115,7 @@ def test_neighbouring_tables_move_every_score_by_at_most_the_sensitivity():
         data = _random_table(rng, int(rng.integers(2, 80)))
         k = int(rng.integers(2, 8))
         bound = _objective(data).sensitivity_units(k)
-        assert bound == marginal_sensitivity_units(len(COLUMNS), k)
+        assert bound == marginal_sensitivity_units((1,) * len(COLUMNS), k)
         removed = data.with_frame(data.frame.filter(pl.int_range(pl.len()) != int(rng.integers(data.n_rows))))
         added = data.with_frame(pl.concat([data.frame, _random_table(rng, 1).frame]))
         for neighbour in (removed, added):
@@ -142,7 +142,7 @@ def test_the_sensitivity_is_nearly_attained_and_broken_bounds_fail():
     k = 39
     data, neighbour = _uniform_but_one(k)
     changes = _changes(data, neighbour, k, ["age"])
-    bound = marginal_sensitivity_units(1, k)
+    bound = marginal_sensitivity_units((1,), k)
     largest = max(abs(c) for c in changes)
     assert largest <= bound
     assert largest >= 0.96 * bound  # within a factor (1 − 1/s), s = 20, of the proved bound
@@ -157,7 +157,7 @@ def test_a_hard_suppression_step_breaks_the_bound(monkeypatch):
     charged all its rows at k each: Δ would need to be k times larger)."""
     k = 39
     data, neighbour = _uniform_but_one(k)
-    bound = marginal_sensitivity_units(1, k)
+    bound = marginal_sensitivity_units((1,), k)
     monkeypatch.setattr(marginal_score, "suppression_deficit",
                         lambda counts, k: int(sum(int(c) * k for c in np.asarray(counts) if c < k)))
     assert max(abs(c) for c in _changes(data, neighbour, k, ["age"])) > bound

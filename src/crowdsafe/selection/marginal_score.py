@@ -1,6 +1,35 @@
-"""The ``marginals`` objective: the error of every 1- and 2-way marginal of the release, scored
-on every lattice node by a branch and bound (:mod:`.score` has the definition and the proof's
-summary, ``PROOF.md`` §6 the proof).
+"""The ``marginals`` objective: the error of every 1- and 2-way marginal of the release, its
+definition and sensitivity, and its scores on every lattice node by a branch and bound (``PROOF.md``
+§6 proves the search; docs/objectives.md has the worked example).
+
+``marginals`` — minus the error of every 1- and 2-way marginal of the published columns (issue
+#36: a release judged on the analyses nobody planned). The d published columns give P = d(d + 1)/2
+marginals p (each column, each pair). For a node g and a marginal p, a group G is a cell of the
+generalized marginal (one node per column of p), s_G the number of leaf tuples it covers (the
+product of the nodes' leaf counts in the declared hierarchies: public), t_v the rows of S with
+leaf tuple v and C_G = Σ_{v ∈ G} t_v. Spread uniformly, the release estimates t_v by C_G/s_G,
+with L1 error Σ_{v ∈ G} |t_v − C_G/s_G| = u_G/s_G, u_G = Σ_{v ∈ G} |s_G·t_v − C_G| (an integer).
+Suppression is charged apart, by the ramp: each class E costs λ·(c − e(c)) = λ·c·(k − c)⁺/k rows
+in each marginal, λ = 3/4 (a suppressed row is not simply missing from a normalized release: its
+mass goes to the published rows; λ was chosen on Adult, public, between 0.6 and 0.8, which all
+pick the same nodes there, docs/publish.md). So
+
+    q = −Σ_p Σ_G u_G/s_G − λ·P·Def/k,  Def = Σ_E c·(k − c)⁺,
+
+and q_int = −Σ_p Σ_G ⌊k·W·u_G/s_G⌋ − λ·P·W·Def, W = 2^20, D = k·W (each group's error rounded
+down to 1/(k·W) rows; every term is an exact integer).
+
+Add a row x to S. In each marginal p only x's group G changes (t_v of x's leaf tuple and C_G, by
+one each; a new group has u = 0 before). The cell of x moves by |s·(t + 1) − (C + 1)| −
+|s·t − C| ∈ [−(s − 1), s − 1], each of the other s − 1 cells by at most 1, so |Δu_G| ≤ 2(s − 1)
+and |Δ⌊k·W·u_G/s_G⌋| ≤ ⌈2kW(s − 1)/s⌉ ≤ 2kW (⌊a + b⌋ − ⌊a⌋ ≤ ⌈b⌉; 2kW is an integer). Def moves
+in x's class only, from f(c) = c(k − c)⁺ to f(c + 1): by k − 2c − 1 ∈ [−(k − 1), k − 1] for c < k,
+by 0 above. So |Δq_int| ≤ P·(2kW + λW(k − 1)) = Δ_int, Δq = P·(2k + λ(k − 1))/k < 2.75·P. The
+score is not monotone (a row can raise or lower the error): m = 2. Removing a row is the reverse.
+The search below uses that Def never increases when classes merge
+(f(a) + f(b) ≥ f(a + b)), so a coarser node's Def bounds a block's from below (PROOF.md §6).
+
+How the search scores it.
 
 For a node g the score splits in two parts:
 
@@ -33,10 +62,40 @@ import numpy as np
 from crowdsafe.anonymize.counted import CountedSample, counted
 from crowdsafe.anonymize.lattice import Lattice
 from crowdsafe.data import Dataset, Hierarchy
+from crowdsafe.errors import ParameterError
 from crowdsafe.randomness import gumbel_enclosure
 from crowdsafe.selection.gumbel import ENCLOSURE_MARGIN, MoreBits, exact_gumbel_argmax, key_bounds
-from crowdsafe.selection.score import MARGINAL_UNIT, Objective, exact_sums, marginal_count, marginal_suppression_units
+from crowdsafe.selection.score import WEIGHT_UNIT, Objective
+from crowdsafe.selection.sums import exact_sums
 from crowdsafe.selection.tables import KeyedTables
+
+#: Each group's L1 error is rounded down to a whole number of 1/(k·W) rows, W = 2^20 (the unit of the
+#: other objectives' weights: D = k·W is :meth:`.score.Objective.denominator`).
+MARGINAL_UNIT = WEIGHT_UNIT
+#: What a suppressed row costs in each marginal: λ = 3/4 of a row (module docstring).
+MARGINAL_SUPPRESSION = (3, 4)
+
+
+def marginal_count(d: int) -> int:
+    """P = d(d + 1)/2: the 1- and 2-way marginals of d columns."""
+    return d * (d + 1) // 2
+
+
+def marginal_suppression_units(d: int) -> int:
+    """P · λ · 2^20: the units a unit of Def(g) costs under ``marginals`` (module docstring)."""
+    numerator, denominator = MARGINAL_SUPPRESSION
+    return marginal_count(d) * MARGINAL_UNIT * numerator // denominator
+
+
+def marginal_sensitivity_units(leaves: tuple[int, ...], k: int) -> int:
+    """Δ_int = P · 2^20 · (2k + λ(k − 1)) of ``marginals`` on published columns with these leaf
+    counts (d = their number; module docstring). Refused before the objective is bound to its
+    columns (:meth:`.score.Objective.for_columns`)."""
+    if not leaves:
+        raise ParameterError("the marginals objective's sensitivity depends on the number of published "
+                             "columns: bind it with Objective.for_columns first")
+    d = len(leaves)
+    return marginal_count(d) * 2 * k * MARGINAL_UNIT + marginal_suppression_units(d) * (k - 1)
 
 
 def marginal_sets(d: int) -> list[tuple[int, ...]]:

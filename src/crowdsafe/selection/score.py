@@ -94,32 +94,11 @@ precision (:func:`entropy_interval_score`, from the integer weights W_j(v) = Σ_
 min(|E(r)|, k), so that Σ_E min(|E|, k)·L(E) = Σ_j Σ_v W_j(v)·h_j(v)). The argmax is that of the
 exact keys, so the choice is exactly the exponential mechanism's.
 
-``marginals`` — minus the error of every 1- and 2-way marginal of the published columns (issue
-#36: a release judged on the analyses nobody planned). The d published columns give P = d(d + 1)/2
-marginals p (each column, each pair). For a node g and a marginal p, a group G is a cell of the
-generalized marginal (one node per column of p), s_G the number of leaf tuples it covers (the
-product of the nodes' leaf counts in the declared hierarchies: public), t_v the rows of S with
-leaf tuple v and C_G = Σ_{v ∈ G} t_v. Spread uniformly, the release estimates t_v by C_G/s_G,
-with L1 error Σ_{v ∈ G} |t_v − C_G/s_G| = u_G/s_G, u_G = Σ_{v ∈ G} |s_G·t_v − C_G| (an integer).
-Suppression is charged apart, by the ramp: each class E costs λ·(c − e(c)) = λ·c·(k − c)⁺/k rows
-in each marginal, λ = 3/4 (a suppressed row is not simply missing from a normalized release: its
-mass goes to the published rows; λ was chosen on Adult, public, between 0.6 and 0.8, which all
-pick the same nodes there, docs/publish.md). So
-
-    q = −Σ_p Σ_G u_G/s_G − λ·P·Def/k,  Def = Σ_E c·(k − c)⁺,
-
-and q_int = −Σ_p Σ_G ⌊k·W·u_G/s_G⌋ − λ·P·W·Def, W = 2^20, D = k·W (each group's error rounded
-down to 1/(k·W) rows; every term is an exact integer).
-
-Add a row x to S. In each marginal p only x's group G changes (t_v of x's leaf tuple and C_G, by
-one each; a new group has u = 0 before). The cell of x moves by |s·(t + 1) − (C + 1)| −
-|s·t − C| ∈ [−(s − 1), s − 1], each of the other s − 1 cells by at most 1, so |Δu_G| ≤ 2(s − 1)
-and |Δ⌊k·W·u_G/s_G⌋| ≤ ⌈2kW(s − 1)/s⌉ ≤ 2kW (⌊a + b⌋ − ⌊a⌋ ≤ ⌈b⌉; 2kW is an integer). Def moves
-in x's class only, from f(c) = c(k − c)⁺ to f(c + 1): by k − 2c − 1 ∈ [−(k − 1), k − 1] for c < k,
-by 0 above. So |Δq_int| ≤ P·(2kW + λW(k − 1)) = Δ_int, Δq = P·(2k + λ(k − 1))/k < 2.75·P. The
-score is not monotone (a row can raise or lower the error): m = 2. Removing a row is the reverse.
-The search (:mod:`.marginal_score`) uses that Def never increases when classes merge
-(f(a) + f(b) ≥ f(a + b)), so a coarser node's Def bounds a block's from below (PROOF.md §6).
+``marginals`` — minus the error of every 1- and 2-way marginal of the published columns: per
+marginal, the L1 distance in rows between the sample's marginal and the release's (each cell spread
+uniformly over its leaves), and 3/4 of a row per suppressed row (by the ramp). Δq = P·(2k + ¾(k − 1))/k
+over P = d(d + 1)/2 marginals, not monotone (m = 2); q_int exact, D = 2^20·k. Definition and proof in
+:mod:`.marginal_score`.
 """
 
 from __future__ import annotations
@@ -134,16 +113,14 @@ import numpy as np
 
 from crowdsafe.data import Hierarchy
 from crowdsafe.errors import CrowdsafeError, ParameterError
+from crowdsafe.selection.sums import exact_sums
+from crowdsafe.selection.sums import largest_target_total as _largest_target_total
 
 #: Weights (1 − penalty) are whole numbers of 2^-20.
 WEIGHT_BITS = 20
 WEIGHT_UNIT = 1 << WEIGHT_BITS
 #: The discernibility cap C, in multiples of k (C ≥ 3k is what the proof needs).
 DISCERNIBILITY_CAP = 10
-#: ``marginals``: each group's L1 error is rounded down to a whole number of 1/(k·2^20) rows.
-MARGINAL_UNIT = 1 << 20
-#: ``marginals``: what a suppressed row costs in each marginal, λ = 3/4 of a row (module docstring).
-MARGINAL_SUPPRESSION = (3, 4)
 
 OBJECTIVES: dict[str, str] = {
     "retained": "retained information: rows kept (square ramp at k) weighted by 1 - NCP of their class",
@@ -154,7 +131,7 @@ OBJECTIVES: dict[str, str] = {
     "entropy": "minus the non-uniform entropy: the bits each row loses (log2 of its node's count over its value's, "
                "capped at log2 of the leaves), a suppressed row all of them",
     "marginals": "minus the error of every 1- and 2-way marginal: L1 distance in rows of the release's marginals "
-                 "(each cell spread uniformly over its leaves) to the sample's, a suppressed row 1 in each",
+                 "(each cell spread uniformly over its leaves) to the sample's, a suppressed row 3/4 of a row in each",
 }
 DEFAULT_OBJECTIVE = "retained"
 
@@ -223,7 +200,7 @@ class Objective:
         if self.name == "entropy":
             return WEIGHT_UNIT * k
         if self.name == "marginals":
-            return MARGINAL_UNIT * k
+            return WEIGHT_UNIT * k  # W = 2^20 (.marginal_score)
         return 1
 
     def sensitivity_units(self, k: int) -> int:
@@ -235,14 +212,10 @@ class Objective:
         if self.name == "entropy":
             return k * self._entropy_bits()
         if self.name == "marginals":
-            return marginal_sensitivity_units(self._marginal_columns(), k)
-        return 1
+            from crowdsafe.selection.marginal_score import marginal_sensitivity_units
 
-    def _marginal_columns(self) -> int:
-        if not self.leaves:
-            raise ParameterError("the marginals objective's sensitivity depends on the number of published "
-                                 "columns: bind it with Objective.for_columns first")
-        return len(self.leaves)
+            return marginal_sensitivity_units(self.leaves, k)
+        return 1
 
     def sensitivity(self, k: int) -> float:
         """Δq in the score's own units."""
@@ -264,23 +237,6 @@ class Objective:
     def candidate_heights(self, columns: Sequence[str], hierarchies: Mapping[str, Hierarchy]) -> tuple[int, ...]:
         """Heights of the candidate lattice: a fixed column has height 0 (its level is fixed)."""
         return tuple(0 if c in self.fixed_levels else hierarchies[c].height for c in columns)
-
-
-def marginal_count(d: int) -> int:
-    """P = d(d + 1)/2: the 1- and 2-way marginals of d columns."""
-    return d * (d + 1) // 2
-
-
-def marginal_suppression_units(d: int) -> int:
-    """P · λ · 2^20: the units a unit of Def(g) costs under ``marginals`` (module docstring)."""
-    numerator, denominator = MARGINAL_SUPPRESSION
-    return marginal_count(d) * MARGINAL_UNIT * numerator // denominator
-
-
-def marginal_sensitivity_units(d: int, k: int) -> int:
-    """Δ_int = P · 2^20 · (2k + λ(k − 1)) of ``marginals`` on d published columns (module
-    docstring)."""
-    return marginal_count(d) * 2 * k * MARGINAL_UNIT + marginal_suppression_units(d) * (k - 1)
 
 
 def make_objective(name: str | None, target: str | None = None) -> Objective:
@@ -489,31 +445,6 @@ def classification_matrix_score(by_target: np.ndarray, k: int) -> int:
     target value, int64; absent pairs 0)."""
     best = int(np.maximum(by_target - (k - 1), 0).max(axis=1).sum())
     return best + int(np.minimum(by_target, k - 1).sum(axis=0).max())
-
-
-def exact_sums(index: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
-    """Sums of non-negative int64 ``values`` by ``index`` (0 .. size − 1), exact: a float64
-    bincount while the total is below 2^53 (every partial sum is then an exact integer), an int64
-    scatter-add beyond."""
-    if int(values.sum()) < 2**53:
-        return np.bincount(index, weights=values, minlength=size).astype(np.int64)
-    sums = np.zeros(size, dtype=np.int64)
-    np.add.at(sums, index, values)
-    return sums
-
-
-def _largest_target_total(target_codes: np.ndarray, values: np.ndarray) -> int:
-    """max over target codes y0 of the sum of ``values`` (≥ 0) over the classes with target y0,
-    exact: a float64 bincount while the total is below 2^53 (every partial sum is then an exact
-    integer), Python integers beyond."""
-    codes = np.asarray(target_codes, dtype=np.int64)
-    total = int(values.sum())
-    if total < 2**53:
-        return int(np.bincount(codes, weights=values).max())
-    sums: dict[int, int] = {}
-    for code, value in zip(codes.tolist(), values.tolist()):  # beyond 2^53 rows only
-        sums[code] = sums.get(code, 0) + value
-    return max(sums.values())
 
 
 # -- entropy (real scores: float with an error bound, interval enclosure) -------------------------
