@@ -35,8 +35,8 @@ def check_the_case_ran(pair: Pair, objective: str, d: Inputs, d1: Inputs) -> Non
     for a value outside a declared one)."""
     table = TABLES[pair.table]
     for inputs in (d, d1):
-        if objective == "entropy" and table.entropy_refused:
-            assert inputs.refused is not None and "entropy objective needs a declared hierarchy" in inputs.refused
+        if objective in ("entropy", "marginals") and table.entropy_refused:
+            assert inputs.refused is not None and f"{objective} objective needs a declared hierarchy" in inputs.refused
             assert inputs.charged is False and inputs.tables == [] and inputs.plan is None
             continue
         assert inputs.refused is None and inputs.charged is True

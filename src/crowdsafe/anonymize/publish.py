@@ -198,19 +198,22 @@ def candidate_count(dataset: Dataset, columns: Sequence[str], objective: str | N
 
 
 def check_public_domains(given: Dataset, columns: Sequence[str], objective: str | None) -> None:
-    """Refuse, before any charge, the ``entropy`` objective on a column without a declared
-    hierarchy: its sensitivity caps each column at log2 of the hierarchy's leaves, and a flat
+    """Refuse, before any charge, the ``entropy`` and ``marginals`` objectives on a column without
+    a declared hierarchy (``marginals`` spreads a generalized value over its leaves, so its score
+    would change with the data's number of values): entropy's sensitivity caps each column at log2
+    of the hierarchy's leaves, and a flat
     hierarchy made for a column without one, or a schema builder over the column's values (an
     :class:`~crowdsafe.data.hierarchy.ObservedHierarchy`), takes its leaves from the data, so Δq
     (printed in the certificate and scaling the mechanism) would depend on the data. The other
     objectives use the hierarchies' heights and :func:`~.objectives.node_penalties`, which for
     an observed hierarchy are by level (the same for every table). From the schema alone."""
-    if objective is None or str(objective).strip().lower() != "entropy":
+    name = str(objective).strip().lower() if objective is not None else None
+    if name not in ("entropy", "marginals"):
         return
     missing = [c for c in columns if c not in given.hierarchies or given.hierarchies[c].observed]
     if missing:
         raise ParameterError(
-            f"the entropy objective needs a declared hierarchy (a public domain) for every published column; "
+            f"the {name} objective needs a declared hierarchy (a public domain) for every published column; "
             f"'{missing[0]}' has none, or one built over the data's values: declare one in the schema, or choose "
             "another value of the objective parameter (nothing was charged)", parameter="objective",
         )

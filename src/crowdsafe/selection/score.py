@@ -93,6 +93,12 @@ still win, and, for those few, an enclosure in ``mpmath`` interval arithmetic at
 precision (:func:`entropy_interval_score`, from the integer weights W_j(v) = Σ_{r: v_j(r) = v}
 min(|E(r)|, k), so that Σ_E min(|E|, k)·L(E) = Σ_j Σ_v W_j(v)·h_j(v)). The argmax is that of the
 exact keys, so the choice is exactly the exponential mechanism's.
+
+``marginals`` — minus the error of every 1- and 2-way marginal of the published columns: per
+marginal, the L1 distance in rows between the sample's marginal and the release's (each cell spread
+uniformly over its leaves), and 3/4 of a row per suppressed row (by the ramp). Δq = P·(2k + ¾(k − 1))/k
+over P = d(d + 1)/2 marginals, not monotone (m = 2); q_int exact, D = 2^20·k. Definition and proof in
+:mod:`.marginal_score`.
 """
 
 from __future__ import annotations
@@ -107,6 +113,8 @@ import numpy as np
 
 from crowdsafe.data import Hierarchy
 from crowdsafe.errors import CrowdsafeError, ParameterError
+from crowdsafe.selection.sums import exact_sums
+from crowdsafe.selection.sums import largest_target_total as _largest_target_total
 
 #: Weights (1 − penalty) are whole numbers of 2^-20.
 WEIGHT_BITS = 20
@@ -122,6 +130,8 @@ OBJECTIVES: dict[str, str] = {
     "classification": "rows a per-class majority classifier of the target gets right (target kept as is)",
     "entropy": "minus the non-uniform entropy: the bits each row loses (log2 of its node's count over its value's, "
                "capped at log2 of the leaves), a suppressed row all of them",
+    "marginals": "minus the error of every 1- and 2-way marginal: L1 distance in rows of the release's marginals "
+                 "(each cell spread uniformly over its leaves) to the sample's, a suppressed row 3/4 of a row in each",
 }
 DEFAULT_OBJECTIVE = "retained"
 
@@ -140,7 +150,7 @@ class Objective:
 
     @property
     def monotone(self) -> bool:
-        return self.name not in ("discernibility", "entropy")
+        return self.name not in ("discernibility", "entropy", "marginals")
 
     @property
     def exact(self) -> bool:
@@ -149,14 +159,17 @@ class Objective:
         return self.name != "entropy"
 
     def for_columns(self, columns: Sequence[str], hierarchies: Mapping[str, Hierarchy]) -> Objective:
-        """The objective for these published columns: ``entropy`` records their hierarchies' leaf
-        counts (public); the others do not depend on them."""
-        if self.name != "entropy":
+        """The objective for these published columns: ``entropy`` and ``marginals`` record their
+        hierarchies' leaf counts (public: ``entropy``'s sensitivity depends on them, ``marginals``'
+        on their number); the others do not depend on them."""
+        if self.name not in ("entropy", "marginals"):
             return self
         observed = [c for c in columns if hierarchies[c].observed]
         if observed:  # its leaf count is the data's number of values: the sensitivity would leak it
-            raise ParameterError(f"the entropy objective needs a declared hierarchy for '{observed[0]}' (its "
-                                 "sensitivity counts the leaves); this one was built over the data's values")
+            reason = "sensitivity counts the leaves" if self.name == "entropy" else \
+                "score spreads a generalized value over its leaves"
+            raise ParameterError(f"the {self.name} objective needs a declared hierarchy for '{observed[0]}' (its "
+                                 f"{reason}); this one was built over the data's values")
         return replace(self, leaves=tuple(int(hierarchies[c].size(0)) for c in columns))
 
     def _entropy_bits(self) -> int:
@@ -186,6 +199,8 @@ class Objective:
             return k
         if self.name == "entropy":
             return WEIGHT_UNIT * k
+        if self.name == "marginals":
+            return WEIGHT_UNIT * k  # W = 2^20 (.marginal_score)
         return 1
 
     def sensitivity_units(self, k: int) -> int:
@@ -196,6 +211,10 @@ class Objective:
             return 2 * DISCERNIBILITY_CAP * k * k
         if self.name == "entropy":
             return k * self._entropy_bits()
+        if self.name == "marginals":
+            from crowdsafe.selection.marginal_score import marginal_sensitivity_units
+
+            return marginal_sensitivity_units(self.leaves, k)
         return 1
 
     def sensitivity(self, k: int) -> float:
@@ -426,31 +445,6 @@ def classification_matrix_score(by_target: np.ndarray, k: int) -> int:
     target value, int64; absent pairs 0)."""
     best = int(np.maximum(by_target - (k - 1), 0).max(axis=1).sum())
     return best + int(np.minimum(by_target, k - 1).sum(axis=0).max())
-
-
-def exact_sums(index: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
-    """Sums of non-negative int64 ``values`` by ``index`` (0 .. size − 1), exact: a float64
-    bincount while the total is below 2^53 (every partial sum is then an exact integer), an int64
-    scatter-add beyond."""
-    if int(values.sum()) < 2**53:
-        return np.bincount(index, weights=values, minlength=size).astype(np.int64)
-    sums = np.zeros(size, dtype=np.int64)
-    np.add.at(sums, index, values)
-    return sums
-
-
-def _largest_target_total(target_codes: np.ndarray, values: np.ndarray) -> int:
-    """max over target codes y0 of the sum of ``values`` (≥ 0) over the classes with target y0,
-    exact: a float64 bincount while the total is below 2^53 (every partial sum is then an exact
-    integer), Python integers beyond."""
-    codes = np.asarray(target_codes, dtype=np.int64)
-    total = int(values.sum())
-    if total < 2**53:
-        return int(np.bincount(codes, weights=values).max())
-    sums: dict[int, int] = {}
-    for code, value in zip(codes.tolist(), values.tolist()):  # beyond 2^53 rows only
-        sums[code] = sums.get(code, 0) + value
-    return max(sums.values())
 
 
 # -- entropy (real scores: float with an error bound, interval enclosure) -------------------------

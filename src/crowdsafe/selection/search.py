@@ -22,6 +22,7 @@ from crowdsafe.randomness import gumbel_enclosure
 from crowdsafe.selection.bound import children
 from crowdsafe.selection.entropy_score import EntropyScorer
 from crowdsafe.selection.gumbel import MoreBits, exact_gumbel_argmax, key_bounds, upper_key
+from crowdsafe.selection.marginal_score import MarginalScorer, gumbel_max_marginals
 from crowdsafe.selection.score import Objective
 from crowdsafe.selection.tables import KeyedTables
 
@@ -42,6 +43,9 @@ def lattice_scores(sample: Dataset | CountedSample, columns: Sequence[str], k: i
     if not objective.exact:
         scorer = EntropyScorer(sample, columns, k, objective)
         return scorer.lattice, scorer.scores()
+    if objective.name == "marginals":
+        marginal = MarginalScorer(sample, columns, k, objective)
+        return marginal.lattice, marginal.scores()
     heights = objective.candidate_heights(columns, sample.hierarchies)
     lattice = Lattice(tuple(columns), heights)
     tables = KeyedTables(sample, columns, objective, k)
@@ -104,6 +108,8 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
     result is the argmax of the exact keys over the allowed nodes.
     """
     objective = (objective or Objective("retained")).for_columns(columns, sample.hierarchies)
+    if objective.name == "marginals":  # its own branch and bound (.marginal_score)
+        return gumbel_max_marginals(sample, columns, k, scale, cells, more_bits, objective)
     if not objective.bounded:
         return gumbel_max_full(sample, columns, k, scale, cells, more_bits, objective, allowed)
     denominator = objective.key_denominator(k)
