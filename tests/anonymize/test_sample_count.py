@@ -116,11 +116,13 @@ def test_the_candidates_fill_classes_of_k_at_the_noisy_count():
     ("retained", ["age", "education", "marital-status", "sex"]),
     ("classification", ["age", "education", "marital-status", "sex", "income"]),
     ("discernibility", ["age", "education", "sex"]),
+    ("marginals", ["age", "education", "marital-status", "sex"]),  # its own search, or every node scored
 ])
 def test_the_restricted_search_is_the_argmax_over_the_allowed_nodes(adult_data, objective, columns):
     """For random masks and fixed random bits, the branch and bound (or the full evaluation)
     returns an allowed node whose key is the largest among the allowed nodes' exact keys."""
-    chosen = make_objective(objective, "income" if objective == "classification" else None)
+    chosen = make_objective(objective, "income" if objective == "classification" else None).for_columns(
+        columns, adult_data.hierarchies)
     sample = sample_of(adult_data, 3, 0.05)
     k = 20
     lattice, scores = lattice_scores(sample, columns, k, chosen)
@@ -139,11 +141,12 @@ def test_the_restricted_search_is_the_argmax_over_the_allowed_nodes(adult_data, 
             assert allowed[index] and index == int(np.argmax(keys))
 
 
-def test_the_choice_with_the_count_is_among_the_candidates_of_its_count(adult_data):
+@pytest.mark.parametrize("name", ["classification", "marginals"])
+def test_the_choice_with_the_count_is_among_the_candidates_of_its_count(adult_data, name):
     """choose_scheme draws n̂ first (the same seed gives the same n̂ here), then chooses a node
     with at most ρ·n̂/k possible tuples (or the coarsest); its description states the split."""
     columns = ["age", "workclass", "education", "marital-status", "occupation", "sex", "income"]
-    objective = make_objective("classification", "income")
+    objective = make_objective(name, "income" if name == "classification" else None)
     sample = sample_of(adult_data, 9, 0.04)
     heights = objective.candidate_heights(columns, adult_data.hierarchies)
     by_cells = possible_cells(columns, heights, adult_data.hierarchies)
