@@ -119,11 +119,14 @@ class Walk:
     def plan(self, epsilon: str, budget: tuple[str, str] | None = None) -> None:
         page = self.page
         page.wait_for_selector("#plan-k")
+        # htmx must have processed the form before ε changes, or the change sends nothing (a busy
+        # machine showed the race): the page is settled once its script and first requests are done
+        page.wait_for_load_state("networkidle")
         before = page.locator("#plan-k").inner_text()
         assert page.input_value("#epsilon") != epsilon, "the plan would not change"
         page.fill("#epsilon", epsilon)  # k, β and ε1 follow (htmx asks the planner)
         page.wait_for_function("b => document.querySelector('#plan-k') && "
-                               "document.querySelector('#plan-k').innerText !== b", arg=before, timeout=10_000)
+                               "document.querySelector('#plan-k').innerText !== b", arg=before, timeout=60_000)
         if budget is not None:
             page.locator("summary", has_text="Total budget").click()
             page.fill("#budget_epsilon", budget[0])
