@@ -6,9 +6,10 @@ so the choice is ε1-DP and the release after it is (β, ε, δ)-DPS. The strong
 a scheme fixed without reading the data (Theorem 5), is here too. The package has four parts, each
 with one job, and its proof beside them in ``PROOF.md``:
 
-- **score** (:mod:`.score`, :mod:`.entropy_score`): the objectives q, each an exact integer
-  q_int = D · q with a proved sensitivity Δq and monotonicity (or, ``entropy``, a float with a
-  rigorous error bound and an interval enclosure);
+- **score** (:mod:`.score`, :mod:`.entropy_score`, :mod:`.marginal_score`, with the exact group
+  sums of :mod:`.sums`): the objectives q, each an exact integer q_int = D · q with a proved
+  sensitivity Δq and monotonicity (or, ``entropy``, a float with a rigorous error bound and an
+  interval enclosure); ``marginals`` has its own branch and bound beside its score;
 - **bound** (:mod:`.bound`, over the keyed frequency tables of :mod:`.tables`): for a block of
   lattice nodes, an integer at least the score of every node in it;
 - **exact search** (:mod:`.search`, :mod:`.gumbel`): the argmax of the exact keys
@@ -16,11 +17,13 @@ with one job, and its proof beside them in ``PROOF.md``:
   and bound that skips a block only when no node in it can win;
 - **mechanism** (:mod:`.mechanism`): :func:`choose_scheme` (the ε1-safe choice),
   :func:`fixed_scheme` and :data:`PRESETS` (strongly safe), :class:`SchemeChoice` (what is
-  published of a choice).
+  published of a choice); at small ε, :mod:`.candidates` (a noisy count of the sample, charged
+  inside ε1, that sizes the candidate set).
 
 Every mechanism input (the candidate set, the penalties, Δq, the key denominators) comes from
-the hierarchies, k and ε1 alone; only the running time and the random bits drawn depend on the
-sample. The search's output has exactly the exponential mechanism's distribution; its speed is
+the hierarchies, k and ε1 alone, or, for the candidates at small ε, from the noisy count, itself
+a DP output charged to ε1 (PROOF.md §6); only the running time and the random bits drawn depend
+on the sample. The search's output has exactly the exponential mechanism's distribution; its speed is
 free to change, its distribution is not (the twins in tests/fast_paths and tests/anonymize hold
 it there).
 """
