@@ -14,7 +14,6 @@ from crowdsafe.engines.spark import sampling
 from crowdsafe.randomness import Randomness
 
 pytestmark = pytest.mark.spark
-pytest.importorskip("pyspark")
 
 
 

@@ -15,7 +15,6 @@ import pytest
 from crowdsafe.engines.spark import write
 
 pytestmark = pytest.mark.spark
-pytest.importorskip("pyspark")
 
 
 
