@@ -48,7 +48,7 @@ def german_table(path: Path, rows: int = 400, seed: int = 3, extra: int = 0) -> 
     ';'-separated, decimal commas, direct identifiers, postal codes with leading zeros).
     ``extra``: rows appended that repeat the first rows (a neighbouring table that keeps every
     value set, bound and frequency order the draft reads)."""
-    write_german_customers(path, rows=rows, seed=seed)
+    write_german_customers(path, rows=rows, seed=seed, force=True)
     if extra:
         lines = path.read_text(encoding="utf-8").splitlines()
         path.write_text("\n".join(lines + lines[1:1 + extra]) + "\n", encoding="utf-8")

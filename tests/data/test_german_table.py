@@ -21,6 +21,7 @@ from crowdsafe.data.schema_draft import draft_schema
 from crowdsafe.data.streamed_table import StreamedTable, load_or_stream
 from crowdsafe.data.streaming import frequency_table
 from crowdsafe.datasets.german_customers import REFERENCE_DAY, german_customers, write_german_customers
+from crowdsafe.errors import CrowdsafeError
 from hierarchy_labels import NEUTRAL, labels_naming_values
 
 IDENTIFIERS = ["Kundennummer", "Vorname", "Nachname", "Geburtsdatum", "E-Mail", "Telefon", "Straße"]
@@ -163,3 +164,13 @@ def test_name_findings_read_no_value_and_value_findings_are_marked():
     assert by_values["c4"] == by_values["c5"] == by_values["c6"] == "values"  # e-mail, telephone, street
     assert set(by_values.values()) == {"values"}
     assert "FROM THE DATA (its values)" in draft_schema(renamed).to_toml()
+
+
+def test_the_writer_does_not_replace_a_file_unless_forced(tmp_path):
+    target = tmp_path / "kunden.csv"
+    target.write_text("mine\n")
+    with pytest.raises(CrowdsafeError, match="exists"):
+        write_german_customers(target, rows=10)
+    assert target.read_text() == "mine\n"
+    write_german_customers(target, rows=10, force=True)
+    assert target.read_text().startswith("Kundennummer;")

@@ -180,11 +180,18 @@ def _decimal_comma(values: pl.Series) -> list[str]:
     return [("-" if c < 0 else "") + f"{abs(c) // 100:,}".replace(",", ".") + f",{abs(c) % 100:02d}" for c in cents]
 
 
-def write_german_customers(path: str | os.PathLike[str], rows: int = DEFAULT_ROWS, seed: int = 0) -> Path:
+def write_german_customers(path: str | os.PathLike[str], rows: int = DEFAULT_ROWS, seed: int = 0, *,
+                           force: bool = False) -> Path:
     """Write the table to ``path`` as a German spreadsheet exports it (``;``-separated, UTF-8,
     dates ``dd.mm.yyyy``, ``Einkommen`` with a decimal comma and ``.`` between thousands),
-    atomically; returns the path. Read back with ``crowdsafe.data.load(path)`` (the decimal
-    comma is found) or ``load(path, decimal_comma=True)`` it is :func:`german_customers`."""
+    atomically; returns the path. An existing file is replaced only with ``force`` (and never a
+    ledger or a special file: :mod:`crowdsafe.output_guard`). Read back with
+    ``crowdsafe.data.load(path)`` (the decimal comma is found) or ``load(path, decimal_comma=True)``
+    it is :func:`german_customers`."""
+    from crowdsafe.output_guard import Output, OutputKind, check_outputs
+
+    check_outputs([Output(Path(path), "the German customer table", OutputKind.PLAIN, parameter="path")],
+                  force=force)
     frame = german_customers(rows, seed)
     text = frame.with_columns(pl.col("Geburtsdatum").dt.strftime("%d.%m.%Y"),
                               pl.Series("Einkommen", _decimal_comma(frame.get_column("Einkommen"))))
