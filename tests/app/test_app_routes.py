@@ -150,7 +150,7 @@ def test_the_plan_its_preview_and_the_ledger(app_client, tmp_path):
     assert half.status_code == 400 and "both" in half.text
 
 
-def test_publish_report_attack_and_download(app_client, tmp_path):
+def test_publish_report_attack_and_download(app_client, tmp_path, monkeypatch):
     client, workspace = app_client
     open_german(client, tmp_path)
     client.post("/schema", data={**roles_form(workspace, **german_roles()), "action": "continue"})
@@ -185,6 +185,24 @@ def test_publish_report_attack_and_download(app_client, tmp_path):
     both = workspace.release(2).attack
     assert both["releases"] == ["this release (kunden.csv)", "ledger entry #1 (kunden.csv)"]
     assert both["epsilon"] == pytest.approx(1.5)
+
+    # an attacked release whose certificate has no (ε, δ) (no formal guarantee): no bound is shown
+    from crowdsafe.report import build
+
+    real = build.read_certificate
+
+    def without_guarantee(path):
+        certificate = dict(real(path))
+        if Path(path) == Path(record.table):
+            certificate["epsilon"] = certificate["delta"] = None
+        return certificate
+
+    monkeypatch.setattr(build, "read_certificate", without_guarantee)
+    client.post("/release/2/attack", data={"csrf": "test-csrf", "sensitive": "Diagnose", "earlier": str(record.table)})
+    assert workspace.release(2).attack["epsilon"] is None and workspace.release(2).attack["posterior_bound"] is None
+    unbounded = client.get("/release/2/attack").text
+    assert "No bound" in unbounded and "×" not in unbounded.split("No bound")[0].split("The bound")[-1]
+    monkeypatch.undo()
 
     page = client.get("/release/1/download")
     assert page.status_code == 200 and "kunden.certificate.json" in page.text

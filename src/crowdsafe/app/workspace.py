@@ -419,15 +419,18 @@ class Workspace:
         certificates = [read_certificate(t) for t in tables]
         result = api.attack([str(t) for t in tables], opened.data, qi=qi, sensitive=sensitive,
                             schema=str(self.schema_path))
-        epsilon = math.fsum(float(c.get("epsilon") or 0.0) for c in certificates)
-        delta = math.fsum(float(c.get("delta") or 0.0) for c in certificates)
+        # a release without an (ε, δ) (no formal guarantee) leaves the releases together with none
+        guaranteed = all(c.get("epsilon") is not None and c.get("delta") is not None for c in certificates)
+        epsilon = math.fsum(float(c["epsilon"]) for c in certificates) if guaranteed else None
+        delta = math.fsum(float(c["delta"]) for c in certificates) if guaranteed else None
         summary = result.as_dict()["summary"]
         prior = self._most_common_share(sensitive)
         outcome = {
             "sensitive": sensitive, "qi": qi, "releases": names, "skipped": skipped,
-            "epsilon": epsilon, "delta": delta, "odds": math.exp(epsilon),
+            "epsilon": epsilon, "delta": delta, "odds": None if epsilon is None else math.exp(epsilon),
             "summary": summary, "per_release": result.as_dict()["releases"], "prior": prior,
-            "posterior_bound": None if prior is None else min(1.0, posterior_bound(prior, epsilon) + delta),
+            "posterior_bound": None if prior is None or epsilon is None or delta is None
+            else min(1.0, posterior_bound(prior, epsilon) + delta),
         }
         record.attack = outcome
         return outcome
