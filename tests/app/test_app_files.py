@@ -112,3 +112,13 @@ def test_the_app_command_is_registered():
     assert done.returncode == 0
     for option in ("--port", "--no-browser", "--max-upload", "--ledger", "--out-dir", "--seed"):
         assert option in done.stdout
+
+
+def test_a_missing_file_is_named_as_a_file_not_a_bundled_name(tmp_path, capsys):
+    """``crowdsafe app PATH`` with no file there: one line naming the file, exit 2, nothing served
+    (it was read as an unknown bundled name)."""
+    from crowdsafe.cli import main
+
+    assert main(["app", str(tmp_path / "kunden.csv"), "--no-browser", "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [f"crowdsafe: error: no file at {tmp_path / 'kunden.csv'}"]

@@ -65,10 +65,13 @@ def serve(data: str | None, *, port: int = DEFAULT_PORT, open_browser: bool = Tr
         workspace = Workspace(workdir, out_dir.expanduser().resolve(), seed=seed, max_upload=max_upload,
                               ledger=ledger.expanduser().resolve() if ledger is not None else None)
         if data is not None:
-            if Path(data).exists():
-                workspace.open_local(data)
-            else:
+            from crowdsafe.datasets import names
+
+            # a bundled name is taken as one unless a file of that name is here; anything else is a path
+            if data in names() and not Path(data).exists():
                 workspace.open_bundled(data)
+            else:
+                workspace.open_local(data)
         sock = bind(port)
         port = sock.getsockname()[1]
         keys = Secrets()
