@@ -8,9 +8,10 @@ each size (Adult, and the synthetic Adult at 1M and 10M rows; the default plan a
 - ``choice_seconds``: the choice, best of --repeat;
 - ``visits_by_depth`` and ``rows_by_depth``: how many blocks the search opened at each depth of
   its column order, and the table rows it handled there (the work is rows × passes);
-- ``first_leaf_below_best``: how far below the final best lower key the first node the search
-  scores lies, in key units (nats); the search prunes against the best key found so far, so a
-  poor first dive costs visits;
+- ``first_leaf_below_best``: how far below the final best lower key the first key the search
+  prunes with lies, in key units (nats): the incumbent's (crowdsafe/selection/incumbent.py) when
+  one is found before the search, else the first node the dive scores; the search prunes against
+  the best key found so far, so a poor first key costs visits;
 - ``with_best_known``: the same search started with the final best lower key already known (an
   oracle: a lower bound on what any incumbent heuristic could save), its time and visits; and
   ``with_best_known_minus``: started 100 and 200 nats below it (what a merely good incumbent

@@ -22,6 +22,7 @@ from crowdsafe.randomness import gumbel_enclosure
 from crowdsafe.selection.bound import children
 from crowdsafe.selection.entropy_score import EntropyScorer
 from crowdsafe.selection.gumbel import MoreBits, exact_gumbel_argmax, key_bounds, upper_key
+from crowdsafe.selection.incumbent import greedy_incumbent, wants_incumbent
 from crowdsafe.selection.marginal_score import MarginalScorer, gumbel_max_marginals
 from crowdsafe.selection.score import Objective
 from crowdsafe.selection.tables import KeyedTables
@@ -97,7 +98,9 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
     is below the best lower key of a scored node; then no node in it can be the argmax. After the
     search, the scored nodes whose upper key reaches the best lower key are compared exactly
     (:func:`.gumbel.exact_gumbel_argmax`). The result is the argmax of the exact keys over every node, as
-    in the full evaluation; only the time and the bits drawn depend on the data. Objectives
+    in the full evaluation; only the time and the bits drawn depend on the data. On a large table
+    the best lower key starts at a node found before the search (:mod:`.incumbent`; an exactly
+    scored node, so the pruning and the result are the same). Objectives
     without such a bound (:attr:`~.score.Objective.bounded` false) score every node
     (:func:`gumbel_max_full`).
 
@@ -146,6 +149,11 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
     best = [-math.inf]
     scored: list[tuple[int, int, float]] = []  # (searched index, q_int, upper key)
     levels = [0] * d
+    if wants_incumbent(tables):  # a node's exact lower key to prune with from the start (.incumbent)
+        found, q = greedy_incumbent(tables)
+        node = sum(level * int(stride) for level, stride in zip(found, node_strides))
+        if open_node[node]:
+            best[0] = key_bounds(scale * (q / denominator), g_low[node], g_high[node])[0]
 
     def record(index: int, q: int) -> None:
         lo, hi = key_bounds(scale * (q / denominator), g_low[index], g_high[index])

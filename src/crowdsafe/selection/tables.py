@@ -184,17 +184,31 @@ class KeyedTables:
     def raise_level(self, keys: np.ndarray, counts: np.ndarray, attribute: int, low: int,
                     high: int) -> tuple[np.ndarray, np.ndarray]:
         """The table with ``attribute`` raised from level ``low`` to level ``high``."""
-        raised = self.raised_keys(keys, attribute, low, high)
+        # the raised keys are sorted runs (one per old code): the stable sort merges them
+        return self._merged(self.raised_keys(keys, attribute, low, high), counts)
+
+    def raise_columns(self, keys: np.ndarray, counts: np.ndarray, lows: Sequence[int],
+                      highs: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The table with each column j raised from level ``lows[j]`` to ``highs[j]`` (at least
+        ``lows[j]``), in one sort."""
+        raised = keys
+        for attribute, (low, high) in enumerate(zip(lows, highs)):
+            if high > low:
+                raised = self.raised_keys(raised, attribute, low, high)
+        return (keys, counts) if raised is keys else self._merged(raised, counts)
+
+    def _merged(self, raised: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The frequency table of new keys ``raised`` (a fresh array, reordered here) with ``counts``."""
         if self.count_bits:  # the counts ride in the low bits: one plain sort, no gathers
             raised <<= self.count_bits
             raised |= counts
-            # the raised keys are sorted runs (one per old code): a merging sort takes a
-            # fraction of a quicksort's time; the sorted values are the same either way
+            # a merging sort takes a fraction of a quicksort's time on sorted runs; the sorted
+            # values are the same either way
             raised.sort(kind="stable")
             counts = raised & np.int64((1 << self.count_bits) - 1)
             raised >>= self.count_bits
             return merge_sorted(raised, counts)
-        order = np.argsort(raised, kind="stable")  # sorted runs, one per old code: a merge
+        order = np.argsort(raised, kind="stable")
         return merge_sorted(raised[order], counts[order])
 
     def raise_last(self, keys: np.ndarray, counts: np.ndarray, attribute: int, low: int,
