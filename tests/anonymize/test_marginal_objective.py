@@ -248,3 +248,10 @@ def test_the_workload_comparison_runs_publish_and_the_ceiling():
         ("retained", "certified release"), ("retained", "best lattice node (ceiling)"),
         ("marginals", "certified release"), ("marginals", "best lattice node (ceiling)")]
     assert all(0.0 <= r["tvd"] <= 1.0 and set(r["node"]) == set(COLUMNS) for r in rows)
+    assert all(0.0 <= r["suppression_rate"] <= 1.0 for r in rows)
+    test = _random_table(np.random.default_rng(5), 200).with_roles(qi=COLUMNS, sensitive=[])
+    scored = workload_comparison(data, 2.0, seeds=1, ceiling_seeds=0, test=test, target="outcome")
+    for row in scored:
+        # the majority lookup on the release, or NaN where the release generalizes the target
+        assert np.isnan(row["accuracy"]) == (row["node"]["outcome"] > 0)
+        assert np.isnan(row["accuracy"]) or 0.0 <= row["accuracy"] <= 1.0

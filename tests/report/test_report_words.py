@@ -98,3 +98,32 @@ def test_a_publication_report_names_its_levels(tmp_path):
     described = {name: words for name, _, words in cells}
     assert described["age"].startswith("age") and "level" not in described["age"]
     assert not any(re.fullmatch(r"(level|groups|intervals) \d+", words) for words in described.values())
+
+
+def _serves_section(certificate):
+    content = report_content(FRAME, certificate, "words")
+    found = re.search(r'<section id="serves">(.*?)</section>', render_html(content))
+    return unescape(found.group(1)) if found else None
+
+
+def test_the_report_says_what_the_table_serves_from_the_certificate_alone():
+    """Issue 36: a certified release's report says which analyses it serves and where DP marginals
+    or synthetic data serve better, in words fixed by the certificate's public fields (the
+    guarantee, the objective, the target, β); a table without a guarantee gets no such section."""
+    from crowdsafe.report.content import serves_words
+
+    plain = _serves_section(CERTIFICATE)
+    assert plain is not None and "true record" in plain and "DP synthetic data" in plain
+    assert "sampling rate" not in plain  # no β in this certificate: no sample to scale from
+    chosen = {**CERTIFICATE, "parameters": {**CERTIFICATE["parameters"], "beta": 0.3,
+                                            "selection": {"objective": "classification", "target": "income"}}}
+    words = " ".join(serves_words(chosen))
+    assert "predicting income" in words and "sampling rate" in words
+    marginal = {**chosen, "parameters": {**chosen["parameters"], "selection": {"objective": "marginals"}}}
+    assert "1- and 2-way marginals" in " ".join(serves_words(marginal))
+    assert serves_words({**CERTIFICATE, "guarantee": "none", "reason": "fitted to the data"}) == ()
+    assert _serves_section({**CERTIFICATE, "guarantee": "none", "reason": "fitted to the data"}) is None
+    # the words read nothing but those fields: a certificate with every other field changed says the same
+    noisy = {**chosen, "epsilon": 0.5, "delta": 1e-9, "theorem": "another", "randomness": {"source": "seed"},
+             "parameters": {**chosen["parameters"], "k": 40, "scheme": {"age": 0, "job": 1, "zip": 0}}}
+    assert serves_words(noisy) == serves_words(chosen)

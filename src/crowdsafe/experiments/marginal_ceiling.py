@@ -202,16 +202,22 @@ def lattice_tvd_ceiling(sample: Dataset | CountedSample, original: Dataset | Cou
 
 def workload_comparison(data: Dataset, epsilon: float = 1.0, delta: float = 1e-6, seeds: int = 3,
                         objectives: Sequence[str] = ("retained", "marginals"), ceiling_seeds: int = 1,
-                        seed: int = 0) -> list[dict[str, Any]]:
+                        seed: int = 0, test: Dataset | None = None, target: str = "income") -> list[dict[str, Any]]:
     """The issue's measurement: for each objective, ``crowdsafe publish`` planned as the command
     plans it (:func:`crowdsafe.anonymize.publish.plan_for_dataset`) and run ``seeds`` times, each
-    release's mean 2-way TVD to ``data`` (:func:`release_tvd`); and, at each objective's plan,
-    the lattice's best node on ``ceiling_seeds`` fresh samples (:func:`lattice_tvd_ceiling`). One
-    row per release or ceiling, with the plan (k, β, ε1), the node and the seconds it took."""
+    release's mean 2-way TVD to ``data`` (:func:`release_tvd`) and the share of the sample it
+    suppressed; with ``test``, also the test accuracy of the majority lookup trained on the release
+    (each generalized tuple predicts its majority ``target``; NaN when the release generalizes
+    ``target``); and, at each objective's plan, the lattice's best node on ``ceiling_seeds`` fresh
+    samples (:func:`lattice_tvd_ceiling`). One row per release or ceiling, with the plan (k, β, ε1),
+    the node and the seconds it took. The suppression and the accuracy are facts about the data:
+    a custodian's experiment."""
     import time
 
     from crowdsafe.anonymize.publish import PlanRequest, plan_for_dataset, prepare_dataset, publish_dataset
     from crowdsafe.anonymize.published import PublishedScheme
+    from crowdsafe.errors import ParameterError
+    from crowdsafe.metrics import release_accuracy
     from crowdsafe.randomness import Randomness
     from crowdsafe.sampling import sample_of
 
@@ -226,9 +232,19 @@ def workload_comparison(data: Dataset, epsilon: float = 1.0, delta: float = 1e-6
             publication = publish_dataset(data, plan, randomness=Randomness(seed + run))
             seconds = time.perf_counter() - start
             release = publication.release
-            rows.append({**common, "method": "certified release", "seed": seed + run,
-                         "tvd": release_tvd(release.frame, data, columns), "seconds": seconds,
-                         "node": dict(cast(PublishedScheme, release.recoding).levels)})
+            suppressed = float(publication.custodian_report()["releases"][0]["suppression_rate"])
+            row = {**common, "method": "certified release", "seed": seed + run, "seconds": seconds,
+                   "tvd": release_tvd(release.frame, data, columns) if release.rows_published else 1.0,
+                   "suppression_rate": suppressed,
+                   "node": dict(cast(PublishedScheme, release.recoding).levels)}
+            if test is not None:
+                features = [c for c in columns if c != target]
+                try:
+                    row["accuracy"] = release_accuracy(data, release.frame, test, target, features=features,
+                                                       model="majority")
+                except ParameterError:  # the release generalizes the target
+                    row["accuracy"] = float("nan")
+            rows.append(row)
         for run in range(ceiling_seeds):
             start = time.perf_counter()
             sample = sample_of(prepared, plan.beta, Randomness(seed + 1000 + run))

@@ -171,6 +171,38 @@ def guarantee_words(certificate: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(words)
 
 
+def serves_words(certificate: Mapping[str, Any]) -> tuple[str, ...]:
+    """Which analyses the release serves well and where other DP outputs serve better, one
+    paragraph per entry, from the certificate's public fields alone (its guarantee and the
+    objective that chose the scheme); empty for a table without a guarantee. The measurements
+    behind it are in docs/publish.md ("Which analyses a certified release serves")."""
+    if certificate.get("guarantee") in (None, "none"):
+        return ()
+    parameters = certificate.get("parameters") or {}
+    selection = parameters.get("selection") or {}
+    objective, target = selection.get("objective"), selection.get("target")
+    chosen_for = {
+        "classification": f"predicting {target} from the quasi-identifiers (its scheme keeps {target} as it is "
+                          "and the detail a majority classifier needs)" if target else "a classification",
+        "marginals": "all 1- and 2-way marginals of the published columns at once",
+    }.get(str(objective), "keeping the most records at the finest levels (the retained information)"
+          if objective else "")
+    words = [
+        "Every row is a true record, generalized: counts, cross-tabulations and models computed on this table are "
+        "about real people, and nothing in it was invented. It serves best the analyses that need a few columns "
+        "jointly, at the detail the table keeps"
+        + (f"; its scheme was chosen for {chosen_for}." if chosen_for else "."),
+        "It serves less well the analyses that need every column at fine detail at once, and rare combinations: one "
+        "generalization applies to every analysis, and the classes under k were suppressed. Where the analyses "
+        "are known low-order marginals, DP marginals answered directly, or DP synthetic data (such as MST or AIM), "
+        "fit them better at the same ε.",
+    ]
+    if isinstance(parameters.get("beta"), (int, float)):
+        words.append("The table is a random sample of the original data: a count on it estimates the original count "
+                     "times the sampling rate β in the plan above, less what suppression removed.")
+    return tuple(words)
+
+
 def plan_rows(certificate: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     """The plan, fixed before the data was read (class (a)), and the scheme: its levels per
     attribute are a DP output of the exponential mechanism, or fixed when the scheme was given."""

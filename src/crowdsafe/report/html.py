@@ -145,6 +145,15 @@ def _metrics(section: str, title: str, rows: Sequence[tuple[str, str, str]], int
             f"{_table(('measure', 'value', 'meaning'), rows, (1,))}</section>")
 
 
+def _serves(content: ReportContent) -> str:
+    from crowdsafe.report.content import serves_words
+
+    words = serves_words(content.certificate)
+    if not words:
+        return ""
+    return f'<section id="serves"><h2>What this table serves</h2>{_paragraphs(words)}</section>'
+
+
 def _sources() -> str:
     return ('<section id="sources"><h2>Where these numbers come from</h2><p>Everything on this page is computed '
             "from the published table and the public fields of its certificate, or is a labelled differentially "
@@ -161,7 +170,7 @@ def render_html(content: ReportContent) -> str:
         _guarantee(content), _plan(content), _generalized(content), _class_sizes(content), _distributions(content),
         _metrics("utility", "Utility", content.utility, "Measured on the release alone."),
         _metrics("risk", "Risk", content.risk, "Read from the release alone, and the bound the guarantee gives."),
-        _sources(),
+        _serves(content), _sources(),
     ))
 
 
