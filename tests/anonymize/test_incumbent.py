@@ -90,3 +90,25 @@ def test_an_overstated_incumbent_changes_the_choice(monkeypatch):
     except ValueError:
         return
     assert broken != honest
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(data=tables(min_rows=1, max_rows=80, with_shape_hierarchy=True), k=st.integers(2, 5),
+       seed=st.integers(0, 2**31), keep=st.floats(0.05, 1.0))
+def test_with_a_candidate_mask_the_incumbent_changes_nothing(data, k, seed, keep, monkeypatch):
+    """The small-ε candidates (a mask over the nodes) may leave out the incumbent's node: the search
+    then starts from −∞ as before, and in every case chooses what it chooses without the incumbent."""
+    objective = make_objective("retained")
+    lattice = lattice_scores(data, COLUMNS, k, objective)[0]
+    allowed = np.random.default_rng(seed).random(lattice.size) < keep
+    allowed[seed % lattice.size] = True
+    chosen = []
+    for on in (True, False):
+        monkeypatch.setattr(search, "wants_incumbent", incumbent.wants_incumbent if on else lambda tables: False)
+        cells = gumbel_cells(Randomness(seed).generator, lattice.size)
+        _, index, _ = gumbel_max_over_lattice(data, COLUMNS, k, 0.3, cells, random_bits(Randomness(seed)), objective,
+                                              allowed)
+        assert allowed[index]
+        chosen.append(index)
+    assert chosen[0] == chosen[1]
