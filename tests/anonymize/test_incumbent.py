@@ -112,3 +112,22 @@ def test_with_a_candidate_mask_the_incumbent_changes_nothing(data, k, seed, keep
         assert allowed[index]
         chosen.append(index)
     assert chosen[0] == chosen[1]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=tables(min_rows=1, max_rows=80, with_shape_hierarchy=True), picks=st.lists(st.integers(0, 9), min_size=6,
+                                                                                   max_size=6))
+def test_raising_several_columns_at_once_is_raising_them_one_by_one(data, picks):
+    """KeyedTables.raise_columns (the climb's one sort) against raise_level column by column."""
+    tables_ = KeyedTables(data, COLUMNS, make_objective("retained"), 3)
+    lows = [pick % (height + 1) for pick, height in zip(picks[:3], tables_.heights)]
+    highs = [low + pick % (height - low + 1) for low, pick, height in zip(lows, picks[3:], tables_.heights)]
+    keys, counts = tables_.base_keys, tables_.base_counts
+    for attribute, low in enumerate(lows):
+        if low:
+            keys, counts = tables_.raise_level(keys, counts, attribute, 0, low)
+    at_once = tables_.raise_columns(keys, counts, lows, highs)
+    for attribute, (low, high) in enumerate(zip(lows, highs)):
+        if high > low:
+            keys, counts = tables_.raise_level(keys, counts, attribute, low, high)
+    assert at_once[0].tolist() == keys.tolist() and at_once[1].tolist() == counts.tolist()

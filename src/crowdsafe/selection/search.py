@@ -98,9 +98,9 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
     is below the best lower key of a scored node; then no node in it can be the argmax. After the
     search, the scored nodes whose upper key reaches the best lower key are compared exactly
     (:func:`.gumbel.exact_gumbel_argmax`). The result is the argmax of the exact keys over every node, as
-    in the full evaluation; only the time and the bits drawn depend on the data. On a large table
-    the best lower key starts at a node found before the search (:mod:`.incumbent`; an exactly
-    scored node, so the pruning and the result are the same). Objectives
+    in the full evaluation; only the time and the bits drawn depend on the data. For the weighted
+    objectives the best lower key starts at a node found before the search (:mod:`.incumbent`; an
+    exactly scored node, so the result is the same). Objectives
     without such a bound (:attr:`~.score.Objective.bounded` false) score every node
     (:func:`gumbel_max_full`).
 
