@@ -75,11 +75,10 @@ def instrumented(seed_best: float = -math.inf) -> Iterator[dict[str, Any]]:
 
     def recording_key_bounds(score, low, high):  # type: ignore[no-untyped-def]
         lower, upper = key_bounds(score, low, high)
-        if seeded[0]:  # the first scored key is replaced by the seed when the seed is higher
-            seeded[0] = False
-            record["lower_keys"].append(lower)
-            return max(lower, seed_best) if lower < seed_best else lower, upper
         record["lower_keys"].append(lower)
+        if seeded[0]:  # the first key the search prunes with becomes the seed when the seed is higher
+            seeded[0] = False
+            return max(lower, seed_best), upper
         return lower, upper
 
     search.children, search.key_bounds = counting_children, recording_key_bounds
