@@ -185,6 +185,53 @@ def test_the_search_returns_the_argmax_of_every_nodes_keys(seed):
         assert scored <= lattice.size
 
 
+def _search_against_every_node(seed: int, scales=(1.0, 30.0, 3000.0)) -> list[tuple[int, int]]:
+    """(the search's node, the exact argmax over every node's key) on a random table, same bits."""
+    rng = np.random.default_rng(seed)
+    data = _random_table(rng, int(rng.integers(20, 200)))
+    k = int(rng.integers(2, 6))
+    objective = make_objective("marginals")
+    lattice, scores = lattice_scores(data, COLUMNS, k, objective)
+    denominator = _objective(data).key_denominator(k)
+    generator = Randomness(seed).generator
+    pairs = []
+    for scale in scales:
+        cells = gumbel_cells(generator, lattice.size)
+        every = np.arange(lattice.size, dtype=np.int64)
+        expected = exact_gumbel_argmax(every, scores.astype(object), cells, scale, random_bits(Randomness(seed)),
+                                       denominator)
+        _, got, _ = gumbel_max_marginals(data, COLUMNS, k, scale, cells, random_bits(Randomness(seed)), objective)
+        pairs.append((got, expected))
+    return pairs
+
+
+def test_the_search_order_is_not_the_given_one():
+    """Fewest leaves first: on these columns (age has the most) the search walks a permuted
+    lattice, so the tests above exercise the mapping back to the caller's nodes."""
+    data = _random_table(np.random.default_rng(0), 50)
+    order = marginal_score.marginal_search_order([data.hierarchies[c] for c in COLUMNS])
+    assert order != list(range(len(COLUMNS))) and order[-1] == COLUMNS.index("age")
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(range(len(COLUMNS)))))
+def test_every_search_order_returns_the_argmax(order, monkeypatch):
+    """The order only decides the running time: each of the 24 orders returns the exact argmax."""
+    monkeypatch.setattr(marginal_score, "marginal_search_order", lambda hierarchies: list(order))
+    for seed in (0, 1):
+        for got, expected in _search_against_every_node(seed):
+            assert got == expected
+
+
+def test_a_search_that_forgets_to_reorder_the_scores_is_caught(monkeypatch):
+    """Broken variant: the scores in the caller's order, the cells in the searched order. The
+    check above then fails, so it can fail."""
+    real = marginal_score.MarginalScorer
+    monkeypatch.setattr(marginal_score, "MarginalScorer",
+                        lambda sample, columns, k, objective: real(sample, COLUMNS, k, objective))
+    pairs = [pair for seed in range(4) for pair in _search_against_every_node(seed)]
+    assert any(got != expected for got, expected in pairs)
+
+
 def test_the_search_on_adult_scores_few_nodes():
     from crowdsafe.anonymize.publish import prepare_dataset
     from crowdsafe.datasets import adult

@@ -250,11 +250,19 @@ def gumbel_max_marginals(sample: Dataset | CountedSample, columns: Sequence[str]
                          cells: np.ndarray, more_bits: MoreBits, objective: Objective) -> tuple[Lattice, int, int]:
     """argmax over every lattice node g of the exact key ``scale · q_int(S, g) / (m·Δ_int) + G_g``
     for the ``marginals`` objective, by branch and bound (module docstring): (lattice, chosen
-    index, nodes scored exactly)."""
-    scorer = MarginalScorer(sample, columns, k, objective)
-    lattice = scorer.lattice
+    index, nodes scored exactly).
+
+    The columns are searched in :func:`marginal_search_order` (any order gives the same argmax:
+    each node keeps its own Gumbel cell, the lattice is only walked another way)."""
+    objective = objective.for_columns(columns, sample.hierarchies)
+    lattice = Lattice(tuple(columns), objective.candidate_heights(columns, sample.hierarchies))
+    order = marginal_search_order([sample.hierarchies[c] for c in columns])
+    # the scorer's lattice is the searched one; to_searched[i]: the caller's index of searched node i
+    scorer = MarginalScorer(sample, [columns[j] for j in order], k, objective)
+    to_searched = np.arange(lattice.size, dtype=np.int64).reshape([h + 1 for h in lattice.heights]) \
+        .transpose(order).ravel()
     denominator = scorer.objective.key_denominator(k)
-    cells = np.asarray(cells, dtype=np.int64)
+    cells = np.asarray(cells, dtype=np.int64)[to_searched]
     g_lo, g_hi = gumbel_enclosure(cells)
     # the key without its suppression term, in float: within a relative 2^-50 of the exact value
     partial = float(scale) * (-scorer.generalization.astype(np.float64) / float(denominator))
@@ -265,8 +273,8 @@ def gumbel_max_marginals(sample: Dataset | CountedSample, columns: Sequence[str]
     magnitude = float(np.abs(partial).max(initial=0.0)) + float(np.abs(g_hi[finite]).max(initial=0.0))
     weight = float(scale) * scorer.suppression_weight / float(denominator)
     tables = KeyedTables(scorer.cells, scorer.columns, scorer.objective, k)
-    heights = lattice.heights
-    strides = [int(s) for s in lattice.strides]
+    heights = scorer.lattice.heights
+    strides = [int(s) for s in scorer.lattice.strides]
     block_top = [top.reshape(-1, strides[p]).max(axis=1).tolist() for p in range(tables.d)]
     best = [-math.inf]
     scored: list[tuple[int, int]] = []
@@ -284,25 +292,43 @@ def gumbel_max_marginals(sample: Dataset | CountedSample, columns: Sequence[str]
 
     def visit(attribute: int, keys: np.ndarray, counts: np.ndarray, index: int) -> None:
         block = strides[attribute]
-        made = [(keys, counts)]
-        for level in range(1, heights[attribute] + 1):
-            made.append(tables.raise_level(*made[-1], attribute, level - 1, level))
-        last = attribute == tables.d - 1
+        if attribute == tables.d - 1:  # the children are nodes: ``attribute`` is the lowest key field,
+            for level in range(heights[attribute] + 1):  # so each roll-up is a linear merge
+                if level:
+                    keys, counts = tables.raise_last(keys, counts, attribute, level - 1, level)
+                record(index + level * block, counts)
+            return
+        # each child's bound from the projection on columns 0..attribute, rolled up through the
+        # levels of ``attribute`` (its last column: linear merges); a child's own table is made
+        # only when it is visited, from the nearest level below already made
+        projected_keys, projected_counts = tables.project(keys, counts, attribute + 1)
         ranked = []
-        for level, (child_keys, child_counts) in enumerate(made):
+        for level in range(heights[attribute] + 1):
+            if level:
+                projected_keys, projected_counts = tables.raise_last(projected_keys, projected_counts, attribute,
+                                                                     level - 1, level)
             child = index + level * block
-            if last:
-                record(child, child_counts)
-                continue
-            projected = tables.project(child_keys, child_counts, attribute + 1)[1]
-            ranked.append((bound(attribute, child, suppression_deficit(projected, k)), level, child))
+            ranked.append((bound(attribute, child, suppression_deficit(projected_counts, k)), level, child))
+        made = {0: (keys, counts)}
         for upper, level, child in sorted(ranked, key=lambda c: -c[0]):
             if upper < best[0]:
                 break
+            below = max(made_level for made_level in made if made_level <= level)
+            if below < level:
+                made[level] = tables.raise_level(*made[below], attribute, below, level)
             visit(attribute + 1, *made[level], child)
 
     visit(0, tables.base_keys, tables.base_counts, 0)
     indices = np.array([index for index, _ in scored], dtype=np.int64)
     values = np.array([q for _, q in scored], dtype=object)
-    chosen = exact_gumbel_argmax(indices, values, cells[indices], scale, more_bits, denominator)
+    chosen = exact_gumbel_argmax(to_searched[indices], values, cells[indices], scale, more_bits, denominator)
     return lattice, int(chosen), len(scored)
+
+
+def marginal_search_order(hierarchies: Sequence[Hierarchy]) -> list[int]:
+    """The order in which :func:`gumbel_max_marginals` branches on the columns: fewest leaves
+    first (ties as given). Only the time depends on it: on the default plan at ε = 1 it opens
+    the tall columns (age, country) last, where the suppression bound of the projection is
+    tight, and took 0.09 s against 0.17 s in the given order on Adult's sample, 0.19 s against
+    0.58 s at 1M rows (docs/performance.md)."""
+    return sorted(range(len(hierarchies)), key=lambda j: hierarchies[j].size(0))
