@@ -437,19 +437,20 @@ def plan_publish(
     target: str | None = None,
     columns: Sequence[str] | None = None,
     candidates: int | None = None,
+    declared_domains: bool | None = None,
 ) -> PublishPlan:
     """The plan :func:`publish` would run (k, β, ε1, cost of all releases), without reading data.
     ``delta`` defaults to :data:`crowdsafe.defaults.DEFAULT_DELTA` (10⁻⁶), as in :func:`publish`.
-    ``candidates``: the lattice's size (public, from the hierarchies), for the planner's ε1; without
-    it ε1 is 10% of ε. (The expected sample size of a table of n rows,
-    ``plan.expected_sample_rows(n)``, is a fact about the data: custodian-only.) The keywords are
-    one :class:`~crowdsafe.anonymize.plan.PlanRequest`, checked by
+    ``candidates``: the lattice's size (public, from the hierarchies), for the planner's ε1 (without
+    it, 10% of ε); ``declared_domains``: whether every published column has a declared hierarchy
+    (public), for the default objective. (``plan.expected_sample_rows(n)`` is custodian-only.) The
+    keywords are one :class:`~crowdsafe.anonymize.plan.PlanRequest`, checked by
     :func:`~crowdsafe.anonymize.plan.plan_publication`."""
     from crowdsafe.anonymize.plan import PlanRequest, plan_publication
 
     return plan_publication(PlanRequest(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
                                         releases=releases, objective=objective, target=target, columns=columns,
-                                        candidates=candidates))
+                                        candidates=candidates, declared_domains=declared_domains))
 
 
 def publish(
@@ -522,11 +523,10 @@ def publish(
     leading apostrophe, :mod:`crowdsafe.csv_safety`) unless ``escape_formulas`` is False;
     Parquet keeps raw values. The certificate written says which in its ``format_notes``.
 
-    ``objective`` (:data:`crowdsafe.selection.score.OBJECTIVES`, default ``retained``) is what
-    the selection optimises; ``classification`` keeps ``target`` as it is and keeps what predicts
-    it. ``columns`` publishes exactly these columns (the guarantee covers what is released).
-    Unless ``epsilon1`` is given, the planner splits ε from the lattice's size
-    (:func:`crowdsafe.anonymize.plan.planned_epsilon1`).
+    ``objective`` (:data:`crowdsafe.selection.score.OBJECTIVES`; ``classification`` keeps ``target``
+    as it is; None: the plan's :func:`~crowdsafe.anonymize.plan.default_objective`) is what the
+    selection optimises. ``columns`` publishes exactly these columns. Unless ``epsilon1`` is given,
+    the planner splits ε from the lattice's size (:func:`crowdsafe.anonymize.plan.planned_epsilon1`).
 
     The keywords are gathered once into a :class:`~crowdsafe.anonymize.plan.PlanRequest` (what the
     plan depends on, checked before anything is read) and a

@@ -147,7 +147,8 @@ def test_the_sensitivity_is_nearly_attained_and_broken_bounds_fail():
     assert largest <= bound
     assert largest >= 0.96 * bound  # within a factor (1 − 1/s), s = 20, of the proved bound
     unit = MARGINAL_UNIT
-    forgot_the_release = unit * (k + 3 * (k - 1) // 4)  # "one row moves one cell of the truth"
+    numerator, denominator = MARGINAL_SUPPRESSION
+    forgot_the_release = unit * (k + numerator * (k - 1) // denominator)  # "one row moves one cell of the truth"
     forgot_suppression = unit * 2 * k  # the ramp's term left out of Δ
     assert largest > forgot_the_release and largest > forgot_suppression
 

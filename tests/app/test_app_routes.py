@@ -138,6 +138,8 @@ def test_the_plan_its_preview_and_the_ledger(app_client, tmp_path):
     two = client.get("/plan/preview", params={"epsilon": "2", "delta": "1e-6"}).text
     assert "×2.72" in one and "×7.39" in two  # e^ε
     assert 'id="plan-k"' in one and one != two
+    assert 'id="plan-objective"' in one  # what the generalization is chosen for, and why (the plan's rule)
+    assert "default: " in one
     fixed = client.get("/plan/preview", params={"epsilon": "1", "delta": "1e-6", "k": "50"}).text
     assert '<dd id="plan-k">50</dd>' in fixed
     wrong = client.get("/plan/preview", params={"epsilon": "1_0", "delta": "1e-6"}).text

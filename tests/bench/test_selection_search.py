@@ -27,7 +27,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def adult_sample():
     data = adult()
-    plan = plan_for_dataset(data, PlanRequest(1.0, 1e-6))
+    plan = plan_for_dataset(data, PlanRequest(1.0, 1e-6, objective="retained"))
     prepared, columns, _ = prepare_dataset(data)
     return count_sample(sample_of(prepared, plan.beta, Randomness(3)), columns), columns, plan
 

@@ -58,7 +58,10 @@ class PlanRequest:
     - ``columns``: exactly the published columns, when the user chose them (None: the
       quasi-identifiers and sensitive attributes);
     - ``candidates``: the number of lattice nodes the selection chooses among (public: from the
-      hierarchies' heights), for the planner's ε1; None when not known.
+      hierarchies' heights), for the planner's ε1; None when not known;
+    - ``declared_domains``: whether every published column has a declared hierarchy (public: from
+      the schema), which the default objective needs for ``marginals`` (:func:`default_objective`);
+      None when not known.
     """
 
     epsilon: float
@@ -72,6 +75,7 @@ class PlanRequest:
     target: str | None = None
     columns: Sequence[str] | None = None
     candidates: int | None = None
+    declared_domains: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,7 @@ class PublishPlan:
     epsilon1_rule: str = "given"
     beta_rule: str = "given"
     count_share: float = 0.0
+    objective_rule: str = "given"
 
     @property
     def epsilon_anon(self) -> float:
@@ -142,6 +147,7 @@ class PublishPlan:
             else "epsilon1-safe (exponential mechanism over the lattice)",
             "scheme": self.scheme,
             "objective": None if self.strongly_safe else self.objective,
+            "objective_rule": None if self.strongly_safe else self.objective_rule,
             "target": self.target,
             "columns": list(self.columns) if self.columns is not None else None,
             "candidates": self.candidates,
@@ -290,7 +296,11 @@ def _solved(checked: _Checked) -> PublishPlan:
     epsilon, delta, k, beta = request.epsilon, request.delta, request.k, request.beta
     scheme, releases, candidates, columns = request.scheme, request.releases, request.candidates, request.columns
     chosen_objective, rule = checked.objective, checked.rule
+    objective_rule = "given" if request.objective is not None else default_objective_rule(checked)
     if scheme is None and given_epsilon1 is None and candidates is not None:
+        if request.objective is None:
+            chosen_objective, objective_rule = default_objective(
+                float(epsilon), float(delta), beta, k, int(candidates), request.declared_domains, float(epsilon1))
         solved, rule, capped = planned_epsilon1(float(epsilon), float(delta), beta, k, int(candidates),
                                                 chosen_objective.monotone, float(epsilon1))
         count_share = COUNT_SHARE if capped else 0.0
@@ -318,6 +328,7 @@ def _solved(checked: _Checked) -> PublishPlan:
         epsilon1_rule=rule,
         beta_rule="given" if beta is not None else "largest for k" if k is not None else BETA_RULE,
         count_share=count_share,
+        objective_rule=objective_rule,
     )
 
 
@@ -424,6 +435,20 @@ def planned_epsilon1(epsilon: float, delta: float, beta: float | None, k: int | 
     possible tuples: those a sample of about n̂ rows can fill with classes of k, so the expected
     release is not mostly suppressed, whatever the table's size (which the plan does not know).
     """
+    epsilon1, capped = epsilon1_split(epsilon, delta, beta, k, candidates, monotone, start)
+    solved = solve_plan(epsilon, delta, beta, k, epsilon1)
+    m = 1.0 if monotone else 2.0
+    rule = (f"planned: the selection's 95% utility bound (m dq / epsilon1)(ln L + ln 20) held to "
+            f"{EPSILON1_LOSS_CLASSES:g} k dq at the largest admitted rate (L = {candidates:,} candidate nodes, "
+            f"m = {m:g}), within {EPSILON1_SHARE_RANGE[0]:.0%}-{EPSILON1_SHARE_RANGE[1]:.0%} of epsilon")
+    return solved, rule, capped
+
+
+@functools.lru_cache(maxsize=256)
+def epsilon1_split(epsilon: float, delta: float, beta: float | None, k: int | None, candidates: int,
+                   monotone: bool, start: float) -> tuple[float, bool]:
+    """:func:`planned_epsilon1`'s ε1 and whether it is held at the top of its range (``capped``),
+    before the rate is chosen: the fixed-point iteration alone (a few evaluations of d)."""
     low, high = EPSILON1_SHARE_RANGE[0] * epsilon, EPSILON1_SHARE_RANGE[1] * epsilon
     m = 1.0 if monotone else 2.0
     epsilon1 = start
@@ -449,9 +474,54 @@ def planned_epsilon1(epsilon: float, delta: float, beta: float | None, k: int | 
             break
         epsilon1 = wanted
         sized = sizing(epsilon1, sized)
-    capped = epsilon1 >= high and needed(sized) >= high
-    solved = solve_plan(epsilon, delta, beta, k, epsilon1)
-    rule = (f"planned: the selection's 95% utility bound (m dq / epsilon1)(ln L + ln 20) held to "
-            f"{EPSILON1_LOSS_CLASSES:g} k dq at the largest admitted rate (L = {candidates:,} candidate nodes, "
-            f"m = {m:g}), within {EPSILON1_SHARE_RANGE[0]:.0%}-{EPSILON1_SHARE_RANGE[1]:.0%} of epsilon")
-    return solved, rule, capped
+    return epsilon1, epsilon1 >= high and needed(sized) >= high
+
+
+#: Why the default objective is what it is (:func:`default_objective`), in the plan's words.
+DEFAULT_MARGINALS_RULE = ("default: marginals (the error of every 1- and 2-way marginal: the analyses nobody "
+                          "planned), since at this epsilon the planner does not hold its epsilon1 at the cap "
+                          "and every published column has a declared hierarchy")
+DEFAULT_CAPPED_RULE = ("default: retained, since at this epsilon marginals would want more than half of epsilon "
+                       "for its choice (epsilon1 held at the cap), where retained keeps more (docs/publish.md)")
+DEFAULT_UNDECLARED_RULE = ("default: retained, since marginals needs a declared hierarchy for every published "
+                           "column")
+DEFAULT_UNPLANNED_RULE = ("default: retained, since the default is chosen with the planner's epsilon1 and the "
+                          "lattice's size, and here {why}")
+
+
+def default_objective(epsilon: float, delta: float, beta: float | None, k: int | None, candidates: int,
+                      declared_domains: bool | None, start: float) -> tuple[Any, str]:
+    """The objective a publication gets when none is given, and the rule in words, from public
+    quantities only (the parameters, the number of candidate nodes L and whether every published
+    column has a declared hierarchy, all fixed before the data is read):
+
+    - ``marginals`` (every 1- and 2-way marginal, spread over the leaves) when every published
+      column has a declared hierarchy and the planner's ε1 for it is not held at the top of its
+      range (:func:`epsilon1_split`): a release then serves the analyses nobody planned;
+    - ``retained`` otherwise: at small ε (on Adult below ε ≈ 1) ``marginals``, not monotone,
+      would need twice the ε1 and its choice is too blunt; ``retained`` keeps more there
+      (docs/publish.md, "The default objective", has the measurements).
+    """
+    from crowdsafe.selection.score import make_objective
+
+    if declared_domains is None:
+        return make_objective("retained"), DEFAULT_UNPLANNED_RULE.format(
+            why="whether every published column has a declared hierarchy was not known to the planner")
+    if not declared_domains:
+        return make_objective("retained"), DEFAULT_UNDECLARED_RULE
+    marginals = make_objective("marginals")
+    _, capped = epsilon1_split(epsilon, delta, beta, k, candidates, marginals.monotone, start)
+    if capped:
+        return make_objective("retained"), DEFAULT_CAPPED_RULE
+    return marginals, DEFAULT_MARGINALS_RULE
+
+
+def default_objective_rule(checked: _Checked) -> str:
+    """The rule of a default objective that :func:`default_objective` does not choose: a fixed
+    scheme (no objective), a given ε1, or a lattice of unknown size."""
+    request = checked.request
+    if request.scheme is not None:
+        return "none (fixed scheme)"
+    why = "epsilon1 was given" if checked.given_epsilon1 is not None else \
+        "the lattice's size was not known to the planner"
+    return DEFAULT_UNPLANNED_RULE.format(why=why)

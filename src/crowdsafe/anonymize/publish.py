@@ -210,6 +210,8 @@ def check_public_domains(given: Dataset, columns: Sequence[str], objective: str 
     name = str(objective).strip().lower() if objective is not None else None
     if name not in ("entropy", "marginals"):
         return
+    if declared_domains(given, columns):
+        return
     missing = [c for c in columns if c not in given.hierarchies or given.hierarchies[c].observed]
     if missing:
         raise ParameterError(
@@ -227,7 +229,14 @@ def plan_for_dataset(dataset: Dataset, request: PlanRequest) -> PublishPlan:
     prepared, columns, _ = prepare_dataset(dataset, request.columns)
     check_public_domains(dataset, columns, request.objective)
     candidates = candidate_count(prepared, columns, request.objective, request.target)
-    return plan_publication(replace(request, candidates=candidates))
+    return plan_publication(replace(request, candidates=candidates,
+                                    declared_domains=declared_domains(dataset, columns)))
+
+
+def declared_domains(given: Dataset, columns: Sequence[str]) -> bool:
+    """Whether every published column has a declared hierarchy (a public domain, from the schema),
+    as ``marginals`` needs (:func:`check_public_domains`; the default objective asks it too)."""
+    return all(c in given.hierarchies and not given.hierarchies[c].observed for c in columns)
 
 
 def resolution_outlook(
@@ -471,6 +480,8 @@ def certify_release(
     }
     if choice is not None:
         parameters["selection"] = public_choice(choice).describe()
+        # why this objective (given, or the plan's default: public facts only, anonymize.plan)
+        parameters["selection"]["objective_rule"] = publish_plan.objective_rule
     accounting: dict[str, Any] = {"ledger": bool(recorded)}
     if not recorded:
         accounting["note"] = "no ledger: nothing records the sample's use or limits further releases"

@@ -82,6 +82,8 @@ def render_plan(plan: dict[str, Any], print_: Any) -> None:
         target = f" of '{plan['target']}'" if plan.get("target") else ""
         candidates = f" among {plan['candidates']:,} candidate schemes" if plan.get("candidates") else ""
         print_(f"  objective     {plan['objective']}{target}{candidates}; epsilon1 {plan.get('epsilon1_rule', '')}")
+        if plan.get("objective_rule") not in (None, "given"):
+            print_(f"                objective: {plan['objective_rule']}")
     if plan.get("scheme") is None and plan.get("count_rule"):
         print_(f"  selection     {plan['count_rule']}")
     if plan["releases"] > 1:
@@ -142,7 +144,7 @@ def register(app: typer.Typer) -> None:
         beta: Annotated[float | None, number_option("--beta", help=BETA_HELP)] = None,
         epsilon1: Annotated[float | None, number_option("--epsilon1", help=EPSILON1_HELP)] = None,
         scheme: Annotated[str | None, typer.Option("--scheme", help="A fixed scheme, chosen without the data: a preset (none, fine, medium, coarse) and/or col=level pairs, e.g. 'medium,age=1'. Makes the release strongly safe (ε1 = 0).")] = None,
-        objective: Annotated[str | None, typer.Option("--objective", help="What the scheme selection optimises: retained (default), loss, discernibility, entropy, marginals (the error of every 1- and 2-way marginal), or classification (with --target).")] = None,
+        objective: Annotated[str | None, typer.Option("--objective", help="What the scheme selection optimises: retained, loss, discernibility, entropy, marginals (the error of every 1- and 2-way marginal), or classification (with --target). Default: chosen by the plan, marginals where epsilon is large enough for it (its epsilon1 not at the cap) and every published column has a declared hierarchy, else retained.")] = None,
         target: Annotated[str | None, typer.Option("--target", help="The column a release for a model must predict (--objective classification): kept as it is, never generalized.")] = None,
         columns: Annotated[list[str] | None, typer.Option("--columns", help="Publish exactly these comma-separated columns (the guarantee covers what is released). With --plan-only, give it several times to compare column sets.")] = None,
         releases: Annotated[int, whole_option("--releases", help="Number of releases, each from a fresh independent sample; certified together.")] = 1,

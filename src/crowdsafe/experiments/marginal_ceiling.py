@@ -201,10 +201,11 @@ def lattice_tvd_ceiling(sample: Dataset | CountedSample, original: Dataset | Cou
 
 
 def workload_comparison(data: Dataset, epsilon: float = 1.0, delta: float = 1e-6, seeds: int = 3,
-                        objectives: Sequence[str] = ("retained", "marginals"), ceiling_seeds: int = 1,
+                        objectives: Sequence[str | None] = ("retained", "marginals"), ceiling_seeds: int = 1,
                         seed: int = 0, test: Dataset | None = None, target: str = "income") -> list[dict[str, Any]]:
     """The issue's measurement: for each objective, ``crowdsafe publish`` planned as the command
-    plans it (:func:`crowdsafe.anonymize.publish.plan_for_dataset`) and run ``seeds`` times, each
+    plans it (:func:`crowdsafe.anonymize.publish.plan_for_dataset`; None: the plan's default
+    objective, recorded as ``objective`` with ``requested`` "default") and run ``seeds`` times, each
     release's mean 2-way TVD to ``data`` (:func:`release_tvd`) and the share of the sample it
     suppressed; with ``test``, also the test accuracy of the majority lookup trained on the release
     (each generalized tuple predicts its majority ``target``; NaN when the release generalizes
@@ -225,8 +226,8 @@ def workload_comparison(data: Dataset, epsilon: float = 1.0, delta: float = 1e-6
     rows: list[dict[str, Any]] = []
     for objective in objectives:
         plan = plan_for_dataset(data, PlanRequest(epsilon, delta, objective=objective))
-        common = {"objective": objective, "epsilon": epsilon, "k": plan.k, "beta": plan.beta,
-                  "epsilon1": plan.epsilon1}
+        common = {"objective": plan.objective, "requested": objective or "default", "epsilon": epsilon,
+                  "k": plan.k, "beta": plan.beta, "epsilon1": plan.epsilon1}
         for run in range(seeds):
             start = time.perf_counter()
             publication = publish_dataset(data, plan, randomness=Randomness(seed + run))

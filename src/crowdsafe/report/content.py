@@ -214,6 +214,8 @@ def plan_rows(certificate: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
         rows.append(("scheme chosen by", f"the exponential mechanism (objective: {selection['objective']}), "
                                          f"among {selection.get('candidates', '?'):,} candidate schemes"
                      if isinstance(selection.get("candidates"), int) else "the exponential mechanism"))
+        if selection.get("objective_rule") not in (None, "given"):
+            rows.append(("objective chosen by", f"the plan, from public facts only: {selection['objective_rule']}"))
     elif "scheme" in parameters and certificate.get("guarantee") != "none":
         rows.append(("scheme chosen by", "fixed in advance (strongly safe: no data was used to choose it)"))
     rows.append(("neighbouring tables", str(certificate.get("neighbours", "add-remove"))))

@@ -139,6 +139,8 @@ def plan_rows(plan: Mapping[str, Any]) -> list[tuple[str, str]]:
         among = f" among {plan['candidates']:,} candidate schemes" if plan.get("candidates") else ""
         rows.append(("scheme chosen by",
                      f"the exponential mechanism, objective {plan.get('objective')}{target}{among}"))
+        if plan.get("objective_rule") not in (None, "given"):
+            rows.append(("objective chosen by", str(plan["objective_rule"])))
         if plan.get("count_rule"):
             rows.append(("candidates sized by", plan["count_rule"]))
     else:

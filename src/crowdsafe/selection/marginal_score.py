@@ -10,9 +10,10 @@ product of the nodes' leaf counts in the declared hierarchies: public), t_v the 
 leaf tuple v and C_G = Σ_{v ∈ G} t_v. Spread uniformly, the release estimates t_v by C_G/s_G,
 with L1 error Σ_{v ∈ G} |t_v − C_G/s_G| = u_G/s_G, u_G = Σ_{v ∈ G} |s_G·t_v − C_G| (an integer).
 Suppression is charged apart, by the ramp: each class E costs λ·(c − e(c)) = λ·c·(k − c)⁺/k rows
-in each marginal, λ = 3/4 (a suppressed row is not simply missing from a normalized release: its
-mass goes to the published rows; λ was chosen on Adult, public, between 0.6 and 0.8, which all
-pick the same nodes there, docs/publish.md). So
+in each marginal, λ = 1: a suppressed row costs what a row missing from the release costs. (λ is a
+public constant, chosen on Adult, public data: at the plan of ε = 1, λ = 3/4 picks nodes that
+suppress 57% of the sample, λ = 1 nodes that suppress 30–42% at a mean 2-way TVD within 10% of
+the lattice's best; docs/objectives.md.) So
 
     q = −Σ_p Σ_G u_G/s_G − λ·P·Def/k,  Def = Σ_E c·(k − c)⁺,
 
@@ -24,7 +25,7 @@ one each; a new group has u = 0 before). The cell of x moves by |s·(t + 1) − 
 |s·t − C| ∈ [−(s − 1), s − 1], each of the other s − 1 cells by at most 1, so |Δu_G| ≤ 2(s − 1)
 and |Δ⌊k·W·u_G/s_G⌋| ≤ ⌈2kW(s − 1)/s⌉ ≤ 2kW (⌊a + b⌋ − ⌊a⌋ ≤ ⌈b⌉; 2kW is an integer). Def moves
 in x's class only, from f(c) = c(k − c)⁺ to f(c + 1): by k − 2c − 1 ∈ [−(k − 1), k − 1] for c < k,
-by 0 above. So |Δq_int| ≤ P·(2kW + λW(k − 1)) = Δ_int, Δq = P·(2k + λ(k − 1))/k < 2.75·P. The
+by 0 above. So |Δq_int| ≤ P·(2kW + λW(k − 1)) = Δ_int, Δq = P·(2k + λ(k − 1))/k < 3·P. The
 score is not monotone (a row can raise or lower the error): m = 2. Removing a row is the reverse.
 The search below uses that Def never increases when classes merge
 (f(a) + f(b) ≥ f(a + b)), so a coarser node's Def bounds a block's from below (PROOF.md §7).
@@ -72,8 +73,8 @@ from crowdsafe.selection.tables import KeyedTables
 #: Each group's L1 error is rounded down to a whole number of 1/(k·W) rows, W = 2^20 (the unit of the
 #: other objectives' weights: D = k·W is :meth:`.score.Objective.denominator`).
 MARGINAL_UNIT = WEIGHT_UNIT
-#: What a suppressed row costs in each marginal: λ = 3/4 of a row (module docstring).
-MARGINAL_SUPPRESSION = (3, 4)
+#: What a suppressed row costs in each marginal: λ = 1 row, as a missing row (module docstring).
+MARGINAL_SUPPRESSION = (1, 1)
 
 
 def marginal_count(d: int) -> int:

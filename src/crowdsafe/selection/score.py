@@ -96,7 +96,7 @@ exact keys, so the choice is exactly the exponential mechanism's.
 
 ``marginals`` — minus the error of every 1- and 2-way marginal of the published columns: per
 marginal, the L1 distance in rows between the sample's marginal and the release's (each cell spread
-uniformly over its leaves), and 3/4 of a row per suppressed row (by the ramp). Δq = P·(2k + ¾(k − 1))/k
+uniformly over its leaves), and one row per suppressed row (by the ramp). Δq = P·(3k − 1)/k
 over P = d(d + 1)/2 marginals, not monotone (m = 2); q_int exact, D = 2^20·k. Definition and proof in
 :mod:`.marginal_score`.
 """
@@ -131,7 +131,7 @@ OBJECTIVES: dict[str, str] = {
     "entropy": "minus the non-uniform entropy: the bits each row loses (log2 of its node's count over its value's, "
                "capped at log2 of the leaves), a suppressed row all of them",
     "marginals": "minus the error of every 1- and 2-way marginal: L1 distance in rows of the release's marginals "
-                 "(each cell spread uniformly over its leaves) to the sample's, a suppressed row 3/4 of a row in each",
+                 "(each cell spread uniformly over its leaves) to the sample's, a suppressed row one row in each",
 }
 DEFAULT_OBJECTIVE = "retained"
 

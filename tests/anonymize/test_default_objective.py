@@ -1,0 +1,134 @@
+"""The objective a publication gets when none is given (issue #36): ``marginals`` where its ε1 is
+not held at the cap and every published column has a declared hierarchy, else ``retained``;
+chosen from public facts only (the same plan on neighbouring tables, and a default that reads
+the data is caught), with the rule in the plan, the certificate and the command's output."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+
+import crowdsafe.anonymize.publish as publish_module
+from crowdsafe.anonymize.plan import (
+    DEFAULT_CAPPED_RULE,
+    DEFAULT_MARGINALS_RULE,
+    DEFAULT_UNDECLARED_RULE,
+    PlanRequest,
+    epsilon1_split,
+    plan_publication,
+    planned_epsilon1,
+)
+from crowdsafe.anonymize.publish import plan_for_dataset
+from crowdsafe.data import Dataset, Schema
+from crowdsafe.datasets import adult
+
+COLUMNS = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex", "native-country",
+           "income"]
+
+
+@pytest.fixture(scope="module")
+def train() -> Dataset:
+    return adult("train")
+
+
+def _plan(data: Dataset, epsilon: float, **given) -> object:
+    return plan_for_dataset(data, PlanRequest(epsilon, 1e-6, **given))
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 0.5, 0.75, 0.9, 1.0, 2.0, 5.0])
+def test_marginals_exactly_where_its_epsilon1_is_not_capped(train, epsilon):
+    """The rule against the planner's own split for ``marginals`` (m = 2), computed here by
+    :func:`planned_epsilon1` (its solved plan, not the cheap split the default uses)."""
+    plan = _plan(train, epsilon)
+    candidates = plan.candidates
+    _, _, capped = planned_epsilon1(epsilon, 1e-6, None, None, candidates, False, 0.1 * epsilon)
+    assert plan.objective == ("retained" if capped else "marginals")
+    assert plan.objective_rule == (DEFAULT_CAPPED_RULE if capped else DEFAULT_MARGINALS_RULE)
+    if plan.objective == "marginals":  # the plan is the one an explicit --objective marginals gets
+        explicit = _plan(train, epsilon, objective="marginals")
+        assert (plan.k, plan.beta, plan.epsilon1) == (explicit.k, explicit.beta, explicit.epsilon1)
+    else:
+        explicit = _plan(train, epsilon, objective="retained")
+        assert (plan.k, plan.beta, plan.epsilon1) == (explicit.k, explicit.beta, explicit.epsilon1)
+        assert explicit.objective_rule == "given"
+
+
+def test_the_switch_on_adult_lies_between_075_and_09(train):
+    assert _plan(train, 0.75).objective == "retained"
+    assert _plan(train, 0.9).objective == "marginals"
+    assert epsilon1_split(0.9, 1e-6, None, None, 36864, False, 0.09)[1] is False
+
+
+def test_undeclared_hierarchies_get_retained(train):
+    """A table whose published columns have no declared hierarchy (the flat ones are built over
+    the data's values) cannot be scored by ``marginals``: the default is ``retained``, and the
+    same request with ``--objective marginals`` is refused before anything is charged."""
+    frame = train.frame.select(COLUMNS)
+    bare = Dataset(frame, Schema.of({c: "categorical" for c in COLUMNS}, qi=COLUMNS[:-1], sensitive=["income"]))
+    plan = _plan(bare, 1.0)
+    assert plan.objective == "retained" and plan.objective_rule == DEFAULT_UNDECLARED_RULE
+    with pytest.raises(Exception, match="declared hierarchy"):
+        _plan(bare, 1.0, objective="marginals")
+
+
+def test_the_rule_says_why_when_the_default_is_not_chosen():
+    fixed = plan_publication(PlanRequest(1.0, 1e-6, scheme="medium"))
+    assert fixed.as_dict()["objective_rule"] is None  # no objective with a fixed scheme
+    given = plan_publication(PlanRequest(1.0, 1e-6, epsilon1=0.1, candidates=500, declared_domains=True))
+    assert given.objective == "retained" and "epsilon1 was given" in given.objective_rule
+    unsized = plan_publication(PlanRequest(1.0, 1e-6, declared_domains=True))
+    assert unsized.objective == "retained" and "lattice's size was not known" in unsized.objective_rule
+    unknown = plan_publication(PlanRequest(1.0, 1e-6, candidates=36864))
+    assert unknown.objective == "retained" and "declared hierarchy was not known" in unknown.objective_rule
+    sized = plan_publication(PlanRequest(1.0, 1e-6, candidates=36864, declared_domains=True))
+    assert sized.objective == "marginals" and sized.objective_rule == DEFAULT_MARGINALS_RULE
+    assert plan_publication(PlanRequest(1.0, 1e-6, objective="loss", candidates=36864,
+                                        declared_domains=True)).objective_rule == "given"
+
+
+def _neighbours(data: Dataset) -> tuple[Dataset, Dataset]:
+    frame = data.frame
+    return data, Dataset(frame.slice(1), data.schema, data.hierarchies)
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 1.0])
+def test_the_same_plan_on_neighbouring_tables(train, epsilon):
+    """D and D without one row: every field of the plan, the objective and its rule included."""
+    one, other = _neighbours(train)
+    assert _plan(one, epsilon).as_dict() == _plan(other, epsilon).as_dict()
+
+
+def test_a_default_that_reads_the_data_is_caught(train, monkeypatch):
+    """Broken variant: 'declared' decided by the row count's parity. The neighbouring check above
+    then sees two plans, so it can fail."""
+    monkeypatch.setattr(publish_module, "declared_domains", lambda given, columns: given.n_rows % 2 == 0)
+    one, other = _neighbours(train)
+    assert _plan(one, 1.0).as_dict() != _plan(other, 1.0).as_dict()
+
+
+def test_the_command_prints_and_certifies_the_rule(tmp_path, monkeypatch):
+    from crowdsafe.cli import main
+
+    monkeypatch.setenv("CROWDSAFE_LEDGER", str(tmp_path / "ledger.sqlite3"))
+    out = tmp_path / "release" / "adult.csv"
+    assert main(["publish", "adult", "--epsilon", "1", "--out", str(out), "--no-report"]) == 0
+    certificate = json.loads(out.with_name("adult.certificate.json").read_text(encoding="utf-8"))
+    selection = certificate["parameters"]["selection"]
+    assert selection["objective"] == "marginals" and selection["objective_rule"] == DEFAULT_MARGINALS_RULE
+
+
+def test_the_plan_only_output_names_the_rule(capsys, tmp_path, monkeypatch):
+    from crowdsafe.cli import main
+
+    monkeypatch.setenv("CROWDSAFE_LEDGER", str(tmp_path / "ledger.sqlite3"))
+    assert main(["publish", "adult", "--epsilon", "0.5", "--plan-only"]) == 0
+    printed = capsys.readouterr().out
+    assert "objective     retained" in printed and DEFAULT_CAPPED_RULE[:40] in " ".join(printed.split())
+
+
+def test_a_frame_without_schema_plans_retained():
+    frame = pl.DataFrame({"a": ["x", "y"] * 20, "b": ["u", "v", "w", "z"] * 10})
+    data = Dataset(frame, Schema.of({"a": "categorical", "b": "categorical"}, qi=["a", "b"]))
+    assert _plan(data, 1.0).objective == "retained"
