@@ -107,10 +107,11 @@ def marginal_sets(d: int) -> list[tuple[int, ...]]:
 def suppression_deficit(counts: np.ndarray, k: int) -> int:
     """Def = Σ_E c·(k − c)⁺ over class sizes ``counts`` (exact)."""
     counts = np.asarray(counts, dtype=np.int64)
-    small = counts[counts < k]
-    if len(small) * k * k < 2**62:  # each term is below k²: the int64 sum is exact
-        return int((small * (k - small)).sum())
-    return int((small * (k - small)).astype(object).sum())
+    short = k - counts
+    np.maximum(short, 0, out=short)  # (k − c)⁺
+    if len(counts) * k * k < 2**62:  # each term is below k²: the int64 sum is exact
+        return int(counts @ short)
+    return int((counts.astype(object) * short.astype(object)).sum())
 
 
 def generalization_table(codes: Sequence[np.ndarray], counts: np.ndarray, hierarchies: Sequence[Hierarchy],
@@ -148,13 +149,17 @@ def generalization_table(codes: Sequence[np.ndarray], counts: np.ndarray, hierar
     heights = [h.height for h in hierarchies]
     wide = scale * 2 * max(int(truth.sum()), 1) * (len(cells) + 1) >= 2**62
     table = np.zeros([h + 1 for h in heights], dtype=object if wide else np.int64)
+    # per column and level, once: each cell's node and the leaves under it
+    nodes = [[h.leaf_map(level).astype(np.int64)[leaf] for level in range(h.height + 1)]
+             for leaf, h in zip(leaf_codes, hierarchies)]
+    covers = [[np.asarray(h.leaf_counts(level), dtype=np.int64)[node] for level, node in enumerate(by_level)]
+              for h, by_level in zip(hierarchies, nodes)]
     for levels in itertools.product(*[range(h + 1) for h in heights]):
-        group = np.zeros(len(cells), dtype=np.int64)
-        cover = np.ones(len(cells), dtype=np.int64)
-        for leaf, hierarchy, level in zip(leaf_codes, hierarchies, levels):
-            node = hierarchy.leaf_map(level).astype(np.int64)[leaf]
-            group = group * hierarchy.size(level) + node
-            cover *= hierarchy.leaf_counts(level)[node]
+        group = nodes[0][levels[0]]
+        cover = covers[0][levels[0]]
+        for j in range(1, len(levels)):
+            group = group * hierarchies[j].size(levels[j]) + nodes[j][levels[j]]
+            cover = cover * covers[j][levels[j]]
         span = int(np.prod([h.size(level) for h, level in zip(hierarchies, levels)]))
         if span <= 4 * len(cells) + 4096:  # few possible groups: dense codes, no sort
             member, groups_count = group, span
