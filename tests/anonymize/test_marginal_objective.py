@@ -164,30 +164,10 @@ def test_a_hard_suppression_step_breaks_the_bound(monkeypatch):
     assert max(abs(c) for c in _changes(data, neighbour, k, ["age"])) > bound
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2, 3])
-def test_the_search_returns_the_argmax_of_every_nodes_keys(seed):
-    """The branch and bound against the exact argmax over every node's score (the same bits), at
-    scales from nearly uniform to nearly the argmax of the scores."""
-    rng = np.random.default_rng(seed)
-    data = _random_table(rng, int(rng.integers(20, 200)))
-    k = int(rng.integers(2, 6))
-    objective = make_objective("marginals")
-    lattice, scores = lattice_scores(data, COLUMNS, k, objective)
-    denominator = _objective(data).key_denominator(k)
-    generator = Randomness(seed).generator
-    for scale in (0.01, 1.0, 30.0, 3000.0):
-        cells = gumbel_cells(generator, lattice.size)
-        every = np.arange(lattice.size, dtype=np.int64)
-        expected = exact_gumbel_argmax(every, scores.astype(object), cells, scale, random_bits(Randomness(seed)),
-                                       denominator)
-        _, got, scored = gumbel_max_over_lattice(data, COLUMNS, k, scale, cells, random_bits(Randomness(seed)),
-                                                 objective)
-        assert got == expected
-        assert scored <= lattice.size
-
-
-def _search_against_every_node(seed: int, scales=(1.0, 30.0, 3000.0)) -> list[tuple[int, int]]:
-    """(the search's node, the exact argmax over every node's key) on a random table, same bits."""
+def _search_against_every_node(seed: int, scales=(1.0, 30.0, 3000.0), search=None) -> list[tuple[int, int]]:
+    """(the search's node, the exact argmax over every node's key) on a random table, same bits;
+    ``search``: the marginals search (default) or the dispatcher in front of it."""
+    search = search or gumbel_max_marginals
     rng = np.random.default_rng(seed)
     data = _random_table(rng, int(rng.integers(20, 200)))
     k = int(rng.integers(2, 6))
@@ -201,9 +181,18 @@ def _search_against_every_node(seed: int, scales=(1.0, 30.0, 3000.0)) -> list[tu
         every = np.arange(lattice.size, dtype=np.int64)
         expected = exact_gumbel_argmax(every, scores.astype(object), cells, scale, random_bits(Randomness(seed)),
                                        denominator)
-        _, got, _ = gumbel_max_marginals(data, COLUMNS, k, scale, cells, random_bits(Randomness(seed)), objective)
+        _, got, scored = search(data, COLUMNS, k, scale, cells, random_bits(Randomness(seed)), objective)
+        assert scored <= lattice.size
         pairs.append((got, expected))
     return pairs
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_the_search_returns_the_argmax_of_every_nodes_keys(seed):
+    """The branch and bound, through the selection's dispatcher, against the exact argmax over
+    every node's score (the same bits), at scales from nearly uniform to nearly the argmax."""
+    for got, expected in _search_against_every_node(seed, (0.01, 1.0, 30.0, 3000.0), gumbel_max_over_lattice):
+        assert got == expected
 
 
 def test_the_search_order_is_not_the_given_one():
