@@ -210,8 +210,6 @@ def check_public_domains(given: Dataset, columns: Sequence[str], objective: str 
     name = str(objective).strip().lower() if objective is not None else None
     if name not in ("entropy", "marginals"):
         return
-    if declared_domains(given, columns):
-        return
     missing = [c for c in columns if c not in given.hierarchies or given.hierarchies[c].observed]
     if missing:
         raise ParameterError(

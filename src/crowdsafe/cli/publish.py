@@ -83,7 +83,7 @@ def render_plan(plan: dict[str, Any], print_: Any) -> None:
         candidates = f" among {plan['candidates']:,} candidate schemes" if plan.get("candidates") else ""
         print_(f"  objective     {plan['objective']}{target}{candidates}; epsilon1 {plan.get('epsilon1_rule', '')}")
         if plan.get("objective_rule") not in (None, "given"):
-            print_(f"                objective: {plan['objective_rule']}")
+            print_(f"                {plan['objective_rule']}")
     if plan.get("scheme") is None and plan.get("count_rule"):
         print_(f"  selection     {plan['count_rule']}")
     if plan["releases"] > 1:
