@@ -178,3 +178,18 @@ def test_the_ledger_knows_the_table_and_its_sample_by_keyed_identities(spark, sm
     assert run.certificate.fit_for_release
     unrecorded = publish_table(small_table, plan, RunOptions(), randomness=Randomness())
     assert not unrecorded.certificate.fit_for_release and unrecorded.certificate.accounting["ledger"] is False
+
+
+def test_marginals_without_declared_hierarchies_is_refused_before_the_charge(spark, small):
+    """As on the Polars engine: ``marginals`` spreads a cell over its declared leaves, so a column
+    whose hierarchy was read from the data is refused in ``prepare``, before any sample is drawn or
+    charged (the schema decides it, not the values)."""
+    from crowdsafe.engines.spark.engine import SparkEngine
+    from crowdsafe.engines.spark.table import spark_table
+    from crowdsafe.errors import ParameterError
+
+    bare = replace(small, hierarchies={c: h for c, h in small.hierarchies.items() if c != "occupation"})
+    plan = plan_publication(PlanRequest(1.0, 1e-6, objective="marginals"))
+    with pytest.raises(ParameterError, match="declared hierarchy"):
+        SparkEngine().prepare(spark_table(spark, bare), plan, None)
+    SparkEngine().prepare(spark_table(spark, small), plan, None)  # declared everywhere: accepted

@@ -95,7 +95,7 @@ class SparkEngine:
 
     def prepare(self, table: SparkTable, publish_plan: PublishPlan, name: str | None
                 ) -> tuple[SparkTable, GeneralizationScheme | None]:
-        from crowdsafe.anonymize.publish import candidate_count
+        from crowdsafe.anonymize.publish import candidate_count, check_public_domains
         from crowdsafe.selection.mechanism import fixed_scheme
 
         if publish_plan.scheme is None and publish_plan.objective == "entropy":
@@ -109,8 +109,10 @@ class SparkEngine:
         columns = table.columns
         fixed = fixed_scheme(table.domain, columns, publish_plan.scheme) if publish_plan.scheme is not None else None
         if fixed is None:
-            # the target is published
+            # the target is published; marginals has a declared hierarchy for every column (both
+            # from the schema, refused before anything is charged, as on the Polars engine)
             candidate_count(table.domain, columns, publish_plan.objective, publish_plan.target)
+            check_public_domains(table.domain, columns, publish_plan.objective)
         return (replace(table, label=name) if name else table), fixed
 
     def release_paths(self, out: str | os.PathLike[str] | None, releases: int) -> list[str]:
