@@ -23,6 +23,7 @@ from crowdsafe.anonymize.plan import (
 from crowdsafe.anonymize.publish import plan_for_dataset
 from crowdsafe.data import Dataset, Schema
 from crowdsafe.datasets import adult
+from crowdsafe.errors import ParameterError
 
 COLUMNS = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex", "native-country",
            "income"]
@@ -69,7 +70,7 @@ def test_undeclared_hierarchies_get_retained(train):
     bare = Dataset(frame, Schema.of({c: "categorical" for c in COLUMNS}, qi=COLUMNS[:-1], sensitive=["income"]))
     plan = _plan(bare, 1.0)
     assert plan.objective == "retained" and plan.objective_rule == DEFAULT_UNDECLARED_RULE
-    with pytest.raises(Exception, match="declared hierarchy"):
+    with pytest.raises(ParameterError, match="declared hierarchy"):
         _plan(bare, 1.0, objective="marginals")
 
 
