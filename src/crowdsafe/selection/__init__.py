@@ -6,7 +6,8 @@ so the choice is ε1-DP and the release after it is (β, ε, δ)-DPS. The strong
 a scheme fixed without reading the data (Theorem 5), is here too. The package has four parts, each
 with one job, and its proof beside them in ``PROOF.md``:
 
-- **score** (:mod:`.score`, :mod:`.entropy_score`, :mod:`.marginal_score`, with the exact group
+- **score** (:mod:`.score`, :mod:`.entropy_score`, :mod:`.marginal_score` and its tables
+  :mod:`.marginal_tables`, with the exact group
   sums of :mod:`.sums`): the objectives q, each an exact integer q_int = D · q with a proved
   sensitivity Δq and monotonicity (or, ``entropy``, a float with a rigorous error bound and an
   interval enclosure); ``marginals`` has its own branch and bound beside its score;

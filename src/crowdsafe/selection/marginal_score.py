@@ -36,20 +36,32 @@ For a node g the score splits in two parts:
 
 - the *generalization error* B(g) = Σ_p B_p(l_p), a sum over the marginals p (one column or a
   pair) of a term that depends only on the levels l_p of p's columns. Each B_p is a small table
-  (one entry per level combination), computed once from the sample's 1- and 2-way tables; B of
-  every node is then a sum of broadcast tables (:meth:`MarginalScorer.generalization`);
+  (one entry per level combination), computed once from the sample's 1- and 2-way tables
+  (:mod:`.marginal_tables`); B of every node is then a sum of broadcast tables
+  (:meth:`MarginalScorer.generalization`);
 - the *suppression* term P · λ · W · Def(g), Def(g) = Σ_E |E|·(k − |E|)⁺ over the classes of g,
   which needs g's class sizes.
 
 Def never increases when classes merge (a(k − a) + b(k − b) ≥ (a + b)(k − a − b) when a + b < k,
 and Def is 0 for a class of k rows or more), so the classes of any coarser node give a lower
-bound on it. The search (:func:`gumbel_max_marginals`) walks the columns depth-first as the other
-objectives' branch and bound; a block of nodes that agree on the first p columns is bounded by
-the largest −B(g)·scale/D + G_g in the block (one precomputed maximum per block) less the
-suppression term of the projection on those p columns (the other columns at their roots, which
-is coarser than every node of the block). Only the blocks whose bound reaches the best lower key
-are opened; the nodes scored exactly go to :func:`.gumbel.exact_gumbel_argmax`, so the choice is
-the argmax of the exact keys over every node, as a full evaluation would return.
+bound on it. Two such coarser nodes are used:
+
+- every 2-column projection of g (the other columns at their roots): the Def of the sample
+  projected on each pair at each level combination comes with the pair's B_p table, and their
+  largest is a floor under Def(g) for every node at once (:attr:`MarginalScorer.deficit_floor`);
+- the projection of a block on its first p columns (the other columns at their roots), which is
+  coarser than every node of the block.
+
+The search (:func:`gumbel_max_marginals`) walks the columns depth-first as the other objectives'
+branch and bound. A block of nodes that agree on the first p columns has two bounds: the largest
+−B(g)·scale/D + G_g − the floor's cut over the block, and the largest −B(g)·scale/D + G_g less
+the cut of the block's projection (one precomputed maximum per block each). The first needs no
+table, so a block it rules out is never tabulated; the projections are made lazily, each from the
+parent block's by raising one column (:class:`ProjectedTables`), and each level's Def of the
+projection's last column comes from one pass over the rows' run heights
+(:func:`deficits_by_level`). Only the blocks whose bound reaches the best lower key are opened;
+the nodes scored exactly go to :func:`.gumbel.exact_gumbel_argmax`, so the choice is the argmax
+of the exact keys over every node, as a full evaluation would return.
 """
 
 from __future__ import annotations
@@ -66,13 +78,11 @@ from crowdsafe.data import Dataset, Hierarchy
 from crowdsafe.errors import ParameterError
 from crowdsafe.randomness import gumbel_enclosure
 from crowdsafe.selection.gumbel import ENCLOSURE_MARGIN, MoreBits, exact_gumbel_argmax, key_bounds
-from crowdsafe.selection.score import WEIGHT_UNIT, Objective
+from crowdsafe.selection.marginal_tables import MARGINAL_UNIT, generalization_table, suppression_deficit
+from crowdsafe.selection.score import Objective
 from crowdsafe.selection.sums import exact_sums
-from crowdsafe.selection.tables import KeyedTables
+from crowdsafe.selection.tables import KeyedTables, run_sums
 
-#: Each group's L1 error is rounded down to a whole number of 1/(k·W) rows, W = 2^20 (the unit of the
-#: other objectives' weights: D = k·W is :meth:`.score.Objective.denominator`).
-MARGINAL_UNIT = WEIGHT_UNIT
 #: What a suppressed row costs in each marginal: λ = 1 row, as a missing row (module docstring).
 MARGINAL_SUPPRESSION = (1, 1)
 
@@ -104,81 +114,38 @@ def marginal_sets(d: int) -> list[tuple[int, ...]]:
     return [(i,) for i in range(d)] + list(itertools.combinations(range(d), 2))
 
 
-def suppression_deficit(counts: np.ndarray, k: int) -> int:
-    """Def = Σ_E c·(k − c)⁺ over class sizes ``counts`` (exact)."""
-    counts = np.asarray(counts, dtype=np.int64)
-    short = k - counts
-    np.maximum(short, 0, out=short)  # (k − c)⁺
-    if len(counts) * k * k < 2**62:  # each term is below k²: the int64 sum is exact
-        return int(counts @ short)
-    return int((counts.astype(object) * short.astype(object)).sum())
+def deficits_by_level(heights: np.ndarray, counts: np.ndarray, k: int, last: int | None = None) -> list[int]:
+    """Def at each level l = 0..last (default h) of a table's last column, from the table's class sizes
+    ``counts`` at level 0 and each row's run height (:meth:`.tables.KeyedTables.run_heights`):
+    level l's classes are the runs that begin at the rows of height above l, each level's sizes
+    summed from the level below's (the arrays shrink as they rise). Once a level's Def is 0, so is
+    every higher level's (classes only merge). The reference twin raises the column level by
+    level (:func:`deficits_by_raising`)."""
+    if len(counts) == 0:
+        return []
+    top = int(heights[0]) if last is None else last + 1  # h + 1: the first row starts a class at every level
+    sizes = np.asarray(counts, dtype=np.int64)
+    found = [suppression_deficit(sizes, k)]
+    for level in range(1, top):
+        if not found[-1]:
+            return found + [0] * (top - level)
+        starts = np.flatnonzero(heights > level)
+        if len(starts) < len(sizes):
+            sizes = run_sums(sizes, starts)
+            heights = heights[starts]
+        found.append(suppression_deficit(sizes, k))
+    return found
 
 
-def generalization_table(codes: Sequence[np.ndarray], counts: np.ndarray, hierarchies: Sequence[Hierarchy],
-                         k: int) -> np.ndarray:
-    """B_p(l) for one marginal p over the columns whose leaf codes are ``codes`` (one or two
-    arrays, one code per distinct tuple, ``counts`` rows each): an int64 array with one entry per
-    level combination of those columns (object when an entry could pass 2^62).
-
-    For a level combination, a group G is a cell of the generalized marginal (a node per column);
-    s_G = the leaves it covers (the product of the nodes' leaf counts, public), t_v the sample's
-    rows with leaf tuple v, C_G = Σ_{v ∈ G} t_v. The release's estimate of a leaf tuple v in G is
-    C_G / s_G (its count spread uniformly), so s_G · |t_v − C_G/s_G| = |s_G t_v − C_G| and
-    u_G = Σ_{v ∈ G} |s_G t_v − C_G| (leaf tuples no row holds add C_G each). The entry is
-    Σ_G ⌊k · W · u_G / s_G⌋: the L1 distance of the spread marginal to the sample's, in units of
-    1/(k·W) rows, each group rounded down."""
-    sizes = [h.size(0) for h in hierarchies]
-    key = np.zeros(len(counts), dtype=np.int64)
-    for code, leaves in zip(codes, sizes):
-        key = key * leaves + np.asarray(code, dtype=np.int64)
-    counts = np.asarray(counts, dtype=np.int64)
-    space = int(np.prod(sizes))
-    if space <= 4 * len(key) + 4096:  # few leaf tuples: dense codes, no sort
-        dense = exact_sums(key, counts, space)
-        cells = np.flatnonzero(dense)
-        truth = dense[cells]
-    else:
-        cells, inverse = np.unique(key, return_inverse=True)
-        truth = exact_sums(inverse.reshape(-1), counts, len(cells))
-    leaf_codes: list[np.ndarray] = []
-    rest = cells.copy()
-    for leaves in reversed(sizes):
-        leaf_codes.insert(0, rest % leaves)
-        rest //= leaves
-    scale = k * MARGINAL_UNIT
-    heights = [h.height for h in hierarchies]
-    wide = scale * 2 * max(int(truth.sum()), 1) * (len(cells) + 1) >= 2**62
-    table = np.zeros([h + 1 for h in heights], dtype=object if wide else np.int64)
-    # per column and level, once: each cell's node and the leaves under it
-    nodes = [[h.leaf_map(level).astype(np.int64)[leaf] for level in range(h.height + 1)]
-             for leaf, h in zip(leaf_codes, hierarchies)]
-    covers = [[np.asarray(h.leaf_counts(level), dtype=np.int64)[node] for level, node in enumerate(by_level)]
-              for h, by_level in zip(hierarchies, nodes)]
-    for levels in itertools.product(*[range(h + 1) for h in heights]):
-        group = nodes[0][levels[0]]
-        cover = covers[0][levels[0]]
-        for j in range(1, len(levels)):
-            group = group * hierarchies[j].size(levels[j]) + nodes[j][levels[j]]
-            cover = cover * covers[j][levels[j]]
-        span = int(np.prod([h.size(level) for h, level in zip(hierarchies, levels)]))
-        if span <= 4 * len(cells) + 4096:  # few possible groups: dense codes, no sort
-            member, groups_count = group, span
-        else:
-            member = np.unique(group, return_inverse=True)[1].reshape(-1)
-            groups_count = int(member.max(initial=-1)) + 1
-        total = exact_sums(member, truth, groups_count)  # C_G
-        held = np.bincount(member, minlength=groups_count).astype(np.int64)  # leaf tuples held
-        size = np.ones(groups_count, dtype=np.int64)  # s_G (1 for an empty group, whose u is 0)
-        size[member] = cover
-        deviation = exact_sums(member, np.abs(cover * truth - total[member]), groups_count)
-        u = deviation + (size - held) * total
-        whole, part = np.divmod(u, size)
-        if wide:
-            value = sum(int(a) * scale + (int(b) * scale) // int(s) for a, b, s in zip(whole, part, size))
-        else:
-            value = int((whole * scale + (part * scale) // size).sum())
-        table[levels] = value
-    return table
+def deficits_by_raising(tables: KeyedTables, keys: np.ndarray, counts: np.ndarray, attribute: int,
+                        k: int) -> list[int]:
+    """:func:`deficits_by_level`'s reference twin: the table's last column ``attribute`` raised
+    one level at a time (:meth:`.tables.KeyedTables.raise_last`), Def of each table."""
+    found = [suppression_deficit(counts, k)]
+    for level in range(1, tables.heights[attribute] + 1):
+        keys, counts = tables.raise_last(keys, counts, attribute, level - 1, level)
+        found.append(suppression_deficit(counts, k))
+    return found
 
 
 class MarginalScorer:
@@ -198,16 +165,28 @@ class MarginalScorer:
         self.sets = marginal_sets(d)
         self.suppression_weight = marginal_suppression_units(d)  # P · λ · W
         counts = self.cells.counts.astype(np.int64)
+        codes = [np.ascontiguousarray(self.cells.codes[:, j], dtype=np.int64) for j in range(d)]
+        # float weights for the grouped sums, exact while the total is below 2^53
+        weights = counts.astype(np.float64) if self.cells.n_rows < 2**53 else None
         shape = [h + 1 for h in heights]
         wide = False
         tables = []
+        #: a lower bound on Def(g) of every node, in the lattice's order: the largest Def of its 2-column
+        #: projections (coarser nodes; :func:`.marginal_tables.generalization_table`)
+        self.deficit_floor = np.zeros(shape, dtype=np.int64)
         for marginal in self.sets:
-            table = generalization_table([self.cells.codes[:, j] for j in marginal], counts,
-                                         [self.hierarchies[j] for j in marginal], self.k)
+            table, deficits = generalization_table([codes[j] for j in marginal], counts,
+                                                   [self.hierarchies[j] for j in marginal], self.k, weights)
             # a fixed column (height 0 in the lattice) keeps level 0
-            table = table[tuple(slice(0, shape[j]) for j in marginal)]
+            kept = tuple(slice(0, shape[j]) for j in marginal)
+            table = table[kept]
             wide = wide or table.dtype == object
             tables.append(table)
+            if (len(marginal) == 2 or d == 1) and self.cells.n_rows * self.k < 2**62:  # Def ≤ rows · k
+                view = [1] * d
+                for j in marginal:
+                    view[j] = shape[j]
+                np.maximum(self.deficit_floor, deficits[kept].astype(np.int64).reshape(view), out=self.deficit_floor)
         bound = (self.suppression_weight * self.k + self.k * MARGINAL_UNIT * 2 * marginal_count(d)) \
             * max(self.cells.n_rows, 1)
         self.wide = wide or bound >= 2**62
@@ -219,6 +198,7 @@ class MarginalScorer:
             total = total + table.reshape(view)
         #: B(g) of every node, in the lattice's order
         self.generalization = total.ravel()
+        self.deficit_floor = self.deficit_floor.ravel()
 
     def score(self, levels: Sequence[int]) -> int:
         """q_int of the node ``levels`` (exact)."""
@@ -279,56 +259,97 @@ def gumbel_max_marginals(sample: Dataset | CountedSample, columns: Sequence[str]
     magnitude = float(np.abs(partial).max(initial=0.0)) + float(np.abs(g_hi[finite]).max(initial=0.0))
     weight = float(scale) * scorer.suppression_weight / float(denominator)
     tables = KeyedTables(scorer.cells, scorer.columns, scorer.objective, k)
-    heights = scorer.lattice.heights
     strides = [int(s) for s in scorer.lattice.strides]
     block_top = [top.reshape(-1, strides[p]).max(axis=1).tolist() for p in range(tables.d)]
+    # each node's key less the suppression of its coarsest 2-column projection (a lower bound on
+    # its Def): a second bound per block, from the pairs' tables alone
+    floor_cut = weight * scorer.deficit_floor.astype(np.float64)
+    floored = top - floor_cut
+    floored_magnitude = magnitude + float(floor_cut.max(initial=0.0))
+    block_floored = [floored.reshape(-1, strides[p]).max(axis=1).tolist() for p in range(tables.d)]
     best = [-math.inf]
     scored: list[tuple[int, int]] = []
 
-    def bound(attribute: int, child: int, deficit: int) -> float:
-        upper = block_top[attribute][child // strides[attribute]]
-        cut = weight * deficit
-        return (upper - cut) + ENCLOSURE_MARGIN * (1.0 + 2.0 * magnitude + abs(cut)) + 1e-12 * (magnitude + cut)
+    floored_margin = ENCLOSURE_MARGIN * (1.0 + 2.0 * floored_magnitude) + 1e-12 * floored_magnitude
+    heights = scorer.lattice.heights
 
-    def record(index: int, counts: np.ndarray) -> None:
-        q = -int(scorer.generalization[index]) - scorer.suppression_weight * suppression_deficit(counts, k)
+    def by_pairs(attribute: int, child: int) -> float:
+        """The bound of the block of ``child`` from its nodes' 2-column floors (no table needed)."""
+        return block_floored[attribute][child // strides[attribute]] + floored_margin
+
+    def by_projection(attribute: int, child: int, deficit: int) -> float:
+        """The bound of the block of ``child`` less the Def of its projection, ``deficit``."""
+        cut = weight * deficit
+        return (block_top[attribute][child // strides[attribute]] - cut) \
+            + ENCLOSURE_MARGIN * (1.0 + 2.0 * magnitude + abs(cut)) + 1e-12 * (magnitude + cut)
+
+    def record(index: int, deficit: int) -> None:
+        q = -int(scorer.generalization[index]) - scorer.suppression_weight * deficit
         lo, _ = key_bounds(float(scale) * (q / denominator), g_lo[index], g_hi[index])
         scored.append((index, q))
         best[0] = max(best[0], float(lo))
 
-    def visit(attribute: int, keys: np.ndarray, counts: np.ndarray, index: int) -> None:
+    def visit(attribute: int, source: ProjectedTables, index: int) -> None:
         block = strides[attribute]
-        if attribute == tables.d - 1:  # the children are nodes: ``attribute`` is the lowest key field,
-            for level in range(heights[attribute] + 1):  # so each roll-up is a linear merge
-                if level:
-                    keys, counts = tables.raise_last(keys, counts, attribute, level - 1, level)
-                record(index + level * block, counts)
+        # the children (blocks, or nodes at the last column) the floors alone cannot rule out;
+        # the projection's table is made only for them
+        children = [(level, index + level * block) for level in range(heights[attribute] + 1)
+                    if by_pairs(attribute, index + level * block) >= best[0]]
+        if not children:
+            return
+        keys, counts = source.on(attribute)
+        found = deficits_by_level(tables.run_heights(keys, attribute), counts, k, children[-1][0])
+        if attribute == tables.d - 1:  # the children are nodes
+            for level, child in children:
+                record(child, found[level])
             return
         # each child's bound from the projection on columns 0..attribute, rolled up through the
-        # levels of ``attribute`` (its last column: linear merges); a child's own table is made
-        # only when it is visited, from the nearest level below already made
-        projected_keys, projected_counts = tables.project(keys, counts, attribute + 1)
-        ranked = []
-        for level in range(heights[attribute] + 1):
-            if level:
-                projected_keys, projected_counts = tables.raise_last(projected_keys, projected_counts, attribute,
-                                                                     level - 1, level)
-            child = index + level * block
-            ranked.append((bound(attribute, child, suppression_deficit(projected_counts, k)), level, child))
-        made = {0: (keys, counts)}
-        for upper, level, child in sorted(ranked, key=lambda c: -c[0]):
+        # levels of ``attribute`` (its last column); a child's tables are made only when it uses them
+        ranked = [(min(by_projection(attribute, child, found[level]), by_pairs(attribute, child)), level, child)
+                  for level, child in children]
+        for upper, level, child in sorted(ranked, reverse=True):
             if upper < best[0]:
                 break
-            below = max(made_level for made_level in made if made_level <= level)
-            if below < level:
-                made[level] = tables.raise_level(*made[below], attribute, below, level)
-            visit(attribute + 1, *made[level], child)
+            visit(attribute + 1, source.raised(attribute, level), child)
 
-    visit(0, tables.base_keys, tables.base_counts, 0)
+    visit(0, ProjectedTables(tables), 0)
     indices = np.array([index for index, _ in scored], dtype=np.int64)
     values = np.array([q for _, q in scored], dtype=object)
     chosen = exact_gumbel_argmax(to_searched[indices], values, cells[indices], scale, more_bits, denominator)
     return lattice, int(chosen), len(scored)
+
+
+class ProjectedTables:
+    """The sample's tables for one block of the search (columns 0..p − 1 at fixed levels): for each
+    m ≥ p, the sample projected on columns 0..m (the others at code 0), columns p..m at level 0.
+    Each is made on first use from the parent block's by raising one column (a merge of sorted runs,
+    :meth:`.tables.KeyedTables.raise_level`), so a block that is bounded and pruned never touches
+    the tables of the columns after its own, which are the largest."""
+
+    def __init__(self, tables: KeyedTables, parent: ProjectedTables | None = None, attribute: int = 0,
+                 level: int = 0) -> None:
+        self.tables = tables
+        self.parent = parent
+        self.attribute = attribute
+        self.level = level
+        self.made: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def on(self, last: int) -> tuple[np.ndarray, np.ndarray]:
+        """The table projected on columns 0..last (sorted, merged)."""
+        made = self.made.get(last)
+        if made is None:
+            if self.parent is None:
+                made = self.tables.project(self.tables.base_keys, self.tables.base_counts, last + 1)
+            else:
+                made = self.parent.on(last)
+                if self.level:
+                    made = self.tables.raise_level(*made, self.attribute, 0, self.level)
+            self.made[last] = made
+        return made
+
+    def raised(self, attribute: int, level: int) -> ProjectedTables:
+        """The child block with ``attribute`` (this block's first free column) at ``level``."""
+        return ProjectedTables(self.tables, self, attribute, level)
 
 
 def marginal_search_order(hierarchies: Sequence[Hierarchy]) -> list[int]:

@@ -64,20 +64,29 @@ def merge_runs(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.nda
     _, starts = run_flags(keys)
     if len(starts) == len(keys):
         return keys, counts, None
-    if len(keys) < SMALL_TABLE:  # one call: on small tables the calls, not the rows, cost
-        return keys[starts], np.add.reduceat(counts, starts), starts
+    return keys[starts], run_sums(counts, starts), starts
+
+
+def run_sums(counts: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The sums of ``counts`` over the runs that begin at ``starts`` (increasing, the first 0), exact
+    int64 sums."""
+    if len(counts) < SMALL_TABLE:  # one call: on small tables the calls, not the rows, cost
+        return np.add.reduceat(counts, starts)
     running = np.cumsum(counts)  # one pass (reduceat is slower when most runs are short)
     before = running[starts[1:] - 1]  # the running total before each group after the first
     sums = np.empty(len(starts), dtype=running.dtype)
     sums[:-1] = before
     sums[-1] = running[-1]
     sums[1:] -= before
-    return keys[starts], sums, starts
+    return sums
 
 
 def _key_bits(hierarchies: Sequence[Hierarchy]) -> list[int]:
     return [max(int(h.size(0) - 1).bit_length(), 1) for h in hierarchies]
 
+
+#: Up to this many leaves a column's split heights are one (leaves × leaves) int8 table (1 MiB).
+SPLIT_TABLE_LEAVES = 1024
 
 #: Key bits held in an int64; wider keys are Python integers (object arrays).
 KEY_BITS = 62
@@ -129,6 +138,7 @@ class KeyedTables:
                 penalties.append(in_tree_order)
             self.penalties.append(penalties)
         self._maps: dict[tuple[int, int, int], np.ndarray] = {}
+        self._splits: dict[int, np.ndarray | None] = {}
         cells = counted(sample, columns)  # a Dataset is counted here; the Spark engine passes its counts
         # |q_int| ≤ 2^20 · k · rows (the weighted objectives; 10k² · rows for discernibility): past
         # 2^63 the sums are taken in Python integers (exact, slow; never refused, so the sample's
@@ -216,6 +226,53 @@ class KeyedTables:
         """:meth:`raise_level` for a table whose columns after ``attribute`` are all code 0 (a
         projection on columns 0..attribute): the raised keys are still sorted."""
         return merge_sorted(self.raised_keys(keys, attribute, low, high), counts)
+
+    def split_heights(self, attribute: int) -> np.ndarray | None:
+        """For tree codes a and b of ``attribute``'s leaves, the number of candidate levels 0..h at
+        which their ancestors differ, at a · leaves + b of a flat array (cached); None when
+        the leaves are too many for the square (then :meth:`run_heights` compares level by level)."""
+        if attribute not in self._splits:
+            leaves = self.hierarchies[attribute].size(0)
+            square: np.ndarray | None = None
+            if leaves <= SPLIT_TABLE_LEAVES:
+                ancestors = [self.ancestor_map(attribute, 0, level) for level in range(self.heights[attribute] + 1)]
+                counted_in = np.int8 if len(ancestors) < 127 else np.int32
+                grid = np.zeros((leaves, leaves), dtype=counted_in)
+                for ancestor in ancestors:
+                    grid += ancestor[:, None] != ancestor[None, :]
+                square = grid.ravel()  # (a, b) at a · leaves + b
+            self._splits[attribute] = square
+        return self._splits[attribute]
+
+    def run_heights(self, keys: np.ndarray, attribute: int) -> np.ndarray:
+        """For a sorted, merged table whose columns after ``attribute`` are all code 0 and
+        ``attribute`` at level 0 (a projection on columns 0..attribute): for each row, the number
+        of candidate levels 0..h of ``attribute`` at which it starts a new class.
+
+        In tree codes raising the last column merges neighbours only, so the classes at level l
+        are the runs that begin at the rows whose height is above l: the same classes, in the same
+        order, as :meth:`raise_last` level by level. A row's height is h + 1 when its earlier
+        columns differ from the row before's (the first row too), else the number of levels at
+        which the two leaves' ancestors differ (a prefix of 0..h: once equal, equal above)."""
+        height = np.empty(len(keys), dtype=np.int64)
+        top = self.heights[attribute] + 1
+        if len(keys) == 0:
+            return height
+        height[0] = top
+        code = self.code(keys, attribute)
+        square = self.split_heights(attribute)
+        if square is not None:
+            pair = code[:-1] * self.hierarchies[attribute].size(0)
+            pair += code[1:]
+            height[1:] = square[pair]
+        else:
+            height[1:] = 0
+            for level in range(top):
+                ancestor = self.ancestor_map(attribute, 0, level)
+                height[1:] += ancestor[code[1:]] != ancestor[code[:-1]]
+        earlier = keys >> (self.shifts[attribute] + self.bits[attribute])
+        height[1:][earlier[1:] != earlier[:-1]] = top
+        return height
 
     def units(self, keys: np.ndarray, levels: Sequence[int], columns: int) -> np.ndarray | None:
         """Each row's penalty units summed over columns 0..columns − 1 at ``levels`` (None when
