@@ -36,3 +36,25 @@ def test_the_same_publication_with_and_without_the_thread(tmp_path, monkeypatch,
     assert runs[0] == runs[1]
     assert runs[0][1]["outside_hierarchies"] == {"country": {"distinct_values": 2, "published_as": "missing (?)",
                                                              "named_by": "crowdsafe check"}}
+
+
+@pytest.mark.parametrize("dtype", [pl.String, pl.Categorical, pl.Int64, pl.Float64])
+def test_one_query_counts_what_outside_lists(dtype):
+    """outside_hierarchies counts every column in one query (Hierarchy.outside_count): for each
+    column type, missing values aside, the count is the length of Hierarchy.outside's list; a
+    count that forgot the missing values would be one more, and one that did not cast a
+    Categorical would fail on its type."""
+    from crowdsafe.anonymize.publish import outside_hierarchies
+    from crowdsafe.data import Dataset, Schema, flat
+
+    listed = [1, 2, 3] if dtype in (pl.Int64, pl.Float64) else ["a", "b", "c"]
+    values = [*listed, *listed, None] + ([7, 8, 8] if dtype in (pl.Int64, pl.Float64) else ["x", "y", "y"])
+    series = pl.Series("v", values).cast(dtype)
+    hierarchy = flat("v", listed)
+    data = Dataset(pl.DataFrame({"v": series, "w": series}),
+                   Schema.of({"v": "categorical", "w": "categorical"}, qi=["v", "w"]), {"v": hierarchy, "w": hierarchy})
+    expected = len(hierarchy.outside(series))
+    assert expected == 2
+    found = outside_hierarchies(data, ["v", "w"])
+    assert found == {c: {"distinct_values": 2, "published_as": "missing (?)", "named_by": "crowdsafe check"}
+                     for c in ("v", "w")}

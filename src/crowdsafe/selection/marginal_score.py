@@ -37,7 +37,8 @@ For a node g the score splits in two parts:
 - the *generalization error* B(g) = Σ_p B_p(l_p), a sum over the marginals p (one column or a
   pair) of a term that depends only on the levels l_p of p's columns. Each B_p is a small table
   (one entry per level combination), computed once from the sample's 1- and 2-way tables
-  (:mod:`.marginal_tables`); B of every node is then a sum of broadcast tables
+  (:mod:`.marginal_tables`; each marginal's cells read from the smallest projection of the
+  sample that holds its columns, the search's own); B of every node is then a sum of broadcast tables
   (:meth:`MarginalScorer.generalization`);
 - the *suppression* term P · λ · W · Def(g), Def(g) = Σ_E |E|·(k − |E|)⁺ over the classes of g,
   which needs g's class sizes.
@@ -164,10 +165,9 @@ class MarginalScorer:
         d = len(self.columns)
         self.sets = marginal_sets(d)
         self.suppression_weight = marginal_suppression_units(d)  # P · λ · W
-        counts = self.cells.counts.astype(np.int64)
-        codes = [np.ascontiguousarray(self.cells.codes[:, j], dtype=np.int64) for j in range(d)]
-        # float weights for the grouped sums, exact while the total is below 2^53
-        weights = counts.astype(np.float64) if self.cells.n_rows < 2**53 else None
+        #: the sample's keyed tables in this column order, and their projections (shared with the search)
+        self.tables = KeyedTables(self.cells, self.columns, self.objective, self.k)
+        self.projections = ProjectedTables(self.tables)
         shape = [h + 1 for h in heights]
         wide = False
         tables = []
@@ -175,7 +175,11 @@ class MarginalScorer:
         #: projections (coarser nodes; :func:`.marginal_tables.generalization_table`)
         self.deficit_floor = np.zeros(shape, dtype=np.int64)
         for marginal in self.sets:
-            table, deficits = generalization_table([codes[j] for j in marginal], counts,
+            # the marginal's cells from the smallest projection that holds its columns
+            keys, counts = self.projections.on(max(marginal))
+            # float weights for the grouped sums, exact while the total is below 2^53
+            weights = counts.astype(np.float64) if self.cells.n_rows < 2**53 else None
+            table, deficits = generalization_table([self.tables.leaf_codes(keys, j) for j in marginal], counts,
                                                    [self.hierarchies[j] for j in marginal], self.k, weights)
             # a fixed column (height 0 in the lattice) keeps level 0
             kept = tuple(slice(0, shape[j]) for j in marginal)
@@ -213,7 +217,7 @@ class MarginalScorer:
     def scores(self) -> np.ndarray:
         """q_int of every node (int64, or Python ints in an object array when they could pass
         2^62), depth-first roll-up of the class tables."""
-        tables = KeyedTables(self.cells, self.columns, self.objective, self.k)
+        tables = self.tables
         heights = self.lattice.heights
         strides = self.lattice.strides
         scores = np.zeros(self.lattice.size, dtype=object if self.wide else np.int64)
@@ -258,7 +262,7 @@ def gumbel_max_marginals(sample: Dataset | CountedSample, columns: Sequence[str]
     finite = np.isfinite(g_hi)
     magnitude = float(np.abs(partial).max(initial=0.0)) + float(np.abs(g_hi[finite]).max(initial=0.0))
     weight = float(scale) * scorer.suppression_weight / float(denominator)
-    tables = KeyedTables(scorer.cells, scorer.columns, scorer.objective, k)
+    tables = scorer.tables
     strides = [int(s) for s in scorer.lattice.strides]
     block_top = [top.reshape(-1, strides[p]).max(axis=1).tolist() for p in range(tables.d)]
     # each node's key less the suppression of its coarsest 2-column projection (a lower bound on
@@ -312,7 +316,7 @@ def gumbel_max_marginals(sample: Dataset | CountedSample, columns: Sequence[str]
                 break
             visit(attribute + 1, source.raised(attribute, level), child)
 
-    visit(0, ProjectedTables(tables), 0)
+    visit(0, scorer.projections, 0)
     indices = np.array([index for index, _ in scored], dtype=np.int64)
     values = np.array([q for _, q in scored], dtype=object)
     chosen = exact_gumbel_argmax(to_searched[indices], values, cells[indices], scale, more_bits, denominator)

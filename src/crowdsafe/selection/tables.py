@@ -146,6 +146,8 @@ class KeyedTables:
         self.wide = SCORE_UNIT * 10 * self.k * self.k * max(cells.n_rows, 1) >= 2**63
         # classification: the target's key field, lowest bits when the target is the last column
         self.target = columns.index(self.objective.target) if self.objective.target is not None else None
+        # leaf_of_rank[j][tree code at level 0]: the column's leaf code
+        self.leaf_of_rank = [np.argsort(rank) for rank in leaf_ranks]
         keys = self.pack((leaf_ranks[j][cells.codes[:, j]] for j in range(self.d)), cells.n_cells)
         order = np.argsort(keys)
         self.base_keys = keys[order]
@@ -181,6 +183,11 @@ class KeyedTables:
         code = keys >> self.shifts[attribute]
         code &= self.masks[attribute]
         return code.astype(np.int64) if code.dtype == object else code
+
+    def leaf_codes(self, keys: np.ndarray, attribute: int) -> np.ndarray:
+        """The leaf code (in the hierarchy's own numbering) of ``attribute`` in each key of a table
+        whose ``attribute`` is at level 0."""
+        return self.leaf_of_rank[attribute][self.code(keys, attribute)]
 
     def raised_keys(self, keys: np.ndarray, attribute: int, low: int, high: int) -> np.ndarray:
         shift = self.shifts[attribute]
