@@ -39,11 +39,9 @@ def test_the_same_publication_with_and_without_the_thread(tmp_path, monkeypatch,
 
 
 @pytest.mark.parametrize("dtype", [pl.String, pl.Categorical, pl.Int64, pl.Float64])
-def test_one_query_counts_what_outside_lists(dtype):
-    """outside_hierarchies counts every column in one query (Hierarchy.outside_count): for each
-    column type, missing values aside, the count is the length of Hierarchy.outside's list; a
-    count that forgot the missing values would be one more, and one that did not cast a
-    Categorical would fail on its type."""
+def test_the_count_is_what_outside_lists(dtype):
+    """outside_hierarchies for each column type: missing values aside, the count is the length of
+    Hierarchy.outside's list."""
     from crowdsafe.anonymize.publish import outside_hierarchies
     from crowdsafe.data import Dataset, Schema, flat
 

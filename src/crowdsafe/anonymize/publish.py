@@ -320,14 +320,16 @@ def outside_hierarchies(dataset: Dataset, columns: Sequence[str]) -> dict[str, d
     missing by :meth:`~crowdsafe.data.hierarchy.Hierarchy.absorbing`). Read from the data: a
     custodian-only fact, never in a public output. The values themselves are not kept (a
     publication holds no value it did not publish); ``crowdsafe check`` names them."""
-    declared = [c for c in columns if c in dataset.hierarchies and not dataset.hierarchies[c].observed]
-    if not declared:
-        return {}
-    schema = dataset.frame.schema
-    counts = dataset.frame.lazy().select([dataset.hierarchies[c].outside_count(c, schema[c]) for c in declared]) \
-        .collect().row(0, named=True)
-    return {column: {"distinct_values": int(count), "published_as": "missing (?)", "named_by": "crowdsafe check"}
-            for column, count in counts.items() if count}
+    found: dict[str, dict[str, Any]] = {}
+    for column in columns:
+        hierarchy = dataset.hierarchies.get(column)
+        if hierarchy is None or hierarchy.observed:
+            continue
+        outside = hierarchy.outside(dataset.frame.get_column(column))
+        if len(outside):
+            found[column] = {"distinct_values": len(outside), "published_as": "missing (?)",
+                             "named_by": "crowdsafe check"}
+    return found
 
 
 def publish_dataset(

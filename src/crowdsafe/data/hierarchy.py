@@ -428,17 +428,6 @@ class Hierarchy:
         leaves = self._aligned_leaves(target.dtype)
         return target.filter(~target.is_in(leaves.drop_nulls().implode())).sort()
 
-    def outside_count(self, column: str, dtype: pl.DataType) -> pl.Expr:
-        """An expression: how many distinct values of ``column`` (of type ``dtype``; missing values
-        aside) the leaves do not list, the length of :meth:`outside` of the column, so that many
-        columns are counted in one query. Reads the data: custodian-only."""
-        values = pl.col(column)
-        text = isinstance(dtype, (pl.Categorical, pl.Enum))
-        if text:
-            values = values.cast(pl.String)
-        leaves = self._aligned_leaves(pl.String() if text else dtype).drop_nulls().implode()
-        return values.filter(values.is_not_null() & ~values.is_in(leaves)).n_unique().alias(column)
-
     def mapping(self, level: int) -> pl.DataFrame:
         """A frame ``value -> label`` from each leaf to its node label at ``level``."""
         labels = np.asarray(self.labels[self._check_level(level)], dtype=object)
