@@ -99,9 +99,9 @@ class MechanismSpy:
             spy.current.plan = publish_plan.as_dict()
             return run_publication(engine, table, publish_plan, *args, **kwargs)
 
-        def spied_choose_recoding(sample, columns, publish_plan, fixed, randomness):
+        def spied_choose_recoding(sample, columns, publish_plan, fixed, randomness, table=None):
             spy.current.fixed_levels = dict(fixed.levels) if fixed is not None else None
-            return choose_recoding(sample, columns, publish_plan, fixed, randomness)
+            return choose_recoding(sample, columns, publish_plan, fixed, randomness, table)
 
         def spied_choose_scheme(sample, columns, k, epsilon1, randomness, objective=None, count_share=0.0):
             choice = choose_scheme(sample, columns, k, epsilon1, randomness, objective, count_share)

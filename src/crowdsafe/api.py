@@ -438,19 +438,19 @@ def plan_publish(
     columns: Sequence[str] | None = None,
     candidates: int | None = None,
     declared_domains: bool | None = None,
+    table_counts: bool = False,
 ) -> PublishPlan:
     """The plan :func:`publish` would run (k, β, ε1, cost of all releases), without reading data.
     ``delta`` defaults to :data:`crowdsafe.defaults.DEFAULT_DELTA` (10⁻⁶), as in :func:`publish`.
-    ``candidates``: the lattice's size (public, from the hierarchies), for the planner's ε1 (without
-    it, 10% of ε); ``declared_domains``: whether every published column has a declared hierarchy
-    (public), for the default objective. (``plan.expected_sample_rows(n)`` is custodian-only.) The
-    keywords are one :class:`~crowdsafe.anonymize.plan.PlanRequest`, checked by
-    :func:`~crowdsafe.anonymize.plan.plan_publication`."""
+    The keywords are one :class:`~crowdsafe.anonymize.plan.PlanRequest` (its fields' meanings there),
+    checked by :func:`~crowdsafe.anonymize.plan.plan_publication`; without ``candidates`` (the
+    lattice's size) ε1 is 10% of ε. (``plan.expected_sample_rows(n)`` is custodian-only.)"""
     from crowdsafe.anonymize.plan import PlanRequest, plan_publication
 
     return plan_publication(PlanRequest(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
                                         releases=releases, objective=objective, target=target, columns=columns,
-                                        candidates=candidates, declared_domains=declared_domains))
+                                        candidates=candidates, declared_domains=declared_domains,
+                                        table_counts=table_counts))
 
 
 def publish(

@@ -15,7 +15,8 @@ from crowdsafe.anonymize.publish import DEFAULT_MAX_SUPPRESSION, DEFAULT_RUN_OPT
 
 #: a non-default value for every field of each request
 PLAN_FIELDS = dict(epsilon=2.0, delta=1e-5, k=7, beta=0.4, epsilon1=0.2, scheme="coarse", releases=3,
-                   objective="loss", target="age", columns=("age", "sex"), candidates=99, declared_domains=True)
+                   objective="loss", target="age", columns=("age", "sex"), candidates=99, declared_domains=True,
+                   table_counts=True)
 RUN_FIELDS = dict(name="people", budget=(5.0, 1e-4), out="release/r.csv",
                   custodian_report="facts/r.json", escape_formulas=False, report=False)
 
@@ -54,7 +55,7 @@ def test_publish_builds_each_request_once_from_every_keyword(monkeypatch):
     monkeypatch.setattr(plan_module, "check_publication", lambda request: checked.append(request))
     monkeypatch.setattr(driver, "publish", lambda *args, **kwargs: ran.append((args, kwargs)) or "publication")
     # the planner counts the candidates and reads the schema's hierarchies
-    plan_fields = {k: v for k, v in PLAN_FIELDS.items() if k not in ("candidates", "declared_domains")}
+    plan_fields = {k: v for k, v in PLAN_FIELDS.items() if k not in ("candidates", "declared_domains", "table_counts")}
     reading = dict(qi=["age"], sensitive="sex", schema="schema.json", missing="drop", seed=5, ledger=None)
     result = api.publish("data.csv", **{**plan_fields, "columns": ["age", "sex"]}, **RUN_FIELDS, **reading)
     assert result == "publication"

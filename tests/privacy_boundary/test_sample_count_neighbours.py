@@ -19,6 +19,15 @@ from neighbour_tables import PAIR, run_pair
 SMALL_EPSILON = 0.1  # the planner's ε1 is at the top of its range: the count runs
 
 
+@pytest.fixture(autouse=True)
+def the_count_step(monkeypatch):
+    """The count step as the Spark engine runs it: plans that choose on the sample (the Polars
+    engine's choose on the whole table here: tests/privacy_boundary/test_table_choice_neighbours.py)."""
+    from crowdsafe.anonymize import publish
+
+    monkeypatch.setattr(publish, "TABLE_COUNTS", False)
+
+
 def check_the_count_ran(d, d1) -> None:
     for inputs in (d, d1):
         assert inputs.refused is None and inputs.charged is True

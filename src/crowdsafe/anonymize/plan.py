@@ -61,7 +61,10 @@ class PlanRequest:
       hierarchies' heights), for the planner's ε1; None when not known;
     - ``declared_domains``: whether every published column has a declared hierarchy (public: from
       the schema), which the default objective needs for ``marginals`` (:func:`default_objective`);
-      None when not known.
+      None when not known;
+    - ``table_counts``: whether the engine holds the whole table's frequency table for the selection
+      (the Polars engine on a table in memory): where the planner holds ε1 at the top of its range
+      the selection then reads the table instead of the sample (:data:`TABLE_RULE`).
     """
 
     epsilon: float
@@ -76,6 +79,7 @@ class PlanRequest:
     columns: Sequence[str] | None = None
     candidates: int | None = None
     declared_domains: bool | None = None
+    table_counts: bool = False
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,8 @@ class PublishPlan:
     beta_rule: str = "given"
     count_share: float = 0.0
     objective_rule: str = "given"
+    #: what the exponential mechanism scores: the sample (Theorem 6), or the whole table (:data:`TABLE_RULE`)
+    selection_source: str = "sample"
 
     @property
     def epsilon_anon(self) -> float:
@@ -155,6 +161,8 @@ class PublishPlan:
             "beta_rule": self.beta_rule,
             "count_share": self.count_share,
             "count_rule": COUNT_RULE if self.count_share else None,
+            "selection_source": None if self.strongly_safe else self.selection_source,
+            "selection_rule": TABLE_RULE if not self.strongly_safe and self.selection_source == "table" else None,
             "releases": self.releases,
             "total_epsilon": self.total_epsilon,
             "total_delta": self.total_delta,
@@ -303,9 +311,12 @@ def _solved(checked: _Checked) -> PublishPlan:
                 float(epsilon), float(delta), beta, k, int(candidates), request.declared_domains, float(epsilon1))
         solved, rule, capped = planned_epsilon1(float(epsilon), float(delta), beta, k, int(candidates),
                                                 chosen_objective.monotone, float(epsilon1))
-        count_share = COUNT_SHARE if capped else 0.0
+        # ε1 held at the top of its range: the sample is too small to choose on. The whole table
+        # when the engine holds it (TABLE_RULE), else a noisy count of the sample sizes the candidates
+        source = "table" if capped and request.table_counts else "sample"
+        count_share = COUNT_SHARE if capped and source == "sample" else 0.0
     else:
-        count_share = 0.0
+        count_share, source = 0.0, "sample"
         solved = solve_plan(float(epsilon), float(delta), beta, k, float(epsilon1))
     composed = compose_homogeneous(solved.epsilon, solved.delta, int(releases), 0.0)
     return PublishPlan(
@@ -329,6 +340,7 @@ def _solved(checked: _Checked) -> PublishPlan:
         beta_rule="given" if beta is not None else "largest for k" if k is not None else BETA_RULE,
         count_share=count_share,
         objective_rule=objective_rule,
+        selection_source=source,
     )
 
 
@@ -404,6 +416,11 @@ def solve_plan(epsilon: float, delta: float, beta: float | None, k: int | None, 
 
 
 #: What the noisy count inside Am does, and why the planner adds it (:mod:`crowdsafe.selection.candidates`).
+#: Why the selection reads the whole table where the planner caps ε1 (selection/PROOF.md §8).
+TABLE_RULE = ("epsilon1 is at the top of its range, so the sample is too small to choose on: the exponential "
+              "mechanism scores the schemes on the whole table instead (classes of at least k/beta rows, what a "
+              "sample keeps k of on average), an epsilon1-DP choice; the release of the chosen scheme is then "
+              "strongly safe, and the two compose to the same (epsilon, delta)")
 COUNT_RULE = (f"{COUNT_SHARE:.0%} of epsilon1 pays for a noisy count of the sample (discrete Laplace, not "
               "published); the exponential mechanism then chooses, with the rest, only among the schemes with at "
               f"most {CELLS_PER_CLASS} * count / k possible tuples (and the coarsest), those a sample of that size "

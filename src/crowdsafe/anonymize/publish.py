@@ -32,6 +32,7 @@ samples themselves never leave the run.
 from __future__ import annotations
 
 import copy
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -219,16 +220,22 @@ def check_public_domains(given: Dataset, columns: Sequence[str], objective: str 
         )
 
 
+#: Whether the Polars engine's plans may choose the scheme on the whole table (anonymize.plan.TABLE_RULE):
+#: it holds the table, so yes; the tests of the noisy count step (the Spark engine's) turn it off.
+TABLE_COUNTS = True
+
+
 def plan_for_dataset(dataset: Dataset, request: PlanRequest) -> PublishPlan:
     """:func:`plan_publication` with the number of candidate nodes taken from ``dataset``'s
-    hierarchies (public: heights only), so the planner chooses ε1."""
+    hierarchies (public: heights only), so the planner chooses ε1; the Polars engine's plan, which
+    may choose the scheme on the whole table (``table_counts``)."""
     if request.scheme is not None:
         return plan_publication(request)
     prepared, columns, _ = prepare_dataset(dataset, request.columns)
     check_public_domains(dataset, columns, request.objective)
     candidates = candidate_count(prepared, columns, request.objective, request.target)
     return plan_publication(replace(request, candidates=candidates,
-                                    declared_domains=declared_domains(dataset, columns)))
+                                    declared_domains=declared_domains(dataset, columns), table_counts=TABLE_COUNTS))
 
 
 def declared_domains(given: Dataset, columns: Sequence[str]) -> bool:
@@ -366,18 +373,37 @@ def publish_dataset(
     return run_publication(PolarsEngine(), dataset, publish_plan, options, randomness=randomness, ledger=ledger)
 
 
+def table_threshold(k: int, beta: float) -> int:
+    """⌈k/β⌉: the class size on the whole table whose sample keeps k rows on average, the
+    suppression threshold of a selection that scores the table (public: from the plan)."""
+    return max(math.ceil(k / beta), k)
+
+
 def choose_recoding(
     sample: Dataset | CountedSample, columns: Sequence[str], publish_plan: PublishPlan,
     fixed: GeneralizationScheme | None,
     randomness: Randomness,
+    table: Dataset | CountedSample | None = None,
 ) -> tuple[GeneralizationScheme, RecodingProfile, SchemeChoice | None]:
-    """Am: the fixed scheme (strongly safe), or the exponential mechanism's choice on the sample
-    (ε1-safe); with the recoding profile the certificate is derived from."""
+    """Am: the fixed scheme (strongly safe), or the exponential mechanism's choice (ε1-DP); with
+    the recoding profile the certificate is derived from. The choice reads the sample (ε1-safe,
+    Theorem 6), or, when the plan says so (``selection_source == "table"``), the whole ``table``
+    with classes of :func:`table_threshold` rows (the choice composed with a strongly safe
+    release, selection/PROOF.md §8)."""
     if fixed is not None:
         return fixed, RecodingProfile.strongly_safe(fixed.name), None
     from crowdsafe.selection.score import make_objective
 
     objective = make_objective(publish_plan.objective, publish_plan.target)
+    if publish_plan.selection_source == "table":
+        if table is None:
+            raise ParameterError("this plan chooses the scheme on the whole table, which the engine did not count")
+        threshold = table_threshold(publish_plan.k, publish_plan.beta)
+        choice = choose_scheme(table, columns, threshold, publish_plan.epsilon1, randomness, objective)
+        mechanism = (f"exponential mechanism over the generalization lattice, scored on the whole table with "
+                     f"classes of at least ceil(k/beta) = {threshold} rows")
+        return cast(GeneralizationScheme, choice.scheme), \
+            RecodingProfile.chosen_on_table(publish_plan.epsilon1, mechanism), choice
     choice = choose_scheme(sample, columns, publish_plan.k, publish_plan.epsilon1, randomness, objective,
                            publish_plan.count_share)
     mechanism = "exponential mechanism over the generalization lattice"

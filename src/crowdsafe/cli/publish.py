@@ -75,6 +75,9 @@ def render_plan(plan: dict[str, Any], print_: Any) -> None:
         counted = plan["count_share"] * plan["epsilon1"]
         selection = (f"epsilon1 = {plan['epsilon1']:.4g} for the selection: about {counted:.4g} for a noisy count "
                      f"of the sample, the rest for the exponential mechanism over the lattice")
+    if plan["scheme"] is None and plan.get("selection_source") == "table":
+        selection = (f"epsilon1 = {plan['epsilon1']:.4g} for the exponential mechanism over the lattice, "
+                     "scored on the whole table")
     print_(f"  recoding      {selection}")
     print_(f"  k             {plan['k']} (smallest k with d(k, beta, {plan['epsilon_anon']:.4g}) = "
            f"{plan['delta']:.3g} <= {plan['delta_target']:g})")
@@ -84,8 +87,8 @@ def render_plan(plan: dict[str, Any], print_: Any) -> None:
         print_(f"  objective     {plan['objective']}{target}{candidates}; epsilon1 {plan.get('epsilon1_rule', '')}")
         if plan.get("objective_rule") not in (None, "given"):
             print_(f"                {plan['objective_rule']}")
-    if plan.get("scheme") is None and plan.get("count_rule"):
-        print_(f"  selection     {plan['count_rule']}")
+    if plan.get("scheme") is None and (plan.get("count_rule") or plan.get("selection_rule")):
+        print_(f"  selection     {plan.get('selection_rule') or plan['count_rule']}")
     if plan["releases"] > 1:
         print_(f"  releases      {plan['releases']} on fresh samples: (epsilon = {plan['total_epsilon']:.4g}, "
                f"delta = {plan['total_delta']:.3g}) in total [{plan['composition']}]")

@@ -143,9 +143,12 @@ def run_publication(
         releases: list[Release] = []
         choices: list[Any] = []
         facts: list[dict[str, Any]] = []
+        # a plan that chooses the scheme on the whole table (anonymize.plan.TABLE_RULE): counted once,
+        # after the charge; each release's choice reads it with its own stream
+        whole = engine.count_table(prepared) if fixed is None and publish_plan.selection_source == "table" else None
         for sample, release_id, stream in zip(samples, release_ids, streams):
             counts = engine.count(prepared, sample)
-            scheme, profile, choice = choose_recoding(counts, columns, publish_plan, fixed, stream)
+            scheme, profile, choice = choose_recoding(counts, columns, publish_plan, fixed, stream, whole)
             applied = engine.apply(counts, scheme, publish_plan.k, fixed is not None)
             facts.append(release_facts(applied, scheme, columns, choice))
             unreviewed = prepared.domain.schema.unreviewed(columns)  # the schema's from_data markers (public)

@@ -204,6 +204,15 @@ class PolarsEngine:
             return count_streamed(sample, table.columns)
         return count_sample(sample, table.columns)
 
+    def count_table(self, table: PolarsPublicationTable | StreamedPublicationTable) -> CountedSample:
+        from crowdsafe.anonymize.publish import count_sample
+
+        if not isinstance(table, PolarsPublicationTable):  # streamed: every row, one pass
+            from crowdsafe.engines.streamed_publish import StreamedSample, count_streamed
+
+            return count_streamed(StreamedSample(table, None), table.columns)
+        return count_sample(table.dataset, table.columns)
+
     def apply(self, counts: CountedSample, scheme: GeneralizationScheme, k: int, fixed: bool) -> AppliedCounts:
         from crowdsafe.anonymize.publish import apply_recoding
 

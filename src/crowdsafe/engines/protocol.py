@@ -133,6 +133,12 @@ class Engine(Protocol):
         """The sample's frequency table over the published columns."""
         ...
 
+    def count_table(self, table: Any) -> CountedSample:
+        """The whole table's frequency table over the published columns, for a plan that chooses
+        the scheme on the table (``PublishPlan.selection_source``); an engine whose plans never do
+        refuses it."""
+        ...
+
     def apply(self, counts: CountedSample, scheme: GeneralizationScheme, k: int, fixed: bool) -> AppliedCounts:
         """Apply(g, S, k): the classes at ``scheme`` and suppression below k."""
         ...

@@ -6,7 +6,8 @@ quasi-identifiers, the target income. For each ε (default 0.5, 1, 2; δ = 1e-6)
 
 - **certified release** (:func:`crowdsafe.anonymize.publish.publish_dataset`,
   the guarantee of Li, Qardaji and Su 2012, Theorem 6: Bernoulli-β sampling, an ε1-DP choice of
-  the recoding, k from the plan) under each selection objective
+  the recoding, k from the plan; at small ε the choice reads the whole table and composes with
+  Theorem 5, selection/PROOF.md §8) under each selection objective
   (:data:`crowdsafe.selection.score.OBJECTIVES`; ``classification`` with target income),
   planned as ``crowdsafe publish`` plans it (:func:`crowdsafe.anonymize.publish.plan_for_dataset`:
   the planner chooses ε1), scored with the majority lookup

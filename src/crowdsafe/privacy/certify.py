@@ -48,6 +48,12 @@ THEOREM_EPSILON_SAFE = (
     "sampling is (beta, epsilon, d(k, beta, epsilon - epsilon1))-DPS for "
     "epsilon >= -ln(1 - beta) + epsilon1"
 )
+THEOREM_TABLE_CHOICE = (
+    "sequential composition (Dwork, Roth 2014, Theorem 3.16, adaptive) of an epsilon1-DP choice of the "
+    "recoding on the table and, for the recoding chosen, strongly-safe k-anonymization after Bernoulli(beta) "
+    "sampling, (beta, epsilon - epsilon1, d(k, beta, epsilon - epsilon1))-DPS by Li, Qardaji, Su 2012, Theorem 5: "
+    "(epsilon, d(k, beta, epsilon - epsilon1))-DP for epsilon >= -ln(1 - beta) + epsilon1"
+)
 THEOREM_AMPLIFICATION = (
     "amplification by sampling (Li, Qardaji, Su 2012, Theorem 1): an (epsilon, delta)-DP "
     "algorithm on a Bernoulli(beta) sample is (ln(1 + beta(e^epsilon - 1)), beta*delta)-DP"
@@ -149,7 +155,10 @@ def certify_k_anonymization(
     - unsafe recoding (fitted to the data): no formal guarantee, with the recoding's reason;
     - no sampling (β = 1): no formal guarantee (the sampling floor −ln(1 − β) is infinite);
     - strongly safe: (β, ε, d(k, β, ε))-DPS (Li, Qardaji, Su 2012, Theorem 5);
-    - ε1-safe: (β, ε, d(k, β, ε − ε1))-DPS (Theorem 6).
+    - ε1-safe: (β, ε, d(k, β, ε − ε1))-DPS (Theorem 6);
+    - chosen by an ε1-DP mechanism on the whole table (``recoding.reads == "table"``): the choice
+      composed with the chosen recoding's strongly safe release (Theorem 5 at ε − ε1), the same
+      (ε, d(k, β, ε − ε1)) (selection/PROOF.md §8).
 
     Give ``epsilon`` (the total ε, selection included) to certify at that ε, or only ``delta`` to
     certify at the smallest ε reaching it; with both, δ at ε must not exceed ``delta``. When
@@ -211,10 +220,14 @@ def certify_k_anonymization(
             **common,
         )
     loss = PrivacyLoss(epsilon, bound.delta)
-    theorem = THEOREM_STRONGLY_SAFE if recoding.safety == "strongly-safe" else THEOREM_EPSILON_SAFE
+    theorem = THEOREM_STRONGLY_SAFE if recoding.safety == "strongly-safe" else \
+        THEOREM_TABLE_CHOICE if recoding.reads == "table" else THEOREM_EPSILON_SAFE
     assumptions = [ASSUME_SECRET_SAMPLE, ASSUME_SAMPLE_ONCE, ASSUME_ONE_ROW]
     if recoding.safety == "strongly-safe":
         assumptions.append("the recoding was fixed without looking at the data")
+    elif recoding.reads == "table":
+        assumptions.append("the recoding was chosen by an epsilon1-DP mechanism on the table, with randomness "
+                           "independent of the sample's")
     else:
         assumptions.append(
             "the recoding was chosen by an epsilon1-DP mechanism that saw only the sample"

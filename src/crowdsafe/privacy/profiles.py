@@ -52,12 +52,15 @@ class SamplingProfile:
 
 @dataclass(frozen=True)
 class RecodingProfile:
-    """How the recoding g was chosen, which decides whether any guarantee holds."""
+    """How the recoding g was chosen, which decides whether any guarantee holds. ``reads``: what an
+    ε1-DP choice saw, the sample (Li, Qardaji, Su 2012, Definition 5) or the whole table (then
+    the release composes the choice with a strongly safe recoding: selection/PROOF.md §8)."""
 
     safety: Safety
     name: str
     epsilon1: float = 0.0
     reason: str | None = None
+    reads: str = "sample"
 
     def __post_init__(self) -> None:
         if self.safety not in ("strongly-safe", "epsilon-safe", "unsafe"):
@@ -69,6 +72,10 @@ class RecodingProfile:
             raise ParameterError("an epsilon-safe recoding needs its selection budget epsilon1 > 0")
         if self.safety != "epsilon-safe" and self.epsilon1 != 0.0:
             raise ParameterError(f"a {self.safety} recoding has no selection budget epsilon1")
+        if self.reads not in ("sample", "table"):
+            raise ParameterError(f"an epsilon1-DP choice reads the sample or the table, not {self.reads!r}")
+        if self.reads == "table" and self.safety != "epsilon-safe":
+            raise ParameterError("only an epsilon1-DP choice of the recoding can read the whole table")
         if self.safety == "unsafe" and not self.reason:
             object.__setattr__(self, "reason", f"data-dependent recoding ({self.name})")
 
@@ -85,6 +92,14 @@ class RecodingProfile:
         return cls("epsilon-safe", name, epsilon1)
 
     @classmethod
+    def chosen_on_table(
+        cls, epsilon1: float, name: str = "exponential mechanism over generalization schemes, on the table"
+    ) -> RecodingProfile:
+        """A recoding chosen by an ε1-DP mechanism run on the whole table, independently of the
+        sample's draw (selection/PROOF.md §8)."""
+        return cls("epsilon-safe", name, epsilon1, reads="table")
+
+    @classmethod
     def unsafe(cls, name: str, reason: str | None = None) -> RecodingProfile:
         """A recoding fitted to the data: no formal guarantee, however large k is."""
         return cls("unsafe", name, 0.0, reason)
@@ -93,6 +108,7 @@ class RecodingProfile:
         parameters: dict[str, Any] = {"safety": self.safety}
         if self.safety == "epsilon-safe":
             parameters["epsilon1"] = self.epsilon1
+            parameters["chosen_on"] = self.reads
         return {"step": "recode", "name": self.name, "parameters": parameters}
 
 

@@ -216,6 +216,10 @@ def plan_rows(certificate: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
                      if isinstance(selection.get("candidates"), int) else "the exponential mechanism"))
         if selection.get("objective_rule") not in (None, "given"):
             rows.append(("objective chosen by", f"the plan, from public facts only: {selection['objective_rule']}"))
+        chosen_on = [m for m in certificate.get("mechanisms") or () if m.get("step") == "recode"]
+        if chosen_on and (chosen_on[0].get("parameters") or {}).get("chosen_on") == "table":
+            rows.append(("scheme scored on", "the whole table (at this small ε the sample is too small to choose "
+                                             "on; the choice composes with the release: see the guarantee)"))
     elif "scheme" in parameters and certificate.get("guarantee") != "none":
         rows.append(("scheme chosen by", "fixed in advance (strongly safe: no data was used to choose it)"))
     rows.append(("neighbouring tables", str(certificate.get("neighbours", "add-remove"))))

@@ -143,6 +143,8 @@ def plan_rows(plan: Mapping[str, Any]) -> list[tuple[str, str]]:
             rows.append(("objective chosen by", str(plan["objective_rule"])))
         if plan.get("count_rule"):
             rows.append(("candidates sized by", plan["count_rule"]))
+        if plan.get("selection_rule"):
+            rows.append(("scored on", f"the whole table: {plan['selection_rule']}"))
     else:
         rows.append(("scheme", f"fixed in advance: {plan['scheme']} (strongly safe, ε1 = 0)"))
     rows.append(("ε − ε1 (the anonymization)", f"{plan['epsilon_anon']:.4g}"))

@@ -132,6 +132,10 @@ class SparkEngine:
     def count(self, table: SparkTable, sample: SampleCounts) -> CountedSample:
         return sample.table  # the executors counted the sample as they drew it
 
+    def count_table(self, table: SparkTable) -> CountedSample:
+        raise ParameterError("the Spark engine chooses the scheme on the sample: its plans never ask for the whole "
+                             "table's counts")
+
     def apply(self, counts: CountedSample, scheme: GeneralizationScheme, k: int, fixed: bool) -> AppliedCounts:
         from crowdsafe.anonymize.counted import AppliedCounts, apply_counts
 
