@@ -499,7 +499,7 @@ DEFAULT_MARGINALS_RULE = ("default: marginals (the error of every 1- and 2-way m
                           "planned), since at this epsilon the planner does not hold its epsilon1 at the cap "
                           "and every published column has a declared hierarchy")
 DEFAULT_CAPPED_RULE = ("default: retained, since at this epsilon marginals would want more than half of epsilon "
-                       "for its choice (epsilon1 held at the cap), where retained keeps more (docs/publish.md)")
+                       "for its choice (epsilon1 held at the cap); docs/publish.md compares the two at each epsilon")
 DEFAULT_UNDECLARED_RULE = ("default: retained, since marginals needs a declared hierarchy for every published "
                            "column")
 DEFAULT_UNPLANNED_RULE = ("default: retained, since the default is chosen with the planner's epsilon1 and the "
