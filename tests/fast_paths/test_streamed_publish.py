@@ -332,3 +332,15 @@ def test_count_made_in_the_identity_pass(template, tmp_path, monkeypatch):
     assert len(passes) == 1 and passes[0] is not None  # the count's own pass, over the published columns
     monkeypatch.setattr(streaming, "EAGER_BYTES", 1 << 40)
     assert without_ledger() == bare
+
+
+@pytest.mark.slow
+def test_small_epsilon_chooses_on_the_table_streamed_as_read_whole(template, tmp_path, monkeypatch):
+    """At a small ε the plan chooses on the whole table (selection/PROOF.md §8): streamed, the table
+    is counted in its own pass, and the release is the one read whole gives."""
+    path, schema = declared_table(tmp_path)
+    out = _twins(path, template, tmp_path, monkeypatch, epsilon=0.1, delta=1e-6, schema=str(schema))
+    assert out["streamed"] is True
+    certificate = json.loads(out["files"]["r.certificate.json"])
+    recode = [m for m in certificate["mechanisms"] if m["step"] == "recode"][0]
+    assert recode["parameters"]["chosen_on"] == "table"

@@ -210,7 +210,7 @@ class PolarsEngine:
         if not isinstance(table, PolarsPublicationTable):  # streamed: every row, one pass
             from crowdsafe.engines.streamed_publish import StreamedSample, count_streamed
 
-            return count_streamed(StreamedSample(table, None), table.columns)
+            return count_streamed(StreamedSample(table, None), table.columns, label="counting the table")
         return count_sample(table.dataset, table.columns)
 
     def apply(self, counts: CountedSample, scheme: GeneralizationScheme, k: int, fixed: bool) -> AppliedCounts:

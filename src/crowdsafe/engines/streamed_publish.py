@@ -150,7 +150,7 @@ class StreamedSample:
         return digest.hexdigest(ledger.identity_key)
 
 
-def count_streamed(sample: StreamedSample, columns: Sequence[str]) -> CountedSample:
+def count_streamed(sample: StreamedSample, columns: Sequence[str], label: str = "counting the sample") -> CountedSample:
     """The sample's frequency table over ``columns``: each batch's values mapped to the
     hierarchies' leaf codes (a lookup made once from the domain's distinct values), its code tuples
     counted, the counts merged (:class:`TupleCounter`); the
@@ -161,7 +161,7 @@ def count_streamed(sample: StreamedSample, columns: Sequence[str]) -> CountedSam
     if kept is not None:
         return kept
     counter = TupleCounter(sample.table, columns)
-    for batch in sample.batches(list(columns), label="counting the sample"):
+    for batch in sample.batches(list(columns), label=label):
         counter.add(batch)
     return counter.counted()
 
