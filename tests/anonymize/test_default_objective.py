@@ -1,7 +1,8 @@
-"""The objective a publication gets when none is given (issue #36): ``marginals`` where its ε1 is
-not held at the cap and every published column has a declared hierarchy, else ``retained``;
-chosen from public facts only (the same plan on neighbouring tables, and a default that reads
-the data is caught), with the rule in the plan, the certificate and the command's output."""
+"""The objective a publication gets when none is given (issue #36): ``marginals`` where every
+published column has a declared hierarchy and either its ε1 is not held at the cap or the choice
+reads the whole table (the Polars engine), else ``retained``; chosen from public facts only (the
+same plan on neighbouring tables, and a default that reads the data is caught), with the rule in
+the plan, the certificate and the command's output."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import crowdsafe.anonymize.publish as publish_module
 from crowdsafe.anonymize.plan import (
     DEFAULT_CAPPED_RULE,
     DEFAULT_MARGINALS_RULE,
+    DEFAULT_TABLE_RULE,
     DEFAULT_UNDECLARED_RULE,
     PlanRequest,
     epsilon1_split,
@@ -38,28 +40,44 @@ def _plan(data: Dataset, epsilon: float, **given) -> object:
     return plan_for_dataset(data, PlanRequest(epsilon, 1e-6, **given))
 
 
+@pytest.mark.parametrize("table_counts", [True, False])
 @pytest.mark.parametrize("epsilon", [0.1, 0.5, 0.75, 0.9, 1.0, 2.0, 5.0])
-def test_marginals_exactly_where_its_epsilon1_is_not_capped(train, epsilon):
+def test_marginals_where_its_epsilon1_is_not_capped_or_the_choice_reads_the_table(train, epsilon, table_counts,
+                                                                                   monkeypatch):
     """The rule against the planner's own split for ``marginals`` (m = 2), computed here by
-    :func:`planned_epsilon1` (its solved plan, not the cheap split the default uses)."""
+    :func:`planned_epsilon1` (its solved plan, not the cheap split the default uses), on the Polars
+    engine (the choice may read the table) and as the Spark engine plans (it may not)."""
+    monkeypatch.setattr(publish_module, "TABLE_COUNTS", table_counts)
     plan = _plan(train, epsilon)
     candidates = plan.candidates
     _, _, capped = planned_epsilon1(epsilon, 1e-6, None, None, candidates, False, 0.1 * epsilon)
-    assert plan.objective == ("retained" if capped else "marginals")
-    assert plan.objective_rule == (DEFAULT_CAPPED_RULE if capped else DEFAULT_MARGINALS_RULE)
-    if plan.objective == "marginals":  # the plan is the one an explicit --objective marginals gets
-        explicit = _plan(train, epsilon, objective="marginals")
-        assert (plan.k, plan.beta, plan.epsilon1) == (explicit.k, explicit.beta, explicit.epsilon1)
-    else:
-        explicit = _plan(train, epsilon, objective="retained")
-        assert (plan.k, plan.beta, plan.epsilon1) == (explicit.k, explicit.beta, explicit.epsilon1)
-        assert explicit.objective_rule == "given"
+    marginals = table_counts or not capped
+    assert plan.objective == ("marginals" if marginals else "retained")
+    assert plan.objective_rule == (DEFAULT_CAPPED_RULE if not marginals else
+                                   DEFAULT_TABLE_RULE if capped else DEFAULT_MARGINALS_RULE)
+    assert plan.selection_source == ("table" if capped and table_counts else "sample")
+    # the plan is the one an explicit --objective gets
+    explicit = _plan(train, epsilon, objective=plan.objective)
+    assert (plan.k, plan.beta, plan.epsilon1) == (explicit.k, explicit.beta, explicit.epsilon1)
+    assert explicit.objective_rule == "given"
 
 
-def test_the_switch_on_adult_lies_between_075_and_09(train):
+def test_on_the_sample_the_switch_on_adult_lies_between_075_and_09(train, monkeypatch):
+    monkeypatch.setattr(publish_module, "TABLE_COUNTS", False)
     assert _plan(train, 0.75).objective == "retained"
     assert _plan(train, 0.9).objective == "marginals"
     assert epsilon1_split(0.9, 1e-6, None, None, 36864, False, 0.09)[1] is False
+
+
+def test_the_choice_on_the_table_plans_epsilon1_for_classes_of_k_over_beta(train):
+    """At a capped ε the table's classes have k/β rows, so the planner's ε1 for them is far below
+    the cap (half of ε) and the sample is larger than the capped plan's."""
+    table = _plan(train, 0.1)
+    capped = plan_publication(PlanRequest(0.1, 1e-6, candidates=table.candidates, declared_domains=True))
+    assert table.selection_source == "table" and capped.selection_source == "sample"
+    assert table.epsilon1 < 0.5 * 0.1 * 0.7 and capped.epsilon1 == pytest.approx(0.5 * 0.1)
+    assert table.beta > capped.beta
+    assert "k/beta dq, one class of the whole table" in table.epsilon1_rule
 
 
 def test_undeclared_hierarchies_get_retained(train):
@@ -125,8 +143,9 @@ def test_the_plan_only_output_names_the_rule(capsys, tmp_path, monkeypatch):
 
     monkeypatch.setenv("CROWDSAFE_LEDGER", str(tmp_path / "ledger.sqlite3"))
     assert main(["publish", "adult", "--epsilon", "0.5", "--plan-only"]) == 0
-    printed = capsys.readouterr().out
-    assert "objective     retained" in printed and DEFAULT_CAPPED_RULE[:40] in " ".join(printed.split())
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "objective marginals" in printed and DEFAULT_TABLE_RULE[:60] in printed
+    assert "scored on the whole table" in printed
 
 
 def test_a_frame_without_schema_plans_retained():

@@ -308,12 +308,17 @@ def _solved(checked: _Checked) -> PublishPlan:
     if scheme is None and given_epsilon1 is None and candidates is not None:
         if request.objective is None:
             chosen_objective, objective_rule = default_objective(
-                float(epsilon), float(delta), beta, k, int(candidates), request.declared_domains, float(epsilon1))
+                float(epsilon), float(delta), beta, k, int(candidates), request.declared_domains, float(epsilon1),
+                request.table_counts)
         solved, rule, capped = planned_epsilon1(float(epsilon), float(delta), beta, k, int(candidates),
                                                 chosen_objective.monotone, float(epsilon1))
         # ε1 held at the top of its range: the sample is too small to choose on. The whole table
-        # when the engine holds it (TABLE_RULE), else a noisy count of the sample sizes the candidates
+        # when the engine holds it (TABLE_RULE, with ε1 planned for its classes of k/β rows), else a
+        # noisy count of the sample sizes the candidates
         source = "table" if capped and request.table_counts else "sample"
+        if source == "table":
+            solved, rule, _ = planned_epsilon1(float(epsilon), float(delta), beta, k, int(candidates),
+                                               chosen_objective.monotone, float(epsilon1), on_table=True)
         count_share = COUNT_SHARE if capped and source == "sample" else 0.0
     else:
         count_share, source = 0.0, "sample"
@@ -430,7 +435,7 @@ COUNT_RULE = (f"{COUNT_SHARE:.0%} of epsilon1 pays for a noisy count of the samp
 
 
 def planned_epsilon1(epsilon: float, delta: float, beta: float | None, k: int | None, candidates: int,
-                     monotone: bool, start: float) -> tuple[Any, str, bool]:
+                     monotone: bool, start: float, on_table: bool = False) -> tuple[Any, str, bool]:
     """The planner's split of ε between the selection (ε1) and the k-anonymization, from public
     quantities only: the number of candidate nodes L and the objective's monotonicity m.
 
@@ -451,38 +456,44 @@ def planned_epsilon1(epsilon: float, delta: float, beta: float | None, k: int | 
     :mod:`crowdsafe.selection.candidates`), which keeps only the nodes with at most ρ · n̂ / k
     possible tuples: those a sample of about n̂ rows can fill with classes of k, so the expected
     release is not mostly suppressed, whatever the table's size (which the plan does not know).
+    When the engine holds the table, the selection reads it instead (:data:`TABLE_RULE`), and
+    ``on_table`` plans ε1 for that choice: its classes have k/β rows, so the same bound asks for β
+    times less, ε1 = m (ln L + ln 20) · β / k, and the rest of ε buys a larger sample.
     """
-    epsilon1, capped = epsilon1_split(epsilon, delta, beta, k, candidates, monotone, start)
+    epsilon1, capped = epsilon1_split(epsilon, delta, beta, k, candidates, monotone, start, on_table)
     solved = solve_plan(epsilon, delta, beta, k, epsilon1)
     m = 1.0 if monotone else 2.0
+    held = "k/beta dq, one class of the whole table," if on_table else "k dq"
     rule = (f"planned: the selection's 95% utility bound (m dq / epsilon1)(ln L + ln 20) held to "
-            f"{EPSILON1_LOSS_CLASSES:g} k dq at the largest admitted rate (L = {candidates:,} candidate nodes, "
+            f"{EPSILON1_LOSS_CLASSES:g} {held} at the largest admitted rate (L = {candidates:,} candidate nodes, "
             f"m = {m:g}), within {EPSILON1_SHARE_RANGE[0]:.0%}-{EPSILON1_SHARE_RANGE[1]:.0%} of epsilon")
     return solved, rule, capped
 
 
 @functools.lru_cache(maxsize=256)
 def epsilon1_split(epsilon: float, delta: float, beta: float | None, k: int | None, candidates: int,
-                   monotone: bool, start: float) -> tuple[float, bool]:
+                   monotone: bool, start: float, on_table: bool = False) -> tuple[float, bool]:
     """:func:`planned_epsilon1`'s ε1 and whether it is held at the top of its range (``capped``),
     before the rate is chosen: the fixed-point iteration alone (a few evaluations of d)."""
     low, high = EPSILON1_SHARE_RANGE[0] * epsilon, EPSILON1_SHARE_RANGE[1] * epsilon
     m = 1.0 if monotone else 2.0
     epsilon1 = start
 
-    def sizing(epsilon1: float, near: int | None) -> int:
-        """k at the largest admitted rate (or the β or k given), or the planner's where no k fits
-        that rate; ``near``: the previous iteration's k, a guess that saves evaluations of d."""
+    def sizing(epsilon1: float, near: int | None) -> tuple[int, float]:
+        """(k, β) at the largest admitted rate (or the β or k given), or the planner's where no k
+        fits that rate; ``near``: the previous iteration's k, a guess that saves evaluations of d."""
         try:
             if k is None:
                 rate = beta if beta is not None else largest_rate_for_epsilon(epsilon, epsilon1)
-                return max(least_k(epsilon, delta, rate, epsilon1, near=near), 2)
-            return solve_plan(epsilon, delta, beta, k, epsilon1, largest_rate=True).k
+                return max(least_k(epsilon, delta, rate, epsilon1, near=near), 2), rate
+            solved = solve_plan(epsilon, delta, beta, k, epsilon1, largest_rate=True)
         except ParameterError:
-            return solve_plan(epsilon, delta, beta, k, epsilon1).k
+            solved = solve_plan(epsilon, delta, beta, k, epsilon1)
+        return solved.k, solved.beta
 
-    def needed(sized: int) -> float:  # the ε1 the bound asks for at k = sized, before the range
-        return m * (math.log(candidates) + math.log(20.0)) / (EPSILON1_LOSS_CLASSES * sized)
+    def needed(sized: tuple[int, float]) -> float:  # the ε1 the bound asks for at (k, β), before the range
+        classes = sized[0] / sized[1] if on_table else sized[0]  # a class of the sample, or of the table
+        return m * (math.log(candidates) + math.log(20.0)) / (EPSILON1_LOSS_CLASSES * classes)
 
     sized = sizing(epsilon1, None)
     for _ in range(20):
@@ -490,7 +501,7 @@ def epsilon1_split(epsilon: float, delta: float, beta: float | None, k: int | No
         if abs(wanted - epsilon1) <= 1e-4 * epsilon:
             break
         epsilon1 = wanted
-        sized = sizing(epsilon1, sized)
+        sized = sizing(epsilon1, sized[0])
     return epsilon1, epsilon1 >= high and needed(sized) >= high
 
 
@@ -498,8 +509,12 @@ def epsilon1_split(epsilon: float, delta: float, beta: float | None, k: int | No
 DEFAULT_MARGINALS_RULE = ("default: marginals (the error of every 1- and 2-way marginal: the analyses nobody "
                           "planned), since at this epsilon the planner does not hold its epsilon1 at the cap "
                           "and every published column has a declared hierarchy")
+DEFAULT_TABLE_RULE = ("default: marginals (the error of every 1- and 2-way marginal: the analyses nobody planned), "
+                      "chosen on the whole table, since at this epsilon the sample is too small to choose on and "
+                      "every published column has a declared hierarchy")
 DEFAULT_CAPPED_RULE = ("default: retained, since at this epsilon marginals would want more than half of epsilon "
-                       "for its choice (epsilon1 held at the cap); docs/publish.md compares the two at each epsilon")
+                       "for its choice on the sample (epsilon1 held at the cap) and the engine chooses on the sample; "
+                       "docs/publish.md compares the two at each epsilon")
 DEFAULT_UNDECLARED_RULE = ("default: retained, since marginals needs a declared hierarchy for every published "
                            "column")
 DEFAULT_UNPLANNED_RULE = ("default: retained, since the default is chosen with the planner's epsilon1 and the "
@@ -507,17 +522,19 @@ DEFAULT_UNPLANNED_RULE = ("default: retained, since the default is chosen with t
 
 
 def default_objective(epsilon: float, delta: float, beta: float | None, k: int | None, candidates: int,
-                      declared_domains: bool | None, start: float) -> tuple[Any, str]:
+                      declared_domains: bool | None, start: float, table_counts: bool = False) -> tuple[Any, str]:
     """The objective a publication gets when none is given, and the rule in words, from public
-    quantities only (the parameters, the number of candidate nodes L and whether every published
-    column has a declared hierarchy, all fixed before the data is read):
+    quantities only (the parameters, the number of candidate nodes L, whether every published
+    column has a declared hierarchy and whether the engine chooses on the whole table, all fixed
+    before the data is read):
 
     - ``marginals`` (every 1- and 2-way marginal, spread over the leaves) when every published
-      column has a declared hierarchy and the planner's ε1 for it is not held at the top of its
-      range (:func:`epsilon1_split`): a release then serves the analyses nobody planned;
-    - ``retained`` otherwise: at small ε (on Adult below ε ≈ 1) ``marginals``, not monotone,
-      would need twice the ε1 and its choice is too blunt; ``retained`` keeps more there
-      (docs/publish.md, "The default objective", has the measurements).
+      column has a declared hierarchy and either the planner's ε1 for it is not held at the top of
+      its range (:func:`epsilon1_split`), or it is and the engine holds the table, so the choice
+      reads the whole table (:data:`TABLE_RULE`): a release then serves the analyses nobody planned;
+    - ``retained`` otherwise: on the sample at small ε (on Adult below ε ≈ 1) ``marginals``, not
+      monotone, would need twice the ε1 and its choice is too blunt (docs/publish.md, "The
+      default objective", has the measurements).
     """
     from crowdsafe.selection.score import make_objective
 
@@ -529,7 +546,7 @@ def default_objective(epsilon: float, delta: float, beta: float | None, k: int |
     marginals = make_objective("marginals")
     _, capped = epsilon1_split(epsilon, delta, beta, k, candidates, marginals.monotone, start)
     if capped:
-        return make_objective("retained"), DEFAULT_CAPPED_RULE
+        return (marginals, DEFAULT_TABLE_RULE) if table_counts else (make_objective("retained"), DEFAULT_CAPPED_RULE)
     return marginals, DEFAULT_MARGINALS_RULE
 
 
