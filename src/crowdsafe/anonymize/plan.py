@@ -422,10 +422,11 @@ def solve_plan(epsilon: float, delta: float, beta: float | None, k: int | None, 
 
 #: What the noisy count inside Am does, and why the planner adds it (:mod:`crowdsafe.selection.candidates`).
 #: Why the selection reads the whole table where the planner caps ε1 (selection/PROOF.md §8).
-TABLE_RULE = ("epsilon1 is at the top of its range, so the sample is too small to choose on: the exponential "
-              "mechanism scores the schemes on the whole table instead (classes of at least k/beta rows, what a "
-              "sample keeps k of on average), an epsilon1-DP choice; the release of the chosen scheme is then "
-              "strongly safe, and the two compose to the same (epsilon, delta)")
+TABLE_RULE = ("on the sample the choice would need epsilon1 at the top of its range (the sample is too small to "
+              "choose on), so the exponential mechanism scores the schemes on the whole table instead (classes of at "
+              "least k/beta rows, what a sample keeps k of on average), an epsilon1-DP choice with epsilon1 planned "
+              "for those classes; the release of the chosen scheme is then strongly safe, and the two compose to "
+              "the same (epsilon, delta)")
 COUNT_RULE = (f"{COUNT_SHARE:.0%} of epsilon1 pays for a noisy count of the sample (discrete Laplace, not "
               "published); the exponential mechanism then chooses, with the rest, only among the schemes with at "
               f"most {CELLS_PER_CLASS} * count / k possible tuples (and the coarsest), those a sample of that size "
