@@ -6,8 +6,6 @@ table with those inputs and no noisy count, and the certificate cites the compos
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from crowdsafe import api
@@ -44,8 +42,8 @@ def test_a_plan_without_the_table_counts_the_sample_as_before():
 
 
 def test_the_threshold_is_k_over_beta_rounded_up():
-    assert table_threshold(53, 0.0445) == math.ceil(53 / 0.0445)
-    assert table_threshold(10, 1.0) == 10 and table_threshold(3, 0.5) == 6
+    assert table_threshold(53, 0.0445) == 1192  # 53 / 0.0445 = 1191.01...
+    assert table_threshold(40, 0.25) == 160 and table_threshold(3, 0.5) == 6 and table_threshold(10, 1.0) == 10
 
 
 def _adult_counts(epsilon):

@@ -310,15 +310,14 @@ def _solved(checked: _Checked) -> PublishPlan:
             chosen_objective, objective_rule = default_objective(
                 float(epsilon), float(delta), beta, k, int(candidates), request.declared_domains, float(epsilon1),
                 request.table_counts)
-        solved, rule, capped = planned_epsilon1(float(epsilon), float(delta), beta, k, int(candidates),
-                                                chosen_objective.monotone, float(epsilon1))
-        # ε1 held at the top of its range: the sample is too small to choose on. The whole table
-        # when the engine holds it (TABLE_RULE, with ε1 planned for its classes of k/β rows), else a
-        # noisy count of the sample sizes the candidates
+        # ε1 held at the top of its range on the sample (the cheap split, cached): the sample is too
+        # small to choose on. The whole table when the engine holds it (TABLE_RULE, with ε1 planned for
+        # its classes of k/β rows), else a noisy count of the sample sizes the candidates
+        _, capped = epsilon1_split(float(epsilon), float(delta), beta, k, int(candidates), chosen_objective.monotone,
+                                   float(epsilon1))
         source = "table" if capped and request.table_counts else "sample"
-        if source == "table":
-            solved, rule, _ = planned_epsilon1(float(epsilon), float(delta), beta, k, int(candidates),
-                                               chosen_objective.monotone, float(epsilon1), on_table=True)
+        solved, rule, _ = planned_epsilon1(float(epsilon), float(delta), beta, k, int(candidates),
+                                           chosen_objective.monotone, float(epsilon1), on_table=source == "table")
         count_share = COUNT_SHARE if capped and source == "sample" else 0.0
     else:
         count_share, source = 0.0, "sample"

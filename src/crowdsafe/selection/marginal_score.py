@@ -174,12 +174,17 @@ class MarginalScorer:
         #: a lower bound on Def(g) of every node, in the lattice's order: the largest Def of its 2-column
         #: projections (coarser nodes; :func:`.marginal_tables.generalization_table`)
         self.deficit_floor = np.zeros(shape, dtype=np.int64)
+        decoded: dict[tuple[int, int], np.ndarray] = {}  # (projection, column) -> leaf codes, once each
         for marginal in self.sets:
             # the marginal's cells from the smallest projection that holds its columns
-            keys, counts = self.projections.on(max(marginal))
+            last = max(marginal)
+            keys, counts = self.projections.on(last)
+            for j in marginal:
+                if (last, j) not in decoded:
+                    decoded[last, j] = self.tables.leaf_codes(keys, j)
             # float weights for the grouped sums, exact while the total is below 2^53
             weights = counts.astype(np.float64) if self.cells.n_rows < 2**53 else None
-            table, deficits = generalization_table([self.tables.leaf_codes(keys, j) for j in marginal], counts,
+            table, deficits = generalization_table([decoded[last, j] for j in marginal], counts,
                                                    [self.hierarchies[j] for j in marginal], self.k, weights)
             # a fixed column (height 0 in the lattice) keeps level 0
             kept = tuple(slice(0, shape[j]) for j in marginal)
