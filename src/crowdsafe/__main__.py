@@ -1,5 +1,5 @@
 """``python -m crowdsafe`` runs the command line."""
 
-from crowdsafe.cli import run
+from crowdsafe.console import run
 
 run()
