@@ -241,8 +241,7 @@ def _log_tail_one(n: int, gamma: float, beta: float, eps_anon: float, exact: _Ex
     first = math.floor(scaled) + 1
     if abs(scaled - nearest) <= _TIE * max(1.0, scaled):
         first = exact.first_counted(n, nearest)
-    if first > n:
-        return -math.inf
+    # γ < 1, so j = n is always counted: at least one term
     log_beta, log_rest, log_whole = math.log(beta), math.log1p(-beta), math.lgamma(n + 1.0)
     last_j = min(first + terms - 1, n)
     log_pmf = [log_whole - math.lgamma(j + 1.0) - math.lgamma(n - j + 1.0) + j * log_beta + (n - j) * log_rest
@@ -284,8 +283,8 @@ def dps_delta_at_most(k: int, beta: float, epsilon: float, delta: float, epsilon
     found sooner when it is no. The search keeps the largest tail found so far, a lower bound on
     the maximum; once it exceeds log δ − 1e-9 (1e-9 is the least rounding margin d carries, with
     1e-12 to spare) the answer is no and the rest of the search is skipped. Planners ask this
-    many times, mostly of parameters far from the boundary, and a fifth of the time of the same
-    parameters again (one plan at ε = 1 asks 728 times, 594 of them distinct): the answers, a pure
+    many times, mostly of parameters far from the boundary, and about one call in five repeats an
+    earlier one (one plan at ε = 1 asks 728 times, 594 of them distinct): the answers, a pure
     function of the arguments, are kept."""
     if not delta > 0:
         return False
