@@ -40,7 +40,7 @@ def test_table_numpy_and_polars_ranks_agree(case):
     expected = reference_ids(columns)
     key = cells.packing.pack(columns, sizes, np.uint64)
     span = int(cells.packing.span(sizes))
-    for ids, m in (cells._ids_by_table(key.astype(np.int64), span), cells._ids_by_numpy(key),
+    for ids, m in (cells._ids_by_table(key.astype(np.int64), span), cells._ids_by_numpy(key, span),
                    cells._ids_by_polars(key)):
         assert (ids.tolist(), m) == expected
         assert ids.dtype == np.int64

@@ -20,6 +20,7 @@ import numpy as np
 
 from crowdsafe.anonymize.counted import CountedSample, counted
 from crowdsafe.data import Dataset, Hierarchy, packing
+from crowdsafe.data.arrays import stable_argsort
 from crowdsafe.errors import ParameterError
 from crowdsafe.selection.gumbel import SCORE_UNIT
 from crowdsafe.selection.score import (
@@ -149,7 +150,8 @@ class KeyedTables:
         # leaf_of_rank[j][tree code at level 0]: the column's leaf code
         self.leaf_of_rank = [np.argsort(rank) for rank in leaf_ranks]
         keys = self.pack((leaf_ranks[j][cells.codes[:, j]] for j in range(self.d)), cells.n_cells)
-        order = np.argsort(keys)
+        # the keys are distinct (one per cell): every sort gives the one order; int64 keys by radix passes
+        order = np.argsort(keys) if self.wide_keys else stable_argsort(keys, 1 << sum(self.bits))
         self.base_keys = keys[order]
         self.base_counts = cells.counts[order].astype(np.int64)
         # a count is at most the sample's size: when it fits beside the key bits, raise_level
