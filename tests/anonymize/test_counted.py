@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from crowdsafe.anonymize.apply import apply
 from crowdsafe.anonymize.cells import cell_table
-from crowdsafe.anonymize.counted import apply_counts, counted
+from crowdsafe.anonymize.counted import _count_by_leaf_expressions, _count_physical, apply_counts, counted
 from crowdsafe.anonymize.publish import prepare_dataset
 from crowdsafe.anonymize.recoding import GeneralizationScheme
-from crowdsafe.data import load
+from crowdsafe.data import Hierarchy, load
 from crowdsafe.errors import SchemaError
 from crowdsafe.randomness import Randomness
 from crowdsafe.selection.mechanism import choose_scheme
@@ -73,11 +73,36 @@ def test_counting_from_physical_codes_equals_the_cell_table(rows, seed, wide, wi
         **({"text": pick(["p", "q"])} if with_text else {}),
     })
     dataset, columns, _ = prepare_dataset(load(frame, qi=list(frame.columns)))
+    # a declared hierarchy that lists one value of "small" only: the others go to its missing leaf
+    dataset = dataset.with_hierarchies({"small": Hierarchy.from_columns(
+        "small", pl.Series("small", [5], dtype=pl.Int16), [["*"]]).absorbing()})
     table = counted(dataset, columns)
     cells = cell_table(dataset, columns)
     assert table.n_rows == rows and table.columns == tuple(columns)
     np.testing.assert_array_equal(table.codes, cells.codes)  # the same cells, in the same order
     np.testing.assert_array_equal(table.counts, cells.counts)
+    # the safe pipeline's hierarchies absorb: counted by the leaf-code expressions, and the
+    # physical codes' path (for hierarchies that do not) gives the same cells
+    by_expressions = _count_by_leaf_expressions(dataset, tuple(columns))
+    by_physical = _count_physical(dataset, tuple(columns))
+    assert by_expressions is not None and by_physical is not None
+    for codes, counts in (by_expressions, by_physical):
+        np.testing.assert_array_equal(codes, cells.codes)
+        np.testing.assert_array_equal(counts, cells.counts)
+
+
+def test_counting_by_expressions_is_held_to_the_cell_table(prepared, monkeypatch):
+    """The expression path is what counts the safe pipeline's sample, and a wrong code there
+    (each column's first leaf shifted) is caught by the comparison above."""
+    dataset, columns = prepared
+    cells = cell_table(dataset, columns)
+    codes, counts = _count_by_leaf_expressions(dataset, tuple(columns))
+    np.testing.assert_array_equal(codes, cells.codes)
+    real = Hierarchy.leaf_code_expression
+    monkeypatch.setattr(Hierarchy, "leaf_code_expression",
+                        lambda self, column, dtype: real(self, column, dtype).replace(0, 1))
+    codes, _ = _count_by_leaf_expressions(dataset, tuple(columns))
+    assert codes.shape != cells.codes.shape or not np.array_equal(codes, cells.codes)
 
 
 def test_an_empty_sample_counts_to_an_empty_table(prepared):

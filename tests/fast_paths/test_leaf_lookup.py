@@ -73,3 +73,70 @@ def test_few_values_skip_the_join(monkeypatch):
     monkeypatch.setattr(hierarchy_module, "LOOKUP_IN_PYTHON", 2)
     assert h.leaf_codes(pl.Series("c", ["b", "a", "b"])).tolist() == [1, 0, 1]
     assert calls == [1]
+
+
+def codes_by_expression(h: Hierarchy, series: pl.Series):
+    expression = h.leaf_code_expression("c", series.dtype)
+    if expression is None:
+        return None
+    return series.to_frame("c").select(expression).get_column("c").to_list()
+
+
+@settings(max_examples=200, deadline=None)
+@given(cases(), st.booleans())
+def test_the_counting_expression_gives_leaf_codes_own_codes(case, as_enum):
+    """:meth:`Hierarchy.leaf_code_expression` (one Polars select over the rows, what the sample is
+    counted with) gives every row the code :meth:`Hierarchy.leaf_codes` gives it: missing values
+    and values the leaves do not list on the missing leaf. It exists only for an absorbing
+    hierarchy over text, Categorical, Enum or integers."""
+    kind, leaves, with_missing, absorbing, values, as_categorical = case
+    h = Hierarchy.from_columns("c", pl.Series("c", leaves, dtype=DTYPES[kind]), [["*"] * len(leaves)])
+    if with_missing:
+        h = h.with_missing_leaf()
+    if absorbing:
+        h = h.absorbing()
+    series = pl.Series("c", values, dtype=DTYPES[kind])
+    if as_categorical:
+        series = series.cast(pl.Enum(sorted({v for v in leaves + ["z", "A"]})) if as_enum else pl.Categorical)
+    by_expression = codes_by_expression(h, series)
+    if not absorbing or kind in ("date", "bool"):
+        assert by_expression is None
+    else:
+        assert by_expression == h.leaf_codes(series).tolist()
+
+
+def test_a_counting_expression_that_sends_unlisted_values_elsewhere_is_caught(monkeypatch):
+    h = Hierarchy.from_columns("c", pl.Series("c", ["a", "b"]), [["*", "*"]]).absorbing()
+    series = pl.Series("c", ["b", None, "z"])
+    assert codes_by_expression(h, series) == h.leaf_codes(series).tolist() == [1, 2, 2]
+
+    def first_leaf_by_default(self, column, dtype):  # "z" on leaf 0 instead of the missing leaf
+        listed = self.leaves.drop_nulls()
+        return pl.col(column).replace_strict(listed, list(range(len(listed))), default=0,
+                                             return_dtype=pl.UInt32).fill_null(self.missing_leaf)
+
+    monkeypatch.setattr(Hierarchy, "leaf_code_expression", first_leaf_by_default)
+    assert codes_by_expression(h, series) != h.leaf_codes(series).tolist()
+
+
+def test_leaves_that_repeat_a_value_leave_the_codes_to_leaf_codes():
+    """A text hierarchy read over an integer column can hold "7" and "07": both are 7 there."""
+    h = Hierarchy.from_columns("c", pl.Series("c", ["7", "07", "3"]), [["*"] * 3]).absorbing()
+    assert h.leaf_code_expression("c", pl.Int64) is None
+    assert h.leaf_code_expression("c", pl.String) is not None
+
+
+@settings(max_examples=100, deadline=None)
+@given(cases())
+def test_the_outside_count_is_the_length_of_the_outside_list(case):
+    """The custodian-only count of unlisted values, counted in one select for every column
+    (:meth:`Hierarchy.outside_count`), is the length of :meth:`Hierarchy.outside`'s list."""
+    kind, leaves, with_missing, absorbing, values, as_categorical = case
+    h = Hierarchy.from_columns("c", pl.Series("c", leaves, dtype=DTYPES[kind]), [["*"] * len(leaves)])
+    if with_missing:
+        h = h.with_missing_leaf()
+    series = pl.Series("c", values, dtype=DTYPES[kind])
+    if as_categorical:
+        series = series.cast(pl.Categorical)
+    counted = series.to_frame("c").select(h.outside_count("c", series.dtype)).item()
+    assert counted == len(h.outside(series))

@@ -23,11 +23,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import tables
-from test_marginal_objective import COLUMNS, _prepared, _search_against_every_node
+from test_marginal_objective import COLUMNS, _prepared, _random_table, _search_against_every_node
 from test_objectives import _raised
 
 import crowdsafe.selection.marginal_score as marginal_score
 from crowdsafe.anonymize.counted import counted
+from crowdsafe.randomness import Randomness, gumbel_cells
 from crowdsafe.selection import marginal_tables
 from crowdsafe.selection import tables as keyed_tables
 from crowdsafe.selection.marginal_score import (
@@ -192,6 +193,56 @@ def test_a_floor_above_the_deficit_is_caught(monkeypatch):
 
     monkeypatch.setattr(marginal_score, "MarginalScorer", Raised)
     pairs = [pair for seed in range(6) for pair in _search_against_every_node(seed, (30.0, 3000.0))]
+    assert any(got != expected for got, expected in pairs)
+
+
+def _search_floors(data, k, scale):
+    """(each node's floor after a whole search, its pairs' floor before, its exact Def), in the
+    searched lattice's order."""
+    columns = [COLUMNS[j] for j in marginal_score.marginal_search_order([data.hierarchies[c] for c in COLUMNS])]
+    scorer = MarginalScorer(data, columns, k, make_objective("marginals"))
+    pairs = scorer.deficit_floor.tolist()
+    search = marginal_score.MarginalSearch(scorer, scale, gumbel_cells(Randomness(1).generator, scorer.lattice.size))
+    search.run()
+    deficits = [_deficit(_classes(data, columns, [int(x) for x in node]), k) for node in scorer.lattice.nodes()]
+    return search.floor.tolist(), pairs, deficits
+
+
+@SETTINGS
+@given(data=tables(min_rows=1, max_rows=60, with_shape_hierarchy=True), k=st.integers(2, 8),
+       scale=st.sampled_from([1.0, 30.0, 3000.0]))
+def test_the_floors_the_search_raises_stay_below_each_nodes_deficit(data, k, scale):
+    """The search raises F(g) from every projection it tabulates (PROOF.md §7): after a whole
+    search F is still at most Def(g) on every node, and never below the pairs' floor."""
+    floors, pairs, deficits = _search_floors(_prepared(data), k, scale)
+    assert all(p <= f <= d for f, p, d in zip(floors, pairs, deficits))
+
+
+def test_the_search_raises_the_floors():
+    """On random tables of a few hundred rows the search's tables raise floors above the pairs'
+    (the raise is exercised, not only harmless)."""
+    raised = 0
+    for seed in range(3):
+        data = _random_table(np.random.default_rng(seed), 300)
+        floors, pairs, deficits = _search_floors(data, 5, 30.0)
+        raised += sum(f > p for f, p in zip(floors, pairs))
+    assert raised > 0
+
+
+def test_floors_raised_towards_finer_nodes_are_caught(monkeypatch):
+    """Broken variant: each projection's Def given to the *coarser* nodes (levels at least the
+    block's), of which it is no lower bound. The floors then pass some node's Def, and the
+    search misses the argmax on some seed."""
+    def towards_coarser(self, attribute, found):
+        if not any(found):
+            return
+        box = tuple(slice(level, None) for level in self._levels[:attribute]) + (slice(0, len(found)),)
+        view = self._grid[box]
+        after = len(self.heights) - attribute - 1
+        np.maximum(view, np.asarray(found, dtype=np.int64).reshape((-1,) + (1,) * after), out=view)
+
+    monkeypatch.setattr(marginal_score.MarginalSearch, "_raise_floor", towards_coarser)
+    pairs = [pair for seed in range(8) for pair in _search_against_every_node(seed, (30.0, 3000.0))]
     assert any(got != expected for got, expected in pairs)
 
 

@@ -67,7 +67,11 @@ def counted(sample: Dataset | CountedSample, columns: Sequence[str]) -> CountedS
     if sample.n_rows == 0 and columns and len(hierarchies) == len(columns):
         return CountedSample(columns, np.zeros((0, len(columns)), dtype=np.int64), np.zeros(0, dtype=np.int64),
                              hierarchies)
-    fast = _count_physical(sample, columns) if len(hierarchies) == len(columns) else None
+    fast = None
+    if len(hierarchies) == len(columns):
+        fast = _count_by_leaf_expressions(sample, columns)
+        if fast is None:
+            fast = _count_physical(sample, columns)
     if fast is not None:
         return CountedSample(columns, *fast, hierarchies)
     cells = cell_table(sample, columns)
@@ -140,6 +144,32 @@ class _ColumnCodes:
 
 def _fits(columns: Sequence[_ColumnCodes]) -> bool:
     return packing.fits([c.span for c in columns])
+
+
+def _count_by_leaf_expressions(sample: Dataset, columns: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The cells of ``columns`` and their counts when every hierarchy absorbs the values it does
+    not list (the safe pipeline's, :func:`~crowdsafe.anonymize.publish.prepare_dataset`): the
+    rows' leaf codes from one Polars select (:meth:`~crowdsafe.data.Hierarchy.leaf_code_expression`,
+    the columns side by side), packed into one key and counted. The keys are the leaf codes
+    first column most significant, so their sorted order is the cells' lexicographic order.
+    None when a hierarchy has no such expression or the keys would not fit in 64 bits."""
+    schema = sample.frame.schema
+    expressions = []
+    for column in columns:
+        expression = sample.hierarchies[column].leaf_code_expression(column, schema[column])
+        if expression is None:
+            return None
+        expressions.append(expression)
+    sizes = [sample.hierarchies[c].size(0) for c in columns]
+    if not packing.fits(sizes):
+        return None
+    leaves = sample.frame.select(expressions)
+    key = packing.pack([leaves.get_column(c).to_numpy() for c in columns], sizes)
+    keys, counts = unique_counts(key, int(packing.span(sizes)))
+    cell_codes = np.empty((len(keys), len(columns)), dtype=np.int64)
+    for j in range(len(columns) - 1, -1, -1):
+        keys, cell_codes[:, j] = np.divmod(keys, sizes[j])
+    return cell_codes, counts.astype(np.int64)
 
 
 def _count_physical(sample: Dataset, columns: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray] | None:

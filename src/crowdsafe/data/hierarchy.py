@@ -391,6 +391,32 @@ class Hierarchy:
             )
         return found.to_numpy().astype(np.uint32)
 
+    def leaf_code_expression(self, column: str, dtype: pl.DataType) -> pl.Expr | None:
+        """A Polars expression giving each row of ``column`` (of type ``dtype``) its leaf code
+        (UInt32), as :meth:`leaf_codes` would: for an absorbing hierarchy (:meth:`absorbing`),
+        whose missing-value leaf takes missing values and every value it does not list, so no
+        row can be refused. None where :meth:`leaf_codes` must decide: a hierarchy that does not
+        absorb (an uncovered value is an error naming it), leaves that repeat a value, or a
+        column that is not text, Categorical, Enum or integer."""
+        categorical = isinstance(dtype, (pl.Categorical, pl.Enum))
+        if not self.absorbs_outside or not (categorical or dtype == pl.String or dtype.is_integer()):
+            return None
+        target = pl.String() if categorical else dtype
+        key = ("leaf_code_expression", target)
+        if key not in self.derived:
+            leaves = self._aligned_leaves(target)
+            missing = leaves.is_null().to_numpy()  # an absorbing hierarchy has one missing leaf
+            old = leaves.filter(pl.Series(~missing))
+            codes = pl.Series(np.flatnonzero(~missing).astype(np.uint32))
+            unique = old.n_unique() == len(old)
+            self.derived[key] = (old, codes, int(np.flatnonzero(missing)[0])) if unique else None
+        found = self.derived[key]
+        if found is None:
+            return None
+        old, codes, missing_leaf = found
+        values = pl.col(column).cast(pl.String) if categorical else pl.col(column)
+        return values.replace_strict(old, codes, default=missing_leaf, return_dtype=pl.UInt32).fill_null(missing_leaf)
+
     def _looked_up(self, target: pl.Series, leaves: pl.Series) -> pl.Series | None:
         """The join of :meth:`leaf_codes` done in Python for a few values (its fixed cost is the
         cost there): each value's leaf code from a dictionary of the leaves (made once per dtype,
@@ -427,6 +453,16 @@ class Hierarchy:
             target = target.cast(pl.String)
         leaves = self._aligned_leaves(target.dtype)
         return target.filter(~target.is_in(leaves.drop_nulls().implode())).sort()
+
+    def outside_count(self, column: str, dtype: pl.DataType) -> pl.Expr:
+        """An expression: how many distinct values of ``column`` (of type ``dtype``; missing
+        values aside) the leaves do not list, the length of :meth:`outside`'s list, so that every
+        column is counted in one select. Reads the data: custodian-only."""
+        values = pl.col(column)
+        if isinstance(dtype, (pl.Categorical, pl.Enum)):
+            values, dtype = values.cast(pl.String), pl.String()
+        leaves = self._aligned_leaves(dtype).drop_nulls().implode()
+        return values.filter(values.is_not_null() & ~values.is_in(leaves)).n_unique()
 
     def mapping(self, level: int) -> pl.DataFrame:
         """A frame ``value -> label`` from each leaf to its node label at ``level``."""

@@ -51,13 +51,16 @@ bound on it. Two such coarser nodes are used:
   projected on each pair at each level combination comes with the pair's B_p table, and their
   largest is a floor under Def(g) for every node at once (:attr:`MarginalScorer.deficit_floor`);
 - the projection of a block on its first p columns (the other columns at their roots), which is
-  coarser than every node of the block.
+  coarser than every node of the block, and of every node at or below the block's levels on
+  those columns.
 
-The search (:func:`gumbel_max_marginals`) walks the columns depth-first as the other objectives'
-branch and bound. A block of nodes that agree on the first p columns has two bounds: the largest
-−B(g)·scale/D + G_g − the floor's cut over the block, and the largest −B(g)·scale/D + G_g less
-the cut of the block's projection (one precomputed maximum per block each). The first needs no
-table, so a block it rules out is never tabulated; the projections are made lazily, each from the
+The search (:func:`gumbel_max_marginals`, :class:`MarginalSearch`) walks the columns depth-first
+as the other objectives' branch and bound. Each node g carries a floor F(g) ≤ Def(g): first the
+pairs' floor, then raised by every projection the search tabulates, which is coarser than every
+node at or below the block's levels on its columns (PROOF.md §7). A block's bound is the largest
+over its nodes of −B(g)·scale/D + G_g − the cut of F(g) (one vectorized maximum per block's
+children), checked before the block's table is made, again once its projection has raised F, and
+before each child is opened. The projections are made lazily, each from the
 parent block's by raising one column (:class:`ProjectedTables`), and each level's Def of the
 projection's last column comes from one pass over the rows' run heights
 (:func:`deficits_by_level`). Only the blocks whose bound reaches the best lower key are opened;
@@ -244,8 +247,8 @@ class MarginalScorer:
 def gumbel_max_marginals(sample: Dataset | CountedSample, columns: Sequence[str], k: int, scale: float,
                          cells: np.ndarray, more_bits: MoreBits, objective: Objective) -> tuple[Lattice, int, int]:
     """argmax over every lattice node g of the exact key ``scale · q_int(S, g) / (m·Δ_int) + G_g``
-    for the ``marginals`` objective, by branch and bound (module docstring): (lattice, chosen
-    index, nodes scored exactly).
+    for the ``marginals`` objective, by branch and bound (module docstring, :class:`MarginalSearch`):
+    (lattice, chosen index, nodes scored exactly).
 
     The columns are searched in :func:`marginal_search_order` (any order gives the same argmax:
     each node keeps its own Gumbel cell, the lattice is only walked another way)."""
@@ -256,76 +259,114 @@ def gumbel_max_marginals(sample: Dataset | CountedSample, columns: Sequence[str]
     scorer = MarginalScorer(sample, [columns[j] for j in order], k, objective)
     to_searched = np.arange(lattice.size, dtype=np.int64).reshape([h + 1 for h in lattice.heights]) \
         .transpose(order).ravel()
-    denominator = scorer.objective.key_denominator(k)
     cells = np.asarray(cells, dtype=np.int64)[to_searched]
-    g_lo, g_hi = gumbel_enclosure(cells)
-    # the key without its suppression term, in float: within a relative 2^-50 of the exact value
-    partial = float(scale) * (-scorer.generalization.astype(np.float64) / float(denominator))
-    top = partial + g_hi
-    # every float below is within this of its exact value (sums of two or three terms of at most
-    # these magnitudes, each a few ulp off): the bounds are widened by it
-    finite = np.isfinite(g_hi)
-    magnitude = float(np.abs(partial).max(initial=0.0)) + float(np.abs(g_hi[finite]).max(initial=0.0))
-    weight = float(scale) * scorer.suppression_weight / float(denominator)
-    tables = scorer.tables
-    strides = [int(s) for s in scorer.lattice.strides]
-    block_top = [top.reshape(-1, strides[p]).max(axis=1).tolist() for p in range(tables.d)]
-    # each node's key less the suppression of its coarsest 2-column projection (a lower bound on
-    # its Def): a second bound per block, from the pairs' tables alone
-    floor_cut = weight * scorer.deficit_floor.astype(np.float64)
-    floored = top - floor_cut
-    floored_magnitude = magnitude + float(floor_cut.max(initial=0.0))
-    block_floored = [floored.reshape(-1, strides[p]).max(axis=1).tolist() for p in range(tables.d)]
-    best = [-math.inf]
-    scored: list[tuple[int, int]] = []
-
-    floored_margin = ENCLOSURE_MARGIN * (1.0 + 2.0 * floored_magnitude) + 1e-12 * floored_magnitude
-    heights = scorer.lattice.heights
-
-    def by_pairs(attribute: int, child: int) -> float:
-        """The bound of the block of ``child`` from its nodes' 2-column floors (no table needed)."""
-        return block_floored[attribute][child // strides[attribute]] + floored_margin
-
-    def by_projection(attribute: int, child: int, deficit: int) -> float:
-        """The bound of the block of ``child`` less the Def of its projection, ``deficit``."""
-        cut = weight * deficit
-        return (block_top[attribute][child // strides[attribute]] - cut) \
-            + ENCLOSURE_MARGIN * (1.0 + 2.0 * magnitude + abs(cut)) + 1e-12 * (magnitude + cut)
-
-    def record(index: int, deficit: int) -> None:
-        q = -int(scorer.generalization[index]) - scorer.suppression_weight * deficit
-        lo, _ = key_bounds(float(scale) * (q / denominator), g_lo[index], g_hi[index])
-        scored.append((index, q))
-        best[0] = max(best[0], float(lo))
-
-    def visit(attribute: int, source: ProjectedTables, index: int) -> None:
-        block = strides[attribute]
-        # the children (blocks, or nodes at the last column) the floors alone cannot rule out;
-        # the projection's table is made only for them
-        children = [(level, index + level * block) for level in range(heights[attribute] + 1)
-                    if by_pairs(attribute, index + level * block) >= best[0]]
-        if not children:
-            return
-        keys, counts = source.on(attribute)
-        found = deficits_by_level(tables.run_heights(keys, attribute), counts, k, children[-1][0])
-        if attribute == tables.d - 1:  # the children are nodes
-            for level, child in children:
-                record(child, found[level])
-            return
-        # each child's bound from the projection on columns 0..attribute, rolled up through the
-        # levels of ``attribute`` (its last column); a child's tables are made only when it uses them
-        ranked = [(min(by_projection(attribute, child, found[level]), by_pairs(attribute, child)), level, child)
-                  for level, child in children]
-        for upper, level, child in sorted(ranked, reverse=True):
-            if upper < best[0]:
-                break
-            visit(attribute + 1, source.raised(attribute, level), child)
-
-    visit(0, scorer.projections, 0)
-    indices = np.array([index for index, _ in scored], dtype=np.int64)
-    values = np.array([q for _, q in scored], dtype=object)
+    search = MarginalSearch(scorer, scale, cells)
+    search.run()
+    denominator = scorer.objective.key_denominator(k)
+    indices = np.array([index for index, _ in search.scored], dtype=np.int64)
+    values = np.array([q for _, q in search.scored], dtype=object)
     chosen = exact_gumbel_argmax(to_searched[indices], values, cells[indices], scale, more_bits, denominator)
-    return lattice, int(chosen), len(scored)
+    return lattice, int(chosen), len(search.scored)
+
+
+class MarginalSearch:
+    """The branch and bound of :func:`gumbel_max_marginals` over the scorer's (searched) lattice,
+    ``cells`` the Gumbel cells in that lattice's order (PROOF.md §7).
+
+    Each node g has a floor F(g) ≤ Def(g) (:attr:`floor`), first the largest Def of its 2-column
+    projections, then raised as the search learns: every table a visit makes (the sample projected
+    on the block's columns, its last column at each level) is a node coarser than every node whose
+    levels are at most the block's on those columns, whatever their other levels, and Def only
+    grows as classes split. A block's bound is the largest over its nodes of the key with F(g) in
+    place of Def(g), so it tightens as F rises; a block is opened only when that bound reaches the
+    best lower key of a node scored exactly (:attr:`scored`, (index, q_int) pairs)."""
+
+    def __init__(self, scorer: MarginalScorer, scale: float, cells: np.ndarray) -> None:
+        self.scorer = scorer
+        self.k = scorer.k
+        self.scale = float(scale)
+        self.denominator = scorer.objective.key_denominator(scorer.k)
+        self.g_lo, self.g_hi = gumbel_enclosure(cells)
+        # each node's key without its suppression term, in float: within a relative 2^-50 of the exact value
+        partial = self.scale * (-scorer.generalization.astype(np.float64) / float(self.denominator))
+        self.top = partial + self.g_hi
+        #: w·Def in key units: ε1 · P · λ · W / D per unit of Def
+        self.weight = self.scale * scorer.suppression_weight / float(self.denominator)
+        #: a lower bound on Def(g) of every node, in the searched lattice's order (raised during the search)
+        self.floor = scorer.deficit_floor.copy()
+        self.heights = scorer.lattice.heights
+        self.strides = [int(s) for s in scorer.lattice.strides]
+        self._grid = self.floor.reshape([h + 1 for h in self.heights])
+        # every float below is within this of its exact value: sums of two or three terms, each a few
+        # ulp off, of at most the largest partial key, Gumbel end and cut (Def ≤ rows · k: each class
+        # adds c·(k − c)⁺ ≤ c·k); the bounds are widened by it
+        finite = np.isfinite(self.g_hi)
+        magnitude = float(np.abs(partial).max(initial=0.0)) + float(np.abs(self.g_hi[finite]).max(initial=0.0))
+        magnitude += self.weight * float(max(scorer.cells.n_rows, 1) * self.k)
+        self.margin = ENCLOSURE_MARGIN * (1.0 + 2.0 * magnitude) + 1e-12 * magnitude
+        self.best = -math.inf
+        self.scored: list[tuple[int, int]] = []
+        self._levels = [0] * scorer.tables.d
+
+    def run(self) -> None:
+        """Search the whole lattice (once)."""
+        self._visit(0, self.scorer.projections, 0)
+
+    def bounds(self, attribute: int, index: int, children: int) -> np.ndarray:
+        """The upper keys of the first ``children`` child blocks (``attribute`` at levels 0, 1, …)
+        of the block at ``index``: each the largest of its nodes' keys with F in place of Def, widened."""
+        block = self.strides[attribute]
+        span = slice(index, index + children * block)
+        keys = self.top[span] - self.weight * self.floor[span]
+        return keys.reshape(children, block).max(axis=1) + self.margin
+
+    def _raise_floor(self, attribute: int, found: list[int]) -> None:
+        """``found[l]``: Def of the block's projection with ``attribute`` at level l, which is
+        coarser than every node with columns 0..attribute − 1 at most the block's levels,
+        ``attribute`` at most l, and any levels after: F of each such node is raised to it (Def
+        falls as l rises, so the node at level l takes found[l])."""
+        if not any(found):
+            return
+        box = tuple(slice(0, level + 1) for level in self._levels[:attribute]) + (slice(0, len(found)),)
+        view = self._grid[box]
+        after = len(self.heights) - attribute - 1
+        np.maximum(view, np.asarray(found, dtype=np.int64).reshape((-1,) + (1,) * after), out=view)
+
+    def _record(self, index: int, deficit: int) -> None:
+        scorer = self.scorer
+        q = -int(scorer.generalization[index]) - scorer.suppression_weight * deficit
+        lo, _ = key_bounds(self.scale * (q / self.denominator), self.g_lo[index], self.g_hi[index])
+        self.scored.append((index, q))
+        self.best = max(self.best, float(lo))
+
+    def _visit(self, attribute: int, source: ProjectedTables, index: int) -> None:
+        block = self.strides[attribute]
+        tables = self.scorer.tables
+        # the children (blocks, or nodes at the last column) the floors cannot rule out; the
+        # projection's table is made only for them
+        reaching = np.flatnonzero(self.bounds(attribute, index, self.heights[attribute] + 1) >= self.best)
+        if not len(reaching):
+            return
+        last = int(reaching[-1])
+        keys, counts = source.on(attribute)
+        found = deficits_by_level(tables.run_heights(keys, attribute), counts, self.k, last) or [0] * (last + 1)
+        self._raise_floor(attribute, found)
+        if attribute == tables.d - 1:  # the children are nodes, their Def now known
+            for level in reaching.tolist():
+                self._record(index + level * block, found[level])
+            return
+        upper = self.bounds(attribute, index, last + 1)  # with the projection's Def in the floors
+        ranked = sorted(reaching.tolist(), key=lambda level: -upper[level])
+        for rank, level in enumerate(ranked):
+            if upper[level] < self.best:
+                break
+            child = index + level * block
+            # the floors may have risen in the siblings searched before
+            if rank and self.bounds(attribute, child, 1)[0] < self.best:
+                continue
+            self._levels[attribute] = level
+            self._visit(attribute + 1, source.raised(attribute, level), child)
+        self._levels[attribute] = 0
 
 
 class ProjectedTables:
