@@ -196,6 +196,32 @@ def test_a_floor_above_the_deficit_is_caught(monkeypatch):
     assert any(got != expected for got, expected in pairs)
 
 
+def _broadcast_each(shape, parts, combine):
+    """over_the_lattice's twin: each part broadcast to the whole lattice in turn."""
+    combined = np.zeros(shape, dtype=np.int64)
+    for marginal, part in parts.items():
+        view = [1] * len(shape)
+        for j in marginal:
+            view[j] = shape[j]
+        combined = combine(combined, part.reshape(view))
+    return combined
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=5), seed=st.integers(0, 2**31))
+def test_parts_combined_one_axis_at_a_time_match_broadcasting_each(shape, seed):
+    """B(g) (a sum) and the pairs' floor (a maximum) over the lattice, accumulated axis by axis,
+    equal broadcasting each marginal's table to every node; one part added twice is caught."""
+    rng = np.random.default_rng(seed)
+    parts = {m: rng.integers(1, 1000, [shape[j] for j in m]) for m in marginal_sets(len(shape))}
+    for combine in (np.add, np.maximum):
+        assert np.array_equal(marginal_score.over_the_lattice(shape, parts, combine, np.int64),
+                              _broadcast_each(shape, parts, combine))
+    doubled = {**parts, (0,): parts[(0,)] * 2}
+    assert not np.array_equal(marginal_score.over_the_lattice(shape, doubled, np.add, np.int64),
+                              _broadcast_each(shape, parts, np.add))
+
+
 def _search_floors(data, k, scale):
     """(each node's floor after a whole search, its pairs' floor before, its exact Def), in the
     searched lattice's order."""

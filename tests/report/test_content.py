@@ -11,7 +11,10 @@ import pytest
 
 from crowdsafe.report.content import (
     PUBLIC_FIELDS,
+    ROWS,
     TOP_VALUES,
+    attribute_view,
+    attribute_views,
     numeric_ends,
     public_certificate,
     report_content,
@@ -70,6 +73,21 @@ def test_attributes_show_levels_and_published_values():
     assert age.values == (("[0, 40)", 9), (">=40", 3))  # intervals in their order
     assert sex.values == (("Male", 7), ("Female", 5))
     assert zip_.star_share == 1.0 and zip_.values == (("*", 12),)
+
+
+@pytest.mark.parametrize("names", [("age", "sex", "zip"), ("column", "value", "_column")])
+def test_every_attribute_counted_in_one_query_is_each_counted_alone(names):
+    """attribute_views (one unpivoted group-by) gives each column the view attribute_view gives it
+    from its own group-by: missing values, '?', '*', numbers, and columns whose names are the
+    query's own ("column", "value")."""
+    rng = np.random.default_rng(4)
+    values = ["a", "b", None, "?", "*", "12", ""]
+    frame = pl.DataFrame({n: [values[int(i)] for i in rng.integers(0, len(values), 40)] for n in names})
+    tuples = frame.group_by(list(names)).agg(pl.len().alias(ROWS).cast(pl.Int64))
+    alone = tuple(attribute_view(tuples, n, DPS["parameters"]) for n in names)
+    assert attribute_views(tuples, names, DPS["parameters"]) == alone
+    # the columns' views differ, so one column's counts given to another would be caught
+    assert len({view.values for view in alone}) == len(names)
 
 
 def test_the_guarantee_in_plain_words():

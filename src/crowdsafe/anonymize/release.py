@@ -68,21 +68,32 @@ def write_table_and_certificate(frame: pl.DataFrame, certificate: Certificate,
     return path, beside
 
 
+def class_lines(classes: pl.DataFrame, *, escape_formulas: bool = True) -> tuple[bytes, list[bytes]] | None:
+    """The CSV header and one line per row of ``classes`` (each ending in a line break), formatted
+    as :func:`crowdsafe.csv_safety.write_csv` formats them (formula-safe unless ``escape_formulas``
+    is False); None when a value holds a line break (a row would span lines)."""
+    classes = escape_frame(classes, escape_formulas=escape_formulas)
+    lines = classes.write_csv().encode("utf-8").split(b"\n")
+    if len(lines) != classes.height + 2 or lines[-1] != b"":
+        return None
+    return lines[0] + b"\n", [line + b"\n" for line in lines[1:-1]]
+
+
 def write_classes_csv(classes: pl.DataFrame, sizes: np.ndarray, path: str | os.PathLike[str], *,
-                      escape_formulas: bool = True) -> None:
+                      escape_formulas: bool = True, lines: tuple[bytes, list[bytes]] | None = None) -> None:
     """Write the table whose rows are ``classes``' rows, row i repeated ``sizes[i]`` times, as CSV:
     byte for byte what :func:`crowdsafe.csv_safety.write_csv` writes for that table (formula-safe
-    unless ``escape_formulas`` is False), from one formatted line per class."""
-    classes = escape_frame(classes, escape_formulas=escape_formulas)
-    text = classes.write_csv().encode("utf-8")
-    lines = text.split(b"\n")
-    if len(lines) != classes.height + 2:  # a value holds a line break: format every row
-        classes.gather(np.repeat(np.arange(classes.height), sizes)).write_csv(cast("str | Path", path))
+    unless ``escape_formulas`` is False), from one formatted line per class (``lines``: those of
+    :func:`class_lines`, when the caller has them)."""
+    formatted = lines or class_lines(classes, escape_formulas=escape_formulas)
+    if formatted is None:  # a value holds a line break: format every row
+        escaped = escape_frame(classes, escape_formulas=escape_formulas)
+        escaped.gather(np.repeat(np.arange(classes.height), sizes)).write_csv(cast("str | Path", path))
         return
+    header, rows = formatted
     with open(path, "wb") as out:
-        out.write(lines[0] + b"\n")
-        for line, size in zip(lines[1:-1], np.asarray(sizes).tolist()):
-            row = line + b"\n"
+        out.write(header)
+        for row, size in zip(rows, np.asarray(sizes).tolist()):
             per_block = max(1, WRITE_BLOCK // len(row))
             if size <= per_block:
                 out.write(row * size)
@@ -139,6 +150,24 @@ class Release:
     def frame(self) -> pl.DataFrame:
         """The published rows as a Polars frame (a Spark DataFrame for a Spark release)."""
         return self.rows() if callable(self.rows) else self.rows
+
+    @functools.cached_property
+    def published_classes(self) -> pl.DataFrame:
+        """One row per published class, the values the release shows, in class order
+        (:func:`~crowdsafe.anonymize.counted.class_frame`), for a release made from a frequency table
+        with a full-domain scheme: made once, read by the CSV writer and by the report."""
+        from crowdsafe.anonymize.counted import AppliedCounts, Dictionaries, class_frame
+
+        return class_frame(cast(AppliedCounts, self.applied), cast(Dictionaries, self.recoding),
+                           self.quasi_identifiers)
+
+    def class_lines(self, escape_formulas: bool) -> tuple[bytes, list[bytes]] | None:
+        """:func:`class_lines` of :attr:`published_classes`, made once for each escaping: the
+        lines the CSV writer writes and the report checks the written file against."""
+        made = self.__dict__.setdefault("_class_lines", {})
+        if escape_formulas not in made:
+            made[escape_formulas] = class_lines(self.published_classes, escape_formulas=escape_formulas)
+        return cast("tuple[bytes, list[bytes]] | None", made[escape_formulas])
 
     @property
     def table(self) -> Any:

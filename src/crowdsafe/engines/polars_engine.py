@@ -313,7 +313,7 @@ def write_releases(releases: Sequence[Release], certificate: Certificate, paths:
     ``<stem>.certificate.json`` of the first name without its number), all or nothing. CSV cells
     are formula-safe unless ``escape_formulas`` is False; every certificate written carries the
     format note of its file (:func:`crowdsafe.csv_safety.format_note`)."""
-    from crowdsafe.anonymize.counted import AppliedCounts, class_frame
+    from crowdsafe.anonymize.counted import AppliedCounts
     from crowdsafe.anonymize.release import certificate_path, write_classes_csv
     from crowdsafe.csv_safety import format_note, write_csv
     from crowdsafe.files import atomic_path
@@ -325,10 +325,9 @@ def write_releases(releases: Sequence[Release], certificate: Certificate, paths:
             table_tmp = stack.enter_context(atomic_path(path))
             certificate_tmp = stack.enter_context(atomic_path(certificate_path(path)))
             if path.suffix.lower() == ".csv" and isinstance(release.applied, AppliedCounts):
-                # counts come from a full-domain recoding
-                applied, scheme = release.applied, cast("PublishedScheme", release.recoding)
-                write_classes_csv(class_frame(applied, scheme, release.quasi_identifiers),
-                                  applied.published_class_sizes, table_tmp, escape_formulas=escape_formulas)
+                # counts come from a full-domain recoding: one line per class, repeated
+                write_classes_csv(release.published_classes, release.applied.published_class_sizes, table_tmp,
+                                  escape_formulas=escape_formulas, lines=release.class_lines(escape_formulas))
             elif path.suffix.lower() == ".csv":
                 write_csv(release.frame, table_tmp, escape_formulas=escape_formulas)
             else:

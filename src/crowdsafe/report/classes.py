@@ -47,6 +47,8 @@ class WrittenClasses:
     frame: pl.DataFrame
     sizes: np.ndarray
     escape_formulas: bool
+    #: the header and class lines as the writer formatted them, when it kept them (else made here)
+    lines: tuple[bytes, list[bytes]] | None = None
 
 
 def written_classes(release: Any, escape_formulas: bool) -> WrittenClasses | None:
@@ -63,22 +65,23 @@ def written_classes(release: Any, escape_formulas: bool) -> WrittenClasses | Non
     if not bool(np.all(applied.class_kept)):  # a release holds its published classes only
         return None
     try:
-        frame = class_frame(applied, scheme, tuple(release.quasi_identifiers))
+        if hasattr(type(release), "class_lines"):  # the frame and lines the CSV writer wrote (a Release)
+            frame, lines = release.published_classes, release.class_lines(escape_formulas)
+        else:
+            frame, lines = class_frame(applied, scheme, tuple(release.quasi_identifiers)), None
     except Exception:  # only a shortcut: whatever stops it, the report scans the file
         return None
-    return WrittenClasses(frame, applied.published_class_sizes, escape_formulas)
+    return WrittenClasses(frame, applied.published_class_sizes, escape_formulas, lines)
 
 
 def _lines(classes: WrittenClasses) -> tuple[bytes, list[bytes]] | None:
     """The header and one line per class, formatted as the CSV writer formats them; None when a
     value holds a line break (a record would span lines)."""
-    from crowdsafe.csv_safety import escape_frame
+    from crowdsafe.anonymize.release import class_lines
 
-    frame = escape_frame(classes.frame, escape_formulas=classes.escape_formulas)
-    lines = frame.write_csv().encode("utf-8").split(b"\n")
-    if len(lines) != frame.height + 2 or lines[-1] != b"":
-        return None
-    return lines[0] + b"\n", [line + b"\n" for line in lines[1:-1]]
+    if classes.lines is not None:
+        return classes.lines
+    return class_lines(classes.frame, escape_formulas=classes.escape_formulas)
 
 
 def _file_is(path: Path, header: bytes, lines: list[bytes], sizes: np.ndarray) -> bool:

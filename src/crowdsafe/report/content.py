@@ -296,12 +296,36 @@ def shown_values(values: Sequence[tuple[str, float]]) -> list[tuple[str, float]]
     return top
 
 
-def attribute_view(tuples: pl.DataFrame, name: str, parameters: Mapping[str, Any]) -> AttributeView:
+def attribute_views(tuples: pl.DataFrame, names: Sequence[str], parameters: Mapping[str, Any]
+                    ) -> tuple[AttributeView, ...]:
+    """:func:`attribute_view` of each of ``names``, their values counted in one query (the
+    tuple table unpivoted, then grouped by column and value)."""
+    if not names:
+        return ()
+    column, value = "column", "value"  # names no published column has
+    while column in names or column == ROWS:
+        column = "_" + column
+    while value in names or value in (ROWS, column):
+        value = "_" + value
+    long = tuples.select(*(pl.col(n).cast(pl.String).fill_null("") for n in names), ROWS) \
+        .unpivot(index=ROWS, on=list(names), variable_name=column, value_name=value) \
+        .group_by(column, value).agg(pl.col(ROWS).sum())
+    counted: dict[str, list[tuple[str, int]]] = {n: [] for n in names}
+    for name, shown, rows in long.select(column, value, ROWS).iter_rows():
+        counted[name].append((shown, int(rows)))
+    return tuple(attribute_view(tuples, n, parameters, counted[n]) for n in names)
+
+
+def attribute_view(tuples: pl.DataFrame, name: str, parameters: Mapping[str, Any],
+                   counts: Sequence[tuple[str, int]] | None = None) -> AttributeView:
     """The published distribution of ``name`` and its level in the scheme, from the release's
-    tuple table (:func:`tuple_table`)."""
-    counts = tuples.group_by(pl.col(name).cast(pl.String).fill_null("")).agg(pl.col(ROWS).sum())
+    tuple table (:func:`tuple_table`). ``counts``: each value's records (every value as text, a
+    missing one as ""), when counted already (:func:`attribute_views`)."""
+    if counts is None:
+        grouped = tuples.group_by(pl.col(name).cast(pl.String).fill_null("")).agg(pl.col(ROWS).sum())
+        counts = list(zip(grouped.get_column(name).to_list(), grouped.get_column(ROWS).to_list()))
     merged: dict[str, int] = {}
-    for v, c in zip(counts.get_column(name).to_list(), counts.get_column(ROWS).to_list()):
+    for v, c in counts:
         label = shown_label(v)  # an empty cell and '?' are both the missing value
         merged[label] = merged.get(label, 0) + int(c)
     values = sorted(merged.items(), key=lambda item: (-item[1], item[0]))
@@ -412,7 +436,7 @@ def report_content(frame: pl.DataFrame | pl.LazyFrame, certificate: Mapping[str,
     else:  # a release without columns
         tuples, sizes = pl.DataFrame(), np.zeros(0, dtype=np.int64)
         records = int(frame.lazy().select(pl.col(ROWS).sum() if weighted else pl.len()).collect().item())
-    attributes = tuple(attribute_view(tuples, c, parameters) for c in quasi_identifiers)
+    attributes = attribute_views(tuples, quasi_identifiers, parameters)
     unfit = tuple(str(r) for r in public.get("unfit_reasons") or ())
     return ReportContent(
         title=title, rows=records, columns=columns, quasi_identifiers=quasi_identifiers,
@@ -425,5 +449,6 @@ def report_content(frame: pl.DataFrame | pl.LazyFrame, certificate: Mapping[str,
 
 
 __all__ = ["MISSING_SHOWN", "AttributeView", "BeforeDistribution", "PUBLIC_FIELDS", "ReportContent", "attribute_view",
+           "attribute_views",
            "class_sizes_of", "guarantee_words", "plan_rows", "public_certificate", "report_content", "risk_rows",
            "shown_label", "shown_values", "tuple_table", "utility_rows"]

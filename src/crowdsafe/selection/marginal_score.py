@@ -173,10 +173,8 @@ class MarginalScorer:
         self.projections = ProjectedTables(self.tables)
         shape = [h + 1 for h in heights]
         wide = False
-        tables = []
-        #: a lower bound on Def(g) of every node, in the lattice's order: the largest Def of its 2-column
-        #: projections (coarser nodes; :func:`.marginal_tables.generalization_table`)
-        self.deficit_floor = np.zeros(shape, dtype=np.int64)
+        tables: dict[tuple[int, ...], np.ndarray] = {}
+        floors: dict[tuple[int, ...], np.ndarray] = {}  # each pair's Def at each of its level combinations
         decoded: dict[tuple[int, int], np.ndarray] = {}  # (projection, column) -> leaf codes, once each
         for marginal in self.sets:
             # the marginal's cells from the smallest projection that holds its columns
@@ -191,26 +189,18 @@ class MarginalScorer:
                                                    [self.hierarchies[j] for j in marginal], self.k, weights)
             # a fixed column (height 0 in the lattice) keeps level 0
             kept = tuple(slice(0, shape[j]) for j in marginal)
-            table = table[kept]
+            tables[marginal] = table[kept]
             wide = wide or table.dtype == object
-            tables.append(table)
             if (len(marginal) == 2 or d == 1) and self.cells.n_rows * self.k < 2**62:  # Def ≤ rows · k
-                view = [1] * d
-                for j in marginal:
-                    view[j] = shape[j]
-                np.maximum(self.deficit_floor, deficits[kept].astype(np.int64).reshape(view), out=self.deficit_floor)
+                floors[marginal] = deficits[kept].astype(np.int64)
         bound = (self.suppression_weight * self.k + self.k * MARGINAL_UNIT * 2 * marginal_count(d)) \
             * max(self.cells.n_rows, 1)
         self.wide = wide or bound >= 2**62
-        total = np.zeros(shape, dtype=object if self.wide else np.int64)
-        for marginal, table in zip(self.sets, tables):
-            view = [1] * d
-            for j in marginal:
-                view[j] = shape[j]
-            total = total + table.reshape(view)
         #: B(g) of every node, in the lattice's order
-        self.generalization = total.ravel()
-        self.deficit_floor = self.deficit_floor.ravel()
+        self.generalization = over_the_lattice(shape, tables, np.add, object if self.wide else np.int64).ravel()
+        #: a lower bound on Def(g) of every node, in the lattice's order: the largest Def of its 2-column
+        #: projections (coarser nodes; :func:`.marginal_tables.generalization_table`)
+        self.deficit_floor = over_the_lattice(shape, floors, np.maximum, np.int64).ravel()
 
     def score(self, levels: Sequence[int]) -> int:
         """q_int of the node ``levels`` (exact)."""
@@ -242,6 +232,25 @@ class MarginalScorer:
 
         visit(0, tables.base_keys, tables.base_counts, 0)
         return scores
+
+
+def over_the_lattice(shape: Sequence[int], parts: dict[tuple[int, ...], np.ndarray], combine: np.ufunc,
+                     dtype: type) -> np.ndarray:
+    """Every part (over the axes its key names, at most two) broadcast to the lattice of ``shape``
+    and combined (``np.add``: the sum; ``np.maximum``: the largest; 0 where no part reaches), one
+    axis at a time: the parts whose last axis is j are combined on axes 0..j only, so only the
+    parts on the last axis touch every node. The same array as broadcasting each part to the whole
+    lattice in turn (``tests/fast_paths/test_marginal_paths.py``)."""
+    combined: np.ndarray = np.zeros((), dtype=dtype)
+    for axis in range(len(shape)):
+        combined = np.broadcast_to(combined[..., None], tuple(shape[:axis + 1])).copy()
+        for marginal, part in parts.items():
+            if max(marginal) == axis:
+                view = [1] * (axis + 1)
+                for j in marginal:
+                    view[j] = shape[j]
+                combine(combined, part.reshape(view), out=combined)
+    return combined
 
 
 def gumbel_max_marginals(sample: Dataset | CountedSample, columns: Sequence[str], k: int, scale: float,
