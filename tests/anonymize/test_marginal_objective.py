@@ -196,17 +196,34 @@ def test_the_search_returns_the_argmax_of_every_nodes_keys(seed):
 
 
 def test_the_search_order_is_not_the_given_one():
-    """Fewest leaves first: on these columns (age has the most) the search walks a permuted
-    lattice, so the tests above exercise the mapping back to the caller's nodes."""
+    """Lowest entropy first (fewest leaves without the sample): on these columns (age has the most
+    values, uniform) the search walks a permuted lattice, so the tests above exercise the mapping
+    back to the caller's nodes."""
     data = _random_table(np.random.default_rng(0), 50)
-    order = marginal_score.marginal_search_order([data.hierarchies[c] for c in COLUMNS])
-    assert order != list(range(len(COLUMNS))) and order[-1] == COLUMNS.index("age")
+    hierarchies = [data.hierarchies[c] for c in COLUMNS]
+    for order in (marginal_score.marginal_search_order(hierarchies),
+                  marginal_score.marginal_search_order(hierarchies, counted(data, COLUMNS))):
+        assert order != list(range(len(COLUMNS))) and order[-1] == COLUMNS.index("age")
+
+
+def test_a_column_whose_rows_share_a_value_is_searched_before_fewer_leaves():
+    """The sample's entropy decides, not the number of leaves: age, nearly constant here, comes
+    first, ahead of columns with far fewer leaves; an empty sample falls back to fewest leaves."""
+    data = _random_table(np.random.default_rng(1), 200)
+    frame = data.frame.with_columns(pl.when(pl.int_range(pl.len()) < 195).then(30).otherwise(pl.col("age"))
+                                    .alias("age"))
+    skewed = data.with_frame(frame)
+    hierarchies = [skewed.hierarchies[c] for c in COLUMNS]
+    assert marginal_score.marginal_search_order(hierarchies, counted(skewed, COLUMNS))[0] == COLUMNS.index("age")
+    empty = skewed.with_frame(frame.head(0))
+    assert marginal_score.marginal_search_order(hierarchies, counted(empty, COLUMNS)) == \
+        marginal_score.marginal_search_order(hierarchies)
 
 
 @pytest.mark.parametrize("order", list(itertools.permutations(range(len(COLUMNS)))))
 def test_every_search_order_returns_the_argmax(order, monkeypatch):
     """The order only decides the running time: each of the 24 orders returns the exact argmax."""
-    monkeypatch.setattr(marginal_score, "marginal_search_order", lambda hierarchies: list(order))
+    monkeypatch.setattr(marginal_score, "marginal_search_order", lambda hierarchies, sample=None: list(order))
     for seed in (0, 1):
         for got, expected in _search_against_every_node(seed):
             assert got == expected
