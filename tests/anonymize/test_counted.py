@@ -81,10 +81,13 @@ def test_counting_from_physical_codes_equals_the_cell_table(rows, seed, wide, wi
     assert table.n_rows == rows and table.columns == tuple(columns)
     np.testing.assert_array_equal(table.codes, cells.codes)  # the same cells, in the same order
     np.testing.assert_array_equal(table.counts, cells.counts)
-    # the safe pipeline's hierarchies absorb: counted by the leaf-code expressions, and the
-    # physical codes' path (for hierarchies that do not) gives the same cells
-    by_expressions = _count_by_leaf_expressions(dataset, tuple(columns))
+    # the physical codes' path (Categorical and Enum columns, hierarchies that do not absorb) and,
+    # with every such column as text, the leaf-code expressions (the safe pipeline's hierarchies
+    # absorb): the same cells
     by_physical = _count_physical(dataset, tuple(columns))
+    as_text = dataset.with_frame(dataset.frame.with_columns(pl.col("cat", "enum").cast(pl.String)))
+    assert _count_by_leaf_expressions(dataset, tuple(columns)) is None  # Categorical: the physical path
+    by_expressions = _count_by_leaf_expressions(as_text, tuple(columns))
     assert by_expressions is not None and by_physical is not None
     for codes, counts in (by_expressions, by_physical):
         np.testing.assert_array_equal(codes, cells.codes)
