@@ -140,3 +140,11 @@ def test_the_outside_count_is_the_length_of_the_outside_list(case):
         series = series.cast(pl.Categorical)
     counted = series.to_frame("c").select(h.outside_count("c", series.dtype)).item()
     assert counted == len(h.outside(series))
+
+
+def test_a_missing_leaf_listed_first_gets_the_same_codes():
+    """The expression's codes when the missing leaf is not the last one (a hierarchy that lists it
+    itself), against leaf_codes: the other branch of how the expression finds the missing leaf."""
+    h = Hierarchy.from_columns("c", pl.Series("c", [None, "a", "b"]), [["*"] * 3]).absorbing()
+    series = pl.Series("c", ["b", None, "z", "a"])
+    assert codes_by_expression(h, series) == h.leaf_codes(series).tolist() == [2, 0, 0, 1]

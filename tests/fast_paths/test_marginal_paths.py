@@ -277,3 +277,19 @@ def test_the_search_without_the_square_returns_the_argmax(seed, monkeypatch):
     monkeypatch.setattr(keyed_tables, "SPLIT_TABLE_LEAVES", 0)
     for got, expected in _search_against_every_node(seed):
         assert got == expected
+
+
+@pytest.mark.parametrize("k", [5, 2**31])
+def test_each_levels_deficit_by_its_definition_also_past_int64(k):
+    """deficits_by_level against Σ c·(k − c)⁺ over each level's runs, in Python integers: with a
+    small k (int64 dot products) and one so large that rows · k² passes 2^62 (Python integers)."""
+    rng = np.random.default_rng(7)
+    heights = rng.integers(1, 5, 40)  # every row starts a class at level 0 (the rows are distinct)
+    heights[0] = 4
+    counts = rng.integers(1, 9, 40)
+    expected = []
+    for level in range(4):
+        starts = [i for i in range(40) if heights[i] > level] + [40]
+        sizes = [int(counts[a:b].sum()) for a, b in zip(starts, starts[1:])]
+        expected.append(sum(c * (k - c) for c in sizes if c < k))
+    assert deficits_by_level(heights, counts, k) == expected

@@ -404,11 +404,15 @@ class Hierarchy:
         key = ("leaf_code_expression", dtype)
         if key not in self.derived:
             leaves = self._aligned_leaves(dtype)
-            missing = leaves.is_null().to_numpy()  # an absorbing hierarchy has one missing leaf
-            old = leaves.filter(pl.Series(~missing))
-            codes = pl.Series(np.flatnonzero(~missing).astype(np.uint32))
-            unique = old.n_unique() == len(old)
-            self.derived[key] = (old, codes, int(np.flatnonzero(missing)[0])) if unique else None
+            last = len(leaves) - 1
+            if leaves.null_count() == 1 and leaves[last] is None:  # the missing leaf appended by absorbing()
+                old, codes, missing_leaf = leaves.head(last), pl.Series(np.arange(last, dtype=np.uint32)), last
+            else:
+                missing = leaves.is_null().to_numpy()  # an absorbing hierarchy has one missing leaf
+                old = leaves.filter(pl.Series(~missing))
+                codes = pl.Series(np.flatnonzero(~missing).astype(np.uint32))
+                missing_leaf = int(np.flatnonzero(missing)[0])
+            self.derived[key] = (old, codes, missing_leaf) if old.n_unique() == len(old) else None
         found = self.derived[key]
         if found is None:
             return None

@@ -129,10 +129,27 @@ def deficits_by_level(heights: np.ndarray, counts: np.ndarray, k: int, last: int
         return []
     top = int(heights[0]) if last is None else last + 1  # h + 1: the first row starts a class at every level
     sizes = np.asarray(counts, dtype=np.int64)
+    if len(sizes) * k * k >= 2**62:  # the int64 dot products below could overflow: Python integers
+        return _deficits_of_levels(heights, sizes, k, top)
+    found = []
+    for level in range(top):
+        if level:
+            if not found[-1]:
+                return found + [0] * (top - level)
+            starts = (heights > level).nonzero()[0]
+            if len(starts) < len(sizes):
+                sizes = run_sums(sizes, starts)
+                heights = heights[starts]
+        short = k - sizes  # Def = Σ c·(k − c)⁺, each term below k², the sum exact in int64
+        np.maximum(short, 0, out=short)
+        found.append(int(short @ sizes))
+    return found
+
+
+def _deficits_of_levels(heights: np.ndarray, sizes: np.ndarray, k: int, top: int) -> list[int]:
+    """:func:`deficits_by_level` for tables whose Def could pass 2^62 (exact Python integers)."""
     found = [suppression_deficit(sizes, k)]
     for level in range(1, top):
-        if not found[-1]:
-            return found + [0] * (top - level)
         starts = np.flatnonzero(heights > level)
         if len(starts) < len(sizes):
             sizes = run_sums(sizes, starts)
