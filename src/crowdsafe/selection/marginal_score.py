@@ -131,7 +131,7 @@ def deficits_by_level(heights: np.ndarray, counts: np.ndarray, k: int, last: int
     sizes = np.asarray(counts, dtype=np.int64)
     if len(sizes) * k * k >= 2**62:  # the int64 dot products below could overflow: Python integers
         return _deficits_of_levels(heights, sizes, k, top)
-    found = []
+    found: list[int] = []
     for level in range(top):
         if level:
             if not found[-1]:
