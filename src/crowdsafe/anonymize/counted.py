@@ -274,7 +274,7 @@ def class_frame(applied: AppliedCounts, scheme: Dictionaries, columns: Sequence[
     the release shows (:meth:`GeneralizationScheme.dictionary`: leaves at level 0, node labels
     above)."""
     kept = applied.class_codes[applied.class_kept]
-    return pl.DataFrame([scheme.dictionary(c).gather(kept[:, j]).alias(c) for j, c in enumerate(columns)])
+    return pl.DataFrame([scheme.dictionary(c)[kept[:, j]].alias(c) for j, c in enumerate(columns)])
 
 
 def published_frame(applied: AppliedCounts, scheme: Dictionaries, columns: Sequence[str]) -> pl.DataFrame:

@@ -226,6 +226,13 @@ class Hierarchy:
         """
         if self.leaves.null_count():
             return self
+        appended = self._missing_leaf_appended()
+        if appended is not None:
+            return appended
+        return self._missing_leaf_by_columns()
+
+    def _missing_leaf_by_columns(self) -> Hierarchy:
+        """:meth:`with_missing_leaf` rebuilt from its label columns (:meth:`from_columns`)."""
         columns = [
             list(np.asarray(self.labels[i], dtype=object)[self.leaf_map(i)]) + [MISSING_LABEL]
             for i in range(1, self.height + 1)
@@ -253,6 +260,31 @@ class Hierarchy:
             made.__dict__.pop("derived", None)  # its own cache: what it derives names it
         made.absorbs_outside = True
         return made
+
+    def _missing_leaf_appended(self) -> Hierarchy | None:
+        """:meth:`with_missing_leaf` by appending the leaf and its ``?`` nodes to the arrays, where
+        that is surely what :meth:`from_columns` builds; else None (a subclass, a ``?`` node or a
+        repeated label, nodes not numbered by first appearance, leaf labels not the leaves' own)."""
+        if type(self) is not Hierarchy:
+            return None
+        top = self.height
+        root_only = top > 0 and self.size(top) == 1
+        for level in range(1, top + 1):
+            named = self.labels[level]
+            if len(set(named)) != len(named) or (MISSING_LABEL in named and not (root_only and level == top)):
+                return None
+            _, first = np.unique(self.leaf_map(level), return_index=True)
+            if len(first) != len(named) or np.any(np.diff(first) <= 0):
+                return None
+        if self.labels[0] != tuple(_label(v) for v in self.leaves.to_list()):
+            return None
+        labels, parents = [[*self.labels[0], MISSING_LABEL]], []
+        for level in range(1, top + 1):
+            joins_root = root_only and level == top  # the missing leaf's chain joins the single root
+            labels.append([*self.labels[level]] + ([] if joins_root else [MISSING_LABEL]))
+            parents.append(np.append(self.parents[level - 1], 0 if joins_root else self.size(level)))
+        leaves = pl.concat([self.leaves, pl.Series(self.name, [None], dtype=self.leaves.dtype)])  # not in place
+        return self._same_kind(Hierarchy(self.name, leaves, labels, parents, self.level_names))
 
     def _same_kind(self, made: Hierarchy) -> Hierarchy:
         """``made`` with this hierarchy's provenance flags (for derived hierarchies)."""
@@ -319,7 +351,9 @@ class Hierarchy:
         """
         if not self.is_numeric:
             raise HierarchyError(f"hierarchy '{self.name}' has text values: nodes have no numeric range")
-        values = self.leaves.to_physical().cast(pl.Float64).to_numpy()
+        values = self.derived.get("numeric_leaf_values")
+        if values is None:  # the leaves as floats, once (each level's ranges read them)
+            values = self.derived["numeric_leaf_values"] = self.leaves.to_physical().cast(pl.Float64).to_numpy()
         node = self.leaf_map(level)
         present = ~np.isnan(values)
         low = np.full(self.size(level), np.inf)
