@@ -95,18 +95,22 @@ def read_release(table_path: str | os.PathLike[str]) -> tuple[pl.LazyFrame, dict
 
 
 def release_content(table_path: str | os.PathLike[str], before: Sequence[BeforeDistribution] = (),
-                    classes: WrittenClasses | None = None) -> ReportContent:
+                    classes: WrittenClasses | None = None, certificate: dict[str, Any] | None = None
+                    ) -> ReportContent:
     """The report content of the release written at ``table_path`` (its rows read once, by a
     streaming scan, into the tuple table the report is computed from). ``classes``: the classes
     the run has just written there; when the file is exactly those classes written, its rows are
     read as the class lines weighted by their sizes (:func:`crowdsafe.report.classes.class_rows`:
-    the same rows, counted, without parsing each again)."""
+    the same rows, counted, without parsing each again), and the file is not scanned.
+    ``certificate``: the release's certificate, when the caller has read it already."""
     from crowdsafe.report.classes import class_rows
 
+    if classes is not None:
+        known = certificate if certificate is not None else read_certificate(table_path)
+        rows = class_rows(table_path, classes, known)
+        if rows is not None:
+            return report_content(rows, known, Path(table_path).name, before, weighted=True)
     frame, found = read_release(table_path)
-    rows = class_rows(table_path, classes, found) if classes is not None else None
-    if rows is not None:
-        return report_content(rows, found, Path(table_path).name, before, weighted=True)
     try:
         return report_content(frame, found, Path(table_path).name, before)
     except (OSError, pl.exceptions.PolarsError) as exc:
@@ -130,7 +134,7 @@ def build_report(table_path: str | os.PathLike[str], before: Sequence[BeforeDist
         return build_view_report(table_path, found)
     if certificate is not None:
         raise ParameterError("a release's certificate is read from beside it: --certificate is for α-β views")
-    return render_html(release_content(table_path, before, classes))
+    return render_html(release_content(table_path, before, classes, found))
 
 
 def write_report(table_path: str | os.PathLike[str], out: str | os.PathLike[str] | None = None,

@@ -133,7 +133,8 @@ def _class_rows(target: Path, classes: WrittenClasses | None, certificate: Mappi
     rows = pl.scan_csv(io.BytesIO(header + b"".join(lines)), infer_schema=False).collect()
     if rows.height != len(lines) or ROWS in rows.columns:  # a line the parser skipped: scan the file
         return None
-    if escaped_by(certificate.get("format_notes") or []):
+    # only a cell or name that begins with an apostrophe can carry an escape
+    if escaped_by(certificate.get("format_notes") or []) and (b"'" in header or any(b"'" in line for line in lines)):
         rows = unescape_frame(rows)
     return rows.with_columns(pl.Series(ROWS, np.asarray(classes.sizes, dtype=np.int64)))
 
