@@ -53,6 +53,7 @@ def test_the_count_is_what_outside_lists(dtype):
                    Schema.of({"v": "categorical", "w": "categorical"}, qi=["v", "w"]), {"v": hierarchy, "w": hierarchy})
     expected = len(hierarchy.outside(series))
     assert expected == 2
-    found = outside_hierarchies(data, ["v", "w"])
-    assert found == {c: {"distinct_values": 2, "published_as": "missing (?)", "named_by": "crowdsafe check"}
-                     for c in ("v", "w")}
+    for side_by_side in (True, False):  # one select for every column, or one column at a time
+        found = outside_hierarchies(data, ["v", "w"], side_by_side=side_by_side)
+        assert found == {c: {"distinct_values": 2, "published_as": "missing (?)", "named_by": "crowdsafe check"}
+                         for c in ("v", "w")}

@@ -322,19 +322,25 @@ def prepare_dataset(dataset: Dataset, columns: Sequence[str] | None = None) -> t
     return dataset, published, notes
 
 
-def outside_hierarchies(dataset: Dataset, columns: Sequence[str]) -> dict[str, dict[str, Any]]:
+def outside_hierarchies(dataset: Dataset, columns: Sequence[str], *, side_by_side: bool = True
+                        ) -> dict[str, dict[str, Any]]:
     """Per published column, how many distinct values its hierarchy does not list (published as
     missing by :meth:`~crowdsafe.data.hierarchy.Hierarchy.absorbing`). Read from the data: a
     custodian-only fact, never in a public output. The values themselves are not kept (a
-    publication holds no value it did not publish); ``crowdsafe check`` names them."""
+    publication holds no value it did not publish); ``crowdsafe check`` names them.
+    ``side_by_side``: every column in one select (Polars counts them in parallel); False, one
+    column at a time, each column's distinct values first (in a background thread beside a large
+    publication, which needs the cores)."""
     schema = dataset.frame.schema
-    declared = [c for c in columns if c in dataset.hierarchies and not dataset.hierarchies[c].observed]
-    if not declared:
-        return {}
-    # every column in one select (:meth:`~crowdsafe.data.hierarchy.Hierarchy.outside_count`), side by side
-    counts = dataset.frame.select(dataset.hierarchies[c].outside_count(c, schema[c]).alias(c) for c in declared)
-    return {c: {"distinct_values": int(n), "published_as": "missing (?)", "named_by": "crowdsafe check"}
-            for c, n in counts.row(0, named=True).items() if n}
+    hierarchies = dataset.hierarchies
+    declared = [c for c in columns if c in hierarchies and not hierarchies[c].observed]
+    if side_by_side and declared:
+        found = dataset.frame.select(hierarchies[c].outside_count(c, schema[c]).alias(c) for c in declared)
+        counts = {c: int(n) for c, n in found.row(0, named=True).items()}
+    else:
+        counts = {c: len(hierarchies[c].outside(dataset.frame.get_column(c))) for c in declared}
+    return {c: {"distinct_values": n, "published_as": "missing (?)", "named_by": "crowdsafe check"}
+            for c, n in counts.items() if n}
 
 
 def publish_dataset(

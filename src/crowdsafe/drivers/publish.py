@@ -131,8 +131,9 @@ def run_publication(
         # (Polars reads the table without the GIL); on a small one the thread costs more than it saves
         outside: Callable[[], dict[str, dict[str, Any]]] = functools.partial(outside_hierarchies, prepared.domain,
                                                                              columns)
-        if prepared.n_rows >= OUTSIDE_IN_THREAD_FROM:
-            outside = stack.enter_context(ThreadPoolExecutor(max_workers=1)).submit(outside).result
+        if prepared.n_rows >= OUTSIDE_IN_THREAD_FROM:  # one column at a time: the publication needs the cores
+            outside = stack.enter_context(ThreadPoolExecutor(max_workers=1)).submit(
+                functools.partial(outside_hierarchies, prepared.domain, columns, side_by_side=False)).result
         charge = None
         if ledger is not None and identity is not None:  # identity: set with the ledger
             # independent samples compose whatever they contain: two that came out identical are
