@@ -112,9 +112,8 @@ def generalization_table(codes: Sequence[np.ndarray], counts: np.ndarray, hierar
     for j, (hierarchy, leaf) in enumerate(zip(hierarchies, leaf_codes)):
         view = [1] * len(shape) + [len(truth)]
         view[j] = shape[j]
-        node = np.stack([hierarchy.leaf_map(level).astype(np.int64)[leaf] for level in range(shape[j])])
-        under = np.stack([np.asarray(hierarchy.leaf_counts(level), dtype=np.int64)[node[level]]
-                          for level in range(shape[j])])
+        nodes, leaves_under = level_maps(hierarchy)
+        node, under = nodes[:, leaf], leaves_under[:, leaf]
         radix = [1] * (len(shape) + 1)
         radix[j] = shape[j]
         group = group * node_counts[j].reshape(radix) + node.reshape(view)
@@ -131,6 +130,19 @@ def generalization_table(codes: Sequence[np.ndarray], counts: np.ndarray, hierar
     deficits[:] = [int(v) for v in np.add.reduceat(total * short, offsets)] if total_groups * k * k < 2**62 else \
         [suppression_deficit(total[start:start + span], k) for start, span in zip(offsets, spans.ravel())]
     return table, deficits.reshape(shape)
+
+
+def level_maps(hierarchy: Hierarchy) -> tuple[np.ndarray, np.ndarray]:
+    """Two (levels, leaves) int64 arrays of ``hierarchy``: each leaf's node at each level, and how
+    many leaves that node covers (made once per hierarchy: every marginal over the column reads
+    them)."""
+    made = hierarchy.derived.get("marginal_level_maps")
+    if made is None:
+        levels = range(hierarchy.height + 1)
+        nodes = np.stack([hierarchy.leaf_map(level).astype(np.int64) for level in levels])
+        under = np.stack([hierarchy.leaf_counts(level)[nodes[level]] for level in levels])
+        made = hierarchy.derived["marginal_level_maps"] = (nodes, under)
+    return made
 
 
 def _group_errors(member: np.ndarray, truth: np.ndarray, cover: np.ndarray,
