@@ -495,12 +495,16 @@ class Hierarchy:
         """An expression: how many distinct values of ``column`` (of type ``dtype``; missing
         values aside) the leaves do not list, the length of :meth:`outside`'s list, so that every
         column is counted in one select. Reads the data: custodian-only."""
-        if isinstance(dtype, (pl.Categorical, pl.Enum)):  # its few distinct values first, then as text
+        categorical = isinstance(dtype, (pl.Categorical, pl.Enum))
+        leaves = self._aligned_leaves(pl.String() if categorical else dtype)
+        last = len(leaves) - 1  # absorbing() appends the missing leaf: its slice is the listed ones
+        listed = pl.lit(leaves.head(last) if leaves.null_count() == 1 and leaves[last] is None
+                        else leaves.drop_nulls()).implode()
+        if categorical:  # its few distinct values first, then as text
             values = pl.col(column).drop_nulls().unique().cast(pl.String)
-            return values.filter(~values.is_in(self._aligned_leaves(pl.String()).drop_nulls().implode())).len()
+            return values.filter(~values.is_in(listed)).len()
         values = pl.col(column)
-        leaves = self._aligned_leaves(dtype).drop_nulls().implode()
-        return values.filter(values.is_not_null() & ~values.is_in(leaves)).n_unique()
+        return values.filter(values.is_not_null() & ~values.is_in(listed)).n_unique()
 
     def mapping(self, level: int) -> pl.DataFrame:
         """A frame ``value -> label`` from each leaf to its node label at ``level``."""
