@@ -44,9 +44,9 @@ def cases(draw):
     return kind, leaves, with_missing, absorbing, values, as_categorical
 
 
-@settings(max_examples=200, deadline=None)
-@given(cases())
-def test_the_dictionary_and_the_join_agree(case):
+def hierarchy_and_values(case, categorical=pl.Categorical):
+    """The case's hierarchy (with a missing leaf, absorbing, as drawn) and its values as a Series
+    (cast to ``categorical`` when the case says so)."""
     kind, leaves, with_missing, absorbing, values, as_categorical = case
     h = Hierarchy.from_columns("c", pl.Series("c", leaves, dtype=DTYPES[kind]), [["*"] * len(leaves)])
     if with_missing:
@@ -54,8 +54,13 @@ def test_the_dictionary_and_the_join_agree(case):
     if absorbing:
         h = h.absorbing()
     series = pl.Series("c", values, dtype=DTYPES[kind])
-    if as_categorical:
-        series = series.cast(pl.Categorical)
+    return h, series.cast(categorical) if as_categorical else series
+
+
+@settings(max_examples=200, deadline=None)
+@given(cases())
+def test_the_dictionary_and_the_join_agree(case):
+    h, series = hierarchy_and_values(case)
     fast = codes_or_error(h, series)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(hierarchy_module, "LOOKUP_IN_PYTHON", -1)
@@ -89,15 +94,9 @@ def test_the_counting_expression_gives_leaf_codes_own_codes(case, as_enum):
     counted with) gives every row the code :meth:`Hierarchy.leaf_codes` gives it: missing values
     and values the leaves do not list on the missing leaf. It exists only for an absorbing
     hierarchy over text or integers (a Categorical or Enum is counted by its physical codes)."""
-    kind, leaves, with_missing, absorbing, values, as_categorical = case
-    h = Hierarchy.from_columns("c", pl.Series("c", leaves, dtype=DTYPES[kind]), [["*"] * len(leaves)])
-    if with_missing:
-        h = h.with_missing_leaf()
-    if absorbing:
-        h = h.absorbing()
-    series = pl.Series("c", values, dtype=DTYPES[kind])
-    if as_categorical:
-        series = series.cast(pl.Enum(sorted({v for v in leaves + ["z", "A"]})) if as_enum else pl.Categorical)
+    kind, leaves, _, absorbing, _, as_categorical = case
+    enum = as_enum and as_categorical  # (text leaves only: a categorical case is text)
+    h, series = hierarchy_and_values(case, pl.Enum(sorted({*leaves, "z", "A"})) if enum else pl.Categorical)
     by_expression = codes_by_expression(h, series)
     if not absorbing or kind in ("date", "bool") or as_categorical:
         assert by_expression is None
@@ -131,13 +130,7 @@ def test_leaves_that_repeat_a_value_leave_the_codes_to_leaf_codes():
 def test_the_outside_count_is_the_length_of_the_outside_list(case):
     """The custodian-only count of unlisted values, counted in one select for every column
     (:meth:`Hierarchy.outside_count`), is the length of :meth:`Hierarchy.outside`'s list."""
-    kind, leaves, with_missing, absorbing, values, as_categorical = case
-    h = Hierarchy.from_columns("c", pl.Series("c", leaves, dtype=DTYPES[kind]), [["*"] * len(leaves)])
-    if with_missing:
-        h = h.with_missing_leaf()
-    series = pl.Series("c", values, dtype=DTYPES[kind])
-    if as_categorical:
-        series = series.cast(pl.Categorical)
+    h, series = hierarchy_and_values(case)
     counted = series.to_frame("c").select(h.outside_count("c", series.dtype)).item()
     assert counted == len(h.outside(series))
 
