@@ -437,22 +437,25 @@ class Hierarchy:
             return None
         key = ("leaf_code_expression", dtype)
         if key not in self.derived:
-            leaves = self._aligned_leaves(dtype)
-            last = len(leaves) - 1
-            if leaves.null_count() == 1 and leaves[last] is None:  # the missing leaf appended by absorbing()
-                old, codes, missing_leaf = leaves.head(last), pl.Series(np.arange(last, dtype=np.uint32)), last
-            else:
-                missing = leaves.is_null().to_numpy()  # an absorbing hierarchy has one missing leaf
-                old = leaves.filter(pl.Series(~missing))
-                codes = pl.Series(np.flatnonzero(~missing).astype(np.uint32))
-                missing_leaf = int(np.flatnonzero(missing)[0])
-            self.derived[key] = (old, codes, missing_leaf) if old.n_unique() == len(old) else None
+            old, codes, gap = self._listed_leaves(dtype)  # absorbing: one missing leaf
+            self.derived[key] = (old, pl.Series(codes, dtype=pl.UInt32), gap) if old.n_unique() == len(old) else None
         found = self.derived[key]
         if found is None:
             return None
         old, codes, missing_leaf = found
         return pl.col(column).replace_strict(old, codes, default=missing_leaf, return_dtype=pl.UInt32) \
             .fill_null(missing_leaf)
+
+    def _listed_leaves(self, dtype: pl.DataType) -> tuple[pl.Series, np.ndarray, int | None]:
+        """The non-missing leaves (as ``dtype``), their codes, and the first missing leaf's code
+        (or None); a slice when that is the last leaf, as :meth:`absorbing` appends it."""
+        leaves = self._aligned_leaves(dtype)
+        last = len(leaves) - 1
+        if leaves.null_count() == 1 and leaves[last] is None:
+            return leaves.head(last), np.arange(last), last
+        missing = leaves.is_null().to_numpy()
+        first = np.flatnonzero(missing)[:1].tolist()
+        return leaves.filter(pl.Series(~missing)), np.flatnonzero(~missing), first[0] if first else None
 
     def _looked_up(self, target: pl.Series, leaves: pl.Series) -> pl.Series | None:
         """The join of :meth:`leaf_codes` done in Python for a few values (its fixed cost is the
@@ -496,10 +499,7 @@ class Hierarchy:
         values aside) the leaves do not list, the length of :meth:`outside`'s list, so that every
         column is counted in one select. Reads the data: custodian-only."""
         categorical = isinstance(dtype, (pl.Categorical, pl.Enum))
-        leaves = self._aligned_leaves(pl.String() if categorical else dtype)
-        last = len(leaves) - 1  # absorbing() appends the missing leaf: its slice is the listed ones
-        listed = pl.lit(leaves.head(last) if leaves.null_count() == 1 and leaves[last] is None
-                        else leaves.drop_nulls()).implode()
+        listed = pl.lit(self._listed_leaves(pl.String() if categorical else dtype)[0]).implode()
         if categorical:  # its few distinct values first, then as text
             values = pl.col(column).drop_nulls().unique().cast(pl.String)
             return values.filter(~values.is_in(listed)).len()

@@ -129,11 +129,12 @@ def run_publication(
         # a custodian-only fact read from the whole table, not from the samples: on a large
         # table computed in a second thread while the samples are counted and the scheme chosen
         # (Polars reads the table without the GIL); on a small one the thread costs more than it saves
-        outside: Callable[[], dict[str, dict[str, Any]]] = functools.partial(outside_hierarchies, prepared.domain,
-                                                                             columns)
-        if prepared.n_rows >= OUTSIDE_IN_THREAD_FROM:  # one column at a time: the publication needs the cores
-            outside = stack.enter_context(ThreadPoolExecutor(max_workers=1)).submit(
-                functools.partial(outside_hierarchies, prepared.domain, columns, side_by_side=False)).result
+        # in the thread one column at a time: the publication needs the cores
+        in_thread = prepared.n_rows >= OUTSIDE_IN_THREAD_FROM
+        outside: Callable[[], dict[str, dict[str, Any]]] = functools.partial(
+            outside_hierarchies, prepared.domain, columns, side_by_side=not in_thread)
+        if in_thread:
+            outside = stack.enter_context(ThreadPoolExecutor(max_workers=1)).submit(outside).result
         charge = None
         if ledger is not None and identity is not None:  # identity: set with the ledger
             # independent samples compose whatever they contain: two that came out identical are
