@@ -194,6 +194,10 @@ def _attacks(out: dict, size: str) -> list[Row]:
         rows.append(row("attacks", "intersection attack", r.get("size", size), n, r.get("attack_seconds"),
                         r.get("floor_join_seconds"), "Polars join of the releases and the targets",
                         target_ratio=2.0))
+        if r.get("attack_median_seconds") is not None:  # the same runs' medians, for their spread
+            rows.append(row("attacks", "intersection attack, medians", r.get("size", size), n,
+                            r.get("attack_median_seconds"), r.get("floor_join_median_seconds"),
+                            "the same join, median of the same turns"))
     return rows
 
 

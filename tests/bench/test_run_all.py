@@ -185,3 +185,21 @@ def test_issue_34_targets_sit_on_their_rows() -> None:
     assert by_figure[("publish", "publish_dataset")]["target_ratio"] == 3.0
     assert by_figure[("spark", "publish on Spark local[2]")]["target_ratio"] == 2.0
     assert by_figure[("spark", "Spark local[2] ÷ Polars engine")]["target_ratio"] is None
+
+
+def test_attack_rows_best_with_target_and_medians_without() -> None:
+    """The attack's best times carry the 2× target; the medians of the same turns sit on a row of
+    their own, with no target, and an older run without medians gives the first row only."""
+    attacks = {"workloads": [{"size": "adult", "release_rows": [30162, 30162], "attack_seconds": 0.018,
+                              "floor_join_seconds": 0.007, "attack_median_seconds": 0.021,
+                              "floor_join_median_seconds": 0.010}]}
+    rows = run_all.extract_rows([_run("attacks", "adult", attacks)])
+    by_figure = {r["figure"]: r for r in rows}
+    assert by_figure["intersection attack"]["target_ratio"] == 2.0
+    assert (by_figure["intersection attack"]["crowdsafe_s"], by_figure["intersection attack"]["floor_s"]) == (0.018,
+                                                                                                             0.007)
+    medians = by_figure["intersection attack, medians"]
+    assert medians["target_ratio"] is None
+    assert (medians["crowdsafe_s"], medians["floor_s"]) == (0.021, 0.010)
+    del attacks["workloads"][0]["attack_median_seconds"]
+    assert [r["figure"] for r in run_all.extract_rows([_run("attacks", "adult", attacks)])] == ["intersection attack"]

@@ -4,6 +4,7 @@
   candidate sets' sorted-key twin, forced here with value_masks.MASK_VALUES = 0);
 - exact_location._join_children: direct tables (≤ DENSE_KEYS keys; a partition table when the keys are
   distinct, else a table of runs) vs binary search;
+- exact_location._pair_order: one scatter (no tuple in two pairs) vs a sort of the pairs' keys;
 - locate._text_ranks: Python's sort (≤ PYTHON_SORTED texts) vs Polars' dense rank.
 Each twin is run on the same inputs, and the switch is moved (the constant patched to a small
 value) so that the public attack runs on both sides of it.
@@ -95,6 +96,29 @@ def test_join_by_partition_agrees_on_distinct_keys(case):
     expected = list(join_reference(pair_target, wanted, key, child))
     assert as_lists(exact_location._join_by_partition(pair_target, wanted, key, child, n_keys)) == expected
     assert as_lists(exact_location._join_by_search(pair_target, wanted, key, child, n_keys)) == expected
+
+
+@st.composite
+def located_pairs(draw):
+    n_tuples, n_classes = draw(st.integers(1, 12)), draw(st.integers(1, 6))
+    pairs = draw(st.lists(st.tuples(st.integers(0, n_tuples - 1), st.integers(0, n_classes - 1)), unique=True,
+                          max_size=n_tuples * n_classes))
+    one_each = draw(st.booleans())  # a strict partition: at most one class per tuple (the fast path)
+    if one_each:
+        pairs = list({t: (t, k) for t, k in pairs}.values())
+    pairs = draw(st.permutations(pairs))
+    tuples = np.array([t for t, _ in pairs], dtype=np.int64)
+    classes = np.array([k for _, k in pairs], dtype=np.int64)
+    return tuples, classes, n_tuples, n_classes
+
+
+@settings(max_examples=200, deadline=None)
+@given(located_pairs())
+def test_pair_order_by_scatter_and_by_sort_agree(case):
+    tuples, classes, n_tuples, n_classes = case
+    expected = sorted(range(len(tuples)), key=lambda i: (tuples[i], classes[i]))
+    assert exact_location._pair_order(tuples, classes, n_tuples, n_classes).tolist() == expected
+    assert exact_location._pair_order_by_sort(tuples, classes, n_tuples, n_classes).tolist() == expected
 
 
 @settings(max_examples=150, deadline=None)

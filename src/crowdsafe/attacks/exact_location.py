@@ -103,8 +103,27 @@ def locate_exact(table: ClassTable, covers: Mapping[str, CellCovers],
     class_of_prefix = np.empty(n_class_prefixes, dtype=np.int64)
     class_of_prefix[class_prefix] = np.arange(n_classes, dtype=np.int64)
     tuples, classes = trie.tuple_of_leaf[pair_target], class_of_prefix[pair_class]
-    by_pair = stable_argsort(tuples * n_classes + classes, n_tuples * n_classes)  # the pairs are distinct
+    by_pair = _pair_order(tuples, classes, n_tuples, n_classes)
     return tuples[by_pair], classes[by_pair]
+
+
+def _pair_order(tuples: np.ndarray, classes: np.ndarray, n_tuples: int, n_classes: int) -> np.ndarray:
+    """The order that sorts distinct (tuple, class) pairs by tuple, then class.
+
+    Fast path: when no tuple has two pairs (every tuple in at most one class, as in a strict
+    partition), each pair is placed at its tuple by one scatter. Else the reference twin
+    :func:`_pair_order_by_sort`. Both give the same order (tests/fast_paths/test_attack_lookups.py)."""
+    slot = np.full(n_tuples, -1, dtype=np.int64)
+    slot[tuples] = np.arange(len(tuples), dtype=np.int64)
+    placed = slot[slot >= 0]
+    if len(placed) == len(tuples):  # (a repeated tuple keeps one slot: fewer placed than pairs)
+        return placed
+    return _pair_order_by_sort(tuples, classes, n_tuples, n_classes)
+
+
+def _pair_order_by_sort(tuples: np.ndarray, classes: np.ndarray, n_tuples: int, n_classes: int) -> np.ndarray:
+    """:func:`_pair_order` by a stable sort of the keys ``tuple * n_classes + class``."""
+    return stable_argsort(tuples * n_classes + classes, n_tuples * n_classes)
 
 
 def _join_children(pair_target: np.ndarray, wanted: np.ndarray, key: np.ndarray, child: np.ndarray,
