@@ -68,6 +68,24 @@ def test_frequency_tables_and_choice_match_polars(small, small_table):
     np.testing.assert_array_equal(at_levels.counts, sizes)
 
 
+def test_the_sample_identity_comes_from_the_table_and_the_sample_counts(small_table):
+    """The sample is never materialised, so its identity digests what the run made of it (the
+    table's identity and the sample's frequency table, engines/spark/fingerprint.sample_digest),
+    not its rows: with β = 1 every seed counts the whole table and gets the same identity; the
+    same sample counted at other levels, or drawn from a table with another identity, gets
+    another; it is never the table's own identity."""
+    from crowdsafe.engines.spark.publish import count_release_sample
+
+    whole = count_release_sample(small_table, 1.0, Randomness(5), None)
+    assert whole.identity == count_release_sample(small_table, 1.0, Randomness(6), None).identity
+    assert whole.identity != small_table.fingerprint
+    hierarchies = small_table.domain.hierarchies
+    levels = {c: min(1, hierarchies[c].height) for c in small_table.columns}
+    assert count_release_sample(small_table, 1.0, Randomness(5), levels).identity != whole.identity
+    renamed = replace(small_table, fingerprint="0" * 64)
+    assert count_release_sample(renamed, 1.0, Randomness(5), None).identity != whole.identity
+
+
 def test_same_sample_same_release_and_certificate(small, small_table, tmp_path):
     """β = 1 (no engine-dependent randomness in the sample): the whole pipeline on both engines
     gives the same choice, the same rows up to order, the same certificate up to identities."""

@@ -5,8 +5,13 @@ files is the same table), so the Spark engine identifies a table by the multiset
 every row gets two 64-bit xxHash values (different salts; each column hashed with its null
 flag, so ``(a, null)`` and ``(null, a)`` differ), the values are summed modulo 2^64 per salt,
 and the digest is BLAKE2b-256 of the column names and types, the row count and the two sums.
-Equal tables in any order or partitioning get equal digests; the digest of a sample is computed
-from the same per-row hashes (:mod:`.sampling`), so a sample later read back is recognised.
+Equal tables in any order or partitioning get equal digests.
+
+A sample drawn on Spark exists only inside its job: its rows are never written, so no later
+input can be it. Its identity (:func:`sample_digest`) is therefore not a digest of its rows but
+of what the run made of it: the table's identity and the sample's frequency table (the counted
+columns, their levels, the code tuples and counts). So the sampling job reads the published
+columns only, not every column with two hashes per row.
 
 It is not the Polars engine's fingerprint (:meth:`crowdsafe.data.Dataset.fingerprint`, which
 digests values in row order): the ledger sees the same data under the two engines as two
@@ -20,9 +25,12 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 SALTS = (0, 1)
 HASH_COLUMNS = tuple(f"__crowdsafe_h{salt}" for salt in SALTS)
 _VERSION = b"crowdsafe-spark-multiset-v1"
+_SAMPLE_VERSION = b"crowdsafe-spark-sample-v2"
 _MASK = (1 << 64) - 1
 
 
@@ -74,3 +82,18 @@ def digest(names: Sequence[str], types: Sequence[str], rows: int, sums: Sequence
 
 def frame_types(frame: Any) -> list[str]:
     return [field.dataType.simpleString() for field in frame.schema.fields]
+
+
+def sample_digest(table: str, columns: Sequence[str], levels: Sequence[int], codes: np.ndarray,
+                  counts: np.ndarray) -> str:
+    """The identity of a sample counted on Spark (module docstring): BLAKE2b-256 of the table's
+    identity ``table``, the counted ``columns`` at their ``levels`` (0: leaves), and the sample's
+    frequency table, ``codes`` (m × d code tuples, in lexicographic order) with their ``counts``.
+    Two samples with the same counts get the same identity, which the ledger records once."""
+    state = hashlib.blake2b(_SAMPLE_VERSION, digest_size=32)
+    state.update(table.encode() + b"\x00")
+    for name, level in zip(columns, levels):
+        state.update(f"{name}\x00{int(level)}\x00".encode())
+    state.update(np.ascontiguousarray(codes, dtype="<i8").tobytes())
+    state.update(np.ascontiguousarray(counts, dtype="<i8").tobytes())
+    return state.hexdigest()

@@ -8,7 +8,7 @@ the same sequence (:func:`crowdsafe.drivers.publish.run_publication`, with the s
 |---|---|---|
 | read, missing values, identity, distinct values | Spark, one aggregation | :mod:`.table` |
 | plan checks, ledger check | driver | ``drivers.publish.ledger_request`` |
-| sample (a stream per partition) | Spark, one job per release | :mod:`.sampling` |
+| sample (a stream per partition; the published columns only) | Spark, one job per release | :mod:`.sampling` |
 | encode (broadcast dictionaries) | Spark, the same job | :mod:`.encoding` |
 | count, recode to the scheme's levels | Spark, the same job (packed keys: the driver) | :mod:`.sampling` |
 | charge (keyed table and sample identities) | driver | the ledger |
@@ -77,9 +77,9 @@ class SparkRelease(Release):
 
 @dataclass(frozen=True)
 class SampleCounts:
-    """One release's sample as counted on Spark: the table, its size and its identity (the
-    unkeyed multiset digest: keyed with ``Ledger.identify`` before it goes to a ledger; it never goes
-    anywhere else)."""
+    """One release's sample as counted on Spark: the table, its size and its identity
+    (:func:`~crowdsafe.engines.spark.fingerprint.sample_digest`, unkeyed: keyed with
+    ``Ledger.identify`` before it goes to a ledger; it never goes anywhere else)."""
 
     table: CountedSample
     rows: int
@@ -95,9 +95,10 @@ def count_release_sample(table: SparkTable, beta: float, stream: Randomness,
                  for c in table.columns)
     streams = PartitionStreams.from_randomness(stream)
     dictionaries = tuple(table.dictionaries[c] for c in table.columns)
-    codes, counts, sums = count_sample(table.hashed(), streams, beta, dictionaries, maps)
+    codes, counts = count_sample(table.frame.select(*table.columns), streams, beta, dictionaries, maps)
     rows = int(counts.sum())
-    identity = fp.digest(table.frame.columns, fp.frame_types(table.frame), rows, sums)
+    identity = fp.sample_digest(table.fingerprint, table.columns,
+                                [levels.get(c, 0) if levels else 0 for c in table.columns], codes, counts)
     counted = CountedSample(tuple(table.columns), codes, counts, {c: hierarchies[c] for c in table.columns})
     return SampleCounts(counted, rows, identity)
 

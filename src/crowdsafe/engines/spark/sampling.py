@@ -5,8 +5,9 @@ release mode a ChaCha20 stream keyed from the executor's ``os.urandom``, no seed
 executors), encodes the sampled rows with the broadcast dictionaries (:mod:`.encoding`), maps them
 through the recoding's broadcast arrays (leaf code -> node code at the scheme's level; none for the
 level-0 table the chooser reads), and counts distinct code tuples. Spark then sums the per-partition
-counts: the frequency table of the sample, small, is all that reaches the driver, with the sample's
-multiset hash sums (its identity, :mod:`.fingerprint`).
+counts: the frequency table of the sample, small, is all that reaches the driver. The job reads
+the published columns only: the sample's identity is digested from that table on the driver
+(:func:`.fingerprint.sample_digest`), not from per-row hashes of every column.
 
 Two ways to feed the executors' Python, the same sample and the same counts (a fast path and its
 reference twin, :func:`packs_on_jvm` the rule): :class:`PackedSampleCounter` gets one long per
@@ -35,12 +36,9 @@ import polars as pl
 
 from crowdsafe.data import packing
 from crowdsafe.engines.spark.encoding import code_column, encode_batch
-from crowdsafe.engines.spark.fingerprint import HASH_COLUMNS
 from crowdsafe.engines.spark.streams import PartitionStreams
 
-KIND = "__crowdsafe_kind"  # 0: a frequency row; 1 + 2·salt + half: a hash-sum row
 COUNT = "__crowdsafe_count"
-_LOW = np.uint64(0xFFFFFFFF)
 KEY = "__crowdsafe_key"
 _MERGE_ROWS = 1 << 20  # sampled rows held before they are counted into the partition's table
 PACK_LIMIT = 2.0**62  # the packed fast path: code grid (Π radices) below this
@@ -88,8 +86,8 @@ class _Tally:
 class SampleCounter:
     """The per-partition function (picklable; shipped to the executors by ``mapInArrow``).
 
-    Input batches: the published columns (in order), then the hash columns. ``dictionaries[j]``:
-    value -> leaf code of column j; ``maps[j]``: leaf code -> node code (None: keep leaf codes).
+    Input batches: the published columns (in order). ``dictionaries[j]``: value -> leaf code of
+    column j; ``maps[j]``: leaf code -> node code (None: keep leaf codes).
     """
 
     streams: PartitionStreams
@@ -99,7 +97,7 @@ class SampleCounter:
 
     def output_schema(self) -> str:
         codes = ", ".join(f"{code_column(j)} long" for j in range(len(self.maps)))
-        return f"{KIND} int, {codes}, {COUNT} long"
+        return f"{codes}, {COUNT} long"
 
     def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
@@ -110,7 +108,6 @@ class SampleCounter:
         context = TaskContext.get()
         assert context is not None  # this runs in a Spark task
         stream = self.streams.for_partition(context.partitionId())
-        sums = np.zeros(len(HASH_COLUMNS), dtype=np.uint64)
         tally = _Tally(names)
         for batch in batches:
             keep = stream.bernoulli(batch.num_rows, self.beta)
@@ -121,42 +118,23 @@ class SampleCounter:
                 codes = encode_batch(batch.column(j).filter(pa.array(keep)), self.dictionaries[j])
                 table = self.maps[j]
                 columns[name] = codes if table is None else table[codes].astype(np.int64)
-            _add_hashes(sums, batch, keep)
             tally.add(pl.DataFrame(columns))
-        yield from _partition_output(tally.counted(), sums, names)
+        yield from _partition_output(tally.counted(), names)
 
 
-def _add_hashes(sums: np.ndarray, batch: Any, keep: np.ndarray) -> None:
-    """Add the kept rows' hash columns to ``sums`` (modulo 2^64 by design)."""
-    for i, name in enumerate(HASH_COLUMNS):
-        hashes = batch.column(name).to_numpy(zero_copy_only=False)[keep].view(np.uint64)
-        with np.errstate(over="ignore"):
-            sums[i] += np.add.reduce(hashes, dtype=np.uint64)
-
-
-def _partition_output(counted: pl.DataFrame, sums: np.ndarray, names: Sequence[str]) -> Iterator[Any]:
-    """A partition's Arrow output: its frequency rows (kind 0), then its hash sums."""
+def _partition_output(counted: pl.DataFrame, names: Sequence[str]) -> Iterator[Any]:
+    """A partition's Arrow output: its frequency rows."""
     import pyarrow as pa
 
-    counted = counted.select(pl.lit(0, dtype=pl.Int32).alias(KIND), *[pl.col(n).cast(pl.Int64) for n in names],
-                             pl.col(COUNT).cast(pl.Int64))
-    # hash sums as 32-bit halves (kind 1 + 2·salt + half), so Spark's long sums cannot overflow
-    halves = [int((sums[i] >> np.uint64(32 * half)) & _LOW) for i in range(len(sums)) for half in (0, 1)]
-    hashed = pl.DataFrame({
-        KIND: pl.Series(range(1, len(halves) + 1), dtype=pl.Int32),
-        **{n: pl.Series([0] * len(halves), dtype=pl.Int64) for n in names},
-        COUNT: pl.Series(halves, dtype=pl.Int64),
-    })
-    out = pl.concat([counted, hashed])
-    for batch in out.to_arrow().to_batches(max_chunksize=1 << 16):
-        yield pa.RecordBatch.from_arrays(batch.columns, names=[KIND, *names, COUNT])
+    counted = counted.select(*[pl.col(n).cast(pl.Int64) for n in names], pl.col(COUNT).cast(pl.Int64))
+    for batch in counted.to_arrow().to_batches(max_chunksize=1 << 16):
+        yield pa.RecordBatch.from_arrays(batch.columns, names=[*names, COUNT])
 
 
 @dataclass(frozen=True)
 class PackedSampleCounter:
     """The fast path's per-partition function: input batches hold the packed leaf-code key
-    (``KEY``, :func:`packed_codes`) then the hash columns; the output is the sampled keys with
-    their counts (kind 0), then the hash sums as :class:`SampleCounter` gives them. The driver
+    (``KEY``, :func:`packed_codes`); the output is the sampled keys with their counts. The driver
     unpacks the keys and maps them to the scheme's levels (:func:`count_sample`)."""
 
     streams: PartitionStreams
@@ -164,7 +142,7 @@ class PackedSampleCounter:
 
     @staticmethod
     def output_schema() -> str:
-        return f"{KIND} int, {KEY} long, {COUNT} long"
+        return f"{KEY} long, {COUNT} long"
 
     def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
         from pyspark import TaskContext
@@ -172,15 +150,13 @@ class PackedSampleCounter:
         context = TaskContext.get()
         assert context is not None  # this runs in a Spark task
         stream = self.streams.for_partition(context.partitionId())
-        sums = np.zeros(len(HASH_COLUMNS), dtype=np.uint64)
         tally = _Tally([KEY])
         for batch in batches:
             keep = stream.bernoulli(batch.num_rows, self.beta)  # the twin's call on the same batch
             if not keep.any():
                 continue
-            _add_hashes(sums, batch, keep)
             tally.add(pl.DataFrame({KEY: batch.column(KEY).to_numpy(zero_copy_only=False)[keep]}))
-        yield from _partition_output(tally.counted(), sums, [KEY])
+        yield from _partition_output(tally.counted(), [KEY])
 
 
 def radices_of(dictionaries: Sequence[pl.DataFrame]) -> list[int]:
@@ -216,27 +192,25 @@ def code_expression(name: str, spark_type: str, table: pl.DataFrame) -> Any:
 
 
 def packed_codes(rows: Any, columns: Sequence[str], dictionaries: Sequence[pl.DataFrame]) -> Any:
-    """``rows`` (published columns, then hash columns) as the packed key of the leaf codes (on the
-    JVM: :func:`code_expression`, :func:`crowdsafe.engines.spark.packing.pack`), then the hash
-    columns; row order and partitioning unchanged (a projection)."""
-    from pyspark.sql import functions as F
-
+    """``rows`` (the published columns) as the packed key of the leaf codes (on the JVM:
+    :func:`code_expression`, :func:`crowdsafe.engines.spark.packing.pack`); row order and
+    partitioning unchanged (a projection)."""
     from crowdsafe.engines.spark import packing as spark_packing
 
     types = {f.name: f.dataType.simpleString() for f in rows.schema.fields}
     codes = [code_expression(c, types[c], d) for c, d in zip(columns, dictionaries)]
     key = spark_packing.pack(codes, radices_of(dictionaries)).alias(KEY)
-    return rows.select(key, *[F.col(h) for h in HASH_COLUMNS])
+    return rows.select(key)
 
 
 def count_sample(rows: Any, streams: PartitionStreams, beta: float, dictionaries: Sequence[pl.DataFrame],
-                 maps: Sequence[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray, list[int]]:
-    """Sample ``rows`` (published columns + hash columns) and count: (codes (m, d), counts (m,),
-    the sample's hash sums). One Spark job; only the counted table reaches the driver."""
+                 maps: Sequence[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray]:
+    """Sample ``rows`` (the published columns) and count: (codes (m, d), counts (m,)), the code
+    tuples in lexicographic order. One Spark job; only the counted table reaches the driver."""
     from pyspark.sql import functions as F
 
-    columns = rows.columns[:len(maps)]
-    types = [f.dataType.simpleString() for f in rows.schema.fields[:len(maps)]]
+    columns = rows.columns
+    types = [f.dataType.simpleString() for f in rows.schema.fields]
     if packs_on_jvm(types, dictionaries):
         packed = PackedSampleCounter(streams, float(beta))
         mapped = packed_codes(rows, columns, dictionaries).mapInArrow(packed, packed.output_schema())
@@ -245,17 +219,10 @@ def count_sample(rows: Any, streams: PartitionStreams, beta: float, dictionaries
         counter = SampleCounter(streams, float(beta), tuple(dictionaries), tuple(maps))
         mapped = rows.mapInArrow(counter, counter.output_schema())
         names = [code_column(j) for j in range(len(maps))]
-    table = mapped.groupBy(KIND, *names).agg(F.sum(COUNT).alias(COUNT)).toArrow()
-    kind = table.column(KIND).to_numpy()
+    table = mapped.groupBy(*names).agg(F.sum(COUNT).alias(COUNT)).toArrow()
     counts = table.column(COUNT).to_numpy().astype(np.int64)
-    rows = kind == 0
-    sums = [0] * len(HASH_COLUMNS)
-    for which, value in zip(kind[~rows], counts[~rows]):
-        salt, half = divmod(int(which) - 1, 2)
-        sums[salt] += int(value) << (32 * half)
-    counts = counts[rows]
     if names == [KEY]:  # leaf codes from the keys, then the scheme's levels
-        keys = table.column(KEY).to_numpy()[rows].astype(np.int64)
+        keys = table.column(KEY).to_numpy().astype(np.int64)
         codes = np.column_stack(packing.unpack(keys, radices_of(dictionaries))).astype(np.int64)
         if any(m is not None for m in maps):
             codes = np.column_stack([c if m is None else m[c] for c, m in zip(codes.T, maps)]).astype(np.int64)
@@ -264,6 +231,6 @@ def count_sample(rows: Any, streams: PartitionStreams, beta: float, dictionaries
             codes = grouped.drop(COUNT).to_numpy().astype(np.int64).reshape(grouped.height, len(maps))
             counts = grouped.get_column(COUNT).to_numpy().astype(np.int64)
     else:
-        codes = np.column_stack([table.column(n).to_numpy() for n in names]).astype(np.int64)[rows]
+        codes = np.column_stack([table.column(n).to_numpy() for n in names]).astype(np.int64)
     order = np.lexsort(codes.T[::-1]) if len(codes) else np.zeros(0, dtype=np.int64)
-    return codes.reshape(len(counts), len(maps))[order], counts[order], sums
+    return codes.reshape(len(counts), len(maps))[order], counts[order]

@@ -53,10 +53,6 @@ class SparkTable:
         (:meth:`~crowdsafe.privacy.ledger.Ledger.identify`)."""
         return ledger.identify(self.fingerprint)
 
-    def hashed(self) -> Any:
-        """The published columns (in order) and the per-row hash columns (over every column)."""
-        return self.frame.select(*self.columns, *fp.row_hashes(self.frame))
-
 
 def _spark_frame(spark: Any, frame: pl.DataFrame) -> Any:
     """A Polars frame on Spark through Arrow (text categories as plain text)."""
