@@ -98,3 +98,20 @@ def test_unusable_columns_and_decimal_commas_on_spark(spark, tmp_path, capsys):
     (tmp_path / "t.csv").write_text("age,sex\n30,F\n")
     with pytest.raises(ParameterError, match="decimal point only"):
         spark_table(spark, str(tmp_path / "t.csv"), schema=Schema.reading(None, decimal_comma=True))
+
+
+@pytest.mark.parametrize("first_rows", [2, 1_000])
+def test_first_values_of_the_other_columns(spark, monkeypatch, first_rows):
+    """Each unpublished column gets one of its values for the domain's types: from the first rows
+    when one is there, else (a column null in all of them: the first rows patched down to 2) from a
+    pass over the table; a column with no value at all gets the null value."""
+    from crowdsafe.engines.spark import table
+
+    monkeypatch.setattr(table, "FIRST_ROWS", first_rows)
+    rows = pl.DataFrame({"early": ["x", "y", "z", "w"], "late": [None, None, None, 7],
+                         "never": pl.Series([None] * 4, dtype=pl.String)})
+    frame = spark.createDataFrame(rows.to_arrow()).coalesce(1)  # one partition: the rows in this order
+    found = table.first_values(frame, ["early", "late", "never"])
+    assert {c: s.to_list() for c, s in found.items()} == {"early": ["x"], "late": [7], "never": [None]}
+    assert [s.name for s in found.values()] == ["early", "late", "never"]
+    assert table.first_values(frame, []) == {}

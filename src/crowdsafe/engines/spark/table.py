@@ -3,7 +3,8 @@
 :func:`spark_table` reads the data (a Parquet or CSV path Spark can read, a bundled dataset, a
 Polars/pandas frame or a :class:`~crowdsafe.data.Dataset`), applies the missing-value policy on
 Spark, and makes one aggregation pass: row count, the table's identity (:mod:`.fingerprint`),
-the distinct values of each published column. On the driver those values form a small *domain*
+the distinct values of each published column; a value of each other column comes from the
+table's first rows (:func:`first_values`). On the driver those values form a small *domain*
 dataset loaded by the data layer itself (schema inference or the declared schema, type checks,
 hierarchies from the schema, coverage), then prepared by the Polars engine's own
 :func:`crowdsafe.anonymize.publish.prepare_dataset` (published columns, flat hierarchies).
@@ -30,6 +31,7 @@ from crowdsafe.engines.spark.io import read_frame, reading_schema, usable_frame
 from crowdsafe.errors import InputError
 
 _CSV_ENDINGS = (".csv", ".csv.gz", ".tsv", ".txt", ".data")
+FIRST_ROWS = 1_000  # rows read for the other columns' first values before a pass over the table
 
 
 @dataclass(frozen=True)
@@ -100,8 +102,7 @@ def spark_table(
     roles = _roles(frame, schema, qi, sensitive)
     published = [c for c in frame.columns if c in set(roles.quasi_identifiers) | set(roles.sensitive)]
     others = [c for c in frame.columns if c not in published]
-    extra = [F.count(F.lit(1)).alias("__rows"), *fp.hash_sum_aggregates(),
-             *[F.first(F.col(c), ignorenulls=True).alias(f"__first_{j}") for j, c in enumerate(others)]]
+    extra = [F.count(F.lit(1)).alias("__rows"), *fp.hash_sum_aggregates()]
     if policy is MissingPolicy.ERROR:  # the missing values of each column are counted only to refuse them
         extra.extend(F.sum(F.col(c).isNull().cast("long")).alias(f"__missing_{j}") for j, c in enumerate(frame.columns))
     values, row = domain_scan(frame.select("*", *fp.row_hashes(frame)), published, extra)
@@ -114,8 +115,7 @@ def spark_table(
             if count:
                 raise InputError(f"column '{c}' has {count:,} missing values (missing='error'); "
                                  "use missing='keep' or 'drop'")
-    for j, c in enumerate(others):
-        values[c] = cast(pl.Series, pl.from_arrow(row.column(f"__first_{j}"))).alias(c)
+    values.update(first_values(frame, others))
     raw = domain_frame({c: values[c] for c in frame.columns})
     tidy = raw
     if is_path and path.lower().rstrip("/").endswith(_CSV_ENDINGS):
@@ -130,6 +130,28 @@ def spark_table(
     sums = fp.combine_sums([row.column(c)[0].as_py() for c in fp.SUM_COLUMNS])
     identity = fp.digest(frame.columns, fp.frame_types(frame), rows, sums)
     return SparkTable(spark, frame, domain, columns, dictionaries, identity, rows, label, notes)
+
+
+def first_values(frame: Any, columns: Sequence[str]) -> dict[str, pl.Series]:
+    """A non-null value of each of ``columns`` of ``frame`` (a one-value Series, the null value
+    when the column has none), for the domain dataset's types: the first one among the first
+    ``FIRST_ROWS`` rows (a read of the table's first row group, not a pass over it); a column null
+    in all of those gets Spark's first non-null value over the whole table (one aggregation over
+    those columns only). Either way it is one of the column's values, as a ``first`` aggregate
+    over every row would give one (which value is not fixed there either: it depends on the
+    partitioning)."""
+    from pyspark.sql import functions as F
+
+    if not columns:
+        return {}
+    head = cast(pl.DataFrame, pl.from_arrow(frame.select(*columns).limit(FIRST_ROWS).toArrow()))
+    found = {c: head.get_column(c).drop_nulls().head(1) for c in columns}
+    rest = [c for c in columns if len(found[c]) == 0]
+    if rest:
+        row = frame.agg(*[F.first(F.col(c), ignorenulls=True).alias(f"__first_{j}") for j, c in enumerate(rest)]
+                        ).toArrow()
+        found.update({c: cast(pl.Series, pl.from_arrow(row.column(f"__first_{j}"))) for j, c in enumerate(rest)})
+    return {c: found[c].alias(c) for c in columns}
 
 
 def _is_spark_frame(data: Any) -> bool:
