@@ -3,7 +3,8 @@
 :func:`spark_table` reads the data (a Parquet or CSV path Spark can read, a bundled dataset, a
 Polars/pandas frame or a :class:`~crowdsafe.data.Dataset`), applies the missing-value policy on
 Spark, and makes one aggregation pass: row count, the table's identity (:mod:`.fingerprint`),
-the distinct values of each published column; a value of each other column comes from the
+the distinct values of each published column (a column with a declared hierarchy is checked
+against its leaves instead, :mod:`.declared_values`); a value of each other column comes from the
 table's first rows (:func:`first_values`). On the driver those values form a small *domain*
 dataset loaded by the data layer itself (schema inference or the declared schema, type checks,
 hierarchies from the schema, coverage), then prepared by the Polars engine's own
@@ -26,6 +27,7 @@ from crowdsafe.data import Dataset, Hierarchy, Schema, load
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS, MissingPolicy
 from crowdsafe.data.schema import AttributeType
 from crowdsafe.engines.spark import fingerprint as fp
+from crowdsafe.engines.spark.declared_values import checked_values, leaf_checks, leaves_to_check
 from crowdsafe.engines.spark.encoding import dictionary, domain_frame, domain_scan
 from crowdsafe.engines.spark.io import read_frame, reading_schema, usable_frame
 from crowdsafe.errors import InputError
@@ -99,13 +101,24 @@ def spark_table(
         schema, hierarchies, qi, sensitive = dataset.schema, dataset.hierarchies, None, None
         frame = _spark_frame(spark, dataset.frame)
         label = name or dataset.name or "data"
-    roles = _roles(frame, schema, qi, sensitive)
+    empty = cast(pl.DataFrame, pl.from_arrow(frame.limit(0).toArrow()))  # the columns' types, no rows
+    roles = _roles(empty, schema, qi, sensitive)
     published = [c for c in frame.columns if c in set(roles.quasi_identifiers) | set(roles.sensitive)]
     others = [c for c in frame.columns if c not in published]
     extra = [F.count(F.lit(1)).alias("__rows"), *fp.hash_sum_aggregates()]
     if policy is MissingPolicy.ERROR:  # the missing values of each column are counted only to refuse them
         extra.extend(F.sum(F.col(c).isNull().cast("long")).alias(f"__missing_{j}") for j, c in enumerate(frame.columns))
-    values, row = domain_scan(frame.select("*", *fp.row_hashes(frame)), published, extra)
+    # a column with a declared hierarchy is checked against its leaves, not collected (.declared_values)
+    spark_types = dict(zip(frame.columns, fp.frame_types(frame)))
+    is_csv = is_path and path.lower().rstrip("/").endswith(_CSV_ENDINGS)
+    leaves = {} if is_csv else leaves_to_check(spark_types, empty.schema, published, schema, hierarchies)
+    collected = [c for c in published if c not in leaves]
+    values, row = domain_scan(frame.select("*", *fp.row_hashes(frame)), collected,
+                              [*extra, *leaf_checks(leaves, spark_types)])
+    checked, outside = checked_values(leaves, row)
+    values.update(checked)
+    if outside:  # a value outside its declared leaves: those columns are collected after all
+        values.update(domain_scan(frame, outside)[0])
     rows = int(row.column("__rows")[0].as_py())
     if rows == 0:
         raise InputError(f"{label} has no rows" + (" after missing='drop'" if policy is MissingPolicy.DROP else ""))
@@ -118,7 +131,7 @@ def spark_table(
     values.update(first_values(frame, others))
     raw = domain_frame({c: values[c] for c in frame.columns})
     tidy = raw
-    if is_path and path.lower().rstrip("/").endswith(_CSV_ENDINGS):
+    if is_csv:
         from crowdsafe.data.io import tidy_text  # the Polars engine's CSV clean-up, on the distinct values
 
         declared = {a.name for a in (schema or ()) if a.type in (AttributeType.CATEGORICAL, AttributeType.ORDINAL)}
@@ -164,12 +177,11 @@ def _is_bundled(data: Any) -> bool:
     return isinstance(data, str) and not os.path.exists(data) and "://" not in data and data in datasets.names()
 
 
-def _roles(frame: Any, schema: Schema | None, qi: Sequence[str] | None,
+def _roles(empty: pl.DataFrame, schema: Schema | None, qi: Sequence[str] | None,
            sensitive: Sequence[str] | str | None) -> Schema:
-    """The roles of the columns (types aside), from the declared or inferred schema."""
+    """The roles of the columns (types aside), from the declared or inferred schema (``empty``:
+    the frame's columns without rows)."""
     from crowdsafe.data.io import complete_schema
 
-    empty = pl.from_arrow(frame.limit(0).toArrow())
-    assert isinstance(empty, pl.DataFrame)
     roles = Schema.infer(empty) if schema is None else complete_schema(schema, empty)
     return roles.with_roles(qi=qi, sensitive=sensitive) if (qi is not None or sensitive is not None) else roles

@@ -1,0 +1,98 @@
+"""The distinct values of a published column with a declared hierarchy, without collecting them.
+
+The table pass (:mod:`.table`) needs each published column's distinct values: the domain
+dataset is loaded from them (types, hierarchies, coverage) and the dictionaries map them to leaf
+codes. Collecting them (``collect_set``, :func:`.encoding.domain_scan`) is the costliest part of
+that pass. For a column whose hierarchy is *declared* (its leaves fixed before the data is read)
+the pass instead counts, in the same aggregation, the rows whose value is not one of those leaves
+(a hash-set look-up on the JVM) and whether the column holds a missing value. When no value lies
+outside the leaves, the column's values are taken to be the leaves themselves (with the missing
+value when the column holds one); a column with a value outside them is collected after all, in
+a second pass over that column alone.
+
+Why the outcome is the same as collecting. The values present are a subset of the leaves, so
+every value present is in the dictionary, with the code the hierarchy gives it (a leaf's code
+does not depend on which other leaves are present), and the missing value is there exactly when
+it is present. Nothing else the pipeline reads from the domain changes: the column's type and
+role come from the declared schema (the fast path needs one), the hierarchy is the declared one,
+and no declared value lies outside it, as collecting would have found. The dictionary may list
+leaves no row holds; it is only looked up. ``tests/engines/spark/test_spark_declared_values.py``
+runs both ways on the same tables and compares the tables, samples and publications.
+
+Eligible (:func:`leaves_to_check`): a declared, not observed, hierarchy given as an object (the
+``hierarchies`` argument, or those of a dataset loaded in this process); a column the schema
+declares; a text, integral or boolean column whose leaves (at most ``JVM_DICTIONARY_LIMIT``)
+convert to its type and back unchanged; not a CSV file (its values are tidied after collecting,
+which the leaves cannot stand for).
+Attributes given by a schema file build their hierarchies over the values read, so they are
+collected (a next step).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import polars as pl
+
+from crowdsafe.data import Hierarchy, Schema
+from crowdsafe.engines.spark.sampling import JVM_DICTIONARY_LIMIT
+
+_CHECKED_TYPES = ("string", "tinyint", "smallint", "int", "bigint", "boolean")
+#: False: every published column is collected (the reference twin; tests switch it off).
+CHECK_DECLARED_LEAVES = True
+
+
+def leaves_to_check(frame_schema: Mapping[str, str], types: Mapping[str, pl.DataType], columns: Sequence[str],
+                    schema: Schema | None, hierarchies: Mapping[str, Hierarchy] | None) -> dict[str, pl.Series]:
+    """Per eligible column of ``columns`` (module docstring), its declared leaves (not the missing
+    one) in the Polars type its collected values would have (``types``: the frame's columns as
+    Polars reads them; ``frame_schema``: their Spark types)."""
+    if not CHECK_DECLARED_LEAVES or schema is None or not hierarchies:
+        return {}
+    declared = set(schema.names)
+    out: dict[str, pl.Series] = {}
+    for c in columns:
+        hierarchy = hierarchies.get(c)
+        if hierarchy is None or hierarchy.observed or c not in declared or frame_schema[c] not in _CHECKED_TYPES:
+            continue
+        leaves = hierarchy.leaves.drop_nulls()
+        try:
+            typed = leaves.cast(types[c], strict=True)
+            unchanged = typed.cast(leaves.dtype, strict=True).equals(leaves)
+        except (pl.exceptions.PolarsError, OverflowError):
+            continue
+        # (at most JVM_DICTIONARY_LIMIT leaves: the sampling job's fast path takes the dictionary as
+        # it would have taken the values present)
+        if unchanged and typed.n_unique() == len(typed) and 0 < len(typed) <= JVM_DICTIONARY_LIMIT:
+            out[c] = typed.alias(c)
+    return out
+
+
+def leaf_checks(leaves: Mapping[str, pl.Series], frame_schema: Mapping[str, str]) -> list[Any]:
+    """The aggregates that check each column of ``leaves``: ``__leaf_outside_<j>``, the rows whose value
+    is not missing and not one of the leaves, and ``__leaf_null_<j>`` (1 when a value is missing)."""
+    from pyspark.sql import functions as F
+
+    checks = []
+    for j, (c, values) in enumerate(leaves.items()):
+        column = F.col(f"`{c}`")
+        listed = column.isin(*[F.lit(v).cast(frame_schema[c]) for v in values.to_list()])
+        checks.append(F.sum((column.isNotNull() & ~listed).cast("long")).alias(f"__leaf_outside_{j}"))
+        checks.append(F.max(column.isNull().cast("int")).alias(f"__leaf_null_{j}"))
+    return checks
+
+
+def checked_values(leaves: Mapping[str, pl.Series], row: Any) -> tuple[dict[str, pl.Series], list[str]]:
+    """From the aggregation's Arrow ``row``: the values of each column all of whose values are
+    leaves (the leaves, then the missing value when the column holds one), and the columns with
+    a value outside their leaves (to be collected)."""
+    values: dict[str, pl.Series] = {}
+    outside: list[str] = []
+    for j, (c, listed) in enumerate(leaves.items()):
+        if int(row.column(f"__leaf_outside_{j}")[0].as_py() or 0):
+            outside.append(c)
+            continue
+        missing = bool(row.column(f"__leaf_null_{j}")[0].as_py())
+        values[c] = listed.sort().extend(pl.Series(c, [None], dtype=listed.dtype)) if missing else listed.sort()
+    return values, outside

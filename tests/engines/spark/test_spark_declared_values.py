@@ -1,0 +1,137 @@
+"""The table pass's declared-leaves check (engines/spark/declared_values) against its reference
+twin, collecting every published column (``CHECK_DECLARED_LEAVES`` off): the same table facts,
+the same samples and the same publications; the columns it collects after all (a value outside
+the declared leaves) and those it never checks (no declared hierarchy, a CSV file)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+from engine_helpers import comparable, text_rows
+
+from crowdsafe.anonymize.publish import PlanRequest, RunOptions, plan_publication
+from crowdsafe.data import load
+from crowdsafe.engines.spark import declared_values, table
+from crowdsafe.randomness import Randomness
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def small():
+    adult = load("adult")
+    return adult.with_frame(adult.frame.head(4000))
+
+
+def _collected_columns(monkeypatch) -> list[list[str]]:
+    """Record the columns of every collecting pass (domain_scan) the table pass makes."""
+    calls: list[list[str]] = []
+    real = table.domain_scan
+
+    def spy(frame, columns, extra=()):
+        calls.append(list(columns))
+        return real(frame, columns, extra)
+
+    monkeypatch.setattr(table, "domain_scan", spy)
+    return calls
+
+
+def _both_ways(monkeypatch, make):
+    """``make()`` with the leaves checked, then with every column collected (the twin)."""
+    calls = _collected_columns(monkeypatch)
+    checked = make()
+    checked_calls = list(calls)
+    monkeypatch.setattr(declared_values, "CHECK_DECLARED_LEAVES", False)
+    calls.clear()
+    collected = make()
+    return checked, collected, checked_calls, list(calls)
+
+
+def _same_table(a, b) -> None:
+    assert (a.fingerprint, a.n_rows, a.columns, a.notes) == (b.fingerprint, b.n_rows, b.columns, b.notes)
+    for c in a.columns:
+        assert a.domain.hierarchies[c].leaves.equals(b.domain.hierarchies[c].leaves)
+        # every value the rows hold has the same code both ways (the checked dictionary may list
+        # leaves no row holds)
+        joined = b.dictionaries[c].join(a.dictionaries[c], on="value", how="left", nulls_equal=True)
+        assert joined.get_column("code").to_list() == joined.get_column("code_right").to_list(), c
+
+
+def test_declared_columns_are_checked_and_give_what_collecting_gives(spark, small, monkeypatch, tmp_path):
+    """Adult's published columns all have declared hierarchies (three with a missing-value leaf):
+    none is collected, and the table, a sample of all rows, and a seeded publication (sample,
+    choice, release rows, certificate) are those of the twin."""
+    from crowdsafe.engines.spark.publish import count_release_sample, publish_table
+
+    plan = plan_publication(PlanRequest(1.0, 1e-6, k=20))
+
+    def make():
+        made = table.spark_table(spark, small)
+        whole = count_release_sample(made, 1.0, Randomness(3), None)
+        out = tmp_path / f"release-{len(list(tmp_path.iterdir()))}.parquet"
+        run = publish_table(made, plan, RunOptions(out=str(out)), randomness=Randomness(5))
+        return made, whole, run, out
+
+    checked, collected, checked_calls, collected_calls = _both_ways(monkeypatch, make)
+    assert checked_calls == [[]]  # one pass, collecting nothing
+    assert collected_calls == [checked[0].columns]
+    _same_table(checked[0], collected[0])
+    np.testing.assert_array_equal(checked[1].table.codes, collected[1].table.codes)
+    np.testing.assert_array_equal(checked[1].table.counts, collected[1].table.counts)
+    assert checked[1].identity == collected[1].identity
+    runs = checked[2], collected[2]
+    assert runs[0].release.recoding.levels == runs[1].release.recoding.levels
+    assert comparable(runs[0].certificate) == comparable(runs[1].certificate)
+    written = [pl.read_parquet(out / "*.parquet") for out in (checked[3], collected[3])]
+    assert text_rows(written[0]).equals(text_rows(written[1]))
+    assert json.dumps(runs[0].custodian_report()["releases"], sort_keys=True, default=str) == json.dumps(
+        runs[1].custodian_report()["releases"], sort_keys=True, default=str)
+
+
+def test_a_value_outside_the_leaves_is_collected_after_all(spark, small, monkeypatch, tmp_path):
+    """A Parquet file read with a declared schema and the hierarchies given: a 'sex' value the
+    hierarchy does not list sends that column alone to a second, collecting pass; a column
+    without a declared hierarchy (none given for 'race') is collected in the first pass; the
+    outcome is the twin's, the unlisted value published as missing."""
+    from crowdsafe.engines.spark.publish import count_release_sample
+
+    frame = small.frame.with_columns(pl.when(pl.int_range(pl.len()) == 7).then(pl.lit("unlisted"))
+                                     .otherwise(pl.col("sex")).alias("sex"))
+    path = tmp_path / "people.parquet"
+    frame.write_parquet(path)
+    given = {c: h for c, h in small.hierarchies.items() if c != "race"}
+
+    def make():
+        made = table.spark_table(spark, str(path), schema=small.schema, hierarchies=given)
+        return made, count_release_sample(made, 1.0, Randomness(3), None)
+
+    checked, collected, checked_calls, collected_calls = _both_ways(monkeypatch, make)
+    assert checked_calls == [["race"], ["sex"]]
+    assert collected_calls == [checked[0].columns]
+    _same_table(checked[0], collected[0])
+    np.testing.assert_array_equal(checked[1].table.codes, collected[1].table.codes)
+    np.testing.assert_array_equal(checked[1].table.counts, collected[1].table.counts)
+
+
+def test_what_is_never_checked(spark, small, monkeypatch, tmp_path):
+    """A CSV file (its values are tidied after collecting) and a file read without a declared
+    schema are collected whole; so is a column whose leaves do not convert to its type."""
+    path = tmp_path / "people.csv"
+    small.frame.write_csv(path)
+    calls = _collected_columns(monkeypatch)
+    made = table.spark_table(spark, str(path), schema=small.schema, hierarchies=small.hierarchies)
+    assert calls == [made.columns]
+    parquet = tmp_path / "people.parquet"
+    small.frame.write_parquet(parquet)
+    calls.clear()
+    inferred = table.spark_table(spark, str(parquet), hierarchies=small.hierarchies)
+    assert calls == [inferred.columns]  # (every column is published when no schema names the roles)
+    ages = declared_values.leaves_to_check({"age": "bigint"}, {"age": pl.Int64}, ["age"], small.schema,
+                                           {"age": small.hierarchies["age"]})
+    assert list(ages) == ["age"]  # integers in an integer column: checked
+    words = small.hierarchies["sex"]  # text leaves that are no integers: not for an integer column
+    assert declared_values.leaves_to_check({"sex": "bigint"}, {"sex": pl.Int64}, ["sex"], small.schema,
+                                           {"sex": words}) == {}
