@@ -358,10 +358,19 @@ def from_spec(spec: Any, column: pl.Series, *, attribute: str) -> Hierarchy:
         return Hierarchy.from_csv(spec, name=attribute)
     if not isinstance(spec, Mapping):
         raise HierarchyError(f"the hierarchy of '{attribute}' must be a file name or a table, got {spec!r}")
-    keys = set(spec)
-    if keys == {"groups"} or (keys == {"fanout", "order"} and spec.get("order")):
+    if is_declared_spec(spec):
         return _declared_spec(spec, attribute)  # the values are listed in the schema: declared
     return _observed_spec(spec, column, attribute)
+
+
+def is_declared_spec(spec: Any) -> bool:
+    """Whether a schema file's ``hierarchy`` entry fixes the leaves itself (a hierarchy file,
+    ``groups``, ``fanout`` with an ``order``), so that :func:`from_spec` builds the same declared
+    hierarchy whatever the column holds."""
+    if isinstance(spec, str):
+        return True
+    keys = set(spec) if isinstance(spec, Mapping) else set()
+    return keys == {"groups"} or (keys == {"fanout", "order"} and bool(spec.get("order")))
 
 
 def _declared_spec(spec: Mapping[str, Any], attribute: str) -> Hierarchy:

@@ -135,3 +135,41 @@ def test_what_is_never_checked(spark, small, monkeypatch, tmp_path):
     words = small.hierarchies["sex"]  # text leaves that are no integers: not for an integer column
     assert declared_values.leaves_to_check({"sex": "bigint"}, {"sex": pl.Int64}, ["sex"], small.schema,
                                            {"sex": words}) == {}
+
+
+def test_a_schema_files_declared_hierarchies_are_checked(spark, monkeypatch, tmp_path):
+    """The command line's way: a Parquet file and a schema file. The hierarchy file ('country')
+    and the named groups ('sex') are declared, so checked; the intervals over the values read
+    ('age') make an observed hierarchy, so collected; 'Atlantis', which the hierarchy file does
+    not list, sends 'country' to a second pass. The table, a seeded publication and the
+    custodian's count of unlisted values are the twin's."""
+    from crowdsafe.engines.spark.publish import publish_table
+
+    listed = ["NL", "DE", "FR", "ES"]
+    (tmp_path / "country.csv").write_text("".join(f"{v};EU;*\n" for v in listed))
+    (tmp_path / "schema.toml").write_text(
+        '[attributes.country]\ntype = "categorical"\nhierarchy = "country.csv"\n'
+        '[attributes.sex]\ntype = "categorical"\nhierarchy = { groups = [{ "*" = ["F", "M"] }] }\n'
+        '[attributes.age]\ntype = "numeric"\nhierarchy = { widths = [10, 20], bottom = 0, top = 100 }\n'
+        '[attributes.income]\nrole = "sensitive"\ntype = "categorical"\n')
+    rng = np.random.default_rng(4)
+    n = 3000
+    frame = pl.DataFrame({"country": [*rng.choice(listed, n - 1), "Atlantis"], "sex": rng.choice(["F", "M"], n),
+                          "age": rng.integers(18, 90, n), "income": rng.choice(["<=50K", ">50K"], n)})
+    frame.write_parquet(tmp_path / "people.parquet")
+    plan = plan_publication(PlanRequest(1.0, 1e-4, k=10))
+
+    def make():
+        made = table.spark_table(spark, str(tmp_path / "people.parquet"), schema=str(tmp_path / "schema.toml"))
+        out = tmp_path / f"release-{len(list(tmp_path.iterdir()))}.parquet"
+        return made, publish_table(made, plan, RunOptions(out=str(out)), randomness=Randomness(6))
+
+    checked, collected, checked_calls, collected_calls = _both_ways(monkeypatch, make)
+    assert checked_calls == [["age", "income"], ["country"]]
+    assert collected_calls == [["country", "sex", "age", "income"]]
+    _same_table(checked[0], collected[0])
+    assert comparable(checked[1].certificate) == comparable(collected[1].certificate)
+    facts = [run.custodian_report() for run in (checked[1], collected[1])]
+    assert facts[0]["outside_hierarchies"] == facts[1]["outside_hierarchies"] == {
+        "country": {"distinct_values": 1, "published_as": "missing (?)", "named_by": "crowdsafe check"}}
+    assert facts[0]["releases"] == facts[1]["releases"]

@@ -19,13 +19,14 @@ and no declared value lies outside it, as collecting would have found. The dicti
 leaves no row holds; it is only looked up. ``tests/engines/spark/test_spark_declared_values.py``
 runs both ways on the same tables and compares the tables, samples and publications.
 
-Eligible (:func:`leaves_to_check`): a declared, not observed, hierarchy given as an object (the
-``hierarchies`` argument, or those of a dataset loaded in this process); a column the schema
+Eligible (:func:`leaves_to_check`): a declared, not observed, hierarchy (:func:`declared_hierarchies`:
+a schema file's hierarchy file, ``groups`` or ordered ``fanout``, or a hierarchy given as an object,
+the ``hierarchies`` argument or those of a dataset loaded in this process); a column the schema
 declares; a text, integral or boolean column whose leaves (at most ``JVM_DICTIONARY_LIMIT``)
 convert to its type and back unchanged; not a CSV file (its values are tidied after collecting,
-which the leaves cannot stand for).
-Attributes given by a schema file build their hierarchies over the values read, so they are
-collected (a next step).
+which the leaves cannot stand for). A schema file's builders over the values read (``widths``,
+``cuts``, ``mask``, ``dates``, ``flat``, ``fanout`` without an order) make observed hierarchies:
+those columns are collected.
 """
 
 from __future__ import annotations
@@ -41,6 +42,27 @@ from crowdsafe.engines.spark.sampling import JVM_DICTIONARY_LIMIT
 _CHECKED_TYPES = ("string", "tinyint", "smallint", "int", "bigint", "boolean")
 #: False: every published column is collected (the reference twin; tests switch it off).
 CHECK_DECLARED_LEAVES = True
+
+
+def declared_hierarchies(schema: Schema | None, given: Mapping[str, Hierarchy] | None) -> dict[str, Hierarchy]:
+    """The hierarchies fixed before the data is read: the schema file's declared ones (a hierarchy
+    file, ``groups``, an ordered ``fanout``: :func:`~crowdsafe.data.builders.is_declared_spec`),
+    built as the data layer builds them, then those ``given`` as objects (which add to or replace
+    the schema's, as in :func:`crowdsafe.data.load`). One the schema cannot build is left out: the
+    data layer reports it when it loads the domain."""
+    from crowdsafe.data.builders import from_spec, is_declared_spec
+    from crowdsafe.errors import CrowdsafeError
+
+    out: dict[str, Hierarchy] = {}
+    for attribute in schema or ():
+        spec = attribute.hierarchy
+        if spec is not None and is_declared_spec(spec):
+            try:
+                out[attribute.name] = from_spec(spec, pl.Series([], dtype=pl.String), attribute=attribute.name)
+            except (CrowdsafeError, OSError, ValueError):
+                continue
+    out.update(given or {})
+    return out
 
 
 def leaves_to_check(frame_schema: Mapping[str, str], types: Mapping[str, pl.DataType], columns: Sequence[str],

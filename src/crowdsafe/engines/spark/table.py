@@ -27,7 +27,12 @@ from crowdsafe.data import Dataset, Hierarchy, Schema, load
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS, MissingPolicy
 from crowdsafe.data.schema import AttributeType
 from crowdsafe.engines.spark import fingerprint as fp
-from crowdsafe.engines.spark.declared_values import checked_values, leaf_checks, leaves_to_check
+from crowdsafe.engines.spark.declared_values import (
+    checked_values,
+    declared_hierarchies,
+    leaf_checks,
+    leaves_to_check,
+)
 from crowdsafe.engines.spark.encoding import dictionary, domain_frame, domain_scan
 from crowdsafe.engines.spark.io import read_frame, reading_schema, usable_frame
 from crowdsafe.errors import InputError
@@ -111,7 +116,8 @@ def spark_table(
     # a column with a declared hierarchy is checked against its leaves, not collected (.declared_values)
     spark_types = dict(zip(frame.columns, fp.frame_types(frame)))
     is_csv = is_path and path.lower().rstrip("/").endswith(_CSV_ENDINGS)
-    leaves = {} if is_csv else leaves_to_check(spark_types, empty.schema, published, schema, hierarchies)
+    leaves = {} if is_csv else leaves_to_check(spark_types, empty.schema, published, schema,
+                                               declared_hierarchies(schema, hierarchies))
     collected = [c for c in published if c not in leaves]
     values, row = domain_scan(frame.select("*", *fp.row_hashes(frame)), collected,
                               [*extra, *leaf_checks(leaves, spark_types)])
