@@ -104,14 +104,15 @@ def test_unusable_columns_and_decimal_commas_on_spark(spark, tmp_path, capsys):
 def test_first_values_of_the_other_columns(spark, monkeypatch, first_rows):
     """Each unpublished column gets one of its values for the domain's types: from the first rows
     when one is there, else (a column null in all of them: the first rows patched down to 2) from a
-    pass over the table; a column with no value at all gets the null value."""
+    pass over the table; a column with no value at all gets the null value. (A name with a dot is
+    a column's, not a field of a struct.)"""
     from crowdsafe.engines.spark import table
 
     monkeypatch.setattr(table, "FIRST_ROWS", first_rows)
-    rows = pl.DataFrame({"early": ["x", "y", "z", "w"], "late": [None, None, None, 7],
+    rows = pl.DataFrame({"early": ["x", "y", "z", "w"], "late.x": [None, None, None, 7],
                          "never": pl.Series([None] * 4, dtype=pl.String)})
     frame = spark.createDataFrame(rows.to_arrow()).coalesce(1)  # one partition: the rows in this order
-    found = table.first_values(frame, ["early", "late", "never"])
-    assert {c: s.to_list() for c, s in found.items()} == {"early": ["x"], "late": [7], "never": [None]}
-    assert [s.name for s in found.values()] == ["early", "late", "never"]
+    found = table.first_values(frame, ["early", "late.x", "never"])
+    assert {c: s.to_list() for c, s in found.items()} == {"early": ["x"], "late.x": [7], "never": [None]}
+    assert [s.name for s in found.values()] == ["early", "late.x", "never"]
     assert table.first_values(frame, []) == {}

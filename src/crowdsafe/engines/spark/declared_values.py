@@ -38,6 +38,7 @@ import polars as pl
 
 from crowdsafe.data import Hierarchy, Schema
 from crowdsafe.engines.spark.sampling import JVM_DICTIONARY_LIMIT
+from crowdsafe.engines.spark.typed_table import _quoted
 
 _CHECKED_TYPES = ("string", "tinyint", "smallint", "int", "bigint", "boolean")
 #: False: every published column is collected (the reference twin; tests switch it off).
@@ -98,7 +99,7 @@ def leaf_checks(leaves: Mapping[str, pl.Series], frame_schema: Mapping[str, str]
 
     checks = []
     for j, (c, values) in enumerate(leaves.items()):
-        column = F.col(f"`{c}`")
+        column = F.col(_quoted(c))
         listed = column.isin(*[F.lit(v).cast(frame_schema[c]) for v in values.to_list()])
         checks.append(F.sum((column.isNotNull() & ~listed).cast("long")).alias(f"__leaf_outside_{j}"))
         checks.append(F.max(column.isNull().cast("int")).alias(f"__leaf_null_{j}"))

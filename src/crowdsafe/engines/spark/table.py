@@ -35,6 +35,7 @@ from crowdsafe.engines.spark.declared_values import (
 )
 from crowdsafe.engines.spark.encoding import dictionary, domain_frame, domain_scan
 from crowdsafe.engines.spark.io import read_frame, reading_schema, usable_frame
+from crowdsafe.engines.spark.typed_table import _quoted
 from crowdsafe.errors import InputError
 
 _CSV_ENDINGS = (".csv", ".csv.gz", ".tsv", ".txt", ".data")
@@ -163,12 +164,12 @@ def first_values(frame: Any, columns: Sequence[str]) -> dict[str, pl.Series]:
 
     if not columns:
         return {}
-    head = cast(pl.DataFrame, pl.from_arrow(frame.select(*columns).limit(FIRST_ROWS).toArrow()))
+    head = cast(pl.DataFrame, pl.from_arrow(frame.select(*[_quoted(c) for c in columns]).limit(FIRST_ROWS).toArrow()))
     found = {c: head.get_column(c).drop_nulls().head(1) for c in columns}
     rest = [c for c in columns if len(found[c]) == 0]
     if rest:
-        row = frame.agg(*[F.first(F.col(c), ignorenulls=True).alias(f"__first_{j}") for j, c in enumerate(rest)]
-                        ).toArrow()
+        row = frame.agg(*[F.first(F.col(_quoted(c)), ignorenulls=True).alias(f"__first_{j}")
+                          for j, c in enumerate(rest)]).toArrow()
         found.update({c: cast(pl.Series, pl.from_arrow(row.column(f"__first_{j}"))) for j, c in enumerate(rest)})
     return {c: found[c].alias(c) for c in columns}
 
