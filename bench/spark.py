@@ -7,10 +7,11 @@ default hierarchies; the default plan at ε = 1, δ = 1e-6: on 2026-11-29 ε1 = 
 - Polars engine: read the Parquet file, ``publish_dataset`` end to end (no ledger, Parquet
   output), and its floor: a bare Polars group-by of the published columns on the loaded frame;
 - Spark engine on ``local[N]`` for each N of ``--threads`` (a fresh JVM per N, so a small N
-  simulates fewer executors): the stages as ``publish_table`` runs them — the table pass
-  (count, identity, distinct values), sample + encode + count (one Spark job), the ε1-safe
-  choice on the driver (the Polars engine's code), Apply on the counts, generating and writing
-  the release — the end-to-end time, and the Spark floor: a bare ``groupBy(columns).count()``
+  simulates fewer executors): the stages as ``publish_table`` runs them — reading the table
+  (``spark_table``: the table pass, row count, identity, distinct values, then the table counted
+  by leaf-code tuples: two Spark jobs), the sample (binomial thinning of those counts, on the
+  driver), the ε1-safe choice on the driver (the Polars engine's code), Apply on the counts,
+  generating and writing the release — the end-to-end time, and the Spark floor: a bare ``groupBy(columns).count()``
   over the same Parquet file on the same session (the published columns, read as the publish
   reads them). The JVM's first job carries its warm-up (JIT, class loading): it is one untimed
   run of the floor (``floor_cold_seconds``); then the floor is timed before and after the
@@ -250,7 +251,7 @@ def spark_child(path: str, folder: str, threads: int, driver_memory: str, stages
                                                      [target], classes=[written]))
         staged = {
             "stages_seconds": {
-                "table_pass": table_time, "sample_encode_count": count_time, "epsilon1_safe_choice": choice_time,
+                "table_pass_and_count": table_time, "sample": count_time, "epsilon1_safe_choice": choice_time,
                 "apply_on_counts": apply_time, "generate_and_write": write_time,
             },
             "frequency_table_rows": int(sample.table.n_cells),

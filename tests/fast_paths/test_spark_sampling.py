@@ -1,7 +1,8 @@
-"""The Spark sample counter's twins (engines/spark/sampling): the packed key looked up on the JVM
-(``PackedSampleCounter``) and the raw values encoded in Python (``SampleCounter``) draw the same
-sample and count it the same, on either side of the rule ``packs_on_jvm`` (``PACK_LIMIT``,
-``JVM_DICTIONARY_LIMIT`` patched to the data's own values)."""
+"""The Spark table counter's twins (engines/spark/sampling): the packed key looked up on the JVM
+and the raw values counted by Spark and encoded on the driver give the same frequency table, on
+either side of the rule ``packs_on_jvm`` (``PACK_LIMIT``, ``JVM_DICTIONARY_LIMIT`` patched to the
+data's own values); both refuse a value their dictionary lacks; a sample drawn from the counts at
+a scheme's levels is the roll-up of the one drawn at the leaves with the same seed."""
 
 from __future__ import annotations
 
@@ -15,63 +16,80 @@ from crowdsafe.randomness import Randomness
 
 pytestmark = pytest.mark.spark
 
+COLUMNS = ["t", "i", "b"]
 
 
 @pytest.fixture(scope="module")
 def case(spark):
     """Rows (text with nulls, integers, booleans) in 3 partitions, their dictionaries (several
-    spellings share a code, codes not dense) and a map to a coarser level."""
+    spellings share a code, codes not dense), the same rows counted by Polars, and a map to a
+    coarser level."""
     rng = np.random.default_rng(5)
     n = 30_000
     text = np.array(["a", "b", " c", "c", "dd", None], dtype=object)[rng.integers(0, 6, n)]
     frame = pl.DataFrame({"t": list(text), "i": rng.integers(-3, 40, n), "b": rng.random(n) < 0.3})
-    data = spark.createDataFrame(frame.to_arrow()).repartition(3)  # a fixed partitioning for seeded runs
+    data = spark.createDataFrame(frame.to_arrow()).repartition(3)
     dictionaries = (
         pl.DataFrame({"value": ["a", "b", " c", "c", "dd", None], "code": [0, 1, 2, 2, 4, 5]}),
         pl.DataFrame({"value": list(range(-3, 40)), "code": list(range(43))}),
         pl.DataFrame({"value": [False, True], "code": [1, 0]}),
     )
+    coded = frame.select(
+        pl.col("t").replace_strict({"a": 0, "b": 1, " c": 2, "c": 2, "dd": 4}, default=5, return_dtype=pl.Int64),
+        (pl.col("i") + 3).cast(pl.Int64),
+        pl.when(pl.col("b")).then(0).otherwise(1).cast(pl.Int64).alias("b"),
+    )
+    expected = coded.group_by(COLUMNS).len().sort(COLUMNS)
     coarse = (np.array([0, 0, 1, 1, 1, 2]), None, np.array([0, 0]))
-    return data, dictionaries, coarse
+    return data, dictionaries, expected, coarse
 
 
-def _run(case, maps, seed=9):
-    data, dictionaries, _ = case
-    streams = sampling.PartitionStreams.from_randomness(Randomness(seed=seed))
-    return sampling.count_sample(data, streams, 0.4, dictionaries, maps)
+def _same_as_polars(counted: sampling.TableCounts, expected: pl.DataFrame) -> None:
+    codes = counted.tuples(np.arange(counted.n_cells))
+    np.testing.assert_array_equal(codes, expected.select(COLUMNS).to_numpy())
+    np.testing.assert_array_equal(counted.counts, expected.get_column("len").to_numpy())
 
 
-def _same(a, b):
-    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
-
-
-@pytest.mark.parametrize("coarse", [False, True])
-def test_twins_agree_at_the_pack_limit(case, coarse, monkeypatch):
-    data, dictionaries, levels = case
-    maps = levels if coarse else (None, None, None)
+def test_twins_agree_at_the_pack_limit(case, monkeypatch):
+    data, dictionaries, expected, _ = case
     grid = packing.span(sampling.radices_of(dictionaries))
     types = [f.dataType.simpleString() for f in data.schema.fields]
-    results = {}
     for limit, fast in ((grid - 1, False), (grid, False), (grid + 1, True)):
         monkeypatch.setattr(sampling, "PACK_LIMIT", limit)
         assert sampling.packs_on_jvm(types, dictionaries) is fast
-        results[limit] = _run(case, maps)
-    _same(results[grid - 1], results[grid + 1])
-    _same(results[grid], results[grid + 1])
-    assert results[grid + 1][1].sum() > 0
+        _same_as_polars(sampling.count_table(data, COLUMNS, dictionaries), expected)
 
 
 def test_twins_agree_at_the_dictionary_limit(case, monkeypatch):
-    data, dictionaries, _ = case
+    data, dictionaries, expected, _ = case
     largest = max(d.height for d in dictionaries)
     types = [f.dataType.simpleString() for f in data.schema.fields]
-    results = []
-    for limit, fast in ((largest - 1, False), (largest, True), (largest + 1, True)):
+    for limit, fast in ((largest - 1, False), (largest, True)):
         monkeypatch.setattr(sampling, "JVM_DICTIONARY_LIMIT", limit)
         assert sampling.packs_on_jvm(types, dictionaries) is fast
-        results.append(_run(case, (None, None, None), seed=3))
-    _same(results[0], results[1])
-    _same(results[0], results[2])
+        _same_as_polars(sampling.count_table(data, COLUMNS, dictionaries), expected)
+
+
+@pytest.mark.parametrize("packed", [True, False])
+def test_a_value_without_a_code_is_noticed_by_both_twins(case, monkeypatch, packed):
+    """'dd' left out of the dictionary, then the null value: no table, whichever way it counts."""
+    data, dictionaries, _, _ = case
+    monkeypatch.setattr(sampling, "PACK_LIMIT", 2.0**62 if packed else 1.0)
+    for dropped in (pl.col("value") == "dd", pl.col("value").is_null()):
+        lacking = (dictionaries[0].filter(~dropped.fill_null(False)), *dictionaries[1:])
+        assert sampling.count_table(data, COLUMNS, lacking) is None
+
+
+def test_a_sample_at_levels_is_the_roll_up_of_the_leaf_sample(case):
+    data, dictionaries, expected, coarse = case
+    counted = sampling.count_table(data, COLUMNS, dictionaries)
+    codes, counts = sampling.sample_counts(counted, 0.4, Randomness(9), (None, None, None))
+    assert 0 < counts.sum() < expected.get_column("len").sum() and np.all(counts > 0)
+    rolled = (pl.DataFrame({"t": coarse[0][codes[:, 0]], "i": codes[:, 1], "b": coarse[2][codes[:, 2]],
+                            "n": counts}).group_by(COLUMNS).agg(pl.col("n").sum()).sort(COLUMNS))
+    at_levels = sampling.sample_counts(counted, 0.4, Randomness(9), coarse)
+    np.testing.assert_array_equal(at_levels[0], rolled.select(COLUMNS).to_numpy())
+    np.testing.assert_array_equal(at_levels[1], rolled.get_column("n").to_numpy())
 
 
 def test_other_types_take_the_twin():

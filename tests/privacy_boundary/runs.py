@@ -111,13 +111,15 @@ def if_option(command: str, option: str, *values: str) -> list[str]:
 
 
 def written_files(directory: Path) -> dict[str, Any]:
-    """Every file under ``directory`` that is not an input or a release table: JSON parsed,
-    text as lines, anything else by size."""
+    """Every file under ``directory`` that is not an input or a release table (a file, or a part
+    file of a release directory): JSON parsed, text as lines, anything else by size."""
     found: dict[str, Any] = {}
     for path in sorted(directory.rglob("*")):
         rel = path.relative_to(directory).as_posix()
         if not path.is_file() or rel in INPUTS or rel in RELEASE_TABLES or rel.endswith(".hierarchy.csv"):
             continue
+        if path.parent.relative_to(directory).as_posix() in RELEASE_TABLES and path.name.startswith("part-"):
+            continue  # a release written by Spark: a directory of part files (random names), the table
         if rel.startswith(LEDGER):  # the ledger's own journal files
             continue
         raw = path.read_bytes()

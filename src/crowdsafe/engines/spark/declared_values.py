@@ -4,11 +4,14 @@ The table pass (:mod:`.table`) needs each published column's distinct values: th
 dataset is loaded from them (types, hierarchies, coverage) and the dictionaries map them to leaf
 codes. Collecting them (``collect_set``, :func:`.encoding.domain_scan`) is the costliest part of
 that pass. For a column whose hierarchy is *declared* (its leaves fixed before the data is read)
-the pass instead counts, in the same aggregation, the rows whose value is not one of those leaves
-(a hash-set look-up on the JVM) and whether the column holds a missing value. When no value lies
-outside the leaves, the column's values are taken to be the leaves themselves (with the missing
-value when the column holds one); a column with a value outside them is collected after all, in
-a second pass over that column alone.
+the pass instead only notes whether the column holds a missing value (:func:`leaf_nulls`), and
+takes the column's values to be its leaves, with the missing value when it holds one
+(:func:`assumed_values`). The table's count by leaf codes, which follows
+(:func:`crowdsafe.engines.spark.sampling.count_table`), checks that assumption on every row for
+free: a value that is not a leaf has no code there. When one has none, :func:`outside_columns`
+finds which columns hold such values (one more aggregation), those columns are collected after
+all, and the table is described and counted again. Only then does anything else read the table's
+description: the plan checks, the ledger and the sample all come after.
 
 Why the outcome is the same as collecting. The values present are a subset of the leaves, so
 every value present is in the dictionary, with the code the hierarchy gives it (a leaf's code
@@ -92,30 +95,37 @@ def leaves_to_check(frame_schema: Mapping[str, str], types: Mapping[str, pl.Data
     return out
 
 
-def leaf_checks(leaves: Mapping[str, pl.Series], frame_schema: Mapping[str, str]) -> list[Any]:
-    """The aggregates that check each column of ``leaves``: ``__leaf_outside_<j>``, the rows whose value
-    is not missing and not one of the leaves, and ``__leaf_null_<j>`` (1 when a value is missing)."""
+def leaf_nulls(leaves: Mapping[str, pl.Series]) -> list[Any]:
+    """The aggregates the table pass adds for the columns of ``leaves``: ``__leaf_null_<j>``, 1
+    when the column holds a missing value."""
     from pyspark.sql import functions as F
 
+    return [F.max(F.col(_quoted(c)).isNull().cast("int")).alias(f"__leaf_null_{j}") for j, c in enumerate(leaves)]
+
+
+def assumed_values(leaves: Mapping[str, pl.Series], row: Any) -> dict[str, pl.Series]:
+    """From the table pass's Arrow ``row`` (:func:`leaf_nulls`): each column's values as its
+    leaves, then the missing value when the column holds one. The table's count checks the
+    assumption (:func:`crowdsafe.engines.spark.sampling.count_table`)."""
+    values: dict[str, pl.Series] = {}
+    for j, (c, listed) in enumerate(leaves.items()):
+        missing = bool(row.column(f"__leaf_null_{j}")[0].as_py())
+        values[c] = listed.sort().extend(pl.Series(c, [None], dtype=listed.dtype)) if missing else listed.sort()
+    return values
+
+
+def outside_columns(frame: Any, leaves: Mapping[str, pl.Series], frame_schema: Mapping[str, str]) -> list[str]:
+    """The columns of ``leaves`` holding a value that is not missing and not one of their leaves:
+    one aggregation over ``frame`` (a hash-set look-up per row and column, on the JVM), run when
+    the table's count found a value without a code."""
+    from pyspark.sql import functions as F
+
+    if not leaves:
+        return []
     checks = []
     for j, (c, values) in enumerate(leaves.items()):
         column = F.col(_quoted(c))
         listed = column.isin(*[F.lit(v).cast(frame_schema[c]) for v in values.to_list()])
-        checks.append(F.sum((column.isNotNull() & ~listed).cast("long")).alias(f"__leaf_outside_{j}"))
-        checks.append(F.max(column.isNull().cast("int")).alias(f"__leaf_null_{j}"))
-    return checks
-
-
-def checked_values(leaves: Mapping[str, pl.Series], row: Any) -> tuple[dict[str, pl.Series], list[str]]:
-    """From the aggregation's Arrow ``row``: the values of each column all of whose values are
-    leaves (the leaves, then the missing value when the column holds one), and the columns with
-    a value outside their leaves (to be collected)."""
-    values: dict[str, pl.Series] = {}
-    outside: list[str] = []
-    for j, (c, listed) in enumerate(leaves.items()):
-        if int(row.column(f"__leaf_outside_{j}")[0].as_py() or 0):
-            outside.append(c)
-            continue
-        missing = bool(row.column(f"__leaf_null_{j}")[0].as_py())
-        values[c] = listed.sort().extend(pl.Series(c, [None], dtype=listed.dtype)) if missing else listed.sort()
-    return values, outside
+        checks.append(F.max((column.isNotNull() & ~listed).cast("int")).alias(f"__leaf_outside_{j}"))
+    row = frame.agg(*checks).toArrow()
+    return [c for j, c in enumerate(leaves) if int(row.column(f"__leaf_outside_{j}")[0].as_py() or 0)]

@@ -2,7 +2,7 @@
 frequency tables on the driver (:mod:`crowdsafe.engines`).
 
 It implements :class:`~crowdsafe.engines.protocol.Engine` with the modules of this package:
-:mod:`.table` and :mod:`.typed_table` read, :mod:`.sampling` samples and counts per partition,
+:mod:`.table` and :mod:`.typed_table` read (and count the table), :mod:`.sampling` counts and samples,
 :mod:`.write` materialises and writes the published classes, :mod:`.queries` aggregates,
 :mod:`.alpha_beta` runs α-β and :mod:`.attacks` builds the attack's tables. Creating the engine
 imports no PySpark; its first operation starts (or joins) the session.
@@ -130,7 +130,7 @@ class SparkEngine:
         return ledger.identify(sample.identity)
 
     def count(self, table: SparkTable, sample: SampleCounts) -> CountedSample:
-        return sample.table  # the executors counted the sample as they drew it
+        return sample.table  # the sample is drawn as counts
 
     def count_table(self, table: SparkTable) -> CountedSample:
         raise ParameterError("the Spark engine chooses the scheme on the sample: its plans never ask for the whole "
@@ -139,7 +139,7 @@ class SparkEngine:
     def apply(self, counts: CountedSample, scheme: GeneralizationScheme, k: int, fixed: bool) -> AppliedCounts:
         from crowdsafe.anonymize.counted import AppliedCounts, apply_counts
 
-        if fixed:  # the executors already counted the classes of the fixed scheme
+        if fixed:  # the sample was counted by the classes of the fixed scheme
             return AppliedCounts.of(counts.codes, counts.counts, k)
         return apply_counts(counts, scheme.levels, k)
 
@@ -174,7 +174,7 @@ class SparkEngine:
     def publication_notes(self, seeded: bool) -> list[str]:
         notes = []
         if seeded:
-            notes.append("seeded run: reproducible for a fixed partitioning of the input, NOT fit for release "
+            notes.append("seeded run: reproducible, NOT fit for release "
                          "(an attacker who knows the seed knows the sample)")
         notes.append("Spark engine: the data's identity in the ledger is its multiset digest keyed with the "
                      "ledger's secret (crowdsafe.engines.spark.fingerprint), not the Polars engine's")

@@ -7,10 +7,9 @@ the same sequence (:func:`crowdsafe.drivers.publish.run_publication`, with the s
 | stage | where | code |
 |---|---|---|
 | read, missing values, identity, distinct values | Spark, one aggregation | :mod:`.table` |
+| count the table by leaf-code tuples (looked up on the JVM) | Spark, one aggregation | :mod:`.sampling` |
 | plan checks, ledger check | driver | ``drivers.publish.ledger_request`` |
-| sample (a stream per partition; the published columns only) | Spark, one job per release | :mod:`.sampling` |
-| encode (broadcast dictionaries) | Spark, the same job | :mod:`.encoding` |
-| count, recode to the scheme's levels | Spark, the same job (packed keys: the driver) | :mod:`.sampling` |
+| sample: Bernoulli(β) rows, as binomial thinning of the counts | driver, per release | :mod:`.sampling` |
 | charge (keyed table and sample identities) | driver | the ledger |
 | choose the scheme (exponential mechanism) from the counts | driver | ``selection.choose_scheme`` |
 | Apply: classes and suppression below k | driver, on the counts | ``anonymize.counted.apply_counts`` |
@@ -21,7 +20,8 @@ No row reaches the driver: only frequency tables (distinct code tuples with coun
 rows of a local Parquet release are generated on the driver from its published classes). With a
 fixed scheme the sample is counted by its classes at the scheme's levels; for the exponential
 mechanism by leaf-code tuples, which the chooser reads exactly as it reads the Polars engine's
-sample.
+sample. The table is counted once, whatever the number of releases; each release thins those
+counts with its own stream.
 """
 
 from __future__ import annotations
@@ -40,8 +40,7 @@ from crowdsafe.anonymize.published import PublishedScheme
 from crowdsafe.anonymize.release import Release
 from crowdsafe.csv_safety import format_note
 from crowdsafe.engines.spark import fingerprint as fp
-from crowdsafe.engines.spark.sampling import count_sample
-from crowdsafe.engines.spark.streams import PartitionStreams
+from crowdsafe.engines.spark.sampling import sample_counts
 from crowdsafe.engines.spark.table import SparkTable
 from crowdsafe.engines.spark.write import class_rows, write_releases
 from crowdsafe.privacy.ledger import Ledger
@@ -88,14 +87,14 @@ class SampleCounts:
 
 def count_release_sample(table: SparkTable, beta: float, stream: Randomness,
                          levels: dict[str, int] | None) -> SampleCounts:
-    """Draw one sample on Spark and count it: leaf-code tuples (``levels`` None, for the chooser)
-    or classes at ``levels`` (a fixed scheme). Consumes one child of ``stream``'s seed when seeded."""
+    """Draw one sample from the table's counts and count it: leaf-code tuples (``levels`` None,
+    for the chooser) or classes at ``levels`` (a fixed scheme). On the driver, from ``stream``
+    (:func:`~crowdsafe.engines.spark.sampling.sample_counts`: binomial thinning, the law of a
+    row-level Bernoulli(β) sample); no Spark job."""
     hierarchies = table.domain.hierarchies
     maps = tuple(None if not levels or not levels[c] else hierarchies[c].leaf_map(levels[c]).astype(np.int64)
                  for c in table.columns)
-    streams = PartitionStreams.from_randomness(stream)
-    dictionaries = tuple(table.dictionaries[c] for c in table.columns)
-    codes, counts = count_sample(table.frame.select(*table.columns), streams, beta, dictionaries, maps)
+    codes, counts = sample_counts(table.counted, beta, stream, maps)
     rows = int(counts.sum())
     identity = fp.sample_digest(table.fingerprint, table.columns,
                                 [levels.get(c, 0) if levels else 0 for c in table.columns], codes, counts)

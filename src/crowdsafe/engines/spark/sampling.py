@@ -1,33 +1,33 @@
-"""Bernoulli(β) sampling and counting in one pass over the rows, on the executors.
+"""The table's leaf-code counts on Spark, and each release's Bernoulli(β) sample drawn from them.
 
-Each partition draws its mask from its own stream (:class:`.streams.PartitionStreams`: in
-release mode a ChaCha20 stream keyed from the executor's ``os.urandom``, no seed shared across
-executors), encodes the sampled rows with the broadcast dictionaries (:mod:`.encoding`), maps them
-through the recoding's broadcast arrays (leaf code -> node code at the scheme's level; none for the
-level-0 table the chooser reads), and counts distinct code tuples. Spark then sums the per-partition
-counts: the frequency table of the sample, small, is all that reaches the driver. The job reads
-the published columns only: the sample's identity is digested from that table on the driver
-(:func:`.fingerprint.sample_digest`), not from per-row hashes of every column.
+:func:`count_table` counts the whole table by leaf-code tuples in one Spark aggregation (no
+Python on the executors, no randomness): the frequency table, small, is all that reaches the
+driver. It is counted once per table, while the table is read (:mod:`.table`), and kept on the
+driver.
 
-Two ways to feed the executors' Python, the same sample and the same counts (a fast path and its
-reference twin, :func:`packs_on_jvm` the rule): :class:`PackedSampleCounter` gets one long per
-row, the row's leaf codes looked up and packed on the JVM (:func:`packed_codes`), where every
-published column is text, integral or boolean, each dictionary has at most
-``JVM_DICTIONARY_LIMIT`` values and the code grid stays below ``PACK_LIMIT``, and counts the
-sampled keys (the driver unpacks the summed keys and maps them to the scheme's levels);
-:class:`SampleCounter` gets the raw values and encodes them in Python. Both draw each batch's
-mask with the same call on the same batch (the partition's rows in the same order, cut into
-the same Arrow batches of ``maxRecordsPerBatch`` rows), so the sample is the same row set.
+:func:`sample_counts` draws a release's sample from it: every row kept independently with
+probability β, drawn as binomial thinning of the counts
+(:func:`crowdsafe.mechanisms.thinning.thinned_counts`: each tuple's kept count is
+Binomial(c, β), exactly the law of counting a row-level Bernoulli(β) sample, proved there), from
+the run's stream (in release mode ChaCha20 keyed from ``os.urandom``), on the driver. The sample
+is never materialised: everything after it (choice, suppression, the written rows) is computed
+from its counts, and its identity is digested from them (:func:`.fingerprint.sample_digest`).
 
-The sample exists only inside this one Spark job and is never re-drawn: everything after it
-(choice, suppression, the written rows) is computed from the counts. A retried task draws a
-fresh mask for its partition, and only one attempt's output is used, so every row is still kept
-independently with probability β.
+Two ways to count, the same table (a fast path and its reference twin, :func:`packs_on_jvm` the
+rule): where every published column is text, integral or boolean, each dictionary has at most
+``JVM_DICTIONARY_LIMIT`` values and the code grid stays below ``PACK_LIMIT``, each row's leaf
+codes are looked up and packed into one long on the JVM (:func:`packed_codes`) and Spark counts
+the keys; otherwise Spark counts the distinct tuples of raw values and the driver encodes them
+with the dictionaries (a join per column over the distinct tuples, not the rows).
+
+Both notice a value that is not in its dictionary (the key is null; the join finds no code) and
+return None: the dictionaries of columns with a declared hierarchy assume the column holds only
+its leaves (:mod:`.declared_values`), and the table pass then collects that column after all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -35,128 +35,38 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.data import packing
-from crowdsafe.engines.spark.encoding import code_column, encode_batch
-from crowdsafe.engines.spark.streams import PartitionStreams
+from crowdsafe.mechanisms.thinning import thinned_counts
+from crowdsafe.randomness import Randomness
 
 COUNT = "__crowdsafe_count"
 KEY = "__crowdsafe_key"
-_MERGE_ROWS = 1 << 20  # sampled rows held before they are counted into the partition's table
 PACK_LIMIT = 2.0**62  # the packed fast path: code grid (Π radices) below this
 JVM_DICTIONARY_LIMIT = 4096  # the packed fast path: values per dictionary looked up on the JVM
 _JVM_TYPES = ("string", "tinyint", "smallint", "int", "bigint", "boolean")
 
 
-class _Tally:
-    """The counts of one partition's sampled rows, fed batch by batch (frames of the key columns
-    ``names``). Rows wait in ``pending`` until there are as many as the table has distinct keys
-    (at least ``_MERGE_ROWS``), then are counted and merged into it: memory stays within a few
-    times the distinct keys, and each row is merged a bounded number of times on average (the
-    table at least doubles its rows between merges, or the pending rows do)."""
-
-    def __init__(self, names: Sequence[str]) -> None:
-        self.names = list(names)
-        self.table = pl.DataFrame({**{n: pl.Series([], dtype=pl.Int64) for n in self.names},
-                                   COUNT: pl.Series([], dtype=pl.Int64)})
-        self.pending: list[pl.DataFrame] = []
-        self.rows = 0
-
-    def add(self, keys: pl.DataFrame) -> None:
-        self.pending.append(keys)
-        self.rows += keys.height
-        if self.rows >= max(_MERGE_ROWS, self.table.height):
-            self._merge()
-
-    def _merge(self) -> None:
-        if not self.pending:
-            return
-        counted = pl.concat(self.pending).group_by(self.names).len(name=COUNT).with_columns(
-            pl.col(COUNT).cast(pl.Int64))
-        if self.table.height:
-            counted = pl.concat([self.table, counted]).group_by(self.names).agg(pl.col(COUNT).sum())
-        self.table = counted
-        self.pending, self.rows = [], 0
-
-    def counted(self) -> pl.DataFrame:
-        """Every key fed with its count (keys in no particular order)."""
-        self._merge()
-        return self.table
-
-
 @dataclass(frozen=True)
-class SampleCounter:
-    """The per-partition function (picklable; shipped to the executors by ``mapInArrow``).
+class TableCounts:
+    """The whole table's frequency table by leaf-code tuples, on the driver: ``counts`` per
+    tuple, the tuples in lexicographic order, held as packed ``keys`` (:mod:`crowdsafe.data.packing`
+    over ``radices``) when the grid fits a long, else as ``codes`` (m × d)."""
 
-    Input batches: the published columns (in order). ``dictionaries[j]``: value -> leaf code of
-    column j; ``maps[j]``: leaf code -> node code (None: keep leaf codes).
-    """
+    counts: np.ndarray
+    radices: tuple[int, ...]
+    keys: np.ndarray | None = None
+    codes: np.ndarray | None = None
 
-    streams: PartitionStreams
-    beta: float
-    dictionaries: tuple[pl.DataFrame, ...]
-    maps: tuple[np.ndarray | None, ...]
+    @property
+    def n_cells(self) -> int:
+        return len(self.counts)
 
-    def output_schema(self) -> str:
-        codes = ", ".join(f"{code_column(j)} long" for j in range(len(self.maps)))
-        return f"{codes}, {COUNT} long"
-
-    def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-        from pyspark import TaskContext
-
-        d = len(self.maps)
-        names = [code_column(j) for j in range(d)]
-        context = TaskContext.get()
-        assert context is not None  # this runs in a Spark task
-        stream = self.streams.for_partition(context.partitionId())
-        tally = _Tally(names)
-        for batch in batches:
-            keep = stream.bernoulli(batch.num_rows, self.beta)
-            if not keep.any():
-                continue
-            columns = {}
-            for j, name in enumerate(names):
-                codes = encode_batch(batch.column(j).filter(pa.array(keep)), self.dictionaries[j])
-                table = self.maps[j]
-                columns[name] = codes if table is None else table[codes].astype(np.int64)
-            tally.add(pl.DataFrame(columns))
-        yield from _partition_output(tally.counted(), names)
-
-
-def _partition_output(counted: pl.DataFrame, names: Sequence[str]) -> Iterator[Any]:
-    """A partition's Arrow output: its frequency rows."""
-    import pyarrow as pa
-
-    counted = counted.select(*[pl.col(n).cast(pl.Int64) for n in names], pl.col(COUNT).cast(pl.Int64))
-    for batch in counted.to_arrow().to_batches(max_chunksize=1 << 16):
-        yield pa.RecordBatch.from_arrays(batch.columns, names=[*names, COUNT])
-
-
-@dataclass(frozen=True)
-class PackedSampleCounter:
-    """The fast path's per-partition function: input batches hold the packed leaf-code key
-    (``KEY``, :func:`packed_codes`); the output is the sampled keys with their counts. The driver
-    unpacks the keys and maps them to the scheme's levels (:func:`count_sample`)."""
-
-    streams: PartitionStreams
-    beta: float
-
-    @staticmethod
-    def output_schema() -> str:
-        return f"{KEY} long, {COUNT} long"
-
-    def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
-        from pyspark import TaskContext
-
-        context = TaskContext.get()
-        assert context is not None  # this runs in a Spark task
-        stream = self.streams.for_partition(context.partitionId())
-        tally = _Tally([KEY])
-        for batch in batches:
-            keep = stream.bernoulli(batch.num_rows, self.beta)  # the twin's call on the same batch
-            if not keep.any():
-                continue
-            tally.add(pl.DataFrame({KEY: batch.column(KEY).to_numpy(zero_copy_only=False)[keep]}))
-        yield from _partition_output(tally.counted(), [KEY])
+    def tuples(self, cells: np.ndarray) -> np.ndarray:
+        """The code tuples (m' × d, int64) of the ``cells`` (indices, in order)."""
+        if self.keys is not None:
+            unpacked = packing.unpack(self.keys[cells], list(self.radices))
+            return np.column_stack(unpacked).astype(np.int64).reshape(len(cells), len(self.radices))
+        assert self.codes is not None
+        return self.codes[cells]
 
 
 def radices_of(dictionaries: Sequence[pl.DataFrame]) -> list[int]:
@@ -176,7 +86,8 @@ def packs_on_jvm(types: Sequence[str], dictionaries: Sequence[pl.DataFrame]) -> 
 def code_expression(name: str, spark_type: str, table: pl.DataFrame) -> Any:
     """The leaf code (long) of column ``name`` as a Spark expression: its (value, code)
     dictionary ``table`` as a literal map (keys cast to the column's type), a null by the code of
-    the null value. Every value of the column is in the dictionary (it was made from them)."""
+    the null value; null for a value the dictionary does not hold (and for a null when it holds
+    none)."""
     from pyspark.sql import functions as F
 
     column = F.col(f"`{name}`")
@@ -186,15 +97,15 @@ def code_expression(name: str, spark_type: str, table: pl.DataFrame) -> Any:
                   if v is None]
     missing = F.lit(null_codes[0] if null_codes else None).cast("long")
     if not pairs:
-        return missing
+        return F.when(column.isNull(), missing)
     lookup = F.create_map(*[x for v, c in pairs for x in (F.lit(v).cast(spark_type), F.lit(c).cast("long"))])
     return F.when(column.isNull(), missing).otherwise(F.try_element_at(lookup, column))
 
 
 def packed_codes(rows: Any, columns: Sequence[str], dictionaries: Sequence[pl.DataFrame]) -> Any:
-    """``rows`` (the published columns) as the packed key of the leaf codes (on the JVM:
-    :func:`code_expression`, :func:`crowdsafe.engines.spark.packing.pack`); row order and
-    partitioning unchanged (a projection)."""
+    """``rows`` as the packed key of the leaf codes of ``columns`` (on the JVM:
+    :func:`code_expression`, :func:`crowdsafe.engines.spark.packing.pack`; null when a value has
+    no code); row order and partitioning unchanged (a projection)."""
     from crowdsafe.engines.spark import packing as spark_packing
 
     types = {f.name: f.dataType.simpleString() for f in rows.schema.fields}
@@ -203,34 +114,64 @@ def packed_codes(rows: Any, columns: Sequence[str], dictionaries: Sequence[pl.Da
     return rows.select(key)
 
 
-def count_sample(rows: Any, streams: PartitionStreams, beta: float, dictionaries: Sequence[pl.DataFrame],
-                 maps: Sequence[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray]:
-    """Sample ``rows`` (the published columns) and count: (codes (m, d), counts (m,)), the code
-    tuples in lexicographic order. One Spark job; only the counted table reaches the driver."""
+def count_table(rows: Any, columns: Sequence[str], dictionaries: Sequence[pl.DataFrame]) -> TableCounts | None:
+    """The frequency table of ``rows`` by the leaf codes of ``columns`` (module docstring): one
+    Spark aggregation; None when a value of some column is not in its dictionary."""
     from pyspark.sql import functions as F
 
-    columns = rows.columns
-    types = [f.dataType.simpleString() for f in rows.schema.fields]
-    if packs_on_jvm(types, dictionaries):
-        packed = PackedSampleCounter(streams, float(beta))
-        mapped = packed_codes(rows, columns, dictionaries).mapInArrow(packed, packed.output_schema())
-        names = [KEY]
-    else:
-        counter = SampleCounter(streams, float(beta), tuple(dictionaries), tuple(maps))
-        mapped = rows.mapInArrow(counter, counter.output_schema())
-        names = [code_column(j) for j in range(len(maps))]
-    table = mapped.groupBy(*names).agg(F.sum(COUNT).alias(COUNT)).toArrow()
-    counts = table.column(COUNT).to_numpy().astype(np.int64)
-    if names == [KEY]:  # leaf codes from the keys, then the scheme's levels
-        keys = table.column(KEY).to_numpy().astype(np.int64)
-        codes = np.column_stack(packing.unpack(keys, radices_of(dictionaries))).astype(np.int64)
-        if any(m is not None for m in maps):
-            codes = np.column_stack([c if m is None else m[c] for c, m in zip(codes.T, maps)]).astype(np.int64)
-            grouped = pl.DataFrame(codes).with_columns(pl.Series(COUNT, counts)).group_by(pl.exclude(COUNT)).agg(
-                pl.col(COUNT).sum())
-            codes = grouped.drop(COUNT).to_numpy().astype(np.int64).reshape(grouped.height, len(maps))
-            counts = grouped.get_column(COUNT).to_numpy().astype(np.int64)
-    else:
-        codes = np.column_stack([table.column(n).to_numpy() for n in names]).astype(np.int64)
-    order = np.lexsort(codes.T[::-1]) if len(codes) else np.zeros(0, dtype=np.int64)
-    return codes.reshape(len(counts), len(maps))[order], counts[order]
+    types = {f.name: f.dataType.simpleString() for f in rows.schema.fields}
+    radices = tuple(radices_of(dictionaries))
+    if packs_on_jvm([types[c] for c in columns], dictionaries):
+        table = packed_codes(rows, columns, dictionaries).groupBy(KEY).agg(F.count(F.lit(1)).alias(COUNT)).toArrow()
+        keys = table.column(KEY)
+        if keys.null_count:
+            return None
+        order = np.argsort(keys.to_numpy(), kind="stable")
+        return TableCounts(table.column(COUNT).to_numpy().astype(np.int64)[order], radices,
+                           keys=keys.to_numpy().astype(np.int64)[order])
+    quoted = [F.col(f"`{c}`") for c in columns]
+    named = [f"__crowdsafe_value_{j}" for j in range(len(columns))]
+    distinct = rows.groupBy(*[q.alias(n) for q, n in zip(quoted, named)]).agg(F.count(F.lit(1)).alias(COUNT))
+    found = cast(pl.DataFrame, pl.from_arrow(distinct.toArrow()))
+    codes = {}
+    for j, (name, dictionary) in enumerate(zip(named, dictionaries)):
+        code = _encoded(found.get_column(name), dictionary)
+        if code.null_count():
+            return None
+        codes[f"c{j}"] = code.cast(pl.Int64)
+    # several raw spellings may share a code (a dictionary made after tidying): tuples summed by codes
+    summed = (pl.DataFrame(codes).with_columns(found.get_column(COUNT).cast(pl.Int64))
+              .group_by(list(codes)).agg(pl.col(COUNT).sum()).sort(list(codes)))
+    matrix = summed.select(list(codes)).to_numpy().astype(np.int64).reshape(summed.height, len(columns))
+    counts = summed.get_column(COUNT).to_numpy().astype(np.int64)
+    if packing.fits(radices):
+        return TableCounts(counts, radices, keys=packing.pack(list(matrix.T), radices))
+    return TableCounts(counts, radices, codes=matrix)
+
+
+def _encoded(values: pl.Series, dictionary: pl.DataFrame) -> pl.Series:
+    """The codes of ``values`` by the (value, code) ``dictionary`` (null where it has none)."""
+    column = values.alias("value").to_frame()
+    if column.schema["value"] != dictionary.schema["value"]:
+        column = column.with_columns(pl.col("value").cast(dictionary.schema["value"]))
+    return column.join(dictionary, on="value", how="left", nulls_equal=True,
+                       maintain_order="left").get_column("code")
+
+
+def sample_counts(table: TableCounts, beta: float, randomness: Randomness,
+                  maps: Sequence[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray]:
+    """A Bernoulli(β) sample of the counted rows (module docstring), counted by code tuples:
+    (codes (m, d), counts (m,)), the tuples in lexicographic order; ``maps[j]`` takes column j's
+    leaf codes to the scheme's level (None: keep leaf codes)."""
+    kept = thinned_counts(randomness, table.counts, float(beta))
+    cells = np.flatnonzero(kept)
+    codes, counts = table.tuples(cells), kept[cells]
+    if any(m is not None for m in maps):
+        mapped = np.column_stack([c if m is None else m[c] for c, m in zip(codes.T, maps)]).astype(np.int64)
+        grouped = (pl.DataFrame(mapped.reshape(len(counts), len(maps))).with_columns(pl.Series(COUNT, counts))
+                   .group_by(pl.exclude(COUNT)).agg(pl.col(COUNT).sum()))
+        codes = grouped.drop(COUNT).to_numpy().astype(np.int64).reshape(grouped.height, len(maps))
+        counts = grouped.get_column(COUNT).to_numpy().astype(np.int64)
+        order = np.lexsort(codes.T[::-1]) if len(codes) else np.zeros(0, dtype=np.int64)
+        codes, counts = codes[order], counts[order]
+    return codes.reshape(len(counts), len(maps)), counts

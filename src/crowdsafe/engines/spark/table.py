@@ -3,13 +3,16 @@
 :func:`spark_table` reads the data (a Parquet or CSV path Spark can read, a bundled dataset, a
 Polars/pandas frame or a :class:`~crowdsafe.data.Dataset`), applies the missing-value policy on
 Spark, and makes one aggregation pass: row count, the table's identity (:mod:`.fingerprint`),
-the distinct values of each published column (a column with a declared hierarchy is checked
-against its leaves instead, :mod:`.declared_values`); a value of each other column comes from the
+the distinct values of each published column (a column with a declared hierarchy is taken to
+hold its leaves instead, :mod:`.declared_values`); a value of each other column comes from the
 table's first rows (:func:`first_values`). On the driver those values form a small *domain*
 dataset loaded by the data layer itself (schema inference or the declared schema, type checks,
 hierarchies from the schema, coverage), then prepared by the Polars engine's own
-:func:`crowdsafe.anonymize.publish.prepare_dataset` (published columns, flat hierarchies).
-Everything the driver knows about the data is what the Polars engine also derives from it.
+:func:`crowdsafe.anonymize.publish.prepare_dataset` (published columns, flat hierarchies). A
+second aggregation counts the table by leaf-code tuples (:func:`.sampling.count_table`), which
+also checks every declared column's values against its leaves: a value outside them sends that
+column to be collected, and the table is described and counted again. Everything the driver
+knows about the data is what the Polars engine also derives from it, and the frequency table.
 """
 
 from __future__ import annotations
@@ -28,13 +31,15 @@ from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS, MissingPolicy
 from crowdsafe.data.schema import AttributeType
 from crowdsafe.engines.spark import fingerprint as fp
 from crowdsafe.engines.spark.declared_values import (
-    checked_values,
+    assumed_values,
     declared_hierarchies,
-    leaf_checks,
+    leaf_nulls,
     leaves_to_check,
+    outside_columns,
 )
 from crowdsafe.engines.spark.encoding import dictionary, domain_frame, domain_scan
 from crowdsafe.engines.spark.io import read_frame, reading_schema, usable_frame
+from crowdsafe.engines.spark.sampling import TableCounts, count_table
 from crowdsafe.engines.spark.typed_table import _quoted
 from crowdsafe.errors import InputError
 
@@ -46,7 +51,9 @@ FIRST_ROWS = 1_000  # rows read for the other columns' first values before a pas
 class SparkTable:
     """``frame``: the rows (Spark). ``domain``: the prepared domain dataset (Polars; one row per
     distinct value, not per person) with schema and hierarchies; ``columns``: the published
-    columns; ``dictionaries``: per published column, raw value -> leaf code."""
+    columns; ``dictionaries``: per published column, raw value -> leaf code; ``counted``: the
+    table's frequency table by their leaf codes (:func:`~crowdsafe.engines.spark.sampling.count_table`),
+    which every release's sample is drawn from."""
 
     spark: Any
     frame: Any
@@ -57,6 +64,7 @@ class SparkTable:
     n_rows: int
     label: str
     notes: list[str]
+    counted: TableCounts
 
     def identity(self, ledger: Any) -> str:
         """The table's identity in ``ledger``: its multiset digest keyed with the ledger's secret
@@ -120,12 +128,8 @@ def spark_table(
     leaves = {} if is_csv else leaves_to_check(spark_types, empty.schema, published, schema,
                                                declared_hierarchies(schema, hierarchies))
     collected = [c for c in published if c not in leaves]
-    values, row = domain_scan(frame.select("*", *fp.row_hashes(frame)), collected,
-                              [*extra, *leaf_checks(leaves, spark_types)])
-    checked, outside = checked_values(leaves, row)
-    values.update(checked)
-    if outside:  # a value outside its declared leaves: those columns are collected after all
-        values.update(domain_scan(frame, outside)[0])
+    values, row = domain_scan(frame.select("*", *fp.row_hashes(frame)), collected, [*extra, *leaf_nulls(leaves)])
+    values.update(assumed_values(leaves, row))
     rows = int(row.column("__rows")[0].as_py())
     if rows == 0:
         raise InputError(f"{label} has no rows" + (" after missing='drop'" if policy is MissingPolicy.DROP else ""))
@@ -136,20 +140,51 @@ def spark_table(
                 raise InputError(f"column '{c}' has {count:,} missing values (missing='error'); "
                                  "use missing='keep' or 'drop'")
     values.update(first_values(frame, others))
-    raw = domain_frame({c: values[c] for c in frame.columns})
-    tidy = raw
-    if is_csv:
-        from crowdsafe.data.io import tidy_text  # the Polars engine's CSV clean-up, on the distinct values
-
-        declared = {a.name for a in (schema or ()) if a.type in (AttributeType.CATEGORICAL, AttributeType.ORDINAL)}
-        tidy = tidy_text(raw, declared)
-    domain = load(tidy, schema=schema, qi=qi, sensitive=sensitive, missing="keep", hierarchies=hierarchies,
-                  name=f"{label} (its distinct values)")
-    domain, columns, notes = prepare_dataset(domain)
-    dictionaries = {c: dictionary(raw.get_column(c), domain.encoded(c).codes) for c in columns}
+    description = _Description.of(values, frame.columns, is_csv, schema, qi, sensitive, hierarchies, label)
+    counted = description.count(frame)
+    if counted is None:  # a value outside its declared leaves: those columns are collected after all
+        values.update(domain_scan(frame, outside_columns(frame, leaves, spark_types))[0])
+        description = _Description.of(values, frame.columns, is_csv, schema, qi, sensitive, hierarchies, label)
+        counted = description.count(frame)
+        if counted is None:
+            raise InputError(f"{label}: a value could not be given a code after its column was collected "
+                             "(report this: the Spark engine's dictionaries disagree with its values)")
     sums = fp.combine_sums([row.column(c)[0].as_py() for c in fp.SUM_COLUMNS])
     identity = fp.digest(frame.columns, fp.frame_types(frame), rows, sums)
-    return SparkTable(spark, frame, domain, columns, dictionaries, identity, rows, label, notes)
+    return SparkTable(spark, frame, description.domain, description.columns, description.dictionaries, identity,
+                      rows, label, description.notes, counted)
+
+
+@dataclass(frozen=True)
+class _Description:
+    """What the driver makes of the distinct values: the prepared domain, the published columns,
+    their dictionaries and the preparation's notes."""
+
+    domain: Dataset
+    columns: list[str]
+    dictionaries: dict[str, pl.DataFrame]
+    notes: list[str]
+
+    @classmethod
+    def of(cls, values: Mapping[str, pl.Series], names: Sequence[str], is_csv: bool, schema: Schema | None,
+           qi: Sequence[str] | None, sensitive: Sequence[str] | str | None,
+           hierarchies: Mapping[str, Hierarchy] | None, label: str) -> _Description:
+        raw = domain_frame({c: values[c] for c in names})
+        tidy = raw
+        if is_csv:
+            from crowdsafe.data.io import tidy_text  # the Polars engine's CSV clean-up, on the distinct values
+
+            declared = {a.name for a in (schema or ()) if a.type in (AttributeType.CATEGORICAL, AttributeType.ORDINAL)}
+            tidy = tidy_text(raw, declared)
+        domain = load(tidy, schema=schema, qi=qi, sensitive=sensitive, missing="keep", hierarchies=hierarchies,
+                      name=f"{label} (its distinct values)")
+        domain, columns, notes = prepare_dataset(domain)
+        dictionaries = {c: dictionary(raw.get_column(c), domain.encoded(c).codes) for c in columns}
+        return cls(domain, columns, dictionaries, notes)
+
+    def count(self, frame: Any) -> TableCounts | None:
+        """The table's counts by leaf codes (None: a value has no code in its dictionary)."""
+        return count_table(frame, self.columns, [self.dictionaries[c] for c in self.columns])
 
 
 def first_values(frame: Any, columns: Sequence[str]) -> dict[str, pl.Series]:
