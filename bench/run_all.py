@@ -378,7 +378,8 @@ JOBS: tuple[Job, ...] = (
     Job("peers_queries", "peers_queries.py", ("100k", "1m", "10m"), ("100k",),
         lambda s, r, q: ["--sizes", s, "--repeat", str(r)], _peers_queries, supports=lambda s: s != "adult"),
     Job("spark", "spark.py", ("1m", "10m"), ("100k",),
-        lambda s, r, q: ["--sizes", s, "--threads", "2", "--driver-memory", "1g"] + (["--no-histogram"] if q else []),
+        lambda s, r, q: ["--sizes", s, "--threads", "2", "--driver-memory", "1g", "--repeat", str(r)]
+        + (["--no-histogram"] if q else []),
         _spark, supports=lambda s: s != "adult"),
     Job("attacks", "attacks.py", ("adult", "1m"), ("adult",),
         lambda s, r, q: ["--sizes", s, "--repeat", str(r)], _attacks, supports=lambda s: s in ("adult", "1m")),
