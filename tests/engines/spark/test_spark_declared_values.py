@@ -173,3 +173,46 @@ def test_a_schema_files_declared_hierarchies_are_checked(spark, monkeypatch, tmp
     assert facts[0]["outside_hierarchies"] == facts[1]["outside_hierarchies"] == {
         "country": {"distinct_values": 1, "published_as": "missing (?)", "named_by": "crowdsafe check"}}
     assert facts[0]["releases"] == facts[1]["releases"]
+
+
+def test_the_count_beside_the_pass_is_kept_only_when_its_codes_are_the_final_ones(spark, small, monkeypatch):
+    """Every published column declared: the table is counted beside the pass, with the leaves
+    and the missing value as each column's values, once. When the final dictionaries' codes were
+    not those (forced here), the table is counted again with the final ones; either way the counts
+    are the twin's."""
+    counts: list[int] = []
+    real = table._Description.count
+
+    def spy(self, frame):
+        counts.append(len(self.columns))
+        return real(self, frame)
+
+    monkeypatch.setattr(table._Description, "count", spy)
+    kept = table.spark_table(spark, small)
+    assert len(counts) == 1
+    counts.clear()
+    monkeypatch.setattr(table._Description, "codes_within", lambda self, other: False)
+    recounted = table.spark_table(spark, small)
+    assert len(counts) == 2
+    monkeypatch.setattr(declared_values, "CHECK_DECLARED_LEAVES", False)
+    twin = table.spark_table(spark, small)
+    for made in (kept, recounted):
+        _same_table(made, twin)
+        cells = np.arange(made.counted.n_cells)
+        np.testing.assert_array_equal(made.counted.tuples(cells), twin.counted.tuples(np.arange(twin.counted.n_cells)))
+        np.testing.assert_array_equal(made.counted.counts, twin.counted.counts)
+
+
+def test_codes_within_compares_every_value_and_code():
+    def described(**dictionaries):
+        frames = {c: pl.DataFrame({"value": v, "code": k}) for c, (v, k) in dictionaries.items()}
+        return table._Description(None, list(frames), frames, [])  # type: ignore[arg-type]
+
+    final = described(a=(["x", "y"], [0, 1]))
+    assert final.codes_within(described(a=(["x", "y", None], [0, 1, 2])))  # a superset, same codes
+    assert not final.codes_within(described(a=(["x", "y", None], [1, 0, 2])))  # other codes
+    assert not final.codes_within(described(a=(["x", None], [0, 2])))  # a value missing
+    assert not final.codes_within(described(b=(["x", "y"], [0, 1])))  # other columns
+    with_missing = described(a=(["x", None], [0, 2]))
+    assert with_missing.codes_within(described(a=(["x", "y", None], [0, 1, 2])))
+    assert not with_missing.codes_within(described(a=(["x", "y"], [0, 1])))  # the missing value's code

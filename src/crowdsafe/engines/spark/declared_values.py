@@ -13,6 +13,12 @@ finds which columns hold such values (one more aggregation), those columns are c
 all, and the table is described and counted again. Only then does anything else read the table's
 description: the plan checks, the ledger and the sample all come after.
 
+When every published column is declared, the count does not wait for the pass: it runs beside
+it, with dictionaries made from :func:`possible_values` (the leaves and the missing value: a
+published hierarchy has its missing-value leaf whatever the data holds). It is kept when every
+(value, code) pair of the final dictionaries (missing value only where the pass found one) is one
+of those: the codes counted are then the final ones; otherwise the table is counted again.
+
 Why the outcome is the same as collecting. The values present are a subset of the leaves, so
 every value present is in the dictionary, with the code the hierarchy gives it (a leaf's code
 does not depend on which other leaves are present), and the missing value is there exactly when
@@ -112,6 +118,12 @@ def assumed_values(leaves: Mapping[str, pl.Series], row: Any) -> dict[str, pl.Se
         missing = bool(row.column(f"__leaf_null_{j}")[0].as_py())
         values[c] = listed.sort().extend(pl.Series(c, [None], dtype=listed.dtype)) if missing else listed.sort()
     return values
+
+
+def possible_values(leaves: Mapping[str, pl.Series]) -> dict[str, pl.Series]:
+    """Each column's leaves and the missing value: every value the column may hold without a
+    value outside its leaves (what the table is counted with while the pass runs beside it)."""
+    return {c: listed.sort().extend(pl.Series(c, [None], dtype=listed.dtype)) for c, listed in leaves.items()}
 
 
 def outside_columns(frame: Any, leaves: Mapping[str, pl.Series], frame_schema: Mapping[str, str]) -> list[str]:

@@ -2,14 +2,13 @@
 
 The dictionaries (value -> code) are made on the driver, by the data layer's own encoding
 (:meth:`crowdsafe.data.Dataset.encoded`: a column with a hierarchy gets its leaf codes), applied
-to a *domain* table: for each column, its distinct values (one Spark aggregation). The
-dictionaries travel with the per-partition function and each Arrow batch is encoded by a join
-on them (:func:`encode_batch`; no Spark join, no Spark plan per column). So the codes are those
+to a *domain* table: for each column, its distinct values (one Spark aggregation). The publish
+looks them up on the JVM as literal maps (:mod:`.sampling`). So the codes are those
 of the Polars engine by construction, and the data-dependent part is exactly what the Polars
 engine also reads from the data (the values present, for coverage checks and flat hierarchies).
 
-Shared helpers for every Spark stage that needs codes (publish, DP queries, attacks):
-:func:`domain_scan`, :func:`domain_frame`, :func:`dictionary`, :func:`encode_batch`.
+Helpers of the Spark table pass (:mod:`.table`): :func:`domain_scan`, :func:`domain_frame`,
+:func:`dictionary`.
 """
 
 from __future__ import annotations
@@ -21,13 +20,6 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.errors import InputError
-
-CODE_PREFIX = "__crowdsafe_code_"
-
-
-def code_column(index: int) -> str:
-    """The name of the j-th code column in a Spark schema crowdsafe makes."""
-    return f"{CODE_PREFIX}{index}"
 
 
 def domain_scan(frame: Any, columns: Sequence[str], extra: Sequence[Any] = ()) -> tuple[dict[str, pl.Series], Any]:
@@ -68,14 +60,3 @@ def dictionary(raw: pl.Series, codes: np.ndarray) -> pl.DataFrame:
     """The (value, code) pairs of one column: ``raw`` values as Spark holds them, aligned with
     their codes (several raw spellings may share a code, e.g. before and after trimming)."""
     return pl.DataFrame({"value": raw, "code": codes.astype(np.int64)}).unique(subset="value", keep="first")
-
-
-def encode_batch(values: Any, table: pl.DataFrame) -> np.ndarray:
-    """Codes (int64) of one Arrow column of a batch, by its (value, code) dictionary ``table``
-    (call on the executors, e.g. inside ``mapInArrow``). A value absent from the dictionary
-    cannot occur: the dictionary was made from every distinct value of the column."""
-    column = pl.DataFrame({"value": pl.from_arrow(values)})
-    if column.schema["value"] != table.schema["value"]:
-        column = column.with_columns(pl.col("value").cast(table.schema["value"]))
-    found = column.join(table, on="value", how="left", nulls_equal=True, maintain_order="left")
-    return found.get_column("code").to_numpy()

@@ -11,14 +11,18 @@ hierarchies from the schema, coverage), then prepared by the Polars engine's own
 :func:`crowdsafe.anonymize.publish.prepare_dataset` (published columns, flat hierarchies). A
 second aggregation counts the table by leaf-code tuples (:func:`.sampling.count_table`), which
 also checks every declared column's values against its leaves: a value outside them sends that
-column to be collected, and the table is described and counted again. Everything the driver
+column to be collected, and the table is described and counted again. When every published
+column is declared, the count runs beside the pass, from a second thread (the two Spark jobs share
+the cores; neither waits for the other's stage boundaries). Everything the driver
 knows about the data is what the Polars engine also derives from it, and the frequency table.
 """
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -36,12 +40,13 @@ from crowdsafe.engines.spark.declared_values import (
     leaf_nulls,
     leaves_to_check,
     outside_columns,
+    possible_values,
 )
 from crowdsafe.engines.spark.encoding import dictionary, domain_frame, domain_scan
 from crowdsafe.engines.spark.io import read_frame, reading_schema, usable_frame
 from crowdsafe.engines.spark.sampling import TableCounts, count_table
 from crowdsafe.engines.spark.typed_table import _quoted
-from crowdsafe.errors import InputError
+from crowdsafe.errors import CrowdsafeError, InputError
 
 _CSV_ENDINGS = (".csv", ".csv.gz", ".tsv", ".txt", ".data")
 FIRST_ROWS = 1_000  # rows read for the other columns' first values before a pass over the table
@@ -128,23 +133,34 @@ def spark_table(
     leaves = {} if is_csv else leaves_to_check(spark_types, empty.schema, published, schema,
                                                declared_hierarchies(schema, hierarchies))
     collected = [c for c in published if c not in leaves]
-    values, row = domain_scan(frame.select("*", *fp.row_hashes(frame)), collected, [*extra, *leaf_nulls(leaves)])
-    values.update(assumed_values(leaves, row))
-    rows = int(row.column("__rows")[0].as_py())
-    if rows == 0:
-        raise InputError(f"{label} has no rows" + (" after missing='drop'" if policy is MissingPolicy.DROP else ""))
-    if policy is MissingPolicy.ERROR:
-        for j, c in enumerate(frame.columns):
-            count = int(row.column(f"__missing_{j}")[0].as_py() or 0)
-            if count:
-                raise InputError(f"column '{c}' has {count:,} missing values (missing='error'); "
-                                 "use missing='keep' or 'drop'")
-    values.update(first_values(frame, others))
-    description = _Description.of(values, frame.columns, is_csv, schema, qi, sensitive, hierarchies, label)
-    counted = description.count(frame)
+    firsts = first_values(frame, others)
+    describe = functools.partial(_Description.of, names=frame.columns, is_csv=is_csv, schema=schema, qi=qi,
+                                 sensitive=sensitive, hierarchies=hierarchies, label=label)
+    # every published column declared: the table is counted beside the pass (.declared_values)
+    early = _early(describe, {**possible_values(leaves), **firsts}) if leaves and not collected else None
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        counting = pool.submit(early.count, frame) if early is not None else None
+        values, row = domain_scan(frame.select("*", *fp.row_hashes(frame)), collected,
+                                  [*extra, *leaf_nulls(leaves)])
+        values.update(assumed_values(leaves, row))
+        rows = int(row.column("__rows")[0].as_py())
+        if rows == 0:
+            raise InputError(f"{label} has no rows" + (" after missing='drop'" if policy is MissingPolicy.DROP
+                                                       else ""))
+        if policy is MissingPolicy.ERROR:
+            for j, c in enumerate(frame.columns):
+                count = int(row.column(f"__missing_{j}")[0].as_py() or 0)
+                if count:
+                    raise InputError(f"column '{c}' has {count:,} missing values (missing='error'); "
+                                     "use missing='keep' or 'drop'")
+        values.update(firsts)
+        description = describe(values)
+        counted = counting.result() if counting is not None else description.count(frame)
+    if counted is not None and early is not None and not description.codes_within(early):
+        counted = description.count(frame)  # (not expected: the leaves' codes do not depend on the others)
     if counted is None:  # a value outside its declared leaves: those columns are collected after all
         values.update(domain_scan(frame, outside_columns(frame, leaves, spark_types))[0])
-        description = _Description.of(values, frame.columns, is_csv, schema, qi, sensitive, hierarchies, label)
+        description = describe(values)
         counted = description.count(frame)
         if counted is None:
             raise InputError(f"{label}: a value could not be given a code after its column was collected "
@@ -166,7 +182,7 @@ class _Description:
     notes: list[str]
 
     @classmethod
-    def of(cls, values: Mapping[str, pl.Series], names: Sequence[str], is_csv: bool, schema: Schema | None,
+    def of(cls, values: Mapping[str, pl.Series], *, names: Sequence[str], is_csv: bool, schema: Schema | None,
            qi: Sequence[str] | None, sensitive: Sequence[str] | str | None,
            hierarchies: Mapping[str, Hierarchy] | None, label: str) -> _Description:
         raw = domain_frame({c: values[c] for c in names})
@@ -185,6 +201,30 @@ class _Description:
     def count(self, frame: Any) -> TableCounts | None:
         """The table's counts by leaf codes (None: a value has no code in its dictionary)."""
         return count_table(frame, self.columns, [self.dictionaries[c] for c in self.columns])
+
+    def codes_within(self, other: _Description) -> bool:
+        """Whether ``other`` has the same published columns and every (value, code) pair of these
+        dictionaries is one of ``other``'s: a table counted with ``other``'s codes has these."""
+        if self.columns != other.columns:
+            return False
+        for c in self.columns:
+            mine, theirs = self.dictionaries[c], other.dictionaries[c]
+            if mine.schema["value"] != theirs.schema["value"]:
+                return False
+            found = mine.join(theirs, on="value", how="left", nulls_equal=True, suffix="_other")
+            if not found.get_column("code").equals(found.get_column("code_other")):
+                return False
+        return True
+
+
+def _early(describe: Callable[[dict[str, pl.Series]], _Description], values: dict[str, pl.Series]
+           ) -> _Description | None:
+    """The description the table is counted with beside the pass, or None when the data layer
+    refuses these values (then the pass comes first, and its values are described)."""
+    try:
+        return describe(values)
+    except CrowdsafeError:
+        return None
 
 
 def first_values(frame: Any, columns: Sequence[str]) -> dict[str, pl.Series]:
