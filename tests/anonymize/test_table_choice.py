@@ -32,7 +32,8 @@ def test_the_polars_plan_chooses_on_the_table_exactly_where_epsilon1_is_capped(e
 
 
 def test_a_plan_without_the_table_counts_the_sample_as_before():
-    """The Spark engine's plans (no table_counts), and a given epsilon1, keep the sample."""
+    """A plan without the table's counts (``table_counts`` off: an engine that does not hold
+    them), and a given epsilon1, keep the sample."""
     capped = plan_publication(PlanRequest(0.1, 1e-6, candidates=36_864))
     assert capped.selection_source == "sample" and capped.count_share == COUNT_SHARE
     given = plan_publication(PlanRequest(0.1, 1e-6, epsilon1=0.05, candidates=36_864, table_counts=True))
@@ -88,10 +89,3 @@ def test_the_certificate_cites_the_composition_with_the_plans_numbers():
         assert recode["parameters"]["chosen_on"] == ("table" if table else "sample")
         assert any("on the table" in a for a in certificate.assumptions) == table
         assert any("saw only the sample" in a for a in certificate.assumptions) == (not table)
-
-
-def test_the_spark_engine_never_counts_the_table():
-    from crowdsafe.engines.spark.engine import SparkEngine
-
-    with pytest.raises(ParameterError, match="on the sample"):
-        SparkEngine().count_table(None)

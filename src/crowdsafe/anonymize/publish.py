@@ -220,15 +220,16 @@ def check_public_domains(given: Dataset, columns: Sequence[str], objective: str 
         )
 
 
-#: Whether the Polars engine's plans may choose the scheme on the whole table (anonymize.plan.TABLE_RULE):
-#: it holds the table, so yes; the tests of the noisy count step (the Spark engine's) turn it off.
+#: Whether :func:`plan_for_dataset`'s plans may choose the scheme on the whole table (anonymize.plan.TABLE_RULE):
+#: both engines hold the table's counts (Spark's counted when it is read), so yes; the tests of the
+#: noisy count step turn it off.
 TABLE_COUNTS = True
 
 
 def plan_for_dataset(dataset: Dataset, request: PlanRequest) -> PublishPlan:
     """:func:`plan_publication` with the number of candidate nodes taken from ``dataset``'s
-    hierarchies (public: heights only), so the planner chooses ε1; the Polars engine's plan, which
-    may choose the scheme on the whole table (``table_counts``)."""
+    hierarchies (public: heights only), so the planner chooses ε1; both engines' plan, which may
+    choose the scheme on the whole table (``table_counts``)."""
     if request.scheme is not None:
         return plan_publication(request)
     prepared, columns, _ = prepare_dataset(dataset, request.columns)

@@ -56,13 +56,6 @@ LedgerOpt = Annotated[
 ]
 
 
-def _count_rows(data: str, engine: str = "polars", spark_master: str | None = None) -> int:
-    """The number of rows of ``data``, counted by the engine (a file is scanned for its length only)."""
-    from crowdsafe.engines import get_engine
-
-    return get_engine(engine, master=spark_master).count_rows(data)
-
-
 def render_plan(plan: dict[str, Any], print_: Any) -> None:
     print_("plan")
     print_(f"  target        (epsilon = {plan['epsilon']:g}, delta = {plan['delta_target']:g}) per release")
@@ -229,16 +222,18 @@ def _plan_only(data: str, request: PlanRequest, column_sets: list[Any], qi: str 
     release (from the schema alone, before anything is charged)."""
     from dataclasses import replace
 
-    from crowdsafe.anonymize.plan import plan_publication
     from crowdsafe.anonymize.publish import plan_for_dataset, prepare_dataset, resolution_outlook
     from crowdsafe.data import Dataset, Schema
     from crowdsafe.data.streamed_table import load_or_stream
     from crowdsafe.engines import get_engine
     from crowdsafe.privacy.certificate import unreviewed_reasons
 
-    if not get_engine(engine, master=spark_master).in_memory:
-        plan = plan_publication(request)
-        rows = _count_rows(data, engine, spark_master)
+    chosen_engine = get_engine(engine, master=spark_master)
+    if not chosen_engine.in_memory:  # the plan the run would make: for the table's hierarchies (one pass, no count)
+        table = chosen_engine.read_plan_table(data, schema=Schema.reading(schema, decimal_comma=decimal_comma),
+                                              qi=split_list(qi), sensitive=split_list(sensitive))
+        plan = chosen_engine.plan_publication(table, request)
+        rows = int(table.n_rows)
         plans: list[tuple[Any, list[str] | None, dict[str, Any]]]
         plans = [(plan, None, {"input_rows": rows, "expected_sample_rows": plan.expected_sample_rows(rows)})]
     else:

@@ -90,6 +90,10 @@ class PolarsEngine:
 
         return load_or_stream(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
 
+    def read_plan_table(self, data: Any, *, schema: Any = None, qi: Sequence[str] | None = None,
+                        sensitive: Sequence[str] | str | None = None, missing: Any = "keep") -> Dataset | StreamedTable:
+        return self.read_table(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
+
     def read_source(self, data: Any, *, schema: Any = None, missing: Any = "keep", name: str | None = None) -> Dataset:
         return load(data, schema=schema, missing=missing)
 

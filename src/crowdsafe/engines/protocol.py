@@ -80,6 +80,12 @@ class Engine(Protocol):
         """The table the safe pipeline publishes (the roles applied), before preparation."""
         ...
 
+    def read_plan_table(self, data: Any, *, schema: Any = None, qi: Sequence[str] | None = None,
+                        sensitive: Sequence[str] | str | None = None, missing: Any = "keep") -> Any:
+        """The table as :meth:`read_table` reads it, as far as :meth:`plan_publication` needs it
+        (``publish --plan-only``): its schema, hierarchies and row count; it need not be publishable."""
+        ...
+
     def read_source(self, data: Any, *, schema: Any = None, missing: Any = "keep", name: str | None = None) -> Any:
         """A typed table for queries, perturbation and attacks."""
         ...

@@ -121,3 +121,25 @@ def test_spark_csv_releases_are_formula_safe_unless_told(spark, tmp_path):
     assert safe[0] == ["'=note", "n"] and [r[0] for r in safe[1:]] == escaped
     assert {r[1] for r in safe[1:]} == {"-5"}
     assert raw[0] == ["=note", "n"] and [r[0] for r in raw[1:]] == cells
+
+
+@pytest.mark.parametrize("epsilon", ["1", "0.1"])
+def test_plan_only_on_spark_is_the_plan_the_run_makes(spark, capsys, tmp_path, private_ledger, epsilon):
+    """``--plan-only --engine spark`` reads the table's hierarchies (the table pass, no count) and
+    prints the plan the Polars engine prints for the same table, and the one the Spark run then
+    makes (lattice sized, the default objective, the choice on the table at small ε)."""
+    plans = {}
+    for engine in ("polars", "spark"):
+        code = cli.main(["publish", "adult", "--engine", engine, "--plan-only", "--json", "--epsilon", epsilon,
+                         "--delta", "1e-6"])
+        printed, err = capsys.readouterr()
+        assert code == 0, err
+        plans[engine] = json.loads(printed)
+    assert plans["spark"]["plan"] == plans["polars"]["plan"]
+    assert plans["spark"]["custodian_only"]["input_rows"] == load("adult").n_rows
+    assert plans["spark"]["plan"]["selection_source"] == ("table" if epsilon == "0.1" else "sample")
+    code = cli.main(["publish", "adult", "--engine", "spark", "--json", "--epsilon", epsilon, "--delta", "1e-6",
+                     "--budget", "5,1e-5", "--seed", "4", "--out", str(tmp_path / "r.parquet")])
+    printed, err = capsys.readouterr()
+    assert code == 0, err
+    assert json.loads(printed)["plan"] == plans["spark"]["plan"]

@@ -211,3 +211,39 @@ def test_marginals_without_declared_hierarchies_is_refused_before_the_charge(spa
     with pytest.raises(ParameterError, match="declared hierarchy"):
         SparkEngine().prepare(spark_table(spark, bare), plan, None)
     SparkEngine().prepare(spark_table(spark, small), plan, None)  # declared everywhere: accepted
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 0.1])
+def test_the_plan_and_the_table_counts_are_the_polars_engines(spark, small, small_table, epsilon):
+    """The Spark engine plans as the Polars engine does for the same table (the lattice sized from
+    the hierarchies, the default objective from the declared ones, and at small ε the choice on
+    the whole table); its count of the table is the Polars engine's; a seeded publication chooses
+    on the source the plan names, and on the whole table it picks the Polars engine's scheme (both
+    samples read one word of the stream per row here, the Polars engine's mask and the thinning
+    alike, no tuple having more than LARGE_CELL rows, so the choice's draws start at the same point
+    of the stream; on a sample, the two engines' samples differ)."""
+    from crowdsafe.anonymize.publish import plan_for_dataset
+    from crowdsafe.engines.polars_engine import PolarsEngine
+    from crowdsafe.engines.spark.engine import SparkEngine
+    from crowdsafe.engines.spark.publish import publish_table
+    from crowdsafe.mechanisms.thinning import LARGE_CELL
+
+    request = PlanRequest(epsilon, 1e-6)
+    plan = SparkEngine().plan_publication(small_table, request)
+    assert plan.as_dict() == plan_for_dataset(small, request).as_dict()
+    assert plan.selection_source == ("table" if epsilon < 0.5 else "sample")
+    whole = SparkEngine().count_table(small_table)
+    polars_table, _ = PolarsEngine().prepare(small, plan, None)
+    reference = PolarsEngine().count_table(polars_table)
+    np.testing.assert_array_equal(whole.codes, reference.codes)
+    np.testing.assert_array_equal(whole.counts, reference.counts)
+    assert whole.counts.max() <= LARGE_CELL
+
+    spark_run = publish_table(small_table, plan, randomness=Randomness(21))
+    polars_run = publish_dataset(small, plan, randomness=Randomness(21))
+    recode = [[m for m in run.certificate.to_dict()["mechanisms"] if m["step"] == "recode"][0]
+              for run in (spark_run, polars_run)]
+    assert recode[0]["parameters"]["chosen_on"] == recode[1]["parameters"]["chosen_on"] == plan.selection_source
+    assert spark_run.certificate.theorem == polars_run.certificate.theorem
+    if plan.selection_source == "table":
+        assert dict(spark_run.release.recoding.levels) == dict(polars_run.release.recoding.levels)

@@ -62,6 +62,13 @@ class SparkEngine:
 
         return spark_table(self.session(), data, schema=schema, qi=qi, sensitive=sensitive, missing=missing, name=name)
 
+    def read_plan_table(self, data: Any, *, schema: Any = None, qi: Sequence[str] | None = None,
+                        sensitive: Sequence[str] | str | None = None, missing: Any = "keep") -> SparkTable:
+        from crowdsafe.engines.spark.table import spark_table
+
+        return spark_table(self.session(), data, schema=schema, qi=qi, sensitive=sensitive, missing=missing,
+                           count=False)
+
     def read_source(self, data: Any, *, schema: Any = None, missing: Any = "keep",
                     name: str | None = None) -> TypedTable:
         from crowdsafe.engines.spark.queries import spark_source
@@ -89,9 +96,16 @@ class SparkEngine:
 
     # -- publish -----------------------------------------------------------------------------
     def plan_publication(self, table: SparkTable, request: PlanRequest) -> PublishPlan:
-        from crowdsafe.anonymize.publish import plan_publication
+        """The Polars engine's plan for the same table (:func:`~crowdsafe.anonymize.publish.plan_for_dataset`
+        on the table's domain: the lattice sized from its hierarchies' heights, the default
+        objective from its declared hierarchies, and the whole table's counts for the selection
+        where the planner caps ε1). A request ``prepare`` refuses on Spark (``columns``, the
+        entropy objective) gets the plan that reads no hierarchy, so the refusal is the engine's."""
+        from crowdsafe.anonymize.publish import plan_for_dataset, plan_publication
 
-        return plan_publication(request)  # ε1: 10% of ε (the lattice is not sized yet)
+        if request.columns is not None or (request.scheme is None and request.objective == "entropy"):
+            return plan_publication(request)
+        return plan_for_dataset(table.domain, request)
 
     def prepare(self, table: SparkTable, publish_plan: PublishPlan, name: str | None
                 ) -> tuple[SparkTable, GeneralizationScheme | None]:
@@ -133,8 +147,15 @@ class SparkEngine:
         return sample.table  # the sample is drawn as counts
 
     def count_table(self, table: SparkTable) -> CountedSample:
-        raise ParameterError("the Spark engine chooses the scheme on the sample: its plans never ask for the whole "
-                             "table's counts")
+        import numpy as np
+
+        from crowdsafe.anonymize.counted import CountedSample
+        from crowdsafe.engines.spark.publish import counted_table
+
+        counted = counted_table(table)  # counted on Spark when the table was read (sampling.count_table)
+        hierarchies = table.domain.hierarchies
+        return CountedSample(tuple(table.columns), counted.tuples(np.arange(counted.n_cells)), counted.counts,
+                             {c: hierarchies[c] for c in table.columns})
 
     def apply(self, counts: CountedSample, scheme: GeneralizationScheme, k: int, fixed: bool) -> AppliedCounts:
         from crowdsafe.anonymize.counted import AppliedCounts, apply_counts

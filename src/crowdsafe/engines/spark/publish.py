@@ -40,9 +40,10 @@ from crowdsafe.anonymize.published import PublishedScheme
 from crowdsafe.anonymize.release import Release
 from crowdsafe.csv_safety import format_note
 from crowdsafe.engines.spark import fingerprint as fp
-from crowdsafe.engines.spark.sampling import sample_counts
+from crowdsafe.engines.spark.sampling import TableCounts, sample_counts
 from crowdsafe.engines.spark.table import SparkTable
 from crowdsafe.engines.spark.write import class_rows, write_releases
+from crowdsafe.errors import ParameterError
 from crowdsafe.privacy.ledger import Ledger
 from crowdsafe.randomness import Randomness
 
@@ -94,12 +95,19 @@ def count_release_sample(table: SparkTable, beta: float, stream: Randomness,
     hierarchies = table.domain.hierarchies
     maps = tuple(None if not levels or not levels[c] else hierarchies[c].leaf_map(levels[c]).astype(np.int64)
                  for c in table.columns)
-    codes, counts = sample_counts(table.counted, beta, stream, maps)
+    codes, counts = sample_counts(counted_table(table), beta, stream, maps)
     rows = int(counts.sum())
     identity = fp.sample_digest(table.fingerprint, table.columns,
                                 [levels.get(c, 0) if levels else 0 for c in table.columns], codes, counts)
     counted = CountedSample(tuple(table.columns), codes, counts, {c: hierarchies[c] for c in table.columns})
     return SampleCounts(counted, rows, identity)
+
+
+def counted_table(table: SparkTable) -> TableCounts:
+    """The table's counts; a table read for a plan only (``spark_table(count=False)``) has none."""
+    if table.counted is None:
+        raise ParameterError("this Spark table was read for a plan only: read it with spark_table(...) to publish")
+    return table.counted
 
 
 def release_of(table: SparkTable, scheme: PublishedScheme, applied: AppliedCounts) -> tuple[pl.DataFrame, Any]:

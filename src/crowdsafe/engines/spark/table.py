@@ -58,7 +58,7 @@ class SparkTable:
     distinct value, not per person) with schema and hierarchies; ``columns``: the published
     columns; ``dictionaries``: per published column, raw value -> leaf code; ``counted``: the
     table's frequency table by their leaf codes (:func:`~crowdsafe.engines.spark.sampling.count_table`),
-    which every release's sample is drawn from."""
+    which every release's sample is drawn from (None: a table read for a plan only)."""
 
     spark: Any
     frame: Any
@@ -69,7 +69,7 @@ class SparkTable:
     n_rows: int
     label: str
     notes: list[str]
-    counted: TableCounts
+    counted: TableCounts | None
 
     def identity(self, ledger: Any) -> str:
         """The table's identity in ``ledger``: its multiset digest keyed with the ledger's secret
@@ -93,12 +93,16 @@ def spark_table(
     missing: MissingPolicy | str = MissingPolicy.KEEP,
     name: str | None = None,
     hierarchies: Mapping[str, Hierarchy] | None = None,
+    count: bool = True,
 ) -> SparkTable:
     """Read ``data`` onto Spark and describe it for the safe pipeline (see the module docstring).
 
     ``data``: a Parquet or CSV path Spark can read, a Spark DataFrame, or anything
     :func:`crowdsafe.data.load` takes (loaded in this process, then handed to Spark).
     ``hierarchies`` add to (or replace) those of the schema, as in :func:`crowdsafe.data.load`.
+    ``count=False``: the table pass only, for a plan (``publish --plan-only``): the plan reads the
+    hierarchies' heights and the schema, which no value changes; such a table has no counts
+    (``counted`` None) and cannot be sampled.
     """
     from pyspark.sql import functions as F
 
@@ -137,7 +141,8 @@ def spark_table(
     describe = functools.partial(_Description.of, names=frame.columns, is_csv=is_csv, schema=schema, qi=qi,
                                  sensitive=sensitive, hierarchies=hierarchies, label=label)
     # every published column declared: the table is counted beside the pass (.declared_values)
-    early = _early(describe, {**possible_values(leaves), **firsts}) if leaves and not collected else None
+    early = (_early(describe, {**possible_values(leaves), **firsts}) if count and leaves and not collected
+             else None)
     with ThreadPoolExecutor(max_workers=1) as pool:
         counting = pool.submit(early.count, frame) if early is not None else None
         values, row = domain_scan(frame.select("*", *fp.row_hashes(frame)), collected,
@@ -149,12 +154,15 @@ def spark_table(
                                                        else ""))
         if policy is MissingPolicy.ERROR:
             for j, c in enumerate(frame.columns):
-                count = int(row.column(f"__missing_{j}")[0].as_py() or 0)
-                if count:
-                    raise InputError(f"column '{c}' has {count:,} missing values (missing='error'); "
+                missing_count = int(row.column(f"__missing_{j}")[0].as_py() or 0)
+                if missing_count:
+                    raise InputError(f"column '{c}' has {missing_count:,} missing values (missing='error'); "
                                      "use missing='keep' or 'drop'")
         values.update(firsts)
         description = describe(values)
+        if not count:
+            return SparkTable(spark, frame, description.domain, description.columns, description.dictionaries,
+                              _identity(frame, rows, row), rows, label, description.notes, None)
         counted = counting.result() if counting is not None else description.count(frame)
     if counted is not None and early is not None and not description.codes_within(early):
         counted = description.count(frame)  # (not expected: the leaves' codes do not depend on the others)
@@ -165,10 +173,14 @@ def spark_table(
         if counted is None:
             raise InputError(f"{label}: a value could not be given a code after its column was collected "
                              "(report this: the Spark engine's dictionaries disagree with its values)")
+    return SparkTable(spark, frame, description.domain, description.columns, description.dictionaries,
+                      _identity(frame, rows, row), rows, label, description.notes, counted)
+
+
+def _identity(frame: Any, rows: int, row: Any) -> str:
+    """The table's multiset digest from the pass's Arrow ``row`` (:mod:`.fingerprint`)."""
     sums = fp.combine_sums([row.column(c)[0].as_py() for c in fp.SUM_COLUMNS])
-    identity = fp.digest(frame.columns, fp.frame_types(frame), rows, sums)
-    return SparkTable(spark, frame, description.domain, description.columns, description.dictionaries, identity,
-                      rows, label, description.notes, counted)
+    return fp.digest(frame.columns, fp.frame_types(frame), rows, sums)
 
 
 @dataclass(frozen=True)
