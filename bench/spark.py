@@ -2,7 +2,10 @@
 
 For each size (synthetic Adult, ``crowdsafe.datasets.synthetic``, written to Parquet first,
 outside the timing; published columns: the eight quasi-identifiers and income with Adult's
-default hierarchies; the default plan at ε = 1, δ = 1e-6: on 2026-11-29 ε1 = 0.1, β = 0.346, k = 27):
+default hierarchies; each engine's default plan at ε = 1, δ = 1e-6, the same for both since both
+plan from the hierarchies' heights: on 2026-11-29 ε1 = 0.416, β = 0.299, k = 34, objective
+``marginals``; until then the Spark engine's plan was unsized, ε1 = 0.1, β = 0.346, k = 27,
+objective ``retained``, and this script used that one for both engines):
 
 - Polars engine: read the Parquet file, ``publish_dataset`` end to end (no ledger, Parquet
   output), and its floor: a bare Polars group-by of the published columns on the loaded frame;
@@ -172,7 +175,7 @@ def adult_hierarchies() -> dict:
 
 
 def polars_engine(path: Path, folder: Path) -> dict[str, object]:
-    from crowdsafe.anonymize.publish import PlanRequest, RunOptions, plan_publication, prepare_dataset, publish_dataset
+    from crowdsafe.anonymize.publish import PlanRequest, RunOptions, plan_for_dataset, prepare_dataset, publish_dataset
     from crowdsafe.data import load
     from crowdsafe.datasets.uci_adult import schema
     from crowdsafe.randomness import Randomness
@@ -181,7 +184,7 @@ def polars_engine(path: Path, folder: Path) -> dict[str, object]:
     read_time, data = timed(lambda: load(str(path), schema=schema(), hierarchies=adult_hierarchies()))
     prepared, columns, _ = prepare_dataset(data)
     floor, _ = timed(lambda: prepared.frame.group_by(columns).len())
-    plan = plan_publication(PlanRequest(1.0, 1e-6))
+    plan = plan_for_dataset(data, PlanRequest(1.0, 1e-6))  # the engine's default plan (its hierarchies' heights)
     total, publication = timed(lambda: publish_dataset(data, plan, RunOptions(out=folder / "polars-release.parquet"),
                                                        randomness=Randomness()))
     return {
@@ -212,15 +215,16 @@ def spark_engine(path: Path, folder: Path, threads: int, driver_memory: str, sta
 def spark_child(path: str, folder: str, threads: int, driver_memory: str, stages: bool = True,
                 repeat: int = 1) -> dict[str, object]:
     from crowdsafe.anonymize.counted import apply_counts, class_frame
-    from crowdsafe.anonymize.publish import PlanRequest, RunOptions, plan_publication
-    from crowdsafe.selection import choose_scheme
+    from crowdsafe.anonymize.publish import PlanRequest, RunOptions
     from crowdsafe.datasets.uci_adult import schema
+    from crowdsafe.engines.spark.engine import SparkEngine
     from crowdsafe.engines.spark.io import read_frame
     from crowdsafe.engines.spark.publish import count_release_sample, publish_table, release_of
     from crowdsafe.engines.spark.session import spark_session
     from crowdsafe.engines.spark.table import spark_table
     from crowdsafe.engines.spark.write import write_releases
     from crowdsafe.randomness import Randomness
+    from crowdsafe.selection import choose_scheme
 
     start_time, spark = timed(lambda: spark_session(f"local[{threads}]", config={
         "spark.driver.memory": driver_memory, "spark.ui.enabled": "false",
@@ -236,14 +240,17 @@ def spark_child(path: str, folder: str, threads: int, driver_memory: str, stages
 
     cold = floor_run()  # the JVM's first job: JIT warm-up and class loading, not timed as the floor
     floors = [floor_run()]
-    plan = plan_publication(PlanRequest(1.0, 1e-6))
+    # the engine's default plan, from the table's hierarchies (the table pass alone, untimed)
+    plan = SparkEngine().plan_publication(spark_table(spark, path, schema=schema(), hierarchies=adult_hierarchies(),
+                                                      count=False), PlanRequest(1.0, 1e-6))
     staged: dict[str, object] = {}
     if stages:
         table_time, table = timed(lambda: spark_table(spark, path, schema=schema(), hierarchies=adult_hierarchies()))
         columns = table.columns
         randomness = Randomness()
         count_time, sample = timed(lambda: count_release_sample(table, plan.beta, randomness, None))
-        choice_time, choice = timed(lambda: choose_scheme(sample.table, columns, plan.k, plan.epsilon1, randomness))
+        choice_time, choice = timed(lambda: choose_scheme(sample.table, columns, plan.k, plan.epsilon1, randomness,
+                                                                  plan.objective, plan.count_share))
         apply_time, applied = timed(lambda: apply_counts(sample.table, choice.scheme.levels, plan.k))
         target = str(Path(folder) / f"spark-stages-{threads}.parquet")
         written = (class_frame(applied, choice.scheme, columns), applied.class_sizes[applied.class_kept])
