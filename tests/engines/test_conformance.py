@@ -255,12 +255,11 @@ def test_publish_refusals_come_before_the_charge(engine, small, tmp_path):
     assert ledger.entries() == []
 
 
-def test_row_counts_and_attack_metric_files(engine, reference, tmp_path):
-    """The CLI's custodian-only row count, and the attack's per-target metrics written as Parquet."""
+def test_attack_metric_files(engine, reference, tmp_path):
+    """The attack's per-target metrics written as Parquet."""
     frame = pl.DataFrame({"a": list(range(50)), "b": ["x", "y"] * 25})
     path = tmp_path / "rows.parquet"
     frame.write_parquet(path)
-    assert engine.count_rows(path) == reference.count_rows(path) == 50
     targets = engine.read_source(path).frame  # the engine's own frame
     (tmp_path / "out").mkdir()
     written = engine.write_attack_targets(targets, tmp_path / "out" / "metrics.parquet", escape_formulas=True)

@@ -105,18 +105,6 @@ class PolarsEngine:
 
         return load_or_stream(data, schema=schema, missing=missing)
 
-    def count_rows(self, data: Any) -> int:
-        import polars as pl
-
-        from crowdsafe.data.io import GZIP, ZSTD, sniff_format
-        from crowdsafe.data.streaming import scan_table
-
-        path = Path(data)
-        if path.is_file() and path.suffix.lower() in (".csv", ".parquet", ".pq") and sniff_format(path)[0] not in (
-                GZIP, ZSTD):  # scanned as the loader reads it: the path literal, the line endings the file's own
-            return int(scan_table(path).lazy.select(pl.len()).collect().item())
-        return load(data).n_rows
-
     def frequency_table(self, data: Any, columns: Sequence[str]) -> Any:
         """The distinct tuples of ``columns`` with their counts (``count``), sorted. A CSV or
         Parquet file (or a folder of Parquet parts) is scanned lazily and reduced by Polars'

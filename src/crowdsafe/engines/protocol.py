@@ -97,10 +97,6 @@ class Engine(Protocol):
         file read batch by batch)."""
         ...
 
-    def count_rows(self, data: Any) -> int:
-        """The number of rows of ``data`` (custodian-only: the CLI's plan preview)."""
-        ...
-
     def source_dataset(self, source: Any) -> Dataset:
         """The Dataset (schema, hierarchies; on Spark its frame is empty) of a source."""
         ...

@@ -77,17 +77,6 @@ class SparkEngine:
 
     read_query_source = read_source  # a DP query reads its table as any other job does on Spark
 
-    def count_rows(self, data: Any) -> int:
-        from pathlib import Path
-
-        if not Path(data).is_file():  # a directory or URI Spark reads
-            from crowdsafe.engines.spark.io import read_frame
-
-            return int(read_frame(self.session(), data).count())
-        from crowdsafe.engines.polars_engine import PolarsEngine
-
-        return PolarsEngine().count_rows(data)
-
     def source_dataset(self, source: TypedTable) -> Dataset:
         return source.dataset
 
