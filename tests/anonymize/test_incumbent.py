@@ -56,6 +56,7 @@ def test_the_search_chooses_the_same_node_with_the_incumbent(name, data, k, seed
     assert with_it[1] <= without[1]
 
 
+@pytest.mark.slow  # scores all 36,864 nodes of the lattice (about 9 s)
 def test_on_adult_the_incumbent_is_near_the_choice_and_prunes(monkeypatch):
     columns = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex", "native-country",
                "income"]
