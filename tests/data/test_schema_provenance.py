@@ -159,7 +159,7 @@ def test_a_histogram_over_an_unreviewed_order_is_not_fit(tmp_path):
     pl.DataFrame({"size": ["S", "M", "L", "M"] * 30, "n": list(range(120))}).write_csv(path)
     toml = tmp_path / "s.toml"
     toml.write_text('[attributes.size]\ntype = "ordinal"\norder = ["S", "M", "L", "XL"]\nfrom_data = ["order"]\n'
-                    '[attributes.n]\ntype = "numeric"\n', encoding="utf-8")
+                    '[attributes.n]\ntype = "integer"\n', encoding="utf-8")
     marked = api.query(path, "histogram size", epsilon=1.0, schema=toml, ledger=None)
     assert marked.unreviewed_schema == {"size": ("order",)} and not marked.fit_for_release
     assert marked.as_dict()["unfit_reasons"] == [

@@ -48,7 +48,7 @@ from crowdsafe.anonymize.recoding import GeneralizationScheme, with_flat_hierarc
 from crowdsafe.anonymize.release import TABLE_SUFFIXES, Release
 from crowdsafe.data import Dataset
 from crowdsafe.data.identifiers import name_warnings
-from crowdsafe.errors import ParameterError
+from crowdsafe.errors import HierarchyError, ParameterError
 from crowdsafe.privacy import Certificate, RecodingProfile, SamplingProfile, certify_k_anonymization
 from crowdsafe.privacy.ledger import Ledger
 from crowdsafe.randomness import Randomness
@@ -320,6 +320,12 @@ def prepare_dataset(dataset: Dataset, columns: Sequence[str] | None = None) -> t
     # every published hierarchy gets its missing-value leaf whatever the data holds, and takes a value it
     # does not list there: no row can stop the run or change a declared hierarchy's shape
     dataset = dataset.with_hierarchies({c: dataset.hierarchies[c].absorbing() for c in published})
+    schema = dataset.frame.schema
+    for c in published:  # leaves the column cannot hold: refused here, not while the sample is counted
+        try:
+            dataset.hierarchies[c].aligned_leaves(schema[c])
+        except HierarchyError as exc:
+            raise HierarchyError(f"{exc} (nothing was charged)") from None
     return dataset, published, notes
 
 

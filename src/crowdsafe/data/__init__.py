@@ -18,7 +18,7 @@ from crowdsafe.data.missing import (
     apply_missing_policy,
 )
 from crowdsafe.data.pipeline import load
-from crowdsafe.data.schema import Attribute, AttributeType, Role, Schema
+from crowdsafe.data.schema import Attribute, AttributeType, NumberKind, Role, Schema
 
 __all__ = [
     "COUNT",
@@ -26,6 +26,7 @@ __all__ = [
     "DEFAULT_MISSING_TOKENS",
     "Attribute",
     "AttributeType",
+    "NumberKind",
     "Dataset",
     "EncodedColumn",
     "Encoding",

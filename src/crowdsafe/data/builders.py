@@ -52,6 +52,7 @@ def intervals(
     bottom: float | None = None,
     top: float | None = None,
     origin: float = 0.0,
+    dtype: pl.DataType | None = None,
 ) -> Hierarchy:
     """Nested intervals over numeric ``values`` (the leaves, e.g. ``range(17, 91)``).
 
@@ -63,6 +64,8 @@ def intervals(
     the one before), else :class:`HierarchyError` names the offending cut or width. Labels read
     ``[20, 25)``. Each value's band is computed from the value alone (the rule never looks at
     the other values, so an outlier costs nothing and a band never depends on what is present).
+    ``dtype``: the column's type, which the leaves take (Int64 for integers, else Float64); without
+    it the leaves are integers when every value given is whole.
     """
     leaves = np.asarray(sorted(set(values)), dtype=float)
     if len(leaves) == 0:
@@ -82,8 +85,11 @@ def intervals(
         cut_levels = _checked_cuts(name, cuts or (), bottom, top)
         levels = [_cut_labels(leaves, np.asarray(level, dtype=float)) for level in cut_levels]
         names = [f"intervals {i + 1}" for i in range(len(cut_levels))]
-    integral = bool(np.all(np.equal(np.mod(leaves, 1), 0)))
-    leaf_series = pl.Series(name, leaves.astype(np.int64) if integral else leaves)
+    if dtype is not None:  # the column's type (declared integer or real), never the values'
+        leaf_series = pl.Series(name, leaves).cast(pl.Int64 if dtype.is_integer() else pl.Float64)
+    else:  # values given in code (a bundled hierarchy's public range): integers when all are whole
+        integral = bool(np.all(np.equal(np.mod(leaves, 1), 0)))
+        leaf_series = pl.Series(name, leaves.astype(np.int64) if integral else leaves)
     levels, names = _with_root(levels, names, len(leaves))
     return Hierarchy.from_columns(name, leaf_series, levels, ["value", *names])
 
@@ -405,7 +411,7 @@ def _observed_spec(spec: Mapping[str, Any], column: pl.Series, attribute: str) -
             raise HierarchyError(f"hierarchy of '{attribute}': intervals need a numeric column")
         return ObservedHierarchy.of(intervals(
             attribute, values.to_list(), widths=spec.get("widths"), cuts=spec.get("cuts"),
-            bottom=spec.get("bottom"), top=spec.get("top"), origin=spec.get("origin", 0.0),
+            bottom=spec.get("bottom"), top=spec.get("top"), origin=spec.get("origin", 0.0), dtype=column.dtype,
         ))
     if keys == {"mask"}:
         return ObservedHierarchy.of(masking(attribute, values.cast(pl.String).to_list(), levels=spec["mask"]))

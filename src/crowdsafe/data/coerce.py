@@ -16,10 +16,10 @@ from typing import Any
 import polars as pl
 
 from crowdsafe.data import decimal_comma as comma
-from crowdsafe.data.schema import AttributeType, Schema
+from crowdsafe.data.schema import AttributeType, NumberKind, Schema
 from crowdsafe.errors import SchemaError
 
-__all__ = ["coerce"]
+__all__ = ["coerce", "declared_numbers"]
 
 
 def _first_bad(series: pl.Series, converted: pl.Series) -> tuple[Any, int]:
@@ -76,4 +76,42 @@ def coerce(frame: pl.DataFrame, schema: Schema, source: str) -> pl.DataFrame:
                     f"holds {value!r}, which is not a date (expected YYYY-MM-DD)"
                 )
             changes.append(converted.alias(attribute.name))
+    frame = frame.with_columns(changes) if changes else frame
+    return declared_numbers(frame, schema, source)
+
+
+def declared_numbers(frame: pl.DataFrame, schema: Schema, source: str) -> pl.DataFrame:
+    """Each numeric attribute whose declared type says how it holds its numbers
+    (:class:`~crowdsafe.data.schema.NumberKind`) in that type, whatever its values: ``integer`` as
+    Int64 (a NaN missing; a value with a fraction, an infinity or one past 64 bits refused, naming
+    its row, like a non-number: the table cannot be read as declared), ``real`` as Float64. So
+    neighbouring tables are read into the same column types (a row holding 40.5 no longer turns a
+    column of whole numbers into floats). Columns already numbers of another width are cast too;
+    the frame is returned as it is when nothing changes."""
+    changes = []
+    for attribute in schema:
+        name = attribute.name
+        if attribute.type is not AttributeType.NUMERIC or attribute.numbers is None or name not in frame.columns:
+            continue
+        series = frame.get_column(name)
+        if not series.dtype.is_numeric():
+            continue  # (a column the loader could not read as numbers is refused elsewhere, by coerce)
+        if attribute.numbers is NumberKind.REAL:
+            if series.dtype != pl.Float64:
+                changes.append(series.cast(pl.Float64))
+            continue
+        if series.dtype == pl.Int64:
+            continue
+        converted = series.fill_nan(None) if series.dtype.is_float() else series
+        whole = converted.cast(pl.Int64, strict=False)
+        exact = whole.cast(converted.dtype, strict=False) == converted if not series.dtype.is_integer() else None
+        bad = whole.is_null() & converted.is_not_null()
+        if exact is not None:
+            bad = bad | (exact.fill_null(True).not_())
+        if bad.any():
+            row = int(bad.arg_true()[0])
+            raise SchemaError(
+                f"column '{name}' is declared integer but row {row + 1} of {source} holds {series[row]!r}, which is "
+                f"not a whole number of 64 bits (declare it type = \"real\" to keep fractions)")
+        changes.append(whole.alias(name))
     return frame.with_columns(changes) if changes else frame

@@ -367,8 +367,8 @@ class Hierarchy:
 
     # -- applying to data ---------------------------------------------------------------
 
-    def _aligned_leaves(self, dtype: pl.DataType) -> pl.Series:
-        """The leaves cast to the data's type (hierarchy files hold text)."""
+    def aligned_leaves(self, dtype: pl.DataType) -> pl.Series:
+        """The leaves cast to ``dtype`` (files hold text); one it cannot hold (0.5: integers) is refused."""
         leaves = self.leaves
         if leaves.dtype == dtype:
             return leaves
@@ -398,7 +398,7 @@ class Hierarchy:
         target = values
         if isinstance(values.dtype, (pl.Categorical, pl.Enum)):
             target = values.cast(pl.String)
-        leaves = self._aligned_leaves(target.dtype)
+        leaves = self.aligned_leaves(target.dtype)
         found = self._looked_up(target, leaves)
         if found is None:
             lookup = pl.DataFrame({"value": leaves, "code": np.arange(len(leaves), dtype=np.uint32)})
@@ -449,7 +449,7 @@ class Hierarchy:
     def _listed_leaves(self, dtype: pl.DataType) -> tuple[pl.Series, np.ndarray, int | None]:
         """The non-missing leaves (as ``dtype``), their codes, and the first missing leaf's code
         (or None); a slice when that is the last leaf, as :meth:`absorbing` appends it."""
-        leaves = self._aligned_leaves(dtype)
+        leaves = self.aligned_leaves(dtype)
         last = len(leaves) - 1
         if leaves.null_count() == 1 and leaves[last] is None:
             return leaves.head(last), np.arange(last), last
@@ -491,7 +491,7 @@ class Hierarchy:
         target = values.drop_nulls().unique()
         if isinstance(target.dtype, (pl.Categorical, pl.Enum)):
             target = target.cast(pl.String)
-        leaves = self._aligned_leaves(target.dtype)
+        leaves = self.aligned_leaves(target.dtype)
         return target.filter(~target.is_in(leaves.drop_nulls().implode())).sort()
 
     def outside_count(self, column: str, dtype: pl.DataType) -> pl.Expr:

@@ -24,7 +24,7 @@ from typing import Any
 import polars as pl
 
 from crowdsafe.data.builders import from_spec
-from crowdsafe.data.coerce import coerce
+from crowdsafe.data.coerce import coerce, declared_numbers
 from crowdsafe.data.column_types import settle
 from crowdsafe.data.dataset import Dataset
 from crowdsafe.data.hierarchy import Hierarchy
@@ -90,8 +90,12 @@ def load_source(
     policy = MissingPolicy.parse(missing)
     schema = settle(source.unusable, schema, qi, sensitive, source.label)
     table_schema = _apply_schema(source, schema)
-    frame = source.frame if schema is None or source.typed else coerce(
-        source.frame.select(table_schema.names), table_schema, source.label)
+    if schema is None:
+        frame = source.frame
+    elif source.typed:  # typed columns keep their types, but a declared integer or real is held as declared
+        frame = declared_numbers(source.frame, table_schema, source.label)
+    else:
+        frame = coerce(source.frame.select(table_schema.names), table_schema, source.label)
     frame, report = _apply_missing(source, frame, policy)
     attached = _hierarchies(source, table_schema, frame)
     loaded = source.loaded

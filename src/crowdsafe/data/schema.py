@@ -56,7 +56,7 @@ class AttributeType(StrEnum):
     def parse(cls, value: str, *, attribute: str = "") -> AttributeType:
         text = str(value).strip().lower()
         aliases = {"nominal": "categorical", "category": "categorical", "number": "numeric",
-                   "integer": "numeric", "float": "numeric", "continuous": "numeric"}
+                   **{word: "numeric" for word in NUMBER_WORDS}}
         text = aliases.get(text, text)
         try:
             return cls(text)
@@ -68,6 +68,38 @@ class AttributeType(StrEnum):
             ) from None
 
 
+
+class NumberKind(StrEnum):
+    """How a numeric attribute holds its numbers: whole numbers (``type = "integer"``, read as
+    64-bit integers; a value with a fraction is refused) or reals (``type = "real"``, read as
+    64-bit floats). Declared, it fixes the column's type before the data is read
+    (:mod:`crowdsafe.data.coerce`); a plain ``type = "numeric"`` leaves it to the values (a
+    column of whole numbers is read as integers until one row holds 40.5), so what a release or
+    an answer shows of the column can depend on one row: :meth:`Schema.unreviewed` marks it
+    (:data:`NUMBERS_FROM_DATA`)."""
+
+    INTEGER = "integer"
+    REAL = "real"
+
+    @classmethod
+    def of(cls, type_name: str) -> NumberKind | None:
+        """The kind a declared type name states (None: none, as ``numeric`` or ``number``)."""
+        return NUMBER_WORDS.get(str(type_name).strip().lower())
+
+
+#: The type names that are numeric and say how the numbers are held.
+NUMBER_WORDS = {"integer": NumberKind.INTEGER, "int": NumberKind.INTEGER, "real": NumberKind.REAL,
+                "float": NumberKind.REAL, "double": NumberKind.REAL, "continuous": NumberKind.REAL,
+                "decimal": NumberKind.REAL}
+
+
+def declared_type(type_name: str, *, attribute: str = "") -> tuple[AttributeType, NumberKind | None]:
+    """The attribute type a declared type name states, and for a numeric one how its numbers are
+    held (:class:`NumberKind`; None when the name does not say)."""
+    kind = AttributeType.parse(type_name, attribute=attribute)
+    return kind, NumberKind.of(type_name) if kind is AttributeType.NUMERIC else None
+
+
 #: The schema keys a ``from_data`` marker may concern (the first word of each of its entries).
 MARKED_KEYS = ("hierarchy", "order", "type", "role", "reading")
 #: The marker of a column whose numbers were read with a decimal comma because its values looked so
@@ -75,11 +107,15 @@ MARKED_KEYS = ("hierarchy", "order", "type", "role", "reading")
 READ_DECIMAL_COMMA = "reading decimal comma"
 #: The marker of an attribute nobody declared (:meth:`Schema.was_inferred`): its type was read from its values.
 INFERRED_TYPE = "type inferred"
+#: The marker of a numeric attribute declared without its :class:`NumberKind` (``type = "numeric"``):
+#: whether its numbers are read as integers or reals is decided by its values.
+NUMBERS_FROM_DATA = 'reading integers or reals by the values (declare type = "integer" or "real")'
 
 
 @dataclass(frozen=True)
 class Attribute:
-    """One column: its name, role and type; ``order`` lists the values of an ordinal attribute.
+    """One column: its name, role and type; ``order`` lists the values of an ordinal attribute,
+    ``numbers`` how a numeric one holds its numbers (:class:`NumberKind`, None when not declared).
 
     ``from_data`` lists what a schema draft read from the data for this attribute and nobody has
     reviewed yet (``crowdsafe schema draft``: ``"hierarchy bounds"``, ``"hierarchy mask depth"``,
@@ -94,6 +130,7 @@ class Attribute:
     order: tuple[Any, ...] | None = None
     hierarchy: Any = None  # a hierarchy specification from a TOML file (path or builder table)
     from_data: tuple[str, ...] = ()
+    numbers: NumberKind | None = None  # a numeric attribute's integers or reals, when declared
 
 
 def infer_type(dtype: pl.DataType) -> AttributeType:
@@ -105,6 +142,17 @@ def infer_type(dtype: pl.DataType) -> AttributeType:
     if isinstance(dtype, pl.Enum):
         return AttributeType.ORDINAL
     return AttributeType.CATEGORICAL
+
+
+def number_kind_of(dtype: pl.DataType) -> NumberKind | None:
+    """How a Polars column type holds numbers: integers, reals, or None (not numbers)."""
+    if dtype.is_integer():
+        return NumberKind.INTEGER
+    return NumberKind.REAL if dtype.is_float() or dtype.is_decimal() else None
+
+
+def _typed(kind: AttributeType | str, name: str) -> tuple[AttributeType, NumberKind | None]:
+    return (kind, None) if isinstance(kind, AttributeType) else declared_type(str(kind), attribute=name)
 
 
 @dataclass(frozen=True)
@@ -178,10 +226,9 @@ class Schema:
         Roles default to quasi-identifier for every attribute; ``qi``/``sensitive`` narrow them
         exactly as :meth:`with_roles` does.
         """
-        attributes = tuple(
-            Attribute(name, Role.QUASI_IDENTIFIER, AttributeType.parse(str(kind), attribute=name))
-            for name, kind in types.items()
-        )
+        typed = {name: _typed(kind, name) for name, kind in types.items()}
+        attributes = tuple(Attribute(name, Role.QUASI_IDENTIFIER, kind, numbers=numbers)
+                           for name, (kind, numbers) in typed.items())
         schema = cls(attributes, person_id=None, source="declared")
         if identifiers:
             schema = schema.with_role(identifiers, Role.IDENTIFIER)
@@ -198,7 +245,8 @@ class Schema:
         """
         attributes = tuple(
             Attribute(name, Role.QUASI_IDENTIFIER, infer_type(dtype),
-                      order=tuple(dtype.categories.to_list()) if isinstance(dtype, pl.Enum) else None)
+                      order=tuple(dtype.categories.to_list()) if isinstance(dtype, pl.Enum) else None,
+                      numbers=number_kind_of(dtype))
             for name, dtype in frame.schema.items()
         )
         schema = cls(attributes, source="inferred")
@@ -272,7 +320,8 @@ class Schema:
                 Attribute(
                     name=name,
                     role=Role.parse(spec.get("role", Role.QUASI_IDENTIFIER), attribute=name),
-                    type=AttributeType.parse(spec["type"], attribute=name),
+                    type=declared_type(spec["type"], attribute=name)[0],
+                    numbers=declared_type(spec["type"], attribute=name)[1],  # (both refuse a bad name alike)
                     order=tuple(order) if order is not None else None,
                     hierarchy=hierarchy,
                     from_data=_markers(spec.get("from_data", []), f"schema file {path}: attribute '{name}'"),
@@ -298,14 +347,21 @@ class Schema:
         key), per attribute that has one. An attribute nobody declared (:meth:`was_inferred`) has
         :data:`INFERRED_TYPE` among its markers when ``type`` is wanted: its type was read from its
         values (one non-number makes a column of numbers text), so what a release shows of it can
-        depend on a row the release does not publish. Read from the schema alone: public."""
+        depend on a row the release does not publish. A numeric attribute declared without its
+        :class:`NumberKind` has :data:`NUMBERS_FROM_DATA` when ``reading`` is wanted, for the same
+        reason (one value with a fraction makes a column of whole numbers reals). Read from the
+        schema alone: public."""
         wanted = set(MARKED_KEYS if keys is None else keys)
         found: dict[str, tuple[str, ...]] = {}
         for name in names:
             if name in self._index:
-                marks = tuple(m for m in self[name].from_data if m.split()[0] in wanted)
+                attribute = self[name]
+                marks = tuple(m for m in attribute.from_data if m.split()[0] in wanted)
                 if "type" in wanted and self.was_inferred(name):
                     marks = (*marks, INFERRED_TYPE)
+                elif ("reading" in wanted and attribute.type is AttributeType.NUMERIC and attribute.numbers is None
+                      and NUMBERS_FROM_DATA not in marks):
+                    marks = (*marks, NUMBERS_FROM_DATA)
                 if marks:
                     found[name] = marks
         return found
@@ -418,7 +474,7 @@ class Schema:
         return replace(
             self,
             attributes=tuple(
-                replace(a, type=AttributeType.parse(str(types[a.name]), attribute=a.name))
+                replace(a, type=_typed(types[a.name], a.name)[0], numbers=_typed(types[a.name], a.name)[1])
                 if a.name in types else a
                 for a in self.attributes
             ),
@@ -439,6 +495,7 @@ class Schema:
             "person_id": self.person_id,
             "attributes": [
                 {"name": a.name, "role": a.role.value, "type": a.type.value,
+                 **({"numbers": a.numbers.value} if a.numbers else {}),
                  **({"from_data": list(a.from_data)} if a.from_data else {})} for a in self.attributes
             ],
         }
@@ -454,7 +511,8 @@ class Schema:
         lines = [head]
         for a in self.attributes:
             marked = f"  (from the data, unreviewed: {', '.join(a.from_data)})" if a.from_data else ""
-            lines.append(f"  {a.name:<{width}}  {a.role.value:<16}  {a.type.value}{marked}")
+            kind = f"{a.type.value} ({a.numbers.value})" if a.numbers else a.type.value
+            lines.append(f"  {a.name:<{width}}  {a.role.value:<16}  {kind}{marked}")
         if self.person_id:
             lines.append(f"  person identifier: {self.person_id}")
         return "\n".join(lines)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ from crowdsafe.data.column_words import SENSITIVE_ENDINGS, SENSITIVE_WORDS, is_c
 from crowdsafe.data.hierarchy_draft import HierarchySuggestion, suggest_hierarchy
 from crowdsafe.data.identifiers import identifier_by_name, identifier_by_values
 from crowdsafe.data.io import as_frame, header_names, read_file, sniff_format
-from crowdsafe.data.schema import AttributeType, Role
+from crowdsafe.data.schema import AttributeType, NumberKind, Role, number_kind_of
 from crowdsafe.errors import InputError
 
 __all__ = ["AttributeDraft", "SchemaDraft", "draft_schema", "sensitive_by_name"]
@@ -85,6 +85,7 @@ class AttributeDraft:
     identifier_from: str | None = None
     sensitive: str | None = None
     notes: tuple[str, ...] = ()
+    numbers: NumberKind | None = None  # a numeric column's integers or reals, as its values hold them
 
 
 @dataclass(frozen=True)
@@ -215,7 +216,10 @@ def _type(name: str, column: pl.Series) -> tuple[AttributeType, tuple[str, ...] 
     """The attribute type of ``column``, its declared order, and a note when the data decided."""
     dtype = column.dtype
     if dtype.is_numeric():
-        return AttributeType.NUMERIC, None, []
+        kind = number_kind_of(dtype)
+        return AttributeType.NUMERIC, None, [
+            "integer: every value is a whole number (from the data); write type = \"real\" if it may hold fractions"
+            if kind is NumberKind.INTEGER else "real: its numbers are read as reals (from the data)"]
     if dtype == pl.Date or isinstance(dtype, pl.Datetime):
         return AttributeType.DATE, None, []
     if isinstance(dtype, pl.Enum):
@@ -247,6 +251,11 @@ def _comma_numbers(column: pl.Series) -> bool:
 
 
 def _attribute(name: str, column: pl.Series) -> AttributeDraft:
+    drafted = _drafted(name, column)
+    return replace(drafted, numbers=number_kind_of(column.dtype)) if drafted.type is AttributeType.NUMERIC else drafted
+
+
+def _drafted(name: str, column: pl.Series) -> AttributeDraft:
     kind, order, notes = _type(name, column)
     reason = identifier_by_name(name)
     source = "name" if reason else None

@@ -109,7 +109,7 @@ def _attribute(a: AttributeDraft) -> list[str]:
                          "something an attacker could know"])
     out += _comment(list(a.notes))
     out.append(f"role = {toml_value(a.role.value)}")
-    out.append(f"type = {toml_value(a.type.value)}")
+    out.append(f"type = {toml_value((a.numbers or a.type).value)}")
     if a.order is not None:
         out.append(f"order = {toml_value(list(a.order))}")
     suggestion = a.hierarchy

@@ -193,7 +193,13 @@ def _conversions(raw: pl.DataFrame, typed: pl.DataFrame, schema: Schema, commas:
             text = pl.col(name).str.strip_chars()
             if name in commas:  # every value matched the pattern in the domain: per value, the same text
                 text = comma.number_text(text)
-            expressions.append(text.cast(after, strict=False))
+            if after.is_integer():  # a declared integer written '40.0' was read as a float, found whole
+                expressions.append(pl.coalesce(text.cast(after, strict=False),
+                                               text.cast(pl.Float64, strict=False).cast(after, strict=False)))
+            else:
+                expressions.append(text.cast(after, strict=False))
+        elif after.is_numeric() and before.is_numeric():  # a declared integer or real (checked on the domain)
+            expressions.append(pl.col(name).cast(after, strict=False))
         elif after == pl.Date and isinstance(before, pl.Datetime):
             expressions.append(pl.col(name).dt.date())
         else:  # a date parsed from text infers its format from the values it sees: read it whole

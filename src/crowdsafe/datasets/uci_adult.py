@@ -46,6 +46,7 @@ from crowdsafe.data import (
     Dataset,
     Hierarchy,
     MissingPolicy,
+    NumberKind,
     Role,
     Schema,
     flat,
@@ -122,7 +123,9 @@ def schema() -> Schema:
             kind, order = AttributeType.ORDINAL, EDUCATION_ORDER
         elif name == "income":
             kind, order = AttributeType.ORDINAL, INCOME_ORDER
-        attributes.append(Attribute(name, role, kind, order))
+        # the numeric columns hold whole numbers (read as integers whatever the rows)
+        attributes.append(Attribute(name, role, kind, order,
+                                    numbers=NumberKind.INTEGER if kind is AttributeType.NUMERIC else None))
     return Schema(tuple(attributes), source="adult (bundled)")
 
 

@@ -47,7 +47,7 @@ def town(randomness: Randomness, size: int = TOWN_SIZE, rich: bool = False) -> D
         ages.append(60)
         worth.append(RICH)
     frame = pl.DataFrame({"age": ages, "worth": worth})
-    schema = Schema.of({"age": "numeric", "worth": "numeric"}, qi=["age", "worth"])
+    schema = Schema.of({"age": "integer", "worth": "integer"}, qi=["age", "worth"])
     hierarchies = {
         "age": intervals("age", range(18, 90), widths=[5, 10, 20]),
         "worth": intervals("worth", range(0, 401), widths=[10, 50, 100, 400]),

@@ -46,7 +46,13 @@ from crowdsafe.data import Dataset
 from crowdsafe.errors import CrowdsafeError, ParameterError, SchemaError
 from crowdsafe.mechanisms import calibration
 from crowdsafe.mechanisms.gaussian import Calibration
-from crowdsafe.mechanisms.query_aggregates import SCHEMA_ORDER, cell_key, histogram_domain, polars_aggregate
+from crowdsafe.mechanisms.query_aggregates import (
+    SCHEMA_ORDER,
+    cell_key,
+    cells_fit,
+    histogram_domain,
+    polars_aggregate,
+)
 from crowdsafe.mechanisms.query_language import (
     check_columns,
     compile_filter,
@@ -249,6 +255,9 @@ def _plan(dataset: Dataset, request: QueryRequest) -> QueryPlan:
             if dimension.bins is not None:
                 cell_key(dataset, dimension, dtypes[dimension.column])  # checks bins against the column type
         domains = tuple(histogram_domain(dataset, d, domain, dtype=dtypes[d.column]) for d in parsed.dimensions)
+        for dimension, (values, _) in zip(parsed.dimensions, domains):
+            if dimension.bins is None:
+                cells_fit(dimension.column, values, dtypes[dimension.column])
         if all(values is not None for values, _ in domains):
             size = math.prod([len(values or ()) for values, _ in domains])
             if size > MAX_CELLS:  # public: the domains are

@@ -15,7 +15,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.data import Dataset
-from crowdsafe.errors import SchemaError
+from crowdsafe.errors import ParameterError, SchemaError
 from crowdsafe.mechanisms.contribution import bound_contributions
 from crowdsafe.mechanisms.query_language import Dimension, is_text
 from crowdsafe.mechanisms.query_plan import ExactAggregate, QueryPlan
@@ -191,6 +191,25 @@ def histogram_domain(
     if hierarchy is not None and dataset.schema.source.endswith("(bundled)"):
         return hierarchy.leaves.to_list(), "hierarchy of the bundled dataset (data-independent)"
     return None, "values present in the data (private)"
+
+
+def cells_fit(column: str, values: Sequence[Any] | None, dtype: pl.DataType) -> None:
+    """Refuse public cells of a numeric column that its type cannot hold as they are (40.5 in a
+    column of integers, 'abc' in one of numbers), naming the first: the histogram would silently
+    lose or merge them. From the query, the caller's domain and the column's declared type."""
+    if values is None or not dtype.is_numeric():
+        return
+    given = pl.Series(column, list(values), strict=False)
+    if given.dtype == pl.String:
+        given = given.str.strip_chars()
+    held = given.cast(dtype, strict=False)
+    same = held.cast(pl.Float64, strict=False) == given.cast(pl.Float64, strict=False)
+    bad = (held.is_null() & given.is_not_null()) | ~same.fill_null(True)
+    if bad.any():
+        value = list(values)[int(bad.arg_true()[0])]
+        raise ParameterError(f"the cells of '{column}' include {value!r}, which its column ({dtype}) cannot hold: "
+                             f"drop it, or declare '{column}' real in the schema (nothing was charged)",
+                             parameter="query")
 
 
 def cell_key(dataset: Dataset, dimension: Dimension, dtype: pl.DataType | None = None) -> pl.Expr:

@@ -101,7 +101,8 @@ class TupleDomain:
                 raise SchemaError(f"a domain is given for '{name}', which is not a column of the data")
             dtype = frame.get_column(name).dtype
             try:
-                series = pl.Series(name, list(listed)).cast(dtype)
+                given = pl.Series(name, list(listed), strict=False)  # whole numbers and reals: reals
+                series = exactly(given, given.cast(dtype), name, "declared domain")
             except (pl.exceptions.PolarsError, TypeError, ValueError) as exc:
                 raise ParameterError(f"the declared domain of '{name}' does not fit its type {dtype}: {exc}") from None
             values[name] = series.unique(maintain_order=True)
@@ -311,12 +312,15 @@ def unreviewed_domains(dataset: Any, sources: Mapping[str, str]) -> dict[str, tu
     """The schema's ``from_data`` markers (:meth:`crowdsafe.data.schema.Schema.unreviewed`) of the
     keys the public domains were taken from: a domain from the schema's order uses its ``order``,
     one from a hierarchy's leaves its ``hierarchy``; a declared list or the data's values use
-    neither. From the schema and the sources alone (public); any makes a view not fit for release."""
+    neither; every attribute's ``reading`` (its numbers read with a decimal comma, or as integers
+    or reals, by the values). From the schema and the sources alone (public); any makes a view not
+    fit for release."""
     used = {SCHEMA_ORDER: "order", HIERARCHY: "hierarchy"}
     found: dict[str, tuple[str, ...]] = {}
     for name, source in sources.items():
-        if source in used:
-            found.update(dataset.schema.unreviewed([name], [used[source]]))
+        # how the column was read (a decimal comma, integers or reals) decides the view's values too
+        keys = ["reading", used[source]] if source in used else ["reading"]
+        found.update(dataset.schema.unreviewed([name], keys))
     return found
 
 
@@ -349,6 +353,19 @@ def public_domain(frame: pl.DataFrame, values: Mapping[str, list[Any] | pl.Serie
 def _cast_leaves(leaves: pl.Series, dtype: pl.DataType, name: str) -> pl.Series:
     source = leaves.str.strip_chars() if leaves.dtype == pl.String and dtype.is_numeric() else leaves
     try:
-        return source.cast(dtype)
+        return exactly(source, source.cast(dtype), name, "hierarchy leaves")
     except (pl.exceptions.PolarsError, TypeError, ValueError) as exc:
         raise ParameterError(f"the hierarchy leaves of '{name}' do not fit its type {dtype}: {exc}") from None
+
+
+def exactly(given: pl.Series, cast: pl.Series, name: str, what: str) -> pl.Series:
+    """``cast`` (``given`` in a column's type), refused when a number changed on the way (0.5 cut to
+    0 in a column of integers): a public domain is never silently narrowed. From the declared
+    values and the column's type alone."""
+    if cast.dtype.is_numeric() and given.dtype.is_float():
+        changed = (cast.cast(pl.Float64, strict=False) != given).fill_null(False) | (
+            cast.is_null() & given.is_not_null() & ~given.is_nan())
+        if changed.any():
+            raise ParameterError(f"the {what} of '{name}': {given[int(changed.arg_true()[0])]!r} cannot be held by "
+                                 f"its column ({cast.dtype}); drop it, or declare '{name}' real in the schema")
+    return cast

@@ -307,6 +307,8 @@ class Certificate:
 _INFERRED_TYPE = "type inferred"
 #: The marker of a column read with a decimal comma because its values looked so (crowdsafe.data.schema).
 _READ_DECIMAL_COMMA = "reading decimal comma"
+#: The marker of a numeric column declared without integer or real (crowdsafe.data.schema.NUMBERS_FROM_DATA).
+_NUMBERS_FROM_DATA = 'reading integers or reals by the values (declare type = "integer" or "real")'
 
 
 def unreviewed_reasons(markers: Mapping[str, Sequence[str]]) -> list[str]:
@@ -316,9 +318,10 @@ def unreviewed_reasons(markers: Mapping[str, Sequence[str]]) -> list[str]:
     schema's markers."""
     inferred = [c for c, read in markers.items() if _INFERRED_TYPE in read]
     decided = [c for c, read in markers.items() if _READ_DECIMAL_COMMA in read]
+    numbers = [c for c, read in markers.items() if _NUMBERS_FROM_DATA in read]
     reasons = []
     for column, read in markers.items():
-        drafted = [m for m in read if m not in (_INFERRED_TYPE, _READ_DECIMAL_COMMA)]
+        drafted = [m for m in read if m not in (_INFERRED_TYPE, _READ_DECIMAL_COMMA, _NUMBERS_FROM_DATA)]
         if drafted:
             reasons.append(f"unreviewed schema draft: column '{column}': {' and '.join(drafted)} read from the data, "
                            "not marked reviewed (check it is public, then delete the column's from_data line in the "
@@ -333,6 +336,11 @@ def unreviewed_reasons(markers: Mapping[str, Sequence[str]]) -> list[str]:
         reasons.append(f"reading decided by the data: {listed} read with a decimal comma because the values looked so "
                        "(one row can change how every value is read); declare it with --decimal-comma or "
                        "[csv] decimal_comma = true in the schema, or --no-decimal-comma")
+    if numbers:
+        listed = ", ".join(f"'{c}'" for c in numbers)
+        reasons.append(f"numbers read by their values: {listed} declared numeric without integer or real, so one "
+                       "row with a fraction turns whole numbers into reals (and changes how the column is shown "
+                       "and measured); declare type = \"integer\" or type = \"real\" in the schema")
     return reasons
 
 
