@@ -69,7 +69,10 @@ def _link(fd: int, name: Path) -> None:
 def _copy_into_place(fd: int, target: Path, folder: Path) -> None:
     """Fallback when the file system will not link an anonymous file: copy it to a hidden
     temporary file and rename that onto ``target``."""
-    handle, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    try:
+        handle, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise InputError(f"cannot write {target}: {exc.strerror or type(exc).__name__}") from None
     try:
         os.lseek(fd, 0, os.SEEK_SET)
         with os.fdopen(handle, "wb") as out, os.fdopen(os.dup(fd), "rb") as source:
@@ -111,11 +114,11 @@ def _link_into_place(fd: int, target: Path, folder: Path) -> None:
 
 def _output_folder(target: Path) -> Path:
     folder = target.parent if str(target.parent) else Path(".")
-    if not folder.exists():
-        try:
+    try:
+        if not folder.exists():
             folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise InputError(f"cannot create output folder {folder}: {exc.strerror}") from exc
+    except OSError as exc:
+        raise InputError(f"cannot create output folder {folder}: {exc.strerror}") from None
     if target.exists() and target.is_dir():
         raise InputError(f"output path {target} is a folder, expected a file name")
     return folder
@@ -130,9 +133,12 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     outlives the block, and with an anonymous file (see the module docstring) none outlives
     even a SIGKILL.
     """
-    target = Path(target)
+    target = literal_path(target)
     folder = _output_folder(target)
-    fd = _anonymous_file(folder)
+    try:
+        fd = _anonymous_file(folder)
+    except OSError as exc:
+        raise InputError(f"cannot write {target}: {exc.strerror or type(exc).__name__}") from None
     if fd is not None:
         try:
             yield _PROC_FD / str(fd)
@@ -142,7 +148,10 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
         finally:
             os.close(fd)
         return
-    handle, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    try:
+        handle, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise InputError(f"cannot write {target}: {exc.strerror or type(exc).__name__}") from None
     os.close(handle)
     tmp = Path(tmp_name)
     # mkstemp makes the file private (0600); a published output gets the usual 0666 & ~umask.
@@ -192,14 +201,60 @@ def check_output_path(target: str | os.PathLike[str], suffixes: tuple[str, ...] 
         raise InputError(f"output path {target} is a folder, expected a file name")
     if suffixes and not target.name.lower().endswith(tuple(s.lower() for s in suffixes)):
         raise InputError(f"cannot tell the output format of {target}: use a {' or '.join(suffixes)} file name")
-    for parent in target.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise InputError(f"cannot write {target}: {parent} is a file, not a folder")
-            if not os.access(parent, os.W_OK | os.X_OK):
-                raise InputError(f"cannot write {target}: the folder {parent} is not writable")
-            break
+    check_writable(target)
     return target
+
+
+#: Bytes of a file name crowdsafe keeps free for the names it derives from it (``.certificate.json``
+#: for ``.csv``, ``.report.html``, a temporary file's ``.NAME.XXXXXXXX.tmp``).
+NAME_MARGIN = 32
+#: Where regular files are never written: the kernel's pseudo-files and the devices.
+_NOT_FOR_FILES = ("/proc", "/sys", "/dev")
+
+
+def check_writable(target: str | os.PathLike[str]) -> None:
+    """Refuse, before any work is done (and before any budget is charged), a file path that cannot
+    be written: one under a file, under ``/proc``, ``/sys`` or ``/dev`` (the path or what its
+    links resolve to), a name longer than the file system takes with :data:`NAME_MARGIN` bytes to
+    spare, or a nearest existing folder where no file can be made (tried: a nameless temporary
+    file made and dropped there; missing folders below it are created when the file is
+    written)."""
+    target = Path(target)
+    for place in (os.path.abspath(target), os.path.realpath(target)):
+        top = next((t for t in _NOT_FOR_FILES if place == t or place.startswith(t + os.sep)), None)
+        if top is not None:
+            raise InputError(f"cannot write {target}: it is under {top}, where crowdsafe writes no file (regular "
+                             "files only); choose another path")
+    for parent in target.parents:
+        if not parent.exists():
+            continue
+        if not parent.is_dir():
+            raise InputError(f"cannot write {target}: {parent} is a file, not a folder")
+        try:
+            limit = os.pathconf(parent, "PC_NAME_MAX")
+        except (OSError, ValueError):
+            limit = 255
+        names = [*target.relative_to(parent).parts] if target.is_relative_to(parent) else [target.name]
+        longest = max(names, key=lambda n: len(os.fsencode(n)))
+        if len(os.fsencode(longest)) > limit - NAME_MARGIN:
+            raise InputError(f"cannot write {target}: the name {longest[:40]!r}... is {len(os.fsencode(longest))} "
+                             f"bytes long, more than the {limit - NAME_MARGIN} this folder takes (with room for the "
+                             "names crowdsafe derives from it); choose a shorter one")
+        try:
+            with tempfile.TemporaryFile(dir=parent):
+                pass
+        except OSError as exc:
+            raise InputError(f"cannot write {target}: the folder {parent} is not writable (no file can be made "
+                             f"there: {exc.strerror or type(exc).__name__})") from None
+        break
+
+
+def literal_path(path: str | os.PathLike[str]) -> Path:
+    """``path`` as written: a relative path whose first part is ``~`` names a folder called ``~``
+    here, made absolute so that no reader takes it for the home folder (Polars expands a leading
+    ``~``; crowdsafe reads and writes paths as given, and its output checks see the same file)."""
+    found = Path(path)
+    return Path(os.path.abspath(found)) if found.parts[:1] == ("~",) or str(path).startswith("~") else found
 
 
 # -- reading inputs: special files refused, text files bounded ---------------------------------

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from crowdsafe.errors import ParameterError
-from crowdsafe.files import special_kind
+from crowdsafe.files import check_writable, literal_path, special_kind
 
 #: The first bytes of every JSON file crowdsafe writes (:func:`json_document`).
 JSON_MARK = '{\n  "written_by": "crowdsafe"'
@@ -101,13 +101,15 @@ class RunFiles:
         for output in self.outputs:
             if not is_local(output.path):
                 continue
-            path = Path(output.path).expanduser()
+            path = literal_path(output.path)
             where = _where(path)
             kind = special_kind(Path(where[0]))
             if kind is not None:
                 raise ParameterError(
                     f"cannot write {output.what} to {path}: it is {kind}, not a regular file (crowdsafe writes "
                     f"regular files only); {_choose(output)}", parameter=output.parameter)
+            if output.kind is not OutputKind.EXPERIMENT:  # (a folder of results: made by its own run)
+                check_writable(path)
             for source, place in inputs:
                 how = _overlap(path, where, place, source.folder)
                 if how:
@@ -151,7 +153,7 @@ def _choose(output: Output) -> str:
 def _where(path: str | os.PathLike[str]) -> tuple[str, os.stat_result | None]:
     """The real path (symbolic links resolved, ``..`` after a folder yet to be made taken as the
     writer will take it) and the status of the file there, or None when it is absent."""
-    real = os.path.realpath(Path(path).expanduser())
+    real = os.path.realpath(literal_path(path))
     try:
         status: os.stat_result | None = os.stat(real)
     except (OSError, ValueError):
@@ -162,8 +164,8 @@ def _where(path: str | os.PathLike[str]) -> tuple[str, os.stat_result | None]:
 def _resolved(output: Output) -> Output:
     """``output`` with its paths as :func:`_where` resolves them (the files its mark is read from)."""
     certificate = output.certificate
-    return replace(output, path=os.path.realpath(Path(output.path).expanduser()),
-                   certificate=None if certificate is None else os.path.realpath(Path(certificate).expanduser()))
+    return replace(output, path=os.path.realpath(literal_path(output.path)),
+                   certificate=None if certificate is None else os.path.realpath(literal_path(certificate)))
 
 
 def _overlap(path: Path, where: tuple[str, os.stat_result | None], place: tuple[str, os.stat_result | None],
@@ -193,9 +195,9 @@ def _under(path: str, folder: str) -> bool:
 def written_by_crowdsafe(output: Output) -> bool:
     """Whether the existing file (or folder) at ``output.path`` carries crowdsafe's mark for its
     kind (see the module docstring). Reads at most one small file's first bytes."""
-    path = Path(output.path).expanduser()
+    path = literal_path(output.path)
     if output.kind is OutputKind.TABLE:
-        return output.certificate is not None and _is_certificate(Path(output.certificate).expanduser())
+        return output.certificate is not None and _is_certificate(literal_path(output.certificate))
     if output.kind is OutputKind.CERTIFICATE:
         return _is_certificate(path)
     if output.kind is OutputKind.REPORT:

@@ -499,8 +499,9 @@ def test_no_public_field_of_a_publication_exposes_the_sample(adult_data, tmp_pat
 def test_the_custodian_report_is_apart_and_never_beside_the_release(adult_data, tmp_path):
     plan = plan_publication(PlanRequest(1.0, 1e-6, scheme="coarse"))
     ledger = Ledger(tmp_path / "ledger.sqlite3")
-    for path in (tmp_path / "out" / "custodian.json", tmp_path / "out" / "r.csv" / "x.json"):
-        with pytest.raises(ParameterError, match="beside the release"):
+    for path in (tmp_path / "out" / "custodian.json", tmp_path / "out" / "r.csv" / "x.json",
+                 tmp_path / "out" / "sub" / "custodian.json"):
+        with pytest.raises(ParameterError, match="in the release's folder"):
             publish_dataset(adult_data, plan, RunOptions(out=tmp_path / "out" / "r.csv", custodian_report=path),
                             randomness=Randomness(1), ledger=ledger)
     assert ledger.entries() == []  # refused before the charge

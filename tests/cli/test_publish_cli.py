@@ -37,7 +37,10 @@ def test_custodian_report_goes_only_where_named_and_never_beside_the_release(cap
     out_path = tmp_path / "release" / "adult.csv"
     code, _, err = run_command(capsys, "publish", "adult", "--scheme", "coarse", "--budget", "10,1e-5", "--out",
                                str(out_path), "--custodian-report", str(tmp_path / "release" / "facts.json"))
-    assert code == 2 and "beside the release" in err and not (tmp_path / "release").exists()
+    assert code == 2 and "in the release's folder" in err and not (tmp_path / "release").exists()
+    code, _, err = run_command(capsys, "publish", "adult", "--scheme", "coarse", "--budget", "10,1e-5", "--out",
+                               str(out_path), "--custodian-report", str(tmp_path / "release" / "sub" / "facts.json"))
+    assert code == 2 and "in the release's folder" in err and not (tmp_path / "release").exists()  # below it too
     report = tmp_path / "private" / "facts.json"
     code, out, err = run_command(capsys, "publish", "adult", "--scheme", "coarse", "--budget", "10,1e-5", "--out",
                                  str(out_path), "--custodian-report", str(report), "--json")

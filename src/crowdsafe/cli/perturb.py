@@ -74,11 +74,15 @@ def _domains(path: Path | None) -> dict[str, list[Any]] | None:
 
 def _check_custodian_path(path: Path, view: Path, cert: Path) -> None:
     """The custodian-only report is written only where asked, never onto the view, its
-    certificate or its (public) HTML report."""
+    certificate or its (public) HTML report, nor in the view's folder or below it (shared with
+    the view, it would go too)."""
     from crowdsafe.report.build import report_path
 
     if path.resolve() in (Path(view).resolve(), Path(cert).resolve(), report_path(view).resolve()):
         raise ParameterError("--custodian-report must not be the view, its certificate or its report")
+    if Path(view).resolve().parent in path.resolve().parents:
+        raise ParameterError(f"the custodian report {path} would lie in the view's folder {Path(view).parent}: it holds "
+                             "exact facts about the data that the guarantee does not cover; write it outside that folder")
     if path.is_dir():
         raise InputError(f"--custodian-report {path} is a folder, expected a file name")
 

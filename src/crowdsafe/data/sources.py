@@ -19,7 +19,6 @@ import importlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -31,6 +30,7 @@ from crowdsafe.data.io import as_frame, read_file
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS
 from crowdsafe.data.schema import AttributeType, Schema
 from crowdsafe.errors import InputError
+from crowdsafe.files import literal_path
 
 __all__ = ["Source", "named", "open_named", "read_source", "register_named"]
 
@@ -129,7 +129,7 @@ def read_source(
                 f"cannot load a {type(data).__name__}: give a file path, a bundled dataset name, "
                 "or a Polars/pandas DataFrame"
             )
-        path = Path(data)
+        path = literal_path(data)  # a leading '~' is a folder of that name (Polars would expand it)
         if not path.exists():
             source = open_named(data) if isinstance(data, str) else None
             if source is not None:

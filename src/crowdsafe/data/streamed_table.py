@@ -47,6 +47,7 @@ from crowdsafe.data.missing import MissingPolicy, MissingReport, missing_refusal
 from crowdsafe.data.schema import AttributeType, Schema, complete_schema, declared_and_reading
 from crowdsafe.data.streaming import Scan, reads_eagerly, scan_table
 from crowdsafe.errors import CrowdsafeError, InputError
+from crowdsafe.files import literal_path
 from crowdsafe.progress import tracked, working
 
 __all__ = ["BATCH_ROWS", "StreamedTable", "load_or_stream", "read_streamed", "streams"]
@@ -101,7 +102,7 @@ def streams(data: object) -> bool:
     :func:`crowdsafe.data.streaming.reads_eagerly`)."""
     if not isinstance(data, (str, os.PathLike)):
         return False
-    path = Path(data)
+    path = literal_path(data)
     if not path.is_file():
         return False
     try:

@@ -33,7 +33,7 @@ from crowdsafe.data.column_types import usable
 from crowdsafe.data.io import GZIP, PARQUET, ZSTD, csv_options, read_file, sniff_format, tidy_text
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS
 from crowdsafe.errors import InputError, ParameterError
-from crowdsafe.files import check_input
+from crowdsafe.files import check_input, literal_path
 
 __all__ = ["COUNT", "EAGER_BYTES", "Scan", "frequency_table", "parquet_parts", "reads_eagerly", "scan_table"]
 
@@ -59,13 +59,13 @@ def parquet_parts(path: Path) -> list[Path]:
 
 def disk_bytes(path: str | os.PathLike[str]) -> int:
     """The size on disk of a file or of a folder's Parquet parts."""
-    return sum(p.stat().st_size for p in parquet_parts(Path(path)))
+    return sum(p.stat().st_size for p in parquet_parts(literal_path(path)))
 
 
 def reads_eagerly(path: str | os.PathLike[str]) -> bool:
     """The rule between the twins: read whole when the file (or the parts) take at most
     ``EAGER_BYTES`` on disk, or when it is a compressed CSV (scanned only after decompressing)."""
-    path = Path(path)
+    path = literal_path(path)
     if disk_bytes(path) <= EAGER_BYTES:
         return True
     return not path.is_dir() and sniff_format(path)[0] in (GZIP, ZSTD)
@@ -97,7 +97,7 @@ def scan_table(
     its options (literal path, line endings, decimal comma) and stripped text; the numeric
     conversion of CSV text is left to the caller (:func:`crowdsafe.data.io.tidy_text` with the
     scan's ``reading``). ``infer_all``: infer CSV types from every row (the eager reader's second try)."""
-    path = Path(path)
+    path = literal_path(path)
     parts = parquet_parts(path)
     kind, head = (PARQUET, b"") if path.is_dir() else sniff_format(path)
     if kind == PARQUET:
@@ -190,7 +190,7 @@ def frequency_table(
     """The distinct tuples of ``columns`` in the table at ``path`` (a CSV or Parquet file, or a
     folder of Parquet parts) with their counts (``count``), sorted; read whole or streamed
     (:func:`reads_eagerly`), the same table either way (module docstring)."""
-    path = Path(path)
+    path = literal_path(path)
     options: dict[str, Any] = dict(missing_tokens=missing_tokens, text_columns=text_columns, has_header=has_header,
                                    separator=separator, decimal_comma=decimal_comma)
     if reads_eagerly(path):

@@ -39,6 +39,7 @@ from crowdsafe.anonymize.publish import (
 from crowdsafe.anonymize.published import published_scheme
 from crowdsafe.csv_safety import format_note
 from crowdsafe.errors import ParameterError, SampleReuseError
+from crowdsafe.files import literal_path
 from crowdsafe.privacy import Certificate, compose_certificates
 from crowdsafe.privacy.ledger import Ledger, LedgerSpec, ledger_for
 from crowdsafe.randomness import Randomness, as_randomness
@@ -286,18 +287,19 @@ def suppression_warnings(releases: Sequence[Mapping[str, Any]], max_suppression:
 def check_custodian_path(path: str | os.PathLike[str] | None, release_paths: Sequence[str | os.PathLike[str]]
                          ) -> Path | None:
     """The custodian report's path, refused (before anything is charged) when it lies in a
-    release's own folder, inside a release (a Spark directory), or has no .json name."""
+    release's own folder or any folder below it (shared with the release, it would go too),
+    inside a release (a Spark directory), or has no .json name."""
     if path is None:
         return None
-    target = Path(path).expanduser().resolve()
+    target = literal_path(path).resolve()
     if target.suffix.lower() != ".json":
         raise ParameterError(f"the custodian report is JSON: give a .json file name, not {path}")
     for release in release_paths:
-        table = Path(str(release)).expanduser().resolve()
-        if target.parent == table.parent or table in target.parents:
+        table = literal_path(release).resolve()
+        if table.parent in target.parents or table in target.parents:
             raise ParameterError(
-                f"the custodian report {path} would lie beside the release in {table.parent}: it holds exact "
-                "facts about the data that the guarantee does not cover; write it to another folder"
+                f"the custodian report {path} would lie in the release's folder {table.parent}: it holds exact "
+                "facts about the data that the guarantee does not cover; write it outside that folder"
             )
     return target
 

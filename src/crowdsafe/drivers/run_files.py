@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crowdsafe.errors import CrowdsafeError
+from crowdsafe.files import literal_path
 from crowdsafe.output_guard import Input, Output, OutputKind, RunFiles, is_local
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ def file_input(path: str | os.PathLike[str] | None, what: str) -> list[Input]:
     folder counts with everything inside it."""
     if path is None or not isinstance(path, (str, os.PathLike)) or not is_local(path):
         return []
-    local = Path(path).expanduser()
+    local = literal_path(path)  # as the readers take it: a leading '~' is a folder of that name
     return [Input(local, what, folder=local.is_dir())]
 
 
