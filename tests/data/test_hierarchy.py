@@ -268,3 +268,17 @@ def test_provenance_survives_a_pickle():
     observed = observed_flat(pl.Series("x", [1, 2])).absorbing()
     again = pickle.loads(pickle.dumps(observed))
     assert again.observed and again.absorbs_outside and again == observed
+
+
+@pytest.mark.parametrize("build, said", [
+    (lambda: intervals("x", [1, 2], cuts=[50, 10]), "cuts must be a list of lists"),
+    (lambda: intervals("x", [1, 2], cuts="18,30"), "cuts must be a list of lists"),
+    (lambda: ordered_groups("x", [1, 2, 3], fanout=3), "fanout must be a list of whole numbers"),
+    (lambda: ordered_groups("x", [1, 2, 3], fanout=[True]), "fan-out must be a whole number"),
+    (lambda: masking("x", ["abc"], levels=10**9), "from 1 to 64"),
+])
+def test_a_builder_given_the_wrong_shape_names_it(build, said):
+    """A schema's builder table of the wrong shape is a one-line HierarchyError, never a TypeError
+    from deep inside, nor (for a mask a billion levels deep) the machine's memory."""
+    with pytest.raises(HierarchyError, match=said):
+        build()

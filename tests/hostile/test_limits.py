@@ -61,3 +61,24 @@ def test_an_output_in_a_read_only_folder_is_refused(tmp_path):
     with read_only(locked):
         with pytest.raises(InputError, match="not writable"):
             check_output_path(locked / "r.csv")
+
+
+def test_printed_values_are_not_highlighted():
+    """Rich's highlighter colours numbers and strings in what is printed; its patterns take time
+    quadratic in a long value (a 200,000-character column name held ``check`` for minutes). The
+    commands' consoles print values as they are: no colour is added to a plain line."""
+    import io
+
+    from crowdsafe.cli.lazy import Console
+
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, color_system="truecolor")
+    console.print("k = 10 of 'x' at 0x1f, https://example.org [0, 40)")
+    assert "\x1b[" not in out.getvalue() and "[0, 40)" in out.getvalue()
+
+
+@pytest.mark.parametrize("delta", [1.5, 1.0, 0.0, -1e-6])
+def test_a_delta_outside_zero_one_is_named_as_such(delta):
+    """It read "no sampling rate reaches delta = 1.5 ...; raise epsilon or delta"."""
+    with pytest.raises(ParameterError, match=r"delta must satisfy 0 < delta < 1"):
+        plan_publication(PlanRequest(1.0, delta))

@@ -105,6 +105,19 @@ def test_refusals_from_public_things_cost_nothing(tmp_path):
         assert book.budget("people").spent.epsilon == 0.0
 
 
+@pytest.mark.parametrize("text", ["count", "sum(age) clamp 0..100", "mean(age) clamp 0..100",
+                                  "histogram sex in ('F', 'M')"])
+def test_noise_too_fine_to_sample_is_refused_before_the_charge(tmp_path, text):
+    """ε / Δ below what the exact discrete Laplace sampler takes: refused while planning (it failed
+    after the charge), at any larger ε the query runs."""
+    with Ledger(tmp_path / "ledger.sqlite3") as book:
+        book.set_budget(DATA.fingerprint(key=book.identity_key), "people", 1.0)
+        with pytest.raises(ParameterError, match="too small for this query's noise .*nothing was charged"):
+            answer_query(DATA, QueryRequest(text, epsilon=1e-12), ledger=book, randomness=1)
+        assert book.budget("people").spent.epsilon == 0.0
+        answer_query(DATA, QueryRequest(text, epsilon=1e-5), ledger=book, randomness=1)
+
+
 def test_nan_values_are_missing_in_a_quantile_not_an_abort():
     frame = pl.DataFrame({"x": [1.0, 2.0, float("nan"), 3.0]})
     answer = answer_query(load(frame, name="t"), QueryRequest("median(x) clamp 0..4", epsilon=1.0), randomness=1)

@@ -243,6 +243,9 @@ def _checked(request: PlanRequest) -> _Checked:
         raise ParameterError(f"k must be at most {MAX_K:,} (the largest k the planner searches), got {k!r}")
     if not isinstance(epsilon, (int, float)) or isinstance(epsilon, bool) or not math.isfinite(epsilon) or epsilon <= 0:
         raise ParameterError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+    if not isinstance(delta, (int, float)) or isinstance(delta, bool) or not 0 < delta < 1:
+        raise ParameterError(f"delta must satisfy 0 < delta < 1 (sampling and k-anonymity give (epsilon, delta)-DP "
+                             f"with delta > 0), got {delta!r}", parameter="delta")
     scheme_text: str | None = None
     given_epsilon1 = epsilon1
     if scheme is not None:

@@ -39,10 +39,13 @@ def Console(*args: Any, **kwargs: Any) -> Any:  # a class's name: the commands c
 
     Markup is off: what the commands print holds values, labels and messages (``[0, 40)``,
     ``[csv] decimal_comma``) that Rich would otherwise read as style tags and drop. A styled part
-    is given as such (:func:`styled`)."""
+    is given as such (:func:`styled`). Highlighting is off too: its patterns take time quadratic
+    in a long value (a column name of 200,000 characters held ``check`` for minutes), and a value
+    is not code to colour."""
     from rich.console import Console as RichConsole
 
     kwargs.setdefault("markup", False)
+    kwargs.setdefault("highlight", False)
     return RichConsole(*args, **kwargs)
 
 

@@ -74,6 +74,7 @@ def intervals(
         raise HierarchyError(f"hierarchy '{name}': NaN is not a valid leaf value")
     if (widths is None) == (cuts is None):
         raise HierarchyError(f"hierarchy '{name}': give exactly one of widths or cuts")
+    _check_levels_of_cuts(name, cuts)
     _check_finite(name, widths=widths, cuts=cuts, bottom=bottom, top=top, origin=origin)
     if bottom is not None and top is not None and bottom >= top:
         raise HierarchyError(f"hierarchy '{name}': bottom {bottom} must lie below top {top}")
@@ -92,6 +93,16 @@ def intervals(
         leaf_series = pl.Series(name, leaves.astype(np.int64) if integral else leaves)
     levels, names = _with_root(levels, names, len(leaves))
     return Hierarchy.from_columns(name, leaf_series, levels, ["value", *names])
+
+
+def _check_levels_of_cuts(name: str, cuts: Any) -> None:
+    """Refuse ``cuts`` that are not a list of lists of numbers, one per level, naming the shape."""
+    if cuts is None:
+        return
+    if isinstance(cuts, (str, bytes)) or not isinstance(cuts, Sequence) or any(
+            isinstance(level, (str, bytes)) or not isinstance(level, Sequence) for level in cuts):
+        raise HierarchyError(f"hierarchy '{name}': cuts must be a list of lists of cut points, one list per level "
+                             f"(e.g. [[18, 30, 65], [30]]), got {cuts!r}")
 
 
 def _check_finite(name: str, **numbers: Any) -> None:
@@ -196,11 +207,14 @@ def ordered_groups(
     spans = [(i, i) for i in range(n)]
     levels: list[list[Any]] = []
     names: list[str] = []
+    if fanout is not None and (isinstance(fanout, (str, bytes)) or not isinstance(fanout, Sequence)):
+        raise HierarchyError(f"hierarchy '{name}': fanout must be a list of whole numbers >= 2, one per level "
+                             f"(e.g. [3, 2]), got {fanout!r}")
     steps: Sequence[Any] = fanout if fanout is not None else (groups or ())
     labels: list[str | None]
     for depth, step in enumerate(steps, start=1):
         if fanout is not None:
-            if not isinstance(step, int) or step < 2:
+            if isinstance(step, bool) or not isinstance(step, int) or step < 2:
                 raise HierarchyError(f"hierarchy '{name}': fan-out must be a whole number >= 2, got {step}")
             sizes = [min(step, len(spans) - s) for s in range(0, len(spans), step)]
             labels = [None] * len(sizes)
@@ -278,6 +292,11 @@ def grouping(
     return made.check_labels()
 
 
+#: The most characters a mask hierarchy may mask (a fixed, public bound: each level is a column of
+#: every value, so a depth of a billion would take the machine's memory).
+MAX_MASK_LEVELS = 64
+
+
 def masking(name: str, values: Iterable[str], *, levels: int | None = None, char: str = "*") -> Hierarchy:
     """Replace trailing characters by ``char``, one more per level (``02139 -> 0213* -> 021**``).
 
@@ -288,8 +307,9 @@ def masking(name: str, values: Iterable[str], *, levels: int | None = None, char
         raise HierarchyError(f"hierarchy '{name}': no values given")
     if levels is None:
         depth = max(len(v) for v in leaves)
-    elif isinstance(levels, bool) or not isinstance(levels, int) or levels < 1:
-        raise HierarchyError(f"hierarchy '{name}': levels must be a whole number >= 1, got {levels!r}")
+    elif isinstance(levels, bool) or not isinstance(levels, int) or not 1 <= levels <= MAX_MASK_LEVELS:
+        raise HierarchyError(f"hierarchy '{name}': levels must be a whole number from 1 to {MAX_MASK_LEVELS}, "
+                             f"got {levels!r}")
     else:
         depth = levels  # a value shorter than the depth is masked whole from its length on
     columns = []

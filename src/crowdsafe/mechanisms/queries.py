@@ -46,6 +46,7 @@ from crowdsafe.data import Dataset
 from crowdsafe.errors import CrowdsafeError, ParameterError, SchemaError
 from crowdsafe.mechanisms import calibration
 from crowdsafe.mechanisms.gaussian import Calibration
+from crowdsafe.mechanisms.noise import DiscreteLaplaceNoise
 from crowdsafe.mechanisms.query_aggregates import (
     SCHEMA_ORDER,
     cell_key,
@@ -59,7 +60,7 @@ from crowdsafe.mechanisms.query_language import (
     equality_value,
     parse,
 )
-from crowdsafe.mechanisms.query_noise import perturb
+from crowdsafe.mechanisms.query_noise import MAX_UNITS_SENSITIVITY, perturb
 from crowdsafe.mechanisms.query_plan import Aggregator, ExactAggregate, QueryAnswer, QueryPlan, QueryRequest
 from crowdsafe.mechanisms.sensitivity import (
     check_bounds,
@@ -290,6 +291,15 @@ def _plan(dataset: Dataset, request: QueryRequest) -> QueryPlan:
                 f"a query on a part of the partition by '{partition}' must filter on {partition} = VALUE"
             )
         part = (partition, str(value))
+    if mechanism == "laplace":  # noise too fine to sample exactly: refused now, not after the charge
+        sensitivities = {"count": [int(rows_per_person)], "histogram": [int(sensitivity.l1)],
+                         "sum": [MAX_UNITS_SENSITIVITY], "mean": [MAX_UNITS_SENSITIVITY, int(rows_per_person)]}[kind]
+        try:
+            for share, units in zip([mean_split, 1.0 - mean_split] if kind == "mean" else [1.0], sensitivities):
+                DiscreteLaplaceNoise.for_privacy(epsilon * share, units)
+        except ParameterError:
+            raise ParameterError(f"epsilon {epsilon:g} is too small for this query's noise to be sampled exactly "
+                                 "(nothing was charged)", parameter="epsilon") from None
     label = {"laplace": "discrete Laplace", "gaussian": "discrete Gaussian", "exponential": "exponential"}[mechanism]
     gaussian_calibration = cast(Calibration, calibration_name)  # one of the two, checked above
     return QueryPlan(parsed, epsilon, charged_delta, mechanism, gaussian_calibration, neighbours, rows_per_person,

@@ -34,6 +34,10 @@ def _integer_noise(value: Any, plan: QueryPlan, epsilon: float, delta: float, se
     return laplace_mechanism(value, epsilon=epsilon, sensitivity=sensitivity, randomness=randomness, integer=True)
 
 
+#: The largest integer sensitivity :func:`noisy_total` gives its noise (8191 coarse steps, plus one).
+MAX_UNITS_SENSITIVITY = 8192
+
+
 def noisy_total(total: int, units_sensitivity: int, unit: float, plan: QueryPlan, epsilon: float, delta: float,
                 randomness: Randomness) -> NoisyValue:
     """Integer noise for an integer total of ``unit``s with integer sensitivity.

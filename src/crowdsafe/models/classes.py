@@ -296,7 +296,7 @@ class EquivalenceClasses:
         tuples, weights = found
         encoding = Encoding({c: _published_column(tuples, c, self.original) for c in self.quasi_identifiers})
         radices = [max(encoding[c].cardinality, 1) for c in self.quasi_identifiers]
-        if float(np.prod(np.asarray(radices, dtype=float))) >= 2.0**63:
+        if not packing.fits(radices):
             return False
         self._encoding, self._radices = encoding, radices
         self._frequency = (tuples.frame, weights)
@@ -338,7 +338,7 @@ class EquivalenceClasses:
         self._encoding = Encoding({c: _published_column(self.dataset, c, self.original)
                                    for c in self.quasi_identifiers})
         self._radices = [max(self._encoding[c].cardinality, 1) for c in self.quasi_identifiers]
-        span = float(np.prod(np.asarray(self._radices, dtype=float)))
+        span = packing.span(self._radices)
         if span < 2.0**63:
             # one 64-bit key per row (mixed radix), so each group-by is over a single column
             key = packing.pack([self._encoding[c].codes for c in self.quasi_identifiers], self._radices, np.uint64)
