@@ -35,9 +35,12 @@ CELLS = st.one_of(st.none(), st.sampled_from(["", "=1+1", "'=x", "''@y", "-5", "
 def written(folder: Path, frame: pl.DataFrame, sizes: list[int], escape: bool) -> tuple[Path, dict]:
     path = folder / "r.csv"
     write_classes_csv(frame, np.asarray(sizes, dtype=np.int64), path, escape_formulas=escape)
-    certificate = {"format": "crowdsafe-certificate", "guarantee": "dps", "epsilon": 1.0, "delta": 1e-6,
+    certificate = {"format": "crowdsafe-certificate", "version": 2, "guarantee": "dps", "epsilon": 1.0, "delta": 1e-6,
                    "format_notes": [format_note(path, escape_formulas=escape)],
-                   "parameters": {"k": 2, "quasi_identifiers": [c for c in frame.columns if c != "income"]}}
+                   "parameters": {"k": 2, "quasi_identifiers": [c for c in frame.columns if c != "income"]},
+                   "theorem": "Li, Qardaji, Su 2012, Theorem 6", "reason": None, "mechanisms": [], "assumptions": [],
+                   "neighbours": "add-remove", "sample": {"rate": 0.5, "release_id": "ab" * 16}, "randomness": None,
+                   "accounting": None, "components": [], "crowdsafe_version": "0.1.0"}  # read_certificate checks it
     path.with_name("r.certificate.json").write_text(json.dumps(certificate), encoding="utf-8")
     return path, certificate
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 
@@ -211,6 +212,27 @@ def test_reader_refuses_other_versions_and_non_certificates():
     data["version"] = 1
     with pytest.raises(InputError, match="missing the field 'theorem'"):
         Certificate.from_dict(data)
+
+
+def test_reader_refuses_fields_of_the_wrong_type_naming_the_first():
+    """Every field is checked for its JSON type before the values are (each reader, the report's
+    too, gets a one-line InputError instead of a crash later); optional fields may be null."""
+    good = json.loads(dps("s1").to_json())
+    for key, value, words in (("epsilon", "x", "'epsilon' must be a number or null, got 'x'"),
+                              ("delta", [1], "'delta' must be a number or null, got [1]"),
+                              ("format_notes", 5, "'format_notes' must be a list of strings or null, got 5"),
+                              ("assumptions", "one", "'assumptions' must be a list of strings, got 'one'"),
+                              ("components", [1], "'components' must be a list of objects, got [1]"),
+                              ("version", True, "version True is not supported")):
+        with pytest.raises(InputError, match=re.escape(words)):
+            Certificate.from_dict({**good, key: value})
+    with pytest.raises(InputError, match="missing the field 'version'"):
+        Certificate.from_json('{"format": "crowdsafe-certificate"}')
+    bad_first = {**good, "epsilon": "x", "format_notes": 5}
+    with pytest.raises(InputError, match="'epsilon'"):
+        Certificate.from_dict(bad_first)
+    nulls = {**good, "format_notes": None, "unreviewed_schema": None, "unfit_reasons": None, "seeded": None}
+    assert Certificate.from_dict(nulls) == Certificate.from_dict(good)
 
 
 def test_failed_write_leaves_nothing(tmp_path):

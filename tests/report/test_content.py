@@ -29,7 +29,8 @@ FRAME = pl.DataFrame({
 })
 
 DPS = {
-    "format": "crowdsafe-certificate", "guarantee": "dps", "epsilon": 1.0, "delta": 1e-6,
+    "format": "crowdsafe-certificate", "version": 2, "components": [], "guarantee": "dps", "epsilon": 1.0,
+    "delta": 1e-6,
     "theorem": "Li, Qardaji, Su 2012, Theorem 6", "reason": None,
     "assumptions": ["the Bernoulli sample is drawn from a secret random source and is never disclosed"],
     "mechanisms": [{"step": "sample", "name": "Bernoulli sampling", "parameters": {"beta": 0.37}}],

@@ -36,7 +36,7 @@ import dataclasses
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -256,12 +256,15 @@ class Certificate:
     def from_dict(cls, data: dict[str, Any]) -> Certificate:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise InputError("not a crowdsafe certificate (missing format 'crowdsafe-certificate')")
-        version = data.get("version")
-        if version not in READABLE_VERSIONS:
+        if "version" not in data:
+            raise InputError("certificate is missing the field 'version'")
+        version = data["version"]
+        if isinstance(version, bool) or version not in READABLE_VERSIONS:
             raise InputError(
                 f"certificate version {version!r} is not supported by this crowdsafe "
                 f"(reads versions {', '.join(map(str, READABLE_VERSIONS))}); upgrade crowdsafe"
             )
+        check_fields(data, version)
         try:
             return cls(
                 guarantee=data["guarantee"],
@@ -276,7 +279,7 @@ class Certificate:
                 sample=data["sample"],
                 randomness=data["randomness"],
                 accounting=data["accounting"] if version >= 2 else None,
-                components=tuple(cls.from_dict(c) for c in data["components"]),
+                components=tuple(_component(cls, c, i) for i, c in enumerate(data["components"])),
                 format_notes=tuple(data.get("format_notes") or ()),  # absent in older files
                 unreviewed_schema=data.get("unreviewed_schema") or {},  # version 3 only
                 crowdsafe_version=data["crowdsafe_version"],
@@ -301,6 +304,69 @@ class Certificate:
         except OSError as exc:
             raise InputError(f"cannot read certificate {path}: {exc.strerror}") from None
         return cls.from_json(text)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _objects(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, dict) for v in value)
+
+
+def _texts(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+#: The fields of a certificate's JSON form, in the order they are checked (that of the
+#: constructor, then the derived fields a reader ignores but the report shows): (name, whether a
+#: file of every readable version has it, its JSON type in words, the check of its value).
+_FIELDS: tuple[tuple[str, bool, str, Callable[[Any], bool]], ...] = (
+    ("guarantee", True, "a string", lambda v: isinstance(v, str)),
+    ("epsilon", True, "a number or null", lambda v: v is None or _number(v)),
+    ("delta", True, "a number or null", lambda v: v is None or _number(v)),
+    ("theorem", True, "a string or null", lambda v: v is None or isinstance(v, str)),
+    ("mechanisms", True, "a list of objects", _objects),
+    ("parameters", True, "an object", lambda v: isinstance(v, dict)),
+    ("assumptions", True, "a list of strings", _texts),
+    ("neighbours", True, "a string", lambda v: isinstance(v, str)),
+    ("reason", True, "a string or null", lambda v: v is None or isinstance(v, str)),
+    ("sample", True, "an object or null", lambda v: v is None or isinstance(v, dict)),
+    ("randomness", True, "an object or null", lambda v: v is None or isinstance(v, dict)),
+    ("accounting", False, "an object or null", lambda v: v is None or isinstance(v, dict)),  # required from version 2
+    ("components", True, "a list of objects", _objects),
+    ("format_notes", False, "a list of strings or null", _texts),  # absent in version 2 files written before them
+    ("unreviewed_schema", False, "an object or null", lambda v: isinstance(v, dict)),  # version 3 only
+    ("crowdsafe_version", True, "a string", lambda v: isinstance(v, str)),
+    ("seeded", False, "true, false or null", lambda v: isinstance(v, bool)),  # written, derived again when read
+    ("fit_for_release", False, "true, false or null", lambda v: isinstance(v, bool)),
+    ("unfit_reasons", False, "a list of strings or null", _texts),
+)
+
+
+def check_fields(data: Mapping[str, Any], version: int) -> None:
+    """Refuse a certificate's JSON form (``data``, of readable ``version``) whose first field in
+    :data:`_FIELDS` order is missing or of the wrong JSON type, naming that field: an
+    :class:`InputError` of one line. The values' ranges are checked by :class:`Certificate`."""
+    for name, required, expected, fits in _FIELDS:
+        if name not in data:
+            if required or (name == "accounting" and version >= 2):
+                raise InputError(f"certificate is missing the field {name!r}")
+            continue
+        if not required and data[name] is None:  # an optional field may be null (read as absent)
+            continue
+        if not fits(data[name]):
+            shown = repr(data[name])
+            shown = shown if len(shown) <= 60 else shown[:59] + "…"
+            raise InputError(f"certificate field {name!r} must be {expected}, got {shown}")
+
+
+def _component(cls: type[Certificate], data: dict[str, Any], index: int) -> Certificate:
+    """Component ``index`` of a composed certificate, read by ``cls.from_dict``; an error names it."""
+    try:
+        return cls.from_dict(data)
+    except (InputError, ParameterError) as exc:
+        raise type(exc)(f"component {index + 1} of the certificate: {exc}") from None
 
 
 #: The marker of a column nobody declared (crowdsafe.data.schema.INFERRED_TYPE; privacy/ imports no data code).

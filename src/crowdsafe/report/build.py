@@ -20,7 +20,13 @@ import polars as pl
 
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.report.classes import WrittenClasses
-from crowdsafe.report.content import BeforeDistribution, ReportContent, is_view_certificate, report_content
+from crowdsafe.report.content import (
+    BeforeDistribution,
+    ReportContent,
+    check_shown_fields,
+    is_view_certificate,
+    report_content,
+)
 
 REPORT_SUFFIX = ".report.html"
 
@@ -84,9 +90,13 @@ def _counted_parts(folder: Path, certificate: dict[str, Any]) -> pl.DataFrame | 
 def read_certificate(table_path: str | os.PathLike[str],
                      certificate: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """The certificate (its JSON, as a dict) of the release or view at ``table_path``: the file
-    ``certificate``, else ``<stem>.certificate.json`` beside the table."""
+    ``certificate``, else ``<stem>.certificate.json`` beside the table. It is checked as
+    :meth:`crowdsafe.privacy.certificate.Certificate.from_dict` checks every certificate it reads
+    (each field there, of its JSON type; ε, δ and the rest within their ranges): a malformed one is
+    refused by an :class:`InputError` naming the file and its first bad field."""
     from crowdsafe.anonymize.release import certificate_path
     from crowdsafe.files import check_input, read_input_text
+    from crowdsafe.privacy.certificate import Certificate
 
     path = check_input(table_path, "release")
     if not path.exists():
@@ -101,6 +111,11 @@ def read_certificate(table_path: str | os.PathLike[str],
         raise InputError(f"cannot read the certificate {beside}: {exc}") from exc
     if not isinstance(found, dict) or found.get("format") != "crowdsafe-certificate":
         raise InputError(f"{beside} is not a crowdsafe certificate")
+    try:  # checked as every reader of a certificate checks it; the report shows the JSON as written
+        Certificate.from_dict(found)
+        check_shown_fields(found)
+    except (InputError, ParameterError) as exc:
+        raise InputError(f"the certificate {beside} is not valid: {exc}") from None
     return found
 
 

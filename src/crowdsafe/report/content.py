@@ -24,6 +24,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.data.level_words import by_level_name
+from crowdsafe.errors import InputError
 
 #: The certificate fields the report reads (every one is class (a), or the chosen scheme, (b)).
 PUBLIC_FIELDS = ("guarantee", "epsilon", "delta", "theorem", "reason", "assumptions", "mechanisms", "neighbours",
@@ -135,6 +136,35 @@ def public_certificate(certificate: Mapping[str, Any]) -> dict[str, Any]:
     """The certificate's public fields (:data:`PUBLIC_FIELDS`); the release id and anything
     else are left out (the release id names the sample; the report has no use for it)."""
     return {key: certificate[key] for key in PUBLIC_FIELDS if key in certificate}
+
+
+#: The certificate's parameters the report reads inside (beyond :meth:`Certificate.from_dict`'s
+#: checks, which leave the parameters free): each an object, or null or absent.
+SHOWN_OBJECTS = ("selection", "scheme", "scheme_level_names", "scheme_level_descriptions")
+
+
+def check_shown_fields(certificate: Mapping[str, Any]) -> None:
+    """Refuse (:class:`InputError`, naming the field) a certificate whose parameters the report
+    reads inside are not what it reads: :data:`SHOWN_OBJECTS`, each mechanism's parameters, and
+    the quasi-identifiers (a list of strings). The rest is checked by
+    :meth:`crowdsafe.privacy.certificate.Certificate.from_dict`, called first."""
+    parameters = certificate.get("parameters") or {}
+    shown: list[tuple[str, Any, str]] = [(f"parameters.{key}", parameters.get(key), "an object or null")
+                                         for key in SHOWN_OBJECTS]
+    shown += [(f"mechanisms[{i}].parameters", m.get("parameters"), "an object or null")
+              for i, m in enumerate(certificate.get("mechanisms") or ())]
+    for name, value, expected in shown:
+        if value is not None and not isinstance(value, Mapping):
+            raise InputError(f"certificate field {name!r} must be {expected}, got {_shown(value)}")
+    named = parameters.get("quasi_identifiers")
+    if named is not None and not (isinstance(named, list) and all(isinstance(c, str) for c in named)):
+        raise InputError(f"certificate field 'parameters.quasi_identifiers' must be a list of strings or null, "
+                         f"got {_shown(named)}")
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 def _number(value: float | None, digits: int = 4) -> str:
@@ -449,6 +479,6 @@ def report_content(frame: pl.DataFrame | pl.LazyFrame, certificate: Mapping[str,
 
 
 __all__ = ["MISSING_SHOWN", "AttributeView", "BeforeDistribution", "PUBLIC_FIELDS", "ReportContent", "attribute_view",
-           "attribute_views",
+           "attribute_views", "check_shown_fields",
            "class_sizes_of", "guarantee_words", "plan_rows", "public_certificate", "report_content", "risk_rows",
            "shown_label", "shown_values", "tuple_table", "utility_rows"]
