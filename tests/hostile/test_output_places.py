@@ -110,3 +110,17 @@ def test_the_check_is_what_refuses(tmp_path, monkeypatch, capsys):
 
 def test_literal_path_leaves_other_paths_as_they_are():
     assert literal_path("a/b.csv") == Path("a/b.csv") and literal_path("/x/~/y") == Path("/x/~/y")
+
+
+def test_a_dangling_link_named_like_a_bundled_table_is_refused(tmp_path, monkeypatch):
+    """A link to a missing file means a file was meant: it is not read as the bundled table."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "adult").symlink_to(tmp_path / "missing.csv")
+    with pytest.raises(InputError, match="symbolic link to a missing file"):
+        load("adult")
+
+
+def test_showing_a_ledger_that_is_not_there_makes_none(tmp_path, capsys):
+    """It is shown empty, as a new one would be, and no file or folder is made."""
+    code, out, _ = _cli(capsys, "ledger", "show", "--ledger", str(tmp_path / "nd" / "l.sqlite3"), "--json")
+    assert code == 0 and json.loads(out)["datasets"] == [] and not (tmp_path / "nd").exists()

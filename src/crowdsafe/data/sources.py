@@ -130,6 +130,8 @@ def read_source(
                 "or a Polars/pandas DataFrame"
             )
         path = literal_path(data)  # a leading '~' is a folder of that name (Polars would expand it)
+        if path.is_symlink() and not path.exists():  # a file was meant, not the bundled table of that name
+            raise InputError(f"{path} is a symbolic link to a missing file ({os.readlink(path)})")
         if not path.exists():
             source = open_named(data) if isinstance(data, str) else None
             if source is not None:
