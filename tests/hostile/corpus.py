@@ -62,6 +62,8 @@ BAD_FILES: dict[str, object] = {
     "header.csv": b"age,zip,sex,disease\n",
     "binary.csv": bytes(range(256)) * 4,
     "ragged.csv": b"age,zip,sex\n30,02139,F\n31,02139\n32,02139,M,extra,cells\n",
+    "long.csv": b"age,zip,sex,disease\n30,02139,F,flu\n32,02139,M,flu,extra\n",
+    "short.csv": b"age,zip,sex,disease\n30,02139,F,flu\n31,02139\n32,02139,M,flu\n",
     "latin1.csv": "age,zip,sex,disease\n30,02139,F,caf\xe9\n".encode("latin-1"),
     "utf16.csv": "age,zip,sex,disease\n30,02139,F,flu\n".encode("utf-16"),
     "xlsx.csv": b"PK\x03\x04\x14\x00\x06\x00\x08\x00\x00\x00!\x00[Content_Types].xml" + b"\x00" * 64,
@@ -117,7 +119,9 @@ def _bad_files_for(command: str, base: tuple[str, ...]) -> list[Case]:
         "blank.csv": "empty",
         "header.csv": "no rows",
         "binary.csv": "binary file",
-        "ragged.csv": "",
+        "ragged.csv": "line 3 has 2 fields where the header has 3 (a ragged row)",
+        "long.csv": "line 3 has 5 fields where the header has 4 (a ragged row)",
+        "short.csv": "line 3 has 2 fields where the header has 4 (a ragged row)",
         "latin1.csv": "not UTF-8",
         "utf16.csv": "UTF-16",
         "xlsx.csv": "Excel workbook",
@@ -225,10 +229,11 @@ CASES: list[Case] = [
     *[c for c in _bad_files_for("anonymize", ANONYMIZE)
       if c.id.split("-", 1)[1] in ("missing", "empty", "header", "binary", "xlsx", "latin1", "folder")],
     *[c for c in _bad_files_for("query", QUERY)
-      if c.id.split("-", 1)[1] in ("missing", "empty", "header", "binary", "utf16", "folder", "badgzip")],
+      if c.id.split("-", 1)[1] in ("missing", "empty", "header", "binary", "utf16", "folder", "badgzip", "short")],
     *[c for c in _bad_files_for("perturb", PERTURB)
       if c.id.split("-", 1)[1] in ("missing", "empty", "header", "xls", "bz2", "folder")],
-    Case("publish-ragged-rows", with_data(PUBLISH, "ragged.csv"), "", files={"ragged.csv": BAD_FILES["ragged.csv"]}),
+    Case("publish-ragged-rows", with_data(PUBLISH, "ragged.csv"), "ragged row",
+         files={"ragged.csv": BAD_FILES["ragged.csv"]}),
     # --- publish: options at and beyond their limits
     *[Case(f"publish-epsilon-{v}", with_option(PUBLISH, "--epsilon", v), f) for v, f in EPSILON_LIMITS],
     Case("publish-epsilon-1e308", with_option(PUBLISH, "--epsilon", "1e308"),

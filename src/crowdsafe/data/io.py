@@ -27,12 +27,13 @@ from crowdsafe.data.column_words import is_code_name
 from crowdsafe.data.dataset import Dataset
 from crowdsafe.data.line_endings import line_ending
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS
+from crowdsafe.data.row_widths import file_chunks, first_ragged
 from crowdsafe.data.schema import complete_schema
-from crowdsafe.errors import InputError, ParameterError
+from crowdsafe.errors import CrowdsafeError, InputError, ParameterError
 from crowdsafe.files import atomic_path, check_input
 
-__all__ = ["TableRead", "as_frame", "complete_schema", "frame_kind", "header_names", "in_kind", "read_file",
-           "read_table", "sniff_format", "tidy_text", "write"]
+__all__ = ["TableRead", "as_frame", "complete_schema", "frame_kind", "header_names", "in_kind", "ragged_row_error",
+           "read_file", "read_table", "refuse_ragged_rows", "sniff_format", "tidy_text", "write"]
 
 CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".data", ".csv.gz", ".csv.zst", ".gz", ".zst")
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -147,14 +148,17 @@ def csv_options(
     decimal_comma: bool | None = None,
 ) -> tuple[dict[str, Any], bool]:
     """The options Polars reads a CSV file with (eagerly here, lazily in
-    :mod:`crowdsafe.data.streaming`), and whether the header was renamed by the stable rule.
+    :mod:`crowdsafe.data.streaming`), and whether the column names are given to Polars (the
+    header is then skipped as a row: a file without rows is "a header but no rows").
 
     The path is read as it is written, never as a glob pattern (``data[1].csv`` is that file);
     the line break is the file's own (:func:`crowdsafe.data.line_endings.line_ending`, which
     refuses mixed line endings); ``decimal_comma`` (None: nothing said) sets the reading of
     numbers written with a decimal comma (:mod:`crowdsafe.data.decimal_comma`); the columns of
     ``text_columns`` and those named like a postal code (``zip``, ``PLZ``, ``code postal``...) are
-    read as text."""
+    read as text. The names are crowdsafe's reading of the header (:func:`header_names`) when the
+    stable rule renames one or a name holds a quote (Polars keeps a doubled quote ``""`` in a
+    header name doubled: ``"quo""te"`` would be ``quo""te``, not ``quo"te``)."""
     if not head.strip():
         raise InputError(f"{path} is empty")
     eol = line_ending(head, str(path), complete=len(head) < _HEAD)
@@ -174,14 +178,13 @@ def csv_options(
     )
     if comma.mode(separator, decimal_comma) == "on":
         options["decimal_comma"] = True  # Polars then reads '1.234' as text, never as 1.234
-    renamed = False
-    if has_header:
-        if any(r.reason != "blanks around the name" for r in renames):
-            # Polars' own renaming (a_duplicated_0) is replaced by the documented stable rule
-            options.update(has_header=False, skip_rows=1, new_columns=names)
-            renamed = True
-            print(f"crowdsafe: note: {describe_renames(str(path), renames)}", file=sys.stderr)
-    return options, renamed
+    renamed = any(r.reason != "blanks around the name" for r in renames) if has_header else False
+    if renamed:  # Polars' own renaming (a_duplicated_0) is replaced by the documented stable rule
+        print(f"crowdsafe: note: {describe_renames(str(path), renames)}", file=sys.stderr)
+    named = renamed or any('"' in name for name in raw)
+    if named:
+        options.update(has_header=False, skip_rows=1, new_columns=names)
+    return options, named
 
 
 def _read_csv(
@@ -194,29 +197,72 @@ def _read_csv(
     head: bytes,
     decimal_comma: bool | None,
 ) -> tuple[pl.DataFrame, comma.Mode]:
-    options, renamed = csv_options(path, separator=separator, missing_tokens=missing_tokens,
-                                   text_columns=text_columns, has_header=has_header, head=head,
-                                   decimal_comma=decimal_comma)
+    options, named = csv_options(path, separator=separator, missing_tokens=missing_tokens,
+                                 text_columns=text_columns, has_header=has_header, head=head,
+                                 decimal_comma=decimal_comma)
     reading = comma.mode(options["separator"], decimal_comma)
+    separator = options["separator"]
     try:
         try:
-            return pl.read_csv(path, infer_schema_length=10_000, **options), reading
+            frame = pl.read_csv(path, infer_schema_length=10_000, **options)
         except pl.exceptions.ComputeError as exc:
-            if "utf-8" in str(exc).lower() or "utf8" in str(exc).lower():
+            if any(word in str(exc).lower() for word in ("utf-8", "utf8", "more fields")):
                 raise
             # a value late in the file does not fit the type guessed from the first rows
-            return pl.read_csv(path, infer_schema_length=None, **options), reading
+            frame = pl.read_csv(path, infer_schema_length=None, **options)
     except pl.exceptions.NoDataError:
-        raise InputError(f"{path} has a header but no rows" if renamed else f"{path} is empty") from None
+        raise InputError(f"{path} has a header but no rows" if named else f"{path} is empty") from None
     except pl.exceptions.ComputeError as exc:
         text = str(exc).lower()
         if "utf-8" in text or "utf8" in text:
             raise InputError(f"{path} is not UTF-8 text; re-save it as UTF-8") from None
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"cannot parse {path} as CSV: {first}") from None
+        # a row longer than the header (or, with the names given, a first row of another width)
+        raise (ragged_row_error(path, separator, has_header)
+               or InputError(f"cannot parse {path} as CSV: {first}")) from None
     except pl.exceptions.PolarsError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"cannot read {path} as CSV: {first}") from None
+        raise (ragged_row_error(path, separator, has_header)
+               or InputError(f"cannot read {path} as CSV: {first}")) from None
+    if frame.width > 1 and frame.get_column(frame.columns[-1]).null_count():
+        # Polars reads a row shorter than the header with nulls for the fields it lacks: one leaves
+        # the last column missing, so only then are the rows' widths read (from the bytes)
+        refuse_ragged_rows(path, separator, has_header)
+    return frame, reading
+
+
+def ragged_row_error(path: Path, separator: str | None = None, has_header: bool = True) -> InputError | None:
+    """The refusal of the CSV file at ``path`` when a row has more or fewer fields than its header
+    (the first row when ``has_header`` is False), naming the first such row's line
+    (:mod:`crowdsafe.data.row_widths`); None when every row has the header's fields or the file
+    cannot be read again (the caller's message then stands). ``separator``: None, sniffed."""
+    import pyarrow as pa
+
+    try:
+        kind, head = sniff_format(path)
+        if kind == PARQUET:
+            return None
+        separator = separator or _sniff_separator(head)
+        eol = line_ending(head, str(path), complete=len(head) < _HEAD)
+        found = first_ragged(file_chunks(path, kind if kind in (GZIP, ZSTD) else None), separator=separator, eol=eol)
+    except (CrowdsafeError, OSError, pa.ArrowException):
+        return None
+    if found is None:
+        return None
+    line, fields, width, empty = found
+    first = "the header" if has_header else "the first row"
+    if empty:  # a blank line is no row (it was read as one of missing values): said so, where it is
+        return InputError(f"cannot parse {path} as CSV: line {line} is empty where {first} has {width} fields "
+                          "(a blank line is no row: remove it)")
+    what = f"has {fields} field{'' if fields == 1 else 's'}"
+    return InputError(f"cannot parse {path} as CSV: line {line} {what} where {first} has {width} (a ragged row)")
+
+
+def refuse_ragged_rows(path: Path, separator: str | None = None, has_header: bool = True) -> None:
+    """Raise :func:`ragged_row_error`'s refusal, if any."""
+    error = ragged_row_error(path, separator, has_header)
+    if error is not None:
+        raise error
 
 
 def header_names(head: bytes, separator: str | None = None) -> list[str]:

@@ -42,7 +42,7 @@ from crowdsafe.data.coerce import coerce
 from crowdsafe.data.column_names import describe_renames, stable_names
 from crowdsafe.data.column_types import settle
 from crowdsafe.data.dataset import Dataset
-from crowdsafe.data.io import CSV_SUFFIXES, PARQUET, _suffix, sniff_format, tidied_text
+from crowdsafe.data.io import CSV_SUFFIXES, PARQUET, _suffix, ragged_row_error, sniff_format, tidied_text
 from crowdsafe.data.missing import MissingPolicy, MissingReport, missing_refusal
 from crowdsafe.data.schema import AttributeType, Schema, complete_schema, declared_and_reading
 from crowdsafe.data.streaming import Scan, reads_eagerly, scan_table
@@ -173,6 +173,9 @@ def _read_error(path: Path, exc: pl.exceptions.PolarsError, is_csv: bool) -> Inp
     text = str(exc).strip()
     if is_csv and ("utf-8" in text.lower() or "utf8" in text.lower()):
         return InputError(f"{path} is not UTF-8 text; re-save it as UTF-8")
+    ragged = ragged_row_error(path) if is_csv else None  # a row longer than the header, named by its line
+    if ragged is not None:
+        return ragged
     first = text.splitlines()[0] if text else type(exc).__name__
     what = "parse" if is_csv and isinstance(exc, pl.exceptions.ComputeError) else "read"
     return InputError(f"cannot {what} {path} as {'CSV' if is_csv else 'Parquet'}: {first}")
@@ -275,7 +278,7 @@ def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
         try:
             rows, values, nulls, with_missing = _distinct(lazy, names)
         except pl.exceptions.ComputeError as exc:
-            if not is_csv or "utf" in str(exc).lower():
+            if not is_csv or any(word in str(exc).lower() for word in ("utf", "more fields")):
                 raise
             lazy = _scan(path, text_columns, True, decimal_comma).lazy  # a late value the first rows' types miss
             rows, values, nulls, with_missing = _distinct(lazy, names)
@@ -283,6 +286,9 @@ def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
         raise _read_error(path, exc, is_csv) from None
     if rows == 0:
         raise InputError(f"{path} has a header but no rows")
+    ragged = ragged_row_error(path) if is_csv and len(names) > 1 and nulls[names[-1]] else None
+    if ragged is not None:  # a row shorter than the header leaves the last column missing (io._read_csv)
+        raise ragged
     raw = _domain_frame(values)
     tidied, commas = tidied_text(raw, set(text_columns), reading) if is_csv else (raw, [])
     if commas and reading == "auto":

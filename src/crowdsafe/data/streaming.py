@@ -30,7 +30,7 @@ import polars as pl
 from crowdsafe.data import decimal_comma as comma
 from crowdsafe.data.column_names import stable_names
 from crowdsafe.data.column_types import usable
-from crowdsafe.data.io import GZIP, PARQUET, ZSTD, csv_options, read_file, sniff_format, tidy_text
+from crowdsafe.data.io import GZIP, PARQUET, ZSTD, csv_options, read_file, refuse_ragged_rows, sniff_format, tidy_text
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import check_input, literal_path
@@ -38,6 +38,7 @@ from crowdsafe.files import check_input, literal_path
 __all__ = ["COUNT", "EAGER_BYTES", "Scan", "frequency_table", "parquet_parts", "reads_eagerly", "scan_table"]
 
 COUNT = "count"
+_SHORT = "__crowdsafe_short_row"
 EAGER_BYTES = 1 << 28  # 256 MiB on disk: read whole up to this, stream above
 
 
@@ -123,14 +124,14 @@ def scan_table(
     return Scan(lazy.with_columns(pl.col(text).str.strip_chars()) if text else lazy, True, reading)
 
 
-def _counted(lazy: pl.LazyFrame, columns: Sequence[str], label: Any) -> pl.LazyFrame:
+def _counted(lazy: pl.LazyFrame, columns: Sequence[str], label: Any, *also: pl.Expr) -> pl.LazyFrame:
     present = lazy.collect_schema().names()
     absent = [c for c in columns if c not in present]
     if absent:
         raise InputError(f"{label} has no column '{absent[0]}' (it has {', '.join(present)})")
     if COUNT in columns:
         raise ParameterError(f"a frequency table names its counts '{COUNT}': rename that column", parameter="columns")
-    return lazy.group_by(list(columns)).agg(pl.len().cast(pl.Int64).alias(COUNT))
+    return lazy.group_by(list(columns)).agg(pl.len().cast(pl.Int64).alias(COUNT), *also)
 
 
 def _sorted(counted: pl.DataFrame, columns: Sequence[str]) -> pl.DataFrame:
@@ -164,13 +165,24 @@ def _frequency_by_streaming(path: Path, columns: Sequence[str], **options: Any) 
     numeric conversion on the counted values, equal values' counts added."""
     lazy, is_csv, reading, unusable = scan_table(path, **options)
     _unusable_refusal(path, columns, unusable)
+    names = lazy.collect_schema().names()
+    # a row shorter than the header leaves the last column missing: noted in the same pass (io._read_csv)
+    short = [pl.col(names[-1]).is_null().any().alias(_SHORT)] if is_csv and len(names) > 1 else []
     try:
-        counted = _counted(lazy, columns, path).collect(engine="streaming")
+        counted = _counted(lazy, columns, path, *short).collect(engine="streaming")
     except pl.exceptions.ComputeError:
         if not is_csv:
             raise
         lazy = scan_table(path, infer_all=True, **options).lazy  # a late value the first rows' types miss
-        counted = _counted(lazy, columns, path).collect(engine="streaming")
+        try:
+            counted = _counted(lazy, columns, path, *short).collect(engine="streaming")
+        except pl.exceptions.ComputeError:
+            refuse_ragged_rows(path, options.get("separator"), options.get("has_header", True))  # a longer row
+            raise
+    if short:
+        if counted.get_column(_SHORT).any():
+            refuse_ragged_rows(path, options.get("separator"), options.get("has_header", True))
+        counted = counted.drop(_SHORT)
     if is_csv:
         counted = tidy_text(counted, set(options.get("text_columns", ())), reading)
         counted = counted.group_by(list(columns)).agg(pl.col(COUNT).sum())
