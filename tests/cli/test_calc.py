@@ -102,9 +102,24 @@ def test_compose_certificates_refuses_sample_reuse(tmp_path, capsys):
         (["compose", "--epsilon", "1"], "exactly one of"),
         (["compose", "0.1:x"], "EPS or EPS:DELTA"),
         (["compose", "--epsilon", "0.1", "--times", "0"], "k must be"),
+        (["compose", "1e308:0", "1e308:0"], "sequential composition gives an epsilon beyond the largest double"),
+        (["compose", "--epsilon", "1e308", "--times", "2"], "2-fold composition gives an epsilon beyond"),
+        (["amplify", "--epsilon", "1e308", "--target-epsilon", "1"], "below the smallest positive double"),
+        (["dps", "--k", "20", "--beta", "1e-300", "--epsilon", "2e-300"], "too large to evaluate"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(capsys, args, message):
     assert cli.main(["calc", *args]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
+
+
+def test_a_huge_epsilon_gets_a_finite_answer_at_once(capsys):
+    # e^1e308 overflows: amplification is ε + ln β + (terms below ε's rounding), i.e. ε itself
+    assert run_json(capsys, "amplify", "--epsilon", "1e308", "--beta", "0.1")["rows"][0]["epsilon"] == 1e308
+    # d(k, β, ε) falls to β^k as ε grows (γ → 1, n_m → k); at ε = 1e7 the n = k tie is decided at once
+    row = run_json(capsys, "dps", "--k", "20", "--beta", "0.1", "--epsilon", "1e7")["rows"][0]
+    assert row["delta"] == pytest.approx(1e-20, rel=1e-6) and row["delta"] >= 1e-20 and row["n_min"] == 20
+    solved = run_json(capsys, "solve", "--epsilon", "1e7", "--delta", "1e-6", "--beta", "0.2")
+    assert solved["k"] == 9 and solved["delta"] == pytest.approx(0.2**9, rel=1e-6)  # 0.2^8 > 1e-6 >= 0.2^9
+    assert run_json(capsys, "compose", "--epsilon", "800", "--times", "2", "--slack", "1e-6")["epsilon"] == 1600.0

@@ -94,6 +94,9 @@ def test_json_release_with_a_fixed_scheme_and_a_seed(capsys, tmp_path):
         (["--scheme", "age=7"], "levels 0..5"),
         (["--scheme", "medium", "--epsilon1", "0.1"], "spends no epsilon1"),
         (["--no-ledger", "--budget", "1"], "cannot be combined"),
+        (["--epsilon", "5e-324", "--delta", "1e-6"],
+         "epsilon = 4.94066e-324 is too small: the sampling rate beta must exceed delta"),
+        (["--epsilon", "1", "--delta", "0"], "delta must satisfy 0 < delta < 1"),
     ],
 )
 def test_bad_input_is_one_line_and_writes_nothing(capsys, tmp_path, private_ledger, args, message):

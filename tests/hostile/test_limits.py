@@ -1,5 +1,5 @@
-"""Limits decided from the parameters alone: an epsilon so large that beta rounds to 1, a k
-beyond the planner's search, an output path that cannot be written."""
+"""Limits decided from the parameters alone: an epsilon so large that beta rounds to 1 or so small
+that no beta exceeds delta, a k beyond the planner's search, an output path that cannot be written."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ import math
 import pytest
 from read_only import read_only
 
+from crowdsafe.anonymize.plan import best_rate, check_publication
 from crowdsafe.anonymize.publish import PlanRequest, plan_publication
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import check_output_path
-from crowdsafe.privacy.planning import largest_sampled_epsilon
+from crowdsafe.privacy.planning import largest_sampled_epsilon, smallest_sampled_epsilon
 
 
 def _beta(epsilon: float, epsilon1: float) -> float:  # 1 - e^-(epsilon - epsilon1), as the theorem states it
@@ -38,6 +39,31 @@ def test_a_huge_epsilon_is_refused_naming_epsilon_and_the_largest_value():
     with pytest.raises(ParameterError, match="too large"):
         plan_publication(PlanRequest(1e308, 1e-6, k=10))
     assert plan_publication(PlanRequest(5.0, 1e-6)).beta < 1.0  # an ordinary epsilon is planned as before
+
+
+@pytest.mark.parametrize(("delta", "epsilon1", "share"), [(1e-6, 0.0, 0.0), (1e-6, 0.5, 0.0), (1e-6, 0.0, 0.1),
+                                                          (5e-324, 0.0, 0.1)])
+def test_the_smallest_epsilon_is_the_first_double_with_a_rate_above_delta(delta, epsilon1, share):
+    smallest = smallest_sampled_epsilon(delta, epsilon1=epsilon1, epsilon1_share=share)
+    below = math.nextafter(smallest, 0.0)
+    assert _beta(smallest, epsilon1 + share * smallest) > delta
+    assert not _beta(below, epsilon1 + share * below) > delta
+
+
+def test_a_tiny_epsilon_is_refused_naming_the_range_before_anything_is_solved():
+    # (beta, epsilon, delta)-DPS needs beta > delta, and beta <= 1 - e^-(epsilon - epsilon1) ~ 4.9e-324
+    refusal = (r"^epsilon = 4\.94066e-324 is too small: the sampling rate beta must exceed delta = 1e-06 .* "
+               r"from 1\.112e-06 to 41\.5888 with epsilon1 = 10% of epsilon$")
+    with pytest.raises(ParameterError, match=refusal):
+        plan_publication(PlanRequest(5e-324, 1e-6))
+    with pytest.raises(ParameterError, match=r"from 1\.001e-06 to 37\.4299 with epsilon1 = 0$"):
+        plan_publication(PlanRequest(5e-324, 1e-6, scheme="none"))
+    for request in (PlanRequest(5e-324, 1e-6, k=10), PlanRequest(5e-324, 1e-6, candidates=36864)):
+        with pytest.raises(ParameterError, match="is too small"):
+            check_publication(request)
+    with pytest.raises(ParameterError, match="no sampling rate reaches"):
+        best_rate(5e-324, 1e-6, 0.0)  # the rate grid from top/2 = 0 is never built
+    assert plan_publication(PlanRequest(0.5, 1e-6)).beta > 1e-6  # an ordinary epsilon is planned as before
 
 
 def test_a_k_beyond_the_planner_is_refused_at_once():

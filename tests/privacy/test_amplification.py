@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -91,3 +92,36 @@ def test_floor_and_its_inverse():
     assert largest_rate_for_epsilon(1.0, 0.1) == pytest.approx(1 - math.exp(-0.9))
     with pytest.raises(ParameterError, match="must exceed"):
         largest_rate_for_epsilon(0.1, 0.1)
+
+
+def _mp_amplified(top: float, bottom: float, eps: float) -> float:
+    """ln(1 + (top/bottom)(e^ε − 1)) in 60-digit arithmetic."""
+    with mpmath.workdps(60):
+        ratio = mpmath.mpf(top) / mpmath.mpf(bottom)
+        return float(mpmath.log(1 + ratio * mpmath.expm1(mpmath.mpf(eps))))
+
+
+@pytest.mark.parametrize(("eps", "beta"), [(1e308, 0.1), (800.0, 1e-300), (710.0, 5e-324), (701.0, 0.5), (705.0, 1.0)])
+def test_an_epsilon_whose_exponential_overflows_amplifies_to_the_exact_value(eps, beta):
+    # e^ε overflows beyond ε ≈ 709.78; ln(1 + β(e^ε − 1)) is then ε + ln β + ..., a finite double
+    assert amplify(PrivacyLoss(eps, 1e-6), beta).epsilon == pytest.approx(_mp_amplified(beta, 1.0, eps), rel=1e-12)
+    assert amplify(PrivacyLoss(1e308), 0.1).epsilon == 1e308
+
+
+@pytest.mark.parametrize("eps", [0.0, 1e-300, 0.5, 5.0, 699.9, 700.0])
+def test_ordinary_epsilons_amplify_by_the_plain_formula_bit_for_bit(eps):
+    assert amplify(PrivacyLoss(eps), 0.3).epsilon == math.log1p(0.3 * math.expm1(eps))
+    assert largest_inner_loss(PrivacyLoss(eps), 0.3).epsilon == math.log1p((1 / 0.3) * math.expm1(eps))
+
+
+def test_the_inverse_directions_at_overflowing_epsilons():
+    # (e^990 − 1)/(e^1000 − 1) = e^−10 to far below double precision
+    assert largest_rate(PrivacyLoss(1000.0), PrivacyLoss(990.0)) == pytest.approx(math.exp(-10.0), rel=1e-12)
+    assert largest_rate(PrivacyLoss(1.0), PrivacyLoss(1e308)) == 1.0
+    with pytest.raises(ParameterError, match="below the smallest positive double"):
+        largest_rate(PrivacyLoss(1e308), PrivacyLoss(1.0))  # the rate e^−1e308·(e − 1) underflows
+    assert largest_inner_loss(PrivacyLoss(1e308), 0.5).epsilon == 1e308
+    # β1/β2 = 1/5e-324 overflows a double; the answer ln(1 + (β1/β2)(e − 1)) does not
+    tiny = largest_inner_loss(PrivacyLoss(1.0), 5e-324)
+    assert tiny.epsilon == pytest.approx(_mp_amplified(1.0, 5e-324, 1.0), rel=1e-12)
+    assert largest_inner_loss(PrivacyLoss(0.0), 5e-324) == PrivacyLoss(0.0, 0.0)

@@ -160,3 +160,23 @@ def test_large_k_stays_finite_and_below_summation():
 def test_bad_k_is_rejected(k):
     with pytest.raises(ParameterError, match="k must be"):
         compose_homogeneous(0.1, 0.0, k, 1e-6)
+
+
+def test_a_sum_beyond_the_largest_double_is_refused_not_an_overflow():
+    huge = [PrivacyLoss(1e308), PrivacyLoss(1e308)]
+    with pytest.raises(ParameterError, match="sequential composition gives an epsilon beyond the largest double"):
+        sequential(huge)
+    with pytest.raises(ParameterError, match="parallel composition gives an epsilon beyond"):
+        parallel(huge, neighbours="change")
+    assert parallel(huge) == PrivacyLoss(1e308)  # disjoint parts: the maximum, no sum
+    assert sequential([PrivacyLoss(1e308), PrivacyLoss(7e307)]).epsilon == pytest.approx(1.7e308, rel=1e-15)
+    with pytest.raises(ParameterError, match="2-fold composition gives an epsilon beyond"):
+        compose_homogeneous(1e308, 0.0, 2)
+
+
+def test_drv_where_e_to_the_epsilon_overflows_certifies_nothing_and_summation_stands():
+    assert drv_epsilon(800.0, 2, 1e-6) == math.inf  # k·ε·(e^ε − 1) exceeds every double
+    result = compose_homogeneous(800.0, 0.0, 2, 1e-6)
+    drv = next(c for c in result.candidates if c.bound == "drv")
+    assert drv.epsilon is None and drv.note == "exceeds the largest double"
+    assert (result.epsilon, result.delta, result.bound) == (1600.0, 0.0, "summation")

@@ -283,3 +283,19 @@ def test_the_18_cell_table_matches_mpmath():
             ours = dps_delta(20, beta, epsilon)
             assert ours >= reference
             assert ours == pytest.approx(float(reference), rel=1e-6)
+
+
+@pytest.mark.parametrize("epsilon", [3e6, 1e7, 1e308])
+def test_an_epsilon_beyond_the_decimal_range_still_decides_the_tie_at_n_equal_k(epsilon):
+    # c = (1 − β)e^−ε underflows to 0 in decimal arithmetic beyond ε ≈ 2.3e6, where γ rounds to 1 and
+    # γk − k = −ck is a tie to decide: it is < 0 with no arithmetic (c > 0), so d = β^k at once
+    bound = delta_bound(20, 0.1, epsilon)
+    assert bound.n_min == bound.n_at_max == bound.n_searched_to == 20
+    assert bound.delta == pytest.approx(1e-20, rel=1e-6) and bound.delta >= 0.1**20
+
+
+@pytest.mark.parametrize(("beta", "epsilon"), [(1e-300, 2e-300), (1e-323, 1e-323)])
+def test_an_n_min_beyond_the_search_is_refused_at_once(beta, epsilon):
+    # n_m ≈ k/γ is beyond the search's 1e9 (once beyond any double): refused, not searched from n_m
+    with pytest.raises(ParameterError, match="k = 20 is too large to evaluate d"):
+        dps_delta(20, beta, epsilon)

@@ -172,3 +172,10 @@ def test_a_large_epsilon_with_the_default_rate_says_to_give_beta(epsilon):
         plan(epsilon, 1e-6, epsilon1=0.1 * epsilon)
     fixed = plan(epsilon, 1e-6, beta=0.5, epsilon1=0.1 * epsilon)
     assert fixed.k <= 30 and dps_delta(fixed.k, 0.5, epsilon, 0.1 * epsilon) <= 1e-6
+
+
+def test_a_huge_epsilon_plans_at_the_limit_beta_to_the_k():
+    # d falls to β^k as ε grows: 0.2^8 = 2.56e-6 > 1e-6 >= 0.2^9 = 5.12e-7
+    assert smallest_k(1e7, 1e-6, 0.2).k == 9
+    assert smallest_k(1e308, 1e-6, 0.2).k == 9
+    assert dps_delta_at_most(9, 0.2, 1e7, 1e-6) and not dps_delta_at_most(8, 0.2, 1e7, 1e-6)

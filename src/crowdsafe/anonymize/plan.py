@@ -31,7 +31,7 @@ from crowdsafe.defaults import (
 from crowdsafe.errors import ParameterError
 from crowdsafe.privacy import compose_homogeneous, plan
 from crowdsafe.privacy.amplification import largest_rate_for_epsilon
-from crowdsafe.privacy.planning import MAX_K, check_sampled_epsilon, least_k
+from crowdsafe.privacy.planning import MAX_K, check_rate_above_delta, check_sampled_epsilon, least_k
 
 #: ε1's share of ε when the lattice's size is unknown (:data:`crowdsafe.defaults.EPSILON1_SHARE_UNSIZED`).
 DEFAULT_EPSILON1_SHARE = EPSILON1_SHARE_UNSIZED
@@ -274,9 +274,10 @@ def _checked(request: PlanRequest) -> _Checked:
             f"(beta, epsilon, delta)-DPS needs beta > delta, got beta = {beta:g}, delta = {delta:g}; "
             "lower delta or raise beta"
         )
-    if beta is None:  # beta = 1 - e^-(epsilon - epsilon1) must stay below 1 (a double)
-        check_sampled_epsilon(float(epsilon), float(epsilon1),
-                              DEFAULT_EPSILON1_SHARE if scheme is None and given_epsilon1 is None else None)
+    if beta is None:  # beta = 1 - e^-(epsilon - epsilon1) must stay below 1 (a double) and above delta
+        share = DEFAULT_EPSILON1_SHARE if scheme is None and given_epsilon1 is None else None
+        check_sampled_epsilon(float(epsilon), float(epsilon1), share)
+        check_rate_above_delta(float(epsilon), delta, float(epsilon1), share)
     # planned_epsilon1 gives its own rule
     rule = ("none (fixed scheme)" if scheme is not None else "given" if given_epsilon1 is not None
             else f"{DEFAULT_EPSILON1_SHARE:.0%} of epsilon (the lattice size was not known to the planner)")
@@ -370,7 +371,8 @@ def best_rate(epsilon: float, delta: float, epsilon1: float) -> float:
     low, top = _rate_range(epsilon, delta, epsilon1)
     seen: dict[int, float] = {}  # k -> the largest grid rate it covers (a lower bound on β(k))
     near = None  # the last rate's k: the next rate's is close
-    for r in np.geomspace(low, top, _RATE_GRID):
+    # No rate above δ (least_k refuses β ≤ δ) or no positive grid (top/2 rounds to 0): nothing to try
+    for r in np.geomspace(low, top, _RATE_GRID) if 0.0 < low and delta < top else []:
         try:
             near = least_k(epsilon, delta, float(r), epsilon1, near=near)
         except ParameterError:  # no k up to the planner's limit at this rate

@@ -22,6 +22,44 @@ import math
 from crowdsafe.errors import ParameterError
 from crowdsafe.privacy.loss import PrivacyLoss, check_delta, check_epsilon
 
+#: Up to this ε, e^ε is a finite double (ln of the largest double is 709.78): the plain formulas apply.
+_EXP_SAFE = 700.0
+
+
+def _log_expm1(epsilon: float) -> float:
+    """ln(e^ε − 1) for ε > 0, finite for every finite ε: ε + ln(1 − e^−ε) where e^ε would overflow."""
+    if epsilon <= _EXP_SAFE:
+        return math.log(math.expm1(epsilon))
+    return epsilon + math.log1p(-math.exp(-epsilon))
+
+
+def log1p_scaled_expm1(top: float, bottom: float, epsilon: float) -> float:
+    """ln(1 + (top/bottom)·(e^ε − 1)) for rates top, bottom > 0 and a finite ε ≥ 0, never overflowing.
+
+    Where (top/bottom)·(e^ε − 1) is a finite double, the plain log1p/expm1 formula (as before);
+    beyond, the same value as softplus(x) = ln(1 + e^x), x = ln top − ln bottom + ln(e^ε − 1),
+    taken as x + ln(1 + e^−x) (or ln(1 + e^x) for x ≤ 0): exact to rounding, and for a huge ε it
+    is ε + ln(top/bottom) plus terms below the rounding of ε, a finite answer.
+    """
+    if epsilon == 0.0:
+        return 0.0
+    ratio = top / bottom
+    if epsilon <= _EXP_SAFE:
+        product = ratio * math.expm1(epsilon)
+        if math.isfinite(product):
+            return math.log1p(product)
+    x = math.log(top) - math.log(bottom) + _log_expm1(epsilon)
+    return x + math.log1p(math.exp(-x)) if x > 0.0 else math.log1p(math.exp(x))
+
+
+def _expm1_ratio(top: float, bottom: float) -> float:
+    """min((e^top − 1)/(e^bottom − 1), 1) for top ≥ 0, bottom > 0, without overflow."""
+    if top <= _EXP_SAFE and bottom <= _EXP_SAFE:
+        return min(math.expm1(top) / math.expm1(bottom), 1.0)
+    if top == 0.0:
+        return 0.0
+    return math.exp(min(_log_expm1(top) - _log_expm1(bottom), 0.0))
+
 
 def check_rate(beta: float, name: str = "beta", *, allow_one: bool = True) -> float:
     """Return ``beta`` as a float if it is a sampling rate in (0, 1] (or (0, 1)), else raise."""
@@ -41,7 +79,8 @@ def amplify(loss: PrivacyLoss, rate: float, base_rate: float = 1.0) -> PrivacyLo
 
     ε2 = ln(1 + (β2/β1)(e^ε1 − 1)), δ2 = (β2/β1)δ1 (Li, Qardaji, Su 2012, Theorem 1). With
     ``base_rate`` 1 (the default) ``loss`` is a plain (ε, δ)-DP guarantee. The identity at
-    ``rate == base_rate``.
+    ``rate == base_rate``. Finite for every finite ε (:func:`log1p_scaled_expm1`): ε = 1e308
+    amplifies to 1e308 + ln(β2/β1), i.e. 1e308 in double precision.
     """
     beta1 = check_rate(base_rate, "base_rate")
     beta2 = check_rate(rate, "rate")
@@ -50,44 +89,51 @@ def amplify(loss: PrivacyLoss, rate: float, base_rate: float = 1.0) -> PrivacyLo
             f"amplification only lowers the sampling rate: rate {beta2} exceeds base_rate {beta1}"
         )
     ratio = beta2 / beta1
-    return PrivacyLoss(math.log1p(ratio * math.expm1(loss.epsilon)), ratio * loss.delta)
+    return PrivacyLoss(log1p_scaled_expm1(beta2, beta1, loss.epsilon), ratio * loss.delta)
 
 
 def largest_rate(inner: PrivacyLoss, target: PrivacyLoss, base_rate: float = 1.0) -> float:
     """The largest sampling rate at which a (base_rate, ε1, δ1)-DPS algorithm meets ``target``.
 
     Inverts :func:`amplify`: β2 = β1·min((e^ε2 − 1)/(e^ε1 − 1), δ2/δ1, 1). Raises when no
-    positive rate suffices (target ε = 0 with inner ε > 0, or target δ = 0 with inner δ > 0).
+    positive rate suffices (target ε = 0 with inner ε > 0, or target δ = 0 with inner δ > 0), or
+    when the largest is below the smallest positive double (ε1 far above ε2). The ratio of the
+    e^ε − 1 is taken in log space where e^ε would overflow (ε > 700).
     """
     beta1 = check_rate(base_rate, "base_rate")
     ratios = [1.0]
     if inner.epsilon > 0.0:
-        ratios.append(math.expm1(target.epsilon) / math.expm1(inner.epsilon))
+        ratios.append(_expm1_ratio(target.epsilon, inner.epsilon))
     if inner.delta > 0.0:
         ratios.append(target.delta / inner.delta)
-    ratio = min(ratios)
-    if ratio <= 0.0:
+    rate = beta1 * min(ratios)
+    if rate <= 0.0:
+        if (inner.epsilon > 0.0 and target.epsilon == 0.0) or (inner.delta > 0.0 and target.delta == 0.0):
+            raise ParameterError(
+                f"no sampling rate makes {inner} meet {target}: sampling cannot reach "
+                "epsilon = 0 or delta = 0 from a positive value"
+            )
         raise ParameterError(
-            f"no sampling rate makes {inner} meet {target}: sampling cannot reach "
-            "epsilon = 0 or delta = 0 from a positive value"
+            f"the largest sampling rate that makes {inner} meet {target} is below the smallest positive "
+            f"double ({math.ulp(0.0):g}): lower the inner loss or raise the target"
         )
-    return beta1 * ratio
+    return rate
 
 
 def largest_inner_loss(target: PrivacyLoss, rate: float, base_rate: float = 1.0) -> PrivacyLoss:
     """The weakest (base_rate, ε1, δ1)-DPS guarantee that, sampled at ``rate``, still meets ``target``.
 
-    ε1 = ln(1 + (β1/β2)(e^ε2 − 1)), δ1 = min(δ2·β1/β2, just below 1).
+    ε1 = ln(1 + (β1/β2)(e^ε2 − 1)), δ1 = min(δ2·β1/β2, just below 1); finite for every finite ε2
+    (:func:`log1p_scaled_expm1`).
     """
     beta1 = check_rate(base_rate, "base_rate")
     beta2 = check_rate(rate, "rate")
     if beta2 > beta1:
         raise ParameterError(f"rate {beta2} exceeds base_rate {beta1}")
-    ratio = beta1 / beta2
-    delta = target.delta * ratio
+    delta = target.delta * (beta1 / beta2) if target.delta > 0.0 else 0.0  # β1/β2 may overflow: 0·inf
     if delta >= 1.0:
         delta = math.nextafter(1.0, 0.0)
-    return PrivacyLoss(math.log1p(ratio * math.expm1(target.epsilon)), delta)
+    return PrivacyLoss(log1p_scaled_expm1(beta1, beta2, target.epsilon), delta)
 
 
 def sampling_floor(beta: float, epsilon1: float = 0.0) -> float:

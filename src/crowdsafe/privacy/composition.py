@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -34,6 +35,9 @@ from crowdsafe.privacy.logspace import logsumexp
 from crowdsafe.privacy.loss import PrivacyLoss, check_delta, check_epsilon
 
 Bound = Literal["summation", "drv", "kov"]
+
+#: ln of the largest double: e^ε overflows beyond it.
+_EXP_LIMIT = math.log(sys.float_info.max)
 Neighbours = Literal["add-remove", "change"]
 
 #: The theorem each bound comes from, as printed in certificates and reports.
@@ -53,15 +57,36 @@ def _total_delta(delta: float, what: str) -> float:
     return delta
 
 
+def _finite_epsilon(total: float, what: str) -> float:
+    """``total`` if it is finite, else a ParameterError: a summed ε beyond the largest double is
+    stated by no finite ε, and ε = inf would be no guarantee at all."""
+    if not math.isfinite(total):
+        raise ParameterError(
+            f"{what} gives an epsilon beyond the largest double ({sys.float_info.max:g}), which no guarantee "
+            "can state; the summed epsilon must be at most that: compose fewer or smaller epsilons"
+        )
+    return total
+
+
+def _total_epsilon(epsilons: Iterable[float], what: str) -> float:
+    """The exact sum of finite ε ≥ 0 (math.fsum); a ParameterError when it exceeds the largest double."""
+    try:
+        total = math.fsum(epsilons)
+    except OverflowError:  # fsum raises where the exact sum is not a finite double
+        total = math.inf
+    return _finite_epsilon(total, what)
+
+
 def sequential(losses: Iterable[PrivacyLoss]) -> PrivacyLoss:
     """Basic sequential composition: (Σ εᵢ, Σ δᵢ).
 
     Holds for any sequence of mechanisms on the same data, each possibly chosen after seeing the
     previous outputs (Dwork et al. 2006; Dwork & Lei 2009). An empty sequence costs (0, 0).
-    Raises ParameterError when the summed δ reaches 1 (no guarantee left).
+    Raises ParameterError when the summed δ reaches 1 (no guarantee left) or the summed ε exceeds
+    the largest double (about 1.8e308: no finite ε states it).
     """
     items = losses_checked(losses)
-    eps = math.fsum(loss.epsilon for loss in items)
+    eps = _total_epsilon((loss.epsilon for loss in items), "sequential composition")
     delta = math.fsum(loss.delta for loss in items)
     return PrivacyLoss(eps, _total_delta(delta, "sequential composition"))
 
@@ -81,7 +106,7 @@ def parallel(losses: Iterable[PrivacyLoss], neighbours: Neighbours = "add-remove
         eps = max((loss.epsilon for loss in items), default=0.0)
         delta = max((loss.delta for loss in items), default=0.0)
     elif neighbours == "change":
-        eps = math.fsum(sorted((loss.epsilon for loss in items), reverse=True)[:2])
+        eps = _total_epsilon(sorted((loss.epsilon for loss in items), reverse=True)[:2], "parallel composition")
         delta = math.fsum(sorted((loss.delta for loss in items), reverse=True)[:2])
     else:
         raise ParameterError(f"neighbours must be 'add-remove' or 'change', got {neighbours!r}")
@@ -152,12 +177,15 @@ def drv_epsilon(epsilon: float, k: int, delta_slack: float) -> float:
 
     The k-fold adaptive composition of (ε, δ)-DP mechanisms is (this, kδ + δ')-DP for every
     δ' > 0 (Dwork, Rothblum, Vadhan 2010, Theorem III.3). The textbook form
-    2ε·sqrt(2k·ln(1/δ')) is a small-ε simplification of the same bound.
+    2ε·sqrt(2k·ln(1/δ')) is a small-ε simplification of the same bound. ``math.inf`` where the
+    bound exceeds the largest double (e^ε overflows beyond ε ≈ 709.78): then it certifies nothing.
     """
     epsilon = check_epsilon(epsilon)
     k = _check_k(k)
     if not 0.0 < delta_slack < 1.0:
         raise ParameterError(f"the DRV bound needs a slack delta' in (0, 1), got {delta_slack!r}")
+    if epsilon > _EXP_LIMIT:
+        return math.inf
     return epsilon * math.sqrt(2.0 * k * math.log(1.0 / delta_slack)) + k * epsilon * math.expm1(
         epsilon
     )
@@ -275,7 +303,8 @@ def compose_homogeneous(
     delta_slack = check_delta(delta_slack, "delta_slack")
     per_step = PrivacyLoss(epsilon, delta)
     summed_delta = _total_delta(k * delta, f"{k}-fold composition")
-    candidates = [BoundCandidate("summation", k * epsilon, summed_delta, BOUND_THEOREMS["summation"])]
+    summed = _finite_epsilon(k * epsilon, f"{k}-fold composition")
+    candidates = [BoundCandidate("summation", summed, summed_delta, BOUND_THEOREMS["summation"])]
     advanced_delta = k * delta + delta_slack
     if delta_slack == 0.0:
         candidates.append(
@@ -285,12 +314,12 @@ def compose_homogeneous(
         candidates.append(
             BoundCandidate("drv", None, None, BOUND_THEOREMS["drv"], "k*delta + delta_slack >= 1")
         )
-    else:
+    elif not math.isfinite(drv := drv_epsilon(epsilon, k, delta_slack)):
         candidates.append(
-            BoundCandidate(
-                "drv", drv_epsilon(epsilon, k, delta_slack), advanced_delta, BOUND_THEOREMS["drv"]
-            )
+            BoundCandidate("drv", None, None, BOUND_THEOREMS["drv"], "exceeds the largest double")
         )
+    else:
+        candidates.append(BoundCandidate("drv", drv, advanced_delta, BOUND_THEOREMS["drv"]))
     if advanced_delta < 1.0:
         kov = kov_epsilon(epsilon, delta, k, advanced_delta)
         candidates.append(BoundCandidate("kov", kov, advanced_delta, BOUND_THEOREMS["kov"]))

@@ -150,10 +150,18 @@ class _ExactGamma:
         return self._c[precision]
 
     def sign(self, n: int, m: int) -> int:
-        """The sign of γn − m (−1, 0 or 1), exactly."""
+        """The sign of γn − m (−1, 0 or 1), exactly.
+
+        At n = m it is −1 with no arithmetic: γn − m = −c·n and c > 0 (β < 1, ε finite). That case
+        must not reach the loop: for ε beyond about 2.3e6, c < 10^−999999 underflows to 0 in decimal
+        arithmetic and the error bound never separates 0 from 0. Elsewhere |n − m| ≥ 1 exceeds c·n
+        by far whenever c underflows (n < 10^9), so the computed sign is then that of n − m, right.
+        """
         if self.epsilon == 0:
             exact = (n - m) - (1 - self.beta) * n
             return (exact > 0) - (exact < 0)
+        if n == m:
+            return -1
         precision = 40
         while True:
             c = self._c_at(precision)
@@ -326,8 +334,12 @@ def _search(k: int, beta: float, epsilon: float, epsilon1: float, give_up_above:
     # n_m ≥ k holds even where γ rounds to 1; near an integer, the exact n_m (_ExactGamma).
     exact = _ExactGamma(beta, epsilon, epsilon1)
     excess = k * (1.0 - beta) * math.exp(-eps_anon) / gamma
+    # n_m ≥ _MAX_N (tiny β and ε): a full search ends in _too_large anyway, so refuse at once; only a
+    # search that may give up looks at T(n_m), from the float n_m (the exact one steps 1 by 1 from it).
+    if not excess < _MAX_N and (give_up_above is None or not math.isfinite(excess)):
+        raise _too_large(k, beta, eps_anon)
     n_min = k - 1 + max(1, math.ceil(excess))
-    if abs(excess - round(excess)) <= _TIE * max(1.0, excess):  # near an integer: decide exactly
+    if excess < _MAX_N and abs(excess - round(excess)) <= _TIE * max(1.0, excess):  # near an integer: decide exactly
         n_min = exact.n_min(k, n_min)
     divergence = _divergence(gamma, beta, eps_anon)
     # Seed with n_m itself, then scan upward in blocks. Within a block only the n whose cheap
@@ -357,8 +369,15 @@ def _search(k: int, beta: float, epsilon: float, epsilon1: float, give_up_above:
         stop = min(_MAX_N, max(n_min, math.ceil(-best / divergence)))
         start = int(n[-1]) + 1
     if stop >= _MAX_N:  # pragma: no cover - needs k around 1e8
-        raise ParameterError(f"k = {k} is too large to evaluate d(k, beta, epsilon)")
+        raise _too_large(k, beta, eps_anon)
     return state(False)
+
+
+def _too_large(k: int, beta: float, eps_anon: float) -> ParameterError:
+    """The refusal of a d whose maximum runs over n beyond _MAX_N (n_m ≈ k/γ, γ ≈ β + ε for small β, ε)."""
+    return ParameterError(f"k = {k} is too large to evaluate d(k, beta, epsilon) at beta = {beta:g}, "
+                          f"epsilon - epsilon1 = {eps_anon:g}: the maximum runs over n beyond {_MAX_N:,}; "
+                          "lower k or raise beta or epsilon")
 
 
 def dps_delta(k: int, beta: float, epsilon: float, epsilon1: float = 0.0) -> float:

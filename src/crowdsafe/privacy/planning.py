@@ -125,6 +125,66 @@ def largest_sampled_epsilon(*, epsilon1: float = 0.0, epsilon1_share: float = 0.
     return lo
 
 
+def rate_above_delta(epsilon: float, delta: float, epsilon1: float = 0.0) -> bool:
+    """Whether some sampling rate β > δ is admitted at ε: 1 − e^−(ε − ε1) > δ. (β, ε, δ)-DPS needs
+    β > δ (Li, Qardaji, Su 2012, Definition 3) and the sampling floor β ≤ 1 − e^−(ε − ε1): without
+    such a β no plan exists (ε − ε1 ≤ −ln(1 − δ), about δ)."""
+    return -math.expm1(-(epsilon - epsilon1)) > delta
+
+
+def smallest_sampled_epsilon(delta: float, *, epsilon1: float = 0.0, epsilon1_share: float = 0.0) -> float:
+    """The smallest ε (a double) at which a rate β > δ is admitted (:func:`rate_above_delta`), where
+    ε1 = ``epsilon1`` + ``epsilon1_share``·ε, as for :func:`largest_sampled_epsilon`; bisection over doubles."""
+    if not 0.0 <= epsilon1_share < 1.0:
+        raise ParameterError(f"epsilon1_share must lie in [0, 1), got {epsilon1_share!r}")
+
+    def ok(eps: float) -> bool:
+        return rate_above_delta(eps, delta, epsilon1 + epsilon1_share * eps)
+
+    lo, hi = epsilon1, (epsilon1 + 64.0) / (1.0 - epsilon1_share)  # lo: β = 0; hi: β ≈ 1 > δ
+    while math.nextafter(lo, math.inf) < hi:
+        mid = lo + (hi - lo) / 2.0
+        if mid <= lo or mid >= hi:
+            break
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
+
+
+def check_rate_above_delta(epsilon: float, delta: float, epsilon1: float = 0.0,
+                           epsilon1_share: float | None = None) -> None:
+    """Refuse δ outside (0, 1), and an ε at which no rate β > δ is admitted (:func:`rate_above_delta`),
+    naming the range of ε the planner accepts (``epsilon1_share``: ε1 is that share of ε)."""
+    epsilon1, delta = _check_common(epsilon1, delta)
+    if rate_above_delta(epsilon, delta, epsilon1):
+        return
+    if epsilon1_share is not None:
+        smallest = smallest_sampled_epsilon(delta, epsilon1_share=epsilon1_share)
+        largest = largest_sampled_epsilon(epsilon1_share=epsilon1_share)
+        how = f"epsilon1 = {epsilon1_share:.0%} of epsilon"
+    else:
+        smallest = smallest_sampled_epsilon(delta, epsilon1=epsilon1)
+        largest = largest_sampled_epsilon(epsilon1=epsilon1)
+        how = f"epsilon1 = {epsilon1:g}"
+    accepted = (f"the planner accepts epsilon from {rounded_up(smallest):g} to {rounded_down(largest):g} with {how}"
+                if smallest <= largest else f"no epsilon is accepted at this delta with {how}; lower delta")
+    raise ParameterError(
+        f"epsilon = {epsilon:g} is too small: the sampling rate beta must exceed delta = {delta:g} ((beta, epsilon, "
+        f"delta)-DPS) and be at most 1 - e^-(epsilon - epsilon1) = {-math.expm1(-(epsilon - epsilon1)):.3g} (the "
+        f"sampling floor); {accepted}"
+    )
+
+
+def rounded_up(value: float, digits: int = 4) -> float:
+    """``value`` raised to ``digits`` significant digits (never below it): a lower limit printed
+    this way still holds."""
+    text = f"{value:.{digits - 1}e}"
+    up = float(text)
+    if up < value:
+        mantissa, exponent = text.split("e")
+        up = float(f"{float(mantissa) + 10.0 ** (1 - digits):.{digits - 1}f}e{exponent}")
+    return up
+
+
 def rounded_down(value: float, digits: int = 4) -> float:
     """``value`` cut (not rounded) to ``digits`` decimals: a limit printed this way still holds."""
     cut: float = math.floor(value * 10**digits) / 10**digits
@@ -418,12 +478,15 @@ def plan(
 
 __all__ = [
     "Plan",
+    "check_rate_above_delta",
     "check_sampled_epsilon",
     "largest_beta",
     "largest_sampled_epsilon",
     "least_k",
     "plan",
+    "rate_above_delta",
     "sampling_rate_below_one",
     "smallest_epsilon",
     "smallest_k",
+    "smallest_sampled_epsilon",
 ]
