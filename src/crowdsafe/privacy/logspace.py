@@ -21,10 +21,21 @@ def logsumexp(values: np.ndarray) -> float:
     return float(logsumexp_rows(values[None, :])[0])
 
 
+#: From this many values on, :func:`log_gamma` uses SciPy's vectorised ``gammaln``.
+SCIPY_FROM = 2048
+
+
 def log_gamma(x: np.ndarray) -> np.ndarray:
     """ln Γ(x) elementwise for x > 0, by :func:`math.lgamma` (the C library's, accurate to a few
-    units in the last place, like SciPy's ``gammaln``). The calculus calls it on a few thousand
-    values; this keeps SciPy (half a second to import) off the command line's path."""
+    units in the last place, like SciPy's ``gammaln``). At ε = 1 the calculus calls it on a few
+    dozen values at a time, which keeps SciPy (half a second to import) off the command line's
+    path; at small ε the δ search calls it on thousands at a time (ε = 1e-5 on Adult: 300 million
+    values, 32 s in Python's loop), and from :data:`SCIPY_FROM` values on it is SciPy's
+    ``gammaln``, about ten times faster."""
     values = np.asarray(x, dtype=np.float64)
+    if values.size >= SCIPY_FROM:
+        from scipy.special import gammaln
+
+        return np.asarray(gammaln(values), dtype=np.float64)
     flat = np.fromiter(map(math.lgamma, values.ravel().tolist()), dtype=np.float64, count=values.size)
     return flat.reshape(values.shape)
