@@ -68,7 +68,6 @@ class AttributeType(StrEnum):
             ) from None
 
 
-
 class NumberKind(StrEnum):
     """How a numeric attribute holds its numbers: whole numbers (``type = "integer"``, read as
     64-bit integers; a value with a fraction is refused) or reals (``type = "real"``, read as
@@ -316,12 +315,13 @@ class Schema:
             if isinstance(hierarchy, str):
                 hierarchy = str((path.parent / hierarchy).resolve())
             order = spec.get("order")
+            kind, numbers = declared_type(spec["type"], attribute=name)
             attributes.append(
                 Attribute(
                     name=name,
                     role=Role.parse(spec.get("role", Role.QUASI_IDENTIFIER), attribute=name),
-                    type=declared_type(spec["type"], attribute=name)[0],
-                    numbers=declared_type(spec["type"], attribute=name)[1],  # (both refuse a bad name alike)
+                    type=kind,
+                    numbers=numbers,
                     order=tuple(order) if order is not None else None,
                     hierarchy=hierarchy,
                     from_data=_markers(spec.get("from_data", []), f"schema file {path}: attribute '{name}'"),
