@@ -30,9 +30,12 @@ __all__ = ["bit_shifts", "division_dtype", "fits", "pack", "pack_bits", "span", 
 
 
 def span(sizes: Sequence[int]) -> float:
-    """Π max(s_j, 1), the number of keys, as a float (a product past the floats is infinity, quietly)."""
-    with np.errstate(over="ignore"):
-        return float(np.prod(np.asarray([max(int(s), 1) for s in sizes], dtype=float)))
+    """Π max(s_j, 1), the number of keys, as a float (a product past the floats is infinity)."""
+    total = math.prod(max(int(s), 1) for s in sizes)  # exact; a few sizes, as fast as NumPy's
+    try:
+        return float(total)
+    except OverflowError:
+        return math.inf
 
 
 def fits(sizes: Sequence[int], limit: float = 2.0**63) -> bool:
