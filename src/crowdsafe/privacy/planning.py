@@ -116,13 +116,19 @@ def largest_sampled_epsilon(*, epsilon1: float = 0.0, epsilon1_share: float = 0.
     def ok(eps: float) -> bool:
         return sampling_rate_below_one(eps, epsilon1 + epsilon1_share * eps)
 
-    lo, hi = epsilon1, (epsilon1 + 64.0) / (1.0 - epsilon1_share)
+    return _bisected(ok, epsilon1, (epsilon1 + 64.0) / (1.0 - epsilon1_share), below=True)[0]
+
+
+def _bisected(holds: Callable[[float], bool], lo: float, hi: float, *, below: bool) -> tuple[float, float]:
+    """``(lo, hi)`` halved over the doubles down to neighbours (or as near as halving gets), keeping
+    ``holds`` equal to ``below`` at the points taken as ``lo`` and unequal at those taken as ``hi``
+    (one boundary between them; the ends themselves are never evaluated)."""
     while math.nextafter(lo, math.inf) < hi:
         mid = lo + (hi - lo) / 2.0
         if mid <= lo or mid >= hi:
             break
-        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
-    return lo
+        lo, hi = (mid, hi) if holds(mid) == below else (lo, mid)
+    return lo, hi
 
 
 def rate_above_delta(epsilon: float, delta: float, epsilon1: float = 0.0) -> bool:
@@ -141,13 +147,8 @@ def smallest_sampled_epsilon(delta: float, *, epsilon1: float = 0.0, epsilon1_sh
     def ok(eps: float) -> bool:
         return rate_above_delta(eps, delta, epsilon1 + epsilon1_share * eps)
 
-    lo, hi = epsilon1, (epsilon1 + 64.0) / (1.0 - epsilon1_share)  # lo: β = 0; hi: β ≈ 1 > δ
-    while math.nextafter(lo, math.inf) < hi:
-        mid = lo + (hi - lo) / 2.0
-        if mid <= lo or mid >= hi:
-            break
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
-    return hi
+    # from β = 0 to β ≈ 1 > δ: the first ε that admits a rate above δ
+    return _bisected(ok, epsilon1, (epsilon1 + 64.0) / (1.0 - epsilon1_share), below=False)[1]
 
 
 def check_rate_above_delta(epsilon: float, delta: float, epsilon1: float = 0.0,
