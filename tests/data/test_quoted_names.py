@@ -71,3 +71,22 @@ def test_the_command_line_takes_the_name(tmp_path, capsys):
     assert cli.main(["check", str(path), "--qi", 'quo"te', "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert [a["name"] for a in report["attributes"]] == NAMES
+
+
+def test_a_view_and_a_release_with_a_quoted_name_read_back_as_written(tmp_path, monkeypatch, capsys):
+    """The readers of what crowdsafe wrote (a view's report and estimate, an attacked release)
+    read a header name holding a quote as written, as the data's reader does."""
+    from crowdsafe import cli
+    from crowdsafe.attacks.releases import read_release
+    from crowdsafe.perturb.view import _read_text
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d.csv").write_text('"quo""te",b\n1,x\n2,y\n1,y\n2,x\n', encoding="utf-8")
+    assert cli.main(["perturb", "d.csv", "--gamma", "0.2", "--d", "0.1", "--exploratory", "--seed", "1",
+                     "--out", "v/view.csv"]) == 0
+    assert "could not be" not in capsys.readouterr().err  # the report was written beside the view
+    assert _read_text(tmp_path / "v" / "view.csv").columns == ['quo"te', "b"]
+    assert cli.main(["report", "v/view.csv"]) == 0
+    assert cli.main(["publish", "d.csv", "--epsilon", "1", "--delta", "1e-6", "--scheme", "none", "--seed", "1",
+                     "--budget", "5,1e-5", "--ledger", "l.sqlite3", "--out", "r/r.csv"]) == 0
+    assert 'quo"te' in read_release(tmp_path / "r" / "r.csv").frame.columns

@@ -16,6 +16,7 @@ import polars as pl
 
 from crowdsafe.attacks.intersection import AttackedRelease
 from crowdsafe.csv_safety import escaped_by, unescape_frame
+from crowdsafe.data.io import with_written_names
 from crowdsafe.errors import InputError
 
 
@@ -56,7 +57,7 @@ def read_release(path: str | os.PathLike[str], name: str | None = None) -> Attac
         suffix = ".parquet" if kind == PARQUET else ".csv" if suffix not in (".parquet", ".pq") else suffix
     try:
         if suffix == ".csv":
-            frame = pl.read_csv(path, infer_schema=False, glob=False)
+            frame = with_written_names(pl.read_csv(path, infer_schema=False, glob=False), path)
             if escaped_by(_certificate_beside(path).get("format_notes") or ()):
                 frame = unescape_frame(frame)
         elif suffix in (".parquet", ".pq"):

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import polars as pl
 
@@ -39,6 +39,7 @@ CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".data", ".csv.gz", ".csv.zst", ".gz", "
 PARQUET_SUFFIXES = (".parquet", ".pq")
 _SEPARATORS = (",", ";", "\t", "|")
 _HEAD = 65536
+FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
 # Formats recognised by their first bytes, whatever the file's name: what is read and what is named.
 GZIP, ZSTD, PARQUET, TEXT = "gzip", "zstd", "parquet", "text"
@@ -263,6 +264,20 @@ def refuse_ragged_rows(path: Path, separator: str | None = None, has_header: boo
     error = ragged_row_error(path, separator, has_header)
     if error is not None:
         raise error
+
+
+def with_written_names(frame: FrameT, path: str | os.PathLike[str], separator: str = ",") -> FrameT:
+    """``frame`` (read by Polars from the CSV file at ``path``, or a scan of it) with its column
+    names as the header writes them when one holds a double quote: Polars keeps its doubling
+    (``"quo""te"`` read as ``quo""te``), :func:`header_names` reads it as written. For the readers
+    of releases and views, which read every cell as text."""
+    with open(path, "rb") as handle:
+        head = handle.read(_HEAD)
+    names = header_names(head, separator)
+    columns = frame.collect_schema().names() if isinstance(frame, pl.LazyFrame) else frame.columns
+    if not any('"' in n for n in names) or len(names) != len(columns):
+        return frame
+    return frame.rename(dict(zip(columns, names)))
 
 
 def header_names(head: bytes, separator: str | None = None) -> list[str]:
