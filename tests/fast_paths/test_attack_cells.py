@@ -79,6 +79,7 @@ def test_typical_cells_take_the_fast_path():
     assert_same_covers(got, CellReader(DOMAINS).read(cells, [0, 1, 2, 3]))
 
 
+@pytest.mark.slow  # over a second; in the full suite (quick loop: -m 'not slow')
 @settings(max_examples=200, deadline=None)
 @given(cell_columns(PLAIN + OTHER))
 def test_any_cells_read_as_the_reader_reads_them_or_go_to_it(case):

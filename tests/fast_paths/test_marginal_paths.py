@@ -67,6 +67,7 @@ def _deficit(classes: Counter, k: int) -> int:
     return sum(c * (k - c) for c in classes.values() if c < k)
 
 
+@pytest.mark.slow  # over a second; in the full suite (quick loop: -m 'not slow')
 @SETTINGS
 @given(data=tables(min_rows=1, max_rows=60, with_shape_hierarchy=True), k=st.integers(2, 8))
 def test_every_level_combination_at_once_matches_one_at_a_time(data, k):
@@ -166,6 +167,7 @@ def test_each_blocks_projections_are_the_base_table_raised_and_projected(data, k
     check(ProjectedTables(tables_), [])
 
 
+@pytest.mark.slow  # over a second; in the full suite (quick loop: -m 'not slow')
 @SETTINGS
 @given(data=tables(min_rows=1, max_rows=60, with_shape_hierarchy=True), k=st.integers(2, 8))
 def test_the_pairs_floor_is_a_lower_bound_and_exact_on_two_columns(data, k):
@@ -234,6 +236,7 @@ def _search_floors(data, k, scale):
     return search.floor.tolist(), pairs, deficits
 
 
+@pytest.mark.slow  # over a second; in the full suite (quick loop: -m 'not slow')
 @SETTINGS
 @given(data=tables(min_rows=1, max_rows=60, with_shape_hierarchy=True), k=st.integers(2, 8),
        scale=st.sampled_from([1.0, 30.0, 3000.0]))

@@ -52,6 +52,7 @@ def inputs(data):
     return cells, describe_attributes(data, cells)
 
 
+@pytest.mark.slow  # over a second; in the full suite (quick loop: -m 'not slow')
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
 @given(data=st.booleans().flatmap(lambda flat: tables(max_rows=120, with_shape_hierarchy=flat)),

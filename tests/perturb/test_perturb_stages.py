@@ -114,6 +114,7 @@ def test_per_attribute_insertions_are_uniform_over_the_domain_minus_the_data():
     assert chi_square_uniform(hits) > P_FLOOR
 
 
+@pytest.mark.slow  # over a second; in the full suite (quick loop: -m 'not slow')
 def test_the_mechanism_is_independent_bernoulli_per_tuple():
     """On a domain of 4 tuples, the view's distribution over all 16 subsets is the product of
     Bernoulli(α) for tuples of I and Bernoulli(β) for the others."""

@@ -71,6 +71,7 @@ def _many_classes(rows: int = 1_000_000) -> pl.DataFrame:
     return pl.DataFrame({"a": rng.integers(0, 100, rows), "b": rng.integers(0, 50, rows).astype(str)})
 
 
+@pytest.mark.slow  # over a second; in the full suite (quick loop: -m 'not slow')
 def test_thousands_of_classes_and_many_long_columns_stay_small():
     many = api.publish(_many_classes(), epsilon=1.0, seed=2, ledger=None, scheme="none")
     assert many.release.classes > 4000
@@ -105,6 +106,7 @@ def test_the_custodian_views_stay_small(tmp_path):
     assert "… and 19 more older entries" in html and "… and 2 more datasets" in html
 
 
+@pytest.mark.slow  # over a second; in the full suite (quick loop: -m 'not slow')
 def test_the_size_checks_catch_the_old_reprs(monkeypatch):
     """The default dataclass repr (what CheckReport printed) and a view without its limits
     (every class listed) are over the bounds."""
