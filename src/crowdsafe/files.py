@@ -208,8 +208,10 @@ def check_output_path(target: str | os.PathLike[str], suffixes: tuple[str, ...] 
 #: Bytes of a file name crowdsafe keeps free for the names it derives from it (``.certificate.json``
 #: for ``.csv``, ``.report.html``, a temporary file's ``.NAME.XXXXXXXX.tmp``).
 NAME_MARGIN = 32
-#: Where regular files are never written: the kernel's pseudo-files and the devices.
+#: Where regular files are never written: the kernel's pseudo-files and the devices (but
+#: ``/dev/shm``, a memory file system of regular files).
 _NOT_FOR_FILES = ("/proc", "/sys", "/dev")
+_FILES_UNDER_DEV = "/dev/shm"
 
 
 def check_writable(target: str | os.PathLike[str]) -> None:
@@ -222,7 +224,7 @@ def check_writable(target: str | os.PathLike[str]) -> None:
     target = Path(target)
     for place in (os.path.abspath(target), os.path.realpath(target)):
         top = next((t for t in _NOT_FOR_FILES if place == t or place.startswith(t + os.sep)), None)
-        if top is not None:
+        if top is not None and not place.startswith(_FILES_UNDER_DEV + os.sep):
             raise InputError(f"cannot write {target}: it is under {top}, where crowdsafe writes no file (regular "
                              "files only); choose another path")
     for parent in target.parents:
