@@ -10,7 +10,6 @@ a budget is a line of its history (no charge is ever erased).
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from crowdsafe.data import DEFAULT_MISSING, MissingPolicy, Schema, load
@@ -91,11 +90,11 @@ def change_budget(
 def ledger_report(ledger: LedgerSpec = DEFAULT_LEDGER, dataset: str | None = None) -> LedgerReport:
     """Everything in the ledger (or one dataset's budget and entries, by name or fingerprint), as
     a :class:`LedgerReport` (a dict; custodian-only)."""
-    from crowdsafe.privacy.ledger import Ledger, default_ledger_path, ledger_for
-    from crowdsafe.privacy.ledger_storage import SCHEMA_VERSION
+    from crowdsafe.privacy.ledger import Ledger, ledger_for
+    from crowdsafe.privacy.ledger_storage import SCHEMA_VERSION, ledger_path
 
     if ledger is not None and not isinstance(ledger, Ledger):  # showing one never makes one: an absent one is empty
-        path = default_ledger_path() if ledger == DEFAULT_LEDGER else Path(ledger).expanduser()
+        path = ledger_path(ledger)
         if not path.exists() and not path.is_symlink():
             if dataset is not None:
                 raise ParameterError(f"dataset {dataset!r} is not in the ledger {path} (there is none yet)")

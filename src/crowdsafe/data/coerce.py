@@ -19,7 +19,7 @@ from crowdsafe.data import decimal_comma as comma
 from crowdsafe.data.schema import AttributeType, NumberKind, Schema
 from crowdsafe.errors import SchemaError
 
-__all__ = ["coerce", "declared_numbers"]
+__all__ = ["coerce", "declared_numbers", "first_not_held"]
 
 
 def _first_bad(series: pl.Series, converted: pl.Series) -> tuple[Any, int]:
@@ -115,3 +115,16 @@ def declared_numbers(frame: pl.DataFrame, schema: Schema, source: str) -> pl.Dat
                 f"not a whole number of 64 bits (declare it type = \"real\" to keep fractions)")
         changes.append(whole.alias(name))
     return frame.with_columns(changes) if changes else frame
+
+
+def first_not_held(given: pl.Series, held: pl.Series) -> int | None:
+    """Where ``held`` (``given`` cast to a numeric column's type) first lost or changed a value of
+    ``given`` (0.5 cut to 0 or made missing in a column of integers, ``'abc'`` made missing); None
+    when it holds every one as it is. A public value list checked against a declared type: what
+    the type cannot hold is refused, never silently narrowed."""
+    lost = held.is_null() & given.is_not_null()
+    if given.dtype.is_float():
+        lost &= ~given.is_nan()
+    changed = (held.cast(pl.Float64, strict=False) != given.cast(pl.Float64, strict=False)).fill_null(False)
+    bad = lost | changed
+    return int(bad.arg_true()[0]) if bad.any() else None

@@ -69,13 +69,10 @@ def ledger_inputs(spec: LedgerSpec) -> list[Input]:
     files; nothing without a ledger. Only paths are computed: the ledger is not opened."""
     if spec is None:
         return []
-    from crowdsafe.privacy.ledger import DEFAULT, Ledger
-    from crowdsafe.privacy.ledger_storage import SIDE_FILES, default_ledger_path
+    from crowdsafe.privacy.ledger import Ledger
+    from crowdsafe.privacy.ledger_storage import SIDE_FILES, ledger_path
 
-    if isinstance(spec, Ledger):
-        path = spec.path
-    else:
-        path = default_ledger_path() if spec == DEFAULT else Path(spec).expanduser()
+    path = spec.path if isinstance(spec, Ledger) else ledger_path(spec)
     return [Input(path, "the ledger"),
             *(Input(Path(f"{path}{side}"), f"the ledger's {side.lstrip('-')} file") for side in SIDE_FILES)]
 

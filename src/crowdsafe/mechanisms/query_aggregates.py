@@ -15,6 +15,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.data import Dataset
+from crowdsafe.data.coerce import first_not_held
 from crowdsafe.errors import ParameterError, SchemaError
 from crowdsafe.mechanisms.contribution import bound_contributions
 from crowdsafe.mechanisms.query_language import Dimension, is_text
@@ -202,11 +203,9 @@ def cells_fit(column: str, values: Sequence[Any] | None, dtype: pl.DataType) -> 
     given = pl.Series(column, list(values), strict=False)
     if given.dtype == pl.String:
         given = given.str.strip_chars()
-    held = given.cast(dtype, strict=False)
-    same = held.cast(pl.Float64, strict=False) == given.cast(pl.Float64, strict=False)
-    bad = (held.is_null() & given.is_not_null()) | ~same.fill_null(True)
-    if bad.any():
-        value = list(values)[int(bad.arg_true()[0])]
+    at = first_not_held(given, given.cast(dtype, strict=False))
+    if at is not None:
+        value = list(values)[at]
         raise ParameterError(f"the cells of '{column}' include {value!r}, which its column ({dtype}) cannot hold: "
                              f"drop it, or declare '{column}' real in the schema (nothing was charged)",
                              parameter="query")

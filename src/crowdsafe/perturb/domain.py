@@ -37,6 +37,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.data import packing
+from crowdsafe.data.coerce import first_not_held
 from crowdsafe.data.encoding import encode_series
 from crowdsafe.data.missing import MissingPolicy
 from crowdsafe.errors import InputError, ParameterError, SchemaError
@@ -362,10 +363,8 @@ def exactly(given: pl.Series, cast: pl.Series, name: str, what: str) -> pl.Serie
     """``cast`` (``given`` in a column's type), refused when a number changed on the way (0.5 cut to
     0 in a column of integers): a public domain is never silently narrowed. From the declared
     values and the column's type alone."""
-    if cast.dtype.is_numeric() and given.dtype.is_float():
-        changed = (cast.cast(pl.Float64, strict=False) != given).fill_null(False) | (
-            cast.is_null() & given.is_not_null() & ~given.is_nan())
-        if changed.any():
-            raise ParameterError(f"the {what} of '{name}': {given[int(changed.arg_true()[0])]!r} cannot be held by "
-                                 f"its column ({cast.dtype}); drop it, or declare '{name}' real in the schema")
+    at = first_not_held(given, cast) if cast.dtype.is_numeric() and given.dtype.is_float() else None
+    if at is not None:
+        raise ParameterError(f"the {what} of '{name}': {given[at]!r} cannot be held by its column ({cast.dtype}); "
+                             f"drop it, or declare '{name}' real in the schema")
     return cast

@@ -356,9 +356,13 @@ def check_fields(data: Mapping[str, Any], version: int) -> None:
         if not required and data[name] is None:  # an optional field may be null (read as absent)
             continue
         if not fits(data[name]):
-            shown = repr(data[name])
-            shown = shown if len(shown) <= 60 else shown[:59] + "…"
-            raise InputError(f"certificate field {name!r} must be {expected}, got {shown}")
+            raise InputError(f"certificate field {name!r} must be {expected}, got {shown_value(data[name])}")
+
+
+def shown_value(value: Any) -> str:
+    """A malformed field's value as an error message shows it: its repr, cut to 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 def _component(cls: type[Certificate], data: dict[str, Any], index: int) -> Certificate:

@@ -50,7 +50,6 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, Union
 
 from crowdsafe.defaults import DEFAULT_LEDGER
@@ -76,6 +75,7 @@ from crowdsafe.privacy.ledger_storage import (
     SCHEMA_VERSION,
     create_private,
     default_ledger_path,
+    ledger_path,
     now,
 )
 from crowdsafe.privacy.ledger_totals import fits, spent_totals
@@ -93,7 +93,7 @@ class Ledger:
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
-        self.path = Path(path).expanduser() if path is not None else default_ledger_path()
+        self.path = ledger_path(path)
         if self.path.exists() and self.path.is_dir():
             raise InputError(f"ledger path {self.path} is a folder, expected a file")
         look(self.path)  # another application's database is refused before SQLite opens it to write

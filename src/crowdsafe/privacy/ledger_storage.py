@@ -124,6 +124,13 @@ def create_private(path: Path) -> None:
         )
 
 
+def ledger_path(spec: str | os.PathLike[str] | None) -> Path:
+    """The file a ledger is named by: the default location for None or ``"default"``
+    (:func:`default_ledger_path`), else the path given, ``~`` expanded (a ledger's path is the one
+    path crowdsafe expands: it is configuration, named the same way in every place it is used)."""
+    return default_ledger_path() if spec is None or spec == "default" else Path(spec).expanduser()
+
+
 def default_ledger_path() -> Path:
     """``$CROWDSAFE_LEDGER``, else the per-user data folder (see the module docstring)."""
     configured = os.environ.get(LEDGER_ENV)

@@ -25,6 +25,7 @@ import polars as pl
 
 from crowdsafe.data.level_words import by_level_name
 from crowdsafe.errors import InputError
+from crowdsafe.privacy.certificate import shown_value
 
 #: The certificate fields the report reads (every one is class (a), or the chosen scheme, (b)).
 PUBLIC_FIELDS = ("guarantee", "epsilon", "delta", "theorem", "reason", "assumptions", "mechanisms", "neighbours",
@@ -155,16 +156,11 @@ def check_shown_fields(certificate: Mapping[str, Any]) -> None:
               for i, m in enumerate(certificate.get("mechanisms") or ())]
     for name, value, expected in shown:
         if value is not None and not isinstance(value, Mapping):
-            raise InputError(f"certificate field {name!r} must be {expected}, got {_shown(value)}")
+            raise InputError(f"certificate field {name!r} must be {expected}, got {shown_value(value)}")
     named = parameters.get("quasi_identifiers")
     if named is not None and not (isinstance(named, list) and all(isinstance(c, str) for c in named)):
         raise InputError(f"certificate field 'parameters.quasi_identifiers' must be a list of strings or null, "
-                         f"got {_shown(named)}")
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:59] + "…"
+                         f"got {shown_value(named)}")
 
 
 def _number(value: float | None, digits: int = 4) -> str:
