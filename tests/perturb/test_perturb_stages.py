@@ -62,7 +62,7 @@ def test_inserted_indices_are_uniform_over_the_domain_minus_the_data(count):
     hits = np.zeros(m, dtype=np.int64)
     for _ in range(runs):
         drawn = stages.insert_indices(count, 0, m, existing, rng)
-        assert len(drawn) == count and len(np.unique(drawn)) == count
+        assert len(drawn) == count and (np.diff(drawn.astype(np.int64)) > 0).all()  # distinct, sorted
         hits += np.bincount(drawn.astype(np.int64), minlength=m)
     assert hits[existing.astype(np.int64)].sum() == 0
     assert hits[free].sum() == runs * count
@@ -77,7 +77,8 @@ def test_rejection_over_several_batches_stays_distinct_and_uniform():
     m, count = 1_000_000, 400_000
     existing = np.arange(0, m, 1000, dtype=np.uint64)
     drawn = stages.insert_indices(count, 0, m, existing, rng)
-    assert len(drawn) == count and len(sorted_unique(drawn)) == count
+    assert len(drawn) == count and (np.diff(drawn.astype(np.int64)) > 0).all()  # distinct, sorted
+    assert sorted_unique(np.array([3, 1, 3, 2, 1], dtype=np.uint64)).tolist() == [1, 2, 3]
     assert not np.isin(drawn, existing).any()
     bins = np.bincount((drawn // 100_000).astype(np.int64), minlength=10)
     assert chi_square_uniform(bins) > P_FLOOR
@@ -141,18 +142,41 @@ def test_the_mechanism_is_independent_bernoulli_per_tuple():
     assert stats.chisquare(observed, expected).pvalue > P_FLOOR
 
 
-def test_shuffle_hides_which_rows_are_kept():
-    """Kept tuples are not gathered at the start of the view."""
-    frame = pl.DataFrame({"a": np.arange(2000) % 40, "b": np.arange(2000) // 40})
+def test_the_view_lists_its_tuples_in_the_domains_order():
+    """Kept and inserted tuples are interleaved in the domain's order (the view is a set): a
+    row's position is a function of the published set, not of where the row came from."""
+    grid = pl.DataFrame({"a": np.arange(2000) % 40, "b": np.arange(2000) // 40})
+    frame = grid.filter((pl.col("a") + pl.col("b")) % 2 == 0)  # half the 40 x 50 grid: room to insert
     table = prepare(load(frame), exploratory=True)
     plan = plan_alpha_beta(table.n, table.domain.size, AlphaBetaPlanRequest(d=0.01, gamma=0.5, alpha=0.5, beta=0.2))
-    view = run(table, plan, Randomness(17)).frame
-    real = view.with_row_index().join(frame, on=["a", "b"], how="semi").get_column("index").to_numpy()
-    first_half = np.mean(real < view.height / 2)
-    assert abs(first_half - 0.5) < 4 * math.sqrt(0.25 / len(real))
+    view = run(table, plan, Randomness(17))
+    index = table.domain.index(view.codes).astype(np.int64)
+    assert (np.diff(index) > 0).all()
+    assert view.frame.equals(view.frame.sort(["a", "b"]))
+    real = view.frame.with_row_index().join(frame, on=["a", "b"], how="semi").get_column("index").to_numpy()
+    inserted = np.setdiff1d(np.arange(view.frame.height), real)
+    assert len(real) and len(inserted)
+    assert real.min() < inserted.max() and inserted.min() < real.max()  # interleaved, neither kind first
 
 
-def test_permutation_is_a_permutation():
-    order = stages.shuffle_order(1000, Randomness(18))
-    assert sorted(order.tolist()) == list(range(1000))
-    assert sorted_unique(np.array([3, 1, 3, 2, 1], dtype=np.uint64)).tolist() == [1, 2, 3]
+@pytest.mark.parametrize("seed", range(6))
+def test_the_merge_into_the_domains_order_matches_its_sorting_twin(seed):
+    """stages.in_domain_order (a linear merge) against its reference twin (a sort), on disjoint
+    sorted index sets of every shape: empty sides, all kept first, all inserted first, interleaved."""
+    gen = np.random.default_rng(seed)
+    universe = gen.permutation(200).astype(np.uint64)
+    cut = int(gen.integers(0, 201))
+    kept, inserted = np.sort(universe[:cut]), np.sort(universe[cut: cut + int(gen.integers(0, 201 - cut))])
+    for a, b in ((kept, inserted), (inserted, kept), (kept[:0], inserted), (kept, inserted[:0])):
+        merged = stages.in_domain_order(a, b)
+        assert merged.dtype == np.uint64
+        assert merged.tolist() == stages._in_domain_order_by_sort(a, b).tolist()
+
+
+def test_codes_past_64_bits_are_listed_in_the_domains_order():
+    """Past 2^64 tuples (no index) the codes are sorted column by column: the order the
+    mixed-radix index gives below 2^64 (its first attribute most significant)."""
+    codes = pl.DataFrame({"c0": [2, 0, 1, 0], "c1": [0, 5, 1, 2]}, schema={"c0": pl.UInt32, "c1": pl.UInt32})
+    ordered = stages.codes_in_domain_order(codes)
+    keys = ordered.get_column("c0").to_numpy().astype(np.int64) * 6 + ordered.get_column("c1").to_numpy()
+    assert (np.diff(keys) > 0).all() and ordered.height == codes.height

@@ -200,7 +200,7 @@ def register(app: typer.Typer) -> None:
         """Publish a (d, gamma)-private view by random deletion and insertion (the alpha-beta algorithm).
 
         Each distinct tuple is kept with probability alpha, each other tuple of the domain is inserted
-        with probability beta, and the view is shuffled. The guarantee needs a public domain for every
+        with probability beta, and the view lists its tuples in the domain's order. The guarantee needs a public domain for every
         attribute (--domains, or the schema's order or hierarchy leaves) and a public bound --max-rows
         on the rows, used in place of n; without them the run is refused (or, with --exploratory, runs
         with no formal guarantee). The view and its certificate (alpha, beta, the domains, the

@@ -7,7 +7,8 @@ m = Π |D_i| tuples, and a public bound N on its number of rows. Output: a view 
 2. contains each tuple of D \\ I independently with probability β — drawn as
    K ~ Binomial(m − |I|, β) distinct tuples uniform over D \\ I (mixed-radix indices with
    rejection; per-attribute draws when m ≥ 2^64), never materializing D;
-3. is shuffled, so kept and inserted tuples cannot be told apart;
+3. is written in the domain's order (a function of the published set alone), so kept and
+   inserted tuples cannot be told apart by position;
 
 published with the domains, α and β (in its certificate). For d ≤ γ the view is
 (d, γ)-private when α ≤ 1 − d/γ and β ≥ (d/γ)((1 − γ)/(1 − d))α; see
@@ -370,16 +371,13 @@ def run(table: Table, plan: AlphaBetaPlan, randomness: Randomness | int | None =
         kept = table.index[stages.keep_mask(table.n, plan.alpha, rng)]
         count = stages.binomial(domain.size - table.n, plan.beta, rng)
         inserted = stages.insert_indices(count, 0, domain.size, table.index, rng)
-        published = np.concatenate([kept, inserted])
-        published = published[stages.shuffle_order(len(published), rng)]
-        codes = domain.codes_of(published)
+        codes = domain.codes_of(stages.in_domain_order(kept, inserted))
     else:
         assert table.codes is not None
         kept_codes = table.codes.filter(pl.Series(stages.keep_mask(table.n, plan.alpha, rng)))
         count = stages.binomial(domain.size - table.n, plan.beta, rng)
         inserted_codes = stages.insert_tuples(count, domain.sizes, table.codes, rng)
-        both = pl.concat([kept_codes.cast(pl.UInt32), inserted_codes])
-        both = both[stages.shuffle_order(both.height, rng)]
+        both = stages.codes_in_domain_order(pl.concat([kept_codes.cast(pl.UInt32), inserted_codes]))
         codes = {a: both.get_column(f"c{i}").to_numpy() for i, a in enumerate(domain.attributes)}
     frame = domain.decode(codes)
     certificate = certify(table, plan, rng, view_rows=frame.height)
@@ -424,7 +422,7 @@ def certify(table: Table, plan: AlphaBetaPlan, randomness: Randomness, *, view_r
         {"step": "delete", "name": "keep each tuple with probability alpha", "parameters": {"alpha": plan.alpha}},
         {"step": "insert", "name": "insert each tuple of D \\ I with probability beta",
          "parameters": {"beta": plan.beta, "method": "Binomial count, distinct uniform draws"}},
-        {"step": "shuffle", "name": "uniform random order", "parameters": {}},
+        {"step": "order", "name": "rows in the domain's order", "parameters": {}},
     )
     assumptions = [
         ASSUME_TUPLE_INDEPENDENT,

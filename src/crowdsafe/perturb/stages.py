@@ -12,8 +12,8 @@ run the same stages:
   [0, m) into disjoint ranges and drawing Binomial(|range \\ I|, β) insertions in each gives
   the same distribution as one draw over D \\ I (independent Bernoulli(β) per tuple either way);
 - :func:`insert_tuples` — the fallback when m ≥ 2^64: per-attribute uniform draws of codes;
-- :func:`shuffle_order` — a uniform random permutation, so kept and inserted tuples cannot be
-  told apart by position.
+- :func:`in_domain_order` (and :func:`codes_in_domain_order` past 2^64) — the view's tuples in
+  the domain's order, so kept and inserted tuples cannot be told apart by position.
 
 Why Binomial + distinct uniform draws is the algorithm: inserting each of the N = |D \\ I|
 tuples independently with probability β is the same as drawing K ~ Binomial(N, β) and then a
@@ -71,7 +71,8 @@ def _without(sorted_values: np.ndarray, sorted_excluded: np.ndarray) -> np.ndarr
 
 
 def _uniform_distinct(count: int, low: int, high: int, excluded: np.ndarray, randomness: Randomness) -> np.ndarray:
-    """``count`` distinct indices uniform over [low, high) minus sorted ``excluded``, by rejection."""
+    """``count`` distinct indices uniform over [low, high) minus sorted ``excluded``, by rejection
+    (sorted in increasing order)."""
     generator = randomness.generator
     width = high - low
     available = width - len(excluded)
@@ -101,8 +102,8 @@ def insert_indices(
     of the available indices are to be inserted, the complement (the indices *not* inserted) is
     drawn instead and the range enumerated (:func:`_uniform_distinct_by_complement`), which stays
     fast as β approaches 1; the range is then at most about twice the output, so nothing large is
-    materialized. Otherwise rejection (:func:`_uniform_distinct`), the reference twin. The result is in no
-    particular order (shuffle the view afterwards).
+    materialized. Otherwise rejection (:func:`_uniform_distinct`), the reference twin. The result is
+    sorted in increasing order (both ways give it so: :func:`in_domain_order` relies on it).
     """
     if not 0 <= low < high <= 2**64:
         raise ParameterError(f"an index range must satisfy 0 <= low < high <= 2^64, got [{low}, {high})")
@@ -160,6 +161,37 @@ def insert_tuples(
     return accepted
 
 
-def shuffle_order(n: int, randomness: Randomness) -> np.ndarray:
-    """A uniform random permutation of range(n) (the published order of the view)."""
-    return randomness.generator.permutation(n)
+def in_domain_order(kept: np.ndarray, inserted: np.ndarray) -> np.ndarray:
+    """The view's indices in increasing order: ``kept`` and ``inserted`` merged (each sorted, and
+    disjoint: inserted tuples are drawn from D \\ I).
+
+    Why this order is safe: the view is a set (every tuple once), so its increasing order is a
+    function of the published set alone. A row's position then tells nothing about whether it
+    was kept or inserted — what a uniform random shuffle of the set also gives (both are
+    post-processing of the set, whose distribution the theorem is about) — with no coins
+    drawn and no random gather: decoding a view in the domain's order is about twice as fast
+    as decoding a shuffled one (docs/performance.md, "α-β perturbation"). A linear merge, whose
+    reference twin is :func:`_in_domain_order_by_sort` (tests/perturb/test_perturb_stages.py)."""
+    kept = np.asarray(kept, dtype=np.uint64)
+    inserted = np.asarray(inserted, dtype=np.uint64)
+    # each kept index lands after the inserted ones below it and the kept ones before it
+    at = np.searchsorted(inserted, kept) + np.arange(len(kept), dtype=np.int64)
+    merged = np.empty(len(kept) + len(inserted), dtype=np.uint64)
+    from_kept = np.zeros(len(merged), dtype=bool)
+    from_kept[at] = True
+    merged[at] = kept
+    merged[~from_kept] = inserted
+    return merged
+
+
+def _in_domain_order_by_sort(kept: np.ndarray, inserted: np.ndarray) -> np.ndarray:
+    """:func:`in_domain_order` by sorting both together: the reference twin."""
+    return np.sort(np.concatenate([np.asarray(kept, dtype=np.uint64), np.asarray(inserted, dtype=np.uint64)]))
+
+
+def codes_in_domain_order(codes: pl.DataFrame) -> pl.DataFrame:
+    """The view's code tuples (columns ``c0, c1, ...``) in the domain's order when m ≥ 2^64 and a
+    tuple has no 64-bit index: sorted by ``c0``, then ``c1``, ..., the order the mixed-radix
+    index gives when there is one (its first attribute is the most significant). A function of
+    the published set alone, as :func:`in_domain_order`."""
+    return codes.sort(codes.columns)

@@ -163,8 +163,8 @@ def view_guarantee_words(certificate: Mapping[str, Any]) -> tuple[str, ...]:
         f"in the data is at most γ = {_number(gamma)}, and never falls below d/γ = {_number(ratio)} times what it "
         "was. Tuples they already know for certain stay known; the promise is about every other tuple.",
         f"Each true tuple was kept with probability α = {_number(alpha)} and each other tuple of the public domain "
-        f"was inserted with probability β = {_number(beta)}; kept and inserted tuples are shuffled together and "
-        "cannot be told apart.",
+        f"was inserted with probability β = {_number(beta)}; kept and inserted tuples are listed together in the "
+        "domain's order and cannot be told apart.",
         f"As unbounded differential privacy (one tuple added or removed, within the same domain) the view is "
         f"ε-differentially private with ε = max(ln(α/β), ln((1−β)/(1−α))) = {_number(epsilon)} (δ = "
         f"{_number(certificate.get('delta'), 3)}): the probability of any outcome changes by at most a factor "

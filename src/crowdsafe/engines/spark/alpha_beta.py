@@ -19,7 +19,8 @@ one machine:
    stream, :class:`~crowdsafe.engines.spark.streams.PartitionStreams`): keep each tuple of I in
    the range with probability α (:func:`~crowdsafe.perturb.stages.keep_mask`), draw
    K_j ~ Binomial(|range_j \\ I|, β) and K_j distinct indices uniform over range_j \\ I
-   (:func:`~crowdsafe.perturb.stages.insert_indices`), shuffle, decode to values. Independent
+   (:func:`~crowdsafe.perturb.stages.insert_indices`), put them in the domain's order
+   (:func:`~crowdsafe.perturb.stages.in_domain_order`), decode to values. Independent
    Bernoulli(β) insertion of every tuple of D \\ I is the same distribution whether it is
    drawn over D at once or range by range (the binomials of disjoint ranges sum to
    Binomial(m − n, β), and uniform subsets of disjoint ranges make a uniform subset);
@@ -288,9 +289,7 @@ def run_spark(prepared: SparkInput, plan: AlphaBetaPlan, out: str | os.PathLike[
         kept = existing[stages.keep_mask(len(existing), alpha, stream)]
         count = stages.binomial((high - low) - len(existing), beta, stream)
         inserted = stages.insert_indices(count, low, high, existing, stream)
-        published = np.concatenate([kept, inserted])
-        published = published[stages.shuffle_order(len(published), stream)]
-        frame = domain.decode(domain.codes_of(published))
+        frame = domain.decode(domain.codes_of(stages.in_domain_order(kept, inserted)))
         return frame.to_arrow().cast(arrow_schema)
 
     def with_range(batches: Any) -> Any:
