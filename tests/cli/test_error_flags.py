@@ -188,9 +188,11 @@ REWORDED = [
      "knowledge, not from this data"),
     ("perturb/alpha_beta.py:duplicates_error",
      "some rows repeat another row's tuple over the published attributes; the alpha-beta algorithm publishes a "
-     "set: use duplicates='collapse' or publish an attribute that tells the rows apart", "duplicates",
+     "set: use duplicates='collapse' or publish an attribute that tells the rows apart (a custodian-only fact "
+     "about the data: duplicates='error' checks the data itself; nothing was charged)", "duplicates",
      "some rows repeat another row's tuple over the published attributes; the alpha-beta algorithm publishes a "
-     "set: use --duplicates collapse or publish an attribute that tells the rows apart"),
+     "set: use --duplicates collapse or publish an attribute that tells the rows apart (a custodian-only fact "
+     "about the data: --duplicates error checks the data itself; nothing was charged)"),
     ("perturb/domain.py:domain_missing_error",
      "no public domain for 'age', 'sex', 'zip', 'income': the (d, gamma) guarantee needs each attribute's "
      "values fixed before the data is read; declare them with domains={attribute: [values]}, an 'order' in the "

@@ -16,7 +16,7 @@ from crowdsafe.data import Schema, load
 from crowdsafe.data import decimal_comma as comma
 from crowdsafe.data.io import read_table
 from crowdsafe.data.schema_draft import draft_schema
-from crowdsafe.data.streamed_table import load_or_stream
+from crowdsafe.data.streamed_table import load_or_stream, read_streamed
 from crowdsafe.errors import SchemaError
 
 # a German spreadsheet export: Umsatz with a decimal comma and thousands points; Menge with
@@ -58,23 +58,78 @@ def test_a_semicolon_export_reads_its_decimal_commas_as_numbers_with_a_note(germ
                     "(decimal_comma=False) to read it as text")
 
 
-def test_a_reading_the_data_decided_makes_a_release_and_an_answer_unfit(german, tmp_path):
-    """An undeclared 'auto' read marks the columns it converted (the data decided how they are
-    read: one row with a comma changes how every value of the column is read); declaring the
-    reading removes the mark."""
+def test_a_reading_left_to_the_data_makes_a_release_and_an_answer_unfit(german, tmp_path):
+    """An undeclared 'auto' read (a ';' file, no decimal separator declared) marks every column
+    the values could turn into numbers, whether or not they did (one row with a comma changes how
+    every value of the column is read, and '1.234' is 1.234 or 1234 by the same rule); declaring
+    the reading removes the mark."""
     from crowdsafe import api
     from crowdsafe.data.schema import READ_DECIMAL_COMMA
 
     auto = load(german)
-    assert READ_DECIMAL_COMMA in auto.schema["Umsatz"].from_data
+    for column in ("Umsatz", "Menge", "Kunde", "Ort"):  # converted or not: all left to the values
+        assert READ_DECIMAL_COMMA in auto.schema[column].from_data
     assert READ_DECIMAL_COMMA not in load(german, decimal_comma=True).schema["Umsatz"].from_data
+    assert READ_DECIMAL_COMMA not in load(german, decimal_comma=False).schema["Menge"].from_data
     answer = api.query(german, "sum(Umsatz) clamp 0..100000", epsilon=1.0, ledger=None, randomness=1)
-    assert any("reading decided by the data: 'Umsatz'" in r for r in answer.unreviewed_reasons)
+    assert any("decimal separator not declared: 'Umsatz'" in r for r in answer.unreviewed_reasons)
     declared = api.query(german, "sum(Umsatz) clamp 0..100000", epsilon=1.0, ledger=None, randomness=1,
                          decimal_comma=True)
-    assert not any("reading decided" in r for r in declared.unreviewed_reasons)
+    assert not any("decimal separator" in r for r in declared.unreviewed_reasons)
     publication = api.publish(german, epsilon=1.0, delta=1e-4, ledger=None, seed=1, columns=["Umsatz", "Ort"])
-    assert any("reading decided by the data: 'Umsatz'" in r for r in publication.certificate.unfit_reasons)
+    assert any("decimal separator not declared: 'Ort', 'Umsatz'" in r for r in publication.certificate.unfit_reasons)
+
+
+SCHEMA_REAL = '[attributes.Kunde]\ntype = "categorical"\nrole = "identifier"\n[attributes.Umsatz]\ntype = "real"\n' \
+    'role = "sensitive"\n[attributes.Menge]\ntype = "integer"\n[attributes.Ort]\ntype = "categorical"\n'
+
+
+def _marks_and_reasons(tmp_path, rows: str, name: str) -> tuple[dict, list]:
+    """The unreviewed markers and unfit reasons of a seeded answer on a ';' file with a declared
+    schema and no declared decimal separator (read whole, and batch by batch)."""
+    from crowdsafe import api
+
+    path = tmp_path / f"{name}.csv"
+    path.write_text("Kunde;Umsatz;Menge;Ort\n" + rows, encoding="utf-8")
+    schema = Schema.from_toml(_toml(tmp_path, SCHEMA_REAL))
+    answer = api.query(path, "mean(Umsatz) clamp 0..100", epsilon=1.0, ledger=None, randomness=1, schema=schema)
+    whole, streamed = load(path, schema=schema), read_streamed(path, schema=schema)
+    assert streamed is not None
+    marks = {a.name: a.from_data for a in whole.schema.attributes}
+    assert marks == {a.name: a.from_data for a in streamed.domain.schema.attributes}
+    return marks, [answer.unreviewed_schema, answer.unreviewed_reasons]
+
+
+def test_the_mark_is_the_same_whether_or_not_a_row_holds_a_comma(tmp_path):
+    """D: every amount whole; D plus one row written 40,5. A declared 'real' column of a ';'
+    file whose decimal separator nobody declared is marked on both tables alike: the mark comes
+    from the header and the schema, never from whether some value holds a comma."""
+    rows = "".join(f"K{i};{i % 50};{i % 7};{['Köln', 'Bonn'][i % 2]}\n" for i in range(40))
+    on_d_minus = _marks_and_reasons(tmp_path, rows, "d_minus")
+    on_d = _marks_and_reasons(tmp_path, rows + "K99;40,5;3;Bonn\n", "d")
+    assert on_d == on_d_minus
+    assert on_d[1][0] == {"Umsatz": ("reading decimal comma",)}
+
+
+def test_a_mark_set_by_the_values_is_caught(tmp_path, monkeypatch):
+    """The broken variant: only the columns the values converted are marked (as before this
+    check); the comparison above then sees D marked and D- not."""
+    from crowdsafe.data import io, streamed_table
+
+    real = io.tidied_text
+
+    def tidied(frame, declared, reading="off"):
+        out, commas = real(frame, declared, reading)
+        tidied.commas = commas
+        return out, commas
+
+    monkeypatch.setattr(io, "tidied_text", tidied)
+    monkeypatch.setattr(streamed_table, "tidied_text", tidied)
+    monkeypatch.setattr(comma, "undeclared", lambda names, text, reading: list(tidied.commas) if reading == "auto"
+                        else [])
+    rows = "".join(f"K{i};{i % 50};{i % 7};{['Köln', 'Bonn'][i % 2]}\n" for i in range(40))
+    assert _marks_and_reasons(tmp_path, rows, "d_minus") != _marks_and_reasons(tmp_path, rows + "K99;40,5;3;Bonn\n",
+                                                                               "d")
 
 
 def test_forced_reads_thousands_points_and_prints_no_note(german, capsys):
@@ -108,8 +163,10 @@ def test_a_declared_number_written_with_a_comma_gets_a_hint(tmp_path):
         load(path, schema=declared)
     assert str(caught.value) == (
         f"column 'amount' is declared numeric but row 1 of {path} holds the non-numeric value '35309,24': a decimal "
-        "comma? give --decimal-comma (decimal_comma=True), or [csv] decimal_comma = true in the schema")
-    with pytest.raises(SchemaError, match="holds the non-numeric value 'n/a'$"):  # no hint for other text
+        "comma? give --decimal-comma (decimal_comma=True), or [csv] decimal_comma = true in the schema; a "
+        "custodian-only fact about the data: the table cannot be read as its schema declares, nothing was charged")
+    # no hint for other text
+    with pytest.raises(SchemaError, match="holds the non-numeric value 'n/a'; a custodian-only"):
         path.write_text('id,amount\n1,n/a\n')
         load(path, schema=declared)
 
@@ -138,6 +195,22 @@ def test_the_schema_draft_types_it_numeric_and_says_how_to_read(german):
     path.write_text(text)
     assert Schema.from_toml(path).decimal_comma is True
     assert load(german, schema=path).frame.get_column("Menge").head(3).to_list() == [1234, 2000, 7]
+
+
+def test_a_draft_of_a_semicolon_file_without_commas_declares_decimal_points(tmp_path):
+    """A ';' file whose numbers hold no comma: the draft says `decimal_comma = false` (else every
+    column of a release made with the reviewed schema stays marked: its reading left to the
+    values), and a comma-separated file's draft says nothing (nothing is left to the values)."""
+    path = tmp_path / "points.csv"
+    path.write_text("Kunde;Menge;Ort\n" + "".join(f"K{i};{i * 3};{['Köln', 'Bonn'][i % 2]}\n" for i in range(30)))
+    draft = draft_schema(path)
+    assert draft.decimal_comma is False and "[csv]\ndecimal_comma = false\n" in draft.to_toml()
+    schema = tmp_path / "points.toml"
+    schema.write_text(draft.to_toml())
+    assert load(path, schema=schema).schema.unreviewed(["Kunde", "Menge", "Ort"], ["reading"]) == {}
+    commas = tmp_path / "commas.csv"
+    commas.write_text("Kunde,Menge\n" + "".join(f"K{i},{i * 3}\n" for i in range(30)))
+    assert draft_schema(commas).decimal_comma is None and "[csv]" not in draft_schema(commas).to_toml()
 
 
 def test_a_draft_of_a_comma_file_says_to_give_the_flag(tmp_path):

@@ -130,8 +130,12 @@ def test_seeded_runs_reproduce_and_are_not_fit_for_release():
     second = perturb(load(frame), CERTIFIED, randomness=5)
     assert first.view.frame.equals(second.view.frame)
     assert not first.view.certificate.fit_for_release
-    secure = perturb(load(frame), CERTIFIED)
+    declared = load(frame, schema=Schema.of({"a": "integer", "b": "integer"}))
+    secure = perturb(declared, CERTIFIED)
     assert secure.view.certificate.fit_for_release and not secure.view.certificate.seeded
+    # without a declared schema the types were inferred: the view is not fit for release either
+    inferred = perturb(load(frame), CERTIFIED).view.certificate
+    assert not inferred.fit_for_release and any("schema inferred" in r for r in inferred.unfit_reasons)
 
 
 def test_the_certificate_states_the_guarantee_and_its_limits():

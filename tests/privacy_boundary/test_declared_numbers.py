@@ -249,3 +249,48 @@ def test_the_spark_engine_holds_the_declared_type_too(tmp_path):
         released = pl.read_parquet(folder / "out" / "r.parquet")
         seen.append((out["mechanism"], out["noise_scale"], released.schema["hours"]))
     assert seen[0] == seen[1] and seen[0][2] == pl.Float64
+
+
+def _undeclared_runs(folder: Path) -> dict[str, Any]:
+    """A query and an α-β view of ``folder``'s CSV with no schema (every type inferred from the
+    values), unseeded: what each says of its fitness for release."""
+    found: dict[str, Any] = {}
+    for text in ("sum(hours) clamp 30..50", "quantile(hours, 0.5) clamp 0..99"):
+        code, out, err = _run(folder, ["query", "data.csv", text, "--epsilon", "1", "--no-ledger", "--json"])
+        assert code == 0, err
+        fit = out["randomness"]["fit_for_release"] and "unfit_reasons" not in out
+        found[text] = (fit, out.get("unreviewed_schema"), out.get("unfit_reasons"))
+    # whole hours: a list both an inferred integer and an inferred real column can hold
+    (folder / "whole.json").write_text(json.dumps({"sex": ["F", "M"], "hours": list(range(20, 60))}), encoding="utf-8")
+    code, _, err = _run(folder, ["perturb", "data.csv", "--gamma", "0.2", "--d", "0.1", "--attributes", "sex,hours",
+                                 "--domains", "whole.json", "--max-rows", "1000", "--out", "out/view.csv"])
+    assert code == 0, err
+    certificate = json.loads((folder / "out" / "view.certificate.json").read_text(encoding="utf-8"))
+    found["perturb"] = (certificate["fit_for_release"], certificate.get("unreviewed_schema"),
+                        certificate.get("unfit_reasons"))
+    return found
+
+
+def test_without_a_schema_queries_and_views_are_not_fit_for_release_on_either_table(tmp_path):
+    """With no schema, one row of 40.5 makes the inferred column reals: the query's grid, its
+    sensitivity and candidates, the view's domain type and cells all follow the values. Nothing
+    can make that data-independent, so both tables' runs say the same thing: not fit for
+    release, schema inferred (as publish says of an inferred schema)."""
+    d, d_minus = _pair(tmp_path, "40.5", "real")
+    on_d, on_minus = _undeclared_runs(d), _undeclared_runs(d_minus)
+    assert on_d == on_minus
+    for fit, markers, reasons in on_d.values():
+        assert fit is False and "hours" in markers
+        assert any(r.startswith("schema inferred from the data") for r in reasons)
+
+
+def test_the_inferred_types_passing_as_declared_is_caught(tmp_path, monkeypatch):
+    """The broken variant: the runs ask only for the reading markers, not the inferred type (as
+    before this check): D's unseeded query and view then claim to be fit for release."""
+    from crowdsafe.data.schema import Schema
+
+    real = Schema.unreviewed
+    monkeypatch.setattr(Schema, "unreviewed", lambda self, names, keys=None: real(
+        self, names, [k for k in keys if k != "type"] if keys is not None else None))
+    d, _ = _pair(tmp_path, "40.5", "real")
+    assert any(fit for fit, _, _ in _undeclared_runs(d).values())

@@ -27,6 +27,12 @@ def _first_bad(series: pl.Series, converted: pl.Series) -> tuple[Any, int]:
     return series[int(bad[0])], int(bad[0]) + 1
 
 
+#: What every refusal of a value its column's declared type cannot hold ends with: the message names
+#: a row and a value of the table, for the custodian who runs it (docs/privacy-boundary.md).
+NOT_AS_DECLARED = ("; a custodian-only fact about the data: the table cannot be read as its schema declares, "
+                   "nothing was charged")
+
+
 def numbers(text: pl.Series, decimal_comma: bool) -> pl.Series:
     """Text (blanks stripped) as integers, else floats; with ``decimal_comma``, each value must be
     written with one (:data:`crowdsafe.data.decimal_comma.PATTERN`). A value that is not a number
@@ -57,10 +63,10 @@ def coerce(frame: pl.DataFrame, schema: Schema, source: str) -> pl.DataFrame:
                     raise SchemaError(
                         f"column '{attribute.name}' is declared numeric but row {row} of {source} holds {value!r}, "
                         "which is not a number written with a decimal comma (the reading asked for: "
-                        "--decimal-comma or [csv] decimal_comma = true)")
+                        f"--decimal-comma or [csv] decimal_comma = true){NOT_AS_DECLARED}")
                 raise SchemaError(
                     f"column '{attribute.name}' is declared numeric but row {row} of {source} "
-                    f"holds the non-numeric value {value!r}{comma.hint(value)}"
+                    f"holds the non-numeric value {value!r}{comma.hint(value)}{NOT_AS_DECLARED}"
                 )
             changes.append(converted.alias(attribute.name))
         elif attribute.type is AttributeType.DATE and dtype != pl.Date:
@@ -73,7 +79,7 @@ def coerce(frame: pl.DataFrame, schema: Schema, source: str) -> pl.DataFrame:
                 value, row = _first_bad(text, converted)
                 raise SchemaError(
                     f"column '{attribute.name}' is declared a date but row {row} of {source} "
-                    f"holds {value!r}, which is not a date (expected YYYY-MM-DD)"
+                    f"holds {value!r}, which is not a date (expected YYYY-MM-DD){NOT_AS_DECLARED}"
                 )
             changes.append(converted.alias(attribute.name))
     frame = frame.with_columns(changes) if changes else frame
@@ -112,7 +118,7 @@ def declared_numbers(frame: pl.DataFrame, schema: Schema, source: str) -> pl.Dat
             row = int(bad.arg_true()[0])
             raise SchemaError(
                 f"column '{name}' is declared integer but row {row + 1} of {source} holds {series[row]!r}, which is "
-                f"not a whole number of 64 bits (declare it type = \"real\" to keep fractions)")
+                f"not a whole number of 64 bits (declare it type = \"real\" to keep fractions){NOT_AS_DECLARED}")
         changes.append(whole.alias(name))
     return frame.with_columns(changes) if changes else frame
 

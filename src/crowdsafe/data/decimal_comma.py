@@ -22,12 +22,14 @@ values decides, so a file read whole and one read batch by batch
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from typing import Literal
 
 import polars as pl
 
-__all__ = ["PATTERN", "Mode", "columns", "hint", "mode", "note", "number_text"]
+from crowdsafe.data.column_words import is_code_name
+
+__all__ = ["PATTERN", "Mode", "columns", "hint", "mode", "note", "number_text", "undeclared"]
 
 Mode = Literal["off", "auto", "on"]
 
@@ -41,6 +43,19 @@ def mode(separator: str, decimal_comma: bool | None) -> Mode:
     if decimal_comma is None:
         return "auto" if separator == ";" else "off"
     return "on" if decimal_comma else "off"
+
+
+def undeclared(names: Iterable[str], text: Collection[str], reading: Mode) -> list[str]:
+    """The columns whose reading an ``"auto"`` read leaves to the data (none in another mode):
+    every column of the file but the declared text ones (``text``) and those named like a postal
+    code (kept as text). Whether such a column is read with a decimal comma (and ``1.234`` as
+    1234) depends on its values, so one row written ``40,5`` changes how every value is read.
+    Which columns these are comes from the header and the schema alone, never from a value, so
+    the mark they get (:meth:`crowdsafe.data.schema.Schema.marked_read`) is the same on
+    neighbouring tables; the note (:func:`note`) names the columns the values did convert."""
+    if reading != "auto":
+        return []
+    return [c for c in names if c not in text and not is_code_name(c)]
 
 
 def number_text(text: pl.Expr) -> pl.Expr:

@@ -382,7 +382,7 @@ class TableRead:
     frame: pl.DataFrame
     decimal_comma: tuple[str, ...] = ()
     unusable: Mapping[str, str] = field(default_factory=dict)
-    #: the columns the data decided to read with a decimal comma (an undeclared "auto" read)
+    #: the columns whose reading an undeclared "auto" read left to the data (:func:`comma.undeclared`)
     decided: tuple[str, ...] = ()
 
 
@@ -424,8 +424,8 @@ def read_file(
         if unescape_formulas:
             frame = unescape_frame(frame)
         frame, commas = tidied_text(frame, set(text_columns), reading)
-        decided = tuple(commas) if reading == "auto" else ()
-        if decided:
+        decided = tuple(comma.undeclared(frame.columns, set(text_columns), reading))
+        if commas and reading == "auto":
             print(f"crowdsafe: note: {comma.note(str(path), commas)}", file=sys.stderr)
         return TableRead(frame, tuple(commas), decided=decided)
     raise InputError(f"cannot tell the format of {path}: use a .csv or .parquet file name")

@@ -101,8 +101,9 @@ def declared_type(type_name: str, *, attribute: str = "") -> tuple[AttributeType
 
 #: The schema keys a ``from_data`` marker may concern (the first word of each of its entries).
 MARKED_KEYS = ("hierarchy", "order", "type", "role", "reading")
-#: The marker of a column whose numbers were read with a decimal comma because its values looked so
-#: (an undeclared ``"auto"`` read, :mod:`crowdsafe.data.decimal_comma`): how it is read was decided by the data.
+#: The marker of a column whose reading an undeclared ``"auto"`` read (a ``;`` file, no decimal separator
+#: declared) left to its values (:func:`crowdsafe.data.decimal_comma.undeclared`): set from the header and
+#: the schema, whatever the values.
 READ_DECIMAL_COMMA = "reading decimal comma"
 #: The marker of an attribute nobody declared (:meth:`Schema.was_inferred`): its type was read from its values.
 INFERRED_TYPE = "type inferred"
@@ -331,8 +332,8 @@ class Schema:
                    decimal_comma=_csv_options(document.get("csv", {}), f"schema file {path}"))
 
     def marked_read(self, columns: Iterable[str]) -> Schema:
-        """This schema with :data:`READ_DECIMAL_COMMA` among the markers of ``columns`` (read with a
-        decimal comma because their values looked so): their reading is a fact about the data."""
+        """This schema with :data:`READ_DECIMAL_COMMA` among the markers of ``columns`` (whose
+        reading, a decimal comma or not, the values decide): how they are read depends on the data."""
         chosen = set(columns)
         if not chosen:
             return self

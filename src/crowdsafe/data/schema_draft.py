@@ -168,30 +168,35 @@ def draft_schema(data: Any, *, separator: str | None = None, label: str | None =
     the numbers the same way without looking). A column of a type crowdsafe cannot use (nested,
     binary...) is drafted ``role = "identifier"`` (dropped before any release), with a comment.
     Custodian-only: the result reads the data (see the module's docstring for every rule)."""
-    frame, source, renames, commas, unusable = _read(data, separator, decimal_comma)
+    frame, source, renames, commas, unusable, undeclared = _read(data, separator, decimal_comma)
     notes = _awkward_names([*frame.columns, *unusable])
     drafted = {name: _attribute(name, frame.get_column(name)) for name in frame.columns}
     for name, kind in unusable.items():
         drafted[name] = AttributeDraft(name, Role.IDENTIFIER, AttributeType.CATEGORICAL, notes=(
             f"{kind}: crowdsafe cannot use it, so it is declared an identifier (dropped before any release)",))
     attributes = tuple(drafted.values())
-    reading = decimal_comma if decimal_comma is not None else (True if commas else None)
+    # a ';' file read with nothing said leaves each column's reading to its values: the draft says it
+    reading = decimal_comma if decimal_comma is not None else (bool(commas) if undeclared else None)
     if commas:
         notes.append(f"numbers written with a decimal comma (1.234,5) in {', '.join(map(repr, commas))}: "
                      "[csv] decimal_comma = true reads them so")
+    elif reading is False and decimal_comma is None:
+        notes.append("a ';'-separated file with no number written with a decimal comma: [csv] decimal_comma = false "
+                     "reads decimal points only (say true if the file writes 1.234,5)")
     return SchemaDraft(attributes, label or source, tuple(renames), tuple(notes), reading)
 
 
 def _read(data: Any, separator: str | None, decimal_comma: bool | None
-          ) -> tuple[pl.DataFrame, str, list[Rename], list[str], dict[str, str]]:
+          ) -> tuple[pl.DataFrame, str, list[Rename], list[str], dict[str, str], bool]:
     """The table as text-faithful as possible: code columns (ZIP...) as text, with the renames,
-    the columns read with a decimal comma, and those set aside for their type."""
+    the columns read with a decimal comma, those set aside for their type, and whether the read
+    left columns' reading to their values (a ``;`` file, nothing said)."""
     frame = as_frame(data)
     if frame is not None:
         from crowdsafe.data.column_types import usable_frame
 
         frame, unusable = usable_frame(frame)
-        return _codes_as_text(frame), "the data", [], [], unusable
+        return _codes_as_text(frame), "the data", [], [], unusable, False
     from crowdsafe.data.sources import read_source
 
     if isinstance(data, (str, os.PathLike)) and Path(data).exists():
@@ -201,9 +206,9 @@ def _read(data: Any, separator: str | None, decimal_comma: bool | None
         # a CSV file's codes (ZIP, PLZ...) are read as text, so leading zeros are kept (crowdsafe.data.io)
         read = read_file(path, separator=separator, decimal_comma=decimal_comma)
         return (_codes_as_text(read.frame), path.name, [r for r in renames if r.reason != "blanks around the name"],
-                list(read.decimal_comma), dict(read.unusable))
+                list(read.decimal_comma), dict(read.unusable), bool(read.decided))
     source = read_source(data)
-    return _codes_as_text(source.frame), source.label, [], [], dict(source.unusable)
+    return _codes_as_text(source.frame), source.label, [], [], dict(source.unusable), bool(source.read_by_data)
 
 
 def _codes_as_text(frame: pl.DataFrame) -> pl.DataFrame:

@@ -59,7 +59,7 @@ class Source:
     missing_leaves: bool = False
     loaded: Dataset | None = None
     unusable: Mapping[str, str] = field(default_factory=dict)
-    #: columns whose reading the data decided (a decimal comma found in an undeclared ``;`` file):
+    #: columns whose reading an undeclared ``;`` file leaves to the data (a decimal comma or not):
     #: the schema marks them (:meth:`~crowdsafe.data.schema.Schema.marked_read`)
     read_by_data: tuple[str, ...] = ()
 

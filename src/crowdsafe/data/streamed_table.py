@@ -294,7 +294,8 @@ def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
     if commas and reading == "auto":
         print(f"crowdsafe: note: {comma.note(str(path), commas)}", file=sys.stderr)
     table_schema = complete_schema(schema, tidied) if schema is not None else Schema.infer(tidied)
-    decided = commas if reading == "auto" else []  # the data decided how these are read: marked, as read whole
+    # the columns whose reading the data decides (from the header and the schema): marked, as read whole
+    decided = comma.undeclared(tidied.columns, set(text_columns), reading) if is_csv else []
     try:
         typed = coerce(tidied.select(table_schema.names), table_schema, str(path)) if schema is not None else tidied
     except CrowdsafeError:

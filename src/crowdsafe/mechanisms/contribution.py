@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from crowdsafe.errors import ParameterError
 from crowdsafe.mechanisms.sensitivity import check_rows_per_person
 from crowdsafe.randomness import Randomness
 
@@ -48,3 +49,15 @@ def bound_contributions(
     rank = pl.col(_RANDOM_KEY).rank(method="ordinal").over(person_column)
     kept = ranked.filter(pl.col(person_column).is_null() | (rank <= max_rows)).drop(_RANDOM_KEY)
     return Bounded(kept, frame.height - kept.height)
+
+
+def row_unit_refusal(person_id: str, command: str) -> ParameterError:
+    """The refusal of a command whose guarantee is per row (``publish``: Li, Qardaji and Su 2012;
+    ``perturb``: Rastogi, Suciu and Hong 2007) on a table whose schema names a person identifier:
+    there one person may own several rows, and a guarantee about one row added or removed does
+    not cover a person. From the schema alone (public), before anything is read or charged."""
+    return ParameterError(
+        f"the schema names a person identifier ('{person_id}'), so a person may own several rows, and "
+        f"{command}'s guarantee protects one row, not a person with several; give a table with one row per "
+        "person and leave person_id out of its schema (crowdsafe query bounds each person's rows with "
+        f"--max-rows-per-person; {command} does not)", parameter="schema")

@@ -148,12 +148,15 @@ def answer_query(
 
 def unreviewed_orders(dataset: Dataset, plan: QueryPlan) -> dict[str, tuple[str, ...]]:
     """The ``from_data`` markers of the schema orders a histogram took its public cells from, and of
-    every column the query reads whose reading the data decided (a decimal comma found in an
-    undeclared file) (:meth:`crowdsafe.data.schema.Schema.unreviewed`). From the schema and the
-    plan alone (public); any makes the answer not fit for release."""
+    every column the query reads whose type or reading the data decided: a type nobody declared
+    (inferred from the values: one row of text or with a fraction changes the grid, the
+    sensitivity and the candidates the mechanism uses), a decimal comma found in an undeclared
+    file, numbers read as integers or reals by their values
+    (:meth:`crowdsafe.data.schema.Schema.unreviewed`). From the schema and the plan alone
+    (public); any makes the answer not fit for release."""
     used = [d.column for d, (_, source) in zip(plan.query.dimensions, plan.domains) if source == SCHEMA_ORDER]
     found = dataset.schema.unreviewed(used, ["order"])
-    for column, read in dataset.schema.unreviewed(plan.query.columns, ["reading"]).items():
+    for column, read in dataset.schema.unreviewed(plan.query.columns, ["type", "reading"]).items():
         found[column] = (*found.get(column, ()), *read)
     return found
 

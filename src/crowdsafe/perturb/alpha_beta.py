@@ -300,7 +300,8 @@ def duplicates_error() -> ParameterError:
     return ParameterError(
         "some rows repeat another row's tuple over the published attributes; "
         "the alpha-beta algorithm publishes a set: use duplicates='collapse' "
-        "or publish an attribute that tells the rows apart", parameter="duplicates",
+        "or publish an attribute that tells the rows apart (a custodian-only fact about the data: "
+        "duplicates='error' checks the data itself; nothing was charged)", parameter="duplicates",
     )
 
 

@@ -375,7 +375,7 @@ def _component(cls: type[Certificate], data: dict[str, Any], index: int) -> Cert
 
 #: The marker of a column nobody declared (crowdsafe.data.schema.INFERRED_TYPE; privacy/ imports no data code).
 _INFERRED_TYPE = "type inferred"
-#: The marker of a column read with a decimal comma because its values looked so (crowdsafe.data.schema).
+#: The marker of a column whose reading an undeclared ';' file left to its values (crowdsafe.data.schema).
 _READ_DECIMAL_COMMA = "reading decimal comma"
 #: The marker of a numeric column declared without integer or real (crowdsafe.data.schema.NUMBERS_FROM_DATA).
 _NUMBERS_FROM_DATA = 'reading integers or reals by the values (declare type = "integer" or "real")'
@@ -403,8 +403,9 @@ def unreviewed_reasons(markers: Mapping[str, Sequence[str]]) -> list[str]:
                        "(crowdsafe schema draft DATA --out schema.toml)")
     if decided:
         listed = ", ".join(f"'{c}'" for c in decided)
-        reasons.append(f"reading decided by the data: {listed} read with a decimal comma because the values looked so "
-                       "(one row can change how every value is read); declare it with --decimal-comma or "
+        reasons.append(f"decimal separator not declared: {listed} read from a ';'-separated file whose decimal "
+                       "separator nobody declared, so whether a value such as 40,5 is one number is read from the "
+                       "values (one row can change how every value is read); declare it with --decimal-comma or "
                        "[csv] decimal_comma = true in the schema, or --no-decimal-comma")
     if numbers:
         listed = ", ".join(f"'{c}'" for c in numbers)
