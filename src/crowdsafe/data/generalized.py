@@ -280,6 +280,8 @@ class AttributeDomain:
                 code = int(hits[0]) if len(hits) else None
         if code is not None:
             return CellKind.VALUE, np.array([code], dtype=np.uint32)
+        if stripped == MISSING_LABEL and self._null_code is not None:  # how a set shows its missing member
+            return CellKind.MISSING, np.array([self._null_code], dtype=np.uint32)
         node = self._node_of_text.get(stripped)
         if node is not None:
             order, starts = self._node_leaves[node[0]]
