@@ -117,6 +117,19 @@ def test_perturb_writes_view_and_certificate_then_estimate_reads_them(capsys, da
     assert len(rows) == json.loads(stdout)["equality"]["queries"] > 0
     assert {"attributes", "estimate", "error", "n_view", "n_domain"} <= set(rows[0])
 
+    # the queries' estimates written to --out (the option was silently ignored without --equality)
+    listed = tmp_path / "estimates.csv"
+    code, stdout, err = run_command(capsys, "estimate", str(out), "count where region = 'north'", "count",
+                                    "--out", str(listed), "--json")
+    assert code == 0, err
+    with open(listed, newline="") as handle:
+        written = list(csv.DictReader(handle))
+    printed = json.loads(stdout)["estimates"]
+    assert [r["query"] for r in written] == ["count where region = 'north'", "count"]
+    assert [float(r["estimate"]) for r in written] == [e["estimate"] for e in printed]
+    code, _, err = run_command(capsys, "estimate", str(out), "count", "--out", str(tmp_path / "e.txt"))
+    assert code == 2 and "must be a .csv file" in err
+
 
 def test_plan_only_writes_nothing(capsys, data, domains, tmp_path):
     code, stdout, _ = run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--plan-only", "--json",

@@ -112,3 +112,13 @@ def test_duplicate_attribute_is_refused():
 
     with pytest.raises(SchemaError, match="twice"):
         Schema((Attribute("a"), Attribute("a")))
+
+
+def test_a_schema_file_with_a_byte_order_mark_reads_as_without(tmp_path):
+    """Windows editors start a UTF-8 file with a BOM; TOML does not allow one, so it is dropped."""
+    text = '[attributes.age]\ntype = "integer"\n[attributes.sex]\ntype = "categorical"\nrole = "sensitive"\n'
+    plain, marked = tmp_path / "plain.toml", tmp_path / "marked.toml"
+    plain.write_text(text, encoding="utf-8")
+    marked.write_text(text, encoding="utf-8-sig")
+    assert marked.read_bytes().startswith(b"\xef\xbb\xbf")
+    assert Schema.from_toml(marked).attributes == Schema.from_toml(plain).attributes

@@ -152,3 +152,41 @@ def test_equality_value_finds_the_partition_part():
     assert equality_value(parse("count where sex = 'F' and age > 3").where, "sex") == "F"
     assert equality_value(parse("count where sex = 'F' or age > 3").where, "sex") is None
     assert equality_value(parse("count where sex != 'F'").where, "sex") is None
+
+
+DATES = pl.DataFrame({"born": pl.Series(["1989-10-12", "1990-01-01", "2001-06-30", None]).str.to_date(),
+                      "seen": pl.Series(["2024-06-26 10:00:00", "2024-06-26 12:30:00", None, None]).str.to_datetime()})
+
+
+def test_dates_are_compared_as_dates():
+    """A quoted date against a Date column compares dates (it compared text: '1990' and 'x'
+    matched by their letters)."""
+    def matches(text: str) -> list[int]:
+        where = compile_filter(parse(text).where, dict(DATES.schema))
+        return DATES.with_row_index().filter(where).get_column("index").to_list()
+
+    assert matches("count where born >= '1990-01-01'") == [1, 2]
+    assert matches("count where born < '1990-01-01'") == [0]
+    assert matches("count where born = '2001-06-30'") == [2]
+    assert matches("count where seen > '2024-06-26 11:00:00'") == [1]
+
+
+@pytest.mark.parametrize("literal", ["x", "1990", "2000-13-45", "12/10/1989"])
+def test_text_that_is_no_date_is_refused_against_dates(literal):
+    with pytest.raises(SchemaError, match=f"holds dates: compare it with a date written YYYY-MM-DD, not '{literal}'"):
+        compile_filter(parse(f"count where born >= '{literal}'").where, dict(DATES.schema))
+
+
+def test_a_refused_date_literal_charges_nothing(tmp_path):
+    """The refusal comes from the query and the schema, before the ledger is touched."""
+    from crowdsafe import api
+    from crowdsafe.privacy.ledger import Ledger
+
+    ledger = tmp_path / "ledger.sqlite3"
+    data = tmp_path / "d.parquet"
+    DATES.write_parquet(data)
+    with pytest.raises(SchemaError, match="holds dates"):
+        api.query(data, "count where born >= '1990'", epsilon=1.0, ledger=str(ledger), budget=(5.0, 0.0), randomness=1)
+    if ledger.exists():
+        with Ledger(ledger) as book:
+            assert book.entries() == []

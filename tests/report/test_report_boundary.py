@@ -115,3 +115,30 @@ def test_before_distributions_are_dp_answers_charged_to_the_ledger(tmp_path):
     with Ledger(ledger) as book:
         assert len(book.entries()) == 1 + len(QI)
     assert release.with_name("r.report.html").read_bytes() == written  # the published report is untouched
+
+
+def test_before_distributions_over_the_budget_charge_nothing(tmp_path, monkeypatch):
+    """The whole cost is checked against the remaining budget before the first histogram is
+    charged: over it, the refusal leaves the ledger as it was and writes no report. The broken
+    variant (no total check: each histogram charged until one no longer fits) spends part of
+    the budget for nothing, and the same assertion sees it."""
+    from crowdsafe.cli import main
+    from crowdsafe.privacy.ledger import Ledger
+    from crowdsafe.report import before
+
+    ledger = tmp_path / "ledger.sqlite3"
+    publish_small(tmp_path, small_table(), ledger=str(ledger), budget=(1.5, 1e-5))  # 1 is spent: 0.5 left
+    release = tmp_path / "out" / "r.csv"
+    args = ["report", str(release), "--before", str(tmp_path / "data.parquet"), "--schema",
+            str(tmp_path / "schema.toml"), "--ledger", str(ledger), "--seed", "1", "--before-epsilon", "0.9",
+            "--before-delta", "1e-7"]
+
+    def entries_after(out: str) -> int:
+        assert main([*args, "--out", str(tmp_path / out)]) == 2
+        assert not (tmp_path / out).exists()
+        with Ledger(ledger) as book:
+            return len(book.entries())
+
+    assert entries_after("b.html") == 1  # only the publication
+    monkeypatch.setattr(before, "_check_total", lambda *a, **k: None)
+    assert entries_after("c.html") > 1  # histograms charged before one no longer fitted

@@ -292,12 +292,12 @@ def register(app: typer.Typer) -> None:
             raise ParameterError("give a query such as \"count where age >= 30\", or --equality 3 --out estimates.csv")
         if equality is not None and out is None:
             raise ParameterError("--equality writes its estimates to a file: add --out estimates.csv")
-        if equality is not None and out is not None:
+        if out is not None:  # --equality's sweep, else the queries' estimates, one row per query
             from crowdsafe.drivers.run_files import guard, release_inputs
             from crowdsafe.output_guard import Output, OutputKind
 
             if not str(out).lower().endswith(".csv"):
-                raise ParameterError(f"--out of --equality must be a .csv file, got {out}")
+                raise ParameterError(f"--out of estimate must be a .csv file, got {out}")
             guard([Output(out, "the estimates", OutputKind.PLAIN)],
                   inputs=release_inputs(view, certificate, "the view"), force=force)
         published = read_view(view, certificate)
@@ -313,6 +313,15 @@ def register(app: typer.Typer) -> None:
                 csv_safety.write_csv(sweep.frame, tmp)
             payload["equality"] = {"max_attributes": equality, "queries": sweep.queries, "file": str(out),
                                    "theorem_bound": sweep.theorem.as_dict()}
+        elif out is not None:
+            import polars as pl
+
+            # a domain count past 64 bits (a domain of 2^64 tuples or more) is written as a float
+            rows = [{k: float(v) if isinstance(v, int) and abs(v) >= 2**63 else v for k, v in e.as_dict().items()}
+                    for e in estimates]
+            with atomic_path(out) as tmp:
+                csv_safety.write_csv(pl.DataFrame(rows), tmp)
+            payload["file"] = str(out)
 
         def render() -> None:
             console = Console()
@@ -326,6 +335,8 @@ def register(app: typer.Typer) -> None:
                 bound = estimates[0].theorem_error
                 if bound is not None:
                     console.print(f"theorem bound for every query at once: ± {bound:,.0f}")
+                if equality is None and out is not None:
+                    console.print(f"{len(estimates):,} estimate{'s' if len(estimates) != 1 else ''} -> {out}")
             if equality is not None:
                 console.print(f"{payload['equality']['queries']:,} equality queries over up to {equality} "
                               f"attributes -> {out}")

@@ -288,7 +288,7 @@ class Schema:
         except OSError as exc:
             raise InputError(f"cannot read schema file {path}: {exc.strerror}") from None
         try:
-            document = tomllib.loads(text)
+            document = tomllib.loads(text.removeprefix("\ufeff"))  # a BOM, as Windows editors write one
         except tomllib.TOMLDecodeError as exc:
             raise SchemaError(f"schema file {path} is not valid TOML: {exc}") from None
         except RecursionError:  # the parser recurses on nested arrays and inline tables

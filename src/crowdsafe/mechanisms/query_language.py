@@ -26,6 +26,7 @@ schema and turns the filter into a Polars expression.
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import functools
 import math
@@ -460,9 +461,31 @@ def reconciled_operand(column: str, dtype: pl.DataType, value: Literal, *,
         if isinstance(value, str) and value.lower() in ("true", "false"):
             return expr, value.lower() == "true"
         raise SchemaError(f"column '{column}' holds true/false: compare it with 'true' or 'false'")
-    if dtype.is_temporal() and isinstance(value, str):
-        return expr.cast(pl.String), value
+    if isinstance(dtype, (pl.Date, pl.Datetime)) and isinstance(value, str):
+        return expr, _temporal_literal(column, dtype, value)
     raise SchemaError(f"column '{column}' of type {dtype} cannot be compared with {value!r}")
+
+
+def _temporal_literal(column: str, dtype: pl.DataType, value: str) -> Any:
+    """A quoted date (``'1990-05-17'``) or date-time read for a Date or Datetime column, compared
+    as a date, never as text (``'1990'`` or ``'x'`` against dates compared letters and charged for
+    a count of nothing meaningful): anything else is refused, from the query and the schema alone."""
+    try:
+        if isinstance(dtype, pl.Date):
+            return dt.date.fromisoformat(value.strip())
+        moment = dt.datetime.fromisoformat(value.strip())
+    except ValueError:
+        shape = "YYYY-MM-DD" if isinstance(dtype, pl.Date) else "YYYY-MM-DD or YYYY-MM-DD HH:MM:SS"
+        raise SchemaError(
+            f"column '{column}' holds dates: compare it with a date written {shape}, not '{value}'") from None
+    zone = getattr(dtype, "time_zone", None)
+    if zone is not None and moment.tzinfo is None:
+        raise SchemaError(f"column '{column}' holds date-times in {zone}: give the time zone too, e.g. "
+                          f"'{moment.isoformat()}+00:00', not '{value}'")
+    if zone is None and moment.tzinfo is not None:
+        raise SchemaError(f"column '{column}' holds date-times without a time zone: compare it with one "
+                          f"without, not '{value}'")
+    return moment
 
 
 _COMPARE = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,

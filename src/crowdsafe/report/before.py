@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from crowdsafe.errors import ParameterError
+from crowdsafe.privacy.ledger import Ledger, ledger_for
 from crowdsafe.report.content import BeforeDistribution, shown_label, shown_values
 
 
@@ -41,8 +42,9 @@ def before_distributions(data: Any, columns: Sequence[str], epsilon: float, *, d
                          decimal_comma: bool | None = None) -> list[BeforeDistribution]:
     """One DP histogram per column of ``data`` (the table the release was published from),
     ``epsilon`` split evenly between them, each charged to ``ledger`` under ``name``. Every query
-    is checked first (a column without a public domain needs ``delta`` > 0), so a refusal
-    charges nothing; each charge then goes through the ledger's own budget check. ``decimal_comma``:
+    is checked first (a column without a public domain needs ``delta`` > 0), and so is the whole
+    cost against the dataset's remaining budget, so a refusal charges nothing; each charge then
+    goes through the ledger's own budget check. ``decimal_comma``:
     how a CSV ``data`` writes its numbers (:func:`crowdsafe.data.load`)."""
     from crowdsafe import api
 
@@ -61,15 +63,30 @@ def before_distributions(data: Any, columns: Sequence[str], epsilon: float, *, d
     for text in texts.values():  # every query's refusals (a column without a public domain) before any charge
         check_query(dataset, QueryRequest(text, epsilon=each, delta=delta))
     result = []
-    for column, text in texts.items():
-        answer = api.query(data, text, epsilon=each, delta=delta, schema=reading, ledger=ledger, name=name,
-                           randomness=seed)
-        frame = answer.value
-        if not isinstance(frame, pl.DataFrame):  # a histogram answers with a table of cells
-            raise ParameterError(f"the histogram of {column} did not answer with cells")
-        result.append(BeforeDistribution(name=column, epsilon=answer.epsilon, delta=answer.delta,
-                                         values=noisy_values(frame, column)))
+    with ledger_for(ledger) as book:
+        if book is not None:  # the whole cost against the budget before the first charge
+            _check_total(book, data, reading, name, epsilon, delta * len(columns))
+        for column, text in texts.items():
+            answer = api.query(data, text, epsilon=each, delta=delta, schema=reading, ledger=book, name=name,
+                               randomness=seed)
+            frame = answer.value
+            if not isinstance(frame, pl.DataFrame):  # a histogram answers with a table of cells
+                raise ParameterError(f"the histogram of {column} did not answer with cells")
+            result.append(BeforeDistribution(name=column, epsilon=answer.epsilon, delta=answer.delta,
+                                             values=noisy_values(frame, column)))
     return result
+
+
+def _check_total(book: Ledger, data: Any, schema: Any, name: str | None, epsilon: float, delta: float) -> None:
+    """Refuse, before any histogram is charged, when the dataset's remaining budget cannot hold
+    them all (ε and δ summed: the ledger composes the separate charges sequentially); raises as
+    the ledger's own check does. Each query is still checked again when it is charged."""
+    from crowdsafe.engines import get_engine
+
+    engine = get_engine("polars")
+    identity = engine.source_identity(engine.read_query_source(data, schema=schema, name=name), book)
+    book.check(identity, epsilon=epsilon, delta=delta, description="the report's before-distributions (all of them)",
+               mechanism="DP histograms")
 
 
 __all__ = ["before_distributions", "noisy_values"]
