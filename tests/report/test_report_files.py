@@ -103,6 +103,20 @@ def test_report_refuses_a_release_without_its_certificate(tmp_path, capsys):
     assert "go together" in capsys.readouterr().err
 
 
+def test_report_refuses_a_certificate_naming_columns_the_table_lacks(tmp_path, capsys):
+    """The certificate of another table (or a table whose columns were cut) is refused, not
+    silently reported over the columns it happens to share."""
+    api.anonymize(small_table(600), algorithm="mondrian", k=5, out=tmp_path / "a.csv", report=False)
+    other = tmp_path / "other.csv"
+    other.write_text("colour\nred\nblue\n", encoding="utf-8")
+    shutil.copy(tmp_path / "a.certificate.json", tmp_path / "other.certificate.json")
+    assert main(["report", str(other)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "which other.csv does not hold" in err
+    assert not (tmp_path / "other.report.html").exists()
+    assert main(["report", str(tmp_path / "a.csv")]) == 0  # its own certificate
+
+
 def test_help_does_not_import_matplotlib():
     code = "import sys; from crowdsafe.cli import main; main(['--help']); print('matplotlib' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

@@ -452,8 +452,12 @@ def report_content(frame: pl.DataFrame | pl.LazyFrame, certificate: Mapping[str,
     public = public_certificate(certificate)
     parameters = public.get("parameters") or {}
     columns = tuple(c for c in frame.collect_schema().names() if not (weighted and c == ROWS))
-    named = [c for c in parameters.get("quasi_identifiers") or () if c in columns]
-    quasi_identifiers = tuple(named) if named else columns
+    listed = list(parameters.get("quasi_identifiers") or ())
+    absent = [c for c in listed if c not in columns]
+    if absent:  # the certificate of another table (or a table cut after it was written)
+        raise InputError(f"the certificate names the quasi-identifier '{absent[0]}', which {title} does not hold; "
+                         "put the certificate written with this table beside it")
+    quasi_identifiers = tuple(listed) if listed else columns
     k = parameters.get("k") if isinstance(parameters.get("k"), int) else None
     if quasi_identifiers:
         tuples = tuple_table(frame, quasi_identifiers, weighted)
