@@ -98,7 +98,7 @@ def test_the_check_removed_is_caught(tmp_path, monkeypatch):
     assertion fails (the run succeeds and writes a release)."""
     from crowdsafe.drivers import publish
 
-    monkeypatch.setattr(publish, "refuse_person_rows", lambda person_id: None)
+    monkeypatch.setattr(publish, "refuse_person_rows", lambda person_id, command: None)
     folder = _folder(tmp_path, person=True)
     code, _ = _run(folder, COMMANDS["publish"])
     assert code == 0 and (folder / "out" / "r.csv").exists()

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from crowdsafe.data.identifiers import IdentifierWarning, name_warnings
 from crowdsafe.drivers.query import with_budget
-from crowdsafe.mechanisms.contribution import row_unit_refusal
+from crowdsafe.mechanisms.contribution import refuse_person_rows
 from crowdsafe.privacy.ledger import LedgerSpec, ledger_for
 
 if TYPE_CHECKING:
@@ -34,17 +34,10 @@ def plan_perturbation(engine: Engine, data: Any, request: PerturbRequest, *, sch
     """:func:`crowdsafe.api.plan_perturbation` on ``engine``: the plan for ``request`` (the
     (d, γ) target and the table's public description)."""
     source = engine.read_source(data, schema=schema, missing=missing)
-    refuse_person_rows(engine, source)
+    refuse_person_rows(engine.source_dataset(source).schema.person_id, "perturb")
     warn_identifier_names(engine, source, request)
     return engine.plan_perturbation(source, request)
 
-
-def refuse_person_rows(engine: Engine, source: Any) -> None:
-    """Refuse a table whose schema names a person identifier: the α-β guarantee is about one
-    tuple (:func:`~crowdsafe.mechanisms.contribution.row_unit_refusal`; from the schema alone)."""
-    person = engine.source_dataset(source).schema.person_id
-    if person is not None:
-        raise row_unit_refusal(person, "perturb")
 
 
 def warn_identifier_names(engine: Engine, source: Any, request: PerturbRequest) -> None:
@@ -67,7 +60,7 @@ def perturb(engine: Engine, data: Any, request: PerturbRequest, output: ViewOutp
     the table's budget in the ledger (:func:`~crowdsafe.drivers.query.with_budget`)."""
     engine.check_perturbation(output.out, ledger)
     source = engine.read_source(data, schema=schema, missing=missing)
-    refuse_person_rows(engine, source)
+    refuse_person_rows(engine.source_dataset(source).schema.person_id, "perturb")
     warn_identifier_names(engine, source, request)
     with ledger_for(ledger) as book:
         if book is not None:

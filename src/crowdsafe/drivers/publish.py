@@ -40,7 +40,7 @@ from crowdsafe.anonymize.published import published_scheme
 from crowdsafe.csv_safety import format_note
 from crowdsafe.errors import ParameterError, SampleReuseError
 from crowdsafe.files import literal_path
-from crowdsafe.mechanisms.contribution import row_unit_refusal
+from crowdsafe.mechanisms.contribution import refuse_person_rows
 from crowdsafe.privacy import Certificate, compose_certificates
 from crowdsafe.privacy.ledger import Ledger, LedgerSpec, ledger_for
 from crowdsafe.randomness import Randomness, as_randomness
@@ -110,7 +110,7 @@ def run_publication(
     which (fixed by the option and the names before the data is read)."""
     name, out, escape_formulas = options.name, options.out, options.escape_formulas
     prepared, fixed = engine.prepare(table, publish_plan, name)
-    refuse_person_rows(prepared.domain.schema.person_id)
+    refuse_person_rows(prepared.domain.schema.person_id, "publish")  # the theorem is about rows
     notes = list(prepared.notes)
     columns = prepared.columns
     paths = engine.release_paths(out, publish_plan.releases) if out is not None else []
@@ -197,13 +197,6 @@ def run_publication(
                      "NOT fit for release")
     notes.extend(engine.publication_notes(randomness.seeded))
     return Publication(publish_plan, tuple(releases), certificate, tuple(choices), tuple(notes), written, custodian)
-
-
-def refuse_person_rows(person_id: str | None) -> None:
-    """Refuse a table whose schema names a person identifier: the theorem is about one row added
-    or removed (:func:`~crowdsafe.mechanisms.contribution.row_unit_refusal`; from the schema alone)."""
-    if person_id is not None:
-        raise row_unit_refusal(person_id, "publish")
 
 
 def new_release_id(stream: Randomness) -> str:

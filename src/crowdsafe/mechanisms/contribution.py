@@ -51,12 +51,15 @@ def bound_contributions(
     return Bounded(kept, frame.height - kept.height)
 
 
-def row_unit_refusal(person_id: str, command: str) -> ParameterError:
-    """The refusal of a command whose guarantee is per row (``publish``: Li, Qardaji and Su 2012;
-    ``perturb``: Rastogi, Suciu and Hong 2007) on a table whose schema names a person identifier:
-    there one person may own several rows, and a guarantee about one row added or removed does
-    not cover a person. From the schema alone (public), before anything is read or charged."""
-    return ParameterError(
+def refuse_person_rows(person_id: str | None, command: str) -> None:
+    """Refuse a command whose guarantee is per row (``publish``: Li, Qardaji and Su 2012;
+    ``perturb``: Rastogi, Suciu and Hong 2007) on a table whose schema names a person identifier
+    (``person_id`` not None): there one person may own several rows, and a guarantee about one
+    row added or removed does not cover a person. From the schema alone (public), before anything
+    is read or charged."""
+    if person_id is None:
+        return
+    raise ParameterError(
         f"the schema names a person identifier ('{person_id}'), so a person may own several rows, and "
         f"{command}'s guarantee protects one row, not a person with several; give a table with one row per "
         "person and leave person_id out of its schema (crowdsafe query bounds each person's rows with "

@@ -65,7 +65,7 @@ def before_distributions(data: Any, columns: Sequence[str], epsilon: float, *, d
     result = []
     with ledger_for(ledger) as book:
         if book is not None:  # the whole cost against the budget before the first charge
-            _check_total(book, data, reading, name, epsilon, delta * len(columns))
+            _check_total(book, dataset, epsilon, delta * len(columns))
         for column, text in texts.items():
             answer = api.query(data, text, epsilon=each, delta=delta, schema=reading, ledger=book, name=name,
                                randomness=seed)
@@ -77,14 +77,14 @@ def before_distributions(data: Any, columns: Sequence[str], epsilon: float, *, d
     return result
 
 
-def _check_total(book: Ledger, data: Any, schema: Any, name: str | None, epsilon: float, delta: float) -> None:
-    """Refuse, before any histogram is charged, when the dataset's remaining budget cannot hold
-    them all (ε and δ summed: the ledger composes the separate charges sequentially); raises as
-    the ledger's own check does. Each query is still checked again when it is charged."""
+def _check_total(book: Ledger, dataset: Any, epsilon: float, delta: float) -> None:
+    """Refuse, before any histogram is charged, when the remaining budget of ``dataset`` (the
+    table as loaded for the checks: the identity each query is charged under) cannot hold them
+    all (ε and δ summed: the ledger composes the separate charges sequentially); raises as the
+    ledger's own check does. Each query is still checked again when it is charged."""
     from crowdsafe.engines import get_engine
 
-    engine = get_engine("polars")
-    identity = engine.source_identity(engine.read_query_source(data, schema=schema, name=name), book)
+    identity = get_engine("polars").source_identity(dataset, book)
     book.check(identity, epsilon=epsilon, delta=delta, description="the report's before-distributions (all of them)",
                mechanism="DP histograms")
 
