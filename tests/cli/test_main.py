@@ -55,3 +55,20 @@ def test_unknown_command_is_a_usage_error_not_a_traceback():
     )
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
+
+
+def test_an_interrupt_says_so_in_one_line(tmp_path, capsys, monkeypatch):
+    """Ctrl-C during a command: exit 130 and one line saying nothing was written and that a
+    budget charged before stays spent (the CLI library turned the interrupt into a silent 130)."""
+    from crowdsafe import api
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(api, "publish", interrupted)
+    code = cli.main(["publish", "adult", "--epsilon", "1", "--delta", "1e-6", "--no-ledger", "--seed", "1",
+                     "--out", str(tmp_path / "r.csv")])
+    err = capsys.readouterr().err
+    assert code == 130 and len(err.strip().splitlines()) == 1
+    assert err.startswith("crowdsafe: interrupted; no output was written") and "stays spent" in err
+    assert not (tmp_path / "r.csv").exists()

@@ -115,6 +115,11 @@ def _usage_line(exc: typer.TyperException) -> str:
     return message
 
 
+#: What an interrupted command prints (outputs are written atomically: an interrupt leaves none half-written).
+INTERRUPTED = ("crowdsafe: interrupted; no output was written (budget charged before the interrupt stays spent: "
+               "'crowdsafe ledger show' lists it as failed)")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit status."""
     try:
@@ -123,11 +128,13 @@ def main(argv: list[str] | None = None) -> int:
         with shown_on_terminal():  # long passes over a table: a transient bar on a terminal only
             chosen = app_for(sys.argv[1:] if argv is None else argv)
             result = chosen(args=argv, standalone_mode=False, prog_name="crowdsafe")
+        if result == 130:  # Ctrl-C: the CLI library turns it into Exit(130) and returns the status
+            typer.echo(INTERRUPTED, err=True)
         return result if isinstance(result, int) else 0
     except typer.Exit as exc:
         return exc.exit_code
     except typer.Abort:
-        typer.echo("crowdsafe: interrupted", err=True)
+        typer.echo(INTERRUPTED, err=True)
         return 130
     except typer.TyperException as exc:  # the CLI library's usage errors
         context = getattr(exc, "ctx", None)
@@ -149,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         typer.echo(f"crowdsafe: error: {cli_message(exc)}", err=True)
         return exc.exit_code
     except KeyboardInterrupt:
-        typer.echo("crowdsafe: interrupted", err=True)
+        typer.echo(INTERRUPTED, err=True)
         return 130
     except BrokenPipeError:
         return 0
