@@ -43,6 +43,7 @@ from crowdsafe.files import literal_path
 from crowdsafe.mechanisms.contribution import refuse_person_rows
 from crowdsafe.privacy import Certificate, compose_certificates
 from crowdsafe.privacy.ledger import Ledger, LedgerSpec, ledger_for
+from crowdsafe.progress import working
 from crowdsafe.randomness import Randomness, as_randomness
 
 if TYPE_CHECKING:
@@ -153,7 +154,8 @@ def run_publication(
         whole = engine.count_table(prepared) if fixed is None and publish_plan.selection_source == "table" else None
         for sample, release_id, stream in zip(samples, release_ids, streams):
             counts = engine.count(prepared, sample)
-            scheme, profile, choice = choose_recoding(counts, columns, publish_plan, fixed, stream, whole)
+            with working("choosing the generalization"):  # (a terminal's transient display only)
+                scheme, profile, choice = choose_recoding(counts, columns, publish_plan, fixed, stream, whole)
             applied = engine.apply(counts, scheme, publish_plan.k, fixed is not None)
             facts.append(release_facts(applied, scheme, columns, choice))
             unreviewed = prepared.domain.schema.unreviewed(columns)  # the schema's from_data markers (public)
