@@ -30,6 +30,8 @@ role = "sensitive"
 """
 
 COMMANDS = {
+    "plan-only": ["publish", "data.csv", "--schema", "schema.toml", "--epsilon", "1", "--delta", "1e-3",
+                  "--plan-only"],
     "publish": ["publish", "data.csv", "--schema", "schema.toml", "--epsilon", "1", "--delta", "1e-3",
                 "--ledger", "ledger.sqlite3", "--budget", "10,1e-2", "--seed", "1", "--out", "out/r.csv"],
     "perturb": ["perturb", "data.csv", "--schema", "schema.toml", "--gamma", "0.2", "--d", "0.1",
@@ -90,15 +92,17 @@ def test_a_declared_person_is_refused_before_anything_is_charged(tmp_path, comma
     rows = _folder(tmp_path, person=False)
     code, err = _run(rows, COMMANDS[command])
     assert code == 0, err
-    assert len(_ledger_entries(rows)) == 1
+    assert len(_ledger_entries(rows)) == (0 if command == "plan-only" else 1)
 
 
 def test_the_check_removed_is_caught(tmp_path, monkeypatch):
     """The broken variant: publish no longer looks at person_id; the refusal test's first
     assertion fails (the run succeeds and writes a release)."""
+    from crowdsafe.anonymize import publish as plan
     from crowdsafe.drivers import publish
 
     monkeypatch.setattr(publish, "refuse_person_rows", lambda person_id, command: None)
+    monkeypatch.setattr(plan, "refuse_person_rows", lambda person_id, command: None)
     folder = _folder(tmp_path, person=True)
     code, _ = _run(folder, COMMANDS["publish"])
     assert code == 0 and (folder / "out" / "r.csv").exists()

@@ -49,6 +49,7 @@ from crowdsafe.anonymize.release import TABLE_SUFFIXES, Release
 from crowdsafe.data import Dataset
 from crowdsafe.data.identifiers import name_warnings
 from crowdsafe.errors import HierarchyError, ParameterError
+from crowdsafe.mechanisms.contribution import refuse_person_rows
 from crowdsafe.privacy import Certificate, RecodingProfile, SamplingProfile, certify_k_anonymization
 from crowdsafe.privacy.ledger import Ledger
 from crowdsafe.randomness import Randomness
@@ -229,7 +230,9 @@ TABLE_COUNTS = True
 def plan_for_dataset(dataset: Dataset, request: PlanRequest) -> PublishPlan:
     """:func:`plan_publication` with the number of candidate nodes taken from ``dataset``'s
     hierarchies (public: heights only), so the planner chooses ε1; both engines' plan, which may
-    choose the scheme on the whole table (``table_counts``)."""
+    choose the scheme on the whole table (``table_counts``). A schema naming a ``person_id`` is
+    refused here already (the theorem is per row: ``--plan-only`` and the app's plan say so too)."""
+    refuse_person_rows(dataset.schema.person_id, "publish")
     if request.scheme is not None:
         return plan_publication(request)
     prepared, columns, _ = prepare_dataset(dataset, request.columns)
