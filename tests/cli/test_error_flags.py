@@ -647,12 +647,9 @@ def test_the_library_raises_the_reworded_message_and_the_command_line_prints_the
 
 
 @pytest.fixture(scope="module")
-def spark_on():
-    from crowdsafe.engines.spark.session import spark_session
-
-    return spark_session("local[2]", config={"spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "4",
-                                             "spark.ui.enabled": "false", "spark.driver.memory": "1g",
-                                             "spark.sql.session.timeZone": "UTC"})
+def spark_on(spark):
+    """The test process's one Spark session (tests/conftest.py), active for the library's calls."""
+    return spark
 
 
 @pytest.mark.spark

@@ -283,17 +283,20 @@ class SparkAttackTables:
             aggregates += [mean_of(matches > 0).alias(f"__located{j}"), mean_of(matches > 1).alias(f"__ambiguous{j}"),
                            F.avg(f"partition_{release.name}").alias(f"__partition{j}"),
                            F.avg(f"prior_{release.name}").alias(f"__prior{j}")]
-        row = per_target.agg(*aggregates).first().asDict()
+        summary = per_target.agg(*aggregates)
+        for tables in per_release:  # one-row frames: every figure comes out of this one job
+            summary = summary.crossJoin(tables["totals"])
+        row = summary.first().asDict()
         for frame in [tuples, *(f for tables in per_release for f in tables["persisted"])]:
             frame.unpersist()  # the returned per-target frame recomputes from the inputs if it is used
 
         release_stats = [
             {
-                "rows": tables["rows"], "classes": tables["classes"], "location": "exact",
+                "rows": int(row[f"__rows{j}"] or 0), "classes": int(row[f"__classes{j}"]), "location": "exact",
                 "located": float(row[f"__located{j}"]), "ambiguous": float(row[f"__ambiguous{j}"]),
                 "average_partition_size": None if row[f"__partition{j}"] is None else float(row[f"__partition{j}"]),
                 "average_prior_anonymity": float(row[f"__prior{j}"]),
-                "correct_location": tables["correct_location"],
+                "correct_location": (float(row[f"__correct{j}"]) if row.get(f"__truths{j}") else None),
             }
             for j, tables in enumerate(per_release)
         ]
@@ -354,17 +357,21 @@ def _release_tables(spark: Any, release: SparkTextRelease, qi: list[str], sensit
                                  "targets by the nearest centroid needs engine='polars'", parameter="engine")
     class_key = F.concat_ws(_SEPARATOR, *[F.col(n) for n in canonical_columns])
     combos = combos.withColumn("__class", class_key).persist()
-    rows, n_classes = combos.agg(F.sum("count"), F.countDistinct("__class")).first()
+    # one row, read in the attack's last job with the metrics (each action is a Spark job: on
+    # small inputs their fixed cost is most of the attack's time)
+    totals = combos.agg(F.sum("count").alias(f"__rows{j}"), F.countDistinct("__class").alias(f"__classes{j}"))
     classes = combos.groupBy("__class", *canonical_columns).agg(F.sum("count").alias("__size"))
 
     # (class, value): a generalized sensitive cell stands for every value it covers
     value_cells, value_codes = value_domain.cover(sensitive_cells.unique(maintain_order=True), strict=False).membership
+    # every distinct sensitive cell of the release is some class's: the values the release
+    # publishes are the ones its cells cover (what the classes' values hold, without a job)
+    published = np.unique(np.asarray(value_codes, dtype=np.int64))
     distinct_values = as_text(sensitive_cells.unique(maintain_order=True)).fill_null(_NULL)
     cover_s = _small(spark, {"__s": distinct_values.gather(value_cells), "__value": value_codes},
                      "`__s` string, `__value` long")
     class_values = (combos.select("__class", _text_key(F.col(_quoted(sensitive))).alias("__s")).distinct()
                     .join(cover_s, "__s").select("__class", "__value").distinct().persist())
-    published = [int(r[0]) for r in class_values.select("__value").distinct().collect()]
 
     # locate: the tuples' covering cells of the most selective column, its classes, then the rest
     order = sorted(range(len(qi)), key=lambda i: -len(distinct_cells[qi[i]]))
@@ -383,11 +390,10 @@ def _release_tables(spark: Any, release: SparkTextRelease, qi: list[str], sensit
     candidates = located.join(class_values, "__class").select("__tuple", "__value").distinct()
     prior = candidates.groupBy("__tuple").agg(F.count(F.lit(1)).alias(f"__prior{j}"))
     stats = stats.join(prior, "__tuple", "full")
-    everything = _small(spark, {"__value": np.asarray(published, dtype=np.int64)}, "`__value` long")
+    everything = _small(spark, {"__value": published}, "`__value` long")
     unlocated = tuples.select("__tuple").join(located.select("__tuple").distinct(), "__tuple", "left_anti")
     pairs = (candidates.unionByName(unlocated.crossJoin(everything))
              .withColumn("__release", F.lit(j)))
-    correct = None
     if truth_id is not None and truth_id in release.frame.columns:
         ids = release.frame.select(_text_key(F.col(_quoted(truth_id))).alias("__id"), *[_quoted(c) for c in qi])
         for c, i, mapping in mappings:
@@ -396,10 +402,11 @@ def _release_tables(spark: Any, release: SparkTextRelease, qi: list[str], sensit
         truth = coded.select(_text_key(F.col(_quoted(truth_id))).alias("__id"), "__tuple").join(ids, "__id")
         hits = located.select("__tuple", "__class", F.lit(1.0).alias("__hit"))
         share = truth.join(hits, ["__tuple", "__class"], "left").agg(
-            F.count(F.lit(1)), F.avg(F.coalesce(F.col("__hit"), F.lit(0.0)))).first()
-        correct = float(share[1]) if share[0] else None
-    return {"pairs": pairs, "stats": stats, "published": len(published), "rows": int(rows or 0),
-            "classes": int(n_classes), "correct_location": correct, "persisted": [combos, class_values, located]}
+            F.count(F.lit(1)).alias(f"__truths{j}"),
+            F.avg(F.coalesce(F.col("__hit"), F.lit(0.0))).alias(f"__correct{j}"))
+        totals = totals.crossJoin(share)
+    return {"pairs": pairs, "stats": stats, "published": len(published), "totals": totals,
+            "persisted": [combos, class_values, located]}
 
 
 __all__ = ["SparkAttackTables", "SparkIntersectionResult", "SparkTextRelease", "intersection_attack_spark",
