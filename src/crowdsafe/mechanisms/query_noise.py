@@ -8,6 +8,7 @@ value from the charged mechanism; a mean splits its (ε, δ) between a noisy sum
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -145,7 +146,9 @@ def _noisy_histogram(exact: ExactAggregate, plan: QueryPlan, randomness: Randomn
         threshold, needed = stability_threshold(plan)
         noisy = _integer_noise(counts, plan, plan.epsilon, 0.0, int(sensitivity.l1), randomness)
         noisy_counts = np.asarray(noisy.value, dtype=np.int64)
-        released = table.with_columns(pl.Series("count", noisy_counts)).filter(pl.Series(noisy_counts >= threshold))
+        kept = noisy_counts >= threshold
+        released = table.with_columns(pl.Series("count", noisy_counts)).filter(pl.Series(kept))
+        noisy = released_only(noisy, kept)
         notes.append(
             f"no public domain: only cells whose noisy count reaches {threshold} are released (stability-based "
             f"histogram, Korolova et al. 2009; Bun, Nissim & Stemmer 2016), which needs δ ≥ {needed:.3g}"
@@ -159,6 +162,14 @@ def _noisy_histogram(exact: ExactAggregate, plan: QueryPlan, randomness: Randomn
         randomness=randomness.describe(), notes=notes, custodian_only=dict(exact.diagnostics),
         components={"cells": noisy},
     )
+
+
+def released_only(noisy: NoisyValue, kept: np.ndarray) -> NoisyValue:
+    """The noisy counts of the released cells only (``kept``: the cells whose noisy count reached
+    the threshold). The others were drawn over the cells present in the data: which cells those
+    are, and their counts below the threshold, are not covered by the guarantee (the threshold is
+    what makes a cell present on one side only invisible), so they never leave the run."""
+    return replace(noisy, value=np.asarray(noisy.value, dtype=np.int64)[kept])
 
 
 def stability_threshold(plan: QueryPlan) -> tuple[int, float]:
