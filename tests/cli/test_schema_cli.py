@@ -56,8 +56,8 @@ def test_an_unedited_draft_publishes_not_fit_until_its_markers_are_deleted(capsy
     toml = tmp_path / "people.toml"
     code, stdout, stderr = run_command(capsys, "schema", "draft", str(data), "--out", str(toml))
     assert code == 0, stderr
-    assert "marked from_data: zip (hierarchy mask depth), charge (hierarchy groups), disposition (hierarchy groups)" \
-        in stdout
+    assert ("marked from_data: sex (hierarchy flat), zip (hierarchy mask depth), charge (hierarchy groups), "
+            "disposition (hierarchy groups)") in stdout
     code, _, stderr = run_command(capsys, "publish", str(data), "--schema", str(toml), "--plan-only")
     assert code == 0 and "a release would be NOT fit for release: unreviewed schema draft: column 'zip'" in stderr
     common = ["publish", str(data), "--schema", str(toml), "--epsilon", "1", "--delta", "1e-6",
@@ -71,7 +71,7 @@ def test_an_unedited_draft_publishes_not_fit_until_its_markers_are_deleted(capsy
     payload = json.loads(stdout)
     assert code == 0 and not payload["fit_for_release"]
     assert [r.split(":")[1].strip() for r in payload["unfit_reasons"]] == [
-        "column 'charge'", "column 'disposition'", "column 'zip'"]
+        "column 'charge'", "column 'disposition'", "column 'sex'", "column 'zip'"]
     certificate = json.loads((tmp_path / "b" / "r.certificate.json").read_text(encoding="utf-8"))
     assert certificate["unreviewed_schema"]["zip"] == ["hierarchy mask depth"]
 

@@ -82,23 +82,35 @@ def suggest_hierarchy(name: str, column: pl.Series, kind: str) -> HierarchySugge
         return _mask(values.cast(pl.String), f"'{name}' reads as a postal/area code (by name)")
     text = values.cast(pl.String)
     distinct = text.n_unique()
-    if column.dtype == pl.Boolean or distinct <= 2:
-        return _flat(f"{distinct} distinct value(s): nothing lies between a value and *")
+    if column.dtype == pl.Boolean:
+        return _flat("true or false: nothing lies between a value and *", counted=False)
+    if distinct <= 2:
+        return _flat("the data holds at most two values: nothing lies between a value and *")
     lengths = text.str.len_chars().to_numpy()
     if distinct > 20 and len(lengths) and lengths.min() == lengths.max() >= 3 \
             and bool(text.str.contains(r"^[0-9A-Za-z]+$").all()):
         return _mask(text, f"every value is a {int(lengths.max())}-character code (from the data)")
     if distinct > MAX_LISTED:
-        return _flat(f"{distinct} distinct values: too many to list in a schema file; give a "
-                     "hierarchy file (hierarchy = \"NAME.csv\") to keep more than value or *")
+        return _flat(f"more than {MAX_LISTED} distinct values in the data: too many to list in a schema file; "
+                     "give a hierarchy file (hierarchy = \"NAME.csv\") to keep more than value or *")
     grouped = _prefix_groups(text)
     if grouped is not None:
         return grouped
     return _frequency(text)
 
 
-def _flat(reason: str) -> HierarchySuggestion:
-    return HierarchySuggestion({"flat": True}, "flat", (f"flat (value -> *): {reason}",))
+def _flat(reason: str, counted: bool = True) -> HierarchySuggestion:
+    """A flat hierarchy (value -> *). ``counted``: chosen from what the data holds (how many
+    values, or none, or one): marked for review like every other choice read from the data, since
+    flat or grouped decides the lattice, hence ε1 and the candidates the plan and certificate show."""
+    if not counted:
+        return HierarchySuggestion({"flat": True}, "flat", (f"flat (value -> *): {reason}",))
+    return HierarchySuggestion(
+        {"flat": True}, "flat",
+        (f"flat (value -> *): {reason}",
+         "FROM THE DATA: flat because of the values present; keep it flat, or declare the public domain's "
+         "hierarchy, and delete the from_data line"),
+        ("hierarchy flat",))
 
 
 def _mask(text: pl.Series, reason: str) -> HierarchySuggestion:
