@@ -9,10 +9,13 @@ both paths (a :class:`~crowdsafe.errors.ParameterError`), an output that
 
 1. is a special file (a FIFO, a device such as ``/dev/null``, a socket): crowdsafe writes a
    complete regular file and renames it onto the name (:mod:`crowdsafe.files`), which would
-   replace the device node itself, and opening a FIFO blocks;
+   replace the device node itself, and opening a FIFO blocks; or is a folder where a file is
+   written (a certificate, a report, a JSON or plain file), even with ``force``: the rename
+   would fail after the charge;
 2. is an input of the run: the same real path (symbolic links resolved), the same file
    (``st_dev`` and ``st_ino``: a hard link), a file inside a data folder, or a folder that holds
-   an input;
+   an input; the configured ledger (``CROWDSAFE_LEDGER`` or the default) and its companions are
+   inputs of every run, and no run replaces a crowdsafe ledger anywhere, even with ``force``;
 3. is the same file as another output of the run;
 4. exists and was not written by crowdsafe (:func:`written_by_crowdsafe`), unless ``force``.
 
@@ -61,6 +64,10 @@ class OutputKind(enum.Enum):
     PLAIN = "plain"  # no mark: replaced only with force
 
 
+#: The outputs that may be folders: an experiment's results, a table the Spark engine writes as parts.
+_FOLDER_KINDS = (OutputKind.EXPERIMENT, OutputKind.TABLE)
+
+
 @dataclass(frozen=True)
 class Input:
     """A file the run reads (or keeps, as the ledger). ``what``: how a message names it (``the
@@ -96,7 +103,7 @@ class RunFiles:
 
     def check(self) -> None:
         """Refuse the first output that breaks a rule of the module docstring."""
-        inputs = [(i, _where(i.path)) for i in self.inputs if is_local(i.path)]
+        inputs = [(i, _where(i.path)) for i in [*self.inputs, *_configured_ledger()] if is_local(i.path)]
         checked: list[tuple[Output, tuple[str, os.stat_result | None]]] = []
         for output in self.outputs:
             if not is_local(output.path):
@@ -108,6 +115,11 @@ class RunFiles:
                 raise ParameterError(
                     f"cannot write {output.what} to {path}: it is {kind}, not a regular file (crowdsafe writes "
                     f"regular files only); {_choose(output)}", parameter=output.parameter)
+            if where[1] is not None and stat.S_ISDIR(where[1].st_mode) and output.kind not in _FOLDER_KINDS:
+                raise ParameterError(
+                    f"cannot write {output.what} to {path}: it is a folder (crowdsafe writes a file there, and "
+                    f"force never replaces a folder); nothing was read or charged: {_choose(output)}",
+                    parameter=output.parameter)
             if output.kind is not OutputKind.EXPERIMENT:  # (a folder of results: made by its own run)
                 check_writable(path)
             for source, place in inputs:
@@ -121,6 +133,10 @@ class RunFiles:
                     raise ParameterError(f"{output.what} {path} and {other.what} {other.path} are the same file: "
                                          f"{_choose(output)}", parameter=output.parameter)
             checked.append((output, where))
+            if where[1] is not None and stat.S_ISREG(where[1].st_mode) and _is_ledger(Path(where[0])):
+                raise ParameterError(f"{output.what} {path} would overwrite a crowdsafe ledger (its budgets and "
+                                     f"charges), which crowdsafe never replaces, even with force: "
+                                     f"{_choose(output)}", parameter=output.parameter)
             if where[1] is not None and not self.force and not written_by_crowdsafe(_resolved(output)):
                 raise ParameterError(f"{output.what} {path} {_unmarked(output)}: give force=True to replace it, or "
                                      f"{_choose(output)}",
@@ -130,6 +146,27 @@ class RunFiles:
 def check_outputs(outputs: Sequence[Output], inputs: Sequence[Input] = (), *, force: bool = False) -> None:
     """:meth:`RunFiles.check` of ``RunFiles(inputs, outputs, force)``."""
     RunFiles(tuple(inputs), tuple(outputs), force).check()
+
+
+def _configured_ledger() -> list[Input]:
+    """The ledger the configuration names (``CROWDSAFE_LEDGER``, else the per-user default) and
+    its SQLite companions: an input of every run, whether or not the run opens a ledger, so that
+    no output replaces it (a run with ``--no-ledger`` or without a charge included)."""
+    from crowdsafe.privacy.ledger_storage import SIDE_FILES, default_ledger_path
+
+    path = default_ledger_path()
+    return [Input(path, "the configured ledger"),
+            *(Input(Path(f"{path}{side}"), f"the configured ledger's {side.lstrip('-')} file") for side in SIDE_FILES)]
+
+
+def _is_ledger(path: Path) -> bool:
+    """Whether the regular file at ``path`` is a crowdsafe ledger: an SQLite database whose header
+    carries the ledger's application id (:data:`crowdsafe.privacy.ledger_mark.APPLICATION_ID`)."""
+    from crowdsafe.privacy.ledger_mark import APPLICATION_ID
+
+    header = _head(path, 72)
+    return (len(header) == 72 and header.startswith(b"SQLite format 3\x00")
+            and int.from_bytes(header[68:72], "big") == APPLICATION_ID)
 
 
 def is_local(path: str | os.PathLike[str]) -> bool:

@@ -1,7 +1,7 @@
 """The perturbation driver: the α-β algorithm on any engine.
 
 Order: what the engine cannot honour (a view path, a ledger) refused before the data is read →
-the table read → the budget registered or refused → the plan, the ledger charge and the draw
+the table read → a missing budget refused → the plan, the budget registered with the ledger charge, and the draw
 (:func:`crowdsafe.perturb.perturb`, whose plan is fixed from public domains before the data's
 rows are used) → the view and its certificate written → its HTML report, built from those two
 files only (:func:`write_view_report`). The engine supplies the reading, the
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crowdsafe.data.identifiers import IdentifierWarning, name_warnings
-from crowdsafe.drivers.query import with_budget
+from crowdsafe.drivers.query import budget_at_charge
 from crowdsafe.mechanisms.contribution import refuse_person_rows
 from crowdsafe.privacy.ledger import LedgerSpec, ledger_for
 
@@ -63,10 +63,12 @@ def perturb(engine: Engine, data: Any, request: PerturbRequest, output: ViewOutp
     refuse_person_rows(engine.source_dataset(source).schema.person_id, "perturb")
     warn_identifier_names(engine, source, request)
     with ledger_for(ledger) as book:
-        if book is not None:
+        charged: Any = book
+        if book is not None:  # a new budget is registered with the charge: a refused plan leaves none
             dataset = engine.source_dataset(source)
-            with_budget(book, engine.source_identity(source, book), name or dataset.name or "data", budget)
-        result = engine.perturb(source, request, randomness=randomness, ledger=book, output=output)
+            charged = budget_at_charge(book, engine.source_identity(source, book), name or dataset.name or "data",
+                                       budget)
+        result = engine.perturb(source, request, randomness=randomness, ledger=charged, output=output)
     engine.write_view(result, output)
     write_view_report(output)
     return result

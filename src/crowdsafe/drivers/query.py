@@ -36,6 +36,37 @@ def with_budget(book: Ledger, identity: str, label: str, budget: tuple[float, fl
         )
 
 
+class BudgetAtCharge:
+    """The ledger ``book``, registering the table's ``budget`` at its first charge rather than
+    before the run: a run refused after the table is read and before the charge (its plan, an
+    exploratory run given a ledger) leaves the ledger as it was, so the user can retry with
+    another budget. Everything else is the ledger's own (attribute look-ups pass through)."""
+
+    def __init__(self, book: Ledger, identity: str, label: str, budget: tuple[float, float]) -> None:
+        self._book, self._identity, self._label = book, identity, label
+        self._budget: tuple[float, float] | None = budget
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._book, name)
+
+    def charge(self, *args: Any, **kwargs: Any) -> Any:
+        if self._budget is not None:
+            self._book.set_budget(self._identity, self._label, *self._budget)
+            self._budget = None
+        return self._book.charge(*args, **kwargs)
+
+
+def budget_at_charge(book: Ledger, identity: str, label: str, budget: tuple[float, float] | None
+                     ) -> Ledger | BudgetAtCharge:
+    """:func:`with_budget`, the registration of a new budget put off to the first charge
+    (:class:`BudgetAtCharge`). A table without a budget and none given, or one whose budget is
+    already set, is handled by :func:`with_budget` now, before anything is read further."""
+    if budget is None or book.budget(identity) is not None:
+        with_budget(book, identity, label, budget)
+        return book
+    return BudgetAtCharge(book, identity, label, budget)
+
+
 def query(
     engine: Engine,
     data: Any,
