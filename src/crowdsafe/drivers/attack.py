@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from crowdsafe.errors import ParameterError
+from crowdsafe.errors import InputError, ParameterError
 
 if TYPE_CHECKING:
     from crowdsafe.attacks.request import AttackRequest
@@ -31,6 +31,9 @@ def attack(engine: Engine, releases: Sequence[Any], targets: Any, request: Attac
     check_kind(request.kind)
     engine.check_attack(request.kind, request.sensitive)
     table = engine.attack_targets(targets, schema=request.schema)
+    if request.truth_id is not None and request.truth_id not in table.columns:
+        raise InputError(f"the targets have no column {request.truth_id!r} to score the located classes by (the "
+                         f"record id); their columns are: {', '.join(table.columns)}")
     attacked = engine.attack_releases(releases, table)
     if request.kind == "linkage":
         if len(attacked) != 1:

@@ -14,7 +14,7 @@ from typing import Any
 import polars as pl
 
 from crowdsafe.data import Dataset
-from crowdsafe.errors import ParameterError
+from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.metrics.classifier import ClassifierReport, classifier_utility
 from crowdsafe.metrics.information_loss import InformationLoss, information_loss
 from crowdsafe.metrics.marginals import MarginalReport, marginal_distances
@@ -120,6 +120,9 @@ def measure_utility(
     if not columns:
         raise ParameterError("the release holds none of the original's quasi-identifiers; name them with qi=[...]",
                              parameter="qi")
+    if target is not None and target not in original.frame.columns:
+        raise InputError(f"the original has no target column {target!r} for the classifier; its columns are: "
+                         f"{', '.join(original.frame.columns)}")
     sensitive = [c for c in original.sensitive if c in frame.columns and c not in columns]
     notes = []
     classifier = None

@@ -106,7 +106,10 @@ class TupleDomain:
                 series = exactly(given, given.cast(dtype), name, "declared domain")
             except (pl.exceptions.PolarsError, TypeError, ValueError) as exc:
                 raise ParameterError(f"the declared domain of '{name}' does not fit its type {dtype}: {exc}") from None
-            values[name] = series.unique(maintain_order=True)
+            if series.len() == 0:
+                raise ParameterError(f"the declared domain of '{name}' lists no value: list every value the "
+                                     "attribute can take")
+            values[name] = series.unique(maintain_order=True)  # (a value listed twice counts once)
         return cls(values, active=False)
 
     # -- tuples -------------------------------------------------------------------------
@@ -286,7 +289,11 @@ def public_values(dataset: Any, names: Sequence[str], domains: Mapping[str, Iter
         attribute = schema[name] if name in schema else None
         hierarchy = dataset.hierarchies.get(name)
         if name in domains:
-            values[name], sources[name] = with_missing_rule(list(domains[name]), keep), DECLARED
+            listed = list(domains[name])
+            if not listed:
+                raise ParameterError(f"the declared domain of '{name}' lists no value: list every value the "
+                                     "attribute can take")
+            values[name], sources[name] = with_missing_rule(listed, keep), DECLARED
         elif attribute is not None and attribute.order is not None:
             values[name], sources[name] = with_missing_rule(list(attribute.order), keep), SCHEMA_ORDER
         elif hierarchy is not None and not hierarchy.observed:
