@@ -60,6 +60,16 @@ def _as_given(data: Any, result: Any) -> Any:
     return replace(result, frame_kind=kind)
 
 
+def _release_as_published(release: Any, missing: Any) -> Dataset:
+    """A release read for ``check --original`` and ``compare``: a formula-safe CSV release
+    crowdsafe wrote has its escape undone (``'=1+1`` -> ``=1+1``, :mod:`crowdsafe.csv_safety`), so
+    its cells read as the values they publish."""
+    from crowdsafe.csv_safety import escaped_release, unescape_frame
+
+    dataset = load(release, missing=missing)
+    return dataset.with_frame(unescape_frame(dataset.frame)) if escaped_release(release) else dataset
+
+
 def check(
     data: Any,
     *,
@@ -97,7 +107,7 @@ def check(
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     if original is not None:
         source = load(original, schema=schema, missing=missing)
-        dataset = release_dataset(load(data, missing=missing), source)
+        dataset = release_dataset(_release_as_published(data, missing), source)
         dataset = dataset.with_roles(qi=qi, sensitive=sensitive) if qi is not None or sensitive is not None else dataset
     else:  # a file larger than memory is read batch by batch (streamed_check_report; twin: check_report)
         source = None
@@ -223,7 +233,7 @@ def compare(
 
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     source = load(original, schema=schema, missing=missing)
-    published = release_dataset(load(release, missing=missing), source)
+    published = release_dataset(_release_as_published(release, missing), source)
     if target is None and len(source.sensitive) == 1 and source.sensitive[0] in published.columns:
         target = source.sensitive[0]
     if test is None and isinstance(original, str) and original == "adult" and target is not None:

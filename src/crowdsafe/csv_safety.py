@@ -146,6 +146,24 @@ def format_note(target: str | os.PathLike[str], *, escape_formulas: bool = True)
     return None
 
 
+def escaped_release(path: object) -> bool:
+    """Whether ``path`` names a CSV release or view crowdsafe wrote formula-safe: a ``.csv`` file
+    with a crowdsafe certificate beside it (``<stem>.certificate.json``) that does not say its
+    cells are raw. Anything else (no certificate, another format) is read as it is."""
+    import json
+
+    if not isinstance(path, (str, os.PathLike)) or not str(path).lower().endswith(".csv"):
+        return False
+    beside = Path(path).with_name(Path(path).stem + ".certificate.json")
+    try:
+        certificate = json.loads(beside.read_text(encoding="utf-8")) if beside.is_file() else None
+    except (OSError, ValueError):
+        return False
+    if not isinstance(certificate, dict) or certificate.get("format") != "crowdsafe-certificate":
+        return False
+    return escaped_by(certificate.get("format_notes") or [])
+
+
 def escaped_by(format_notes: tuple[str, ...] | list[str]) -> bool:
     """Whether a CSV file whose certificate carries ``format_notes`` was written formula-safe:
     True unless it says the cells are raw (the default, :func:`write_csv`, escapes)."""
