@@ -36,6 +36,10 @@ def test_json_answer_and_ledger_show(capsys, tmp_path):
     written = tmp_path / "export.json"
     assert run_command(capsys, "ledger", "show", "adult", "--out", str(written))[0] == 0
     assert json.loads(written.read_text())["datasets"][0]["name"] == "adult"
+    # the export is JSON: a .csv name is refused in one line, nothing written (it once wrote JSON there)
+    code, _, err = run_command(capsys, "ledger", "show", "--out", str(tmp_path / "export.csv"))
+    assert code == 2 and "name it with .json" in err and err.count("\n") == 1
+    assert not (tmp_path / "export.csv").exists()
     code, out, _ = run_command(capsys, "ledger", "show")
     assert code == 0 and "histogram" in out and "completed" in out
 

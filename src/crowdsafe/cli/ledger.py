@@ -10,7 +10,7 @@ import typer
 from crowdsafe.cli.lazy import lazy_module, styled
 from crowdsafe.cli.options import DataArg, DecimalCommaOpt, ForceOpt, JsonOpt, OutOpt, SchemaOpt, emit, number_option
 from crowdsafe.cli.query import LedgerOpt
-from crowdsafe.errors import ParameterError
+from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import write_text_atomic
 
 if TYPE_CHECKING:
@@ -154,6 +154,9 @@ def register(app: typer.Typer) -> None:
         """
         if out is not None:  # before the ledger is opened
             from crowdsafe.drivers.run_files import guard
+
+            if not out.name.lower().endswith(".json"):
+                raise InputError(f"the ledger export is JSON: name it with .json, not {out.name}")
             from crowdsafe.output_guard import Output, OutputKind
 
             guard([Output(out, "the ledger export", OutputKind.JSON)], ledger=_spec(ledger), force=force)
