@@ -20,13 +20,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from crowdsafe.budgets import change_budget, ledger_report, set_budget  # noqa: F401  (public: api.set_budget, ...)
-from crowdsafe.data import (
-    DEFAULT_MISSING,
-    Dataset,
-    MissingPolicy,
-    Schema,
-    load,
-)
+from crowdsafe.data import DEFAULT_MISSING, Dataset, MissingPolicy, Schema, load
+from crowdsafe.data.pipeline import load_release
 from crowdsafe.defaults import DEFAULT_DELTA, DEFAULT_LEDGER, DEFAULT_THRESHOLD
 
 if TYPE_CHECKING:
@@ -58,16 +53,6 @@ def _as_given(data: Any, result: Any) -> Any:
     if view is not None:
         return replace(result, view=replace(view, frame_kind=kind)) if hasattr(view, "frame_kind") else result
     return replace(result, frame_kind=kind)
-
-
-def _release_as_published(release: Any, missing: Any) -> Dataset:
-    """A release read for ``check --original`` and ``compare``: a formula-safe CSV release
-    crowdsafe wrote has its escape undone (``'=1+1`` -> ``=1+1``, :mod:`crowdsafe.csv_safety`), so
-    its cells read as the values they publish."""
-    from crowdsafe.csv_safety import escaped_release, unescape_frame
-
-    dataset = load(release, missing=missing)
-    return dataset.with_frame(unescape_frame(dataset.frame)) if escaped_release(release) else dataset
 
 
 def check(
@@ -107,7 +92,7 @@ def check(
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     if original is not None:
         source = load(original, schema=schema, missing=missing)
-        dataset = release_dataset(_release_as_published(data, missing), source)
+        dataset = release_dataset(load_release(data, missing=missing), source)
         dataset = dataset.with_roles(qi=qi, sensitive=sensitive) if qi is not None or sensitive is not None else dataset
     else:  # a file larger than memory is read batch by batch (streamed_check_report; twin: check_report)
         source = None
@@ -233,7 +218,7 @@ def compare(
 
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     source = load(original, schema=schema, missing=missing)
-    published = release_dataset(_release_as_published(release, missing), source)
+    published = release_dataset(load_release(release, missing=missing), source)
     if target is None and len(source.sensitive) == 1 and source.sensitive[0] in published.columns:
         target = source.sensitive[0]
     if test is None and isinstance(original, str) and original == "adult" and target is not None:

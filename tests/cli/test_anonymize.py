@@ -9,7 +9,7 @@ import pytest
 
 from cli_helpers import run_command
 from crowdsafe import api
-from crowdsafe.errors import ParameterError
+from crowdsafe.errors import InputError, ParameterError, SchemaError
 from crowdsafe.privacy import Certificate
 
 
@@ -110,3 +110,68 @@ def test_a_literal_question_mark_value_is_still_a_value(tmp_path):
     assert kind is CellKind.SET and domain.values.gather(codes.astype("int64")).to_list() == ["?", "a"]
     kind, codes = AttributeDomain.from_values(pl.Series("c", ["b", "a", None]))._resolve("{?, a}")
     assert kind is CellKind.SET and len(codes) == 2
+
+
+def _ages_with(tmp_path, extra: str):
+    data = tmp_path / "ages.csv"
+    data.write_text("age,sex\n" + "".join(f"{a},{'MF'[a % 2]}\n" for a in range(20, 80)) + extra)
+    return data
+
+
+@pytest.mark.parametrize("algorithm", ["mondrian", "mdav", "lattice"])
+def test_an_infinite_number_is_refused_in_one_line_before_anything_is_written(tmp_path, capsys, algorithm):
+    """±inf in a numeric quasi-identifier has no place in a range or a centroid: one line, exit 2,
+    no NumPy warning, and no table, certificate or report left (they were written, then the
+    release failed to parse back)."""
+    import warnings
+
+    data = _ages_with(tmp_path, "-inf,M\ninf,F\n")
+    out = tmp_path / "out" / "a.csv"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code, _, err = run_command(capsys, "anonymize", str(data), "--k", "5", "--algorithm", algorithm,
+                                   "--out", str(out))
+    assert code == 2 and err.count("\n") == 1, err
+    assert "column 'age' holds a value that is not a finite number (-inf, inf)" in err
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
+    assert not out.parent.exists() or list(out.parent.iterdir()) == []
+
+
+def test_a_nan_in_a_dataset_made_in_python_is_refused_too():
+    """Reading turns NaN into the missing value; a Dataset built directly keeps it, and is refused."""
+    from crowdsafe.classic import anonymize_dataset
+    from crowdsafe.data import Dataset, load
+
+    frame = pl.DataFrame({"age": [float(a) for a in range(20, 40)], "sex": ["F", "M"] * 10})
+    dataset = Dataset(frame.with_columns(pl.col("age").replace(39.0, float("nan"))), load(frame).schema)
+    with pytest.raises(SchemaError, match=r"column 'age' holds a value that is not a finite number \(NaN\)"):
+        anonymize_dataset(dataset, "mondrian", 5)
+
+
+def test_a_failure_after_writing_leaves_no_file(tmp_path, capsys, monkeypatch):
+    """The utility figures are measured after the files are written; if that fails, the table,
+    certificate and report are removed (a failed run leaves no output)."""
+    from crowdsafe.anonymize.release import Release
+
+    def broken(self):
+        raise InputError("the release cannot be read back")
+
+    monkeypatch.setattr(Release, "utility", broken)
+    data = _ages_with(tmp_path, "")
+    out = tmp_path / "out" / "a.csv"
+    code, _, err = run_command(capsys, "anonymize", str(data), "--k", "5", "--out", str(out))
+    assert code == 2 and "cannot be read back" in err
+    assert list(out.parent.iterdir()) == []
+
+
+def test_a_report_that_fails_takes_the_table_and_certificate_with_it(tmp_path, monkeypatch):
+    import crowdsafe.report
+
+    def broken(table_path, *args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(crowdsafe.report, "write_report", broken)
+    out = tmp_path / "out" / "a.csv"
+    with pytest.raises(OSError, match="disk full"):
+        api.anonymize(_ages_with(tmp_path, ""), k=5, out=out)
+    assert list(out.parent.iterdir()) == []

@@ -109,3 +109,25 @@ def test_a_query_over_an_unreviewed_order_prints_why_it_is_not_fit(capsys, tmp_p
     code, stdout, _ = run_command(capsys, "query", str(path), "histogram size", "--epsilon", "1", "--schema",
                                   str(toml), "--no-ledger", "--json")
     assert json.loads(stdout)["unreviewed_schema"] == {"size": ["order"]}
+
+
+def test_draft_of_a_column_with_inf_and_a_huge_number_is_written(capsys, tmp_path):
+    """1e308, inf, -inf and 5 in one numeric column: the draft is written (it was an internal
+    error: the widest interval and the top bound were inf) and loads."""
+    data = tmp_path / "inf4.csv"
+    data.write_text("income\n" + "".join(f"{v}\n" for v in ("1e308", "inf", "-inf", "5") * 20))
+    out = tmp_path / "s4.toml"
+    code, _, stderr = run_command(capsys, "schema", "draft", str(data), "--out", str(out))
+    assert code == 0, stderr
+    assert "inf" not in tomllib.loads(out.read_text(encoding="utf-8"))["attributes"]["income"]["hierarchy"].values()
+    assert Schema.from_toml(out)["income"].from_data == ("hierarchy bounds",)
+
+
+@pytest.mark.parametrize("separator", [";;", "", '"', "§"])
+def test_a_separator_that_is_not_one_character_is_one_line(capsys, tmp_path, separator):
+    out = tmp_path / "x.toml"
+    code, _, stderr = run_command(capsys, "schema", "draft", str(write_people_csv(tmp_path / "p.csv", 50, seed=1)),
+                                  "--out", str(out), "--separator", separator)
+    assert code == 2 and stderr.count("\n") == 1, stderr
+    assert stderr.startswith("crowdsafe: error: --separator must be one ASCII character") and repr(separator) in stderr
+    assert not out.exists()

@@ -263,3 +263,15 @@ def test_keyed_fingerprint_needs_the_key():
     one, other = data.fingerprint(key=b"k" * 32), data.fingerprint(key=b"j" * 32)
     assert one != other and data.fingerprint() not in (one, other) and len(one) == 64
     assert load(data.frame.reverse()).fingerprint(key=b"k" * 32) == one
+
+
+@pytest.mark.parametrize("separator", [";;", "", "\n", '"', "§"])
+def test_a_separator_is_one_ascii_character(tmp_path, separator):
+    """Checked where the separator is resolved (crowdsafe.data.io.resolve_separator), for every
+    reader: a ParameterError naming the parameter, not csv's or Polars' TypeError."""
+    path = tmp_path / "t.csv"
+    path.write_text("a;b\n1;2\n")
+    with pytest.raises(ParameterError, match="the separator parameter must be one ASCII character") as caught:
+        load(path, separator=separator)
+    assert caught.value.parameter == "separator"
+    assert load(path, separator=";").columns == ["a", "b"]

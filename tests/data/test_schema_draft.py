@@ -114,6 +114,26 @@ def test_numbers_round_outward_and_dates_in_text_are_dates():
     assert found["visit"].type.value == "date" and found["visit"].hierarchy.kind == "dates"
 
 
+@pytest.mark.parametrize("values, spec", [
+    # 1e308 beside 5: the widest width (2e308) and the top would be inf; the finite bounds stay
+    ([1e308, float("inf"), float("-inf"), 5.0], {"widths": [1e307, 2e307], "bottom": 0, "top": 1.2e308}),
+    ([1e308, float("nan"), 5.0], {"widths": [1e307, 2e307], "bottom": 0, "top": 1.2e308}),
+    ([float("inf"), 3.0, float("-inf"), 17.0], {"widths": [2, 10, 20], "bottom": 0, "top": 20}),
+    ([-1e308, 1e308, 5.0], {"flat": True}),  # a span beyond the largest double: no intervals
+])
+def test_numbers_beyond_finite_get_a_draft_from_the_finite_values(tmp_path, values, spec):
+    """inf, -inf, NaN and spans near the largest double never reach the file as inf or nan (it
+    was an internal error writing it); a note says the bounds leave the non-finite values out."""
+    draft = draft_schema(pl.DataFrame({"income": values * 20}))
+    hierarchy = draft.attributes[0].hierarchy
+    assert hierarchy.spec == spec
+    if "flat" not in spec:
+        assert any("holds inf, -inf or NaN" in note for note in hierarchy.notes)
+    path = tmp_path / "s.toml"
+    draft.write(path)
+    assert Schema.from_toml(path)["income"].type.value == "numeric"
+
+
 def test_writer_refuses_to_overwrite_without_force(draft, tmp_path):
     path = tmp_path / "s.toml"
     draft.write(path)

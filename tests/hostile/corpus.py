@@ -92,6 +92,9 @@ LEDGER_INIT = ("ledger", "init", "{in}/people.csv", "--epsilon", "5", "--delta",
 LEDGER_SHOW = ("ledger", "show", "--ledger", "{ledger}")
 
 
+AGE_INF = "age,sex\n" + "".join(f"{a},{'MF'[a % 2]}\n" for a in range(20, 80)) + "-inf,M\ninf,F\n"
+
+
 def with_data(base: tuple[str, ...], data: str) -> tuple[str, ...]:
     """``base`` with its input file replaced by ``{in}/data``."""
     return tuple("{in}/" + data if a == "{in}/people.csv" else a for a in base)
@@ -314,6 +317,15 @@ CASES: list[Case] = [
                                             "--time-budget", "-1"), "time"),
     Case("anonymize-out-xlsx", with_option(ANONYMIZE, "--out", "{out}/a.xlsx"), "output format"),
     Case("anonymize-out-is-folder", with_option(ANONYMIZE, "--out", "{out}/sub.csv"), "folder", setup="out-subfolder"),
+    # a number that is not finite has no place in a range or a centroid: refused before anything is written
+    *[Case(f"anonymize-{algorithm}-age-inf", (*with_data(ANONYMIZE, "inf.csv"), "--algorithm", algorithm),
+           "column 'age' holds a value that is not a finite number (-inf, inf)", files={"inf.csv": AGE_INF})
+      for algorithm in ("mondrian", "mdav", "lattice")],
+    Case("anonymize-report-is-a-folder", (*with_option(ANONYMIZE, "--out", "{in}/y.csv"), "--force"),
+         "cannot write the report to {in}/y.report.html: it is a folder", files={"y.report.html": FOLDER}),
+    Case("schema-draft-separator-two-characters", ("schema", "draft", "{in}/people.csv", "--out", "{out}/s.toml",
+                                                   "--separator", ";;"),
+         "--separator must be one ASCII character"),
     # --- query
     *[Case(f"query-epsilon-{v}", with_option(QUERY, "--epsilon", v), f) for v, f in EPSILON_LIMITS],
     Case("query-syntax", QUERY[:2] + ("count wher age >= 30",) + QUERY[3:], "wher"),

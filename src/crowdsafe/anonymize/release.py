@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -42,6 +42,13 @@ def certificate_path(table_path: str | os.PathLike[str]) -> Path:
     """Where the certificate of a table written at ``table_path`` goes."""
     path = Path(table_path)
     return path.with_name(path.stem + CERTIFICATE_SUFFIX)
+
+
+def discard_written(paths: Sequence[str | os.PathLike[str]]) -> None:
+    """Remove the files a failed run wrote at ``paths`` (a folder or a missing path is left as is)."""
+    for path in map(Path, paths):
+        if path.is_file() or path.is_symlink():
+            path.unlink(missing_ok=True)
 
 
 def write_table_and_certificate(frame: pl.DataFrame, certificate: Certificate,
@@ -250,7 +257,11 @@ class Release:
         if report:
             from crowdsafe.report import write_report
 
-            write_report(written[0])
+            try:
+                write_report(written[0])
+            except BaseException:
+                discard_written(written)  # a failed run leaves no output
+                raise
         return written
 
     def summary(self) -> dict[str, Any]:

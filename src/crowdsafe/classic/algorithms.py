@@ -16,6 +16,7 @@ from crowdsafe.anonymize.apply import apply, check_k, check_suppression_limit
 from crowdsafe.anonymize.constraints import GroundDistance, sensitive_constraints
 from crowdsafe.anonymize.recoding import Recoding, with_flat_hierarchies
 from crowdsafe.anonymize.release import Release
+from crowdsafe.classic.attributes import check_finite
 from crowdsafe.classic.lattice_search import DEFAULT_TIME_BUDGET, Search, lattice_search
 from crowdsafe.classic.mdav import Aggregate, mdav
 from crowdsafe.classic.mondrian import CategoricalForm, Mode, mondrian
@@ -136,6 +137,7 @@ def run_anonymization(dataset: Dataset, request: AnonymizeRequest) -> Release:
     columns = dataset.quasi_identifiers
     if not columns:
         raise ParameterError("the data has no quasi-identifiers; name them with qi=[...]", parameter="qi")
+    check_finite(dataset, columns)
     limit = (check_suppression_limit(request.suppression_limit) if request.suppression_limit is not None
              else None)
     sensitive = _sensitive_attribute(dataset, request.sensitive, l is not None or t is not None)

@@ -122,6 +122,23 @@ def hierarchical_attribute(name: str, hierarchy: Hierarchy, labels: pl.Series) -
 LocalAttribute = OrderedAttribute | HierarchicalAttribute
 
 
+def check_finite(dataset: Dataset, columns: list[str]) -> None:
+    """Raise naming the first numeric column of ``columns`` that holds inf, -inf or NaN: a range,
+    a centroid and a width need finite numbers (the custodian's own run, so the message may say
+    what the data holds)."""
+    for name in columns:
+        column = dataset.frame.get_column(name)
+        if not column.dtype.is_float():
+            continue
+        found = [word for word, hit in (("-inf", (column == -np.inf).any()), ("inf", (column == np.inf).any()),
+                                        ("NaN", column.is_nan().any())) if hit]
+        if found:
+            raise SchemaError(
+                f"column '{name}' holds a value that is not a finite number ({', '.join(found)}): classic "
+                "anonymization needs finite numbers; drop or cap those rows"
+            )
+
+
 def describe_attributes(dataset: Dataset, cells: EncodedCells) -> list[LocalAttribute]:
     """The view of each of ``cells.columns`` the local-recoding algorithms use."""
     out: list[LocalAttribute] = []

@@ -163,7 +163,7 @@ def register(app: typer.Typer) -> None:
 
         Example: crowdsafe anonymize adult --algorithm mondrian --k 10 --l 3 --sensitive occupation --out release.csv
         """
-        from crowdsafe.anonymize.release import certificate_path
+        from crowdsafe.anonymize.release import certificate_path, discard_written
         from crowdsafe.csv_safety import format_note
 
         if sensitive is not None and "," in sensitive:
@@ -175,17 +175,23 @@ def register(app: typer.Typer) -> None:
             aggregate=aggregate, loss=loss, suppression_limit=suppression_limit, search=search,
             time_budget=time_budget, out=out, escape_formulas=escape_formulas, report=not no_report, force=force,
         )
+        written = [] if out is None else [out, certificate_path(out)]
+        if out is not None and not no_report:
+            from crowdsafe.report import report_path
+
+            written.append(report_path(out))
+        try:  # the files are written: a failure measuring the release must not leave them behind
+            payload = release.summary()
+            payload["custodian_only"] = {**release.custodian_report(), "utility": _utility(release)}
+        except BaseException:
+            discard_written(written)
+            raise
         print_warnings(release.notes)
-        payload = release.summary()
-        payload["custodian_only"] = {**release.custodian_report(), "utility": _utility(release)}
         certificate_of_file = release.certificate
         if out is not None:
-            table_path = out
-            payload["written"] = {"table": str(table_path), "certificate": str(certificate_path(out))}
+            payload["written"] = {"table": str(out), "certificate": str(written[1])}
             if not no_report:
-                from crowdsafe.report import report_path
-
-                payload["written"]["report"] = str(report_path(table_path))
+                payload["written"]["report"] = str(written[2])
             certificate_of_file = certificate_of_file.with_format_notes(format_note(out, escape_formulas=escape_formulas))
         payload["certificate"] = certificate_of_file.to_dict()
         emit(payload, as_json, lambda: render(payload, Console()))

@@ -154,12 +154,11 @@ def register(app: typer.Typer) -> None:
         """
         if out is not None:  # before the ledger is opened
             from crowdsafe.drivers.run_files import guard
-
-            if not out.name.lower().endswith(".json"):
-                raise InputError(f"the ledger export is JSON: name it with .json, not {out.name}")
             from crowdsafe.output_guard import Output, OutputKind
 
             guard([Output(out, "the ledger export", OutputKind.JSON)], ledger=_spec(ledger), force=force)
+            if not out.name.lower().endswith(".json"):
+                raise InputError(f"the ledger export is JSON: name it with .json, not {out.name}")
         report = api.ledger_report(_spec(ledger), dataset)
         if out is not None:
             from crowdsafe.output_guard import json_document

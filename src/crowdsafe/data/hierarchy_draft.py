@@ -8,7 +8,8 @@ each. The rules, in order:
   intervals of 5, 10, 20 and 40 years over the public range 0-120 (nothing from the data);
 - **other numbers**: intervals whose bounds are the data's range rounded *outward* to a power
   of ten, with widths a tenth, a fifth, one and two times that power (marked "from the data":
-  replace the bounds with public ones, e.g. a legal range);
+  replace the bounds with public ones, e.g. a legal range); the range of the finite values only
+  (inf, -inf and NaN are left out, with a note), and no width or bound that is not finite;
 - **dates**: day -> month -> year -> decade (nothing from the data);
 - **codes** (a column named like a ZIP or postal code in one of the languages of
   :mod:`crowdsafe.data.column_words`: ``zip``, ``PLZ``, ``code postal``, ``CAP``, ``CEP``...;
@@ -134,32 +135,51 @@ def _numeric(name: str, values: pl.Series) -> HierarchySuggestion:
             (f"age: intervals of {', '.join(map(str, AGE_WIDTHS))} years over the public range "
              f"{low}-{high} (not the data's minimum and maximum)",))
     numbers = values.cast(pl.Float64).to_numpy()
-    numbers = numbers[np.isfinite(numbers)]
+    finite = np.isfinite(numbers)
+    numbers = numbers[finite]
     if len(numbers) == 0:
-        return _flat("no values")
+        return _flat("no finite values")
     least, most = float(numbers.min()), float(numbers.max())
     if least == most:
-        return _flat("a single value")
-    integral = values.dtype.is_integer() or bool((values.cast(pl.Float64) % 1 == 0).all())
-    power = 10.0 ** math.floor(math.log10(most - least))
+        return _flat("a single finite value")
+    integral = values.dtype.is_integer() or bool((numbers % 1 == 0).all())
+    span = most - least
+    if not math.isfinite(span):
+        return _flat("the finite values span more than a floating-point number holds: no intervals")
+    power = 10.0 ** math.floor(math.log10(span))
     widths = [w for w in (power / 10, power / 5, power, 2 * power) if not integral or (w >= 2 and w % 1 == 0)]
     if not widths:
         return _flat("too few distinct whole numbers for intervals")
-    widest = max(widths)
-    bottom = _nice_floor(least, widest)
-    top = _nice_floor(most, widest) + widest  # every value lies below top
-    shown = [_plain(w) for w in widths]
-    return HierarchySuggestion(
-        {"widths": shown, "bottom": _plain(bottom), "top": _plain(top)}, "intervals",
-        (f"intervals of width {', '.join(map(str, shown))} from {_plain(bottom)} to {_plain(top)}",
-         "FROM THE DATA: the bounds are the data's range rounded outward to a multiple of "
-         f"{_plain(widest)}; replace them with public bounds (a legal or published range)"),
-        ("hierarchy bounds",))
+    bounds = _bounds(least, most, widths)
+    if bounds is None:
+        return _flat("the finite values lie too near the largest floating-point number for intervals")
+    widest, bottom, top = bounds
+    shown = [_plain(w) for w in widths if w <= widest]
+    notes = [f"intervals of width {', '.join(map(str, shown))} from {_plain(bottom)} to {_plain(top)}",
+             "FROM THE DATA: the bounds are the data's range rounded outward to a multiple of "
+             f"{_plain(widest)}; replace them with public bounds (a legal or published range)"]
+    if not finite.all():
+        notes.append("FROM THE DATA: the column holds inf, -inf or NaN; the bounds cover its finite values only, "
+                     "so those values lie in no interval: drop or cap them")
+    return HierarchySuggestion({"widths": shown, "bottom": _plain(bottom), "top": _plain(top)}, "intervals",
+                               tuple(notes), ("hierarchy bounds",))
+
+
+def _bounds(least: float, most: float, widths: list[float]) -> tuple[float, float, float] | None:
+    """The widest of ``widths`` whose bounds around ``least``..``most`` (rounded outward to a
+    multiple of it) are finite numbers, with those bounds; None when none is."""
+    for widest in sorted(widths, reverse=True):
+        bottom = _nice_floor(least, widest)
+        top = _nice_floor(most, widest) + widest  # every value lies below top
+        if all(math.isfinite(x) for x in (widest, bottom, top)):
+            return widest, bottom, top
+    return None
 
 
 def _plain(x: float) -> int | float:
-    """``x`` as written in a schema file: a whole number as an int, else 12 significant digits."""
-    return int(x) if float(x).is_integer() else float(f"{x:.12g}")
+    """``x`` as written in a schema file: a whole number as an int (below 2^53, which a TOML
+    integer and a double both hold exactly), else 12 significant digits."""
+    return int(x) if float(x).is_integer() and abs(x) < 2.0**53 else float(f"{x:.12g}")
 
 
 def _prefix_groups(text: pl.Series) -> HierarchySuggestion | None:

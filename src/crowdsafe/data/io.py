@@ -138,6 +138,18 @@ def _sniff_separator(head: bytes) -> str:
     return best if counts[best] else ","
 
 
+def resolve_separator(separator: str | None, head: bytes) -> str:
+    """The field separator: ``separator`` when given (one ASCII character other than a quote or
+    a line break, else a :class:`ParameterError`), else the one sniffed from ``head``."""
+    if separator is None:
+        return _sniff_separator(head)
+    if not isinstance(separator, str) or len(separator) != 1 or not separator.isascii() or separator in '"\r\n':
+        raise ParameterError(
+            f"the separator parameter must be one ASCII character other than a quote or a line break "
+            f"(such as ',', ';', '|' or a tab), got {separator!r}", parameter="separator")
+    return separator
+
+
 def csv_options(
     path: Path,
     *,
@@ -163,7 +175,7 @@ def csv_options(
     if not head.strip():
         raise InputError(f"{path} is empty")
     eol = line_ending(head, str(path), complete=len(head) < _HEAD)
-    separator = separator or _sniff_separator(head)
+    separator = resolve_separator(separator, head)
     raw = header_names(head, separator) if has_header else []
     names, renames = stable_names(raw)
     codes = [n for n in names if is_code_name(n)]  # postal codes as text: 01067 stays 01067
@@ -243,7 +255,7 @@ def ragged_row_error(path: Path, separator: str | None = None, has_header: bool 
         kind, head = sniff_format(path)
         if kind == PARQUET:
             return None
-        separator = separator or _sniff_separator(head)
+        separator = resolve_separator(separator, head)
         eol = line_ending(head, str(path), complete=len(head) < _HEAD)
         found = first_ragged(file_chunks(path, kind if kind in (GZIP, ZSTD) else None), separator=separator, eol=eol)
     except (CrowdsafeError, OSError, pa.ArrowException):
@@ -283,7 +295,7 @@ def with_written_names(frame: FrameT, path: str | os.PathLike[str], separator: s
 def header_names(head: bytes, separator: str | None = None) -> list[str]:
     """The column names of a CSV file's header line (the first record of ``head``), as written
     (the separator sniffed from the line when not given)."""
-    separator = separator or _sniff_separator(head)
+    separator = resolve_separator(separator, head)
     text = head.decode("utf-8", errors="replace").removeprefix("\ufeff")
     try:
         return next(csv.reader(io.StringIO(text, newline=""), delimiter=separator), [])  # any line break

@@ -39,7 +39,7 @@ from crowdsafe.data.schema import Schema, complete_schema, declared_and_reading
 from crowdsafe.data.sources import Source, read_source
 from crowdsafe.errors import InputError
 
-__all__ = ["load", "load_source"]
+__all__ = ["load", "load_release", "load_source"]
 
 
 def load(
@@ -75,6 +75,16 @@ def load(
     source = read_source(data, declared=declared, separator=separator, missing_tokens=missing_tokens, name=name,
                          decimal_comma=reading)
     return load_source(source, schema=declared, missing=policy, qi=qi, sensitive=sensitive, hierarchies=hierarchies)
+
+
+def load_release(release: Any, *, missing: MissingPolicy | str = DEFAULT_MISSING) -> Dataset:
+    """:func:`load` for a release read against its original (``check --original``, ``compare``):
+    a formula-safe CSV release crowdsafe wrote has its escape undone (``'=1+1`` -> ``=1+1``,
+    :func:`crowdsafe.csv_safety.escaped_release`), so its cells read as the values they publish."""
+    from crowdsafe.csv_safety import escaped_release, unescape_frame
+
+    dataset = load(release, missing=missing)
+    return dataset.with_frame(unescape_frame(dataset.frame)) if escaped_release(release) else dataset
 
 
 def load_source(
