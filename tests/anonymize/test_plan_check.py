@@ -30,6 +30,7 @@ def agree(request: PlanRequest) -> None:
 @settings(max_examples=60, deadline=None)
 @given(epsilon=st.floats(0.02, 40.0), log_delta=st.floats(-40.0, -0.05),
        epsilon1=st.sampled_from([None, None, 0.0, 0.01, 0.5, 3.0]), scheme=st.sampled_from([None, None, "medium"]))
+@pytest.mark.slow
 def test_the_check_refuses_what_the_plan_refuses(epsilon, log_delta, epsilon1, scheme):
     agree(PlanRequest(epsilon, 10.0**log_delta, epsilon1=epsilon1, scheme=scheme))
 

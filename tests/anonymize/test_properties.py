@@ -60,6 +60,7 @@ def check_release(dataset, release, k, l=None, t=None):
 @SETTINGS
 @given(data=tables(), k=st.integers(1, 6), mode=st.sampled_from(["strict", "relaxed"]),
        categorical=st.sampled_from(["node", "set"]))
+@pytest.mark.slow
 def test_mondrian_releases_are_k_anonymous_and_cover_their_rows(data, k, mode, categorical):
     assume(data.n_rows >= k)
     release = anonymize_dataset(data, "mondrian", k, mode=mode, categorical=categorical)
@@ -76,6 +77,7 @@ def test_mondrian_releases_are_k_anonymous_and_cover_their_rows(data, k, mode, c
 @SETTINGS
 @given(data=tables(min_rows=4), k=st.integers(1, 4), l=st.sampled_from([None, 1.5, 2.0, 3.0]),
        t=st.sampled_from([None, 0.2, 0.4]), mode=st.sampled_from(["strict", "relaxed"]))
+@pytest.mark.slow
 def test_mondrian_with_l_and_t_constraints(data, k, l, t, mode):
     assume(data.n_rows >= k and (l is not None or t is not None))
     try:
@@ -93,6 +95,7 @@ def test_mondrian_with_l_and_t_constraints(data, k, l, t, mode):
 
 @SETTINGS
 @given(data=tables(), k=st.integers(1, 6), aggregate=st.sampled_from(["mean", "median"]))
+@pytest.mark.slow
 def test_mdav_groups_publish_their_centroids(data, k, aggregate):
     assume(data.n_rows >= k)
     release = anonymize_dataset(data, "mdav", k, aggregate=aggregate)

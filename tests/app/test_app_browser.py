@@ -260,6 +260,7 @@ def test_the_whole_path_on_an_uploaded_german_table(browser, tmp_path):
         check_stopped(server, [first[c] for c in ("Nachname", "E-Mail", "Telefon", "Straße")])
 
 
+@pytest.mark.slow
 def test_the_server_prints_its_url_first_and_cleans_up_on_ctrl_c(tmp_path):
     """With DATA the first line is the one-time URL of step 2; the private folder is there while
     it serves, mode 0700, and gone after SIGINT."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from html.parser import HTMLParser
 
+import pytest
 from app_helpers import german_table, log_in, make_client
 from test_app_routes import german_roles, publish, roles_form
 
@@ -70,6 +71,7 @@ def walk(tmp_path, name: str, extra: int) -> tuple[dict[str, str], str]:
     return pages, workspace.schema_path.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_neighbouring_tables_show_the_same_public_pages(tmp_path):
     d, schema_d = walk(tmp_path, "d", extra=0)
     d1, schema_d1 = walk(tmp_path, "d1", extra=1)

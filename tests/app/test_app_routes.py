@@ -152,6 +152,7 @@ def test_the_plan_its_preview_and_the_ledger(app_client, tmp_path):
     assert half.status_code == 400 and "both" in half.text
 
 
+@pytest.mark.slow
 def test_publish_report_attack_and_download(app_client, tmp_path, monkeypatch):
     client, workspace = app_client
     open_german(client, tmp_path)

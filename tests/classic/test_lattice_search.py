@@ -72,6 +72,7 @@ def test_optimum_equals_brute_force_for_other_losses(small_adult, metric):
     assert_same_optimum(small_adult, 10, 0.02, metric)
 
 
+@pytest.mark.slow
 def test_optimum_equals_brute_force_for_entropy(small_adult):
     assert_same_optimum(small_adult, 10, 0.0, "entropy")
 
@@ -95,6 +96,7 @@ def test_optimum_equals_brute_force_on_random_tables(data, k, limit, metric, l):
 
 @settings(max_examples=30, deadline=None)
 @given(data=tables(min_rows=1, with_shape_hierarchy=True), order=st.permutations(list(range(12))))
+@pytest.mark.slow
 def test_roll_ups_agree_with_the_data_layer(data, order):
     columns = data.quasi_identifiers
     problem = _Problem(data, columns, 1, 0.0, sensitive_constraints(data, None), "gcp")

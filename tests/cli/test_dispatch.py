@@ -41,6 +41,7 @@ def test_no_command_name_runs_the_whole_app(argv):
     assert cli.app_for(argv) is cli.app
 
 
+@pytest.mark.slow
 def test_help_of_every_command_is_the_whole_apps(capsys, monkeypatch):
     for name in top_level_names():
         argv = [name, "--help"]

@@ -96,6 +96,7 @@ def test_the_reader_gives_the_one_cell_readers_answer(data):
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.one_of(st.none(), st.text(alphabet=" ,{}[]()<>=*0123456789.kKab-;\t٣é", max_size=14)),
                 min_size=1, max_size=20))
+@pytest.mark.slow
 def test_canonical_texts_are_the_one_cell_canonical_cells(texts):
     series = pl.Series("x", texts, dtype=pl.String)
     assert canonical_texts(series).to_list() == canonical_cells(series).to_list()

@@ -6,6 +6,7 @@ used to fail."""
 from __future__ import annotations
 
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,6 +28,7 @@ def _built(name: str, values: list[str]):
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(TEXT, WORDY, st.sampled_from(["group 1", "group 2", "groups 1-2", "[group 1]"])),
                 min_size=1, max_size=60))
+@pytest.mark.slow
 def test_no_suggested_text_label_names_a_value(values):
     suggestion, hierarchy = _built("category", values)
     assert labels_naming_values(hierarchy) == [], suggestion.spec

@@ -109,6 +109,7 @@ def test_the_published_report_renders_without_errors(browser, published):
         page.close()
 
 
+@pytest.mark.slow
 def test_a_classic_report_renders_without_errors(browser, tmp_path):
     from conftest import small_table
     from crowdsafe import api
