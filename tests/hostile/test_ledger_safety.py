@@ -172,3 +172,23 @@ def test_the_budget_rule_can_fail(capsys, tmp_path, monkeypatch):
     data, ledger = _table(tmp_path / "t.csv"), tmp_path / "ledger.sqlite3"
     code, _ = _perturb(capsys, data, ledger, "--exploratory", "--budget", "100,0")
     assert code == 2 and len(_budgets(ledger)) >= 1
+
+
+# -- a refused run on a ledger that does not exist yet ------------------------------------------
+
+def test_a_run_without_a_budget_does_not_make_an_empty_ledger(capsys, tmp_path):
+    data, ledger = _table(tmp_path / "t.csv"), tmp_path / "new" / "ledger.sqlite3"
+    for argv in (["query", data, "count", "--epsilon", "0.1", "--ledger", ledger],
+                 ["perturb", data, "--d", "0.1", "--gamma", "0.9", "--max-rows", "500", "--attributes", "sex",
+                  "--out", tmp_path / "v.csv", "--ledger", ledger]):
+        code, err = _run(capsys, *argv)
+        assert code == 2 and err.count("\n") == 1 and "no privacy budget is set" in err, err
+        assert not ledger.exists() and not ledger.parent.exists()
+
+
+def test_the_new_ledger_rule_can_fail(capsys, tmp_path, monkeypatch):
+    """Broken variant: the ledger opened first, as before: the refusal leaves an empty ledger."""
+    monkeypatch.setattr(query_driver, "refuse_a_new_ledger_without_budget", lambda spec, label, budget: None)
+    data, ledger = _table(tmp_path / "t.csv"), tmp_path / "ledger.sqlite3"
+    code, _ = _run(capsys, "query", data, "count", "--epsilon", "0.1", "--ledger", ledger)
+    assert code == 2 and ledger.exists()

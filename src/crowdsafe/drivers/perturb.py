@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crowdsafe.data.identifiers import IdentifierWarning, name_warnings
-from crowdsafe.drivers.query import budget_at_charge
+from crowdsafe.drivers.query import budget_at_charge, refuse_a_new_ledger_without_budget
 from crowdsafe.mechanisms.contribution import refuse_person_rows
 from crowdsafe.privacy.ledger import LedgerSpec, ledger_for
 
@@ -62,6 +62,7 @@ def perturb(engine: Engine, data: Any, request: PerturbRequest, output: ViewOutp
     source = engine.read_source(data, schema=schema, missing=missing)
     refuse_person_rows(engine.source_dataset(source).schema.person_id, "perturb")
     warn_identifier_names(engine, source, request)
+    refuse_a_new_ledger_without_budget(ledger, name or engine.source_dataset(source).name or "data", budget)
     with ledger_for(ledger) as book:
         charged: Any = book
         if book is not None:  # a new budget is registered with the charge: a refused plan leaves none

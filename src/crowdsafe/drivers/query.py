@@ -30,10 +30,26 @@ def with_budget(book: Ledger, identity: str, label: str, budget: tuple[float, fl
     if budget is not None:
         book.set_budget(identity, label, *budget)
     elif book.budget(identity) is None:
-        raise BudgetExceeded(
-            f"no privacy budget is set for '{label}' in the ledger {book.path}; set one with "
-            f"set_budget('{label}', epsilon=E, delta=D), or pass budget=(ε, δ)", parameter="budget",
-        )
+        raise _no_budget(label, book.path)
+
+
+def _no_budget(label: str, path: object) -> BudgetExceeded:
+    return BudgetExceeded(
+        f"no privacy budget is set for '{label}' in the ledger {path}; set one with "
+        f"set_budget('{label}', epsilon=E, delta=D), or pass budget=(ε, δ)", parameter="budget",
+    )
+
+
+def refuse_a_new_ledger_without_budget(spec: LedgerSpec, label: str, budget: tuple[float, float] | None) -> None:
+    """:func:`with_budget`'s refusal, before the ledger is opened, when the ledger file does not
+    exist yet and no budget is given: opening it would make an empty ledger only to refuse."""
+    if budget is not None or spec is None or isinstance(spec, Ledger):
+        return
+    from crowdsafe.privacy.ledger_storage import ledger_path
+
+    path = ledger_path(spec)
+    if not path.exists():
+        raise _no_budget(label, path)
 
 
 class BudgetAtCharge:
@@ -92,6 +108,7 @@ def query(
     read = query_columns(request)
     refuse_identifier_columns(dataset.schema, read, "the query")
     warnings = name_warnings(dataset.schema, read)
+    refuse_a_new_ledger_without_budget(ledger, name or dataset.name or "data", budget)
     with ledger_for(ledger) as book:
         fingerprint = None
         if book is not None:
