@@ -50,7 +50,9 @@ def test_json_answer_and_ledger_show(capsys, tmp_path):
         (["query", "adult", "count where agee > 3", "--epsilon", "1", "--budget", "1,0"], "did you mean 'age'"),
         (["query", "adult", "count where age >", "--epsilon", "1", "--budget", "1,0"], "does not parse"),
         (["query", "adult", "sum(age)", "--epsilon", "1", "--budget", "1,0"], "clamping bounds"),
-        (["query", "adult", "count", "--epsilon", "-1", "--budget", "1,0"], "epsilon"),
+        # one message for every ε no mechanism can use (-1 once said ">= 0", 0 said "> 0")
+        (["query", "adult", "count", "--epsilon", "-1", "--budget", "1,0"], "epsilon must be a finite number > 0"),
+        (["query", "adult", "count", "--epsilon", "0", "--budget", "1,0"], "epsilon must be a finite number > 0"),
         (["query", "adult", "count", "--epsilon", "1", "--delta", "1", "--mechanism", "gaussian", "--budget", "1,0"],
          "delta"),
         (["query", "adult", "count", "--epsilon", "1", "--budget", "x"], "--budget"),

@@ -22,7 +22,10 @@ from crowdsafe.privacy import loss
 
 def check_epsilon(epsilon: float) -> float:
     """A mechanism's ε: a finite number > 0 (ε = 0 would need infinite noise)."""
-    value = loss.check_epsilon(epsilon)
+    try:
+        value = loss.check_epsilon(epsilon)
+    except ParameterError:
+        value = -1.0  # (negative, infinite or not a number: the one message below, not the loss's ">= 0")
     if value <= 0:
         raise ParameterError(f"epsilon must be a finite number > 0, got {epsilon!r}")
     return value
