@@ -370,3 +370,11 @@ def test_a_ledger_is_charged_the_equivalent_epsilon_under_the_keyed_identity(tmp
         entry = book.entries("people")[0].as_dict()
         assert entry["outcome"]["rows"] == 40  # the custodian-only facts go to the ledger, not the view
         assert "fingerprint" not in json.dumps(first.view.certificate.to_dict()["parameters"])
+
+
+def test_a_c_that_makes_d_reach_1_says_what_n_and_m_are():
+    """n is the bound on the rows (at most the domain's m tuples: a set holds no more), so
+    ``max_rows=500`` over 12 tuples plans with n = 12; the refusal says so."""
+    with pytest.raises(ParameterError, match=r"n = 12, the bound on the rows taken for n, at most the domain's "
+                                             r"m = 12 tuples\): use a smaller c \(c < m/n = 1\)"):
+        plan_alpha_beta(12, 12, AlphaBetaPlanRequest(gamma=0.9, c=1.0))

@@ -383,7 +383,8 @@ def plan_alpha_beta(n: int, m: int, request: AlphaBetaPlanRequest) -> AlphaBetaP
         d = c * n / m
         if d >= 1.0:
             raise ParameterError(
-                f"d = c*n/m = {d:.6g} is not below 1 (n = {n:,}: in a release, the public bound on n): "
+                f"d = c*n/m = {d:.6g} is not below 1 (n = {n:,}, the bound on the rows taken for n, at most the "
+                f"domain's m = {m:,} tuples): "
                 f"use a smaller c (c < m/n = {m / n:.6g}), "
                 "or publish more attributes (the domain is too small for the data)"
             )
