@@ -146,20 +146,31 @@ def format_note(target: str | os.PathLike[str], *, escape_formulas: bool = True)
     return None
 
 
-def escaped_release(path: object) -> bool:
-    """Whether ``path`` names a CSV release or view crowdsafe wrote formula-safe: a ``.csv`` file
-    with a crowdsafe certificate beside it (``<stem>.certificate.json``) that does not say its
-    cells are raw. Anything else (no certificate, another format) is read as it is."""
+def certificate_beside(path: str | os.PathLike[str]) -> dict:
+    """The JSON object written beside a release or view file (``<stem>.certificate.json``), read
+    through the checked input reader; an empty dict when there is none or it is not a JSON object."""
     import json
 
+    from crowdsafe.files import read_input_text
+
+    beside = Path(path).with_name(Path(path).stem + ".certificate.json")
+    if not beside.exists():
+        return {}
+    try:
+        data = json.loads(read_input_text(beside, "certificate"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def escaped_release(path: object) -> bool:
+    """Whether ``path`` names a CSV release or view crowdsafe wrote formula-safe: a ``.csv`` file
+    with a crowdsafe certificate beside it (:func:`certificate_beside`) that does not say its
+    cells are raw. Anything else (no certificate, another format) is read as it is."""
     if not isinstance(path, (str, os.PathLike)) or not str(path).lower().endswith(".csv"):
         return False
-    beside = Path(path).with_name(Path(path).stem + ".certificate.json")
-    try:
-        certificate = json.loads(beside.read_text(encoding="utf-8")) if beside.is_file() else None
-    except (OSError, ValueError):
-        return False
-    if not isinstance(certificate, dict) or certificate.get("format") != "crowdsafe-certificate":
+    certificate = certificate_beside(path)
+    if certificate.get("format") != "crowdsafe-certificate":
         return False
     return escaped_by(certificate.get("format_notes") or [])
 

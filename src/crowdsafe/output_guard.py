@@ -160,13 +160,11 @@ def _configured_ledger() -> list[Input]:
 
 
 def _is_ledger(path: Path) -> bool:
-    """Whether the regular file at ``path`` is a crowdsafe ledger: an SQLite database whose header
-    carries the ledger's application id (:data:`crowdsafe.privacy.ledger_mark.APPLICATION_ID`)."""
-    from crowdsafe.privacy.ledger_mark import APPLICATION_ID
+    """Whether the regular file at ``path`` is a crowdsafe ledger (its header carries the ledger's
+    mark: :func:`crowdsafe.privacy.ledger_mark.carries_mark`)."""
+    from crowdsafe.privacy.ledger_mark import carries_mark
 
-    header = _head(path, 72)
-    return (len(header) == 72 and header.startswith(b"SQLite format 3\x00")
-            and int.from_bytes(header[68:72], "big") == APPLICATION_ID)
+    return carries_mark(_head(path, 72))
 
 
 def is_local(path: str | os.PathLike[str]) -> bool:

@@ -7,7 +7,6 @@ beside it (``<name>.certificate.json``), when there is one.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -15,28 +14,15 @@ from typing import Any
 import polars as pl
 
 from crowdsafe.attacks.intersection import AttackedRelease
-from crowdsafe.csv_safety import escaped_by, unescape_frame
+from crowdsafe.csv_safety import certificate_beside, escaped_by, unescape_frame
 from crowdsafe.data.io import with_written_names
 from crowdsafe.errors import InputError
-
-
-def _certificate_beside(path: Path) -> dict:
-    beside = path.with_name(path.stem + ".certificate.json")
-    if not beside.exists():
-        return {}
-    from crowdsafe.files import read_input_text
-
-    try:
-        data = json.loads(read_input_text(beside, "certificate"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def certificate_k(path: Path) -> int | None:
     """The k a release claims: ``parameters.k`` of the certificate written beside ``path``
     (``<name>.certificate.json``), or None when there is none or it names no whole k."""
-    k = _certificate_beside(path).get("parameters", {}).get("k")
+    k = certificate_beside(path).get("parameters", {}).get("k")
     return int(k) if isinstance(k, int) else None
 
 
@@ -58,7 +44,7 @@ def read_release(path: str | os.PathLike[str], name: str | None = None) -> Attac
     try:
         if suffix == ".csv":
             frame = with_written_names(pl.read_csv(path, infer_schema=False, glob=False), path)
-            if escaped_by(_certificate_beside(path).get("format_notes") or ()):
+            if escaped_by(certificate_beside(path).get("format_notes") or ()):
                 frame = unescape_frame(frame)
         elif suffix in (".parquet", ".pq"):
             frame = pl.read_parquet(path, glob=False)

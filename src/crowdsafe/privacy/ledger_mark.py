@@ -38,6 +38,13 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 _USE_ANOTHER = "give a new file (ledger=PATH or CROWDSAFE_LEDGER)"
 
 
+def carries_mark(header: bytes) -> bool:
+    """Whether a file's first bytes (at least 72) are those of a crowdsafe ledger: an SQLite
+    database whose header holds :data:`APPLICATION_ID`."""
+    return (len(header) >= 72 and header.startswith(_SQLITE_MAGIC)
+            and int.from_bytes(header[68:72], "big") == APPLICATION_ID)
+
+
 def look(path: Path) -> None:
     """Refuse ``path`` as a ledger unless it is missing, empty, a crowdsafe ledger or an SQLite
     database without tables; changes no file."""
@@ -60,7 +67,7 @@ def look(path: Path) -> None:
     if not header.startswith(_SQLITE_MAGIC):
         raise InputError(f"{path} is not a usable crowdsafe ledger: it is not an SQLite database; {_USE_ANOTHER}",
                          parameter="ledger")
-    if len(header) >= 72 and int.from_bytes(header[68:72], "big") == APPLICATION_ID:
+    if carries_mark(header):
         return
     log = Path(f"{path}-wal")
     mode = "mode=ro" if log.exists() and log.stat().st_size > 0 else "immutable=1"
@@ -107,4 +114,4 @@ def _has_version(conn: sqlite3.Connection) -> bool:
         return False
 
 
-__all__ = ["APPLICATION_ID", "LEDGER_TABLES", "check_and_mark", "look", "refuse_foreign"]
+__all__ = ["APPLICATION_ID", "LEDGER_TABLES", "carries_mark", "check_and_mark", "look", "refuse_foreign"]
