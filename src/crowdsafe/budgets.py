@@ -49,9 +49,13 @@ def set_budget(
     missing: MissingPolicy | str = DEFAULT_MISSING,
     decimal_comma: bool | None = None,
 ) -> Budget:
-    """Register ``data`` in the ledger with its total privacy budget (set once)."""
+    """Register ``data`` in the ledger with its total privacy budget (set once). A budget that
+    cannot be one is refused before the data is read or the ledger opened (so a refused run makes
+    no ledger)."""
     from crowdsafe.privacy.ledger import ledger_for
+    from crowdsafe.privacy.ledger_budget import checked_budget
 
+    epsilon, delta = checked_budget(epsilon, delta)
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     dataset = load(data, schema=schema, missing=missing)
     with ledger_for(ledger) as book:
@@ -75,9 +79,18 @@ def change_budget(
     """Lower a dataset's total budget, or raise it with ``allow_raise=True``, on the record
     (:meth:`~crowdsafe.privacy.ledger.Ledger.change_budget`: the history keeps every change and
     no charge is erased). ``dataset``: its name or fingerprint in the ledger, or its data (a
-    file, read and identified as :func:`set_budget` does)."""
-    from crowdsafe.privacy.ledger import ledger_for
+    file, read and identified as :func:`set_budget` does). A budget that cannot be one, or a
+    ledger file that does not exist, is refused before any ledger is opened or made."""
+    from crowdsafe.privacy.ledger import Ledger, ledger_for
+    from crowdsafe.privacy.ledger_budget import checked_budget
+    from crowdsafe.privacy.ledger_storage import ledger_path
 
+    checked_budget(epsilon, delta)
+    if ledger is not None and not isinstance(ledger, Ledger):  # changing a budget never makes a ledger
+        path = ledger_path(ledger)
+        if not path.exists() and not path.is_symlink():
+            raise ParameterError(f"there is no ledger at {path} yet: register the dataset's budget first with "
+                                 "`crowdsafe ledger init DATA --epsilon E --delta D`")
     with ledger_for(ledger) as book:
         if book is None:
             raise ParameterError("changing a budget needs a ledger")

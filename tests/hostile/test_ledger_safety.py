@@ -192,3 +192,49 @@ def test_the_new_ledger_rule_can_fail(capsys, tmp_path, monkeypatch):
     data, ledger = _table(tmp_path / "t.csv"), tmp_path / "ledger.sqlite3"
     code, _ = _run(capsys, "query", data, "count", "--epsilon", "0.1", "--ledger", ledger)
     assert code == 2 and ledger.exists()
+
+
+_REFUSED_BEFORE_THE_LEDGER = {
+    "init with epsilon 0": (["ledger", "init", "{data}", "--epsilon", "0", "--delta", "1e-6"],
+                            "a privacy budget needs epsilon > 0"),
+    "init with delta 2": (["ledger", "init", "{data}", "--epsilon", "1", "--delta", "2"], "delta must lie in [0, 1)"),
+    "budget on no ledger": (["ledger", "budget", "t", "--epsilon", "1", "--delta", "1e-6"],
+                            "there is no ledger at"),
+    "budget with epsilon 0": (["ledger", "budget", "t", "--epsilon", "0", "--delta", "1e-6"],
+                              "a privacy budget needs epsilon > 0"),
+    "publish with an .html custodian report": (
+        ["publish", "{data}", "--epsilon", "1", "--delta", "1e-6", "--budget", "10,1e-5", "--qi", "age,sex,zip",
+         "--out", "{out}/r.csv", "--custodian-report", "{out}/facts.html"], "the custodian report is JSON"),
+    "publish with a custodian report beside the release": (
+        ["publish", "{data}", "--epsilon", "1", "--delta", "1e-6", "--budget", "10,1e-5", "--qi", "age,sex,zip",
+         "--out", "{out}/r.csv", "--custodian-report", "{out}/facts.json"], "would lie in the release's folder"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_REFUSED_BEFORE_THE_LEDGER))
+def test_a_refused_budget_or_output_name_makes_no_ledger(case, capsys, tmp_path):
+    argv, message = _REFUSED_BEFORE_THE_LEDGER[case]
+    data, ledger = _table(tmp_path / "t.csv"), tmp_path / "new" / "ledger.sqlite3"
+    filled = [a.format(data=data, out=tmp_path / "out") for a in argv]
+    code, err = _run(capsys, *filled, "--ledger", ledger)
+    assert code == 2 and err.count("\n") == 1 and message in err, err
+    assert not ledger.exists() and not ledger.parent.exists()
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_refusals_before_the_ledger_can_fail(capsys, tmp_path, monkeypatch):
+    """Broken variant: the ledger opened before the budget is checked, as before: the refusal
+    leaves an empty ledger."""
+    from crowdsafe import api
+    from crowdsafe.privacy.ledger import Ledger
+
+    checked_late = api.set_budget
+
+    def opened_first(data, **options):
+        Ledger(options["ledger"]).close()
+        return checked_late(data, **options)
+
+    monkeypatch.setattr(api, "set_budget", opened_first)
+    data, ledger = _table(tmp_path / "t.csv"), tmp_path / "ledger.sqlite3"
+    code, _ = _run(capsys, "ledger", "init", data, "--epsilon", "0", "--delta", "1e-6", "--ledger", ledger)
+    assert code == 2 and ledger.exists()

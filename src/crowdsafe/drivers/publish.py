@@ -78,10 +78,13 @@ def publish(
     """:func:`crowdsafe.api.publish` on ``engine`` (which has checked ``request`` with
     :func:`~crowdsafe.anonymize.plan.plan_publication` before anything is read): the table read
     (``schema``, ``qi``, ``sensitive``, ``missing`` and ``options.name``), the plan for its
-    hierarchies, then :func:`run_publication` with ``options`` under the ledger."""
+    hierarchies, then :func:`run_publication` with ``options`` under the ledger. The output
+    paths are checked before the ledger is opened, so a refused name makes no ledger."""
     table = engine.read_table(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing, name=options.name)
     publish_plan = engine.plan_publication(table, request)
     randomness = as_randomness(seed)
+    paths = engine.release_paths(options.out, publish_plan.releases) if options.out is not None else []
+    check_custodian_path(options.custodian_report, paths)  # (run_publication checks them again: any caller)
     with ledger_for(ledger) as book:
         return run_publication(engine, table, publish_plan, options, randomness=randomness, ledger=book)
 
