@@ -36,3 +36,10 @@ RATE_TOLERANCE = 0.10
 COUNT_SHARE = 0.10
 #: ρ: a candidate scheme has at most ρ · n̂ / k possible tuples (n̂ the noisy count of the sample).
 CELLS_PER_CLASS = 8
+#: The most queries an equality sweep of an α-β view writes unless its caller allows more (about
+#: 1 GB of CSV; ``crowdsafe estimate --equality``, ``--max-queries``).
+MAX_EQUALITY_QUERIES = 10_000_000
+#: An α-β view expected to hold more rows than this is flagged by its plan as impractically large
+#: and refused by a run in memory unless allowed (``crowdsafe perturb --max-view-rows``;
+#: :func:`crowdsafe.privacy.dgamma.check_view_size`).
+LARGE_VIEW_ROWS = 50_000_000

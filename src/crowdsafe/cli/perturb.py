@@ -30,6 +30,7 @@ from crowdsafe.cli.options import (
     split_list,
     whole_option,
 )
+from crowdsafe.defaults import LARGE_VIEW_ROWS, MAX_EQUALITY_QUERIES
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import atomic_path, write_text_atomic
 
@@ -182,6 +183,7 @@ def register(app: typer.Typer) -> None:
         custodian_report: Annotated[Path | None, typer.Option("--custodian-report", help="Also write the custodian-only facts (exact rows, rows outside the domain, distinct tuples, duplicates) to this JSON file; never publish it.")] = None,
         duplicates: Annotated[str, typer.Option("--duplicates", help="Duplicate rows: 'collapse' (the view is a set; default) or 'error'.")] = "collapse",
         exclusive_correlations: Annotated[bool, typer.Option("--exclusive-correlations", help="Also cover 'exactly one of a set' correlated priors (alpha = 1/2, larger beta).")] = False,
+        max_view_rows: Annotated[int, whole_option("--max-view-rows", help="Refuse, before any charge, a plan whose expected view holds more rows than this (the view is made in memory; --engine spark does not check it).")] = LARGE_VIEW_ROWS,
         confidence: ConfidenceOpt = 0.95,
         plan_only: Annotated[bool, typer.Option("--plan-only", help="Print the plan without perturbing or writing.")] = False,
         out: OutOpt = None,
@@ -216,6 +218,7 @@ def register(app: typer.Typer) -> None:
         options: dict[str, Any] = dict(gamma=gamma, d=d, c=c, alpha=alpha, beta=beta, attributes=split_list(attributes),
                        domains=_domains(domains), max_rows=max_rows, exploratory=exploratory, duplicates=duplicates,
                        exclusive_correlations=exclusive_correlations, confidence=confidence,
+                       max_view_rows=max_view_rows,
                        schema=schema, missing=missing, decimal_comma=decimal_comma, engine=engine,
                        spark_master=spark_master)
         if plan_only:
@@ -273,6 +276,7 @@ def register(app: typer.Typer) -> None:
         view: Annotated[Path, typer.Argument(help="A view written by 'crowdsafe perturb' (CSV or Parquet).")],
         queries: Annotated[list[str] | None, typer.Argument(help="Counting queries, e.g. \"count where age between 26 and 32 and sex = 'Female'\".")] = None,
         equality: Annotated[int | None, whole_option("--equality", help="Estimate every equality query over every set of up to this many attributes; write them to --out.")] = None,
+        max_queries: Annotated[int, whole_option("--max-queries", help="Refuse an --equality sweep that may hold more queries than this (about 100 bytes of CSV each).")] = MAX_EQUALITY_QUERIES,
         out: OutOpt = None,
         certificate: CertificateOpt = None,
         confidence: ConfidenceOpt = 0.95,
@@ -308,7 +312,7 @@ def register(app: typer.Typer) -> None:
                                    "estimates": [e.as_dict() for e in estimates]}
         if equality is not None:
             assert out is not None
-            sweep = equality_estimates(published, max_attributes=equality, confidence=confidence)
+            sweep = equality_estimates(published, max_attributes=equality, confidence=confidence, max_queries=max_queries)
             with atomic_path(out) as tmp:
                 csv_safety.write_csv(sweep.frame, tmp)
             payload["equality"] = {"max_attributes": equality, "queries": sweep.queries, "file": str(out),

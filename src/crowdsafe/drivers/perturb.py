@@ -1,7 +1,9 @@
 """The perturbation driver: the α-β algorithm on any engine.
 
 Order: what the engine cannot honour (a view path, a ledger) refused before the data is read →
-the table read → a missing budget refused → the plan, the budget registered with the ledger charge, and the draw
+the table read → a missing budget refused → a view too large for memory refused (an engine in
+memory, :func:`~crowdsafe.privacy.dgamma.check_view_size`) → the plan, the budget registered
+with the ledger charge, and the draw
 (:func:`crowdsafe.perturb.perturb`, whose plan is fixed from public domains before the data's
 rows are used) → the view and its certificate written → its HTML report, built from those two
 files only (:func:`write_view_report`). The engine supplies the reading, the
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from crowdsafe.data.identifiers import IdentifierWarning, name_warnings
 from crowdsafe.drivers.query import budget_at_charge, refuse_a_new_ledger_without_budget
 from crowdsafe.mechanisms.contribution import refuse_person_rows
+from crowdsafe.privacy.dgamma import check_view_size
 from crowdsafe.privacy.ledger import LedgerSpec, ledger_for
 
 if TYPE_CHECKING:
@@ -63,6 +66,8 @@ def perturb(engine: Engine, data: Any, request: PerturbRequest, output: ViewOutp
     refuse_person_rows(engine.source_dataset(source).schema.person_id, "perturb")
     warn_identifier_names(engine, source, request)
     refuse_a_new_ledger_without_budget(ledger, name or engine.source_dataset(source).name or "data", budget)
+    if engine.in_memory and ledger is not None and not request.exploratory:  # before a ledger is made
+        check_view_size(engine.plan_perturbation(source, request), request.target.max_view_rows)  # (and in the run)
     with ledger_for(ledger) as book:
         charged: Any = book
         if book is not None:  # a new budget is registered with the charge: a refused plan leaves none

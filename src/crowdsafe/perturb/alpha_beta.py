@@ -81,6 +81,7 @@ from crowdsafe.privacy.dgamma import (
     THEOREM_DGAMMA,
     AlphaBetaPlan,
     AlphaBetaPlanRequest,
+    check_view_size,
     correlation_assumption,
     plan_alpha_beta,
 )
@@ -516,10 +517,12 @@ def perturb(
     on the rows. ``exploratory=True`` allows the data's own values and n instead, and the
     certificate then says "no formal guarantee" with the reason. With ``ledger`` (an open
     :class:`~crowdsafe.privacy.ledger.Ledger` holding a budget for the dataset) the equivalent ε
-    is charged before any coin is drawn (:func:`charged_run`).
+    is charged before any coin is drawn (:func:`charged_run`). A plan expecting a view larger than
+    ``request.target.max_view_rows`` is refused first (:func:`~crowdsafe.privacy.dgamma.check_view_size`).
     """
     table = prepare_request(dataset, request)
     plan = plan_for(table, request.target)
+    check_view_size(plan, request.target.max_view_rows)  # made in memory: refused before any charge
     if ledger is None:
         return Perturbation(run(table, plan, randomness), plan, custodian_facts(table))
     return charged_run(dataset, table, plan, ledger, as_randomness(randomness))

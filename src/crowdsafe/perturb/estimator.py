@@ -33,6 +33,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.data import packing
+from crowdsafe.defaults import MAX_EQUALITY_QUERIES
 from crowdsafe.errors import ParameterError
 from crowdsafe.perturb.query import CountQuery, parse_count
 from crowdsafe.perturb.view import View
@@ -181,6 +182,7 @@ def equality_estimates(
     truth: Mapping[str, np.ndarray] | None = None,
     attributes: Sequence[str] | None = None,
     confidence: float = DEFAULT_CONFIDENCE,
+    max_queries: int | None = MAX_EQUALITY_QUERIES,
 ) -> EqualitySweep:
     """EST(Q, V) for every query ``a_1 = v_1 and ... and a_j = v_j`` with j ≤ ``max_attributes``.
 
@@ -191,6 +193,8 @@ def equality_estimates(
     ``estimate``, ``error`` (Bernstein, per query) and, when ``truth`` (the codes of I's
     distinct tuples in the view's domain) is given, ``true`` = Q(I). Attribute sets whose grid
     exceeds :data:`DENSE_GRID_LIMIT` list only the combinations present in the view or in I.
+    A sweep that may hold more than ``max_queries`` queries (:func:`equality_sweep_sizes`, None:
+    no limit) is refused before anything is counted, naming the sizes of smaller sweeps.
     """
     failure = failure_of(confidence)
     if isinstance(max_attributes, bool) or not isinstance(max_attributes, int) or max_attributes < 1:
@@ -201,6 +205,9 @@ def equality_estimates(
     if unknown:
         raise ParameterError(f"the view has no attribute '{unknown[0]}'")
     size_of = dict(zip(domain.attributes, domain.sizes))
+    if max_queries is not None:
+        listed = view.rows + (len(next(iter(truth.values()))) if truth else 0)
+        _refuse_a_sweep_too_large([size_of[a] for a in names], max_attributes, listed, max_queries)
     m = domain.size
     view_codes = {a: view.codes[a].astype(np.int64) for a in names}
     true_codes = {a: np.asarray(truth[a], dtype=np.int64) for a in names} if truth is not None else None
@@ -244,6 +251,42 @@ def equality_estimates(
         columns.append(pl.Series("true", joined["true"]))
     bound = theorem_error_bound(view.alpha, view.beta, view.n_bound, m, failure)
     return EqualitySweep(pl.DataFrame(columns), bound, float(confidence), max_attributes)
+
+
+def equality_sweep_sizes(sizes: Sequence[int], max_attributes: int, listed: int) -> list[int]:
+    """For j = 1 .. min(``max_attributes``, attributes): at most how many equality queries a
+    sweep over every set of up to j of the attributes of domain ``sizes`` holds. A set whose grid
+    has at most :data:`DENSE_GRID_LIMIT` cells lists every cell; a larger one lists the
+    combinations present, at most ``listed`` (the view's rows, plus the truth's). Exact for the
+    dense sets; the sets are counted by their grid sizes, never enumerated (many attributes)."""
+    # per arity, how many attribute sets have each dense grid size; larger grids pooled in SPARSE
+    sparse = -1
+    by_grid: list[dict[int, int]] = [{1: 1}]
+    top = min(max_attributes, len(sizes))
+    for size in sizes:
+        for arity in range(min(len(by_grid), top), 0, -1):
+            if arity == len(by_grid):
+                by_grid.append({})
+            grown = by_grid[arity]
+            for grid, sets in by_grid[arity - 1].items():
+                larger = sparse if grid == sparse or grid * size > DENSE_GRID_LIMIT else grid * size
+                grown[larger] = grown.get(larger, 0) + sets
+    totals, total = [], 0
+    for arity in range(1, len(by_grid)):
+        total += sum(sets * (listed if grid == sparse else grid) for grid, sets in by_grid[arity].items())
+        totals.append(total)
+    return totals
+
+
+def _refuse_a_sweep_too_large(sizes: Sequence[int], max_attributes: int, listed: int, max_queries: int) -> None:
+    totals = equality_sweep_sizes(sizes, max_attributes, listed)
+    if totals and totals[-1] > max_queries:
+        smaller = [f"{j}: {n:,}" for j, n in enumerate(totals, start=1) if n <= max_queries][-3:]
+        hint = f" (sets of up to {'; '.join(smaller)} queries)" if smaller else ""
+        raise ParameterError(
+            f"an equality sweep over every set of up to {len(totals)} attributes may hold {totals[-1]:,} queries, "
+            f"more than the limit of {max_queries:,}: sweep smaller sets{hint}, or raise the limit "
+            "(max_queries=N)", parameter="max_queries")
 
 
 def _align(cells: np.ndarray, counts: np.ndarray, other_cells: np.ndarray, other_counts: np.ndarray

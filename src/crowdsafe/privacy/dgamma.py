@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from crowdsafe.defaults import LARGE_VIEW_ROWS
 from crowdsafe.errors import ParameterError
 from crowdsafe.privacy.loss import _as_float as as_float
 
@@ -83,7 +84,6 @@ DEFAULT_FAILURE = 0.05
 # arithmetic despite floating-point rounding of the bound (a few ulps).
 _BETA_MARGIN = 1e-12
 # A view above either threshold is flagged as impractically large.
-LARGE_VIEW_ROWS = 50_000_000
 LARGE_VIEW_RATIO = 100.0
 
 
@@ -347,6 +347,10 @@ class AlphaBetaPlanRequest:
     - ``failure``: the failure probability ε' of the utility bound (1 − its confidence).
     - ``exclusive_correlations``: also cover priors "exactly one of a set of tuples is in I"
       (α = 1/2, β ≥ (d/γ)(1 − γ)/(1 − d)).
+    - ``max_view_rows``: the largest expected view a run in memory (the Polars engine) makes: a
+      plan expecting more is refused before any charge or coin (:func:`check_view_size`), where
+      it would exhaust the memory after the charge (None: no limit; the Spark engine writes its
+      view in parts and does not check it). The plan itself only warns.
 
     Every field is checked by :func:`plan_alpha_beta`, where it always was (after the table's
     attributes, domains and bound are checked), with ParameterError naming the condition.
@@ -359,6 +363,22 @@ class AlphaBetaPlanRequest:
     beta: float | None = None
     failure: float = DEFAULT_FAILURE
     exclusive_correlations: bool = False
+    max_view_rows: int | None = LARGE_VIEW_ROWS
+
+
+def check_view_size(plan: AlphaBetaPlan, max_view_rows: int | None) -> None:
+    """Refuse a plan whose expected view (α·N + β·(m − N), public) holds more than
+    ``max_view_rows`` rows (None: no limit), naming what makes it smaller."""
+    if max_view_rows is None:
+        return
+    if isinstance(max_view_rows, bool) or not isinstance(max_view_rows, int) or max_view_rows < 1:
+        raise ParameterError(f"the max_view_rows parameter must be a whole number >= 1, got {max_view_rows!r}",
+                             parameter="max_view_rows")
+    if plan.expected_view > max_view_rows:
+        raise ParameterError(
+            f"the view would hold about {plan.expected_view:,.0f} rows, more than max_view_rows={max_view_rows:,} "
+            "(a view is made in memory): raise gamma, lower c (or d), publish fewer attributes, or allow it with "
+            "max_view_rows=N", parameter="max_view_rows")
 
 
 def plan_alpha_beta(n: int, m: int, request: AlphaBetaPlanRequest) -> AlphaBetaPlan:
