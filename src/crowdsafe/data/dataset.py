@@ -150,6 +150,18 @@ def _column_values(series: pl.Series) -> tuple[bytes, _ColumnValues]:
     return header.digest(), _ColumnValues(index, table, missing)
 
 
+def _multiset_digest(frame: pl.DataFrame) -> str:
+    """:meth:`Dataset.fingerprint` (unkeyed) of the rows of ``frame``, as a multiset."""
+    headers, sums = _multiset_sums([frame.get_column(name) for name in frame.columns])
+    digest = hashlib.blake2b(_FINGERPRINT_VERSION, digest_size=32)
+    digest.update(str(frame.height).encode())
+    for part in headers:
+        digest.update(part)
+    for total in sums:
+        digest.update(total.to_bytes(8, "little"))
+    return digest.hexdigest()
+
+
 def _multiset_sums(columns: Sequence[pl.Series]) -> tuple[list[bytes], list[int]]:
     """Headers of every column and two sums modulo 2^64 over the rows: of each row's hash h and
     of a second bijection of it (a 128-bit multiset digest).
@@ -284,23 +296,24 @@ class Dataset:
         Parquet file with the same content agree when the column types agree; String,
         Categorical and Enum count as one type, text).
 
+        A table loaded with ``missing='drop'`` is identified as given, before the policy removed
+        rows (:meth:`identify_as`): the same people, so the same identity and budget as with
+        ``missing='keep'``.
+
         With ``key`` (the ledger's secret :attr:`~crowdsafe.privacy.ledger.Ledger.identity_key`)
         the digest is keyed: without the key nobody can test a guess of the data against it.
         No fingerprint belongs in a public output, keyed or not.
         """
         if self._fingerprint is None:
-            columns = [self.frame.get_column(name) for name in self.frame.columns]
-            headers, sums = _multiset_sums(columns)
-            digest = hashlib.blake2b(_FINGERPRINT_VERSION, digest_size=32)
-            digest.update(str(self.frame.height).encode())
-            for part in headers:
-                digest.update(part)
-            for total in sums:
-                digest.update(total.to_bytes(8, "little"))
-            self._fingerprint = digest.hexdigest()
+            self._fingerprint = _multiset_digest(self.frame)
         if key is None:
             return self._fingerprint
         return keyed_identity(self._fingerprint, key)
+
+    def identify_as(self, given: pl.DataFrame) -> None:
+        """Take the fingerprint of ``given`` (this table before rows were removed by the
+        missing-value policy, with the same columns) as this table's (:meth:`fingerprint`)."""
+        self._fingerprint = _multiset_digest(given)
 
     # -- encoding -----------------------------------------------------------------------
 

@@ -84,6 +84,12 @@ def missing_refusal(source: str, rows: int, column: str) -> InputError:
     )
 
 
+def nan_as_missing(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with every floating-point NaN made null (missing, as every policy reads it)."""
+    floats = [c for c, t in frame.schema.items() if t.is_float()]
+    return frame.with_columns(pl.col(floats).fill_nan(None)) if floats else frame
+
+
 def apply_missing_policy(
     frame: pl.DataFrame, policy: MissingPolicy | str = DEFAULT_MISSING, *, source: str = "the data"
 ) -> tuple[pl.DataFrame, MissingReport]:
@@ -92,9 +98,7 @@ def apply_missing_policy(
     Floating-point NaN counts as missing too (it is converted to null, so it groups as one value).
     """
     policy = MissingPolicy.parse(policy)
-    floats = [c for c, t in frame.schema.items() if t.is_float()]
-    if floats:
-        frame = frame.with_columns(pl.col(floats).fill_nan(None))
+    frame = nan_as_missing(frame)
     counts = frame.null_count().row(0, named=True) if frame.width else {}
     if not any(counts.values()):
         return frame, MissingReport(policy, {k: 0 for k in counts})

@@ -34,6 +34,7 @@ from crowdsafe.data.missing import (
     MissingPolicy,
     MissingReport,
     apply_missing_policy,
+    nan_as_missing,
 )
 from crowdsafe.data.schema import Schema, complete_schema, declared_and_reading
 from crowdsafe.data.sources import Source, read_source
@@ -106,6 +107,7 @@ def load_source(
         frame = declared_numbers(source.frame, table_schema, source.label)
     else:
         frame = coerce(source.frame.select(table_schema.names), table_schema, source.label)
+    given = frame
     frame, report = _apply_missing(source, frame, policy)
     attached = _hierarchies(source, table_schema, frame)
     loaded = source.loaded
@@ -113,6 +115,8 @@ def load_source(
         dataset = loaded  # nothing changed: the same Dataset, its caches kept
     else:
         dataset = Dataset(frame, table_schema, attached, source.name, report)
+        if frame.height < given.height:  # rows dropped: identified as given (the same people, one budget)
+            dataset.identify_as(nan_as_missing(given))
     if qi is not None or sensitive is not None:
         dataset = dataset.with_roles(qi=qi, sensitive=sensitive)
     if hierarchies:

@@ -62,13 +62,16 @@ class StreamedTable:
     """A table file read batch by batch (module docstring). ``rows``: the table as the loader
     holds it, lazily (every pass over it reads the file again); ``domain``: the distinct values
     loaded by the data layer (its schema, hierarchies and roles are the table's); ``n_rows``: the
-    rows after the missing-value policy; ``missing``: the policy's report."""
+    rows after the missing-value policy; ``missing``: the policy's report. ``given``: when the
+    policy dropped rows, the rows and the distinct-value frame before it did (the table's
+    identity in the ledger is the table's as given: the same people, one budget)."""
 
     path: Path
     rows: pl.LazyFrame
     domain: Dataset
     n_rows: int
     missing: MissingReport
+    given: tuple[pl.LazyFrame, pl.DataFrame, int] | None = None
 
     @property
     def name(self) -> str | None:
@@ -81,6 +84,15 @@ class StreamedTable:
         on a terminal (:mod:`crowdsafe.progress`)."""
         lazy = self.rows if columns is None else self.rows.select(list(columns))
         return tracked(lazy.collect_batches(chunk_size=BATCH_ROWS, maintain_order=ordered), label, self.n_rows)
+
+    def as_given(self, label: str) -> tuple[pl.LazyFrame, pl.DataFrame, Iterator[pl.DataFrame]]:
+        """The table as given, before ``missing='drop'`` removed rows: its rows (lazily), a frame
+        holding every distinct value of each column, and the rows in batches in no particular
+        order (the pass shown as ``label``)."""
+        if self.given is None:
+            return self.rows, self.domain.frame, self.batches(ordered=False, label=label)
+        rows, values, n_rows = self.given
+        return rows, values, tracked(rows.collect_batches(chunk_size=BATCH_ROWS, maintain_order=False), label, n_rows)
 
     def frequency(self, columns: Sequence[str]) -> tuple[Dataset, np.ndarray]:
         """The frequency table of ``columns``: their distinct tuples as a Dataset (the domain's
@@ -315,7 +327,9 @@ def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
                 raise _read_error(path, exc, is_csv) from None
         typed = typed.with_columns(pl.col(floats).fill_nan(None))
     report = _report(policy, nulls, with_missing, str(path))
+    given = None
     if policy is MissingPolicy.DROP and with_missing:
+        given = rows_lazy, typed, rows
         rows_lazy = rows_lazy.filter(~pl.any_horizontal(pl.all().is_null()))
         rows -= with_missing
         if rows == 0:
@@ -329,7 +343,7 @@ def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
     # whole (a value a hierarchy does not cover may be another uncovered value than that read names)
     domain = load(typed, schema=schema, qi=qi, sensitive=sensitive, missing="keep", name=path.name)
     return StreamedTable(path, rows_lazy, replace(domain, missing=report, schema=domain.schema.marked_read(decided)),
-                         rows, report)
+                         rows, report, given)
 
 
 def _missing_counts(lazy: pl.LazyFrame, names: Sequence[str]) -> tuple[int, dict[str, int], int]:

@@ -88,9 +88,11 @@ class StreamedPublicationTable:
 
 def table_identity(table: StreamedTable, ledger: Ledger) -> str:
     """A streamed table's :meth:`~crowdsafe.data.Dataset.fingerprint` keyed with the ledger's
-    secret (as the table loaded whole gives it): one pass over every row."""
-    digest = MultisetDigest(dict(table.rows.collect_schema()), text_dictionaries(table.domain.frame))
-    for batch in table.batches(ordered=False, label="hashing the table (its identity)"):
+    secret (as the table loaded whole gives it, as given: before ``missing='drop'`` removed rows):
+    one pass over every row."""
+    rows, values, batches = table.as_given("hashing the table (its identity)")
+    digest = MultisetDigest(dict(rows.collect_schema()), text_dictionaries(values))
+    for batch in batches:
         digest.add(batch)
     return digest.hexdigest(ledger.identity_key)
 

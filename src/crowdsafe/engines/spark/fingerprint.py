@@ -80,6 +80,14 @@ def digest(names: Sequence[str], types: Sequence[str], rows: int, sums: Sequence
     return state.hexdigest()
 
 
+def frame_digest(frame: Any) -> str:
+    """The digest of ``frame``'s rows (module docstring), by one aggregation job."""
+    from pyspark.sql import functions as F
+
+    row = frame.select(*row_hashes(frame)).agg(F.count(F.lit(1)), *hash_sum_aggregates()).first()
+    return digest(frame.columns, frame_types(frame), int(row[0]), combine_sums(row[1:]))
+
+
 def frame_types(frame: Any) -> list[str]:
     return [field.dataType.simpleString() for field in frame.schema.fields]
 

@@ -107,6 +107,7 @@ def spark_table(
     from pyspark.sql import functions as F
 
     policy = MissingPolicy.parse(missing)
+    given_identity: str | None = None  # with missing='drop': the digest of the rows as given
     if isinstance(schema, (str, os.PathLike)):
         schema = Schema.from_toml(cast("str | Path", schema))
     is_path = isinstance(data, (str, os.PathLike)) and not _is_bundled(data)
@@ -116,7 +117,8 @@ def spark_table(
         frame = read_frame(spark, path, missing_tokens=DEFAULT_MISSING_TOKENS) if is_path else data
         label = name or (path.rstrip("/").rsplit("/", 1)[-1] if is_path else "spark-dataframe")
         frame, schema = usable_frame(frame, schema, qi, sensitive, path or label)
-        if policy is MissingPolicy.DROP:
+        if policy is MissingPolicy.DROP:  # identified as given: the same people, one budget (one more job)
+            given_identity = fp.frame_digest(frame)
             frame = frame.dropna()
     else:  # in memory already: the data layer loads it, Spark gets it through Arrow
         dataset = load(data, schema=schema, qi=qi, sensitive=sensitive, missing=policy, hierarchies=hierarchies,
@@ -124,6 +126,9 @@ def spark_table(
         schema, hierarchies, qi, sensitive = dataset.schema, dataset.hierarchies, None, None
         frame = _spark_frame(spark, dataset.frame)
         label = name or dataset.name or "data"
+        if policy is MissingPolicy.DROP:  # identified as given, as a file is (one more load and job)
+            given = load(data, schema=schema, missing=MissingPolicy.KEEP, decimal_comma=reading).frame
+            given_identity = fp.frame_digest(_spark_frame(spark, given))
     empty = cast(pl.DataFrame, pl.from_arrow(frame.limit(0).toArrow()))  # the columns' types, no rows
     roles = _roles(empty, schema, qi, sensitive)
     published = [c for c in frame.columns if c in set(roles.quasi_identifiers) | set(roles.sensitive)]
@@ -162,7 +167,7 @@ def spark_table(
         description = describe(values)
         if not count:
             return SparkTable(spark, frame, description.domain, description.columns, description.dictionaries,
-                              _identity(frame, rows, row), rows, label, description.notes, None)
+                              given_identity or _identity(frame, rows, row), rows, label, description.notes, None)
         counted = counting.result() if counting is not None else description.count(frame)
     if counted is not None and early is not None and not description.codes_within(early):
         counted = description.count(frame)  # (not expected: the leaves' codes do not depend on the others)
@@ -174,7 +179,7 @@ def spark_table(
             raise InputError(f"{label}: a value could not be given a code after its column was collected "
                              "(report this: the Spark engine's dictionaries disagree with its values)")
     return SparkTable(spark, frame, description.domain, description.columns, description.dictionaries,
-                      _identity(frame, rows, row), rows, label, description.notes, counted)
+                      given_identity or _identity(frame, rows, row), rows, label, description.notes, counted)
 
 
 def _identity(frame: Any, rows: int, row: Any) -> str:

@@ -48,6 +48,9 @@ class TypedTable:
     frame: Any
     dataset: Dataset
     source: str
+    #: the frame before ``missing='drop'`` removed rows (None: none removed), whose rows the
+    #: table's identity digests: the same people, one budget
+    given: Any = field(default=None, repr=False)
     _fingerprint: str | None = field(default=None, repr=False)
 
     @property
@@ -61,16 +64,12 @@ class TypedTable:
     def fingerprint(self) -> str:
         """The table's ledger identity: the Spark engine's multiset digest of its rows
         (:mod:`crowdsafe.engines.spark.fingerprint`, the same digest ``publish --engine spark``
-        uses), independent of row order and partitioning."""
+        uses), independent of row order and partitioning; of the table as given, before
+        ``missing='drop'`` removed rows."""
         if self._fingerprint is None:
-            from pyspark.sql import functions as F
-
             from crowdsafe.engines.spark import fingerprint as fp
 
-            hashed = self.frame.select(*fp.row_hashes(self.frame))
-            row = hashed.agg(F.count(F.lit(1)), *fp.hash_sum_aggregates()).first()
-            self._fingerprint = fp.digest(self.frame.columns, fp.frame_types(self.frame), int(row[0]),
-                                          fp.combine_sums(row[1:]))
+            self._fingerprint = fp.frame_digest(self.frame if self.given is None else self.given)
         return self._fingerprint
 
 
@@ -131,12 +130,13 @@ def load_table(
     label = name or os.path.basename(text.rstrip("/")) or text
     typed = load(head, schema=schema, missing="keep", name=label)
     frame = _cast(frame, typed.frame.schema, text)
+    given = frame
     frame, report = _apply_missing(frame, policy, text)
     shape = pl.DataFrame(schema=typed.frame.schema)
     dataset = Dataset(shape, typed.schema, {}, label, report)
     if qi is not None or sensitive is not None:
         dataset = dataset.with_roles(qi=qi, sensitive=sensitive)
-    return TypedTable(frame, dataset, text)
+    return TypedTable(frame, dataset, text, given if report.rows_dropped else None)
 
 
 def _cast(frame: Any, dtypes: pl.Schema, source: str) -> Any:
