@@ -33,10 +33,16 @@ def mechanism_spy(monkeypatch):
 
 def pytest_collection_modifyitems(items):  # noqa: ANN001 (pytest's hook)
     """A test marked ``spark`` (a local Spark session: a JVM) is also ``slow``, so the quick loop
-    ``-m "not slow"`` leaves it out; CI runs everything."""
+    ``-m "not slow"`` leaves it out; CI runs everything. It also starts the shared session below
+    first, so a command-line run inside it (``--engine spark``, which would start a session on
+    ``local[*]``) reuses that one, and no later test of the process asks for another master."""
     for item in items:
-        if item.get_closest_marker("spark") is not None and item.get_closest_marker("slow") is None:
-            item.add_marker(pytest.mark.slow)
+        if item.get_closest_marker("spark") is not None:
+            if item.get_closest_marker("slow") is None:
+                item.add_marker(pytest.mark.slow)
+            names = getattr(item, "fixturenames", None)
+            if names is not None and "spark" not in names:
+                names.insert(0, "spark")
 
 
 # One local[2] Spark session per test process, shared by every Spark test (tests/engines/spark, the

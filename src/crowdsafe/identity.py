@@ -11,9 +11,19 @@ in a public output. Like :mod:`crowdsafe.errors`, this module sits below every l
 from __future__ import annotations
 
 import hashlib
+import re
+
+# A table's identity in the ledger (a keyed BLAKE2b-256 digest, hex).
+_IDENTITY = re.compile(r"[0-9a-f]{64}")
 
 
 def keyed_identity(fingerprint: str, key: bytes) -> str:
     """BLAKE2b-256 (hex) of a hex ``fingerprint`` keyed with ``key`` (a MAC: without the key the
     result cannot be recomputed from a guess of the data)."""
     return hashlib.blake2b(bytes.fromhex(fingerprint), key=key, digest_size=32).hexdigest()
+
+
+def dataset_named(dataset: str) -> str:
+    """How a message names ``dataset``, a ledger's name or identity for a table: by its name, and
+    an identity (a digest of the data, custodian-only) never, as "this table"."""
+    return "this table" if _IDENTITY.fullmatch(dataset) else f"dataset {dataset!r}"

@@ -223,9 +223,9 @@ REWORDED = [
      "or CROWDSAFE_LEDGER) and register each dataset's remaining budget with "
      "`crowdsafe ledger init DATA --epsilon E --delta D`"),
     ("privacy/ledger.py:Ledger.charge",
-     "no privacy budget is set for dataset '0123456789abcdef' in the ledger l.db; set one with "
+     "no privacy budget is set for dataset '0123456789abcdef0123' in the ledger l.db; set one with "
      "set_budget(DATA, epsilon=E, delta=D) (or pass budget=(ε, δ))", "budget",
-     "no privacy budget is set for dataset '0123456789abcdef' in the ledger l.db; set one with "
+     "no privacy budget is set for dataset '0123456789abcdef0123' in the ledger l.db; set one with "
      "`crowdsafe ledger init DATA --epsilon E --delta D` (or pass --budget E,D)"),
     ("privacy/ledger.py:Ledger._write",
      "the ledger l.db cannot be written (read-only file or folder); nothing was charged. Use a ledger you can "

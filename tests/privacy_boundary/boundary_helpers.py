@@ -29,7 +29,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-HEX = re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]{32,}(?![0-9a-fA-F])")
+# 12 or more: a digest cut short (a message once printed 16 characters of a keyed identity) is one too
+HEX = re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]{12,}(?![0-9a-fA-F])")
 CUSTODIAN_KEY = re.compile(r"custodian", re.IGNORECASE)
 CUSTODIAN_LINE = re.compile(r"for the custodian only", re.IGNORECASE)
 LINE = re.compile(r"^(?:.*\.)?(?:stdout|stderr)\[\d+\]$")
@@ -186,10 +187,10 @@ def judge(left: Any, right: Any, classification: Classification,
             continue
         for hexa in HEX.findall(value):
             other = right_leaves.get(path)
-            if hexa.lower() in known:
+            if any(hexa.lower() in digest for digest in known):
                 verdict.leaks.append(Difference(path, hexa, other, "a digest of the input data"))
             elif (not isinstance(other, str) or hexa not in other) and not in_custodian_part(path):
-                verdict.leaks.append(Difference(path, hexa, other, "a hex string (32+ chars) that depends on the data"))
+                verdict.leaks.append(Difference(path, hexa, other, "a hex string (12+ chars) that depends on the data"))
     return verdict
 
 

@@ -61,7 +61,13 @@ def test_a_digest_is_caught_even_where_it_does_not_differ_or_sits_at_a_dp_output
     verdict = judge({"note": f"input {digest}"}, {"note": f"input {digest}"}, Classification(), [digest])
     assert [d.path for d in verdict.leaks] == ["note"]
     verdict = judge({"value": "ab" * 16}, {"value": "cd" * 16}, Classification(dp_outputs=("value",)))
-    assert [d.why for d in verdict.leaks] == ["a hex string (32+ chars) that depends on the data"]
+    assert [d.why for d in verdict.leaks] == ["a hex string (12+ chars) that depends on the data"]
+    # a digest cut short (a refusal once printed 16 characters of a keyed identity)
+    verdict = judge({"error": "no budget for '7f7333f7989a8b02'"}, {"error": "no budget for 'dd366ea9d7cc2953'"},
+                    Classification())
+    assert any("hex string" in d.why for d in verdict.leaks)
+    verdict = judge({"note": f"input {digest[:16]}"}, {"note": f"input {digest[:16]}"}, Classification(), [digest])
+    assert [d.why for d in verdict.leaks] == ["a digest of the input data"]
 
 
 def test_an_exact_sample_size_in_a_public_summary_is_caught_and_allowed_only_when_labelled(neighbours):

@@ -177,3 +177,41 @@ def test_a_column_missing_in_every_row_is_published_with_its_type(tmp_path):
         assert publication.release.frame.get_column("note").to_list() == [None] * publication.release.rows_published
         written.append(pl.read_parquet(out).schema)
     assert written[0] == written[1] == pl.Schema({"sex": pl.String, "note": pl.String})
+
+
+# -- the reprs of a query answer and a perturbation (found by a neighbouring-table sweep: both
+# printed their custodian-only exact facts, which a notebook shows unasked) -------------------
+
+def _clamped_table(extra: bool) -> pl.DataFrame:
+    ages = [18 + (i * 7) % 60 for i in range(400)] + ([95] if extra else [])
+    return pl.DataFrame({"age": ages, "sex": (["F", "M"] * 201)[: len(ages)]})
+
+
+def _reprs() -> list[tuple[str, str]]:
+    out = []
+    for extra in (False, True):
+        frame = _clamped_table(extra)
+        answer = api.query(frame, "mean(age) clamp 20..60", epsilon=1.0, randomness=4, ledger=None)
+        view = api.perturb(frame, d=0.1, gamma=0.9, max_rows=500, attributes=["sex"], domains={"sex": ["F", "M"]},
+                           seed=4)
+        assert answer.custodian_only and view.custodian  # the facts exist, and are asked for by name
+        out.append((repr(answer), repr(view)))
+    return out
+
+
+def test_the_reprs_of_an_answer_and_a_perturbation_hold_no_custodian_fact():
+    for answer, view in _reprs():
+        assert "custodian" not in answer and "values_clamped" not in answer and len(answer) < 300, answer
+        assert "custodian" not in view and "rows_outside_domain" not in view and "distinct_tuples" not in view, view
+        assert len(view) < 300, view
+
+
+def test_the_repr_rule_can_fail(monkeypatch):
+    """Broken variant: a repr of every field, as the dataclasses' default was."""
+    from crowdsafe.mechanisms.query_plan import QueryAnswer
+    from crowdsafe.perturb.alpha_beta import Perturbation
+
+    monkeypatch.setattr(QueryAnswer, "__repr__", lambda self: repr(vars(self)))
+    monkeypatch.setattr(Perturbation, "__repr__", lambda self: repr(vars(self)))
+    answer, view = _reprs()[0]
+    assert "values_clamped" in answer and "distinct_tuples" in view

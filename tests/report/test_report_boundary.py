@@ -142,3 +142,41 @@ def test_before_distributions_over_the_budget_charge_nothing(tmp_path, monkeypat
     assert entries_after("b.html") == 1  # only the publication
     monkeypatch.setattr(before, "_check_total", lambda *a, **k: None)
     assert entries_after("c.html") > 1  # histograms charged before one no longer fitted
+
+
+def _report_with_before(tmp_path, *extra: str) -> str:
+    """A release with secure noise and a ledger (not fit only for its schema's numeric kinds), then
+    its report rebuilt with before-distributions: the page's guarantee section."""
+    from crowdsafe.cli import main
+
+    ledger = tmp_path / "ledger.sqlite3"
+    publish_small(tmp_path, small_table(), seed=None, ledger=str(ledger), budget=(10.0, 1e-5))
+    args = ["report", str(tmp_path / "out" / "r.csv"), "--before", str(tmp_path / "data.parquet"), "--schema",
+            str(tmp_path / "schema.toml"), "--ledger", str(ledger), "--before-epsilon", "0.6", "--before-delta",
+            "1e-7", "--out", str(tmp_path / "b.html"), *extra]
+    assert main(args) == 0
+    return section((tmp_path / "b.html").read_text(encoding="utf-8"), "guarantee")
+
+
+def test_seeded_before_distributions_make_the_report_not_fit(tmp_path):
+    """Found by a sweep: seeded before-distributions (or ones on a schema choice read from the
+    data) were shown under "Fit for release."; the answers' own verdict now reaches the page."""
+    secure = _report_with_before(tmp_path / "secure")
+    assert "its noise was seeded" not in secure
+    assert "the before-distribution of age: numbers read by their values" in secure  # the schema's own reason
+    seeded = _report_with_before(tmp_path / "seeded", "--seed", "1")
+    assert "NOT fit for release" in seeded
+    for column in QI:
+        item = (f"<li>the before-distribution of {column}: its noise was seeded (reproducible), not drawn from a "
+                "secure source</li>")
+        assert seeded.count(item) == 1
+        seeded = seeded.replace(item, "")
+    assert seeded == secure
+
+
+def test_the_before_verdict_can_fail(tmp_path, monkeypatch):
+    """Broken variant: the answers' verdict dropped, as before: the seeded page does not say so."""
+    from crowdsafe.report import before
+
+    monkeypatch.setattr(before, "answer_unfit_reasons", lambda answer, recorded: ())
+    assert "its noise was seeded" not in _report_with_before(tmp_path, "--seed", "1")

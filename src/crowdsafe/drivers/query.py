@@ -30,10 +30,12 @@ def with_budget(book: Ledger, identity: str, label: str, budget: tuple[float, fl
     if budget is not None:
         book.set_budget(identity, label, *budget)
     elif book.budget(identity) is None:
-        raise _no_budget(label, book.path)
+        raise no_budget_error(label, book.path)
 
 
-def _no_budget(label: str, path: object) -> BudgetExceeded:
+def no_budget_error(label: str, path: object) -> BudgetExceeded:
+    """The refusal of a run on a table with no budget in the ledger at ``path``, naming the table
+    by its ``label`` (its file or given name; never by its identity, a digest of the data)."""
     return BudgetExceeded(
         f"no privacy budget is set for '{label}' in the ledger {path}; set one with "
         f"set_budget('{label}', epsilon=E, delta=D), or pass budget=(ε, δ)", parameter="budget",
@@ -49,7 +51,7 @@ def refuse_a_new_ledger_without_budget(spec: LedgerSpec, label: str, budget: tup
 
     path = ledger_path(spec)
     if not path.exists():
-        raise _no_budget(label, path)
+        raise no_budget_error(label, path)
 
 
 class BudgetAtCharge:

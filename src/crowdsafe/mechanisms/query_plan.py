@@ -99,6 +99,12 @@ class QueryAnswer:
         """One reason per column of :attr:`unreviewed_schema` (as a certificate states it)."""
         return unreviewed_reasons(self.unreviewed_schema)
 
+    def __repr__(self) -> str:
+        # concise and public: the answer and its guarantee (the custodian-only facts are not shown)
+        value = f"{self.value.height}-row table" if isinstance(self.value, pl.DataFrame) else repr(self.value)
+        return (f"QueryAnswer({self.query!r}: {value}, epsilon={self.epsilon:.6g}, delta={self.delta:.3g}, "
+                f"{self.mechanism}, fit_for_release={self.fit_for_release})")
+
     def as_dict(self, *, custodian: bool = False) -> dict[str, Any]:
         """The public answer: DP outputs and public parameters only. ``custodian=True`` adds
         ``custodian_only_not_dp`` (exact facts about the data, not covered by the guarantee)."""

@@ -473,6 +473,12 @@ class Perturbation:
     custodian: Mapping[str, Any]
     ledger: Mapping[str, Any] | None = None  # the charge: sums of epsilons, no fact about the data
 
+    def __repr__(self) -> str:
+        # concise and public: the view's size and its guarantee (the custodian-only facts are not shown)
+        certificate = self.view.certificate
+        return (f"Perturbation({self.view.rows:,}-row view, {certificate.headline()}, alpha={self.plan.alpha:.4g}, "
+                f"beta={self.plan.beta:.4g}, fit_for_release={self.as_dict()['fit_for_release']})")
+
     def as_dict(self) -> dict[str, Any]:
         """The public summary: parameters, the plan (made with the bound N) and the view's size."""
         out = {

@@ -54,7 +54,7 @@ from typing import Any, Union
 
 from crowdsafe.defaults import DEFAULT_LEDGER
 from crowdsafe.errors import BudgetExceeded, InputError, ParameterError, SampleReuseError
-from crowdsafe.identity import keyed_identity
+from crowdsafe.identity import dataset_named, keyed_identity
 from crowdsafe.privacy import ledger_budget
 from crowdsafe.privacy.composition import compose_homogeneous
 from crowdsafe.privacy.ledger_mark import check_and_mark, look
@@ -332,7 +332,7 @@ class Ledger:
         ).fetchone()
         if known is None:
             raise BudgetExceeded(
-                f"no privacy budget is set for dataset {dataset[:16]!r} in the ledger {self.path}; set one "
+                f"no privacy budget is set for {dataset_named(dataset)} in the ledger {self.path}; set one "
                 "with set_budget(DATA, epsilon=E, delta=D) (or pass budget=(ε, δ))", parameter="budget",
             )
         run_loss = PrivacyLoss(epsilon, delta)

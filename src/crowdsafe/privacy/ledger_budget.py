@@ -16,6 +16,7 @@ import sqlite3
 from pathlib import Path
 
 from crowdsafe.errors import ParameterError
+from crowdsafe.identity import dataset_named
 from crowdsafe.privacy.ledger_records import BudgetChange
 from crowdsafe.privacy.ledger_storage import custodian, now
 from crowdsafe.privacy.ledger_totals import spent_totals
@@ -39,7 +40,7 @@ def change(conn: sqlite3.Connection, path: Path, dataset: str, epsilon: float, d
     row = conn.execute("SELECT * FROM datasets WHERE fingerprint = ? OR name = ?", (dataset, dataset)).fetchone()
     if row is None:
         raise ParameterError(
-            f"dataset {dataset[:40]!r} has no budget in the ledger {path}; register one with "
+            f"{dataset_named(dataset)} has no budget in the ledger {path}; register one with "
             f"set_budget(DATA, epsilon=E, delta=D)", parameter="budget",
         )
     before, after = PrivacyLoss(row["epsilon_budget"], row["delta_budget"]), PrivacyLoss(epsilon, delta)

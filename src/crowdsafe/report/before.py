@@ -7,7 +7,9 @@ query through :func:`crowdsafe.api.query`: the same machinery, checks and ledger
 ``crowdsafe query`` (a public domain per column, or δ > 0 for the thresholded histogram), each
 charged ε = E / (number of attributes) to the data's budget, so the whole costs E (sequential
 composition). Only the noisy cells reach the report, each figure labelled with its ε and δ;
-nothing custodian-only (clamps, rows outside the domain) is read.
+nothing custodian-only (clamps, rows outside the domain) is read. An answer that is not fit for
+release (seeded noise, no ledger, an unreviewed schema choice read from the data) makes the
+report's verdict "NOT fit for release", with its reasons.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ def before_distributions(data: Any, columns: Sequence[str], epsilon: float, *, d
     result = []
     with ledger_for(ledger) as book:
         if book is not None:  # the whole cost against the budget before the first charge
-            _check_total(book, dataset, epsilon, delta * len(columns))
+            _check_total(book, dataset, name or dataset.name or "data", epsilon, delta * len(columns))
         for column, text in texts.items():
             answer = api.query(data, text, epsilon=each, delta=delta, schema=reading, ledger=book, name=name,
                                randomness=seed)
@@ -73,20 +75,36 @@ def before_distributions(data: Any, columns: Sequence[str], epsilon: float, *, d
             if not isinstance(frame, pl.DataFrame):  # a histogram answers with a table of cells
                 raise ParameterError(f"the histogram of {column} did not answer with cells")
             result.append(BeforeDistribution(name=column, epsilon=answer.epsilon, delta=answer.delta,
-                                             values=noisy_values(frame, column)))
+                                             values=noisy_values(frame, column),
+                                             unfit_reasons=answer_unfit_reasons(answer, recorded=book is not None)))
     return result
 
 
-def _check_total(book: Ledger, dataset: Any, epsilon: float, delta: float) -> None:
+def answer_unfit_reasons(answer: Any, *, recorded: bool) -> tuple[str, ...]:
+    """Why a DP answer shown beside a release is not fit for release: a schema choice read from
+    the data left unreviewed, seeded noise, no ledger recording its charge (``recorded``)."""
+    reasons = list(answer.unreviewed_reasons)
+    if not answer.randomness.get("fit_for_release", False):
+        reasons.append("its noise was seeded (reproducible), not drawn from a secure source")
+    if not recorded:
+        reasons.append("its charge was not recorded in a budget ledger")
+    return tuple(reasons)
+
+
+def _check_total(book: Ledger, dataset: Any, label: str, epsilon: float, delta: float) -> None:
     """Refuse, before any histogram is charged, when the remaining budget of ``dataset`` (the
     table as loaded for the checks: the identity each query is charged under) cannot hold them
     all (ε and δ summed: the ledger composes the separate charges sequentially); raises as the
-    ledger's own check does. Each query is still checked again when it is charged."""
+    ledger's own check does, a table without a budget named by ``label``. Each query is still
+    checked again when it is charged."""
+    from crowdsafe.drivers.query import no_budget_error
     from crowdsafe.engines import get_engine
 
     identity = get_engine("polars").source_identity(dataset, book)
+    if book.budget(identity) is None:  # named by its label, never by its identity (a digest of the data)
+        raise no_budget_error(label, book.path)
     book.check(identity, epsilon=epsilon, delta=delta, description="the report's before-distributions (all of them)",
                mechanism="DP histograms")
 
 
-__all__ = ["before_distributions", "noisy_values"]
+__all__ = ["answer_unfit_reasons", "before_distributions", "noisy_values"]

@@ -94,12 +94,15 @@ class AttributeView:
 @dataclass(frozen=True)
 class BeforeDistribution:
     """A noisy histogram of one attribute of the original data: the answer of a charged DP
-    query (ε, δ), shown as "before" with its ε."""
+    query (ε, δ), shown as "before" with its ε. ``unfit_reasons``: why that answer is not fit
+    for release (seeded noise, no ledger, a schema choice read from the data), which the report's
+    verdict then states beside the release's own."""
 
     name: str
     epsilon: float
     delta: float
     values: tuple[tuple[str, float], ...]
+    unfit_reasons: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -467,7 +470,8 @@ def report_content(frame: pl.DataFrame | pl.LazyFrame, certificate: Mapping[str,
         tuples, sizes = pl.DataFrame(), np.zeros(0, dtype=np.int64)
         records = int(frame.lazy().select(pl.col(ROWS).sum() if weighted else pl.len()).collect().item())
     attributes = attribute_views(tuples, quasi_identifiers, parameters)
-    unfit = tuple(str(r) for r in public.get("unfit_reasons") or ())
+    unfit = tuple(str(r) for r in public.get("unfit_reasons") or ()) + tuple(
+        f"the before-distribution of {b.name}: {reason}" for b in before for reason in b.unfit_reasons)
     return ReportContent(
         title=title, rows=records, columns=columns, quasi_identifiers=quasi_identifiers,
         class_sizes=sizes, k=k, certificate=public, guarantee=guarantee_words(public),
