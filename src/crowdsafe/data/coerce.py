@@ -19,7 +19,7 @@ from crowdsafe.data import decimal_comma as comma
 from crowdsafe.data.schema import AttributeType, NumberKind, Schema
 from crowdsafe.errors import SchemaError
 
-__all__ = ["coerce", "declared_numbers", "first_not_held"]
+__all__ = ["coerce", "declared_numbers", "declared_text", "first_not_held", "number_text"]
 
 
 def _first_bad(series: pl.Series, converted: pl.Series) -> tuple[Any, int]:
@@ -83,7 +83,7 @@ def coerce(frame: pl.DataFrame, schema: Schema, source: str) -> pl.DataFrame:
                 )
             changes.append(converted.alias(attribute.name))
     frame = frame.with_columns(changes) if changes else frame
-    return declared_numbers(frame, schema, source)
+    return declared_text(declared_numbers(frame, schema, source), schema)
 
 
 def declared_numbers(frame: pl.DataFrame, schema: Schema, source: str) -> pl.DataFrame:
@@ -120,6 +120,34 @@ def declared_numbers(frame: pl.DataFrame, schema: Schema, source: str) -> pl.Dat
                 f"column '{name}' is declared integer but row {row + 1} of {source} holds {series[row]!r}, which is "
                 f"not a whole number of 64 bits (declare it type = \"real\" to keep fractions){NOT_AS_DECLARED}")
         changes.append(whole.alias(name))
+    return frame.with_columns(changes) if changes else frame
+
+
+def number_text(column: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    """Numbers as canonical text: an integer as written, a whole float as that integer (``1.0``
+    -> ``1``), another float as Polars writes it; NaN missing. One value's text does not depend
+    on the column's other values, nor on the type a file's writer gave the column."""
+    if dtype.is_integer():
+        return column.cast(pl.String)
+    value = column.fill_nan(None)
+    whole = value.cast(pl.Int64, strict=False)
+    return pl.when(whole.cast(pl.Float64) == value).then(whole.cast(pl.String)).otherwise(value.cast(pl.String))
+
+
+def declared_text(frame: pl.DataFrame, schema: Schema) -> pl.DataFrame:
+    """Each categorical or ordinal attribute held as numbers (a Parquet file's or a frame's
+    column) as canonical text (:func:`number_text`). The file's writer chose the column's type,
+    often from the values (pandas writes whole numbers as floats once one is missing); as text,
+    a value is published and matched the same way whatever the other rows hold. Booleans, dates
+    and text are left as they are."""
+    changes = []
+    for attribute in schema:
+        name = attribute.name
+        if attribute.type not in (AttributeType.CATEGORICAL, AttributeType.ORDINAL) or name not in frame.columns:
+            continue
+        dtype = frame.schema[name]
+        if dtype.is_numeric():
+            changes.append(number_text(pl.col(name), dtype).alias(name))
     return frame.with_columns(changes) if changes else frame
 
 

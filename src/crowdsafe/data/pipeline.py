@@ -24,7 +24,7 @@ from typing import Any
 import polars as pl
 
 from crowdsafe.data.builders import from_spec
-from crowdsafe.data.coerce import coerce, declared_numbers
+from crowdsafe.data.coerce import coerce, declared_numbers, declared_text
 from crowdsafe.data.column_types import settle
 from crowdsafe.data.dataset import Dataset
 from crowdsafe.data.hierarchy import Hierarchy
@@ -104,7 +104,7 @@ def load_source(
     if schema is None:
         frame = source.frame
     elif source.typed:  # typed columns keep their types, but a declared integer or real is held as declared
-        frame = declared_numbers(source.frame, table_schema, source.label)
+        frame = declared_text(declared_numbers(source.frame, table_schema, source.label), table_schema)
     else:
         frame = coerce(source.frame.select(table_schema.names), table_schema, source.label)
     given = frame

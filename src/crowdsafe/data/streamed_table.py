@@ -38,7 +38,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.data import decimal_comma as comma
-from crowdsafe.data.coerce import coerce
+from crowdsafe.data.coerce import coerce, number_text
 from crowdsafe.data.column_names import describe_renames, stable_names
 from crowdsafe.data.column_types import settle
 from crowdsafe.data.dataset import Dataset
@@ -216,6 +216,8 @@ def _conversions(raw: pl.DataFrame, typed: pl.DataFrame, schema: Schema, commas:
                 expressions.append(text.cast(after, strict=False))
         elif after.is_numeric() and before.is_numeric():  # a declared integer or real (checked on the domain)
             expressions.append(pl.col(name).cast(after, strict=False))
+        elif after == pl.String and before.is_numeric():  # a declared categorical held as numbers
+            expressions.append(number_text(pl.col(name), before))
         elif after == pl.Date and isinstance(before, pl.Datetime):
             expressions.append(pl.col(name).dt.date())
         else:  # a date parsed from text infers its format from the values it sees: read it whole

@@ -15,7 +15,7 @@ from typing import Any
 
 from crowdsafe.data.column_names import describe_renames, stable_names
 from crowdsafe.data.column_types import settle
-from crowdsafe.data.schema import Schema, declared_and_reading
+from crowdsafe.data.schema import AttributeType, Schema, declared_and_reading
 from crowdsafe.errors import InputError, ParameterError
 
 _CSV_ENDINGS = (".csv", ".csv.gz", ".tsv", ".txt", ".data")
@@ -122,3 +122,30 @@ def stable_columns(frame: Any, written: Sequence[str], label: str) -> Any:
     if renames:
         print(f"crowdsafe: note: {describe_renames(label, renames)}", file=sys.stderr)
     return frame.toDF(*names) if names != list(frame.columns) else frame
+
+
+def declared_text(frame: Any, schema: Schema | None) -> Any:
+    """Each categorical or ordinal attribute held as numbers as canonical text, as the Polars
+    loader reads it (:func:`crowdsafe.data.coerce.declared_text`): an integer as written, a whole
+    number as that integer (``1.0`` -> ``1``), NaN missing; another fraction as Spark writes it.
+    The file's writer chose the column's type, often from the values."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    if schema is None:
+        return frame
+    declared = {a.name for a in schema if a.type in (AttributeType.CATEGORICAL, AttributeType.ORDINAL)}
+    columns = []
+    for field in frame.schema.fields:
+        column = F.col(f"`{field.name.replace('`', '``')}`")
+        if field.name in declared and isinstance(field.dataType, T.NumericType):
+            if isinstance(field.dataType, (T.FloatType, T.DoubleType, T.DecimalType)):
+                value = F.when(~F.isnan(column), column) if not isinstance(field.dataType, T.DecimalType) else column
+                whole = value.try_cast("long")
+                column = F.when(whole.cast("double") == value.cast("double"), whole.cast("string")).otherwise(
+                    value.cast("string"))
+            else:
+                column = column.cast("string")
+            column = column.alias(field.name)
+        columns.append(column)
+    return frame.select(*columns)

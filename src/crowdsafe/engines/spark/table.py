@@ -43,7 +43,7 @@ from crowdsafe.engines.spark.declared_values import (
     possible_values,
 )
 from crowdsafe.engines.spark.encoding import dictionary, domain_frame, domain_scan
-from crowdsafe.engines.spark.io import read_frame, reading_schema, usable_frame
+from crowdsafe.engines.spark.io import declared_text, read_frame, reading_schema, usable_frame
 from crowdsafe.engines.spark.sampling import TableCounts, count_table
 from crowdsafe.engines.spark.typed_table import _quoted
 from crowdsafe.errors import CrowdsafeError, InputError
@@ -117,6 +117,7 @@ def spark_table(
         frame = read_frame(spark, path, missing_tokens=DEFAULT_MISSING_TOKENS) if is_path else data
         label = name or (path.rstrip("/").rsplit("/", 1)[-1] if is_path else "spark-dataframe")
         frame, schema = usable_frame(frame, schema, qi, sensitive, path or label)
+        frame = declared_text(frame, schema)  # a declared categorical held as numbers: canonical text
         if policy is MissingPolicy.DROP:  # identified as given: the same people, one budget (one more job)
             given_identity = fp.frame_digest(frame)
             frame = frame.dropna()

@@ -98,7 +98,7 @@ def load_table(
     from pyspark.sql import functions as F
 
     from crowdsafe.data.io import tidy_text
-    from crowdsafe.engines.spark.io import read_frame, reading_schema, usable_frame
+    from crowdsafe.engines.spark.io import declared_text, read_frame, reading_schema, usable_frame
 
     text = str(path)
     policy = MissingPolicy.parse(missing)
@@ -129,7 +129,7 @@ def load_table(
         head = tidy_text(head, declared)
     label = name or os.path.basename(text.rstrip("/")) or text
     typed = load(head, schema=schema, missing="keep", name=label)
-    frame = _cast(frame, typed.frame.schema, text)
+    frame = _cast(declared_text(frame, typed.schema), typed.frame.schema, text)  # categorical numbers: as text
     given = frame
     frame, report = _apply_missing(frame, policy, text)
     shape = pl.DataFrame(schema=typed.frame.schema)
