@@ -14,6 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+#: The end of the refusal of a table with no rows: the one refusal before the charge that depends
+#: on the data (docs/privacy-boundary.md), so its message says whose fact it is.
+EMPTY_TABLE = " (a custodian-only fact about the data: an empty table is refused before anything is charged)"
+
 
 class CrowdsafeError(Exception):
     """Base class of every error crowdsafe raises on purpose.

@@ -86,3 +86,47 @@ def test_spark_reads_them_the_same(spark, tmp_path):
         table = spark_table(spark, str(path), schema=str(schema), count=False)
         assert sorted(r[0] for r in table.frame.select("grade").distinct().collect() if r[0] is not None) == [
             "1", "2", "3"]
+
+
+def test_a_declared_categorical_enum_column_declares_no_cells(tmp_path):
+    """Found by the sweep: an Enum column's categories were a histogram's public cells even
+    where the schema declares the column plain categorical; an Enum built from the values then
+    added a cell for a new value, δ = 0, fit. Declared categorical: no public cells (refused at
+    δ = 0; thresholded at δ > 0). Inferred: its order, marked, not fit."""
+    from crowdsafe import api
+    from crowdsafe.errors import ParameterError
+
+    def table(values: list[str]) -> Path:
+        path = tmp_path / f"t{len(values)}.parquet"
+        pl.DataFrame({"sex": pl.Series(values, dtype=pl.Enum(sorted(set(values))))}).write_parquet(path)
+        return path
+
+    schema = tmp_path / "schema.toml"
+    schema.write_text('[attributes.sex]\ntype = "categorical"\n')
+    for path in (table(["F", "M"] * 50), table(["F", "M"] * 50 + ["Other"])):
+        with pytest.raises(ParameterError, match="not public"):
+            api.query(str(path), "histogram sex", epsilon=1.0, schema=str(schema), ledger=None)
+        inferred = api.query(str(path), "histogram sex", epsilon=1.0, ledger=None)
+        assert not inferred.fit_for_release and "sex" in inferred.unreviewed_schema
+
+
+def test_the_enum_rule_can_fail(tmp_path, monkeypatch):
+    """Broken variant: the Enum's categories as cells again: the declared column is answered."""
+    from crowdsafe import api
+    from crowdsafe.mechanisms import queries
+
+    original = queries.histogram_domain
+
+    def with_enum(dataset, dimension, domain=None, *, dtype=None):
+        values, source = original(dataset, dimension, domain, dtype=dtype)
+        if values is None and isinstance(dtype, pl.Enum):
+            return dtype.categories.to_list(), "categories of the Enum column"
+        return values, source
+
+    monkeypatch.setattr(queries, "histogram_domain", with_enum)
+    path = tmp_path / "t.parquet"
+    pl.DataFrame({"sex": pl.Series(["F", "M", "Other"], dtype=pl.Enum(["F", "M", "Other"]))}).write_parquet(path)
+    schema = tmp_path / "schema.toml"
+    schema.write_text('[attributes.sex]\ntype = "categorical"\n')
+    answer = api.query(str(path), "histogram sex", epsilon=1.0, schema=str(schema), ledger=None)
+    assert answer.value.height == 3

@@ -80,3 +80,18 @@ def test_report_before_names_the_table_by_its_file(capsys, tmp_path):
     assert "no privacy budget is set for 'data.csv'" in first[1]
     assert first[1].replace("/d0/", "/d1/") == second[1]  # the same refusal for D and D plus one row
     assert not HEX.search(first[1])
+
+
+def test_an_empty_table_is_the_one_data_refusal_and_says_whose_fact_it_is(capsys, tmp_path):
+    """An empty table is refused by every command before anything is charged, in one labelled
+    message (docs/privacy-boundary.md: the one refusal that depends on the data)."""
+    data = tmp_path / "empty.csv"
+    data.write_text("age,sex\n")
+    for argv in (["query", data, "count", "--epsilon", "1", "--no-ledger"],
+                 ["publish", data, "--epsilon", "1", "--delta", "1e-6", "--no-ledger", "--out", tmp_path / "r.csv"],
+                 ["perturb", data, "--d", "0.1", "--gamma", "0.9", "--exploratory", "--out", tmp_path / "v.csv"]):
+        capsys.readouterr()
+        assert cli.main([str(a) for a in argv]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "has a header but no rows (a custodian-only fact about the data" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.csv"]

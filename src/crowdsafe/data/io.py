@@ -29,7 +29,7 @@ from crowdsafe.data.line_endings import line_ending
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS
 from crowdsafe.data.row_widths import file_chunks, first_ragged
 from crowdsafe.data.schema import complete_schema
-from crowdsafe.errors import CrowdsafeError, InputError, ParameterError
+from crowdsafe.errors import EMPTY_TABLE, CrowdsafeError, InputError, ParameterError
 from crowdsafe.files import atomic_path, check_input
 
 __all__ = ["TableRead", "as_frame", "complete_schema", "frame_kind", "header_names", "in_kind", "ragged_row_error",
@@ -224,7 +224,7 @@ def _read_csv(
             # a value late in the file does not fit the type guessed from the first rows
             frame = pl.read_csv(path, infer_schema_length=None, **options)
     except pl.exceptions.NoDataError:
-        raise InputError(f"{path} has a header but no rows" if named else f"{path} is empty") from None
+        raise InputError(f"{path} has a header but no rows" + EMPTY_TABLE if named else f"{path} is empty") from None
     except pl.exceptions.ComputeError as exc:
         text = str(exc).lower()
         if "utf-8" in text or "utf8" in text:

@@ -29,7 +29,7 @@ from crowdsafe.data.hierarchy import Hierarchy
 from crowdsafe.data.io import as_frame, read_file
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS
 from crowdsafe.data.schema import AttributeType, Schema
-from crowdsafe.errors import InputError
+from crowdsafe.errors import EMPTY_TABLE, InputError
 from crowdsafe.files import literal_path
 
 __all__ = ["Source", "named", "open_named", "read_source", "register_named"]
@@ -154,5 +154,5 @@ def read_source(
         raise InputError(f"{label} has no column crowdsafe can use ({kinds})" if unusable
                          else f"{label} has no columns")
     if frame.height == 0:
-        raise InputError(f"{label} has a header but no rows")
+        raise InputError(f"{label} has a header but no rows" + EMPTY_TABLE)
     return Source(frame, label, name, unusable=unusable, read_by_data=decided)

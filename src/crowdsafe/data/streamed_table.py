@@ -46,7 +46,7 @@ from crowdsafe.data.io import CSV_SUFFIXES, PARQUET, _suffix, ragged_row_error, 
 from crowdsafe.data.missing import MissingPolicy, MissingReport, missing_refusal
 from crowdsafe.data.schema import AttributeType, Schema, complete_schema, declared_and_reading
 from crowdsafe.data.streaming import Scan, reads_eagerly, scan_table
-from crowdsafe.errors import CrowdsafeError, InputError
+from crowdsafe.errors import EMPTY_TABLE, CrowdsafeError, InputError
 from crowdsafe.files import literal_path
 from crowdsafe.progress import tracked, working
 
@@ -299,7 +299,7 @@ def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
     except pl.exceptions.PolarsError as exc:
         raise _read_error(path, exc, is_csv) from None
     if rows == 0:
-        raise InputError(f"{path} has a header but no rows")
+        raise InputError(f"{path} has a header but no rows" + EMPTY_TABLE)
     ragged = ragged_row_error(path) if is_csv and len(names) > 1 and nulls[names[-1]] else None
     if ragged is not None:  # a row shorter than the header leaves the last column missing (io._read_csv)
         raise ragged

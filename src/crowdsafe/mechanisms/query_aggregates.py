@@ -170,10 +170,10 @@ def histogram_domain(
     """The public values of one histogram column, and where they come from.
 
     In order: bins or a value list written in the query; ``domain`` given by the caller; the
-    declared order of an ordinal attribute; the categories of an Enum column; the leaves of a
-    bundled dataset's hierarchy (written from the dataset's documentation, not from its rows).
-    None when there is no public domain: the values present in the data are themselves private.
-    ``dtype``: the column's type, read from the frame when not given.
+    declared order of an ordinal attribute (an Enum column's categories when the schema was
+    inferred, marked as such); the leaves of a bundled dataset's hierarchy (written from the
+    dataset's documentation, not from its rows). None when there is no public domain: the values
+    present in the data are themselves private. ``dtype`` is accepted for the callers' symmetry.
     """
     column = dimension.column
     if dimension.bins is not None:
@@ -185,9 +185,8 @@ def histogram_domain(
     attribute = dataset.schema[column]
     if attribute.order is not None:
         return [str(v) for v in attribute.order], SCHEMA_ORDER
-    dtype = dtype if dtype is not None else dataset.frame.schema[column]
-    if isinstance(dtype, pl.Enum):
-        return dtype.categories.to_list(), "categories of the Enum column"
+    # (an Enum column's categories count only through the schema: inferred, they are its order,
+    # marked as read from the file; a column declared plain categorical declares no values)
     hierarchy = dataset.hierarchies.get(column)
     if hierarchy is not None and dataset.schema.source.endswith("(bundled)"):
         return hierarchy.leaves.to_list(), "hierarchy of the bundled dataset (data-independent)"

@@ -24,7 +24,7 @@ import polars as pl
 
 from crowdsafe.data import Dataset, Schema, load
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS, MissingPolicy, MissingReport
-from crowdsafe.errors import InputError, SchemaError
+from crowdsafe.errors import EMPTY_TABLE, InputError, SchemaError
 
 HEAD_ROWS = 10_000  # rows read to the driver to infer types, as the Polars CSV reader does
 
@@ -123,7 +123,7 @@ def load_table(
     head = pl.from_arrow(frame.limit(HEAD_ROWS).toArrow())
     assert isinstance(head, pl.DataFrame)
     if head.height == 0:
-        raise InputError(f"{text} has a header but no rows")
+        raise InputError(f"{text} has a header but no rows" + EMPTY_TABLE)
     if is_csv:
         declared = {a.name for a in schema or () if a.type.value in ("categorical", "ordinal")}
         head = tidy_text(head, declared)
