@@ -20,6 +20,7 @@ order of a depth-first walk of each hierarchy, so raising a column's level keeps
 the roll-ups are linear merges or one stable sort. :class:`KeyedTables` also scores a table for
 the exact integer objectives (:mod:`.score`) and gives the branch and bound's block bounds.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
