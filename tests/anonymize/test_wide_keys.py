@@ -136,7 +136,7 @@ def _choose(sample, objective, k, seed, reference, full):
 @pytest.mark.parametrize("width", [63, 65, 127])
 @pytest.mark.parametrize("name", ["retained", "loss", "discernibility", "classification", "marginals"])
 def test_the_search_chooses_what_the_reference_twin_chooses(width, name):
-    for seed in range(2):
+    for seed in range(2 if width < 127 else 1):
         sample = wide_sample(width, seed, rows=400)
         target = sample.columns[-1] if name == "classification" else None
         objective = make_objective(name, target)

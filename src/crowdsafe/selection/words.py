@@ -12,8 +12,9 @@ Why every operation is exact, and the same as on the Python integers:
 - the words are a canonical form: each word is below 2^width[w] and the words' bit ranges are
   disjoint, so two keys are equal exactly when every word is, and the integer order of keys is
   the lexicographic order of their words (most significant first). A stable sort on the words
-  (least significant first, one stable pass each: :func:`stable_order`) is therefore the stable
-  integer sort, the permutation ``np.argsort(object_keys, kind="stable")`` gives;
+  (most significant first, each pass the dense rank of the words before beside the next word:
+  :func:`sorted_runs`) is therefore the stable integer sort, the permutation
+  ``np.argsort(object_keys, kind="stable")`` gives, and equal keys are neighbours in it;
 - a right shift by s drops the words below s and shifts the one word s falls in: the lower
   bits sum to less than 2^s, so this is ⌊key / 2^s⌋; when one word is left the result is a plain
   int64 array, the same integer;
@@ -33,7 +34,7 @@ import numpy as np
 
 #: Bits of one word at most (public: the layout depends on the hierarchies' widths only). A
 #: word of 40 bits leaves 23 bits for a rank of up to 2^23 runs beside it in one int64, which
-#: :func:`stable_order` sorts in one pass.
+#: :func:`sorted_runs` sorts in one pass (more tuples: two passes, the same order).
 WORD_BITS = 40
 
 
@@ -124,7 +125,8 @@ class WordKeys:
         return WordKeys(words, self.offsets, self.widths, live)
 
     def __rshift__(self, shift: int) -> WordKeys | np.ndarray:
-        """⌊key / 2^shift⌋: a plain int64 array when one word is left (module docstring)."""
+        """⌊key / 2^shift⌋: a plain int64 array when one word is left (module docstring; it may be
+        one of these keys' own words, to be read, not changed)."""
         words, offsets, widths, live = [], [], [], []
         for word, offset, width, alive in zip(self.words, self.offsets, self.widths, self.live):
             if offset + width <= shift:
