@@ -176,9 +176,11 @@ def test_the_score_has_sensitivity_one_and_is_monotone(data, k, drop):
 @pytest.mark.parametrize("objective, target", [("retained", None), ("loss", None), ("discernibility", None),
                                                ("classification", "sex"), ("entropy", None)])
 def test_keys_wider_than_int64_give_the_scores_and_choice_of_int64_keys(adult_data, monkeypatch, objective, target):
-    """Past KEY_BITS the keyed tables hold Python integers (a table is never refused for its
-    number of values): the same exact scores and the same node chosen for the same randomness."""
+    """Past KEY_BITS the keyed tables hold int64 words (and, in the reference twin, Python
+    integers; a table is never refused for its number of values): the same exact scores and the
+    same node chosen for the same randomness, with the same number of nodes scored."""
     from crowdsafe.selection import tables as keyed_tables
+    from crowdsafe.selection import words
     from crowdsafe.selection.score import make_objective
 
     columns = ["age", "education", "marital-status", "sex"]
@@ -186,14 +188,21 @@ def test_keys_wider_than_int64_give_the_scores_and_choice_of_int64_keys(adult_da
     sample = sample_of(adult_data, 5, 0.3)
     lattice, narrow = lattice_scores(sample, columns, 10, chosen)
     cells = gumbel_cells(Randomness(6).generator, lattice.size)
-    _, narrow_index, _ = gumbel_max_over_lattice(sample, columns, 10, 0.5, cells, _oracle_bits(1), chosen)
+    narrow_choice = gumbel_max_over_lattice(sample, columns, 10, 0.5, cells, _oracle_bits(1), chosen)[1:]
     assert not keyed_tables.KeyedTables(sample, columns, chosen, 10).wide_keys
     monkeypatch.setattr(keyed_tables, "KEY_BITS", 6)
-    assert keyed_tables.KeyedTables(sample, columns, chosen, 10).base_keys.dtype == object
-    _, wide = lattice_scores(sample, columns, 10, chosen)
-    _, wide_index, _ = gumbel_max_over_lattice(sample, columns, 10, 0.5, cells, _oracle_bits(1), chosen)
-    assert wide.tolist() == narrow.tolist()
-    assert wide_index == narrow_index
+    monkeypatch.setattr(words, "WORD_BITS", 6)  # a word or two per column
+    for reference in (False, True):
+        monkeypatch.setattr(keyed_tables, "OBJECT_KEYS", reference)
+        base_keys = keyed_tables.KeyedTables(sample, columns, chosen, 10).base_keys
+        if reference:
+            assert base_keys.dtype == object
+        else:
+            assert isinstance(base_keys, words.WordKeys) and len(base_keys.words) >= 3
+        _, wide = lattice_scores(sample, columns, 10, chosen)
+        wide_choice = gumbel_max_over_lattice(sample, columns, 10, 0.5, cells, _oracle_bits(1), chosen)[1:]
+        assert wide.tolist() == narrow.tolist()
+        assert wide_choice == narrow_choice
 
 
 def test_node_penalties_depend_on_the_hierarchy_only(adult_data):

@@ -148,13 +148,14 @@ def suppressed_shares(sample: CountedSample, lattice: Lattice, k: int) -> np.nda
     node by a depth-first roll-up of the class tables."""
     from crowdsafe.selection.score import Objective
     from crowdsafe.selection.tables import KeyedTables
+    from crowdsafe.selection.words import Keys
 
     tables = KeyedTables(sample, lattice.columns, Objective("retained"), k)
     shares = np.zeros(lattice.size)
     strides = lattice.strides
     total = float(sample.n_rows)
 
-    def visit(attribute: int, keys: np.ndarray, counts: np.ndarray, index: int) -> None:
+    def visit(attribute: int, keys: Keys, counts: np.ndarray, index: int) -> None:
         if attribute == tables.d:
             shares[index] = float(counts[counts < k].sum()) / total
             return

@@ -32,9 +32,10 @@ from crowdsafe.selection.score import (
     weighted_score,
 )
 from crowdsafe.selection.tables import KeyedTables, merge_runs, run_starts
+from crowdsafe.selection.words import Keys, WordKeys, field_of, with_field_of
 
 
-def level_bounds(tables: KeyedTables, keys: np.ndarray, counts: np.ndarray, attribute: int, levels: Sequence[int],
+def level_bounds(tables: KeyedTables, keys: Keys, counts: np.ndarray, attribute: int, levels: Sequence[int],
                  k: int) -> np.ndarray:
     """:meth:`.tables.KeyedTables.score` (with ``prefix = attribute + 1``) of a projection on columns 0..attribute,
     with ``attribute`` (at level 0 in the table) raised to each of its levels. Each level's
@@ -49,7 +50,7 @@ def level_bounds(tables: KeyedTables, keys: np.ndarray, counts: np.ndarray, attr
     return level_bounds_by_score(tables, keys, counts, attribute, levels, k)
 
 
-def level_bounds_by_score(tables: KeyedTables, keys: np.ndarray, counts: np.ndarray, attribute: int,
+def level_bounds_by_score(tables: KeyedTables, keys: Keys, counts: np.ndarray, attribute: int,
                            levels: Sequence[int], k: int) -> np.ndarray:
     """:func:`level_bounds`, each rolled-up table scored by :meth:`.tables.KeyedTables.score` (the reference twin)."""
     height = tables.heights[attribute]
@@ -63,7 +64,7 @@ def level_bounds_by_score(tables: KeyedTables, keys: np.ndarray, counts: np.ndar
     return bounds
 
 
-def level_bounds_carried(tables: KeyedTables, keys: np.ndarray, counts: np.ndarray, attribute: int,
+def level_bounds_carried(tables: KeyedTables, keys: Keys, counts: np.ndarray, attribute: int,
                           levels: Sequence[int], k: int) -> np.ndarray:
     """:func:`level_bounds` for weighted objectives: the units of columns 0..attribute − 1 are
     summed once and carried through the roll-ups (the rows merged by raising ``attribute``
@@ -82,8 +83,12 @@ def level_bounds_carried(tables: KeyedTables, keys: np.ndarray, counts: np.ndarr
     others = keys & ~(tables.masks[attribute] << shift)
     for level in range(1, height + 1):
         code = tables.steps[attribute][level - 1][code]
-        raised = (code.astype(object) if others.dtype == object else code) << shift
-        raised |= others
+        if isinstance(others, WordKeys):
+            raised: Keys = others.with_field(shift, tables.bits[attribute], code)
+        else:
+            placed = (code.astype(object) if others.dtype == object else code) << shift
+            placed |= others
+            raised = placed
         _, counts, starts = merge_runs(raised, counts)
         if starts is not None:
             code, others = code[starts], others[starts]
@@ -94,7 +99,7 @@ def level_bounds_carried(tables: KeyedTables, keys: np.ndarray, counts: np.ndarr
     return bounds
 
 
-def block_bound(tables: KeyedTables, keys: np.ndarray, counts: np.ndarray, fixed: int, k: int) -> int:
+def block_bound(tables: KeyedTables, keys: Keys, counts: np.ndarray, fixed: int, k: int) -> int:
     """``classification`` with the target as the last column: an upper bound on q_int of every
     node that agrees with this table on its first ``fixed`` columns and has the others at any
     level (the table has them at level 0), :func:`~.score.classification_block_bound`;
@@ -119,8 +124,8 @@ def block_bound(tables: KeyedTables, keys: np.ndarray, counts: np.ndarray, fixed
                                       int(coarse_of_row[-1]) + 1, tables.hierarchies[target].size(0), k)
 
 
-def children(tables: KeyedTables, keys: np.ndarray, counts: np.ndarray, attribute: int, levels: Sequence[int],
-             k: int) -> tuple[np.ndarray, bool, dict[int, tuple[np.ndarray, np.ndarray]]]:
+def children(tables: KeyedTables, keys: Keys, counts: np.ndarray, attribute: int, levels: Sequence[int],
+             k: int) -> tuple[np.ndarray, bool, dict[int, tuple[Keys, np.ndarray]]]:
     """The branch and bound's step at ``attribute`` (a table with the earlier columns at
     ``levels`` and the others at level 0): for each level of ``attribute``, an upper bound on
     q_int of the nodes below it; whether those bounds are the nodes' own q_int (each child is
@@ -148,7 +153,7 @@ def children(tables: KeyedTables, keys: np.ndarray, counts: np.ndarray, attribut
     return bounds_rolled_up(tables, keys, counts, attribute, k, coarse_keys, coarse_starts, exact), exact, made
 
 
-def bounds_of_child_tables(tables: KeyedTables, made: dict[int, tuple[np.ndarray, np.ndarray]], attribute: int, k: int
+def bounds_of_child_tables(tables: KeyedTables, made: dict[int, tuple[Keys, np.ndarray]], attribute: int, k: int
                             ) -> np.ndarray:
     """:func:`children`'s classification bounds from each child's own table
     (:func:`block_bound`), the tables made into ``made`` by level: for targets with many
@@ -160,8 +165,8 @@ def bounds_of_child_tables(tables: KeyedTables, made: dict[int, tuple[np.ndarray
                     dtype=np.int64)
 
 
-def bounds_rolled_up(tables: KeyedTables, keys: np.ndarray, counts: np.ndarray, attribute: int, k: int,
-                      coarse_keys: np.ndarray, coarse_starts: np.ndarray, exact: bool) -> np.ndarray:
+def bounds_rolled_up(tables: KeyedTables, keys: Keys, counts: np.ndarray, attribute: int, k: int,
+                      coarse_keys: Keys, coarse_starts: np.ndarray, exact: bool) -> np.ndarray:
     """:func:`children`'s classification bounds from the dense (G', y) array of the projection
     on columns 0..attribute, rolled up through the levels of ``attribute`` (``exact``: the
     children are single nodes, scored)."""
@@ -176,13 +181,12 @@ def bounds_rolled_up(tables: KeyedTables, keys: np.ndarray, counts: np.ndarray, 
     by_target = exact_sums(coarse_of_row * values + tables.code(keys, target), counts,
                            len(coarse_starts) * values).reshape(-1, values)
     group_keys = coarse_keys[coarse_starts]
-    mask = tables.masks[attribute]
     bounds = np.empty(tables.heights[attribute] + 1, dtype=np.int64)
     for level in range(tables.heights[attribute] + 1):
         if level:  # tree-ordered codes: the raised keys stay sorted
-            own = group_keys & mask
-            group_keys = (group_keys & ~mask) | tables.ancestor_map(attribute, level - 1, level)[
-                own.astype(np.int64) if own.dtype == object else own]
+            own = field_of(group_keys, 0, tables.bits[attribute])
+            group_keys = with_field_of(group_keys, 0, tables.bits[attribute],
+                                       tables.ancestor_map(attribute, level - 1, level)[own], fresh=True)
             starts = run_starts(group_keys)
             group_keys = group_keys[starts]
             by_target = np.add.reduceat(by_target, starts, axis=0)

@@ -25,10 +25,11 @@ from crowdsafe.selection.score import (
     node_counts,
 )
 from crowdsafe.selection.tables import KeyedTables, run_flags
+from crowdsafe.selection.words import Keys, dense_ranks, stable_order
 
 
-def merge_sorted_sums(keys: np.ndarray, counts: np.ndarray, lost: np.ndarray,
-                       float_counts: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def merge_sorted_sums(keys: Keys, counts: np.ndarray, lost: np.ndarray,
+                       float_counts: bool) -> tuple[Keys, np.ndarray, np.ndarray]:
     """:func:`.tables.merge_sorted` carrying a float column ``lost`` summed with the counts (bincount
     over the group numbers: sums of non-negative terms in order). ``float_counts``: the counts
     are summed in float64 too, exact because every sum is below 2^53."""
@@ -82,8 +83,8 @@ class EntropyScorer:
         self.error = entropy_error_bound(len(tables.base_keys), tables.d, self.rows, self.k, self.cap)
         self._weights: dict[tuple[int, ...], tuple[int, list]] = {}
 
-    def _raise(self, keys: np.ndarray, counts: np.ndarray, lost: np.ndarray, attribute: int,
-               level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _raise(self, keys: Keys, counts: np.ndarray, lost: np.ndarray, attribute: int,
+               level: int) -> tuple[Keys, np.ndarray, np.ndarray]:
         """The table with ``attribute`` (at level 0) raised to ``level``, its h added to ``lost``.
         The last column is in the keys' lowest bits and tree codes keep order, so raising it
         leaves a sorted table sorted (a linear merge); any other column needs one stable sort."""
@@ -93,7 +94,7 @@ class EntropyScorer:
         small = self.rows < 2**53
         if attribute == tables.d - 1:
             return merge_sorted_sums(raised, counts, lost, small)
-        order = np.argsort(raised, kind="stable")
+        order = stable_order(raised)  # np.argsort(raised, kind="stable"), for word keys too
         return merge_sorted_sums(raised[order], counts[order], lost[order], small)
 
     def scores(self) -> np.ndarray:
@@ -103,7 +104,7 @@ class EntropyScorer:
         strides = self.lattice.strides
         scores = np.zeros(self.lattice.size, dtype=np.float64)
 
-        def visit(attribute: int, keys: np.ndarray, counts: np.ndarray, lost: np.ndarray, index: int) -> None:
+        def visit(attribute: int, keys: Keys, counts: np.ndarray, lost: np.ndarray, index: int) -> None:
             if attribute == tables.d:
                 scores[index] = entropy_float_score(counts, lost, k, cap)
                 return
@@ -123,7 +124,7 @@ class EntropyScorer:
         tables, k = self.tables, self.k
         keys = tables.pack((self.ancestors[j][level][self.leaf_codes[j]] for j, level in enumerate(levels)),
                            len(tables.base_keys))
-        _, classes = np.unique(keys, return_inverse=True)
+        classes = dense_ranks(keys)  # np.unique's inverse, for word keys too
         # every sum below is at most k · rows: int64 when that fits, else Python integers
         exact_type = np.int64 if self.k * max(self.rows, 1) < 2**62 else object
         counts = tables.base_counts.astype(exact_type)

@@ -86,6 +86,7 @@ from crowdsafe.selection.marginal_tables import MARGINAL_UNIT, generalization_ta
 from crowdsafe.selection.score import Objective
 from crowdsafe.selection.sums import exact_sums
 from crowdsafe.selection.tables import KeyedTables, run_sums
+from crowdsafe.selection.words import Keys
 
 #: What a suppressed row costs in each marginal: λ = 1 row, as a missing row (module docstring).
 MARGINAL_SUPPRESSION = (1, 1)
@@ -158,7 +159,7 @@ def _deficits_of_levels(heights: np.ndarray, sizes: np.ndarray, k: int, top: int
     return found
 
 
-def deficits_by_raising(tables: KeyedTables, keys: np.ndarray, counts: np.ndarray, attribute: int,
+def deficits_by_raising(tables: KeyedTables, keys: Keys, counts: np.ndarray, attribute: int,
                         k: int) -> list[int]:
     """:func:`deficits_by_level`'s reference twin: the table's last column ``attribute`` raised
     one level at a time (:meth:`.tables.KeyedTables.raise_last`), Def of each table."""
@@ -237,7 +238,7 @@ class MarginalScorer:
         strides = self.lattice.strides
         scores = np.zeros(self.lattice.size, dtype=object if self.wide else np.int64)
 
-        def visit(attribute: int, keys: np.ndarray, counts: np.ndarray, index: int) -> None:
+        def visit(attribute: int, keys: Keys, counts: np.ndarray, index: int) -> None:
             if attribute == tables.d:
                 scores[index] = -self.generalization[index] - self.suppression_weight * suppression_deficit(counts,
                                                                                                          self.k)
@@ -409,9 +410,9 @@ class ProjectedTables:
         self.parent = parent
         self.attribute = attribute
         self.level = level
-        self.made: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.made: dict[int, tuple[Keys, np.ndarray]] = {}
 
-    def on(self, last: int) -> tuple[np.ndarray, np.ndarray]:
+    def on(self, last: int) -> tuple[Keys, np.ndarray]:
         """The table projected on columns 0..last (sorted, merged)."""
         made = self.made.get(last)
         if made is None:

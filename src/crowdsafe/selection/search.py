@@ -26,6 +26,7 @@ from crowdsafe.selection.incumbent import greedy_incumbent, wants_incumbent
 from crowdsafe.selection.marginal_score import MarginalScorer, gumbel_max_marginals
 from crowdsafe.selection.score import Objective
 from crowdsafe.selection.tables import KeyedTables
+from crowdsafe.selection.words import Keys
 
 
 def lattice_scores(sample: Dataset | CountedSample, columns: Sequence[str], k: int,
@@ -54,7 +55,7 @@ def lattice_scores(sample: Dataset | CountedSample, columns: Sequence[str], k: i
     strides = lattice.strides
     levels = [0] * tables.d
 
-    def visit(attribute: int, keys: np.ndarray, counts: np.ndarray, index: int) -> None:
+    def visit(attribute: int, keys: Keys, counts: np.ndarray, index: int) -> None:
         if attribute == tables.d:
             scores[index] = tables.score(keys, counts, levels)
             return
@@ -160,7 +161,7 @@ def gumbel_max_over_lattice(sample: Dataset | CountedSample, columns: Sequence[s
         scored.append((index, q, hi))
         best[0] = max(best[0], lo)
 
-    def visit(attribute: int, keys: np.ndarray, counts: np.ndarray, index: int) -> None:
+    def visit(attribute: int, keys: Keys, counts: np.ndarray, index: int) -> None:
         block = int(node_strides[attribute])
         bounds, exact, made = children(tables, keys, counts, attribute, levels, k)
         if exact:  # each child is one node, and its bound is its score

@@ -1,12 +1,21 @@
 """Keyed frequency tables of a sample and their roll-ups through the generalization lattice.
 
 The ε1-safe selection (:mod:`.mechanism`) scores lattice nodes on the sample's frequency table
-at each node. Here a table is one int64 key per distinct tuple, the columns' codes in bit fields
-(first column most significant; the bit widths from the hierarchies' leaf counts), sorted by
-key, with the tuples' counts. The widths only decide the running time, never the choice: when
-they pass 62 bits (many values in observed hierarchies, whose leaf counts are the data's) the keys
-are Python integers in object arrays, the same sorts and merges, exact and slower, so no table is
-refused for its number of values. Node codes are renumbered in the
+at each node. Here a table is one key per distinct tuple, the integer Σ_j c_j · 2^shift[j] of the
+columns' codes in bit fields (first column most significant; the bit widths from the
+hierarchies' leaf counts), sorted by key, with the tuples' counts. Up to :data:`KEY_BITS` = 62
+bits the key is one int64. Past it (many values in observed hierarchies, whose leaf counts are
+the data's) the same integer is held in a few int64 words cut at column boundaries
+(:class:`.words.WordKeys`), so no table is refused for its number of values. Every operation on
+words (a field, a replaced field, a mask, a shift, a comparison of neighbours, the stable sort)
+gives the integers, comparisons and stable order the Python integers would give (proof in
+:mod:`.words`), so the tables, scores and choice are the same. The reference twin holds wide
+keys as Python integers in object arrays (:data:`OBJECT_KEYS`; many times slower), and the tests
+compare the two (``tests/anonymize/test_wide_keys.py``, ``tests/fast_paths/test_word_keys.py``).
+
+The widths, whether keys are wide (``wide_keys``, a recorded mechanism input) and the words'
+layout come from the hierarchies alone, never from the data; the data decides only the running
+time (how many runs a sort meets, :func:`.words.stable_order`). Node codes are renumbered in the
 order of a depth-first walk of each hierarchy, so raising a column's level keeps runs sorted:
 the roll-ups are linear merges or one stable sort. :class:`KeyedTables` also scores a table for
 the exact integer objectives (:mod:`.score`) and gives the branch and bound's block bounds.
@@ -31,6 +40,16 @@ from crowdsafe.selection.score import (
     level_units,
     weighted_score,
 )
+from crowdsafe.selection.words import (
+    Keys,
+    WordKeys,
+    dense_ranks,
+    field_of,
+    neighbours_differ,
+    sorted_runs,
+    stable_order,
+    with_field_of,
+)
 
 
 def _tree_order(hierarchy: Hierarchy) -> list[np.ndarray]:
@@ -51,13 +70,13 @@ def _tree_order(hierarchy: Hierarchy) -> list[np.ndarray]:
 SMALL_TABLE = 2048
 
 
-def merge_sorted(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def merge_sorted(keys: Keys, counts: np.ndarray) -> tuple[Keys, np.ndarray]:
     """Sum the counts of equal neighbours in sorted ``keys``: the frequency table, in one pass."""
     merged, summed, _ = merge_runs(keys, counts)
     return merged, summed
 
 
-def merge_runs(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def merge_runs(keys: Keys, counts: np.ndarray) -> tuple[Keys, np.ndarray, np.ndarray | None]:
     """:func:`merge_sorted` and where each merged run starts in ``keys`` (None when no two
     neighbours are equal: the table is returned as it is). Exact int64 sums."""
     if len(keys) == 0:
@@ -89,14 +108,18 @@ def _key_bits(hierarchies: Sequence[Hierarchy]) -> list[int]:
 #: Up to this many leaves a column's split heights are one (leaves × leaves) int8 table (1 MiB).
 SPLIT_TABLE_LEAVES = 1024
 
-#: Key bits held in an int64; wider keys are Python integers (object arrays).
+#: Key bits held in an int64; wider keys are a few int64 words (:class:`.words.WordKeys`).
 KEY_BITS = 62
+
+#: The reference twin of wide keys: True holds them as Python integers in object arrays (exact,
+#: many times slower; the tests compare the two). Read when a :class:`KeyedTables` is made.
+OBJECT_KEYS = False
 
 
 class KeyedTables:
-    """Frequency tables of a sample as one int64 key per distinct tuple (the columns' codes in bit
-    fields, first column most significant), sorted by key; level-0 sizes bound the codes at every
-    level.
+    """Frequency tables of a sample as one key per distinct tuple (the columns' codes in bit
+    fields, first column most significant: one int64, or int64 words past :data:`KEY_BITS`,
+    module docstring), sorted by key; level-0 sizes bound the codes at every level.
 
     Node codes are renumbered in tree order (:func:`_tree_order`), so a table stays sorted when its
     last column is raised (a linear merge of neighbours, :meth:`raise_last`) and a projection on
@@ -114,8 +137,10 @@ class KeyedTables:
         self.heights = self.objective.candidate_heights(columns, sample.hierarchies)
         # bit fields: column j's code is (key >> shift[j]) & mask[j], the first column highest
         self.bits = _key_bits(self.hierarchies)
-        #: keys wider than KEY_BITS are Python integers: exact and slower, never refused (module docstring)
+        #: keys wider than KEY_BITS are int64 words: exact, never refused (module docstring)
         self.wide_keys = sum(self.bits) > KEY_BITS
+        #: how wide keys are held: int64 words, or Python integers (the reference twin, :data:`OBJECT_KEYS`)
+        self.word_keys = self.wide_keys and not OBJECT_KEYS
         self.shifts = [int(x) for x in packing.bit_shifts(self.bits)]
         self.masks = [(1 << b) - 1 for b in self.bits]
         self.steps: list[list[np.ndarray]] = []  # steps[j][l]: tree code at level l -> its parent's at l + 1
@@ -151,7 +176,10 @@ class KeyedTables:
         self.leaf_of_rank = [np.argsort(rank) for rank in leaf_ranks]
         keys = self.pack((leaf_ranks[j][cells.codes[:, j]] for j in range(self.d)), cells.n_cells)
         # the keys are distinct (one per cell): every sort gives the one order; int64 keys by radix passes
-        order = np.argsort(keys) if self.wide_keys else stable_argsort(keys, 1 << sum(self.bits))
+        if isinstance(keys, WordKeys):
+            order = stable_order(keys)
+        else:
+            order = np.argsort(keys) if self.wide_keys else stable_argsort(keys, 1 << sum(self.bits))
         self.base_keys = keys[order]
         self.base_counts = cells.counts[order].astype(np.int64)
         # a count is at most the sample's size: when it fits beside the key bits, raise_level
@@ -160,11 +188,13 @@ class KeyedTables:
         count_bits = max(int(cells.n_rows).bit_length(), 1)
         self.count_bits = count_bits if not self.wide_keys and sum(self.bits) + count_bits <= 63 else 0
 
-    def pack(self, columns: Iterable[np.ndarray], n: int) -> np.ndarray:
-        """The keys of ``n`` tuples whose codes per column are ``columns`` (int64, or Python
-        integers when the fields pass :data:`KEY_BITS`)."""
+    def pack(self, columns: Iterable[np.ndarray], n: int) -> Keys:
+        """The keys of ``n`` tuples whose codes per column are ``columns`` (int64; when the fields
+        pass :data:`KEY_BITS`, int64 words, or Python integers in the reference twin)."""
         if not self.wide_keys:
             return packing.pack_bits(columns, self.shifts, n)
+        if self.word_keys:
+            return WordKeys.pack(columns, self.shifts, self.bits, n)
         keys = np.zeros(n, dtype=object)
         for values, shift in zip(columns, self.shifts):
             keys |= np.asarray(values).astype(object) << shift
@@ -180,34 +210,33 @@ class KeyedTables:
             self._maps[(attribute, low, high)] = cached
         return cached
 
-    def code(self, keys: np.ndarray, attribute: int) -> np.ndarray:
+    def code(self, keys: Keys, attribute: int) -> np.ndarray:
         """The code of ``attribute`` in each key (int64)."""
-        code = keys >> self.shifts[attribute]
-        code &= self.masks[attribute]
-        return code.astype(np.int64) if code.dtype == object else code
+        return field_of(keys, self.shifts[attribute], self.bits[attribute])
 
-    def leaf_codes(self, keys: np.ndarray, attribute: int) -> np.ndarray:
+    def with_code(self, keys: Keys, attribute: int, codes: np.ndarray, fresh: bool = False) -> Keys:
+        """The keys with ``attribute``'s code replaced by ``codes`` (int64): new keys
+        (``fresh``: ``codes`` is a new array the int64 keys may be made in, :func:`.words.with_field_of`)."""
+        return with_field_of(keys, self.shifts[attribute], self.bits[attribute], codes, fresh)
+
+    def leaf_codes(self, keys: Keys, attribute: int) -> np.ndarray:
         """The leaf code (in the hierarchy's own numbering) of ``attribute`` in each key of a table
         whose ``attribute`` is at level 0."""
         return self.leaf_of_rank[attribute][self.code(keys, attribute)]
 
-    def raised_keys(self, keys: np.ndarray, attribute: int, low: int, high: int) -> np.ndarray:
-        shift = self.shifts[attribute]
+    def raised_keys(self, keys: Keys, attribute: int, low: int, high: int) -> Keys:
+        """The keys with ``attribute`` raised from level ``low`` to ``high`` (new keys, not sorted)."""
         raised = self.ancestor_map(attribute, low, high)[self.code(keys, attribute)]
-        if keys.dtype == object:
-            raised = raised.astype(object)
-        raised <<= shift
-        raised |= keys & ~(self.masks[attribute] << shift)
-        return raised
+        return self.with_code(keys, attribute, raised, fresh=True)
 
-    def raise_level(self, keys: np.ndarray, counts: np.ndarray, attribute: int, low: int,
-                    high: int) -> tuple[np.ndarray, np.ndarray]:
+    def raise_level(self, keys: Keys, counts: np.ndarray, attribute: int, low: int,
+                    high: int) -> tuple[Keys, np.ndarray]:
         """The table with ``attribute`` raised from level ``low`` to level ``high``."""
         # the raised keys are sorted runs (one per old code): the stable sort merges them
         return self._merged(self.raised_keys(keys, attribute, low, high), counts)
 
-    def raise_columns(self, keys: np.ndarray, counts: np.ndarray, lows: Sequence[int],
-                      highs: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    def raise_columns(self, keys: Keys, counts: np.ndarray, lows: Sequence[int],
+                      highs: Sequence[int]) -> tuple[Keys, np.ndarray]:
         """The table with each column j raised from level ``lows[j]`` to ``highs[j]`` (at least
         ``lows[j]``), in one sort."""
         raised = keys
@@ -216,9 +245,9 @@ class KeyedTables:
                 raised = self.raised_keys(raised, attribute, low, high)
         return (keys, counts) if raised is keys else self._merged(raised, counts)
 
-    def _merged(self, raised: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _merged(self, raised: Keys, counts: np.ndarray) -> tuple[Keys, np.ndarray]:
         """The frequency table of new keys ``raised`` (a fresh array, reordered here) with ``counts``."""
-        if self.count_bits:  # the counts ride in the low bits: one plain sort, no gathers
+        if self.count_bits and isinstance(raised, np.ndarray):  # the counts in the low bits: one sort, no gathers
             raised <<= self.count_bits
             raised |= counts
             # a merging sort takes a fraction of a quicksort's time on sorted runs; the sorted
@@ -227,11 +256,17 @@ class KeyedTables:
             counts = raised & np.int64((1 << self.count_bits) - 1)
             raised >>= self.count_bits
             return merge_sorted(raised, counts)
-        order = np.argsort(raised, kind="stable")
+        if isinstance(raised, WordKeys):  # the runs come with the order: gather the words at the runs only
+            order, differ = sorted_runs(raised)
+            if not differ.all():
+                starts = np.flatnonzero(np.concatenate(([True], differ)))
+                return raised[order[starts]], run_sums(counts[order], starts)
+            return raised[order], counts[order]
+        order = stable_order(raised)  # np.argsort(raised, kind="stable")
         return merge_sorted(raised[order], counts[order])
 
-    def raise_last(self, keys: np.ndarray, counts: np.ndarray, attribute: int, low: int,
-                   high: int) -> tuple[np.ndarray, np.ndarray]:
+    def raise_last(self, keys: Keys, counts: np.ndarray, attribute: int, low: int,
+                   high: int) -> tuple[Keys, np.ndarray]:
         """:meth:`raise_level` for a table whose columns after ``attribute`` are all code 0 (a
         projection on columns 0..attribute): the raised keys are still sorted."""
         return merge_sorted(self.raised_keys(keys, attribute, low, high), counts)
@@ -253,7 +288,7 @@ class KeyedTables:
             self._splits[attribute] = square
         return self._splits[attribute]
 
-    def run_heights(self, keys: np.ndarray, attribute: int) -> np.ndarray:
+    def run_heights(self, keys: Keys, attribute: int) -> np.ndarray:
         """For a sorted, merged table whose columns after ``attribute`` are all code 0 and
         ``attribute`` at level 0 (a projection on columns 0..attribute): for each row, the number
         of candidate levels 0..h of ``attribute`` at which it starts a new class.
@@ -280,10 +315,10 @@ class KeyedTables:
                 ancestor = self.ancestor_map(attribute, 0, level)
                 height[1:] += ancestor[code[1:]] != ancestor[code[:-1]]
         earlier = keys >> (self.shifts[attribute] + self.bits[attribute])
-        height[1:][earlier[1:] != earlier[:-1]] = top
+        height[1:][neighbours_differ(earlier)] = top
         return height
 
-    def units(self, keys: np.ndarray, levels: Sequence[int], columns: int) -> np.ndarray | None:
+    def units(self, keys: Keys, levels: Sequence[int], columns: int) -> np.ndarray | None:
         """Each row's penalty units summed over columns 0..columns − 1 at ``levels`` (None when
         every one is at level 0): one gather per column above level 0."""
         units: np.ndarray | None = None
@@ -296,13 +331,13 @@ class KeyedTables:
                     units += penalty
         return units
 
-    def project(self, keys: np.ndarray, counts: np.ndarray, prefix: int) -> tuple[np.ndarray, np.ndarray]:
+    def project(self, keys: Keys, counts: np.ndarray, prefix: int) -> tuple[Keys, np.ndarray]:
         """The table projected on its first ``prefix`` columns (the others set to code 0)."""
         if prefix == self.d:
             return keys, counts
         return merge_sorted(keys & ~((1 << self.shifts[prefix - 1]) - 1), counts)
 
-    def score(self, keys: np.ndarray, counts: np.ndarray, levels: Sequence[int], k: int | None = None,
+    def score(self, keys: Keys, counts: np.ndarray, levels: Sequence[int], k: int | None = None,
               prefix: int | None = None) -> int:
         """q_int (exact, :mod:`.score`) of the table at ``levels``.
 
@@ -327,21 +362,26 @@ class KeyedTables:
                 return classification_score_sorted(counts, self.code(keys, target),
                                                    run_starts(keys >> self.bits[target]), k)
             qi_keys = keys & ~(self.masks[target] << self.shifts[target])
+            if isinstance(qi_keys, WordKeys):  # ranks group and order as the keys do
+                qi_keys = dense_ranks(qi_keys)
             return classification_score(qi_keys, self.code(keys, target), counts, k)
         if name not in ("retained", "loss"):
             raise ParameterError(f"the selection cannot score the objective {name!r}")
         return weighted_score(self.units(keys, levels, self.d if prefix is None else prefix), counts, k, self.wide)
 
 
-def run_flags(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def run_flags(values: Keys) -> tuple[np.ndarray, np.ndarray]:
     """(whether each element of ``values`` starts a run of equal neighbours, where the runs
     start), for non-empty ``values``."""
     first = np.empty(len(values), dtype=bool)
     first[0] = True
-    np.not_equal(values[1:], values[:-1], out=first[1:])
+    if isinstance(values, WordKeys):
+        first[1:] = neighbours_differ(values)
+    else:
+        np.not_equal(values[1:], values[:-1], out=first[1:])
     return first, first.nonzero()[0]
 
 
-def run_starts(values: np.ndarray) -> np.ndarray:
+def run_starts(values: Keys) -> np.ndarray:
     """Where each run of equal neighbours starts in ``values`` (non-empty)."""
     return run_flags(values)[1]
