@@ -53,3 +53,14 @@ def test_an_empty_declared_domain_is_refused(capsys, tmp_path):
                      "--gamma", "0.9", "--d", "0.1", "--out", tmp_path / "v.csv", "--no-report")
     assert code == 2 and err.count("\n") == 1 and "lists no value" in err, err
     assert not (tmp_path / "v.csv").exists()
+
+
+def test_a_certificate_that_names_a_folder_is_refused_as_such(capsys, tmp_path):
+    """It was named in a message about overwriting the release's certificate."""
+    data = _table(tmp_path / "t.csv")
+    release = tmp_path / "out" / "r.csv"
+    assert _run(capsys, "anonymize", data, "--k", "5", "--qi", "age,sex", "--out", release, "--no-report")[0] == 0
+    code, err = _run(capsys, "report", release, "--certificate", tmp_path / "out")
+    assert code == 2 and err.count("\n") == 1 and "is a folder: give the certificate's JSON file" in err, err
+    assert not (tmp_path / "out" / "r.report.html").exists()
+    assert _run(capsys, "report", release)[0] == 0  # beside the release: found

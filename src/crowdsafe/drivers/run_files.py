@@ -80,9 +80,14 @@ def ledger_inputs(spec: LedgerSpec) -> list[Input]:
 def release_inputs(table: str | os.PathLike[str], certificate: str | os.PathLike[str] | None = None,
                    what: str = "the release") -> list[Input]:
     """A release or view a command reads, and its certificate (``certificate``, else
-    ``<stem>.certificate.json`` beside it)."""
+    ``<stem>.certificate.json`` beside it). A ``certificate`` that names a folder is refused
+    here, before the output guard would name it in a message about overwriting."""
+    from crowdsafe.errors import InputError
     from crowdsafe.perturb.view import certificate_path
 
+    if certificate is not None and Path(certificate).is_dir():
+        raise InputError(f"the certificate {certificate} is a folder: give the certificate's JSON file "
+                         f"(default: {certificate_path(table)})")
     beside = certificate if certificate is not None else certificate_path(table)
     return [*file_input(table, what), *file_input(beside, f"the certificate of {what}")]
 
