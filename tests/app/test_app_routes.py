@@ -25,8 +25,7 @@ def roles_form(workspace, **roles: str) -> dict[str, str]:
     form = {"csrf": "test-csrf"}
     for i, a in enumerate(review.draft.attributes):
         form[f"role-{i}"] = roles.get(a.name, review.roles[a.name])
-        if a.hierarchy is not None:
-            form.update({f"confirm-{i}-{j}": "1" for j in range(len(a.hierarchy.from_data))})
+        form.update({f"confirm-{i}-{j}": "1" for j in range(len(a.from_data))})  # the type's and the hierarchy's
     return form
 
 

@@ -56,8 +56,9 @@ def test_an_unedited_draft_publishes_not_fit_until_its_markers_are_deleted(capsy
     toml = tmp_path / "people.toml"
     code, stdout, stderr = run_command(capsys, "schema", "draft", str(data), "--out", str(toml))
     assert code == 0, stderr
-    assert ("marked from_data: sex (hierarchy flat), zip (hierarchy mask depth), charge (hierarchy groups), "
-            "disposition (hierarchy groups)") in stdout
+    assert ("marked from_data: age (type integer), sex (type categorical, hierarchy flat), zip (hierarchy mask "
+            "depth), arrest_date (type date), charge (type categorical, hierarchy groups), disposition (type "
+            "categorical, hierarchy groups); the identifiers' types are marked too") in stdout
     code, _, stderr = run_command(capsys, "publish", str(data), "--schema", str(toml), "--plan-only")
     assert code == 0 and "a release would be NOT fit for release: unreviewed schema draft: column 'zip'" in stderr
     common = ["publish", str(data), "--schema", str(toml), "--epsilon", "1", "--delta", "1e-6",
@@ -65,13 +66,16 @@ def test_an_unedited_draft_publishes_not_fit_until_its_markers_are_deleted(capsy
     code, stdout, stderr = run_command(capsys, *common, "--out", str(tmp_path / "a" / "r.csv"))
     assert code == 0, stderr
     assert "(unreviewed schema draft: NOT fit for release)" in stdout
-    assert "  NOT fit for release:\n    unreviewed schema draft: column 'charge': hierarchy groups read from the data" \
+    assert ("  NOT fit for release:\n    unreviewed schema draft: column 'age': type integer read from the data"
+            in stdout)
+    assert "unreviewed schema draft: column 'charge': type categorical and hierarchy groups read from the data" \
         in stdout
     code, stdout, stderr = run_command(capsys, *common, "--out", str(tmp_path / "b" / "r.csv"), "--json")
     payload = json.loads(stdout)
     assert code == 0 and not payload["fit_for_release"]
     assert [r.split(":")[1].strip() for r in payload["unfit_reasons"]] == [
-        "column 'charge'", "column 'disposition'", "column 'sex'", "column 'zip'"]
+        "column 'age'", "column 'arrest_date'", "column 'charge'", "column 'disposition'", "column 'sex'",
+        "column 'zip'"]
     certificate = json.loads((tmp_path / "b" / "r.certificate.json").read_text(encoding="utf-8"))
     assert certificate["unreviewed_schema"]["zip"] == ["hierarchy mask depth"]
 
@@ -93,7 +97,8 @@ def test_an_alpha_beta_view_on_a_drafted_order_prints_why_it_is_not_fit(capsys, 
         str(tmp_path / "domains.json"), "--max-rows", "10000", "--gamma", "0.5", "--d", "0.1",
         "--out", str(tmp_path / "view.csv"), "--no-report")
     assert code == 0, stderr
-    assert "NOT fit for release: unreviewed schema draft: column 'disposition': hierarchy groups read" in stdout
+    assert ("NOT fit for release: unreviewed schema draft: column 'disposition': type categorical and hierarchy "
+            "groups read") in stdout
 
 
 def test_a_query_over_an_unreviewed_order_prints_why_it_is_not_fit(capsys, tmp_path):
@@ -120,7 +125,7 @@ def test_draft_of_a_column_with_inf_and_a_huge_number_is_written(capsys, tmp_pat
     code, _, stderr = run_command(capsys, "schema", "draft", str(data), "--out", str(out))
     assert code == 0, stderr
     assert "inf" not in tomllib.loads(out.read_text(encoding="utf-8"))["attributes"]["income"]["hierarchy"].values()
-    assert Schema.from_toml(out)["income"].from_data == ("hierarchy bounds",)
+    assert Schema.from_toml(out)["income"].from_data == ("type real", "hierarchy bounds")
 
 
 @pytest.mark.parametrize("separator", [";;", "", '"', "§"])

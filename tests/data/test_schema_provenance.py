@@ -23,9 +23,15 @@ from crowdsafe.datasets.people import write_people_csv
 from crowdsafe.errors import SchemaError
 from crowdsafe.privacy import Certificate
 
-#: what the draft reads from the data of the people table, per column
-MARKERS = {"zip": ("hierarchy mask depth",), "sex": ("hierarchy flat",), "charge": ("hierarchy groups",),
-           "disposition": ("hierarchy groups",)}
+#: what the draft reads from the data of the people table, per column it does not draft an identifier: a
+#: CSV has no types, so every type is read from the values but zip's (a code by its name)
+MARKERS = {"age": ("type integer",), "sex": ("type categorical", "hierarchy flat"), "zip": ("hierarchy mask depth",),
+           "arrest_date": ("type date",), "charge": ("type categorical", "hierarchy groups"),
+           "disposition": ("type categorical", "hierarchy groups")}
+#: and of its identifiers (dropped before any release, so they count only if one is kept)
+IDENTIFIER_MARKERS = {"id": ("type integer",), "date_of_birth": ("type date",),
+                      **dict.fromkeys(("first_name", "last_name", "email", "phone", "case_number"),
+                                      ("type categorical",))}
 SEEDED = "seeded randomness"
 UNREVIEWED = "unreviewed schema draft"
 
@@ -37,9 +43,15 @@ def drafted(tmp_path_factory) -> tuple[Path, Path]:
     return csv, draft_schema(csv).write(root / "people.toml")
 
 
-def reviewed(toml: Path, out: Path) -> Path:
-    """``toml`` after the custodian's review: every ``from_data`` line deleted, nothing else."""
-    lines = [line for line in toml.read_text(encoding="utf-8").splitlines() if not line.startswith("from_data =")]
+def reviewed(toml: Path, out: Path, only: tuple[str, ...] | None = None) -> Path:
+    """``toml`` after the custodian's review: every ``from_data`` line deleted (of the attributes
+    ``only``, when given), nothing else."""
+    lines, table = [], None
+    for line in toml.read_text(encoding="utf-8").splitlines():
+        if line.startswith("[attributes.") and not line.startswith("[attributes.\""):
+            table = line.strip("[]").split(".")[1]
+        if not (line.startswith("from_data =") and (only is None or table in only)):
+            lines.append(line)
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return out
 
@@ -52,18 +64,22 @@ def test_the_draft_writes_a_marker_for_each_choice_read_from_the_data(drafted):
     _, toml = drafted
     attributes = tomllib.loads(toml.read_text(encoding="utf-8"))["attributes"]
     marked = {name: tuple(spec["from_data"]) for name, spec in attributes.items() if "from_data" in spec}
-    # age (public 0-120), dates and identifiers read nothing a release uses; sex is flat because the
-    # data holds two values (a third in a neighbour would make it groups)
-    assert marked == MARKERS
-    assert toml.read_text(encoding="utf-8").count("deleted this line") == len(MARKERS)
+    # age's hierarchy (public 0-120) and the dates' read nothing, but their types are the values'
+    # (40.5 in a neighbour makes age real); sex is flat because the data holds two values (a third in
+    # a neighbour would make it groups); zip is text by its name
+    assert marked == {**MARKERS, **IDENTIFIER_MARKERS}
+    assert toml.read_text(encoding="utf-8").count("deleted this line") == len(MARKERS) + len(IDENTIFIER_MARKERS)
 
 
 def test_markers_round_trip_and_survive_derivations(drafted):
     csv, toml = drafted
     schema = Schema.from_toml(toml)
-    assert {a.name: a.from_data for a in schema if a.from_data} == MARKERS
-    assert schema.unreviewed(["age", "zip", "charge", "nope"]) == {"zip": MARKERS["zip"], "charge": MARKERS["charge"]}
+    assert {a.name: a.from_data for a in schema if a.from_data} == {**MARKERS, **IDENTIFIER_MARKERS}
+    assert schema.unreviewed(["age", "zip", "charge", "nope"]) == {
+        "age": MARKERS["age"], "zip": MARKERS["zip"], "charge": MARKERS["charge"]}
     assert schema.unreviewed(["zip"], keys=["order"]) == {}  # the mask depth concerns the hierarchy
+    assert schema.unreviewed(["age", "charge"], keys=["type"]) == {"age": ("type integer",),
+                                                                   "charge": ("type categorical",)}
     assert schema.with_roles(qi=["age", "zip"], sensitive=["charge"]).unreviewed(["zip", "charge"]) == {
         "zip": MARKERS["zip"], "charge": MARKERS["charge"]}
     partial = schema.select(["zip", "age"])
@@ -72,8 +88,9 @@ def test_markers_round_trip_and_survive_derivations(drafted):
     assert complete_schema(partial, frame)["zip"].from_data == MARKERS["zip"]
     assert load(csv, schema=toml).schema.unreviewed(list(MARKERS)) == MARKERS
     described = {a["name"]: a for a in schema.to_dict()["attributes"]}
-    assert described["zip"]["from_data"] == ["hierarchy mask depth"] and "from_data" not in described["age"]
-    assert "(from the data, unreviewed: hierarchy groups)" in schema.summary()
+    assert described["zip"]["from_data"] == ["hierarchy mask depth"] and described["age"]["from_data"] == [
+        "type integer"]
+    assert "(from the data, unreviewed: type categorical, hierarchy groups)" in schema.summary()
 
 
 @pytest.mark.parametrize(("value", "message"), [
@@ -99,8 +116,8 @@ def test_an_unedited_draft_certifies_not_fit_naming_each_column(drafted, tmp_pat
     assert not certificate.fit_for_release and certificate.unreviewed_schema == MARKERS
     reasons = reasons_about(certificate, UNREVIEWED)
     assert len(reasons) == len(MARKERS)
-    for column, (read,) in MARKERS.items():
-        assert any(f"column '{column}': {read} read from the data" in r for r in reasons)
+    for column, read in MARKERS.items():
+        assert any(f"column '{column}': {' and '.join(read)} read from the data" in r for r in reasons)
     assert "unreviewed schema draft: NOT fit for release" in certificate.summary()
     assert publication.summary()["unfit_reasons"] == list(certificate.unfit_reasons)
     written = json.loads((tmp_path / "r.certificate.json").read_text(encoding="utf-8"))
@@ -124,12 +141,14 @@ def test_a_marker_on_an_unpublished_column_changes_nothing(drafted, tmp_path):
     csv, toml = drafted
     clean = reviewed(toml, tmp_path / "reviewed.toml")
     qi = ["age", "arrest_date"]  # zip, sex, charge and disposition are not published
+    # their markers only are left: those of the published columns (their types) are reviewed
+    partly = reviewed(toml, tmp_path / "partly.toml", only=tuple(qi))
     runs = [api.publish(csv, schema=schema, qi=qi, epsilon=1.0, delta=1e-6, seed=3, ledger=None, report=False)
-            for schema in (toml, clean)]
+            for schema in (partly, clean)]
     assert not reasons_about(runs[0].certificate, UNREVIEWED) and runs[0].certificate.unreviewed_schema == {}
     assert runs[0].certificate.to_dict() == runs[1].certificate.to_dict()
     # published as a sensitive attribute, the column counts again
-    again = api.publish(csv, schema=toml, qi=qi, sensitive=["disposition"], epsilon=1.0, delta=1e-6, seed=3,
+    again = api.publish(csv, schema=partly, qi=qi, sensitive=["disposition"], epsilon=1.0, delta=1e-6, seed=3,
                         ledger=None, report=False)
     assert again.certificate.unreviewed_schema == {"disposition": MARKERS["disposition"]}
 
@@ -143,12 +162,17 @@ def test_an_alpha_beta_view_on_a_drafted_order_is_not_fit(drafted, tmp_path):
     marked = api.perturb(csv, schema=toml, domains={"sex": ["F", "M"]}, seed=1, **common)
     assert marked.view.certificate.parameters["domain_sources"]["disposition"] == "hierarchy leaves"
     reasons = reasons_about(marked.view.certificate, UNREVIEWED)
-    assert len(reasons) == 1 and "column 'disposition': hierarchy groups read from the data" in reasons[0]
-    assert not marked.as_dict()["fit_for_release"] and marked.as_dict()["unfit_reasons"][-1] == reasons[0]
-    # a declared domain does not use the schema's hierarchy: the marker changes nothing
+    assert reasons == [  # the types read from the values count for every domain
+        "unreviewed schema draft: column 'disposition': type categorical and hierarchy groups read from the data, "
+        "not marked reviewed (check it is public, then delete the column's from_data line in the schema)",
+        "unreviewed schema draft: column 'sex': type categorical read from the data, not marked reviewed (check it "
+        "is public, then delete the column's from_data line in the schema)"]
+    assert not marked.as_dict()["fit_for_release"] and marked.as_dict()["unfit_reasons"][-2:] == reasons
+    # a declared domain does not use the schema's hierarchy: its marker changes nothing (the type's still counts)
     declared = api.perturb(csv, schema=toml, domains={"sex": ["F", "M"], "disposition": ["Acquitted", "Convicted",
                            "Deferred", "Dismissed", "Pending"]}, seed=1, **common)
-    assert not reasons_about(declared.view.certificate, UNREVIEWED)
+    assert declared.view.certificate.unreviewed_schema == {"disposition": ("type categorical",),
+                                                           "sex": ("type categorical",)}
     clean = reviewed(toml, tmp_path / "reviewed.toml")
     fit = api.perturb(csv, schema=clean, domains={"sex": ["F", "M"]}, out=tmp_path / "v.csv", report=False, **common)
     assert fit.as_dict()["fit_for_release"], fit.view.certificate.unfit_reasons

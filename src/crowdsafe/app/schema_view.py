@@ -1,5 +1,7 @@
 """The schema review page's content: per column its role, why, its hierarchy as a tree, whether
-the hierarchy covers the data, and the choices read from the data that the custodian must confirm.
+the hierarchy covers the data, and the choices read from the data that the custodian must confirm:
+its type when the values chose it (``type integer``...; not shown for an identifier, which no
+release publishes) and its hierarchy's.
 
 All of it is custodian-only: the draft and the trees are read from the data (the page says so).
 A tree is cut to a readable size (:data:`MAX_CHILDREN` children a node, :data:`MAX_NODES` nodes a
@@ -44,7 +46,8 @@ class Column:
     notes: list[str]
     hierarchy_kind: str | None
     hierarchy_notes: list[str]
-    markers: list[dict[str, Any]]
+    markers: list[dict[str, Any]]  # the hierarchy's
+    type_markers: list[dict[str, Any]]  # the type's, when the values chose it
     levels: list[str]
     tree: Node | None
     coverage: dict[str, Any] | None
@@ -57,16 +60,19 @@ def review_columns(review: Review, dataset: Dataset | None) -> list[Column]:
     columns = []
     for index, (original, a) in enumerate(zip(review.draft.attributes, effective.attributes)):
         suggestion = original.hierarchy
-        markers = [{"text": m, "confirmed": (a.name, m) in review.confirmed, "index": i}
-                   for i, m in enumerate(suggestion.from_data)] if suggestion is not None else []
+        # indexed over all the column's markers (the form's confirm-COLUMN-MARKER): the type's, then the hierarchy's
+        listed = [{"text": m, "confirmed": (a.name, m) in review.confirmed, "index": i}
+                  for i, m in enumerate(original.from_data)]
+        typed = len(original.type_from_data)
         hierarchy = dataset.hierarchies.get(a.name) if dataset is not None and a.hierarchy is not None else None
         columns.append(Column(
-            index=index, name=a.name, role=a.role.value, type=a.type.value,
+            index=index, name=a.name, role=a.role.value, type=(a.numbers or a.type).value,
             identifier=original.identifier, identifier_from=original.identifier_from, sensitive=original.sensitive,
             notes=list(original.notes),
+            type_markers=listed[:typed] if a.role.value != "identifier" else [],
             hierarchy_kind=suggestion.kind if suggestion is not None and a.hierarchy is not None else None,
             hierarchy_notes=list(suggestion.notes) if suggestion is not None and a.hierarchy is not None else [],
-            markers=markers if a.hierarchy is not None else [],
+            markers=listed[typed:] if a.hierarchy is not None else [],
             levels=list(hierarchy.level_names) if hierarchy is not None else [],
             tree=tree(hierarchy) if hierarchy is not None else None,
             coverage=coverage(hierarchy, dataset, a.name) if hierarchy is not None and dataset is not None else None,

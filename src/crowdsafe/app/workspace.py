@@ -55,7 +55,8 @@ class Opened:
 @dataclass
 class Review:
     """The schema under review: the draft as read, the roles the custodian set and the markers
-    (``(column, marker)``) the custodian confirmed as public; ``version`` counts the saves."""
+    (``(column, marker)``: a type's or a hierarchy's) the custodian confirmed as public;
+    ``version`` counts the saves."""
 
     draft: SchemaDraft
     roles: dict[str, str]
@@ -64,19 +65,22 @@ class Review:
 
     def effective(self) -> SchemaDraft:
         """The draft with the custodian's roles and confirmations: the schema file's content. An
-        identifier or other column keeps no hierarchy (nothing of it is generalized)."""
+        identifier or other column keeps no hierarchy (nothing of it is generalized), and an
+        identifier no type marker (no release publishes it; set back, it has its markers again)."""
         from crowdsafe.data.schema import Role
 
         attributes = []
         for a in self.draft.attributes:
             role = Role(self.roles.get(a.name, a.role.value))
             hierarchy = a.hierarchy
+            typed = () if role is Role.IDENTIFIER else tuple(
+                m for m in a.type_from_data if (a.name, m) not in self.confirmed)
             if role in (Role.IDENTIFIER, Role.INSENSITIVE):
                 hierarchy = None
             elif hierarchy is not None:
                 left = tuple(m for m in hierarchy.from_data if (a.name, m) not in self.confirmed)
                 hierarchy = replace(hierarchy, from_data=left)
-            attributes.append(replace(a, role=role, hierarchy=hierarchy))
+            attributes.append(replace(a, role=role, hierarchy=hierarchy, type_from_data=typed))
         return replace(self.draft, attributes=tuple(attributes))
 
 
@@ -241,8 +245,7 @@ class Workspace:
     def update_review(self, roles: Mapping[str, str], confirmed: set[tuple[str, str]]) -> None:
         _, review = self.require()
         names = {a.name for a in review.draft.attributes}
-        markers = {(a.name, m) for a in review.draft.attributes if a.hierarchy is not None
-                   for m in a.hierarchy.from_data}
+        markers = {(a.name, m) for a in review.draft.attributes for m in a.from_data}
         for name, role in roles.items():
             if name not in names or role not in ROLES:
                 raise ParameterError(f"unknown column or role: {name!r} = {role!r}")

@@ -55,8 +55,9 @@ def register(app: typer.Typer) -> None:
             "custodian_only": True,
             "identifiers": {a.name: {"reason": a.identifier, "from": a.identifier_from}
                             for a in draft.attributes if a.identifier},
-            "quasi_identifiers": {a.name: {"hierarchy": a.hierarchy.kind, "from_data": list(a.hierarchy.from_data)}
+            "quasi_identifiers": {a.name: {"hierarchy": a.hierarchy.kind, "from_data": list(a.from_data)}
                                   for a in draft.attributes if a.hierarchy is not None},
+            "from_data": {name: list(read) for name, read in draft.from_data.items()},  # types' and hierarchies'
             "sensitive_suggestions": draft.sensitive_suggestions,
             "renames": [{"position": r.position, "from": r.original, "to": r.new} for r in draft.renames],
         }

@@ -118,8 +118,8 @@ class Attribute:
     ``numbers`` how a numeric one holds its numbers (:class:`NumberKind`, None when not declared).
 
     ``from_data`` lists what a schema draft read from the data for this attribute and nobody has
-    reviewed yet (``crowdsafe schema draft``: ``"hierarchy bounds"``, ``"hierarchy mask depth"``,
-    ``"hierarchy groups"``, ``"hierarchy order"``; each entry starts with the schema key it
+    reviewed yet (``crowdsafe schema draft``: ``"hierarchy bounds"``, ``"hierarchy groups"``...,
+    ``"type integer"``, ``"type date"``... for a type its values chose; each entry starts with the key it
     concerns, :data:`MARKED_KEYS`). A release that uses a marked key of a column it publishes is
     certified not fit for release (:meth:`Schema.unreviewed`); the custodian resolves a marker by
     deleting it from the schema file once the value is checked to be public."""

@@ -9,7 +9,12 @@
   telephone or SSN patterns; taken from the data, so marked as such);
 - **types**: numbers numeric (except postal codes such as ZIP or PLZ, kept as text and never
   taken for an identifier by their values), dates date (text whose every value parses as a
-  date too), an Enum's declared order ordinal, the rest categorical;
+  date too), an Enum's declared order ordinal, the rest categorical. A type read from the values
+  is marked ``from_data`` (``"type integer"``, ``"type real"``, ``"type date"``, ``"type
+  categorical"``: one row with a fraction, a word or a date makes another type, hence another
+  mechanism, grid or format): every type but those the name decides (a code, text), a table's
+  type declares (an Enum's order, a Categorical) or a bundled table's schema declares
+  (:func:`type_marker`);
 - **likely sensitive attributes** (diagnosis, income, charge, disposition, ``Diagnose``,
   ``maladie``, ... by name, in seven languages: :mod:`crowdsafe.data.column_words`): a comment
   only. The convention: the role stays quasi-identifier (the safe choice: the attribute is
@@ -20,8 +25,9 @@ The draft is custodian-only: it reads the data. The schema file it becomes is pu
 guarantee of a release is conditional on it), so :meth:`SchemaDraft.to_toml` marks every choice
 taken from the data for the custodian to review or replace with public values, and says so in
 its header. The choices a release can use (a hierarchy's bounds, mask depth or groups) are
-also listed in the attribute's ``from_data`` key: until the custodian deletes it, a release
-or view using that column is certified not fit for release
+also listed in the attribute's ``from_data`` key, and so is its type when the values chose it:
+until the custodian deletes it, a release, view or query answer using that column is certified
+not fit for release
 (:attr:`crowdsafe.data.schema.Attribute.from_data`). A role found from values is a comment only:
 an identifier is never published or read. Written by :mod:`crowdsafe.data.schema_toml`.
 """
@@ -42,10 +48,10 @@ from crowdsafe.data.column_words import SENSITIVE_ENDINGS, SENSITIVE_WORDS, is_c
 from crowdsafe.data.hierarchy_draft import HierarchySuggestion, suggest_hierarchy
 from crowdsafe.data.identifiers import identifier_by_name, identifier_by_values
 from crowdsafe.data.io import as_frame, header_names, read_file, sniff_format
-from crowdsafe.data.schema import AttributeType, NumberKind, Role, number_kind_of
+from crowdsafe.data.schema import AttributeType, NumberKind, Role, Schema, number_kind_of
 from crowdsafe.errors import InputError
 
-__all__ = ["AttributeDraft", "SchemaDraft", "draft_schema", "sensitive_by_name"]
+__all__ = ["AttributeDraft", "SchemaDraft", "draft_schema", "sensitive_by_name", "type_marker"]
 
 _SENSITIVE = words(SENSITIVE_WORDS)
 _BARE = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -74,7 +80,9 @@ class AttributeDraft:
     ``identifier`` is the reason it looks like a direct identifier and ``identifier_from``
     ``"name"`` or ``"values"`` (the latter read from the data); ``sensitive`` the word that
     makes it look sensitive; ``hierarchy`` the suggestion for a quasi-identifier; ``notes``
-    further comment lines (type choices, awkward names)."""
+    further comment lines (type choices, awkward names); ``type_from_data`` the ``from_data``
+    marker of a type read from the values (:func:`type_marker`; empty when the name or a declared
+    type decided it)."""
 
     name: str
     role: Role
@@ -86,6 +94,12 @@ class AttributeDraft:
     sensitive: str | None = None
     notes: tuple[str, ...] = ()
     numbers: NumberKind | None = None  # a numeric column's integers or reals, as its values hold them
+    type_from_data: tuple[str, ...] = ()
+
+    @property
+    def from_data(self) -> tuple[str, ...]:
+        """The schema file's ``from_data`` markers of this column: its type's, then its hierarchy's."""
+        return (*self.type_from_data, *(self.hierarchy.from_data if self.hierarchy is not None else ()))
 
 
 @dataclass(frozen=True)
@@ -131,9 +145,9 @@ class SchemaDraft:
 
     @property
     def from_data(self) -> dict[str, tuple[str, ...]]:
-        """Per attribute, what its hierarchy took from the data (the file's ``from_data`` markers)."""
-        return {a.name: a.hierarchy.from_data for a in self.attributes
-                if a.hierarchy is not None and a.hierarchy.from_data}
+        """Per attribute, what its type and hierarchy took from the data (the file's ``from_data``
+        markers)."""
+        return {a.name: a.from_data for a in self.attributes if a.from_data}
 
     def summary(self) -> str:
         """A few lines for the custodian: identifiers, quasi-identifiers and their hierarchies, and
@@ -151,11 +165,15 @@ class SchemaDraft:
                          f"{', '.join(self.sensitive_suggestions)}")
         if self.renames:
             lines.append("  renamed columns: " + "; ".join(r.describe() for r in self.renames))
-        if self.from_data:
-            marked = ", ".join(f"{name} ({', '.join(read)})" for name, read in self.from_data.items())
-            lines.append(f"  read from the data, marked from_data: {marked}; a release or view using one of these "
-                         "columns is NOT fit for release until you check each is public (or replace it) and "
-                         "delete its from_data line")
+        dropped = set(self.identifiers)
+        kept = {name: read for name, read in self.from_data.items() if name not in dropped}
+        if kept:
+            marked = ", ".join(f"{name} ({', '.join(read)})" for name, read in kept.items())
+            also = ("; the identifiers' types are marked too (they matter if one is kept)"
+                    if len(kept) < len(self.from_data) else "")
+            lines.append(f"  read from the data, marked from_data: {marked}{also}; a release, view or query answer "
+                         "using one of these columns is NOT fit for release until you check each is public (or "
+                         "replace it) and delete its from_data line")
         return "\n".join(lines)
 
 
@@ -168,9 +186,9 @@ def draft_schema(data: Any, *, separator: str | None = None, label: str | None =
     the numbers the same way without looking). A column of a type crowdsafe cannot use (nested,
     binary...) is drafted ``role = "identifier"`` (dropped before any release), with a comment.
     Custodian-only: the result reads the data (see the module's docstring for every rule)."""
-    frame, source, renames, commas, unusable, undeclared = _read(data, separator, decimal_comma)
+    frame, source, renames, commas, unusable, undeclared, declared = _read(data, separator, decimal_comma)
     notes = _awkward_names([*frame.columns, *unusable])
-    drafted = {name: _attribute(name, frame.get_column(name)) for name in frame.columns}
+    drafted = {name: _attribute(name, frame.get_column(name), declared) for name in frame.columns}
     for name, kind in unusable.items():
         drafted[name] = AttributeDraft(name, Role.IDENTIFIER, AttributeType.CATEGORICAL, notes=(
             f"{kind}: crowdsafe cannot use it, so it is declared an identifier (dropped before any release)",))
@@ -187,16 +205,17 @@ def draft_schema(data: Any, *, separator: str | None = None, label: str | None =
 
 
 def _read(data: Any, separator: str | None, decimal_comma: bool | None
-          ) -> tuple[pl.DataFrame, str, list[Rename], list[str], dict[str, str], bool]:
+          ) -> tuple[pl.DataFrame, str, list[Rename], list[str], dict[str, str], bool, Schema | None]:
     """The table as text-faithful as possible: code columns (ZIP...) as text, with the renames,
-    the columns read with a decimal comma, those set aside for their type, and whether the read
-    left columns' reading to their values (a ``;`` file, nothing said)."""
+    the columns read with a decimal comma, those set aside for their type, whether the read
+    left columns' reading to their values (a ``;`` file, nothing said), and the schema that comes
+    with it (a bundled table's, a Dataset's; None for a file or a frame)."""
     frame = as_frame(data)
     if frame is not None:
         from crowdsafe.data.column_types import usable_frame
 
         frame, unusable = usable_frame(frame)
-        return _codes_as_text(frame), "the data", [], [], unusable, False
+        return _codes_as_text(frame), "the data", [], [], unusable, False, None
     from crowdsafe.data.sources import read_source
 
     if isinstance(data, (str, os.PathLike)) and Path(data).exists():
@@ -206,9 +225,10 @@ def _read(data: Any, separator: str | None, decimal_comma: bool | None
         # a CSV file's codes (ZIP, PLZ...) are read as text, so leading zeros are kept (crowdsafe.data.io)
         read = read_file(path, separator=separator, decimal_comma=decimal_comma)
         return (_codes_as_text(read.frame), path.name, [r for r in renames if r.reason != "blanks around the name"],
-                list(read.decimal_comma), dict(read.unusable), bool(read.decided))
+                list(read.decimal_comma), dict(read.unusable), bool(read.decided), None)
     source = read_source(data)
-    return _codes_as_text(source.frame), source.label, [], [], dict(source.unusable), bool(source.read_by_data)
+    return (_codes_as_text(source.frame), source.label, [], [], dict(source.unusable), bool(source.read_by_data),
+            source.schema)
 
 
 def _codes_as_text(frame: pl.DataFrame) -> pl.DataFrame:
@@ -255,9 +275,48 @@ def _comma_numbers(column: pl.Series) -> bool:
     return bool(comma.columns(column.str.strip_chars().to_frame(), (), "auto"))
 
 
-def _attribute(name: str, column: pl.Series) -> AttributeDraft:
+def type_marker(name: str, column: pl.Series, kind: AttributeType, numbers: NumberKind | None,
+                declared: Schema | None = None) -> tuple[str, ...]:
+    """The ``from_data`` marker of the type ``kind`` (``numbers``) drafted for ``column`` when its
+    values chose it: ``"type integer"``, ``"type real"``, ``"type date"`` or ``"type categorical"``
+    (what the file's type line says). Nothing for a type the column's name decides (a code, read
+    as text), that the table's type declares (an Enum's order, a Categorical: a writer lists them,
+    no reader infers them) or that the schema coming with the table declares as drafted (a
+    bundled table's). Every other type is marked, a typed file's too: a CSV has no types, and a
+    Parquet file's int64, float64, date, boolean or text is often its writer's guess from the
+    values (pandas writes float64 for whole numbers with one missing value)."""
+    if kind is AttributeType.CATEGORICAL and is_code_name(name):
+        return ()
+    if isinstance(column.dtype, (pl.Enum, pl.Categorical)):
+        return ()
+    if declared is not None and name in declared and not declared.was_inferred(name):
+        stated = declared[name]  # (a type still marked in that schema is no declaration)
+        if stated.type is kind and (kind is not AttributeType.NUMERIC or stated.numbers is numbers) \
+                and not any(m.split()[0] == "type" for m in stated.from_data):
+            return ()
+    return (f"type {(numbers or kind).value}",)
+
+
+def _attribute(name: str, column: pl.Series, declared: Schema | None = None) -> AttributeDraft:
     drafted = _drafted(name, column)
-    return replace(drafted, numbers=number_kind_of(column.dtype)) if drafted.type is AttributeType.NUMERIC else drafted
+    numbers = number_kind_of(column.dtype) if drafted.type is AttributeType.NUMERIC else None
+    marker = type_marker(name, column, drafted.type, numbers, declared)
+    notes = drafted.notes
+    if marker and not any("(from the data)" in n for n in notes):
+        read_as = _TRUE_FALSE if column.dtype == pl.Boolean else _READ_AS[drafted.type]
+        notes = (read_as if column.null_count() < len(column) else _NO_VALUE.format(marker[0].split()[1]), *notes)
+    elif not marker:  # a declared type: the notes saying the values chose it are not true of it
+        notes = tuple(n for n in notes if not (n.startswith(("integer:", "real:")) and "(from the data)" in n))
+    return replace(drafted, numbers=numbers, type_from_data=marker, notes=notes)
+
+
+_TRUE_FALSE = "categorical: every value is true or false (from the data), so the hierarchy is flat"
+_NO_VALUE = "{}: no value to type it by (from the data: one value in a neighbouring table would)"
+_READ_AS = {AttributeType.DATE: "date: its values were read as dates (from the data)",
+            AttributeType.CATEGORICAL: "categorical: its values were read as text, not all numbers or dates "
+                                       "(from the data)",
+            AttributeType.NUMERIC: "numeric: its values were read as numbers (from the data)",
+            AttributeType.ORDINAL: "ordinal (from the data)"}
 
 
 def _drafted(name: str, column: pl.Series) -> AttributeDraft:

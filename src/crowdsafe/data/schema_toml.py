@@ -6,7 +6,8 @@ strings; strings are TOML basic strings (JSON escapes, which TOML shares, plus D
 are wrapped one item a line. Short hierarchy specifications are inline tables; those holding
 value lists (an order, groups) are sub-tables, so each value has its own line. Every comment
 line that reports a choice read from the data says FROM THE DATA, and every such choice a release
-can use is also listed, machine-readable, in the attribute's ``from_data`` key
+can use (a hierarchy's, a type read from the values) is also listed, machine-readable, in the
+attribute's ``from_data`` key
 (:attr:`crowdsafe.data.schema.Attribute.from_data`): a release or view using it is certified not
 fit for release until the custodian deletes that key.
 """
@@ -36,12 +37,14 @@ HEADER = """\
 #
 # The privacy guarantee of a release assumes this schema is PUBLIC: it covers what the release
 # adds to what the schema says. Every choice below marked FROM THE DATA was read from the table
-# (bounds, value lists, orders, code lengths, identifier findings from values). Review each one
-# and replace it with a public value (a legal range, a published classification, the full domain
-# of a code), or accept what it reveals, before this file is shared or used for a release.
-# The hierarchy choices are also listed in a `from_data = [...]` line: a release or view that uses
-# such a column is certified NOT fit for release until you delete that line (the one way to mark
-# it reviewed).
+# (types, bounds, value lists, orders, code lengths, identifier findings from values). Review
+# each one and replace it with a public value (a legal range, a published classification, the
+# full domain of a code), or accept what it reveals, before this file is shared or used for a
+# release.
+# The hierarchy choices, and the types read from the values (integer or real, date, categorical),
+# are also listed in a `from_data = [...]` line: a release, view or query answer that uses such a
+# column is certified NOT fit for release until you delete that line (the one way to mark it
+# reviewed; keep or correct the type first: declare what the column may hold, not what it holds).
 #
 # Roles: "identifier" columns are dropped before any release; "quasi-identifier" columns are
 # generalized with their hierarchy; set role = "sensitive" or "insensitive" where you judge so.
@@ -49,8 +52,9 @@ HEADER = """\
 """
 
 
-REVIEW_NOTE = ("from_data: what was read from the data; a release or view using this column is certified "
-               "NOT fit for release until you have checked it is public (or replaced it) and deleted this line")
+REVIEW_NOTE = ("from_data: what was read from the data; a release, view or query answer using this column is "
+               "certified NOT fit for release until you have checked it is public (or replaced it) and deleted "
+               "this line")
 
 
 def toml_key(key: str) -> str:
@@ -114,11 +118,9 @@ def _attribute(a: AttributeDraft) -> list[str]:
         out.append(f"order = {toml_value(list(a.order))}")
     suggestion = a.hierarchy
     if suggestion is None:
-        return out
+        return out + _marked(a.from_data)
     out += _comment(["hierarchy: " + suggestion.notes[0], *suggestion.notes[1:]])
-    if suggestion.from_data:
-        out += _comment([REVIEW_NOTE])
-        out.append(f"from_data = {toml_value(list(suggestion.from_data))}")
+    out += _marked(a.from_data)
     spec = suggestion.spec
     if "groups" in spec:
         for level in spec["groups"]:
@@ -130,6 +132,11 @@ def _attribute(a: AttributeDraft) -> list[str]:
     else:
         out.append(f"hierarchy = {toml_value(spec)}")
     return out
+
+
+def _marked(from_data: Sequence[str]) -> list[str]:
+    """The ``from_data`` line of an attribute's markers (its type's, its hierarchy's), with why."""
+    return [*_comment([REVIEW_NOTE]), f"from_data = {toml_value(list(from_data))}"] if from_data else []
 
 
 def draft_toml(draft: SchemaDraft) -> str:
