@@ -133,7 +133,7 @@ def _choose(sample, objective, k, seed, reference, full):
         return chosen, scores
 
 
-@pytest.mark.parametrize("width", [63, 65, 127])
+@pytest.mark.parametrize("width", [63, 65, pytest.param(127, marks=pytest.mark.slow)])  # 127: about a second each
 @pytest.mark.parametrize("name", ["retained", "loss", "discernibility", "classification", "marginals"])
 def test_the_search_chooses_what_the_reference_twin_chooses(width, name):
     for seed in range(2 if width < 127 else 1):
