@@ -238,3 +238,37 @@ def test_the_refusals_before_the_ledger_can_fail(capsys, tmp_path, monkeypatch):
     data, ledger = _table(tmp_path / "t.csv"), tmp_path / "ledger.sqlite3"
     code, _ = _run(capsys, "ledger", "init", data, "--epsilon", "0", "--delta", "1e-6", "--ledger", ledger)
     assert code == 2 and ledger.exists()
+
+
+# -- a new budget smaller than the run's cost (found by a second sweep: the budget was registered,
+# then the run refused; a retry with a larger --budget was then held to the first one) ---------
+
+def _over_budget_runs(tmp_path: Path) -> list[list]:
+    data = _table(tmp_path / "t.csv")
+    return [["publish", data, "--epsilon", "1", "--delta", "1e-6", "--budget", "0.5,1e-5", "--qi", "age,sex,zip",
+             "--out", tmp_path / "out" / "r.csv"],
+            ["query", data, "count", "--epsilon", "1", "--budget", "0.1,0"]]
+
+
+def test_a_run_over_its_new_budget_registers_nothing(capsys, tmp_path):
+    for i, argv in enumerate(_over_budget_runs(tmp_path)):
+        ledger = tmp_path / f"ledger{i}.sqlite3"
+        code, err = _run(capsys, *argv, "--ledger", ledger)
+        assert code == 2 and err.count("\n") == 1, err
+        assert _budgets(ledger) == [] and _entries(ledger) == []
+    # the retry with a budget that holds the run is not held to the refused one
+    code, err = _run(capsys, *_over_budget_runs(tmp_path)[1][:-1], "5,0", "--ledger", tmp_path / "ledger1.sqlite3")
+    assert code == 0, err
+
+
+def test_the_over_budget_rule_can_fail(capsys, tmp_path, monkeypatch):
+    """Broken variant: the budget registered first, as before: the refused query leaves it."""
+
+    def registered_first(book, identity, label, budget):
+        query_driver.with_budget(book, identity, label, budget)
+        return book
+
+    monkeypatch.setattr(query_driver, "budget_at_charge", registered_first)
+    ledger = tmp_path / "ledger.sqlite3"
+    code, _ = _run(capsys, *_over_budget_runs(tmp_path)[1], "--ledger", ledger)
+    assert code == 2 and _budgets(ledger) != []

@@ -215,8 +215,9 @@ def ledger_request(
     ledger: Ledger, identity: str, label: str, publish_plan: PublishPlan, strongly_safe: bool,
     budget: tuple[float, float] | None, randomness: Randomness, notes: list[str],
 ) -> dict[str, Any]:
-    """Refuse a consumed sample or an exhausted budget (nothing is charged yet); register a budget
-    for a dataset without one; return the keyword arguments of the ``dps-release`` charge.
+    """Refuse a consumed sample or an exhausted budget (nothing is charged yet); return the keyword
+    arguments of the ``dps-release`` charge, which registers a budget for a dataset without one in
+    the charge's own transaction (``register``: a refused run registers nothing).
     ``identity``: the dataset's digest keyed with ``ledger.identity_key``."""
     consumed = ledger.consumed_by(identity)
     if consumed is not None:
@@ -233,7 +234,9 @@ def ledger_request(
                 "query or release on it is refused; raise it on the record with `crowdsafe ledger budget "
                 f"'{label}' --epsilon E --delta D --raise`"
             )
-        ledger.set_budget(identity, label, *budget)
+        register: tuple[str, float, float] | None = (label, *budget)
+    else:
+        register = None
     kind = "strongly safe" if strongly_safe else "epsilon1-safe"
     charge_request: dict[str, Any] = dict(
         epsilon=publish_plan.epsilon, delta=publish_plan.delta, kind="dps-release",
@@ -241,7 +244,7 @@ def ledger_request(
         f"{kind} k-anonymization (k = {publish_plan.k})",
         mechanism="sampling + safe k-anonymization (Li, Qardaji, Su 2012)",
         repetitions=publish_plan.releases, delta_slack=0.0, sample_rate=publish_plan.beta,
-        seeded=randomness.seeded, details={"plan": publish_plan.as_dict()},
+        seeded=randomness.seeded, details={"plan": publish_plan.as_dict()}, register=register,
     )
     placeholder = [f"pending-{i}" for i in range(publish_plan.releases)]
     ledger.check(identity, **charge_request, sample_ids=placeholder)

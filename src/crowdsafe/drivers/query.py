@@ -1,7 +1,8 @@
 """The query driver: a DP query on any engine.
 
 Order: the table read and the query checked against its schema (bad input raises before the
-ledger is touched) → the budget registered or refused → the ledger charged and the noise drawn
+ledger is touched) → a missing budget refused → the ledger charged (a new budget registered in the
+charge's own transaction, so a refused query registers none) and the noise drawn
 by :func:`crowdsafe.mechanisms.queries.answer_query` (an over-budget query raises before any
 noise). A query reading a column the schema declares a direct identifier is refused with the
 bad input; with an inferred schema, a column whose name looks like one adds a warning to the
@@ -12,7 +13,7 @@ the same code for every engine.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from crowdsafe.data.identifiers import name_warnings, refuse_identifier_columns
 from crowdsafe.errors import BudgetExceeded
@@ -68,10 +69,16 @@ class BudgetAtCharge:
         return getattr(self._book, name)
 
     def charge(self, *args: Any, **kwargs: Any) -> Any:
+        # registered in the charge's own transaction: a refused charge (over the new budget, say)
+        # registers nothing either
         if self._budget is not None:
-            self._book.set_budget(self._identity, self._label, *self._budget)
-            self._budget = None
+            kwargs["register"] = (self._label, *self._budget)
         return self._book.charge(*args, **kwargs)
+
+    def check(self, *args: Any, **kwargs: Any) -> Any:
+        if self._budget is not None:
+            kwargs["register"] = (self._label, *self._budget)
+        return self._book.check(*args, **kwargs)
 
 
 def budget_at_charge(book: Ledger, identity: str, label: str, budget: tuple[float, float] | None
@@ -112,12 +119,12 @@ def query(
     warnings = name_warnings(dataset.schema, read)
     refuse_a_new_ledger_without_budget(ledger, name or dataset.name or "data", budget)
     with ledger_for(ledger) as book:
-        fingerprint = None
-        if book is not None:
+        fingerprint, charged = None, None
+        if book is not None:  # a new budget is registered with the charge: a refused query leaves none
             fingerprint = engine.source_identity(source, book)  # the ledger's keyed identity, never shown
-            with_budget(book, fingerprint, name or dataset.name or "data", budget)
-        answer = answer_query(dataset, request, randomness=randomness, ledger=book, fingerprint=fingerprint,
-                              aggregate=aggregate)
+            charged = budget_at_charge(book, fingerprint, name or dataset.name or "data", budget)
+        answer = answer_query(dataset, request, randomness=randomness, ledger=cast("Ledger | None", charged),
+                              fingerprint=fingerprint, aggregate=aggregate)
     answer.notes.extend(warnings)
     return answer
 

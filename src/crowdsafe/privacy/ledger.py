@@ -214,31 +214,8 @@ class Ledger:
         """Register a dataset and its total budget (recorded as the first line of its budget
         history). Setting the same value again is a no-op; a different value is refused here:
         :meth:`change_budget` lowers or raises a budget, on the record."""
-        epsilon, delta = ledger_budget.checked_budget(epsilon, delta)
-        name = name.strip()
-        if not name or not fingerprint:
-            raise ParameterError("a dataset in the ledger needs a name and a fingerprint")
         with self._write() as conn:
-            row = conn.execute("SELECT * FROM datasets WHERE fingerprint = ?", (fingerprint,)).fetchone()
-            if row is not None:
-                if (row["epsilon_budget"], row["delta_budget"]) != (epsilon, delta):
-                    raise ParameterError(
-                        f"dataset '{row['name']}' already has the budget (ε={row['epsilon_budget']:g}, "
-                        f"δ={row['delta_budget']:g}); change it on the record with change_budget('{row['name']}', "
-                        "epsilon=E, delta=D) (a raise also needs allow_raise=True)",
-                        parameter=("budget", "allow_raise"),
-                    )
-            else:
-                other = conn.execute("SELECT fingerprint FROM datasets WHERE name = ?", (name,)).fetchone()
-                if other is not None:
-                    raise ParameterError(
-                        f"the name '{name}' already belongs to other data (fingerprint "
-                        f"{other['fingerprint'][:12]}…): the data changed, or choose another name"
-                    )
-                conn.execute(
-                    "INSERT INTO datasets VALUES (?, ?, ?, ?, ?)", (fingerprint, name, epsilon, delta, now())
-                )
-                ledger_budget.record(conn, fingerprint, "set", None, PrivacyLoss(epsilon, delta), "")
+            ledger_budget.register(conn, fingerprint, name, epsilon, delta)
         budget = self.budget(fingerprint)
         assert budget is not None
         return budget
@@ -293,26 +270,42 @@ class Ledger:
         row = self._conn.execute("SELECT entry_id FROM samples WHERE sample_id = ?", (fingerprint,)).fetchone()
         return None if row is None else int(row["entry_id"])
 
-    def check(self, dataset: str, request: ChargeRequest | None = None, /, **fields: Any) -> PrivacyLoss:
+    def check(self, dataset: str, request: ChargeRequest | None = None, /, *,
+              register: tuple[str, float, float] | None = None, **fields: Any) -> PrivacyLoss:
         """Raise exactly as :meth:`charge` would, without recording anything; returns the loss
-        that would be charged. Lets a caller refuse before computing anything."""
-        req = self._request(dataset, _as_request(request, fields))
-        self._validate(self._conn, req)
-        return req.loss
+        that would be charged. Lets a caller refuse before computing anything. ``register``: as
+        for :meth:`charge` (registered for the check only, then rolled back)."""
+        if register is None:
+            req = self._request(dataset, _as_request(request, fields))
+            self._validate(self._conn, req)
+            return req.loss
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            ledger_budget.register(self._conn, dataset, *register)
+            req = self._request(dataset, _as_request(request, fields))
+            self._validate(self._conn, req)
+            return req.loss
+        finally:
+            self._conn.execute("ROLLBACK")
 
     @contextlib.contextmanager
-    def charge(self, dataset: str, request: ChargeRequest | None = None, /, **fields: Any) -> Iterator[Charge]:
+    def charge(self, dataset: str, request: ChargeRequest | None = None, /, *,
+               register: tuple[str, float, float] | None = None, **fields: Any) -> Iterator[Charge]:
         """Charge a query or release against ``dataset`` (fingerprint or name), then run it.
 
         The charge is committed (or refused, raising BudgetExceeded / SampleReuseError) when the
         ``with`` block is entered, before the caller draws any noise. Leaving the block marks it
         ``completed`` (with :meth:`Charge.record`'s outcome) or ``failed``; either way it counts.
+        ``register`` = (name, ε, δ): register ``dataset`` with that budget in the same
+        transaction (:meth:`set_budget`), so a refused charge registers nothing.
 
         What is charged is a :class:`ChargeRequest` (see its fields); its fields may also be given
         as keyword arguments, alone or replacing those of ``request``.
         """
-        req = self._request(dataset, _as_request(request, fields))
         with self._write() as conn:
+            if register is not None:
+                ledger_budget.register(conn, dataset, *register)
+            req = self._request(dataset, _as_request(request, fields))
             self._validate(conn, req)
             entry_id = self._insert(conn, req)
         charge = Charge(self, entry_id, req.loss, req.composition)

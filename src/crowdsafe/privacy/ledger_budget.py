@@ -31,6 +31,31 @@ def checked_budget(epsilon: float, delta: float) -> tuple[float, float]:
     return epsilon, delta
 
 
+def register(conn: sqlite3.Connection, fingerprint: str, name: str, epsilon: float, delta: float) -> None:
+    """Inside the caller's write transaction: register ``fingerprint`` under ``name`` with the
+    total budget (ε, δ), recorded as the first line of its history. The same budget again is a
+    no-op; another budget, or a name that belongs to other data, is refused."""
+    epsilon, delta = checked_budget(epsilon, delta)
+    name = name.strip()
+    if not name or not fingerprint:
+        raise ParameterError("a dataset in the ledger needs a name and a fingerprint")
+    row = conn.execute("SELECT * FROM datasets WHERE fingerprint = ?", (fingerprint,)).fetchone()
+    if row is not None:
+        if (row["epsilon_budget"], row["delta_budget"]) != (epsilon, delta):
+            raise ParameterError(
+                f"dataset '{row['name']}' already has the budget (ε={row['epsilon_budget']:g}, "
+                f"δ={row['delta_budget']:g}); change it on the record with change_budget('{row['name']}', "
+                "epsilon=E, delta=D) (a raise also needs allow_raise=True)",
+                parameter=("budget", "allow_raise"),
+            )
+        return
+    if conn.execute("SELECT 1 FROM datasets WHERE name = ?", (name,)).fetchone() is not None:
+        raise ParameterError(f"the name '{name}' already belongs to other data in the ledger: the data changed, "
+                             "or choose another name")
+    conn.execute("INSERT INTO datasets VALUES (?, ?, ?, ?, ?)", (fingerprint, name, epsilon, delta, now()))
+    record(conn, fingerprint, "set", None, PrivacyLoss(epsilon, delta), "")
+
+
 def change(conn: sqlite3.Connection, path: Path, dataset: str, epsilon: float, delta: float, allow_raise: bool,
            reason: str) -> str:
     """Inside the caller's write transaction: set the budget of ``dataset`` (fingerprint or name)
