@@ -72,3 +72,42 @@ def test_an_interrupt_says_so_in_one_line(tmp_path, capsys, monkeypatch):
     assert code == 130 and len(err.strip().splitlines()) == 1
     assert err.startswith("crowdsafe: interrupted; no output was written") and "stays spent" in err
     assert not (tmp_path / "r.csv").exists()
+
+
+def test_a_full_disk_is_one_line_and_leaves_no_file(tmp_path, capsys, monkeypatch):
+    """Found by a sweep: a full disk was an internal error ("please report it"). The write's
+    fsync fails as a full disk does: exit 2, one line naming the reason, no file."""
+    import errno
+
+    from crowdsafe import files
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(files.os, "fsync", full)
+    code = cli.main(["anonymize", "adult", "--k", "10", "--no-report", "--out", str(tmp_path / "a.csv")])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("crowdsafe: error: No space left on device") and "stays spent" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_out_of_memory_and_internal_errors_are_one_line(tmp_path, capsys, monkeypatch):
+    from crowdsafe import api
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(api, "publish", exhausted)
+    argv = ["publish", "adult", "--epsilon", "1", "--delta", "1e-6", "--no-ledger", "--out", str(tmp_path / "r.csv")]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("crowdsafe: error: out of memory;") and len(err.strip().splitlines()) == 1
+
+    def bug(*args, **kwargs):
+        raise ValueError("first line\n  second line\nthird")
+
+    monkeypatch.setattr(api, "publish", bug)
+    assert cli.main(argv) == 1
+    err = capsys.readouterr().err
+    assert "internal error: ValueError: first line second line third" in err and len(err.strip().splitlines()) == 1

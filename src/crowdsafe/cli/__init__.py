@@ -118,6 +118,9 @@ def _usage_line(exc: typer.TyperException) -> str:
 #: What an interrupted command prints (outputs are written atomically: an interrupt leaves none half-written).
 INTERRUPTED = ("crowdsafe: interrupted; no output was written (budget charged before the interrupt stays spent: "
                "'crowdsafe ledger show' lists it as failed)")
+#: What a command the machine stopped midway prints after the reason (a full disk, no memory).
+FAILED_MIDWAY = ("no output was left half-written (budget charged before the failure stays spent: "
+                 "'crowdsafe ledger show' lists it as failed)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -160,11 +163,20 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except (OSError, MemoryError) as exc:  # the machine refused (a full disk, no memory): not a bug
+        if os.environ.get("CROWDSAFE_DEBUG"):
+            raise
+        what = "out of memory" if isinstance(exc, MemoryError) else (
+            exc.strerror or " ".join(str(exc).split())[:300] or type(exc).__name__)
+        where = f" ({exc.filename})" if isinstance(exc, OSError) and exc.filename else ""
+        typer.echo(f"crowdsafe: error: {what}{where}; {FAILED_MIDWAY}", err=True)
+        return 2
     except Exception as exc:  # a bug, not bad input: say so plainly
         if os.environ.get("CROWDSAFE_DEBUG"):
             raise
+        message = " ".join(str(exc).split())  # one line, however the exception wrote it
         typer.echo(
-            f"crowdsafe: internal error: {type(exc).__name__}: {exc} "
+            f"crowdsafe: internal error: {type(exc).__name__}: {message[:400]} "
             "(set CROWDSAFE_DEBUG=1 for the traceback, and please report it)",
             err=True,
         )
