@@ -64,3 +64,22 @@ def test_a_certificate_that_names_a_folder_is_refused_as_such(capsys, tmp_path):
     assert code == 2 and err.count("\n") == 1 and "is a folder: give the certificate's JSON file" in err, err
     assert not (tmp_path / "out" / "r.report.html").exists()
     assert _run(capsys, "report", release)[0] == 0  # beside the release: found
+
+
+def test_a_column_named_twice_is_refused(capsys, tmp_path):
+    """Found by a sweep: `--qi age,age` reached compare and the attacks as a duplicate column (an
+    internal error), and `--qi x --sensitive x` gave a 100% breach."""
+    data = _table(tmp_path / "t.csv")
+    release = tmp_path / "r.csv"
+    assert _run(capsys, "anonymize", data, "--k", "5", "--qi", "age,sex", "--sensitive", "zip", "--out", release,
+                "--no-report")[0] == 0
+    for argv in (["compare", data, release, "--qi", "age,age"],
+                 ["attack", "linkage", release, "--external", data, "--qi", "age,age"],
+                 ["attack", "intersection", release, release, "--targets", data, "--qi", "age,age", "--sensitive",
+                  "zip"],
+                 ["check", data, "--qi", "age,sex,age"]):
+        code, err = _run(capsys, *argv)
+        assert code == 2 and err.count("\n") == 1 and "names 'age' twice" in err, (argv, err)
+    code, err = _run(capsys, "attack", "intersection", release, release, "--targets", data, "--qi", "age,zip",
+                     "--sensitive", "zip")
+    assert code == 2 and "cannot be both a quasi-identifier" in err, err

@@ -27,7 +27,7 @@ from crowdsafe.cli.options import (
     number_option,
     plain_notes,
     print_warnings,
-    split_list,
+    split_names,
     whole_option,
 )
 from crowdsafe.errors import ParameterError
@@ -170,7 +170,7 @@ def register(app: typer.Typer) -> None:
             raise ParameterError("anonymize protects one sensitive attribute; give a single name to --sensitive")
         # the outputs are checked before the data is read (api.anonymize: crowdsafe.output_guard)
         release = api.anonymize(
-            data, algorithm=algorithm, k=k, qi=split_list(qi), sensitive=sensitive, l=l, t=t,
+            data, algorithm=algorithm, k=k, qi=split_names(qi, "--qi"), sensitive=sensitive, l=l, t=t,
             schema=schema, missing=missing, decimal_comma=decimal_comma, distance=distance, mode=mode, categorical=categorical,
             aggregate=aggregate, loss=loss, suppression_limit=suppression_limit, search=search,
             time_budget=time_budget, out=out, escape_formulas=escape_formulas, report=not no_report, force=force,

@@ -21,6 +21,7 @@ from crowdsafe.cli.options import (
     SparkMasterOpt,
     emit,
     split_list,
+    split_names,
 )
 from crowdsafe.errors import ParameterError
 from crowdsafe.number_text import parse_number
@@ -116,11 +117,14 @@ def register(app: typer.Typer) -> None:
 
         Example: crowdsafe attack intersection r1.csv r2.csv --targets targets.csv --qi age,sex,zip --sensitive disease
         """
-        names = split_list(qi)
+        names = split_names(qi, "--qi")
         if not names:
             raise ParameterError("name the quasi-identifiers the attacker knows with --qi a,b,c")
         if sensitive is None:
             raise ParameterError("name the sensitive attribute with --sensitive")
+        if sensitive in names:  # the attacker would be handed the value it is after
+            raise ParameterError(f"'{sensitive}' cannot be both a quasi-identifier (--qi) and the sensitive "
+                                 "attribute (--sensitive)")
         if out is not None:  # before anything is read
             from crowdsafe.drivers.run_files import data_inputs, guard, release_inputs
             from crowdsafe.output_guard import Output, OutputKind
@@ -157,7 +161,7 @@ def register(app: typer.Typer) -> None:
 
         Example: crowdsafe attack linkage release.csv --external voters.csv --qi age,sex,zip
         """
-        names = split_list(qi)
+        names = split_names(qi, "--qi")
         if not names:
             raise ParameterError("name the quasi-identifiers shared with the external table with --qi a,b,c")
         result = api.attack([release], external, qi=names, kind="linkage", truth_id=truth_id, schema=schema,

@@ -21,7 +21,7 @@ from crowdsafe.cli.options import (
     number_option,
     plain_notes,
     print_warnings,
-    split_list,
+    split_names,
     whole_option,
 )
 
@@ -192,7 +192,7 @@ def register(app: typer.Typer) -> None:
         Example: crowdsafe check adult --qi age,sex,race --sensitive occupation --k 5 --population-size 200000
         """
         report = api.check(
-            data, qi=split_list(qi), sensitive=split_list(sensitive), schema=schema, missing=missing,
+            data, qi=split_names(qi, "--qi"), sensitive=split_names(sensitive, "--sensitive"), schema=schema, missing=missing,
             decimal_comma=decimal_comma,
             original=original, target_k=k, l=l, ground=ground, threshold=threshold,
             population=population, population_size=population_size,

@@ -16,7 +16,7 @@ from crowdsafe.cli.options import (
     SeedOpt,
     emit,
     number_option,
-    split_list,
+    split_names,
     whole_option,
 )
 
@@ -124,7 +124,7 @@ def register(app: typer.Typer) -> None:
         Example: crowdsafe compare adult release.csv --k 10
         """
         report = api.compare(
-            original, release, qi=split_list(qi), schema=schema, decimal_comma=decimal_comma, k=k, input_rows=input_rows, queries=queries,
+            original, release, qi=split_names(qi, "--qi"), schema=schema, decimal_comma=decimal_comma, k=k, input_rows=input_rows, queries=queries,
             max_attributes=max_attributes, seed=0 if seed is None else seed, scale=scale, target=target,
             test=test, model=model,
         )

@@ -108,6 +108,17 @@ def split_list(value: str | None) -> list[str] | None:
     return items
 
 
+def split_names(value: str | None, option: str) -> list[str] | None:
+    """:func:`split_list` of column names given to ``option``; a name given twice is refused
+    (``--qi age,age`` reached the attacks and the comparison as a duplicate column)."""
+    items = split_list(value)
+    if items is not None:
+        repeated = next((n for i, n in enumerate(items) if n in items[:i]), None)
+        if repeated is not None:
+            raise ParameterError(f"{option} names '{repeated}' twice: give each column once")
+    return items
+
+
 def parse_budget(text: str | None, option: str = "--budget") -> tuple[float, float] | None:
     """``'1,1e-6'`` -> (ε, δ), checked here so that a bad value is refused, naming ``option``,
     before any data is read: ε > 0, δ in [0, 1), both written as :mod:`crowdsafe.number_text`

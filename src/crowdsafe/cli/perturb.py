@@ -27,7 +27,7 @@ from crowdsafe.cli.options import (
     identifier_warnings,
     number_option,
     parse_budget,
-    split_list,
+    split_names,
     whole_option,
 )
 from crowdsafe.defaults import LARGE_VIEW_ROWS, MAX_EQUALITY_QUERIES
@@ -215,7 +215,7 @@ def register(app: typer.Typer) -> None:
         """
         from crowdsafe.perturb import certificate_path
 
-        options: dict[str, Any] = dict(gamma=gamma, d=d, c=c, alpha=alpha, beta=beta, attributes=split_list(attributes),
+        options: dict[str, Any] = dict(gamma=gamma, d=d, c=c, alpha=alpha, beta=beta, attributes=split_names(attributes, "--attributes"),
                        domains=_domains(domains), max_rows=max_rows, exploratory=exploratory, duplicates=duplicates,
                        exclusive_correlations=exclusive_correlations, confidence=confidence,
                        max_view_rows=max_view_rows,

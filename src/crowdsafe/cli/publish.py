@@ -32,7 +32,7 @@ from crowdsafe.cli.options import (
     number_option,
     plain_notes,
     print_warnings,
-    split_list,
+    split_names,
     whole_option,
 )
 from crowdsafe.defaults import (
@@ -178,7 +178,7 @@ def register(app: typer.Typer) -> None:
 
         if no_ledger and (ledger is not None or budget is not None):
             raise ParameterError("--no-ledger cannot be combined with --ledger or --budget")
-        column_sets = [split_list(c) for c in columns] if columns else [None]
+        column_sets = [split_names(c, "--columns") for c in columns] if columns else [None]
         request = PlanRequest(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases,
                               objective=objective, target=target)
         if plan_only:
@@ -195,7 +195,7 @@ def register(app: typer.Typer) -> None:
             check_publication(request)
         publication = api.publish(
             data, epsilon=epsilon, delta=delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
-            releases=releases, qi=split_list(qi), sensitive=split_list(sensitive), schema=schema,
+            releases=releases, qi=split_names(qi, "--qi"), sensitive=split_names(sensitive, "--sensitive"), schema=schema,
             decimal_comma=decimal_comma,
             out=out, seed=seed,
             ledger=None if no_ledger else (ledger if ledger is not None else "default"),
@@ -231,15 +231,15 @@ def _plan_only(data: str, request: PlanRequest, column_sets: list[Any], qi: str 
     chosen_engine = get_engine(engine, master=spark_master)
     if not chosen_engine.in_memory:  # the plan the run would make: for the table's hierarchies (one pass, no count)
         table = chosen_engine.read_plan_table(data, schema=Schema.reading(schema, decimal_comma=decimal_comma),
-                                              qi=split_list(qi), sensitive=split_list(sensitive))
+                                              qi=split_names(qi, "--qi"), sensitive=split_names(sensitive, "--sensitive"))
         plan = chosen_engine.plan_publication(table, request)
         rows = int(table.n_rows)
         plans: list[tuple[Any, list[str] | None, dict[str, Any]]]
         plans = [(plan, None, {"input_rows": rows, "expected_sample_rows": plan.expected_sample_rows(rows)})]
     else:
         # a file larger than memory: its domain (schema, hierarchies) and row count, read batch by batch
-        table = load_or_stream(data, schema=Schema.reading(schema, decimal_comma=decimal_comma), qi=split_list(qi),
-                               sensitive=split_list(sensitive))
+        table = load_or_stream(data, schema=Schema.reading(schema, decimal_comma=decimal_comma), qi=split_names(qi, "--qi"),
+                               sensitive=split_names(sensitive, "--sensitive"))
         dataset = table if isinstance(table, Dataset) else table.domain
         rows = table.n_rows
         plans = []
