@@ -115,7 +115,7 @@ def split_names(value: str | None, option: str) -> list[str] | None:
     if items is not None:
         repeated = next((n for i, n in enumerate(items) if n in items[:i]), None)
         if repeated is not None:
-            raise ParameterError(f"{option} names '{repeated}' twice: give each column once")
+            raise ParameterError(f"{option} names '{repeated}' twice")
     return items
 
 
