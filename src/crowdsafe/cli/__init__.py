@@ -116,10 +116,10 @@ def _usage_line(exc: typer.TyperException) -> str:
 
 
 #: What an interrupted command prints (outputs are written atomically: an interrupt leaves none half-written).
-INTERRUPTED = ("crowdsafe: interrupted; no output was written (budget charged before the interrupt stays spent: "
+INTERRUPTED = ("crowdsafe: interrupted; no output was written (a privacy budget the run had charged stays spent: "
                "'crowdsafe ledger show' lists it as failed)")
 #: What a command the machine stopped midway prints after the reason (a full disk, no memory).
-FAILED_MIDWAY = ("no output was left half-written (budget charged before the failure stays spent: "
+FAILED_MIDWAY = ("no output was left half-written (a privacy budget the run had charged stays spent: "
                  "'crowdsafe ledger show' lists it as failed)")
 
 

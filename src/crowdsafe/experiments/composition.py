@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
@@ -260,7 +261,10 @@ def composition(ctx: ExperimentContext) -> None:
     jobs = [(name, seed, streams[i * SEEDS + seed]) for i, name in enumerate(tables) for seed in range(SEEDS)]
     workers = max(1, min(WORKERS, os.cpu_count() or 1, len(jobs)))
     if workers > 1:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        # the workers ignore Ctrl-C (the terminal sends it to the whole group): the parent stops
+        # the pool and prints one line, not a traceback per worker
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN)) as pool:
             outcomes = list(pool.map(_job, jobs))
     else:
         outcomes = [_job(job) for job in jobs]

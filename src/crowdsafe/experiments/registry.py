@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib
 import os
+import shutil
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,9 +142,40 @@ def run(
     entry = get(name)
     folder = Path(out if out is not None else DEFAULT_RESULTS) / name
     check_outputs([Output(folder, f"the results folder of {name}", OutputKind.EXPERIMENT)], force=force)
-    context = ExperimentContext(name, folder, as_randomness(seed),
+    staging = _staging_folder(folder)
+    context = ExperimentContext(name, staging, as_randomness(seed),
                                 options={str(k): str(v) for k, v in (options or {}).items()})
-    entry.run(context)
-    result = ExperimentResult(name, entry.title, folder, tuple(context.written), context.summary)
+    try:
+        entry.run(context)
+        folder.mkdir(parents=True, exist_ok=True)
+        written = []
+        for path in context.written:  # each file renamed into place; the record last
+            os.replace(path, folder / path.name)
+            written.append(folder / path.name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    result = ExperimentResult(name, entry.title, folder, tuple(written), context.summary)
     write_text_atomic(folder / EXPERIMENT_RECORD, json_document(result.as_dict(), default=str))
     return result
+
+
+def _staging_folder(folder: Path) -> Path:
+    """A new hidden folder beside ``folder`` for the run to write into (moved into ``folder`` when
+    the run ends, removed when it fails: an interrupted or failed run leaves no file in
+    ``folder``). Folders a killed run left there are removed first (their process is gone)."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    for stale in folder.parent.glob(f".{folder.name}.partial-*"):
+        pid = stale.name[len(f".{folder.name}.partial-"):].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(stale, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f".{folder.name}.partial-{os.getpid()}-", dir=folder.parent))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,57 @@
+"""An experiment that fails or is interrupted leaves no file in its results folder.
+
+Found by a sweep: `experiment composition` interrupted after its first CSV left it in the
+folder without the record, and the rerun was then refused ("files crowdsafe did not write").
+A run now writes into a hidden folder beside the results and moves its files in when it ends.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from crowdsafe import cli
+from crowdsafe.experiments import registry
+
+
+def _failing(ctx: registry.ExperimentContext) -> None:
+    ctx.csv("first", {"x": [1, 2]})
+    raise KeyboardInterrupt
+
+
+def _working(ctx: registry.ExperimentContext) -> None:
+    ctx.csv("first", {"x": [1, 2]})
+    ctx.summary["rows"] = 2
+
+
+@pytest.fixture
+def toy(monkeypatch):
+    registry._load()
+    monkeypatch.setitem(registry._REGISTRY, "toy", registry.Experiment("toy", "a toy", _failing))
+    return monkeypatch
+
+
+def test_an_interrupted_experiment_leaves_no_file_and_the_rerun_works(toy, tmp_path, capsys):
+    assert cli.main(["experiment", "toy", "--out", str(tmp_path)]) == 130
+    assert "interrupted; no output was written" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no results, no staging folder
+    toy.setitem(registry._REGISTRY, "toy", registry.Experiment("toy", "a toy", _working))
+    assert cli.main(["experiment", "toy", "--out", str(tmp_path)]) == 0
+    assert sorted(p.name for p in (tmp_path / "toy").iterdir()) == ["experiment.json", "first.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["toy"]
+
+
+def test_a_killed_runs_staging_folder_is_removed(toy, tmp_path):
+    toy.setitem(registry._REGISTRY, "toy", registry.Experiment("toy", "a toy", _working))
+    stale = tmp_path / ".toy.partial-999999999-abc"  # no such process
+    stale.mkdir()
+    registry.run("toy", tmp_path)
+    assert not stale.exists()
+
+
+def test_the_staging_rule_can_fail(toy, tmp_path):
+    """Broken variant: written in the results folder itself, as before: the file is left."""
+    toy.setattr(registry, "_staging_folder", lambda folder: (folder.mkdir(parents=True, exist_ok=True), folder)[1])
+    toy.setattr(registry.shutil, "rmtree", lambda *args, **kwargs: None)
+    with pytest.raises(KeyboardInterrupt):
+        registry.run("toy", tmp_path)
+    assert (tmp_path / "toy" / "first.csv").exists()
