@@ -55,3 +55,15 @@ def test_the_staging_rule_can_fail(toy, tmp_path):
     with pytest.raises(KeyboardInterrupt):
         registry.run("toy", tmp_path)
     assert (tmp_path / "toy" / "first.csv").exists()
+
+
+def test_an_experiment_refuses_options_it_does_not_read(tmp_path, capsys):
+    """Found by a sweep: `-O bogus=1` was ignored by every experiment but utility, and utility's
+    `seeds=1e12` ran until the machine killed it."""
+    code = cli.main(["experiment", "dps-delta-table", "--out", str(tmp_path), "-O", "bogus=1"])
+    err = capsys.readouterr().err
+    assert code == 2 and "unknown option 'bogus' for the experiment 'dps-delta-table': it takes no options" in err
+    code = cli.main(["experiment", "utility", "--out", str(tmp_path), "-O", "seeds=1e12"])
+    err = capsys.readouterr().err
+    assert code == 2 and "option seeds is a whole number from 1 to 1,000" in err, err
+    assert list(tmp_path.iterdir()) == []

@@ -65,6 +65,7 @@ class Experiment:
     name: str
     title: str
     run: Callable[[ExperimentContext], None]
+    options: tuple[str, ...] = ()  # the ``-O key=value`` keys it reads (none: it takes no options)
 
 
 _REGISTRY: dict[str, Experiment] = {}
@@ -74,13 +75,15 @@ _loaded = False
 ExperimentFunction = Callable[[ExperimentContext], None]
 
 
-def experiment(name: str, title: str) -> Callable[[ExperimentFunction], ExperimentFunction]:
-    """Register the decorated function as the experiment ``name``."""
+def experiment(name: str, title: str, options: tuple[str, ...] = ()
+               ) -> Callable[[ExperimentFunction], ExperimentFunction]:
+    """Register the decorated function as the experiment ``name``, reading the option keys
+    ``options`` (``-O key=value``; any other key is refused before it runs)."""
 
     def register(function: Callable[[ExperimentContext], None]) -> Callable[[ExperimentContext], None]:
         if name in _REGISTRY and _REGISTRY[name].run is not function:
             raise ValueError(f"experiment {name!r} is registered twice")
-        _REGISTRY[name] = Experiment(name, title, function)
+        _REGISTRY[name] = Experiment(name, title, function, tuple(options))
         return function
 
     return register
@@ -140,6 +143,10 @@ def run(
     from crowdsafe.output_guard import EXPERIMENT_RECORD, Output, OutputKind, check_outputs, json_document
 
     entry = get(name)
+    unknown = sorted(set(options or {}) - set(entry.options))
+    if unknown:
+        takes = f"its options are: {', '.join(entry.options)}" if entry.options else "it takes no options"
+        raise ParameterError(f"unknown option {unknown[0]!r} for the experiment {name!r}: {takes}")
     folder = Path(out if out is not None else DEFAULT_RESULTS) / name
     check_outputs([Output(folder, f"the results folder of {name}", OutputKind.EXPERIMENT)], force=force)
     staging = _staging_folder(folder)

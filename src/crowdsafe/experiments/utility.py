@@ -58,6 +58,8 @@ EPSILONS = (0.5, 1.0, 2.0)
 DELTAS = (1e-6,)
 SEEDS = 5
 CEILING_SEEDS = 1  # the best node moved by at most 0.001 across 5 seeds (docs/publish.md)
+MAX_SEEDS = 1_000  # seeds at most (each a whole run: about a minute; more would run for days)
+OPTION_KEYS = ("ceiling_seeds", "deltas", "epsilons", "logistic", "objectives", "peers", "seeds")
 TARGET = "income"
 LATTICE_SUPPRESSION = 0.1
 CEILING_THRESHOLD = 0.80
@@ -89,7 +91,7 @@ class Options:
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> Options:
-        known = {"seeds", "epsilons", "deltas", "objectives", "ceiling_seeds", "logistic", "peers"}
+        known = set(OPTION_KEYS)
         unknown = sorted(set(options) - known)
         if unknown:
             raise ParameterError(f"unknown option {unknown[0]!r} for the utility experiment; "
@@ -107,8 +109,8 @@ class Options:
             if key not in options:
                 return default
             value = parse_whole(options[key], f"option {key}")
-            if value < 1:
-                raise ParameterError(f"option {key} is a whole number >= 1, got {options[key]!r}")
+            if not 1 <= value <= MAX_SEEDS:  # each seed is a whole run of every epsilon and objective
+                raise ParameterError(f"option {key} is a whole number from 1 to {MAX_SEEDS:,}, got {options[key]!r}")
             return value
 
         logistic = options.get("logistic", "yes").lower()
@@ -539,7 +541,7 @@ def plot(ctx: ExperimentContext, runs: pl.DataFrame, table: pl.DataFrame, epsilo
 
 
 @experiment("utility", "Utility on Adult: certified release per objective vs Mondrian, optimal lattice, "
-                       "lattice ceiling, non-private and DP peers, over seeds")
+                       "lattice ceiling, non-private and DP peers, over seeds", options=OPTION_KEYS)
 def utility(ctx: ExperimentContext) -> None:
     from crowdsafe.datasets import adult
 
