@@ -241,3 +241,21 @@ def test_static_files_and_the_favicon(app_client):
     assert htmx.status_code == 200 and "javascript" in htmx.headers["content-type"]
     assert client.get("/static/app.css").headers["content-type"].startswith("text/css")
     assert client.get("/favicon.ico").headers["location"] == "/static/favicon.svg"
+
+
+def test_an_attack_reads_the_table_its_release_was_published_from(app_client, tmp_path):
+    """Found by a sweep: the attack step read whatever table was open now, so after opening
+    another table it attacked release 1 with the other table's people and prior."""
+    client, workspace = app_client
+    open_german(client, tmp_path)
+    client.post("/schema", data={**roles_form(workspace, **german_roles()), "action": "continue"})
+    publish(client, {"budget_epsilon": "10", "budget_delta": "1e-5"})
+    other = german_table(tmp_path / "andere.csv", rows=250, seed=9)  # then another table is opened
+    assert client.post("/open/path", data={"csrf": "test-csrf", "path": str(other)}).status_code == 303
+    client.post("/schema", data={**roles_form(workspace, **german_roles()), "action": "continue"})
+    assert client.get("/release/1/attack").status_code == 200
+    ran = client.post("/release/1/attack", data={"csrf": "test-csrf", "sensitive": "Diagnose"})
+    assert ran.status_code == 303
+    attack = workspace.release(1).attack
+    assert attack["summary"]["targets"] == 400  # kunden.csv's people, not andere.csv's 250
+    assert "Measured on 400 people" in client.get("/release/1/attack").text

@@ -262,7 +262,7 @@ class Pages:
             ledger_error = None
         except CrowdsafeError as exc:
             earlier, ledger_error = [], str(exc)
-        dataset = self.ws.domain()
+        dataset = await run_in_threadpool(self.ws.record_domain, record)  # its own table, whatever is open now
         sensitive = [c for c in dataset.sensitive if c in columns]
         chosen = (record.attack or {}).get("sensitive") or (sensitive[0] if sensitive else (columns[-1] if columns
                                                                                               else None))

@@ -19,6 +19,7 @@ Where things go:
 from __future__ import annotations
 
 import math
+import shutil
 import threading
 import time
 from collections.abc import Mapping
@@ -137,6 +138,10 @@ class ReleaseRecord:
     publication: Publication | None = None
     display: JobDisplay = field(default_factory=JobDisplay)
     attack: dict[str, Any] | None = None
+    #: the table and the schema it was published from (a copy in the private folder): its attack
+    #: and its ledger entries read them, whatever table is open later
+    opened: Opened | None = None
+    schema: Path | None = None
 
     @property
     def certificate(self) -> Path:
@@ -288,10 +293,10 @@ class Workspace:
 
         return default_ledger_path()
 
-    def ledger_view(self) -> dict[str, Any]:
+    def ledger_view(self, record: ReleaseRecord | None = None) -> dict[str, Any]:
         """The dataset's budget and earlier entries in the ledger (custodian-only: which entries
-        are this table's is read from the data, by its keyed identity). Opens no ledger that does
-        not exist yet."""
+        are this table's is read from the data, by its keyed identity): the open table's, or the
+        table ``record`` was published from. Opens no ledger that does not exist yet."""
         path = self.ledger_path()
         view: dict[str, Any] = {"path": str(path), "exists": path.exists(), "budget": None, "entries": []}
         if not path.exists():
@@ -299,7 +304,7 @@ class Workspace:
         from crowdsafe.privacy.ledger import Ledger
 
         with Ledger(path) as book:
-            identity = self._identity_in(book)
+            identity = self._identity_in(book) if record is None else self._record_identity(book, record)
             budget = book.budget(identity)
             if budget is None:
                 return view
@@ -323,6 +328,25 @@ class Workspace:
             self._identity = (review.version, identity)
         return identity
 
+    @staticmethod
+    def _record_identity(book: Any, record: ReleaseRecord) -> str:
+        """The identity in ``book`` of the table ``record`` was published from (with its schema)."""
+        from crowdsafe.engines import get_engine
+
+        assert record.opened is not None and record.schema is not None
+        engine = get_engine("polars")
+        return engine.source_identity(engine.read_query_source(record.opened.data, schema=record.schema), book)
+
+    def record_domain(self, record: ReleaseRecord) -> Dataset:
+        """The table ``record`` was published from, read with its schema (its distinct values for a
+        file larger than memory)."""
+        from crowdsafe.data import Dataset
+        from crowdsafe.data.streamed_table import load_or_stream
+
+        assert record.opened is not None and record.schema is not None
+        table = load_or_stream(record.opened.data, schema=record.schema)
+        return table if isinstance(table, Dataset) else table.domain
+
     # -- step 4: publish -------------------------------------------------------------------------
     def start_publish(self, request: Mapping[str, Any]) -> ReleaseRecord:
         """Check ``request`` (refused before anything runs), then publish in a worker thread."""
@@ -337,7 +361,10 @@ class Workspace:
             number = len(self.releases) + 1
             stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
             folder = self.out_dir / f"{stem}-{stamp}-{number}"
-            record = ReleaseRecord(number, opened.label, dict(request), folder, folder / f"{stem}.csv")
+            schema = self.workdir / f"schema-release-{number}.toml"
+            shutil.copyfile(self.schema_path, schema)
+            record = ReleaseRecord(number, opened.label, dict(request), folder, folder / f"{stem}.csv",
+                                   opened=opened, schema=schema)
             self.releases[number] = record
         worker = threading.Thread(target=self._publish, args=(record, opened), name=f"publish-{number}", daemon=True)
         worker.start()
@@ -353,7 +380,7 @@ class Workspace:
             with showing(record.display):
                 publication = api.publish(
                     opened.data, epsilon=request["epsilon"], delta=request["delta"], k=request.get("k"),
-                    beta=request.get("beta"), epsilon1=request.get("epsilon1"), schema=str(self.schema_path),
+                    beta=request.get("beta"), epsilon1=request.get("epsilon1"), schema=str(record.schema),
                     out=str(record.table), seed=seed,
                     ledger=str(self.ledger) if self.ledger is not None else "default",
                     name=opened.label, budget=request.get("budget"))
@@ -377,7 +404,7 @@ class Workspace:
     def earlier_releases(self, record: ReleaseRecord) -> list[dict[str, Any]]:
         """This dataset's earlier releases in the ledger (those of this session included), each
         with its table's path and whether it can still be read."""
-        view = self.ledger_view()
+        view = self.ledger_view(record)
         found = []
         for entry in view["entries"]:
             if entry["kind"] != "dps-release":
@@ -397,9 +424,9 @@ class Workspace:
         from crowdsafe import api
         from crowdsafe.report.build import read_certificate
 
-        opened, _ = self.require()
-        if record.status != "done":
+        if record.status != "done" or record.opened is None or record.schema is None:
             raise ParameterError("the release is not published yet")
+        opened = record.opened  # its own table, whatever is open now
         published = _published_columns(read_certificate(record.table))
         if sensitive not in published:
             raise ParameterError(f"'{sensitive}' is not a column of the release")
@@ -421,13 +448,13 @@ class Workspace:
                 names.append(name)
         certificates = [read_certificate(t) for t in tables]
         result = api.attack([str(t) for t in tables], opened.data, qi=qi, sensitive=sensitive,
-                            schema=str(self.schema_path))
+                            schema=str(record.schema))
         # a release without an (ε, δ) (no formal guarantee) leaves the releases together with none
         guaranteed = all(c.get("epsilon") is not None and c.get("delta") is not None for c in certificates)
         epsilon = math.fsum(float(c["epsilon"]) for c in certificates) if guaranteed else None
         delta = math.fsum(float(c["delta"]) for c in certificates) if guaranteed else None
         summary = result.as_dict()["summary"]
-        prior = self._most_common_share(sensitive)
+        prior = _most_common_share(self.record_domain(record), sensitive)
         outcome = {
             "sensitive": sensitive, "qi": qi, "releases": names, "skipped": skipped,
             "epsilon": epsilon, "delta": delta, "odds": None if epsilon is None else math.exp(epsilon),
@@ -438,14 +465,15 @@ class Workspace:
         record.attack = outcome
         return outcome
 
-    def _most_common_share(self, column: str) -> float | None:
-        """The share of the table's most common value of ``column`` (custodian-only): how often an
-        attacker who knows nothing of a person would be right by naming that value."""
-        dataset = self.domain()
-        if column not in dataset.columns or dataset.n_rows == 0:
-            return None
-        counts = dataset.frame.get_column(column).value_counts(sort=True)
-        return float(counts.get_column("count")[0]) / dataset.n_rows
+
+
+def _most_common_share(dataset: Dataset, column: str) -> float | None:
+    """The share of the table's most common value of ``column`` (custodian-only): how often an
+    attacker who knows nothing of a person would be right by naming that value."""
+    if column not in dataset.columns or dataset.n_rows == 0:
+        return None
+    counts = dataset.frame.get_column(column).value_counts(sort=True)
+    return float(counts.get_column("count")[0]) / dataset.n_rows
 
 
 def _declared_roles(name: str) -> dict[str, str]:
