@@ -177,5 +177,6 @@ def escaped_release(path: object) -> bool:
 
 def escaped_by(format_notes: tuple[str, ...] | list[str]) -> bool:
     """Whether a CSV file whose certificate carries ``format_notes`` was written formula-safe:
-    True unless it says the cells are raw (the default, :func:`write_csv`, escapes)."""
-    return RAW_CSV_NOTE not in format_notes
+    True unless it says the cells are raw (the default, :func:`write_csv`, escapes). Notes that are
+    not a list (a hand-edited certificate) say nothing."""
+    return not isinstance(format_notes, (list, tuple)) or RAW_CSV_NOTE not in format_notes

@@ -47,3 +47,21 @@ def test_the_check_can_fail(release, capsys, monkeypatch):
     monkeypatch.setattr(csv_safety, "escaped_release", lambda path: False)
     code, err = _run(capsys, "compare", data, out, "--qi", "age,team")
     assert code == 2 and "'=1+1" in err
+
+
+def test_a_hand_edited_certificate_does_not_crash_an_attack(capsys, tmp_path):
+    """Found by a sweep: `"parameters": 5` or `"format_notes": 5` beside a release was an
+    internal error in `attack`; such a certificate now says nothing (no k, cells as escaped)."""
+    from crowdsafe import cli
+
+    rows = "age,sex,zip\n" + "".join(f"{20 + i % 5},{'FM'[i % 2]},{'abc'[i % 3]}\n" for i in range(60))
+    (tmp_path / "t.csv").write_text(rows)
+    release = tmp_path / "r.csv"
+    assert cli.main(["anonymize", str(tmp_path / "t.csv"), "--k", "5", "--qi", "age,sex", "--sensitive", "zip",
+                     "--out", str(release), "--no-report"]) == 0
+    for edited in ('{"parameters": 5}', '{"format_notes": 5}', '{"parameters": {"k": true}}'):
+        release.with_name("r.certificate.json").write_text(edited)
+        capsys.readouterr()
+        code = cli.main(["attack", "intersection", str(release), str(release), "--targets", str(tmp_path / "t.csv"),
+                         "--qi", "age,sex", "--sensitive", "zip"])
+        assert code == 0, capsys.readouterr().err

@@ -21,9 +21,11 @@ from crowdsafe.errors import InputError
 
 def certificate_k(path: Path) -> int | None:
     """The k a release claims: ``parameters.k`` of the certificate written beside ``path``
-    (``<name>.certificate.json``), or None when there is none or it names no whole k."""
-    k = certificate_beside(path).get("parameters", {}).get("k")
-    return int(k) if isinstance(k, int) else None
+    (``<name>.certificate.json``), or None when there is none or it names no whole k (a
+    hand-edited certificate whose parameters are not an object names none)."""
+    parameters = certificate_beside(path).get("parameters")
+    k = parameters.get("k") if isinstance(parameters, dict) else None
+    return int(k) if isinstance(k, int) and not isinstance(k, bool) else None
 
 
 def read_release(path: str | os.PathLike[str], name: str | None = None) -> AttackedRelease:
