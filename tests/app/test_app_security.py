@@ -174,3 +174,14 @@ def test_an_error_names_its_kind_only(tmp_path, capsys, monkeypatch):
     assert "SECRET" not in answer.text
     err = capsys.readouterr().err
     assert "RuntimeError" in err and "SECRET" not in err
+
+
+def test_an_upload_of_two_files_is_refused_in_a_sentence(app_client):
+    """Found by a sweep: two file parts of one name were an internal error (500) as the second
+    collided with the first in the upload folder; nothing of either is kept."""
+    client, workspace = app_client
+    table = _table(1 << 10)
+    answer = client.post("/open/upload?csrf=test-csrf",
+                         files=[("file", ("a.csv", table, "text/csv")), ("file", ("a.csv", table, "text/csv"))])
+    assert answer.status_code == 400 and "upload one file at a time" in answer.text
+    assert not any(p.is_file() for p in (workspace.workdir / "uploads").rglob("*"))

@@ -80,6 +80,8 @@ async def receive_upload(request: Any, folder: Path, limit: int) -> tuple[Path, 
         part.field_name = disposition.get(b"name", b"").decode("utf-8", "replace")
         filename = disposition.get(b"filename")
         if filename is not None:
+            if any(p.path is not None for p in parts):  # (two parts of one name collided in the folder)
+                raise ParameterError("upload one file at a time (the form held more than one)")
             part.file_name = safe_name(filename.decode("utf-8", "replace"))
             part.path = folder / part.file_name
             part.handle = open(part.path, "xb")  # noqa: SIM115 (closed at the part's end or on error)
