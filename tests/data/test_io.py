@@ -275,3 +275,18 @@ def test_a_separator_is_one_ascii_character(tmp_path, separator):
         load(path, separator=separator)
     assert caught.value.parameter == "separator"
     assert load(path, separator=";").columns == ["a", "b"]
+
+
+def test_a_header_longer_than_the_head_is_refused_not_cut(tmp_path):
+    """Found by a sweep: a 128 KB header (20,000 columns) was read cut at 64 KiB, which renamed a
+    column as a duplicate and then failed on the column count."""
+    from crowdsafe.data import load
+    from crowdsafe.errors import InputError
+
+    path = tmp_path / "wide.csv"
+    path.write_text(",".join(f"c{i}" for i in range(20_000)) + "\n" + ",".join("1" for _ in range(20_000)) + "\n")
+    with pytest.raises(InputError, match="header of .* is longer than 64 KiB"):
+        load(path)
+    narrow = tmp_path / "narrow.csv"
+    narrow.write_text(",".join(f"c{i}" for i in range(2_000)) + "\n" + ",".join("1" for _ in range(2_000)) + "\n")
+    assert load(narrow).frame.width == 2_000

@@ -174,6 +174,10 @@ def csv_options(
     header name doubled: ``"quo""te"`` would be ``quo""te``, not ``quo"te``)."""
     if not head.strip():
         raise InputError(f"{path} is empty")
+    if has_header and len(head) >= _HEAD and b"\n" not in head and b"\r" not in head:
+        # the names are read from the first 64 KiB: a longer header would be read cut short
+        raise InputError(f"the header of {path} is longer than {_HEAD // 1024} KiB (thousands of columns): "
+                         "crowdsafe reads headers up to that size; keep the columns the run needs")
     eol = line_ending(head, str(path), complete=len(head) < _HEAD)
     separator = resolve_separator(separator, head)
     raw = header_names(head, separator) if has_header else []
