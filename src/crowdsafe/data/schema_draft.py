@@ -186,9 +186,13 @@ def draft_schema(data: Any, *, separator: str | None = None, label: str | None =
     the numbers the same way without looking). A column of a type crowdsafe cannot use (nested,
     binary...) is drafted ``role = "identifier"`` (dropped before any release), with a comment.
     Custodian-only: the result reads the data (see the module's docstring for every rule)."""
-    frame, source, renames, commas, unusable, undeclared, declared = _read(data, separator, decimal_comma)
+    from crowdsafe.progress import working
+
+    with working("reading the table for the draft"):  # (a terminal's transient display only)
+        frame, source, renames, commas, unusable, undeclared, declared = _read(data, separator, decimal_comma)
     notes = _awkward_names([*frame.columns, *unusable])
-    drafted = {name: _attribute(name, frame.get_column(name), declared) for name in frame.columns}
+    with working("drafting each column's type, role and hierarchy"):
+        drafted = {name: _attribute(name, frame.get_column(name), declared) for name in frame.columns}
     for name, kind in unusable.items():
         drafted[name] = AttributeDraft(name, Role.IDENTIFIER, AttributeType.CATEGORICAL, notes=(
             f"{kind}: crowdsafe cannot use it, so it is declared an identifier (dropped before any release)",))
