@@ -172,3 +172,10 @@ def test_the_sweep_limit_can_fail(capsys, tmp_path, monkeypatch):
     out = tmp_path / "estimates.csv"
     code, _ = _run(capsys, "estimate", view, "--equality", "3", "--out", out, "--max-queries", "50")
     assert code == 0 and pl.read_csv(out).height > 50
+
+
+def test_a_workload_too_large_is_refused_up_front(capsys, tmp_path):
+    """Found by a sweep: `compare --queries 1e15` asked for petabytes (a MemoryError)."""
+    data = _table(tmp_path / "t.csv")
+    code, err = _run(capsys, "compare", data, data, "--queries", "1e15")
+    assert code == 2 and err.count("\n") == 1 and "must be from 1 to 10,000,000" in err, err

@@ -35,6 +35,9 @@ if TYPE_CHECKING:  # the generators are imported by make_workload, which draws (
 _ORDERED = (AttributeType.NUMERIC, AttributeType.DATE, AttributeType.ORDINAL)
 _BLOCK = 1 << 22  # entries of a query x tuple block
 
+#: The most queries a workload draws (10 million: about a gigabyte of query masks over wide tables).
+MAX_QUERIES = 10_000_000
+
 
 @dataclass(frozen=True)
 class Workload:
@@ -85,8 +88,8 @@ def make_workload(
     names = list(columns) if columns is not None else original.quasi_identifiers
     if not names:
         raise ParameterError("a workload needs at least one attribute")
-    if queries < 1:
-        raise ParameterError(f"the number of queries must be at least 1, got {queries}")
+    if not 1 <= queries <= MAX_QUERIES:  # each query is a row of a boolean matrix over the columns
+        raise ParameterError(f"the number of queries must be from 1 to {MAX_QUERIES:,}, got {queries:,}")
     if max_attributes < 1:
         raise ParameterError(f"max_attributes must be at least 1, got {max_attributes}")
     randomness = as_randomness(seed)
