@@ -119,7 +119,7 @@ def test_workload_matches_brute_force_and_is_reproducible():
     exact = workload_error(data, data.frame, ["age", "job"], queries=200, seed=7)
     assert exact.mean_relative_error == 0.0
     assert workload.describe(data, 0).startswith("count where ")
-    with pytest.raises(ParameterError, match="at least 1"):
+    with pytest.raises(ParameterError, match="from 1 to 10,000,000"):
         make_workload(data, queries=0)
 
 
