@@ -8,6 +8,7 @@ layers add entries without touching the command line.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import shutil
@@ -149,6 +150,7 @@ def run(
         raise ParameterError(f"unknown option {unknown[0]!r} for the experiment {name!r}: {takes}")
     folder = Path(out if out is not None else DEFAULT_RESULTS) / name
     check_outputs([Output(folder, f"the results folder of {name}", OutputKind.EXPERIMENT)], force=force)
+    made = [f for f in (folder.parent, *folder.parent.parents) if not f.exists()]  # folders this run makes
     staging = _staging_folder(folder)
     context = ExperimentContext(name, staging, as_randomness(seed),
                                 options={str(k): str(v) for k, v in (options or {}).items()})
@@ -159,8 +161,13 @@ def run(
         for path in context.written:  # each file renamed into place; the record last
             os.replace(path, folder / path.name)
             written.append(folder / path.name)
-    finally:
+    except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
+        for made_folder in made:  # a refused or failed run leaves no folder it made either
+            with contextlib.suppress(OSError):
+                made_folder.rmdir()
+        raise
+    shutil.rmtree(staging, ignore_errors=True)
     result = ExperimentResult(name, entry.title, folder, tuple(written), context.summary)
     write_text_atomic(folder / EXPERIMENT_RECORD, json_document(result.as_dict(), default=str))
     return result
