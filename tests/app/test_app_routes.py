@@ -243,6 +243,7 @@ def test_static_files_and_the_favicon(app_client):
     assert client.get("/favicon.ico").headers["location"] == "/static/favicon.svg"
 
 
+@pytest.mark.slow  # about a second: two tables opened, a publication, an attack
 def test_an_attack_reads_the_table_its_release_was_published_from(app_client, tmp_path):
     """Found by a sweep: the attack step read whatever table was open now, so after opening
     another table it attacked release 1 with the other table's people and prior."""
