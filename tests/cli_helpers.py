@@ -10,3 +10,11 @@ def run_command(capsys, *argv: str) -> tuple[int, str, str]:
     code = cli.main(list(argv))
     captured = capsys.readouterr()
     return code, captured.out, captured.err
+
+
+def run_for_error(capsys, *argv: object) -> tuple[int, str]:
+    """``crowdsafe argv...`` in-process (each argument as text), after clearing what earlier runs
+    printed: its exit code and standard error."""
+    capsys.readouterr()
+    code = cli.main([str(a) for a in argv])
+    return code, capsys.readouterr().err

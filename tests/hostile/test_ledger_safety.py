@@ -23,16 +23,13 @@ import numpy as np
 import polars as pl
 import pytest
 
-from crowdsafe import cli, output_guard
+from cli_helpers import run_for_error
+from crowdsafe import output_guard
 from crowdsafe.drivers import perturb as perturb_driver
 from crowdsafe.drivers import query as query_driver
 from crowdsafe.privacy.ledger import LEDGER_ENV
 
-
-def _run(capsys, *argv: str) -> tuple[int, str]:
-    capsys.readouterr()
-    code = cli.main([str(a) for a in argv])
-    return code, capsys.readouterr().err
+_run = run_for_error
 
 
 def _table(path: Path) -> Path:

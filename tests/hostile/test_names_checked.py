@@ -10,13 +10,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from crowdsafe import cli
+from cli_helpers import run_for_error
 
-
-def _run(capsys, *argv) -> tuple[int, str]:
-    capsys.readouterr()
-    code = cli.main([str(a) for a in argv])
-    return code, capsys.readouterr().err
+_run = run_for_error
 
 
 def _table(path: Path) -> Path:

@@ -22,15 +22,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crowdsafe import cli
+from cli_helpers import run_for_error
 from crowdsafe.perturb import estimator
 from crowdsafe.privacy import dgamma
 
-
-def _run(capsys, *argv) -> tuple[int, str]:
-    capsys.readouterr()
-    code = cli.main([str(a) for a in argv])
-    return code, capsys.readouterr().err
+_run = run_for_error
 
 
 def _table(path: Path) -> Path:
