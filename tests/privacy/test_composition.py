@@ -180,3 +180,19 @@ def test_drv_where_e_to_the_epsilon_overflows_certifies_nothing_and_summation_st
     drv = next(c for c in result.candidates if c.bound == "drv")
     assert drv.epsilon is None and drv.note == "exceeds the largest double"
     assert (result.epsilon, result.delta, result.bound) == (1600.0, 0.0, "summation")
+
+
+def test_the_optimal_bound_stops_at_its_cap_and_the_others_certify(monkeypatch):
+    """Found by a sweep: `calc compose --times 1e15` built a k-term array (petabytes). Past
+    KOV_MAX_K the optimal bound is not computed; summation and DRV certify (valid, less tight)."""
+    from crowdsafe.privacy import composition
+
+    composed = composition.compose_homogeneous(0.01, 0.0, 10**15, delta_slack=1e-6)
+    kov = next(c for c in composed.candidates if c.bound == "kov")
+    assert kov.epsilon is None and "up to 10,000,000" in kov.note
+    assert composed.bound == "drv"
+    monkeypatch.setattr(composition, "KOV_MAX_K", 10)  # the cap, not the size, decides
+    small = composition.compose_homogeneous(0.1, 0.0, 11, delta_slack=1e-6)
+    assert next(c for c in small.candidates if c.bound == "kov").epsilon is None
+    assert next(c for c in composition.compose_homogeneous(0.1, 0.0, 10, delta_slack=1e-6).candidates
+                if c.bound == "kov").epsilon is not None
