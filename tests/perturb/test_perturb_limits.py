@@ -175,3 +175,20 @@ def test_a_workload_too_large_is_refused_up_front(capsys, tmp_path):
     data = _table(tmp_path / "t.csv")
     code, err = _run(capsys, "compare", data, data, "--queries", "1e15")
     assert code == 2 and err.count("\n") == 1 and "must be from 1 to 10,000,000" in err, err
+
+
+def test_the_view_refusal_is_the_same_on_neighbouring_tables(capsys, tmp_path):
+    """The refusal comes from the plan (the public N, m, α, β), never from the rows: D and D
+    plus one row are refused in the same words."""
+    errors = []
+    for extra in (False, True):
+        folder = tmp_path / ("d1" if extra else "d0")
+        folder.mkdir()
+        argv = _perturb(folder, "--max-view-rows", "10", "--ledger", folder / "l.sqlite3", "--budget", "10,0")
+        if extra:
+            with (folder / "t.csv").open("a") as table:
+                table.write("25,F,a\n")
+        code, err = _run(capsys, *argv)
+        assert code == 2
+        errors.append(err.replace(str(folder), "DIR"))
+    assert errors[0] == errors[1]

@@ -189,8 +189,9 @@ class Ledger:
         self.close()
 
     @contextlib.contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction that holds SQLite's write lock from its first statement."""
+    def _write(self, commit: bool = True) -> Iterator[sqlite3.Connection]:
+        """One write transaction that holds SQLite's write lock from its first statement (rolled
+        back at the end when not ``commit``: a dry run)."""
         self._conn.execute("BEGIN IMMEDIATE")
         try:
             yield self._conn
@@ -206,7 +207,7 @@ class Ledger:
             self._conn.execute("ROLLBACK")
             raise
         else:
-            self._conn.execute("COMMIT")
+            self._conn.execute("COMMIT" if commit else "ROLLBACK")
 
     # -- budgets ----------------------------------------------------------------------------
 
@@ -279,14 +280,11 @@ class Ledger:
             req = self._request(dataset, _as_request(request, fields))
             self._validate(self._conn, req)
             return req.loss
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            ledger_budget.register(self._conn, dataset, *register)
+        with self._write(commit=False) as conn:
+            ledger_budget.register(conn, dataset, *register)
             req = self._request(dataset, _as_request(request, fields))
-            self._validate(self._conn, req)
-            return req.loss
-        finally:
-            self._conn.execute("ROLLBACK")
+            self._validate(conn, req)
+        return req.loss
 
     @contextlib.contextmanager
     def charge(self, dataset: str, request: ChargeRequest | None = None, /, *,
