@@ -53,8 +53,8 @@ def cells(draw, domain: AttributeDomain) -> str | None:
     value_text = st.sampled_from(values).map(lambda v: str(int(v)) if isinstance(v, float) and v == int(v) else str(v))
     pad = st.sampled_from(["", " ", "  ", "\t"])
     bound = st.one_of(value_text, NUMBERS)  # often a value of the domain: the closed/open ends matter
-    ranged = st.builds(lambda o, a, sp, b, c: f"{o}{a},{sp}{b}{c}", st.sampled_from("[("), bound,
-                       st.sampled_from(["", " ", "  "]), bound, st.sampled_from("])"))
+    ranged = st.builds(lambda o, a, sp, b, c: f"{o}{a},{sp}{b}{c}", st.sampled_from("[(]"), bound,
+                       st.sampled_from(["", " ", "  "]), bound, st.sampled_from("])["))  # ]a, b[: ISO 31-11
     open_end = st.builds(lambda op, sp, a: f"{op}{sp}{a}", st.sampled_from([">=", ">", "<", "<="]),
                          st.sampled_from(["", " "]), bound)
     labels = (st.sampled_from([label for level in domain.hierarchy.labels for label in level])

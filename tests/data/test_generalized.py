@@ -25,6 +25,10 @@ from crowdsafe.errors import InputError
         (">90", CellKind.RANGE, 90, np.inf, False, True),
         ("<18", CellKind.RANGE, -np.inf, 18, True, False),
         ("<= -3", CellKind.RANGE, -np.inf, -3, True, True),
+        # ISO 31-11 (ARX, many statistics offices): an outward bracket opens its end
+        ("[20, 30[", CellKind.RANGE, 20, 30, True, False),
+        ("]20 ; 30]", CellKind.RANGE, 20, 30, False, True),
+        ("]20,30[", CellKind.RANGE, 20, 30, False, False),
     ],
 )
 def test_parse_ranges(text, kind, low, high, low_closed, high_closed):
@@ -44,8 +48,9 @@ def test_parse_other_cells():
 
 
 def test_canonical_cells_and_detection():
-    cells = pl.Series("x", ["[25,34]", "[25, 34]", "{b, a}", "{a}", "*", None, "plain"])
-    assert canonical_cells(cells).to_list() == ["[25, 34]", "[25, 34]", "{a, b}", "a", "*", None, "plain"]
+    cells = pl.Series("x", ["[25,34]", "[25, 34]", "{b, a}", "{a}", "*", None, "plain", "[25; 35[", "]25, 35]"])
+    assert canonical_cells(cells).to_list() == ["[25, 34]", "[25, 34]", "{a, b}", "a", "*", None, "plain",
+                                                "[25, 35)", "(25, 35]"]
     assert is_generalized(cells)
     assert not is_generalized(pl.Series("x", ["a", "b"]))
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from conftest import publish_small, small_table
@@ -122,3 +123,26 @@ def test_help_does_not_import_matplotlib():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                             env={"PYTHONPATH": str(Path(__file__).parents[2] / "src"), "PATH": ""})
     assert result.stdout.strip().endswith("False")
+
+
+@pytest.fixture(scope="module")
+def release_resaved(tmp_path_factory):
+    """A release (seeded, no ledger) and the same release re-saved with ';' and CRLF line breaks
+    beside a copy of its certificate, as a spreadsheet in many countries saves it."""
+    directory = tmp_path_factory.mktemp("resaved")
+    publish_small(directory, small_table(600))
+    original = directory / "out" / "r.csv"
+    copy = directory / "copy"
+    copy.mkdir()
+    frame = pl.read_csv(original, infer_schema=False)
+    frame.write_csv(copy / "r.csv", separator=";", line_terminator="\r\n")
+    shutil.copy(original.with_name("r.certificate.json"), copy / "r.certificate.json")
+    return original, copy / "r.csv"
+
+
+def test_a_resaved_release_gets_the_same_report(release_resaved):
+    """Its cells are read by the loader's rules (crowdsafe.data.text_csv), not as comma-separated only."""
+    original, copy = release_resaved
+    assert b";" in copy.read_bytes().split(b"\r\n")[0]
+    assert main(["report", str(copy)]) == 0
+    assert report_path(copy).read_bytes() == report_path(original).read_bytes()

@@ -10,7 +10,8 @@ there are at most :data:`PLAIN_CELLS` and every one is *plain*:
 - ``*``: every code of the domain (unless ``*`` is itself a value of the domain);
 - a value of the domain, written as the domain writes it (spaces around it stripped);
 - a hierarchy label of the domain (its leaves);
-- a range ``[low, high]`` (either end open with ``(`` / ``)``) of plain decimal numbers, in a
+- a range ``[low, high]`` (either end open with ``(`` / ``)``, or an outward ``]`` / ``[``) of
+  plain decimal numbers, in a
   numeric domain: the values it contains;
 - a text naming nothing in the domain that cannot be a range, a bound, a set or a number (no
   ``[](){}<>*`` in it, not read as a number: ``?``, say): a value covering nothing.
@@ -38,7 +39,7 @@ from crowdsafe.data.cell_reader import CellCovers, cell_text
 from crowdsafe.data.generalized import ANY, AttributeDomain, CellKind, parse_number
 
 PLAIN_CELLS = 5_000  # cells read in Python up to this many (all plain), else by the reference reader
-_RANGE = re.compile(r"([\[(])(-?[0-9]+(?:\.[0-9]+)?), (-?[0-9]+(?:\.[0-9]+)?)([\])])")
+_RANGE = re.compile(r"([\[(\]])(-?[0-9]+(?:\.[0-9]+)?), (-?[0-9]+(?:\.[0-9]+)?)([\])\[])")
 _NUMBER_START = frozenset("+-.0123456789")
 _SYNTAX = frozenset("[](){}<>*")  # what a range, a bound, a set or '*' is written with
 _Read = tuple[CellKind, "np.ndarray | tuple[float, float, bool, bool]"]

@@ -1,8 +1,9 @@
 """Reading releases for an attack: a :class:`~crowdsafe.anonymize.Release`, a frame, or a file.
 
 A release file is read with every column as text (so that a cell such as ``[25, 34]`` or
-``017`` is read exactly as published); its presumed k is taken from the certificate written
-beside it (``<name>.certificate.json``), when there is one.
+``017`` is read exactly as published), its separator and line breaks found as the loader finds
+them (:mod:`crowdsafe.data.text_csv`: another tool's ``;``-separated release reads too); its
+presumed k is taken from the certificate written beside it (``<name>.certificate.json``), when there is one.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import polars as pl
 
 from crowdsafe.attacks.intersection import AttackedRelease
 from crowdsafe.csv_safety import certificate_beside, escaped_by, unescape_frame
-from crowdsafe.data.io import with_written_names
+from crowdsafe.data.text_csv import read_text_csv
 from crowdsafe.errors import InputError
 
 
@@ -45,7 +46,7 @@ def read_release(path: str | os.PathLike[str], name: str | None = None) -> Attac
         suffix = ".parquet" if kind == PARQUET else ".csv" if suffix not in (".parquet", ".pq") else suffix
     try:
         if suffix == ".csv":
-            frame = with_written_names(pl.read_csv(path, infer_schema=False, glob=False), path)
+            frame = read_text_csv(path, "release")
             if escaped_by(certificate_beside(path).get("format_notes") or ()):
                 frame = unescape_frame(frame)
         elif suffix in (".parquet", ".pq"):

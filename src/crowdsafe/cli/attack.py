@@ -81,6 +81,11 @@ def render(payload: dict[str, Any], console: Console) -> None:
     console.print("partial breach: " + ", ".join(f"confidence >= {c}: {v:.1%}" for c, v in s["partial_breach"].items()))
     if s["contradictions"]:
         console.print(f"note: {s['contradictions']:,} targets got contradictory candidate sets (not in every release)")
+    for r in payload["releases"]:
+        if s["targets"] and not r["located"]:
+            console.print(f"note: release {r['release']} holds none of the targets: no class has cells covering a "
+                          "target's values (masked values such as 130** or labels need --schema with the column's "
+                          "hierarchy; docs/attacks.md)")
     if payload.get("written"):
         console.print(f"wrote {payload['written']}")
 

@@ -43,15 +43,15 @@ _KINDS = (CellKind.VALUE, CellKind.RANGE, CellKind.SET, CellKind.NODE, CellKind.
 VALUE, RANGE, SET, NODE, EVERYTHING, MISSING = range(len(_KINDS))
 
 _NUMBER = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?[kKmMbB]?"
-_RANGE = rf"^\s*(?P<opening>[\[(])\s*(?P<low>{_NUMBER})\s*[,;]\s*(?P<high>{_NUMBER})\s*(?P<closing>[\])])\s*$"
+_RANGE = rf"^\s*(?P<opening>[\[(\]])\s*(?P<low>{_NUMBER})\s*[,;]\s*(?P<high>{_NUMBER})\s*(?P<closing>[\])\[])\s*$"
 _OPEN_END = rf"^\s*(?P<operator>>=|<=|>|<)\s*(?P<bound>{_NUMBER})\s*$"
 _MANTISSA = r"^(?P<mantissa>[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)(?P<suffix>[kKmMbB]?)$"
 # what the one-cell reader reads: anything but printable ASCII and ASCII white space; ISO dates
 _UNPLAIN = r"[^\t\n\x0B\x0C\r\x20-\x7E]|[0-9]{4}-[0-9]{2}-[0-9]{2}"
 _FLOAT_WORDS = r"(?i)inf|nan|_"  # float() reads 'inf', 'nan' and '1_000'; the number pattern does not
-# cells canonical as written: nothing that makes '*', a range, a bound or a set; '*' alone; a range
-# spaced canonically
-_UNCHANGED = rf"^(?:[^*\[({{<>]*|\*|[\[(]{_NUMBER}, {_NUMBER}[\])])$"
+# cells canonical as written: nothing that makes '*', a range, a bound or a set (not even a leading ']',
+# which may open a range); '*' alone; a range spaced canonically
+_UNCHANGED = rf"^(?:\s*(?:[^*\[({{<>\]\s][^*\[({{<>]*)?|\*|[\[(]{_NUMBER}, {_NUMBER}[\])])$"
 
 
 def _number(text: pl.Expr) -> pl.Expr:
@@ -95,8 +95,8 @@ def _canonical_stages() -> tuple[list[pl.Expr], list[pl.Expr], list[pl.Expr]]:
         pl.when(text.is_null()).then(pl.lit(None, dtype=pl.String))
         .when(stripped == ANY).then(pl.lit(ANY))
         .when(ranged.struct.field("opening").is_not_null()).then(pl.concat_str(
-            ranged.struct.field("opening"), ranged.struct.field("low"), pl.lit(", "), ranged.struct.field("high"),
-            ranged.struct.field("closing")))
+            ranged.struct.field("opening").replace("]", "("), ranged.struct.field("low"), pl.lit(", "),
+            ranged.struct.field("high"), ranged.struct.field("closing").replace("[", ")")))
         .when(open_end.struct.field("operator").is_not_null()).then(pl.concat_str(
             open_end.struct.field("operator"), open_end.struct.field("bound")))
         .when(is_set & (members.list.len() == 1)).then(members.list.first())

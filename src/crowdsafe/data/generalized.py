@@ -3,7 +3,9 @@
 A release (``docs/architecture.md``, "Release representation") writes a quasi-identifier cell
 either as an original value or as a generalized one:
 
-- a numeric range ``[25, 34]`` (closed), ``[25, 35)`` (half-open; any of ``[`` ``(`` ``]`` ``)``),
+- a numeric range ``[25, 34]`` (closed), ``[25, 35)`` (half-open; any of ``[`` ``(`` ``]`` ``)``;
+  an outward bracket opens its end too, as ISO 31-11 writes it: ``[25, 35[``, ``]25, 35]``;
+  a ``;`` may separate the ends),
   or top/bottom coding ``>=90``, ``>90``, ``<18``, ``<=17`` (numbers may carry a ``K``, ``M`` or
   ``B`` suffix; ISO dates ``2020-01-31`` are accepted for date attributes);
 - a set of values ``{Divorced, Separated}`` (members separated by comma + space);
@@ -46,7 +48,10 @@ if TYPE_CHECKING:
 ANY = "*"
 
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?[kKmMbB]?|\d{4}-\d{2}-\d{2}"
-_RANGE = re.compile(rf"^\s*([\[(])\s*({_NUMBER})\s*[,;]\s*({_NUMBER})\s*([\])])\s*$")
+# an outward bracket opens an end (ISO 31-11, as ARX and many statistics offices write): ]20, 30] is
+# (20, 30], [20, 30[ is [20, 30)
+_RANGE = re.compile(rf"^\s*([\[(\]])\s*({_NUMBER})\s*[,;]\s*({_NUMBER})\s*([\])\[])\s*$")
+_OPENING, _CLOSING = {"]": "("}, {"[": ")"}
 _OPEN_END = re.compile(rf"^\s*(>=|<=|>|<)\s*({_NUMBER})\s*$")
 _SUFFIX = {"k": 1e3, "m": 1e6, "b": 1e9}
 _EPOCH = dt.date(1970, 1, 1)
@@ -111,6 +116,7 @@ def parse_cell(text: str | None) -> Cell:
     if match:
         opening, low, high, closing = match.groups()
         lo, hi = parse_number(low), parse_number(high)
+        opening, closing = _OPENING.get(opening, opening), _CLOSING.get(closing, closing)
         return Cell(CellKind.RANGE, f"{opening}{low.strip()}, {high.strip()}{closing}", lo, hi,
                     opening == "[", closing == "]")
     match = _OPEN_END.match(stripped)

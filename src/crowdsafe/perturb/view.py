@@ -19,7 +19,7 @@ import polars as pl
 
 from crowdsafe.csv_safety import escaped_by, format_note, unescape_frame
 from crowdsafe.data import read_table, write
-from crowdsafe.data.io import with_written_names
+from crowdsafe.data.text_csv import read_text_csv
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import atomic_path, check_input, check_output_path
 from crowdsafe.perturb.domain import TupleDomain
@@ -141,13 +141,7 @@ def _read_text(path: Path, escaped: bool = True) -> pl.DataFrame:
         return read_table(path)
     if not path.is_file():
         raise InputError(f"file not found: {path}")
-    try:
-        separator = "\t" if path.suffix.lower() == ".tsv" else ","
-        frame = with_written_names(pl.read_csv(path, infer_schema=False, separator=separator, glob=False), path,
-                                   separator)
-    except (pl.exceptions.PolarsError, OSError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"cannot read the view {path}: {first}") from None
+    frame = read_text_csv(path, "view")
     # crowdsafe writes formula-safe CSV cells (crowdsafe.csv_safety) unless told not to
     return unescape_frame(frame) if escaped else frame
 

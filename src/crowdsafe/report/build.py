@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 
-from crowdsafe.data.io import with_written_names
+from crowdsafe.data.text_csv import scan_text_csv
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.report.classes import WrittenClasses
 from crowdsafe.report.content import (
@@ -51,7 +51,7 @@ def _scan_table(path: Path) -> pl.LazyFrame:
         return pl.concat(scans, how="vertical") if scans else pl.LazyFrame()
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        return with_written_names(pl.scan_csv(path, infer_schema=False, glob=False), path)
+        return scan_text_csv(path)
     if suffix in (".parquet", ".pq"):
         return pl.scan_parquet(path, glob=False).select(pl.all().cast(pl.String))
     raise InputError(f"cannot tell the format of the release {path}: expected a .csv or .parquet file")

@@ -57,7 +57,7 @@ SIZE_BANDS = ((1, 2), (2, 5), (5, 10), (10, math.inf))
 
 _NUM = r"([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
 #: A published number, interval ``[a, b)`` or open end ``>=a`` (the forms hierarchies and Mondrian write).
-_NUMERIC_FORMS = (re.compile(rf"^\s*{_NUM}\s*$"), re.compile(rf"^\s*[\[(]\s*{_NUM}\s*[,;]\s*{_NUM}\s*[\])]\s*$"),
+_NUMERIC_FORMS = (re.compile(rf"^\s*{_NUM}\s*$"), re.compile(rf"^\s*[\[(\]]\s*{_NUM}\s*[,;]\s*{_NUM}\s*[\])\[]\s*$"),
                   re.compile(rf"^\s*(?:<=|>=|<|>)\s*{_NUM}\s*$"))
 
 

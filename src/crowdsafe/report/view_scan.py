@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from crowdsafe.data.io import with_written_names
+from crowdsafe.data.text_csv import scan_text_csv
 from crowdsafe.errors import InputError, ParameterError
 
 #: The name of the rows' count in the scanned tables (not a column of any view: it starts with "__").
@@ -69,9 +69,7 @@ def _scan(path: Path, escaped: bool) -> pl.LazyFrame:
         return pl.scan_parquet(parquet_parts(path), glob=False)
     if not path.is_file():
         raise InputError(f"file not found: {path}")
-    separator = "\t" if path.suffix.lower() == ".tsv" else ","
-    frame = with_written_names(pl.scan_csv(path, infer_schema=False, separator=separator, glob=False), path,
-                               separator)
+    frame = scan_text_csv(path)
     return unescape_frame(frame) if escaped else frame
 
 

@@ -1,0 +1,133 @@
+"""Published CSV tables read with every cell as text (crowdsafe.data.text_csv): a release for an
+attack or a report, an α-β view. They are read by the loader's rules (the separator from the
+header, the file's own line breaks, UTF-8, rows of another width refused) but no cell becomes
+missing except an empty one. Before, they were read as comma-separated LF files only: an ARX
+release (';' by default) read as one column, and an attack on it said the release had no such
+column."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import polars as pl
+import pytest
+
+from crowdsafe.attacks import intersection_attack
+from crowdsafe.attacks.releases import read_release
+from crowdsafe.cli import main
+from crowdsafe.data.text_csv import read_text_csv, scan_text_csv
+from crowdsafe.errors import InputError
+
+COMMA = "age,sex,zip,disease\n20-29,*,130**,flu\n20-29,*,130**,cold\n30-39,M,?,NA\n30-39,M,?,flu\n"
+
+
+def resaved(text: str, separator: str, eol: str) -> bytes:
+    """``text`` (comma-separated, LF, no quoted commas) as a spreadsheet would save it."""
+    return text.replace(",", separator).replace("\n", eol).encode("utf-8")
+
+
+@pytest.mark.parametrize("separator", [",", ";", "\t", "|"])
+@pytest.mark.parametrize("eol", ["\n", "\r\n", "\r"])
+def test_every_separator_and_line_break_reads_the_same_cells(tmp_path, separator, eol):
+    path = tmp_path / "r.csv"
+    path.write_bytes(resaved(COMMA, separator, eol))
+    expected = pl.DataFrame({"age": ["20-29"] * 2 + ["30-39"] * 2, "sex": ["*", "*", "M", "M"],
+                             "zip": ["130**", "130**", "?", "?"], "disease": ["flu", "cold", "NA", "flu"]})
+    assert read_text_csv(path).equals(expected)  # '?' and 'NA' stay as published
+    assert scan_text_csv(path).collect().equals(expected)
+    assert read_release(path).frame.equals(expected)
+
+
+def test_an_empty_field_is_the_only_missing_cell(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("a;b\n;x\n?;\n", encoding="utf-8")
+    assert read_text_csv(path).to_dict(as_series=False) == {"a": [None, "?"], "b": ["x", None]}
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b"a;b\n1;2;3\n", r"line 2 has 3 fields where the header has 2"),
+    (b"a;b;c\n1;2\n", r"line 2 has 2 fields where the header has 3"),
+    ("a;b\nZ\u00fcrich;1\n".encode("latin-1"), "not UTF-8"),
+    (b"a;b\r1;2\n3;4\n", "mixes line endings"),
+])
+def test_bad_release_files_are_one_line_refusals(tmp_path, content, message):
+    path = tmp_path / "r.csv"
+    path.write_bytes(content)
+    with pytest.raises(InputError, match=message):
+        read_release(path)
+
+
+def test_an_arx_style_release_is_attacked_as_its_comma_twin(tmp_path):
+    """';' separators and ISO 31-11 intervals (an outward bracket opens the end), as ARX and many
+    statistics offices write them, locate the targets as the comma file with (a, b] does."""
+    arx = tmp_path / "arx.csv"
+    arx.write_text("age;sex;disease\n[20, 30[;*;flu\n[20, 30[;*;cold\n]30, 40];M;cancer\n]30, 40];M;flu\n",
+                   encoding="utf-8")
+    other = tmp_path / "other.csv"
+    other.write_text('age,sex,disease\n"[20 ; 30[",*,flu\n"[20 ; 30[",*,hiv\n"]30 ; 40]",M,cancer\n'
+                     '"]30 ; 40]",M,hiv\n', encoding="utf-8")
+    twins = [tmp_path / "arx_twin.csv", tmp_path / "other_twin.csv"]
+    twins[0].write_text("age,sex,disease\n\"[20, 30)\",*,flu\n\"[20, 30)\",*,cold\n\"(30, 40]\",M,cancer\n"
+                        "\"(30, 40]\",M,flu\n", encoding="utf-8")
+    twins[1].write_text("age,sex,disease\n\"[20, 30)\",*,flu\n\"[20, 30)\",*,hiv\n\"(30, 40]\",M,cancer\n"
+                        "\"(30, 40]\",M,hiv\n", encoding="utf-8")
+    targets = pl.DataFrame({"age": [25, 30, 35], "sex": ["F", "M", "M"], "disease": ["flu", "flu", "cancer"]})
+    run = [intersection_attack([read_release(p) for p in paths], targets, ["age", "sex"], "disease").summary
+           for paths in ([arx, other], twins)]
+    assert run[0] == run[1]
+    assert run[0]["perfect_breach"] == pytest.approx(2 / 3)  # 25 and 35 are breached; 30 lies in no class
+
+
+def test_the_attack_command_reads_a_semicolon_release(tmp_path, capsys):
+    release = tmp_path / "r.csv"
+    release.write_bytes(resaved(COMMA, ";", "\r\n"))
+    targets = tmp_path / "t.csv"
+    targets.write_text("age,sex,zip,disease\n25,F,13053,flu\n", encoding="utf-8")
+    assert main(["attack", "intersection", str(release), str(release), "--targets", str(targets),
+                 "--qi", "age,sex,zip", "--sensitive", "disease"]) == 0
+    out = capsys.readouterr().out
+    assert "100.0%" in out  # located in both
+
+
+def test_a_resaved_view_gives_the_same_estimates(tmp_path):
+    from crowdsafe.data import load
+    from crowdsafe.perturb import estimate, perturb, read_view
+    from crowdsafe.perturb.alpha_beta import PerturbRequest
+    from crowdsafe.privacy.dgamma import AlphaBetaPlanRequest
+
+    rng = np.random.default_rng(3)
+    frame = pl.DataFrame({"age": rng.integers(18, 90, 80), "sex": rng.choice(["F", "M"], 80)})
+    request = PerturbRequest(AlphaBetaPlanRequest(gamma=0.6, c=0.2), domains={"age": range(18, 90), "sex": ["F", "M"]},
+                             max_rows=100)
+    view_path, cert_path = perturb(load(frame), request, randomness=4).view.write(tmp_path / "view.csv")
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    pl.read_csv(view_path, infer_schema=False).write_csv(copy / "view.csv", separator=";", line_terminator="\r\n")
+    shutil.copy(cert_path, copy / "view.certificate.json")
+    for query in ("count", "count where age between 20 and 25 and sex = 'F'"):
+        assert estimate(read_view(copy / "view.csv"), query) == estimate(read_view(view_path), query)
+
+
+def test_masked_cells_need_the_schema_and_the_attack_says_so(tmp_path, capsys):
+    """``130**`` is a mask hierarchy's label: without the hierarchy it covers no target's zip, and
+    the command says why a release located nobody; with it the targets are located."""
+    paths = []
+    for name, other in (("r1.csv", "cold"), ("r2.csv", "hiv")):
+        paths.append(tmp_path / name)
+        paths[-1].write_text(f"age;zip;disease\n[20, 30[;130**;flu\n[20, 30[;130**;{other}\n]30, 40];148**;cancer\n"
+                             f"]30, 40];148**;{other}\n", encoding="utf-8")
+    targets = tmp_path / "t.csv"
+    targets.write_text("age,zip,disease\n25,13053,flu\n35,14850,cancer\n", encoding="utf-8")
+    schema = tmp_path / "s.toml"
+    schema.write_text('[attributes.age]\nrole = "quasi-identifier"\ntype = "integer"\n'
+                      '[attributes.zip]\nrole = "quasi-identifier"\ntype = "categorical"\nhierarchy = { mask = 2 }\n'
+                      '[attributes.disease]\nrole = "sensitive"\ntype = "categorical"\n', encoding="utf-8")
+    command = ["attack", "intersection", *map(str, paths), "--targets", str(targets), "--qi", "age,zip",
+               "--sensitive", "disease"]
+    assert main(command) == 0
+    out = capsys.readouterr().out
+    assert "note: release r1 holds none of the targets" in out and "perfect breach: 0.0%" in out
+    assert main([*command, "--schema", str(schema)]) == 0
+    out = capsys.readouterr().out
+    assert "holds none of the targets" not in out and "perfect breach: 100.0%" in out
