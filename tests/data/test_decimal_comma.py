@@ -169,6 +169,10 @@ def test_a_declared_number_written_with_a_comma_gets_a_hint(tmp_path):
     with pytest.raises(SchemaError, match="holds the non-numeric value 'n/a'; a custodian-only"):
         path.write_text('id,amount\n1,n/a\n')
         load(path, schema=declared)
+    # a cell of spaces is named as blank, not as the value '' (its stripped text)
+    with pytest.raises(SchemaError, match=r"row 2 of .* holds a blank cell \(spaces only: an empty cell"):
+        path.write_text('id,amount\n1,2\n2,   \n')
+        load(path, schema=declared)
 
 
 def test_streamed_and_whole_reads_agree(german, monkeypatch):

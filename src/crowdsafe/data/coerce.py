@@ -64,9 +64,11 @@ def coerce(frame: pl.DataFrame, schema: Schema, source: str) -> pl.DataFrame:
                         f"column '{attribute.name}' is declared numeric but row {row} of {source} holds {value!r}, "
                         "which is not a number written with a decimal comma (the reading asked for: "
                         f"--decimal-comma or [csv] decimal_comma = true){NOT_AS_DECLARED}")
+                held = ("a blank cell (spaces only: an empty cell, with nothing between the separators, is read as "
+                        "missing)" if value == "" else f"the non-numeric value {value!r}{comma.hint(value)}")
                 raise SchemaError(
-                    f"column '{attribute.name}' is declared numeric but row {row} of {source} "
-                    f"holds the non-numeric value {value!r}{comma.hint(value)}{NOT_AS_DECLARED}"
+                    f"column '{attribute.name}' is declared numeric but row {row} of {source} holds {held}"
+                    f"{NOT_AS_DECLARED}"
                 )
             changes.append(converted.alias(attribute.name))
         elif attribute.type is AttributeType.DATE and dtype != pl.Date:
