@@ -120,3 +120,20 @@ def test_lowest_label_wins_when_a_label_repeats():
     h = Hierarchy.from_columns("m", ["a", "b", "c"], [["ab", "ab", "c"], ["ab", "ab", "c"], ["*"] * 3])
     cover = AttributeDomain("m", h.leaves, h).cover(pl.Series("m", ["ab", "c"]))
     assert list(cover.level) == [1, 0]
+
+
+def test_masked_values_cover_the_values_they_may_mask():
+    """``130**``: the values of five characters starting with 130 (ARX's and crowdsafe's mask
+    hierarchies write them); read after values, labels, ranges and sets."""
+    zips = AttributeDomain.from_values(pl.Series("zip", ["13053", "13068", "1305", "130531", "14850", None]))
+    cover = zips.cover(pl.Series("zip", ["130**", "1305*", "13***", "{130**, 14850}", "13053"]), strict=False)
+    covered = [sorted(zips.values.gather(cover.indices[a:b]).to_list()) for a, b in zip(cover.indptr, cover.indptr[1:])]
+    assert covered == [["13053", "13068"], ["13053"], ["13053", "13068"], ["13053", "13068", "14850"], ["13053"]]
+    assert list(cover.kind) == [CellKind.SET] * 4 + [CellKind.VALUE]
+    ages = AttributeDomain.from_values(pl.Series("age", [5, 20, 25, 29, 31, 250]))
+    cover = ages.cover(pl.Series("age", ["2*", "2**", "3*"]), strict=False)
+    assert ages.values.gather(cover.indices).to_list() == [20, 25, 29, 250, 31]
+    # against the original (strict), a masked value masks one value at least
+    with pytest.raises(InputError, match=r"holds '9\*\*\*\*', which is neither .* a masked value nor '\*'"):
+        zips.cover(pl.Series("zip", ["9****"]))
+

@@ -84,8 +84,8 @@ def render(payload: dict[str, Any], console: Console) -> None:
     for r in payload["releases"]:
         if s["targets"] and not r["located"]:
             console.print(f"note: release {r['release']} holds none of the targets: no class has cells covering a "
-                          "target's values (masked values such as 130** or labels need --schema with the column's "
-                          "hierarchy; docs/attacks.md)")
+                          "target's values (hierarchy labels need --schema with the column's hierarchy; the cells "
+                          "read are listed in docs/attacks.md)")
     if payload.get("written"):
         console.print(f"wrote {payload['written']}")
 

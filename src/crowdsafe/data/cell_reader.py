@@ -45,6 +45,7 @@ VALUE, RANGE, SET, NODE, EVERYTHING, MISSING = range(len(_KINDS))
 _NUMBER = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?[kKmMbB]?"
 _RANGE = rf"^\s*(?P<opening>[\[(\]])\s*(?P<low>{_NUMBER})\s*[,;]\s*(?P<high>{_NUMBER})\s*(?P<closing>[\])\[])\s*$"
 _OPEN_END = rf"^\s*(?P<operator>>=|<=|>|<)\s*(?P<bound>{_NUMBER})\s*$"
+_MASK = r"^(?P<kept>[^*\[\](){}<>]+)(?P<stars>\*+)$"  # generalized.MASK_PATTERN, its groups named
 _MANTISSA = r"^(?P<mantissa>[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)(?P<suffix>[kKmMbB]?)$"
 # what the one-cell reader reads: anything but printable ASCII and ASCII white space; ISO dates
 _UNPLAIN = r"[^\t\n\x0B\x0C\r\x20-\x7E]|[0-9]{4}-[0-9]{2}-[0-9]{2}"
@@ -135,7 +136,8 @@ def _fact_stages() -> tuple[list[pl.Expr], list[pl.Expr], list[pl.Expr], list[pl
     operator, bound = pl.col("__operator"), pl.col("__bound")
     first = [text.str.strip_chars().alias("stripped")]
     second = [stripped.str.extract_groups(_RANGE).alias("__range"),
-              stripped.str.extract_groups(_OPEN_END).alias("__open")]
+              stripped.str.extract_groups(_OPEN_END).alias("__open"),
+              stripped.str.extract_groups(_MASK).alias("__mask")]
     third = [open_end.struct.field("operator").alias("__operator"),
              _number(open_end.struct.field("bound")).alias("__bound"),
              _number(ranged.struct.field("low")).alias("__low"),
@@ -158,6 +160,9 @@ def _fact_stages() -> tuple[list[pl.Expr], list[pl.Expr], list[pl.Expr], list[pl
         pl.coalesce(ranged.struct.field("closing") == "]", operator != "<", True).alias("high_closed"),
         (stripped.str.starts_with("{") & stripped.str.ends_with("}") & (stripped.str.len_chars() >= 2))
         .fill_null(False).alias("set"),
+        pl.col("__mask").struct.field("kept").alias("mask_kept"),
+        (pl.col("__mask").struct.field("kept").str.len_chars() + pl.col("__mask").struct.field("stars").str.len_chars())
+        .cast(pl.Int64).alias("mask_width"),
     ]
     return first, second, third, final
 
@@ -377,6 +382,13 @@ class CellReader:
         chosen = claim(facts.get_column("set").to_numpy(), SET)
         if len(chosen):
             self._read_sets(chosen, columns, texts, emit)
+        kept = facts.get_column("mask_kept")
+        chosen = claim(kept.is_not_null().to_numpy(), SET)  # a masked value: the set of values it may mask
+        width = facts.get_column("mask_width").to_numpy()
+        for j in np.unique(columns[chosen]):
+            here = chosen[columns[chosen] == j]
+            cell, code = self.domains[j].masked_codes(kept.gather(here).to_list(), width[here])
+            emit(here[cell], code)
         # whatever is left names nothing in its domain: a VALUE covering nothing
         return _Read(kind, np.concatenate(rows), np.concatenate(codes))
 

@@ -9,6 +9,8 @@ either as an original value or as a generalized one:
   or top/bottom coding ``>=90``, ``>90``, ``<18``, ``<=17`` (numbers may carry a ``K``, ``M`` or
   ``B`` suffix; ISO dates ``2020-01-31`` are accepted for date attributes);
 - a set of values ``{Divorced, Separated}`` (members separated by comma + space);
+- a masked value ``130**``: the characters kept, then one ``*`` per character masked (ARX's and
+  crowdsafe's mask hierarchies write them): the values of that length that start with ``130``;
 - the label of a hierarchy node (its leaves are read from the hierarchy);
 - ``*``: fully generalized (the cell covers the whole domain).
 
@@ -21,7 +23,8 @@ of the lowest node that contains it. Models and metrics use covers, so ``[25, 34
 the equal set) are the same published value.
 
 Resolution order for one cell: ``*``; an original value of the domain (exact text, or the same
-number); a hierarchy node label (lowest level first); range / top-bottom syntax; set syntax.
+number); a hierarchy node label (lowest level first); range / top-bottom syntax; set syntax; a
+masked value (read as the set of values it may mask).
 A cell that resolves to nothing, or covers no value of the domain, is a
 :class:`~crowdsafe.errors.InputError` naming the column and the value.
 """
@@ -52,6 +55,11 @@ _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?[kKmMbB]?|\d{4}-\d{2}-\
 # (20, 30], [20, 30[ is [20, 30)
 _RANGE = re.compile(rf"^\s*([\[(\]])\s*({_NUMBER})\s*[,;]\s*({_NUMBER})\s*([\])\[])\s*$")
 _OPENING, _CLOSING = {"]": "("}, {"[": ")"}
+# a masked value: the characters kept, then one '*' per character masked (130** for the five-digit ZIP
+# codes 13000-13099), as ARX and crowdsafe's mask hierarchies write them
+MASK_PATTERN = r"^([^*\[\](){}<>]+)(\*+)$"
+_MASK = re.compile(MASK_PATTERN)
+_LAST_CHAR = "\U0010ffff"
 _OPEN_END = re.compile(rf"^\s*(>=|<=|>|<)\s*({_NUMBER})\s*$")
 _SUFFIX = {"k": 1e3, "m": 1e6, "b": 1e9}
 _EPOCH = dt.date(1970, 1, 1)
@@ -251,6 +259,32 @@ class AttributeDomain:
             out.append((order, starts))
         return out
 
+    @cached_property
+    def _sorted_texts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The values' texts sorted (the missing value left out), their codes and their lengths."""
+        texts = np.array(list(self._code_of_text), dtype=str)
+        codes = np.fromiter(self._code_of_text.values(), dtype=np.int64, count=len(texts))
+        order = np.argsort(texts, kind="stable")
+        return texts[order], codes[order], np.char.str_len(texts[order]).astype(np.int64)
+
+    def masked_codes(self, kept: Sequence[str], width: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The values masked cells may stand for: for cell i, every value whose text starts with
+        ``kept[i]`` and has ``width[i]`` characters (the prefix found by binary search in the
+        sorted texts). Returns (cell, code) pairs, by cell, codes ascending within each."""
+        texts, codes, lengths = self._sorted_texts
+        if not len(kept) or not len(texts):
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        prefixes = np.array(kept, dtype=str)
+        start = np.searchsorted(texts, prefixes, side="left")
+        stop = np.searchsorted(texts, np.char.add(prefixes, _LAST_CHAR), side="right")
+        count = np.maximum(stop - start, 0)
+        cell = np.repeat(np.arange(len(prefixes), dtype=np.int64), count)
+        at = np.repeat(start - (np.cumsum(count) - count), count) + np.arange(int(count.sum()), dtype=np.int64)
+        keep = lengths[at] == np.asarray(width, dtype=np.int64)[cell]
+        cell, code = cell[keep], codes[at[keep]]
+        order = np.lexsort((code, cell))
+        return cell[order], code[order]
+
     def _lowest_level(self, codes: np.ndarray) -> int:
         """Level of the lowest hierarchy node containing every code (-1 without a hierarchy)."""
         if self.hierarchy is None or len(codes) == 0:
@@ -302,11 +336,17 @@ class AttributeDomain:
         if cell.kind is CellKind.SET:
             parts = [self._resolve(member, strict)[1] for member in self._split_members(stripped[1:-1])]
             return CellKind.SET, np.unique(np.concatenate([np.zeros(0, dtype=np.uint32), *parts])).astype(np.uint32)
+        masked = _MASK.match(stripped)
+        if masked:  # the set of values it may mask (strict: a masked value of the original masks one at least)
+            kept, stars = masked.groups()
+            codes = self.masked_codes([kept], [len(kept) + len(stars)])[1].astype(np.uint32)
+            if len(codes) or not strict:
+                return CellKind.SET, codes
         if not strict:
             return CellKind.VALUE, np.zeros(0, dtype=np.uint32)
         raise InputError(
             f"column '{self.name}' of the release holds {text!r}, which is neither a value of the original, "
-            "a hierarchy node, a range, a set nor '*'"
+            "a hierarchy node, a range, a set, a masked value nor '*'"
         )
 
     def _known(self, text: str) -> bool:
