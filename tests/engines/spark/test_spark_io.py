@@ -116,3 +116,43 @@ def test_first_values_of_the_other_columns(spark, monkeypatch, first_rows):
     assert {c: s.to_list() for c, s in found.items()} == {"early": ["x"], "late.x": [7], "never": [None]}
     assert [s.name for s in found.values()] == ["early", "late.x", "never"]
     assert table.first_values(frame, []) == {}
+
+
+@pytest.mark.parametrize("separator", [";", "\t", "|", ","])
+def test_the_separator_is_found_as_on_the_polars_engine(spark, tmp_path, separator):
+    """A ';'-separated file (a spreadsheet's CSV in much of Europe, ARX's releases) read as one
+    column 'age;sex' on Spark before; now its separator is found from the header, as the Polars
+    engine finds it, for a file, a gzip file and a folder of parts."""
+    import gzip
+
+    from crowdsafe.data.io import read_table
+
+    text = f"age{separator}sex\n30{separator}F\n41{separator}M\n"
+    path = tmp_path / "t.csv"
+    path.write_text(text, encoding="utf-8")
+    packed = tmp_path / "t.csv.gz"
+    packed.write_bytes(gzip.compress(text.encode()))
+    folder = tmp_path / "parts.csv"
+    folder.mkdir()
+    (folder / "part-0.csv").write_text(text, encoding="utf-8")
+    assert read_table(path).columns == ["age", "sex"]
+    for where in (path, packed, folder):
+        frame = read_frame(spark, str(where))
+        assert frame.columns == ["age", "sex"]
+        assert sorted((r["age"], r["sex"]) for r in frame.collect()) == [("30", "F"), ("41", "M")]
+
+
+def test_an_arx_release_is_attacked_alike_on_both_engines(spark, tmp_path):
+    from crowdsafe import api
+
+    paths = []
+    for name, other in (("r1.csv", "cold"), ("r2.csv", "hiv")):
+        paths.append(tmp_path / name)
+        paths[-1].write_text(f"age;zip;disease\n[20, 30[;130**;flu\n[20, 30[;130**;{other}\n]30, 40];148**;cancer\n"
+                             f"]30, 40];148**;{other}\n", encoding="utf-8")
+    targets = tmp_path / "t.csv"
+    targets.write_text("age,zip,disease\n25,13053,flu\n35,14850,cancer\n", encoding="utf-8")
+    runs = [api.attack([str(p) for p in paths], str(targets), qi=["age", "zip"], sensitive="disease", engine=engine)
+            for engine in ("polars", "spark")]
+    assert runs[0].summary == runs[1].summary
+    assert runs[0].summary["perfect_breach"] == 1.0

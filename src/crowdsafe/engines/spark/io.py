@@ -38,12 +38,28 @@ def literal_reader(spark: Any) -> Any:
     return spark.read.option("__globPaths__", "false")
 
 
+def csv_separator(spark: Any, path: str) -> str:
+    """The field separator of the CSV table at ``path`` (a file or a folder of parts, local or a
+    URI), found from its header line as the Polars engine finds it
+    (:func:`crowdsafe.data.io.resolve_separator`: ``,`` ``;`` tab ``|``, a comma when none
+    appears). A local file's first bytes are read here; anything else's first line through Spark."""
+    from crowdsafe.data.io import resolve_separator
+
+    if not _URI_SCHEME.match(path) and os.path.isfile(path):
+        with open(path, "rb") as handle:
+            head = handle.read(65536)
+        if head[:2] != b"\x1f\x8b":  # (gzip: its first line through Spark, which decompresses it)
+            return resolve_separator(None, head.removeprefix(b"\xef\xbb\xbf"))
+    first = literal_reader(spark).text(path).first()
+    return resolve_separator(None, ("" if first is None else str(first[0])).encode("utf-8"))
+
+
 def read_frame(spark: Any, path: str, *, columns: Sequence[str] | None = None,
                missing_tokens: Sequence[str] = ("", "?", "NA")) -> Any:
     """A Spark DataFrame of the table at ``path`` (a file or a directory of part files).
 
     The path is literal (:func:`literal_reader`). Parquet unless the name ends like a CSV file;
-    CSV is read with a header and the given
+    CSV is read with its own separator (:func:`csv_separator`), a header and the given
     missing-value tokens as nulls (every column as text: types come from the crowdsafe schema,
     never from Spark's inference). Column names are made stable (:func:`stable_columns`).
     ``columns``, when given, are selected and must exist.
@@ -54,9 +70,11 @@ def read_frame(spark: Any, path: str, *, columns: Sequence[str] | None = None,
     name = str(path).rstrip("/").lower()
     try:
         if name.endswith(_CSV_ENDINGS):
-            reader = literal_reader(spark).option("header", True).option("inferSchema", False)
+            separator = csv_separator(spark, str(path))
+            reader = literal_reader(spark).option("header", True).option("inferSchema", False).option("sep", separator)
             frame = reader.csv(str(path))
-            header = literal_reader(spark).option("header", False).csv(str(path)).first()  # the header as written
+            header = (literal_reader(spark).option("header", False).option("sep", separator)
+                      .csv(str(path)).first())  # the header as written
             written = [("" if v is None else str(v)) for v in header] if header is not None else frame.columns
             frame = stable_columns(frame, written, str(path))
             frame = frame.replace(list(missing_tokens), None) if missing_tokens else frame
