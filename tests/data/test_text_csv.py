@@ -128,3 +128,17 @@ def test_an_arx_release_with_masked_zip_codes_is_attacked_without_a_schema(tmp_p
     assert main([*command, str(paths[0]), str(paths[2])]) == 0
     out = capsys.readouterr().out
     assert "note: release r3 holds none of the targets" in out and "note: release r1" not in out
+
+
+def test_compare_reads_an_arx_release_against_its_original(tmp_path, capsys):
+    """Masked ZIP codes and ISO 31-11 intervals are read as what they cover in the original (they
+    were refused before as 'neither a value of the original, a hierarchy node, a range, a set nor *')."""
+    original = tmp_path / "original.csv"
+    original.write_text("age,zip,disease\n25,13053,flu\n27,13068,cold\n35,14850,cancer\n38,14853,flu\n",
+                        encoding="utf-8")
+    release = tmp_path / "arx.csv"
+    release.write_text("age;zip;disease\n[20, 30[;130**;flu\n[20, 30[;130**;cold\n]30, 40];148**;cancer\n"
+                       "]30, 40];148**;flu\n", encoding="utf-8")
+    assert main(["compare", str(original), str(release), "--qi", "age,zip"]) == 0
+    out = capsys.readouterr().out
+    assert "4 / 4 / 0" in out and "equivalence classes" in out
