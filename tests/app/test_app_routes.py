@@ -260,3 +260,27 @@ def test_an_attack_reads_the_table_its_release_was_published_from(app_client, tm
     attack = workspace.release(1).attack
     assert attack["summary"]["targets"] == 400  # kunden.csv's people, not andere.csv's 250
     assert "Measured on 400 people" in client.get("/release/1/attack").text
+
+
+def test_a_release_whose_files_are_gone_gets_a_page_not_a_500(app_client, tmp_path):
+    """Found by a sweep: once the table or the release files were moved, the attack page and the
+    downloads were internal errors (500)."""
+    client, workspace = app_client
+    table = open_german(client, tmp_path)
+    client.post("/schema", data={**roles_form(workspace, **german_roles()), "action": "continue"})
+    publish(client, {"budget_epsilon": "10", "budget_delta": "1e-5"})
+    record = workspace.release(1)
+    moved = Path(str(table) + ".moved")
+    Path(table).rename(moved)  # the table the attack reads its targets from
+    for answer in (client.get("/release/1/attack"),
+                   client.post("/release/1/attack", data={"csrf": "test-csrf", "sensitive": "Diagnose"})):
+        assert answer.status_code == 404 and "not where it was published" in answer.text
+    moved.rename(table)
+    assert client.get("/release/1/attack").status_code == 200
+    record.certificate.unlink()
+    for kind in ("certificate", "release"):
+        if kind == "release":
+            record.table.unlink()
+        answer = client.get(f"/release/1/file/{kind}")
+        assert answer.status_code == 404 and "no longer at" in answer.text
+    assert client.get("/release/1/attack").status_code == 404

@@ -185,3 +185,32 @@ def test_an_upload_of_two_files_is_refused_in_a_sentence(app_client):
                          files=[("file", ("a.csv", table, "text/csv")), ("file", ("a.csv", table, "text/csv"))])
     assert answer.status_code == 400 and "upload one file at a time" in answer.text
     assert not any(p.is_file() for p in (workspace.workdir / "uploads").rglob("*"))
+
+
+def _raw_upload(client, file_name: str, content: bytes):
+    """An upload as a browser sends it: the file name in the part's header as raw UTF-8."""
+    boundary = "b0undary"
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{file_name}\"\r\n"
+            "Content-Type: text/csv\r\n\r\n").encode("utf-8") + content + f"\r\n--{boundary}--\r\n".encode()
+    return client.post("/open/upload?csrf=test-csrf", content=body,
+                       headers={"content-type": f"multipart/form-data; boundary={boundary}"})
+
+
+@pytest.mark.parametrize(("file_name", "label"), [("患者.csv", "患者.csv"), ("مرضى.csv", "مرضى.csv"),
+                                                  ("données.csv", "données.csv"), ("😀.csv", "_.csv"),
+                                                  ("e\u0301tat.csv", "état.csv")])
+def test_a_file_name_in_any_script_is_uploaded(app_client, file_name, label):
+    """Found by a sweep: a name outside Latin-1 was a 500 (the header was re-encoded as Latin-1),
+    and letters of other scripts were replaced by '_' in the table's label."""
+    client, workspace = app_client
+    answer = _raw_upload(client, file_name, _table(1 << 10))
+    assert answer.status_code == 303 and answer.headers["location"] == "/schema"
+    assert workspace.opened is not None and workspace.opened.label == label
+
+
+def test_a_file_name_of_thousands_of_characters_is_refused_in_a_sentence(app_client):
+    client, workspace = app_client
+    answer = _raw_upload(client, "a" * 5000 + ".csv", _table(1 << 10))
+    assert answer.status_code == 400 and "rename the file" in answer.text
+    assert workspace.opened is None
+    assert not any(p.is_file() for p in (workspace.workdir / "uploads").rglob("*"))

@@ -250,7 +250,11 @@ class Pages:
         record = self._record(request)
         if record is None or record.status != "done":
             return self._not_ready(request, record, 5)
-        return self.render(request, "attack.html", 5, record=record, **await self._attack_context(record))
+        try:
+            context = await self._attack_context(record)
+        except CrowdsafeError as exc:  # the release or its table moved or deleted since it was published
+            return self._gone(request, 5, exc)
+        return self.render(request, "attack.html", 5, record=record, **context)
 
     async def _attack_context(self, record: ReleaseRecord) -> dict[str, Any]:
         from crowdsafe.report.build import read_certificate
@@ -279,7 +283,10 @@ class Pages:
         try:
             await run_in_threadpool(self.ws.run_attack, record, sensitive, earlier)
         except CrowdsafeError as exc:
-            context = await self._attack_context(record)
+            try:
+                context = await self._attack_context(record)
+            except CrowdsafeError as gone:
+                return self._gone(request, 5, gone)
             context["attack_error"] = str(exc)
             return self.render(request, "attack.html", 5, status=400, record=record, **context)
         return RedirectResponse(f"/release/{record.number}/attack", status_code=303)
@@ -298,10 +305,18 @@ class Pages:
         if record is None or record.status != "done" or kind not in _files(record):
             return HTMLResponse("", status_code=404)
         path = _files(record)[kind]
+        if not path.is_file():
+            return self._gone(request, 6, f"the {kind} file is no longer at {path}")
         media = {"release": "text/csv; charset=utf-8", "certificate": "application/json",
                  "report": "text/html; charset=utf-8"}[kind]
         return FileResponse(path, media_type=media, filename=path.name,
                             headers={"Content-Security-Policy": REPORT_POLICY} if kind == "report" else None)
+
+    def _gone(self, request: Request, step: int, problem: object) -> Response:
+        """A release whose files (or whose table) were moved or deleted since it was published."""
+        return self.render(request, "error.html", step, status=404,
+                           error=f"This release's files are not where it was published: {problem}. Put them back, "
+                                 "or publish again.")
 
     def _not_ready(self, request: Request, record: ReleaseRecord | None, step: int) -> Response:
         """A release not published (yet): its page, which says why; none at all: 404."""

@@ -12,15 +12,17 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
 from crowdsafe.errors import ParameterError
 
-_SAFE = re.compile(r"[^A-Za-z0-9._ -]+")
+_SAFE = re.compile(r"[^\w. -]+")  # letters and digits of every script are kept (患者.csv, مرضى.csv)
 
 
 class TooLarge(Exception):
@@ -29,7 +31,7 @@ class TooLarge(Exception):
 
 @dataclass
 class _Part:
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, bytes] = field(default_factory=dict)  # raw: a browser sends a file name as UTF-8
     field_name: str = ""
     file_name: str | None = None
     value: bytearray = field(default_factory=bytearray)
@@ -40,7 +42,7 @@ class _Part:
 def safe_name(name: str) -> str:
     """A file name for the upload: the base name given, other characters replaced (the name is
     the table's label on the pages and in the ledger)."""
-    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    base = unicodedata.normalize("NFC", name.replace("\\", "/").rsplit("/", 1)[-1])
     base = _SAFE.sub("_", base).strip(" .")
     return base[:120] or "upload.csv"
 
@@ -70,13 +72,12 @@ async def receive_upload(request: Any, folder: Path, limit: int) -> tuple[Path, 
         header["value"] += data[start:end]
 
     def on_header_end() -> None:
-        current[0].headers[bytes(header["field"]).decode("latin-1").lower()] = bytes(header["value"]).decode("utf-8",
-                                                                                                           "replace")
+        current[0].headers[bytes(header["field"]).decode("latin-1").lower()] = bytes(header["value"])
         header["field"], header["value"] = bytearray(), bytearray()
 
     def on_headers_finished() -> None:
         part = current[0]
-        _, disposition = parse_options_header(part.headers.get("content-disposition", ""))
+        _, disposition = parse_options_header(part.headers.get("content-disposition", b""))
         part.field_name = disposition.get(b"name", b"").decode("utf-8", "replace")
         filename = disposition.get(b"filename")
         if filename is not None:
@@ -114,11 +115,14 @@ async def receive_upload(request: Any, folder: Path, limit: int) -> tuple[Path, 
                 raise TooLarge
             parser.write(chunk)
         parser.finalize()
-    except BaseException:
+    except BaseException as exc:
         for part in [*parts, *current]:
             if part.handle is not None:
                 part.handle.close()
         shutil.rmtree(folder, ignore_errors=True)
+        if isinstance(exc, MultipartParseError):  # a header past the parser's limit: a name of thousands of characters
+            raise ParameterError(f"the upload's form could not be read ({exc}); if the file's name is very long, "
+                                 "rename the file and upload it again") from None
         raise
     files = [p for p in parts if p.path is not None and p.field_name == "file"]
     fields = {p.field_name: bytes(p.value).decode("utf-8", "replace") for p in parts if p.path is None}
