@@ -191,7 +191,7 @@ def _raw_upload(client, file_name: str, content: bytes):
     """An upload as a browser sends it: the file name in the part's header as raw UTF-8."""
     boundary = "b0undary"
     body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{file_name}\"\r\n"
-            "Content-Type: text/csv\r\n\r\n").encode("utf-8") + content + f"\r\n--{boundary}--\r\n".encode()
+            "Content-Type: text/csv\r\n\r\n").encode() + content + f"\r\n--{boundary}--\r\n".encode()
     return client.post("/open/upload?csrf=test-csrf", content=body,
                        headers={"content-type": f"multipart/form-data; boundary={boundary}"})
 

@@ -257,3 +257,24 @@ def test_the_class_writer_escapes_on_both_paths(tmp_path, values, expected):
     assert [r[1] for r in rows[1:]] == ["-5", "-5", "-5", "1", "3", "3"]
     write_classes_csv(classes, sizes, tmp_path / "raw.csv", escape_formulas=False)
     assert [r[0] for r in _rows(tmp_path / "raw.csv")] == ["=q", *[values[i] for i in (0, 0, 0, 1, 3, 3)]]
+
+
+def test_compare_and_check_read_a_release_with_escaped_column_names(tmp_path, capsys):
+    """Found by a sweep: a column named '=cmd' or '-k' is written "'=cmd" (formula-safe); compare
+    and check --original undid the escape on the frame but kept the escaped names in the schema,
+    and refused the release ("column ''=cmd' is named in the schema but not in the data")."""
+    from crowdsafe.cli import main
+
+    rng = np.random.default_rng(1)
+    n = 200
+    table = pl.DataFrame({"age": rng.integers(20, 60, n), "=cmd": rng.choice(["a", "b"], n),
+                          "-k": rng.choice(["x", "y"], n), "diag": rng.choice(["flu", "cold"], n)})
+    table.write_csv(tmp_path / "d.csv")
+    release = tmp_path / "m.csv"
+    assert main(["anonymize", str(tmp_path / "d.csv"), "--algorithm", "mondrian", "--k", "5", "--sensitive", "diag",
+                 "--out", str(release)]) == 0
+    assert _rows(release)[0] == ["age", "'=cmd", "'-k", "diag"]
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "d.csv"), str(release), "--k", "5"]) == 0
+    assert main(["check", str(release), "--original", str(tmp_path / "d.csv"), "--sensitive", "diag"]) == 0
+    assert "=cmd" in capsys.readouterr().out

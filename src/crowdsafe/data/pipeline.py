@@ -82,10 +82,15 @@ def load_release(release: Any, *, missing: MissingPolicy | str = DEFAULT_MISSING
     """:func:`load` for a release read against its original (``check --original``, ``compare``):
     a formula-safe CSV release crowdsafe wrote has its escape undone (``'=1+1`` -> ``=1+1``,
     :func:`crowdsafe.csv_safety.escaped_release`), so its cells read as the values they publish."""
+    from dataclasses import replace
+
     from crowdsafe.csv_safety import escaped_release, unescape_frame
 
-    dataset = load(release, missing=missing)
-    return dataset.with_frame(unescape_frame(dataset.frame)) if escaped_release(release) else dataset
+    if not escaped_release(release):
+        return load(release, missing=missing)
+    # undone before the schema is inferred, so that the column names are the ones published ('=x', not "'=x")
+    source = read_source(release)
+    return load_source(replace(source, frame=unescape_frame(source.frame)), missing=missing)
 
 
 def load_source(
