@@ -62,7 +62,9 @@ def cells(draw, domain: AttributeDomain) -> str | None:
     # a value (or a number) with some of its last characters masked, or stars added: 13**, 2*, Sal**, *5*
     masked = st.builds(lambda text, cut, stars: text[:max(len(text) - cut, 0)] + "*" * stars,
                        st.one_of(value_text, NUMBERS), st.integers(0, 3), st.integers(1, 3))
-    plain = st.one_of(value_text, NUMBERS, ranged, open_end, ranged, open_end, labels, masked, st.just("*"),
+    band = st.builds(lambda a, sp, b, plus: f"{a}{sp}+" if plus else f"{a}{sp}-{sp}{b}", bound,
+                     st.sampled_from(["", " "]), bound, st.booleans())  # 20-29, 20 - 29, 90+ (numeric columns)
+    plain = st.one_of(value_text, NUMBERS, ranged, open_end, ranged, open_end, labels, masked, band, st.just("*"),
                       st.sampled_from(["junk", "", "٢٥", "Café", "x\x1cy", "2020-01-31", "{", "{}", "{ }"]))
     member_set = st.lists(plain, min_size=0, max_size=4).map(lambda ms: "{" + ", ".join(ms) + "}")
     cell = draw(st.one_of(plain, plain, member_set, st.none()))

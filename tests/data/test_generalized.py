@@ -137,3 +137,14 @@ def test_masked_values_cover_the_values_they_may_mask():
     with pytest.raises(InputError, match=r"holds '9\*\*\*\*', which is neither .* a masked value nor '\*'"):
         zips.cover(pl.Series("zip", ["9****"]))
 
+
+def test_bands_are_ranges_in_numeric_columns_only():
+    ages = AttributeDomain.from_values(pl.Series("age", [5, 20, 25, 29, 31, 90, 95]))
+    cover = ages.cover(pl.Series("age", ["20-29", "20 - 31", "90+", "29-20"]), strict=False)
+    covered = [ages.values.gather(cover.indices[a:b]).to_list() for a, b in zip(cover.indptr, cover.indptr[1:])]
+    assert covered == [[20, 25, 29], [20, 25, 29, 31], [90, 95], []]
+    assert list(cover.kind) == [CellKind.RANGE] * 3 + [CellKind.VALUE]
+    bands = AttributeDomain.from_values(pl.Series("band", ["20-29", "30-39"]))  # text: a band is a value
+    cover = bands.cover(pl.Series("band", ["20-29", "40-49"]), strict=False)
+    assert list(cover.kind) == [CellKind.VALUE, CellKind.VALUE] and cover.indices.tolist() == [0]
+

@@ -111,11 +111,11 @@ def test_a_resaved_view_gives_the_same_estimates(tmp_path):
 
 def test_an_arx_release_with_masked_zip_codes_is_attacked_without_a_schema(tmp_path, capsys):
     """``130**`` is read as the ZIP codes it may mask; a release whose cells name nothing the
-    targets hold (ages written ``20-29``, which is no range syntax) gets a note saying why it
-    located nobody."""
+    targets hold (ages written ``20to29``, which is no range syntax) gets notes naming those
+    cells and saying it located nobody."""
     paths = []
     for name, other, ages in (("r1.csv", "cold", ("[20, 30[", "]30, 40]")), ("r2.csv", "hiv", ("[20, 30[", "]30, 40]")),
-                              ("r3.csv", "hiv", ("20-29", "31-40"))):
+                              ("r3.csv", "hiv", ("20to29", "31to40"))):
         paths.append(tmp_path / name)
         paths[-1].write_text(f"age;zip;disease\n{ages[0]};130**;flu\n{ages[0]};130**;{other}\n"
                              f"{ages[1]};148**;cancer\n{ages[1]};148**;{other}\n", encoding="utf-8")
@@ -128,6 +128,27 @@ def test_an_arx_release_with_masked_zip_codes_is_attacked_without_a_schema(tmp_p
     assert main([*command, str(paths[0]), str(paths[2])]) == 0
     out = capsys.readouterr().out
     assert "note: release r3 holds none of the targets" in out and "note: release r1" not in out
+    assert "note: release r3 holds cells the attack cannot read" in " ".join(out.split())
+    assert "age: '20to29', '31to40'" in " ".join(out.split())
+
+
+def test_bands_are_read_and_unread_cells_are_named_by_both_attacks(tmp_path, capsys):
+    """``20-29`` and ``90+`` are ranges in a numeric column; ``NA`` (another tool's suppressed
+    cell) is read as covering nothing, and both attacks say so instead of under-reporting quietly."""
+    release = tmp_path / "r.csv"
+    release.write_text("age,sex,disease\n20-29,F,flu\n20-29,F,cold\n90+,M,cancer\n90+,M,flu\nNA,M,flu\n",
+                       encoding="utf-8")
+    targets = tmp_path / "t.csv"
+    targets.write_text("age,sex,disease\n25,F,flu\n92,M,cancer\n", encoding="utf-8")
+    assert main(["attack", "intersection", str(release), "--targets", str(targets), "--qi", "age,sex",
+                 "--sensitive", "disease", "--json"]) == 0
+    import json
+
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["releases"][0]["located"] == 1.0 and payload["releases"][0]["unread_cells"] == "age: 'NA'"
+    assert main(["attack", "linkage", str(release), "--external", str(targets), "--qi", "age,sex"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "re-identified uniquely: 4" in out and "cannot read, taken to cover no value (age: 'NA')" in out
 
 
 def test_compare_reads_an_arx_release_against_its_original(tmp_path, capsys):

@@ -83,7 +83,8 @@ class Scores:
     ``average_drop``, ``vulnerable``, ``perfect_breach``, ``partial_breach`` (one per level),
     ``contradictions``, and with the truth ``perfect_breach_true``, ``true_value_in_candidates``);
     ``releases``: per release ``rows``, ``classes``, ``location``, ``located``, ``ambiguous``,
-    ``average_partition_size``, ``average_prior_anonymity``, ``correct_location``."""
+    ``average_partition_size``, ``average_prior_anonymity``, ``correct_location``, and where
+    the engine reads cells itself ``unread_cells`` (:func:`crowdsafe.attacks.unread.describe_unread`)."""
 
     targets: Any
     aggregates: Mapping[str, Any]
@@ -170,6 +171,7 @@ def run_intersection(
             "average_partition_size": stats["average_partition_size"],
             "average_prior_anonymity": stats["average_prior_anonymity"],
             "correct_location": stats["correct_location"],
+            "unread_cells": stats.get("unread_cells"),  # cells of numeric columns it could not read
         }
         for name, k, stats in zip(tables.names, tables.presumed_k, scores.releases)
     ]

@@ -40,6 +40,7 @@ from crowdsafe.attacks.locate import (
     target_codes,
     target_codes_plan,
 )
+from crowdsafe.attacks.unread import describe_unread, unread_cells
 from crowdsafe.data import Hierarchy
 from crowdsafe.data.arrays import segments, sorted_unique
 from crowdsafe.data.cell_reader import CellCovers
@@ -128,9 +129,10 @@ class PolarsAttackTables:
             order = sorted(qi, key=lambda c: sum(len(t.distinct_cells[c]) for t in tables))
             return target_trie(tuple_codes, {c: domains[c].size for c in qi}, order)
 
+        reads = self._read_cells(qi, reader)
         readings = [
             _read_release(table, read, method, qi, domains, tuple_codes, self.codes, n_tuples, trie)
-            for table, read, method in zip(tables, self._read_cells(qi, reader), locations)
+            for table, read, method in zip(tables, reads, locations)
         ]
         # step 2: intersect the candidate sets across releases
         n_values = len(dictionary)
@@ -149,7 +151,7 @@ class PolarsAttackTables:
         weight = np.bincount(tuple_of_target, minlength=n_tuples)
         n_targets = targets.height
         release_stats: list[dict[str, Any]] = []
-        for release, reading in zip(self.releases, readings):
+        for release, reading, read in zip(self.releases, readings, reads):
             located = reading.matches > 0
             on_located = int(weight[located].sum())
             row: dict[str, Any] = {
@@ -160,6 +162,7 @@ class PolarsAttackTables:
                                            if on_located else None),
                 "average_prior_anonymity": _weighted_mean(weight, reading.prior, n_targets),
                 "correct_location": None,
+                "unread_cells": describe_unread(unread_cells(read[0], domains)),
             }
             if truth_id is not None and truth_id in release.frame.columns and truth_id in targets.columns:
                 row["correct_location"] = _correct_location(release.frame,

@@ -27,6 +27,7 @@ import polars as pl
 
 from crowdsafe.attacks.exact_location import locate_exact
 from crowdsafe.attacks.locate import class_table, encode_targets, read_classes
+from crowdsafe.attacks.unread import describe_unread, unread_cells
 from crowdsafe.data import Hierarchy
 from crowdsafe.data.cell_reader import CellReader
 from crowdsafe.errors import InputError, ParameterError
@@ -76,6 +77,7 @@ def linkage_attack(release: pl.DataFrame, external: pl.DataFrame, qi: Sequence[s
         "reidentified_uniquely": int((m == 1).sum()),
         "reidentified_with_probability_at_least_half": int((linked & (m <= 2)).sum()),
         "expected_correct_links_if_listed": float((1.0 / m[linked]).sum()),
+        "unread_cells": describe_unread(unread_cells(covers, domains)),  # numeric cells it could not read
     }
     if truth_id is not None and truth_id in release.columns and truth_id in external.columns:
         # the one external record of each class with m = 1: its tuple, then its id

@@ -57,6 +57,10 @@ def _levels(text: str) -> list[float]:
     return [parse_number(v, "--levels") for v in split_list(text) or []]
 
 
+UNREAD_FIX = ("under-reports what they reveal; rewrite them as ranges such as [20, 29], or as * where they mark a "
+              "suppressed cell (docs/attacks.md)")
+
+
 def render(payload: dict[str, Any], console: Console) -> None:
     s = payload["summary"]
     console.print(styled(("Intersection attack", "bold"), f" on {s['releases']} releases, {s['targets']:,} targets "
@@ -82,6 +86,10 @@ def render(payload: dict[str, Any], console: Console) -> None:
     if s["contradictions"]:
         console.print(f"note: {s['contradictions']:,} targets got contradictory candidate sets (not in every release)")
     for r in payload["releases"]:
+        if r.get("unread_cells"):
+            console.print(f"note: release {r['release']} holds cells the attack cannot read, taken to cover no value "
+                          f"({r['unread_cells']}): the classes holding them locate no target, so the attack "
+                          f"{UNREAD_FIX}")
         if s["targets"] and not r["located"]:
             console.print(f"note: release {r['release']} holds none of the targets: no class has cells covering a "
                           "target's values (hierarchy labels need --schema with the column's hierarchy; the cells "
@@ -184,5 +192,8 @@ def register(app: typer.Typer) -> None:
                           f"{s['expected_correct_links_if_listed']:,.1f}")
             if "reidentified_uniquely_correct" in s:
                 console.print(f"unique links naming the right person: {s['reidentified_uniquely_correct']:,}")
+            if s.get("unread_cells"):
+                console.print(f"note: the release holds cells the attack cannot read, taken to cover no value "
+                              f"({s['unread_cells']}): the rows holding them link to nobody, so the attack {UNREAD_FIX}")
 
         emit(payload, as_json, show)

@@ -46,6 +46,7 @@ _NUMBER = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?[kKmMbB]?"
 _RANGE = rf"^\s*(?P<opening>[\[(\]])\s*(?P<low>{_NUMBER})\s*[,;]\s*(?P<high>{_NUMBER})\s*(?P<closing>[\])\[])\s*$"
 _OPEN_END = rf"^\s*(?P<operator>>=|<=|>|<)\s*(?P<bound>{_NUMBER})\s*$"
 _MASK = r"^(?P<kept>[^*\[\](){}<>]+)(?P<stars>\*+)$"  # generalized.MASK_PATTERN, its groups named
+_BAND = r"^(?P<low>-?[0-9]+(?:\.[0-9]+)?)\s*(?:-\s*(?P<high>-?[0-9]+(?:\.[0-9]+)?)|(?P<plus>\+))$"  # BAND_PATTERN
 _MANTISSA = r"^(?P<mantissa>[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)(?P<suffix>[kKmMbB]?)$"
 # what the one-cell reader reads: anything but printable ASCII and ASCII white space; ISO dates
 _UNPLAIN = r"[^\t\n\x0B\x0C\r\x20-\x7E]|[0-9]{4}-[0-9]{2}-[0-9]{2}"
@@ -137,7 +138,8 @@ def _fact_stages() -> tuple[list[pl.Expr], list[pl.Expr], list[pl.Expr], list[pl
     first = [text.str.strip_chars().alias("stripped")]
     second = [stripped.str.extract_groups(_RANGE).alias("__range"),
               stripped.str.extract_groups(_OPEN_END).alias("__open"),
-              stripped.str.extract_groups(_MASK).alias("__mask")]
+              stripped.str.extract_groups(_MASK).alias("__mask"),
+              stripped.str.extract_groups(_BAND).alias("__band")]
     third = [open_end.struct.field("operator").alias("__operator"),
              _number(open_end.struct.field("bound")).alias("__bound"),
              _number(ranged.struct.field("low")).alias("__low"),
@@ -163,6 +165,9 @@ def _fact_stages() -> tuple[list[pl.Expr], list[pl.Expr], list[pl.Expr], list[pl
         pl.col("__mask").struct.field("kept").alias("mask_kept"),
         (pl.col("__mask").struct.field("kept").str.len_chars() + pl.col("__mask").struct.field("stars").str.len_chars())
         .cast(pl.Int64).alias("mask_width"),
+        pl.col("__band").struct.field("low").cast(pl.Float64).alias("band_low"),
+        pl.when(pl.col("__band").struct.field("plus").is_not_null()).then(np.inf)
+        .otherwise(pl.col("__band").struct.field("high").cast(pl.Float64)).alias("band_high"),
     ]
     return first, second, third, final
 
@@ -389,6 +394,15 @@ class CellReader:
             here = chosen[columns[chosen] == j]
             cell, code = self.domains[j].masked_codes(kept.gather(here).to_list(), width[here])
             emit(here[cell], code)
+        band_low, band_high = facts.get_column("band_low").to_numpy(), facts.get_column("band_high").to_numpy()
+        with np.errstate(invalid="ignore"):
+            chosen = claim(numeric_row & (band_low <= band_high), RANGE)  # NaN (no band) compares False
+        for j in np.unique(columns[chosen]):
+            here = chosen[columns[chosen] == j]
+            values, value_codes = self._sorted[j]
+            start = np.searchsorted(values, band_low[here], side="left")
+            counts = np.maximum(np.searchsorted(values, band_high[here], side="right") - start, 0)
+            emit(np.repeat(here, counts), value_codes[segments(start, counts)])
         # whatever is left names nothing in its domain: a VALUE covering nothing
         return _Read(kind, np.concatenate(rows), np.concatenate(codes))
 

@@ -11,6 +11,8 @@ either as an original value or as a generalized one:
 - a set of values ``{Divorced, Separated}`` (members separated by comma + space);
 - a masked value ``130**``: the characters kept, then one ``*`` per character masked (ARX's and
   crowdsafe's mask hierarchies write them): the values of that length that start with ``130``;
+- in a numeric column, a band ``20-29`` (both ends in it) or ``90+`` (from 90 on), as hand-made
+  and spreadsheet releases write them;
 - the label of a hierarchy node (its leaves are read from the hierarchy);
 - ``*``: fully generalized (the cell covers the whole domain).
 
@@ -24,7 +26,7 @@ the equal set) are the same published value.
 
 Resolution order for one cell: ``*``; an original value of the domain (exact text, or the same
 number); a hierarchy node label (lowest level first); range / top-bottom syntax; set syntax; a
-masked value (read as the set of values it may mask).
+masked value (read as the set of values it may mask); a band (numeric columns).
 A cell that resolves to nothing, or covers no value of the domain, is a
 :class:`~crowdsafe.errors.InputError` naming the column and the value.
 """
@@ -60,6 +62,10 @@ _OPENING, _CLOSING = {"]": "("}, {"[": ")"}
 MASK_PATTERN = r"^([^*\[\](){}<>]+)(\*+)$"
 _MASK = re.compile(MASK_PATTERN)
 _LAST_CHAR = "\U0010ffff"
+# in a numeric column only: a band written 20-29 (both ends in it) or 90+ (from 90 on), as hand-made
+# and spreadsheet releases write them
+BAND_PATTERN = r"^(-?[0-9]+(?:\.[0-9]+)?)\s*(?:-\s*(-?[0-9]+(?:\.[0-9]+)?)|(\+))$"
+_BAND = re.compile(BAND_PATTERN)
 _OPEN_END = re.compile(rf"^\s*(>=|<=|>|<)\s*({_NUMBER})\s*$")
 _SUFFIX = {"k": 1e3, "m": 1e6, "b": 1e9}
 _EPOCH = dt.date(1970, 1, 1)
@@ -342,6 +348,11 @@ class AttributeDomain:
             codes = self.masked_codes([kept], [len(kept) + len(stars)])[1].astype(np.uint32)
             if len(codes) or not strict:
                 return CellKind.SET, codes
+        numbers = self.numbers
+        band = _BAND.match(stripped) if numbers is not None else None
+        if numbers is not None and band and (band.group(3) or float(band.group(1)) <= float(band.group(2))):
+            low, high = float(band.group(1)), np.inf if band.group(3) else float(band.group(2))
+            return CellKind.RANGE, np.flatnonzero((numbers >= low) & (numbers <= high)).astype(np.uint32)
         if not strict:
             return CellKind.VALUE, np.zeros(0, dtype=np.uint32)
         raise InputError(
