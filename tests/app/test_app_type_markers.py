@@ -49,3 +49,29 @@ def test_a_type_read_from_the_values_is_confirmed_on_the_review_page(app_client,
     assert again["Alter"].from_data == ("type integer",)
     assert again["Vorname"].from_data[0] == "type categorical"
     assert f'name="confirm-{VORNAME}-0"' in client.get("/schema").text
+
+
+def test_a_role_read_from_the_values_is_confirmed_on_the_review_page(app_client, tmp_path):
+    """A near-unique column drafted an identifier from its values shows its role marker; ticked,
+    the marker leaves the saved schema; set to another role, it has no marker to confirm."""
+    import numpy as np
+    import polars as pl
+
+    rng = np.random.default_rng(5)
+    rows = 2000
+    path = tmp_path / "people.csv"
+    pl.DataFrame({"age": rng.integers(18, 80, rows), "sex": rng.choice(["F", "M"], rows),
+                  "ref": [f"R{i:05d}" for i in range(rows)]}).write_csv(path)
+    client, workspace = app_client
+    assert client.post("/open/path", data={"csrf": "test-csrf", "path": str(path)}).status_code == 303
+    _, review = workspace.require()
+    ref = [a.name for a in review.draft.attributes].index("ref")
+    page = client.get("/schema").text
+    assert f'name="confirm-{ref}-0"' in page and "role identifier: I have checked this column's role" in page
+    assert Schema.from_toml(workspace.schema_path)["ref"].from_data == ("role identifier",)  # (an identifier's type
+    # is not marked: nothing publishes it)
+    assert "ref" in Schema.from_toml(workspace.schema_path).unreviewed(["age"])  # a role counts for every release
+    client.post("/schema", data=_form(workspace, (f"{ref}-0",)))
+    assert Schema.from_toml(workspace.schema_path)["ref"].from_data == ()
+    client.post("/schema", data=_form(workspace, (), ref="quasi-identifier"))
+    assert "role identifier" not in Schema.from_toml(workspace.schema_path)["ref"].from_data

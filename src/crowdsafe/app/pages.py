@@ -136,7 +136,7 @@ class Pages:
         return self.render(request, "schema.html", 1, columns=columns, draft=draft, error=error,
                            renames=[r.describe() for r in draft.renames], notes=list(draft.notes),
                            saved=request.query_params.get("saved") is not None,
-                           unconfirmed=sum(1 for c in columns for m in (*c.type_markers, *c.markers)
+                           unconfirmed=sum(1 for c in columns for m in (*c.role_markers, *c.type_markers, *c.markers)
                                            if not m["confirmed"]))
 
     async def schema_save(self, request: Request) -> Response:
@@ -149,7 +149,7 @@ class Pages:
             role = form.get(f"role-{i}")
             if role is not None:
                 roles[a.name] = str(role)
-            # the type's markers, then the hierarchy's (as the page numbers them: schema_view)
+            # the role's markers, the type's, then the hierarchy's (as the page numbers them: schema_view)
             confirmed |= {(a.name, m) for j, m in enumerate(a.from_data) if form.get(f"confirm-{i}-{j}")}
         try:
             await run_in_threadpool(self.ws.update_review, roles, confirmed)

@@ -48,6 +48,7 @@ class Column:
     hierarchy_notes: list[str]
     markers: list[dict[str, Any]]  # the hierarchy's
     type_markers: list[dict[str, Any]]  # the type's, when the values chose it
+    role_markers: list[dict[str, Any]]  # the role's, when the values chose it (near-unique, or empty)
     levels: list[str]
     tree: Node | None
     coverage: dict[str, Any] | None
@@ -60,16 +61,19 @@ def review_columns(review: Review, dataset: Dataset | None) -> list[Column]:
     columns = []
     for index, (original, a) in enumerate(zip(review.draft.attributes, effective.attributes)):
         suggestion = original.hierarchy
-        # indexed over all the column's markers (the form's confirm-COLUMN-MARKER): the type's, then the hierarchy's
+        # indexed over all the column's markers (the form's confirm-COLUMN-MARKER): the role's, the type's, then the
+        # hierarchy's
         listed = [{"text": m, "confirmed": (a.name, m) in review.confirmed, "index": i}
                   for i, m in enumerate(original.from_data)]
-        typed = len(original.type_from_data)
+        roled = len(original.role_from_data)
+        typed = roled + len(original.type_from_data)
         hierarchy = dataset.hierarchies.get(a.name) if dataset is not None and a.hierarchy is not None else None
         columns.append(Column(
             index=index, name=a.name, role=a.role.value, type=(a.numbers or a.type).value,
             identifier=original.identifier, identifier_from=original.identifier_from, sensitive=original.sensitive,
             notes=list(original.notes),
-            type_markers=listed[:typed] if a.role.value != "identifier" else [],
+            role_markers=listed[:roled] if a.role is original.role else [],
+            type_markers=listed[roled:typed] if a.role.value != "identifier" else [],
             hierarchy_kind=suggestion.kind if suggestion is not None and a.hierarchy is not None else None,
             hierarchy_notes=list(suggestion.notes) if suggestion is not None and a.hierarchy is not None else [],
             markers=listed[typed:] if a.hierarchy is not None else [],

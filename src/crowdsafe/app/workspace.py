@@ -56,7 +56,7 @@ class Opened:
 @dataclass
 class Review:
     """The schema under review: the draft as read, the roles the custodian set and the markers
-    (``(column, marker)``: a type's or a hierarchy's) the custodian confirmed as public;
+    (``(column, marker)``: a role's, a type's or a hierarchy's) the custodian confirmed as public;
     ``version`` counts the saves."""
 
     draft: SchemaDraft
@@ -74,6 +74,9 @@ class Review:
         for a in self.draft.attributes:
             role = Role(self.roles.get(a.name, a.role.value))
             hierarchy = a.hierarchy
+            # a role the values chose stays marked until confirmed, or until the custodian sets another one
+            roled = () if role is not a.role else tuple(
+                m for m in a.role_from_data if (a.name, m) not in self.confirmed)
             typed = () if role is Role.IDENTIFIER else tuple(
                 m for m in a.type_from_data if (a.name, m) not in self.confirmed)
             if role in (Role.IDENTIFIER, Role.INSENSITIVE):
@@ -81,7 +84,7 @@ class Review:
             elif hierarchy is not None:
                 left = tuple(m for m in hierarchy.from_data if (a.name, m) not in self.confirmed)
                 hierarchy = replace(hierarchy, from_data=left)
-            attributes.append(replace(a, role=role, hierarchy=hierarchy, type_from_data=typed))
+            attributes.append(replace(a, role=role, hierarchy=hierarchy, type_from_data=typed, role_from_data=roled))
         return replace(self.draft, attributes=tuple(attributes))
 
 

@@ -350,8 +350,9 @@ class Schema:
         values (one non-number makes a column of numbers text), so what a release shows of it can
         depend on a row the release does not publish. A numeric attribute declared without its
         :class:`NumberKind` has :data:`NUMBERS_FROM_DATA` when ``reading`` is wanted, for the same
-        reason (one value with a fraction makes a column of whole numbers reals). Read from the
-        schema alone: public."""
+        reason (one value with a fraction makes a column of whole numbers reals). A role marker
+        (``"role identifier"``) counts whichever attributes are named: the role decides which
+        columns are published at all. Read from the schema alone: public."""
         wanted = set(MARKED_KEYS if keys is None else keys)
         found: dict[str, tuple[str, ...]] = {}
         for name in names:
@@ -365,7 +366,9 @@ class Schema:
                     marks = (*marks, NUMBERS_FROM_DATA)
                 if marks:
                     found[name] = marks
-        return found
+        # a role the data chose decides which columns are published at all: every column's counts
+        roles = {a.name: r for a in self.attributes if (r := tuple(m for m in a.from_data if m.split()[0] == "role"))}
+        return {**roles, **found} if "role" in wanted else found
 
     # -- access -------------------------------------------------------------------------
 

@@ -28,8 +28,10 @@ its header. The choices a release can use (a hierarchy's bounds, mask depth or g
 also listed in the attribute's ``from_data`` key, and so is its type when the values chose it:
 until the custodian deletes it, a release, view or query answer using that column is certified
 not fit for release
-(:attr:`crowdsafe.data.schema.Attribute.from_data`). A role found from values is a comment only:
-an identifier is never published or read. Written by :mod:`crowdsafe.data.schema_toml`.
+(:attr:`crowdsafe.data.schema.Attribute.from_data`). So is a role the values chose (``"role
+identifier"`` for near-unique text, ``"role insensitive"`` for an empty column): which columns a
+release publishes, and so its plan, would otherwise change with one row. Written by
+:mod:`crowdsafe.data.schema_toml`.
 """
 
 from __future__ import annotations
@@ -95,11 +97,14 @@ class AttributeDraft:
     notes: tuple[str, ...] = ()
     numbers: NumberKind | None = None  # a numeric column's integers or reals, as its values hold them
     type_from_data: tuple[str, ...] = ()
+    role_from_data: tuple[str, ...] = ()  # "role identifier" / "role insensitive" when its values chose the role
 
     @property
     def from_data(self) -> tuple[str, ...]:
-        """The schema file's ``from_data`` markers of this column: its type's, then its hierarchy's."""
-        return (*self.type_from_data, *(self.hierarchy.from_data if self.hierarchy is not None else ()))
+        """The schema file's ``from_data`` markers of this column: its role's, its type's, then its
+        hierarchy's."""
+        return (*self.role_from_data, *self.type_from_data,
+                *(self.hierarchy.from_data if self.hierarchy is not None else ()))
 
 
 @dataclass(frozen=True)
@@ -145,8 +150,8 @@ class SchemaDraft:
 
     @property
     def from_data(self) -> dict[str, tuple[str, ...]]:
-        """Per attribute, what its type and hierarchy took from the data (the file's ``from_data``
-        markers)."""
+        """Per attribute, what its role, type and hierarchy took from the data (the file's
+        ``from_data`` markers)."""
         return {a.name: a.from_data for a in self.attributes if a.from_data}
 
     def summary(self) -> str:
@@ -165,15 +170,15 @@ class SchemaDraft:
                          f"{', '.join(self.sensitive_suggestions)}")
         if self.renames:
             lines.append("  renamed columns: " + "; ".join(r.describe() for r in self.renames))
-        dropped = set(self.identifiers)
+        dropped = {a.name for a in self.attributes if a.role is Role.IDENTIFIER and not a.role_from_data}
         kept = {name: read for name, read in self.from_data.items() if name not in dropped}
         if kept:
             marked = ", ".join(f"{name} ({', '.join(read)})" for name, read in kept.items())
             also = ("; the identifiers' types are marked too (they matter if one is kept)"
                     if len(kept) < len(self.from_data) else "")
             lines.append(f"  read from the data, marked from_data: {marked}{also}; a release, view or query answer "
-                         "using one of these columns is NOT fit for release until you check each is public (or "
-                         "replace it) and delete its from_data line")
+                         "using one of these columns (any release, for a role) is NOT fit for release until you check "
+                         "each is public (or replace it) and delete its from_data line")
         return "\n".join(lines)
 
 
@@ -334,14 +339,16 @@ def _drafted(name: str, column: pl.Series) -> AttributeDraft:
         if evidence is not None:
             reason, source = evidence.reason, "values"
     sensitive = sensitive_by_name(name)
-    if reason is not None:
-        return AttributeDraft(name, Role.IDENTIFIER, kind, order, None, reason, source, sensitive, tuple(notes))
+    if reason is not None:  # near-unique values make an identifier: which columns are published depends on them
+        return AttributeDraft(name, Role.IDENTIFIER, kind, order, None, reason, source, sensitive, tuple(notes),
+                              role_from_data=("role identifier",) if source == "values" else ())
     present = column.drop_nulls()
     if present.dtype.is_float():
         present = present.drop_nans()
     if len(present) == 0:
         return AttributeDraft(name, Role.INSENSITIVE, kind, order, None, None, None, sensitive,
-                              (*notes, "insensitive: the column holds no value (nothing to generalize)"))
+                              (*notes, "insensitive: the column holds no value (nothing to generalize)"),
+                              role_from_data=("role insensitive",))
     hierarchy = suggest_hierarchy(name, column, kind.value)
     return AttributeDraft(name, Role.QUASI_IDENTIFIER, kind, order, hierarchy, None, None, sensitive, tuple(notes))
 

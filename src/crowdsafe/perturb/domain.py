@@ -321,14 +321,15 @@ def unreviewed_domains(dataset: Any, sources: Mapping[str, str]) -> dict[str, tu
     keys the public domains were taken from: a domain from the schema's order uses its ``order``,
     one from a hierarchy's leaves its ``hierarchy``; a declared list or the data's values use
     neither; every attribute's ``type`` (inferred from the values when nobody declared it) and
-    ``reading`` (its numbers read with a decimal comma, or as integers or reals, by the values).
+    ``reading`` (its numbers read with a decimal comma, or as integers or reals, by the values);
+    every column's ``role`` (the roles decide the attributes published by default).
     From the schema and the sources alone (public); any makes a view not fit for release."""
     used = {SCHEMA_ORDER: "order", HIERARCHY: "hierarchy"}
     found: dict[str, tuple[str, ...]] = {}
     for name, source in sources.items():
         # how the column was typed and read decides the domain's type and the view's values too
         keys = ["type", "reading", used[source]] if source in used else ["type", "reading"]
-        found.update(dataset.schema.unreviewed([name], keys))
+        found.update(dataset.schema.unreviewed([name], [*keys, "role"]))  # (a role: every column's, see unreviewed)
     return found
 
 
