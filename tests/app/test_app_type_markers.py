@@ -75,3 +75,16 @@ def test_a_role_read_from_the_values_is_confirmed_on_the_review_page(app_client,
     assert Schema.from_toml(workspace.schema_path)["ref"].from_data == ()
     client.post("/schema", data=_form(workspace, (), ref="quasi-identifier"))
     assert "role identifier" not in Schema.from_toml(workspace.schema_path)["ref"].from_data
+
+
+def test_the_plan_page_says_a_release_would_not_be_fit_while_markers_are_unconfirmed(app_client, tmp_path):
+    """Found by an audit: the plan page said it read no data and showed no warning while the schema
+    held unconfirmed choices read from the data (publish --plan-only warns)."""
+    client, workspace = app_client
+    open_german(client, tmp_path)
+    page = client.get("/plan").text
+    assert 'id="unfit-schema"' in page and "<li>&#39;Alter&#39;: type integer</li>" in page
+    _, review = workspace.require()
+    every = tuple(f"{i}-{j}" for i, a in enumerate(review.draft.attributes) for j in range(len(a.from_data)))
+    client.post("/schema", data=_form(workspace, every))
+    assert 'id="unfit-schema"' not in client.get("/plan").text

@@ -181,11 +181,15 @@ class Pages:
 
     async def _preview(self, values: dict[str, str]) -> dict[str, Any]:
         try:
+            unfit = await run_in_threadpool(self.ws.unconfirmed)  # the schema's unconfirmed choices (public)
+        except CrowdsafeError:
+            unfit = []  # (the plan below says why the table cannot be read)
+        try:
             request = plan_request(values)
             plan = await run_in_threadpool(self.ws.plan, request)
         except CrowdsafeError as exc:
-            return {"plan": None, "plan_error": str(exc), "odds": None}
-        return {"plan": plan.as_dict(), "plan_error": None, "odds": math.exp(plan.epsilon)}
+            return {"plan": None, "plan_error": str(exc), "odds": None, "unfit": unfit}
+        return {"plan": plan.as_dict(), "plan_error": None, "odds": math.exp(plan.epsilon), "unfit": unfit}
 
     async def plan_ledger(self, request: Request) -> Response:
         if self.ws.opened is None:

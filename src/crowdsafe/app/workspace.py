@@ -289,6 +289,17 @@ class Workspace:
             request["epsilon"], request["delta"], k=request.get("k"), beta=request.get("beta"),
             epsilon1=request.get("epsilon1")))
 
+    def unconfirmed(self) -> list[str]:
+        """Why a release of the open table with the saved schema would be certified not fit for
+        release because of the schema, one line per column (``'PLZ': hierarchy mask depth``): its
+        unconfirmed ``from_data`` markers of the published columns, and the role markers (what
+        ``publish --plan-only`` warns about). From the schema alone."""
+        from crowdsafe.anonymize.publish import prepare_dataset
+
+        dataset = self.domain()
+        _, published, _ = prepare_dataset(dataset)
+        return [f"{column!r}: {', '.join(read)}" for column, read in dataset.schema.unreviewed(published).items()]
+
     def ledger_path(self) -> Path:
         if self.ledger is not None:
             return self.ledger
