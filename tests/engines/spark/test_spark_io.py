@@ -156,3 +156,29 @@ def test_an_arx_release_is_attacked_alike_on_both_engines(spark, tmp_path):
             for engine in ("polars", "spark")]
     assert runs[0].summary == runs[1].summary
     assert runs[0].summary["perfect_breach"] == 1.0
+
+
+@pytest.mark.parametrize(("late", "polars_type"), [("n/a", pl.String), ("40.5", pl.Float64), ("41", pl.Int64)])
+def test_a_late_value_widens_an_inferred_type_as_on_the_polars_engine(spark, tmp_path, late, polars_type):
+    """Found by a neighbouring-table audit: a value past the first 10,000 rows that the type
+    inferred from them could not hold was a refusal on Spark quoting the value (the Polars engine
+    infers from every row then and answers): one row decided whether the run answered. Now the
+    column is widened as Polars widens it; a declared type still refuses, labelled custodian-only."""
+    from crowdsafe.data import load
+    from crowdsafe.engines.spark.typed_table import HEAD_ROWS, load_table
+    from crowdsafe.errors import SchemaError
+
+    rows = HEAD_ROWS + 200
+    ages = [str(20 + i % 50) for i in range(rows)]
+    ages[HEAD_ROWS + 100] = late
+    path = tmp_path / "t.csv"
+    pl.DataFrame({"age": ages, "sex": ["F", "M"] * (rows // 2)}).write_csv(path)
+    table = load_table(spark, str(path))
+    assert table.dataset.frame.schema["age"] == load(path).frame.schema["age"] == polars_type
+    assert table.frame.count() == rows
+    if polars_type is pl.Int64:
+        return
+    schema = tmp_path / "s.toml"
+    schema.write_text('[attributes.age]\ntype = "integer"\n[attributes.sex]\ntype = "categorical"\n', encoding="utf-8")
+    with pytest.raises(SchemaError, match=rf"column 'age' is declared .* holds '{late}'; a custodian-only fact"):
+        load_table(spark, str(path), schema=str(schema))

@@ -23,6 +23,7 @@ from typing import Any, cast
 import polars as pl
 
 from crowdsafe.data import Dataset, Schema, load
+from crowdsafe.data.coerce import NOT_AS_DECLARED
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS, MissingPolicy, MissingReport
 from crowdsafe.errors import EMPTY_TABLE, InputError, SchemaError
 
@@ -129,7 +130,15 @@ def load_table(
         head = tidy_text(head, declared)
     label = name or os.path.basename(text.rstrip("/")) or text
     typed = load(head, schema=schema, missing="keep", name=label)
-    frame = _cast(declared_text(frame, typed.schema), typed.frame.schema, text)  # categorical numbers: as text
+    frame = declared_text(frame, typed.schema)  # categorical numbers: as text
+    # a value past the first rows that the type inferred from them cannot hold widens the column, as the Polars
+    # reader infers from every row then: integers to reals, else text (a declared type is checked by _cast)
+    widened = _widened(frame, typed.frame.schema, [c for c in typed.frame.columns if schema is None
+                                                    or c not in schema.names or schema.was_inferred(c)])
+    if widened:
+        typed = load(head.with_columns(pl.col(c).cast(t) for c, t in widened.items()), schema=schema,
+                     missing="keep", name=label)
+    frame = _cast(frame, typed.frame.schema, text)
     given = frame
     frame, report = _apply_missing(frame, policy, text)
     shape = pl.DataFrame(schema=typed.frame.schema)
@@ -139,9 +148,32 @@ def load_table(
     return TypedTable(frame, dataset, text, given if report.rows_dropped else None)
 
 
+def _widened(frame: Any, dtypes: pl.Schema, inferred: Sequence[str]) -> dict[str, Any]:
+    """The inferred columns (``inferred``, typed ``dtypes`` from the first rows) holding a value
+    their type cannot hold, with the type that holds every value: Float64 for an integer column
+    whose values are all numbers, else String. One Spark pass."""
+    from pyspark.sql import functions as F
+
+    current = dict(frame.dtypes)
+    tests: dict[str, tuple[Any, Any]] = {}
+    for column in inferred:
+        target = spark_type(dtypes[column])
+        if target != "string" and current[column] == "string":
+            value = F.col(_quoted(column))
+            tests[column] = (value.isNotNull() & value.try_cast(target).isNull(),
+                             value.isNotNull() & value.try_cast("double").isNull())
+    if not tests:
+        return {}
+    row = frame.select([F.max(t.cast("int")).alias(f"{c}\x00{i}") for c, pair in tests.items()
+                        for i, t in enumerate(pair)]).first()
+    return {c: (pl.Float64 if dtypes[c].is_integer() and not row[f"{c}\x001"] else pl.String)
+            for c in tests if row[f"{c}\x000"]}
+
+
 def _cast(frame: Any, dtypes: pl.Schema, source: str) -> Any:
-    """Cast every column whose Spark type differs from the inferred one; a value that does not
-    fit is a SchemaError naming the column and the value (checked in one pass on Spark)."""
+    """Cast every column whose Spark type differs from the inferred or declared one; a value
+    that does not fit (a declared type's: an inferred one was widened first) is a SchemaError
+    naming the column and the value, labelled custodian-only (checked in one pass on Spark)."""
     from pyspark.sql import functions as F
 
     current = dict(frame.dtypes)
@@ -161,8 +193,7 @@ def _cast(frame: Any, dtypes: pl.Schema, source: str) -> Any:
         if bad[column]:
             value = frame.filter(dict(failed)[column]).select(_quoted(column)).first()[0]
             kind = spark_type(dtypes[column])
-            raise SchemaError(f"column '{column}' of {source} holds {value!r}, which is not a {kind} value "
-                              "(its type was inferred from the first rows or declared in the schema)")
+            raise SchemaError(f"column '{column}' is declared {kind} but {source} holds {value!r}{NOT_AS_DECLARED}")
     return frame.select(casts)
 
 
