@@ -345,9 +345,7 @@ def _report_of_another(output: Output) -> Path | None:
     if not path.name.endswith(_REPORT_SUFFIX) or not written_by_crowdsafe(output):
         return None
     stem = path.name[:-len(_REPORT_SUFFIX)]
-    from crowdsafe.report.build import report_path
-
-    own = report_path(table)
+    own = table.with_name(table.stem + _REPORT_SUFFIX)  # (crowdsafe.report.build.report_path)
     if path.parent.resolve() == own.parent.resolve() and path.name == own.name:
         return None  # the report's own place (tables of one stem sharing it: rule 5)
     for suffix in (*_TABLE_NOTES, _CERTIFICATE_SUFFIX):
@@ -355,6 +353,19 @@ def _report_of_another(output: Output) -> Path | None:
         if os.path.lexists(other):
             return other
     return None
+
+
+def replaced_first(table: str | os.PathLike[str], certificate: str | os.PathLike[str]) -> list[Path]:
+    """What is removed just before a new table (or view) is put in place at ``table``
+    (:func:`crowdsafe.files.atomic_paths`): its ``certificate``, so that no reader ever finds a
+    certificate beside a table it does not describe (between the renames the table stands
+    without one), and the HTML report crowdsafe wrote beside it, which describes the release
+    replaced (a run that writes a report writes the new one after the release); a report
+    crowdsafe did not write is left alone."""
+    path = literal_path(table)
+    report = path.with_name(path.stem + _REPORT_SUFFIX)
+    return [literal_path(certificate)] + ([report] if written_by_crowdsafe(Output(report, "the report",
+                                                                                   OutputKind.REPORT)) else [])
 
 
 def json_document(payload: Mapping[str, Any], **dumps: Any) -> str:
@@ -369,4 +380,4 @@ def json_document(payload: Mapping[str, Any], **dumps: Any) -> str:
 
 
 __all__ = ["EXPERIMENT_RECORD", "JSON_MARK", "REPORT_MARK", "Input", "Output", "OutputKind", "RunFiles",
-           "check_outputs", "is_local", "json_document", "written_by_crowdsafe"]
+           "check_outputs", "is_local", "json_document", "replaced_first", "written_by_crowdsafe"]

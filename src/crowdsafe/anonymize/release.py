@@ -44,24 +44,12 @@ def certificate_path(table_path: str | os.PathLike[str]) -> Path:
     return path.with_name(path.stem + CERTIFICATE_SUFFIX)
 
 
-def replaced_first(tables: Sequence[str | os.PathLike[str]],
-                   certificate: str | os.PathLike[str] | None = None) -> list[Path]:
-    """What is removed just before new tables are put in place at ``tables``
-    (:func:`crowdsafe.files.atomic_paths`): each one's certificate, so that no reader ever finds
-    a certificate beside a table it does not describe (between the renames a table stands
-    without one), and the HTML report crowdsafe wrote beside it, which describes the release
-    replaced (a run that writes a report writes the new one after the release). ``certificate``:
-    the certificate of a single table (a view's) when it is not at :func:`certificate_path`."""
-    from crowdsafe.output_guard import Output, OutputKind, written_by_crowdsafe
-    from crowdsafe.report.build import report_path
+def replaced_first(tables: Sequence[str | os.PathLike[str]]) -> list[Path]:
+    """What is removed just before new tables are put in place at ``tables``: each one's
+    certificate and the report crowdsafe wrote beside it (:func:`crowdsafe.output_guard.replaced_first`)."""
+    from crowdsafe.output_guard import replaced_first as beside
 
-    found: list[Path] = []
-    for table in map(Path, tables):
-        found.append(Path(certificate) if certificate is not None else certificate_path(table))
-        report = report_path(table)
-        if written_by_crowdsafe(Output(report, "the report", OutputKind.REPORT)):
-            found.append(report)
-    return found
+    return [stale for table in tables for stale in beside(table, certificate_path(table))]
 
 
 def discard_written(paths: Sequence[str | os.PathLike[str]]) -> None:

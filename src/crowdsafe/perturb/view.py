@@ -110,20 +110,21 @@ class View:
         """Write the view (CSV or Parquet by extension) and its certificate JSON, each atomically.
 
         If either write fails, neither file is left behind (both are renamed into place only
-        once both are complete: :func:`crowdsafe.anonymize.release.replaced_first`). CSV cells are formula-safe unless
-        ``escape_formulas`` is False (:mod:`crowdsafe.csv_safety`); the certificate written says
+        once both are complete and on disk, the certificate and crowdsafe's report of the view
+        replaced removed first: :func:`crowdsafe.output_guard.replaced_first`). CSV cells are
+        formula-safe unless ``escape_formulas`` is False (:mod:`crowdsafe.csv_safety`); the certificate written says
         which in its ``format_notes``, and :func:`read_view` reads the view back accordingly.
         """
         target = check_view_path(path)
         cert_target = Path(certificate) if certificate is not None else certificate_path(target)
         if cert_target.resolve() == target.resolve():
             raise InputError("the view and its certificate cannot be written to the same file")
-        from crowdsafe.anonymize.release import replaced_first
+        from crowdsafe.output_guard import replaced_first
 
         note = format_note(target, escape_formulas=escape_formulas)
         # both complete and on disk, then the certificate (and crowdsafe's report) of the view
         # replaced removed and both renamed into place at once (crowdsafe.files.atomic_paths)
-        with atomic_paths([target, cert_target], remove_first=replaced_first([target], cert_target)) as (
+        with atomic_paths([target, cert_target], remove_first=replaced_first(target, cert_target)) as (
                 view_tmp, cert_tmp):
             if target.name.lower().endswith((".parquet", ".pq")):
                 self.frame.write_parquet(view_tmp)

@@ -303,11 +303,11 @@ def run_spark(prepared: SparkInput, plan: AlphaBetaPlan, out: str | os.PathLike[
     # one sentinel row per range, so that ranges holding no tuple of I still get their insertions
     sentinels = spark.createDataFrame([(-1, j) for j in range(ranges)], keyed_schema)
     view = keyed.unionByName(sentinels).groupBy(_RANGE).applyInArrow(perturb_range, shape)
-    from crowdsafe.anonymize.release import replaced_first
+    from crowdsafe.output_guard import replaced_first
 
     # the certificate (and crowdsafe's report) of a view replaced go just before the new view is
     # renamed into place: the view stands without one until its certificate is written
-    write_parquet_once(view, target, remove_first=replaced_first([target], cert_target) if "://" not in target
+    write_parquet_once(view, target, remove_first=replaced_first(target, cert_target) if "://" not in target
                        else [cert_target])
     written = literal_reader(spark).parquet(spark_path(target))
     rows = int(written.count())
