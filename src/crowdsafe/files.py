@@ -10,6 +10,10 @@ in under its name (straight to the target when there is none yet; else under a h
 renamed onto the target at once). Elsewhere a hidden temporary file ``.<name>.*.tmp`` beside
 the target is used, removed on any error, and renamed onto the target on success.
 
+Files that belong together (a table and its certificate) go through :func:`atomic_paths`: all
+are written and made durable (fsync) first, and only then put in place one after another, with
+nothing slow in between and Ctrl-C, SIGTERM and SIGHUP held back for those few system calls.
+
 Input files are opened through :func:`check_input` (a FIFO, device or socket is refused before
 it is opened) and, when read whole, :func:`read_input_bytes` / :func:`read_input_text` (at most
 :data:`MAX_TEXT_BYTES`). What an output may not be (an input of the run, a special file, a file
