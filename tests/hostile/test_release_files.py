@@ -140,3 +140,13 @@ def test_a_report_may_not_replace_the_report_of_another_release(capsys, data, tm
     assert cli.main(["report", str(a), "--out", str(tmp_path / "elsewhere.report.html")]) == 0
     assert cli.main(["report", str(a), "--out", str(tmp_path / "elsewhere.report.html")]) == 0  # and again
     assert cli.main(["report", str(a), "--out", str(theirs), "--force"]) == 0
+
+
+def test_a_view_rerun_without_a_report_removes_the_report_of_the_view_it_replaces(capsys, data, tmp_path):
+    out = tmp_path / "views" / "v.csv"
+    argv = ["perturb", str(data), "--c", "0.5", "--gamma", "0.9", "--attributes", "sex,race", "--exploratory",
+            "--out", str(out)]
+    assert cli.main(argv) == 0
+    assert REPORT_MARK in out.with_name("v.report.html").read_text()
+    assert cli.main([*argv, "--no-report"]) == 0
+    assert sorted(p.name for p in out.parent.iterdir()) == ["v.certificate.json", "v.csv"]

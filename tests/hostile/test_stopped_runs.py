@@ -142,3 +142,24 @@ def test_a_kill_while_the_table_is_made_durable_leaves_the_old_release_whole(tmp
     assert out.read_bytes() == table
     assert certificate.read_bytes() == old  # not the new run's certificate beside the old table
     assert sorted(p.name for p in out.parent.iterdir()) == ["a.certificate.json", "a.csv"]
+
+
+@POSIX
+def test_a_hangup_ignored_by_the_caller_stays_ignored(tmp_path, env, data):
+    """nohup ignores SIGHUP: the run goes on and writes its release."""
+    ledger, out = tmp_path / "ledger.sqlite3", tmp_path / "rel" / "a.csv"
+    code = textwrap.dedent(f"""
+        import os, signal, sys
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        from crowdsafe.engines import polars_engine
+        write_releases = polars_engine.write_releases
+        def hung_up(*args, **kwargs):
+            os.kill(os.getpid(), signal.SIGHUP)
+            return write_releases(*args, **kwargs)
+        polars_engine.write_releases = hung_up
+        from crowdsafe.cli import main
+        sys.exit(main({_argv(data, ledger, out)!r}))
+    """)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in out.parent.iterdir()) == ["a.certificate.json", "a.csv"]

@@ -10,7 +10,8 @@ A stop signal is an interrupt: SIGTERM (``kill``, ``timeout``, ``docker stop``, 
 SIGHUP (the terminal closed) raise :class:`Stopped`, a KeyboardInterrupt, in the main thread, so
 a run stops as on Ctrl-C (its ledger entry marked failed, no output left half-written) and
 prints one line; the exit status is 128 + the signal's number (130 for SIGINT, 143 for SIGTERM,
-129 for SIGHUP). A second stop signal during that clean-up ends the process at once.
+129 for SIGHUP). A second stop signal during that clean-up ends the process at once. A signal
+ignored by the caller (``nohup`` ignores SIGHUP) stays ignored.
 """
 
 from __future__ import annotations
@@ -157,12 +158,13 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 @contextlib.contextmanager
 def _stop_signals() -> Iterator[None]:
     """While a command runs: SIGTERM and SIGHUP raise :class:`Stopped` (main thread only; the
-    handlers before are put back after)."""
+    handlers before are put back after; one the caller set to be ignored stays ignored)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     _received.clear()
-    before = {sig: signal.signal(sig, _stop) for sig in STOP_SIGNALS}
+    # a signal the caller ignores stays ignored (nohup ignores SIGHUP: the run goes on)
+    before = {sig: signal.signal(sig, _stop) for sig in STOP_SIGNALS if signal.getsignal(sig) is not signal.SIG_IGN}
     try:
         yield
     finally:
