@@ -10,6 +10,10 @@ in under its name (straight to the target when there is none yet; else under a h
 renamed onto the target at once). Elsewhere a hidden temporary file ``.<name>.*.tmp`` beside
 the target is used, removed on any error, and renamed onto the target on success.
 
+Files that belong together (a table and its certificate) go through :func:`atomic_paths`: all
+are written and made durable (fsync) first, and only then put in place one after another, with
+nothing slow in between and Ctrl-C, SIGTERM and SIGHUP held back for those few system calls.
+
 Input files are opened through :func:`check_input` (a FIFO, device or socket is refused before
 it is opened) and, when read whole, :func:`read_input_bytes` / :func:`read_input_text` (at most
 :data:`MAX_TEXT_BYTES`). What an output may not be (an input of the run, a special file, a file
@@ -22,9 +26,10 @@ import contextlib
 import errno
 import os
 import shutil
+import signal
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -124,6 +129,106 @@ def _output_folder(target: Path) -> Path:
     return folder
 
 
+#: Signals held back while the files of one output are renamed into place (delivered just after).
+_HELD_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold back Ctrl-C and the stop signals (SIGTERM, SIGHUP) for the few system calls that put
+    a set of files in place, where the system allows it; they take effect right after."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+class _Staged:
+    """One output being written: an anonymous file in the target's folder (or a hidden temporary
+    file beside it), made durable by :meth:`seal` and named by :meth:`place`."""
+
+    def __init__(self, target: str | os.PathLike[str]) -> None:
+        self.target = literal_path(target)
+        self.folder = _output_folder(self.target)
+        self.tmp: Path | None = None
+        try:
+            self.fd = _anonymous_file(self.folder)
+        except OSError as exc:
+            raise InputError(f"cannot write {self.target}: {exc.strerror or type(exc).__name__}") from None
+        if self.fd is not None:
+            self.path = _PROC_FD / str(self.fd)
+            return
+        try:
+            handle, tmp_name = tempfile.mkstemp(prefix=f".{self.target.name}.", suffix=".tmp", dir=self.folder)
+        except OSError as exc:
+            raise InputError(f"cannot write {self.target}: {exc.strerror or type(exc).__name__}") from None
+        os.close(handle)
+        self.tmp = self.path = Path(tmp_name)
+        # mkstemp makes the file private (0600); a published output gets the usual 0666 & ~umask.
+        self.tmp.chmod(_published_mode())
+
+    def seal(self) -> None:
+        """Make the complete file durable (the slow part: fsync), before any file is named."""
+        if self.fd is not None:
+            os.fchmod(self.fd, _published_mode())
+            os.fsync(self.fd)
+            return
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def place(self) -> None:
+        """Give the file its name (a link or a rename: quick)."""
+        if self.fd is not None:
+            _link_into_place(self.fd, self.target, self.folder)
+        else:
+            os.replace(self.path, self.target)
+            self.tmp = None
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+        if self.tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                self.tmp.unlink()
+            self.tmp = None
+
+
+@contextlib.contextmanager
+def atomic_paths(targets: Sequence[str | os.PathLike[str]], *,
+                 remove_first: Sequence[str | os.PathLike[str]] = ()) -> Iterator[list[Path]]:
+    """Yield one temporary path per target (files that belong together: a table, its
+    certificate); put them all in place on success.
+
+    When the block completes, every file is made durable first (fsync, the slow part); only then
+    are the files of ``remove_first`` removed and the targets named, one after another in the
+    order given, with nothing slow in between. If the block raises, or the process dies before
+    that, every target is left as it was; no temporary file outlives the block."""
+    staged: list[_Staged] = []
+    try:
+        for target in targets:
+            staged.append(_Staged(target))
+        yield [s.path for s in staged]
+        for item in staged:
+            item.seal()
+        with _signals_held():
+            for path in remove_first:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(literal_path(path))
+            for item in staged:
+                item.place()
+    finally:
+        for item in staged:
+            item.close()
+
+
 @contextlib.contextmanager
 def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path to write the complete file to; put it at ``target`` on success.
@@ -131,38 +236,9 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     The caller writes the whole file to the yielded path (any writer that opens a path works).
     If the block raises, or the process dies, ``target`` is left as it was; no temporary file
     outlives the block, and with an anonymous file (see the module docstring) none outlives
-    even a SIGKILL.
-    """
-    target = literal_path(target)
-    folder = _output_folder(target)
-    try:
-        fd = _anonymous_file(folder)
-    except OSError as exc:
-        raise InputError(f"cannot write {target}: {exc.strerror or type(exc).__name__}") from None
-    if fd is not None:
-        try:
-            yield _PROC_FD / str(fd)
-            os.fchmod(fd, _published_mode())
-            os.fsync(fd)
-            _link_into_place(fd, target, folder)
-        finally:
-            os.close(fd)
-        return
-    try:
-        handle, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise InputError(f"cannot write {target}: {exc.strerror or type(exc).__name__}") from None
-    os.close(handle)
-    tmp = Path(tmp_name)
-    # mkstemp makes the file private (0600); a published output gets the usual 0666 & ~umask.
-    tmp.chmod(_published_mode())
-    try:
-        yield tmp
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        raise
+    even a SIGKILL. Several files that belong together: :func:`atomic_paths`."""
+    with atomic_paths([target]) as (path,):
+        yield path
 
 
 def write_text_atomic(target: str | os.PathLike[str], text: str) -> Path:

@@ -17,7 +17,13 @@ both paths (a :class:`~crowdsafe.errors.ParameterError`), an output that
    an input; the configured ledger (``CROWDSAFE_LEDGER`` or the default) and its companions are
    inputs of every run, and no run replaces a crowdsafe ledger anywhere, even with ``force``;
 3. is the same file as another output of the run;
-4. exists and was not written by crowdsafe (:func:`written_by_crowdsafe`), unless ``force``.
+4. exists and was not written by crowdsafe (:func:`written_by_crowdsafe`), unless ``force``;
+5. is a table whose certificate (``<stem>.certificate.json``) exists and may be that of another
+   existing table beside it, of the same stem and another suffix (``rel.csv`` and
+   ``rel.parquet`` share ``rel.certificate.json``; its format notes say CSV or Parquet), unless
+   ``force``: the other table would be left beside a certificate of another release; or is a
+   report crowdsafe wrote for another release (``<stem>.report.html`` with that release's table
+   or certificate beside it), to be replaced by the report of another table, unless ``force``.
 
 The test of rule 4 is cheap (a stat and at most the first bytes of one small file) and looks
 for crowdsafe's own mark, by :class:`OutputKind`: a table or view with a crowdsafe certificate
@@ -83,13 +89,14 @@ class Output:
     """A file the run will write. ``what``: how a message names it (``the release``);
     ``parameter``: the parameter that sets its path (named in the message; None for a
     positional argument); ``certificate``: for a table, the certificate written with it (its
-    mark: :func:`written_by_crowdsafe`)."""
+    mark: :func:`written_by_crowdsafe`); ``of``: for a report, the table it describes."""
 
     path: str | os.PathLike[str]
     what: str
     kind: OutputKind
     parameter: str | None = "out"
     certificate: str | os.PathLike[str] | None = None
+    of: str | os.PathLike[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -137,6 +144,18 @@ class RunFiles:
                 raise ParameterError(f"{output.what} {path} would overwrite a crowdsafe ledger (its budgets and "
                                      f"charges), which crowdsafe never replaces, even with force: "
                                      f"{_choose(output)}", parameter=output.parameter)
+            other_release = None if self.force or where[1] is None else _report_of_another(output)
+            if other_release is not None:
+                raise ParameterError(
+                    f"{output.what} {path} is the report of another release, {other_release}: give force=True to "
+                    f"replace it, or {_choose(output)}",
+                    parameter=("force",) + ((output.parameter,) if output.parameter else ()))
+            shared = None if self.force else _certificate_of_another(output)
+            if shared is not None:
+                raise ParameterError(
+                    f"{output.what} {path} would replace the certificate {output.certificate} of another table, "
+                    f"{shared} (the same name with another suffix shares it): give force=True to replace it, or "
+                    f"{_choose(output)}", parameter=("force",) + ((output.parameter,) if output.parameter else ()))
             if where[1] is not None and not self.force and not written_by_crowdsafe(_resolved(output)):
                 raise ParameterError(f"{output.what} {path} {_unmarked(output)}: give force=True to replace it, or "
                                      f"{_choose(output)}",
@@ -282,6 +301,73 @@ def _experiment_folder(folder: Path) -> bool:
                for entry in folder.iterdir())
 
 
+#: The table names a certificate ``<stem>.certificate.json`` may belong to, and the notes their
+#: certificates carry (:func:`crowdsafe.csv_safety.format_note`: "CSV ..." or "Parquet ...").
+_TABLE_NOTES = {".csv": "CSV", ".tsv": "CSV", ".csv.gz": "CSV", ".parquet": "Parquet", ".pq": "Parquet"}
+_CERTIFICATE_SUFFIX = ".certificate.json"
+
+
+def _certificate_of_another(output: Output) -> Path | None:
+    """For a table whose certificate exists: another existing table beside it with the same stem
+    and another suffix whose certificate it may be (its format notes fit that table's format, or
+    it has none), which writing this table would leave with a certificate of another release."""
+    if output.kind is not OutputKind.TABLE or output.certificate is None or not is_local(output.path):
+        return None
+    certificate = literal_path(output.certificate)
+    table = literal_path(output.path)
+    if not certificate.name.endswith(_CERTIFICATE_SUFFIX) or certificate.parent != table.parent:
+        return None
+    found = _marked_json(certificate) if certificate.is_file() else None
+    if not isinstance(found, dict) or found.get("format") != _CERTIFICATE_FORMAT:
+        return None
+    notes = found.get("format_notes")
+    notes = [n for n in notes if isinstance(n, str)] if isinstance(notes, list) else []
+    stem = certificate.name[:-len(_CERTIFICATE_SUFFIX)]
+    for suffix, kind in _TABLE_NOTES.items():
+        other = certificate.with_name(stem + suffix)
+        if other.name.lower() == table.name.lower() or not os.path.lexists(other):
+            continue
+        if not notes or any(n.startswith(kind) for n in notes):
+            return other
+    return None
+
+
+_REPORT_SUFFIX = ".report.html"
+
+
+def _report_of_another(output: Output) -> Path | None:
+    """For an existing report crowdsafe wrote, to be replaced by the report of ``output.of``
+    written elsewhere than beside it: the release it is the report of (a table or certificate of
+    its stem beside it), when that is not ``output.of``."""
+    if output.kind is not OutputKind.REPORT or output.of is None or not is_local(output.of):
+        return None
+    path, table = literal_path(output.path), literal_path(output.of)
+    if not path.name.endswith(_REPORT_SUFFIX) or not written_by_crowdsafe(output):
+        return None
+    stem = path.name[:-len(_REPORT_SUFFIX)]
+    own = table.with_name(table.stem + _REPORT_SUFFIX)  # (crowdsafe.report.build.report_path)
+    if path.parent.resolve() == own.parent.resolve() and path.name == own.name:
+        return None  # the report's own place (tables of one stem sharing it: rule 5)
+    for suffix in (*_TABLE_NOTES, _CERTIFICATE_SUFFIX):
+        other = path.with_name(stem + suffix)
+        if os.path.lexists(other):
+            return other
+    return None
+
+
+def replaced_first(table: str | os.PathLike[str], certificate: str | os.PathLike[str]) -> list[Path]:
+    """What is removed just before a new table (or view) is put in place at ``table``
+    (:func:`crowdsafe.files.atomic_paths`): its ``certificate``, so that no reader ever finds a
+    certificate beside a table it does not describe (between the renames the table stands
+    without one), and the HTML report crowdsafe wrote beside it, which describes the release
+    replaced (a run that writes a report writes the new one after the release); a report
+    crowdsafe did not write is left alone."""
+    path = literal_path(table)
+    report = path.with_name(path.stem + _REPORT_SUFFIX)
+    return [literal_path(certificate)] + ([report] if written_by_crowdsafe(Output(report, "the report",
+                                                                                   OutputKind.REPORT)) else [])
+
+
 def json_document(payload: Mapping[str, Any], **dumps: Any) -> str:
     """``payload`` as the JSON text crowdsafe writes to a file: ``"written_by": "crowdsafe"``
     first (:data:`JSON_MARK`, the mark rule 4 looks for), then ``payload`` as ``json.dumps``
@@ -294,4 +380,4 @@ def json_document(payload: Mapping[str, Any], **dumps: Any) -> str:
 
 
 __all__ = ["EXPERIMENT_RECORD", "JSON_MARK", "REPORT_MARK", "Input", "Output", "OutputKind", "RunFiles",
-           "check_outputs", "is_local", "json_document", "written_by_crowdsafe"]
+           "check_outputs", "is_local", "json_document", "replaced_first", "written_by_crowdsafe"]

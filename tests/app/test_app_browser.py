@@ -55,9 +55,9 @@ class Server:
         assert self.url.startswith("http://127.0.0.1:") and "?token=" in self.url, self.url
         self.base = "http://" + urlsplit(self.url).netloc
 
-    def stop(self) -> tuple[int, str]:
-        """Ctrl+C; the exit status and what it printed on standard error."""
-        self.process.send_signal(signal.SIGINT)
+    def stop(self, signum: int = signal.SIGINT) -> tuple[int, str]:
+        """Ctrl+C (or another signal); the exit status and what it printed on standard error."""
+        self.process.send_signal(signum)
         try:
             _, err = self.process.communicate(timeout=30)
         except subprocess.TimeoutExpired:
@@ -280,4 +280,18 @@ def test_the_server_prints_its_url_first_and_cleans_up_on_ctrl_c(tmp_path):
     code, err = server.stop()
     assert time.monotonic() - started < 30
     assert code in (0, 130), err
+    assert not folders[0].exists()
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_server_as_ctrl_c_does(tmp_path):
+    """SIGTERM (docker stop, systemd) removes the private folder and says so in one line, status
+    143 (uvicorn re-raised it once stopped, and the default action ended the process before the
+    folder was removed)."""
+    server = Server(tmp_path)
+    folders = list(server.tmp.glob("crowdsafe-app-*"))
+    assert len(folders) == 1
+    code, err = server.stop(signal.SIGTERM)
+    assert code == 143, err
+    assert err.strip().splitlines()[-1].startswith("crowdsafe: stopped by SIGTERM;"), err
     assert not folders[0].exists()

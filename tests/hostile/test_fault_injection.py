@@ -76,6 +76,26 @@ def test_the_fallback_temporary_file_is_removed_on_error(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["a.csv"] and (tmp_path / "a.csv").read_text() == "whole"
 
 
+@pytest.mark.parametrize("anonymous", [True, False])
+def test_files_written_together_are_all_or_nothing(tmp_path, monkeypatch, anonymous):
+    if not anonymous:
+        monkeypatch.setattr(files, "_anonymous_file", lambda folder: None)
+    (tmp_path / "old.json").write_text("stale")
+    with pytest.raises(RuntimeError):
+        with files.atomic_paths([tmp_path / "a.csv", tmp_path / "a.json"], remove_first=[tmp_path / "old.json"]) as (
+                table, certificate):
+            table.write_text("table")
+            certificate.write_text("certificate")
+            raise RuntimeError("crash")
+    assert [p.name for p in tmp_path.iterdir()] == ["old.json"]  # nothing placed, nothing removed
+    with files.atomic_paths([tmp_path / "a.csv", tmp_path / "a.json"], remove_first=[tmp_path / "old.json"]) as (
+            table, certificate):
+        table.write_text("table")
+        certificate.write_text("certificate")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv", "a.json"]
+    assert (tmp_path / "a.json").read_text() == "certificate"
+
+
 def _publish(data: Path, ledger: Path, out: Path) -> subprocess.Popen:
     argv = [sys.executable, "-m", "crowdsafe", "publish", str(data), "--epsilon", "0.5", "--delta", "1e-7",
             "--qi", "sex,race,relationship", "--budget", "1000,1e-3", "--name", "synthetic",
@@ -134,13 +154,15 @@ def test_kill_9_at_random_points_of_a_publish(tmp_path):
             names = [n for n in names if not (n.startswith(".release.") and n.endswith(".tmp"))]
         after = _entries(ledger)  # also asserts the integrity check
         assert after - before in (0, 1), f"run {run}: {after - before} entries for one publish"
-        # the report is built from the two files once they are in place, and written atomically itself
-        assert names in ([], ["release.certificate.json", "release.csv"],
+        # the report is built from the two files once they are in place, and written atomically itself;
+        # between the two renames (a few system calls) the table stands without its certificate
+        assert names in ([], ["release.csv"], ["release.certificate.json", "release.csv"],
                          ["release.certificate.json", "release.csv", "release.report.html"]), f"run {run} left {names}"
         if names:
             assert after - before == 1, f"run {run} wrote a release without its charge"
             assert pl.read_csv(out / "release.csv").height > 0
-            assert json.loads((out / "release.certificate.json").read_text())
+            if "release.certificate.json" in names:
+                assert json.loads((out / "release.certificate.json").read_text())
             written += 1
     print(f"publish took {length:.1f} s; {written} of {RUNS} killed runs had written their release")
     assert written < RUNS  # some runs were cut short (else the delays missed the run)

@@ -3,13 +3,13 @@
 A release is written as two files side by side, both atomically: the table (CSV or Parquet, by
 the file name; CSV cells formula-safe by default, :mod:`crowdsafe.csv_safety`) and its
 certificate, ``<name>.certificate.json`` (``release.csv`` -> ``release.certificate.json``), whose
-``format_notes`` say how the table holds its cells. Both are complete before either is put in place, so a failure
-leaves neither half-written.
+``format_notes`` say how the table holds its cells. Both are complete and on disk before either is put in
+place, so a failure leaves neither half-written; then the certificate and report of the release replaced
+are removed and the table and its certificate renamed into place at once (:func:`replaced_first`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 from collections.abc import Callable, Sequence
@@ -25,7 +25,7 @@ from crowdsafe.anonymize.recoding import LocalRecoding, Recoding
 from crowdsafe.csv_safety import escape_frame, format_note, write_csv
 from crowdsafe.data import Dataset
 from crowdsafe.errors import ParameterError
-from crowdsafe.files import atomic_path
+from crowdsafe.files import atomic_paths
 from crowdsafe.privacy import Certificate
 
 if TYPE_CHECKING:
@@ -42,6 +42,14 @@ def certificate_path(table_path: str | os.PathLike[str]) -> Path:
     """Where the certificate of a table written at ``table_path`` goes."""
     path = Path(table_path)
     return path.with_name(path.stem + CERTIFICATE_SUFFIX)
+
+
+def replaced_first(tables: Sequence[str | os.PathLike[str]]) -> list[Path]:
+    """What is removed just before new tables are put in place at ``tables``: each one's
+    certificate and the report crowdsafe wrote beside it (:func:`crowdsafe.output_guard.replaced_first`)."""
+    from crowdsafe.output_guard import replaced_first as beside
+
+    return [stale for table in tables for stale in beside(table, certificate_path(table))]
 
 
 def discard_written(paths: Sequence[str | os.PathLike[str]]) -> None:
@@ -64,9 +72,7 @@ def write_table_and_certificate(frame: pl.DataFrame, certificate: Certificate,
         raise ParameterError(f"cannot tell the output format of {path}: use a .csv or .parquet file name")
     beside = certificate_path(path)
     text = certificate.with_format_notes(format_note(path, escape_formulas=escape_formulas)).to_json()
-    with contextlib.ExitStack() as stack:
-        table_tmp = stack.enter_context(atomic_path(path))
-        certificate_tmp = stack.enter_context(atomic_path(beside))
+    with atomic_paths([path, beside], remove_first=replaced_first([path])) as (table_tmp, certificate_tmp):
         if suffix == ".csv":
             write_csv(frame, table_tmp, escape_formulas=escape_formulas)
         else:

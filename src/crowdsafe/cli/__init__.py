@@ -5,13 +5,25 @@ Each command module under this package exposes ``register(app)``. :func:`main` m
 no traceback, naming the parameters it speaks of by their flags (:mod:`crowdsafe.cli.flags`); a
 usage error (an unknown option, a value of the wrong type) is one line too, with exit status 2.
 Set ``CROWDSAFE_DEBUG=1`` to see tracebacks of unexpected errors.
+
+A stop signal is an interrupt: SIGTERM (``kill``, ``timeout``, ``docker stop``, a scheduler) and
+SIGHUP (the terminal closed) raise :class:`Stopped`, a KeyboardInterrupt, in the main thread, so
+a run stops as on Ctrl-C (its ledger entry marked failed, no output left half-written) and
+prints one line; the exit status is 128 + the signal's number (130 for SIGINT, 143 for SIGTERM,
+129 for SIGHUP). A second stop signal during that clean-up ends the process at once. A signal
+ignored by the caller (``nohup`` ignores SIGHUP) stays ignored.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from types import FrameType
 from typing import Any
 
 import typer
@@ -123,8 +135,60 @@ FAILED_MIDWAY = ("no output was left half-written (a privacy budget the run had 
                  "'crowdsafe ledger show' lists it as failed)")
 
 
+class Stopped(KeyboardInterrupt):
+    """A stop signal (SIGTERM, SIGHUP) received: handled everywhere as Ctrl-C is."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+#: The signals a command stops on as on Ctrl-C (SIGHUP where the system has it).
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+_received: list[int] = []
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    _received.append(signum)
+    for sig in STOP_SIGNALS:  # a second one while the run cleans up ends the process at once
+        signal.signal(sig, signal.SIG_DFL)
+    raise Stopped(signum)
+
+
+@contextlib.contextmanager
+def _stop_signals() -> Iterator[None]:
+    """While a command runs: SIGTERM and SIGHUP raise :class:`Stopped` (main thread only; the
+    handlers before are put back after; one the caller set to be ignored stays ignored)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _received.clear()
+    # a signal the caller ignores stays ignored (nohup ignores SIGHUP: the run goes on)
+    before = {sig: signal.signal(sig, _stop) for sig in STOP_SIGNALS if signal.getsignal(sig) is not signal.SIG_IGN}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+def _interrupted() -> int:
+    """Print the one line of an interrupted run and return its exit status (128 + the signal)."""
+    if _received:
+        name = signal.Signals(_received[0]).name
+        typer.echo(INTERRUPTED.replace("interrupted;", f"stopped by {name};", 1), err=True)
+        return 128 + _received[0]
+    typer.echo(INTERRUPTED, err=True)
+    return 130
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit status."""
+    with _stop_signals():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         # Not standalone: usage errors come back here as exceptions and are printed as one line
         # (the CLI library would draw a framed, multi-line box); --help and --version return 0.
@@ -132,13 +196,12 @@ def main(argv: list[str] | None = None) -> int:
             chosen = app_for(sys.argv[1:] if argv is None else argv)
             result = chosen(args=argv, standalone_mode=False, prog_name="crowdsafe")
         if result == 130:  # Ctrl-C: the CLI library turns it into Exit(130) and returns the status
-            typer.echo(INTERRUPTED, err=True)
+            return _interrupted()
         return result if isinstance(result, int) else 0
     except typer.Exit as exc:
         return exc.exit_code
     except typer.Abort:
-        typer.echo(INTERRUPTED, err=True)
-        return 130
+        return _interrupted()
     except typer.TyperException as exc:  # the CLI library's usage errors
         context = getattr(exc, "ctx", None)
         if type(exc).__name__ == "NoArgsIsHelpError" and context is not None:
@@ -159,8 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         typer.echo(f"crowdsafe: error: {cli_message(exc)}", err=True)
         return exc.exit_code
     except KeyboardInterrupt:
-        typer.echo(INTERRUPTED, err=True)
-        return 130
+        return _interrupted()
     except BrokenPipeError:
         return 0
     except (OSError, MemoryError) as exc:  # the machine refused (a full disk, no memory): not a bug

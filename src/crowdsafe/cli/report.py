@@ -28,7 +28,7 @@ def _guard(release: Path, certificate: Path | None, out: Path | None, before: st
     from crowdsafe.report.build import report_path
 
     target = out if out is not None else report_path(release)
-    guard([Output(target, "the report", OutputKind.REPORT)], inputs=release_inputs(release, certificate),
+    guard([Output(target, "the report", OutputKind.REPORT, of=release)], inputs=release_inputs(release, certificate),
           data=before, schema=schema if before is not None else None,
           ledger=(ledger if ledger is not None else "default") if before is not None else None, force=force)
 

@@ -9,7 +9,6 @@ and :mod:`crowdsafe.attacks` attacks.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 from collections.abc import Mapping, Sequence
@@ -306,16 +305,23 @@ def write_releases(releases: Sequence[Release], certificate: Certificate, paths:
     are formula-safe unless ``escape_formulas`` is False; every certificate written carries the
     format note of its file (:func:`crowdsafe.csv_safety.format_note`)."""
     from crowdsafe.anonymize.counted import AppliedCounts
-    from crowdsafe.anonymize.release import certificate_path, write_classes_csv
+    from crowdsafe.anonymize.release import certificate_path, replaced_first, write_classes_csv
     from crowdsafe.csv_safety import format_note, write_csv
-    from crowdsafe.files import atomic_path
+    from crowdsafe.files import atomic_paths
 
     tables = [str(p) for p in paths]
     certificates = [str(certificate_path(p)) for p in paths]
-    with contextlib.ExitStack() as stack:
-        for release, path in zip(releases, paths):
-            table_tmp = stack.enter_context(atomic_path(path))
-            certificate_tmp = stack.enter_context(atomic_path(certificate_path(path)))
+    targets: list[Path] = [place for p in paths for place in (p, certificate_path(p))]
+    combined = None
+    if len(releases) > 1:
+        first = paths[0]
+        combined = first.with_name(first.stem.rsplit("-", 1)[0] + ".certificate.json")
+        targets.append(combined)
+    removed = replaced_first(paths) + ([combined] if combined is not None else [])
+    # every file complete and on disk first, then all renamed into place at once (files.atomic_paths)
+    with atomic_paths(targets, remove_first=removed) as staged:
+        for number, (release, path) in enumerate(zip(releases, paths)):
+            table_tmp, certificate_tmp = staged[2 * number], staged[2 * number + 1]
             if path.suffix.lower() == ".csv" and isinstance(release.applied, AppliedCounts):
                 # counts come from a full-domain recoding: one line per class, repeated
                 write_classes_csv(release.published_classes, release.applied.published_class_sizes, table_tmp,
@@ -326,13 +332,9 @@ def write_releases(releases: Sequence[Release], certificate: Certificate, paths:
                 release.frame.write_parquet(table_tmp)
             note = format_note(path, escape_formulas=escape_formulas)
             certificate_tmp.write_text(release.certificate.with_format_notes(note).to_json(), encoding="utf-8")
-        combined = None
-        if len(releases) > 1:
-            first = paths[0]
-            combined = first.with_name(first.stem.rsplit("-", 1)[0] + ".certificate.json")
-            note = format_note(first, escape_formulas=escape_formulas)
-            stack.enter_context(atomic_path(combined)).write_text(certificate.with_format_notes(note).to_json(),
-                                                                  encoding="utf-8")
+        if combined is not None:
+            note = format_note(paths[0], escape_formulas=escape_formulas)
+            staged[-1].write_text(certificate.with_format_notes(note).to_json(), encoding="utf-8")
     return {"tables": tables, "certificates": certificates, "combined_certificate": str(combined) if combined else None}
 
 

@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from crowdsafe.csv_safety import escaped_by, format_note, unescape_frame
-from crowdsafe.data import read_table, write
+from crowdsafe.csv_safety import escaped_by, format_note, unescape_frame, write_csv
+from crowdsafe.data import read_table
 from crowdsafe.data.text_csv import read_text_csv
 from crowdsafe.errors import InputError, ParameterError
-from crowdsafe.files import atomic_path, check_input, check_output_path
+from crowdsafe.files import atomic_paths, check_input, check_output_path
 from crowdsafe.perturb.domain import TupleDomain
 from crowdsafe.privacy.certificate import Certificate
 
@@ -109,19 +109,29 @@ class View:
               escape_formulas: bool = True) -> tuple[Path, Path]:
         """Write the view (CSV or Parquet by extension) and its certificate JSON, each atomically.
 
-        If either write fails, neither file is left behind (the certificate is renamed into
-        place only after the view file is complete). CSV cells are formula-safe unless
-        ``escape_formulas`` is False (:mod:`crowdsafe.csv_safety`); the certificate written says
+        If either write fails, neither file is left behind (both are renamed into place only
+        once both are complete and on disk, the certificate and crowdsafe's report of the view
+        replaced removed first: :func:`crowdsafe.output_guard.replaced_first`). CSV cells are
+        formula-safe unless ``escape_formulas`` is False (:mod:`crowdsafe.csv_safety`); the certificate written says
         which in its ``format_notes``, and :func:`read_view` reads the view back accordingly.
         """
         target = check_view_path(path)
         cert_target = Path(certificate) if certificate is not None else certificate_path(target)
         if cert_target.resolve() == target.resolve():
             raise InputError("the view and its certificate cannot be written to the same file")
+        from crowdsafe.output_guard import replaced_first
+
         note = format_note(target, escape_formulas=escape_formulas)
-        with atomic_path(cert_target) as tmp:
-            tmp.write_text(self.certificate.with_format_notes(note).to_json(), encoding="utf-8")
-            write(self.frame, target, escape_formulas=escape_formulas)
+        # both complete and on disk, then the certificate (and crowdsafe's report) of the view
+        # replaced removed and both renamed into place at once (crowdsafe.files.atomic_paths)
+        with atomic_paths([target, cert_target], remove_first=replaced_first(target, cert_target)) as (
+                view_tmp, cert_tmp):
+            if target.name.lower().endswith((".parquet", ".pq")):
+                self.frame.write_parquet(view_tmp)
+            else:
+                write_csv(self.frame, view_tmp, escape_formulas=escape_formulas,
+                          separator="\t" if target.name.lower().endswith(".tsv") else ",")
+            cert_tmp.write_text(self.certificate.with_format_notes(note).to_json(), encoding="utf-8")
         return target, cert_target
 
     def describe(self) -> dict[str, Any]:

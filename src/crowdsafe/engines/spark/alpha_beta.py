@@ -303,7 +303,12 @@ def run_spark(prepared: SparkInput, plan: AlphaBetaPlan, out: str | os.PathLike[
     # one sentinel row per range, so that ranges holding no tuple of I still get their insertions
     sentinels = spark.createDataFrame([(-1, j) for j in range(ranges)], keyed_schema)
     view = keyed.unionByName(sentinels).groupBy(_RANGE).applyInArrow(perturb_range, shape)
-    write_parquet_once(view, target)
+    from crowdsafe.output_guard import replaced_first
+
+    # the certificate (and crowdsafe's report) of a view replaced go just before the new view is
+    # renamed into place: the view stands without one until its certificate is written
+    write_parquet_once(view, target, remove_first=replaced_first(target, cert_target) if "://" not in target
+                       else [cert_target])
     written = literal_reader(spark).parquet(spark_path(target))
     rows = int(written.count())
     cert = certify(cast(Any, prepared), plan, rng, view_rows=rows)  # SparkInput stands in for Table
@@ -334,9 +339,10 @@ def _arrow_type(dtype: pl.DataType) -> Any:
             "timestamp": pa.timestamp("us", tz="UTC"), "decimal(20,0)": pa.decimal128(20, 0)}.get(kind, pa.string())
 
 
-def write_parquet_once(frame: Any, target: str) -> None:
+def write_parquet_once(frame: Any, target: str, remove_first: Sequence[Path] = ()) -> None:
     """Write ``frame`` as Parquet (evaluating it exactly once) to a hidden sibling directory, then
-    rename it onto ``target`` (an existing target is replaced only after the new view is complete)."""
+    rename it onto ``target`` (an existing target is replaced only after the new view is complete;
+    the local files ``remove_first`` are removed just before)."""
     spark = frame.sparkSession
     jvm = spark._jvm
     hadoop_path = jvm.org.apache.hadoop.fs.Path
@@ -348,6 +354,8 @@ def write_parquet_once(frame: Any, target: str) -> None:
     backup = hadoop_path(parent, f".{name}.{uuid.uuid4().hex}.old")
     try:
         frame.write.mode("errorifexists").parquet(temporary.toString())
+        for stale in remove_first:
+            stale.unlink(missing_ok=True)
         if fs.exists(destination):
             if not fs.rename(destination, backup):
                 raise InputError(f"cannot replace {target}")

@@ -3,8 +3,10 @@
 A release is a directory of part files (``release.parquet/part-*.parquet``, or CSV parts with a
 header each) with its certificate beside it (``release.certificate.json``). Every table is first
 written to a temporary sibling directory and every certificate to a temporary sibling file;
-only when all are complete are they renamed into place (a previous output of the same name is
-moved aside first and deleted after). A failure leaves the targets as they were.
+only when all are complete are they renamed into place, one after another (the certificates of
+the releases replaced, and crowdsafe's reports beside them, removed first; a previous table of
+the same name moved aside and deleted once every new file is in place). A failure leaves the
+targets as they were.
 
 The rows are generated from the published classes (tuple, size), never from the sample's rows:
 each class becomes ``size`` identical rows, in the classes' sorted order (so the row order
@@ -28,7 +30,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from crowdsafe.anonymize.release import CERTIFICATE_SUFFIX
+from crowdsafe.anonymize.release import CERTIFICATE_SUFFIX, replaced_first
 from crowdsafe.engines.spark.io import spark_path
 from crowdsafe.errors import InputError
 
@@ -212,14 +214,28 @@ def write_releases(spark: Any, tables: Sequence[Any], certificates: Sequence[str
             temporary = files.sibling(f"tmp-{token}")
             staged.append((files, temporary, files.path))
             files.write_text(temporary, combined[1])
-        for files, temporary, final in staged:
+        # nothing slow between the renames: the certificates (and crowdsafe's reports) of the
+        # releases replaced go first, so that no certificate ever stands beside a table it does
+        # not describe; then each file is renamed into place; the old tables moved aside are
+        # deleted (a recursive delete) only once every new file is in place
+        local = [p for p in paths if "://" not in str(p)]
+        for stale in replaced_first(local):
+            if stale.suffix != ".json":  # a report: local only (certificates go below, on any file system)
+                stale.unlink(missing_ok=True)
+        certificate_files = {id(files) for files, _, _ in staged[1::2]} | (
+            {id(staged[-1][0])} if combined is not None else set())
+        for files, _, final in staged:
+            if id(files) in certificate_files and files.exists(final):
+                files.delete(final)
+        asides = []
+        for number, (files, temporary, final) in enumerate(staged):
             if files.exists(final):
-                aside = files.sibling(f"old-{token}")
+                aside = files.sibling(f"old-{token}-{number}")
                 files.rename(final, aside)
-                files.rename(temporary, final)
-                files.delete(aside)
-            else:
-                files.rename(temporary, final)
+                asides.append((files, aside))
+            files.rename(temporary, final)
+        for files, aside in asides:
+            files.delete(aside)
     except BaseException:
         for files, temporary, _ in staged:
             files.delete(temporary)

@@ -1,0 +1,152 @@
+"""The files of one release stay together (review ds3, F3 and F4): a rerun leaves no report of
+the release it replaced; a table and its certificate are complete and on disk before either is
+renamed into place, and no certificate ever stands beside a table it does not describe; two
+tables of one stem may not share a certificate, nor a report replace another release's report,
+without --force."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from crowdsafe import cli, files
+from crowdsafe.data import write
+from crowdsafe.datasets.synthetic import synthetic
+from crowdsafe.output_guard import REPORT_MARK
+
+PUBLISH = ["--scheme", "coarse", "--seed", "1", "--no-ledger"]
+
+
+@pytest.fixture
+def data(tmp_path) -> Path:
+    path = tmp_path / "data.csv"
+    write(synthetic(3000, seed=1), path)
+    return path
+
+
+def _publish(capsys, data: Path, out: Path, *extra: str, epsilon: str = "1") -> tuple[int, str]:
+    capsys.readouterr()
+    code = cli.main(["publish", str(data), "--epsilon", epsilon, "--delta", "1e-6", *PUBLISH, "--out", str(out),
+                     *extra])
+    return code, capsys.readouterr().err
+
+
+def _epsilon(certificate: Path) -> float:
+    return float(json.loads(certificate.read_text())["epsilon"])
+
+
+def test_a_rerun_without_a_report_removes_the_report_of_the_release_it_replaces(capsys, data, tmp_path):
+    out = tmp_path / "rr" / "a.csv"
+    assert _publish(capsys, data, out)[0] == 0
+    report = out.with_name("a.report.html")
+    assert REPORT_MARK in report.read_text()
+    code, err = _publish(capsys, data, out, "--no-report", epsilon="2")
+    assert code == 0, err
+    assert _epsilon(out.with_name("a.certificate.json")) == 2
+    assert not report.exists()  # it described the release replaced (epsilon 1)
+    assert sorted(p.name for p in out.parent.iterdir()) == ["a.certificate.json", "a.csv"]
+
+
+def test_a_report_crowdsafe_did_not_write_is_left_alone_by_a_run_without_a_report(capsys, data, tmp_path):
+    out = tmp_path / "rr" / "a.csv"
+    assert _publish(capsys, data, out, "--no-report")[0] == 0
+    mine = out.with_name("a.report.html")
+    mine.write_text("<p>my notes</p>")
+    assert _publish(capsys, data, out, "--no-report", epsilon="2")[0] == 0
+    assert mine.read_text() == "<p>my notes</p>"
+
+
+def test_a_release_is_fsynced_whole_before_any_file_is_renamed(capsys, data, tmp_path, monkeypatch):
+    """Every fsync (the slow part: tens of MB for a large table) comes before the first rename or
+    link, and the old certificate is removed before the new table is put in place."""
+    out = tmp_path / "rel" / "a.csv"
+    assert _publish(capsys, data, out, "--no-report")[0] == 0
+    events: list[str] = []
+    fsync, link, unlink, replace = files.os.fsync, files._link_into_place, files.os.unlink, files.os.replace
+    monkeypatch.setattr(files.os, "fsync", lambda fd: (events.append("fsync"), fsync(fd))[1])
+    monkeypatch.setattr(files, "_link_into_place",
+                        lambda fd, target, folder: (events.append(f"place {Path(target).name}"),
+                                                    link(fd, target, folder))[1])
+    monkeypatch.setattr(files.os, "unlink", lambda p, *a, **k: (events.append(f"remove {Path(p).name}"),
+                                                                unlink(p, *a, **k))[1])
+    monkeypatch.setattr(files.os, "replace", lambda s, d, *a, **k: (events.append(f"place {Path(d).name}"),
+                                                                    replace(s, d, *a, **k))[1])
+    assert _publish(capsys, data, out, "--no-report", epsilon="2")[0] == 0
+    names = ("a.csv", "a.certificate.json", "a.report.html")
+    kept = [e for e in events if e == "fsync" or e.endswith(names)]
+    # (a link under a hidden name renamed onto the target is one placing)
+    written = [e for i, e in enumerate(kept) if e == "fsync" or i == 0 or kept[i - 1] != e]
+    first_place = next(i for i, e in enumerate(written) if e.startswith(("place", "remove")))
+    assert written[:first_place] == ["fsync", "fsync"] and "fsync" not in written[first_place:], written
+    assert written[first_place:first_place + 3] == ["remove a.certificate.json", "place a.csv",
+                                                    "place a.certificate.json"], written
+    assert _epsilon(out.with_name("a.certificate.json")) == 2
+
+
+def test_two_tables_of_one_stem_may_not_share_a_certificate(capsys, data, tmp_path):
+    """rel.csv and rel.parquet would share rel.certificate.json: the second is refused before
+    anything is charged, naming the other table; --force writes it."""
+    first = tmp_path / "pair" / "rel.csv"
+    assert _publish(capsys, data, first, "--no-report")[0] == 0
+    certificate = first.with_name("rel.certificate.json")
+    before = certificate.read_bytes()
+    ledger = tmp_path / "ledger.sqlite3"
+    capsys.readouterr()
+    code = cli.main(["publish", str(data), "--epsilon", "1", "--delta", "1e-6", "--scheme", "coarse",
+                     "--ledger", str(ledger), "--budget", "10,1e-5", "--no-report", "--out",
+                     str(first.with_suffix(".parquet"))])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert "rel.certificate.json" in err and "rel.csv" in err and "--force" in err
+    assert certificate.read_bytes() == before and not first.with_suffix(".parquet").exists()
+    assert not ledger.exists()  # refused before the ledger was opened or charged
+    code, err = _publish(capsys, data, first.with_suffix(".parquet"), "--no-report", "--force")
+    assert code == 0, err
+
+
+def test_a_rerun_onto_a_release_beside_a_table_of_another_format_is_not_refused(capsys, data, tmp_path):
+    """data.csv (an input, say) beside the release data.parquet: the certificate is the
+    Parquet release's (its format note says so), so the rerun replaces it."""
+    out = tmp_path / "data.parquet"
+    assert _publish(capsys, data, out, "--no-report")[0] == 0
+    code, err = _publish(capsys, data, out, "--no-report", epsilon="2")
+    assert code == 0, err
+
+
+def test_a_view_may_not_take_the_certificate_of_a_table_of_its_stem(capsys, data, tmp_path):
+    table = tmp_path / "v.csv"
+    assert _publish(capsys, data, table, "--no-report")[0] == 0
+    capsys.readouterr()
+    code = cli.main(["perturb", str(data), "--c", "2", "--gamma", "0.5", "--attributes", "sex,race", "--exploratory",
+                     "--seed", "1", "--out", str(tmp_path / "v.parquet")])
+    err = capsys.readouterr().err
+    assert code == 2 and "v.csv" in err and "certificate" in err, err
+
+
+def test_a_report_may_not_replace_the_report_of_another_release(capsys, data, tmp_path):
+    a, b = tmp_path / "A" / "a.csv", tmp_path / "B" / "b.csv"
+    assert _publish(capsys, data, a)[0] == 0
+    assert _publish(capsys, data, b, epsilon="2")[0] == 0
+    theirs = b.with_name("b.report.html")
+    before = theirs.read_bytes()
+    capsys.readouterr()
+    code = cli.main(["report", str(a), "--out", str(theirs)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "another release" in err and str(b) in err, err
+    assert theirs.read_bytes() == before
+    assert cli.main(["report", str(a), "--out", str(a.with_name("a.report.html"))]) == 0  # its own place
+    assert cli.main(["report", str(a), "--out", str(tmp_path / "elsewhere.report.html")]) == 0
+    assert cli.main(["report", str(a), "--out", str(tmp_path / "elsewhere.report.html")]) == 0  # and again
+    assert cli.main(["report", str(a), "--out", str(theirs), "--force"]) == 0
+
+
+def test_a_view_rerun_without_a_report_removes_the_report_of_the_view_it_replaces(capsys, data, tmp_path):
+    out = tmp_path / "views" / "v.csv"
+    argv = ["perturb", str(data), "--c", "0.5", "--gamma", "0.9", "--attributes", "sex,race", "--exploratory",
+            "--out", str(out)]
+    assert cli.main(argv) == 0
+    assert REPORT_MARK in out.with_name("v.report.html").read_text()
+    assert cli.main([*argv, "--no-report"]) == 0
+    assert sorted(p.name for p in out.parent.iterdir()) == ["v.certificate.json", "v.csv"]
