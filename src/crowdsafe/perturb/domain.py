@@ -205,7 +205,17 @@ def _series_from_json(name: str, type_name: str, listed: list[Any]) -> pl.Series
         raise ValueError(f"unknown type {type_name!r}")
     if isinstance(dtype, pl.Date | pl.Datetime | pl.Time):  # the temporal types of _TYPES
         return pl.Series(name, listed, dtype=pl.String).str.strptime(dtype) if listed else pl.Series(name, [], dtype)
+    if dtype.is_float() and any(isinstance(v, str) for v in listed):
+        # ±inf and NaN, which the certificate writes as the texts of str(float) (standard JSON has none)
+        odd = next((v for v in listed if isinstance(v, str) and v not in _NON_FINITE), None)
+        if odd is not None:
+            raise ValueError(f"{odd!r} is not a number")
+        return pl.Series(name, [_NON_FINITE[v] if isinstance(v, str) else v for v in listed], dtype=dtype)
     return pl.Series(name, listed, dtype=dtype)
+
+
+#: The texts a certificate holds for non-finite floats (``str(float)``; :func:`crowdsafe.privacy.certificate._finite`).
+_NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 
 
 def _matched(column: pl.Series, domain: pl.Series) -> tuple[np.ndarray, pl.Series, pl.Series]:
