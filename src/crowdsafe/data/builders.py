@@ -26,7 +26,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.data.hierarchy import MISSING_LABEL, ROOT_LABEL, Hierarchy, ObservedHierarchy
-from crowdsafe.errors import HierarchyError
+from crowdsafe.errors import HierarchyError, SchemaError
 
 ROOT = ROOT_LABEL
 
@@ -122,10 +122,14 @@ def _check_cut_order(name: str, cuts: Sequence[Sequence[Any]]) -> None:
                                  f"list each cut point once, in increasing order, got {list(level)!r}")
 
 
-def check_declaration(attribute: str, spec: Any) -> None:
-    """Refuse, from the schema alone (before any data is read), a hierarchy specification whose
-    shape no table can fix: cuts with an empty, unsorted or repeated level, groups with an
-    empty group, an ``order`` of ``fanout`` that repeats a value. Each one line naming the column."""
+def check_declaration(attribute: str, spec: Any, order: Sequence[Any] | None = None) -> None:
+    """Refuse, from the schema alone (before any data is read), an attribute's ``order`` that
+    repeats a value (the encoding would fail) and a hierarchy specification whose shape no table
+    can fix: cuts with an empty, unsorted or repeated level, groups with an empty group, an
+    ``order`` of ``fanout`` that repeats a value. Each one line naming the column."""
+    repeated = first_repeat(order) if order is not None else None
+    if repeated is not None:
+        raise SchemaError(f"attribute '{attribute}': order lists {repeated!r} twice; list each value once")
     if not isinstance(spec, Mapping):
         return
     if spec.get("cuts") is not None:

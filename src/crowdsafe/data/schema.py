@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 
-from crowdsafe.data.builders import check_declaration, first_repeat
+from crowdsafe.data.builders import check_declaration
 from crowdsafe.errors import InputError, SchemaError
 from crowdsafe.files import read_input_text
 
@@ -133,14 +133,8 @@ class Attribute:
     from_data: tuple[str, ...] = ()
     numbers: NumberKind | None = None  # a numeric attribute's integers or reals, when declared
 
-    def __post_init__(self) -> None:
-        # Shapes no table can fix are refused here, before anything is read (a repeated order
-        # entry would crash the encoding; an empty level of cuts or group, the hierarchy).
-        if self.order is not None:
-            repeated = first_repeat(self.order)
-            if repeated is not None:
-                raise SchemaError(f"attribute '{self.name}': order lists {repeated!r} twice; list each value once")
-        check_declaration(self.name, self.hierarchy)
+    def __post_init__(self) -> None:  # shapes no table can fix, refused before anything is read
+        check_declaration(self.name, self.hierarchy, self.order)
 
 
 def infer_type(dtype: pl.DataType) -> AttributeType:
