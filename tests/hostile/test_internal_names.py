@@ -46,6 +46,7 @@ def _commands(tmp: Path, data: Path, name: str) -> list[list[object]]:
         ["check", data, "--qi", qi, "--sensitive", "disease", "--k", "3"],
         ["check", data, "--qi", "age,sex", "--sensitive", name, "--k", "3"],
         ["compare", data, out["mondrian"], "--k", "5"],
+        ["compare", data, out["mondrian"], "--k", "5", "--target", "disease"],
         ["check", out["mondrian"], "--original", data, "--qi", qi, "--sensitive", "disease"],
         ["attack", "intersection", out["mondrian"], out["lattice"], "--targets", data, "--qi", qi,
          "--sensitive", "disease"],
@@ -81,3 +82,12 @@ def test_a_column_named_like_an_internal_column(capsys, tmp_path, name):
 @pytest.mark.parametrize("name", SLOW)
 def test_a_column_named_like_an_internal_column_more_names(capsys, tmp_path, name):
     _sweep(capsys, tmp_path, name)
+
+
+def test_the_classifier_counts_test_rows_beside_a_column_named_len():
+    from crowdsafe.data import load
+    from crowdsafe.metrics.classifier import _test_table
+
+    data = load(pl.DataFrame({"len": ["a", "b", "a", "c"], "sex": ["F", "M", "F", "F"]}), name="t")
+    table = _test_table(data, data, ["len", "sex"])
+    assert int(table.counts.sum()) == 4 and sorted(table.counts.tolist()) == [1, 1, 2]
