@@ -65,7 +65,8 @@ def cells(draw, domain: AttributeDomain) -> str | None:
     band = st.builds(lambda a, sp, b, plus: f"{a}{sp}+" if plus else f"{a}{sp}-{sp}{b}", bound,
                      st.sampled_from(["", " "]), bound, st.booleans())  # 20-29, 20 - 29, 90+ (numeric columns)
     plain = st.one_of(value_text, NUMBERS, ranged, open_end, ranged, open_end, labels, masked, band, st.just("*"),
-                      st.sampled_from(["junk", "", "٢٥", "Café", "x\x1cy", "2020-01-31", "{", "{}", "{ }"]))
+                      st.sampled_from(["junk", "", "٢٥", "Café", "x\x1cy", "2020-01-31", "{", "{}", "{ }",
+                                      "2020-01-31 10:00:00", "[2020-01-31T10:00:00.000000, 2020-02-01]"]))
     member_set = st.lists(plain, min_size=0, max_size=4).map(lambda ms: "{" + ", ".join(ms) + "}")
     cell = draw(st.one_of(plain, plain, member_set, st.none()))
     if cell is None:
@@ -136,3 +137,21 @@ def test_a_star_value_is_a_value_alone_and_everything_in_a_set():
     read = CellReader([odd]).read([pl.Series("x", ["*", "{*}", "{*, a}"])])[0]
     assert read.indices.tolist() == [0, 0, 1, 2, 0, 1, 2]
     assert read.indptr.tolist() == [0, 1, 4, 7]
+
+
+def test_timestamps_are_read_as_ranges_and_values_by_both_readers():
+    # Mondrian and MDAV publish a timestamp column's ranges and centroids as ISO timestamps, with a
+    # space or a 'T' (found by a black-box sweep, F6: anonymize refused its own output)
+    values = pl.Series("seen", ["2024-01-10 10:00:00", "2024-01-12 11:30:00.5", "2024-01-14 11:00:00",
+                                "2300-01-01 00:00:00", "1677-09-21 00:12:43"]).str.to_datetime()
+    domain = AttributeDomain("seen", values.sort())
+    texts = ["[2024-01-10 10:00:00.000000, 2024-01-14 11:00:00.000000]", "2024-01-12T11:30:00.500000",
+             "(2024-01-10T10:00:00, 2024-01-14 11:00:00)", ">=2024-01-12 11:30:00.5", "<2024-01-11",
+             "[1677-09-21 00:12:43.000000, 2300-01-01T00:00:00.000000]", "{2024-01-10 10:00:00, 2300-01-01}",
+             "2024-01-13 00:00:00"]
+    expected = domain.cover(pl.Series("seen", texts), strict=False)
+    got = CellReader([domain]).read([pl.Series("seen", texts)])[0]
+    assert got.indptr.tolist() == expected.indptr.tolist() and list(got.kind) == list(expected.kind)
+    assert got.indices.tolist() == expected.indices.astype(np.int64).tolist()
+    as_lists = [got.indices[a:b].tolist() for a, b in zip(got.indptr[:-1], got.indptr[1:])]
+    assert as_lists == [[1, 2, 3], [2], [2], [2, 3, 4], [0, 1], [0, 1, 2, 3, 4], [1, 4], []]

@@ -131,3 +131,26 @@ def test_quantile_needs_bounds_and_a_valid_q():
         quantile_mechanism(np.ones(5), 0.5, lower=None, upper=1, epsilon=1.0, sensitivity=quantile_sensitivity(0.5))
     with pytest.raises(ParameterError):
         quantile_sensitivity(1.5)
+
+
+_REAL_EDGE = 2.0 * (2**20 + 1) * 2.0**63  # where the rate of real scores of sensitivity 1 reaches 2^63
+
+
+@pytest.mark.parametrize("epsilon", [2.0**64 * 0.999, 2.0**64, 2.0**66, _REAL_EDGE * 0.999, _REAL_EDGE * 1.001,
+                                     1e50, 1.7e308])
+@pytest.mark.parametrize("scores", [np.array([3, 1, 0, 2]), np.array([3.0, 1.0, 0.0, 2.5]),
+                                    np.array([3e20, 1.0, 0.0, -3e20])])
+def test_a_huge_epsilon_picks_the_best_without_overflow(epsilon, scores):
+    # The rate s = ε/(2K) used to overflow from 2^63 on, after the charge (F13): for integer scores
+    # of sensitivity 1 (K = 1) from ε = 2^64, for real ones (K = 2^20 + 1) from ε ≈ 1.9e25.
+    choice = exponential_mechanism(scores, epsilon=epsilon, sensitivity=1.0, randomness=3)
+    assert choice.index == int(np.argmax(scores))
+    assert exponential_probabilities(scores, epsilon=epsilon, sensitivity=1.0)[int(np.argmax(scores))] == 1.0
+
+
+def test_a_median_at_a_huge_epsilon_is_the_median():
+    values = np.array([20, 30, 40, 50, 60, 70, 80], dtype=np.float64)
+    for epsilon in (1e20, 1e50):
+        answer = quantile_mechanism(values, 0.5, lower=0, upper=120, epsilon=epsilon,
+                                    sensitivity=quantile_sensitivity(0.5), randomness=4, integer=True)
+        assert 40 <= answer.value <= 60

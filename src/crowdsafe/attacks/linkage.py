@@ -30,6 +30,7 @@ from crowdsafe.attacks.locate import class_table, encode_targets, read_classes
 from crowdsafe.attacks.unread import describe_unread, unread_cells
 from crowdsafe.data import Hierarchy
 from crowdsafe.data.cell_reader import CellReader
+from crowdsafe.data.column_names import spare_name
 from crowdsafe.errors import InputError, ParameterError
 
 
@@ -59,11 +60,12 @@ def linkage_attack(release: pl.DataFrame, external: pl.DataFrame, qi: Sequence[s
     if external.height == 0:
         raise InputError("the external table is empty")
     table = class_table(release, qi)
-    tuples = external.group_by(qi, maintain_order=True).len()
+    records = spare_name(external.columns, "records")
+    tuples = external.group_by(qi, maintain_order=True).agg(pl.len().alias(records))
     domains, codes = encode_targets(tuples, qi, hierarchies)
     covers, _ = read_classes(table, qi, CellReader([domains[c] for c in qi]))
     pair_tuple, pair_class = locate_exact(table, covers, codes)
-    multiplicity = tuples.get_column("len").to_numpy()
+    multiplicity = tuples.get_column(records).to_numpy()
     consistent = np.bincount(pair_class, weights=multiplicity[pair_tuple], minlength=table.n_classes).astype(np.int64)
     class_of_row = table.class_of_rows(release)
     m = consistent[class_of_row]
@@ -85,9 +87,10 @@ def linkage_attack(release: pl.DataFrame, external: pl.DataFrame, qi: Sequence[s
         keep = unique_class[pair_class]
         tuple_of_class = np.full(table.n_classes, -1, dtype=np.int64)
         tuple_of_class[pair_class[keep]] = pair_tuple[keep]
+        index = spare_name(tuples.columns, "tuple")
         tuple_index = external.select(pl.struct(qi).alias("__t")).join(
-            tuples.with_row_index("__tuple").select(pl.struct(qi).alias("__t"), pl.col("__tuple").cast(pl.Int64)),
-            on="__t", how="left", maintain_order="left", nulls_equal=True).get_column("__tuple").to_numpy()
+            tuples.with_row_index(index).select(pl.struct(qi).alias("__t"), pl.col(index).cast(pl.Int64)),
+            on="__t", how="left", maintain_order="left", nulls_equal=True).get_column(index).to_numpy()
         id_of_tuple = pl.DataFrame({"__tuple": tuple_index, "id": external.get_column(truth_id)}).unique("__tuple")
         linked_tuple = tuple_of_class[class_of_row]
         named = (pl.DataFrame({"__tuple": linked_tuple})

@@ -43,6 +43,7 @@ from crowdsafe.data.cell_reader import (
     categorical_ids,
     cell_text,
 )
+from crowdsafe.data.column_names import spare_name
 from crowdsafe.data.generalized import AttributeDomain, is_generalized, leaf_domain
 from crowdsafe.errors import InputError
 
@@ -84,9 +85,15 @@ class ClassTable:
 
     def class_of_rows(self, release: pl.DataFrame) -> np.ndarray:
         """The class of every row of ``release`` (the frame this table was made from)."""
-        lookup = self.combos.with_columns(pl.Series("__class", self.class_of_combo))
+        name = spare_name(self.keys, "class")
+        lookup = self.combos.with_columns(pl.Series(name, self.class_of_combo))
         return (release.select(self.keys).join(lookup, on=list(self.keys), how="left", nulls_equal=True,
-                                               maintain_order="left").get_column("__class").to_numpy())
+                                               maintain_order="left").get_column(name).to_numpy())
+
+
+def _helper(qi: Sequence[str], sensitive: str | None, stem: str) -> str:
+    """The name of a column the group-by of :func:`class_tables_and_codes` adds (none of the release's)."""
+    return spare_name([*qi, *([sensitive] if sensitive is not None else [])], stem)
 
 
 def _is_text(dtype: pl.DataType) -> bool:
@@ -209,9 +216,10 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
         if sensitive is not None:
             if release.schema[sensitive] == pl.String:  # hashed once as a categorical, not in every list
                 plan = plan.with_columns(pl.col(sensitive).cast(pl.Categorical))
-            held = [pl.col(sensitive).unique().alias("__held")]
-        plan = plan.group_by(qi).agg(pl.len().cast(pl.Int64).alias("__rows"), *held)
-        plans.append(plan.with_columns(pl.col("__held").list.len().alias("__n_held")) if held else plan)
+            held = [pl.col(sensitive).unique().alias(_helper(qi, sensitive, "held"))]
+        plan = plan.group_by(qi).agg(pl.len().cast(pl.Int64).alias(_helper(qi, sensitive, "rows")), *held)
+        plans.append(plan.with_columns(pl.col(_helper(qi, sensitive, "held")).list.len()
+                                       .alias(_helper(qi, sensitive, "n_held"))) if held else plan)
     collected = pl.collect_all(plans)
     with ThreadPoolExecutor(max_workers=1) as pool:
         also_frame = pool.submit(also.collect) if also is not None else None
@@ -229,9 +237,9 @@ def _class_tables(releases: Sequence[pl.DataFrame], qi: list[str], sensitive: st
     every_held: list[tuple[np.ndarray, np.ndarray, pl.Series]] = []
     for combos in collected:
         every_combos.append(pl.DataFrame([combos.get_column(c) for c in qi]))  # (no Polars query)
-        every_rows.append(combos.get_column("__rows").to_numpy())
+        every_rows.append(combos.get_column(_helper(qi, sensitive, "rows")).to_numpy())
         if sensitive is not None:  # (combo, sensitive cell) pairs, and the distinct sensitive cells
-            lists = combos.get_column("__held")
+            lists = combos.get_column(_helper(qi, sensitive, "held"))
             held_cells = lists.explode().alias(sensitive)
             if isinstance(held_cells.dtype, pl.Categorical):  # cast before the group-by: its ids are at hand
                 ids = categorical_ids(held_cells)
@@ -241,7 +249,8 @@ def _class_tables(releases: Sequence[pl.DataFrame], qi: list[str], sensitive: st
                     cells = cells.cast(pl.String)
             else:
                 cell, cells = distinct_codes(held_cells.to_frame(), [sensitive])[sensitive]
-            combo = np.repeat(np.arange(combos.height, dtype=np.int64), combos.get_column("__n_held").to_numpy())
+            n_held = combos.get_column(_helper(qi, sensitive, "n_held")).to_numpy()
+            combo = np.repeat(np.arange(combos.height, dtype=np.int64), n_held)
             every_held.append((combo, cell, cells))
     canonical_of_combo = _canonical_ranks([combos.get_column(c) for combos in every_combos for c in qi])
     tables = []
@@ -351,7 +360,7 @@ def target_codes_plan(targets: pl.DataFrame, columns: Sequence[str], hierarchies
             direct.append(c)
             if not dtype.is_integer():
                 exprs.append(pl.col(c).cast(pl.String).cast(leaves, strict=False).to_physical()
-                             .alias(f"__leaf_{c}"))
+                             .alias(f"\x00leaf_{c}"))
         elif _is_text(dtype):
             exprs.append(_physical(schema, c))
     return targets.lazy().select(exprs), direct
@@ -391,7 +400,7 @@ def target_codes(targets: pl.DataFrame, columns: Sequence[str], physical: pl.Dat
             if codes is not None:
                 leaf_codes[c] = codes
         else:
-            column = physical.get_column(f"__leaf_{c}")
+            column = physical.get_column(f"\x00leaf_{c}")
             if column.null_count() == 0:
                 leaf_codes[c] = column.to_numpy().astype(np.int64)
     rest = [c for c in columns if c not in leaf_codes]
@@ -478,10 +487,11 @@ def encode_targets(targets: pl.DataFrame, qi: Sequence[str], hierarchies: Mappin
         if dictionary.dtype != values.dtype:
             dictionary = dictionary.cast(values.dtype, strict=False)
         if values.dtype.is_float():
-            index = pl.DataFrame({name: values, "__code": np.arange(len(values), dtype=np.int64)})
+            code = spare_name([name], "code")
+            index = pl.DataFrame({name: values, code: np.arange(len(values), dtype=np.int64)})
             found[name] = (dictionary.to_frame(name).join(index, on=name, how="left", nulls_equal=True,
                                                           maintain_order="left")
-                           .get_column("__code").fill_null(-1).to_numpy())
+                           .get_column(code).fill_null(-1).to_numpy())
             continue
         as_text.append((j, name, len(dictionary), len(values)))
         wanted.append(dictionary.cast(pl.String).alias("text"))

@@ -50,6 +50,7 @@ from crowdsafe.anonymize.constraints import NO_CONSTRAINTS, SensitiveConstraints
 from crowdsafe.anonymize.lattice import Lattice
 from crowdsafe.anonymize.recoding import GeneralizationScheme
 from crowdsafe.data import COUNT, Dataset, Hierarchy, packing
+from crowdsafe.data.column_names import spare_name
 from crowdsafe.errors import HierarchyError, ParameterError
 
 Search = Literal["optimal", "greedy", "auto"]
@@ -242,9 +243,10 @@ class _Problem:
         self.hierarchies = [dataset.hierarchies[c] for c in columns]
         self.lattice = Lattice(self.columns, tuple(h.height for h in self.hierarchies))
         self.cells: EncodedCells = cell_table(dataset, columns)
+        count = spare_name(columns, COUNT)  # a column may be named 'count'
         table = pl.DataFrame({c: self.cells.codes[:, j] for j, c in enumerate(columns)}).with_columns(
-            pl.Series(COUNT, self.cells.counts))
-        self.scorer = FullDomainScorer(table, dict(zip(columns, self.hierarchies)))
+            pl.Series(count, self.cells.counts))
+        self.scorer = FullDomainScorer(table, dict(zip(columns, self.hierarchies)), count=count)
         self.rows = int(self.cells.counts.sum())
         self.allowed = suppression_limit * self.rows
         self.rollups = RollUps([self.cells.codes[:, j] for j in range(len(columns))], self.cells.counts,

@@ -217,6 +217,8 @@ def group_values(dataset: Dataset, cells: EncodedCells, piece_cell: np.ndarray, 
             x = dictionary.to_physical().cast(pl.Float64).to_numpy()[codes]
             mean = np.bincount(piece_group, weights=x * piece_rows, minlength=n_groups) / rows
             values[name] = pl.Series(name, mean, dtype=pl.Float64)
+            if isinstance(dictionary.dtype, pl.Datetime):  # a timestamp's mean published as a timestamp
+                values[name] = values[name].round().cast(pl.Int64).cast(dictionary.dtype)
             continue
         if numeric:  # lower weighted median, an actual value of the group
             x = dictionary.to_physical().cast(pl.Float64).to_numpy()[codes]

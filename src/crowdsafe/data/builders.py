@@ -26,7 +26,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.data.hierarchy import MISSING_LABEL, ROOT_LABEL, Hierarchy, ObservedHierarchy
-from crowdsafe.errors import HierarchyError
+from crowdsafe.errors import HierarchyError, SchemaError
 
 ROOT = ROOT_LABEL
 
@@ -76,6 +76,8 @@ def intervals(
         raise HierarchyError(f"hierarchy '{name}': give exactly one of widths or cuts")
     _check_levels_of_cuts(name, cuts)
     _check_finite(name, widths=widths, cuts=cuts, bottom=bottom, top=top, origin=origin)
+    if cuts is not None:
+        _check_cut_order(name, cuts)
     if bottom is not None and top is not None and bottom >= top:
         raise HierarchyError(f"hierarchy '{name}': bottom {bottom} must lie below top {top}")
     if widths is not None:
@@ -103,6 +105,65 @@ def _check_levels_of_cuts(name: str, cuts: Any) -> None:
             isinstance(level, (str, bytes)) or not isinstance(level, Sequence) for level in cuts):
         raise HierarchyError(f"hierarchy '{name}': cuts must be a list of lists of cut points, one list per level "
                              f"(e.g. [[18, 30, 65], [30]]), got {cuts!r}")
+
+
+def _check_cut_order(name: str, cuts: Sequence[Sequence[Any]]) -> None:
+    """Refuse a level of cut points that is empty, unsorted or repeats a point (after the
+    shape and finiteness checks), naming the level: the schema says what it means."""
+    for depth, level in enumerate(cuts, start=1):
+        points = [float(x) for x in level]
+        if not points:
+            raise HierarchyError(f"hierarchy '{name}': level {depth} of cuts is empty; give at least one cut "
+                                 "point per level (e.g. [[18, 30, 65], [30]])")
+        bad = next((i for i in range(1, len(points)) if points[i] <= points[i - 1]), None)
+        if bad is not None:
+            word = "repeats" if points[bad] == points[bad - 1] else "is not sorted at"
+            raise HierarchyError(f"hierarchy '{name}': level {depth} of cuts {word} {_number(points[bad])}; "
+                                 f"list each cut point once, in increasing order, got {list(level)!r}")
+
+
+def check_declaration(attribute: str, spec: Any, order: Sequence[Any] | None = None) -> None:
+    """Refuse, from the schema alone (before any data is read), an attribute's ``order`` that
+    repeats a value (the encoding would fail) and a hierarchy specification whose shape no table
+    can fix: cuts with an empty, unsorted or repeated level, groups with an empty group, an
+    ``order`` of ``fanout`` that repeats a value. Each one line naming the column."""
+    repeated = first_repeat(order) if order is not None else None
+    if repeated is not None:
+        raise SchemaError(f"attribute '{attribute}': order lists {repeated!r} twice; list each value once")
+    if not isinstance(spec, Mapping):
+        return
+    if spec.get("cuts") is not None:
+        _check_levels_of_cuts(attribute, spec["cuts"])
+        _check_finite(attribute, cuts=spec["cuts"])
+        _check_cut_order(attribute, spec["cuts"])
+    levels = spec.get("groups")
+    if isinstance(levels, Sequence) and not isinstance(levels, (str, bytes)):
+        for depth, level in enumerate(levels, start=1):
+            if not isinstance(level, Mapping):
+                continue  # refused with the shape of groups when the hierarchy is built
+            for label, members in level.items():
+                if isinstance(members, (str, bytes)) or not isinstance(members, Sequence):
+                    raise HierarchyError(f"hierarchy of '{attribute}': group '{label}' of level {depth} must be "
+                                         f"a list of values, got {members!r}")
+                if not members:
+                    raise HierarchyError(f"hierarchy of '{attribute}': group '{label}' of level {depth} is empty; "
+                                         "remove it or list its values")
+    order = spec.get("order")
+    if isinstance(order, Sequence) and not isinstance(order, (str, bytes)):
+        repeated = first_repeat(order)
+        if repeated is not None:
+            raise HierarchyError(f"hierarchy of '{attribute}': order lists {repeated!r} twice; list each value once")
+
+
+def first_repeat(values: Sequence[Any]) -> Any:
+    """The first value of ``values`` whose text an earlier one has (as an Enum would see them), or None."""
+    seen: set[str] = set()
+    for value in values:
+        text = str(value)
+        if text in seen:
+            return value
+        seen.add(text)
+    return None
 
 
 def _check_finite(name: str, **numbers: Any) -> None:

@@ -17,10 +17,21 @@ schema (public), so the renames may be printed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Rename", "describe_renames", "stable_names"]
+__all__ = ["Rename", "describe_renames", "spare_name", "stable_names"]
+
+
+def spare_name(taken: Iterable[str], stem: str) -> str:
+    """A name for a column crowdsafe adds for itself (a count, a key, a join helper) that none of
+    ``taken`` (the user's columns it sits beside) has: ``stem`` after a NUL, which no header
+    plausibly holds, with ``_`` appended until it is free. The same for the same arguments."""
+    used = set(taken)
+    name = "\x00" + stem
+    while name in used:
+        name += "_"
+    return name
 
 
 @dataclass(frozen=True)

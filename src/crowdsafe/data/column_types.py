@@ -5,8 +5,9 @@ frame given in Python) may hold other types; each is decided by its *type*, neve
 (the file's schema is fixed before any row is read, so what is said about it is public):
 
 - converted on reading (:func:`usable`): ``Decimal`` and 128-bit integers to 64-bit floats
-  (NumPy has neither), the ``Null`` type (a column with no value) to text, as a CSV reader
-  types an empty column;
+  (NumPy has neither; a CSV column Polars would read as 128-bit integers is read as text
+  instead, :func:`crowdsafe.data.io.wide_integer_columns`), the ``Null`` type (a column with no
+  value) to text, as a CSV reader types an empty column;
 - unusable (:func:`unusable_kind`): nested (``List``, ``Array``, ``Struct``), ``Binary``,
   ``Duration``, ``Time`` and ``Object`` columns. They are set aside on reading, then
   :func:`settle` decides from the run's roles: a column the run would publish, measure or

@@ -7,7 +7,8 @@ either as an original value or as a generalized one:
   an outward bracket opens its end too, as ISO 31-11 writes it: ``[25, 35[``, ``]25, 35]``;
   a ``;`` may separate the ends),
   or top/bottom coding ``>=90``, ``>90``, ``<18``, ``<=17`` (numbers may carry a ``K``, ``M`` or
-  ``B`` suffix; ISO dates ``2020-01-31`` are accepted for date attributes);
+  ``B`` suffix; ISO dates ``2020-01-31`` are accepted for date attributes, and ISO timestamps
+  without a zone ``2020-01-31 10:00:00.000000`` (or with ``T``) for timestamp attributes);
 - a set of values ``{Divorced, Separated}`` (members separated by comma + space);
 - a masked value ``130**``: the characters kept, then one ``*`` per character masked (ARX's and
   crowdsafe's mask hierarchies write them): the values of that length that start with ``130``;
@@ -52,7 +53,11 @@ if TYPE_CHECKING:
 
 ANY = "*"
 
-_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?[kKmMbB]?|\d{4}-\d{2}-\d{2}"
+_NUMBER = (r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?[kKmMbB]?"
+           r"|\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)?")
+# an ISO timestamp: a date, then the time after 'T' or a space (as Polars and Python write them)
+_TIMESTAMP = re.compile(r"(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)(?:\.(\d{1,9}))?")
+_DAY_US = 86_400_000_000  # microseconds in a day: a timestamp is read as days since 1970, with a fraction
 # an outward bracket opens an end (ISO 31-11, as ARX and many statistics offices write): ]20, 30] is
 # (20, 30], [20, 30[ is [20, 30)
 _RANGE = re.compile(rf"^\s*([\[(\]])\s*({_NUMBER})\s*[,;]\s*({_NUMBER})\s*([\])\[])\s*$")
@@ -81,12 +86,21 @@ class CellKind(StrEnum):
 
 
 def parse_number(text: str) -> float:
-    """A number as written in a range: plain, with a K/M/B suffix, or an ISO date (days since 1970)."""
+    """A number as written in a range: plain, with a K/M/B suffix, an ISO date (days since 1970)
+    or an ISO timestamp without a zone (days since 1970 with a fraction: whole microseconds
+    over the microseconds of a day, as :class:`AttributeDomain` numbers a timestamp column)."""
     text = text.strip()
     if not text:
         raise ValueError("an empty text is not a number")
     if len(text) == 10 and text[4] == "-" and text[7] == "-":
         return float((dt.date.fromisoformat(text) - _EPOCH).days)
+    stamp = _TIMESTAMP.fullmatch(text)
+    if stamp is not None:
+        day, clock, fraction = stamp.groups()
+        moment = dt.datetime.fromisoformat(f"{day}T{clock}")
+        micros = (moment - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
+        micros += int((fraction or "").ljust(6, "0")[:6])  # below a microsecond: cut, as the column's numbers
+        return float(micros) / _DAY_US
     scale = _SUFFIX.get(text[-1].lower(), 1.0)
     return float(text[:-1] if scale != 1.0 else text) * scale
 
@@ -225,6 +239,8 @@ class AttributeDomain:
         self.numbers: np.ndarray | None = None
         if dtype.is_numeric() or dtype == pl.Date:
             self.numbers = values.to_physical().cast(pl.Float64).to_numpy().astype(np.float64)
+        elif isinstance(dtype, pl.Datetime) and dtype.time_zone is None:  # days with a fraction, as parse_number
+            self.numbers = values.dt.epoch("us").cast(pl.Float64).to_numpy().astype(np.float64) / _DAY_US
         self._null_code = int(values.is_null().arg_true()[0]) if values.null_count() else None
         listed = values.to_list()
         texts = [MISSING_LABEL if v is None else _number_text(v) if isinstance(v, float) else str(v) for v in listed]

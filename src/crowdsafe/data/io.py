@@ -204,6 +204,20 @@ def csv_options(
     return options, named
 
 
+def wide_integer_columns(schema: Mapping[str, pl.DataType]) -> list[str]:
+    """The columns of a CSV file's inferred ``schema`` that Polars read as integers wider than 64
+    bits (whole numbers beyond int64: NumPy has no such type). The CSV readers read them as text."""
+    return [name for name, dtype in schema.items() if dtype in (pl.Int128, pl.UInt128)]
+
+
+def wide_integer_note(label: str, names: Sequence[str]) -> str:
+    """The note of a CSV read that read ``names`` (:func:`wide_integer_columns`) as text."""
+    which = ", ".join(f"'{n}'" for n in names)
+    return (f"{label}: column{'s' if len(names) > 1 else ''} {which} read as text: whole numbers beyond 64 bits "
+            "(codes such as account numbers stay exact); declare type = \"real\" in a schema to read them "
+            "as numbers")
+
+
 def _read_csv(
     path: Path,
     *,
@@ -437,6 +451,13 @@ def read_file(
         frame, reading = _read_csv(path, separator=separator, missing_tokens=missing_tokens,
                                    text_columns=text_columns, has_header=has_header, head=head,
                                    decimal_comma=decimal_comma)
+        wide = wide_integer_columns(frame.schema)
+        if wide:  # read again with those columns as text (as written, so exact)
+            text_columns = [*text_columns, *wide]
+            frame, reading = _read_csv(path, separator=separator, missing_tokens=missing_tokens,
+                                       text_columns=text_columns, has_header=has_header, head=head,
+                                       decimal_comma=decimal_comma)
+            print(f"crowdsafe: note: {wide_integer_note(str(path), wide)}", file=sys.stderr)
         if unescape_formulas:
             frame = unescape_frame(frame)
         frame, commas = tidied_text(frame, set(text_columns), reading)

@@ -18,6 +18,7 @@ from typing import Any
 
 import polars as pl
 
+from crowdsafe.data.builders import check_declaration
 from crowdsafe.errors import InputError, SchemaError
 from crowdsafe.files import read_input_text
 
@@ -101,14 +102,12 @@ def declared_type(type_name: str, *, attribute: str = "") -> tuple[AttributeType
 
 #: The schema keys a ``from_data`` marker may concern (the first word of each of its entries).
 MARKED_KEYS = ("hierarchy", "order", "type", "role", "reading")
-#: The marker of a column whose reading an undeclared ``"auto"`` read (a ``;`` file, no decimal separator
-#: declared) left to its values (:func:`crowdsafe.data.decimal_comma.undeclared`): set from the header and
-#: the schema, whatever the values.
+#: The marker of a column whose reading an undeclared ``"auto"`` read (a ``;`` file, no decimal separator declared)
+#: left to its values (:func:`crowdsafe.data.decimal_comma.undeclared`): set from the header and the schema.
 READ_DECIMAL_COMMA = "reading decimal comma"
 #: The marker of an attribute nobody declared (:meth:`Schema.was_inferred`): its type was read from its values.
 INFERRED_TYPE = "type inferred"
-#: The marker of a numeric attribute declared without its :class:`NumberKind` (``type = "numeric"``):
-#: whether its numbers are read as integers or reals is decided by its values.
+#: The marker of a numeric attribute declared without its :class:`NumberKind`: its values decide integers or reals.
 NUMBERS_FROM_DATA = 'reading integers or reals by the values (declare type = "integer" or "real")'
 
 
@@ -131,6 +130,9 @@ class Attribute:
     hierarchy: Any = None  # a hierarchy specification from a TOML file (path or builder table)
     from_data: tuple[str, ...] = ()
     numbers: NumberKind | None = None  # a numeric attribute's integers or reals, when declared
+
+    def __post_init__(self) -> None:  # shapes no table can fix, refused before anything is read
+        check_declaration(self.name, self.hierarchy, self.order)
 
 
 def infer_type(dtype: pl.DataType) -> AttributeType:
@@ -366,7 +368,6 @@ class Schema:
                     marks = (*marks, NUMBERS_FROM_DATA)
                 if marks:
                     found[name] = marks
-        # a role the data chose decides which columns are published at all: every column's counts
         roles = {a.name: r for a in self.attributes if (r := tuple(m for m in a.from_data if m.split()[0] == "role"))}
         return {**roles, **found} if "role" in wanted else found
 

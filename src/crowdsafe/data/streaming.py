@@ -30,7 +30,17 @@ import polars as pl
 from crowdsafe.data import decimal_comma as comma
 from crowdsafe.data.column_names import stable_names
 from crowdsafe.data.column_types import usable
-from crowdsafe.data.io import GZIP, PARQUET, ZSTD, csv_options, read_file, refuse_ragged_rows, sniff_format, tidy_text
+from crowdsafe.data.io import (
+    GZIP,
+    PARQUET,
+    ZSTD,
+    csv_options,
+    read_file,
+    refuse_ragged_rows,
+    sniff_format,
+    tidy_text,
+    wide_integer_columns,
+)
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import check_input, literal_path
@@ -115,6 +125,10 @@ def scan_table(
                              decimal_comma=decimal_comma)
     options.pop("encoding")
     lazy = pl.scan_csv(path, infer_schema_length=None if infer_all else 10_000, **options)
+    wide = wide_integer_columns(lazy.collect_schema())
+    if wide:  # whole numbers beyond 64 bits: text, as the eager reader reads them
+        options["schema_overrides"] = {**(options.get("schema_overrides") or {}), **{c: pl.String for c in wide}}
+        lazy = pl.scan_csv(path, infer_schema_length=None if infer_all else 10_000, **options)
     names = lazy.collect_schema().names()
     stripped = [c.strip() for c in names]
     if stripped != names and len(set(stripped)) == len(stripped):  # as tidy_text renames

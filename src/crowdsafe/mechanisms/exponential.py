@@ -202,7 +202,8 @@ def _weights(scores: np.ndarray, epsilon: float, sensitivity: float, monotonic: 
     top = grid.max()
     if grid.dtype != object and float(top) - float(grid.min()) < _INT64_SAFE:
         gaps = top - grid  # exact int64
-        estimate = float(s) * gaps.astype(np.float64)
+        with np.errstate(over="ignore"):  # a huge ε: estimates beyond float range are +inf
+            estimate = float(s) * gaps.astype(np.float64)
 
         def exact_gap(j: int) -> int:
             return int(gaps[j])
@@ -223,10 +224,14 @@ def _weights(scores: np.ndarray, epsilon: float, sensitivity: float, monotonic: 
     # first stage, and those at the cap get the second stage with N − 2^60.
     fast = estimate < float(1 << 61)
     capped = np.full(grid.size, _FAST, dtype=np.int64)
+    # A huge ε can make s exceed int64. min(s, 2^60)·gap is min(s·gap, 2^60) after the cap below
+    # (a gap of 0 gives 0 either way; a gap ≥ 1 with s ≥ 2^60 gives at least 2^60 either way), and
+    # it fits int64 on the fast entries; the exact N of the entries at the cap is exact_numerator's.
+    s_fast = min(s, _FAST)
     if gaps is not None:
-        numerators = s * gaps[fast]
+        numerators = s_fast * gaps[fast]
     else:
-        numerators = np.array([s * int(v) for v in gaps_obj[fast]], dtype=np.int64)
+        numerators = np.array([s_fast * int(v) for v in gaps_obj[fast]], dtype=np.int64)
     if omega is not None:
         numerators = numerators + omega[fast].astype(np.int64)
     capped[fast] = np.minimum(numerators, _FAST)  # every N ≥ 2^60 goes through both stages

@@ -30,6 +30,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.data import Dataset
+from crowdsafe.data.column_names import spare_name
 from crowdsafe.data.generalized import AttributeDomain, CellTable, Cover
 from crowdsafe.data.schema import AttributeType
 from crowdsafe.errors import ParameterError
@@ -80,12 +81,13 @@ def _test_table(test: Dataset, original: Dataset, columns: Sequence[str]) -> Cel
 
     covers, cells = {}, {}
     frame = test.frame.select(columns)
-    counted = frame.group_by(columns).len()
+    rows = spare_name(columns, "len")
+    counted = frame.group_by(columns).agg(pl.len().alias(rows))
     for column in columns:
         codes, dictionary = encode_series(counted.get_column(column))
         covers[column] = AttributeDomain.of(original, column).cover(dictionary, strict=False)
         cells[column] = codes.astype(np.int64)
-    return CellTable(list(columns), covers, cells, counted.get_column("len").to_numpy().astype(np.int64))
+    return CellTable(list(columns), covers, cells, counted.get_column(rows).to_numpy().astype(np.int64))
 
 
 @dataclass(frozen=True)

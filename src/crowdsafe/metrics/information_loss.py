@@ -49,6 +49,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.data import COUNT, Dataset, Hierarchy, code_frequencies, encode, packing
+from crowdsafe.data.column_names import spare_name
 from crowdsafe.data.generalized import AttributeDomain, release_codes
 from crowdsafe.errors import HierarchyError, ParameterError, SchemaError
 
@@ -174,7 +175,8 @@ class FullDomainScorer:
     :func:`crowdsafe.data.code_frequencies` on a Dataset's encoding, so that
     ``hierarchies[c].generalize(codes, level)`` applies) plus ``count``. Every column needs a
     hierarchy to be generalized; a column without one can only stay at level 0.
-    ``weights`` weigh attributes in GCP (default: equal).
+    ``weights`` weigh attributes in GCP (default: equal); ``count`` names the count column (when
+    ``count`` is a quasi-identifier's name, another: :func:`~crowdsafe.data.column_names.spare_name`).
 
     Everything per level (node of each leaf, its NCP and entropy cost) is precomputed, so a
     :meth:`score` costs a few vectorized passes over the table's rows (Adult's 8
@@ -187,13 +189,14 @@ class FullDomainScorer:
         hierarchies: Mapping[str, Hierarchy],
         *,
         weights: Mapping[str, float] | None = None,
+        count: str = COUNT,
     ) -> None:
-        if COUNT not in table.columns:
-            raise SchemaError(f"the frequency table needs a '{COUNT}' column")
-        self.columns = [c for c in table.columns if c != COUNT]
+        if count not in table.columns:
+            raise SchemaError(f"the frequency table needs a '{count}' column")
+        self.columns = [c for c in table.columns if c != count]
         if not self.columns:
             raise SchemaError("the frequency table has no quasi-identifier columns")
-        self.counts = table.get_column(COUNT).to_numpy().astype(np.int64)
+        self.counts = table.get_column(count).to_numpy().astype(np.int64)
         self.weights_float = self.counts.astype(np.float64)
         self.rows = int(self.counts.sum())
         if self.rows == 0:
@@ -429,7 +432,8 @@ def information_loss(
             height += int(used.max()) if len(used) else 0
             height_share += (float(per_cell @ (cover.level / top)) if top else 0.0) + suppressed
     class_sizes = (
-        pl.DataFrame(class_keys).group_by(columns).len().get_column("len").to_numpy()
+        pl.DataFrame(class_keys).group_by(columns).agg(pl.len().alias(spare_name(columns, "len")))
+        .get_column(spare_name(columns, "len")).to_numpy()
         if released else np.zeros(0, dtype=np.int64)
     )
     chosen_k = int(k) if k is not None else (int(class_sizes.min()) if len(class_sizes) else 1)

@@ -22,30 +22,38 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.data import Dataset
+from crowdsafe.data.column_names import spare_name
 from crowdsafe.data.generalized import CellTable
 from crowdsafe.errors import ParameterError
 
 MASS = "mass"
 
 
+def mass_name(columns: Sequence[str]) -> str:
+    """The name of the mass column of :func:`spread_marginal` over ``columns``: ``mass``, or when
+    one of them is named so, a name none of them has."""
+    return MASS if MASS not in columns else spare_name(columns, MASS)
+
+
 def spread_marginal(table: CellTable, columns: Sequence[str]) -> pl.DataFrame:
-    """The marginal of ``columns`` over original codes (one column of codes each, plus ``mass``,
-    summing to 1), spreading every cell uniformly over what it covers."""
-    frame = pl.DataFrame({**{c: table.cells[c] for c in columns}, MASS: table.counts.astype(np.float64)})
-    frame = frame.group_by(list(columns)).agg(pl.col(MASS).sum())
+    """The marginal of ``columns`` over original codes (one column of codes each, plus the mass
+    column :func:`mass_name`, summing to 1), spreading every cell uniformly over what it covers."""
+    mass, code, share_of = mass_name(columns), spare_name(columns, "code"), spare_name(columns, "share")
+    frame = pl.DataFrame({**{c: table.cells[c] for c in columns}, mass: table.counts.astype(np.float64)})
+    frame = frame.group_by(list(columns)).agg(pl.col(mass).sum())
     for column in columns:
         cover = table.covers[column]
         cells, codes = cover.membership
         share = 1.0 / cover.size[cells]
-        spread = pl.DataFrame({column: cells, "__code": codes, "__share": share})
+        spread = pl.DataFrame({column: cells, code: codes, share_of: share})
         frame = (
             frame.join(spread, on=column)
-            .with_columns((pl.col(MASS) * pl.col("__share")).alias(MASS))
-            .drop(column, "__share").rename({"__code": column})
+            .with_columns((pl.col(mass) * pl.col(share_of)).alias(mass))
+            .drop(column, share_of).rename({code: column})
         )
-    frame = frame.group_by(list(columns)).agg(pl.col(MASS).sum())
-    total = frame.get_column(MASS).sum()
-    return frame.with_columns(pl.col(MASS) / total)
+    frame = frame.group_by(list(columns)).agg(pl.col(mass).sum())
+    total = frame.get_column(mass).sum()
+    return frame.with_columns(pl.col(mass) / total)
 
 
 @dataclass(frozen=True)
@@ -57,9 +65,10 @@ class MarginalDistance:
 
 def distance(original: pl.DataFrame, release: pl.DataFrame, columns: Sequence[str]) -> MarginalDistance:
     """TV and KL between two marginals over the same code columns."""
-    joined = original.join(release, on=list(columns), how="full", coalesce=True, suffix="_release")
-    p = joined.get_column(MASS).fill_null(0.0).to_numpy()
-    q = joined.get_column(f"{MASS}_release").fill_null(0.0).to_numpy()
+    mass = mass_name(columns)
+    joined = original.join(release, on=list(columns), how="full", coalesce=True, suffix="\x00release")
+    p = joined.get_column(mass).fill_null(0.0).to_numpy()
+    q = joined.get_column(f"{mass}\x00release").fill_null(0.0).to_numpy()
     tv = 0.5 * float(np.abs(p - q).sum())
     held = p > 0
     kl = float((p[held] * np.log(p[held] / q[held])).sum()) if (q[held] > 0).all() else None

@@ -205,7 +205,27 @@ def _series_from_json(name: str, type_name: str, listed: list[Any]) -> pl.Series
         raise ValueError(f"unknown type {type_name!r}")
     if isinstance(dtype, pl.Date | pl.Datetime | pl.Time):  # the temporal types of _TYPES
         return pl.Series(name, listed, dtype=pl.String).str.strptime(dtype) if listed else pl.Series(name, [], dtype)
+    if dtype.is_float() and any(isinstance(v, str) for v in listed):
+        # ±inf and NaN, which the certificate writes as the texts of str(float) (standard JSON has none)
+        odd = next((v for v in listed if isinstance(v, str) and v not in _NON_FINITE), None)
+        if odd is not None:
+            raise ValueError(f"{odd!r} is not a number")
+        return pl.Series(name, [_NON_FINITE[v] if isinstance(v, str) else v for v in listed], dtype=dtype)
     return pl.Series(name, listed, dtype=dtype)
+
+
+#: The texts a certificate holds for non-finite floats (``str(float)``; :func:`crowdsafe.privacy.certificate._finite`).
+_NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+
+
+def _text(values: pl.Series, domain: pl.DataType) -> pl.Series:
+    """``values`` as the text :func:`_matched` compares: their text form, and for a timestamp
+    domain with the date and the time joined by a space (a view's CSV writes ``2024-01-10T11:00:00``,
+    Polars' text of a timestamp ``2024-01-10 11:00:00``)."""
+    text = values.cast(pl.String)
+    if isinstance(domain, pl.Datetime):
+        text = text.str.replace(r"^(\d{4}-\d{2}-\d{2})T(\d)", "${1} ${2}")
+    return text
 
 
 def _matched(column: pl.Series, domain: pl.Series) -> tuple[np.ndarray, pl.Series, pl.Series]:
@@ -217,11 +237,11 @@ def _matched(column: pl.Series, domain: pl.Series) -> tuple[np.ndarray, pl.Serie
     matches a missing value in the domain."""
     codes_in, dictionary = encode_series(column)
     lookup = pl.DataFrame({
-        "__value": domain.cast(pl.String),
+        "__value": _text(domain, domain.dtype),
         "__code": np.arange(len(domain), dtype=np.uint32),
     })
     matched = (
-        pl.DataFrame({"__value": dictionary.cast(pl.String)})
+        pl.DataFrame({"__value": _text(dictionary, domain.dtype)})
         .join(lookup, on="__value", how="left", nulls_equal=True, maintain_order="left")
         .get_column("__code")
     )

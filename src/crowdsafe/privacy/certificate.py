@@ -430,7 +430,8 @@ def _markers(value: Any) -> dict[str, tuple[str, ...]]:
 
 
 def _finite(value: Any) -> Any:
-    """Replace non-finite floats by strings so JSON stays standard (none should occur)."""
+    """Replace non-finite floats by strings so JSON stays standard (a perturbed view's domain may
+    hold ±inf or NaN: :func:`crowdsafe.perturb.domain.TupleDomain.from_json` reads them back)."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     if isinstance(value, dict):
