@@ -174,9 +174,6 @@ def test_csv_is_typed_like_the_polars_engine(spark, tmp_path):
     answer = answer_query_spark(table, request, randomness=1)
     expected = queries.answer_query(dataset, request, randomness=1)
     assert answer.value == expected.value
-    bad = tmp_path / "bad.csv"
-    bad.write_text("age\n" + "1\n" * 10_000 + "x\n")
-    from crowdsafe.errors import SchemaError
-
-    with pytest.raises(SchemaError, match="'age'.*'x'"):
-        load_table(spark, bad)
+    late = tmp_path / "late.csv"  # a value past the first rows: the column widens to text, as on Polars
+    late.write_text("age\n" + "1\n" * 10_000 + "x\n")
+    assert load_table(spark, late).dataset.frame.schema["age"] == load(late).frame.schema["age"] == pl.String
