@@ -28,7 +28,10 @@ def unread_cells(covers: Mapping[str, CellCovers], domains: Mapping[str, Attribu
     for column, cover in covers.items():
         if domains[column].numbers is None:
             continue
-        empty = np.flatnonzero((np.diff(cover.indptr) == 0) & (cover.kind == CellKind.VALUE))
+        empty = np.flatnonzero(cover.indptr[1:] == cover.indptr[:-1])  # (most columns: none)
+        if not len(empty):
+            continue
+        empty = empty[cover.kind[empty] == CellKind.VALUE]
         texts = [t for t in cover.labels.gather(empty).to_list() if t is not None and not _is_number(t)]
         if texts:
             found[column] = sorted(texts)
