@@ -22,6 +22,14 @@ from crowdsafe.errors import InputError
 COMMA = "age,sex,zip,disease\n20-29,*,130**,flu\n20-29,*,130**,cold\n30-39,M,?,NA\n30-39,M,?,flu\n"
 
 
+def arx_release(path, other: str, ages: tuple[str, str] = ("[20, 30[", "]30, 40]")):
+    """A two-class release as ARX writes it (';', ISO 31-11 intervals, masked ZIP codes); ``other``
+    is the second sensitive value of each class."""
+    path.write_text(f"age;zip;disease\n{ages[0]};130**;flu\n{ages[0]};130**;{other}\n"
+                    f"{ages[1]};148**;cancer\n{ages[1]};148**;{other}\n", encoding="utf-8")
+    return path
+
+
 def resaved(text: str, separator: str, eol: str) -> bytes:
     """``text`` (comma-separated, LF, no quoted commas) as a spreadsheet would save it."""
     return text.replace(",", separator).replace("\n", eol).encode("utf-8")
@@ -113,12 +121,8 @@ def test_an_arx_release_with_masked_zip_codes_is_attacked_without_a_schema(tmp_p
     """``130**`` is read as the ZIP codes it may mask; a release whose cells name nothing the
     targets hold (ages written ``20to29``, which is no range syntax) gets notes naming those
     cells and saying it located nobody."""
-    paths = []
-    for name, other, ages in (("r1.csv", "cold", ("[20, 30[", "]30, 40]")), ("r2.csv", "hiv", ("[20, 30[", "]30, 40]")),
-                              ("r3.csv", "hiv", ("20to29", "31to40"))):
-        paths.append(tmp_path / name)
-        paths[-1].write_text(f"age;zip;disease\n{ages[0]};130**;flu\n{ages[0]};130**;{other}\n"
-                             f"{ages[1]};148**;cancer\n{ages[1]};148**;{other}\n", encoding="utf-8")
+    paths = [arx_release(tmp_path / "r1.csv", "cold"), arx_release(tmp_path / "r2.csv", "hiv"),
+             arx_release(tmp_path / "r3.csv", "hiv", ("20to29", "31to40"))]
     targets = tmp_path / "t.csv"
     targets.write_text("age,zip,disease\n25,13053,flu\n35,14850,cancer\n", encoding="utf-8")
     command = ["attack", "intersection", "--targets", str(targets), "--qi", "age,zip", "--sensitive", "disease"]
@@ -157,9 +161,7 @@ def test_compare_reads_an_arx_release_against_its_original(tmp_path, capsys):
     original = tmp_path / "original.csv"
     original.write_text("age,zip,disease\n25,13053,flu\n27,13068,cold\n35,14850,cancer\n38,14853,flu\n",
                         encoding="utf-8")
-    release = tmp_path / "arx.csv"
-    release.write_text("age;zip;disease\n[20, 30[;130**;flu\n[20, 30[;130**;cold\n]30, 40];148**;cancer\n"
-                       "]30, 40];148**;flu\n", encoding="utf-8")
+    release = arx_release(tmp_path / "arx.csv", "flu")
     assert main(["compare", str(original), str(release), "--qi", "age,zip"]) == 0
     out = capsys.readouterr().out
     assert "4 / 4 / 0" in out and "equivalence classes" in out
