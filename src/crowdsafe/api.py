@@ -566,6 +566,7 @@ def attack(
     decimal_comma: bool | None = None,
     engine: str = "polars",
     spark_master: str | None = None,
+    suppressed: Sequence[str] = (),
 ) -> Any:
     """Run an attack on ``releases`` and report what it reveals.
 
@@ -577,9 +578,10 @@ def attack(
 
     ``releases``: Release objects, frames or files. ``targets``: anything :func:`load` reads;
     its hierarchies resolve hierarchy labels in the releases. ``truth_id``: a record id in both,
-    used only to score the attack. ``engine="spark"`` (intersection only): releases and targets
-    are paths read on Spark, the joins run there (:mod:`crowdsafe.engines.spark.attacks`), and
-    the result's ``targets`` is a Spark DataFrame. The options form one
+    used only to score the attack. ``suppressed``: quasi-identifier cells marking a suppressed cell
+    in another tool's releases (``["NA"]``), read as ``*``. ``engine="spark"`` (intersection
+    only): releases and targets are paths read on Spark, the joins run there
+    (:mod:`crowdsafe.engines.spark.attacks`), and the result's ``targets`` is a Spark DataFrame. The options form one
     :class:`~crowdsafe.attacks.AttackRequest`, passed to :mod:`crowdsafe.drivers.attack`.
     """
     from crowdsafe.attacks.request import AttackRequest
@@ -591,5 +593,5 @@ def attack(
     check_kind(kind)  # before the engine is chosen
     chosen = get_engine(engine, master=spark_master)
     request = AttackRequest(kind=kind, qi=tuple(qi), sensitive=sensitive, location=cast("Location", location),
-                            levels=tuple(levels), truth_id=truth_id, schema=schema)
+                            levels=tuple(levels), truth_id=truth_id, schema=schema, suppressed=tuple(suppressed))
     return attack_run(chosen, releases, targets, request)

@@ -9,6 +9,8 @@ presumed k is taken from the certificate written beside it (``<name>.certificate
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +58,19 @@ def read_release(path: str | os.PathLike[str], name: str | None = None) -> Attac
     except (pl.exceptions.PolarsError, OSError) as exc:
         raise InputError(f"cannot read the release {path}: {str(exc).splitlines()[0]}") from None
     return AttackedRelease(frame, name or path.stem, certificate_k(path))
+
+
+def mark_suppressed(release: AttackedRelease, qi: Sequence[str], tokens: Sequence[str]) -> AttackedRelease:
+    """``release`` with every quasi-identifier cell equal to one of ``tokens`` written ``*``: the
+    mark another tool gives a suppressed cell (sdcMicro writes ``NA``, some write ``?``; ``""``
+    stands for an empty cell), which the attack would otherwise read as a value covering nothing."""
+    columns = [c for c in qi if c in release.frame.columns]
+    if not columns or not tokens:
+        return release
+    values = list(tokens)  # ("": an empty cell, read as missing, or quoted "" and read as the empty text)
+    marked = [pl.when(pl.col(c).cast(pl.String).is_in(values) | (pl.col(c).is_null() & pl.lit("" in tokens)))
+              .then(pl.lit("*")).otherwise(pl.col(c).cast(pl.String)).alias(c) for c in columns]
+    return replace(release, frame=release.frame.with_columns(marked))
 
 
 def as_attacked(release: Any, name: str) -> AttackedRelease:

@@ -28,7 +28,9 @@ class AttackRequest:
       (one value or one per release; intersection only);
     - ``levels``: the confidence levels the intersection attack reports breaches at;
     - ``truth_id``: a record id held by the targets and the releases, used only to score;
-    - ``schema``: the schema the targets are read with (None: inferred).
+    - ``schema``: the schema the targets are read with (None: inferred);
+    - ``suppressed``: cells of the releases' quasi-identifiers that mark a suppressed cell in
+      another tool's output (sdcMicro writes ``NA``; ``""`` for an empty cell), read as ``*``.
     """
 
     kind: str
@@ -38,3 +40,4 @@ class AttackRequest:
     levels: tuple[float, ...] = DEFAULT_LEVELS
     truth_id: str | None = None
     schema: Schema | str | os.PathLike[str] | None = None
+    suppressed: tuple[str, ...] = ()

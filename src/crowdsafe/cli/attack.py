@@ -47,18 +47,29 @@ LocationOpt = Annotated[
 LevelsOpt = Annotated[
     str, typer.Option("--levels", help="Confidence levels of the partial-breach rates, comma-separated.")
 ]
+SuppressedOpt = Annotated[
+    str | None, typer.Option("--suppressed", help="Cells marking a suppressed quasi-identifier cell in another "
+                                                  "tool's releases, comma-separated (sdcMicro writes NA; '' for an "
+                                                  "empty cell): read as *, which may stand for any value.")
+]
 TruthOpt = Annotated[
     str | None, typer.Option("--truth-id", help="A record id column in the targets and releases, used only "
                                                   "to measure how often the located class is the true one.")
 ]
 
 
+def _tokens(text: str | None) -> list[str]:
+    """--suppressed's cells: comma-separated, each stripped (``''`` or ``""`` for an empty cell)."""
+    tokens = [t.strip() for t in (text or "").split(",")] if text is not None else []
+    return ["" if t in ("''", '""') else t for t in tokens]
+
+
 def _levels(text: str) -> list[float]:
     return [parse_number(v, "--levels") for v in split_list(text) or []]
 
 
-UNREAD_FIX = ("under-reports what they reveal; rewrite them as ranges such as [20, 29], or as * where they mark a "
-              "suppressed cell (docs/attacks.md)")
+UNREAD_FIX = ("under-reports what they reveal; rewrite them as ranges such as [20, 29], or give --suppressed NA "
+              "where they mark a suppressed cell (docs/attacks.md)")
 
 
 def render(payload: dict[str, Any], console: Console) -> None:
@@ -112,6 +123,7 @@ def register(app: typer.Typer) -> None:
         location: LocationOpt = "auto",
         levels: LevelsOpt = "0.25,0.5,0.75",
         truth_id: TruthOpt = None,
+        suppressed: SuppressedOpt = None,
         schema: SchemaOpt = None,
         decimal_comma: DecimalCommaOpt = None,
         out: OutOpt = None,
@@ -146,8 +158,7 @@ def register(app: typer.Typer) -> None:
             guard([Output(out, "the per-target table", OutputKind.PLAIN)], schema=schema, inputs=read, force=force)
         result = api.attack(list(releases), targets, qi=names, sensitive=sensitive, location=location,
                             levels=_levels(levels), truth_id=truth_id, schema=schema, decimal_comma=decimal_comma,
-                            engine=engine,
-                            spark_master=spark_master)
+                            engine=engine, spark_master=spark_master, suppressed=_tokens(suppressed))
         payload = result.as_dict()
         if out is not None:
             from crowdsafe.engines import get_engine
@@ -163,6 +174,7 @@ def register(app: typer.Typer) -> None:
                                                                 "list): a CSV/Parquet file holding the --qi columns.")],
         qi: QiOpt = None,
         truth_id: TruthOpt = None,
+        suppressed: SuppressedOpt = None,
         schema: SchemaOpt = None,
         decimal_comma: DecimalCommaOpt = None,
         as_json: JsonOpt = False,
@@ -178,7 +190,7 @@ def register(app: typer.Typer) -> None:
         if not names:
             raise ParameterError("name the quasi-identifiers shared with the external table with --qi a,b,c")
         result = api.attack([release], external, qi=names, kind="linkage", truth_id=truth_id, schema=schema,
-                            decimal_comma=decimal_comma)
+                            decimal_comma=decimal_comma, suppressed=_tokens(suppressed))
         payload = result.as_dict()
 
         def show() -> None:

@@ -35,6 +35,8 @@ def attack(engine: Engine, releases: Sequence[Any], targets: Any, request: Attac
         raise InputError(f"the targets have no column {request.truth_id!r} to score the located classes by (the "
                          f"record id); their columns are: {', '.join(table.columns)}")
     attacked = engine.attack_releases(releases, table)
+    if request.suppressed:  # another tool's mark of a suppressed cell, read as '*'
+        attacked = engine.mark_suppressed(attacked, request.qi, request.suppressed)
     if request.kind == "linkage":
         if len(attacked) != 1:
             raise ParameterError(f"the linkage attack takes one release, got {len(attacked)}")

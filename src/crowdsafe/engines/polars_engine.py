@@ -271,6 +271,11 @@ class PolarsEngine:
 
         return [as_attacked(r, f"R{j + 1}") for j, r in enumerate(releases)]
 
+    def mark_suppressed(self, releases: Sequence[Any], qi: Sequence[str], tokens: Sequence[str]) -> list[Any]:
+        from crowdsafe.attacks.releases import mark_suppressed
+
+        return [mark_suppressed(r, qi, tokens) for r in releases]
+
     def intersection_attack(self, releases: Sequence[Any], targets: Dataset, request: AttackRequest) -> Any:
         from crowdsafe.attacks import intersection_attack
 

@@ -202,6 +202,11 @@ class Engine(Protocol):
         """The attacked releases, every column as published."""
         ...
 
+    def mark_suppressed(self, releases: Sequence[Any], qi: Sequence[str], tokens: Sequence[str]) -> list[Any]:
+        """The attacked releases with quasi-identifier cells equal to one of ``tokens`` read as
+        ``*`` (:func:`crowdsafe.attacks.releases.mark_suppressed`)."""
+        ...
+
     def intersection_attack(self, releases: Sequence[Any], targets: Any, request: AttackRequest) -> Any:
         """The composition attack (:mod:`crowdsafe.attacks.intersection`); ``request.sensitive``
         is set (the driver refuses None)."""

@@ -69,6 +69,22 @@ class SparkIntersectionResult:
         return {"summary": self.summary, "releases": self.releases.to_dicts()}
 
 
+def mark_suppressed_spark(release: SparkTextRelease, qi: Sequence[str], tokens: Sequence[str]) -> SparkTextRelease:
+    """:func:`crowdsafe.attacks.releases.mark_suppressed` on Spark: quasi-identifier cells equal
+    to one of ``tokens`` (``""``: an empty cell) read as ``*``."""
+    from pyspark.sql import functions as F
+
+    values = list(tokens)  # ("": an empty cell, missing or the empty text)
+    frame = release.frame
+    for c in (c for c in qi if c in frame.columns):
+        column = F.col(_quoted(c))
+        hit = column.isin(values)
+        if "" in tokens:
+            hit = hit | column.isNull()
+        frame = frame.withColumn(c, F.when(hit, F.lit("*")).otherwise(column))
+    return SparkTextRelease(frame, release.name, release.presumed_k)
+
+
 def read_spark_release(spark: Any, path: str | os.PathLike[str], name: str | None = None) -> SparkTextRelease:
     """A release file or directory (CSV or Parquet) on Spark, every column as text, as
     :func:`crowdsafe.attacks.releases.read_release` reads it (an empty CSV field is missing)."""

@@ -240,6 +240,11 @@ class SparkEngine:
         spark = targets.frame.sparkSession
         return [read_spark_release(spark, r) for r in releases]
 
+    def mark_suppressed(self, releases: Sequence[Any], qi: Sequence[str], tokens: Sequence[str]) -> list[Any]:
+        from crowdsafe.engines.spark.attacks import mark_suppressed_spark
+
+        return [mark_suppressed_spark(r, qi, tokens) for r in releases]
+
     def intersection_attack(self, releases: Sequence[Any], targets: TypedTable, request: AttackRequest) -> Any:
         from crowdsafe.engines.spark.attacks import intersection_attack_spark
 
