@@ -182,3 +182,20 @@ def test_a_late_value_widens_an_inferred_type_as_on_the_polars_engine(spark, tmp
     schema.write_text('[attributes.age]\ntype = "integer"\n[attributes.sex]\ntype = "categorical"\n', encoding="utf-8")
     with pytest.raises(SchemaError, match=rf"column 'age' is declared .* holds '{late}'; a custodian-only fact"):
         load_table(spark, str(path), schema=str(schema))
+
+
+def test_suppression_marks_read_alike_on_both_engines(spark, tmp_path):
+    from crowdsafe import api
+
+    paths = []
+    for name, other in (("r1.csv", "cold"), ("r2.csv", "hiv")):
+        paths.append(tmp_path / name)
+        paths[-1].write_text(f"age;zip;disease\n[20, 29];130**;flu\n[20, 29];NA;{other}\nNA;148**;cancer\n"
+                             f"[30, 39];148**;{other}\n", encoding="utf-8")
+    targets = tmp_path / "t.csv"
+    targets.write_text("age,zip,disease\n25,13053,flu\n35,14850,cancer\n", encoding="utf-8")
+    runs = [api.attack([str(p) for p in paths], str(targets), qi=["age", "zip"], sensitive="disease", engine=engine,
+                       suppressed=["NA"]) for engine in ("polars", "spark")]
+    assert runs[0].summary == runs[1].summary
+    unmarked = api.attack([str(p) for p in paths], str(targets), qi=["age", "zip"], sensitive="disease")
+    assert unmarked.summary != runs[0].summary
