@@ -8,8 +8,8 @@ file's own (lone CR too; mixed ones are refused, :mod:`crowdsafe.data.line_endin
 UTF-8 (a byte-order mark allowed), the path is literal, and a row with more or fewer fields than
 the header is refused naming its line. Unlike the loader, no type is guessed and no token is read
 as missing: ``?``, ``NA``, ``017`` and ``[25, 34]`` stay as published, and only an empty field is
-missing. The Spark engine reads release files by the same rules
-(:func:`crowdsafe.engines.spark.attacks.read_spark_release`).
+missing. The Spark engine finds a release file's separator by the same rule
+(:func:`crowdsafe.engines.spark.io.csv_separator`).
 """
 
 from __future__ import annotations
