@@ -67,7 +67,7 @@ def test_a_role_read_from_the_values_is_confirmed_on_the_review_page(app_client,
     _, review = workspace.require()
     ref = [a.name for a in review.draft.attributes].index("ref")
     page = client.get("/schema").text
-    assert f'name="confirm-{ref}-0"' in page and "role identifier: I have checked this column's role" in page
+    assert f'name="confirm-{ref}-0"' in page and "role identifier: I have checked this column" in page
     assert Schema.from_toml(workspace.schema_path)["ref"].from_data == ("role identifier",)  # (an identifier's type
     # is not marked: nothing publishes it)
     assert "ref" in Schema.from_toml(workspace.schema_path).unreviewed(["age"])  # a role counts for every release

@@ -142,18 +142,24 @@ def test_the_separator_is_found_as_on_the_polars_engine(spark, tmp_path, separat
         assert sorted((r["age"], r["sex"]) for r in frame.collect()) == [("30", "F"), ("41", "M")]
 
 
-def test_an_arx_release_is_attacked_alike_on_both_engines(spark, tmp_path):
+def _attacks_on_both_engines(tmp_path, rows: str, engines=("polars", "spark"), **options):
+    """The intersection attack of two ';'-separated releases (``rows``: their lines after the
+    header, ``{other}`` the second sensitive value of each) on each of ``engines``."""
     from crowdsafe import api
 
     paths = []
     for name, other in (("r1.csv", "cold"), ("r2.csv", "hiv")):
         paths.append(tmp_path / name)
-        paths[-1].write_text(f"age;zip;disease\n[20, 30[;130**;flu\n[20, 30[;130**;{other}\n]30, 40];148**;cancer\n"
-                             f"]30, 40];148**;{other}\n", encoding="utf-8")
+        paths[-1].write_text("age;zip;disease\n" + rows.format(other=other), encoding="utf-8")
     targets = tmp_path / "t.csv"
     targets.write_text("age,zip,disease\n25,13053,flu\n35,14850,cancer\n", encoding="utf-8")
-    runs = [api.attack([str(p) for p in paths], str(targets), qi=["age", "zip"], sensitive="disease", engine=engine)
-            for engine in ("polars", "spark")]
+    return [api.attack([str(p) for p in paths], str(targets), qi=["age", "zip"], sensitive="disease", engine=engine,
+                       **options) for engine in engines]
+
+
+def test_an_arx_release_is_attacked_alike_on_both_engines(spark, tmp_path):
+    runs = _attacks_on_both_engines(
+        tmp_path, "[20, 30[;130**;flu\n[20, 30[;130**;{other}\n]30, 40];148**;cancer\n]30, 40];148**;{other}\n")
     assert runs[0].summary == runs[1].summary
     assert runs[0].summary["perfect_breach"] == 1.0
 
@@ -185,17 +191,8 @@ def test_a_late_value_widens_an_inferred_type_as_on_the_polars_engine(spark, tmp
 
 
 def test_suppression_marks_read_alike_on_both_engines(spark, tmp_path):
-    from crowdsafe import api
-
-    paths = []
-    for name, other in (("r1.csv", "cold"), ("r2.csv", "hiv")):
-        paths.append(tmp_path / name)
-        paths[-1].write_text(f"age;zip;disease\n[20, 29];130**;flu\n[20, 29];NA;{other}\nNA;148**;cancer\n"
-                             f"[30, 39];148**;{other}\n", encoding="utf-8")
-    targets = tmp_path / "t.csv"
-    targets.write_text("age,zip,disease\n25,13053,flu\n35,14850,cancer\n", encoding="utf-8")
-    runs = [api.attack([str(p) for p in paths], str(targets), qi=["age", "zip"], sensitive="disease", engine=engine,
-                       suppressed=["NA"]) for engine in ("polars", "spark")]
-    assert runs[0].summary == runs[1].summary
-    unmarked = api.attack([str(p) for p in paths], str(targets), qi=["age", "zip"], sensitive="disease")
-    assert unmarked.summary != runs[0].summary
+    rows = "[20, 29];130**;flu\n[20, 29];NA;{other}\nNA;148**;cancer\n[30, 39];148**;{other}\n"
+    marked = _attacks_on_both_engines(tmp_path, rows, suppressed=["NA"])
+    assert marked[0].summary == marked[1].summary
+    unmarked = _attacks_on_both_engines(tmp_path, rows, engines=("polars",))[0]  # NA: a value covering nothing
+    assert unmarked.summary != marked[0].summary
