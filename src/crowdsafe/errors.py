@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-#: The end of the refusal of a table with no rows: the one refusal before the charge that depends
-#: on the data (docs/privacy-boundary.md), so its message says whose fact it is.
+#: The end of the refusal of a table with no rows: a refusal before the charge that depends on the
+#: data (docs/privacy-boundary.md lists them all), so its message says whose fact it is.
 EMPTY_TABLE = " (a custodian-only fact about the data: an empty table is refused before anything is charged)"
 
 
@@ -66,3 +66,11 @@ class SampleReuseError(BudgetExceeded):
 
 class QuerySyntaxError(CrowdsafeError):
     """A query string does not parse."""
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of ``exc``'s message (its type's name when it has none): how a library's
+    multi-line error is quoted in one line."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+

@@ -29,7 +29,7 @@ from crowdsafe.data.line_endings import line_ending
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS
 from crowdsafe.data.row_widths import file_chunks, first_ragged
 from crowdsafe.data.schema import complete_schema
-from crowdsafe.errors import EMPTY_TABLE, CrowdsafeError, InputError, ParameterError
+from crowdsafe.errors import EMPTY_TABLE, CrowdsafeError, InputError, ParameterError, first_line
 from crowdsafe.files import atomic_path, check_input
 
 __all__ = ["TableRead", "as_frame", "complete_schema", "frame_kind", "header_names", "in_kind", "ragged_row_error",
@@ -38,7 +38,7 @@ __all__ = ["TableRead", "as_frame", "complete_schema", "frame_kind", "header_nam
 CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".data", ".csv.gz", ".csv.zst", ".gz", ".zst")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 _SEPARATORS = (",", ";", "\t", "|")
-_HEAD = 65536
+HEAD_BYTES = 65536  # the first bytes of a file that are sniffed (format, separator, line endings)
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
 # Formats recognised by their first bytes, whatever the file's name: what is read and what is named.
@@ -76,9 +76,9 @@ def _decompressed_head(path: Path, codec: str) -> bytes:
 
     try:
         with pa.CompressedInputStream(pa.OSFile(str(path)), codec) as stream:
-            return stream.read(_HEAD)
+            return stream.read(HEAD_BYTES)
     except (OSError, pa.ArrowException) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = first_line(exc)
         raise InputError(f"{path} is a {codec}-compressed file that cannot be decompressed: {first}") from None
 
 
@@ -100,7 +100,7 @@ def sniff_format(path: str | os.PathLike[str]) -> tuple[str, bytes]:
     path = check_input(path)  # a FIFO or a device: refused before the open (which could block)
     try:
         with open(path, "rb") as handle:
-            head = handle.read(_HEAD)
+            head = handle.read(HEAD_BYTES)
     except IsADirectoryError:
         raise InputError(f"{path} is a folder, expected a CSV or Parquet file") from None
     except OSError as exc:
@@ -174,11 +174,11 @@ def csv_options(
     header name doubled: ``"quo""te"`` would be ``quo""te``, not ``quo"te``)."""
     if not head.strip():
         raise InputError(f"{path} is empty")
-    if has_header and len(head) >= _HEAD and b"\n" not in head and b"\r" not in head:
+    if has_header and len(head) >= HEAD_BYTES and b"\n" not in head and b"\r" not in head:
         # the names are read from the first 64 KiB: a longer header would be read cut short
-        raise InputError(f"the header of {path} is longer than {_HEAD // 1024} KiB (thousands of columns): "
+        raise InputError(f"the header of {path} is longer than {HEAD_BYTES // 1024} KiB (thousands of columns): "
                          "crowdsafe reads headers up to that size; keep the columns the run needs")
-    eol = line_ending(head, str(path), complete=len(head) < _HEAD)
+    eol = line_ending(head, str(path), complete=len(head) < HEAD_BYTES)
     separator = resolve_separator(separator, head)
     raw = header_names(head, separator) if has_header else []
     names, renames = stable_names(raw)
@@ -247,12 +247,12 @@ def _read_csv(
         text = str(exc).lower()
         if "utf-8" in text or "utf8" in text:
             raise InputError(f"{path} is not UTF-8 text; re-save it as UTF-8") from None
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = first_line(exc)
         # a row longer than the header (or, with the names given, a first row of another width)
         raise (ragged_row_error(path, separator, has_header)
                or InputError(f"cannot parse {path} as CSV: {first}")) from None
     except pl.exceptions.PolarsError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = first_line(exc)
         raise (ragged_row_error(path, separator, has_header)
                or InputError(f"cannot read {path} as CSV: {first}")) from None
     if frame.width > 1 and frame.get_column(frame.columns[-1]).null_count():
@@ -274,7 +274,7 @@ def ragged_row_error(path: Path, separator: str | None = None, has_header: bool 
         if kind == PARQUET:
             return None
         separator = resolve_separator(separator, head)
-        eol = line_ending(head, str(path), complete=len(head) < _HEAD)
+        eol = line_ending(head, str(path), complete=len(head) < HEAD_BYTES)
         found = first_ragged(file_chunks(path, kind if kind in (GZIP, ZSTD) else None), separator=separator, eol=eol)
     except (CrowdsafeError, OSError, pa.ArrowException):
         return None
@@ -302,7 +302,7 @@ def with_written_names(frame: FrameT, path: str | os.PathLike[str], separator: s
     (``"quo""te"`` read as ``quo""te``), :func:`header_names` reads it as written. For the readers
     of releases and views, which read every cell as text."""
     with open(path, "rb") as handle:
-        head = handle.read(_HEAD)
+        head = handle.read(HEAD_BYTES)
     names = header_names(head, separator)
     columns = frame.collect_schema().names() if isinstance(frame, pl.LazyFrame) else frame.columns
     if not any('"' in n for n in names) or len(names) != len(columns):
@@ -439,7 +439,7 @@ def read_file(
         try:
             frame = pl.read_parquet(path, glob=False)
         except (pl.exceptions.PolarsError, OSError) as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            first = first_line(exc)
             raise InputError(f"cannot read {path} as Parquet: {first}") from None
         names, renames = stable_names(frame.columns)
         if renames:

@@ -3,7 +3,7 @@
 Polars ends a CSV record at LF (a CR before it is dropped), so a file whose lines end with a
 lone CR (classic Mac OS, some old exports) reads as one long line, and a file that mixes lone CRs
 with LF or CRLF reads with records run together: fewer rows, fields shifted, no error. So the
-first block of the file (:data:`crowdsafe.data.io._HEAD` bytes, decompressed) is sniffed before
+first block of the file (:data:`crowdsafe.data.io.HEAD_BYTES` bytes, decompressed) is sniffed before
 it is read (:func:`line_ending`):
 
 - LF only, CRLF only, or both: read with LF as the line break (Polars drops the CR of a CRLF);

@@ -20,11 +20,16 @@ from typing import Any
 
 import polars as pl
 
-from crowdsafe.data.io import ragged_row_error, refuse_ragged_rows, resolve_separator, sniff_format, with_written_names
+from crowdsafe.data.io import (
+    HEAD_BYTES,
+    ragged_row_error,
+    refuse_ragged_rows,
+    resolve_separator,
+    sniff_format,
+    with_written_names,
+)
 from crowdsafe.data.line_endings import line_ending
-from crowdsafe.errors import InputError
-
-_HEAD = 65536
+from crowdsafe.errors import InputError, first_line
 
 
 def text_options(path: str | os.PathLike[str], separator: str | None = None) -> dict[str, Any]:
@@ -35,7 +40,7 @@ def text_options(path: str | os.PathLike[str], separator: str | None = None) -> 
     if separator is None and path.suffix.lower() == ".tsv":
         separator = "\t"
     return dict(separator=resolve_separator(separator, head), infer_schema=False, encoding="utf8",
-                eol_char=line_ending(head, str(path), complete=len(head) < _HEAD), glob=False)
+                eol_char=line_ending(head, str(path), complete=len(head) < HEAD_BYTES), glob=False)
 
 
 def read_text_csv(path: str | os.PathLike[str], what: str = "table") -> pl.DataFrame:
@@ -52,9 +57,9 @@ def read_text_csv(path: str | os.PathLike[str], what: str = "table") -> pl.DataF
         if "utf-8" in text or "utf8" in text:
             raise InputError(f"the {what} {path} is not UTF-8 text; re-save it as UTF-8") from None
         raise (ragged_row_error(path, options["separator"])
-               or InputError(f"cannot read the {what} {path}: {_first_line(exc)}")) from None
+               or InputError(f"cannot read the {what} {path}: {first_line(exc)}")) from None
     except (pl.exceptions.PolarsError, OSError) as exc:
-        raise InputError(f"cannot read the {what} {path}: {_first_line(exc)}") from None
+        raise InputError(f"cannot read the {what} {path}: {first_line(exc)}") from None
     if frame.width > 1 and frame.get_column(frame.columns[-1]).null_count():
         refuse_ragged_rows(path, options["separator"])  # a short row reads as missing last fields
     return with_written_names(frame, path, options["separator"])
@@ -66,8 +71,3 @@ def scan_text_csv(path: str | os.PathLike[str]) -> pl.LazyFrame:
     path = Path(path)
     options = text_options(path)
     return with_written_names(pl.scan_csv(path, **options), path, options["separator"])
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

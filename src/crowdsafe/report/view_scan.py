@@ -31,7 +31,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.data.text_csv import scan_text_csv
-from crowdsafe.errors import InputError, ParameterError
+from crowdsafe.errors import InputError, ParameterError, first_line
 
 #: The name of the rows' count in the scanned tables (not a column of any view: it starts with "__").
 _COUNT = "__count"
@@ -101,7 +101,7 @@ def scan_view_counts(path: str | os.PathLike[str], certificate: Any, cert_name: 
         found = [scan.select(a).group_by(a).agg(pl.len().alias(_COUNT)).collect(engine="streaming")
                  for a in domain.attributes]
     except (pl.exceptions.PolarsError, OSError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = first_line(exc)
         raise InputError(f"cannot read the view {path}: {first}") from None
     rows = int(found[0].get_column(_COUNT).sum())
     expected_rows = params.get("view_rows")

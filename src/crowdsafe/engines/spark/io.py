@@ -16,7 +16,7 @@ from typing import Any
 from crowdsafe.data.column_names import describe_renames, stable_names
 from crowdsafe.data.column_types import settle
 from crowdsafe.data.schema import AttributeType, Schema, declared_and_reading
-from crowdsafe.errors import InputError, ParameterError
+from crowdsafe.errors import InputError, ParameterError, first_line
 
 _CSV_ENDINGS = (".csv", ".csv.gz", ".tsv", ".txt", ".data")
 _URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
@@ -42,14 +42,12 @@ def csv_separator(spark: Any, path: str) -> str:
     """The field separator of the CSV table at ``path`` (a file or a folder of parts, local or a
     URI), found from its header line as the Polars engine finds it
     (:func:`crowdsafe.data.io.resolve_separator`: ``,`` ``;`` tab ``|``, a comma when none
-    appears). A local file's first bytes are read here; anything else's first line through Spark."""
-    from crowdsafe.data.io import resolve_separator
+    appears). A local file's first bytes are read here (decompressed:
+    :func:`crowdsafe.data.io.sniff_format`); anything else's first line through Spark."""
+    from crowdsafe.data.io import resolve_separator, sniff_format
 
     if not _URI_SCHEME.match(path) and os.path.isfile(path):
-        with open(path, "rb") as handle:
-            head = handle.read(65536)
-        if head[:2] != b"\x1f\x8b":  # (gzip: its first line through Spark, which decompresses it)
-            return resolve_separator(None, head.removeprefix(b"\xef\xbb\xbf"))
+        return resolve_separator(None, sniff_format(path)[1])
     first = literal_reader(spark).text(path).first()
     return resolve_separator(None, ("" if first is None else str(first[0])).encode("utf-8"))
 
@@ -82,7 +80,7 @@ def read_frame(spark: Any, path: str, *, columns: Sequence[str] | None = None,
             frame = literal_reader(spark).parquet(str(path))
             frame = stable_columns(frame, frame.columns, str(path))
     except AnalysisException as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = first_line(exc)
         raise InputError(f"Spark cannot read {path}: {first}") from None
     if columns is not None:
         absent = [c for c in columns if c not in frame.columns]
