@@ -23,6 +23,8 @@ from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 from typing import Any, Protocol, TextIO, TypeVar
 
+from crowdsafe.stopping import checkpoint
+
 __all__ = ["Display", "shown_on_terminal", "showing", "tracked", "working"]
 
 Batch = TypeVar("Batch")
@@ -44,14 +46,18 @@ _display: ContextVar[Display | None] = ContextVar("crowdsafe_progress_display", 
 
 def tracked(batches: Iterable[Batch], label: str, total: int | None) -> Iterator[Batch]:
     """``batches`` (frames with a ``height``) as they are, reported to the installed display as one
-    pass named ``label`` over ``total`` rows; with no display, ``batches`` untouched."""
+    pass named ``label`` over ``total`` rows; with no display, ``batches`` untouched. Each batch is
+    a point where an app's run may be stopped (:func:`crowdsafe.stopping.checkpoint`)."""
     display = _display.get()
     if display is None:
-        yield from batches
+        for batch in batches:
+            checkpoint()
+            yield batch
         return
     task = display.start(label, total)
     try:
         for batch in batches:
+            checkpoint()
             yield batch
             display.advance(task, int(getattr(batch, "height", 0)))
     finally:
@@ -61,7 +67,9 @@ def tracked(batches: Iterable[Batch], label: str, total: int | None) -> Iterator
 @contextlib.contextmanager
 def working(label: str) -> Iterator[None]:
     """A pass run in one call (a query of Polars' streaming engine), reported to the installed
-    display as ``label`` without a share of rows, from entering the block to leaving it."""
+    display as ``label`` without a share of rows, from entering the block to leaving it (a run may
+    be stopped on entering it: :func:`crowdsafe.stopping.checkpoint`)."""
+    checkpoint()
     display = _display.get()
     if display is None:
         yield

@@ -4,7 +4,8 @@ The server binds its socket first (``--port 0``: a free port), prints the one-ti
 first line of standard output, opens the browser on it unless told not to, and serves with
 uvicorn (access log off: a path could name what a page shows, and nothing of the data goes to a
 log). The private folder (mode 0700) is removed when the server stops, on Ctrl+C (SIGINT) and
-SIGTERM alike, and at exit.
+SIGTERM alike, and at exit. A publish still running is stopped first and waited for
+(:func:`stop_publishes`).
 """
 
 from __future__ import annotations
@@ -18,9 +19,12 @@ import tempfile
 import threading
 import webbrowser
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from crowdsafe.errors import ParameterError
+
+if TYPE_CHECKING:
+    from crowdsafe.app.workspace import Workspace
 
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -61,6 +65,7 @@ def serve(data: str | None, *, port: int = DEFAULT_PORT, open_browser: bool = Tr
 
     atexit.register(remove)
     sock = None
+    workspace = None
     try:
         workspace = Workspace(workdir, out_dir.expanduser().resolve(), seed=seed, max_upload=max_upload,
                               ledger=ledger.expanduser().resolve() if ledger is not None else None)
@@ -89,4 +94,19 @@ def serve(data: str | None, *, port: int = DEFAULT_PORT, open_browser: bool = Tr
     finally:
         if sock is not None:
             sock.close()
+        if workspace is not None:
+            stop_publishes(workspace)
         remove()
+
+
+def stop_publishes(workspace: Workspace) -> None:
+    """Stop the publishes still running as the app stops, and wait for them: each marks its
+    ledger entry failed (it still counts) and leaves no file, as Ctrl-C does to ``crowdsafe
+    publish`` (:mod:`crowdsafe.stopping`). A second Ctrl+C stops waiting: then the process ends
+    with them, their entries left ``charged``."""
+    running = workspace.running()
+    if running:
+        what = "publishes (their ledger entries are" if running > 1 else "publish (its ledger entry is"
+        print(f"crowdsafe app: stopping {running} running {what} marked failed); press Ctrl+C again to stop "
+              "at once", file=sys.stderr, flush=True)
+        workspace.stop_publishes()

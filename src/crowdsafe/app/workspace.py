@@ -178,6 +178,8 @@ class Workspace:
         self.releases: dict[int, ReleaseRecord] = {}
         self.plan_values: dict[str, str] = {}  # the plan form as last sent (its parameters only)
         self._uploads = 0
+        self._stopping = threading.Event()  # set when the app stops: see stop_publishes
+        self._workers: list[threading.Thread] = []
         self._domain: tuple[int, Any] | None = None
         self._identity: tuple[int, str] | None = None
 
@@ -367,6 +369,8 @@ class Workspace:
         from crowdsafe.anonymize.plan import PlanRequest, check_publication
 
         opened, _ = self.require()
+        if self._stopping.is_set():
+            raise ParameterError("the app is stopping: no publish starts now")
         check_publication(PlanRequest(request["epsilon"], request["delta"], k=request.get("k"),
                                       beta=request.get("beta"), epsilon1=request.get("epsilon1")))
         self.plan(request)  # the planner's refusals (a δ it cannot reach) before a job starts
@@ -380,18 +384,40 @@ class Workspace:
             record = ReleaseRecord(number, opened.label, dict(request), folder, folder / f"{stem}.csv",
                                    opened=opened, schema=schema)
             self.releases[number] = record
-        worker = threading.Thread(target=self._publish, args=(record, opened), name=f"publish-{number}", daemon=True)
+            worker = threading.Thread(target=self._publish, args=(record, opened), name=f"publish-{number}",
+                                      daemon=True)
+            self._workers.append(worker)
         worker.start()
         return record
+
+    def running(self) -> int:
+        """How many publishes are running."""
+        with self.lock:
+            return sum(w.is_alive() for w in self._workers)
+
+    def stop_publishes(self, timeout: float | None = None) -> int:
+        """Ask every running publish to stop and wait for them (at most ``timeout`` seconds; None:
+        as long as they take). A publish stops at its next checkpoint (:mod:`crowdsafe.stopping`):
+        its ledger entry, if charged, is marked failed, and no file of it is left; one that has
+        started writing its files finishes them. No publish starts after this. Returns how many
+        are still running."""
+        self._stopping.set()
+        with self.lock:
+            workers = list(self._workers)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for worker in workers:
+            worker.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        return self.running()
 
     def _publish(self, record: ReleaseRecord, opened: Opened) -> None:
         from crowdsafe import api
         from crowdsafe.progress import showing
+        from crowdsafe.stopping import JobStopped, stoppable
 
         request = record.request
         seed = None if self.seed is None else self.seed + record.number - 1
         try:
-            with showing(record.display):
+            with stoppable(self._stopping), showing(record.display):
                 publication = api.publish(
                     opened.data, epsilon=request["epsilon"], delta=request["delta"], k=request.get("k"),
                     beta=request.get("beta"), epsilon1=request.get("epsilon1"), schema=str(record.schema),
@@ -400,6 +426,8 @@ class Workspace:
                     name=opened.label, budget=request.get("budget"))
             record.publication = publication
             record.status = "done"
+        except JobStopped as exc:
+            record.error, record.status = str(exc), "failed"
         except CrowdsafeError as exc:
             record.error, record.status = str(exc), "failed"
         except Exception as exc:  # a bug: said on the page by its kind, never its message (it may hold data)

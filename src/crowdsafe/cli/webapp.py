@@ -5,6 +5,7 @@ this command runs (tests/cli/test_lazy_imports.py)."""
 from __future__ import annotations
 
 import re
+import signal
 from pathlib import Path
 from typing import Annotated
 
@@ -53,5 +54,13 @@ def register(app: typer.Typer) -> None:
 
         if not 0 <= port <= 65535:
             raise ParameterError(f"--port must lie in 0..65535, got {port}", parameter="port")
-        serve(data, port=port, open_browser=not no_browser, max_upload=parse_size(max_upload), ledger=ledger,
-              out_dir=out_dir, seed=seed)
+        try:
+            serve(data, port=port, open_browser=not no_browser, max_upload=parse_size(max_upload), ledger=ledger,
+                  out_dir=out_dir, seed=seed)
+        except KeyboardInterrupt as exc:  # Ctrl+C, or SIGTERM / SIGHUP (crowdsafe.cli.Stopped): how it ends
+            signum = getattr(exc, "signum", signal.SIGINT)
+            how = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
+            typer.echo(f"crowdsafe: {how}; the app stopped (the releases it published stay in "
+                       f"{out_dir.expanduser().resolve()}; a publish it stopped, if any, wrote nothing and "
+                       "'crowdsafe ledger show' lists it as failed)", err=True)
+            raise typer.Exit(128 + signum) from None

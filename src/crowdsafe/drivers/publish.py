@@ -45,6 +45,7 @@ from crowdsafe.privacy import Certificate, compose_certificates
 from crowdsafe.privacy.ledger import Ledger, LedgerSpec, ledger_for
 from crowdsafe.progress import working
 from crowdsafe.randomness import Randomness, as_randomness
+from crowdsafe.stopping import checkpoint
 
 if TYPE_CHECKING:
     from crowdsafe.anonymize.plan import PlanRequest
@@ -131,6 +132,7 @@ def run_publication(
     release_ids = [new_release_id(s) for s in streams]  # before any data-dependent draw
     levels = dict(fixed.levels) if fixed is not None else None
     samples = [engine.sample(prepared, publish_plan.beta, s, levels) for s in streams]
+    checkpoint()  # an app stopped now leaves no ledger entry
 
     with contextlib.ExitStack() as stack:
         # a custodian-only fact read from the whole table, not from the samples: on a large
@@ -156,6 +158,7 @@ def run_publication(
         # after the charge; each release's choice reads it with its own stream
         whole = engine.count_table(prepared) if fixed is None and publish_plan.selection_source == "table" else None
         for sample, release_id, stream in zip(samples, release_ids, streams):
+            checkpoint()  # stopped from here on: the entry is marked failed (crowdsafe.stopping)
             counts = engine.count(prepared, sample)
             with working("choosing the generalization"):  # (a terminal's transient display only)
                 scheme, profile, choice = choose_recoding(counts, columns, publish_plan, fixed, stream, whole)
@@ -176,6 +179,7 @@ def run_publication(
         if charge is not None and ledger is not None and identity is not None:  # a charge has both
             custodian["ledger"] = ledger_summary(ledger, charge, prepared.label, identity)
             charge.record(custodian_report=custodian)
+        checkpoint()  # the last point: a run that starts writing a file finishes
         if report_path is not None:
             write_custodian_report(report_path, custodian)
         certificate = publication_certificate(releases)
