@@ -46,7 +46,7 @@ from crowdsafe.anonymize.plan import PlanRequest, PublishPlan, plan_publication
 from crowdsafe.anonymize.published import PublishedScheme
 from crowdsafe.anonymize.recoding import GeneralizationScheme, with_flat_hierarchies
 from crowdsafe.anonymize.release import TABLE_SUFFIXES, Release
-from crowdsafe.data import Dataset
+from crowdsafe.data import Dataset, unicode_forms
 from crowdsafe.data.identifiers import name_warnings
 from crowdsafe.errors import HierarchyError, ParameterError
 from crowdsafe.mechanisms.contribution import refuse_person_rows
@@ -335,7 +335,8 @@ def prepare_dataset(dataset: Dataset, columns: Sequence[str] | None = None) -> t
 def outside_hierarchies(dataset: Dataset, columns: Sequence[str], *, side_by_side: bool = True
                         ) -> dict[str, dict[str, Any]]:
     """Per published column, how many distinct values its hierarchy does not list (published as
-    missing by :meth:`~crowdsafe.data.hierarchy.Hierarchy.absorbing`). Read from the data: a
+    missing by :meth:`~crowdsafe.data.hierarchy.Hierarchy.absorbing`), and how many of them a
+    leaf holds in another Unicode normalisation form (:mod:`crowdsafe.data.unicode_forms`). Read from the data: a
     custodian-only fact, never in a public output. The values themselves are not kept (a
     publication holds no value it did not publish); ``crowdsafe check`` names them.
     ``side_by_side``: every column in one select (Polars counts them in parallel); False, one
@@ -349,8 +350,17 @@ def outside_hierarchies(dataset: Dataset, columns: Sequence[str], *, side_by_sid
         counts = {c: int(n) for c, n in found.row(0, named=True).items()}
     else:
         counts = {c: len(hierarchies[c].outside(dataset.frame.get_column(c))) for c in declared}
-    return {c: {"distinct_values": n, "published_as": "missing (?)", "named_by": "crowdsafe check"}
-            for c, n in counts.items() if n}
+    found_outside = {}
+    for c, n in counts.items():
+        if not n:
+            continue
+        facts: dict[str, Any] = {"distinct_values": n, "published_as": "missing (an empty cell)",
+                                 "named_by": "crowdsafe check"}
+        twins = len(unicode_forms.twins(hierarchies[c].outside(dataset.frame.get_column(c)), hierarchies[c].leaves))
+        if twins:  # values a leaf holds in another normalisation form (NFD beside NFC)
+            facts["unicode_form_differs"] = twins
+        found_outside[c] = facts
+    return found_outside
 
 
 def publish_dataset(

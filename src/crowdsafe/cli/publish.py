@@ -318,6 +318,13 @@ def _render_custodian(custodian: dict[str, Any], print_: Any) -> None:
                f"average class {utility['average_class_size']:,.1f} rows")
     for warning in custodian.get("warnings", []):
         print_(f"  warning       {warning}")
+    for column, facts in custodian.get("outside_hierarchies", {}).items():
+        n = facts["distinct_values"]
+        forms = facts.get("unicode_form_differs", 0)
+        forms_note = (f"; {forms} of them only in Unicode form (NFD/NFC): write the data and the hierarchy "
+                      "in the same form") if forms else ""
+        print_(f"  outside       {column!r}: {n:,} distinct value{'s' * (n > 1)} not in its hierarchy, published "
+               f"as missing (an empty cell){forms_note}; 'crowdsafe check DATA --schema SCHEMA' names them")
     ledger = custodian.get("ledger")
     if ledger:
         budget = ledger["budget"]

@@ -40,6 +40,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.data.level_words import level_words
+from crowdsafe.data.unicode_forms import twin_note
 from crowdsafe.errors import HierarchyError, InputError
 from crowdsafe.files import atomic_path, read_input_bytes
 
@@ -418,11 +419,9 @@ class Hierarchy:
                     "drop them (missing='drop') or give the hierarchy a leaf for them "
                     "(hierarchy.with_missing_leaf())"
                 )
-            more = f" (and {len(uncovered) - 1} other values)" if len(uncovered) > 1 else ""
-            raise HierarchyError(
-                f"hierarchy '{self.name}' does not cover the value {_label(first)!r} of column "
-                f"'{column}'{more}"
-            )
+            more = f" (and {len(uncovered) - 1} other value{'s' * (len(uncovered) > 2)})" if len(uncovered) > 1 else ""
+            raise HierarchyError(f"hierarchy '{self.name}' does not cover the value {_label(first)!r} of column "
+                                 f"'{column}'{more}{twin_note(first, self.leaves)}")
         return found.to_numpy().astype(np.uint32)
 
     def leaf_code_expression(self, column: str, dtype: pl.DataType) -> pl.Expr | None:

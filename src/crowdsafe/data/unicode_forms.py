@@ -1,0 +1,36 @@
+"""Text that differs only in its Unicode normalisation form.
+
+``München`` can be written with one code point for ``ü`` (NFC, what most tools write) or with
+``u`` and a combining diaeresis (NFD, what some macOS tools write). The two look the same and
+are canonically equivalent, but they are different strings: a hierarchy file in one form does
+not list the data's values in the other, and those values are published as missing. crowdsafe
+matches values exactly (changing them would change what is published and the table's ledger
+identity); it says when an unmatched value has a twin in the other form, so the custodian can
+write both the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import polars as pl
+
+FORM: Final = "NFC"  # what most tools write
+
+
+def twins(values: pl.Series, leaves: pl.Series) -> pl.Series:
+    """The ``values`` (text) that are not ``leaves`` but equal one of them once both are put in
+    the same normalisation form."""
+    if values.dtype != pl.String or leaves.dtype != pl.String:
+        return values.clear()
+    listed = leaves.drop_nulls().str.normalize(FORM).implode()
+    return values.filter(values.str.normalize(FORM).is_in(listed) & ~values.is_in(leaves.drop_nulls().implode()))
+
+
+def twin_note(value: object, leaves: pl.Series) -> str:
+    """A clause for a message about ``value`` missing from ``leaves``: empty, unless it differs
+    from one of them only in its normalisation form."""
+    if not isinstance(value, str) or not len(twins(pl.Series([value]), leaves.cast(pl.String, strict=False))):
+        return ""
+    return (" (a leaf of the hierarchy is the same text in another Unicode normalisation form, as NFD and "
+            "NFC text differ: write the data and the hierarchy in the same form, NFC as most tools do)")
