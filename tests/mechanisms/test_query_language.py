@@ -142,8 +142,9 @@ def test_unknown_columns_and_type_mismatches_are_schema_errors():
         check_columns(parse("count where agee > 3"), FRAME.columns)
     with pytest.raises(SchemaError, match="the columns are"):
         check_columns(parse("count where zzz > 3"), FRAME.columns)
-    with pytest.raises(SchemaError, match="holds text"):
-        compile_filter(parse("count where sex = 3").where, dict(FRAME.schema))
+    with pytest.raises(SchemaError, match="holds text") as text:
+        compile_filter(parse("count where sex = 03").where, dict(FRAME.schema))
+    assert "'3'" not in str(text.value)  # the number read from 03 is 3: not the text to write
     with pytest.raises(SchemaError, match="holds numbers"):
         compile_filter(parse("count where age = '3'").where, dict(FRAME.schema))
 

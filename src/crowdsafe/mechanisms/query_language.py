@@ -451,7 +451,9 @@ def reconciled_operand(column: str, dtype: pl.DataType, value: Literal, *,
     expr = pl.col(column)
     if is_text(dtype):
         if not isinstance(value, str):
-            raise SchemaError(f"column '{column}' holds text: compare it with a quoted value, e.g. '{value}'")
+            # not '{value}': the number read from 01067 is 1067, and the text is the one with its zero
+            raise SchemaError(f"column '{column}' holds text: compare it with a quoted value, written as the data "
+                              "writes it (e.g. '01067' with its leading zeros, not 01067)")
         return (expr.cast(pl.String) if ordering and dtype != pl.String else expr), value
     if dtype.is_numeric():
         if isinstance(value, str):
