@@ -5,12 +5,16 @@
 - exact_location._join_children: direct tables (≤ DENSE_KEYS keys; a partition table when the keys are
   distinct, else a table of runs) vs binary search;
 - exact_location._pair_order: one scatter (no tuple in two pairs) vs a sort of the pairs' keys;
+- exact_location.walk: every table in one walk vs one walk each (each with its joins by direct
+  tables or by binary search), against a specification written here;
 - locate._text_ranks: Python's sort (≤ PYTHON_SORTED texts) vs Polars' dense rank.
 Each twin is run on the same inputs, and the switch is moved (the constant patched to a small
 value) so that the public attack runs on both sides of it.
 """
 
 from __future__ import annotations
+
+from unittest.mock import patch
 
 import numpy as np
 import polars as pl
@@ -121,6 +125,62 @@ def test_pair_order_by_scatter_and_by_sort_agree(case):
     assert exact_location._pair_order_by_sort(tuples, classes, n_tuples, n_classes).tolist() == expected
 
 
+AGE_HIERARCHY = Hierarchy.from_columns("age", list(range(15, 81)), [["*"] * 66])
+QUAD_HIERARCHY = Hierarchy.from_columns("zip", ["z1", "z2", "z3", "z4"],
+                                        [["north", "north", "south", "south"], ["*"] * 4])
+
+
+@st.composite
+def walk_case(draw):
+    def age_cell() -> str:
+        low = draw(st.integers(15, 70))
+        return draw(st.sampled_from([f"[{low}, {low + draw(st.integers(0, 10))}]", str(low), "*", "?"]))
+
+    def zip_cell() -> str:
+        chosen = sorted(draw(st.sets(st.sampled_from(["z1", "z2", "z3", "z4"]), min_size=1, max_size=3)))
+        return draw(st.sampled_from([chosen[0], "north", "south", "*"] + (["{" + ", ".join(chosen) + "}"]
+                                                                         if draw(st.booleans()) else [])))
+
+    releases = []
+    for _ in range(draw(st.integers(1, 3))):
+        rows = [(age_cell(), zip_cell(), "x") for _ in range(draw(st.integers(1, 8)))]
+        releases.append(pl.DataFrame(rows, schema={"age": pl.String, "zip": pl.String, "s": pl.String}, orient="row"))
+    n = draw(st.integers(1, 12))
+    targets = pl.DataFrame({"age": draw(st.lists(st.integers(15, 80), min_size=n, max_size=n)),
+                            "zip": draw(st.lists(st.sampled_from(["z1", "z2", "z3", "z4"]), min_size=n, max_size=n))})
+    return releases, targets, draw(st.booleans())
+
+
+@settings(max_examples=150, deadline=None)
+@given(walk_case())
+def test_walk_of_every_table_and_of_one_at_a_time_agree(case):
+    releases, targets, age_leaves = case
+    qi = ["age", "zip"]
+    hierarchies = {"zip": QUAD_HIERARCHY, **({"age": AGE_HIERARCHY} if age_leaves else {})}
+    tables = locate.class_tables(releases, qi, "s")
+    domains, codes = locate.encode_targets(targets, qi, hierarchies)
+    read = locate.read_tables(tables, qi, [domains[c] for c in qi])
+    covers = [c for c, _ in read]
+    tuple_of_target, n_tuples = locate.group_ids([codes[c] for c in qi], [domains[c].size for c in qi])
+    first = np.array([int(np.flatnonzero(tuple_of_target == t)[0]) for t in range(n_tuples)])
+    tuple_codes = {c: codes[c][first] for c in qi}
+    expected = []  # the specification: every (tuple, class) whose cells all cover the tuple's codes
+    for table, cover in zip(tables, covers):
+        found = [(t, k) for t in range(n_tuples) for k in range(table.n_classes)
+                 if all(tuple_codes[c][t] in cover[c].indices[cover[c].indptr[cell]: cover[c].indptr[cell + 1]]
+                        for c in qi for cell in [table.cell_of_class[c][k]])]
+        expected.append([[t for t, _ in found], [k for _, k in found]])
+    for order in (qi, qi[::-1]):
+        trie = exact_location.target_trie(tuple_codes, {c: domains[c].size for c in qi}, order)
+        for dense in (1 << 24, 0):
+            with patch.object(exact_location, "DENSE_KEYS", dense):
+                joint = exact_location.walk(exact_location.class_trie(tables, covers, order), trie)
+                one = [exact_location.walk(exact_location.class_trie([t], [c], order), trie)[0]
+                       for t, c in zip(tables, covers)]
+            assert [as_lists(pairs) for pairs in joint] == expected, (order, dense)
+            assert [as_lists(pairs) for pairs in one] == expected, (order, dense)
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.one_of(st.none(), st.text(max_size=4)), max_size=40))
 def test_text_ranks_by_python_and_by_polars_agree(texts):
@@ -155,6 +215,7 @@ def attack() -> tuple[pl.DataFrame, dict]:
 
 @pytest.mark.parametrize("name, limits", [
     ("DENSE_KEYS", [0, 3, 4, 5, 8, 13, 19, 20, 40]),  # the joins' key counts lie in 4..20
+    ("LEAF_MASKS", [False, True]),  # the sensitive leaves as bits in the group-by, or listed
     ("DENSE_PAIRS", [0, 19, 20, 21]),  # 5 targets x 4 sensitive values = 20 pairs
     ("PYTHON_SORTED", [0, 15, 16, 17]),  # 16 distinct canonical cells
 ])

@@ -5,14 +5,17 @@ and with the twin forced, on both sides of the switch, and must give the same re
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
 import numpy as np
 import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crowdsafe.attacks import intersection_attack, value_masks
+from crowdsafe.attacks import intersection_attack, locate, value_masks
 from crowdsafe.data import Hierarchy
+from crowdsafe.data.generalized import leaf_domain
 
 
 def run(releases, targets, qi, sensitive, **options):
@@ -111,3 +114,47 @@ def test_tuple_masks_match_the_sets():
     assert prior.tolist() == [3, 3, 3]  # an empty located set counts what the release publishes
     sizes, only = value_masks.sizes_and_only(np.array([0b100, 0b110, 1 << 63], dtype=np.uint64))
     assert sizes.tolist() == [1, 2, 1] and only[[0, 2]].tolist() == [2, 63]
+
+
+# the releases' sensitive leaves ORed as bits in their group-by (locate.LEAF_MASKS, when the
+# sensitive attribute has a hierarchy of at most 64 text leaves) against their reference twin,
+# the list of each class's distinct cells; a release holding a cell that is no leaf (a label,
+# '*', a set, a spaced or missing cell) falls back to the twin, alone
+SICK = ["flu", "hiv", "cold", "cancer"]
+SICK_HIERARCHY = Hierarchy.from_columns("s", SICK, [["viral", "viral", "viral", "other"], ["*"] * 4])
+
+
+@st.composite
+def leaf_case(draw):
+    cells = SICK + (draw(st.lists(st.sampled_from(["viral", "*", "{flu, hiv}", " flu", None]), max_size=2))
+                    if draw(st.booleans()) else [])
+    releases = []
+    for _ in range(draw(st.integers(1, 3))):
+        rows = draw(st.lists(st.tuples(st.sampled_from(["[20, 29]", "[30, 39]", "25", "*"]), st.sampled_from(cells)),
+                             min_size=1, max_size=12))
+        releases.append(pl.DataFrame(rows, schema={"age": pl.String, "s": pl.String}, orient="row"))
+    n = draw(st.integers(1, 8))
+    targets = pl.DataFrame({"age": draw(st.lists(st.integers(18, 45), min_size=n, max_size=n)),
+                            "s": draw(st.lists(st.sampled_from(SICK), min_size=n, max_size=n))})
+    return releases, targets
+
+
+@settings(max_examples=80, deadline=None)
+@given(leaf_case())
+def test_leaf_masks_and_lists_agree(case):
+    releases, targets = case
+    hierarchies = {"s": SICK_HIERARCHY}
+    expected = run(releases, targets, ["age"], "s", hierarchies=hierarchies)
+    listed = locate.class_tables(releases, ["age"], "s")
+    leaves = locate.leaf_masks(SICK_HIERARCHY, leaf_domain("s", SICK_HIERARCHY))
+    assert leaves is not None
+    with patch.object(locate, "LEAF_MASKS", False):
+        assert_same(run(releases, targets, ["age"], "s", hierarchies=hierarchies), expected)
+    masked = locate.class_tables_and_codes(releases, ["age"], "s", sensitive_leaves=leaves)[0]
+    for table, other in zip(masked, listed):  # the same classes, each holding the same cells
+        assert table.n_classes == other.n_classes and (table.sizes == other.sizes).all()
+        for t in (table, other):
+            assert t.sensitive_cells is not None and t.sensitive_held is not None
+        held = [{(int(k), table.sensitive_cells[int(c)]) for k, c in zip(*table.sensitive_held)}
+                for table in (table, other)]
+        assert held[0] == held[1]

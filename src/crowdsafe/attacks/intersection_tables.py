@@ -1,8 +1,10 @@
 """The Polars engine's tables for the intersection attack (:func:`crowdsafe.attacks.intersection.run_intersection`).
 
 Everything runs in this process on distinct target tuples: one parallel collection reads every
-release's classes and the targets' codes (:mod:`crowdsafe.attacks.locate`); the location is a
-trie walk (:mod:`crowdsafe.attacks.exact_location`); the candidate sets and their intersection
+release's classes, then the targets' pass runs in a second thread while this one reads the
+classes' cells and builds the classes' side of the location (:mod:`crowdsafe.attacks.locate`);
+the location is one trie walk of every release (:mod:`crowdsafe.attacks.exact_location`); the
+candidate sets and their intersection
 are one 64-bit mask per tuple while the sensitive domain has at most 64 values (fast path,
 :mod:`crowdsafe.attacks.value_masks`), else sorted NumPy keys ``tuple * n_values + value`` (its
 reference twin); the metrics are NumPy columns of one frame. No loop over targets.
@@ -10,8 +12,7 @@ reference twin); the metrics are NumPy columns of one frame. No loop over target
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -20,7 +21,7 @@ import polars as pl
 
 from crowdsafe.anonymize.cells import first_of_each
 from crowdsafe.attacks import value_masks
-from crowdsafe.attacks.exact_location import TargetTrie, locate_exact, target_trie
+from crowdsafe.attacks.exact_location import ClassTrie, class_trie, target_trie, walk
 from crowdsafe.attacks.intersection import (
     AttackedRelease,
     IntersectionResult,
@@ -35,6 +36,7 @@ from crowdsafe.attacks.locate import (
     encode_targets,
     group_ids,
     is_microaggregated,
+    leaf_masks,
     locate_nearest,
     read_tables,
     target_codes,
@@ -91,19 +93,32 @@ class PolarsAttackTables:
         columns = qi + [sensitive] if self.with_truth and sensitive not in qi else qi
         plan, direct = target_codes_plan(targets, columns, hierarchies or {})
         # a quasi-identifier with a hierarchy has its leaves for domain whatever the targets hold
-        # (encode_targets): with one for each, the classes' cells are read while the targets' codes are
-        early = [leaf_domain(c, hierarchies[c]) for c in qi if hierarchies and c in hierarchies]
+        # (encode_targets): with one for each, the classes' cells are read while the targets' codes
+        # are made, and the sensitive cells too when it has one (sensitive_domain); so are the
+        # classes' trie and sensitive masks
+        early = [leaf_domain(c, hierarchies[c]) for c in [*qi, sensitive] if hierarchies and c in hierarchies]
         self.early: tuple[list[AttributeDomain], list[tuple[dict[str, CellCovers], CellCovers | None]]] | None = None
+        self.prepared: tuple[ClassTrie, list[np.ndarray] | None] | None = None
 
         def read_early(tables: list[ClassTable]) -> None:
-            if len(early) == len(qi):
-                try:
-                    self.early = early, read_tables(tables, qi, early)
-                except Exception:  # a cell refused: refused again where the cells are read, in order
-                    self.early = None
+            if len(early) < len(qi) or any(d.name != c for d, c in zip(early, qi)):
+                return
+            try:
+                self.early = early, read_tables(tables, qi, early)
+            except Exception:  # a cell refused: refused again where the cells are read, in order
+                self.early = None
+                return
+            read = self.early[1]
+            masks = None
+            if len(early) > len(qi) and value_masks.fits_masks(early[-1].size):
+                masks = [value_masks.class_masks(t.n_classes, cast(tuple, t.sensitive_held), cast(CellCovers, cover))
+                         for t, (_, cover) in zip(tables, read)]
+            self.prepared = class_trie(tables, [covers for covers, _ in read], _order(qi, tables)), masks
 
+        hierarchy = (hierarchies or {}).get(sensitive)
+        leaves = leaf_masks(hierarchy, leaf_domain(sensitive, hierarchy) if hierarchy is not None else None)
         self.tables, physical = class_tables_and_codes([release.frame for release in self.releases], qi, sensitive,
-                                                       plan, read_early)
+                                                       plan, read_early, leaves)
         self.leaf_codes, self.distinct = target_codes(targets, columns, physical, hierarchies or {}, direct)
         self.domains, self.codes = encode_targets(targets, qi, hierarchies, self.distinct, self.leaf_codes)
         self.tuple_of_target, self.n_tuples = group_ids([self.codes[c] for c in qi],
@@ -124,15 +139,22 @@ class PolarsAttackTables:
         reader = [domains[c] for c in qi] + [domain]  # the cells' domains: the quasi-identifiers, then the sensitive
 
         # step 1, per release: locate every target tuple's classes, read their sensitive values
-        @functools.cache
-        def trie() -> TargetTrie:  # one trie of the target tuples for every exact location
-            order = sorted(qi, key=lambda c: sum(len(t.distinct_cells[c]) for t in tables))
-            return target_trie(tuple_codes, {c: domains[c].size for c in qi}, order)
-
         reads = self._read_cells(qi, reader)
+        early = self.prepared if self.early is not None and reads is self.early[1] else None
+        methods = [_method(table, read[0], method, domains) for table, read, method in zip(tables, reads, locations)]
+        exact = [j for j, method in enumerate(methods) if method == "exact"]  # located in one walk
+        pairs: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        if exact:
+            order = _order(qi, tables)  # one trie of the target tuples for every exact location
+            trie = target_trie(tuple_codes, {c: domains[c].size for c in qi}, order)
+            classes = (early[0] if early is not None and len(exact) == len(tables)
+                       else class_trie([tables[j] for j in exact], [reads[j][0] for j in exact], order))
+            pairs = dict(zip(exact, walk(classes, trie)))
+        masks = early[1] if early is not None else None
         readings = [
-            _read_release(table, read, method, qi, domains, tuple_codes, self.codes, n_tuples, trie)
-            for table, read, method in zip(tables, reads, locations)
+            _read_release(table, read, method, pairs.get(j), masks[j] if masks is not None else None, qi, domains,
+                          tuple_codes, self.codes, n_tuples)
+            for j, (table, read, method) in enumerate(zip(tables, reads, methods))
         ]
         # step 2: intersect the candidate sets across releases
         n_values = len(dictionary)
@@ -233,7 +255,10 @@ class PolarsAttackTables:
         """What the classes' quasi-identifier and sensitive cells cover in ``reader`` (the
         quasi-identifiers' domains, then the sensitive one): the quasi-identifiers' as read while
         the targets' codes were (:meth:`sensitive_cells`) when those were the same domains."""
-        if self.early is not None and all(d is r for d, r in zip(self.early[0], reader)):
+        if self.early is not None and len(self.early[0]) == len(reader) and all(
+                d is r for d, r in zip(self.early[0], reader)):
+            return self.early[1]  # (read with the sensitive cells: its domain was the hierarchy's leaves)
+        if self.early is not None and all(d is r for d, r in zip(self.early[0], reader[:len(qi)])):
             sensitive = read_tables(self.tables, [], reader[len(qi):])
             return [(covers, cover) for (covers, _), (_, cover) in zip(self.early[1], sensitive)]
         return read_tables(self.tables, qi, reader)
@@ -312,23 +337,36 @@ class _Reading:
     classes: np.ndarray
 
 
+def _method(table: ClassTable, covers: Mapping[str, CellCovers], method: str,
+            domains: Mapping[str, AttributeDomain]) -> str:
+    """The location method of one release: ``method``, or for ``"auto"`` nearest when no cell
+    is read as a range, a set or '*' and the release publishes centroids, else exact."""
+    if method != "auto":
+        return method
+    generalized = any(np.isin(cover.kind, _GENERALIZED).any() for cover in covers.values())
+    return "nearest" if not generalized and is_microaggregated(table, domains) else "exact"
+
+
+def _order(qi: Sequence[str], tables: Sequence[ClassTable]) -> list[str]:
+    """The columns in the order the location walks them: the fewest distinct cells first."""
+    return sorted(qi, key=lambda c: sum(len(t.distinct_cells[c]) for t in tables))
+
+
 def _read_release(table: ClassTable, read: tuple[dict[str, CellCovers], CellCovers | None], method: str,
-                  qi: Sequence[str], domains: Mapping[str, AttributeDomain], tuple_codes: Mapping[str, np.ndarray],
-                  target_codes_: Mapping[str, np.ndarray], n_tuples: int, trie: Callable[[], TargetTrie]
-                  ) -> _Reading:
+                  pairs: tuple[np.ndarray, np.ndarray] | None, masks: np.ndarray | None, qi: Sequence[str],
+                  domains: Mapping[str, AttributeDomain], tuple_codes: Mapping[str, np.ndarray],
+                  target_codes_: Mapping[str, np.ndarray], n_tuples: int) -> _Reading:
     """Step 1 of the attack on one release: locate every target tuple's classes (exactly, or by
     the nearest centroid) and read each class's sensitive-value set; a tuple located nowhere
     gets every value the release publishes. ``read``: what the table's quasi-identifier cells
-    and sensitive cells cover (:func:`~crowdsafe.attacks.locate.read_tables`); ``trie``: the
-    target tuples' trie, for exact location."""
+    and sensitive cells cover (:func:`~crowdsafe.attacks.locate.read_tables`); ``method``:
+    ``"exact"`` or ``"nearest"`` (:func:`_method`); ``pairs``: the located (tuple, class)
+    pairs of an exact location (:func:`~crowdsafe.attacks.exact_location.walk`); ``masks``: each
+    class's sensitive mask when already made (:func:`~crowdsafe.attacks.value_masks.class_masks`)."""
     covers, maybe_cover = read
     sensitive_cover = cast(CellCovers, maybe_cover)  # (read with the sensitive column: always there)
-    if method == "auto":
-        # a cell read as a range, a set or '*' is generalized: no centroids (else check in full)
-        generalized = any(np.isin(cover.kind, _GENERALIZED).any() for cover in covers.values())
-        method = "nearest" if not generalized and is_microaggregated(table, domains) else "exact"
-    if method == "exact":
-        tuples, classes = locate_exact(table, covers, tuple_codes, trie())
+    if pairs is not None:
+        tuples, classes = pairs
     else:
         classes = locate_nearest(table, qi, domains, covers, tuple_codes, target_codes_)
         tuples = np.arange(n_tuples, dtype=np.int64)
@@ -340,7 +378,8 @@ def _read_release(table: ClassTable, read: tuple[dict[str, CellCovers], CellCove
     partition[located] = np.bincount(tuples, weights=sizes[classes], minlength=n_tuples)[located]
     if value_masks.fits_masks(n_values):
         assert table.sensitive_held is not None  # (read with the sensitive column)
-        masks = value_masks.class_masks(table.n_classes, table.sensitive_held, sensitive_cover)
+        if masks is None:  # (else made while the targets' codes were)
+            masks = value_masks.class_masks(table.n_classes, table.sensitive_held, sensitive_cover)
         candidates, prior = value_masks.tuple_masks(n_tuples, tuples, classes, masks)
         return _Reading(table, method, candidates, prior, partition, matches, tuples, classes)
     indptr, class_values = _class_values(table, sensitive_cover)

@@ -48,6 +48,7 @@ from crowdsafe.data.generalized import AttributeDomain, is_generalized, leaf_dom
 from crowdsafe.errors import InputError
 
 PYTHON_SORTED = 5_000  # distinct canonical cells ranked in Python up to this many, else by Polars
+LEAF_MASKS = True  # a release's sensitive leaves ORed as bits in its group-by (leaf_masks), else listed
 
 
 @dataclass(frozen=True)
@@ -186,20 +187,22 @@ def class_tables(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive:
 
 @overload
 def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive: str | None,
-                           also: pl.LazyFrame, during: Callable[[list[ClassTable]], None] | None = None
-                           ) -> tuple[list[ClassTable], pl.DataFrame]: ...
+                           also: pl.LazyFrame, during: Callable[[list[ClassTable]], None] | None = None,
+                           sensitive_leaves: pl.Enum | None = None) -> tuple[list[ClassTable], pl.DataFrame]: ...
 @overload
 def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive: str | None = None,
-                           also: None = None, during: Callable[[list[ClassTable]], None] | None = None
-                           ) -> tuple[list[ClassTable], None]: ...
+                           also: None = None, during: Callable[[list[ClassTable]], None] | None = None,
+                           sensitive_leaves: pl.Enum | None = None) -> tuple[list[ClassTable], None]: ...
 def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive: str | None = None,
-                           also: pl.LazyFrame | None = None, during: Callable[[list[ClassTable]], None] | None = None
-                           ) -> tuple[list[ClassTable], pl.DataFrame | None]:
+                           also: pl.LazyFrame | None = None, during: Callable[[list[ClassTable]], None] | None = None,
+                           sensitive_leaves: pl.Enum | None = None) -> tuple[list[ClassTable], pl.DataFrame | None]:
     """:func:`class_tables`, and the frame of the query ``also`` (the targets' pass over their
-    rows, :func:`target_codes_plan`), collected in a second thread once the releases' group-bys
-    are: Polars runs it without the GIL while this thread builds the class tables in Python and
-    NumPy (in one parallel collection with the group-bys, it only waited for them), then calls
-    ``during`` with them (work that needs the tables but not ``also``)."""
+    rows, :func:`target_codes_plan`), collected in a second thread once the class tables are
+    built: Polars runs it without the GIL while this thread calls ``during`` with the tables
+    (work in Python and NumPy that needs the tables but not ``also``; Polars calls here would
+    wait for the pass). ``sensitive_leaves``: the sensitive hierarchy's leaves, when
+    :func:`leaf_masks` allows (fast path: each class's sensitive leaves as one 64-bit mask
+    in the group-by, reference twin: its list of distinct cells)."""
     qi = list(qi)
     for release in releases:
         missing = [c for c in qi + ([sensitive] if sensitive is not None else []) if c not in release.columns]
@@ -207,30 +210,58 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
             raise InputError(
                 f"the release has no column {missing[0]!r}; its columns are: {', '.join(release.columns)}"
             )
-    # one group-by per release over the quasi-identifiers, holding each group's distinct
-    # sensitive cells (a list)
-    plans = []
-    for release in releases:
-        plan = release.lazy()
-        held = []
-        if sensitive is not None:
-            if release.schema[sensitive] == pl.String:  # hashed once as a categorical, not in every list
-                plan = plan.with_columns(pl.col(sensitive).cast(pl.Categorical))
-            held = [pl.col(sensitive).unique().alias(_helper(qi, sensitive, "held"))]
-        plan = plan.group_by(qi).agg(pl.len().cast(pl.Int64).alias(_helper(qi, sensitive, "rows")), *held)
-        plans.append(plan.with_columns(pl.col(_helper(qi, sensitive, "held")).list.len()
-                                       .alias(_helper(qi, sensitive, "n_held"))) if held else plan)
-    collected = pl.collect_all(plans)
+    masked = [sensitive is not None and sensitive_leaves is not None and LEAF_MASKS
+              and release.schema[sensitive] == pl.String for release in releases]
+    collected = pl.collect_all([_group_by(release, qi, sensitive, sensitive_leaves if m else None)
+                                for release, m in zip(releases, masked)])
+    for j, combos in enumerate(collected):  # a cell that is no leaf (or missing): the reference twin
+        if masked[j] and combos.get_column(_helper(qi, sensitive, "n_held")).sum():
+            collected[j] = _group_by(releases[j], qi, sensitive, None).collect()
+    tables = _class_tables(releases, qi, sensitive, collected, sensitive_leaves)
     with ThreadPoolExecutor(max_workers=1) as pool:
         also_frame = pool.submit(also.collect) if also is not None else None
-        tables = _class_tables(releases, qi, sensitive, collected)
         if during is not None:
             during(tables)
     return tables, also_frame.result() if also_frame is not None else None
 
 
+def leaf_masks(hierarchy: Hierarchy | None, domain: AttributeDomain | None) -> pl.Enum | None:
+    """The Enum of the sensitive hierarchy's leaves when a release's sensitive cells can be read
+    by matching them (a cell equal to a leaf's text reads as that leaf: text leaves, at most
+    64, none '*' or spaced or empty, a domain without numbers), else None."""
+    leaves = _leaf_enum(hierarchy, pl.String())
+    if leaves is None or domain is None or domain.numbers is not None or len(leaves.categories) > 64:
+        return None
+    texts = leaves.categories.to_list()
+    return leaves if all(t and t == t.strip() and t != "*" for t in texts) else None
+
+
+def _group_by(release: pl.DataFrame, qi: list[str], sensitive: str | None, leaves: pl.Enum | None) -> pl.LazyFrame:
+    """One release's group-by over the quasi-identifiers: its rows and, with ``sensitive``,
+    its distinct sensitive cells (a list), or with ``leaves`` the OR of its cells' leaf bits
+    (a cell that is no leaf counted in the ``n_held`` column instead)."""
+    plan = release.lazy()
+    rows = pl.len().cast(pl.Int64).alias(_helper(qi, sensitive, "rows"))
+    # each text cell's categorical id (one id per text, whatever the column), for _canonical_ranks
+    ids = [pl.col(c).cast(pl.Categorical).to_physical().alias(_helper(qi, sensitive, f"id_{j}"))
+           for j, c in enumerate(qi) if release.schema[c] == pl.String]
+    if sensitive is None:
+        return plan.group_by(qi).agg(rows).with_columns(ids)
+    held, n_held = _helper(qi, sensitive, "held"), _helper(qi, sensitive, "n_held")
+    if leaves is not None:
+        bits = pl.Series([1 << i for i in range(len(leaves.categories))], dtype=pl.UInt64)
+        plan = plan.with_columns(pl.lit(bits).gather(pl.col(sensitive).cast(leaves, strict=False).to_physical())
+                                 .alias(held))
+        return (plan.group_by(qi).agg(rows, pl.col(held).bitwise_or(), pl.col(held).null_count().alias(n_held))
+                .with_columns(ids))
+    if release.schema[sensitive] == pl.String:  # hashed once as a categorical, not in every list
+        plan = plan.with_columns(pl.col(sensitive).cast(pl.Categorical))
+    return (plan.group_by(qi).agg(rows, pl.col(sensitive).unique().alias(held))
+            .with_columns(pl.col(held).list.len().alias(n_held), *ids))
+
+
 def _class_tables(releases: Sequence[pl.DataFrame], qi: list[str], sensitive: str | None,
-                  collected: Sequence[pl.DataFrame]) -> list[ClassTable]:
+                  collected: Sequence[pl.DataFrame], leaves: pl.Enum | None = None) -> list[ClassTable]:
     """The class tables of :func:`class_tables_and_codes`, from each release's group-by."""
     every_combos: list[pl.DataFrame] = []
     every_rows: list[np.ndarray] = []
@@ -238,7 +269,10 @@ def _class_tables(releases: Sequence[pl.DataFrame], qi: list[str], sensitive: st
     for combos in collected:
         every_combos.append(pl.DataFrame([combos.get_column(c) for c in qi]))  # (no Polars query)
         every_rows.append(combos.get_column(_helper(qi, sensitive, "rows")).to_numpy())
-        if sensitive is not None:  # (combo, sensitive cell) pairs, and the distinct sensitive cells
+        if sensitive is not None and combos.schema[_helper(qi, sensitive, "held")] == pl.UInt64:
+            every_held.append(_held_leaves(combos.get_column(_helper(qi, sensitive, "held")).to_numpy(),
+                                           cast(pl.Enum, leaves), sensitive))
+        elif sensitive is not None:  # (combo, sensitive cell) pairs, and the distinct sensitive cells
             lists = combos.get_column(_helper(qi, sensitive, "held"))
             held_cells = lists.explode().alias(sensitive)
             if isinstance(held_cells.dtype, pl.Categorical):  # cast before the group-by: its ids are at hand
@@ -252,7 +286,10 @@ def _class_tables(releases: Sequence[pl.DataFrame], qi: list[str], sensitive: st
             n_held = combos.get_column(_helper(qi, sensitive, "n_held")).to_numpy()
             combo = np.repeat(np.arange(combos.height, dtype=np.int64), n_held)
             every_held.append((combo, cell, cells))
-    canonical_of_combo = _canonical_ranks([combos.get_column(c) for combos in every_combos for c in qi])
+    cell_ids = [_ids(combos, _helper(qi, sensitive, f"id_{j}")) for combos in collected for j in range(len(qi))]
+    made = [i for i in cell_ids if i is not None]
+    canonical_of_combo = _canonical_ranks([combos.get_column(c) for combos in every_combos for c in qi],
+                                          made if len(made) == len(cell_ids) else None)
     tables = []
     for r, (combos, rows) in enumerate(zip(every_combos, every_rows)):
         distinct_cells = {c: canonical_of_combo[r * len(qi) + j][1].alias(c) for j, c in enumerate(qi)}
@@ -270,20 +307,45 @@ def _class_tables(releases: Sequence[pl.DataFrame], qi: list[str], sensitive: st
     return tables
 
 
-def _canonical_ranks(columns: Sequence[pl.Series]) -> list[tuple[np.ndarray, pl.Series]]:
+def _held_leaves(masks: np.ndarray, leaves: pl.Enum, sensitive: str) -> tuple[np.ndarray, np.ndarray, pl.Series]:
+    """The (combo, sensitive cell) pairs and the distinct sensitive cells (the leaves some combo
+    holds, in leaf order) of a group-by that ORed each combo's leaf bits (:func:`_group_by`)."""
+    n_leaves = len(leaves.categories)
+    bit = np.arange(n_leaves, dtype=np.uint64)
+    combo, leaf = np.nonzero((masks[:, None] >> bit) & np.uint64(1))
+    present = np.flatnonzero((np.bitwise_or.reduce(masks) >> bit) & np.uint64(1)) if len(masks) else bit[:0]
+    cell_of_leaf = np.full(n_leaves, -1, dtype=np.int64)
+    cell_of_leaf[present] = np.arange(len(present), dtype=np.int64)
+    return (combo.astype(np.int64), cell_of_leaf[leaf],
+            leaves.categories.gather(present.astype(np.int64)).alias(sensitive))
+
+
+def _ids(combos: pl.DataFrame, name: str) -> np.ndarray | None:
+    """A column of categorical ids the group-by added (missing: -1), or None when it has none."""
+    if name not in combos.columns:
+        return None
+    ids = combos.get_column(name).to_numpy()
+    return (np.where(np.isnan(ids), -1, ids) if ids.dtype.kind == "f" else ids).astype(np.int64, copy=False)
+
+
+def _canonical_ranks(columns: Sequence[pl.Series], ids: Sequence[np.ndarray] | None = None
+                     ) -> list[tuple[np.ndarray, pl.Series]]:
     """Per column of cells: the column's distinct canonical cells, sorted (missing last), and
     each cell's rank among them; for all columns at once (their cells written as text, each
     distinct (column, text) made canonical once). Up to ``PYTHON_SORTED`` distinct canonical
     texts are sorted in Python (code point order, the byte order Polars sorts UTF-8 text in:
-    cheaper than a Polars call for a few hundred), more by Polars."""
+    cheaper than a Polars call for a few hundred), more by Polars. ``ids``: each column's
+    categorical ids (equal texts, equal ids; missing -1) when already made, by the group-by
+    (in parallel, without the GIL), else cast here."""
     written = [cell_text(column) for column in columns]
     lengths = np.array([len(w) for w in written], dtype=np.int64)
     n_groups = len(written)
     group = np.repeat(np.arange(n_groups, dtype=np.int64), lengths)
     texts = pl.concat(written)
-    ids = categorical_ids(texts) + 1  # the missing cell: 0
-    span = int(ids.max(initial=0)) + 1
-    distinct, code = unique_inverse(group * span + ids, n_groups * span)  # distinct (group, text)
+    # the missing cell: 0 (``ids``: each column's categorical ids when the group-by made them)
+    every_id = (np.concatenate(ids) if ids is not None and len(ids) else categorical_ids(texts)) + 1
+    span = int(every_id.max(initial=0)) + 1
+    distinct, code = unique_inverse(group * span + every_id, n_groups * span)  # distinct (group, text)
     canonical = canonical_texts(texts[first_of_each(code, len(distinct))])
     # each distinct text's rank among them all, the missing cell last
     order, n_ranks = _text_ranks(canonical)

@@ -47,6 +47,9 @@ _UNKNOWN = object()
 _NOTHING = np.zeros(0, dtype=np.int64)
 _SORTED_NUMBERS: weakref.WeakKeyDictionary[AttributeDomain, tuple[np.ndarray, np.ndarray]] = weakref.WeakKeyDictionary()
 _KNOWN_TEXTS: weakref.WeakKeyDictionary[AttributeDomain, dict[str, _Read | None]] = weakref.WeakKeyDictionary()
+# every text read so far in a domain and what it read as (a pure function of both), up to MEMO_TEXTS per domain
+_READ_TEXTS: weakref.WeakKeyDictionary[AttributeDomain, dict[str, _Read | None]] = weakref.WeakKeyDictionary()
+MEMO_TEXTS = 100_000
 
 
 def fits_plain(cells: Sequence[pl.Series]) -> bool:
@@ -61,8 +64,11 @@ def read_plain(cells: Sequence[pl.Series], domain_of: Sequence[int], domains: Se
     :meth:`CellReader.read <crowdsafe.data.cell_reader.CellReader.read>` gives it, or None when
     some cell is not plain (module docstring): then the reference reader reads them all.
 
-    Each distinct (domain, text) is classified once in Python; the ranges' values are found by
-    binary search in each domain's sorted numbers, and every cell's codes sorted, in NumPy."""
+    Each distinct (domain, text) is classified once in Python (and remembered per domain object,
+    up to :data:`MEMO_TEXTS` texts: what a text reads as depends on the text and the domain
+    only, so the next read of the same domain, the next attack with the same hierarchies, looks
+    it up); the ranges' values are found by binary search in each domain's sorted numbers, and
+    every cell's codes sorted, in NumPy."""
     if not fits_plain(cells):
         return None
     seen: dict[int, dict[str, int]] = {}  # per domain, each distinct text -> its index
@@ -76,14 +82,18 @@ def read_plain(cells: Sequence[pl.Series], domain_of: Sequence[int], domains: Se
         every_text.append(texts)
         domain = domains[j]
         known = _known_texts(domain)
+        read = _READ_TEXTS.setdefault(domain, {})
         seen_here = seen.setdefault(j, {})
         for text in texts.to_list():
-            if text is None:
-                return None
             at = seen_here.get(text)
             if at is None:
                 at = seen_here[text] = len(kinds)
-                found = _read_one(text, domain, known)
+                if text is None:
+                    return None
+                memo = read.get(text, _UNKNOWN)
+                found = _read_one(text, domain, known) if memo is _UNKNOWN else cast("_Read | None", memo)
+                if memo is _UNKNOWN and len(read) < MEMO_TEXTS:
+                    read[text] = found
                 if found is None:
                     return None
                 kind, covered = found
