@@ -11,6 +11,7 @@ import sqlite3
 from typing import cast
 
 from crowdsafe.privacy.composition import Neighbours, parallel, sequential
+from crowdsafe.privacy.ledger_parts import merged
 from crowdsafe.privacy.ledger_records import ValidatedCharge
 from crowdsafe.privacy.loss import PrivacyLoss
 
@@ -28,7 +29,8 @@ def spent_totals(
     """What a dataset has spent, the same with ``pending`` added, and the number of entries.
 
     Sequential over entries; for each declared partition, per part sequentially and then in
-    parallel over the parts. The per-part sums are kept in the ``totals`` table, updated in the
+    parallel over the parts (stored keys that may name one part joined first: :mod:`ledger_parts`).
+    The per-part sums are kept in the ``totals`` table, updated in the
     same transaction as each entry, so a charge costs the same with 10 or 100,000 earlier entries.
     """
     plain_eps, plain_delta, count = 0.0, 0.0, 0
@@ -60,7 +62,8 @@ def _combine(plain_eps: float, plain_delta: float, parts: dict[tuple[str, str], 
     losses = [_loss(plain_eps, plain_delta)]
     for (_, neighbours), by_part in parts.items():
         # the ledger's schema admits only the two Neighbours values (a CHECK constraint)
-        losses.append(parallel([_loss(eps, delta) for eps, delta in by_part.values()],
+        # keys that may name the same part (30 and 30.0, an earlier version's spelling) are one part
+        losses.append(parallel([_loss(eps, delta) for eps, delta in merged(by_part)],
                                neighbours=cast(Neighbours, neighbours)))
     return _sum(losses)
 
