@@ -54,7 +54,8 @@ def test_the_reviewers_person_partition_is_refused_before_the_charge(capsys, tmp
              "--max-rows-per-person", "2", "--budget", "1,0", "--schema", schema]
     code, out, err = run_command(capsys, *first)
     assert code == 2 and out == "" and err.count("\n") == 1
-    assert "--partition year is refused" in err and "person identifier 'pid'" in err and "drop --partition" in err
+    assert "--partition year is refused" in err and "person identifier 'pid'" in err and "leave out --partition" in err
+    assert "or use --partition pid" in err
     assert _entries(capsys) == []  # nothing charged, nothing registered
     # Without --partition the two years compose sequentially: 0.6 + 0.6 > 1, the second refused.
     assert run_command(capsys, *[a for a in first if a not in ("--partition", "year")])[0] == 0

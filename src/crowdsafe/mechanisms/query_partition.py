@@ -40,9 +40,9 @@ def partition_part(query: Query, partition: str, names: list[str], dtype: pl.Dat
         raise SchemaError(f"the partition column '{partition}' is not a column of the data")
     if person is not None and partition != person:
         raise ParameterError(
-            f"--partition {partition} is refused: the schema's person identifier '{person}' lets one person own "
-            f"rows in several parts of '{partition}', so queries on its parts do not compose in parallel; drop "
-            f"--partition (the queries then compose sequentially) or partition by '{person}'",
+            f"partition='{partition}' is refused: the schema's person identifier '{person}' lets one person own "
+            f"rows in several parts of '{partition}', so queries on its parts do not compose in parallel; leave out "
+            f"the partition parameter (the queries then compose sequentially) or use partition='{person}'",
             parameter="partition",
         )
     value = equality_value(query.where, partition)
