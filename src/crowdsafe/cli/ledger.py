@@ -45,7 +45,12 @@ def render_report(report: dict[str, Any], console: Console) -> None:
             "\n", (str(dataset["name"]), "bold"), f" (fingerprint {dataset['fingerprint'][:16]}…): budget "
             f"(ε {budget['epsilon']:g}, δ {budget['delta']:g}); spent (ε {spent['epsilon']:.6g}, "
             f"δ {spent['delta']:.3g}); remaining (ε {remaining['epsilon']:.6g}, δ {remaining['delta']:.3g})"
+            + (f"; neighbours {dataset['neighbours']}" if dataset.get("neighbours") else "")
         ))
+        if dataset.get("mixed_neighbours"):
+            console.print("  charged under both neighbour notions by an earlier crowdsafe: spent is counted as "
+                          "change-one DP (the add-remove charges' total restated by group privacy as "
+                          "(2ε, (1 + e^ε)δ)); only --neighbours change can be charged to it")
         for change in dataset.get("budget_changes", []):
             console.print(f"  {_change_line(change)}")
         if not dataset["entries"]:
@@ -59,6 +64,8 @@ def render_report(report: dict[str, Any], console: Console) -> None:
                 what += f" (×{entry['repetitions']}, {entry['composition']})"
             if entry["partition"]:
                 what += f" [part {entry['partition'][0]} = {entry['partition'][1]}]"
+            if dataset.get("mixed_neighbours"):
+                what += f" [{entry['neighbours']}]"
             if entry["samples"]:
                 what += f" [samples {', '.join(s[:12] for s in entry['samples'])}]"
             status = entry["status"] + (" (seeded)" if entry["seeded"] else "")

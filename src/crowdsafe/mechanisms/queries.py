@@ -57,10 +57,10 @@ from crowdsafe.mechanisms.query_aggregates import (
 from crowdsafe.mechanisms.query_language import (
     check_columns,
     compile_filter,
-    equality_value,
     parse,
 )
 from crowdsafe.mechanisms.query_noise import MAX_UNITS_SENSITIVITY, perturb
+from crowdsafe.mechanisms.query_partition import partition_part
 from crowdsafe.mechanisms.query_plan import Aggregator, ExactAggregate, QueryAnswer, QueryPlan, QueryRequest
 from crowdsafe.mechanisms.sensitivity import (
     check_bounds,
@@ -285,15 +285,8 @@ def _plan(dataset: Dataset, request: QueryRequest) -> QueryPlan:
             charged_delta = delta
 
     part = None
-    if partition is not None:
-        if partition not in dataset.schema.names:
-            raise SchemaError(f"the partition column '{partition}' is not a column of the data")
-        value = equality_value(parsed.where, partition)
-        if value is None:
-            raise ParameterError(
-                f"a query on a part of the partition by '{partition}' must filter on {partition} = VALUE"
-            )
-        part = (partition, str(value))
+    if partition is not None:  # refused with a person_id (one person, several parts); the key canonical
+        part = partition_part(parsed, partition, dataset.schema.names, dtypes.get(partition), person)
     if mechanism == "laplace":  # noise too fine to sample exactly: refused now, not after the charge
         sensitivities = {"count": [int(rows_per_person)], "histogram": [int(sensitivity.l1)],
                          "sum": [MAX_UNITS_SENSITIVITY], "mean": [MAX_UNITS_SENSITIVITY, int(rows_per_person)]}[kind]

@@ -26,6 +26,9 @@ Composition, with the calculus (:mod:`crowdsafe.privacy.composition`):
 - entries compose **sequentially** (sums), which stays valid however adaptively the custodian
   picks queries and when they stop (basic composition is a valid privacy filter; Rogers, Roth,
   Ullman & Vadhan 2016);
+- a dataset's budget has **one neighbour notion**, that of its first charge: a charge under the
+  other is refused before anything is computed (an ε under add-remove and an ε under change-one
+  neighbours are not the same unit; :func:`~crowdsafe.privacy.ledger_totals.check_notion`);
 - entries declared on the parts of a **partition** (e.g. ``sex = 'Female'`` and ``sex = 'Male'``:
   a rule applied to each row alone) compose in **parallel** (McSherry 2009): per part
   sequentially, then the maximum over parts (the two largest under change-one neighbours);
@@ -78,7 +81,7 @@ from crowdsafe.privacy.ledger_storage import (
     ledger_path,
     now,
 )
-from crowdsafe.privacy.ledger_totals import fits, spent_totals
+from crowdsafe.privacy.ledger_totals import check_notion, fits, notions, spent_totals
 from crowdsafe.privacy.loss import PrivacyLoss
 
 # How long a charge waits for another process holding the ledger's write lock.
@@ -250,7 +253,10 @@ class Ledger:
         if row is None:
             return None
         spent, _, count = spent_totals(self._conn, row["fingerprint"])
+        found = notions(self._conn, row["fingerprint"])
         return Budget(
+            neighbours="change" if len(found) > 1 else (found[0] if found else None),
+            mixed_neighbours=len(found) > 1,
             fingerprint=row["fingerprint"],
             name=row["name"],
             budget=PrivacyLoss(row["epsilon_budget"], row["delta_budget"]),
@@ -406,6 +412,7 @@ class Ledger:
                     "DP under sampling does not compose with anything else computed on the same sample"
                 )
         row = conn.execute("SELECT * FROM datasets WHERE fingerprint = ?", (req.fingerprint,)).fetchone()
+        check_notion(conn, req, row["name"])  # one neighbour notion per budget
         budget = PrivacyLoss(row["epsilon_budget"], row["delta_budget"])
         spent, new, _ = spent_totals(conn, req.fingerprint, pending=req)
         if not (fits(new.epsilon, budget.epsilon) and fits(new.delta, budget.delta)):

@@ -33,6 +33,10 @@ class Budget:
     spent: PrivacyLoss
     entries: int
     created_at: str
+    # the notion the budget is accounted under (that of its first charge; None before one); a
+    # dataset an earlier crowdsafe charged under both is counted as change-one DP (mixed_neighbours)
+    neighbours: str | None = None
+    mixed_neighbours: bool = False
 
     @property
     def remaining(self) -> PrivacyLoss:
@@ -49,6 +53,8 @@ class Budget:
             "remaining": self.remaining.as_dict(),
             "entries": self.entries,
             "created_at": self.created_at,
+            "neighbours": self.neighbours,
+            "mixed_neighbours": self.mixed_neighbours,
         }
 
 

@@ -58,6 +58,7 @@ CREATE TABLE IF NOT EXISTS entries (
 );
 CREATE INDEX IF NOT EXISTS entries_by_dataset ON entries(fingerprint);
 CREATE INDEX IF NOT EXISTS entries_by_data_read ON entries(ran_on);
+CREATE INDEX IF NOT EXISTS entries_by_notion ON entries(fingerprint, neighbours);
 CREATE TABLE IF NOT EXISTS totals (
     fingerprint TEXT NOT NULL REFERENCES datasets(fingerprint),
     partition_key TEXT NOT NULL,
