@@ -130,10 +130,13 @@ def _report_warnings() -> Iterator[list[str]]:
 
 
 def _plan_rows(plan: AlphaBetaPlan) -> list[tuple[str, str]]:
-    """The plan's public lines: parameters, the bound N used in place of n, the domain size m."""
+    """The plan's lines: parameters, the bound N used in place of n, the domain size m (each
+    labelled custodian-only where an exploratory run read it from the data)."""
     out = [
-        ("N (public bound on n, in place of n)", f"{plan.n:,}"),
-        ("m (public domain size)", f"{plan.m:,}" if plan.m < 10**15 else f"{plan.m:.4e}"),
+        ("N (read from the data, in place of n: custodian-only)" if "n" in plan.from_data
+         else "N (public bound on n, in place of n)", f"{plan.n:,}"),
+        ("m (domain size read from the data: custodian-only)" if "m" in plan.from_data
+         else "m (public domain size)", f"{plan.m:,}" if plan.m < 10**15 else f"{plan.m:.4e}"),
         ("d (prior bound)" + (f" = {plan.c:g} N/m" if plan.c is not None else ""), f"{plan.d:.6g}"),
         ("gamma (posterior bound)", f"{plan.gamma:.6g}"),
         ("alpha (keep)", f"{plan.alpha:.6g}"),
