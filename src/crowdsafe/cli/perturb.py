@@ -32,7 +32,7 @@ from crowdsafe.cli.options import (
 )
 from crowdsafe.defaults import LARGE_VIEW_ROWS, MAX_EQUALITY_QUERIES
 from crowdsafe.errors import InputError, ParameterError
-from crowdsafe.files import atomic_path, write_text_atomic
+from crowdsafe.files import PRIVATE, atomic_path, write_text_atomic
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -246,7 +246,8 @@ def register(app: typer.Typer) -> None:
 
         report = None if no_report or report_failed or "://" in str(out) else report_path(out)
         if custodian_report is not None:
-            write_text_atomic(custodian_report, json_document(result.custodian_report(), sort_keys=True))
+            write_text_atomic(custodian_report, json_document(result.custodian_report(), sort_keys=True),
+                              mode=PRIVATE)  # the custodian's alone, as the ledger
 
         def render() -> None:
             console = Console()
