@@ -1,6 +1,6 @@
 """The neighbouring tables of the mechanism-input tests (issue 32), and how ``publish`` runs on them.
 
-Four tables, each written to a directory as a command reads it:
+Six tables, each written to a directory as a command reads it:
 
 - ``schemaless``: a CSV read without a schema (every column a quasi-identifier without a
   hierarchy, each given the flat observed hierarchy), with a constant column (``flag``) and a
@@ -11,13 +11,19 @@ Four tables, each written to a directory as a command reads it:
 - ``declared``: every published column with a declared hierarchy (the ``entropy`` and ``marginals``
   objectives run on it only);
 - ``wide``: 65,536 distinct values in ``w1`` (65,535 numbers and the missing value) beside
-  columns whose keys fill 62 bits.
+  columns whose keys fill 62 bits;
+- ``builders``: Parquet with a schema whose observed hierarchies are the ``mask`` (``zip``, 3
+  characters) and ``dates`` (``born``, month and year) builders;
+- ``mask-unbounded``: the same table with a schema given in Python whose ``zip`` is
+  ``{"mask": None}`` (no depth): refused from the schema alone, on both sides (the old code made
+  the depth the longest value present, so a longer zip code changed the lattice, ε1 and β).
 
 Each :class:`Pair` is D and D' = D + a copy of D's first row with one value changed: a new value
 in a column without a hierarchy, a value outside a declared hierarchy, a constant column (flat,
 under a ``widths`` builder, or declared) made non-constant, a column missing in every row given a
 value, a 65,537th distinct value (D's keys fill 62 bits, D''s 63: the old code refused D' before
-the charge, "too many quasi-identifier values").
+the charge, "too many quasi-identifier values"), a zip code longer than every other under a
+``mask`` builder, a date in a year no other row has under a ``dates`` builder.
 
 :func:`run_pair` runs ``publish`` (the API, or the command line in this process) on both sides
 under a :class:`~mechanism_spy.MechanismSpy`, with the same seed and a fresh ledger each.
@@ -26,6 +32,7 @@ under a :class:`~mechanism_spy.MechanismSpy`, with the same seed and a fresh led
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import io
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,6 +44,7 @@ import pytest
 
 from crowdsafe import api
 from crowdsafe.data.builders import intervals
+from crowdsafe.data.schema import Attribute, AttributeType, Role, Schema
 from mechanism_spy import Inputs, MechanismSpy
 
 SEED = 11
@@ -77,6 +85,8 @@ class Table:
     write: Callable[[Path, pl.DataFrame], dict]
     target: str
     entropy_refused: bool
+    schema: Callable[[], Schema] | None = None  # a schema given in Python, built inside the run
+    refused: str | None = None  # every run refused from the schema alone, with this in its message
 
 
 def _schemaless_frame() -> pl.DataFrame:
@@ -157,11 +167,58 @@ def _wide_frame() -> pl.DataFrame:
     })
 
 
+def _builders_frame(rows: int = ROWS) -> pl.DataFrame:
+    """Four-character zip codes and birth dates over 1950-1989 (every year present)."""
+    i = np.arange(rows)
+    zips = np.array(["1301", "1302", "1401", "1402", "2201", "2202"])
+    return pl.DataFrame({
+        "zip": zips[i % len(zips)],
+        "born": pl.Series([dt.date(1950 + k % 40, 1 + k % 12, 1 + k % 28) for k in range(rows)], dtype=pl.Date),
+        "sex": np.array(["F", "M"])[i % 2],
+        "income": np.array(["<=50K", ">50K", "<=50K"])[i % 3],
+    })
+
+
+BUILDERS_SCHEMA = """\
+[attributes.zip]
+type = "categorical"
+hierarchy = { mask = 3 }
+[attributes.born]
+type = "date"
+hierarchy = { dates = ["month", "year"] }
+[attributes.sex]
+type = "categorical"
+[attributes.income]
+role = "sensitive"
+type = "categorical"
+"""
+
+
+def _write_builders(directory: Path, frame: pl.DataFrame) -> dict:
+    frame.write_parquet(directory / "data.parquet")
+    (directory / "schema.toml").write_text(BUILDERS_SCHEMA, encoding="utf-8")
+    return {"data": "data.parquet", "schema": "schema.toml"}
+
+
+def _mask_unbounded_schema() -> Schema:
+    """The builders' schema in Python, with a ``mask`` of no depth (TOML cannot say None)."""
+    qi, categorical = Role.QUASI_IDENTIFIER, AttributeType.CATEGORICAL
+    return Schema([
+        Attribute("zip", qi, categorical, hierarchy={"mask": None}),
+        Attribute("born", qi, AttributeType.DATE, hierarchy={"dates": ["month", "year"]}),
+        Attribute("sex", qi, categorical),
+        Attribute("income", Role.SENSITIVE, categorical),
+    ])
+
+
 TABLES = {
     "schemaless": Table("schemaless", _schemaless_frame, _write_schemaless, "income", entropy_refused=True),
     "schema": Table("schema", _frame, _write_schema, "income", entropy_refused=True),
     "declared": Table("declared", _frame, _write_declared, "income", entropy_refused=False),
     "wide": Table("wide", _wide_frame, _write_parquet, "y", entropy_refused=True),
+    "builders": Table("builders", _builders_frame, _write_builders, "income", entropy_refused=True),
+    "mask-unbounded": Table("mask-unbounded", _builders_frame, _write_parquet, "income", entropy_refused=True,
+                            schema=_mask_unbounded_schema, refused="mask must be a whole number of characters"),
 }
 
 # -- the neighbours: D' = D + a copy of D's first row with one value changed ---------------------
@@ -191,6 +248,9 @@ PAIRS = [
     Pair("declared", "value-outside-declared-hierarchy", "country", "Atlantis", observed=False),
     Pair("declared", "constant-declared-made-non-constant", "flag", "no", observed=False),
     Pair("wide", "65537th-distinct-value", "w1", WIDE_ROWS - 1, observed=True),
+    Pair("builders", "longer-masked-value", "zip", "1301999", observed=True),
+    Pair("builders", "date-in-a-new-year", "born", dt.date(2003, 7, 14), observed=True),
+    Pair("mask-unbounded", "longer-masked-value", "zip", "1301999", observed=True),
 ]
 PAIR = {p.id: p for p in PAIRS}
 
@@ -218,6 +278,8 @@ def publish_call(table: Table, directory: Path, written: dict, objective: str, *
             keywords["target"] = table.target
 
     def call() -> object:
+        if table.schema is not None:  # built here: a schema refused from itself is the run's refusal
+            keywords["schema"] = table.schema()
         return api.publish(str(directory / written["data"]), **keywords)
 
     return call

@@ -10,6 +10,10 @@ in under its name (straight to the target when there is none yet; else under a h
 renamed onto the target at once). Elsewhere a hidden temporary file ``.<name>.*.tmp`` beside
 the target is used, removed on any error, and renamed onto the target on success.
 
+A custodian-only file (a custodian report, a ledger export) is written with ``mode=PRIVATE``
+(``0600``): the file is created with that mode, before any byte is written, and never widened;
+every other output gets the usual ``0666 & ~umask``.
+
 Files that belong together (a table and its certificate) go through :func:`atomic_paths`: all
 are written and made durable (fsync) first, and only then put in place one after another, with
 nothing slow in between and Ctrl-C, SIGTERM and SIGHUP held back for those few system calls.
@@ -39,6 +43,9 @@ if TYPE_CHECKING:
     import polars as pl
 
 _PROC_FD = Path("/proc/self/fd")
+
+#: The mode of a custodian-only file: the custodian's alone, as the ledger holding the same facts.
+PRIVATE = 0o600
 
 
 def _published_mode() -> int:
@@ -71,7 +78,7 @@ def _link(fd: int, name: Path) -> None:
         os.close(proc)
 
 
-def _copy_into_place(fd: int, target: Path, folder: Path) -> None:
+def _copy_into_place(fd: int, target: Path, folder: Path, mode: int) -> None:
     """Fallback when the file system will not link an anonymous file: copy it to a hidden
     temporary file and rename that onto ``target``."""
     try:
@@ -83,7 +90,7 @@ def _copy_into_place(fd: int, target: Path, folder: Path) -> None:
         with os.fdopen(handle, "wb") as out, os.fdopen(os.dup(fd), "rb") as source:
             shutil.copyfileobj(source, out, 1 << 20)
             out.flush()
-            os.fchmod(out.fileno(), _published_mode())
+            os.fchmod(out.fileno(), mode)
         os.replace(tmp_name, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -91,7 +98,7 @@ def _copy_into_place(fd: int, target: Path, folder: Path) -> None:
         raise
 
 
-def _link_into_place(fd: int, target: Path, folder: Path) -> None:
+def _link_into_place(fd: int, target: Path, folder: Path, mode: int) -> None:
     """Give the anonymous file ``fd`` the name ``target`` (replacing any file there)."""
     try:
         _link(fd, target)
@@ -99,7 +106,7 @@ def _link_into_place(fd: int, target: Path, folder: Path) -> None:
     except FileExistsError:
         pass
     except OSError:
-        _copy_into_place(fd, target, folder)
+        _copy_into_place(fd, target, folder, mode)
         return
     for _ in range(100):  # the target exists: link under a fresh hidden name, then rename over it
         hidden = target.with_name(f".{target.name}.{os.urandom(6).hex()}.tmp")
@@ -149,10 +156,13 @@ def _signals_held() -> Iterator[None]:
 
 class _Staged:
     """One output being written: an anonymous file in the target's folder (or a hidden temporary
-    file beside it), made durable by :meth:`seal` and named by :meth:`place`."""
+    file beside it), made durable by :meth:`seal` and named by :meth:`place`. Both are created
+    ``0600``; a published output is opened to ``0666 & ~umask`` (``mode`` None), a private one
+    (``mode`` given) gets that mode, so its bytes are never readable by others."""
 
-    def __init__(self, target: str | os.PathLike[str]) -> None:
+    def __init__(self, target: str | os.PathLike[str], mode: int | None = None) -> None:
         self.target = literal_path(target)
+        self.mode = _published_mode() if mode is None else mode
         self.folder = _output_folder(self.target)
         self.tmp: Path | None = None
         try:
@@ -169,12 +179,12 @@ class _Staged:
         os.close(handle)
         self.tmp = self.path = Path(tmp_name)
         # mkstemp makes the file private (0600); a published output gets the usual 0666 & ~umask.
-        self.tmp.chmod(_published_mode())
+        self.tmp.chmod(self.mode)
 
     def seal(self) -> None:
         """Make the complete file durable (the slow part: fsync), before any file is named."""
         if self.fd is not None:
-            os.fchmod(self.fd, _published_mode())
+            os.fchmod(self.fd, self.mode)
             os.fsync(self.fd)
             return
         fd = os.open(self.path, os.O_RDONLY)
@@ -186,7 +196,7 @@ class _Staged:
     def place(self) -> None:
         """Give the file its name (a link or a rename: quick)."""
         if self.fd is not None:
-            _link_into_place(self.fd, self.target, self.folder)
+            _link_into_place(self.fd, self.target, self.folder, self.mode)
         else:
             os.replace(self.path, self.target)
             self.tmp = None
@@ -203,18 +213,20 @@ class _Staged:
 
 @contextlib.contextmanager
 def atomic_paths(targets: Sequence[str | os.PathLike[str]], *,
-                 remove_first: Sequence[str | os.PathLike[str]] = ()) -> Iterator[list[Path]]:
+                 remove_first: Sequence[str | os.PathLike[str]] = (), mode: int | None = None) -> Iterator[list[Path]]:
     """Yield one temporary path per target (files that belong together: a table, its
     certificate); put them all in place on success.
 
     When the block completes, every file is made durable first (fsync, the slow part); only then
     are the files of ``remove_first`` removed and the targets named, one after another in the
     order given, with nothing slow in between. If the block raises, or the process dies before
-    that, every target is left as it was; no temporary file outlives the block."""
+    that, every target is left as it was; no temporary file outlives the block. ``mode``: the
+    files' mode (:data:`PRIVATE` for a custodian-only file), set before any byte is written;
+    None: ``0666 & ~umask``."""
     staged: list[_Staged] = []
     try:
         for target in targets:
-            staged.append(_Staged(target))
+            staged.append(_Staged(target, mode))
         yield [s.path for s in staged]
         for item in staged:
             item.seal()
@@ -230,20 +242,21 @@ def atomic_paths(targets: Sequence[str | os.PathLike[str]], *,
 
 
 @contextlib.contextmanager
-def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
+def atomic_path(target: str | os.PathLike[str], *, mode: int | None = None) -> Iterator[Path]:
     """Yield a temporary path to write the complete file to; put it at ``target`` on success.
 
     The caller writes the whole file to the yielded path (any writer that opens a path works).
     If the block raises, or the process dies, ``target`` is left as it was; no temporary file
     outlives the block, and with an anonymous file (see the module docstring) none outlives
-    even a SIGKILL. Several files that belong together: :func:`atomic_paths`."""
-    with atomic_paths([target]) as (path,):
+    even a SIGKILL. Several files that belong together: :func:`atomic_paths` (``mode`` as there)."""
+    with atomic_paths([target], mode=mode) as (path,):
         yield path
 
 
-def write_text_atomic(target: str | os.PathLike[str], text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``target`` atomically and return the target path."""
-    with atomic_path(target) as tmp:
+def write_text_atomic(target: str | os.PathLike[str], text: str, *, mode: int | None = None) -> Path:
+    """Write ``text`` (UTF-8) to ``target`` atomically and return the target path (``mode``: as
+    :func:`atomic_paths`; :data:`PRIVATE` for a custodian-only file)."""
+    with atomic_path(target, mode=mode) as tmp:
         tmp.write_text(text, encoding="utf-8")
     return Path(target)
 

@@ -226,3 +226,15 @@ def test_a_renamed_header_without_rows_says_so(tmp_path):
     path.write_text("a,a\n", encoding="utf-8")
     with pytest.raises(InputError, match="has a header but no rows"):
         read_table(path)
+
+
+def test_a_drafted_mask_is_never_deeper_than_a_schema_may_declare(tmp_path):
+    """A schema's mask depth must be a whole number from 1 to 64 (refused otherwise when the schema
+    is read); a column named zip holding one 100-character value drafted ``mask = 99``, a draft
+    that could not be read back."""
+    frame = pl.DataFrame({"zip": ["02139", "10001", "x" * 100], "n": [1, 2, 3]})
+    made = draft_schema(frame)
+    (zip_attribute,) = [a for a in made.attributes if a.name == "zip"]
+    assert zip_attribute.hierarchy.spec == {"mask": 64}
+    path = made.write(tmp_path / "schema.toml")
+    assert Schema.from_toml(path)["zip"].hierarchy == {"mask": 64}

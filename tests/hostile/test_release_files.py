@@ -67,8 +67,8 @@ def test_a_release_is_fsynced_whole_before_any_file_is_renamed(capsys, data, tmp
     fsync, link, unlink, replace = files.os.fsync, files._link_into_place, files.os.unlink, files.os.replace
     monkeypatch.setattr(files.os, "fsync", lambda fd: (events.append("fsync"), fsync(fd))[1])
     monkeypatch.setattr(files, "_link_into_place",
-                        lambda fd, target, folder: (events.append(f"place {Path(target).name}"),
-                                                    link(fd, target, folder))[1])
+                        lambda fd, target, *rest: (events.append(f"place {Path(target).name}"),
+                                                   link(fd, target, *rest))[1])
     monkeypatch.setattr(files.os, "unlink", lambda p, *a, **k: (events.append(f"remove {Path(p).name}"),
                                                                 unlink(p, *a, **k))[1])
     monkeypatch.setattr(files.os, "replace", lambda s, d, *a, **k: (events.append(f"place {Path(d).name}"),

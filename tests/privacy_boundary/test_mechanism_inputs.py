@@ -35,6 +35,10 @@ def check_the_case_ran(pair: Pair, objective: str, d: Inputs, d1: Inputs) -> Non
     for a value outside a declared one)."""
     table = TABLES[pair.table]
     for inputs in (d, d1):
+        if table.refused is not None:  # refused from the schema alone, whatever the objective
+            assert inputs.refused is not None and table.refused in inputs.refused, inputs.refused
+            assert inputs.charged is False and inputs.tables == [] and inputs.plan is None
+            continue
         if objective in ("entropy", "marginals") and table.entropy_refused:
             assert inputs.refused is not None and f"{objective} objective needs a declared hierarchy" in inputs.refused
             assert inputs.charged is False and inputs.tables == [] and inputs.plan is None
@@ -152,3 +156,17 @@ def test_the_comparison_fails_when_wide_keys_are_refused(tmp_path, monkeypatch, 
     d, d1 = run_pair(mechanism_spy, PAIR["wide-65537th-distinct-value"], "retained", tmp_path, monkeypatch, beta=0.01)
     assert d.refused is None and d1.refused is not None and d1.charged is False
     assert any(line.startswith("refused:") for line in input_differences(d, d1))
+
+
+def test_the_comparison_fails_when_a_mask_takes_its_depth_from_the_data(tmp_path, monkeypatch, mechanism_spy):
+    """``{"mask": None}`` let through as the code before the fix did (the depth the longest value
+    present): the zip code 1301999 makes the hierarchy three levels higher on D', so the
+    candidate heights and the plan (ε1, β) differ; with the fix both sides are refused alike."""
+    from crowdsafe.data import builders
+
+    monkeypatch.setattr(builders, "mask_depth", lambda attribute, levels: levels)
+    d, d1 = run_pair(mechanism_spy, PAIR["mask-unbounded-longer-masked-value"], "retained", tmp_path, monkeypatch)
+    assert d.refused is None and d1.refused is None
+    found = input_differences(d, d1)
+    assert any(line.startswith("plan:") for line in found), found
+    assert any(line.startswith(("selections:", "tables:")) for line in found), found

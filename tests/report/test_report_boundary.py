@@ -144,6 +144,24 @@ def test_before_distributions_over_the_budget_charge_nothing(tmp_path, monkeypat
     assert entries_after("c.html") > 1  # histograms charged before one no longer fitted
 
 
+def test_before_distributions_without_a_budget_say_to_set_one_first(tmp_path, capsys):
+    """``report`` takes no ``--budget``: its refusal of a table with no budget says to set one
+    with ``crowdsafe ledger init`` (it once told the user to pass ``--budget``, which ``report``
+    refuses as an unknown option). One line, nothing charged, no page written."""
+    from crowdsafe.cli import main
+
+    publish_small(tmp_path, small_table(), ledger=str(tmp_path / "other.sqlite3"), budget=(10.0, 1e-5))
+    ledger = tmp_path / "empty.sqlite3"
+    capsys.readouterr()
+    code = main(["report", str(tmp_path / "out" / "r.csv"), "--before", str(tmp_path / "data.parquet"), "--schema",
+                 str(tmp_path / "schema.toml"), "--ledger", str(ledger), "--before-epsilon", "0.6",
+                 "--before-delta", "1e-7", "--out", str(tmp_path / "b.html")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "no privacy budget is set for" in err
+    assert "crowdsafe ledger init" in err and "--budget" not in err
+    assert not (tmp_path / "b.html").exists()
+
+
 def _report_with_before(tmp_path, *extra: str) -> str:
     """A release with secure noise and a ledger (not fit only for its schema's numeric kinds), then
     its report rebuilt with before-distributions: the page's guarantee section."""

@@ -11,7 +11,7 @@ from crowdsafe.cli.lazy import lazy_module, styled
 from crowdsafe.cli.options import DataArg, DecimalCommaOpt, ForceOpt, JsonOpt, OutOpt, SchemaOpt, emit, number_option
 from crowdsafe.cli.query import LedgerOpt
 from crowdsafe.errors import InputError, ParameterError
-from crowdsafe.files import write_text_atomic
+from crowdsafe.files import PRIVATE, write_text_atomic
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -170,7 +170,8 @@ def register(app: typer.Typer) -> None:
         if out is not None:
             from crowdsafe.output_guard import json_document
 
-            write_text_atomic(out, json_document(report, default=str, ensure_ascii=False))
+            # the ledger's facts, custodian-only: the owner's alone, as the ledger file itself
+            write_text_atomic(out, json_document(report, default=str, ensure_ascii=False), mode=PRIVATE)
         emit(report, as_json, lambda: render_report(report, Console()))
 
     app.add_typer(ledger_app)

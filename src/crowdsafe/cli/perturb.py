@@ -32,7 +32,7 @@ from crowdsafe.cli.options import (
 )
 from crowdsafe.defaults import LARGE_VIEW_ROWS, MAX_EQUALITY_QUERIES
 from crowdsafe.errors import InputError, ParameterError
-from crowdsafe.files import atomic_path, write_text_atomic
+from crowdsafe.files import PRIVATE, atomic_path, write_text_atomic
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -130,10 +130,13 @@ def _report_warnings() -> Iterator[list[str]]:
 
 
 def _plan_rows(plan: AlphaBetaPlan) -> list[tuple[str, str]]:
-    """The plan's public lines: parameters, the bound N used in place of n, the domain size m."""
+    """The plan's lines: parameters, the bound N used in place of n, the domain size m (each
+    labelled custodian-only where an exploratory run read it from the data)."""
     out = [
-        ("N (public bound on n, in place of n)", f"{plan.n:,}"),
-        ("m (public domain size)", f"{plan.m:,}" if plan.m < 10**15 else f"{plan.m:.4e}"),
+        ("N (read from the data, in place of n: custodian-only)" if "n" in plan.from_data
+         else "N (public bound on n, in place of n)", f"{plan.n:,}"),
+        ("m (domain size read from the data: custodian-only)" if "m" in plan.from_data
+         else "m (public domain size)", f"{plan.m:,}" if plan.m < 10**15 else f"{plan.m:.4e}"),
         ("d (prior bound)" + (f" = {plan.c:g} N/m" if plan.c is not None else ""), f"{plan.d:.6g}"),
         ("gamma (posterior bound)", f"{plan.gamma:.6g}"),
         ("alpha (keep)", f"{plan.alpha:.6g}"),
@@ -243,7 +246,8 @@ def register(app: typer.Typer) -> None:
 
         report = None if no_report or report_failed or "://" in str(out) else report_path(out)
         if custodian_report is not None:
-            write_text_atomic(custodian_report, json_document(result.custodian_report(), sort_keys=True))
+            write_text_atomic(custodian_report, json_document(result.custodian_report(), sort_keys=True),
+                              mode=PRIVATE)  # the custodian's alone, as the ledger
 
         def render() -> None:
             console = Console()

@@ -132,6 +132,10 @@ def check_declaration(attribute: str, spec: Any, order: Sequence[Any] | None = N
         raise SchemaError(f"attribute '{attribute}': order lists {repeated!r} twice; list each value once")
     if not isinstance(spec, Mapping):
         return
+    if "mask" in spec:
+        mask_depth(attribute, spec["mask"])
+    if "dates" in spec:
+        _check_date_levels(f"of '{attribute}'", spec["dates"])
     if spec.get("cuts") is not None:
         _check_levels_of_cuts(attribute, spec["cuts"])
         _check_finite(attribute, cuts=spec["cuts"])
@@ -299,7 +303,11 @@ def ordered_groups(
         spans = new_spans
         levels.append([labels[j] for j in node_of_leaf])
         names.append(f"groups {depth}")
-    levels, names = _with_root(levels, names, n)
+    if fanout is not None:  # the root is its own level whatever the values (a lone value '*' included)
+        levels.append([ROOT] * n)
+        names.append(ROOT)
+    else:
+        levels, names = _with_root(levels, names, n)
     made = Hierarchy.from_columns(name, pl.Series(name, values, strict=False), levels, ["value", *names])
     return made.check_labels() if groups is not None else made  # named groups: a label may repeat a value
 
@@ -358,10 +366,22 @@ def grouping(
 MAX_MASK_LEVELS = 64
 
 
+def mask_depth(attribute: str, levels: Any) -> int:
+    """The depth of a schema's ``mask`` builder: a whole number of characters from 1 to
+    :data:`MAX_MASK_LEVELS`, fixed by the schema. Without it the depth would be the longest value
+    present, so the hierarchy's height (the lattice, hence ε1 and β) would depend on one row."""
+    if isinstance(levels, bool) or not isinstance(levels, int) or not 1 <= levels <= MAX_MASK_LEVELS:
+        raise HierarchyError(f"hierarchy of '{attribute}': mask must be a whole number of characters from 1 to "
+                             f"{MAX_MASK_LEVELS} (e.g. mask = 4 for 5-digit codes), got {levels!r}; the depth "
+                             "is not taken from the longest value, which would make the height depend on the data")
+    return levels
+
+
 def masking(name: str, values: Iterable[str], *, levels: int | None = None, char: str = "*") -> Hierarchy:
     """Replace trailing characters by ``char``, one more per level (``02139 -> 0213* -> 021**``).
 
-    ``levels`` defaults to the length of the longest value (everything masked).
+    ``levels`` defaults to the length of the longest value (everything masked): only for values
+    given in code (public ones); a schema's ``mask`` must give it (:func:`mask_depth`).
     """
     leaves = sorted({str(v) for v in values})
     if not leaves:
@@ -399,18 +419,25 @@ def dates(
     leaves = sorted({v for v in values if v is not None})
     if not leaves:
         raise HierarchyError(f"hierarchy '{name}': no dates given")
-    unknown = [lvl for lvl in levels if lvl not in _DATE_LEVELS]
-    if unknown:
-        raise HierarchyError(
-            f"hierarchy '{name}': unknown date level '{unknown[0]}'; use {', '.join(_DATE_ORDER)}"
-        )
-    ranks = [_DATE_ORDER.index(lvl) for lvl in levels]
-    if ranks != sorted(set(ranks)):
-        raise HierarchyError(f"hierarchy '{name}': date levels must go from fine to coarse, got {list(levels)}")
+    _check_date_levels(f"'{name}'", levels)
     columns = [[_DATE_LEVELS[lvl](d) for d in leaves] for lvl in levels]
     names = list(levels)
     columns, names = _with_root(columns, names, len(leaves))
     return Hierarchy.from_columns(name, pl.Series(name, leaves, dtype=pl.Date), columns, ["day", *names])
+
+
+def _check_date_levels(named: str, levels: Any) -> None:
+    """Refuse date levels that are not a list of known levels from fine to coarse (from the
+    levels alone). ``named``: how the message names the hierarchy."""
+    if isinstance(levels, (str, bytes)) or not isinstance(levels, Sequence):
+        raise HierarchyError(f"hierarchy {named}: dates must be a list of levels from fine to coarse "
+                             f"(e.g. [\"month\", \"year\"]), got {levels!r}")
+    unknown = [lvl for lvl in levels if not isinstance(lvl, str) or lvl not in _DATE_LEVELS]
+    if unknown:
+        raise HierarchyError(f"hierarchy {named}: unknown date level {unknown[0]!r}; use {', '.join(_DATE_ORDER)}")
+    ranks = [_DATE_ORDER.index(lvl) for lvl in levels]
+    if ranks != sorted(set(ranks)):
+        raise HierarchyError(f"hierarchy {named}: date levels must go from fine to coarse, got {list(levels)}")
 
 
 def flat(name: str, values: Iterable[Any]) -> Hierarchy:
@@ -495,7 +522,8 @@ def _observed_spec(spec: Mapping[str, Any], column: pl.Series, attribute: str) -
             bottom=spec.get("bottom"), top=spec.get("top"), origin=spec.get("origin", 0.0), dtype=column.dtype,
         ))
     if keys == {"mask"}:
-        return ObservedHierarchy.of(masking(attribute, values.cast(pl.String).to_list(), levels=spec["mask"]))
+        depth = mask_depth(attribute, spec["mask"])  # the schema's, never the longest value's
+        return ObservedHierarchy.of(masking(attribute, values.cast(pl.String).to_list(), levels=depth))
     if keys == {"dates"}:
         if column.dtype != pl.Date:
             raise HierarchyError(f"hierarchy of '{attribute}': date levels need a date column")

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from crowdsafe.data.builders import MAX_MASK_LEVELS
 from crowdsafe.data.column_words import is_age, is_code_name
 
 __all__ = ["HierarchySuggestion", "is_age", "is_code_name", "suggest_hierarchy"]
@@ -116,7 +117,9 @@ def _flat(reason: str, counted: bool = True) -> HierarchySuggestion:
 
 def _mask(text: pl.Series, reason: str) -> HierarchySuggestion:
     lengths = text.str.len_chars().to_numpy()
-    levels = max(1, int(lengths.max()) - 1) if len(lengths) else 1
+    # at most the deepest mask a schema may declare (a junk value of 100 characters in a column
+    # named zip would otherwise draft a schema that cannot be read back)
+    levels = min(MAX_MASK_LEVELS, max(1, int(lengths.max()) - 1)) if len(lengths) else 1
     notes = (f"masking: {reason}; up to {levels} trailing character(s) replaced by *",
              "FROM THE DATA: the mask depth is the longest value's length less one; a public "
              "code format (e.g. 5-digit ZIP: mask = 4) gives the same")

@@ -319,11 +319,12 @@ def check_custodian_path(path: str | os.PathLike[str] | None, release_paths: Seq
 
 
 def write_custodian_report(path: Path, report: Mapping[str, Any]) -> Path:
-    """Write the custodian-only report (JSON) atomically."""
-    from crowdsafe.files import write_text_atomic
+    """Write the custodian-only report (JSON) atomically, readable by its owner only (``0600``,
+    as the ledger holding the same facts)."""
+    from crowdsafe.files import PRIVATE, write_text_atomic
     from crowdsafe.output_guard import json_document
 
-    return write_text_atomic(path, json_document(report, sort_keys=True, default=str))
+    return write_text_atomic(path, json_document(report, sort_keys=True, default=str), mode=PRIVATE)
 
 
 def custodian_facts(input_rows: int, publish_plan: PublishPlan, releases: Sequence[Mapping[str, Any]],

@@ -34,12 +34,15 @@ def with_budget(book: Ledger, identity: str, label: str, budget: tuple[float, fl
         raise no_budget_error(label, book.path)
 
 
-def no_budget_error(label: str, path: object) -> BudgetExceeded:
+def no_budget_error(label: str, path: object, *, budget_parameter: bool = True) -> BudgetExceeded:
     """The refusal of a run on a table with no budget in the ledger at ``path``, naming the table
-    by its ``label`` (its file or given name; never by its identity, a digest of the data)."""
+    by its ``label`` (its file or given name; never by its identity, a digest of the data).
+    ``budget_parameter``: whether the caller takes a ``budget`` to register (``report --before``
+    does not: it says to set one first)."""
+    fix = ", or pass budget=(ε, δ)" if budget_parameter else " first, then run this again"
     return BudgetExceeded(
         f"no privacy budget is set for '{label}' in the ledger {path}; set one with "
-        f"set_budget('{label}', epsilon=E, delta=D), or pass budget=(ε, δ)", parameter="budget",
+        f"set_budget('{label}', epsilon=E, delta=D){fix}", parameter="budget",
     )
 
 

@@ -73,8 +73,9 @@ from crowdsafe.perturb.domain import (
 from crowdsafe.perturb.view import View
 from crowdsafe.privacy.certificate import Certificate
 from crowdsafe.privacy.dgamma import (
+    ASSUME_DATA_DOMAIN,
+    ASSUME_DATA_N,
     ASSUME_ONE_VIEW,
-    ASSUME_PUBLIC_DOMAIN,
     ASSUME_SECRET_COINS,
     ASSUME_SET,
     ASSUME_TUPLE_INDEPENDENT,
@@ -84,6 +85,7 @@ from crowdsafe.privacy.dgamma import (
     check_view_size,
     correlation_assumption,
     plan_alpha_beta,
+    read_from_data,
 )
 from crowdsafe.privacy.ledger import ChargeRequest
 from crowdsafe.randomness import Randomness, as_randomness
@@ -97,6 +99,13 @@ ASSUME_MAX_ROWS = (
     "utility bound; the estimator's error bars) uses max_rows in place of n, so the exact n is not "
     "published (the view's own size is a noisy estimate of it)"
 )
+#: The certificate's ``max_rows_source`` and ``m_source``: the same words on every table of a kind.
+MAX_ROWS_DECLARED = "declared"
+MAX_ROWS_FROM_DATA = "the data's n (exploratory): read from the data, custodian-only"
+MAX_ROWS_CAPPED_BY_DATA = ("the declared max_rows or the domain size m read from the data, the smaller "
+                           "(exploratory): custodian-only")
+M_DECLARED = "the declared domain"
+M_FROM_DATA = "a domain read from the data (exploratory): custodian-only"
 ASSUME_DECLARED_DOMAIN = (
     "the domain D (the per-attribute value lists published with the view) is public: it was fixed "
     "before the data was read (declared lists, schema orders, hierarchy leaves); the epsilon-DP "
@@ -340,7 +349,22 @@ def build_domain(
 def plan_for(table: Table, target: AlphaBetaPlanRequest) -> AlphaBetaPlan:
     """:func:`~crowdsafe.privacy.dgamma.plan_alpha_beta` for this table's public bound N (in
     place of n) and its domain size m."""
-    return plan_alpha_beta(table.n_bound, table.domain.size, target)
+    plan = plan_alpha_beta(table.n_bound, table.domain.size, target)
+    return marked_from_data(plan, table.max_rows, table.domain.active)
+
+
+def marked_from_data(plan: AlphaBetaPlan, max_rows: int | None, active: bool) -> AlphaBetaPlan:
+    """``plan`` with N and m marked as read from the data where they were (both engines): m when
+    a domain is the data's active one; N without a declared ``max_rows``, or when it is capped by
+    such an m. Decided from the request and the domains' sources, never from the values."""
+    return read_from_data(plan, n=max_rows is None or active, m=active)
+
+
+def max_rows_source(max_rows: int | None, active: bool) -> str:
+    """Where the certificate's ``max_rows`` (the plan's N) came from."""
+    if max_rows is None:
+        return MAX_ROWS_FROM_DATA
+    return MAX_ROWS_CAPPED_BY_DATA if active else MAX_ROWS_DECLARED
 
 
 def prepare_request(dataset: Dataset, request: PerturbRequest) -> Table:
@@ -405,8 +429,9 @@ def certify(table: Table, plan: AlphaBetaPlan, randomness: Randomness, *, view_r
         "alpha": plan.alpha,
         "beta": plan.beta,
         "max_rows": plan.n,
-        "max_rows_source": "declared" if table.max_rows is not None else "the data's n (exploratory)",
+        "max_rows_source": max_rows_source(table.max_rows, table.domain.active),
         "m": plan.m,
+        "m_source": M_FROM_DATA if table.domain.active else M_DECLARED,
         "attributes": table.domain.attributes,
         "domain_kind": "active" if table.domain.active else "declared",
         "domain_sources": dict(table.sources),
@@ -429,8 +454,8 @@ def certify(table: Table, plan: AlphaBetaPlan, randomness: Randomness, *, view_r
     assumptions = [
         ASSUME_TUPLE_INDEPENDENT,
         correlation_assumption(plan.alpha, plan.beta, plan.d, plan.gamma),
-        ASSUME_PUBLIC_DOMAIN if table.domain.active else ASSUME_DECLARED_DOMAIN,
-        ASSUME_MAX_ROWS,
+        ASSUME_DATA_DOMAIN if table.domain.active else ASSUME_DECLARED_DOMAIN,
+        ASSUME_DATA_N if table.max_rows is None or table.domain.active else ASSUME_MAX_ROWS,
         ASSUME_SET,
         ASSUME_ONE_VIEW,
         ASSUME_SECRET_COINS,

@@ -41,7 +41,7 @@ and β ≤ (r/4)(n/m), Pr[|Q(I) − EST| ≥ ρ√n] ≤ ε' for ρ = 2·sqrt(3r
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -63,10 +63,16 @@ ASSUME_TUPLE_INDEPENDENT = (
     "the attacker is d-bounded and tuple-independent: their prior puts each tuple in the data "
     "independently, with probability at most d (or exactly 1 for tuples they already know)"
 )
-ASSUME_PUBLIC_DOMAIN = (
-    "the domain D (the per-attribute value lists published with the view) is public: when it is "
-    "the data's active domain it discloses which values occur in the data, which no guarantee "
-    "covers; the epsilon-DP equivalence holds for neighbours within this fixed domain"
+ASSUME_DATA_N = (
+    "max_rows is not a public bound here (exploratory): N was read from the data (the exact number n "
+    "of distinct tuples, or the size m of a domain read from the data, when it is the smaller), so N, "
+    "d = c N/m, beta, the utility bound and the error bars are custodian-only facts that no guarantee "
+    "covers; this view is NOT fit for release"
+)
+ASSUME_DATA_DOMAIN = (
+    "the domain D of at least one attribute (the value lists published with the view) was read from "
+    "the data (exploratory): it discloses which values occur, and m = |D| is a custodian-only fact "
+    "that no guarantee covers; this view is NOT fit for release"
 )
 ASSUME_SET = (
     "the data is a set of tuples: duplicate rows are published at most once and each tuple is "
@@ -291,7 +297,9 @@ class AlphaBetaPlan:
 
     ``n`` is the n the plan was made for: :mod:`crowdsafe.perturb` passes the public bound N ≥ n
     (never the exact n of a certified run), so the expected sizes are at n = N, upper bounds of
-    the expected view size.
+    the expected view size. ``from_data`` names which of ``"n"`` and ``"m"`` were read from the
+    data (an exploratory run: :func:`read_from_data`): then they and every figure made from them
+    are custodian-only.
     """
 
     d: float
@@ -310,6 +318,7 @@ class AlphaBetaPlan:
     exclusive_correlations: bool
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    from_data: tuple[str, ...] = ()
 
     @property
     def posterior_present_max(self) -> float:
@@ -331,7 +340,28 @@ class AlphaBetaPlan:
             "posterior_absent_ratio_min": self.posterior_absent_ratio_min,
             "exclusive_correlations": self.exclusive_correlations,
             "utility": self.utility.as_dict(), "warnings": list(self.warnings), "notes": list(self.notes),
+            "from_data": list(self.from_data),
         }
+
+
+#: The note of a plan whose N or m was read from the data (the same words whatever the values).
+READ_FROM_DATA_NOTE = (
+    "{what} read from the data (exploratory): {they} and every figure computed from {them} (d, beta, the "
+    "expected sizes, the error bound) are custodian-only facts that no guarantee covers; a view made "
+    "with this plan is NOT fit for release"
+)
+
+
+def read_from_data(plan: AlphaBetaPlan, *, n: bool, m: bool) -> AlphaBetaPlan:
+    """``plan`` with its N (``n``) and domain size (``m``) marked as read from the data, and a
+    note saying so: the marks and the note depend on which were read, never on their values."""
+    read = tuple(name for name, yes in (("n", n), ("m", m)) if yes)
+    if not read:
+        return plan
+    what = "N and m were" if len(read) == 2 else ("N was" if n else "m was")
+    words = ("they", "them") if len(read) == 2 else ("it", "it")
+    note = READ_FROM_DATA_NOTE.format(what=what, they=words[0], them=words[1])
+    return replace(plan, from_data=read, notes=(*plan.notes, note))
 
 
 @dataclass(frozen=True, slots=True)

@@ -102,7 +102,7 @@ def _check_total(book: Ledger, dataset: Any, label: str, epsilon: float, delta: 
 
     identity = get_engine("polars").source_identity(dataset, book)
     if book.budget(identity) is None:  # named by its label, never by its identity (a digest of the data)
-        raise no_budget_error(label, book.path)
+        raise no_budget_error(label, book.path, budget_parameter=False)  # report takes no budget to register
     book.check(identity, epsilon=epsilon, delta=delta, description="the report's before-distributions (all of them)",
                mechanism="DP histograms")
 

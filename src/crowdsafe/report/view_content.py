@@ -192,10 +192,13 @@ def view_plan_rows(certificate: Mapping[str, Any]) -> tuple[tuple[str, str], ...
         ("γ (largest posterior)", number("gamma")),
         ("α (keep a true tuple)", number("alpha")),
         ("β (insert a domain tuple)", number("beta")),
-        ("N (public bound on the rows, used in place of n)",
+        ("N (public bound on the rows, used in place of n)" if p.get("max_rows_source", "declared") == "declared"
+         else "N (read from the data, used in place of n: custodian-only)",
          (f"{bound:,}" if isinstance(bound, int) else "—") + (f" ({p['max_rows_source']})"
                                                                if p.get("max_rows_source") else "")),
-        ("m (tuples in the public domain)", (f"{m:,}" if m < 10**15 else f"{m:.4e}") if isinstance(m, int) else "—"),
+        ("m (tuples in the domain read from the data: custodian-only)" if p.get("domain_kind") == "active"
+         else "m (tuples in the public domain)",
+         (f"{m:,}" if m < 10**15 else f"{m:.4e}") if isinstance(m, int) else "—"),
         ("attributes", ", ".join(str(a) for a in p.get("attributes") or ())),
         ("domain", "declared before the data was read" if p.get("domain_kind") == "declared"
          else "the data's own values (active domain)"),

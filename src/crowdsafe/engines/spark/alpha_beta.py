@@ -61,6 +61,7 @@ from crowdsafe.perturb.alpha_beta import (
     check_max_rows,
     custodian_facts,
     duplicates_error,
+    marked_from_data,
     resolve_domain,
     uncertified_reasons,
 )
@@ -198,8 +199,10 @@ def insertion_ranges(m: int, expected_view: float, parallelism: int) -> np.ndarr
 
 
 def plan_for_spark(prepared: SparkInput, target: AlphaBetaPlanRequest) -> AlphaBetaPlan:
-    """:func:`~crowdsafe.privacy.dgamma.plan_alpha_beta` for this input's public bound on n and m."""
-    return plan_alpha_beta(prepared.n_bound, prepared.domain.size, target)
+    """:func:`~crowdsafe.privacy.dgamma.plan_alpha_beta` for this input's public bound on n and m
+    (marked where an exploratory run read them from the data, as the Polars engine marks them)."""
+    plan = plan_alpha_beta(prepared.n_bound, prepared.domain.size, target)
+    return marked_from_data(plan, prepared.max_rows, prepared.domain.active)
 
 
 @dataclass(frozen=True)
