@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
 import polars as pl
 
+from crowdsafe.data.decimal_bands import band_bounds, decimal_of, decimal_text, grid_texts, nests, number_text
 from crowdsafe.data.hierarchy import MISSING_LABEL, ROOT_LABEL, Hierarchy, ObservedHierarchy
 from crowdsafe.errors import HierarchyError, SchemaError
 
@@ -39,8 +41,8 @@ def _with_root(levels: list[list[Any]], names: list[str], n: int) -> tuple[list[
 
 
 def _number(x: float) -> str:
-    x = float(x)
-    return str(int(x)) if x.is_integer() else f"{x:g}"
+    """A schema number as its exact decimal, shortest (``0.1``, ``1234567.25``; integers as integers)."""
+    return number_text(x)
 
 
 def intervals(
@@ -61,9 +63,12 @@ def intervals(
     ``top`` code the tails: values below ``bottom`` become ``<bottom`` and values at or above
     ``top`` become ``>=top`` at every interval level. Levels must nest: every cut point of a
     coarser level must be a cut point of the finer one (so each width must be a whole multiple of
-    the one before), else :class:`HierarchyError` names the offending cut or width. Labels read
-    ``[20, 25)``. Each value's band is computed from the value alone (the rule never looks at
-    the other values, so an outlier costs nothing and a band never depends on what is present).
+    the one before, exactly as decimals), else :class:`HierarchyError` names the offending cut or
+    width. Labels read ``[20, 25)``. Bands are exact in the decimals written (the numbers given and
+    each value's shortest text: 6.6 lies in ``[6.6, 6.7)`` at width 0.1), and labels write each
+    bound as its exact decimal (:mod:`crowdsafe.data.decimal_bands`). Each value's band is computed
+    from the value alone (the rule never looks at the other values, so an outlier costs nothing and
+    a band never depends on what is present).
     ``dtype``: the column's type, which the leaves take (Int64 for integers, else Float64); without
     it the leaves are integers when every value given is whole.
     """
@@ -82,7 +87,7 @@ def intervals(
         raise HierarchyError(f"hierarchy '{name}': bottom {bottom} must lie below top {top}")
     if widths is not None:
         check_widths(name, widths)
-        levels = [_band_labels(leaves, float(w), float(origin), bottom, top) for w in widths]
+        levels = _band_labels(leaves, widths, origin, bottom, top)
         names = [f"width {_number(w)}" for w in widths]
     else:
         cut_levels = _checked_cuts(name, cuts or (), bottom, top)
@@ -186,36 +191,56 @@ def _check_finite(name: str, **numbers: Any) -> None:
 
 def check_widths(name: str, widths: Sequence[float]) -> None:
     """Refuse widths that are not positive or do not nest (each a whole multiple of the one
-    before): decided from the widths alone."""
+    before, exactly, in the decimals written): decided from the widths alone."""
     if not len(widths) or min(widths) <= 0:
         raise HierarchyError(f"hierarchy '{name}': interval widths must be positive, got {list(widths)}")
     for i in range(1, len(widths)):
-        ratio = float(widths[i]) / float(widths[i - 1])
-        if ratio < 1 or abs(ratio - round(ratio)) > 1e-9 * ratio:
+        if not nests(widths[i - 1], widths[i]):  # in the decimals written: 0.1 then 0.3 nest, 0.1 then 0.25 not
             raise HierarchyError(
                 f"hierarchy '{name}' is not a tree: width {_number(widths[i])} of level {i + 1} is not a whole "
                 f"multiple of width {_number(widths[i - 1])} of level {i} (widths must divide each other)"
             )
 
 
-def _band_labels(leaves: np.ndarray, width: float, origin: float, bottom: float | None,
-                 top: float | None) -> list[str]:
-    """The label of each leaf's band of ``width`` on the grid through ``origin``, tails coded."""
-    low = origin + np.floor((leaves - origin) / width) * width
-    high = low + width
-    if bottom is not None:
-        low = np.maximum(low, float(bottom))
-    if top is not None:
-        high = np.minimum(high, float(top))
-    code = np.zeros(len(leaves), dtype=np.int8)  # 0: a band, 1: below bottom, 2: at or above top
+def _band_labels(leaves: np.ndarray, widths: Sequence[float], origin: float, bottom: float | None,
+                 top: float | None) -> list[list[str]]:
+    """The label of each leaf's band at each of ``widths`` on the grid through ``origin``, tails
+    coded: bands exact in the decimals declared and read (:mod:`crowdsafe.data.decimal_bands`),
+    so the value 6.6 lies in ``[6.6, 6.7)`` and nested widths nest exactly."""
+    finite = np.isfinite(leaves)
+    code = np.zeros(len(leaves), dtype=np.int8)  # 0: a band, 1: below bottom, 2: at or above top, 3/4: -inf/inf
+    code[~finite] = np.where(leaves[~finite] < 0, 3, 4)
     if bottom is not None:
         code[leaves < bottom] = 1
     if top is not None:
         code[leaves >= top] = 2
-    bands, position = np.unique(np.column_stack([code, low, high]), axis=0, return_inverse=True)
-    tails = {1: f"<{_number(bottom)}" if bottom is not None else "", 2: f">={_number(top)}" if top is not None else ""}
-    text = [tails[int(c)] if c else f"[{_number(a)}, {_number(b)})" for c, a, b in bands]
-    return [text[i] for i in position.ravel()]
+    low_end = None if bottom is None else decimal_of(bottom)
+    high_end = None if top is None else decimal_of(top)
+    tails = {1: f"<{_number(bottom)}" if bottom is not None else "", 2: f">={_number(top)}" if top is not None else "",
+             3: "[-inf, -inf)", 4: "[inf, inf)"}
+    k, lows, grid_widths = band_bounds(leaves[finite], origin, widths)
+    out = []
+    for grid_low, grid_width in zip(lows, grid_widths):
+        low = np.zeros(len(leaves), dtype=grid_low.dtype)
+        low[finite] = grid_low
+        low[code != 0] = 0
+        # the leaves are sorted and a band grows with its value: a new label where the band changes
+        change = np.ones(len(leaves), dtype=bool)
+        change[1:] = (code[1:] != code[:-1]) | (low[1:] != low[:-1])
+        first = np.flatnonzero(change)
+        band_low = low[first]
+        ends = zip(grid_texts(band_low, k), grid_texts(band_low + grid_width, k))
+        text = np.asarray([f"[{a}, {b})" for a, b in ends], dtype=object)
+        banded = np.flatnonzero(code[first] == 0)
+        for at in {*banded[:1].tolist(), *banded[-1:].tolist()}:  # only the first and last band meet a tail
+            a, b = Decimal(f"{int(band_low[at])}e-{k}"), Decimal(f"{int(band_low[at]) + grid_width}e-{k}")
+            a = a if low_end is None else max(a, low_end)
+            b = b if high_end is None else min(b, high_end)
+            text[at] = f"[{decimal_text(a)}, {decimal_text(b)})"
+        for at in np.flatnonzero(code[first] != 0).tolist():
+            text[at] = tails[int(code[first[at]])]
+        out.append(text[np.cumsum(change) - 1].tolist())
+    return out
 
 
 def _checked_cuts(name: str, cuts: Sequence[Sequence[float]], bottom: float | None,
