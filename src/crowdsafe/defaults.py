@@ -36,6 +36,17 @@ RATE_TOLERANCE = 0.10
 COUNT_SHARE = 0.10
 #: ρ: a candidate scheme has at most ρ · n̂ / k possible tuples (n̂ the noisy count of the sample).
 CELLS_PER_CLASS = 8
+#: The most candidate schemes (lattice nodes) the exact selection chooses among: a larger plan is
+#: refused by the planner, before anything is charged (crowdsafe.anonymize.plan.check_candidates).
+#: The search (crowdsafe.selection.search) holds a few arrays and lists of one entry per candidate
+#: (its Gumbel cell, key bounds, block maxima), about 300 bytes a candidate. Measured with
+#: ``crowdsafe publish`` on 200 rows of N two-valued columns without a schema (every column a
+#: quasi-identifier of height 1, L = 2^N, the default objective), 2 cores: 2^20 candidates 1.1 s and
+#: 0.39 GB peak, 2^22 3.2 s and 1.26 GB, 2^24 9.5 s and 4.9 GB, 2^30 past 23 GB. The objectives that
+#: score every node take longer (entropy, discernibility: about 45 s and 60 s at 2^20; entropy about
+#: 13 minutes at 2^22 beside another run). 2^22 keeps the peak near 1.3 GB, well inside a machine of
+#: 8 GiB beside the table (docs/publish.md, "How many candidate schemes").
+MAX_CANDIDATES = 1 << 22
 #: The most queries an equality sweep of an α-β view writes unless its caller allows more (about
 #: 1 GB of CSV; ``crowdsafe estimate --equality``, ``--max-queries``).
 MAX_EQUALITY_QUERIES = 10_000_000

@@ -79,7 +79,7 @@ def test_the_planner_spends_epsilon1_for_a_one_class_utility_bound():
     assert plan.epsilon1 == pytest.approx((math.log(36864) + math.log(20)) / k_top, rel=2e-3)
     discernibility = plan_publication(PlanRequest(1.0, 1e-6, candidates=36864, objective="discernibility"))
     assert discernibility.epsilon1 > plan.epsilon1  # not monotone: twice the bound's factor
-    tiny = plan_publication(PlanRequest(0.2, 1e-6, candidates=10**9))
+    tiny = plan_publication(PlanRequest(0.2, 1e-6, candidates=4_000_000))
     assert tiny.epsilon1 == pytest.approx(0.1)  # capped at half of epsilon
     assert "planned" in plan.epsilon1_rule and plan.beta_rule.startswith("the largest beta")
 

@@ -121,7 +121,7 @@ def assert_planned_epsilon1(epsilon: float, candidates: int, text: str) -> None:
         assert plan.epsilon1 == pytest.approx(rule, rel=0.05)  # k is whole: the iteration stops near it
 
 
-@pytest.mark.parametrize("epsilon, candidates", [(1.0, ADULT_CANDIDATES), (0.5, 50), (4.0, 10**12), (8.0, 3)])
+@pytest.mark.parametrize("epsilon, candidates", [(1.0, ADULT_CANDIDATES), (0.5, 50), (4.0, 4_000_000), (8.0, 3)])
 def test_the_help_states_the_planned_epsilon1(epsilon, candidates):
     assert_planned_epsilon1(epsilon, candidates, option_help(["publish"], "epsilon1"))
 

@@ -9,6 +9,7 @@ heights alone. (The classic, uncertified searches over it are in
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -30,7 +31,8 @@ class Lattice:
 
     @property
     def size(self) -> int:
-        return int(np.prod([h + 1 for h in self.heights]))
+        """The number of nodes, exact (a Python int: past 63 columns of two levels an int64 product wraps)."""
+        return math.prod(h + 1 for h in self.heights)
 
     @cached_property
     def strides(self) -> np.ndarray:

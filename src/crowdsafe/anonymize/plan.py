@@ -26,6 +26,7 @@ from crowdsafe.defaults import (
     EPSILON1_LOSS_CLASSES,
     EPSILON1_SHARE_RANGE,
     EPSILON1_SHARE_UNSIZED,
+    MAX_CANDIDATES,
     RATE_TOLERANCE,
 )
 from crowdsafe.errors import ParameterError
@@ -186,6 +187,21 @@ def plan_publication(request: PlanRequest) -> PublishPlan:
     return _solved(_checked(request))
 
 
+def check_candidates(candidates: int) -> None:
+    """Refuse a selection among more than :data:`~crowdsafe.defaults.MAX_CANDIDATES` candidate
+    schemes: the exact search holds about 300 bytes per candidate (the limit's comment has the
+    measurements), so a larger lattice would run out of memory after the ledger's charge. The
+    number is public (the hierarchies' heights and the objective), so the refusal is the plan's,
+    before anything is read or charged."""
+    if int(candidates) > MAX_CANDIDATES:
+        raise ParameterError(
+            f"the exponential mechanism would choose among {int(candidates):,} candidate schemes, more than the "
+            f"{MAX_CANDIDATES:,} its exact search holds in memory; make fewer columns quasi-identifiers (declare "
+            "the others' roles in a schema), publish fewer columns with the columns parameter, give shorter "
+            "hierarchies, or fix the scheme with the scheme parameter (nothing was charged)",
+            parameter=("columns", "scheme"))
+
+
 def check_publication(request: PlanRequest) -> None:
     """Refuse exactly the requests :func:`plan_publication` refuses, with the same message, and
     return nothing: the check a command makes before anything is read, when the plan it runs is
@@ -267,6 +283,8 @@ def _checked(request: PlanRequest) -> _Checked:
         )
     if not epsilon1 < epsilon:
         raise ParameterError(f"epsilon1 = {epsilon1:g} must be below epsilon = {epsilon:g}")
+    if scheme is None and request.candidates is not None:
+        check_candidates(request.candidates)
     if beta is not None and not (isinstance(beta, (int, float)) and 0 < beta < 1):
         raise ParameterError(f"beta must lie strictly between 0 and 1, got {beta!r}")
     if beta is not None and not beta > delta:

@@ -42,7 +42,7 @@ from typing import Any, cast, overload
 import numpy as np
 
 from crowdsafe.anonymize.counted import AppliedCounts, CountedSample, apply_counts, counted
-from crowdsafe.anonymize.plan import PlanRequest, PublishPlan, plan_publication
+from crowdsafe.anonymize.plan import PlanRequest, PublishPlan, check_candidates, plan_publication
 from crowdsafe.anonymize.published import PublishedScheme
 from crowdsafe.anonymize.recoding import GeneralizationScheme, with_flat_hierarchies
 from crowdsafe.anonymize.release import TABLE_SUFFIXES, Release
@@ -191,12 +191,15 @@ def candidate_count(dataset: Dataset, columns: Sequence[str], objective: str | N
                     target: str | None = None) -> int:
     """The number of lattice nodes the selection chooses among: Π (height + 1) over the published
     columns, with the columns the objective fixes (the target) at one level. From the
-    hierarchies' heights alone (public)."""
+    hierarchies' heights alone (public). A number the exact selection cannot search is refused
+    (:func:`~.plan.check_candidates`): every engine sizes the lattice here before the charge."""
     from crowdsafe.selection.score import check_objective_columns, make_objective
 
     chosen = make_objective(objective, target)
     check_objective_columns(chosen, columns)
-    return int(np.prod([h + 1 for h in chosen.candidate_heights(columns, dataset.hierarchies)], dtype=object))
+    count = math.prod(h + 1 for h in chosen.candidate_heights(columns, dataset.hierarchies))
+    check_candidates(count)
+    return count
 
 
 def check_public_domains(given: Dataset, columns: Sequence[str], objective: str | None) -> None:

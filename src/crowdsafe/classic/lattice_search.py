@@ -57,6 +57,11 @@ Search = Literal["optimal", "greedy", "auto"]
 SEPARABLE_METRICS = ("gcp", "entropy", "precision", "height")
 SEARCH_METRICS = (*SEPARABLE_METRICS, "discernibility")
 AUTO_OPTIMAL_NODES = 1_000_000  # above this many nodes, "auto" searches greedily
+#: The largest lattice the optimal search is run on: it holds the level vector and tags of every
+#: node (about 420 bytes a node: 0.44 GB at 2^20 nodes, two-valued columns without a schema), and
+#: its running time grows with the lattice (over 5 minutes at 2^20 on 200 rows). Above it
+#: ``search="optimal"`` is refused in one line; ``"auto"`` searches greedily from AUTO_OPTIMAL_NODES.
+MAX_OPTIMAL_NODES = 1 << 22
 DEFAULT_TIME_BUDGET = 30.0
 
 
@@ -524,6 +529,15 @@ def greedy_search(problem: _Problem, time_budget: float = DEFAULT_TIME_BUDGET) -
     return _result(problem, current, "greedy", False, started, notes)
 
 
+def _check_optimal_size(lattice: Lattice) -> None:
+    """Refuse the optimal search on a lattice of more than :data:`MAX_OPTIMAL_NODES` nodes."""
+    if lattice.size > MAX_OPTIMAL_NODES:
+        raise ParameterError(
+            f"the optimal lattice search would hold all {lattice.size:,} nodes of the lattice, more than "
+            f"{MAX_OPTIMAL_NODES:,}; use the greedy search (search='greedy'), fewer quasi-identifiers (the qi "
+            "parameter) or shorter hierarchies", parameter=("search", "qi"))
+
+
 def lattice_search(
     dataset: Dataset,
     k: int,
@@ -541,6 +555,8 @@ def lattice_search(
     if not (isinstance(time_budget, (int, float)) and time_budget > 0):
         raise ParameterError(f"the time budget must be a positive number of seconds, got {time_budget!r}")
     columns = list(columns) if columns is not None else dataset.quasi_identifiers
+    if search == "optimal" and all(c in dataset.hierarchies for c in columns):  # from the heights alone
+        _check_optimal_size(Lattice(tuple(columns), tuple(dataset.hierarchies[c].height for c in columns)))
     problem = _Problem(dataset, columns, k, suppression_limit, constraints, metric)
     if problem.rows < k:
         raise ParameterError(f"the table has {problem.rows:,} rows, fewer than k = {k}: no class can hold k rows")

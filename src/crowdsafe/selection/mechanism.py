@@ -45,6 +45,7 @@ nodes are compared exactly; the choice is still the argmax of the exact keys.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from crowdsafe.anonymize.counted import CountedSample
+from crowdsafe.anonymize.plan import check_candidates
 from crowdsafe.anonymize.published import PublishedScheme
 from crowdsafe.anonymize.recoding import GeneralizationScheme
 from crowdsafe.data import Dataset
@@ -211,7 +213,8 @@ def choose_scheme(sample: Dataset | CountedSample, columns: Sequence[str], k: in
     if not (isinstance(epsilon1, (int, float)) and np.isfinite(epsilon1) and epsilon1 > 0):
         raise ParameterError(f"epsilon1 must be a finite number > 0, got {epsilon1!r}")
     heights = objective.candidate_heights(columns, sample.hierarchies)
-    size = int(np.prod([h + 1 for h in heights]))
+    size = math.prod(h + 1 for h in heights)
+    check_candidates(size)  # the planner refused it already; a direct call is refused here (public: the heights)
     scale, allowed, counted = float(epsilon1), None, 0.0
     if count_share:
         charged = count_epsilon(float(epsilon1), float(count_share))
