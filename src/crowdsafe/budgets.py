@@ -61,8 +61,7 @@ def set_budget(
     with ledger_for(ledger) as book:
         if book is None:
             raise ParameterError("setting a budget needs a ledger")
-        return book.set_budget(dataset.fingerprint(key=book.identity_key), name or dataset.name or "data", epsilon,
-                               delta)
+        return book.set_budget(book.identity_of(dataset), name or dataset.name or "data", epsilon, delta)
 
 
 def change_budget(
@@ -95,8 +94,7 @@ def change_budget(
         if book is None:
             raise ParameterError("changing a budget needs a ledger")
         known = isinstance(dataset, str) and (book.budget(dataset) is not None or not os.path.exists(dataset))
-        identity = dataset if known else load(dataset, schema=schema, missing=missing).fingerprint(
-            key=book.identity_key)
+        identity = dataset if known else book.identity_of(load(dataset, schema=schema, missing=missing))
         return book.change_budget(identity, epsilon, delta, allow_raise=allow_raise, reason=reason)
 
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crowdsafe.data import Dataset, Schema
-from crowdsafe.data import dataset as dataset_module
+from crowdsafe.data import fingerprint as fingerprint_module
 
 KINDS = {"age": "numeric", "city": "categorical", "kind": "categorical", "score": "numeric", "flag": "categorical"}
 
@@ -23,8 +23,11 @@ def test_a_fixed_table_keeps_its_digest():
     frame = pl.DataFrame({"age": [30, None, 41, 30, 7], "city": ["Lyon", "Nice", None, "Lyon", "Été"],
                           "kind": pl.Series(["a", "b", "a", None, "c"], dtype=pl.Categorical),
                           "score": [0.5, None, -1.25, 0.5, 3.0], "flag": [True, False, None, True, True]})
-    # the digest of crowdsafe-dataset-multiset-v3 before the fingerprint was blocked
-    assert _dataset(frame).fingerprint() == "a55599b06142315f4f497d9a047240a39509c47cee89511c87db3efba1557dde"
+    # the digest of crowdsafe-dataset-multiset-v3 before the fingerprint was blocked, which ledgers
+    # written by earlier versions hold: the legacy fingerprint must keep finding it
+    assert _dataset(frame).legacy_fingerprint() == "a55599b06142315f4f497d9a047240a39509c47cee89511c87db3efba1557dde"
+    # the canonical digest (crowdsafe-dataset-multiset-v4), pinned: ledgers hold it from now on
+    assert _dataset(frame).fingerprint() == "bd659d3797c335524bb07bc439ab6d9de59b816fcbb59bb045a6165a2d843b73"
 
 
 rows = st.lists(st.tuples(st.none() | st.integers(-5, 5), st.none() | st.sampled_from(["x", "y", "", "zé"]),
@@ -43,7 +46,7 @@ def test_the_digest_does_not_depend_on_the_block_size(table, block, monkeypatch_
                           "flag": pl.Series(columns[4], dtype=pl.Boolean)})
     whole = _dataset(frame).fingerprint()
     with monkeypatch_module.context() as patch:
-        patch.setattr(dataset_module, "_BLOCK_ROWS", block)
+        patch.setattr(fingerprint_module, "_BLOCK_ROWS", block)
         assert _dataset(frame).fingerprint() == whole
 
 

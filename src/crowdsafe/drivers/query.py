@@ -16,8 +16,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from crowdsafe.data.identifiers import name_warnings, refuse_identifier_columns
-from crowdsafe.errors import BudgetExceeded
+from crowdsafe.errors import BudgetExceeded, ParameterError
 from crowdsafe.privacy.ledger import Ledger, LedgerSpec, ledger_for
+from crowdsafe.privacy.ledger_budget import other_data
 
 if TYPE_CHECKING:
     from crowdsafe.engines.protocol import Engine
@@ -31,6 +32,8 @@ def with_budget(book: Ledger, identity: str, label: str, budget: tuple[float, fl
     if budget is not None:
         book.set_budget(identity, label, *budget)
     elif book.budget(identity) is None:
+        if book.budget(label) is not None:  # the name is known, for other rows
+            raise ParameterError(other_data(label, book.holds_earlier_identities))
         raise no_budget_error(label, book.path)
 
 

@@ -64,7 +64,7 @@ class PolarsPublicationTable:
         return self.dataset.hierarchies
 
     def identity(self, ledger: Ledger) -> str:
-        return self.given.fingerprint(key=ledger.identity_key)
+        return ledger.identity_of(self.given)
 
 
 class PolarsEngine:
@@ -128,7 +128,7 @@ class PolarsEngine:
             from crowdsafe.engines.streamed_publish import table_identity
 
             return table_identity(source, ledger)
-        return ledger.identify(source.fingerprint())
+        return ledger.identity_of(source)
 
     # -- publish -----------------------------------------------------------------------------
     def plan_publication(self, table: Dataset | StreamedTable, request: PlanRequest) -> PublishPlan:

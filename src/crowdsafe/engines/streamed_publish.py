@@ -91,10 +91,18 @@ def table_identity(table: StreamedTable, ledger: Ledger) -> str:
     secret (as the table loaded whole gives it, as given: before ``missing='drop'`` removed rows):
     one pass over every row."""
     rows, values, batches = table.as_given("hashing the table (its identity)")
-    digest = MultisetDigest(dict(rows.collect_schema()), text_dictionaries(values))
+    schema = dict(rows.collect_schema())
+    digest = MultisetDigest(schema, text_dictionaries(values))
     for batch in batches:
         digest.add(batch)
-    return digest.hexdigest(ledger.identity_key)
+
+    def legacy() -> str:  # a second pass, only for a ledger written by an earlier crowdsafe
+        from crowdsafe.data.legacy_fingerprint import legacy_stream_digest
+
+        _, again, passes = table.as_given("hashing the table (its former identity)")
+        return ledger.identify(legacy_stream_digest(schema, again, passes))
+
+    return ledger.adopt(digest.hexdigest(ledger.identity_key), legacy)
 
 
 def draw_mask(n: int, beta: float, stream: Randomness) -> np.ndarray | None:

@@ -21,7 +21,7 @@ fingerprint or other digest of the data, and no exact fact about the data: clamp
 dropped by the contribution bound and rows outside a histogram's domain are kept apart in
 :attr:`QueryAnswer.custodian_only`, shown only on request (``as_dict(custodian=True)``,
 ``crowdsafe query --custodian``) and never covered by the guarantee. With a ledger, the dataset
-is identified in it by ``dataset.fingerprint(key=ledger.identity_key)``, a digest keyed with the
+is identified in it by ``ledger.identity_of(dataset)``, its fingerprint keyed with the
 ledger's secret, which stays in the ledger.
 
 Sensitivity is derived here from the query, the neighbour notion and the privacy unit
@@ -93,7 +93,7 @@ def answer_query(
     its public parameters) on ``dataset`` with differential privacy; see the module docstring.
 
     ``ledger``: charge the query to the dataset's budget (``fingerprint``: the dataset's identity
-    in the ledger, by default ``dataset.fingerprint(key=ledger.identity_key)``; it is never put in
+    in the ledger, by default ``ledger.identity_of(dataset)``; it is never put in
     the answer). ``aggregate``: the engine computing the exact aggregate (default: Polars on
     ``dataset.frame``); another engine passes its own, with a schema-only ``dataset`` and the
     keyed ``fingerprint`` of its data; an aggregator with a ``check(plan)`` method refuses what
@@ -117,7 +117,7 @@ def answer_query(
         seeded=randomness.seeded,
     )
     if ledger is not None:
-        fingerprint = fingerprint or dataset.fingerprint(key=ledger.identity_key)
+        fingerprint = fingerprint or ledger.identity_of(dataset)
         ledger.check(fingerprint, charge_request)  # refuse before anything is computed
     if ledger is None:
         exact, dropped, answer = _run(dataset, plan, randomness, aggregate, charged=False)

@@ -563,7 +563,7 @@ def charged_run(dataset: Dataset, table: Table, plan: AlphaBetaPlan, ledger: Any
                 ) -> Perturbation:
     """Charge the view's equivalent ε (δ = 0, unbounded DP) to the dataset's budget, then perturb.
 
-    The dataset is identified by ``dataset.fingerprint(key=ledger.identity_key)`` (a keyed,
+    The dataset is identified by ``ledger.identity_of(dataset)`` (its keyed,
     row-order-invariant digest that only the ledger's holder can test guesses against). Every
     data-dependent refusal (more rows than ``max_rows``, duplicates refused) happened in
     :func:`prepare`, before the charge; the charge is committed before any
@@ -574,7 +574,7 @@ def charged_run(dataset: Dataset, table: Table, plan: AlphaBetaPlan, ledger: Any
             "an exploratory run carries no guarantee to charge to a ledger: declare the public domains and "
             "max_rows=N, or run it without a ledger", parameter="max_rows",
         )
-    fingerprint = dataset.fingerprint(key=ledger.identity_key)
+    fingerprint = ledger.identity_of(dataset)
     details = {"d": plan.d, "gamma": plan.gamma, "alpha": plan.alpha, "beta": plan.beta, "max_rows": plan.n,
                "m": plan.m, "attributes": table.domain.attributes}
     request = ChargeRequest(epsilon=plan.epsilon, delta=0.0, kind="release",

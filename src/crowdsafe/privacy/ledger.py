@@ -52,13 +52,13 @@ import dataclasses
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Union
 
 from crowdsafe.defaults import DEFAULT_LEDGER
 from crowdsafe.errors import BudgetExceeded, InputError, ParameterError, SampleReuseError
 from crowdsafe.identity import dataset_named, keyed_identity
-from crowdsafe.privacy import ledger_budget
+from crowdsafe.privacy import ledger_budget, ledger_identity
 from crowdsafe.privacy.composition import compose_homogeneous
 from crowdsafe.privacy.ledger_mark import check_and_mark, look
 from crowdsafe.privacy.ledger_records import (
@@ -131,6 +131,7 @@ class Ledger:
                 if row is None:
                     conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                     conn.execute("INSERT INTO meta VALUES ('identity_key', ?)", (os.urandom(32).hex(),))
+                ledger_identity.mark_current(conn)  # holding no table, it holds no earlier identity
             self._conn.execute("PRAGMA journal_mode = WAL")
         except InputError:
             self._conn.close()
@@ -161,6 +162,24 @@ class Ledger:
         ``dataset.fingerprint(key=ledger.identity_key)``; the Spark engine's digests go through
         this too."""
         return keyed_identity(fingerprint, self.identity_key)
+
+    def identity_of(self, table: ledger_identity.Identified) -> str:
+        """The ledger's name for ``table`` (a Dataset): :meth:`identify` of its fingerprint, after
+        moving the records of a table registered by an earlier crowdsafe under its former
+        fingerprint to it (:mod:`~crowdsafe.privacy.ledger_identity`), so it keeps its budget."""
+        return self.adopt(self.identify(table.fingerprint()), lambda: self.identify(table.legacy_fingerprint()))
+
+    @property
+    def holds_earlier_identities(self) -> bool:
+        """Whether the ledger may hold tables under an earlier crowdsafe's identities (it held some
+        when this version first opened it: :mod:`~crowdsafe.privacy.ledger_identity`)."""
+        return ledger_identity.may_hold_legacy(self._conn)
+
+    def adopt(self, identity: str, legacy: Callable[[], str]) -> str:
+        """``identity`` (keyed), the ledger's records of the table whose earlier identity is
+        ``legacy()`` (keyed; computed only when the ledger may hold one and does not know
+        ``identity``) moved to it (:func:`~crowdsafe.privacy.ledger_identity.adopt`)."""
+        return ledger_identity.adopt(self._conn, identity, legacy, self._write)
 
     @staticmethod
     def _upgrade_from_v1(conn: sqlite3.Connection) -> None:

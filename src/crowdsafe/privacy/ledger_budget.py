@@ -17,6 +17,7 @@ from pathlib import Path
 
 from crowdsafe.errors import ParameterError
 from crowdsafe.identity import dataset_named
+from crowdsafe.privacy import ledger_identity
 from crowdsafe.privacy.ledger_records import BudgetChange
 from crowdsafe.privacy.ledger_storage import custodian, now
 from crowdsafe.privacy.ledger_totals import spent_totals
@@ -29,6 +30,23 @@ def checked_budget(epsilon: float, delta: float) -> tuple[float, float]:
     if epsilon <= 0:
         raise ParameterError("a privacy budget needs epsilon > 0")
     return epsilon, delta
+
+
+def other_data(name: str, earlier: bool = False) -> str:
+    """The refusal of a table whose rows are not those the ledger registered under ``name``: what
+    changes a table's identity, and what a new name costs (:meth:`crowdsafe.data.Dataset.fingerprint`).
+    ``earlier``: the ledger may hold identities of an earlier crowdsafe, which counted the declared
+    column types (:mod:`~crowdsafe.privacy.ledger_identity`)."""
+    if earlier:
+        types = ("how the schema declares a column's type does not count, but this ledger was written by an earlier "
+                 "crowdsafe, whose identities counted the types: a table it registered is found when read once with "
+                 "the schema it was registered with")
+    else:
+        types = "how the schema declares a column's type does not count"
+    return (f"the name '{name}' already belongs to other data in the ledger: these rows are not the ones registered "
+            f"under it (a row, value or column added, removed or changed; {types}). If this is a new version of "
+            f"the same people's data, a new name gives it a budget of its own that does not count what '{name}' "
+            "spent: set that budget with this in mind")
 
 
 def register(conn: sqlite3.Connection, fingerprint: str, name: str, epsilon: float, delta: float) -> None:
@@ -50,8 +68,7 @@ def register(conn: sqlite3.Connection, fingerprint: str, name: str, epsilon: flo
             )
         return
     if conn.execute("SELECT 1 FROM datasets WHERE name = ?", (name,)).fetchone() is not None:
-        raise ParameterError(f"the name '{name}' already belongs to other data in the ledger: the data changed, "
-                             "or choose another name")
+        raise ParameterError(other_data(name, ledger_identity.may_hold_legacy(conn)))
     conn.execute("INSERT INTO datasets VALUES (?, ?, ?, ?, ?)", (fingerprint, name, epsilon, delta, now()))
     record(conn, fingerprint, "set", None, PrivacyLoss(epsilon, delta), "")
 
