@@ -84,7 +84,7 @@ def check(
     of population uniques. The options measured form one :class:`~crowdsafe.models.AssessRequest`
     (:func:`check_report`).
     """
-    from crowdsafe.data.generalized import release_dataset
+    from crowdsafe.data.release_roles import release_dataset
     from crowdsafe.data.streamed_table import load_or_stream
     from crowdsafe.models import AssessRequest
     from crowdsafe.models.check_report import check_report, streamed_check_report
@@ -213,7 +213,7 @@ def compare(
     release holds it; ``test`` (held-out original rows) defaults to Adult's test file when the
     original is the bundled ``adult``.
     """
-    from crowdsafe.data.generalized import release_dataset
+    from crowdsafe.data.release_roles import release_dataset
     from crowdsafe.metrics import UtilityRequest, measure_utility
 
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from crowdsafe.data import Hierarchy
@@ -14,6 +14,8 @@ from crowdsafe.data.generalized import AttributeDomain, CellKind, canonical_cell
 from crowdsafe.errors import InputError
 
 LABELS = ["low", "high", "Technical, sales", "[10, 20)", "*"]  # some labels that look like syntax
+# values a set quotes (crowdsafe.data.set_cells): ', ', quotes, braces, spaces around, empty
+ODD_VALUES = ["a, b", 'x "y"', "{z}", " s", "", '"q"']
 
 
 def _hierarchy(name: str, leaves: pl.Series) -> Hierarchy:
@@ -32,8 +34,8 @@ def domains(draw) -> AttributeDomain:
         if draw(st.booleans()):
             series = series.cast(pl.Float64) / 2  # halves: non-integral floats too
     else:
-        values = sorted(set(draw(st.lists(st.sampled_from(["a", "b", "c", "d", "Sales", "Tech-support", "25", "*"]),
-                                          min_size=1, max_size=7))))
+        values = sorted(set(draw(st.lists(st.sampled_from(["a", "b", "c", "d", "Sales", "Tech-support", "25", "*",
+                                                           *ODD_VALUES]), min_size=1, max_size=7))))
         series = pl.Series("x", values, dtype=pl.String)
     if draw(st.booleans()):
         series = series.extend(pl.Series("x", [None], dtype=series.dtype))
@@ -48,7 +50,8 @@ NUMBERS = st.one_of(st.integers(-10, 70).map(str), st.sampled_from(
 
 
 @st.composite
-def cells(draw, domain: AttributeDomain) -> str | None:
+def cells(draw, domain: AttributeDomain, sets: bool = False) -> str | None:
+    """A cell of ``domain``'s column; ``sets``: a set, its members mostly values, plain or quoted."""
     values = [v for v in domain.values.to_list() if v is not None]
     value_text = st.sampled_from(values).map(lambda v: str(int(v)) if isinstance(v, float) and v == int(v) else str(v))
     pad = st.sampled_from(["", " ", "  ", "\t"])
@@ -67,8 +70,16 @@ def cells(draw, domain: AttributeDomain) -> str | None:
     plain = st.one_of(value_text, NUMBERS, ranged, open_end, ranged, open_end, labels, masked, band, st.just("*"),
                       st.sampled_from(["junk", "", "٢٥", "Café", "x\x1cy", "2020-01-31", "{", "{}", "{ }",
                                       "2020-01-31 10:00:00", "[2020-01-31T10:00:00.000000, 2020-02-01]"]))
-    member_set = st.lists(plain, min_size=0, max_size=4).map(lambda ms: "{" + ", ".join(ms) + "}")
-    cell = draw(st.one_of(plain, plain, member_set, st.none()))
+    # a member as written: as it is, in quotes ("" for "), or with a quote that does not close
+    def quoted(texts):
+        return st.builds(lambda m, pad: pad + '"' + m.replace('"', '""') + '"' + pad, texts, st.sampled_from(["", " "]))
+
+    odd = st.sampled_from(['"a', 'a"b', '"x" y', '""', '"""', '"*"', '"a, b"', *ODD_VALUES])
+    values_quoted = quoted(st.one_of(value_text, st.sampled_from(ODD_VALUES)))
+    member = (st.one_of(value_text, values_quoted, odd, plain) if sets
+              else st.one_of(plain, plain, quoted(st.one_of(value_text, plain, st.sampled_from(ODD_VALUES))), odd))
+    member_set = st.lists(member, min_size=0, max_size=4).map(lambda ms: "{" + ", ".join(ms) + "}")
+    cell = draw(member_set if sets else st.one_of(plain, plain, member_set, st.none()))
     if cell is None:
         return None
     return draw(pad) + cell + draw(pad)
@@ -99,8 +110,24 @@ def test_the_reader_gives_the_one_cell_readers_answer(data):
     assert list(got.kind) == list(expected.kind)
 
 
+@pytest.mark.slow
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_the_reader_reads_sets_as_the_one_cell_reader(data):
+    """Sets whose members are values of the domain, written plainly or in quotes
+    (crowdsafe.data.set_cells), or with a quote that does not close."""
+    domain = data.draw(domains())
+    texts = data.draw(st.lists(cells(domain, sets=True), min_size=1, max_size=10, unique=True))
+    expected = _one_cell_reader(domain, texts)
+    assume(not isinstance(expected, InputError))  # (a range in a text column: above)
+    got = CellReader([domain]).read([pl.Series("x", texts, dtype=pl.String)])[0]
+    assert got.indptr.tolist() == expected.indptr.tolist()
+    assert got.indices.tolist() == expected.indices.astype(np.int64).tolist()
+    assert list(got.kind) == list(expected.kind)
+
+
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(st.none(), st.text(alphabet=" ,{}[]()<>=*0123456789.kKab-;\t٣é", max_size=14)),
+@given(st.lists(st.one_of(st.none(), st.text(alphabet=" ,{}[]()<>=*0123456789.kKab-;\t٣é\"", max_size=14)),
                 min_size=1, max_size=20))
 @pytest.mark.slow
 def test_canonical_texts_are_the_one_cell_canonical_cells(texts):

@@ -20,14 +20,17 @@ ZIP = Hierarchy.from_columns("zip", ["13053", "13068", "14850", "14853"],
 DOMAINS = [
     AttributeDomain.from_values(pl.Series("age", [18, 20, 25, 29, 31, 40, 45])),
     AttributeDomain("zip", ZIP.leaves, ZIP),
-    AttributeDomain.from_values(pl.Series("s", ["flu", "cold", "hiv", "a, b"])),
+    AttributeDomain.from_values(pl.Series("s", ["flu", "cold", "hiv", "a, b", "a", "b", 'x "y"', "{z}", " s"])),
     AttributeDomain.from_values(pl.Series("x", [0.5, 1.5, None])),
 ]
 PLAIN = ["25", " 25 ", "[20, 29]", "(20, 29]", "[20, 29)", "(18, 45)", "[-5, 3.5]", "[29, 20]", "]20, 29]", "[20, 29[",
          "]18, 45[", "*", "?",
          "13053", "130**", "148**", "flu", " cold", "unknown", "0.5", "[0.5, 1.5]", "x, y", "a;b", "p=q"]
 OTHER = ["25.0", "[20,29]", "[20 ; 29]", "[20 ; 29[", "{flu, hiv}", "{13053}", ">=40", "<20", "1.5K", "inf", "nan", "é",
-         "", "a, b", "[20, 29", "2020-01-01", None, "+3"]
+         "", "a, b", "[20, 29", "2020-01-01", None, "+3",
+         # set members in quotes (crowdsafe.data.set_cells): ', ', quotes, braces and spaces in them
+         '{"a, b", a}', "{a, a, b}", "{a, b}", '{"a", "b"}', '{"x ""y""", "{z}"}', '{" s", flu}', '"a, b"',
+         '{"a, b"}', '{"a, b" , "flu"}', '{"a, b}', '{a"b, flu}', '{"", hiv}', '{"*", flu}', 'x "y"', "{z}"]
 
 
 def assert_same_covers(got, expected):

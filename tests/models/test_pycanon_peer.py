@@ -30,7 +30,7 @@ import polars as pl
 import pytest
 
 from crowdsafe import models
-from crowdsafe.data.generalized import release_dataset
+from crowdsafe.data.release_roles import release_dataset
 from crowdsafe.datasets import adult
 from crowdsafe.models import disclosure
 

@@ -56,6 +56,7 @@ from crowdsafe.classic.attributes import (
 from crowdsafe.classic.mondrian_cuts import Partitioning, _segments
 from crowdsafe.classic.mondrian_partition import Mode, partition
 from crowdsafe.data import Dataset
+from crowdsafe.data.set_cells import needs_quotes_expr, quote_members
 from crowdsafe.errors import ParameterError
 
 __all__ = ["CategoricalForm", "Mode", "Partitioning", "mondrian", "partition", "published_values", "value_sets"]
@@ -92,8 +93,9 @@ def published_values(cells: EncodedCells, attributes: Sequence[LocalAttribute], 
             nodes.append((attr.name, attr.node_offsets[level] + node, attr.all_labels))
             values[attr.name] = None
         else:
+            known = attr.all_labels if isinstance(attr, HierarchicalAttribute) else attr.labels
             values[attr.name] = value_sets(result.part[order], attr.labels.gather(cells.codes[cell, j]),
-                                           result.n_parts, attr.name)
+                                           result.n_parts, attr.name, known)
     if nodes:
         bases = np.cumsum([0] + [len(labels) for _, _, labels in nodes[:-1]])
         # one chunk: gathering from a chunked series is several times slower
@@ -104,20 +106,35 @@ def published_values(cells: EncodedCells, attributes: Sequence[LocalAttribute], 
     return values  # type: ignore[return-value]  # every None entry was filled above
 
 
-def value_sets(part: np.ndarray, labels: pl.Series, n_parts: int, name: str) -> pl.Series:
-    """Per partition, ``{a, b}`` of the distinct labels present (sorted), or the label alone."""
+def value_sets(part: np.ndarray, labels: pl.Series, n_parts: int, name: str,
+               known: pl.Series | None = None) -> pl.Series:
+    """Per partition, ``{a, b}`` of the distinct labels present (sorted; a member quoted when
+    it needs it, :mod:`crowdsafe.data.set_cells`), or the label alone. A set that would read as
+    one of the texts ``known`` (the column's values and hierarchy labels, by default the labels
+    given) quotes every member."""
+    known = labels.unique() if known is None else known
+    odd = bool(known.to_frame("m").select(needs_quotes_expr(pl.col("m")).any()).item())  # else: no quoting at all
+    clash = known.filter(known.str.starts_with("{"))
+    aggregates = [(quote_members(pl.col("label")) if odd else pl.col("label")).str.join(", ").alias("joined"),
+                  pl.len().alias("n")]
+    if odd:
+        aggregates.append(pl.col("label").first().alias("one"))
+    if len(clash):
+        aggregates.append(quote_members(pl.col("label"), always=True).str.join(", ").alias("quoted"))
     frame = (
         pl.DataFrame({"part": part, "label": labels}).unique()
         .sort(["part", "label"])
         .group_by("part", maintain_order=True)
-        .agg(pl.col("label").str.join(", ").alias("joined"), pl.len().alias("n"))
+        .agg(aggregates)
     )
-    text = frame.select(
-        pl.when(pl.col("n") == 1).then(pl.col("joined"))
-        .otherwise(pl.concat_str(pl.lit("{"), pl.col("joined"), pl.lit("}"))).alias(name)
-    ).to_series()
+    written = pl.concat_str(pl.lit("{"), pl.col("joined"), pl.lit("}"))
+    if len(clash):
+        written = (pl.when(written.is_in(clash.implode()))
+                   .then(pl.concat_str(pl.lit("{"), pl.col("quoted"), pl.lit("}"))).otherwise(written))
+    alone = pl.col("one" if odd else "joined")
+    cells = frame.select(pl.when(pl.col("n") == 1).then(alone).otherwise(written).alias(name)).to_series()
     assert frame.height == n_parts
-    return text
+    return cells
 
 
 def mondrian(

@@ -12,7 +12,8 @@ columns together, in one Polars pass of string expressions and joins plus NumPy 
 - numbers (``25.0``, ``1.5K``): a regular expression and a cast, then binary search in the
   domain's sorted numbers; ranges and top/bottom coding the same way, for both bounds;
 - ``*``: every code of the domain; sets: members split with ``str.split`` and read by the
-  same reader.
+  same reader (a set with a quoted member, :mod:`crowdsafe.data.set_cells`, is split in Python,
+  its quoted members read by the one-cell reader's ``quoted_codes``, the others by this one).
 
 Cells outside that plain syntax go to the one-cell reader, so the two agree by construction
 there: characters other than printable ASCII and ASCII white space (Python and Polars differ
@@ -37,6 +38,7 @@ import polars as pl
 from crowdsafe.data.arrays import segments, sorted_unique, stable_argsort, unique_inverse
 from crowdsafe.data.generalized import ANY, AttributeDomain, CellKind, parse_cell
 from crowdsafe.data.generalized import _as_text as _float_text
+from crowdsafe.data.set_cells import QUOTE, quote_members, split_set
 from crowdsafe.errors import InputError
 
 _KINDS = (CellKind.VALUE, CellKind.RANGE, CellKind.SET, CellKind.NODE, CellKind.ANY, CellKind.MISSING)
@@ -102,7 +104,8 @@ def _canonical_stages() -> tuple[list[pl.Expr], list[pl.Expr], list[pl.Expr]]:
         .when(open_end.struct.field("operator").is_not_null()).then(pl.concat_str(
             open_end.struct.field("operator"), open_end.struct.field("bound")))
         .when(is_set & (members.list.len() == 1)).then(members.list.first())
-        .when(is_set).then(pl.concat_str(pl.lit("{"), members.list.join(", "), pl.lit("}")))
+        .when(is_set).then(pl.concat_str(pl.lit("{"), members.list.eval(quote_members(pl.element())).list.join(", "),
+                                         pl.lit("}")))
         .otherwise(text)
     )
     return ([text.str.strip_chars().alias("__stripped")],
@@ -111,7 +114,9 @@ def _canonical_stages() -> tuple[list[pl.Expr], list[pl.Expr], list[pl.Expr]]:
              (stripped.str.starts_with("{") & stripped.str.ends_with("}")
               & (stripped.str.len_chars() >= 2)).alias("__set"),
              _set_members(stripped).list.sort().alias("__members")],
-            [canonical.alias("canonical"), text.str.contains(_UNPLAIN).fill_null(False).alias("unplain")])
+            [canonical.alias("canonical"),
+             (text.str.contains(_UNPLAIN) | is_set & stripped.str.contains(QUOTE, literal=True))  # quoted members
+             .fill_null(False).alias("unplain")])
 
 
 def _canonical_texts(cells: pl.Series) -> pl.Series:
@@ -407,10 +412,29 @@ class CellReader:
         return _Read(kind, np.concatenate(rows), np.concatenate(codes))
 
     def _read_sets(self, chosen: np.ndarray, columns: np.ndarray, texts: pl.Series, emit) -> None:
-        """Members of the set cells ``chosen``, read as set members, covered codes unioned."""
-        split_here = chosen[~self._comma_known[columns[chosen]]]
+        """Members of the set cells ``chosen``, read as set members, covered codes unioned.
+        Sets with quoted members are split in Python (:func:`~crowdsafe.data.set_cells.split_set`),
+        their quoted members read as the one-cell reader reads them, the others with the rest."""
+        quoted = texts.gather(chosen).str.contains(QUOTE, literal=True).to_numpy()
         parents: list[np.ndarray] = []
         members: list[pl.Series] = []
+        old_form: list[int] = []  # no quote that closes: read as before quoting
+        for row in chosen[quoted].tolist():
+            domain = self.domains[columns[row]]
+            pieces = split_set(texts[row].strip()[1:-1])
+            if pieces is None:
+                old_form.append(row)
+                continue
+            for piece in pieces:
+                if piece.quoted:
+                    covered = domain.quoted_codes(piece.text, piece.raw, strict=False).astype(np.int64)
+                    emit(np.full(len(covered), row, dtype=np.int64), covered)
+                else:
+                    found = domain._split_members(piece.text)
+                    parents.append(np.full(len(found), row, dtype=np.int64))
+                    members.append(pl.Series(found, dtype=pl.String))
+        chosen = np.concatenate([chosen[~quoted], np.array(old_form, dtype=chosen.dtype)])
+        split_here = chosen[~self._comma_known[columns[chosen]]]
         if len(split_here):
             lists = (texts.gather(split_here).rename("text").to_frame()
                      .select(_set_members(pl.col("text").str.strip_chars()).alias("members"))

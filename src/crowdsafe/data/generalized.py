@@ -9,7 +9,9 @@ either as an original value or as a generalized one:
   or top/bottom coding ``>=90``, ``>90``, ``<18``, ``<=17`` (numbers may carry a ``K``, ``M`` or
   ``B`` suffix; ISO dates ``2020-01-31`` are accepted for date attributes, and ISO timestamps
   without a zone ``2020-01-31 10:00:00.000000`` (or with ``T``) for timestamp attributes);
-- a set of values ``{Divorced, Separated}`` (members separated by comma + space);
+- a set of values ``{Divorced, Separated}`` (members separated by comma + space; a member that
+  holds ``, ``, braces or ``"``, starts or ends with a space, or is empty is in double quotes,
+  ``"`` doubled: ``{"a, b", a}``; module :mod:`crowdsafe.data.set_cells`);
 - a masked value ``130**``: the characters kept, then one ``*`` per character masked (ARX's and
   crowdsafe's mask hierarchies write them): the values of that length that start with ``130``;
 - in a numeric column, a band ``20-29`` (both ends in it) or ``90+`` (from 90 on), as hand-made
@@ -46,6 +48,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.data.hierarchy import MISSING_LABEL, Hierarchy
+from crowdsafe.data.set_cells import SetPiece, format_set, set_members, split_set
 from crowdsafe.errors import InputError
 
 if TYPE_CHECKING:
@@ -155,8 +158,8 @@ def parse_cell(text: str | None) -> Cell:
             return Cell(CellKind.RANGE, f"{operator}{bound.strip()}", low=value, low_closed=operator == ">=")
         return Cell(CellKind.RANGE, f"{operator}{bound.strip()}", high=value, high_closed=operator == "<=")
     if len(stripped) >= 2 and stripped[0] == "{" and stripped[-1] == "}":
-        members = tuple(sorted(m.strip() for m in stripped[1:-1].split(", ") if m.strip()))
-        return Cell(CellKind.SET, "{" + ", ".join(members) + "}", members=members)
+        members = tuple(sorted(set_members(stripped[1:-1])))
+        return Cell(CellKind.SET, format_set(members), members=members)
     return Cell(CellKind.VALUE, text)
 
 
@@ -356,8 +359,7 @@ class AttributeDomain:
                 )
             return CellKind.RANGE, np.nonzero(cell.contains(self.numbers))[0].astype(np.uint32)
         if cell.kind is CellKind.SET:
-            parts = [self._resolve(member, strict)[1] for member in self._split_members(stripped[1:-1])]
-            return CellKind.SET, np.unique(np.concatenate([np.zeros(0, dtype=np.uint32), *parts])).astype(np.uint32)
+            return CellKind.SET, self.set_codes(stripped[1:-1], strict)
         masked = _MASK.match(stripped)
         if masked:  # the set of values it may mask (strict: a masked value of the original masks one at least)
             kept, stars = masked.groups()
@@ -379,16 +381,53 @@ class AttributeDomain:
     def _known(self, text: str) -> bool:
         return text in self._code_of_text or text in self._node_of_text or text == ANY
 
+    def _member(self, text: str) -> bool:
+        return self._known(text) or text == MISSING_LABEL and self._null_code is not None
+
+    def set_codes(self, inner: str, strict: bool = True) -> np.ndarray:
+        """The codes a set covers, read from the text between its braces (module
+        :mod:`crowdsafe.data.set_cells`): quoted members by :meth:`quoted_codes`, the others
+        split by :meth:`_split_members` and read by :meth:`_resolve`."""
+        pieces = split_set(inner) or [SetPiece(inner, inner, False)]
+        parts = [self.quoted_codes(p.text, p.raw, strict) if p.quoted else self._resolve(member, strict)[1]
+                 for p in pieces for member in ([p.text] if p.quoted else self._split_members(p.text))]
+        return np.unique(np.concatenate([np.zeros(0, dtype=np.uint32), *parts])).astype(np.uint32)
+
+    def quoted_codes(self, member: str, raw: str, strict: bool) -> np.ndarray:
+        """A quoted set member: a value of the domain written exactly as ``member`` (nothing
+        stripped), a hierarchy label, or in a numeric domain the same number; else, for a set
+        written before quoting, ``raw`` (the member with its quotes) as a value or a label."""
+        for text, exact in ((member, False), (raw, True)):
+            code = self._code_of_text.get(text)
+            if code is None and not exact and self.numbers is not None:
+                try:
+                    hits = np.flatnonzero(self.numbers == parse_number(member))
+                except ValueError:
+                    hits = np.zeros(0, dtype=np.int64)
+                code = int(hits[0]) if len(hits) else None
+            if code is not None:
+                return np.array([code], dtype=np.uint32)
+            node = self._node_of_text.get(text)
+            if node is not None:
+                order, starts = self._node_leaves[node[0]]
+                return np.sort(order[starts[node[1]]: starts[node[1] + 1]]).astype(np.uint32)
+        if strict:
+            raise InputError(f"column '{self.name}' of the release holds the set member {raw}, which is "
+                             "neither a value of the original nor a hierarchy node")
+        return np.zeros(0, dtype=np.uint32)
+
     def _split_members(self, inner: str) -> list[str]:
-        """Split a set's members at ', ', keeping together members that themselves hold ', '
-        (hierarchy labels such as 'Technical, sales and clerical')."""
+        """Split a set's unquoted members at ', ', keeping together members that themselves hold
+        ', ' (hierarchy labels such as 'Technical, sales and clerical', written unquoted before
+        quoting): the longest known run of tokens wins, unless each of its tokens is itself a
+        member (then they are, as a set written with quotes means them: ``{a, b}``)."""
         tokens = [t.strip() for t in inner.split(", ")]
         members: list[str] = []
         i = 0
         while i < len(tokens):
-            for j in range(len(tokens), i, -1):  # the longest known run of tokens wins
+            for j in range(len(tokens), i, -1):
                 candidate = ", ".join(tokens[i:j])
-                if j == i + 1 or self._known(candidate):
+                if j == i + 1 or self._known(candidate) and not all(map(self._member, tokens[i:j])):
                     members.append(candidate)
                     i = j
                     break
@@ -545,52 +584,3 @@ class CellTable:
         return cls(list(columns), covers, {c: table.get_column(c).to_numpy().astype(np.int64) for c in columns},
                    table.get_column(COUNT).to_numpy().astype(np.int64))
 
-
-def release_dataset(release: pl.DataFrame | Dataset, original: Dataset) -> Dataset:
-    """A release as a Dataset that carries its original's roles, types and hierarchies.
-
-    Columns are those of the release (in its order); roles and types come from the original
-    (a column the original lacks is inferred). A hierarchy is kept for a column only when the
-    release still holds original values there (not generalized cells), so ungeneralized
-    sensitive attributes keep theirs, e.g. for the hierarchical t-closeness distance.
-    """
-    from dataclasses import replace
-
-    from crowdsafe.data.dataset import Dataset
-    from crowdsafe.data.schema import AttributeType, Schema
-    from crowdsafe.errors import HierarchyError
-
-    frame = release.frame if isinstance(release, Dataset) else release
-    known = [c for c in frame.columns if c in original.schema]
-    extra = [c for c in frame.columns if c not in original.schema]
-    schema = original.schema.select(known)
-    if extra:
-        schema = Schema(schema.attributes + Schema.infer(frame.select(extra)).attributes, source=schema.source,
-                        undeclared=schema.undeclared | frozenset(extra))
-        schema = schema.select(frame.columns)
-    hierarchies = {}
-    generalized = []
-    for column in known:
-        hierarchy = original.hierarchies.get(column)
-        if hierarchy is not None:
-            try:
-                hierarchy.validate(frame.get_column(column), column=column)
-                hierarchies[column] = hierarchy
-                continue
-            except HierarchyError:
-                pass  # generalized cells: read through the original's domain instead
-        order = original.schema[column].order
-        if order is not None:
-            allowed = {str(v) for v in order}
-            if not set(frame.get_column(column).drop_nulls().cast(pl.String).unique().to_list()) <= allowed:
-                generalized.append(column)
-        elif hierarchy is not None:
-            generalized.append(column)
-    if generalized:  # a declared order does not rank generalized cells
-        schema = Schema(
-            tuple(replace(a, order=None, type=AttributeType.CATEGORICAL) if a.name in generalized and a.order
-                  else a for a in schema.attributes),
-            person_id=schema.person_id, source=schema.source, undeclared=schema.undeclared,
-        )
-    name = release.name if isinstance(release, Dataset) else None
-    return Dataset(frame, schema, hierarchies, name or "release")
