@@ -12,7 +12,7 @@ import csv
 import io
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -29,6 +29,7 @@ from crowdsafe.data.line_endings import line_ending
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS
 from crowdsafe.data.row_widths import file_chunks, first_ragged
 from crowdsafe.data.schema import complete_schema
+from crowdsafe.data.sep_line import sep_line, sep_note, without_sep_line
 from crowdsafe.errors import EMPTY_TABLE, CrowdsafeError, InputError, ParameterError, first_line
 from crowdsafe.files import atomic_path, check_input
 
@@ -140,9 +141,11 @@ def _sniff_separator(head: bytes) -> str:
 
 def resolve_separator(separator: str | None, head: bytes) -> str:
     """The field separator: ``separator`` when given (one ASCII character other than a quote or
-    a line break, else a :class:`ParameterError`), else the one sniffed from ``head``."""
+    a line break, else a :class:`ParameterError`), else the one a first line ``sep=X`` names
+    (Excel's hint, :mod:`crowdsafe.data.sep_line`), else the one sniffed from ``head``."""
     if separator is None:
-        return _sniff_separator(head)
+        found = sep_line(head)
+        return found.separator if found is not None else _sniff_separator(head)
     if not isinstance(separator, str) or len(separator) != 1 or not separator.isascii() or separator in '"\r\n':
         raise ParameterError(
             f"the separator parameter must be one ASCII character other than a quote or a line break "
@@ -201,6 +204,10 @@ def csv_options(
     named = renamed or any('"' in name for name in raw)
     if named:
         options.update(has_header=False, skip_rows=1, new_columns=names)
+    excel = sep_line(head)
+    if excel is not None:  # Excel's 'sep=;' first line: skipped (Polars takes one of skip_rows/skip_lines)
+        print(f"crowdsafe: note: {sep_note(str(path), excel)}", file=sys.stderr)
+        options["skip_lines"] = 1 + (header_lines(head, separator) if options.pop("skip_rows", 0) else 0)
     return options, named
 
 
@@ -275,18 +282,33 @@ def ragged_row_error(path: Path, separator: str | None = None, has_header: bool 
             return None
         separator = resolve_separator(separator, head)
         eol = line_ending(head, str(path), complete=len(head) < HEAD_BYTES)
-        found = first_ragged(file_chunks(path, kind if kind in (GZIP, ZSTD) else None), separator=separator, eol=eol)
+        excel = sep_line(head)
+        chunks = file_chunks(path, kind if kind in (GZIP, ZSTD) else None)
+        if excel is not None:  # Excel's 'sep=;' line is no record: the header is the next line
+            chunks = _skipped(chunks, excel.length)
+        found = first_ragged(chunks, separator=separator, eol=eol)
     except (CrowdsafeError, OSError, pa.ArrowException):
         return None
     if found is None:
         return None
     line, fields, width, empty = found
+    line += excel is not None
     first = "the header" if has_header else "the first row"
     if empty:  # a blank line is no row (it was read as one of missing values): said so, where it is
         return InputError(f"cannot parse {path} as CSV: line {line} is empty where {first} has {width} fields "
                           "(a blank line is no row: remove it)")
     what = f"has {fields} field{'' if fields == 1 else 's'}"
     return InputError(f"cannot parse {path} as CSV: line {line} {what} where {first} has {width} (a ragged row)")
+
+
+def _skipped(chunks: Iterator[bytes], count: int) -> Iterator[bytes]:
+    """``chunks`` without their first ``count`` bytes."""
+    for chunk in chunks:
+        if count >= len(chunk):
+            count -= len(chunk)
+            continue
+        yield chunk[count:]
+        count = 0
 
 
 def refuse_ragged_rows(path: Path, separator: str | None = None, has_header: bool = True) -> None:
@@ -314,11 +336,23 @@ def header_names(head: bytes, separator: str | None = None) -> list[str]:
     """The column names of a CSV file's header line (the first record of ``head``), as written
     (the separator sniffed from the line when not given)."""
     separator = resolve_separator(separator, head)
-    text = head.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    text = without_sep_line(head).decode("utf-8", errors="replace").removeprefix("\ufeff")
     try:
         return next(csv.reader(io.StringIO(text, newline=""), delimiter=separator), [])  # any line break
     except csv.Error:
         return []
+
+
+def header_lines(head: bytes, separator: str) -> int:
+    """The physical lines of the header record of ``head`` (its ``sep=`` line not counted): more
+    than one when a quoted name holds a line break."""
+    text = without_sep_line(head).decode("utf-8", errors="replace")
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=separator)
+    try:
+        next(reader, None)
+    except csv.Error:
+        return 1
+    return max(reader.line_num, 1)
 
 
 def tidy_text(frame: pl.DataFrame, declared: set[str], reading: comma.Mode = "off") -> pl.DataFrame:

@@ -43,13 +43,22 @@ def csv_separator(spark: Any, path: str) -> str:
     URI), found from its header line as the Polars engine finds it
     (:func:`crowdsafe.data.io.resolve_separator`: ``,`` ``;`` tab ``|``, a comma when none
     appears). A local file's first bytes are read here (decompressed:
-    :func:`crowdsafe.data.io.sniff_format`); anything else's first line through Spark."""
+    :func:`crowdsafe.data.io.sniff_format`); anything else's first line through Spark. A first
+    line ``sep=;`` (Excel's hint, :mod:`crowdsafe.data.sep_line`), which Spark's CSV reader
+    cannot skip, is refused in one line."""
     from crowdsafe.data.io import resolve_separator, sniff_format
+    from crowdsafe.data.sep_line import sep_line
 
     if not _URI_SCHEME.match(path) and os.path.isfile(path):
-        return resolve_separator(None, sniff_format(path)[1])
-    first = literal_reader(spark).text(path).first()
-    return resolve_separator(None, ("" if first is None else str(first[0])).encode("utf-8"))
+        head = sniff_format(path)[1]
+    else:
+        first = literal_reader(spark).text(path).first()
+        head = ("" if first is None else str(first[0])).encode("utf-8")
+    excel = sep_line(head)
+    if excel is not None:
+        raise InputError(f"{path} starts with Excel's separator line 'sep={excel.separator}', which the Spark "
+                         "engine cannot skip; remove that first line, or read the file with the Polars engine")
+    return resolve_separator(None, head)
 
 
 def read_frame(spark: Any, path: str, *, columns: Sequence[str] | None = None,
