@@ -323,13 +323,27 @@ def _certificate_of_another(output: Output) -> Path | None:
     notes = found.get("format_notes")
     notes = [n for n in notes if isinstance(n, str)] if isinstance(notes, list) else []
     stem = certificate.name[:-len(_CERTIFICATE_SUFFIX)]
-    for suffix, kind in _TABLE_NOTES.items():
-        other = certificate.with_name(stem + suffix)
-        if other.name.lower() == table.name.lower() or not os.path.lexists(other):
+    for other in _named_like(certificate.parent, stem, _TABLE_NOTES):
+        if other.name == table.name:
             continue
+        kind = _TABLE_NOTES[other.name[len(stem):].lower()]
         if not notes or any(n.startswith(kind) for n in notes):
             return other
     return None
+
+
+def _named_like(folder: Path, stem: str, suffixes: Sequence[str] | Mapping[str, str]) -> list[Path]:
+    """The entries of ``folder`` named ``stem`` and one of ``suffixes``, the suffix in any case
+    (``R.CSV`` and ``R.Parquet`` are tables as ``R.csv`` and ``R.parquet`` are, and share the
+    certificate ``R.certificate.json``), in the order of ``suffixes``."""
+    wanted = {suffix.lower(): i for i, suffix in enumerate(suffixes)}
+    try:
+        with os.scandir(folder if str(folder) else ".") as entries:
+            found = [(wanted[e.name[len(stem):].lower()], e.name) for e in entries
+                     if e.name.startswith(stem) and e.name[len(stem):].lower() in wanted]
+    except OSError:
+        return []
+    return [folder / name for _, name in sorted(found)]
 
 
 _REPORT_SUFFIX = ".report.html"
@@ -348,11 +362,8 @@ def _report_of_another(output: Output) -> Path | None:
     own = table.with_name(table.stem + _REPORT_SUFFIX)  # (crowdsafe.report.build.report_path)
     if path.parent.resolve() == own.parent.resolve() and path.name == own.name:
         return None  # the report's own place (tables of one stem sharing it: rule 5)
-    for suffix in (*_TABLE_NOTES, _CERTIFICATE_SUFFIX):
-        other = path.with_name(stem + suffix)
-        if os.path.lexists(other):
-            return other
-    return None
+    found = _named_like(path.parent, stem, (*_TABLE_NOTES, _CERTIFICATE_SUFFIX))
+    return found[0] if found else None
 
 
 def replaced_first(table: str | os.PathLike[str], certificate: str | os.PathLike[str]) -> list[Path]:
