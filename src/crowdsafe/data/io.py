@@ -31,7 +31,7 @@ from crowdsafe.data.row_widths import file_chunks, first_ragged
 from crowdsafe.data.schema import complete_schema
 from crowdsafe.data.sep_line import sep_line, sep_note, without_sep_line
 from crowdsafe.errors import EMPTY_TABLE, CrowdsafeError, InputError, ParameterError, first_line
-from crowdsafe.files import atomic_path, check_input
+from crowdsafe.files import atomic_path, check_input, check_input_path
 
 __all__ = ["TableRead", "as_frame", "complete_schema", "frame_kind", "header_names", "in_kind", "ragged_row_error",
            "read_file", "read_table", "refuse_ragged_rows", "sniff_format", "tidy_text", "write"]
@@ -463,6 +463,7 @@ def read_file(
     """:func:`read_table`, with the columns of a type crowdsafe cannot use set aside instead of
     refused, and which columns were read with a decimal comma (the note is printed here)."""
     path = Path(path)
+    check_input_path(path)  # a name too long for the system is said so (Path.exists raises OSError)
     if not path.exists():
         raise InputError(f"file not found: {path}")
     if path.is_dir():

@@ -47,7 +47,7 @@ from crowdsafe.data.missing import MissingPolicy, MissingReport, missing_refusal
 from crowdsafe.data.schema import AttributeType, Schema, complete_schema, declared_and_reading
 from crowdsafe.data.streaming import Scan, reads_eagerly, scan_table
 from crowdsafe.errors import EMPTY_TABLE, CrowdsafeError, InputError
-from crowdsafe.files import literal_path
+from crowdsafe.files import check_input_path, literal_path
 from crowdsafe.progress import tracked, working
 
 __all__ = ["BATCH_ROWS", "StreamedTable", "load_or_stream", "read_streamed", "streams"]
@@ -115,6 +115,7 @@ def streams(data: object) -> bool:
     if not isinstance(data, (str, os.PathLike)):
         return False
     path = literal_path(data)
+    check_input_path(path)  # a name too long for the system: one line, not an OSError midway
     if not path.is_file():
         return False
     try:
