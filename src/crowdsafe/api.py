@@ -96,7 +96,8 @@ def check(
         dataset = dataset.with_roles(qi=qi, sensitive=sensitive) if qi is not None or sensitive is not None else dataset
     else:  # a file larger than memory is read batch by batch (streamed_check_report; twin: check_report)
         source = None
-        table = load_or_stream(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
+        # a table without rows (a release whose every row was suppressed) is k-anonymous vacuously
+        table = load_or_stream(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing, empty=True)
         dataset = table if isinstance(table, Dataset) else table.domain
         dataset.validate_domains()  # the custodian's own report: a value outside its hierarchy is named
     people = load(population, missing=missing) if population is not None else None

@@ -234,6 +234,7 @@ def _read_csv(
     has_header: bool,
     head: bytes,
     decimal_comma: bool | None,
+    empty: bool = False,
 ) -> tuple[pl.DataFrame, comma.Mode]:
     options, named = csv_options(path, separator=separator, missing_tokens=missing_tokens,
                                  text_columns=text_columns, has_header=has_header, head=head,
@@ -249,6 +250,9 @@ def _read_csv(
             # a value late in the file does not fit the type guessed from the first rows
             frame = pl.read_csv(path, infer_schema_length=None, **options)
     except pl.exceptions.NoDataError:
+        if named and empty:  # a header and no rows (the names given, the header skipped as a row):
+            # the columns as text, as Polars reads such a file when it reads the header itself
+            return pl.DataFrame(schema=dict.fromkeys(options["new_columns"], pl.String)), reading
         raise InputError(f"{path} has a header but no rows" + EMPTY_TABLE if named else f"{path} is empty") from None
     except pl.exceptions.ComputeError as exc:
         text = str(exc).lower()
@@ -459,9 +463,11 @@ def read_file(
     has_header: bool = True,
     unescape_formulas: bool = False,
     decimal_comma: bool | None = None,
+    empty: bool = False,
 ) -> TableRead:
     """:func:`read_table`, with the columns of a type crowdsafe cannot use set aside instead of
-    refused, and which columns were read with a decimal comma (the note is printed here)."""
+    refused, and which columns were read with a decimal comma (the note is printed here).
+    ``empty``: a CSV file with a header and no rows is read (no row), not refused."""
     path = Path(path)
     check_input_path(path)  # a name too long for the system is said so (Path.exists raises OSError)
     if not path.exists():
@@ -485,13 +491,13 @@ def read_file(
     if kind in (GZIP, ZSTD) or suffix in (*CSV_SUFFIXES, *PARQUET_SUFFIXES) or suffix == "":
         frame, reading = _read_csv(path, separator=separator, missing_tokens=missing_tokens,
                                    text_columns=text_columns, has_header=has_header, head=head,
-                                   decimal_comma=decimal_comma)
+                                   decimal_comma=decimal_comma, empty=empty)
         wide = wide_integer_columns(frame.schema)
         if wide:  # read again with those columns as text (as written, so exact)
             text_columns = [*text_columns, *wide]
             frame, reading = _read_csv(path, separator=separator, missing_tokens=missing_tokens,
                                        text_columns=text_columns, has_header=has_header, head=head,
-                                       decimal_comma=decimal_comma)
+                                       decimal_comma=decimal_comma, empty=empty)
             print(f"crowdsafe: note: {wide_integer_note(str(path), wide)}", file=sys.stderr)
         if unescape_formulas:
             frame = unescape_frame(frame)

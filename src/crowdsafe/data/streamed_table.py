@@ -261,10 +261,12 @@ def load_or_stream(
     sensitive: Sequence[str] | str | None = None,
     missing: MissingPolicy | str = MissingPolicy.KEEP,
     decimal_comma: bool | None = None,
+    empty: bool = False,
 ) -> Dataset | StreamedTable:
     """The table ``data`` as :func:`crowdsafe.data.load` reads it: a :class:`StreamedTable` when
     :func:`streams` says so and :func:`read_streamed` can take it, else the Dataset loaded whole
-    (the reference twin). ``schema``: a Schema or a TOML file."""
+    (the reference twin). ``schema``: a Schema or a TOML file. ``empty``: a table without rows
+    is read (:func:`~crowdsafe.data.load`'s)."""
     from crowdsafe.data.pipeline import load
 
     if isinstance(schema, (str, os.PathLike)):
@@ -274,7 +276,8 @@ def load_or_stream(
                                  decimal_comma=decimal_comma)
         if streamed is not None:
             return streamed
-    return load(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing, decimal_comma=decimal_comma)
+    return load(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing, decimal_comma=decimal_comma,
+                empty=empty)
 
 
 def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,

@@ -104,6 +104,11 @@ def utility(
     return measure_utility(original, release, request, test=test)
 
 
+#: The note of a release without rows (:func:`measure_utility`).
+EMPTY_RELEASE_NOTE = ("the release has no rows (every row suppressed: 100% suppression); its marginal "
+                      "distributions are undefined and not compared, and every counting query answers 0")
+
+
 def measure_utility(
     original: Dataset,
     release: pl.DataFrame | Dataset,
@@ -126,16 +131,23 @@ def measure_utility(
     sensitive = [c for c in original.sensitive if c in frame.columns and c not in columns]
     notes = []
     classifier = None
-    if target is not None and test is not None:
+    if frame.height == 0 and target is not None and test is not None:
+        notes.append("classifier utility skipped: a release without rows trains no classifier")
+    elif target is not None and test is not None:
         classifier = classifier_utility(original, frame, test, target, model=request.model, seed=seed)
     elif target is not None or test is not None:
         notes.append("classifier utility needs both a target attribute and held-out test rows")
     else:
         notes.append("classifier utility skipped: give a target (--target) and test rows (--test)")
+    if frame.height == 0:  # every row suppressed: a valid release, whose distributions are undefined
+        marginals = MarginalReport([], [])
+        notes.append(EMPTY_RELEASE_NOTE)
+    else:
+        marginals = marginal_distances(original, frame, [*columns, *sensitive])
     return UtilityReport(
         quasi_identifiers=columns,
         information_loss=information_loss(original, frame, qi=columns, k=request.k, input_rows=request.input_rows),
-        marginals=marginal_distances(original, frame, [*columns, *sensitive]),
+        marginals=marginals,
         workload=workload_error(original, frame, columns, queries=request.queries,
                                 max_attributes=request.max_attributes, seed=seed, scale=request.scale),
         classifier=classifier,
