@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from crowdsafe.data.identifiers import name_warnings, refuse_identifier_columns
-from crowdsafe.errors import BudgetExceeded
+from crowdsafe.errors import BudgetExceeded, CrowdsafeError
 from crowdsafe.privacy.ledger import Ledger, LedgerSpec, ledger_for
 
 if TYPE_CHECKING:
@@ -31,7 +31,18 @@ def with_budget(book: Ledger, identity: str, label: str, budget: tuple[float, fl
     if budget is not None:
         book.set_budget(identity, label, *budget)
     elif book.budget(identity) is None:
-        raise no_budget_error(label, book.path)
+        raise no_budget_for(book, label)
+
+
+def no_budget_for(book: Ledger, label: str) -> CrowdsafeError:
+    """The refusal of a table without a budget in ``book``: when its ``label`` is the name of
+    another table's budget, that the name belongs to other data (what registering it under the
+    name would say: following "set one" would fail so), else :func:`no_budget_error`."""
+    from crowdsafe.privacy.ledger_budget import name_taken_error
+
+    if book.budget(label) is not None:  # (the table's own identity has none: the name is another's)
+        return name_taken_error(label)
+    return no_budget_error(label, book.path)
 
 
 def no_budget_error(label: str, path: object) -> BudgetExceeded:

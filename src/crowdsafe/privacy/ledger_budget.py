@@ -31,6 +31,14 @@ def checked_budget(epsilon: float, delta: float) -> tuple[float, float]:
     return epsilon, delta
 
 
+def name_taken_error(name: str) -> ParameterError:
+    """The refusal of a table whose ``name`` the ledger holds for another table (another keyed
+    identity). It says only that this table is not the one registered under the name (no identity,
+    no count): what registering the table under that name would say."""
+    return ParameterError(f"the name '{name}' already belongs to other data in the ledger: the data changed, "
+                          "or give this table another name (name=NAME)", parameter="name")
+
+
 def register(conn: sqlite3.Connection, fingerprint: str, name: str, epsilon: float, delta: float) -> None:
     """Inside the caller's write transaction: register ``fingerprint`` under ``name`` with the
     total budget (ε, δ), recorded as the first line of its history. The same budget again is a
@@ -50,8 +58,7 @@ def register(conn: sqlite3.Connection, fingerprint: str, name: str, epsilon: flo
             )
         return
     if conn.execute("SELECT 1 FROM datasets WHERE name = ?", (name,)).fetchone() is not None:
-        raise ParameterError(f"the name '{name}' already belongs to other data in the ledger: the data changed, "
-                             "or choose another name")
+        raise name_taken_error(name)
     conn.execute("INSERT INTO datasets VALUES (?, ?, ?, ?, ?)", (fingerprint, name, epsilon, delta, now()))
     record(conn, fingerprint, "set", None, PrivacyLoss(epsilon, delta), "")
 
