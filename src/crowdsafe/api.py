@@ -214,9 +214,14 @@ def compare(
     release holds it; ``test`` (held-out original rows) defaults to Adult's test file when the
     original is the bundled ``adult``.
     """
+    from dataclasses import replace
+
     from crowdsafe.data.generalized import release_dataset
     from crowdsafe.metrics import UtilityRequest, measure_utility
 
+    # the public parameters first (a --scale of 0 is refused before any table is read)
+    request = UtilityRequest(qi=tuple(qi) if qi is not None else None, k=k, input_rows=input_rows, queries=queries,
+                             max_attributes=max_attributes, seed=seed, scale=scale, target=target, model=model)
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     source = load(original, schema=schema, missing=missing)
     published = release_dataset(load_release(release, missing=missing), source)
@@ -225,9 +230,7 @@ def compare(
     if test is None and isinstance(original, str) and original == "adult" and target is not None:
         test = "adult-test"
     held_out = load(test, schema=schema, missing=missing) if test is not None else None
-    request = UtilityRequest(qi=tuple(qi) if qi is not None else None, k=k, input_rows=input_rows, queries=queries,
-                             max_attributes=max_attributes, seed=seed, scale=scale, target=target, model=model)
-    return measure_utility(source, published, request, test=held_out)
+    return measure_utility(source, published, replace(request, target=target), test=held_out)
 
 
 # -- DP queries and the budget ledger ------------------------------------------------------------

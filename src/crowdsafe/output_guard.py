@@ -18,6 +18,7 @@ both paths (a :class:`~crowdsafe.errors.ParameterError`), an output that
    inputs of every run, and no run replaces a crowdsafe ledger anywhere, even with ``force``;
 3. is the same file as another output of the run;
 4. exists and was not written by crowdsafe (:func:`written_by_crowdsafe`), unless ``force``;
+   a symbolic link to nothing (a dangling link) exists too, and is refused likewise;
 5. is a table whose certificate (``<stem>.certificate.json``) exists and may be that of another
    existing table beside it, of the same stem and another suffix (``rel.csv`` and
    ``rel.parquet`` share ``rel.certificate.json``; its format notes say CSV or Parquet), unless
@@ -144,6 +145,12 @@ class RunFiles:
                 raise ParameterError(f"{output.what} {path} would overwrite a crowdsafe ledger (its budgets and "
                                      f"charges), which crowdsafe never replaces, even with force: "
                                      f"{_choose(output)}", parameter=output.parameter)
+            if where[1] is None and not self.force and os.path.islink(path):
+                # a link to nothing: the rename would replace the link, a file crowdsafe did not write
+                raise ParameterError(
+                    f"{output.what} {path} is a symbolic link to {os.readlink(path)}, which does not exist (a "
+                    f"dangling link): give force=True to replace the link with a file, or {_choose(output)}",
+                    parameter=("force",) + ((output.parameter,) if output.parameter else ()))
             other_release = None if self.force or where[1] is None else _report_of_another(output)
             if other_release is not None:
                 raise ParameterError(

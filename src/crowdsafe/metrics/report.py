@@ -18,7 +18,7 @@ from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.metrics.classifier import ClassifierReport, classifier_utility
 from crowdsafe.metrics.information_loss import InformationLoss, information_loss
 from crowdsafe.metrics.marginals import MarginalReport, marginal_distances
-from crowdsafe.metrics.workload import WorkloadReport, workload_error
+from crowdsafe.metrics.workload import WorkloadReport, check_scale, workload_error
 
 UTILITY_NOTICE = ("CUSTODIAN ONLY: measured against the original data, so not covered by any guarantee; "
                   "do not publish it")
@@ -71,6 +71,9 @@ class UtilityRequest:
     scale: float = 1.0
     target: str | None = None
     model: str = "logistic"
+
+    def __post_init__(self) -> None:
+        check_scale(self.scale)  # a public parameter: refused before any table is read
 
 
 def utility(
