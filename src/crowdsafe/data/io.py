@@ -32,6 +32,7 @@ from crowdsafe.data.schema import complete_schema
 from crowdsafe.data.sep_line import sep_line, sep_note, without_sep_line
 from crowdsafe.errors import EMPTY_TABLE, CrowdsafeError, InputError, ParameterError, first_line
 from crowdsafe.files import atomic_path, check_input, check_input_path
+from crowdsafe.identity import note_line
 
 __all__ = ["TableRead", "as_frame", "complete_schema", "frame_kind", "header_names", "in_kind", "ragged_row_error",
            "read_file", "read_table", "refuse_ragged_rows", "sniff_format", "tidy_text", "write"]
@@ -200,13 +201,13 @@ def csv_options(
         options["decimal_comma"] = True  # Polars then reads '1.234' as text, never as 1.234
     renamed = any(r.reason != "blanks around the name" for r in renames) if has_header else False
     if renamed:  # Polars' own renaming (a_duplicated_0) is replaced by the documented stable rule
-        print(f"crowdsafe: note: {describe_renames(str(path), renames)}", file=sys.stderr)
+        print(note_line(describe_renames(str(path), renames)), file=sys.stderr)
     named = renamed or any('"' in name for name in raw)
     if named:
         options.update(has_header=False, skip_rows=1, new_columns=names)
     excel = sep_line(head)
     if excel is not None:  # Excel's 'sep=;' first line: skipped (Polars takes one of skip_rows/skip_lines)
-        print(f"crowdsafe: note: {sep_note(str(path), excel)}", file=sys.stderr)
+        print(note_line(sep_note(str(path), excel)), file=sys.stderr)
         options["skip_lines"] = 1 + (header_lines(head, separator) if options.pop("skip_rows", 0) else 0)
     return options, named
 
@@ -484,7 +485,7 @@ def read_file(
             raise InputError(f"cannot read {path} as Parquet: {first}") from None
         names, renames = stable_names(frame.columns)
         if renames:
-            print(f"crowdsafe: note: {describe_renames(str(path), renames)}", file=sys.stderr)
+            print(note_line(describe_renames(str(path), renames)), file=sys.stderr)
             frame = frame.rename(dict(zip(frame.columns, names)))
         frame, unusable = usable_frame(frame)
         return TableRead(frame, (), unusable)
@@ -498,13 +499,13 @@ def read_file(
             frame, reading = _read_csv(path, separator=separator, missing_tokens=missing_tokens,
                                        text_columns=text_columns, has_header=has_header, head=head,
                                        decimal_comma=decimal_comma, empty=empty)
-            print(f"crowdsafe: note: {wide_integer_note(str(path), wide)}", file=sys.stderr)
+            print(note_line(wide_integer_note(str(path), wide)), file=sys.stderr)
         if unescape_formulas:
             frame = unescape_frame(frame)
         frame, commas = tidied_text(frame, set(text_columns), reading)
         decided = tuple(comma.undeclared(frame.columns, set(text_columns), reading))
         if commas and reading == "auto":
-            print(f"crowdsafe: note: {comma.note(str(path), commas)}", file=sys.stderr)
+            print(note_line(comma.note(str(path), commas)), file=sys.stderr)
         return TableRead(frame, tuple(commas), decided=decided)
     raise InputError(f"cannot tell the format of {path}: use a .csv or .parquet file name")
 

@@ -48,6 +48,7 @@ from crowdsafe.data.schema import AttributeType, Schema, complete_schema, declar
 from crowdsafe.data.streaming import Scan, reads_eagerly, scan_table
 from crowdsafe.errors import EMPTY_TABLE, CrowdsafeError, InputError
 from crowdsafe.files import check_input_path, literal_path
+from crowdsafe.identity import note_line
 from crowdsafe.progress import tracked, working
 
 __all__ = ["BATCH_ROWS", "StreamedTable", "load_or_stream", "read_streamed", "streams"]
@@ -141,7 +142,7 @@ def _scan(path: Path, text_columns: Sequence[str], infer_all: bool, decimal_comm
     if not scan.is_csv:
         names, renames = stable_names(pl.scan_parquet(path, glob=False).collect_schema().names())
         if renames:
-            print(f"crowdsafe: note: {describe_renames(str(path), renames)}", file=sys.stderr)
+            print(note_line(describe_renames(str(path), renames)), file=sys.stderr)
     return scan
 
 
@@ -310,7 +311,7 @@ def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
     raw = _domain_frame(values)
     tidied, commas = tidied_text(raw, set(text_columns), reading) if is_csv else (raw, [])
     if commas and reading == "auto":
-        print(f"crowdsafe: note: {comma.note(str(path), commas)}", file=sys.stderr)
+        print(note_line(comma.note(str(path), commas)), file=sys.stderr)
     table_schema = complete_schema(schema, tidied) if schema is not None else Schema.infer(tidied)
     # the columns whose reading the data decides (from the header and the schema): marked, as read whole
     decided = comma.undeclared(tidied.columns, set(text_columns), reading) if is_csv else []

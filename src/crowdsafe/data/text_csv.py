@@ -33,6 +33,7 @@ from crowdsafe.data.io import (
 from crowdsafe.data.line_endings import line_ending
 from crowdsafe.data.sep_line import sep_line, sep_note
 from crowdsafe.errors import InputError, first_line
+from crowdsafe.identity import note_line
 
 
 def text_options(path: str | os.PathLike[str], separator: str | None = None) -> dict[str, Any]:
@@ -46,7 +47,7 @@ def text_options(path: str | os.PathLike[str], separator: str | None = None) -> 
                    eol_char=line_ending(head, str(path), complete=len(head) < HEAD_BYTES), glob=False)
     excel = sep_line(head)
     if excel is not None:  # Excel's 'sep=;' first line: its separator, and skipped
-        print(f"crowdsafe: note: {sep_note(str(path), excel)}", file=sys.stderr)
+        print(note_line(sep_note(str(path), excel)), file=sys.stderr)
         options["skip_lines"] = 1
     return options
 

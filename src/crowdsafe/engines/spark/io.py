@@ -17,6 +17,7 @@ from crowdsafe.data.column_names import describe_renames, stable_names
 from crowdsafe.data.column_types import settle
 from crowdsafe.data.schema import AttributeType, Schema, declared_and_reading
 from crowdsafe.errors import InputError, ParameterError, first_line
+from crowdsafe.identity import note_line
 
 _CSV_ENDINGS = (".csv", ".csv.gz", ".tsv", ".txt", ".data")
 _URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
@@ -145,7 +146,7 @@ def stable_columns(frame: Any, written: Sequence[str], label: str) -> Any:
         written = frame.columns  # a header row Spark split differently: keep Spark's names
     names, renames = stable_names(written)
     if renames:
-        print(f"crowdsafe: note: {describe_renames(label, renames)}", file=sys.stderr)
+        print(note_line(describe_renames(label, renames)), file=sys.stderr)
     return frame.toDF(*names) if names != list(frame.columns) else frame
 
 
