@@ -96,7 +96,6 @@ def check(
         dataset = dataset.with_roles(qi=qi, sensitive=sensitive) if qi is not None or sensitive is not None else dataset
     else:  # a file larger than memory is read batch by batch (streamed_check_report; twin: check_report)
         source = None
-        # a table without rows (a release whose every row was suppressed) is k-anonymous vacuously
         table = load_or_stream(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing, empty=True)
         dataset = table if isinstance(table, Dataset) else table.domain
         dataset.validate_domains()  # the custodian's own report: a value outside its hierarchy is named
@@ -219,7 +218,6 @@ def compare(
     from crowdsafe.data.generalized import release_dataset
     from crowdsafe.metrics import UtilityRequest, measure_utility
 
-    # the public parameters first (a --scale of 0 is refused before any table is read)
     request = UtilityRequest(qi=tuple(qi) if qi is not None else None, k=k, input_rows=input_rows, queries=queries,
                              max_attributes=max_attributes, seed=seed, scale=scale, target=target, model=model)
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers

@@ -79,10 +79,11 @@ def test_a_run_with_drop_spends_the_budget_registered_without_it(capsys, tmp_pat
 
 
 def test_the_budget_rule_can_fail(capsys, tmp_path, monkeypatch):
-    """Broken variant: the rows kept identified: 't' has no budget for them."""
+    """Broken variant: the rows kept identified: they have no budget, and their name 't.csv' is
+    the budget of the table as given (other data, to the ledger)."""
     monkeypatch.setattr(Dataset, "identify_as", lambda self, given: None)
     code, err, charged = _charged(capsys, tmp_path)
-    assert code == 2 and "no privacy budget is set" in err, err
+    assert code == 2 and "the name 't.csv' already belongs to other data" in err, err
     assert charged == [("t.csv", 0)]
 
 

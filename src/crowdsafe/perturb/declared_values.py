@@ -37,7 +37,7 @@ def iso_series(name: str, listed: Sequence[Any], dtype: pl.Date | pl.Datetime) -
     """``listed`` (ISO texts and nulls) as a Series of ``dtype``, a Date or Datetime type."""
     is_date = isinstance(dtype, pl.Date)
     form = _DATE_FORM if is_date else _TIME_FORM
-    zone = None if is_date else dtype.time_zone  # type: ignore[union-attr]
+    zone = dtype.time_zone if isinstance(dtype, pl.Datetime) else None
     values: list[Any] = []
     for value in listed:
         if value is None:
@@ -57,9 +57,9 @@ def iso_series(name: str, listed: Sequence[Any], dtype: pl.Date | pl.Datetime) -
                 aware = parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=ZoneInfo(zone))
                 parsed = aware.astimezone(dt.UTC).replace(tzinfo=None)
         values.append(parsed)
-    if is_date:
+    if not isinstance(dtype, pl.Datetime):
         return pl.Series(name, values, dtype=pl.Date)
-    series = pl.Series(name, values, dtype=pl.Datetime(dtype.time_unit))  # type: ignore[union-attr]
+    series = pl.Series(name, values, dtype=pl.Datetime(dtype.time_unit))
     return series.dt.replace_time_zone("UTC").dt.convert_time_zone(zone) if zone is not None else series
 
 
