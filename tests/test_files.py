@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from crowdsafe.errors import InputError
 from crowdsafe.files import atomic_path, write_text_atomic
 
 
@@ -43,3 +44,17 @@ def test_output_gets_the_usual_permissions_not_private(tmp_path):
     finally:
         os.umask(umask)
     assert target.stat().st_mode & 0o777 == 0o644
+
+
+def test_an_input_path_the_system_cannot_look_up_is_one_line(tmp_path):
+    from crowdsafe.files import check_input, check_input_path
+
+    long_name = tmp_path / ("a" * 300 + ".csv")
+    with pytest.raises(InputError, match=r"the name is too long \(304 bytes in its longest part"):
+        check_input(long_name, "data")
+    with pytest.raises(InputError, match="the name is too long"):
+        check_input_path("x/" * 2100 + "y.csv")
+    check_input_path(tmp_path / "missing.csv")  # nothing there: the caller's "file not found"
+    check_input_path(tmp_path / "missing" / "x.csv")
+    with pytest.raises(InputError, match="holds a NUL character"):
+        check_input_path("a\0b.csv")

@@ -96,7 +96,7 @@ def check(
         dataset = dataset.with_roles(qi=qi, sensitive=sensitive) if qi is not None or sensitive is not None else dataset
     else:  # a file larger than memory is read batch by batch (streamed_check_report; twin: check_report)
         source = None
-        table = load_or_stream(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing)
+        table = load_or_stream(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing, empty=True)
         dataset = table if isinstance(table, Dataset) else table.domain
         dataset.validate_domains()  # the custodian's own report: a value outside its hierarchy is named
     people = load(population, missing=missing) if population is not None else None
@@ -213,9 +213,13 @@ def compare(
     release holds it; ``test`` (held-out original rows) defaults to Adult's test file when the
     original is the bundled ``adult``.
     """
+    from dataclasses import replace
+
     from crowdsafe.data.release_roles import release_dataset
     from crowdsafe.metrics import UtilityRequest, measure_utility
 
+    request = UtilityRequest(qi=tuple(qi) if qi is not None else None, k=k, input_rows=input_rows, queries=queries,
+                             max_attributes=max_attributes, seed=seed, scale=scale, target=target, model=model)
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     source = load(original, schema=schema, missing=missing)
     published = release_dataset(load_release(release, missing=missing), source)
@@ -224,9 +228,7 @@ def compare(
     if test is None and isinstance(original, str) and original == "adult" and target is not None:
         test = "adult-test"
     held_out = load(test, schema=schema, missing=missing) if test is not None else None
-    request = UtilityRequest(qi=tuple(qi) if qi is not None else None, k=k, input_rows=input_rows, queries=queries,
-                             max_attributes=max_attributes, seed=seed, scale=scale, target=target, model=model)
-    return measure_utility(source, published, request, test=held_out)
+    return measure_utility(source, published, replace(request, target=target), test=held_out)
 
 
 # -- DP queries and the budget ledger ------------------------------------------------------------

@@ -368,10 +368,42 @@ def special_kind(path: str | os.PathLike[str]) -> str | None:
     return next((kind for test, kind in _SPECIAL if test(mode)), None)
 
 
+def input_path_error(path: str | os.PathLike[str], exc: OSError, what: str = "") -> InputError:
+    """The one-line refusal of the input ``path`` whose look-up failed with ``exc``: a name too
+    long for the system (ENAMETOOLONG) says so; another failure (no permission to a folder on the
+    way, a loop of links) names its reason."""
+    named = f"the {what} {path}" if what else str(path)
+    if exc.errno == errno.ENAMETOOLONG:
+        parts = Path(path).parts or (str(path),)
+        longest = max(parts, key=lambda n: len(os.fsencode(n)))
+        shown = named if len(named) <= 80 else named[:77] + "..."
+        return InputError(f"{shown} is not a path this system can look up: the name is too long "
+                          f"({len(os.fsencode(longest))} bytes in its longest part, {len(os.fsencode(str(path)))} "
+                          "in all; most file systems take names of at most 255 bytes and paths of at most 4096); "
+                          "give the file's real path")
+    return InputError(f"cannot read {named}: {exc.strerror or type(exc).__name__}")
+
+
+def check_input_path(path: str | os.PathLike[str], what: str = "") -> None:
+    """Refuse in one line an input ``path`` the system cannot look up (:func:`input_path_error`:
+    a name too long, a folder without permission on the way, a loop of links); nothing there, or
+    a path through a file, is left to the caller ("file not found")."""
+    try:
+        os.stat(Path(path))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except ValueError:  # a NUL character
+        raise InputError(f"{str(path)[:80]!r} is not a path: it holds a NUL character") from None
+    except OSError as exc:
+        raise input_path_error(path, exc, what) from None
+
+
 def check_input(path: str | os.PathLike[str], what: str = "") -> Path:
-    """``path``, refused in one line when it is a special file (a FIFO, a device such as
-    ``/dev/zero``, a socket): crowdsafe reads regular files (and folders of parts) only, and
-    checks before opening, since opening a FIFO blocks and a device never ends."""
+    """``path``, refused in one line when the system cannot look it up
+    (:func:`check_input_path`: a name too long...) or it is a special file (a FIFO, a device
+    such as ``/dev/zero``, a socket): crowdsafe reads regular files (and folders of parts) only,
+    and checks before opening, since opening a FIFO blocks and a device never ends."""
+    check_input_path(path, what)
     kind = special_kind(path)
     if kind is not None:
         named = f"the {what} {path}" if what else str(path)

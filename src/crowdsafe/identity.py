@@ -24,6 +24,25 @@ def keyed_identity(fingerprint: str, key: bytes) -> str:
 
 
 def dataset_named(dataset: str) -> str:
-    """How a message names ``dataset``, a ledger's name or identity for a table: by its name, and
-    an identity (a digest of the data, custodian-only) never, as "this table"."""
+    """How a message names ``dataset``, a ledger's name or identity for a table: by its name
+    (quoted as ``repr`` quotes it, so a control character in it is escaped, never sent to the
+    terminal raw), and an identity (a digest of the data, custodian-only) never, as "this table"."""
     return "this table" if _IDENTITY.fullmatch(dataset) else f"dataset {dataset!r}"
+
+
+def printable(text: str, *, keep: str = "") -> str:
+    """``text`` with every character ``repr`` escapes (control characters such as ESC, CR, LF and
+    tab, bidirectional overrides, other non-printable ones) written as ``repr`` writes it
+    (``\x1b``, ``\n``, ``\u202e``), the quotes left out: a name or path as the terminal may
+    show it (an escape sequence in a ``--name`` or a file name would colour, move or clear the
+    terminal). ``keep``: characters left as they are (a line break of a rendered table)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c in keep else repr(c)[1:-1] for c in text)
+
+
+def note_line(text: str) -> str:
+    """The line a note about the input is printed as on standard error: ``crowdsafe: note: ``
+    and ``text`` with no control character raw (:func:`printable`; a file or column name may
+    hold one)."""
+    return f"crowdsafe: note: {printable(text)}"

@@ -18,6 +18,7 @@ both paths (a :class:`~crowdsafe.errors.ParameterError`), an output that
    inputs of every run, and no run replaces a crowdsafe ledger anywhere, even with ``force``;
 3. is the same file as another output of the run;
 4. exists and was not written by crowdsafe (:func:`written_by_crowdsafe`), unless ``force``;
+   a symbolic link to nothing (a dangling link) exists too, and is refused likewise;
 5. is a table whose certificate (``<stem>.certificate.json``) exists and may be that of another
    existing table beside it, of the same stem and another suffix (``rel.csv`` and
    ``rel.parquet`` share ``rel.certificate.json``; its format notes say CSV or Parquet), unless
@@ -144,6 +145,12 @@ class RunFiles:
                 raise ParameterError(f"{output.what} {path} would overwrite a crowdsafe ledger (its budgets and "
                                      f"charges), which crowdsafe never replaces, even with force: "
                                      f"{_choose(output)}", parameter=output.parameter)
+            if where[1] is None and not self.force and os.path.islink(path):
+                # a link to nothing: the rename would replace the link, a file crowdsafe did not write
+                raise ParameterError(
+                    f"{output.what} {path} is a symbolic link to {os.readlink(path)}, which does not exist (a "
+                    f"dangling link): give force=True to replace the link with a file, or {_choose(output)}",
+                    parameter=("force",) + ((output.parameter,) if output.parameter else ()))
             other_release = None if self.force or where[1] is None else _report_of_another(output)
             if other_release is not None:
                 raise ParameterError(
@@ -323,13 +330,27 @@ def _certificate_of_another(output: Output) -> Path | None:
     notes = found.get("format_notes")
     notes = [n for n in notes if isinstance(n, str)] if isinstance(notes, list) else []
     stem = certificate.name[:-len(_CERTIFICATE_SUFFIX)]
-    for suffix, kind in _TABLE_NOTES.items():
-        other = certificate.with_name(stem + suffix)
-        if other.name.lower() == table.name.lower() or not os.path.lexists(other):
+    for other in _named_like(certificate.parent, stem, _TABLE_NOTES):
+        if other.name == table.name:
             continue
+        kind = _TABLE_NOTES[other.name[len(stem):].lower()]
         if not notes or any(n.startswith(kind) for n in notes):
             return other
     return None
+
+
+def _named_like(folder: Path, stem: str, suffixes: Sequence[str] | Mapping[str, str]) -> list[Path]:
+    """The entries of ``folder`` named ``stem`` and one of ``suffixes``, the suffix in any case
+    (``R.CSV`` and ``R.Parquet`` are tables as ``R.csv`` and ``R.parquet`` are, and share the
+    certificate ``R.certificate.json``), in the order of ``suffixes``."""
+    wanted = {suffix.lower(): i for i, suffix in enumerate(suffixes)}
+    try:
+        with os.scandir(folder if str(folder) else ".") as entries:
+            found = [(wanted[e.name[len(stem):].lower()], e.name) for e in entries
+                     if e.name.startswith(stem) and e.name[len(stem):].lower() in wanted]
+    except OSError:
+        return []
+    return [folder / name for _, name in sorted(found)]
 
 
 _REPORT_SUFFIX = ".report.html"
@@ -348,11 +369,8 @@ def _report_of_another(output: Output) -> Path | None:
     own = table.with_name(table.stem + _REPORT_SUFFIX)  # (crowdsafe.report.build.report_path)
     if path.parent.resolve() == own.parent.resolve() and path.name == own.name:
         return None  # the report's own place (tables of one stem sharing it: rule 5)
-    for suffix in (*_TABLE_NOTES, _CERTIFICATE_SUFFIX):
-        other = path.with_name(stem + suffix)
-        if os.path.lexists(other):
-            return other
-    return None
+    found = _named_like(path.parent, stem, (*_TABLE_NOTES, _CERTIFICATE_SUFFIX))
+    return found[0] if found else None
 
 
 def replaced_first(table: str | os.PathLike[str], certificate: str | os.PathLike[str]) -> list[Path]:

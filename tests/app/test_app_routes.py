@@ -53,6 +53,14 @@ def open_german(client, tmp_path: Path) -> Path:
     return table
 
 
+@pytest.mark.parametrize("path", ["a" * 300 + ".csv", "/tmp/" + "a" * 300 + ".csv", "x/" * 2100 + "y.csv"])
+def test_a_path_too_long_for_the_system_is_a_bad_request(app_client, path):
+    """Path.exists raised OSError (ENAMETOOLONG) for it: the app answered 500 'internal error'."""
+    client, _ = app_client
+    answer = client.post("/open/path", data={"csrf": "test-csrf", "path": path})
+    assert answer.status_code == 400 and "the name is too long" in answer.text, answer.text[:300]
+
+
 def test_opening_a_table(app_client, tmp_path):
     client, workspace = app_client
     assert client.get("/").headers["location"] == "/open"

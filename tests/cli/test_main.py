@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 import typer
 
 from crowdsafe import __version__, cli
@@ -111,3 +112,32 @@ def test_out_of_memory_and_internal_errors_are_one_line(tmp_path, capsys, monkey
     assert cli.main(argv) == 1
     err = capsys.readouterr().err
     assert "internal error: ValueError: first line second line third" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("command", [["check"], ["query", "--epsilon", "1"], ["perturb", "--c", "2", "--gamma", "0.5"]])
+def test_a_name_too_long_is_said_so_not_a_machine_that_stopped(tmp_path, capsys, command):
+    """'crowdsafe check <300-character name>' said the machine stopped midway and a budget charged
+    stays spent: Path.is_file raised ENAMETOOLONG. It is bad input, named as such."""
+    name = str(tmp_path / ("a" * 300 + ".csv"))
+    argv = [command[0], name, *(["count"] if command[0] == "query" else []), *command[1:]]
+    if command[0] == "perturb":
+        argv += ["--out", str(tmp_path / "v.csv")]
+    code = cli.main(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "the name is too long" in err and "stays spent" not in err and "304 bytes" in err, err
+
+
+def test_an_os_error_of_a_too_long_name_anywhere_is_bad_input(tmp_path, capsys, monkeypatch):
+    """The command line's last resort: ENAMETOOLONG raised wherever is a bad name, not a stopped run."""
+    import errno
+
+    from crowdsafe import api
+
+    def too_long(*args, **kwargs):
+        raise OSError(errno.ENAMETOOLONG, "File name too long", "b" * 300)
+
+    monkeypatch.setattr(api, "check", too_long)
+    assert cli.main(["check", "adult"]) == 2
+    err = capsys.readouterr().err
+    assert "the name is too long" in err and "stays spent" not in err and len(err.strip().splitlines()) == 1

@@ -173,6 +173,31 @@ def test_special_outputs_are_refused_and_a_regular_file_is_not(tmp_path):
     check_outputs([Output(tmp_path / "new.json", "the answer", OutputKind.JSON)])
 
 
+@pytest.mark.parametrize("kind", [OutputKind.TABLE, OutputKind.CERTIFICATE, OutputKind.JSON, OutputKind.REPORT])
+def test_a_dangling_link_is_refused_like_a_file_crowdsafe_did_not_write(tmp_path, kind):
+    """A symbolic link to nothing at --out was replaced by a regular file without --force (a link
+    to an existing file was refused): it is refused the same way, and replaced with force."""
+    link = tmp_path / "d.csv"
+    link.symlink_to("nowhere.csv")
+    output = Output(link, "the release", kind, certificate=tmp_path / "d.certificate.json", parameter="out")
+    with pytest.raises(ParameterError, match="is a symbolic link to nowhere.csv, which does not exist") as raised:
+        check_outputs([output])
+    assert "force" in str(raised.value) and "\n" not in str(raised.value)
+    assert link.is_symlink() and not (tmp_path / "nowhere.csv").exists()
+    check_outputs([output], force=True)
+
+
+def test_publish_refuses_a_dangling_link_at_out(capsys, tmp_path):
+    link = tmp_path / "d.csv"
+    link.symlink_to("nowhere.csv")
+    argv = ["publish", "adult", "--epsilon", "1", "--delta", "1e-6", "--scheme", "coarse", "--no-ledger",
+            "--no-report", "--out", str(link)]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "dangling link" in err and "--force" in err, err
+    assert link.is_symlink() and sorted(p.name for p in tmp_path.iterdir()) == ["d.csv"]
+
+
 def test_two_outputs_of_one_run_may_not_be_one_file(tmp_path):
     outputs = [Output(tmp_path / "v.csv", "the view", OutputKind.TABLE),
                Output(tmp_path / "sub" / ".." / "v.csv", "the certificate", OutputKind.CERTIFICATE)]

@@ -106,6 +106,33 @@ def test_two_tables_of_one_stem_may_not_share_a_certificate(capsys, data, tmp_pa
     assert code == 0, err
 
 
+@pytest.mark.parametrize(("first", "second"), [("R.CSV", "R.Parquet"), ("R.csv", "R.PQ"), ("R.Parquet", "R.Csv")])
+def test_suffixes_of_any_case_share_a_certificate(capsys, data, tmp_path, first, second):
+    """R.CSV and R.Parquet share R.certificate.json as rel.csv and rel.parquet do: the second
+    is refused (before, only lowercase suffixes were looked for, and R.CSV's certificate was
+    replaced by one describing R.Parquet)."""
+    table = tmp_path / "ext" / first
+    assert _publish(capsys, data, table, "--no-report")[0] == 0
+    certificate = table.with_name("R.certificate.json")
+    before = certificate.read_bytes()
+    code, err = _publish(capsys, data, table.with_name(second), "--no-report", epsilon="2")
+    assert code == 2 and err.count("\n") == 1 and first in err and "R.certificate.json" in err, err
+    assert certificate.read_bytes() == before and not table.with_name(second).exists()
+    assert _publish(capsys, data, table, "--no-report", epsilon="2")[0] == 0  # a rerun onto itself
+
+
+def test_a_report_of_a_release_with_an_uppercase_suffix_is_anothers(capsys, data, tmp_path):
+    a, b = tmp_path / "A" / "a.csv", tmp_path / "B" / "b.CSV"
+    assert _publish(capsys, data, a)[0] == 0
+    assert _publish(capsys, data, b, epsilon="2")[0] == 0
+    (b.with_name("b.certificate.json")).unlink()  # the report is known by its table alone
+    theirs = b.with_name("b.report.html")
+    capsys.readouterr()
+    code = cli.main(["report", str(a), "--out", str(theirs)])
+    err = capsys.readouterr().err
+    assert code == 2 and "another release" in err and str(b) in err, err
+
+
 def test_a_rerun_onto_a_release_beside_a_table_of_another_format_is_not_refused(capsys, data, tmp_path):
     """data.csv (an input, say) beside the release data.parquet: the certificate is the
     Parquet release's (its format note says so), so the rerun replaces it."""

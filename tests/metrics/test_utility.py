@@ -166,3 +166,32 @@ def test_utility_report_and_bad_release():
     assert set(report.to_dict()) >= {"information_loss", "marginals", "workload", "classifier"}
     with pytest.raises(InputError, match="'plumber'"):
         utility(data, RELEASE.with_columns(pl.lit("plumber").alias("job")))
+
+
+@pytest.mark.parametrize("scale", [0, 0.0, -1, float("nan"), float("inf"), -float("inf")])
+def test_a_scale_not_above_zero_or_not_finite_is_refused_before_reading(scale, tmp_path, monkeypatch):
+    """compare --scale 0 and -1 were accepted and multiplied every estimate into nonsense."""
+    from crowdsafe import api
+    from crowdsafe.errors import ParameterError
+    from crowdsafe.metrics import report as report_module
+    from crowdsafe.metrics.workload import workload_error
+
+    def unread(*args, **kwargs):
+        raise AssertionError("a table was read")
+
+    monkeypatch.setattr(api, "load", unread)
+    with pytest.raises(ParameterError, match="scale parameter must be a finite number above 0"):
+        api.compare("adult", tmp_path / "r.csv", scale=scale)
+    with pytest.raises(ParameterError, match="scale parameter must be a finite number above 0"):
+        report_module.UtilityRequest(scale=scale)
+    with pytest.raises(ParameterError, match="scale parameter must be a finite number above 0"):
+        workload_error(None, None, scale=scale)  # type: ignore[arg-type]
+
+
+def test_compare_says_scale_in_one_line(capsys, tmp_path):
+    from crowdsafe.cli import main
+
+    for value in ("0", "-1"):
+        assert main(["compare", "adult", str(tmp_path / "r.csv"), "--scale", value]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "--scale must be a finite number above 0" in err, err

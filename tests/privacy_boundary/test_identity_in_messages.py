@@ -95,3 +95,33 @@ def test_an_empty_table_is_the_one_data_refusal_and_says_whose_fact_it_is(capsys
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "has a header but no rows (a custodian-only fact about the data" in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.csv"]
+
+
+def _query_other_data(capsys, tmp_path: Path, extra: bool, budget: bool = True) -> tuple[int, str]:
+    """A query without --budget on a table whose file name the ledger holds for other data."""
+    folder = tmp_path / ("b1" if extra else "b0")
+    folder.mkdir()
+    data = folder / "data.csv"
+    _frame(extra).write_csv(data)
+    ledger = tmp_path / "ledger.sqlite3"
+    if budget:
+        with Ledger(ledger) as book:
+            book.set_budget("0" * 64, "data.csv", 5.0, 1e-5)  # the name, for other data
+    capsys.readouterr()
+    code = cli.main(["query", str(data), "count", "--epsilon", "0.5", "--ledger", str(ledger)])
+    return code, capsys.readouterr().err
+
+
+def test_a_name_of_other_data_says_so_and_the_same_for_neighbours(capsys, tmp_path):
+    """It said "no privacy budget is set for 'data.csv' ... set one with crowdsafe ledger init
+    data.csv", which then failed with "already belongs to other data". Now that refusal, in one
+    line naming --name, the same for D and D plus one row (no identity, no count)."""
+    first, second = _query_other_data(capsys, tmp_path, False), _query_other_data(capsys, tmp_path, True, False)
+    assert first[0] == second[0] == 2
+    for _, err in (first, second):
+        assert err.count("\n") == 1, err
+        assert "the name 'data.csv' already belongs to other data" in err and "--name NAME" in err, err
+        assert "ledger init" not in err and not HEX.search(err), err
+    assert first[1].replace("/b0/", "/b1/") == second[1]
+    with Ledger(tmp_path / "ledger.sqlite3") as book:
+        assert [b.name for b in book.budgets()] == ["data.csv"] and not book.budget("0" * 64).entries

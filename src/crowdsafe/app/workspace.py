@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crowdsafe.errors import CrowdsafeError, InputError, ParameterError
+from crowdsafe.files import check_input_path
 
 if TYPE_CHECKING:
     from crowdsafe.anonymize.publish import Publication, PublishPlan
@@ -204,6 +205,7 @@ class Workspace:
         path = Path(text.strip()).expanduser()
         if not text.strip():
             raise ParameterError("give the path of a CSV or Parquet file")
+        check_input_path(path)  # a name too long for the system: a 400 page, not an OSError
         if not path.exists():
             raise InputError(f"no file at {path}")
         if not path.is_file():

@@ -17,6 +17,7 @@ ignored by the caller (``nohup`` ignores SIGHUP) stays ignored.
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib
 import os
 import signal
@@ -31,6 +32,7 @@ import typer
 from crowdsafe import __version__
 from crowdsafe.cli.flags import cli_message
 from crowdsafe.errors import CrowdsafeError
+from crowdsafe.files import input_path_error
 from crowdsafe.progress import shown_on_terminal
 
 # One line per command module; each module defines ``register(app: typer.Typer)``.
@@ -228,6 +230,10 @@ def _main(argv: list[str] | None) -> int:
     except (OSError, MemoryError) as exc:  # the machine refused (a full disk, no memory): not a bug
         if os.environ.get("CROWDSAFE_DEBUG"):
             raise
+        if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:  # a bad name, not a machine that stopped
+            error = input_path_error(exc.filename or "a path", exc)
+            typer.echo(f"crowdsafe: error: {error}", err=True)
+            return error.exit_code
         what = "out of memory" if isinstance(exc, MemoryError) else (
             exc.strerror or " ".join(str(exc).split())[:300] or type(exc).__name__)
         where = f" ({exc.filename})" if isinstance(exc, OSError) and exc.filename else ""

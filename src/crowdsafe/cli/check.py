@@ -71,6 +71,11 @@ def render_check(report: api.CheckReport, console: Console) -> None:
     console.print(f"quasi-identifiers: {', '.join(report.quasi_identifiers)}")
     if report.sensitive:
         console.print(f"sensitive: {', '.join(report.sensitive)}")
+    if report.k is None:  # no rows: k-anonymous for every k (the note says so)
+        console.print(styled(("k: any (no rows)", "bold"), " (no class: k-anonymous for every k, vacuously)"))
+        for note in plain_notes(report.notes):
+            console.print(f"note: {note}")
+        return
     console.print(styled(
         (f"k = {report.k}", "bold"), " (smallest group of rows sharing one quasi-identifier tuple); "
         f"{classes['groups']:,} distinct tuples, mean class size {classes['mean']:.2f}, largest {classes['largest']:,}"

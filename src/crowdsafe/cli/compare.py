@@ -72,7 +72,8 @@ def render_utility(report: dict[str, Any], console: Console) -> None:
         rows.append((f"{label}: worst", ", ".join(summary["worst"])))
         kl = "-" if summary["mean_kl"] is None else f"{summary['mean_kl']:.4f}"
         rows.append((f"{label}: mean KL (undefined for {summary['kl_undefined']})", kl))
-    console.print(_table("Marginal distributions", rows))
+    if rows:  # (none for a release without rows: a note says so)
+        console.print(_table("Marginal distributions", rows))
     workload = report["workload"]
     console.print(_table(
         f"Counting-query workload ({workload['queries']:,} queries, up to {workload['max_attributes']} attributes, "

@@ -26,6 +26,7 @@ import re
 from collections.abc import Callable
 
 from crowdsafe.errors import CrowdsafeError
+from crowdsafe.identity import printable
 
 # Parameters whose flag is not "--" + the name with "-" for "_".
 FLAGS: dict[str, str] = {"allow_raise": "--raise"}
@@ -56,7 +57,8 @@ def _flag_and_value(option: str) -> Callable[[re.Match[str]], str]:
 
 def cli_message(error: CrowdsafeError) -> str:
     """The error's message on one line, with the parameters it lists named by their flags."""
-    message = " ".join(str(error).split()) or type(error).__name__
+    # one line (line breaks as spaces), then no control character raw (an ESC in a name or path)
+    message = printable(" ".join(str(error).split())) or type(error).__name__
     for parameter in getattr(error, "parameters", ()):
         option = flag(parameter)
         name = re.escape(parameter)

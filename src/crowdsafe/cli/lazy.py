@@ -41,12 +41,27 @@ def Console(*args: Any, **kwargs: Any) -> Any:  # a class's name: the commands c
     ``[csv] decimal_comma``) that Rich would otherwise read as style tags and drop. A styled part
     is given as such (:func:`styled`). Highlighting is off too: its patterns take time quadratic
     in a long value (a column name of 200,000 characters held ``check`` for minutes), and a value
-    is not code to colour."""
+    is not code to colour. Control characters in the text are printed escaped (``\x1b``), the
+    line breaks excepted (names and paths are escaped where they are put in a line)."""
     from rich.console import Console as RichConsole
+
+    from crowdsafe.identity import printable
+
+    class PrintableConsole(RichConsole):
+        """Rich's console, every control character of the text printed escaped (``\x1b``) but the
+        line breaks of its layout: a name or value holding an escape sequence cannot colour, move
+        or clear the terminal (the styles Rich adds are its own, added after)."""
+
+        def _render_buffer(self, buffer: Any) -> str:
+            from rich.segment import Segment
+
+            return super()._render_buffer(
+                segment if segment.control else Segment(printable(segment.text, keep="\n"), segment.style)
+                for segment in buffer)
 
     kwargs.setdefault("markup", False)
     kwargs.setdefault("highlight", False)
-    return RichConsole(*args, **kwargs)
+    return PrintableConsole(*args, **kwargs)
 
 
 def styled(*parts: str | tuple[str, str]) -> Any:

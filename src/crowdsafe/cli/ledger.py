@@ -12,6 +12,7 @@ from crowdsafe.cli.options import DataArg, DecimalCommaOpt, ForceOpt, JsonOpt, O
 from crowdsafe.cli.query import LedgerOpt
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import PRIVATE, write_text_atomic
+from crowdsafe.identity import printable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -35,14 +36,14 @@ def _spec(path: Any) -> Any:
 
 
 def render_report(report: dict[str, Any], console: Console) -> None:
-    console.print(f"ledger: {report['ledger']}")
+    console.print(f"ledger: {printable(str(report['ledger']))}")
     if not report["datasets"]:
         console.print("no dataset has a budget yet; set one with: crowdsafe ledger init DATA --epsilon E --delta D")
         return
     for dataset in report["datasets"]:
         budget, spent, remaining = dataset["budget"], dataset["spent"], dataset["remaining"]
         console.print(styled(
-            "\n", (str(dataset["name"]), "bold"), f" (fingerprint {dataset['fingerprint'][:16]}…): budget "
+            "\n", (printable(str(dataset["name"])), "bold"), f" (fingerprint {dataset['fingerprint'][:16]}…): budget "
             f"(ε {budget['epsilon']:g}, δ {budget['delta']:g}); spent (ε {spent['epsilon']:.6g}, "
             f"δ {spent['delta']:.3g}); remaining (ε {remaining['epsilon']:.6g}, δ {remaining['delta']:.3g})"
             + (f"; neighbours {dataset['neighbours']}" if dataset.get("neighbours") else "")
@@ -59,7 +60,7 @@ def render_report(report: dict[str, Any], console: Console) -> None:
         for heading in ("#", "when (UTC)", "kind", "ε", "δ", "mechanism", "status", "what"):
             table.add_column(heading, justify="right" if heading in ("#", "ε", "δ") else "left")
         for entry in dataset["entries"]:
-            what = entry["description"]
+            what = printable(entry["description"])
             if entry["repetitions"] > 1:
                 what += f" (×{entry['repetitions']}, {entry['composition']})"
             if entry["partition"]:
@@ -71,7 +72,7 @@ def render_report(report: dict[str, Any], console: Console) -> None:
             status = entry["status"] + (" (seeded)" if entry["seeded"] else "")
             table.add_row(
                 str(entry["id"]), entry["created_at"][:19].replace("T", " "), entry["kind"],
-                f"{entry['epsilon']:.6g}", f"{entry['delta']:.3g}", entry["mechanism"], status, what,
+                f"{entry['epsilon']:.6g}", f"{entry['delta']:.3g}", printable(entry["mechanism"]), status, what,
             )
         console.print(table)
 
@@ -84,12 +85,12 @@ def _change_line(change: dict[str, Any]) -> str:
         what += f" from (ε {change['before']['epsilon']:g}, δ {change['before']['delta']:g})"
     what += f" to (ε {after['epsilon']:g}, δ {after['delta']:g})"
     when = change["created_at"][:19].replace("T", " ")
-    line = f"{when} UTC: {what} by {change['changed_by']} (spent then: ε {spent['epsilon']:.6g}, δ {spent['delta']:.3g})"
-    return line + (f": {change['reason']}" if change["reason"] else "")
+    line = f"{when} UTC: {what} by {printable(change['changed_by'])} (spent then: ε {spent['epsilon']:.6g}, δ {spent['delta']:.3g})"
+    return line + (f": {printable(change['reason'])}" if change["reason"] else "")
 
 
 def _budget_line(budget: Any) -> str:
-    line = (f"'{budget.name}' has the budget (ε {budget.budget.epsilon:g}, δ {budget.budget.delta:g}); "
+    line = (f"'{printable(budget.name)}' has the budget (ε {budget.budget.epsilon:g}, δ {budget.budget.delta:g}); "
             f"spent so far (ε {budget.spent.epsilon:.6g}, δ {budget.spent.delta:.3g})")
     if budget.spent.epsilon > budget.budget.epsilon or budget.spent.delta > budget.budget.delta:
         line += "; more than the budget is spent: nothing more can be charged"

@@ -28,6 +28,7 @@ from crowdsafe.cli.options import (
 )
 from crowdsafe.errors import ParameterError
 from crowdsafe.files import write_text_atomic
+from crowdsafe.identity import printable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -65,7 +66,7 @@ def render_answer(answer: QueryAnswer, console: Console, *, custodian: bool = Fa
     saying they are not covered."""
     import polars as pl
 
-    console.print(styled((answer.query, "bold")))
+    console.print(styled((printable(answer.query), "bold")))
     if isinstance(answer.value, pl.DataFrame):
         with pl.Config(tbl_rows=60, tbl_hide_dataframe_shape=False):
             console.print(str(answer.value))
@@ -82,9 +83,9 @@ def render_answer(answer: QueryAnswer, console: Console, *, custodian: bool = Fa
     if answer.ledger:
         ledger = answer.ledger
         console.print(
-            f"ledger        '{ledger['dataset']}': spent ε {ledger['spent']['epsilon']:.6g} of "
+            f"ledger        '{printable(ledger['dataset'])}': spent ε {ledger['spent']['epsilon']:.6g} of "
             f"{ledger['budget']['epsilon']:g}, δ {ledger['spent']['delta']:.3g} of {ledger['budget']['delta']:g} "
-            f"(entry #{ledger['entry']}, {ledger['path']})"
+            f"(entry #{ledger['entry']}, {printable(str(ledger['path']))})"
         )
     fit = "fit for release" if answer.randomness.get("fit_for_release") else "NOT fit for release"
     console.print(f"randomness    {answer.randomness.get('source')} ({fit})")

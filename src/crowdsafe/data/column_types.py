@@ -26,6 +26,7 @@ import polars as pl
 
 from crowdsafe.data.schema import Role, Schema
 from crowdsafe.errors import SchemaError
+from crowdsafe.identity import note_line
 
 __all__ = ["settle", "unusable_kind", "usable", "usable_frame"]
 
@@ -107,8 +108,8 @@ def settle(
                 f"column '{name}' of {label} is {kind}, which crowdsafe cannot publish, measure or query; "
                 "declare it role = \"identifier\" in a schema, leave it out of --qi/--sensitive, "
                 "or drop it from the file")
-        print(f"crowdsafe: note: column '{name}' of {label} is not read: it is {kind}, which crowdsafe "
-              f"cannot use, and this run does not need it (its role: {role.value})", file=sys.stderr)
+        print(note_line(f"column '{name}' of {label} is not read: it is {kind}, which crowdsafe "
+                        f"cannot use, and this run does not need it (its role: {role.value})"), file=sys.stderr)
     if schema is None:
         return None
     kept = tuple(a for a in schema if a.name not in unusable)

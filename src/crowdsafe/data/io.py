@@ -12,7 +12,7 @@ import csv
 import io
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -29,8 +29,10 @@ from crowdsafe.data.line_endings import line_ending
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS
 from crowdsafe.data.row_widths import file_chunks, first_ragged
 from crowdsafe.data.schema import complete_schema
+from crowdsafe.data.sep_line import sep_line, sep_note, without_sep_line
 from crowdsafe.errors import EMPTY_TABLE, CrowdsafeError, InputError, ParameterError, first_line
-from crowdsafe.files import atomic_path, check_input
+from crowdsafe.files import atomic_path, check_input, check_input_path
+from crowdsafe.identity import note_line
 
 __all__ = ["TableRead", "as_frame", "complete_schema", "frame_kind", "header_names", "in_kind", "ragged_row_error",
            "read_file", "read_table", "refuse_ragged_rows", "sniff_format", "tidy_text", "write"]
@@ -140,9 +142,11 @@ def _sniff_separator(head: bytes) -> str:
 
 def resolve_separator(separator: str | None, head: bytes) -> str:
     """The field separator: ``separator`` when given (one ASCII character other than a quote or
-    a line break, else a :class:`ParameterError`), else the one sniffed from ``head``."""
+    a line break, else a :class:`ParameterError`), else the one a first line ``sep=X`` names
+    (Excel's hint, :mod:`crowdsafe.data.sep_line`), else the one sniffed from ``head``."""
     if separator is None:
-        return _sniff_separator(head)
+        found = sep_line(head)
+        return found.separator if found is not None else _sniff_separator(head)
     if not isinstance(separator, str) or len(separator) != 1 or not separator.isascii() or separator in '"\r\n':
         raise ParameterError(
             f"the separator parameter must be one ASCII character other than a quote or a line break "
@@ -197,10 +201,14 @@ def csv_options(
         options["decimal_comma"] = True  # Polars then reads '1.234' as text, never as 1.234
     renamed = any(r.reason != "blanks around the name" for r in renames) if has_header else False
     if renamed:  # Polars' own renaming (a_duplicated_0) is replaced by the documented stable rule
-        print(f"crowdsafe: note: {describe_renames(str(path), renames)}", file=sys.stderr)
+        print(note_line(describe_renames(str(path), renames)), file=sys.stderr)
     named = renamed or any('"' in name for name in raw)
     if named:
         options.update(has_header=False, skip_rows=1, new_columns=names)
+    excel = sep_line(head)
+    if excel is not None:  # Excel's 'sep=;' first line: skipped (Polars takes one of skip_rows/skip_lines)
+        print(note_line(sep_note(str(path), excel)), file=sys.stderr)
+        options["skip_lines"] = 1 + (header_lines(head, separator) if options.pop("skip_rows", 0) else 0)
     return options, named
 
 
@@ -227,6 +235,7 @@ def _read_csv(
     has_header: bool,
     head: bytes,
     decimal_comma: bool | None,
+    empty: bool = False,
 ) -> tuple[pl.DataFrame, comma.Mode]:
     options, named = csv_options(path, separator=separator, missing_tokens=missing_tokens,
                                  text_columns=text_columns, has_header=has_header, head=head,
@@ -242,6 +251,9 @@ def _read_csv(
             # a value late in the file does not fit the type guessed from the first rows
             frame = pl.read_csv(path, infer_schema_length=None, **options)
     except pl.exceptions.NoDataError:
+        if named and empty:  # a header and no rows (the names given, the header skipped as a row):
+            # the columns as text, as Polars reads such a file when it reads the header itself
+            return pl.DataFrame(schema=dict.fromkeys(options["new_columns"], pl.String)), reading
         raise InputError(f"{path} has a header but no rows" + EMPTY_TABLE if named else f"{path} is empty") from None
     except pl.exceptions.ComputeError as exc:
         text = str(exc).lower()
@@ -275,18 +287,33 @@ def ragged_row_error(path: Path, separator: str | None = None, has_header: bool 
             return None
         separator = resolve_separator(separator, head)
         eol = line_ending(head, str(path), complete=len(head) < HEAD_BYTES)
-        found = first_ragged(file_chunks(path, kind if kind in (GZIP, ZSTD) else None), separator=separator, eol=eol)
+        excel = sep_line(head)
+        chunks = file_chunks(path, kind if kind in (GZIP, ZSTD) else None)
+        if excel is not None:  # Excel's 'sep=;' line is no record: the header is the next line
+            chunks = _skipped(chunks, excel.length)
+        found = first_ragged(chunks, separator=separator, eol=eol)
     except (CrowdsafeError, OSError, pa.ArrowException):
         return None
     if found is None:
         return None
     line, fields, width, empty = found
+    line += excel is not None
     first = "the header" if has_header else "the first row"
     if empty:  # a blank line is no row (it was read as one of missing values): said so, where it is
         return InputError(f"cannot parse {path} as CSV: line {line} is empty where {first} has {width} fields "
                           "(a blank line is no row: remove it)")
     what = f"has {fields} field{'' if fields == 1 else 's'}"
     return InputError(f"cannot parse {path} as CSV: line {line} {what} where {first} has {width} (a ragged row)")
+
+
+def _skipped(chunks: Iterator[bytes], count: int) -> Iterator[bytes]:
+    """``chunks`` without their first ``count`` bytes."""
+    for chunk in chunks:
+        if count >= len(chunk):
+            count -= len(chunk)
+            continue
+        yield chunk[count:]
+        count = 0
 
 
 def refuse_ragged_rows(path: Path, separator: str | None = None, has_header: bool = True) -> None:
@@ -314,11 +341,23 @@ def header_names(head: bytes, separator: str | None = None) -> list[str]:
     """The column names of a CSV file's header line (the first record of ``head``), as written
     (the separator sniffed from the line when not given)."""
     separator = resolve_separator(separator, head)
-    text = head.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    text = without_sep_line(head).decode("utf-8", errors="replace").removeprefix("\ufeff")
     try:
         return next(csv.reader(io.StringIO(text, newline=""), delimiter=separator), [])  # any line break
     except csv.Error:
         return []
+
+
+def header_lines(head: bytes, separator: str) -> int:
+    """The physical lines of the header record of ``head`` (its ``sep=`` line not counted): more
+    than one when a quoted name holds a line break."""
+    text = without_sep_line(head).decode("utf-8", errors="replace")
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=separator)
+    try:
+        next(reader, None)
+    except csv.Error:
+        return 1
+    return max(reader.line_num, 1)
 
 
 def tidy_text(frame: pl.DataFrame, declared: set[str], reading: comma.Mode = "off") -> pl.DataFrame:
@@ -425,10 +464,13 @@ def read_file(
     has_header: bool = True,
     unescape_formulas: bool = False,
     decimal_comma: bool | None = None,
+    empty: bool = False,
 ) -> TableRead:
     """:func:`read_table`, with the columns of a type crowdsafe cannot use set aside instead of
-    refused, and which columns were read with a decimal comma (the note is printed here)."""
+    refused, and which columns were read with a decimal comma (the note is printed here).
+    ``empty``: a CSV file with a header and no rows is read (no row), not refused."""
     path = Path(path)
+    check_input_path(path)  # a name too long for the system is said so (Path.exists raises OSError)
     if not path.exists():
         raise InputError(f"file not found: {path}")
     if path.is_dir():
@@ -443,27 +485,27 @@ def read_file(
             raise InputError(f"cannot read {path} as Parquet: {first}") from None
         names, renames = stable_names(frame.columns)
         if renames:
-            print(f"crowdsafe: note: {describe_renames(str(path), renames)}", file=sys.stderr)
+            print(note_line(describe_renames(str(path), renames)), file=sys.stderr)
             frame = frame.rename(dict(zip(frame.columns, names)))
         frame, unusable = usable_frame(frame)
         return TableRead(frame, (), unusable)
     if kind in (GZIP, ZSTD) or suffix in (*CSV_SUFFIXES, *PARQUET_SUFFIXES) or suffix == "":
         frame, reading = _read_csv(path, separator=separator, missing_tokens=missing_tokens,
                                    text_columns=text_columns, has_header=has_header, head=head,
-                                   decimal_comma=decimal_comma)
+                                   decimal_comma=decimal_comma, empty=empty)
         wide = wide_integer_columns(frame.schema)
         if wide:  # read again with those columns as text (as written, so exact)
             text_columns = [*text_columns, *wide]
             frame, reading = _read_csv(path, separator=separator, missing_tokens=missing_tokens,
                                        text_columns=text_columns, has_header=has_header, head=head,
-                                       decimal_comma=decimal_comma)
-            print(f"crowdsafe: note: {wide_integer_note(str(path), wide)}", file=sys.stderr)
+                                       decimal_comma=decimal_comma, empty=empty)
+            print(note_line(wide_integer_note(str(path), wide)), file=sys.stderr)
         if unescape_formulas:
             frame = unescape_frame(frame)
         frame, commas = tidied_text(frame, set(text_columns), reading)
         decided = tuple(comma.undeclared(frame.columns, set(text_columns), reading))
         if commas and reading == "auto":
-            print(f"crowdsafe: note: {comma.note(str(path), commas)}", file=sys.stderr)
+            print(note_line(comma.note(str(path), commas)), file=sys.stderr)
         return TableRead(frame, tuple(commas), decided=decided)
     raise InputError(f"cannot tell the format of {path}: use a .csv or .parquet file name")
 

@@ -55,6 +55,7 @@ def load(
     missing_tokens: Sequence[str] = DEFAULT_MISSING_TOKENS,
     name: str | None = None,
     decimal_comma: bool | None = None,
+    empty: bool = False,
 ) -> Dataset:
     """Load a table as a :class:`Dataset`.
 
@@ -68,28 +69,31 @@ def load(
     ``[csv]`` table says, else found in a ``;``-separated file; :mod:`crowdsafe.data.decimal_comma`).
     A column of a type crowdsafe cannot use is refused, or dropped with a note when the run does
     not use it (:mod:`crowdsafe.data.column_types`). Raises :class:`~crowdsafe.errors.InputError` /
-    :class:`~crowdsafe.errors.SchemaError` with a one-line message naming the problem.
+    :class:`~crowdsafe.errors.SchemaError` with a one-line message naming the problem. A table
+    with a header but no rows is refused unless ``empty`` (``check`` and ``compare``, which charge
+    nothing, read it: a release whose every row was suppressed).
     """
     policy = MissingPolicy.parse(missing)
     given = Schema.from_toml(Path(schema)) if isinstance(schema, (str, os.PathLike)) else schema
     declared, reading = declared_and_reading(given, decimal_comma)
     source = read_source(data, declared=declared, separator=separator, missing_tokens=missing_tokens, name=name,
-                         decimal_comma=reading)
+                         decimal_comma=reading, empty=empty)
     return load_source(source, schema=declared, missing=policy, qi=qi, sensitive=sensitive, hierarchies=hierarchies)
 
 
 def load_release(release: Any, *, missing: MissingPolicy | str = DEFAULT_MISSING) -> Dataset:
     """:func:`load` for a release read against its original (``check --original``, ``compare``):
     a formula-safe CSV release crowdsafe wrote has its escape undone (``'=1+1`` -> ``=1+1``,
-    :func:`crowdsafe.csv_safety.escaped_release`), so its cells read as the values they publish."""
+    :func:`crowdsafe.csv_safety.escaped_release`), so its cells read as the values they publish.
+    A release without rows (every row suppressed) is read, not refused."""
     from dataclasses import replace
 
     from crowdsafe.csv_safety import escaped_release, unescape_frame
 
     if not escaped_release(release):
-        return load(release, missing=missing)
+        return load(release, missing=missing, empty=True)
     # undone before the schema is inferred, so that the column names are the ones published ('=x', not "'=x")
-    source = read_source(release)
+    source = read_source(release, empty=True)
     return load_source(replace(source, frame=unescape_frame(source.frame)), missing=missing)
 
 
@@ -150,7 +154,7 @@ def _apply_missing(source: Source, frame: pl.DataFrame, policy: MissingPolicy) -
             return frame, loaded.missing
         return kept, report
     kept, report = apply_missing_policy(frame, policy, source=source.label)
-    if kept.height == 0 and not source.typed:
+    if kept.height == 0 and frame.height and not source.typed:  # (a table without rows has none to drop)
         raise InputError(f"{source.label}: every row has a missing value, nothing is left after missing='drop'")
     return kept, report
 

@@ -17,7 +17,8 @@ def release_dataset(release: pl.DataFrame | Dataset, original: Dataset) -> Datas
     Columns are those of the release (in its order); roles and types come from the original
     (a column the original lacks is inferred). A hierarchy is kept for a column only when the
     release still holds original values there (not generalized cells), so ungeneralized
-    sensitive attributes keep theirs, e.g. for the hierarchical t-closeness distance.
+    sensitive attributes keep theirs, e.g. for the hierarchical t-closeness distance. A
+    Dataset's missing-value report is kept (a frame's is computed under the ``keep`` policy).
     """
     from dataclasses import replace
 
@@ -57,5 +58,8 @@ def release_dataset(release: pl.DataFrame | Dataset, original: Dataset) -> Datas
                   else a for a in schema.attributes),
             person_id=schema.person_id, source=schema.source, undeclared=schema.undeclared,
         )
-    name = release.name if isinstance(release, Dataset) else None
-    return Dataset(frame, schema, hierarchies, name or "release")
+    if isinstance(release, Dataset):  # its missing values as read (the summary says what the table shows)
+        return Dataset(frame, schema, hierarchies, release.name or "release", release.missing)
+    from crowdsafe.data.missing import MissingPolicy, apply_missing_policy
+
+    return Dataset(frame, schema, hierarchies, "release", apply_missing_policy(frame, MissingPolicy.KEEP)[1])

@@ -105,6 +105,7 @@ def read_source(
     missing_tokens: Sequence[str] = DEFAULT_MISSING_TOKENS,
     name: str | None = None,
     decimal_comma: bool | None = None,
+    empty: bool = False,
 ) -> Source:
     """Read ``data`` (a path, a named table, a frame or a Dataset) as a :class:`Source`.
 
@@ -112,7 +113,8 @@ def read_source(
     ``decimal_comma`` as :func:`crowdsafe.data.io.read_table`. A column of a type crowdsafe
     cannot use (a file's or a frame's) is set aside in ``unusable``. Raises
     :class:`~crowdsafe.errors.InputError` for what cannot be read, a table without columns and
-    a file with a header but no rows.
+    (unless ``empty``: a release whose every row was suppressed, read by ``check`` and ``compare``,
+    which charge nothing) a table with a header but no rows.
     """
     if isinstance(data, Dataset):
         return Source(data.frame, data.name or "the data", data.name, data.schema, data.hierarchies,
@@ -145,7 +147,7 @@ def read_source(
             if a.type in (AttributeType.CATEGORICAL, AttributeType.ORDINAL)
         ]
         read = read_file(path, separator=separator, missing_tokens=missing_tokens, text_columns=text_columns,
-                         decimal_comma=decimal_comma)
+                         decimal_comma=decimal_comma, empty=empty)
         frame, unusable, decided = read.frame, read.unusable, read.decided
         label = str(path)
         name = name or path.name
@@ -153,6 +155,6 @@ def read_source(
         kinds = ", ".join(f"'{c}' is {k}" for c, k in unusable.items())
         raise InputError(f"{label} has no column crowdsafe can use ({kinds})" if unusable
                          else f"{label} has no columns")
-    if frame.height == 0:
+    if frame.height == 0 and not empty:
         raise InputError(f"{label} has a header but no rows" + EMPTY_TABLE)
     return Source(frame, label, name, unusable=unusable, read_by_data=decided)

@@ -47,7 +47,8 @@ from crowdsafe.data.missing import MissingPolicy, MissingReport, missing_refusal
 from crowdsafe.data.schema import AttributeType, Schema, complete_schema, declared_and_reading
 from crowdsafe.data.streaming import Scan, reads_eagerly, scan_table
 from crowdsafe.errors import EMPTY_TABLE, CrowdsafeError, InputError
-from crowdsafe.files import literal_path
+from crowdsafe.files import check_input_path, literal_path
+from crowdsafe.identity import note_line
 from crowdsafe.progress import tracked, working
 
 __all__ = ["BATCH_ROWS", "StreamedTable", "load_or_stream", "read_streamed", "streams"]
@@ -115,6 +116,7 @@ def streams(data: object) -> bool:
     if not isinstance(data, (str, os.PathLike)):
         return False
     path = literal_path(data)
+    check_input_path(path)  # a name too long for the system: one line, not an OSError midway
     if not path.is_file():
         return False
     try:
@@ -140,7 +142,7 @@ def _scan(path: Path, text_columns: Sequence[str], infer_all: bool, decimal_comm
     if not scan.is_csv:
         names, renames = stable_names(pl.scan_parquet(path, glob=False).collect_schema().names())
         if renames:
-            print(f"crowdsafe: note: {describe_renames(str(path), renames)}", file=sys.stderr)
+            print(note_line(describe_renames(str(path), renames)), file=sys.stderr)
     return scan
 
 
@@ -260,10 +262,12 @@ def load_or_stream(
     sensitive: Sequence[str] | str | None = None,
     missing: MissingPolicy | str = MissingPolicy.KEEP,
     decimal_comma: bool | None = None,
+    empty: bool = False,
 ) -> Dataset | StreamedTable:
     """The table ``data`` as :func:`crowdsafe.data.load` reads it: a :class:`StreamedTable` when
     :func:`streams` says so and :func:`read_streamed` can take it, else the Dataset loaded whole
-    (the reference twin). ``schema``: a Schema or a TOML file."""
+    (the reference twin). ``schema``: a Schema or a TOML file. ``empty``: a table without rows
+    is read (:func:`~crowdsafe.data.load`'s)."""
     from crowdsafe.data.pipeline import load
 
     if isinstance(schema, (str, os.PathLike)):
@@ -273,7 +277,8 @@ def load_or_stream(
                                  decimal_comma=decimal_comma)
         if streamed is not None:
             return streamed
-    return load(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing, decimal_comma=decimal_comma)
+    return load(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing, decimal_comma=decimal_comma,
+                empty=empty)
 
 
 def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
@@ -306,7 +311,7 @@ def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
     raw = _domain_frame(values)
     tidied, commas = tidied_text(raw, set(text_columns), reading) if is_csv else (raw, [])
     if commas and reading == "auto":
-        print(f"crowdsafe: note: {comma.note(str(path), commas)}", file=sys.stderr)
+        print(note_line(comma.note(str(path), commas)), file=sys.stderr)
     table_schema = complete_schema(schema, tidied) if schema is not None else Schema.infer(tidied)
     # the columns whose reading the data decides (from the header and the schema): marked, as read whole
     decided = comma.undeclared(tidied.columns, set(text_columns), reading) if is_csv else []

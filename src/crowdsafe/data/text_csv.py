@@ -5,7 +5,8 @@ countries do too).
 The bytes are read by the loader's rules (:mod:`crowdsafe.data.io`): the separator is found from
 the header line (``,`` ``;`` tab ``|``; a ``.tsv`` file is tab-separated), the line breaks are the
 file's own (lone CR too; mixed ones are refused, :mod:`crowdsafe.data.line_endings`), the text is
-UTF-8 (a byte-order mark allowed), the path is literal, and a row with more or fewer fields than
+UTF-8 (a byte-order mark allowed), an Excel ``sep=;`` first line names the separator and is
+skipped (:mod:`crowdsafe.data.sep_line`), the path is literal, and a row with more or fewer fields than
 the header is refused naming its line. Unlike the loader, no type is guessed and no token is read
 as missing: ``?``, ``NA``, ``017`` and ``[25, 34]`` stay as published, and only an empty field is
 missing. The Spark engine finds a release file's separator by the same rule
@@ -15,6 +16,7 @@ missing. The Spark engine finds a release file's separator by the same rule
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +31,9 @@ from crowdsafe.data.io import (
     with_written_names,
 )
 from crowdsafe.data.line_endings import line_ending
+from crowdsafe.data.sep_line import sep_line, sep_note
 from crowdsafe.errors import InputError, first_line
+from crowdsafe.identity import note_line
 
 
 def text_options(path: str | os.PathLike[str], separator: str | None = None) -> dict[str, Any]:
@@ -39,8 +43,13 @@ def text_options(path: str | os.PathLike[str], separator: str | None = None) -> 
     _, head = sniff_format(path)  # a workbook, archive, UTF-16 or binary file is named in one line
     if separator is None and path.suffix.lower() == ".tsv":
         separator = "\t"
-    return dict(separator=resolve_separator(separator, head), infer_schema=False, encoding="utf8",
-                eol_char=line_ending(head, str(path), complete=len(head) < HEAD_BYTES), glob=False)
+    options = dict(separator=resolve_separator(separator, head), infer_schema=False, encoding="utf8",
+                   eol_char=line_ending(head, str(path), complete=len(head) < HEAD_BYTES), glob=False)
+    excel = sep_line(head)
+    if excel is not None:  # Excel's 'sep=;' first line: its separator, and skipped
+        print(note_line(sep_note(str(path), excel)), file=sys.stderr)
+        options["skip_lines"] = 1
+    return options
 
 
 def read_text_csv(path: str | os.PathLike[str], what: str = "table") -> pl.DataFrame:

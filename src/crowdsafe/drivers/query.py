@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from crowdsafe.data.identifiers import name_warnings, refuse_identifier_columns
-from crowdsafe.errors import BudgetExceeded, ParameterError
+from crowdsafe.errors import BudgetExceeded, CrowdsafeError, ParameterError
 from crowdsafe.privacy.ledger import Ledger, LedgerSpec, ledger_for
 from crowdsafe.privacy.ledger_budget import other_data
 
@@ -32,9 +32,16 @@ def with_budget(book: Ledger, identity: str, label: str, budget: tuple[float, fl
     if budget is not None:
         book.set_budget(identity, label, *budget)
     elif book.budget(identity) is None:
-        if book.budget(label) is not None:  # the name is known, for other rows
-            raise ParameterError(other_data(label, book.holds_earlier_identities))
-        raise no_budget_error(label, book.path)
+        raise no_budget_for(book, label)
+
+
+def no_budget_for(book: Ledger, label: str, *, budget_parameter: bool = True) -> CrowdsafeError:
+    """The refusal of a table without a budget in ``book``: when its ``label`` is the name of
+    another table's budget, that the name belongs to other data (what registering it under the
+    name would say: following "set one" would fail so), else :func:`no_budget_error`."""
+    if book.budget(label) is not None:  # the name is known, for other rows
+        return ParameterError(other_data(label, book.holds_earlier_identities))
+    return no_budget_error(label, book.path, budget_parameter=budget_parameter)
 
 
 def no_budget_error(label: str, path: object, *, budget_parameter: bool = True) -> BudgetExceeded:

@@ -18,7 +18,7 @@ from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.metrics.classifier import ClassifierReport, classifier_utility
 from crowdsafe.metrics.information_loss import InformationLoss, information_loss
 from crowdsafe.metrics.marginals import MarginalReport, marginal_distances
-from crowdsafe.metrics.workload import WorkloadReport, workload_error
+from crowdsafe.metrics.workload import WorkloadReport, check_scale, workload_error
 
 UTILITY_NOTICE = ("CUSTODIAN ONLY: measured against the original data, so not covered by any guarantee; "
                   "do not publish it")
@@ -72,6 +72,9 @@ class UtilityRequest:
     target: str | None = None
     model: str = "logistic"
 
+    def __post_init__(self) -> None:
+        check_scale(self.scale)  # a public parameter: refused before any table is read
+
 
 def utility(
     original: Dataset,
@@ -104,6 +107,11 @@ def utility(
     return measure_utility(original, release, request, test=test)
 
 
+#: The note of a release without rows (:func:`measure_utility`).
+EMPTY_RELEASE_NOTE = ("the release has no rows (every row suppressed: 100% suppression); its marginal "
+                      "distributions are undefined and not compared, and every counting query answers 0")
+
+
 def measure_utility(
     original: Dataset,
     release: pl.DataFrame | Dataset,
@@ -126,16 +134,23 @@ def measure_utility(
     sensitive = [c for c in original.sensitive if c in frame.columns and c not in columns]
     notes = []
     classifier = None
-    if target is not None and test is not None:
+    if frame.height == 0 and target is not None and test is not None:
+        notes.append("classifier utility skipped: a release without rows trains no classifier")
+    elif target is not None and test is not None:
         classifier = classifier_utility(original, frame, test, target, model=request.model, seed=seed)
     elif target is not None or test is not None:
         notes.append("classifier utility needs both a target attribute and held-out test rows")
     else:
         notes.append("classifier utility skipped: give a target (--target) and test rows (--test)")
+    if frame.height == 0:  # every row suppressed: a valid release, whose distributions are undefined
+        marginals = MarginalReport([], [])
+        notes.append(EMPTY_RELEASE_NOTE)
+    else:
+        marginals = marginal_distances(original, frame, [*columns, *sensitive])
     return UtilityReport(
         quasi_identifiers=columns,
         information_loss=information_loss(original, frame, qi=columns, k=request.k, input_rows=request.input_rows),
-        marginals=marginal_distances(original, frame, [*columns, *sensitive]),
+        marginals=marginals,
         workload=workload_error(original, frame, columns, queries=request.queries,
                                 max_attributes=request.max_attributes, seed=seed, scale=request.scale),
         classifier=classifier,

@@ -17,6 +17,7 @@ Relative error = |estimate − truth| / max(truth, s), with the sanity bound s =
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -161,6 +162,15 @@ class WorkloadReport:
         return dict(vars(self))
 
 
+def check_scale(scale: float) -> float:
+    """``scale`` (what the release's answers are multiplied by: 1/β for a sample), refused in one
+    line unless a finite number above 0 (0 or a negative one turns every estimate into nonsense)."""
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale) or scale <= 0:
+        raise ParameterError("the scale parameter must be a finite number above 0 (1/beta for a sampled release), "
+                             f"got {scale!r}", parameter="scale")
+    return float(scale)
+
+
 def workload_error(
     original: Dataset,
     release: pl.DataFrame,
@@ -173,6 +183,7 @@ def workload_error(
     scale: float = 1.0,
 ) -> WorkloadReport:
     """Mean / median relative error of the release's answers to a random workload."""
+    check_scale(scale)
     names = list(columns) if columns is not None else [c for c in original.quasi_identifiers if c in release.columns]
     workload = make_workload(original, names, queries=queries, max_attributes=max_attributes, seed=seed)
     truth = answer(CellTable.of_original(original, names), workload)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from crowdsafe.data import Dataset, MissingPolicy, Schema
+from crowdsafe.data.frequency import SIZE_BUCKETS
 from crowdsafe.data.identifiers import name_warnings
 from crowdsafe.errors import ParameterError
 from crowdsafe.models.classes import EquivalenceClasses, column_counts
@@ -43,7 +44,7 @@ class CheckReport:
     attributes: list[dict[str, Any]]
     quasi_identifiers: list[str]
     sensitive: list[str]
-    k: int
+    k: int | None  # None: a table without rows, k-anonymous for every k (vacuously)
     classes: dict[str, Any]
     notes: list[str] = field(default_factory=list)
     privacy: PrivacyReport | None = None  # k, ℓ, t, δ, β, effective anonymity and risk
@@ -78,7 +79,7 @@ class CheckReport:
             "k": self.k,
             "distinct_quasi_identifier_tuples": self.classes["groups"],
             "sample_uniques": self.sample_uniques,
-            "sample_unique_share": self.sample_uniques / self.rows,
+            "sample_unique_share": self.sample_uniques / self.rows if self.rows else 0.0,
             "mean_class_size": self.classes["mean"],
             "largest_class": self.classes["largest"],
             "class_sizes": self.classes["buckets"],
@@ -99,6 +100,8 @@ def check_report(
     :func:`streamed_check_report`."""
     qis = _quasi_identifiers(dataset)
     frame = dataset.frame
+    if frame.height == 0:
+        return _without_rows(dataset)
     rest = [c for c in frame.columns if c not in {*qis, *dataset.sensitive}]  # the classes count the others
     with ThreadPoolExecutor(max_workers=1) as pool:  # counting overlaps the models (both release the GIL)
         summary = pool.submit(column_counts, frame, rest)
@@ -135,14 +138,32 @@ def streamed_check_report(
     return _assembled(domain, table.n_rows, counts, privacy)
 
 
+#: The note of a table without rows (a release whose every row was suppressed).
+NO_ROWS = ("the table has no rows (a release whose every row was suppressed?): it is k-anonymous for every k, "
+           "vacuously (no class, no row to single out); k is reported as none, and no model is measured")
+
+
+def _without_rows(dataset: Dataset) -> CheckReport:
+    """The report of a table without rows: no class, k none (every k holds), no model measured."""
+    buckets = [{"sizes": f"{low}" if low == high else (f"{low}-{high}" if high is not None else f"{low}+"),
+                "low": low, "high": high, "groups": 0, "rows": 0} for low, high in SIZE_BUCKETS]
+    classes = {"groups": 0, "rows": 0, "smallest": None, "largest": 0, "mean": 0.0, "uniques": 0, "buckets": buckets}
+    counts = dict.fromkeys(dataset.columns, (0, 0))
+    report = _assembled(dataset, 0, counts, None, classes)
+    report.notes.append(NO_ROWS)
+    return report
+
+
 def _quasi_identifiers(dataset: Dataset) -> list[str]:
     if not dataset.quasi_identifiers:
         raise ParameterError("the data has no quasi-identifiers; name them with qi=[...]", parameter="qi")
     return dataset.quasi_identifiers
 
 
-def _assembled(dataset: Dataset, rows: int, counts: dict[str, tuple[int, int]], privacy: PrivacyReport) -> CheckReport:
-    """The report of a table of ``rows`` rows with ``dataset``'s schema, roles and hierarchies."""
+def _assembled(dataset: Dataset, rows: int, counts: dict[str, tuple[int, int]], privacy: PrivacyReport | None,
+               classes: dict[str, Any] | None = None) -> CheckReport:
+    """The report of a table of ``rows`` rows with ``dataset``'s schema, roles and hierarchies
+    (``classes``: those of ``privacy`` when it is given)."""
     qis = dataset.quasi_identifiers
     attributes = [
         {
@@ -155,7 +176,7 @@ def _assembled(dataset: Dataset, rows: int, counts: dict[str, tuple[int, int]], 
         }
         for a in dataset.schema
     ]
-    classes = privacy.classes
+    classes = privacy.classes if privacy is not None else (classes or {})
     notes = name_warnings(dataset.schema, [*qis, *dataset.sensitive])  # names only: the same on any rows
     if dataset.schema.source == "inferred":
         notes.append(
@@ -172,8 +193,8 @@ def _assembled(dataset: Dataset, rows: int, counts: dict[str, tuple[int, int]], 
         attributes=attributes,
         quasi_identifiers=qis,
         sensitive=dataset.sensitive,
-        k=int(classes["smallest"]),
+        k=None if classes["smallest"] is None else int(classes["smallest"]),
         classes=classes,
-        notes=notes + privacy.notes + privacy.risk.notes,
+        notes=notes + (privacy.notes + privacy.risk.notes if privacy is not None else []),
         privacy=privacy,
     )

@@ -41,6 +41,7 @@ from crowdsafe.data.coerce import first_not_held
 from crowdsafe.data.encoding import encode_series
 from crowdsafe.data.missing import MissingPolicy
 from crowdsafe.errors import InputError, ParameterError, SchemaError
+from crowdsafe.perturb.declared_values import iso_series, refuse_wide_integers
 
 INDEX_LIMIT = 2**64  # m below this: tuples are uint64 mixed-radix indices
 
@@ -101,9 +102,14 @@ class TupleDomain:
             if name not in frame.columns:
                 raise SchemaError(f"a domain is given for '{name}', which is not a column of the data")
             dtype = frame.get_column(name).dtype
+            listed = list(listed)
             try:
-                given = pl.Series(name, list(listed), strict=False)  # whole numbers and reals: reals
-                series = exactly(given, given.cast(dtype), name, "declared domain")
+                if isinstance(dtype, pl.Date | pl.Datetime) and any(isinstance(v, str) for v in listed):
+                    series = iso_series(name, listed, dtype)
+                else:
+                    refuse_wide_integers(name, listed, dtype)
+                    given = pl.Series(name, listed, strict=False)  # whole numbers and reals: reals
+                    series = exactly(given, given.cast(dtype), name, "declared domain")
             except (pl.exceptions.PolarsError, TypeError, ValueError) as exc:
                 raise ParameterError(f"the declared domain of '{name}' does not fit its type {dtype}: {exc}") from None
             if series.len() == 0:

@@ -97,12 +97,12 @@ def _check_total(book: Ledger, dataset: Any, label: str, epsilon: float, delta: 
     all (ε and δ summed: the ledger composes the separate charges sequentially); raises as the
     ledger's own check does, a table without a budget named by ``label``. Each query is still
     checked again when it is charged."""
-    from crowdsafe.drivers.query import no_budget_error
+    from crowdsafe.drivers.query import no_budget_for
     from crowdsafe.engines import get_engine
 
     identity = get_engine("polars").source_identity(dataset, book)
     if book.budget(identity) is None:  # named by its label, never by its identity (a digest of the data)
-        raise no_budget_error(label, book.path, budget_parameter=False)  # report takes no budget to register
+        raise no_budget_for(book, label, budget_parameter=False)  # report takes no budget to register
     book.check(identity, epsilon=epsilon, delta=delta, description="the report's before-distributions (all of them)",
                mechanism="DP histograms")
 

@@ -60,7 +60,8 @@ def check_html(report: CheckReport) -> str:
                                  [f"{b['rows']:,} records in {b['groups']:,} classes" for b in buckets])
         qis = ", ".join(report.quasi_identifiers[:SHOWN_ROWS]) + (", …" if len(report.quasi_identifiers) > SHOWN_ROWS
                                                                  else "")
-        summary = [("quasi-identifiers", qis), ("k (smallest class)", f"{report.k:,}"),
+        k = f"{report.k:,}" if report.k is not None else "any (no rows)"
+        summary = [("quasi-identifiers", qis), ("k (smallest class)", k),
                    ("distinct tuples", f"{classes['groups']:,}"), ("mean class size", f"{classes['mean']:.2f}"),
                    ("sample uniques", f"{report.sample_uniques:,} ({report.sample_uniques / max(report.rows, 1):.1%})"),
                    ("missing values", str(report.missing.get("description", "")))]

@@ -17,6 +17,7 @@ from crowdsafe.data.column_names import describe_renames, stable_names
 from crowdsafe.data.column_types import settle
 from crowdsafe.data.schema import AttributeType, Schema, declared_and_reading
 from crowdsafe.errors import InputError, ParameterError, first_line
+from crowdsafe.identity import note_line
 
 _CSV_ENDINGS = (".csv", ".csv.gz", ".tsv", ".txt", ".data")
 _URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
@@ -43,13 +44,22 @@ def csv_separator(spark: Any, path: str) -> str:
     URI), found from its header line as the Polars engine finds it
     (:func:`crowdsafe.data.io.resolve_separator`: ``,`` ``;`` tab ``|``, a comma when none
     appears). A local file's first bytes are read here (decompressed:
-    :func:`crowdsafe.data.io.sniff_format`); anything else's first line through Spark."""
+    :func:`crowdsafe.data.io.sniff_format`); anything else's first line through Spark. A first
+    line ``sep=;`` (Excel's hint, :mod:`crowdsafe.data.sep_line`), which Spark's CSV reader
+    cannot skip, is refused in one line."""
     from crowdsafe.data.io import resolve_separator, sniff_format
+    from crowdsafe.data.sep_line import sep_line
 
     if not _URI_SCHEME.match(path) and os.path.isfile(path):
-        return resolve_separator(None, sniff_format(path)[1])
-    first = literal_reader(spark).text(path).first()
-    return resolve_separator(None, ("" if first is None else str(first[0])).encode("utf-8"))
+        head = sniff_format(path)[1]
+    else:
+        first = literal_reader(spark).text(path).first()
+        head = ("" if first is None else str(first[0])).encode("utf-8")
+    excel = sep_line(head)
+    if excel is not None:
+        raise InputError(f"{path} starts with Excel's separator line 'sep={excel.separator}', which the Spark "
+                         "engine cannot skip; remove that first line, or read the file with the Polars engine")
+    return resolve_separator(None, head)
 
 
 def read_frame(spark: Any, path: str, *, columns: Sequence[str] | None = None,
@@ -136,7 +146,7 @@ def stable_columns(frame: Any, written: Sequence[str], label: str) -> Any:
         written = frame.columns  # a header row Spark split differently: keep Spark's names
     names, renames = stable_names(written)
     if renames:
-        print(f"crowdsafe: note: {describe_renames(label, renames)}", file=sys.stderr)
+        print(note_line(describe_renames(label, renames)), file=sys.stderr)
     return frame.toDF(*names) if names != list(frame.columns) else frame
 
 
