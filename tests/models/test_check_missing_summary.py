@@ -11,7 +11,7 @@ import polars as pl
 from crowdsafe import api
 from crowdsafe.cli import main
 from crowdsafe.data import load
-from crowdsafe.data.generalized import release_dataset
+from crowdsafe.data.release_roles import release_dataset
 
 
 def _table(path, rows: int = 400):

@@ -40,7 +40,7 @@ def no_budget_for(book: Ledger, label: str, *, budget_parameter: bool = True) ->
     another table's budget, that the name belongs to other data (what registering it under the
     name would say: following "set one" would fail so), else :func:`no_budget_error`."""
     if book.budget(label) is not None:  # the name is known, for other rows
-        return ParameterError(other_data(label, book.holds_earlier_identities))
+        return ParameterError(other_data(label, book.holds_earlier_identities), parameter="name")
     return no_budget_error(label, book.path, budget_parameter=budget_parameter)
 
 

@@ -45,8 +45,8 @@ def other_data(name: str, earlier: bool = False) -> str:
         types = "how the schema declares a column's type does not count"
     return (f"the name '{name}' already belongs to other data in the ledger: these rows are not the ones registered "
             f"under it (a row, value or column added, removed or changed; {types}). If this is a new version of "
-            f"the same people's data, a new name gives it a budget of its own that does not count what '{name}' "
-            "spent: set that budget with this in mind")
+            f"the same people's data, a new name (name=NAME) gives it a budget of its own that does not count what "
+            f"'{name}' spent: set that budget with this in mind")
 
 
 def register(conn: sqlite3.Connection, fingerprint: str, name: str, epsilon: float, delta: float) -> None:
@@ -68,7 +68,7 @@ def register(conn: sqlite3.Connection, fingerprint: str, name: str, epsilon: flo
             )
         return
     if conn.execute("SELECT 1 FROM datasets WHERE name = ?", (name,)).fetchone() is not None:
-        raise ParameterError(other_data(name, ledger_identity.may_hold_legacy(conn)))
+        raise ParameterError(other_data(name, ledger_identity.may_hold_legacy(conn)), parameter="name")
     conn.execute("INSERT INTO datasets VALUES (?, ?, ?, ?, ?)", (fingerprint, name, epsilon, delta, now()))
     record(conn, fingerprint, "set", None, PrivacyLoss(epsilon, delta), "")
 
