@@ -59,7 +59,8 @@ def test_the_count_step_is_built_from_the_same_inputs_on_neighbours(case, tmp_pa
 
 @pytest.mark.slow
 @pytest.mark.parametrize("objective", ["retained", "loss", "discernibility", "classification"])
-@pytest.mark.parametrize("pair_id", [p for p in PAIR if not p.startswith("wide")])
+# (mask-unbounded is refused alike on both sides before any count: test_mechanism_inputs.py)
+@pytest.mark.parametrize("pair_id", [p for p in PAIR if not p.startswith(("wide", "mask-unbounded"))])
 def test_the_count_step_on_every_pair(pair_id, objective, tmp_path, monkeypatch, mechanism_spy):
     d, d1 = run_pair(mechanism_spy, PAIR[pair_id], objective, tmp_path, monkeypatch, epsilon=SMALL_EPSILON)
     check_the_count_ran(d, d1)
