@@ -14,6 +14,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 SOURCE = Path(__file__).resolve().parents[1] / "src" / "crowdsafe"
 MAX_LINES = 600
 MAX_IGNORES = 14
@@ -120,6 +122,7 @@ def import_cycles(root: Path) -> list[list[str]]:
     return cycles
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_no_import_circle_between_files():
     assert import_cycles(SOURCE) == []
 

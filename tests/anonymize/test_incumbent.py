@@ -26,6 +26,7 @@ COLUMNS = ["age", "colour", "shape"]
 @pytest.mark.parametrize("name", ["retained", "loss"])
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=tables(min_rows=1, max_rows=80, with_shape_hierarchy=True), k=st.integers(2, 6))
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_the_incumbent_score_is_the_nodes_exact_score(name, data, k):
     objective = make_objective(name)
     tables_ = KeyedTables(data, COLUMNS, objective, k)
@@ -48,6 +49,7 @@ def _choose(data, columns, k, objective, seed, monkeypatch, on):
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(data=tables(min_rows=1, max_rows=80, with_shape_hierarchy=True), k=st.integers(2, 5),
        seed=st.integers(0, 2**31))
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_the_search_chooses_the_same_node_with_the_incumbent(name, data, k, seed, monkeypatch):
     objective = make_objective(name)
     with_it = _choose(data, COLUMNS, k, objective, seed, monkeypatch, on=True)

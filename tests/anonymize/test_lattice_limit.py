@@ -63,6 +63,7 @@ def test_plan_only_shows_the_same_refusal(tmp_path, capsys):
     assert code == 2 and err.startswith(REFUSAL) and err.count("\n") == 1, err
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_the_ways_out_publish(tmp_path, capsys):
     """A fixed scheme, or fewer columns, on the same 64-column table: planned and published."""
     data, ledger = _wide_csv(tmp_path / "wide.csv", 64), tmp_path / "ledger.sqlite3"
@@ -107,6 +108,7 @@ def test_the_optimal_lattice_search_refuses_a_lattice_too_large(tmp_path, capsys
     assert not out.parent.exists()
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_the_lattice_search_on_65_columns_searches_greedily(tmp_path, capsys):
     """Its size wrapped to 0 in int64, so the optimal search was tried (an internal error)."""
     data, out = _wide_csv(tmp_path / "wide.csv", 65, rows=40), tmp_path / "rel" / "r.csv"

@@ -78,6 +78,7 @@ def brute_force(data: Dataset, columns: list[str], k: int) -> dict[tuple[int, ..
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=tables(min_rows=1, max_rows=40, with_shape_hierarchy=True), k=st.integers(2, 6))
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_the_marginals_score_matches_its_definition(data, k):
     data = _prepared(data)
     lattice, scores = lattice_scores(data, COLUMNS, k, make_objective("marginals"))

@@ -142,6 +142,7 @@ def test_the_restricted_search_is_the_argmax_over_the_allowed_nodes(adult_data, 
 
 
 @pytest.mark.parametrize("name", ["classification", "marginals"])
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_the_choice_with_the_count_is_among_the_candidates_of_its_count(adult_data, name):
     """choose_scheme draws n̂ first (the same seed gives the same n̂ here), then chooses a node
     with at most ρ·n̂/k possible tuples (or the coarsest); its description states the split."""

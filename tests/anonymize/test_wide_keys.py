@@ -84,6 +84,7 @@ def test_the_widths_are_as_named(width):
 @pytest.mark.parametrize("width", [63, 65, 127])
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**31), k=st.integers(2, 6), data=st.data())
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_every_roll_up_and_score_is_the_reference_twins(width, seed, k, data):
     sample = wide_sample(width, seed)
     d = len(sample.columns)

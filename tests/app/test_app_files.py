@@ -105,6 +105,7 @@ def _modules(tmp_path: Path, *args: str) -> tuple[int, list[str]]:
 
 
 @pytest.mark.parametrize("args", [("--help",), ("app", "--help"), ("publish", "adult", "--plan-only")])
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_no_other_command_imports_the_app(tmp_path, args):
     code, modules = _modules(tmp_path, *args)
     assert code == 0

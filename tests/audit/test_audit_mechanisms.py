@@ -191,6 +191,7 @@ def _gaussian_for(sigma2):
     return run
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_gaussian_real_code_stays_below_its_epsilon():
     """σ² ≈ 6.48 for (1, 1e-3). Population: the best threshold (t = 7) gives ln((P₁ − δ)/P₀) = 1.00
     (the analytic calibration is tight); N = 200,000 measures about 0.84."""

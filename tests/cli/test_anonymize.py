@@ -14,6 +14,7 @@ from crowdsafe.privacy import Certificate
 
 
 @pytest.mark.parametrize("algorithm", ["mondrian", "mdav", "lattice"])
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_anonymize_writes_the_release_and_its_certificate(tmp_path, capsys, algorithm):
     out = tmp_path / "release.csv"
     code, stdout, err = run_command(capsys, "anonymize", "adult", "--algorithm", algorithm, "--k", "10",

@@ -72,6 +72,7 @@ def _expected_label(v: Decimal, origin: Decimal, width: Decimal, bottom, top) ->
     return max(low, bottom) if bottom is not None else low, min(high, top) if top is not None else high
 
 
+@pytest.mark.slow  # over a second (the quick loop: README)
 @settings(max_examples=150, deadline=None)
 @given(banded())
 def test_every_leaf_lies_in_its_band_at_every_level_and_the_labels_read_back(case):

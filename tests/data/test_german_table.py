@@ -130,6 +130,7 @@ def test_near_unique_postal_codes_stay_quasi_identifiers():
 # -- every read of the file keeps the postal codes as text ----------------------------------------
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_loading_without_a_schema_keeps_leading_zeros(german_csv):
     frame = load(german_csv).frame
     assert _codes(frame).dtype == pl.String and _codes(frame).str.starts_with("0").any()

@@ -108,6 +108,7 @@ def test_a_bad_marker_is_one_clear_schema_error(tmp_path, value, message):
     assert Schema.from_toml(path)["city"].from_data == ()
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_an_unedited_draft_certifies_not_fit_naming_each_column(drafted, tmp_path):
     csv, toml = drafted
     publication = api.publish(csv, schema=toml, epsilon=1.0, delta=1e-6, seed=3, ledger=tmp_path / "l.db",
@@ -126,6 +127,7 @@ def test_an_unedited_draft_certifies_not_fit_naming_each_column(drafted, tmp_pat
     assert Certificate.read(tmp_path / "r.certificate.json").unfit_reasons == certificate.unfit_reasons
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_a_reviewed_draft_can_be_fit(drafted, tmp_path):
     csv, toml = drafted
     clean = reviewed(toml, tmp_path / "reviewed.toml")

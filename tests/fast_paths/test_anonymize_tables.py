@@ -79,6 +79,7 @@ def block_tables(draw):
 
 @settings(max_examples=150, deadline=None)
 @given(block_tables())
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_dense_and_sparse_block_bounds_agree(table):
     counts, targets, fine_starts, coarse_of_row, coarse_count, target_values, k = table
     majority = objectives.exact_sums(coarse_of_row[fine_starts], np.maximum.reduceat(counts, fine_starts),

@@ -118,6 +118,7 @@ def located_pairs(draw):
 
 @settings(max_examples=200, deadline=None)
 @given(located_pairs())
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_pair_order_by_scatter_and_by_sort_agree(case):
     tuples, classes, n_tuples, n_classes = case
     expected = sorted(range(len(tuples)), key=lambda i: (tuples[i], classes[i]))
@@ -151,6 +152,7 @@ def walk_case(draw):
     return releases, targets, draw(st.booleans())
 
 
+@pytest.mark.slow  # over a second (the quick loop: README)
 @settings(max_examples=150, deadline=None)
 @given(walk_case())
 def test_walk_of_every_table_and_of_one_at_a_time_agree(case):

@@ -139,6 +139,7 @@ def leaf_case(draw):
     return releases, targets
 
 
+@pytest.mark.slow  # over a second (the quick loop: README)
 @settings(max_examples=80, deadline=None)
 @given(leaf_case())
 def test_leaf_masks_and_lists_agree(case):

@@ -41,6 +41,7 @@ SCORES = np.linspace(0.0, 6.0, 70)  # 70 candidates: a batch of 70 proposals
 
 
 @pytest.mark.parametrize("shift", [-1, 0, 1])
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_choices_follow_the_exact_probabilities_around_the_batch_switch(monkeypatch, shift):
     monkeypatch.setattr(exponential, "_MATRIX_BATCH", len(SCORES) + shift)
     assert exponential._batches_trials(len(SCORES), 1 << 20) == (shift >= 0)

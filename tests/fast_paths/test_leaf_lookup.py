@@ -59,6 +59,7 @@ def hierarchy_and_values(case, categorical=pl.Categorical):
 
 @settings(max_examples=200, deadline=None)
 @given(cases())
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_the_dictionary_and_the_join_agree(case):
     h, series = hierarchy_and_values(case)
     fast = codes_or_error(h, series)

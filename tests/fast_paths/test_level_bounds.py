@@ -28,6 +28,7 @@ from crowdsafe.selection.tables import KeyedTables, merge_runs
 @pytest.mark.parametrize("name", ["retained", "loss"])
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=tables(min_rows=1, max_rows=60, with_shape_hierarchy=True), k=st.integers(2, 6))
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_carried_units_give_the_scores_of_every_rolled_up_table(name, data, k):
     data = _with_outcome_hierarchy(data)
     tables_ = KeyedTables(data, COLUMNS, make_objective(name), k)

@@ -117,6 +117,7 @@ def _deficits_of_every_block(data, k, heights_of=None) -> list[tuple[list[int], 
 
 @SETTINGS
 @given(data=tables(min_rows=1, max_rows=60, with_shape_hierarchy=True), k=st.integers(2, 8))
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_each_levels_deficit_from_run_heights_matches_raising_level_by_level(data, k, monkeypatch_class):
     data = _prepared(data)
     for fast, twin in _deficits_of_every_block(data, k):

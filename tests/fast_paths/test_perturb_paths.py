@@ -35,6 +35,7 @@ def coded_columns(draw):
 
 @settings(max_examples=150, deadline=None)
 @given(coded_columns())
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_dense_and_sparse_counts_agree(case):
     codes, sizes = case
     key = codes[0]

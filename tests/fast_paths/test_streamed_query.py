@@ -116,6 +116,7 @@ def parquet_file(tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize("kind", list(QUERIES))
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_csv_every_kind(kind, csv_file, template, tmp_path, monkeypatch):
     text, options = QUERIES[kind]
     out = _twins(csv_file, template, tmp_path, monkeypatch, text, **options)
@@ -131,6 +132,7 @@ def test_parquet_types(kind, parquet_file, template, tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("kind", ["count", "sum-real", "histogram-private", "quantile"])
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_missing_dropped(kind, csv_file, template, tmp_path, monkeypatch):
     text, options = QUERIES[kind]
     out = _twins(csv_file, template, tmp_path, monkeypatch, text, missing="drop", **options)
@@ -143,6 +145,7 @@ def test_missing_error_same_message(csv_file, template, tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("kind", ["count", "count-filtered", "sum-integer", "histogram-private", "median"])
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_person_identifier_bounds_the_same_rows(kind, csv_file, template, tmp_path, monkeypatch):
     """c rows per person, chosen by random keys drawn in row order: the streamed query collects the
     rows the filter keeps in file order, so the same rows are kept."""
@@ -152,6 +155,7 @@ def test_person_identifier_bounds_the_same_rows(kind, csv_file, template, tmp_pa
     assert out["streamed"] is True and "rows_dropped_by_contribution_bound" in out["answer"]
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_declared_identifier_refused_and_name_warning(tmp_path, template, monkeypatch):
     """A column the schema declares an identifier is refused before the ledger is touched; an
     inferred column named like one adds the same warning."""

@@ -74,6 +74,7 @@ def _sweep(capsys, tmp_path: Path, name: str) -> None:
 
 
 @pytest.mark.parametrize("name", FAST)
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_a_column_named_like_an_internal_column(capsys, tmp_path, name):
     _sweep(capsys, tmp_path, name)
 

@@ -37,6 +37,7 @@ def _epsilon(certificate: Path) -> float:
     return float(json.loads(certificate.read_text())["epsilon"])
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_a_rerun_without_a_report_removes_the_report_of_the_release_it_replaces(capsys, data, tmp_path):
     out = tmp_path / "rr" / "a.csv"
     assert _publish(capsys, data, out)[0] == 0
@@ -49,6 +50,7 @@ def test_a_rerun_without_a_report_removes_the_report_of_the_release_it_replaces(
     assert sorted(p.name for p in out.parent.iterdir()) == ["a.certificate.json", "a.csv"]
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_a_report_crowdsafe_did_not_write_is_left_alone_by_a_run_without_a_report(capsys, data, tmp_path):
     out = tmp_path / "rr" / "a.csv"
     assert _publish(capsys, data, out, "--no-report")[0] == 0
@@ -58,6 +60,7 @@ def test_a_report_crowdsafe_did_not_write_is_left_alone_by_a_run_without_a_repor
     assert mine.read_text() == "<p>my notes</p>"
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_a_release_is_fsynced_whole_before_any_file_is_renamed(capsys, data, tmp_path, monkeypatch):
     """Every fsync (the slow part: tens of MB for a large table) comes before the first rename or
     link, and the old certificate is removed before the new table is put in place."""
@@ -85,6 +88,7 @@ def test_a_release_is_fsynced_whole_before_any_file_is_renamed(capsys, data, tmp
     assert _epsilon(out.with_name("a.certificate.json")) == 2
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_two_tables_of_one_stem_may_not_share_a_certificate(capsys, data, tmp_path):
     """rel.csv and rel.parquet would share rel.certificate.json: the second is refused before
     anything is charged, naming the other table; --force writes it."""
@@ -107,6 +111,7 @@ def test_two_tables_of_one_stem_may_not_share_a_certificate(capsys, data, tmp_pa
 
 
 @pytest.mark.parametrize(("first", "second"), [("R.CSV", "R.Parquet"), ("R.csv", "R.PQ"), ("R.Parquet", "R.Csv")])
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_suffixes_of_any_case_share_a_certificate(capsys, data, tmp_path, first, second):
     """R.CSV and R.Parquet share R.certificate.json as rel.csv and rel.parquet do: the second
     is refused (before, only lowercase suffixes were looked for, and R.CSV's certificate was
@@ -121,6 +126,7 @@ def test_suffixes_of_any_case_share_a_certificate(capsys, data, tmp_path, first,
     assert _publish(capsys, data, table, "--no-report", epsilon="2")[0] == 0  # a rerun onto itself
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_a_report_of_a_release_with_an_uppercase_suffix_is_anothers(capsys, data, tmp_path):
     a, b = tmp_path / "A" / "a.csv", tmp_path / "B" / "b.CSV"
     assert _publish(capsys, data, a)[0] == 0
@@ -133,6 +139,7 @@ def test_a_report_of_a_release_with_an_uppercase_suffix_is_anothers(capsys, data
     assert code == 2 and "another release" in err and str(b) in err, err
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_a_rerun_onto_a_release_beside_a_table_of_another_format_is_not_refused(capsys, data, tmp_path):
     """data.csv (an input, say) beside the release data.parquet: the certificate is the
     Parquet release's (its format note says so), so the rerun replaces it."""
@@ -152,6 +159,7 @@ def test_a_view_may_not_take_the_certificate_of_a_table_of_its_stem(capsys, data
     assert code == 2 and "v.csv" in err and "certificate" in err, err
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_a_report_may_not_replace_the_report_of_another_release(capsys, data, tmp_path):
     a, b = tmp_path / "A" / "a.csv", tmp_path / "B" / "b.csv"
     assert _publish(capsys, data, a)[0] == 0
@@ -169,6 +177,7 @@ def test_a_report_may_not_replace_the_report_of_another_release(capsys, data, tm
     assert cli.main(["report", str(a), "--out", str(theirs), "--force"]) == 0
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_a_view_rerun_without_a_report_removes_the_report_of_the_view_it_replaces(capsys, data, tmp_path):
     out = tmp_path / "views" / "v.csv"
     argv = ["perturb", str(data), "--c", "0.5", "--gamma", "0.9", "--attributes", "sex,race", "--exploratory",

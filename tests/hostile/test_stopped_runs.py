@@ -52,6 +52,7 @@ def _entries(ledger: Path, env: dict[str, str]) -> list[dict]:
     return [e for d in found["datasets"] for e in d["entries"]] if "datasets" in found else found["entries"]
 
 
+@pytest.mark.slow  # over a second (the quick loop: README)
 @POSIX
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP])
 def test_a_stop_signal_after_the_charge_is_an_interrupt(tmp_path, env, data, stop):
@@ -117,6 +118,7 @@ def test_sigterm_stops_a_real_publish_in_one_line(tmp_path, env):
     assert names in ([], ["big.certificate.json", "big.csv"]), names  # no temporary file
 
 
+@pytest.mark.slow  # over a second (the quick loop: README)
 @POSIX
 def test_a_kill_while_the_table_is_made_durable_leaves_the_old_release_whole(tmp_path, env, data):
     """SIGKILL during the table's fsync (tens of MB on a large table): every file of the release
@@ -147,6 +149,7 @@ def test_a_kill_while_the_table_is_made_durable_leaves_the_old_release_whole(tmp
 
 
 @POSIX
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_a_hangup_ignored_by_the_caller_stays_ignored(tmp_path, env, data):
     """nohup ignores SIGHUP: the run goes on and writes its release."""
     ledger, out = tmp_path / "ledger.sqlite3", tmp_path / "rel" / "a.csv"

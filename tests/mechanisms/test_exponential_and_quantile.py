@@ -27,6 +27,7 @@ def _frequencies(draw, runs: int, size: int) -> np.ndarray:
     return counts
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_selection_frequencies_follow_exp_of_epsilon_q_over_two_delta():
     scores = np.array([0.0, 1.0, 2.0, 3.0, -np.inf])
     expected = np.exp(2.0 * scores[:4] / 2.0)

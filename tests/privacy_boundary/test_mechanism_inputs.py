@@ -138,6 +138,7 @@ def test_the_comparison_fails_when_a_value_outside_a_declared_hierarchy_stops_th
     assert any(line.startswith("refused:") for line in input_differences(d, d1))
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_the_comparison_fails_when_wide_keys_are_refused(tmp_path, monkeypatch, mechanism_spy):
     """The old 'too many quasi-identifier values' refusal (keys past 62 bits), before the charge."""
     from crowdsafe.engines.polars_engine import PolarsEngine

@@ -125,6 +125,7 @@ def test_a_classic_report_renders_without_errors(browser, tmp_path):
         page.close()
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_the_check_fails_on_a_blank_plot(browser, tmp_path):
     """The pixel check can fail: an empty SVG of the same size is caught."""
     blank = tmp_path / "blank.html"

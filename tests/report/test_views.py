@@ -89,6 +89,7 @@ def test_many_releases_are_listed_then_counted():
     assert "… and 3 more releases" in publication._repr_html_()
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_the_custodian_views_stay_small(tmp_path):
     frame = _wide(2_000, 60, 100)
     report = api.check(frame, qi=list(frame.columns[:5]), sensitive=[frame.columns[6]])
