@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, cast, overload
 
 import numpy as np
+import polars as pl
 
 from crowdsafe.anonymize.counted import AppliedCounts, CountedSample, apply_counts, counted
 from crowdsafe.anonymize.plan import PlanRequest, PublishPlan, check_candidates, plan_publication
@@ -339,27 +340,34 @@ def outside_hierarchies(dataset: Dataset, columns: Sequence[str], *, side_by_sid
                         ) -> dict[str, dict[str, Any]]:
     """Per published column, how many distinct values its hierarchy does not list (published as
     missing by :meth:`~crowdsafe.data.hierarchy.Hierarchy.absorbing`), and how many of them a
-    leaf holds in another Unicode normalisation form (:mod:`crowdsafe.data.unicode_forms`). Read from the data: a
-    custodian-only fact, never in a public output. The values themselves are not kept (a
-    publication holds no value it did not publish); ``crowdsafe check`` names them.
+    leaf holds in another Unicode normalisation form (:mod:`crowdsafe.data.unicode_forms`). Read
+    from the data: a custodian-only fact, never in a public output. The values themselves are
+    not kept (a publication holds no value it did not publish); ``crowdsafe check`` names them.
     ``side_by_side``: every column in one select (Polars counts them in parallel); False, one
     column at a time, each column's distinct values first (in a background thread beside a large
     publication, which needs the cores)."""
     schema = dataset.frame.schema
     hierarchies = dataset.hierarchies
     declared = [c for c in columns if c in hierarchies and not hierarchies[c].observed]
+
+    def outside(c: str) -> pl.Series:
+        return hierarchies[c].outside(dataset.frame.get_column(c))
+
+    listed: dict[str, pl.Series] = {}  # the values outside, where they were listed to count them
     if side_by_side and declared:
         found = dataset.frame.select(hierarchies[c].outside_count(c, schema[c]).alias(c) for c in declared)
         counts = {c: int(n) for c, n in found.row(0, named=True).items()}
     else:
-        counts = {c: len(hierarchies[c].outside(dataset.frame.get_column(c))) for c in declared}
+        listed = {c: outside(c) for c in declared}
+        counts = {c: len(values) for c, values in listed.items()}
     found_outside = {}
     for c, n in counts.items():
         if not n:
             continue
         facts: dict[str, Any] = {"distinct_values": n, "published_as": "missing (an empty cell)",
                                  "named_by": "crowdsafe check"}
-        twins = len(unicode_forms.twins(hierarchies[c].outside(dataset.frame.get_column(c)), hierarchies[c].leaves))
+        values = listed[c] if c in listed else outside(c)
+        twins = len(unicode_forms.twins(values, hierarchies[c].leaves))
         if twins:  # values a leaf holds in another normalisation form (NFD beside NFC)
             facts["unicode_form_differs"] = twins
         found_outside[c] = facts
