@@ -6,9 +6,14 @@ frame given in Python) may hold other types; each is decided by its *type*, neve
 
 - converted on reading (:func:`usable`): ``Decimal`` and 128-bit integers to 64-bit floats
   (NumPy has neither; a CSV column Polars would read as 128-bit integers is read as text
-  instead, :func:`crowdsafe.data.io.wide_integer_columns`), the ``Null`` type (a column with no
-  value) to text, as a CSV reader types an empty column;
-- unusable (:func:`unusable_kind`): nested (``List``, ``Array``, ``Struct``), ``Binary``,
+  instead, :func:`crowdsafe.data.io.wide_integer_columns`), with a note when the type can hold
+  more digits than a float keeps (:func:`rounding_note`), the ``Null`` type (a column with no
+  value) to text, as a CSV reader types an empty column; the one exception decided by values:
+  a ``UInt64`` column holding a value beyond int64 (:func:`beyond_int64`) is read as text,
+  exactly, with the note of a CSV's whole numbers beyond 64 bits (:func:`wide_integer_note`);
+- unusable (:func:`unusable_kind`): extension types (an Arrow ``json_``, a pandas ``Period``,
+  any registered one: their values are their storage's, whose meaning crowdsafe cannot know),
+  nested (``List``, ``Array``, ``Struct``), ``Binary``,
   ``Duration``, ``Time`` and ``Object`` columns. They are set aside on reading, then
   :func:`settle` decides from the run's roles: a column the run would publish, measure or
   query (a quasi-identifier or sensitive attribute, which every column of an undeclared table
@@ -19,7 +24,7 @@ frame given in Python) may hold other types; each is decided by its *type*, neve
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 
 import polars as pl
@@ -28,9 +33,48 @@ from crowdsafe.data.schema import Role, Schema
 from crowdsafe.errors import SchemaError
 from crowdsafe.identity import note_line
 
-__all__ = ["settle", "unusable_kind", "usable", "usable_frame"]
+__all__ = ["beyond_int64", "reading_notes", "rounding_note", "settle", "unusable_kind", "usable", "usable_frame", "wide_integer_note"]
 
 _WIDE = (pl.Decimal, pl.Int128, pl.UInt128)
+_INT64_MAX = 2**63 - 1
+#: significant decimal digits a 64-bit float keeps exactly (a Decimal of this precision or less round-trips)
+_FLOAT_DIGITS = 15
+
+
+def wide_integer_note(label: str, names: Sequence[str]) -> str:
+    """The note of a read that read ``names`` (whole numbers beyond 64 bits) as text."""
+    which = ", ".join(f"'{n}'" for n in names)
+    return (f"{label}: column{'s' if len(names) > 1 else ''} {which} read as text: whole numbers beyond 64 bits "
+            "(codes such as account numbers stay exact); declare type = \"real\" in a schema to read them "
+            "as numbers")
+
+
+def beyond_int64(frame: pl.DataFrame | pl.LazyFrame) -> list[str]:
+    """The ``UInt64`` columns of ``frame`` holding a value beyond int64 (NumPy's and the
+    encoders' integers): :func:`usable` reads them as text, exactly. Scans those columns only."""
+    names = [n for n, t in frame.collect_schema().items() if t == pl.UInt64]
+    if not names:
+        return []
+    maxima = frame.select(pl.col(names).max())
+    row = (maxima.collect() if isinstance(maxima, pl.LazyFrame) else maxima).row(0)
+    return [n for n, top in zip(names, row) if top is not None and top > _INT64_MAX]
+
+
+def _type_words(dtype: pl.DataType) -> str:
+    return f"Decimal({dtype.precision}, {dtype.scale})" if isinstance(dtype, pl.Decimal) else str(dtype)
+
+
+def rounding_note(label: str, schema: Mapping[str, pl.DataType]) -> str | None:
+    """The note of a read whose ``Decimal`` or 128-bit integer columns (by type: a Decimal of
+    more than 15 digits, any 128-bit integer) may be rounded by their reading as 64-bit floats."""
+    names = [f"'{n}' ({_type_words(t)})" for n, t in schema.items()
+             if isinstance(t, (pl.Int128, pl.UInt128))
+             or (isinstance(t, pl.Decimal) and (t.precision is None or t.precision > _FLOAT_DIGITS))]
+    if not names:
+        return None
+    return (f"{label}: column{'s' if len(names) > 1 else ''} {', '.join(names)} read as 64-bit floats, which keep "
+            f"{_FLOAT_DIGITS} significant digits: a value with more is rounded, and distinct values may become "
+            "equal; save the column as text (or with fewer digits) to keep every digit")
 
 
 def unusable_kind(dtype: pl.DataType) -> str | None:
@@ -47,12 +91,16 @@ def unusable_kind(dtype: pl.DataType) -> str | None:
         return "a time-of-day column"
     if dtype == pl.Object:
         return "a column of Python objects"
+    if isinstance(dtype, pl.Extension):
+        return (f"a column of the extension type '{dtype.ext_name()}' (stored as {dtype.ext_storage()}; "
+                "convert it to plain text or numbers to use it)")
     return None
 
 
-def usable(schema: pl.Schema) -> tuple[list[pl.Expr] | None, dict[str, str]]:
+def usable(schema: pl.Schema, as_text: Collection[str] = ()) -> tuple[list[pl.Expr] | None, dict[str, str]]:
     """The expressions that give a frame of ``schema`` its usable columns (converted as the
-    module docstring says; None: every column as it is), and the unusable columns with what each is."""
+    module docstring says, ``as_text``: :func:`beyond_int64`'s columns; None: every column as it
+    is), and the unusable columns with what each is."""
     changed = False
     kept: list[pl.Expr] = []
     unusable: dict[str, str] = {}
@@ -60,6 +108,8 @@ def usable(schema: pl.Schema) -> tuple[list[pl.Expr] | None, dict[str, str]]:
         kind = unusable_kind(dtype)
         if kind is not None:
             unusable[name] = kind
+        elif name in as_text:
+            kept.append(pl.col(name).cast(pl.String))
         elif isinstance(dtype, _WIDE):
             kept.append(pl.col(name).cast(pl.Float64))
         elif dtype == pl.Null:
@@ -71,10 +121,21 @@ def usable(schema: pl.Schema) -> tuple[list[pl.Expr] | None, dict[str, str]]:
     return (kept if changed else None), unusable
 
 
-def usable_frame(frame: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, str]]:
+def reading_notes(label: str, schema: Mapping[str, pl.DataType], as_text: Sequence[str]) -> None:
+    """Print the notes of :func:`usable`'s conversions that may change a value's reading."""
+    if as_text:
+        print(note_line(wide_integer_note(label, as_text)), file=sys.stderr)
+    rounded = rounding_note(label, schema)
+    if rounded is not None:
+        print(note_line(rounded), file=sys.stderr)
+
+
+def usable_frame(frame: pl.DataFrame, label: str = "the data") -> tuple[pl.DataFrame, dict[str, str]]:
     """``frame`` with its usable columns (:func:`usable`; itself when nothing changes), and the
-    unusable ones with what each is."""
-    kept, unusable = usable(frame.schema)
+    unusable ones with what each is; the notes of :func:`reading_notes` name ``label``."""
+    as_text = beyond_int64(frame)
+    kept, unusable = usable(frame.schema, as_text)
+    reading_notes(label, frame.schema, as_text)
     return (frame if kept is None else frame.select(kept)), unusable
 
 

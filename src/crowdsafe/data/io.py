@@ -22,7 +22,7 @@ import polars as pl
 from crowdsafe.csv_safety import unescape_frame, write_csv
 from crowdsafe.data import decimal_comma as comma
 from crowdsafe.data.column_names import describe_renames, stable_names
-from crowdsafe.data.column_types import usable_frame
+from crowdsafe.data.column_types import usable_frame, wide_integer_note
 from crowdsafe.data.column_words import is_code_name
 from crowdsafe.data.dataset import Dataset
 from crowdsafe.data.line_endings import line_ending
@@ -216,14 +216,6 @@ def wide_integer_columns(schema: Mapping[str, pl.DataType]) -> list[str]:
     """The columns of a CSV file's inferred ``schema`` that Polars read as integers wider than 64
     bits (whole numbers beyond int64: NumPy has no such type). The CSV readers read them as text."""
     return [name for name, dtype in schema.items() if dtype in (pl.Int128, pl.UInt128)]
-
-
-def wide_integer_note(label: str, names: Sequence[str]) -> str:
-    """The note of a CSV read that read ``names`` (:func:`wide_integer_columns`) as text."""
-    which = ", ".join(f"'{n}'" for n in names)
-    return (f"{label}: column{'s' if len(names) > 1 else ''} {which} read as text: whole numbers beyond 64 bits "
-            "(codes such as account numbers stay exact); declare type = \"real\" in a schema to read them "
-            "as numbers")
 
 
 def _read_csv(
@@ -487,7 +479,7 @@ def read_file(
         if renames:
             print(note_line(describe_renames(str(path), renames)), file=sys.stderr)
             frame = frame.rename(dict(zip(frame.columns, names)))
-        frame, unusable = usable_frame(frame)
+        frame, unusable = usable_frame(frame, str(path))
         return TableRead(frame, (), unusable)
     if kind in (GZIP, ZSTD) or suffix in (*CSV_SUFFIXES, *PARQUET_SUFFIXES) or suffix == "":
         frame, reading = _read_csv(path, separator=separator, missing_tokens=missing_tokens,

@@ -29,7 +29,7 @@ import polars as pl
 
 from crowdsafe.data import decimal_comma as comma
 from crowdsafe.data.column_names import stable_names
-from crowdsafe.data.column_types import usable
+from crowdsafe.data.column_types import beyond_int64, reading_notes, usable, usable_frame
 from crowdsafe.data.io import (
     GZIP,
     PARQUET,
@@ -116,7 +116,9 @@ def scan_table(
         names = lazy.collect_schema().names()
         stable, renames = stable_names(names)
         lazy = lazy.rename(dict(zip(names, stable))) if renames else lazy
-        kept, unusable = usable(lazy.collect_schema())
+        as_text = beyond_int64(lazy)
+        kept, unusable = usable(lazy.collect_schema(), as_text)
+        reading_notes(str(path), lazy.collect_schema(), as_text)
         return Scan(lazy if kept is None else lazy.select(kept), False, "off", unusable)
     if kind in (GZIP, ZSTD):
         raise InputError(f"{path} is {kind}-compressed: it cannot be scanned lazily (read it whole)")
@@ -165,8 +167,7 @@ def _frequency_by_eager_read(path: Path, columns: Sequence[str], **options: Any)
         frame = pl.read_parquet(parquet_parts(path), glob=False)
         stable, renames = stable_names(frame.columns)
         frame = frame.rename(dict(zip(frame.columns, stable))) if renames else frame
-        kept, unusable = usable(frame.schema)
-        frame = frame if kept is None else frame.select(kept)
+        frame, unusable = usable_frame(frame, str(path))
     else:
         read = read_file(path, **options)
         frame, unusable = read.frame, dict(read.unusable)
