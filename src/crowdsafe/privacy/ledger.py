@@ -60,7 +60,7 @@ from crowdsafe.errors import BudgetExceeded, InputError, ParameterError, SampleR
 from crowdsafe.identity import dataset_named, keyed_identity
 from crowdsafe.privacy import ledger_budget, ledger_identity
 from crowdsafe.privacy.composition import compose_homogeneous
-from crowdsafe.privacy.ledger_mark import check_and_mark, look
+from crowdsafe.privacy.ledger_mark import check_and_mark, disk_failure, look
 from crowdsafe.privacy.ledger_records import (
     KINDS,
     NEIGHBOURS,
@@ -141,7 +141,8 @@ class Ledger:
             if "locked" in str(exc).lower():
                 raise InputError(f"the ledger {self.path} is locked by another process (waited {_BUSY_TIMEOUT_S:g} s); "
                                  "try again when it has finished") from exc
-            raise InputError(f"{self.path} is not a usable crowdsafe ledger: {exc}") from exc
+            failed = disk_failure(exc, self.path)
+            raise failed or InputError(f"{self.path} is not a usable crowdsafe ledger: {exc}") from exc
 
     @property
     def identity_key(self) -> bytes:
@@ -211,25 +212,34 @@ class Ledger:
         self.close()
 
     @contextlib.contextmanager
-    def _write(self, commit: bool = True) -> Iterator[sqlite3.Connection]:
+    def _write(self, commit: bool = True, after: str = "nothing was charged or run") -> Iterator[sqlite3.Connection]:
         """One write transaction that holds SQLite's write lock from its first statement (rolled
-        back at the end when not ``commit``: a dry run)."""
-        self._conn.execute("BEGIN IMMEDIATE")
+        back at the end when not ``commit``: a dry run). A full or failing disk is one line
+        (:func:`~crowdsafe.privacy.ledger_mark.disk_failure`; ``after``: what the run did not do)."""
         try:
-            yield self._conn
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    self._conn.execute("ROLLBACK")
+                raise
+            try:
+                self._conn.execute("COMMIT" if commit else "ROLLBACK")
+            except sqlite3.Error:
+                with contextlib.suppress(sqlite3.Error):  # a failed COMMIT leaves the transaction open
+                    self._conn.execute("ROLLBACK")
+                raise
         except sqlite3.OperationalError as exc:
-            self._conn.execute("ROLLBACK")
             if "readonly" in str(exc):
                 raise InputError(
                     f"the ledger {self.path} cannot be written (read-only file or folder); nothing was "
                     "charged. Use a ledger you can write (ledger=PATH or CROWDSAFE_LEDGER)", parameter="ledger",
                 ) from None
-            raise
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        else:
-            self._conn.execute("COMMIT" if commit else "ROLLBACK")
+            failed = disk_failure(exc, self.path, after)
+            if failed is None:
+                raise
+            raise failed from exc
 
     # -- budgets ----------------------------------------------------------------------------
 
@@ -478,7 +488,7 @@ class Ledger:
         machine itself loses power, at worst the entry stays ``charged``, which still counts."""
         self._conn.execute("PRAGMA synchronous = NORMAL")
         try:
-            with self._write() as conn:
+            with self._write(after=f"its entry #{entry_id} stays 'charged' (its charge counts)") as conn:
                 conn.execute(
                     "UPDATE entries SET status = ?, finished_at = ?, outcome = ? WHERE id = ?",
                     (status, now(), json.dumps(outcome, default=str), entry_id),

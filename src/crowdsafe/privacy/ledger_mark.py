@@ -75,7 +75,27 @@ def look(path: Path) -> None:
         with contextlib.closing(sqlite3.connect(f"{path.absolute().as_uri()}?{mode}", uri=True)) as conn:
             refuse_foreign(conn, path)
     except sqlite3.DatabaseError as exc:
-        raise InputError(f"{path} is not a usable crowdsafe ledger: {exc}", parameter="ledger") from exc
+        raise disk_failure(exc, path) or InputError(f"{path} is not a usable crowdsafe ledger: {exc}",
+                                                    parameter="ledger") from exc
+
+
+#: SQLite's primary result codes of a disk that refused a write or a read (SQLITE_FULL, SQLITE_IOERR)
+_DISK_CODES = {13: "its disk is full", 10: "its disk could not be read or written"}
+
+
+def disk_failure(exc: sqlite3.Error, path: Path, after: str = "nothing was charged or run") -> InputError | None:
+    """The one-line error of a ledger whose disk is full or failed (SQLite's SQLITE_FULL or
+    SQLITE_IOERR, on writing or opening it), or None for another error. The ledger itself is
+    intact (SQLite rolled the write back), so it is never called unusable: a custodian told so
+    might delete a healthy ledger and its budget history. ``after``: what the run did not do."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    if primary not in _DISK_CODES:
+        return None
+    return InputError(
+        f"the privacy ledger {path} could not be written: {_DISK_CODES[primary]} ({exc}); the ledger is "
+        f"unchanged and intact (keep it), and {after}. Free space on that disk (or fix it) and run again",
+        parameter="ledger")
 
 
 def check_and_mark(conn: sqlite3.Connection, path: Path) -> None:
@@ -114,4 +134,5 @@ def _has_version(conn: sqlite3.Connection) -> bool:
         return False
 
 
-__all__ = ["APPLICATION_ID", "LEDGER_TABLES", "carries_mark", "check_and_mark", "look", "refuse_foreign"]
+__all__ = ["APPLICATION_ID", "LEDGER_TABLES", "carries_mark", "check_and_mark", "disk_failure", "look",
+           "refuse_foreign"]
