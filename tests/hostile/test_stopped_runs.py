@@ -168,3 +168,29 @@ def test_a_hangup_ignored_by_the_caller_stays_ignored(tmp_path, env, data):
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in out.parent.iterdir()) == ["a.certificate.json", "a.csv"]
+
+
+@POSIX
+@pytest.mark.slow  # half a second or more (the quick loop: README)
+def test_an_interrupt_ignored_by_the_caller_stays_ignored_while_polars_works(tmp_path, env, data):
+    """A background job's SIGINT is ignored (sweep ds5, item 8): importing Polars installed its own
+    handler over SIG_IGN, so a Ctrl-C meant for the foreground stopped the run. The signal comes
+    while the release is made (Polars at work); the run goes on, through the console entry."""
+    ledger, out = tmp_path / "ledger.sqlite3", tmp_path / "rel" / "a.csv"
+    code = textwrap.dedent(f"""
+        import os, runpy, signal, sys
+        sys.argv = ['crowdsafe', *{_argv(data, ledger, out)!r}]
+        from crowdsafe.engines import polars_engine
+        write_releases = polars_engine.write_releases
+        def interrupted(*args, **kwargs):
+            ignored = int(dict(line.split(':', 1) for line in open('/proc/self/status'))['SigIgn'], 16) >> 1 & 1
+            print('ignored', ignored, file=sys.stderr)
+            os.kill(os.getpid(), signal.SIGINT)
+            return write_releases(*args, **kwargs)
+        polars_engine.write_releases = interrupted
+        runpy.run_module('crowdsafe', run_name='__main__')
+    """)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert "ignored 1" in done.stderr and done.returncode == 0, done.stderr
+    assert sorted(p.name for p in out.parent.iterdir()) == ["a.certificate.json", "a.csv"]
