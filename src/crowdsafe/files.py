@@ -398,17 +398,38 @@ def check_input_path(path: str | os.PathLike[str], what: str = "") -> None:
         raise input_path_error(path, exc, what) from None
 
 
+#: The kernel's pseudo-file systems: their "regular files" (size 0) are made as they are read, and
+#: some block for ever (``/proc/kmsg``) or fail midway (``/proc/cpuinfo``, EIO).
+_PSEUDO_FILES = ("/proc", "/sys")
+
+
+def pseudo_file_top(path: str | os.PathLike[str]) -> str | None:
+    """``/proc`` or ``/sys`` when ``path``, as its links resolve, lies under one (a file opened
+    as ``/proc/self/fd/N`` resolves to the file itself), else None."""
+    try:
+        place = os.path.realpath(Path(path).expanduser())
+    except (OSError, ValueError):
+        return None
+    return next((t for t in _PSEUDO_FILES if place == t or place.startswith(t + os.sep)), None)
+
+
 def check_input(path: str | os.PathLike[str], what: str = "") -> Path:
     """``path``, refused in one line when the system cannot look it up
-    (:func:`check_input_path`: a name too long...) or it is a special file (a FIFO, a device
-    such as ``/dev/zero``, a socket): crowdsafe reads regular files (and folders of parts) only,
-    and checks before opening, since opening a FIFO blocks and a device never ends."""
+    (:func:`check_input_path`: a name too long...), it is a special file (a FIFO, a device
+    such as ``/dev/zero``, a socket) or a kernel pseudo-file (under ``/proc`` or ``/sys``,
+    :func:`pseudo_file_top`): crowdsafe reads regular files (and folders of parts) only, and
+    checks before opening, since opening a FIFO blocks, a device never ends and a pseudo-file may
+    block (``/proc/kmsg``) or fail midway."""
     check_input_path(path, what)
+    named = f"the {what} {path}" if what else str(path)
     kind = special_kind(path)
     if kind is not None:
-        named = f"the {what} {path}" if what else str(path)
         raise InputError(f"{named} is {kind}, not a regular file: crowdsafe reads regular files only (save it to "
                          "a file and give that)")
+    top = pseudo_file_top(path)
+    if top is not None:
+        raise InputError(f"{named} is under {top}, the kernel's pseudo-files, not a regular file: crowdsafe reads "
+                         "regular files only (save a copy to a file and give that)")
     return Path(path)
 
 

@@ -33,7 +33,8 @@ from crowdsafe.data.schema import Role, Schema
 from crowdsafe.errors import SchemaError
 from crowdsafe.identity import note_line
 
-__all__ = ["beyond_int64", "reading_notes", "rounding_note", "settle", "unusable_kind", "usable", "usable_frame", "wide_integer_note"]
+__all__ = ["beyond_int64", "reading_notes", "rounding_note", "settle", "unusable_kind", "usable", "usable_frame",
+           "wide_integer_note"]
 
 _WIDE = (pl.Decimal, pl.Int128, pl.UInt128)
 _INT64_MAX = 2**63 - 1
