@@ -238,3 +238,13 @@ def test_a_drafted_mask_is_never_deeper_than_a_schema_may_declare(tmp_path):
     assert zip_attribute.hierarchy.spec == {"mask": 64}
     path = made.write(tmp_path / "schema.toml")
     assert Schema.from_toml(path)["zip"].hierarchy == {"mask": 64}
+
+
+def test_a_column_of_an_unusable_type_says_so_not_none():
+    frame = people(50, seed=1).select("age", "sex").with_columns(pl.lit(b"\x00\x01").alias("blob"))
+    draft = draft_schema(frame)
+    blob = next(a for a in draft.attributes if a.name == "blob")
+    assert blob.role is Role.IDENTIFIER and blob.identifier_from == "type" and blob.identifier
+    text = draft.to_toml()
+    assert "direct identifier, from its type: " in text and "None" not in text
+    assert "blob (type)" in draft.summary()

@@ -80,8 +80,8 @@ class AttributeDraft:
     """One column of the draft: role, type, and why.
 
     ``identifier`` is the reason it looks like a direct identifier and ``identifier_from``
-    ``"name"`` or ``"values"`` (the latter read from the data); ``sensitive`` the word that
-    makes it look sensitive; ``hierarchy`` the suggestion for a quasi-identifier; ``notes``
+    ``"name"``, ``"values"`` (read from the data) or ``"type"`` (a column crowdsafe cannot use);
+    ``sensitive`` the word that makes it look sensitive; ``hierarchy`` the suggestion for a quasi-identifier; ``notes``
     further comment lines (type choices, awkward names); ``type_from_data`` the ``from_data``
     marker of a type read from the values (:func:`type_marker`; empty when the name or a declared
     type decided it)."""
@@ -159,7 +159,7 @@ class SchemaDraft:
         the ``from_data`` markers that keep a release from being fit until they are deleted."""
         lines = [f"schema draft of {self.source} (custodian-only: it was read from the data; "
                  "review every line marked FROM THE DATA before the schema is shared)"]
-        ids = [f"{a.name} ({'values' if a.identifier_from == 'values' else 'name'})"
+        ids = [f"{a.name} ({a.identifier_from or 'name'})"
                for a in self.attributes if a.role is Role.IDENTIFIER]
         lines.append(f"  identifiers (dropped before release): {', '.join(ids) or 'none found'}")
         qis = [f"{a.name} [{a.hierarchy.kind}{', from the data' if a.hierarchy.from_data else ''}]"
@@ -199,7 +199,8 @@ def draft_schema(data: Any, *, separator: str | None = None, label: str | None =
     with working("drafting each column's type, role and hierarchy"):
         drafted = {name: _attribute(name, frame.get_column(name), declared) for name in frame.columns}
     for name, kind in unusable.items():
-        drafted[name] = AttributeDraft(name, Role.IDENTIFIER, AttributeType.CATEGORICAL, notes=(
+        drafted[name] = AttributeDraft(name, Role.IDENTIFIER, AttributeType.CATEGORICAL, identifier=kind,
+                                       identifier_from="type", notes=(
             f"{kind}: crowdsafe cannot use it, so it is declared an identifier (dropped before any release)",))
     attributes = tuple(drafted.values())
     # a ';' file read with nothing said leaves each column's reading to its values: the draft says it
