@@ -272,7 +272,7 @@ def publish_call(table: Table, directory: Path, written: dict, objective: str, *
                       **{name: str(directory / file) for name, file in written.items() if name != "data"}, **extra}
     if objective.startswith("scheme:"):
         keywords["scheme"] = objective.partition(":")[2]
-    else:
+    elif objective != "default":  # "default": no objective, the plan's default_objective
         keywords["objective"] = objective
         if objective == "classification":
             keywords["target"] = table.target

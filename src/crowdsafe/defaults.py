@@ -22,6 +22,12 @@ DEFAULT_DELTA = 1e-6
 #: ε1 = m (ln L + ln 20) / (EPSILON1_LOSS_CLASSES · k): the exponential mechanism's 95% utility
 #: bound held to this many classes of k rows (L candidate schemes; m = 1 for a monotone score, else 2).
 EPSILON1_LOSS_CLASSES = 1
+#: The default objective (crowdsafe.anonymize.plan.default_objective) is ``marginals`` only where
+#: its choice resolves scores to at most this many rows per marginal: the exponential mechanism's
+#: 95% bound 2 · 3 · (ln L + ln 20) / ε1 (Δq < 3 rows per marginal, m = 2). A public constant,
+#: calibrated on Adult (docs/publish.md, "The default objective"): above it, ``marginals`` picked
+#: empty releases (everything suppressed) in some seeds, ``retained`` in none.
+MARGINALS_RESOLUTION_ROWS = 6000
 #: The planned ε1 stays within these shares of ε.
 EPSILON1_SHARE_RANGE = (0.01, 0.5)
 #: ε1's share of ε when the number of candidate schemes is not known to the planner (the Spark

@@ -31,6 +31,26 @@ def test_the_table_choice_is_built_from_the_same_inputs_on_neighbours(case, tmp_
     same_inputs_at_small_epsilon(case, check_the_table_choice_ran, tmp_path, monkeypatch, mechanism_spy)
 
 
+@pytest.mark.parametrize("epsilon", [0.02, 1.0])
+def test_the_default_objective_and_its_rule_are_the_same_on_neighbours(epsilon, tmp_path, monkeypatch,
+                                                                       mechanism_spy):
+    """Without an objective, on the table with a declared hierarchy for every column: at ε = 0.02
+    the ``marginals`` choice on the table would be too blunt (public: ε1 and L), so the default is
+    ``retained`` with the rule naming the resolution; at ε = 1 it is ``marginals``. Either way the
+    objective, its rule and every mechanism input are the same on D and D + one row."""
+    d, d1 = run_pair(mechanism_spy, PAIR["declared-constant-declared-made-non-constant"], "default", tmp_path,
+                     monkeypatch, epsilon=epsilon)
+    for inputs in (d, d1):
+        assert inputs.refused is None and inputs.charged is True
+    assert (d.plan["objective"], d.plan["objective_rule"]) == (d1.plan["objective"], d1.plan["objective_rule"])
+    if epsilon < 0.05:
+        assert d.plan["objective"] == "retained"
+        assert d.plan["objective_rule"].startswith("default: retained, since at this epsilon the choice for marginals")
+    else:
+        assert d.plan["objective"] == "marginals"
+    assert input_differences(d, d1) == []
+
+
 def test_the_comparison_fails_when_the_tables_size_picks_the_source(tmp_path, monkeypatch, mechanism_spy):
     """The leak this guards against: the source chosen from the number of rows (custodian-only)."""
     from dataclasses import replace

@@ -20,12 +20,22 @@ from typing import Any
 
 import numpy as np
 
+from crowdsafe.anonymize.objective_rules import (
+    DEFAULT_BLUNT_RULE,
+    DEFAULT_CAPPED_RULE,
+    DEFAULT_MARGINALS_RULE,
+    DEFAULT_TABLE_RULE,
+    DEFAULT_UNDECLARED_RULE,
+    DEFAULT_UNPLANNED_RULE,
+    marginals_resolution,
+)
 from crowdsafe.defaults import (
     CELLS_PER_CLASS,
     COUNT_SHARE,
     EPSILON1_LOSS_CLASSES,
     EPSILON1_SHARE_RANGE,
     EPSILON1_SHARE_UNSIZED,
+    MARGINALS_RESOLUTION_ROWS,
     MAX_CANDIDATES,
     RATE_TOLERANCE,
 )
@@ -528,22 +538,6 @@ def epsilon1_split(epsilon: float, delta: float, beta: float | None, k: int | No
     return epsilon1, epsilon1 >= high and needed(sized) >= high
 
 
-#: Why the default objective is what it is (:func:`default_objective`), in the plan's words.
-DEFAULT_MARGINALS_RULE = ("default: marginals (the error of every 1- and 2-way marginal: the analyses nobody "
-                          "planned), since at this epsilon the planner does not hold its epsilon1 at the cap "
-                          "and every published column has a declared hierarchy")
-DEFAULT_TABLE_RULE = ("default: marginals (the error of every 1- and 2-way marginal: the analyses nobody planned), "
-                      "chosen on the whole table, since at this epsilon the sample is too small to choose on and "
-                      "every published column has a declared hierarchy")
-DEFAULT_CAPPED_RULE = ("default: retained, since at this epsilon marginals would want more than half of epsilon "
-                       "for its choice on the sample (epsilon1 held at the cap) and the engine chooses on the sample; "
-                       "docs/publish.md compares the two at each epsilon")
-DEFAULT_UNDECLARED_RULE = ("default: retained, since marginals needs a declared hierarchy for every published "
-                           "column")
-DEFAULT_UNPLANNED_RULE = ("default: retained, since the default is chosen with the planner's epsilon1 and the "
-                          "lattice's size, and here {why}")
-
-
 def default_objective(epsilon: float, delta: float, beta: float | None, k: int | None, candidates: int,
                       declared_domains: bool | None, start: float, table_counts: bool = False) -> tuple[Any, str]:
     """The objective a publication gets when none is given, and the rule in words, from public
@@ -552,12 +546,17 @@ def default_objective(epsilon: float, delta: float, beta: float | None, k: int |
     before the data is read):
 
     - ``marginals`` (every 1- and 2-way marginal, spread over the leaves) when every published
-      column has a declared hierarchy and either the planner's ε1 for it is not held at the top of
-      its range (:func:`epsilon1_split`), or it is and the engine holds the table, so the choice
-      reads the whole table (:data:`TABLE_RULE`): a release then serves the analyses nobody planned;
+      column has a declared hierarchy, either the planner's ε1 for it is not held at the top of
+      its range (:func:`epsilon1_split`) or it is and the engine holds the table, so the choice
+      reads the whole table (:data:`TABLE_RULE`), and at that ε1 the choice resolves scores to at
+      most :data:`~crowdsafe.defaults.MARGINALS_RESOLUTION_ROWS` rows per marginal
+      (:func:`~crowdsafe.anonymize.objective_rules.marginals_resolution`): a release then serves
+      the analyses nobody planned;
     - ``retained`` otherwise: on the sample at small ε (on Adult below ε ≈ 1) ``marginals``, not
-      monotone, would need twice the ε1 and its choice is too blunt (docs/publish.md, "The
-      default objective", has the measurements).
+      monotone, would need twice the ε1 and its choice is too blunt; on the table at tiny ε (on
+      Adult below ε ≈ 0.05) its choice is so blunt that it puts much of its mass on nodes that
+      suppress everything, which ``retained`` (monotone, a suppressed row scores nothing) does
+      not (docs/publish.md, "The default objective", has the measurements).
     """
     from crowdsafe.selection.score import make_objective
 
@@ -567,10 +566,15 @@ def default_objective(epsilon: float, delta: float, beta: float | None, k: int |
     if not declared_domains:
         return make_objective("retained"), DEFAULT_UNDECLARED_RULE
     marginals = make_objective("marginals")
-    _, capped = epsilon1_split(epsilon, delta, beta, k, candidates, marginals.monotone, start)
+    epsilon1, capped = epsilon1_split(epsilon, delta, beta, k, candidates, marginals.monotone, start)
+    if capped and not table_counts:
+        return make_objective("retained"), DEFAULT_CAPPED_RULE
     if capped:
-        return (marginals, DEFAULT_TABLE_RULE) if table_counts else (make_objective("retained"), DEFAULT_CAPPED_RULE)
-    return marginals, DEFAULT_MARGINALS_RULE
+        epsilon1, _ = epsilon1_split(epsilon, delta, beta, k, candidates, marginals.monotone, start, on_table=True)
+    rows = marginals_resolution(epsilon1, candidates)
+    if rows > MARGINALS_RESOLUTION_ROWS:
+        return make_objective("retained"), DEFAULT_BLUNT_RULE.format(rows=rows, epsilon1=epsilon1)
+    return marginals, DEFAULT_TABLE_RULE if capped else DEFAULT_MARGINALS_RULE
 
 
 def default_objective_rule(checked: _Checked) -> str:
