@@ -12,7 +12,7 @@ from html import unescape
 
 import polars as pl
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import QI, publish_small, small_table, write_inputs
@@ -34,6 +34,7 @@ def before(counts, labels=LABELS, interval=(-270.0, 270.0)) -> BeforeDistributio
                               interval=interval, mechanism="discrete Laplace (geometric)", noise_scale=90.0)
 
 
+@settings(max_examples=40)
 @given(st.lists(st.integers(-2_000, 30_000), min_size=len(LABELS), max_size=len(LABELS)),
        st.lists(st.integers(-2_000, 30_000), min_size=len(LABELS), max_size=len(LABELS)))
 def test_the_noisy_counts_choose_no_bar(counts, other_counts):
@@ -47,6 +48,7 @@ def test_the_noisy_counts_choose_no_bar(counts, other_counts):
         + [f"other ({len(LABELS) - TOP_VALUES} values)"]
 
 
+@settings(max_examples=40)
 @given(st.lists(st.integers(-2_000, 2_000), min_size=len(LABELS), max_size=len(LABELS)))
 def test_each_cell_is_clipped_before_it_is_summed(counts):
     bars = before_bars(before(counts))
@@ -89,6 +91,7 @@ def test_the_caption_gives_the_interval_and_the_text_alternative_names_the_noisy
     assert interval_text((-12.0, 15.0)) == "−12 to +15"
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_the_interval_is_the_query_answers_own():
     """The sweep's case: native-country at ε = 0.1 / 9 through the report's own path; the
     interval in the caption is the one `crowdsafe query` gives the same histogram (±270)."""
@@ -112,6 +115,7 @@ def _before_labels(page: str, figure: int) -> list[str]:
     return [unescape(t) for t in re.findall(r'text-anchor="end"[^>]*>([^<]*)</text>', panel)]
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_the_shown_values_do_not_depend_on_one_row(tmp_path):
     """Neighbouring tables, the same seed and an ε so large that the noise is 0: the before
     panels show the same values in the same order with one row of the data removed. (Ranked by
