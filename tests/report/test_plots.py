@@ -11,6 +11,7 @@ import sys
 import numpy as np
 
 from crowdsafe.report import plots
+from crowdsafe.report.before_rows import BeforeBar
 from crowdsafe.report.svg import nice_step, number, ticks
 from crowdsafe.report.view_plots import estimates_svg
 
@@ -24,8 +25,9 @@ def test_a_million_classes_are_counted_in_plain_numbers():
 def test_the_same_numbers_give_the_same_bytes():
     sizes = np.array([33, 34, 40, 40, 51, 120], dtype=np.int64)
     assert plots.class_size_svg(sizes, 33) == plots.class_size_svg(sizes.copy(), 33)
-    one = plots.distribution_svg("age", [("[0, 40)", 10), (">=40", 5)], [("[0, 40)", 9.5), (">=40", 6.1)], 0.5)
-    assert one == plots.distribution_svg("age", [("[0, 40)", 10), (">=40", 5)], [("[0, 40)", 9.5), (">=40", 6.1)], 0.5)
+    before = [BeforeBar("[0, 40)", 9.5, 1, False, False), BeforeBar(">=40", 6.1, 1, True, False)]
+    one = plots.distribution_svg("age", [("[0, 40)", 10), (">=40", 5)], before, 0.5)
+    assert one == plots.distribution_svg("age", [("[0, 40)", 10), (">=40", 5)], list(before), 0.5)
 
 
 def test_ticks_are_round_and_cover_the_range():

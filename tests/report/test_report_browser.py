@@ -172,3 +172,35 @@ def test_a_view_report_renders_without_errors(browser, tmp_path):
         assert page.locator("#distributions table").count() == 4
     finally:
         page.close()
+
+
+@pytest.mark.slow
+def test_a_report_with_before_distributions_renders_its_noise_marks(browser, tmp_path):
+    """The before panels of Adult at ε = 0.1 (the declared domains, so some bars are within the
+    noise of 0): no error, every plot drawn, the hatch painted, the interval in the caption."""
+    from crowdsafe import api
+    from crowdsafe.report.before import before_distributions
+    from crowdsafe.report.build import build_report, release_content
+
+    published = tmp_path / "adult.csv"
+    api.publish("adult", epsilon=0.5, delta=1e-6, seed=1, ledger=None, out=str(published))
+    columns = release_content(published).quasi_identifiers
+    found = before_distributions("adult", columns, 0.1, ledger=None, seed=3)
+    page_file = tmp_path / "before.html"
+    page_file.write_text(build_report(published, found), encoding="utf-8")
+    page, errors = load(browser, page_file)
+    try:
+        assert errors == []
+        figures = page.locator("figure.distribution")
+        assert figures.count() == len(columns)
+        for i in range(figures.count()):
+            check_plot(page, f"#plot-distribution-{i}")
+        hatched = page.locator("figure.distribution svg rect[fill^='url(#within-noise-']")
+        assert hatched.count() >= 1 and hatched.first.bounding_box() is not None
+        assert "with 95% probability" in page.locator("#plot-distribution-0 figcaption").inner_text()
+        keep = os.environ.get(SCREENSHOT_DIR_ENV)
+        if keep:
+            Path(keep).mkdir(parents=True, exist_ok=True)
+            (Path(keep) / "report-before-screenshot.png").write_bytes(page.screenshot(full_page=True))
+    finally:
+        page.close()

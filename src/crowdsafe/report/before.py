@@ -22,7 +22,7 @@ import polars as pl
 
 from crowdsafe.errors import ParameterError
 from crowdsafe.privacy.ledger import Ledger, ledger_for
-from crowdsafe.report.content import BeforeDistribution, shown_label, shown_values
+from crowdsafe.report.content import BeforeDistribution, shown_label
 
 
 def _quoted(name: str) -> str:
@@ -32,10 +32,15 @@ def _quoted(name: str) -> str:
 
 
 def noisy_values(answer: pl.DataFrame, name: str) -> tuple[tuple[str, float], ...]:
-    """The cells of a one-column noisy histogram as (value, noisy count) in report order."""
-    values = [(shown_label(v), float(c))
-              for v, c in zip(answer.get_column(name).to_list(), answer.get_column("count").to_list())]
-    return tuple(shown_values(values))
+    """The cells of a one-column noisy histogram as (value, noisy count), in the answer's order
+    (the declared domain's, or by value: public either way), every cell as drawn. Which of them
+    the report shows, and in which order, is chosen from public information only when the
+    report is drawn (:func:`crowdsafe.report.before_rows.before_bars`), never by the counts."""
+    merged: dict[str, float] = {}
+    for v, c in zip(answer.get_column(name).to_list(), answer.get_column("count").to_list()):
+        label = shown_label(v)  # None and '?' are both the missing value: one cell
+        merged[label] = merged.get(label, 0.0) + float(c)
+    return tuple(merged.items())
 
 
 def before_distributions(data: Any, columns: Sequence[str], epsilon: float, *, delta: float = 0.0,
@@ -76,7 +81,10 @@ def before_distributions(data: Any, columns: Sequence[str], epsilon: float, *, d
                 raise ParameterError(f"the histogram of {column} did not answer with cells")
             result.append(BeforeDistribution(name=column, epsilon=answer.epsilon, delta=answer.delta,
                                              values=noisy_values(frame, column),
-                                             unfit_reasons=answer_unfit_reasons(answer, recorded=book is not None)))
+                                             unfit_reasons=answer_unfit_reasons(answer, recorded=book is not None),
+                                             interval=(float(answer.error_interval[0]),
+                                                       float(answer.error_interval[1])),
+                                             mechanism=answer.mechanism, noise_scale=float(answer.noise_scale)))
     return result
 
 

@@ -94,15 +94,22 @@ class AttributeView:
 @dataclass(frozen=True)
 class BeforeDistribution:
     """A noisy histogram of one attribute of the original data: the answer of a charged DP
-    query (ε, δ), shown as "before" with its ε. ``unfit_reasons``: why that answer is not fit
-    for release (seeded noise, no ledger, a schema choice read from the data), which the report's
-    verdict then states beside the release's own."""
+    query (ε, δ), shown as "before" with its ε. ``values``: every cell of the answer as (value,
+    noisy count), in the answer's order (the declared domain's, or by value), the counts as
+    drawn (possibly negative); the panel's bars are chosen from them by public information only
+    (:func:`crowdsafe.report.before_rows.before_bars`). ``interval``: the answer's 95% error
+    interval of one cell, ``mechanism`` and ``noise_scale`` its noise. ``unfit_reasons``: why
+    that answer is not fit for release (seeded noise, no ledger, a schema choice read from the
+    data), which the report's verdict then states beside the release's own."""
 
     name: str
     epsilon: float
     delta: float
     values: tuple[tuple[str, float], ...]
     unfit_reasons: tuple[str, ...] = ()
+    interval: tuple[float, float] | None = None
+    mechanism: str = ""
+    noise_scale: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -229,6 +236,23 @@ def serves_words(certificate: Mapping[str, Any]) -> tuple[str, ...]:
     if isinstance(parameters.get("beta"), (int, float)):
         words.append("The table is a random sample of the original data: a count on it estimates the original count "
                      "times the sampling rate β in the plan above, less what suppression removed.")
+    return tuple(words)
+
+
+def empty_release_words(certificate: Mapping[str, Any]) -> tuple[str, ...]:
+    """What a release with no records means, one paragraph per entry, from the certificate's
+    public fields alone (the release's own row count, 0, is what chose these words)."""
+    parameters = certificate.get("parameters") or {}
+    k = parameters.get("k")
+    under = f"fewer than {k:,} records" if isinstance(k, int) else "fewer than k records"
+    words = ["This release holds no records, so it serves no analysis: every record was suppressed (each "
+             f"generalized tuple would have been shared by {under}), or there was none to publish."]
+    if certificate.get("guarantee") not in (None, "none"):
+        epsilon, delta = certificate.get("epsilon"), certificate.get("delta")
+        words.append(f"The run spent its privacy budget all the same: ε = {_number(epsilon)}, δ = {_number(delta, 3)} "
+                     "count against the data whether or not a record is published, and publishing again from the "
+                     "same data spends more. A larger ε, a smaller k or coarser hierarchies let more classes reach "
+                     "k records.")
     return tuple(words)
 
 
@@ -483,6 +507,6 @@ def report_content(frame: pl.DataFrame | pl.LazyFrame, certificate: Mapping[str,
 
 
 __all__ = ["MISSING_SHOWN", "AttributeView", "BeforeDistribution", "PUBLIC_FIELDS", "ReportContent", "attribute_view",
-           "attribute_views", "check_shown_fields",
+           "attribute_views", "check_shown_fields", "empty_release_words",
            "class_sizes_of", "guarantee_words", "plan_rows", "public_certificate", "report_content", "risk_rows",
            "shown_label", "shown_values", "tuple_table", "utility_rows"]

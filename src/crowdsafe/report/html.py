@@ -84,7 +84,8 @@ def generalized_rows(attributes: Sequence[AttributeView]) -> list[tuple[str, ...
     """One row per published attribute: its level, the level in words, how many distinct values it
     publishes and which (all, or the first few and how many more), and its share of '*'."""
     return [(view.name, "—" if view.level is None else str(view.level), view.description or view.level_name or "—",
-             f"{view.distinct:,}", view.values_text, f"{view.star_share:.1%}") for view in attributes]
+             f"{view.distinct:,}", view.values_text, f"{view.star_share:.1%}" if view.distinct else "—")
+            for view in attributes]
 
 
 GENERALIZED_HEADER = ("attribute", "level", "what the level does", "distinct values", "published values",
@@ -114,20 +115,22 @@ def _class_sizes(content: ReportContent) -> str:
 
 
 def _distributions(content: ReportContent) -> str:
+    from crowdsafe.report.before_rows import before_bars, noise_note, noise_words
     from crowdsafe.report.plots import distribution_svg
 
     before = {b.name: b for b in content.before}
     figures = []
     for i, view in enumerate(content.attributes):
         noisy = before.get(view.name)
-        svg = distribution_svg(view.name, view.values, noisy.values if noisy else None,
-                               noisy.epsilon if noisy else None, MISSING_NOTE if view.has_missing else None)
+        bars = before_bars(noisy, [v for v, _ in view.values]) if noisy else None
+        svg = distribution_svg(view.name, view.values, bars, noisy.epsilon if noisy else None,
+                               MISSING_NOTE if view.has_missing else None, i,
+                               f"before: {noise_note(bars)}" if bars and noise_note(bars) else "")
         caption = "Published values, counted on the release."
         if view.has_missing:
             caption += f" {MISSING_NOTE[0].upper()}{MISSING_NOTE[1:]}."
-        if noisy:
-            caption += (f" Original values: a noisy DP histogram (ε = {noisy.epsilon:g}, δ = {noisy.delta:g}), "
-                        "charged to the ledger; noise may make small bars wrong or empty.")
+        if noisy and bars is not None:
+            caption += " " + noise_words(noisy, bars)
         figures.append(f'<figure class="plot distribution" id="plot-distribution-{i}">{svg}'
                        f"<figcaption>{escape(caption)}</figcaption></figure>")
     if content.before:
@@ -146,8 +149,11 @@ def _metrics(section: str, title: str, rows: Sequence[tuple[str, str, str]], int
 
 
 def _serves(content: ReportContent) -> str:
-    from crowdsafe.report.content import serves_words
+    from crowdsafe.report.content import empty_release_words, serves_words
 
+    if content.rows == 0:  # nothing published: say so, not what the (absent) records would serve
+        return (f'<section id="serves"><h2>What this table serves</h2>'
+                f"{_paragraphs(empty_release_words(content.certificate))}</section>")
     words = serves_words(content.certificate)
     if not words:
         return ""

@@ -13,11 +13,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from crowdsafe.report.before_rows import BeforeBar
 from crowdsafe.report.svg import Chart, Panel, ticks
 
 AFTER_COLOUR = "#2b6cb0"
 BEFORE_COLOUR = "#c05621"
 LIMIT_COLOUR = "#9b2c2c"
+NOTE_COLOUR = "#4a5568"
 INCH = 72.0
 #: Margins around each panel, in points: right, top (the title sits in it), bottom (ticks, label).
 RIGHT, TOP, BOTTOM = 0.25 * INCH, 0.3 * INCH, 0.5 * INCH
@@ -76,26 +78,41 @@ def class_size_svg(sizes: np.ndarray, k: int | None) -> str:
 
 
 def _shares(values: Sequence[tuple[str, float]]) -> np.ndarray:
-    counts = np.array([max(float(c), 0.0) for _, c in values])
+    """Each value's share of the total. The counts are never negative here: a before panel's
+    noisy cells were clipped at 0 before they reached it (:mod:`crowdsafe.report.before_rows`),
+    and a negative count is refused rather than drawn as 0% without a word."""
+    counts = np.array([float(c) for _, c in values])
+    if (counts < 0).any():
+        raise ValueError("a bar chart of shares got a negative count: clip noisy cells (and say so) first")
     total = counts.sum()
     return counts / total if total > 0 else counts
 
 
 def _bars(chart: Chart, left: float, right: float, height: float, values: Sequence[tuple[str, float]],
-          colour: str, title: str) -> None:
-    """One panel of horizontal bars of shares, between ``left`` and ``right`` (its axis lines)."""
+          colour: str, title: str, empty: str, bars: Sequence[BeforeBar] = (), hatch: str = "") -> None:
+    """One panel of horizontal bars of shares, between ``left`` and ``right`` (its axis lines);
+    ``empty``: the panel's message when there is no value. ``bars``: the before panel's marks,
+    one per value: a bar within the noise of 0 is hatched (the pattern named ``hatch``), a bar
+    whose noisy count was below 0 is labelled "< 0"."""
     if not values:
         panel = Panel(chart, left, TOP, right, height - BOTTOM, 0, 1, 0, 1)
         chart.text((left + right) / 2, TOP - 8, title)
-        panel.message("no cell passed the noisy threshold")
+        panel.message(empty)
         return
     shares = _shares(values)
     top, tick_values, tick_labels = share_ticks(float(shares.max()))
     rows = len(values)
     panel = Panel(chart, left, TOP, right, height - BOTTOM, 0.0, top, 0.0, float(rows) + 2 * MARGIN)
+    pattern = chart.hatch(hatch, colour) if any(bar.within_noise for bar in bars) else ""
     for row, share in enumerate(shares.tolist()):
-        panel.hbar(row, 0.0, share, colour)
-    panel.frame(title, "share of records")
+        mark = bars[row] if bars else None
+        if mark is not None and mark.within_noise:
+            panel.hbar(row, 0.0, share, pattern, stroke=colour)
+        else:
+            panel.hbar(row, 0.0, share, colour)
+        if mark is not None and mark.below_zero:
+            chart.text(panel.x(share) + 3, panel.row_centre(row), "< 0", anchor="start", colour=NOTE_COLOUR)
+    panel.frame(title, "share of records (hatched: within noise of 0)" if pattern else "share of records")
     panel.row_labels([_short(v) for v, _ in values])
     panel.x_ticks(tick_values, tick_labels)
 
@@ -104,27 +121,34 @@ def panel_height(rows: int) -> float:
     return (1.0 + 0.2 * max(rows, 2)) * INCH
 
 
-def distribution_svg(name: str, after: Sequence[tuple[str, int]],
-                     before: Sequence[tuple[str, float]] | None = None, before_epsilon: float | None = None,
-                     note: str | None = None) -> str:
+def distribution_svg(name: str, after: Sequence[tuple[str, int]], before: Sequence[BeforeBar] | None = None,
+                     before_epsilon: float | None = None, note: str | None = None, figure: int = 0,
+                     before_note: str = "") -> str:
     """Horizontal bars of the published values of ``name`` (share of records), and beside them,
-    when given, the noisy "before" histogram of the original values with its ε. ``note``: added
-    to the text alternative (e.g. what the missing-value bar means)."""
-    rows = max(len(after), len(before or ()))
+    when given, the noisy "before" histogram of the original values with its ε (its bars chosen
+    and marked by :func:`crowdsafe.report.before_rows.before_bars`). ``note``: added to the text
+    alternative (e.g. what the missing-value bar means), and ``before_note`` too (which before
+    bars are within noise). ``figure``: the figure's number on the page (names its hatch)."""
+    before_values = [(bar.label, bar.count) for bar in before] if before is not None else None
+    rows = max(len(after), len(before_values or ()))
     height = panel_height(rows)
-    left = label_room([v for v, _ in after] + [v for v, _ in before or ()])
-    if before is None:
+    left = label_room([v for v, _ in after] + [v for v, _ in before_values or ()])
+    empty_after = "no records: the release is empty"
+    if before is None or before_values is None:
         width = 7.0 * INCH
         chart = Chart(width, height)
-        _bars(chart, left, width - RIGHT, height, after, AFTER_COLOUR, f"{name}: published (after)")
+        _bars(chart, left, width - RIGHT, height, after, AFTER_COLOUR, f"{name}: published (after)", empty_after)
     else:
         half = 7.0 * INCH - RIGHT
         width = 2 * half + RIGHT
         chart = Chart(width, height)
-        _bars(chart, left, half - RIGHT, height, before, BEFORE_COLOUR,
-              f"{name}: original, noisy (ε = {before_epsilon:g})")
-        _bars(chart, half + left, width - RIGHT, height, after, AFTER_COLOUR, f"{name}: published (after)")
-    return chart.svg(f"Distribution of {name}" + (f"; {note}" if note else ""))
+        _bars(chart, left, half - RIGHT, height, before_values, BEFORE_COLOUR,
+              f"{name}: original, noisy (ε = {before_epsilon:g})", "no cell passed the noisy threshold", before,
+              f"within-noise-{figure}")
+        _bars(chart, half + left, width - RIGHT, height, after, AFTER_COLOUR, f"{name}: published (after)",
+              empty_after)
+    notes = "".join(f"; {n}" for n in (note, before_note) if n)
+    return chart.svg(f"Distribution of {name}{notes}")
 
 
 #: Bins of the compact histogram of the notebook views (:func:`compact_histogram_svg`).

@@ -82,9 +82,19 @@ class Chart:
     height: float
     parts: list[str] = field(default_factory=list)
 
-    def rect(self, x: float, y: float, w: float, h: float, fill: str) -> None:
+    def rect(self, x: float, y: float, w: float, h: float, fill: str, stroke: str | None = None) -> None:
         if w > 0 and h > 0:
-            self.parts.append(f'<rect x="{x:.2f}" y="{y:.2f}" width="{w:.2f}" height="{h:.2f}" fill="{fill}"/>')
+            outline = f' stroke="{stroke}" stroke-width="0.8"' if stroke else ""
+            self.parts.append(f'<rect x="{x:.2f}" y="{y:.2f}" width="{w:.2f}" height="{h:.2f}" fill="{fill}"'
+                              f"{outline}/>")
+
+    def hatch(self, name: str, colour: str) -> str:
+        """Define a diagonal hatch of ``colour`` named ``name`` (unique on the page: every chart's
+        definitions share the page's ids) and return the fill that paints with it."""
+        self.parts.append(f'<defs><pattern id="{name}" patternUnits="userSpaceOnUse" width="4" height="4" '
+                          f'patternTransform="rotate(45)"><rect width="4" height="4" fill="#ffffff"/>'
+                          f'<line x1="1" y1="0" x2="1" y2="4" stroke="{colour}" stroke-width="1.6"/></pattern></defs>')
+        return f"url(#{name})"
 
     def line(self, x1: float, y1: float, x2: float, y2: float, colour: str = AXIS_COLOUR, width: float = 0.8,
              dash: str | None = None) -> None:
@@ -163,12 +173,14 @@ class Panel:
     def row_centre(self, row: int) -> float:
         return self.y(self.y_high - row - 0.5)
 
-    def hbar(self, row: int, start: float, end: float, colour: str, thickness: float = 0.8) -> None:
-        """A horizontal bar of row ``row`` from ``start`` to ``end`` (data x), ``thickness`` of the row."""
+    def hbar(self, row: int, start: float, end: float, colour: str, thickness: float = 0.8,
+             stroke: str | None = None) -> None:
+        """A horizontal bar of row ``row`` from ``start`` to ``end`` (data x), ``thickness`` of the
+        row; ``stroke``: an outline of that colour."""
         low, high = sorted((self.x(start), self.x(end)))
         half = thickness / 2 * abs(self.y(0) - self.y(1))
         centre = self.row_centre(row)
-        self.chart.rect(low, centre - half, high - low, 2 * half, colour)
+        self.chart.rect(low, centre - half, high - low, 2 * half, colour, stroke)
 
     def error_bar(self, row: int, low: float, high: float, colour: str = AXIS_COLOUR) -> None:
         centre = self.row_centre(row)
