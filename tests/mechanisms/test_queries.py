@@ -106,6 +106,32 @@ def test_histogram_over_private_values_needs_delta_and_thresholds_cells():
     assert (answer.value.get_column("count") >= threshold).all()
 
 
+def _threshold_by_the_formula(epsilon: float, delta: float) -> int:
+    """τ = 1 + m for the least m with e^ε·δ_S/(1 − δ_S) ≤ δ, δ_S = α^m/(1 + α), α = e^-ε (one row
+    per person, sensitivity 1): the docstring of query_noise.stability_threshold, in exact
+    fractions (no overflow, no rounding)."""
+    from fractions import Fraction
+    alpha = Fraction(np.exp(-epsilon)) if epsilon < 700 else Fraction(0)
+    m = 1
+    while True:
+        delta_s = alpha ** m / (1 + alpha)
+        if delta_s < 1 and Fraction(np.exp(epsilon)) * delta_s / (1 - delta_s) <= Fraction(delta):
+            return 1 + m
+        m += 1
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 5.0, 800.0, 1e7])
+def test_the_histogram_threshold_at_any_finite_epsilon(epsilon):
+    # e^ε overflowed a float past ε ≈ 709: an internal OverflowError at ε = 1e7
+    answer = answer_query(DATA, QueryRequest("histogram city", epsilon=epsilon, delta=1e-6), randomness=5)
+    threshold = int(next(n for n in answer.notes if "reaches" in n).split("reaches ")[1].split(" ")[0])
+    if epsilon < 700:
+        assert threshold == _threshold_by_the_formula(epsilon, 1e-6)
+    else:  # past e^700 the formula's factors overflow even as exact fractions of floats: m = 2 suffices
+        assert threshold == 3
+    assert answer.delta == 1e-6
+
+
 def test_bundled_adult_uses_its_documented_domains():
     adult = load("adult")
     answer = answer_query(adult, QueryRequest("histogram sex, race, income", epsilon=1.0), randomness=6)

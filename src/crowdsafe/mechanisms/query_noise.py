@@ -184,11 +184,14 @@ def stability_threshold(plan: QueryPlan) -> tuple[int, float]:
     noise = DiscreteLaplaceNoise.for_privacy(plan.epsilon, int(plan.sensitivity.l1))
     log_alpha = -noise.s / noise.t
     m = 1
+    # in logarithms: e^ε overflows a float past ε ≈ 709, and any finite ε is a valid request
+    log_target = math.log(plan.delta) if plan.delta > 0 else -math.inf
     while True:
-        delta_s = c * math.exp(m * log_alpha) / (1 + math.exp(log_alpha))
-        delta = math.exp(plan.epsilon) * delta_s / (1 - delta_s) if delta_s < 1 else 1.0
-        if delta <= plan.delta:
-            return c + m, delta
+        log_delta_s = math.log(c) + m * log_alpha - math.log1p(math.exp(log_alpha))
+        log_delta = (plan.epsilon + log_delta_s - math.log1p(-math.exp(log_delta_s)) if log_delta_s < 0
+                     else 0.0)
+        if log_delta <= log_target:
+            return c + m, math.exp(log_delta)
         m = max(m + 1, int(m * 1.05))
 
 
