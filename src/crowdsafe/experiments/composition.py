@@ -79,9 +79,8 @@ def census_tables() -> dict[str, Dataset]:
 def with_record_id(dataset: Dataset, name: str = RECORD) -> Dataset:
     """``dataset`` with a ``name`` column numbering its rows, an insensitive attribute: releases
     carry it unchanged, so attacks can be scored (the attacks never read it)."""
-    schema = Schema(dataset.schema.attributes + (Attribute(name, Role.INSENSITIVE, AttributeType.NUMERIC,
-                                                                numbers=NumberKind.INTEGER),),
-                    dataset.schema.person_id, dataset.schema.source)
+    schema = replace(dataset.schema, attributes=dataset.schema.attributes + (
+        Attribute(name, Role.INSENSITIVE, AttributeType.NUMERIC, numbers=NumberKind.INTEGER),))
     frame = dataset.frame.with_columns(pl.Series(name, np.arange(dataset.n_rows, dtype=np.int64)))
     return replace(dataset, frame=frame, schema=schema)
 
