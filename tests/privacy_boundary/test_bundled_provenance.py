@@ -70,6 +70,7 @@ def _query(capsys, data: Path, schema: str) -> tuple[int, str, str, float]:
     return code, captured.out, captured.err, _spent(ledger)
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 @pytest.mark.parametrize("schema", SCHEMA_NAMES)
 def test_a_schema_file_named_bundled_gives_no_public_domain(capsys, tmp_path, schema):
     runs = {side: _query(capsys, _write(tmp_path / side, frame), schema) for side, frame in _tables().items()}
@@ -80,6 +81,7 @@ def test_a_schema_file_named_bundled_gives_no_public_domain(capsys, tmp_path, sc
     assert runs["D"] == runs["D1"]  # one refusal, whatever the rows
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_the_refusal_is_the_one_schema_toml_gets(capsys, tmp_path):
     data = _write(tmp_path / "D1", _tables()["D1"])
     assert _query(capsys, data, "x (bundled)")[1:3] == _query(capsys, data, "schema.toml")[1:3]
@@ -99,6 +101,7 @@ def _report_before(capsys, folder: Path, frame: pl.DataFrame, schema: str) -> tu
     return code, capsys.readouterr().err.replace(str(folder), "FOLDER"), _spent(ledger)
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_report_before_is_refused_alike_on_neighbours(capsys, tmp_path):
     runs = [_report_before(capsys, tmp_path / side, frame, "x (bundled)") for side, frame in _tables().items()]
     assert runs[0] == runs[1]

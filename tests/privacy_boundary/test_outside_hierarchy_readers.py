@@ -35,6 +35,7 @@ role = "sensitive"
 type = "categorical"
 """
 KINDERGARTEN = "Kindergarten"
+pytestmark = pytest.mark.slow  # half a second or more (the quick loop: README)
 
 
 def _table() -> pl.DataFrame:

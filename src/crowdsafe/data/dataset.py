@@ -16,7 +16,7 @@ from crowdsafe.data.fingerprint import multiset_digest
 from crowdsafe.data.hierarchy import Hierarchy
 from crowdsafe.data.missing import MissingReport
 from crowdsafe.data.schema import AttributeType, Schema
-from crowdsafe.errors import OUTSIDE_DOMAIN, HierarchyError, SchemaError
+from crowdsafe.errors import CUSTODIAN_REFUSAL, HierarchyError, SchemaError
 from crowdsafe.identity import keyed_identity
 
 
@@ -75,7 +75,7 @@ class Dataset:
         (:class:`SchemaError`), a value its hierarchy does not cover (:class:`HierarchyError`).
         Reads the data: for the custodian's own commands (``check``, ``anonymize``), never before
         a charge (the DP commands handle such a value without letting it stop them); the message
-        says it is a custodian-only fact (:data:`~crowdsafe.errors.OUTSIDE_DOMAIN`)."""
+        says it is a custodian-only fact (:data:`~crowdsafe.errors.CUSTODIAN_REFUSAL`)."""
         for attribute in self.schema:
             if columns is not None and attribute.name not in columns:
                 continue
@@ -84,13 +84,13 @@ class Dataset:
                 outside = text.filter(~text.is_in(pl.Series([str(v) for v in attribute.order])) & text.is_not_null())
                 if len(outside):
                     raise SchemaError(f"column '{attribute.name}' holds {outside[0]!r}, which is not in its "
-                                      f"declared order{OUTSIDE_DOMAIN}")
+                                      f"declared order{CUSTODIAN_REFUSAL}")
             hierarchy = self.hierarchies.get(attribute.name)
             if hierarchy is not None:
                 try:
                     hierarchy.validate(self.frame.get_column(attribute.name), column=attribute.name)
                 except HierarchyError as exc:
-                    raise HierarchyError(f"{exc}{OUTSIDE_DOMAIN}") from None
+                    raise HierarchyError(f"{exc}{CUSTODIAN_REFUSAL}") from None
 
     def outside_as_missing(self) -> Dataset:
         """This table with each value a hierarchy does not list read as missing, as ``publish``
