@@ -11,7 +11,6 @@ later charges compose against its budget; a genuine subsample is still refused.
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 

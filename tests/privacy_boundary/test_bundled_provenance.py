@@ -22,10 +22,10 @@ from boundary_data import base_table
 
 from crowdsafe import api, cli
 from crowdsafe.data.hierarchy import ObservedHierarchy
-from crowdsafe.datasets import adult
 from crowdsafe.data.schema import Schema
-from crowdsafe.mechanisms.query_language import parse
+from crowdsafe.datasets import adult
 from crowdsafe.mechanisms.query_aggregates import histogram_domain
+from crowdsafe.mechanisms.query_language import parse
 from crowdsafe.privacy.ledger import Ledger
 
 SCHEMA = """[attributes.age]

@@ -105,7 +105,8 @@ class Dataset:
             outside = hierarchy.outside(self.frame.get_column(name))
             if len(outside):
                 column = pl.col(name)
-                held = column.cast(pl.String) if isinstance(self.frame.schema[name], (pl.Categorical, pl.Enum)) else column
+                categories = isinstance(self.frame.schema[name], (pl.Categorical, pl.Enum))
+                held = column.cast(pl.String) if categories else column
                 changes.append(pl.when(held.is_in(outside.implode())).then(None).otherwise(column).alias(name))
                 hierarchies[name] = hierarchy.with_missing_leaf()
         if not changes:

@@ -40,7 +40,7 @@ from crowdsafe.anonymize import anonymize_dataset
 from crowdsafe.anonymize.publish import PlanRequest, plan_publication, publish_dataset
 from crowdsafe.attacks import AttackedRelease, intersection_attack
 from crowdsafe.attacks.contrast import dp_table_cells, population_guess
-from crowdsafe.data import Attribute, AttributeType, Dataset, MissingPolicy, NumberKind, Role, Schema
+from crowdsafe.data import Attribute, AttributeType, Dataset, MissingPolicy, NumberKind, Role
 from crowdsafe.datasets import adult, synthetic
 from crowdsafe.experiments.registry import ExperimentContext, experiment
 from crowdsafe.randomness import Randomness
