@@ -91,7 +91,7 @@ def check(
 
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     if original is not None:
-        source = load(original, schema=schema, missing=missing)
+        source = load(original, schema=schema, missing=missing).outside_as_missing()  # as publish published it
         dataset = release_dataset(load_release(data, missing=missing), source)
         dataset = dataset.with_roles(qi=qi, sensitive=sensitive) if qi is not None or sensitive is not None else dataset
     else:  # a file larger than memory is read batch by batch (streamed_check_report; twin: check_report)
@@ -221,7 +221,7 @@ def compare(
     request = UtilityRequest(qi=tuple(qi) if qi is not None else None, k=k, input_rows=input_rows, queries=queries,
                              max_attributes=max_attributes, seed=seed, scale=scale, target=target, model=model)
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
-    source = load(original, schema=schema, missing=missing)
+    source = load(original, schema=schema, missing=missing).outside_as_missing()  # as publish published it
     published = release_dataset(load_release(release, missing=missing), source)
     if target is None and len(source.sensitive) == 1 and source.sensitive[0] in published.columns:
         target = source.sensitive[0]

@@ -17,6 +17,9 @@ from collections.abc import Sequence
 #: The end of the refusal of a table with no rows: a refusal before the charge that depends on the
 #: data (docs/privacy-boundary.md lists them all), so its message says whose fact it is.
 EMPTY_TABLE = " (a custodian-only fact about the data: an empty table is refused before anything is charged)"
+#: the end of a refusal that depends on one row in a custodian's own command (``check DATA``, classic
+#: ``anonymize``: a value outside its declared domain, a missing numeric quasi-identifier; docs/privacy-boundary.md)
+CUSTODIAN_REFUSAL = " (a custodian-only fact about the data: keep this message to the custodian)"
 
 
 class CrowdsafeError(Exception):

@@ -23,7 +23,7 @@ import polars as pl
 from crowdsafe.anonymize.cells import EncodedCells
 from crowdsafe.data import AttributeType, Dataset, Hierarchy
 from crowdsafe.data.hierarchy import MISSING_LABEL
-from crowdsafe.errors import SchemaError
+from crowdsafe.errors import CUSTODIAN_REFUSAL, SchemaError
 
 
 def value_labels(dictionary: pl.Series) -> pl.Series:
@@ -154,7 +154,7 @@ def describe_attributes(dataset: Dataset, cells: EncodedCells) -> list[LocalAttr
             if dictionary.null_count() and present[np.flatnonzero(dictionary.is_null().to_numpy())].any():
                 raise SchemaError(
                     f"numeric quasi-identifier '{name}' has missing values, which have no place in "
-                    "a range; drop those rows (missing='drop') or declare the column categorical"
+                    "a range; drop those rows (missing='drop') or declare the column categorical" + CUSTODIAN_REFUSAL
                 )
             physical = dictionary.to_physical().cast(pl.Float64)
             values: np.ndarray = (physical.fill_null(np.inf) if physical.null_count() else physical).to_numpy()

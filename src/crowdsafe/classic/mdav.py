@@ -38,7 +38,7 @@ from crowdsafe.anonymize.recoding import LocalRecoding
 from crowdsafe.classic.attributes import describe_attributes
 from crowdsafe.classic.mondrian import Partitioning, published_values
 from crowdsafe.data import AttributeType, Dataset
-from crowdsafe.errors import ParameterError, SchemaError
+from crowdsafe.errors import CUSTODIAN_REFUSAL, ParameterError, SchemaError
 
 Aggregate = Literal["mean", "median"]
 
@@ -74,7 +74,7 @@ class _Space:
                 if dictionary.null_count() and np.isin(np.flatnonzero(dictionary.is_null().to_numpy()), codes).any():
                     raise SchemaError(
                         f"numeric quasi-identifier '{name}' has missing values, which have no mean; "
-                        "drop those rows (missing='drop') or declare the column categorical"
+                        "drop those rows (missing='drop') or declare the column categorical" + CUSTODIAN_REFUSAL
                     )
                 x = dictionary.to_physical().cast(pl.Float64).to_numpy()[codes]
                 mean = (x * counts).sum() / total

@@ -16,7 +16,7 @@ from crowdsafe.data.fingerprint import multiset_digest
 from crowdsafe.data.hierarchy import Hierarchy
 from crowdsafe.data.missing import MissingReport
 from crowdsafe.data.schema import AttributeType, Schema
-from crowdsafe.errors import HierarchyError, SchemaError
+from crowdsafe.errors import CUSTODIAN_REFUSAL, HierarchyError, SchemaError
 from crowdsafe.identity import keyed_identity
 
 
@@ -74,7 +74,8 @@ class Dataset:
         declared domain: a value an ordinal attribute's declared order does not list
         (:class:`SchemaError`), a value its hierarchy does not cover (:class:`HierarchyError`).
         Reads the data: for the custodian's own commands (``check``, ``anonymize``), never before
-        a charge (the DP commands handle such a value without letting it stop them)."""
+        a charge (the DP commands handle such a value without letting it stop them); the message
+        says it is a custodian-only fact (:data:`~crowdsafe.errors.CUSTODIAN_REFUSAL`)."""
         for attribute in self.schema:
             if columns is not None and attribute.name not in columns:
                 continue
@@ -83,10 +84,34 @@ class Dataset:
                 outside = text.filter(~text.is_in(pl.Series([str(v) for v in attribute.order])) & text.is_not_null())
                 if len(outside):
                     raise SchemaError(f"column '{attribute.name}' holds {outside[0]!r}, which is not in its "
-                                      "declared order")
+                                      f"declared order{CUSTODIAN_REFUSAL}")
             hierarchy = self.hierarchies.get(attribute.name)
             if hierarchy is not None:
-                hierarchy.validate(self.frame.get_column(attribute.name), column=attribute.name)
+                try:
+                    hierarchy.validate(self.frame.get_column(attribute.name), column=attribute.name)
+                except HierarchyError as exc:
+                    raise HierarchyError(f"{exc}{CUSTODIAN_REFUSAL}") from None
+
+    def outside_as_missing(self) -> Dataset:
+        """This table with each value a hierarchy does not list read as missing, as ``publish``
+        publishes it (:meth:`~crowdsafe.data.hierarchy.Hierarchy.absorbing`), the hierarchy given
+        its missing-value leaf where that happened. The original of a release (``check --original``,
+        ``compare``) and an attack's targets are read so: a row outside a hierarchy neither stops
+        the command nor is named, on D and on D plus that row alike. Reads the data (custodian-only)."""
+        changes, hierarchies = [], {}
+        for name, hierarchy in self.hierarchies.items():  # a loop over columns
+            if name not in self.frame.columns:
+                continue
+            outside = hierarchy.outside(self.frame.get_column(name))
+            if len(outside):
+                column = pl.col(name)
+                categories = isinstance(self.frame.schema[name], (pl.Categorical, pl.Enum))
+                held = column.cast(pl.String) if categories else column
+                changes.append(pl.when(held.is_in(outside.implode())).then(None).otherwise(column).alias(name))
+                hierarchies[name] = hierarchy.with_missing_leaf()
+        if not changes:
+            return self
+        return self.with_frame(self.frame.with_columns(changes)).with_hierarchies(hierarchies)
 
     # -- facts --------------------------------------------------------------------------
 

@@ -31,8 +31,8 @@ def release_dataset(release: pl.DataFrame | Dataset, original: Dataset) -> Datas
     extra = [c for c in frame.columns if c not in original.schema]
     schema = original.schema.select(known)
     if extra:
-        schema = Schema(schema.attributes + Schema.infer(frame.select(extra)).attributes, source=schema.source,
-                        undeclared=schema.undeclared | frozenset(extra))
+        schema = replace(schema, attributes=schema.attributes + Schema.infer(frame.select(extra)).attributes,
+                         undeclared=schema.undeclared | frozenset(extra))
         schema = schema.select(frame.columns)
     hierarchies = {}
     generalized = []
@@ -53,11 +53,9 @@ def release_dataset(release: pl.DataFrame | Dataset, original: Dataset) -> Datas
         elif hierarchy is not None:
             generalized.append(column)
     if generalized:  # a declared order does not rank generalized cells
-        schema = Schema(
-            tuple(replace(a, order=None, type=AttributeType.CATEGORICAL) if a.name in generalized and a.order
-                  else a for a in schema.attributes),
-            person_id=schema.person_id, source=schema.source, undeclared=schema.undeclared,
-        )
+        schema = replace(schema, attributes=tuple(
+            replace(a, order=None, type=AttributeType.CATEGORICAL) if a.name in generalized and a.order
+            else a for a in schema.attributes))
     if isinstance(release, Dataset):  # its missing values as read (the summary says what the table shows)
         return Dataset(frame, schema, hierarchies, release.name or "release", release.missing)
     from crowdsafe.data.missing import MissingPolicy, apply_missing_policy

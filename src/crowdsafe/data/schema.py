@@ -1,8 +1,8 @@
 """Attribute roles and types, and the :class:`Schema` that assigns them to a table's columns.
 
-By default every attribute is a quasi-identifier: an attacker may know any of them from another
-source, and a release is judged against the widest such knowledge (the recommendation of the
-sampling + k-anonymity theory, Li, Qardaji and Su 2012). Declare fewer to study a narrower attacker.
+By default every attribute is a quasi-identifier: an attacker may know any of them from another source,
+and a release is judged against the widest such knowledge (the recommendation of the sampling +
+k-anonymity theory, Li, Qardaji and Su 2012). Declare fewer to study a narrower attacker.
 """
 
 from __future__ import annotations
@@ -164,14 +164,13 @@ class Schema:
     ``person_id`` names the column identifying the person a row belongs to when one person may
     own several rows (the privacy unit is then the person, not the row); ``None`` when every row
     is a different person. ``source`` says where the schema came from ("declared", "inferred",
-    or the TOML file), so reports can tell the user whether roles were guessed. ``undeclared``
-    names the attributes a partial declared schema did not mention, whose role and type were
-    inferred (:func:`complete_schema`); :meth:`was_inferred` covers both cases.
+    or the TOML file: a label for reports, never a provenance test; ``bundled`` is set only by
+    :mod:`crowdsafe.datasets`). ``undeclared`` names the attributes a partial declared schema did
+    not mention, whose role and type were inferred (:func:`complete_schema`; :meth:`was_inferred`).
     ``decimal_comma``: how a CSV file writes its numbers (``[csv] decimal_comma = true`` in a
     schema file; :mod:`crowdsafe.data.decimal_comma`): True, with a decimal comma; False, with a
     decimal point only; None, not said (a ``;``-separated file's are then found). A schema that
-    declares no attribute only says how to read (:meth:`reading`): the table is read as without
-    a schema.
+    declares no attribute only says how to read (:meth:`reading`): the table is read as without a schema.
     """
 
     attributes: tuple[Attribute, ...]
@@ -179,6 +178,7 @@ class Schema:
     source: str = "declared"
     undeclared: frozenset[str] = frozenset()
     decimal_comma: bool | None = None
+    bundled: bool = False
     _index: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -309,9 +309,7 @@ class Schema:
                 raise SchemaError(f"schema file {path}: attribute '{name}' must be a table")
             extra = set(spec) - {"role", "type", "order", "hierarchy", "from_data"}
             if extra:
-                raise SchemaError(
-                    f"schema file {path}: attribute '{name}' has unknown key(s) {sorted(extra)}"
-                )
+                raise SchemaError(f"schema file {path}: attribute '{name}' has unknown key(s) {sorted(extra)}")
             if "type" not in spec:
                 raise SchemaError(f"schema file {path}: attribute '{name}' has no type")
             hierarchy = spec.get("hierarchy")
@@ -330,7 +328,8 @@ class Schema:
                     from_data=_markers(spec.get("from_data", []), f"schema file {path}: attribute '{name}'"),
                 )
             )
-        return cls(tuple(attributes), person_id=document.get("person_id"), source=str(path),
+        source = str(path) if str(path) not in ("inferred", "declared") else os.path.join(".", path)  # a file
+        return cls(tuple(attributes), person_id=document.get("person_id"), source=source,
                    decimal_comma=_csv_options(document.get("csv", {}), f"schema file {path}"))
 
     def marked_read(self, columns: Iterable[str]) -> Schema:
@@ -596,5 +595,5 @@ def complete_schema(schema: Schema, frame: pl.DataFrame) -> Schema:
     if not extra:
         return schema
     inferred = Schema.infer(frame.select(extra))
-    return Schema(schema.attributes + inferred.attributes, person_id=schema.person_id, source=schema.source,
-                  undeclared=schema.undeclared | frozenset(extra), decimal_comma=schema.decimal_comma)
+    return replace(schema, attributes=schema.attributes + inferred.attributes,
+                   undeclared=schema.undeclared | frozenset(extra))

@@ -126,7 +126,7 @@ def schema() -> Schema:
         # the numeric columns hold whole numbers (read as integers whatever the rows)
         attributes.append(Attribute(name, role, kind, order,
                                     numbers=NumberKind.INTEGER if kind is AttributeType.NUMERIC else None))
-    return Schema(tuple(attributes), source="adult (bundled)")
+    return Schema(tuple(attributes), source="adult (bundled)", bundled=True)
 
 
 _EDUCATION_LEVELS = [

@@ -264,7 +264,7 @@ class PolarsEngine:
         return None  # both attacks run here
 
     def attack_targets(self, targets: Any, *, schema: Any = None) -> Dataset:
-        return load(targets, schema=schema)
+        return load(targets, schema=schema).outside_as_missing()  # a value no hierarchy lists: as publish shows it
 
     def attack_releases(self, releases: Sequence[Any], targets: Dataset) -> list[Any]:
         from crowdsafe.attacks.releases import as_attacked

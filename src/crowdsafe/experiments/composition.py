@@ -40,7 +40,7 @@ from crowdsafe.anonymize import anonymize_dataset
 from crowdsafe.anonymize.publish import PlanRequest, plan_publication, publish_dataset
 from crowdsafe.attacks import AttackedRelease, intersection_attack
 from crowdsafe.attacks.contrast import dp_table_cells, population_guess
-from crowdsafe.data import Attribute, AttributeType, Dataset, MissingPolicy, NumberKind, Role, Schema
+from crowdsafe.data import Attribute, AttributeType, Dataset, MissingPolicy, NumberKind, Role
 from crowdsafe.datasets import adult, synthetic
 from crowdsafe.experiments.registry import ExperimentContext, experiment
 from crowdsafe.randomness import Randomness
@@ -79,9 +79,8 @@ def census_tables() -> dict[str, Dataset]:
 def with_record_id(dataset: Dataset, name: str = RECORD) -> Dataset:
     """``dataset`` with a ``name`` column numbering its rows, an insensitive attribute: releases
     carry it unchanged, so attacks can be scored (the attacks never read it)."""
-    schema = Schema(dataset.schema.attributes + (Attribute(name, Role.INSENSITIVE, AttributeType.NUMERIC,
-                                                                numbers=NumberKind.INTEGER),),
-                    dataset.schema.person_id, dataset.schema.source)
+    schema = replace(dataset.schema, attributes=dataset.schema.attributes + (
+        Attribute(name, Role.INSENSITIVE, AttributeType.NUMERIC, numbers=NumberKind.INTEGER),))
     frame = dataset.frame.with_columns(pl.Series(name, np.arange(dataset.n_rows, dtype=np.int64)))
     return replace(dataset, frame=frame, schema=schema)
 

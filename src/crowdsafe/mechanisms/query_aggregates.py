@@ -187,8 +187,11 @@ def histogram_domain(
         return [str(v) for v in attribute.order], SCHEMA_ORDER
     # (an Enum column's categories count only through the schema: inferred, they are its order,
     # marked as read from the file; a column declared plain categorical declares no values)
+    # a bundled dataset's declared hierarchy: the provenance is the schema's ``bundled`` flag (set
+    # only by crowdsafe.datasets' loaders) and the hierarchy's own (not built from the values
+    # present), never the schema's ``source`` text, which is a file name anyone can choose
     hierarchy = dataset.hierarchies.get(column)
-    if hierarchy is not None and dataset.schema.source.endswith("(bundled)"):
+    if hierarchy is not None and dataset.schema.bundled and not hierarchy.observed:
         return hierarchy.leaves.to_list(), "hierarchy of the bundled dataset (data-independent)"
     return None, "values present in the data (private)"
 

@@ -41,8 +41,8 @@ DP under sampling (DPS): a (β, ε, δ)-DPS release relies on the attacker's unc
 was sampled; it does not compose with anything else computed on the same sample, not even an ε-DP
 query. The ledger records the identity of every sample a DPS release used and refuses
 (:class:`~crowdsafe.errors.SampleReuseError`) a second DPS release on it and any query or release
-that reads it. DPS releases on fresh independent samples are (ε, δ)-DP on the parent dataset and
-compose sequentially like any other entry.
+that reads it (a sample that drew every row is the table itself, not a consumed sample). DPS
+releases on fresh independent samples are (ε, δ)-DP on the parent dataset and compose sequentially.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ from crowdsafe.privacy.ledger_storage import (
     ledger_path,
     now,
 )
-from crowdsafe.privacy.ledger_totals import check_notion, fits, notions, spent_totals
+from crowdsafe.privacy.ledger_totals import check_notion, consumer, fits, notions, spent_totals
 from crowdsafe.privacy.loss import PrivacyLoss
 
 # How long a charge waits for another process holding the ledger's write lock.
@@ -303,8 +303,7 @@ class Ledger:
     def consumed_by(self, fingerprint: str) -> int | None:
         """The entry id of the DPS release whose sample is the table ``fingerprint``, if any (such a
         table may not be used again: not published, not queried)."""
-        row = self._conn.execute("SELECT entry_id FROM samples WHERE sample_id = ?", (fingerprint,)).fetchone()
-        return None if row is None else int(row["entry_id"])
+        return consumer(self._conn, fingerprint)
 
     def check(self, dataset: str, request: ChargeRequest | None = None, /, *,
               register: tuple[str, float, float] | None = None, **fields: Any) -> PrivacyLoss:
@@ -432,12 +431,10 @@ class Ledger:
     def _validate(self, conn: sqlite3.Connection, req: ValidatedCharge) -> None:
         """Refuse sample reuse and over-budget charges (inside the caller's transaction)."""
         if req.ran_on is not None:
-            consumed = conn.execute(
-                "SELECT entry_id FROM samples WHERE sample_id = ?", (req.ran_on,)
-            ).fetchone()
+            consumed = consumer(conn, req.ran_on)
             if consumed is not None:
                 raise SampleReuseError(
-                    f"this data is a sample already used by the DPS release #{consumed['entry_id']}: "
+                    f"this data is a sample already used by the DPS release #{consumed}: "
                     "DP under sampling does not compose with anything else computed on the same sample"
                 )
         row = conn.execute("SELECT * FROM datasets WHERE fingerprint = ?", (req.fingerprint,)).fetchone()
@@ -598,3 +595,4 @@ __all__ = [
     "default_ledger_path",
     "ledger_for",
 ]
+

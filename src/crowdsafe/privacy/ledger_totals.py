@@ -168,3 +168,19 @@ def _sum(losses: list[PrivacyLoss]) -> PrivacyLoss:
     if math.fsum(loss.delta for loss in losses) < 1.0:
         return sequential(losses)
     return PrivacyLoss(math.fsum(loss.epsilon for loss in losses), math.nextafter(1.0, 0.0))
+
+
+def consumer(conn: sqlite3.Connection, fingerprint: str) -> int | None:
+    """The entry id of the DPS release that consumed the table ``fingerprint`` as its sample, if any.
+
+    A sample that drew every row of its source is that table itself (its identity is the
+    table's): it is not a separate consumed sample, and the table's later charges compose against
+    its budget as after any release. Whether the sample held every row is a custodian-only fact
+    (β^n), so refusing the table for it would make a refusal depend on the draw and strand the budget.
+    """
+    row = conn.execute(
+        "SELECT samples.entry_id FROM samples JOIN entries ON entries.id = samples.entry_id "
+        "WHERE samples.sample_id = ? AND entries.fingerprint != samples.sample_id ORDER BY samples.rowid",
+        (fingerprint,),
+    ).fetchone()
+    return None if row is None else int(row["entry_id"])
