@@ -180,3 +180,17 @@ def test_a_generalized_sensitive_cell_stands_for_every_value_it_covers():
     assert t["prior_R1"].to_list() == [3]  # flu, hiv, cold
     assert t["prior_R2"].to_list() == [4]  # '*': every plain value anywhere (cancer, cold, flu, hiv)
     assert t["inferred_value"].to_list() == ["hiv"] and t["perfect_breach_true"].to_list() == [True]
+
+
+def test_sensitive_values_that_read_like_bounds_are_values_when_the_targets_hold_them():
+    # Adult's income without a hierarchy: '<=50K' and '>50K' read as bounds (50K = 50,000); as
+    # the targets' own values they are values, not ranges over a text column (was an InputError)
+    releases, targets = tiny()
+    income = {"flu": "<=50K", "hiv": ">50K", "cold": "<=50K", "cancer": ">50K"}
+    renamed = [AttackedRelease(r.frame.with_columns(pl.col("dis").replace(income)), r.name, r.presumed_k)
+               for r in releases]
+    result = intersection_attack(renamed, targets.with_columns(pl.col("dis").replace(income)), QI, "dis")
+    t = result.targets
+    # every class of both releases holds both values: nothing is learnt, and nothing is refused
+    assert t["prior_a"].to_list() == [2, 2, 2, 2] and t["prior_b"].to_list() == [2, 2, 2, 2]
+    assert t["posterior_anonymity"].to_list() == [2, 2, 2, 2]

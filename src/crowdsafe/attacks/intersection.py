@@ -236,15 +236,15 @@ def as_text(series: pl.Series) -> pl.Series:
 def sensitive_domain(cells: Sequence[pl.Series], targets: pl.DataFrame, sensitive: str,
                      hierarchy: Hierarchy | None) -> AttributeDomain:
     """The sensitive values the candidate sets are made of: the hierarchy's leaves when there is
-    one, else every plain value published (alone or in a set) or held by a target.
+    one, else every plain value published (alone or in a set) and every value a target holds
+    (an original value, whatever it reads like: Adult's ``<=50K`` reads as a bound when published).
     ``cells``: each release's distinct sensitive cells, as text."""
     if hierarchy is not None:
         return leaf_domain(sensitive, hierarchy)
-    columns = list(cells)
-    if sensitive in targets.columns:
-        columns.append(as_text(targets.get_column(sensitive).unique()))
-    distinct = pl.concat([c.alias(sensitive) for c in columns]).unique()
     plain: set[str | None] = set()
+    if sensitive in targets.columns:
+        plain.update(as_text(targets.get_column(sensitive).unique()).to_list())
+    distinct = pl.concat([c.alias(sensitive) for c in cells]).unique() if cells else pl.Series(sensitive, [])
     for text in distinct.to_list():
         cell = parse_cell(text)
         if cell.kind in (CellKind.VALUE, CellKind.MISSING):
