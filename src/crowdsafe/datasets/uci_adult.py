@@ -236,7 +236,11 @@ def frame_source(frame: pl.DataFrame, name: str) -> Source:
 def dataset_from_frame(frame: pl.DataFrame, name: str, missing: MissingPolicy | str) -> Dataset:
     """A Dataset over an Adult-shaped frame with the Adult schema and default hierarchies.
 
-    Columns with missing values get a missing-value leaf in their hierarchy.
+    Columns with missing values get a missing-value leaf in their hierarchy. For public frames
+    only (the bundled file, the seeded synthetic tables): the schema is marked ``bundled``, so a
+    histogram takes these leaves as its public cells, and whether a column has a missing-value
+    leaf is then read from the frame. A custodian's own Adult-shaped table is loaded with
+    :func:`crowdsafe.data.load` and a schema file instead.
     """
     return load_source(frame_source(frame, name), missing=missing)
 
