@@ -34,9 +34,10 @@ from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from crowdsafe.app.forms import AlreadyStarted
 from crowdsafe.app.security import REPORT_POLICY, Checks, Guard, Secrets
 from crowdsafe.app.workspace import BUNDLED, ROLES, ReleaseRecord, Workspace
-from crowdsafe.errors import CrowdsafeError
+from crowdsafe.errors import CrowdsafeError, ParameterError
 from crowdsafe.number_text import parse_number, parse_whole
 
 STEPS = ("Open", "Schema", "Plan", "Publish", "Report", "Attack", "Download")
@@ -171,7 +172,7 @@ class Pages:
         values = {**DEFAULTS, **self.ws.plan_values, **{k: v for k, v in request.query_params.items() if k in DEFAULTS}}
         preview = await self._preview(values)
         return self.render(request, "plan.html", 2, values=values, error=request.query_params.get("error"),
-                           **preview)
+                           form_token=self.ws.issue_form(), **preview)
 
     async def plan_preview(self, request: Request) -> Response:
         if self.ws.opened is None:
@@ -208,10 +209,20 @@ class Pages:
         values = {**DEFAULTS, **{k: str(v) for k, v in form.items() if k in DEFAULTS}}
         self.ws.plan_values = {k: v for k, v in values.items() if not k.startswith("budget")}
         try:
-            record = await run_in_threadpool(self.ws.start_publish, plan_request(values))
+            publish_request = plan_request(values)
+            if not str(form.get("form", "")):
+                raise ParameterError("this publish form has no form token: open the plan page again and publish "
+                                     "from there")
+            record = await run_in_threadpool(self.ws.start_publish, publish_request, str(form["form"]))
+        except AlreadyStarted as repeat:  # a double click or a form sent again: nothing more starts
+            return self.render(request, "error.html", 3, status=409, heading="This release was already started",
+                               message=f"This plan form already started release {repeat.number}: sending it again "
+                                       "starts nothing and charges nothing.",
+                               back=(f"/release/{repeat.number}", f"See release {repeat.number}"))
         except CrowdsafeError as exc:
             preview = await self._preview(values)
-            return self.render(request, "plan.html", 2, status=400, values=values, error=str(exc), **preview)
+            return self.render(request, "plan.html", 2, status=400, values=values, error=str(exc),
+                               form_token=self.ws.issue_form(), **preview)
         return RedirectResponse(f"/release/{record.number}", status_code=303)
 
     def _record(self, request: Request) -> ReleaseRecord | None:
@@ -380,8 +391,6 @@ def plan_request(values: dict[str, str]) -> dict[str, Any]:
     given = [values.get("budget_epsilon", "").strip(), values.get("budget_delta", "").strip()]
     if any(given):
         if not all(given):
-            from crowdsafe.errors import ParameterError
-
             raise ParameterError("give the dataset's total budget as both ε and δ, or neither")
         request["budget"] = (parse_number(given[0], "budget ε"), parse_number(given[1], "budget δ"))
     return request

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from crowdsafe.app.forms import PublishForms
 from crowdsafe.errors import CrowdsafeError, InputError, ParameterError
 from crowdsafe.files import check_input_path
 
@@ -177,7 +178,8 @@ class Workspace:
         self.opened: Opened | None = None
         self.review: Review | None = None
         self.releases: dict[int, ReleaseRecord] = {}
-        self.plan_values: dict[str, str] = {}  # the plan form as last sent (its parameters only)
+        self.plan_values: dict[str, str] = {}  # the plan form as last accepted (its parameters only)
+        self.forms = PublishForms()  # one-time tokens of the plan form (crowdsafe.app.forms)
         self._uploads = 0
         self._stopping = threading.Event()  # set when the app stops: see stop_publishes
         self._workers: list[threading.Thread] = []
@@ -366,18 +368,30 @@ class Workspace:
         return table if isinstance(table, Dataset) else table.domain
 
     # -- step 4: publish -------------------------------------------------------------------------
-    def start_publish(self, request: Mapping[str, Any]) -> ReleaseRecord:
-        """Check ``request`` (refused before anything runs), then publish in a worker thread."""
+    def issue_form(self) -> str:
+        """A one-time token for a plan form (:mod:`crowdsafe.app.forms`)."""
+        with self.lock:
+            return self.forms.issue()
+
+    def start_publish(self, request: Mapping[str, Any], form: str | None = None) -> ReleaseRecord:
+        """Check ``request`` (refused before anything runs), then publish in a worker thread.
+        ``form``: the plan form's one-time token, spent here with the release's start (a form
+        already spent raises :class:`~crowdsafe.app.forms.AlreadyStarted`: nothing starts)."""
         from crowdsafe.anonymize.plan import PlanRequest, check_publication
 
         opened, _ = self.require()
         if self._stopping.is_set():
             raise ParameterError("the app is stopping: no publish starts now")
+        if form is not None:
+            with self.lock:
+                self.forms.check(form)  # a repeat is told at once, before the checks below
         check_publication(PlanRequest(request["epsilon"], request["delta"], k=request.get("k"),
                                       beta=request.get("beta"), epsilon1=request.get("epsilon1")))
         self.plan(request)  # the planner's refusals (a δ it cannot reach) before a job starts
         stem = _stem(opened.label)
         with self.lock:
+            if form is not None:
+                self.forms.check(form)  # again, atomically with the start: two identical posts start one
             number = len(self.releases) + 1
             stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
             folder = self.out_dir / f"{stem}-{stamp}-{number}"
@@ -386,6 +400,8 @@ class Workspace:
             record = ReleaseRecord(number, opened.label, dict(request), folder, folder / f"{stem}.csv",
                                    opened=opened, schema=schema)
             self.releases[number] = record
+            if form is not None:
+                self.forms.spend(form, number)
             worker = threading.Thread(target=self._publish, args=(record, opened), name=f"publish-{number}",
                                       daemon=True)
             self._workers.append(worker)
