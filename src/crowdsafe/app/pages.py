@@ -74,8 +74,10 @@ class Pages:
         context.setdefault("error", None)
         if opened is None:
             links[1] = links[2] = None
+        # a release's pages name the table it was published from, whatever table is open now
+        table_label = record.label if record is not None else (opened.label if opened is not None else None)
         html = self.env.get_template(template).render(
-            request=request, step=step, steps=list(zip(STEPS, links)), csrf=self.keys.csrf, opened=opened,
+            request=request, step=step, steps=list(zip(STEPS, links)), csrf=self.keys.csrf, table_label=table_label,
             seeded=self.ws.seed is not None, roles=ROLES, bundled=BUNDLED, max_upload=self.ws.max_upload,
             **context)
         return HTMLResponse(html, status_code=status)
@@ -281,6 +283,10 @@ class Pages:
             ledger_error = None
         except CrowdsafeError as exc:
             earlier, ledger_error = [], str(exc)
+        own = ((record.publication.custodian_report().get("ledger") or {}).get("entry")
+               if record.publication is not None else None)
+        for e in earlier:  # its place in the ledger beside this release's own entry
+            e["order"] = "other" if own is None else ("earlier" if e["entry"] < own else "later")
         dataset = await run_in_threadpool(self.ws.record_domain, record)  # its own table, whatever is open now
         sensitive = [c for c in dataset.sensitive if c in columns]
         chosen = (record.attack or {}).get("sensitive") or (sensitive[0] if sensitive else (columns[-1] if columns

@@ -1,0 +1,33 @@
+"""What the pages say, as the browser sweep of the app found it wrong: the table a release's pages
+name, the releases the attack lists, and the app's words for limits, errors and progress."""
+
+from __future__ import annotations
+
+import re
+
+from test_app_routes import german_roles, open_german, publish, roles_form
+
+
+def _ready(client, workspace, tmp_path) -> None:
+    open_german(client, tmp_path)
+    client.post("/schema", data={**roles_form(workspace, **german_roles()), "action": "continue"})
+
+
+def _table_named(page: str) -> str:
+    found = re.search(r'class="table-name">Table: <strong>([^<]+)</strong>', page)
+    assert found, "the page names no table"
+    return found.group(1)
+
+
+def test_a_release_names_its_own_table_and_the_other_releases_by_their_order(app_client, tmp_path):
+    client, workspace = app_client
+    _ready(client, workspace, tmp_path)
+    publish(client, {"budget_epsilon": "10", "budget_delta": "1e-5"})
+    publish(client, {"epsilon": "0.5"}, number=2)
+    first, second = client.get("/release/1/attack").text, client.get("/release/2/attack").text
+    assert "later release kunden.csv (ledger entry #2" in first and "earlier release" not in first
+    assert "earlier release kunden.csv (ledger entry #1" in second and "later release" not in second
+    assert client.post("/open/bundled", data={"csrf": "test-csrf", "name": "people"}).status_code == 303
+    assert _table_named(client.get("/plan").text) == "people"
+    for path in ("/release/1", "/release/1/report", "/release/1/attack", "/release/1/download"):
+        assert _table_named(client.get(path).text) == "kunden.csv", path
