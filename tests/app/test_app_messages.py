@@ -31,3 +31,19 @@ def test_a_release_names_its_own_table_and_the_other_releases_by_their_order(app
     assert _table_named(client.get("/plan").text) == "people"
     for path in ("/release/1", "/release/1/report", "/release/1/attack", "/release/1/download"):
         assert _table_named(client.get(path).text) == "kunden.csv", path
+
+
+def test_the_upload_limit_is_said_as_the_refusal_says_it(tmp_path):
+    """``--max-upload 10K``: the open page says 10 KiB (not "0 MiB"), as the 413 answer does."""
+    from app_helpers import log_in, make_client
+
+    client, _ = make_client(tmp_path, max_upload=10 << 10)
+    log_in(client)
+    with client:
+        assert "(up to 10 KiB)" in client.get("/open").text
+        refused = client.post("/open/upload?csrf=test-csrf", files={"file": ("big.csv", b"a,b\n" + b"1,2\n" * 5000)})
+        assert refused.status_code == 413 and "(10 KiB)" in refused.text
+    bigger, _ = make_client(tmp_path, max_upload=4 << 30, name="default")
+    log_in(bigger)
+    with bigger:
+        assert "(up to 4 GiB)" in bigger.get("/open").text

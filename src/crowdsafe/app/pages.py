@@ -52,6 +52,7 @@ def _environment() -> jinja2.Environment:
     env.filters["num"] = lambda x, digits=4: "–" if x is None else f"{x:.{digits}g}"
     env.filters["pct"] = lambda x: "–" if x is None else f"{100 * x:.1f}%"
     env.filters["count"] = lambda x: "–" if x is None else f"{int(x):,}"
+    env.filters["size"] = _size
     return env
 
 
