@@ -47,3 +47,12 @@ def test_the_upload_limit_is_said_as_the_refusal_says_it(tmp_path):
     log_in(bigger)
     with bigger:
         assert "(up to 4 GiB)" in bigger.get("/open").text
+
+
+def test_an_upload_that_is_not_a_table_is_named_as_the_user_named_it(app_client):
+    client, workspace = app_client
+    png = b"\x89PNG\r\n\x1a\n" + bytes(64)
+    answer = client.post("/open/upload?csrf=test-csrf", files={"file": ("image.png", png, "image/png")})
+    assert answer.status_code == 400
+    assert "Could not do that:</strong> image.png is a PNG image" in answer.text
+    assert str(workspace.workdir) not in answer.text and "uploads/" not in answer.text

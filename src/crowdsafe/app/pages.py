@@ -120,7 +120,13 @@ class Pages:
         try:
             await run_in_threadpool(opener, *args)
         except CrowdsafeError as exc:
-            return self.render(request, "open.html", 0, status=400, error=str(exc))
+            message = str(exc)
+            if opener == self.ws.open_upload:  # the name the user chose, not the app's private copy
+                path, name = args
+                for private in {str(path.resolve()), str(path)}:
+                    message = message.replace(private, name)
+                message = message.replace(str(self.ws.workdir), "the app's private folder")
+            return self.render(request, "open.html", 0, status=400, error=message)
         return RedirectResponse("/schema", status_code=303)
 
     # -- 2. schema ---------------------------------------------------------------------------------
