@@ -56,3 +56,27 @@ def test_an_upload_that_is_not_a_table_is_named_as_the_user_named_it(app_client)
     assert answer.status_code == 400
     assert "Could not do that:</strong> image.png is a PNG image" in answer.text
     assert str(workspace.workdir) not in answer.text and "uploads/" not in answer.text
+
+
+def test_unknown_addresses_and_methods_get_the_apps_own_page(app_client, tmp_path):
+    client, workspace = app_client
+    nope = client.get("/nope")
+    assert nope.status_code == 404 and nope.headers["content-type"].startswith("text/html")
+    assert "This app has no page at /nope." in nope.text and 'href="/"' in nope.text
+    wrong = client.post("/plan", data={"csrf": "test-csrf"})
+    assert wrong.status_code == 405 and "/plan does not take a POST request." in wrong.text
+    assert "GET" in wrong.headers["allow"]
+    assert client.get("/static/nothing.css").status_code == 404
+    no_release = client.get("/release/9/report.html")
+    assert no_release.status_code == 404 and "There is no such release in this session." in no_release.text
+    # a refused publish leaves /publish in the address bar: reloaded (GET) it is the plan
+    address = client.get("/publish")
+    assert address.status_code == 303 and address.headers["location"] == "/plan"
+    _ready(client, workspace, tmp_path)
+    publish(client, {"budget_epsilon": "10", "budget_delta": "1e-5"})
+    kind = client.get("/release/1/file/x")
+    assert kind.status_code == 404 and "not &#39;x&#39;" in kind.text and 'href="/release/1/download"' in kind.text
+    workspace.release(1).report.unlink()
+    gone = client.get("/release/1/report.html")
+    assert gone.status_code == 404 and "the report is no longer at" in gone.text
+

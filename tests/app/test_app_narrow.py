@@ -12,7 +12,7 @@ from test_app_browser import Server, Walk, browser  # noqa: F401 (the browser fi
 
 LONG_PATH = "/tmp/Patientendaten_Universitätsklinikum_München_Export_2024_final_v2_bereinigt_und_geprüft.csv"
 PAGES = ("/open", "/schema", "/plan", "/release/1", "/release/1/report", "/release/1/report.html",
-         "/release/1/attack", "/release/1/download")
+         "/release/1/attack", "/release/1/download", "/nope", "/release/1/file/nothing", "/release/9", "/publish")
 
 
 def _published_twice(walk: Walk, server: Server) -> None:

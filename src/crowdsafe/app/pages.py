@@ -22,7 +22,7 @@ data: all of it sits in a custodian panel. The guard (:mod:`crowdsafe.app.securi
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +65,8 @@ class Pages:
         self.env = _environment()
 
     # -- rendering ---------------------------------------------------------------------------------
-    def render(self, request: Request, template: str, step: int, status: int = 200, **context: Any) -> HTMLResponse:
+    def render(self, request: Request, template: str, step: int, status: int = 200,
+               headers: Mapping[str, str] | None = None, **context: Any) -> HTMLResponse:
         record = context.get("record")
         number = record.number if record is not None else (max(self.ws.releases) if self.ws.releases else None)
         ready = number is not None and self.ws.releases[number].status == "done"
@@ -81,7 +82,7 @@ class Pages:
             request=request, step=step, steps=list(zip(STEPS, links)), csrf=self.keys.csrf, table_label=table_label,
             seeded=self.ws.seed is not None, roles=ROLES, bundled=BUNDLED, max_upload=self.ws.max_upload,
             **context)
-        return HTMLResponse(html, status_code=status)
+        return HTMLResponse(html, status_code=status, headers=headers)
 
     def fragment(self, template: str, **context: Any) -> HTMLResponse:
         return HTMLResponse(self.env.get_template(template).render(csrf=self.keys.csrf, **context))
@@ -264,8 +265,10 @@ class Pages:
 
     async def report_file(self, request: Request) -> Response:
         record = self._record(request)
-        if record is None or record.status != "done" or not record.report.is_file():
-            return HTMLResponse("", status_code=404)
+        if record is None or record.status != "done":
+            return self._not_ready(request, record, 4)
+        if not record.report.is_file():
+            return self._gone(request, 4, f"the report is no longer at {record.report}")
         return FileResponse(record.report, media_type="text/html; charset=utf-8",
                             headers={"Content-Security-Policy": REPORT_POLICY})
 
@@ -330,8 +333,12 @@ class Pages:
     async def download_file(self, request: Request) -> Response:
         record = self._record(request)
         kind = request.path_params["kind"]
-        if record is None or record.status != "done" or kind not in _files(record):
-            return HTMLResponse("", status_code=404)
+        if record is None or record.status != "done":
+            return self._not_ready(request, record, 6)
+        if kind not in _files(record):
+            return self.render(request, "error.html", 6, status=404, heading="No such file",
+                               error=f"A release has three files: release, certificate and report; not {kind!r}.",
+                               back=(f"/release/{record.number}/download", "Back to the downloads"))
         path = _files(record)[kind]
         if not path.is_file():
             return self._gone(request, 6, f"the {kind} file is no longer at {path}")
@@ -355,6 +362,23 @@ class Pages:
     def _missing(self, request: Request, step: int) -> Response:
         return self.render(request, "error.html", step, status=404, error="There is no such release in this session.")
 
+    async def publish_address(self, request: Request) -> Response:
+        """``GET /publish`` (the address a refused publish leaves, reloaded or bookmarked): the plan."""
+        return RedirectResponse("/plan", status_code=303)
+
+    async def http_error(self, request: Request, exc: Exception) -> Response:
+        """An address the app does not have (404), a method it does not take (405) or a request it
+        cannot read (400): the app's own page, one line and the way back."""
+        code = getattr(exc, "status_code", 400)
+        if code == 404:
+            heading, error = "Not found", f"This app has no page at {request.url.path}."
+        elif code == 405:
+            heading, error = "Not here", f"{request.url.path} does not take a {request.method} request."
+        else:
+            heading, error = "Could not read the request", str(getattr(exc, "detail", "")) or "a malformed request"
+        return self.render(request, "error.html", -1, status=code, heading=heading, error=error,
+                           headers=getattr(exc, "headers", None))
+
     # -- the application ---------------------------------------------------------------------------
     def routes(self) -> list[Any]:
         return [
@@ -370,6 +394,7 @@ class Pages:
             Route("/plan/preview", self.plan_preview),
             Route("/plan/ledger", self.plan_ledger),
             Route("/publish", self.publish, methods=["POST"]),
+            Route("/publish", self.publish_address, methods=["GET"]),
             Route("/release/{number:int}", self.release_page),
             Route("/release/{number:int}/status", self.release_status),
             Route("/release/{number:int}/report", self.report_page),
@@ -388,7 +413,10 @@ def create_app(workspace: Workspace, *, port: int, keys: Secrets | None = None, 
     Origin headers against it)."""
     keys = keys or Secrets()
     pages = Pages(workspace, keys)
-    return Guard(Starlette(routes=pages.routes()), port=port, keys=keys, checks=checks)
+    from starlette.exceptions import HTTPException
+
+    app = Starlette(routes=pages.routes(), exception_handlers={HTTPException: pages.http_error})
+    return Guard(app, port=port, keys=keys, checks=checks)
 
 
 def plan_request(values: dict[str, str]) -> dict[str, Any]:
