@@ -80,3 +80,18 @@ def test_unknown_addresses_and_methods_get_the_apps_own_page(app_client, tmp_pat
     gone = client.get("/release/1/report.html")
     assert gone.status_code == 404 and "the report is no longer at" in gone.text
 
+
+def test_a_refused_publish_says_why_once_and_is_not_kept_as_the_forms_value(app_client, tmp_path):
+    from app_helpers import form_token
+
+    client, workspace = app_client
+    _ready(client, workspace, tmp_path)
+    refused = client.post("/publish", data={"csrf": "test-csrf", "form": form_token(client), "epsilon": "abc",
+                                            "delta": "1e-6"})
+    assert refused.status_code == 400 and refused.text.count("is not a number") == 1
+    assert "see the message above the form" in refused.text
+    page = client.get("/plan").text
+    assert 'id="epsilon" name="epsilon" type="text" inputmode="decimal" value="1"' in page
+    assert "abc" not in page and "No plan" not in page
+    publish(client, {"epsilon": "0.7", "budget_epsilon": "10", "budget_delta": "1e-5"})
+    assert 'name="epsilon" type="text" inputmode="decimal" value="0.7"' in client.get("/plan").text  # accepted: kept

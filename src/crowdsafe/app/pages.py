@@ -217,7 +217,6 @@ class Pages:
             return RedirectResponse("/open", status_code=303)
         form = await request.form()
         values = {**DEFAULTS, **{k: str(v) for k, v in form.items() if k in DEFAULTS}}
-        self.ws.plan_values = {k: v for k, v in values.items() if not k.startswith("budget")}
         try:
             publish_request = plan_request(values)
             if not str(form.get("form", "")):
@@ -231,8 +230,12 @@ class Pages:
                                back=(f"/release/{repeat.number}", f"See release {repeat.number}"))
         except CrowdsafeError as exc:
             preview = await self._preview(values)
+            # said once: at the top, the plan's card pointing to it (the same refusal)
+            preview["plan_error_above"] = preview["plan_error"] == str(exc)
             return self.render(request, "plan.html", 2, status=400, values=values, error=str(exc),
                                form_token=self.ws.issue_form(), **preview)
+        # the form's defaults from now on: values the publish accepted (a refused one is not kept)
+        self.ws.plan_values = {k: v for k, v in values.items() if not k.startswith("budget")}
         return RedirectResponse(f"/release/{record.number}", status_code=303)
 
     def _record(self, request: Request) -> ReleaseRecord | None:
