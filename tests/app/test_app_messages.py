@@ -95,3 +95,21 @@ def test_a_refused_publish_says_why_once_and_is_not_kept_as_the_forms_value(app_
     assert "abc" not in page and "No plan" not in page
     publish(client, {"epsilon": "0.7", "budget_epsilon": "10", "budget_delta": "1e-5"})
     assert 'name="epsilon" type="text" inputmode="decimal" value="0.7"' in client.get("/plan").text  # accepted: kept
+
+
+def test_progress_names_a_step_that_counts_no_rows_alone():
+    from pathlib import Path
+
+    from crowdsafe.app.pages import _environment
+    from crowdsafe.app.workspace import Pass, ReleaseRecord
+
+    record = ReleaseRecord(1, "big.csv", {}, Path("out"), Path("out/big.csv"))
+    passes = [Pass("reading the table", None, 1_500_000, True), Pass("sampling", 200, 50),
+              Pass("choosing the generalization", None), Pass("checking", None, 0, True)]
+    html = _environment().get_template("progress.html").render(record=record, passes=passes, csrf="x")
+    lines = [" ".join(line.split()) for line in html.splitlines() if line.strip().startswith("<p>")]
+    assert "<p>reading the table: 1,500,000 rows (done)</p>" in lines
+    assert "<p>sampling: 25% of 200 rows</p>" in lines
+    assert "<p>choosing the generalization…</p>" in lines
+    assert "<p>checking (done)</p>" in lines
+    assert "0 rows" not in html
