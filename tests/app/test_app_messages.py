@@ -112,4 +112,4 @@ def test_progress_names_a_step_that_counts_no_rows_alone():
     assert "<p>sampling: 25% of 200 rows</p>" in lines
     assert "<p>choosing the generalization…</p>" in lines
     assert "<p>checking (done)</p>" in lines
-    assert "0 rows" not in html
+    assert ": 0 rows" not in html
