@@ -113,3 +113,18 @@ def test_progress_names_a_step_that_counts_no_rows_alone():
     assert "<p>choosing the generalization…</p>" in lines
     assert "<p>checking (done)</p>" in lines
     assert ": 0 rows" not in html
+
+
+def test_delta_is_written_as_the_user_writes_it_and_kept_on_one_line(app_client, tmp_path):
+    """The app's own numbers (the planner's explanation, a sentence of the library, is its own)."""
+    client, workspace = app_client
+    _ready(client, workspace, tmp_path)
+    preview = client.get("/plan/preview", params={"epsilon": "1", "delta": "1e-6"}).text
+    assert 'δ = <span class="num">1e-6</span>.' in preview
+    assert '(asked: <span class="num">1e-6</span>)' in preview and "asked: 1e-06" not in preview
+    publish(client, {"budget_epsilon": "10", "budget_delta": "1e-5"})
+    release = client.get("/release/1").text
+    assert '(1, <span class="num">1e-6</span>)-differentially private' in release and "1e-06)-diff" not in release
+    ledger = client.get("/plan/ledger").text
+    assert '<td class="number"><span class="num">1e-5</span></td>' in ledger and "e-06" not in ledger
+    assert ".num { white-space: nowrap; }" in client.get("/static/app.css").text

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import markupsafe
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -38,7 +39,7 @@ from crowdsafe.app.forms import AlreadyStarted
 from crowdsafe.app.security import REPORT_POLICY, Checks, Guard, Secrets
 from crowdsafe.app.workspace import BUNDLED, ROLES, ReleaseRecord, Workspace
 from crowdsafe.errors import CrowdsafeError, ParameterError
-from crowdsafe.number_text import parse_number, parse_whole
+from crowdsafe.number_text import parse_number, parse_whole, write_number
 
 STEPS = ("Open", "Schema", "Plan", "Publish", "Report", "Attack", "Download")
 DEFAULTS = {"epsilon": "1", "delta": "1e-6", "k": "", "beta": "", "epsilon1": "", "budget_epsilon": "",
@@ -49,7 +50,7 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("crowdsafe.app", "templates"),
                              autoescape=jinja2.select_autoescape(default=True), undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True)
-    env.filters["num"] = lambda x, digits=4: "–" if x is None else f"{x:.{digits}g}"
+    env.filters["num"] = _number
     env.filters["pct"] = lambda x: "–" if x is None else f"{100 * x:.1f}%"
     env.filters["count"] = lambda x: "–" if x is None else f"{int(x):,}"
     env.filters["size"] = _size
@@ -456,6 +457,15 @@ def release_context(record: ReleaseRecord) -> dict[str, Any]:
 
 def _files(record: ReleaseRecord) -> dict[str, Path]:
     return {"release": record.table, "certificate": record.certificate, "report": record.report}
+
+
+def _number(x: float | None, digits: int = 4) -> str | markupsafe.Markup:
+    """A number as the user writes it (``1e-6``); one in scientific notation is kept on one line
+    (a browser would break ``1e-6`` after its minus sign)."""
+    if x is None:
+        return "–"
+    text = write_number(x, digits)
+    return markupsafe.Markup('<span class="num">{}</span>').format(text) if "e" in text else text
 
 
 def _size(n: int) -> str:
