@@ -100,8 +100,9 @@ def test_a_refused_publish_says_why_once_and_is_not_kept_as_the_forms_value(app_
 def test_progress_names_a_step_that_counts_no_rows_alone():
     from pathlib import Path
 
+    from crowdsafe.app.jobs import Pass
     from crowdsafe.app.pages import _environment
-    from crowdsafe.app.workspace import Pass, ReleaseRecord
+    from crowdsafe.app.workspace import ReleaseRecord
 
     record = ReleaseRecord(1, "big.csv", {}, Path("out"), Path("out/big.csv"))
     passes = [Pass("reading the table", None, 1_500_000, True), Pass("sampling", 200, 50),

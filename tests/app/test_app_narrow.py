@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_app_browser import Server, Walk, browser  # noqa: F401 (the browser fixture)
+from test_app_browser import Server, Walk
 
 LONG_PATH = "/tmp/Patientendaten_Universitätsklinikum_München_Export_2024_final_v2_bereinigt_und_geprüft.csv"
 PAGES = ("/open", "/schema", "/plan", "/release/1", "/release/1/report", "/release/1/report.html",
@@ -55,7 +55,7 @@ def _widths(browser: Any, state: Any, base: str, width: int) -> dict[str, int]:
 
 
 @pytest.mark.slow
-def test_no_page_is_wider_than_a_phone(browser, tmp_path):  # noqa: F811
+def test_no_page_is_wider_than_a_phone(browser, tmp_path):
     server = Server(tmp_path)
     walk = Walk(browser, tmp_path, "narrow")
     try:

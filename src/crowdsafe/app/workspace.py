@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crowdsafe.app.forms import PublishForms
+from crowdsafe.app.jobs import JobDisplay, ledger_mark, stopped_outcome
 from crowdsafe.errors import CrowdsafeError, InputError, ParameterError
 from crowdsafe.files import check_input_path
 
@@ -91,42 +92,6 @@ class Review:
 
 
 @dataclass
-class Pass:
-    """One pass over the table as the progress display reported it (custodian-only, transient)."""
-
-    label: str
-    total: int | None
-    done: int = 0
-    finished: bool = False
-
-
-class JobDisplay:
-    """A :class:`crowdsafe.progress.Display` that keeps the passes of one publish for its page."""
-
-    def __init__(self) -> None:
-        self.passes: list[Pass] = []
-        self.lock = threading.Lock()
-
-    def start(self, label: str, total: int | None) -> Pass:
-        with self.lock:
-            task = Pass(label, total)
-            self.passes.append(task)
-            return task
-
-    def advance(self, task: Pass, rows: int) -> None:
-        with self.lock:
-            task.done += rows
-
-    def finish(self, task: Pass) -> None:
-        with self.lock:
-            task.finished = True
-
-    def snapshot(self) -> list[Pass]:
-        with self.lock:
-            return [replace(p) for p in self.passes]
-
-
-@dataclass
 class ReleaseRecord:
     """One publish of this session: its request, its job's state and, when done, the publication
     and the files written. ``attack``: the last attack run on it (step 6)."""
@@ -147,6 +112,9 @@ class ReleaseRecord:
     #: and its ledger entries read them, whatever table is open later
     opened: Opened | None = None
     schema: Path | None = None
+    #: the ledger's last entry when it started (a stopped publish's charge is looked up after it)
+    ledger_mark: int = 0
+    stopped: bool = False  # stopped as the app stopped (``error`` says what that left)
 
     @property
     def certificate(self) -> Path:
@@ -398,7 +366,7 @@ class Workspace:
             schema = self.workdir / f"schema-release-{number}.toml"
             shutil.copyfile(self.schema_path, schema)
             record = ReleaseRecord(number, opened.label, dict(request), folder, folder / f"{stem}.csv",
-                                   opened=opened, schema=schema)
+                                   opened=opened, schema=schema, ledger_mark=ledger_mark(self.ledger_path()))
             self.releases[number] = record
             if form is not None:
                 self.forms.spend(form, number)
@@ -444,8 +412,9 @@ class Workspace:
                     name=opened.label, budget=request.get("budget"))
             record.publication = publication
             record.status = "done"
-        except JobStopped as exc:
-            record.error, record.status = str(exc), "failed"
+        except JobStopped:
+            record.error = stopped_outcome(self.ledger_path(), record.ledger_mark, opened.label)
+            record.status, record.stopped = "failed", True
         except CrowdsafeError as exc:
             record.error, record.status = str(exc), "failed"
         except Exception as exc:  # a bug: said on the page by its kind, never its message (it may hold data)
