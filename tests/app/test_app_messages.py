@@ -129,3 +129,15 @@ def test_delta_is_written_as_the_user_writes_it_and_kept_on_one_line(app_client,
     ledger = client.get("/plan/ledger").text
     assert '<td class="number"><span class="num">1e-5</span></td>' in ledger and "e-06" not in ledger
     assert ".num { white-space: nowrap; }" in client.get("/static/app.css").text
+
+
+def test_the_forms_that_take_a_while_say_so_while_they_are_sent(app_client, tmp_path):
+    """Each form that reads the table is marked (data-busy: static/app.js disables its button and
+    says what runs; test_app_narrow.py checks it in a browser); without the script it posts as ever."""
+    client, workspace = app_client
+    page = client.get("/open").text
+    for action, busy in (("/open/upload?csrf=test-csrf", "Uploading and reading…"), ("/open/path", "Reading the file…"),
+                         ("/open/bundled", "Reading the table…")):
+        assert re.search(rf'action="{re.escape(action)}"[^>]*data-busy="{busy}"', page), action
+    _ready(client, workspace, tmp_path)
+    assert 'action="/schema" data-busy="Saving…"' in client.get("/schema").text
