@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from crowdsafe.errors import ParameterError
-from crowdsafe.number_text import NotANumber, parse_number, parse_whole, read_number, read_whole
+from crowdsafe.number_text import NotANumber, parse_number, parse_whole, read_number, read_whole, write_number
 
 
 @pytest.mark.parametrize(("text", "value"), [
@@ -95,3 +95,19 @@ def test_what_is_accepted_is_ascii_and_means_what_python_means(text):
 @given(st.integers(min_value=-(10**30), max_value=10**30))
 def test_every_integer_in_digits_is_read_exactly(n):
     assert read_whole(str(n)) == n
+
+
+def test_numbers_are_written_in_the_short_form_read_back():
+
+    assert [write_number(x) for x in (1e-6, 1e-06, 2.5e7, 0.41573, 10.0, 1e-300, 123456.0)] == [
+        "1e-6", "1e-6", "2.5e7", "0.4157", "10", "1e-300", "1.235e5"]
+    assert write_number(1e-5, 3) == "1e-5" and write_number(-1.25e-12, 3) == "-1.25e-12"
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e300, max_value=1e300), st.integers(1, 17))
+def test_a_written_number_reads_back_as_its_rounded_value(x, digits):
+
+    text = write_number(x, digits)
+    assert "e+" not in text and "e-0" not in text and "e0" not in text
+    if x == 0 or abs(x) >= 1e-300:
+        assert read_number(text) == float(f"{x:.{digits}g}")

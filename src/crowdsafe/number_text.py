@@ -120,3 +120,13 @@ def _meant(text: str) -> str | None:
         return str(int(candidate, 0))
     except ValueError:
         return None
+
+
+def write_number(x: float, digits: int = 4) -> str:
+    """``x`` to ``digits`` significant digits in the short form a person writes and
+    :func:`read_number` reads: ``1e-6`` (not Python's ``1e-06``), ``2.5e7``, ``0.4157``, ``10``."""
+    text = f"{x:.{digits}g}"
+    mantissa, e, exponent = text.partition("e")
+    if not e:
+        return text
+    return f"{mantissa}e{int(exponent)}"

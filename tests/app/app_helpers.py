@@ -43,6 +43,13 @@ def csrf_of(page: str) -> str:
     return found.group(1)
 
 
+def form_token(client: TestClient) -> str:
+    """The one-time token of a fresh plan form (each GET /plan issues one)."""
+    found = re.search(r'name="form" value="([^"]+)"', client.get("/plan").text)
+    assert found, "no form token on the plan page"
+    return found.group(1)
+
+
 def german_table(path: Path, rows: int = 400, seed: int = 3, extra: int = 0) -> Path:
     """The German customer table (:func:`crowdsafe.datasets.german_customers.write_german_customers`:
     ';'-separated, decimal commas, direct identifiers, postal codes with leading zeros).

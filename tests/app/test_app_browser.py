@@ -18,7 +18,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -28,7 +27,7 @@ import pytest
 from app_helpers import german_table
 
 import crowdsafe
-from report.test_report_browser import chromium_path, pixels
+from report.test_report_browser import pixels
 
 SCREENSHOT_ENV = "CROWDSAFE_APP_SCREENSHOTS"
 SOURCE = str(Path(crowdsafe.__file__).resolve().parents[1])
@@ -64,19 +63,6 @@ class Server:
             self.process.kill()
             _, err = self.process.communicate()
         return self.process.returncode, err
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium_path(), headless=True,
-                                              args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 class Walk:

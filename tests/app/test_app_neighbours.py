@@ -36,6 +36,8 @@ class Public(HTMLParser):
             if tag not in VOID:
                 self.depth += 1
             return
+        if dict(attrs).get("name") == "form":  # the plan form's one-time token: random, not the data's
+            attrs = [(k, "TOKEN" if k == "value" else v) for k, v in attrs]
         self.parts.append(f"<{tag} {sorted(attrs)}>")
 
     def handle_endtag(self, tag: str) -> None:

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from app_helpers import german_table
+from app_helpers import form_token, german_table
 
 from crowdsafe.app.security import REPORT_POLICY
 from crowdsafe.cli import main
@@ -35,7 +35,8 @@ def german_roles() -> dict[str, str]:
 
 
 def publish(client, values: dict[str, str] | None = None, number: int = 1) -> None:
-    answer = client.post("/publish", data={"csrf": "test-csrf", "epsilon": "1", "delta": "1e-6", **(values or {})})
+    answer = client.post("/publish", data={"csrf": "test-csrf", "form": form_token(client), "epsilon": "1",
+                                           "delta": "1e-6", **(values or {})})
     assert answer.status_code == 303 and answer.headers["location"] == f"/release/{number}", answer.text
     for _ in range(300):
         status = client.get(f"/release/{number}/status")

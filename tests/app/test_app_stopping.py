@@ -51,8 +51,10 @@ def test_a_publish_stopped_after_its_charge_is_marked_failed_and_writes_nothing(
     assert workspace.stop_publishes(timeout=0) == 1  # asked, still held
     let_go.set()
     assert workspace.stop_publishes() == 0
-    assert record.status == "failed" and "the app was stopped" in (record.error or "")
     (entry,) = Ledger(workspace.ledger).entries()
+    assert record.status == "failed" and record.stopped
+    assert record.error == (f"stopped when the app stopped, after its charge: ledger entry #{entry.id} is marked "
+                            "failed (the budget it charged stays spent); no file was written")
     assert entry.status == "failed" and "JobStopped" in entry.outcome["error"]
     assert not record.folder.exists() or not any(record.folder.iterdir())
     with pytest.raises(Exception, match="the app is stopping"):
@@ -70,6 +72,8 @@ def test_a_publish_stopped_before_its_charge_leaves_no_entry(app_client, tmp_pat
     assert workspace.stop_publishes() == 0
     assert record.status == "failed"
     assert Ledger(workspace.ledger).entries() == []
+    assert record.error == ("stopped when the app stopped, before the ledger was charged: nothing was spent and no "
+                            "file was written")
 
 
 def test_a_held_publish_not_stopped_completes(app_client, tmp_path, monkeypatch):
@@ -88,18 +92,24 @@ def test_a_held_publish_not_stopped_completes(app_client, tmp_path, monkeypatch)
     assert entry.status == "completed" and record.table.exists() and record.certificate.exists()
 
 
-def test_the_server_says_it_stops_running_publishes(app_client, tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize(("held", "said"), [
+    ("new_release_id", "release 1 stopped when the app stopped, before the ledger was charged: nothing was spent"),
+    ("choose_recoding", "release 1 stopped when the app stopped, after its charge: ledger entry #1 is marked failed")])
+def test_the_server_says_what_stopping_a_publish_left(app_client, tmp_path, monkeypatch, capsys, held, said):
+    """Stopped before its charge the terminal does not speak of a ledger entry (there is none)."""
     client, workspace = app_client
     _ready(client, workspace, tmp_path)
-    entered, let_go = _held(monkeypatch, "choose_recoding")
+    entered, let_go = _held(monkeypatch, held)
     _publish(workspace)
     assert entered.wait(60)
     capsys.readouterr()  # the notes of opening the table
     threading.Timer(0.2, let_go.set).start()
     server.stop_publishes(workspace)
     assert workspace.running() == 0
-    err = capsys.readouterr().err
-    assert err.startswith("crowdsafe app: stopping 1 running publish (its ledger entry is marked failed); ")
+    first, second = capsys.readouterr().err.splitlines()
+    assert first == "crowdsafe app: stopping 1 running publish; press Ctrl+C again to stop at once"
+    assert second.startswith(f"crowdsafe app: {said}"), second
+    assert ("marked failed" in second) == (held == "choose_recoding")
     server.stop_publishes(workspace)  # nothing running: nothing said
     assert capsys.readouterr().err == ""
 

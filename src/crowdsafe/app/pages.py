@@ -22,11 +22,12 @@ data: all of it sits in a custodian panel. The guard (:mod:`crowdsafe.app.securi
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import jinja2
+import markupsafe
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -34,10 +35,11 @@ from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from crowdsafe.app.forms import AlreadyStarted
 from crowdsafe.app.security import REPORT_POLICY, Checks, Guard, Secrets
 from crowdsafe.app.workspace import BUNDLED, ROLES, ReleaseRecord, Workspace
-from crowdsafe.errors import CrowdsafeError
-from crowdsafe.number_text import parse_number, parse_whole
+from crowdsafe.errors import CrowdsafeError, ParameterError
+from crowdsafe.number_text import parse_number, parse_whole, write_number
 
 STEPS = ("Open", "Schema", "Plan", "Publish", "Report", "Attack", "Download")
 DEFAULTS = {"epsilon": "1", "delta": "1e-6", "k": "", "beta": "", "epsilon1": "", "budget_epsilon": "",
@@ -48,9 +50,10 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("crowdsafe.app", "templates"),
                              autoescape=jinja2.select_autoescape(default=True), undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True)
-    env.filters["num"] = lambda x, digits=4: "–" if x is None else f"{x:.{digits}g}"
+    env.filters["num"] = _number
     env.filters["pct"] = lambda x: "–" if x is None else f"{100 * x:.1f}%"
     env.filters["count"] = lambda x: "–" if x is None else f"{int(x):,}"
+    env.filters["size"] = _size
     return env
 
 
@@ -63,7 +66,8 @@ class Pages:
         self.env = _environment()
 
     # -- rendering ---------------------------------------------------------------------------------
-    def render(self, request: Request, template: str, step: int, status: int = 200, **context: Any) -> HTMLResponse:
+    def render(self, request: Request, template: str, step: int, status: int = 200,
+               headers: Mapping[str, str] | None = None, **context: Any) -> HTMLResponse:
         record = context.get("record")
         number = record.number if record is not None else (max(self.ws.releases) if self.ws.releases else None)
         ready = number is not None and self.ws.releases[number].status == "done"
@@ -73,11 +77,13 @@ class Pages:
         context.setdefault("error", None)
         if opened is None:
             links[1] = links[2] = None
+        # a release's pages name the table it was published from, whatever table is open now
+        table_label = record.label if record is not None else (opened.label if opened is not None else None)
         html = self.env.get_template(template).render(
-            request=request, step=step, steps=list(zip(STEPS, links)), csrf=self.keys.csrf, opened=opened,
+            request=request, step=step, steps=list(zip(STEPS, links)), csrf=self.keys.csrf, table_label=table_label,
             seeded=self.ws.seed is not None, roles=ROLES, bundled=BUNDLED, max_upload=self.ws.max_upload,
             **context)
-        return HTMLResponse(html, status_code=status)
+        return HTMLResponse(html, status_code=status, headers=headers)
 
     def fragment(self, template: str, **context: Any) -> HTMLResponse:
         return HTMLResponse(self.env.get_template(template).render(csrf=self.keys.csrf, **context))
@@ -116,7 +122,13 @@ class Pages:
         try:
             await run_in_threadpool(opener, *args)
         except CrowdsafeError as exc:
-            return self.render(request, "open.html", 0, status=400, error=str(exc))
+            message = str(exc)
+            if opener == self.ws.open_upload:  # the name the user chose, not the app's private copy
+                path, name = args
+                for private in {str(path.resolve()), str(path)}:
+                    message = message.replace(private, name)
+                message = message.replace(str(self.ws.workdir), "the app's private folder")
+            return self.render(request, "open.html", 0, status=400, error=message)
         return RedirectResponse("/schema", status_code=303)
 
     # -- 2. schema ---------------------------------------------------------------------------------
@@ -171,7 +183,7 @@ class Pages:
         values = {**DEFAULTS, **self.ws.plan_values, **{k: v for k, v in request.query_params.items() if k in DEFAULTS}}
         preview = await self._preview(values)
         return self.render(request, "plan.html", 2, values=values, error=request.query_params.get("error"),
-                           **preview)
+                           form_token=self.ws.issue_form(), **preview)
 
     async def plan_preview(self, request: Request) -> Response:
         if self.ws.opened is None:
@@ -206,12 +218,25 @@ class Pages:
             return RedirectResponse("/open", status_code=303)
         form = await request.form()
         values = {**DEFAULTS, **{k: str(v) for k, v in form.items() if k in DEFAULTS}}
-        self.ws.plan_values = {k: v for k, v in values.items() if not k.startswith("budget")}
         try:
-            record = await run_in_threadpool(self.ws.start_publish, plan_request(values))
+            publish_request = plan_request(values)
+            if not str(form.get("form", "")):
+                raise ParameterError("this publish form has no form token: open the plan page again and publish "
+                                     "from there")
+            record = await run_in_threadpool(self.ws.start_publish, publish_request, str(form["form"]))
+        except AlreadyStarted as repeat:  # a double click or a form sent again: nothing more starts
+            return self.render(request, "error.html", 3, status=409, heading="This release was already started",
+                               message=f"This plan form already started release {repeat.number}: sending it again "
+                                       "starts nothing and charges nothing.",
+                               back=(f"/release/{repeat.number}", f"See release {repeat.number}"))
         except CrowdsafeError as exc:
             preview = await self._preview(values)
-            return self.render(request, "plan.html", 2, status=400, values=values, error=str(exc), **preview)
+            # said once: at the top, the plan's card pointing to it (the same refusal)
+            preview["plan_error_above"] = preview["plan_error"] == str(exc)
+            return self.render(request, "plan.html", 2, status=400, values=values, error=str(exc),
+                               form_token=self.ws.issue_form(), **preview)
+        # the form's defaults from now on: values the publish accepted (a refused one is not kept)
+        self.ws.plan_values = {k: v for k, v in values.items() if not k.startswith("budget")}
         return RedirectResponse(f"/release/{record.number}", status_code=303)
 
     def _record(self, request: Request) -> ReleaseRecord | None:
@@ -244,8 +269,10 @@ class Pages:
 
     async def report_file(self, request: Request) -> Response:
         record = self._record(request)
-        if record is None or record.status != "done" or not record.report.is_file():
-            return HTMLResponse("", status_code=404)
+        if record is None or record.status != "done":
+            return self._not_ready(request, record, 4)
+        if not record.report.is_file():
+            return self._gone(request, 4, f"the report is no longer at {record.report}")
         return FileResponse(record.report, media_type="text/html; charset=utf-8",
                             headers={"Content-Security-Policy": REPORT_POLICY})
 
@@ -270,6 +297,10 @@ class Pages:
             ledger_error = None
         except CrowdsafeError as exc:
             earlier, ledger_error = [], str(exc)
+        own = ((record.publication.custodian_report().get("ledger") or {}).get("entry")
+               if record.publication is not None else None)
+        for e in earlier:  # its place in the ledger beside this release's own entry
+            e["order"] = "other" if own is None else ("earlier" if e["entry"] < own else "later")
         dataset = await run_in_threadpool(self.ws.record_domain, record)  # its own table, whatever is open now
         sensitive = [c for c in dataset.sensitive if c in columns]
         chosen = (record.attack or {}).get("sensitive") or (sensitive[0] if sensitive else (columns[-1] if columns
@@ -306,8 +337,12 @@ class Pages:
     async def download_file(self, request: Request) -> Response:
         record = self._record(request)
         kind = request.path_params["kind"]
-        if record is None or record.status != "done" or kind not in _files(record):
-            return HTMLResponse("", status_code=404)
+        if record is None or record.status != "done":
+            return self._not_ready(request, record, 6)
+        if kind not in _files(record):
+            return self.render(request, "error.html", 6, status=404, heading="No such file",
+                               error=f"A release has three files: release, certificate and report; not {kind!r}.",
+                               back=(f"/release/{record.number}/download", "Back to the downloads"))
         path = _files(record)[kind]
         if not path.is_file():
             return self._gone(request, 6, f"the {kind} file is no longer at {path}")
@@ -331,6 +366,23 @@ class Pages:
     def _missing(self, request: Request, step: int) -> Response:
         return self.render(request, "error.html", step, status=404, error="There is no such release in this session.")
 
+    async def publish_address(self, request: Request) -> Response:
+        """``GET /publish`` (the address a refused publish leaves, reloaded or bookmarked): the plan."""
+        return RedirectResponse("/plan", status_code=303)
+
+    async def http_error(self, request: Request, exc: Exception) -> Response:
+        """An address the app does not have (404), a method it does not take (405) or a request it
+        cannot read (400): the app's own page, one line and the way back."""
+        code = getattr(exc, "status_code", 400)
+        if code == 404:
+            heading, error = "Not found", f"This app has no page at {request.url.path}."
+        elif code == 405:
+            heading, error = "Not here", f"{request.url.path} does not take a {request.method} request."
+        else:
+            heading, error = "Could not read the request", str(getattr(exc, "detail", "")) or "a malformed request"
+        return self.render(request, "error.html", -1, status=code, heading=heading, error=error,
+                           headers=getattr(exc, "headers", None))
+
     # -- the application ---------------------------------------------------------------------------
     def routes(self) -> list[Any]:
         return [
@@ -346,6 +398,7 @@ class Pages:
             Route("/plan/preview", self.plan_preview),
             Route("/plan/ledger", self.plan_ledger),
             Route("/publish", self.publish, methods=["POST"]),
+            Route("/publish", self.publish_address, methods=["GET"]),
             Route("/release/{number:int}", self.release_page),
             Route("/release/{number:int}/status", self.release_status),
             Route("/release/{number:int}/report", self.report_page),
@@ -364,7 +417,10 @@ def create_app(workspace: Workspace, *, port: int, keys: Secrets | None = None, 
     Origin headers against it)."""
     keys = keys or Secrets()
     pages = Pages(workspace, keys)
-    return Guard(Starlette(routes=pages.routes()), port=port, keys=keys, checks=checks)
+    from starlette.exceptions import HTTPException
+
+    app = Starlette(routes=pages.routes(), exception_handlers={HTTPException: pages.http_error})
+    return Guard(app, port=port, keys=keys, checks=checks)
 
 
 def plan_request(values: dict[str, str]) -> dict[str, Any]:
@@ -380,8 +436,6 @@ def plan_request(values: dict[str, str]) -> dict[str, Any]:
     given = [values.get("budget_epsilon", "").strip(), values.get("budget_delta", "").strip()]
     if any(given):
         if not all(given):
-            from crowdsafe.errors import ParameterError
-
             raise ParameterError("give the dataset's total budget as both ε and δ, or neither")
         request["budget"] = (parse_number(given[0], "budget ε"), parse_number(given[1], "budget δ"))
     return request
@@ -403,6 +457,15 @@ def release_context(record: ReleaseRecord) -> dict[str, Any]:
 
 def _files(record: ReleaseRecord) -> dict[str, Path]:
     return {"release": record.table, "certificate": record.certificate, "report": record.report}
+
+
+def _number(x: float | None, digits: int = 4) -> str | markupsafe.Markup:
+    """A number as the user writes it (``1e-6``); one in scientific notation is kept on one line
+    (a browser would break ``1e-6`` after its minus sign)."""
+    if x is None:
+        return "–"
+    text = write_number(x, digits)
+    return markupsafe.Markup('<span class="num">{}</span>').format(text) if "e" in text else text
 
 
 def _size(n: int) -> str:

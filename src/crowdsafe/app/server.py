@@ -100,13 +100,22 @@ def serve(data: str | None, *, port: int = DEFAULT_PORT, open_browser: bool = Tr
 
 
 def stop_publishes(workspace: Workspace) -> None:
-    """Stop the publishes still running as the app stops, and wait for them: each marks its
-    ledger entry failed (it still counts) and leaves no file, as Ctrl-C does to ``crowdsafe
-    publish`` (:mod:`crowdsafe.stopping`). A second Ctrl+C stops waiting: then the process ends
-    with them, their entries left ``charged``."""
-    running = workspace.running()
-    if running:
-        what = "publishes (their ledger entries are" if running > 1 else "publish (its ledger entry is"
-        print(f"crowdsafe app: stopping {running} running {what} marked failed); press Ctrl+C again to stop "
-              "at once", file=sys.stderr, flush=True)
-        workspace.stop_publishes()
+    """Stop the publishes still running as the app stops, and wait for them, as Ctrl-C does to
+    ``crowdsafe publish`` (:mod:`crowdsafe.stopping`): then say what each one left, which depends
+    on when it stopped (before its charge: no ledger entry; after it: its entry marked failed, the
+    budget spent; while writing its files: finished). A second Ctrl+C stops waiting: then the
+    process ends with them, an entry charged left ``charged``."""
+    running = [r for r in list(workspace.releases.values()) if r.status == "running"]
+    if not running:
+        return
+    print(f"crowdsafe app: stopping {len(running)} running publish{'es' if len(running) > 1 else ''}; press "
+          "Ctrl+C again to stop at once", file=sys.stderr, flush=True)
+    workspace.stop_publishes()
+    for record in running:
+        if record.stopped:
+            said = record.error
+        elif record.status == "done":
+            said = "had started writing its files and finished them"
+        else:
+            said = "ended with an error" if record.status == "failed" else "is still running"
+        print(f"crowdsafe app: release {record.number} {said}", file=sys.stderr, flush=True)

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from crowdsafe.app.forms import PublishForms
+from crowdsafe.app.jobs import JobDisplay, ledger_mark, stopped_outcome
 from crowdsafe.errors import CrowdsafeError, InputError, ParameterError
 from crowdsafe.files import check_input_path
 
@@ -90,42 +92,6 @@ class Review:
 
 
 @dataclass
-class Pass:
-    """One pass over the table as the progress display reported it (custodian-only, transient)."""
-
-    label: str
-    total: int | None
-    done: int = 0
-    finished: bool = False
-
-
-class JobDisplay:
-    """A :class:`crowdsafe.progress.Display` that keeps the passes of one publish for its page."""
-
-    def __init__(self) -> None:
-        self.passes: list[Pass] = []
-        self.lock = threading.Lock()
-
-    def start(self, label: str, total: int | None) -> Pass:
-        with self.lock:
-            task = Pass(label, total)
-            self.passes.append(task)
-            return task
-
-    def advance(self, task: Pass, rows: int) -> None:
-        with self.lock:
-            task.done += rows
-
-    def finish(self, task: Pass) -> None:
-        with self.lock:
-            task.finished = True
-
-    def snapshot(self) -> list[Pass]:
-        with self.lock:
-            return [replace(p) for p in self.passes]
-
-
-@dataclass
 class ReleaseRecord:
     """One publish of this session: its request, its job's state and, when done, the publication
     and the files written. ``attack``: the last attack run on it (step 6)."""
@@ -146,6 +112,9 @@ class ReleaseRecord:
     #: and its ledger entries read them, whatever table is open later
     opened: Opened | None = None
     schema: Path | None = None
+    #: the ledger's last entry when it started (a stopped publish's charge is looked up after it)
+    ledger_mark: int = 0
+    stopped: bool = False  # stopped as the app stopped (``error`` says what that left)
 
     @property
     def certificate(self) -> Path:
@@ -177,7 +146,8 @@ class Workspace:
         self.opened: Opened | None = None
         self.review: Review | None = None
         self.releases: dict[int, ReleaseRecord] = {}
-        self.plan_values: dict[str, str] = {}  # the plan form as last sent (its parameters only)
+        self.plan_values: dict[str, str] = {}  # the plan form as last accepted (its parameters only)
+        self.forms = PublishForms()  # one-time tokens of the plan form (crowdsafe.app.forms)
         self._uploads = 0
         self._stopping = threading.Event()  # set when the app stops: see stop_publishes
         self._workers: list[threading.Thread] = []
@@ -366,26 +336,40 @@ class Workspace:
         return table if isinstance(table, Dataset) else table.domain
 
     # -- step 4: publish -------------------------------------------------------------------------
-    def start_publish(self, request: Mapping[str, Any]) -> ReleaseRecord:
-        """Check ``request`` (refused before anything runs), then publish in a worker thread."""
+    def issue_form(self) -> str:
+        """A one-time token for a plan form (:mod:`crowdsafe.app.forms`)."""
+        with self.lock:
+            return self.forms.issue()
+
+    def start_publish(self, request: Mapping[str, Any], form: str | None = None) -> ReleaseRecord:
+        """Check ``request`` (refused before anything runs), then publish in a worker thread.
+        ``form``: the plan form's one-time token, spent here with the release's start (a form
+        already spent raises :class:`~crowdsafe.app.forms.AlreadyStarted`: nothing starts)."""
         from crowdsafe.anonymize.plan import PlanRequest, check_publication
 
         opened, _ = self.require()
         if self._stopping.is_set():
             raise ParameterError("the app is stopping: no publish starts now")
+        if form is not None:
+            with self.lock:
+                self.forms.check(form)  # a repeat is told at once, before the checks below
         check_publication(PlanRequest(request["epsilon"], request["delta"], k=request.get("k"),
                                       beta=request.get("beta"), epsilon1=request.get("epsilon1")))
         self.plan(request)  # the planner's refusals (a δ it cannot reach) before a job starts
         stem = _stem(opened.label)
         with self.lock:
+            if form is not None:
+                self.forms.check(form)  # again, atomically with the start: two identical posts start one
             number = len(self.releases) + 1
             stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
             folder = self.out_dir / f"{stem}-{stamp}-{number}"
             schema = self.workdir / f"schema-release-{number}.toml"
             shutil.copyfile(self.schema_path, schema)
             record = ReleaseRecord(number, opened.label, dict(request), folder, folder / f"{stem}.csv",
-                                   opened=opened, schema=schema)
+                                   opened=opened, schema=schema, ledger_mark=ledger_mark(self.ledger_path()))
             self.releases[number] = record
+            if form is not None:
+                self.forms.spend(form, number)
             worker = threading.Thread(target=self._publish, args=(record, opened), name=f"publish-{number}",
                                       daemon=True)
             self._workers.append(worker)
@@ -428,8 +412,9 @@ class Workspace:
                     name=opened.label, budget=request.get("budget"))
             record.publication = publication
             record.status = "done"
-        except JobStopped as exc:
-            record.error, record.status = str(exc), "failed"
+        except JobStopped:
+            record.error = stopped_outcome(self.ledger_path(), record.ledger_mark, opened.label)
+            record.status, record.stopped = "failed", True
         except CrowdsafeError as exc:
             record.error, record.status = str(exc), "failed"
         except Exception as exc:  # a bug: said on the page by its kind, never its message (it may hold data)

@@ -61,6 +61,6 @@ def register(app: typer.Typer) -> None:
             signum = getattr(exc, "signum", signal.SIGINT)
             how = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
             typer.echo(f"crowdsafe: {how}; the app stopped (the releases it published stay in "
-                       f"{out_dir.expanduser().resolve()}; a publish it stopped, if any, wrote nothing and "
-                       "'crowdsafe ledger show' lists it as failed)", err=True)
+                       f"{out_dir.expanduser().resolve()}; a publish it stopped, if any, wrote nothing; "
+                       "the lines above say whether it had been charged)", err=True)
             raise typer.Exit(128 + signum) from None

@@ -26,7 +26,9 @@ table { border-collapse: collapse; margin: .5rem 0; } th, td { text-align: left;
 td.number { text-align: right; font-variant-numeric: tabular-nums; }
 figure { margin: 1rem 0; } figure svg { max-width: 100%; height: auto; }
 figcaption, .note { color: #4a5568; font-size: .9rem; }
-code { background: #edf2f7; padding: 0 .2rem; border-radius: .2rem; }
+code { background: #edf2f7; padding: 0 .2rem; border-radius: .2rem; overflow-wrap: anywhere; }
+.wide { overflow-x: auto; max-width: 100%; } p, li, h1, h2 { overflow-wrap: break-word; }
+@media (max-width: 40rem) { main { padding: 1rem .8rem; } }
 """
 
 
@@ -37,7 +39,8 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequen
         cells = "".join(f'<td class="number">{escape(c)}</td>' if i in numeric else f"<td>{escape(c)}</td>"
                         for i, c in enumerate(row))
         body.append(f"<tr>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    # in a wrapper that scrolls sideways: a table wider than a phone's screen stays inside the page
+    return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
 
 def _paragraphs(texts: Iterable[str]) -> str:
