@@ -511,6 +511,18 @@ READING_CASES: list[Case] = [
          "the value 'M' would be published as 'F' at level 2", files={"s.toml": GROUPS_CYCLE}),
     Case("perturb-hierarchy-groups-cycle", with_option(PERTURB, "--schema", "{in}/s.toml"),
          "would be published as", files={"s.toml": GROUPS_CYCLE}),
+    # ... nor as an empty cell (read back as missing), and a file's top level is one root (sweep ds5)
+    Case("publish-hierarchy-file-empty-label", (*PUBLISH, "--schema", "{in}/s.toml", "--scheme", "coarse,sex=1"),
+         "the value 'F' has an empty label at level 1", files={"s.toml": SEX_SCHEMA, "sex.csv": "M;A;*\nF;;*\n"}),
+    Case("check-hierarchy-groups-empty-label", with_option(CHECK, "--schema", "{in}/s.toml"),
+         "level 1 has a group with an empty label (holding 'F')",
+         files={"s.toml": '[attributes.sex]\ntype = "categorical"\n[[attributes.sex.hierarchy.groups]]\n'
+                          'A = ["M"]\n"" = ["F"]\n'}),
+    Case("publish-hierarchy-file-two-roots", (*PUBLISH, "--schema", "{in}/s.toml", "--scheme", "coarse,sex=2"),
+         "ends in 2 labels at its top level 2", files={"s.toml": SEX_SCHEMA, "sex.csv": "M;A;*\nF;B;ROOT\n"}),
+    Case("check-schema-widths-text", with_option(CHECK, "--schema", "{in}/s.toml"),
+         "hierarchy of 'age': widths must be a list of numbers",
+         files={"s.toml": NUMERIC_AGE + 'hierarchy = { widths = "5", bottom = 0, top = 120 }\n'}),
 ]
 CASES += READING_CASES
 
@@ -582,6 +594,10 @@ OUTPUT_CASES: list[Case] = [
     Case("perturb-certificate-is-the-domain-file", (*PERTURB, "--domains", "{in}/d.json", "--certificate",
                                                     "{in}/d.json"), "would overwrite the domain file",
          files={"d.json": '{"sex": ["F", "M"]}\n'}),
+    Case("perturb-domain-file-key-twice", PUBLIC_PERTURB, "gives 'sex' twice",
+         files={"d.json": '{"sex": ["F", "M"], "disease": ["flu", "cold", "asthma", "none"], "sex": ["X"]}\n'}),
+    Case("perturb-domain-file-number-for-text", PUBLIC_PERTURB, "'disease': 1 is a number, but the column is text",
+         files={"d.json": '{"sex": ["F", "M"], "disease": [1, "cold", "asthma", "none"]}\n'}),
     Case("perturb-custodian-report-is-the-data", (*PERTURB, "--custodian-report", "{in}/people.csv"),
          "the custodian report {in}/people.csv would overwrite the data"),
     Case("attack-out-is-the-targets", with_option(ATTACK, "--out", "{in}/targets.csv"), "overwrite the targets"),

@@ -191,7 +191,7 @@ def test_what_a_declared_integer_cannot_hold_is_refused_before_the_charge(tmp_pa
     messages = []
     for folder in (d, d_minus):
         leaves = [*range(20, 70), 40.5]  # whole numbers, and one the column cannot hold
-        (folder / "hours.csv").write_text("".join(f"{h};{int(h) // 10 * 10}s\n" for h in leaves), encoding="utf-8")
+        (folder / "hours.csv").write_text("".join(f"{h};{int(h) // 10 * 10}s;*\n" for h in leaves), encoding="utf-8")
         code, out, err = _run(folder, argv)
         assert code == 2 and len(err.strip().splitlines()) == 1, err
         assert "40.5" in err and ("nothing was charged" in err or "drop it" in err), err

@@ -163,9 +163,10 @@ def test_the_comparison_fails_when_a_mask_takes_its_depth_from_the_data(tmp_path
     """``{"mask": None}`` let through as the code before the fix did (the depth the longest value
     present): the zip code 1301999 makes the hierarchy three levels higher on D', so the
     candidate heights and the plan (ε1, β) differ; with the fix both sides are refused alike."""
-    from crowdsafe.data import builders
+    from crowdsafe.data import builder_checks, builders
 
     monkeypatch.setattr(builders, "mask_depth", lambda attribute, levels: levels)
+    monkeypatch.setattr(builder_checks, "mask_depth", lambda attribute, levels: levels)
     d, d1 = run_pair(mechanism_spy, PAIR["mask-unbounded-longer-masked-value"], "retained", tmp_path, monkeypatch)
     assert d.refused is None and d1.refused is None
     found = input_differences(d, d1)

@@ -59,9 +59,11 @@ def _domains(path: Path | None) -> dict[str, list[Any]] | None:
     if path is None:
         return None
     from crowdsafe.files import read_input_text
+    from crowdsafe.perturb.declared_values import refusing_repeated_keys
 
-    try:
-        data = json.loads(read_input_text(path, "domain file"))
+    try:  # a key given twice is refused, not "the last one wins"
+        data = json.loads(read_input_text(path, "domain file"),
+                          object_pairs_hook=refusing_repeated_keys(f"the domain file {path}"))
     except OSError as exc:
         raise InputError(f"cannot read the domain file {path}: {exc.strerror}") from None
     except UnicodeDecodeError:

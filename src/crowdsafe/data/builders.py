@@ -26,9 +26,20 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from crowdsafe.data.decimal_bands import band_bounds, decimal_of, decimal_text, grid_texts, nests, number_text
+from crowdsafe.data.builder_checks import (
+    DATE_LEVELS,
+    MAX_MASK_LEVELS,
+    check_cut_order,
+    check_date_levels,
+    check_declaration,
+    check_finite,
+    check_levels_of_cuts,
+    check_widths,
+    mask_depth,
+)
+from crowdsafe.data.decimal_bands import band_bounds, decimal_of, decimal_text, grid_texts, number_text
 from crowdsafe.data.hierarchy import MISSING_LABEL, ROOT_LABEL, Hierarchy, ObservedHierarchy
-from crowdsafe.errors import HierarchyError, SchemaError
+from crowdsafe.errors import HierarchyError
 
 ROOT = ROOT_LABEL
 
@@ -79,10 +90,10 @@ def intervals(
         raise HierarchyError(f"hierarchy '{name}': NaN is not a valid leaf value")
     if (widths is None) == (cuts is None):
         raise HierarchyError(f"hierarchy '{name}': give exactly one of widths or cuts")
-    _check_levels_of_cuts(name, cuts)
-    _check_finite(name, widths=widths, cuts=cuts, bottom=bottom, top=top, origin=origin)
+    check_levels_of_cuts(name, cuts)
+    check_finite(name, widths=widths, cuts=cuts, bottom=bottom, top=top, origin=origin)
     if cuts is not None:
-        _check_cut_order(name, cuts)
+        check_cut_order(name, cuts)
     if bottom is not None and top is not None and bottom >= top:
         raise HierarchyError(f"hierarchy '{name}': bottom {bottom} must lie below top {top}")
     if widths is not None:
@@ -100,106 +111,6 @@ def intervals(
         leaf_series = pl.Series(name, leaves.astype(np.int64) if integral else leaves)
     levels, names = _with_root(levels, names, len(leaves))
     return Hierarchy.from_columns(name, leaf_series, levels, ["value", *names])
-
-
-def _check_levels_of_cuts(name: str, cuts: Any) -> None:
-    """Refuse ``cuts`` that are not a list of lists of numbers, one per level, naming the shape."""
-    if cuts is None:
-        return
-    if isinstance(cuts, (str, bytes)) or not isinstance(cuts, Sequence) or any(
-            isinstance(level, (str, bytes)) or not isinstance(level, Sequence) for level in cuts):
-        raise HierarchyError(f"hierarchy '{name}': cuts must be a list of lists of cut points, one list per level "
-                             f"(e.g. [[18, 30, 65], [30]]), got {cuts!r}")
-
-
-def _check_cut_order(name: str, cuts: Sequence[Sequence[Any]]) -> None:
-    """Refuse a level of cut points that is empty, unsorted or repeats a point (after the
-    shape and finiteness checks), naming the level: the schema says what it means."""
-    for depth, level in enumerate(cuts, start=1):
-        points = [float(x) for x in level]
-        if not points:
-            raise HierarchyError(f"hierarchy '{name}': level {depth} of cuts is empty; give at least one cut "
-                                 "point per level (e.g. [[18, 30, 65], [30]])")
-        bad = next((i for i in range(1, len(points)) if points[i] <= points[i - 1]), None)
-        if bad is not None:
-            word = "repeats" if points[bad] == points[bad - 1] else "is not sorted at"
-            raise HierarchyError(f"hierarchy '{name}': level {depth} of cuts {word} {_number(points[bad])}; "
-                                 f"list each cut point once, in increasing order, got {list(level)!r}")
-
-
-def check_declaration(attribute: str, spec: Any, order: Sequence[Any] | None = None) -> None:
-    """Refuse, from the schema alone (before any data is read), an attribute's ``order`` that
-    repeats a value (the encoding would fail) and a hierarchy specification whose shape no table
-    can fix: cuts with an empty, unsorted or repeated level, groups with an empty group, an
-    ``order`` of ``fanout`` that repeats a value. Each one line naming the column."""
-    repeated = first_repeat(order) if order is not None else None
-    if repeated is not None:
-        raise SchemaError(f"attribute '{attribute}': order lists {repeated!r} twice; list each value once")
-    if not isinstance(spec, Mapping):
-        return
-    if "mask" in spec:
-        mask_depth(attribute, spec["mask"])
-    if "dates" in spec:
-        _check_date_levels(f"of '{attribute}'", spec["dates"])
-    if spec.get("cuts") is not None:
-        _check_levels_of_cuts(attribute, spec["cuts"])
-        _check_finite(attribute, cuts=spec["cuts"])
-        _check_cut_order(attribute, spec["cuts"])
-    levels = spec.get("groups")
-    if isinstance(levels, Sequence) and not isinstance(levels, (str, bytes)):
-        for depth, level in enumerate(levels, start=1):
-            if not isinstance(level, Mapping):
-                continue  # refused with the shape of groups when the hierarchy is built
-            for label, members in level.items():
-                if isinstance(members, (str, bytes)) or not isinstance(members, Sequence):
-                    raise HierarchyError(f"hierarchy of '{attribute}': group '{label}' of level {depth} must be "
-                                         f"a list of values, got {members!r}")
-                if not members:
-                    raise HierarchyError(f"hierarchy of '{attribute}': group '{label}' of level {depth} is empty; "
-                                         "remove it or list its values")
-    order = spec.get("order")
-    if isinstance(order, Sequence) and not isinstance(order, (str, bytes)):
-        repeated = first_repeat(order)
-        if repeated is not None:
-            raise HierarchyError(f"hierarchy of '{attribute}': order lists {repeated!r} twice; list each value once")
-
-
-def first_repeat(values: Sequence[Any]) -> Any:
-    """The first value of ``values`` whose text an earlier one has (as an Enum would see them), or None."""
-    seen: set[str] = set()
-    for value in values:
-        text = str(value)
-        if text in seen:
-            return value
-        seen.add(text)
-    return None
-
-
-def _check_finite(name: str, **numbers: Any) -> None:
-    """Refuse a NaN, an infinity or a non-number among the interval parameters, naming it."""
-    for key, value in numbers.items():
-        if value is None:
-            continue
-        items = [x for level in value for x in level] if key == "cuts" else value if key == "widths" else [value]
-        try:
-            bad = next((x for x in items if isinstance(x, bool) or not np.isfinite(float(x))), None)
-        except (TypeError, ValueError):
-            raise HierarchyError(f"hierarchy '{name}': {key} must be numbers, got {value!r}") from None
-        if bad is not None:
-            raise HierarchyError(f"hierarchy '{name}': {key} holds {bad!r}; interval bounds must be finite numbers")
-
-
-def check_widths(name: str, widths: Sequence[float]) -> None:
-    """Refuse widths that are not positive or do not nest (each a whole multiple of the one
-    before, exactly, in the decimals written): decided from the widths alone."""
-    if not len(widths) or min(widths) <= 0:
-        raise HierarchyError(f"hierarchy '{name}': interval widths must be positive, got {list(widths)}")
-    for i in range(1, len(widths)):
-        if not nests(widths[i - 1], widths[i]):  # in the decimals written: 0.1 then 0.3 nest, 0.1 then 0.25 not
-            raise HierarchyError(
-                f"hierarchy '{name}' is not a tree: width {_number(widths[i])} of level {i + 1} is not a whole "
-                f"multiple of width {_number(widths[i - 1])} of level {i} (widths must divide each other)"
-            )
 
 
 def _band_labels(leaves: np.ndarray, widths: Sequence[float], origin: float, bottom: float | None,
@@ -386,22 +297,6 @@ def grouping(
     return made.check_labels()
 
 
-#: The most characters a mask hierarchy may mask (a fixed, public bound: each level is a column of
-#: every value, so a depth of a billion would take the machine's memory).
-MAX_MASK_LEVELS = 64
-
-
-def mask_depth(attribute: str, levels: Any) -> int:
-    """The depth of a schema's ``mask`` builder: a whole number of characters from 1 to
-    :data:`MAX_MASK_LEVELS`, fixed by the schema. Without it the depth would be the longest value
-    present, so the hierarchy's height (the lattice, hence ε1 and β) would depend on one row."""
-    if isinstance(levels, bool) or not isinstance(levels, int) or not 1 <= levels <= MAX_MASK_LEVELS:
-        raise HierarchyError(f"hierarchy of '{attribute}': mask must be a whole number of characters from 1 to "
-                             f"{MAX_MASK_LEVELS} (e.g. mask = 4 for 5-digit codes), got {levels!r}; the depth "
-                             "is not taken from the longest value, which would make the height depend on the data")
-    return levels
-
-
 def masking(name: str, values: Iterable[str], *, levels: int | None = None, char: str = "*") -> Hierarchy:
     """Replace trailing characters by ``char``, one more per level (``02139 -> 0213* -> 021**``).
 
@@ -433,7 +328,7 @@ _DATE_LEVELS = {
     "year": lambda d: f"{d.year:04d}",
     "decade": lambda d: f"{d.year // 10 * 10:04d}s",
 }
-_DATE_ORDER = list(_DATE_LEVELS)
+assert tuple(_DATE_LEVELS) == DATE_LEVELS  # the levels builder_checks accepts, in its order
 
 
 def dates(
@@ -444,25 +339,11 @@ def dates(
     leaves = sorted({v for v in values if v is not None})
     if not leaves:
         raise HierarchyError(f"hierarchy '{name}': no dates given")
-    _check_date_levels(f"'{name}'", levels)
+    check_date_levels(f"'{name}'", levels)
     columns = [[_DATE_LEVELS[lvl](d) for d in leaves] for lvl in levels]
     names = list(levels)
     columns, names = _with_root(columns, names, len(leaves))
     return Hierarchy.from_columns(name, pl.Series(name, leaves, dtype=pl.Date), columns, ["day", *names])
-
-
-def _check_date_levels(named: str, levels: Any) -> None:
-    """Refuse date levels that are not a list of known levels from fine to coarse (from the
-    levels alone). ``named``: how the message names the hierarchy."""
-    if isinstance(levels, (str, bytes)) or not isinstance(levels, Sequence):
-        raise HierarchyError(f"hierarchy {named}: dates must be a list of levels from fine to coarse "
-                             f"(e.g. [\"month\", \"year\"]), got {levels!r}")
-    unknown = [lvl for lvl in levels if not isinstance(lvl, str) or lvl not in _DATE_LEVELS]
-    if unknown:
-        raise HierarchyError(f"hierarchy {named}: unknown date level {unknown[0]!r}; use {', '.join(_DATE_ORDER)}")
-    ranks = [_DATE_ORDER.index(lvl) for lvl in levels]
-    if ranks != sorted(set(ranks)):
-        raise HierarchyError(f"hierarchy {named}: date levels must go from fine to coarse, got {list(levels)}")
 
 
 def flat(name: str, values: Iterable[Any]) -> Hierarchy:
@@ -497,6 +378,7 @@ def from_spec(spec: Any, column: pl.Series, *, attribute: str) -> Hierarchy:
         return Hierarchy.from_csv(spec, name=attribute)
     if not isinstance(spec, Mapping):
         raise HierarchyError(f"the hierarchy of '{attribute}' must be a file name or a table, got {spec!r}")
+    check_declaration(attribute, spec)  # every key of its type (done with the schema; here for callers in code)
     if is_declared_spec(spec):
         return _declared_spec(spec, attribute)  # the values are listed in the schema: declared
     return _observed_spec(spec, column, attribute)

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from crowdsafe.data.hierarchy_checks import check_labels, check_one_root
 from crowdsafe.data.level_words import level_words
 from crowdsafe.data.unicode_forms import twin_note
 from crowdsafe.errors import HierarchyError, InputError
@@ -198,25 +199,16 @@ class Hierarchy:
                 )
         leaves = pl.Series(name or path.stem, [row[0] for row in rows], dtype=pl.String)
         levels = [[row[i] for row in rows] for i in range(1, width)]
-        return cls.from_columns(name or path.stem, leaves, levels).check_labels(f"hierarchy file {path}")
+        made = cls.from_columns(name or path.stem, leaves, levels).check_labels(f"hierarchy file {path}")
+        check_one_root(made, f"hierarchy file {path}", ROOT_LABEL)  # '*' for M, 'ROOT' for F: refused
+        return made
 
     def check_labels(self, where: str | None = None) -> Hierarchy:
-        """This hierarchy, checked not to publish one value as another: no leaf may have, at a
-        level above the leaves, a node labelled as a *different* leaf. ``F;M;*`` with ``M;F;*``
-        (a cycle) would publish every F as M, and groups ``G = [F, M]`` then ``F = [G]`` every M
-        as F; such a hierarchy is refused, naming both values. A leaf kept as itself up the
-        chain is fine, and so is the root ``*``. Run on declared hierarchies (files, named
-        groups): decided from the hierarchy alone."""
-        own = np.asarray(self.labels[0], dtype=str)
-        for level in range(1, self.height + 1):
-            above = np.asarray(self.labels[level], dtype=str)[self.leaf_map(level)]
-            wrong = np.flatnonzero(np.isin(above, own) & (above != own) & (above != ROOT_LABEL))
-            if len(wrong):
-                j = int(wrong[0])
-                raise HierarchyError(
-                    f"{where or f'hierarchy {self.name!r}'}: the value {str(own[j])!r} would be published as "
-                    f"{str(above[j])!r} at level {level}, which is another value of '{self.name}' (a cycle, or a "
-                    "label reused): a release could not tell them apart; give that node a label of its own")
+        """This hierarchy, checked not to publish one value as another or as an empty cell (a
+        label that is a different leaf, the root ``*`` aside, or is empty): such a hierarchy is
+        refused, naming the value and the level (:mod:`crowdsafe.data.hierarchy_checks`). Run on
+        declared hierarchies (files, named groups): decided from the hierarchy alone."""
+        check_labels(self, where or f"hierarchy {self.name!r}", ROOT_LABEL)
         return self
 
     def with_missing_leaf(self) -> Hierarchy:

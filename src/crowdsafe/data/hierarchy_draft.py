@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from crowdsafe.data.builders import MAX_MASK_LEVELS
+from crowdsafe.data.builder_checks import MAX_MASK_LEVELS
 from crowdsafe.data.column_words import is_age, is_code_name
 
 __all__ = ["HierarchySuggestion", "is_age", "is_code_name", "suggest_hierarchy"]

@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 
-from crowdsafe.data.builders import check_declaration
+from crowdsafe.data.builder_checks import check_declaration, declared_order
 from crowdsafe.errors import InputError, SchemaError
 from crowdsafe.files import read_input_text
 
@@ -315,7 +315,7 @@ class Schema:
             hierarchy = spec.get("hierarchy")
             if isinstance(hierarchy, str):
                 hierarchy = str((path.parent / hierarchy).resolve())
-            order = spec.get("order")
+            order = declared_order(name, spec.get("order"))  # a list of values, or None
             kind, numbers = declared_type(spec["type"], attribute=name)
             attributes.append(
                 Attribute(
@@ -323,7 +323,7 @@ class Schema:
                     role=Role.parse(spec.get("role", Role.QUASI_IDENTIFIER), attribute=name),
                     type=kind,
                     numbers=numbers,
-                    order=tuple(order) if order is not None else None,
+                    order=order,
                     hierarchy=hierarchy,
                     from_data=_markers(spec.get("from_data", []), f"schema file {path}: attribute '{name}'"),
                 )

@@ -41,7 +41,7 @@ from crowdsafe.data.coerce import first_not_held
 from crowdsafe.data.encoding import encode_series
 from crowdsafe.data.missing import MissingPolicy
 from crowdsafe.errors import InputError, ParameterError, SchemaError
-from crowdsafe.perturb.declared_values import iso_series, refuse_wide_integers
+from crowdsafe.perturb.declared_values import iso_series, refuse_mistyped, refuse_wide_integers
 
 INDEX_LIMIT = 2**64  # m below this: tuples are uint64 mixed-radix indices
 
@@ -300,8 +300,9 @@ def public_values(dataset: Any, names: Sequence[str], domains: Mapping[str, Iter
     ``dates``, ``flat``, ``fanout`` without ``order``, the flat hierarchy of a column given
     none) lists the data's values: it is no public domain. Each list then holds the missing
     value exactly when the dataset's missing-value policy keeps missing values
-    (:func:`with_missing_rule`). Attributes absent from the result have no public domain.
-    Nothing here reads the data's values.
+    (:func:`with_missing_rule`). Attributes absent from the result have no public domain. A
+    declared list whose values are not of the column's type is refused
+    (:func:`~crowdsafe.perturb.declared_values.refuse_mistyped`). Nothing here reads the data's values.
     """
     domains = dict(domains or {})
     stray = [a for a in domains if a not in names]
@@ -319,6 +320,8 @@ def public_values(dataset: Any, names: Sequence[str], domains: Mapping[str, Iter
             if not listed:
                 raise ParameterError(f"the declared domain of '{name}' lists no value: list every value the "
                                      "attribute can take")
+            if name in dataset.frame.schema:  # a number for a text column, a boolean for a number: refused
+                refuse_mistyped(name, listed, dataset.frame.schema[name])
             values[name], sources[name] = with_missing_rule(listed, keep), DECLARED
         elif attribute is not None and attribute.order is not None:
             values[name], sources[name] = with_missing_rule(list(attribute.order), keep), SCHEMA_ORDER
