@@ -52,6 +52,7 @@ def test_without_a_display_batches_pass_untouched():
     assert list(progress.tracked(iter(batches), "x", 3)) == batches
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_streamed_publish_reports_each_pass(table, tmp_path, monkeypatch):
     """The passes of a streamed publish with a ledger, in order, then the choice of the
     generalization; each ends, and each pass whose rows are known reads all of them. Read whole,

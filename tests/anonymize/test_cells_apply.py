@@ -34,6 +34,7 @@ def test_cell_table_counts_distinct_tuples_like_a_group_by():
 @given(st.lists(st.integers(1, 6), min_size=1, max_size=8).flatmap(
     lambda sizes: st.tuples(st.just(sizes), st.lists(st.integers(0, 3), min_size=len(sizes), max_size=len(sizes)),
                             st.randoms(use_true_random=False))))
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_shared_cells_deal_each_piece_exactly_its_rows(case):
     sizes, cuts, rnd = case
     rows = [cell for cell, size in enumerate(sizes) for _ in range(size)]

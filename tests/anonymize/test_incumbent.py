@@ -99,6 +99,7 @@ def test_an_overstated_incumbent_changes_the_choice(monkeypatch):
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(data=tables(min_rows=1, max_rows=80, with_shape_hierarchy=True), k=st.integers(2, 5),
        seed=st.integers(0, 2**31), keep=st.floats(0.05, 1.0))
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_with_a_candidate_mask_the_incumbent_changes_nothing(data, k, seed, keep, monkeypatch):
     """The small-ε candidates (a mask over the nodes) may leave out the incumbent's node: the search
     then starts from −∞ as before, and in every case chooses what it chooses without the incumbent."""
@@ -120,6 +121,7 @@ def test_with_a_candidate_mask_the_incumbent_changes_nothing(data, k, seed, keep
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=tables(min_rows=1, max_rows=80, with_shape_hierarchy=True), picks=st.lists(st.integers(0, 9), min_size=6,
                                                                                    max_size=6))
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_raising_several_columns_at_once_is_raising_them_one_by_one(data, picks):
     """KeyedTables.raise_columns (the climb's one sort) against raise_level column by column."""
     tables_ = KeyedTables(data, COLUMNS, make_objective("retained"), 3)

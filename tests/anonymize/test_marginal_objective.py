@@ -107,6 +107,7 @@ def _changes(data: Dataset, neighbour: Dataset, k: int, columns=COLUMNS) -> list
     return [int(a) - int(b) for a, b in zip(full, other)]
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_neighbouring_tables_move_every_score_by_at_most_the_sensitivity():
     """Random tables D and D ± one row (a row removed, a random row added), every node: the
     change stays within Δ_int, and it moves both ways (not monotone, m = 2)."""

@@ -392,6 +392,7 @@ def _keys(value, prefix=""):
             yield from _keys(inner, prefix)
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_neighbouring_tables_give_certificates_that_differ_only_in_dp_outputs(adult_data, tmp_path):
     """Adult and Adult minus its first row, published with the same seed: the certificates are
     identical up to the chosen scheme (the DP output), whatever the samples held; no field is a

@@ -161,6 +161,7 @@ def test_roll_ups_with_counts_packed_in_the_keys_equal_the_stable_sort(adult_dat
 @settings(max_examples=40, deadline=None)
 @given(data=tables(min_rows=2, max_rows=40, with_shape_hierarchy=True), k=st.integers(2, 5),
        drop=st.integers(0, 10**6))
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_the_score_has_sensitivity_one_and_is_monotone(data, k, drop):
     """Removing any one row lowers every node's score by between 0 and (2k − 1)/k exactly
     (Δq = (2k − 1)/k, monotone): the integer scores move by 0 to 2^20 (2k − 1) units, no rounding."""
@@ -175,6 +176,7 @@ def test_the_score_has_sensitivity_one_and_is_monotone(data, k, drop):
 
 @pytest.mark.parametrize("objective, target", [("retained", None), ("loss", None), ("discernibility", None),
                                                ("classification", "sex"), ("entropy", None)])
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_keys_wider_than_int64_give_the_scores_and_choice_of_int64_keys(adult_data, monkeypatch, objective, target):
     """Past KEY_BITS the keyed tables hold int64 words (and, in the reference twin, Python
     integers; a table is never refused for its number of values): the same exact scores and the

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from test_app_routes import german_roles, open_german, publish, roles_form
 
 
@@ -19,6 +20,7 @@ def _table_named(page: str) -> str:
     return found.group(1)
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_a_release_names_its_own_table_and_the_other_releases_by_their_order(app_client, tmp_path):
     client, workspace = app_client
     _ready(client, workspace, tmp_path)
@@ -58,6 +60,7 @@ def test_an_upload_that_is_not_a_table_is_named_as_the_user_named_it(app_client)
     assert str(workspace.workdir) not in answer.text and "uploads/" not in answer.text
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_unknown_addresses_and_methods_get_the_apps_own_page(app_client, tmp_path):
     client, workspace = app_client
     nope = client.get("/nope")
@@ -81,6 +84,7 @@ def test_unknown_addresses_and_methods_get_the_apps_own_page(app_client, tmp_pat
     assert gone.status_code == 404 and "the report is no longer at" in gone.text
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_a_refused_publish_says_why_once_and_is_not_kept_as_the_forms_value(app_client, tmp_path):
     from app_helpers import form_token
 
@@ -116,6 +120,7 @@ def test_progress_names_a_step_that_counts_no_rows_alone():
     assert ": 0 rows" not in html
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_delta_is_written_as_the_user_writes_it_and_kept_on_one_line(app_client, tmp_path):
     """The app's own numbers (the planner's explanation, a sentence of the library, is its own)."""
     client, workspace = app_client

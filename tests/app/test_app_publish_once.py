@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from app_helpers import form_token
 from test_app_routes import german_roles, open_german, publish, roles_form
 
@@ -27,6 +28,7 @@ def _releases(workspace) -> list:
     return [p for p in workspace.out_dir.iterdir() if p.is_dir()] if workspace.out_dir.exists() else []
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_two_identical_posts_publish_and_charge_once(app_client, tmp_path):
     client, workspace = app_client
     _ready(client, workspace, tmp_path)

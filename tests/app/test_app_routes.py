@@ -225,6 +225,7 @@ def test_publish_report_attack_and_download(app_client, tmp_path, monkeypatch):
     assert client.get("/release/1/file/schema").status_code == 404
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_the_files_are_what_crowdsafe_publish_writes(app_client, tmp_path, monkeypatch):
     """The same table, schema, parameters and seed through the command line give the same bytes."""
     client, workspace = app_client
@@ -271,6 +272,7 @@ def test_an_attack_reads_the_table_its_release_was_published_from(app_client, tm
     assert "Measured on 400 people" in client.get("/release/1/attack").text
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_a_release_whose_files_are_gone_gets_a_page_not_a_500(app_client, tmp_path):
     """Found by a sweep: once the table or the release files were moved, the attack page and the
     downloads were internal errors (500)."""

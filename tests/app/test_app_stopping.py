@@ -95,6 +95,7 @@ def test_a_held_publish_not_stopped_completes(app_client, tmp_path, monkeypatch)
 @pytest.mark.parametrize(("held", "said"), [
     ("new_release_id", "release 1 stopped when the app stopped, before the ledger was charged: nothing was spent"),
     ("choose_recoding", "release 1 stopped when the app stopped, after its charge: ledger entry #1 is marked failed")])
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_the_server_says_what_stopping_a_publish_left(app_client, tmp_path, monkeypatch, capsys, held, said):
     """Stopped before its charge the terminal does not speak of a ledger entry (there is none)."""
     client, workspace = app_client

@@ -160,6 +160,7 @@ def nearest(targets: pl.DataFrame, centroids: list[tuple[float, str]]) -> list[s
                           st.lists(st.sampled_from(SICK), min_size=1, max_size=4)),
                 min_size=2, max_size=6, unique_by=lambda c: (c[0], c[1])),
        st.lists(st.tuples(st.integers(18, 80), st.sampled_from(["F", "M"])), min_size=2, max_size=12))
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_microaggregated_releases_locate_the_nearest_centroid(classes, people):
     frame = pl.DataFrame([(age, sex, s) for age, sex, values in classes for s in values],
                          schema={"age": pl.Float64, "sex": pl.String, "s": pl.String}, orient="row")

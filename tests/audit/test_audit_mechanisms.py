@@ -144,6 +144,7 @@ def test_scalar_grid_laplace_without_the_rounding_step_is_rejected():
     assert honest.epsilon_lower_bound <= EPSILON
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_real_vector_laplace_on_the_worst_rounding_pair_stays_below_its_epsilon():
     """The library's laplace_mechanism on a d = 8 vector at its own grid (g = 2^-12 for Δ₁ = 1),
     on the rounding worst case: coordinate 0 moves by Δ₁, the others cross a half step.

@@ -185,6 +185,7 @@ def test_selection_real_code_stays_below_its_epsilon1():
     assert result.epsilon_lower_bound > 1.0
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_selection_with_doubled_epsilon1_is_rejected():
     """Broken: the exponential mechanism run at 2ε1 while ε1 is charged. P(root) = 1/(1 + e^(4/3)) =
     0.209 on D₀, 1/(1 + e^(16/3)) = 0.0048 on D₁: population ε = 3.8; N = 1000 measures well above 2."""

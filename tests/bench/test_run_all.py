@@ -80,6 +80,7 @@ def test_ratio_target_and_peers_in_the_table(written: tuple[str, Path]) -> None:
     assert "pure-Python Mondrian" in text and "none on PyPI" in text
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_hand_written_sections_kept_and_generated_part_replaced(written: tuple[str, Path], tmp_path: Path) -> None:
     text, _ = written
     assert text.startswith("# Performance\n\n" + perf_report.BEGIN)

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import crowdsafe
 
 PACKAGE = Path(crowdsafe.__file__).parent
@@ -35,6 +37,7 @@ def test_no_module_of_the_certified_pipeline_imports_classic():
     assert offenders == {}
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_importing_the_certified_pipeline_loads_no_classic_module():
     code = ("import sys, crowdsafe.anonymize, crowdsafe.anonymize.publish, crowdsafe.selection.mechanism; "
             "print(sorted(m for m in sys.modules if m.startswith('crowdsafe.classic')))")

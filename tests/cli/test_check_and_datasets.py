@@ -183,6 +183,7 @@ def test_export_to_a_bad_name_writes_nothing(tmp_path, capsys):
     assert code == 2 and "no bundled dataset named 'nope'" in err
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_console_script_reports_errors_without_traceback(tmp_path):
     done = subprocess.run([sys.executable, "-m", "crowdsafe", "check", str(tmp_path / "missing.csv")],
                           capture_output=True, text=True, check=False)

@@ -62,6 +62,7 @@ def lost_brackets(command: object, shown: str) -> list[str]:
     return sorted(w for w in wanted if w not in shown)
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_every_bracketed_word_of_every_help_survives_the_formatter():
     lost = {" ".join(path) or "crowdsafe": words for path, command in commands()
             if (words := lost_brackets(command, rendered_help(path)))}

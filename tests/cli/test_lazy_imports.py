@@ -91,6 +91,7 @@ def test_building_the_app_imports_no_heavy_library(tmp_path, args):
     assert heavy_modules(modules) == []
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_an_eager_import_is_caught(tmp_path):
     """The broken variant: command modules importing the library when the app is built."""
     code, modules = probe(tmp_path, "--help", eager=True)
@@ -121,6 +122,7 @@ def test_the_lazy_exports_still_work():
     subprocess.run([sys.executable, "-c", code], env=_env(), check=True, timeout=120)
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_publish_does_not_import_pydantic(tmp_path):
     """Typer is pinned below 0.29, whose option coercion imports Pydantic and builds an adapter
     per option (issue 34: about 0.06-0.08 s of a publish). A Typer that does so again fails here."""

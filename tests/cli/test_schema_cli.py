@@ -87,6 +87,7 @@ def test_an_unedited_draft_publishes_not_fit_until_its_markers_are_deleted(capsy
     assert "\n  fit for release\n" in stdout and "unreviewed" not in stdout + stderr
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_an_alpha_beta_view_on_a_drafted_order_prints_why_it_is_not_fit(capsys, tmp_path):
     data = write_people_csv(tmp_path / "people.csv", 2_000, seed=5)
     toml = tmp_path / "people.toml"

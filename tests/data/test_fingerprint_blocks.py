@@ -35,6 +35,7 @@ rows = st.lists(st.tuples(st.none() | st.integers(-5, 5), st.none() | st.sampled
                           st.none() | st.booleans()), max_size=30)
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 @pytest.mark.parametrize("block", [1, 2, 5])
 @settings(max_examples=30, deadline=None)
 @given(table=rows)

@@ -69,6 +69,7 @@ def test_the_generator_is_seeded_and_consistent():
     assert frame.get_column("E-Mail").str.contains(r"^[a-z]+\.[a-z]+\d+@example\.(com|org|net)$").all()
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_the_named_table_is_the_file_read_back(german_csv):
     assert load(german_csv).frame.equals(german_customers(ROWS, seed=SEED))
     assert load(german_csv, decimal_comma=True).frame.equals(german_customers(ROWS, seed=SEED))
@@ -141,6 +142,7 @@ def test_loading_without_a_schema_keeps_leading_zeros(german_csv):
     assert declared.frame.get_column("PLZ").dtype == pl.Int64
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_the_streamed_reads_keep_leading_zeros(german_csv, monkeypatch):
     monkeypatch.setattr(streaming_module, "EAGER_BYTES", 0)  # every file streams
     streamed = load_or_stream(german_csv)

@@ -171,6 +171,7 @@ def test_with_missing_leaf_keeps_missing_apart_until_the_root():
     base=st.integers(1, 7),
     factors=st.lists(st.integers(2, 4), min_size=0, max_size=3),
 )
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_interval_nodes_contain_their_leaves(values, base, factors):
     widths = [base]
     for f in factors:

@@ -76,6 +76,7 @@ def test_parquet_pandas_and_polars_round_trips(tmp_path, csv_path):
         write(data, tmp_path / "out.xlsx")
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_fingerprint_is_content_based_and_stable_across_processes(csv_path):
     data = load(csv_path)
     changed = load(data.frame.with_columns(pl.when(pl.col("age") == 50).then(51).otherwise(pl.col("age")).alias("age")))
@@ -233,6 +234,7 @@ def test_new_hierarchies_are_validated_and_unchanged_ones_are_not_checked_again(
 @settings(max_examples=50, deadline=None)
 @given(values=st.lists(st.one_of(st.none(), st.sampled_from(["b", "a", "ç", "", "long value"])),
                        min_size=1, max_size=30))
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_text_fingerprints_alike_as_string_categorical_and_enum(values):
     """The fingerprint reads a Categorical or Enum column through its physical codes; it must
     digest exactly what the same values as plain text give (missing values, unused Enum

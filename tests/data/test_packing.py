@@ -21,6 +21,7 @@ def code_columns(draw):
     return columns, sizes
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 @settings(max_examples=200, deadline=None)
 @given(data=code_columns(), dtype=st.sampled_from([np.int64, np.uint64]))
 def test_pack_is_the_mixed_radix_number_and_unpack_inverts_it(data, dtype):

@@ -71,6 +71,7 @@ def test_the_draft_writes_a_marker_for_each_choice_read_from_the_data(drafted):
     assert toml.read_text(encoding="utf-8").count("deleted this line") == len(MARKERS) + len(IDENTIFIER_MARKERS)
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_markers_round_trip_and_survive_derivations(drafted):
     csv, toml = drafted
     schema = Schema.from_toml(toml)

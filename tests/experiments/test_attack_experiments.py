@@ -36,6 +36,7 @@ def test_composition_grid_writes_tables_and_figures(tmp_path, monkeypatch):
     assert contrast.height == 2 * 3
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_non_composition_experiment(tmp_path, monkeypatch):
     monkeypatch.setattr(non_composition_module, "RUNS", 20_000)
     result = run("non-composition", tmp_path, seed=2012)

@@ -54,6 +54,7 @@ def test_amplification_table(tmp_path):
     assert [p.suffix for p in result.files] == [".csv", ".png"]
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_delta_table_has_the_18_cells(tmp_path):
     run("dps-delta-table", tmp_path)
     rows = read_csv(tmp_path / "dps-delta-table" / "dps-delta-table.csv")
@@ -105,6 +106,7 @@ def test_smallest_epsilon_curve(tmp_path):
     assert_png(tmp_path / "dps-smallest-epsilon" / "dps-smallest-epsilon.png")
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_composition_bounds(tmp_path):
     result = run("composition-bounds", tmp_path)
     example = result.summary["epsilon_0.5_k_50"]

@@ -51,6 +51,7 @@ def wide_keys(draw):
     return np.array(keys, dtype=np.int64), span
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 @settings(max_examples=300, deadline=None)
 @given(wide_keys())
 def test_radix_sort_is_the_stable_argsort(case):

@@ -83,6 +83,7 @@ def as_lists(pairs):
     return [a.tolist() for a in pairs]
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 @settings(max_examples=200, deadline=None)
 @given(join_case(distinct=False))
 def test_join_by_runs_and_by_search_agree(case):

@@ -26,6 +26,7 @@ def _counted(dataset, monkeypatch, threshold: int) -> tuple[dict, dict, bool]:
     return found.column_counts(), classes_module.column_counts(dataset.frame, held), found._by_tuples
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=ROWS, integer=st.booleans())
 def test_frequency_table_counts_are_the_rows(monkeypatch, rows, integer):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -32,6 +33,7 @@ def _agree(one: float, many: float) -> bool:
     return abs(one - many) <= 4 * math.ulp(max(1.0, abs(many)))
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 @settings(max_examples=400, deadline=None)
 @given(n=st.integers(1, 200_000), beta=st.floats(1e-4, 0.95), epsilon=st.floats(0.01, 6.0))
 def test_the_scalar_tail_is_the_vector_tail(n, beta, epsilon):

@@ -88,6 +88,7 @@ def codes_by_expression(h: Hierarchy, series: pl.Series):
     return series.to_frame("c").select(expression).get_column("c").to_list()
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 @settings(max_examples=200, deadline=None)
 @given(cases(), st.booleans())
 def test_the_counting_expression_gives_leaf_codes_own_codes(case, as_enum):

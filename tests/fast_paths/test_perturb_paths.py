@@ -100,6 +100,7 @@ def test_insert_indices_switches_at_the_dense_share(monkeypatch, count, twin):
     assert called[:1] == [twin]
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_indexed_and_per_attribute_insertions_draw_the_same_distribution():
     """A domain below perturb.domain.INDEX_LIMIT draws indices (insert_indices), a larger one
     draws each attribute's code (insert_tuples): on one small domain, the same distribution."""

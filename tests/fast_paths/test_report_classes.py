@@ -66,6 +66,7 @@ def same_tables(path: Path, certificate: dict, wrote: WrittenClasses) -> bool:
     return True
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data(), width=st.integers(1, 3), height=st.integers(1, 6), escape=st.booleans())
 def test_class_lines_read_as_the_file(tmp_path, data, width, height, escape):

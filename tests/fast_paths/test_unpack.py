@@ -26,6 +26,7 @@ def keyed_columns(draw):
     return columns, sizes, dtype
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 @settings(max_examples=150, deadline=None)
 @given(data=keyed_columns())
 def test_unpack_in_parallel_gives_the_columns_of_the_division_loop(data):

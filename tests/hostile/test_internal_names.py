@@ -102,6 +102,7 @@ def test_columns_named_like_internal_columns_more_names(capsys, tmp_path, names)
     _sweep(capsys, tmp_path, names)
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_the_sweep_can_fail(capsys, tmp_path, monkeypatch):
     # a command that crashes on a column's name is reported (an internal error, as 'len' gave)
     from crowdsafe import api

@@ -64,6 +64,7 @@ def test_audit_of_real_valued_laplace_on_its_grid():
     assert 0.35 < result.epsilon_lower_bound <= 0.5
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_audit_of_gaussian_accounts_for_delta():
     def run(x, randomness, n):
         return gaussian_mechanism(

@@ -92,6 +92,7 @@ def test_fair_binomial_of_huge_counts_has_the_mean_and_variance(n):
     assert abs(z_mean) < Z_LIMIT and abs(z_variance) < Z_LIMIT
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 @pytest.mark.parametrize("n", [2**40, 2**70])
 def test_binomial_of_huge_counts_has_the_mean_and_variance(n):
     rng, p = _rng(7), 0.001
@@ -149,6 +150,7 @@ def test_interval_enclosure_contains_the_exact_acceptance():
     assert exact_binomial.acceptance(10, 3, 0) == Fraction(math.comb(20, 13), math.comb(20, 10))
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_rejection_through_the_interval_enclosure_has_the_binomial_pmf(monkeypatch):
     """PRODUCT_LIMIT = 0 sends every undecided acceptance to the mpmath enclosure."""
     monkeypatch.setattr(exact_binomial, "PRODUCT_LIMIT", 0)

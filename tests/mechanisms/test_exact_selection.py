@@ -67,6 +67,7 @@ def test_the_probabilities_of_the_sampler_are_the_ideal_ones_to_2_to_the_minus_1
     assert np.allclose(ours, ideal, rtol=1e-4, atol=0)
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_equal_scores_give_a_uniform_choice():
     counts = _counts(np.full(7, 3.25), 7000, 5, epsilon=1.0, sensitivity=1.0)
     assert stats.chisquare(counts).pvalue > P_MIN

@@ -61,6 +61,7 @@ def test_huge_scores_and_huge_candidate_sets_do_not_overflow():
     assert choice.candidates == 2_000_000
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_chunked_selection_has_the_same_distribution():
     scores = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 2.5])
     expected = exponential_probabilities(scores, epsilon=1.0, sensitivity=0.5) * 3000

@@ -229,6 +229,7 @@ def test_release_without_hierarchies_has_no_precision():
 @given(st.lists(st.tuples(st.sampled_from([20, 25, 30, 35, 40]), st.sampled_from(["F", "M"]),
                           st.sampled_from(["red", "pink", "blue", "navy", "green"])), min_size=1, max_size=30),
        st.integers(1, 4))
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_loss_is_monotone_in_the_levels_without_suppression(rows, k):
     """Without suppression, a coarser node never loses less (nodes nest), and values stay in range."""
     frame = pl.DataFrame(rows, schema=["age", "sex", "colour"], orient="row")

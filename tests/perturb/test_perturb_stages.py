@@ -96,6 +96,7 @@ def test_insertions_from_disjoint_ranges_cover_a_partition():
         stages.insert_indices(8, 8, 16, existing[existing >= 8], rng)
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_per_attribute_insertions_are_uniform_over_the_domain_minus_the_data():
     rng = Randomness(15)
     sizes = [3, 4, 2]

@@ -110,6 +110,7 @@ def test_values_keep_their_identity_across_column_types():
     assert identity([1], pl.Int64) != identity([True], pl.Boolean)
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.none() | st.integers(-(2**53), 2**53), min_size=1, max_size=20))
 def test_integers_as_reals_as_text_as_categories_are_one_table(values):

@@ -52,6 +52,7 @@ def _unfit(csv: Path, toml: Path, out: Path) -> dict:
     return json.loads(out.with_name(out.stem + ".certificate.json").read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_roles_the_values_chose_are_marked_and_keep_any_release_unfit(tmp_path):
     d, d1 = _pair(tmp_path)
     (toml, roles), (toml1, roles1) = _roles(d), _roles(d1)

@@ -91,6 +91,7 @@ def test_the_same_through_the_command_line(pair_id, objective, tmp_path, monkeyp
 # -- the suite fails on the code before the fix -----------------------------------------------------
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_the_comparison_fails_on_penalties_that_count_an_observed_hierarchys_leaves(tmp_path, monkeypatch,
                                                                                     mechanism_spy):
     """With the missing-value leaf in place, a flat hierarchy's ``*`` covers at least two leaves,

@@ -438,6 +438,7 @@ RAW_REPORTS = {
 }
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 @pytest.mark.parametrize("command", sorted(RAW_REPORTS))
 def test_reports_on_raw_data_are_labelled_custodian_only_and_hold_no_digest(command, base_frame, prepared, tmp_path):
     """`crowdsafe check DATA` and `crowdsafe compare DATA RELEASE` report exact facts about the

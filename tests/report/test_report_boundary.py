@@ -176,6 +176,7 @@ def _report_with_before(tmp_path, *extra: str) -> str:
     return section((tmp_path / "b.html").read_text(encoding="utf-8"), "guarantee")
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_seeded_before_distributions_make_the_report_not_fit(tmp_path):
     """Found by a sweep: seeded before-distributions (or ones on a schema choice read from the
     data) were shown under "Fit for release."; the answers' own verdict now reaches the page."""

@@ -141,6 +141,7 @@ def test_the_check_fails_on_a_blank_plot(browser, tmp_path):
         page.close()
 
 
+@pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_a_page_error_is_seen(browser, tmp_path):
     """The error collection works: a page with a failing script reports it."""
     broken = tmp_path / "broken.html"
