@@ -56,14 +56,17 @@ def test_the_reviewers_mix_is_refused_before_the_charge(capsys, tmp_path, first_
 
 
 def test_why_the_units_differ():
-    """The reviewer's arithmetic: sum(hours) clamp 50..100 calibrated for change-one neighbours has
-    sensitivity 50; under add-remove it is 100, so its ε = 0.6 is 1.2 there. Read the other way, an
-    add-remove count at ε = 0.4 is 0.8 as change-one DP (group privacy, tight for a sum clamped
-    to [-U, U], whose change moves it by 2U)."""
+    """The reviewer's arithmetic, with the change-one sum sensitivity corrected (audit math1): a
+    change can take a row out of a filter, so sum(hours) clamp 50..100 has sensitivity
+    max(U − L, |L|, |U|) = 100 under change, as under add-remove; sum(hours) clamp -100..100 has
+    200 under change and 100 under add-remove, so a change-calibrated ε = 0.6 is 0.3 there. Read
+    the other way, an add-remove count at ε = 0.4 is 0.8 as change-one DP (group privacy, tight
+    for a sum clamped to [-U, U], whose change moves it by 2U)."""
     change, add_remove = (sum_sensitivity(50, 100, neighbours=n).l1 for n in ("change", "add-remove"))
-    assert (change, add_remove) == (50, 100)
-    assert 0.6 * add_remove / change == pytest.approx(1.2)
-    assert sum_sensitivity(-100, 100, neighbours="change").l1 == 2 * sum_sensitivity(-100, 100).l1
+    assert (change, add_remove) == (100, 100)
+    change, add_remove = (sum_sensitivity(-100, 100, neighbours=n).l1 for n in ("change", "add-remove"))
+    assert (change, add_remove) == (200, 100)
+    assert 0.6 * add_remove / change == pytest.approx(0.3)
     assert count_sensitivity("add-remove").l1 == 1
     assert as_change(PrivacyLoss(0.4, 0.0)) == PrivacyLoss(0.8, 0.0)
     assert as_change(PrivacyLoss(0.4, 1e-6)).delta == pytest.approx((1 + math.exp(0.4)) * 1e-6)

@@ -20,6 +20,7 @@ from crowdsafe.errors import ParameterError, SchemaError
 from crowdsafe.mechanisms.contribution import bound_contributions
 from crowdsafe.mechanisms.query_language import Dimension, is_text
 from crowdsafe.mechanisms.query_plan import ExactAggregate, QueryPlan
+from crowdsafe.mechanisms.sensitivity import change_per_row
 from crowdsafe.randomness import Randomness
 
 _KEY = "__crowdsafe_cell_{}"
@@ -118,12 +119,14 @@ def sum_stats(stats: Mapping[str, Any], unit: float) -> tuple[int, float, int, d
 
 
 def _sum_units_sensitivity(plan: QueryPlan, unit: float) -> int:
-    """The sum's sensitivity in units: c·max(|L|, |U|) (add/remove) or c·(U − L) (change),
-    with the bounds rounded toward zero to the unit like the values (a monotone map, so every
-    rounded value lies between the rounded bounds)."""
+    """The sum's sensitivity in units: c·max(|L|, |U|) (add/remove) or c·max(U − L, |L|, |U|)
+    (change: a replaced row can also leave or enter the sum through the filter, the partition's
+    part or a missing value; :func:`~crowdsafe.mechanisms.sensitivity.change_per_row`), with the
+    bounds rounded toward zero to the unit like the values (a monotone map, so every rounded value
+    lies between the rounded bounds)."""
     assert plan.query.bounds is not None
     low, high = (math.trunc(b / unit) for b in plan.query.bounds)
-    per_row = max(abs(low), abs(high)) if plan.neighbours == "add-remove" else high - low
+    per_row = max(abs(low), abs(high)) if plan.neighbours == "add-remove" else change_per_row(low, high)
     return plan.rows_per_person * max(1, int(per_row))
 
 

@@ -125,17 +125,31 @@ def check_bounds(lower: float | None, upper: float | None, what: str = "this que
     return low, high
 
 
+def change_per_row(low: float, high: float) -> float:
+    """The most one replaced value can move a sum of values clamped to [low, high]: within the
+    range (high − low), or out of the sum or into it (max(|low|, |high|))."""
+    return max(high - low, abs(low), abs(high))
+
+
 def sum_sensitivity(
     lower: float | None, upper: float | None, neighbours: str = "add-remove", rows_per_person: int = 1
 ) -> Sensitivity:
-    """A sum of values clamped to [L, U]: add/remove c·max(|L|, |U|); change c·(U − L)."""
+    """A sum of values clamped to [L, U]: add/remove c·max(|L|, |U|); change c·max(U − L, |L|, |U|).
+
+    Under change a replaced row need not stay in the sum: a filter, a partition's part or a
+    missing value can drop the old row's value x ∈ [L, U] and add nothing (or the other way
+    round), which moves the sum by |x|, up to max(|L|, |U|) > U − L when 0 ∉ [L, U]; when both
+    rows count, the sum moves by at most U − L.
+    """
     low, high = check_bounds(lower, upper, "a sum")
     neighbours = check_neighbours(neighbours)
     c = check_rows_per_person(rows_per_person)
+    per_row = change_per_row(low, high) if neighbours == "change" else max(abs(low), abs(high))
     if neighbours == "add-remove":
-        per_row, why = max(abs(low), abs(high)), "an added/removed value lies in [L, U]: max(|L|, |U|)"
+        why = "an added/removed value lies in [L, U]: max(|L|, |U|)"
     else:
-        per_row, why = high - low, "a replaced value moves within [L, U]: U − L"
+        why = ("a replaced value moves within [L, U] (U − L) or leaves or enters the sum through a filter or "
+               "a missing value (max(|L|, |U|)): max(U − L, |L|, |U|)")
     return Sensitivity(
         l1=c * per_row, l2=c * per_row, neighbours=neighbours, rows_per_person=c, one_coordinate=True,
         derivation=f"clamped sum: {why}, times {c} row(s) per person",
