@@ -108,6 +108,10 @@ def test_perturb_writes_view_and_certificate_then_estimate_reads_them(capsys, da
 
     code, stdout, _ = run_command(capsys, "estimate", str(out), "count where region = 'north'")
     assert code == 0 and "count where region = 'north'" in stdout and "theorem bound" in stdout
+    # a per-query bound (audit math1): never claimed for every query at once
+    said = " ".join(stdout.split())
+    assert "each query fixed before looking at the view; not all queries at once" in said
+    assert "for every query at once" not in said
 
     sweep = tmp_path / "sweep.csv"
     code, stdout, err = run_command(capsys, "estimate", str(out), "--equality", "2", "--out", str(sweep), "--json")
@@ -141,6 +145,8 @@ def test_plan_only_writes_nothing(capsys, data, domains, tmp_path):
     code, stdout, _ = run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--plan-only",
                                   *public(domains))
     assert code == 0 and "expected |V| / N" in stdout and "public bound on n" in stdout
+    said = " ".join(stdout.split())  # the theorem's bound is per query (audit math1)
+    assert "error bound, per query fixed in advance (95%)" in said and "any query" not in said
     # the default policy keeps missing values: null is one more value of every attribute's domain
     code, stdout, _ = run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--plan-only", "--json",
                                   *public(domains)[:-2])

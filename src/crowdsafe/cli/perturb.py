@@ -150,7 +150,7 @@ def _plan_rows(plan: AlphaBetaPlan) -> list[tuple[str, str]]:
     ]
     utility = plan.utility
     if utility.applies:
-        out.append((f"error bound, any query ({1 - utility.failure:.0%})", f"± {utility.error:,.0f}"))
+        out.append((f"error bound, per query fixed in advance ({1 - utility.failure:.0%})", f"± {utility.error:,.0f}"))
     else:
         out.append(("error bound of the theorem", f"not applicable: {utility.reason}"))
     return out
@@ -292,7 +292,8 @@ def register(app: typer.Typer) -> None:
         """Estimate counting queries from an alpha-beta view: EST = (n_V - beta n_D) / (alpha - beta).
 
         alpha, beta and the domains are read from the view's certificate. Every estimate comes with
-        its error bar (a per-query Bernstein bound) and the theorem's bound for all queries.
+        its error bar (a per-query Bernstein bound) and the theorem's per-query bound (for a query fixed
+        before the view is seen, not for all queries at once).
 
         Example: crowdsafe estimate view.csv "count where age between 26 and 32 and sex = 'Female'"
         """
@@ -344,7 +345,8 @@ def register(app: typer.Typer) -> None:
                 console.print(table)
                 bound = estimates[0].theorem_error
                 if bound is not None:
-                    console.print(f"theorem bound for every query at once: ± {bound:,.0f}")
+                    console.print(f"theorem bound per query ({confidence:.0%}, each query fixed before looking at "
+                                  f"the view; not all queries at once): ± {bound:,.0f}")
                 if equality is None and out is not None:
                     console.print(f"{len(estimates):,} estimate{'s' if len(estimates) != 1 else ''} -> {out}")
             if equality is not None:

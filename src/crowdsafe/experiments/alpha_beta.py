@@ -125,7 +125,8 @@ def _scatter(frame: pl.DataFrame, bound: float | None, plan) -> Figure:
     full.set_title(f"Adult, (10N/m, 0.2)-privacy, α = {plan.alpha:g}, β = {plan.beta:.3g}")
     full.legend(fontsize=8, markerscale=4, loc="upper left")
     small.set_title(f"Small counts (Q(I) ≤ {SMALL_COUNT}): far off, often negative")
-    theorem = f"theorem bound ±{bound:,.0f} (95%) is off this scale" if bound else "theorem bound not applicable"
+    theorem = (f"per-query theorem bound ±{bound:,.0f} (95%) is off this scale" if bound
+               else "theorem bound not applicable")
     errors.set_title(f"Error; {theorem}")
     errors.set_xlim(-0.02 * top, 1.02 * top)
     return fig

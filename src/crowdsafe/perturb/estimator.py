@@ -11,8 +11,11 @@ which is the privacy at work; large counts are accurate relative to their size.
 
 Every estimate carries an error bar at the chosen confidence 1 − ε': ``error``, the per-query
 Bernstein bound (:func:`~crowdsafe.privacy.dgamma.bernstein_error_bound`), and
-``theorem_error``, the theorem's uniform bound ρ√n
-(:func:`~crowdsafe.privacy.dgamma.theorem_error_bound`), valid for every query at once. Both
+``theorem_error``, the theorem's bound ρ√n
+(:func:`~crowdsafe.privacy.dgamma.theorem_error_bound`), the same width for every query. Each
+holds for one query fixed before the view is seen, with probability 1 − ε' for that query; neither
+holds for all queries at once, nor for a query chosen by looking at the view: "x in (the values
+the view holds)" is off by about βm + α(1 − α)n, linear in n where the bound grows as √n. Both
 are computed with the public bound N ≥ n of the view's certificate in place of the exact n,
 which is not published; both bounds only grow with n, so they stay valid (if wider).
 
@@ -77,7 +80,8 @@ def est(n_view: Any, n_domain: Any, alpha: float, beta: float) -> Any:
 
 
 def theorem_bound(view: View, confidence: float = DEFAULT_CONFIDENCE) -> TheoremBound:
-    """The theorem's uniform error bound for this view."""
+    """The theorem's error bound for this view: for each query fixed before the view is seen, on
+    its own (not for all queries at once)."""
     return theorem_error_bound(view.alpha, view.beta, view.n_bound, view.domain.size, failure_of(confidence))
 
 

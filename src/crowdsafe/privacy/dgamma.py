@@ -198,7 +198,7 @@ def _log_ratio(a: float, b: float) -> float:
 
 @dataclass(frozen=True)
 class TheoremBound:
-    """The uniform error bound ρ√n of the utility theorem, or why it does not apply."""
+    """The error bound ρ√n of the utility theorem (per query fixed in advance), or why it does not apply."""
 
     applies: bool
     failure: float
@@ -226,7 +226,12 @@ def check_failure(failure: float) -> float:
 
 
 def theorem_error_bound(alpha: float, beta: float, n: int, m: int, failure: float = DEFAULT_FAILURE) -> TheoremBound:
-    """ρ√n such that Pr[|Q(I) − EST(Q, V)| ≥ ρ√n] ≤ ε' for *every* counting query Q.
+    """ρ√n such that Pr[|Q(I) − EST(Q, V)| ≥ ρ√n] ≤ ε' for each counting query Q fixed before the
+    view is drawn (Rastogi, Suciu & Hong 2007 state it so).
+
+    The probability is over the view, for one Q at a time: the bound is not simultaneous over all
+    queries, and it does not cover a query chosen by looking at the view (the sup over queries of
+    the error grows linearly in n: docs/alpha-beta.md).
 
     ρ = 2·sqrt(3r·ln(2/ε')) with r the smallest value for which the theorem's proof goes through:
     β ≤ (r/4)(n/m) (so r ≥ 4βm/n), and the Chernoff step. The proof (docs/alpha-beta.md):

@@ -217,16 +217,18 @@ def view_plan_rows(certificate: Mapping[str, Any]) -> tuple[tuple[str, str], ...
 
 
 def theorem_bound_words(certificate: Mapping[str, Any]) -> str | None:
-    """The theorem's uniform error bound (computed with N, in the certificate), in words."""
+    """The theorem's per-query error bound (computed with N, in the certificate), in words: it
+    holds for each query fixed before the view is seen, not for all queries at once."""
     utility = (certificate.get("parameters") or {}).get("utility")
     if not isinstance(utility, Mapping):
         return None
     if utility.get("applies") and isinstance(utility.get("error"), (int, float)):
         confidence = 1 - float(utility.get("failure_probability") or 0.05)
-        return (f"The theorem's bound for every counting query at once: each estimate is within ± "
-                f"{utility['error']:,.0f} of the true count, all together with probability at least "
-                f"{confidence:.0%}.")
-    return f"The theorem's uniform error bound does not apply here: {utility.get('reason') or 'no reason given'}."
+        return (f"The theorem's bound for one counting query: the estimate of a query chosen before "
+                f"looking at the view is within ± {utility['error']:,.0f} of the true count with "
+                f"probability at least {confidence:.0%}. This holds for each such query on its own, "
+                "not for many queries together, and not for a query chosen after looking at the view.")
+    return f"The theorem's error bound does not apply here: {utility.get('reason') or 'no reason given'}."
 
 
 def _label(value: Any) -> str:
