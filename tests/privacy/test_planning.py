@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
+import mpmath
+import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from crowdsafe.errors import ParameterError
@@ -114,6 +117,71 @@ def test_largest_beta_is_feasible_and_respects_the_floor(k, epsilon, log_delta):
     assert result.beta > delta
     if not result.floor_binds:
         assert dps_delta(k, min(result.beta * (1 + 1e-6), 1 - math.exp(-epsilon)), epsilon) > delta
+
+
+def _mp_d(k: int, beta: float, epsilon: float) -> mpmath.mpf:
+    """d(k, β, ε) (Li, Qardaji, Su 2012) computed here at 40 digits from the floats' exact values:
+    max over n ≥ n_m = ⌈k/γ − 1⌉ of Pr[Binomial(n, β) > γn], γ = 1 − (1 − β)e^−ε, the tails as
+    regularized incomplete beta functions, searched until the Chernoff bound e^−nD falls below the
+    best tail found."""
+    with mpmath.workdps(40):
+        b = mpmath.mpf(Fraction(beta).numerator) / Fraction(beta).denominator
+        e = mpmath.mpf(Fraction(epsilon).numerator) / Fraction(epsilon).denominator
+        gamma = 1 - (1 - b) * mpmath.exp(-e)
+        divergence = gamma * mpmath.log(gamma / b) + (1 - gamma) * mpmath.log((1 - gamma) / (1 - b))
+        best, n = mpmath.mpf(0), int(mpmath.ceil(k / gamma - 1))
+        while True:
+            j = int(mpmath.floor(gamma * n)) + 1  # the smallest j > γn
+            best = max(best, mpmath.betainc(j, n - j + 1, 0, b, regularized=True) if j <= n else 0)
+            n += 1
+            if best > 0 and mpmath.exp(-n * divergence) < best:
+                return best
+
+
+def test_largest_beta_finds_a_feasible_range_narrower_than_a_halving():
+    """Audit math1, defect 3: at ε = 0.5, δ = 0.05, k = 2 the feasible rates above δ are
+    (0.05, 0.0976...]; halving from 1 − e^−0.5 = 0.3935 tried 0.0984 (infeasible), then 0.0492
+    ≤ δ, and refused."""
+    assert _mp_d(2, 0.0976, 0.5) <= 0.05 < _mp_d(2, 0.0984, 0.5)
+    result = largest_beta(0.5, 0.05, 2)
+    assert 0.0976 <= result.beta < 0.0984 and not result.floor_binds
+    assert _mp_d(2, result.beta, 0.5) <= 0.05 < _mp_d(2, result.beta * (1 + 1e-6), 0.5)
+    # the sawtooth: k = 20, ε = 1, δ = 1e-6 is feasible up to 0.2818, infeasible above, feasible
+    # again just above 0.29526 (where n_m falls from 27 to 26) up to 0.29734 (docs/privacy-calculus.md)
+    result = largest_beta(1.0, 1e-6, 20)
+    assert _mp_d(20, 0.29, 1.0) > 1e-6 >= _mp_d(20, 0.2960, 1.0)
+    assert result.beta == pytest.approx(0.297342, abs=1e-6)
+    assert _mp_d(20, result.beta, 1.0) <= 1e-6 < _mp_d(20, result.beta * (1 + 1e-6), 1.0)
+
+
+@pytest.mark.slow  # half a second or more (the quick loop: README)
+@settings(max_examples=25, deadline=None)
+@given(k=st.integers(1, 6), epsilon=st.floats(0.1, 2.0), log_delta=st.floats(-4, -0.5))
+# cases the halving search refused although rates above δ were feasible (found by a scan)
+@example(k=2, epsilon=0.5, log_delta=-1.0)
+@example(k=3, epsilon=0.2, log_delta=-1.25)
+@example(k=4, epsilon=0.1, log_delta=-1.5)
+@example(k=6, epsilon=0.1, log_delta=-1.25)
+def test_largest_beta_refuses_only_when_no_rate_above_delta_is_feasible(k, epsilon, log_delta):
+    """Large δ, small k, where feasible ranges above δ narrower than a factor of 2 occur. A
+    refusal must mean that no rate of a fine grid over (δ, 1 − e^−ε] is feasible; an answer is
+    feasible and never below the top of the first feasible stretch above δ (on that grid)."""
+    delta = 10.0**log_delta
+    top = -math.expm1(-epsilon)
+    if not delta < top:
+        return
+    grid = [float(b) for b in np.geomspace(delta * (1 + 1e-6), top, 400)]
+    feasible = [b for b in grid if dps_delta(k, b, epsilon) <= delta]
+    try:
+        result = largest_beta(epsilon, delta, k)
+    except ParameterError:
+        assert feasible == []
+        return
+    assert delta < result.beta and dps_delta(k, result.beta, epsilon) <= delta
+    if feasible:
+        # the first feasible stretch from δ up is never jumped over
+        first_gap = next((b for b in grid if b > feasible[0] and dps_delta(k, b, epsilon) > delta), top)
+        assert result.beta >= max(b for b in feasible if b < first_gap) * (1 - 1e-8)
 
 
 def test_floor_binds_for_beta_and_is_explained():

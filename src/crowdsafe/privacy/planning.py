@@ -4,7 +4,8 @@
   maximum is over fewer n), so a doubling-then-bisection search is exact (:func:`least_k`: the
   k alone, for planners that search over many rates).
 - :func:`largest_beta` — given (ε, δ, k): the largest rate, at most 1 − e^−(ε − ε1) (the
-  sampling floor read the other way).
+  sampling floor read the other way); d is not monotone in β at fine scale (see the function
+  for what its search guarantees).
 - :func:`smallest_epsilon` — given (k, β, δ): the least ε, at least −ln(1 − β) + ε1.
 - :func:`plan` — the planner of ``crowdsafe publish``: fills in whatever the user left open.
 
@@ -40,6 +41,7 @@ Unknown = Literal["k", "beta", "epsilon", "check"]
 
 MAX_K = _MAX_K = 10_000_000  # the largest k the planner searches (a larger k is refused)
 _BETA_SCAN = 64  # grid used to look for feasible rates above a bisection's boundary
+_BETA_GRID = 65  # logarithmic grid of rates above δ that largest_beta scans when halving reaches δ
 
 
 @dataclass(frozen=True)
@@ -280,9 +282,17 @@ def least_k(epsilon: float, delta: float, beta: float, epsilon1: float = 0.0, *,
 def largest_beta(epsilon: float, delta: float, k: int, epsilon1: float = 0.0) -> Plan:
     """The largest rate β with d(k, β, ε − ε1) ≤ δ and ε ≥ −ln(1 − β) + ε1.
 
-    d is not monotone in β at fine scale (n_m and ⌊γn⌋ jump), so after bisecting to a boundary
-    the rates above it are scanned on a grid and any feasible stretch found there is refined
-    the same way. The returned β is always verified: d at β is at most δ.
+    The rate is halved from 1 − e^−(ε − ε1) until it is feasible, then bisected against the
+    infeasible rate above it. When halving reaches δ first, the rates between δ and the last
+    infeasible one are scanned from the top on a logarithmic grid (:func:`_scan_below`), since
+    the feasible ones may span less than a factor of 2; a refusal means no rate of that grid is
+    feasible. d is not monotone in β at fine scale (n_m and ⌊γn⌋ jump; it grows with β in
+    trend), so after bisecting to a boundary the rates above it are scanned on a linear grid and
+    any feasible stretch found there is refined the same way. Not guaranteed: a feasible stretch
+    lying wholly between two infeasible rates tried (narrower than a grid step) is missed; the
+    answer is then smaller than the largest feasible rate (or, if every feasible rate lies in
+    such a stretch, a refusal), never infeasible. The returned β is always verified: d at β is
+    at most δ.
     """
     epsilon = check_epsilon(epsilon)
     k = check_k(k)
@@ -301,15 +311,16 @@ def largest_beta(epsilon: float, delta: float, k: int, epsilon1: float = 0.0) ->
         achieved = dps_delta(k, beta_max, epsilon, epsilon1)
         return Plan("beta", k, beta_max, epsilon, epsilon1, achieved, delta,
                     sampling_floor(beta_max, epsilon1), True, floor_note)
-    lo = beta_max
+    lo = hi = beta_max
     while not ok(lo):
-        lo /= 2.0
+        hi, lo = lo, lo / 2.0  # hi: the last rate found infeasible
         if lo < 1e-12 or lo <= delta:
-            raise ParameterError(
+            # The feasible rates above δ, if any, lie below hi and may span less than the factor
+            # of 2 the halving steps by (ε = 0.5, δ = 0.05, k = 2: (0.05, 0.0976]): scan them.
+            lo, hi = _scan_below(ok, max(delta, 1e-12), hi, (
                 f"no sampling rate above delta = {delta:g} reaches it with k = {k} at "
-                f"epsilon = {epsilon:g}; raise k or epsilon"
-            )
-    hi = min(2.0 * lo, beta_max)
+                f"epsilon = {epsilon:g}; raise k or epsilon"))
+            break
     lo = _bisect_beta(ok, lo, hi)
     # Look above the boundary for feasible rates the sawtooth may hide.
     grid = np.linspace(lo, beta_max, _BETA_SCAN + 2)[1:-1]
@@ -324,6 +335,20 @@ def largest_beta(epsilon: float, delta: float, k: int, epsilon1: float = 0.0) ->
         f"beta = {lo:.6g} is the largest rate with d(k, beta, epsilon - epsilon1) = "
         f"{achieved:.3g} <= {delta:g} (the floor would allow up to {beta_max:.6g})",
     )
+
+
+def _scan_below(ok: Callable[[float], bool], low: float, hi: float, refusal: str) -> tuple[float, float]:
+    """The largest feasible rate of a logarithmic grid of :data:`_BETA_GRID` rates in (low, hi),
+    scanned from the top, and the infeasible grid rate above it (hi: infeasible); ``refusal`` if
+    none is feasible."""
+    start = low * (1.0 + 1e-9)  # just above low (δ): a rate must exceed δ
+    if not start < hi:
+        raise ParameterError(refusal)
+    grid = np.geomspace(start, hi, _BETA_GRID)[::-1]
+    for i in range(1, len(grid)):
+        if ok(float(grid[i])):
+            return float(grid[i]), float(grid[i - 1])
+    raise ParameterError(refusal)
 
 
 def _bisect_beta(ok: Callable[[float], bool], lo: float, hi: float) -> float:
