@@ -95,6 +95,18 @@ def test_same_seed_gives_the_same_answers_on_both_engines(spark, table_path):
         assert on_polars.custodian_only == on_spark.custodian_only
 
 
+def test_a_change_sum_on_spark_covers_a_row_leaving_the_filter(spark, table_path):
+    """Audit math1, defect 1, on the Spark engine (the units sensitivity is shared): under change a
+    row (Male, 100) can become (Female, 100) and move the filtered sum by 100, not U − L = 50."""
+    table = load_table(spark, table_path)
+    text = "sum(hours) clamp 50..100 where sex = 'Female'"
+    answer = answer_query_spark(table, QueryRequest(text, epsilon=1.0, neighbours="change"), randomness=3)
+    assert answer.sensitivity.l1 == 100 and answer.noise_scale == pytest.approx(100.0, rel=1e-8)
+    mean = answer_query_spark(table, QueryRequest(text.replace("sum", "mean"), epsilon=1.0, neighbours="change"),
+                              randomness=3)
+    assert mean.components["sum"].noise_scale == pytest.approx(200.0, rel=1e-8)  # half of ε on the sum
+
+
 def test_contribution_bound_on_spark(spark, tmp_path):
     # 3000 people with two rows each (one 'x', one 'y'), 500 with one row, and 40 rows without an id
     people = np.repeat(np.arange(3000), 2)
