@@ -24,7 +24,10 @@ both paths (a :class:`~crowdsafe.errors.ParameterError`), an output that
    ``rel.parquet`` share ``rel.certificate.json``; its format notes say CSV or Parquet), unless
    ``force``: the other table would be left beside a certificate of another release; or is a
    report crowdsafe wrote for another release (``<stem>.report.html`` with that release's table
-   or certificate beside it), to be replaced by the report of another table, unless ``force``.
+   or certificate beside it), to be replaced by the report of another table, unless ``force``;
+6. is a certificate ``<stem>.certificate.json`` (existing or not, in any folder) beside a table
+   of that stem the run does not write (``perturb --certificate``, the composed certificate of
+   ``publish --releases N``), unless ``force``: readers would take it for that table's.
 
 The test of rule 4 is cheap (a stat and at most the first bytes of one small file) and looks
 for crowdsafe's own mark, by :class:`OutputKind`: a table or view with a crowdsafe certificate
@@ -113,6 +116,8 @@ class RunFiles:
         """Refuse the first output that breaks a rule of the module docstring."""
         inputs = [(i, _where(i.path)) for i in [*self.inputs, *_configured_ledger()] if is_local(i.path)]
         checked: list[tuple[Output, tuple[str, os.stat_result | None]]] = []
+        own_tables = {_where(literal_path(o.path))[0] for o in self.outputs
+                      if o.kind is OutputKind.TABLE and is_local(o.path)}
         for output in self.outputs:
             if not is_local(output.path):
                 continue
@@ -158,6 +163,13 @@ class RunFiles:
                     f"replace it, or {_choose(output)}",
                     parameter=("force",) + ((output.parameter,) if output.parameter else ()))
             shared = None if self.force else _certificate_of_another(output)
+            beside = None if self.force else _table_of_certificate(output, own_tables)
+            if beside is not None:
+                raise ParameterError(
+                    f"{output.what} {path} would be taken for the certificate of another table, {beside} (a "
+                    f"certificate <stem>.certificate.json belongs to the tables of that stem in its folder): give "
+                    f"force=True to write it there, or {_choose(output)}",
+                    parameter=("force",) + ((output.parameter,) if output.parameter else ()))
             if shared is not None:
                 raise ParameterError(
                     f"{output.what} {path} would replace the certificate {output.certificate} of another table, "
@@ -351,6 +363,23 @@ def _named_like(folder: Path, stem: str, suffixes: Sequence[str] | Mapping[str, 
     except OSError:
         return []
     return [folder / name for _, name in sorted(found)]
+
+
+def _table_of_certificate(output: Output, own_tables: set[str]) -> Path | None:
+    """For a certificate ``<stem>.certificate.json`` (existing or not, wherever it lies): a table of
+    that stem in its folder (``<stem>.csv``, ``<stem>.parquet``...) that the run does not write.
+    Readers take the certificate for that table's (and the guard's rule 4 takes the table for a
+    release crowdsafe wrote), so it would certify a table it does not describe."""
+    if output.kind is not OutputKind.CERTIFICATE or not is_local(output.path):
+        return None
+    certificate = literal_path(output.path)
+    if not certificate.name.endswith(_CERTIFICATE_SUFFIX):
+        return None
+    stem = certificate.name[:-len(_CERTIFICATE_SUFFIX)]
+    for other in _named_like(certificate.parent, stem, _TABLE_NOTES):
+        if _where(other)[0] not in own_tables:
+            return other
+    return None
 
 
 _REPORT_SUFFIX = ".report.html"

@@ -140,12 +140,16 @@ def test_a_report_of_a_release_with_an_uppercase_suffix_is_anothers(capsys, data
 
 
 @pytest.mark.slow  # half a second or more (the quick loop: README)
-def test_a_rerun_onto_a_release_beside_a_table_of_another_format_is_not_refused(capsys, data, tmp_path):
-    """data.csv (an input, say) beside the release data.parquet: the certificate is the
-    Parquet release's (its format note says so), so the rerun replaces it."""
+def test_a_release_beside_a_table_of_another_format_needs_force(capsys, data, tmp_path):
+    """data.csv (the input) beside the release data.parquet: data.certificate.json would sit beside
+    data.csv, which readers (and the guard's rule 4) would then take for a crowdsafe release. It
+    is refused without --force, even before any certificate exists; with --force, reruns pass."""
     out = tmp_path / "data.parquet"
-    assert _publish(capsys, data, out, "--no-report")[0] == 0
-    code, err = _publish(capsys, data, out, "--no-report", epsilon="2")
+    code, err = _publish(capsys, data, out, "--no-report")
+    assert code == 2 and "data.csv" in err and "--force" in err and len(err.strip().splitlines()) == 1, err
+    assert not out.exists() and not (tmp_path / "data.certificate.json").exists()
+    assert _publish(capsys, data, out, "--no-report", "--force")[0] == 0
+    code, err = _publish(capsys, data, out, "--no-report", "--force", epsilon="2")
     assert code == 0, err
 
 
@@ -186,3 +190,34 @@ def test_a_view_rerun_without_a_report_removes_the_report_of_the_view_it_replace
     assert REPORT_MARK in out.with_name("v.report.html").read_text()
     assert cli.main([*argv, "--no-report"]) == 0
     assert sorted(p.name for p in out.parent.iterdir()) == ["v.certificate.json", "v.csv"]
+
+
+def _perturb(capsys, data: Path, out: Path, *extra: str) -> tuple[int, str]:
+    capsys.readouterr()
+    code = cli.main(["perturb", str(data), "--c", "2", "--gamma", "0.95", "--attributes", "age,sex,race", "--exploratory",
+                     "--seed", "1", "--out", str(out), *extra])
+    return code, capsys.readouterr().err
+
+
+def test_a_view_certificate_may_not_be_planted_beside_another_table(capsys, data, tmp_path):
+    """ds6 #1a: --certificate mydata.certificate.json beside the custodian's own mydata.csv would
+    make mydata.csv look like crowdsafe's release, to be overwritten later without --force."""
+    mine = tmp_path / "mydata.csv"
+    mine.write_bytes(data.read_bytes())
+    code, err = _perturb(capsys, data, tmp_path / "view.csv", "--certificate", str(tmp_path / "mydata.certificate.json"))
+    assert code == 2 and "mydata.csv" in err and "--force" in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "mydata.certificate.json").exists() and not (tmp_path / "view.csv").exists()
+    assert _publish(capsys, data, mine, "--no-report")[0] == 2  # still not crowdsafe's: refused without --force
+
+
+def test_a_view_certificate_may_not_replace_a_release_certificate_in_another_folder(capsys, data, tmp_path):
+    """ds6 #1b: the certificate of rel/r.csv, named by --certificate from another folder."""
+    release = tmp_path / "rel" / "r.csv"
+    assert _publish(capsys, data, release, "--no-report")[0] == 0
+    certificate = tmp_path / "rel" / "r.certificate.json"
+    before = certificate.read_bytes()
+    code, err = _perturb(capsys, data, tmp_path / "v.csv", "--certificate", str(certificate))
+    assert code == 2 and "r.csv" in err and "another table" in err and len(err.strip().splitlines()) == 1, err
+    assert certificate.read_bytes() == before and not (tmp_path / "v.csv").exists()
+    code, err = _perturb(capsys, data, tmp_path / "v.csv", "--certificate", str(certificate), "--force")
+    assert code == 0, err
