@@ -148,7 +148,8 @@ def format_note(target: str | os.PathLike[str], *, escape_formulas: bool = True)
 
 def certificate_beside(path: str | os.PathLike[str]) -> dict:
     """The JSON object written beside a release or view file (``<stem>.certificate.json``), read
-    through the checked input reader; an empty dict when there is none or it is not a JSON object."""
+    through the checked input reader; an empty dict when there is none, it is not a JSON object or
+    it is the composed certificate of several releases (``publish --releases``), no table's own."""
     import json
 
     from crowdsafe.files import read_input_text
@@ -160,7 +161,9 @@ def certificate_beside(path: str | os.PathLike[str]) -> dict:
         data = json.loads(read_input_text(beside, "certificate"))
     except (OSError, ValueError):
         return {}
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict) or (isinstance(data.get("components"), list) and data["components"]):
+        return {}  # (a composed certificate of several releases, publish --releases: no table's own)
+    return data
 
 
 def escaped_release(path: object) -> bool:

@@ -27,7 +27,9 @@ both paths (a :class:`~crowdsafe.errors.ParameterError`), an output that
    or certificate beside it), to be replaced by the report of another table, unless ``force``;
 6. is a certificate ``<stem>.certificate.json`` (existing or not, in any folder) beside a table
    of that stem the run does not write (``perturb --certificate``, the composed certificate of
-   ``publish --releases N``), unless ``force``: readers would take it for that table's.
+   ``publish --releases N``), unless ``force``: readers would take it for that table's; or is
+   the certificate of one table (``of`` set) to be written over a composed certificate of several
+   releases, unless ``force``.
 
 The test of rule 4 is cheap (a stat and at most the first bytes of one small file) and looks
 for crowdsafe's own mark, by :class:`OutputKind`: a table or view with a crowdsafe certificate
@@ -93,7 +95,8 @@ class Output:
     """A file the run will write. ``what``: how a message names it (``the release``);
     ``parameter``: the parameter that sets its path (named in the message; None for a
     positional argument); ``certificate``: for a table, the certificate written with it (its
-    mark: :func:`written_by_crowdsafe`); ``of``: for a report, the table it describes."""
+    mark: :func:`written_by_crowdsafe`); ``of``: for a report, the table it describes, for a
+    certificate the one table it certifies (None for the composed certificate of several)."""
 
     path: str | os.PathLike[str]
     what: str
@@ -170,6 +173,11 @@ class RunFiles:
                     f"certificate <stem>.certificate.json belongs to the tables of that stem in its folder): give "
                     f"force=True to write it there, or {_choose(output)}",
                     parameter=("force",) + ((output.parameter,) if output.parameter else ()))
+            composed = None if self.force or where[1] is None else _composed_certificate(output)
+            if composed is not None:
+                raise ParameterError(
+                    f"{output.what} {path} would replace {composed}: give force=True to replace it, or "
+                    f"{_choose(output)}", parameter=("force",) + ((output.parameter,) if output.parameter else ()))
             if shared is not None:
                 raise ParameterError(
                     f"{output.what} {path} would replace the certificate {output.certificate} of another table, "
@@ -380,6 +388,33 @@ def _table_of_certificate(output: Output, own_tables: set[str]) -> Path | None:
         if _where(other)[0] not in own_tables:
             return other
     return None
+
+
+def _composed_certificate(output: Output) -> str | None:
+    """For the certificate of one table (``output.of`` set) to be written over an existing
+    composed certificate (of several releases, ``publish --releases N``): what that certifies."""
+    if output.kind is not OutputKind.CERTIFICATE or output.of is None or not is_local(output.path):
+        return None
+    path = literal_path(output.path)
+    found = _marked_json(path)
+    if not isinstance(found, dict) or found.get("format") != _CERTIFICATE_FORMAT:
+        return None
+    components = found.get("components")
+    if not isinstance(components, list) or not components:
+        return None
+    stem = path.name[:-len(_CERTIFICATE_SUFFIX)] if path.name.endswith(_CERTIFICATE_SUFFIX) else path.stem
+    numbered = sorted(e.name for e in _scan(path.parent) if e.name.startswith(stem + "-")
+                      and any(e.name.lower().endswith(suffix) for suffix in _TABLE_NOTES))
+    tables = f": {', '.join(numbered[:4])}{', ...' if len(numbered) > 4 else ''}" if numbered else ""
+    return f"the composed certificate of {len(components)} releases{tables} (their joint guarantee)"
+
+
+def _scan(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder if str(folder) else ".") as entries:
+            return list(entries)
+    except OSError:
+        return []
 
 
 _REPORT_SUFFIX = ".report.html"

@@ -221,3 +221,29 @@ def test_a_view_certificate_may_not_replace_a_release_certificate_in_another_fol
     assert certificate.read_bytes() == before and not (tmp_path / "v.csv").exists()
     code, err = _perturb(capsys, data, tmp_path / "v.csv", "--certificate", str(certificate), "--force")
     assert code == 0, err
+
+
+def test_the_composed_certificate_and_a_single_release_do_not_replace_each_other(capsys, data, tmp_path):
+    """ds6 #2: `--releases 2 --out r.csv` wrote its composed certificate over r.csv's, silently,
+    and the reverse; `report r.csv` then certified the old table as (2, 2e-6)-DP."""
+    single, certificate = tmp_path / "r.csv", tmp_path / "r.certificate.json"
+    assert _publish(capsys, data, single, "--no-report")[0] == 0
+    before = certificate.read_bytes()
+    code, err = _publish(capsys, data, single, "--no-report", "--releases", "2")
+    assert code == 2 and "r.csv" in err and "--force" in err and len(err.strip().splitlines()) == 1, err
+    assert certificate.read_bytes() == before and not (tmp_path / "r-1.csv").exists()
+    code, err = _publish(capsys, data, single, "--no-report", "--releases", "2", "--force")
+    assert code == 0, err
+    assert json.loads(certificate.read_text())["components"]  # the composed one, now
+    capsys.readouterr()
+    assert cli.main(["report", str(single)]) == 2  # the composed certificate is no single table's
+    err = capsys.readouterr().err
+    assert "composed certificate" in err and len(err.strip().splitlines()) == 1, err
+    # the reverse: a single release over the composed certificate
+    composed = certificate.read_bytes()
+    code, err = _publish(capsys, data, single, "--no-report")
+    assert code == 2 and "composed certificate of 2 releases" in err and "r-1.csv" in err, err
+    assert certificate.read_bytes() == composed
+    code, err = _publish(capsys, data, single, "--no-report", "--force")
+    assert code == 0, err
+    assert json.loads(certificate.read_text())["components"] == []

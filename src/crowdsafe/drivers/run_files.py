@@ -114,7 +114,7 @@ def publish_outputs(tables: Sequence[str | os.PathLike[str]], *, report: bool,
         certificate = certificate_path(table) if is_local(table) else None
         outputs.append(Output(table, "the release", OutputKind.TABLE, certificate=certificate))
         if certificate is not None:
-            outputs.append(Output(certificate, "the certificate", OutputKind.CERTIFICATE))
+            outputs.append(Output(certificate, "the certificate", OutputKind.CERTIFICATE, of=table))
             if report:
                 outputs.append(Output(report_path(table), "the report", OutputKind.REPORT))
     if len(tables) > 1 and is_local(tables[0]):
@@ -136,7 +136,7 @@ def view_outputs(output: ViewOutput) -> list[Output]:
         return []
     certificate = output.certificate if output.certificate is not None else certificate_path(output.out)
     found = [Output(output.out, "the view", OutputKind.TABLE, certificate=certificate),
-             Output(certificate, "the certificate", OutputKind.CERTIFICATE,
+             Output(certificate, "the certificate", OutputKind.CERTIFICATE, of=output.out,
                     parameter="certificate" if output.certificate is not None else "out")]
     if output.report and is_local(output.out):
         found.append(Output(report_path(output.out), "the report", OutputKind.REPORT))
