@@ -75,6 +75,8 @@ BAD_FILES: dict[str, object] = {
     "sqlite.csv": b"SQLite format 3\x00" + b"\x00" * 84,
     "folder.csv": FOLDER,
     "text.age.csv": b"age,zip,sex,disease\n30,02139,F,flu\nthirty,02139,M,flu\n",
+    # a NUL past the 64 KiB that are sniffed (ds6 #3: it was read as part of a cell and published)
+    "late-nul.csv": (people_csv(6000) + "30,02130,F,fl\x00u\n").encode(),
 }
 
 PUBLISH = ("publish", "{in}/people.csv", "--epsilon", "1", "--delta", "1e-6", "--ledger", "{ledger}",
@@ -135,6 +137,7 @@ def _bad_files_for(command: str, base: tuple[str, ...]) -> list[Case]:
         "gzipped-binary.csv": "binary file",
         "sqlite.csv": "SQLite database",
         "folder.csv": "is a folder",
+        "late-nul.csv": "holds a NUL character",
     }
     return [Case(f"{command}-{name.removesuffix('.csv')}", with_data(base, name), fragment,
                  files={name: BAD_FILES[name]} if name in BAD_FILES else {})

@@ -194,8 +194,8 @@ def test_a_view_rerun_without_a_report_removes_the_report_of_the_view_it_replace
 
 def _perturb(capsys, data: Path, out: Path, *extra: str) -> tuple[int, str]:
     capsys.readouterr()
-    code = cli.main(["perturb", str(data), "--c", "2", "--gamma", "0.95", "--attributes", "age,sex,race", "--exploratory",
-                     "--seed", "1", "--out", str(out), *extra])
+    code = cli.main(["perturb", str(data), "--c", "2", "--gamma", "0.95", "--attributes", "age,sex,race",
+                     "--exploratory", "--seed", "1", "--out", str(out), *extra])
     return code, capsys.readouterr().err
 
 
@@ -204,7 +204,8 @@ def test_a_view_certificate_may_not_be_planted_beside_another_table(capsys, data
     make mydata.csv look like crowdsafe's release, to be overwritten later without --force."""
     mine = tmp_path / "mydata.csv"
     mine.write_bytes(data.read_bytes())
-    code, err = _perturb(capsys, data, tmp_path / "view.csv", "--certificate", str(tmp_path / "mydata.certificate.json"))
+    planted = str(tmp_path / "mydata.certificate.json")
+    code, err = _perturb(capsys, data, tmp_path / "view.csv", "--certificate", planted)
     assert code == 2 and "mydata.csv" in err and "--force" in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "mydata.certificate.json").exists() and not (tmp_path / "view.csv").exists()
     assert _publish(capsys, data, mine, "--no-report")[0] == 2  # still not crowdsafe's: refused without --force

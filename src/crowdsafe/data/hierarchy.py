@@ -41,6 +41,7 @@ import polars as pl
 
 from crowdsafe.data.hierarchy_checks import check_labels, check_one_root
 from crowdsafe.data.level_words import level_words
+from crowdsafe.data.nul_bytes import refuse_nul_in_text
 from crowdsafe.data.unicode_forms import twin_note
 from crowdsafe.errors import HierarchyError, InputError
 from crowdsafe.files import atomic_path, read_input_bytes
@@ -183,6 +184,7 @@ class Hierarchy:
                 f"hierarchy file {path} is not UTF-8 (invalid byte at position {exc.start}); "
                 "re-save it as UTF-8"
             ) from None
+        refuse_nul_in_text(text, path, "hierarchy file")  # published as a label otherwise (ds6 #3)
         lines = [line for line in text.splitlines() if line.strip()]
         if not lines:
             raise HierarchyError(f"hierarchy file {path} is empty")

@@ -27,6 +27,12 @@ if TYPE_CHECKING:
 def check_labels(hierarchy: Hierarchy, where: str, root: str) -> None:
     """Refuse a label above the leaves that is another leaf (``root`` aside) or is empty, in one
     line naming ``where`` (the hierarchy), the level and the leaf."""
+    for level, labels in enumerate(hierarchy.labels):
+        joined = "".join(map(str, labels))
+        if "\x00" in joined:  # (ds6 #3: published, then the release could not be read back)
+            bad = next(str(label) for label in labels if "\x00" in str(label))
+            raise HierarchyError(f"{where}: the label {bad!r} at level {level} holds a NUL character (byte 0), "
+                                 "which no label may hold (a release could not be read back); remove it")
     own = np.asarray(hierarchy.labels[0], dtype=str)
     for level in range(1, hierarchy.height + 1):
         above = np.asarray(hierarchy.labels[level], dtype=str)[hierarchy.leaf_map(level)]

@@ -27,6 +27,7 @@ from crowdsafe.data.column_words import is_code_name
 from crowdsafe.data.dataset import Dataset
 from crowdsafe.data.line_endings import line_ending
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS
+from crowdsafe.data.nul_bytes import refuse_nul, refuse_nul_in_file
 from crowdsafe.data.row_widths import file_chunks, first_ragged
 from crowdsafe.data.schema import complete_schema
 from crowdsafe.data.sep_line import sep_line, sep_note, without_sep_line
@@ -480,6 +481,7 @@ def read_file(
             print(note_line(describe_renames(str(path), renames)), file=sys.stderr)
             frame = frame.rename(dict(zip(frame.columns, names)))
         frame, unusable = usable_frame(frame, str(path))
+        refuse_nul(frame, path)
         return TableRead(frame, (), unusable)
     if kind in (GZIP, ZSTD) or suffix in (*CSV_SUFFIXES, *PARQUET_SUFFIXES) or suffix == "":
         frame, reading = _read_csv(path, separator=separator, missing_tokens=missing_tokens,
@@ -492,6 +494,10 @@ def read_file(
                                        text_columns=text_columns, has_header=has_header, head=head,
                                        decimal_comma=decimal_comma, empty=empty)
             print(note_line(wide_integer_note(str(path), wide)), file=sys.stderr)
+        if kind in (GZIP, ZSTD):  # the head was sniffed: a NUL further on (ds6 #3)
+            refuse_nul(frame, path)
+        else:
+            refuse_nul_in_file(path, HEAD_BYTES)
         if unescape_formulas:
             frame = unescape_frame(frame)
         frame, commas = tidied_text(frame, set(text_columns), reading)

@@ -44,6 +44,7 @@ from crowdsafe.data.column_types import settle
 from crowdsafe.data.dataset import Dataset
 from crowdsafe.data.io import CSV_SUFFIXES, PARQUET, _suffix, ragged_row_error, sniff_format, tidied_text
 from crowdsafe.data.missing import MissingPolicy, MissingReport, missing_refusal
+from crowdsafe.data.nul_bytes import refuse_nul
 from crowdsafe.data.schema import AttributeType, Schema, complete_schema, declared_and_reading
 from crowdsafe.data.streaming import Scan, reads_eagerly, scan_table
 from crowdsafe.errors import EMPTY_TABLE, CrowdsafeError, InputError
@@ -309,6 +310,7 @@ def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
     if ragged is not None:  # a row shorter than the header leaves the last column missing (io._read_csv)
         raise ragged
     raw = _domain_frame(values)
+    refuse_nul(raw, path, rows=False)  # the head was sniffed: a NUL further on (ds6 #3)
     tidied, commas = tidied_text(raw, set(text_columns), reading) if is_csv else (raw, [])
     if commas and reading == "auto":
         print(note_line(comma.note(str(path), commas)), file=sys.stderr)
