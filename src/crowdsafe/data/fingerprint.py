@@ -23,6 +23,13 @@ canonical form before it is hashed, one of five kinds:
   column's distinct text values, which the column's header holds;
 - **missing**.
 
+**Unicode forms.** Text values and column names count in Unicode NFC: ``Zürich`` written with
+the composed ``ü`` (NFC) or as ``u`` and a combining diaeresis (NFD, as macOS tools and some
+exporters save it) is one value, and ``âge`` one column name (ds6 #4: the same rows re-saved in
+NFD got a fresh budget). The normal form is taken for hashing only, of the distinct values
+(:func:`nfc_dictionary`: skipped when every value is ASCII, and when every value is NFC already,
+which leaves the identity of a table written in NFC exactly as it was before).
+
 The identity is thus *coarser* than the typed table, never finer: the same file read under any
 schema (any declared types, text columns or not) gives one identity, and two tables that differ
 only in how a value is spelt (``030`` and ``30``, ``True`` and ``true``, a time of day) share one
@@ -46,6 +53,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import unicodedata
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -224,6 +232,25 @@ def text_codes(series: pl.Series) -> tuple[pl.Series, np.ndarray, np.ndarray]:
     return dictionary, np.arange(max(len(dictionary), 1), dtype=np.uint32), enum_codes.fill_null(0).to_numpy()
 
 
+def nfc_name(name: str) -> str:
+    """A column name as the fingerprint hashes and orders it: in Unicode NFC (the module's docstring)."""
+    return name if name.isascii() else unicodedata.normalize("NFC", name)
+
+
+def nfc_dictionary(dictionary: pl.Series) -> tuple[pl.Series, np.ndarray | None]:
+    """A text column's sorted distinct values (``dictionary``) in Unicode NFC, sorted and distinct
+    again (two forms of one value merge), and the new rank of each old entry; ``None`` in place of
+    the ranks when nothing changes (all ASCII, or all NFC already: the dictionary is returned as
+    it is, so the identity of a table in NFC is unchanged)."""
+    if not len(dictionary) or not (dictionary.str.len_bytes() != dictionary.str.len_chars()).any():
+        return dictionary, None  # every value ASCII
+    normal = dictionary.str.normalize("NFC")
+    if normal.equals(dictionary):
+        return dictionary, None
+    merged = normal.unique().sort()
+    return merged, merged.search_sorted(normal).to_numpy().astype(np.uint32)
+
+
 def string_bytes(strings: pl.Series) -> list[bytes]:
     """The strings' UTF-8 lengths (little-endian int64) and their bytes end to end (no nulls)."""
     lengths = strings.str.len_bytes().cast(pl.Int64).to_numpy().astype("<i8")
@@ -274,7 +301,7 @@ class _Header:
 def text_header(name: str, kept: pl.Series) -> bytes:
     """The header of a column named ``name`` whose values that stay text are ``kept`` (sorted)."""
     header = _Header()
-    header.put(name.encode())
+    header.put(nfc_name(name).encode())
     header.put(b"value")
     for part in string_bytes(kept):
         header.put(part)
@@ -296,6 +323,9 @@ def column_values(series: pl.Series) -> tuple[bytes, ColumnValues]:
     missing = series.is_null().to_numpy() if series.null_count() else None
     if is_text_column(dtype):
         dictionary, ranks, index = text_codes(series if is_text(dtype) else series.cast(pl.String))
+        dictionary, merged = nfc_dictionary(dictionary)
+        if merged is not None:
+            ranks = merged[ranks]
         kept, hashes = canonical_values(dictionary)
         table = (hashes if len(hashes) else np.zeros(1, dtype=np.uint64))[ranks]
         return text_header(series.name, kept), ColumnValues(index, table, missing)
@@ -317,7 +347,8 @@ def column_values(series: pl.Series) -> tuple[bytes, ColumnValues]:
 def multiset_digest(frame: pl.DataFrame) -> str:
     """:meth:`Dataset.fingerprint <crowdsafe.data.Dataset.fingerprint>` (unkeyed) of the rows of
     ``frame``, as a multiset."""
-    headers, sums = multiset_sums([frame.get_column(name) for name in sorted(frame.columns)], column_values)
+    names = sorted(frame.columns, key=nfc_name)
+    headers, sums = multiset_sums([frame.get_column(name) for name in names], column_values)
     return finish(FINGERPRINT_VERSION, frame.height, headers, sums)
 
 

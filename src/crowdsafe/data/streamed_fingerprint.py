@@ -32,6 +32,8 @@ from crowdsafe.data.fingerprint import (
     column_values,
     finish,
     is_text_column,
+    nfc_dictionary,
+    nfc_name,
     text_header,
 )
 from crowdsafe.identity import keyed_identity
@@ -52,15 +54,17 @@ class MultisetDigest:
     ``dictionaries`` (:func:`dictionary_of`) over the rows that will be added."""
 
     def __init__(self, schema: Mapping[str, pl.DataType], dictionaries: Mapping[str, pl.Series]) -> None:
-        self.names = sorted(schema)  # the columns in the order of their names, as the fingerprint hashes them
+        self.names = sorted(schema, key=nfc_name)  # in the order of their names, as the fingerprint hashes them
         self.dictionaries = {c: dictionaries[c] for c in self.names if is_text_column(schema[c])}
         self.headers = []
         self.tables: dict[str, np.ndarray] = {}
         for name in self.names:
             if name in self.dictionaries:
-                kept, hashes = canonical_values(self.dictionaries[name])
+                normal, merged = nfc_dictionary(self.dictionaries[name])  # Unicode NFC (the fingerprint's)
+                kept, hashes = canonical_values(normal)
                 self.headers.append(text_header(name, kept))
-                self.tables[name] = hashes if len(hashes) else np.zeros(1, dtype=np.uint64)
+                table = hashes if len(hashes) else np.zeros(1, dtype=np.uint64)
+                self.tables[name] = table if merged is None else table[merged]  # by the rank of the value read
             else:
                 self.headers.append(column_values(pl.Series(name, [], dtype=schema[name]))[0])
         self.rows = 0
