@@ -110,7 +110,7 @@ def ledger_report(ledger: LedgerSpec = DEFAULT_LEDGER, dataset: str | None = Non
             if dataset is not None:
                 raise ParameterError(f"dataset {dataset!r} is not in the ledger {path} (there is none yet)")
             return LedgerReport({"ledger": str(path), "schema_version": SCHEMA_VERSION, "datasets": []})
-    with ledger_for(ledger) as book:
+    with ledger_for(ledger, read_only=True) as book:  # an archived, read-only copy is shown too
         if book is None:
             raise ParameterError("there is no ledger to show")
         report = book.export()

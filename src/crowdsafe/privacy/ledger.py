@@ -60,7 +60,14 @@ from crowdsafe.errors import BudgetExceeded, InputError, ParameterError, SampleR
 from crowdsafe.identity import dataset_named, keyed_identity
 from crowdsafe.privacy import ledger_budget, ledger_identity
 from crowdsafe.privacy.composition import compose_homogeneous
-from crowdsafe.privacy.ledger_mark import check_and_mark, disk_failure, look
+from crowdsafe.privacy.ledger_mark import (
+    check_and_mark,
+    disk_failure,
+    look,
+    open_failure,
+    open_read_only,
+    read_only_reason,
+)
 from crowdsafe.privacy.ledger_records import (
     KINDS,
     NEIGHBOURS,
@@ -80,6 +87,7 @@ from crowdsafe.privacy.ledger_storage import (
     default_ledger_path,
     ledger_path,
     now,
+    upgrade_from_v1,
 )
 from crowdsafe.privacy.ledger_totals import check_notion, consumer, fits, notions, spent_totals
 from crowdsafe.privacy.loss import PrivacyLoss
@@ -95,11 +103,15 @@ class Ledger:
     atomic on its own; :meth:`charge` is the one way to spend budget.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, read_only: bool = False) -> None:
         self.path = ledger_path(path)
         if self.path.exists() and self.path.is_dir():
             raise InputError(f"ledger path {self.path} is a folder, expected a file")
         look(self.path)  # another application's database is refused before SQLite opens it to write
+        self._identity_key: bytes | None = None
+        if read_only and read_only_reason(self.path) is not None:  # (ledger show of an archived copy)
+            self._conn = open_read_only(self.path, SCHEMA_VERSION)
+            return
         try:
             create_private(self.path)
             self._conn = sqlite3.connect(
@@ -108,7 +120,6 @@ class Ledger:
         except (OSError, sqlite3.Error) as exc:
             raise InputError(f"cannot open the privacy ledger at {self.path}: {exc}") from exc
         self._conn.row_factory = sqlite3.Row
-        self._identity_key: bytes | None = None
         try:
             self._conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
             self._conn.execute("PRAGMA synchronous = FULL")
@@ -120,7 +131,7 @@ class Ledger:
                 conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
                 row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
                 if row is not None and int(row["value"]) == 1:
-                    self._upgrade_from_v1(conn)
+                    upgrade_from_v1(conn)
                 elif row is not None and int(row["value"]) != SCHEMA_VERSION:
                     raise InputError(
                         f"the ledger at {self.path} has schema version {row['value']}, this crowdsafe "
@@ -141,8 +152,7 @@ class Ledger:
             if "locked" in str(exc).lower():
                 raise InputError(f"the ledger {self.path} is locked by another process (waited {_BUSY_TIMEOUT_S:g} s); "
                                  "try again when it has finished") from exc
-            failed = disk_failure(exc, self.path)
-            raise failed or InputError(f"{self.path} is not a usable crowdsafe ledger: {exc}") from exc
+            raise open_failure(exc, self.path) from exc
 
     @property
     def identity_key(self) -> bytes:
@@ -181,24 +191,6 @@ class Ledger:
         ``legacy()`` (keyed; computed only when the ledger may hold one and does not know
         ``identity``) moved to it (:func:`~crowdsafe.privacy.ledger_identity.adopt`)."""
         return ledger_identity.adopt(self._conn, identity, legacy, self._write)
-
-    @staticmethod
-    def _upgrade_from_v1(conn: sqlite3.Connection) -> None:
-        """Schema 1 identified datasets by an unkeyed digest of their rows in file order. Those
-        identities cannot be recomputed under the keyed, order-invariant scheme, and reading the
-        old entries under new names would hand out fresh budget, so a version-1 ledger that
-        holds any dataset is refused; an empty one is upgraded in place."""
-        used = conn.execute("SELECT COUNT(*) FROM datasets").fetchone()[0]
-        if used:
-            raise InputError(
-                "this ledger was written by an earlier crowdsafe (schema 1) whose dataset identities this "
-                "version cannot match: its spent budgets would not be found. Keep it for your records, "
-                "start a new ledger (ledger=PATH or CROWDSAFE_LEDGER) and register each dataset's "
-                "remaining budget with set_budget(DATA, epsilon=E, delta=D)", parameter=("ledger", "budget"),
-            )
-        conn.execute("DROP TABLE IF EXISTS samples")
-        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
-        conn.execute("INSERT OR IGNORE INTO meta VALUES ('identity_key', ?)", (os.urandom(32).hex(),))
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -569,15 +561,16 @@ DEFAULT = DEFAULT_LEDGER  # crowdsafe.defaults: the signatures of crowdsafe.api 
 
 
 @contextlib.contextmanager
-def ledger_for(spec: LedgerSpec) -> Iterator[Ledger | None]:
+def ledger_for(spec: LedgerSpec, *, read_only: bool = False) -> Iterator[Ledger | None]:
     """The ledger a caller asked for: ``"default"`` (the default location), a path, an open
-    :class:`Ledger` (left open), or None (no ledger). Ledgers opened here are closed after."""
+    :class:`Ledger` (left open), or None (no ledger). Ledgers opened here are closed after;
+    ``read_only``: one that cannot be written is opened to be read (``Ledger(read_only=True)``)."""
     if spec is None:
         yield None
     elif isinstance(spec, Ledger):
         yield spec
     else:
-        ledger = Ledger(None if spec == DEFAULT else spec)
+        ledger = Ledger(None if spec == DEFAULT else spec, read_only=read_only)
         try:
             yield ledger
         finally:

@@ -26,6 +26,7 @@ the file; nothing is written to a file it refuses.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import stat
 from pathlib import Path
@@ -136,3 +137,54 @@ def _has_version(conn: sqlite3.Connection) -> bool:
 
 __all__ = ["APPLICATION_ID", "LEDGER_TABLES", "carries_mark", "check_and_mark", "disk_failure", "look",
            "refuse_foreign"]
+
+
+def read_only_reason(path: Path) -> str | None:
+    """Why the existing ledger at ``path`` cannot be written, or None: its folder is read-only
+    (SQLite must create ``<ledger>-shm`` and ``-wal`` beside it) or the file itself is."""
+    if not path.is_file():
+        return None
+    folder = path.absolute().parent
+    if not os.access(folder, os.W_OK):
+        return f"its folder {folder} is read-only (SQLite must create {path.name}-shm beside it)"
+    if not os.access(path, os.W_OK):
+        return "the file is read-only"
+    return None
+
+
+def open_failure(exc: sqlite3.DatabaseError, path: Path) -> InputError:
+    """The one-line error of a ledger SQLite could not open or read (ds6 #5: a read-only folder
+    was called "not a usable crowdsafe ledger: unable to open database file")."""
+    reason = read_only_reason(path) if "unable to open" in str(exc) else None
+    if reason is not None:
+        return InputError(f"the ledger {path} cannot be written: {reason}; nothing was charged. Use a ledger you "
+                          "can write (ledger=PATH or CROWDSAFE_LEDGER); 'crowdsafe ledger show' reads it as it is",
+                          parameter="ledger")
+    return disk_failure(exc, path) or InputError(f"{path} is not a usable crowdsafe ledger: {exc}")
+
+
+def open_read_only(path: Path, schema_version: int) -> sqlite3.Connection:
+    """A connection that only reads the crowdsafe ledger at ``path``, which cannot be written
+    (:func:`read_only_reason`): ``immutable`` when no write-ahead log holds changes (SQLite then
+    needs no ``-shm`` file), else ``mode=ro``."""
+    log = Path(f"{path}-wal")
+    mode = "mode=ro" if log.exists() and log.stat().st_size > 0 else "mode=ro&immutable=1"
+    try:
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?{mode}", uri=True, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise open_failure(exc, path) from exc
+    conn.row_factory = sqlite3.Row
+    try:
+        refuse_foreign(conn, path)
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise open_failure(exc, path) from exc
+    except InputError:
+        conn.close()
+        raise
+    if row is None or int(row["value"]) != schema_version:
+        conn.close()
+        raise InputError(f"the ledger {path} (read-only) has schema version {row['value'] if row else 'none'}, this "
+                         f"crowdsafe reads version {schema_version}: open it once where it can be written")
+    return conn

@@ -10,6 +10,7 @@ from __future__ import annotations
 import getpass
 import os
 import shlex
+import sqlite3
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -154,3 +155,21 @@ def custodian() -> str:
 
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def upgrade_from_v1(conn: sqlite3.Connection) -> None:
+    """Schema 1 identified datasets by an unkeyed digest of their rows in file order. Those
+    identities cannot be recomputed under the keyed, order-invariant scheme, and reading the
+    old entries under new names would hand out fresh budget, so a version-1 ledger that
+    holds any dataset is refused; an empty one is upgraded in place."""
+    used = conn.execute("SELECT COUNT(*) FROM datasets").fetchone()[0]
+    if used:
+        raise InputError(
+            "this ledger was written by an earlier crowdsafe (schema 1) whose dataset identities this "
+            "version cannot match: its spent budgets would not be found. Keep it for your records, "
+            "start a new ledger (ledger=PATH or CROWDSAFE_LEDGER) and register each dataset's "
+            "remaining budget with set_budget(DATA, epsilon=E, delta=D)", parameter=("ledger", "budget"),
+        )
+    conn.execute("DROP TABLE IF EXISTS samples")
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+    conn.execute("INSERT OR IGNORE INTO meta VALUES ('identity_key', ?)", (os.urandom(32).hex(),))
