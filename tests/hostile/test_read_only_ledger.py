@@ -6,7 +6,6 @@ a new one, with a fresh budget."""
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
 
 from read_only import read_only
 
