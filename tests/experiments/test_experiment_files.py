@@ -67,3 +67,50 @@ def test_an_experiment_refuses_options_it_does_not_read(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "option seeds is a whole number from 1 to 1,000" in err, err
     assert list(tmp_path.iterdir()) == []
+
+
+def _two_files(ctx: registry.ExperimentContext) -> None:
+    ctx.csv("first", {"x": [1, 2]})
+    ctx.csv("second", {"y": [3, 4]})
+
+
+def test_a_rerun_that_cannot_place_a_file_replaces_nothing(toy, tmp_path, capsys):
+    """ds6 #6: a folder at one of the names made the moves fail part-way; new files were left
+    under the old record, and the error spoke of a privacy budget."""
+    toy.setitem(registry._REGISTRY, "toy", registry.Experiment("toy", "a toy", _two_files))
+    assert cli.main(["experiment", "toy", "--out", str(tmp_path)]) == 0
+    results = tmp_path / "toy"
+    (results / "first.csv").write_text("old,content\n")
+    (results / "second.csv").unlink()
+    (results / "second.csv").mkdir()
+    before = {p.name: p.read_bytes() for p in results.iterdir() if p.is_file()}
+    capsys.readouterr()
+    assert cli.main(["experiment", "toy", "--out", str(tmp_path), "--force"]) == 2
+    err = capsys.readouterr().err
+    assert "second.csv" in err and "nothing was replaced" in err and "budget" not in err, err
+    assert len(err.strip().splitlines()) == 1
+    assert {p.name: p.read_bytes() for p in results.iterdir() if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["toy"]  # no staging or aside folder left
+
+
+def test_a_move_that_fails_midway_puts_the_old_files_back(toy, tmp_path, monkeypatch):
+    toy.setitem(registry._REGISTRY, "toy", registry.Experiment("toy", "a toy", _two_files))
+    registry.run("toy", tmp_path)
+    results = tmp_path / "toy"
+    before = {p.name: p.read_bytes() for p in results.iterdir()}
+    (results / "first.csv").write_text("old,content\n")
+    before["first.csv"] = b"old,content\n"
+    real = registry.os.replace
+    calls = []
+
+    def failing(source, target):
+        calls.append(target)
+        if str(target).endswith("second.csv") and ".partial-" in str(source):
+            raise OSError(28, "No space left on device", str(target))
+        return real(source, target)
+
+    monkeypatch.setattr(registry.os, "replace", failing)
+    with pytest.raises(registry.InputError, match="as it was before the run"):
+        registry.run("toy", tmp_path, force=True)
+    assert {p.name: p.read_bytes() for p in results.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["toy"]

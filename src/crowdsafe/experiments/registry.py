@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crowdsafe.errors import ParameterError
+from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.experiments.output import write_csv, write_png
 from crowdsafe.randomness import Randomness, as_randomness
 
@@ -156,11 +156,11 @@ def run(
                                 options={str(k): str(v) for k, v in (options or {}).items()})
     try:
         entry.run(context)
-        folder.mkdir(parents=True, exist_ok=True)
-        written = []
-        for path in context.written:  # each file renamed into place; the record last
-            os.replace(path, folder / path.name)
-            written.append(folder / path.name)
+        written = [folder / path.name for path in context.written]
+        result = ExperimentResult(name, entry.title, folder, tuple(written), context.summary)
+        record = staging / EXPERIMENT_RECORD
+        write_text_atomic(record, json_document(result.as_dict(), default=str))
+        _put_in_place([*context.written, record], folder, name)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         for made_folder in made:  # a refused or failed run leaves no folder it made either
@@ -168,9 +168,47 @@ def run(
                 made_folder.rmdir()
         raise
     shutil.rmtree(staging, ignore_errors=True)
-    result = ExperimentResult(name, entry.title, folder, tuple(written), context.summary)
-    write_text_atomic(folder / EXPERIMENT_RECORD, json_document(result.as_dict(), default=str))
     return result
+
+
+def _put_in_place(files: list[Path], folder: Path, name: str) -> None:
+    """Move the run's ``files`` (its record last) into ``folder``, all or nothing (ds6 #6: a move
+    that failed part-way left new files under the old record). Every name is checked first (a
+    folder there is refused in one line); the files they replace are moved aside, and put back
+    with the new files removed if a move fails."""
+    for path in files:
+        target = folder / path.name
+        if target.is_dir() and not target.is_symlink():
+            raise ParameterError(f"the results folder {folder} holds a folder {path.name} where the experiment "
+                                 f"{name!r} writes a file: remove it, or choose another out; nothing was replaced")
+    folder.mkdir(parents=True, exist_ok=True)
+    aside = Path(tempfile.mkdtemp(prefix=f".{folder.name}.replaced-{os.getpid()}-", dir=folder.parent))
+    moved: list[str] = []
+    placed: list[str] = []
+    try:
+        for path in files:
+            target = folder / path.name
+            if target.exists() or target.is_symlink():
+                os.replace(target, aside / path.name)
+                moved.append(path.name)
+            os.replace(path, target)
+            placed.append(path.name)
+    except OSError as exc:
+        for placed_name in placed:
+            with contextlib.suppress(OSError):
+                (folder / placed_name).unlink()
+        kept = []
+        for moved_name in moved:
+            try:
+                os.replace(aside / moved_name, folder / moved_name)
+            except OSError:
+                kept.append(moved_name)
+        state = (f"the files it replaced are kept in {aside}" if kept else "the folder is as it was before the run")
+        if not kept:
+            shutil.rmtree(aside, ignore_errors=True)
+        raise InputError(f"the experiment {name!r} could not put its files in {folder}: {exc.strerror or exc} "
+                         f"({exc.filename}); {state}") from None
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 def _staging_folder(folder: Path) -> Path:
