@@ -152,7 +152,7 @@ def read_only_reason(path: Path) -> str | None:
     return None
 
 
-def open_failure(exc: sqlite3.DatabaseError, path: Path) -> InputError:
+def open_failure(exc: sqlite3.Error, path: Path) -> InputError:
     """The one-line error of a ledger SQLite could not open or read (ds6 #5: a read-only folder
     was called "not a usable crowdsafe ledger: unable to open database file")."""
     reason = read_only_reason(path) if "unable to open" in str(exc) else None
