@@ -437,17 +437,26 @@ def _report_of_another(output: Output) -> Path | None:
     return found[0] if found else None
 
 
-def replaced_first(table: str | os.PathLike[str], certificate: str | os.PathLike[str]) -> list[Path]:
+def replaced_first(table: str | os.PathLike[str], certificate: str | os.PathLike[str] | None = None) -> list[Path]:
     """What is removed just before a new table (or view) is put in place at ``table``
     (:func:`crowdsafe.files.atomic_paths`): its ``certificate``, so that no reader ever finds a
     certificate beside a table it does not describe (between the renames the table stands
     without one), and the HTML report crowdsafe wrote beside it, which describes the release
     replaced (a run that writes a report writes the new one after the release); a report
-    crowdsafe did not write is left alone."""
+    crowdsafe did not write is left alone. When ``table`` exists and is replaced, a crowdsafe
+    certificate at its own ``<stem>.certificate.json`` is removed too, unless another table of
+    that stem stands beside it (whose certificate it may be): the new table has no certificate
+    there (``certificate`` None: a plain table, ``datasets export``, ``estimate --out``,
+    ``attack --out``; or a view's certificate named elsewhere), and the old one would describe it
+    (ds6 #7)."""
     path = literal_path(table)
     report = path.with_name(path.stem + _REPORT_SUFFIX)
-    return [literal_path(certificate)] + ([report] if written_by_crowdsafe(Output(report, "the report",
-                                                                                   OutputKind.REPORT)) else [])
+    removed = [] if certificate is None else [literal_path(certificate)]
+    own = path.with_name(path.stem + _CERTIFICATE_SUFFIX)
+    if (os.path.lexists(path) and own not in removed and _is_certificate(own)
+            and not [t for t in _named_like(path.parent, path.stem, _TABLE_NOTES) if t.name != path.name]):
+        removed.append(own)
+    return removed + ([report] if written_by_crowdsafe(Output(report, "the report", OutputKind.REPORT)) else [])
 
 
 def json_document(payload: Mapping[str, Any], **dumps: Any) -> str:

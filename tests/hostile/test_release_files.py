@@ -248,3 +248,33 @@ def test_the_composed_certificate_and_a_single_release_do_not_replace_each_other
     code, err = _publish(capsys, data, single, "--no-report", "--force")
     assert code == 0, err
     assert json.loads(certificate.read_text())["components"] == []
+
+
+def test_force_over_a_release_by_a_plain_writer_removes_its_certificate_and_report(capsys, data, tmp_path):
+    """ds6 #7: `datasets export adult r.csv --force` over a release left its certificate and its
+    report ("fit for release") beside the raw table."""
+    release = tmp_path / "r.csv"
+    assert _publish(capsys, data, release)[0] == 0
+    assert (tmp_path / "r.certificate.json").exists() and (tmp_path / "r.report.html").exists()
+    capsys.readouterr()
+    assert cli.main(["datasets", "export", "people", str(release), "--force"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv", "r.csv"]
+
+
+def test_a_plain_writer_keeps_a_certificate_another_table_of_the_stem_may_own(capsys, data, tmp_path):
+    release = tmp_path / "r.parquet"
+    assert _publish(capsys, data, release, "--no-report")[0] == 0
+    (tmp_path / "r.csv").write_text("a\n1\n")
+    capsys.readouterr()
+    assert cli.main(["datasets", "export", "people", str(tmp_path / "r.csv"), "--force"]) == 0
+    assert (tmp_path / "r.certificate.json").exists()  # r.parquet's, still beside it
+
+
+def test_a_view_rerun_with_its_certificate_elsewhere_removes_the_old_one(capsys, data, tmp_path):
+    view = tmp_path / "v.csv"
+    assert _perturb(capsys, data, view, "--no-report")[0] == 0
+    assert (tmp_path / "v.certificate.json").exists()
+    elsewhere = tmp_path / "certs" / "other.certificate.json"
+    code, err = _perturb(capsys, data, view, "--no-report", "--certificate", str(elsewhere), "--force")
+    assert code == 0, err
+    assert elsewhere.exists() and not (tmp_path / "v.certificate.json").exists()

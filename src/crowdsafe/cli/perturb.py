@@ -32,7 +32,7 @@ from crowdsafe.cli.options import (
 )
 from crowdsafe.defaults import LARGE_VIEW_ROWS, MAX_EQUALITY_QUERIES
 from crowdsafe.errors import InputError, ParameterError
-from crowdsafe.files import PRIVATE, atomic_path, write_text_atomic
+from crowdsafe.files import PRIVATE, atomic_paths, write_text_atomic
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -305,7 +305,7 @@ def register(app: typer.Typer) -> None:
             raise ParameterError("--equality writes its estimates to a file: add --out estimates.csv")
         if out is not None:  # --equality's sweep, else the queries' estimates, one row per query
             from crowdsafe.drivers.run_files import guard, release_inputs
-            from crowdsafe.output_guard import Output, OutputKind
+            from crowdsafe.output_guard import Output, OutputKind, replaced_first
 
             if not str(out).lower().endswith(".csv"):
                 raise ParameterError(f"--out of estimate must be a .csv file, got {out}")
@@ -320,7 +320,7 @@ def register(app: typer.Typer) -> None:
         if equality is not None:
             assert out is not None
             sweep = equality_estimates(published, max_attributes=equality, confidence=confidence, max_queries=max_queries)
-            with atomic_path(out) as tmp:
+            with atomic_paths([out], remove_first=replaced_first(out)) as (tmp,):
                 csv_safety.write_csv(sweep.frame, tmp)
             payload["equality"] = {"max_attributes": equality, "queries": sweep.queries, "file": str(out),
                                    "theorem_bound": sweep.theorem.as_dict()}
@@ -330,7 +330,7 @@ def register(app: typer.Typer) -> None:
             # a domain count past 64 bits (a domain of 2^64 tuples or more) is written as a float
             rows = [{k: float(v) if isinstance(v, int) and abs(v) >= 2**63 else v for k, v in e.as_dict().items()}
                     for e in estimates]
-            with atomic_path(out) as tmp:
+            with atomic_paths([out], remove_first=replaced_first(out)) as (tmp,):
                 csv_safety.write_csv(pl.DataFrame(rows), tmp)
             payload["file"] = str(out)
 

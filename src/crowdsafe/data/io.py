@@ -32,7 +32,7 @@ from crowdsafe.data.row_widths import file_chunks, first_ragged
 from crowdsafe.data.schema import complete_schema
 from crowdsafe.data.sep_line import sep_line, sep_note, without_sep_line
 from crowdsafe.errors import EMPTY_TABLE, CrowdsafeError, InputError, ParameterError, first_line
-from crowdsafe.files import atomic_path, check_input, check_input_path
+from crowdsafe.files import atomic_paths, check_input, check_input_path
 from crowdsafe.identity import note_line
 
 __all__ = ["TableRead", "as_frame", "complete_schema", "frame_kind", "header_names", "in_kind", "ragged_row_error",
@@ -550,7 +550,9 @@ def write(data: Dataset | pl.DataFrame, path: str | os.PathLike[str], *, escape_
     suffix = _suffix(path)
     if suffix not in (*PARQUET_SUFFIXES, ".csv", ".tsv"):
         raise ParameterError(f"cannot tell the output format of {path}: use a .csv or .parquet file name")
-    with atomic_path(path) as tmp:
+    from crowdsafe.output_guard import replaced_first  # a release replaced: its certificate and report go
+
+    with atomic_paths([path], remove_first=replaced_first(path)) as (tmp,):
         if suffix in PARQUET_SUFFIXES:
             frame.write_parquet(tmp)
         else:
