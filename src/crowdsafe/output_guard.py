@@ -406,7 +406,8 @@ def _composed_certificate(output: Output) -> str | None:
     numbered = sorted(e.name for e in _scan(path.parent) if e.name.startswith(stem + "-")
                       and any(e.name.lower().endswith(suffix) for suffix in _TABLE_NOTES))
     tables = f": {', '.join(numbered[:4])}{', ...' if len(numbered) > 4 else ''}" if numbered else ""
-    return f"the composed certificate of {len(components)} releases{tables} (their joint guarantee)"
+    plural = "s" if len(components) != 1 else ""
+    return f"the composed certificate of {len(components)} release{plural}{tables} (their joint guarantee)"
 
 
 def _scan(folder: Path) -> list[os.DirEntry[str]]:

@@ -112,14 +112,15 @@ def read_certificate(table_path: str | os.PathLike[str],
         raise InputError(f"cannot read the certificate {beside}: {exc}") from exc
     if not isinstance(found, dict) or found.get("format") != "crowdsafe-certificate":
         raise InputError(f"{beside} is not a crowdsafe certificate")
-    if certificate is None and isinstance(found.get("components"), list) and found["components"]:
-        raise InputError(f"{beside} is the composed certificate of {len(found['components'])} releases "
-                         f"(publish --releases), not the certificate of {path}: it certifies no single table")
     try:  # checked as every reader of a certificate checks it; the report shows the JSON as written
         Certificate.from_dict(found)
         check_shown_fields(found)
     except (InputError, ParameterError) as exc:
         raise InputError(f"the certificate {beside} is not valid: {exc}") from None
+    if certificate is None and isinstance(found.get("components"), list) and found["components"]:
+        count = len(found["components"])
+        raise InputError(f"{beside} is the composed certificate of {count} release{'s' if count != 1 else ''} "
+                         f"(publish --releases), not the certificate of {path}: it certifies no single table")
     return found
 
 
