@@ -31,7 +31,7 @@ import polars as pl
 
 from crowdsafe.anonymize.publish import prepare_dataset
 from crowdsafe.data import Dataset, Hierarchy, Schema, load
-from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS, MissingPolicy
+from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS, MissingPolicy, missing_refusal
 from crowdsafe.data.schema import AttributeType
 from crowdsafe.engines.spark import fingerprint as fp
 from crowdsafe.engines.spark.declared_values import (
@@ -136,7 +136,10 @@ def spark_table(
     others = [c for c in frame.columns if c not in published]
     extra = [F.count(F.lit(1)).alias("__rows"), *fp.hash_sum_aggregates()]
     if policy is MissingPolicy.ERROR:  # the missing values of each column are counted only to refuse them
-        extra.extend(F.sum(F.col(c).isNull().cast("long")).alias(f"__missing_{j}") for j, c in enumerate(frame.columns))
+        extra.extend(F.sum(F.col(_quoted(c)).isNull().cast("long")).alias(f"__missing_{j}")
+                     for j, c in enumerate(frame.columns))
+        anything = functools.reduce(lambda a, b: a | b, [F.col(_quoted(c)).isNull() for c in frame.columns])
+        extra.append(F.sum(anything.cast("long")).alias("__missing_rows"))
     # a column with a declared hierarchy is checked against its leaves, not collected (.declared_values)
     spark_types = dict(zip(frame.columns, fp.frame_types(frame)))
     is_csv = is_path and path.lower().rstrip("/").endswith(_CSV_ENDINGS)
@@ -159,11 +162,10 @@ def spark_table(
             raise InputError(f"{label} has no rows" + (" after missing='drop'" if policy is MissingPolicy.DROP
                                                        else ""))
         if policy is MissingPolicy.ERROR:
-            for j, c in enumerate(frame.columns):
-                missing_count = int(row.column(f"__missing_{j}")[0].as_py() or 0)
-                if missing_count:
-                    raise InputError(f"column '{c}' has {missing_count:,} missing values (missing='error'); "
-                                     "use missing='keep' or 'drop'")
+            with_missing = int(row.column("__missing_rows")[0].as_py() or 0)
+            if with_missing:
+                column = next(c for j, c in enumerate(frame.columns) if row.column(f"__missing_{j}")[0].as_py())
+                raise missing_refusal(label, with_missing, column)
         values.update(firsts)
         description = describe(values)
         if not count:

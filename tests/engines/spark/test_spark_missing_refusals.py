@@ -1,0 +1,73 @@
+"""Refusals of the Spark engine that depend on the data say whose fact they are (sweep pb7).
+
+Each test runs one command on a table D and on D plus one row (same seed): D answers, D+1 is
+refused, so the refusal tells something about the rows and must carry a custodian-only label
+(docs/privacy-boundary.md), in the Polars engine's words.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from crowdsafe import api
+from crowdsafe.errors import CrowdsafeError
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = """[attributes.age]
+role = "quasi-identifier"
+type = "integer"
+hierarchy = { widths = [10, 20], bottom = 0, top = 120 }
+[attributes.sex]
+role = "quasi-identifier"
+type = "categorical"
+order = ["F", "M"]
+[attributes.edu]
+role = "sensitive"
+type = "categorical"
+order = ["HS", "BSc"]
+"""
+ROWS = "age,sex,edu\n30,F,HS\n41,M,BSc\n52,F,BSc\n33,M,HS\n"
+
+
+def _tables(tmp_path, extra: str) -> dict[str, str]:
+    (tmp_path / "schema.toml").write_text(SCHEMA, encoding="utf-8")
+    paths = {}
+    for side, text in {"D": ROWS, "D1": ROWS + extra}.items():
+        path = tmp_path / f"{side}.csv"
+        path.write_text(text, encoding="utf-8")
+        paths[side] = str(path)
+    return paths
+
+
+def _refusal(run) -> str | None:
+    try:
+        run()
+    except CrowdsafeError as exc:
+        return str(exc)
+    return None
+
+
+def test_missing_error_refusals_are_labelled_as_on_the_polars_engine(spark, tmp_path):
+    paths = _tables(tmp_path, "29,,HS\n")  # D1: one row with a missing sex
+    schema = str(tmp_path / "schema.toml")
+
+    def query(path, engine):
+        return lambda: api.query(path, "count", epsilon=1, randomness=3, ledger=None, schema=schema,
+                                 engine=engine, missing="error")
+
+    def publish(path, engine):
+        out = tmp_path / engine / path.rsplit("/", 1)[-1]
+        return lambda: api.publish(path, epsilon=1, qi=["age", "sex"], sensitive="edu", seed=3, schema=schema,
+                                   engine=engine, out=str(out / "r.parquet"), ledger=str(out / "l.sqlite3"),
+                                   budget=(5, 1e-3), missing="error", scheme="medium")
+
+    for command in (query, publish):
+        assert _refusal(command(paths["D"], "spark")) is None
+        on_spark = _refusal(command(paths["D1"], "spark"))
+        on_polars = _refusal(command(paths["D1"], "polars"))
+        assert on_spark is not None and on_polars is not None
+        assert "1 rows with missing values (first in column 'sex')" in on_spark
+        assert on_spark.endswith("(a custodian-only fact about the data: missing='error' checks the data "
+                                 "itself; nothing was charged)")
+        assert on_spark.split(" has ", 1)[1] == on_polars.split(" has ", 1)[1], command.__name__
