@@ -16,7 +16,7 @@ import polars as pl
 
 from crowdsafe.data import Dataset, packing
 from crowdsafe.data.arrays import unique_inverse
-from crowdsafe.errors import SchemaError
+from crowdsafe.errors import EMPTY_TABLE, SchemaError
 
 # up to this many rows one NumPy sort (arrays.unique_inverse) ranks packed keys faster than
 # Polars' dense rank; beyond, Polars ranks on several threads and wins (random 40-bit keys on
@@ -112,7 +112,7 @@ def cell_table(dataset: Dataset, columns: Sequence[str], sensitive: str | None =
     if not columns:
         raise SchemaError("no quasi-identifiers to anonymize; name them with qi=[...]", parameter="qi")
     if dataset.n_rows == 0:
-        raise SchemaError("the data has no rows")
+        raise SchemaError("the data has no rows" + EMPTY_TABLE)
     names = list(columns) + ([sensitive] if sensitive is not None else [])
     encoded = [dataset.encoded(name) for name in names]
     ids, m = dense_ids([e.codes for e in encoded], [e.cardinality for e in encoded])

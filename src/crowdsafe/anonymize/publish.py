@@ -49,7 +49,7 @@ from crowdsafe.anonymize.recoding import GeneralizationScheme, with_flat_hierarc
 from crowdsafe.anonymize.release import TABLE_SUFFIXES, Release
 from crowdsafe.data import Dataset, unicode_forms
 from crowdsafe.data.identifiers import name_warnings
-from crowdsafe.errors import HierarchyError, ParameterError
+from crowdsafe.errors import EMPTY_TABLE, HierarchyError, InputError, ParameterError
 from crowdsafe.mechanisms.contribution import refuse_person_rows
 from crowdsafe.privacy import Certificate, RecodingProfile, SamplingProfile, certify_k_anonymization
 from crowdsafe.privacy.ledger import Ledger
@@ -299,7 +299,7 @@ def prepare_dataset(dataset: Dataset, columns: Sequence[str] | None = None) -> t
     published as the roles say.
     """
     if dataset.n_rows == 0:
-        raise ParameterError("the data has no rows (nothing was charged)")
+        raise InputError("the data has no rows" + EMPTY_TABLE)
     if columns is not None:
         published = check_columns(dataset, columns)
     else:

@@ -22,7 +22,7 @@ from typing import Any
 
 import polars as pl
 
-from crowdsafe.errors import InputError, ParameterError
+from crowdsafe.errors import EMPTY_TABLE, InputError, ParameterError
 
 
 class MissingPolicy(StrEnum):
@@ -82,6 +82,13 @@ def missing_refusal(source: str, rows: int, column: str) -> InputError:
         "missing='drop' (a custodian-only fact about the data: missing='error' checks the data itself; nothing "
         "was charged)"
     )
+
+
+def emptied_by_drop(source: str) -> InputError:
+    """The refusal of a table that ``missing='drop'`` leaves without rows: whether one complete row
+    is added decides it, so, like every refusal of a table with no rows, it says it is custodian-only
+    (:data:`crowdsafe.errors.EMPTY_TABLE`; every reader and both engines)."""
+    return InputError(f"{source}: every row has a missing value, nothing is left after missing='drop'" + EMPTY_TABLE)
 
 
 def nan_as_missing(frame: pl.DataFrame) -> pl.DataFrame:

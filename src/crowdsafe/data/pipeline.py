@@ -34,11 +34,11 @@ from crowdsafe.data.missing import (
     MissingPolicy,
     MissingReport,
     apply_missing_policy,
+    emptied_by_drop,
     nan_as_missing,
 )
 from crowdsafe.data.schema import Schema, complete_schema, declared_and_reading
 from crowdsafe.data.sources import Source, read_source
-from crowdsafe.errors import InputError
 
 __all__ = ["load", "load_release", "load_source"]
 
@@ -155,7 +155,7 @@ def _apply_missing(source: Source, frame: pl.DataFrame, policy: MissingPolicy) -
         return kept, report
     kept, report = apply_missing_policy(frame, policy, source=source.label)
     if kept.height == 0 and frame.height and not source.typed:  # (a table without rows has none to drop)
-        raise InputError(f"{source.label}: every row has a missing value, nothing is left after missing='drop'")
+        raise emptied_by_drop(source.label)
     return kept, report
 
 

@@ -43,7 +43,7 @@ from crowdsafe.data.column_names import describe_renames, stable_names
 from crowdsafe.data.column_types import settle
 from crowdsafe.data.dataset import Dataset
 from crowdsafe.data.io import CSV_SUFFIXES, PARQUET, _suffix, ragged_row_error, sniff_format, tidied_text
-from crowdsafe.data.missing import MissingPolicy, MissingReport, missing_refusal
+from crowdsafe.data.missing import MissingPolicy, MissingReport, emptied_by_drop, missing_refusal
 from crowdsafe.data.nul_bytes import refuse_nul
 from crowdsafe.data.schema import AttributeType, Schema, complete_schema, declared_and_reading
 from crowdsafe.data.streaming import Scan, reads_eagerly, scan_table
@@ -342,7 +342,7 @@ def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
         rows_lazy = rows_lazy.filter(~pl.any_horizontal(pl.all().is_null()))
         rows -= with_missing
         if rows == 0:
-            raise InputError(f"{path}: every row has a missing value, nothing is left after missing='drop'")
+            raise emptied_by_drop(str(path))
         try:
             _, kept, _, _ = _distinct(rows_lazy, table_schema.names, "reading the table: the rows kept")
         except pl.exceptions.PolarsError as exc:

@@ -71,3 +71,40 @@ def test_missing_error_refusals_are_labelled_as_on_the_polars_engine(spark, tmp_
         assert on_spark.endswith("(a custodian-only fact about the data: missing='error' checks the data "
                                  "itself; nothing was charged)")
         assert on_spark.split(" has ", 1)[1] == on_polars.split(" has ", 1)[1], command.__name__
+
+
+def test_tables_without_rows_are_refused_with_the_empty_table_label(spark, tmp_path):
+    """Header only (Z vs Z plus a row), and emptied by missing='drop' (E: every row has a missing
+    value, vs E plus a complete row): refused on query, perturb and publish, labelled as the empty
+    table (until now Spark's query answered, and charged, on zero rows; its publish and perturb said
+    "has no rows", unlabelled), as the Polars engine refuses them."""
+    from crowdsafe.errors import EMPTY_TABLE
+
+    schema = str(tmp_path / "schema.toml")
+    (tmp_path / "schema.toml").write_text(SCHEMA, encoding="utf-8")
+    tables = {"Z": "age,sex,edu\n", "E": "age,sex,edu\n30,,HS\n,M,BSc\n"}
+    for name, text in tables.items():
+        (tmp_path / f"{name}.csv").write_text(text, encoding="utf-8")
+        (tmp_path / f"{name}1.csv").write_text(text + "41,F,BSc\n", encoding="utf-8")
+
+    def query(path, missing):
+        return lambda: api.query(path, "count", epsilon=1, randomness=3, ledger=None, schema=schema,
+                                 engine="spark", missing=missing)
+
+    def perturb(path, missing):
+        out = tmp_path / "views" / path.rsplit("/", 1)[-1]
+        return lambda: api.perturb(path, attributes=["sex", "edu"], gamma=0.5, d=0.2, max_rows=10, seed=3,
+                                   schema=schema, engine="spark", missing=missing, out=str(out / "v.parquet"))
+
+    def publish(path, missing):
+        out = tmp_path / "out" / path.rsplit("/", 1)[-1]
+        return lambda: api.publish(path, epsilon=1, qi=["age", "sex"], sensitive="edu", seed=3, schema=schema,
+                                   engine="spark", out=str(out / "r.parquet"), ledger=str(out / "l.sqlite3"),
+                                   budget=(5, 1e-3), missing=missing, scheme="medium")
+
+    # (header only: Spark's query and perturb were labelled already; kept small, Spark is slow)
+    for name, command, missing in (("Z", publish, "keep"), ("Z", publish, "drop"), ("E", query, "drop"),
+                                   ("E", perturb, "drop"), ("E", publish, "drop")):
+        assert _refusal(command(str(tmp_path / f"{name}1.csv"), missing)) is None, (name, command.__name__)
+        refusal = _refusal(command(str(tmp_path / f"{name}.csv"), missing))
+        assert refusal is not None and refusal.endswith(EMPTY_TABLE), (name, command.__name__, refusal)

@@ -49,7 +49,7 @@ import polars as pl
 from crowdsafe.engines.spark.io import literal_reader, spark_path
 from crowdsafe.engines.spark.streams import PartitionStreams
 from crowdsafe.engines.spark.typed_table import TypedTable, _quoted, spark_type
-from crowdsafe.errors import InputError, ParameterError
+from crowdsafe.errors import EMPTY_TABLE, InputError, ParameterError
 from crowdsafe.files import write_text_atomic
 from crowdsafe.perturb import stages
 from crowdsafe.perturb.alpha_beta import (
@@ -184,7 +184,7 @@ def prepare_spark(table: TypedTable, request: PerturbRequest) -> SparkInput:
     if rows == 0 or (duplicates == "error" and rows - outside != n) or (bound is not None and rows > bound):
         counted.unpersist()
         if rows == 0:
-            raise InputError(f"{table.source} has no rows")
+            raise InputError(f"{table.source} has no rows" + EMPTY_TABLE)
         raise bound_exceeded(bound) if bound is not None and rows > bound else duplicates_error()
     return SparkInput(domain, counted.where(~left_out), n, rows, sources, bound, outside, counted,
                       unreviewed_domains(table.dataset, sources))

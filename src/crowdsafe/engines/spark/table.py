@@ -46,7 +46,7 @@ from crowdsafe.engines.spark.encoding import dictionary, domain_frame, domain_sc
 from crowdsafe.engines.spark.io import declared_text, read_frame, reading_schema, usable_frame
 from crowdsafe.engines.spark.sampling import TableCounts, count_table
 from crowdsafe.engines.spark.typed_table import _quoted
-from crowdsafe.errors import CrowdsafeError, InputError
+from crowdsafe.errors import EMPTY_TABLE, CrowdsafeError, InputError
 
 _CSV_ENDINGS = (".csv", ".csv.gz", ".tsv", ".txt", ".data")
 FIRST_ROWS = 1_000  # rows read for the other columns' first values before a pass over the table
@@ -159,8 +159,8 @@ def spark_table(
         values.update(assumed_values(leaves, row))
         rows = int(row.column("__rows")[0].as_py())
         if rows == 0:
-            raise InputError(f"{label} has no rows" + (" after missing='drop'" if policy is MissingPolicy.DROP
-                                                       else ""))
+            raise InputError(f"{label} has no rows after missing='drop'" + EMPTY_TABLE if policy is MissingPolicy.DROP
+                             else f"{label} has a header but no rows" + EMPTY_TABLE)
         if policy is MissingPolicy.ERROR:
             with_missing = int(row.column("__missing_rows")[0].as_py() or 0)
             if with_missing:

@@ -24,7 +24,13 @@ import polars as pl
 
 from crowdsafe.data import Dataset, Schema, load
 from crowdsafe.data.coerce import NOT_AS_DECLARED
-from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS, MissingPolicy, MissingReport, missing_refusal
+from crowdsafe.data.missing import (
+    DEFAULT_MISSING_TOKENS,
+    MissingPolicy,
+    MissingReport,
+    emptied_by_drop,
+    missing_refusal,
+)
 from crowdsafe.errors import EMPTY_TABLE, InputError, SchemaError
 
 HEAD_ROWS = 10_000  # rows read to the driver to infer types, as the Polars CSV reader does
@@ -207,11 +213,14 @@ def _apply_missing(frame: Any, policy: MissingPolicy, source: str) -> tuple[Any,
         anything = anything | F.col(_quoted(c)).isNull()
     firsts = ([F.max(F.col(_quoted(c)).isNull().cast("int")).alias(f"__missing_{j}")
                for j, c in enumerate(frame.columns)] if policy is MissingPolicy.ERROR else [])
-    counts = frame.agg(F.sum(anything.cast("long")).alias("__missing_rows"), *firsts).first()
+    counts = frame.agg(F.count(F.lit(1)).alias("__rows"), F.sum(anything.cast("long")).alias("__missing_rows"),
+                       *firsts).first()
     with_missing = int(counts["__missing_rows"] or 0)
     if policy is MissingPolicy.ERROR and with_missing:
         column = next(c for j, c in enumerate(frame.columns) if counts[f"__missing_{j}"])
         raise missing_refusal(source, with_missing, column)
     if policy is MissingPolicy.DROP:
+        if with_missing and with_missing == counts["__rows"]:  # as the Polars engine: no rows left is refused
+            raise emptied_by_drop(source)
         return frame.filter(~anything), MissingReport(policy, rows_with_missing=with_missing, rows_dropped=with_missing)
     return frame, MissingReport(policy)
