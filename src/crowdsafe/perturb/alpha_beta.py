@@ -85,7 +85,7 @@ from crowdsafe.privacy.dgamma import (
     check_view_size,
     correlation_assumption,
     plan_alpha_beta,
-    read_from_data,
+    sizes_read,
 )
 from crowdsafe.privacy.ledger import ChargeRequest
 from crowdsafe.randomness import Randomness, as_randomness
@@ -349,15 +349,16 @@ def build_domain(
 def plan_for(table: Table, target: AlphaBetaPlanRequest) -> AlphaBetaPlan:
     """:func:`~crowdsafe.privacy.dgamma.plan_alpha_beta` for this table's public bound N (in
     place of n) and its domain size m."""
-    plan = plan_alpha_beta(table.n_bound, table.domain.size, target)
-    return marked_from_data(plan, table.max_rows, table.domain.active)
+    return plan_alpha_beta(table.n_bound, table.domain.size, target,
+                           from_data=sizes_from_data(table.max_rows, table.domain.active))
 
 
-def marked_from_data(plan: AlphaBetaPlan, max_rows: int | None, active: bool) -> AlphaBetaPlan:
-    """``plan`` with N and m marked as read from the data where they were (both engines): m when
-    a domain is the data's active one; N without a declared ``max_rows``, or when it is capped by
-    such an m. Decided from the request and the domains' sources, never from the values."""
-    return read_from_data(plan, n=max_rows is None or active, m=active)
+def sizes_from_data(max_rows: int | None, active: bool) -> tuple[str, ...]:
+    """Which of N and m were read from the data (both engines), for the plan's marks and its
+    refusals' labels (:func:`~crowdsafe.privacy.dgamma.plan_alpha_beta`): m when a domain is the
+    data's active one; N without a declared ``max_rows``, or when it is capped by such an m.
+    Decided from the request and the domains' sources, never from the values."""
+    return sizes_read(n=max_rows is None or active, m=active)
 
 
 def max_rows_source(max_rows: int | None, active: bool) -> str:

@@ -360,7 +360,7 @@ READ_FROM_DATA_NOTE = (
 def read_from_data(plan: AlphaBetaPlan, *, n: bool, m: bool) -> AlphaBetaPlan:
     """``plan`` with its N (``n``) and domain size (``m``) marked as read from the data, and a
     note saying so: the marks and the note depend on which were read, never on their values."""
-    read = tuple(name for name, yes in (("n", n), ("m", m)) if yes)
+    read = sizes_read(n=n, m=m)
     if not read:
         return plan
     what = "N and m were" if len(read) == 2 else ("N was" if n else "m was")
@@ -409,14 +409,51 @@ def check_view_size(plan: AlphaBetaPlan, max_view_rows: int | None) -> None:
     if isinstance(max_view_rows, bool) or not isinstance(max_view_rows, int) or max_view_rows < 1:
         raise ParameterError(f"the max_view_rows parameter must be a whole number >= 1, got {max_view_rows!r}",
                              parameter="max_view_rows")
-    if plan.expected_view > max_view_rows:
+    if plan.expected_view > max_view_rows:  # (a figure from an N or m read from the data is labelled so)
         raise ParameterError(
             f"the view would hold about {plan.expected_view:,.0f} rows, more than max_view_rows={max_view_rows:,} "
             "(a view is made in memory): raise gamma, lower c (or d), publish fewer attributes, or allow it with "
-            "max_view_rows=N", parameter="max_view_rows")
+            "max_view_rows=N" + (SIZES_FROM_DATA if plan.from_data else ""), parameter="max_view_rows")
 
 
-def plan_alpha_beta(n: int, m: int, request: AlphaBetaPlanRequest) -> AlphaBetaPlan:
+#: The end of a refusal of a plan whose figures come from an N or m read from the data (an exploratory
+#: run): like the plan's N and m, they are custodian-only (docs/privacy-boundary.md)
+SIZES_FROM_DATA = (" (a custodian-only fact about the data: computed from N or m read from the data (exploratory); "
+                   "keep this message to the custodian)")
+
+
+def sizes_read(*, n: bool, m: bool) -> tuple[str, ...]:
+    """The names (``"n"``, ``"m"``) of the plan's sizes read from the data."""
+    return tuple(name for name, yes in (("n", n), ("m", m)) if yes)
+
+
+def check_plan_request(request: AlphaBetaPlanRequest) -> None:
+    """Every check of ``request`` that needs neither n nor m, so it is made before the data is
+    read and refuses a parameter mistake the same way on every table: d and c (exactly one; c > 0),
+    γ, α and β in range, the failure probability, and with d given every condition of the theorem
+    (the plan's α and β follow from d and γ alone)."""
+    gamma, d, c, alpha, beta = request.gamma, request.d, request.c, request.alpha, request.beta
+    if (d is None) == (c is None):
+        raise ParameterError("give exactly one of d (the prior bound) and c (for d = c*n/m)")
+    if c is not None and (isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) or c <= 0):
+        raise ParameterError(f"c must be a positive number, got {c!r}")
+    check_failure(request.failure)
+    if d is not None:
+        _choose(*check_d_gamma(d, gamma), request)
+        return
+    _probability(gamma, "gamma")
+    alpha = None if alpha is None else _probability(alpha, "alpha", open_high=False)
+    beta = None if beta is None else _probability(beta, "beta", open_high=False)
+    if request.exclusive_correlations and alpha is not None and alpha != 0.5:
+        raise ParameterError("the guarantee against 'exactly one of a set' correlations needs alpha = 1/2")
+    if alpha is not None and beta is not None and beta >= alpha:
+        raise ParameterError(
+            f"beta = {beta:.6g} must be below alpha = {alpha:.6g}: the estimator divides by alpha - beta"
+        )
+
+
+def plan_alpha_beta(n: int, m: int, request: AlphaBetaPlanRequest, *,
+                    from_data: tuple[str, ...] = ()) -> AlphaBetaPlan:
     """Choose and check (α, β) for the (d, γ) target of ``request``; d is given, or d = c·n/m.
 
     ``n`` is the number of tuples or, for a release, a public upper bound on it (see the
@@ -425,26 +462,24 @@ def plan_alpha_beta(n: int, m: int, request: AlphaBetaPlanRequest) -> AlphaBetaP
     α defaults to 1/2 (or 1 − d/γ when 1/2 is not admissible, with a note); β defaults to the
     smallest admissible value. With ``exclusive_correlations`` the plan also covers priors of
     the form "exactly one of a set of tuples is in I": α = 1/2 and β ≥ (d/γ)(1 − γ)/(1 − d).
-    Parameters outside the theorem's conditions raise ParameterError naming the condition.
+    Parameters outside the theorem's conditions raise ParameterError naming the condition: those
+    :func:`check_plan_request` decides first, unlabelled; then those that depend on n and m, which
+    end :data:`SIZES_FROM_DATA` when ``from_data`` names a size read from the data (and the plan is
+    marked so: :func:`read_from_data`).
     """
-    gamma, d, c, alpha, beta = request.gamma, request.d, request.c, request.alpha, request.beta
-    failure, exclusive_correlations = request.failure, request.exclusive_correlations
-    n, m = _check_sizes(n, m)
-    if (d is None) == (c is None):
-        raise ParameterError("give exactly one of d (the prior bound) and c (for d = c*n/m)")
-    if c is not None:
-        if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) or c <= 0:
-            raise ParameterError(f"c must be a positive number, got {c!r}")
-        d = c * n / m
-        if d >= 1.0:
-            raise ParameterError(
-                f"d = c*n/m = {d:.6g} is not below 1 (n = {n:,}, the bound on the rows taken for n, at most the "
-                f"domain's m = {m:,} tuples): "
-                f"use a smaller c (c < m/n = {m / n:.6g}), "
-                "or publish more attributes (the domain is too small for the data)"
-            )
-    assert d is not None
-    d, gamma = check_d_gamma(d, gamma)
+    check_plan_request(request)
+    try:
+        plan = _plan(n, m, request)
+    except ParameterError as exc:
+        if not from_data:
+            raise
+        raise ParameterError(f"{exc}{SIZES_FROM_DATA}", parameter=exc.parameters) from None
+    return read_from_data(plan, n="n" in from_data, m="m" in from_data)
+
+
+def _choose(d: float, gamma: float, request: AlphaBetaPlanRequest) -> tuple[float, float, list[str]]:
+    """α, β and the plan's notes for a checked (d, γ): from them and ``request`` alone."""
+    alpha, beta, exclusive_correlations = request.alpha, request.beta, request.exclusive_correlations
     notes: list[str] = []
     top = 1.0 - d / gamma
     if exclusive_correlations:
@@ -471,6 +506,24 @@ def plan_alpha_beta(n: int, m: int, request: AlphaBetaPlanRequest) -> AlphaBetaP
             f"beta = {beta:.6g} is below (d/gamma)(1-gamma)/(1-d) = {exclusive_correlation_beta(d, gamma):.6g}, "
             "which the guarantee against 'exactly one of a set' correlations needs"
         )
+    return alpha, beta, notes
+
+
+def _plan(n: int, m: int, request: AlphaBetaPlanRequest) -> AlphaBetaPlan:
+    d, c = request.d, request.c
+    n, m = _check_sizes(n, m)
+    if c is not None:
+        d = c * n / m
+        if d >= 1.0:
+            raise ParameterError(
+                f"d = c*n/m = {d:.6g} is not below 1 (n = {n:,}, the bound on the rows taken for n, at most the "
+                f"domain's m = {m:,} tuples): "
+                f"use a smaller c (c < m/n = {m / n:.6g}), "
+                "or publish more attributes (the domain is too small for the data)"
+            )
+    assert d is not None
+    d, gamma = check_d_gamma(d, request.gamma)
+    alpha, beta, notes = _choose(d, gamma, request)
     kept = alpha * n
     inserted = beta * (m - n)
     view = kept + inserted
@@ -486,12 +539,12 @@ def plan_alpha_beta(n: int, m: int, request: AlphaBetaPlanRequest) -> AlphaBetaP
             f"the view would be about {ratio:,.0f} times the data: inserted tuples dominate it; "
             "raise gamma or lower c (or d)"
         )
-    utility = theorem_error_bound(alpha, beta, n, m, failure)
+    utility = theorem_error_bound(alpha, beta, n, m, request.failure)
     return AlphaBetaPlan(
         d=d, gamma=gamma, alpha=alpha, beta=beta, n=n, m=m, c=c,
         epsilon=equivalent_epsilon(alpha, beta), expected_kept=kept, expected_inserted=inserted,
         expected_view=view, ratio=ratio, utility=utility,
-        exclusive_correlations=exclusive_correlations, warnings=tuple(warnings), notes=tuple(notes),
+        exclusive_correlations=request.exclusive_correlations, warnings=tuple(warnings), notes=tuple(notes),
     )
 
 

@@ -61,8 +61,8 @@ from crowdsafe.perturb.alpha_beta import (
     check_max_rows,
     custodian_facts,
     duplicates_error,
-    marked_from_data,
     resolve_domain,
+    sizes_from_data,
     uncertified_reasons,
 )
 from crowdsafe.perturb.domain import TupleDomain, public_domain, unreviewed_domains
@@ -70,7 +70,7 @@ from crowdsafe.perturb.estimator import DEFAULT_CONFIDENCE, Estimate, estimate_c
 from crowdsafe.perturb.query import CountQuery, parse_count
 from crowdsafe.perturb.view import certificate_path
 from crowdsafe.privacy.certificate import Certificate
-from crowdsafe.privacy.dgamma import AlphaBetaPlan, AlphaBetaPlanRequest, plan_alpha_beta
+from crowdsafe.privacy.dgamma import SIZES_FROM_DATA, AlphaBetaPlan, AlphaBetaPlanRequest, plan_alpha_beta
 from crowdsafe.randomness import Randomness, as_randomness
 
 SPARK_INDEX_LIMIT = 2**63  # Spark has no unsigned 64-bit integers
@@ -162,7 +162,7 @@ def prepare_spark(table: TypedTable, request: PerturbRequest) -> SparkInput:
     if m >= SPARK_INDEX_LIMIT:
         raise ParameterError(
             f"the domain has m = {m:.3e} >= 2^63 tuples, beyond the spark engine's 64-bit signed indices; "
-            "use engine='polars' or coarser domains", parameter="engine",
+            "use engine='polars' or coarser domains" + (SIZES_FROM_DATA if domain.active else ""), parameter="engine",
         )
 
     def encode(batches: Any) -> Any:
@@ -201,8 +201,8 @@ def insertion_ranges(m: int, expected_view: float, parallelism: int) -> np.ndarr
 def plan_for_spark(prepared: SparkInput, target: AlphaBetaPlanRequest) -> AlphaBetaPlan:
     """:func:`~crowdsafe.privacy.dgamma.plan_alpha_beta` for this input's public bound on n and m
     (marked where an exploratory run read them from the data, as the Polars engine marks them)."""
-    plan = plan_alpha_beta(prepared.n_bound, prepared.domain.size, target)
-    return marked_from_data(plan, prepared.max_rows, prepared.domain.active)
+    return plan_alpha_beta(prepared.n_bound, prepared.domain.size, target,
+                           from_data=sizes_from_data(prepared.max_rows, prepared.domain.active))
 
 
 @dataclass(frozen=True)
