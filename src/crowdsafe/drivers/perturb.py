@@ -1,8 +1,9 @@
 """The perturbation driver: the α-β algorithm on any engine.
 
 Order: what the engine cannot honour (a view path, a ledger) refused before the data is read →
-the table read → a missing budget refused → a view too large for memory refused (an engine in
-memory, :func:`~crowdsafe.privacy.dgamma.check_view_size`) → the plan, the budget registered
+the parameters checked (:func:`check_before_reading`) → the table read → a missing budget
+refused → a view too large for memory refused (an engine in memory,
+:func:`~crowdsafe.privacy.dgamma.check_view_size`) → the plan, the budget registered
 with the ledger charge, and the draw
 (:func:`crowdsafe.perturb.perturb`, whose plan is fixed from public domains before the data's
 rows are used) → the view and its certificate written → its HTML report, built from those two
@@ -36,11 +37,25 @@ def plan_perturbation(engine: Engine, data: Any, request: PerturbRequest, *, sch
                       missing: Any = "keep") -> AlphaBetaPlan:
     """:func:`crowdsafe.api.plan_perturbation` on ``engine``: the plan for ``request`` (the
     (d, γ) target and the table's public description)."""
+    check_before_reading(request)
     source = engine.read_source(data, schema=schema, missing=missing)
     refuse_person_rows(engine.source_dataset(source).schema.person_id, "perturb")
     warn_identifier_names(engine, source, request)
     return engine.plan_perturbation(source, request)
 
+
+
+def check_before_reading(request: PerturbRequest) -> None:
+    """The request's checks that need no row, made before the table is read, so a parameter
+    mistake is refused alike on every table (never replaced by a refusal of the data, the
+    ``max_rows`` bound exceeded or ``missing='error'``'s, on a neighbour): the bound on the rows
+    and every condition on d, c, γ, α and β that n and m do not decide
+    (:func:`~crowdsafe.privacy.dgamma.check_plan_request`)."""
+    from crowdsafe.perturb.alpha_beta import check_max_rows
+    from crowdsafe.privacy.dgamma import check_plan_request
+
+    check_max_rows(request.max_rows, request.exploratory)
+    check_plan_request(request.target)
 
 
 def warn_identifier_names(engine: Engine, source: Any, request: PerturbRequest) -> None:
@@ -62,6 +77,7 @@ def perturb(engine: Engine, data: Any, request: PerturbRequest, output: ViewOutp
     ``output`` where the view and its certificate are written; ``name`` and ``budget`` register
     the table's budget in the ledger (:func:`~crowdsafe.drivers.query.with_budget`)."""
     engine.check_perturbation(output.out, ledger)
+    check_before_reading(request)
     source = engine.read_source(data, schema=schema, missing=missing)
     refuse_person_rows(engine.source_dataset(source).schema.person_id, "perturb")
     warn_identifier_names(engine, source, request)

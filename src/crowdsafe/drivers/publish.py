@@ -1,6 +1,7 @@
 """The publish driver: the safe pipeline's sequence, once for every engine.
 
-plan → refusals from the schema and the paths → ledger check (consumed input, budget) → release
+plan → a fixed scheme checked against the declared schema (:func:`check_scheme_before_reading`) →
+the table read → refusals from the schema and the paths → ledger check (consumed input, budget) → release
 identities → samples drawn → **ledger charge** → per release: count, choose the recoding (Am),
 Apply, certify → custodian facts (ledger entry, optional file; a heavy-suppression warning, if
 any, goes there only) → write, whatever the release suppressed. The engine
@@ -81,6 +82,7 @@ def publish(
     (``schema``, ``qi``, ``sensitive``, ``missing`` and ``options.name``), the plan for its
     hierarchies, then :func:`run_publication` with ``options`` under the ledger. The output
     paths are checked before the ledger is opened, so a refused name makes no ledger."""
+    check_scheme_before_reading(data, request, schema, qi, sensitive)
     table = engine.read_table(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing, name=options.name)
     publish_plan = engine.plan_publication(table, request)
     randomness = as_randomness(seed)
@@ -88,6 +90,48 @@ def publish(
     check_custodian_path(options.custodian_report, paths)  # (run_publication checks them again: any caller)
     with ledger_for(ledger) as book:
         return run_publication(engine, table, publish_plan, options, randomness=randomness, ledger=book)
+
+
+def check_scheme_before_reading(data: Any, request: PlanRequest, schema: Schema | str | os.PathLike[str] | None,
+                                qi: Sequence[str] | None, sensitive: Sequence[str] | str | None) -> None:
+    """A fixed scheme checked before the table is read, as far as the parameters and a declared
+    schema decide it, so a mistake in it is refused alike on every table (never replaced by a
+    refusal of the data, ``missing='error'``'s, on a neighbour): its text (a preset, whole levels),
+    and each level of a published column whose hierarchy the schema specifies, against the height
+    the specification gives whatever the rows (an observed builder's too:
+    :func:`crowdsafe.data.builders.from_spec` on a column without a value). The same errors, in
+    the same words, as :func:`~crowdsafe.selection.mechanism.fixed_scheme` after the read."""
+    import polars as pl
+
+    from crowdsafe.data import Schema
+    from crowdsafe.data.builders import from_spec
+    from crowdsafe.data.schema import AttributeType, NumberKind, Role
+    from crowdsafe.selection.mechanism import check_level, scheme_levels
+
+    if request.scheme is None:
+        return
+    explicit = scheme_levels(request.scheme)[1]
+    if not isinstance(data, (str, os.PathLike)) or schema is None:
+        return
+    if isinstance(schema, (str, os.PathLike)):
+        schema = Schema.from_toml(Path(schema))
+    if request.columns is not None:
+        published = set(request.columns)
+    elif qi is not None:
+        published = {*qi, *([sensitive] if isinstance(sensitive, str) else sensitive or ())}
+    else:
+        published = {a.name for a in schema if a.role in (Role.QUASI_IDENTIFIER, Role.SENSITIVE)}
+    dtypes = {AttributeType.DATE: pl.Date, AttributeType.NUMERIC: pl.Float64}
+    for column, level in explicit.items():
+        if column not in published or column not in schema.names or schema[column].hierarchy is None:
+            continue
+        attribute = schema[column]
+        dtype = pl.Int64 if attribute.numbers is NumberKind.INTEGER else dtypes.get(attribute.type, pl.String)
+        try:  # (a specification that cannot be built is refused by the read, as before)
+            height = from_spec(attribute.hierarchy, pl.Series(column, [], dtype=dtype), attribute=column).height
+        except Exception:  # noqa: BLE001
+            continue
+        check_level(column, level, height)
 
 
 def run_publication(

@@ -1,8 +1,10 @@
 """The query driver: a DP query on any engine.
 
-Order: the table read and the query checked against its schema (bad input raises before the
-ledger is touched) → a missing budget refused → the ledger charged (a new budget registered in the
-charge's own transaction, so a refused query registers none) and the noise drawn
+Order: the query's parameters checked (:func:`check_before_reading`: its text, ε, δ..., and the
+whole plan on the declared schema when it fixes the types read) → the table read and the query
+checked against its schema (bad input raises before the ledger is touched) → a missing budget
+refused → the ledger charged (a new budget registered in the charge's own transaction, so a
+refused query registers none) and the noise drawn
 by :func:`crowdsafe.mechanisms.queries.answer_query` (an over-budget query raises before any
 noise). A query reading a column the schema declares a direct identifier is refused with the
 bad input; with an inferred schema, a column whose name looks like one adds a warning to the
@@ -13,6 +15,9 @@ the same code for every engine.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from crowdsafe.data.identifiers import name_warnings, refuse_identifier_columns
@@ -21,6 +26,7 @@ from crowdsafe.privacy.ledger import Ledger, LedgerSpec, ledger_for
 from crowdsafe.privacy.ledger_budget import other_data
 
 if TYPE_CHECKING:
+    from crowdsafe.data import Dataset
     from crowdsafe.engines.protocol import Engine
     from crowdsafe.mechanisms.query_plan import QueryAnswer, QueryRequest
     from crowdsafe.randomness import Randomness
@@ -123,6 +129,7 @@ def query(
     budget in the ledger (:func:`with_budget`)."""
     from crowdsafe.mechanisms.queries import answer_query, check_query
 
+    check_before_reading(data, request, schema)
     source = engine.read_query_source(data, schema=schema, missing=missing, name=name)
     dataset = engine.source_dataset(source)
     aggregate = engine.aggregate(source)
@@ -140,6 +147,51 @@ def query(
                               fingerprint=fingerprint, aggregate=aggregate)
     answer.notes.extend(warnings)
     return answer
+
+
+def check_before_reading(data: Any, request: QueryRequest, schema: Any) -> None:
+    """The query's checks that need no row, made before the table is read, so that a parameter
+    mistake is refused alike on every table (never replaced by a refusal of the data, such as
+    ``missing='error'``'s, on a neighbour): every parameter and the query text
+    (:func:`~crowdsafe.mechanisms.queries.check_parameters`), then, when a file is read under a
+    declared schema that fixes the type of every column the query reads, the whole plan on a
+    table of no rows with the schema's types (a histogram without a public domain, a direct
+    identifier read, a cell the column's type cannot hold...)."""
+    from crowdsafe.mechanisms.queries import check_parameters, check_query
+
+    check_parameters(request)
+    read = query_columns(request)
+    shell = declared_shell(data, schema, read)
+    if shell is not None:
+        check_query(shell, request)
+        refuse_identifier_columns(shell.schema, read, "the query")
+
+
+def declared_shell(data: Any, schema: Any, read: Sequence[str]) -> Dataset | None:
+    """A table with no rows typed as the declared ``schema`` (a Schema or a TOML file), when
+    ``data`` is a file and the schema fixes the type of every column in ``read`` (and of the
+    person identifier) as the reader will read it: categorical and ordinal text, dates, integers,
+    reals. Else None (a type left to the values is known only once the table is read)."""
+    import polars as pl
+
+    from crowdsafe.data import Dataset, Schema
+    from crowdsafe.data.schema import AttributeType, NumberKind
+
+    if not isinstance(data, (str, os.PathLike)) or schema is None:
+        return None
+    if isinstance(schema, (str, os.PathLike)):
+        schema = Schema.from_toml(Path(schema))
+    if not isinstance(schema, Schema) or schema.bundled:
+        return None
+    fixed = {AttributeType.CATEGORICAL: pl.String, AttributeType.ORDINAL: pl.String, AttributeType.DATE: pl.Date}
+    numbers = {NumberKind.INTEGER: pl.Int64, NumberKind.REAL: pl.Float64}
+    dtypes = {a.name: (numbers.get(a.numbers) if a.numbers is not None else None)
+              if a.type is AttributeType.NUMERIC else fixed.get(a.type) for a in schema}
+    needed = [*read, *([schema.person_id] if schema.person_id else [])]
+    if any(c not in dtypes or dtypes[c] is None or schema.was_inferred(c) for c in needed):
+        return None
+    frame = pl.DataFrame(schema={name: dtype or pl.String for name, dtype in dtypes.items()})
+    return Dataset(frame, schema, {}, "the table")
 
 
 def query_columns(request: QueryRequest) -> list[str]:

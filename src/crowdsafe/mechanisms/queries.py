@@ -55,6 +55,7 @@ from crowdsafe.mechanisms.query_aggregates import (
     polars_aggregate,
 )
 from crowdsafe.mechanisms.query_language import (
+    Query,
     check_columns,
     compile_filter,
     parse,
@@ -63,6 +64,7 @@ from crowdsafe.mechanisms.query_noise import MAX_UNITS_SENSITIVITY, perturb
 from crowdsafe.mechanisms.query_partition import partition_part
 from crowdsafe.mechanisms.query_plan import Aggregator, ExactAggregate, QueryAnswer, QueryPlan, QueryRequest
 from crowdsafe.mechanisms.sensitivity import (
+    Neighbours,
     check_bounds,
     check_neighbours,
     check_rows_per_person,
@@ -185,20 +187,12 @@ def check_query(dataset: Dataset, request: QueryRequest) -> None:
 def _plan(dataset: Dataset, request: QueryRequest) -> QueryPlan:
     """The query's plan from public things only (the schema, the request, the query text); every
     refusal of bad input happens here, before the ledger is touched."""
-    query, delta, mechanism = request.query, request.delta, request.mechanism
     calibration_name, mean_split, domain = request.calibration_name, request.mean_split, request.domain
     max_rows_per_person, partition = request.max_rows_per_person, request.partition
-    parsed = parse(query) if isinstance(query, str) else query
+    parsed, epsilon, delta, neighbours, mechanism = check_parameters(request)
     check_columns(parsed, dataset.schema.names)
     dtypes = dataset.frame.schema  # read once: each read builds a new Schema
     condition = compile_filter(parsed.where, dtypes)
-    epsilon = calibration.check_epsilon(request.epsilon)
-    delta = calibration.check_delta(delta)
-    neighbours = check_neighbours(request.neighbours)
-    if calibration_name not in ("analytic", "classic"):
-        raise ParameterError(f"unknown Gaussian calibration {calibration_name!r}: use 'analytic' or 'classic'")
-    if not 0.0 < mean_split < 1.0:
-        raise ParameterError(f"mean_split must lie strictly between 0 and 1, got {mean_split}")
     person = dataset.schema.person_id
     if person is None:
         if max_rows_per_person not in (None, 1):
@@ -216,27 +210,7 @@ def _plan(dataset: Dataset, request: QueryRequest) -> QueryPlan:
         rows_per_person = check_rows_per_person(max_rows_per_person)
 
     kind = parsed.kind
-    if kind == "quantile":
-        if mechanism not in (None, "exponential"):
-            raise ParameterError("quantiles use the exponential mechanism (ε-DP); do not set a mechanism")
-        mechanism = "exponential"
-    else:
-        mechanism = mechanism or "laplace"
-        if mechanism not in MECHANISMS:
-            raise ParameterError(f"unknown mechanism {mechanism!r}: use 'laplace' or 'gaussian'")
-        if mechanism == "gaussian":
-            calibration.check_delta(delta, positive=True)
-            shares = (mean_split, 1.0 - mean_split) if kind == "mean" else (1.0,)
-            if calibration_name == "classic":
-                for share in shares:  # refuse ε ≥ 1 now, before anything is charged
-                    calibration.classic_gaussian_sigma(epsilon * share, delta * share, 1.0)
     if kind in ("sum", "mean", "quantile"):
-        if parsed.bounds is None:
-            raise ParameterError(
-                f"{kind} needs clamping bounds: add 'clamp LOW..HIGH' after {kind}({parsed.column}), "
-                "with bounds from public knowledge, never from the data"
-            )
-        check_bounds(*parsed.bounds, what=f"{kind}({parsed.column})")
         dtype = dtypes[parsed.column or ""]
         if not dtype.is_numeric():
             raise SchemaError(f"{kind}({parsed.column}) needs a numeric column; '{parsed.column}' holds {dtype}")
@@ -302,6 +276,46 @@ def _plan(dataset: Dataset, request: QueryRequest) -> QueryPlan:
                      person, sensitivity, label, part, mean_split, condition, domains)
 
 
+def check_parameters(request: QueryRequest) -> tuple[Query, float, float, Neighbours, str]:
+    """The checks of ``request`` that read neither the table nor its schema (the query's syntax,
+    ε, δ, the neighbours, the mechanism and its calibration, the clamping bounds): made first, and
+    by the driver before the table is read, so a parameter mistake is refused alike on every table.
+    Returns the parsed query, ε, δ, the neighbour notion and the mechanism."""
+    query, delta, mechanism = request.query, request.delta, request.mechanism
+    calibration_name, mean_split = request.calibration_name, request.mean_split
+    parsed = parse(query) if isinstance(query, str) else query
+    epsilon = calibration.check_epsilon(request.epsilon)
+    delta = calibration.check_delta(delta)
+    neighbours = check_neighbours(request.neighbours)
+    if calibration_name not in ("analytic", "classic"):
+        raise ParameterError(f"unknown Gaussian calibration {calibration_name!r}: use 'analytic' or 'classic'")
+    if not 0.0 < mean_split < 1.0:
+        raise ParameterError(f"mean_split must lie strictly between 0 and 1, got {mean_split}")
+    kind = parsed.kind
+    if kind == "quantile":
+        if mechanism not in (None, "exponential"):
+            raise ParameterError("quantiles use the exponential mechanism (ε-DP); do not set a mechanism")
+        mechanism = "exponential"
+    else:
+        mechanism = mechanism or "laplace"
+        if mechanism not in MECHANISMS:
+            raise ParameterError(f"unknown mechanism {mechanism!r}: use 'laplace' or 'gaussian'")
+        if mechanism == "gaussian":
+            calibration.check_delta(delta, positive=True)
+            shares = (mean_split, 1.0 - mean_split) if kind == "mean" else (1.0,)
+            if calibration_name == "classic":
+                for share in shares:  # refuse ε ≥ 1 now, before anything is charged
+                    calibration.classic_gaussian_sigma(epsilon * share, delta * share, 1.0)
+    if kind in ("sum", "mean", "quantile"):
+        if parsed.bounds is None:
+            raise ParameterError(
+                f"{kind} needs clamping bounds: add 'clamp LOW..HIGH' after {kind}({parsed.column}), "
+                "with bounds from public knowledge, never from the data"
+            )
+        check_bounds(*parsed.bounds, what=f"{kind}({parsed.column})")
+    return parsed, epsilon, delta, neighbours, mechanism
+
+
 def _summary(value: Any) -> Any:
     if isinstance(value, pl.DataFrame):
         return {"cells": value.height}
@@ -313,6 +327,7 @@ __all__ = [
     "QueryAnswer",
     "QueryRequest",
     "answer_query",
+    "check_parameters",
     "check_query",
     "histogram_domain",
 ]

@@ -101,38 +101,46 @@ def fixed_scheme(dataset: Dataset, columns: Sequence[str], spec: str | Mapping[s
     hierarchies' heights and names.
     """
     hierarchies = {c: dataset.hierarchies[c] for c in columns if c in dataset.hierarchies}
-    preset = "none"
-    explicit: dict[str, int] = {}
-    if isinstance(spec, Mapping):
-        explicit = {str(c): level for c, level in spec.items()}
-    else:
-        for item in (part.strip() for part in str(spec).split(",")):
-            if not item:
-                continue
-            if "=" not in item:
-                if item not in PRESETS:
-                    raise ParameterError(
-                        f"unknown scheme preset {item!r}; use one of {', '.join(PRESETS)} or col=level pairs"
-                    )
-                preset = item
-                continue
-            column, _, written = item.partition("=")
-            column = column.strip()
-            explicit[column] = parse_whole(written.strip(), f"the level of '{column}' in the scheme")
+    preset, explicit = scheme_levels(spec)
     for column, level in explicit.items():
         if column not in columns:
             raise ParameterError(
                 f"the scheme names '{column}', which is not a quasi-identifier ({', '.join(columns)})"
             )
         hierarchy = hierarchies.get(column)
-        height = hierarchy.height if hierarchy is not None else 0
-        if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or not 0 <= level <= height:
-            raise HierarchyError(
-                f"the scheme asks level {level!r} of '{column}', whose hierarchy has levels 0..{height}"
-            )
+        check_level(column, level, hierarchy.height if hierarchy is not None else 0)
     levels = {c: explicit.get(c, _preset_level(preset, hierarchies[c].height if c in hierarchies else 0))
               for c in columns}
     return GeneralizationScheme(levels, hierarchies, name=f"fixed scheme ({_scheme_text(levels)})")
+
+
+def scheme_levels(spec: str | Mapping[str, int]) -> tuple[str, dict[str, Any]]:
+    """The preset and the levels named in a fixed scheme ``spec`` (:func:`fixed_scheme`), read
+    from the parameter alone: an unknown preset or a level that is not a whole number is refused."""
+    preset = "none"
+    explicit: dict[str, Any] = {}
+    if isinstance(spec, Mapping):
+        return preset, {str(c): level for c, level in spec.items()}
+    for item in (part.strip() for part in str(spec).split(",")):
+        if not item:
+            continue
+        if "=" not in item:
+            if item not in PRESETS:
+                raise ParameterError(
+                    f"unknown scheme preset {item!r}; use one of {', '.join(PRESETS)} or col=level pairs"
+                )
+            preset = item
+            continue
+        column, _, written = item.partition("=")
+        column = column.strip()
+        explicit[column] = parse_whole(written.strip(), f"the level of '{column}' in the scheme")
+    return preset, explicit
+
+
+def check_level(column: str, level: Any, height: int) -> None:
+    """Refuse a scheme's ``level`` of ``column`` outside its hierarchy's levels 0..``height``."""
+    if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or not 0 <= level <= height:
+        raise HierarchyError(f"the scheme asks level {level!r} of '{column}', whose hierarchy has levels 0..{height}")
 
 
 def _scheme_text(levels: Mapping[str, int]) -> str:

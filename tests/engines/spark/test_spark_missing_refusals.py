@@ -7,6 +7,8 @@ refused, so the refusal tells something about the rows and must carry a custodia
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from crowdsafe import api
@@ -108,3 +110,24 @@ def test_tables_without_rows_are_refused_with_the_empty_table_label(spark, tmp_p
         assert _refusal(command(str(tmp_path / f"{name}1.csv"), missing)) is None, (name, command.__name__)
         refusal = _refusal(command(str(tmp_path / f"{name}.csv"), missing))
         assert refusal is not None and refusal.endswith(EMPTY_TABLE), (name, command.__name__, refusal)
+
+
+def test_parameter_errors_come_before_the_data_on_spark(spark, tmp_path):
+    """A bad parameter is refused before the table is read (sweep pb7, item 4): D and D plus a row
+    with a missing value (missing='error') give the parameter's error, on the Spark engine too."""
+    paths = _tables(tmp_path, "29,,HS\n")
+    schema = str(tmp_path / "schema.toml")
+    runs = {
+        "query": lambda path: api.query(path, "count", epsilon=-1, randomness=3, ledger=None, schema=schema,
+                                        engine="spark", missing="error"),
+        "perturb": lambda path: api.perturb(path, attributes=["sex", "edu"], gamma=2, d=0.1, max_rows=4, seed=3,
+                                            schema=schema, engine="spark", missing="error",
+                                            out=str(tmp_path / "v" / "v.parquet")),
+        "publish": lambda path: api.publish(path, epsilon=1, seed=3, schema=schema, engine="spark",
+                                            out=str(tmp_path / "r" / "r.parquet"), ledger=None,
+                                            missing="error", scheme={"age": 9}),
+    }
+    for command, run in runs.items():
+        on_d, on_d1 = (_refusal(functools.partial(run, paths[side])) for side in ("D", "D1"))
+        assert on_d is not None and on_d == on_d1, (command, on_d, on_d1)
+        assert "custodian-only" not in on_d
