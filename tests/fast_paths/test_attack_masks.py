@@ -159,3 +159,26 @@ def test_leaf_masks_and_lists_agree(case):
         held = [{(int(k), table.sensitive_cells[int(c)]) for k, c in zip(*table.sensitive_held)}
                 for table in (table, other)]
         assert held[0] == held[1]
+
+
+@pytest.mark.parametrize("n_leaves", [63, 64])  # a no-leaf cell flagged by the top bit, or counted
+@pytest.mark.parametrize("stray", ["*", None, "v000 "])
+def test_a_cell_that_is_no_leaf_falls_back_at_either_width(n_leaves, stray):
+    values = [f"v{i:03d}" for i in range(n_leaves)]
+    hierarchy = Hierarchy.from_columns("s", values, [["*"] * n_leaves])
+    leaves = locate.leaf_masks(hierarchy, leaf_domain("s", hierarchy))
+    assert leaves is not None
+    clean = pl.DataFrame({"age": ["[20, 29]"] * 4 + ["[30, 39]"] * 2, "s": values[:3] + [values[-1]] + values[:2]})
+    strayed = clean.with_columns(pl.Series("s", values[:3] + [stray] + values[:2], dtype=pl.String))
+    targets = pl.DataFrame({"age": [21, 33, 25], "s": values[:2] + [values[-1]]})
+    for releases in ([clean, clean], [clean, strayed]):
+        expected = run(releases, targets, ["age"], "s", hierarchies={"s": hierarchy})
+        with patch.object(locate, "LEAF_MASKS", False):
+            assert_same(run(releases, targets, ["age"], "s", hierarchies={"s": hierarchy}), expected)
+        masked = locate.class_tables_and_codes(releases, ["age"], "s", sensitive_leaves=leaves)[0]
+        listed = locate.class_tables(releases, ["age"], "s")
+        for table, other in zip(masked, listed):
+            held = [{(int(k), t.sensitive_cells[int(c)]) for k, c in zip(*t.sensitive_held)} for t in (table, other)]
+            assert held[0] == held[1]
+    # the highest leaf is one bit below the flag: the class holding it is read as holding a leaf
+    assert (values[-1] in {c for c in masked[0].sensitive_cells.to_list()})

@@ -49,6 +49,7 @@ from crowdsafe.errors import InputError
 
 PYTHON_SORTED = 5_000  # distinct canonical cells ranked in Python up to this many, else by Polars
 LEAF_MASKS = True  # a release's sensitive leaves ORed as bits in its group-by (leaf_masks), else listed
+NO_LEAF = 1 << 63  # the bit a sensitive cell that is no leaf sets in that OR (up to 63 leaves)
 
 
 @dataclass(frozen=True)
@@ -239,7 +240,8 @@ def leaf_masks(hierarchy: Hierarchy | None, domain: AttributeDomain | None) -> p
 def _group_by(release: pl.DataFrame, qi: list[str], sensitive: str | None, leaves: pl.Enum | None) -> pl.LazyFrame:
     """One release's group-by over the quasi-identifiers: its rows and, with ``sensitive``,
     its distinct sensitive cells (a list), or with ``leaves`` the OR of its cells' leaf bits
-    (a cell that is no leaf counted in the ``n_held`` column instead)."""
+    (a class holding a cell that is no leaf has a non-zero ``n_held``: its count of such cells,
+    or 1 when it is flagged by the :data:`NO_LEAF` bit)."""
     plan = release.lazy()
     rows = pl.len().cast(pl.Int64).alias(_helper(qi, sensitive, "rows"))
     # each text cell's categorical id (one id per text, whatever the column), for _canonical_ranks
@@ -249,9 +251,14 @@ def _group_by(release: pl.DataFrame, qi: list[str], sensitive: str | None, leave
         return plan.group_by(qi).agg(rows).with_columns(ids)
     held, n_held = _helper(qi, sensitive, "held"), _helper(qi, sensitive, "n_held")
     if leaves is not None:
-        bits = pl.Series([1 << i for i in range(len(leaves.categories))], dtype=pl.UInt64)
-        plan = plan.with_columns(pl.lit(bits).gather(pl.col(sensitive).cast(leaves, strict=False).to_physical())
-                                 .alias(held))
+        n_leaves = len(leaves.categories)
+        bits = pl.Series([1 << i for i in range(n_leaves)], dtype=pl.UInt64)
+        leaf_bit = pl.lit(bits).gather(pl.col(sensitive).cast(leaves, strict=False).to_physical())
+        if n_leaves < 64:  # a cell that is no leaf sets the top bit, which no leaf has: one OR tells both
+            plan = plan.with_columns(leaf_bit.fill_null(NO_LEAF).alias(held))
+            return (plan.group_by(qi).agg(rows, pl.col(held).bitwise_or())
+                    .with_columns((pl.col(held) >= NO_LEAF).cast(pl.UInt32).alias(n_held), *ids))
+        plan = plan.with_columns(leaf_bit.alias(held))
         return (plan.group_by(qi).agg(rows, pl.col(held).bitwise_or(), pl.col(held).null_count().alias(n_held))
                 .with_columns(ids))
     if release.schema[sensitive] == pl.String:  # hashed once as a categorical, not in every list
