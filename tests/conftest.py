@@ -35,14 +35,20 @@ def pytest_collection_modifyitems(items):  # noqa: ANN001 (pytest's hook)
     """A test marked ``spark`` (a local Spark session: a JVM) is also ``slow``, so the quick loop
     ``-m "not slow"`` leaves it out; CI runs everything. It also starts the shared session below
     first, so a command-line run inside it (``--engine spark``, which would start a session on
-    ``local[*]``) reuses that one, and no later test of the process asks for another master."""
+    ``local[*]``) reuses that one, and no later test of the process asks for another master.
+    Every Spark test is in one xdist group (``--dist loadgroup``, pyproject.toml), so one test
+    process starts a JVM, not each: two JVMs warming up side by side on two cores cost more than
+    the Spark tests themselves."""
     for item in items:
         if item.get_closest_marker("spark") is not None:
             if item.get_closest_marker("slow") is None:
                 item.add_marker(pytest.mark.slow)
+            item.add_marker(pytest.mark.xdist_group("spark"))
             names = getattr(item, "fixturenames", None)
             if names is not None and "spark" not in names:
-                names.insert(0, "spark")
+                # a new list: the parametrizations of one function share theirs, and the others
+                # (a test's Polars case) would start a session too
+                item.fixturenames = ["spark", *names]  # type: ignore[attr-defined]
 
 
 # One local[2] Spark session per test process, shared by every Spark test (tests/engines/spark, the
