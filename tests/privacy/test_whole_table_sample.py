@@ -17,16 +17,9 @@ import pytest
 from crowdsafe import cli
 from crowdsafe.errors import SampleReuseError
 from crowdsafe.privacy.ledger import Ledger
+from small_schemas import AGE_SEX
 
-SCHEMA = """[attributes.age]
-role = "quasi-identifier"
-type = "integer"
-hierarchy = { widths = [10, 20], bottom = 0, top = 120 }
-[attributes.sex]
-role = "quasi-identifier"
-type = "categorical"
-order = ["F", "M"]
-"""
+SCHEMA = AGE_SEX
 
 
 @pytest.fixture

@@ -14,20 +14,9 @@ import crowdsafe.data.streamed_table as streamed_table
 from crowdsafe import api
 from crowdsafe.data import streaming
 from crowdsafe.errors import EMPTY_TABLE, CrowdsafeError
+from small_schemas import AGE_SEX, EDU
 
-SCHEMA = """[attributes.age]
-role = "quasi-identifier"
-type = "integer"
-hierarchy = { widths = [10, 20], bottom = 0, top = 120 }
-[attributes.sex]
-role = "quasi-identifier"
-type = "categorical"
-order = ["F", "M"]
-[attributes.edu]
-role = "sensitive"
-type = "categorical"
-order = ["HS", "BSc"]
-"""
+SCHEMA = AGE_SEX + EDU
 E = "age,sex,edu\n30,,HS\n,M,BSc\n"
 
 

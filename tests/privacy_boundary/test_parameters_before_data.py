@@ -17,24 +17,9 @@ import pytest
 from crowdsafe import api
 from crowdsafe.cli import main
 from crowdsafe.errors import CrowdsafeError
+from small_schemas import AGE_SEX, EDU, ZIP
 
-SCHEMA = """[attributes.age]
-role = "quasi-identifier"
-type = "integer"
-hierarchy = { widths = [10, 20], bottom = 0, top = 120 }
-[attributes.sex]
-role = "quasi-identifier"
-type = "categorical"
-order = ["F", "M"]
-[attributes.zip]
-role = "quasi-identifier"
-type = "categorical"
-hierarchy = { mask = 4 }
-[attributes.edu]
-role = "sensitive"
-type = "categorical"
-order = ["HS", "BSc"]
-[attributes.income]
+SCHEMA = AGE_SEX + ZIP + EDU + """[attributes.income]
 role = "insensitive"
 type = "integer"
 """

@@ -13,22 +13,11 @@ import pytest
 
 from crowdsafe import api
 from crowdsafe.errors import CrowdsafeError
+from small_schemas import AGE_SEX, EDU
 
 pytestmark = pytest.mark.spark
 
-SCHEMA = """[attributes.age]
-role = "quasi-identifier"
-type = "integer"
-hierarchy = { widths = [10, 20], bottom = 0, top = 120 }
-[attributes.sex]
-role = "quasi-identifier"
-type = "categorical"
-order = ["F", "M"]
-[attributes.edu]
-role = "sensitive"
-type = "categorical"
-order = ["HS", "BSc"]
-"""
+SCHEMA = AGE_SEX + EDU
 ROWS = "age,sex,edu\n30,F,HS\n41,M,BSc\n52,F,BSc\n33,M,HS\n"
 
 
