@@ -158,13 +158,13 @@ class RunFiles:
                 raise ParameterError(
                     f"{output.what} {path} is a symbolic link to {os.readlink(path)}, which does not exist (a "
                     f"dangling link): give force=True to replace the link with a file, or {_choose(output)}",
-                    parameter=("force",) + ((output.parameter,) if output.parameter else ()))
+                    parameter=_with_force(output))
             other_release = None if self.force or where[1] is None else _report_of_another(output)
             if other_release is not None:
                 raise ParameterError(
                     f"{output.what} {path} is the report of another release, {other_release}: give force=True to "
                     f"replace it, or {_choose(output)}",
-                    parameter=("force",) + ((output.parameter,) if output.parameter else ()))
+                    parameter=_with_force(output))
             shared = None if self.force else _certificate_of_another(output)
             beside = None if self.force else _table_of_certificate(output, own_tables)
             if beside is not None:
@@ -172,21 +172,21 @@ class RunFiles:
                     f"{output.what} {path} would be taken for the certificate of another table, {beside} (a "
                     f"certificate <stem>.certificate.json belongs to the tables of that stem in its folder): give "
                     f"force=True to write it there, or {_choose(output)}",
-                    parameter=("force",) + ((output.parameter,) if output.parameter else ()))
+                    parameter=_with_force(output))
             composed = None if self.force or where[1] is None else _composed_certificate(output)
             if composed is not None:
                 raise ParameterError(
                     f"{output.what} {path} would replace {composed}: give force=True to replace it, or "
-                    f"{_choose(output)}", parameter=("force",) + ((output.parameter,) if output.parameter else ()))
+                    f"{_choose(output)}", parameter=_with_force(output))
             if shared is not None:
                 raise ParameterError(
                     f"{output.what} {path} would replace the certificate {output.certificate} of another table, "
                     f"{shared} (the same name with another suffix shares it): give force=True to replace it, or "
-                    f"{_choose(output)}", parameter=("force",) + ((output.parameter,) if output.parameter else ()))
+                    f"{_choose(output)}", parameter=_with_force(output))
             if where[1] is not None and not self.force and not written_by_crowdsafe(_resolved(output)):
                 raise ParameterError(f"{output.what} {path} {_unmarked(output)}: give force=True to replace it, or "
                                      f"{_choose(output)}",
-                                     parameter=("force",) + ((output.parameter,) if output.parameter else ()))
+                                     parameter=_with_force(output))
 
 
 def check_outputs(outputs: Sequence[Output], inputs: Sequence[Input] = (), *, force: bool = False) -> None:
@@ -229,6 +229,11 @@ def _unmarked(output: Output) -> str:
 
 def _choose(output: Output) -> str:
     return f"choose another path for the {output.parameter} parameter" if output.parameter else "choose another path"
+
+
+def _with_force(output: Output) -> tuple[str, ...]:
+    """The parameters a refusal that ``force`` lifts names: ``force``, and the output's own."""
+    return ("force",) + ((output.parameter,) if output.parameter else ())
 
 
 def _where(path: str | os.PathLike[str]) -> tuple[str, os.stat_result | None]:
