@@ -34,13 +34,17 @@ REQUESTS = {
 
 
 def __getattr__(name: str) -> object:
-    """``crowdsafe.query`` / ``crowdsafe.publish`` / ``crowdsafe.Randomness``: the public API,
-    imported on first use (``import crowdsafe`` and ``crowdsafe --help`` load neither Polars nor
+    """``crowdsafe.api`` / ``crowdsafe.query`` / ``crowdsafe.publish`` / ``crowdsafe.Randomness``:
+    the public API, imported on first use (``import crowdsafe`` and ``crowdsafe --help`` load neither Polars nor
     NumPy)."""
     if name == "Randomness":  # NumPy and the generators: imported when a caller asks for them
         from crowdsafe.randomness import Randomness
 
         return Randomness
+    if name == "api":  # ``import crowdsafe`` then ``crowdsafe.api.anonymize(...)``, as the docs write
+        import importlib
+
+        return importlib.import_module("crowdsafe.api")
     if name in ("query", "publish", "plan_publish"):
         from crowdsafe import api
 
@@ -53,4 +57,4 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), "Randomness", "query", "publish", "plan_publish", *REQUESTS})
+    return sorted({*globals(), "Randomness", "api", "query", "publish", "plan_publish", *REQUESTS})

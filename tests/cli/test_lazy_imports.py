@@ -122,6 +122,17 @@ def test_the_lazy_exports_still_work():
     subprocess.run([sys.executable, "-c", code], env=_env(), check=True, timeout=120)
 
 
+def test_crowdsafe_dot_api_after_a_bare_import():
+    """The README and docs write ``import crowdsafe`` then ``crowdsafe.api.anonymize(...)``: the
+    package hands out its ``api`` submodule on first use, and ``import crowdsafe`` still loads
+    neither the API nor Polars."""
+    code = ("import sys, crowdsafe; assert 'crowdsafe.api' not in sys.modules and 'polars' not in sys.modules; "
+            "assert 'api' in dir(crowdsafe); "
+            "f = crowdsafe.api.ledger_report; import crowdsafe.api as a; "
+            "assert crowdsafe.api is a and f is a.ledger_report and callable(crowdsafe.api.anonymize)")
+    subprocess.run([sys.executable, "-c", code], env=_env(), check=True, timeout=120)
+
+
 @pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_publish_does_not_import_pydantic(tmp_path):
     """Typer is pinned below 0.29, whose option coercion imports Pydantic and builds an adapter
