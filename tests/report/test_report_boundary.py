@@ -117,6 +117,36 @@ def test_before_distributions_are_dp_answers_charged_to_the_ledger(tmp_path):
     assert release.with_name("r.report.html").read_bytes() == written  # the published report is untouched
 
 
+def test_a_before_report_is_written_beside_the_published_one(tmp_path, capsys):
+    """Found by a docs sweep: ``report R --before ...`` without ``--out`` wrote over
+    ``<stem>.report.html``, the report written at publish. It now goes to
+    ``<stem>.before.report.html`` (the published one stays byte for byte); ``--out`` naming the
+    published report still replaces it (crowdsafe's own file); the API's default is the same."""
+    from crowdsafe.cli import main
+    from crowdsafe.report import write_report
+    from crowdsafe.report.before import before_distributions
+
+    ledger = tmp_path / "ledger.sqlite3"
+    publish_small(tmp_path, small_table(), ledger=str(ledger), budget=(10.0, 1e-5))
+    release = tmp_path / "out" / "r.csv"
+    published, before_page = release.with_name("r.report.html"), release.with_name("r.before.report.html")
+    written = published.read_bytes()
+    args = ["report", str(release), "--before", str(tmp_path / "data.parquet"), "--schema",
+            str(tmp_path / "schema.toml"), "--ledger", str(ledger), "--seed", "1", "--before-epsilon", "0.6",
+            "--before-delta", "1e-7"]
+    assert main(args) == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"wrote {before_page}"
+    assert published.read_bytes() == written
+    assert "original, noisy (ε = 0.1)" in before_page.read_text(encoding="utf-8")
+    before_page.unlink()
+    distributions = before_distributions(str(tmp_path / "data.parquet"), QI, 0.6, delta=1e-7,
+                                         schema=str(tmp_path / "schema.toml"), ledger=str(ledger), seed=1)
+    assert write_report(release, before=distributions) == before_page and before_page.exists()
+    assert published.read_bytes() == written
+    assert main([*args, "--out", str(published)]) == 0  # asked for by name: replaced
+    assert "original, noisy (ε = 0.1)" in published.read_text(encoding="utf-8")
+
+
 def test_before_distributions_over_the_budget_charge_nothing(tmp_path, monkeypatch):
     """The whole cost is checked against the remaining budget before the first histogram is
     charged: over it, the refusal leaves the ledger as it was and writes no report. The broken

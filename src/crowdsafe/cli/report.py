@@ -4,7 +4,9 @@ The report is built from the release file and its certificate only, by the same 
 ``publish`` and ``anonymize`` call when they write it, so without ``--before`` the file rebuilt
 equals the one written beside the release, byte for byte. ``--before DATA --before-epsilon E``
 adds noisy, differentially private distributions of the original data: DP histogram queries
-charged to the data's budget in the ledger (E in total), each labelled with its ε.
+charged to the data's budget in the ledger (E in total), each labelled with its ε; that report
+goes to ``<stem>.before.report.html`` unless ``--out`` says otherwise, so the report written at
+publish is kept.
 """
 
 from __future__ import annotations
@@ -19,18 +21,20 @@ from crowdsafe.errors import ParameterError
 
 
 def _guard(release: Path, certificate: Path | None, out: Path | None, before: str | None, schema: Path | None,
-           ledger: Path | None, force: bool) -> None:
-    """The report's path, checked against what the run reads (the release and its certificate;
+           ledger: Path | None, force: bool) -> Path:
+    """The report's path (``--out``, else ``<stem>.report.html``, with ``--before``
+    ``<stem>.before.report.html``), checked against what the run reads (the release and its certificate;
     with --before the original data, its schema and the ledger) before anything is read or
     charged (:mod:`crowdsafe.output_guard`)."""
     from crowdsafe.drivers.run_files import guard, release_inputs
     from crowdsafe.output_guard import Output, OutputKind
     from crowdsafe.report.build import report_path
 
-    target = out if out is not None else report_path(release)
+    target = out if out is not None else report_path(release, before=before is not None)
     guard([Output(target, "the report", OutputKind.REPORT, of=release)], inputs=release_inputs(release, certificate),
           data=before, schema=schema if before is not None else None,
           ledger=(ledger if ledger is not None else "default") if before is not None else None, force=force)
+    return target
 
 
 def register(app: typer.Typer) -> None:
@@ -38,7 +42,7 @@ def register(app: typer.Typer) -> None:
     def report_command(
         release: Annotated[Path, typer.Argument(help="The release table or α-β view (.csv or .parquet, or a Spark folder), with its certificate beside it.")],
         certificate: Annotated[Path | None, typer.Option("--certificate", help="An α-β view's certificate when it is not beside the view (default: <stem>.certificate.json).")] = None,
-        out: Annotated[Path | None, typer.Option("--out", "-o", help="Where to write the report (default: <stem>.report.html beside the release).")] = None,
+        out: Annotated[Path | None, typer.Option("--out", "-o", help="Where to write the report (default: <stem>.report.html beside the release; with --before, <stem>.before.report.html, so the report written at publish is kept).")] = None,
         before: Annotated[str | None, typer.Option("--before", help="The original table (file or bundled name): add noisy DP distributions of it, charged to its budget (needs --before-epsilon).")] = None,
         before_epsilon: Annotated[float | None, number_option("--before-epsilon", help="ε spent on the before-distributions in total, split evenly between the attributes.")] = None,
         before_delta: Annotated[float, number_option("--before-delta", help="δ of each before-histogram (0: every column needs a public domain).")] = 0.0,
@@ -64,7 +68,7 @@ def register(app: typer.Typer) -> None:
             raise ParameterError("--before DATA and --before-epsilon E go together")
         if out is not None and out.suffix.lower() not in (".html", ".htm"):
             raise ParameterError(f"the report is HTML: give --out a .html file name, not {out}")
-        _guard(release, certificate, out, before, schema, ledger, force)
+        target = _guard(release, certificate, out, before, schema, ledger, force)
         distributions = []
         if before is not None and before_epsilon is not None:
             from crowdsafe.report.build import read_certificate
@@ -80,7 +84,7 @@ def register(app: typer.Typer) -> None:
             distributions = before_distributions(before, columns, before_epsilon, delta=before_delta, schema=schema,
                                                  ledger=ledger if ledger is not None else "default", name=name,
                                                  seed=seed, decimal_comma=decimal_comma)
-        written = write_report(release, out, distributions, certificate)
+        written = write_report(release, target, distributions, certificate)
         payload = {"report": str(written),
                    "before": [{"attribute": b.name, "epsilon": b.epsilon, "delta": b.delta} for b in distributions]}
 

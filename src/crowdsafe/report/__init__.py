@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from crowdsafe.report.build import (
+        BEFORE_REPORT_SUFFIX,
         REPORT_SUFFIX,
         ReportWarning,
         build_report,
@@ -27,8 +28,8 @@ if TYPE_CHECKING:
         write_reports,
     )
 
-__all__ = ["REPORT_SUFFIX", "ReportWarning", "build_report", "read_release", "report_path", "write_report",
-           "write_reports"]
+__all__ = ["BEFORE_REPORT_SUFFIX", "REPORT_SUFFIX", "ReportWarning", "build_report", "read_release", "report_path",
+           "write_report", "write_reports"]
 
 
 def __getattr__(name: str) -> object:

@@ -30,16 +30,20 @@ from crowdsafe.report.content import (
 )
 
 REPORT_SUFFIX = ".report.html"
+#: A report with before-distributions, when no path is given (``crowdsafe report --before``).
+BEFORE_REPORT_SUFFIX = ".before.report.html"
 
 
 class ReportWarning(UserWarning):
     """A report that could not be written beside a table that was (the table stands)."""
 
 
-def report_path(table_path: str | os.PathLike[str]) -> Path:
-    """Where the report of the table at ``table_path`` goes (``r.csv`` -> ``r.report.html``)."""
+def report_path(table_path: str | os.PathLike[str], *, before: bool = False) -> Path:
+    """Where the report of the table at ``table_path`` goes (``r.csv`` -> ``r.report.html``);
+    with ``before`` (a report with before-distributions, new DP answers) ``r.before.report.html``,
+    so that the report written at publish is kept as it was."""
     path = Path(table_path)
-    return path.with_name(path.stem + REPORT_SUFFIX)
+    return path.with_name(path.stem + (BEFORE_REPORT_SUFFIX if before else REPORT_SUFFIX))
 
 
 def _scan_table(path: Path) -> pl.LazyFrame:
@@ -192,12 +196,13 @@ def write_report(table_path: str | os.PathLike[str], out: str | os.PathLike[str]
                  before: Sequence[BeforeDistribution] = (), certificate: str | os.PathLike[str] | None = None,
                  classes: WrittenClasses | None = None) -> Path:
     """Build the report of the release or view at ``table_path`` and write it atomically to
-    ``out`` (default: ``<stem>.report.html`` beside the table); return where it went.
+    ``out`` (default: ``<stem>.report.html`` beside the table, ``<stem>.before.report.html`` with
+    ``before`` distributions: the report written at publish stays as it was); return where it went.
     ``certificate``: a view's certificate when it is not beside the view. ``classes``: what the
     run wrote at ``table_path``, if it knows (:func:`release_content`)."""
     from crowdsafe.files import write_text_atomic
 
-    target = Path(out) if out is not None else report_path(table_path)
+    target = Path(out) if out is not None else report_path(table_path, before=bool(before))
     return write_text_atomic(target, build_report(table_path, before, certificate, classes))
 
 
@@ -224,5 +229,5 @@ def write_reports(tables: Sequence[str | os.PathLike[str]],
     return written, notes
 
 
-__all__ = ["REPORT_SUFFIX", "ReportWarning", "build_report", "read_certificate", "read_release", "report_path",
+__all__ = ["BEFORE_REPORT_SUFFIX", "REPORT_SUFFIX", "ReportWarning", "build_report", "read_certificate", "read_release", "report_path",
            "write_report", "write_reports"]
