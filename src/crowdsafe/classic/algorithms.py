@@ -3,7 +3,7 @@
 ``anonymize_dataset(dataset, "mondrian" | "mdav" | "lattice", k, ...)`` (keywords) or
 ``run_anonymization(dataset, AnonymizeRequest(...))`` returns a
 :class:`~crowdsafe.anonymize.release.Release`. Each algorithm fits its recoding to the data, so
-the certificate is always "no formal guarantee — data-dependent recoding (<algorithm>)",
+the certificate is always "no formal guarantee: data-dependent recoding (<algorithm>)",
 derived by :func:`crowdsafe.privacy.certify_k_anonymization` from the recoding's profile.
 """
 
@@ -128,7 +128,7 @@ def anonymize_dataset(
 
 def run_anonymization(dataset: Dataset, request: AnonymizeRequest) -> Release:
     """The release of ``dataset`` for ``request`` (see :func:`anonymize_dataset`); its
-    certificate says "no formal guarantee — data-dependent recoding (<algorithm>)"."""
+    certificate says "no formal guarantee: data-dependent recoding (<algorithm>)"."""
     algorithm, l, t = request.algorithm, request.l, request.t
     mode, categorical, aggregate = request.mode, request.categorical, request.aggregate
     k = check_k(request.k)
