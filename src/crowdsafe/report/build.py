@@ -229,5 +229,5 @@ def write_reports(tables: Sequence[str | os.PathLike[str]],
     return written, notes
 
 
-__all__ = ["BEFORE_REPORT_SUFFIX", "REPORT_SUFFIX", "ReportWarning", "build_report", "read_certificate", "read_release", "report_path",
-           "write_report", "write_reports"]
+__all__ = ["BEFORE_REPORT_SUFFIX", "REPORT_SUFFIX", "ReportWarning", "build_report", "read_certificate", "read_release",
+           "report_path", "write_report", "write_reports"]
