@@ -424,6 +424,7 @@ def _scan(folder: Path) -> list[os.DirEntry[str]]:
 
 
 _REPORT_SUFFIX = ".report.html"
+_BEFORE_REPORT_SUFFIX = ".before.report.html"  # (crowdsafe.report.build.BEFORE_REPORT_SUFFIX)
 
 
 def _report_of_another(output: Output) -> Path | None:
@@ -448,8 +449,10 @@ def replaced_first(table: str | os.PathLike[str], certificate: str | os.PathLike
     (:func:`crowdsafe.files.atomic_paths`): its ``certificate``, so that no reader ever finds a
     certificate beside a table it does not describe (between the renames the table stands
     without one), and the HTML report crowdsafe wrote beside it, which describes the release
-    replaced (a run that writes a report writes the new one after the release); a report
-    crowdsafe did not write is left alone. When ``table`` exists and is replaced, a crowdsafe
+    replaced (a run that writes a report writes the new one after the release), and so the
+    report with before-distributions ``report --before`` wrote beside it (``<stem>.before.report.html``,
+    unless a table of stem ``<stem>.before`` stands beside it: then it is that table's report); a
+    report crowdsafe did not write is left alone. When ``table`` exists and is replaced, a crowdsafe
     certificate at its own ``<stem>.certificate.json`` is removed too, unless another table of
     that stem stands beside it (whose certificate it may be): the new table has no certificate
     there (``certificate`` None: a plain table, ``datasets export``, ``estimate --out``,
@@ -462,7 +465,9 @@ def replaced_first(table: str | os.PathLike[str], certificate: str | os.PathLike
     if (os.path.lexists(path) and own not in removed and _is_certificate(own)
             and not [t for t in _named_like(path.parent, path.stem, _TABLE_NOTES) if t.name != path.name]):
         removed.append(own)
-    return removed + ([report] if written_by_crowdsafe(Output(report, "the report", OutputKind.REPORT)) else [])
+    before = path.with_name(path.stem + _BEFORE_REPORT_SUFFIX)
+    reports = [report] + ([] if _named_like(path.parent, path.stem + ".before", _TABLE_NOTES) else [before])
+    return removed + [r for r in reports if written_by_crowdsafe(Output(r, "the report", OutputKind.REPORT))]
 
 
 def json_document(payload: Mapping[str, Any], **dumps: Any) -> str:

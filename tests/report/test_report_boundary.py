@@ -147,6 +147,26 @@ def test_a_before_report_is_written_beside_the_published_one(tmp_path, capsys):
     assert "original, noisy (ε = 0.1)" in published.read_text(encoding="utf-8")
 
 
+def test_a_replaced_release_takes_its_before_report_with_it(tmp_path):
+    """A release published again over ``r.csv`` removes the ``r.before.report.html`` that
+    ``report --before`` wrote of the old one, as it removes the old report and certificate: it
+    describes rows that are gone. A table ``r.before.csv`` beside it owns that name (its own
+    report), and it is then left alone. Fails when replaced_first lists only ``r.report.html``."""
+    from crowdsafe.output_guard import REPORT_MARK
+
+    release = tmp_path / "out" / "r.csv"
+    publish_small(tmp_path, small_table())
+    before_page = release.with_name("r.before.report.html")
+    before_page.write_text(f"<!doctype html>{REPORT_MARK}<p>old</p>", encoding="utf-8")
+    publish_small(tmp_path, small_table(), seed=8)
+    assert release.exists() and not before_page.exists()
+
+    before_page.write_text(f"<!doctype html>{REPORT_MARK}<p>old</p>", encoding="utf-8")
+    release.with_name("r.before.csv").write_text("a\n1\n", encoding="utf-8")
+    publish_small(tmp_path, small_table(), seed=9)
+    assert before_page.exists()  # the report of r.before.csv
+
+
 def test_before_distributions_over_the_budget_charge_nothing(tmp_path, monkeypatch):
     """The whole cost is checked against the remaining budget before the first histogram is
     charged: over it, the refusal leaves the ledger as it was and writes no report. The broken
