@@ -168,7 +168,7 @@ class Workspace:
 
         if name not in names():
             raise ParameterError(f"no bundled dataset named {name!r}; choose one of: {', '.join(names())}")
-        return self._open(Opened(name, name, "bundled"), _declared_roles(name))
+        return self._open(Opened(name, name, "bundled"), *_declared(name))
 
     def open_local(self, text: str) -> Opened:
         """A local file, read in place (nothing is copied: a large file streams as on the command line)."""
@@ -185,14 +185,21 @@ class Workspace:
     def open_upload(self, path: Path, name: str) -> Opened:
         return self._open(Opened(str(path), name, "upload"))
 
-    def _open(self, opened: Opened, declared: Mapping[str, str] | None = None) -> Opened:
+    def _open(self, opened: Opened, declared: Mapping[str, str] | None = None,
+              declared_columns: Mapping[str, dict[str, Any]] | None = None) -> Opened:
         """Draft the schema of ``opened`` and start its review; ``declared``: roles a bundled
         table declares (public), which the review starts from instead of the draft's (the draft
         would make every column that is not an identifier a quasi-identifier: Adult's 15 columns
-        give a lattice the selection takes minutes over, its declared 8 one of seconds)."""
+        give a lattice the selection takes minutes over, its declared 8 one of seconds);
+        ``declared_columns``: what it declares of each column, its type and hierarchy (its own,
+        used by the release: :func:`_declared`), in place of the draft's read from its values."""
         from crowdsafe.data.schema_draft import draft_schema
 
         draft = draft_schema(opened.data, label=opened.label)
+        if declared_columns:
+            draft = replace(draft, attributes=tuple(
+                replace(a, **declared_columns[a.name]) if a.name in declared_columns else a
+                for a in draft.attributes))
         roles = {a.name: a.role.value for a in draft.attributes}
         roles.update((name, role) for name, role in (declared or {}).items() if name in roles)
         review = Review(draft, roles)
@@ -505,15 +512,29 @@ def _most_common_share(dataset: Dataset, column: str) -> float | None:
     return float(counts.get_column("count")[0]) / dataset.n_rows
 
 
-def _declared_roles(name: str) -> dict[str, str]:
-    """The roles the bundled table ``name`` declares (its schema: public, fixed before any row
-    is read), by column; empty when it declares none."""
+def _declared(name: str) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
+    """What the bundled table ``name`` declares (its schema and hierarchies: public, fixed before
+    any row is read): its roles by column (empty when it declares none), and per column what the
+    review takes from it instead of the draft: its type (and order), unmarked, and, where it has
+    a hierarchy, a suggestion without a specification that stands for it (the schema file then
+    names none, so the release uses the table's own: the one the review shows)."""
+    from crowdsafe.data.hierarchy_draft import HierarchySuggestion
+    from crowdsafe.data.schema import AttributeType
     from crowdsafe.datasets import bundled_source
 
-    schema = bundled_source(name).schema
-    if schema is None:
-        return {}
-    return {a.name: a.role.value for a in schema.attributes if a.role.value in ROLES}
+    source = bundled_source(name)
+    roles: dict[str, str] = {}
+    columns: dict[str, dict[str, Any]] = {}
+    for a in source.schema.attributes if source.schema is not None else ():
+        if a.role.value in ROLES:
+            roles[a.name] = a.role.value
+        columns[a.name] = {"type": a.type, "order": a.order, "type_from_data": (),
+                           "numbers": a.numbers if a.type is AttributeType.NUMERIC else None}
+    for column, h in source.hierarchies.items():
+        columns.setdefault(column, {})["hierarchy"] = HierarchySuggestion({}, "declared by the bundled table", (
+            f"the bundled table's own, {h.height} level{'s' if h.height != 1 else ''} above the value (public, "
+            "fixed before any row is read)",))
+    return roles, columns
 
 
 def posterior_bound(prior: float, epsilon: float) -> float:

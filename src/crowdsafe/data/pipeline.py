@@ -160,18 +160,21 @@ def _apply_missing(source: Source, frame: pl.DataFrame, policy: MissingPolicy) -
 
 
 def _hierarchies(source: Source, schema: Schema, frame: pl.DataFrame) -> dict[str, Hierarchy]:
-    """The hierarchies of a typed table (with missing-value leaves where asked), or those the
-    schema specifies, built over the column's values after the missing-value policy (with a
-    missing-value leaf where the column keeps missing values)."""
-    if source.typed:
-        if not source.missing_leaves:
-            return dict(source.hierarchies)
-        counts = frame.null_count().row(0, named=True)
-        return {c: h.with_missing_leaf() if counts[c] else h for c, h in source.hierarchies.items()}
+    """Those the schema specifies, built over the column's values after the missing-value policy,
+    and, for a typed table, its own hierarchies of the other columns; each with a missing-value
+    leaf where the column keeps missing values (a typed table's only where it asks for them). A
+    schema given for a typed table (a bundled one) is honoured: its hierarchies are the ones used,
+    never silently replaced by the table's own."""
     built = {
         a.name: from_spec(a.hierarchy, frame.get_column(a.name), attribute=a.name)
         for a in schema if a.hierarchy is not None
     }
-    # a kept missing value is a value of its own: it gets a leaf, as in a typed table's hierarchies
     counts = frame.null_count().row(0, named=True)
-    return {c: h.with_missing_leaf() if counts[c] else h for c, h in built.items()}
+    # a kept missing value is a value of its own: it gets a leaf, as in a typed table's hierarchies
+    built = {c: h.with_missing_leaf() if counts[c] else h for c, h in built.items()}
+    if not source.typed:
+        return built
+    own = {c: h for c, h in source.hierarchies.items() if c not in built}
+    if source.missing_leaves:
+        own = {c: h.with_missing_leaf() if counts.get(c) else h for c, h in own.items()}
+    return {**own, **built}

@@ -123,6 +123,8 @@ def _attribute(a: AttributeDraft) -> list[str]:
     out += _comment(["hierarchy: " + suggestion.notes[0], *suggestion.notes[1:]])
     out += _marked(a.from_data)
     spec = suggestion.spec
+    if not spec:  # the table's own hierarchy (a bundled table's): the schema names none
+        return out
     if "groups" in spec:
         for level in spec["groups"]:
             out.append(f"[[{table}.hierarchy.groups]]")

@@ -1,0 +1,40 @@
+"""A bundled table's review starts from its declared schema and hierarchies, which the release
+then uses (found by the app sweep: the page showed, saved and certified a draft's workclass
+groups that the release did not use)."""
+
+from __future__ import annotations
+
+import time
+
+import polars as pl
+from app_helpers import form_token
+
+from crowdsafe.data import Schema
+from crowdsafe.datasets import bundled_source
+
+
+def test_a_bundled_table_is_reviewed_and_released_with_its_own_hierarchies(app_client):
+    client, workspace = app_client
+    assert client.post("/open/bundled", data={"csrf": "test-csrf", "name": "adult"}).status_code == 303
+    own = bundled_source("adult").hierarchies
+    schema = Schema.from_toml(workspace.schema_path)
+    assert all(schema[c].hierarchy is None and not schema[c].from_data for c in own)  # none of the draft's groups
+    page = client.get("/schema").text
+    assert "group 1" not in page and "declared by the bundled table" in page
+    assert "Government" in page  # the tree shown is Adult's own workclass groups
+    assert 'id="unfit-schema"' not in client.get("/plan").text  # no unconfirmed choice to warn about
+
+    answer = client.post("/publish", data={"csrf": "test-csrf", "form": form_token(client), "epsilon": "1",
+                                           "delta": "1e-6", "scheme": ""})
+    assert answer.status_code == 303
+    for _ in range(600):
+        if workspace.release(1).status != "running":
+            break
+        time.sleep(0.05)
+    record = workspace.release(1)
+    assert record.status == "done", record.error
+    workclass = set(pl.read_csv(record.table, infer_schema=False).get_column("workclass").drop_nulls().to_list())
+    labels = {str(label) for level in own["workclass"].labels for label in level}
+    assert workclass <= labels | {"?"}, workclass
+    release = client.get("/release/1").text
+    assert "seeded randomness" in release and "read from the data" not in release  # only the seed makes it unfit
