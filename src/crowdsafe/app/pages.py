@@ -22,6 +22,7 @@ data: all of it sits in a custodian panel. The guard (:mod:`crowdsafe.app.securi
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,7 @@ def _environment() -> jinja2.Environment:
     env.filters["pct"] = lambda x: "–" if x is None else f"{100 * x:.1f}%"
     env.filters["count"] = lambda x: "–" if x is None else f"{int(x):,}"
     env.filters["size"] = _size
+    env.filters["named"] = str  # (Pages names an upload's private copy by its name: Pages.as_named)
     return env
 
 
@@ -64,6 +66,16 @@ class Pages:
         self.ws = workspace
         self.keys = keys
         self.env = _environment()
+        self.env.filters["named"] = self.as_named
+
+    def as_named(self, message: object) -> str:
+        """``message`` with each upload's private copy named by the file's name as uploaded (its
+        label) and the private folder as such: what a page may say of the user's files."""
+        text = str(message)
+        for folder in dict.fromkeys((str(self.ws.workdir.resolve()), str(self.ws.workdir))):
+            text = re.sub(re.escape(folder) + r"/uploads/\d+/", "", text)
+            text = text.replace(folder, "the app's private folder")
+        return text
 
     # -- rendering ---------------------------------------------------------------------------------
     def render(self, request: Request, template: str, step: int, status: int = 200,
@@ -122,13 +134,7 @@ class Pages:
         try:
             await run_in_threadpool(opener, *args)
         except CrowdsafeError as exc:
-            message = str(exc)
-            if opener == self.ws.open_upload:  # the name the user chose, not the app's private copy
-                path, name = args
-                for private in {str(path.resolve()), str(path)}:
-                    message = message.replace(private, name)
-                message = message.replace(str(self.ws.workdir), "the app's private folder")
-            return self.render(request, "open.html", 0, status=400, error=message)
+            return self.render(request, "open.html", 0, status=400, error=str(exc))
         return RedirectResponse("/schema", status_code=303)
 
     # -- 2. schema ---------------------------------------------------------------------------------

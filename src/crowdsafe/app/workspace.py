@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from crowdsafe.app.forms import PublishForms
 from crowdsafe.app.jobs import JobDisplay, ledger_mark, stopped_outcome
-from crowdsafe.errors import CrowdsafeError, InputError, ParameterError
+from crowdsafe.errors import EMPTY_TABLE, CrowdsafeError, InputError, ParameterError
 from crowdsafe.files import check_input_path
 
 if TYPE_CHECKING:
@@ -196,6 +196,9 @@ class Workspace:
         from crowdsafe.data.schema_draft import draft_schema
 
         draft = draft_schema(opened.data, label=opened.label)
+        if draft.rows == 0:  # refused here, as the command line refuses it, not at every later step
+            shown = opened.data if opened.how == "local" else opened.label  # never an upload's private copy
+            raise InputError(f"{shown} has a header but no rows" + EMPTY_TABLE)
         if declared_columns:
             draft = replace(draft, attributes=tuple(
                 replace(a, **declared_columns[a.name]) if a.name in declared_columns else a

@@ -116,6 +116,7 @@ class SchemaDraft:
     renames: tuple[Rename, ...] = ()
     notes: tuple[str, ...] = field(default=())
     decimal_comma: bool | None = None  # written as [csv] decimal_comma (None: not written)
+    rows: int | None = None  # the rows read (custodian-only, never written; None: not counted)
 
     @property
     def identifiers(self) -> list[str]:
@@ -211,7 +212,7 @@ def draft_schema(data: Any, *, separator: str | None = None, label: str | None =
     elif reading is False and decimal_comma is None:
         notes.append("a ';'-separated file with no number written with a decimal comma: [csv] decimal_comma = false "
                      "reads decimal points only (say true if the file writes 1.234,5)")
-    return SchemaDraft(attributes, label or source, tuple(renames), tuple(notes), reading)
+    return SchemaDraft(attributes, label or source, tuple(renames), tuple(notes), reading, frame.height)
 
 
 def _read(data: Any, separator: str | None, decimal_comma: bool | None
