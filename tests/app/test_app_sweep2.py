@@ -37,3 +37,26 @@ def test_a_private_copys_path_is_never_shown(app_client):
     private = workspace.workdir / "uploads" / "3" / "kunden (1).csv"
     said = pages.as_named(f"{private} has a bad row; see {workspace.workdir}/schema.toml")
     assert said == "kunden (1).csv has a bad row; see the app's private folder/schema.toml"
+
+
+def _published(client, workspace, tmp_path):
+    from test_app_routes import german_roles, open_german, publish, roles_form
+
+    open_german(client, tmp_path)
+    client.post("/schema", data={**roles_form(workspace, **german_roles()), "action": "continue"})
+    publish(client, {"budget_epsilon": "10", "budget_delta": "1e-5"})
+    return workspace.release(1)
+
+
+def test_the_download_page_of_a_release_whose_files_are_gone_is_a_404(app_client, tmp_path):
+    client, workspace = app_client
+    record = _published(client, workspace, tmp_path)
+    assert client.get("/release/1/download").status_code == 200
+    record.table.unlink()  # one file gone: the page does not offer the other two as "the three together"
+    answer = client.get("/release/1/download")
+    assert answer.status_code == 404 and f"the release file is no longer at {record.table}" in answer.text
+    assert "kunden.certificate.json" not in answer.text and 'href="/"' in answer.text
+    record.certificate.unlink()
+    record.report.unlink()
+    answer = client.get("/release/1/download")
+    assert answer.status_code == 404 and "the report file is no longer at" in answer.text
