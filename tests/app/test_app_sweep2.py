@@ -60,3 +60,13 @@ def test_the_download_page_of_a_release_whose_files_are_gone_is_a_404(app_client
     record.report.unlink()
     answer = client.get("/release/1/download")
     assert answer.status_code == 404 and "the report file is no longer at" in answer.text
+
+
+def test_the_report_page_of_a_release_whose_report_is_gone_is_a_404_not_a_framed_error(app_client, tmp_path):
+    client, workspace = app_client
+    record = _published(client, workspace, tmp_path)
+    assert client.get("/release/1/report").status_code == 200
+    record.report.unlink()
+    answer = client.get("/release/1/report")
+    assert answer.status_code == 404 and f"the report is no longer at {record.report}" in answer.text
+    assert "<iframe" not in answer.text and 'data-boundary="dp-output"' not in answer.text

@@ -271,6 +271,8 @@ class Pages:
         record = self._record(request)
         if record is None or record.status != "done":
             return self._not_ready(request, record, 4)
+        if not record.report.is_file():  # never the frame around the app's error page
+            return self._gone(request, 4, f"the report is no longer at {record.report}")
         return self.render(request, "report.html", 4, record=record)
 
     async def report_file(self, request: Request) -> Response:
