@@ -70,3 +70,20 @@ def test_the_report_page_of_a_release_whose_report_is_gone_is_a_404_not_a_framed
     answer = client.get("/release/1/report")
     assert answer.status_code == 404 and f"the report is no longer at {record.report}" in answer.text
     assert "<iframe" not in answer.text and 'data-boundary="dp-output"' not in answer.text
+
+
+def test_a_failed_publish_has_no_sub_page_and_no_file(app_client, tmp_path):
+    from test_app_routes import german_roles, open_german, publish, roles_form
+
+    client, workspace = app_client
+    open_german(client, tmp_path)
+    client.post("/schema", data={**roles_form(workspace, **german_roles()), "action": "continue"})
+    publish(client, {"budget_epsilon": "1", "budget_delta": "1e-5"})
+    publish(client, {"epsilon": "0.5"}, number=2)  # past the total budget: refused when it runs
+    assert workspace.release(2).status == "failed"
+    assert client.get("/release/2").status_code == 200  # its page says why
+    for sub in ("report", "report.html", "attack", "download", "file/release", "file/certificate", "file/report"):
+        answer = client.get(f"/release/2/{sub}")
+        assert answer.status_code == 404 and "Release 2 was not published" in answer.text, sub
+        assert 'href="/release/2"' in answer.text
+    assert client.post("/release/2/attack", data={"csrf": "test-csrf", "sensitive": "Diagnose"}).status_code == 404

@@ -369,9 +369,15 @@ class Pages:
                                  "or publish again.")
 
     def _not_ready(self, request: Request, record: ReleaseRecord | None, step: int) -> Response:
-        """A release not published (yet): its page, which says why; none at all: 404."""
+        """A release still running: its page, which follows it; one that failed (it has no report,
+        attack or file) or none at all: 404."""
         if record is None:
             return self._missing(request, step)
+        if record.status == "failed":
+            return self.render(request, "error.html", step, status=404, heading="Not published",
+                               error=f"Release {record.number} was not published, so it has no report, attack or "
+                                     "file: its page says why.",
+                               back=(f"/release/{record.number}", f"See release {record.number}"))
         return RedirectResponse(f"/release/{record.number}", status_code=303)
 
     def _missing(self, request: Request, step: int) -> Response:
