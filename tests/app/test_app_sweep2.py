@@ -87,3 +87,27 @@ def test_a_failed_publish_has_no_sub_page_and_no_file(app_client, tmp_path):
         assert answer.status_code == 404 and "Release 2 was not published" in answer.text, sub
         assert 'href="/release/2"' in answer.text
     assert client.post("/release/2/attack", data={"csrf": "test-csrf", "sensitive": "Diagnose"}).status_code == 404
+
+
+def test_the_plan_page_shows_the_custodian_lines_plan_only_prints(app_client, tmp_path, capsys):
+    """At ε = 0.1 a 400-row table fills almost no class of k rows: `--plan-only` warns that not even
+    the coarse preset fits; the plan page says the same, in its custodian panel."""
+    import html
+
+    from cli_helpers import run_command
+    from test_app_routes import german_roles, open_german, roles_form
+
+    client, workspace = app_client
+    table = open_german(client, tmp_path)
+    client.post("/schema", data={**roles_form(workspace, **german_roles()), "action": "continue"})
+    code, out, err = run_command(capsys, "publish", str(table), "--schema", str(workspace.schema_path), "--epsilon",
+                                 "0.1", "--delta", "1e-6", "--plan-only")
+    assert code == 0, err
+    printed = {line.split(None, 1)[0]: line.split(None, 1)[1] for line in out.splitlines()
+               if line.startswith(("  expected", "  resolution"))}
+    assert "not even the coarse preset fits" in printed["resolution"]
+    for page in (client.get("/plan?epsilon=0.1").text, client.get("/plan/preview?epsilon=0.1&delta=1e-6").text):
+        panels = html.unescape(_custodian_panels(page))
+        for label, text in printed.items():
+            assert f"<dt>{label}</dt><dd>{text}</dd>" in panels, label
+        assert "classes of k rows" not in html.unescape(page).replace(panels, "")

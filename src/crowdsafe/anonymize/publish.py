@@ -275,6 +275,25 @@ def resolution_outlook(
     return outlook
 
 
+def plan_fact_lines(facts: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The custodian-only facts of a plan (``expected_sample_rows``, ``input_rows`` and, when
+    known, ``resolution``: :func:`resolution_outlook`) as (label, text) lines: what
+    ``publish --plan-only`` prints under its custodian heading and the app's plan page shows in
+    its custodian panel, including the warning that not even the coarse preset fits."""
+    lines = [("expected", f"about {facts['expected_sample_rows']:,.0f} sampled rows of {facts['input_rows']:,} per "
+                          "release, before suppression of classes smaller than k")]
+    resolution = facts.get("resolution")
+    if resolution:
+        levels = ", ".join(f"{c}={v}" for c, v in resolution["levels"].items())
+        fits = resolution["possible_tuples"] <= resolution["classes_fillable"]
+        what = ("finest preset that fits" if fits else
+                "not even the coarse preset fits (classes will merge only where the data concentrates)")
+        lines.append(("resolution", f"about {resolution['classes_fillable']:,.0f} classes of k rows; {what}: "
+                                    f"{resolution['preset']} ({levels}), {resolution['possible_tuples']:,} possible "
+                                    "tuples"))
+    return lines
+
+
 def release_paths(out: str | os.PathLike[str], releases: int) -> list[Path]:
     """Table paths: ``out`` itself for one release, ``<stem>-1<suffix>`` ... for several."""
     path = Path(out)

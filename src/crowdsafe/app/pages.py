@@ -206,8 +206,10 @@ class Pages:
             request = plan_request(values)
             plan = await run_in_threadpool(self.ws.plan, request)
         except CrowdsafeError as exc:
-            return {"plan": None, "plan_error": str(exc), "odds": None, "unfit": unfit}
-        return {"plan": plan.as_dict(), "plan_error": None, "odds": math.exp(plan.epsilon), "unfit": unfit}
+            return {"plan": None, "plan_error": str(exc), "odds": None, "unfit": unfit, "facts": []}
+        facts = await run_in_threadpool(self.ws.plan_facts, plan)  # custodian-only: its own panel
+        return {"plan": plan.as_dict(), "plan_error": None, "odds": math.exp(plan.epsilon), "unfit": unfit,
+                "facts": facts}
 
     async def plan_ledger(self, request: Request) -> Response:
         if self.ws.opened is None:

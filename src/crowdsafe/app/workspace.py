@@ -151,7 +151,7 @@ class Workspace:
         self._uploads = 0
         self._stopping = threading.Event()  # set when the app stops: see stop_publishes
         self._workers: list[threading.Thread] = []
-        self._domain: tuple[int, Any] | None = None
+        self._domain: tuple[int, Any, int] | None = None  # (schema version, table, its rows)
         self._identity: tuple[int, str] | None = None
 
     # -- step 1: open ------------------------------------------------------------------------
@@ -259,8 +259,21 @@ class Workspace:
         table = load_or_stream(opened.data, schema=self.schema_path)
         dataset = table if isinstance(table, Dataset) else table.domain
         with self.lock:
-            self._domain = (review.version, dataset)
+            self._domain = (review.version, dataset, int(table.n_rows))
         return dataset
+
+    def plan_facts(self, plan: PublishPlan) -> list[tuple[str, str]]:
+        """The plan's custodian-only lines (the table's size, the expected sample, the finest
+        resolution its classes could reach, or the warning that not even the coarse preset fits),
+        as ``publish --plan-only`` prints them (:func:`~crowdsafe.anonymize.publish.plan_fact_lines`)."""
+        from crowdsafe.anonymize.publish import plan_fact_lines, prepare_dataset, resolution_outlook
+
+        dataset = self.domain()
+        with self.lock:
+            rows = self._domain[2] if self._domain is not None else dataset.n_rows
+        prepared, published, _ = prepare_dataset(dataset)
+        return plan_fact_lines({"input_rows": rows, "expected_sample_rows": plan.expected_sample_rows(rows),
+                                "resolution": resolution_outlook(prepared, published, plan, rows)})
 
     # -- step 3: the plan and the ledger ---------------------------------------------------------
     def plan(self, request: Mapping[str, Any]) -> PublishPlan:

@@ -93,16 +93,11 @@ CUSTODIAN_HEADING = ("custodian only (exact facts about the data: NOT covered by
 
 def render_plan_facts(facts: dict[str, Any], print_: Any) -> None:
     """The custodian-only facts of ``--plan-only`` (the table's row count), under their heading."""
+    from crowdsafe.anonymize.publish import plan_fact_lines
+
     print_(CUSTODIAN_HEADING)
-    print_(f"  expected      about {facts['expected_sample_rows']:,.0f} sampled rows of {facts['input_rows']:,} per "
-           "release, before suppression of classes smaller than k")
-    resolution = facts.get("resolution")
-    if resolution:
-        levels = ", ".join(f"{c}={v}" for c, v in resolution["levels"].items())
-        fits = resolution["possible_tuples"] <= resolution["classes_fillable"]
-        what = "finest preset that fits" if fits else "not even the coarse preset fits (classes will merge only where the data concentrates)"
-        print_(f"  resolution    about {resolution['classes_fillable']:,.0f} classes of k rows; {what}: "
-               f"{resolution['preset']} ({levels}), {resolution['possible_tuples']:,} possible tuples")
+    for label, text in plan_fact_lines(facts):
+        print_(f"  {label:<13} {text}")
 
 # the planner's parameters and the options that set them
 PLAN_OPTIONS = {"epsilon": "--epsilon", "epsilon1": "--epsilon1", "delta": "--delta", "beta": "--beta", "k": "--k"}
