@@ -94,8 +94,9 @@ def test_the_plan_page_shows_the_custodian_lines_plan_only_prints(app_client, tm
     the coarse preset fits; the plan page says the same, in its custodian panel."""
     import html
 
-    from cli_helpers import run_command
     from test_app_routes import german_roles, open_german, roles_form
+
+    from cli_helpers import run_command
 
     client, workspace = app_client
     table = open_german(client, tmp_path)
