@@ -341,7 +341,8 @@ class Pages:
         record = self._record(request)
         if record is None or record.status != "done":
             return self._not_ready(request, record, 6)
-        gone = [f"the {kind} file is no longer at {path}" for kind, path in _files(record).items() if not path.is_file()]
+        gone = [f"the {kind} file is no longer at {path}" for kind, path in _files(record).items()
+                if not path.is_file()]
         if gone:  # the three are published together: none is offered without the others
             return self._gone(request, 6, "; ".join(gone))
         files = [(kind, path.name, path.stat().st_size) for kind, path in _files(record).items()]
