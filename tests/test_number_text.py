@@ -9,7 +9,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from crowdsafe.errors import ParameterError
-from crowdsafe.number_text import NotANumber, parse_number, parse_whole, read_number, read_whole, write_number
+from crowdsafe.number_text import (
+    NotANumber,
+    odds_factor,
+    parse_number,
+    parse_whole,
+    read_number,
+    read_whole,
+    write_number,
+)
 
 
 @pytest.mark.parametrize(("text", "value"), [
@@ -111,3 +119,18 @@ def test_a_written_number_reads_back_as_its_rounded_value(x, digits):
     assert "e+" not in text and "e-0" not in text and "e0" not in text
     if x == 0 or abs(x) >= 1e-300:
         assert read_number(text) == float(f"{x:.{digits}g}")
+
+
+@pytest.mark.parametrize(("epsilon", "shown"), [(1.0, "2.72"), (0.1, "1.11"), (0.004, "1.004"), (0.001, "1.001"),
+                                                (1e-6, "1.000001"), (1e-17, "1 + 1e-17"), (0.0, "1"),
+                                                (800.0, "inf")])
+def test_the_odds_factor_is_never_shown_as_1_for_a_positive_epsilon(epsilon, shown):
+    """Found by the app sweep: ε = 0.001 was shown as "×1" (three digits of e^ε), claiming no change at all."""
+    assert odds_factor(epsilon) == shown
+
+
+@given(st.floats(min_value=1e-15, max_value=700))
+def test_the_odds_factor_is_above_1_and_close_to_e_to_the_epsilon(epsilon):
+    shown = float(odds_factor(epsilon))
+    assert shown > 1.0
+    assert abs(shown - math.exp(epsilon)) <= 0.005 * math.exp(epsilon)

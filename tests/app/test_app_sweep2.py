@@ -112,3 +112,19 @@ def test_the_plan_page_shows_the_custodian_lines_plan_only_prints(app_client, tm
         for label, text in printed.items():
             assert f"<dt>{label}</dt><dd>{text}</dd>" in panels, label
         assert "classes of k rows" not in html.unescape(page).replace(panels, "")
+
+
+def test_a_small_epsilon_is_not_shown_as_odds_times_1(app_client, tmp_path):
+    from test_app_routes import german_roles, open_german, publish, roles_form
+
+    from crowdsafe.report.content import guarantee_words
+
+    client, workspace = app_client
+    open_german(client, tmp_path)
+    client.post("/schema", data={**roles_form(workspace, **german_roles()), "action": "continue"})
+    assert "×1.001</strong>" in client.get("/plan/preview?epsilon=0.001&delta=1e-6").text
+    publish(client, {"epsilon": "0.001", "budget_epsilon": "1", "budget_delta": "1e-5"})
+    assert "change by at most ×1.001," in client.get("/release/1").text
+    client.post("/release/1/attack", data={"csrf": "test-csrf", "sensitive": "Diagnose"})
+    assert "×1.001</strong>" in client.get("/release/1/attack").text
+    assert "e^ε = 1.001," in " ".join(guarantee_words({"guarantee": "dps", "epsilon": 0.001, "delta": 1e-6}))

@@ -21,7 +21,6 @@ data: all of it sits in a custodian panel. The guard (:mod:`crowdsafe.app.securi
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -40,7 +39,7 @@ from crowdsafe.app.forms import AlreadyStarted
 from crowdsafe.app.security import REPORT_POLICY, Checks, Guard, Secrets
 from crowdsafe.app.workspace import BUNDLED, ROLES, ReleaseRecord, Workspace
 from crowdsafe.errors import CrowdsafeError, ParameterError
-from crowdsafe.number_text import parse_number, parse_whole, write_number
+from crowdsafe.number_text import odds_factor, parse_number, parse_whole, write_number
 
 STEPS = ("Open", "Schema", "Plan", "Publish", "Report", "Attack", "Download")
 DEFAULTS = {"epsilon": "1", "delta": "1e-6", "k": "", "beta": "", "epsilon1": "", "budget_epsilon": "",
@@ -55,6 +54,7 @@ def _environment() -> jinja2.Environment:
     env.filters["pct"] = lambda x: "–" if x is None else f"{100 * x:.1f}%"
     env.filters["count"] = lambda x: "–" if x is None else f"{int(x):,}"
     env.filters["size"] = _size
+    env.filters["odds"] = odds_factor  # e^ε, never shown as 1 for ε > 0
     env.filters["named"] = str  # (Pages names an upload's private copy by its name: Pages.as_named)
     return env
 
@@ -206,9 +206,9 @@ class Pages:
             request = plan_request(values)
             plan = await run_in_threadpool(self.ws.plan, request)
         except CrowdsafeError as exc:
-            return {"plan": None, "plan_error": str(exc), "odds": None, "unfit": unfit, "facts": []}
+            return {"plan": None, "plan_error": str(exc), "unfit": unfit, "facts": []}
         facts = await run_in_threadpool(self.ws.plan_facts, plan)  # custodian-only: its own panel
-        return {"plan": plan.as_dict(), "plan_error": None, "odds": math.exp(plan.epsilon), "unfit": unfit,
+        return {"plan": plan.as_dict(), "plan_error": None, "unfit": unfit,
                 "facts": facts}
 
     async def plan_ledger(self, request: Request) -> Response:
@@ -471,8 +471,7 @@ def release_context(record: ReleaseRecord) -> dict[str, Any]:
     ledger = custodian.get("ledger") or None
     if ledger is not None:
         ledger = {k: v for k, v in ledger.items() if k != "dataset_identity"}
-    return {"summary": summary, "facts": {**custodian, "ledger": ledger},
-            "odds": math.exp(summary["plan"]["total_epsilon"])}
+    return {"summary": summary, "facts": {**custodian, "ledger": ledger}}
 
 
 def _files(record: ReleaseRecord) -> dict[str, Path]:

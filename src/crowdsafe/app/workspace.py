@@ -509,7 +509,7 @@ class Workspace:
         prior = _most_common_share(self.record_domain(record), sensitive)
         outcome = {
             "sensitive": sensitive, "qi": qi, "releases": names, "skipped": skipped,
-            "epsilon": epsilon, "delta": delta, "odds": None if epsilon is None else math.exp(epsilon),
+            "epsilon": epsilon, "delta": delta,
             "summary": summary, "per_release": result.as_dict()["releases"], "prior": prior,
             "posterior_bound": None if prior is None or epsilon is None or delta is None
             else min(1.0, posterior_bound(prior, epsilon) + delta),

@@ -25,6 +25,7 @@ import polars as pl
 
 from crowdsafe.data.level_words import by_level_name
 from crowdsafe.errors import InputError
+from crowdsafe.number_text import odds_factor
 from crowdsafe.privacy.certificate import shown_value
 
 #: The certificate fields the report reads (every one is class (a), or the chosen scheme, (b)).
@@ -190,7 +191,7 @@ def guarantee_words(certificate: Mapping[str, Any]) -> tuple[str, ...]:
             "(composition attacks). Do not treat it as anonymous.",
         )
     epsilon, delta = certificate.get("epsilon"), certificate.get("delta")
-    factor = math.exp(epsilon) if isinstance(epsilon, (int, float)) and epsilon < 700 else math.inf
+    factor = odds_factor(epsilon) if isinstance(epsilon, (int, float)) else "inf"
     name = {"dps": "differential privacy under sampling", "dp": "differential privacy",
             "d-gamma": "(d, γ)-privacy"}.get(str(kind), str(kind))
     words = [
@@ -198,7 +199,7 @@ def guarantee_words(certificate: Mapping[str, Any]) -> tuple[str, ...]:
         f"{certificate.get('theorem') or 'the theorem named in the certificate'}.",
         f"In plain words: adding or removing any one person's record in the original data changes the "
         f"probability of every possible outcome (this table, and anything anyone computes from it) by at most a "
-        f"factor of e^ε = {_number(factor, 3)}, except with probability at most δ = {_number(delta, 3)}. "
+        f"factor of e^ε = {factor}, except with probability at most δ = {_number(delta, 3)}. "
         "This holds whatever else an attacker knows.",
     ]
     if kind == "dps":
