@@ -128,3 +128,28 @@ def test_a_small_epsilon_is_not_shown_as_odds_times_1(app_client, tmp_path):
     client.post("/release/1/attack", data={"csrf": "test-csrf", "sensitive": "Diagnose"})
     assert "×1.001</strong>" in client.get("/release/1/attack").text
     assert "e^ε = 1.001," in " ".join(guarantee_words({"guarantee": "dps", "epsilon": 0.001, "delta": 1e-6}))
+
+
+def test_the_app_says_how_to_confirm_a_choice_and_a_single_release_in_the_singular(app_client, tmp_path):
+    from test_app_routes import german_roles, open_german, publish
+
+    client, workspace = app_client
+    open_german(client, tmp_path)
+    form = {"csrf": "test-csrf", "action": "continue"}  # the roles set, no choice read from the data confirmed
+    _, review = workspace.require()
+    roles = german_roles()
+    form.update({f"role-{i}": roles.get(a.name, review.roles[a.name]) for i, a in enumerate(review.draft.attributes)})
+    client.post("/schema", data=form)
+    publish(client, {"budget_epsilon": "10", "budget_delta": "1e-5"})
+    release = client.get("/release/1").text
+    why = release.split("Why not fit")[1].split("</ul>")[0]
+    assert "read from the data" in why and "on the schema page" in why and "from_data line" not in why
+    from crowdsafe.report.build import read_certificate
+
+    certificate = read_certificate(workspace.release(1).table)  # the file keeps the command line's words
+    assert any("from_data line" in r for r in certificate["unfit_reasons"])
+    client.post("/release/1/attack", data={"csrf": "test-csrf", "sensitive": "Diagnose"})
+    attack = " ".join(client.get("/release/1/attack").text.split())
+    assert "The release attacked is (1, 1e-6)-differentially private (its certificate)" in attack.replace(
+        '<span class="num">', "").replace("</span>", "")
+    assert "Together the 1" not in attack

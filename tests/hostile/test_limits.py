@@ -53,7 +53,9 @@ def test_the_smallest_epsilon_is_the_first_double_with_a_rate_above_delta(delta,
 def test_a_tiny_epsilon_is_refused_naming_the_range_before_anything_is_solved():
     # (beta, epsilon, delta)-DPS needs beta > delta, and beta <= 1 - e^-(epsilon - epsilon1) ~ 4.9e-324
     refusal = (r"^epsilon = 4\.94066e-324 is too small: the sampling rate beta must exceed delta = 1e-06 .* "
-               r"from 1\.112e-06 to 41\.5888 with epsilon1 = 10% of epsilon$")
+               r"from 1\.112e-06 to 41\.5888 with epsilon1 = 10% of epsilon \(this check takes that share while "
+               r"epsilon1 is left to the planner, which then sizes it within 1%-50% of epsilon; give epsilon1 or beta "
+               r"to be checked with yours\)$")
     with pytest.raises(ParameterError, match=refusal):
         plan_publication(PlanRequest(5e-324, 1e-6))
     with pytest.raises(ParameterError, match=r"from 1\.001e-06 to 37\.4299 with epsilon1 = 0$"):
@@ -108,3 +110,26 @@ def test_a_delta_outside_zero_one_is_named_as_such(delta):
     """It read "no sampling rate reaches delta = 1.5 ...; raise epsilon or delta"."""
     with pytest.raises(ParameterError, match=r"delta must satisfy 0 < delta < 1"):
         plan_publication(PlanRequest(1.0, delta))
+
+
+def test_the_largest_epsilon_says_the_share_is_the_checks_not_the_plans():
+    """Found by the app sweep: ε = 41.6 was refused "with epsilon1 = 10% of epsilon", while the plan
+    at ε = 41.5 spends another share (the planner sizes ε1 within 1%-50% of ε once it knows the
+    lattice): the refusal says the 10% is the check's, and how to be checked with one's own."""
+    with pytest.raises(ParameterError) as refused:
+        plan_publication(PlanRequest(41.6, 1e-6))
+    said = str(refused.value)
+    assert "this check takes that share while epsilon1 is left to the planner" in said
+    assert "within 1%-50% of epsilon" in said and "give epsilon1 or beta" in said
+    planned = plan_publication(PlanRequest(41.5, 1e-6, candidates=36864))  # the lattice's size known: sized
+    assert planned.epsilon1 != pytest.approx(0.1 * 41.5)  # (so the 10% is not the plan's rule)
+    assert plan_publication(PlanRequest(41.6, 1e-6, epsilon1=5.0)).beta < 1.0  # given ε1: checked with it
+
+
+@pytest.mark.parametrize(("k", "why"), [(-3, "-3 rows is no group"), (0, "0 rows is no group"),
+                                        (1, "with k = 1 nothing is suppressed")])
+def test_a_k_below_2_is_told_what_is_wrong_with_it(k, why):
+    with pytest.raises(ParameterError, match=r"^k must be a whole number >= 2") as refused:
+        plan_publication(PlanRequest(1.0, 1e-6, k=k))
+    assert why in str(refused.value)
+    assert (k == 1) == ("k = 1" in str(refused.value))  # k = 1 is spoken of only when it was given

@@ -261,10 +261,12 @@ def _checked(request: PlanRequest) -> _Checked:
                              f"certificate and a report written), got {releases!r}", parameter="releases")
     chosen_objective = make_objective(objective, target)
     if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2):
-        raise ParameterError(
-            f"k must be a whole number >= 2, got {k!r}: with k = 1 nothing is suppressed and no "
-            "guarantee holds; leave k out to get the smallest k that reaches delta"
-        )
+        whole = isinstance(k, (int, np.integer)) and not isinstance(k, bool)
+        why = ("with k = 1 nothing is suppressed and no guarantee holds" if whole and k == 1
+               else f"k is the fewest rows a published group may have, and {k!r} rows is no group" if whole
+               else "k is a number of rows")
+        raise ParameterError(f"k must be a whole number >= 2, got {k!r}: {why}; leave k out to get the smallest k "
+                             "that reaches delta")
     if k is not None and k > MAX_K:
         raise ParameterError(f"k must be at most {MAX_K:,} (the largest k the planner searches), got {k!r}")
     if not isinstance(epsilon, (int, float)) or isinstance(epsilon, bool) or not math.isfinite(epsilon) or epsilon <= 0:

@@ -56,6 +56,7 @@ def _environment() -> jinja2.Environment:
     env.filters["size"] = _size
     env.filters["odds"] = odds_factor  # e^ε, never shown as 1 for ε > 0
     env.filters["named"] = str  # (Pages names an upload's private copy by its name: Pages.as_named)
+    env.filters["in_app"] = _in_app
     return env
 
 
@@ -472,6 +473,15 @@ def release_context(record: ReleaseRecord) -> dict[str, Any]:
     if ledger is not None:
         ledger = {k: v for k, v in ledger.items() if k != "dataset_identity"}
     return {"summary": summary, "facts": {**custodian, "ledger": ledger}}
+
+
+def _in_app(reason: str) -> str:
+    """A certificate's reason in the app's words: an unreviewed choice is confirmed on the schema
+    page (the schema file is the app's private copy; the certificate keeps the command line's words)."""
+    from crowdsafe.privacy.certificate import REVIEW_HINT
+
+    return reason.replace(REVIEW_HINT, "(check it is public, then tick \u201cI have checked it is public\u201d for it on "
+                                       "the schema page and publish again)")
 
 
 def _files(record: ReleaseRecord) -> dict[str, Path]:

@@ -381,6 +381,10 @@ _READ_DECIMAL_COMMA = "reading decimal comma"
 _NUMBERS_FROM_DATA = 'reading integers or reals by the values (declare type = "integer" or "real")'
 
 
+#: how a schema file's reader resolves an unreviewed choice (the app says it its own way: crowdsafe.app.pages)
+REVIEW_HINT = "(check it is public, then delete the column's from_data line in the schema)"
+
+
 def unreviewed_reasons(markers: Mapping[str, Sequence[str]]) -> list[str]:
     """Why a release that used the schema choices ``markers`` (column -> what was read from the
     data, unreviewed) is not fit for release: one reason per column a schema draft marked, and one
@@ -394,8 +398,7 @@ def unreviewed_reasons(markers: Mapping[str, Sequence[str]]) -> list[str]:
         drafted = [m for m in read if m not in (_INFERRED_TYPE, _READ_DECIMAL_COMMA, _NUMBERS_FROM_DATA)]
         if drafted:
             reasons.append(f"unreviewed schema draft: column '{column}': {' and '.join(drafted)} read from the data, "
-                           "not marked reviewed (check it is public, then delete the column's from_data line in the "
-                           "schema)")
+                           f"not marked reviewed {REVIEW_HINT}")
     if inferred:
         listed = ", ".join(f"'{c}'" for c in inferred)
         reasons.append(f"schema inferred from the data: no declared type for {listed} (their values chose it, so "

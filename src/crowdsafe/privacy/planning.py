@@ -27,6 +27,7 @@ from typing import Literal
 
 import numpy as np
 
+from crowdsafe.defaults import EPSILON1_SHARE_RANGE
 from crowdsafe.errors import ParameterError
 from crowdsafe.privacy.amplification import (
     check_dps_delta,
@@ -163,7 +164,7 @@ def check_rate_above_delta(epsilon: float, delta: float, epsilon1: float = 0.0,
     if epsilon1_share is not None:
         smallest = smallest_sampled_epsilon(delta, epsilon1_share=epsilon1_share)
         largest = largest_sampled_epsilon(epsilon1_share=epsilon1_share)
-        how = f"epsilon1 = {epsilon1_share:.0%} of epsilon"
+        how = _share_words(epsilon1_share)
     else:
         smallest = smallest_sampled_epsilon(delta, epsilon1=epsilon1)
         largest = largest_sampled_epsilon(epsilon1=epsilon1)
@@ -194,6 +195,15 @@ def rounded_down(value: float, digits: int = 4) -> float:
     return cut
 
 
+def _share_words(share: float) -> str:
+    """How a limit on ε is checked while ε1 is left to the planner: with ε1 taken as ``share`` of ε,
+    before the plan sizes ε1 itself (within EPSILON1_SHARE_RANGE of ε: a plan just inside the
+    limit may spend another share)."""
+    low, high = EPSILON1_SHARE_RANGE
+    return (f"epsilon1 = {share:.0%} of epsilon (this check takes that share while epsilon1 is left to the planner, "
+            f"which then sizes it within {low:.0%}-{high:.0%} of epsilon; give epsilon1 or beta to be checked with yours)")
+
+
 def check_sampled_epsilon(epsilon: float, epsilon1: float = 0.0, epsilon1_share: float | None = None) -> None:
     """Refuse an ε for which β = 1 − e^−(ε − ε1) rounds to 1 (:func:`sampling_rate_below_one`),
     naming the largest ε that keeps β below 1 (``epsilon1_share``: ε1 is that share of ε)."""
@@ -201,7 +211,7 @@ def check_sampled_epsilon(epsilon: float, epsilon1: float = 0.0, epsilon1_share:
         return
     if epsilon1_share is not None:
         largest = largest_sampled_epsilon(epsilon1_share=epsilon1_share)
-        how = f"epsilon1 = {epsilon1_share:.0%} of epsilon"
+        how = _share_words(epsilon1_share)
     else:
         largest = largest_sampled_epsilon(epsilon1=epsilon1)
         how = f"epsilon1 = {epsilon1:g}"
