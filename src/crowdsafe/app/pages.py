@@ -480,8 +480,8 @@ def _in_app(reason: str) -> str:
     page (the schema file is the app's private copy; the certificate keeps the command line's words)."""
     from crowdsafe.privacy.certificate import REVIEW_HINT
 
-    return reason.replace(REVIEW_HINT, "(check it is public, then tick \u201cI have checked it is public\u201d for it on "
-                                       "the schema page and publish again)")
+    return reason.replace(REVIEW_HINT, "(check it is public, then tick \u201cI have checked it is public\u201d for it "
+                                       "on the schema page and publish again)")
 
 
 def _files(record: ReleaseRecord) -> dict[str, Path]:

@@ -201,7 +201,8 @@ def _share_words(share: float) -> str:
     limit may spend another share)."""
     low, high = EPSILON1_SHARE_RANGE
     return (f"epsilon1 = {share:.0%} of epsilon (this check takes that share while epsilon1 is left to the planner, "
-            f"which then sizes it within {low:.0%}-{high:.0%} of epsilon; give epsilon1 or beta to be checked with yours)")
+            f"which then sizes it within {low:.0%}-{high:.0%} of epsilon; give epsilon1 or beta to be checked with "
+            "yours)")
 
 
 def check_sampled_epsilon(epsilon: float, epsilon1: float = 0.0, epsilon1_share: float | None = None) -> None:
