@@ -15,11 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import QI, publish_small, small_table, write_inputs
 from crowdsafe.report import plots
 from crowdsafe.report.before_rows import BeforeBar, before_bars, interval_text
 from crowdsafe.report.content import TOP_VALUES, BeforeDistribution, report_content
 from crowdsafe.report.html import render_html
+from report_tables import QI, publish_small, small_table, write_inputs
 
 LABELS = [f"c{i:02d}" for i in range(30)]
 FRAME = pl.DataFrame({"job": ["c03", "c03", "c07", "c29"] * 3})

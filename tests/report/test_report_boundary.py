@@ -17,7 +17,7 @@ import re
 import polars as pl
 import pytest
 
-from conftest import QI, publish_small, small_table
+from report_tables import QI, publish_small, small_table
 
 FIXED_SECTIONS = ("guarantee", "plan", "sources")
 HEX_RUN = re.compile(r"[0-9a-fA-F]{32,}")

@@ -111,8 +111,8 @@ def test_the_published_report_renders_without_errors(browser, published):
 
 @pytest.mark.slow
 def test_a_classic_report_renders_without_errors(browser, tmp_path):
-    from conftest import small_table
     from crowdsafe import api
+    from report_tables import small_table
 
     api.anonymize(small_table(600), algorithm="mondrian", k=5, out=tmp_path / "a.csv")
     page, errors = load(browser, tmp_path / "a.report.html")

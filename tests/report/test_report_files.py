@@ -12,11 +12,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from conftest import publish_small, small_table
 from crowdsafe import api
 from crowdsafe.cli import main
 from crowdsafe.errors import InputError
 from crowdsafe.report import build_report, report_path
+from report_tables import publish_small, small_table
 
 EXTERNAL = (
     re.compile(r"""\b(?:src|href|xlink:href|action|poster|data)\s*=\s*["']?\s*(?:https?:)?//""", re.IGNORECASE),
@@ -65,7 +65,7 @@ def test_no_report_skips_it(tmp_path):
 
 
 def test_the_cli_prints_where_the_report_went(tmp_path, capsys):
-    from conftest import write_inputs
+    from report_tables import write_inputs
 
     data, schema = write_inputs(tmp_path, small_table(800))
     out = tmp_path / "out" / "r.parquet"
