@@ -131,7 +131,7 @@ REWORDED = [
     ("engines/spark/attacks.py:SparkAttackTables.sensitive_cells",
      "the targets' quasi-identifier domains have 2^63 or more combinations; use engine='polars'", "engine",
      "the targets' quasi-identifier domains have 2^63 or more combinations; use --engine polars"),
-    ("engines/spark/attacks.py:_release_tables",
+    ("engines/spark/attack_steps.py:locate",
      "release r1 publishes centroids (microaggregation): locating targets by the nearest centroid needs "
      "engine='polars'", "engine",
      "release r1 publishes centroids (microaggregation): locating targets by the nearest centroid needs "
@@ -597,7 +597,7 @@ SPARK_TRIGGERS: dict[str, tuple[tuple[Callable[[], object], ...], tuple[list[str
         (["attack", "intersection", "people.csv", "--targets", "people.csv", "--qi", "age", "--sensitive", "income",
           "--location", "nearest", *SPARK],)),
     "engines/spark/attacks.py:SparkAttackTables.sensitive_cells": ((_spark_wide_targets,), ()),
-    "engines/spark/attacks.py:_release_tables": ((_spark_centroids,), ()),
+    "engines/spark/attack_steps.py:locate": ((_spark_centroids,), ()),
     "engines/spark/engine.py:SparkEngine.prepare (entropy)": (
         (lambda: api.publish(_here("people.csv"), epsilon=1, delta=1e-6, objective="entropy", engine="spark",
                              ledger=None),),

@@ -35,15 +35,15 @@ import polars as pl
 
 from crowdsafe.attacks.intersection import DEFAULT_LEVELS, Location, Scores, as_text, run_intersection
 from crowdsafe.attacks.intersection_tables import require_target_columns
-from crowdsafe.attacks.locate import ClassTable, encode_targets, is_microaggregated
+from crowdsafe.attacks.locate import encode_targets
 from crowdsafe.data import Hierarchy
-from crowdsafe.data.generalized import AttributeDomain, canonical_cells
+from crowdsafe.data.generalized import AttributeDomain
+from crowdsafe.engines.spark import attack_steps as steps
 from crowdsafe.engines.spark import packing
 from crowdsafe.engines.spark.typed_table import _quoted
 from crowdsafe.errors import InputError, ParameterError
 
-_NULL = "\u0000null"  # stands for a missing cell in join keys (no published cell contains NUL)
-_SEPARATOR = "\u001f"
+_NULL = steps.NULL  # stands for a missing cell in join keys (no published cell contains NUL)
 
 
 @dataclass(frozen=True)
@@ -128,6 +128,21 @@ _POLARS_TYPES = {"tinyint": pl.Int8, "smallint": pl.Int16, "int": pl.Int32, "big
                  "double": pl.Float64, "boolean": pl.Boolean, "date": pl.Date, "string": pl.String}
 
 
+_SPARK_TYPES = {pl.Int64: "long", pl.Float64: "double", pl.Boolean: "boolean", pl.String: "string"}
+
+
+def _to_spark(spark: Any, frame: pl.DataFrame) -> Any:
+    """A driver-side table (bounded by the classes or distinct tuples) as a Spark DataFrame."""
+    schema = ", ".join(f"`{name}` {_SPARK_TYPES[dtype]}"  # type: ignore[index]
+                       for name, dtype in frame.schema.items())
+    return spark.createDataFrame(frame.to_arrow(), schema=schema)
+
+
+def _to_polars(frame: Any) -> pl.DataFrame:
+    """A Spark DataFrame bounded by the classes or distinct tuples, collected (one Spark job)."""
+    return cast(pl.DataFrame, pl.from_arrow(frame.toArrow()))
+
+
 def _small(spark: Any, data: dict[str, Any], schema: str) -> Any:
     """A small driver-side table as a broadcast Spark DataFrame (through Arrow)."""
     from pyspark.sql import functions as F
@@ -187,8 +202,9 @@ class SparkAttackTables:
                 raise InputError(f"release {release.name} has no {what} {absent[0]!r}")
 
     def sensitive_cells(self, qi: list[str], sensitive: str) -> tuple[list[pl.Series], pl.DataFrame]:
-        """The targets' codes (driver: distinct values; Spark: one join per column), their
-        distinct tuples, and the distinct cells of every release column (one Spark job each)."""
+        """The targets' codes (driver: distinct values; Spark: one join per column), then two
+        collections: the targets' distinct tuples (with their true values) counted, and every
+        release's rows counted per distinct cell combination (one Spark job for all releases)."""
         from pyspark.sql import functions as F
 
         targets, hierarchies = self.targets, self.hierarchies
@@ -211,218 +227,79 @@ class SparkAttackTables:
                                  "use engine='polars'", parameter="engine")
         self.domains = domains
         tuple_key = packing.pack([F.col(f"__k{i}") for i in range(len(qi))], sizes)
-        self.coded = coded = coded.withColumn("__tuple", tuple_key).persist()
-        self.tuples = coded.select("__tuple", *[f"__k{i}" for i in range(len(qi))]).distinct().persist()
+        coded = coded.withColumn("__tuple", tuple_key)
+        if has_truth:
+            coded = coded.withColumn("__s", _text_key(F.col(_quoted(sensitive))))
+        self.coded = coded = coded.persist()  # read by the tuples' count, the correct location, the output
+        keys = ["__tuple", *[f"__k{i}" for i in range(len(qi))], *(["__s"] if has_truth else [])]
+        self.counted = _to_polars(coded.groupBy(*keys).count())
+        if self.counted.height == 0:
+            raise InputError("the targets table is empty")
 
-        self.release_cells = [_distinct_values(r.frame, [*qi, sensitive]) for r in self.releases]
-        cells_s = [cells[sensitive] for cells in self.release_cells]
+        def counts(j: int, release: SparkTextRelease) -> Any:
+            return release.frame.select(F.lit(j).alias("__release"),
+                                        *[F.col(_quoted(c)).cast("string").alias(f"__q{i}") for i, c in enumerate(qi)],
+                                        F.col(_quoted(sensitive)).cast("string").alias("__sv"))
+
+        rows = functools.reduce(lambda a, b: a.unionByName(b), [counts(j, r) for j, r in enumerate(self.releases)])
+        combos = _to_polars(rows.groupBy(*rows.columns).count())
+        self.combos = [combos.filter(pl.col("__release") == j).drop("__release") for j in range(len(self.releases))]
         small_targets = target_values[sensitive].to_frame(sensitive) if has_truth else pl.DataFrame({"__none": []})
-        return [as_text(cells) for cells in cells_s], small_targets
+        return [as_text(steps.cells(c, "__sv")) for c in self.combos], small_targets
 
     def score(self, qi: list[str], sensitive: str, value_domain: AttributeDomain, locations: list[str],
               levels: tuple[float, ...], truth_id: str | None) -> Scores:
         from pyspark.sql import functions as F
 
-        spark, releases, coded, tuples, has_truth = self.spark, self.releases, self.coded, self.tuples, self.has_truth
+        spark, releases, coded, has_truth = self.spark, self.releases, self.coded, self.has_truth
         dictionary = as_text(value_domain.values)
-        per_release: list[dict[str, Any]] = []
-        pairs = []
-        for j, release in enumerate(releases):
-            truth_column = truth_id if truth_id is not None and truth_id in coded.columns else None
-            per_release.append(_release_tables(spark, release, qi, sensitive, self.domains, value_domain,
-                                               self.release_cells[j], tuples, locations[j], j, coded, truth_column))
-            pairs.append(per_release[-1]["pairs"])
-
-        all_pairs = functools.reduce(lambda a, b: a.unionByName(b), pairs)
-        candidate = (all_pairs.groupBy("__tuple", "__value").agg(F.countDistinct("__release").alias("__in"))
-                     .filter(F.col("__in") == len(releases)).select("__tuple", "__value")
-                     .localCheckpoint())  # materialized once: read by the posterior and by the truth
-        posterior = candidate.groupBy("__tuple").agg(F.count(F.lit(1)).alias("__n"), F.min("__value").alias("__only"))
-
-        per_tuple = tuples.select("__tuple").join(posterior, "__tuple", "left")
-        for j, tables in enumerate(per_release):
-            per_tuple = per_tuple.join(tables["stats"], "__tuple", "left").withColumn(
-                f"__prior{j}", F.coalesce(F.col(f"__prior{j}"), F.lit(tables["published"])))
-        best = (F.least(*[F.col(f"__prior{j}") for j in range(len(releases))]) if len(releases) > 1
-                else F.col("__prior0"))
-        contradiction = F.col("__n").isNull()
-        per_tuple = (per_tuple
-                     .withColumn("prior_anonymity", best)
-                     .withColumn("contradiction", contradiction)
-                     .withColumn("posterior_anonymity", F.when(contradiction, best).otherwise(F.col("__n")))
-                     .withColumn("drop", F.col("prior_anonymity") - F.col("posterior_anonymity"))
-                     .withColumn("vulnerable", F.col("drop") > 0)
-                     .withColumn("confidence", F.when(contradiction, F.lit(0.0)).otherwise(1.0 / F.col("__n")))
-                     .withColumn("perfect_breach", (F.col("__n") == 1) & ~contradiction))
-        values_table = _small(spark, {"__value": np.arange(len(dictionary), dtype=np.int64), "__text": dictionary},
-                              "`__value` long, `__text` string")
-        per_tuple = (per_tuple.join(values_table, F.col("__only") == F.col("__value"), "left")
-                     .withColumn("inferred_value", F.when(F.col("perfect_breach"), F.col("__text")))
-                     .drop("__value", "__text")
-                     .localCheckpoint())  # one row per distinct tuple: small, and it cuts a long plan
-        per_target = coded.join(per_tuple, "__tuple", "left")
+        codes = [f"__k{i}" for i in range(len(qi))]
+        tuples = self.counted.group_by("__tuple", *codes).agg(pl.col("count").sum().alias("__w"))
+        readings = [steps.locate(self.combos[j], release.name, qi, self.domains, value_domain, tuples, locations[j])
+                    for j, release in enumerate(releases)]
+        candidate = steps.candidates_of(readings)
+        table = steps.per_tuple(tuples, readings, candidate, dictionary)
+        truth = hits = None
         if has_truth:
-            truth = (per_target.join(values_table.withColumnRenamed("__value", "__truth"),
-                                     _text_key(F.col(_quoted(sensitive))) == F.col("__text"), "left")
-                     .drop("__text").fillna({"__truth": -1}))
-            hit = candidate.select(F.col("__tuple").alias("__t"), F.col("__value").alias("__v"),
-                                   F.lit(True).alias("__hit"))
-            per_target = (truth.join(hit, (F.col("__tuple") == F.col("__t")) & (F.col("__truth") == F.col("__v")),
-                                     "left")
-                          .withColumn("true_value_in_candidates", F.coalesce(F.col("__hit"), F.lit(False)))
-                          .withColumn("perfect_breach_true",
-                                      F.col("perfect_breach") & (F.col("__only") == F.col("__truth")))
-                          .drop("__t", "__v", "__hit", "__truth"))
+            hits = steps.truth_hits(self.counted, candidate, table, dictionary)
+            truth = (self.counted.group_by("__tuple", "__s").agg(pl.col("count").sum().alias("__w"))
+                     .join(hits, on=["__tuple", "__s"]))
+        totals, release_stats = steps.aggregates(tuples.select("__tuple", "__w"), table, readings, levels, truth)
+
+        # how often a target's true class is among those located, for every release in one Spark
+        # job: each row's class from its cells (a broadcast table of the release's distinct cell
+        # combinations), its target's tuple by the id, then the located (tuple, class) pairs
+        with_ids = [j for j, r in enumerate(releases) if truth_id is not None and truth_id in r.frame.columns]
+        if truth_id is not None and truth_id in coded.columns and with_ids:
+            raw = ["__release", *[f"__raw{i}" for i in range(len(qi))]]
+            rows = functools.reduce(lambda a, b: a.unionByName(b), [
+                releases[j].frame.select(F.lit(j).alias("__release"),
+                                         _text_key(F.col(_quoted(truth_id))).alias("__id"),
+                                         *[_text_key(F.col(_quoted(c))).alias(f"__raw{i}") for i, c in enumerate(qi)])
+                for j in with_ids])
+            keys = pl.concat([readings[j].keys.select(pl.lit(j, pl.Int64).alias("__release"), pl.all())
+                              for j in with_ids])
+            located = pl.concat([readings[j].located.select(pl.lit(j, pl.Int64).alias("__release"), "__tuple",
+                                                            "__class", __hit=pl.lit(1.0)) for j in with_ids])
+            ids = coded.select(_text_key(F.col(_quoted(truth_id))).alias("__id"), "__tuple")
+            shares = (rows.join(F.broadcast(_to_spark(spark, keys)), raw).join(ids, "__id")
+                      .join(F.broadcast(_to_spark(spark, located)), ["__release", "__tuple", "__class"], "left")
+                      .groupBy("__release").agg(F.avg(F.coalesce(F.col("__hit"), F.lit(0.0))).alias("__correct")))
+            for row in shares.collect():
+                release_stats[row["__release"]]["correct_location"] = float(row["__correct"])
+
+        # the per-target metrics: the targets joined with their tuple's row (lazy: written by --out)
+        per_target = coded.join(_to_spark(spark, table), "__tuple", "left")
+        if hits is not None:
+            per_target = per_target.join(_to_spark(spark, hits), ["__tuple", "__s"], "left")
         for j, release in enumerate(releases):
             per_target = (per_target.withColumnRenamed(f"__prior{j}", f"prior_{release.name}")
                           .withColumnRenamed(f"__partition{j}", f"partition_{release.name}"))
-
-        # -- the aggregates, in one Spark job --------------------------------------------------
-        def mean_of(condition: Any) -> Any:
-            return F.avg(condition.cast("double"))
-
-        aggregates = [
-            F.count(F.lit(1)).alias("targets"),
-            F.avg("prior_anonymity").alias("average_prior_anonymity"),
-            F.avg("posterior_anonymity").alias("average_posterior_anonymity"),
-            F.avg("drop").alias("average_drop"),
-            mean_of(F.col("vulnerable")).alias("vulnerable"),
-            mean_of(F.col("perfect_breach")).alias("perfect_breach"),
-            F.sum(F.col("contradiction").cast("long")).alias("contradictions"),
-            *[mean_of(F.col("confidence") >= c - 1e-12).alias(f"__level{i}") for i, c in enumerate(levels)],
-        ]
-        if has_truth:
-            aggregates += [mean_of(F.col("perfect_breach_true")).alias("perfect_breach_true"),
-                           mean_of(F.col("true_value_in_candidates")).alias("true_value_in_candidates")]
-        for j, release in enumerate(releases):
-            matches = F.coalesce(F.col(f"__matches{j}"), F.lit(0))
-            aggregates += [mean_of(matches > 0).alias(f"__located{j}"), mean_of(matches > 1).alias(f"__ambiguous{j}"),
-                           F.avg(f"partition_{release.name}").alias(f"__partition{j}"),
-                           F.avg(f"prior_{release.name}").alias(f"__prior{j}")]
-        summary = per_target.agg(*aggregates)
-        for tables in per_release:  # one-row frames: every figure comes out of this one job
-            summary = summary.crossJoin(tables["totals"])
-        row = summary.first().asDict()
-        for frame in [tuples, *(f for tables in per_release for f in tables["persisted"])]:
-            frame.unpersist()  # the returned per-target frame recomputes from the inputs if it is used
-
-        release_stats = [
-            {
-                "rows": int(row[f"__rows{j}"] or 0), "classes": int(row[f"__classes{j}"]), "location": "exact",
-                "located": float(row[f"__located{j}"]), "ambiguous": float(row[f"__ambiguous{j}"]),
-                "average_partition_size": None if row[f"__partition{j}"] is None else float(row[f"__partition{j}"]),
-                "average_prior_anonymity": float(row[f"__prior{j}"]),
-                "correct_location": (float(row[f"__correct{j}"]) if row.get(f"__truths{j}") else None),
-            }
-            for j, tables in enumerate(per_release)
-        ]
-        totals: dict[str, Any] = {
-            "targets": int(row["targets"]),
-            "average_prior_anonymity": float(row["average_prior_anonymity"]),
-            "average_posterior_anonymity": float(row["average_posterior_anonymity"]),
-            "average_drop": float(row["average_drop"]),
-            "vulnerable": float(row["vulnerable"]),
-            "perfect_breach": float(row["perfect_breach"]),
-            "partial_breach": [float(row[f"__level{i}"]) for i in range(len(levels))],
-            "contradictions": int(row["contradictions"] or 0),
-        }
-        if has_truth:
-            totals["perfect_breach_true"] = float(row["perfect_breach_true"])
-            totals["true_value_in_candidates"] = float(row["true_value_in_candidates"])
         hidden = [c for c in per_target.columns if c.startswith("__") and c != "__tuple"]
         return Scores(per_target.drop(*hidden).withColumnRenamed("__tuple", "tuple"), totals, release_stats)
 
     def result(self, targets: Any, releases: pl.DataFrame, summary: dict[str, Any]) -> SparkIntersectionResult:
         return SparkIntersectionResult(targets, releases, summary)
-
-
-def _release_tables(spark: Any, release: SparkTextRelease, qi: list[str], sensitive: str,
-                    domains: Mapping[str, AttributeDomain],
-                    value_domain: AttributeDomain, cells: Mapping[str, pl.Series], tuples: Any, location: str, j: int,
-                    coded: Any, truth_id: str | None) -> dict[str, Any]:
-    """Release j's classes, the located (tuple, class) pairs, its (tuple, value) candidates, and
-    (with ``truth_id``) how often a target's true class is among those located."""
-    from pyspark.sql import functions as F
-
-    combos = release.frame.groupBy(*[_quoted(c) for c in [*qi, sensitive]]).count()
-    mappings = []
-    canonical_columns = []
-    covers = {}
-    distinct_cells = {}
-    canonical_distinct: dict[str, pl.Series] = {}
-    sensitive_cells = cells[sensitive]
-    for i, c in enumerate(qi):
-        raw = as_text(cells[c])
-        distinct_cells[c] = raw
-        canonical = canonical_cells(raw)
-        mapping = _small(spark, {f"__raw{i}": raw.fill_null(_NULL), f"__c{i}": canonical.fill_null(_NULL)},
-                         f"`__raw{i}` string, `__c{i}` string")
-        mappings.append((c, i, mapping))
-        combos = combos.join(mapping, _text_key(F.col(_quoted(c))) == F.col(f"__raw{i}"), "left").drop(f"__raw{i}")
-        canonical_columns.append(f"__c{i}")
-        distinct = canonical.unique(maintain_order=True)
-        canonical_distinct[c] = distinct.alias(c)
-        cover_cells, cover_codes = domains[c].cover(distinct, strict=False).membership
-        covers[c] = _small(spark, {f"__cell{i}": distinct.fill_null(_NULL).gather(cover_cells),
-                                   f"__code{i}": cover_codes}, f"`__cell{i}` string, `__code{i}` long")
-    if location == "auto":
-        # the driver knows only the distinct canonical cells of each column: all the test reads
-        known = ClassTable(pl.DataFrame(), np.zeros(0, np.int64), (), canonical_distinct, {}, np.zeros(0, np.int64))
-        if is_microaggregated(known, domains):
-            raise ParameterError(f"release {release.name} publishes centroids (microaggregation): locating "
-                                 "targets by the nearest centroid needs engine='polars'", parameter="engine")
-    class_key = F.concat_ws(_SEPARATOR, *[F.col(n) for n in canonical_columns])
-    combos = combos.withColumn("__class", class_key).persist()
-    # one row, read in the attack's last job with the metrics (each action is a Spark job: on
-    # small inputs their fixed cost is most of the attack's time)
-    totals = combos.agg(F.sum("count").alias(f"__rows{j}"), F.countDistinct("__class").alias(f"__classes{j}"))
-    classes = combos.groupBy("__class", *canonical_columns).agg(F.sum("count").alias("__size"))
-
-    # (class, value): a generalized sensitive cell stands for every value it covers
-    value_cells, value_codes = value_domain.cover(sensitive_cells.unique(maintain_order=True), strict=False).membership
-    # every distinct sensitive cell of the release is some class's: the values the release
-    # publishes are the ones its cells cover (what the classes' values hold, without a job)
-    published = np.unique(np.asarray(value_codes, dtype=np.int64))
-    distinct_values = as_text(sensitive_cells.unique(maintain_order=True)).fill_null(_NULL)
-    cover_s = _small(spark, {"__s": distinct_values.gather(value_cells), "__value": value_codes},
-                     "`__s` string, `__value` long")
-    class_values = (combos.select("__class", _text_key(F.col(_quoted(sensitive))).alias("__s")).distinct()
-                    .join(cover_s, "__s").select("__class", "__value").distinct().persist())
-
-    # locate: the tuples' covering cells of the most selective column, its classes, then the rest
-    order = sorted(range(len(qi)), key=lambda i: -len(distinct_cells[qi[i]]))
-    first = order[0]
-    located = (tuples.join(covers[qi[first]], F.col(f"__k{first}") == F.col(f"__code{first}"))
-               .join(classes, F.col(f"__cell{first}") == F.col(f"__c{first}"))
-               .drop(f"__cell{first}", f"__code{first}"))
-    for i in order[1:]:
-        cover = covers[qi[i]]
-        same = (F.col(f"__c{i}") == F.col(f"__cell{i}")) & (F.col(f"__k{i}") == F.col(f"__code{i}"))
-        located = (located.join(cover, same)
-                   .drop(f"__cell{i}", f"__code{i}"))
-    located = located.select("__tuple", "__class", "__size").persist()
-    stats = located.groupBy("__tuple").agg(F.count(F.lit(1)).alias(f"__matches{j}"),
-                                           F.sum("__size").cast("double").alias(f"__partition{j}"))
-    candidates = located.join(class_values, "__class").select("__tuple", "__value").distinct()
-    prior = candidates.groupBy("__tuple").agg(F.count(F.lit(1)).alias(f"__prior{j}"))
-    stats = stats.join(prior, "__tuple", "full")
-    everything = _small(spark, {"__value": published}, "`__value` long")
-    unlocated = tuples.select("__tuple").join(located.select("__tuple").distinct(), "__tuple", "left_anti")
-    pairs = (candidates.unionByName(unlocated.crossJoin(everything))
-             .withColumn("__release", F.lit(j)))
-    if truth_id is not None and truth_id in release.frame.columns:
-        ids = release.frame.select(_text_key(F.col(_quoted(truth_id))).alias("__id"), *[_quoted(c) for c in qi])
-        for c, i, mapping in mappings:
-            ids = ids.join(mapping, _text_key(F.col(_quoted(c))) == F.col(f"__raw{i}"), "left")
-        ids = ids.select("__id", class_key.alias("__class"))
-        truth = coded.select(_text_key(F.col(_quoted(truth_id))).alias("__id"), "__tuple").join(ids, "__id")
-        hits = located.select("__tuple", "__class", F.lit(1.0).alias("__hit"))
-        share = truth.join(hits, ["__tuple", "__class"], "left").agg(
-            F.count(F.lit(1)).alias(f"__truths{j}"),
-            F.avg(F.coalesce(F.col("__hit"), F.lit(0.0))).alias(f"__correct{j}"))
-        totals = totals.crossJoin(share)
-    return {"pairs": pairs, "stats": stats, "published": len(published), "totals": totals,
-            "persisted": [combos, class_values, located]}
 
 
 __all__ = ["SparkAttackTables", "SparkIntersectionResult", "SparkTextRelease", "intersection_attack_spark",

@@ -1,0 +1,205 @@
+"""The Spark attack's steps 1 and 2 and its metrics on the driver, over the small tables Spark
+collected (:mod:`crowdsafe.engines.spark.attacks`).
+
+What reaches the driver is bounded by the classes and distinct tuples, as on the Polars engine:
+each release's counts per distinct (quasi-identifiers, sensitive) cell combination, and the
+targets' counts per distinct (tuple, true value). Every step here is a Polars join or group-by
+over those tables (the same joins the Spark plan made, without a Spark job each): the location
+of every tuple (the covering cells of the most selective column, joined with the classes, then
+one join per remaining column with its cover table), each release's (tuple, value) candidates,
+their intersection, the per-tuple metrics, and their means over the targets (each tuple weighted
+by its targets: exact integer sums over the count, as the Polars engine computes them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from crowdsafe.attacks.intersection import as_text
+from crowdsafe.attacks.locate import ClassTable, is_microaggregated
+from crowdsafe.data.generalized import AttributeDomain, canonical_cells
+from crowdsafe.errors import ParameterError
+
+NULL = "\u0000null"  # stands for a missing cell in join keys (no published cell contains NUL)
+SEPARATOR = "\u001f"
+
+
+@dataclass(frozen=True)
+class Located:
+    """What one release tells about every tuple: ``stats`` (``__tuple``, ``__matches``,
+    ``__partition``, ``__prior``, null where located nowhere), ``pairs`` its (tuple, value)
+    candidates, ``located`` the (tuple, class) pairs, ``keys`` each distinct raw cell
+    combination's class, ``rows``, ``classes`` and ``published`` (how many values it publishes)."""
+
+    stats: pl.DataFrame
+    pairs: pl.DataFrame
+    located: pl.DataFrame
+    keys: pl.DataFrame
+    rows: int
+    classes: int
+    published: int
+
+
+def cells(combos: pl.DataFrame, column: str) -> pl.Series:
+    """The distinct cells of one column of a release's collected counts (missing included)."""
+    return combos.get_column(column).unique().sort(nulls_last=True)
+
+
+def locate(combos: pl.DataFrame, name: str, qi: Sequence[str], domains: Mapping[str, AttributeDomain],
+           value_domain: AttributeDomain, tuples: pl.DataFrame, location: str) -> Located:
+    """Release ``name``'s classes, the located (tuple, class) pairs and its (tuple, value)
+    candidates. ``combos``: its rows counted per distinct cell combination (text: the
+    quasi-identifiers ``qi`` as ``__q0`` ..., the sensitive cell ``__sv``; ``count``);
+    ``tuples``: the targets' distinct tuples (``__tuple`` and the codes ``__k0`` ...)."""
+    frame = combos
+    covers = {}
+    canonical_distinct: dict[str, pl.Series] = {}
+    for i, c in enumerate(qi):
+        raw = as_text(cells(combos, f"__q{i}"))
+        canonical = canonical_cells(raw)
+        mapping = pl.DataFrame({f"__raw{i}": raw.fill_null(NULL), f"__c{i}": canonical.fill_null(NULL)})
+        frame = frame.with_columns(pl.col(f"__q{i}").cast(pl.String).fill_null(NULL).alias(f"__raw{i}")).join(
+            mapping, on=f"__raw{i}", how="left")
+        distinct = canonical.unique(maintain_order=True)
+        canonical_distinct[c] = distinct.alias(c)
+        cover_cells, cover_codes = domains[c].cover(distinct, strict=False).membership
+        covers[c] = pl.DataFrame({f"__cell{i}": distinct.fill_null(NULL).gather(cover_cells),
+                                  f"__code{i}": np.asarray(cover_codes, dtype=np.int64)})
+    if location == "auto":
+        # the driver reads only the distinct canonical cells of each column: all the test reads
+        known = ClassTable(pl.DataFrame(), np.zeros(0, np.int64), (), canonical_distinct, {}, np.zeros(0, np.int64))
+        if is_microaggregated(known, domains):
+            raise ParameterError(f"release {name} publishes centroids (microaggregation): locating "
+                                 "targets by the nearest centroid needs engine='polars'", parameter="engine")
+    canonical_columns = [f"__c{i}" for i in range(len(qi))]
+    frame = frame.with_columns(pl.concat_str(canonical_columns, separator=SEPARATOR).alias("__class"),
+                               pl.col("__sv").cast(pl.String).fill_null(NULL).alias("__s"))
+    classes = frame.group_by("__class", *canonical_columns).agg(pl.col("count").sum().alias("__size"))
+
+    # (class, value): a generalized sensitive cell stands for every value it covers
+    sensitive_cells = as_text(cells(combos, "__sv")).unique(maintain_order=True)
+    value_cells, value_codes = value_domain.cover(sensitive_cells, strict=False).membership
+    published = np.unique(np.asarray(value_codes, dtype=np.int64))
+    cover_s = pl.DataFrame({"__s": sensitive_cells.fill_null(NULL).gather(value_cells),
+                            "__value": np.asarray(value_codes, dtype=np.int64)})
+    class_values = frame.select("__class", "__s").unique().join(cover_s, on="__s").select("__class", "__value").unique()
+
+    # locate: the tuples' covering cells of the most selective column, its classes, then the rest
+    order = sorted(range(len(qi)), key=lambda i: -len(canonical_distinct[qi[i]]))
+    first = order[0]
+    located = (tuples.join(covers[qi[first]], left_on=f"__k{first}", right_on=f"__code{first}")
+               .join(classes, left_on=f"__cell{first}", right_on=f"__c{first}"))
+    for i in order[1:]:
+        located = located.join(covers[qi[i]], left_on=[f"__c{i}", f"__k{i}"], right_on=[f"__cell{i}", f"__code{i}"])
+    located = located.select("__tuple", "__class", "__size")
+    stats = located.group_by("__tuple").agg(pl.len().cast(pl.Int64).alias("__matches"),
+                                            pl.col("__size").sum().cast(pl.Float64).alias("__partition"))
+    candidates = located.join(class_values, on="__class").select("__tuple", "__value").unique()
+    prior = candidates.group_by("__tuple").agg(pl.len().cast(pl.Int64).alias("__prior"))
+    stats = stats.join(prior, on="__tuple", how="full", coalesce=True)
+    unlocated = tuples.select("__tuple").join(located.select("__tuple").unique(), on="__tuple", how="anti")
+    everything = unlocated.join(pl.DataFrame({"__value": published}), how="cross")
+    pairs = pl.concat([candidates, everything.select("__tuple", "__value")])
+    keys = frame.select(*[f"__raw{i}" for i in range(len(qi))], "__class").unique()
+    return Located(stats, pairs, located, keys, int(combos.get_column("count").sum()),
+                   classes.height, len(published))
+
+
+def candidates_of(readings: Sequence[Located]) -> pl.DataFrame:
+    """Step 2: the (tuple, value) pairs in every release's candidate set."""
+    return (pl.concat([r.pairs for r in readings]).group_by("__tuple", "__value").len()
+            .filter(pl.col("len") == len(readings)).select("__tuple", "__value"))
+
+
+def per_tuple(tuples: pl.DataFrame, readings: Sequence[Located], candidate: pl.DataFrame,
+              dictionary: pl.Series) -> pl.DataFrame:
+    """The per-tuple metrics: one row per tuple (``__tuple``, per release j ``__matches<j>``,
+    ``__partition<j>``, ``__prior<j>``, then the metrics, ``inferred_value`` and ``__only``)."""
+    posterior = candidate.group_by("__tuple").agg(pl.len().cast(pl.Int64).alias("__n"),
+                                                  pl.col("__value").min().alias("__only"))
+    table = tuples.select("__tuple").unique().join(posterior, on="__tuple", how="left")
+    for j, reading in enumerate(readings):
+        table = table.join(reading.stats, on="__tuple", how="left").select(
+            pl.exclude("__matches", "__partition", "__prior"), pl.col("__matches").alias(f"__matches{j}"),
+            pl.col("__partition").alias(f"__partition{j}"),
+            pl.col("__prior").fill_null(reading.published).alias(f"__prior{j}"))
+    best = pl.min_horizontal([f"__prior{j}" for j in range(len(readings))])
+    contradiction = pl.col("__n").is_null()
+    table = table.with_columns(best.alias("prior_anonymity"), contradiction.alias("contradiction"))
+    table = table.with_columns(pl.when(contradiction).then(pl.col("prior_anonymity")).otherwise(pl.col("__n"))
+                               .alias("posterior_anonymity"))
+    table = table.with_columns((pl.col("prior_anonymity") - pl.col("posterior_anonymity")).alias("drop"))
+    perfect = (pl.col("__n") == 1).fill_null(False) & ~contradiction
+    table = table.with_columns(
+        (pl.col("drop") > 0).alias("vulnerable"),
+        pl.when(contradiction).then(0.0).otherwise(1.0 / pl.col("__n")).alias("confidence"),
+        perfect.alias("perfect_breach"))
+    inferred = pl.DataFrame({"__only": np.arange(len(dictionary), dtype=np.int64), "__text": as_text(dictionary)})
+    table = (table.join(inferred, on="__only", how="left")
+             .with_columns(pl.when(pl.col("perfect_breach")).then(pl.col("__text")).alias("inferred_value"))
+             .drop("__text", "__n"))
+    return table.sort("__tuple")
+
+
+def truth_hits(truths: pl.DataFrame, candidate: pl.DataFrame, table: pl.DataFrame,
+               dictionary: pl.Series) -> pl.DataFrame:
+    """Per distinct (tuple, true value as a text key ``__s``): whether the value is among the
+    tuple's candidates and whether the perfect breach inferred it."""
+    codes = pl.DataFrame({"__s": as_text(dictionary), "__truth": np.arange(len(dictionary), dtype=np.int64)})
+    hit = candidate.select("__tuple", pl.col("__value").alias("__truth"), pl.lit(True).alias("__hit"))
+    return (truths.select("__tuple", "__s").unique()
+            .join(codes.drop_nulls("__s"), on="__s", how="left")
+            .join(hit, on=["__tuple", "__truth"], how="left")
+            .join(table.select("__tuple", "perfect_breach", "__only"), on="__tuple", how="left")
+            .select("__tuple", "__s",
+                    pl.col("__hit").fill_null(False).alias("true_value_in_candidates"),
+                    (pl.col("perfect_breach") & (pl.col("__only") == pl.col("__truth")).fill_null(False))
+                    .alias("perfect_breach_true")))
+
+
+def aggregates(weights: pl.DataFrame, table: pl.DataFrame, readings: Sequence[Located],
+               levels: Sequence[float], truth: pl.DataFrame | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The means over the targets (``weights``: ``__tuple``, ``__w`` targets per tuple) and per
+    release; with ``truth`` (``__tuple``, ``__s``, ``__w`` and the two truth columns) the truth's."""
+    t = table.join(weights, on="__tuple", how="inner")
+    w = t.get_column("__w").to_numpy().astype(np.int64)
+    n = int(w.sum())
+
+    def mean(column: Any) -> float:
+        values = t.select(column).to_series().to_numpy()
+        return int((w * values.astype(np.int64)).sum(dtype=np.int64)) / n
+
+    totals: dict[str, Any] = {
+        "targets": n,
+        "average_prior_anonymity": mean(pl.col("prior_anonymity")),
+        "average_posterior_anonymity": mean(pl.col("posterior_anonymity")),
+        "average_drop": mean(pl.col("drop")),
+        "vulnerable": mean(pl.col("vulnerable")),
+        "perfect_breach": mean(pl.col("perfect_breach")),
+        "partial_breach": [mean(pl.col("confidence") >= c - 1e-12) for c in levels],
+        "contradictions": int(w[t.get_column("contradiction").to_numpy()].sum()),
+    }
+    if truth is not None:
+        tw = truth.get_column("__w").to_numpy().astype(np.int64)
+        for column in ("perfect_breach_true", "true_value_in_candidates"):
+            totals[column] = int((tw * truth.get_column(column).to_numpy()).sum()) / int(tw.sum())
+    releases = []
+    for j, reading in enumerate(readings):
+        matches = t.get_column(f"__matches{j}").fill_null(0).to_numpy()
+        located = matches > 0
+        on_located = int(w[located].sum())
+        partition = t.get_column(f"__partition{j}").fill_null(0).to_numpy()
+        releases.append({
+            "rows": reading.rows, "classes": reading.classes, "location": "exact",
+            "located": on_located / n, "ambiguous": int(w[matches > 1].sum()) / n,
+            "average_partition_size": (int((w[located] * partition[located].astype(np.int64)).sum()) / on_located
+                                       if on_located else None),
+            "average_prior_anonymity": mean(pl.col(f"__prior{j}")),
+            "correct_location": None,
+        })
+    return totals, releases
