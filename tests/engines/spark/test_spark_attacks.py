@@ -10,7 +10,7 @@ from engine_helpers import same
 from crowdsafe import cli
 from crowdsafe.attacks.intersection import AttackedRelease, intersection_attack
 from crowdsafe.engines.spark.attacks import SparkTextRelease, intersection_attack_spark
-from crowdsafe.errors import ParameterError
+from crowdsafe.errors import InputError, ParameterError
 
 pytestmark = pytest.mark.spark
 
@@ -99,3 +99,12 @@ def test_the_spark_attack_runs_few_spark_jobs(spark, attack_data):
     on_polars = intersection_attack([AttackedRelease(r, name) for r, name in zip(releases, names)], targets,
                                     ["age", "sex", "race"], "disease", truth_id="id")
     assert same(result.summary, on_polars.summary)
+
+
+def test_empty_targets_are_refused_as_on_the_polars_engine(spark, attack_data):
+    targets, releases = attack_data
+    release = SparkTextRelease(spark.createDataFrame(releases[0].to_arrow()), "R1")
+    with pytest.raises(InputError, match="^the targets table is empty$"):
+        intersection_attack([AttackedRelease(releases[0], "R1")], targets.head(0), ["age"], "disease")
+    with pytest.raises(InputError, match="^the targets table is empty$"):
+        intersection_attack_spark([release], spark.createDataFrame(targets.head(0).to_arrow()), ["age"], "disease")

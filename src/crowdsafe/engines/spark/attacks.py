@@ -4,17 +4,20 @@ The attack of Ganta, Kasiviswanathan and Smith (2008), with the metrics and conv
 :mod:`crowdsafe.attacks.intersection` (same summary, same per-release rows), for targets and
 releases too large for one machine. What runs where:
 
-- *driver* (small): the distinct values of every quasi-identifier among the targets, their
-  domains and codes (:func:`crowdsafe.attacks.locate.target_codes`); the distinct cells of
-  every release column, parsed and resolved into the values they cover
-  (:meth:`crowdsafe.data.generalized.AttributeDomain.cover`, the same parser as the Polars engine); the
-  sensitive domain. Each becomes a small table broadcast to the executors;
-- *Spark*: the targets' tuples, each release's classes (one group-by over its rows), the
-  location of every target tuple in every release (a join of the tuples with the cells covering
-  their values, then with the classes, then one join per remaining column with its cover
-  table), the candidate values, their intersection across releases (a group-by over
-  (tuple, value)), and the per-target metrics, aggregated on Spark; only the summary and one
-  row per release are collected.
+- *Spark*: the targets' quasi-identifier codes (a join per column with a small broadcast table)
+  and tuple keys; the counts collected (below); the rate of correct location with a truth id
+  (one job for every release); the per-target rows of the result (the targets joined with their
+  tuple's metrics, lazy);
+- *collected* (bounded by the classes and distinct tuples, as on the Polars engine): the distinct
+  values of every quasi-identifier among the targets, the targets' counts per distinct (tuple,
+  true value), and every release's row counts per distinct cell combination (one job for all
+  releases);
+- *driver*: the domains and codes (:func:`crowdsafe.attacks.locate.target_codes`), the cells
+  parsed and resolved into the values they cover (the Polars engine's parser), the sensitive
+  domain, and the location, candidate sets, intersection and metrics as Polars joins over the
+  counts (:mod:`crowdsafe.engines.spark.attack_steps`). Each Spark job has a fixed cost, most of
+  the time on small inputs: a step of its own on Spark each, these took 134 jobs where 15 do now
+  (docs/spark.md).
 
 Only exact location (generalization, suppression, sampling) runs on Spark; microaggregated
 releases (nearest-centroid location) need the polars engine.
@@ -175,10 +178,10 @@ def intersection_attack_spark(
 
 
 class SparkAttackTables:
-    """The attack's tables on Spark (:class:`~crowdsafe.attacks.intersection.AttackTables`): the
-    targets coded by joins with small broadcast tables, each release's classes, the located
-    (tuple, class) pairs and (tuple, value) candidates as Spark DataFrames, the metrics
-    aggregated in one Spark job."""
+    """The attack's tables (:class:`~crowdsafe.attacks.intersection.AttackTables`): the targets
+    coded on Spark by joins with small broadcast tables, their distinct tuples and each release's
+    distinct cell combinations counted on Spark and collected, the steps over those counts on the
+    driver (:mod:`~crowdsafe.engines.spark.attack_steps`)."""
 
     def __init__(self, releases: list[SparkTextRelease], targets: Any, hierarchies: dict[str, Hierarchy]) -> None:
         self.releases = releases
