@@ -107,7 +107,7 @@ def locate(combos: pl.DataFrame, name: str, qi: Sequence[str], domains: Mapping[
     pairs = pl.concat([candidates, everything.select("__tuple", "__value")])
     keys = frame.select(*[f"__raw{i}" for i in range(len(qi))], "__class").unique()
     return Located(stats, pairs, located, keys, int(combos.get_column("count").sum()),
-                   classes.height, len(published))
+                   frame.get_column("__class").n_unique(), len(published))
 
 
 def candidates_of(readings: Sequence[Located]) -> pl.DataFrame:
