@@ -131,13 +131,12 @@ _POLARS_TYPES = {"tinyint": pl.Int8, "smallint": pl.Int16, "int": pl.Int32, "big
                  "double": pl.Float64, "boolean": pl.Boolean, "date": pl.Date, "string": pl.String}
 
 
-_SPARK_TYPES = {pl.Int64: "long", pl.Float64: "double", pl.Boolean: "boolean", pl.String: "string"}
+_SPARK_TYPES = {"Int64": "long", "Float64": "double", "Boolean": "boolean", "String": "string"}
 
 
 def _to_spark(spark: Any, frame: pl.DataFrame) -> Any:
     """A driver-side table (bounded by the classes or distinct tuples) as a Spark DataFrame."""
-    schema = ", ".join(f"`{name}` {_SPARK_TYPES[dtype]}"  # type: ignore[index]
-                       for name, dtype in frame.schema.items())
+    schema = ", ".join(f"`{name}` {_SPARK_TYPES[str(dtype)]}" for name, dtype in frame.schema.items())
     return spark.createDataFrame(frame.to_arrow(), schema=schema)
 
 
