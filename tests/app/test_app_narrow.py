@@ -54,6 +54,7 @@ def _widths(browser: Any, state: Any, base: str, width: int) -> dict[str, int]:
         page.fill("#path", LONG_PATH)
         page.get_by_role("button", name="Read this file").click()
         page.wait_for_selector(".error")
+        page.wait_for_load_state("load")  # its stylesheet applied, as for the pages above (a CI run measured before)
         found["a long error"] = page.evaluate("document.documentElement.scrollWidth")
     finally:
         context.close()
