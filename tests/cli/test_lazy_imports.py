@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -49,6 +50,13 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
+def _interrupt_default() -> None:
+    """In the child: SIGINT as an interactive shell leaves it. A caller that ignores SIGINT (a
+    background job: the test run started with ``&``) makes ``python -m crowdsafe`` import Polars at
+    start-up on purpose (crowdsafe.console.keep_ignored_interrupt), which is not what this checks."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def heavy_modules(modules: list[str]) -> list[str]:
     """The modules of ``modules`` that are, or lie under, one of :data:`HEAVY`."""
     return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
@@ -59,7 +67,7 @@ def probe(tmp_path: Path, *args: str, eager: bool = False) -> tuple[int, list[st
     out = tmp_path / "modules.json"
     env = _env(CROWDSAFE_TEST_EAGER="1") if eager else _env()
     subprocess.run([sys.executable, "-c", PROBE, str(out), *args], env=env, check=True,
-                   capture_output=True, text=True, timeout=120)
+                   capture_output=True, text=True, timeout=120, preexec_fn=_interrupt_default)
     found = json.loads(out.read_text())
     return found["code"], found["modules"]
 
@@ -68,7 +76,7 @@ def imported_by_entry_point(*args: str) -> tuple[str, list[str]]:
     """``python -X importtime -m crowdsafe ARGS``: its standard output and the modules it imported
     (the names -X importtime lists on standard error)."""
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "crowdsafe", *args], env=_env(),
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, preexec_fn=_interrupt_default)
     assert done.returncode == 0, done.stderr[-2000:]
     names = re.findall(r"^import time:\s+\d+ \|\s+\d+ \| +(\S+)$", done.stderr, flags=re.MULTILINE)
     assert names, "no -X importtime output"
