@@ -11,7 +11,7 @@ from crowdsafe.privacy import Certificate
 
 WORKCLASS = sorted(["Private", "Self-emp-not-inc", "Self-emp-inc", "Federal-gov", "State-gov", "Local-gov",
                     "Without-pay", "Never-worked"])
-SCHEMA = """
+SCHEMA_HEAD = """
 [attributes.age]  # no hierarchy named: Adult's own
 role = "quasi-identifier"
 type = "integer"
@@ -27,51 +27,14 @@ W2 = ["State-gov", "Self-emp-inc", "Federal-gov", "Without-pay", "Never-worked"]
 [attributes.sex]
 role = "quasi-identifier"
 type = "categorical"
-
-[attributes.education]
-role = "insensitive"
-type = "categorical"
-
-[attributes.marital-status]
-role = "insensitive"
-type = "categorical"
-
-[attributes.occupation]
-role = "insensitive"
-type = "categorical"
-
-[attributes.race]
-role = "insensitive"
-type = "categorical"
-
-[attributes.native-country]
-role = "insensitive"
-type = "categorical"
-
-[attributes.relationship]
-role = "insensitive"
-type = "categorical"
-
-[attributes.fnlwgt]
-role = "insensitive"
-type = "integer"
-
-[attributes.education-num]
-role = "insensitive"
-type = "integer"
-
-[attributes.capital-gain]
-role = "insensitive"
-type = "integer"
-
-[attributes.capital-loss]
-role = "insensitive"
-type = "integer"
-
-[attributes.hours-per-week]
-role = "insensitive"
-type = "integer"
-
+"""
+#: the other columns, published as they are
+INSENSITIVE = {**dict.fromkeys(["education", "marital-status", "occupation", "race", "native-country", "relationship"],
+                               "categorical"),
+               **dict.fromkeys(["fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week"],
+                               "integer")}
+SCHEMA = SCHEMA_HEAD + "".join(
+    f'[attributes.{name}]\nrole = "insensitive"\ntype = "{kind}"\n\n' for name, kind in INSENSITIVE.items()) + """
 [attributes.income]
 role = "sensitive"
 type = "categorical"
