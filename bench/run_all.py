@@ -160,6 +160,23 @@ def _query_rows(part: dict, size: str, peers_at: dict[str, dict]) -> list[Row]:
     return rows
 
 
+def _spark_attack(out: dict, size: str) -> list[Row]:
+    rows = []
+    master = out.get("master", "local[2]")
+    for r in out.get("workloads", []):
+        n = max(r.get("release_rows") or [0]) or None
+        name = r.get("size", size)
+        rows.append(row("attacks", f"intersection attack on Spark {master}", name, n, r.get("attack_seconds"),
+                        r.get("floor_spark_join_seconds"), "Spark semi-join of the releases and the targets"))
+        rows.append(row("attacks", f"intersection attack on Spark {master}, per-target metrics written", name, n,
+                        r.get("attack_with_targets_out_seconds"), r.get("floor_spark_join_seconds"),
+                        "Spark semi-join of the releases and the targets"))
+        rows.append(row("attacks", f"intersection attack, Spark {master} ÷ Polars engine", name, n,
+                        r.get("attack_seconds"), r.get("polars_engine_attack_seconds"),
+                        "the Polars engine's attack"))
+    return rows
+
+
 def _queries(out: dict, size: str) -> list[Row]:
     rows = []
     opendp = out.get("opendp") if isinstance(out.get("opendp"), dict) else {}
@@ -383,6 +400,9 @@ JOBS: tuple[Job, ...] = (
         _spark, supports=lambda s: s != "adult"),
     Job("attacks", "attacks.py", ("adult", "1m"), ("adult",),
         lambda s, r, q: ["--sizes", s, "--repeat", str(r)], _attacks, supports=lambda s: s in ("adult", "1m")),
+    Job("spark_attack", "spark_attack.py", ("adult", "1m"), ("adult",),
+        lambda s, r, q: ["--sizes", s, "--repeat", str(r), "--threads", "2"], _spark_attack,
+        supports=lambda s: s in ("adult", "1m")),
     Job("anonymize", "anonymize.py", ("adult", "100k", "1m"), ("adult",),
         lambda s, r, q: ["--sizes", s, "--ks", "10", "--repeat", str(r)] + (["--no-anjana"] if q else []),
         _anonymize),

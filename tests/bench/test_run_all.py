@@ -204,3 +204,20 @@ def test_attack_rows_best_with_target_and_medians_without() -> None:
     assert (medians["crowdsafe_s"], medians["floor_s"]) == (0.021, 0.010)
     del attacks["workloads"][0]["attack_median_seconds"]
     assert [r["figure"] for r in run_all.extract_rows([_run("attacks", "adult", attacks)])] == ["intersection attack"]
+
+
+def test_spark_attack_rows_against_the_spark_join_and_the_polars_engine() -> None:
+    """bench/spark_attack.py's run: the attack and the attack with its per-target metrics written,
+    each over the bare Spark join, and the attack over the Polars engine's; no target (issue 34
+    sets none for the attack on Spark)."""
+    spark_attack = {"master": "local[2]", "workloads": [{
+        "size": "adult", "release_rows": [30162, 30162], "attack_seconds": 6.0,
+        "attack_with_targets_out_seconds": 7.5, "floor_spark_join_seconds": 1.5,
+        "polars_engine_attack_seconds": 0.1}]}
+    rows = run_all.extract_rows([_run("spark_attack", "adult", spark_attack)])
+    by_figure = {r["figure"]: (r["job"], r["crowdsafe_s"], r["floor_s"], r["target_ratio"]) for r in rows}
+    assert by_figure == {
+        "intersection attack on Spark local[2]": ("attacks", 6.0, 1.5, None),
+        "intersection attack on Spark local[2], per-target metrics written": ("attacks", 7.5, 1.5, None),
+        "intersection attack, Spark local[2] ÷ Polars engine": ("attacks", 6.0, 0.1, None),
+    }

@@ -3,12 +3,12 @@ collected (:mod:`crowdsafe.engines.spark.attacks`).
 
 What reaches the driver is bounded by the classes and distinct tuples, as on the Polars engine:
 each release's counts per distinct (quasi-identifiers, sensitive) cell combination, and the
-targets' counts per distinct (tuple, true value). Every step here is a Polars join or group-by
-over those tables (the same joins the Spark plan made, without a Spark job each): the location
-of every tuple (the covering cells of the most selective column, joined with the classes, then
-one join per remaining column with its cover table), each release's (tuple, value) candidates,
-their intersection, the per-tuple metrics, and their means over the targets (each tuple weighted
-by its targets: exact integer sums over the count, as the Polars engine computes them).
+targets' counts per distinct (tuple, true value). The location of every tuple is the Polars
+engine's trie walk (:mod:`crowdsafe.attacks.exact_location`: only the (tuple, class) pairs
+consistent so far are formed); every other step is a Polars join or group-by over those tables
+(without a Spark job each): each release's (tuple, value) candidates, their intersection, the
+per-tuple metrics, and their means over the targets (each tuple weighted by its targets: exact
+integer sums over the count, as the Polars engine computes them).
 """
 
 from __future__ import annotations
@@ -20,8 +20,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from crowdsafe.attacks.exact_location import class_trie, target_trie, walk
 from crowdsafe.attacks.intersection import as_text
 from crowdsafe.attacks.locate import ClassTable, is_microaggregated
+from crowdsafe.data.cell_reader import CellCovers
 from crowdsafe.data.generalized import AttributeDomain, canonical_cells
 from crowdsafe.errors import ParameterError
 
@@ -57,7 +59,7 @@ def locate(combos: pl.DataFrame, name: str, qi: Sequence[str], domains: Mapping[
     quasi-identifiers ``qi`` as ``__q0`` ..., the sensitive cell ``__sv``; ``count``);
     ``tuples``: the targets' distinct tuples (``__tuple`` and the codes ``__k0`` ...)."""
     frame = combos
-    covers = {}
+    covers: dict[str, CellCovers] = {}
     canonical_distinct: dict[str, pl.Series] = {}
     for i, c in enumerate(qi):
         raw = as_text(cells(combos, f"__q{i}"))
@@ -67,9 +69,9 @@ def locate(combos: pl.DataFrame, name: str, qi: Sequence[str], domains: Mapping[
             mapping, on=f"__raw{i}", how="left")
         distinct = canonical.unique(maintain_order=True)
         canonical_distinct[c] = distinct.alias(c)
-        cover_cells, cover_codes = domains[c].cover(distinct, strict=False).membership
-        covers[c] = pl.DataFrame({f"__cell{i}": distinct.fill_null(NULL).gather(cover_cells),
-                                  f"__code{i}": np.asarray(cover_codes, dtype=np.int64)})
+        cover = domains[c].cover(distinct, strict=False)
+        covers[c] = CellCovers(distinct, np.array(cover.kind, dtype=object), cover.indptr.astype(np.int64),
+                               cover.indices.astype(np.int64), domains[c].size)
     if location == "auto":
         # the driver reads only the distinct canonical cells of each column: all the test reads
         known = ClassTable(pl.DataFrame(), np.zeros(0, np.int64), (), canonical_distinct, {}, np.zeros(0, np.int64))
@@ -89,14 +91,7 @@ def locate(combos: pl.DataFrame, name: str, qi: Sequence[str], domains: Mapping[
                             "__value": np.asarray(value_codes, dtype=np.int64)})
     class_values = frame.select("__class", "__s").unique().join(cover_s, on="__s").select("__class", "__value").unique()
 
-    # locate: the tuples' covering cells of the most selective column, its classes, then the rest
-    order = sorted(range(len(qi)), key=lambda i: -len(canonical_distinct[qi[i]]))
-    first = order[0]
-    located = (tuples.join(covers[qi[first]], left_on=f"__k{first}", right_on=f"__code{first}")
-               .join(classes, left_on=f"__cell{first}", right_on=f"__c{first}"))
-    for i in order[1:]:
-        located = located.join(covers[qi[i]], left_on=[f"__c{i}", f"__k{i}"], right_on=[f"__cell{i}", f"__code{i}"])
-    located = located.select("__tuple", "__class", "__size")
+    located = _located(classes, tuples, qi, canonical_distinct, covers)
     stats = located.group_by("__tuple").agg(pl.len().cast(pl.Int64).alias("__matches"),
                                             pl.col("__size").sum().cast(pl.Float64).alias("__partition"))
     candidates = located.join(class_values, on="__class").select("__tuple", "__value").unique()
@@ -108,6 +103,31 @@ def locate(combos: pl.DataFrame, name: str, qi: Sequence[str], domains: Mapping[
     keys = frame.select(*[f"__raw{i}" for i in range(len(qi))], "__class").unique()
     return Located(stats, pairs, located, keys, int(combos.get_column("count").sum()),
                    frame.get_column("__class").n_unique(), len(published))
+
+
+def _located(classes: pl.DataFrame, tuples: pl.DataFrame, qi: Sequence[str],
+             distinct: Mapping[str, pl.Series], covers: Mapping[str, CellCovers]) -> pl.DataFrame:
+    """The (``__tuple``, ``__class``, ``__size``) pairs whose class cells all cover the tuple:
+    the Polars engine's trie walk (:mod:`crowdsafe.attacks.exact_location`), which forms only
+    the pairs consistent on the columns walked so far. (Joining the tuples with every class
+    that shares one column's covering cell, then filtering by the other columns, formed about
+    tuples × classes / cells of that column first: billions of rows at a million targets.)
+    ``classes``: one row per class with its canonical cells ``__c0`` ...; ``distinct[c]``:
+    column c's distinct canonical cells, which ``covers[c]`` reads."""
+    cell_of_class = {}
+    for i, c in enumerate(qi):
+        index = pl.DataFrame({f"__c{i}": distinct[c].fill_null(NULL), "__cell": np.arange(len(distinct[c]))})
+        cell_of_class[c] = (classes.select(f"__c{i}").join(index, on=f"__c{i}", how="left", maintain_order="left")
+                            .get_column("__cell").to_numpy().astype(np.int64))
+    sizes = classes.get_column("__size").to_numpy()
+    table = ClassTable(pl.DataFrame(), np.zeros(0, np.int64), tuple(qi), dict(distinct), cell_of_class, sizes)
+    order = sorted(qi, key=lambda c: len(distinct[c]))  # the fewest distinct cells first, as on Polars
+    trie = target_trie({c: tuples.get_column(f"__k{i}").to_numpy().astype(np.int64) for i, c in enumerate(qi)},
+                       {c: covers[c].domain_size for c in qi}, order)
+    pair_tuple, pair_class = walk(class_trie([table], [covers], order), trie)[0]
+    return pl.DataFrame({"__tuple": tuples.get_column("__tuple").gather(pair_tuple),
+                         "__class": classes.get_column("__class").gather(pair_class),
+                         "__size": classes.get_column("__size").gather(pair_class)})
 
 
 def candidates_of(readings: Sequence[Located]) -> pl.DataFrame:
