@@ -68,7 +68,8 @@ class RunOptions:
 
     - ``name``: the dataset's name in the ledger and the notes (None: its file or bundled name);
     - ``budget``: (ε, δ) registered as the dataset's total budget when the ledger has none
-      (None: exactly this publication's cost);
+      (None: exactly this publication's cost); a pair of numbers, checked here
+      (:func:`~crowdsafe.privacy.ledger_budget.budget_parameter`);
     - ``out``: where the release is written (.csv or .parquet; several releases get ``-1``,
       ``-2``, ... before the suffix); None: nothing is written;
     - ``max_suppression``: the share of its sample a release may suppress before the custodian
@@ -89,6 +90,10 @@ class RunOptions:
     report: bool = True
 
     def __post_init__(self) -> None:
+        if self.budget is not None:  # a pair of numbers, checked before the data is read or a ledger made
+            from crowdsafe.privacy.ledger_budget import budget_parameter
+
+            object.__setattr__(self, "budget", budget_parameter(self.budget))
         if not 0.0 <= self.max_suppression <= 1.0:
             raise ParameterError(f"max_suppression is a share of the sample, between 0 and 1; got "
                                  f"{self.max_suppression!r}")

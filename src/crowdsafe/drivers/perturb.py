@@ -1,8 +1,8 @@
 """The perturbation driver: the α-β algorithm on any engine.
 
-Order: what the engine cannot honour (a view path, a ledger) refused before the data is read →
-the parameters checked (:func:`check_before_reading`) → the table read → a missing budget
-refused → a view too large for memory refused (an engine in memory,
+Order: the ``budget`` pair checked → what the engine cannot honour (a view path, a ledger) refused
+before the data is read → the parameters checked (:func:`check_before_reading`) → the table read →
+a missing budget refused → a view too large for memory refused (an engine in memory,
 :func:`~crowdsafe.privacy.dgamma.check_view_size`) → the plan, the budget registered
 with the ledger charge, and the draw
 (:func:`crowdsafe.perturb.perturb`, whose plan is fixed from public domains before the data's
@@ -24,6 +24,7 @@ from crowdsafe.drivers.query import budget_at_charge, refuse_a_new_ledger_withou
 from crowdsafe.mechanisms.contribution import refuse_person_rows
 from crowdsafe.privacy.dgamma import check_view_size
 from crowdsafe.privacy.ledger import LedgerSpec, ledger_for
+from crowdsafe.privacy.ledger_budget import budget_parameter
 
 if TYPE_CHECKING:
     from crowdsafe.engines.protocol import Engine
@@ -76,6 +77,7 @@ def perturb(engine: Engine, data: Any, request: PerturbRequest, output: ViewOutp
     """:func:`crowdsafe.api.perturb` on ``engine``: ``request`` as :func:`plan_perturbation`,
     ``output`` where the view and its certificate are written; ``name`` and ``budget`` register
     the table's budget in the ledger (:func:`~crowdsafe.drivers.query.with_budget`)."""
+    budget = budget_parameter(budget)  # a pair of numbers: before the table is read or a ledger made
     engine.check_perturbation(output.out, ledger)
     check_before_reading(request)
     source = engine.read_source(data, schema=schema, missing=missing)

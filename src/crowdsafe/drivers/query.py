@@ -1,11 +1,11 @@
 """The query driver: a DP query on any engine.
 
-Order: the query's parameters checked (:func:`check_before_reading`: its text, ε, δ..., and the
-whole plan on the declared schema when it fixes the types read) → the table read and the query
-checked against its schema (bad input raises before the ledger is touched) → a missing budget
-refused → the ledger charged (a new budget registered in the charge's own transaction, so a
-refused query registers none) and the noise drawn
-by :func:`crowdsafe.mechanisms.queries.answer_query` (an over-budget query raises before any
+Order: the ``budget`` pair and the query's parameters checked (:func:`check_before_reading`: its
+text, ε, δ..., and the whole plan on the declared schema when it fixes the types read) → the
+table read and the query checked against its schema (bad input raises before the ledger is
+touched) → a missing budget refused → the ledger charged (a new budget registered in the
+charge's own transaction, so a refused query registers none) and the noise drawn by
+:func:`crowdsafe.mechanisms.queries.answer_query` (an over-budget query raises before any
 noise). A query reading a column the schema declares a direct identifier is refused with the
 bad input; with an inferred schema, a column whose name looks like one adds a warning to the
 answer's notes (:func:`crowdsafe.data.identifiers.name_warnings`: from the names alone). The
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 from crowdsafe.data.identifiers import name_warnings, refuse_identifier_columns
 from crowdsafe.errors import BudgetExceeded, CrowdsafeError, ParameterError
 from crowdsafe.privacy.ledger import Ledger, LedgerSpec, ledger_for
-from crowdsafe.privacy.ledger_budget import other_data
+from crowdsafe.privacy.ledger_budget import budget_parameter, other_data
 
 if TYPE_CHECKING:
     from crowdsafe.data import Dataset
@@ -129,6 +129,7 @@ def query(
     budget in the ledger (:func:`with_budget`)."""
     from crowdsafe.mechanisms.queries import answer_query, check_query
 
+    budget = budget_parameter(budget)  # a pair of numbers: before the table is read or a ledger made
     check_before_reading(data, request, schema)
     source = engine.read_query_source(data, schema=schema, missing=missing, name=name)
     dataset = engine.source_dataset(source)

@@ -32,6 +32,22 @@ def checked_budget(epsilon: float, delta: float) -> tuple[float, float]:
     return epsilon, delta
 
 
+def budget_parameter(budget: object) -> tuple[float, float] | None:
+    """The ``budget=(ε, δ)`` parameter of publish, query and perturb (None: none given), checked
+    as :func:`checked_budget` checks it, before the data is read or a ledger opened: a pair of
+    numbers (a tuple or list of two; a text such as ``"5,1e-5"`` is not one), else a
+    ParameterError on ``budget``."""
+    if budget is None:
+        return None
+    if not isinstance(budget, (tuple, list)) or len(budget) != 2:
+        raise ParameterError(f"budget must be a pair (epsilon, delta) of numbers, e.g. (1, 1e-6), got {budget!r}",
+                             parameter="budget")
+    try:
+        return checked_budget(*budget)
+    except ParameterError as error:
+        raise ParameterError(f"budget={tuple(budget)!r}: {error}", parameter="budget") from None
+
+
 def other_data(name: str, earlier: bool = False) -> str:
     """The refusal of a table whose rows are not those the ledger registered under ``name``: what
     changes a table's identity, and what a new name costs (:meth:`crowdsafe.data.Dataset.fingerprint`).
