@@ -3,6 +3,11 @@ the table is read, before a ledger file is made and before any charge (docs/mech
 of work"; docs/hostile-input.md, "Options at and beyond their limits"). Found by a sweep of the
 Python API:
 
+- ``query(domain={"sex": []})`` was charged, its entry marked failed, then ended in a Polars
+  SchemaError about internal join keys;
+- a ``domain`` / ``domains`` of the wrong shape was taken: a text split into its characters
+  (``{"sex": "Male"}`` gave the cells M, a, l, e), a list or a misspelled key ignored, None a
+  TypeError;
 - ``budget="5,1e-5"``, ``(1,)`` or out-of-range values gave a TypeError from inside the ledger, or
   were refused only after the data was read and a ledger file made.
 
@@ -87,6 +92,66 @@ def _refused_alike(run: Any, tmp_path: Path, used_ledger: Path, match: str, para
     assert api.ledger_report(used_ledger) == before  # no entry, no budget change
     assert len(set(messages)) == 1 and "\n" not in messages[0], messages
     return messages[0]
+
+
+# -- item 1: an empty domain is refused before the charge ----------------------------------------
+
+
+def test_an_empty_query_domain_is_refused_before_the_charge(tmp_path, used_ledger):
+    message = _refused_alike(_query, tmp_path, used_ledger, r"^domain\['sex'\] lists no value", "domain",
+                             domain={"sex": []})
+    assert "polars" not in message.lower()
+
+
+# -- item 2: a domain of the wrong shape ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(("domain", "match"), [
+    ({"sex": "Male"}, r"domain\['sex'\] must be a list of values, not the text 'Male' .*\['Male'\]"),
+    ({"sex": b"M"}, r"domain\['sex'\] must be a list of values, not the text b'M'"),
+    (["Male"], r"domain must map each column to the list of its public values.*got \['Male'\]"),
+    ("sex", r"domain must map each column .*got 'sex'"),
+    ({"sex": None}, r"domain\['sex'\] must be a list of values, got None"),
+    ({"sex": {"F": 1}}, r"domain\['sex'\] must be a list of values, got \{'F': 1\}"),
+    ({"sex": 3}, r"domain\['sex'\] must be a list of values, got 3"),
+    ({"sex": iter(["F", "M"])}, r"domain\['sex'\] must be a list of values, got a one-pass"),
+    ({1: ["F"]}, r"domain must be keyed by column names \(text\), got the key 1"),
+    ({"sexx": ["F", "M"]}, r"domain\['sexx'\]: 'sexx' is not a column the query counts by \(the histogram counts "
+                           r"by 'sex'\)"),
+    ({"ville": ["Bern"]}, r"domain\['ville'\]: 'ville' is not a column the query counts by"),
+])
+def test_a_query_domain_of_the_wrong_shape_is_refused(tmp_path, used_ledger, domain, match):
+    _refused_alike(_query, tmp_path, used_ledger, match, "domain", domain=domain)
+
+
+def test_a_domain_for_a_query_without_histogram_is_refused(tmp_path, used_ledger):
+    _refused_alike(_query, tmp_path, used_ledger, r"a count query has no histogram column", "domain",
+                   text="count", domain={"sex": ["F", "M"]})
+
+
+@pytest.mark.parametrize("values", [("F", "M"), ["F", "M"], pl.Series(["F", "M"]), np.array(["F", "M"]),
+                                    ["F", "M", None]])
+def test_a_query_domain_in_any_collection_is_its_cells(values):
+    answer = api.query(TABLE, "histogram sex", epsilon=1.0, domain={"sex": values}, ledger=None, randomness=1)
+    assert sorted(answer.value["sex"].to_list(), key=str) == sorted(list(values), key=str)
+
+
+@pytest.mark.parametrize(("domains", "match"), [
+    ({"sex": ["F", "M"], "ville": "Zürich"}, r"domains\['ville'\] must be a list of values, not the text 'Zürich'"),
+    (["F", "M"], r"domains must map each column to the list of its public values.*got \['F', 'M'\]"),
+    ({"sex": None, "ville": ["Bern"]}, r"domains\['sex'\] must be a list of values, got None"),
+    ({"sex": [], "ville": ["Bern"]}, r"domains\['sex'\] lists no value"),
+])
+def test_perturb_domains_of_the_wrong_shape_are_refused(tmp_path, used_ledger, domains, match):
+    _refused_alike(_perturb, tmp_path, used_ledger, match, "domains", domains=domains)
+    with pytest.raises(ParameterError, match=match):  # the plan, which never charges, alike
+        api.plan_perturbation(TABLE, c=0.5, gamma=0.5, max_rows=1000, attributes=["sex", "ville"], domains=domains)
+
+
+def test_perturb_domains_as_tuples_still_run():
+    view = _perturb(TABLE, None, budget=None, domains={"sex": ("F", "M"), "ville": ("Genève", "Zürich", "Bern")},
+                    missing="keep")
+    assert view.plan.m == 3 * 4  # the declared values, each with the missing value kept
 
 
 # -- item 4: the budget parameter ----------------------------------------------------------------

@@ -47,7 +47,7 @@ def test_an_empty_declared_domain_is_refused(capsys, tmp_path):
     domains.write_text(json.dumps({"sex": [], "zip": ["a", "b", "c"]}), encoding="utf-8")
     code, err = _run(capsys, "perturb", data, "--attributes", "sex,zip", "--domains", domains, "--max-rows", "500",
                      "--gamma", "0.9", "--d", "0.1", "--out", tmp_path / "v.csv", "--no-report")
-    assert code == 2 and err.count("\n") == 1 and "lists no value" in err, err
+    assert code == 2 and err.count("\n") == 1 and "'sex' in --domains FILE lists no value" in err, err
     assert not (tmp_path / "v.csv").exists()
 
 

@@ -14,7 +14,8 @@ typed instead. For each parameter the error lists, with its flag (``--`` and the
 - ``NAME=NUMBER`` keeps the number as written (``max_rows=5,999`` -> ``--max-rows 5,999``);
 - the other forms in :data:`EXAMPLES` are replaced as listed (``budget=(ε, δ)`` ->
   ``--budget E,D``; ``set_budget(DATA, epsilon=E, delta=D)`` -> the ``crowdsafe ledger init``
-  command line, ``change_budget(NAME, epsilon=E, delta=D)`` -> ``crowdsafe ledger budget``; ``domains={attribute: [values]}`` -> ``--domains FILE`` and its JSON form).
+  command line, ``change_budget(NAME, epsilon=E, delta=D)`` -> ``crowdsafe ledger budget``; ``domains={attribute: [values]}`` -> ``--domains FILE`` and its JSON form, ``domains['sex']`` ->
+  ``'sex' in --domains FILE``).
 
 A message that lists no parameter is printed as it is: older messages that already name a
 flag stay right.
@@ -41,6 +42,7 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "domains": (
         (r"domains=\{attribute: \[values\]\}", '--domains FILE (JSON: {"attribute": [values]})'),
+        (r"(?<![\w-])domains\[('[^']*')\]", r"\1 in --domains FILE"),
     ),
 }
 

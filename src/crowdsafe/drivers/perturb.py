@@ -49,12 +49,15 @@ def plan_perturbation(engine: Engine, data: Any, request: PerturbRequest, *, sch
 def check_before_reading(request: PerturbRequest) -> None:
     """The request's checks that need no row, made before the table is read, so a parameter
     mistake is refused alike on every table (never replaced by a refusal of the data, the
-    ``max_rows`` bound exceeded or ``missing='error'``'s, on a neighbour): the bound on the rows
-    and every condition on d, c, γ, α and β that n and m do not decide
+    ``max_rows`` bound exceeded or ``missing='error'``'s, on a neighbour): the ``domains``' shape
+    (:func:`~crowdsafe.data.domain_lists.domain_lists`), the bound on the rows and every
+    condition on d, c, γ, α and β that n and m do not decide
     (:func:`~crowdsafe.privacy.dgamma.check_plan_request`)."""
+    from crowdsafe.data.domain_lists import domain_lists
     from crowdsafe.perturb.alpha_beta import check_max_rows
     from crowdsafe.privacy.dgamma import check_plan_request
 
+    domain_lists(request.domains, "domains")
     check_max_rows(request.max_rows, request.exploratory)
     check_plan_request(request.target)
 

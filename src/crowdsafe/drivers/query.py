@@ -1,10 +1,10 @@
 """The query driver: a DP query on any engine.
 
 Order: the ``budget`` pair and the query's parameters checked (:func:`check_before_reading`: its
-text, ε, δ..., and the whole plan on the declared schema when it fixes the types read) → the
-table read and the query checked against its schema (bad input raises before the ledger is
-touched) → a missing budget refused → the ledger charged (a new budget registered in the
-charge's own transaction, so a refused query registers none) and the noise drawn by
+text, ε, δ, its ``domain``..., and the whole plan on the declared schema when it fixes the types
+read) → the table read and the query checked against its schema (bad input raises before the
+ledger is touched) → a missing budget refused → the ledger charged (a new budget registered in
+the charge's own transaction, so a refused query registers none) and the noise drawn by
 :func:`crowdsafe.mechanisms.queries.answer_query` (an over-budget query raises before any
 noise). A query reading a column the schema declares a direct identifier is refused with the
 bad input; with an inferred schema, a column whose name looks like one adds a warning to the

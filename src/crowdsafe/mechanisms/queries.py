@@ -43,6 +43,7 @@ from typing import Any, cast
 import polars as pl
 
 from crowdsafe.data import Dataset
+from crowdsafe.data.domain_lists import domain_lists
 from crowdsafe.errors import CrowdsafeError, ParameterError, SchemaError
 from crowdsafe.mechanisms import calibration
 from crowdsafe.mechanisms.gaussian import Calibration
@@ -187,9 +188,9 @@ def check_query(dataset: Dataset, request: QueryRequest) -> None:
 def _plan(dataset: Dataset, request: QueryRequest) -> QueryPlan:
     """The query's plan from public things only (the schema, the request, the query text); every
     refusal of bad input happens here, before the ledger is touched."""
-    calibration_name, mean_split, domain = request.calibration_name, request.mean_split, request.domain
+    calibration_name, mean_split = request.calibration_name, request.mean_split
     max_rows_per_person, partition = request.max_rows_per_person, request.partition
-    parsed, epsilon, delta, neighbours, mechanism = check_parameters(request)
+    parsed, epsilon, delta, neighbours, mechanism, domain = check_parameters(request)
     check_columns(parsed, dataset.schema.names)
     dtypes = dataset.frame.schema  # read once: each read builds a new Schema
     condition = compile_filter(parsed.where, dtypes)
@@ -276,11 +277,12 @@ def _plan(dataset: Dataset, request: QueryRequest) -> QueryPlan:
                      person, sensitivity, label, part, mean_split, condition, domains)
 
 
-def check_parameters(request: QueryRequest) -> tuple[Query, float, float, Neighbours, str]:
+def check_parameters(request: QueryRequest) -> tuple[Query, float, float, Neighbours, str, dict[str, list[Any]]]:
     """The checks of ``request`` that read neither the table nor its schema (the query's syntax,
-    ε, δ, the neighbours, the mechanism and its calibration, the clamping bounds): made first, and
-    by the driver before the table is read, so a parameter mistake is refused alike on every table.
-    Returns the parsed query, ε, δ, the neighbour notion and the mechanism."""
+    ε, δ, the neighbours, the mechanism and its calibration, the clamping bounds, the ``domain``'s
+    shape and columns): made first, and by the driver before the table is read, so a parameter
+    mistake is refused alike on every table. Returns the parsed query, ε, δ, the neighbour notion,
+    the mechanism and the domain (column -> list of values, :func:`checked_domain`)."""
     query, delta, mechanism = request.query, request.delta, request.mechanism
     calibration_name, mean_split = request.calibration_name, request.mean_split
     parsed = parse(query) if isinstance(query, str) else query
@@ -313,7 +315,23 @@ def check_parameters(request: QueryRequest) -> tuple[Query, float, float, Neighb
                 "with bounds from public knowledge, never from the data"
             )
         check_bounds(*parsed.bounds, what=f"{kind}({parsed.column})")
-    return parsed, epsilon, delta, neighbours, mechanism
+    return parsed, epsilon, delta, neighbours, mechanism, checked_domain(parsed, request.domain)
+
+
+def checked_domain(parsed: Query, domain: object) -> dict[str, list[Any]]:
+    """The caller's ``domain`` as lists of values (:func:`~crowdsafe.data.domain_lists.domain_lists`:
+    a mapping from a column to a non-empty list, never a text), each key a column the histogram
+    counts by: a key the query does not use (misspelled, or a query that is no histogram) would
+    be ignored without a word."""
+    lists = domain_lists(domain, "domain")
+    columns = [d.column for d in parsed.dimensions] if parsed.kind == "histogram" else []
+    for column in lists:
+        if column not in columns:
+            counted = f"the histogram counts by {', '.join(map(repr, columns))}" if columns else \
+                f"a {parsed.kind} query has no histogram column"
+            raise ParameterError(f"domain[{column!r}]: '{column}' is not a column the query counts by ({counted}); "
+                                 "a domain lists the public values of a histogram's columns", parameter="domain")
+    return lists
 
 
 def _summary(value: Any) -> Any:

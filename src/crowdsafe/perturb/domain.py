@@ -38,6 +38,7 @@ import polars as pl
 
 from crowdsafe.data import packing
 from crowdsafe.data.coerce import first_not_held
+from crowdsafe.data.domain_lists import domain_lists
 from crowdsafe.data.encoding import encode_series
 from crowdsafe.data.missing import MissingPolicy
 from crowdsafe.errors import InputError, ParameterError, SchemaError
@@ -304,7 +305,7 @@ def public_values(dataset: Any, names: Sequence[str], domains: Mapping[str, Iter
     declared list whose values are not of the column's type is refused
     (:func:`~crowdsafe.perturb.declared_values.refuse_mistyped`). Nothing here reads the data's values.
     """
-    domains = dict(domains or {})
+    domains = domain_lists(domains, "domains")  # a mapping to lists of values, none empty, never a text
     stray = [a for a in domains if a not in names]
     if stray:
         raise ParameterError(f"a domain is given for '{stray[0]}', which is not among the attributes published")
@@ -316,10 +317,7 @@ def public_values(dataset: Any, names: Sequence[str], domains: Mapping[str, Iter
         attribute = schema[name] if name in schema else None
         hierarchy = dataset.hierarchies.get(name)
         if name in domains:
-            listed = list(domains[name])
-            if not listed:
-                raise ParameterError(f"the declared domain of '{name}' lists no value: list every value the "
-                                     "attribute can take")
+            listed = domains[name]
             if name in dataset.frame.schema:  # a number for a text column, a boolean for a number: refused
                 refuse_mistyped(name, listed, dataset.frame.schema[name])
             values[name], sources[name] = with_missing_rule(listed, keep), DECLARED
