@@ -9,7 +9,9 @@ Python API:
   (``{"sex": "Male"}`` gave the cells M, a, l, e), a list or a misspelled key ignored, None a
   TypeError;
 - ``budget="5,1e-5"``, ``(1,)`` or out-of-range values gave a TypeError from inside the ledger, or
-  were refused only after the data was read and a ledger file made.
+  were refused only after the data was read and a ledger file made;
+- ``query`` took ``epsilon="0.1"`` and ``decimal_comma="yes"`` where ``publish`` refused
+  ``epsilon="1"``.
 
 Each refusal is one line, a ParameterError naming the parameter, leaves no ledger file where
 there was none and no entry in one that exists, and is the same on a table and on its neighbour
@@ -167,6 +169,7 @@ def test_perturb_domains_as_tuples_still_run():
     ((0, 1e-6), r"^budget=\(0, 1e-06\): a privacy budget needs epsilon > 0"),
     ((1, 2), r"^budget=\(1, 2\): delta must lie in \[0, 1\)"),
     ((1, float("nan")), r"^budget=\(1, nan\): delta must be a number"),
+    (("1", 0.0), r"^budget=\('1', 0\.0\): epsilon must be a number, not the text '1'"),
     ((True, 0.0), r"^budget=\(True, 0\.0\): epsilon must be a number"),
 ])
 def test_a_malformed_budget_is_refused_first(tmp_path, used_ledger, run, budget, match):
@@ -186,3 +189,44 @@ def test_a_budget_given_as_a_list_is_the_pair(tmp_path):
     api.query(TABLE, "count", epsilon=0.1, ledger=ledger, budget=[2, 0], randomness=1)
     (dataset,) = api.ledger_report(ledger)["datasets"]
     assert (dataset["budget"]["epsilon"], dataset["budget"]["delta"]) == (2.0, 0.0)
+
+
+# -- item 11: one reading of a parameter in every function -----------------------------------------
+
+
+def test_a_text_epsilon_is_refused_by_query_as_by_publish(tmp_path, used_ledger):
+    said = _refused_alike(_query, tmp_path, used_ledger, r"^epsilon must be a finite number > 0, got '1'$",
+                          "epsilon", epsilon="1")
+    with pytest.raises(ParameterError) as published:
+        _publish(TABLE, tmp_path / "p.sqlite3", epsilon="1")
+    assert str(published.value) == said
+
+
+def test_a_text_delta_is_refused_by_query(tmp_path, used_ledger):
+    _refused_alike(_query, tmp_path, used_ledger, r"^delta must be a number, not the text '1e-6'$", "delta",
+                   delta="1e-6", mechanism="gaussian")
+
+
+def test_a_text_budget_epsilon_is_refused_by_set_budget(tmp_path):
+    ledger = tmp_path / "l.sqlite3"
+    with pytest.raises(ParameterError, match=r"^epsilon must be a number, not the text '1'$"):
+        api.set_budget(TABLE, epsilon="1", delta=0.0, ledger=ledger)
+    assert not ledger.exists()
+
+
+@pytest.mark.parametrize("run", sorted(RUNS))
+@pytest.mark.parametrize("value", ["yes", 1, "False"])
+def test_decimal_comma_must_be_a_boolean(tmp_path, used_ledger, run, value):
+    _refused_alike(RUNS[run], tmp_path, used_ledger, rf"^decimal_comma must be True, False or None, got {value!r}$",
+                   "decimal_comma", decimal_comma=value)
+
+
+@pytest.mark.parametrize("call", [
+    lambda data, value: api.check(data, decimal_comma=value),
+    lambda data, value: api.anonymize(data, k=5, qi=["age"], decimal_comma=value),
+    lambda data, value: api.plan_perturbation(data, c=0.5, gamma=0.5, max_rows=1000, attributes=["sex"],
+                                              domains={"sex": ["F", "M"]}, decimal_comma=value),
+])
+def test_decimal_comma_must_be_a_boolean_in_the_other_readers(call):
+    with pytest.raises(ParameterError, match=r"^decimal_comma must be True, False or None, got 'yes'$"):
+        call(TABLE, "yes")

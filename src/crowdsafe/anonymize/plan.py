@@ -270,7 +270,7 @@ def _checked(request: PlanRequest) -> _Checked:
     if k is not None and k > MAX_K:
         raise ParameterError(f"k must be at most {MAX_K:,} (the largest k the planner searches), got {k!r}")
     if not isinstance(epsilon, (int, float)) or isinstance(epsilon, bool) or not math.isfinite(epsilon) or epsilon <= 0:
-        raise ParameterError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+        raise ParameterError(f"epsilon must be a finite number > 0, got {epsilon!r}", parameter="epsilon")
     if not isinstance(delta, (int, float)) or isinstance(delta, bool) or not 0 < delta < 1:
         raise ParameterError(f"delta must satisfy 0 < delta < 1 (sampling and k-anonymity give (epsilon, delta)-DP "
                              f"with delta > 0), got {delta!r}", parameter="delta")

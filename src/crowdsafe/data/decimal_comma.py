@@ -23,13 +23,14 @@ values decides, so a file read whole and one read batch by batch
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from typing import Literal
+from typing import Any, Literal
 
 import polars as pl
 
 from crowdsafe.data.column_words import is_code_name
+from crowdsafe.errors import ParameterError, SchemaError
 
-__all__ = ["PATTERN", "Mode", "columns", "hint", "mode", "note", "number_text", "undeclared"]
+__all__ = ["PATTERN", "Mode", "columns", "csv_options", "hint", "mode", "note", "number_text", "option", "undeclared"]
 
 Mode = Literal["off", "auto", "on"]
 
@@ -101,3 +102,25 @@ def hint(value: object) -> str:
             return (": a decimal comma? give --decimal-comma (decimal_comma=True), or [csv] decimal_comma = true "
                     "in the schema")
     return ""
+
+
+def option(decimal_comma: object) -> bool | None:
+    """The ``decimal_comma`` parameter of a function that reads a table: True, False or None
+    (the schema's ``[csv]`` table, else ``"auto"``), else a ParameterError (``"yes"`` is no
+    boolean: it was taken as true)."""
+    if decimal_comma is None or isinstance(decimal_comma, bool):
+        return decimal_comma
+    raise ParameterError(f"decimal_comma must be True, False or None, got {decimal_comma!r}", parameter="decimal_comma")
+
+
+def csv_options(table: Any, where: str) -> bool | None:
+    """The ``[csv]`` table of a schema file (``where``): how the data file is written (``decimal_comma``)."""
+    if not isinstance(table, dict):
+        raise SchemaError(f"{where}: csv must be a table, e.g. [csv] decimal_comma = true")
+    unknown = set(table) - {"decimal_comma"}
+    if unknown:
+        raise SchemaError(f"{where}: unknown key(s) {sorted(unknown)} in [csv]; it takes decimal_comma")
+    value = table.get("decimal_comma")
+    if value is not None and not isinstance(value, bool):
+        raise SchemaError(f"{where}: [csv] decimal_comma must be true or false, got {value!r}")
+    return value

@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from crowdsafe.data.builder_checks import check_declaration, declared_order
+from crowdsafe.data.decimal_comma import csv_options, option
 from crowdsafe.errors import InputError, SchemaError
 from crowdsafe.files import read_input_text
 
@@ -205,8 +206,9 @@ class Schema:
                 decimal_comma: bool | None) -> Schema | str | os.PathLike[str] | None:
         """``schema`` (a Schema, a TOML file or None) with the reading option ``decimal_comma``
         set; None leaves ``schema`` as given. Without a schema, a Schema that declares no
-        attribute carries the option (:func:`declared_and_reading` takes it apart again)."""
-        if decimal_comma is None:
+        attribute carries the option (:func:`declared_and_reading` takes it apart again); a
+        ``decimal_comma`` that is none of these is refused (:func:`~crowdsafe.data.decimal_comma.option`)."""
+        if option(decimal_comma) is None:
             return schema
         declared = cls.from_toml(Path(schema)) if isinstance(schema, (str, os.PathLike)) else schema
         if declared is None:
@@ -330,7 +332,7 @@ class Schema:
             )
         source = str(path) if str(path) not in ("inferred", "declared") else os.path.join(".", path)  # a file
         return cls(tuple(attributes), person_id=document.get("person_id"), source=source,
-                   decimal_comma=_csv_options(document.get("csv", {}), f"schema file {path}"))
+                   decimal_comma=csv_options(document.get("csv", {}), f"schema file {path}"))
 
     def marked_read(self, columns: Iterable[str]) -> Schema:
         """This schema with :data:`READ_DECIMAL_COMMA` among the markers of ``columns`` (whose
@@ -541,19 +543,6 @@ def _check_document(document: dict[str, Any], where: str) -> None:
             stack.extend((v, f"{key}.{k}" if key else str(k), depth + 1) for k, v in value.items())
         elif isinstance(value, list):
             stack.extend((v, f"{key}[{i}]", depth + 1) for i, v in enumerate(value))
-
-
-def _csv_options(table: Any, where: str) -> bool | None:
-    """The ``[csv]`` table of a schema file: how the data file is written (``decimal_comma``)."""
-    if not isinstance(table, dict):
-        raise SchemaError(f"{where}: csv must be a table, e.g. [csv] decimal_comma = true")
-    unknown = set(table) - {"decimal_comma"}
-    if unknown:
-        raise SchemaError(f"{where}: unknown key(s) {sorted(unknown)} in [csv]; it takes decimal_comma")
-    value = table.get("decimal_comma")
-    if value is not None and not isinstance(value, bool):
-        raise SchemaError(f"{where}: [csv] decimal_comma must be true or false, got {value!r}")
-    return value
 
 
 def declared_and_reading(schema: Schema | None, decimal_comma: bool | None = None) -> tuple[Schema | None, bool | None]:

@@ -27,7 +27,7 @@ def check_epsilon(epsilon: float) -> float:
     except ParameterError:
         value = -1.0  # (negative, infinite or not a number: the one message below, not the loss's ">= 0")
     if value <= 0:
-        raise ParameterError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+        raise ParameterError(f"epsilon must be a finite number > 0, got {epsilon!r}", parameter="epsilon")
     return value
 
 

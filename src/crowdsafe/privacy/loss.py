@@ -33,6 +33,8 @@ def check_delta(delta: object, name: str = "delta") -> float:
 def _as_float(value: object, name: str) -> float:
     if isinstance(value, bool):
         raise ParameterError(f"{name} must be a number, got {value!r}")
+    if isinstance(value, (str, bytes)):  # numbers as numbers: the command line reads its own text strictly
+        raise ParameterError(f"{name} must be a number, not the text {value!r}", parameter=name)
     try:  # float() refuses what is not a number with TypeError/ValueError (the cast only informs mypy)
         result = float(cast(SupportsFloat, value))
     except (TypeError, ValueError):
