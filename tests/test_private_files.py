@@ -132,3 +132,20 @@ def test_the_ledger_export_is_0600(capsys, tmp_path, umask_022):
     assert code == 0, err
     assert json.loads(export.read_text())["datasets"][0]["name"] == "adult"
     assert export.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_the_attacks_per_target_table_is_0600(capsys, tmp_path, suffix, umask_022):
+    """``attack intersection --out``: one row per target, scored against the target's true value
+    (``perfect_breach_true``) when the targets are the custodian's table. It was written 0644."""
+    release = tmp_path / "release" / "r.csv"
+    release.parent.mkdir()
+    pl.DataFrame({"sex": ["F", "M"], "band": ["0", "1"]}).write_csv(release)
+    pl.DataFrame({"sex": ["F", "M"], "band": ["0", "1"]}).write_csv(tmp_path / "targets.csv")
+    out = tmp_path / "private" / f"per-target.{suffix}"
+    code, _, err = run_command(capsys, "attack", "intersection", str(release), "--targets",
+                               str(tmp_path / "targets.csv"), "--qi", "sex", "--sensitive", "band", "--out", str(out))
+    assert code == 0, err
+    assert out.stat().st_mode & 0o777 == 0o600
+    read = pl.read_csv(out) if suffix == "csv" else pl.read_parquet(out)
+    assert read["perfect_breach_true"].to_list() == [True, True]

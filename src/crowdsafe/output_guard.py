@@ -29,7 +29,11 @@ both paths (a :class:`~crowdsafe.errors.ParameterError`), an output that
    of that stem the run does not write (``perturb --certificate``, the composed certificate of
    ``publish --releases N``), unless ``force``: readers would take it for that table's; or is
    the certificate of one table (``of`` set) to be written over a composed certificate of several
-   releases, unless ``force``.
+   releases, unless ``force``;
+7. is a custodian-only file (``custodian`` set: exact facts about the data, such as the attack's
+   per-target table) that would lie in the folder of a release the run reads or writes, or in
+   any folder below it, even with ``force``: whoever is handed the release's folder would get it
+   too (the rule of ``publish --custodian-report``).
 
 The test of rule 4 is cheap (a stat and at most the first bytes of one small file) and looks
 for crowdsafe's own mark, by :class:`OutputKind`: a table or view with a crowdsafe certificate
@@ -88,6 +92,7 @@ class Input:
     path: str | os.PathLike[str]
     what: str
     folder: bool = False
+    release: bool = False  # a release or view: no custodian-only output may lie in its folder (rule 7)
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,7 @@ class Output:
     parameter: str | None = "out"
     certificate: str | os.PathLike[str] | None = None
     of: str | os.PathLike[str] | None = None
+    custodian: bool = False  # custodian-only: never in a release's folder (rule 7)
 
 
 @dataclass(frozen=True)
@@ -121,6 +127,7 @@ class RunFiles:
         checked: list[tuple[Output, tuple[str, os.stat_result | None]]] = []
         own_tables = {_where(literal_path(o.path))[0] for o in self.outputs
                       if o.kind is OutputKind.TABLE and is_local(o.path)}
+        releases = [*own_tables, *(_where(i.path)[0] for i in self.inputs if i.release and is_local(i.path))]
         for output in self.outputs:
             if not is_local(output.path):
                 continue
@@ -149,6 +156,12 @@ class RunFiles:
                     raise ParameterError(f"{output.what} {path} and {other.what} {other.path} are the same file: "
                                          f"{_choose(output)}", parameter=output.parameter)
             checked.append((output, where))
+            folder = _release_folder(where[0], releases) if output.custodian else None
+            if folder is not None:
+                raise ParameterError(
+                    f"{output.what} {path} would lie in the release's folder {folder}: it holds exact facts about the "
+                    "data that the guarantee does not cover (custodian-only); write it outside that folder (nothing "
+                    "was read or charged)", parameter=output.parameter)
             if where[1] is not None and stat.S_ISREG(where[1].st_mode) and _is_ledger(Path(where[0])):
                 raise ParameterError(f"{output.what} {path} would overwrite a crowdsafe ledger (its budgets and "
                                      f"charges), which crowdsafe never replaces, even with force: "
@@ -268,6 +281,15 @@ def _overlap(path: Path, where: tuple[str, os.stat_result | None], place: tuple[
         return "inside that folder"
     if _under(other, real):
         return "a folder that holds it"
+    return None
+
+
+def _release_folder(real: str, releases: Sequence[str]) -> str | None:
+    """The folder of the first release (a real path) that holds ``real`` or a folder above it."""
+    for release in releases:
+        folder = os.path.dirname(release)
+        if _under(real, folder):
+            return folder
     return None
 
 

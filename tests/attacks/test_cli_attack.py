@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import polars as pl
 from attack_fixtures import tiny
@@ -11,10 +12,12 @@ from cli_helpers import run_command
 
 
 def write_tiny(tmp_path):
+    """The releases in ``tmp_path/releases``, the targets in ``tmp_path``."""
     releases, targets = tiny()
     paths = []
+    (tmp_path / "releases").mkdir(exist_ok=True)
     for release in releases:
-        path = tmp_path / f"{release.name}.csv"
+        path = tmp_path / "releases" / f"{release.name}.csv"
         release.frame.write_csv(path)
         paths.append(str(path))
     targets.write_csv(tmp_path / "targets.csv")
@@ -23,7 +26,7 @@ def write_tiny(tmp_path):
 
 def test_json_summary_and_per_target_file(tmp_path, capsys):
     paths, targets = write_tiny(tmp_path)
-    out = tmp_path / "per-target.csv"
+    out = tmp_path / "custodian" / "per-target.csv"  # not beside the releases: custodian-only
     code, stdout, err = run_command(capsys, "attack", "intersection", *paths, "--targets", targets, "--qi", "age,zip",
                                     "--sensitive", "dis", "--out", str(out), "--json")
     assert code == 0, err
@@ -32,6 +35,40 @@ def test_json_summary_and_per_target_file(tmp_path, capsys):
     assert payload["summary"]["perfect_breach_true"] == 0.25
     assert [r["release"] for r in payload["releases"]] == ["a", "b"]
     assert pl.read_csv(out)["posterior_anonymity"].to_list() == [2, 2, 1, 1]
+    assert payload["written"] == str(out) and payload["written_notice"].startswith("custodian only: one row per target")
+
+
+def test_the_per_target_table_is_refused_in_a_releases_folder(tmp_path, capsys):
+    """The per-target table is scored against each target's true value (``perfect_breach_true``):
+    custodian-only, so like ``publish --custodian-report`` it may not lie in a release's folder,
+    nor below it, even with --force (it was written there, 0644, unlabelled). Refused before
+    anything is read, in one line, and nothing is written."""
+    paths, targets = write_tiny(tmp_path)
+    for out in (tmp_path / "releases" / "per-target.csv", tmp_path / "releases" / "sub" / "t.parquet"):
+        for force in ([], ["--force"]):
+            code, stdout, err = run_command(capsys, "attack", "intersection", *paths, "--targets", targets, "--qi",
+                                            "age,zip", "--sensitive", "dis", "--out", str(out), *force)
+            assert code == 2 and stdout == "", err
+            assert err.count("\n") == 1, err
+            assert f"the per-target table {out} would lie in the release's folder {tmp_path / 'releases'}" in err, err
+            assert not out.exists() and not (tmp_path / "releases" / "sub").exists()
+    assert sorted(p.name for p in (tmp_path / "releases").iterdir()) == ["a.csv", "b.csv"]
+    # a release in another folder: its folder counts too
+    (tmp_path / "other").mkdir()
+    moved = tmp_path / "other" / "b.csv"
+    Path(paths[1]).rename(moved)
+    code, _, err = run_command(capsys, "attack", "intersection", paths[0], str(moved), "--targets", targets, "--qi",
+                               "age,zip", "--sensitive", "dis", "--out", str(tmp_path / "other" / "t.csv"))
+    assert code == 2 and f"would lie in the release's folder {tmp_path / 'other'}" in err, err
+
+
+def test_the_text_output_labels_the_per_target_table(tmp_path, capsys):
+    paths, targets = write_tiny(tmp_path)
+    out = tmp_path / "mine" / "per-target.csv"
+    code, stdout, err = run_command(capsys, "attack", "intersection", *paths, "--targets", targets, "--qi", "age,zip",
+                                    "--sensitive", "dis", "--out", str(out))
+    assert code == 0, err
+    assert "custodian only: one row per target" in " ".join(stdout.split())
 
 
 def test_human_output(tmp_path, capsys):

@@ -605,6 +605,9 @@ OUTPUT_CASES: list[Case] = [
          "the custodian report {in}/people.csv would overwrite the data"),
     Case("attack-out-is-the-targets", with_option(ATTACK, "--out", "{in}/targets.csv"), "overwrite the targets"),
     Case("attack-out-is-a-release", with_option(ATTACK, "--out", "{in}/r2.csv"), "overwrite the release {in}/r2.csv"),
+    # custodian-only (scored against each target's true value), as publish's --custodian-report
+    Case("attack-out-in-a-releases-folder", with_option(ATTACK, "--out", "{in}/per-target.csv"),
+         "the per-target table {in}/per-target.csv would lie in the release's folder"),
     Case("schema-draft-out-is-the-data", ("schema", "draft", "{in}/people.toml", "--out", "{in}/people.toml"),
          "would overwrite the data", files={"people.toml": people_csv(50)}),
     # special files as outputs (/dev/null too: test_outputs.py, which never writes there even when broken; run

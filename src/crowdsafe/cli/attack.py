@@ -14,7 +14,6 @@ from crowdsafe.cli.options import (
     EscapeFormulasOpt,
     ForceOpt,
     JsonOpt,
-    OutOpt,
     QiOpt,
     SchemaOpt,
     SensitiveOpt,
@@ -52,6 +51,11 @@ SuppressedOpt = Annotated[
                                                   "tool's releases, comma-separated (sdcMicro writes NA; '' for an "
                                                   "empty cell): read as *, which may stand for any value.")
 ]
+PerTargetOpt = Annotated[
+    Path | None, typer.Option("--out", "-o", help="Also write the per-target table (.csv or .parquet): custodian-only "
+                                                  "when the targets are your data, so it is created readable by you "
+                                                  "alone and may not lie in a release's folder.")
+]
 TruthOpt = Annotated[
     str | None, typer.Option("--truth-id", help="A record id column in the targets and releases, used only "
                                                   "to measure how often the located class is the true one.")
@@ -70,6 +74,11 @@ def _levels(text: str) -> list[float]:
 
 UNREAD_FIX = ("under-reports what they reveal; rewrite them as ranges such as [20, 29], or give --suppressed NA "
               "where they mark a suppressed cell (docs/attacks.md)")
+
+
+#: What ``--out`` holds: one row per target, scored against its true value when the targets hold it.
+TARGETS_NOTICE = ("custodian only: one row per target, with the target's true value where the targets hold it; "
+                  "readable by you alone, never to be put beside a release")
 
 
 def render(payload: dict[str, Any], console: Console) -> None:
@@ -106,7 +115,7 @@ def render(payload: dict[str, Any], console: Console) -> None:
                           "target's values (hierarchy labels need --schema with the column's hierarchy; the cells "
                           "read are listed in docs/attacks.md)")
     if payload.get("written"):
-        console.print(f"wrote {payload['written']}")
+        console.print(f"wrote {payload['written']} ({TARGETS_NOTICE})", markup=False, highlight=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -126,7 +135,7 @@ def register(app: typer.Typer) -> None:
         suppressed: SuppressedOpt = None,
         schema: SchemaOpt = None,
         decimal_comma: DecimalCommaOpt = None,
-        out: OutOpt = None,
+        out: PerTargetOpt = None,
         escape_formulas: EscapeFormulasOpt = True,
         force: ForceOpt = False,
         as_json: JsonOpt = False,
@@ -155,7 +164,9 @@ def register(app: typer.Typer) -> None:
             from crowdsafe.output_guard import Output, OutputKind
 
             read = [i for r in releases for i in release_inputs(r)] + data_inputs(targets, "the targets")
-            guard([Output(out, "the per-target table", OutputKind.PLAIN)], schema=schema, inputs=read, force=force)
+            # custodian-only (one row per target, scored against its true value): never in a release's folder
+            guard([Output(out, "the per-target table", OutputKind.PLAIN, custodian=True)], schema=schema, inputs=read,
+                  force=force)
         result = api.attack(list(releases), targets, qi=names, sensitive=sensitive, location=location,
                             levels=_levels(levels), truth_id=truth_id, schema=schema, decimal_comma=decimal_comma,
                             engine=engine, spark_master=spark_master, suppressed=_tokens(suppressed))
@@ -165,6 +176,7 @@ def register(app: typer.Typer) -> None:
 
             payload["written"] = get_engine(engine, master=spark_master).write_attack_targets(
                 result.targets, out, escape_formulas=escape_formulas)
+            payload["written_notice"] = TARGETS_NOTICE
         emit(payload, as_json, lambda: render(payload, Console()))
 
     @attack_app.command("linkage")

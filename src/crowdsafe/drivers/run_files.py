@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -79,9 +80,10 @@ def ledger_inputs(spec: LedgerSpec) -> list[Input]:
 
 def release_inputs(table: str | os.PathLike[str], certificate: str | os.PathLike[str] | None = None,
                    what: str = "the release") -> list[Input]:
-    """A release or view a command reads, and its certificate (``certificate``, else
-    ``<stem>.certificate.json`` beside it). A ``certificate`` that names a folder is refused
-    here, before the output guard would name it in a message about overwriting."""
+    """A release or view a command reads (marked ``release``: a custodian-only output may not lie
+    in its folder), and its certificate (``certificate``, else ``<stem>.certificate.json`` beside
+    it). A ``certificate`` that names a folder is refused here, before the output guard would name
+    it in a message about overwriting."""
     from crowdsafe.errors import InputError
     from crowdsafe.perturb.view import certificate_path
 
@@ -89,7 +91,8 @@ def release_inputs(table: str | os.PathLike[str], certificate: str | os.PathLike
         raise InputError(f"the certificate {certificate} is a folder: give the certificate's JSON file "
                          f"(default: {certificate_path(table)})")
     beside = certificate if certificate is not None else certificate_path(table)
-    return [*file_input(table, what), *file_input(beside, f"the certificate of {what}")]
+    read = [replace(i, release=True) for i in file_input(table, what)]  # no custodian-only file in its folder
+    return [*read, *file_input(beside, f"the certificate of {what}")]
 
 
 def guard(outputs: Iterable[Output], *, data: Any = None, schema: Any = None, ledger: LedgerSpec = None,

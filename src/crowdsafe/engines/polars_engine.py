@@ -291,12 +291,14 @@ class PolarsEngine:
 
     def write_attack_targets(self, targets: Any, out: Path, *, escape_formulas: bool) -> str:
         from crowdsafe.csv_safety import write_csv
-        from crowdsafe.files import atomic_paths
+        from crowdsafe.files import PRIVATE, atomic_paths
         from crowdsafe.output_guard import replaced_first
 
         if out.suffix.lower() not in (".csv", ".parquet"):
             raise ParameterError(f"cannot tell the output format of {out}: use a .csv or .parquet file name")
-        with atomic_paths([out], remove_first=replaced_first(out)) as (tmp,):  # a release replaced: its sidecars
+        # custodian-only (each target's true value scored): the owner's alone, created 0600 as the ledger;
+        # a release replaced: its sidecars removed first
+        with atomic_paths([out], remove_first=replaced_first(out), mode=PRIVATE) as (tmp,):
             if out.suffix.lower() == ".csv":
                 write_csv(targets, tmp, escape_formulas=escape_formulas)
             else:

@@ -217,7 +217,8 @@ class Engine(Protocol):
         ...
 
     def write_attack_targets(self, targets: Any, out: Path, *, escape_formulas: bool) -> str:
-        """Write an attack's per-target metrics (the engine's frame) to ``out``, atomically."""
+        """Write an attack's per-target metrics (the engine's frame) to ``out``, atomically and
+        readable by its owner only: a custodian-only file (``0600``; a Spark folder ``0700``)."""
         ...
 
 

@@ -56,10 +56,13 @@ def test_spark_attack_metrics_equal_the_polars_engine(spark, attack_data, tmp_pa
         intersection_attack_spark([SparkTextRelease(spark.createDataFrame(releases[0].to_arrow()), "R1")],
                                   spark.createDataFrame(targets.to_arrow()), qi, "disease", location="nearest")
 
-    # one run through the command line: the files are read on Spark, the metrics written as Parquet
+    # one run through the command line: the files are read on Spark, the metrics written as Parquet,
+    # custodian-only (scored against each target's true value): outside the releases' folder, the
+    # folder 0700 and every file in it 0600 (they were 0755 and 0644)
     paths = []
+    (tmp_path / "releases").mkdir()
     for release, name in zip(releases, names):
-        paths.append(str(tmp_path / f"{name}.csv"))
+        paths.append(str(tmp_path / "releases" / f"{name}.csv"))
         release.write_csv(paths[-1])
     targets.write_parquet(tmp_path / "targets.parquet")
     code = cli.main(["attack", "intersection", *paths, "--targets", str(tmp_path / "targets.parquet"),
@@ -67,6 +70,10 @@ def test_spark_attack_metrics_equal_the_polars_engine(spark, attack_data, tmp_pa
                      "--json", "--out", str(tmp_path / "metrics.parquet")])
     payload = json.loads(capsys.readouterr().out)
     assert code == 0
+    assert (tmp_path / "metrics.parquet").stat().st_mode & 0o777 == 0o700
+    written = list((tmp_path / "metrics.parquet").iterdir())
+    assert written and {p.stat().st_mode & 0o777 for p in written} == {0o600}, written
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no staging folder left
     assert same(payload["summary"], on_polars.summary)
     assert same(payload["releases"], on_polars.releases.to_dicts())
     per_target = pl.read_parquet(tmp_path / "metrics.parquet" / "*.parquet").select(

@@ -342,10 +342,16 @@ def _arrow_type(dtype: pl.DataType) -> Any:
             "timestamp": pa.timestamp("us", tz="UTC"), "decimal(20,0)": pa.decimal128(20, 0)}.get(kind, pa.string())
 
 
-def write_parquet_once(frame: Any, target: str, remove_first: Sequence[Path] = ()) -> None:
+def write_parquet_once(frame: Any, target: str, remove_first: Sequence[Path] = (), *, private: bool = False) -> None:
     """Write ``frame`` as Parquet (evaluating it exactly once) to a hidden sibling directory, then
     rename it onto ``target`` (an existing target is replaced only after the new view is complete;
-    the local files ``remove_first`` are removed just before)."""
+    the local files ``remove_first`` are removed just before).
+
+    ``private`` (a custodian-only table): Spark writes into a folder made first, readable by its
+    owner only (``0700``), so nobody else can read a part file while it is written; every file is
+    then made ``0600`` and the table's folder ``0700`` before it is renamed into place. That is as
+    far as Spark allows: a file system without permissions (an object store such as S3) keeps its
+    own access rules, which the custodian must set."""
     spark = frame.sparkSession
     jvm = spark._jvm
     hadoop_path = jvm.org.apache.hadoop.fs.Path
@@ -355,14 +361,23 @@ def write_parquet_once(frame: Any, target: str, remove_first: Sequence[Path] = (
     name = destination.getName()
     temporary = hadoop_path(parent, f".{name}.{uuid.uuid4().hex}.tmp")
     backup = hadoop_path(parent, f".{name}.{uuid.uuid4().hex}.old")
+    written = hadoop_path(temporary, name) if private else temporary
+    permission = jvm.org.apache.hadoop.fs.permission.FsPermission
     try:
-        frame.write.mode("errorifexists").parquet(temporary.toString())
+        if private:
+            fs.mkdirs(temporary, permission("700"))
+            fs.setPermission(temporary, permission("700"))  # (mkdirs applies the umask)
+        frame.write.mode("errorifexists").parquet(written.toString())
+        if private:
+            for status in fs.listStatus(written):
+                fs.setPermission(status.getPath(), permission("700" if status.isDirectory() else "600"))
+            fs.setPermission(written, permission("700"))
         for stale in remove_first:
             stale.unlink(missing_ok=True)
         if fs.exists(destination):
             if not fs.rename(destination, backup):
                 raise InputError(f"cannot replace {target}")
-        if not fs.rename(temporary, destination):
+        if not fs.rename(written, destination):
             raise InputError(f"cannot move the view into {target}")
         fs.delete(backup, True)
     finally:

@@ -263,7 +263,7 @@ class SparkEngine:
             raise ParameterError(
                 f"with engine='spark' the per-target metrics are written as Parquet: name {out} *.parquet",
                 parameter="engine")
-        write_parquet_once(targets, str(out))
+        write_parquet_once(targets, str(out), private=True)  # custodian-only: 0700 folder, 0600 files
         return str(out)
 
 
