@@ -83,3 +83,50 @@ def test_neighbouring_tables_show_the_same_public_pages(tmp_path):
     assert "NOT fit for release" in d["/release/1"]  # seeded: marked so on every release page
     differing = [p for p in PAGES if public(d[p], keep=("custodian",)) != public(d1[p], keep=("custodian",))]
     assert "/release/1" in differing  # the custodian panel states the row count: cut out, as it must be
+
+
+# -- the ledger's view of the table: which entries are this table's is read from the data ----------
+
+
+def session(tmp_path, name: str, extra: int, file: str, ledger=None):
+    """An app that opens ``file`` (D, or D with ``extra`` rows more), publishes it, and, when it
+    publishes, attacks release 1: its attack page (or its failed release page). ``ledger``: a
+    ledger copied in first (its earlier releases)."""
+    import shutil
+
+    folder = tmp_path / f"data-{name}"
+    folder.mkdir()
+    table = german_table(folder / file, extra=extra)
+    client, workspace = make_client(tmp_path, seed=5, name=name)
+    if ledger is not None:
+        shutil.copy2(ledger, workspace.ledger_path())
+    log_in(client)
+    with client:
+        assert client.post("/open/path", data={"csrf": "test-csrf", "path": str(table)}).status_code == 303
+        client.post("/schema", data={**roles_form(workspace, **german_roles()), "action": "continue"})
+        publish(client, {"budget_epsilon": "4", "budget_delta": "1e-5"})
+        if workspace.release(1).status != "done":
+            return client.get("/release/1").text
+        assert client.post("/release/1/attack", data={"csrf": "test-csrf", "sensitive": "Diagnose"}).status_code == 303
+        return client.get("/release/1/attack").text
+
+
+@pytest.mark.slow
+def test_the_attack_page_shows_the_ledgers_earlier_releases_to_the_custodian_only(tmp_path):
+    """A ledger holds a release of D. An app on D lists it among the releases to attack (and adds
+    its ε to the bound); one on D plus a row, under a name of its own, finds none. Which entries
+    are this table's is read from the data (its keyed identity, ``Workspace.ledger_view``), so the
+    list and the bound it changes sit in custodian panels: the public parts are the same (they were
+    not: "earlier release kunden.csv (ledger entry #1, ...)" against "The ledger lists no other
+    release of this dataset")."""
+    session(tmp_path, "earlier", extra=0, file="kunden.csv")
+    ledger = tmp_path / "earlier" / "ledger.sqlite3"
+    d = session(tmp_path, "d", extra=0, file="kunden-neu.csv", ledger=ledger)
+    d1 = session(tmp_path, "d1", extra=1, file="kunden-neu.csv", ledger=ledger)
+    assert "ledger entry #1" in d and "The ledger lists no other release" in d1  # the premise: they differ
+    assert public(d) == public(d1)
+    assert public(d, keep=("custodian",)) != public(d1, keep=("custodian",))
+    # D plus a row under the name D was registered with: refused, as "other data", in a custodian panel
+    refused = session(tmp_path, "d1-same-name", extra=1, file="kunden.csv", ledger=ledger)
+    assert "already belongs to other data" in refused
+    assert not any("belongs to other data" in part for part in public(refused))

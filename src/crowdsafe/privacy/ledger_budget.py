@@ -62,7 +62,13 @@ def other_data(name: str, earlier: bool = False) -> str:
     return (f"the name '{name}' already belongs to other data in the ledger: these rows are not the ones registered "
             f"under it (a row, value or column added, removed or changed; {types}). If this is a new version of "
             f"the same people's data, a new name (name=NAME) gives it a budget of its own that does not count what "
-            f"'{name}' spent: set that budget with this in mind")
+            f"'{name}' spent: set that budget with this in mind{OTHER_DATA}")
+
+
+#: The end of :func:`other_data`: that the rows are not those registered under the name is read
+#: from the data (their keyed identity), so the message is the custodian's (docs/privacy-boundary.md).
+OTHER_DATA = (" (a custodian-only fact about the data: these rows differ from those registered under the name; keep "
+              "this message to the custodian)")
 
 
 def register(conn: sqlite3.Connection, fingerprint: str, name: str, epsilon: float, delta: float) -> None:
