@@ -130,3 +130,22 @@ def test_the_attack_page_shows_the_ledgers_earlier_releases_to_the_custodian_onl
     refused = session(tmp_path, "d1-same-name", extra=1, file="kunden.csv", ledger=ledger)
     assert "already belongs to other data" in refused
     assert not any("belongs to other data" in part for part in public(refused))
+
+
+def test_an_uploads_refusal_that_names_a_row_is_in_a_custodian_panel(tmp_path):
+    """An upload refused for what its rows hold (a ragged row, a row short of fields, no row at
+    all) says so only in a custodian panel, so the three refusal pages are the same outside the
+    panels. The ragged row's refusal named its line as ordinary text ("line 202 has 4 fields"),
+    unlike its siblings, which carry the custodian-only label error_box panels."""
+    good = "age,sex,zip\n" + "".join(f"{20 + i % 50},{'FM'[i % 2]},1011{i % 7}\n" for i in range(200))
+    pages = {}
+    for name, text in {"longer": good + "33,F,10111,x\n", "shorter": good + "33,F\n", "empty": "age,sex,zip\n"}.items():
+        client, _ = make_client(tmp_path, seed=5, name=name)
+        log_in(client)
+        with client:
+            answer = client.post("/open/upload?csrf=test-csrf", files={"file": ("people.csv", text.encode(), "text/csv")})
+        assert answer.status_code == 400, name
+        pages[name] = answer.text
+    assert "line 202 has 4 fields" in pages["longer"] and "line 202 has 2 fields" in pages["shorter"]
+    assert public(pages["longer"]) == public(pages["shorter"]) == public(pages["empty"])
+    assert not any("line 202" in part for part in public(pages["longer"]))

@@ -15,7 +15,7 @@ from crowdsafe.data.io import read_table
 from crowdsafe.data.row_widths import Ragged, first_ragged
 from crowdsafe.data.streamed_table import load_or_stream
 from crowdsafe.data.streaming import frequency_table
-from crowdsafe.errors import InputError
+from crowdsafe.errors import CUSTODIAN_REFUSAL, InputError
 
 HEADER = "age,zip,sex,disease"
 ROWS = [f"{20 + i % 50},{2130 + i % 9:05d},{'FM'[i % 2]},{('flu', 'cold')[i % 2]}" for i in range(300)]
@@ -88,10 +88,12 @@ def test_a_long_file_in_many_chunks():
 @pytest.mark.parametrize(("row", "fields"), [("31,02139", 2), ("31", 1), ("", 1), ("32,02139,M,flu,extra", 5)])
 def test_a_ragged_row_is_refused_by_every_reader(tmp_path, monkeypatch, name, row, fields):
     path = _file(tmp_path, [HEADER, *ROWS[:150], row, *ROWS[150:]], name)
+    # the line named is a fact about the table: labelled custodian-only, as the sibling refusals
     message = (f"cannot parse {path} as CSV: line 152 is empty where the header has 4 fields (a blank line is no "
                "row: remove it)") if not row else (
         f"cannot parse {path} as CSV: line 152 has {fields} field{'s' if fields > 1 else ''} where the header has 4 "
         "(a ragged row)")
+    message += CUSTODIAN_REFUSAL
     with pytest.raises(InputError) as whole:
         read_table(path)
     assert str(whole.value) == message
@@ -133,7 +135,18 @@ def test_the_command_line_refuses_a_short_row_in_one_line(tmp_path, capsys):
     assert cli.main(["check", str(path)]) == 2
     err = capsys.readouterr().err.strip()
     assert err == (f"crowdsafe: error: cannot parse {path} as CSV: "
-                   "line 3 has 1 field where the header has 3 (a ragged row)")
+                   "line 3 has 1 field where the header has 3 (a ragged row) (a custodian-only fact about the data: "
+                   "keep this message to the custodian)")
+
+
+def test_a_published_tables_ragged_row_is_not_labelled_custodian_only(tmp_path):
+    """A release or view is public: the line of its ragged row is no fact about the custodian's data."""
+    from crowdsafe.data.text_csv import read_text_csv
+
+    path = _file(tmp_path, ["age,sex", '"[20, 29]",F', '"[30, 39]"'], name="r.csv")
+    with pytest.raises(InputError) as refused:
+        read_text_csv(path, "release")
+    assert str(refused.value) == f"cannot parse {path} as CSV: line 3 has 1 field where the header has 2 (a ragged row)"
 
 
 # --- what still reads ---------------------------------------------------------------------------

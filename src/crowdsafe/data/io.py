@@ -31,7 +31,7 @@ from crowdsafe.data.nul_bytes import refuse_nul, refuse_nul_in_file
 from crowdsafe.data.row_widths import file_chunks, first_ragged
 from crowdsafe.data.schema import complete_schema
 from crowdsafe.data.sep_line import sep_line, sep_note, without_sep_line
-from crowdsafe.errors import EMPTY_TABLE, CrowdsafeError, InputError, ParameterError, first_line
+from crowdsafe.errors import CUSTODIAN_REFUSAL, EMPTY_TABLE, CrowdsafeError, InputError, ParameterError, first_line
 from crowdsafe.files import atomic_paths, check_input, check_input_path
 from crowdsafe.identity import note_line
 
@@ -267,11 +267,15 @@ def _read_csv(
     return frame, reading
 
 
-def ragged_row_error(path: Path, separator: str | None = None, has_header: bool = True) -> InputError | None:
+def ragged_row_error(path: Path, separator: str | None = None, has_header: bool = True, *,
+                     custodian: bool = True) -> InputError | None:
     """The refusal of the CSV file at ``path`` when a row has more or fewer fields than its header
     (the first row when ``has_header`` is False), naming the first such row's line
     (:mod:`crowdsafe.data.row_widths`); None when every row has the header's fields or the file
-    cannot be read again (the caller's message then stands). ``separator``: None, sniffed."""
+    cannot be read again (the caller's message then stands). ``separator``: None, sniffed.
+    ``custodian``: the file is the custodian's data, so the line named is a fact about it and the
+    message ends with :data:`~crowdsafe.errors.CUSTODIAN_REFUSAL` (docs/privacy-boundary.md); False
+    for a published table (a release or view, public as it is)."""
     import pyarrow as pa
 
     try:
@@ -292,11 +296,13 @@ def ragged_row_error(path: Path, separator: str | None = None, has_header: bool 
     line, fields, width, empty = found
     line += excel is not None
     first = "the header" if has_header else "the first row"
+    label = CUSTODIAN_REFUSAL if custodian else ""
     if empty:  # a blank line is no row (it was read as one of missing values): said so, where it is
         return InputError(f"cannot parse {path} as CSV: line {line} is empty where {first} has {width} fields "
-                          "(a blank line is no row: remove it)")
+                          f"(a blank line is no row: remove it){label}")
     what = f"has {fields} field{'' if fields == 1 else 's'}"
-    return InputError(f"cannot parse {path} as CSV: line {line} {what} where {first} has {width} (a ragged row)")
+    return InputError(f"cannot parse {path} as CSV: line {line} {what} where {first} has {width} (a ragged row)"
+                      f"{label}")
 
 
 def _skipped(chunks: Iterator[bytes], count: int) -> Iterator[bytes]:
@@ -309,9 +315,10 @@ def _skipped(chunks: Iterator[bytes], count: int) -> Iterator[bytes]:
         count = 0
 
 
-def refuse_ragged_rows(path: Path, separator: str | None = None, has_header: bool = True) -> None:
+def refuse_ragged_rows(path: Path, separator: str | None = None, has_header: bool = True, *,
+                       custodian: bool = True) -> None:
     """Raise :func:`ragged_row_error`'s refusal, if any."""
-    error = ragged_row_error(path, separator, has_header)
+    error = ragged_row_error(path, separator, has_header, custodian=custodian)
     if error is not None:
         raise error
 

@@ -65,12 +65,12 @@ def read_text_csv(path: str | os.PathLike[str], what: str = "table") -> pl.DataF
         text = str(exc).lower()
         if "utf-8" in text or "utf8" in text:
             raise InputError(f"the {what} {path} is not UTF-8 text; re-save it as UTF-8") from None
-        raise (ragged_row_error(path, options["separator"])
+        raise (ragged_row_error(path, options["separator"], custodian=False)  # a published table: public
                or InputError(f"cannot read the {what} {path}: {first_line(exc)}")) from None
     except (pl.exceptions.PolarsError, OSError) as exc:
         raise InputError(f"cannot read the {what} {path}: {first_line(exc)}") from None
     if frame.width > 1 and frame.get_column(frame.columns[-1]).null_count():
-        refuse_ragged_rows(path, options["separator"])  # a short row reads as missing last fields
+        refuse_ragged_rows(path, options["separator"], custodian=False)  # a short row reads as missing fields
     return with_written_names(frame, path, options["separator"])
 
 
