@@ -161,6 +161,24 @@ def test_plan_only_compares_column_sets(capsys):
     assert out.count("columns       ") == 2 and out.count("custodian only") == 2
 
 
+def test_plan_only_says_its_custodian_facts_read_the_values_too(capsys, tmp_path):
+    """``--plan-only``'s custodian-only facts: the notice said "computed from the table's exact
+    size", but two tables of one size whose column holds another number of values (an observed
+    hierarchy: no schema) get other possible tuples. The notice now says so."""
+    possible = []
+    for name, values in (("d", 20), ("d1", 21)):
+        data = tmp_path / f"{name}.csv"
+        data.write_text("x\n" + "".join(f"v{i % values}\n" for i in range(4000)))
+        code, out, err = run_command(capsys, "publish", str(data), "--qi", "x", "--plan-only", "--json",
+                                     "--epsilon", "1", "--delta", "1e-5", "--k", "41", "--beta", "0.5")
+        assert code == 0, err
+        facts = json.loads(out)["custodian_only"]
+        assert facts["input_rows"] == 4000
+        possible.append(facts["resolution"]["possible_tuples"])
+        assert "exact size" in facts["notice"] and "the values its column holds" in facts["notice"]
+    assert possible[0] != possible[1]  # the premise: the same size, other facts
+
+
 def test_heavy_suppression_is_written_exit_0_and_warned_under_the_custodian_heading(capsys, tmp_path):
     data = tmp_path / "unique.csv"
     data.write_text("x\n" + "".join(f"v{i}\n" for i in range(200)))

@@ -261,11 +261,12 @@ def resolution_outlook(
     dataset: Dataset, columns: Sequence[str], publish_plan: PublishPlan, rows: int,
 ) -> dict[str, Any]:
     """What resolution a table of ``rows`` rows could reach under ``publish_plan``, from its size and
-    the hierarchies only (never from the values): the expected sample n·β fills about n·β/k
-    classes of k rows; the finest preset (none, fine, medium, coarse) whose number of possible
-    generalized tuples (the product of the columns' node counts; a target the objective keeps at
-    level 0) is at most that many. A rough upper limit (real data is not spread evenly over
-    the tuples), and custodian-only (it uses the row count)."""
+    the hierarchies' node counts (never from how the rows spread over them): the expected sample
+    n·β fills about n·β/k classes of k rows; the finest preset (none, fine, medium, coarse) whose
+    number of possible generalized tuples (the product of the columns' node counts; a target the
+    objective keeps at level 0) is at most that many. A rough upper limit (real data is not spread
+    evenly over the tuples), and custodian-only: it uses the row count, and an observed
+    hierarchy's node counts are the values its column holds."""
     from crowdsafe.selection.mechanism import PRESETS, _preset_level
 
     fillable = publish_plan.expected_sample_rows(rows) / publish_plan.k

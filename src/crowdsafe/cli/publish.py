@@ -255,7 +255,8 @@ def _plan_only(data: str, request: PlanRequest, column_sets: list[Any], qi: str 
         print_warnings(dict.fromkeys(warned))  # once per column, whatever the column sets
         for line in dict.fromkeys(unreviewed):
             typer.echo(line, err=True)
-    notice = "CUSTODIAN ONLY: computed from the table's exact size, NOT covered by the privacy guarantee"
+    notice = ("CUSTODIAN ONLY: computed from the table's exact size and, for a hierarchy read from the data, from "
+              "the values its column holds (the resolution's possible tuples); NOT covered by the privacy guarantee")
     payload: dict[str, Any] = {"plans": [{"columns": published, "plan": plan.as_dict(),
                           "custodian_only": {"notice": notice, **facts}} for plan, published, facts in plans]}
     if len(plans) == 1:
