@@ -143,7 +143,8 @@ def test_an_uploads_refusal_that_names_a_row_is_in_a_custodian_panel(tmp_path):
         client, _ = make_client(tmp_path, seed=5, name=name)
         log_in(client)
         with client:
-            answer = client.post("/open/upload?csrf=test-csrf", files={"file": ("people.csv", text.encode(), "text/csv")})
+            upload = {"file": ("people.csv", text.encode(), "text/csv")}
+            answer = client.post("/open/upload?csrf=test-csrf", files=upload)
         assert answer.status_code == 400, name
         pages[name] = answer.text
     assert "line 202 has 4 fields" in pages["longer"] and "line 202 has 2 fields" in pages["shorter"]

@@ -122,6 +122,8 @@ def test_a_name_of_other_data_says_so_and_the_same_for_neighbours(capsys, tmp_pa
         assert err.count("\n") == 1, err
         assert "the name 'data.csv' already belongs to other data" in err and "--name NAME" in err, err
         assert "ledger init" not in err and not HEX.search(err), err
+        assert err.rstrip().endswith("(a custodian-only fact about the data: these rows differ from those registered "
+                                     "under the name; keep this message to the custodian)"), err
     assert first[1].replace("/b0/", "/b1/") == second[1]
     with Ledger(tmp_path / "ledger.sqlite3") as book:
         assert [b.name for b in book.budgets()] == ["data.csv"] and not book.budget("0" * 64).entries
