@@ -8,7 +8,10 @@ searched whole, in its bytes (:func:`refuse_nul_in_file`: one ``mmap.find``, abo
 or a Parquet file is searched after the read, in every text column at once and the column names
 (:func:`refuse_nul`: one Polars ``str.contains`` per column); a table read batch by batch, in each
 column's distinct values. Hierarchy labels are checked where hierarchies are read
-(:mod:`crowdsafe.data.hierarchy`). All of it before any charge.
+(:mod:`crowdsafe.data.hierarchy`). All of it before any charge. A refusal of a NUL in the
+table's rows names where it lies, a fact about the data: it ends with the custodian-only label
+(:data:`~crowdsafe.errors.CUSTODIAN_REFUSAL`, docs/privacy-boundary.md), as the ragged-row
+refusal does.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import os
 
 import polars as pl
 
-from crowdsafe.errors import InputError
+from crowdsafe.errors import CUSTODIAN_REFUSAL, InputError
 
 NUL = "\x00"
 _REMEDY = "remove it (e.g. tr -d '\\000' < in.csv > out.csv) and give that file"
@@ -46,7 +49,8 @@ def refuse_nul(frame: pl.DataFrame, path: str | os.PathLike[str], *, rows: bool 
                 first = frame.select(pl.col(name).cast(pl.String).str.contains(NUL, literal=True).arg_true().first())
                 where = f", data row {int(first.item()) + 1:,}"
             raise InputError(f"{path}: column '{name}' holds a NUL character (byte 0){where}, which is binary "
-                             f"content, not text (no reader of a release could read it back); {_REMEDY}")
+                             f"content, not text (no reader of a release could read it back); {_REMEDY}"
+                             f"{CUSTODIAN_REFUSAL}")
 
 
 def refuse_nul_in_file(path: str | os.PathLike[str], start: int = 0) -> None:
@@ -63,7 +67,7 @@ def refuse_nul_in_file(path: str | os.PathLike[str], start: int = 0) -> None:
         return  # (the read itself names what is wrong with the file)
     if at >= 0:
         raise InputError(f"{path}: line {line:,} holds a NUL character (byte 0), which is binary content, not "
-                         f"text (no reader of a release could read it back); {_REMEDY}")
+                         f"text (no reader of a release could read it back); {_REMEDY}{CUSTODIAN_REFUSAL}")
 
 
 def refuse_nul_in_text(text: str, path: str | os.PathLike[str], what: str) -> None:
