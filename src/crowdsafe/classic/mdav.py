@@ -219,6 +219,8 @@ def group_values(dataset: Dataset, cells: EncodedCells, piece_cell: np.ndarray, 
             values[name] = pl.Series(name, mean, dtype=pl.Float64)
             if isinstance(dictionary.dtype, pl.Datetime):  # a timestamp's mean published as a timestamp
                 values[name] = values[name].round().cast(pl.Int64).cast(dictionary.dtype)
+            elif dictionary.dtype == pl.Date:  # a date's mean published as a date (the nearest day)
+                values[name] = values[name].round().cast(pl.Int32).cast(pl.Date)
             continue
         if numeric:  # lower weighted median, an actual value of the group
             x = dictionary.to_physical().cast(pl.Float64).to_numpy()[codes]
