@@ -169,3 +169,41 @@ def test_a_date_centroid_is_published_as_a_date(tmp_path, given):
     assert min(original_days) <= min(published_days) and max(published_days) <= max(original_days)
     written = pl.read_csv(out, infer_schema=False)["d"]
     assert written.str.contains(r"^\d{4}-\d{2}-\d{2}$").all()
+
+
+@pytest.mark.parametrize("measure", ["compare", "check"])
+@pytest.mark.parametrize("given", ["file", "frame"])
+def test_compare_and_check_refuse_a_microaggregated_release_in_one_line(tmp_path, measure, given):
+    """compare and check --original read each release cell as the original values it covers; an MDAV
+    centroid covers none, and was refused late, blaming the release's data ('neither a value of the
+    original, a hierarchy node, ...'). Refused before anything is measured, saying why."""
+    import crowdsafe.api as cs
+    from crowdsafe.errors import InputError
+
+    frame = _dated()
+    out = tmp_path / "r.csv"
+    release = cs.anonymize(frame, algorithm="mdav", k=7, qi=["age", "d"], sensitive="s", out=out, report=False)
+    published = out if given == "file" else release.frame
+    with pytest.raises(InputError, match="do not measure a microaggregated release") as refused:
+        if measure == "compare":
+            cs.compare(frame, published)
+        else:
+            cs.check(published, original=frame)
+    assert "\n" not in str(refused.value)
+    from crowdsafe.data import load
+    from crowdsafe.data.release_roles import refuse_centroids
+
+    with pytest.raises(InputError, match="'age' of the release holds"):  # before anything is measured
+        refuse_centroids(release.frame, load(frame))
+    assert cs.check(published, qi=["age", "d"]).k >= 7  # the release alone is checked
+
+
+def test_a_release_of_original_values_is_still_compared():
+    """The refusal is of centroids only: an MDAV release whose numeric column publishes medians
+    (values of the original) is compared as before."""
+    import crowdsafe.api as cs
+
+    frame = _dated()
+    release = cs.anonymize(frame, algorithm="mdav", k=7, qi=["age", "d"], sensitive="s", aggregate="median")
+    assert set(release.frame["age"].to_list()) <= set(frame["age"].to_list())
+    assert cs.compare(frame, release.frame, qi=["age", "d"]).quasi_identifiers == ["age", "d"]

@@ -50,6 +50,7 @@ import polars as pl
 from crowdsafe.data.hierarchy import MISSING_LABEL, Hierarchy
 from crowdsafe.data.set_cells import SetPiece, format_set, set_members, split_set
 from crowdsafe.errors import InputError
+from crowdsafe.data.release_roles import centroid_error
 
 if TYPE_CHECKING:
     from crowdsafe.data.dataset import Dataset
@@ -106,6 +107,14 @@ def parse_number(text: str) -> float:
         return float(micros) / _DAY_US
     scale = _SUFFIX.get(text[-1].lower(), 1.0)
     return float(text[:-1] if scale != 1.0 else text) * scale
+
+
+def _is_number(text: str) -> bool:
+    try:
+        parse_number(text)
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -373,6 +382,8 @@ class AttributeDomain:
             return CellKind.RANGE, np.flatnonzero((numbers >= low) & (numbers <= high)).astype(np.uint32)
         if not strict:
             return CellKind.VALUE, np.zeros(0, dtype=np.uint32)
+        if numbers is not None and _is_number(stripped):  # a centroid (MDAV), not a value of the original
+            raise centroid_error(self.name, text)
         raise InputError(
             f"column '{self.name}' of the release holds {text!r}, which is neither a value of the original, "
             "a hierarchy node, a range, a set, a masked value nor '*'"

@@ -9,6 +9,38 @@ import polars as pl
 
 if TYPE_CHECKING:
     from crowdsafe.data.dataset import Dataset
+    from crowdsafe.errors import InputError
+
+
+def centroid_error(column: str, cell: object) -> InputError:
+    """The one-line refusal of a release cell that is a number no value of the original equals:
+    a microaggregated release's centroid (``anonymize --algorithm mdav``), which the cell readers
+    of compare and check --original (a cell is the set of original values it covers) do not read."""
+    from crowdsafe.errors import InputError
+
+    return InputError(
+        f"column '{column}' of the release holds {str(cell)!r}, a number that no value of the original equals: "
+        "compare and check --original do not measure a microaggregated release (anonymize --algorithm mdav "
+        "publishes centroids); check the release alone, or give the table it was made from"
+    )
+
+
+def refuse_centroids(release: pl.DataFrame, original: Dataset) -> None:
+    """Refuse (:func:`centroid_error`) a release whose numeric, date or timestamp column holds a
+    value its original's column never takes, before anything is measured (vectorised; a column of
+    text cells, ranges or sets, is left to the cell reader, which refuses a stray number alike)."""
+    for name in release.columns:
+        if name not in original.columns:
+            continue
+        published = release.get_column(name)
+        values = original.encoded(name).dictionary
+        if published.dtype.is_numeric() and values.dtype.is_numeric():
+            published, values = published.cast(pl.Float64), values.cast(pl.Float64)
+        elif not (published.dtype.is_temporal() and published.dtype == values.dtype):
+            continue
+        stray = published.drop_nulls().filter(~published.drop_nulls().is_in(values.drop_nulls().implode()))
+        if len(stray):
+            raise centroid_error(name, stray[0])
 
 
 def release_dataset(release: pl.DataFrame | Dataset, original: Dataset) -> Dataset:
@@ -19,6 +51,8 @@ def release_dataset(release: pl.DataFrame | Dataset, original: Dataset) -> Datas
     release still holds original values there (not generalized cells), so ungeneralized
     sensitive attributes keep theirs, e.g. for the hierarchical t-closeness distance. A
     Dataset's missing-value report is kept (a frame's is computed under the ``keep`` policy).
+    A microaggregated release (centroids no original value equals) is refused
+    (:func:`refuse_centroids`).
     """
     from dataclasses import replace
 
@@ -27,6 +61,7 @@ def release_dataset(release: pl.DataFrame | Dataset, original: Dataset) -> Datas
     from crowdsafe.errors import HierarchyError
 
     frame = release.frame if isinstance(release, Dataset) else release
+    refuse_centroids(frame, original)
     known = [c for c in frame.columns if c in original.schema]
     extra = [c for c in frame.columns if c not in original.schema]
     schema = original.schema.select(known)
