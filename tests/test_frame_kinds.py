@@ -60,3 +60,23 @@ def test_the_broken_variant_is_caught(monkeypatch):
     monkeypatch.setattr(api, "_as_given", lambda data, result: result)
     with pytest.raises(AssertionError):
         assert_kind(_frame().to_pandas(), pd.DataFrame)
+
+
+def test_attack_takes_the_pandas_table_anonymize_returns():
+    """``anonymize(pandas_frame).table`` is a pandas DataFrame, and attack took Polars release frames
+    only: it refused the pandas one as 'cannot attack DataFrame: give a Release, a DataFrame or a
+    file path'. Read as the same release as its Polars ``.frame``."""
+    data = _frame().to_pandas()
+    release = api.anonymize(data, k=5, qi=["age", "sex", "race"], report=False)
+    assert isinstance(release.table, pd.DataFrame)
+    kwargs = {"qi": ["age", "sex", "race"], "sensitive": "education"}
+    from_pandas = api.attack([release.table], data, **kwargs)
+    from_polars = api.attack([release.frame], data, **kwargs)
+    assert from_pandas.as_dict() == from_polars.as_dict()
+
+
+def test_attack_names_what_it_refuses_in_full():
+    from crowdsafe.errors import InputError
+
+    with pytest.raises(InputError, match=r"cannot attack a pandas\.Series: give a crowdsafe Release"):
+        api.attack([_frame().to_pandas()["age"]], _frame(), qi=["age"], sensitive="sex")

@@ -578,7 +578,7 @@ def attack(
     - ``kind="linkage"``: Sweeney's linkage of one release with ``targets``, an identified
       external table holding ``qi`` (:func:`crowdsafe.attacks.linkage_attack`).
 
-    ``releases``: Release objects, frames or files. ``targets``: anything :func:`load` reads;
+    ``releases``: Release objects, frames (Polars or pandas) or files. ``targets``: anything :func:`load` reads;
     its hierarchies resolve hierarchy labels in the releases. ``truth_id``: a record id in both,
     used only to score the attack. ``suppressed``: quasi-identifier cells marking a suppressed cell
     in another tool's releases (``["NA"]``), read as ``*``. ``engine="spark"`` (intersection

@@ -74,14 +74,27 @@ def mark_suppressed(release: AttackedRelease, qi: Sequence[str], tokens: Sequenc
 
 
 def as_attacked(release: Any, name: str) -> AttackedRelease:
-    """An :class:`AttackedRelease` from a Release, an AttackedRelease, a frame or a path."""
+    """An :class:`AttackedRelease` from a Release, an AttackedRelease, a frame (Polars, eager or
+    lazy, or pandas: ``anonymize(pandas_frame).table``) or a path."""
+    from crowdsafe.data.io import as_frame
+
     if isinstance(release, AttackedRelease):
         return release
-    if isinstance(release, pl.DataFrame):
-        return AttackedRelease(release, name)
     if isinstance(release, (str, os.PathLike)):
         return read_release(release)
+    frame = as_frame(release)
+    if frame is not None:
+        return AttackedRelease(frame, name)
     frame = getattr(release, "frame", None)
     if isinstance(frame, pl.DataFrame):  # an anonymize.Release
         return AttackedRelease(frame, name, getattr(release, "k", None))
-    raise InputError(f"cannot attack {type(release).__name__}: give a Release, a DataFrame or a file path")
+    raise InputError(f"cannot attack {class_name(release)}: give a crowdsafe Release, a Polars or pandas "
+                     "DataFrame, or the path of a release file")
+
+
+def class_name(value: Any) -> str:
+    """A value's class named in full, with an article ("a pandas.Series", "a dict"), for an error."""
+    kind = type(value)
+    package = kind.__module__.split(".")[0]
+    named = kind.__qualname__ if package == "builtins" else f"{package}.{kind.__qualname__}"
+    return f"{'an' if named[0].lower() in 'aeiou' else 'a'} {named}"
