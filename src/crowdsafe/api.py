@@ -6,6 +6,9 @@ Every function that reads a table takes ``decimal_comma`` (the command line's
 False, with a decimal point only; None (default), as the schema's ``[csv]`` table says, else
 found in a ``;``-separated file with a note (:mod:`crowdsafe.data.decimal_comma`).
 
+A list of column names (``qi``, ``sensitive``, ``columns``, ``attributes``) may be one name given
+as a string; an unknown keyword is refused naming it (:mod:`crowdsafe.arguments`).
+
 Pandas in gives pandas out, Polars in gives Polars out: the table a run returns
 (``publication.release.table``, ``anonymize(...).table``, ``perturb(...).view.table``) is a pandas
 DataFrame when the data was given as one, else a Polars DataFrame (``.frame`` is always the
@@ -16,21 +19,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any, cast
 
+from crowdsafe import arguments
+from crowdsafe.arguments import keywords, names
 from crowdsafe.budgets import change_budget, ledger_report, set_budget  # noqa: F401  (public: api.set_budget, ...)
-from crowdsafe.data import DEFAULT_MISSING, Dataset, MissingPolicy, Schema, load
-from crowdsafe.data.pipeline import load_release
-from crowdsafe.defaults import DEFAULT_DELTA, DEFAULT_LEDGER, DEFAULT_THRESHOLD
+from crowdsafe.data import DEFAULT_MISSING, MissingPolicy, Schema, load
+from crowdsafe.defaults import DEFAULT_DELTA, DEFAULT_LEDGER
+from crowdsafe.measures import attack, check, check_dataset, compare  # noqa: F401  (public: api.check, ...)
 
 if TYPE_CHECKING:
     from crowdsafe.anonymize import Release
     from crowdsafe.anonymize.publish import Publication, PublishPlan
-    from crowdsafe.attacks.intersection import Location
     from crowdsafe.mechanisms.queries import QueryAnswer
-    from crowdsafe.metrics import UtilityReport
-    from crowdsafe.models.check_report import CheckReport
     from crowdsafe.perturb import AlphaBetaPlan, Estimate, Perturbation
     from crowdsafe.perturb.alpha_beta import Duplicates, PerturbRequest
     from crowdsafe.privacy.ledger import LedgerSpec
@@ -55,88 +57,13 @@ def _as_given(data: Any, result: Any) -> Any:
     return replace(result, frame_kind=kind)
 
 
-def check(
-    data: Any,
-    *,
-    qi: Sequence[str] | None = None,
-    sensitive: Sequence[str] | str | None = None,
-    schema: Schema | str | os.PathLike[str] | None = None,
-    missing: MissingPolicy | str = DEFAULT_MISSING,
-    decimal_comma: bool | None = None,
-    original: Any = None,
-    target_k: int | None = None,
-    l: int = 2,
-    ground: str = "auto",
-    threshold: float = DEFAULT_THRESHOLD,
-    population: Any = None,
-    population_size: int | None = None,
-) -> CheckReport:
-    """Load ``data`` (a path, a bundled name, a frame or a Dataset) and report what an attacker
-    could learn: k-anonymity and the class sizes, ℓ-diversity (distinct, entropy, recursive
-    (c, ℓ)), t-closeness, δ-disclosure, β-likeness and effective anonymity for each sensitive
-    attribute, and re-identification risk (:func:`crowdsafe.models.assess`).
-
-    k is the size of the smallest group of rows sharing one quasi-identifier tuple (Sweeney
-    2002); sample uniques are rows alone in their group. The default quasi-identifiers are the
-    schema's (inferred: every attribute). ``original``: the table a release was made from, so
-    generalized cells are read as what they cover and the release takes its roles.
-    ``population`` (a table) enables journalist risk; ``population_size`` the Zayatz estimate
-    of population uniques. The options measured form one :class:`~crowdsafe.models.AssessRequest`
-    (:func:`check_report`).
-    """
-    from crowdsafe.data.release_roles import release_dataset
-    from crowdsafe.data.streamed_table import load_or_stream
-    from crowdsafe.models import AssessRequest
-    from crowdsafe.models.check_report import check_report, streamed_check_report
-
-    schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
-    if original is not None:
-        source = load(original, schema=schema, missing=missing).outside_as_missing()  # as publish published it
-        dataset = release_dataset(load_release(data, missing=missing), source)
-        dataset = dataset.with_roles(qi=qi, sensitive=sensitive) if qi is not None or sensitive is not None else dataset
-    else:  # a file larger than memory is read batch by batch (streamed_check_report; twin: check_report)
-        source = None
-        table = load_or_stream(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing, empty=True)
-        dataset = table if isinstance(table, Dataset) else table.domain
-        dataset.validate_domains()  # the custodian's own report: a value outside its hierarchy is named
-    people = load(population, missing=missing) if population is not None else None
-    request = AssessRequest(target_k=target_k, l=l, ground=ground, threshold=threshold,
-                            population_size=population_size)
-    if original is None and not isinstance(table, Dataset):
-        streamed = streamed_check_report(table, request, population=people)
-        if streamed is not None:
-            return streamed
-        dataset = dataset.with_frame(table.rows.collect())  # a key too wide for the frequency table: the rows
-    return check_report(dataset, request, original=source, population=people)
-
-
-def check_dataset(
-    dataset: Dataset,
-    *,
-    original: Dataset | None = None,
-    target_k: int | None = None,
-    l: int = 2,
-    ground: str = "auto",
-    threshold: float = DEFAULT_THRESHOLD,
-    population: Dataset | None = None,
-    population_size: int | None = None,
-) -> CheckReport:
-    """:func:`check` for a loaded Dataset."""
-    from crowdsafe.models import AssessRequest
-    from crowdsafe.models.check_report import check_report
-
-    request = AssessRequest(target_k=target_k, l=l, ground=ground, threshold=threshold,
-                            population_size=population_size)
-    return check_report(dataset, request, original=original, population=population)
-
-
 def anonymize(
     data: Any,
     *,
     algorithm: str = "mondrian",
     k: int = 10,
-    qi: Sequence[str] | None = None,
-    sensitive: str | None = None,
+    qi: Sequence[str] | str | None = None,
+    sensitive: Sequence[str] | str | None = None,
     l: float | None = None,
     t: float | None = None,
     schema: Schema | str | os.PathLike[str] | None = None,
@@ -174,61 +101,22 @@ def anonymize(
     from crowdsafe.drivers.run_files import guard, publish_outputs
     from crowdsafe.files import check_output_path
 
+    qi, protected = names(qi, "qi"), names(sensitive, "sensitive")
+    named = ("algorithm", "k", "sensitive", "l", "t")  # anonymize's own parameters
+    settings = keywords("anonymize", options, [f.name for f in fields(AnonymizeRequest) if f.name not in named])
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     if out is not None:
         check_output_path(out, TABLE_SUFFIXES)
     guard(publish_outputs([out] if out is not None else [], report=report), data=data, schema=schema, force=force)
-    protected = [sensitive] if sensitive is not None else None
     dataset = load(data, schema=schema, qi=qi, sensitive=protected, missing=missing)
     dataset.validate_domains()  # no guarantee, the custodian's own run: a value outside its hierarchy is named
-    request = AnonymizeRequest(algorithm, k, sensitive=sensitive, l=l, t=t, **options)
+    one = protected[0] if protected is not None and len(protected) == 1 else None  # what l and t protect
+    request = AnonymizeRequest(algorithm, k, sensitive=one, l=l, t=t, **settings)
     release = run_anonymization(dataset, request)  # every non-identifier column is published (QIs recoded)
     release = replace(release, notes=(*name_warnings(dataset.schema, dataset.columns), *release.notes))
     if out is not None:
         release.write(out, escape_formulas=escape_formulas, report=report)
     return cast("Release", _as_given(data, release))
-def compare(
-    original: Any,
-    release: Any,
-    *,
-    qi: Sequence[str] | None = None,
-    schema: Schema | str | os.PathLike[str] | None = None,
-    missing: MissingPolicy | str = DEFAULT_MISSING,
-    decimal_comma: bool | None = None,
-    k: int | None = None,
-    input_rows: int | None = None,
-    queries: int = 1000,
-    max_attributes: int = 3,
-    seed: int = 0,
-    scale: float = 1.0,
-    target: str | None = None,
-    test: Any = None,
-    model: str = "logistic",
-) -> UtilityReport:
-    """Utility of ``release`` against ``original`` (:func:`crowdsafe.metrics.measure_utility`
-    for a :class:`~crowdsafe.metrics.UtilityRequest`): information loss, marginal distances,
-    workload error and classifier accuracy (custodian only).
-
-    ``target`` defaults to the original's sensitive attribute when it has exactly one and the
-    release holds it; ``test`` (held-out original rows) defaults to Adult's test file when the
-    original is the bundled ``adult``.
-    """
-    from dataclasses import replace
-
-    from crowdsafe.data.release_roles import release_dataset
-    from crowdsafe.metrics import UtilityRequest, measure_utility
-
-    request = UtilityRequest(qi=tuple(qi) if qi is not None else None, k=k, input_rows=input_rows, queries=queries,
-                             max_attributes=max_attributes, seed=seed, scale=scale, target=target, model=model)
-    schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
-    source = load(original, schema=schema, missing=missing).outside_as_missing()  # as publish published it
-    published = release_dataset(load_release(release, missing=missing), source)
-    if target is None and len(source.sensitive) == 1 and source.sensitive[0] in published.columns:
-        target = source.sensitive[0]
-    if test is None and isinstance(original, str) and original == "adult" and target is not None:
-        test = "adult-test"
-    held_out = load(test, schema=schema, missing=missing) if test is not None else None
-    return measure_utility(source, published, replace(request, target=target), test=held_out)
 
 
 # -- DP queries and the budget ledger ------------------------------------------------------------
@@ -272,9 +160,9 @@ def query(
     from crowdsafe.mechanisms.query_plan import QueryRequest
 
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
-    request = QueryRequest(text, epsilon=epsilon, delta=delta, mechanism=mechanism, calibration_name=calibration,
-                           neighbours=neighbours, max_rows_per_person=max_rows_per_person, domain=domain,
-                           partition=partition)
+    request = QueryRequest(arguments.text(text, "text", "one query"), epsilon=epsilon, delta=delta,
+                           mechanism=mechanism, calibration_name=calibration, neighbours=neighbours,
+                           max_rows_per_person=max_rows_per_person, domain=domain, partition=partition)
     return run_query(get_engine(engine, master=spark_master), data, request, schema=schema, missing=missing,
                      randomness=randomness, ledger=ledger, name=name, budget=budget)
 
@@ -285,7 +173,7 @@ def query(
 def plan_perturbation(
     data: Any,
     *,
-    attributes: Sequence[str] | None = None,
+    attributes: Sequence[str] | str | None = None,
     domains: dict[str, Sequence[Any]] | None = None,
     max_rows: int | None = None,
     exploratory: bool = False,
@@ -308,14 +196,15 @@ def plan_perturbation(
 
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     runner = get_engine(engine, master=spark_master)
-    request = _perturb_request(attributes, domains, max_rows, exploratory, duplicates, confidence, target)
+    request = _perturb_request(attributes, domains, max_rows, exploratory, duplicates, confidence, target,
+                               "plan_perturbation")
     return plan_run(runner, data, request, schema=schema, missing=missing)
 
 
 def perturb(
     data: Any,
     *,
-    attributes: Sequence[str] | None = None,
+    attributes: Sequence[str] | str | None = None,
     domains: dict[str, Sequence[Any]] | None = None,
     max_rows: int | None = None,
     exploratory: bool = False,
@@ -374,7 +263,7 @@ def perturb(
 
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     runner = get_engine(engine, master=spark_master)
-    request = _perturb_request(attributes, domains, max_rows, exploratory, duplicates, confidence, target)
+    request = _perturb_request(attributes, domains, max_rows, exploratory, duplicates, confidence, target, "perturb")
     output = ViewOutput(out=out, certificate=certificate, escape_formulas=escape_formulas, report=report)
     runner.check_perturbation(out, ledger)  # a path the engine cannot write, first
     guard(view_outputs(output), data=data, schema=schema, ledger=ledger, force=force)
@@ -383,16 +272,21 @@ def perturb(
                                                             name=name, budget=budget)))
 
 
-def _perturb_request(attributes: Sequence[str] | None, domains: dict[str, Sequence[Any]] | None,
+def _perturb_request(attributes: Sequence[str] | str | None, domains: dict[str, Sequence[Any]] | None,
                      max_rows: int | None, exploratory: bool, duplicates: str, confidence: float,
-                     target: dict[str, Any]) -> PerturbRequest:
-    """The request :func:`plan_perturbation` and :func:`perturb` build from their keywords
-    (``target``: gamma and d or c, optionally alpha, beta, exclusive_correlations); nothing in it
-    is checked yet but the confidence, as before."""
+                     target: dict[str, Any], function: str) -> PerturbRequest:
+    """The request :func:`plan_perturbation` and :func:`perturb` (``function``) build from their
+    keywords (``target``: gamma and d or c, optionally alpha, beta, exclusive_correlations,
+    max_view_rows; an unknown or missing keyword named, :func:`crowdsafe.arguments.keywords`);
+    nothing else in it is checked yet but the confidence, as before."""
     from crowdsafe.perturb.alpha_beta import PerturbRequest
     from crowdsafe.privacy.dgamma import AlphaBetaPlanRequest, failure_of
 
-    return PerturbRequest(AlphaBetaPlanRequest(failure=failure_of(confidence), **target), attributes=attributes,
+    taken = [f.name for f in fields(AlphaBetaPlanRequest) if f.name != "failure"]
+    given = keywords(function, target, taken, required=("gamma",),
+                     instead={"failure": "confidence (1 - the failure probability)"})
+    return PerturbRequest(AlphaBetaPlanRequest(failure=failure_of(confidence), **given),
+                          attributes=names(attributes, "attributes"),
                           domains=domains, max_rows=max_rows, exploratory=exploratory,
                           duplicates=cast("Duplicates", duplicates))
 
@@ -411,6 +305,7 @@ def estimate(
     from crowdsafe.perturb import View, read_view
     from crowdsafe.perturb import estimate as estimate_one
 
+    queries = arguments.texts(queries, "queries", "a counting query")
     if not isinstance(view, View):
         view = read_view(view, certificate)
     if isinstance(queries, str):
@@ -432,7 +327,7 @@ def plan_publish(
     releases: int = 1,
     objective: str | None = None,
     target: str | None = None,
-    columns: Sequence[str] | None = None,
+    columns: Sequence[str] | str | None = None,
     candidates: int | None = None,
     declared_domains: bool | None = None,
     table_counts: bool = False,
@@ -445,9 +340,9 @@ def plan_publish(
     from crowdsafe.anonymize.plan import PlanRequest, plan_publication
 
     return plan_publication(PlanRequest(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
-                                        releases=releases, objective=objective, target=target, columns=columns,
-                                        candidates=candidates, declared_domains=declared_domains,
-                                        table_counts=table_counts))
+                                        releases=releases, objective=objective, target=target,
+                                        columns=names(columns, "columns"), candidates=candidates,
+                                        declared_domains=declared_domains, table_counts=table_counts))
 
 
 def publish(
@@ -460,7 +355,7 @@ def publish(
     epsilon1: float | None = None,
     scheme: str | Mapping[str, int] | None = None,
     releases: int = 1,
-    qi: Sequence[str] | None = None,
+    qi: Sequence[str] | str | None = None,
     sensitive: Sequence[str] | str | None = None,
     schema: Schema | str | os.PathLike[str] | None = None,
     missing: MissingPolicy | str = DEFAULT_MISSING,
@@ -477,7 +372,7 @@ def publish(
     escape_formulas: bool = True,
     objective: str | None = None,
     target: str | None = None,
-    columns: Sequence[str] | None = None,
+    columns: Sequence[str] | str | None = None,
     report: bool = True,
 ) -> Publication:
     """Publish ``data`` k-anonymized with a proven (ε, δ)-DP guarantee per release: Bernoulli(β)
@@ -536,8 +431,9 @@ def publish(
     from crowdsafe.drivers.run_files import guard, publish_outputs
     from crowdsafe.engines import get_engine
 
+    qi, sensitive = names(qi, "qi"), names(sensitive, "sensitive")
     request = PlanRequest(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases,
-                          objective=objective, target=target, columns=None if columns is None else tuple(columns))
+                          objective=objective, target=target, columns=names(columns, "columns"))
     run = RunOptions(name=name, budget=budget, out=out, custodian_report=custodian_report,
                      escape_formulas=escape_formulas, report=report)
     check_publication(request)  # bad parameters are refused before anything else (the plan: after the read)
@@ -549,51 +445,3 @@ def publish(
     return cast("Publication", _as_given(data, publish_run(chosen, data, request, run, schema=schema, qi=qi,
                                                            sensitive=sensitive, missing=missing, seed=seed,
                                                            ledger=ledger)))
-
-
-# -- attacks -------------------------------------------------------------------------------------
-
-
-def attack(
-    releases: Sequence[Any],
-    targets: Any,
-    *,
-    qi: Sequence[str],
-    sensitive: str | None = None,
-    kind: str = "intersection",
-    location: str = "auto",
-    levels: Sequence[float] = (0.25, 0.5, 0.75),
-    truth_id: str | None = None,
-    schema: Schema | str | os.PathLike[str] | None = None,
-    decimal_comma: bool | None = None,
-    engine: str = "polars",
-    spark_master: str | None = None,
-    suppressed: Sequence[str] = (),
-) -> Any:
-    """Run an attack on ``releases`` and report what it reveals.
-
-    - ``kind="intersection"``: the composition attack of Ganta, Kasiviswanathan and Smith
-      (2008) on ``targets`` (:func:`crowdsafe.attacks.intersection_attack`): ``targets`` hold
-      ``qi`` and optionally the true ``sensitive`` value, used only for scoring.
-    - ``kind="linkage"``: Sweeney's linkage of one release with ``targets``, an identified
-      external table holding ``qi`` (:func:`crowdsafe.attacks.linkage_attack`).
-
-    ``releases``: Release objects, frames (Polars or pandas) or files. ``targets``: anything :func:`load` reads;
-    its hierarchies resolve hierarchy labels in the releases. ``truth_id``: a record id in both,
-    used only to score the attack. ``suppressed``: quasi-identifier cells marking a suppressed cell
-    in another tool's releases (``["NA"]``), read as ``*``. ``engine="spark"`` (intersection
-    only): releases and targets are paths read on Spark, the joins run there
-    (:mod:`crowdsafe.engines.spark.attacks`), and the result's ``targets`` is a Spark DataFrame. The options form one
-    :class:`~crowdsafe.attacks.AttackRequest`, passed to :mod:`crowdsafe.drivers.attack`.
-    """
-    from crowdsafe.attacks.request import AttackRequest
-    from crowdsafe.drivers.attack import attack as attack_run
-    from crowdsafe.drivers.attack import check_kind
-    from crowdsafe.engines import get_engine
-
-    schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
-    check_kind(kind)  # before the engine is chosen
-    chosen = get_engine(engine, master=spark_master)
-    request = AttackRequest(kind=kind, qi=tuple(qi), sensitive=sensitive, location=cast("Location", location),
-                            levels=tuple(levels), truth_id=truth_id, schema=schema, suppressed=tuple(suppressed))
-    return attack_run(chosen, releases, targets, request)

@@ -179,7 +179,9 @@ def test_a_scale_not_above_zero_or_not_finite_is_refused_before_reading(scale, t
     def unread(*args, **kwargs):
         raise AssertionError("a table was read")
 
-    monkeypatch.setattr(api, "load", unread)
+    from crowdsafe import measures
+
+    monkeypatch.setattr(measures, "load", unread)  # compare lives in crowdsafe.measures (api re-exports it)
     with pytest.raises(ParameterError, match="scale parameter must be a finite number above 0"):
         api.compare("adult", tmp_path / "r.csv", scale=scale)
     with pytest.raises(ParameterError, match="scale parameter must be a finite number above 0"):

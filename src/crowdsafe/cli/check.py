@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from crowdsafe import api
+    from crowdsafe.models.check_report import CheckReport
 else:
     from crowdsafe.cli.lazy import Console, Table
     api = lazy_module("crowdsafe.api")
@@ -44,7 +45,7 @@ MissingOpt = Annotated[
 ]
 
 
-def render_check(report: api.CheckReport, console: Console) -> None:
+def render_check(report: CheckReport, console: Console) -> None:
     console.print("custodian only: exact facts about the data, not covered by any guarantee; do not publish them")
     console.print(styled(
         (str(report.dataset), "bold"), f": {report.rows:,} rows, {len(report.attributes)} attributes "

@@ -48,9 +48,9 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.data.hierarchy import MISSING_LABEL, Hierarchy
+from crowdsafe.data.release_roles import centroid_error
 from crowdsafe.data.set_cells import SetPiece, format_set, set_members, split_set
 from crowdsafe.errors import InputError
-from crowdsafe.data.release_roles import centroid_error
 
 if TYPE_CHECKING:
     from crowdsafe.data.dataset import Dataset

@@ -443,8 +443,8 @@ class Schema:
         attribute cannot be both, and neither may name an identifier (a ``SchemaError``: a direct
         identifier is dropped before any release). ``None`` leaves that role as it is.
         """
-        if isinstance(sensitive, str):
-            sensitive = [sensitive]
+        sensitive = [sensitive] if isinstance(sensitive, str) else sensitive  # one name, not its characters
+        qi = [qi] if isinstance(qi, str) else qi
         sensitive_set = (
             set(self._check_names(sensitive, "the sensitive parameter", "sensitive")) if sensitive is not None else None
         )

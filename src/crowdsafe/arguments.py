@@ -1,0 +1,96 @@
+"""The checks of the arguments the public functions share (:mod:`crowdsafe.api`,
+:mod:`crowdsafe.measures`), made before anything is read, in one line naming the parameter:
+
+- :func:`names`: a list of column names (``qi``, ``sensitive``, ``columns``, ``attributes``);
+  one name given as a string is the list of that one name (``qi="sex"`` is ``qi=["sex"]``, where
+  it was split into ``'s'``, ``'e'``, ``'x'``);
+- :func:`items`: a list of things (``releases``); one thing is the list of that one;
+- :func:`text`: one text (a query);
+- :func:`keywords`: the ``**options`` a function passes to a request class: an unknown keyword
+  is named with the ones it takes, a missing required one is named (where Python named the
+  internal class: ``AnonymizeRequest.__init__() got an unexpected keyword argument``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from crowdsafe.errors import ParameterError
+
+
+def _kind(value: Any) -> str:
+    """A value's class for an error: ``the int 5``, ``a pandas.DataFrame``."""
+    kind = type(value)
+    package = kind.__module__.split(".")[0]
+    if package == "builtins":
+        plain = isinstance(value, (int, float, bytes))
+        return f"the {kind.__qualname__} {value!r}" if plain else f"a {kind.__qualname__}"
+    return f"a {package}.{kind.__qualname__}"
+
+
+def names(value: Any, parameter: str) -> tuple[str, ...] | None:
+    """``value`` as a tuple of column names: None stays None, a string is one name, a list or
+    tuple of strings is those names; anything else (a number, a set, a name that is not a
+    string) is refused naming ``parameter``."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, (list, tuple)):
+        raise ParameterError(f"{parameter} must be a list of column names, got {_kind(value)}", parameter=parameter)
+    for name in value:
+        if not isinstance(name, str):
+            raise ParameterError(f"{parameter} must be a list of column names (strings), but it holds "
+                                 f"{_kind(name)}", parameter=parameter)
+    return tuple(value)
+
+
+def items(value: Any, parameter: str) -> tuple[Any, ...]:
+    """``value`` as a tuple: a list or tuple is its items, anything else (a path, a frame, a
+    Release) is the one item."""
+    if isinstance(value, (list, tuple)):
+        return tuple(value)
+    if isinstance(value, (str, bytes, os.PathLike)) or not isinstance(value, Sequence):
+        return (value,)
+    return tuple(value)
+
+
+def text(value: Any, parameter: str, what: str) -> str:
+    """``value``, which must be one string (``what`` says what it is)."""
+    if not isinstance(value, str):
+        raise ParameterError(f"{parameter} must be {what} (a string), got {_kind(value)}", parameter=parameter)
+    return value
+
+
+def texts(value: Any, parameter: str, what: str) -> str | list[str]:
+    """``value``: one string or a list of strings (``what`` says what each is)."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ParameterError(f"{parameter} must be {what} (a string) or a list of them, got {_kind(value)}",
+                             parameter=parameter)
+    return list(value)
+
+
+def keywords(function: str, given: Mapping[str, Any], taken: Iterable[str], *, required: Iterable[str] = (),
+             instead: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """``given`` (a function's ``**options``), checked against the keywords ``taken``: an unknown
+    one is refused naming it (with the nearest taken one, or the parameter to give ``instead``)
+    and listing those taken; a ``required`` one missing is named."""
+    taken = tuple(taken)
+    for key in given:
+        if key in taken:
+            continue
+        if instead and key in instead:
+            raise ParameterError(f"{function}() takes no keyword {key!r}: give {instead[key]}", parameter=key)
+        near = difflib.get_close_matches(key, taken, n=1)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise ParameterError(f"{function}() got an unknown keyword {key!r}{hint}; beside its named parameters it "
+                             f"takes: {', '.join(taken)}", parameter=key)
+    for key in required:
+        if key not in given:
+            raise ParameterError(f"{function}() needs the keyword {key!r}", parameter=key)
+    return dict(given)

@@ -1,0 +1,190 @@
+"""The public functions that measure a table or a release without publishing anything:
+:func:`check` (what an attacker could learn), :func:`compare` (the utility a release keeps) and
+:func:`attack` (what releases reveal). Re-exported by :mod:`crowdsafe.api`, which documents the
+conventions they share (``decimal_comma``; a single column name where a list is expected)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+from crowdsafe.arguments import items, names
+from crowdsafe.data import DEFAULT_MISSING, Dataset, MissingPolicy, Schema, load
+from crowdsafe.data.pipeline import load_release
+from crowdsafe.defaults import DEFAULT_THRESHOLD
+
+if TYPE_CHECKING:
+    from crowdsafe.attacks.intersection import Location
+    from crowdsafe.metrics import UtilityReport
+    from crowdsafe.models.check_report import CheckReport
+
+
+def check(
+    data: Any,
+    *,
+    qi: Sequence[str] | str | None = None,
+    sensitive: Sequence[str] | str | None = None,
+    schema: Schema | str | os.PathLike[str] | None = None,
+    missing: MissingPolicy | str = DEFAULT_MISSING,
+    decimal_comma: bool | None = None,
+    original: Any = None,
+    target_k: int | None = None,
+    l: int = 2,
+    ground: str = "auto",
+    threshold: float = DEFAULT_THRESHOLD,
+    population: Any = None,
+    population_size: int | None = None,
+) -> CheckReport:
+    """Load ``data`` (a path, a bundled name, a frame or a Dataset) and report what an attacker
+    could learn: k-anonymity and the class sizes, ℓ-diversity (distinct, entropy, recursive
+    (c, ℓ)), t-closeness, δ-disclosure, β-likeness and effective anonymity for each sensitive
+    attribute, and re-identification risk (:func:`crowdsafe.models.assess`).
+
+    k is the size of the smallest group of rows sharing one quasi-identifier tuple (Sweeney
+    2002); sample uniques are rows alone in their group. The default quasi-identifiers are the
+    schema's (inferred: every attribute). ``original``: the table a release was made from, so
+    generalized cells are read as what they cover and the release takes its roles.
+    ``population`` (a table) enables journalist risk; ``population_size`` the Zayatz estimate
+    of population uniques. The options measured form one :class:`~crowdsafe.models.AssessRequest`
+    (:func:`check_report`).
+    """
+    from crowdsafe.data.release_roles import release_dataset
+    from crowdsafe.data.streamed_table import load_or_stream
+    from crowdsafe.models import AssessRequest
+    from crowdsafe.models.check_report import check_report, streamed_check_report
+
+    qi, sensitive = names(qi, "qi"), names(sensitive, "sensitive")
+    schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
+    if original is not None:
+        source = load(original, schema=schema, missing=missing).outside_as_missing()  # as publish published it
+        dataset = release_dataset(load_release(data, missing=missing), source)
+        dataset = dataset.with_roles(qi=qi, sensitive=sensitive) if qi is not None or sensitive is not None else dataset
+    else:  # a file larger than memory is read batch by batch (streamed_check_report; twin: check_report)
+        source = None
+        table = load_or_stream(data, schema=schema, qi=qi, sensitive=sensitive, missing=missing, empty=True)
+        dataset = table if isinstance(table, Dataset) else table.domain
+        dataset.validate_domains()  # the custodian's own report: a value outside its hierarchy is named
+    people = load(population, missing=missing) if population is not None else None
+    request = AssessRequest(target_k=target_k, l=l, ground=ground, threshold=threshold,
+                            population_size=population_size)
+    if original is None and not isinstance(table, Dataset):
+        streamed = streamed_check_report(table, request, population=people)
+        if streamed is not None:
+            return streamed
+        dataset = dataset.with_frame(table.rows.collect())  # a key too wide for the frequency table: the rows
+    return check_report(dataset, request, original=source, population=people)
+
+
+def check_dataset(
+    dataset: Dataset,
+    *,
+    original: Dataset | None = None,
+    target_k: int | None = None,
+    l: int = 2,
+    ground: str = "auto",
+    threshold: float = DEFAULT_THRESHOLD,
+    population: Dataset | None = None,
+    population_size: int | None = None,
+) -> CheckReport:
+    """:func:`check` for a loaded Dataset."""
+    from crowdsafe.models import AssessRequest
+    from crowdsafe.models.check_report import check_report
+
+    request = AssessRequest(target_k=target_k, l=l, ground=ground, threshold=threshold,
+                            population_size=population_size)
+    return check_report(dataset, request, original=original, population=population)
+
+
+def compare(
+    original: Any,
+    release: Any,
+    *,
+    qi: Sequence[str] | str | None = None,
+    schema: Schema | str | os.PathLike[str] | None = None,
+    missing: MissingPolicy | str = DEFAULT_MISSING,
+    decimal_comma: bool | None = None,
+    k: int | None = None,
+    input_rows: int | None = None,
+    queries: int = 1000,
+    max_attributes: int = 3,
+    seed: int = 0,
+    scale: float = 1.0,
+    target: str | None = None,
+    test: Any = None,
+    model: str = "logistic",
+) -> UtilityReport:
+    """Utility of ``release`` against ``original`` (:func:`crowdsafe.metrics.measure_utility`
+    for a :class:`~crowdsafe.metrics.UtilityRequest`): information loss, marginal distances,
+    workload error and classifier accuracy (custodian only).
+
+    ``target`` defaults to the original's sensitive attribute when it has exactly one and the
+    release holds it; ``test`` (held-out original rows) defaults to Adult's test file when the
+    original is the bundled ``adult``.
+    """
+    from dataclasses import replace
+
+    from crowdsafe.data.release_roles import release_dataset
+    from crowdsafe.metrics import UtilityRequest, measure_utility
+
+    request = UtilityRequest(qi=names(qi, "qi"), k=k, input_rows=input_rows, queries=queries,
+                             max_attributes=max_attributes, seed=seed, scale=scale, target=target, model=model)
+    schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
+    source = load(original, schema=schema, missing=missing).outside_as_missing()  # as publish published it
+    published = release_dataset(load_release(release, missing=missing), source)
+    if target is None and len(source.sensitive) == 1 and source.sensitive[0] in published.columns:
+        target = source.sensitive[0]
+    if test is None and isinstance(original, str) and original == "adult" and target is not None:
+        test = "adult-test"
+    held_out = load(test, schema=schema, missing=missing) if test is not None else None
+    return measure_utility(source, published, replace(request, target=target), test=held_out)
+
+
+# -- attacks -------------------------------------------------------------------------------------
+
+
+def attack(
+    releases: Sequence[Any] | Any,
+    targets: Any,
+    *,
+    qi: Sequence[str] | str,
+    sensitive: str | None = None,
+    kind: str = "intersection",
+    location: str = "auto",
+    levels: Sequence[float] = (0.25, 0.5, 0.75),
+    truth_id: str | None = None,
+    schema: Schema | str | os.PathLike[str] | None = None,
+    decimal_comma: bool | None = None,
+    engine: str = "polars",
+    spark_master: str | None = None,
+    suppressed: Sequence[str] | str = (),
+) -> Any:
+    """Run an attack on ``releases`` and report what it reveals.
+
+    - ``kind="intersection"``: the composition attack of Ganta, Kasiviswanathan and Smith
+      (2008) on ``targets`` (:func:`crowdsafe.attacks.intersection_attack`): ``targets`` hold
+      ``qi`` and optionally the true ``sensitive`` value, used only for scoring.
+    - ``kind="linkage"``: Sweeney's linkage of one release with ``targets``, an identified
+      external table holding ``qi`` (:func:`crowdsafe.attacks.linkage_attack`).
+
+    ``releases``: Release objects, frames (Polars or pandas) or files. ``targets``: anything :func:`load` reads;
+    its hierarchies resolve hierarchy labels in the releases. ``truth_id``: a record id in both,
+    used only to score the attack. ``suppressed``: quasi-identifier cells marking a suppressed cell
+    in another tool's releases (``["NA"]``), read as ``*``. ``engine="spark"`` (intersection
+    only): releases and targets are paths read on Spark, the joins run there
+    (:mod:`crowdsafe.engines.spark.attacks`), and the result's ``targets`` is a Spark DataFrame. The options form one
+    :class:`~crowdsafe.attacks.AttackRequest`, passed to :mod:`crowdsafe.drivers.attack`.
+    """
+    from crowdsafe.attacks.request import AttackRequest
+    from crowdsafe.drivers.attack import attack as attack_run
+    from crowdsafe.drivers.attack import check_kind
+    from crowdsafe.engines import get_engine
+
+    schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
+    check_kind(kind)  # before the engine is chosen
+    chosen = get_engine(engine, master=spark_master)
+    marks = (suppressed,) if isinstance(suppressed, str) else tuple(suppressed)
+    request = AttackRequest(kind=kind, qi=names(qi, "qi") or (), sensitive=sensitive,
+                            location=cast("Location", location), levels=tuple(levels), truth_id=truth_id,
+                            schema=schema, suppressed=marks)
+    return attack_run(chosen, items(releases, "releases"), targets, request)

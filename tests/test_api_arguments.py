@@ -1,0 +1,88 @@
+"""The arguments the public functions share (crowdsafe.arguments), found by an API sweep:
+
+- a string where a list of column names is expected was split into characters (``qi="sex"``:
+  "unknown attribute 's'"; ``plan_publish(columns="age")`` planned ('a', 'g', 'e')); one name is
+  now the list of that name, everywhere, and a list of non-strings is refused in one line;
+- ``anonymize(sensitive=[...])`` crashed (unhashable list) where check and publish took a list;
+- ``query("adult", ["count"])`` and ``estimate(view, 5)`` crashed deep inside;
+- a misspelled or missing keyword of ``**options`` named an internal class
+  (``AnonymizeRequest.__init__() got an unexpected keyword argument``).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from crowdsafe import api
+from crowdsafe.errors import ParameterError
+
+FRAME = pl.DataFrame({
+    "age": [30, 31, 32, 40, 41, 42, 50, 51] * 3,
+    "sex": ["F", "M"] * 12,
+    "job": ["x", "y", "z", "x", "y", "z", "x", "y"] * 3,
+})
+
+
+def test_one_qi_name_is_a_list_of_one():
+    assert api.check(FRAME, qi="sex").quasi_identifiers == api.check(FRAME, qi=["sex"]).quasi_identifiers == ["sex"]
+    assert api.anonymize(FRAME, k=2, qi="sex", report=False).frame.equals(
+        api.anonymize(FRAME, k=2, qi=["sex"], report=False).frame)
+    assert api.compare(FRAME, FRAME, qi="age").quasi_identifiers == ["age"]
+
+
+def test_one_column_name_is_planned_and_published_as_itself():
+    assert api.plan_publish(1.0, columns="age").columns == ("age",)
+    publication = api.publish(FRAME, epsilon=1.0, columns="age", qi="age", ledger=None, seed=1, report=False)
+    assert publication.release.frame.columns == ["age"]
+
+
+def test_anonymize_takes_a_list_of_sensitive_attributes_as_check_does():
+    by_list = api.anonymize(FRAME, k=2, qi=["age", "sex"], sensitive=["job"], l=1.5, report=False)
+    by_name = api.anonymize(FRAME, k=2, qi=["age", "sex"], sensitive="job", l=1.5, report=False)
+    assert by_list.frame.equals(by_name.frame)
+
+
+def test_one_attribute_is_perturbed_as_a_list_of_one():
+    one = api.plan_perturbation(FRAME, attributes="job", gamma=0.5, d=0.3, exploratory=True)
+    listed = api.plan_perturbation(FRAME, attributes=["job"], gamma=0.5, d=0.3, exploratory=True)
+    assert one.as_dict() == listed.as_dict()
+
+
+def test_one_release_path_is_attacked_as_a_list_of_one(tmp_path):
+    path = tmp_path / "r.csv"
+    api.anonymize(FRAME, k=2, qi=["age", "sex"], out=path, report=False)
+    kwargs = {"qi": ["age", "sex"], "sensitive": "job"}
+    assert api.attack(str(path), FRAME, **kwargs).as_dict() == api.attack([str(path)], FRAME, **kwargs).as_dict()
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: api.plan_publish(1.0, columns=5), "columns must be a list of column names, got the int 5"),
+    (lambda: api.check(FRAME, qi=[1, 2]), "qi must be a list of column names (strings), but it holds the int 1"),
+    (lambda: api.check(FRAME, qi={"age"}), "qi must be a list of column names, got a set"),
+    (lambda: api.publish(FRAME, epsilon=1.0, sensitive=3, ledger=None), "sensitive must be a list of column names"),
+    (lambda: api.query(FRAME, ["count"], epsilon=0.1, ledger=None), "text must be one query (a string), got a list"),
+    (lambda: api.estimate("view.csv", 5),
+     "queries must be a counting query (a string) or a list of them, got the int 5"),
+    (lambda: api.anonymize(FRAME, k=2, suppresion_limit=0.1),
+     "anonymize() got an unknown keyword 'suppresion_limit' (did you mean 'suppression_limit'?); beside its named "
+     "parameters it takes: distance, mode,"),
+    (lambda: api.perturb(FRAME, c=1, max_rows=100), "perturb() needs the keyword 'gamma'"),
+    (lambda: api.plan_perturbation(FRAME, c=1, gama=0.2), "plan_perturbation() got an unknown keyword 'gama' "
+     "(did you mean 'gamma'?)"),
+    (lambda: api.perturb(FRAME, c=1, gamma=0.2, failure=0.1), "perturb() takes no keyword 'failure': give confidence"),
+])
+def test_a_malformed_argument_is_refused_in_one_line_naming_it(call, message):
+    with pytest.raises(ParameterError) as refused:
+        call()
+    assert message in str(refused.value)
+    assert "\n" not in str(refused.value) and "Request" not in str(refused.value)
+
+
+def test_a_misspelled_keyword_writes_and_charges_nothing(tmp_path):
+    ledger, out = tmp_path / "ledger.sqlite3", tmp_path / "view.csv"
+    with pytest.raises(ParameterError, match="'gama'"):
+        api.perturb(FRAME, c=1, gama=0.2, max_rows=100, ledger=ledger, out=out, budget=(5, 1e-6))
+    with pytest.raises(ParameterError, match="'suppresion_limit'"):
+        api.anonymize(FRAME, k=2, suppresion_limit=0.1, out=tmp_path / "r.csv")
+    assert list(tmp_path.iterdir()) == []
