@@ -64,7 +64,7 @@ def test_publish_builds_each_request_once_from_every_keyword(monkeypatch):
     assert request == PlanRequest(**plan_fields) and checked == [request]
     assert checked[0] is request  # checked, then passed down: the same object
     assert options == RunOptions(**RUN_FIELDS)
-    assert keywords == reading
+    assert keywords == {**reading, "qi": ("age",), "sensitive": ("sex",)}  # names as tuples (crowdsafe.arguments)
 
 
 def test_a_run_option_reaches_the_publication(tmp_path):

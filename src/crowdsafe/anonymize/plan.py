@@ -149,7 +149,9 @@ class PublishPlan:
     def expected_sample_rows(self, rows: int) -> float:
         """Rows expected in each sample of a table of ``rows`` rows (n·β), before suppression.
         ``rows`` is an exact fact about the data: the result is custodian-only."""
-        return rows * self.beta
+        from crowdsafe.anonymize.plan_inputs import check_rows
+
+        return check_rows(rows) * self.beta
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -249,6 +251,7 @@ class _Checked:
 
 def _checked(request: PlanRequest) -> _Checked:
     """The checks of :func:`plan_publication`, in its order; raises its ParameterErrors."""
+    from crowdsafe.anonymize.plan_inputs import check_plan_inputs
     from crowdsafe.selection.score import make_objective
 
     epsilon, delta, k, beta, epsilon1 = request.epsilon, request.delta, request.k, request.beta, request.epsilon1
@@ -260,6 +263,7 @@ def _checked(request: PlanRequest) -> _Checked:
         raise ParameterError(f"the number of releases must be at most {MAX_RELEASES:,} (each is a table, a "
                              f"certificate and a report written), got {releases!r}", parameter="releases")
     chosen_objective = make_objective(objective, target)
+    check_plan_inputs(request)  # candidates, the scheme's levels
     if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2):
         whole = isinstance(k, (int, np.integer)) and not isinstance(k, bool)
         why = ("with k = 1 nothing is suppressed and no guarantee holds" if whole and k == 1
