@@ -75,7 +75,11 @@ def anonymize(
     force: bool = False,
     **options: Any,
 ) -> Release:
-    """k-anonymize ``data`` with a classic algorithm: ``"mondrian"``, ``"mdav"`` or ``"lattice"``.
+    """k-anonymize ``data`` with a classic ``algorithm``: ``"mondrian"``, ``"mdav"`` or
+    ``"lattice"``, every published group of at least ``k`` rows, over the quasi-identifiers ``qi``
+    (one name or a list; None: the schema's). ``schema`` (a :class:`~crowdsafe.data.Schema`, a
+    schema file, or None: inferred), ``missing`` (the missing-value policy: ``"keep"``,
+    ``"drop"`` or ``"error"``) and ``decimal_comma`` (module docstring) say how ``data`` is read.
 
     The recoding is fitted to the data, so the release's certificate says "no formal guarantee"
     (use :func:`publish` for a release with one). ``l`` / ``t``: entropy ℓ-diversity and
@@ -91,7 +95,8 @@ def anonymize(
     ``escape_formulas`` is False (:mod:`crowdsafe.csv_safety`); an ``out`` that cannot be written
     (a folder, an unwritable folder), that is an input of the run or a special file, or an
     existing file crowdsafe did not write without ``force=True`` (:mod:`crowdsafe.output_guard`)
-    is refused before the data is read. Every column but the
+    is refused before the data is read. An unknown keyword in ``options`` is refused naming it.
+    Every column but the
     identifiers is published; with an inferred schema, ``release.notes`` warns about each whose
     name looks like a direct identifier (:func:`crowdsafe.data.identifiers.name_warnings`).
     """
@@ -144,15 +149,35 @@ def query(
     engine: str = "polars",
     spark_master: str | None = None,
 ) -> QueryAnswer:
-    """Answer a query (see :mod:`crowdsafe.mechanisms.query_language`) on ``data`` with
-    differential privacy, charged to the dataset's budget in the ledger.
+    """Answer a query ``text`` (one string, see :mod:`crowdsafe.mechanisms.query_language`) on
+    ``data`` with differential privacy, charged to the dataset's budget in the ledger.
+
+    - ``epsilon``, ``delta``: the query's privacy loss (δ > 0 only for the Gaussian mechanism or a
+      histogram over values taken from the data);
+    - ``mechanism``: ``"laplace"`` (ε-DP; None: the default) or ``"gaussian"`` ((ε, δ)-DP);
+      quantiles always use the exponential mechanism (leave it None);
+    - ``calibration``: the Gaussian's calibration, ``"analytic"`` (default) or ``"classic"``;
+    - ``neighbours``: the neighbour notion, ``"add-remove"`` (default) or ``"change"``;
+    - ``max_rows_per_person``: the contribution bound, required when the schema names a person
+      identifier (a person's rows beyond it are dropped);
+    - ``domain``: the public values of a histogram's columns, a mapping from column name to the
+      list of its values (``{"sex": ["Female", "Male"]}``); without it, the bins or values written
+      in the query, else the schema's order or declared hierarchy (docs/mechanisms.md);
+    - ``partition``: a column the query's filter fixes with ``column = value``; the ledger then
+      composes such queries in parallel;
+    - ``randomness``: the noise's source: None (default) the secure generator; a
+      :class:`~crowdsafe.Randomness` or an int seed makes the answer reproducible and NOT fit for
+      release;
+    - ``schema`` (a :class:`~crowdsafe.data.Schema`, a schema file, or None: inferred),
+      ``missing`` (the missing-value policy: ``"keep"``, ``"drop"`` or ``"error"``) and
+      ``decimal_comma`` (module docstring) say how ``data`` is read.
 
     ``ledger``: ``"default"`` (``$CROWDSAFE_LEDGER`` or the per-user file), a path, a
     :class:`~crowdsafe.privacy.ledger.Ledger`, or None to run without one. ``budget=(ε, δ)``
     registers the dataset's total budget (under ``name``) if it has none yet. Bad input raises
     before the ledger is touched; an over-budget query raises BudgetExceeded before any noise.
-    ``engine="spark"``: ``data`` is a Parquet/CSV path read on Spark (session from the
-    environment or ``spark_master``); the aggregation runs there, the noise here
+    ``engine``: ``"polars"`` (default, in this process) or ``"spark"``: ``data`` is a Parquet/CSV
+    path read on Spark (session from the environment or ``spark_master``); the aggregation runs there, the noise here
     (:mod:`crowdsafe.engines.spark.queries`).
     """
     from crowdsafe.drivers.query import query as run_query
@@ -189,8 +214,10 @@ def plan_perturbation(
     """The α-β plan for ``data`` without perturbing: α, the smallest admissible β, the expected
     view size and ratio |V|/N, the equivalent ε, the utility bound and warnings. ``target``
     is what :func:`perturb` takes: ``gamma`` and ``d`` or ``c``, optionally ``alpha``, ``beta``,
-    ``exclusive_correlations``. With public domains and ``max_rows`` the plan is made from
-    public things only (see :func:`perturb`)."""
+    ``exclusive_correlations``, ``max_view_rows``. ``attributes``, ``domains``, ``max_rows``,
+    ``exploratory``, ``duplicates``, ``confidence``, ``schema``, ``missing``, ``decimal_comma``,
+    ``engine`` and ``spark_master`` mean what they mean for :func:`perturb`. With public domains
+    and ``max_rows`` the plan is made from public things only (see :func:`perturb`)."""
     from crowdsafe.drivers.perturb import plan_perturbation as plan_run
     from crowdsafe.engines import get_engine
 
@@ -229,30 +256,35 @@ def perturb(
     """Publish a (d, γ)-private view of ``data`` by random deletion and insertion (α-β algorithm,
     Rastogi, Suciu, Hong 2007).
 
-    ``target``: ``gamma`` and either ``d`` or ``c`` (d = c·N/m), optionally ``alpha`` (default
-    1/2), ``beta`` (default: the smallest admissible) and ``exclusive_correlations``.
-    ``attributes`` default to every non-identifier column. The guarantee holds for a domain and
-    parameters fixed before the data is read, so each attribute needs a public domain
-    (``domains`` declares value lists; else the schema's ``order`` or a declared hierarchy's
-    leaves; null in each exactly when ``missing`` keeps missing values; a row outside them is
-    left out, counted custodian-only) and ``max_rows`` is a public bound N on the rows, used in
-    place of n; a run without them is refused, unless ``exploratory=True``, which takes them
-    from the data and certifies "no formal guarantee". Duplicate rows are collapsed (the view is a set) or,
-    with ``duplicates="error"``, refused. Returns a :class:`~crowdsafe.perturb.Perturbation`
-    (``.view`` with ``.certificate``, ``.plan``, the public ``.as_dict()`` and the
-    custodian-only ``.custodian_report()``); with ``out`` the view and its certificate JSON
-    are written, each atomically (the custodian report is not written). ``seed`` makes the run
-    reproducible and NOT fit for release. ``engine="spark"``: ``data`` is a path read on Spark,
-    the view is written by Spark as a Parquet directory ``out`` (required) and ``.view`` is a
-    :class:`~crowdsafe.engines.spark.alpha_beta.SparkView` (:mod:`crowdsafe.engines.spark.alpha_beta`).
-    ``ledger`` (None by default: no charge; ``"default"``, a path or a Ledger): the view's
-    equivalent ε is charged to the dataset's budget, the dataset identified by its keyed
-    fingerprint; ``budget=(ε, δ)`` registers that budget under ``name`` if it has none. A CSV
-    view is formula-safe unless ``escape_formulas`` is False (its certificate says which; Parquet
-    keeps raw values); an ``out`` that cannot be written, that is an input of the run (the data,
-    the schema and its hierarchy files, the ledger and its companions) or a special file, or an
-    existing file crowdsafe did not write without ``force=True``, is refused before anything is
-    read or charged (:mod:`crowdsafe.output_guard`).
+    ``target``: ``gamma`` and either ``d`` or ``c`` (d = c·N/m), optionally ``alpha`` (default 1/2),
+    ``beta`` (default: the smallest admissible), ``exclusive_correlations`` and ``max_view_rows``
+    (the largest expected view an in-memory run makes: a plan expecting more is refused before any
+    charge; None: no limit; default :data:`~crowdsafe.defaults.LARGE_VIEW_ROWS`); an unknown or
+    missing keyword is refused naming it. The failure probability of the utility bound is 1 −
+    ``confidence`` (there is no ``failure`` keyword). ``schema``, ``missing`` and ``decimal_comma``
+    say how ``data`` is read (module docstring). ``attributes`` (one name or a list) default to
+    every non-identifier column. The guarantee holds for a domain and parameters fixed before the
+    data is read, so each attribute needs a public domain (``domains`` declares value lists; else
+    the schema's ``order`` or a declared hierarchy's leaves; null in each exactly when ``missing``
+    keeps missing values; a row outside them is left out, counted custodian-only) and ``max_rows``
+    is a public bound N on the rows, used in place of n; a run without them is refused, unless
+    ``exploratory=True``, which takes them from the data and certifies "no formal guarantee".
+    Duplicate rows are collapsed (the view is a set) or, with ``duplicates="error"``, refused.
+    Returns a :class:`~crowdsafe.perturb.Perturbation` (``.view`` with ``.certificate``, ``.plan``,
+    the public ``.as_dict()`` and the custodian-only ``.custodian_report()``); with ``out`` the view
+    and its certificate JSON (at ``certificate``, default beside the view) are written, each
+    atomically (the custodian report is not written). ``seed`` makes the run reproducible and NOT
+    fit for release. ``engine="spark"`` (a session from the environment or ``spark_master``):
+    ``data`` is a path read on Spark, the view is written by Spark as a Parquet directory ``out``
+    (required) and ``.view`` is a :class:`~crowdsafe.engines.spark.alpha_beta.SparkView`
+    (:mod:`crowdsafe.engines.spark.alpha_beta`). ``ledger`` (None by default: no charge;
+    ``"default"``, a path or a Ledger): the view's equivalent ε is charged to the dataset's budget,
+    the dataset identified by its keyed fingerprint; ``budget=(ε, δ)`` registers that budget under
+    ``name`` if it has none. A CSV view is formula-safe unless ``escape_formulas`` is False (its
+    certificate says which; Parquet keeps raw values); an ``out`` that cannot be written, that is an
+    input of the run (the data, the schema and its hierarchy files, the ledger and its companions)
+    or a special file, or an existing file crowdsafe did not write without ``force=True``, is
+    refused before anything is read or charged (:mod:`crowdsafe.output_guard`).
     With ``out``, the view's HTML report (``<stem>.report.html``, :mod:`crowdsafe.report`) is
     written beside it, from the view and its certificate only, unless ``report`` is False.
     """
@@ -298,10 +330,11 @@ def estimate(
     confidence: float = 0.95,
     certificate: str | os.PathLike[str] | None = None,
 ) -> Estimate | list[Estimate]:
-    """Estimate counting queries ("count where age between 26 and 32 and sex = 'Female'") from an
-    α-β view (a :class:`~crowdsafe.perturb.View` or the path of a view file, whose certificate
-    gives α, β and the domain). One query gives an :class:`~crowdsafe.perturb.Estimate`, a list
-    gives a list; each carries its error bar at ``confidence``."""
+    """Estimate counting ``queries`` ("count where age between 26 and 32 and sex = 'Female'") from
+    an α-β ``view`` (a :class:`~crowdsafe.perturb.View` or the path of a view file, whose
+    certificate, beside it or at ``certificate``, gives α, β and the domain). One query (a
+    string) gives an :class:`~crowdsafe.perturb.Estimate`, a list gives a list; anything else is
+    refused in one line. Each carries its error bar at ``confidence``."""
     from crowdsafe.perturb import View, read_view
     from crowdsafe.perturb import estimate as estimate_one
 
@@ -334,6 +367,14 @@ def plan_publish(
 ) -> PublishPlan:
     """The plan :func:`publish` would run (k, β, ε1, cost of all releases), without reading data.
     ``delta`` defaults to :data:`crowdsafe.defaults.DEFAULT_DELTA` (10⁻⁶), as in :func:`publish`.
+    ``epsilon``: the target ε of one release (ε1 included); ``k``: the least class size (None: the
+    smallest that reaches δ); ``beta``: the sampling rate (None: the planner's); ``epsilon1``: the
+    selection's share of ε (None: the planner's); ``scheme``: a fixed scheme (strongly safe; its
+    levels whole numbers >= 0); ``releases``: how many; ``objective`` / ``target``: what the
+    selection optimises; ``columns``: the published columns (one name or a list);
+    ``candidates``: the lattice's size (a whole number >= 1); ``declared_domains``: whether every
+    published column has a declared hierarchy; ``table_counts``: whether the selection reads the
+    whole table's counts.
     The keywords are one :class:`~crowdsafe.anonymize.plan.PlanRequest` (its fields' meanings there),
     checked by :func:`~crowdsafe.anonymize.plan.plan_publication`; without ``candidates`` (the
     lattice's size) ε1 is 10% of ε. (``plan.expected_sample_rows(n)`` is custodian-only.)"""
@@ -389,7 +430,10 @@ def publish(
     (``"default"``, a path, a Ledger, or None) is charged before anything is computed from the
     data; a dataset with no budget gets ``budget`` or, without it, exactly this publication's
     cost. ``seed`` makes the run reproducible and NOT fit for release; so does ``ledger=None``
-    (nothing then records the sample's use or limits further releases).
+    (nothing then records the sample's use or limits further releases). ``name``: the dataset's
+    name in the ledger. ``k``, ``beta``, ``epsilon1``, ``scheme`` are :func:`plan_publish`'s.
+    ``qi`` and ``sensitive`` (one name or a list) set the roles; ``schema``, ``missing`` and
+    ``decimal_comma`` say how ``data`` is read (module docstring).
 
     Every release is written and returned whatever it suppresses; one that suppresses more than
     90% of its sample gets a warning in ``custodian_report()["warnings"]`` only (docs/publish.md,

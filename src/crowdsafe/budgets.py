@@ -49,9 +49,11 @@ def set_budget(
     missing: MissingPolicy | str = DEFAULT_MISSING,
     decimal_comma: bool | None = None,
 ) -> Budget:
-    """Register ``data`` in the ledger with its total privacy budget (set once). A budget that
-    cannot be one is refused before the data is read or the ledger opened (so a refused run makes
-    no ledger)."""
+    """Register ``data`` in the ``ledger`` (``"default"``, a path or a Ledger) with its total
+    privacy budget (``epsilon``, ``delta``; set once), under ``name`` (default: the data's name).
+    ``schema``, ``missing`` and ``decimal_comma`` say how ``data`` is read (:mod:`crowdsafe.api`),
+    which decides its keyed identity. A budget that cannot be one is refused before the data is
+    read or the ledger opened (so a refused run makes no ledger)."""
     from crowdsafe.privacy.ledger import ledger_for
     from crowdsafe.privacy.ledger_budget import checked_budget
 
@@ -74,17 +76,21 @@ def change_budget(
     ledger: LedgerSpec = DEFAULT_LEDGER,
     schema: Schema | str | os.PathLike[str] | None = None,
     missing: MissingPolicy | str = DEFAULT_MISSING,
+    decimal_comma: bool | None = None,
 ) -> Budget:
-    """Lower a dataset's total budget, or raise it with ``allow_raise=True``, on the record
+    """Set a dataset's total budget to (``epsilon``, ``delta``) in the ``ledger``: lower it, or raise
+    it with ``allow_raise=True``, on the record, with the ``reason`` given
     (:meth:`~crowdsafe.privacy.ledger.Ledger.change_budget`: the history keeps every change and
     no charge is erased). ``dataset``: its name or fingerprint in the ledger, or its data (a
-    file, read and identified as :func:`set_budget` does). A budget that cannot be one, or a
+    file, read and identified as :func:`set_budget` does, with the same ``schema``, ``missing``
+    and ``decimal_comma``). A budget that cannot be one, or a
     ledger file that does not exist, is refused before any ledger is opened or made."""
     from crowdsafe.privacy.ledger import Ledger, ledger_for
     from crowdsafe.privacy.ledger_budget import checked_budget
     from crowdsafe.privacy.ledger_storage import ledger_path
 
     checked_budget(epsilon, delta)
+    reading = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     if ledger is not None and not isinstance(ledger, Ledger):  # changing a budget never makes a ledger
         path = ledger_path(ledger)
         if not path.exists() and not path.is_symlink():
@@ -94,13 +100,13 @@ def change_budget(
         if book is None:
             raise ParameterError("changing a budget needs a ledger")
         known = isinstance(dataset, str) and (book.budget(dataset) is not None or not os.path.exists(dataset))
-        identity = dataset if known else book.identity_of(load(dataset, schema=schema, missing=missing))
+        identity = dataset if known else book.identity_of(load(dataset, schema=reading, missing=missing))
         return book.change_budget(identity, epsilon, delta, allow_raise=allow_raise, reason=reason)
 
 
 def ledger_report(ledger: LedgerSpec = DEFAULT_LEDGER, dataset: str | None = None) -> LedgerReport:
-    """Everything in the ledger (or one dataset's budget and entries, by name or fingerprint), as
-    a :class:`LedgerReport` (a dict; custodian-only)."""
+    """Everything in the ``ledger`` (or one ``dataset``'s budget and entries, by name or
+    fingerprint), as a :class:`LedgerReport` (a dict; custodian-only)."""
     from crowdsafe.privacy.ledger import Ledger, ledger_for
     from crowdsafe.privacy.ledger_storage import SCHEMA_VERSION, ledger_path
 

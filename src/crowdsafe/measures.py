@@ -20,6 +20,13 @@ if TYPE_CHECKING:
     from crowdsafe.models.check_report import CheckReport
 
 
+def _table(data: Any) -> Any:
+    """``data``, or a :class:`~crowdsafe.anonymize.Release`'s frame (which :func:`load` does not read)."""
+    from crowdsafe.anonymize.release import Release
+
+    return data.frame if isinstance(data, Release) else data
+
+
 def check(
     data: Any,
     *,
@@ -36,25 +43,32 @@ def check(
     population: Any = None,
     population_size: int | None = None,
 ) -> CheckReport:
-    """Load ``data`` (a path, a bundled name, a frame or a Dataset) and report what an attacker
+    """Load ``data`` (a path, a bundled name, a frame, a Dataset or a Release) and report what an attacker
     could learn: k-anonymity and the class sizes, ℓ-diversity (distinct, entropy, recursive
     (c, ℓ)), t-closeness, δ-disclosure, β-likeness and effective anonymity for each sensitive
     attribute, and re-identification risk (:func:`crowdsafe.models.assess`).
 
     k is the size of the smallest group of rows sharing one quasi-identifier tuple (Sweeney
-    2002); sample uniques are rows alone in their group. The default quasi-identifiers are the
-    schema's (inferred: every attribute). ``original``: the table a release was made from, so
-    generalized cells are read as what they cover and the release takes its roles.
-    ``population`` (a table) enables journalist risk; ``population_size`` the Zayatz estimate
-    of population uniques. The options measured form one :class:`~crowdsafe.models.AssessRequest`
-    (:func:`check_report`).
+    2002); sample uniques are rows alone in their group. ``qi`` and ``sensitive`` (one name or a
+    list) set the roles; the default quasi-identifiers are the schema's (inferred: every
+    attribute). ``schema`` (a :class:`~crowdsafe.data.Schema`, a schema file, or None: inferred), ``missing``
+    (the missing-value policy: ``"keep"``, ``"drop"`` or ``"error"``) and ``decimal_comma``
+    (:mod:`crowdsafe.api`) say how ``data`` is read. ``original``: the table a release
+    was made from, so generalized cells are read as what they cover and the release takes its
+    roles (a microaggregated release, whose centroids cover no original value, is refused: check it
+    alone). ``target_k``: count the classes smaller than this k; ``l``: the ℓ of recursive
+    (c, ℓ)-diversity; ``ground``: the t-closeness ground distance
+    (:data:`~crowdsafe.models.GROUND_DISTANCES`); ``threshold``: the record-risk threshold of the
+    re-identification risk. ``population`` (a table) enables journalist risk; ``population_size``
+    the Zayatz estimate of population uniques. The options measured form one
+    :class:`~crowdsafe.models.AssessRequest` (:func:`check_report`).
     """
     from crowdsafe.data.release_roles import release_dataset
     from crowdsafe.data.streamed_table import load_or_stream
     from crowdsafe.models import AssessRequest
     from crowdsafe.models.check_report import check_report, streamed_check_report
 
-    qi, sensitive = names(qi, "qi"), names(sensitive, "sensitive")
+    qi, sensitive, data = names(qi, "qi"), names(sensitive, "sensitive"), _table(data)
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     if original is not None:
         source = load(original, schema=schema, missing=missing).outside_as_missing()  # as publish published it
@@ -87,7 +101,9 @@ def check_dataset(
     population: Dataset | None = None,
     population_size: int | None = None,
 ) -> CheckReport:
-    """:func:`check` for a loaded Dataset."""
+    """:func:`check` for a loaded ``dataset`` (and, for a release, its loaded ``original``,
+    ``population``), with the same ``target_k``, ``l``, ``ground``, ``threshold`` and
+    ``population_size``."""
     from crowdsafe.models import AssessRequest
     from crowdsafe.models.check_report import check_report
 
@@ -118,7 +134,18 @@ def compare(
     for a :class:`~crowdsafe.metrics.UtilityRequest`): information loss, marginal distances,
     workload error and classifier accuracy (custodian only).
 
-    ``target`` defaults to the original's sensitive attribute when it has exactly one and the
+    ``original`` is anything :func:`load` reads (``schema``, a :class:`~crowdsafe.data.Schema`,
+    a schema file or None: inferred; ``missing``, the missing-value policy: ``"keep"``,
+    ``"drop"`` or ``"error"``; and ``decimal_comma``, :mod:`crowdsafe.api`, say how);
+    ``release`` a release file, a frame or a :class:`~crowdsafe.anonymize.Release`. A
+    microaggregated release (MDAV's centroids, which cover no original value) is refused in one
+    line: compare measures generalized releases. ``qi`` (one name or a list): the
+    quasi-identifiers measured (None: the original's that the release holds); ``k`` /
+    ``input_rows``: the k and the rows read (None: taken from the release); ``queries``,
+    ``max_attributes``: the counting-query workload's size and widest query; ``scale``: what the
+    release's counts are multiplied by (1/β for a sample); ``seed``: the seed of the workload and
+    the classifier. ``target`` (the attribute the ``model``, ``"logistic"`` by default, predicts)
+    defaults to the original's sensitive attribute when it has exactly one and the
     release holds it; ``test`` (held-out original rows) defaults to Adult's test file when the
     original is the bundled ``adult``.
     """
@@ -131,7 +158,7 @@ def compare(
                              max_attributes=max_attributes, seed=seed, scale=scale, target=target, model=model)
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     source = load(original, schema=schema, missing=missing).outside_as_missing()  # as publish published it
-    published = release_dataset(load_release(release, missing=missing), source)
+    published = release_dataset(load_release(_table(release), missing=missing), source)
     if target is None and len(source.sensitive) == 1 and source.sensitive[0] in published.columns:
         target = source.sensitive[0]
     if test is None and isinstance(original, str) and original == "adult" and target is not None:
@@ -167,12 +194,17 @@ def attack(
     - ``kind="linkage"``: Sweeney's linkage of one release with ``targets``, an identified
       external table holding ``qi`` (:func:`crowdsafe.attacks.linkage_attack`).
 
-    ``releases``: Release objects, frames (Polars or pandas) or files. ``targets``: anything :func:`load` reads;
-    its hierarchies resolve hierarchy labels in the releases. ``truth_id``: a record id in both,
+    ``releases``: Release objects, frames (Polars or pandas) or files (one alone, or a list).
+    ``qi``: one name or a list. ``location``: how a target's class is located (``"exact"``,
+    ``"nearest"`` or ``"auto"``); ``levels``: the confidence levels the intersection attack
+    reports breaches at. ``schema`` and ``decimal_comma`` say how the targets are read.
+    ``targets``: anything :func:`load` reads; its hierarchies resolve hierarchy labels in the
+    releases. ``truth_id``: a record id in both,
     used only to score the attack. ``suppressed``: quasi-identifier cells marking a suppressed cell
     in another tool's releases (``["NA"]``), read as ``*``. ``engine="spark"`` (intersection
-    only): releases and targets are paths read on Spark, the joins run there
-    (:mod:`crowdsafe.engines.spark.attacks`), and the result's ``targets`` is a Spark DataFrame. The options form one
+    only; a session from the environment or ``spark_master``): releases and targets are paths
+    read on Spark, the joins run there (:mod:`crowdsafe.engines.spark.attacks`), and the result's
+    ``targets`` is a Spark DataFrame. The options form one
     :class:`~crowdsafe.attacks.AttackRequest`, passed to :mod:`crowdsafe.drivers.attack`.
     """
     from crowdsafe.attacks.request import AttackRequest
