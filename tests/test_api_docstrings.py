@@ -57,3 +57,12 @@ def test_compare_reads_a_release_object():
     release = api.anonymize(frame, k=3, report=False)
     by_object = api.compare(frame, release, seed=1).information_loss.to_dict()
     assert by_object == api.compare(frame, release.frame, seed=1).information_loss.to_dict()
+
+
+def test_the_reports_of_check_and_compare_have_as_dict_as_every_other_result():
+    """CheckReport and UtilityReport had only to_dict, where every other result has as_dict."""
+    frame = pl.DataFrame({"age": [30, 31, 32, 40, 41, 42] * 4, "sex": ["F", "M"] * 12})
+    checked = api.check(frame, qi=["age"])
+    assert checked.as_dict() == checked.to_dict() and checked.as_dict()["quasi_identifiers"] == ["age"]
+    compared = api.compare(frame, frame, qi=["age"])
+    assert compared.as_dict() == compared.to_dict() and compared.as_dict()["quasi_identifiers"] == ["age"]

@@ -80,3 +80,25 @@ def test_attack_names_what_it_refuses_in_full():
 
     with pytest.raises(InputError, match=r"cannot attack a pandas\.Series: give a crowdsafe Release"):
         api.attack([_frame().to_pandas()["age"]], _frame(), qi=["age"], sensitive="sex")
+
+
+def test_an_integer_column_with_missing_values_comes_back_as_pandas_nullable_integers():
+    """A pandas nullable ``Int64`` column (or an int one whose view holds missing values) came back
+    float64 with NaN (Polars' ``to_pandas`` default); it comes back ``Int64``, its values intact."""
+    ages = [18 + (7 * i) % 60 if i % 9 else None for i in range(400)]
+    data = pd.DataFrame({"age": pd.array(ages, dtype="Int64"), "sex": ["F", "M"] * 200})
+    view = api.perturb(data, attributes=["age", "sex"], gamma=0.5, c=0.5, exploratory=True, seed=1).view
+    assert str(view.table["age"].dtype) == "Int64"
+    assert view.frame["age"].null_count() > 0
+    assert pl.from_pandas(view.table).equals(view.frame)
+    assert view.table["age"].dropna().tolist() == view.frame["age"].drop_nulls().to_list()
+
+
+def test_in_kind_keeps_integers_and_booleans_with_missing_values_nullable():
+    from crowdsafe.data.io import PANDAS, in_kind
+
+    frame = pl.DataFrame({"n": [1, None, 3], "u": pl.Series([1, None, 2], dtype=pl.UInt8),
+                          "b": [True, None, False], "x": [1.5, None, 2.0], "whole": [1, 2, 3]})
+    table = in_kind(frame, PANDAS)
+    assert [str(t) for t in table.dtypes] == ["Int64", "UInt8", "boolean", "float64", "int64"]
+    assert pl.from_pandas(table).equals(frame)

@@ -13,7 +13,10 @@ Pandas in gives pandas out, Polars in gives Polars out: the table a run returns
 (``publication.release.table``, ``anonymize(...).table``, ``perturb(...).view.table``) is a pandas
 DataFrame when the data was given as one, else a Polars DataFrame (``.frame`` is always the
 engine's own: Polars; on the Spark engine both are the release's Spark DataFrame, whatever the
-input, as a release may not fit in memory)."""
+input, as a release may not fit in memory). An integer or Boolean column holding missing values comes
+back as pandas' nullable ``Int64`` / ``boolean``. A query's answer (a histogram's ``value``) is a
+Polars frame whatever the input. Every result has ``.as_dict()`` (the reports of check and
+compare also keep ``.to_dict()``)."""
 
 from __future__ import annotations
 

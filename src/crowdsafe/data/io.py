@@ -438,8 +438,28 @@ def in_kind(frame: Any, kind: str) -> Any:
     """``frame`` as ``kind`` (:func:`frame_kind`): a Polars frame becomes a pandas one for
     ``"pandas"``; anything else (a Polars frame for ``"polars"``, a Spark DataFrame) is returned as it is."""
     if kind == PANDAS and isinstance(frame, pl.DataFrame):
-        return frame.to_pandas()
+        return _to_pandas(frame)
     return frame
+
+
+def _to_pandas(frame: pl.DataFrame) -> Any:
+    """``frame`` as a pandas DataFrame, an integer or Boolean column holding missing values as
+    pandas' nullable type (``Int64``, ``boolean``), not float64 with NaN (``to_pandas``'s default)."""
+    import pandas as pd
+
+    table = frame.to_pandas()
+    nullable = [c for c in frame.columns if frame[c].null_count() and (frame[c].dtype.is_integer()
+                                                                        or frame[c].dtype == pl.Boolean)]
+    if nullable:
+        mapper = {dtype: getattr(pd, f"{name}Dtype")() for dtype, name in _NULLABLE.items()}
+        typed = frame.select(nullable).to_pandas(types_mapper=lambda arrow: mapper.get(str(arrow)))
+        for column in nullable:
+            table[column] = typed[column]
+    return table
+
+
+_NULLABLE = {"int8": "Int8", "int16": "Int16", "int32": "Int32", "int64": "Int64", "uint8": "UInt8",
+             "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64", "bool": "Boolean"}
 
 
 @dataclass(frozen=True)

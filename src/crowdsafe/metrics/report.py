@@ -33,6 +33,10 @@ class UtilityReport:
     classifier: ClassifierReport | None
     notes: list[str] = field(default_factory=list)
 
+    def as_dict(self) -> dict[str, Any]:
+        """The report as plain data (``as_dict``, as every other result of the API; ``to_dict`` is the same)."""
+        return self.to_dict()
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "notice": UTILITY_NOTICE,

@@ -66,6 +66,10 @@ class CheckReport:
 
         return check_html(self)
 
+    def as_dict(self) -> dict[str, Any]:
+        """The report as plain data (``as_dict``, as every other result of the API; ``to_dict`` is the same)."""
+        return self.to_dict()
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "notice": CHECK_NOTICE,
