@@ -29,7 +29,7 @@ from crowdsafe import arguments
 from crowdsafe.arguments import keywords, names
 from crowdsafe.budgets import change_budget, ledger_report, set_budget  # noqa: F401  (public: api.set_budget, ...)
 from crowdsafe.data import DEFAULT_MISSING, MissingPolicy, Schema, load
-from crowdsafe.defaults import DEFAULT_DELTA, DEFAULT_LEDGER
+from crowdsafe.defaults import DEFAULT_DELTA, DEFAULT_LEDGER, DEFAULT_THRESHOLD  # noqa: F401  (check's default, public)
 from crowdsafe.measures import attack, check, check_dataset, compare  # noqa: F401  (public: api.check, ...)
 
 if TYPE_CHECKING:

@@ -10,6 +10,7 @@ import pytest
 
 from crowdsafe import api
 from crowdsafe.drivers import perturb as perturb_driver
+from crowdsafe.errors import ParameterError
 from crowdsafe.perturb.alpha_beta import PerturbRequest
 from crowdsafe.perturb.view import ViewOutput
 from crowdsafe.privacy.dgamma import AlphaBetaPlanRequest
@@ -17,7 +18,7 @@ from crowdsafe.privacy.dgamma import AlphaBetaPlanRequest
 DATA = pl.DataFrame({"a": [1, 2], "b": ["x", "y"]})
 DOMAINS = {"a": [1, 2, 3], "b": ["x", "y"]}
 TARGET = dict(gamma=0.4, d=0.01, alpha=0.45, beta=0.2, exclusive_correlations=True)
-EXPECTED = PerturbRequest(AlphaBetaPlanRequest(failure=0.1, **TARGET), attributes=["a", "b"], domains=DOMAINS,
+EXPECTED = PerturbRequest(AlphaBetaPlanRequest(failure=0.1, **TARGET), attributes=("a", "b"), domains=DOMAINS,
                           max_rows=500, exploratory=True, duplicates="error")
 
 
@@ -59,10 +60,11 @@ def test_api_plan_perturbation_builds_the_request_once_with_every_keyword(monkey
     assert seen["rest"] == {"schema": None, "missing": "drop"}
 
 
-def test_a_target_without_gamma_or_with_an_unknown_key_is_a_type_error_before_anything_runs(monkeypatch):
+def test_a_target_without_gamma_or_with_an_unknown_key_is_refused_naming_it_before_anything_runs(monkeypatch):
+    """(A TypeError naming AlphaBetaPlanRequest.__init__ before: now a ParameterError naming the keyword.)"""
     seen = _capture(monkeypatch, "perturb")
-    with pytest.raises(TypeError):
+    with pytest.raises(ParameterError, match=r"^perturb\(\) needs the keyword 'gamma'$"):
         api.perturb(DATA, c=1.0)
-    with pytest.raises(TypeError):
+    with pytest.raises(ParameterError, match=r"^perturb\(\) got an unknown keyword 'colour'; beside its named "):
         api.perturb(DATA, gamma=0.5, c=1.0, colour="red")
     assert seen == {}
