@@ -18,8 +18,10 @@ def _double_click(page, form: str) -> tuple[list[bool], str]:
     stopped by the app's script), and the button's state and words then."""
     page.evaluate("""sel => { window.sent = []; window.addEventListener('submit', e => {
         window.sent.push(!e.defaultPrevented); e.preventDefault(); });
-        const b = document.querySelector(sel + ' button'); b.click(); setTimeout(() => b.click(), 300); }""", form)
-    page.wait_for_timeout(800)
+        const b = document.querySelector(sel + ' button'); b.click();
+        setTimeout(() => { b.click(); window.clickedTwice = true; }, 300); }""", form)
+    # a click's submit event runs within the click: once the second has returned, both are counted
+    page.wait_for_function("() => window.clickedTwice === true")
     return page.evaluate("() => window.sent"), page.evaluate(
         "sel => { const b = document.querySelector(sel + ' button'); return (b.disabled ? 'disabled: ' : '') + "
         "b.textContent; }", form)
