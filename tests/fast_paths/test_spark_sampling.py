@@ -96,3 +96,25 @@ def test_other_types_take_the_twin():
     dictionary = pl.DataFrame({"value": [0.5, 1.5], "code": [0, 1]})
     assert not sampling.packs_on_jvm(["double"], [dictionary])
     assert sampling.packs_on_jvm(["bigint"], [dictionary.with_columns(pl.col("value").cast(pl.Int64))])
+
+
+def test_the_json_map_and_the_literal_map_give_the_same_codes(case, spark):
+    """code_expression's map written as one JSON text and its twin's one literal per key give
+    every row the same code (text with quotes, backslashes and accents; integers; booleans), and
+    Spark folds the JSON into a literal map while planning: no row parses it."""
+    from pyspark.sql import functions as F
+
+    data, dictionaries, _, _ = case
+    tricky = pl.DataFrame({"value": ['qu"ote', "back\\slash", "é ü 東京", "a", None], "code": [3, 1, 4, 0, 2]})
+    rows = data.withColumn("t", F.when(F.col("i") % 7 == 0, F.lit('qu"ote'))
+                           .when(F.col("i") % 7 == 1, F.lit("back\\slash"))
+                           .when(F.col("i") % 7 == 2, F.lit("é ü 東京")).otherwise(F.col("t")))
+    types = {f.name: f.dataType.simpleString() for f in rows.schema.fields}
+    for column, dictionary in (("t", dictionaries[0]), ("t", tricky), ("i", dictionaries[1]), ("b", dictionaries[2])):
+        fast = sampling.code_expression(column, types[column], dictionary).alias("fast")
+        slow = sampling.code_expression_by_literals(column, types[column], dictionary).alias("slow")
+        both = pl.from_arrow(rows.select(fast, slow).toArrow())
+        assert both.get_column("fast").null_count() < both.height  # (a real lookup, not all missing)
+        assert both.get_column("fast").equals(both.get_column("slow"), check_names=False)
+        plan = rows.select(fast)._jdf.queryExecution().optimizedPlan().toString().lower()
+        assert "from_json" not in plan and "jsontostructs" not in plan
