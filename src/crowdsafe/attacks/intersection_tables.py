@@ -163,11 +163,14 @@ class PolarsAttackTables:
             common = value_masks.intersect_masks([r.candidates for r in readings])
             posterior, only = value_masks.sizes_and_only(common)
         else:
-            candidate = _intersect([r.candidates for r in readings], n_tuples * n_values)
+            candidate, constrained, everywhere = _intersect(readings, n_tuples, n_values)
             candidate_tuple, candidate_value = np.divmod(candidate, n_values)
             posterior = np.bincount(candidate_tuple, minlength=n_tuples).astype(np.int64)
             only = np.full(n_tuples, -1, dtype=np.int64)
             only[candidate_tuple] = candidate_value  # read only where the candidate set has one value
+            # a tuple no release located: every value all releases publish, the same set for all
+            posterior[~constrained] = len(everywhere)
+            only[~constrained] = everywhere[0] if len(everywhere) == 1 else -1
         # the targets' means over the tuples, each weighted by its targets: exact integer sums
         # over the count, the values means over the targets' rows gave
         weight = np.bincount(tuple_of_target, minlength=n_tuples)
@@ -227,8 +230,12 @@ class PolarsAttackTables:
             if masked:
                 held = value_masks.holds(common[tuple_of_target], np.maximum(truth, 0))
             else:
-                held = _in_sorted(tuple_of_target * np.int64(n_values) + np.maximum(truth, 0), candidate,
-                                  n_tuples * n_values)
+                value = np.maximum(truth, 0)
+                published = np.zeros(n_values, dtype=bool)
+                published[everywhere] = True
+                keys = tuple_of_target * np.int64(n_values) + value
+                held = np.where(constrained[tuple_of_target], _in_sorted(keys, candidate, n_tuples * n_values),
+                                published[value])
             truth_columns["true_value_in_candidates"] = (truth >= 0) & held
             truth_columns["perfect_breach_true"] = np.where(perfect[tuple_of_target], only[tuple_of_target],
                                                             -2) == truth
@@ -322,7 +329,9 @@ class _Reading:
 
     ``candidates``: the candidate sets S_ij, one mask per tuple
     (:mod:`~crowdsafe.attacks.value_masks`, while :func:`~crowdsafe.attacks.value_masks.fits_masks`)
-    or else the sorted, distinct pairs ``tuple * n_values + value``; ``prior``: |S_ij| per
+    or else the sorted, distinct pairs ``tuple * n_values + value`` of the located tuples only
+    (a tuple located nowhere has for S_ij every value in ``published``, never listed pair by pair:
+    tuples × values); ``published``: the values the release publishes (sorted codes); ``prior``: |S_ij| per
     tuple; ``partition``: the summed size of the located classes (NaN when none); ``matches``:
     how many classes were located; ``tuples``/``classes``: the located (tuple, class) pairs.
     """
@@ -330,6 +339,7 @@ class _Reading:
     table: ClassTable
     method: str
     candidates: np.ndarray
+    published: np.ndarray
     prior: np.ndarray
     partition: np.ndarray
     matches: np.ndarray
@@ -381,25 +391,47 @@ def _read_release(table: ClassTable, read: tuple[dict[str, CellCovers], CellCove
         if masks is None:  # (else made while the targets' codes were)
             masks = value_masks.class_masks(table.n_classes, table.sensitive_held, sensitive_cover)
         candidates, prior = value_masks.tuple_masks(n_tuples, tuples, classes, masks)
-        return _Reading(table, method, candidates, prior, partition, matches, tuples, classes)
+        return _Reading(table, method, candidates, np.zeros(0, dtype=np.int64), prior, partition, matches, tuples,
+                        classes)
     indptr, class_values = _class_values(table, sensitive_cover)
     published = sorted_unique(class_values, n_values)
     fan = np.diff(indptr)[classes]
     found = np.repeat(tuples, fan) * n_values + class_values[segments(indptr[classes], fan)]
-    nowhere = np.flatnonzero(~located)  # the release tells nothing: every published value stays
-    everything = (np.repeat(nowhere, len(published)) * n_values + np.tile(published, len(nowhere)))
-    candidates = sorted_unique(np.concatenate([found, everything]), n_tuples * n_values)
+    candidates = sorted_unique(found, n_tuples * n_values)  # a tuple located nowhere: `published`, as a set
     counts = np.bincount(candidates // n_values, minlength=n_tuples)
     prior = np.where(counts > 0, counts, len(published)).astype(np.int64)
-    return _Reading(table, method, candidates, prior, partition, matches, tuples, classes)
+    return _Reading(table, method, candidates, published, prior, partition, matches, tuples, classes)
 
 
-def _intersect(candidates: Sequence[np.ndarray], universe: int) -> np.ndarray:
-    """Step 2: the pairs in every release's candidate set, S_i = ∩_j S_ij (sorted keys)."""
-    common = candidates[0]
-    for other in candidates[1:]:
-        common = common[_in_sorted(common, other, universe)]
-    return common
+def _intersect(readings: Sequence[_Reading], n_tuples: int, n_values: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Step 2, S_i = ∩_j S_ij, over sorted keys ``tuple * n_values + value``: the keys of the
+    tuples some release located, which tuples those are, and the values every release publishes
+    (S_i of a tuple located nowhere).
+
+    S_ij is the located classes' values where release j locates tuple i, else every value j
+    publishes. Going through the releases in turn: a key already kept stays when this release
+    locates its tuple and lists it, or does not locate its tuple and publishes its value; a tuple
+    located here for the first time brings its keys whose values every earlier release publishes
+    (none of them located it). Only the located tuples' keys are ever formed, never a located-
+    nowhere tuple × every published value (millions of keys with a sensitive column of many values
+    and a few thousand targets)."""
+    universe = n_tuples * n_values
+    common = np.zeros(0, dtype=np.int64)
+    constrained = np.zeros(n_tuples, dtype=bool)  # located by some release so far
+    everywhere = np.ones(n_values, dtype=bool)  # published by every release so far
+    for reading in readings:
+        located = reading.matches > 0
+        published = np.zeros(n_values, dtype=bool)
+        published[reading.published] = True
+        tuple_of, value_of = np.divmod(common, n_values)
+        kept = np.where(located[tuple_of], _in_sorted(common, reading.candidates, universe), published[value_of])
+        tuple_of, value_of = np.divmod(reading.candidates, n_values)
+        first = reading.candidates[~constrained[tuple_of] & everywhere[value_of]]
+        common = sorted_unique(np.concatenate([common[kept], first]), universe)
+        constrained |= located
+        everywhere &= published
+    return common, constrained, np.flatnonzero(everywhere)
 
 
 def _class_values(table: ClassTable, cover: CellCovers) -> tuple[np.ndarray, np.ndarray]:
