@@ -68,3 +68,26 @@ def test_located_nowhere_at_all_leaves_every_value_all_releases_publish():
     held = targets.get_column("s").is_in(published.implode())
     assert frame.get_column("true_value_in_candidates").equals(held, check_names=False)
     assert result.summary["contradictions"] == 0
+
+
+def test_a_class_showing_a_star_is_never_listed_value_by_value(monkeypatch):
+    """A sensitive cell '*' stands for every value of the domain: its class, and a tuple located
+    in it, are a set too (listed: 2,585,940 keys here)."""
+    releases, targets = _case()
+    starred = AttackedRelease(releases[0].frame.with_columns(pl.lit("*").alias("s")), "R5")
+    biggest = [0]
+    unique = intersection_tables.sorted_unique
+
+    def counted(values, universe=None):
+        biggest[0] = max(biggest[0], len(values))
+        return unique(values, universe)
+
+    monkeypatch.setattr(intersection_tables, "sorted_unique", counted)
+    result = intersection_attack([releases[0], starred], targets, ["age", "zip"], "s")
+    assert biggest[0] <= 4 * N_VALUES + 4 * targets.height
+    shared = targets.with_columns(pl.col("s").n_unique().over("age", "zip").alias("expected"))
+    frame = result.targets
+    assert frame.get_column("posterior_anonymity").equals(shared.get_column("expected"), check_names=False)
+    # '*': every value of the domain (the values the releases and the targets hold)
+    assert set(frame.get_column("prior_R5").to_list()) == {targets.get_column("s").n_unique()}
+    assert frame.get_column("true_value_in_candidates").all()

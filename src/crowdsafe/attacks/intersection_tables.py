@@ -168,7 +168,7 @@ class PolarsAttackTables:
             posterior = np.bincount(candidate_tuple, minlength=n_tuples).astype(np.int64)
             only = np.full(n_tuples, -1, dtype=np.int64)
             only[candidate_tuple] = candidate_value  # read only where the candidate set has one value
-            # a tuple no release located: every value all releases publish, the same set for all
+            # a tuple no release constrains: every value all releases publish, the same set for all
             posterior[~constrained] = len(everywhere)
             only[~constrained] = everywhere[0] if len(everywhere) == 1 else -1
         # the targets' means over the tuples, each weighted by its targets: exact integer sums
@@ -331,7 +331,9 @@ class _Reading:
     (:mod:`~crowdsafe.attacks.value_masks`, while :func:`~crowdsafe.attacks.value_masks.fits_masks`)
     or else the sorted, distinct pairs ``tuple * n_values + value`` of the located tuples only
     (a tuple located nowhere has for S_ij every value in ``published``, never listed pair by pair:
-    tuples × values); ``published``: the values the release publishes (sorted codes); ``prior``: |S_ij| per
+    tuples × values; nor is a tuple in a class showing '*'); ``published``: the values the
+    release publishes (sorted codes); ``constraining``: the tuples whose S_ij ``candidates``
+    lists (located, in no class standing for every value); ``prior``: |S_ij| per
     tuple; ``partition``: the summed size of the located classes (NaN when none); ``matches``:
     how many classes were located; ``tuples``/``classes``: the located (tuple, class) pairs.
     """
@@ -340,6 +342,7 @@ class _Reading:
     method: str
     candidates: np.ndarray
     published: np.ndarray
+    constraining: np.ndarray
     prior: np.ndarray
     partition: np.ndarray
     matches: np.ndarray
@@ -391,37 +394,45 @@ def _read_release(table: ClassTable, read: tuple[dict[str, CellCovers], CellCove
         if masks is None:  # (else made while the targets' codes were)
             masks = value_masks.class_masks(table.n_classes, table.sensitive_held, sensitive_cover)
         candidates, prior = value_masks.tuple_masks(n_tuples, tuples, classes, masks)
-        return _Reading(table, method, candidates, np.zeros(0, dtype=np.int64), prior, partition, matches, tuples,
-                        classes)
-    indptr, class_values = _class_values(table, sensitive_cover)
-    published = sorted_unique(class_values, n_values)
-    fan = np.diff(indptr)[classes]
-    found = np.repeat(tuples, fan) * n_values + class_values[segments(indptr[classes], fan)]
+        return _Reading(table, method, candidates, np.zeros(0, dtype=np.int64), located, prior, partition, matches,
+                        tuples, classes)
+    indptr, class_values, whole = _class_values(table, sensitive_cover)
+    published = np.arange(n_values, dtype=np.int64) if whole.any() else sorted_unique(class_values, n_values)
+    # a tuple in a class whose cell covers the whole domain ('*') may hold any value the release
+    # publishes, as a tuple located nowhere: a set, not listed value by value
+    open_ = np.zeros(n_tuples, dtype=bool)
+    open_[tuples[whole[classes]]] = True
+    listed = ~open_[tuples]
+    fan = np.diff(indptr)[classes[listed]]
+    found = (np.repeat(tuples[listed], fan) * n_values
+             + class_values[segments(indptr[classes[listed]], fan)])
     candidates = sorted_unique(found, n_tuples * n_values)  # a tuple located nowhere: `published`, as a set
     counts = np.bincount(candidates // n_values, minlength=n_tuples)
     prior = np.where(counts > 0, counts, len(published)).astype(np.int64)
-    return _Reading(table, method, candidates, published, prior, partition, matches, tuples, classes)
+    return _Reading(table, method, candidates, published, located & ~open_, prior, partition, matches, tuples,
+                    classes)
 
 
 def _intersect(readings: Sequence[_Reading], n_tuples: int, n_values: int
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Step 2, S_i = ∩_j S_ij, over sorted keys ``tuple * n_values + value``: the keys of the
-    tuples some release located, which tuples those are, and the values every release publishes
-    (S_i of a tuple located nowhere).
+    tuples some release constrains, which tuples those are, and the values every release
+    publishes (S_i of a tuple no release constrains).
 
     S_ij is the located classes' values where release j locates tuple i, else every value j
-    publishes. Going through the releases in turn: a key already kept stays when this release
-    locates its tuple and lists it, or does not locate its tuple and publishes its value; a tuple
-    located here for the first time brings its keys whose values every earlier release publishes
-    (none of them located it). Only the located tuples' keys are ever formed, never a located-
-    nowhere tuple × every published value (millions of keys with a sensitive column of many values
-    and a few thousand targets)."""
+    publishes (so it is too where a located class shows '*': ``constraining``). Going through
+    the releases in turn: a key already kept stays when this release constrains its tuple and
+    lists it, or does not and publishes its value; a tuple constrained here for the first time
+    brings its keys whose values every earlier release publishes (none of them constrained it).
+    Only the constrained tuples' keys are ever formed, never an unconstrained tuple × every
+    published value (millions of keys with a sensitive column of many values and a few thousand
+    targets)."""
     universe = n_tuples * n_values
     common = np.zeros(0, dtype=np.int64)
-    constrained = np.zeros(n_tuples, dtype=bool)  # located by some release so far
+    constrained = np.zeros(n_tuples, dtype=bool)  # constrained by some release so far
     everywhere = np.ones(n_values, dtype=bool)  # published by every release so far
     for reading in readings:
-        located = reading.matches > 0
+        located = reading.constraining
         published = np.zeros(n_values, dtype=bool)
         published[reading.published] = True
         tuple_of, value_of = np.divmod(common, n_values)
@@ -434,20 +445,25 @@ def _intersect(readings: Sequence[_Reading], n_tuples: int, n_values: int
     return common, constrained, np.flatnonzero(everywhere)
 
 
-def _class_values(table: ClassTable, cover: CellCovers) -> tuple[np.ndarray, np.ndarray]:
+def _class_values(table: ClassTable, cover: CellCovers) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The sensitive values each class may hold, as a CSR over classes (``indptr``, the
-    values' codes, sorted and distinct within each class). A generalized
-    sensitive cell (a set, a hierarchy label, '*') stands for every value it covers
+    values' codes, sorted and distinct within each class), and which classes hold a cell
+    covering the whole domain (their row of the CSR left empty: every value, never listed). A
+    generalized sensitive cell (a set, a hierarchy label, '*') stands for every value it covers
     (``cover``: what each of ``table.sensitive_cells`` covers)."""
     assert table.sensitive_cells is not None and table.sensitive_held is not None
     holder, cell = table.sensitive_held  # (class, cell) pairs, maybe repeated: the values' pass dedupes
-    fan = cover.size[cell]
     n_values = cover.domain_size
+    whole = np.zeros(table.n_classes, dtype=bool)
+    whole[holder[cover.size[cell] == n_values]] = True
+    listed = ~whole[holder]
+    holder, cell = holder[listed], cell[listed]
+    fan = cover.size[cell]
     pairs = sorted_unique(np.repeat(holder, fan) * n_values + cover.indices[segments(cover.indptr[cell], fan)],
                           table.n_classes * n_values)
     klass, value = np.divmod(pairs, n_values)
     indptr = np.concatenate([[0], np.cumsum(np.bincount(klass, minlength=table.n_classes))]).astype(np.int64)
-    return indptr, value
+    return indptr, value, whole
 
 
 def _correct_location(frame: pl.DataFrame, class_of_row: np.ndarray, targets: pl.DataFrame, truth_id: str,
