@@ -54,3 +54,76 @@ def test_the_location_forms_only_the_pairs_it_keeps(grid, monkeypatch):
     expected = [f"[{a}, {a}]{steps.SEPARATOR}[{b}, {b}]" for a, b in zip(x_text, y_text)]
     assert pairs.get_column("__class").to_list() == expected
     assert located.stats.get_column("__matches").to_list() == [1] * targets.height
+
+
+VALUES = 20_000  # a sensitive column of many distinct values (fnlwgt-like)
+
+
+def _release(xs, big_class, shift):
+    """One class per x in ``xs`` (a one-value range) holding three values from 7x + shift, and
+    one class no target falls in holding all the VALUES values: the release publishes them all."""
+    xs = np.asarray(xs)
+    small = pl.DataFrame({"__q0": np.repeat([f"[{v}, {v}]" for v in xs], 3),
+                          "__sv": [f"v{(v * 7 + shift + k) % VALUES:05d}" for v in xs for k in range(3)]})
+    big = pl.DataFrame({"__q0": [f"[{big_class}, {big_class}]"] * VALUES,
+                        "__sv": [f"v{v:05d}" for v in range(VALUES)]})
+    return pl.concat([small, big]).with_columns(pl.lit(5, pl.Int64).alias("count"))
+
+
+def test_tuples_a_release_does_not_locate_are_not_paired_with_every_value(monkeypatch):
+    """R1 locates the targets x < 100, R2 those 50 <= x < 150; x >= 150 lie in no release.
+    A tuple a release does not locate keeps every value it publishes: written out as
+    (tuple, value) pairs that was 100 tuples × 20,000 values per release (the driver held
+    gigabytes for 1,000 targets and a sensitive column of 100k values). No join, concat or
+    group-by may now give more rows than the located pairs, tuples and values together; the
+    candidate sets are those of the definition, S_i = ∩_j (located ? class values : published)."""
+    xs = np.arange(200)
+    targets = pl.DataFrame({"x": xs})
+    domains, codes = encode_targets(targets, ["x"])
+    tuples = pl.DataFrame({"__tuple": xs.astype(np.int64), "__k0": codes["x"], "__w": np.ones(200, np.int64)})
+    values = AttributeDomain("s", pl.Series("s", [f"v{v:05d}" for v in range(VALUES)]))
+    releases = {"R1": (np.arange(100), 1000, 0), "R2": (np.arange(50, 150), 1001, 2)}
+    biggest = [0]
+    join, concat = pl.DataFrame.join, pl.concat
+    agg, length = pl.dataframe.group_by.GroupBy.agg, pl.dataframe.group_by.GroupBy.len
+
+    def counted(function):
+        def run(*args, **kwargs):
+            out = function(*args, **kwargs)
+            biggest[0] = max(biggest[0], out.height)
+            return out
+        return run
+
+    monkeypatch.setattr(pl.DataFrame, "join", counted(join))
+    monkeypatch.setattr(pl, "concat", counted(concat))
+    monkeypatch.setattr(pl.dataframe.group_by.GroupBy, "agg", counted(agg))
+    monkeypatch.setattr(pl.dataframe.group_by.GroupBy, "len", counted(length))
+    readings = [steps.locate(_release(*releases[n]), n, ["x"], domains, values, tuples, "exact") for n in releases]
+    candidate = steps.candidates_of(readings)
+    dictionary = values.values
+    table = steps.per_tuple(tuples, readings, candidate, dictionary)
+    truths = pl.DataFrame({"__tuple": xs.astype(np.int64), "__s": [f"v{(x * 7) % VALUES:05d}" for x in xs]})
+    hits = steps.truth_hits(truths, candidate, table, dictionary)
+    monkeypatch.undo()
+    located_pairs = 2 * 100 * 3  # 100 tuples located per release, 3 values each
+    # the release's own cell combinations (VALUES + 300 rows each) bound the location's joins
+    assert biggest[0] <= located_pairs + tuples.height + VALUES + 300  # was 4,000,600: 100 tuples × VALUES × 2
+    assert sum(r.pairs.height for r in readings) == located_pairs
+
+    # expected from the definition, by sets
+    everything = set(range(VALUES))
+    expected = {}
+    for x in xs:
+        sets = [{(x * 7 + shift + k) % VALUES for k in range(3)} if x in set(located_x.tolist()) else everything
+                for located_x, _, shift in releases.values()]
+        expected[x] = set.intersection(*sets)
+    rows = table.sort("__tuple")
+    assert rows.get_column("posterior_anonymity").to_list() == [len(expected[x]) for x in xs]
+    assert rows.get_column("prior_anonymity").to_list() == [3 if x < 150 else VALUES for x in xs]
+    assert not rows.get_column("contradiction").any()
+    # located by both (50 <= x < 100): {7x, 7x+1, 7x+2} ∩ {7x+2, 7x+3, 7x+4}, a perfect breach
+    assert rows.get_column("perfect_breach").to_list() == [50 <= x < 100 for x in xs]
+    assert rows.get_column("inferred_value").to_list() == [
+        f"v{x * 7 + 2:05d}" if 50 <= x < 100 else None for x in xs]
+    hit = hits.sort("__tuple").get_column("true_value_in_candidates").to_list()
+    assert hit == [(x * 7) % VALUES in expected[x] for x in xs] == [x < 50 or x >= 150 for x in xs]

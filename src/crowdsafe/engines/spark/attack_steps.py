@@ -9,6 +9,14 @@ consistent so far are formed); every other step is a Polars join or group-by ove
 (without a Spark job each): each release's (tuple, value) candidates, their intersection, the
 per-tuple metrics, and their means over the targets (each tuple weighted by its targets: exact
 integer sums over the count, as the Polars engine computes them).
+
+A release that does not locate a tuple leaves it every value it publishes. That is never written
+out as (tuple, value) pairs (tuples × published values: gigabytes for a sensitive column of 100k
+values): each release keeps only its located tuples' pairs, the tuples it locates and the values
+it publishes. A value is a tuple's candidate when every release either locates the tuple and
+leaves it that value or does not locate it and publishes the value; only the located pairs need
+testing, and the tuples no release locates share one candidate set, the values every release
+publishes (:class:`Candidates`).
 """
 
 from __future__ import annotations
@@ -34,9 +42,11 @@ SEPARATOR = "\u001f"
 @dataclass(frozen=True)
 class Located:
     """What one release tells about every tuple: ``stats`` (``__tuple``, ``__matches``,
-    ``__partition``, ``__prior``, null where located nowhere), ``pairs`` its (tuple, value)
-    candidates, ``located`` the (tuple, class) pairs, ``keys`` each distinct raw cell
-    combination's class, ``rows``, ``classes`` and ``published`` (how many values it publishes)."""
+    ``__partition``, ``__prior``, one row per tuple it locates), ``pairs`` the (tuple, value)
+    candidates of the tuples it locates (a tuple it does not locate keeps every value in
+    ``values``, never written out as pairs), ``located`` the (tuple, class) pairs, ``keys`` each
+    distinct raw cell combination's class, ``rows``, ``classes``, ``published`` (how many values
+    it publishes) and ``values`` (those values' codes, sorted)."""
 
     stats: pl.DataFrame
     pairs: pl.DataFrame
@@ -45,6 +55,19 @@ class Located:
     rows: int
     classes: int
     published: int
+    values: np.ndarray
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """Step 2's candidate sets S_i = ∩_j S_ij. ``pairs``: the (``__tuple``, ``__value``) pairs of
+    the tuples some release locates (``located``: those tuples, one ``__tuple`` column); every
+    tuple no release locates has the same set, ``common``: the values every release publishes
+    (sorted codes)."""
+
+    pairs: pl.DataFrame
+    located: pl.DataFrame
+    common: np.ndarray
 
 
 def cells(combos: pl.DataFrame, column: str) -> pl.Series:
@@ -97,12 +120,9 @@ def locate(combos: pl.DataFrame, name: str, qi: Sequence[str], domains: Mapping[
     candidates = located.join(class_values, on="__class").select("__tuple", "__value").unique()
     prior = candidates.group_by("__tuple").agg(pl.len().cast(pl.Int64).alias("__prior"))
     stats = stats.join(prior, on="__tuple", how="full", coalesce=True)
-    unlocated = tuples.select("__tuple").join(located.select("__tuple").unique(), on="__tuple", how="anti")
-    everything = unlocated.join(pl.DataFrame({"__value": published}), how="cross")
-    pairs = pl.concat([candidates, everything.select("__tuple", "__value")])
     keys = frame.select(*[f"__raw{i}" for i in range(len(qi))], "__class").unique()
-    return Located(stats, pairs, located, keys, int(combos.get_column("count").sum()),
-                   frame.get_column("__class").n_unique(), len(published))
+    return Located(stats, candidates, located, keys, int(combos.get_column("count").sum()),
+                   frame.get_column("__class").n_unique(), len(published), published)
 
 
 def _located(classes: pl.DataFrame, tuples: pl.DataFrame, qi: Sequence[str],
@@ -130,19 +150,44 @@ def _located(classes: pl.DataFrame, tuples: pl.DataFrame, qi: Sequence[str],
                          "__size": classes.get_column("__size").gather(pair_class)})
 
 
-def candidates_of(readings: Sequence[Located]) -> pl.DataFrame:
-    """Step 2: the (tuple, value) pairs in every release's candidate set."""
-    return (pl.concat([r.pairs for r in readings]).group_by("__tuple", "__value").len()
-            .filter(pl.col("len") == len(readings)).select("__tuple", "__value"))
+def candidates_of(readings: Sequence[Located]) -> Candidates:
+    """Step 2: the (tuple, value) pairs in every release's candidate set. A tuple some release
+    locates has its candidates among that release's pairs: the union of the releases' pairs is
+    tested, each pair kept when every release j either locates the tuple and has the pair or
+    does not locate it and publishes the value. Every frame is bounded by the located pairs."""
+    union = pl.concat([r.pairs.select("__tuple", "__value") for r in readings]).unique()
+    located = pl.concat([r.stats.select("__tuple") for r in readings]).unique()
+    kept = pl.lit(True)
+    for j, r in enumerate(readings):
+        union = (union.join(r.pairs.select("__tuple", "__value").unique().with_columns(pl.lit(True).alias(f"__p{j}")),
+                            on=["__tuple", "__value"], how="left")
+                 .join(r.stats.select("__tuple", pl.lit(True).alias(f"__l{j}")).unique(), on="__tuple", how="left")
+                 .with_columns(pl.col("__value").is_in(pl.Series(r.values, dtype=pl.Int64).implode()).alias(f"__v{j}")))
+        here = pl.col(f"__p{j}").fill_null(False)
+        elsewhere = pl.col(f"__l{j}").is_null() & pl.col(f"__v{j}")
+        kept = kept & (here | elsewhere)
+    common = readings[0].values if readings else np.zeros(0, np.int64)
+    for r in readings[1:]:
+        common = np.intersect1d(common, r.values)
+    return Candidates(union.filter(kept).select("__tuple", "__value"), located,
+                      np.asarray(common, dtype=np.int64))
 
 
-def per_tuple(tuples: pl.DataFrame, readings: Sequence[Located], candidate: pl.DataFrame,
+def per_tuple(tuples: pl.DataFrame, readings: Sequence[Located], candidate: Candidates,
               dictionary: pl.Series) -> pl.DataFrame:
     """The per-tuple metrics: one row per tuple (``__tuple``, per release j ``__matches<j>``,
-    ``__partition<j>``, ``__prior<j>``, then the metrics, ``inferred_value`` and ``__only``)."""
-    posterior = candidate.group_by("__tuple").agg(pl.len().cast(pl.Int64).alias("__n"),
-                                                  pl.col("__value").min().alias("__only"))
-    table = tuples.select("__tuple").unique().join(posterior, on="__tuple", how="left")
+    ``__partition<j>``, ``__prior<j>``, then the metrics, ``inferred_value`` and ``__only``).
+    A tuple no release locates gets the size and least value of ``candidate.common``."""
+    posterior = candidate.pairs.group_by("__tuple").agg(pl.len().cast(pl.Int64).alias("__n"),
+                                                        pl.col("__value").min().alias("__only"))
+    common = candidate.common
+    nowhere = pl.col("__somewhere").is_null() & pl.lit(len(common) > 0)
+    table = (tuples.select("__tuple").unique().join(posterior, on="__tuple", how="left")
+             .join(candidate.located.select("__tuple", pl.lit(True).alias("__somewhere")), on="__tuple", how="left")
+             .with_columns(pl.when(nowhere).then(pl.lit(len(common), pl.Int64)).otherwise(pl.col("__n")).alias("__n"),
+                           pl.when(nowhere).then(pl.lit(int(common.min()) if len(common) else None, pl.Int64))
+                           .otherwise(pl.col("__only")).alias("__only"))
+             .drop("__somewhere"))
     for j, reading in enumerate(readings):
         table = table.join(reading.stats, on="__tuple", how="left").select(
             pl.exclude("__matches", "__partition", "__prior"), pl.col("__matches").alias(f"__matches{j}"),
@@ -166,18 +211,23 @@ def per_tuple(tuples: pl.DataFrame, readings: Sequence[Located], candidate: pl.D
     return table.sort("__tuple")
 
 
-def truth_hits(truths: pl.DataFrame, candidate: pl.DataFrame, table: pl.DataFrame,
+def truth_hits(truths: pl.DataFrame, candidate: Candidates, table: pl.DataFrame,
                dictionary: pl.Series) -> pl.DataFrame:
     """Per distinct (tuple, true value as a text key ``__s``): whether the value is among the
-    tuple's candidates and whether the perfect breach inferred it."""
+    tuple's candidates (for a tuple no release locates: among ``candidate.common``) and whether
+    the perfect breach inferred it."""
     codes = pl.DataFrame({"__s": as_text(dictionary), "__truth": np.arange(len(dictionary), dtype=np.int64)})
-    hit = candidate.select("__tuple", pl.col("__value").alias("__truth"), pl.lit(True).alias("__hit"))
+    hit = candidate.pairs.select("__tuple", pl.col("__value").alias("__truth"), pl.lit(True).alias("__hit"))
+    somewhere = candidate.located.select("__tuple", pl.lit(True).alias("__somewhere"))
+    common = pl.Series(candidate.common, dtype=pl.Int64).implode()
+    in_common = pl.col("__somewhere").is_null() & pl.col("__truth").is_in(common)
     return (truths.select("__tuple", "__s").unique()
             .join(codes.drop_nulls("__s"), on="__s", how="left")
             .join(hit, on=["__tuple", "__truth"], how="left")
+            .join(somewhere, on="__tuple", how="left")
             .join(table.select("__tuple", "perfect_breach", "__only"), on="__tuple", how="left")
             .select("__tuple", "__s",
-                    pl.col("__hit").fill_null(False).alias("true_value_in_candidates"),
+                    (pl.col("__hit").fill_null(False) | in_common.fill_null(False)).alias("true_value_in_candidates"),
                     (pl.col("perfect_breach") & (pl.col("__only") == pl.col("__truth")).fill_null(False))
                     .alias("perfect_breach_true")))
 
