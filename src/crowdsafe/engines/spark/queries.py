@@ -173,6 +173,7 @@ class SparkAggregate:
 
         dtypes = self.table.dataset.frame.schema
         keys = []
+        binned: dict[str, list[str]] = {}
         for dimension in plan.query.dimensions:
             column = F.col(_quoted(dimension.column))
             name = cell_column(dimension.column)
@@ -181,10 +182,11 @@ class SparkAggregate:
                 clipped = F.least(F.greatest(column.cast("double"), F.lit(float(bins.low))), F.lit(float(bins.high)))
                 index = F.floor((clipped - F.lit(float(bins.low))) / F.lit(float(bins.width))).cast("int")
                 index = F.least(F.greatest(index, F.lit(0)), F.lit(bins.count - 1))
-                labels = F.array(*[F.lit(label) for label in bins.labels()])
-                # greatest/least skip nulls: a missing value must stay missing (outside every bin)
-                label = F.when(column.isNull(), F.lit(None)).otherwise(F.element_at(labels, index + 1))
-                keys.append(label.alias(name))
+                # greatest/least skip nulls: a missing value must stay missing (outside every bin).
+                # Spark groups by the bin index; the driver names the cells present (a literal
+                # per bin in the plan cost 0.3 ms of Py4J each: 320 s for 1M bins)
+                keys.append(F.when(column.isNull(), F.lit(None)).otherwise(index).alias(name))
+                binned[name] = bins.labels()
             elif is_text(dtypes[dimension.column]):
                 keys.append(column.cast("string").alias(name))
             else:
@@ -193,7 +195,11 @@ class SparkAggregate:
         counted = rows.select(keys).groupBy(*[_quoted(n) for n in names]).count()
         counts = pl.from_arrow(counted.toArrow())
         assert isinstance(counts, pl.DataFrame)
-        counts = counts.with_columns(pl.col("count").cast(pl.Int64))
+        counts = counts.with_columns(
+            pl.col("count").cast(pl.Int64),
+            *[pl.Series(labels, dtype=pl.String).gather(counts.get_column(name)).alias(name)
+              for name, labels in binned.items()],
+        )
         return histogram_exact(counts, plan)
 
 
