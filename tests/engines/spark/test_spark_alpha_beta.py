@@ -185,3 +185,39 @@ def test_an_unreviewed_order_makes_the_spark_view_unfit_as_on_polars(spark, tmp_
         assert certificate.parameters["domain_sources"] == {"b": "schema order"}
         assert certificate.unreviewed_schema == {"b": ("order",)}
         assert any("column 'b': order read from the data" in r for r in certificate.unfit_reasons)
+
+
+def test_spark_estimate_sends_no_literal_per_matched_value(spark, rows_path, tmp_path, monkeypatch):
+    """Many matched domain values are a broadcast semi-join, not one Py4J literal each (296 s
+    for 500k values): the literals do not grow with the values matched, and n_V (so the whole
+    estimate) equals the driver's count on the same view, a null matched included."""
+    from pyspark.sql.classic import column as classic_column
+
+    from crowdsafe.engines.spark.alpha_beta import MATCH_LITERALS
+
+    request = PerturbRequest(AlphaBetaPlanRequest(gamma=0.5, c=1.0, alpha=0.5), **PUBLIC)
+    view = perturb_spark(load_table(spark, rows_path), request, out=tmp_path / "v.parquet", randomness=4).view
+    written = pl.read_parquet(tmp_path / "v.parquet" / "*.parquet")
+    local = View(view.domain.decode(view.domain.encode(written)), view.domain, view.alpha, view.beta,
+                 view.n_bound, view.certificate)
+    made = []
+    real = classic_column._create_column_from_literal
+
+    def counted(value):
+        made.append(value)
+        return real(value)
+
+    monkeypatch.setattr(classic_column, "_create_column_from_literal", counted)
+    literals = {}
+    assert MATCH_LITERALS < 100
+    queries = [
+        "count where c >= 400",  # 100 values of c's domain matched
+        "count where c >= 100 and b = 'x'",  # 250 and 1
+        "count where (c is null or c < 200) and a != 3",  # 101 (a null) and 20
+        "count where c < 40 and b != 'z'",  # 20 and 3: literals, as before
+    ]
+    for query in queries:
+        made.clear()
+        assert view.estimate(query) == estimate(local, query), query
+        literals[query] = len(made)
+    assert literals["count where c >= 400"] == literals["count where c >= 100 and b = 'x'"] - 1 < 10
