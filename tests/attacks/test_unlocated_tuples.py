@@ -31,8 +31,8 @@ def _case():
     return [AttackedRelease(r, f"R{j + 1}") for j, r in enumerate((r1, r2, r3))], targets
 
 
-def test_tuples_located_nowhere_are_never_listed_value_by_value(monkeypatch):
-    releases, targets = _case()
+def _largest_keys(monkeypatch) -> list[int]:
+    """A list whose item is the most keys the attack dedupes at once (``sorted_unique``)."""
     biggest = [0]
     unique = intersection_tables.sorted_unique
 
@@ -41,6 +41,12 @@ def test_tuples_located_nowhere_are_never_listed_value_by_value(monkeypatch):
         return unique(values, universe)
 
     monkeypatch.setattr(intersection_tables, "sorted_unique", counted)
+    return biggest
+
+
+def test_tuples_located_nowhere_are_never_listed_value_by_value(monkeypatch):
+    releases, targets = _case()
+    biggest = _largest_keys(monkeypatch)
     result = intersection_attack(releases, targets, ["age", "zip"], "s")
     # (R2 locating nowhere listed N_TARGETS × N_VALUES = 10,000,000 keys)
     assert biggest[0] <= 4 * N_VALUES + 4 * targets.height
@@ -75,14 +81,7 @@ def test_a_class_showing_a_star_is_never_listed_value_by_value(monkeypatch):
     in it, are a set too (listed: 2,585,940 keys here)."""
     releases, targets = _case()
     starred = AttackedRelease(releases[0].frame.with_columns(pl.lit("*").alias("s")), "R5")
-    biggest = [0]
-    unique = intersection_tables.sorted_unique
-
-    def counted(values, universe=None):
-        biggest[0] = max(biggest[0], len(values))
-        return unique(values, universe)
-
-    monkeypatch.setattr(intersection_tables, "sorted_unique", counted)
+    biggest = _largest_keys(monkeypatch)
     result = intersection_attack([releases[0], starred], targets, ["age", "zip"], "s")
     assert biggest[0] <= 4 * N_VALUES + 4 * targets.height
     shared = targets.with_columns(pl.col("s").n_unique().over("age", "zip").alias("expected"))
