@@ -16,7 +16,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from crowdsafe.data.cell_reader import CellCovers
-from crowdsafe.data.generalized import AttributeDomain, CellKind, parse_number
+from crowdsafe.data.generalized import AttributeDomain, CellKind, is_number
 
 EXAMPLES = 3  # cells named per column
 
@@ -32,7 +32,7 @@ def unread_cells(covers: Mapping[str, CellCovers], domains: Mapping[str, Attribu
         if not len(empty):
             continue
         empty = empty[cover.kind[empty] == CellKind.VALUE]
-        texts = [t for t in cover.labels.gather(empty).to_list() if t is not None and not _is_number(t)]
+        texts = [t for t in cover.labels.gather(empty).to_list() if t is not None and not is_number(t)]
         if texts:
             found[column] = sorted(texts)
     return found
@@ -48,11 +48,3 @@ def describe_unread(unread: Mapping[str, list[str]]) -> str | None:
         more = f" and {len(texts) - EXAMPLES} more" if len(texts) > EXAMPLES else ""
         parts.append(f"{column}: {shown}{more}")
     return "; ".join(parts)
-
-
-def _is_number(text: str) -> bool:
-    try:
-        parse_number(text)
-    except ValueError:
-        return False
-    return True

@@ -109,7 +109,8 @@ def parse_number(text: str) -> float:
     return float(text[:-1] if scale != 1.0 else text) * scale
 
 
-def _is_number(text: str) -> bool:
+def is_number(text: str) -> bool:
+    """Whether ``text`` reads as a number (:func:`parse_number`)."""
     try:
         parse_number(text)
     except ValueError:
@@ -382,7 +383,7 @@ class AttributeDomain:
             return CellKind.RANGE, np.flatnonzero((numbers >= low) & (numbers <= high)).astype(np.uint32)
         if not strict:
             return CellKind.VALUE, np.zeros(0, dtype=np.uint32)
-        if numbers is not None and _is_number(stripped):  # a centroid (MDAV), not a value of the original
+        if numbers is not None and is_number(stripped):  # a centroid (MDAV), not a value of the original
             raise centroid_error(self.name, text)
         raise InputError(
             f"column '{self.name}' of the release holds {text!r}, which is neither a value of the original, "
