@@ -127,3 +127,39 @@ def test_tuples_a_release_does_not_locate_are_not_paired_with_every_value(monkey
         f"v{x * 7 + 2:05d}" if 50 <= x < 100 else None for x in xs]
     hit = hits.sort("__tuple").get_column("true_value_in_candidates").to_list()
     assert hit == [(x * 7) % VALUES in expected[x] for x in xs] == [x < 50 or x >= 150 for x in xs]
+
+
+def test_a_class_showing_a_star_is_not_paired_with_every_value(monkeypatch):
+    """A sensitive cell '*' covers every value of the domain: a tuple in a class showing it may
+    hold any value, as a tuple the release does not locate, and is never written out as
+    (tuple, value) pairs (150 classes × 20,000 values before). R1 locates x < 100 with three
+    values each; R3 puts every x < 150 in a class showing '*'."""
+    xs = np.arange(200)
+    targets = pl.DataFrame({"x": xs})
+    domains, codes = encode_targets(targets, ["x"])
+    tuples = pl.DataFrame({"__tuple": xs.astype(np.int64), "__k0": codes["x"], "__w": np.ones(200, np.int64)})
+    values = AttributeDomain("s", pl.Series("s", [f"v{v:05d}" for v in range(VALUES)]))
+    starred = pl.DataFrame({"__q0": [f"[{v}, {v}]" for v in range(150)], "__sv": ["*"] * 150,
+                            "count": np.full(150, 5, dtype=np.int64)})
+    biggest = [0]
+    join, agg = pl.DataFrame.join, pl.dataframe.group_by.GroupBy.agg
+
+    def counted(function):
+        def run(*args, **kwargs):
+            out = function(*args, **kwargs)
+            biggest[0] = max(biggest[0], out.height)
+            return out
+        return run
+
+    monkeypatch.setattr(pl.DataFrame, "join", counted(join))
+    monkeypatch.setattr(pl.dataframe.group_by.GroupBy, "agg", counted(agg))
+    readings = [steps.locate(_release(np.arange(100), 1000, 0), "R1", ["x"], domains, values, tuples, "exact"),
+                steps.locate(starred, "R3", ["x"], domains, values, tuples, "exact")]
+    table = steps.per_tuple(tuples, readings, steps.candidates_of(readings), values.values)
+    monkeypatch.undo()
+    assert biggest[0] <= 2 * VALUES  # (R1's own big class lists VALUES values)
+    rows = table.sort("__tuple")
+    assert rows.get_column("posterior_anonymity").to_list() == [3 if x < 100 else VALUES for x in xs]
+    assert rows.get_column("__prior1").to_list() == [VALUES] * 200  # '*', or not located: every value
+    assert rows.get_column("__matches1").to_list() == [1 if x < 150 else None for x in xs]
+    assert not rows.get_column("contradiction").any()

@@ -123,8 +123,9 @@ def test_targets_located_by_one_release_or_none_match_the_polars_engine(spark, o
     R1 holds the targets under 50, R2 the women: the men of 50 and over are located by no
     release (their candidates: the values both publish, or none, a contradiction, when the
     releases publish disjoint values), the men under 50 and the older women by one only. The
-    Spark engine keeps those tuples' candidates as "every published value" without writing
-    them out as pairs; the metrics must still be the Polars engine's."""
+    Spark engine keeps those tuples' candidates, and those of a class showing '*', as "every
+    published value" without writing them out as pairs; the metrics must still be the Polars
+    engine's."""
     rng = np.random.default_rng(11)
     n = 400
     ages = rng.integers(20, 80, n)
@@ -134,8 +135,11 @@ def test_targets_located_by_one_release_or_none_match_the_polars_engine(spark, o
     targets = pl.DataFrame({"id": np.arange(n).astype(str), "age": ages, "sex": sex,
                             "s": [f"v{v:03d}" for v in value]})
     r1 = targets.filter(pl.col("age") < 50).select("id", _decade(1).alias("age"), pl.lit("*").alias("sex"), "s")
+    # R2's classes of the seventies show '*' among their values: every value, as not located
     r2 = targets.filter((pl.col("sex") == "F") & ((pl.col("age") >= 50) | overlap)).select(
-        "id", _decade(10).alias("age"), "sex", "s")
+        "id", _decade(10).alias("age"), "sex",
+        pl.when((pl.col("age") >= 70) & (pl.col("id").cast(pl.Int64) % 5 == 0)).then(pl.lit("*")).otherwise("s")
+        .alias("s"))
     releases = [r.with_columns(pl.all().cast(pl.String)) for r in (r1, r2)]
     qi = ["age", "sex"]
     on_polars = intersection_attack([AttackedRelease(r, f"R{j + 1}") for j, r in enumerate(releases)], targets, qi,

@@ -46,7 +46,9 @@ class Located:
     candidates of the tuples it locates (a tuple it does not locate keeps every value in
     ``values``, never written out as pairs), ``located`` the (tuple, class) pairs, ``keys`` each
     distinct raw cell combination's class, ``rows``, ``classes``, ``published`` (how many values
-    it publishes) and ``values`` (those values' codes, sorted)."""
+    it publishes), ``values`` (those values' codes, sorted) and ``constraining`` (``__tuple``: the
+    tuples whose candidates ``pairs`` lists: located, in no class showing a cell that covers the
+    whole domain, such as '*', which leaves every value as not locating does)."""
 
     stats: pl.DataFrame
     pairs: pl.DataFrame
@@ -56,6 +58,7 @@ class Located:
     classes: int
     published: int
     values: np.ndarray
+    constraining: pl.DataFrame
 
 
 @dataclass(frozen=True)
@@ -110,19 +113,28 @@ def locate(combos: pl.DataFrame, name: str, qi: Sequence[str], domains: Mapping[
     sensitive_cells = as_text(cells(combos, "__sv")).unique(maintain_order=True)
     value_cells, value_codes = value_domain.cover(sensitive_cells, strict=False).membership
     published = np.unique(np.asarray(value_codes, dtype=np.int64))
+    # a cell covering the whole domain ('*') is never listed value by value: a tuple in a class
+    # holding one may hold any value the release publishes, as a tuple it does not locate
+    whole = pl.Series(np.bincount(value_cells, minlength=len(sensitive_cells)) == value_domain.size)
+    whole_cells = sensitive_cells.fill_null(NULL).filter(whole).implode()
     cover_s = pl.DataFrame({"__s": sensitive_cells.fill_null(NULL).gather(value_cells),
                             "__value": np.asarray(value_codes, dtype=np.int64)})
+    cover_s = cover_s.filter(~pl.col("__s").is_in(whole_cells))
     class_values = frame.select("__class", "__s").unique().join(cover_s, on="__s").select("__class", "__value").unique()
+    whole_classes = frame.filter(pl.col("__s").is_in(whole_cells)).select("__class").unique()
 
     located = _located(classes, tuples, qi, canonical_distinct, covers)
     stats = located.group_by("__tuple").agg(pl.len().cast(pl.Int64).alias("__matches"),
                                             pl.col("__size").sum().cast(pl.Float64).alias("__partition"))
-    candidates = located.join(class_values, on="__class").select("__tuple", "__value").unique()
+    open_tuples = located.join(whole_classes, on="__class", how="semi").select("__tuple").unique()
+    listed = located.join(open_tuples, on="__tuple", how="anti")
+    constraining = listed.select("__tuple").unique()
+    candidates = listed.join(class_values, on="__class").select("__tuple", "__value").unique()
     prior = candidates.group_by("__tuple").agg(pl.len().cast(pl.Int64).alias("__prior"))
     stats = stats.join(prior, on="__tuple", how="full", coalesce=True)
     keys = frame.select(*[f"__raw{i}" for i in range(len(qi))], "__class").unique()
     return Located(stats, candidates, located, keys, int(combos.get_column("count").sum()),
-                   frame.get_column("__class").n_unique(), len(published), published)
+                   frame.get_column("__class").n_unique(), len(published), published, constraining)
 
 
 def _located(classes: pl.DataFrame, tuples: pl.DataFrame, qi: Sequence[str],
@@ -152,16 +164,17 @@ def _located(classes: pl.DataFrame, tuples: pl.DataFrame, qi: Sequence[str],
 
 def candidates_of(readings: Sequence[Located]) -> Candidates:
     """Step 2: the (tuple, value) pairs in every release's candidate set. A tuple some release
-    locates has its candidates among that release's pairs: the union of the releases' pairs is
-    tested, each pair kept when every release j either locates the tuple and has the pair or
-    does not locate it and publishes the value. Every frame is bounded by the located pairs."""
+    constrains (``Located.constraining``) has its candidates among that release's pairs: the union
+    of the releases' pairs is tested, each pair kept when every release j either constrains the
+    tuple and has the pair or does not and publishes the value. Every frame is bounded by the
+    listed pairs."""
     union = pl.concat([r.pairs.select("__tuple", "__value") for r in readings]).unique()
-    located = pl.concat([r.stats.select("__tuple") for r in readings]).unique()
+    located = pl.concat([r.constraining for r in readings]).unique()
     kept = pl.lit(True)
     for j, r in enumerate(readings):
         union = (union.join(r.pairs.select("__tuple", "__value").unique().with_columns(pl.lit(True).alias(f"__p{j}")),
                             on=["__tuple", "__value"], how="left")
-                 .join(r.stats.select("__tuple", pl.lit(True).alias(f"__l{j}")).unique(), on="__tuple", how="left")
+                 .join(r.constraining.with_columns(pl.lit(True).alias(f"__l{j}")), on="__tuple", how="left")
                  .with_columns(pl.col("__value").is_in(pl.Series(r.values, dtype=pl.Int64).implode()).alias(f"__v{j}")))
         here = pl.col(f"__p{j}").fill_null(False)
         elsewhere = pl.col(f"__l{j}").is_null() & pl.col(f"__v{j}")
