@@ -59,6 +59,25 @@ def test_the_location_forms_only_the_pairs_it_keeps(grid, monkeypatch):
 VALUES = 20_000  # a sensitive column of many distinct values (fnlwgt-like)
 
 
+def _largest_frames(monkeypatch) -> list[int]:
+    """A list whose item is the most rows any join, concat or group-by has given since."""
+    biggest = [0]
+
+    def counted(function):
+        def run(*args, **kwargs):
+            out = function(*args, **kwargs)
+            biggest[0] = max(biggest[0], out.height)
+            return out
+        return run
+
+    group_by = pl.dataframe.group_by.GroupBy
+    monkeypatch.setattr(pl.DataFrame, "join", counted(pl.DataFrame.join))
+    monkeypatch.setattr(pl, "concat", counted(pl.concat))
+    monkeypatch.setattr(group_by, "agg", counted(group_by.agg))
+    monkeypatch.setattr(group_by, "len", counted(group_by.len))
+    return biggest
+
+
 def _release(xs, big_class, shift):
     """One class per x in ``xs`` (a one-value range) holding three values from 7x + shift, and
     one class no target falls in holding all the VALUES values: the release publishes them all."""
@@ -83,21 +102,7 @@ def test_tuples_a_release_does_not_locate_are_not_paired_with_every_value(monkey
     tuples = pl.DataFrame({"__tuple": xs.astype(np.int64), "__k0": codes["x"], "__w": np.ones(200, np.int64)})
     values = AttributeDomain("s", pl.Series("s", [f"v{v:05d}" for v in range(VALUES)]))
     releases = {"R1": (np.arange(100), 1000, 0), "R2": (np.arange(50, 150), 1001, 2)}
-    biggest = [0]
-    join, concat = pl.DataFrame.join, pl.concat
-    agg, length = pl.dataframe.group_by.GroupBy.agg, pl.dataframe.group_by.GroupBy.len
-
-    def counted(function):
-        def run(*args, **kwargs):
-            out = function(*args, **kwargs)
-            biggest[0] = max(biggest[0], out.height)
-            return out
-        return run
-
-    monkeypatch.setattr(pl.DataFrame, "join", counted(join))
-    monkeypatch.setattr(pl, "concat", counted(concat))
-    monkeypatch.setattr(pl.dataframe.group_by.GroupBy, "agg", counted(agg))
-    monkeypatch.setattr(pl.dataframe.group_by.GroupBy, "len", counted(length))
+    biggest = _largest_frames(monkeypatch)
     readings = [steps.locate(_release(*releases[n]), n, ["x"], domains, values, tuples, "exact") for n in releases]
     candidate = steps.candidates_of(readings)
     dictionary = values.values
@@ -141,18 +146,7 @@ def test_a_class_showing_a_star_is_not_paired_with_every_value(monkeypatch):
     values = AttributeDomain("s", pl.Series("s", [f"v{v:05d}" for v in range(VALUES)]))
     starred = pl.DataFrame({"__q0": [f"[{v}, {v}]" for v in range(150)], "__sv": ["*"] * 150,
                             "count": np.full(150, 5, dtype=np.int64)})
-    biggest = [0]
-    join, agg = pl.DataFrame.join, pl.dataframe.group_by.GroupBy.agg
-
-    def counted(function):
-        def run(*args, **kwargs):
-            out = function(*args, **kwargs)
-            biggest[0] = max(biggest[0], out.height)
-            return out
-        return run
-
-    monkeypatch.setattr(pl.DataFrame, "join", counted(join))
-    monkeypatch.setattr(pl.dataframe.group_by.GroupBy, "agg", counted(agg))
+    biggest = _largest_frames(monkeypatch)
     readings = [steps.locate(_release(np.arange(100), 1000, 0), "R1", ["x"], domains, values, tuples, "exact"),
                 steps.locate(starred, "R3", ["x"], domains, values, tuples, "exact")]
     table = steps.per_tuple(tuples, readings, steps.candidates_of(readings), values.values)
