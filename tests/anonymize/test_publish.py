@@ -20,7 +20,7 @@ from crowdsafe.anonymize.publish import PlanRequest, RunOptions, plan_publicatio
 from crowdsafe.anonymize.release import write_classes_csv
 from crowdsafe.datasets import adult
 from crowdsafe.errors import HierarchyError, ParameterError, SampleReuseError
-from crowdsafe.privacy import Certificate, compose_homogeneous, dps_delta
+from crowdsafe.privacy import Certificate, compose_homogeneous, dps_delta, largest_rate_for_epsilon
 from crowdsafe.privacy.ledger import Ledger
 from crowdsafe.randomness import Randomness
 from crowdsafe.selection.mechanism import fixed_scheme
@@ -55,7 +55,7 @@ def test_default_plan_without_the_lattice_size_spends_ten_percent_and_picks_beta
     # beta/k is within 10% of the best over a dense grid of admitted rates (computed by bisection
     # on d, not by the planner), and no rate above it by more than 20% reaches 90% of that best
     # (the planner's grid of rates may stop a little short of the largest qualifying rate)
-    rates = np.linspace(0.01, 1 - math.exp(-0.9), 300)
+    rates = np.linspace(0.01, largest_rate_for_epsilon(1.0, 0.1), 300)  # (1 − e^−0.9 is a hair past the floor)
     ratios = np.array([r / _least_k(r, 1.0, 0.1, 1e-6) for r in rates])
     best = ratios.max()
     assert plan.beta / plan.k >= 0.9 * best * 0.98
@@ -66,7 +66,7 @@ def test_at_a_large_epsilon_the_planner_keeps_k_small():
     """At ε = 4 the largest admitted rate keeps 98% of the rows and needs k in the hundreds; the
     planner's rate fills many more classes of k rows."""
     plan = plan_publication(PlanRequest(4.0, 1e-6))
-    top = 1 - math.exp(-3.6)
+    top = largest_rate_for_epsilon(4.0, 0.4)  # 1 − e^−3.6, rounded down to a rate the floor admits
     assert plan.beta / plan.k > 5 * top / _least_k(top, 4.0, 0.4, 1e-6)
     assert plan.k < 50
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from crowdsafe.errors import ParameterError
 from crowdsafe.privacy import (
     PrivacyLoss,
+    admits,
     amplify,
     largest_inner_loss,
     largest_rate,
@@ -125,3 +126,56 @@ def test_the_inverse_directions_at_overflowing_epsilons():
     tiny = largest_inner_loss(PrivacyLoss(1.0), 5e-324)
     assert tiny.epsilon == pytest.approx(_mp_amplified(1.0, 5e-324, 1.0), rel=1e-12)
     assert largest_inner_loss(PrivacyLoss(0.0), 5e-324) == PrivacyLoss(0.0, 0.0)
+
+
+def _exactly_admitted(beta: float, epsilon: float, epsilon1: float = 0.0) -> bool:
+    """ε − ε1 ≥ −ln(1 − β) at the doubles' exact values, by mpmath at 60 digits (independent)."""
+    mpmath.mp.dps = 60
+    return mpmath.mpf(epsilon) - mpmath.mpf(epsilon1) >= -mpmath.log1p(-mpmath.mpf(beta))
+
+
+@settings(max_examples=300, deadline=None)
+@given(beta=st.floats(1e-9, 0.999), epsilon1=st.sampled_from([0.0, 0.1, 1.9170479807848726]),
+       ulps=st.integers(-3, 3))
+def test_the_floor_is_decided_exactly_next_to_it(beta, epsilon1, ulps):
+    epsilon = -math.log1p(-beta) + epsilon1
+    for _ in range(abs(ulps)):
+        epsilon = math.nextafter(epsilon, math.inf if ulps > 0 else 0.0)
+    assert admits(beta, epsilon, epsilon1) == _exactly_admitted(beta, epsilon, epsilon1)
+    floor = sampling_floor(beta, epsilon1)
+    assert _exactly_admitted(beta, floor, epsilon1) and not _exactly_admitted(beta, math.nextafter(floor, 0.0),
+                                                                             epsilon1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(epsilon=st.floats(0.01, 30.0), epsilon1=st.sampled_from([0.0, 0.005, 0.3]))
+def test_the_largest_rate_for_epsilon_is_the_largest_double_the_floor_admits(epsilon, epsilon1):
+    if epsilon <= epsilon1:
+        return
+    rate = largest_rate_for_epsilon(epsilon, epsilon1)
+    assert _exactly_admitted(rate, epsilon, epsilon1)
+    above = math.nextafter(rate, 1.0)
+    assert above == 1.0 or not _exactly_admitted(above, epsilon, epsilon1)
+
+
+def test_the_planners_case_one_ulp_past_the_floor():
+    # found by a sweep: 1 − e^−(ε − ε1) rounded to a β whose exact floor was 1.1e-16 above ε − ε1
+    epsilon, epsilon1 = 2.8177863147139255, 1.9170479807848726
+    rate = largest_rate_for_epsilon(epsilon, epsilon1)
+    assert _exactly_admitted(rate, epsilon, epsilon1)
+    assert not _exactly_admitted(-math.expm1(-(epsilon - epsilon1)), epsilon, epsilon1)  # the old answer
+
+
+@settings(max_examples=300, deadline=None)
+@given(inner=st.floats(0.05, 5.0), share=st.floats(0.01, 0.99))
+def test_the_largest_rate_meets_its_target(inner, share):
+    target = PrivacyLoss(inner * share, 0.0)
+    rate = largest_rate(PrivacyLoss(inner, 0.0), target)
+    assert amplify(PrivacyLoss(inner, 0.0), rate).epsilon <= target.epsilon
+
+
+def test_the_calculators_case_one_ulp_past_the_target():
+    inner, target = PrivacyLoss(2.38788965012681, 0.0), PrivacyLoss(0.2154008380670148, 0.0)
+    rate = largest_rate(inner, target)
+    assert amplify(inner, rate).epsilon <= target.epsilon
+    assert rate >= 0.024302037093920124 * (1 - 1e-15)  # one ulp below the formula's value at most

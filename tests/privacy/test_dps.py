@@ -74,26 +74,25 @@ def test_matches_exact_rational_arithmetic(k, beta, e_eps):
 
 # β = 1/2 at the floor ε = ln 2: γ = 1 − (1 − β)² = 3/4, so γn is an integer at n = 4, 8, ... The
 # double nearest ln 2 lies *below* it (0.6931471805599452862... < 0.6931471805599453094...), the
-# next double above it. d is evaluated at the exact value of the double given, so the two sides
-# of the floor give the two one-sided limits of d: below, γn sits just under the integer and the
-# term j = γn is in the tail j > γn; above, it is not (the theorem's strict inequality).
+# next double above it. The floor is decided at the exact values of the doubles: the one below is
+# refused (Theorem 5 needs ε ≥ −ln(1 − β); until 2026-11-30 it was admitted within 1e-12 and d
+# taken as the limit from the left), the one above is the least ε admitted, where d is evaluated
+# with the theorem's strict j > γn.
 LN2_BELOW = math.log(2.0)
 LN2_ABOVE = math.nextafter(LN2_BELOW, math.inf)
 
 
-def test_the_doubles_around_ln2_straddle_it():
+def test_the_doubles_around_ln2_straddle_it_and_the_floor_is_the_one_above():
     mpmath.mp.dps = 40
     assert mpmath.mpf(LN2_BELOW) < mpmath.log(2) < mpmath.mpf(LN2_ABOVE)
-    assert sampling_floor(0.5) == LN2_BELOW
+    assert sampling_floor(0.5) == LN2_ABOVE
 
 
-def test_tie_just_below_the_floor_counts_the_boundary_term():
-    ours = dps_delta(2, 0.5, LN2_BELOW)
-    exact = exact_d(2, Fraction(1, 2), Fraction(2), count_ties=False)
-    left_limit = exact_d(2, Fraction(1, 2), Fraction(2), count_ties=True)
-    assert exact < left_limit
-    assert ours == pytest.approx(float(left_limit), rel=1e-6)
-    assert ours == pytest.approx(float(mp_d(2, 0.5, LN2_BELOW)), rel=1e-6)  # independent: mpmath
+def test_the_double_just_below_the_floor_is_refused():
+    with pytest.raises(ParameterError, match="below the sampling floor"):
+        dps_delta(2, 0.5, LN2_BELOW)
+    with pytest.raises(ParameterError, match="below the sampling floor"):
+        delta_bound(3, 0.5, LN2_BELOW)
 
 
 def test_tie_just_above_the_floor_is_not_counted():
@@ -109,16 +108,14 @@ def test_tie_just_above_the_floor_is_not_counted():
 
 
 def test_n_min_is_exact_at_a_tie_of_k_over_gamma():
-    # k = 3, γ = 3/4: k/γ − 1 = 3 exactly at the floor. Just below the floor k/γ − 1 is a hair
-    # above 3, so n_m = 4; just above it n_m = 3. The tails, by hand (β = 1/2):
-    # T(3) = P[Bin(3) ≥ 3] = 1/8; T(4) = P[Bin(4) ≥ 4] = 1/16 (strict) or P[Bin(4) ≥ 3] = 5/16 (tie
-    # counted); T(5) = P[Bin(5) ≥ 4] = 6/32; later n are smaller (checked by exact_d below).
-    below, above = delta_bound(3, 0.5, LN2_BELOW), delta_bound(3, 0.5, LN2_ABOVE)
-    assert (below.n_min, above.n_min) == (4, 3)
-    assert below.delta == pytest.approx(5 / 16, rel=1e-6) and below.n_at_max == 4
+    # k = 3, γ = 3/4: k/γ − 1 = 3 exactly at the floor. Just above the floor n_m = 3 (just below,
+    # refused now, it would be 4). The tails, by hand (β = 1/2): T(3) = P[Bin(3) ≥ 3] = 1/8;
+    # T(4) = P[Bin(4) ≥ 4] = 1/16 (strict); T(5) = P[Bin(5) ≥ 4] = 6/32; later n are smaller
+    # (checked by exact_d below).
+    above = delta_bound(3, 0.5, LN2_ABOVE)
+    assert above.n_min == 3
     assert above.delta == pytest.approx(6 / 32, rel=1e-6) and above.n_at_max == 5
     assert above.delta == pytest.approx(float(exact_d(3, Fraction(1, 2), Fraction(2), count_ties=False)), rel=1e-6)
-    assert below.delta == pytest.approx(float(mp_d(3, 0.5, LN2_BELOW)), rel=1e-6)
     assert above.delta == pytest.approx(float(mp_d(3, 0.5, LN2_ABOVE)), rel=1e-6)
 
 
@@ -222,10 +219,15 @@ def test_beta_sawtooth_is_a_property_of_the_formula():
     assert float(mp_d(1, above, 0.5)) == pytest.approx(above, rel=1e-9)
 
 
-def test_epsilon_exactly_at_the_floor_is_admitted():
+def test_epsilon_at_the_floor_is_admitted_and_one_double_below_is_refused():
     beta = 0.2
-    bound = delta_bound(20, beta, -math.log1p(-beta))
+    floor = sampling_floor(beta)  # the least double at or above −ln(1 − β)
+    mpmath.mp.dps = 50
+    assert mpmath.mpf(floor) >= -mpmath.log1p(-mpmath.mpf(beta)) > mpmath.mpf(math.nextafter(floor, 0.0))
+    bound = delta_bound(20, beta, floor)
     assert 0.0 < bound.delta < 1.0
+    with pytest.raises(ParameterError, match="below the sampling floor"):
+        delta_bound(20, beta, math.nextafter(floor, 0.0))
 
 
 def test_tiny_beta_and_k_one():
@@ -294,7 +296,7 @@ def test_an_epsilon_beyond_the_decimal_range_still_decides_the_tie_at_n_equal_k(
     assert bound.delta == pytest.approx(1e-20, rel=1e-6) and bound.delta >= 0.1**20
 
 
-@pytest.mark.parametrize(("beta", "epsilon"), [(1e-300, 2e-300), (1e-323, 1e-323)])
+@pytest.mark.parametrize(("beta", "epsilon"), [(1e-300, 2e-300), (1e-323, 2e-323)])
 def test_an_n_min_beyond_the_search_is_refused_at_once(beta, epsilon):
     # n_m ≈ k/γ is beyond the search's 1e9 (once beyond any double): refused, not searched from n_m
     with pytest.raises(ParameterError, match="k = 20 is too large to evaluate d"):

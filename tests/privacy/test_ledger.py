@@ -82,6 +82,24 @@ def test_check_refuses_like_charge_but_writes_nothing(ledger):
     assert ledger.entries() == []
 
 
+def test_a_pure_dp_budget_admits_no_delta_and_a_tiny_delta_budget_is_not_overspent(tmp_path):
+    # no absolute slack in the comparison: a δ = 0 budget admits no δ at all, however small (1e-16
+    # and three charges of 3e-16 were accepted until 2026-11-30), and a δ budget of 1e-14 refuses a
+    # total of 1.09e-14
+    with Ledger(tmp_path / "l.sqlite3") as ledger:
+        ledger.set_budget("fp-pure", "pure", 1.0, 0.0)
+        with pytest.raises(BudgetExceeded, match="admits nothing that costs δ > 0"):
+            ledger.check("pure", epsilon=0.1, delta=1e-16, description="q", mechanism="m")
+        with ledger.charge("pure", epsilon=0.1, description="q", mechanism="m"):
+            pass  # pure ε still fits
+        ledger.set_budget("fp-tiny", "tiny", 1.0, 1e-14)
+        with ledger.charge("tiny", epsilon=0.1, delta=1e-14, description="q", mechanism="m"):
+            pass
+        with pytest.raises(BudgetExceeded):
+            ledger.check("tiny", epsilon=0.1, delta=0.09e-14, description="q", mechanism="m")
+        assert ledger.budget("tiny").spent.delta == 1e-14 and ledger.budget("pure").spent.delta == 0.0
+
+
 def test_unknown_dataset_has_no_budget(ledger):
     with pytest.raises(BudgetExceeded, match="no privacy budget is set"):
         ledger.check("census", epsilon=0.1, description="q", mechanism="m")

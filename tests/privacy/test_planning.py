@@ -16,6 +16,7 @@ from crowdsafe.privacy import (
     dps_delta,
     dps_delta_at_most,
     largest_beta,
+    largest_rate_for_epsilon,
     plan,
     sampling_floor,
     smallest_epsilon,
@@ -167,7 +168,7 @@ def test_largest_beta_refuses_only_when_no_rate_above_delta_is_feasible(k, epsil
     refusal must mean that no rate of a fine grid over (δ, 1 − e^−ε] is feasible; an answer is
     feasible and never below the top of the first feasible stretch above δ (on that grid)."""
     delta = 10.0**log_delta
-    top = -math.expm1(-epsilon)
+    top = largest_rate_for_epsilon(epsilon)  # the largest rate whose floor admits ε, exactly
     if not delta < top:
         return
     grid = [float(b) for b in np.geomspace(delta * (1 + 1e-6), top, 400)]

@@ -16,6 +16,7 @@ See docs/privacy-calculus.md for the theorems and their conditions.
 from __future__ import annotations
 
 from crowdsafe.privacy.amplification import (
+    admits,
     amplify,
     largest_inner_loss,
     largest_rate,
@@ -63,6 +64,7 @@ __all__ = [
     "RecodingProfile",
     "SamplingProfile",
     "SuppressionProfile",
+    "admits",
     "amplify",
     "certify_chain",
     "certify_k_anonymization",

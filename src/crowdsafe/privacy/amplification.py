@@ -18,6 +18,8 @@ the largest rate 1 − e^(−ε) an ε admits.
 from __future__ import annotations
 
 import math
+from decimal import Decimal, localcontext
+from fractions import Fraction
 
 from crowdsafe.errors import ParameterError
 from crowdsafe.privacy.loss import PrivacyLoss, check_delta, check_epsilon
@@ -107,6 +109,12 @@ def largest_rate(inner: PrivacyLoss, target: PrivacyLoss, base_rate: float = 1.0
     if inner.delta > 0.0:
         ratios.append(target.delta / inner.delta)
     rate = beta1 * min(ratios)
+    # the formula's rounding may miss the target by an ulp: step down until the amplified loss meets
+    # it (ulp by ulp, then, should the rounding be coarser, by a relative 1e-12 per step)
+    steps = 0
+    while rate > 0.0 and not _meets(amplify(inner, rate, beta1), target):
+        rate = math.nextafter(rate, 0.0) if steps < 64 else rate * (1.0 - 1e-12)
+        steps += 1
     if rate <= 0.0:
         if (inner.epsilon > 0.0 and target.epsilon == 0.0) or (inner.delta > 0.0 and target.delta == 0.0):
             raise ParameterError(
@@ -118,6 +126,10 @@ def largest_rate(inner: PrivacyLoss, target: PrivacyLoss, base_rate: float = 1.0
             f"double ({math.ulp(0.0):g}): lower the inner loss or raise the target"
         )
     return rate
+
+
+def _meets(loss: PrivacyLoss, target: PrivacyLoss) -> bool:
+    return loss.epsilon <= target.epsilon and loss.delta <= target.delta
 
 
 def largest_inner_loss(target: PrivacyLoss, rate: float, base_rate: float = 1.0) -> PrivacyLoss:
@@ -136,26 +148,76 @@ def largest_inner_loss(target: PrivacyLoss, rate: float, base_rate: float = 1.0)
     return PrivacyLoss(log1p_scaled_expm1(beta1, beta2, target.epsilon), delta)
 
 
+def admits(beta: float, epsilon: float, epsilon1: float = 0.0) -> bool:
+    """Whether ε − ε1 ≥ −ln(1 − β), the sampling floor of Theorems 5 and 6, at the *exact* values
+    of the three doubles (ε − ε1 their exact difference), never by floating point alone.
+
+    Far from the floor the doubles decide it. Within 1e-12 relative, e^−(ε − ε1) is compared with
+    1 − β in decimal arithmetic whose precision doubles until the error bound separates them:
+    e^−x is irrational for every rational x ≠ 0 (Lindemann), so they are never equal, and the
+    loop ends (x = 0 is decided at once: e^0 = 1 > 1 − β for β > 0).
+    """
+    beta = check_rate(beta)
+    if beta == 1.0:
+        return False
+    room = float(Fraction(epsilon) - Fraction(epsilon1))  # correctly rounded
+    floor = -math.log1p(-beta)
+    if room > floor * (1.0 + 1e-12):
+        return True
+    if room < floor * (1.0 - 1e-12):
+        return False
+    x = Fraction(epsilon) - Fraction(epsilon1)
+    if x <= 0:
+        return False
+    keep = 1 - Fraction(beta)
+    precision = 40
+    while True:
+        with localcontext() as context:
+            context.prec = precision
+            exp_minus_x = (-(Decimal(x.numerator) / Decimal(x.denominator))).exp()
+            kept = Decimal(keep.numerator) / Decimal(keep.denominator)
+            context.prec = precision + 20
+            gap = kept - exp_minus_x
+            error = 2 * max(kept, exp_minus_x) * (Decimal(float(x)) + 8) * Decimal(10) ** (1 - precision)
+        if abs(gap) > error:
+            return gap > 0
+        precision *= 2
+
+
 def sampling_floor(beta: float, epsilon1: float = 0.0) -> float:
-    """The least ε the k-anonymization theorems admit at rate β: −ln(1 − β) (+ ε1).
+    """The least ε (a double) the k-anonymization theorems admit at rate β: −ln(1 − β) (+ ε1),
+    rounded up to the least double :func:`admits` (the nearest double may lie just below).
 
     Below it no k gives a guarantee (Li, Qardaji, Su 2012, Theorems 5 and 6). At β = 1 the floor
     is infinite: k-anonymization without sampling is not differentially private.
     """
     beta = check_rate(beta)
     epsilon1 = check_epsilon(epsilon1, "epsilon1")
-    return math.inf if beta == 1.0 else -math.log1p(-beta) + epsilon1
+    if beta == 1.0:
+        return math.inf
+    floor = -math.log1p(-beta) + epsilon1
+    while not admits(beta, floor, epsilon1):
+        floor = math.nextafter(floor, math.inf)
+    while floor > epsilon1 and admits(beta, below := math.nextafter(floor, 0.0), epsilon1):
+        floor = below
+    return floor
 
 
 def largest_rate_for_epsilon(epsilon: float, epsilon1: float = 0.0) -> float:
-    """The largest β whose sampling floor admits ε: 1 − e^(−(ε − ε1))."""
+    """The largest β whose sampling floor admits ε: 1 − e^(−(ε − ε1)), rounded down to the
+    largest double :func:`admits` (the nearest double may lie just above)."""
     epsilon = check_epsilon(epsilon)
     epsilon1 = check_epsilon(epsilon1, "epsilon1")
     if epsilon <= epsilon1:
         raise ParameterError(
             f"epsilon ({epsilon}) must exceed the selection budget epsilon1 ({epsilon1})"
         )
-    return -math.expm1(-(epsilon - epsilon1))
+    rate = -math.expm1(-(epsilon - epsilon1))
+    while rate > 0.0 and not admits(rate, epsilon, epsilon1):
+        rate = math.nextafter(rate, 0.0)
+    while (above := math.nextafter(rate, 1.0)) < 1.0 and admits(above, epsilon, epsilon1):
+        rate = above
+    return rate
 
 
 def check_dps_delta(delta: float, beta: float) -> float:

@@ -32,11 +32,12 @@ whose precision grows until the error bound separates it from 0 (:class:`_ExactG
 j = γn is *not* counted, as the theorem's strict j > γn says, and n_m is exactly the paper's. Since
 γ = 1 − (1 − β)e^−ε is irrational for every rational ε > 0 (Lindemann), an exact tie γn ∈ ℤ never
 occurs for double arguments: the decision is only which side of the integer γn lies on. At the
-sampling floor ε = −ln(1 − β), where γ = 1 − (1 − β)² is rational and ties are real, the double
-ε = −ln(1 − β) rounded lies a hair below or above the true floor, and the formula is evaluated at
-that double: below the floor (admitted within 1e-12 relative), γn lies just below the integer and
-j = γn is counted, the continuation of the formula from the left; above it, it is not. (Until
-2026-11 a near-tie was always counted, which is conservative; the exact decision can only lower
+sampling floor ε = −ln(1 − β), where γ = 1 − (1 − β)² is rational and ties are real, the floor
+itself is decided exactly too (:func:`~crowdsafe.privacy.amplification.admits`): a double below
+the true floor is refused, so every ε admitted lies strictly above it, and γn lies just above
+the integer, where j = γn is not counted. (Until 2026-11-30 a double within 1e-12 below the
+floor was admitted, with d continued from the left; until 2026-11 a near-tie was always counted,
+which is conservative; the exact decision can only lower
 the value, and only where γn lies within 1e-9 of an integer.)
 """
 
@@ -51,7 +52,7 @@ from fractions import Fraction
 import numpy as np
 
 from crowdsafe.errors import ParameterError
-from crowdsafe.privacy.amplification import check_rate, sampling_floor
+from crowdsafe.privacy.amplification import admits, check_rate, largest_rate_for_epsilon, sampling_floor
 from crowdsafe.privacy.logspace import log_gamma, logsumexp_rows
 from crowdsafe.privacy.loss import check_epsilon
 
@@ -97,11 +98,10 @@ def check_k(k: int) -> int:
 
 
 def _check_above_floor(beta: float, epsilon: float, epsilon1: float) -> None:
-    floor = sampling_floor(beta, epsilon1)
-    # A relative hair of tolerance so ε computed as −ln(1−β) in floating point is admitted.
-    if epsilon < floor * (1.0 - 1e-12):
+    if not admits(beta, epsilon, epsilon1):  # decided exactly: no hair of tolerance below the floor
+        floor = sampling_floor(beta, epsilon1)
         extra = f" + epsilon1 ({epsilon1:g})" if epsilon1 else ""
-        largest = -math.expm1(-(epsilon - epsilon1)) if epsilon > epsilon1 else 0.0
+        largest = largest_rate_for_epsilon(epsilon, epsilon1) if epsilon > epsilon1 else 0.0
         fix = (
             f"lower beta to at most 1 - e^-(epsilon - epsilon1) = {largest:.6g}"
             if largest > 0

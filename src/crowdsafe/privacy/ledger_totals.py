@@ -22,7 +22,10 @@ _TOLERANCE = 1e-9
 
 
 def fits(used: float, budget: float) -> bool:
-    return used <= budget * (1.0 + _TOLERANCE) + 1e-15
+    """Whether ``used`` (a sum of charges) stays within ``budget``, up to a relative 1e-9 for the
+    rounding of the sum, and no absolute slack: a budget of 0 admits exactly 0 (a pure ε-DP
+    budget, δ = 0, admits no δ at all), and a tiny δ budget is not overspent."""
+    return used <= budget * (1.0 + _TOLERANCE)
 
 
 def notions(conn: sqlite3.Connection, fingerprint: str) -> tuple[str, ...]:

@@ -30,6 +30,7 @@ import numpy as np
 from crowdsafe.defaults import EPSILON1_SHARE_RANGE
 from crowdsafe.errors import ParameterError
 from crowdsafe.privacy.amplification import (
+    admits,
     check_dps_delta,
     check_rate,
     largest_rate_for_epsilon,
@@ -249,7 +250,7 @@ def least_k(epsilon: float, delta: float, beta: float, epsilon1: float = 0.0, *,
     beta = check_rate(beta, allow_one=False)
     epsilon1, delta = _check_common(epsilon1, delta)
     check_dps_delta(delta, beta)
-    if epsilon < sampling_floor(beta, epsilon1) * (1.0 - 1e-12):
+    if not admits(beta, epsilon, epsilon1):
         raise ParameterError(_floor_message(epsilon, beta, epsilon1))
 
     decided: dict[int, bool] = {}
@@ -498,7 +499,7 @@ def plan(
     epsilon1, delta = _check_common(epsilon1, delta)
     check_dps_delta(delta, beta)
     k = check_k(k)
-    if epsilon < sampling_floor(beta, epsilon1) * (1.0 - 1e-12):
+    if not admits(beta, epsilon, epsilon1):
         raise ParameterError(_floor_message(epsilon, beta, epsilon1))
     achieved = dps_delta(k, beta, epsilon, epsilon1)
     if achieved > delta:
