@@ -178,7 +178,7 @@ def attack(
     sensitive: str | None = None,
     kind: str = "intersection",
     location: str = "auto",
-    levels: Sequence[float] = (0.25, 0.5, 0.75),
+    levels: Sequence[float] = (0.25, 0.5),
     truth_id: str | None = None,
     schema: Schema | str | os.PathLike[str] | None = None,
     decimal_comma: bool | None = None,

@@ -37,7 +37,9 @@ def test_hand_built_releases_give_the_known_candidate_sets_and_metrics():
     assert s["vulnerable"] == pytest.approx(0.75)
     assert s["perfect_breach"] == pytest.approx(0.5)
     assert s["perfect_breach_true"] == pytest.approx(0.25)
-    assert s["partial_breach"] == {"0.25": 1.0, "0.5": 1.0, "0.75": 0.5}
+    assert s["partial_breach"] == {"0.25": 1.0, "0.5": 1.0}  # the default levels
+    explicit = intersection_attack(releases, targets, QI, "dis", levels=[0.75]).summary
+    assert explicit["partial_breach"] == {"0.75": 0.5}  # above 1/2: the perfect breaches again
     assert s["presumed_k"] == [3, 2]
     assert s["average_partition_size"] == pytest.approx([3.0, 2.75])
     assert result.releases["location"].to_list() == ["exact", "exact"]

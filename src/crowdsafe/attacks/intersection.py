@@ -49,7 +49,9 @@ from crowdsafe.data.generalized import AttributeDomain, CellKind, leaf_domain, p
 from crowdsafe.errors import ParameterError
 
 Location = Literal["auto", "exact", "nearest"]
-DEFAULT_LEVELS = (0.25, 0.5, 0.75)
+# confidence is 1/|S_i|, so a level c counts the targets with at most ⌊1/c⌋ candidate values; any
+# level above 1/2 counts the perfect breaches again (0.75 was a default until 2026-11-30)
+DEFAULT_LEVELS = (0.25, 0.5)
 
 
 @dataclass(frozen=True)

@@ -130,7 +130,7 @@ def register(app: typer.Typer) -> None:
         qi: QiOpt = None,
         sensitive: SensitiveOpt = None,
         location: LocationOpt = "auto",
-        levels: LevelsOpt = "0.25,0.5,0.75",
+        levels: LevelsOpt = "0.25,0.5",
         truth_id: TruthOpt = None,
         suppressed: SuppressedOpt = None,
         schema: SchemaOpt = None,

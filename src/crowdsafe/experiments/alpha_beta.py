@@ -124,11 +124,12 @@ def _scatter(frame: pl.DataFrame, bound: float | None, plan) -> Figure:
     errors.grid(True, alpha=0.3)
     full.set_title(f"Adult, (10N/m, 0.2)-privacy, α = {plan.alpha:g}, β = {plan.beta:.3g}")
     full.legend(fontsize=8, markerscale=4, loc="upper left")
-    small.set_title(f"Small counts (Q(I) ≤ {SMALL_COUNT}): far off, often negative")
-    theorem = (f"per-query theorem bound ±{bound:,.0f} (95%) is off this scale" if bound
+    small.set_title(f"Small counts (Q(I) ≤ {SMALL_COUNT}):\nfar off, often negative")
+    theorem = (f"per-query theorem bound ±{bound:,.0f} (95%)\nis off this scale" if bound
                else "theorem bound not applicable")
     errors.set_title(f"Error; {theorem}")
     errors.set_xlim(-0.02 * top, 1.02 * top)
+    fig.tight_layout()  # (the three titles overlapped at this width)
     return fig
 
 

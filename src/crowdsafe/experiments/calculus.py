@@ -169,7 +169,7 @@ def dps_smallest_epsilon(ctx: ExperimentContext) -> None:
         for k in ks:
             try:
                 p = smallest_epsilon(k, beta, delta)
-            except ParameterError:  # δ below β^(k−1): no ε reaches it at this k
+            except ParameterError:  # δ at or below β^k (d's limit as ε grows): no ε reaches it at this k
                 unreachable.setdefault(f"{beta:g}", []).append(k)
                 epsilons.append(math.nan)
                 continue
