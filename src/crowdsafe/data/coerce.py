@@ -16,6 +16,7 @@ from typing import Any
 import polars as pl
 
 from crowdsafe.data import decimal_comma as comma
+from crowdsafe.data import short_years
 from crowdsafe.data.schema import AttributeType, NumberKind, Schema
 from crowdsafe.errors import SchemaError
 
@@ -45,6 +46,18 @@ def numbers(text: pl.Series, decimal_comma: bool) -> pl.Series:
     if converted.null_count() != text.null_count():
         converted = text.cast(pl.Float64, strict=False)
     return converted
+
+
+def _refuse_short_years(name: str, text: pl.Series, dates: pl.Series, source: str) -> None:
+    """Refuse a declared date column whose text reads as a year before 100 (``13.03.23``: a
+    two-digit year, whose century cannot be known; :mod:`crowdsafe.data.short_years`)."""
+    bad = dates.to_frame().select(short_years.early(pl.col(dates.name)).fill_null(False)).to_series()
+    if bad.any():
+        row = int(bad.arg_true()[0])
+        raise SchemaError(
+            f"column '{name}' is declared a date but row {row + 1} of {source} holds {text[row]!r}, a date with a "
+            f"two-digit year (read as the year {dates[row].year}); write dates as {short_years.ACCEPTED}"
+            f"{NOT_AS_DECLARED}")
 
 
 def coerce(frame: pl.DataFrame, schema: Schema, source: str) -> pl.DataFrame:
@@ -81,8 +94,9 @@ def coerce(frame: pl.DataFrame, schema: Schema, source: str) -> pl.DataFrame:
                 value, row = _first_bad(text, converted)
                 raise SchemaError(
                     f"column '{attribute.name}' is declared a date but row {row} of {source} "
-                    f"holds {value!r}, which is not a date (expected YYYY-MM-DD){NOT_AS_DECLARED}"
+                    f"holds {value!r}, which is not a date (expected {short_years.ACCEPTED}){NOT_AS_DECLARED}"
                 )
+            _refuse_short_years(attribute.name, text, converted, source)
             changes.append(converted.alias(attribute.name))
     frame = frame.with_columns(changes) if changes else frame
     return declared_text(declared_numbers(frame, schema, source), schema)

@@ -21,6 +21,7 @@ import polars as pl
 
 from crowdsafe.csv_safety import unescape_frame, write_csv
 from crowdsafe.data import decimal_comma as comma
+from crowdsafe.data import short_years
 from crowdsafe.data.column_names import describe_renames, stable_names
 from crowdsafe.data.column_types import usable_frame, wide_integer_note
 from crowdsafe.data.column_words import is_code_name
@@ -521,6 +522,13 @@ def read_file(
                                        text_columns=text_columns, has_header=has_header, head=head,
                                        decimal_comma=decimal_comma, empty=empty)
             print(note_line(wide_integer_note(str(path), wide)), file=sys.stderr)
+        short = short_years.columns(frame)
+        if short:  # dates with a two-digit year (13.03.23 read as the year 23): text, as written
+            text_columns = [*text_columns, *short]
+            frame, reading = _read_csv(path, separator=separator, missing_tokens=missing_tokens,
+                                       text_columns=text_columns, has_header=has_header, head=head,
+                                       decimal_comma=decimal_comma, empty=empty)
+            print(note_line(short_years.note(str(path), short)), file=sys.stderr)
         if kind in (GZIP, ZSTD):  # the head was sniffed: a NUL further on (ds6 #3)
             refuse_nul(frame, path)
         else:

@@ -21,6 +21,7 @@ custodian-side data, like the table itself.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -28,6 +29,7 @@ from typing import Any, NamedTuple
 import polars as pl
 
 from crowdsafe.data import decimal_comma as comma
+from crowdsafe.data import short_years
 from crowdsafe.data.column_names import stable_names
 from crowdsafe.data.column_types import beyond_int64, reading_notes, usable, usable_frame
 from crowdsafe.data.io import (
@@ -44,6 +46,7 @@ from crowdsafe.data.io import (
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import check_input, literal_path
+from crowdsafe.identity import note_line
 
 __all__ = ["COUNT", "EAGER_BYTES", "Scan", "frequency_table", "parquet_parts", "reads_eagerly", "scan_table"]
 
@@ -131,6 +134,11 @@ def scan_table(
     if wide:  # whole numbers beyond 64 bits: text, as the eager reader reads them
         options["schema_overrides"] = {**(options.get("schema_overrides") or {}), **{c: pl.String for c in wide}}
         lazy = pl.scan_csv(path, infer_schema_length=None if infer_all else 10_000, **options)
+    short = short_years.columns(lazy)
+    if short:  # dates with a two-digit year: text, as the eager reader reads them
+        options["schema_overrides"] = {**(options.get("schema_overrides") or {}), **{c: pl.String for c in short}}
+        lazy = pl.scan_csv(path, infer_schema_length=None if infer_all else 10_000, **options)
+        print(note_line(short_years.note(str(path), short)), file=sys.stderr)
     names = lazy.collect_schema().names()
     stripped = [c.strip() for c in names]
     if stripped != names and len(set(stripped)) == len(stripped):  # as tidy_text renames
