@@ -40,6 +40,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.data.hierarchy_checks import check_labels, check_one_root
+from crowdsafe.data.hierarchy_file import rows as file_rows
 from crowdsafe.data.level_words import level_words
 from crowdsafe.data.nul_bytes import refuse_nul_in_text
 from crowdsafe.data.unicode_forms import twin_note
@@ -166,8 +167,9 @@ class Hierarchy:
     ) -> Hierarchy:
         """Read a hierarchy file as ARX writes it: one row per leaf, one column per level.
 
-        No header; ``;`` (ARX's default) or ``,`` separated (detected from the first line when
-        ``separator`` is None). Leaf values are read as text and matched to the data's type
+        No header; ``;`` (ARX's default), ``,`` or tab separated (detected from the first row,
+        outside quoted labels, when ``separator`` is None); a quoted label may hold separators and
+        line breaks (:mod:`crowdsafe.data.hierarchy_file`). Leaf values are read as text and matched to the data's type
         when the hierarchy is applied.
         """
         path = Path(path)
@@ -185,13 +187,12 @@ class Hierarchy:
                 "re-save it as UTF-8"
             ) from None
         refuse_nul_in_text(text, path, "hierarchy file")  # published as a label otherwise (ds6 #3)
-        lines = [line for line in text.splitlines() if line.strip()]
-        if not lines:
+        try:  # parsed whole: a quoted label keeps its separators and line breaks (hierarchy_file)
+            rows = file_rows(text, separator)
+        except csv.Error as exc:
+            raise HierarchyError(f"hierarchy file {path} is not CSV text: {exc}") from None
+        if not rows:
             raise HierarchyError(f"hierarchy file {path} is empty")
-        if separator is None:
-            separator = ";" if ";" in lines[0] else ","
-        rows = list(csv.reader(lines, delimiter=separator))
-        rows = [[cell.strip() for cell in row] for row in rows]
         width = len(rows[0])
         for number, row in enumerate(rows, start=1):
             if len(row) != width:
