@@ -11,11 +11,24 @@ write both the same way.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Final
 
 import polars as pl
 
 FORM: Final = "NFC"  # what most tools write
+
+
+def normal(text: str) -> str:
+    """``text`` in :data:`FORM`."""
+    return unicodedata.normalize(FORM, text)
+
+
+def forms(text: str) -> list[str]:
+    """``text`` as written, in NFC and in NFD (each once): what a query's text literal matches,
+    so that a filter typed in one form counts the values written in the other (the ledger's
+    identity already takes the two tables for one)."""
+    return list(dict.fromkeys((text, unicodedata.normalize("NFC", text), unicodedata.normalize("NFD", text))))
 
 
 def twins(values: pl.Series, leaves: pl.Series) -> pl.Series:

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from crowdsafe.data import Dataset
+from crowdsafe.data import Dataset, unicode_forms
 from crowdsafe.data.coerce import first_not_held
 from crowdsafe.errors import ParameterError, SchemaError
 from crowdsafe.mechanisms.contribution import bound_contributions
@@ -260,10 +260,13 @@ def histogram_exact(counts: pl.DataFrame, plan: QueryPlan) -> ExactAggregate:
     domains = plan.domains
     notes = [f"cells of '{d.column}': {source}" for d, (_, source) in zip(dims, domains)]
     if plan.public_domain:
+        counts = _in_one_form(counts, names)
         schema = counts.schema  # read once: each read builds a new Schema
         parts = []
         for name, (values, _) in zip(names, domains):
             series = pl.Series(name, values, dtype=schema[name] if values else None, strict=False)
+            if series.dtype == pl.String:  # the public cells in the form the counts are in
+                series = series.str.normalize(unicode_forms.FORM)
             parts.append(series if series.n_unique() == len(series) else series.unique(maintain_order=True))
         table = public_table(counts, names, parts)
         outside = int(counts.get_column("count").sum()) - int(table.get_column("count").sum())
@@ -273,6 +276,19 @@ def histogram_exact(counts: pl.DataFrame, plan: QueryPlan) -> ExactAggregate:
     # order, and the noise is drawn cell by cell in this order
     table = counts.with_columns(pl.col("count").cast(pl.Int64)).sort(names, nulls_last=False)
     return ExactAggregate("histogram", {"table": table, "names": names, "public": False}, notes=notes)
+
+
+def _in_one_form(counts: pl.DataFrame, names: list[str]) -> pl.DataFrame:
+    """``counts`` with its text cells in one Unicode form (NFC; :mod:`crowdsafe.data.unicode_forms`)
+    and the counts of cells that differed only in their form added: a public cell typed in NFC
+    counts the values an NFD table holds (the ledger's identity takes the two tables for one)."""
+    text = [n for n in names if counts.schema[n] == pl.String]
+    if not text:
+        return counts
+    normal = counts.with_columns(pl.col(text).str.normalize(unicode_forms.FORM))
+    if normal.select(text).equals(counts.select(text)):
+        return counts
+    return normal.group_by(names, maintain_order=True).agg(pl.col("count").sum())
 
 
 PYTHON_GRID = 4096  # public histograms of at most this many cells (and counts): grid and join in Python

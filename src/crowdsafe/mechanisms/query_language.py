@@ -38,6 +38,7 @@ from typing import Any
 
 import polars as pl
 
+from crowdsafe.data import unicode_forms
 from crowdsafe.errors import QuerySyntaxError, SchemaError
 from crowdsafe.number_text import NotANumber, read_number, read_whole
 
@@ -533,13 +534,21 @@ def _compile(node: Filter | None, dtypes: Mapping[str, pl.DataType]) -> pl.Expr:
         missing: pl.Expr = ~is_null if node.negated else is_null
         return missing
     if isinstance(node, Comparison):
-        expr, value = reconciled_operand(node.column, dtype, node.value, ordering=node.op not in ("==", "!="))
+        ordering = node.op not in ("==", "!=")
+        expr, value = reconciled_operand(node.column, dtype, node.value, ordering=ordering)
+        if is_text(dtype):  # the same text in either Unicode form (NFC, NFD) matches, as the ledger's identity
+            if not ordering:
+                same = expr.is_in(unicode_forms.forms(value))  # null for a missing value, as ==
+                return same if node.op == "==" else ~same
+            expr, value = expr.cast(pl.String).str.normalize(unicode_forms.FORM), unicode_forms.normal(value)
         compared: pl.Expr = _COMPARE[node.op](expr, value)  # only the comparison asked for is built
         return compared
     if isinstance(node, InList):
         reconciled = [reconciled_operand(node.column, dtype, v) for v in node.values]
         expr = reconciled[0][0]
         values = [v for _, v in reconciled]
+        if is_text(dtype):
+            values = list(dict.fromkeys(f for v in values for f in unicode_forms.forms(v)))
         if dtype.is_numeric():
             values = [float(v) for v in values] if any(isinstance(v, float) for v in values) else values
             expr = expr.cast(pl.Float64) if isinstance(values[0], float) else expr
@@ -548,6 +557,9 @@ def _compile(node: Filter | None, dtypes: Mapping[str, pl.DataType]) -> pl.Expr:
     if isinstance(node, Between):
         expr, low = reconciled_operand(node.column, dtype, node.low, ordering=True)
         _, high = reconciled_operand(node.column, dtype, node.high, ordering=True)
+        if is_text(dtype):
+            expr = expr.cast(pl.String).str.normalize(unicode_forms.FORM)
+            low, high = unicode_forms.normal(low), unicode_forms.normal(high)
         inside: pl.Expr = (expr >= low) & (expr <= high)
         return ~inside if node.negated else inside
     raise TypeError(f"unknown filter node {node!r}")  # pragma: no cover - exhaustive above

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from crowdsafe.data import Dataset
+from crowdsafe.data import Dataset, unicode_forms
 from crowdsafe.engines.spark.streams import PartitionStreams
 from crowdsafe.engines.spark.typed_table import TypedTable, _quoted, load_table
 from crowdsafe.errors import InputError, ParameterError
@@ -84,6 +84,9 @@ def spark_filter(node: Filter | None, dtypes: Mapping[str, pl.DataType]) -> Any:
 
     if isinstance(node, Comparison):
         left, value = operand(node.value, ordering=node.op not in ("==", "!="))
+        if is_text(dtype) and node.op in ("==", "!="):  # either Unicode form, as the Polars engine
+            same = left.isin(unicode_forms.forms(value))
+            return same if node.op == "==" else ~same
         return {
             "==": left == value, "!=": left != value, "<": left < value,
             "<=": left <= value, ">": left > value, ">=": left >= value,
@@ -94,6 +97,8 @@ def spark_filter(node: Filter | None, dtypes: Mapping[str, pl.DataType]) -> Any:
         values = [v for _, v in reconciled]
         if dtype.is_numeric() and any(isinstance(v, float) for v in values):
             left, values = left.cast("double"), [float(v) for v in values]
+        if is_text(dtype):
+            values = list(dict.fromkeys(f for v in values for f in unicode_forms.forms(v)))
         matched = left.isin(values)
         return ~matched if node.negated else matched
     if isinstance(node, Between):
