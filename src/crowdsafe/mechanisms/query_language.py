@@ -32,6 +32,7 @@ import functools
 import math
 import operator
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,6 +73,24 @@ class Token:
     value: Any = None
 
 
+def _in_word(char: str) -> bool:
+    return char.isalnum() or char in "_.-" or unicodedata.category(char).startswith("M")
+
+
+def _backticks(text: str, position: int) -> str:
+    """The hint for an unexpected letter beyond A-Z (``ö``, ``é``, a combining accent, ``年``):
+    the column name it is part of goes in backticks."""
+    char = text[position]
+    if not (char.isalpha() or unicodedata.category(char).startswith("M")):
+        return ""
+    start, end = position, position + 1
+    while start > 0 and _in_word(text[start - 1]):
+        start -= 1
+    while end < len(text) and _in_word(text[end]):
+        end += 1
+    return f" (a column name with letters beyond A-Z goes in backticks: `{text[start:end]}`)"
+
+
 def tokenize(text: str) -> list[Token]:
     """Split a query into tokens; an unknown character is a QuerySyntaxError."""
     tokens: list[Token] = []
@@ -79,7 +98,7 @@ def tokenize(text: str) -> list[Token]:
     while position < len(text):
         match = _TOKEN.match(text, position)
         if match is None:
-            digit = " (write numbers in the digits 0-9)" if text[position].isdigit() else ""
+            digit = " (write numbers in the digits 0-9)" if text[position].isdigit() else _backticks(text, position)
             raise QuerySyntaxError(
                 f"query does not parse at character {position + 1}: unexpected {text[position]!r}{digit}")
         kind = match.lastgroup
