@@ -16,6 +16,7 @@ from crowdsafe.data.fingerprint import multiset_digest
 from crowdsafe.data.hierarchy import Hierarchy
 from crowdsafe.data.missing import MissingReport
 from crowdsafe.data.schema import AttributeType, Schema
+from crowdsafe.data.unicode_forms import name_note
 from crowdsafe.errors import CUSTODIAN_REFUSAL, HierarchyError, SchemaError
 from crowdsafe.identity import keyed_identity
 
@@ -55,7 +56,7 @@ class Dataset:
         if absent:
             raise SchemaError(
                 f"column '{absent[0]}' is named in the schema but not in the data "
-                f"(the data has: {', '.join(columns)})"
+                f"(the data has: {', '.join(columns)}){name_note(absent[0], columns)}"
             )
         undeclared = [c for c in columns if c not in self.schema]
         if undeclared:

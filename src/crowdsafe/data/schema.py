@@ -20,6 +20,7 @@ import polars as pl
 
 from crowdsafe.data.builder_checks import check_declaration, declared_order
 from crowdsafe.data.decimal_comma import csv_options, option
+from crowdsafe.data.unicode_forms import name_note
 from crowdsafe.errors import InputError, SchemaError
 from crowdsafe.files import read_input_text
 
@@ -417,7 +418,7 @@ class Schema:
         missing = [n for n in names if n not in self._index]
         if missing:
             raise SchemaError(
-                f"{what} names unknown attribute '{missing[0]}'; "
+                f"{what} names unknown attribute '{missing[0]}'{name_note(missing[0], self.names)}; "
                 f"the attributes are: {', '.join(self.names)}",
                 parameter=parameter,
             )
@@ -578,7 +579,7 @@ def complete_schema(schema: Schema, frame: pl.DataFrame) -> Schema:
     if absent:
         raise SchemaError(
             f"column '{absent[0]}' is named in the schema but not in the data "
-            f"(the data has: {', '.join(frame.columns)})"
+            f"(the data has: {', '.join(frame.columns)}){name_note(absent[0], frame.columns)}"
         )
     extra = [c for c in frame.columns if c not in schema]
     if not extra:

@@ -97,6 +97,17 @@ def open_named(name: str) -> Source | None:
     return opener() if opener is not None else None
 
 
+def _without_bom(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with a byte-order mark (U+FEFF) removed from the start of its first column's name,
+    as the CSV reader removes it: a frame built by ``csv.DictReader(open(f, encoding="utf-8"))``
+    keeps the mark of a file Excel saved, and its first column was not found by its name."""
+    first = frame.columns[0] if frame.width else ""
+    bare = first.lstrip("\ufeff")
+    if bare == first or not bare or bare in frame.columns:  # (a name taken: the refusal names both, escaped)
+        return frame
+    return frame.rename({first: bare})
+
+
 def read_source(
     data: Any,
     *,
@@ -124,7 +135,7 @@ def read_source(
     unusable: Mapping[str, str] = {}
     decided: tuple[str, ...] = ()
     if frame is not None:
-        frame, unusable = usable_frame(frame)
+        frame, unusable = usable_frame(_without_bom(frame))
     else:
         if not isinstance(data, (str, os.PathLike)):
             raise InputError(

@@ -12,6 +12,7 @@ write both the same way.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterable
 from typing import Final
 
 import polars as pl
@@ -47,3 +48,24 @@ def twin_note(value: object, leaves: pl.Series) -> str:
         return ""
     return (" (a leaf of the hierarchy is the same text in another Unicode normalisation form, as NFD and "
             "NFC text differ: write the data and the hierarchy in the same form, NFC as most tools do)")
+
+
+def _looks(text: str) -> str:
+    """``text`` as it looks: in NFC, without invisible format characters (a byte-order mark,
+    zero-width spaces and joiners, direction marks: Unicode category Cf)."""
+    return unicodedata.normalize(FORM, "".join(c for c in text if unicodedata.category(c) != "Cf"))
+
+
+def name_note(name: str, names: Iterable[str]) -> str:
+    """A clause for a message saying that ``name`` is not one of ``names``: empty, unless one of
+    them looks the same and differs only in its Unicode normalisation form or by an invisible
+    character, which the clause names (escaped, so the two no longer look alike)."""
+    key = _looks(name)
+    twin = next((n for n in names if n != name and _looks(n) == key), None)
+    if twin is None:
+        return ""
+    if unicodedata.normalize(FORM, twin) == unicodedata.normalize(FORM, name):
+        return (f" (the data's {ascii(twin)} and the given {ascii(name)} are the same text in different Unicode "
+                "normalisation forms, NFD and NFC: write both in the same form, NFC as most tools do)")
+    return (f" (the data's {ascii(twin)} and the given {ascii(name)} differ only by an invisible character such "
+            "as a byte-order mark U+FEFF: remove it)")

@@ -452,9 +452,10 @@ def check_columns(query: Query, names: list[str]) -> None:
     """Every column the query names must exist; the error suggests the closest name."""
     for column in query.columns:
         if column not in names:
+            twin = unicode_forms.name_note(column, names)
             close = difflib.get_close_matches(column, names, n=1)
             hint = f"; did you mean '{close[0]}'?" if close else f"; the columns are: {', '.join(names)}"
-            raise SchemaError(f"the query names the unknown column '{column}'{hint}")
+            raise SchemaError(f"the query names the unknown column '{column}'{twin or hint}")
 
 
 def is_text(dtype: pl.DataType) -> bool:
