@@ -76,6 +76,11 @@ _LINKS = ("", "s", "n", "en", "e")  # Kunde-n-nummer, Mitglied-s-nummer
 _ENDINGS = {"telefonnummer": REASONS["phone"], "telefoonnummer": REASONS["phone"],
             "adresse": REASONS["address"], "anschrift": REASONS["address"], "adres": REASONS["address"]}
 
+# "<kind> <number>" and "<number> <kind>": a telephone or identity word with a word for number
+_NUMBER = words(KIND_WORDS["number"])
+_NUMBERED = frozenset({REASONS["phone"], REASONS["national"]})
+_COUNTED = _AMBIGUOUS - {"mobile", "fax"}  # 'Cell No.' may count cells; 'Mobile No.' is a phone
+
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$")
 PHONE = re.compile(r"^\+?[\d\s().-]{7,20}$")  # then 7 to 15 digits (E.164)
 NATIONAL_ID = re.compile(r"^\d{3}-\d{2}-\d{4}$")  # US SSN as usually written
@@ -113,8 +118,14 @@ def _by_tokens(tokens: list[str]) -> str | None:
         if joined in _EXACT:
             return _EXACT[joined]
     if len(tokens) == 1:
+        stem = next((tokens[0][: -len(n)] for n in ("nummer", "nr") if tokens[0].endswith(n)), "")
+        if stem not in _COUNTED and _EXACT.get(stem) in _NUMBERED:
+            return _EXACT[stem]  # Handynr, Telefonnr
         return next((reason for ending, reason in _ENDINGS.items()
                      if tokens[0].endswith(ending) and len(tokens[0]) > len(ending) + 1), None)
+    numbered = [t for t in tokens if t not in _NUMBER]
+    if len(numbered) == 1 and numbered[0] not in _COUNTED and _EXACT.get(numbered[0]) in _NUMBERED:
+        return _EXACT[numbered[0]]  # Telefon-Nr., Phone No., N° de téléphone, SSN no
     if tokens[-1] in _KINDS and set(tokens[:-1]) <= _PERSON:
         return _KINDS[tokens[-1]]  # patient_id, Kunden Nr
     if tokens[0] in _KINDS_FIRST and set(tokens[1:]) <= _PERSON_ABROAD:
