@@ -113,3 +113,21 @@ def test_a_date_domain_of_numbers_only_is_refused():
     # before: read as days since 1970 without a word
     with pytest.raises(ParameterError, match=r"'day': 19723 is not an ISO date"):
         _perturb({**GOOD, "day": [19723, 19724]})
+
+
+def test_a_domain_file_with_a_byte_order_mark_is_read(tmp_path, capsys):
+    """Windows Notepad saves UTF-8 with a byte-order mark; data, schema and hierarchy files with one
+    are read, and so is a domain file (intlsweep #6: "Unexpected UTF-8 BOM")."""
+    data = tmp_path / "data.csv"
+    FRAME.select("zip", "age").write_csv(data)
+    schema = tmp_path / "s.toml"
+    schema.write_text('[attributes.zip]\ntype = "categorical"\n[attributes.age]\ntype = "integer"\n')
+    domains = tmp_path / "dom.json"
+    domains.write_bytes(b"\xef\xbb\xbf" + json.dumps({"age": GOOD["age"], "zip": GOOD["zip"]}).encode())
+    out = tmp_path / "v" / "view.csv"
+    code = main(["perturb", str(data), "--schema", str(schema), "--domains", str(domains), "--max-rows", "1000",
+                 "--c", "0.2", "--gamma", "0.5", "--seed", "1", "--out", str(out), "--ledger", str(tmp_path / "l"),
+                 "--budget", "5,1e-4"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert out.exists()

@@ -62,7 +62,8 @@ def _domains(path: Path | None) -> dict[str, list[Any]] | None:
     from crowdsafe.perturb.declared_values import refusing_repeated_keys
 
     try:  # a key given twice is refused, not "the last one wins"
-        data = json.loads(read_input_text(path, "domain file"),
+        # a byte-order mark (Windows Notepad writes one) is dropped, as in data, schema and hierarchy files
+        data = json.loads(read_input_text(path, "domain file").removeprefix("\ufeff"),
                           object_pairs_hook=refusing_repeated_keys(f"the domain file {path}"))
     except OSError as exc:
         raise InputError(f"cannot read the domain file {path}: {exc.strerror}") from None
