@@ -78,7 +78,7 @@ DecimalCommaOpt = Annotated[
     typer.Option(
         "--decimal-comma/--no-decimal-comma",
         help="How the CSV file writes its numbers: --decimal-comma reads 1.234,5 as 1234.5 (a '.' is then a "
-             "thousands separator); --no-decimal-comma reads a decimal point only. Default: as the schema's "
+             "thousands separator, and so is a space: 29 824,00 is 29824); --no-decimal-comma reads a decimal point only. Default: as the schema's "
              "\\[csv] decimal_comma says, else a ';'-separated file's columns of such numbers are found, with a note.",
     ),
 ]

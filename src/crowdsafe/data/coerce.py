@@ -36,11 +36,11 @@ NOT_AS_DECLARED = ("; a custodian-only fact about the data: the table cannot be 
 
 def numbers(text: pl.Series, decimal_comma: bool) -> pl.Series:
     """Text (blanks stripped) as integers, else floats; with ``decimal_comma``, each value must be
-    written with one (:data:`crowdsafe.data.decimal_comma.PATTERN`). A value that is not a number
+    written with one (:data:`crowdsafe.data.decimal_comma.GROUPED`). A value that is not a number
     becomes null."""
     if decimal_comma:
         text = text.to_frame().select(
-            pl.when(pl.col(text.name).str.contains(comma.PATTERN)).then(comma.number_text(pl.col(text.name)))
+            pl.when(pl.col(text.name).str.contains(comma.GROUPED)).then(comma.number_text(pl.col(text.name)))
         ).to_series()
     converted = text.cast(pl.Int64, strict=False)
     if converted.null_count() != text.null_count():

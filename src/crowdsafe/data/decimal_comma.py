@@ -30,12 +30,26 @@ import polars as pl
 from crowdsafe.data.column_words import is_code_name
 from crowdsafe.errors import ParameterError, SchemaError
 
-__all__ = ["PATTERN", "Mode", "columns", "csv_options", "hint", "mode", "note", "number_text", "option", "undeclared"]
+__all__ = ["GROUPED", "PATTERN", "Mode", "columns", "csv_options", "hint", "mode", "note", "number_text", "option",
+           "pattern", "undeclared"]
 
 Mode = Literal["off", "auto", "on"]
 
 #: A number written with a decimal comma (the whole of a value, blanks stripped).
 PATTERN = r"^[+-]?(?:[0-9]{1,3}(?:\.[0-9]{3})+|[0-9]+)(?:,[0-9]+)?$"
+#: The thousands separators a number read with ``--decimal-comma`` may also use: a space, a no-break
+#: space (U+00A0) or a narrow no-break space (U+202F), as French, Swiss and Nordic exports write
+#: ``29 824,00`` (one kind in a value).
+GROUP_SPACES = " \u00a0\u202f"
+#: :data:`PATTERN` with thousands grouped by one of :data:`GROUP_SPACES` too: the ``"on"`` reading.
+GROUPED = (r"^[+-]?(?:[0-9]{1,3}(?:\.[0-9]{3})+|[0-9]{1,3}(?: [0-9]{3})+|[0-9]{1,3}(?:\x{00a0}[0-9]{3})+"
+           r"|[0-9]{1,3}(?:\x{202f}[0-9]{3})+|[0-9]+)(?:,[0-9]+)?$")
+
+
+def pattern(reading: Mode) -> str:
+    """The pattern a value must match to be read as a number under ``reading``: space-grouped
+    thousands only when the reading was asked for (``"on"``), never guessed (``"auto"``)."""
+    return GROUPED if reading == "on" else PATTERN
 
 
 def mode(separator: str, decimal_comma: bool | None) -> Mode:
@@ -62,7 +76,7 @@ def undeclared(names: Iterable[str], text: Collection[str], reading: Mode) -> li
 def number_text(text: pl.Expr) -> pl.Expr:
     """Text written with a decimal comma as text with a decimal point (``1.234,5`` -> ``1234.5``),
     ready for a cast; only meaningful for values matching :data:`PATTERN`."""
-    return text.str.replace_all(".", "", literal=True).str.replace(",", ".", literal=True)
+    return text.str.replace_all(f"[.{GROUP_SPACES}]", "").str.replace(",", ".", literal=True)
 
 
 def columns(frame: pl.DataFrame, skip: Collection[str], reading: Mode) -> list[str]:
@@ -77,7 +91,8 @@ def columns(frame: pl.DataFrame, skip: Collection[str], reading: Mode) -> list[s
     if not text:
         return []
     facts = frame.select(
-        (pl.col(c).str.contains(PATTERN) | pl.col(c).is_null()).all() & pl.col(c).is_not_null().any() for c in text
+        (pl.col(c).str.contains(pattern(reading)) | pl.col(c).is_null()).all() & pl.col(c).is_not_null().any()
+        for c in text
     ).row(0)
     return [c for c, every in zip(text, facts) if every]
 
@@ -97,7 +112,7 @@ def hint(value: object) -> str:
     """What to add to a refusal of ``value`` as a number: a hint when it is written with a
     decimal comma, else nothing."""
     if isinstance(value, str) and "," in value:
-        matched = pl.Series([value.strip()]).str.contains(PATTERN).item()
+        matched = pl.Series([value.strip()]).str.contains(GROUPED).item()
         if matched:
             return (": a decimal comma? give --decimal-comma (decimal_comma=True), or [csv] decimal_comma = true "
                     "in the schema")

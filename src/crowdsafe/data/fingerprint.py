@@ -35,7 +35,9 @@ schema (any declared types, text columns or not) gives one identity, and two tab
 only in how a value is spelt (``030`` and ``30``, ``True`` and ``true``, a time of day) share one
 identity and so one budget, which errs on the side of privacy. What a declaration cannot turn
 into the same value stays apart: a number written with a ``.`` thousands separator in a file read
-with a decimal comma (``1.234`` is 1234 declared numeric, 1.234 read back from text), a date
+with a decimal comma (``1.234`` is 1234 declared numeric, 1.234 read back from text), a number
+whose thousands are grouped by spaces (``29 824,00`` is 29824 read with ``--decimal-comma``, text
+otherwise: counting it as a number would change the identity earlier versions recorded), a date
 written in digits only (``20200105`` is a number) and a date in a format Polars' inference does
 not read. Roles, hierarchies, the file's name and its format (CSV or Parquet) do not count, nor
 does the order of the columns (a schema that lists its columns in another order puts the table's
