@@ -60,7 +60,20 @@ def test_a_publish_says_which_values_it_published_as_missing_and_why(tmp_path, c
     released = pl.read_csv(tmp_path / "r.csv").get_column("city")
     if form == "NFD":  # München and Zürich are written NFC in the data, NFD in the hierarchy
         assert ("  outside       'city': 2 distinct values not in its hierarchy, published as missing "
-                "(an empty cell); 2 of them only in Unicode form (NFD/NFC)") in out
+                "(? in a generalized column, an empty cell where the column is published as it is); 2 of them "
+                "only in Unicode form (NFD/NFC)") in out
         assert set(released.drop_nulls().to_list()) <= {"Köln", "Genève"} and released.null_count() > 0
     else:  # the control: the same table with a hierarchy in the data's form
         assert "outside" not in out and released.null_count() == 0
+
+
+def test_a_generalized_column_publishes_the_values_outside_as_a_question_mark_and_says_so(tmp_path, capsys):
+    """intlsweep #9: the custodian line said "an empty cell" where the generalized column holds '?'."""
+    _tables(tmp_path, "NFD")
+    code, out, err = run_command(capsys, "publish", str(tmp_path / "cities.csv"), "--schema",
+                                 str(tmp_path / "cities.toml"), "--scheme", "none,city=1", "--epsilon", "3",
+                                 "--no-ledger", "--seed", "1", "--no-report", "--out", str(tmp_path / "r.csv"))
+    assert code == 0, err
+    released = pl.read_csv(tmp_path / "r.csv", infer_schema=False).get_column("city")
+    assert "?" in released.to_list() and released.null_count() == 0
+    assert "published as missing (? in a generalized column, an empty cell where" in out

@@ -320,7 +320,7 @@ def _render_custodian(custodian: dict[str, Any], print_: Any) -> None:
         forms_note = (f"; {forms} of them only in Unicode form (NFD/NFC): write the data and the hierarchy "
                       "in the same form") if forms else ""
         print_(f"  outside       {column!r}: {n:,} distinct value{'s' * (n > 1)} not in its hierarchy, published "
-               f"as missing (an empty cell){forms_note}; 'crowdsafe check DATA --schema SCHEMA' names them")
+               f"as {facts['published_as']}{forms_note}; 'crowdsafe check DATA --schema SCHEMA' names them")
     ledger = custodian.get("ledger")
     if ledger:
         budget = ledger["budget"]
