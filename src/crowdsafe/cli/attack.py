@@ -83,8 +83,9 @@ TARGETS_NOTICE = ("custodian only: one row per target, with the target's true va
 
 def render(payload: dict[str, Any], console: Console) -> None:
     s = payload["summary"]
-    console.print(styled(("Intersection attack", "bold"), f" on {s['releases']} releases, {s['targets']:,} targets "
-                         f"(sensitive: {s['sensitive']})"))
+    releases, targets = s["releases"], s["targets"]
+    console.print(styled(("Intersection attack", "bold"), f" on {releases} release{'s' * (releases != 1)}, "
+                         f"{targets:,} target{'s' * (targets != 1)} (sensitive: {s['sensitive']})"))
     table = Table(title="Releases", title_justify="left")
     for column in ("release", "presumed k", "classes", "location", "located", "correct location",
                    "avg partition", "avg prior anonymity"):
