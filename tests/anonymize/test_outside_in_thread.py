@@ -35,7 +35,7 @@ def test_the_same_publication_with_and_without_the_thread(tmp_path, monkeypatch,
         runs.append((json.dumps(publication.summary(), sort_keys=True), publication.custodian_report()))
     assert runs[0] == runs[1]
     assert runs[0][1]["outside_hierarchies"] == {"country": {
-        "distinct_values": 2, "published_as": "missing (? in a generalized column, an empty cell where the column is published as it is)",
+        "distinct_values": 2, "published_as": "missing (?, or empty where not generalized)",
         "named_by": "crowdsafe check"}}
 
 
@@ -56,6 +56,6 @@ def test_the_count_is_what_outside_lists(dtype):
     assert expected == 2
     for side_by_side in (True, False):  # one select for every column, or one column at a time
         found = outside_hierarchies(data, ["v", "w"], side_by_side=side_by_side)
-        assert found == {c: {"distinct_values": 2, "published_as": "missing (? in a generalized column, an empty cell where the column is published as it is)",
+        assert found == {c: {"distinct_values": 2, "published_as": "missing (?, or empty where not generalized)",
                              "named_by": "crowdsafe check"}
                          for c in ("v", "w")}

@@ -17,7 +17,8 @@ def _panel(outside: dict) -> str:
 def test_the_values_outside_a_hierarchy_are_counted_in_words():
     text = _panel({"city": {"distinct_values": 2, "unicode_form_differs": 2}, "zip": {"distinct_values": 1}})
     assert ("city: 2 distinct values outside the hierarchy were published as missing (? in a generalized "
-            "column, an empty cell where the column is published as it is); 2 of them only in Unicode form (NFD beside NFC)") in text
+            "column, an empty cell where the column is published as it is); 2 of them only in Unicode form "
+            "(NFD beside NFC)") in text
     assert ("zip: 1 distinct value outside the hierarchy was published as missing (? in a generalized "
             "column, an empty cell where the column is published as it is).") in text
     assert _panel({}) == ""

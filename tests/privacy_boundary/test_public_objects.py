@@ -110,7 +110,8 @@ def test_a_value_outside_a_declared_hierarchy_ends_the_run_as_its_absence_does(t
         assert "Holand" not in public and "Holand" not in certificate
         outputs.append((public, certificate.replace(str(folder), "<dir>"), custodian))
     (public_with, cert_with, custodian_with), (public_without, cert_without, custodian_without) = outputs
-    assert custodian_with == {"country": {"distinct_values": 1, "published_as": "missing (? in a generalized column, an empty cell where the column is published as it is)",
+    assert custodian_with == {"country": {"distinct_values": 1,
+                                          "published_as": "missing (?, or empty where not generalized)",
                                           "named_by": "crowdsafe check"}}
     assert custodian_without == {}
     assert _without_dp_outputs(public_with) == _without_dp_outputs(public_without)

@@ -389,7 +389,7 @@ def outside_hierarchies(dataset: Dataset, columns: Sequence[str], *, side_by_sid
     for c, n in counts.items():
         if not n:
             continue
-        facts: dict[str, Any] = {"distinct_values": n, "published_as": "missing (? in a generalized column, an empty cell where the column is published as it is)",
+        facts: dict[str, Any] = {"distinct_values": n, "published_as": "missing (?, or empty where not generalized)",
                                  "named_by": "crowdsafe check"}
         values = listed[c] if c in listed else outside(c)
         twins = len(unicode_forms.twins(values, hierarchies[c].leaves))

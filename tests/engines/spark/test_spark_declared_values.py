@@ -171,7 +171,8 @@ def test_a_schema_files_declared_hierarchies_are_checked(spark, monkeypatch, tmp
     assert comparable(checked[1].certificate) == comparable(collected[1].certificate)
     facts = [run.custodian_report() for run in (checked[1], collected[1])]
     assert facts[0]["outside_hierarchies"] == facts[1]["outside_hierarchies"] == {
-        "country": {"distinct_values": 1, "published_as": "missing (? in a generalized column, an empty cell where the column is published as it is)", "named_by": "crowdsafe check"}}
+        "country": {"distinct_values": 1, "published_as": "missing (?, or empty where not generalized)",
+                    "named_by": "crowdsafe check"}}
     assert facts[0]["releases"] == facts[1]["releases"]
 
 
