@@ -35,12 +35,16 @@ def early(column: pl.Expr) -> pl.Expr:
 
 def columns(frame: pl.DataFrame | pl.LazyFrame) -> list[str]:
     """The date and timestamp columns of ``frame`` holding a year before 100. A lazy frame is
-    looked at in its first :data:`HEAD_ROWS` rows (those its types were inferred from)."""
+    looked at in its first :data:`HEAD_ROWS` rows (those its types were inferred from); none
+    when those cannot be read (the scan's own read then refuses the file)."""
     dates = [c for c, t in frame.collect_schema().items() if t == pl.Date or isinstance(t, pl.Datetime)]
     if not dates:
         return []
     if isinstance(frame, pl.LazyFrame):
-        found = frame.head(HEAD_ROWS).select(early(pl.col(c)).any().alias(c) for c in dates).collect().row(0)
+        try:
+            found = frame.head(HEAD_ROWS).select(early(pl.col(c)).any().alias(c) for c in dates).collect().row(0)
+        except pl.exceptions.PolarsError:  # (a file that cannot be read: the caller's read says why, in its words)
+            return []
     else:
         found = frame.select(early(pl.col(c)).any().alias(c) for c in dates).row(0)
     return [c for c, has in zip(dates, found) if has]
