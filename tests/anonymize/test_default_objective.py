@@ -142,8 +142,11 @@ def test_undeclared_hierarchies_get_retained(train):
 def test_the_rule_says_why_when_the_default_is_not_chosen():
     fixed = plan_publication(PlanRequest(1.0, 1e-6, scheme="medium"))
     assert fixed.as_dict()["objective_rule"] is None  # no objective with a fixed scheme
+    # a given ε1 gets the same rule, its resolution at the ε1 given (sharp at 0.1, blunt at 0.001)
     given = plan_publication(PlanRequest(1.0, 1e-6, epsilon1=0.1, candidates=500, declared_domains=True))
-    assert given.objective == "retained" and "epsilon1 was given" in given.objective_rule
+    assert given.objective == "marginals" and given.objective_rule == DEFAULT_MARGINALS_RULE
+    blunt = plan_publication(PlanRequest(1.0, 1e-6, epsilon1=0.001, candidates=500, declared_domains=True))
+    assert blunt.objective == "retained" and "resolves scores only to" in blunt.objective_rule
     unsized = plan_publication(PlanRequest(1.0, 1e-6, declared_domains=True))
     assert unsized.objective == "retained" and "lattice's size was not known" in unsized.objective_rule
     unknown = plan_publication(PlanRequest(1.0, 1e-6, candidates=36864))

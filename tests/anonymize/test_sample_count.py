@@ -173,8 +173,11 @@ def test_the_planner_adds_the_count_exactly_when_epsilon1_is_capped(objective):
         assert (plan.count_share == COUNT_SHARE) == capped, epsilon
         assert (plan.as_dict()["count_rule"] is not None) == capped
         assert capped == (epsilon <= 0.25)  # Adult's lattice: the small-epsilon plans
+    # a given epsilon1 is spent as given, by the same rule: with the count where the planner's own
+    # epsilon1 is capped (0.1), without it where it is not (1.0)
     given = plan_publication(PlanRequest(0.1, 1e-6, epsilon1=0.05, candidates=36_864))
-    assert given.count_share == 0.0  # a given epsilon1 is spent as the user asked: no count
+    assert given.count_share == COUNT_SHARE and given.epsilon1 == 0.05
+    assert plan_publication(PlanRequest(1.0, 1e-6, epsilon1=0.5, candidates=36_864)).count_share == 0.0
 
 
 def test_the_certificate_says_when_the_count_ran(monkeypatch):

@@ -33,11 +33,11 @@ def test_the_polars_plan_chooses_on_the_table_exactly_where_epsilon1_is_capped(e
 
 def test_a_plan_without_the_table_counts_the_sample_as_before():
     """A plan without the table's counts (``table_counts`` off: an engine that does not hold
-    them), and a given epsilon1, keep the sample."""
+    them) keeps the sample (a given epsilon1 too: test_given_epsilon1.py)."""
     capped = plan_publication(PlanRequest(0.1, 1e-6, candidates=36_864))
     assert capped.selection_source == "sample" and capped.count_share == COUNT_SHARE
-    given = plan_publication(PlanRequest(0.1, 1e-6, epsilon1=0.05, candidates=36_864, table_counts=True))
-    assert given.selection_source == "sample" and given.count_share == 0.0
+    given = plan_publication(PlanRequest(0.1, 1e-6, epsilon1=0.05, candidates=36_864))
+    assert given.selection_source == "sample" and given.count_share == COUNT_SHARE
     fixed = plan_for_dataset(adult(), PlanRequest(0.1, 1e-6, scheme="medium"))
     assert fixed.as_dict()["selection_source"] is None
 

@@ -1,12 +1,13 @@
-"""The default objective's rules in the plan's words, and the resolution of the ``marginals``
-choice they cite (:func:`crowdsafe.anonymize.plan.default_objective` applies them; public
-quantities only)."""
+"""The plan's rules in its own words: the default objective's, and the resolution of the
+``marginals`` choice they cite (:func:`crowdsafe.anonymize.plan.default_objective` applies them),
+and where the choice of the scheme reads (:func:`crowdsafe.anonymize.plan.sample_too_small`);
+public quantities only."""
 
 from __future__ import annotations
 
 import math
 
-from crowdsafe.defaults import MARGINALS_RESOLUTION_ROWS
+from crowdsafe.defaults import CELLS_PER_CLASS, COUNT_SHARE, MARGINALS_RESOLUTION_ROWS
 
 #: Why the default objective is what it is (:func:`crowdsafe.anonymize.plan.default_objective`), in the plan's words.
 DEFAULT_MARGINALS_RULE = ("default: marginals (the error of every 1- and 2-way marginal: the analyses nobody "
@@ -29,6 +30,27 @@ DEFAULT_UNDECLARED_RULE = ("default: retained, since marginals needs a declared 
                            "column")
 DEFAULT_UNPLANNED_RULE = ("default: retained, since the default is chosen with the planner's epsilon1 and the "
                           "lattice's size, and here {why}")
+
+#: What the noisy count inside Am does, and why the planner adds it (:mod:`crowdsafe.selection.candidates`).
+#: Why the selection reads the whole table where the planner caps ε1 (selection/PROOF.md §8).
+TABLE_RULE = ("on the sample the choice would need epsilon1 at the top of its range (the sample is too small to "
+              "choose on), so the exponential mechanism scores the schemes on the whole table instead (classes of at "
+              "least k/beta rows, what a sample keeps k of on average), an epsilon1-DP choice with epsilon1 planned "
+              "for those classes; the release of the chosen scheme is then strongly safe, and the two compose to "
+              "the same (epsilon, delta)")
+#: :data:`TABLE_RULE` for a given ε1 (:func:`sample_too_small`): the same choice, at the ε1 given.
+TABLE_RULE_GIVEN = ("the planner's own epsilon1 for a choice on the sample would be held at the top of its range at "
+                    "this epsilon (the sample is too small to choose on), so the exponential mechanism scores the "
+                    "schemes on the whole table instead (classes of at least k/beta rows, what a sample keeps k of "
+                    "on average), an epsilon1-DP choice with the epsilon1 given; the release of the chosen scheme "
+                    "is then strongly safe, and the two compose to the same (epsilon, delta)")
+COUNT_RULE = (f"{COUNT_SHARE:.0%} of epsilon1 pays for a noisy count of the sample (discrete Laplace, not "
+              "published); the exponential mechanism then chooses, with the rest, only among the schemes with at "
+              f"most {CELLS_PER_CLASS} * count / k possible tuples (and the coarsest), those a sample of that size "
+              "can fill with classes of k rows. Added because the planner's epsilon1 for the sample is at the "
+              "top of its range: among all the "
+              "schemes the selection would be too blunt, and fine schemes that suppress most of a small sample "
+              "would outweigh the few good ones")
 
 
 def marginals_resolution(epsilon1: float, candidates: int) -> float:

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from crowdsafe.anonymize.objective_rules import COUNT_RULE as COUNT_RULE  # re-exported: the plan's rules
 from crowdsafe.anonymize.objective_rules import (
     DEFAULT_BLUNT_RULE,
     DEFAULT_CAPPED_RULE,
@@ -29,18 +30,20 @@ from crowdsafe.anonymize.objective_rules import (
     DEFAULT_UNPLANNED_RULE,
     marginals_resolution,
 )
+from crowdsafe.anonymize.objective_rules import TABLE_RULE as TABLE_RULE
+from crowdsafe.anonymize.objective_rules import TABLE_RULE_GIVEN as TABLE_RULE_GIVEN
+from crowdsafe.anonymize.rate import BETA_RULE, _rate_range, check_beta_leaves_epsilon1, solve_plan
+from crowdsafe.anonymize.rate import best_rate as best_rate  # re-exported: the planner's rate
 from crowdsafe.defaults import (
-    CELLS_PER_CLASS,
     COUNT_SHARE,
     EPSILON1_LOSS_CLASSES,
     EPSILON1_SHARE_RANGE,
     EPSILON1_SHARE_UNSIZED,
     MARGINALS_RESOLUTION_ROWS,
     MAX_CANDIDATES,
-    RATE_TOLERANCE,
 )
 from crowdsafe.errors import ParameterError
-from crowdsafe.privacy import compose_homogeneous, plan
+from crowdsafe.privacy import compose_homogeneous
 from crowdsafe.privacy.amplification import largest_rate_for_epsilon
 from crowdsafe.privacy.planning import MAX_K, check_rate_above_delta, check_sampled_epsilon, least_k
 
@@ -175,7 +178,8 @@ class PublishPlan:
             "count_share": self.count_share,
             "count_rule": COUNT_RULE if self.count_share else None,
             "selection_source": None if self.strongly_safe else self.selection_source,
-            "selection_rule": TABLE_RULE if not self.strongly_safe and self.selection_source == "table" else None,
+            "selection_rule": None if self.strongly_safe or self.selection_source != "table"
+            else TABLE_RULE_GIVEN if self.epsilon1_rule == "given" else TABLE_RULE,
             "releases": self.releases,
             "total_epsilon": self.total_epsilon,
             "total_delta": self.total_delta,
@@ -308,6 +312,8 @@ def _checked(request: PlanRequest) -> _Checked:
             f"(beta, epsilon, delta)-DPS needs beta > delta, got beta = {beta:g}, delta = {delta:g}; "
             "lower delta or raise beta"
         )
+    if beta is not None and scheme is None and given_epsilon1 is None:  # no ε1 the planner gives fits
+        check_beta_leaves_epsilon1(float(epsilon), float(beta))
     if beta is None:  # beta = 1 - e^-(epsilon - epsilon1) must stay below 1 (a double) and above delta
         share = DEFAULT_EPSILON1_SHARE if scheme is None and given_epsilon1 is None else None
         check_sampled_epsilon(float(epsilon), float(epsilon1), share)
@@ -343,19 +349,32 @@ def _solved(checked: _Checked) -> PublishPlan:
     scheme, releases, candidates, columns = request.scheme, request.releases, request.candidates, request.columns
     chosen_objective, rule = checked.objective, checked.rule
     objective_rule = "given" if request.objective is not None else default_objective_rule(checked)
-    if scheme is None and given_epsilon1 is None and candidates is not None:
+    if scheme is None and candidates is not None:
         if request.objective is None:
             chosen_objective, objective_rule = default_objective(
                 float(epsilon), float(delta), beta, k, int(candidates), request.declared_domains, float(epsilon1),
-                request.table_counts)
+                request.table_counts, given_epsilon1)
         # ε1 held at the top of its range on the sample (the cheap split, cached): the sample is too
         # small to choose on. The whole table when the engine holds it (TABLE_RULE, with ε1 planned for
-        # its classes of k/β rows), else a noisy count of the sample sizes the candidates
-        _, capped = epsilon1_split(float(epsilon), float(delta), beta, k, int(candidates), chosen_objective.monotone,
-                                   float(epsilon1))
+        # its classes of k/β rows), else a noisy count of the sample sizes the candidates. A given ε1 is
+        # spent as given, on the data the planner's own rule picks (sample_too_small)
+        capped = sample_too_small(float(epsilon), float(delta), beta, k, int(candidates), chosen_objective.monotone,
+                                  float(epsilon1), given_epsilon1)
         source = "table" if capped and request.table_counts else "sample"
-        solved, rule, _ = planned_epsilon1(float(epsilon), float(delta), beta, k, int(candidates),
-                                           chosen_objective.monotone, float(epsilon1), on_table=source == "table")
+        if given_epsilon1 is None:
+            try:
+                solved, rule, _ = planned_epsilon1(float(epsilon), float(delta), beta, k, int(candidates),
+                                                   chosen_objective.monotone, float(epsilon1), source == "table")
+            except ParameterError as error:  # the β or k given, at the cap on the sample (epsilon1_split)
+                if source == "table" or not capped or (beta is None and k is None):
+                    raise
+                raise ParameterError(
+                    f"{error} (epsilon1 = {EPSILON1_SHARE_RANGE[1] * epsilon:g}, {EPSILON1_SHARE_RANGE[1]:.0%} of "
+                    "epsilon, is the planner's for a choice on the sample at this epsilon, where the sample is too "
+                    "small to choose on and the engine does not hold the table's counts; or give a smaller "
+                    "epsilon1)", parameter=error.parameters) from error
+        else:
+            solved = solve_plan(float(epsilon), float(delta), beta, k, float(epsilon1))
         count_share = COUNT_SHARE if capped and source == "sample" else 0.0
     else:
         count_share, source = 0.0, "sample"
@@ -386,91 +405,11 @@ def _solved(checked: _Checked) -> PublishPlan:
     )
 
 
-BETA_RULE = (f"the largest beta whose beta/k is within {RATE_TOLERANCE:.0%} of the best: about the most classes "
-             "of k rows the sample can fill, with as many rows as that allows (k grows with beta)")
-#: Rates tried first by :func:`best_rate` (a geometric grid, to find where the best k lies).
-_RATE_GRID = 64
-
-
-@functools.lru_cache(maxsize=256)
-def best_rate(epsilon: float, delta: float, epsilon1: float) -> float:
-    """The planner's sampling rate, from (ε, δ, ε1) alone: the expected sample n·β fills about
-    n·β/k classes of k rows (the finest resolution a release can reach), where k is the least k
-    with d(k, β, ε − ε1) ≤ δ. For each k, β(k) is the largest rate k covers (≤ 1 − e^−(ε − ε1)),
-    and β(k)/k is the best ratio with that k; the rate returned is β(k) for the largest k whose
-    ratio is within 10% of the best: near the resolution optimum, more rows mean smaller
-    sampling error. (At small ε this is the largest admitted rate; at large ε, where that rate is
-    near 1 and k explodes, far smaller.) A geometric grid of rates gives each k it meets a rate
-    it covers; the three best ks and the chosen one are solved exactly (β(k))."""
-    low, top = _rate_range(epsilon, delta, epsilon1)
-    seen: dict[int, float] = {}  # k -> the largest grid rate it covers (a lower bound on β(k))
-    near = None  # the last rate's k: the next rate's is close
-    # No rate above δ (least_k refuses β ≤ δ) or no positive grid (top/2 rounds to 0): nothing to try
-    for r in np.geomspace(low, top, _RATE_GRID) if 0.0 < low and delta < top else []:
-        try:
-            near = least_k(epsilon, delta, float(r), epsilon1, near=near)
-        except ParameterError:  # no k up to the planner's limit at this rate
-            continue
-        k = max(near, 2)
-        seen[k] = max(seen.get(k, 0.0), float(r))
-    if not seen:
-        raise ParameterError(f"no sampling rate reaches delta = {delta:g} at epsilon = {epsilon:g} with k up to "
-                             f"{MAX_K:,}; raise epsilon or delta")
-    def peak(k: int) -> float:  # the largest rate k covers: the top of k's tooth of the sawtooth
-        try:
-            return min(plan(epsilon, delta, k=k, epsilon1=epsilon1).beta, top)
-        except ParameterError:
-            return seen[k]
-
-    # the few best ks by their grid ratio, solved exactly, set the best ratio
-    leaders = sorted(seen, key=lambda k: seen[k] / k, reverse=True)[:3]
-    exact = {k: max(peak(k), seen[k]) for k in leaders}
-    best = max(max(r / k for k, r in exact.items()), max(r / k for k, r in seen.items()))
-    threshold = (1.0 - RATE_TOLERANCE) * best
-    chosen = max([k for k, r in seen.items() if r / k >= threshold]
-                 + [k for k, r in exact.items() if r / k >= threshold])
-    return exact[chosen] if chosen in exact else max(peak(chosen), seen[chosen])
-
-
-def _rate_range(epsilon: float, delta: float, epsilon1: float) -> tuple[float, float]:
-    """The lowest and the highest rate of :func:`best_rate`'s grid: from 2δ (at least 1e-4, at
-    most half the top) to the largest admitted rate 1 − e^−(ε − ε1), at most 1 − 1e-9."""
-    top = min(largest_rate_for_epsilon(epsilon, epsilon1), 1.0 - 1e-9)
-    return min(max(2.0 * delta, 1e-4), top / 2), top
-
-
-def solve_plan(epsilon: float, delta: float, beta: float | None, k: int | None, epsilon1: float,
-               largest_rate: bool = False) -> Any:
-    """The planning module's Plan for these parameters: β and k as given; when neither is, β
-    from :func:`best_rate` (or the largest admitted rate with ``largest_rate``); k at least 2."""
-    if beta is None and k is None and not largest_rate:
-        beta = best_rate(epsilon, delta, epsilon1)
-    solved = plan(epsilon, delta, beta=beta, k=None if k is None else int(k), epsilon1=epsilon1)
-    if solved.k < 2:
-        solved = plan(epsilon, delta, beta=solved.beta, k=2, epsilon1=epsilon1)
-    return solved
-
-
 # The planner's ε1 (crowdsafe.defaults, where the command line's help reads them): the exponential
 # mechanism's 95% utility bound is held to EPSILON1_LOSS_CLASSES classes at the threshold k (in
 # score units, each row worth Δq), within EPSILON1_SHARE_RANGE of ε. One class: on Adult at ε = 1
 # the default objective then keeps age as intervals in 20 of 20 seeds (18 of 20 with two classes;
 # docs/objectives.md).
-
-
-#: What the noisy count inside Am does, and why the planner adds it (:mod:`crowdsafe.selection.candidates`).
-#: Why the selection reads the whole table where the planner caps ε1 (selection/PROOF.md §8).
-TABLE_RULE = ("on the sample the choice would need epsilon1 at the top of its range (the sample is too small to "
-              "choose on), so the exponential mechanism scores the schemes on the whole table instead (classes of at "
-              "least k/beta rows, what a sample keeps k of on average), an epsilon1-DP choice with epsilon1 planned "
-              "for those classes; the release of the chosen scheme is then strongly safe, and the two compose to "
-              "the same (epsilon, delta)")
-COUNT_RULE = (f"{COUNT_SHARE:.0%} of epsilon1 pays for a noisy count of the sample (discrete Laplace, not "
-              "published); the exponential mechanism then chooses, with the rest, only among the schemes with at "
-              f"most {CELLS_PER_CLASS} * count / k possible tuples (and the coarsest), those a sample of that size "
-              "can fill with classes of k rows. Added because epsilon1 is at the top of its range: among all the "
-              "schemes the selection would be too blunt, and fine schemes that suppress most of a small sample "
-              "would outweigh the few good ones")
 
 
 def planned_epsilon1(epsilon: float, delta: float, beta: float | None, k: int | None, candidates: int,
@@ -534,18 +473,72 @@ def epsilon1_split(epsilon: float, delta: float, beta: float | None, k: int | No
         classes = sized[0] / sized[1] if on_table else sized[0]  # a class of the sample, or of the table
         return m * (math.log(candidates) + math.log(20.0)) / (EPSILON1_LOSS_CLASSES * classes)
 
-    sized = sizing(epsilon1, None)
+    def bounded(epsilon1: float) -> float:  # the ε1 the bound asks for at ε1's (k, β), within the range
+        return min(high, max(low, needed(sizing(epsilon1, None))))
+
+    # The β or k given may admit no plan at some ε1 (below the sampling floor, or no k): feasibility
+    # holds below a bound, and there the wanted ε1 falls as ε1 grows (k grows towards the floor), so
+    # the fixed point lies below the first infeasible ε1, found by bisection; unless the choice on the
+    # sample wants the cap: then it is too blunt at any ε1 the parameters allow, as when the cap holds
+    # ε1 (capped: the table rule follows where it applies, else _solved refuses at the cap)
+    def bisected(feasible: float, infeasible: float) -> tuple[float, bool]:
+        found, floored = _bisected(feasible, infeasible, bounded, 1e-4 * epsilon)
+        return (high, True) if floored and not on_table else (found, False)
+
+    try:
+        sized = sizing(epsilon1, None)
+    except ParameterError:
+        sizing(low, None)  # no plan even at the least ε1: the refusal is the planning module's
+        return bisected(low, epsilon1)
     for _ in range(20):
         wanted = min(high, max(low, needed(sized)))
         if abs(wanted - epsilon1) <= 1e-4 * epsilon:
             break
+        try:
+            sized = sizing(wanted, sized[0])
+        except ParameterError:
+            return (high, True) if not on_table and wanted >= high else bisected(epsilon1, wanted)
         epsilon1 = wanted
-        sized = sizing(epsilon1, sized[0])
     return epsilon1, epsilon1 >= high and needed(sized) >= high
 
 
+def _bisected(feasible: float, infeasible: float, wanted: Any, tolerance: float) -> tuple[float, bool]:
+    """The fixed point ε1 = wanted(ε1) between ``feasible`` (where wanted(ε1) ≥ ε1) and
+    ``infeasible`` (where ``wanted`` raises ParameterError), by bisection: wanted falls as ε1
+    grows, since k grows as ε − ε1 nears the sampling floor. Returns a feasible ε1 and whether it
+    is the edge of the feasible ε1 (``floored``: wanted exceeds every feasible ε1) rather than the
+    fixed point."""
+    floored = True
+    while infeasible - feasible > tolerance:
+        middle = 0.5 * (feasible + infeasible)
+        try:
+            above, feasible_middle = wanted(middle) > middle, True
+        except ParameterError:
+            above, feasible_middle = False, False
+        if above:
+            feasible = middle
+        else:
+            infeasible, floored = middle, not feasible_middle
+    return feasible, floored
+
+
+def sample_too_small(epsilon: float, delta: float, beta: float | None, k: int | None, candidates: int,
+                     monotone: bool, start: float, given_epsilon1: float | None) -> bool:
+    """Whether the choice of the scheme is too blunt on the sample (:func:`epsilon1_split`'s
+    ``capped``): the planner's rule for where the choice reads (the whole table when the engine
+    holds its counts, :data:`TABLE_RULE`; else the sample, with a noisy count), from public
+    quantities only. With ε1 planned, the split at the β and k given. With ε1 given, the planner's
+    own split at this ε and δ (neither β nor k given): the rule then does not depend on ε1, β or k,
+    so the plan the planner printed (its k, β, ε1 and objective) given back reads the same data,
+    through the same mechanism."""
+    if given_epsilon1 is None:
+        return epsilon1_split(epsilon, delta, beta, k, candidates, monotone, start)[1]
+    return epsilon1_split(epsilon, delta, None, None, candidates, monotone, DEFAULT_EPSILON1_SHARE * epsilon)[1]
+
+
 def default_objective(epsilon: float, delta: float, beta: float | None, k: int | None, candidates: int,
-                      declared_domains: bool | None, start: float, table_counts: bool = False) -> tuple[Any, str]:
+                      declared_domains: bool | None, start: float, table_counts: bool = False,
+                      given_epsilon1: float | None = None) -> tuple[Any, str]:
     """The objective a publication gets when none is given, and the rule in words, from public
     quantities only (the parameters, the number of candidate nodes L, whether every published
     column has a declared hierarchy and whether the engine chooses on the whole table, all fixed
@@ -563,6 +556,9 @@ def default_objective(epsilon: float, delta: float, beta: float | None, k: int |
       Adult below ε ≈ 0.05) its choice is so blunt that it puts much of its mass on nodes that
       suppress everything, which ``retained`` (monotone, a suppressed row scores nothing) does
       not (docs/publish.md, "The default objective", has the measurements).
+
+    A ``given_epsilon1`` gets the same rule, with :func:`sample_too_small`'s test for a given ε1
+    and the resolution at that ε1.
     """
     from crowdsafe.selection.score import make_objective
 
@@ -572,11 +568,13 @@ def default_objective(epsilon: float, delta: float, beta: float | None, k: int |
     if not declared_domains:
         return make_objective("retained"), DEFAULT_UNDECLARED_RULE
     marginals = make_objective("marginals")
-    epsilon1, capped = epsilon1_split(epsilon, delta, beta, k, candidates, marginals.monotone, start)
+    capped = sample_too_small(epsilon, delta, beta, k, candidates, marginals.monotone, start, given_epsilon1)
     if capped and not table_counts:
         return make_objective("retained"), DEFAULT_CAPPED_RULE
-    if capped:
-        epsilon1, _ = epsilon1_split(epsilon, delta, beta, k, candidates, marginals.monotone, start, on_table=True)
+    if given_epsilon1 is not None:
+        epsilon1 = given_epsilon1
+    else:
+        epsilon1, _ = epsilon1_split(epsilon, delta, beta, k, candidates, marginals.monotone, start, on_table=capped)
     rows = marginals_resolution(epsilon1, candidates)
     if rows > MARGINALS_RESOLUTION_ROWS:
         return make_objective("retained"), DEFAULT_BLUNT_RULE.format(rows=rows, epsilon1=epsilon1)
@@ -585,10 +583,7 @@ def default_objective(epsilon: float, delta: float, beta: float | None, k: int |
 
 def default_objective_rule(checked: _Checked) -> str:
     """The rule of a default objective that :func:`default_objective` does not choose: a fixed
-    scheme (no objective), a given ε1, or a lattice of unknown size."""
-    request = checked.request
-    if request.scheme is not None:
+    scheme (no objective), or a lattice of unknown size."""
+    if checked.request.scheme is not None:
         return "none (fixed scheme)"
-    why = "epsilon1 was given" if checked.given_epsilon1 is not None else \
-        "the lattice's size was not known to the planner"
-    return DEFAULT_UNPLANNED_RULE.format(why=why)
+    return DEFAULT_UNPLANNED_RULE.format(why="the lattice's size was not known to the planner")

@@ -62,12 +62,12 @@ def render_plan(plan: dict[str, Any], print_: Any) -> None:
     print_(f"  sampling      beta = {plan['beta']:.4g} (each row kept independently with this probability)")
     if plan.get("beta_rule") not in (None, "given"):
         print_(f"                chosen as {plan['beta_rule']}")
-    selection = (f"epsilon1 = {plan['epsilon1']:.4g} for the exponential mechanism over the lattice"
-                 if plan["scheme"] is None else f"fixed scheme '{plan['scheme']}' (strongly safe, epsilon1 = 0)")
+    selection = (f"epsilon1 = {plan['epsilon1']:.4g} for the exponential mechanism over the lattice, scored on "
+                 "the sample" if plan["scheme"] is None else f"fixed scheme '{plan['scheme']}' (strongly safe, epsilon1 = 0)")
     if plan["scheme"] is None and plan.get("count_share"):
         counted = plan["count_share"] * plan["epsilon1"]
         selection = (f"epsilon1 = {plan['epsilon1']:.4g} for the selection: about {counted:.4g} for a noisy count "
-                     f"of the sample, the rest for the exponential mechanism over the lattice")
+                     f"of the sample, the rest for the exponential mechanism over the lattice, scored on the sample")
     if plan["scheme"] is None and plan.get("selection_source") == "table":
         selection = (f"epsilon1 = {plan['epsilon1']:.4g} for the exponential mechanism over the lattice, "
                      "scored on the whole table")
