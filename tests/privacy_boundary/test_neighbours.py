@@ -87,7 +87,7 @@ CLASSIC = Classification(dp_outputs=("stdout.rows_published", "stdout.classes", 
 # data, the whole report is the custodian's). What it says about each release must not move.
 ATTACK = Classification(dp_outputs=tuple(
     [f"stdout.summary.{k}" for k in ("targets", "average_prior_anonymity", "average_posterior_anonymity",
-                                      "average_drop", "vulnerable", "perfect_breach", "partial_breach.*",
+                                      "average_drop", "vulnerable", "perfect_breach", "partial_breach.**",
                                       "contradictions", "average_partition_size[*]", "perfect_breach_true",
                                       "true_value_in_candidates")]
     + [f"stdout.releases[*].{k}" for k in ("located", "ambiguous", "average_partition_size",

@@ -264,21 +264,22 @@ def resolution_outlook(
     the hierarchies' node counts (never from how the rows spread over them): the expected sample
     n·β fills about n·β/k classes of k rows; the finest preset (none, fine, medium, coarse) whose
     number of possible generalized tuples (the product of the columns' node counts; a target the
-    objective keeps at level 0) is at most that many. A rough upper limit (real data is not spread
-    evenly over the tuples), and custodian-only: it uses the row count, and an observed
+    objective keeps at level 0) is at most that many, or, when none is, the preset with the fewest
+    (the coarsest: the presets are ordered per column). A rough upper limit (real data is not
+    spread evenly over the tuples), and custodian-only: it uses the row count, and an observed
     hierarchy's node counts are the values its column holds."""
     from crowdsafe.selection.mechanism import PRESETS, _preset_level
 
     fillable = publish_plan.expected_sample_rows(rows) / publish_plan.k
     fixed = {publish_plan.target: 0} if publish_plan.target else {}
-    outlook: dict[str, Any] = {}
+    outlooks: list[dict[str, Any]] = []
     for preset in PRESETS:
         levels = {c: fixed.get(c, _preset_level(preset, dataset.hierarchies[c].height)) for c in columns}
         possible = int(np.prod([dataset.hierarchies[c].size(levels[c]) for c in columns], dtype=object))
-        outlook = {"classes_fillable": fillable, "preset": preset, "levels": levels, "possible_tuples": possible}
+        outlooks.append({"classes_fillable": fillable, "preset": preset, "levels": levels, "possible_tuples": possible})
         if possible <= fillable:
-            break
-    return outlook
+            return outlooks[-1]
+    return min(reversed(outlooks), key=lambda o: o["possible_tuples"])  # the fewest (coarse, by their order)
 
 
 def plan_fact_lines(facts: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -75,23 +75,27 @@ from crowdsafe.selection.search import gumbel_max_over_lattice
 # node_penalties is offered here for the publication's utility facts
 __all__ = ["PRESETS", "SchemeChoice", "choose_scheme", "fixed_scheme", "node_penalties"]
 
-#: Named data-independent schemes: level of each attribute from its hierarchy's height h.
+#: Named data-independent schemes: level of each attribute from its hierarchy's height h. No
+#: preset takes a column to its root (level h, every value ``*``), and they are ordered per
+#: column, none ≤ fine ≤ medium ≤ coarse, so each has at most the possible tuples of the one
+#: before (a height-1 hierarchy, such as a flag, stays exact in every preset).
 PRESETS: dict[str, str] = {
     "none": "every attribute kept as it is (level 0)",
-    "fine": "one level up from the leaves (level min(1, h))",
-    "medium": "half-way up each hierarchy (level ceil(h / 2))",
-    "coarse": "one level below the root (level max(h - 1, 0))",
+    "fine": "one level up from the leaves, below the root (level min(1, h - 1))",
+    "medium": "half-way up each hierarchy, below the root (level min(ceil(h / 2), h - 1))",
+    "coarse": "one level below the root (level h - 1)",
 }
 
 
 def _preset_level(name: str, height: int) -> int:
+    top = max(height - 1, 0)  # one level below the root: the coarsest level a preset takes
     if name == "none":
         return 0
     if name == "fine":
-        return min(1, height)
+        return min(1, top)
     if name == "medium":
-        return (height + 1) // 2
-    return max(height - 1, 0)
+        return min((height + 1) // 2, top)
+    return top
 
 
 def fixed_scheme(dataset: Dataset, columns: Sequence[str], spec: str | Mapping[str, int]) -> GeneralizationScheme:
