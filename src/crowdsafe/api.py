@@ -483,7 +483,7 @@ def publish(
                           objective=objective, target=target, columns=names(columns, "columns"))
     run = RunOptions(name=name, budget=budget, out=out, custodian_report=custodian_report,
                      escape_formulas=escape_formulas, report=report)
-    check_publication(request)  # bad parameters are refused before anything else (the plan: after the read)
+    check_publication(request, lattice_later=True)  # bad parameters refused before the read (the plan: after it)
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     chosen = get_engine(engine, master=spark_master)
     tables = chosen.release_paths(out, releases) if out is not None else []

@@ -113,3 +113,24 @@ def test_the_release_with_a_given_epsilon1_is_certified_for_the_choice_on_the_ta
     certificate = publication.certificate.to_dict()
     assert THEOREM_TABLE_CHOICE in json.dumps(certificate)
     assert publication.release.table.height > 0
+
+
+def test_the_check_before_the_read_accepts_a_beta_the_plan_that_runs_accepts(capsys, tmp_path, monkeypatch):
+    """The command checks its parameters before the lattice's size is known. Held at the 10% ε1
+    of a plan without that size, β = 0.09 at ε = 0.1 (ε1 up to 5.7% of ε left) was refused there,
+    although the plan that runs, with the size, accepts it (ε1 = 0.0057), and although the refusal
+    of β = 0.2 named 0.0943 as the largest β."""
+    from crowdsafe.anonymize.plan import check_publication
+    from crowdsafe.cli import main
+
+    request = PlanRequest(0.1, 1e-6, beta=0.09)
+    with pytest.raises(ParameterError, match="no guarantee for any k"):
+        check_publication(request)  # as plan_publication without the lattice's size, at 10%
+    check_publication(request, lattice_later=True)
+    assert _planner(0.1, beta=0.09).beta == 0.09
+    with pytest.raises(ParameterError, match="least epsilon1 the planner gives"):
+        check_publication(PlanRequest(0.1, 1e-6, beta=0.0943), lattice_later=True)  # no ε1 of the range fits
+    monkeypatch.setenv("CROWDSAFE_LEDGER", str(tmp_path / "ledger.sqlite3"))
+    assert main(["publish", "adult", "--epsilon", "0.1", "--beta", "0.09", "--plan-only"]) == 0
+    assert "beta = 0.09 " in " ".join(capsys.readouterr().out.split())
+    assert main(["publish", "adult", "--epsilon", "0.1", "--beta", "0.0943", "--plan-only"]) != 0

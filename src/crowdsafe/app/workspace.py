@@ -377,7 +377,7 @@ class Workspace:
             with self.lock:
                 self.forms.check(form)  # a repeat is told at once, before the checks below
         check_publication(PlanRequest(request["epsilon"], request["delta"], k=request.get("k"),
-                                      beta=request.get("beta"), epsilon1=request.get("epsilon1")))
+                                      beta=request.get("beta"), epsilon1=request.get("epsilon1")), lattice_later=True)
         self.plan(request)  # the planner's refusals (a δ it cannot reach) before a job starts
         stem = _stem(opened.label)
         with self.lock:

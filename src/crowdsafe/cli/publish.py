@@ -178,7 +178,7 @@ def register(app: typer.Typer) -> None:
                               objective=objective, target=target)
         if plan_only:
             with naming_options(**PLAN_OPTIONS):
-                check_publication(request)  # refuse bad parameters before reading anything
+                check_publication(request, lattice_later=True)  # refuse bad parameters before reading anything
             _plan_only(data, request, column_sets, qi, sensitive, schema, engine, spark_master, as_json,
                        decimal_comma)
             return
@@ -187,7 +187,7 @@ def register(app: typer.Typer) -> None:
         if out is None:
             raise ParameterError("give --out PATH (.csv or .parquet) for the release, or --plan-only")
         with naming_options(**PLAN_OPTIONS):  # the plan's refusals name the option the user gave
-            check_publication(request)
+            check_publication(request, lattice_later=True)
         publication = api.publish(
             data, epsilon=epsilon, delta=delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
             releases=releases, qi=split_names(qi, "--qi"), sensitive=split_names(sensitive, "--sensitive"), schema=schema,
