@@ -52,7 +52,7 @@ def test_plan_publish_passes_every_keyword(monkeypatch):
 
 def test_publish_builds_each_request_once_from_every_keyword(monkeypatch):
     checked, ran = [], []
-    monkeypatch.setattr(plan_module, "check_publication", lambda request: checked.append(request))
+    monkeypatch.setattr(plan_module, "check_publication", lambda request, **how: checked.append(request))
     monkeypatch.setattr(driver, "publish", lambda *args, **kwargs: ran.append((args, kwargs)) or "publication")
     # the planner counts the candidates and reads the schema's hierarchies
     plan_fields = {k: v for k, v in PLAN_FIELDS.items() if k not in ("candidates", "declared_domains", "table_counts")}
