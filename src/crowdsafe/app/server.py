@@ -11,13 +11,16 @@ SIGTERM alike, and at exit. A publish still running is stopped first and waited 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import errno
 import shutil
+import signal
 import socket
 import sys
 import tempfile
 import threading
 import webbrowser
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -66,6 +69,7 @@ def serve(data: str | None, *, port: int = DEFAULT_PORT, open_browser: bool = Tr
     atexit.register(remove)
     sock = None
     workspace = None
+    held: set[int | signal.Signals] | None = None
     try:
         workspace = Workspace(workdir, out_dir.expanduser().resolve(), seed=seed, max_upload=max_upload,
                               ledger=ledger.expanduser().resolve() if ledger is not None else None)
@@ -79,6 +83,7 @@ def serve(data: str | None, *, port: int = DEFAULT_PORT, open_browser: bool = Tr
                 workspace.open_local(data)
         sock = bind(port)
         port = sock.getsockname()[1]
+        held = _hold_stop_signals()  # until uvicorn's handlers are in place (_Server.capture_signals)
         keys = Secrets()
         start = "/schema" if data is not None else "/"
         url = f"http://{HOST}:{port}{start}?token={keys.token}"
@@ -87,16 +92,55 @@ def serve(data: str | None, *, port: int = DEFAULT_PORT, open_browser: bool = Tr
               "press Ctrl+C to stop", file=sys.stderr, flush=True)
         config = uvicorn.Config(create_app(workspace, port=port, keys=keys), interface="asgi3", lifespan="off",
                                 log_level="warning", access_log=False, server_header=False, date_header=False)
-        server = uvicorn.Server(config)
+        server = _server_class(uvicorn.Server)(config, held)
         if open_browser:
             threading.Timer(0.5, webbrowser.open, args=(url,)).start()
         server.run(sockets=[sock])
     finally:
+        _release(held)
         if sock is not None:
             sock.close()
         if workspace is not None:
             stop_publishes(workspace)
         remove()
+
+
+_STOP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
+def _hold_stop_signals() -> set[int | signal.Signals] | None:
+    """Hold back Ctrl+C, SIGTERM and SIGHUP from the moment the address is printed until uvicorn
+    has put its own handlers in place: one arriving while ``asyncio.run`` was still making its
+    event loop interrupted it half made, and its clean-up printed a traceback at exit (a race a
+    test hit). Returns the mask to put back (None where the system cannot hold signals)."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+
+
+def _release(held: set[int | signal.Signals] | None) -> None:
+    """Put the signal mask of :func:`_hold_stop_signals` back (a signal held is delivered now)."""
+    if held is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def _server_class(base: type) -> type:
+    """uvicorn's server, releasing the held signals once its handlers are in place, so a signal
+    held back stops the server as one arriving later does (uvicorn re-raises it once stopped)."""
+
+    class _Server(base):
+        def __init__(self, config: object, held: set[int | signal.Signals] | None) -> None:
+            super().__init__(config)
+            self._held = held
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            with super().capture_signals():
+                _release(self._held)
+                self._held = None
+                yield
+
+    return _Server
 
 
 def stop_publishes(workspace: Workspace) -> None:
