@@ -7,18 +7,21 @@ crowdsafe never reads it as a date:
 
 - a CSV column the reader inferred as dates holding a year before 100 is read as text instead,
   with a note naming it (:func:`columns`, :func:`note`; custodian-only: the years are a fact
-  about the data);
+  about the data). A lazy scan infers its types from the first :data:`HEAD_ROWS` rows and is
+  looked at there; the rows after them are looked at in the pass that reads every row anyway
+  (:func:`among`, on each column's distinct values: :mod:`crowdsafe.data.streamed_table`,
+  :func:`crowdsafe.data.streaming.frequency_table`), which then reads the column again as text;
 - a column declared ``type = "date"`` whose text reads as a year before 100 is refused naming the
   column, the value and the accepted forms (:data:`ACCEPTED`, in :func:`crowdsafe.data.coerce.coerce`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-__all__ = ["ACCEPTED", "columns", "early", "note"]
+__all__ = ["ACCEPTED", "among", "columns", "early", "note"]
 
 #: The date forms crowdsafe reads (each with a four-digit year), as a refusal names them.
 ACCEPTED = "YYYY-MM-DD, YYYY/MM/DD, YYYY.MM.DD, DD.MM.YYYY, DD/MM/YYYY or DD-MM-YYYY, each with a four-digit year"
@@ -48,6 +51,13 @@ def columns(frame: pl.DataFrame | pl.LazyFrame) -> list[str]:
     else:
         found = frame.select(early(pl.col(c)).any().alias(c) for c in dates).row(0)
     return [c for c, has in zip(dates, found) if has]
+
+
+def among(values: Mapping[str, pl.Series]) -> list[str]:
+    """The names of the date and timestamp series in ``values`` (each column's distinct values, as
+    a pass over every row collects them) holding a year before 100."""
+    dates = [c for c, v in values.items() if v.dtype == pl.Date or isinstance(v.dtype, pl.Datetime)]
+    return [c for c in dates if bool(values[c].to_frame(c).select(early(pl.col(c)).any()).item())]
 
 
 def note(label: str, names: Sequence[str]) -> str:

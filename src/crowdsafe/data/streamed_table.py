@@ -21,7 +21,9 @@ compressed CSV, a declared date read from text, a column type other than numbers
 booleans, or a value the declared type refuses: the in-memory read then names its row). Other
 refusals (an unknown column, a hierarchy that does not cover a value, a missing value under
 ``missing="error"``) are raised here with the loader's one-line messages, without reading the
-file whole. The data layer knows nothing of privacy: what leaves a run is decided by the drivers.
+file whole; so is a declared date column holding a two-digit year past the rows the scan inferred
+its types from (:mod:`crowdsafe.data.short_years`; such an inferred column is read again as text).
+The data layer knows nothing of privacy: what leaves a run is decided by the drivers.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.data import decimal_comma as comma
-from crowdsafe.data.coerce import coerce, number_text
+from crowdsafe.data import short_years
+from crowdsafe.data.coerce import NOT_AS_DECLARED, coerce, number_text
 from crowdsafe.data.column_names import describe_renames, stable_names
 from crowdsafe.data.column_types import settle
 from crowdsafe.data.dataset import Dataset
@@ -47,7 +50,7 @@ from crowdsafe.data.missing import MissingPolicy, MissingReport, emptied_by_drop
 from crowdsafe.data.nul_bytes import refuse_nul
 from crowdsafe.data.schema import AttributeType, Schema, complete_schema, declared_and_reading
 from crowdsafe.data.streaming import Scan, reads_eagerly, scan_table
-from crowdsafe.errors import EMPTY_TABLE, CrowdsafeError, InputError
+from crowdsafe.errors import EMPTY_TABLE, CrowdsafeError, InputError, SchemaError
 from crowdsafe.files import check_input_path, literal_path
 from crowdsafe.identity import note_line
 from crowdsafe.progress import tracked, working
@@ -293,6 +296,7 @@ def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
         return None  # text named as Parquet or by an unknown suffix: the loader's own rules and messages
     lazy, is_csv, reading, unusable = _scan(path, text_columns, False, decimal_comma)
     schema = settle(unusable, schema, qi, sensitive, str(path))
+    infer_all = False
     try:
         names = lazy.collect_schema().names()
         try:
@@ -300,8 +304,18 @@ def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
         except pl.exceptions.ComputeError as exc:
             if not is_csv or any(word in str(exc).lower() for word in ("utf", "more fields")):
                 raise
+            infer_all = True
             lazy = _scan(path, text_columns, True, decimal_comma).lazy  # a late value the first rows' types miss
             rows, values, nulls, with_missing = _distinct(lazy, names)
+        late = short_years.among(values) if is_csv else []
+        if late:  # a two-digit year past the rows the types came from: read as text, as read whole (io.read_file)
+            _refuse_declared_short_years(schema, late, values, path)
+            print(note_line(short_years.note(str(path), late)), file=sys.stderr)
+            text_columns = [*text_columns, *late]
+            with contextlib.redirect_stderr(io.StringIO()):  # its other notes were given by the first scan
+                lazy = scan_table(path, text_columns=text_columns, infer_all=infer_all,
+                                  decimal_comma=decimal_comma).lazy
+            rows, values, nulls, with_missing = _distinct(lazy, names, "reading the table again: dates as text")
     except pl.exceptions.PolarsError as exc:
         raise _read_error(path, exc, is_csv) from None
     if rows == 0:
@@ -353,6 +367,22 @@ def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
     domain = load(typed, schema=schema, qi=qi, sensitive=sensitive, missing="keep", name=path.name)
     return StreamedTable(path, rows_lazy, replace(domain, missing=report, schema=domain.schema.marked_read(decided)),
                          rows, report, given)
+
+
+def _refuse_declared_short_years(schema: Schema | None, late: Sequence[str], values: dict[str, pl.Series],
+                                 path: Path) -> None:
+    """Refuse a column declared a date whose rows past the first ``short_years.HEAD_ROWS`` hold a
+    two-digit year (read as the year 23): the table cannot be read as declared, as a whole read
+    refuses it (:func:`crowdsafe.data.coerce.coerce`), without reading it whole. The text as
+    written is not at hand (the scan read the value as a date), so the year read is named."""
+    for attribute in schema or ():
+        if attribute.type is AttributeType.DATE and attribute.name in late:
+            years = values[attribute.name].dt.year()
+            year = int(years.filter(years < 100).min())  # type: ignore[arg-type]
+            raise SchemaError(
+                f"column '{attribute.name}' is declared a date but {path} holds, past its first "
+                f"{short_years.HEAD_ROWS:,} rows, a date with a two-digit year (read as the year {year}); "
+                f"write dates as {short_years.ACCEPTED}{NOT_AS_DECLARED}")
 
 
 def _missing_counts(lazy: pl.LazyFrame, names: Sequence[str]) -> tuple[int, dict[str, int], int]:

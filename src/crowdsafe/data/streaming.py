@@ -20,6 +20,8 @@ custodian-side data, like the table itself.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -206,6 +208,12 @@ def _frequency_by_streaming(path: Path, columns: Sequence[str], **options: Any) 
         if counted.get_column(_SHORT).any():
             refuse_ragged_rows(path, options.get("separator"), options.get("has_header", True))
         counted = counted.drop(_SHORT)
+    late = short_years.among({c: counted.get_column(c) for c in columns}) if is_csv else []
+    if late:  # a two-digit year past the rows the types came from: counted again as text, as read whole
+        print(note_line(short_years.note(str(path), late)), file=sys.stderr)
+        with contextlib.redirect_stderr(io.StringIO()):  # the first scan gave its notes
+            return _frequency_by_streaming(path, columns, **{**options,
+                                                             "text_columns": [*options["text_columns"], *late]})
     if is_csv:
         counted = tidy_text(counted, set(options.get("text_columns", ())), reading)
         counted = counted.group_by(list(columns)).agg(pl.col(COUNT).sum())
