@@ -14,8 +14,9 @@ fingerprint hashes the rows in file order, which a distributed table does not ha
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -31,6 +32,7 @@ from crowdsafe.data.missing import (
     emptied_by_drop,
     missing_refusal,
 )
+from crowdsafe.engines.spark import dates
 from crowdsafe.errors import EMPTY_TABLE, InputError, SchemaError
 
 HEAD_ROWS = 10_000  # rows read to the driver to infer types, as the Polars CSV reader does
@@ -144,7 +146,7 @@ def load_table(
     if widened:
         typed = load(head.with_columns(pl.col(c).cast(t) for c, t in widened.items()), schema=schema,
                      missing="keep", name=label)
-    frame = _cast(frame, typed.frame.schema, text)
+    frame = _cast(frame, typed.frame.schema, text, dates.patterns(head, typed.frame))
     given = frame
     frame, report = _apply_missing(frame, policy, text)
     shape = pl.DataFrame(schema=typed.frame.schema)
@@ -176,31 +178,52 @@ def _widened(frame: Any, dtypes: pl.Schema, inferred: Sequence[str]) -> dict[str
             for c in tests if row[f"{c}\x000"]}
 
 
-def _cast(frame: Any, dtypes: pl.Schema, source: str) -> Any:
+def _cast(frame: Any, dtypes: pl.Schema, source: str, patterns: Mapping[str, str]) -> Any:
     """Cast every column whose Spark type differs from the inferred or declared one; a value
     that does not fit (a declared type's: an inferred one was widened first) is a SchemaError
-    naming the column and the value, labelled custodian-only (checked in one pass on Spark)."""
+    naming the column and the value, labelled custodian-only (checked in one pass on Spark).
+    Text declared a date is read in the form ``patterns`` names (the Polars engine's, from the
+    first rows), and a date in a year before 100 is refused too
+    (:mod:`crowdsafe.engines.spark.dates`)."""
     from pyspark.sql import functions as F
 
     current = dict(frame.dtypes)
-    casts, failed = [], []
+    casts: list[Any] = []
+    failed: list[tuple[str, Any, Any]] = []  # (column, condition, the refusal of a value)
     for column, dtype in dtypes.items():
         target = spark_type(dtype)
         if current[column] == target or (target == "string" and current[column] == "string"):
             casts.append(F.col(_quoted(column)))
             continue
-        cast = F.col(_quoted(column)).try_cast(target)
+        written = F.col(_quoted(column))
+        if target == "date" and current[column] == "string":
+            cast = dates.parsed(written, patterns.get(column))
+            failed.append((column, written.isNotNull() & cast.isNull(),
+                           functools.partial(dates.not_a_date, column, source)))
+            failed.append((column, dates.two_digit(cast), functools.partial(_short_year, frame, column, cast, source)))
+        else:
+            cast = written.try_cast(target)
+            failed.append((column, written.isNotNull() & cast.isNull(),
+                           lambda value, column=column, kind=target: f"column '{column}' is declared {kind} but "
+                                                                      f"{source} holds {value!r}"))
         casts.append(cast.alias(column))
-        failed.append((column, F.col(_quoted(column)).isNotNull() & cast.isNull()))
     if not failed:
         return frame
-    bad = frame.select([F.max(condition.cast("int")).alias(c) for c, condition in failed]).first()
-    for column, _ in failed:
-        if bad[column]:
-            value = frame.filter(dict(failed)[column]).select(_quoted(column)).first()[0]
-            kind = spark_type(dtypes[column])
-            raise SchemaError(f"column '{column}' is declared {kind} but {source} holds {value!r}{NOT_AS_DECLARED}")
+    bad = frame.select([F.max(condition.cast("int")).alias(f"__failed_{j}")
+                        for j, (_, condition, _) in enumerate(failed)]).first()
+    for j, (column, condition, refusal) in enumerate(failed):
+        if bad[f"__failed_{j}"]:
+            value = frame.filter(condition).select(_quoted(column)).first()[0]
+            raise SchemaError(f"{refusal(value)}{NOT_AS_DECLARED}")
     return frame.select(casts)
+
+
+def _short_year(frame: Any, column: str, cast: Any, source: str, value: object) -> str:
+    """The refusal of ``value`` of the text column ``column``, read by ``cast`` as a year before 100."""
+    from pyspark.sql import functions as F
+
+    year = frame.filter(F.col(_quoted(column)) == value).select(F.year(cast)).first()[0]
+    return dates.short_year(column, source, value, int(year))
 
 
 def _apply_missing(frame: Any, policy: MissingPolicy, source: str) -> tuple[Any, MissingReport]:
