@@ -216,3 +216,26 @@ def test_spark_binned_histogram_sends_no_literal_per_bin(spark, table_path, monk
         assert on_polars.value.equals(on_spark.value), text
         assert on_spark.value.height == (10 if width == 10 else 10_000) * 2
     assert literals[0.01] == literals[10] < 100
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # in NFC, Î (U+00CE) sorts after P and S; in NFD, I + U+0302 sorts before them
+    ("r >= 'Provence'", 4), ("r > 'Provence'", 4), ("r < 'Provence'", 1), ("r <= 'Bretagne'", 1),
+    ("r between 'Provence' and 'S'", 2), ("r not between 'Provence' and 'S'", 3),
+])
+@pytest.mark.parametrize("form", ["NFC", "NFD"])
+def test_text_orderings_compare_in_nfc_as_on_polars(spark, text, expected, form):
+    """intlsweep #3 on Spark: an ordering of text compares both sides in NFC, so an NFD table and
+    its NFC twin (one dataset in the ledger) count the same rows, as on the Polars engine."""
+    import unicodedata
+
+    from crowdsafe.engines.spark.queries import spark_filter
+    from crowdsafe.mechanisms.query_language import compile_filter, parse
+
+    nfc = ["Île-de-France", "Bretagne", "Provence-Alpes-Côte d'Azur", "Île-de-France", None, "Rhône-Alpes"]
+    where = parse(f"count where {unicodedata.normalize(form, text)}").where
+    for values in (nfc, [None if v is None else unicodedata.normalize("NFD", v) for v in nfc]):
+        frame = spark.createDataFrame([(v,) for v in values], "r string")
+        assert frame.filter(spark_filter(where, {"r": pl.String})).count() == expected, values
+        polars = pl.DataFrame({"r": pl.Series(values, dtype=pl.String)})
+        assert polars.filter(compile_filter(where, polars.schema)).height == expected
