@@ -52,6 +52,20 @@ def test_a_two_digit_year_past_the_first_rows_is_refused(spark, table, first, la
     assert "custodian-only" in message and "\n" not in message
 
 
+def test_a_parquet_text_column_with_blanks_is_read_as_on_polars(spark, tmp_path, monkeypatch):
+    import polars as pl
+
+    from crowdsafe.data import load
+
+    monkeypatch.setattr(typed_table, "HEAD_ROWS", 2)
+    path = tmp_path / "daten.parquet"
+    pl.DataFrame({"Alter": [1, 2, 3], "Datum": [" 13.03.2023", "01.02.2024 ", " 2.1.2025 "]}).write_parquet(path)
+    frame = typed_table.load_table(spark, str(path), schema=SCHEMA).frame
+    read = [r["Datum"] for r in frame.orderBy("Alter").collect()]
+    assert read == load(path, schema=SCHEMA).frame["Datum"].to_list() == [
+        date(2023, 3, 13), date(2024, 2, 1), date(2025, 1, 2)]
+
+
 def test_a_value_in_another_form_is_no_date(spark, table):
     with pytest.raises(SchemaError, match=r"holds '2023-03-13', which is not a date \(expected YYYY-MM-DD, .*custod"):
         typed_table.load_table(spark, table("13.03.2023", "01.02.2024", "2023-03-13"), schema=SCHEMA)

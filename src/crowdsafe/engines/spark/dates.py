@@ -35,7 +35,7 @@ def patterns(head: pl.DataFrame, typed: pl.DataFrame) -> dict[str, str]:
     for name, dtype in typed.schema.items():
         if dtype != pl.Date or head.schema.get(name) != pl.String:
             continue
-        text, dates = head.get_column(name), typed.get_column(name)
+        text, dates = head.get_column(name).str.strip_chars(), typed.get_column(name)
         if dates.null_count() == len(dates):
             continue
         for polars_format, spark_pattern in FORMS:
@@ -46,12 +46,14 @@ def patterns(head: pl.DataFrame, typed: pl.DataFrame) -> dict[str, str]:
 
 
 def parsed(column: Any, pattern: str | None) -> Any:
-    """The Spark date that the text ``column`` reads as in ``pattern`` (None: the first form of
-    :data:`FORMS` that reads it); null where it reads as no date."""
+    """The Spark date that the text ``column`` (blanks stripped, as the Polars engine strips them)
+    reads as in ``pattern`` (None: the first form of :data:`FORMS` that reads it); null where it
+    reads as no date."""
     from pyspark.sql import functions as F
 
     chosen = [pattern] if pattern is not None else [p for _, p in FORMS]
-    return F.coalesce(*[F.try_to_date(column, p) for p in chosen])
+    text = F.trim(column)
+    return F.coalesce(*[F.try_to_date(text, p) for p in chosen])
 
 
 def two_digit(date: Any) -> Any:
