@@ -378,7 +378,7 @@ def _refuse_declared_short_years(schema: Schema | None, late: Sequence[str], val
     for attribute in schema or ():
         if attribute.type is AttributeType.DATE and attribute.name in late:
             years = values[attribute.name].dt.year()
-            year = int(years.filter(years < 100).min())  # type: ignore[arg-type]
+            year = years.filter(years < 100).sort().to_list()[0]  # the smallest: the same on every run
             raise SchemaError(
                 f"column '{attribute.name}' is declared a date but {path} holds, past its first "
                 f"{short_years.HEAD_ROWS:,} rows, a date with a two-digit year (read as the year {year}); "
