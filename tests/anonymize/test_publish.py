@@ -561,3 +561,20 @@ def test_reordered_rows_or_another_file_name_give_no_fresh_budget(adult_data, tm
     with pytest.raises(crowdsafe.errors.BudgetExceeded):
         publish_dataset(again, plan, RunOptions(name="renamed"), randomness=Randomness(5), ledger=ledger)
     assert len(ledger.entries()) == 1
+
+
+@pytest.mark.parametrize("seed", [5, None])
+def test_the_combined_certificate_of_several_releases_says_whether_they_were_seeded(tmp_path, seed):
+    frame = pl.DataFrame({"x": [str(i % 10) for i in range(1000)]})
+    ledger = tmp_path / "ledger.sqlite3"
+    pub = crowdsafe.publish(frame, epsilon=1.0, delta=1e-3, k=20, beta=0.5, scheme="none", qi=["x"], releases=2,
+                            seed=seed, ledger=ledger, budget=(5.0, 1e-2), out=tmp_path / "r.csv", report=False)
+    seeded = seed is not None
+    assert [c.seeded for c in pub.certificate.components] == [seeded, seeded]
+    assert pub.certificate.seeded is seeded
+    written = json.loads((tmp_path / "r.certificate.json").read_text(encoding="utf-8"))
+    assert written["seeded"] is seeded and written["randomness"]["seeded"] is seeded
+    assert any(r.startswith("seeded randomness") for r in written["unfit_reasons"]) is seeded
+    if seeded:
+        assert written["fit_for_release"] is False
+    assert Ledger(ledger).entries()[-1].seeded is seeded

@@ -296,6 +296,33 @@ def test_a_release_without_guarantee_makes_the_whole_none():
 def test_seeded_component_makes_the_composition_unfit():
     total = compose_certificates([dps("a"), dps("b", randomness=Randomness(seed=1))])
     assert not total.fit_for_release
+    assert total.seeded and total.to_dict()["seeded"] is True
+    assert total.randomness is not None and total.randomness["seeded"] is True
+    assert total.randomness["fit_for_release"] is False
+
+
+def test_the_composition_states_the_randomness_its_releases_ran_with():
+    seeded = compose_certificates([dps("a", randomness=Randomness(seed=5)), dps("b", randomness=Randomness(seed=5))])
+    data = json.loads(seeded.to_json())
+    assert data["seeded"] is True and data["fit_for_release"] is False
+    assert data["randomness"] == {"source": "ChaCha20, seeded", "seeded": True, "reproducible": True,
+                                  "fit_for_release": False}
+    assert Certificate.from_json(seeded.to_json()).seeded
+    secure = compose_certificates([dps("c"), dps("d")])
+    assert not secure.seeded and secure.randomness == {"source": "ChaCha20 keyed from the OS CSPRNG",
+                                                       "seeded": False, "reproducible": False,
+                                                       "fit_for_release": True}
+    assert secure.fit_for_release
+    mondrian = no_guarantee("data-dependent recoding (Mondrian)")
+    assert compose_certificates([dps("e", randomness=Randomness(seed=2)), mondrian]).seeded
+    assert compose_certificates([mondrian, mondrian]).randomness is None
+
+
+def test_a_composed_certificate_without_its_own_randomness_is_seeded_when_a_component_is():
+    total = compose_certificates([dps("a"), dps("b", randomness=Randomness(seed=1))])
+    data = total.to_dict()
+    data["randomness"] = None  # as written before the composition carried it
+    assert Certificate.from_dict(data).seeded
 
 
 def test_chain_of_profiles():

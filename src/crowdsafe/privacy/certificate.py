@@ -117,7 +117,8 @@ class Certificate:
 
     @property
     def seeded(self) -> bool:
-        return bool(self.randomness and self.randomness.get("seeded"))
+        """True when any randomness that ran, this certificate's or a component's, was seeded."""
+        return bool(self.randomness and self.randomness.get("seeded")) or any(c.seeded for c in self.components)
 
     @property
     def release_id(self) -> str | None:

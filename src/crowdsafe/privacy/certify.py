@@ -419,7 +419,7 @@ def compose_certificates(
             guarantee="none", epsilon=None, delta=None, theorem=None, mechanisms=chain,
             parameters={"releases": len(items)}, assumptions=(), neighbours=neighbours,
             reason=f"release {without[0] + 1} has no formal guarantee: {first.reason}",
-            components=tuple(items),
+            randomness=composed_randomness(items), components=tuple(items),
         )
     losses: list[PrivacyLoss] = []
     for c in items:
@@ -441,5 +441,22 @@ def compose_certificates(
     return Certificate(
         guarantee="dp", epsilon=total.epsilon, delta=total.delta, theorem=theorem,
         mechanisms=chain, parameters=params, assumptions=tuple(assumptions),
-        neighbours=neighbours, components=tuple(items),
+        neighbours=neighbours, randomness=composed_randomness(items), components=tuple(items),
     )
+
+
+def composed_randomness(items: Sequence[Certificate]) -> dict[str, Any] | None:
+    """The randomness of several releases together: None when no release recorded any; the one
+    description when all recorded the same; otherwise seeded (and reproducible) when any release
+    was, fit for release only when every release that recorded its randomness was."""
+    described = [dict(c.randomness) for c in items if c.randomness is not None]
+    if not described:
+        return None
+    if len(described) == len(items) and all(d == described[0] for d in described):
+        return described[0]
+    return {
+        "source": "per release (see components)",
+        "seeded": any(bool(d.get("seeded")) for d in described),
+        "reproducible": any(bool(d.get("reproducible", d.get("seeded"))) for d in described),
+        "fit_for_release": all(bool(d.get("fit_for_release", False)) for d in described),
+    }

@@ -247,3 +247,14 @@ def test_the_plan_and_the_table_counts_are_the_polars_engines(spark, small, smal
     assert spark_run.certificate.theorem == polars_run.certificate.theorem
     if plan.selection_source == "table":
         assert dict(spark_run.release.recoding.levels) == dict(polars_run.release.recoding.levels)
+
+
+def test_the_combined_certificate_of_seeded_releases_is_seeded(small_table, tmp_path):
+    from crowdsafe.engines.spark.publish import publish_table
+
+    plan = plan_publication(PlanRequest(1.0, 1e-6, scheme="coarse", releases=2))
+    run = publish_table(small_table, plan, RunOptions(out=str(tmp_path / "r.parquet")), randomness=Randomness(5))
+    assert [c.seeded for c in run.certificate.components] == [True, True] and run.certificate.seeded
+    written = json.loads((tmp_path / "r.certificate.json").read_text(encoding="utf-8"))
+    assert written["seeded"] is True and written["randomness"]["seeded"] is True
+    assert written["fit_for_release"] is False
