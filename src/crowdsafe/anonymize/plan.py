@@ -124,6 +124,7 @@ class PublishPlan:
     candidates: int | None = None
     epsilon1_rule: str = "given"
     beta_rule: str = "given"
+    k_rule: str = "smallest"  # "given", or "smallest" (the least k with d(k, beta, epsilon - epsilon1) <= delta)
     count_share: float = 0.0
     objective_rule: str = "given"
     #: what the exponential mechanism scores: the sample (Theorem 6), or the whole table (:data:`TABLE_RULE`)
@@ -174,7 +175,7 @@ class PublishPlan:
             "columns": list(self.columns) if self.columns is not None else None,
             "candidates": self.candidates,
             "epsilon1_rule": self.epsilon1_rule,
-            "beta_rule": self.beta_rule,
+            "beta_rule": self.beta_rule, "k_rule": self.k_rule,
             "count_share": self.count_share,
             "count_rule": COUNT_RULE if self.count_share else None,
             "selection_source": None if self.strongly_safe else self.selection_source,
@@ -408,7 +409,7 @@ def _solved(checked: _Checked) -> PublishPlan:
         candidates=None if candidates is None else int(candidates),
         epsilon1_rule=rule,
         beta_rule="given" if beta is not None else "largest for k" if k is not None else BETA_RULE,
-        count_share=count_share,
+        k_rule="given" if k is not None else "smallest", count_share=count_share,
         objective_rule=objective_rule,
         selection_source=source,
     )

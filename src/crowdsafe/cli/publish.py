@@ -72,7 +72,8 @@ def render_plan(plan: dict[str, Any], print_: Any) -> None:
         selection = (f"epsilon1 = {plan['epsilon1']:.4g} for the exponential mechanism over the lattice, "
                      "scored on the whole table")
     print_(f"  recoding      {selection}")
-    print_(f"  k             {plan['k']} (smallest k with d(k, beta, {plan['epsilon_anon']:.4g}) = "
+    rule = "k given: d(k, beta, " if plan.get("k_rule") == "given" else "smallest k with d(k, beta, "
+    print_(f"  k             {plan['k']} ({rule}{plan['epsilon_anon']:.4g}) = "
            f"{plan['delta']:.3g} <= {plan['delta_target']:g})")
     if plan.get("scheme") is None and plan.get("objective"):
         target = f" of '{plan['target']}'" if plan.get("target") else ""
