@@ -248,3 +248,16 @@ def test_a_huge_epsilon_plans_at_the_limit_beta_to_the_k():
     assert smallest_k(1e7, 1e-6, 0.2).k == 9
     assert smallest_k(1e308, 1e-6, 0.2).k == 9
     assert dps_delta_at_most(9, 0.2, 1e7, 1e-6) and not dps_delta_at_most(8, 0.2, 1e7, 1e-6)
+
+
+def test_the_refusal_of_a_given_k_names_the_epsilon_its_delta_is_evaluated_at():
+    """d is evaluated at epsilon - epsilon1 (0.6 here; the report's independent value is 3.23e-06,
+    while d(30, 0.3, 1) = 5.7e-09 would pass): the message names 0.6, not epsilon = 1."""
+    at_anon = f"{dps_delta(30, 0.3, 0.6):.3g}"
+    assert at_anon == "3.23e-06" and dps_delta(30, 0.3, 1.0) < 1e-6
+    with pytest.raises(ParameterError) as refused:
+        plan(1.0, 1e-6, beta=0.3, k=30, epsilon1=0.4)
+    assert (f"k = 30, beta = 0.3, epsilon - epsilon1 = 1 - 0.4 = 0.6 give delta = {at_anon} > 1e-06; use k >= 35"
+            in str(refused.value))
+    with pytest.raises(ParameterError, match=r"k = 10, beta = 0.3, epsilon = 1 give delta = "):
+        plan(1.0, 1e-6, beta=0.3, k=10)

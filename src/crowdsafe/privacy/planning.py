@@ -504,8 +504,10 @@ def plan(
     achieved = dps_delta(k, beta, epsilon, epsilon1)
     if achieved > delta:
         better = smallest_k(epsilon, delta, beta, epsilon1).k
+        at = (f"epsilon - epsilon1 = {epsilon:g} - {epsilon1:g} = {epsilon - epsilon1:.4g}" if epsilon1
+              else f"epsilon = {epsilon:g}")  # d is evaluated at epsilon - epsilon1
         raise ParameterError(
-            f"k = {k}, beta = {beta:g}, epsilon = {epsilon:g} give delta = {achieved:.3g} > "
+            f"k = {k}, beta = {beta:g}, {at} give delta = {achieved:.3g} > "
             f"{delta:g}; use k >= {better}, a smaller beta, or a larger epsilon"
         )
     return Plan(
