@@ -37,3 +37,27 @@ def test_plan_only_with_a_given_k_says_it_was_given(capsys):
                                  "--plan-only")
     assert code == 0, err
     assert "  k             30 (k given: d(k, beta, " in out and "smallest k" not in out
+
+
+def test_several_releases_print_each_ones_scheme_and_rows_labelled(capsys, tmp_path):
+    """Seed 11 at epsilon = 4: release 2 chooses marital-status=1, releases 1 and 3 marital-status=2."""
+    import json
+
+    import polars as pl
+
+    code, out, err = run_command(capsys, "publish", "adult", "--epsilon", "4", "--releases", "3", "--no-ledger",
+                                 "--seed", "11", "--objective", "retained", "--no-report",
+                                 "--out", str(tmp_path / "a.csv"))
+    assert code == 0, err
+    lines = [line for line in out.splitlines() if line.startswith("  release ")]
+    assert len(lines) == 3
+    schemes = set()
+    for i, line in enumerate(lines, 1):
+        levels = json.loads((tmp_path / f"a-{i}.certificate.json").read_text(encoding="utf-8"))["parameters"]["scheme"]
+        rows = pl.read_csv(tmp_path / f"a-{i}.csv", infer_schema=False).height
+        assert line.startswith(f"  release {i}     scheme ")
+        assert all(f"{column}={level}" in line for column, level in levels.items())
+        assert f"; published {rows:,} rows in " in line
+        schemes.add(tuple(sorted(levels.items())))
+    assert len(schemes) > 1  # the releases differ, so a single scheme line would misstate some
+    assert "\n  scheme        " not in out and "\n  published     " not in out

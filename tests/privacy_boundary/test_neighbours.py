@@ -53,11 +53,14 @@ PUBLISH_CHOSEN = ("**releases[*].scheme.*", "**releases[*].dp_output.scheme.*", 
                   "api.release_summaries[*].recoding.**", "**releases[*].chooser.levels.*")
 PUBLISH_LINES = (r"^  published     [\d,]+ rows in [\d,]+ classes of >= \d+ rows$",)
 PUBLISH_CHOSEN_LINES = (r"^  scheme        ",)
+# several releases: one line each, its scheme (fixed, or chosen: a DP output) and its rows and classes
+# (with a fixed scheme the scheme is the same on both inputs, as the JSON case checks)
+RELEASE_LINE = r"^  release \d+ +scheme [^;]+; published [\d,]+ rows in [\d,]+ classes of >= \d+ rows$"
 CUSTODIAN = ("**custodian**",)
 
-FIXED = Classification(dp_outputs=PUBLISH_RELEASE, custodian_only=CUSTODIAN, dp_lines=PUBLISH_LINES)
+FIXED = Classification(dp_outputs=PUBLISH_RELEASE, custodian_only=CUSTODIAN, dp_lines=PUBLISH_LINES + (RELEASE_LINE,))
 CHOSEN = Classification(dp_outputs=PUBLISH_RELEASE + PUBLISH_CHOSEN, custodian_only=CUSTODIAN,
-                        dp_lines=PUBLISH_LINES + PUBLISH_CHOSEN_LINES)
+                        dp_lines=PUBLISH_LINES + PUBLISH_CHOSEN_LINES + (RELEASE_LINE,))
 
 # query: the noisy value (each cell of a histogram over a public domain) and, for a mean, the
 # interval computed from the noisy sum and count
@@ -195,7 +198,10 @@ CASES = [
     Case("publish-plan-only", cli_case(["publish", "data.parquet", "--plan-only", "--json"]), FIXED),
     Case("publish-plan-only-text", cli_case(["publish", "data.parquet", "--plan-only"]), FIXED),
     Case("publish-2-releases", cli_case(publish_cli("--scheme", "medium", "--releases", "2")), FIXED),
+    Case("publish-2-releases-text", cli_case(publish_cli("--scheme", "medium", "--releases", "2", as_json=False)),
+         FIXED),
     Case("publish-2-exponential", cli_case(publish_cli("--releases", "2")), CHOSEN),
+    Case("publish-2-exponential-text", cli_case(publish_cli("--releases", "2", as_json=False)), CHOSEN),
     # a scheme too fine for the table: it suppresses > 90%, and is written like any other release
     # (the warning is in the custodian-only part)
     Case("publish-heavy-suppression", cli_case(publish_cli("--scheme", "none")), FIXED),

@@ -277,11 +277,7 @@ def _plan_only(data: str, request: PlanRequest, column_sets: list[Any], qi: str 
 
 def _render(payload: dict[str, Any], print_: Any) -> None:
     render_plan(payload["plan"], print_)
-    first = payload["releases"][0]["dp_output"]
-    print_("release (DP outputs: the scheme the mechanism chose; rows and classes counted on the release)")
-    print_(f"  scheme        {', '.join(f'{c}={v}' for c, v in first['scheme'].items())}")
-    print_(f"  published     {first['rows_published']:,} rows in {first['classes']:,} classes of >= "
-           f"{payload['plan']['k']} rows")
+    _render_releases(payload["releases"], payload["plan"]["k"], print_)
     print_("guarantee")
     print_(f"  {payload['guarantee']}")
     if payload["fit_for_release"]:
@@ -302,6 +298,25 @@ def _render(payload: dict[str, Any], print_: Any) -> None:
     for note in plain_notes(payload["notes"]):
         print_(f"note: {note}")
     _render_custodian(payload["custodian_only"], print_)
+
+
+def _render_releases(releases: list[dict[str, Any]], k: int, print_: Any) -> None:
+    """The DP outputs of each release: one release as two lines; several as one labelled line each."""
+    def scheme(output: dict[str, Any]) -> str:
+        return ", ".join(f"{c}={v}" for c, v in output["scheme"].items())
+
+    if len(releases) == 1:
+        output = releases[0]["dp_output"]
+        print_("release (DP outputs: the scheme the mechanism chose; rows and classes counted on the release)")
+        print_(f"  scheme        {scheme(output)}")
+        print_(f"  published     {output['rows_published']:,} rows in {output['classes']:,} classes of >= {k} rows")
+        return
+    print_(f"releases (DP outputs: the scheme the mechanism chose for each of the {len(releases)}; rows and classes "
+           "counted on each release)")
+    for i, release in enumerate(releases, 1):
+        output = release["dp_output"]
+        print_(f"  {f'release {i}':<13} scheme {scheme(output)}; published {output['rows_published']:,} rows in "
+               f"{output['classes']:,} classes of >= {k} rows")
 
 
 def _render_custodian(custodian: dict[str, Any], print_: Any) -> None:
