@@ -16,6 +16,7 @@ from crowdsafe.number_text import (
     parse_whole,
     read_number,
     read_whole,
+    rounded_up,
     write_number,
 )
 
@@ -134,3 +135,23 @@ def test_the_odds_factor_is_above_1_and_close_to_e_to_the_epsilon(epsilon):
     shown = float(odds_factor(epsilon))
     assert shown > 1.0
     assert abs(shown - math.exp(epsilon)) <= 0.005 * math.exp(epsilon)
+
+
+@pytest.mark.parametrize(("x", "digits", "text"), [
+    (12.000610571481, 6, "12.0007"), (12.000610571481, 4, "12.01"), (12.0, 6, "12"), (5e-7, 3, "5e-07"),
+    (4.224e-7, 3, "4.23e-07"), (9.999991, 6, "10"), (0.1, 6, "0.1"), (1.0000000000000002, 6, "1.00001"),
+    (math.inf, 6, "inf"), (0.0, 6, "0"),
+])
+def test_rounded_up_never_shows_a_smaller_number(x, digits, text):
+    assert rounded_up(x, digits) == text
+
+
+@given(st.floats(min_value=1e-300, max_value=1e300), st.integers(min_value=1, max_value=15))
+def test_rounded_up_is_the_least_text_of_its_digits_not_below_x(x, digits):
+    from decimal import Decimal
+
+    shown = rounded_up(x, digits)
+    assert float(shown) >= x
+    nearest = f"{x:.{digits}g}"
+    assert shown == nearest or float(nearest) < x  # it only moves when the nearest reads back below x
+    assert len(Decimal(shown).normalize().as_tuple().digits) <= digits

@@ -148,3 +148,15 @@ def write_number(x: float, digits: int = 4) -> str:
     if not e:
         return text
     return f"{mantissa}e{int(exponent)}"
+
+
+def rounded_up(x: float, digits: int = 6) -> str:
+    """``x`` as Python's ``g`` format to ``digits`` significant digits, rounded up instead of to
+    nearest: the text reads back as a float never below ``x``, so a privacy loss printed with it is
+    never stated smaller than the one proven: 12.000610571 is ``12.0007``, not ``12.0006``; 12 is
+    ``12``, and 0.1 is ``0.1`` (the text of the float 0.1)."""
+    text = f"{x:.{digits}g}"
+    if not math.isfinite(x) or float(text) >= x:
+        return text
+    shown = Decimal(text)
+    return f"{float(shown + Decimal(1).scaleb(shown.adjusted() - digits + 1)):.{digits}g}"

@@ -61,3 +61,29 @@ def test_several_releases_print_each_ones_scheme_and_rows_labelled(capsys, tmp_p
         schemes.add(tuple(sorted(levels.items())))
     assert len(schemes) > 1  # the releases differ, so a single scheme line would misstate some
     assert "\n  scheme        " not in out and "\n  published     " not in out
+
+
+def test_the_total_of_several_releases_is_never_printed_rounded_down(capsys, tmp_path):
+    """50 x (0.25, 1e-8) by KOV: about 12.00061 in total (checked independently on the exact
+    privacy curve: 12.0006105712939 <= the stated total); the plan and the ledger said 12."""
+    ledger = tmp_path / "ledger.sqlite3"
+    code, out, err = run_command(capsys, "publish", "adult", "--epsilon", "0.25", "--delta", "1e-8", "--releases",
+                                 "50", "--scheme", "coarse", "--budget", "20,1e-5", "--ledger", str(ledger),
+                                 "--no-report", "--out", str(tmp_path / "a.csv"))
+    assert code == 0, err
+    assert "(epsilon = 12.0007, delta = " in out and "(epsilon = 12, " not in out
+    assert "spent epsilon 12.0007 of 20" in out
+    from crowdsafe.privacy.ledger import Ledger
+
+    spent = Ledger(ledger).entries()[-1].loss.epsilon
+    assert 12.0006 < spent <= 12.0007
+
+
+def test_the_reports_plan_rows_state_the_total_rounded_up():
+    from crowdsafe.report.views import plan_rows
+
+    plan = plan_publication(PlanRequest(0.25, 1e-8, scheme="coarse", releases=50))
+    assert 12.0006 < plan.total_epsilon < 12.0007
+    (row,) = [text for label, text in plan_rows(plan.as_dict()) if label == "releases"]
+    assert row.startswith("50 on fresh samples: ε = 12.0007, δ = ")
+    assert "(epsilon = 12.0007, delta = " in _plan_text(PlanRequest(0.25, 1e-8, scheme="coarse", releases=50))

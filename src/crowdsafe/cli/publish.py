@@ -45,6 +45,7 @@ from crowdsafe.defaults import (
     RATE_TOLERANCE,
 )
 from crowdsafe.errors import ParameterError
+from crowdsafe.number_text import rounded_up
 
 if TYPE_CHECKING:
     from crowdsafe.anonymize.plan import PlanRequest
@@ -84,8 +85,8 @@ def render_plan(plan: dict[str, Any], print_: Any) -> None:
     if plan.get("scheme") is None and (plan.get("count_rule") or plan.get("selection_rule")):
         print_(f"  selection     {plan.get('selection_rule') or plan['count_rule']}")
     if plan["releases"] > 1:
-        print_(f"  releases      {plan['releases']} on fresh samples: (epsilon = {plan['total_epsilon']:.4g}, "
-               f"delta = {plan['total_delta']:.3g}) in total [{plan['composition']}]")
+        print_(f"  releases      {plan['releases']} on fresh samples: (epsilon = {rounded_up(plan['total_epsilon'])}, "
+               f"delta = {rounded_up(plan['total_delta'], 3)}) in total [{plan['composition']}]")
 
 
 CUSTODIAN_HEADING = ("custodian only (exact facts about the data: NOT covered by the guarantee; "
@@ -341,6 +342,6 @@ def _render_custodian(custodian: dict[str, Any], print_: Any) -> None:
     if ledger:
         budget = ledger["budget"]
         print_(f"  ledger        '{ledger['dataset']}' entry #{ledger['entry']}: spent epsilon "
-               f"{budget['spent']['epsilon']:.4g} of {budget['budget']['epsilon']:g} ({ledger['path']})")
+               f"{rounded_up(budget['spent']['epsilon'])} of {budget['budget']['epsilon']:g} ({ledger['path']})")
     if custodian.get("written_to"):
         print_(f"  written to    {custodian['written_to']}")

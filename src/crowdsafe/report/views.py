@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from crowdsafe.number_text import rounded_up
+
 if TYPE_CHECKING:
     import polars as pl
 
@@ -152,8 +154,8 @@ def plan_rows(plan: Mapping[str, Any]) -> list[tuple[str, str]]:
     if plan.get("columns"):
         rows.append(("columns", ", ".join(listed(list(plan["columns"]), SHOWN_COLUMNS, "columns"))))
     if plan["releases"] > 1:
-        rows.append(("releases", f"{plan['releases']:,} on fresh samples: ε = {plan['total_epsilon']:.4g}, "
-                                 f"δ = {plan['total_delta']:.3g} in total ({plan['composition']})"))
+        rows.append(("releases", f"{plan['releases']:,} on fresh samples: ε = {rounded_up(plan['total_epsilon'])}, "
+                                 f"δ = {rounded_up(plan['total_delta'], 3)} in total ({plan['composition']})"))
     return rows
 
 
