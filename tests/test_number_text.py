@@ -155,3 +155,28 @@ def test_rounded_up_is_the_least_text_of_its_digits_not_below_x(x, digits):
     nearest = f"{x:.{digits}g}"
     assert shown == nearest or float(nearest) < x  # it only moves when the nearest reads back below x
     assert len(Decimal(shown).normalize().as_tuple().digits) <= digits
+
+
+@given(st.floats(min_value=1e-300, max_value=1e300), st.integers(min_value=1, max_value=15))
+def test_rounded_down_is_the_greatest_text_of_its_digits_not_above_x(x, digits):
+    from decimal import Decimal
+
+    from crowdsafe.number_text import rounded_down
+
+    shown = rounded_down(x, digits)
+    assert float(shown) <= x
+    nearest = f"{x:.{digits}g}"
+    assert shown == nearest or float(nearest) > x  # it only moves when the nearest reads back above x
+    assert len(Decimal(shown).normalize().as_tuple().digits) <= digits
+
+
+def test_the_guarantee_line_never_states_a_loss_smaller_than_proven():
+    from crowdsafe.privacy.certificate import Certificate
+
+    cert = Certificate(guarantee="dp", epsilon=12.000610571, delta=1.2345e-6, theorem="T", mechanisms=(),
+                       parameters={}, assumptions=())
+    assert cert.headline() == "(12.0007, 1.24e-06)-DP"  # .6g and .3g gave 12.0006 and 1.23e-06
+    assert cert.summary().startswith("(12.0007, 1.24e-06)-DP [T]")
+    dg = Certificate(guarantee="d-gamma", epsilon=6.4501, delta=0.0, theorem="T", mechanisms=(),
+                     parameters={"d": 0.12366, "gamma": 0.20012}, assumptions=())
+    assert dg.headline() == "(0.123, 0.201)-private"  # d down (the prior assumed), γ up (the posterior bound)

@@ -140,10 +140,13 @@ def odds_factor(epsilon: float, digits: int = 3) -> str:
     return f"1 + {write_number(math.expm1(epsilon), digits)}"
 
 
-def write_number(x: float, digits: int = 4) -> str:
+def write_number(x: float, digits: int = 4, rounding: str = "nearest") -> str:
     """``x`` to ``digits`` significant digits in the short form a person writes and
-    :func:`read_number` reads: ``1e-6`` (not Python's ``1e-06``), ``2.5e7``, ``0.4157``, ``10``."""
-    text = f"{x:.{digits}g}"
+    :func:`read_number` reads: ``1e-6`` (not Python's ``1e-06``), ``2.5e7``, ``0.4157``, ``10``.
+    ``rounding``: ``"nearest"``, ``"up"`` (:func:`rounded_up`: a privacy loss spent or proven) or
+    ``"down"`` (:func:`rounded_down`: a budget left)."""
+    text = (rounded_up(x, digits) if rounding == "up" else rounded_down(x, digits) if rounding == "down"
+            else f"{x:.{digits}g}")
     mantissa, e, exponent = text.partition("e")
     if not e:
         return text
@@ -160,3 +163,22 @@ def rounded_up(x: float, digits: int = 6) -> str:
         return text
     shown = Decimal(text)
     return f"{float(shown + Decimal(1).scaleb(shown.adjusted() - digits + 1)):.{digits}g}"
+
+
+def rounded_down(x: float, digits: int = 6) -> str:
+    """:func:`rounded_up`'s mirror: the text reads back as a float never above ``x`` (for a bound
+    whose larger value states a stronger claim, such as the prior d of (d, γ)-privacy)."""
+    text = f"{x:.{digits}g}"
+    if not math.isfinite(x) or float(text) <= x:
+        return text
+    shown = Decimal(text)
+    return f"{float(shown - Decimal(1).scaleb(shown.adjusted() - digits + 1)):.{digits}g}"
+
+
+def budget_words(budget: dict, spent: dict, remaining: dict) -> str:
+    """A ledger budget in words: the budget as set, what was spent rounded up and what remains
+    rounded down (neither stated more favourably than it is); each a mapping of ``epsilon`` and
+    ``delta``."""
+    return (f"budget (ε {budget['epsilon']:g}, δ {budget['delta']:g}); spent (ε {rounded_up(spent['epsilon'])}, "
+            f"δ {rounded_up(spent['delta'], 3)}); remaining (ε {rounded_down(remaining['epsilon'])}, "
+            f"δ {rounded_down(remaining['delta'], 3)})")

@@ -8,15 +8,12 @@ import contextlib
 import os
 import signal
 
-import pytest
-
 from crowdsafe.app import server
-
-pytestmark = pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="the system cannot hold signals")
 
 
 class _Base:
-    """uvicorn.Server's part the app's server relies on: a constructor and capture_signals."""
+    """uvicorn.Server's part the app's server relies on: a constructor and capture_signals, which
+    keeps the handlers it found and puts them back."""
 
     def __init__(self, config: object) -> None:
         self.received: list[int] = []
@@ -27,29 +24,55 @@ class _Base:
         try:
             yield
         finally:
+            self.found = before
             signal.signal(signal.SIGTERM, before)
 
 
-def test_a_signal_during_start_reaches_the_servers_handler_not_the_loops_making():
+def _command_handler(into: list[int]):
+    def handler(signum, frame):
+        into.append(signum)
+    return handler
+
+
+def test_a_signal_during_start_reaches_the_servers_handler_not_the_commands():
     early: list[int] = []
-    before = signal.signal(signal.SIGTERM, lambda signum, frame: early.append(signum))
+    command = _command_handler(early)
+    before = signal.signal(signal.SIGTERM, command)
     try:
         held = server._hold_stop_signals()
         assert held is not None
-        os.kill(os.getpid(), signal.SIGTERM)  # while the event loop would be made
+        os.kill(os.getpid(), signal.SIGTERM)  # while the event loop would be made (any thread may take it)
         assert early == []  # held back
         app_server = server._server_class(_Base)(object(), held)
         with app_server.capture_signals():
             pass
-        assert app_server.received == [signal.SIGTERM] and early == []  # delivered to the server's handler
-        assert signal.SIGTERM not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+        assert app_server.received == [signal.SIGTERM] and early == []  # raised again, to the server's handler
+        assert app_server.found is command  # and the command's handler is what the server puts back
+        assert signal.getsignal(signal.SIGTERM) is command
     finally:
-        server._release(held)
         signal.signal(signal.SIGTERM, before)
 
 
-def test_the_mask_is_put_back_when_the_server_never_starts():
-    held = server._hold_stop_signals()
-    assert signal.SIGTERM in signal.pthread_sigmask(signal.SIG_BLOCK, [])
-    server._release(held)
-    assert signal.SIGTERM not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+def test_a_server_that_never_starts_gives_back_what_was_held():
+    early: list[int] = []
+    command = _command_handler(early)
+    before = signal.signal(signal.SIGTERM, command)
+    try:
+        held = server._hold_stop_signals()
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert early == []
+        assert server._restore(held) == [signal.SIGTERM] and server._restore(held) == []
+        assert signal.getsignal(signal.SIGTERM) is command
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def test_an_ignored_signal_stays_ignored():
+    before = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        held = server._hold_stop_signals()
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+        server._restore(held)
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGTERM, before)

@@ -51,6 +51,8 @@ def _environment() -> jinja2.Environment:
                              autoescape=jinja2.select_autoescape(default=True), undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True)
     env.filters["num"] = _number
+    env.filters["loss"] = lambda x, digits=4: _number(x, digits, "up")
+    env.filters["left"] = lambda x, digits=4: _number(x, digits, "down")
     env.filters["pct"] = lambda x: "–" if x is None else f"{100 * x:.1f}%"
     env.filters["count"] = lambda x: "–" if x is None else f"{int(x):,}"
     env.filters["size"] = _size
@@ -488,12 +490,13 @@ def _files(record: ReleaseRecord) -> dict[str, Path]:
     return {"release": record.table, "certificate": record.certificate, "report": record.report}
 
 
-def _number(x: float | None, digits: int = 4) -> str | markupsafe.Markup:
+def _number(x: float | None, digits: int = 4, rounding: str = "nearest") -> str | markupsafe.Markup:
     """A number as the user writes it (``1e-6``); one in scientific notation is kept on one line
-    (a browser would break ``1e-6`` after its minus sign)."""
+    (a browser would break ``1e-6`` after its minus sign). The ``loss`` filter rounds up (a privacy
+    loss proven or spent is never shown smaller), the ``left`` filter down (a budget left)."""
     if x is None:
         return "–"
-    text = write_number(x, digits)
+    text = write_number(x, digits, rounding)
     return markupsafe.Markup('<span class="num">{}</span>').format(text) if "e" in text else text
 
 

@@ -22,7 +22,7 @@ import threading
 import webbrowser
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from crowdsafe.errors import ParameterError
 
@@ -69,7 +69,7 @@ def serve(data: str | None, *, port: int = DEFAULT_PORT, open_browser: bool = Tr
     atexit.register(remove)
     sock = None
     workspace = None
-    held: set[int | signal.Signals] | None = None
+    held: _Held | None = None
     try:
         workspace = Workspace(workdir, out_dir.expanduser().resolve(), seed=seed, max_upload=max_upload,
                               ledger=ledger.expanduser().resolve() if ledger is not None else None)
@@ -97,47 +97,73 @@ def serve(data: str | None, *, port: int = DEFAULT_PORT, open_browser: bool = Tr
             threading.Timer(0.5, webbrowser.open, args=(url,)).start()
         server.run(sockets=[sock])
     finally:
-        _release(held)
+        held_back = _restore(held)  # none once the server started (it raised them to its handlers)
         if sock is not None:
             sock.close()
         if workspace is not None:
             stop_publishes(workspace)
         remove()
+        for sig in held_back:  # a stop asked for before a server that never started
+            signal.raise_signal(sig)
 
 
 _STOP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
 
 
-def _hold_stop_signals() -> set[int | signal.Signals] | None:
+class _Held:
+    """Stop signals held back (:func:`_hold_stop_signals`): the handlers they had, and those received."""
+
+    def __init__(self) -> None:
+        self.before: dict[int, Any] = {}  # (signal.signal's handler type is private to typeshed)
+        self.pending: list[int] = []
+
+
+def _hold_stop_signals() -> _Held | None:
     """Hold back Ctrl+C, SIGTERM and SIGHUP from the moment the address is printed until uvicorn
     has put its own handlers in place: one arriving while ``asyncio.run`` was still making its
     event loop interrupted it half made, and its clean-up printed a traceback at exit (a race a
-    test hit). Returns the mask to put back (None where the system cannot hold signals)."""
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+    test hit). Each is recorded by a handler that does nothing else (a handler, not a signal
+    mask: a mask holds a signal back from one thread, and another thread, such as Polars', would
+    take it) and raised again once uvicorn's handlers are in place (:func:`_server_class`), or
+    when the server never starts (at the end of :func:`serve`). A signal the caller ignores stays ignored.
+    None off the main thread, where signals cannot be handled."""
+    if threading.current_thread() is not threading.main_thread():
         return None
-    return signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    held = _Held()
+    for sig in _STOP_SIGNALS:
+        if signal.getsignal(sig) is not signal.SIG_IGN:
+            held.before[sig] = signal.signal(sig, lambda signum, frame: held.pending.append(signum))
+    return held
 
 
-def _release(held: set[int | signal.Signals] | None) -> None:
-    """Put the signal mask of :func:`_hold_stop_signals` back (a signal held is delivered now)."""
-    if held is not None:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+def _restore(held: _Held | None) -> list[int]:
+    """Put back the handlers :func:`_hold_stop_signals` replaced; returns the signals received
+    meanwhile (once: a second call returns none)."""
+    if held is None:
+        return []
+    for sig, handler in held.before.items():
+        signal.signal(sig, handler)
+    held.before.clear()
+    pending, held.pending = list(dict.fromkeys(held.pending)), []
+    return pending
 
 
 def _server_class(base: type) -> type:
-    """uvicorn's server, releasing the held signals once its handlers are in place, so a signal
-    held back stops the server as one arriving later does (uvicorn re-raises it once stopped)."""
+    """uvicorn's server, raising the signals held back once its handlers are in place, so one
+    that arrived while it started stops it as one arriving later does (uvicorn re-raises it
+    once stopped, to the handler the command had)."""
 
     class _Server(base):
-        def __init__(self, config: object, held: set[int | signal.Signals] | None) -> None:
+        def __init__(self, config: object, held: _Held | None) -> None:
             super().__init__(config)
             self._held = held
 
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
+            pending = _restore(self._held)  # uvicorn keeps the command's handlers to put back
             with super().capture_signals():
-                _release(self._held)
-                self._held = None
+                for sig in pending:
+                    signal.raise_signal(sig)
                 yield
 
     return _Server

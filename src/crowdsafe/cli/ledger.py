@@ -13,6 +13,7 @@ from crowdsafe.cli.query import LedgerOpt
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import PRIVATE, write_text_atomic
 from crowdsafe.identity import printable
+from crowdsafe.number_text import budget_words, rounded_up
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -43,9 +44,8 @@ def render_report(report: dict[str, Any], console: Console) -> None:
     for dataset in report["datasets"]:
         budget, spent, remaining = dataset["budget"], dataset["spent"], dataset["remaining"]
         console.print(styled(
-            "\n", (printable(str(dataset["name"])), "bold"), f" (fingerprint {dataset['fingerprint'][:16]}…): budget "
-            f"(ε {budget['epsilon']:g}, δ {budget['delta']:g}); spent (ε {spent['epsilon']:.6g}, "
-            f"δ {spent['delta']:.3g}); remaining (ε {remaining['epsilon']:.6g}, δ {remaining['delta']:.3g})"
+            "\n", (printable(str(dataset["name"])), "bold"), f" (fingerprint {dataset['fingerprint'][:16]}…): "
+            + budget_words(budget, spent, remaining)
             + (f"; neighbours {dataset['neighbours']}" if dataset.get("neighbours") else "")
         ))
         if dataset.get("mixed_neighbours"):
@@ -85,13 +85,13 @@ def _change_line(change: dict[str, Any]) -> str:
         what += f" from (ε {change['before']['epsilon']:g}, δ {change['before']['delta']:g})"
     what += f" to (ε {after['epsilon']:g}, δ {after['delta']:g})"
     when = change["created_at"][:19].replace("T", " ")
-    line = f"{when} UTC: {what} by {printable(change['changed_by'])} (spent then: ε {spent['epsilon']:.6g}, δ {spent['delta']:.3g})"
+    line = f"{when} UTC: {what} by {printable(change['changed_by'])} (spent then: ε {rounded_up(spent['epsilon'], 6)}, δ {rounded_up(spent['delta'], 3)})"
     return line + (f": {printable(change['reason'])}" if change["reason"] else "")
 
 
 def _budget_line(budget: Any) -> str:
     line = (f"'{printable(budget.name)}' has the budget (ε {budget.budget.epsilon:g}, δ {budget.budget.delta:g}); "
-            f"spent so far (ε {budget.spent.epsilon:.6g}, δ {budget.spent.delta:.3g})")
+            f"spent so far (ε {rounded_up(budget.spent.epsilon, 6)}, δ {rounded_up(budget.spent.delta, 3)})")
     if budget.spent.epsilon > budget.budget.epsilon or budget.spent.delta > budget.budget.delta:
         line += "; more than the budget is spent: nothing more can be charged"
     return line

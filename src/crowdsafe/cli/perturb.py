@@ -33,6 +33,7 @@ from crowdsafe.cli.options import (
 from crowdsafe.defaults import LARGE_VIEW_ROWS, MAX_EQUALITY_QUERIES
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import PRIVATE, atomic_paths, write_text_atomic
+from crowdsafe.number_text import rounded_up
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -263,8 +264,8 @@ def register(app: typer.Typer) -> None:
                 console.print(f"custodian-only report (never publish it) -> {custodian_report}")
             if result.ledger is not None:
                 booked = result.ledger
-                console.print(f"ledger: charged epsilon {booked['charged']['epsilon']:.6g} to '{booked['dataset']}' "
-                              f"(entry #{booked['entry']}); spent {booked['spent']['epsilon']:.6g} of "
+                console.print(f"ledger: charged epsilon {rounded_up(booked['charged']['epsilon'], 6)} to '{booked['dataset']}' "
+                              f"(entry #{booked['entry']}); spent {rounded_up(booked['spent']['epsilon'], 6)} of "
                               f"{booked['budget']['epsilon']:g} ({booked['path']})")
             console.print(f"guarantee: {result.view.certificate.summary()}")
             if result.view.certificate.unfit_reasons:

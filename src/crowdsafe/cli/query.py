@@ -29,6 +29,7 @@ from crowdsafe.cli.options import (
 from crowdsafe.errors import ParameterError
 from crowdsafe.files import write_text_atomic
 from crowdsafe.identity import printable
+from crowdsafe.number_text import rounded_up
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -83,8 +84,8 @@ def render_answer(answer: QueryAnswer, console: Console, *, custodian: bool = Fa
     if answer.ledger:
         ledger = answer.ledger
         console.print(
-            f"ledger        '{printable(ledger['dataset'])}': spent ε {ledger['spent']['epsilon']:.6g} of "
-            f"{ledger['budget']['epsilon']:g}, δ {ledger['spent']['delta']:.3g} of {ledger['budget']['delta']:g} "
+            f"ledger        '{printable(ledger['dataset'])}': spent ε {rounded_up(ledger['spent']['epsilon'], 6)} of "
+            f"{ledger['budget']['epsilon']:g}, δ {rounded_up(ledger['spent']['delta'], 3)} of {ledger['budget']['delta']:g} "
             f"(entry #{ledger['entry']}, {printable(str(ledger['path']))})"
         )
     fit = "fit for release" if answer.randomness.get("fit_for_release") else "NOT fit for release"

@@ -39,10 +39,11 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import read_input_text, write_text_atomic
+from crowdsafe.number_text import rounded_down, rounded_up
 from crowdsafe.privacy.loss import PrivacyLoss, check_delta, check_epsilon
 
 FORMAT = "crowdsafe-certificate"
@@ -168,12 +169,10 @@ class Certificate:
         if self.guarantee == "none":
             return f"no formal guarantee: {self.reason}"
         if self.guarantee == "d-gamma":
-            text = (f"({self.parameters['d']:.3g}, {self.parameters['gamma']:.3g})-private "
-                    f"(as unbounded DP: epsilon = {self.epsilon:.6g}) [{self.theorem}]")
+            text = (f"{self._d_gamma()}-private (as unbounded DP: epsilon = {rounded_up(cast(float, self.epsilon))}) "
+                    f"[{self.theorem}]")
             return text + self._unfit_suffix()
-        kind = "DP under sampling" if self.guarantee == "dps" else "DP"
-        text = f"({self.epsilon:.6g}, {self.delta:.3g})-{kind} [{self.theorem}]"
-        return text + self._unfit_suffix()
+        return f"{self.headline()} [{self.theorem}]" + self._unfit_suffix()
 
     def headline(self) -> str:
         """The guarantee in a few words, without the theorem: ``(1, 1e-06)-DP under sampling``,
@@ -181,9 +180,14 @@ class Certificate:
         if self.guarantee == "none":
             return "no formal guarantee"
         if self.guarantee == "d-gamma":
-            return f"({self.parameters['d']:.3g}, {self.parameters['gamma']:.3g})-private"
+            return f"{self._d_gamma()}-private"
         kind = "DP under sampling" if self.guarantee == "dps" else "DP"
-        return f"({self.epsilon:.6g}, {self.delta:.3g})-{kind}"
+        return f"({rounded_up(cast(float, self.epsilon))}, {rounded_up(cast(float, self.delta), 3)})-{kind}"
+
+    def _d_gamma(self) -> str:
+        """(d, γ) as printed: γ (the posterior bound) rounded up and d (the prior the attacker is
+        assumed to stay below) rounded down, so neither is stated stronger than proven."""
+        return f"({rounded_down(self.parameters['d'], 3)}, {rounded_up(self.parameters['gamma'], 3)})"
 
     def __repr__(self) -> str:
         # concise (a field-by-field repr prints every mechanism, parameter and component)

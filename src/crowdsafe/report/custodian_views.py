@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from crowdsafe.number_text import budget_words, rounded_up
 from crowdsafe.report.views import SHOWN_LINES, box, fitted, more, note, short, table
 
 if TYPE_CHECKING:
@@ -118,9 +119,9 @@ def ledger_html(report: Mapping[str, Any]) -> str:
         budget, spent, remaining = dataset["budget"], dataset["spent"], dataset["remaining"]
         share = spent["epsilon"] / budget["epsilon"] if budget["epsilon"] else 1.0
         chart = compact_bars_svg("ε spent of the budget", [("spent", min(share, 1.0)), ("budget", 1.0)],
-                                 [f"ε {spent['epsilon']:.4g} ({share:.0%})", f"ε {budget['epsilon']:.4g}"], top=1.0)
-        words = (f"budget (ε {budget['epsilon']:g}, δ {budget['delta']:g}); spent (ε {spent['epsilon']:.6g}, "
-                 f"δ {spent['delta']:.3g}); remaining (ε {remaining['epsilon']:.6g}, δ {remaining['delta']:.3g})")
+                                 [f"ε {rounded_up(spent['epsilon'], 4)} ({share:.0%})", f"ε {budget['epsilon']:.4g}"],
+                                 top=1.0)
+        words = budget_words(budget, spent, remaining)
         entries = list(dataset.get("entries") or ())
         latest = entries[-SHOWN_ENTRIES:]
         rows = [(str(e["id"]), str(e["created_at"])[:19].replace("T", " "), e["kind"], f"{e['epsilon']:.4g}",
@@ -148,7 +149,7 @@ def ledger_repr(report: Mapping[str, Any], kind: str = "LedgerReport") -> str:
     """A concise repr of a ledger's export: its path and, per dataset (the first few), what is
     spent of its budget; marked custodian-only."""
     datasets: Sequence[Mapping[str, Any]] = report.get("datasets") or ()
-    parts = [f"{short(d['name'])!r}: ε {d['spent']['epsilon']:.4g} of {d['budget']['epsilon']:.4g} spent"
+    parts = [f"{short(d['name'])!r}: ε {rounded_up(d['spent']['epsilon'], 4)} of {d['budget']['epsilon']:.4g} spent"
              for d in datasets[:SHOWN_DATASETS]]
     if len(datasets) > SHOWN_DATASETS:
         parts.append(more(len(datasets) - SHOWN_DATASETS, "datasets"))
