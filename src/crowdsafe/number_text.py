@@ -158,21 +158,23 @@ def rounded_up(x: float, digits: int = 6) -> str:
     nearest: the text reads back as a float never below ``x``, so a privacy loss printed with it is
     never stated smaller than the one proven: 12.000610571 is ``12.0007``, not ``12.0006``; 12 is
     ``12``, and 0.1 is ``0.1`` (the text of the float 0.1)."""
-    text = f"{x:.{digits}g}"
-    if not math.isfinite(x) or float(text) >= x:
-        return text
-    shown = Decimal(text)
-    return f"{float(shown + Decimal(1).scaleb(shown.adjusted() - digits + 1)):.{digits}g}"
+    return _rounded(x, digits, 1)
 
 
 def rounded_down(x: float, digits: int = 6) -> str:
     """:func:`rounded_up`'s mirror: the text reads back as a float never above ``x`` (for a bound
     whose larger value states a stronger claim, such as the prior d of (d, γ)-privacy)."""
+    return _rounded(x, digits, -1)
+
+
+def _rounded(x: float, digits: int, direction: int) -> str:
+    """The nearest ``g`` text unless it reads back on the wrong side of ``x`` (``direction`` 1:
+    below it, -1: above it); then the next text of ``digits`` digits that way."""
     text = f"{x:.{digits}g}"
-    if not math.isfinite(x) or float(text) <= x:
+    if not math.isfinite(x) or (float(text) - x) * direction >= 0:
         return text
     shown = Decimal(text)
-    return f"{float(shown - Decimal(1).scaleb(shown.adjusted() - digits + 1)):.{digits}g}"
+    return f"{float(shown + direction * Decimal(1).scaleb(shown.adjusted() - digits + 1)):.{digits}g}"
 
 
 def budget_words(budget: dict, spent: dict, remaining: dict) -> str:

@@ -8,6 +8,8 @@ import contextlib
 import os
 import signal
 
+import pytest
+
 from crowdsafe.app import server
 
 
@@ -28,43 +30,39 @@ class _Base:
             signal.signal(signal.SIGTERM, before)
 
 
-def _command_handler(into: list[int]):
+@pytest.fixture
+def command():
+    """The command's own SIGTERM handler (recording what reaches it), put in place for the test."""
+    early: list[int] = []
+
     def handler(signum, frame):
-        into.append(signum)
-    return handler
+        early.append(signum)
+
+    before = signal.signal(signal.SIGTERM, handler)
+    handler.early = early  # type: ignore[attr-defined]
+    yield handler
+    signal.signal(signal.SIGTERM, before)
 
 
-def test_a_signal_during_start_reaches_the_servers_handler_not_the_commands():
-    early: list[int] = []
-    command = _command_handler(early)
-    before = signal.signal(signal.SIGTERM, command)
-    try:
-        held = server._hold_stop_signals()
-        assert held is not None
-        os.kill(os.getpid(), signal.SIGTERM)  # while the event loop would be made (any thread may take it)
-        assert early == []  # held back
-        app_server = server._server_class(_Base)(object(), held)
-        with app_server.capture_signals():
-            pass
-        assert app_server.received == [signal.SIGTERM] and early == []  # raised again, to the server's handler
-        assert app_server.found is command  # and the command's handler is what the server puts back
-        assert signal.getsignal(signal.SIGTERM) is command
-    finally:
-        signal.signal(signal.SIGTERM, before)
+def test_a_signal_during_start_reaches_the_servers_handler_not_the_commands(command):
+    held = server._hold_stop_signals()
+    assert held is not None
+    os.kill(os.getpid(), signal.SIGTERM)  # while the event loop would be made (any thread may take it)
+    assert command.early == []  # held back
+    app_server = server._server_class(_Base)(object(), held)
+    with app_server.capture_signals():
+        pass
+    assert app_server.received == [signal.SIGTERM] and command.early == []  # raised again, to the server's handler
+    assert app_server.found is command  # and the command's handler is what the server puts back
+    assert signal.getsignal(signal.SIGTERM) is command
 
 
-def test_a_server_that_never_starts_gives_back_what_was_held():
-    early: list[int] = []
-    command = _command_handler(early)
-    before = signal.signal(signal.SIGTERM, command)
-    try:
-        held = server._hold_stop_signals()
-        os.kill(os.getpid(), signal.SIGTERM)
-        assert early == []
-        assert server._restore(held) == [signal.SIGTERM] and server._restore(held) == []
-        assert signal.getsignal(signal.SIGTERM) is command
-    finally:
-        signal.signal(signal.SIGTERM, before)
+def test_a_server_that_never_starts_gives_back_what_was_held(command):
+    held = server._hold_stop_signals()
+    os.kill(os.getpid(), signal.SIGTERM)
+    assert command.early == []
+    assert server._restore(held) == [signal.SIGTERM] and server._restore(held) == []
+    assert signal.getsignal(signal.SIGTERM) is command
 
 
 def test_an_ignored_signal_stays_ignored():
