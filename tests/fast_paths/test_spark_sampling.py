@@ -118,3 +118,36 @@ def test_the_json_map_and_the_literal_map_give_the_same_codes(case, spark):
         assert both.get_column("fast").equals(both.get_column("slow"), check_names=False)
         plan = rows.select(fast)._jdf.queryExecution().optimizedPlan().toString().lower()
         assert "from_json" not in plan and "jsontostructs" not in plan
+
+
+def test_a_table_held_in_memory_is_coded_by_compiled_code(case, spark):
+    """A local relation (rows made on the driver, as every table crowdsafe hands to Spark from
+    memory is, or a user's ``createDataFrame``) gets a plan node between it and the lookup
+    (``session.planned_on_executors``): the JSON map is folded, not parsed once per row while the
+    optimiser evaluates the projection on the driver; the rows and their order are unchanged, and
+    a frame that is not local is left as it is."""
+    from crowdsafe.engines.spark.session import planned_on_executors
+
+    data, dictionaries, expected, _ = case
+    assert planned_on_executors(data) is data
+    rows = pl.from_arrow(data.toArrow())
+    local = spark.createDataFrame(rows.to_arrow())
+    assert local.isLocal()
+    planned = planned_on_executors(local)
+    assert not planned.isLocal()
+    assert pl.from_arrow(planned.toArrow()).equals(rows)
+    plan = sampling.packed_codes(planned, COLUMNS, dictionaries)._jdf.queryExecution().optimizedPlan().toString()
+    assert "map(keys:" in plan and not plan.startswith("LocalRelation")
+    _same_as_polars(sampling.count_table(planned, COLUMNS, dictionaries), expected)
+
+
+def test_tables_read_from_memory_reach_spark_planned_on_executors(spark):
+    """The Spark engine's two ways in from memory: a table crowdsafe loads (a Polars frame, a
+    bundled dataset) and a Spark DataFrame of driver-side rows."""
+    from crowdsafe.engines.spark.table import spark_table
+
+    frame = pl.DataFrame({"age": [30, 41, 30, 52] * 5, "sex": ["f", "m", "m", "f"] * 5})
+    for given in (frame, spark.createDataFrame(frame.to_arrow())):
+        table = spark_table(spark, given, qi=["age", "sex"])
+        assert not table.frame.isLocal()
+        assert pl.from_arrow(table.frame.toArrow()).equals(frame)

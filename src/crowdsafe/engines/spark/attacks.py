@@ -43,6 +43,7 @@ from crowdsafe.data import Hierarchy
 from crowdsafe.data.generalized import AttributeDomain
 from crowdsafe.engines.spark import attack_steps as steps
 from crowdsafe.engines.spark import packing
+from crowdsafe.engines.spark.session import planned_on_executors
 from crowdsafe.engines.spark.typed_table import _quoted
 from crowdsafe.errors import InputError, ParameterError
 
@@ -137,7 +138,7 @@ _SPARK_TYPES = {"Int64": "long", "Float64": "double", "Boolean": "boolean", "Str
 def _to_spark(spark: Any, frame: pl.DataFrame) -> Any:
     """A driver-side table (bounded by the classes or distinct tuples) as a Spark DataFrame."""
     schema = ", ".join(f"`{name}` {_SPARK_TYPES[str(dtype)]}" for name, dtype in frame.schema.items())
-    return spark.createDataFrame(frame.to_arrow(), schema=schema)
+    return planned_on_executors(spark.createDataFrame(frame.to_arrow(), schema=schema))
 
 
 def _to_polars(frame: Any) -> pl.DataFrame:

@@ -45,6 +45,7 @@ from crowdsafe.engines.spark.declared_values import (
 from crowdsafe.engines.spark.encoding import dictionary, domain_frame, domain_scan
 from crowdsafe.engines.spark.io import declared_text, read_frame, reading_schema, usable_frame
 from crowdsafe.engines.spark.sampling import TableCounts, count_table
+from crowdsafe.engines.spark.session import planned_on_executors
 from crowdsafe.engines.spark.typed_table import _quoted
 from crowdsafe.errors import EMPTY_TABLE, CrowdsafeError, InputError
 
@@ -80,7 +81,7 @@ class SparkTable:
 def _spark_frame(spark: Any, frame: pl.DataFrame) -> Any:
     """A Polars frame on Spark through Arrow (text categories as plain text)."""
     text = [c for c, t in frame.schema.items() if isinstance(t, (pl.Categorical, pl.Enum))]
-    return spark.createDataFrame(frame.with_columns(pl.col(text).cast(pl.String)).to_arrow())
+    return planned_on_executors(spark.createDataFrame(frame.with_columns(pl.col(text).cast(pl.String)).to_arrow()))
 
 
 def spark_table(
@@ -114,7 +115,8 @@ def spark_table(
     schema, reading = reading_schema(schema, from_path=is_path)
     if is_path or _is_spark_frame(data):
         path = str(data) if is_path else ""
-        frame = read_frame(spark, path, missing_tokens=DEFAULT_MISSING_TOKENS) if is_path else data
+        frame = (read_frame(spark, path, missing_tokens=DEFAULT_MISSING_TOKENS) if is_path
+                 else planned_on_executors(data))
         label = name or (path.rstrip("/").rsplit("/", 1)[-1] if is_path else "spark-dataframe")
         frame, schema = usable_frame(frame, schema, qi, sensitive, path or label)
         frame = declared_text(frame, schema)  # a declared categorical held as numbers: canonical text
