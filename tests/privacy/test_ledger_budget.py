@@ -135,3 +135,15 @@ def test_a_change_by_another_process_holds_at_once_for_an_open_ledger(ledger):
     with pytest.raises(BudgetExceeded):
         _spend(ledger, 0.3)  # the open ledger reads the budget inside the charge's transaction
     _spend(ledger, 0.2)
+
+
+def test_a_refused_budget_names_the_registered_one_so_that_they_differ(tmp_path):
+    """A publish without --budget registers exactly its cost (here δ a hair below 1e-6); a later
+    --budget 1,1e-6 is refused, and the message must not say the budget is (1, 1e-06) already
+    (the README's Spark commands hit this: shown as 1e-06, the two read as equal)."""
+    with Ledger(tmp_path / "ledger.sqlite3") as book:
+        book.set_budget("fp", "people", 1.0, 9.99999997980912e-07)
+        with pytest.raises(ParameterError) as refused:
+            book.set_budget("fp", "people", 1.0, 1e-6)
+        book.set_budget("fp", "people", 1.0, 9.99999997980912e-07)  # the same again: a no-op
+    assert "already has the budget (ε=1, δ=9.99999997980912e-07)" in str(refused.value)

@@ -71,6 +71,13 @@ OTHER_DATA = (" (a custodian-only fact about the data: these rows differ from th
               "this message to the custodian)")
 
 
+def _exact(x: float) -> str:
+    """``x`` short (``1e-06``) when that reads back as ``x``, else in full: a budget registered as
+    exactly a run's cost (δ = 9.99999997980912e-07) must not read as the 1e-06 it is refused against."""
+    short = f"{x:g}"
+    return short if float(short) == x else repr(x)
+
+
 def register(conn: sqlite3.Connection, fingerprint: str, name: str, epsilon: float, delta: float) -> None:
     """Inside the caller's write transaction: register ``fingerprint`` under ``name`` with the
     total budget (ε, δ), recorded as the first line of its history. The same budget again is a
@@ -83,8 +90,8 @@ def register(conn: sqlite3.Connection, fingerprint: str, name: str, epsilon: flo
     if row is not None:
         if (row["epsilon_budget"], row["delta_budget"]) != (epsilon, delta):
             raise ParameterError(
-                f"dataset '{row['name']}' already has the budget (ε={row['epsilon_budget']:g}, "
-                f"δ={row['delta_budget']:g}); change it on the record with change_budget('{row['name']}', "
+                f"dataset '{row['name']}' already has the budget (ε={_exact(row['epsilon_budget'])}, "
+                f"δ={_exact(row['delta_budget'])}); change it on the record with change_budget('{row['name']}', "
                 "epsilon=E, delta=D) (a raise also needs allow_raise=True)",
                 parameter=("budget", "allow_raise"),
             )
