@@ -42,7 +42,7 @@ def publish(client, values: dict[str, str] | None = None, number: int = 1) -> No
         status = client.get(f"/release/{number}/status")
         if "hx-redirect" in status.headers:
             return
-        assert 'hx-trigger="every' in status.text
+        assert 'hx-trigger="load"' in status.text
         time.sleep(0.05)
     raise AssertionError("the publish did not finish")
 

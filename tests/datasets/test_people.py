@@ -27,3 +27,15 @@ def test_a_named_table_and_bad_sizes():
     assert load("people").n_rows == 30_000
     with pytest.raises(ParameterError):
         people(0)
+
+
+def test_each_call_has_its_own_copy_of_the_table_drawn_once():
+    """A whole-number seed's table is drawn once per process (the app reads people at each step);
+    a caller that changes its frame in place changes no other caller's."""
+    first = people(500, seed=9)
+    kept = first.clone()
+    first.drop_in_place("charge")
+    first.insert_column(0, pl.Series("extra", range(500)))
+    again = people(500, seed=9)
+    assert again.equals(kept) and "extra" not in again.columns
+    assert people(500, seed=None).height == 500  # any other seed NumPy takes: drawn each time

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from crowdsafe.app.forms import PublishForms
 from crowdsafe.app.jobs import JobDisplay, ledger_mark, stopped_outcome
+from crowdsafe.app.tables import TableCache
 from crowdsafe.errors import EMPTY_TABLE, CrowdsafeError, InputError, ParameterError
 from crowdsafe.files import check_input_path
 
@@ -115,6 +116,8 @@ class ReleaseRecord:
     #: the ledger's last entry when it started (a stopped publish's charge is looked up after it)
     ledger_mark: int = 0
     stopped: bool = False  # stopped as the app stopped (``error`` says what that left)
+    #: set once the job has ended (done or failed): its progress page is told at once
+    ended: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
 
     @property
     def certificate(self) -> Path:
@@ -151,8 +154,7 @@ class Workspace:
         self._uploads = 0
         self._stopping = threading.Event()  # set when the app stops: see stop_publishes
         self._workers: list[threading.Thread] = []
-        self._domain: tuple[int, Any, int] | None = None  # (schema version, table, its rows)
-        self._identity: tuple[int, str] | None = None
+        self.tables = TableCache()  # tables read with a schema, while neither changes (crowdsafe.app.tables)
 
     # -- step 1: open ------------------------------------------------------------------------
     def upload_folder(self) -> Path:
@@ -208,7 +210,6 @@ class Workspace:
         review = Review(draft, roles)
         with self.lock:
             self.opened, self.review = opened, review
-            self._domain = self._identity = None
         self.save_schema(review)
         return opened
 
@@ -231,7 +232,6 @@ class Workspace:
         with self.lock:
             review.version += 1
             write_text_atomic(self.schema_path, review.effective().to_toml())
-            self._domain = self._identity = None
         return self.schema_path
 
     def update_review(self, roles: Mapping[str, str], confirmed: set[tuple[str, str]]) -> None:
@@ -248,30 +248,19 @@ class Workspace:
 
     def domain(self) -> Dataset:
         """The table read with the saved schema (its hierarchies and roles; for a file larger than
-        memory its distinct values), cached until the schema is saved again."""
-        from crowdsafe.data import Dataset
-        from crowdsafe.data.streamed_table import load_or_stream
-
-        opened, review = self.require()
-        with self.lock:
-            if self._domain is not None and self._domain[0] == review.version:
-                return self._domain[1]
-        table = load_or_stream(opened.data, schema=self.schema_path)
-        dataset = table if isinstance(table, Dataset) else table.domain
-        with self.lock:
-            self._domain = (review.version, dataset, int(table.n_rows))
-        return dataset
+        memory its distinct values), read again once the schema or the file changes (:attr:`tables`)."""
+        opened, _ = self.require()
+        return self.tables.domain(opened.data, self.schema_path)
 
     def plan_facts(self, plan: PublishPlan) -> list[tuple[str, str]]:
         """The plan's custodian-only lines (the table's size, the expected sample, the finest
         resolution its classes could reach, or the warning that not even the coarse preset fits),
         as ``publish --plan-only`` prints them (:func:`~crowdsafe.anonymize.publish.plan_fact_lines`)."""
-        from crowdsafe.anonymize.publish import plan_fact_lines, prepare_dataset, resolution_outlook
+        from crowdsafe.anonymize.publish import plan_fact_lines, resolution_outlook
 
-        dataset = self.domain()
-        with self.lock:
-            rows = self._domain[2] if self._domain is not None else dataset.n_rows
-        prepared, published, _ = prepare_dataset(dataset)
+        opened, _ = self.require()
+        rows = self.tables.rows(opened.data, self.schema_path)
+        prepared, published, _ = self.tables.prepared(opened.data, self.schema_path)
         return plan_fact_lines({"input_rows": rows, "expected_sample_rows": plan.expected_sample_rows(rows),
                                 "resolution": resolution_outlook(prepared, published, plan, rows)})
 
@@ -291,10 +280,9 @@ class Workspace:
         release because of the schema, one line per column (``'PLZ': hierarchy mask depth``): its
         unconfirmed ``from_data`` markers of the published columns, and the role markers (what
         ``publish --plan-only`` warns about). From the schema alone."""
-        from crowdsafe.anonymize.publish import prepare_dataset
-
+        opened, _ = self.require()
         dataset = self.domain()
-        _, published, _ = prepare_dataset(dataset)
+        _, published, _ = self.tables.prepared(opened.data, self.schema_path)
         return [f"{column!r}: {', '.join(read)}" for column, read in dataset.schema.unreviewed(published).items()]
 
     def ledger_path(self) -> Path:
@@ -326,37 +314,19 @@ class Workspace:
     def _identity_in(self, book: Any) -> str:
         """The table's identity in ``book``: its fingerprint keyed with the ledger's secret, as
         ``api.publish`` charges it (the table as read with the schema; roles do not change it)."""
-        from crowdsafe.engines import get_engine
+        opened, _ = self.require()
+        return self.tables.identity(opened.data, self.schema_path, book)
 
-        opened, review = self.require()
-        with self.lock:
-            if self._identity is not None and self._identity[0] == review.version:
-                return self._identity[1]
-        engine = get_engine("polars")
-        source = engine.read_query_source(opened.data, schema=self.schema_path)
-        identity = engine.source_identity(source, book)
-        with self.lock:
-            self._identity = (review.version, identity)
-        return identity
-
-    @staticmethod
-    def _record_identity(book: Any, record: ReleaseRecord) -> str:
+    def _record_identity(self, book: Any, record: ReleaseRecord) -> str:
         """The identity in ``book`` of the table ``record`` was published from (with its schema)."""
-        from crowdsafe.engines import get_engine
-
         assert record.opened is not None and record.schema is not None
-        engine = get_engine("polars")
-        return engine.source_identity(engine.read_query_source(record.opened.data, schema=record.schema), book)
+        return self.tables.identity(record.opened.data, record.schema, book)
 
     def record_domain(self, record: ReleaseRecord) -> Dataset:
         """The table ``record`` was published from, read with its schema (its distinct values for a
-        file larger than memory)."""
-        from crowdsafe.data import Dataset
-        from crowdsafe.data.streamed_table import load_or_stream
-
+        file larger than memory), read again once the file changes (:attr:`tables`)."""
         assert record.opened is not None and record.schema is not None
-        table = load_or_stream(record.opened.data, schema=record.schema)
-        return table if isinstance(table, Dataset) else table.domain
+        return self.tables.domain(record.opened.data, record.schema)
 
     # -- step 4: publish -------------------------------------------------------------------------
     def issue_form(self) -> str:
@@ -444,6 +414,7 @@ class Workspace:
             record.error, record.status = f"internal error ({type(exc).__name__})", "failed"
         finally:
             record.finished = time.monotonic()
+            record.ended.set()
 
     def release(self, number: int) -> ReleaseRecord:
         with self.lock:
@@ -499,8 +470,13 @@ class Workspace:
                 tables.append(Path(path))
                 names.append(name)
         certificates = [read_certificate(t) for t in tables]
-        result = api.attack([str(t) for t in tables], opened.data, qi=qi, sensitive=sensitive,
-                            schema=str(record.schema))
+        # the table read with the release's schema, as api.attack would read it from the path (a
+        # Dataset is taken as it is); a table streamed batch by batch is read by the attack itself
+        from crowdsafe.data import Dataset
+
+        read = self.tables.table(opened.data, record.schema)
+        targets, schema = (read, None) if isinstance(read, Dataset) else (opened.data, str(record.schema))
+        result = api.attack([str(t) for t in tables], targets, qi=qi, sensitive=sensitive, schema=schema)
         # a release without an (ε, δ) (no formal guarantee) leaves the releases together with none
         guaranteed = all(c.get("epsilon") is not None and c.get("delta") is not None for c in certificates)
         epsilon = math.fsum(float(c["epsilon"]) for c in certificates) if guaranteed else None
