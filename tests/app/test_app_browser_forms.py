@@ -1,12 +1,24 @@
 """The forms in a real browser (as test_app_browser.py runs the app): a form that takes a while
 is sent once, its button disabled and saying what runs (static/app.js), so a double click on
 "Publish the release" posts once (the server refuses a repeat anyway: test_app_publish_once.py);
-and each bundled table's radio button sits on its label's line."""
+each bundled table's radio button sits on its label's line; and a publish that runs longer than
+one progress request waits (pages.PROGRESS_WAIT) is followed, request after request, to its release."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import pytest
+from app_helpers import fixed_keys, german_table
 from test_app_browser import Server, Walk
+from test_app_routes import german_roles
+from test_app_stopping import _held
+
+from crowdsafe.app import pages
+from crowdsafe.app.server import bind
+from crowdsafe.app.workspace import Workspace
 
 FIRST_LINE = """v => [document.getElementById('bundled-' + v).getBoundingClientRect().toJSON(),
                  document.querySelector('label[for="bundled-' + v + '"]').getClientRects()[0].toJSON()]"""
@@ -63,3 +75,61 @@ def test_a_busy_form_is_sent_once_and_says_what_runs(browser, tmp_path):
     finally:
         walk.context.close()
         server.stop()
+
+
+@contextmanager
+def _served(workspace: Workspace) -> Iterator[str]:
+    """The app over ``workspace`` served by uvicorn in a thread of this process (so a test can
+    hold its publish), on a free port: its address."""
+    import uvicorn
+
+    sock = bind(0)
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(pages.create_app(workspace, port=port, keys=fixed_keys()), interface="asgi3",
+                            lifespan="off", log_level="warning", access_log=False)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        sock.close()
+
+
+@pytest.mark.slow
+def test_a_long_publish_is_followed_to_its_release(browser, tmp_path, monkeypatch):
+    """The progress panel asks again each time it is swapped in (hx-trigger="load"): a publish
+    held through several progress requests is shown once it ends, without a reload."""
+    root = tmp_path / "ws"
+    (root / "work").mkdir(parents=True, mode=0o700)
+    workspace = Workspace(root / "work", root / "releases", ledger=root / "ledger.sqlite3", seed=11)
+    workspace.open_local(str(german_table(tmp_path / "kunden.csv")))
+    _, review = workspace.require()
+    workspace.update_review(german_roles(), {(a.name, m) for a in review.draft.attributes for m in a.from_data})
+    monkeypatch.setattr(pages, "PROGRESS_WAIT", 0.2)
+    entered, let_go = _held(monkeypatch, "choose_recoding")
+    walk = Walk(browser, tmp_path, "progress")
+    page = walk.page
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if r.url.endswith("/release/1/status") else None)
+    try:
+        with _served(workspace) as base:
+            page.goto(f"{base}/?token=test-token")
+            page.goto(f"{base}/plan")
+            page.get_by_role("button", name="Publish the release").click()
+            page.wait_for_url("**/release/1")
+            assert entered.wait(60)
+            for _ in range(3):  # three progress requests answered while it is held, each asking again
+                with page.expect_response(lambda r: r.url.endswith("/release/1/status"), timeout=30_000):
+                    pass
+            assert "Running for" in page.locator("#progress").inner_text()
+            let_go.set()
+            page.wait_for_selector(".verdict", timeout=60_000)
+            assert page.url.endswith("/release/1") and len(asked) >= 3
+            assert walk.errors == []
+    finally:
+        let_go.set()
+        walk.context.close()
+        workspace.stop_publishes(timeout=60)
