@@ -97,3 +97,12 @@ def test_a_release_still_running_gets_its_progress_which_asks_again(app_client, 
         for worker in workspace._workers:
             worker.join(60)
     assert record.status == "done", record.error
+
+
+def test_a_schema_file_gone_is_refused_in_the_loaders_words(app_client, tmp_path):
+    """(What the read itself says, a one-line input error, not an OSError of the cache's key.)"""
+    client, workspace = app_client
+    _ready(client, workspace, tmp_path)
+    workspace.schema_path.unlink()
+    answer = client.get("/plan/preview?epsilon=2")
+    assert answer.status_code == 200 and "schema file not found" in answer.text

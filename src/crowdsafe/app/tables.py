@@ -62,7 +62,11 @@ class TableCache:
 
     @staticmethod
     def _key(data: str, schema: Path) -> tuple[Any, ...]:
-        return (data, file_state(data), Path(schema).read_bytes())
+        try:
+            text = Path(schema).read_bytes()
+        except OSError:  # no schema file: the read below refuses it in its own words, as before
+            text = None
+        return (data, file_state(data), text)
 
     def _read(self, data: str, schema: Path) -> _Read:
         from crowdsafe.data.streamed_table import load_or_stream
