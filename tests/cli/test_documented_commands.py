@@ -17,7 +17,6 @@ import http.cookiejar
 import json
 import re
 import shlex
-import threading
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -191,46 +190,46 @@ def until_spark(command: Command, capsys, monkeypatch) -> None:
 
 
 def served(command: Command, capsys, monkeypatch) -> None:
-    """Run the app until it answers its one-time address with a page, then stop it (uvicorn's
-    ``should_exit``, what its Ctrl+C handler sets). The browser it opens is recorded instead; the
-    port is the one written, or a free one if that is taken, as the app does."""
-    from crowdsafe.app import server
+    """Run the app as its reader does, in a process of its own, until it answers its one-time
+    address with a page; then stop it with Ctrl+C (SIGINT), as the document says. The browser it
+    opens is a recorder (``$BROWSER``, which Python's webbrowser module obeys), so no browser
+    starts; the port is the one written, or a free one if that is taken, as the app does.
 
-    capsys.readouterr()
-    opened: list[str] = []
-    answer: dict[str, object] = {}
-    real = server._server_class
+    (In process, the app shares the test process with whatever earlier tests left running, and
+    under ``-n`` the worker that holds the Spark session saw its capture of stderr closed while
+    the app ran: a process of its own is what the reader runs.)"""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    opened = Path("opened-by-browser.txt").resolve()
+    opened.unlink(missing_ok=True)
+    recorder = f"import sys; open({str(opened)!r}, 'a').write(sys.argv[1])"
+    env = {**os.environ, "BROWSER": f"{shlex.quote(sys.executable)} -c {shlex.quote(recorder)} %s"}
     browser = "--no-browser" not in command.argv
-
-    def visit(running: object, url: str) -> None:
-        try:
-            opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
-            with opener.open(url, timeout=30) as response:
-                answer.update(status=response.status, url=url)
-            for _ in range(100):  # the browser is opened 0.5 s after the address is printed
-                if opened or not browser:
-                    break
-                threading.Event().wait(0.05)
-        finally:
-            running.should_exit = True  # type: ignore[attr-defined]
-
-    def checked(base: type) -> type:
-        class Checked(real(base)):  # type: ignore[misc]
-            async def startup(self, sockets: object = None) -> None:
-                await super().startup(sockets=sockets)
-                url = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("http://"))
-                threading.Thread(target=visit, args=(self, url), daemon=True).start()
-
-        return Checked
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(server.webbrowser, "open", lambda url, *a, **k: opened.append(url) or True)
-        patch.setattr(server, "_server_class", checked)
-        code = cli.main(command.argv)
-    err = capsys.readouterr().err
-    assert code == 0 and answer.get("status") == 200, f"{command}: {answer} {err}"
-    assert str(answer["url"]).startswith("http://127.0.0.1:") and "token=" in str(answer["url"])
-    assert opened == ([answer["url"]] if browser else []), command
+    process = subprocess.Popen([sys.executable, "-m", "crowdsafe", *command.argv], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=env)
+    status, url = None, ""
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().strip()  # the address is the first line it prints
+        assert url.startswith("http://127.0.0.1:") and "token=" in url, f"{command}: printed {url!r}"
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        with opener.open(url, timeout=30) as response:
+            status = response.status
+        waited = time.monotonic()
+        while browser and not opened.exists() and time.monotonic() - waited < 10:  # opened 0.5 s after
+            time.sleep(0.05)
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    # Ctrl+C: 128 + SIGINT, and one line saying what stopping left (not the plain commands' line too)
+    stopped = [line for line in err.splitlines() if line.startswith("crowdsafe: interrupted")]
+    assert process.returncode == 130 and status == 200, f"{command}: exit {process.returncode}, {status}\n{err}"
+    assert len(stopped) == 1 and "the app stopped" in stopped[0], err
+    assert (opened.read_text() if opened.exists() else None) == (url if browser else None), command
 
 
 def listed_experiment(name: str) -> Callable[[Command, object, object], None]:

@@ -30,6 +30,7 @@ from typing import Any
 import typer
 
 from crowdsafe import __version__
+from crowdsafe.cli.ending import AlreadySaid
 from crowdsafe.cli.flags import cli_message
 from crowdsafe.errors import CrowdsafeError
 from crowdsafe.files import input_path_error
@@ -201,6 +202,8 @@ def _main(argv: list[str] | None) -> int:
             return _interrupted()
         return result if isinstance(result, int) else 0
     except typer.Exit as exc:
+        return exc.exit_code
+    except AlreadySaid as exc:  # the command printed how it ended (the app stopped)
         return exc.exit_code
     except typer.Abort:
         return _interrupted()

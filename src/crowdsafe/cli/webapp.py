@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from crowdsafe.cli.ending import AlreadySaid
 from crowdsafe.cli.options import SeedOpt, whole_option
 from crowdsafe.errors import ParameterError
 
@@ -63,4 +64,4 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"crowdsafe: {how}; the app stopped (the releases it published stay in "
                        f"{out_dir.expanduser().resolve()}; a publish it stopped, if any, wrote nothing; "
                        "the lines above say whether it had been charged)", err=True)
-            raise typer.Exit(128 + signum) from None
+            raise AlreadySaid(128 + signum) from None
