@@ -33,7 +33,7 @@ KEPT = 2
 
 
 @dataclass
-class _Read:
+class _TableRead:
     """One table read with one schema, and its identity in each ledger (by the ledger's key)."""
 
     table: Dataset | StreamedTable
@@ -57,7 +57,7 @@ class TableCache:
 
     def __init__(self, kept: int = KEPT) -> None:
         self._kept = kept
-        self._reads: OrderedDict[tuple[Any, ...], _Read] = OrderedDict()
+        self._reads: OrderedDict[tuple[Any, ...], _TableRead] = OrderedDict()
         self._lock = threading.Lock()
 
     @staticmethod
@@ -68,7 +68,7 @@ class TableCache:
             text = None
         return (data, file_state(data), text)
 
-    def _read(self, data: str, schema: Path) -> _Read:
+    def _read(self, data: str, schema: Path) -> _TableRead:
         from crowdsafe.data.streamed_table import load_or_stream
 
         key = self._key(data, schema)
@@ -77,7 +77,7 @@ class TableCache:
             if found is not None:
                 self._reads.move_to_end(key)
                 return found
-        read = _Read(load_or_stream(data, schema=schema))  # (outside the lock: a large file takes a while)
+        read = _TableRead(load_or_stream(data, schema=schema))  # (outside the lock: a large file takes a while)
         if self._key(data, schema) != key:  # changed while it was read: not kept
             return read
         with self._lock:
