@@ -20,6 +20,8 @@ from typing import Any
 import polars as pl
 import pytest
 
+from documented import enter_scratch_folder
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = ["README.md", *sorted(f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md"))]
 _BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
@@ -135,14 +137,7 @@ def test_documented_python_runs_as_written(document, tmp_path, monkeypatch, caps
     written = {segment for _, code in blocks for segment, _ in _statements(code)}
     assert set(claims) | set(printed) <= written, f"CLAIMS names lines {document} no longer shows"
 
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("CROWDSAFE_LEDGER", str(home / "ledger.sqlite3"))
-    for name, (reason, make) in fixtures.items():
-        assert reason
-        make(tmp_path / name)
+    enter_scratch_folder(tmp_path, monkeypatch, fixtures)
     namespace: dict[str, Any] = {"__name__": "__documented__"}
     if document in GIVEN:
         reason, names = GIVEN[document]

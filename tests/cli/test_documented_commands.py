@@ -27,6 +27,7 @@ import polars as pl
 import pytest
 
 from crowdsafe import cli
+from documented import enter_scratch_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = ["README.md", *sorted(f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md"))]
@@ -313,14 +314,7 @@ def test_documented_commands_run_as_written(document, tmp_path, monkeypatch, cap
     named = set().union(*(_names(c) for c in commands))
     assert set(fixtures) <= named, f"FIXTURES makes files no command of {document} names: {set(fixtures) - named}"
 
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("CROWDSAFE_LEDGER", str(home / "ledger.sqlite3"))
-    for name, (reason, make) in fixtures.items():
-        assert reason
-        make(tmp_path / name)
+    enter_scratch_folder(tmp_path, monkeypatch, fixtures)
     for command in commands:
         if command.text in special:
             special[command.text][1](command, capsys, monkeypatch)
