@@ -196,9 +196,10 @@ def served(command: Command, capsys, monkeypatch) -> None:
     opens is a recorder (``$BROWSER``, which Python's webbrowser module obeys), so no browser
     starts; the port is the one written, or a free one if that is taken, as the app does.
 
-    (In process, the app shares the test process with whatever earlier tests left running, and
-    under ``-n`` the worker that holds the Spark session saw its capture of stderr closed while
-    the app ran: a process of its own is what the reader runs.)"""
+    (In process, the app shared the test process's logging: uvicorn's set-up closed every
+    handler there, and one of absl's, made by an earlier test, closed pytest's capture of stderr;
+    the app now leaves logging alone, tests/app/test_app_logging.py. A process of its own is
+    still what the reader runs.)"""
     import os
     import signal
     import subprocess

@@ -3,7 +3,7 @@
 The server binds its socket first (``--port 0``: a free port), prints the one-time URL as the
 first line of standard output, opens the browser on it unless told not to, and serves with
 uvicorn (access log off: a path could name what a page shows, and nothing of the data goes to a
-log). The private folder (mode 0700) is removed when the server stops, on Ctrl+C (SIGINT) and
+log; the process's own logging left as it was: uvicorn's loggers reach the root logger). The private folder (mode 0700) is removed when the server stops, on Ctrl+C (SIGINT) and
 SIGTERM alike, and at exit. A publish still running is stopped first and waited for
 (:func:`stop_publishes`).
 """
@@ -90,8 +90,12 @@ def serve(data: str | None, *, port: int = DEFAULT_PORT, open_browser: bool = Tr
         print(url, file=stdout, flush=True)
         print(f"crowdsafe app: serving on http://{HOST}:{port}/ (releases go to {workspace.out_dir}); "
               "press Ctrl+C to stop", file=sys.stderr, flush=True)
+        # log_config=None: uvicorn's default configures logging for the whole process, and doing so
+        # closes every handler already there (the host's, in a notebook: one of absl's closed the
+        # stream it wrote to); its loggers reach the root logger instead, warnings and errors only
         config = uvicorn.Config(create_app(workspace, port=port, keys=keys), interface="asgi3", lifespan="off",
-                                log_level="warning", access_log=False, server_header=False, date_header=False)
+                                log_config=None, log_level="warning", access_log=False, server_header=False,
+                                date_header=False)
         server = _server_class(uvicorn.Server)(config, held)
         if open_browser:
             threading.Timer(0.5, webbrowser.open, args=(url,)).start()
