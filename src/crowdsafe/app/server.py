@@ -3,7 +3,8 @@
 The server binds its socket first (``--port 0``: a free port), prints the one-time URL as the
 first line of standard output, opens the browser on it unless told not to, and serves with
 uvicorn (access log off: a path could name what a page shows, and nothing of the data goes to a
-log; the process's own logging left as it was: uvicorn's loggers reach the root logger). The private folder (mode 0700) is removed when the server stops, on Ctrl+C (SIGINT) and
+log; the process's own logging left as it was: uvicorn's loggers reach the root logger). The
+private folder (mode 0700) is removed when the server stops, on Ctrl+C (SIGINT) and
 SIGTERM alike, and at exit. A publish still running is stopped first and waited for
 (:func:`stop_publishes`).
 """
