@@ -211,8 +211,11 @@ def served(command: Command, capsys, monkeypatch) -> None:
     recorder = f"import sys; open({str(opened)!r}, 'a').write(sys.argv[1])"
     env = {**os.environ, "BROWSER": f"{shlex.quote(sys.executable)} -c {shlex.quote(recorder)} %s"}
     browser = "--no-browser" not in command.argv
+    # started as a shell starts it: Ctrl+C at its default, whatever this test process inherited (an
+    # ignored SIGINT is inherited, and the app keeps an ignored signal ignored, as nohup wants)
     process = subprocess.Popen([sys.executable, "-m", "crowdsafe", *command.argv], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env=env)
+                               stderr=subprocess.PIPE, text=True, env=env,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     status, url = None, ""
     try:
         assert process.stdout is not None
