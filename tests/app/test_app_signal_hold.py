@@ -74,3 +74,19 @@ def test_an_ignored_signal_stays_ignored():
         assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGTERM, before)
+
+
+def test_a_signal_the_caller_ignores_stays_ignored_while_the_server_runs():
+    """uvicorn puts its handler on SIGINT and SIGTERM whatever they were; one the caller ignored (a
+    background job of a script ignores Ctrl+C) is ignored again over it, and after."""
+    before = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        held = server._hold_stop_signals()
+        app_server = server._server_class(_Base)(object(), held)
+        with app_server.capture_signals():
+            assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+            os.kill(os.getpid(), signal.SIGTERM)
+        assert app_server.received == []  # it never reached the server's handler
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGTERM, before)

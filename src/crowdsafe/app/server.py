@@ -121,6 +121,7 @@ class _Held:
     def __init__(self) -> None:
         self.before: dict[int, Any] = {}  # (signal.signal's handler type is private to typeshed)
         self.pending: list[int] = []
+        self.ignored: list[int] = []  # ignored by the caller: they stay ignored while the app serves
 
 
 def _hold_stop_signals() -> _Held | None:
@@ -130,13 +131,17 @@ def _hold_stop_signals() -> _Held | None:
     test hit). Each is recorded by a handler that does nothing else (a handler, not a signal
     mask: a mask holds a signal back from one thread, and another thread, such as Polars', would
     take it) and raised again once uvicorn's handlers are in place (:func:`_server_class`), or
-    when the server never starts (at the end of :func:`serve`). A signal the caller ignores stays ignored.
+    when the server never starts (at the end of :func:`serve`). A signal the caller ignores stays
+    ignored, also once the server runs (a background job of a script, started with Ctrl+C
+    ignored, is not stopped by it, as Python itself leaves it ignored); SIGTERM still stops it.
     None off the main thread, where signals cannot be handled."""
     if threading.current_thread() is not threading.main_thread():
         return None
     held = _Held()
     for sig in _STOP_SIGNALS:
-        if signal.getsignal(sig) is not signal.SIG_IGN:
+        if signal.getsignal(sig) is signal.SIG_IGN:
+            held.ignored.append(sig)
+        else:
             held.before[sig] = signal.signal(sig, lambda signum, frame: held.pending.append(signum))
     return held
 
@@ -156,7 +161,9 @@ def _restore(held: _Held | None) -> list[int]:
 def _server_class(base: type) -> type:
     """uvicorn's server, raising the signals held back once its handlers are in place, so one
     that arrived while it started stops it as one arriving later does (uvicorn re-raises it
-    once stopped, to the handler the command had)."""
+    once stopped, to the handler the command had); a signal the caller ignored is ignored again
+    over uvicorn's handler (which would stop the app, and re-raised to the ignored signal, end
+    it with status 0 and no word)."""
 
     class _Server(base):
         def __init__(self, config: object, held: _Held | None) -> None:
@@ -167,6 +174,8 @@ def _server_class(base: type) -> type:
         def capture_signals(self) -> Iterator[None]:
             pending = _restore(self._held)  # uvicorn keeps the command's handlers to put back
             with super().capture_signals():
+                for sig in self._held.ignored if self._held is not None else ():
+                    signal.signal(sig, signal.SIG_IGN)  # uvicorn puts back what it found: ignored
                 for sig in pending:
                     signal.raise_signal(sig)
                 yield
