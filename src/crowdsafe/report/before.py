@@ -15,6 +15,7 @@ report's verdict "NOT fit for release", with its reasons.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,9 +27,13 @@ from crowdsafe.report.content import BeforeDistribution, shown_label
 
 
 def _quoted(name: str) -> str:
-    """A column name as the query language reads it (backticks unless it is a plain name)."""
-    plain = name.replace("_", "a").replace("-", "a").replace(".", "a")
-    return name if plain.isalnum() and name[0].isalpha() else f"`{name}`"
+    """A column name as the query language reads it: backticks unless it is a plain name, one
+    the language reads bare (ASCII letters, digits, ``_``, ``-``, ``.``, not a keyword). A name
+    such as ``Größe`` went bare once, and the query refused it (``unexpected 'ö'``)."""
+    from crowdsafe.mechanisms.query_language import KEYWORDS
+
+    plain = re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.\-]*", name) is not None and name.lower() not in KEYWORDS
+    return name if plain else f"`{name}`"
 
 
 def noisy_values(answer: pl.DataFrame, name: str) -> tuple[tuple[str, float], ...]:
@@ -60,15 +65,14 @@ def before_distributions(data: Any, columns: Sequence[str], epsilon: float, *, d
     if not epsilon > 0:
         raise ParameterError(f"the before-epsilon must be positive, got {epsilon:g}", parameter="before_epsilon")
     from crowdsafe.data import Schema
-    from crowdsafe.mechanisms.queries import check_query
     from crowdsafe.mechanisms.query_plan import QueryRequest
 
     each = epsilon / len(columns)
     texts = {column: f"histogram {_quoted(column)}" for column in columns}
     reading = Schema.reading(schema, decimal_comma=decimal_comma)
     dataset = api.load(data, schema=reading)
-    for text in texts.values():  # every query's refusals (a column without a public domain) before any charge
-        check_query(dataset, QueryRequest(text, epsilon=each, delta=delta))
+    for column, text in texts.items():  # every query's refusals (a column without a public domain) before any charge
+        _check_before(dataset, column, QueryRequest(text, epsilon=each, delta=delta))
     result = []
     with ledger_for(ledger) as book:
         if book is not None:  # the whole cost against the budget before the first charge
@@ -86,6 +90,35 @@ def before_distributions(data: Any, columns: Sequence[str], epsilon: float, *, d
                                                        float(answer.error_interval[1])),
                                              mechanism=answer.mechanism, noise_scale=float(answer.noise_scale)))
     return result
+
+
+def _check_before(dataset: Any, column: str, request: Any) -> None:
+    """:func:`~crowdsafe.mechanisms.queries.check_query` on one before-histogram. Its refusal of a
+    column with no public values at δ = 0 tells a query's author to give bins or values in the
+    query, which ``report`` writes itself: that refusal (the same request passes with a δ above
+    0) is told in the report's own terms instead, with the fix it offers. From the schema and
+    the parameters only, before any charge."""
+    from dataclasses import replace
+
+    from crowdsafe.mechanisms.queries import check_query
+
+    try:
+        check_query(dataset, request)
+    except ParameterError:
+        if request.delta > 0:
+            raise
+        try:
+            check_query(dataset, replace(request, delta=1e-7))
+        except ParameterError:
+            pass
+        else:
+            raise ParameterError(
+                f"the before-distribution of '{column}' needs the column's public values, and the schema declares "
+                "none (a hierarchy built over the data's values, such as intervals, a mask or dates, lists none): "
+                "give a before-delta above 0 (e.g. 1e-7: the histogram then shows only the cells whose noisy count "
+                "passes a threshold), or declare the values in the schema (docs/report.md, \"Before and after\"; "
+                "nothing was charged)") from None
+        raise
 
 
 def answer_unfit_reasons(answer: Any, *, recorded: bool) -> tuple[str, ...]:
