@@ -109,3 +109,26 @@ def test_linkage_command(tmp_path, capsys):
     code, _, err = run_command(capsys, "attack", "linkage", str(tmp_path / "r.csv"), "--external",
                                str(tmp_path / "voters.csv"), "--qi", "age,town")
     assert code == 2 and "no column 'town'" in err and err.count("\n") == 1
+
+
+def test_releases_of_one_name_in_two_folders_are_told_apart(tmp_path, capsys):
+    """Found by a new user's walk-through: ``draft/r.csv`` and ``final/r.csv`` were both called
+    ``r`` in the table and the notes, and the per-target table held one ``prior_r`` column for
+    the two (the second overwrote the first). They are now named by their paths as given."""
+    paths, targets = write_tiny(tmp_path)
+    given = []
+    for folder, path in zip(("draft", "final"), paths):
+        (tmp_path / folder).mkdir()
+        moved = tmp_path / folder / "r.csv"
+        Path(path).rename(moved)
+        given.append(str(moved))
+    out = tmp_path / "custodian" / "per-target.csv"
+    code, stdout, err = run_command(capsys, "attack", "intersection", *given, "--targets", targets, "--qi", "age,zip",
+                                    "--sensitive", "dis", "--out", str(out), "--json")
+    assert code == 0, err
+    payload = json.loads(stdout)
+    assert [r["release"] for r in payload["releases"]] == given
+    columns = pl.read_csv(out).columns
+    assert [c for c in columns if c.startswith(("prior_", "partition_")) and c != "prior_anonymity"] == [
+        f"{kind}_{p}" for p in given for kind in ("prior", "partition")]
+    assert payload["summary"]["perfect_breach"] == 0.5  # the same attack as on a.csv and b.csv
