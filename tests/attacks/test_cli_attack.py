@@ -132,3 +132,30 @@ def test_releases_of_one_name_in_two_folders_are_told_apart(tmp_path, capsys):
     assert [c for c in columns if c.startswith(("prior_", "partition_")) and c != "prior_anonymity"] == [
         f"{kind}_{p}" for p in given for kind in ("prior", "partition")]
     assert payload["summary"]["perfect_breach"] == 0.5  # the same attack as on a.csv and b.csv
+
+
+def test_unread_date_labels_are_told_to_come_with_the_schema(tmp_path, capsys):
+    """Found by a new user's walk-through: a release crowdsafe published with its dates by decade
+    (``2020s``), attacked without its schema, got a note saying to "rewrite them as ranges such as
+    [20, 29]"; the labels are read once the schema with the column's hierarchy is given, and the
+    note says so."""
+    targets = pl.DataFrame({"d": ["2024-01-05", "2025-03-01", "2024-07-09", "2023-12-30"],
+                            "s": ["x", "y", "x", "z"]})
+    targets.write_csv(tmp_path / "targets.csv")
+    (tmp_path / "rel").mkdir()
+    pl.DataFrame({"d": ["2020s"] * 4, "s": ["x", "y", "x", "z"]}).write_csv(tmp_path / "rel" / "r.csv")
+    (tmp_path / "schema.toml").write_text('[attributes.d]\nrole = "quasi-identifier"\ntype = "date"\n'
+                                          'hierarchy = { dates = ["month", "year", "decade"] }\n'
+                                          '[attributes.s]\nrole = "sensitive"\ntype = "categorical"\n',
+                                          encoding="utf-8")
+    args = ["attack", "intersection", str(tmp_path / "rel" / "r.csv"), "--targets", str(tmp_path / "targets.csv"),
+            "--qi", "d", "--sensitive", "s"]
+    code, stdout, err = run_command(capsys, *args)
+    assert code == 0, err
+    note = " ".join(stdout.split())
+    assert "holds cells the attack cannot read, taken to cover no value (d: '2020s')" in note
+    assert "give --schema with the column's hierarchy where they are its labels" in note
+    code, stdout, err = run_command(capsys, *args, "--schema", str(tmp_path / "schema.toml"), "--json")
+    assert code == 0, err
+    release = json.loads(stdout)["releases"][0]
+    assert release["located"] == 1.0 and not release.get("unread_cells")

@@ -72,8 +72,11 @@ def _levels(text: str) -> list[float]:
     return [parse_number(v, "--levels") for v in split_list(text) or []]
 
 
-UNREAD_FIX = ("under-reports what they reveal; rewrite them as ranges such as [20, 29], or give --suppressed NA "
-              "where they mark a suppressed cell (docs/attacks.md)")
+#: How to have such cells read: a hierarchy's labels (crowdsafe's own dates, 2024-03, 2020s) need the
+#: schema that has it, other tools' bands a rewrite, a suppression mark --suppressed (docs/attacks.md).
+UNREAD_FIX = ("under-reports what they reveal; give --schema with the column's hierarchy where they are its labels "
+              "(a release's months or decades: 2024-03, 2020s), rewrite them as ranges such as [20, 29], or give --suppressed "
+              "NA where they mark a suppressed cell (docs/attacks.md)")
 
 
 #: What ``--out`` holds: one row per target, scored against its true value when the targets hold it.
