@@ -146,3 +146,19 @@ def test_the_forms_that_take_a_while_say_so_while_they_are_sent(app_client, tmp_
         assert re.search(rf'action="{re.escape(action)}"[^>]*data-busy="{busy}"', page), action
     _ready(client, workspace, tmp_path)
     assert 'action="/schema" data-busy="Saving…"' in client.get("/schema").text
+
+
+def test_the_schema_page_says_where_a_choice_that_is_not_public_is_replaced(app_client, tmp_path):
+    """Found by a new user's walk-through with a hospital table: the draft's note on a grouping by
+    frequency says to "list the public domain instead", and the page offered only a tick that
+    it is public; the app cannot edit a grouping or a type, nor read a schema file back. The
+    page now says where it is done: the downloaded schema, edited, published from the command
+    line."""
+    client, _ = app_client
+    open_german(client, tmp_path)
+    page = client.get("/schema").text
+    hint = re.search(r'<p class="hint" id="edit-elsewhere">(.*?)</p>', page, re.DOTALL)
+    assert hint, "the schema page says nowhere how to replace a choice that is not public"
+    text = " ".join(re.sub(r"<[^>]+>", "", hint.group(1)).split())
+    assert "download the schema, edit it" in text
+    assert "crowdsafe publish DATA --schema FILE" in text and "does not read a schema file back" in text
