@@ -164,7 +164,36 @@ def compare(
     if test is None and isinstance(original, str) and original == "adult" and target is not None:
         test = "adult-test"
     held_out = load(test, schema=schema, missing=missing) if test is not None else None
-    return measure_utility(source, published, replace(request, target=target), test=held_out)
+    report = measure_utility(source, published, replace(request, target=target), test=held_out)
+    rate = _sampling_rate(release)
+    if rate is not None and input_rows is None:
+        report.notes.append(SAMPLED_NOTE.format(beta=rate, scale=1.0 / rate))
+    return report
+
+
+#: Why a sampled release's suppression reads high against the whole original: the rows the sample left out.
+SAMPLED_NOTE = ("the release is a Bernoulli sample of the original (beta = {beta:.4g}, its certificate): the rows "
+                "not sampled count as suppressed above; give the sample size (the custodian lines of the publish) "
+                "as the input rows (--input-rows N) to count only the rows it suppressed, and scale the workload's "
+                "counts by 1/beta (--scale {scale:.4g})")
+
+
+def _sampling_rate(release: Any) -> float | None:
+    """The sampling rate β a release's certificate states (a file's, beside it; a Release's own), or
+    None: what ``compare`` compares against the whole original although only a sample was read
+    (found by a new user's walk-through: the publish said 13.9% suppressed, compare 72.2%)."""
+    from crowdsafe.anonymize.release import Release
+
+    if isinstance(release, Release):
+        sample = release.certificate.sample or {}
+    elif isinstance(release, (str, os.PathLike)):
+        from crowdsafe.csv_safety import certificate_beside
+
+        sample = certificate_beside(release).get("sample") or {}
+    else:
+        return None
+    rate = sample.get("rate") if isinstance(sample, dict) else None
+    return float(rate) if isinstance(rate, (int, float)) and 0 < rate < 1 else None
 
 
 # -- attacks -------------------------------------------------------------------------------------

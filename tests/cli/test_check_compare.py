@@ -92,3 +92,24 @@ def test_compare_and_check_errors(capsys, tmp_path):
     assert code == 2 and "ground distance" in err
     code, _, err = run_command(capsys, "check", "adult", "--qi", "sex", "--risk-threshold", "2")
     assert code == 2 and "threshold" in err
+
+
+def test_compare_on_a_sampled_release_says_the_unsampled_rows_count_as_suppressed(tmp_path, capsys):
+    """Found by a new user's walk-through: ``publish`` said 224 rows suppressed (13.9% of its
+    sample), ``compare`` on the same release 3,611 (72.2%), with no word that it counted the rows
+    the sample left out. It now says so, with the β of the certificate and the options that
+    measure the sample (``--input-rows``, ``--scale``); given ``--input-rows``, no note."""
+    from report_tables import publish_small, small_table
+
+    result = publish_small(tmp_path, small_table())
+    beta = result.certificate.sample["rate"]
+    args = ["compare", str(tmp_path / "data.parquet"), str(tmp_path / "out" / "r.csv"), "--schema",
+            str(tmp_path / "schema.toml"), "--queries", "20", "--json"]
+    code, out, err = run_command(capsys, *args)
+    assert code == 0, err
+    notes = [n for n in json.loads(out)["notes"] if n.startswith("the release is a Bernoulli sample")]
+    assert len(notes) == 1 and f"beta = {beta:.4g}" in notes[0] and f"--scale {1 / beta:.4g}" in notes[0]
+    assert "--input-rows N" in notes[0]
+    code, out, err = run_command(capsys, *args, "--input-rows", "900")
+    assert code == 0, err
+    assert not any(n.startswith("the release is a Bernoulli sample") for n in json.loads(out)["notes"])
