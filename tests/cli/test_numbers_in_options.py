@@ -50,6 +50,11 @@ def test_every_numeric_option_and_argument_uses_the_strict_parser():
     (["publish", "adult", "--releases", "1e400"], "--releases: '1e400' is too large"),
     (["publish", "adult", "--out", "r.csv", "--budget", "3,1_0"], "--budget: '1_0' is not a number (write it as 10)"),
     (["publish", "adult", "--out", "r.csv", "--budget", "3"], "--budget 3 has no delta: write EPSILON,DELTA"),
+    # a budget written with a semicolon (a German or French list separator) got the example "3;1e-5,1e-6"
+    (["publish", "adult", "--out", "r.csv", "--budget", "3;1e-5"],
+     "--budget expects EPSILON,DELTA separated by a comma, got '3;1e-5': write 3,1e-5"),
+    (["publish", "adult", "--out", "r.csv", "--budget", "3 1e-5"],
+     "--budget expects EPSILON,DELTA separated by a comma, got '3 1e-5'"),
     (["publish", "adult", "--out", "r.csv", "--no-ledger", "--scheme", "age=１"],
      "the level of 'age' in the scheme: '１' is not a whole number (write it as 1)"),
     (["query", "adult", "count", "--epsilon", "infinity"], "--epsilon: 'infinity' is not a finite number"),

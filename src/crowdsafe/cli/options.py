@@ -128,6 +128,12 @@ def parse_budget(text: str | None, option: str = "--budget") -> tuple[float, flo
     if items is None:
         return None
     if len(items) == 1:
+        try:  # the examples below are built from it: they must be built from a number
+            parse_number(items[0], option)
+        except ParameterError:
+            shown = str(text)
+            comma = f": write {shown.replace(';', ',')}" if ";" in shown else ""
+            raise ParameterError(f"{option} expects EPSILON,DELTA separated by a comma, got {text!r}{comma}") from None
         raise ParameterError(
             f"{option} {text} has no delta: write EPSILON,DELTA, e.g. {items[0]},1e-6, or {items[0]},0 for a budget "
             "of pure epsilon-DP queries only (publish needs delta > 0)"
