@@ -26,8 +26,11 @@ DEFAULT_BLUNT_RULE = ("default: retained, since at this epsilon the choice for m
                       "epsilon1 = {epsilon1:.4g}, dq < 3 rows per marginal), above the "
                       f"{MARGINALS_RESOLUTION_ROWS:,} rows at which it chose empty releases on Adult; "
                       "docs/publish.md compares the two at each epsilon")
-DEFAULT_UNDECLARED_RULE = ("default: retained, since marginals needs a declared hierarchy for every published "
-                           "column")
+#: (It said "needs a declared hierarchy" alone, which read as wrong to a custodian whose schema gives every column
+#: one: intervals, a mask and dates are declared, but built over the data's values, so they list no domain.)
+DEFAULT_UNDECLARED_RULE = ("default: retained, since marginals needs, for every published column, a declared "
+                           "hierarchy that lists its values (groups or a hierarchy file), and a column here has none "
+                           "or one built over the data's values (intervals, a mask, dates)")
 DEFAULT_UNPLANNED_RULE = ("default: retained, since the default is chosen with the planner's epsilon1 and the "
                           "lattice's size, and here {why}")
 
