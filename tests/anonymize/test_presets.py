@@ -71,3 +71,17 @@ def test_the_resolution_line_names_the_preset_with_the_fewest_tuples(adult_prepa
     assert min(possible.values()) > outlook["classes_fillable"]  # the premise: nothing fits
     assert outlook["possible_tuples"] == min(possible.values()) == possible[outlook["preset"]]
     assert outlook["preset"] == "coarse"
+
+
+def test_the_line_that_no_preset_fits_says_what_to_change():
+    """Found by a new user's walk-through (eight columns of a 5,000-row hospital table): the line
+    said that not even the coarse preset fits, and nothing of what to do about it."""
+    from crowdsafe.anonymize.publish import plan_fact_lines
+
+    outlook = {"classes_fillable": 57.0, "preset": "coarse", "levels": {"a": 2, "b": 1}, "possible_tuples": 900}
+    lines = dict(plan_fact_lines({"expected_sample_rows": 1547.0, "input_rows": 5000, "resolution": outlook}))
+    assert "not even the coarse preset fits" in lines["resolution"]
+    assert "publish fewer columns, give them coarser hierarchies or raise epsilon" in lines["resolution"]
+    fits = dict(plan_fact_lines({"expected_sample_rows": 1547.0, "input_rows": 5000,
+                                 "resolution": {**outlook, "possible_tuples": 50}}))
+    assert "finest preset that fits" in fits["resolution"] and "fewer columns" not in fits["resolution"]

@@ -294,7 +294,8 @@ def plan_fact_lines(facts: Mapping[str, Any]) -> list[tuple[str, str]]:
         levels = ", ".join(f"{c}={v}" for c, v in resolution["levels"].items())
         fits = resolution["possible_tuples"] <= resolution["classes_fillable"]
         what = ("finest preset that fits" if fits else
-                "not even the coarse preset fits (classes will merge only where the data concentrates)")
+                "not even the coarse preset fits (classes will merge only where the data concentrates; for a "
+                "finer release, publish fewer columns, give them coarser hierarchies or raise epsilon)")
         lines.append(("resolution", f"about {resolution['classes_fillable']:,.0f} classes of k rows; {what}: "
                                     f"{resolution['preset']} ({levels}), {resolution['possible_tuples']:,} possible "
                                     "tuples"))
