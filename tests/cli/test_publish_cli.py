@@ -215,3 +215,28 @@ def test_force_replaces_only_what_crowdsafe_did_not_write_and_a_rerun_needs_none
         [p.read_bytes() for p in sorted((tmp_path / "plain").iterdir())]
     code, again, err = run_command(capsys, *base, "--out", str(tmp_path / "plain" / "r.csv"))  # the README's rerun
     assert code == 0 and err == "" and again == plain
+
+
+def test_the_ledger_records_a_release_by_its_absolute_path(capsys, tmp_path, monkeypatch):
+    """Found by a new user's walk-through: ``publish ... --out release/r.csv`` recorded
+    ``release/r.csv`` in the ledger as typed, and the app (or any session started in another
+    folder) read it against its own working folder: the attack page listed the release as
+    missing. The ledger now holds the absolute path."""
+    from pathlib import Path
+
+    from crowdsafe.privacy.ledger import Ledger
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "t.csv").write_text("age,sex\n" + "".join(f"{20 + i % 50},{'FM'[i % 2]}\n" for i in range(400)),
+                                encoding="utf-8")
+    monkeypatch.chdir(work)
+    code, _, err = run_command(capsys, "publish", "t.csv", "--scheme", "coarse", "--epsilon", "1", "--delta", "1e-6",
+                               "--budget", "10,1e-5", "--ledger", str(tmp_path / "ledger.sqlite3"), "--out",
+                               "release/r.csv")
+    assert code == 0, err
+    with Ledger(tmp_path / "ledger.sqlite3") as book:
+        written = book.entries()[0].outcome["written"]
+    assert written == [str(work / "release" / "r.csv")]
+    monkeypatch.chdir(tmp_path)  # another session's working folder
+    assert all(Path(p).is_file() for p in written)

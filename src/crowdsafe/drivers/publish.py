@@ -243,13 +243,21 @@ def run_publication(
                 written["reports"], report_notes = write_reports(written["tables"], wrote)
                 notes.extend(report_notes)
         if charge is not None:
-            charge.record(written=written.get("tables", []), rows_published=[r.rows_published for r in releases],
-                          **engine.ledger_tags)
+            charge.record(written=ledger_paths(written.get("tables", [])),
+                          rows_published=[r.rows_published for r in releases], **engine.ledger_tags)
     if ledger is None:
         notes.append("no ledger: nothing records that these samples are used, nor limits further releases; "
                      "NOT fit for release")
     notes.extend(engine.publication_notes(randomness.seeded))
     return Publication(publish_plan, tuple(releases), certificate, tuple(choices), tuple(notes), written, custodian)
+
+
+def ledger_paths(tables: Sequence[str]) -> list[str]:
+    """The tables a release wrote as the ledger records them: a local path made absolute (a URL such
+    as ``hdfs:///...`` as it is). The app's attack and a later session read earlier releases by
+    these paths; ``release/r.csv``, recorded as typed, was read against another working folder,
+    and a release that was there was listed as missing."""
+    return [str(t) if "://" in str(t) else os.path.abspath(t) for t in tables]
 
 
 def new_release_id(stream: Randomness) -> str:
