@@ -18,11 +18,15 @@ IDENTIFIERS = {
            ("Handynummer", "a telephone"), ("Telefon", "a telephone"), ("E-Mail", "an email"),
            ("E-Mail-Adresse", "an email"), ("Straße", "a street"), ("Strasse", "a street"),
            ("Kunden-Nr.", NUMBER), ("KundenID", "an identifier"), ("Name des Kunden", NAME),
-           ("Mitgliedsnummer", NUMBER), ("Steuer-ID", "a national"), ("Lieferadresse", "a street")],
+           ("Mitgliedsnummer", NUMBER), ("Steuer-ID", "a national"), ("Lieferadresse", "a street"),
+           # a hospital's (a new user's walk-through, 2026-11-30: these were quasi-identifiers with intervals)
+           ("Aufnahmenummer", NUMBER), ("Aufnahme-Nr.", NUMBER), ("Pat.-Nr.", NUMBER), ("Pat-ID", "an identifier"),
+           ("Aufenthalts-ID", "an identifier"), ("Behandlungsnummer", NUMBER)],
     "fr": [("nom", NAME), ("prénom", NAME), ("Prenom", NAME), ("date de naissance", BIRTH),
            ("numéro client", NUMBER), ("N° de dossier", NUMBER), ("Nom du patient", NAME),
            ("adresse e-mail", "an email"), ("Téléphone", "a telephone"), ("courriel", "an email"),
-           ("numéro de sécurité sociale", "a national")],
+           ("numéro de sécurité sociale", "a national"), ("IPP", "an identifier"), ("N° de séjour", NUMBER),
+           ("numéro de venue", NUMBER)],
     "es": [("apellido", NAME), ("Apellidos", NAME), ("nombre", NAME), ("fecha de nacimiento", BIRTH),
            ("número de cliente", NUMBER), ("nombre del paciente", NAME), ("correo electrónico", "an email"),
            ("teléfono", "a telephone"), ("DNI", "a national"), ("dirección", "a street"),
@@ -37,7 +41,8 @@ IDENTIFIERS = {
            ("número do cliente", NUMBER), ("nome do paciente", NAME), ("endereço", "a street"),
            ("telefone", "a telephone")],
     "en": [("date_of_birth", BIRTH), ("dob", BIRTH), ("birth_date", BIRTH), ("customerid", "an identifier"),
-           ("patient_email", "an email")],
+           ("patient_email", "an email"), ("hadm_id", "an identifier"), ("stay_id", "an identifier"),
+           ("icustay_id", "an identifier")],
 }
 NOT_IDENTIFIERS = [
     "county_name", "drug_name", "state_id", "Ortsname", "Firmenname", "Nummer der Filiale", "Filialnummer",
@@ -46,6 +51,8 @@ NOT_IDENTIFIERS = [
     "nombre de clients", "número de personas", "nome_comune", "id_produit", "codigo_postal", "PLZ", "Ort",
     "Alter", "Beruf", "Einkommen", "Diagnose", "Geschlecht", "first_visit", "last_visit", "visit_code",
     "no_case", "mobile_user", "valid", "paid", "Rechnungsbetrag", "Stadt",
+    "Aufnahmedatum", "Aufnahmeart", "Behandlungsdauer", "Aufenthaltsdauer", "durée de séjour", "motif de venue",
+    "length_of_stay", "stay_length",
 ]
 
 
