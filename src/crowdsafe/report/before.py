@@ -78,7 +78,8 @@ def before_distributions(data: Any, columns: Sequence[str], epsilon: float, *, d
         if book is not None:  # the whole cost against the budget before the first charge
             _check_total(book, dataset, name or dataset.name or "data", epsilon, delta * len(columns))
         for column, text in texts.items():
-            answer = api.query(data, text, epsilon=each, delta=delta, schema=reading, ledger=book, name=name,
+            # the table read once, above (each histogram read it again: its notes printed once per column)
+            answer = api.query(dataset, text, epsilon=each, delta=delta, ledger=book, name=name,
                                randomness=seed)
             frame = answer.value
             if not isinstance(frame, pl.DataFrame):  # a histogram answers with a table of cells
