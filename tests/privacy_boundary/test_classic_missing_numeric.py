@@ -53,5 +53,6 @@ def test_a_missing_numeric_qi_is_refused_as_a_custodian_fact(tmp_path, capsys, a
         err = capsys.readouterr().err
     assert codes == {"D": 0, "D1": 2}
     assert "numeric quasi-identifier 'age' has missing values" in err
+    assert "drop those rows (--missing drop)" in err and "missing='drop'" not in err  # the flag, not Python
     assert err.rstrip().endswith("(a custodian-only fact about the data: keep this message to the custodian)")
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "D1" / "a").exists()

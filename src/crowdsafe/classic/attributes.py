@@ -154,7 +154,8 @@ def describe_attributes(dataset: Dataset, cells: EncodedCells) -> list[LocalAttr
             if dictionary.null_count() and present[np.flatnonzero(dictionary.is_null().to_numpy())].any():
                 raise SchemaError(
                     f"numeric quasi-identifier '{name}' has missing values, which have no place in "
-                    "a range; drop those rows (missing='drop') or declare the column categorical" + CUSTODIAN_REFUSAL
+                    "a range; drop those rows (missing='drop') or declare the column categorical" + CUSTODIAN_REFUSAL,
+                    parameter="missing",
                 )
             physical = dictionary.to_physical().cast(pl.Float64)
             values: np.ndarray = (physical.fill_null(np.inf) if physical.null_count() else physical).to_numpy()

@@ -74,7 +74,8 @@ class _Space:
                 if dictionary.null_count() and np.isin(np.flatnonzero(dictionary.is_null().to_numpy()), codes).any():
                     raise SchemaError(
                         f"numeric quasi-identifier '{name}' has missing values, which have no mean; "
-                        "drop those rows (missing='drop') or declare the column categorical" + CUSTODIAN_REFUSAL
+                        "drop those rows (missing='drop') or declare the column categorical" + CUSTODIAN_REFUSAL,
+                        parameter="missing",
                     )
                 x = dictionary.to_physical().cast(pl.Float64).to_numpy()[codes]
                 mean = (x * counts).sum() / total
