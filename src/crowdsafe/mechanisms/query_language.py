@@ -245,8 +245,14 @@ class _Parser:
     def error(self, expected: str) -> QuerySyntaxError:
         token = self.current
         found = "the end of the query" if token.kind == "end" else repr(token.text)
+        before, after = self.tokens[self.index - 1] if self.index else None, self.tokens[self.index + 1:][:1]
+        comma = ""  # 80,5: a decimal comma, as a German or French user writes it
+        if (token.text == "," and before is not None and before.kind == "number" and after
+                and after[0].kind == "number" and after[0].position == token.position + 1
+                and before.position + len(before.text) == token.position):
+            comma = f" (write numbers with a decimal point: {before.text}.{after[0].text})"
         return QuerySyntaxError(
-            f"query does not parse at character {token.position + 1}: expected {expected}, found {found}"
+            f"query does not parse at character {token.position + 1}: expected {expected}, found {found}{comma}"
         )
 
     def accept(self, kind: str, text: str | None = None) -> Token | None:
