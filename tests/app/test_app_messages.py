@@ -162,3 +162,18 @@ def test_the_schema_page_says_where_a_choice_that_is_not_public_is_replaced(app_
     text = " ".join(re.sub(r"<[^>]+>", "", hint.group(1)).split())
     assert "download the schema, edit it" in text
     assert "crowdsafe publish DATA --schema FILE" in text and "does not read a schema file back" in text
+
+
+@pytest.mark.slow  # half a second or more (the quick loop: README)
+def test_the_note_on_columns_not_published_uses_the_apps_word_for_their_role(app_client, tmp_path):
+    """The release page's note said "insensitive attributes" of the columns the schema page calls
+    "other" (found by a new user's walk-through, 2026-11-30)."""
+    from test_app_routes import publish
+
+    client, workspace = app_client
+    _ready(client, workspace, tmp_path)
+    publish(client, {"budget_epsilon": "10", "budget_delta": "1e-5"})
+    page = client.get("/release/1").text
+    note = re.search(r"<li>not published: ([^<]*)</li>", page)
+    assert note, "the release page has no note on the columns it does not publish"
+    assert "'other' in the app" in note.group(1).replace("&#39;", "'")

@@ -337,8 +337,9 @@ def prepare_dataset(dataset: Dataset, columns: Sequence[str] | None = None) -> t
     dropped = [c for c in dataset.columns if c not in published and c not in dataset.schema.identifiers]
     if dropped:
         notes.append(
-            f"not published: {', '.join(dropped)} (insensitive attributes; the guarantee covers only columns "
-            "the recoding generalizes: declare them quasi-identifiers to publish them)"
+            f"not published: {', '.join(dropped)} (neither quasi-identifiers nor sensitive: role insensitive, "
+            "'other' in the app; the guarantee covers only columns the recoding generalizes: make them "
+            "quasi-identifiers to publish them)"
         )
     dependent = [c for c in published if c in dataset.hierarchies and not dataset.hierarchies[c].value_local]
     if dependent:
