@@ -159,3 +159,27 @@ def test_unread_date_labels_are_told_to_come_with_the_schema(tmp_path, capsys):
     assert code == 0, err
     release = json.loads(stdout)["releases"][0]
     assert release["located"] == 1.0 and not release.get("unread_cells")
+
+
+def test_a_schema_that_declares_the_roles_stands_for_qi_and_sensitive(tmp_path, capsys):
+    """Found by a new user's walk-through: ``--schema`` with every role declared was refused for
+    want of ``--qi`` ("name the quasi-identifiers the attacker knows"). The schema's quasi-
+    identifiers and its one sensitive attribute now stand for the options not given; the options
+    given still win, and without either the refusal says both ways."""
+    paths, targets = write_tiny(tmp_path)
+    schema = tmp_path / "schema.toml"
+    schema.write_text('[attributes.age]\nrole = "quasi-identifier"\ntype = "integer"\n'
+                      '[attributes.zip]\nrole = "quasi-identifier"\ntype = "categorical"\n'
+                      '[attributes.dis]\nrole = "sensitive"\ntype = "categorical"\n', encoding="utf-8")
+    given = ["attack", "intersection", *paths, "--targets", targets, "--json"]
+    code, stdout, err = run_command(capsys, *given, "--qi", "age,zip", "--sensitive", "dis", "--schema", str(schema))
+    assert code == 0, err
+    explicit = json.loads(stdout)["summary"]
+    code, stdout, err = run_command(capsys, *given, "--schema", str(schema))
+    assert code == 0, err
+    assert json.loads(stdout)["summary"] == explicit and explicit["quasi_identifiers"] == ["age", "zip"]
+    code, stdout, err = run_command(capsys, *given, "--schema", str(schema), "--qi", "age")
+    assert code == 0, err
+    assert json.loads(stdout)["summary"]["quasi_identifiers"] == ["age"]
+    code, _, err = run_command(capsys, *given)
+    assert code == 2 and "--qi a,b,c (or give a --schema that declares them)" in err

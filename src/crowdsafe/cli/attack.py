@@ -122,6 +122,21 @@ def render(payload: dict[str, Any], console: Console) -> None:
         console.print(f"wrote {payload['written']} ({TARGETS_NOTICE})", markup=False, highlight=False)
 
 
+def _declared_roles(schema: Path, names: list[str] | None, sensitive: str | None) -> tuple[list[str] | None, str | None]:
+    """--qi and --sensitive where not given, from the roles ``schema`` declares: its one sensitive
+    attribute, and its quasi-identifiers but that one (what the app's attack takes the attacker
+    to know). A new user's walk-through found ``--schema`` with every role declared refused for
+    want of ``--qi``. Read from the schema file only, before any data."""
+    from crowdsafe.data import Schema
+
+    declared = Schema.from_toml(schema)
+    if sensitive is None and len(declared.sensitive) == 1:
+        sensitive = declared.sensitive[0]
+    if not names:
+        names = [c for c in declared.quasi_identifiers if c != sensitive] or None
+    return names, sensitive
+
+
 def register(app: typer.Typer) -> None:
     attack_app = typer.Typer(help="Attacks on releases: what an attacker learns.", no_args_is_help=True)
     app.add_typer(attack_app, name="attack")
@@ -156,10 +171,14 @@ def register(app: typer.Typer) -> None:
         Example: crowdsafe attack intersection r1.csv r2.csv --targets targets.csv --qi age,sex,zip --sensitive disease
         """
         names = split_names(qi, "--qi")
+        if schema is not None and (not names or sensitive is None):  # the roles the schema declares
+            names, sensitive = _declared_roles(schema, names, sensitive)
         if not names:
-            raise ParameterError("name the quasi-identifiers the attacker knows with --qi a,b,c")
+            raise ParameterError("name the quasi-identifiers the attacker knows with --qi a,b,c (or give a --schema "
+                                 "that declares them)")
         if sensitive is None:
-            raise ParameterError("name the sensitive attribute with --sensitive")
+            raise ParameterError("name the sensitive attribute with --sensitive (or give a --schema that declares "
+                                 "one)")
         if sensitive in names:  # the attacker would be handed the value it is after
             raise ParameterError(f"'{sensitive}' cannot be both a quasi-identifier (--qi) and the sensitive "
                                  "attribute (--sensitive)")
