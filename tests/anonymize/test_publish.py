@@ -482,11 +482,16 @@ def test_no_public_field_of_a_publication_exposes_the_sample(adult_data, tmp_pat
         assert not isinstance(value, Dataset), name
     assert release.source is None
     applied = release.applied
-    assert applied.class_kept.all() and applied.rows_in == release.rows_published == release.frame.height
-    assert applied.rows_in == facts["sample_rows"] - facts["suppressed_rows"]
+    assert applied.class_kept.all() and applied.rows_published == release.rows_published == release.frame.height
+    assert applied.rows_published == facts["sample_rows"] - facts["suppressed_rows"]
     for attribute in ("rows_in", "rows_suppressed"):
         with pytest.raises(ParameterError, match="custodian-only"):
             getattr(release, attribute)
+    # nor does ``release.applied`` (a notebook's tab completion offers it) say them: it read the
+    # published rows as the rows in, so 0 suppressed, where the sample lost rows
+    for attribute in ("rows_in", "rows_suppressed", "suppression_rate"):
+        with pytest.raises(ParameterError, match="custodian-only"):
+            getattr(applied, attribute)
     with pytest.raises(ParameterError, match="custodian-only"):
         release.utility()
     assert pub.choices[0].scored is None and "nodes_scored" not in pub.choices[0].describe()

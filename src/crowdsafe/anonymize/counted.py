@@ -20,7 +20,7 @@ from crowdsafe.anonymize.apply import SuppressionFacts
 from crowdsafe.anonymize.cells import cell_table, dense_ids, first_of_each
 from crowdsafe.data import Dataset, Hierarchy, packing
 from crowdsafe.data.arrays import stable_argsort, unique_counts
-from crowdsafe.errors import SchemaError
+from crowdsafe.errors import ParameterError, SchemaError
 
 
 class Dictionaries(Protocol):
@@ -285,8 +285,30 @@ def published_frame(applied: AppliedCounts, scheme: Dictionaries, columns: Seque
     return class_frame(applied, scheme, columns).gather(np.repeat(np.arange(len(sizes), dtype=np.int64), sizes))
 
 
-def published_only(applied: AppliedCounts) -> AppliedCounts:
+SAMPLE_WITHHELD = (
+    "this release was made from a secret Bernoulli sample, which does not leave the run: its input "
+    "size, suppression and utility against the sample are custodian-only facts, in "
+    "Publication.custodian_report()"
+)
+
+
+@dataclass(frozen=True)
+class PublishedCounts(AppliedCounts):
+    """The published classes of a release made from a secret sample (:func:`published_only`).
+
+    Its classes are all kept, so the sample's size and what suppression removed are not in it:
+    ``rows_in``, ``rows_suppressed`` and ``suppression_rate`` are refused (they read 0 suppressed
+    of the published rows, a false "nothing was suppressed"); the exact facts are in
+    ``Publication.custodian_report()``. ``rows_published``, ``classes`` and the class sizes are
+    the release's own."""
+
+    @property
+    def rows_in(self) -> int:
+        raise ParameterError(SAMPLE_WITHHELD)
+
+
+def published_only(applied: AppliedCounts) -> PublishedCounts:
     """Only the published classes of ``applied`` (its suppressed classes, which are counts on the
     sample and not part of the release, dropped): what a release made from a secret sample keeps."""
     kept = applied.class_kept
-    return AppliedCounts(applied.class_codes[kept], applied.class_sizes[kept], kept[kept], applied.k)
+    return PublishedCounts(applied.class_codes[kept], applied.class_sizes[kept], kept[kept], applied.k)

@@ -15,7 +15,7 @@ publication then holds no value of a row that was not published (``tests/privacy
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -76,5 +76,5 @@ def published_scheme(applied: AppliedCounts, scheme: GeneralizationScheme, colum
     described = scheme.describe()
     public = PublishedScheme(dict(scheme.levels), dict(described.get("level_names", {})), values, scheme.name,
                              dict(described.get("level_descriptions", {})))
-    return AppliedCounts(codes, applied.class_sizes, applied.class_kept, applied.k), public
+    return replace(applied, class_codes=codes), public  # (a PublishedCounts stays one: no sample facts)
 

@@ -21,6 +21,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.anonymize.apply import Applied
+from crowdsafe.anonymize.counted import SAMPLE_WITHHELD
 from crowdsafe.anonymize.recoding import LocalRecoding, Recoding
 from crowdsafe.csv_safety import escape_frame, format_note, write_csv
 from crowdsafe.data import Dataset
@@ -121,11 +122,6 @@ def write_classes_csv(classes: pl.DataFrame, sizes: np.ndarray, path: str | os.P
                 out.write(row * rest)
 
 
-SAMPLE_WITHHELD = (
-    "this release was made from a secret Bernoulli sample, which does not leave the run: its input "
-    "size, suppression and utility against the sample are custodian-only facts, in "
-    "Publication.custodian_report()"
-)
 
 
 @dataclass(frozen=True)
