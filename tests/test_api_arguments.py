@@ -6,7 +6,9 @@
 - ``anonymize(sensitive=[...])`` crashed (unhashable list) where check and publish took a list;
 - ``query("adult", ["count"])`` and ``estimate(view, 5)`` crashed deep inside;
 - a misspelled or missing keyword of ``**options`` named an internal class
-  (``AnonymizeRequest.__init__() got an unexpected keyword argument``).
+  (``AnonymizeRequest.__init__() got an unexpected keyword argument``);
+- ``schema={"age": "numeric"}`` raised "'dict' object has no attribute 'decimal_comma'" from inside
+  the reader.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import polars as pl
 import pytest
 
 from crowdsafe import api
+from crowdsafe.data import load
 from crowdsafe.errors import ParameterError
 
 FRAME = pl.DataFrame({
@@ -71,6 +74,14 @@ def test_one_release_path_is_attacked_as_a_list_of_one(tmp_path):
     (lambda: api.plan_perturbation(FRAME, c=1, gama=0.2), "plan_perturbation() got an unknown keyword 'gama' "
      "(did you mean 'gamma'?)"),
     (lambda: api.perturb(FRAME, c=1, gamma=0.2, failure=0.1), "perturb() takes no keyword 'failure': give confidence"),
+    # a dict of column types as the schema raised "'dict' object has no attribute 'decimal_comma'"
+    (lambda: api.publish(FRAME, epsilon=1.0, schema={"age": "numeric"}, ledger=None),
+     "schema must be a crowdsafe Schema, the path of a schema file, or None; got a dict (declare one in Python "
+     "with Schema.of("),
+    (lambda: api.check(FRAME, schema={"age": "numeric"}), "schema must be a crowdsafe Schema"),
+    (lambda: api.query(FRAME, "count", epsilon=0.1, schema=["age"], ledger=None),
+     "schema must be a crowdsafe Schema, the path of a schema file, or None; got a list"),
+    (lambda: load(FRAME, schema={"age": "numeric"}), "schema must be a crowdsafe Schema"),
 ])
 def test_a_malformed_argument_is_refused_in_one_line_naming_it(call, message):
     with pytest.raises(ParameterError) as refused:

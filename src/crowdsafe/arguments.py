@@ -6,6 +6,8 @@
   it was split into ``'s'``, ``'e'``, ``'x'``);
 - :func:`items`: a list of things (``releases``); one thing is the list of that one;
 - :func:`text`: one text (a query);
+- :func:`schema`: a Schema, a schema file or None (a dict of types raised an AttributeError
+  from inside the reader);
 - :func:`keywords`: the ``**options`` a function passes to a request class: an unknown keyword
   is named with the ones it takes, a missing required one is named (where Python named the
   internal class: ``AnonymizeRequest.__init__() got an unexpected keyword argument``).
@@ -21,7 +23,7 @@ from typing import Any
 from crowdsafe.errors import ParameterError
 
 
-def _kind(value: Any) -> str:
+def kind(value: Any) -> str:
     """A value's class for an error: ``the int 5``, ``a pandas.DataFrame``."""
     kind = type(value)
     package = kind.__module__.split(".")[0]
@@ -40,11 +42,11 @@ def names(value: Any, parameter: str) -> tuple[str, ...] | None:
     if isinstance(value, str):
         return (value,)
     if not isinstance(value, (list, tuple)):
-        raise ParameterError(f"{parameter} must be a list of column names, got {_kind(value)}", parameter=parameter)
+        raise ParameterError(f"{parameter} must be a list of column names, got {kind(value)}", parameter=parameter)
     for name in value:
         if not isinstance(name, str):
             raise ParameterError(f"{parameter} must be a list of column names (strings), but it holds "
-                                 f"{_kind(name)}", parameter=parameter)
+                                 f"{kind(name)}", parameter=parameter)
     return tuple(value)
 
 
@@ -61,7 +63,7 @@ def items(value: Any, parameter: str) -> tuple[Any, ...]:
 def text(value: Any, parameter: str, what: str) -> str:
     """``value``, which must be one string (``what`` says what it is)."""
     if not isinstance(value, str):
-        raise ParameterError(f"{parameter} must be {what} (a string), got {_kind(value)}", parameter=parameter)
+        raise ParameterError(f"{parameter} must be {what} (a string), got {kind(value)}", parameter=parameter)
     return value
 
 
@@ -70,9 +72,21 @@ def texts(value: Any, parameter: str, what: str) -> str | list[str]:
     if isinstance(value, str):
         return value
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-        raise ParameterError(f"{parameter} must be {what} (a string) or a list of them, got {_kind(value)}",
+        raise ParameterError(f"{parameter} must be {what} (a string) or a list of them, got {kind(value)}",
                              parameter=parameter)
     return list(value)
+
+
+def schema(value: Any) -> Any:
+    """``value`` as the ``schema`` argument: a :class:`~crowdsafe.data.Schema`, the path of a schema
+    file, or None; anything else (a dict of column types) is refused naming the parameter."""
+    from crowdsafe.data.schema import Schema
+
+    if value is None or isinstance(value, (Schema, str, os.PathLike)):
+        return value
+    hint = " (declare one in Python with Schema.of({'age': 'numeric', ...}))" if isinstance(value, Mapping) else ""
+    raise ParameterError(f"schema must be a crowdsafe Schema, the path of a schema file, or None; got "
+                         f"{kind(value)}{hint}", parameter="schema")
 
 
 def keywords(function: str, given: Mapping[str, Any], taken: Iterable[str], *, required: Iterable[str] = (),

@@ -23,6 +23,7 @@ from typing import Any
 
 import polars as pl
 
+from crowdsafe import arguments
 from crowdsafe.data.builders import from_spec
 from crowdsafe.data.coerce import coerce, declared_numbers, declared_text
 from crowdsafe.data.column_types import settle
@@ -74,7 +75,7 @@ def load(
     nothing, read it: a release whose every row was suppressed).
     """
     policy = MissingPolicy.parse(missing)
-    given = Schema.from_toml(Path(schema)) if isinstance(schema, (str, os.PathLike)) else schema
+    given = Schema.from_toml(Path(schema)) if isinstance(schema, (str, os.PathLike)) else arguments.schema(schema)
     declared, reading = declared_and_reading(given, decimal_comma)
     source = read_source(data, declared=declared, separator=separator, missing_tokens=missing_tokens, name=name,
                          decimal_comma=reading, empty=empty)

@@ -18,6 +18,7 @@ from typing import Any
 
 import polars as pl
 
+from crowdsafe import arguments
 from crowdsafe.data.builder_checks import check_declaration, declared_order
 from crowdsafe.data.decimal_comma import csv_options, option
 from crowdsafe.data.unicode_forms import name_note
@@ -208,7 +209,9 @@ class Schema:
         """``schema`` (a Schema, a TOML file or None) with the reading option ``decimal_comma``
         set; None leaves ``schema`` as given. Without a schema, a Schema that declares no
         attribute carries the option (:func:`declared_and_reading` takes it apart again); a
-        ``decimal_comma`` that is none of these is refused (:func:`~crowdsafe.data.decimal_comma.option`)."""
+        ``decimal_comma`` that is none of these is refused (:func:`~crowdsafe.data.decimal_comma.option`),
+        and so is a ``schema`` that is none of these (:func:`crowdsafe.arguments.schema`)."""
+        schema = arguments.schema(schema)
         if option(decimal_comma) is None:
             return schema
         declared = cls.from_toml(Path(schema)) if isinstance(schema, (str, os.PathLike)) else schema
