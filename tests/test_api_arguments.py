@@ -8,7 +8,8 @@
 - a misspelled or missing keyword of ``**options`` named an internal class
   (``AnonymizeRequest.__init__() got an unexpected keyword argument``);
 - ``schema={"age": "numeric"}`` raised "'dict' object has no attribute 'decimal_comma'" from inside
-  the reader.
+  the reader;
+- ``ledger=5`` raised pathlib's "expected str, bytes or os.PathLike object, not int".
 """
 
 from __future__ import annotations
@@ -82,6 +83,11 @@ def test_one_release_path_is_attacked_as_a_list_of_one(tmp_path):
     (lambda: api.query(FRAME, "count", epsilon=0.1, schema=["age"], ledger=None),
      "schema must be a crowdsafe Schema, the path of a schema file, or None; got a list"),
     (lambda: load(FRAME, schema={"age": "numeric"}), "schema must be a crowdsafe Schema"),
+    # a ledger that is no path raised pathlib's "expected str, bytes or os.PathLike object, not int"
+    (lambda: api.query(FRAME, "count", epsilon=0.1, ledger=5),
+     "ledger must be 'default', the path of a ledger file, a crowdsafe Ledger, or None (no ledger); got the int 5"),
+    (lambda: api.publish(FRAME, epsilon=1.0, seed=1, ledger=1.5), "ledger must be 'default'"),
+    (lambda: api.set_budget(FRAME, epsilon=1.0, ledger=5), "ledger must be 'default'"),
 ])
 def test_a_malformed_argument_is_refused_in_one_line_naming_it(call, message):
     with pytest.raises(ParameterError) as refused:

@@ -15,7 +15,8 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from crowdsafe.errors import InputError
+from crowdsafe.arguments import kind
+from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import check_input
 
 LEDGER_ENV = "CROWDSAFE_LEDGER"
@@ -129,7 +130,11 @@ def create_private(path: Path) -> None:
 def ledger_path(spec: str | os.PathLike[str] | None) -> Path:
     """The file a ledger is named by: the default location for None or ``"default"``
     (:func:`default_ledger_path`), else the path given, ``~`` expanded (a ledger's path is the one
-    path crowdsafe expands: it is configuration, named the same way in every place it is used)."""
+    path crowdsafe expands: it is configuration, named the same way in every place it is used).
+    Anything else (a number, a dict) is refused in one line naming the parameter."""
+    if spec is not None and not isinstance(spec, (str, os.PathLike)):
+        raise ParameterError(f"ledger must be 'default', the path of a ledger file, a crowdsafe Ledger, or None "
+                             f"(no ledger); got {kind(spec)}", parameter="ledger")
     return default_ledger_path() if spec is None or spec == "default" else Path(spec).expanduser()
 
 
