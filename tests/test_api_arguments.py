@@ -9,7 +9,9 @@
   (``AnonymizeRequest.__init__() got an unexpected keyword argument``);
 - ``schema={"age": "numeric"}`` raised "'dict' object has no attribute 'decimal_comma'" from inside
   the reader;
-- ``ledger=5`` raised pathlib's "expected str, bytes or os.PathLike object, not int".
+- ``ledger=5`` raised pathlib's "expected str, bytes or os.PathLike object, not int";
+- ``attack(sensitive=["job"])`` raised "unhashable type: 'list'" from inside the attack, where
+  check, publish and anonymize take a list.
 """
 
 from __future__ import annotations
@@ -60,6 +62,14 @@ def test_one_release_path_is_attacked_as_a_list_of_one(tmp_path):
     assert api.attack(str(path), FRAME, **kwargs).as_dict() == api.attack([str(path)], FRAME, **kwargs).as_dict()
 
 
+def test_attack_takes_its_sensitive_attribute_as_a_list_of_one(tmp_path):
+    path = tmp_path / "r.csv"
+    api.anonymize(FRAME, k=2, qi=["age", "sex"], out=path, report=False)
+    by_list = api.attack(str(path), FRAME, qi=["age", "sex"], sensitive=["job"])
+    assert by_list.as_dict() == api.attack(str(path), FRAME, qi=["age", "sex"], sensitive="job").as_dict()
+    assert by_list.summary["sensitive"] == "job"
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda: api.plan_publish(1.0, columns=5), "columns must be a list of column names, got the int 5"),
     (lambda: api.check(FRAME, qi=[1, 2]), "qi must be a list of column names (strings), but it holds the int 1"),
@@ -88,6 +98,9 @@ def test_one_release_path_is_attacked_as_a_list_of_one(tmp_path):
      "ledger must be 'default', the path of a ledger file, a crowdsafe Ledger, or None (no ledger); got the int 5"),
     (lambda: api.publish(FRAME, epsilon=1.0, seed=1, ledger=1.5), "ledger must be 'default'"),
     (lambda: api.set_budget(FRAME, epsilon=1.0, ledger=5), "ledger must be 'default'"),
+    (lambda: api.attack("r.csv", FRAME, qi="age", sensitive=["sex", "job"]),
+     "sensitive must be one column name: an attack infers one sensitive attribute; got 2 names (sex, job)"),
+    (lambda: api.attack("r.csv", FRAME, qi="age", sensitive=5), "sensitive must be a list of column names"),
 ])
 def test_a_malformed_argument_is_refused_in_one_line_naming_it(call, message):
     with pytest.raises(ParameterError) as refused:

@@ -4,6 +4,8 @@
 - :func:`names`: a list of column names (``qi``, ``sensitive``, ``columns``, ``attributes``);
   one name given as a string is the list of that one name (``qi="sex"`` is ``qi=["sex"]``, where
   it was split into ``'s'``, ``'e'``, ``'x'``);
+- :func:`one_name`: one column name, given as a string or a list of one (``attack(sensitive=[...])``
+  crashed on an unhashable list where check and publish took one);
 - :func:`items`: a list of things (``releases``); one thing is the list of that one;
 - :func:`text`: one text (a query);
 - :func:`schema`: a Schema, a schema file or None (a dict of types raised an AttributeError
@@ -48,6 +50,19 @@ def names(value: Any, parameter: str) -> tuple[str, ...] | None:
             raise ParameterError(f"{parameter} must be a list of column names (strings), but it holds "
                                  f"{kind(name)}", parameter=parameter)
     return tuple(value)
+
+
+def one_name(value: Any, parameter: str, what: str) -> str | None:
+    """``value`` as one column name: None stays None, a string is that name, a list or tuple of
+    one name is that name; several names, or anything else, are refused naming ``parameter``
+    (``what`` says why only one)."""
+    listed = names(value, parameter)
+    if listed is None:
+        return None
+    if len(listed) != 1:
+        raise ParameterError(f"{parameter} must be one column name: {what}; got {len(listed)} names "
+                             f"({', '.join(listed) or 'none'})", parameter=parameter)
+    return listed[0]
 
 
 def items(value: Any, parameter: str) -> tuple[Any, ...]:

@@ -9,7 +9,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from crowdsafe.arguments import items, names
+from crowdsafe.arguments import items, names, one_name
 from crowdsafe.data import DEFAULT_MISSING, Dataset, MissingPolicy, Schema, load
 from crowdsafe.data.pipeline import load_release
 from crowdsafe.defaults import DEFAULT_THRESHOLD
@@ -204,7 +204,7 @@ def attack(
     targets: Any,
     *,
     qi: Sequence[str] | str,
-    sensitive: str | None = None,
+    sensitive: Sequence[str] | str | None = None,
     kind: str = "intersection",
     location: str = "auto",
     levels: Sequence[float] = (0.25, 0.5),
@@ -224,7 +224,8 @@ def attack(
       external table holding ``qi`` (:func:`crowdsafe.attacks.linkage_attack`).
 
     ``releases``: Release objects, frames (Polars or pandas) or files (one alone, or a list).
-    ``qi``: one name or a list. ``location``: how a target's class is located (``"exact"``,
+    ``qi``: one name or a list; ``sensitive``: one name (or a list of one, as check takes it).
+    ``location``: how a target's class is located (``"exact"``,
     ``"nearest"`` or ``"auto"``); ``levels``: the confidence levels the intersection attack
     reports breaches at. ``schema`` and ``decimal_comma`` say how the targets are read.
     ``targets``: anything :func:`load` reads; its hierarchies resolve hierarchy labels in the
@@ -245,6 +246,7 @@ def attack(
     check_kind(kind)  # before the engine is chosen
     chosen = get_engine(engine, master=spark_master)
     marks = (suppressed,) if isinstance(suppressed, str) else tuple(suppressed)
+    sensitive = one_name(sensitive, "sensitive", "an attack infers one sensitive attribute")
     request = AttackRequest(kind=kind, qi=names(qi, "qi") or (), sensitive=sensitive,
                             location=cast("Location", location), levels=tuple(levels), truth_id=truth_id,
                             schema=schema, suppressed=marks)
