@@ -11,7 +11,9 @@
   the reader;
 - ``ledger=5`` raised pathlib's "expected str, bytes or os.PathLike object, not int";
 - ``attack(sensitive=["job"])`` raised "unhashable type: 'list'" from inside the attack, where
-  check, publish and anonymize take a list.
+  check, publish and anonymize take a list;
+- ``estimate(perturb(...), query)`` raised pathlib's "expected str, bytes or os.PathLike object, not
+  Perturbation": it estimates from the Perturbation's view.
 """
 
 from __future__ import annotations
@@ -70,6 +72,13 @@ def test_attack_takes_its_sensitive_attribute_as_a_list_of_one(tmp_path):
     assert by_list.summary["sensitive"] == "job"
 
 
+def test_estimate_reads_the_view_of_the_perturbation_perturb_returned():
+    perturbation = api.perturb(FRAME, attributes="job", domains={"job": ["x", "y", "z"]}, max_rows=100, c=0.2,
+                               gamma=0.5, seed=1)
+    query = "count where job = 'x'"
+    assert api.estimate(perturbation, query) == api.estimate(perturbation.view, query)
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda: api.plan_publish(1.0, columns=5), "columns must be a list of column names, got the int 5"),
     (lambda: api.check(FRAME, qi=[1, 2]), "qi must be a list of column names (strings), but it holds the int 1"),
@@ -101,6 +110,8 @@ def test_attack_takes_its_sensitive_attribute_as_a_list_of_one(tmp_path):
     (lambda: api.attack("r.csv", FRAME, qi="age", sensitive=["sex", "job"]),
      "sensitive must be one column name: an attack infers one sensitive attribute; got 2 names (sex, job)"),
     (lambda: api.attack("r.csv", FRAME, qi="age", sensitive=5), "sensitive must be a list of column names"),
+    (lambda: api.estimate(FRAME, "count"), "view must be a View, the Perturbation perturb returned, or the path of "
+     "a view file; got a polars.DataFrame"),
 ])
 def test_a_malformed_argument_is_refused_in_one_line_naming_it(call, message):
     with pytest.raises(ParameterError) as refused:

@@ -30,6 +30,7 @@ from crowdsafe.arguments import keywords, names
 from crowdsafe.budgets import change_budget, ledger_report, set_budget  # noqa: F401  (public: api.set_budget, ...)
 from crowdsafe.data import DEFAULT_MISSING, MissingPolicy, Schema, load
 from crowdsafe.defaults import DEFAULT_DELTA, DEFAULT_LEDGER, DEFAULT_THRESHOLD  # noqa: F401  (check's default, public)
+from crowdsafe.errors import ParameterError
 from crowdsafe.measures import attack, check, check_dataset, compare  # noqa: F401  (public: api.check, ...)
 
 if TYPE_CHECKING:
@@ -334,14 +335,20 @@ def estimate(
     certificate: str | os.PathLike[str] | None = None,
 ) -> Estimate | list[Estimate]:
     """Estimate counting ``queries`` ("count where age between 26 and 32 and sex = 'Female'") from
-    an α-β ``view`` (a :class:`~crowdsafe.perturb.View` or the path of a view file, whose
-    certificate, beside it or at ``certificate``, gives α, β and the domain). One query (a
+    an α-β ``view`` (a :class:`~crowdsafe.perturb.View`, the :class:`~crowdsafe.perturb.Perturbation`
+    :func:`perturb` returned, or the path of a view file, whose certificate, beside it or at
+    ``certificate``, gives α, β and the domain; anything else is refused in one line). One query (a
     string) gives an :class:`~crowdsafe.perturb.Estimate`, a list gives a list; anything else is
     refused in one line. Each carries its error bar at ``confidence``."""
-    from crowdsafe.perturb import View, read_view
+    from crowdsafe.perturb import Perturbation, View, read_view
     from crowdsafe.perturb import estimate as estimate_one
 
     queries = arguments.texts(queries, "queries", "a counting query")
+    if isinstance(view, Perturbation) and isinstance(view.view, View):  # what perturb returned
+        view = view.view
+    if not isinstance(view, (View, str, os.PathLike)):
+        raise ParameterError(f"view must be a View, the Perturbation perturb returned, or the path of a view "
+                             f"file; got {arguments.kind(view)}", parameter="view")
     if not isinstance(view, View):
         view = read_view(view, certificate)
     if isinstance(queries, str):
