@@ -13,7 +13,11 @@
 - ``attack(sensitive=["job"])`` raised "unhashable type: 'list'" from inside the attack, where
   check, publish and anonymize take a list;
 - ``estimate(perturb(...), query)`` raised pathlib's "expected str, bytes or os.PathLike object, not
-  Perturbation": it estimates from the Perturbation's view.
+  Perturbation": it estimates from the Perturbation's view;
+- one parameter, two names: ``check(k=5)`` (``crowdsafe check --k``, ``compare(k=)``) raised
+  "unexpected keyword argument 'k'" (it was ``target_k``), and ``query(seed=1)`` (``publish(seed=)``,
+  ``perturb(seed=)``, ``crowdsafe query --seed``) raised it too (it was ``randomness``, whose refusal
+  said "seed must be a whole number"); both take the common name, and the older one still.
 """
 
 from __future__ import annotations
@@ -79,6 +83,19 @@ def test_estimate_reads_the_view_of_the_perturbation_perturb_returned():
     assert api.estimate(perturbation, query) == api.estimate(perturbation.view, query)
 
 
+def test_check_takes_k_as_the_command_line_and_compare_name_it():
+    by_k = api.check(FRAME, qi=["age", "sex"], k=4).as_dict()
+    assert by_k == api.check(FRAME, qi=["age", "sex"], target_k=4).as_dict()
+    assert by_k != api.check(FRAME, qi=["age", "sex"]).as_dict()  # the k is counted below
+
+
+def test_query_takes_seed_as_publish_and_perturb_name_it():
+    seeded = api.query(FRAME, "count where sex = 'F'", epsilon=0.5, seed=7, ledger=None)
+    assert seeded.as_dict() == api.query(FRAME, "count where sex = 'F'", epsilon=0.5, randomness=7,
+                                         ledger=None).as_dict()
+    assert not seeded.fit_for_release
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda: api.plan_publish(1.0, columns=5), "columns must be a list of column names, got the int 5"),
     (lambda: api.check(FRAME, qi=[1, 2]), "qi must be a list of column names (strings), but it holds the int 1"),
@@ -112,6 +129,9 @@ def test_estimate_reads_the_view_of_the_perturbation_perturb_returned():
     (lambda: api.attack("r.csv", FRAME, qi="age", sensitive=5), "sensitive must be a list of column names"),
     (lambda: api.estimate(FRAME, "count"), "view must be a View, the Perturbation perturb returned, or the path of "
      "a view file; got a polars.DataFrame"),
+    (lambda: api.check(FRAME, k=3, target_k=4), "k and target_k are one parameter: give k only"),
+    (lambda: api.query(FRAME, "count", epsilon=0.1, seed=1, randomness=2, ledger=None),
+     "seed and randomness are one parameter: give seed only"),
 ])
 def test_a_malformed_argument_is_refused_in_one_line_naming_it(call, message):
     with pytest.raises(ParameterError) as refused:

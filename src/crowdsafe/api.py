@@ -146,12 +146,13 @@ def query(
     schema: Schema | str | os.PathLike[str] | None = None,
     missing: MissingPolicy | str = DEFAULT_MISSING,
     decimal_comma: bool | None = None,
-    randomness: Randomness | int | None = None,
+    seed: Randomness | int | None = None,
     ledger: LedgerSpec = DEFAULT_LEDGER,
     name: str | None = None,
     budget: tuple[float, float] | None = None,
     engine: str = "polars",
     spark_master: str | None = None,
+    randomness: Randomness | int | None = None,
 ) -> QueryAnswer:
     """Answer a query ``text`` (one string, see :mod:`crowdsafe.mechanisms.query_language`) on
     ``data`` with differential privacy, charged to the dataset's budget in the ledger.
@@ -169,9 +170,10 @@ def query(
       in the query, else the schema's order or declared hierarchy (docs/mechanisms.md);
     - ``partition``: a column the query's filter fixes with ``column = value``; the ledger then
       composes such queries in parallel;
-    - ``randomness``: the noise's source: None (default) the secure generator; a
+    - ``seed``: the noise's source: None (default) the secure generator; a
       :class:`~crowdsafe.Randomness` or an int seed makes the answer reproducible and NOT fit for
-      release;
+      release (the name :func:`publish`, :func:`perturb` and ``crowdsafe query --seed`` use; its
+      older name ``randomness`` is still taken);
     - ``schema`` (a :class:`~crowdsafe.data.Schema`, a schema file, or None: inferred),
       ``missing`` (the missing-value policy: ``"keep"``, ``"drop"`` or ``"error"``) and
       ``decimal_comma`` (module docstring) say how ``data`` is read.
@@ -193,7 +195,8 @@ def query(
                            mechanism=mechanism, calibration_name=calibration, neighbours=neighbours,
                            max_rows_per_person=max_rows_per_person, domain=domain, partition=partition)
     return run_query(get_engine(engine, master=spark_master), data, request, schema=schema, missing=missing,
-                     randomness=randomness, ledger=ledger, name=name, budget=budget)
+                     randomness=arguments.either(seed, randomness, "seed", "randomness"), ledger=ledger,
+                     name=name, budget=budget)
 
 
 # -- alpha-beta perturbation -------------------------------------------------------------------

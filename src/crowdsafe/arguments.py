@@ -6,6 +6,9 @@
   it was split into ``'s'``, ``'e'``, ``'x'``);
 - :func:`one_name`: one column name, given as a string or a list of one (``attack(sensitive=[...])``
   crashed on an unhashable list where check and publish took one);
+- :func:`either`: one parameter under two names, the one the other functions and the command line
+  use and the function's older one (``check(k=)`` / ``target_k=``, ``query(seed=)`` /
+  ``randomness=``);
 - :func:`items`: a list of things (``releases``); one thing is the list of that one;
 - :func:`text`: one text (a query);
 - :func:`schema`: a Schema, a schema file or None (a dict of types raised an AttributeError
@@ -63,6 +66,15 @@ def one_name(value: Any, parameter: str, what: str) -> str | None:
         raise ParameterError(f"{parameter} must be one column name: {what}; got {len(listed)} names "
                              f"({', '.join(listed) or 'none'})", parameter=parameter)
     return listed[0]
+
+
+def either(value: Any, older: Any, name: str, older_name: str) -> Any:
+    """The value of one parameter given as ``name`` (the name the other public functions and the
+    command line give it) or as ``older_name`` (this function's older name, still taken): the one
+    given, None if neither; both, with different values, are refused naming both."""
+    if value is not None and older is not None and value is not older and value != older:
+        raise ParameterError(f"{name} and {older_name} are one parameter: give {name} only", parameter=name)
+    return value if value is not None else older
 
 
 def items(value: Any, parameter: str) -> tuple[Any, ...]:

@@ -9,7 +9,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from crowdsafe.arguments import items, names, one_name
+from crowdsafe.arguments import either, items, names, one_name
 from crowdsafe.data import DEFAULT_MISSING, Dataset, MissingPolicy, Schema, load
 from crowdsafe.data.pipeline import load_release
 from crowdsafe.defaults import DEFAULT_THRESHOLD
@@ -36,12 +36,13 @@ def check(
     missing: MissingPolicy | str = DEFAULT_MISSING,
     decimal_comma: bool | None = None,
     original: Any = None,
-    target_k: int | None = None,
+    k: int | None = None,
     l: int = 2,
     ground: str = "auto",
     threshold: float = DEFAULT_THRESHOLD,
     population: Any = None,
     population_size: int | None = None,
+    target_k: int | None = None,
 ) -> CheckReport:
     """Load ``data`` (a path, a bundled name, a frame, a Dataset or a Release) and report what an attacker
     could learn: k-anonymity and the class sizes, ℓ-diversity (distinct, entropy, recursive
@@ -56,7 +57,8 @@ def check(
     (:mod:`crowdsafe.api`) say how ``data`` is read. ``original``: the table a release
     was made from, so generalized cells are read as what they cover and the release takes its
     roles (a microaggregated release, whose centroids cover no original value, is refused: check it
-    alone). ``target_k``: count the classes smaller than this k; ``l``: the ℓ of recursive
+    alone). ``k``: count the classes smaller than this k (``--k`` of ``crowdsafe check``; its
+    older name ``target_k`` is still taken); ``l``: the ℓ of recursive
     (c, ℓ)-diversity; ``ground``: the t-closeness ground distance
     (:data:`~crowdsafe.models.GROUND_DISTANCES`); ``threshold``: the record-risk threshold of the
     re-identification risk. ``population`` (a table) enables journalist risk; ``population_size``
@@ -69,6 +71,7 @@ def check(
     from crowdsafe.models.check_report import check_report, streamed_check_report
 
     qi, sensitive, data = names(qi, "qi"), names(sensitive, "sensitive"), _table(data)
+    target_k = either(k, target_k, "k", "target_k")
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     if original is not None:
         source = load(original, schema=schema, missing=missing).outside_as_missing()  # as publish published it
