@@ -178,6 +178,10 @@ def test_a_publication_view_leaves_out_the_custodian_facts():
 def test_the_custodian_views_say_so(tmp_path):
     report = api.check("adult", qi=["age", "sex"])
     assert CUSTODIAN_BANNER in report._repr_html_().replace("&#x27;", "'") and "CUSTODIAN ONLY" in repr(report)
+    # compare's report printed every field of every measure, unlabelled, where a notebook shows it
+    utility = api.compare("adult", api.anonymize("adult", k=10, qi=["age", "sex"], report=False).frame,
+                          qi=["age", "sex"])
+    assert "CUSTODIAN ONLY" in repr(utility) and len(repr(utility)) < 400, repr(utility)
     path = tmp_path / "ledger.sqlite3"
     api.set_budget("adult", epsilon=1.0, delta=1e-6, ledger=path)
     for shown in (api.ledger_report(path), Ledger(path)):

@@ -48,6 +48,15 @@ class UtilityReport:
             "notes": self.notes,
         }
 
+    def __repr__(self) -> str:
+        # concise and labelled, as CheckReport's (the field-by-field repr printed every marginal
+        # distance and workload figure, with no word that they are exact facts about the data)
+        loss = self.information_loss
+        qis = ", ".join(self.quasi_identifiers[:8]) + (", …" if len(self.quasi_identifiers) > 8 else "")
+        return (f"UtilityReport(quasi_identifiers=[{qis[:400]}], gcp={loss.gcp:.4g}, "
+                f"suppression_rate={loss.suppression_rate:.4g}, classes={loss.classes:,}; "
+                "CUSTODIAN ONLY: do not publish)")
+
 
 @dataclass(frozen=True, slots=True)
 class UtilityRequest:
