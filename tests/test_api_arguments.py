@@ -68,6 +68,19 @@ def test_one_release_path_is_attacked_as_a_list_of_one(tmp_path):
     assert api.attack(str(path), FRAME, **kwargs).as_dict() == api.attack([str(path)], FRAME, **kwargs).as_dict()
 
 
+def test_a_publication_is_attacked_as_its_releases():
+    """``attack(api.publish(...))`` was refused ("cannot attack a crowdsafe.Publication"): what
+    publish returns is attacked as each of its releases."""
+    data = pl.concat([FRAME] * 20)
+    kwargs = {"qi": ["age", "sex"], "sensitive": "job"}
+    first = api.publish(data, epsilon=2.0, seed=1, ledger=None, releases=2, scheme="none,age=1", report=False, **kwargs)
+    second = api.publish(data, epsilon=2.0, seed=2, ledger=None, scheme="none,age=1", report=False, **kwargs)
+    assert first.release.rows_published > 0
+    found = api.attack([first, second], data, **kwargs).as_dict()
+    assert found == api.attack([*first.releases, *second.releases], data, **kwargs).as_dict()
+    assert found["summary"]["releases"] == 3
+
+
 def test_attack_takes_its_sensitive_attribute_as_a_list_of_one(tmp_path):
     path = tmp_path / "r.csv"
     api.anonymize(FRAME, k=2, qi=["age", "sex"], out=path, report=False)

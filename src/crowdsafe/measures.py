@@ -226,7 +226,8 @@ def attack(
     - ``kind="linkage"``: Sweeney's linkage of one release with ``targets``, an identified
       external table holding ``qi`` (:func:`crowdsafe.attacks.linkage_attack`).
 
-    ``releases``: Release objects, frames (Polars or pandas) or files (one alone, or a list).
+    ``releases``: Release objects, frames (Polars or pandas) or files (one alone, or a list); a
+    Publication stands for each of its releases.
     ``qi``: one name or a list; ``sensitive``: one name (or a list of one, as check takes it).
     ``location``: how a target's class is located (``"exact"``,
     ``"nearest"`` or ``"auto"``); ``levels``: the confidence levels the intersection attack
@@ -253,4 +254,13 @@ def attack(
     request = AttackRequest(kind=kind, qi=names(qi, "qi") or (), sensitive=sensitive,
                             location=cast("Location", location), levels=tuple(levels), truth_id=truth_id,
                             schema=schema, suppressed=marks)
-    return attack_run(chosen, items(releases, "releases"), targets, request)
+    return attack_run(chosen, _releases(items(releases, "releases")), targets, request)
+
+
+def _releases(given: Sequence[Any]) -> tuple[Any, ...]:
+    """The releases attacked: a :class:`~crowdsafe.anonymize.publish.Publication` (what
+    :func:`crowdsafe.api.publish` returns, refused before as "cannot attack a
+    crowdsafe.Publication") stands for each of its releases, in order."""
+    from crowdsafe.anonymize.publish import Publication
+
+    return tuple(r for item in given for r in (item.releases if isinstance(item, Publication) else (item,)))
