@@ -22,7 +22,9 @@ import polars as pl
 import pytest
 
 from crowdsafe import api
+from crowdsafe.data import load
 from crowdsafe.datasets import synthetic
+from crowdsafe.models import assess
 from crowdsafe.privacy.ledger import Ledger
 from crowdsafe.report import views
 from crowdsafe.report.custodian_views import CUSTODIAN_BANNER
@@ -182,6 +184,9 @@ def test_the_custodian_views_say_so(tmp_path):
     utility = api.compare("adult", api.anonymize("adult", k=10, qi=["age", "sex"], report=False).frame,
                           qi=["age", "sex"])
     assert "CUSTODIAN ONLY" in repr(utility) and len(repr(utility)) < 400, repr(utility)
+    # and so did the model layer's report (crowdsafe.models.assess; a check report's .privacy)
+    for privacy in (assess(load("adult", qi=["age", "sex"], sensitive="income")), report.privacy):
+        assert "CUSTODIAN ONLY" in repr(privacy) and len(repr(privacy)) < 400, repr(privacy)
     path = tmp_path / "ledger.sqlite3"
     api.set_budget("adult", epsilon=1.0, delta=1e-6, ledger=path)
     for shown in (api.ledger_report(path), Ledger(path)):

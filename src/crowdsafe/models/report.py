@@ -116,6 +116,13 @@ class PrivacyReport:
             "notes": self.notes,
         }
 
+    def __repr__(self) -> str:
+        # concise and labelled, as CheckReport's (the field-by-field repr printed every class-size
+        # bucket, sample uniques and risk figure, with no word that they are exact facts about the data)
+        qis = ", ".join(self.quasi_identifiers[:8]) + (", …" if len(self.quasi_identifiers) > 8 else "")
+        return (f"PrivacyReport(rows={self.rows:,}, k={self.k}, quasi_identifiers=[{qis[:400]}], "
+                f"sensitive={len(self.sensitive)}; CUSTODIAN ONLY: do not publish)")
+
 
 @dataclass(frozen=True, slots=True)
 class AssessRequest:
