@@ -17,7 +17,9 @@
 - one parameter, two names: ``check(k=5)`` (``crowdsafe check --k``, ``compare(k=)``) raised
   "unexpected keyword argument 'k'" (it was ``target_k``), and ``query(seed=1)`` (``publish(seed=)``,
   ``perturb(seed=)``, ``crowdsafe query --seed``) raised it too (it was ``randomness``, whose refusal
-  said "seed must be a whole number"); both take the common name, and the older one still.
+  said "seed must be a whole number"); both take the common name, and the older one still;
+- ``Schema.of(types, identifiers="pid")`` split the name into characters ("names unknown attribute
+  'p'"), and ``Schema.of(["age", "sex"])`` raised "'list' object has no attribute 'items'".
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import polars as pl
 import pytest
 
 from crowdsafe import api
-from crowdsafe.data import load
+from crowdsafe.data import Schema, load
 from crowdsafe.errors import ParameterError
 
 FRAME = pl.DataFrame({
@@ -66,6 +68,12 @@ def test_one_release_path_is_attacked_as_a_list_of_one(tmp_path):
     api.anonymize(FRAME, k=2, qi=["age", "sex"], out=path, report=False)
     kwargs = {"qi": ["age", "sex"], "sensitive": "job"}
     assert api.attack(str(path), FRAME, **kwargs).as_dict() == api.attack([str(path)], FRAME, **kwargs).as_dict()
+
+
+def test_one_identifier_is_declared_as_a_list_of_one():
+    types = {"age": "integer", "pid": "integer"}
+    assert Schema.of(types, identifiers="pid") == Schema.of(types, identifiers=["pid"])
+    assert Schema.of(types, identifiers="pid").identifiers == ["pid"]
 
 
 def test_a_publication_is_attacked_as_its_releases():
@@ -143,6 +151,9 @@ def test_query_takes_seed_as_publish_and_perturb_name_it():
     (lambda: api.estimate(FRAME, "count"), "view must be a View, the Perturbation perturb returned, or the path of "
      "a view file; got a polars.DataFrame"),
     (lambda: api.check(FRAME, k=3, target_k=4), "k and target_k are one parameter: give k only"),
+    (lambda: Schema.of(["age", "sex"]), "types must map each column to its type, e.g. Schema.of({'age': 'integer'}); "
+     "got a list"),
+    (lambda: Schema.of({"age": "integer"}, identifiers=5), "identifiers must be a list of column names, got the int 5"),
     (lambda: api.query(FRAME, "count", epsilon=0.1, seed=1, randomness=2, ledger=None),
      "seed and randomness are one parameter: give seed only"),
 ])

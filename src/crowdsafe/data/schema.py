@@ -22,7 +22,7 @@ from crowdsafe import arguments
 from crowdsafe.data.builder_checks import check_declaration, declared_order
 from crowdsafe.data.decimal_comma import csv_options, option
 from crowdsafe.data.unicode_forms import name_note
-from crowdsafe.errors import InputError, SchemaError
+from crowdsafe.errors import InputError, ParameterError, SchemaError
 from crowdsafe.files import read_input_text
 
 
@@ -226,14 +226,18 @@ class Schema:
         *,
         qi: Sequence[str] | None = None,
         sensitive: Sequence[str] | str | None = None,
-        identifiers: Sequence[str] = (),
+        identifiers: Sequence[str] | str = (),
         person_id: str | None = None,
     ) -> Schema:
         """Declare a schema in Python: ``Schema.of({"age": "numeric", "zip": "categorical"})``.
 
         Roles default to quasi-identifier for every attribute; ``qi``/``sensitive`` narrow them
-        exactly as :meth:`with_roles` does.
+        exactly as :meth:`with_roles` does; ``identifiers`` (one name or a list) are direct identifiers.
         """
+        if not isinstance(types, Mapping):  # (a list of names raised "'list' object has no attribute 'items'")
+            raise ParameterError(f"types must map each column to its type, e.g. Schema.of({{'age': 'integer'}}); "
+                                 f"got {arguments.kind(types)}", parameter="types")
+        identifiers = arguments.names(identifiers, "identifiers") or ()  # one name, not its characters
         typed = {name: _typed(kind, name) for name, kind in types.items()}
         attributes = tuple(Attribute(name, Role.QUASI_IDENTIFIER, kind, numbers=numbers)
                            for name, (kind, numbers) in typed.items())
