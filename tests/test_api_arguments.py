@@ -19,7 +19,10 @@
   ``perturb(seed=)``, ``crowdsafe query --seed``) raised it too (it was ``randomness``, whose refusal
   said "seed must be a whole number"); both take the common name, and the older one still;
 - ``Schema.of(types, identifiers="pid")`` split the name into characters ("names unknown attribute
-  'p'"), and ``Schema.of(["age", "sex"])`` raised "'list' object has no attribute 'items'".
+  'p'"), and ``Schema.of(["age", "sex"])`` raised "'list' object has no attribute 'items'";
+- the same split in the model layer and the data layer: ``crowdsafe.models.k_anonymity(frame,
+  qi="age")`` (and every model), ``assess(dataset, qi="age")``, ``Schema.select("age")``,
+  ``Schema.with_role("age", ...)`` and ``Dataset.select("age")`` read 'a', 'g', 'e'.
 """
 
 from __future__ import annotations
@@ -74,6 +77,20 @@ def test_one_identifier_is_declared_as_a_list_of_one():
     types = {"age": "integer", "pid": "integer"}
     assert Schema.of(types, identifiers="pid") == Schema.of(types, identifiers=["pid"])
     assert Schema.of(types, identifiers="pid").identifiers == ["pid"]
+
+
+def test_one_name_is_a_list_of_one_in_the_model_and_data_layers():
+    from crowdsafe import models
+    from crowdsafe.data import Role
+
+    for model in (models.k_anonymity, models.entropy_l_diversity, models.t_closeness):
+        given = (FRAME,) if model is models.k_anonymity else (FRAME, "job")
+        assert model(*given, qi="sex") == model(*given, qi=["sex"])
+    dataset = load(FRAME)
+    assert models.assess(dataset, qi="sex", sensitive="job").to_dict() == \
+        models.assess(dataset, qi=["sex"], sensitive=["job"]).to_dict()
+    assert dataset.select("age").columns == ["age"] and dataset.schema.select("age").names == ["age"]
+    assert dataset.schema.with_role("job", Role.SENSITIVE).sensitive == ["job"]
 
 
 def test_a_publication_is_attacked_as_its_releases():

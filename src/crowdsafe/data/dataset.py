@@ -253,10 +253,10 @@ class Dataset:
             raise SchemaError(f"a row mask of length {len(mask):,} for a table of {self.n_rows:,} rows")
         return self._checked_part(frame=self.frame.filter(mask))
 
-    def select(self, names: Sequence[str]) -> Dataset:
-        """The dataset restricted to the columns ``names`` (in that order), with their roles,
-        hierarchies and cached encodings. It is another table: its fingerprint is its own."""
-        names = list(names)
+    def select(self, names: Sequence[str] | str) -> Dataset:
+        """The dataset restricted to the columns ``names`` (in that order; one name or a list), with
+        their roles, hierarchies and cached encodings. It is another table: its fingerprint is its own."""
+        names = [names] if isinstance(names, str) else list(names)
         derived = self._checked_part(frame=self.frame.select(names), schema=self.schema.select(names),
                                      hierarchies={c: h for c, h in self.hierarchies.items() if c in names})
         derived._encoded.update({c: e for c, e in self._encoded.items() if c in names})

@@ -420,8 +420,8 @@ class Schema:
 
     # -- derivation ---------------------------------------------------------------------
 
-    def _check_names(self, names: Iterable[str], what: str, parameter: str | None = None) -> list[str]:
-        names = list(names)
+    def _check_names(self, names: Iterable[str] | str, what: str, parameter: str | None = None) -> list[str]:
+        names = [names] if isinstance(names, str) else list(names)  # one name, not its characters
         missing = [n for n in names if n not in self._index]
         if missing:
             raise SchemaError(
@@ -431,7 +431,7 @@ class Schema:
             )
         return names
 
-    def with_role(self, names: Iterable[str], role: Role) -> Schema:
+    def with_role(self, names: Iterable[str] | str, role: Role) -> Schema:
         chosen = set(self._check_names(names, f"role {role.value}"))
         return replace(
             self,
@@ -494,9 +494,9 @@ class Schema:
             ),
         )
 
-    def select(self, names: Sequence[str]) -> Schema:
-        """The schema restricted to ``names`` (in that order)."""
-        self._check_names(names, "selection")
+    def select(self, names: Sequence[str] | str) -> Schema:
+        """The schema restricted to ``names`` (in that order; one name or a list)."""
+        names = self._check_names(names, "selection")
         person = self.person_id if self.person_id in names else None
         return replace(self, attributes=tuple(self[n] for n in names), person_id=person,
                        undeclared=self.undeclared & frozenset(names))

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from crowdsafe.arguments import names
 from crowdsafe.data import Dataset, class_sizes
 from crowdsafe.errors import ParameterError
 from crowdsafe.models import closeness, disclosure, diversity
@@ -153,8 +154,8 @@ class AssessRequest:
 def assess(
     dataset: Dataset,
     *,
-    qi: Sequence[str] | None = None,
-    sensitive: Sequence[str] | None = None,
+    qi: Sequence[str] | str | None = None,
+    sensitive: Sequence[str] | str | None = None,
     original: Dataset | None = None,
     target_k: int | None = None,
     l: int = 2,
@@ -171,9 +172,8 @@ def assess(
     journalist risk and the population-uniques estimate. The keyword form of
     :func:`run_assessment` (it builds the :class:`AssessRequest`).
     """
-    request = AssessRequest(
-        qi=tuple(qi) if qi is not None else None,
-        sensitive=tuple(sensitive) if sensitive is not None else None,
+    request = AssessRequest(  # one name is the list of that name (it was split into characters)
+        qi=names(qi, "qi"), sensitive=names(sensitive, "sensitive"),
         target_k=target_k, l=l, ground=ground, threshold=threshold, population_size=population_size,
     )
     return run_assessment(dataset, request, original=original, population=population)

@@ -1,7 +1,7 @@
 """Table-level values of the syntactic privacy models, for any table.
 
 Each function takes ``data`` (a Dataset, a path, a bundled name, a Polars or pandas frame, or
-an :class:`EquivalenceClasses` already built), the quasi-identifiers ``qi`` (default: the
+an :class:`EquivalenceClasses` already built), the quasi-identifiers ``qi`` (one name or a list; default: the
 table's quasi-identifiers without the sensitive attribute; for an undeclared table, every
 other column), and where needed the ``sensitive`` attribute. Definitions and sources are in
 :mod:`~crowdsafe.models.diversity`, :mod:`~crowdsafe.models.closeness` and
@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from crowdsafe.arguments import names
 from crowdsafe.data import Dataset
 from crowdsafe.errors import ParameterError
 from crowdsafe.models import closeness, disclosure, diversity
@@ -26,10 +27,11 @@ def _classes(
     data: Any, qi: Sequence[str] | None, sensitive: str | None, original: Dataset | None
 ) -> EquivalenceClasses:
     if isinstance(data, EquivalenceClasses):
-        if qi is not None and list(qi) != data.quasi_identifiers:
+        if qi is not None and list(names(qi, "qi") or ()) != data.quasi_identifiers:
             raise ParameterError("these classes were built on other quasi-identifiers")
         return data
     dataset = as_dataset(data)
+    qi = names(qi, "qi")  # one name is the list of that name (qi="age" was split into characters)
     if qi is None:
         qi = [c for c in dataset.quasi_identifiers if c != sensitive]
     return EquivalenceClasses(dataset, qi, original=original)
