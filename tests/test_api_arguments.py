@@ -22,7 +22,9 @@
   'p'"), and ``Schema.of(["age", "sex"])`` raised "'list' object has no attribute 'items'";
 - the same split in the model layer and the data layer: ``crowdsafe.models.k_anonymity(frame,
   qi="age")`` (and every model), ``assess(dataset, qi="age")``, ``Schema.select("age")``,
-  ``Schema.with_role("age", ...)`` and ``Dataset.select("age")`` read 'a', 'g', 'e'.
+  ``Schema.with_role("age", ...)`` and ``Dataset.select("age")`` read 'a', 'g', 'e'; and in the
+  metrics and attacks layers: ``information_loss``, ``utility``, ``marginal_distances``,
+  ``FullDomainScorer.from_dataset``, ``intersection_attack`` and ``linkage_attack``.
 """
 
 from __future__ import annotations
@@ -91,6 +93,22 @@ def test_one_name_is_a_list_of_one_in_the_model_and_data_layers():
         models.assess(dataset, qi=["sex"], sensitive=["job"]).to_dict()
     assert dataset.select("age").columns == ["age"] and dataset.schema.select("age").names == ["age"]
     assert dataset.schema.with_role("job", Role.SENSITIVE).sensitive == ["job"]
+
+
+def test_one_name_is_a_list_of_one_in_the_metrics_and_attacks_layers():
+    from crowdsafe import attacks, metrics
+
+    dataset, release = load(FRAME), api.anonymize(FRAME, k=3, qi=["age", "sex"], report=False).frame
+    calls = [
+        lambda qi: metrics.information_loss(dataset, release, qi=qi).to_dict(),
+        lambda qi: metrics.utility(dataset, release, qi=qi).as_dict(),
+        lambda qi: metrics.marginal_distances(dataset, release, qi).to_dict(),
+        lambda qi: metrics.FullDomainScorer.from_dataset(dataset, qi).columns,
+        lambda qi: attacks.intersection_attack([release], FRAME, qi, "job").as_dict(),
+        lambda qi: attacks.linkage_attack(release, FRAME, qi).as_dict(),
+    ]
+    for call in calls:
+        assert call("age") == call(["age"])
 
 
 def test_a_publication_is_attacked_as_its_releases():

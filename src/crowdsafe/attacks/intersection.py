@@ -44,6 +44,7 @@ from typing import Any, Literal, Protocol, cast
 
 import polars as pl
 
+from crowdsafe.arguments import names
 from crowdsafe.data import Hierarchy
 from crowdsafe.data.generalized import AttributeDomain, CellKind, leaf_domain, parse_cell
 from crowdsafe.errors import ParameterError
@@ -225,6 +226,7 @@ def intersection_attack(
     attacked = [r if isinstance(r, AttackedRelease) else AttackedRelease(r, f"R{j + 1}")
                 for j, r in enumerate(releases)]
     tables = PolarsAttackTables(attacked, targets, hierarchies or {})
+    qi = names(qi, "qi") or ()  # one name is the list of that name (it was split into characters)
     result = run_intersection(tables, qi, sensitive, hierarchy=(hierarchies or {}).get(sensitive), location=location,
                               levels=levels, truth_id=truth_id)
     return cast(IntersectionResult, result)

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from crowdsafe.arguments import names
 from crowdsafe.attacks.exact_location import locate_exact
 from crowdsafe.attacks.locate import class_table, encode_targets, read_classes
 from crowdsafe.attacks.unread import describe_unread, unread_cells
@@ -50,7 +51,7 @@ def linkage_attack(release: pl.DataFrame, external: pl.DataFrame, qi: Sequence[s
                    hierarchies: Mapping[str, Hierarchy] | None = None,
                    truth_id: str | None = None) -> LinkageResult:
     """Link every row of ``release`` to the records of ``external`` consistent with it on ``qi``."""
-    qi = list(qi)
+    qi = list(names(qi, "qi") or ())  # one name is the list of that name (it was split into characters)
     if not qi:
         raise ParameterError("name the quasi-identifiers the external table shares with the release (qi=[...])",
                              parameter="qi")

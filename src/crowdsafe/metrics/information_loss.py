@@ -48,6 +48,7 @@ from typing import Any, cast
 import numpy as np
 import polars as pl
 
+from crowdsafe.arguments import names as listed
 from crowdsafe.data import COUNT, Dataset, Hierarchy, code_frequencies, encode, packing
 from crowdsafe.data.column_names import spare_name
 from crowdsafe.data.generalized import AttributeDomain, release_codes
@@ -210,7 +211,7 @@ class FullDomainScorer:
         cls, dataset: Dataset, columns: Sequence[str] | None = None, *, weights: Mapping[str, float] | None = None
     ) -> FullDomainScorer:
         """The scorer of ``dataset`` over ``columns`` (default: its quasi-identifiers)."""
-        names = list(columns) if columns is not None else dataset.quasi_identifiers
+        names = list(listed(columns, "columns") or ()) if columns is not None else dataset.quasi_identifiers
         if not names:
             raise ParameterError("no quasi-identifiers to score; name them with qi=[...]")
         table = code_frequencies(encode(dataset, names))
@@ -392,7 +393,7 @@ def information_loss(
     Height and precision need a hierarchy for every quasi-identifier (else None).
     """
     frame = release.frame if isinstance(release, Dataset) else release
-    columns = list(qi) if qi is not None else original.quasi_identifiers
+    columns = list(listed(qi, "qi") or ()) if qi is not None else original.quasi_identifiers  # one name: [name]
     if not columns:
         raise ParameterError("no quasi-identifiers to compare; name them with qi=[...]")
     rows = int(input_rows) if input_rows is not None else original.n_rows

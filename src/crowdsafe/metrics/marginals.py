@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from crowdsafe.arguments import names as listed
 from crowdsafe.data import Dataset
 from crowdsafe.data.column_names import spare_name
 from crowdsafe.data.generalized import CellTable
@@ -115,7 +116,8 @@ def marginal_distances(
 ) -> MarginalReport:
     """TV and KL of every one-way marginal and (``two_way``) every pair of ``columns``
     (default: the columns the release shares with the original)."""
-    names = list(columns) if columns is not None else [c for c in release.columns if c in original.schema]
+    names = list(listed(columns, "columns") or ()) if columns is not None else \
+        [c for c in release.columns if c in original.schema]
     if not names:
         raise ParameterError("the release shares no column with the original")
     truth = CellTable.of_original(original, names)

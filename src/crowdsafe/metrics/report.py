@@ -13,6 +13,7 @@ from typing import Any
 
 import polars as pl
 
+from crowdsafe.arguments import names
 from crowdsafe.data import Dataset
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.metrics.classifier import ClassifierReport, classifier_utility
@@ -114,7 +115,7 @@ def utility(
     keyword form of :func:`measure_utility` (it builds the :class:`UtilityRequest`).
     """
     request = UtilityRequest(
-        qi=tuple(qi) if qi is not None else None, k=k, input_rows=input_rows, queries=queries,
+        qi=names(qi, "qi"), k=k,  # one name is the list of that name input_rows=input_rows, queries=queries,
         max_attributes=max_attributes, seed=seed, scale=scale, target=target, model=model,
     )
     return measure_utility(original, release, request, test=test)
