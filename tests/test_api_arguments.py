@@ -22,8 +22,8 @@
   'p'"), and ``Schema.of(["age", "sex"])`` raised "'list' object has no attribute 'items'";
 - the same split in the model layer and the data layer: ``crowdsafe.models.k_anonymity(frame,
   qi="age")`` (and every model), ``assess(dataset, qi="age")``, ``Schema.select("age")``,
-  ``Schema.with_role("age", ...)`` and ``Dataset.select("age")`` read 'a', 'g', 'e'; and in the
-  metrics and attacks layers: ``information_loss``, ``utility``, ``marginal_distances``,
+  ``Schema.with_role("age", ...)``, ``Dataset.select("age")``, ``encode`` and ``frequency_table``
+  read 'a', 'g', 'e'; and in the metrics and attacks layers: ``information_loss``, ``utility``, ``marginal_distances``,
   ``FullDomainScorer.from_dataset``, ``intersection_attack`` and ``linkage_attack``.
 """
 
@@ -33,7 +33,7 @@ import polars as pl
 import pytest
 
 from crowdsafe import api
-from crowdsafe.data import Schema, load
+from crowdsafe.data import Schema, encode, frequency_table, load
 from crowdsafe.errors import ParameterError
 
 FRAME = pl.DataFrame({
@@ -93,6 +93,8 @@ def test_one_name_is_a_list_of_one_in_the_model_and_data_layers():
         models.assess(dataset, qi=["sex"], sensitive=["job"]).to_dict()
     assert dataset.select("age").columns == ["age"] and dataset.schema.select("age").names == ["age"]
     assert dataset.schema.with_role("job", Role.SENSITIVE).sensitive == ["job"]
+    assert list(encode(dataset, "age")) == list(encode(FRAME, "age")) == ["age"]
+    assert frequency_table(dataset, "age").equals(frequency_table(dataset, ["age"]))
 
 
 def test_one_name_is_a_list_of_one_in_the_metrics_and_attacks_layers():

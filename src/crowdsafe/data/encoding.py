@@ -173,18 +173,23 @@ def encode_with_hierarchy(series: pl.Series, hierarchy: Hierarchy) -> EncodedCol
     return EncodedColumn(series.name, leaf_of_code[codes], hierarchy.leaves.alias(series.name))
 
 
-def encode(data: EncodedTable | pl.DataFrame, columns: Sequence[str] | None = None) -> Encoding:
+def _listed(columns: Sequence[str] | str) -> list[str]:
+    """``columns`` as a list of names: one name is the list of that name (not of its characters)."""
+    return [columns] if isinstance(columns, str) else list(columns)
+
+
+def encode(data: EncodedTable | pl.DataFrame, columns: Sequence[str] | str | None = None) -> Encoding:
     """Dictionary-encode ``columns`` (default: the quasi-identifiers) of a Dataset or frame.
 
     For a :class:`~crowdsafe.data.Dataset`, columns with a hierarchy are encoded as its leaf
     codes, and encodings are cached on the dataset (it is immutable by convention).
     """
     if not isinstance(data, pl.DataFrame) and isinstance(data, EncodedTable):
-        names = list(columns) if columns is not None else data.quasi_identifiers
+        names = _listed(columns) if columns is not None else data.quasi_identifiers
         return Encoding({name: data.encoded(name) for name in names})
     if not isinstance(data, pl.DataFrame):
         raise SchemaError(f"encode() takes a Dataset or a Polars DataFrame, not {type(data).__name__}")
-    names = list(columns) if columns is not None else list(data.columns)
+    names = _listed(columns) if columns is not None else list(data.columns)
     absent = [n for n in names if n not in data.columns]
     if absent:
         raise SchemaError(f"no column named '{absent[0]}'; the columns are: {', '.join(data.columns)}")

@@ -19,8 +19,8 @@ from crowdsafe.errors import HierarchyError, SchemaError
 COUNT = "count"
 
 
-def _check_columns(columns: Sequence[str], available: Sequence[str]) -> list[str]:
-    columns = list(columns)
+def _check_columns(columns: Sequence[str] | str, available: Sequence[str]) -> list[str]:
+    columns = [columns] if isinstance(columns, str) else list(columns)  # one name, not its characters
     if not columns:
         raise SchemaError("a frequency table needs at least one column")
     absent = [c for c in columns if c not in available]
@@ -35,7 +35,7 @@ def _check_columns(columns: Sequence[str], available: Sequence[str]) -> list[str
 
 def frequency_table(
     data: Dataset | pl.DataFrame,
-    columns: Sequence[str] | None = None,
+    columns: Sequence[str] | str | None = None,
     *,
     levels: Mapping[str, int] | None = None,
 ) -> pl.DataFrame:
