@@ -187,6 +187,11 @@ def test_the_custodian_views_say_so(tmp_path):
     # and so did the model layer's report (crowdsafe.models.assess; a check report's .privacy)
     for privacy in (assess(load("adult", qi=["age", "sex"], sensitive="income")), report.privacy):
         assert "CUSTODIAN ONLY" in repr(privacy) and len(repr(privacy)) < 400, repr(privacy)
+    # and so did the attacks' results, whose per-target table holds one row per person of the targets
+    releases = [api.anonymize("adult", k=k, qi=["age", "sex"], report=False) for k in (5, 10)]
+    for attacked in (api.attack(releases, "adult", qi=["age", "sex"], sensitive="income"),
+                     api.attack(releases[0], "adult", qi=["age", "sex"], kind="linkage")):
+        assert "CUSTODIAN ONLY" in repr(attacked) and len(repr(attacked)) < 400, repr(attacked)
     path = tmp_path / "ledger.sqlite3"
     api.set_budget("adult", epsilon=1.0, delta=1e-6, ledger=path)
     for shown in (api.ledger_report(path), Ledger(path)):

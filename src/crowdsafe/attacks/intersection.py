@@ -76,6 +76,14 @@ class IntersectionResult:
     def as_dict(self) -> dict[str, Any]:
         return {"summary": self.summary, "releases": self.releases.to_dicts()}
 
+    def __repr__(self) -> str:
+        # concise and labelled: the field-by-field repr printed the per-target table (one row per
+        # person of the custodian's targets, scored against their true values), unlabelled
+        figures = ", ".join(f"{key}={self.summary[key]:.4g}" for key in ("perfect_breach", "vulnerable")
+                            if isinstance(self.summary.get(key), (int, float)))
+        return (f"IntersectionResult({self.summary.get('targets', '?')} targets, {self.releases.height} releases"
+                f"{', ' + figures if figures else ''}; the per-target table is CUSTODIAN ONLY: do not publish)")
+
 
 @dataclass(frozen=True)
 class Scores:

@@ -46,6 +46,11 @@ class LinkageResult:
     def as_dict(self) -> dict[str, Any]:
         return {"summary": self.summary}
 
+    def __repr__(self) -> str:
+        # concise and labelled, as IntersectionResult's (the field-by-field repr printed every row)
+        return (f"LinkageResult({self.rows.height} release rows, reidentified uniquely: "
+                f"{self.summary.get('reidentified_uniquely', '?')}; CUSTODIAN ONLY: do not publish)")
+
 
 def linkage_attack(release: pl.DataFrame, external: pl.DataFrame, qi: Sequence[str], *,
                    hierarchies: Mapping[str, Hierarchy] | None = None,
