@@ -193,7 +193,9 @@ def test_the_custodian_views_say_so(tmp_path):
                      api.attack(releases[0], "adult", qi=["age", "sex"], kind="linkage")):
         assert "CUSTODIAN ONLY" in repr(attacked) and len(repr(attacked)) < 400, repr(attacked)
     path = tmp_path / "ledger.sqlite3"
-    api.set_budget("adult", epsilon=1.0, delta=1e-6, ledger=path)
+    budget = api.set_budget("adult", epsilon=1.0, delta=1e-6, ledger=path)
+    # the budget printed every field, the dataset's keyed identity (a digest of its rows) among them
+    assert "custodian only" in repr(budget) and budget.fingerprint not in repr(budget), repr(budget)
     for shown in (api.ledger_report(path), Ledger(path)):
         assert CUSTODIAN_BANNER in shown._repr_html_() and "custodian only" in repr(shown)
     assert api.ledger_report(path) == Ledger(path).export()  # still the plain export

@@ -57,6 +57,13 @@ class Budget:
             "mixed_neighbours": self.mixed_neighbours,
         }
 
+    def __repr__(self) -> str:
+        # as the ledger's own reprs: labelled, and without the dataset's keyed identity (a digest of
+        # its rows; ``crowdsafe ledger show`` prints its first 16 characters, and ``fingerprint`` and
+        # ``as_dict()`` hold it for the custodian who asks)
+        return (f"Budget({self.name!r}: ε {self.spent.epsilon:g} of {self.budget.epsilon:g} spent, "
+                f"δ {self.spent.delta:g} of {self.budget.delta:g}, {self.entries} entries; custodian only)")
+
 
 @dataclass(frozen=True)
 class BudgetChange:
