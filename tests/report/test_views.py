@@ -184,6 +184,8 @@ def test_the_custodian_views_say_so(tmp_path):
     utility = api.compare("adult", api.anonymize("adult", k=10, qi=["age", "sex"], report=False).frame,
                           qi=["age", "sex"])
     assert "CUSTODIAN ONLY" in repr(utility) and len(repr(utility)) < 400, repr(utility)
+    for loss in (utility.information_loss, api.anonymize("adult", k=10, qi=["age", "sex"], report=False).utility()):
+        assert "CUSTODIAN ONLY" in repr(loss) and "np.float64" not in repr(loss), repr(loss)
     # and so did the model layer's report (crowdsafe.models.assess; a check report's .privacy)
     for privacy in (assess(load("adult", qi=["age", "sex"], sensitive="income")), report.privacy):
         assert "CUSTODIAN ONLY" in repr(privacy) and len(repr(privacy)) < 400, repr(privacy)

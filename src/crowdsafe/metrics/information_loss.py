@@ -107,6 +107,11 @@ class InformationLoss:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def __repr__(self) -> str:
+        # concise and labelled, as the utility report's: every figure is measured against the input
+        return (f"InformationLoss(gcp={self.gcp:.4g}, suppression_rate={self.suppression_rate:.4g}, "
+                f"classes={self.classes:,}, k={self.k}, c_avg={self.c_avg:.4g}; CUSTODIAN ONLY: do not publish)")
+
 
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
     """Inner product of two float vectors without BLAS (whose thread wake-up costs ~1 ms a call)."""
