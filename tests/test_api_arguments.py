@@ -145,6 +145,8 @@ def test_check_takes_k_as_the_command_line_and_compare_name_it():
     by_k = api.check(FRAME, qi=["age", "sex"], k=4).as_dict()
     assert by_k == api.check(FRAME, qi=["age", "sex"], target_k=4).as_dict()
     assert by_k != api.check(FRAME, qi=["age", "sex"]).as_dict()  # the k is counted below
+    dataset = load(FRAME, qi=["age", "sex"])
+    assert api.check_dataset(dataset, k=4).as_dict() == api.check_dataset(dataset, target_k=4).as_dict() == by_k
 
 
 def test_query_takes_seed_as_publish_and_perturb_name_it():

@@ -97,20 +97,21 @@ def check_dataset(
     dataset: Dataset,
     *,
     original: Dataset | None = None,
-    target_k: int | None = None,
+    k: int | None = None,
     l: int = 2,
     ground: str = "auto",
     threshold: float = DEFAULT_THRESHOLD,
     population: Dataset | None = None,
     population_size: int | None = None,
+    target_k: int | None = None,
 ) -> CheckReport:
     """:func:`check` for a loaded ``dataset`` (and, for a release, its loaded ``original``,
-    ``population``), with the same ``target_k``, ``l``, ``ground``, ``threshold`` and
-    ``population_size``."""
+    ``population``), with the same ``k`` (or its older name ``target_k``), ``l``, ``ground``,
+    ``threshold`` and ``population_size``."""
     from crowdsafe.models import AssessRequest
     from crowdsafe.models.check_report import check_report
 
-    request = AssessRequest(target_k=target_k, l=l, ground=ground, threshold=threshold,
+    request = AssessRequest(target_k=either(k, target_k, "k", "target_k"), l=l, ground=ground, threshold=threshold,
                             population_size=population_size)
     return check_report(dataset, request, original=original, population=population)
 
