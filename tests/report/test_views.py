@@ -23,6 +23,7 @@ import pytest
 
 from crowdsafe import api
 from crowdsafe.data import load
+from crowdsafe.data.schema_draft import draft_schema
 from crowdsafe.datasets import synthetic
 from crowdsafe.models import assess
 from crowdsafe.privacy.ledger import Ledger
@@ -195,6 +196,9 @@ def test_the_custodian_views_say_so(tmp_path):
                      api.attack(releases[0], "adult", qi=["age", "sex"], kind="linkage")):
         assert "CUSTODIAN ONLY" in repr(attacked) and len(repr(attacked)) < 400, repr(attacked)
     path = tmp_path / "ledger.sqlite3"
+    # a schema draft (read from the data) printed every suggestion: value groups, bounds, rows read
+    draft = draft_schema("adult")
+    assert "CUSTODIAN ONLY" in repr(draft) and len(repr(draft)) < 400, repr(draft)
     budget = api.set_budget("adult", epsilon=1.0, delta=1e-6, ledger=path)
     # the budget printed every field, the dataset's keyed identity (a digest of its rows) among them
     assert "custodian only" in repr(budget) and budget.fingerprint not in repr(budget), repr(budget)

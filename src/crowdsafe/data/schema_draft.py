@@ -122,6 +122,14 @@ class SchemaDraft:
     def identifiers(self) -> list[str]:
         return [a.name for a in self.attributes if a.role is Role.IDENTIFIER]
 
+    def __repr__(self) -> str:
+        # concise and labelled: the field-by-field repr printed every suggestion read from the
+        # data (value groups, bounds, the rows read), unlabelled, wherever a notebook showed it
+        named = ", ".join(n[:40] for n in self.identifiers[:5]) + (", …" if len(self.identifiers) > 5 else "")
+        return (f"SchemaDraft({self.source[:80]!r}, {len(self.attributes)} attributes, identifiers=[{named}], "
+                f"{len(self.from_data)} with choices read from the data; CUSTODIAN ONLY until reviewed: "
+                ".to_toml() or .write(path) to review it)")
+
     @property
     def quasi_identifiers(self) -> list[str]:
         return [a.name for a in self.attributes if a.role is Role.QUASI_IDENTIFIER]
