@@ -11,7 +11,9 @@ Python API:
 - ``budget="5,1e-5"``, ``(1,)`` or out-of-range values gave a TypeError from inside the ledger, or
   were refused only after the data was read and a ledger file made;
 - ``query`` took ``epsilon="0.1"`` and ``decimal_comma="yes"`` where ``publish`` refused
-  ``epsilon="1"``.
+  ``epsilon="1"``;
+- a histogram by a column named ``count`` (the name of the answer's count column) was charged,
+  its entry marked failed, then ended in a Polars DuplicateError.
 
 Each refusal is one line, a ParameterError naming the parameter, leaves no ledger file where
 there was none and no entry in one that exists, and is the same on a table and on its neighbour
@@ -230,3 +232,19 @@ def test_decimal_comma_must_be_a_boolean(tmp_path, used_ledger, run, value):
 def test_decimal_comma_must_be_a_boolean_in_the_other_readers(call):
     with pytest.raises(ParameterError, match=r"^decimal_comma must be True, False or None, got 'yes'$"):
         call(TABLE, "yes")
+
+
+# -- item 12: a histogram by a column named 'count' -------------------------------------------------
+
+
+def test_a_histogram_by_a_column_named_count_is_refused_before_the_charge(tmp_path, used_ledger):
+    _refused_alike(_query, tmp_path, used_ledger, r"^a histogram's answer counts in a column named 'count', so it "
+                   r"cannot count by a column of that name: rename the column in the data", "query",
+                   text="histogram sex, `count` in (1, 2)")
+    counted = TABLE.with_columns((pl.col("age") % 3).alias("count"))
+    ledger = tmp_path / "counted.sqlite3"
+    api.query(counted, "count where `count` = 1", epsilon=0.1, ledger=ledger, budget=BUDGET, randomness=1)
+    before = api.ledger_report(ledger)
+    with pytest.raises(ParameterError, match="cannot count by a column of that name"):
+        _query(counted, ledger, text="histogram `count` in (0, 1, 2)")
+    assert api.ledger_report(ledger) == before  # nothing charged, no failed entry

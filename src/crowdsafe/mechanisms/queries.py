@@ -294,6 +294,9 @@ def check_parameters(request: QueryRequest) -> tuple[Query, float, float, Neighb
     if not 0.0 < mean_split < 1.0:
         raise ParameterError(f"mean_split must lie strictly between 0 and 1, got {mean_split}")
     kind = parsed.kind
+    if kind == "histogram" and "count" in [d.column for d in parsed.dimensions]:  # (charged, then a Polars error)
+        raise ParameterError("a histogram's answer counts in a column named 'count', so it cannot count by a "
+                             "column of that name: rename the column in the data (e.g. to 'n')", parameter="query")
     if kind == "quantile":
         if mechanism not in (None, "exponential"):
             raise ParameterError("quantiles use the exponential mechanism (ε-DP); do not set a mechanism")
