@@ -24,7 +24,9 @@
   qi="age")`` (and every model), ``assess(dataset, qi="age")``, ``Schema.select("age")``,
   ``Schema.with_role("age", ...)``, ``Dataset.select("age")``, ``encode`` and ``frequency_table``
   read 'a', 'g', 'e'; and in the metrics and attacks layers: ``information_loss``, ``utility``, ``marginal_distances``,
-  ``FullDomainScorer.from_dataset``, ``intersection_attack`` and ``linkage_attack``.
+  ``FullDomainScorer.from_dataset``, ``intersection_attack`` and ``linkage_attack``;
+- ``check(k="5")`` and ``check(threshold="0.2")`` raised a TypeError from a comparison inside, and
+  ``check(k=2.5)``, ``k=True`` and ``population_size="1000"`` (or ``1000.5``, read as 1000) were taken.
 """
 
 from __future__ import annotations
@@ -190,6 +192,13 @@ def test_query_takes_seed_as_publish_and_perturb_name_it():
     (lambda: api.estimate(FRAME, "count"), "view must be a View, the Perturbation perturb returned, or the path of "
      "a view file; got a polars.DataFrame"),
     (lambda: api.check(FRAME, k=3, target_k=4), "k and target_k are one parameter: give k only"),
+    (lambda: api.check(FRAME, k="5"), "k must be a whole number >= 1, got '5'"),
+    (lambda: api.check(FRAME, k=2.5), "k must be a whole number >= 1, got 2.5"),
+    (lambda: api.check(FRAME, k=True), "k must be a whole number >= 1, got True"),
+    (lambda: api.check(FRAME, threshold="0.2"), "the risk threshold must lie in (0, 1], got '0.2'"),
+    (lambda: api.check(FRAME, population_size="1000"), "population_size must be a whole number >= 1, got '1000'"),
+    (lambda: api.check(FRAME, population_size=1000.5), "population_size must be a whole number >= 1, got 1000.5"),
+    (lambda: api.check(FRAME, l="2"), "l must be a whole number >= 1, got '2'"),
     (lambda: Schema.of(["age", "sex"]), "types must map each column to its type, e.g. Schema.of({'age': 'integer'}); "
      "got a list"),
     (lambda: Schema.of({"age": "integer"}, identifiers=5), "identifiers must be a list of column names, got the int 5"),

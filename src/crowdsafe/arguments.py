@@ -9,6 +9,7 @@
 - :func:`either`: one parameter under two names, the one the other functions and the command line
   use and the function's older one (``check(k=)`` / ``target_k=``, ``query(seed=)`` /
   ``randomness=``);
+- :func:`whole`: a whole number (``check(k="5")`` raised a TypeError from a comparison inside);
 - :func:`items`: a list of things (``releases``); one thing is the list of that one;
 - :func:`text`: one text (a query);
 - :func:`schema`: a Schema, a schema file or None (a dict of types raised an AttributeError
@@ -75,6 +76,14 @@ def either(value: Any, older: Any, name: str, older_name: str) -> Any:
     if value is not None and older is not None and value is not older and value != older:
         raise ParameterError(f"{name} and {older_name} are one parameter: give {name} only", parameter=name)
     return value if value is not None else older
+
+
+def whole(value: Any, parameter: str, minimum: int) -> int:
+    """``value`` as a whole number >= ``minimum`` (an int, not a bool, a float or a text: ``"5"`` made
+    a comparison fail inside, ``2.5`` was taken), refused naming ``parameter`` otherwise."""
+    if isinstance(value, bool) or not hasattr(value, "__index__") or value < minimum:
+        raise ParameterError(f"{parameter} must be a whole number >= {minimum}, got {value!r}", parameter=parameter)
+    return int(value)
 
 
 def items(value: Any, parameter: str) -> tuple[Any, ...]:

@@ -8,16 +8,17 @@ an :class:`AssessRequest`; :func:`assess` is its keyword form. The ``check`` com
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from crowdsafe.arguments import names
+from crowdsafe.arguments import names, whole
 from crowdsafe.data import Dataset, class_sizes
 from crowdsafe.errors import ParameterError
 from crowdsafe.models import closeness, disclosure, diversity
 from crowdsafe.models.classes import EquivalenceClasses
-from crowdsafe.models.risk import DEFAULT_THRESHOLD, RiskReport, assess_risk
+from crowdsafe.models.risk import DEFAULT_THRESHOLD, RiskReport, assess_risk, check_threshold
 
 
 def _finite(value: float) -> float | None:
@@ -196,11 +197,16 @@ def run_assessment(
 
 
 def check_request(request: AssessRequest) -> None:
-    """Refuse a ``target_k`` below 1 and an ℓ that is not a whole number ≥ 1 (before any row is read)."""
-    if request.target_k is not None and request.target_k < 1:
-        raise ParameterError(f"k must be at least 1, got {request.target_k}")
-    if int(request.l) != request.l or request.l < 1:
-        raise ParameterError(f"l must be a whole number >= 1, got {request.l}")
+    """Refuse a ``target_k`` or a ``population_size`` that is not a whole number ≥ 1, an ℓ that is
+    not a whole number ≥ 1 and a threshold that is no number in (0, 1] (before any row is read)."""
+    if request.target_k is not None:
+        whole(request.target_k, "k", 1)
+    if request.population_size is not None:
+        whole(request.population_size, "population_size", 1)
+    if not isinstance(request.l, numbers.Real) or isinstance(request.l, bool) or int(request.l) != request.l \
+            or request.l < 1:
+        raise ParameterError(f"l must be a whole number >= 1, got {request.l!r}")
+    check_threshold(request.threshold)
 
 
 def assess_classes(

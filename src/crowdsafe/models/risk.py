@@ -20,6 +20,7 @@ given, F_j the number of population records that class j's published values cove
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -33,9 +34,10 @@ from crowdsafe.errors import ParameterError, SchemaError
 from crowdsafe.models.classes import EquivalenceClasses
 
 
-def _check_threshold(threshold: float) -> float:
-    if not 0.0 < threshold <= 1.0:
-        raise ParameterError(f"the risk threshold must lie in (0, 1], got {threshold}")
+def check_threshold(threshold: float) -> float:
+    """``threshold`` as a number in (0, 1] (a text raised a TypeError from the comparison)."""
+    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or not 0.0 < threshold <= 1.0:
+        raise ParameterError(f"the risk threshold must lie in (0, 1], got {threshold!r}", parameter="threshold")
     return float(threshold)
 
 
@@ -67,7 +69,7 @@ def _attacker_risk(record_risk: np.ndarray, weights: np.ndarray, threshold: floa
 def prosecutor_risk(sizes: np.ndarray, threshold: float = DEFAULT_THRESHOLD) -> AttackerRisk:
     """Prosecutor risk from the class sizes f_j."""
     sizes = np.asarray(sizes, dtype=np.float64)
-    return _attacker_risk(1.0 / sizes, sizes, _check_threshold(threshold))
+    return _attacker_risk(1.0 / sizes, sizes, check_threshold(threshold))
 
 
 def journalist_risk(
@@ -75,7 +77,7 @@ def journalist_risk(
 ) -> AttackerRisk:
     """Journalist risk: record risk 1/F_j, weighted by the table's class sizes f_j."""
     return _attacker_risk(1.0 / np.asarray(population_sizes, dtype=np.float64),
-                          np.asarray(sizes, dtype=np.float64), _check_threshold(threshold))
+                          np.asarray(sizes, dtype=np.float64), check_threshold(threshold))
 
 
 def marketer_risk(sizes: np.ndarray, population_sizes: np.ndarray | None = None) -> float:
@@ -245,7 +247,7 @@ def assess_risk(
     return RiskReport(
         rows=classes.rows,
         classes=classes.n_classes,
-        threshold=_check_threshold(threshold),
+        threshold=check_threshold(threshold),
         prosecutor=prosecutor_risk(sizes, threshold),
         journalist=journalist,
         marketer=marketer_risk(sizes, population_sizes),
