@@ -26,7 +26,9 @@
   read 'a', 'g', 'e'; and in the metrics and attacks layers: ``information_loss``, ``utility``, ``marginal_distances``,
   ``FullDomainScorer.from_dataset``, ``intersection_attack`` and ``linkage_attack``;
 - ``check(k="5")`` and ``check(threshold="0.2")`` raised a TypeError from a comparison inside, and
-  ``check(k=2.5)``, ``k=True`` and ``population_size="1000"`` (or ``1000.5``, read as 1000) were taken.
+  ``check(k=2.5)``, ``k=True`` and ``population_size="1000"`` (or ``1000.5``, read as 1000) were taken;
+  so with ``compare``: ``queries="100"`` and ``max_attributes="2"`` raised a TypeError, ``k="5"``,
+  ``k=2.5`` and ``input_rows="10"`` were taken.
 """
 
 from __future__ import annotations
@@ -199,6 +201,11 @@ def test_query_takes_seed_as_publish_and_perturb_name_it():
     (lambda: api.check(FRAME, population_size="1000"), "population_size must be a whole number >= 1, got '1000'"),
     (lambda: api.check(FRAME, population_size=1000.5), "population_size must be a whole number >= 1, got 1000.5"),
     (lambda: api.check(FRAME, l="2"), "l must be a whole number >= 1, got '2'"),
+    (lambda: api.compare(FRAME, FRAME, queries="100"), "queries must be a whole number >= 1, got '100'"),
+    (lambda: api.compare(FRAME, FRAME, max_attributes="2"), "max_attributes must be a whole number >= 1, got '2'"),
+    (lambda: api.compare(FRAME, FRAME, k="5"), "k must be a whole number >= 1, got '5'"),
+    (lambda: api.compare(FRAME, FRAME, k=2.5), "k must be a whole number >= 1, got 2.5"),
+    (lambda: api.compare(FRAME, FRAME, input_rows="10"), "input_rows must be a whole number >= 0, got '10'"),
     (lambda: Schema.of(["age", "sex"]), "types must map each column to its type, e.g. Schema.of({'age': 'integer'}); "
      "got a list"),
     (lambda: Schema.of({"age": "integer"}, identifiers=5), "identifiers must be a list of column names, got the int 5"),

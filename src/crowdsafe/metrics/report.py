@@ -13,7 +13,7 @@ from typing import Any
 
 import polars as pl
 
-from crowdsafe.arguments import names
+from crowdsafe.arguments import names, whole
 from crowdsafe.data import Dataset
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.metrics.classifier import ClassifierReport, classifier_utility
@@ -136,6 +136,10 @@ def measure_utility(
     """The :class:`UtilityReport` of ``release`` against ``original`` for ``request`` (see
     :func:`utility`); ``test``: held-out original rows for the classifier. For the custodian
     only."""
+    for value, parameter, least in ((request.k, "k", 1), (request.input_rows, "input_rows", 0),
+                                    (request.queries, "queries", 1), (request.max_attributes, "max_attributes", 1)):
+        if value is not None:  # a text raised a TypeError inside; k=2.5 and input_rows="10" were taken
+            whole(value, parameter, least)
     frame = release.frame if isinstance(release, Dataset) else release
     qi, target, seed = request.qi, request.target, request.seed
     columns = list(qi) if qi is not None else [c for c in original.quasi_identifiers if c in frame.columns]
