@@ -28,7 +28,9 @@
 - ``check(k="5")`` and ``check(threshold="0.2")`` raised a TypeError from a comparison inside, and
   ``check(k=2.5)``, ``k=True`` and ``population_size="1000"`` (or ``1000.5``, read as 1000) were taken;
   so with ``compare``: ``queries="100"`` and ``max_attributes="2"`` raised a TypeError, ``k="5"``,
-  ``k=2.5`` and ``input_rows="10"`` were taken.
+  ``k=2.5`` and ``input_rows="10"`` were taken;
+- ``publish(epsilon1="0.1")`` raised a TypeError from a comparison inside, and
+  ``attack(levels=0.5)`` "'float' object is not iterable": one level is the list of that level.
 """
 
 from __future__ import annotations
@@ -130,6 +132,15 @@ def test_a_publication_is_attacked_as_its_releases():
     assert found["summary"]["releases"] == 3
 
 
+def test_attack_takes_one_confidence_level_as_a_list_of_one(tmp_path):
+    path = tmp_path / "r.csv"
+    api.anonymize(FRAME, k=2, qi=["age", "sex"], out=path, report=False)
+    kwargs = {"qi": ["age", "sex"], "sensitive": "job"}
+    one = api.attack(str(path), FRAME, levels=0.5, **kwargs).as_dict()
+    assert one == api.attack(str(path), FRAME, levels=[0.5], **kwargs).as_dict()
+    assert list(one["summary"]["partial_breach"]) == ["0.5"]
+
+
 def test_attack_takes_its_sensitive_attribute_as_a_list_of_one(tmp_path):
     path = tmp_path / "r.csv"
     api.anonymize(FRAME, k=2, qi=["age", "sex"], out=path, report=False)
@@ -206,6 +217,8 @@ def test_query_takes_seed_as_publish_and_perturb_name_it():
     (lambda: api.compare(FRAME, FRAME, k="5"), "k must be a whole number >= 1, got '5'"),
     (lambda: api.compare(FRAME, FRAME, k=2.5), "k must be a whole number >= 1, got 2.5"),
     (lambda: api.compare(FRAME, FRAME, input_rows="10"), "input_rows must be a whole number >= 0, got '10'"),
+    (lambda: api.publish(FRAME, epsilon=1.0, epsilon1="0.1", ledger=None), "epsilon1 must be > 0 when the scheme is "
+     "chosen from the data, got '0.1'"),
     (lambda: Schema.of(["age", "sex"]), "types must map each column to its type, e.g. Schema.of({'age': 'integer'}); "
      "got a list"),
     (lambda: Schema.of({"age": "integer"}, identifiers=5), "identifiers must be a list of column names, got the int 5"),

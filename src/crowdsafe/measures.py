@@ -211,7 +211,7 @@ def attack(
     sensitive: Sequence[str] | str | None = None,
     kind: str = "intersection",
     location: str = "auto",
-    levels: Sequence[float] = (0.25, 0.5),
+    levels: Sequence[float] | float = (0.25, 0.5),
     truth_id: str | None = None,
     schema: Schema | str | os.PathLike[str] | None = None,
     decimal_comma: bool | None = None,
@@ -231,7 +231,7 @@ def attack(
     Publication stands for each of its releases.
     ``qi``: one name or a list; ``sensitive``: one name (or a list of one, as check takes it).
     ``location``: how a target's class is located (``"exact"``,
-    ``"nearest"`` or ``"auto"``); ``levels``: the confidence levels the intersection attack
+    ``"nearest"`` or ``"auto"``); ``levels``: the confidence levels (one or a list) the intersection attack
     reports breaches at. ``schema`` and ``decimal_comma`` say how the targets are read.
     ``targets``: anything :func:`load` reads; its hierarchies resolve hierarchy labels in the
     releases. ``truth_id``: a record id in both,
@@ -253,7 +253,8 @@ def attack(
     marks = (suppressed,) if isinstance(suppressed, str) else tuple(suppressed)
     sensitive = one_name(sensitive, "sensitive", "an attack infers one sensitive attribute")
     request = AttackRequest(kind=kind, qi=names(qi, "qi") or (), sensitive=sensitive,
-                            location=cast("Location", location), levels=tuple(levels), truth_id=truth_id,
+                            location=cast("Location", location), truth_id=truth_id,
+                            levels=(levels,) if isinstance(levels, (int, float)) else tuple(levels),  # one level
                             schema=schema, suppressed=marks)
     return attack_run(chosen, _releases(items(releases, "releases")), targets, request)
 

@@ -305,7 +305,7 @@ def _checked(request: PlanRequest) -> _Checked:
         scheme_text = scheme if isinstance(scheme, str) else ",".join(f"{c}={v}" for c, v in scheme.items())
     elif epsilon1 is None:
         epsilon1 = DEFAULT_EPSILON1_SHARE * float(epsilon)
-    elif not epsilon1 > 0:
+    elif isinstance(epsilon1, bool) or not isinstance(epsilon1, (int, float)) or not epsilon1 > 0:  # ('0.1': TypeError)
         raise ParameterError(
             f"epsilon1 must be > 0 when the scheme is chosen from the data, got {epsilon1!r}; "
             "give a fixed scheme with the scheme parameter for a strongly safe release",
