@@ -106,7 +106,7 @@ def test_report_before_is_refused_alike_on_neighbours(capsys, tmp_path):
     runs = [_report_before(capsys, tmp_path / side, frame, "x (bundled)") for side, frame in _tables().items()]
     assert runs[0] == runs[1]
     code, err, spent = runs[0]
-    assert code == 2 and spent == 0.5 and "the values of 'race' are not public" in err
+    assert code == 2 and spent == 0.5 and "the before-distribution of 'race' needs the column's public values" in err
 
 
 def test_the_bundled_dataset_keeps_its_hierarchies_as_domains():
