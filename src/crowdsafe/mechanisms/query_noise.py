@@ -168,6 +168,7 @@ def _noisy_histogram(exact: ExactAggregate, plan: QueryPlan, randomness: Randomn
             f"no public domain: only cells whose noisy count reaches {threshold} are released (stability-based "
             f"histogram, Korolova et al. 2009; Bun, Nissim & Stemmer 2016), which needs δ ≥ {needed:.3g}"
         )
+        notes.append(threshold_note(threshold, noisy.error_half_width))
     renamed = released.clone()  # renamed in place, without a Polars query
     renamed.columns = [n.removeprefix(cell_column("")) if n in names else n for n in released.columns]
     return QueryAnswer(
@@ -177,6 +178,20 @@ def _noisy_histogram(exact: ExactAggregate, plan: QueryPlan, randomness: Randomn
         randomness=randomness.describe(), notes=notes, custodian_only=dict(exact.diagnostics),
         components={"cells": noisy},
     )
+
+
+def threshold_note(threshold: int, half_width: float) -> str:
+    """How to read a thresholded histogram: what a missing cell and a listed cell near τ mean.
+
+    The noise Z of a cell is symmetric with Pr[|Z| ≤ h] ≥ 95% (h the interval's half-width), so a
+    cell of count at least τ + h is left out (Z < −h) with probability at most 2.5%. A listed cell
+    was listed because its noisy count reached τ: near τ its noise is biased upward and its interval
+    covers less than 95% of the time (on a cell of count τ − 4 at ε = 0.5, 81% of the runs that list
+    it), while the interval's 95% holds over all runs, listed or not. Fixed by τ and h alone."""
+    reach = threshold + half_width
+    return (f"a cell not listed is not known to be empty: one of count {reach:g} or more is left out with "
+            f"probability at most 2.5%; a listed cell near {threshold} reads high (it was listed because its "
+            "noise was high), and a sum of the listed cells misses the cells left out")
 
 
 def released_only(noisy: NoisyValue, kept: np.ndarray) -> NoisyValue:
