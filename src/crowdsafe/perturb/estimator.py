@@ -15,7 +15,8 @@ Bernstein bound (:func:`~crowdsafe.privacy.dgamma.bernstein_error_bound`), and
 (:func:`~crowdsafe.privacy.dgamma.theorem_error_bound`), the same width for every query. Each
 holds for one query fixed before the view is seen, with probability 1 − ε' for that query; neither
 holds for all queries at once, nor for a query chosen by looking at the view: "x in (the values
-the view holds)" is off by about βm + α(1 − α)n, linear in n where the bound grows as √n. Both
+the view holds)" is off by about (α(1 − α)n + β(1 − β)(m − n))/(α − β), linear in n where the bound
+grows as √n. Both
 are computed with the public bound N ≥ n of the view's certificate in place of the exact n,
 which is not published; both bounds only grow with n, so they stay valid (if wider).
 
