@@ -300,6 +300,7 @@ def register(app: typer.Typer) -> None:
         Example: crowdsafe estimate view.csv "count where age between 26 and 32 and sex = 'Female'"
         """
         from crowdsafe.perturb import equality_estimates, read_view
+        from crowdsafe.perturb.estimator import COUNTS_WHAT
 
         if not queries and equality is None:
             raise ParameterError("give a query such as \"count where age >= 30\", or --equality 3 --out estimates.csv")
@@ -318,7 +319,7 @@ def register(app: typer.Typer) -> None:
         estimates = found if isinstance(found, list) else [found]  # a list of queries: a list of estimates
         payload: dict[str, Any] = {"view": str(view), "rows": published.rows,
                                    "alpha": published.alpha, "beta": published.beta,
-                                   "estimates": [e.as_dict() for e in estimates]}
+                                   "estimates": [e.as_dict() for e in estimates], "counts": COUNTS_WHAT}
         if equality is not None:
             assert out is not None
             sweep = equality_estimates(published, max_attributes=equality, confidence=confidence, max_queries=max_queries)
@@ -349,6 +350,7 @@ def register(app: typer.Typer) -> None:
                 if bound is not None:
                     console.print(f"theorem bound per query ({confidence:.0%}, each query fixed before looking at "
                                   f"the view; not all queries at once): ± {bound:,.0f}")
+                console.print(COUNTS_WHAT)
                 if equality is None and out is not None:
                     console.print(f"{len(estimates):,} estimate{'s' if len(estimates) != 1 else ''} -> {out}")
             if equality is not None:
