@@ -9,7 +9,7 @@ import typer
 
 from crowdsafe.cli.options import JsonOpt, emit, number_option, split_list, whole_option
 from crowdsafe.errors import ParameterError
-from crowdsafe.number_text import parse_number
+from crowdsafe.number_text import parse_number, rounded_up
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -35,6 +35,11 @@ def _floats(value: str | None, name: str) -> list[float] | None:
 
 def _fmt(value: float | None, digits: int = 6) -> str:
     return "-" if value is None else f"{value:.{digits}g}"
+
+
+def _loss(value: float | None, digits: int = 6) -> str:
+    """A privacy loss (an ε or a δ) as printed: rounded up, never stated below the one proven."""
+    return "-" if value is None else rounded_up(value, digits)
 
 
 def _table(title: str, columns: list[str], rows: list[list[str]]) -> None:
@@ -90,7 +95,7 @@ def amplify_command(
     rows = [{"beta": b, **amplify(inner, b, base_beta).as_dict()} for b in rates]
     emit({"inner": inner.as_dict(), "base_beta": base_beta, "rows": rows}, as_json, lambda: _table(
         f"amplification of {inner} by Bernoulli sampling", ["beta", "epsilon", "delta"],
-        [[_fmt(r["beta"]), _fmt(r["epsilon"]), _fmt(r["delta"], 3)] for r in rows]))
+        [[_fmt(r["beta"]), _loss(r["epsilon"]), _loss(r["delta"], 3)] for r in rows]))
 
 
 @calc_app.command("dps")
@@ -115,7 +120,7 @@ def dps_command(
     emit({"rows": rows}, as_json, lambda: _table(
         f"delta = d(k={k}, beta, epsilon{' - ' + format(epsilon1, 'g') if epsilon1 else ''})",
         ["beta", "epsilon", "delta", "max at n", "n_m"],
-        [[_fmt(r["beta"]), _fmt(r["epsilon"]), _fmt(r["delta"], 3), str(r["n_at_max"]), str(r["n_min"])]
+        [[_fmt(r["beta"]), _fmt(r["epsilon"]), _loss(r["delta"], 3), str(r["n_at_max"]), str(r["n_min"])]
          for r in rows]))
 
 
@@ -149,9 +154,9 @@ def solve_command(
     data = result.as_dict()
 
     def render() -> None:
-        typer.echo(f"k = {result.k}, beta = {result.beta:.6g}, epsilon = {result.epsilon:.6g}"
+        typer.echo(f"k = {result.k}, beta = {result.beta:.6g}, epsilon = {rounded_up(result.epsilon)}"
                    + (f" (epsilon1 = {result.epsilon1:g})" if result.epsilon1 else "")
-                   + f", delta = {result.delta:.3g} <= {result.delta_target:g}")
+                   + f", delta = {rounded_up(result.delta, 3)} <= {result.delta_target:g}")
         typer.echo(result.explanation)
 
     emit(data, as_json, render)
@@ -190,10 +195,10 @@ def compose_command(
         def show() -> None:
             _table(f"{times}-fold composition of ({epsilon:g}, {delta:g})-DP, slack {slack:g}",
                    ["bound", "epsilon", "delta", "theorem"],
-                   [[c.bound + (" *" if c.bound == result.bound else ""), _fmt(c.epsilon),
-                     _fmt(c.delta, 3), c.theorem if c.epsilon is not None else c.note]
+                   [[c.bound + (" *" if c.bound == result.bound else ""), _loss(c.epsilon),
+                     _loss(c.delta, 3), c.theorem if c.epsilon is not None else c.note]
                     for c in result.candidates])
-            typer.echo(f"certified: ({result.epsilon:.6g}, {result.delta:.3g})-DP by {result.bound}")
+            typer.echo(f"certified: ({rounded_up(result.epsilon)}, {rounded_up(result.delta, 3)})-DP by {result.bound}")
 
         emit(result.as_dict(), as_json, show)
         return

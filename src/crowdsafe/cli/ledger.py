@@ -72,7 +72,7 @@ def render_report(report: dict[str, Any], console: Console) -> None:
             status = entry["status"] + (" (seeded)" if entry["seeded"] else "")
             table.add_row(
                 str(entry["id"]), entry["created_at"][:19].replace("T", " "), entry["kind"],
-                f"{entry['epsilon']:.6g}", f"{entry['delta']:.3g}", printable(entry["mechanism"]), status, what,
+                rounded_up(entry["epsilon"]), rounded_up(entry["delta"], 3), printable(entry["mechanism"]), status, what,
             )
         console.print(table)
 

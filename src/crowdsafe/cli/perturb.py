@@ -33,7 +33,7 @@ from crowdsafe.cli.options import (
 from crowdsafe.defaults import LARGE_VIEW_ROWS, MAX_EQUALITY_QUERIES
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import PRIVATE, atomic_paths, write_text_atomic
-from crowdsafe.number_text import rounded_up
+from crowdsafe.number_text import rounded_down, rounded_up
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -135,18 +135,20 @@ def _report_warnings() -> Iterator[list[str]]:
 
 def _plan_rows(plan: AlphaBetaPlan) -> list[tuple[str, str]]:
     """The plan's lines: parameters, the bound N used in place of n, the domain size m (each
-    labelled custodian-only where an exploratory run read it from the data)."""
+    labelled custodian-only where an exploratory run read it from the data). The equivalent ε
+    and the largest posterior are rounded up, the prior bound d down: none is stated stronger
+    than proven."""
     out = [
         ("N (read from the data, in place of n: custodian-only)" if "n" in plan.from_data
          else "N (public bound on n, in place of n)", f"{plan.n:,}"),
         ("m (domain size read from the data: custodian-only)" if "m" in plan.from_data
          else "m (public domain size)", f"{plan.m:,}" if plan.m < 10**15 else f"{plan.m:.4e}"),
-        ("d (prior bound)" + (f" = {plan.c:g} N/m" if plan.c is not None else ""), f"{plan.d:.6g}"),
+        ("d (prior bound)" + (f" = {plan.c:g} N/m" if plan.c is not None else ""), rounded_down(plan.d)),
         ("gamma (posterior bound)", f"{plan.gamma:.6g}"),
         ("alpha (keep)", f"{plan.alpha:.6g}"),
         ("beta (insert)", f"{plan.beta:.6g}"),
-        ("equivalent epsilon (unbounded DP)", f"{plan.epsilon:.6g}"),
-        ("largest posterior of a tuple seen", f"{plan.posterior_present_max:.6g}"),
+        ("equivalent epsilon (unbounded DP)", rounded_up(plan.epsilon)),
+        ("largest posterior of a tuple seen", rounded_up(plan.posterior_present_max)),
         ("expected view size, at most", f"{plan.expected_view:,.0f}"),
         ("expected |V| / N", f"{plan.ratio:.4g}"),
     ]

@@ -75,7 +75,7 @@ def render_plan(plan: dict[str, Any], print_: Any) -> None:
     print_(f"  recoding      {selection}")
     rule = "k given: d(k, beta, " if plan.get("k_rule") == "given" else "smallest k with d(k, beta, "
     print_(f"  k             {plan['k']} ({rule}{plan['epsilon_anon']:.4g}) = "
-           f"{plan['delta']:.3g} <= {plan['delta_target']:g})")
+           f"{rounded_up(plan['delta'], 3)} <= {plan['delta_target']:g})")
     if plan.get("scheme") is None and plan.get("objective"):
         target = f" of '{plan['target']}'" if plan.get("target") else ""
         candidates = f" among {plan['candidates']:,} candidate schemes" if plan.get("candidates") else ""

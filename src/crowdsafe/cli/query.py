@@ -77,7 +77,7 @@ def render_answer(answer: QueryAnswer, console: Console, *, custodian: bool = Fa
         shown = f"{value:,}" if isinstance(value, int) else f"{value:,.6g}"
         console.print(styled("answer        ", (shown, "bold")))
         console.print(f"95% interval  {_interval(answer)} (the error lies there with probability ≥ 0.95)")
-    console.print(f"guarantee     (ε = {answer.epsilon:g}, δ = {answer.delta:g})-differential privacy; "
+    console.print(f"guarantee     (ε = {rounded_up(answer.epsilon)}, δ = {rounded_up(answer.delta)})-differential privacy; "
                   f"{answer.privacy_unit}")
     console.print(f"mechanism     {answer.mechanism}, noise scale {answer.noise_scale:,.6g}")
     console.print(f"sensitivity   {answer.sensitivity.l1:g} ({answer.sensitivity.derivation})")

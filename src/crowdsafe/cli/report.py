@@ -18,6 +18,7 @@ import typer
 
 from crowdsafe.cli.options import DecimalCommaOpt, ForceOpt, JsonOpt, SchemaOpt, SeedOpt, emit, number_option
 from crowdsafe.errors import ParameterError
+from crowdsafe.number_text import rounded_up
 
 
 def _guard(release: Path, certificate: Path | None, out: Path | None, before: str | None, schema: Path | None,
@@ -91,7 +92,7 @@ def register(app: typer.Typer) -> None:
         def show() -> None:
             typer.echo(f"wrote {written}")
             for b in distributions:
-                typer.echo(f"  before-distribution of {b.name}: DP histogram, epsilon = {b.epsilon:g}, "
-                           f"delta = {b.delta:g} (charged)")
+                typer.echo(f"  before-distribution of {b.name}: DP histogram, epsilon = {rounded_up(b.epsilon)}, "
+                           f"delta = {rounded_up(b.delta)} (charged)")
 
         emit(payload, as_json, show)

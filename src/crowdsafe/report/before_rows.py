@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from crowdsafe.number_text import rounded_up
 from crowdsafe.report.content import APART, TOP_VALUES, BeforeDistribution, _number, numeric_ends
 
 
@@ -104,8 +105,8 @@ def interval_text(interval: tuple[float, float]) -> str:
 def noise_words(before: BeforeDistribution, bars: Sequence[BeforeBar]) -> str:
     """The caption's sentences on ``before``: its ε and δ, the 95% interval of a cell, which bars
     are hatched, how counts below 0 are drawn, and how the bars were chosen."""
-    words = [f"Original values: a noisy DP histogram (ε = {before.epsilon:g}, δ = {before.delta:g}), charged to the "
-             "ledger."]
+    words = [f"Original values: a noisy DP histogram (ε = {rounded_up(before.epsilon)}, "
+             f"δ = {rounded_up(before.delta)}), charged to the ledger."]
     if before.interval is not None:
         scale = f" ({before.mechanism}, scale {before.noise_scale:.3g})" if before.mechanism else ""
         words.append(f"Each noisy count is within {interval_text(before.interval)} of the true count with 95% "

@@ -124,8 +124,8 @@ def ledger_html(report: Mapping[str, Any]) -> str:
         words = budget_words(budget, spent, remaining)
         entries = list(dataset.get("entries") or ())
         latest = entries[-SHOWN_ENTRIES:]
-        rows = [(str(e["id"]), str(e["created_at"])[:19].replace("T", " "), e["kind"], f"{e['epsilon']:.4g}",
-                 f"{e['delta']:.3g}", e["status"] + (" (seeded)" if e.get("seeded") else ""), e["description"])
+        rows = [(str(e["id"]), str(e["created_at"])[:19].replace("T", " "), e["kind"], rounded_up(e["epsilon"], 4),
+                 rounded_up(e["delta"], 3), e["status"] + (" (seeded)" if e.get("seeded") else ""), e["description"])
                 for e in reversed(latest)]
         listed = table(("#", "when (UTC)", "kind", "ε", "δ", "status", "what"), rows, (0, 3, 4), (6,)) if rows else ""
         older = note(more(len(entries) - len(latest), "older entries")) if len(entries) > len(latest) else ""

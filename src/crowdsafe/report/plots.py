@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from crowdsafe.number_text import rounded_up
 from crowdsafe.report.before_rows import BeforeBar
 from crowdsafe.report.svg import Chart, Panel, ticks
 
@@ -143,7 +144,8 @@ def distribution_svg(name: str, after: Sequence[tuple[str, int]], before: Sequen
         width = 2 * half + RIGHT
         chart = Chart(width, height)
         _bars(chart, left, half - RIGHT, height, before_values, BEFORE_COLOUR,
-              f"{name}: original, noisy (ε = {before_epsilon:g})", "no cell passed the noisy threshold", before,
+              f"{name}: original, noisy (ε = {rounded_up(before_epsilon)})", "no cell passed the noisy threshold",
+              before,
               f"within-noise-{figure}")
         _bars(chart, half + left, width - RIGHT, height, after, AFTER_COLOUR, f"{name}: published (after)",
               empty_after)

@@ -150,7 +150,7 @@ def plan_rows(plan: Mapping[str, Any]) -> list[tuple[str, str]]:
     else:
         rows.append(("scheme", f"fixed in advance: {plan['scheme']} (strongly safe, ε1 = 0)"))
     rows.append(("ε − ε1 (the anonymization)", f"{plan['epsilon_anon']:.4g}"))
-    rows.append(("δ achieved at k", f"{plan['delta']:.3g}"))
+    rows.append(("δ achieved at k", rounded_up(plan["delta"], 3)))
     if plan.get("columns"):
         rows.append(("columns", ", ".join(listed(list(plan["columns"]), SHOWN_COLUMNS, "columns"))))
     if plan["releases"] > 1:

@@ -1,0 +1,159 @@
+"""Every ε and δ the command line and the report state is rounded up, never below the loss proven
+(an auditor's sweep, 2026-11-30).
+
+Until then several surfaces printed a proven loss with Python's nearest ``g`` rounding, which can
+state it smaller than it is: ``calc compose`` certified KOV's ε = 20.3010006648... as ``20.301``,
+``calc dps`` printed d(20, 0.1, 1) = 4.0725e-14 as ``4.07e-14``, ``ledger show`` a charge of δ
+2.7116e-7 as ``2.71e-07``, the α-β plan its equivalent ε 1.9429414... as ``1.94294``, ``query``
+its guarantee line, ``publish --plan-only`` the δ achieved at k, and the before-distributions of a
+report their ε (0.5 over six attributes as ``0.0833333``). The certificate's own summary and the
+ledger's totals already rounded up (``crowdsafe.number_text.rounded_up``).
+
+Every expected value here is recomputed from the papers' formulas with SciPy / mpmath, not with
+crowdsafe's calculus: the printed text must read back at or above it (at or below it for the
+prior bound d of (d, γ)-privacy, where a larger d is the stronger claim).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import mpmath as mp
+import numpy as np
+from scipy.optimize import brentq
+from scipy.stats import binom
+
+from cli_helpers import run_command
+from report_tables import QI, publish_small, small_table
+
+NUMBER = r"([0-9.]+(?:e[-+]?[0-9]+)?)"
+
+
+def lqs_delta(k: int, beta: float, epsilon: float) -> float:
+    """d(k, β, ε) of Li, Qardaji, Su 2012 (Theorem 5), from its definition: the largest tail
+    Pr[Bin(n, β) > γn] over n ≥ ⌈k/γ − 1⌉, at 40 digits, scanned until the Chernoff bound
+    exp(−n D(γ‖β)) falls below the best tail found."""
+    mp.mp.dps = 40
+    b, e = mp.mpf(beta), mp.mpf(epsilon)
+    gamma = (mp.e ** e - 1 + b) / mp.e ** e
+    n = int(mp.ceil(k / gamma - 1))
+    divergence = gamma * mp.log(gamma / b) + (1 - gamma) * mp.log((1 - gamma) / (1 - b))
+    best = mp.mpf(0)
+    while best == 0 or mp.e ** (-n * divergence) >= best:
+        first = int(mp.floor(gamma * n)) + 1
+        if first <= n:
+            best = max(best, mp.betainc(first, n - first + 1, 0, b, regularized=True))
+        n += 1
+    return float(best)
+
+
+def kov_epsilon(epsilon: float, k: int, delta: float) -> float:
+    """The least ε' at which k runs of an ε-DP mechanism are (ε', δ)-DP, on the exact privacy
+    curve of k-fold randomized response (Kairouz, Oh, Viswanath 2015): the privacy loss is
+    ε(k − 2L), L ~ Bin(k, 1/(1 + e^ε)), and δ(ε') = E[(1 − e^(ε' − loss))+]."""
+    ls = np.arange(k + 1)
+    weights = binom.pmf(ls, k, 1 / (1 + math.exp(epsilon)))
+    loss = epsilon * (k - 2 * ls)
+
+    def curve(x: float) -> float:
+        return float(np.sum(weights * np.clip(-np.expm1(x - loss), 0, None))) - delta
+
+    return brentq(curve, 0.0, k * epsilon, xtol=1e-13, rtol=1e-15)
+
+
+def test_calc_compose_certifies_no_less_than_the_kov_and_drv_bounds(capsys):
+    code, out, _ = run_command(capsys, "calc", "compose", "--epsilon", "0.5", "--times", "50", "--slack", "1e-6")
+    assert code == 0
+    certified = re.search(rf"certified: \({NUMBER}, {NUMBER}\)-DP by kov", out)
+    assert certified, out
+    exact = kov_epsilon(0.5, 50, 1e-6)  # 20.30100066...: printed "20.301" until the fix
+    assert float(certified.group(1)) >= exact
+    assert float(certified.group(2)) >= 1e-6
+    drv = 0.5 * math.sqrt(2 * 50 * math.log(1e6)) + 50 * 0.5 * math.expm1(0.5)  # DRV Theorem III.3: 34.802642...
+    row = next(line for line in out.splitlines() if "│ drv" in line)
+    assert float(row.split("│")[2]) >= drv  # "34.8026" until the fix
+    kov_row = next(line for line in out.splitlines() if "│ kov" in line)
+    assert float(kov_row.split("│")[2]) >= exact
+
+
+def test_calc_dps_prints_d_rounded_up(capsys):
+    code, out, _ = run_command(capsys, "calc", "dps", "--k", "20", "--beta", "0.1", "--epsilon", "1")
+    assert code == 0
+    row = next(line for line in out.splitlines() if line.startswith("│  0.1"))
+    printed = float(row.split("│")[3])
+    exact = lqs_delta(20, 0.1, 1.0)  # 4.0725e-14: "4.07e-14" until the fix
+    assert exact <= printed <= exact * 1.01
+
+
+def test_publish_plan_states_the_delta_at_k_rounded_up(capsys):
+    code, out, _ = run_command(capsys, "publish", "adult", "--epsilon", "1", "--scheme", "medium", "--k", "20",
+                               "--beta", "0.1", "--plan-only", "--no-ledger")
+    assert code == 0, out
+    stated = re.search(rf"k given: d\(k, beta, 1\) = {NUMBER} <= 1e-06", out)
+    assert stated, out
+    exact = lqs_delta(20, 0.1, 1.0)
+    assert exact <= float(stated.group(1)) <= exact * 1.01
+
+
+def test_the_plan_view_states_the_delta_at_k_rounded_up():
+    from crowdsafe.api import plan_publish
+
+    plan = plan_publish(1.0, scheme="medium", k=20, beta=0.1)
+    cell = re.search(rf"δ achieved at k</t[dh]>\s*<td[^>]*>{NUMBER}<", plan._repr_html_())
+    assert cell, plan._repr_html_()
+    exact = lqs_delta(20, 0.1, 1.0)
+    assert exact <= float(cell.group(1)) <= exact * 1.01
+
+
+def test_perturb_plan_rounds_epsilon_up_and_the_prior_bound_down(capsys):
+    args = ["perturb", "adult", "--c", "5", "--gamma", "0.2", "--max-rows", "50000", "--attributes",
+            "age,education,occupation,native-country,sex,income", "--plan-only"]
+    code, out, _ = run_command(capsys, *args)
+    assert code == 0
+    code, as_json, _ = run_command(capsys, *args, "--json")
+    alpha, beta = (float(re.search(rf'"{name}": {NUMBER}', as_json).group(1)) for name in ("alpha", "beta"))
+    # Rastogi, Suciu, Hong 2007: as unbounded DP, ε = max(ln(α/β), ln((1 − β)/(1 − α)))
+    epsilon = max(math.log(alpha / beta), math.log((1 - beta) / (1 - alpha)))
+    # Adult's public domains with the missing value (--missing keep): age 17..90, 16 educations,
+    # 14 occupations, 41 countries, 2 sexes, 2 incomes, each + 1
+    m = 75 * 17 * 15 * 42 * 3 * 3
+    d = 5 * 50000 / m
+    shown_epsilon = float(re.search(rf"equivalent epsilon \(unbounded DP\)\s*│\s*{NUMBER}", out).group(1))
+    shown_d = float(re.search(rf"d \(prior bound\) = 5 N/m\s*│\s*{NUMBER}", out).group(1))
+    assert epsilon <= shown_epsilon <= epsilon * (1 + 1e-5)  # 1.9429414...: "1.94294" until the fix
+    assert d * (1 - 1e-5) <= shown_d <= d
+
+
+def test_query_and_ledger_show_state_the_charge_rounded_up(capsys, tmp_path):
+    epsilon, delta = 0.1234561, 2.7116e-7  # nearest rounding: 0.123456 and 2.71e-07, both below
+    ledger = str(tmp_path / "l.sqlite3")
+    code, out, err = run_command(capsys, "query", "adult", "count", "--epsilon", str(epsilon), "--delta", str(delta),
+                                 "--mechanism", "gaussian", "--ledger", ledger, "--budget", "1,1e-5")
+    assert code == 0, err
+    stated = re.search(rf"guarantee\s+\(ε = {NUMBER}, δ = {NUMBER}\)-differential privacy", out)
+    assert stated, out
+    assert float(stated.group(1)) >= epsilon and float(stated.group(2)) >= delta
+    code, out, err = run_command(capsys, "ledger", "show", "--ledger", ledger)
+    assert code == 0, err
+    row = next(line for line in out.splitlines() if re.match(r"\s*1 │", line))
+    cells = [cell.strip() for cell in row.split("│")]
+    assert float(cells[3]) >= epsilon and float(cells[4]) >= delta, row
+
+
+def test_before_distributions_state_their_epsilon_rounded_up(tmp_path, capsys):
+    ledger = tmp_path / "ledger.sqlite3"
+    publish_small(tmp_path, small_table(), ledger=str(ledger), budget=(10.0, 1e-5))
+    release = tmp_path / "out" / "r.csv"
+    code, out, err = run_command(capsys, "report", str(release), "--before", str(tmp_path / "data.parquet"),
+                                 "--schema", str(tmp_path / "schema.toml"), "--ledger", str(ledger), "--seed", "1",
+                                 "--before-epsilon", "0.5", "--before-delta", "1e-7", "--out", str(tmp_path / "b.html"))
+    assert code == 0, err
+    each = 0.5 / len(QI)  # sequential composition over the published attributes: 0.08333...
+    printed = [float(x) for x in re.findall(rf"DP histogram, epsilon = {NUMBER}", out)]
+    assert len(printed) == len(QI) and min(printed) >= each, out  # "0.0833333" until the fix
+    page = (tmp_path / "b.html").read_text(encoding="utf-8")
+    for pattern in (rf"original, noisy \(ε = {NUMBER}\)", rf"a noisy DP histogram \(ε = {NUMBER}, δ = {NUMBER}\)"):
+        shown = re.findall(pattern, page)
+        assert len(shown) == len(QI), pattern
+        assert all(float(x if isinstance(x, str) else x[0]) >= each for x in shown)
