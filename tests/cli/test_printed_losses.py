@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+import sqlite3
 
 import mpmath as mp
 import numpy as np
@@ -157,3 +158,27 @@ def test_before_distributions_state_their_epsilon_rounded_up(tmp_path, capsys):
         shown = re.findall(pattern, page)
         assert len(shown) == len(QI), pattern
         assert all(float(x if isinstance(x, str) else x[0]) >= each for x in shown)
+
+
+def test_a_before_report_states_the_total_of_its_before_distributions(tmp_path, capsys):
+    """The page with before-distributions reveals more than the release: it says what they cost
+    together (sequential composition, Dwork and Roth 2014, Theorem 3.16), not only each one's ε."""
+    ledger = tmp_path / "ledger.sqlite3"
+    publish_small(tmp_path, small_table(), ledger=str(ledger), budget=(10.0, 1e-5))
+    release = tmp_path / "out" / "r.csv"
+    code, _, err = run_command(capsys, "report", str(release), "--before", str(tmp_path / "data.parquet"),
+                               "--schema", str(tmp_path / "schema.toml"), "--ledger", str(ledger), "--seed", "1",
+                               "--before-epsilon", "0.7", "--before-delta", "1e-7", "--out", str(tmp_path / "b.html"))
+    assert code == 0, err
+    page = re.sub(r"<[^>]+>", " ", (tmp_path / "b.html").read_text(encoding="utf-8"))
+    total = re.search(rf"together \(ε = {NUMBER}, δ = {NUMBER}\) by sequential composition", page)
+    assert total, "the page does not state the before-distributions' total"
+    # what the ledger charged for them, read from its file: len(QI) histograms of (0.7 / len(QI), 1e-7)
+    with sqlite3.connect(ledger) as book:
+        charged = book.execute("SELECT epsilon, delta FROM entries WHERE kind = 'query'").fetchall()
+    assert len(charged) == len(QI)
+    epsilon, delta = math.fsum(e for e, _ in charged), math.fsum(d for _, d in charged)
+    assert math.isclose(epsilon, 0.7) and math.isclose(delta, len(QI) * 1e-7)
+    assert epsilon <= float(total.group(1)) <= epsilon * (1 + 1e-5)
+    assert delta <= float(total.group(2)) <= delta * (1 + 1e-5)
+    assert "this page as a whole reveals what the release and these answers reveal together" in page

@@ -20,6 +20,7 @@ and whether its noisy count was below 0 (drawn as a zero bar, and said so, never
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -100,6 +101,19 @@ def interval_text(interval: tuple[float, float]) -> str:
     if low == -high:
         return f"±{_amount(high)}"
     return f"{'−' if low < 0 else '+'}{_amount(abs(low))} to {'−' if high < 0 else '+'}{_amount(abs(high))}"
+
+
+def before_total_words(before: Sequence[BeforeDistribution]) -> str:
+    """The distributions section's note on the before-distributions: each is labelled with its own
+    (ε, δ); together they are (Σε, Σδ)-DP by sequential composition (Dwork, Roth 2014, Theorem
+    3.16), rounded up, charged in addition to the release, so the page as a whole reveals what
+    the release and these answers reveal together (for a DP release, their ε and δ add up)."""
+    epsilon = math.fsum(b.epsilon for b in before)
+    delta = math.fsum(b.delta for b in before)
+    return (f"Before: DP answers on the original data, each labelled with its ε; together (ε = {rounded_up(epsilon)}, "
+            f"δ = {rounded_up(delta)}) by sequential composition, charged to the data's budget in addition to the "
+            "release: this page as a whole reveals what the release and these answers reveal together (for a DP "
+            "release, their ε and δ add up).")
 
 
 def noise_words(before: BeforeDistribution, bars: Sequence[BeforeBar]) -> str:

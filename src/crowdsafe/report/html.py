@@ -118,7 +118,7 @@ def _class_sizes(content: ReportContent) -> str:
 
 
 def _distributions(content: ReportContent) -> str:
-    from crowdsafe.report.before_rows import before_bars, noise_note, noise_words
+    from crowdsafe.report.before_rows import before_bars, before_total_words, noise_note, noise_words
     from crowdsafe.report.plots import distribution_svg
 
     before = {b.name: b for b in content.before}
@@ -137,7 +137,7 @@ def _distributions(content: ReportContent) -> str:
         figures.append(f'<figure class="plot distribution" id="plot-distribution-{i}">{svg}'
                        f"<figcaption>{escape(caption)}</figcaption></figure>")
     if content.before:
-        how = "<p class=\"note\">Before: DP answers on the original data, each labelled with its ε.</p>"
+        how = f'<p class="note">{escape(before_total_words(content.before))}</p>'
     else:
         how = ('<p class="note">Only the published ("after") distributions are shown. The original data\'s '
                "distributions are not public; to add noisy, differentially private ones, charged to the data's "
