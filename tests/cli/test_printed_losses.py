@@ -28,7 +28,7 @@ from scipy.stats import binom
 from cli_helpers import run_command
 from report_tables import QI, publish_small, small_table
 
-NUMBER = r"([0-9.]+(?:e[-+]?[0-9]+)?)"
+NUMBER = r"([0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)"
 
 
 def lqs_delta(k: int, beta: float, epsilon: float) -> float:
@@ -182,3 +182,49 @@ def test_a_before_report_states_the_total_of_its_before_distributions(tmp_path, 
     assert epsilon <= float(total.group(1)) <= epsilon * (1 + 1e-5)
     assert delta <= float(total.group(2)) <= delta * (1 + 1e-5)
     assert "this page as a whole reveals what the release and these answers reveal together" in page
+
+
+def _visible(page: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", re.sub(r"<style>.*?</style>", " ", page, flags=re.DOTALL)))
+
+
+def test_the_release_report_states_the_guarantee_rounded_up(tmp_path):
+    """The report's own statement of the guarantee (headline, and the risk table's row) used 4 and
+    3 digits to nearest: ε = 1.00004 read "1", d = 4.07e-14 for 4.0725e-14."""
+    from crowdsafe.api import publish
+
+    epsilon = 1.00004
+    publish("adult", epsilon=epsilon, scheme="medium", k=20, beta=0.1, ledger=None, seed=3,
+            out=str(tmp_path / "r.csv"))
+    page = _visible((tmp_path / "r.report.html").read_text(encoding="utf-8"))
+    exact = lqs_delta(20, 0.1, epsilon)  # Theorem 5 (strongly safe), from its definition
+    headline = re.search(rf"This table satisfies \({NUMBER}, {NUMBER}\)-differential privacy", page)
+    risk = re.search(rf"differential privacy ε = {NUMBER}, δ = {NUMBER}", page)
+    plain = re.search(rf"except with probability at most δ = {NUMBER}", page)
+    assert headline and risk and plain, page[:2000]
+    for shown_epsilon, shown_delta in (headline.groups(), risk.groups()):
+        assert epsilon <= float(shown_epsilon) <= epsilon * 1.001
+        assert exact <= float(shown_delta) <= exact * 1.01
+    assert exact <= float(plain.group(1)) <= exact * 1.01
+
+
+def test_the_view_report_states_d_down_and_epsilon_up(tmp_path):
+    """An α-β view's report: d and d/γ (larger is the stronger claim) rounded down, ε and e^ε up."""
+    from crowdsafe.api import perturb
+
+    result = perturb("adult", c=5, gamma=0.2, max_rows=50315, seed=1, out=str(tmp_path / "v.csv"),
+                     attributes=["age", "education", "occupation", "native-country", "sex", "income"])
+    page = _visible((tmp_path / "v.report.html").read_text(encoding="utf-8"))
+    m = 75 * 17 * 15 * 42 * 3 * 3  # Adult's public domains with the missing value, as above
+    d = 5 * 50315 / m  # 0.0347996: "0.0348" to nearest
+    alpha, beta = result.plan.alpha, result.plan.beta  # the parameters that ran
+    epsilon = max(math.log(alpha / beta), math.log((1 - beta) / (1 - alpha)))  # Rastogi, Suciu, Hong 2007
+    shown_d = re.search(rf"\(d, γ\)-private with d = {NUMBER}", page)
+    shown_ratio = re.search(rf"never falls below d/γ = {NUMBER} times", page)
+    shown_epsilon = re.search(rf"ln\(\(1−β\)/\(1−α\)\)\) = {NUMBER}", page)
+    shown_factor = re.search(rf"at most a factor e\^ε = {NUMBER}", page)
+    assert shown_d and shown_ratio and shown_epsilon and shown_factor, page[:3000]
+    assert d * 0.999 <= float(shown_d.group(1)) <= d
+    assert d / 0.2 * 0.999 <= float(shown_ratio.group(1)) <= d / 0.2
+    assert epsilon <= float(shown_epsilon.group(1)) <= epsilon * 1.001
+    assert math.exp(epsilon) <= float(shown_factor.group(1)) <= math.exp(epsilon) * 1.01

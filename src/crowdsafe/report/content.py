@@ -25,7 +25,7 @@ import polars as pl
 
 from crowdsafe.data.level_words import by_level_name
 from crowdsafe.errors import InputError
-from crowdsafe.number_text import odds_factor
+from crowdsafe.number_text import odds_factor, rounded_down, rounded_up
 from crowdsafe.privacy.certificate import shown_value
 
 #: The certificate fields the report reads (every one is class (a), or the chosen scheme, (b)).
@@ -180,6 +180,18 @@ def _number(value: float | None, digits: int = 4) -> str:
     return f"{value:.{digits}g}"
 
 
+def loss_text(value: float | None, digits: int = 4) -> str:
+    """A privacy loss (ε or δ) as the report states it: rounded up, never below the one proven
+    (nearest rounding stated d = 4.0725e-14 as 4.07e-14 until 2026-11-30)."""
+    return "—" if value is None else rounded_up(value, digits)
+
+
+def claim_text(value: float | None, digits: int = 4) -> str:
+    """A bound whose larger value is the stronger claim (the prior d of (d, γ)-privacy, the ratio
+    d/γ below which a belief never falls), rounded down."""
+    return "—" if value is None else rounded_down(value, digits)
+
+
 def guarantee_words(certificate: Mapping[str, Any]) -> tuple[str, ...]:
     """The guarantee in plain words, one paragraph per entry, from the certificate alone."""
     kind = certificate.get("guarantee")
@@ -195,11 +207,11 @@ def guarantee_words(certificate: Mapping[str, Any]) -> tuple[str, ...]:
     name = {"dps": "differential privacy under sampling", "dp": "differential privacy",
             "d-gamma": "(d, γ)-privacy"}.get(str(kind), str(kind))
     words = [
-        f"This table satisfies ({_number(epsilon)}, {_number(delta, 3)})-{name}, proven by "
+        f"This table satisfies ({loss_text(epsilon)}, {loss_text(delta, 3)})-{name}, proven by "
         f"{certificate.get('theorem') or 'the theorem named in the certificate'}.",
         f"In plain words: adding or removing any one person's record in the original data changes the "
         f"probability of every possible outcome (this table, and anything anyone computes from it) by at most a "
-        f"factor of e^ε = {factor}, except with probability at most δ = {_number(delta, 3)}. "
+        f"factor of e^ε = {factor}, except with probability at most δ = {loss_text(delta, 3)}. "
         "This holds whatever else an attacker knows.",
     ]
     if kind == "dps":
@@ -250,10 +262,10 @@ def empty_release_words(certificate: Mapping[str, Any]) -> tuple[str, ...]:
              f"generalized tuple would have been shared by {under}), or there was none to publish."]
     if certificate.get("guarantee") not in (None, "none"):
         epsilon, delta = certificate.get("epsilon"), certificate.get("delta")
-        words.append(f"The run spent its privacy budget all the same: ε = {_number(epsilon)}, δ = {_number(delta, 3)} "
-                     "count against the data whether or not a record is published, and publishing again from the "
-                     "same data spends more. A larger ε, a smaller k or coarser hierarchies let more classes reach "
-                     "k records.")
+        words.append(f"The run spent its privacy budget all the same: ε = {loss_text(epsilon)}, "
+                     f"δ = {loss_text(delta, 3)} count against the data whether or not a record is published, "
+                     "and publishing again from the same data spends more. A larger ε, a smaller k or coarser "
+                     "hierarchies let more classes reach k records.")
     return tuple(words)
 
 
@@ -463,7 +475,7 @@ def risk_rows(sizes: np.ndarray, k: int | None, certificate: Mapping[str, Any]) 
                                                    "compose: an attacker with two releases can do better"))
     else:
         epsilon = certificate.get("epsilon")
-        rows.append(("differential privacy", f"ε = {_number(epsilon)}, δ = {_number(certificate.get('delta'), 3)}",
+        rows.append(("differential privacy", f"ε = {loss_text(epsilon)}, δ = {loss_text(certificate.get('delta'), 3)}",
                      "whatever an attacker knows, this table changes their odds about any one person by at most "
                      "a factor e^ε (except with probability δ); it also bounds what several releases reveal "
                      "together (their ε add up)"))

@@ -25,7 +25,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.errors import InputError, ParameterError
-from crowdsafe.report.content import _mechanism_rows, _number, is_view_certificate
+from crowdsafe.report.content import _mechanism_rows, _number, claim_text, is_view_certificate, loss_text
 
 if TYPE_CHECKING:  # a release's report reads no view: the perturbation package is imported for views only
     from crowdsafe.perturb.view import View
@@ -155,20 +155,20 @@ def view_guarantee_words(certificate: Mapping[str, Any]) -> tuple[str, ...]:
     factor = math.exp(epsilon) if isinstance(epsilon, (int, float)) and epsilon < 700 else math.inf
     ratio = d / gamma if isinstance(d, (int, float)) and isinstance(gamma, (int, float)) and gamma else None
     words = [
-        f"This view is (d, γ)-private with d = {_number(d)} and γ = {_number(gamma)}, proven by "
+        f"This view is (d, γ)-private with d = {claim_text(d)} and γ = {loss_text(gamma)}, proven by "
         f"{certificate.get('theorem') or 'the theorem named in the certificate'}.",
         f"In plain words: take an attacker who, before seeing the view, believes each possible tuple (one "
         f"combination of the published attributes' values) is in the data with probability at most d = "
-        f"{_number(d)}, independently of the other tuples. After seeing the view, their belief that any tuple is "
-        f"in the data is at most γ = {_number(gamma)}, and never falls below d/γ = {_number(ratio)} times what it "
+        f"{claim_text(d)}, independently of the other tuples. After seeing the view, their belief that any tuple is "
+        f"in the data is at most γ = {loss_text(gamma)}, and never falls below d/γ = {claim_text(ratio)} times what it "
         "was. Tuples they already know for certain stay known; the promise is about every other tuple.",
         f"Each true tuple was kept with probability α = {_number(alpha)} and each other tuple of the public domain "
         f"was inserted with probability β = {_number(beta)}; kept and inserted tuples are listed together in the "
         "domain's order and cannot be told apart.",
         f"As unbounded differential privacy (one tuple added or removed, within the same domain) the view is "
-        f"ε-differentially private with ε = max(ln(α/β), ln((1−β)/(1−α))) = {_number(epsilon)} (δ = "
-        f"{_number(certificate.get('delta'), 3)}): the probability of any outcome changes by at most a factor "
-        f"e^ε = {_number(factor, 3)}. That ε is large; the (d, γ) promise above is the useful one, and it rests on "
+        f"ε-differentially private with ε = max(ln(α/β), ln((1−β)/(1−α))) = {loss_text(epsilon)} (δ = "
+        f"{loss_text(certificate.get('delta'), 3)}): the probability of any outcome changes by at most a factor "
+        f"e^ε = {loss_text(factor, 3)}. That ε is large; the (d, γ) promise above is the useful one, and it rests on "
         "the assumption about the attacker.",
         "It covers the view and anything computed from it, this report included, for this one view: a second "
         "view of the same data gives the attacker a second chance at every tuple, and the ε of the views add up.",
