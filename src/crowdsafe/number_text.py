@@ -124,20 +124,21 @@ def _meant(text: str) -> str | None:
 
 def odds_factor(epsilon: float, digits: int = 3) -> str:
     """e^ε, the factor by which ε-differential privacy lets an attacker's odds change, to ``digits``
-    significant digits, or as many more as it takes to show it above 1: ``2.72`` for ε = 1,
-    ``1.001`` for ε = 0.001, never ``1`` for ε > 0 (which would claim no change at all). For ε
-    so small that e^ε is 1 in floating point, ``1 + 1e-17``; ``inf`` past e^709. The app's pages
-    and the report write it with this one function."""
+    significant digits, or as many more as it takes to show it above 1, rounded up (a bound, never
+    stated below e^ε: ``4.49`` for ε = 1.5, where e^ε = 4.4817; nearest rounding read ``4.48``
+    until 2026-11-30): ``2.72`` for ε = 1, ``1.002`` for ε = 0.001 (e^ε = 1.0010005), never ``1``
+    for ε > 0 (which would claim no change at all). For ε so small that e^ε is 1 in floating
+    point, ``1 + 1e-17``; ``inf`` past e^709. The app's pages and the report write it with this
+    one function."""
     if not epsilon > 0 or math.isinf(epsilon):
         return write_number(math.exp(epsilon) if not math.isnan(epsilon) else epsilon, digits)
     if epsilon > 709:  # e^ε overflows a float
         return write_number(math.inf, digits)
     factor = math.exp(epsilon)
     for shown in range(digits, 18):
-        text = write_number(factor, shown)
-        if float(text) > 1.0:
-            return text
-    return f"1 + {write_number(math.expm1(epsilon), digits)}"
+        if float(write_number(factor, shown)) > 1.0:  # the digits it takes to show it above 1
+            return write_number(factor, shown, rounding="up")
+    return f"1 + {write_number(math.expm1(epsilon), digits, rounding='up')}"
 
 
 def write_number(x: float, digits: int = 4, rounding: str = "nearest") -> str:
