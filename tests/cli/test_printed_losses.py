@@ -228,3 +228,34 @@ def test_the_view_report_states_d_down_and_epsilon_up(tmp_path):
     assert d / 0.2 * 0.999 <= float(shown_ratio.group(1)) <= d / 0.2
     assert epsilon <= float(shown_epsilon.group(1)) <= epsilon * 1.001
     assert math.exp(epsilon) <= float(shown_factor.group(1)) <= math.exp(epsilon) * 1.01
+
+
+def test_each_of_several_releases_says_what_they_reveal_together(tmp_path, capsys):
+    """``publish --releases 3``: each release's certificate and report stated its own (ε, δ) only,
+    with nothing saying it is one of three from the same data; now both carry the total, which
+    must be the sequential composition of the three, recomputed here: (3ε, 3·d(k, β, ε))."""
+    import json
+
+    code, _, err = run_command(capsys, "publish", "adult", "--epsilon", "1", "--scheme", "medium", "--k", "20",
+                               "--beta", "0.1", "--releases", "3", "--no-ledger", "--seed", "2",
+                               "--out", str(tmp_path / "r.csv"))
+    assert code == 0, err
+    d = lqs_delta(20, 0.1, 1.0)
+    for i in (1, 2, 3):
+        certificate = json.loads((tmp_path / f"r-{i}.certificate.json").read_text(encoding="utf-8"))
+        together = certificate["parameters"]["published_together"]
+        assert together["releases"] == 3
+        assert math.isclose(together["epsilon"], 3.0) and math.isclose(together["delta"], 3 * d, rel_tol=1e-6)
+        page = _visible((tmp_path / f"r-{i}.report.html").read_text(encoding="utf-8"))
+        stated = re.search(rf"one of 3 releases published together from the same data, each from a fresh sample: "
+                           rf"together they are \({NUMBER}, {NUMBER}\)-differential privacy", page)
+        assert stated, page[:2500]
+        assert 3.0 <= float(stated.group(1)) and 3 * d <= float(stated.group(2)) <= 3 * d * 1.01
+    composed = json.loads((tmp_path / "r.certificate.json").read_text(encoding="utf-8"))
+    assert math.isclose(composed["epsilon"], 3.0) and math.isclose(composed["delta"], 3 * d, rel_tol=1e-6)
+    code, _, err = run_command(capsys, "publish", "adult", "--epsilon", "1", "--scheme", "medium", "--k", "20",
+                               "--beta", "0.1", "--no-ledger", "--seed", "2", "--out", str(tmp_path / "one.csv"))
+    assert code == 0, err
+    single = json.loads((tmp_path / "one.certificate.json").read_text(encoding="utf-8"))
+    assert "published_together" not in single["parameters"]
+    assert "releases published together" not in (tmp_path / "one.report.html").read_text(encoding="utf-8")

@@ -556,7 +556,10 @@ def certify_release(
     ``recorded``: whether a ledger recorded the run (without one the certificate is not fit for release);
     ``unreviewed``: the published columns' schema choices a schema draft read from the data, not yet
     reviewed (:meth:`crowdsafe.data.schema.Schema.unreviewed`; any makes it not fit for release). Only
-    parameters, the schema and the chosen scheme (the DP output) enter it."""
+    parameters, the schema and the chosen scheme (the DP output) enter it. One of several releases
+    (``--releases N``) records ``published_together``: N and the plan's composed (ε, δ) of the N
+    with its theorem, so that the release's certificate and report, read alone, say that its own
+    guarantee does not cover what the N reveal together."""
     described = scheme.describe()
     parameters: dict[str, Any] = {
         "quasi_identifiers": list(columns),
@@ -565,6 +568,11 @@ def certify_release(
         "scheme_level_descriptions": described.get("level_descriptions", {}),
         "delta_target": publish_plan.delta_target,
     }
+    if publish_plan.releases > 1:  # one of several releases from one table: what they reveal together
+        parameters["published_together"] = {
+            "releases": publish_plan.releases, "epsilon": publish_plan.total_epsilon,
+            "delta": publish_plan.total_delta, "composition": publish_plan.composition,
+        }
     if choice is not None:
         parameters["selection"] = public_choice(choice).describe()
         # why this objective (given, or the plan's default: public facts only, anonymize.plan)

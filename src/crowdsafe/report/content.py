@@ -217,6 +217,13 @@ def guarantee_words(certificate: Mapping[str, Any]) -> tuple[str, ...]:
     if kind == "dps":
         words.append("The guarantee rests on a secret random sample of the data: who was sampled is never "
                      "published, and the sample is used for this release only.")
+    together = (certificate.get("parameters") or {}).get("published_together")
+    if isinstance(together, Mapping) and isinstance(together.get("releases"), int):
+        words.append(f"This table is one of {together['releases']:,} releases published together from the same data, "
+                     f"each from a fresh sample: together they are ({loss_text(together.get('epsilon'))}, "
+                     f"{loss_text(together.get('delta'), 3)})-differential privacy "
+                     f"({together.get('composition') or 'composition'}). The guarantee above is this table's "
+                     f"alone; whoever holds all {together['releases']:,} learns what that total allows.")
     return tuple(words)
 
 
