@@ -259,3 +259,23 @@ def test_each_of_several_releases_says_what_they_reveal_together(tmp_path, capsy
     single = json.loads((tmp_path / "one.certificate.json").read_text(encoding="utf-8"))
     assert "published_together" not in single["parameters"]
     assert "releases published together" not in (tmp_path / "one.report.html").read_text(encoding="utf-8")
+
+
+def test_python_texts_state_losses_rounded_up():
+    """The Python objects' texts: a plan's explanation and repr, a PrivacyLoss, a query answer's repr."""
+    from crowdsafe.api import plan_publish, query
+    from crowdsafe.privacy import PrivacyLoss
+
+    exact = lqs_delta(20, 0.1, 1.0)  # 4.0725e-14: "4.07e-14" to nearest
+    plan = plan_publish(1.0, scheme="medium", k=20, beta=0.1)
+    explained = re.search(rf"= {NUMBER} <= 1e-06", plan.explanation)
+    shown = re.search(rf"PublishPlan\(epsilon=1, delta={NUMBER},", repr(plan))
+    assert explained and shown, (plan.explanation, repr(plan))
+    assert exact <= float(explained.group(1)) <= exact * 1.01 and exact <= float(shown.group(1)) <= exact * 1.01
+    kov = kov_epsilon(0.5, 50, 1e-6)
+    text = str(PrivacyLoss(kov, 4.0725e-14))
+    loss = re.fullmatch(rf"\({NUMBER}, {NUMBER}\)-DP", text)
+    assert loss and float(loss.group(1)) >= kov and float(loss.group(2)) >= 4.0725e-14, text
+    answer = query("adult", "count", epsilon=0.1234561, delta=2.7116e-7, mechanism="gaussian", ledger=None)
+    stated = re.search(rf"epsilon={NUMBER}, delta={NUMBER},", repr(answer))
+    assert stated and float(stated.group(1)) >= 0.1234561 and float(stated.group(2)) >= 2.7116e-7, repr(answer)

@@ -43,6 +43,7 @@ from crowdsafe.defaults import (
     MAX_CANDIDATES,
 )
 from crowdsafe.errors import ParameterError
+from crowdsafe.number_text import rounded_up
 from crowdsafe.privacy import compose_homogeneous
 from crowdsafe.privacy.amplification import largest_rate_for_epsilon
 from crowdsafe.privacy.planning import MAX_K, check_rate_above_delta, check_sampled_epsilon, least_k
@@ -141,7 +142,8 @@ class PublishPlan:
     def __repr__(self) -> str:
         chooser = f"scheme={self.scheme!r}" if self.scheme is not None else \
             f"epsilon1={self.epsilon1:.4g}, objective={self.objective!r}"
-        return (f"PublishPlan(epsilon={self.epsilon:.6g}, delta={self.delta:.3g}, k={self.k}, beta={self.beta:.4g}, "
+        return (f"PublishPlan(epsilon={rounded_up(self.epsilon)}, delta={rounded_up(self.delta, 3)}, k={self.k}, "
+                f"beta={self.beta:.4g}, "
                 f"{chooser}, releases={self.releases})")
 
     def _repr_html_(self) -> str:

@@ -18,6 +18,7 @@ from crowdsafe.mechanisms.additive import NoisyValue
 from crowdsafe.mechanisms.gaussian import Calibration
 from crowdsafe.mechanisms.query_language import Query
 from crowdsafe.mechanisms.sensitivity import Sensitivity
+from crowdsafe.number_text import rounded_up
 from crowdsafe.privacy.certificate import unreviewed_reasons
 from crowdsafe.randomness import Randomness
 
@@ -102,7 +103,8 @@ class QueryAnswer:
     def __repr__(self) -> str:
         # concise and public: the answer and its guarantee (the custodian-only facts are not shown)
         value = f"{self.value.height}-row table" if isinstance(self.value, pl.DataFrame) else repr(self.value)
-        return (f"QueryAnswer({self.query!r}: {value}, epsilon={self.epsilon:.6g}, delta={self.delta:.3g}, "
+        return (f"QueryAnswer({self.query!r}: {value}, epsilon={rounded_up(self.epsilon)}, "
+                f"delta={rounded_up(self.delta, 3)}, "
                 f"{self.mechanism}, fit_for_release={self.fit_for_release})")
 
     def as_dict(self, *, custodian: bool = False) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import SupportsFloat, cast
 
 from crowdsafe.errors import ParameterError
+from crowdsafe.number_text import rounded_up
 
 
 def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
@@ -59,4 +60,4 @@ class PrivacyLoss:
         return {"epsilon": self.epsilon, "delta": self.delta}
 
     def __str__(self) -> str:
-        return f"({self.epsilon:.6g}, {self.delta:.3g})-DP"
+        return f"({rounded_up(self.epsilon)}, {rounded_up(self.delta, 3)})-DP"  # never below the loss

@@ -29,6 +29,7 @@ import numpy as np
 
 from crowdsafe.defaults import EPSILON1_SHARE_RANGE
 from crowdsafe.errors import ParameterError
+from crowdsafe.number_text import rounded_up as loss_text
 from crowdsafe.privacy.amplification import (
     admits,
     check_dps_delta,
@@ -238,7 +239,7 @@ def smallest_k(epsilon: float, delta: float, beta: float, epsilon1: float = 0.0,
     achieved = dps_delta(k, beta, epsilon, epsilon1)
     return Plan(
         "k", k, beta, epsilon, epsilon1, achieved, delta, sampling_floor(beta, epsilon1), False,
-        f"k = {k} is the least k with d(k, beta, epsilon - epsilon1) = {achieved:.3g} <= {delta:g}",
+        f"k = {k} is the least k with d(k, beta, epsilon - epsilon1) = {loss_text(achieved, 3)} <= {delta:g}",
     )
 
 
@@ -345,7 +346,7 @@ def largest_beta(epsilon: float, delta: float, k: int, epsilon1: float = 0.0) ->
     return Plan(
         "beta", k, lo, epsilon, epsilon1, achieved, delta, sampling_floor(lo, epsilon1), False,
         f"beta = {lo:.6g} is the largest rate with d(k, beta, epsilon - epsilon1) = "
-        f"{achieved:.3g} <= {delta:g} (the floor would allow up to {beta_max:.6g})",
+        f"{loss_text(achieved, 3)} <= {delta:g} (the floor would allow up to {beta_max:.6g})",
     )
 
 
@@ -399,7 +400,7 @@ def smallest_epsilon(k: int, beta: float, delta: float, epsilon1: float = 0.0) -
             "epsilon", k, beta, floor, epsilon1, achieved, delta, floor, True,
             f"the sampling floor binds: epsilon = -ln(1 - beta) + epsilon1 = {floor:.6g} is the "
             f"least epsilon the theorem admits at beta = {beta:g}; delta alone would allow less "
-            f"(d = {achieved:.3g} there)",
+            f"(d = {loss_text(achieved, 3)} there)",
         )
     lo, step = floor, 1.0
     hi = floor + step
@@ -413,7 +414,7 @@ def smallest_epsilon(k: int, beta: float, delta: float, epsilon1: float = 0.0) -
     return Plan(
         "epsilon", k, beta, hi, epsilon1, achieved, delta, floor, False,
         f"epsilon = {hi:.6g} is the least epsilon with d(k, beta, epsilon - epsilon1) = "
-        f"{achieved:.3g} <= {delta:g} (the sampling floor is {floor:.6g})",
+        f"{loss_text(achieved, 3)} <= {delta:g} (the sampling floor is {floor:.6g})",
     )
 
 
@@ -512,7 +513,7 @@ def plan(
         )
     return Plan(
         "check", k, beta, epsilon, epsilon1, achieved, delta, sampling_floor(beta, epsilon1), False,
-        f"d(k, beta, epsilon - epsilon1) = {achieved:.3g} <= {delta:g}",
+        f"d(k, beta, epsilon - epsilon1) = {loss_text(achieved, 3)} <= {delta:g}",
     )
 
 
