@@ -135,9 +135,10 @@ def odds_factor(epsilon: float, digits: int = 3) -> str:
     if epsilon > 709:  # e^ε overflows a float
         return write_number(math.inf, digits)
     factor = math.exp(epsilon)
+    upper = math.nextafter(factor, math.inf)  # math.exp is within an ulp: this is never below e^ε
     for shown in range(digits, 18):
-        if float(write_number(factor, shown)) > 1.0:  # the digits it takes to show it above 1
-            return write_number(factor, shown, rounding="up")
+        if factor > 1.0 and float(write_number(factor, shown)) > 1.0:  # the digits it takes to show it above 1
+            return write_number(upper, shown, rounding="up")
     return f"1 + {write_number(math.expm1(epsilon), digits, rounding='up')}"
 
 

@@ -143,8 +143,7 @@ class PublishPlan:
         chooser = f"scheme={self.scheme!r}" if self.scheme is not None else \
             f"epsilon1={self.epsilon1:.4g}, objective={self.objective!r}"
         return (f"PublishPlan(epsilon={rounded_up(self.epsilon)}, delta={rounded_up(self.delta, 3)}, k={self.k}, "
-                f"beta={self.beta:.4g}, "
-                f"{chooser}, releases={self.releases})")
+                f"beta={self.beta:.4g}, {chooser}, releases={self.releases})")
 
     def _repr_html_(self) -> str:
         """The notebook view (:mod:`crowdsafe.report.views`): public, fixed before the data is read."""
