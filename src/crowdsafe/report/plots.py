@@ -143,9 +143,9 @@ def distribution_svg(name: str, after: Sequence[tuple[str, int]], before: Sequen
         half = 7.0 * INCH - RIGHT
         width = 2 * half + RIGHT
         chart = Chart(width, height)
+        shown = rounded_up(before_epsilon) if before_epsilon is not None else "?"  # a loss: never stated below
         _bars(chart, left, half - RIGHT, height, before_values, BEFORE_COLOUR,
-              f"{name}: original, noisy (ε = {rounded_up(before_epsilon)})", "no cell passed the noisy threshold",
-              before,
+              f"{name}: original, noisy (ε = {shown})", "no cell passed the noisy threshold", before,
               f"within-noise-{figure}")
         _bars(chart, half + left, width - RIGHT, height, after, AFTER_COLOUR, f"{name}: published (after)",
               empty_after)
