@@ -279,3 +279,18 @@ def test_python_texts_state_losses_rounded_up():
     answer = query("adult", "count", epsilon=0.1234561, delta=2.7116e-7, mechanism="gaussian", ledger=None)
     stated = re.search(rf"epsilon={NUMBER}, delta={NUMBER},", repr(answer))
     assert stated and float(stated.group(1)) >= 0.1234561 and float(stated.group(2)) >= 2.7116e-7, repr(answer)
+
+
+def test_a_refusal_states_what_was_spent_rounded_up(capsys, tmp_path):
+    """The ledger's refusal names the cost and what was spent: rounded up too (2.7116e-7 read 2.71e-07)."""
+    ledger = str(tmp_path / "l.sqlite3")
+    epsilon, delta = 0.1234561, 2.7116e-7
+    code, _, err = run_command(capsys, "query", "adult", "count", "--epsilon", str(epsilon), "--delta", str(delta),
+                               "--mechanism", "gaussian", "--ledger", ledger, "--budget", "0.2,1e-6")
+    assert code == 0, err
+    code, _, err = run_command(capsys, "query", "adult", "count", "--epsilon", str(epsilon), "--delta", str(delta),
+                               "--mechanism", "gaussian", "--ledger", ledger)
+    refused = re.search(rf"costs \(ε={NUMBER}, δ={NUMBER}\) but dataset 'adult' has spent \(ε={NUMBER}, δ={NUMBER}\)",
+                        err)
+    assert code != 0 and refused, err
+    assert all(float(refused.group(i)) >= value for i, value in ((1, epsilon), (2, delta), (3, epsilon), (4, delta)))

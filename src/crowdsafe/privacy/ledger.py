@@ -58,6 +58,7 @@ from typing import Any, Union
 from crowdsafe.defaults import DEFAULT_LEDGER
 from crowdsafe.errors import BudgetExceeded, InputError, ParameterError, SampleReuseError
 from crowdsafe.identity import dataset_named, keyed_identity
+from crowdsafe.number_text import rounded_up
 from crowdsafe.privacy import ledger_budget, ledger_identity
 from crowdsafe.privacy.composition import compose_homogeneous
 from crowdsafe.privacy.ledger_mark import (
@@ -436,8 +437,9 @@ class Ledger:
         if not (fits(new.epsilon, budget.epsilon) and fits(new.delta, budget.delta)):
             stuck = budget.delta == 0 and req.loss.delta > 0
             raise BudgetExceeded(
-                f"refused: {req.description!r} costs (ε={req.loss.epsilon:.6g}, δ={req.loss.delta:.3g}) "
-                f"but dataset '{row['name']}' has spent (ε={spent.epsilon:.6g}, δ={spent.delta:.3g}) "
+                f"refused: {req.description!r} costs (ε={rounded_up(req.loss.epsilon)}, "
+                f"δ={rounded_up(req.loss.delta, 3)}) but dataset '{row['name']}' has spent "
+                f"(ε={rounded_up(spent.epsilon)}, δ={rounded_up(spent.delta, 3)}) "
                 f"of its budget (ε={budget.epsilon:g}, δ={budget.delta:g}); nothing was computed"
                 + (f". A budget with δ = 0 admits nothing that costs δ > 0; if δ was left out by mistake, raise it "
                    f"on the record: change_budget('{row['name']}', epsilon=E, delta=D) with allow_raise=True"
