@@ -294,3 +294,18 @@ def test_a_refusal_states_what_was_spent_rounded_up(capsys, tmp_path):
                         err)
     assert code != 0 and refused, err
     assert all(float(refused.group(i)) >= value for i, value in ((1, epsilon), (2, delta), (3, epsilon), (4, delta)))
+
+
+def test_calc_solve_states_the_least_epsilon_rounded_up(capsys):
+    """The least ε with d(20, 0.1, ε) ≤ 1e-6 is about 0.2919413: both the result line and the
+    explanation must read at or above it (the explanation read 0.291941), and d there at or below δ."""
+    code, out, _ = run_command(capsys, "calc", "solve", "--k", "20", "--beta", "0.1", "--delta", "1e-6")
+    assert code == 0
+    line = re.search(rf"epsilon = {NUMBER}, delta = {NUMBER} <= 1e-06", out)
+    explained = re.search(rf"epsilon = {NUMBER} is the least epsilon with d\(k, beta, epsilon - epsilon1\) = {NUMBER}",
+                          out)
+    assert line and explained, out
+    for epsilon_text, delta_text in (line.groups(), explained.groups()):
+        shown = float(epsilon_text)
+        assert lqs_delta(20, 0.1, shown) <= 1e-6 <= lqs_delta(20, 0.1, shown - 2e-6)  # the least, to 6 digits
+        assert lqs_delta(20, 0.1, shown) <= float(delta_text) <= 1e-6

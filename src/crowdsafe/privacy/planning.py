@@ -413,7 +413,7 @@ def smallest_epsilon(k: int, beta: float, delta: float, epsilon1: float = 0.0) -
     achieved = dps_delta(k, beta, hi, epsilon1)
     return Plan(
         "epsilon", k, beta, hi, epsilon1, achieved, delta, floor, False,
-        f"epsilon = {hi:.6g} is the least epsilon with d(k, beta, epsilon - epsilon1) = "
+        f"epsilon = {loss_text(hi)} is the least epsilon with d(k, beta, epsilon - epsilon1) = "
         f"{loss_text(achieved, 3)} <= {delta:g} (the sampling floor is {floor:.6g})",
     )
 
