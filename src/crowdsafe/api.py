@@ -344,7 +344,8 @@ def estimate(
     :func:`perturb` returned, or the path of a view file, whose certificate, beside it or at
     ``certificate``, gives α, β and the domain; anything else is refused in one line). One query (a
     string) gives an :class:`~crowdsafe.perturb.Estimate`, a list gives a list; anything else is
-    refused in one line. Each carries its error bar at ``confidence``."""
+    refused in one line. Each carries its error bar at ``confidence``, and whether the view is fit
+    for release as its certificate says (a seeded view's estimates are not: ``unfit_reasons``)."""
     from crowdsafe.perturb import Perturbation, View, read_view
     from crowdsafe.perturb import estimate as estimate_one
 

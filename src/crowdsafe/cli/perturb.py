@@ -248,6 +248,7 @@ def register(app: typer.Typer) -> None:
                                  budget=parse_budget(budget), escape_formulas=escape_formulas,
                                  report=not no_report, force=force, **options)
         from crowdsafe.output_guard import json_document
+        from crowdsafe.privacy.certificate import unfit_line
         from crowdsafe.report.build import report_path
 
         report = None if no_report or report_failed or "://" in str(out) else report_path(out)
@@ -270,9 +271,9 @@ def register(app: typer.Typer) -> None:
                               f"(entry #{booked['entry']}); spent {rounded_up(booked['spent']['epsilon'], 6)} of "
                               f"{booked['budget']['epsilon']:g} ({booked['path']})")
             console.print(f"guarantee: {result.view.certificate.summary()}")
-            if result.view.certificate.unfit_reasons:
-                console.print(f"NOT fit for release: {'; '.join(result.view.certificate.unfit_reasons)}",
-                              soft_wrap=True)
+            unfit = unfit_line(result.view.certificate.unfit_reasons)
+            if unfit:
+                console.print(unfit, soft_wrap=True)
 
         payload = {**result.as_dict(), "view": str(out), "certificate_file": str(cert_path)}
         if report is not None:
@@ -295,7 +296,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Estimate counting queries from an alpha-beta view: EST = (n_V - beta n_D) / (alpha - beta).
 
-        alpha, beta and the domains are read from the view's certificate. Every estimate comes with
+        alpha, beta and the domains are read from the view's certificate, and so is its fitness: the
+        estimates of a view that is not fit for release (a seeded one) say so. Every estimate comes with
         its error bar (a per-query Bernstein bound) and the theorem's per-query bound (for a query fixed
         before the view is seen, not for all queries at once).
 
@@ -303,6 +305,7 @@ def register(app: typer.Typer) -> None:
         """
         from crowdsafe.perturb import equality_estimates, read_view
         from crowdsafe.perturb.estimator import COUNTS_WHAT
+        from crowdsafe.privacy.certificate import unfit_line
 
         if not queries and equality is None:
             raise ParameterError("give a query such as \"count where age >= 30\", or --equality 3 --out estimates.csv")
@@ -319,9 +322,12 @@ def register(app: typer.Typer) -> None:
         published = read_view(view, certificate)
         found = api.estimate(published, queries, confidence=confidence) if queries else []
         estimates = found if isinstance(found, list) else [found]  # a list of queries: a list of estimates
+        # what the view's certificate says of its fitness (a seeded view: NOT fit), as perturb printed it
+        reasons = list(published.certificate.unfit_reasons)
         payload: dict[str, Any] = {"view": str(view), "rows": published.rows,
                                    "alpha": published.alpha, "beta": published.beta,
-                                   "estimates": [e.as_dict() for e in estimates], "counts": COUNTS_WHAT}
+                                   "estimates": [e.as_dict() for e in estimates], "counts": COUNTS_WHAT,
+                                   "fit_for_release": not reasons, "unfit_reasons": reasons}
         if equality is not None:
             assert out is not None
             sweep = equality_estimates(published, max_attributes=equality, confidence=confidence, max_queries=max_queries)
@@ -333,8 +339,8 @@ def register(app: typer.Typer) -> None:
             import polars as pl
 
             # a domain count past 64 bits (a domain of 2^64 tuples or more) is written as a float
-            rows = [{k: float(v) if isinstance(v, int) and abs(v) >= 2**63 else v for k, v in e.as_dict().items()}
-                    for e in estimates]
+            rows = [{k: float(v) if isinstance(v, int) and abs(v) >= 2**63 else "; ".join(v) if isinstance(v, list)
+                     else v for k, v in e.as_dict().items()} for e in estimates]  # unfit reasons: one cell
             with atomic_paths([out], remove_first=replaced_first(out)) as (tmp,):
                 csv_safety.write_csv(pl.DataFrame(rows), tmp)
             payload["file"] = str(out)
@@ -358,5 +364,8 @@ def register(app: typer.Typer) -> None:
             if equality is not None:
                 console.print(f"{payload['equality']['queries']:,} equality queries over up to {equality} "
                               f"attributes -> {out}")
+            unfit = unfit_line(reasons)
+            if unfit:
+                console.print(unfit, soft_wrap=True)
 
         emit(payload, as_json, render)

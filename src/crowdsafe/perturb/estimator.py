@@ -41,6 +41,7 @@ from crowdsafe.defaults import MAX_EQUALITY_QUERIES
 from crowdsafe.errors import ParameterError
 from crowdsafe.perturb.query import CountQuery, parse_count
 from crowdsafe.perturb.view import View
+from crowdsafe.privacy.certificate import unfit_suffix
 from crowdsafe.privacy.dgamma import TheoremBound, bernstein_error_bound, failure_of, theorem_error_bound
 
 DEFAULT_CONFIDENCE = 0.95
@@ -57,7 +58,12 @@ DENSE_GRID_LIMIT = 1 << 24
 
 @dataclass(frozen=True)
 class Estimate:
-    """The estimate of one counting query, with its error bars at ``confidence``."""
+    """The estimate of one counting query, with its error bars at ``confidence``.
+
+    ``unfit_reasons``: why the view it was estimated from is not fit for release, as the view's
+    certificate says (:attr:`~crowdsafe.privacy.certificate.Certificate.unfit_reasons`: a seeded
+    view, no formal guarantee, an unreviewed schema choice); an estimate is no fitter than its
+    view, so it carries them wherever it is shown. Read from the certificate, a public output."""
 
     query: str
     n_view: int
@@ -66,17 +72,24 @@ class Estimate:
     error: float
     theorem_error: float | None
     confidence: float
+    unfit_reasons: tuple[str, ...] = ()
+
+    @property
+    def fit_for_release(self) -> bool:
+        """False when the view it was estimated from is not fit for release."""
+        return not self.unfit_reasons
 
     def as_dict(self) -> dict[str, Any]:
         return {"query": self.query, "estimate": self.estimate, "error": self.error,
                 "theorem_error": self.theorem_error, "confidence": self.confidence,
-                "n_view": self.n_view, "n_domain": self.n_domain}
+                "n_view": self.n_view, "n_domain": self.n_domain,
+                "fit_for_release": self.fit_for_release, "unfit_reasons": list(self.unfit_reasons)}
 
     def __str__(self) -> str:
         text = f"{self.estimate:,.1f} ± {self.error:,.1f}"
-        if not self.theorem_error:
-            return text
-        return text + f" ({self.confidence:.0%}; theorem bound ± {self.theorem_error:,.0f})"
+        if self.theorem_error:
+            text += f" ({self.confidence:.0%}; theorem bound ± {self.theorem_error:,.0f})"
+        return text + unfit_suffix(self.unfit_reasons)
 
 
 def est(n_view: Any, n_domain: Any, alpha: float, beta: float) -> Any:
@@ -109,7 +122,8 @@ def estimate_counted(view: Any, query: CountQuery, matching: Mapping[str, np.nda
                      confidence: float = DEFAULT_CONFIDENCE) -> Estimate:
     """The estimate of ``query`` once an engine has counted its ``n_view`` rows in the view.
 
-    ``view`` gives ``domain``, ``alpha``, ``beta`` and ``n_bound``; ``matching`` is
+    ``view`` gives ``domain``, ``alpha``, ``beta``, ``n_bound`` and the ``certificate`` (whose
+    reasons the view is not fit for release the estimate carries); ``matching`` is
     :func:`matching_codes`; n_D is the product of the matching domain sizes.
     """
     failure = failure_of(confidence)
@@ -126,6 +140,7 @@ def estimate_counted(view: Any, query: CountQuery, matching: Mapping[str, np.nda
         error=float(bernstein_error_bound(view.alpha, view.beta, view.n_bound, float(n_domain), failure)),
         theorem_error=bound.error,
         confidence=float(confidence),
+        unfit_reasons=tuple(view.certificate.unfit_reasons),
     )
 
 

@@ -203,11 +203,7 @@ class Certificate:
         return certificate_html(self)
 
     def _unfit_suffix(self) -> str:
-        reasons = self.unfit_reasons
-        if not reasons:
-            return ""
-        short = list(dict.fromkeys(r.split(":", 1)[0] for r in reasons))
-        return f" ({'; '.join(short)}: NOT fit for release)"
+        return unfit_suffix(self.unfit_reasons)
 
     def with_format_notes(self, *notes: str | None) -> Certificate:
         """This certificate with ``format_notes`` set to ``notes`` (None entries dropped): how the
@@ -309,6 +305,24 @@ class Certificate:
         except OSError as exc:
             raise InputError(f"cannot read certificate {path}: {exc.strerror}") from None
         return cls.from_json(text)
+
+
+def unfit_suffix(reasons: Sequence[str]) -> str:
+    """The short mark of a result that is not fit for release, from its certificate's
+    :attr:`Certificate.unfit_reasons` (``" (seeded randomness: NOT fit for release)"``; empty when
+    fit): what :meth:`Certificate.summary` ends with, and what anything shown from the release
+    (an estimate from a view) ends with too."""
+    if not reasons:
+        return ""
+    short = list(dict.fromkeys(r.split(":", 1)[0] for r in reasons))
+    return f" ({'; '.join(short)}: NOT fit for release)"
+
+
+def unfit_line(reasons: Sequence[str]) -> str | None:
+    """The one line that says why a result is not fit for release (None when it is): the
+    certificate's :attr:`Certificate.unfit_reasons` after ``NOT fit for release:``, as
+    ``crowdsafe perturb`` and ``crowdsafe estimate`` print it."""
+    return f"NOT fit for release: {'; '.join(reasons)}" if reasons else None
 
 
 def _number(value: Any) -> bool:
