@@ -244,15 +244,12 @@ def _plan(dataset: Dataset, request: QueryRequest) -> QueryPlan:
                     f"the table would have {size:,} cells (limit {MAX_CELLS:,}); bin or drop a column"
                 )
         if not all(values is not None for values, _ in domains):
-            if mechanism != "laplace":
-                raise ParameterError(
-                    "a histogram over values taken from the data needs the Laplace mechanism; give public "
-                    "values or bins for every column to use the Gaussian"
-                )
+            private = next(d.column for d, (values, _) in zip(parsed.dimensions, domains) if values is None)
+            example = (f"bins ({private}[0..100 by 10])" if dtypes[private].is_numeric()
+                       else f"its values ({private} in ('a', 'b'))")
+            if mechanism != "laplace":  # refused, never replaced by the Laplace: nothing runs or is charged
+                raise ParameterError(gaussian_refusal(private, example), parameter="mechanism")
             if delta <= 0:
-                private = next(d.column for d, (values, _) in zip(parsed.dimensions, domains) if values is None)
-                example = (f"bins ({private}[0..100 by 10])" if dtypes[private].is_numeric()
-                           else f"its values ({private} in ('a', 'b'))")
                 raise ParameterError(
                     f"the values of '{private}' are not public, so the set of cells would leak which values "
                     f"occur: give {example}, or allow δ > 0 to release only the cells above a noisy threshold"
@@ -275,6 +272,20 @@ def _plan(dataset: Dataset, request: QueryRequest) -> QueryPlan:
     gaussian_calibration = cast(Calibration, calibration_name)  # one of the two, checked above
     return QueryPlan(parsed, epsilon, charged_delta, mechanism, gaussian_calibration, neighbours, rows_per_person,
                      person, sensitivity, label, part, mean_split, condition, domains)
+
+
+def gaussian_refusal(column: str, example: str) -> str:
+    """Why a Gaussian histogram over the values present in the data is refused, and how to get the
+    Gaussian. Without a public domain only the cells whose noisy count reaches a threshold are
+    released (the stability-based histogram, :func:`~crowdsafe.mechanisms.query_noise.stability_threshold`):
+    its threshold and δ bound the chance that a cell present on one side of neighbouring tables
+    is released, from the discrete Laplace's tail; crowdsafe has no such bound for Gaussian noise.
+    Running the Laplace in its place would charge and release a mechanism nobody asked for, so the
+    request is refused before the ledger is touched. From the query and the schema alone."""
+    return (f"the values of '{column}' are not public, so only cells above a noisy threshold could be released, and "
+            "that threshold and its δ are proven for discrete Laplace noise only (crowdsafe has no such bound for "
+            f"Gaussian noise): to use the Gaussian give {example} or the column's order in the schema, or use "
+            "the Laplace mechanism (nothing was charged)")
 
 
 def check_parameters(request: QueryRequest) -> tuple[Query, float, float, Neighbours, str, dict[str, list[Any]]]:
