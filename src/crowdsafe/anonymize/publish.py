@@ -52,6 +52,7 @@ from crowdsafe.data.identifiers import name_warnings
 from crowdsafe.errors import EMPTY_TABLE, HierarchyError, InputError, ParameterError
 from crowdsafe.mechanisms.contribution import refuse_person_rows
 from crowdsafe.privacy import Certificate, RecodingProfile, SamplingProfile, certify_k_anonymization
+from crowdsafe.privacy.certificate import ledger_accounting
 from crowdsafe.privacy.ledger import Ledger
 from crowdsafe.randomness import Randomness
 from crowdsafe.selection.mechanism import SchemeChoice, choose_scheme
@@ -577,9 +578,7 @@ def certify_release(
         parameters["selection"] = public_choice(choice).describe()
         # why this objective (given, or the plan's default: public facts only, anonymize.plan)
         parameters["selection"]["objective_rule"] = publish_plan.objective_rule
-    accounting: dict[str, Any] = {"ledger": bool(recorded)}
-    if not recorded:
-        accounting["note"] = "no ledger: nothing records the sample's use or limits further releases"
+    accounting = ledger_accounting(bool(recorded))
     certificate = certify_k_anonymization(
         sampling=SamplingProfile(publish_plan.beta, release_id),
         recoding=profile,

@@ -71,7 +71,7 @@ from crowdsafe.perturb.domain import (
     unreviewed_domains,
 )
 from crowdsafe.perturb.view import View
-from crowdsafe.privacy.certificate import Certificate
+from crowdsafe.privacy.certificate import Certificate, ledger_accounting
 from crowdsafe.privacy.dgamma import (
     ASSUME_DATA_DOMAIN,
     ASSUME_DATA_N,
@@ -388,8 +388,9 @@ def plan_public(dataset: Dataset, request: PerturbRequest) -> AlphaBetaPlan:
     return plan_alpha_beta(min(bound, domain.size), domain.size, request.target)
 
 
-def run(table: Table, plan: AlphaBetaPlan, randomness: Randomness | int | None = None) -> View:
-    """Perturb ``table`` with the planned (α, β) and certify the view."""
+def run(table: Table, plan: AlphaBetaPlan, randomness: Randomness | int | None = None, *,
+        recorded: bool = False) -> View:
+    """Perturb ``table`` with the planned (α, β) and certify the view (``recorded``: a ledger charged it)."""
     if plan.n != table.n_bound or plan.m != table.domain.size:
         raise ParameterError("the plan was made for another table (its bound on n or m differ)")
     rng = as_randomness(randomness)
@@ -407,13 +408,14 @@ def run(table: Table, plan: AlphaBetaPlan, randomness: Randomness | int | None =
         both = stages.codes_in_domain_order(pl.concat([kept_codes.cast(pl.UInt32), inserted_codes]))
         codes = {a: both.get_column(f"c{i}").to_numpy() for i, a in enumerate(domain.attributes)}
     frame = domain.decode(codes)
-    certificate = certify(table, plan, rng, view_rows=frame.height)
+    certificate = certify(table, plan, rng, view_rows=frame.height, recorded=recorded)
     view = View(frame, domain, plan.alpha, plan.beta, plan.n, certificate)
     view.__dict__["codes"] = codes  # the cached encoding: no need to encode the view again
     return view
 
 
-def certify(table: Table, plan: AlphaBetaPlan, randomness: Randomness, *, view_rows: int) -> Certificate:
+def certify(table: Table, plan: AlphaBetaPlan, randomness: Randomness, *, view_rows: int,
+            recorded: bool = False) -> Certificate:
     """The certificate of an α-β view: (d, γ)-privacy, its equivalent ε, and every parameter.
 
     Every field is a parameter, the public domain (and its size m), or computed from the view
@@ -421,6 +423,7 @@ def certify(table: Table, plan: AlphaBetaPlan, randomness: Randomness, *, view_r
     (exploratory) is certified "no formal guarantee", with the reason. A domain taken from a
     schema choice a schema draft read from the data, unreviewed (``table.unreviewed``), makes the
     view not fit for release (:attr:`~crowdsafe.privacy.certificate.Certificate.unreviewed_schema`).
+    ``recorded``: a ledger charged the view, so ``accounting`` says so as publish's does; else null.
     """
     reasons = table.uncertified_reasons
     parameters: dict[str, Any] = {
@@ -477,7 +480,7 @@ def certify(table: Table, plan: AlphaBetaPlan, randomness: Randomness, *, view_r
         parameters=parameters,
         assumptions=tuple(assumptions),
         neighbours="add-remove",
-        randomness=randomness.describe(),
+        randomness=randomness.describe(), accounting=ledger_accounting(True) if recorded else None,
         unreviewed_schema=dict(table.unreviewed),
     )
 
@@ -584,7 +587,7 @@ def charged_run(dataset: Dataset, table: Table, plan: AlphaBetaPlan, ledger: Any
                             mechanism="alpha-beta (Rastogi, Suciu, Hong 2007)", neighbours="add-remove",
                             seeded=randomness.seeded, details=details)
     with ledger.charge(fingerprint, request) as charge:
-        view = run(table, plan, randomness)
+        view = run(table, plan, randomness, recorded=True)
         charge.record(view_rows=view.rows, **custodian_facts(table))
     budget = ledger.budget(fingerprint)
     assert budget is not None

@@ -151,7 +151,7 @@ class Certificate:
         if self.randomness is not None and not self.randomness.get("fit_for_release", False):
             reasons.append("seeded randomness: reproducible, so whoever knows the seed knows the sample and noise")
         if self.accounting is not None and not self.accounting.get("ledger", False):
-            reasons.append("no ledger: nothing records the sample's use or limits further releases")
+            reasons.append(NO_LEDGER)
         reasons.extend(unreviewed_reasons(self.unreviewed_schema))
         for component in self.components:
             reasons.extend(r for r in component.unfit_reasons if r not in reasons)
@@ -305,6 +305,17 @@ class Certificate:
         except OSError as exc:
             raise InputError(f"cannot read certificate {path}: {exc.strerror}") from None
         return cls.from_json(text)
+
+
+#: Why a run that no ledger recorded is not fit for release (its ``accounting["note"]`` too).
+NO_LEDGER = "no ledger: nothing records the sample's use or limits further releases"
+
+
+def ledger_accounting(recorded: bool) -> dict[str, Any]:
+    """A certificate's ``accounting``: ``{"ledger": true}`` when a budget ledger recorded the run's
+    charge, else ``{"ledger": false, "note": ...}`` (:attr:`Certificate.unfit_reasons` then names
+    it). Fixed by whether the run was given a ledger, before the data is read."""
+    return {"ledger": True} if recorded else {"ledger": False, "note": NO_LEDGER}
 
 
 def unfit_suffix(reasons: Sequence[str]) -> str:
