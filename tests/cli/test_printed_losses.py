@@ -142,18 +142,25 @@ def test_query_and_ledger_show_state_the_charge_rounded_up(capsys, tmp_path):
     assert float(cells[3]) >= epsilon and float(cells[4]) >= delta, row
 
 
-def test_before_distributions_state_their_epsilon_rounded_up(tmp_path, capsys):
+def _before_report(tmp_path, capsys, epsilon: str) -> tuple[str, str]:
+    """A small release's report with before-distributions at ``epsilon`` (δ 1e-7): what the
+    command printed, and the page."""
     ledger = tmp_path / "ledger.sqlite3"
     publish_small(tmp_path, small_table(), ledger=str(ledger), budget=(10.0, 1e-5))
     release = tmp_path / "out" / "r.csv"
     code, out, err = run_command(capsys, "report", str(release), "--before", str(tmp_path / "data.parquet"),
                                  "--schema", str(tmp_path / "schema.toml"), "--ledger", str(ledger), "--seed", "1",
-                                 "--before-epsilon", "0.5", "--before-delta", "1e-7", "--out", str(tmp_path / "b.html"))
+                                 "--before-epsilon", epsilon, "--before-delta", "1e-7",
+                                 "--out", str(tmp_path / "b.html"))
     assert code == 0, err
+    return out, (tmp_path / "b.html").read_text(encoding="utf-8")
+
+
+def test_before_distributions_state_their_epsilon_rounded_up(tmp_path, capsys):
+    out, page = _before_report(tmp_path, capsys, "0.5")
     each = 0.5 / len(QI)  # sequential composition over the published attributes: 0.08333...
     printed = [float(x) for x in re.findall(rf"DP histogram, epsilon = {NUMBER}", out)]
     assert len(printed) == len(QI) and min(printed) >= each, out  # "0.0833333" until the fix
-    page = (tmp_path / "b.html").read_text(encoding="utf-8")
     for pattern in (rf"original, noisy \(ε = {NUMBER}\)", rf"a noisy DP histogram \(ε = {NUMBER}, δ = {NUMBER}\)"):
         shown = re.findall(pattern, page)
         assert len(shown) == len(QI), pattern
@@ -163,18 +170,12 @@ def test_before_distributions_state_their_epsilon_rounded_up(tmp_path, capsys):
 def test_a_before_report_states_the_total_of_its_before_distributions(tmp_path, capsys):
     """The page with before-distributions reveals more than the release: it says what they cost
     together (sequential composition, Dwork and Roth 2014, Theorem 3.16), not only each one's ε."""
-    ledger = tmp_path / "ledger.sqlite3"
-    publish_small(tmp_path, small_table(), ledger=str(ledger), budget=(10.0, 1e-5))
-    release = tmp_path / "out" / "r.csv"
-    code, _, err = run_command(capsys, "report", str(release), "--before", str(tmp_path / "data.parquet"),
-                               "--schema", str(tmp_path / "schema.toml"), "--ledger", str(ledger), "--seed", "1",
-                               "--before-epsilon", "0.7", "--before-delta", "1e-7", "--out", str(tmp_path / "b.html"))
-    assert code == 0, err
-    page = re.sub(r"<[^>]+>", " ", (tmp_path / "b.html").read_text(encoding="utf-8"))
+    _, page = _before_report(tmp_path, capsys, "0.7")
+    page = re.sub(r"<[^>]+>", " ", page)
     total = re.search(rf"together \(ε = {NUMBER}, δ = {NUMBER}\) by sequential composition", page)
     assert total, "the page does not state the before-distributions' total"
     # what the ledger charged for them, read from its file: len(QI) histograms of (0.7 / len(QI), 1e-7)
-    with sqlite3.connect(ledger) as book:
+    with sqlite3.connect(tmp_path / "ledger.sqlite3") as book:
         charged = book.execute("SELECT epsilon, delta FROM entries WHERE kind = 'query'").fetchall()
     assert len(charged) == len(QI)
     epsilon, delta = math.fsum(e for e, _ in charged), math.fsum(d for _, d in charged)
