@@ -42,6 +42,7 @@ from crowdsafe.csv_safety import format_note
 from crowdsafe.errors import ParameterError, SampleReuseError
 from crowdsafe.files import literal_path
 from crowdsafe.mechanisms.contribution import refuse_person_rows
+from crowdsafe.output_guard import is_local
 from crowdsafe.privacy import Certificate, compose_certificates
 from crowdsafe.privacy.ledger import Ledger, LedgerSpec, ledger_for
 from crowdsafe.progress import working
@@ -257,7 +258,7 @@ def ledger_paths(tables: Sequence[str]) -> list[str]:
     as ``hdfs:///...`` as it is). The app's attack and a later session read earlier releases by
     these paths; ``release/r.csv``, recorded as typed, was read against another working folder,
     and a release that was there was listed as missing."""
-    return [str(t) if "://" in str(t) else os.path.abspath(t) for t in tables]
+    return [os.path.abspath(t) if is_local(t) else str(t) for t in tables]
 
 
 def new_release_id(stream: Randomness) -> str:
