@@ -164,7 +164,8 @@ def query(
     - ``mechanism``: ``"laplace"`` (ε-DP; None: the default) or ``"gaussian"`` ((ε, δ)-DP);
       quantiles always use the exponential mechanism (leave it None);
     - ``calibration``: the Gaussian's calibration, ``"analytic"`` (default) or ``"classic"``;
-    - ``neighbours``: the neighbour notion, ``"add-remove"`` (default) or ``"change"``;
+    - ``neighbours``: the neighbour notion, ``"add-remove"`` (default; "unbounded" DP) or
+      ``"change"`` ("bounded" DP); those two names are taken too;
     - ``max_rows_per_person``: the contribution bound, required when the schema names a person
       identifier (a person's rows beyond it are dropped);
     - ``domain``: the public values of a histogram's columns, a mapping from column name to the

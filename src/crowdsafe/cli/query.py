@@ -111,7 +111,7 @@ def register(app: typer.Typer) -> None:
         delta: Annotated[float, number_option("--delta", help="δ of this query (Gaussian, or histograms without a public domain).")] = 0.0,
         mechanism: Annotated[str | None, typer.Option("--mechanism", help="laplace (ε-DP, default) or gaussian ((ε, δ)-DP).")] = None,
         calibration: Annotated[str, typer.Option("--calibration", help="Gaussian σ: analytic (default) or classic (ε < 1 only).")] = "analytic",
-        neighbours: Annotated[str, typer.Option("--neighbours", help="add-remove (default) or change: what one person can do to the data.")] = "add-remove",
+        neighbours: Annotated[str, typer.Option("--neighbours", help="add-remove (default; 'unbounded' DP) or change ('bounded' DP: a row replaced): what one person can do to the data; bounded and unbounded are taken too.")] = "add-remove",
         max_rows_per_person: Annotated[int | None, whole_option("--max-rows-per-person", help="Rows a person may contribute (needed when the schema names a person_id).")] = None,
         partition: Annotated[str | None, typer.Option("--partition", help="A column the filter fixes (col = value): such queries compose in parallel.")] = None,
         budget: Annotated[str | None, typer.Option("--budget", help="Register the dataset's total budget EPSILON,DELTA (e.g. 1,1e-6; 1,0 for pure ε-DP queries only) if it has none.")] = None,

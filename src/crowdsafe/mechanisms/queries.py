@@ -67,10 +67,10 @@ from crowdsafe.mechanisms.query_plan import Aggregator, ExactAggregate, QueryAns
 from crowdsafe.mechanisms.sensitivity import (
     Neighbours,
     check_bounds,
-    check_neighbours,
     check_rows_per_person,
     count_sensitivity,
     histogram_sensitivity,
+    neighbour_notion,
     quantile_sensitivity,
     sum_sensitivity,
 )
@@ -299,7 +299,7 @@ def check_parameters(request: QueryRequest) -> tuple[Query, float, float, Neighb
     parsed = parse(query) if isinstance(query, str) else query
     epsilon = calibration.check_epsilon(request.epsilon)
     delta = calibration.check_delta(delta)
-    neighbours = check_neighbours(request.neighbours)
+    neighbours = neighbour_notion(request.neighbours)  # 'bounded', 'unbounded'... taken too
     if calibration_name not in ("analytic", "classic"):
         raise ParameterError(f"unknown Gaussian calibration {calibration_name!r}: use 'analytic' or 'classic'")
     if not 0.0 < mean_split < 1.0:

@@ -6,6 +6,10 @@ Two neighbour notions (Dwork & Roth 2014, §2.3):
 - ``"add-remove"`` (unbounded, the default): one person's rows are added or removed;
 - ``"change"`` (bounded): one person's rows are replaced by others.
 
+:func:`neighbour_notion` also takes the names other tools and papers give them
+(:data:`NEIGHBOUR_NAMES`: ``"unbounded"``, ``"bounded"``, ``"replace-one"``, ...), each naming
+exactly one of the two notions, and returns the notion's own name.
+
 When a person may own several rows, each query first keeps at most ``c`` rows per person
 (:mod:`crowdsafe.mechanisms.contribution`); a person then moves at most c rows, and every
 sensitivity below is multiplied accordingly.
@@ -29,10 +33,35 @@ Neighbours = Literal["add-remove", "change"]
 NEIGHBOURS: tuple[str, ...] = ("add-remove", "change")
 
 
+#: Other names of the two notions, each unambiguous: "unbounded" and "bounded" DP (Kifer and
+#: Machanavajjhala 2011), OpenDP's symmetric (add/remove) and change-one distances.
+NEIGHBOUR_NAMES: dict[str, Neighbours] = {
+    "unbounded": "add-remove", "add/remove": "add-remove", "add-or-remove": "add-remove",
+    "addremove": "add-remove", "symmetric": "add-remove",
+    "bounded": "change", "change-one": "change", "replace": "change", "replace-one": "change",
+    "substitute": "change", "substitution": "change",
+}
+
+
 def check_neighbours(neighbours: str) -> Neighbours:
     if neighbours not in NEIGHBOURS:
         raise ParameterError(f"neighbours must be 'add-remove' or 'change', got {neighbours!r}")
     return cast(Neighbours, neighbours)  # one of the two values, checked above
+
+
+def neighbour_notion(name: str) -> Neighbours:
+    """The neighbour notion ``name`` gives, by its own name or one of :data:`NEIGHBOUR_NAMES`
+    (case, blanks and ``_`` aside): ``"bounded"`` is ``"change"``, ``"unbounded"`` is
+    ``"add-remove"``. Anything else is refused, naming both notions and what they mean."""
+    if not isinstance(name, str):
+        return check_neighbours(name)
+    text = "-".join(name.strip().lower().replace("_", "-").split())
+    notion = NEIGHBOUR_NAMES.get(text, text)
+    if notion not in NEIGHBOURS:
+        raise ParameterError(
+            f"neighbours must be 'add-remove' (one person's rows added or removed: 'unbounded' DP, the "
+            f"default) or 'change' (one person's rows replaced: 'bounded' DP), got {name!r}")
+    return cast(Neighbours, notion)
 
 
 def check_rows_per_person(rows_per_person: int) -> int:
