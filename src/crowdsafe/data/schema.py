@@ -36,8 +36,9 @@ class Role(StrEnum):
 
     @classmethod
     def parse(cls, value: str, *, attribute: str = "") -> Role:
-        text = str(value).strip().lower().replace("_", "-")
-        aliases = {"qi": "quasi-identifier", "quasi": "quasi-identifier", "id": "identifier"}
+        text = str(value).strip().lower().replace("_", "-").removesuffix("-attribute")
+        aliases = {"qi": "quasi-identifier", "quasi": "quasi-identifier", "id": "identifier",  # ARX's names:
+                   "identifying": "identifier", "quasi-identifying": "quasi-identifier"}
         text = aliases.get(text, text)
         try:
             return cls(text)
@@ -321,7 +322,8 @@ class Schema:
             if extra:
                 raise SchemaError(f"schema file {path}: attribute '{name}' has unknown key(s) {sorted(extra)}")
             if "type" not in spec:
-                raise SchemaError(f"schema file {path}: attribute '{name}' has no type")
+                raise SchemaError(f"schema file {path}: attribute '{name}' has no type; add a line type = \"...\" "
+                                  "(categorical, ordinal, integer, real or date)")
             hierarchy = spec.get("hierarchy")
             if isinstance(hierarchy, str):
                 hierarchy = str((path.parent / hierarchy).resolve())

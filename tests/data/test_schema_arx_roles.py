@@ -1,0 +1,35 @@
+"""A schema written by an ARX user: the roles under ARX's names (identifying, quasi-identifying,
+and the ``*_ATTRIBUTE`` spelling of its attribute types) read as crowdsafe's roles, and an
+attribute without a type is refused naming the types to write."""
+
+from __future__ import annotations
+
+import pytest
+
+from crowdsafe.data import Role, Schema
+from crowdsafe.errors import SchemaError
+
+
+@pytest.mark.parametrize(("written", "role"), [
+    ("identifying", Role.IDENTIFIER), ("IDENTIFYING_ATTRIBUTE", Role.IDENTIFIER),
+    ("quasi-identifying", Role.QUASI_IDENTIFIER), ("QUASI_IDENTIFYING_ATTRIBUTE", Role.QUASI_IDENTIFIER),
+    ("SENSITIVE_ATTRIBUTE", Role.SENSITIVE), ("insensitive_attribute", Role.INSENSITIVE),
+])
+def test_arx_role_names_are_read(tmp_path, written, role):
+    path = tmp_path / "s.toml"
+    path.write_text(f"[attributes.a]\nrole = '{written}'\ntype = 'categorical'\n")
+    assert Schema.from_toml(path)["a"].role is role
+
+
+def test_an_attribute_without_a_type_is_told_which_to_write(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text("[attributes.patient]\nrole = 'identifier'\n")
+    with pytest.raises(SchemaError, match=r"has no type; add a line type = .*categorical.*integer.*date"):
+        Schema.from_toml(path)
+
+
+def test_a_role_of_no_tool_is_still_refused(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text("[attributes.a]\nrole = 'key_attribute'\ntype = 'categorical'\n")
+    with pytest.raises(SchemaError, match="unknown role 'key_attribute'"):
+        Schema.from_toml(path)
