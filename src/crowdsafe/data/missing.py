@@ -61,9 +61,8 @@ class MissingReport:
         if self.policy is MissingPolicy.DROP:
             return f"drop: {self.rows_dropped:,} rows with a missing value removed ({columns})"
         return (
-            f"keep: missing is a value of its own (its rows form classes of their own: not a wildcard that matches "
-            f"every value, as sdcMicro counts it); {self.rows_with_missing:,} rows have one "
-            f"({columns})"
+            f"keep: missing is a value of its own; {self.rows_with_missing:,} rows have one "
+            f"({columns}); not a wildcard matching every value, as sdcMicro's fk counts it"
         )
 
     def to_dict(self) -> dict[str, Any]:
