@@ -6,7 +6,9 @@ applies its own rule instead, the same every time the file is read, so a schema 
 for the renamed table (e.g. by ``crowdsafe schema draft``) keeps matching it:
 
 1. blanks around a name are removed (``" age "`` -> ``age``);
-2. an empty name becomes ``column_<position>`` (1-based: the third column -> ``column_3``);
+2. an empty name becomes ``column_<position>`` (1-based: the third column -> ``column_3``); a
+   first column without a name is, most often, the row index R's ``write.csv`` and pandas'
+   ``to_csv`` write by default, and its note says so (row numbers tell every row apart);
 3. a name seen before (after steps 1 and 2) gets the first free suffix ``_2``, ``_3``, ...
    (``name, name`` -> ``name, name_2``); the first occurrence keeps its name.
 
@@ -44,7 +46,12 @@ class Rename:
     reason: str
 
     def describe(self) -> str:
-        return f"{self.original!r} (column {self.position}) -> {self.new!r} ({self.reason})"
+        text = f"{self.original!r} (column {self.position}) -> {self.new!r} ({self.reason})"
+        if self.position == 1 and self.reason == "empty name":  # read from the header: public
+            text += (f" (a first column without a name is usually the row index that R's write.csv and pandas' "
+                     f"to_csv write: it tells every row apart, so declare {self.new!r} role = \"identifier\" or "
+                     f"write the file without it)")
+        return text
 
 
 def stable_names(names: Sequence[str]) -> tuple[list[str], list[Rename]]:
