@@ -4,7 +4,8 @@ The text is parsed whole by the ``csv`` module, as the data loader parses a tabl
 keeps the separators and line breaks it holds (``"Bäcker\\nMeister"`` is one label, and so is
 ``"Lehrer; Schule"``), any line break (LF, CRLF, CR) ends a row, and blank rows are skipped. The
 separator, when not given, is the one of ``;`` (ARX's default), ``,`` and tab that reads the file
-as a hierarchy (every row of one width, one root label in the last column), outside quoted labels:
+as a hierarchy (every row of one width, one root label in the last column), outside quoted labels
+(a separator ending every line is ignored: it adds an empty column, no level):
 a ``;`` inside ``"Lehrer; Schule"`` (or an unquoted ``Lehrer; Schule,Bildung,*`` among other rows)
 does not make a comma file ``;``-separated; ``;`` wins a tie.
 """
@@ -22,7 +23,18 @@ SEPARATORS = (";", ",", "\t")
 
 def _records(text: str, separator: str) -> list[list[str]]:
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=separator)
-    return [row for row in reader if any(cell.strip() for cell in row)]
+    return _without_trailing_separator([row for row in reader if any(cell.strip() for cell in row)])
+
+
+def _without_trailing_separator(records: list[list[str]]) -> list[list[str]]:
+    """``records`` without a last column that every row has and none fills: what a separator at the
+    end of every line (``13053;1305*;*;``, as a spreadsheet export may write) adds. Such a column
+    holds no label, so dropping it changes no level; a column empty in some rows only is kept
+    (its empty labels are refused, naming the value)."""
+    while (records and len(records[0]) > 2 and all(len(row) == len(records[0]) for row in records)
+           and not any(row[-1].strip() for row in records)):
+        records = [row[:-1] for row in records]
+    return records
 
 
 def _fit(records: list[list[str]]) -> tuple[bool, bool, bool, int]:
@@ -33,7 +45,7 @@ def _fit(records: list[list[str]]) -> tuple[bool, bool, bool, int]:
     width = len(records[0])
     even = width > 1 and all(len(row) == width for row in records)
     rooted = even and len({row[-1].strip() for row in records}) == 1
-    filled = all(cell.strip() for row in records for cell in row)
+    filled = even and all(cell.strip() for row in records for cell in row)  # one column: nothing to fill
     return rooted, filled, even, width
 
 
