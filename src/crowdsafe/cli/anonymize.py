@@ -95,6 +95,22 @@ def _utility(release: Any) -> dict[str, Any]:
 
 CUSTODIAN_HEADING = "custodian only (exact facts about the input; do not publish them):"
 
+#: How the lattice search's minimized loss (``--loss``) reads, by metric (crowdsafe.metrics.InformationLoss.loss).
+_MINIMIZED = {"gcp": "GCP", "entropy": "non-uniform entropy, normalized (0 = nothing lost, 1 = all suppressed)",
+              "precision": "1 - precision", "height": "generalization height", "discernibility": "discernibility"}
+
+
+def _minimized(payload: dict[str, Any]) -> list[str]:
+    """The line giving the value the lattice search minimized, under the name of its ``--loss``
+    (an ARX user who asked for non-uniform entropy looks for it): custodian-only, like the rest."""
+    search, parameters = payload["custodian_only"].get("search", {}), payload.get("parameters", {})
+    metric = parameters.get("search", {}).get("metric") if isinstance(parameters.get("search"), dict) else None
+    if metric is None or "loss" not in search:
+        return []
+    value = search["loss"]
+    shown = f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+    return [f"minimized       {_MINIMIZED.get(metric, metric)}: {shown} (--loss {metric})"]
+
 
 def render(payload: dict[str, Any], console: Console) -> None:
     console.print(styled(
@@ -119,6 +135,7 @@ def render(payload: dict[str, Any], console: Console) -> None:
         f"discernibility  {utility['discernibility']:,.0f}",
         f"C_avg           {utility['c_avg']:.3f}",
         f"suppression     {utility['suppression_rate']:.2%}",
+        *_minimized(payload),
         *([f"note: {utility['note']}"] if "note" in utility else []),
         *(f"note: {note}" for note in custodian.get("search", {}).get("notes", [])),
     ]
