@@ -7,14 +7,11 @@ from cli_helpers import run_command
 from crowdsafe.data.column_names import stable_names
 
 
-def test_the_note_of_a_nameless_first_column_names_the_row_index(capsys, tmp_path):
+def test_the_note_of_a_nameless_first_column_and_only_it_names_the_row_index(capsys, tmp_path):
     data = tmp_path / "from_r.csv"
     data.write_text('"","age","sex"\n"1",35,"F"\n"2",35,"F"\n"3",41,"M"\n')
     code, _, err = run_command(capsys, "check", str(data), "--qi", "age,sex")
     assert code == 0
     assert "'' (column 1) -> 'column_1' (empty name)" in err and "write.csv" in err and "role = \"identifier\"" in err
-
-
-def test_only_the_first_column_gets_the_row_index_hint():
-    _, renames = stable_names(["age", "", "sex"])
+    _, renames = stable_names(["age", "", "sex"])  # a nameless column further right: no row index
     assert [r.new for r in renames] == ["column_2"] and "write.csv" not in renames[0].describe()

@@ -26,10 +26,3 @@ def test_an_attribute_without_a_type_is_told_which_to_write(tmp_path):
     path.write_text("[attributes.patient]\nrole = 'identifier'\n")
     with pytest.raises(SchemaError, match=r"has no type; add a line type = .*categorical.*integer.*date"):
         Schema.from_toml(path)
-
-
-def test_a_role_of_no_tool_is_still_refused(tmp_path):
-    path = tmp_path / "s.toml"
-    path.write_text("[attributes.a]\nrole = 'key_attribute'\ntype = 'categorical'\n")
-    with pytest.raises(SchemaError, match="unknown role 'key_attribute'"):
-        Schema.from_toml(path)

@@ -16,7 +16,7 @@ from crowdsafe.cli.options import (
     JsonOpt,
     QiOpt,
     SchemaOpt,
-    SensitiveOpt,
+    SensitiveListOpt,
     emit,
     number_option,
     plain_notes,
@@ -171,7 +171,7 @@ def register(app: typer.Typer) -> None:
     def check_command(
         data: DataArg,
         qi: QiOpt = None,
-        sensitive: SensitiveOpt = None,
+        sensitive: SensitiveListOpt = None,
         schema: SchemaOpt = None,
         missing: MissingOpt = "keep",
         decimal_comma: DecimalCommaOpt = None,

@@ -61,6 +61,10 @@ QiOpt = Annotated[
 SensitiveOpt = Annotated[
     str | None, typer.Option("--sensitive", help="The sensitive attribute.")
 ]
+#: ``--sensitive`` of the commands that measure or publish several (check, publish): comma-separated.
+SensitiveListOpt = Annotated[
+    str | None, typer.Option("--sensitive", help="Comma-separated sensitive attributes (one or more).")
+]
 SchemaOpt = Annotated[
     Path | None, typer.Option("--schema", help="A schema TOML file (roles and types).")
 ]
