@@ -133,6 +133,35 @@ def _voters(path: Path) -> None:
      .with_columns(pl.format("person-{}", pl.Series(chosen)).alias("name")).write_csv(path))
 
 
+def _hospital_csv(path: Path) -> None:
+    """The reader's own table of docs/coming-from.md: ``;``-separated, ``NA`` for a missing ZIP code
+    (as R and sdcMicro write it), a patient number first; 400 invented rows."""
+    rng = np.random.default_rng(0)
+    zips = ["13053", "13068", "13067", "14850", "14853", "13012", "13015"]
+    diagnoses = ["Influenza", "Pneumonia", "Asthma", "Diabetes", "Hypertension", "Fracture", "Migraine"]
+    lines = ["patient_id;age;sex;zip;diagnosis"]
+    for i in range(400):
+        zip_code = "NA" if rng.random() < 0.03 else zips[rng.integers(len(zips))]
+        lines.append(f"P{i:04d};{rng.integers(18, 91)};{'FM'[rng.integers(2)]};{zip_code};"
+                     f"{diagnoses[rng.integers(len(diagnoses))]}")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _page_file(document: str, name: str) -> str:
+    """The text of the fenced block that ``document`` marks ``<!-- file: NAME -->``: the page shows
+    the file, and the test writes what it shows."""
+    lines = (ROOT / document).read_text(encoding="utf-8").splitlines()
+    start = lines.index(f"<!-- file: {name} -->") + 2  # the marker, then the opening fence
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("```"))
+    return "\n".join(lines[start:end]) + "\n"
+
+
+def _coming_from_schema(path: Path) -> None:
+    """hospital.toml and the ARX hierarchy file it names, as docs/coming-from.md shows them."""
+    path.write_text(_page_file("docs/coming-from.md", "hospital.toml"))
+    path.with_name("zip.csv").write_text(_page_file("docs/coming-from.md", "zip.csv"))
+
+
 #: (document, file) -> (why the reader has it, how this test makes it)
 FIXTURES: dict[tuple[str, str], tuple[str, Callable[[Path], object]]] = {
     ("README.md", "domains.json"): ("the public domains of the people table: the README's python -c line "
@@ -158,6 +187,9 @@ FIXTURES: dict[tuple[str, str], tuple[str, Callable[[Path], object]]] = {
     ("docs/spark.md", "people.parquet"): ("the reader's table: the bundled people table as a Parquet file",
                                           _people_parquet),
     ("docs/spark.md", "people.toml"): ("its schema: the draft docs/own-data.md makes and reviews", _people_toml),
+    ("docs/coming-from.md", "hospital.csv"): ("the reader's own table, as the page describes it", _hospital_csv),
+    ("docs/coming-from.md", "hospital.toml"): ("the schema and the ARX hierarchy file the page shows",
+                                               _coming_from_schema),
 }
 
 
