@@ -78,6 +78,17 @@ from crowdsafe.privacy.ledger import ChargeRequest, Ledger
 from crowdsafe.randomness import Randomness, as_randomness
 
 MECHANISMS = ("laplace", "gaussian")
+#: Other names of the mechanisms crowdsafe runs, each exact: its Laplace is the discrete Laplace
+#: (the geometric mechanism), its Gaussian the discrete Gaussian (docs/mechanisms.md).
+MECHANISM_NAMES = {"discrete-laplace": "laplace", "geometric": "laplace", "discrete-gaussian": "gaussian"}
+
+
+def mechanism_name(name: str | None) -> str | None:
+    """``name`` as crowdsafe names the mechanism (case, blanks and ``_`` aside; :data:`MECHANISM_NAMES`)."""
+    if not isinstance(name, str):
+        return name
+    text = "-".join(name.strip().lower().replace("_", "-").split())
+    return MECHANISM_NAMES.get(text, text)
 MAX_CELLS = 5_000_000
 _KEY = "__crowdsafe_cell_{}"
 _SUM_UNIT_BITS = 30  # a real value is summed on a grid of 2^-30 of its largest bound
@@ -294,7 +305,7 @@ def check_parameters(request: QueryRequest) -> tuple[Query, float, float, Neighb
     shape and columns): made first, and by the driver before the table is read, so a parameter
     mistake is refused alike on every table. Returns the parsed query, ε, δ, the neighbour notion,
     the mechanism and the domain (column -> list of values, :func:`checked_domain`)."""
-    query, delta, mechanism = request.query, request.delta, request.mechanism
+    query, delta, mechanism = request.query, request.delta, mechanism_name(request.mechanism)
     calibration_name, mean_split = request.calibration_name, request.mean_split
     parsed = parse(query) if isinstance(query, str) else query
     epsilon = calibration.check_epsilon(request.epsilon)
