@@ -1,6 +1,7 @@
-"""A schema written by an ARX user: the roles under ARX's names (identifying, quasi-identifying,
-and the ``*_ATTRIBUTE`` spelling of its attribute types) read as crowdsafe's roles, and an
-attribute without a type is refused naming the types to write."""
+"""A schema written by an ARX or sdcMicro user: the roles under ARX's names (identifying,
+quasi-identifying, and the ``*_ATTRIBUTE`` spelling of its attribute types) read as crowdsafe's
+roles; an attribute without a type is refused naming the types to write, and a "key" role saying
+what an sdcMicro key variable is here (not guessed: a record's key is an identifier)."""
 
 from __future__ import annotations
 
@@ -25,4 +26,12 @@ def test_an_attribute_without_a_type_is_told_which_to_write(tmp_path):
     path = tmp_path / "s.toml"
     path.write_text("[attributes.patient]\nrole = 'identifier'\n")
     with pytest.raises(SchemaError, match=r"has no type; add a line type = .*categorical.*integer.*date"):
+        Schema.from_toml(path)
+
+
+@pytest.mark.parametrize("written", ["key", "key variable", "keyVar"])
+def test_an_sdcmicro_key_variable_is_refused_saying_what_it_is(tmp_path, written):
+    path = tmp_path / "s.toml"  # "key" alone could be a record's key (an identifier): not guessed
+    path.write_text(f"[attributes.a]\nrole = '{written}'\ntype = 'categorical'\n")
+    with pytest.raises(SchemaError, match=r"unknown role .*key variables are quasi-identifiers; a record's key is"):
         Schema.from_toml(path)

@@ -44,9 +44,9 @@ class Role(StrEnum):
             return cls(text)
         except ValueError:
             where = f" of attribute '{attribute}'" if attribute else ""
-            raise SchemaError(
-                f"unknown role {value!r}{where}; expected one of: {', '.join(r.value for r in cls)}"
-            ) from None
+            hint = " (sdcMicro's key variables are quasi-identifiers; a record's key is an identifier)"
+            raise SchemaError(f"unknown role {value!r}{where}; expected one of: {', '.join(r.value for r in cls)}"
+                              + (hint if text.startswith("key") else "")) from None
 
 
 class AttributeType(StrEnum):
