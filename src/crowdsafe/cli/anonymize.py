@@ -54,8 +54,8 @@ TOpt = Annotated[
 ]
 DistanceOpt = Annotated[
     str | None,
-    typer.Option("--distance", help="t-closeness ground distance: equal, ordered or hierarchical "
-                                    "(default: ordered for numeric/ordinal, else equal)."),
+    typer.Option("--distance", "--ground", help="t-closeness ground distance: equal, ordered or hierarchical "
+                                    "(default: ordered for numeric/ordinal, else equal; --ground, as check names it)."),
 ]
 ModeOpt = Annotated[str, typer.Option("--mode", help="Mondrian partitioning: strict or relaxed.")]
 CategoricalOpt = Annotated[

@@ -178,7 +178,8 @@ def register(app: typer.Typer) -> None:
         k: Annotated[int | None, whole_option("--k", help="Count the classes smaller than this k.")] = None,
         l: Annotated[int, whole_option("--l", help="The ℓ of recursive (c, ℓ)-diversity.")] = 2,
         ground: Annotated[str, typer.Option(
-            "--ground", help="t-closeness ground distance: auto, equal, ordered or hierarchical.")] = "auto",
+            "--ground", "--distance",
+            help="t-closeness ground distance: auto, equal, ordered or hierarchical (--distance, as anonymize names it).")] = "auto",
         threshold: Annotated[float, number_option(
             "--risk-threshold", help="Record-risk threshold for the share of records at risk.")] = 0.2,
         original: Annotated[str | None, typer.Option(
