@@ -328,6 +328,9 @@ def check_parameters(request: QueryRequest) -> tuple[Query, float, float, Neighb
         if mechanism not in MECHANISMS:
             raise ParameterError(f"unknown mechanism {mechanism!r}: use 'laplace' or 'gaussian'")
         if mechanism == "gaussian":
+            if delta == 0:  # the default δ: say what to give rather than which range δ lies in
+                raise ParameterError("the Gaussian mechanism is (ε, δ)-DP and needs δ > 0: give one (--delta 1e-7, "
+                                     "delta=1e-7), or use the Laplace mechanism for ε-DP", parameter="delta")
             calibration.check_delta(delta, positive=True)
             shares = (mean_split, 1.0 - mean_split) if kind == "mean" else (1.0,)
             if calibration_name == "classic":
