@@ -62,8 +62,16 @@ class MissingReport:
             return f"drop: {self.rows_dropped:,} rows with a missing value removed ({columns})"
         return (
             f"keep: missing is a value of its own; {self.rows_with_missing:,} rows have one "
-            f"({columns}); not a wildcard matching every value, as sdcMicro's fk counts it"
+            f"({columns})"
         )
+
+    def describe_classes(self) -> str:
+        """:meth:`describe`, plus, when kept missing values form classes (``check``), that they are
+        no wildcard: sdcMicro's frequency counts match a missing key value to every value, so its
+        k on the same table can be larger."""
+        if self.policy is MissingPolicy.KEEP and self.rows_with_missing:
+            return self.describe() + "; not a wildcard matching every value, as sdcMicro's fk counts it"
+        return self.describe()
 
     def to_dict(self) -> dict[str, Any]:
         return {
