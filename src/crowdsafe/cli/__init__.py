@@ -57,6 +57,8 @@ _COMMAND_MODULES = [
 _APP_SETTINGS: dict[str, Any] = dict(
     name="crowdsafe",
     help="Publish microdata with a proven privacy guarantee, and check what an attacker could learn.",
+    epilog="Coming from ARX, sdcMicro or OpenDP/diffprivlib? docs/coming-from.md maps their tasks to these "
+           "commands: risk (check), k-anonymity and microaggregation (anonymize), DP counts and means (query).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
