@@ -1,8 +1,9 @@
 """The Polars engine's tables for the intersection attack (:func:`crowdsafe.attacks.intersection.run_intersection`).
 
 Everything runs in this process on distinct target tuples: one parallel collection reads every
-release's classes, then the targets' pass runs in a second thread while this one reads the
-classes' cells and builds the classes' side of the location (:mod:`crowdsafe.attacks.locate`);
+release's classes, then the targets' pass runs in a second thread (from the moment the class
+tables' Polars queries are done) while this one finishes the tables, reads the classes' cells
+and builds the classes' side of the location (:mod:`crowdsafe.attacks.locate`);
 the location is one trie walk of every release (:mod:`crowdsafe.attacks.exact_location`); the
 candidate sets and their intersection
 are one 64-bit mask per tuple while the sensitive domain has at most 64 values (fast path,

@@ -198,12 +198,12 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
                            also: pl.LazyFrame | None = None, during: Callable[[list[ClassTable]], None] | None = None,
                            sensitive_leaves: pl.Enum | None = None) -> tuple[list[ClassTable], pl.DataFrame | None]:
     """:func:`class_tables`, and the frame of the query ``also`` (the targets' pass over their
-    rows, :func:`target_codes_plan`), collected in a second thread once the class tables are
-    built: Polars runs it without the GIL while this thread calls ``during`` with the tables
-    (work in Python and NumPy that needs the tables but not ``also``; Polars calls here would
-    wait for the pass). ``sensitive_leaves``: the sensitive hierarchy's leaves, when
-    :func:`leaf_masks` allows (fast path: each class's sensitive leaves as one 64-bit mask
-    in the group-by, reference twin: its list of distinct cells)."""
+    rows, :func:`target_codes_plan`), collected in a second thread from the moment the class
+    tables' Polars queries are done (their NumPy part runs beside it): Polars runs it without
+    the GIL while this thread finishes the tables and calls ``during`` with them (work in Python
+    and NumPy that needs the tables but not ``also``; Polars calls here would wait for the pass).
+    ``sensitive_leaves``: the sensitive hierarchy's leaves, when :func:`leaf_masks` allows (fast
+    path: each class's leaves as one 64-bit mask in the group-by, twin: its list of cells)."""
     qi = list(qi)
     for release in releases:
         missing = [c for c in qi + ([sensitive] if sensitive is not None else []) if c not in release.columns]
@@ -218,12 +218,17 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
     for j, combos in enumerate(collected):  # a cell that is no leaf (or missing): the reference twin
         if masked[j] and combos.get_column(_helper(qi, sensitive, "n_held")).sum():
             collected[j] = _group_by(releases[j], qi, sensitive, None).collect()
-    tables = _class_tables(releases, qi, sensitive, collected, sensitive_leaves)
     with ThreadPoolExecutor(max_workers=1) as pool:
-        also_frame = pool.submit(also.collect) if also is not None else None
+        submitted = []
+
+        def start() -> None:  # once the class tables' Polars queries are done
+            if also is not None:
+                submitted.append(pool.submit(also.collect))
+
+        tables = _class_tables(releases, qi, sensitive, collected, sensitive_leaves, start)
         if during is not None:
             during(tables)
-    return tables, also_frame.result() if also_frame is not None else None
+    return tables, submitted[0].result() if submitted else None
 
 
 def leaf_masks(hierarchy: Hierarchy | None, domain: AttributeDomain | None) -> pl.Enum | None:
@@ -268,35 +273,42 @@ def _group_by(release: pl.DataFrame, qi: list[str], sensitive: str | None, leave
 
 
 def _class_tables(releases: Sequence[pl.DataFrame], qi: list[str], sensitive: str | None,
-                  collected: Sequence[pl.DataFrame], leaves: pl.Enum | None = None) -> list[ClassTable]:
-    """The class tables of :func:`class_tables_and_codes`, from each release's group-by."""
+                  collected: Sequence[pl.DataFrame], leaves: pl.Enum | None = None,
+                  started: Callable[[], None] | None = None) -> list[ClassTable]:
+    """The class tables of :func:`class_tables_and_codes`, from each release's group-by.
+    ``started`` is called once every step that runs a Polars query is done (the rest is NumPy
+    and Python): the targets' pass may then hold Polars' threads without making this wait."""
     every_combos: list[pl.DataFrame] = []
     every_rows: list[np.ndarray] = []
-    every_held: list[tuple[np.ndarray, np.ndarray, pl.Series]] = []
-    for combos in collected:
+    every_held: dict[int, tuple[np.ndarray, np.ndarray, pl.Series]] = {}
+    for r, combos in enumerate(collected):
         every_combos.append(pl.DataFrame([combos.get_column(c) for c in qi]))  # (no Polars query)
         every_rows.append(combos.get_column(_helper(qi, sensitive, "rows")).to_numpy())
-        if sensitive is not None and combos.schema[_helper(qi, sensitive, "held")] == pl.UInt64:
-            every_held.append(_held_leaves(combos.get_column(_helper(qi, sensitive, "held")).to_numpy(),
-                                           cast(pl.Enum, leaves), sensitive))
-        elif sensitive is not None:  # (combo, sensitive cell) pairs, and the distinct sensitive cells
+        listed = sensitive is not None and combos.schema[_helper(qi, sensitive, "held")] != pl.UInt64
+        if listed:  # (combo, sensitive cell) pairs and the distinct cells, by Polars: before `started`
             lists = combos.get_column(_helper(qi, sensitive, "held"))
             held_cells = lists.explode().alias(sensitive)
             if isinstance(held_cells.dtype, pl.Categorical):  # cast before the group-by: its ids are at hand
                 ids = categorical_ids(held_cells)
                 cell, n_cells = _dense_codes(np.where(ids < 0, ids.max(initial=-1) + 1, ids))  # missing last
                 cells = held_cells[first_of_each(cell, n_cells)]  # (indexing: no Polars query, as gather)
-                if releases[len(every_held)].schema[sensitive] == pl.String:
+                if releases[r].schema[sensitive] == pl.String:
                     cells = cells.cast(pl.String)
             else:
                 cell, cells = distinct_codes(held_cells.to_frame(), [sensitive])[sensitive]
             n_held = combos.get_column(_helper(qi, sensitive, "n_held")).to_numpy()
             combo = np.repeat(np.arange(combos.height, dtype=np.int64), n_held)
-            every_held.append((combo, cell, cells))
+            every_held[r] = combo, cell, cells
     cell_ids = [_ids(combos, _helper(qi, sensitive, f"id_{j}")) for combos in collected for j in range(len(qi))]
     made = [i for i in cell_ids if i is not None]
     canonical_of_combo = _canonical_ranks([combos.get_column(c) for combos in every_combos for c in qi],
                                           made if len(made) == len(cell_ids) else None)
+    if started is not None:
+        started()
+    for r, combos in enumerate(collected):  # the leaves' masks read in NumPy
+        if sensitive is not None and r not in every_held:
+            every_held[r] = _held_leaves(combos.get_column(_helper(qi, sensitive, "held")).to_numpy(),
+                                         cast(pl.Enum, leaves), sensitive)
     tables = []
     for r, (combos, rows) in enumerate(zip(every_combos, every_rows)):
         distinct_cells = {c: canonical_of_combo[r * len(qi) + j][1].alias(c) for j, c in enumerate(qi)}
@@ -323,8 +335,11 @@ def _held_leaves(masks: np.ndarray, leaves: pl.Enum, sensitive: str) -> tuple[np
     present = np.flatnonzero((np.bitwise_or.reduce(masks) >> bit) & np.uint64(1)) if len(masks) else bit[:0]
     cell_of_leaf = np.full(n_leaves, -1, dtype=np.int64)
     cell_of_leaf[present] = np.arange(len(present), dtype=np.int64)
+    # the leaves' texts picked in Python: a Polars gather waits for the thread pool, which the
+    # targets' pass holds meanwhile (class_tables_and_codes)
+    texts = leaves.categories.to_list()
     return (combo.astype(np.int64), cell_of_leaf[leaf],
-            leaves.categories.gather(present.astype(np.int64)).alias(sensitive))
+            pl.Series(sensitive, [texts[i] for i in present.tolist()], dtype=pl.String))
 
 
 def _ids(combos: pl.DataFrame, name: str) -> np.ndarray | None:
@@ -363,7 +378,6 @@ def _canonical_ranks(columns: Sequence[pl.Series], ids: Sequence[np.ndarray] | N
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     return [(rank[offsets[g]: offsets[g + 1]], cells.slice(bounds[g], bounds[g + 1] - bounds[g]))
             for g in range(n_groups)]
-
 
 
 def _text_ranks(texts: pl.Series) -> tuple[np.ndarray, int]:
