@@ -143,3 +143,37 @@ def test_sorted_numbers_leave_the_missing_value_out():
     values, codes = plain_cells._sorted_numbers(DOMAINS[3])
     assert values.tolist() == [0.5, 1.5] and codes.tolist() == [0, 1]
     assert np.isnan(DOMAINS[3].numbers[2])
+
+
+@settings(max_examples=60, deadline=None)
+@given(cell_columns(PLAIN + OTHER))
+def test_the_memo_reads_as_its_loop_twin(case):
+    """read_plain (each domain's memo of the texts it has read, gathered by NumPy) against its
+    twin read_plain_by_loop (every text read in a loop, no memo): the same covers or both None."""
+    cells, domain_of = case
+    twin = plain_cells.read_plain_by_loop(cells, domain_of, DOMAINS)
+    for _ in range(2):  # texts met for the first time, then remembered
+        got = plain_cells.read_plain(cells, domain_of, DOMAINS)
+        assert (got is None) == (twin is None)
+        if got is not None:
+            assert_same_covers(got, twin)
+
+
+@pytest.mark.parametrize("room", [-1, 0])
+def test_the_switch_at_a_full_memo(monkeypatch, room):
+    domains = [AttributeDomain.from_values(pl.Series("age", [18, 20, 25, 29, 31, 40, 45])),  # (fresh: empty memos)
+               AttributeDomain("zip", ZIP.leaves, ZIP)]
+    cells = [pl.Series("c", ["[20, 29]", "(29, 45]", "25", "*"]), pl.Series("c", ["13053", "130**", "*"])]
+    looped = []
+    loop = plain_cells.read_plain_by_loop
+
+    def spy(*args):
+        looped.append(True)
+        return loop(*args)
+
+    monkeypatch.setattr(plain_cells, "read_plain_by_loop", spy)
+    monkeypatch.setattr(plain_cells, "MEMO_TEXTS", 4 + room)  # the first domain's 4 texts fill it
+    got = plain_cells.read_plain(cells, [0, 1], domains)
+    assert looped == ([True] if room < 0 else [])
+    assert got is not None
+    assert_same_covers(got, CellReader(domains).read(cells, [0, 1]))

@@ -27,8 +27,10 @@ code: it reads releases, never the private table, and carries no guarantee of it
 from __future__ import annotations
 
 import re
+import threading
 import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import cast
 
 import numpy as np
@@ -47,9 +49,53 @@ _UNKNOWN = object()
 _NOTHING = np.zeros(0, dtype=np.int64)
 _SORTED_NUMBERS: weakref.WeakKeyDictionary[AttributeDomain, tuple[np.ndarray, np.ndarray]] = weakref.WeakKeyDictionary()
 _KNOWN_TEXTS: weakref.WeakKeyDictionary[AttributeDomain, dict[str, _Read | None]] = weakref.WeakKeyDictionary()
-# every text read so far in a domain and what it read as (a pure function of both), up to MEMO_TEXTS per domain
-_READ_TEXTS: weakref.WeakKeyDictionary[AttributeDomain, dict[str, _Read | None]] = weakref.WeakKeyDictionary()
-MEMO_TEXTS = 100_000
+MEMO_TEXTS = 100_000  # texts a domain's memo (_Memo) remembers
+
+
+@dataclass
+class _Memo:
+    """Every text read so far in one domain and what it read as (a pure function of both, so
+    it holds across attacks): ``entry[text]`` its row below, -1 when the text is not plain; row
+    i covers ``codes[i]`` (sorted, distinct), a range's values already found. ``arrays`` is
+    the rows as the arrays :func:`read_plain` gathers from, made again after rows are added."""
+
+    entry: dict[str, int] = field(default_factory=dict)
+    kinds: list[CellKind] = field(default_factory=list)
+    codes: list[np.ndarray] = field(default_factory=list)
+    arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None  # kind, size, first code, codes
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, text: str, domain: AttributeDomain) -> int:
+        """Read ``text`` (:func:`_read_one`) and remember it: its row, or -1 when not plain."""
+        found = _read_one(text, domain, _known_texts(domain))
+        if found is None:
+            self.entry[text] = -1
+            return -1
+        kind, covered = found
+        if isinstance(covered, tuple):  # a range: the values between its ends
+            values, value_codes = _sorted_numbers(domain)
+            low, high, low_closed, high_closed = covered
+            start = int(np.searchsorted(values, low, side="left" if low_closed else "right"))
+            stop = int(np.searchsorted(values, high, side="right" if high_closed else "left"))
+            covered = value_codes[start: max(stop, start)]
+        self.entry[text] = row = len(self.kinds)
+        self.kinds.append(kind)
+        self.codes.append(np.unique(np.asarray(covered, dtype=np.int64)))
+        self.arrays = None
+        return row
+
+    def tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        if self.arrays is None:
+            size = np.array([len(c) for c in self.codes], dtype=np.int64)
+            kind = np.empty(len(self.kinds), dtype=object)
+            kind[:] = self.kinds
+            codes = np.concatenate(self.codes) if self.codes else np.zeros(0, dtype=np.int64)
+            self.arrays = kind, size, np.cumsum(size) - size, codes.astype(np.int64, copy=False)
+        return self.arrays
+
+
+_MEMOS: weakref.WeakKeyDictionary[AttributeDomain, _Memo] = weakref.WeakKeyDictionary()
+_MEMOS_LOCK = threading.Lock()
 
 
 def fits_plain(cells: Sequence[pl.Series]) -> bool:
@@ -64,11 +110,48 @@ def read_plain(cells: Sequence[pl.Series], domain_of: Sequence[int], domains: Se
     :meth:`CellReader.read <crowdsafe.data.cell_reader.CellReader.read>` gives it, or None when
     some cell is not plain (module docstring): then the reference reader reads them all.
 
-    Each distinct (domain, text) is classified once in Python (and remembered per domain object,
-    up to :data:`MEMO_TEXTS` texts: what a text reads as depends on the text and the domain
-    only, so the next read of the same domain, the next attack with the same hierarchies, looks
-    it up); the ranges' values are found by binary search in each domain's sorted numbers, and
-    every cell's codes sorted, in NumPy."""
+    Fast path: each text is looked up in its domain's memo (:class:`_Memo`: what a text reads
+    as depends on the text and the domain only, so the next attack with the same hierarchies
+    finds it there), a text not met before read once and added; every column's covers are then
+    gathered from the memo's arrays by a few NumPy calls. While a memo is full
+    (:data:`MEMO_TEXTS`), the reference twin :func:`read_plain_by_loop`; both read the same."""
+    if not fits_plain(cells):
+        return None
+    rows: list[tuple[pl.Series, AttributeDomain, np.ndarray, tuple[np.ndarray, ...]]] = []
+    for column, j in zip(cells, domain_of):
+        texts, domain = cell_text(column), domains[j]
+        memo = _MEMOS.get(domain)
+        if memo is None:
+            with _MEMOS_LOCK:
+                memo = _MEMOS.setdefault(domain, _Memo())
+        with memo.lock:
+            listed = texts.to_list()
+            entry = memo.entry
+            row = [entry.get(text, -2) for text in listed]
+            if -2 in row:  # met for the first time
+                if None in listed:
+                    return None  # (a missing cell: not plain)
+                if len(entry) + len(listed) > MEMO_TEXTS:
+                    return read_plain_by_loop(cells, domain_of, domains)
+                row = [r if r != -2 else entry[text] if text in entry else memo.add(text, domain)
+                       for r, text in zip(row, listed)]
+            if -1 in row:
+                return None
+            rows.append((texts, domain, np.array(row, dtype=np.int64), memo.tables()))
+    out = []
+    for texts, domain, row_of, (kind, size, first, codes) in rows:
+        sizes = size[row_of]
+        indptr = np.zeros(len(row_of) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=indptr[1:])
+        out.append(CellCovers(texts, kind[row_of], indptr, codes[segments(first[row_of], sizes)], domain.size))
+    return out
+
+
+def read_plain_by_loop(cells: Sequence[pl.Series], domain_of: Sequence[int], domains: Sequence[AttributeDomain]
+                       ) -> list[CellCovers] | None:
+    """:func:`read_plain` without the memo (its reference twin): each distinct (domain, text)
+    classified in Python, the ranges' values found by binary search in each domain's sorted
+    numbers, and every cell's codes sorted, in NumPy."""
     if not fits_plain(cells):
         return None
     seen: dict[int, dict[str, int]] = {}  # per domain, each distinct text -> its index
@@ -82,7 +165,6 @@ def read_plain(cells: Sequence[pl.Series], domain_of: Sequence[int], domains: Se
         every_text.append(texts)
         domain = domains[j]
         known = _known_texts(domain)
-        read = _READ_TEXTS.setdefault(domain, {})
         seen_here = seen.setdefault(j, {})
         for text in texts.to_list():
             at = seen_here.get(text)
@@ -90,10 +172,7 @@ def read_plain(cells: Sequence[pl.Series], domain_of: Sequence[int], domains: Se
                 at = seen_here[text] = len(kinds)
                 if text is None:
                     return None
-                memo = read.get(text, _UNKNOWN)
-                found = _read_one(text, domain, known) if memo is _UNKNOWN else cast("_Read | None", memo)
-                if memo is _UNKNOWN and len(read) < MEMO_TEXTS:
-                    read[text] = found
+                found = _read_one(text, domain, known)
                 if found is None:
                     return None
                 kind, covered = found
