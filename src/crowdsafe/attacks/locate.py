@@ -247,11 +247,11 @@ def _group_by(release: pl.DataFrame, qi: list[str], sensitive: str | None, leave
     its distinct sensitive cells (a list), or with ``leaves`` the OR of its cells' leaf bits
     (a class holding a cell that is no leaf has a non-zero ``n_held``: its count of such cells,
     or 1 when it is flagged by the :data:`NO_LEAF` bit)."""
-    plan = release.lazy()
+    plan, schema = release.lazy(), release.schema  # (the schema made once: each call builds it)
     rows = pl.len().cast(pl.Int64).alias(_helper(qi, sensitive, "rows"))
     # each text cell's categorical id (one id per text, whatever the column), for _canonical_ranks
     ids = [pl.col(c).cast(pl.Categorical).to_physical().alias(_helper(qi, sensitive, f"id_{j}"))
-           for j, c in enumerate(qi) if release.schema[c] == pl.String]
+           for j, c in enumerate(qi) if schema[c] == pl.String]
     if sensitive is None:
         return plan.group_by(qi).agg(rows).with_columns(ids)
     held, n_held = _helper(qi, sensitive, "held"), _helper(qi, sensitive, "n_held")
@@ -266,7 +266,7 @@ def _group_by(release: pl.DataFrame, qi: list[str], sensitive: str | None, leave
         plan = plan.with_columns(leaf_bit.alias(held))
         return (plan.group_by(qi).agg(rows, pl.col(held).bitwise_or(), pl.col(held).null_count().alias(n_held))
                 .with_columns(ids))
-    if release.schema[sensitive] == pl.String:  # hashed once as a categorical, not in every list
+    if schema[sensitive] == pl.String:  # hashed once as a categorical, not in every list
         plan = plan.with_columns(pl.col(sensitive).cast(pl.Categorical))
     return (plan.group_by(qi).agg(rows, pl.col(sensitive).unique().alias(held))
             .with_columns(pl.col(held).list.len().alias(n_held), *ids))
