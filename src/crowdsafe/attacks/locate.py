@@ -284,8 +284,8 @@ def _class_tables(releases: Sequence[pl.DataFrame], qi: list[str], sensitive: st
     for r, combos in enumerate(collected):
         every_combos.append(pl.DataFrame([combos.get_column(c) for c in qi]))  # (no Polars query)
         every_rows.append(combos.get_column(_helper(qi, sensitive, "rows")).to_numpy())
-        listed = sensitive is not None and combos.schema[_helper(qi, sensitive, "held")] != pl.UInt64
-        if listed:  # (combo, sensitive cell) pairs and the distinct cells, by Polars: before `started`
+        # (combo, sensitive cell) pairs and the distinct cells of a list, by Polars: before `started`
+        if sensitive is not None and combos.schema[_helper(qi, sensitive, "held")] != pl.UInt64:
             lists = combos.get_column(_helper(qi, sensitive, "held"))
             held_cells = lists.explode().alias(sensitive)
             if isinstance(held_cells.dtype, pl.Categorical):  # cast before the group-by: its ids are at hand
