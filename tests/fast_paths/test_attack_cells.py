@@ -177,3 +177,18 @@ def test_the_switch_at_a_full_memo(monkeypatch, room):
     assert looped == ([True] if room < 0 else [])
     assert got is not None
     assert_same_covers(got, CellReader(domains).read(cells, [0, 1]))
+
+
+def test_the_memo_grows_across_reads():
+    """Texts added by a later read are appended to the memo's arrays: earlier and later texts
+    read together still read as the twin reads them."""
+    domains = [AttributeDomain.from_values(pl.Series("age", [18, 20, 25, 29, 31, 40, 45])),  # (fresh: empty memos)
+               AttributeDomain("zip", ZIP.leaves, ZIP)]
+    reads = [[pl.Series("c", ["[20, 29]", "*"]), pl.Series("c", ["130**"])],
+             [pl.Series("c", ["(29, 45]", "25"]), pl.Series("c", ["13053", "148**", "?"])],
+             [pl.Series("c", ["25", "(29, 45]", "[20, 29]", "[18, 18]"]), pl.Series("c", ["148**", "130**", "*"])]]
+    for cells in reads:
+        got = plain_cells.read_plain(cells, [0, 1], domains)
+        assert got is not None
+        assert_same_covers(got, plain_cells.read_plain_by_loop(cells, [0, 1], domains))
+        assert_same_covers(got, CellReader(domains).read(cells, [0, 1]))

@@ -52,17 +52,25 @@ _KNOWN_TEXTS: weakref.WeakKeyDictionary[AttributeDomain, dict[str, _Read | None]
 MEMO_TEXTS = 100_000  # texts a domain's memo (_Memo) remembers
 
 
+def _no_rows() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    none = np.zeros(0, dtype=np.int64)
+    return np.empty(0, dtype=object), none, none, none
+
+
 @dataclass
 class _Memo:
     """Every text read so far in one domain and what it read as (a pure function of both, so
-    it holds across attacks): ``entry[text]`` its row below, -1 when the text is not plain; row
-    i covers ``codes[i]`` (sorted, distinct), a range's values already found. ``arrays`` is
-    the rows as the arrays :func:`read_plain` gathers from, made again after rows are added."""
+    it holds across attacks): ``entry[text]`` its row, -1 when the text is not plain. The rows
+    are :meth:`tables`, the arrays :func:`read_plain` gathers from (each row's kind, count of
+    covered codes and first among ``codes``; a range's values already found); rows added since
+    they were made wait in ``kinds`` and ``codes`` (each row's codes, sorted and distinct) and
+    are appended to them, not made again with the older rows, at the next read."""
 
     entry: dict[str, int] = field(default_factory=dict)
+    n_rows: int = 0
     kinds: list[CellKind] = field(default_factory=list)
     codes: list[np.ndarray] = field(default_factory=list)
-    arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None  # kind, size, first code, codes
+    arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] = field(default_factory=_no_rows)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def add(self, text: str, domain: AttributeDomain) -> int:
@@ -78,19 +86,23 @@ class _Memo:
             start = int(np.searchsorted(values, low, side="left" if low_closed else "right"))
             stop = int(np.searchsorted(values, high, side="right" if high_closed else "left"))
             covered = value_codes[start: max(stop, start)]
-        self.entry[text] = row = len(self.kinds)
+        self.entry[text] = row = self.n_rows
+        self.n_rows += 1
         self.kinds.append(kind)
         self.codes.append(np.unique(np.asarray(covered, dtype=np.int64)))
-        self.arrays = None
         return row
 
     def tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        if self.arrays is None:
-            size = np.array([len(c) for c in self.codes], dtype=np.int64)
-            kind = np.empty(len(self.kinds), dtype=object)
-            kind[:] = self.kinds
-            codes = np.concatenate(self.codes) if self.codes else np.zeros(0, dtype=np.int64)
-            self.arrays = kind, size, np.cumsum(size) - size, codes.astype(np.int64, copy=False)
+        """Every row's kind (objects), count of codes, first code among the codes, and the codes."""
+        if self.kinds:
+            kind, size, first, codes = self.arrays
+            new_kind = np.empty(len(self.kinds), dtype=object)
+            new_kind[:] = self.kinds
+            new_size = np.array([len(c) for c in self.codes], dtype=np.int64)
+            new_first = len(codes) + np.cumsum(new_size) - new_size
+            self.arrays = (np.concatenate([kind, new_kind]), np.concatenate([size, new_size]),
+                           np.concatenate([first, new_first]), np.concatenate([codes, *self.codes]))
+            self.kinds, self.codes = [], []
         return self.arrays
 
 
