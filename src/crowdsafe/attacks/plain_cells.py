@@ -62,14 +62,14 @@ class _Memo:
     """Every text read so far in one domain and what it read as (a pure function of both, so
     it holds across attacks): ``entry[text]`` its row, -1 when the text is not plain. The rows
     are :meth:`tables`, the arrays :func:`read_plain` gathers from (each row's kind, count of
-    covered codes and first among ``codes``; a range's values already found); rows added since
-    they were made wait in ``kinds`` and ``codes`` (each row's codes, sorted and distinct) and
-    are appended to them, not made again with the older rows, at the next read."""
+    covered codes and first among the codes, the codes sorted and distinct within a row); rows
+    added since they were made wait in ``kinds`` and ``covered`` (as :func:`_read_one` gives
+    them) and are appended in one batch at the next read, not made again with the older rows."""
 
     entry: dict[str, int] = field(default_factory=dict)
     n_rows: int = 0
     kinds: list[CellKind] = field(default_factory=list)
-    codes: list[np.ndarray] = field(default_factory=list)
+    covered: list[np.ndarray | tuple[float, float, bool, bool]] = field(default_factory=list)
     arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] = field(default_factory=_no_rows)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -79,30 +79,47 @@ class _Memo:
         if found is None:
             self.entry[text] = -1
             return -1
-        kind, covered = found
-        if isinstance(covered, tuple):  # a range: the values between its ends
-            values, value_codes = _sorted_numbers(domain)
-            low, high, low_closed, high_closed = covered
-            start = int(np.searchsorted(values, low, side="left" if low_closed else "right"))
-            stop = int(np.searchsorted(values, high, side="right" if high_closed else "left"))
-            covered = value_codes[start: max(stop, start)]
         self.entry[text] = row = self.n_rows
         self.n_rows += 1
-        self.kinds.append(kind)
-        self.codes.append(np.unique(np.asarray(covered, dtype=np.int64)))
+        self.kinds.append(found[0])
+        self.covered.append(found[1])
         return row
 
-    def tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def tables(self, domain: AttributeDomain) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Every row's kind (objects), count of codes, first code among the codes, and the codes."""
-        if self.kinds:
-            kind, size, first, codes = self.arrays
-            new_kind = np.empty(len(self.kinds), dtype=object)
-            new_kind[:] = self.kinds
-            new_size = np.array([len(c) for c in self.codes], dtype=np.int64)
-            new_first = len(codes) + np.cumsum(new_size) - new_size
-            self.arrays = (np.concatenate([kind, new_kind]), np.concatenate([size, new_size]),
-                           np.concatenate([first, new_first]), np.concatenate([codes, *self.codes]))
-            self.kinds, self.codes = [], []
+        if not self.kinds:
+            return self.arrays
+        kind, size, first, codes = self.arrays
+        owner, listed, ranges = [], [], []  # rows' codes as (row, code) pairs; ranges by binary search
+        for row, covered in enumerate(self.covered):
+            if isinstance(covered, tuple):
+                ranges.append((row, *covered))
+            elif len(covered):
+                owner.append(row)
+                listed.append(covered)
+        pairs = [np.repeat(np.array(owner, dtype=np.int64), [len(c) for c in listed])] if listed else []
+        found = [np.concatenate(listed)] if listed else []
+        if ranges:
+            values, value_codes = _sorted_numbers(domain)
+            at, low, high, low_closed, high_closed = (np.array(x) for x in zip(*ranges))
+            begin = np.where(low_closed, np.searchsorted(values, low, side="left"),
+                             np.searchsorted(values, low, side="right"))
+            stop = np.where(high_closed, np.searchsorted(values, high, side="right"),
+                            np.searchsorted(values, high, side="left"))
+            count = np.maximum(stop - begin, 0)
+            pairs.append(np.repeat(at.astype(np.int64), count))
+            found.append(value_codes[segments(begin, count)])
+        width, n_new = domain.size + 1, len(self.kinds)
+        key = (sorted_unique(np.concatenate(pairs) * width + np.concatenate(found), n_new * width) if pairs
+               else np.zeros(0, dtype=np.int64))
+        row_of, code = np.divmod(key, width)  # each new row's codes, sorted and distinct
+        new_size = np.bincount(row_of, minlength=n_new).astype(np.int64)
+        new_kind = np.empty(n_new, dtype=object)
+        new_kind[:] = self.kinds
+        self.arrays = (np.concatenate([kind, new_kind]), np.concatenate([size, new_size]),
+                       np.concatenate([first, len(codes) + np.cumsum(new_size) - new_size]),
+                       np.concatenate([codes, code.astype(np.int64, copy=False)]))
+        self.kinds, self.covered = [], []
         return self.arrays
 
 
@@ -149,7 +166,7 @@ def read_plain(cells: Sequence[pl.Series], domain_of: Sequence[int], domains: Se
                        for r, text in zip(row, listed)]
             if -1 in row:
                 return None
-            rows.append((texts, domain, np.array(row, dtype=np.int64), memo.tables()))
+            rows.append((texts, domain, np.array(row, dtype=np.int64), memo.tables(domain)))
     out = []
     for texts, domain, row_of, (kind, size, first, codes) in rows:
         sizes = size[row_of]
