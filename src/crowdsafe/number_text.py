@@ -1,4 +1,5 @@
-"""Numbers written as text (options, lists in options, scheme levels): one strict reading.
+"""Numbers written as text (options, lists in options, scheme levels): one strict reading; and
+numbers written for a reader (a loss rounded up, a budget left rounded down, a count with its noun).
 
 A number is plain decimal or scientific notation in the ASCII digits 0-9: ``10``, ``-0.5``,
 ``.5``, ``1e-6``, ``+2E3``. Everything else Python's ``float`` or ``int`` would also take is
@@ -186,3 +187,12 @@ def budget_words(budget: dict, spent: dict, remaining: dict) -> str:
     return (f"budget (ε {budget['epsilon']:g}, δ {budget['delta']:g}); spent (ε {rounded_up(spent['epsilon'])}, "
             f"δ {rounded_up(spent['delta'], 3)}); remaining (ε {rounded_down(remaining['epsilon'])}, "
             f"δ {rounded_down(remaining['delta'], 3)})")
+
+
+def quantity(count: int, noun: str, plural: str | None = None) -> str:
+    """``count`` and its noun, singular for exactly 1 and plural otherwise, the count with thousands
+    separators: ``1 row``, ``0 rows``, ``1,234 classes`` (``plural``: when not ``noun + "s"``,
+    e.g. ``quantity(n, "class", "classes")``). Every message that counts something writes it with
+    this one function, so that none says "the table has 1 rows"."""
+    many = plural if plural is not None else f"{noun}s"
+    return f"{count:,} {noun if count == 1 else many}"

@@ -29,6 +29,7 @@ from crowdsafe.anonymize.constraints import NO_CONSTRAINTS, SensitiveConstraints
 from crowdsafe.anonymize.recoding import RecodedColumns, Recoding
 from crowdsafe.data import Dataset
 from crowdsafe.errors import ParameterError
+from crowdsafe.number_text import quantity
 
 
 def check_k(k: Any) -> int:
@@ -179,7 +180,7 @@ def apply(
         if suppressed > limit * len(done.kept):
             name = recoding.name if isinstance(recoding, Recoding) else "this recoding"
             raise ParameterError(
-                f"{name} would suppress {suppressed:,} of {len(done.kept):,} rows "
+                f"{name} would suppress {suppressed:,} of {quantity(len(done.kept), 'row')} "
                 f"({done.suppression_rate:.1%}), above the suppression limit of {limit:.1%}; "
                 "generalize more, lower k, or allow more suppression"
             )

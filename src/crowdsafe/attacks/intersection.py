@@ -48,6 +48,7 @@ from crowdsafe.arguments import names
 from crowdsafe.data import Hierarchy
 from crowdsafe.data.generalized import AttributeDomain, CellKind, leaf_domain, parse_cell
 from crowdsafe.errors import ParameterError
+from crowdsafe.number_text import quantity
 
 Location = Literal["auto", "exact", "nearest"]
 # confidence is 1/|S_i|, so a level c counts the targets with at most ⌊1/c⌋ candidate values; any
@@ -81,7 +82,8 @@ class IntersectionResult:
         # person of the custodian's targets, scored against their true values), unlabelled
         figures = ", ".join(f"{key}={self.summary[key]:.4g}" for key in ("perfect_breach", "vulnerable")
                             if isinstance(self.summary.get(key), (int, float)))
-        return (f"IntersectionResult({self.summary.get('targets', '?')} targets, {self.releases.height} releases"
+        return (f"IntersectionResult({self.summary.get('targets', '?')} targets, "
+                f"{quantity(self.releases.height, 'release')}"
                 f"{', ' + figures if figures else ''}; the per-target table is CUSTODIAN ONLY: do not publish)")
 
 

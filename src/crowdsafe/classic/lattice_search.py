@@ -52,6 +52,7 @@ from crowdsafe.anonymize.recoding import GeneralizationScheme
 from crowdsafe.data import COUNT, Dataset, Hierarchy, packing
 from crowdsafe.data.column_names import spare_name
 from crowdsafe.errors import HierarchyError, ParameterError
+from crowdsafe.number_text import quantity
 
 Search = Literal["optimal", "greedy", "auto"]
 SEPARABLE_METRICS = ("gcp", "entropy", "precision", "height")
@@ -559,7 +560,8 @@ def lattice_search(
         _check_optimal_size(Lattice(tuple(columns), tuple(dataset.hierarchies[c].height for c in columns)))
     problem = _Problem(dataset, columns, k, suppression_limit, constraints, metric)
     if problem.rows < k:
-        raise ParameterError(f"the table has {problem.rows:,} rows, fewer than k = {k}: no class can hold k rows")
+        raise ParameterError(
+            f"the table has {quantity(problem.rows, 'row')}, fewer than k = {k}: no class can hold k rows")
     if search == "auto":
         search = "optimal" if problem.lattice.size <= AUTO_OPTIMAL_NODES else "greedy"
     result = optimal_search(problem) if search == "optimal" else greedy_search(problem, time_budget)

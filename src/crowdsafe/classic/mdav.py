@@ -39,6 +39,7 @@ from crowdsafe.classic.attributes import describe_attributes
 from crowdsafe.classic.mondrian import Partitioning, published_values
 from crowdsafe.data import AttributeType, Dataset
 from crowdsafe.errors import CUSTODIAN_REFUSAL, ParameterError, SchemaError
+from crowdsafe.number_text import quantity
 
 Aggregate = Literal["mean", "median"]
 
@@ -186,7 +187,7 @@ def microaggregate(dataset: Dataset, cells: EncodedCells, k: int) -> tuple[np.nd
     space = _Space(dataset, cells)
     if space.rows_left < k:
         raise ParameterError(
-            f"the table has {space.rows_left:,} rows, fewer than k = {k}: no group can hold k rows"
+            f"the table has {quantity(space.rows_left, 'row')}, fewer than k = {k}: no group can hold k rows"
         )
     pieces: list[tuple[np.ndarray, np.ndarray]] = []
     while space.rows_left >= 3 * k:

@@ -28,6 +28,7 @@ from crowdsafe.classic.mondrian_cuts import (
     _smallest_unsigned,
 )
 from crowdsafe.errors import ParameterError
+from crowdsafe.number_text import quantity
 
 Mode = Literal["strict", "relaxed"]
 
@@ -457,7 +458,7 @@ def partition(cells: EncodedCells, attributes: Sequence[LocalAttribute], k: int,
         raise ParameterError(f"Mondrian partitioning is 'strict' or 'relaxed', not {mode!r}")
     total = int(cells.counts.sum())
     if total < k:
-        raise ParameterError(f"the table has {total:,} rows, fewer than k = {k}: no class can hold k rows")
+        raise ParameterError(f"the table has {quantity(total, 'row')}, fewer than k = {k}: no class can hold k rows")
     if constraints.active:
         assert cells.sensitive is not None
         whole = classes_satisfying(constraints, np.zeros(cells.n_cells, dtype=np.int64),

@@ -31,6 +31,7 @@ from crowdsafe.cli.options import (
     whole_option,
 )
 from crowdsafe.errors import ParameterError
+from crowdsafe.number_text import quantity
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -114,8 +115,8 @@ def _minimized(payload: dict[str, Any]) -> list[str]:
 
 def render(payload: dict[str, Any], console: Console) -> None:
     console.print(styled(
-        (payload["algorithm"], "bold"), f", k = {payload['k']}: {payload['rows_published']:,} rows "
-        f"published in {payload['classes']:,} classes (smallest {payload['smallest_class']})"
+        (payload["algorithm"], "bold"), f", k = {payload['k']}: {quantity(payload['rows_published'], 'row')} "
+        f"published in {quantity(payload['classes'], 'class', 'classes')} (smallest {payload['smallest_class']})"
     ))
     console.print(f"quasi-identifiers: {', '.join(payload['quasi_identifiers'])}")
     for note in plain_notes(payload["notes"]):

@@ -23,7 +23,7 @@ from crowdsafe.cli.options import (
     split_names,
 )
 from crowdsafe.errors import ParameterError
-from crowdsafe.number_text import parse_number
+from crowdsafe.number_text import parse_number, quantity
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -108,7 +108,7 @@ def render(payload: dict[str, Any], console: Console) -> None:
     console.print(line)
     console.print("partial breach: " + ", ".join(f"confidence >= {c}: {v:.1%}" for c, v in s["partial_breach"].items()))
     if s["contradictions"]:
-        console.print(f"note: {s['contradictions']:,} targets got contradictory candidate sets (not in every release)")
+        console.print(f"note: {quantity(s['contradictions'], 'target')} got contradictory candidate sets (not in every release)")
     for r in payload["releases"]:
         if r.get("unread_cells"):
             console.print(f"note: release {r['release']} holds cells the attack cannot read, taken to cover no value "

@@ -24,6 +24,7 @@ from crowdsafe.cli.options import (
     split_names,
     whole_option,
 )
+from crowdsafe.number_text import quantity
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -48,7 +49,7 @@ MissingOpt = Annotated[
 def render_check(report: CheckReport, console: Console) -> None:
     console.print("custodian only: exact facts about the data, not covered by any guarantee; do not publish them")
     console.print(styled(
-        (str(report.dataset), "bold"), f": {report.rows:,} rows, {len(report.attributes)} attributes "
+        (str(report.dataset), "bold"), f": {quantity(report.rows, 'row')}, {quantity(len(report.attributes), 'attribute')} "
         f"(schema: {report.schema.source})"
     ))
     console.print(f"missing values: {report.missing['description']}")
@@ -114,7 +115,7 @@ def render_privacy(privacy: dict[str, Any], console: Console) -> None:
     if privacy["target_k"] is not None:
         console.print(
             f"classes below k = {privacy['target_k']}: {privacy['classes_below_target_k']:,} "
-            f"holding {privacy['rows_below_target_k']:,} rows"
+            f"holding {quantity(privacy['rows_below_target_k'], 'row')}"
         )
     if privacy["sensitive"]:
         table = Table(title="Sensitive attributes (each value is the table's: its worst class)", title_justify="left")

@@ -10,6 +10,7 @@ import typer
 from crowdsafe.cli.check import MissingOpt
 from crowdsafe.cli.lazy import lazy_module
 from crowdsafe.cli.options import EscapeFormulasOpt, ForceOpt, JsonOpt, StrictNumber, emit, whole_option
+from crowdsafe.number_text import quantity
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -82,7 +83,7 @@ def register(app: typer.Typer) -> None:
         payload = {"dataset": name, "rows": dataset.n_rows, "path": str(out),
                    "missing": dataset.missing.describe()}
         emit(payload, as_json, lambda: typer.echo(
-            f"wrote {dataset.n_rows:,} rows of {name} to {out} (missing values: {dataset.missing.describe()})"
+            f"wrote {quantity(dataset.n_rows, 'row')} of {name} to {out} (missing values: {dataset.missing.describe()})"
         ))
 
     @group.command("synthetic")

@@ -33,7 +33,7 @@ from crowdsafe.cli.options import (
 from crowdsafe.defaults import LARGE_VIEW_ROWS, MAX_EQUALITY_QUERIES
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import PRIVATE, atomic_paths, write_text_atomic
-from crowdsafe.number_text import rounded_down, rounded_up
+from crowdsafe.number_text import quantity, rounded_down, rounded_up
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -259,7 +259,7 @@ def register(app: typer.Typer) -> None:
         def render() -> None:
             console = Console()
             _render_plan(result.plan, console, "alpha-beta view")
-            console.print(f"view: {result.view.rows:,} rows -> {out}")
+            console.print(f"view: {quantity(result.view.rows, 'row')} -> {out}")
             console.print(f"certificate -> {cert_path}")
             if report is not None:
                 console.print(f"report -> {report} (open it in a browser)")
@@ -348,7 +348,7 @@ def register(app: typer.Typer) -> None:
         def render() -> None:
             console = Console()
             if estimates:
-                table = Table(title=f"Estimates from {view} ({published.rows:,} rows)", title_justify="left")
+                table = Table(title=f"Estimates from {view} ({quantity(published.rows, 'row')})", title_justify="left")
                 for heading in ("query", "estimate", f"± ({confidence:.0%})", "n_view", "n_domain"):
                     table.add_column(heading, justify="left" if heading == "query" else "right")
                 for e in estimates:

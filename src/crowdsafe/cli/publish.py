@@ -45,7 +45,7 @@ from crowdsafe.defaults import (
     RATE_TOLERANCE,
 )
 from crowdsafe.errors import ParameterError
-from crowdsafe.number_text import rounded_up
+from crowdsafe.number_text import quantity, rounded_up
 
 if TYPE_CHECKING:
     from crowdsafe.anonymize.plan import PlanRequest
@@ -310,23 +310,23 @@ def _render_releases(releases: list[dict[str, Any]], k: int, print_: Any) -> Non
         output = releases[0]["dp_output"]
         print_("release (DP outputs: the scheme the mechanism chose; rows and classes counted on the release)")
         print_(f"  scheme        {scheme(output)}")
-        print_(f"  published     {output['rows_published']:,} rows in {output['classes']:,} classes of >= {k} rows")
+        print_(f"  published     {quantity(output['rows_published'], 'row')} in {quantity(output['classes'], 'class', 'classes')} of >= {k} rows")
         return
     print_(f"releases (DP outputs: the scheme the mechanism chose for each of the {len(releases)}; rows and classes "
            "counted on each release)")
     for i, release in enumerate(releases, 1):
         output = release["dp_output"]
-        print_(f"  {f'release {i}':<13} scheme {scheme(output)}; published {output['rows_published']:,} rows in "
-               f"{output['classes']:,} classes of >= {k} rows")
+        print_(f"  {f'release {i}':<13} scheme {scheme(output)}; published {quantity(output['rows_published'], 'row')} in "
+               f"{quantity(output['classes'], 'class', 'classes')} of >= {k} rows")
 
 
 def _render_custodian(custodian: dict[str, Any], print_: Any) -> None:
     print_(CUSTODIAN_HEADING)
-    print_(f"  input         {custodian['input_rows']:,} rows")
+    print_(f"  input         {quantity(custodian['input_rows'], 'row')}")
     for i, facts in enumerate(custodian["releases"]):
         utility = facts["utility"]
         label = "sample" if len(custodian["releases"]) == 1 else f"sample {i + 1}"
-        print_(f"  {label:<13} {facts['sample_rows']:,} rows; {facts['suppressed_rows']:,} suppressed "
+        print_(f"  {label:<13} {quantity(facts['sample_rows'], 'row')}; {facts['suppressed_rows']:,} suppressed "
                f"({facts['suppression_rate']:.1%}); NCP {utility['ncp']:.3f} (0 = exact values, 1 = all '*'), "
                f"average class {utility['average_class_size']:,.1f} rows")
     for warning in custodian.get("warnings", []):

@@ -19,6 +19,7 @@ from crowdsafe.data.schema import AttributeType, Schema
 from crowdsafe.data.unicode_forms import name_note
 from crowdsafe.errors import CUSTODIAN_REFUSAL, HierarchyError, SchemaError
 from crowdsafe.identity import keyed_identity
+from crowdsafe.number_text import quantity
 
 
 @dataclass
@@ -291,6 +292,6 @@ class Dataset:
     def __repr__(self) -> str:
         label = f"{self.name!r}, " if self.name else ""
         return (
-            f"Dataset({label}{self.n_rows:,} rows, {len(self.schema)} attributes, "
+            f"Dataset({label}{quantity(self.n_rows, 'row')}, {quantity(len(self.schema), 'attribute')}, "
             f"qi={self.quasi_identifiers}, sensitive={self.sensitive})"
         )

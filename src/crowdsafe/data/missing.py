@@ -23,6 +23,7 @@ from typing import Any
 import polars as pl
 
 from crowdsafe.errors import EMPTY_TABLE, InputError, ParameterError
+from crowdsafe.number_text import quantity
 
 
 class MissingPolicy(StrEnum):
@@ -59,7 +60,7 @@ class MissingReport:
             return f"{self.policy.value} (no missing values)"
         columns = ", ".join(f"{k} {v:,}" for k, v in self.missing_per_column.items() if v)
         if self.policy is MissingPolicy.DROP:
-            return f"drop: {self.rows_dropped:,} rows with a missing value removed ({columns})"
+            return f"drop: {quantity(self.rows_dropped, 'row')} with a missing value removed ({columns})"
         return (
             f"keep: missing is a value of its own; {self.rows_with_missing:,} rows have one "
             f"({columns})"
@@ -86,7 +87,8 @@ def missing_refusal(source: str, rows: int, column: str) -> InputError:
     """The refusal of ``missing='error'``: a check of the data the custodian asked for by name, so
     its message (a count on the data) says it is custodian-only."""
     return InputError(
-        f"{source} has {rows:,} rows with missing values (first in column '{column}'); choose missing='keep' or "
+        f"{source} has {quantity(rows, 'row')} with missing values (first in column '{column}'); choose "
+        "missing='keep' or "
         "missing='drop' (a custodian-only fact about the data: missing='error' checks the data itself; nothing "
         "was charged)"
     )

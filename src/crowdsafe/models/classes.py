@@ -27,6 +27,7 @@ from crowdsafe.data import COUNT, Dataset, EncodedColumn, Encoding, code_frequen
 from crowdsafe.data.generalized import AttributeDomain, canonical_cells, is_generalized
 from crowdsafe.data.schema import AttributeType
 from crowdsafe.errors import ParameterError, SchemaError
+from crowdsafe.number_text import quantity
 
 FREQUENCY_TABLE_ROWS = 1 << 16  # from this many rows, classes come from the distinct tuples
 _ROWS, _KEY, _INDEX = "__crowdsafe_rows", "__crowdsafe_key", "__crowdsafe_index"
@@ -453,5 +454,6 @@ class EquivalenceClasses:
         )
 
     def __repr__(self) -> str:
-        return f"EquivalenceClasses({self.n_classes:,} classes over {self.rows:,} rows, k={self.k})"
+        return (f"EquivalenceClasses({quantity(self.n_classes, 'class', 'classes')} over {quantity(self.rows, 'row')}, "
+                f"k={self.k})")
 

@@ -22,6 +22,7 @@ from crowdsafe.data import read_table
 from crowdsafe.data.text_csv import read_text_csv
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import atomic_paths, check_input, check_output_path
+from crowdsafe.number_text import quantity
 from crowdsafe.perturb.domain import TupleDomain
 from crowdsafe.privacy.certificate import Certificate
 
@@ -189,7 +190,7 @@ def view_with_certificate(path: str | os.PathLike[str], cert: Certificate, cert_
     expected_rows = params.get("view_rows")
     if expected_rows is not None and frame.height != expected_rows:
         raise InputError(
-            f"the view {path} has {frame.height:,} rows but its certificate says {expected_rows:,}: "
+            f"the view {path} has {quantity(frame.height, 'row')} but its certificate says {expected_rows:,}: "
             "they do not belong together"
         )
     codes = domain.encode(frame, what="the view")  # every row must lie in the domain

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from crowdsafe.number_text import rounded_up
+from crowdsafe.number_text import quantity, rounded_up
 from crowdsafe.report.content import APART, TOP_VALUES, BeforeDistribution, _number, numeric_ends
 
 
@@ -86,7 +86,8 @@ def before_bars(before: BeforeDistribution, published: Sequence[str] = ()) -> li
     shown, rest = (ordered, []) if len(ordered) <= TOP_VALUES + 1 else (ordered[:TOP_VALUES], ordered[TOP_VALUES:])
     bars = [_bar(v, np.array([counts[v]], dtype=np.float64), high) for v in shown]
     if rest:
-        bars.append(_bar(f"other ({len(rest)} values)", np.array([counts[v] for v in rest], dtype=np.float64), high))
+        rest_counts = np.array([counts[v] for v in rest], dtype=np.float64)
+        bars.append(_bar(f"other ({quantity(len(rest), 'value')})", rest_counts, high))
     return bars
 
 

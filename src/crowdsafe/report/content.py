@@ -25,7 +25,7 @@ import polars as pl
 
 from crowdsafe.data.level_words import by_level_name
 from crowdsafe.errors import InputError
-from crowdsafe.number_text import odds_factor, rounded_down, rounded_up
+from crowdsafe.number_text import odds_factor, quantity, rounded_down, rounded_up
 from crowdsafe.privacy.certificate import shown_value
 
 #: The certificate fields the report reads (every one is class (a), or the chosen scheme, (b)).
@@ -365,7 +365,7 @@ def shown_values(values: Sequence[tuple[str, float]]) -> list[tuple[str, float]]
     if all(_sort_key(v)[0] != 1 for v, _ in top):  # numbers or intervals: in their order
         top.sort(key=lambda item: _sort_key(item[0]))
     if rest:
-        top.append((f"other ({len(rest)} values)", sum(c for _, c in rest)))
+        top.append((f"other ({quantity(len(rest), 'value')})", sum(c for _, c in rest)))
     return top
 
 
@@ -476,7 +476,7 @@ def risk_rows(sizes: np.ndarray, k: int | None, certificate: Mapping[str, Any]) 
                 inside = (sizes >= low * k) & (sizes < high * k)
                 band = f"{low * k:,}+" if math.isinf(high) else f"{low * k:,} – {int(high * k) - 1:,}"
                 rows.append((f"records in classes of {band}", f"{int(sizes[inside].sum()) / total:.1%}",
-                             f"{int(inside.sum()):,} classes"))
+                             quantity(int(inside.sum()), "class", "classes")))
     if certificate.get("guarantee") == "none":
         rows.append(("differential privacy", "none", "class sizes are the only protection, and they do not "
                                                    "compose: an attacker with two releases can do better"))

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from crowdsafe.number_text import budget_words, rounded_up
+from crowdsafe.number_text import budget_words, quantity, rounded_up
 from crowdsafe.report.views import SHOWN_LINES, box, fitted, more, note, short, table
 
 if TYPE_CHECKING:
@@ -58,7 +58,8 @@ def check_html(report: CheckReport) -> str:
         classes = report.classes
         buckets = [b for b in classes["buckets"] if b["groups"]]
         chart = compact_bars_svg("records by class size", [(f"size {b['sizes']}", float(b["rows"])) for b in buckets],
-                                 [f"{b['rows']:,} records in {b['groups']:,} classes" for b in buckets])
+                                 [f"{quantity(b['rows'], 'record')} in {quantity(b['groups'], 'class', 'classes')}"
+                                  for b in buckets])
         qis = ", ".join(report.quasi_identifiers[:SHOWN_ROWS]) + (", …" if len(report.quasi_identifiers) > SHOWN_ROWS
                                                                  else "")
         k = f"{report.k:,}" if report.k is not None else "any (no rows)"
@@ -69,7 +70,8 @@ def check_html(report: CheckReport) -> str:
         sections = [banner(), table(("measure", "value"), summary, sentences=(1,)), chart, "<h4>Attributes</h4>", shown]
         if report.privacy is not None:
             sections.append(_privacy(report.privacy.to_dict()))
-        return box(f"Check: {report.dataset}", f"{report.rows:,} rows, {len(report.attributes):,} attributes "
+        return box(f"Check: {report.dataset}", f"{quantity(report.rows, 'row')}, "
+                                               f"{quantity(len(report.attributes), 'attribute')} "
                                                f"(schema: {report.schema.source})", sections)
 
     return fitted(render)
@@ -129,8 +131,8 @@ def ledger_html(report: Mapping[str, Any]) -> str:
                 for e in reversed(latest)]
         listed = table(("#", "when (UTC)", "kind", "ε", "δ", "status", "what"), rows, (0, 3, 4), (6,)) if rows else ""
         older = note(more(len(entries) - len(latest), "older entries")) if len(entries) > len(latest) else ""
-        return (f"<h4>{escape(short(dataset['name']))}</h4><p>{escape(words)}</p>{chart}"
-                f"{note(f'{len(entries):,} entries, latest first:') if rows else ''}{listed}{older}")
+        counted = note(quantity(len(entries), 'entry', 'entries') + ', latest first:') if rows else ''
+        return f"<h4>{escape(short(dataset['name']))}</h4><p>{escape(words)}</p>{chart}{counted}{listed}{older}"
 
     def render() -> str:
         sections = [banner()] + [dataset_section(d) for d in datasets[:SHOWN_DATASETS]]

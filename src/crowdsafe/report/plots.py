@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from crowdsafe.number_text import rounded_up
+from crowdsafe.number_text import quantity, rounded_up
 from crowdsafe.report.before_rows import BeforeBar
 from crowdsafe.report.svg import Chart, Panel, ticks
 
@@ -178,12 +178,12 @@ def compact_histogram_svg(sizes: np.ndarray, k: int | None, title: str = "Class 
                        panel.y(0) - panel.y(count), AFTER_COLOUR)
     chart.line(left, bottom, right, bottom)
     chart.text(left, bottom + 8, f"{low:,}", anchor="start")
-    chart.text(right, bottom + 8, f"{high:,} records", anchor="end")
-    chart.text(right, 8.0, f"{len(sizes):,} classes", anchor="end")
+    chart.text(right, bottom + 8, quantity(high, "record"), anchor="end")
+    chart.text(right, 8.0, quantity(len(sizes), "class", "classes"), anchor="end")
     if k and low <= k <= high + 1:
         chart.line(panel.x(k), top, panel.x(k), bottom, LIMIT_COLOUR, 1.2, "4 3")
         chart.text((left + right) / 2 + 40, 8.0, f"k = {k} (dashed)", anchor="middle", colour=LIMIT_COLOUR)
-    return chart.svg(f"{title}: {len(sizes):,} classes of {low:,} to {high:,} records")
+    return chart.svg(f"{title}: {quantity(len(sizes), 'class', 'classes')} of {low:,} to {quantity(high, 'record')}")
 
 
 def compact_bars_svg(title: str, values: Sequence[tuple[str, float]], labels: Sequence[str] | None = None,

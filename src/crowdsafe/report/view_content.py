@@ -25,6 +25,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.errors import InputError, ParameterError
+from crowdsafe.number_text import quantity
 from crowdsafe.report.content import _mechanism_rows, _number, claim_text, is_view_certificate, loss_text
 
 if TYPE_CHECKING:  # a release's report reads no view: the perturbation package is imported for views only
@@ -252,7 +253,7 @@ def _grouped(sweep: pl.DataFrame, values: pl.Series) -> tuple[str | None, list[t
     order = np.lexsort((np.arange(size), -sweep.get_column("estimate").to_numpy()))
     top, rest = order[:GROUPS], order[GROUPS:]
     groups = [(labels[i], np.array([i])) for i in sorted(top)]
-    groups.append((f"other ({len(rest):,} values)", np.sort(rest)))
+    groups.append((f"other ({quantity(len(rest), 'value')})", np.sort(rest)))
     return (f"{size:,} domain values: the {GROUPS} with the largest estimates, the rest as one group (its estimate "
             "is the estimate of the query for all of them)"), groups
 

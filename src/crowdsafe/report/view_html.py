@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from html import escape
 
+from crowdsafe.number_text import quantity
 from crowdsafe.report.html import _paragraphs, _table, guarantee_section, page, plan_section
 from crowdsafe.report.view_content import CONFIDENCE, AttributeEstimates, ViewReportContent
 
@@ -27,7 +28,8 @@ def _plan(content: ViewReportContent) -> str:
 
 def _view(content: ViewReportContent) -> str:
     words = [
-        f"The view has {content.rows:,} rows. That number is computed from the view, the mechanism's output, so "
+        f"The view has {quantity(content.rows, 'row')}. That number is computed from the view, the mechanism's "
+        "output, so "
         "the guarantee covers it.",
         "Each row is either a true tuple of the data, kept with probability α, or a tuple of the public domain "
         "that was not in the data, inserted with probability β; nothing tells them apart. Raw counts of the view "
@@ -76,8 +78,8 @@ def _sources() -> str:
 def render_view_html(content: ViewReportContent) -> str:
     """The complete page."""
     title = f"View report: {content.title}"
-    subtitle = (f"A perturbed (α-β) view: {content.rows:,} rows, {len(content.attributes):,} attributes; true tuples "
-                "mixed with inserted ones")
+    subtitle = (f"A perturbed (α-β) view: {quantity(content.rows, 'row')}, "
+                f"{quantity(len(content.attributes), 'attribute')}; true tuples mixed with inserted ones")
     return page(title, subtitle, (_guarantee(content), _plan(content), _view(content), _distributions(content),
                                   _sources()))
 

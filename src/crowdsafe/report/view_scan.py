@@ -32,6 +32,7 @@ import polars as pl
 
 from crowdsafe.data.text_csv import scan_text_csv
 from crowdsafe.errors import InputError, ParameterError, first_line
+from crowdsafe.number_text import quantity
 
 #: The name of the rows' count in the scanned tables (not a column of any view: it starts with "__").
 _COUNT = "__count"
@@ -107,7 +108,7 @@ def scan_view_counts(path: str | os.PathLike[str], certificate: Any, cert_name: 
     expected_rows = params.get("view_rows")
     if expected_rows is not None and rows != expected_rows:
         raise InputError(
-            f"the view {path} has {rows:,} rows but its certificate says {expected_rows:,}: "
+            f"the view {path} has {quantity(rows, 'row')} but its certificate says {expected_rows:,}: "
             "they do not belong together"
         )
     counts: dict[str, np.ndarray] = {}

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from crowdsafe.number_text import rounded_up
+from crowdsafe.number_text import quantity, rounded_up
 
 if TYPE_CHECKING:
     import polars as pl
@@ -267,7 +267,8 @@ def release_section(release: Release, heading: str = "Release") -> str:
         generalized += note(more(len(attributes) - SHOWN_ATTRIBUTES, "columns"))
     if any(view.has_missing for view in attributes):
         generalized += note(f"{MISSING_NOTE}.")
-    counted = (f"{content.rows:,} records in {len(content.class_sizes):,} classes of at least "
+    counted = (f"{quantity(content.rows, 'record')} in {quantity(len(content.class_sizes), 'class', 'classes')} "
+               f"of at least "
                f"{release.k:,} (counted on the release).")
     return (f"<h4>{escape(heading)}</h4><p>{escape(counted)}</p>{generalized}"
             f"{compact_histogram_svg(content.class_sizes, content.k)}"
