@@ -549,21 +549,23 @@ def public_choice(choice: SchemeChoice | None, scheme: PublishedScheme | None = 
 def certify_release(
     publish_plan: PublishPlan, columns: Sequence[str], scheme: GeneralizationScheme, profile: RecodingProfile,
     choice: SchemeChoice | None, release_id: str, stream: Randomness, recorded: bool,
-    unreviewed: Mapping[str, Sequence[str]] | None = None,
+    unreviewed: Mapping[str, Sequence[str]] | None = None, sensitive: Sequence[str] = (),
 ) -> tuple[Certificate, dict[str, Any]]:
     """The certificate of one release (Theorem 5 for a fixed scheme, Theorem 6 for the exponential
     mechanism's choice; ``profile`` from :func:`choose_recoding`), derived from what ran; and the
     parameters it records. ``release_id``: from :func:`crowdsafe.drivers.publish.new_release_id`;
     ``recorded``: whether a ledger recorded the run (without one the certificate is not fit for release);
     ``unreviewed``: the published columns' schema choices a schema draft read from the data, not yet
-    reviewed (:meth:`crowdsafe.data.schema.Schema.unreviewed`; any makes it not fit for release). Only
+    reviewed (:meth:`crowdsafe.data.schema.Schema.unreviewed`; any makes it not fit for release);
+    ``sensitive``: the schema's sensitive attributes, of which those published are recorded (grouped as
+    quasi-identifiers all the same, so that a report can say how many were declared which). Only
     parameters, the schema and the chosen scheme (the DP output) enter it. One of several releases
     (``--releases N``) records ``published_together``: N and the plan's composed (ε, δ) of the N
     with its theorem, so that the release's certificate and report, read alone, say that its own
     guarantee does not cover what the N reveal together."""
     described = scheme.describe()
     parameters: dict[str, Any] = {
-        "quasi_identifiers": list(columns),
+        "quasi_identifiers": list(columns), "sensitive": [c for c in columns if c in set(sensitive)],
         "scheme": dict(scheme.levels),
         "scheme_level_names": described.get("level_names", {}),
         "scheme_level_descriptions": described.get("level_descriptions", {}),

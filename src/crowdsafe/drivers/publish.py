@@ -39,6 +39,7 @@ from crowdsafe.anonymize.publish import (
 )
 from crowdsafe.anonymize.published import published_scheme
 from crowdsafe.csv_safety import format_note
+from crowdsafe.data import Dataset
 from crowdsafe.errors import ParameterError, SampleReuseError
 from crowdsafe.files import literal_path
 from crowdsafe.mechanisms.contribution import refuse_person_rows
@@ -135,6 +136,16 @@ def check_scheme_before_reading(data: Any, request: PlanRequest, schema: Schema 
         check_level(column, level, height)
 
 
+def declared_sensitive(table: Any) -> list[str]:
+    """The sensitive attributes ``table``'s schema declares (its roles: public), which the certificate
+    records among the published columns; the safe pipeline groups them as quasi-identifiers all the
+    same. A Dataset's own, a streamed table's domain's, a Spark table's as read (its domain is prepared)."""
+    if isinstance(table, Dataset):
+        return list(table.sensitive)
+    declared = getattr(table, "sensitive", None)
+    return list(declared) if declared is not None else list(table.domain.sensitive)
+
+
 def run_publication(
     engine: Engine,
     table: Any,
@@ -163,6 +174,7 @@ def run_publication(
     refuse_person_rows(prepared.domain.schema.person_id, "publish")  # the theorem is about rows
     notes = list(prepared.notes)
     columns = prepared.columns
+    sensitive = declared_sensitive(table)  # the schema's (public); prepare made every published column a QI
     paths = engine.release_paths(out, publish_plan.releases) if out is not None else []
     report_path = check_custodian_path(options.custodian_report, paths)
     notes_of_files = [format_note(p, escape_formulas=escape_formulas) for p in paths]
@@ -211,7 +223,7 @@ def run_publication(
             facts.append(release_facts(applied, scheme, columns, choice))
             unreviewed = prepared.domain.schema.unreviewed(columns)  # the schema's from_data markers (public)
             certificate, parameters = certify_release(publish_plan, columns, scheme, profile, choice, release_id,
-                                                      stream, ledger is not None, unreviewed)
+                                                      stream, ledger is not None, unreviewed, sensitive)
             parameters.update(engine.certificate_tags)
             # what leaves the run keeps the values of the published classes only, not the hierarchies
             published, public_scheme = published_scheme(published_only(applied), scheme, columns)

@@ -135,6 +135,7 @@ class ReportContent:
     utility: tuple[tuple[str, str, str], ...]
     risk: tuple[tuple[str, str, str], ...]
     before: tuple[BeforeDistribution, ...] = field(default=())
+    sensitive: tuple[str, ...] = ()
 
 
 def is_view_certificate(certificate: Mapping[str, Any]) -> bool:
@@ -168,10 +169,11 @@ def check_shown_fields(certificate: Mapping[str, Any]) -> None:
     for name, value, expected in shown:
         if value is not None and not isinstance(value, Mapping):
             raise InputError(f"certificate field {name!r} must be {expected}, got {shown_value(value)}")
-    named = parameters.get("quasi_identifiers")
-    if named is not None and not (isinstance(named, list) and all(isinstance(c, str) for c in named)):
-        raise InputError(f"certificate field 'parameters.quasi_identifiers' must be a list of strings or null, "
-                         f"got {shown_value(named)}")
+    for key in ("quasi_identifiers", "sensitive"):
+        named = parameters.get(key)
+        if named is not None and not (isinstance(named, list) and all(isinstance(c, str) for c in named)):
+            raise InputError(f"certificate field 'parameters.{key}' must be a list of strings or null, "
+                             f"got {shown_value(named)}")
 
 
 def _number(value: float | None, digits: int = 4) -> str:
@@ -505,6 +507,7 @@ def report_content(frame: pl.DataFrame | pl.LazyFrame, certificate: Mapping[str,
         raise InputError(f"the certificate names the quasi-identifier '{absent[0]}', which {title} does not hold; "
                          "put the certificate written with this table beside it")
     quasi_identifiers = tuple(listed) if listed else columns
+    sensitive = tuple(c for c in parameters.get("sensitive") or () if c in quasi_identifiers)
     k = parameters.get("k") if isinstance(parameters.get("k"), int) else None
     if quasi_identifiers:
         tuples = tuple_table(frame, quasi_identifiers, weighted)
@@ -523,10 +526,33 @@ def report_content(frame: pl.DataFrame | pl.LazyFrame, certificate: Mapping[str,
         assumptions=tuple(str(a) for a in public.get("assumptions") or ()), plan=plan_rows(public),
         mechanisms=_mechanism_rows(public), attributes=attributes,
         utility=utility_rows(records, sizes, attributes, k), risk=risk_rows(sizes, k, public), before=tuple(before),
+        sensitive=sensitive,
     )
 
 
+def columns_words(columns: Sequence[str], quasi_identifiers: Sequence[str], sensitive: Sequence[str] = ()) -> str:
+    """The release's columns counted by role, from the certificate's lists (the plan's, from the
+    schema: public), never from the data: ``8 columns: 7 quasi-identifiers and 1 sensitive, all 8
+    grouped as quasi-identifiers``. A certified release generalizes and groups every published
+    column, a sensitive one included (Theorems 5 and 6 count classes over all of them), so its
+    declared sensitive columns are counted apart and said to be grouped all the same; columns a
+    classic release leaves out of its quasi-identifiers are counted as other."""
+    n, grouped = len(columns), set(quasi_identifiers)
+    declared = [c for c in columns if c in set(sensitive) and c in grouped]
+    others = [c for c in columns if c not in grouped]
+    parts = [quantity(n - len(declared) - len(others), "quasi-identifier")] if n > len(declared) + len(others) else []
+    parts += [f"{len(declared):,} sensitive"] if declared else []
+    parts += [quantity(len(others), "other")] if others else []
+    if not parts:
+        return quantity(n, "column")
+    if not declared:
+        return f"{quantity(n, 'column')}: {' and '.join(parts)}" if others else (
+            f"{quantity(n, 'column')}, {'a quasi-identifier' if n == 1 else 'all quasi-identifiers'}")
+    together = "grouped as a quasi-identifier" if n == 1 else f"all {n:,} grouped as quasi-identifiers"
+    return f"{quantity(n, 'column')}: {' and '.join(parts)}, {together}"
+
+
 __all__ = ["MISSING_SHOWN", "AttributeView", "BeforeDistribution", "PUBLIC_FIELDS", "ReportContent", "attribute_view",
-           "attribute_views", "check_shown_fields", "empty_release_words",
+           "attribute_views", "check_shown_fields", "columns_words", "empty_release_words",
            "class_sizes_of", "guarantee_words", "plan_rows", "public_certificate", "report_content", "risk_rows",
            "shown_label", "shown_values", "tuple_table", "utility_rows"]

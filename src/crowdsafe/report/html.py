@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from html import escape
 
+from crowdsafe.number_text import quantity
 from crowdsafe.output_guard import REPORT_MARK
-from crowdsafe.report.content import MISSING_NOTE, AttributeView, ReportContent
+from crowdsafe.report.content import MISSING_NOTE, AttributeView, ReportContent, columns_words
 
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; color: #1a202c;
@@ -173,8 +174,8 @@ def _sources() -> str:
 def render_html(content: ReportContent) -> str:
     """The complete page."""
     title = f"Release report: {content.title}"
-    subtitle = (f"{content.rows:,} records, {len(content.columns):,} columns "
-                f"({len(content.quasi_identifiers):,} quasi-identifiers)")
+    subtitle = (f"{quantity(content.rows, 'record')}, "
+                f"{columns_words(content.columns, content.quasi_identifiers, content.sensitive)}")
     return page(title, subtitle, (
         _guarantee(content), _plan(content), _generalized(content), _class_sizes(content), _distributions(content),
         _metrics("utility", "Utility", content.utility, "Measured on the release alone."),

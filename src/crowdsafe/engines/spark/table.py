@@ -71,6 +71,7 @@ class SparkTable:
     label: str
     notes: list[str]
     counted: TableCounts | None
+    sensitive: tuple[str, ...] = ()  # the schema's sensitive attributes (public), before prepare_dataset
 
     def identity(self, ledger: Any) -> str:
         """The table's identity in ``ledger``: its multiset digest keyed with the ledger's secret
@@ -172,7 +173,8 @@ def spark_table(
         description = describe(values)
         if not count:
             return SparkTable(spark, frame, description.domain, description.columns, description.dictionaries,
-                              given_identity or _identity(frame, rows, row), rows, label, description.notes, None)
+                              given_identity or _identity(frame, rows, row), rows, label, description.notes, None,
+                              description.sensitive)
         counted = counting.result() if counting is not None else description.count(frame)
     if counted is not None and early is not None and not description.codes_within(early):
         counted = description.count(frame)  # (not expected: the leaves' codes do not depend on the others)
@@ -184,7 +186,8 @@ def spark_table(
             raise InputError(f"{label}: a value could not be given a code after its column was collected "
                              "(report this: the Spark engine's dictionaries disagree with its values)")
     return SparkTable(spark, frame, description.domain, description.columns, description.dictionaries,
-                      given_identity or _identity(frame, rows, row), rows, label, description.notes, counted)
+                      given_identity or _identity(frame, rows, row), rows, label, description.notes, counted,
+                      description.sensitive)
 
 
 def _identity(frame: Any, rows: int, row: Any) -> str:
@@ -202,6 +205,7 @@ class _Description:
     columns: list[str]
     dictionaries: dict[str, pl.DataFrame]
     notes: list[str]
+    sensitive: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, values: Mapping[str, pl.Series], *, names: Sequence[str], is_csv: bool, schema: Schema | None,
@@ -216,9 +220,10 @@ class _Description:
             tidy = tidy_text(raw, declared)
         domain = load(tidy, schema=schema, qi=qi, sensitive=sensitive, missing="keep", hierarchies=hierarchies,
                       name=f"{label} (its distinct values)")
+        roles_sensitive = tuple(domain.sensitive)  # (prepare_dataset makes every published column a QI)
         domain, columns, notes = prepare_dataset(domain)
         dictionaries = {c: dictionary(raw.get_column(c), domain.encoded(c).codes) for c in columns}
-        return cls(domain, columns, dictionaries, notes)
+        return cls(domain, columns, dictionaries, notes, roles_sensitive)
 
     def count(self, frame: Any) -> TableCounts | None:
         """The table's counts by leaf codes (None: a value has no code in its dictionary)."""

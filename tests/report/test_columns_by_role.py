@@ -1,0 +1,44 @@
+"""The report's count of published columns by role: a column the schema declares sensitive is
+counted as sensitive, not as a quasi-identifier, and the page says that the guarantee groups it
+as one all the same (the certificate's parameters.sensitive, from the schema: public)."""
+
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+from pathlib import Path
+
+from crowdsafe import api
+from crowdsafe.report import build_report
+from crowdsafe.report.content import columns_words
+from report_tables import QI, small_table
+
+SENSITIVE = "sex"
+
+
+def _subtitle(page: str) -> str:
+    return unescape(re.search(r'<header><h1>.*?</h1><p class="note">(.*?)</p>', page).group(1))
+
+
+def test_a_sensitive_column_is_counted_as_sensitive_and_grouped_all_the_same(tmp_path: Path):
+    qis = [c for c in QI if c != SENSITIVE]
+    small_table().write_parquet(tmp_path / "data.parquet")
+    api.publish(str(tmp_path / "data.parquet"), epsilon=1.0, delta=1e-6, qi=qis, sensitive=[SENSITIVE], seed=7,
+                ledger=None, out=str(tmp_path / "r.csv"))
+    certificate = json.loads((tmp_path / "r.certificate.json").read_text(encoding="utf-8"))
+    assert set(certificate["parameters"]["quasi_identifiers"]) == set(QI)  # the guarantee groups on every column
+    assert certificate["parameters"]["sensitive"] == [SENSITIVE]
+    subtitle = _subtitle(build_report(tmp_path / "r.csv"))
+    assert (f"{len(QI)} columns: {len(qis)} quasi-identifiers and 1 sensitive, all {len(QI)} grouped as "
+            "quasi-identifiers") in subtitle
+    assert f"({len(QI)} quasi-identifiers)" not in subtitle
+
+
+def test_columns_are_counted_by_role():
+    assert columns_words(("a", "b"), ("a", "b")) == "2 columns, all quasi-identifiers"
+    assert columns_words(("a",), ("a",)) == "1 column, a quasi-identifier"
+    assert columns_words(("a", "b", "s"), ("a", "b"), ("s",)) == "3 columns: 2 quasi-identifiers and 1 other"
+    assert columns_words(("a", "s"), ("a", "s"), ("s",)) == ("2 columns: 1 quasi-identifier and 1 sensitive, "
+                                                             "all 2 grouped as quasi-identifiers")
+    assert columns_words((), ()) == "0 columns"
