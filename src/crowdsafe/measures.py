@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 from crowdsafe.arguments import either, items, names, one_name
 from crowdsafe.data import DEFAULT_MISSING, Dataset, MissingPolicy, Schema, load
@@ -15,7 +15,9 @@ from crowdsafe.data.pipeline import load_release
 from crowdsafe.defaults import DEFAULT_THRESHOLD
 
 if TYPE_CHECKING:
-    from crowdsafe.attacks.intersection import Location
+    from crowdsafe.attacks.intersection import IntersectionResult, Location
+    from crowdsafe.attacks.linkage import LinkageResult
+    from crowdsafe.engines.spark.attacks import SparkIntersectionResult
     from crowdsafe.metrics import UtilityReport
     from crowdsafe.models.check_report import CheckReport
 
@@ -203,6 +205,45 @@ def _sampling_rate(release: Any) -> float | None:
 # -- attacks -------------------------------------------------------------------------------------
 
 
+@overload
+def attack(
+    releases: Sequence[Any] | Any,
+    targets: Any,
+    *,
+    qi: Sequence[str] | str,
+    sensitive: Sequence[str] | str | None = None,
+    kind: Literal["intersection"] = "intersection",
+    location: str = "auto",
+    levels: Sequence[float] | float = (0.25, 0.5),
+    truth_id: str | None = None,
+    schema: Schema | str | os.PathLike[str] | None = None,
+    decimal_comma: bool | None = None,
+    engine: str = "polars",
+    spark_master: str | None = None,
+    suppressed: Sequence[str] | str = (),
+) -> IntersectionResult | SparkIntersectionResult: ...
+
+
+@overload
+def attack(
+    releases: Sequence[Any] | Any,
+    targets: Any,
+    *,
+    qi: Sequence[str] | str,
+    sensitive: Sequence[str] | str | None = None,
+    kind: Literal["linkage"],
+    location: str = "auto",
+    levels: Sequence[float] | float = (0.25, 0.5),
+    truth_id: str | None = None,
+    schema: Schema | str | os.PathLike[str] | None = None,
+    decimal_comma: bool | None = None,
+    engine: str = "polars",
+    spark_master: str | None = None,
+    suppressed: Sequence[str] | str = (),
+) -> LinkageResult: ...
+
+
+@overload
 def attack(
     releases: Sequence[Any] | Any,
     targets: Any,
@@ -218,8 +259,29 @@ def attack(
     engine: str = "polars",
     spark_master: str | None = None,
     suppressed: Sequence[str] | str = (),
-) -> Any:
-    """Run an attack on ``releases`` and report what it reveals.
+) -> IntersectionResult | LinkageResult | SparkIntersectionResult: ...
+
+
+def attack(
+    releases: Sequence[Any] | Any,
+    targets: Any,
+    *,
+    qi: Sequence[str] | str,
+    sensitive: Sequence[str] | str | None = None,
+    kind: str = "intersection",
+    location: str = "auto",
+    levels: Sequence[float] | float = (0.25, 0.5),
+    truth_id: str | None = None,
+    schema: Schema | str | os.PathLike[str] | None = None,
+    decimal_comma: bool | None = None,
+    engine: str = "polars",
+    spark_master: str | None = None,
+    suppressed: Sequence[str] | str = (),
+) -> IntersectionResult | LinkageResult | SparkIntersectionResult:
+    """Run an attack on ``releases`` and report what it reveals: an
+    :class:`~crowdsafe.attacks.IntersectionResult` (``kind="intersection"``; with ``engine="spark"``
+    a :class:`~crowdsafe.engines.spark.attacks.SparkIntersectionResult`, its ``targets`` a Spark
+    DataFrame) or a :class:`~crowdsafe.attacks.LinkageResult` (``kind="linkage"``).
 
     - ``kind="intersection"``: the composition attack of Ganta, Kasiviswanathan and Smith
       (2008) on ``targets`` (:func:`crowdsafe.attacks.intersection_attack`): ``targets`` hold

@@ -16,8 +16,11 @@ from typing import TYPE_CHECKING, Any
 from crowdsafe.errors import InputError, ParameterError
 
 if TYPE_CHECKING:
+    from crowdsafe.attacks.intersection import IntersectionResult
+    from crowdsafe.attacks.linkage import LinkageResult
     from crowdsafe.attacks.request import AttackRequest
     from crowdsafe.engines.protocol import Engine
+    from crowdsafe.engines.spark.attacks import SparkIntersectionResult
 
 KINDS = ("intersection", "linkage")
 
@@ -28,7 +31,8 @@ def check_kind(kind: str) -> None:
         raise ParameterError(f"unknown attack {kind!r}; use 'intersection' or 'linkage'")
 
 
-def attack(engine: Engine, releases: Sequence[Any], targets: Any, request: AttackRequest) -> Any:
+def attack(engine: Engine, releases: Sequence[Any], targets: Any, request: AttackRequest
+           ) -> IntersectionResult | LinkageResult | SparkIntersectionResult:
     """:func:`crowdsafe.api.attack` on ``engine``: the attack ``request`` asks for, on
     ``releases`` and ``targets``."""
     check_kind(request.kind)

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from crowdsafe.anonymize.published import PublishedScheme
     from crowdsafe.anonymize.recoding import GeneralizationScheme
     from crowdsafe.anonymize.release import Release
+    from crowdsafe.attacks.intersection import IntersectionResult
+    from crowdsafe.attacks.linkage import LinkageResult
     from crowdsafe.attacks.request import AttackRequest
     from crowdsafe.data.streamed_table import StreamedTable
     from crowdsafe.engines.streamed_publish import StreamedPublicationTable, StreamedSample
@@ -276,14 +278,15 @@ class PolarsEngine:
 
         return [mark_suppressed(r, qi, tokens) for r in releases]
 
-    def intersection_attack(self, releases: Sequence[Any], targets: Dataset, request: AttackRequest) -> Any:
+    def intersection_attack(self, releases: Sequence[Any], targets: Dataset, request: AttackRequest
+                            ) -> IntersectionResult:
         from crowdsafe.attacks import intersection_attack
 
         return intersection_attack(releases, targets.frame, request.qi, cast(str, request.sensitive),
                                    hierarchies=targets.hierarchies, location=request.location, levels=request.levels,
                                    truth_id=request.truth_id)
 
-    def linkage_attack(self, release: Any, targets: Dataset, request: AttackRequest) -> Any:
+    def linkage_attack(self, release: Any, targets: Dataset, request: AttackRequest) -> LinkageResult:
         from crowdsafe.attacks import linkage_attack
 
         return linkage_attack(release.frame, targets.frame, request.qi, hierarchies=targets.hierarchies,

@@ -27,8 +27,11 @@ if TYPE_CHECKING:
     from crowdsafe.anonymize.published import PublishedScheme
     from crowdsafe.anonymize.recoding import GeneralizationScheme
     from crowdsafe.anonymize.release import Release
+    from crowdsafe.attacks.intersection import IntersectionResult
+    from crowdsafe.attacks.linkage import LinkageResult
     from crowdsafe.attacks.request import AttackRequest
     from crowdsafe.data import Dataset
+    from crowdsafe.engines.spark.attacks import SparkIntersectionResult
     from crowdsafe.perturb.alpha_beta import Perturbation, PerturbRequest
     from crowdsafe.perturb.view import ViewOutput
     from crowdsafe.privacy import Certificate
@@ -207,12 +210,13 @@ class Engine(Protocol):
         ``*`` (:func:`crowdsafe.attacks.releases.mark_suppressed`)."""
         ...
 
-    def intersection_attack(self, releases: Sequence[Any], targets: Any, request: AttackRequest) -> Any:
+    def intersection_attack(self, releases: Sequence[Any], targets: Any, request: AttackRequest
+                            ) -> IntersectionResult | SparkIntersectionResult:
         """The composition attack (:mod:`crowdsafe.attacks.intersection`); ``request.sensitive``
         is set (the driver refuses None)."""
         ...
 
-    def linkage_attack(self, release: Any, targets: Any, request: AttackRequest) -> Any:
+    def linkage_attack(self, release: Any, targets: Any, request: AttackRequest) -> LinkageResult:
         """Sweeney's linkage attack of one release (:mod:`crowdsafe.attacks.linkage`)."""
         ...
 

@@ -24,8 +24,10 @@ if TYPE_CHECKING:
     from crowdsafe.anonymize.published import PublishedScheme
     from crowdsafe.anonymize.recoding import GeneralizationScheme
     from crowdsafe.anonymize.release import Release
+    from crowdsafe.attacks.linkage import LinkageResult
     from crowdsafe.attacks.request import AttackRequest
     from crowdsafe.data import Dataset
+    from crowdsafe.engines.spark.attacks import SparkIntersectionResult
     from crowdsafe.engines.spark.publish import SampleCounts
     from crowdsafe.engines.spark.table import SparkTable
     from crowdsafe.engines.spark.typed_table import TypedTable
@@ -245,14 +247,15 @@ class SparkEngine:
 
         return [mark_suppressed_spark(r, qi, tokens) for r in releases]
 
-    def intersection_attack(self, releases: Sequence[Any], targets: TypedTable, request: AttackRequest) -> Any:
+    def intersection_attack(self, releases: Sequence[Any], targets: TypedTable, request: AttackRequest
+                            ) -> SparkIntersectionResult:
         from crowdsafe.engines.spark.attacks import intersection_attack_spark
 
         return intersection_attack_spark(releases, targets.frame, request.qi, cast(str, request.sensitive),
                                          location=cast(str, request.location), levels=request.levels,
                                          truth_id=request.truth_id)
 
-    def linkage_attack(self, release: Any, targets: TypedTable, request: AttackRequest) -> Any:
+    def linkage_attack(self, release: Any, targets: TypedTable, request: AttackRequest) -> LinkageResult:
         raise ParameterError("the spark engine runs the intersection attack (with the sensitive parameter); "
                              "run the linkage attack with engine='polars'", parameter=("sensitive", "engine"))
 
