@@ -144,6 +144,7 @@ def query(
     neighbours: str = "add-remove",
     max_rows_per_person: int | None = None,
     domain: Mapping[str, Sequence[Any]] | None = None,
+    domains: Mapping[str, Sequence[Any]] | None = None,
     partition: str | None = None,
     schema: Schema | str | os.PathLike[str] | None = None,
     missing: MissingPolicy | str = DEFAULT_MISSING,
@@ -170,7 +171,8 @@ def query(
       identifier (a person's rows beyond it are dropped);
     - ``domain``: the public values of a histogram's columns, a mapping from column name to the
       list of its values (``{"sex": ["Female", "Male"]}``); without it, the bins or values written
-      in the query, else the schema's order or declared hierarchy (docs/mechanisms.md);
+      in the query, else the schema's order or declared hierarchy (docs/mechanisms.md); ``domains``
+      (as :func:`perturb` spells it) is taken with the same meaning, but not both at once;
     - ``partition``: a column the query's filter fixes with ``column = value``; the ledger then
       composes such queries in parallel;
     - ``seed``: the noise's source: None (default) the secure generator; a
@@ -196,7 +198,8 @@ def query(
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     request = QueryRequest(arguments.text(text, "text", "one query"), epsilon=epsilon, delta=delta,
                            mechanism=mechanism, calibration_name=calibration, neighbours=neighbours,
-                           max_rows_per_person=max_rows_per_person, domain=domain, partition=partition)
+                           max_rows_per_person=max_rows_per_person,
+                           domain=arguments.alias(domain, domains, "domain", "domains"), partition=partition)
     return run_query(get_engine(engine, master=spark_master), data, request, schema=schema, missing=missing,
                      randomness=arguments.either(seed, randomness, "seed", "randomness"), ledger=ledger,
                      name=name, budget=budget)
@@ -219,12 +222,13 @@ def plan_perturbation(
     decimal_comma: bool | None = None,
     engine: str = "polars",
     spark_master: str | None = None,
+    domain: dict[str, Sequence[Any]] | None = None,
     **target: Any,
 ) -> AlphaBetaPlan:
     """The α-β plan for ``data`` without perturbing: α, the smallest admissible β, the expected
     view size and ratio |V|/N, the equivalent ε, the utility bound and warnings. ``target``
     is what :func:`perturb` takes: ``gamma`` and ``d`` or ``c``, optionally ``alpha``, ``beta``,
-    ``exclusive_correlations``, ``max_view_rows``. ``attributes``, ``domains``, ``max_rows``,
+    ``exclusive_correlations``, ``max_view_rows``. ``attributes``, ``domains`` (or ``domain``), ``max_rows``,
     ``exploratory``, ``duplicates``, ``confidence``, ``schema``, ``missing``, ``decimal_comma``,
     ``engine`` and ``spark_master`` mean what they mean for :func:`perturb`. With public domains
     and ``max_rows`` the plan is made from public things only (see :func:`perturb`)."""
@@ -233,8 +237,8 @@ def plan_perturbation(
 
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     runner = get_engine(engine, master=spark_master)
-    request = _perturb_request(attributes, domains, max_rows, exploratory, duplicates, confidence, target,
-                               "plan_perturbation")
+    request = _perturb_request(attributes, arguments.alias(domains, domain, "domains", "domain"), max_rows,
+                               exploratory, duplicates, confidence, target, "plan_perturbation")
     return plan_run(runner, data, request, schema=schema, missing=missing)
 
 
@@ -261,6 +265,7 @@ def perturb(
     escape_formulas: bool = True,
     report: bool = True,
     force: bool = False,
+    domain: dict[str, Sequence[Any]] | None = None,
     **target: Any,
 ) -> Perturbation:
     """Publish a (d, γ)-private view of ``data`` by random deletion and insertion (α-β algorithm,
@@ -274,7 +279,8 @@ def perturb(
     ``confidence`` (there is no ``failure`` keyword). ``schema``, ``missing`` and ``decimal_comma``
     say how ``data`` is read (module docstring). ``attributes`` (one name or a list) default to
     every non-identifier column. The guarantee holds for a domain and parameters fixed before the
-    data is read, so each attribute needs a public domain (``domains`` declares value lists; else
+    data is read, so each attribute needs a public domain (``domains`` declares value lists, and
+    ``domain``, as :func:`query` spells it, is taken with the same meaning, not both at once; else
     the schema's ``order`` or a declared hierarchy's leaves; null in each exactly when ``missing``
     keeps missing values; a row outside them is left out, counted custodian-only) and ``max_rows``
     is a public bound N on the rows, used in place of n; a run without them is refused, unless
@@ -305,7 +311,8 @@ def perturb(
 
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     runner = get_engine(engine, master=spark_master)
-    request = _perturb_request(attributes, domains, max_rows, exploratory, duplicates, confidence, target, "perturb")
+    request = _perturb_request(attributes, arguments.alias(domains, domain, "domains", "domain"), max_rows,
+                               exploratory, duplicates, confidence, target, "perturb")
     output = ViewOutput(out=out, certificate=certificate, escape_formulas=escape_formulas, report=report)
     runner.check_perturbation(out, ledger)  # a path the engine cannot write, first
     guard(view_outputs(output), data=data, schema=schema, ledger=ledger, force=force)

@@ -78,6 +78,17 @@ def either(value: Any, older: Any, name: str, older_name: str) -> Any:
     return value if value is not None else older
 
 
+def alias(value: Any, other: Any, name: str, other_name: str) -> Any:
+    """The value of one parameter given as ``name`` (this function's documented name) or as
+    ``other_name`` (the sibling functions' spelling of the same idea, taken with the same meaning:
+    ``query(domains=)`` as ``perturb`` spells it, ``perturb(domain=)`` as ``query`` does): the one
+    given, None if neither; both given at once are refused in one line, even when equal."""
+    if value is not None and other is not None:
+        raise ParameterError(f"{name} and {other_name} are two spellings of one parameter: give {name} only",
+                             parameter=name)
+    return value if value is not None else other
+
+
 def whole(value: Any, parameter: str, minimum: int) -> int:
     """``value`` as a whole number >= ``minimum`` (an int, not a bool, a float or a text: ``"5"`` made
     a comparison fail inside, ``2.5`` was taken), refused naming ``parameter`` otherwise."""
