@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 
 import pytest
 
@@ -20,7 +22,10 @@ def test_main_command_prints_plan_utility_and_where_it_wrote(capsys, tmp_path):
     from crowdsafe.datasets import adult
 
     plan = plan_for_dataset(adult("train"), PlanRequest(1.0, 1e-6))  # what the command should have run
-    for text in ("plan", f"beta = {plan.beta:.4g}", f"k             {plan.k}", "NCP", "suppressed", "DP under sampling",
+    # the rate to 4 digits, rounded down (the largest rate k covers: typed back with --k, it is taken)
+    printed = float(re.search(r"sampling +beta = ([0-9.e-]+) ", out).group(1))
+    assert printed <= plan.beta < printed + 10.0 ** (math.floor(math.log10(plan.beta)) - 3)
+    for text in ("plan", f"k             {plan.k}", "NCP", "suppressed", "DP under sampling",
                  "fit for release", str(out_path), "adult.certificate.json", "spent epsilon 1 of 10"):
         assert text in out
     certificate = Certificate.read(tmp_path / "release" / "adult.certificate.json")

@@ -12,6 +12,7 @@ import numpy as np
 
 from crowdsafe.defaults import EPSILON1_SHARE_RANGE, RATE_TOLERANCE
 from crowdsafe.errors import ParameterError
+from crowdsafe.number_text import rounded_down, rounded_up
 from crowdsafe.privacy import plan
 from crowdsafe.privacy.amplification import largest_rate_for_epsilon
 from crowdsafe.privacy.planning import MAX_K, least_k
@@ -87,8 +88,8 @@ def check_beta_leaves_epsilon1(epsilon: float, beta: float) -> None:
     least = EPSILON1_SHARE_RANGE[0] * epsilon
     if -math.log1p(-beta) + least > epsilon:
         raise ParameterError(
-            f"beta = {beta:g} needs epsilon >= -ln(1 - beta) + epsilon1 = {-math.log1p(-beta):.6g} + epsilon1, which "
-            f"leaves epsilon = {epsilon:g} less than the least epsilon1 the planner gives the choice of the scheme "
-            f"({EPSILON1_SHARE_RANGE[0]:.0%} of epsilon = {least:.6g}); lower beta to at most "
-            f"1 - e^-(epsilon - {least:.6g}) = {-math.expm1(-(epsilon - least)):.6g}, give a smaller epsilon1, fix "
-            "the scheme, or raise epsilon", parameter=("beta", "epsilon"))
+            f"beta = {beta:g} needs epsilon >= -ln(1 - beta) + epsilon1 = {rounded_up(-math.log1p(-beta))} + "
+            f"epsilon1, which leaves epsilon = {epsilon:g} less than the least epsilon1 the planner gives the choice "
+            f"of the scheme ({EPSILON1_SHARE_RANGE[0]:.0%} of epsilon = {rounded_up(least)}); lower beta to at most "
+            f"1 - e^-(epsilon - {rounded_up(least)}) = {rounded_down(-math.expm1(-(epsilon - least)))}, give a "
+            "smaller epsilon1, fix the scheme, or raise epsilon", parameter=("beta", "epsilon"))

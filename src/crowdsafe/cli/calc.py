@@ -9,7 +9,7 @@ import typer
 
 from crowdsafe.cli.options import JsonOpt, emit, number_option, split_list, whole_option
 from crowdsafe.errors import ParameterError
-from crowdsafe.number_text import parse_number, rounded_up
+from crowdsafe.number_text import parse_number, rounded_down, rounded_up
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -80,7 +80,7 @@ def amplify_command(
             payload: dict[str, Any] = {"inner": PrivacyLoss(epsilon, delta).as_dict(),
                                        "target": target.as_dict(), "largest_rate": rate}
             emit(payload, as_json, lambda: typer.echo(
-                f"largest sampling rate: {rate:.6g} (inner {PrivacyLoss(epsilon, delta)}, target {target})"))
+                f"largest sampling rate: {rounded_down(rate)} (inner {PrivacyLoss(epsilon, delta)}, target {target})"))
             return
         if not rates or len(rates) != 1:
             raise ParameterError("with --target-epsilon give either --epsilon (solve for the rate) or one --beta")
@@ -154,7 +154,7 @@ def solve_command(
     data = result.as_dict()
 
     def render() -> None:
-        typer.echo(f"k = {result.k}, beta = {result.beta:.6g}, epsilon = {rounded_up(result.epsilon)}"
+        typer.echo(f"k = {result.k}, beta = {rounded_down(result.beta)}, epsilon = {rounded_up(result.epsilon)}"
                    + (f" (epsilon1 = {result.epsilon1:g})" if result.epsilon1 else "")
                    + f", delta = {rounded_up(result.delta, 3)} <= {result.delta_target:g}")
         typer.echo(result.explanation)

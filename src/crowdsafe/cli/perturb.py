@@ -146,7 +146,7 @@ def _plan_rows(plan: AlphaBetaPlan) -> list[tuple[str, str]]:
         ("d (prior bound)" + (f" = {plan.c:g} N/m" if plan.c is not None else ""), rounded_down(plan.d)),
         ("gamma (posterior bound)", f"{plan.gamma:.6g}"),
         ("alpha (keep)", f"{plan.alpha:.6g}"),
-        ("beta (insert)", f"{plan.beta:.6g}"),
+        ("beta (insert)", rounded_up(plan.beta)),  # at least the floor: typed back as --beta, it is taken
         ("equivalent epsilon (unbounded DP)", rounded_up(plan.epsilon)),
         ("largest posterior of a tuple seen", rounded_up(plan.posterior_present_max)),
         ("expected view size, at most", f"{plan.expected_view:,.0f}"),

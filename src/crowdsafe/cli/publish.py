@@ -45,7 +45,7 @@ from crowdsafe.defaults import (
     RATE_TOLERANCE,
 )
 from crowdsafe.errors import ParameterError
-from crowdsafe.number_text import quantity, rounded_up
+from crowdsafe.number_text import quantity, rounded_down, rounded_up
 
 if TYPE_CHECKING:
     from crowdsafe.anonymize.plan import PlanRequest
@@ -60,7 +60,7 @@ LedgerOpt = Annotated[
 def render_plan(plan: dict[str, Any], print_: Any) -> None:
     print_("plan")
     print_(f"  target        (epsilon = {plan['epsilon']:g}, delta = {plan['delta_target']:g}) per release")
-    print_(f"  sampling      beta = {plan['beta']:.4g} (each row kept independently with this probability)")
+    print_(f"  sampling      beta = {rounded_down(plan['beta'], 4)} (each row kept independently with this probability)")
     if plan.get("beta_rule") not in (None, "given"):
         print_(f"                chosen as {plan['beta_rule']}")
     selection = (f"epsilon1 = {plan['epsilon1']:.4g} for the exponential mechanism over the lattice, scored on "

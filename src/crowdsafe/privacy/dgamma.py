@@ -48,6 +48,7 @@ import numpy as np
 
 from crowdsafe.defaults import LARGE_VIEW_ROWS
 from crowdsafe.errors import ParameterError
+from crowdsafe.number_text import rounded_down, rounded_up
 from crowdsafe.privacy.loss import _as_float as as_float
 
 THEOREM_DGAMMA = (
@@ -147,13 +148,13 @@ def check_alpha_beta(d: float, gamma: float, alpha: float, beta: float) -> None:
     if alpha > top:
         raise ParameterError(
             f"alpha = {alpha:.6g} is above 1 - d/gamma = {top:.6g}: a tuple's absence from the "
-            f"view would lower its posterior below d/gamma times its prior; use alpha <= {top:.6g}"
+            f"view would lower its posterior below d/gamma times its prior; use alpha <= {rounded_down(top)}"
         )
     floor = min_beta(d, gamma, alpha)
     if beta < floor:
         raise ParameterError(
-            f"beta = {beta:.6g} is below (d/gamma)((1-gamma)/(1-d)) alpha = {floor:.6g}: a tuple "
-            f"present in the view would have a posterior above gamma = {gamma:.6g}; use beta >= {floor:.6g}"
+            f"beta = {beta:.6g} is below (d/gamma)((1-gamma)/(1-d)) alpha = {rounded_up(floor)}: a tuple "
+            f"present in the view would have a posterior above gamma = {gamma:.6g}; use beta >= {rounded_up(floor)}"
         )
     if beta >= alpha:
         raise ParameterError(

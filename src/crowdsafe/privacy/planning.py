@@ -29,6 +29,7 @@ import numpy as np
 
 from crowdsafe.defaults import EPSILON1_SHARE_RANGE
 from crowdsafe.errors import ParameterError
+from crowdsafe.number_text import rounded_down as rate_text  # an upper bound on beta: typed back, it is taken
 from crowdsafe.number_text import rounded_up as loss_text
 from crowdsafe.privacy.amplification import (
     admits,
@@ -87,9 +88,10 @@ def _floor_message(epsilon: float, beta: float, epsilon1: float) -> str:
     extra = f" + epsilon1 ({epsilon1:g})" if epsilon1 else ""
     fix = ""
     if epsilon > epsilon1:
-        fix = f"; lower beta to at most 1 - e^-(epsilon - epsilon1) = {largest_rate_for_epsilon(epsilon, epsilon1):.6g}"
+        largest = rate_text(largest_rate_for_epsilon(epsilon, epsilon1))
+        fix = f"; lower beta to at most 1 - e^-(epsilon - epsilon1) = {largest}"
     return (
-        f"epsilon = {epsilon:g} is below the sampling floor -ln(1 - beta){extra} = {floor:.6g} "
+        f"epsilon = {epsilon:g} is below the sampling floor -ln(1 - beta){extra} = {loss_text(floor)} "
         f"at beta = {beta:g}: the theorem gives no guarantee for any k{fix}, or raise epsilon"
     )
 
@@ -175,8 +177,8 @@ def check_rate_above_delta(epsilon: float, delta: float, epsilon1: float = 0.0,
                 if smallest <= largest else f"no epsilon is accepted at this delta with {how}; lower delta")
     raise ParameterError(
         f"epsilon = {epsilon:g} is too small: the sampling rate beta must exceed delta = {delta:g} ((beta, epsilon, "
-        f"delta)-DPS) and be at most 1 - e^-(epsilon - epsilon1) = {-math.expm1(-(epsilon - epsilon1)):.3g} (the "
-        f"sampling floor); {accepted}"
+        f"delta)-DPS) and be at most 1 - e^-(epsilon - epsilon1) = "
+        f"{rate_text(-math.expm1(-(epsilon - epsilon1)), 3)} (the sampling floor); {accepted}"
     )
 
 
@@ -345,8 +347,8 @@ def largest_beta(epsilon: float, delta: float, k: int, epsilon1: float = 0.0) ->
     achieved = dps_delta(k, lo, epsilon, epsilon1)
     return Plan(
         "beta", k, lo, epsilon, epsilon1, achieved, delta, sampling_floor(lo, epsilon1), False,
-        f"beta = {lo:.6g} is the largest rate with d(k, beta, epsilon - epsilon1) = "
-        f"{loss_text(achieved, 3)} <= {delta:g} (the floor would allow up to {beta_max:.6g})",
+        f"beta = {rate_text(lo)} is the largest rate with d(k, beta, epsilon - epsilon1) = "
+        f"{loss_text(achieved, 3)} <= {delta:g} (the floor would allow up to {rate_text(beta_max)})",
     )
 
 
@@ -487,7 +489,7 @@ def plan(
         return Plan(
             "k", result.k, chosen, result.epsilon, epsilon1, result.delta, result.delta_target,
             result.floor, True,
-            f"beta = {chosen:.6g} = 1 - e^-(epsilon - epsilon1), the largest rate the theorem "
+            f"beta = {rate_text(chosen)} = 1 - e^-(epsilon - epsilon1), the largest rate the theorem "
             f"admits; then {result.explanation}",
         )
     if k is None:
