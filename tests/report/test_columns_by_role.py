@@ -38,7 +38,21 @@ def test_a_sensitive_column_is_counted_as_sensitive_and_grouped_all_the_same(tmp
 def test_columns_are_counted_by_role():
     assert columns_words(("a", "b"), ("a", "b")) == "2 columns, all quasi-identifiers"
     assert columns_words(("a",), ("a",)) == "1 column, a quasi-identifier"
-    assert columns_words(("a", "b", "s"), ("a", "b"), ("s",)) == "3 columns: 2 quasi-identifiers and 1 other"
+    assert columns_words(("a", "b", "o"), ("a", "b")) == "3 columns: 2 quasi-identifiers and 1 other"
     assert columns_words(("a", "s"), ("a", "s"), ("s",)) == ("2 columns: 1 quasi-identifier and 1 sensitive, "
                                                              "all 2 grouped as quasi-identifiers")
+    assert columns_words(("s",), ("s",), ("s",)) == "1 column: 1 sensitive, grouped as a quasi-identifier"
+    assert columns_words(("a", "s", "o"), ("a",), ("s",)) == "3 columns: 1 quasi-identifier, 1 sensitive and 1 other"
     assert columns_words((), ()) == "0 columns"
+
+
+def test_a_classic_release_counts_its_constraints_sensitive_attribute(tmp_path: Path):
+    """A classic release's certificate names its ℓ-diversity attribute as one string (not a list):
+    its report is built, and counts it as sensitive (refused as 'must be a list' on 2026-11-30)."""
+    frame = small_table().head(400)
+    qis = [c for c in QI if c != SENSITIVE]
+    api.anonymize(frame, algorithm="mondrian", k=5, qi=qis, sensitive=SENSITIVE, l=1.2, out=str(tmp_path / "c.csv"))
+    certificate = json.loads((tmp_path / "c.certificate.json").read_text(encoding="utf-8"))
+    assert certificate["parameters"]["sensitive"] == SENSITIVE
+    subtitle = _subtitle(build_report(tmp_path / "c.csv"))
+    assert f"{len(QI)} columns: {len(qis)} quasi-identifiers and 1 sensitive" in subtitle

@@ -169,8 +169,10 @@ def check_shown_fields(certificate: Mapping[str, Any]) -> None:
     for name, value, expected in shown:
         if value is not None and not isinstance(value, Mapping):
             raise InputError(f"certificate field {name!r} must be {expected}, got {shown_value(value)}")
-    for key in ("quasi_identifiers", "sensitive"):
+    for key in ("quasi_identifiers", "sensitive"):  # a classic release's sensitive: one name (its constraint's)
         named = parameters.get(key)
+        if key == "sensitive" and isinstance(named, str):
+            continue
         if named is not None and not (isinstance(named, list) and all(isinstance(c, str) for c in named)):
             raise InputError(f"certificate field 'parameters.{key}' must be a list of strings or null, "
                              f"got {shown_value(named)}")
@@ -507,7 +509,8 @@ def report_content(frame: pl.DataFrame | pl.LazyFrame, certificate: Mapping[str,
         raise InputError(f"the certificate names the quasi-identifier '{absent[0]}', which {title} does not hold; "
                          "put the certificate written with this table beside it")
     quasi_identifiers = tuple(listed) if listed else columns
-    sensitive = tuple(c for c in parameters.get("sensitive") or () if c in quasi_identifiers)
+    declared = parameters.get("sensitive") or ()
+    sensitive = tuple(c for c in ((declared,) if isinstance(declared, str) else declared) if c in columns)
     k = parameters.get("k") if isinstance(parameters.get("k"), int) else None
     if quasi_identifiers:
         tuples = tuple_table(frame, quasi_identifiers, weighted)
@@ -535,21 +538,24 @@ def columns_words(columns: Sequence[str], quasi_identifiers: Sequence[str], sens
     schema: public), never from the data: ``8 columns: 7 quasi-identifiers and 1 sensitive, all 8
     grouped as quasi-identifiers``. A certified release generalizes and groups every published
     column, a sensitive one included (Theorems 5 and 6 count classes over all of them), so its
-    declared sensitive columns are counted apart and said to be grouped all the same; columns a
-    classic release leaves out of its quasi-identifiers are counted as other."""
-    n, grouped = len(columns), set(quasi_identifiers)
-    declared = [c for c in columns if c in set(sensitive) and c in grouped]
-    others = [c for c in columns if c not in grouped]
-    parts = [quantity(n - len(declared) - len(others), "quasi-identifier")] if n > len(declared) + len(others) else []
-    parts += [f"{len(declared):,} sensitive"] if declared else []
-    parts += [quantity(len(others), "other")] if others else []
-    if not parts:
+    declared sensitive columns are counted apart and said to be grouped all the same; a classic
+    release's sensitive attribute (its ℓ-diversity or t-closeness constraint's) is counted as
+    sensitive, its other columns outside the quasi-identifiers as other."""
+    n, grouped, declared = len(columns), set(quasi_identifiers), set(sensitive)
+    roles = [(quantity(sum(c in grouped and c not in declared for c in columns), "quasi-identifier"), True),
+             (f"{sum(c in declared for c in columns):,} sensitive", any(c in declared for c in columns)),
+             (quantity(sum(c not in grouped and c not in declared for c in columns), "other"),
+              any(c not in grouped and c not in declared for c in columns))]
+    parts = [text for text, shown in roles if shown and not text.startswith("0 ")]
+    if not n or not parts:
         return quantity(n, "column")
-    if not declared:
-        return f"{quantity(n, 'column')}: {' and '.join(parts)}" if others else (
-            f"{quantity(n, 'column')}, {'a quasi-identifier' if n == 1 else 'all quasi-identifiers'}")
+    if all(c in grouped and c not in declared for c in columns):
+        return f"{quantity(n, 'column')}, {'a quasi-identifier' if n == 1 else 'all quasi-identifiers'}"
+    listed = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+    if not all(c in grouped for c in columns):
+        return f"{quantity(n, 'column')}: {listed}"
     together = "grouped as a quasi-identifier" if n == 1 else f"all {n:,} grouped as quasi-identifiers"
-    return f"{quantity(n, 'column')}: {' and '.join(parts)}, {together}"
+    return f"{quantity(n, 'column')}: {listed}, {together}"
 
 
 __all__ = ["MISSING_SHOWN", "AttributeView", "BeforeDistribution", "PUBLIC_FIELDS", "ReportContent", "attribute_view",
