@@ -14,6 +14,7 @@ import pytest
 
 from cli_helpers import run_command
 from crowdsafe import api
+from crowdsafe.perturb import equality_estimates
 from crowdsafe.privacy.certificate import Certificate
 
 SCHEMA = """[attributes.age]
@@ -55,6 +56,8 @@ def test_the_api_estimate_of_a_seeded_view_is_not_fit_for_release(files):
         assert found.fit_for_release is False and found.unfit_reasons == reasons
         assert found.as_dict()["fit_for_release"] is False and found.as_dict()["unfit_reasons"] == list(reasons)
         assert str(found).endswith("(seeded randomness: NOT fit for release)")
+    sweep = equality_estimates(seeded.view, max_attributes=1)
+    assert sweep.fit_for_release is False and sweep.unfit_reasons == reasons
     fresh = api.estimate(perturbed(files, None), "count where sex = 'Female'")
     assert fresh.fit_for_release is True and fresh.unfit_reasons == ()
     assert fresh.as_dict()["fit_for_release"] is True and "fit for release" not in str(fresh)
@@ -92,6 +95,11 @@ def test_the_estimate_command_on_a_seeded_view_says_not_fit_as_perturb_did(capsy
     sweep = tmp_path / "sweep.csv"
     code, stdout, err = run_command(capsys, "estimate", str(out), "--equality", "1", "--out", str(sweep))
     assert code == 0 and said in " ".join(stdout.split()), err
+    # the sweep's file says it in every row too, as the queries' file does (it had no such columns)
+    with open(sweep, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows and all(r["fit_for_release"] == "false" for r in rows)
+    assert {r["unfit_reasons"] for r in rows} == {"; ".join(certificate.unfit_reasons)}
 
 
 def test_the_estimate_command_on_a_seedless_view_says_nothing_new(capsys, files, tmp_path):
@@ -102,3 +110,9 @@ def test_the_estimate_command_on_a_seedless_view_says_nothing_new(capsys, files,
     code, stdout, err = run_command(capsys, "estimate", str(out), "count", "--json")
     payload = json.loads(stdout)
     assert code == 0 and payload["fit_for_release"] is True and payload["unfit_reasons"] == []
+    sweep = tmp_path / "sweep.csv"
+    code, _, err = run_command(capsys, "estimate", str(out), "--equality", "2", "--out", str(sweep))
+    assert code == 0, err
+    with open(sweep, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows and all(r["fit_for_release"] == "true" and r["unfit_reasons"] == "" for r in rows)

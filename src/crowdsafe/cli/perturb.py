@@ -330,9 +330,14 @@ def register(app: typer.Typer) -> None:
                                    "fit_for_release": not reasons, "unfit_reasons": reasons}
         if equality is not None:
             assert out is not None
+            import polars as pl
+
             sweep = equality_estimates(published, max_attributes=equality, confidence=confidence, max_queries=max_queries)
+            # the view's fitness in every row, as the queries' file has it (unfit reasons: one cell)
+            fitness = [pl.lit(sweep.fit_for_release).alias("fit_for_release"),
+                       pl.lit("; ".join(sweep.unfit_reasons)).alias("unfit_reasons")]
             with atomic_paths([out], remove_first=replaced_first(out)) as (tmp,):
-                csv_safety.write_csv(sweep.frame, tmp)
+                csv_safety.write_csv(sweep.frame.with_columns(fitness), tmp)
             payload["equality"] = {"max_attributes": equality, "queries": sweep.queries, "file": str(out),
                                    "theorem_bound": sweep.theorem.as_dict()}
         elif out is not None:

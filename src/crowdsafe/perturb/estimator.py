@@ -189,12 +189,20 @@ def _counts_sparse(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True)
 class EqualitySweep:
-    """Estimates of every equality query over every attribute set of size 1..k."""
+    """Estimates of every equality query over every attribute set of size 1..k. ``unfit_reasons``:
+    why the view they were estimated from is not fit for release, as its certificate says (public;
+    as :attr:`Estimate.unfit_reasons`; ``crowdsafe estimate --equality --out`` writes it in every row)."""
 
     frame: pl.DataFrame
     theorem: TheoremBound
     confidence: float
     max_attributes: int
+    unfit_reasons: tuple[str, ...] = ()
+
+    @property
+    def fit_for_release(self) -> bool:
+        """False when the view it was estimated from is not fit for release."""
+        return not self.unfit_reasons
 
     @property
     def queries(self) -> int:
@@ -276,7 +284,8 @@ def equality_estimates(
     if true_codes is not None:
         columns.append(pl.Series("true", joined["true"]))
     bound = theorem_error_bound(view.alpha, view.beta, view.n_bound, m, failure)
-    return EqualitySweep(pl.DataFrame(columns), bound, float(confidence), max_attributes)
+    return EqualitySweep(pl.DataFrame(columns), bound, float(confidence), max_attributes,
+                         tuple(view.certificate.unfit_reasons))
 
 
 def equality_sweep_sizes(sizes: Sequence[int], max_attributes: int, listed: int) -> list[int]:
