@@ -90,3 +90,36 @@ def test_the_planned_insert_rate_typed_back_is_taken(c, gamma, alpha):
     beta = float(dict(_plan_rows(plan))["beta (insert)"])
     again = api.plan_perturbation(DATA, domains=DOMAINS, max_rows=500, c=c, gamma=gamma, alpha=alpha, beta=beta)
     assert again.beta == beta
+
+
+@pytest.mark.parametrize(("c", "gamma"), [(4.0, 0.3), (3.0, 0.25), (4.0, 0.37), (5.0, 0.41), (5.0, 0.45)])
+def test_the_planned_keep_rate_typed_back_is_taken(c, gamma):
+    """Where alpha = 1/2 is not admissible the plan keeps alpha = 1 - d/gamma, the largest: its
+    printed value (and the plan's note) is rounded down, so typed back as alpha it is taken."""
+    from crowdsafe.cli.perturb import _plan_rows
+
+    plan = api.plan_perturbation(DATA, domains=DOMAINS, max_rows=500, c=c, gamma=gamma)
+    assert plan.alpha < 0.5 and any("using alpha" in note for note in plan.notes)
+    noted = float(re.search(rf"using alpha = {NUMBER}", " ".join(plan.notes)).group(1))
+    for alpha in (float(dict(_plan_rows(plan))["alpha (keep)"]), noted):
+        again = api.plan_perturbation(DATA, domains=DOMAINS, max_rows=500, c=c, gamma=gamma, alpha=alpha)
+        assert again.alpha == alpha
+
+
+@pytest.mark.parametrize(("c", "gamma"), [(0.5, 0.1), (1.0, 0.3), (2.0, 0.4), (3.0, 0.4), (2.0, 0.3), (1.0, 0.2)])
+def test_the_correlation_robust_floor_typed_back_is_taken(c, gamma):
+    from crowdsafe.privacy.dgamma import exclusive_correlation_beta
+
+    plan = api.plan_perturbation(DATA, domains=DOMAINS, max_rows=500, c=c, gamma=gamma, exclusive_correlations=True)
+    options = dict(domains=DOMAINS, max_rows=500, c=c, gamma=gamma, exclusive_correlations=True)
+    with pytest.raises(ParameterError) as refused:
+        api.plan_perturbation(DATA, beta=exclusive_correlation_beta(plan.d, gamma) * 0.99, **options)
+    least = float(re.search(rf"\(d/gamma\)\(1-gamma\)/\(1-d\) = {NUMBER}", str(refused.value)).group(1))
+    assert api.plan_perturbation(DATA, beta=least, **options).beta == least
+
+
+def test_a_smaller_c_than_the_printed_bound_is_below_it():
+    with pytest.raises(ParameterError) as refused:
+        api.plan_perturbation(DATA, domains={"a": [1, 2, 3, 4]}, attributes=["a"], max_rows=3, c=7.0, gamma=0.3)
+    bound = float(re.search(rf"c < m/n = {NUMBER}", str(refused.value)).group(1))
+    assert bound <= 5 / 3  # m = 5 (null kept), n = 3: 1.66667 to nearest, above it

@@ -145,7 +145,7 @@ def _plan_rows(plan: AlphaBetaPlan) -> list[tuple[str, str]]:
          else "m (public domain size)", f"{plan.m:,}" if plan.m < 10**15 else f"{plan.m:.4e}"),
         ("d (prior bound)" + (f" = {plan.c:g} N/m" if plan.c is not None else ""), rounded_down(plan.d)),
         ("gamma (posterior bound)", f"{plan.gamma:.6g}"),
-        ("alpha (keep)", f"{plan.alpha:.6g}"),
+        ("alpha (keep)", rounded_down(plan.alpha)),  # at most 1 - d/gamma: typed back as --alpha, it is taken
         ("beta (insert)", rounded_up(plan.beta)),  # at least the floor: typed back as --beta, it is taken
         ("equivalent epsilon (unbounded DP)", rounded_up(plan.epsilon)),
         ("largest posterior of a tuple seen", rounded_up(plan.posterior_present_max)),

@@ -495,7 +495,8 @@ def _choose(d: float, gamma: float, request: AlphaBetaPlanRequest) -> tuple[floa
     if alpha is None:
         alpha = DEFAULT_ALPHA if DEFAULT_ALPHA <= top else top
         if alpha != DEFAULT_ALPHA:
-            notes.append(f"alpha = 1/2 is not admissible (1 - d/gamma = {top:.6g}); using alpha = {alpha:.6g}")
+            notes.append(f"alpha = 1/2 is not admissible (1 - d/gamma = {rounded_down(top)}); using alpha = "
+                         f"{rounded_down(alpha)}")
     floor = min_beta(d, gamma, alpha)
     if exclusive_correlations:
         floor = max(floor, exclusive_correlation_beta(d, gamma))
@@ -504,7 +505,8 @@ def _choose(d: float, gamma: float, request: AlphaBetaPlanRequest) -> tuple[floa
     check_alpha_beta(d, gamma, alpha, beta)
     if exclusive_correlations and beta < exclusive_correlation_beta(d, gamma):
         raise ParameterError(
-            f"beta = {beta:.6g} is below (d/gamma)(1-gamma)/(1-d) = {exclusive_correlation_beta(d, gamma):.6g}, "
+            f"beta = {beta:.6g} is below (d/gamma)(1-gamma)/(1-d) = "
+            f"{rounded_up(exclusive_correlation_beta(d, gamma))}, "
             "which the guarantee against 'exactly one of a set' correlations needs"
         )
     return alpha, beta, notes
@@ -519,7 +521,7 @@ def _plan(n: int, m: int, request: AlphaBetaPlanRequest) -> AlphaBetaPlan:
             raise ParameterError(
                 f"d = c*n/m = {d:.6g} is not below 1 (n = {n:,}, the bound on the rows taken for n, at most the "
                 f"domain's m = {m:,} tuples): "
-                f"use a smaller c (c < m/n = {m / n:.6g}), "
+                f"use a smaller c (c < m/n = {rounded_down(m / n)}), "
                 "or publish more attributes (the domain is too small for the data)"
             )
     assert d is not None
@@ -557,11 +559,11 @@ def correlation_assumption(alpha: float, beta: float, d: float, gamma: float) ->
         "this release meets that condition"
         if covered
         else f"this release does not (alpha = {alpha:.6g}, beta = {beta:.6g}; "
-        f"it needs alpha = 1/2 and beta >= {needed:.6g})"
+        f"it needs alpha = 1/2 and beta >= {rounded_up(needed)})"
     )
     return (
         "against correlated attackers the guarantee weakens: for priors of the form 'exactly one "
         "of a set of tuples is in the data' there is no positive leakage only when alpha = 1/2 and "
-        f"beta >= (d/gamma)(1-gamma)/(1-d) = {needed:.6g} ({status}); for arbitrary correlations "
+        f"beta >= (d/gamma)(1-gamma)/(1-d) = {rounded_up(needed)} ({status}); for arbitrary correlations "
         "there is no guarantee"
     )
