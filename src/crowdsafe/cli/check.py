@@ -83,8 +83,9 @@ def render_check(report: CheckReport, console: Console) -> None:
         f"{classes['groups']:,} distinct tuples, mean class size {classes['mean']:.2f}, largest {classes['largest']:,}"
     ))
     console.print(
-        f"sample uniques: {report.sample_uniques:,} rows ({report.sample_uniques / report.rows:.1%}) "
-        "are alone in their class"
+        f"sample uniques: {quantity(report.sample_uniques, 'row')} ({report.sample_uniques / report.rows:.1%}) "
+        f"{'is' if report.sample_uniques == 1 else 'are'} alone in {'its' if report.sample_uniques == 1 else 'their'} "
+        "class"
     )
     sizes = Table(title="Class sizes", title_justify="left")
     for heading in ("class size", "classes", "rows", "share of rows"):

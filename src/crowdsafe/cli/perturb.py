@@ -365,7 +365,7 @@ def register(app: typer.Typer) -> None:
                                   f"the view; not all queries at once): ± {bound:,.0f}")
                 console.print(COUNTS_WHAT)
                 if equality is None and out is not None:
-                    console.print(f"{len(estimates):,} estimate{'s' if len(estimates) != 1 else ''} -> {out}")
+                    console.print(f"{quantity(len(estimates), 'estimate')} -> {out}")
             if equality is not None:
                 console.print(f"{payload['equality']['queries']:,} equality queries over up to {equality} "
                               f"attributes -> {out}")

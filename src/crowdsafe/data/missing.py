@@ -62,7 +62,8 @@ class MissingReport:
         if self.policy is MissingPolicy.DROP:
             return f"drop: {quantity(self.rows_dropped, 'row')} with a missing value removed ({columns})"
         return (
-            f"keep: missing is a value of its own; {self.rows_with_missing:,} rows have one "
+            f"keep: missing is a value of its own; {quantity(self.rows_with_missing, 'row')} "
+            f"{'has' if self.rows_with_missing == 1 else 'have'} one "
             f"({columns})"
         )
 

@@ -32,6 +32,7 @@ from crowdsafe.data.generalized import AttributeDomain
 from crowdsafe.defaults import DEFAULT_THRESHOLD  # risk 1/5: records in classes smaller than 5
 from crowdsafe.errors import ParameterError, SchemaError
 from crowdsafe.models.classes import EquivalenceClasses
+from crowdsafe.number_text import quantity
 
 
 def check_threshold(threshold: float) -> float:
@@ -233,9 +234,11 @@ def assess_risk(
         population_sizes = population_class_sizes(classes, population)
         short = population_sizes < sizes
         if short.any():
+            one = int(short.sum()) == 1
             notes.append(
-                f"{int(short.sum()):,} classes match fewer population records than they hold "
-                "(the population table does not contain the table); their F was raised to their size"
+                f"{quantity(int(short.sum()), 'class', 'classes')} {'matches' if one else 'match'} fewer population "
+                f"records than {'it holds' if one else 'they hold'} (the population table does not contain the "
+                f"table); {'its' if one else 'their'} F was raised to {'its' if one else 'their'} size"
             )
             population_sizes = np.maximum(population_sizes, sizes)
         journalist = journalist_risk(sizes, population_sizes, threshold)
