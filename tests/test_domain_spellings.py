@@ -42,3 +42,38 @@ def test_both_spellings_at_once_are_refused_before_any_charge(tmp_path):
         with pytest.raises(ParameterError, match=r"^domains and domain are two spellings of one parameter: give "
                                                  r"domains only$"):
             function(TABLE, domains=VALUES, domain=VALUES, max_rows=10, **TARGET)
+
+
+# ``publish(columns=)`` and ``perturb(attributes=)`` spell one idea (the columns published) two ways too
+
+def test_plan_publish_and_publish_take_attributes_as_columns(monkeypatch):
+    from crowdsafe.drivers import publish as publish_driver
+
+    assert api.plan_publish(1.0, attributes="age").columns == api.plan_publish(1.0, columns="age").columns == ("age",)
+    seen = []
+    monkeypatch.setattr(publish_driver, "publish", lambda engine, data, request, *rest, **options: seen.append(request))
+    api.publish(TABLE, epsilon=1.0, attributes=["age"], ledger=None)
+    api.publish(TABLE, epsilon=1.0, columns=["age"], ledger=None)
+    assert seen[0] == seen[1] and seen[0].columns == ("age",)
+
+
+@pytest.mark.parametrize("function", ["perturb", "plan_perturbation"])
+def test_perturb_takes_columns_as_attributes(monkeypatch, function):
+    seen = []
+    monkeypatch.setattr(perturb_driver, function, lambda engine, data, request, *rest, **options: seen.append(request))
+    getattr(api, function)(TABLE, columns=["sex"], domains=VALUES, max_rows=10, **TARGET)
+    getattr(api, function)(TABLE, attributes=["sex"], domains=VALUES, max_rows=10, **TARGET)
+    assert seen[0] == seen[1] and seen[0].attributes == ("sex",)
+
+
+def test_both_column_spellings_at_once_are_refused_before_anything_is_read():
+    absent = "no-such-table.csv"  # refused before it is read
+    for call in (lambda: api.plan_publish(1.0, columns="age", attributes="age"),
+                 lambda: api.publish(absent, epsilon=1.0, columns="age", attributes="age", ledger=None)):
+        with pytest.raises(ParameterError, match=r"^columns and attributes are two spellings of one parameter: give "
+                                                 r"columns only$"):
+            call()
+    for function in (api.perturb, api.plan_perturbation):
+        with pytest.raises(ParameterError, match=r"^attributes and columns are two spellings of one parameter: give "
+                                                 r"attributes only$"):
+            function(absent, attributes="sex", columns="sex", domains=VALUES, max_rows=10, **TARGET)

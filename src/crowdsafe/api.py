@@ -223,12 +223,14 @@ def plan_perturbation(
     engine: str = "polars",
     spark_master: str | None = None,
     domain: dict[str, Sequence[Any]] | None = None,
+    columns: Sequence[str] | str | None = None,
     **target: Any,
 ) -> AlphaBetaPlan:
     """The α-β plan for ``data`` without perturbing: α, the smallest admissible β, the expected
     view size and ratio |V|/N, the equivalent ε, the utility bound and warnings. ``target``
     is what :func:`perturb` takes: ``gamma`` and ``d`` or ``c``, optionally ``alpha``, ``beta``,
-    ``exclusive_correlations``, ``max_view_rows``. ``attributes``, ``domains`` (or ``domain``), ``max_rows``,
+    ``exclusive_correlations``, ``max_view_rows``. ``attributes`` (or ``columns``), ``domains`` (or
+    ``domain``), ``max_rows``,
     ``exploratory``, ``duplicates``, ``confidence``, ``schema``, ``missing``, ``decimal_comma``,
     ``engine`` and ``spark_master`` mean what they mean for :func:`perturb`. With public domains
     and ``max_rows`` the plan is made from public things only (see :func:`perturb`)."""
@@ -237,7 +239,8 @@ def plan_perturbation(
 
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     runner = get_engine(engine, master=spark_master)
-    request = _perturb_request(attributes, arguments.alias(domains, domain, "domains", "domain"), max_rows,
+    request = _perturb_request(arguments.alias(attributes, columns, "attributes", "columns"),
+                               arguments.alias(domains, domain, "domains", "domain"), max_rows,
                                exploratory, duplicates, confidence, target, "plan_perturbation")
     return plan_run(runner, data, request, schema=schema, missing=missing)
 
@@ -266,6 +269,7 @@ def perturb(
     report: bool = True,
     force: bool = False,
     domain: dict[str, Sequence[Any]] | None = None,
+    columns: Sequence[str] | str | None = None,
     **target: Any,
 ) -> Perturbation:
     """Publish a (d, γ)-private view of ``data`` by random deletion and insertion (α-β algorithm,
@@ -277,8 +281,9 @@ def perturb(
     charge; None: no limit; default :data:`~crowdsafe.defaults.LARGE_VIEW_ROWS`); an unknown or
     missing keyword is refused naming it. The failure probability of the utility bound is 1 −
     ``confidence`` (there is no ``failure`` keyword). ``schema``, ``missing`` and ``decimal_comma``
-    say how ``data`` is read (module docstring). ``attributes`` (one name or a list) default to
-    every non-identifier column. The guarantee holds for a domain and parameters fixed before the
+    say how ``data`` is read (module docstring). ``attributes`` (one name or a list; ``columns``, as
+    :func:`publish` spells it, is taken with the same meaning, not both at once) default to every
+    non-identifier column. The guarantee holds for a domain and parameters fixed before the
     data is read, so each attribute needs a public domain (``domains`` declares value lists, and
     ``domain``, as :func:`query` spells it, is taken with the same meaning, not both at once; else
     the schema's ``order`` or a declared hierarchy's leaves; null in each exactly when ``missing``
@@ -311,7 +316,8 @@ def perturb(
 
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     runner = get_engine(engine, master=spark_master)
-    request = _perturb_request(attributes, arguments.alias(domains, domain, "domains", "domain"), max_rows,
+    request = _perturb_request(arguments.alias(attributes, columns, "attributes", "columns"),
+                               arguments.alias(domains, domain, "domains", "domain"), max_rows,
                                exploratory, duplicates, confidence, target, "perturb")
     output = ViewOutput(out=out, certificate=certificate, escape_formulas=escape_formulas, report=report)
     runner.check_perturbation(out, ledger)  # a path the engine cannot write, first
@@ -388,6 +394,7 @@ def plan_publish(
     candidates: int | None = None,
     declared_domains: bool | None = None,
     table_counts: bool = False,
+    attributes: Sequence[str] | str | None = None,
 ) -> PublishPlan:
     """The plan :func:`publish` would run (k, β, ε1, cost of all releases), without reading data.
     ``delta`` defaults to :data:`crowdsafe.defaults.DEFAULT_DELTA` (10⁻⁶), as in :func:`publish`.
@@ -395,9 +402,10 @@ def plan_publish(
     smallest that reaches δ); ``beta``: the sampling rate (None: the planner's); ``epsilon1``: the
     selection's share of ε (None: the planner's); ``scheme``: a fixed scheme (strongly safe; its
     levels whole numbers >= 0); ``releases``: how many; ``objective`` / ``target``: what the
-    selection optimises; ``columns``: the published columns (one name or a list);
-    ``candidates``: the lattice's size (a whole number >= 1); ``declared_domains``: whether every
-    published column has a declared hierarchy; ``table_counts``: whether the selection reads the
+    selection optimises; ``columns``: the published columns (one name or a list; ``attributes``, as
+    :func:`perturb` spells it, is taken with the same meaning, not both at once); ``candidates``:
+    the lattice's size (a whole number >= 1); ``declared_domains``: whether every published column
+    has a declared hierarchy; ``table_counts``: whether the selection reads the
     whole table's counts.
     The keywords are one :class:`~crowdsafe.anonymize.plan.PlanRequest` (its fields' meanings there),
     checked by :func:`~crowdsafe.anonymize.plan.plan_publication`; without ``candidates`` (the
@@ -406,7 +414,8 @@ def plan_publish(
 
     return plan_publication(PlanRequest(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
                                         releases=releases, objective=objective, target=target,
-                                        columns=names(columns, "columns"), candidates=candidates,
+                                        columns=names(arguments.alias(columns, attributes, "columns", "attributes"),
+                                                      "columns"), candidates=candidates,
                                         declared_domains=declared_domains, table_counts=table_counts))
 
 
@@ -439,6 +448,7 @@ def publish(
     target: str | None = None,
     columns: Sequence[str] | str | None = None,
     report: bool = True,
+    attributes: Sequence[str] | str | None = None,
 ) -> Publication:
     """Publish ``data`` k-anonymized with a proven (ε, δ)-DP guarantee per release: Bernoulli(β)
     sampling, then a safe recoding (a fixed ``scheme``: strongly safe; else an ε1-DP choice over
@@ -485,7 +495,8 @@ def publish(
 
     ``objective`` (:data:`crowdsafe.selection.score.OBJECTIVES`; ``classification`` keeps ``target``
     as it is; None: the plan's :func:`~crowdsafe.anonymize.plan.default_objective`) is what the
-    selection optimises. ``columns`` publishes exactly these columns. Unless ``epsilon1`` is given,
+    selection optimises. ``columns`` publishes exactly these columns (``attributes``, as :func:`perturb`
+    spells it, is taken with the same meaning, not both at once). Unless ``epsilon1`` is given,
     the planner splits ε from the lattice's size (:func:`crowdsafe.anonymize.plan.planned_epsilon1`).
 
     The keywords are gathered once into a :class:`~crowdsafe.anonymize.plan.PlanRequest` (what the
@@ -501,7 +512,8 @@ def publish(
 
     qi, sensitive = names(qi, "qi"), names(sensitive, "sensitive")
     request = PlanRequest(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases,
-                          objective=objective, target=target, columns=names(columns, "columns"))
+                          objective=objective, target=target,
+                          columns=names(arguments.alias(columns, attributes, "columns", "attributes"), "columns"))
     run = RunOptions(name=name, budget=budget, out=out, custodian_report=custodian_report,
                      escape_formulas=escape_formulas, report=report)
     check_publication(request, lattice_later=True)  # bad parameters refused before the read (the plan: after it)
