@@ -58,7 +58,7 @@ def test_missing_error_refusals_are_labelled_as_on_the_polars_engine(spark, tmp_
         on_spark = _refusal(command(paths["D1"], "spark"))
         on_polars = _refusal(command(paths["D1"], "polars"))
         assert on_spark is not None and on_polars is not None
-        assert "1 rows with missing values (first in column 'sex')" in on_spark
+        assert "1 row with missing values (first in column 'sex')" in on_spark
         assert on_spark.endswith("(a custodian-only fact about the data: missing='error' checks the data "
                                  "itself; nothing was charged)")
         assert on_spark.split(" has ", 1)[1] == on_polars.split(" has ", 1)[1], command.__name__
