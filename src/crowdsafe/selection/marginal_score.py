@@ -122,28 +122,33 @@ def marginal_sets(d: int) -> list[tuple[int, ...]]:
 def deficits_by_level(heights: np.ndarray, counts: np.ndarray, k: int, last: int | None = None) -> list[int]:
     """Def at each level l = 0..last (default h) of a table's last column, from the table's class sizes
     ``counts`` at level 0 and each row's run height (:meth:`.tables.KeyedTables.run_heights`):
-    level l's classes are the runs that begin at the rows of height above l, each level's sizes
-    summed from the level below's (the arrays shrink as they rise). Once a level's Def is 0, so is
-    every higher level's (classes only merge). The reference twin raises the column level by
-    level (:func:`deficits_by_raising`)."""
-    if len(counts) == 0:
+    level l's classes are the runs that begin at the rows of height above l, so their sizes are the
+    differences of the running total of ``counts`` at those rows (and at the end). Once a level's
+    Def is 0, so is every higher level's (classes only merge). The reference twin raises the
+    column level by level (:func:`deficits_by_raising`)."""
+    n = len(counts)
+    if n == 0:
         return []
     top = int(heights[0]) if last is None else last + 1  # h + 1: the first row starts a class at every level
+    running = np.empty(n + 1, dtype=np.int64)  # running[i]: the rows before row i
+    running[0] = 0
+    np.cumsum(counts, out=running[1:])
+    # Def = Σ c·(k − c)⁺ = k·N − Σ c·min(c, k) (a class of c ≥ k rows adds c·k − c·k = 0), N the
+    # rows at every level: one product per level, each term at most c·k, the sums exact in int64
+    whole = k * int(running[-1])
+    if whole >= 2**62:  # the int64 dot products below could overflow: Python integers
+        return _deficits_of_levels(heights, np.asarray(counts, dtype=np.int64), k, top)
+    ends = np.empty(n + 1, dtype=heights.dtype)  # the heights and, past the last row, an end above every level
+    ends[:n] = heights
+    ends[n] = top
     sizes = np.asarray(counts, dtype=np.int64)
-    if len(sizes) * k * k >= 2**62:  # the int64 dot products below could overflow: Python integers
-        return _deficits_of_levels(heights, sizes, k, top)
-    found: list[int] = []
-    for level in range(top):
-        if level:
-            if not found[-1]:
-                return found + [0] * (top - level)
-            starts = (heights > level).nonzero()[0]
-            if len(starts) < len(sizes):
-                sizes = run_sums(sizes, starts)
-                heights = heights[starts]
-        short = k - sizes  # Def = Σ c·(k − c)⁺, each term below k², the sum exact in int64
-        np.maximum(short, 0, out=short)
-        found.append(int(short @ sizes))
+    found = [whole - int(sizes @ np.minimum(sizes, k))]
+    for level in range(1, top):
+        if found[-1] == 0:
+            return found + [0] * (top - level)
+        bounds = running[(ends > level).nonzero()[0]]  # the rows before each class, and all of them
+        sizes = bounds[1:] - bounds[:-1]
+        found.append(whole - int(sizes @ np.minimum(sizes, k)))
     return found
 
 

@@ -113,15 +113,18 @@ def generalization_table(codes: Sequence[np.ndarray], counts: np.ndarray, hierar
         view = [1] * len(shape) + [len(truth)]
         view[j] = shape[j]
         nodes, leaves_under = level_maps(hierarchy)
-        node, under = nodes[:, leaf], leaves_under[:, leaf]
+        node, under = nodes.take(leaf, axis=1), leaves_under.take(leaf, axis=1)
         radix = [1] * (len(shape) + 1)
         radix[j] = shape[j]
         group = group * node_counts[j].reshape(radix) + node.reshape(view)
         cover = cover * under.reshape(view)
     group = (group + offsets.reshape(shape + [1])).reshape(-1)
     cover = np.broadcast_to(cover, shape + [len(truth)]).reshape(-1)
-    cell_truth = np.broadcast_to(truth, shape + [len(truth)]).reshape(-1)
-    total, whole, part, size = _group_errors(group, cell_truth, cover, total_groups)
+    if floats_are_exact(cover, truth):  # every sum exact in float64
+        total, whole, part, size = _group_errors_in_floats(group, truth, cover, total_groups, spans.size)
+    else:
+        cell_truth = np.broadcast_to(truth, shape + [len(truth)]).reshape(-1)
+        total, whole, part, size = _group_errors(group, cell_truth, cover, total_groups)
     scale = k * MARGINAL_UNIT
     value = whole * scale + (part * scale) // size
     table = np.add.reduceat(value, offsets).reshape(shape)
@@ -155,6 +158,35 @@ def _group_errors(member: np.ndarray, truth: np.ndarray, cover: np.ndarray,
     size = np.ones(groups, dtype=np.int64)
     size[member] = cover
     deviation = exact_sums(member, np.abs(cover * truth - total[member]), groups)
+    whole, part = np.divmod(deviation + (size - held) * total, size)
+    return total, whole, part, size
+
+
+def floats_are_exact(cover: np.ndarray, truth: np.ndarray) -> bool:
+    """Whether 2 · max(s) · N < 2^53 for groups covering ``cover`` leaf tuples and cells of
+    ``truth`` rows (N = Σ truth, each combination's rows): then every value and partial sum of
+    :func:`_group_errors_in_floats` is an integer below 2^53, exact in float64."""
+    return 2 * int(cover.max(initial=1)) * max(int(truth.sum()), 1) < 2**53
+
+
+def _group_errors_in_floats(member: np.ndarray, truth: np.ndarray, cover: np.ndarray, groups: int,
+                            combinations: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_group_errors` for the cells ``truth`` repeated in each of ``combinations`` level
+    combinations (``member`` and ``cover`` run over the combinations, the cells within each), when
+    :func:`floats_are_exact`: every value and partial sum below is then an integer under 2^53
+    (C_G ≤ N, |s·t − C_G| ≤ s·N, u_G ≤ 2·s·N), exact in float64, so the sums need neither the
+    int64 copies of the cells nor a check of their total. The same integers as :func:`_group_errors`
+    (``tests/fast_paths/test_marginal_float_sums.py``)."""
+    cell_truth = np.tile(truth.astype(np.float64), combinations)
+    totals = np.bincount(member, weights=cell_truth, minlength=groups)  # C_G
+    held = np.bincount(member, minlength=groups).astype(np.int64)  # leaf tuples held
+    size = np.ones(groups, dtype=np.int64)
+    size[member] = cover
+    spread = cover * cell_truth  # s·t_v
+    spread -= totals[member]
+    np.abs(spread, out=spread)
+    deviation = np.bincount(member, weights=spread, minlength=groups).astype(np.int64)  # u_G over held cells
+    total = totals.astype(np.int64)
     whole, part = np.divmod(deviation + (size - held) * total, size)
     return total, whole, part, size
 

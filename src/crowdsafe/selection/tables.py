@@ -298,24 +298,29 @@ class KeyedTables:
         order, as :meth:`raise_last` level by level. A row's height is h + 1 when its earlier
         columns differ from the row before's (the first row too), else the number of levels at
         which the two leaves' ancestors differ (a prefix of 0..h: once equal, equal above)."""
-        height = np.empty(len(keys), dtype=np.int64)
         top = self.heights[attribute] + 1
+        square = self.split_heights(attribute)
+        # small integers (at most h + 1): the square's own type, int8 below 127 levels
+        height = np.empty(len(keys), dtype=square.dtype if square is not None else np.int64)
         if len(keys) == 0:
             return height
         height[0] = top
         code = self.code(keys, attribute)
-        square = self.split_heights(attribute)
         if square is not None:
             pair = code[:-1] * self.hierarchies[attribute].size(0)
             pair += code[1:]
-            height[1:] = square[pair]
+            np.take(square, pair, out=height[1:])
         else:
             height[1:] = 0
             for level in range(top):
                 ancestor = self.ancestor_map(attribute, 0, level)
                 height[1:] += ancestor[code[1:]] != ancestor[code[:-1]]
-        earlier = keys >> (self.shifts[attribute] + self.bits[attribute])
-        height[1:][neighbours_differ(earlier)] = top
+        above = self.shifts[attribute] + self.bits[attribute]  # the earlier columns' bits
+        if isinstance(keys, np.ndarray) and keys.dtype == np.int64:  # they differ where the keys' xor reaches them
+            earlier = keys[1:] ^ keys[:-1]
+            np.putmask(height[1:], earlier >= (1 << above), top)
+        else:
+            height[1:][neighbours_differ(keys >> above)] = top
         return height
 
     def units(self, keys: Keys, levels: Sequence[int], columns: int) -> np.ndarray | None:
