@@ -199,6 +199,7 @@ class MarginalScorer:
         tables: dict[tuple[int, ...], np.ndarray] = {}
         floors: dict[tuple[int, ...], np.ndarray] = {}  # each pair's Def at each of its level combinations
         decoded: dict[tuple[int, int], np.ndarray] = {}  # (projection, column) -> leaf codes, once each
+        weighted: dict[int, np.ndarray | None] = {}  # projection -> its counts in float64, once each
         for marginal in self.sets:
             # the marginal's cells from the smallest projection that holds its columns
             last = max(marginal)
@@ -207,7 +208,9 @@ class MarginalScorer:
                 if (last, j) not in decoded:
                     decoded[last, j] = self.tables.leaf_codes(keys, j)
             # float weights for the grouped sums, exact while the total is below 2^53
-            weights = counts.astype(np.float64) if self.cells.n_rows < 2**53 else None
+            if last not in weighted:
+                weighted[last] = counts.astype(np.float64) if self.cells.n_rows < 2**53 else None
+            weights = weighted[last]
             table, deficits = generalization_table([decoded[last, j] for j in marginal], counts,
                                                    [self.hierarchies[j] for j in marginal], self.k, weights)
             # a fixed column (height 0 in the lattice) keeps level 0
