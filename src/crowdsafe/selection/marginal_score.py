@@ -348,13 +348,18 @@ class MarginalSearch:
         """Search the whole lattice (once)."""
         self._visit(0, self.scorer.projections, 0)
 
-    def bounds(self, attribute: int, index: int, children: int) -> np.ndarray:
+    def bounds(self, attribute: int, index: int, children: int, keys: np.ndarray | None = None) -> np.ndarray:
         """The upper keys of the first ``children`` child blocks (``attribute`` at levels 0, 1, …)
-        of the block at ``index``: each the largest of its nodes' keys with F in place of Def, widened."""
+        of the block at ``index``: each the largest of its nodes' keys with F in place of Def, widened.
+        ``keys``: those nodes' :meth:`keys`, when the caller has them with the floors as they are now."""
         block = self.strides[attribute]
-        span = slice(index, index + children * block)
-        keys = self.top[span] - self.weight * self.floor[span]
+        if keys is None:
+            keys = self.keys(index, children * block)
         return keys.reshape(children, block).max(axis=1) + self.margin
+
+    def keys(self, index: int, size: int) -> np.ndarray:
+        """The keys of the nodes ``index`` .. ``index + size − 1`` with F in place of Def (not widened)."""
+        return self.top[index:index + size] - self.weight * self.floor[index:index + size]
 
     def _raise_floor(self, attribute: int, found: list[int]) -> None:
         """``found[l]``: Def of the block's projection with ``attribute`` at level l, which is
@@ -375,12 +380,14 @@ class MarginalSearch:
         self.scored.append((index, q))
         self.best = max(self.best, float(lo))
 
-    def _visit(self, attribute: int, source: ProjectedTables, index: int) -> None:
+    def _visit(self, attribute: int, source: ProjectedTables, index: int, node_keys: np.ndarray | None = None) -> None:
+        """Search the block at ``index`` (columns 0..attribute − 1 fixed); ``node_keys``: its nodes'
+        :meth:`keys`, when the parent made them with the floors as they still are."""
         block = self.strides[attribute]
         tables = self.scorer.tables
         # the children (blocks, or nodes at the last column) the floors cannot rule out; the
         # projection's table is made only for them
-        reaching = np.flatnonzero(self.bounds(attribute, index, self.heights[attribute] + 1) >= self.best)
+        reaching = np.flatnonzero(self.bounds(attribute, index, self.heights[attribute] + 1, node_keys) >= self.best)
         if not len(reaching):
             return
         last = int(reaching[-1])
@@ -391,17 +398,21 @@ class MarginalSearch:
             for level in reaching.tolist():
                 self._record(index + level * block, found[level])
             return
-        upper = self.bounds(attribute, index, last + 1)  # with the projection's Def in the floors
+        nodes = self.keys(index, (last + 1) * block)  # with the projection's Def in the floors
+        upper = self.bounds(attribute, index, last + 1, nodes).tolist()
         ranked = sorted(reaching.tolist(), key=lambda level: -upper[level])
         for rank, level in enumerate(ranked):
             if upper[level] < self.best:
                 break
             child = index + level * block
-            # the floors may have risen in the siblings searched before
-            if rank and self.bounds(attribute, child, 1)[0] < self.best:
-                continue
+            if rank:  # the floors may have risen in the siblings searched before
+                nodes = self.keys(child, block)
+                if self.bounds(attribute, child, 1, nodes)[0] < self.best:
+                    continue
+            else:  # the first child's keys as just made: no floor has risen since
+                nodes = nodes[level * block:(level + 1) * block]
             self._levels[attribute] = level
-            self._visit(attribute + 1, source.raised(attribute, level), child)
+            self._visit(attribute + 1, source.raised(attribute, level), child, nodes)
         self._levels[attribute] = 0
 
 
