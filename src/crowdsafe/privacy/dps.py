@@ -52,6 +52,7 @@ from fractions import Fraction
 import numpy as np
 
 from crowdsafe.errors import ParameterError
+from crowdsafe.number_text import rounded_down, rounded_up
 from crowdsafe.privacy.amplification import admits, check_rate, largest_rate_for_epsilon, sampling_floor
 from crowdsafe.privacy.logspace import log_gamma, logsumexp_rows
 from crowdsafe.privacy.loss import check_epsilon
@@ -103,13 +104,13 @@ def _check_above_floor(beta: float, epsilon: float, epsilon1: float) -> None:
         extra = f" + epsilon1 ({epsilon1:g})" if epsilon1 else ""
         largest = largest_rate_for_epsilon(epsilon, epsilon1) if epsilon > epsilon1 else 0.0
         fix = (
-            f"lower beta to at most 1 - e^-(epsilon - epsilon1) = {largest:.6g}"
+            f"lower beta to at most 1 - e^-(epsilon - epsilon1) = {rounded_down(largest)}"
             if largest > 0
             else "raise epsilon"
         )
         raise ParameterError(
             f"epsilon = {epsilon:g} is below the sampling floor -ln(1 - beta){extra} = "
-            f"{floor:.6g} for beta = {beta:g}: no k gives a guarantee; {fix} or raise epsilon"
+            f"{rounded_up(floor)} for beta = {beta:g}: no k gives a guarantee; {fix} or raise epsilon"
         )
 
 

@@ -319,7 +319,7 @@ def largest_beta(epsilon: float, delta: float, k: int, epsilon1: float = 0.0) ->
         return beta > delta and dps_delta_at_most(k, beta, epsilon, delta, epsilon1)
 
     floor_note = (
-        f"the sampling floor binds: beta = {beta_max:.6g} = 1 - e^-(epsilon - epsilon1) is the "
+        f"the sampling floor binds: beta = {rate_text(beta_max)} = 1 - e^-(epsilon - epsilon1) is the "
         "largest rate the theorem admits at this epsilon, although delta would allow more"
     )
     if ok(beta_max):
