@@ -4,7 +4,9 @@ toward acceptance missed these two).
 
 They were printed to nearest: at epsilon = 1 the largest rate 1 - e^-1 = 0.63212055... came out as
 0.632121, above it, so ``calc dps --beta 0.632121 --epsilon 1`` was refused; and the floor
--ln(1 - beta), the least epsilon, came out below itself (-ln 0.3 = 1.2039728... as 1.20397).
+-ln(1 - beta), the least epsilon, came out below itself (-ln 0.3 = 1.2039728... as 1.20397), in
+that refusal and in smallest_epsilon's plan ('the sampling floor binds: epsilon = ... is the least
+epsilon', a privacy loss stated below the one proven).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from cli_helpers import run_command, run_for_error
 from crowdsafe.errors import ParameterError
 from crowdsafe.privacy import dps_delta
 from crowdsafe.privacy.amplification import admits
-from crowdsafe.privacy.planning import largest_beta
+from crowdsafe.privacy.planning import largest_beta, smallest_epsilon
 
 NUMBER = r"([0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)"
 EPSILONS = (0.3, 0.5, 0.7, 1.0, 1.3, 2.0)
@@ -54,3 +56,23 @@ def test_the_binding_floors_rate_typed_back_is_taken(epsilon):
     beta = float(said.group(1))
     assert beta <= plan.beta and admits(beta, epsilon)
     dps_delta(200, beta, epsilon)  # taken
+
+
+@pytest.mark.parametrize("beta", (0.7, 0.3, 0.05, 0.5))
+def test_the_least_epsilon_stated_at_the_floor_is_taken(beta):
+    """smallest_epsilon's 'the sampling floor binds: epsilon = ... is the least epsilon' states a
+    privacy loss: rounded up, never below -ln(1 - beta) (it read 1.20397 for -ln 0.3 = 1.2039728...,
+    refused typed back)."""
+    plan = smallest_epsilon(200, beta, 1e-3)
+    said = re.search(rf"epsilon = -ln\(1 - beta\) \+ epsilon1 = {NUMBER} is the least", plan.explanation)
+    assert said is not None, plan.explanation
+    epsilon = float(said.group(1))
+    assert epsilon >= -math.log1p(-beta) and admits(beta, epsilon)
+    dps_delta(200, beta, epsilon)  # taken
+
+
+@pytest.mark.parametrize("beta", (0.5, 0.25, 0.3))
+def test_the_floor_beside_the_least_epsilon_is_not_below_it(beta):
+    plan = smallest_epsilon(40, beta, 1e-9)
+    floor = float(re.search(rf"\(the sampling floor is {NUMBER}\)", plan.explanation).group(1))
+    assert floor >= -math.log1p(-beta) and admits(beta, floor)

@@ -400,7 +400,7 @@ def smallest_epsilon(k: int, beta: float, delta: float, epsilon1: float = 0.0) -
         achieved = dps_delta(k, beta, floor, epsilon1)
         return Plan(
             "epsilon", k, beta, floor, epsilon1, achieved, delta, floor, True,
-            f"the sampling floor binds: epsilon = -ln(1 - beta) + epsilon1 = {floor:.6g} is the "
+            f"the sampling floor binds: epsilon = -ln(1 - beta) + epsilon1 = {loss_text(floor)} is the "
             f"least epsilon the theorem admits at beta = {beta:g}; delta alone would allow less "
             f"(d = {loss_text(achieved, 3)} there)",
         )
@@ -416,7 +416,7 @@ def smallest_epsilon(k: int, beta: float, delta: float, epsilon1: float = 0.0) -
     return Plan(
         "epsilon", k, beta, hi, epsilon1, achieved, delta, floor, False,
         f"epsilon = {loss_text(hi)} is the least epsilon with d(k, beta, epsilon - epsilon1) = "
-        f"{loss_text(achieved, 3)} <= {delta:g} (the sampling floor is {floor:.6g})",
+        f"{loss_text(achieved, 3)} <= {delta:g} (the sampling floor is {loss_text(floor)})",
     )
 
 
