@@ -123,3 +123,18 @@ def test_a_smaller_c_than_the_printed_bound_is_below_it():
         api.plan_perturbation(DATA, domains={"a": [1, 2, 3, 4]}, attributes=["a"], max_rows=3, c=7.0, gamma=0.3)
     bound = float(re.search(rf"c < m/n = {NUMBER}", str(refused.value)).group(1))
     assert bound <= 5 / 3  # m = 5 (null kept), n = 3: 1.66667 to nearest, above it
+
+
+@pytest.mark.parametrize(("beta", "target", "target_delta"),
+                         [(0.1, 0.5, 0.0), (0.1, 0.3, 1e-6), (0.37, 1.0, 0.0), (0.03, 0.25, 0.0), (0.5, 0.7, 3e-7)])
+def test_the_largest_inner_loss_typed_back_meets_the_target(capsys, beta, target, target_delta):
+    """calc amplify --beta --target-epsilon states the largest inner loss an algorithm may have: an
+    upper bound, rounded down (it was printed as a loss, rounded up: (2.0132, 0)-DP for 2.0131965...,
+    which amplifies to 0.5000015 > 0.5)."""
+    code, out, err = run_command(capsys, "calc", "amplify", "--beta", str(beta), "--target-epsilon", str(target),
+                                 "--target-delta", str(target_delta))
+    assert code == 0, err
+    said = re.search(rf"an algorithm up to \({NUMBER}, {NUMBER}\)-DP", out)
+    epsilon, delta = float(said.group(1)), float(said.group(2))
+    assert math.log1p(beta * math.expm1(epsilon)) <= target  # ln(1 + beta(e^eps - 1)), the amplified epsilon
+    assert beta * delta <= target_delta

@@ -87,7 +87,10 @@ def amplify_command(
         inner = largest_inner_loss(target, rates[0], base_beta)
         payload = {"beta": rates[0], "target": target.as_dict(), "largest_inner": inner.as_dict()}
         emit(payload, as_json, lambda: typer.echo(
-            f"an algorithm up to {inner} run at beta = {rates[0]:g} meets {target}"))
+            # the largest inner loss allowed: rounded down (PrivacyLoss's text rounds a loss up), so
+            # an algorithm at the printed loss meets the target
+            f"an algorithm up to ({rounded_down(inner.epsilon)}, {rounded_down(inner.delta, 3)})-DP run at "
+            f"beta = {rates[0]:g} meets {target}"))
         return
     if epsilon is None or not rates:
         raise ParameterError("give --epsilon and --beta (or --target-epsilon to solve); see --help")
