@@ -138,3 +138,19 @@ def test_the_largest_inner_loss_typed_back_meets_the_target(capsys, beta, target
     epsilon, delta = float(said.group(1)), float(said.group(2))
     assert math.log1p(beta * math.expm1(epsilon)) <= target  # ln(1 + beta(e^eps - 1)), the amplified epsilon
     assert beta * delta <= target_delta
+
+
+@pytest.mark.parametrize("epsilon", EPSILONS)
+def test_the_plan_views_beta_typed_back_with_its_k_is_taken(epsilon):
+    """The plan's notebook and app view (PublishPlan._repr_html_: its subtitle and its table) print
+    beta as the command does, rounded down: at epsilon = 0.5 it read 0.2453 for k = 35's 0.245299...,
+    refused typed back."""
+    from html import unescape
+
+    plan = api.plan_publish(epsilon=epsilon)
+    page = unescape(plan._repr_html_())
+    shown = {float(b) for b in re.findall(rf"β = {NUMBER}", page)}
+    shown |= {float(b) for b in re.findall(rf"β \(sampling rate\)</td><td>{NUMBER}", page)}
+    assert len(shown) >= 1 and len(re.findall(r"β \(sampling rate\)</td><td>", page)) == 1
+    for beta in shown:
+        assert api.plan_publish(epsilon=epsilon, beta=beta, k=plan.k).k == plan.k

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from crowdsafe.number_text import quantity, rounded_up
+from crowdsafe.number_text import quantity, rounded_down, rounded_up
 
 if TYPE_CHECKING:
     import polars as pl
@@ -133,7 +133,7 @@ def plan_rows(plan: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The plan (``PublishPlan.as_dict()``), fixed before the data was read, as (parameter, value)."""
     rows = [("target per release", f"ε = {plan['epsilon']:.6g}, δ = {plan['delta_target']:.3g}"),
             ("k (smallest class published)", f"{plan['k']:,}"),
-            ("β (sampling rate)", f"{plan['beta']:.4g}" + ("" if plan.get("beta_rule") in (None, "given")
+            ("β (sampling rate)", rounded_down(plan['beta'], 4) + ("" if plan.get("beta_rule") in (None, "given")
                                                            else f": {plan['beta_rule']}"))]
     if plan.get("scheme") is None:
         rows.append(("ε1 (choosing the scheme)", f"{plan['epsilon1']:.4g}: {plan.get('epsilon1_rule') or 'given'}"))
@@ -166,7 +166,8 @@ def plan_section(plan: PublishPlan) -> str:
 
 def plan_html(plan: PublishPlan) -> str:
     """The view of a :class:`~crowdsafe.anonymize.plan.PublishPlan`."""
-    subtitle = f"(ε = {plan.epsilon:.6g}, δ = {plan.delta_target:.3g}) per release, k = {plan.k:,}, β = {plan.beta:.4g}"
+    subtitle = (f"(ε = {plan.epsilon:.6g}, δ = {plan.delta_target:.3g}) per release, k = {plan.k:,}, "
+                f"β = {rounded_down(plan.beta, 4)}")  # rounded down: typed back with k, it is taken
     return fitted(lambda: box("Publish plan", subtitle, [plan_section(plan)]))
 
 
