@@ -84,8 +84,7 @@ def test_compare_passes_every_option(monkeypatch):
 
 def test_anonymize_passes_every_option(monkeypatch):
     seen = capture(monkeypatch, crowdsafe.classic, "run_anonymization")
-    options = dict(distance="equal", mode="relaxed", categorical="set", aggregate="median", loss="entropy",
-                   suppression_limit=0.1, search="greedy", time_budget=3.0)
+    options = dict(distance="equal", loss="entropy", suppression_limit=0.1, search="greedy", time_budget=3.0)
     with pytest.raises(Stop):
         api.anonymize(FRAME, algorithm="lattice", k=3, qi=["age", "zip"], sensitive="job", l=2.0, t=0.5, **options)
     assert seen == [AnonymizeRequest("lattice", 3, sensitive="job", l=2.0, t=0.5, **options)]

@@ -92,7 +92,9 @@ def anonymize(
     t-closeness on ``sensitive`` (Mondrian and lattice). ``options`` are the other fields of
     :class:`crowdsafe.classic.AnonymizeRequest` (mode, categorical, aggregate, loss,
     suppression_limit, search, time_budget, distance), run by
-    :func:`crowdsafe.classic.run_anonymization`. With ``out``, the table and its
+    :func:`crowdsafe.classic.run_anonymization`; one the algorithm does not read (``aggregate``
+    without ``algorithm="mdav"``, ``loss`` without ``"lattice"``, ``distance`` without ``t``) is
+    refused in one line before the data is read (:mod:`crowdsafe.classic.applicable`). With ``out``, the table and its
     certificate (``<name>.certificate.json``) are written atomically, with the HTML report
     (``<name>.report.html``, saying: no formal guarantee) unless ``report`` is False. The certificate and
     ``release.summary()`` hold the parameters and what the release itself shows; exact facts
@@ -108,6 +110,7 @@ def anonymize(
     """
     from crowdsafe.anonymize.release import TABLE_SUFFIXES
     from crowdsafe.classic import AnonymizeRequest, run_anonymization
+    from crowdsafe.classic.applicable import refuse_unused
     from crowdsafe.data.identifiers import name_warnings
     from crowdsafe.drivers.run_files import guard, publish_outputs
     from crowdsafe.files import check_output_path
@@ -115,14 +118,15 @@ def anonymize(
     qi, protected = names(qi, "qi"), names(sensitive, "sensitive")
     named = ("algorithm", "k", "sensitive", "l", "t")  # anonymize's own parameters
     settings = keywords("anonymize", options, [f.name for f in fields(AnonymizeRequest) if f.name not in named])
+    one = protected[0] if protected is not None and len(protected) == 1 else None  # what l and t protect
+    request = AnonymizeRequest(algorithm, k, sensitive=one, l=l, t=t, **settings)
+    refuse_unused(request)  # an option the algorithm does not read, refused before anything is read
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     if out is not None:
         check_output_path(out, TABLE_SUFFIXES)
     guard(publish_outputs([out] if out is not None else [], report=report), data=data, schema=schema, force=force)
     dataset = load(data, schema=schema, qi=qi, sensitive=protected, missing=missing)
     dataset.validate_domains()  # no guarantee, the custodian's own run: a value outside its hierarchy is named
-    one = protected[0] if protected is not None and len(protected) == 1 else None  # what l and t protect
-    request = AnonymizeRequest(algorithm, k, sensitive=one, l=l, t=t, **settings)
     release = run_anonymization(dataset, request)  # every non-identifier column is published (QIs recoded)
     release = replace(release, notes=(*name_warnings(dataset.schema, dataset.columns), *release.notes))
     if out is not None:

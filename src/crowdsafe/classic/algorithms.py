@@ -16,8 +16,9 @@ from crowdsafe.anonymize.apply import apply, check_k, check_suppression_limit
 from crowdsafe.anonymize.constraints import GroundDistance, sensitive_constraints
 from crowdsafe.anonymize.recoding import Recoding, with_flat_hierarchies
 from crowdsafe.anonymize.release import Release
+from crowdsafe.classic.applicable import refuse_unused, resolved
 from crowdsafe.classic.attributes import check_finite
-from crowdsafe.classic.lattice_search import DEFAULT_TIME_BUDGET, Search, lattice_search
+from crowdsafe.classic.lattice_search import Search, lattice_search
 from crowdsafe.classic.mdav import Aggregate, mdav
 from crowdsafe.classic.mondrian import CategoricalForm, Mode, mondrian
 from crowdsafe.data import Dataset
@@ -63,6 +64,10 @@ class AnonymizeRequest:
     - ``loss``, ``suppression_limit``, ``search``, ``time_budget``: the lattice search's
       measure (gcp, entropy, precision, height, discernibility), the share of rows it may
       suppress (None: 0), optimal / greedy / auto, and the greedy search's seconds.
+
+    The algorithm's own options are None when not given (their defaults, strict, node, mean,
+    gcp, auto and 30 s, are taken where they are read); one given to an algorithm that does not
+    read it is refused (:mod:`crowdsafe.classic.applicable`).
     """
 
     algorithm: Algorithm | str
@@ -71,13 +76,13 @@ class AnonymizeRequest:
     l: float | None = None
     t: float | None = None
     distance: GroundDistance | None = None
-    mode: Mode = "strict"
-    categorical: CategoricalForm = "node"
-    aggregate: Aggregate = "mean"
-    loss: str = "gcp"
+    mode: Mode | None = None
+    categorical: CategoricalForm | None = None
+    aggregate: Aggregate | None = None
+    loss: str | None = None
     suppression_limit: float | None = None
-    search: Search = "auto"
-    time_budget: float = DEFAULT_TIME_BUDGET
+    search: Search | None = None
+    time_budget: float | None = None
 
 
 def anonymize_dataset(
@@ -89,13 +94,13 @@ def anonymize_dataset(
     l: float | None = None,
     t: float | None = None,
     distance: GroundDistance | None = None,
-    mode: Mode = "strict",
-    categorical: CategoricalForm = "node",
-    aggregate: Aggregate = "mean",
-    loss: str = "gcp",
+    mode: Mode | None = None,
+    categorical: CategoricalForm | None = None,
+    aggregate: Aggregate | None = None,
+    loss: str | None = None,
     suppression_limit: float | None = None,
-    search: Search = "auto",
-    time_budget: float = DEFAULT_TIME_BUDGET,
+    search: Search | None = None,
+    time_budget: float | None = None,
 ) -> Release:
     """k-anonymize ``dataset``'s quasi-identifiers with a classic algorithm (no formal
     guarantee: the recoding is fitted to the data).
@@ -130,10 +135,11 @@ def run_anonymization(dataset: Dataset, request: AnonymizeRequest) -> Release:
     """The release of ``dataset`` for ``request`` (see :func:`anonymize_dataset`); its
     certificate says "no formal guarantee: data-dependent recoding (<algorithm>)"."""
     algorithm, l, t = request.algorithm, request.l, request.t
-    mode, categorical, aggregate = request.mode, request.categorical, request.aggregate
     k = check_k(request.k)
     if algorithm not in ALGORITHMS:
         raise ParameterError(f"unknown algorithm {algorithm!r}; use one of: {', '.join(ALGORITHMS)}")
+    refuse_unused(request)
+    mode, categorical, aggregate = (resolved(request, o) for o in ("mode", "categorical", "aggregate"))
     columns = dataset.quasi_identifiers
     if not columns:
         raise ParameterError("the data has no quasi-identifiers; name them with qi=[...]", parameter="qi")
@@ -165,8 +171,9 @@ def run_anonymization(dataset: Dataset, request: AnonymizeRequest) -> Release:
     else:
         limit = 0.0 if limit is None else limit
         recoding, result = lattice_search(dataset, k, columns=columns, suppression_limit=limit,
-                                          constraints=constraints, metric=request.loss, search=request.search,
-                                          time_budget=request.time_budget)
+                                          constraints=constraints, metric=resolved(request, "loss"),
+                                          search=resolved(request, "search"),
+                                          time_budget=resolved(request, "time_budget"))
         name = "optimal lattice search" if result.optimal else "greedy lattice search"
         parameters.update(suppression_limit=limit, search=result.describe(), scheme=result.scheme_levels,
                           scheme_level_descriptions=recoding.describe().get("level_descriptions", {}))

@@ -58,22 +58,31 @@ DistanceOpt = Annotated[
     typer.Option("--distance", "--ground", help="t-closeness ground distance: equal, ordered or hierarchical "
                                     "(default: ordered for numeric/ordinal, else equal; --ground, as check names it)."),
 ]
-ModeOpt = Annotated[str, typer.Option("--mode", help="Mondrian partitioning: strict or relaxed.")]
-CategoricalOpt = Annotated[
-    str, typer.Option("--categorical", help="Mondrian categorical cells: node (lowest common hierarchy "
-                                            "node) or set (the values present).")
+ModeOpt = Annotated[
+    str | None, typer.Option("--mode", help="Mondrian partitioning: strict or relaxed.", show_default="strict")
 ]
-AggregateOpt = Annotated[str, typer.Option("--aggregate", help="MDAV numeric centroids: mean or median.")]
+CategoricalOpt = Annotated[
+    str | None, typer.Option("--categorical", help="Mondrian categorical cells: node (lowest common hierarchy "
+                                                   "node) or set (the values present).", show_default="node")
+]
+AggregateOpt = Annotated[
+    str | None, typer.Option("--aggregate", help="MDAV numeric centroids: mean or median.", show_default="mean")
+]
 LossOpt = Annotated[
-    str, typer.Option("--loss", help="Lattice: the loss to minimize (gcp, entropy, precision, height, "
-                                     "discernibility).")
+    str | None, typer.Option("--loss", help="Lattice: the loss to minimize (gcp, entropy, precision, height, "
+                                            "discernibility).", show_default="gcp")
 ]
 SuppressionOpt = Annotated[
     float | None,
     number_option("--suppression-limit", help="Largest share of rows that may be suppressed (lattice default 0)."),
 ]
-SearchOpt = Annotated[str, typer.Option("--search", help="Lattice search: optimal, greedy or auto.")]
-BudgetOpt = Annotated[float, number_option("--time-budget", help="Seconds the greedy lattice search may take.")]
+SearchOpt = Annotated[
+    str | None, typer.Option("--search", help="Lattice search: optimal, greedy or auto.", show_default="auto")
+]
+BudgetOpt = Annotated[
+    float | None,
+    number_option("--time-budget", help="Seconds the greedy lattice search may take.", show_default="30"),
+]
 MissingOpt = Annotated[
     str, typer.Option("--missing", help="Missing values: keep (a value of its own), drop or error.")
 ]
@@ -156,13 +165,13 @@ def register(app: typer.Typer) -> None:
         l: LOpt = None,
         t: TOpt = None,
         distance: DistanceOpt = None,
-        mode: ModeOpt = "strict",
-        categorical: CategoricalOpt = "node",
-        aggregate: AggregateOpt = "mean",
-        loss: LossOpt = "gcp",
+        mode: ModeOpt = None,
+        categorical: CategoricalOpt = None,
+        aggregate: AggregateOpt = None,
+        loss: LossOpt = None,
         suppression_limit: SuppressionOpt = None,
-        search: SearchOpt = "auto",
-        time_budget: BudgetOpt = 30.0,
+        search: SearchOpt = None,
+        time_budget: BudgetOpt = None,
         schema: SchemaOpt = None,
         decimal_comma: DecimalCommaOpt = None,
         missing: MissingOpt = "keep",

@@ -1,0 +1,39 @@
+"""An option given where it has no effect is refused in one line naming it and what it applies
+to, before anything is read: accepted and ignored, it let its user believe it had an effect
+(``--aggregate`` on a Mondrian run, ``--loss`` on MDAV)."""
+
+from __future__ import annotations
+
+import pytest
+
+from cli_helpers import run_for_error
+from crowdsafe import api
+from crowdsafe.errors import ParameterError
+
+MISSING = "no-such-file.csv"  # a refusal before the data is read names the option, not this file
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["--aggregate", "median"], "--aggregate applies to --algorithm mdav only"),
+    (["--algorithm", "mdav", "--mode", "relaxed"], "--mode applies to --algorithm mondrian only"),
+    (["--algorithm", "lattice", "--categorical", "set"], "--categorical applies to --algorithm mondrian only"),
+    (["--algorithm", "mdav", "--loss", "entropy"], "--loss applies to --algorithm lattice only"),
+    (["--search", "greedy"], "--search applies to --algorithm lattice only"),
+    (["--algorithm", "mdav", "--time-budget", "5"], "--time-budget applies to --algorithm lattice only"),
+    (["--algorithm", "lattice", "--search", "optimal", "--time-budget", "5"],
+     "--time-budget applies to --search greedy or --search auto only"),
+    (["--distance", "equal"], "--distance applies to t-closeness only"),
+])
+def test_anonymize_refuses_an_option_its_algorithm_does_not_read(capsys, argv, expected):
+    code, err = run_for_error(capsys, "anonymize", MISSING, *argv)
+    assert code == 2 and err.startswith("crowdsafe: error: ") and expected in err, err
+    assert len(err.strip().splitlines()) == 1 and MISSING not in err, err
+
+
+@pytest.mark.parametrize("options", [dict(aggregate="median"), dict(algorithm="mdav", loss="entropy"),
+                                     dict(algorithm="lattice", mode="relaxed")])
+def test_the_api_refuses_it_too_before_reading(options):
+    with pytest.raises(ParameterError, match="applies to algorithm=") as refused:
+        api.anonymize(MISSING, **options)
+    assert len(str(refused.value).splitlines()) == 1
+
