@@ -266,6 +266,8 @@ def _plan(dataset: Dataset, request: QueryRequest) -> QueryPlan:
                     f"occur: give {example}, or allow δ > 0 to release only the cells above a noisy threshold"
                 )
             charged_delta = delta
+    if delta > 0 and charged_delta == 0:  # from the query and the schema: before any charge
+        raise ParameterError(unused_delta(kind, mechanism), parameter="delta")
 
     part = None
     if partition is not None:  # refused with a person_id (one person, several parts); the key canonical
@@ -283,6 +285,17 @@ def _plan(dataset: Dataset, request: QueryRequest) -> QueryPlan:
     gaussian_calibration = cast(Calibration, calibration_name)  # one of the two, checked above
     return QueryPlan(parsed, epsilon, charged_delta, mechanism, gaussian_calibration, neighbours, rows_per_person,
                      person, sensitivity, label, part, mean_split, condition, domains)
+
+
+def unused_delta(kind: str, mechanism: str) -> str:
+    """Why a δ > 0 is refused where it would not be used: the Laplace (or, for a quantile, the
+    exponential) mechanism is ε-DP, and only a histogram without a public domain spends δ (on its
+    threshold). Accepted, it was silently dropped (the answer said δ = 0) and its user believed
+    it spent. From the query and the schema alone, before any charge."""
+    what = "histogram over public values" if kind == "histogram" else f"{kind} query"
+    return (f"the delta parameter applies to the Gaussian mechanism and to histograms without a public domain: this "
+            f"{what} with the {mechanism} mechanism is ε-DP and would not use it (its δ is 0); leave the delta "
+            "parameter out (nothing was charged)")
 
 
 def gaussian_refusal(column: str, example: str) -> str:
@@ -336,6 +349,8 @@ def check_parameters(request: QueryRequest) -> tuple[Query, float, float, Neighb
             if calibration_name == "classic":
                 for share in shares:  # refuse ε ≥ 1 now, before anything is charged
                     calibration.classic_gaussian_sigma(epsilon * share, delta * share, 1.0)
+    if delta > 0 and mechanism != "gaussian" and kind != "histogram":  # before the table is read
+        raise ParameterError(unused_delta(kind, mechanism), parameter="delta")
     if kind in ("sum", "mean", "quantile"):
         if parsed.bounds is None:
             raise ParameterError(

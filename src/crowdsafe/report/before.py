@@ -71,15 +71,17 @@ def before_distributions(data: Any, columns: Sequence[str], epsilon: float, *, d
     texts = {column: f"histogram {_quoted(column)}" for column in columns}
     reading = Schema.reading(schema, decimal_comma=decimal_comma)
     dataset = api.load(data, schema=reading)
-    for column, text in texts.items():  # every query's refusals (a column without a public domain) before any charge
-        _check_before(dataset, column, QueryRequest(text, epsilon=each, delta=delta))
+    # every query's refusals (a column without a public domain) before any charge; each histogram
+    # is given the δ only if it spends it (one over public values refuses a δ it would not use)
+    deltas = {column: _check_before(dataset, column, QueryRequest(text, epsilon=each, delta=delta))
+              for column, text in texts.items()}
     result = []
     with ledger_for(ledger) as book:
         if book is not None:  # the whole cost against the budget before the first charge
             _check_total(book, dataset, name or dataset.name or "data", epsilon, delta * len(columns))
         for column, text in texts.items():
             # the table read once, above (each histogram read it again: its notes printed once per column)
-            answer = api.query(dataset, text, epsilon=each, delta=delta, ledger=book, name=name,
+            answer = api.query(dataset, text, epsilon=each, delta=deltas[column], ledger=book, name=name,
                                randomness=seed)
             frame = answer.value
             if not isinstance(frame, pl.DataFrame):  # a histogram answers with a table of cells
@@ -93,21 +95,24 @@ def before_distributions(data: Any, columns: Sequence[str], epsilon: float, *, d
     return result
 
 
-def _check_before(dataset: Any, column: str, request: Any) -> None:
-    """:func:`~crowdsafe.mechanisms.queries.check_query` on one before-histogram. Its refusal of a
-    column with no public values at δ = 0 tells a query's author to give bins or values in the
-    query, which ``report`` writes itself: that refusal (the same request passes with a δ above
-    0) is told in the report's own terms instead, with the fix it offers. From the schema and
-    the parameters only, before any charge."""
+def _check_before(dataset: Any, column: str, request: Any) -> float:
+    """:func:`~crowdsafe.mechanisms.queries.check_query` on one before-histogram; returns the δ it
+    spends: 0 for a column with public values (its histogram is ε-DP and refuses a δ it would not
+    use), else the request's. Its refusal of a column with no public values at δ = 0 tells a
+    query's author to give bins or values in the query, which ``report`` writes itself: that
+    refusal (the same request passes with a δ above 0) is told in the report's own terms instead,
+    with the fix it offers. From the schema and the parameters only, before any charge."""
     from dataclasses import replace
 
     from crowdsafe.mechanisms.queries import check_query
 
     try:
-        check_query(dataset, request)
+        check_query(dataset, replace(request, delta=0.0))
+        return 0.0
     except ParameterError:
         if request.delta > 0:
-            raise
+            check_query(dataset, request)
+            return float(request.delta)
         try:
             check_query(dataset, replace(request, delta=1e-7))
         except ParameterError:
