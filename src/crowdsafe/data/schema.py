@@ -274,7 +274,7 @@ class Schema:
         """Read a schema from a TOML file.
 
         Format (attributes in column order; ``role`` defaults to quasi-identifier, ``type`` is
-        required)::
+        required but for an ``identifier``, read as text without one: it is never published)::
 
             person_id = "household"          # optional
             [attributes.age]
@@ -321,18 +321,19 @@ class Schema:
             extra = set(spec) - {"role", "type", "order", "hierarchy", "from_data"}
             if extra:
                 raise SchemaError(f"schema file {path}: attribute '{name}' has unknown key(s) {sorted(extra)}")
-            if "type" not in spec:
+            role = Role.parse(spec.get("role", Role.QUASI_IDENTIFIER), attribute=name)
+            if "type" not in spec and role is not Role.IDENTIFIER:  # an identifier's is optional: read as text
                 raise SchemaError(f"schema file {path}: attribute '{name}' has no type; add a line type = \"...\" "
                                   "(categorical, ordinal, integer, real or date)")
             hierarchy = spec.get("hierarchy")
             if isinstance(hierarchy, str):
                 hierarchy = str((path.parent / hierarchy).resolve())
             order = declared_order(name, spec.get("order"))  # a list of values, or None
-            kind, numbers = declared_type(spec["type"], attribute=name)
+            kind, numbers = declared_type(spec.get("type", "categorical"), attribute=name)
             attributes.append(
                 Attribute(
                     name=name,
-                    role=Role.parse(spec.get("role", Role.QUASI_IDENTIFIER), attribute=name),
+                    role=role,
                     type=kind,
                     numbers=numbers,
                     order=order,
