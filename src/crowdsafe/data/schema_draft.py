@@ -75,12 +75,18 @@ def sensitive_by_name(name: str) -> str | None:
     return None
 
 
+#: Why a nameless first column of a file is drafted an identifier (:func:`draft_schema`).
+ROW_INDEX = ("a first column without a name is usually the row index that R's write.csv and pandas' to_csv "
+             "write: row numbers tell every row apart")
+
+
 @dataclass(frozen=True)
 class AttributeDraft:
     """One column of the draft: role, type, and why.
 
     ``identifier`` is the reason it looks like a direct identifier and ``identifier_from``
-    ``"name"``, ``"values"`` (read from the data) or ``"type"`` (a column crowdsafe cannot use);
+    ``"name"``, ``"values"`` (read from the data), ``"type"`` (a column crowdsafe cannot use) or
+    ``"header"`` (a nameless first column, a row index);
     ``sensitive`` the word that makes it look sensitive; ``hierarchy`` the suggestion for a quasi-identifier; ``notes``
     further comment lines (type choices, awkward names); ``type_from_data`` the ``from_data``
     marker of a type read from the values (:func:`type_marker`; empty when the name or a declared
@@ -198,7 +204,8 @@ def draft_schema(data: Any, *, separator: str | None = None, label: str | None =
     ``decimal_comma`` as :func:`crowdsafe.data.load`; the draft writes ``[csv] decimal_comma =
     true`` when it was given or when a column was read with a decimal comma (so later reads take
     the numbers the same way without looking). A column of a type crowdsafe cannot use (nested,
-    binary...) is drafted ``role = "identifier"`` (dropped before any release), with a comment.
+    binary...) is drafted ``role = "identifier"`` (dropped before any release), with a comment, and
+    so is a file's first column without a name (:data:`ROW_INDEX`: decided from the header).
     Custodian-only: the result reads the data (see the module's docstring for every rule)."""
     from crowdsafe.progress import working
 
@@ -207,6 +214,10 @@ def draft_schema(data: Any, *, separator: str | None = None, label: str | None =
     notes = _awkward_names([*frame.columns, *unusable])
     with working("drafting each column's type, role and hierarchy"):
         drafted = {name: _attribute(name, frame.get_column(name), declared) for name in frame.columns}
+    for rename in renames:  # from the header alone (a name, not the values): no role marker
+        if rename.position == 1 and rename.reason == "empty name" and rename.new in drafted:
+            drafted[rename.new] = replace(drafted[rename.new], role=Role.IDENTIFIER, hierarchy=None,
+                                          identifier=ROW_INDEX, identifier_from="header", role_from_data=())
     for name, kind in unusable.items():
         drafted[name] = AttributeDraft(name, Role.IDENTIFIER, AttributeType.CATEGORICAL, identifier=kind,
                                        identifier_from="type", notes=(

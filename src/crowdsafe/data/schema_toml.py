@@ -103,8 +103,8 @@ def _attribute(a: AttributeDraft) -> list[str]:
     table = f"attributes.{toml_key(a.name)}"
     out = [f"[{table}]"]
     if a.role is Role.IDENTIFIER:
-        where = {"values": "FROM THE DATA (its values)", "type": "from its type"}.get(a.identifier_from or "",
-                                                                                       "from its name")
+        where = {"values": "FROM THE DATA (its values)", "type": "from its type",
+                 "header": "from the header (no name)"}.get(a.identifier_from or "", "from its name")
         out += _comment([f"direct identifier, {where}: {a.identifier}",
                          "dropped before any release; set role = \"quasi-identifier\" to keep it"])
     if a.sensitive and a.role is not Role.IDENTIFIER:
