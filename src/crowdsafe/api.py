@@ -144,7 +144,7 @@ def query(
     epsilon: float,
     delta: float = 0.0,
     mechanism: str | None = None,
-    calibration: str = "analytic",
+    calibration: str | None = None,
     neighbours: str = "add-remove",
     max_rows_per_person: int | None = None,
     domain: Mapping[str, Sequence[Any]] | None = None,
@@ -168,7 +168,8 @@ def query(
       histogram over values taken from the data);
     - ``mechanism``: ``"laplace"`` (ε-DP; None: the default) or ``"gaussian"`` ((ε, δ)-DP);
       quantiles always use the exponential mechanism (leave it None);
-    - ``calibration``: the Gaussian's calibration, ``"analytic"`` (default) or ``"classic"``;
+    - ``calibration``: the Gaussian's calibration, ``"analytic"`` (None: the default) or ``"classic"``;
+      refused with another mechanism (it would not be read);
     - ``neighbours``: the neighbour notion, ``"add-remove"`` (default; "unbounded" DP) or
       ``"change"`` ("bounded" DP); those two names are taken too;
     - ``max_rows_per_person``: the contribution bound, required when the schema names a person

@@ -37,3 +37,14 @@ def test_the_api_refuses_it_too_before_reading(options):
         api.anonymize(MISSING, **options)
     assert len(str(refused.value).splitlines()) == 1
 
+
+
+@pytest.mark.parametrize("argv", [["count"], ["count", "--mechanism", "laplace"], ["median(age) clamp 0..100"]])
+def test_query_refuses_a_calibration_without_the_gaussian(capsys, tmp_path, argv):
+    ledger = tmp_path / "ledger.sqlite3"
+    code, err = run_for_error(capsys, "query", MISSING, *argv, "--epsilon", "1", "--calibration", "classic",
+                              "--ledger", ledger)
+    assert code == 2 and "--calibration applies to --mechanism gaussian only" in err, err
+    assert len(err.strip().splitlines()) == 1 and MISSING not in err and not ledger.exists(), err
+    with pytest.raises(ParameterError, match="the calibration parameter applies to mechanism='gaussian' only"):
+        api.query(MISSING, argv[0], epsilon=1.0, calibration="analytic", ledger=None)

@@ -110,7 +110,7 @@ def register(app: typer.Typer) -> None:
         epsilon: Annotated[float, number_option("--epsilon", "-e", help="ε of this query.")],
         delta: Annotated[float, number_option("--delta", help="δ of this query (Gaussian, or histograms without a public domain).")] = 0.0,
         mechanism: Annotated[str | None, typer.Option("--mechanism", help="laplace (ε-DP, default) or gaussian ((ε, δ)-DP), both discrete: discrete-laplace, geometric and discrete-gaussian are taken too.")] = None,
-        calibration: Annotated[str, typer.Option("--calibration", help="Gaussian σ: analytic (default) or classic (ε < 1 only).")] = "analytic",
+        calibration: Annotated[str | None, typer.Option("--calibration", help="Gaussian σ: analytic (default) or classic (ε < 1 only); --mechanism gaussian only.", show_default="analytic")] = None,
         neighbours: Annotated[str, typer.Option("--neighbours", help="add-remove (default; 'unbounded' DP) or change ('bounded' DP: a row replaced): what one person can do to the data; bounded and unbounded are taken too.")] = "add-remove",
         max_rows_per_person: Annotated[int | None, whole_option("--max-rows-per-person", help="Rows a person may contribute (needed when the schema names a person_id).")] = None,
         partition: Annotated[str | None, typer.Option("--partition", help="A column the filter fixes (col = value): such queries compose in parallel.")] = None,

@@ -199,7 +199,7 @@ def check_query(dataset: Dataset, request: QueryRequest) -> None:
 def _plan(dataset: Dataset, request: QueryRequest) -> QueryPlan:
     """The query's plan from public things only (the schema, the request, the query text); every
     refusal of bad input happens here, before the ledger is touched."""
-    calibration_name, mean_split = request.calibration_name, request.mean_split
+    calibration_name, mean_split = request.calibration_name or "analytic", request.mean_split
     max_rows_per_person, partition = request.max_rows_per_person, request.partition
     parsed, epsilon, delta, neighbours, mechanism, domain = check_parameters(request)
     check_columns(parsed, dataset.schema.names)
@@ -324,7 +324,7 @@ def check_parameters(request: QueryRequest) -> tuple[Query, float, float, Neighb
     epsilon = calibration.check_epsilon(request.epsilon)
     delta = calibration.check_delta(delta)
     neighbours = neighbour_notion(request.neighbours)  # 'bounded', 'unbounded'... taken too
-    if calibration_name not in ("analytic", "classic"):
+    if calibration_name not in (None, "analytic", "classic"):
         raise ParameterError(f"unknown Gaussian calibration {calibration_name!r}: use 'analytic' or 'classic'")
     if not 0.0 < mean_split < 1.0:
         raise ParameterError(f"mean_split must lie strictly between 0 and 1, got {mean_split}")
@@ -349,6 +349,9 @@ def check_parameters(request: QueryRequest) -> tuple[Query, float, float, Neighb
             if calibration_name == "classic":
                 for share in shares:  # refuse ε ≥ 1 now, before anything is charged
                     calibration.classic_gaussian_sigma(epsilon * share, delta * share, 1.0)
+    if calibration_name is not None and mechanism != "gaussian":  # accepted, it was not read
+        raise ParameterError(f"the calibration parameter applies to mechanism='gaussian' only (the {mechanism} "
+                             "mechanism has no calibration to choose)", parameter=("calibration", "mechanism"))
     if delta > 0 and mechanism != "gaussian" and kind != "histogram":  # before the table is read
         raise ParameterError(unused_delta(kind, mechanism), parameter="delta")
     if kind in ("sum", "mean", "quantile"):

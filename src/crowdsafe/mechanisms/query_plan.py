@@ -38,7 +38,8 @@ class QueryRequest:
       histogram over values taken from the data).
     - ``mechanism``: "laplace" (ε-DP, the default) or "gaussian" ((ε, δ)-DP); quantiles always use
       the exponential mechanism (leave it None).
-    - ``calibration_name``: the Gaussian's calibration, "analytic" or "classic".
+    - ``calibration_name``: the Gaussian's calibration, "analytic" or "classic" (None: analytic;
+      given with another mechanism, refused: it would not be read).
     - ``neighbours``: the neighbour notion, "add-remove" or "change".
     - ``max_rows_per_person``: the contribution bound, required when the schema names a person
       identifier.
@@ -52,7 +53,7 @@ class QueryRequest:
     epsilon: float
     delta: float = 0.0
     mechanism: str | None = None
-    calibration_name: str = "analytic"
+    calibration_name: str | None = None
     neighbours: str = "add-remove"
     max_rows_per_person: int | None = None
     domain: Mapping[str, Sequence[Any]] | None = None
