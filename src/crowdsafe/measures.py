@@ -134,7 +134,7 @@ def compare(
     scale: float = 1.0,
     target: str | None = None,
     test: Any = None,
-    model: str = "logistic",
+    model: str | None = None,
 ) -> UtilityReport:
     """Utility of ``release`` against ``original`` (:func:`crowdsafe.metrics.measure_utility`
     for a :class:`~crowdsafe.metrics.UtilityRequest`): information loss, marginal distances,

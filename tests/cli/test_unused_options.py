@@ -48,3 +48,14 @@ def test_query_refuses_a_calibration_without_the_gaussian(capsys, tmp_path, argv
     assert len(err.strip().splitlines()) == 1 and MISSING not in err and not ledger.exists(), err
     with pytest.raises(ParameterError, match="the calibration parameter applies to mechanism='gaussian' only"):
         api.query(MISSING, argv[0], epsilon=1.0, calibration="analytic", ledger=None)
+
+
+def test_compare_refuses_a_model_without_a_classifier(capsys, tmp_path):
+    original, release = tmp_path / "d.csv", tmp_path / "r.csv"
+    original.write_text("age,sex\n" + "".join(f"{30 + i % 4},{'FM'[i % 2]}\n" for i in range(20)))
+    api.anonymize(str(original), k=2, out=str(release), report=False)
+    code, err = run_for_error(capsys, "compare", original, release, "--model", "tree")
+    assert code == 2 and "--model applies to the classifier, which runs with both a target attribute (--target" in err
+    assert len(err.strip().splitlines()) == 1, err
+    with pytest.raises(ParameterError, match="the model parameter applies to the classifier"):
+        api.compare(str(original), str(release), model="logistic")

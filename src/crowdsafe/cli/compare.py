@@ -114,7 +114,7 @@ def register(app: typer.Typer) -> None:
             "--target", help="Class attribute for the classifier (default: the sensitive attribute).")] = None,
         test: Annotated[str | None, typer.Option(
             "--test", help="Held-out original rows for the classifier (default for adult: adult-test).")] = None,
-        model: Annotated[str, typer.Option("--model", help="Classifier: logistic, tree, forest or majority (each generalized tuple predicts its majority).")] = "logistic",
+        model: Annotated[str | None, typer.Option("--model", help="Classifier: logistic, tree, forest or majority (each generalized tuple predicts its majority); with a target and test rows only.", show_default="logistic")] = None,
         seed: SeedOpt = None,
         as_json: JsonOpt = False,
     ) -> None:

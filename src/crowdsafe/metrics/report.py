@@ -71,7 +71,8 @@ class UtilityRequest:
       over at most how many attributes, and the relative-error floor);
     - ``seed``: the seed of the workload's queries and of the classifier;
     - ``target`` / ``model``: the attribute the classifier predicts and the model trained
-      (``"logistic"`` …); the classifier runs only with a target and test rows.
+      (``"logistic"`` …, None: logistic); the classifier runs only with a target and test rows
+      (a ``model`` given without them is refused: it would not be read).
 
     The report compares the release with the original: exact facts for the custodian only.
     """
@@ -84,7 +85,7 @@ class UtilityRequest:
     seed: int = 0
     scale: float = 1.0
     target: str | None = None
-    model: str = "logistic"
+    model: str | None = None
 
     def __post_init__(self) -> None:
         check_scale(self.scale)  # a public parameter: refused before any table is read
@@ -103,7 +104,7 @@ def utility(
     scale: float = 1.0,
     target: str | None = None,
     test: Dataset | None = None,
-    model: str = "logistic",
+    model: str | None = None,
 ) -> UtilityReport:
     """Compare ``release`` with ``original`` (see each metric's module for its definition).
 
@@ -155,7 +156,12 @@ def measure_utility(
     if frame.height == 0 and target is not None and test is not None:
         notes.append("classifier utility skipped: a release without rows trains no classifier")
     elif target is not None and test is not None:
-        classifier = classifier_utility(original, frame, test, target, model=request.model, seed=seed)
+        classifier = classifier_utility(original, frame, test, target, model=request.model or "logistic", seed=seed)
+    elif request.model is not None:  # accepted without a classifier, it was not read: a one-line refusal
+        raise ParameterError("the model parameter applies to the classifier, which runs with both a target attribute "
+                             "(the target parameter; default: the one sensitive attribute) and held-out test rows "
+                             "(the test parameter)",
+                             parameter=("model", "target", "test"))
     elif target is not None or test is not None:
         notes.append("classifier utility needs both a target attribute and held-out test rows")
     else:
