@@ -39,8 +39,8 @@ def check(
     decimal_comma: bool | None = None,
     original: Any = None,
     k: int | None = None,
-    l: int = 2,
-    ground: str = "auto",
+    l: int | None = None,
+    ground: str | None = None,
     threshold: float = DEFAULT_THRESHOLD,
     population: Any = None,
     population_size: int | None = None,
@@ -61,8 +61,9 @@ def check(
     roles (a microaggregated release, whose centroids cover no original value, is refused: check it
     alone). ``k``: count the classes smaller than this k (``--k`` of ``crowdsafe check``; its
     older name ``target_k`` is still taken); ``l``: the ℓ of recursive
-    (c, ℓ)-diversity; ``ground``: the t-closeness ground distance
-    (:data:`~crowdsafe.models.GROUND_DISTANCES`); ``threshold``: the record-risk threshold of the
+    (c, ℓ)-diversity (None: 2); ``ground``: the t-closeness ground distance
+    (:data:`~crowdsafe.models.GROUND_DISTANCES`; None: auto), both refused where no sensitive
+    attribute is assessed (they would not be read); ``threshold``: the record-risk threshold of the
     re-identification risk. ``population`` (a table) enables journalist risk; ``population_size``
     the Zayatz estimate of population uniques. The options measured form one
     :class:`~crowdsafe.models.AssessRequest` (:func:`check_report`).
@@ -100,8 +101,8 @@ def check_dataset(
     *,
     original: Dataset | None = None,
     k: int | None = None,
-    l: int = 2,
-    ground: str = "auto",
+    l: int | None = None,
+    ground: str | None = None,
     threshold: float = DEFAULT_THRESHOLD,
     population: Dataset | None = None,
     population_size: int | None = None,

@@ -59,3 +59,15 @@ def test_compare_refuses_a_model_without_a_classifier(capsys, tmp_path):
     assert len(err.strip().splitlines()) == 1, err
     with pytest.raises(ParameterError, match="the model parameter applies to the classifier"):
         api.compare(str(original), str(release), model="logistic")
+
+
+@pytest.mark.parametrize("argv, option", [(["--l", "3"], "--l"), (["--distance", "equal"], "--ground"),
+                                          (["--ground", "ordered"], "--ground")])
+def test_check_refuses_l_and_the_ground_distance_without_a_sensitive_attribute(capsys, tmp_path, argv, option):
+    data = tmp_path / "d.csv"
+    data.write_text("age,sex\n" + "".join(f"{30 + i % 4},{'FM'[i % 2]}\n" for i in range(20)))
+    code, err = run_for_error(capsys, "check", data, *argv)
+    assert code == 2 and f"{option} applies to the sensitive attributes (--sensitive, or the schema's)" in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    with pytest.raises(ParameterError, match="the l parameter applies to the sensitive attributes"):
+        api.check(str(data), l=2)

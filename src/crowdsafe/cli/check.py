@@ -178,10 +178,10 @@ def register(app: typer.Typer) -> None:
         missing: MissingOpt = "keep",
         decimal_comma: DecimalCommaOpt = None,
         k: Annotated[int | None, whole_option("--k", help="Count the classes smaller than this k.")] = None,
-        l: Annotated[int, whole_option("--l", help="The ℓ of recursive (c, ℓ)-diversity.")] = 2,
-        ground: Annotated[str, typer.Option(
-            "--ground", "--distance",
-            help="t-closeness ground distance: auto, equal, ordered or hierarchical (--distance, as anonymize names it).")] = "auto",
+        l: Annotated[int | None, whole_option("--l", help="The ℓ of recursive (c, ℓ)-diversity (sensitive attributes only).", show_default="2")] = None,
+        ground: Annotated[str | None, typer.Option(
+            "--ground", "--distance", show_default="auto",
+            help="t-closeness ground distance: auto, equal, ordered or hierarchical (--distance, as anonymize names it; sensitive attributes only).")] = None,
         threshold: Annotated[float, number_option(
             "--risk-threshold", help="Record-risk threshold for the share of records at risk.")] = 0.2,
         original: Annotated[str | None, typer.Option(

@@ -134,8 +134,10 @@ class AssessRequest:
     - ``qi`` / ``sensitive``: the quasi-identifiers and the sensitive attributes assessed
       (None: the dataset's roles);
     - ``target_k``: count the classes (and their rows) smaller than this k (None: no count);
-    - ``l``: the ℓ of recursive (c, ℓ)-diversity (a whole number ≥ 1);
-    - ``ground``: the t-closeness ground distance (:data:`~crowdsafe.models.GROUND_DISTANCES`);
+    - ``l``: the ℓ of recursive (c, ℓ)-diversity (a whole number ≥ 1; None: 2);
+    - ``ground``: the t-closeness ground distance (:data:`~crowdsafe.models.GROUND_DISTANCES`;
+      None: auto); ``l`` or ``ground`` given where there is no sensitive attribute is refused
+      (they measure sensitive attributes only: accepted, they were not read);
     - ``threshold``: the record-risk threshold of the re-identification risk;
     - ``population_size``: the population the table was drawn from, for the Zayatz estimate of
       population uniques (None: no estimate).
@@ -146,8 +148,8 @@ class AssessRequest:
     qi: tuple[str, ...] | None = None
     sensitive: tuple[str, ...] | None = None
     target_k: int | None = None
-    l: int = 2
-    ground: str = "auto"
+    l: int | None = None
+    ground: str | None = None
     threshold: float = DEFAULT_THRESHOLD
     population_size: int | None = None
 
@@ -159,8 +161,8 @@ def assess(
     sensitive: Sequence[str] | str | None = None,
     original: Dataset | None = None,
     target_k: int | None = None,
-    l: int = 2,
-    ground: str = "auto",
+    l: int | None = None,
+    ground: str | None = None,
     threshold: float = DEFAULT_THRESHOLD,
     population: Dataset | None = None,
     population_size: int | None = None,
@@ -203,8 +205,8 @@ def check_request(request: AssessRequest) -> None:
         whole(request.target_k, "k", 1)
     if request.population_size is not None:
         whole(request.population_size, "population_size", 1)
-    if not isinstance(request.l, numbers.Real) or isinstance(request.l, bool) or int(request.l) != request.l \
-            or request.l < 1:
+    if request.l is not None and (not isinstance(request.l, numbers.Real) or isinstance(request.l, bool)
+                                  or int(request.l) != request.l or request.l < 1):
         raise ParameterError(f"l must be a whole number >= 1, got {request.l!r}")
     check_threshold(request.threshold)
 
@@ -214,7 +216,12 @@ def assess_classes(
 ) -> PrivacyReport:
     """The :class:`PrivacyReport` of classes already counted (:func:`run_assessment`'s second
     half; the classes may come from a streamed frequency table), over the sensitive ``attributes``."""
-    target_k, l = request.target_k, request.l
+    target_k, l = request.target_k, 2 if request.l is None else request.l
+    if not attributes:  # ℓ and the ground distance measure sensitive attributes: given here, they would not be read
+        given = next((p for p in ("l", "ground") if getattr(request, p) is not None), None)
+        if given is not None:
+            raise ParameterError(f"the {given} parameter applies to the sensitive attributes (the sensitive parameter, "
+                                 "or the schema's), and none is assessed", parameter=(given, "sensitive"))
     below = rows_below = None
     if target_k is not None:
         small = classes.sizes < target_k
@@ -230,7 +237,7 @@ def assess_classes(
         below_k=below,
         rows_below_k=rows_below,
         target_k=target_k,
-        sensitive=[assess_sensitive(classes, a, l=l, ground=request.ground) for a in attributes],
+        sensitive=[assess_sensitive(classes, a, l=l, ground=request.ground or "auto") for a in attributes],
         risk=assess_risk(classes, threshold=request.threshold, population=population,
                          population_size=request.population_size),
         notes=notes,
