@@ -71,3 +71,21 @@ def test_check_refuses_l_and_the_ground_distance_without_a_sensitive_attribute(c
     assert len(err.strip().splitlines()) == 1, err
     with pytest.raises(ParameterError, match="the l parameter applies to the sensitive attributes"):
         api.check(str(data), l=2)
+
+
+NO_OUT = "applies to --out only (nothing is written without it)"
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["anonymize", MISSING, "--no-report"], f"--no-report {NO_OUT}"),
+    (["anonymize", MISSING, "--force"], f"--force {NO_OUT}"),
+    (["query", MISSING, "count", "--epsilon", "1", "--force"], f"--force {NO_OUT}"),
+    (["attack", "intersection", MISSING, "--targets", MISSING, "--sensitive", "s", "--qi", "a", "--force"],
+     f"--force {NO_OUT}"),
+    (["estimate", MISSING, "count", "--max-queries", "5"], "--max-queries applies to --equality only"),
+])
+def test_an_output_option_without_the_output_is_refused_before_reading(capsys, tmp_path, monkeypatch, argv, expected):
+    monkeypatch.chdir(tmp_path)
+    code, err = run_for_error(capsys, *argv)
+    assert code == 2 and expected in err, err
+    assert len(err.strip().splitlines()) == 1 and not list(tmp_path.iterdir()), err

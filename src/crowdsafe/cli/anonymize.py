@@ -30,6 +30,7 @@ from crowdsafe.cli.options import (
     split_names,
     whole_option,
 )
+from crowdsafe.cli.unused import refuse_unused
 from crowdsafe.errors import ParameterError
 from crowdsafe.number_text import quantity
 
@@ -193,6 +194,8 @@ def register(app: typer.Typer) -> None:
         from crowdsafe.anonymize.release import certificate_path, discard_written
         from crowdsafe.csv_safety import format_note
 
+        if out is None:  # before anything is read
+            refuse_unused({"--force": force, "--no-report": no_report}, "--out only (nothing is written without it)")
         if sensitive is not None and "," in sensitive:
             raise ParameterError("anonymize protects one sensitive attribute; give a single name to --sensitive")
         # the outputs are checked before the data is read (api.anonymize: crowdsafe.output_guard)

@@ -22,6 +22,7 @@ from crowdsafe.cli.options import (
     split_list,
     split_names,
 )
+from crowdsafe.cli.unused import refuse_unused
 from crowdsafe.errors import ParameterError
 from crowdsafe.number_text import parse_number, quantity
 
@@ -182,6 +183,8 @@ def register(app: typer.Typer) -> None:
         if sensitive in names:  # the attacker would be handed the value it is after
             raise ParameterError(f"'{sensitive}' cannot be both a quasi-identifier (--qi) and the sensitive "
                                  "attribute (--sensitive)")
+        if out is None:
+            refuse_unused({"--force": force}, "--out only (nothing is written without it)")
         if out is not None:  # before anything is read
             from crowdsafe.drivers.run_files import data_inputs, guard, release_inputs
             from crowdsafe.output_guard import Output, OutputKind

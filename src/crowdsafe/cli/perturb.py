@@ -30,6 +30,7 @@ from crowdsafe.cli.options import (
     split_names,
     whole_option,
 )
+from crowdsafe.cli.unused import refuse_unused
 from crowdsafe.defaults import LARGE_VIEW_ROWS, MAX_EQUALITY_QUERIES
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import PRIVATE, atomic_paths, write_text_atomic
@@ -287,7 +288,7 @@ def register(app: typer.Typer) -> None:
         view: Annotated[Path, typer.Argument(help="A view written by 'crowdsafe perturb' (CSV or Parquet).")],
         queries: Annotated[list[str] | None, typer.Argument(help="Counting queries, e.g. \"count where age between 26 and 32 and sex = 'Female'\".")] = None,
         equality: Annotated[int | None, whole_option("--equality", help="Estimate every equality query over every set of up to this many attributes; write them to --out.")] = None,
-        max_queries: Annotated[int, whole_option("--max-queries", help="Refuse an --equality sweep that may hold more queries than this (about 100 bytes of CSV each).")] = MAX_EQUALITY_QUERIES,
+        max_queries: Annotated[int | None, whole_option("--max-queries", help="Refuse an --equality sweep that may hold more queries than this (about 100 bytes of CSV each).", show_default=f"{MAX_EQUALITY_QUERIES:,}")] = None,
         out: OutOpt = None,
         certificate: CertificateOpt = None,
         confidence: ConfidenceOpt = 0.95,
@@ -309,6 +310,8 @@ def register(app: typer.Typer) -> None:
 
         if not queries and equality is None:
             raise ParameterError("give a query such as \"count where age >= 30\", or --equality 3 --out estimates.csv")
+        if equality is None:
+            refuse_unused({"--max-queries": max_queries}, "--equality only")
         if equality is not None and out is None:
             raise ParameterError("--equality writes its estimates to a file: add --out estimates.csv")
         if out is not None:  # --equality's sweep, else the queries' estimates, one row per query
@@ -332,7 +335,8 @@ def register(app: typer.Typer) -> None:
             assert out is not None
             import polars as pl
 
-            sweep = equality_estimates(published, max_attributes=equality, confidence=confidence, max_queries=max_queries)
+            sweep = equality_estimates(published, max_attributes=equality, confidence=confidence,
+                                       max_queries=MAX_EQUALITY_QUERIES if max_queries is None else max_queries)
             # the view's fitness in every row, as the queries' file has it (unfit reasons: one cell)
             fitness = [pl.lit(sweep.fit_for_release).alias("fit_for_release"),
                        pl.lit("; ".join(sweep.unfit_reasons)).alias("unfit_reasons")]

@@ -26,6 +26,7 @@ from crowdsafe.cli.options import (
     print_warnings,
     whole_option,
 )
+from crowdsafe.cli.unused import refuse_unused
 from crowdsafe.errors import ParameterError
 from crowdsafe.files import write_text_atomic
 from crowdsafe.identity import printable
@@ -146,6 +147,8 @@ def register(app: typer.Typer) -> None:
         if no_ledger and (ledger is not None or budget is not None):
             raise ParameterError("--no-ledger cannot be combined with --ledger or --budget")
         book = None if no_ledger else (ledger if ledger is not None else "default")
+        if out is None:
+            refuse_unused({"--force": force}, "--out only (nothing is written without it)")
         if out is not None:  # before the data is read or the ledger charged
             from crowdsafe.drivers.run_files import guard
             from crowdsafe.output_guard import Output, OutputKind
