@@ -312,6 +312,7 @@ def register(app: typer.Typer) -> None:
             raise ParameterError("give a query such as \"count where age >= 30\", or --equality 3 --out estimates.csv")
         if equality is None:
             refuse_unused({"--max-queries": max_queries}, "--equality only")
+        max_queries = MAX_EQUALITY_QUERIES if max_queries is None else max_queries  # the documented default
         if equality is not None and out is None:
             raise ParameterError("--equality writes its estimates to a file: add --out estimates.csv")
         if out is not None:  # --equality's sweep, else the queries' estimates, one row per query
@@ -335,8 +336,7 @@ def register(app: typer.Typer) -> None:
             assert out is not None
             import polars as pl
 
-            sweep = equality_estimates(published, max_attributes=equality, confidence=confidence,
-                                       max_queries=MAX_EQUALITY_QUERIES if max_queries is None else max_queries)
+            sweep = equality_estimates(published, max_attributes=equality, confidence=confidence, max_queries=max_queries)
             # the view's fitness in every row, as the queries' file has it (unfit reasons: one cell)
             fitness = [pl.lit(sweep.fit_for_release).alias("fit_for_release"),
                        pl.lit("; ".join(sweep.unfit_reasons)).alias("unfit_reasons")]
