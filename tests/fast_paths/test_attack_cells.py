@@ -179,6 +179,23 @@ def test_the_switch_at_a_full_memo(monkeypatch, room):
     assert_same_covers(got, CellReader(domains).read(cells, [0, 1]))
 
 
+def test_a_memo_holding_many_codes_stops_growing(monkeypatch):
+    """A range of a wide numeric domain covers many codes: past MEMO_CODES kept codes a domain's
+    memo takes no new text (the loop twin reads it, the same covers), so a long-running app's
+    memory stays bounded whatever the texts."""
+    domains = [AttributeDomain.from_values(pl.Series("age", list(range(1000))))]  # (fresh: an empty memo)
+    monkeypatch.setattr(plain_cells, "MEMO_CODES", 1500)
+    kept = []
+    for low in range(0, 1000, 100):  # ten ranges of 500 codes each, one read each
+        cells = [pl.Series("c", [f"[{low}, {low + 499}]"])]
+        got = plain_cells.read_plain(cells, [0], domains)
+        assert got is not None
+        assert_same_covers(got, plain_cells.read_plain_by_loop(cells, [0], domains))
+        kept.append(len(plain_cells._MEMOS[domains[0]].arrays[3]))
+    assert max(kept) <= 1500 + 500  # the read that crossed the bound was the last one kept
+    assert kept[-1] == kept[3]
+
+
 def test_the_memo_grows_across_reads():
     """Texts added by a later read are appended to the memo's arrays: earlier and later texts
     read together still read as the twin reads them."""

@@ -50,6 +50,7 @@ _NOTHING = np.zeros(0, dtype=np.int64)
 _SORTED_NUMBERS: weakref.WeakKeyDictionary[AttributeDomain, tuple[np.ndarray, np.ndarray]] = weakref.WeakKeyDictionary()
 _KNOWN_TEXTS: weakref.WeakKeyDictionary[AttributeDomain, dict[str, _Read | None]] = weakref.WeakKeyDictionary()
 MEMO_TEXTS = 100_000  # texts a domain's memo (_Memo) remembers
+MEMO_CODES = 4_000_000  # covered codes it keeps (a range of a wide numeric domain covers many)
 
 
 def _no_rows() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -143,7 +144,8 @@ def read_plain(cells: Sequence[pl.Series], domain_of: Sequence[int], domains: Se
     as depends on the text and the domain only, so the next attack with the same hierarchies
     finds it there), a text not met before read once and added; every column's covers are then
     gathered from the memo's arrays by a few NumPy calls. While a memo is full
-    (:data:`MEMO_TEXTS`), the reference twin :func:`read_plain_by_loop`; both read the same."""
+    (:data:`MEMO_TEXTS` texts or :data:`MEMO_CODES` codes: a long-running app stays bounded),
+    the reference twin :func:`read_plain_by_loop`; both read the same."""
     if not fits_plain(cells):
         return None
     rows: list[tuple[pl.Series, AttributeDomain, np.ndarray, tuple[np.ndarray, ...]]] = []
@@ -160,7 +162,7 @@ def read_plain(cells: Sequence[pl.Series], domain_of: Sequence[int], domains: Se
             if -2 in row:  # met for the first time
                 if None in listed:
                     return None  # (a missing cell: not plain)
-                if len(entry) + len(listed) > MEMO_TEXTS:
+                if len(entry) + len(listed) > MEMO_TEXTS or len(memo.arrays[3]) > MEMO_CODES:
                     return read_plain_by_loop(cells, domain_of, domains)
                 row = [r if r != -2 else entry[text] if text in entry else memo.add(text, domain)
                        for r, text in zip(row, listed)]
