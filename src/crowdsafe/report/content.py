@@ -184,6 +184,24 @@ def _number(value: float | None, digits: int = 4) -> str:
     return f"{value:.{digits}g}"
 
 
+#: Plan and mechanism parameters that are privacy losses: stated rounded up, as every loss is.
+LOSS_PARAMETERS = frozenset({"epsilon", "epsilon1", "epsilon_anon", "delta", "delta_target"})
+
+
+def parameter_text(key: str, value: float, alpha_beta: bool = False) -> str:
+    """A plan or mechanism parameter as the report shows it: a privacy loss rounded up (never
+    below the one spent); a rate rounded toward what a user may type back and be granted, as
+    the command line prints it (the sampling β and the α-β α are bounded above: down; the α-β
+    β, the insertion rate, is bounded below: up); anything else to nearest."""
+    if key in LOSS_PARAMETERS:
+        return loss_text(value)
+    if key == "alpha" or (key == "beta" and not alpha_beta):
+        return rounded_down(value, 4)
+    if key == "beta":
+        return rounded_up(value, 4)
+    return _number(value)
+
+
 def loss_text(value: float | None, digits: int = 4) -> str:
     """A privacy loss (ε or δ) as the report states it: rounded up, never below the one proven
     (nearest rounding stated d = 4.0725e-14 as 4.07e-14 until 2026-11-30)."""
@@ -284,7 +302,9 @@ def plan_rows(certificate: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     """The plan, fixed before the data was read (class (a)), and the scheme: its levels per
     attribute are a DP output of the exponential mechanism, or fixed when the scheme was given."""
     parameters = certificate.get("parameters") or {}
-    rows = [(label, _number(parameters[key]) if isinstance(parameters[key], (int, float)) else str(parameters[key]))
+    alpha_beta = "alpha" in parameters
+    rows = [(label, parameter_text(key, parameters[key], alpha_beta) if isinstance(parameters[key], float)
+             else str(parameters[key]))
             for key, label in PLAN_PARAMETERS if key in parameters and parameters[key] is not None]
     selection = parameters.get("selection") or {}
     if selection.get("objective"):
@@ -310,8 +330,9 @@ def plan_rows(certificate: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 
 def _mechanism_rows(certificate: Mapping[str, Any]) -> tuple[tuple[str, str, str], ...]:
     rows = []
+    alpha_beta = "alpha" in (certificate.get("parameters") or {})
     for mechanism in certificate.get("mechanisms") or ():
-        parameters = ", ".join(f"{k} = {_number(v) if isinstance(v, float) else v}"
+        parameters = ", ".join(f"{k} = {parameter_text(k, v, alpha_beta) if isinstance(v, float) else v}"
                                for k, v in sorted((mechanism.get("parameters") or {}).items()))
         rows.append((str(mechanism.get("step", "")), str(mechanism.get("name", "")), parameters))
     return tuple(rows)

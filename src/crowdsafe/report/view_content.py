@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +25,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.errors import InputError, ParameterError
-from crowdsafe.number_text import quantity
+from crowdsafe.number_text import quantity, rounded_down, rounded_up
 from crowdsafe.report.content import _mechanism_rows, _number, claim_text, is_view_certificate, loss_text
 
 if TYPE_CHECKING:  # a release's report reads no view: the perturbation package is imported for views only
@@ -181,18 +181,18 @@ def view_plan_rows(certificate: Mapping[str, Any]) -> tuple[tuple[str, str], ...
     """The plan, fixed before the data was read (class (a)), from the certificate's parameters."""
     p = certificate.get("parameters") or {}
 
-    def number(key: str, digits: int = 6) -> str:
+    def number(key: str, rounded: Callable[[float, int], str] = _number, digits: int = 6) -> str:
         value = p.get(key)
-        return _number(value, digits) if isinstance(value, (int, float)) and not isinstance(value, bool) else "—"
+        return rounded(value, digits) if isinstance(value, (int, float)) and not isinstance(value, bool) else "—"
 
     bound = p.get("max_rows", p.get("n"))
     m = p.get("m")
     rows = [
         ("d (largest prior of the attacker)" + (f" = c·N/m, c = {_number(p['c'])}" if p.get("c") is not None else ""),
-         number("d")),
-        ("γ (largest posterior)", number("gamma")),
-        ("α (keep a true tuple)", number("alpha")),
-        ("β (insert a domain tuple)", number("beta")),
+         number("d", claim_text)),  # a larger d claims more: down
+        ("γ (largest posterior)", number("gamma", loss_text)),  # a bound on the posterior: up
+        ("α (keep a true tuple)", number("alpha", rounded_down)),  # rates as the planner prints them
+        ("β (insert a domain tuple)", number("beta", rounded_up)),
         ("N (public bound on the rows, used in place of n)" if p.get("max_rows_source", "declared") == "declared"
          else "N (read from the data, used in place of n: custodian-only)",
          (f"{bound:,}" if isinstance(bound, int) else "—") + (f" ({p['max_rows_source']})"
@@ -206,8 +206,8 @@ def view_plan_rows(certificate: Mapping[str, Any]) -> tuple[tuple[str, str], ...
         ("duplicate rows", str(p.get("duplicates", "—"))),
         ("expected view rows, at most", f"{p['expected_view_rows_at_most']:,.0f}"
          if isinstance(p.get("expected_view_rows_at_most"), (int, float)) else "—"),
-        ("largest posterior of a tuple seen in the view", number("posterior_present_max")),
-        ("smallest posterior / prior of a tuple not seen", number("posterior_absent_ratio_min")),
+        ("largest posterior of a tuple seen in the view", number("posterior_present_max", loss_text)),
+        ("smallest posterior / prior of a tuple not seen", number("posterior_absent_ratio_min", claim_text)),
         ("planned for 'exactly one of a set' correlations", "yes" if p.get("exclusive_correlations") else "no"),
         ("neighbouring tables", str(certificate.get("neighbours", "add-remove"))),
         ("randomness", str((certificate.get("randomness") or {}).get("source", "none"))),
