@@ -56,8 +56,8 @@ def test_alpha_beta_view_plan_rounds_each_bound_toward_what_holds():
     assert _value(rows, "γ") >= gamma and _value(rows, "β") >= beta
     assert _value(rows, "largest posterior") >= present
     assert _value(rows, "smallest posterior") <= absent
-    alpha_beta = {"parameters": {"alpha": alpha, "beta": beta},
-                  "mechanisms": [{"step": "perturb", "name": "alpha-beta", "parameters": {"alpha": alpha, "beta": beta}}]}
+    ran = {"alpha": alpha, "beta": beta}
+    alpha_beta = {"parameters": ran, "mechanisms": [{"step": "perturb", "name": "alpha-beta", "parameters": ran}]}
     (row,) = _mechanism_rows(alpha_beta)
     shown = dict(part.split(" = ") for part in row[2].split(", "))
     assert float(shown["alpha"]) <= alpha and float(shown["beta"]) >= beta
