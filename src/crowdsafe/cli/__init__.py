@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import importlib
+import inspect
 import os
 import signal
 import sys
@@ -82,8 +83,32 @@ def _root(
     """crowdsafe: sampling + safe k-anonymization = differential privacy."""
 
 
+def reflowed(text: str) -> str:
+    """``text`` with each paragraph on one line (paragraphs: separated by a blank line). In
+    Rich markup the CLI library keeps a docstring's single line breaks, so a docstring wrapped
+    at 100 columns broke every line early in an 80-column terminal; the terminal wraps each
+    paragraph once it is one line."""
+    return "\n\n".join(" ".join(paragraph.split()) for paragraph in inspect.cleandoc(text).split("\n\n"))
+
+
+def _reflow_help(group: typer.Typer) -> None:
+    """Every help text of ``group``'s commands and command groups, and theirs, :func:`reflowed`."""
+    for command in group.registered_commands:
+        text = command.help if isinstance(command.help, str) else inspect.getdoc(command.callback)
+        if text:
+            command.help = reflowed(text)
+    for sub in group.registered_groups:
+        if isinstance(sub.help, str):
+            sub.help = reflowed(sub.help)
+        if sub.typer_instance is not None:
+            if isinstance(sub.typer_instance.info.help, str):
+                sub.typer_instance.info.help = reflowed(sub.typer_instance.info.help)
+            _reflow_help(sub.typer_instance)
+
+
 for _module in _COMMAND_MODULES:
     importlib.import_module(_module).register(app)
+_reflow_help(app)
 
 
 def _registered_name(entry: Any) -> str | None:
