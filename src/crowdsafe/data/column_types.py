@@ -11,6 +11,10 @@ frame given in Python) may hold other types; each is decided by its *type*, neve
   value) to text, as a CSV reader types an empty column; the one exception decided by values:
   a ``UInt64`` column holding a value beyond int64 (:func:`beyond_int64`) is read as text,
   exactly, with the note of a CSV's whole numbers beyond 64 bits (:func:`wide_integer_note`);
+  a ``Datetime`` with a time zone to the wall-clock times of its zone, without the zone (Polars
+  reads a CSV's UTC offsets, ``2024-03-01T00:30:00+01:00``, as UTC: ``2024-02-29 23:30:00``),
+  with a note (:func:`zone_note`): every step reads and writes zone-less timestamps, and each
+  value keeps the date it had (a datetime counts by its date in the table's identity);
 - unusable (:func:`unusable_kind`): extension types (an Arrow ``json_``, a pandas ``Period``,
   any registered one: their values are their storage's, whose meaning crowdsafe cannot know),
   nested (``List``, ``Array``, ``Struct``), ``Binary``,
@@ -26,6 +30,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
+from typing import TypeVar
 
 import polars as pl
 
@@ -34,7 +39,9 @@ from crowdsafe.errors import SchemaError
 from crowdsafe.identity import note_line
 
 __all__ = ["beyond_int64", "reading_notes", "rounding_note", "settle", "unusable_kind", "usable", "usable_frame",
-           "wide_integer_note"]
+           "wide_integer_note", "zone_free", "zone_note"]
+
+FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
 _WIDE = (pl.Decimal, pl.Int128, pl.UInt128)
 _INT64_MAX = 2**63 - 1
@@ -78,6 +85,31 @@ def rounding_note(label: str, schema: Mapping[str, pl.DataType]) -> str | None:
             "equal; save the column as text (or with fewer digits) to keep every digit")
 
 
+def zone_note(label: str, schema: Mapping[str, pl.DataType]) -> str | None:
+    """The note of a read whose timestamp columns with a time zone :func:`usable` reads as
+    wall-clock times of that zone, without it."""
+    zoned = [f"'{n}' ({t.time_zone})" for n, t in schema.items() if isinstance(t, pl.Datetime) and t.time_zone]
+    if not zoned:
+        return None
+    return (f"{label}: timestamp column{'s' if len(zoned) > 1 else ''} {', '.join(zoned)} read as times of day in "
+            "that zone, without it (a CSV's UTC offsets are read as UTC: 2024-03-01T00:30:00+01:00 is "
+            "2024-02-29 23:30:00, whose date is 2024-02-29); write local times without an offset to keep "
+            "local dates")
+
+
+def zone_free(frame: FrameT, label: str) -> FrameT:
+    """``frame`` (a CSV file's read or scan) with its timestamp columns with a time zone read as
+    :func:`usable` reads a Parquet file's (wall-clock times of the zone, without it), and the
+    note of :func:`zone_note` printed when it has any."""
+    schema = frame.collect_schema()
+    note = zone_note(label, schema)
+    if note is None:
+        return frame
+    print(note_line(note), file=sys.stderr)
+    zoned = [n for n, t in schema.items() if isinstance(t, pl.Datetime) and t.time_zone]
+    return frame.with_columns(pl.col(zoned).dt.replace_time_zone(None))
+
+
 def unusable_kind(dtype: pl.DataType) -> str | None:
     """What a column of ``dtype`` is, when crowdsafe cannot use it (else None)."""
     if isinstance(dtype, (pl.List, pl.Array)):
@@ -115,6 +147,8 @@ def usable(schema: pl.Schema, as_text: Collection[str] = ()) -> tuple[list[pl.Ex
             kept.append(pl.col(name).cast(pl.Float64))
         elif dtype == pl.Null:
             kept.append(pl.col(name).cast(pl.String))
+        elif isinstance(dtype, pl.Datetime) and dtype.time_zone:
+            kept.append(pl.col(name).dt.replace_time_zone(None))
         else:
             kept.append(pl.col(name))
             continue
@@ -126,9 +160,9 @@ def reading_notes(label: str, schema: Mapping[str, pl.DataType], as_text: Sequen
     """Print the notes of :func:`usable`'s conversions that may change a value's reading."""
     if as_text:
         print(note_line(wide_integer_note(label, as_text)), file=sys.stderr)
-    rounded = rounding_note(label, schema)
-    if rounded is not None:
-        print(note_line(rounded), file=sys.stderr)
+    for note in (rounding_note(label, schema), zone_note(label, schema)):
+        if note is not None:
+            print(note_line(note), file=sys.stderr)
 
 
 def usable_frame(frame: pl.DataFrame, label: str = "the data") -> tuple[pl.DataFrame, dict[str, str]]:

@@ -23,7 +23,7 @@ from crowdsafe.csv_safety import unescape_frame, write_csv
 from crowdsafe.data import decimal_comma as comma
 from crowdsafe.data import short_years
 from crowdsafe.data.column_names import describe_renames, stable_names
-from crowdsafe.data.column_types import usable_frame, wide_integer_note
+from crowdsafe.data.column_types import usable_frame, wide_integer_note, zone_free
 from crowdsafe.data.column_words import is_code_name
 from crowdsafe.data.dataset import Dataset
 from crowdsafe.data.line_endings import line_ending
@@ -535,7 +535,7 @@ def read_file(
             refuse_nul_in_file(path, HEAD_BYTES)
         if unescape_formulas:
             frame = unescape_frame(frame)
-        frame, commas = tidied_text(frame, set(text_columns), reading)
+        frame, commas = tidied_text(zone_free(frame, str(path)), set(text_columns), reading)
         decided = tuple(comma.undeclared(frame.columns, set(text_columns), reading))
         if commas and reading == "auto":
             print(note_line(comma.note(str(path), commas)), file=sys.stderr)

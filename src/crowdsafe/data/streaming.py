@@ -33,7 +33,7 @@ import polars as pl
 from crowdsafe.data import decimal_comma as comma
 from crowdsafe.data import short_years
 from crowdsafe.data.column_names import stable_names
-from crowdsafe.data.column_types import beyond_int64, reading_notes, usable, usable_frame
+from crowdsafe.data.column_types import beyond_int64, reading_notes, usable, usable_frame, zone_free
 from crowdsafe.data.io import (
     GZIP,
     PARQUET,
@@ -145,6 +145,7 @@ def scan_table(
     stripped = [c.strip() for c in names]
     if stripped != names and len(set(stripped)) == len(stripped):  # as tidy_text renames
         lazy = lazy.rename(dict(zip(names, stripped)))
+    lazy = zone_free(lazy, str(path))
     text = [c for c, t in lazy.collect_schema().items() if t == pl.String]
     reading = comma.mode(options["separator"], decimal_comma)
     return Scan(lazy.with_columns(pl.col(text).str.strip_chars()) if text else lazy, True, reading)
