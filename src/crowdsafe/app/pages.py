@@ -22,6 +22,7 @@ data: all of it sits in a custodian panel. The guard (:mod:`crowdsafe.app.securi
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -57,7 +58,10 @@ def _environment() -> jinja2.Environment:
     env.filters["num"] = _number
     env.filters["loss"] = lambda x, digits=4: _number(x, digits, "up")
     env.filters["left"] = lambda x, digits=4: _number(x, digits, "down")
+    # the sampling rate β as the report and the command line show it: down, the side a user may type back
+    env.filters["rate"] = lambda x, digits=4: _number(x, digits, "down")
     env.filters["pct"] = lambda x: "–" if x is None else f"{100 * x:.1f}%"
+    env.filters["pct_up"] = _percent_up  # a bound on a probability: never shown below it
     env.filters["count"] = lambda x: "–" if x is None else f"{int(x):,}"
     env.filters["size"] = _size
     env.filters["odds"] = odds_factor  # e^ε, never shown as 1 for ε > 0
@@ -494,6 +498,17 @@ def _in_app(reason: str) -> str:
 
 def _files(record: ReleaseRecord) -> dict[str, Path]:
     return {"release": record.table, "certificate": record.certificate, "report": record.report}
+
+
+def _percent_up(x: float | None) -> str:
+    """A bound on a probability as a percentage to one decimal, rounded up: the text never reads
+    below it (a bound of 0.89541 reads 89.6%, not 89.5%)."""
+    if x is None:
+        return "–"
+    text = f"{100 * x:.1f}"
+    if float(text) < 100 * x:
+        text = f"{Decimal(text) + Decimal('0.1'):.1f}"
+    return f"{text}%"
 
 
 def _number(x: float | None, digits: int = 4, rounding: str = "nearest") -> str | markupsafe.Markup:
