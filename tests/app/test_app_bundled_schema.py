@@ -38,3 +38,18 @@ def test_a_bundled_table_is_reviewed_and_released_with_its_own_hierarchies(app_c
     assert workclass <= labels | {"?"}, workclass
     release = client.get("/release/1").text
     assert "seeded randomness" in release and "read from the data" not in release  # only the seed makes it unfit
+
+
+def test_a_declared_type_is_not_said_to_be_read_from_the_values(app_client):
+    """Adult declares education and income ordinal; the draft reads them as text. The review shows
+    the declared type without the draft's note that the values chose another ("education ordinal"
+    above "categorical: its values were read as text ... (from the data)", found by the app tour)."""
+    client, workspace = app_client
+    assert client.post("/open/bundled", data={"csrf": "test-csrf", "name": "adult"}).status_code == 303
+    declared = bundled_source("adult").schema
+    assert declared is not None and declared["education"].type.value == "ordinal"  # the premise
+    page = client.get("/schema").text
+    for column in ("education", "income"):
+        card = page[page.index(f'data-column="{column}"'):]
+        card = card[:card.index("</article>")]
+        assert '<span class="type">ordinal</span>' in card and "from the data" not in card, column

@@ -203,7 +203,7 @@ class Workspace:
             raise InputError(f"{shown} has a header but no rows" + EMPTY_TABLE)
         if declared_columns:
             draft = replace(draft, attributes=tuple(
-                replace(a, **declared_columns[a.name]) if a.name in declared_columns else a
+                replace(a, **_declared_notes(a, declared_columns[a.name])) if a.name in declared_columns else a
                 for a in draft.attributes))
         roles = {a.name: a.role.value for a in draft.attributes}
         roles.update((name, role) for name, role in (declared or {}).items() if name in roles)
@@ -527,6 +527,15 @@ def _declared(name: str) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
             f"the bundled table's own, {h.height} level{'s' if h.height != 1 else ''} above the value (public, "
             "fixed before any row is read)",))
     return roles, columns
+
+
+def _declared_notes(attribute: Any, declared: Mapping[str, Any]) -> dict[str, Any]:
+    """``declared`` (:func:`_declared`), with the draft's notes less those saying the values chose
+    the type when the type is declared ("categorical: its values were read as text ... (from the
+    data)" beside Adult's declared ordinal education)."""
+    if "type" not in declared:
+        return dict(declared)
+    return {**declared, "notes": tuple(n for n in attribute.notes if "(from the data" not in n)}
 
 
 def posterior_bound(prior: float, epsilon: float) -> float:
