@@ -226,7 +226,7 @@ def test_without_a_budget_the_first_release_takes_exactly_its_cost(adult_data, t
     ledger = Ledger(tmp_path / "ledger.sqlite3")
     plan = plan_publication(PlanRequest(1.0, 1e-6, scheme="coarse"))
     pub = publish_dataset(adult_data, plan, randomness=Randomness(2), ledger=ledger)
-    assert any("registered this publication's cost" in n for n in pub.notes)
+    assert any("registered this publication's cost" in n for n in pub.custodian_report()["warnings"])
     budget = ledger.budget(adult_data.fingerprint(key=ledger.identity_key))
     assert budget.budget.epsilon == pytest.approx(1.0) and budget.remaining.epsilon == pytest.approx(0.0, abs=1e-9)
     with pytest.raises(crowdsafe.errors.BudgetExceeded):
@@ -244,7 +244,9 @@ def test_heavy_suppression_is_written_and_warned_to_the_custodian_only(tmp_path)
     plan = plan_publication(PlanRequest(1.0, 1e-3, k=20, beta=0.5, scheme="none"))
     ledger = Ledger(tmp_path / "ledger.sqlite3")
     report = tmp_path / "custodian" / "report.json"
-    pub = publish_dataset(data, plan, RunOptions(out=tmp_path / "out" / "r.csv", custodian_report=report),
+    # (a budget given: registering the run's cost as the budget would add a custodian warning of its own)
+    pub = publish_dataset(data, plan, RunOptions(out=tmp_path / "out" / "r.csv", custodian_report=report,
+                                                 budget=(10.0, 1e-2)),
                           randomness=Randomness(1), ledger=ledger)
     # the release is written and returned, the run completed
     assert pub.release.rows_published == 0 and pub.written["tables"] == [str(tmp_path / "out" / "r.csv")]
@@ -435,6 +437,32 @@ def test_a_fixed_scheme_release_is_identical_on_neighbouring_tables_but_for_its_
             release["dp_output"].pop("rows_published")
             release["dp_output"].pop("classes")
     assert a == b
+
+
+def test_whether_the_ledger_held_the_tables_budget_is_told_to_the_custodian_only(adult_data, tmp_path):
+    """A ledger holds a budget for Adult; Adult and Adult minus a row are published into copies
+    of it with the same seed and no budget given. Only the second registers its cost as its budget,
+    and only the custodian facts say so: the public summaries agree (its note "no budget was set
+    ... registered this publication's cost" was among the public notes, found by the app tour)."""
+    import shutil
+
+    plan = plan_publication(PlanRequest(1.0, 1e-6, scheme="coarse"))
+    neighbour = adult_data.with_frame(adult_data.frame.slice(1))
+    held = Ledger(tmp_path / "held.sqlite3")
+    held.set_budget(adult_data.fingerprint(key=held.identity_key), "adult 2025", 10.0, 1e-5)
+    held.close()
+    runs = []
+    for i, data in enumerate((adult_data, neighbour)):
+        shutil.copy2(tmp_path / "held.sqlite3", tmp_path / f"{i}.sqlite3")
+        runs.append(publish_dataset(data, plan, randomness=Randomness(3), ledger=Ledger(tmp_path / f"{i}.sqlite3")))
+    a, b = (r.summary() for r in runs)
+    for summary in (a, b):
+        for release in summary["releases"]:
+            release["dp_output"].pop("rows_published")
+            release["dp_output"].pop("classes")
+    assert a == b
+    registered = [[w for w in r.custodian_report()["warnings"] if "no budget was set" in w] for r in runs]
+    assert registered[0] == [] and len(registered[1]) == 1  # the premise: the ledger told them apart
 
 
 def test_publish_without_a_ledger_is_not_fit_for_release(adult_data):

@@ -150,3 +150,15 @@ def test_an_uploads_refusal_that_names_a_row_is_in_a_custodian_panel(tmp_path):
     assert "line 202 has 4 fields" in pages["longer"] and "line 202 has 2 fields" in pages["shorter"]
     assert public(pages["longer"]) == public(pages["shorter"]) == public(pages["empty"])
     assert not any("line 202" in part for part in public(pages["longer"]))
+
+
+def test_a_budget_registered_by_the_release_is_told_in_a_custodian_panel(app_client):
+    """Whether the ledger held a budget for the table is found from its rows (its identity), so the
+    release page's line that this release registered its cost as the budget sits in a custodian
+    panel (it was in the public Notes card, found by the app tour)."""
+    client, _ = app_client
+    assert client.post("/open/bundled", data={"csrf": "test-csrf", "name": "adult"}).status_code == 303
+    publish(client)
+    page = client.get("/release/1").text
+    assert "no budget was set" in page
+    assert not any("no budget was set" in part for part in public(page))

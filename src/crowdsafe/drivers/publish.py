@@ -180,10 +180,11 @@ def run_publication(
     notes_of_files = [format_note(p, escape_formulas=escape_formulas) for p in paths]
     charge_request: dict[str, Any] = {}
     identity = None
+    ledger_notes: list[str] = []  # custodian-only: whether the ledger held this table's budget is read from its rows
     if ledger is not None:  # the table as given: the identity `crowdsafe query` and `ledger init` see
         identity = prepared.identity(ledger)
         charge_request = ledger_request(ledger, identity, prepared.label, publish_plan, fixed is not None,
-                                        options.budget, randomness, notes)
+                                        options.budget, randomness, ledger_notes)
 
     streams = randomness.spawn(publish_plan.releases) if publish_plan.releases > 1 else [randomness]
     release_ids = [new_release_id(s) for s in streams]  # before any data-dependent draw
@@ -233,6 +234,7 @@ def run_publication(
         samples.clear()  # the samples leave with this frame
         custodian = custodian_facts(prepared.n_rows, publish_plan, facts, options.max_suppression)
         custodian["outside_hierarchies"] = outside()
+        custodian["warnings"].extend(ledger_notes)
         if charge is not None and ledger is not None and identity is not None:  # a charge has both
             custodian["ledger"] = ledger_summary(ledger, charge, prepared.label, identity)
             charge.record(custodian_report=custodian)
@@ -287,7 +289,9 @@ def ledger_request(
     """Refuse a consumed sample or an exhausted budget (nothing is charged yet); return the keyword
     arguments of the ``dps-release`` charge, which registers a budget for a dataset without one in
     the charge's own transaction (``register``: a refused run registers nothing).
-    ``identity``: the dataset's digest keyed with ``ledger.identity_key``."""
+    ``identity``: the dataset's digest keyed with ``ledger.identity_key``. ``notes``: custodian-only
+    notes (a budget registered here: whether the ledger held one for this table is found from its
+    rows, so a public note would tell D from D plus a row whose budget was set)."""
     consumed = ledger.consumed_by(identity)
     if consumed is not None:
         raise SampleReuseError(
@@ -395,7 +399,8 @@ def write_custodian_report(path: Path, report: Mapping[str, Any]) -> Path:
 def custodian_facts(input_rows: int, publish_plan: PublishPlan, releases: Sequence[Mapping[str, Any]],
                     max_suppression: float) -> dict[str, Any]:
     """The custodian-only report of a publication (see :meth:`Publication.custodian_report`),
-    with the heavy-suppression warnings (:func:`suppression_warnings`; an empty list when none)."""
+    with the heavy-suppression warnings (:func:`suppression_warnings`; an empty list when none),
+    to which :func:`ledger_request`'s note of a budget registered by the run is added."""
     return {
         "notice": CUSTODIAN_NOTICE,
         "input_rows": int(input_rows),
