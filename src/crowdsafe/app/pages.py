@@ -22,8 +22,8 @@ data: all of it sits in a custodian panel. The guard (:mod:`crowdsafe.app.securi
 from __future__ import annotations
 
 import re
-from decimal import Decimal
 from collections.abc import Callable, Mapping
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
