@@ -43,6 +43,7 @@ from crowdsafe.data import Dataset
 from crowdsafe.errors import ParameterError, SampleReuseError
 from crowdsafe.files import literal_path
 from crowdsafe.mechanisms.contribution import refuse_person_rows
+from crowdsafe.number_text import rounded_up
 from crowdsafe.output_guard import is_local
 from crowdsafe.privacy import Certificate, compose_certificates
 from crowdsafe.privacy.ledger import Ledger, LedgerSpec, ledger_for
@@ -303,9 +304,9 @@ def ledger_request(
             budget = (publish_plan.total_epsilon, publish_plan.total_delta)
             notes.append(
                 f"no budget was set for '{label}': registered this publication's cost "
-                f"(epsilon = {budget[0]:.6g}, delta = {budget[1]:.3g}) as its total budget, so any further "
-                "query or release on it is refused; raise it on the record with `crowdsafe ledger budget "
-                f"'{label}' --epsilon E --delta D --raise`"
+                f"(epsilon = {rounded_up(budget[0])}, delta = {rounded_up(budget[1], 3)}) as its total budget, "
+                "so any further query or release on it is refused; raise it on the record with "
+                f"`crowdsafe ledger budget '{label}' --epsilon E --delta D --raise`"
             )
         register: tuple[str, float, float] | None = (label, *budget)
     else:
