@@ -20,6 +20,10 @@ EMPTY_TABLE = " (a custodian-only fact about the data: an empty table is refused
 #: the end of a refusal that depends on one row in a custodian's own command (``check DATA``, classic
 #: ``anonymize``: a value outside its declared domain, a missing numeric quasi-identifier; docs/privacy-boundary.md)
 CUSTODIAN_REFUSAL = " (a custodian-only fact about the data: keep this message to the custodian)"
+#: the end of a refusal by the ledger of a table's spent budget or a consumed sample: the ledger
+#: finds them by the table's rows (its keyed digest), so D is refused where D plus a row is not
+LEDGER_REFUSAL = (" (a custodian-only fact about the data: the ledger knows this table by its rows; keep this "
+                  "message to the custodian)")
 
 
 class CrowdsafeError(Exception):

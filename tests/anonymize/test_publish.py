@@ -195,7 +195,7 @@ def test_a_consumed_sample_is_refused_with_nothing_written_or_charged(adult_data
     publish_dataset(adult_data, plan, RunOptions(budget=(5.0, 1e-5)), randomness=Randomness(9), ledger=ledger)
     sample = sample_of(adult_data, 9, plan.beta)
     before = len(ledger.entries())
-    with pytest.raises(SampleReuseError, match="only once"):
+    with pytest.raises(SampleReuseError, match="only once.*a custodian-only fact about the data"):
         publish_dataset(sample, plan, RunOptions(out=tmp_path / "again.csv"), randomness=Randomness(1), ledger=ledger)
     assert len(ledger.entries()) == before and not (tmp_path / "again.csv").exists()
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from html.parser import HTMLParser
 
 import pytest
-from app_helpers import german_table, log_in, make_client
+from app_helpers import form_token, german_table, log_in, make_client
 from test_app_routes import german_roles, publish, roles_form
 
 PAGES = ("/schema", "/plan", "/plan/preview?epsilon=1&delta=1e-6", "/plan/ledger", "/release/1",
@@ -162,3 +162,20 @@ def test_a_budget_registered_by_the_release_is_told_in_a_custodian_panel(app_cli
     page = client.get("/release/1").text
     assert "no budget was set" in page
     assert not any("no budget was set" in part for part in public(page))
+
+
+def test_a_spent_budget_is_refused_in_a_custodian_panel_with_the_next_step(app_client):
+    """The ledger finds a table's budget by its rows, so its refusal of a spent budget (D refused, D
+    plus a row not) is told in a custodian panel, with how to raise the budget: the app cannot (it
+    was a plain error box, and said nothing of what to do, found by the app tour)."""
+    client, workspace = app_client
+    assert client.post("/open/bundled", data={"csrf": "test-csrf", "name": "adult"}).status_code == 303
+    publish(client)  # no budget given: its cost is the budget
+    answer = client.post("/publish", data={"csrf": "test-csrf", "form": form_token(client), "epsilon": "1",
+                                           "delta": "1e-6"})
+    assert answer.status_code == 303 and answer.headers["location"] == "/release/2"
+    assert workspace.release(2).ended.wait(60) and workspace.release(2).status == "failed"
+    page = client.get("/release/2").text
+    assert "has spent" in page and "crowdsafe ledger budget NAME --epsilon E --delta D --raise" in page
+    assert str(workspace.ledger_path()) in page
+    assert not any("has spent" in part or "ledger budget" in part for part in public(page))

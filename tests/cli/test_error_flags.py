@@ -264,11 +264,15 @@ REWORDED = [
      "--delta D`"),
     ("privacy/ledger.py:Ledger._validate (delta 0)",
      "refused: 'count' costs (ε=0.1, δ=1e-07) but dataset 'people' has spent (ε=0, δ=0) of its budget (ε=1, δ=0); "
-     "nothing was computed. A budget with δ = 0 admits nothing that costs δ > 0; if δ was left out by mistake, "
+     "nothing was computed (a custodian-only fact about the data: the ledger knows this table by its rows; keep "
+     "this message to the custodian). A budget with δ = 0 admits nothing that costs δ > 0; if δ was left out by "
+     "mistake, "
      "raise it on the record: change_budget('people', epsilon=E, delta=D) with allow_raise=True",
      ("budget", "allow_raise"),
      "refused: 'count' costs (ε=0.1, δ=1e-07) but dataset 'people' has spent (ε=0, δ=0) of its budget (ε=1, δ=0); "
-     "nothing was computed. A budget with δ = 0 admits nothing that costs δ > 0; if δ was left out by mistake, "
+     "nothing was computed (a custodian-only fact about the data: the ledger knows this table by its rows; keep "
+     "this message to the custodian). A budget with δ = 0 admits nothing that costs δ > 0; if δ was left out by "
+     "mistake, "
      "raise it on the record: `crowdsafe ledger budget people --epsilon E --delta D` with --raise"),
 ]
 

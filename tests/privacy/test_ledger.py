@@ -67,8 +67,10 @@ def test_charges_add_up_and_the_one_too_many_is_refused_without_a_trace(ledger):
         _query(ledger, 0.1)
     budget = ledger.budget("adult")
     assert budget.spent.epsilon == pytest.approx(1.0) and budget.entries == 10
-    with pytest.raises(BudgetExceeded, match="nothing was computed"):
+    with pytest.raises(BudgetExceeded, match="nothing was computed") as refused:
         _query(ledger, 0.1)
+    # the ledger knows the table by its rows: its refusal says whose fact it is (docs/privacy-boundary.md)
+    assert "a custodian-only fact about the data" in str(refused.value)
     assert ledger.budget("fp-adult").entries == 10
     assert all(e.status == "completed" and e.outcome == {"answer": 1} for e in ledger.entries())
 
@@ -162,7 +164,7 @@ def test_dps_sample_is_used_once(ledger):
     with ledger.charge("adult", epsilon=0.2, delta=1e-8, kind="dps-release", sample_ids=["sample-1"],
                        sample_rate=0.2, description="publish", mechanism="sample+k-anon") as charge:
         charge.record(rows=100)
-    with pytest.raises(SampleReuseError, match="does not compose"):
+    with pytest.raises(SampleReuseError, match="does not compose.*a custodian-only fact about the data"):
         ledger.check("adult", epsilon=0.1, ran_on="sample-1", description="query on the sample", mechanism="m")
     # A fresh sample composes like any (ε, δ)-DP release.
     with ledger.charge("adult", epsilon=0.2, delta=1e-8, kind="dps-release", sample_ids=["sample-2"],

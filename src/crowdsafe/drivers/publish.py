@@ -40,7 +40,7 @@ from crowdsafe.anonymize.publish import (
 from crowdsafe.anonymize.published import published_scheme
 from crowdsafe.csv_safety import format_note
 from crowdsafe.data import Dataset
-from crowdsafe.errors import ParameterError, SampleReuseError
+from crowdsafe.errors import LEDGER_REFUSAL, ParameterError, SampleReuseError
 from crowdsafe.files import literal_path
 from crowdsafe.mechanisms.contribution import refuse_person_rows
 from crowdsafe.number_text import rounded_up
@@ -297,7 +297,7 @@ def ledger_request(
     if consumed is not None:
         raise SampleReuseError(
             f"this data is a sample already used by the DPS release #{consumed} in {ledger.path}: "
-            "a sample may be used only once; publish from the full dataset instead"
+            "a sample may be used only once; publish from the full dataset instead" + LEDGER_REFUSAL
         )
     if ledger.budget(identity) is None:
         if budget is None:

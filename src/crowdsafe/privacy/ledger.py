@@ -56,7 +56,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Union
 
 from crowdsafe.defaults import DEFAULT_LEDGER
-from crowdsafe.errors import BudgetExceeded, InputError, ParameterError, SampleReuseError
+from crowdsafe.errors import LEDGER_REFUSAL, BudgetExceeded, InputError, ParameterError, SampleReuseError
 from crowdsafe.identity import dataset_named, keyed_identity
 from crowdsafe.number_text import rounded_up
 from crowdsafe.privacy import ledger_budget, ledger_identity
@@ -428,7 +428,7 @@ class Ledger:
             if consumed is not None:
                 raise SampleReuseError(
                     f"this data is a sample already used by the DPS release #{consumed}: "
-                    "DP under sampling does not compose with anything else computed on the same sample"
+                    "DP under sampling does not compose with anything else computed on the same sample" + LEDGER_REFUSAL
                 )
         row = conn.execute("SELECT * FROM datasets WHERE fingerprint = ?", (req.fingerprint,)).fetchone()
         check_notion(conn, req, row["name"])  # one neighbour notion per budget
@@ -440,7 +440,7 @@ class Ledger:
                 f"refused: {req.description!r} costs (ε={rounded_up(req.loss.epsilon)}, "
                 f"δ={rounded_up(req.loss.delta, 3)}) but dataset '{row['name']}' has spent "
                 f"(ε={rounded_up(spent.epsilon)}, δ={rounded_up(spent.delta, 3)}) "
-                f"of its budget (ε={budget.epsilon:g}, δ={budget.delta:g}); nothing was computed"
+                f"of its budget (ε={budget.epsilon:g}, δ={budget.delta:g}); nothing was computed" + LEDGER_REFUSAL
                 + (f". A budget with δ = 0 admits nothing that costs δ > 0; if δ was left out by mistake, raise it "
                    f"on the record: change_budget('{row['name']}', epsilon=E, delta=D) with allow_raise=True"
                    if stuck else ""),
