@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 import pytest
 from app_helpers import fixed_keys, german_table
-from test_app_browser import Server, Walk
+from test_app_browser import LEDGER_SHOWN, Server, Walk
 from test_app_routes import german_roles
 from test_app_stopping import _held
 
@@ -133,3 +133,35 @@ def test_a_long_publish_is_followed_to_its_release(browser, tmp_path, monkeypatc
         let_go.set()
         walk.context.close()
         workspace.stop_publishes(timeout=60)
+
+
+@pytest.mark.slow
+def test_the_plan_follows_an_emptied_field(browser, tmp_path):
+    """Emptying δ, then typing a wrong ε, shows why there is no plan for what the form now holds. The
+    form's required fields stopped htmx's request while one was empty, so the plan of the numbers
+    before stayed on show beside them (an "ε: '1,5' is not a number" beside ε = abc, found by the
+    app tour)."""
+    server = Server(tmp_path)
+    walk = Walk(browser, tmp_path, "preview")
+    page = walk.page
+    try:
+        page.goto(server.url)
+        page.get_by_role("button", name="Open this table").click()
+        page.wait_for_url("**/schema", timeout=60_000)
+        page.get_by_role("button", name="Save the schema and plan the release").click()
+        page.wait_for_url("**/plan")
+        page.wait_for_selector("#plan-k")
+        page.wait_for_selector(LEDGER_SHOWN)  # htmx has processed the form (Walk.plan)
+        page.fill("#delta", "")
+        page.wait_for_function("() => !document.querySelector('#plan-k')", timeout=30_000)
+        assert "δ: '' is not a number" in page.locator("#preview").inner_text()
+        page.fill("#epsilon", "abc")
+        page.wait_for_function("() => document.querySelector('#preview').innerText.includes(\"'abc'\")",
+                               timeout=30_000)
+        page.fill("#delta", "1e-6")
+        page.fill("#epsilon", "2")
+        page.wait_for_selector("#plan-k", timeout=30_000)
+        assert walk.errors == []
+    finally:
+        walk.context.close()
+        server.stop()
