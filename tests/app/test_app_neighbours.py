@@ -176,6 +176,19 @@ def test_a_spent_budget_is_refused_in_a_custodian_panel_with_the_next_step(app_c
     assert answer.status_code == 303 and answer.headers["location"] == "/release/2"
     assert workspace.release(2).ended.wait(60) and workspace.release(2).status == "failed"
     page = client.get("/release/2").text
-    assert "has spent" in page and "crowdsafe ledger budget NAME --epsilon E --delta D --raise" in page
-    assert str(workspace.ledger_path()) in page
+    assert "has spent" in page and f"crowdsafe ledger budget adult --epsilon E --delta D --raise --ledger " \
+        f"{workspace.ledger_path()}" in page
     assert not any("has spent" in part or "ledger budget" in part for part in public(page))
+
+
+def test_a_total_budget_below_the_releases_cost_is_refused_with_the_plan_page_as_next_step(app_client):
+    """A total given on the plan page that the release alone exceeds registers nothing: the next
+    step is a larger total there, not raising a budget the ledger does not hold."""
+    client, workspace = app_client
+    assert client.post("/open/bundled", data={"csrf": "test-csrf", "name": "adult"}).status_code == 303
+    answer = client.post("/publish", data={"csrf": "test-csrf", "form": form_token(client), "epsilon": "1",
+                                           "delta": "1e-6", "budget_epsilon": "0.5", "budget_delta": "1e-5"})
+    assert answer.status_code == 303 and workspace.release(1).ended.wait(60)
+    page = client.get("/release/1").text
+    assert "has spent" in page and "Total budget of this dataset" in page and "ledger budget" not in page
+    assert not any("has spent" in part for part in public(page))

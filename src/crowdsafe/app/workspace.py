@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from crowdsafe.app.forms import PublishForms
 from crowdsafe.app.jobs import JobDisplay, ledger_mark, stopped_outcome
+from crowdsafe.app.refusals import publish_refusal
 from crowdsafe.app.tables import TableCache
 from crowdsafe.errors import EMPTY_TABLE, CrowdsafeError, InputError, ParameterError
 from crowdsafe.files import check_input_path
@@ -409,28 +410,13 @@ class Workspace:
             record.error = stopped_outcome(self.ledger_path(), record.ledger_mark, opened.label)
             record.status, record.stopped = "failed", True
         except CrowdsafeError as exc:
-            record.error, record.status = self._refusal(exc), "failed"
+            record.error = publish_refusal(exc, lambda: self.ledger_view(record)["budget"], self.ledger_path())
+            record.status = "failed"
         except Exception as exc:  # a bug: said on the page by its kind, never its message (it may hold data)
             record.error, record.status = f"internal error ({type(exc).__name__})", "failed"
         finally:
             record.finished = time.monotonic()
             record.ended.set()
-
-    def _refusal(self, error: CrowdsafeError) -> str:
-        """A publish's refusal as its page says it; a spent budget with the next step, which the
-        app cannot take: raising a budget is a decision on the ledger's record, made from the
-        command line (its Python form, ``change_budget(...)``, in that command's words)."""
-        from crowdsafe.cli.flags import cli_message
-        from crowdsafe.errors import BudgetExceeded, SampleReuseError
-
-        spent = isinstance(error, BudgetExceeded) and not isinstance(error, SampleReuseError)
-        if not spent or "has spent" not in str(error):
-            return str(error)
-        raise_hint = "" if "allow_raise" in error.parameters else (
-            ". To spend more on this table, raise its total budget on the record from a terminal: `crowdsafe ledger "
-            f"budget NAME --epsilon E --delta D --raise --ledger {self.ledger_path()}` (NAME: the dataset named above; "
-            "E, D: the new total), then publish again from the plan page")
-        return cli_message(error) + raise_hint
 
     def release(self, number: int) -> ReleaseRecord:
         with self.lock:

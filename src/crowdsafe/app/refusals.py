@@ -1,0 +1,42 @@
+"""A publish's refusal as the app's release page says it, with the next step a person can take.
+
+A spent budget: the ledger finds a table's budget by its rows, so the library's message says it
+is custodian-only (``errors.LEDGER_REFUSAL``) and the page shows it in a custodian panel. A total
+given on the plan page that this release alone exceeds registered nothing: give it again, larger.
+A registered budget is raised on the ledger's record (a line of its budget history) from the
+command line: the app has no form for that decision, so the page names the command.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from crowdsafe.errors import BudgetExceeded, CrowdsafeError, SampleReuseError
+
+
+def publish_refusal(error: CrowdsafeError, budget: Callable[[], Mapping[str, Any] | None], ledger: Path) -> str:
+    """``error``'s message, with the next step when it refuses a spent budget. ``budget``: the
+    table's budget in the ledger (``Workspace.ledger_view``), None when it has none; ``ledger``:
+    the ledger's path. The stuck case (a budget with δ = 0) keeps its own advice, in the command
+    line's words instead of ``change_budget(...)``."""
+    from crowdsafe.cli.flags import cli_message
+
+    spent = isinstance(error, BudgetExceeded) and not isinstance(error, SampleReuseError)
+    if not spent or "has spent" not in str(error):
+        return str(error)
+    try:
+        registered = budget()
+    except CrowdsafeError:
+        registered = None
+    if registered is None:
+        return str(error) + (". Give a total budget of at least this release's cost under \u201cTotal budget of this "
+                             "dataset\u201d on the plan page, or leave it empty to register that cost")
+    if "allow_raise" in error.parameters:
+        return cli_message(error)
+    return str(error) + (
+        ". To spend more on this table, raise its total budget on the record from a terminal: `crowdsafe ledger budget "
+        f"{shlex.quote(str(registered['name']))} --epsilon E --delta D --raise --ledger {shlex.quote(str(ledger))}` "
+        "(E, D: the new total), then publish again from the plan page")
