@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from app_helpers import form_token
 from test_app_routes import german_roles, open_german, publish, roles_form
 
 
@@ -177,3 +178,20 @@ def test_the_note_on_columns_not_published_uses_the_apps_word_for_their_role(app
     note = re.search(r"<li>not published: ([^<]*)</li>", page)
     assert note, "the release page has no note on the columns it does not publish"
     assert "'other' in the app" in note.group(1).replace("&#39;", "'")
+
+
+def test_a_schema_without_quasi_identifiers_says_where_to_make_one(app_client):
+    """The library's "name them with qi=[...]" is a Python caller's step; the app's user makes a
+    column a quasi-identifier on the schema page (the plan and publish said qi=[...], found by the
+    app tour)."""
+    client, workspace = app_client
+    assert client.post("/open/bundled", data={"csrf": "test-csrf", "name": "adult"}).status_code == 303
+    _, review = workspace.require()
+    form = {"csrf": "test-csrf", "action": "continue"}
+    form.update({f"role-{i}": "insensitive" for i, _ in enumerate(review.draft.attributes)})
+    assert client.post("/schema", data=form).status_code == 303
+    preview = client.get("/plan/preview?epsilon=1&delta=1e-6").text
+    refused = client.post("/publish", data={"csrf": "test-csrf", "form": form_token(client), "epsilon": "1",
+                                            "delta": "1e-6"}).text
+    for page in (preview, refused):
+        assert "make at least one column a quasi-identifier on the schema page" in page and "qi=[" not in page

@@ -37,6 +37,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from crowdsafe.app.forms import AlreadyStarted
+from crowdsafe.app.refusals import in_app_words
 from crowdsafe.app.security import REPORT_POLICY, Checks, Guard, Secrets
 from crowdsafe.app.workspace import BUNDLED, ROLES, ReleaseRecord, Workspace
 from crowdsafe.errors import CrowdsafeError, ParameterError
@@ -81,8 +82,9 @@ class Pages:
 
     def as_named(self, message: object) -> str:
         """``message`` with each upload's private copy named by the file's name as uploaded (its
-        label) and the private folder as such: what a page may say of the user's files."""
-        text = str(message)
+        label) and the private folder as such: what a page may say of the user's files; a Python
+        form the library names, in the app's words (:func:`crowdsafe.app.refusals.in_app_words`)."""
+        text = in_app_words(str(message))
         for folder in dict.fromkeys((str(self.ws.workdir.resolve()), str(self.ws.workdir))):
             text = re.sub(re.escape(folder) + r"/uploads/\d+/", "", text)
             text = text.replace(folder, "the app's private folder")

@@ -1,4 +1,7 @@
-"""A publish's refusal as the app's release page says it, with the next step a person can take.
+"""A refusal as the app's pages say it, with the next step a person can take there.
+
+A library message names what to change as a Python caller writes it (``qi=[...]``); the app says
+where its user changes it (:data:`APP_WORDS`, applied to every message a page shows).
 
 A spent budget: the ledger finds a table's budget by its rows, so the library's message says it
 is custodian-only (``errors.LEDGER_REFUSAL``) and the page shows it in a custodian panel. A total
@@ -15,6 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from crowdsafe.errors import BudgetExceeded, CrowdsafeError, SampleReuseError
+
+#: Python forms in library messages, and what the app's user does instead.
+APP_WORDS = (("name them with qi=[...]", "make at least one column a quasi-identifier on the schema page"),)
+
+
+def in_app_words(message: str) -> str:
+    """``message`` with the Python forms of :data:`APP_WORDS` in the app's words."""
+    for python, app in APP_WORDS:
+        message = message.replace(python, app)
+    return message
 
 
 def publish_refusal(error: CrowdsafeError, budget: Callable[[], Mapping[str, Any] | None], ledger: Path) -> str:
