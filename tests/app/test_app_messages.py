@@ -61,6 +61,16 @@ def test_an_upload_that_is_not_a_table_is_named_as_the_user_named_it(app_client)
     assert str(workspace.workdir) not in answer.text and "uploads/" not in answer.text
 
 
+def test_an_empty_upload_is_named_as_empty(app_client):
+    """A chosen file of 0 bytes is said to be empty, by its name; it was told to "choose a file to
+    upload", as if none had been chosen (found by the app tour)."""
+    client, _ = app_client
+    answer = client.post("/open/upload?csrf=test-csrf", files={"file": ("leer.csv", b"", "text/csv")})
+    assert answer.status_code == 400 and "leer.csv is empty (0 bytes)" in answer.text
+    none = client.post("/open/upload?csrf=test-csrf", files={"other": ("x.txt", b"x", "text/plain")})
+    assert none.status_code == 400 and "choose a file to upload" in none.text
+
+
 @pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_unknown_addresses_and_methods_get_the_apps_own_page(app_client, tmp_path):
     client, workspace = app_client

@@ -126,7 +126,10 @@ async def receive_upload(request: Any, folder: Path, limit: int) -> tuple[Path, 
         raise
     files = [p for p in parts if p.path is not None and p.field_name == "file"]
     fields = {p.field_name: bytes(p.value).decode("utf-8", "replace") for p in parts if p.path is None}
-    if not files or not files[0].file_name or files[0].path is None or files[0].path.stat().st_size == 0:
+    if not files or not files[0].file_name or files[0].path is None:
         shutil.rmtree(folder, ignore_errors=True)
-        raise ParameterError("choose a file to upload (the form held none, or an empty one)")
+        raise ParameterError("choose a file to upload: the form held none")
+    if files[0].path.stat().st_size == 0:  # chosen, but empty (it was told "choose a file", as if none were)
+        shutil.rmtree(folder, ignore_errors=True)
+        raise ParameterError(f"{files[0].file_name} is empty (0 bytes): choose the file that holds the table")
     return files[0].path, files[0].file_name, fields
