@@ -43,7 +43,8 @@ def test_a_bundled_table_is_reviewed_and_released_with_its_own_hierarchies(app_c
 def test_a_declared_type_is_not_said_to_be_read_from_the_values(app_client):
     """Adult declares education and income ordinal; the draft reads them as text. The review shows
     the declared type without the draft's note that the values chose another ("education ordinal"
-    above "categorical: its values were read as text ... (from the data)", found by the app tour)."""
+    above "categorical: its values were read as text ... (from the data)", found by the app tour),
+    nor advice to make income sensitive when it is."""
     client, workspace = app_client
     assert client.post("/open/bundled", data={"csrf": "test-csrf", "name": "adult"}).status_code == 303
     declared = bundled_source("adult").schema
@@ -53,3 +54,7 @@ def test_a_declared_type_is_not_said_to_be_read_from_the_values(app_client):
         card = page[page.index(f'data-column="{column}"'):]
         card = card[:card.index("</article>")]
         assert '<span class="type">ordinal</span>' in card and "from the data" not in card, column
+    # income is sensitive already (declared): no advice to make it so
+    income = page[page.index('data-column="income"'):]
+    income = income[:income.index("</article>")]
+    assert '<option value="sensitive" selected>' in income and "Make it sensitive" not in income
