@@ -196,3 +196,14 @@ def quantity(count: int, noun: str, plural: str | None = None) -> str:
     this one function, so that none says "the table has 1 rows"."""
     many = plural if plural is not None else f"{noun}s"
     return f"{count:,} {noun if count == 1 else many}"
+
+
+def large_count(count: int) -> str:
+    """A count as a person reads it: with thousands separators up to 30 digits (``36,864``, 2^64),
+    past that its first two digits, cut, and its power of ten (``at least 2.3 × 10^1228``: a
+    lattice of 3,000 columns counts its candidates in a number of 1,229 digits, which a message
+    printed whole)."""
+    digits = str(abs(int(count)))
+    if len(digits) <= 30:
+        return f"{int(count):,}"
+    return f"at least {digits[0]}.{digits[1]} × 10^{len(digits) - 1}"

@@ -84,6 +84,16 @@ def test_the_planner_refuses_one_past_the_limit():
     assert plan_publication(PlanRequest(1.0, 1e-6, scheme="fine", candidates=2 ** 64)).scheme == "fine"
 
 
+def test_a_lattice_of_thousands_of_columns_is_counted_in_a_readable_number():
+    """3,000 two-level columns: 2^3000 candidates, said by their power of ten (the message printed
+    all 904 digits, with separators, found by the app tour on a 3,000-column upload)."""
+    with pytest.raises(ParameterError) as refused:
+        plan_publication(PlanRequest(1.0, 1e-6, candidates=2 ** 3000))
+    message = str(refused.value)
+    assert "among at least 1.2 × 10^903 candidate schemes" in message and len(message) < 500
+    assert 2 ** 3000 >= 12 * 10 ** 902  # the premise: what it states holds
+
+
 def test_the_chooser_refuses_a_lattice_too_large_before_drawing(tmp_path):
     dataset, columns, _ = prepare_dataset(load(_wide_csv(tmp_path / "wide.csv", 23, rows=20)), None)
     randomness = Randomness(seed=1)

@@ -43,7 +43,7 @@ from crowdsafe.defaults import (
     MAX_CANDIDATES,
 )
 from crowdsafe.errors import ParameterError
-from crowdsafe.number_text import rounded_up
+from crowdsafe.number_text import large_count, rounded_up
 from crowdsafe.privacy import compose_homogeneous
 from crowdsafe.privacy.amplification import largest_rate_for_epsilon
 from crowdsafe.privacy.planning import MAX_K, check_rate_above_delta, check_sampled_epsilon, least_k
@@ -213,7 +213,7 @@ def check_candidates(candidates: int) -> None:
     before anything is read or charged."""
     if int(candidates) > MAX_CANDIDATES:
         raise ParameterError(
-            f"the exponential mechanism would choose among {int(candidates):,} candidate schemes, more than the "
+            f"the exponential mechanism would choose among {large_count(candidates)} candidate schemes, more than the "
             f"{MAX_CANDIDATES:,} its exact search holds in memory; make fewer columns quasi-identifiers (declare "
             "the others' roles in a schema), publish fewer columns with the columns parameter, give shorter "
             "hierarchies, or fix the scheme with the scheme parameter (nothing was charged)",
