@@ -205,3 +205,18 @@ def test_a_schema_without_quasi_identifiers_says_where_to_make_one(app_client):
                                             "delta": "1e-6"}).text
     for page in (preview, refused):
         assert "make at least one column a quasi-identifier on the schema page" in page and "qi=[" not in page
+
+
+def test_a_lattice_too_large_says_what_to_do_on_the_schema_page(app_client, tmp_path):
+    """Thirty columns of four values, all quasi-identifiers by the draft: too many candidate schemes.
+    The refusal names the schema page, not the columns and scheme parameters a Python caller gives."""
+    table = tmp_path / "wide.csv"
+    rows = ["\t".join(f"c{j}" for j in range(30))] + ["\t".join("abcd"[(i + j) % 4] for j in range(30))
+                                                     for i in range(40)]
+    table.write_text("\n".join(rows).replace("\t", ",") + "\n")
+    client, _ = app_client
+    assert client.post("/open/path", data={"csrf": "test-csrf", "path": str(table)}).status_code == 303
+    preview = client.get("/plan/preview?epsilon=1&delta=1e-6").text
+    assert "candidate schemes" in preview and "make fewer columns quasi-identifiers on the schema page" in preview
+    assert "parameter" not in preview
+

@@ -20,7 +20,13 @@ from typing import Any
 from crowdsafe.errors import BudgetExceeded, CrowdsafeError, SampleReuseError
 
 #: Python forms in library messages, and what the app's user does instead.
-APP_WORDS = (("name them with qi=[...]", "make at least one column a quasi-identifier on the schema page"),)
+APP_WORDS = (
+    ("name them with qi=[...]", "make at least one column a quasi-identifier on the schema page"),
+    # (anonymize.plan.check_candidates: the app has no columns, scheme or hierarchy to give)
+    ("make fewer columns quasi-identifiers (declare the others' roles in a schema), publish fewer columns with the "
+     "columns parameter, give shorter hierarchies, or fix the scheme with the scheme parameter",
+     "make fewer columns quasi-identifiers on the schema page (the others \u201cother\u201d: not published)"),
+)
 
 
 def in_app_words(message: str) -> str:
