@@ -63,18 +63,18 @@ def render_plan(plan: dict[str, Any], print_: Any) -> None:
     print_(f"  sampling      beta = {rounded_down(plan['beta'], 4)} (each row kept independently with this probability)")
     if plan.get("beta_rule") not in (None, "given"):
         print_(f"                chosen as {plan['beta_rule']}")
-    selection = (f"epsilon1 = {plan['epsilon1']:.4g} for the exponential mechanism over the lattice, scored on "
+    selection = (f"epsilon1 = {rounded_up(plan['epsilon1'], 4)} for the exponential mechanism over the lattice, scored on "
                  "the sample" if plan["scheme"] is None else f"fixed scheme '{plan['scheme']}' (strongly safe, epsilon1 = 0)")
     if plan["scheme"] is None and plan.get("count_share"):
         counted = plan["count_share"] * plan["epsilon1"]
-        selection = (f"epsilon1 = {plan['epsilon1']:.4g} for the selection: about {counted:.4g} for a noisy count "
+        selection = (f"epsilon1 = {rounded_up(plan['epsilon1'], 4)} for the selection: about {counted:.4g} for a noisy count "
                      f"of the sample, the rest for the exponential mechanism over the lattice, scored on the sample")
     if plan["scheme"] is None and plan.get("selection_source") == "table":
-        selection = (f"epsilon1 = {plan['epsilon1']:.4g} for the exponential mechanism over the lattice, "
+        selection = (f"epsilon1 = {rounded_up(plan['epsilon1'], 4)} for the exponential mechanism over the lattice, "
                      "scored on the whole table")
     print_(f"  recoding      {selection}")
     rule = "k given: d(k, beta, " if plan.get("k_rule") == "given" else "smallest k with d(k, beta, "
-    print_(f"  k             {plan['k']} ({rule}{plan['epsilon_anon']:.4g}) = "
+    print_(f"  k             {plan['k']} ({rule}{rounded_up(plan['epsilon_anon'], 4)}) = "
            f"{rounded_up(plan['delta'], 3)} <= {plan['delta_target']:g})")
     if plan.get("scheme") is None and plan.get("objective"):
         target = f" of '{plan['target']}'" if plan.get("target") else ""
