@@ -11,6 +11,7 @@ import time
 from app_helpers import form_token
 
 from crowdsafe.app.pages import _percent_up
+from crowdsafe.privacy.ledger import Ledger
 from crowdsafe.report.build import read_certificate
 from crowdsafe.report.content import plan_rows
 
@@ -41,6 +42,9 @@ def test_the_plan_release_and_attack_pages_round_on_the_safe_side(app_client):
         beta = _shown(page, "β (sampling rate)")
         assert float(epsilon1) >= plan.epsilon1 and float(beta) <= plan.beta, (epsilon1, beta)
         assert epsilon1 == report["ε1 (spent choosing the scheme)"] and beta == report["β (sampling rate)"]
+    # the ledger's entry, shown in the plan page's ledger panel, names β the same way (it read 0.2995)
+    with Ledger(workspace.ledger_path()) as ledger:
+        assert f"(beta = {beta})" in ledger.entries()[-1].description
 
     assert client.post("/release/1/attack", data={"csrf": "test-csrf", "sensitive": "income"}).status_code == 303
     bound = record.attack["posterior_bound"]

@@ -43,7 +43,7 @@ from crowdsafe.data import Dataset
 from crowdsafe.errors import LEDGER_REFUSAL, ParameterError, SampleReuseError
 from crowdsafe.files import literal_path
 from crowdsafe.mechanisms.contribution import refuse_person_rows
-from crowdsafe.number_text import rounded_up
+from crowdsafe.number_text import rounded_down, rounded_up
 from crowdsafe.output_guard import is_local
 from crowdsafe.privacy import Certificate, compose_certificates
 from crowdsafe.privacy.ledger import Ledger, LedgerSpec, ledger_for
@@ -314,8 +314,8 @@ def ledger_request(
     kind = "strongly safe" if strongly_safe else "epsilon1-safe"
     charge_request: dict[str, Any] = dict(
         epsilon=publish_plan.epsilon, delta=publish_plan.delta, kind="dps-release",
-        description=f"publish {label}: {publish_plan.releases} x sampling (beta = {publish_plan.beta:.4g}) + "
-        f"{kind} k-anonymization (k = {publish_plan.k})",
+        description=f"publish {label}: {publish_plan.releases} x sampling (beta = "
+        f"{rounded_down(publish_plan.beta, 4)}) + {kind} k-anonymization (k = {publish_plan.k})",  # beta as printed
         mechanism="sampling + safe k-anonymization (Li, Qardaji, Su 2012)",
         repetitions=publish_plan.releases, delta_slack=0.0, sample_rate=publish_plan.beta,
         seeded=randomness.seeded, details={"plan": publish_plan.as_dict()}, register=register,
