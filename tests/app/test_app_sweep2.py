@@ -145,6 +145,9 @@ def test_the_app_says_how_to_confirm_a_choice_and_a_single_release_in_the_singul
     release = client.get("/release/1").text
     why = release.split("Why not fit")[1].split("</ul>")[0]
     assert "read from the data" in why and "on the schema page" in why and "from_data line" not in why
+    # a type's box says "I have checked it is the type ...", not "... it is public" (the hint named only that one)
+    assert "type integer read from the data" in why and "I have checked it is public" not in why
+    assert "tick its box \u201cI have checked \u2026\u201d" in why
     from crowdsafe.report.build import read_certificate
 
     certificate = read_certificate(workspace.release(1).table)  # the file keeps the command line's words

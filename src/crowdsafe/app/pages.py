@@ -494,7 +494,8 @@ def _in_app(reason: str) -> str:
     page (the schema file is the app's private copy; the certificate keeps the command line's words)."""
     from crowdsafe.privacy.certificate import REVIEW_HINT
 
-    return reason.replace(REVIEW_HINT, "(check it is public, then tick \u201cI have checked it is public\u201d for it "
+    # each marker's box starts "I have checked": a type's goes on "it is the type the column may hold"
+    return reason.replace(REVIEW_HINT, "(check it is public, then tick its box \u201cI have checked \u2026\u201d "
                                        "on the schema page and publish again)")
 
 
