@@ -220,3 +220,17 @@ def test_a_lattice_too_large_says_what_to_do_on_the_schema_page(app_client, tmp_
     assert "candidate schemes" in preview and "make fewer columns quasi-identifiers on the schema page" in preview
     assert "parameter" not in preview
 
+
+def test_a_ledger_the_app_cannot_use_says_how_to_start_it_with_another(app_client):
+    """A ledger file that is not a database: the plan page's ledger panel and a publish say to start
+    the app with --ledger, not "ledger=PATH", a Python caller's argument (found by the app tour)."""
+    client, workspace = app_client
+    workspace.ledger_path().write_bytes(b"not a database " * 100)
+    assert client.post("/open/bundled", data={"csrf": "test-csrf", "name": "adult"}).status_code == 303
+    panel = client.get("/plan/ledger").text
+    refused = client.post("/publish", data={"csrf": "test-csrf", "form": form_token(client), "epsilon": "1",
+                                            "delta": "1e-6"}).text
+    for page in (panel, refused):
+        assert "not a usable crowdsafe ledger" in page and "start it again with --ledger PATH" in page
+        assert "ledger=PATH" not in page
+

@@ -26,6 +26,8 @@ APP_WORDS = (
     ("make fewer columns quasi-identifiers (declare the others' roles in a schema), publish fewer columns with the "
      "columns parameter, give shorter hierarchies, or fix the scheme with the scheme parameter",
      "make fewer columns quasi-identifiers on the schema page (the others \u201cother\u201d: not published)"),
+    # (privacy.ledger_mark and the ledger's other refusals of a file it cannot use)
+    ("(ledger=PATH or CROWDSAFE_LEDGER)", "(stop the app and start it again with --ledger PATH)"),
 )
 
 
