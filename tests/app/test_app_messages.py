@@ -234,3 +234,21 @@ def test_a_ledger_the_app_cannot_use_says_how_to_start_it_with_another(app_clien
         assert "not a usable crowdsafe ledger" in page and "start it again with --ledger PATH" in page
         assert "ledger=PATH" not in page
 
+
+def test_plan_form_refusals_name_what_the_form_offers(app_client):
+    """ε1 = 0 is refused with the form's own way out (leave ε1 empty), not "a fixed scheme with the
+    scheme parameter", which the app does not offer; a total δ of 0 is refused on the plan page,
+    before the ledger refuses the release with advice to raise a budget it never registered
+    (found by the app tour)."""
+    client, workspace = app_client
+    assert client.post("/open/bundled", data={"csrf": "test-csrf", "name": "adult"}).status_code == 303
+    for extra, said in (({"epsilon1": "0"}, "leave \u03b51 empty"), ({"budget_epsilon": "10", "budget_delta": "0"},
+                                                                 "a total \u03b4 of 0 admits no release")):
+        query = "&".join(f"{k}={v}" for k, v in {"epsilon": "1", "delta": "1e-6", **extra}.items())
+        preview = client.get(f"/plan/preview?{query}").text
+        refused = client.post("/publish", data={"csrf": "test-csrf", "form": form_token(client), "epsilon": "1",
+                                                "delta": "1e-6", **extra})
+        assert refused.status_code == 400 and said in refused.text and said in preview
+        assert "parameter" not in refused.text and "change_budget" not in refused.text
+    assert workspace.releases == {}
+

@@ -473,6 +473,9 @@ def plan_request(values: dict[str, str]) -> dict[str, Any]:
         if not all(given):
             raise ParameterError("give the dataset's total budget as both ε and δ, or neither")
         request["budget"] = (parse_number(given[0], "budget ε"), parse_number(given[1], "budget δ"))
+        if request["budget"][1] == 0:  # the ledger would refuse the release, advising to raise a budget never set
+            raise ParameterError("a total δ of 0 admits no release (every release costs some δ > 0): give a total "
+                                 "δ such as 1e-5")
     return request
 
 

@@ -26,6 +26,9 @@ APP_WORDS = (
     ("make fewer columns quasi-identifiers (declare the others' roles in a schema), publish fewer columns with the "
      "columns parameter, give shorter hierarchies, or fix the scheme with the scheme parameter",
      "make fewer columns quasi-identifiers on the schema page (the others \u201cother\u201d: not published)"),
+    # (anonymize.plan: the app chooses the scheme by the mechanism; it offers no fixed one)
+    ("give a fixed scheme with the scheme parameter for a strongly safe release",
+     "leave \u03b51 empty for the planner's share of \u03b5"),
     # (privacy.ledger_mark and the ledger's other refusals of a file it cannot use)
     ("(ledger=PATH or CROWDSAFE_LEDGER)", "(stop the app and start it again with --ledger PATH)"),
 )
