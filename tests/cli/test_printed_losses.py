@@ -310,3 +310,44 @@ def test_calc_solve_states_the_least_epsilon_rounded_up(capsys):
         shown = float(epsilon_text)
         assert lqs_delta(20, 0.1, shown) <= 1e-6 <= lqs_delta(20, 0.1, shown - 2e-6)  # the least, to 6 digits
         assert lqs_delta(20, 0.1, shown) <= float(delta_text) <= 1e-6
+
+
+def test_publish_plan_states_epsilon1_and_the_anonymization_epsilon_rounded_up(capsys):
+    """The default plan on Adult spends ε1 = 0.41571455... on the choice: the plan printed
+    ``epsilon1 = 0.4157`` (below it) while the report stated 0.4158 (an officer's sweep, 2026-11-30)."""
+    args = ["publish", "adult", "--epsilon", "1", "--delta", "1e-6", "--plan-only", "--no-ledger"]
+    code, out, err = run_command(capsys, *args)
+    assert code == 0, err
+    code, as_json, err = run_command(capsys, *args, "--json")
+    assert code == 0, err
+    epsilon1 = float(re.search(rf'"epsilon1": {NUMBER}', as_json).group(1))
+    assert 0 < epsilon1 < 1
+    shown_epsilon1 = float(re.search(rf"epsilon1 = {NUMBER} for the", out).group(1))
+    shown_anon = float(re.search(rf"d\(k, beta, {NUMBER}\)", out).group(1))
+    assert epsilon1 <= shown_epsilon1 <= epsilon1 * (1 + 1e-3)
+    assert 1 - epsilon1 <= shown_anon <= (1 - epsilon1) * (1 + 1e-3)
+
+
+def test_the_plan_view_states_epsilon1_rounded_up():
+    from crowdsafe.api import plan_publish
+
+    epsilon1 = 0.41571455438798627  # the default plan's on Adult: nearest rounding reads 0.4157, below it
+    plan = plan_publish(1.0, delta=1e-6, epsilon1=epsilon1)
+    page = plan._repr_html_()
+    cell = re.search(rf"ε1 \(choosing the scheme\)</t[dh]>\s*<td[^>]*>{NUMBER}:", page)
+    anon = re.search(rf"ε − ε1 \(the anonymization\)</t[dh]>\s*<td[^>]*>{NUMBER}<", page)
+    assert cell and anon, page
+    assert epsilon1 <= float(cell.group(1)) <= epsilon1 * (1 + 1e-3)
+    assert 1 - epsilon1 <= float(anon.group(1)) <= (1 - epsilon1) * (1 + 1e-3)
+
+
+def test_the_ledger_states_the_sampling_rate_rounded_down(tmp_path):
+    """The rate a ledger entry names is the rate the command line prints (0.2994609... reads
+    0.2994, as the run's plan line; the entry said 0.2995, above the rate that ran)."""
+    ledger = tmp_path / "l.sqlite3"
+    publication = publish_small(tmp_path, small_table(), ledger=str(ledger), budget=(10.0, 1e-5))
+    beta = publication.plan.beta
+    with sqlite3.connect(ledger) as db:
+        description, = db.execute("SELECT description FROM entries").fetchone()
+    shown = float(re.search(rf"beta = {NUMBER}\)", description).group(1))
+    assert beta * (1 - 1e-3) <= shown <= beta, description
