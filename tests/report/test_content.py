@@ -181,7 +181,8 @@ def test_a_folder_of_parts_is_counted_part_by_part_with_the_same_content(tmp_pat
     from crowdsafe.csv_safety import escape_frame, format_note
     from crowdsafe.report.build import _counted_parts, read_release, release_content
 
-    frame = FRAME.with_columns(pl.when(pl.int_range(pl.len()) < 2).then(pl.lit("=1+1")).otherwise(pl.col("zip"))
+    # the first class (5 rows, k = 3) formula-escaped whole: a release has no class below k (build.certified_table)
+    frame = FRAME.with_columns(pl.when(pl.int_range(pl.len()) < 5).then(pl.lit("=1+1")).otherwise(pl.col("zip"))
                                .alias("zip"))
     certificate = {**DPS, "format_notes": [format_note("r.csv", escape_formulas=True)]} if suffix == ".csv" else DPS
     folder = tmp_path / f"r{suffix}"

@@ -118,6 +118,39 @@ def test_report_refuses_a_certificate_naming_columns_the_table_lacks(tmp_path, c
     assert main(["report", str(tmp_path / "a.csv")]) == 0  # its own certificate
 
 
+def _refused(capsys, table: Path, says: str) -> None:
+    assert main(["report", str(table)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and says in err, err
+    assert not report_path(table).exists()
+
+
+def test_report_refuses_a_table_its_certificate_cannot_certify(tmp_path, capsys):
+    """An officer's sweep (2026-11-30): a release with one row added (a class of 1 under k), the
+    release of another run with a smaller k, and the release with a raw column appended were each
+    reported "Fit for release" under the certificate beside them. Each is now refused."""
+    publication = publish_small(tmp_path / "p", small_table())
+    release = tmp_path / "p" / "out" / "r.csv"
+    k = publication.plan.k
+    rows = pl.read_csv(release, infer_schema=False)
+    assert main(["report", str(release)]) == 0  # the release as written: reported
+    capsys.readouterr()
+
+    def beside(name: str, frame: pl.DataFrame) -> Path:
+        frame.write_csv(tmp_path / f"{name}.csv")
+        shutil.copy(release.with_name("r.certificate.json"), tmp_path / f"{name}.certificate.json")
+        return tmp_path / f"{name}.csv"
+
+    added = rows.head(1).with_columns(pl.lit("[90, 100)").alias("age"))
+    _refused(capsys, beside("added", pl.concat([rows, added])), f"a class of 1 record, below its certificate's k = {k}")
+    other = publish_small(tmp_path / "q", small_table(), scheme="coarse", beta=0.05)
+    assert other.plan.k < k
+    other_rows = pl.read_csv(tmp_path / "q" / "out" / "r.csv", infer_schema=False)
+    _refused(capsys, beside("other", other_rows), f"below its certificate's k = {k}")
+    _refused(capsys, beside("raw", rows.with_columns(pl.lit("1").alias("fnlwgt"))),
+             "holds the column 'fnlwgt', which its certificate does not certify")
+
+
 def test_help_does_not_import_matplotlib():
     code = "import sys; from crowdsafe.cli import main; main(['--help']); print('matplotlib' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

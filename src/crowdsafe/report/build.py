@@ -160,16 +160,39 @@ def release_content(table_path: str | os.PathLike[str], before: Sequence[BeforeD
         known = certificate if certificate is not None else read_certificate(table_path)
         rows = class_rows(table_path, classes, known)
         if rows is not None:
-            return report_content(rows, known, Path(table_path).name, before, weighted=True)
+            return certified_table(report_content(rows, known, Path(table_path).name, before, weighted=True))
     frame, found = read_release(table_path)
     try:
         if Path(table_path).is_dir():  # a folder of parts: counted part by part
             counted = _counted_parts(Path(table_path), found)
             if counted is not None:
-                return report_content(counted, found, Path(table_path).name, before, weighted=True)
-        return report_content(frame, found, Path(table_path).name, before)
+                return certified_table(report_content(counted, found, Path(table_path).name, before, weighted=True))
+        return certified_table(report_content(frame, found, Path(table_path).name, before))
     except (OSError, pl.exceptions.PolarsError) as exc:
         raise InputError(f"cannot read the release {table_path}: {exc}") from exc
+
+
+def certified_table(content: ReportContent) -> ReportContent:
+    """``content``, once its table is seen to be one its certificate can certify; else an
+    :class:`InputError` naming what does not fit. A release written under a k (publish, anonymize)
+    has no class below k, and a certified one (guarantee dp or dps) publishes the certificate's
+    columns only: a table beside the certificate that breaks either was edited, or is another
+    table, and its report would state the certificate's guarantee for rows it does not cover (an
+    officer's sweep, 2026-11-30: a row added to a release with k = 34 was reported "fit for
+    release" with a smallest class of 1, a raw column appended as "1 other"). Another run's release
+    under the same plan passes (the two files alone cannot tell it)."""
+    title, k, sizes = content.title, content.k, content.class_sizes
+    listed = content.certificate.get("parameters", {}).get("quasi_identifiers") or ()
+    extra = [c for c in content.columns if c not in listed]
+    if listed and extra and content.certificate.get("guarantee") in ("dp", "dps"):
+        raise InputError(f"{title} holds the column '{extra[0]}', which its certificate does not certify: it is not "
+                         "the release the certificate was written with; put that release beside it")
+    if k is not None and sizes.size and int(sizes[0]) < k:
+        smallest = int(sizes[0])
+        raise InputError(f"{title} holds a class of {smallest:,} record{'' if smallest == 1 else 's'}, below its "
+                         f"certificate's k = {k:,}: it is not the release the certificate was written with (rows "
+                         "edited or added, or another table); put that release beside it")
+    return content
 
 
 def build_report(table_path: str | os.PathLike[str], before: Sequence[BeforeDistribution] = (),
