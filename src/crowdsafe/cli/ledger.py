@@ -3,6 +3,7 @@ has been spent."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -174,5 +175,27 @@ def register(app: typer.Typer) -> None:
             # the ledger's facts, custodian-only: the owner's alone, as the ledger file itself
             write_text_atomic(out, json_document(report, default=str, ensure_ascii=False), mode=PRIVATE)
         emit(report, as_json, lambda: render_report(report, Console()))
+
+    @ledger_app.command("verify")
+    def verify_command(
+        release: Annotated[Path, typer.Argument(help="The release table, with its certificate beside it.")],
+        ledger: LedgerOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Check that a release and its certificate are the files a run recorded in this ledger wrote.
+
+        The ledger records the SHA-256 of every table and certificate `crowdsafe publish` writes;
+        an edited table or certificate, or another run's table beside the certificate, is refused
+        (exit 2), naming the ledger entry.
+
+        Example: crowdsafe ledger verify release/adult.csv
+        """
+        from crowdsafe.drivers.verify import verify_release
+
+        found = verify_release(release, api.ledger_report(_spec(ledger)))
+        emit(found, as_json, lambda: Console().print(
+            f"{printable(found['release'])} and its certificate are the files {printable(found['matches'])} wrote "
+            f"(charged ε {rounded_up(found['epsilon'])}, δ {rounded_up(found['delta'], 3)}; SHA-256 of the table "
+            f"{found['table_sha256']})", soft_wrap=True))
 
     app.add_typer(ledger_app)

@@ -40,6 +40,7 @@ from crowdsafe.anonymize.publish import (
 from crowdsafe.anonymize.published import published_scheme
 from crowdsafe.csv_safety import format_note
 from crowdsafe.data import Dataset
+from crowdsafe.drivers.verify import written_digests
 from crowdsafe.errors import LEDGER_REFUSAL, ParameterError, SampleReuseError
 from crowdsafe.files import literal_path
 from crowdsafe.mechanisms.contribution import refuse_person_rows
@@ -259,7 +260,9 @@ def run_publication(
                 written["reports"], report_notes = write_reports(written["tables"], wrote)
                 notes.extend(report_notes)
         if charge is not None:
-            charge.record(written=ledger_paths(written.get("tables", [])),
+            # each file's SHA-256 and release id: `crowdsafe ledger verify` checks a release against them
+            files = written_digests(written, release_ids) if written else []
+            charge.record(written=ledger_paths(written.get("tables", [])), files=files,
                           rows_published=[r.rows_published for r in releases], **engine.ledger_tags)
     if ledger is None:
         notes.append("no ledger: nothing records that these samples are used, nor limits further releases; "

@@ -1,0 +1,97 @@
+"""``crowdsafe ledger verify RELEASE``: a release and its certificate checked against the ledger's
+record of the run that wrote them (an officer's sweep, 2026-11-30: nothing tied a certificate to
+its table or to its ledger entry, so an edited table, an edited certificate or another run's
+table beside the certificate read as the release)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+from crowdsafe.cli import main
+from report_tables import publish_small, small_table
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def verify(capsys, release: Path, ledger: Path, *extra: str) -> tuple[int, str, str]:
+    code = main(["ledger", "verify", str(release), "--ledger", str(ledger), *extra])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def refused(capsys, release: Path, ledger: Path, says: str) -> None:
+    code, out, err = verify(capsys, release, ledger)
+    assert code == 2 and not out, out
+    assert len(err.strip().splitlines()) == 1 and says in err, err
+
+
+def copied(release: Path, to: Path) -> Path:
+    to.mkdir(parents=True, exist_ok=True)
+    shutil.copy(release, to / release.name)
+    shutil.copy(release.with_name(release.stem + ".certificate.json"), to / (release.stem + ".certificate.json"))
+    return to / release.name
+
+
+def test_a_release_verifies_against_its_ledger_entry(tmp_path, capsys):
+    ledger = tmp_path / "ledger.sqlite3"
+    publish_small(tmp_path, small_table(), ledger=str(ledger), budget=(10.0, 1e-5))
+    release = tmp_path / "out" / "r.csv"
+    certificate = release.with_name("r.certificate.json")
+    code, out, err = verify(capsys, release, ledger)
+    assert code == 0, err
+    assert "ledger entry #1 of 'data.parquet'" in out and sha256(release) in out
+    code, out, err = verify(capsys, release, ledger, "--json")
+    found = json.loads(out)
+    assert (found["entry"], found["table_sha256"], found["certificate_sha256"]) == (
+        1, sha256(release), sha256(certificate))
+    assert found["release_id"] == json.loads(certificate.read_text())["sample"]["release_id"]
+    # the ledger records the written files' digests, never one of the input
+    with sqlite3.connect(ledger) as db:
+        outcome = json.loads(db.execute("SELECT outcome FROM entries WHERE id = 1").fetchone()[0])
+    recorded = {r["table_sha256"] for r in outcome["files"]} | {r["certificate_sha256"] for r in outcome["files"]}
+    assert recorded == {sha256(release), sha256(certificate)}
+    assert sha256(tmp_path / "data.parquet") not in json.dumps(outcome)
+    # the folder moved elsewhere (as an officer receives it) still verifies: the bytes are checked
+    assert verify(capsys, copied(release, tmp_path / "received"), ledger)[0] == 0
+
+
+def test_edited_files_and_another_runs_table_are_refused(tmp_path, capsys):
+    ledger = tmp_path / "ledger.sqlite3"
+    publish_small(tmp_path / "a", small_table(), ledger=str(ledger), budget=(10.0, 1e-5))
+    publish_small(tmp_path / "b", small_table(), ledger=str(ledger), seed=8)
+    first, second = tmp_path / "a" / "out" / "r.csv", tmp_path / "b" / "out" / "r.csv"
+    assert verify(capsys, first, ledger)[0] == 0 and verify(capsys, second, ledger)[0] == 0
+
+    edited = copied(first, tmp_path / "edited")
+    lines = edited.read_text(encoding="utf-8").splitlines(keepends=True)
+    edited.write_text("".join(lines[:1] + lines[2:] + lines[1:2]), encoding="utf-8")  # same rows, reordered
+    assert edited.read_bytes() != first.read_bytes()
+    refused(capsys, edited, ledger, "SHA-256 differs")
+
+    mixed = copied(first, tmp_path / "mixed")
+    shutil.copy(second, mixed)  # the other run's table beside the first run's certificate
+    refused(capsys, mixed, ledger, "is not the table ledger entry #1")
+
+    forged = copied(first, tmp_path / "forged")
+    certificate = forged.with_name("r.certificate.json")
+    certificate.write_text(certificate.read_text().replace('"epsilon": 1.0', '"epsilon": 0.5'), encoding="utf-8")
+    refused(capsys, forged, ledger, "not the certificate that run wrote: it was edited")
+
+
+def test_a_release_without_a_ledger_cannot_be_verified(tmp_path, capsys):
+    publish_small(tmp_path, small_table())  # no ledger
+    refused(capsys, tmp_path / "out" / "r.csv", tmp_path / "ledger.sqlite3", "no entry of the ledger")
+
+
+def test_each_of_several_releases_verifies(tmp_path, capsys):
+    ledger = tmp_path / "ledger.sqlite3"
+    publish_small(tmp_path, small_table(), ledger=str(ledger), budget=(10.0, 1e-5), releases=2, scheme="medium")
+    for number in (1, 2):
+        code, out, err = verify(capsys, tmp_path / "out" / f"r-{number}.csv", ledger)
+        assert code == 0 and "ledger entry #1" in out, err
