@@ -19,7 +19,7 @@ import pytest
 
 from report_tables import QI, publish_small, small_table
 
-FIXED_SECTIONS = ("guarantee", "plan", "sources")
+FIXED_SECTIONS = ("guarantee", "plan", "serves", "sources")
 HEX_RUN = re.compile(r"[0-9a-fA-F]{32,}")
 
 
@@ -92,6 +92,35 @@ def test_the_report_on_neighbouring_tables(removed, tmp_path):
                     f"the report shows the custodian-only {name} ({form})"
         for word in ("custodian_only", "fingerprint", "sample_rows", "input_rows", "suppression_rate"):
             assert word not in text
+
+
+def _rows(part: str) -> list[list[str]]:
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", part, re.DOTALL)]
+    return [row for row in cells if row]  # header rows (th) left out
+
+
+def test_the_fixed_parts_of_every_section_on_neighbouring_tables(tmp_path):
+    """An officer's sweep (2026-11-30): the boundary test above compared whole sections, so the
+    sections that mix DP outputs with fixed text were not compared at all. With a fixed scheme
+    (strongly safe: the scheme is fixed, not chosen) on D and D minus one row, same seed: the
+    header differs only in the record count (counted on the release), the "what was generalized"
+    table only in the values published and their shares (each attribute's level and what it does
+    are the scheme's), the risk table's guarantee row not at all, and the page's end is the same."""
+    table = small_table()
+    pages = []
+    for name, frame in (("D", table), ("D-1", pl.concat([table.head(5), table.slice(6)]))):
+        publish_small(tmp_path / name, frame, ledger=str(tmp_path / name / "ledger.sqlite3"), budget=(10.0, 1e-5),
+                      scheme="medium")
+        pages.append((tmp_path / name / "out" / "r.report.html").read_text(encoding="utf-8"))
+    heads = [re.sub(r"<p class=\"note\">[\d,]+ records, ", "", p.split("<section")[0]) for p in pages]
+    assert heads[0] == heads[1] and "records" not in heads[0].split("<header>")[-1]
+    generalized = [_rows(section(p, "generalized")) for p in pages]
+    assert [r[:3] for r in generalized[0]] == [r[:3] for r in generalized[1]] and generalized[0]
+    risk = [[r for r in _rows(section(p, "risk")) if r[0] == "differential privacy"] for p in pages]
+    assert risk[0] == risk[1] and len(risk[0]) == 1
+    assert pages[0][pages[0].rindex("</section>"):] == pages[1][pages[1].rindex("</section>"):]
+    for name in FIXED_SECTIONS:
+        assert section(pages[0], name) == section(pages[1], name), f"the {name} section depends on the data"
 
 
 def test_before_distributions_are_dp_answers_charged_to_the_ledger(tmp_path):
