@@ -151,6 +151,21 @@ def test_report_refuses_a_table_its_certificate_cannot_certify(tmp_path, capsys)
              "holds the column 'fnlwgt', which its certificate does not certify")
 
 
+def test_a_classic_report_names_the_columns_it_publishes_as_they_are(tmp_path, published):
+    """An officer's sweep (2026-11-30): a lattice release of Adult showed education as * in every
+    row under "What was generalized", and nowhere said that education-num, which restates it, was
+    published exactly; the report now names every column outside the quasi-identifiers."""
+    frame = small_table(600).with_columns(pl.int_range(pl.len()).alias("row_number"),
+                                          pl.lit("x").alias("note"))
+    api.anonymize(frame, algorithm="lattice", k=5, qi=["age", "sex"], out=tmp_path / "a.csv")
+    page = report_path(tmp_path / "a.csv").read_text(encoding="utf-8")
+    generalized = page.split('<section id="generalized">')[1].split("</section>")[0]
+    others = [c for c in frame.columns if c not in ("age", "sex")]
+    assert f"<strong>Published as they are</strong> (not generalized, and outside the classes that k counts): " \
+           f"{', '.join(others)}." in generalized
+    assert "Published as they are" not in report_path(published).read_text(encoding="utf-8")  # a certified release
+
+
 def test_help_does_not_import_matplotlib():
     code = "import sys; from crowdsafe.cli import main; main(['--help']); print('matplotlib' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

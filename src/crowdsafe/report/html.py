@@ -106,7 +106,20 @@ def _generalized(content: ReportContent) -> str:
                if any(view.has_missing for view in content.attributes) else "")
     return ('<section id="generalized"><h2>What was generalized and suppressed</h2>'
             f"{_table(GENERALIZED_HEADER, rows, (1, 3, 5))}{missing}"
-            f"<p>{escape(suppressed)}</p></section>")
+            f"<p>{escape(suppressed)}</p>{_as_they_are(content)}</section>")
+
+
+def _as_they_are(content: ReportContent) -> str:
+    """The columns a release publishes outside its quasi-identifiers (a classic release keeps
+    them; a certified one has none), named: the table above lists the generalized ones only, and
+    read alone it let a reader take a column shown as * for hidden when another column published
+    as it is restates it (a lattice release of Adult: education all *, education-num exact)."""
+    others = [c for c in content.columns if c not in content.quasi_identifiers]
+    if not others:
+        return ""
+    return (f"<p><strong>Published as they are</strong> (not generalized, and outside the classes that k counts): "
+            f"{escape(', '.join(others))}. A value of these columns can set a record apart, or restate what a "
+            "generalized column hides.</p>")
 
 
 def _class_sizes(content: ReportContent) -> str:
