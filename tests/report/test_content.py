@@ -43,6 +43,9 @@ DPS = {
     "accounting": {"ledger": True}, "unfit_reasons": [], "fit_for_release": True,
     "sample": {"rate": 0.37, "release_id": "ab" * 16}, "crowdsafe_version": "0.1.0",
 }
+#: DPS as a file holds it: a certificate read from a file states a delta of at least d(k, beta, epsilon -
+#: epsilon1) of its own parameters (here d(3, 0.37, 0.81) = 0.146...), or the report refuses it (build.check_stated)
+FILED = {**DPS, "delta": 0.15}
 CLASSIC = {
     "format": "crowdsafe-certificate", "guarantee": "none", "epsilon": None, "delta": None, "theorem": None,
     "reason": "data-dependent recoding (Mondrian)", "assumptions": [], "mechanisms": [],
@@ -158,18 +161,18 @@ def test_a_scanned_release_gives_the_same_content_as_its_rows_in_memory(tmp_path
 
     path = tmp_path / "r.csv"
     FRAME.write_csv(path)
-    (tmp_path / "r.certificate.json").write_text(json.dumps(DPS))
+    (tmp_path / "r.certificate.json").write_text(json.dumps(FILED))
     scanned, certificate = read_release(path)
     assert isinstance(scanned, pl.LazyFrame)
-    in_memory = render_html(report_content(FRAME, DPS, "r.csv"))
+    in_memory = render_html(report_content(FRAME, FILED, "r.csv"))
     assert render_html(report_content(scanned, certificate, "r.csv")) == in_memory
     folder = tmp_path / "parts.csv"
     folder.mkdir()
     FRAME.head(5).write_csv(folder / "part-0.csv")
     FRAME.slice(5).write_csv(folder / "part-1.csv")
-    (tmp_path / "parts.certificate.json").write_text(json.dumps(DPS))
+    (tmp_path / "parts.certificate.json").write_text(json.dumps(FILED))
     parts, _ = read_release(folder)
-    assert render_html(report_content(parts, DPS, "r.csv")) == in_memory
+    assert render_html(report_content(parts, FILED, "r.csv")) == in_memory
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
@@ -184,7 +187,7 @@ def test_a_folder_of_parts_is_counted_part_by_part_with_the_same_content(tmp_pat
     # the first class (5 rows, k = 3) formula-escaped whole: a release has no class below k (build.certified_table)
     frame = FRAME.with_columns(pl.when(pl.int_range(pl.len()) < 5).then(pl.lit("=1+1")).otherwise(pl.col("zip"))
                                .alias("zip"))
-    certificate = {**DPS, "format_notes": [format_note("r.csv", escape_formulas=True)]} if suffix == ".csv" else DPS
+    certificate = {**FILED, "format_notes": [format_note("r.csv", escape_formulas=True)]} if suffix == ".csv" else FILED
     folder = tmp_path / f"r{suffix}"
     folder.mkdir()
     for i, part in enumerate((frame.head(5), frame.slice(5, 4), frame.slice(9), frame.head(0))):

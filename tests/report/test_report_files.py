@@ -151,6 +151,27 @@ def test_report_refuses_a_table_its_certificate_cannot_certify(tmp_path, capsys)
              "holds the column 'fnlwgt', which its certificate does not certify")
 
 
+def test_report_refuses_a_certificate_whose_verdict_or_delta_does_not_follow_from_it(tmp_path, capsys, published):
+    """An officer's sweep (2026-11-30): the report showed the certificate's verdict and delta as
+    written, so a seeded release's certificate edited to say fit_for_release read "Fit for
+    release", and a delta lowered a thousandfold was stated. Both are refused now; a delta stated
+    above the theorem's (a weaker claim) is not."""
+    import json
+
+    certificate = json.loads(published.with_name("r.certificate.json").read_text(encoding="utf-8"))
+    assert certificate["seeded"] and not certificate["fit_for_release"]
+
+    def edited(name: str, **fields) -> Path:
+        shutil.copy(published, tmp_path / f"{name}.csv")
+        (tmp_path / f"{name}.certificate.json").write_text(json.dumps({**certificate, **fields}), encoding="utf-8")
+        return tmp_path / f"{name}.csv"
+
+    _refused(capsys, edited("fit", fit_for_release=True, unfit_reasons=[]), "it was edited")
+    _refused(capsys, edited("unseeded", seeded=False), "it was edited")
+    _refused(capsys, edited("delta", delta=certificate["delta"] / 1000), "below d(k, beta, epsilon - epsilon1)")
+    assert main(["report", str(edited("weaker", delta=certificate["delta"] * 2))]) == 0
+
+
 def test_a_classic_report_names_the_columns_it_publishes_as_they_are(tmp_path, published):
     """An officer's sweep (2026-11-30): a lattice release of Adult showed education as * in every
     row under "What was generalized", and nowhere said that education-num, which restates it, was

@@ -117,7 +117,7 @@ def read_certificate(table_path: str | os.PathLike[str],
     if not isinstance(found, dict) or found.get("format") != "crowdsafe-certificate":
         raise InputError(f"{beside} is not a crowdsafe certificate")
     try:  # checked as every reader of a certificate checks it; the report shows the JSON as written
-        Certificate.from_dict(found)
+        check_stated(found, Certificate.from_dict(found))
         check_shown_fields(found)
     except (InputError, ParameterError) as exc:
         raise InputError(f"the certificate {beside} is not valid: {exc}") from None
@@ -126,6 +126,41 @@ def read_certificate(table_path: str | os.PathLike[str],
         raise InputError(f"{beside} is the composed certificate of {count} release{'s' if count != 1 else ''} "
                          f"(publish --releases), not the certificate of {path}: it certifies no single table")
     return found
+
+
+def check_stated(found: dict[str, Any], certificate: Any) -> None:
+    """Refuse (:class:`InputError`) a certificate whose stated verdict or δ does not follow from
+    its own fields: the report shows the JSON's ``fit_for_release``, ``unfit_reasons``,
+    ``seeded`` and ``delta``, and until 2026-11-30 it showed them as written, so a seeded
+    release's certificate with ``fit_for_release`` set to true read "Fit for release", and a
+    ``delta`` lowered by hand was stated (an officer's sweep). The verdict is what
+    :class:`~crowdsafe.privacy.certificate.Certificate` derives from the randomness, the
+    accounting, the guarantee and the schema notes; a DPS release's δ is never below d(k, β,
+    ε − ε1) of its own parameters (Li, Qardaji, Su 2012, Theorems 5 and 6; the value the run
+    stated)."""
+    from crowdsafe.privacy.dps import dps_delta
+
+    if found.get("version", 0) < 2:  # an old file states no verdict
+        return
+    stated = (bool(found.get("fit_for_release")), list(found.get("unfit_reasons") or ()), bool(found.get("seeded")))
+    derived = (certificate.fit_for_release, list(certificate.unfit_reasons), certificate.seeded)
+    if stated != derived:
+        raise InputError(f"it states fit_for_release = {str(stated[0]).lower()} with the reasons {stated[1]}, but "
+                         f"its fields give {str(derived[0]).lower()} with {derived[1]}: it was edited")
+    parameters = found.get("parameters") or {}
+    k, beta, epsilon = parameters.get("k"), parameters.get("beta"), found.get("epsilon")
+    if found.get("guarantee") != "dps" or found.get("neighbours") != "add-remove" or not isinstance(k, int) \
+            or not isinstance(beta, float) or not isinstance(epsilon, (int, float)):
+        return
+    epsilon1 = parameters.get("epsilon1") or 0.0
+    try:
+        least = dps_delta(k, beta, float(epsilon), float(epsilon1))
+    except ParameterError as exc:  # e.g. epsilon below the sampling floor: the theorem gives nothing
+        raise InputError(f"its parameters give no guarantee ({exc}): it was edited") from None
+    if found["delta"] < least:
+        raise InputError(f"it states delta = {found['delta']:.6g}, below d(k, beta, epsilon - epsilon1) = "
+                         f"{least:.6g} of its own k = {k}, beta = {beta:.6g}, epsilon = {epsilon:g}, epsilon1 = "
+                         f"{epsilon1:.6g}: it was edited")
 
 
 def read_release(table_path: str | os.PathLike[str]) -> tuple[pl.LazyFrame, dict[str, Any]]:
