@@ -102,8 +102,8 @@ def verify_release(table: str | os.PathLike[str], report: Mapping[str, Any]) -> 
             raise InputError(f"the certificate {beside} names a release of {_entry_words(dataset, entry)}, but it is "
                              "not the certificate that run wrote: it was edited")
         raise InputError(f"no entry of the ledger {report.get('ledger')} wrote the certificate {beside}: the release "
-                         "was made without this ledger (or with --no-ledger, or by a crowdsafe before 2026-11-30, "
-                         "which recorded no digests), or its certificate was edited")
+                         "was made with another ledger or none (--no-ledger; anonymize and perturb record no files), "
+                         "or by a crowdsafe before 2026-11-30 (no digests recorded), or its certificate was edited")
     dataset, entry, record = by_certificate[0]
     if record.get("table_sha256") is None or table_sha is None:
         raise InputError(f"the certificate {beside} is the one {_entry_words(dataset, entry)} wrote, but the ledger "
