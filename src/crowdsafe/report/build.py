@@ -142,11 +142,12 @@ def check_stated(found: dict[str, Any], certificate: Any) -> None:
 
     if found.get("version", 0) < 2:  # an old file states no verdict
         return
-    stated = (bool(found.get("fit_for_release")), list(found.get("unfit_reasons") or ()), bool(found.get("seeded")))
-    derived = (certificate.fit_for_release, list(certificate.unfit_reasons), certificate.seeded)
-    if stated != derived:
-        raise InputError(f"it states fit_for_release = {str(stated[0]).lower()} with the reasons {stated[1]}, but "
-                         f"its fields give {str(derived[0]).lower()} with {derived[1]}: it was edited")
+    derived = {"fit_for_release": certificate.fit_for_release, "unfit_reasons": list(certificate.unfit_reasons),
+               "seeded": certificate.seeded}
+    for key, value in derived.items():  # each as written, when written
+        if key in found and found[key] != value:
+            raise InputError(f"it states {key} = {json.dumps(found[key])}, but its randomness, accounting, guarantee "
+                             f"and schema notes give {json.dumps(value)}: it was edited")
     parameters = found.get("parameters") or {}
     k, beta, epsilon = parameters.get("k"), parameters.get("beta"), found.get("epsilon")
     if found.get("guarantee") != "dps" or found.get("neighbours") != "add-remove" or not isinstance(k, int) \
