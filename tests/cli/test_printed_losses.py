@@ -351,3 +351,19 @@ def test_the_ledger_states_the_sampling_rate_rounded_down(tmp_path):
         description, = db.execute("SELECT description FROM entries").fetchone()
     shown = float(re.search(rf"beta = {NUMBER}\)", description).group(1))
     assert beta * (1 - 1e-3) <= shown <= beta, description
+
+
+def test_the_ledger_states_a_views_prior_bound_down_and_its_posterior_bound_up(tmp_path):
+    """A view's ledger entry named its (d, γ) rounded to nearest: d = 0.12351 read 0.124, a
+    stronger claim than the one proven (a larger prior bound); d is now rounded down, γ up."""
+    from crowdsafe import api
+
+    ledger = tmp_path / "l.sqlite3"
+    d, gamma = 0.12351, 0.50049
+    api.perturb("adult", attributes=["education", "sex"], max_rows=50_000, d=d, gamma=gamma, seed=1,
+                ledger=str(ledger), budget=(10.0, 0.0))
+    with sqlite3.connect(ledger) as db:
+        description, = db.execute("SELECT description FROM entries").fetchone()
+    stated = re.search(rf"alpha-beta view \({NUMBER}, {NUMBER}\)-private", description)
+    assert stated, description
+    assert d * (1 - 1e-2) <= float(stated.group(1)) <= d and gamma <= float(stated.group(2)) <= gamma * (1 + 1e-2)

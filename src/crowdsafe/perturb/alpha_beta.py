@@ -61,6 +61,7 @@ import polars as pl
 
 from crowdsafe.data import Dataset
 from crowdsafe.errors import ParameterError, SchemaError
+from crowdsafe.number_text import rounded_down, rounded_up
 from crowdsafe.perturb import stages
 from crowdsafe.perturb.domain import (
     DATA,
@@ -582,7 +583,8 @@ def charged_run(dataset: Dataset, table: Table, plan: AlphaBetaPlan, ledger: Any
     details = {"d": plan.d, "gamma": plan.gamma, "alpha": plan.alpha, "beta": plan.beta, "max_rows": plan.n,
                "m": plan.m, "attributes": table.domain.attributes}
     request = ChargeRequest(epsilon=plan.epsilon, delta=0.0, kind="release",
-                            description=f"alpha-beta view ({plan.d:.3g}, {plan.gamma:.3g})-private of "
+                            description=f"alpha-beta view ({rounded_down(plan.d, 3)}, {rounded_up(plan.gamma, 3)})"
+                                        "-private of "
                                         f"{', '.join(table.domain.attributes)}",
                             mechanism="alpha-beta (Rastogi, Suciu, Hong 2007)", neighbours="add-remove",
                             seeded=randomness.seeded, details=details)
