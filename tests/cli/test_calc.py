@@ -92,6 +92,22 @@ def test_compose_certificates_refuses_sample_reuse(tmp_path, capsys):
     assert data["guarantee"] == "dp" and data["epsilon"] == pytest.approx(2.0)
 
 
+def test_compose_refuses_a_certificate_stating_less_than_its_fields_give(tmp_path, capsys):
+    """An officer's sweep (2026-11-30): a certificate whose delta was lowered by hand composed at
+    the lowered delta. Every reader of a certificate file now checks it against d(k, beta, epsilon)
+    of its own parameters, and its stated verdict against the one its fields give."""
+    import json
+
+    a = _write_cert(tmp_path / "a.json", "s1")
+    data = json.loads(a.read_text())
+    for name, edit in (("low.json", {"delta": data["delta"] / 100}), ("fit.json", {"fit_for_release": False})):
+        (tmp_path / name).write_text(json.dumps({**data, **edit}))
+        assert cli.main(["calc", "compose", "--certificate", str(a), "--certificate", str(tmp_path / name)]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and f"the certificate {tmp_path / name} is not valid" in err, err
+        assert "it was edited" in err
+
+
 @pytest.mark.parametrize(
     "args, message",
     [

@@ -289,12 +289,22 @@ class Certificate:
             raise InputError(f"certificate is missing the field {exc.args[0]!r}") from None
 
     @classmethod
-    def from_json(cls, text: str) -> Certificate:
+    def from_json(cls, text: str, name: str = "the certificate") -> Certificate:
+        """The certificate written as ``text``, once its stated verdict and δ are seen to follow
+        from its fields (:func:`crowdsafe.privacy.certificate_check.check_stated`; ``name`` names
+        it in the refusal)."""
+        from crowdsafe.privacy.certificate_check import check_stated
+
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(f"certificate is not valid JSON: {exc.msg} (line {exc.lineno})") from None
-        return cls.from_dict(data)
+        certificate = cls.from_dict(data)
+        try:
+            check_stated(data, certificate)
+        except InputError as exc:
+            raise InputError(f"{name} is not valid: {exc}") from None
+        return certificate
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> Certificate:
@@ -304,7 +314,7 @@ class Certificate:
             raise InputError(f"the certificate {path} is not UTF-8 text") from None
         except OSError as exc:
             raise InputError(f"cannot read certificate {path}: {exc.strerror}") from None
-        return cls.from_json(text)
+        return cls.from_json(text, f"the certificate {path}")
 
 
 #: Why a run that no ledger recorded is not fit for release (its ``accounting["note"]`` too).

@@ -102,6 +102,7 @@ def read_certificate(table_path: str | os.PathLike[str],
     from crowdsafe.anonymize.release import certificate_path
     from crowdsafe.files import check_input, read_input_text
     from crowdsafe.privacy.certificate import Certificate
+    from crowdsafe.privacy.certificate_check import check_stated
 
     path = check_input(table_path, "release")
     if not path.exists():
@@ -126,42 +127,6 @@ def read_certificate(table_path: str | os.PathLike[str],
         raise InputError(f"{beside} is the composed certificate of {count} release{'s' if count != 1 else ''} "
                          f"(publish --releases), not the certificate of {path}: it certifies no single table")
     return found
-
-
-def check_stated(found: dict[str, Any], certificate: Any) -> None:
-    """Refuse (:class:`InputError`) a certificate whose stated verdict or δ does not follow from
-    its own fields: the report shows the JSON's ``fit_for_release``, ``unfit_reasons``,
-    ``seeded`` and ``delta``, and until 2026-11-30 it showed them as written, so a seeded
-    release's certificate with ``fit_for_release`` set to true read "Fit for release", and a
-    ``delta`` lowered by hand was stated (an officer's sweep). The verdict is what
-    :class:`~crowdsafe.privacy.certificate.Certificate` derives from the randomness, the
-    accounting, the guarantee and the schema notes; a DPS release's δ is never below d(k, β,
-    ε − ε1) of its own parameters (Li, Qardaji, Su 2012, Theorems 5 and 6; the value the run
-    stated)."""
-    from crowdsafe.privacy.dps import dps_delta
-
-    if found.get("version", 0) < 2:  # an old file states no verdict
-        return
-    derived = {"fit_for_release": certificate.fit_for_release, "unfit_reasons": list(certificate.unfit_reasons),
-               "seeded": certificate.seeded}
-    for key, value in derived.items():  # each as written, when written
-        if key in found and found[key] != value:
-            raise InputError(f"it states {key} = {json.dumps(found[key])}, but its randomness, accounting, guarantee "
-                             f"and schema notes give {json.dumps(value)}: it was edited")
-    parameters = found.get("parameters") or {}
-    k, beta, epsilon = parameters.get("k"), parameters.get("beta"), found.get("epsilon")
-    if found.get("guarantee") != "dps" or found.get("neighbours") != "add-remove" or not isinstance(k, int) \
-            or not isinstance(beta, float) or not isinstance(epsilon, (int, float)):
-        return
-    epsilon1 = parameters.get("epsilon1") or 0.0
-    try:
-        least = dps_delta(k, beta, float(epsilon), float(epsilon1))
-    except ParameterError as exc:  # e.g. epsilon below the sampling floor: the theorem gives nothing
-        raise InputError(f"its parameters give no guarantee ({exc}): it was edited") from None
-    if found["delta"] < least:
-        raise InputError(f"it states delta = {found['delta']:.6g}, below d(k, beta, epsilon - epsilon1) = "
-                         f"{least:.6g} of its own k = {k}, beta = {beta:.6g}, epsilon = {epsilon:g}, epsilon1 = "
-                         f"{epsilon1:.6g}: it was edited")
 
 
 def read_release(table_path: str | os.PathLike[str]) -> tuple[pl.LazyFrame, dict[str, Any]]:
