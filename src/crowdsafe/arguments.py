@@ -12,6 +12,9 @@
 - :func:`whole`: a whole number (``check(k="5")`` raised a TypeError from a comparison inside);
 - :func:`items`: a list of things (``releases``); one thing is the list of that one;
 - :func:`text`: one text (a query);
+- :func:`strings`: a list of texts that are not column names (``load(missing_tokens=)``); one
+  text is the list of that one, where ``missing_tokens="NA"`` read every cell ``N`` or ``A`` as
+  missing;
 - :func:`schema`: a Schema, a schema file or None (a dict of types raised an AttributeError
   from inside the reader);
 - :func:`keywords`: the ``**options`` a function passes to a request class: an unknown keyword
@@ -112,6 +115,18 @@ def text(value: Any, parameter: str, what: str) -> str:
     if not isinstance(value, str):
         raise ParameterError(f"{parameter} must be {what} (a string), got {kind(value)}", parameter=parameter)
     return value
+
+
+def strings(value: Any, parameter: str, what: str) -> tuple[str, ...]:
+    """``value`` as a tuple of strings (``what`` says what each is): one string is the tuple of
+    that one string, not of its characters; a list or tuple of strings is those; anything else is
+    refused naming ``parameter``."""
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ParameterError(f"{parameter} must be {what} (a string) or a list of them, got {kind(value)}",
+                             parameter=parameter)
+    return tuple(value)
 
 
 def texts(value: Any, parameter: str, what: str) -> str | list[str]:

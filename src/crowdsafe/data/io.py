@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 import polars as pl
 
+from crowdsafe.arguments import strings
 from crowdsafe.csv_safety import unescape_frame, write_csv
 from crowdsafe.data import decimal_comma as comma
 from crowdsafe.data import short_years
@@ -490,7 +491,7 @@ def read_file(
     """:func:`read_table`, with the columns of a type crowdsafe cannot use set aside instead of
     refused, and which columns were read with a decimal comma (the note is printed here).
     ``empty``: a CSV file with a header and no rows is read (no row), not refused."""
-    path = Path(path)
+    path, missing_tokens = Path(path), strings(missing_tokens, "missing_tokens", "a missing-value token")
     check_input_path(path)  # a name too long for the system is said so (Path.exists raises OSError)
     if not path.exists():
         raise InputError(f"file not found: {path}")

@@ -40,6 +40,7 @@ from crowdsafe.data.missing import (
 )
 from crowdsafe.data.schema import Schema, complete_schema, declared_and_reading
 from crowdsafe.data.sources import Source, read_source
+from crowdsafe.errors import ParameterError
 
 __all__ = ["load", "load_release", "load_source"]
 
@@ -48,12 +49,12 @@ def load(
     data: Any,
     *,
     schema: Schema | str | os.PathLike[str] | None = None,
-    qi: Sequence[str] | None = None,
+    qi: Sequence[str] | str | None = None,
     sensitive: Sequence[str] | str | None = None,
     missing: MissingPolicy | str = DEFAULT_MISSING,
     hierarchies: Mapping[str, Hierarchy] | None = None,
     separator: str | None = None,
-    missing_tokens: Sequence[str] = DEFAULT_MISSING_TOKENS,
+    missing_tokens: Sequence[str] | str = DEFAULT_MISSING_TOKENS,
     name: str | None = None,
     decimal_comma: bool | None = None,
     empty: bool = False,
@@ -72,8 +73,17 @@ def load(
     not use it (:mod:`crowdsafe.data.column_types`). Raises :class:`~crowdsafe.errors.InputError` /
     :class:`~crowdsafe.errors.SchemaError` with a one-line message naming the problem. A table
     with a header but no rows is refused unless ``empty`` (``check`` and ``compare``, which charge
-    nothing, read it: a release whose every row was suppressed).
+    nothing, read it: a release whose every row was suppressed). ``qi``, ``sensitive`` and
+    ``missing_tokens`` may each be one string (the list of that one), and ``hierarchies`` maps
+    column names to hierarchies; these are checked before anything is read
+    (:mod:`crowdsafe.arguments`).
     """
+    qi, sensitive = arguments.names(qi, "qi"), arguments.names(sensitive, "sensitive")
+    missing_tokens = arguments.strings(missing_tokens, "missing_tokens", "a missing-value token")
+    if hierarchies is not None and not isinstance(hierarchies, Mapping):
+        raise ParameterError("hierarchies must map column names to hierarchies, e.g. {'age': intervals('age', "
+                             f"range(0, 120), widths=[10])}}; got {arguments.kind(hierarchies)}",
+                             parameter="hierarchies")
     policy = MissingPolicy.parse(missing)
     given = Schema.from_toml(Path(schema)) if isinstance(schema, (str, os.PathLike)) else arguments.schema(schema)
     declared, reading = declared_and_reading(given, decimal_comma)
