@@ -43,7 +43,7 @@ from crowdsafe.defaults import (
     MAX_CANDIDATES,
 )
 from crowdsafe.errors import ParameterError
-from crowdsafe.number_text import large_count, rounded_up
+from crowdsafe.number_text import large_count, rounded_down, rounded_up
 from crowdsafe.privacy import compose_homogeneous
 from crowdsafe.privacy.amplification import largest_rate_for_epsilon
 from crowdsafe.privacy.planning import MAX_K, check_rate_above_delta, check_sampled_epsilon, least_k
@@ -141,9 +141,9 @@ class PublishPlan:
 
     def __repr__(self) -> str:
         chooser = f"scheme={self.scheme!r}" if self.scheme is not None else \
-            f"epsilon1={self.epsilon1:.4g}, objective={self.objective!r}"
+            f"epsilon1={rounded_up(self.epsilon1, 4)}, objective={self.objective!r}"  # a loss: up
         return (f"PublishPlan(epsilon={rounded_up(self.epsilon)}, delta={rounded_up(self.delta, 3)}, k={self.k}, "
-                f"beta={self.beta:.4g}, {chooser}, releases={self.releases})")
+                f"beta={rounded_down(self.beta, 4)}, {chooser}, releases={self.releases})")  # a rate typed back: down
 
     def _repr_html_(self) -> str:
         """The notebook view (:mod:`crowdsafe.report.views`): public, fixed before the data is read."""

@@ -157,9 +157,11 @@ class Publication:
 
     def __repr__(self) -> str:
         # concise and public: the plan and the guarantee (a field-by-field repr would print every class)
+        from crowdsafe.number_text import rounded_down  # the plan's beta, as its own repr states it
+
         plural = "s" if len(self.releases) != 1 else ""
-        return (f"Publication({len(self.releases)} release{plural}, {self.certificate.headline()}, "
-                f"k={self.plan.k}, beta={self.plan.beta:.4g}, fit_for_release={self.certificate.fit_for_release})")
+        return (f"Publication({len(self.releases)} release{plural}, {self.certificate.headline()}, k={self.plan.k}, "
+                f"beta={rounded_down(self.plan.beta, 4)}, fit_for_release={self.certificate.fit_for_release})")
 
     def _repr_html_(self) -> str:
         """The notebook view (:mod:`crowdsafe.report.views`): the plan, the certificate and the released

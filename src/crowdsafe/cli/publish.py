@@ -67,8 +67,9 @@ def render_plan(plan: dict[str, Any], print_: Any) -> None:
                  "the sample" if plan["scheme"] is None else f"fixed scheme '{plan['scheme']}' (strongly safe, epsilon1 = 0)")
     if plan["scheme"] is None and plan.get("count_share"):
         counted = plan["count_share"] * plan["epsilon1"]
-        selection = (f"epsilon1 = {rounded_up(plan['epsilon1'], 4)} for the selection: about {rounded_up(counted, 4)} for a noisy count "
-                     f"of the sample, the rest for the exponential mechanism over the lattice, scored on the sample")
+        selection = (f"epsilon1 = {rounded_up(plan['epsilon1'], 4)} for the selection: about "
+                     f"{rounded_up(counted, 4)} for a noisy count of the sample, the rest for the exponential mechanism "
+                     "over the lattice, scored on the sample")
     if plan["scheme"] is None and plan.get("selection_source") == "table":
         selection = (f"epsilon1 = {rounded_up(plan['epsilon1'], 4)} for the exponential mechanism over the lattice, "
                      "scored on the whole table")

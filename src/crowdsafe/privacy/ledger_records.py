@@ -61,8 +61,10 @@ class Budget:
         # as the ledger's own reprs: labelled, and without the dataset's keyed identity (a digest of
         # its rows; ``crowdsafe ledger show`` prints its first 16 characters, and ``fingerprint`` and
         # ``as_dict()`` hold it for the custodian who asks)
-        return (f"Budget({self.name!r}: ε {self.spent.epsilon:g} of {self.budget.epsilon:g} spent, "
-                f"δ {self.spent.delta:g} of {self.budget.delta:g}, {self.entries} entries; custodian only)")
+        from crowdsafe.number_text import rounded_up  # what was spent: never stated below it
+
+        return (f"Budget({self.name!r}: ε {rounded_up(self.spent.epsilon)} of {self.budget.epsilon:g} spent, "
+                f"δ {rounded_up(self.spent.delta)} of {self.budget.delta:g}, {self.entries} entries; custodian only)")
 
 
 @dataclass(frozen=True)

@@ -136,8 +136,8 @@ def plan_rows(plan: Mapping[str, Any]) -> list[tuple[str, str]]:
             ("β (sampling rate)", rounded_down(plan['beta'], 4) + ("" if plan.get("beta_rule") in (None, "given")
                                                            else f": {plan['beta_rule']}"))]
     if plan.get("scheme") is None:
-        rows.append(("ε1 (choosing the scheme)",
-                     f"{rounded_up(plan['epsilon1'], 4)}: {plan.get('epsilon1_rule') or 'given'}"))
+        rule = plan.get("epsilon1_rule") or "given"
+        rows.append(("ε1 (choosing the scheme)", f"{rounded_up(plan['epsilon1'], 4)}: {rule}"))  # a loss: up
         target = f" of {plan['target']}" if plan.get("target") else ""
         among = f" among {plan['candidates']:,} candidate schemes" if plan.get("candidates") else ""
         rows.append(("scheme chosen by",
@@ -150,7 +150,7 @@ def plan_rows(plan: Mapping[str, Any]) -> list[tuple[str, str]]:
             rows.append(("scored on", f"the whole table: {plan['selection_rule']}"))
     else:
         rows.append(("scheme", f"fixed in advance: {plan['scheme']} (strongly safe, ε1 = 0)"))
-    rows.append(("ε − ε1 (the anonymization)", rounded_up(plan['epsilon_anon'], 4)))
+    rows.append(("ε − ε1 (the anonymization)", rounded_up(plan["epsilon_anon"], 4)))  # losses: up
     rows.append(("δ achieved at k", rounded_up(plan["delta"], 3)))
     if plan.get("columns"):
         rows.append(("columns", ", ".join(listed(list(plan["columns"]), SHOWN_COLUMNS, "columns"))))
