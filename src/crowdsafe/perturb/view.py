@@ -85,6 +85,17 @@ class View:
     certificate: Certificate
     frame_kind: str = "polars"  # the kind of frame the data was given as (crowdsafe.data.io.frame_kind)
 
+    def __repr__(self) -> str:
+        # concise: the field-by-field repr printed the whole frame and every value of the domain;
+        # alpha and beta as the plan prints them (alpha down, beta up)
+        from crowdsafe.number_text import rounded_down, rounded_up
+
+        names = self.attributes
+        shown = ", ".join(names[:6]) + (f" and {len(names) - 6:,} more" if len(names) > 6 else "")
+        fit = self.certificate.fit_for_release and self.certificate.has_guarantee
+        return (f"View({quantity(self.rows, 'row')} of {shown}, {self.certificate.headline()}, "
+                f"alpha={rounded_down(self.alpha, 4)}, beta={rounded_up(self.beta, 4)}, fit_for_release={fit})")
+
     @property
     def table(self) -> Any:
         """The view's rows as the kind of frame the data was given as: a pandas DataFrame for a

@@ -326,6 +326,16 @@ class AlphaBetaPlan:
     notes: tuple[str, ...] = field(default=())
     from_data: tuple[str, ...] = ()
 
+    def __repr__(self) -> str:
+        # concise (the field-by-field repr ran to every figure of the utility bound); each figure
+        # rounded toward what holds; N and m read from the data labelled, as the plan's printout does
+        read = " and ".join(name for key, name in (("n", "N"), ("m", "m")) if key in self.from_data)
+        label = f"; {read} read from the data: custodian-only" if read else ""
+        return (f"AlphaBetaPlan(d={rounded_down(self.d, 4)}, gamma={rounded_up(self.gamma, 4)}, "
+                f"alpha={rounded_down(self.alpha, 4)}, beta={rounded_up(self.beta, 4)}, "
+                f"epsilon={rounded_up(self.epsilon, 4)}, N={self.n:,}, m={self.m:,}, "
+                f"expected_view={self.expected_view:,.1f}{label})")
+
     @property
     def posterior_present_max(self) -> float:
         """The largest posterior of a tuple seen in the view, for a prior of at most d."""
