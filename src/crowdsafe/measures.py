@@ -29,6 +29,23 @@ def _table(data: Any) -> Any:
     return data.frame if isinstance(data, Release) else data
 
 
+def _release_roles(data: Any, qi: tuple[str, ...] | None, sensitive: tuple[str, ...] | None
+                   ) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
+    """``qi`` and ``sensitive``, or, where one is None and ``data`` is a
+    :class:`~crowdsafe.anonymize.Release`, the release's own (those it was made with): its frame
+    alone reads every column as a quasi-identifier, so ``check(anonymize(df, qi=["age"]))``
+    counted an unrecoded column among them and reported k = 1."""
+    from crowdsafe.anonymize.release import Release
+
+    if not isinstance(data, Release):
+        return qi, sensitive
+    if sensitive is None and data.source is not None:
+        sensitive = tuple(c for c in data.source.sensitive if c in data.frame.columns) or None
+    elif sensitive is None and data.sensitive is not None:
+        sensitive = (data.sensitive,)
+    return (qi if qi is not None else tuple(data.quasi_identifiers) or None), sensitive
+
+
 def check(
     data: Any,
     *,
@@ -54,7 +71,8 @@ def check(
     k is the size of the smallest group of rows sharing one quasi-identifier tuple (Sweeney
     2002); sample uniques are rows alone in their group. ``qi`` and ``sensitive`` (one name or a
     list) set the roles; the default quasi-identifiers are the schema's (inferred: every
-    attribute). ``schema`` (a :class:`~crowdsafe.data.Schema`, a schema file, or None: inferred), ``missing``
+    attribute; for a Release, those it was made with). ``schema`` (a :class:`~crowdsafe.data.Schema`, a schema file,
+    or None: inferred), ``missing``
     (the missing-value policy: ``"keep"``, ``"drop"`` or ``"error"``) and ``decimal_comma``
     (:mod:`crowdsafe.api`) say how ``data`` is read. ``original``: the table a release
     was made from, so generalized cells are read as what they cover and the release takes its
@@ -73,7 +91,8 @@ def check(
     from crowdsafe.models import AssessRequest
     from crowdsafe.models.check_report import check_report, streamed_check_report
 
-    qi, sensitive, data = names(qi, "qi"), names(sensitive, "sensitive"), _table(data)
+    qi, sensitive = _release_roles(data, names(qi, "qi"), names(sensitive, "sensitive"))
+    data = _table(data)
     target_k = either(k, target_k, "k", "target_k")
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     if original is not None:
@@ -147,7 +166,7 @@ def compare(
     ``release`` a release file, a frame or a :class:`~crowdsafe.anonymize.Release`. A
     microaggregated release (MDAV's centroids, which cover no original value) is refused in one
     line: compare measures generalized releases. ``qi`` (one name or a list): the
-    quasi-identifiers measured (None: the original's that the release holds); ``k`` /
+    quasi-identifiers measured (None: a Release's own, else the original's that the release holds); ``k`` /
     ``input_rows``: the k and the rows read (None: taken from the release); ``queries``,
     ``max_attributes``: the counting-query workload's size and widest query; ``scale``: what the
     release's counts are multiplied by (1/β for a sample); ``seed``: the seed of the workload and
@@ -161,7 +180,8 @@ def compare(
     from crowdsafe.data.release_roles import release_dataset
     from crowdsafe.metrics import UtilityRequest, measure_utility
 
-    request = UtilityRequest(qi=names(qi, "qi"), k=k, input_rows=input_rows, queries=queries,
+    measured = _release_roles(release, names(qi, "qi"), None)[0]  # a Release's own quasi-identifiers
+    request = UtilityRequest(qi=measured, k=k, input_rows=input_rows, queries=queries,
                              max_attributes=max_attributes, seed=seed, scale=scale, target=target, model=model)
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     source = load(original, schema=schema, missing=missing).outside_as_missing()  # as publish published it
