@@ -177,7 +177,7 @@ def test_unknown_format_and_folder(tmp_path):
 
 
 def test_unsupported_object():
-    with pytest.raises(InputError, match="cannot load a int"):
+    with pytest.raises(InputError, match="cannot load the int 3"):
         load(3)
 
 

@@ -178,8 +178,23 @@ def _listed(columns: Sequence[str] | str) -> list[str]:
     return [columns] if isinstance(columns, str) else list(columns)
 
 
+def frame_of(data: object, function: str) -> pl.DataFrame:
+    """``data`` as a Polars frame: a Polars frame as it is, a pandas DataFrame or a LazyFrame
+    converted (as every public function takes them; they were refused as "not DataFrame"), anything
+    else refused naming ``function``."""
+    from crowdsafe.arguments import kind
+    from crowdsafe.data.io import as_frame
+
+    frame = as_frame(data)
+    if frame is None:
+        raise SchemaError(f"{function}() takes a Dataset or a Polars or pandas DataFrame, not {kind(data)} "
+                          "(read a file or a bundled table first: crowdsafe.data.load(...))")
+    return frame
+
+
 def encode(data: EncodedTable | pl.DataFrame, columns: Sequence[str] | str | None = None) -> Encoding:
-    """Dictionary-encode ``columns`` (default: the quasi-identifiers) of a Dataset or frame.
+    """Dictionary-encode ``columns`` (default: the quasi-identifiers) of a Dataset or frame (Polars,
+    eager or lazy, or pandas).
 
     For a :class:`~crowdsafe.data.Dataset`, columns with a hierarchy are encoded as its leaf
     codes, and encodings are cached on the dataset (it is immutable by convention).
@@ -187,8 +202,7 @@ def encode(data: EncodedTable | pl.DataFrame, columns: Sequence[str] | str | Non
     if not isinstance(data, pl.DataFrame) and isinstance(data, EncodedTable):
         names = _listed(columns) if columns is not None else data.quasi_identifiers
         return Encoding({name: data.encoded(name) for name in names})
-    if not isinstance(data, pl.DataFrame):
-        raise SchemaError(f"encode() takes a Dataset or a Polars DataFrame, not {type(data).__name__}")
+    data = frame_of(data, "encode")
     names = _listed(columns) if columns is not None else list(data.columns)
     absent = [n for n in names if n not in data.columns]
     if absent:

@@ -13,7 +13,7 @@ import polars as pl
 
 from crowdsafe.data import packing
 from crowdsafe.data.dataset import Dataset
-from crowdsafe.data.encoding import Encoding
+from crowdsafe.data.encoding import Encoding, frame_of
 from crowdsafe.errors import HierarchyError, SchemaError
 
 COUNT = "count"
@@ -39,24 +39,25 @@ def frequency_table(
     *,
     levels: Mapping[str, int] | None = None,
 ) -> pl.DataFrame:
-    """Distinct tuples of ``columns`` (default: the quasi-identifiers) with a ``count`` (Int64).
+    """Distinct tuples of ``columns`` (default: the quasi-identifiers; of a frame: every column)
+    with a ``count`` (Int64), from a Dataset or a Polars (eager or lazy) or pandas frame.
 
     ``levels`` generalizes columns of a Dataset to the given hierarchy level first (the
     frequency table *after* a recoding). A missing value is a value of its own. Rows are
     sorted by the columns (missing last), so the result does not depend on row order.
     """
+    if not isinstance(data, Dataset):
+        data = frame_of(data, "frequency_table")  # a pandas DataFrame or a LazyFrame: as a Polars frame
     if isinstance(data, Dataset):
         columns = _check_columns(columns if columns is not None else data.quasi_identifiers, data.columns)
         if levels:
             return _generalized_frequencies(data, columns, levels)
         return _decoded(data, columns, code_frequencies(Encoding({c: data.encoded(c) for c in columns})))
-    elif isinstance(data, pl.DataFrame):
+    else:
         if levels:
             raise SchemaError("levels need hierarchies: pass a Dataset, not a bare frame")
         frame = data
         columns = _check_columns(columns if columns is not None else data.columns, data.columns)
-    else:
-        raise SchemaError(f"frequency_table() takes a Dataset or a Polars DataFrame, not {type(data).__name__}")
     table = frame.lazy().group_by(columns).agg(pl.len().cast(pl.Int64).alias(COUNT))
     return table.sort(columns, nulls_last=True).collect()
 

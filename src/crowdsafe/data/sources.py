@@ -23,6 +23,7 @@ from typing import Any
 
 import polars as pl
 
+from crowdsafe.arguments import kind
 from crowdsafe.data.column_types import usable_frame
 from crowdsafe.data.dataset import Dataset
 from crowdsafe.data.hierarchy import Hierarchy
@@ -108,6 +109,13 @@ def _without_bom(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.rename({first: bare})
 
 
+#: What to give instead of a thing a user may try to load (a function's result, an array).
+UNLOADABLE = {
+    "Publication": " (a Publication holds its releases: give one, publication.releases[0])",
+    "ndarray": " (an array has no column names: make it one, pandas.DataFrame(array, columns=[...]))",
+}
+
+
 def read_source(
     data: Any,
     *,
@@ -138,10 +146,8 @@ def read_source(
         frame, unusable = usable_frame(_without_bom(frame))
     else:
         if not isinstance(data, (str, os.PathLike)):
-            raise InputError(
-                f"cannot load a {type(data).__name__}: give a file path, a bundled dataset name, "
-                "or a Polars/pandas DataFrame"
-            )
+            raise InputError(f"cannot load {kind(data)}: give a file path, a bundled dataset name, or a Polars/pandas "
+                             f"DataFrame{UNLOADABLE.get(type(data).__name__, '')}")
         path = literal_path(data)  # a leading '~' is a folder of that name (Polars would expand it)
         if path.is_symlink() and not path.exists():  # a file was meant, not the bundled table of that name
             raise InputError(f"{path} is a symbolic link to a missing file ({os.readlink(path)})")
