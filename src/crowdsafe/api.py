@@ -344,7 +344,8 @@ def _perturb_request(attributes: Sequence[str] | str | None, domains: dict[str, 
 
     taken = [f.name for f in fields(AlphaBetaPlanRequest) if f.name != "failure"]
     given = keywords(function, target, taken, required=("gamma",),
-                     instead={"failure": "confidence (1 - the failure probability)"})
+                     instead={"failure": "confidence (1 - the failure probability)",
+                              "random_state": "seed (an int makes the run reproducible and NOT fit for release)"})
     return PerturbRequest(AlphaBetaPlanRequest(failure=failure_of(confidence), **given),
                           attributes=names(attributes, "attributes"),
                           domains=domains, max_rows=max_rows, exploratory=exploratory,

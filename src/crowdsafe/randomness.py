@@ -54,9 +54,9 @@ class Randomness:
             self.generator = np.random.Generator(ChaCha(key=_secure_key(), rounds=_CHACHA_ROUNDS))
         else:
             if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)):
-                raise ParameterError(f"seed must be a whole number, got {self.seed!r}")
+                raise ParameterError(f"seed must be a whole number, got {_seed_text(self.seed)}", parameter="seed")
             if self.seed < 0:
-                raise ParameterError(f"seed must be non-negative, got {self.seed}")
+                raise ParameterError(f"seed must be non-negative, got {self.seed}", parameter="seed")
             self._seed_sequence = np.random.SeedSequence(int(self.seed))
             self.generator = np.random.Generator(
                 ChaCha(seed=self._seed_sequence, rounds=_CHACHA_ROUNDS)
@@ -117,6 +117,16 @@ class Randomness:
             "reproducible": self.seeded,
             "fit_for_release": self.fit_for_release,
         }
+
+
+def _seed_text(value: object) -> str:
+    """A seed that is not a whole number, for its refusal: a NumPy generator (which other
+    libraries take as ``random_state``) is named with why it is not taken."""
+    if type(value).__module__.startswith("numpy.random"):
+        return (f"a numpy.random.{type(value).__name__}: crowdsafe draws every coin from its own ChaCha20 stream "
+                "(None, the default: keyed from the operating system; an int seed: reproducible and NOT fit for "
+                "release), never from a NumPy generator")
+    return repr(value)
 
 
 def as_randomness(value: Randomness | int | None) -> Randomness:
