@@ -251,7 +251,9 @@ def sensitive_domain(cells: Sequence[pl.Series], targets: pl.DataFrame, sensitiv
                      hierarchy: Hierarchy | None) -> AttributeDomain:
     """The sensitive values the candidate sets are made of: the hierarchy's leaves when there is
     one, else every plain value published (alone or in a set) and every value a target holds
-    (an original value, whatever it reads like: Adult's ``<=50K`` reads as a bound when published).
+    (an original value, whatever it reads like: Adult's ``<=50K`` reads as a bound when published),
+    held as numbers when the targets hold numbers and a release publishes a range (``[20, 29]``,
+    Mondrian's cell of a column it recoded), which then stands for every value it covers.
     ``cells``: each release's distinct sensitive cells, as text."""
     if hierarchy is not None:
         return leaf_domain(sensitive, hierarchy)
@@ -266,4 +268,12 @@ def sensitive_domain(cells: Sequence[pl.Series], targets: pl.DataFrame, sensitiv
         elif cell.kind is CellKind.SET:
             plain.update(cell.members)
     listed = sorted(plain, key=lambda v: (v is None, v or ""))
+    held = targets.get_column(sensitive) if sensitive in targets.columns else None
+    if held is not None and held.dtype.is_numeric() and any(
+            parse_cell(t).kind is CellKind.RANGE for t in distinct.to_list() if t is not None):
+        # a range covers the numbers in it: the values as the targets hold them (as text, no cell read
+        # one as a number: "the original values are not numbers", said of a numeric column)
+        numbers = pl.Series(sensitive, listed, dtype=pl.String).cast(held.dtype, strict=False)
+        if numbers.null_count() == listed.count(None):  # every plain value published is a number
+            return AttributeDomain(sensitive, numbers.unique().sort(nulls_last=True))
     return AttributeDomain(sensitive, pl.Series(sensitive, listed, dtype=pl.String))
