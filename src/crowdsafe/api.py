@@ -92,7 +92,8 @@ def anonymize(
     t-closeness on ``sensitive`` (Mondrian and lattice). ``options`` are the other fields of
     :class:`crowdsafe.classic.AnonymizeRequest` (mode, categorical, aggregate, loss,
     suppression_limit, search, time_budget, distance), run by
-    :func:`crowdsafe.classic.run_anonymization`; one the algorithm does not read (``aggregate``
+    :func:`crowdsafe.classic.run_anonymization` (``ground``, as :func:`check` names the distance, is
+    taken as ``distance``); one the algorithm does not read (``aggregate``
     without ``algorithm="mdav"``, ``loss`` without ``"lattice"``, ``distance`` without ``t``) is
     refused in one line before the data is read (:mod:`crowdsafe.classic.applicable`). With ``out``, the table and its
     certificate (``<name>.certificate.json``) are written atomically, with the HTML report
@@ -117,6 +118,9 @@ def anonymize(
 
     qi, protected = names(qi, "qi"), names(sensitive, "sensitive")
     named = ("algorithm", "k", "sensitive", "l", "t")  # anonymize's own parameters
+    if "ground" in options:  # check's name of the distance (crowdsafe anonymize --ground takes it too)
+        options["distance"] = arguments.alias(options.pop("distance", None), options.pop("ground"), "distance",
+                                              "ground")
     settings = keywords("anonymize", options, [f.name for f in fields(AnonymizeRequest) if f.name not in named])
     one = protected[0] if protected is not None and len(protected) == 1 else None  # what l and t protect
     request = AnonymizeRequest(algorithm, k, sensitive=one, l=l, t=t, **settings)

@@ -9,7 +9,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
-from crowdsafe.arguments import either, items, names, one_name
+from crowdsafe.arguments import alias, either, items, names, one_name
 from crowdsafe.data import DEFAULT_MISSING, Dataset, MissingPolicy, Schema, load
 from crowdsafe.data.pipeline import load_release
 from crowdsafe.defaults import DEFAULT_THRESHOLD
@@ -62,6 +62,7 @@ def check(
     population: Any = None,
     population_size: int | None = None,
     target_k: int | None = None,
+    distance: str | None = None,
 ) -> CheckReport:
     """Load ``data`` (a path, a bundled name, a frame, a Dataset or a Release) and report what an attacker
     could learn: k-anonymity and the class sizes, ℓ-diversity (distinct, entropy, recursive
@@ -80,7 +81,8 @@ def check(
     alone). ``k``: count the classes smaller than this k (``--k`` of ``crowdsafe check``; its
     older name ``target_k`` is still taken); ``l``: the ℓ of recursive
     (c, ℓ)-diversity (None: 2); ``ground``: the t-closeness ground distance
-    (:data:`~crowdsafe.models.GROUND_DISTANCES`; None: auto), both refused where no sensitive
+    (:data:`~crowdsafe.models.GROUND_DISTANCES`; None: auto; ``distance``, as :func:`anonymize`
+    names it, is taken with the same meaning, not both at once), both refused where no sensitive
     attribute is assessed (they would not be read); ``threshold``: the record-risk threshold of the
     re-identification risk. ``population`` (a table) enables journalist risk; ``population_size``
     the Zayatz estimate of population uniques. The options measured form one
@@ -93,7 +95,7 @@ def check(
 
     qi, sensitive = _release_roles(data, names(qi, "qi"), names(sensitive, "sensitive"))
     data = _table(data)
-    target_k = either(k, target_k, "k", "target_k")
+    target_k, ground = either(k, target_k, "k", "target_k"), alias(ground, distance, "ground", "distance")
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     if original is not None:
         source = load(original, schema=schema, missing=missing).outside_as_missing()  # as publish published it
