@@ -15,7 +15,8 @@ DataFrame when the data was given as one, else a Polars DataFrame (``.frame`` is
 engine's own: Polars; on the Spark engine both are the release's Spark DataFrame, whatever the
 input, as a release may not fit in memory). An integer or Boolean column holding missing values comes
 back as pandas' nullable ``Int64`` / ``boolean``. A query's answer (a histogram's ``value``) is a
-Polars frame whatever the input. Every result has ``.as_dict()`` (the reports of check and
+Polars frame whatever the input. Every result has ``.as_dict()``, its public dict (a Publication's
+and a Release's is their ``summary()``, a Certificate's its ``to_dict()``; the reports of check and
 compare also keep ``.to_dict()``). A pandas DataFrame's index is not read, as Polars' ``from_pandas``
 does not read it: an index that holds a column of the table (``df.set_index("zip")``) is left out of
 every run; ``df.reset_index()`` makes it a column again."""

@@ -37,6 +37,10 @@ class LedgerReport(dict[str, Any]):
 
         return ledger_html(self)
 
+    def as_dict(self) -> dict[str, Any]:
+        """The export as a plain dict (the name every result's dict has, :mod:`crowdsafe.api`)."""
+        return dict(self)
+
 
 def set_budget(
     data: Any,

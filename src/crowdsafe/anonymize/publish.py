@@ -170,6 +170,8 @@ class Publication:
 
         return publication_html(self)
 
+    as_dict = summary  # the name every result's public dict has (crowdsafe.api)
+
     def custodian_report(self) -> dict[str, Any]:
         """Exact facts for the custodian's bookkeeping, NOT covered by the guarantee (every one is
         a count on the data or its samples, or a ledger identity): input rows, per release the

@@ -285,6 +285,8 @@ class Release:
             "notes": list(self.notes),
         }
 
+    as_dict = summary  # the name every result's public dict has (crowdsafe.api)
+
     def custodian_report(self) -> dict[str, Any]:
         """Exact facts about the input, for the custodian only (not part of the release, not
         covered by any guarantee): rows read, rows suppressed, suppression rate, and what the

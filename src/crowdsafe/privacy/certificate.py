@@ -244,6 +244,8 @@ class Certificate:
             **reviewed,
         }
 
+    as_dict = to_dict  # the name every result's public dict has (crowdsafe.api)
+
     def to_json(self) -> str:
         """Stable JSON: sorted keys, two-space indent, no NaN or infinity, trailing newline."""
         return json.dumps(_finite(self.to_dict()), indent=2, sort_keys=True, ensure_ascii=False,
