@@ -118,6 +118,7 @@ def anonymize(
     from crowdsafe.files import check_output_path
 
     qi, protected = names(qi, "qi"), names(sensitive, "sensitive")
+    arguments.flags(escape_formulas=escape_formulas, report=report, force=force)
     named = ("algorithm", "k", "sensitive", "l", "t")  # anonymize's own parameters
     if "ground" in options:  # check's name of the distance (crowdsafe anonymize --ground takes it too)
         options["distance"] = arguments.alias(options.pop("distance", None), options.pop("ground"), "distance",
@@ -324,6 +325,7 @@ def perturb(
     from crowdsafe.engines import get_engine
     from crowdsafe.perturb.view import ViewOutput
 
+    arguments.flags(escape_formulas=escape_formulas, report=report, force=force)
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     runner = get_engine(engine, master=spark_master)
     request = _perturb_request(arguments.alias(attributes, columns, "attributes", "columns"),
@@ -352,8 +354,8 @@ def _perturb_request(attributes: Sequence[str] | str | None, domains: dict[str, 
                      instead={"failure": "confidence (1 - the failure probability)",
                               "random_state": "seed (an int makes the run reproducible and NOT fit for release)"})
     return PerturbRequest(AlphaBetaPlanRequest(failure=failure_of(confidence), **given),
-                          attributes=names(attributes, "attributes"),
-                          domains=domains, max_rows=max_rows, exploratory=exploratory,
+                          attributes=names(attributes, "attributes"), domains=domains, max_rows=max_rows,
+                          exploratory=bool(arguments.flag(exploratory, "exploratory")),
                           duplicates=cast("Duplicates", duplicates))
 
 
@@ -423,6 +425,8 @@ def plan_publish(
     lattice's size) ε1 is 10% of ε. (``plan.expected_sample_rows(n)`` is custodian-only.)"""
     from crowdsafe.anonymize.plan import PlanRequest, plan_publication
 
+    arguments.flag(table_counts, "table_counts")
+    arguments.flag(declared_domains, "declared_domains", none=True)
     return plan_publication(PlanRequest(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
                                         releases=releases, objective=objective, target=target,
                                         columns=names(arguments.alias(columns, attributes, "columns", "attributes"),
@@ -522,6 +526,7 @@ def publish(
     from crowdsafe.engines import get_engine
 
     qi, sensitive = names(qi, "qi"), names(sensitive, "sensitive")
+    arguments.flags(force=force, escape_formulas=escape_formulas, report=report)
     request = PlanRequest(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases,
                           objective=objective, target=target,
                           columns=names(arguments.alias(columns, attributes, "columns", "attributes"), "columns"))

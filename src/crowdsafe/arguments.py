@@ -9,6 +9,8 @@
 - :func:`either`: one parameter under two names, the one the other functions and the command line
   use and the function's older one (``check(k=)`` / ``target_k=``, ``query(seed=)`` /
   ``randomness=``);
+- :func:`flag`: True or False (``force="no"`` was true, as every non-empty text is, and replaced a
+  file crowdsafe did not write; ``change_budget(allow_raise="no")`` raised a budget);
 - :func:`whole`: a whole number (``check(k="5")`` raised a TypeError from a comparison inside);
 - :func:`items`: a list of things (``releases``); one thing is the list of that one;
 - :func:`text`: one text (a query);
@@ -90,6 +92,24 @@ def alias(value: Any, other: Any, name: str, other_name: str) -> Any:
         raise ParameterError(f"{name} and {other_name} are two spellings of one parameter: give {name} only",
                              parameter=name)
     return value if value is not None else other
+
+
+def flag(value: Any, parameter: str, *, none: bool = False) -> bool | None:
+    """``value`` as a boolean: True or False (a NumPy boolean too; None too when ``none``);
+    anything else (``"no"``, true as every non-empty text is; a number) is refused naming
+    ``parameter``."""
+    if isinstance(value, bool) or (none and value is None):
+        return value
+    if type(value).__module__ == "numpy" and isinstance(getattr(value, "item", lambda: None)(), bool):
+        return bool(value)
+    allowed = "True, False or None" if none else "True or False"
+    raise ParameterError(f"{parameter} must be {allowed}, got {value!r}", parameter=parameter)
+
+
+def flags(**given: Any) -> None:
+    """:func:`flag` of each keyword (parameter name to value), before anything is read."""
+    for parameter, value in given.items():
+        flag(value, parameter)
 
 
 def whole(value: Any, parameter: str, minimum: int) -> int:

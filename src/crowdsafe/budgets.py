@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, cast
 
+from crowdsafe.arguments import flag
 from crowdsafe.data import DEFAULT_MISSING, MissingPolicy, Schema, load
 from crowdsafe.defaults import DEFAULT_LEDGER
 from crowdsafe.errors import ParameterError
@@ -94,6 +95,7 @@ def change_budget(
     from crowdsafe.privacy.ledger_storage import ledger_path
 
     checked_budget(epsilon, delta)
+    flag(allow_raise, "allow_raise")  # "no" is a true text: it raised the budget
     reading = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     if ledger is not None and not isinstance(ledger, Ledger):  # changing a budget never makes a ledger
         path = ledger_path(ledger)
