@@ -119,6 +119,7 @@ def anonymize(
 
     qi, protected = names(qi, "qi"), names(sensitive, "sensitive")
     arguments.flags(escape_formulas=escape_formulas, report=report, force=force)
+    arguments.path(out, "out")
     named = ("algorithm", "k", "sensitive", "l", "t")  # anonymize's own parameters
     if "ground" in options:  # check's name of the distance (crowdsafe anonymize --ground takes it too)
         options["distance"] = arguments.alias(options.pop("distance", None), options.pop("ground"), "distance",
@@ -207,6 +208,7 @@ def query(
     from crowdsafe.mechanisms.query_plan import QueryRequest
 
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
+    name = arguments.label(name, "name", "the dataset's name in the ledger")
     request = QueryRequest(arguments.text(text, "text", "one query"), epsilon=epsilon, delta=delta,
                            mechanism=mechanism, calibration_name=calibration, neighbours=neighbours,
                            max_rows_per_person=max_rows_per_person,
@@ -326,6 +328,8 @@ def perturb(
     from crowdsafe.perturb.view import ViewOutput
 
     arguments.flags(escape_formulas=escape_formulas, report=report, force=force)
+    out, certificate = arguments.path(out, "out"), arguments.path(certificate, "certificate")
+    name = arguments.label(name, "name", "the dataset's name in the ledger")
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     runner = get_engine(engine, master=spark_master)
     request = _perturb_request(arguments.alias(attributes, columns, "attributes", "columns"),
@@ -377,6 +381,7 @@ def estimate(
     from crowdsafe.perturb import estimate as estimate_one
 
     queries = arguments.texts(queries, "queries", "a counting query")
+    certificate = arguments.path(certificate, "certificate")
     if isinstance(view, Perturbation) and isinstance(view.view, View):  # what perturb returned
         view = view.view
     if not isinstance(view, (View, str, os.PathLike)):
@@ -527,6 +532,8 @@ def publish(
 
     qi, sensitive = names(qi, "qi"), names(sensitive, "sensitive")
     arguments.flags(force=force, escape_formulas=escape_formulas, report=report)
+    out, custodian_report = arguments.path(out, "out"), arguments.path(custodian_report, "custodian_report")
+    name = arguments.label(name, "name", "the dataset's name in the ledger")
     request = PlanRequest(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases,
                           objective=objective, target=target,
                           columns=names(arguments.alias(columns, attributes, "columns", "attributes"), "columns"))

@@ -13,7 +13,10 @@
   file crowdsafe did not write; ``change_budget(allow_raise="no")`` raised a budget);
 - :func:`whole`: a whole number (``check(k="5")`` raised a TypeError from a comparison inside);
 - :func:`items`: a list of things (``releases``); one thing is the list of that one;
-- :func:`text`: one text (a query);
+- :func:`text`: one text (a query); :func:`label`: one text or None (``name=5`` raised "'int'
+  object has no attribute 'strip'" from inside the ledger);
+- :func:`path`: a file path or None (``out=5`` raised pathlib's "expected str, bytes or
+  os.PathLike object, not int");
 - :func:`strings`: a list of texts that are not column names (``load(missing_tokens=)``); one
   text is the list of that one, where ``missing_tokens="NA"`` read every cell ``N`` or ``A`` as
   missing;
@@ -135,6 +138,20 @@ def text(value: Any, parameter: str, what: str) -> str:
     if not isinstance(value, str):
         raise ParameterError(f"{parameter} must be {what} (a string), got {kind(value)}", parameter=parameter)
     return value
+
+
+def label(value: Any, parameter: str, what: str) -> str | None:
+    """``value``: None or one string (``what`` says what it is: a dataset's name in the ledger)."""
+    return None if value is None else text(value, parameter, what)
+
+
+def path(value: Any, parameter: str) -> Any:
+    """``value``: None, or a file path (a string or a path object); anything else refused naming
+    ``parameter``."""
+    if value is None or isinstance(value, (str, os.PathLike)):
+        return value
+    raise ParameterError(f"{parameter} must be a file path (a string or a pathlib.Path), got {kind(value)}",
+                         parameter=parameter)
 
 
 def strings(value: Any, parameter: str, what: str) -> tuple[str, ...]:

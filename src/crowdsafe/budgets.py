@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, cast
 
-from crowdsafe.arguments import flag
+from crowdsafe.arguments import flag, label, text
 from crowdsafe.data import DEFAULT_MISSING, MissingPolicy, Schema, load
 from crowdsafe.defaults import DEFAULT_LEDGER
 from crowdsafe.errors import ParameterError
@@ -63,6 +63,7 @@ def set_budget(
     from crowdsafe.privacy.ledger_budget import checked_budget
 
     epsilon, delta = checked_budget(epsilon, delta)
+    name = label(name, "name", "the dataset's name in the ledger")
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     dataset = load(data, schema=schema, missing=missing)
     with ledger_for(ledger) as book:
@@ -96,6 +97,7 @@ def change_budget(
 
     checked_budget(epsilon, delta)
     flag(allow_raise, "allow_raise")  # "no" is a true text: it raised the budget
+    text(reason, "reason", "why the budget changes")
     reading = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     if ledger is not None and not isinstance(ledger, Ledger):  # changing a budget never makes a ledger
         path = ledger_path(ledger)

@@ -9,7 +9,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
-from crowdsafe.arguments import alias, either, items, names, one_name
+from crowdsafe.arguments import alias, either, items, names, one_name, strings
 from crowdsafe.data import DEFAULT_MISSING, Dataset, MissingPolicy, Schema, load
 from crowdsafe.data.pipeline import load_release
 from crowdsafe.defaults import DEFAULT_THRESHOLD
@@ -335,7 +335,7 @@ def attack(
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     check_kind(kind)  # before the engine is chosen
     chosen = get_engine(engine, master=spark_master)
-    marks = (suppressed,) if isinstance(suppressed, str) else tuple(suppressed)
+    marks = strings(suppressed, "suppressed", "a cell marking a suppressed value")
     sensitive = one_name(sensitive, "sensitive", "an attack infers one sensitive attribute")
     request = AttackRequest(kind=kind, qi=names(qi, "qi") or (), sensitive=sensitive,
                             location=cast("Location", location), truth_id=truth_id,
