@@ -2,6 +2,15 @@
 
 Sampling followed by a safe k-anonymization is (ε, δ)-differentially private; crowdsafe plans,
 runs and certifies such releases, and measures what an attacker could learn from any release.
+
+The Python API is :mod:`crowdsafe.api` (``help(crowdsafe.api.publish)``, ...): ``publish`` and
+``plan_publish`` (a release with an (ε, δ) guarantee), ``query`` (a DP answer), ``perturb``,
+``plan_perturbation`` and ``estimate`` (an α-β view, (d, γ)-private), ``anonymize`` (classic
+k-anonymity: no formal guarantee), ``check`` (``check_dataset`` for a loaded Dataset), ``compare``
+and ``attack`` (custodian-only measures), ``set_budget``, ``change_budget`` and ``ledger_report``
+(the budget ledger).
+``crowdsafe.query``, ``crowdsafe.publish`` and ``crowdsafe.plan_publish`` are the same functions.
+Randomness is secure by default; a ``seed`` makes a result reproducible and NOT fit for release.
 """
 
 from __future__ import annotations
