@@ -413,10 +413,9 @@ def as_frame(data: Any) -> pl.DataFrame | None:
         import pandas as pd
 
         if isinstance(data, pd.DataFrame):
-            try:
-                return pl.from_pandas(data)
-            except Exception as exc:  # pyarrow / polars conversion problems
-                raise InputError(f"cannot convert the pandas DataFrame: {exc}") from None
+            from crowdsafe.data.pandas_frames import from_pandas
+
+            return from_pandas(data)  # a column that cannot be converted is named
     return None
 
 
