@@ -137,7 +137,7 @@ def anonymize(
     release = run_anonymization(dataset, request)  # every non-identifier column is published (QIs recoded)
     release = replace(release, notes=(*name_warnings(dataset.schema, dataset.columns), *release.notes))
     if out is not None:
-        release.write(out, escape_formulas=escape_formulas, report=report)
+        release.write(out, escape_formulas=escape_formulas, report=report, force=force)  # as checked above
     return cast("Release", _as_given(data, release))
 
 

@@ -60,6 +60,22 @@ def discard_written(paths: Sequence[str | os.PathLike[str]]) -> None:
             path.unlink(missing_ok=True)
 
 
+def check_release_paths(path: str | os.PathLike[str], *, report: bool, force: bool) -> None:
+    """The checks of :mod:`crowdsafe.output_guard` on what :meth:`Release.write` writes at a local
+    ``path`` (the table, its certificate and its report), before anything is written: an existing
+    file crowdsafe did not write is replaced only with ``force``, a ledger never."""
+    from crowdsafe.output_guard import Output, OutputKind, RunFiles, is_local
+    from crowdsafe.report.build import report_path
+
+    if not is_local(path):  # (a Spark path such as s3a://: the engine that writes it owns it)
+        return
+    beside = certificate_path(path)
+    outputs = [Output(path, "the release", OutputKind.TABLE, parameter="path", certificate=beside),
+               Output(beside, "the certificate", OutputKind.CERTIFICATE, parameter="path", of=path),
+               *([Output(report_path(path), "the report", OutputKind.REPORT, parameter="path")] if report else [])]
+    RunFiles(outputs=tuple(outputs), force=force).check()
+
+
 def write_table_and_certificate(frame: pl.DataFrame, certificate: Certificate,
                                 path: str | os.PathLike[str], *, escape_formulas: bool = True) -> tuple[Path, Path]:
     """Write ``frame`` to ``path`` (CSV or Parquet) and the certificate beside it, atomically.
@@ -250,11 +266,15 @@ class Release:
                                 input_rows=self.rows_in)
 
     def write(self, path: str | os.PathLike[str], *, escape_formulas: bool = True,
-              report: bool = True) -> tuple[Path | str, Path | str]:
+              report: bool = True, force: bool = False) -> tuple[Path | str, Path | str]:
         """Write the table to ``path`` and the certificate beside it, then (unless ``report`` is
         False) the HTML report built from those two files (:mod:`crowdsafe.report`); return the
         table's and the certificate's paths (strings for a Spark release). CSV cells
-        are formula-safe unless ``escape_formulas`` is False (:func:`write_table_and_certificate`)."""
+        are formula-safe unless ``escape_formulas`` is False (:func:`write_table_and_certificate`).
+        Before anything is written, the files are checked as ``anonymize(out=...)`` checks them
+        (:mod:`crowdsafe.output_guard`): an existing file crowdsafe did not write (the very table
+        the release was made from, say) is replaced only with ``force=True``, a ledger never."""
+        check_release_paths(path, report=report, force=force)
         written = write_table_and_certificate(self.frame, self.certificate, path, escape_formulas=escape_formulas)
         if report:
             from crowdsafe.report import write_report

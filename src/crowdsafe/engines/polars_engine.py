@@ -259,7 +259,8 @@ class PolarsEngine:
 
     def write_view(self, result: Perturbation, output: ViewOutput) -> None:
         if output.out is not None:
-            result.view.write(output.out, output.certificate, escape_formulas=output.escape_formulas)
+            # force: perturb's guard checked these paths, with the caller's force, before the charge
+            result.view.write(output.out, output.certificate, escape_formulas=output.escape_formulas, force=True)
 
     # -- attacks -------------------------------------------------------------------------------
     def check_attack(self, kind: str, sensitive: str | None) -> None:

@@ -118,20 +118,26 @@ class View:
         return self.domain.encode(self.frame, what="the view")
 
     def write(self, path: str | os.PathLike[str], certificate: str | os.PathLike[str] | None = None, *,
-              escape_formulas: bool = True) -> tuple[Path, Path]:
+              escape_formulas: bool = True, force: bool = False) -> tuple[Path, Path]:
         """Write the view (CSV or Parquet by extension) and its certificate JSON, each atomically.
 
         If either write fails, neither file is left behind (both are renamed into place only
         once both are complete and on disk, the certificate and crowdsafe's report of the view
         replaced removed first: :func:`crowdsafe.output_guard.replaced_first`). CSV cells are
         formula-safe unless ``escape_formulas`` is False (:mod:`crowdsafe.csv_safety`); the certificate written says
-        which in its ``format_notes``, and :func:`read_view` reads the view back accordingly.
+        which in its ``format_notes``, and :func:`read_view` reads the view back accordingly. An
+        existing file crowdsafe did not write (the data, say) is replaced only with ``force=True``, a
+        ledger never (:mod:`crowdsafe.output_guard`, as ``perturb(out=...)`` checks them first).
         """
         target = check_view_path(path)
         cert_target = Path(certificate) if certificate is not None else certificate_path(target)
         if cert_target.resolve() == target.resolve():
             raise InputError("the view and its certificate cannot be written to the same file")
-        from crowdsafe.output_guard import replaced_first
+        from crowdsafe.output_guard import Output, OutputKind, RunFiles, replaced_first
+
+        RunFiles(outputs=(Output(target, "the view", OutputKind.TABLE, parameter="path", certificate=cert_target),
+                          Output(cert_target, "the certificate", OutputKind.CERTIFICATE, parameter="certificate",
+                                 of=target)), force=force).check()
 
         note = format_note(target, escape_formulas=escape_formulas)
         # both complete and on disk, then the certificate (and crowdsafe's report) of the view

@@ -37,7 +37,7 @@ import polars as pl
 from crowdsafe.anonymize.counted import AppliedCounts, CountedSample, class_frame
 from crowdsafe.anonymize.publish import DEFAULT_RUN_OPTIONS, Publication, PublishPlan, RunOptions, release_paths
 from crowdsafe.anonymize.published import PublishedScheme
-from crowdsafe.anonymize.release import Release
+from crowdsafe.anonymize.release import Release, check_release_paths
 from crowdsafe.csv_safety import format_note
 from crowdsafe.engines.spark import fingerprint as fp
 from crowdsafe.engines.spark.sampling import TableCounts, sample_counts
@@ -59,10 +59,12 @@ class SparkRelease(Release):
     class_table: pl.DataFrame | None = None
 
     def write(self, path: str | os.PathLike[str], *, escape_formulas: bool = True,
-              report: bool = True) -> tuple[str, str]:
+              report: bool = True, force: bool = False) -> tuple[str, str]:
         """Write the rows (a directory of part files) and the certificate beside it, atomically;
         CSV cells formula-safe unless ``escape_formulas`` is False (the certificate says which);
-        then the HTML report where the path is local (:func:`crowdsafe.report.write_reports`)."""
+        then the HTML report where the path is local (:func:`crowdsafe.report.write_reports`).
+        A local path is checked first as :meth:`Release.write` checks it (``force``)."""
+        check_release_paths(path, report=report, force=force)
         note = format_note(path, escape_formulas=escape_formulas)
         certificate = self.certificate.with_format_notes(note).to_json()
         spark = cast(Any, self.frame).sparkSession  # pyspark's stub omits DataFrame.sparkSession
