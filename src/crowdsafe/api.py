@@ -225,7 +225,7 @@ def plan_perturbation(
     data: Any,
     *,
     attributes: Sequence[str] | str | None = None,
-    domains: dict[str, Sequence[Any]] | None = None,
+    domains: Mapping[str, Sequence[Any]] | None = None,
     max_rows: int | None = None,
     exploratory: bool = False,
     duplicates: str = "collapse",
@@ -235,7 +235,7 @@ def plan_perturbation(
     decimal_comma: bool | None = None,
     engine: str = "polars",
     spark_master: str | None = None,
-    domain: dict[str, Sequence[Any]] | None = None,
+    domain: Mapping[str, Sequence[Any]] | None = None,
     columns: Sequence[str] | str | None = None,
     **target: Any,
 ) -> AlphaBetaPlan:
@@ -262,12 +262,12 @@ def perturb(
     data: Any,
     *,
     attributes: Sequence[str] | str | None = None,
-    domains: dict[str, Sequence[Any]] | None = None,
+    domains: Mapping[str, Sequence[Any]] | None = None,
     max_rows: int | None = None,
     exploratory: bool = False,
     duplicates: str = "collapse",
     confidence: float = 0.95,
-    seed: Any = None,
+    seed: Randomness | int | None = None,
     schema: Schema | str | os.PathLike[str] | None = None,
     missing: MissingPolicy | str = DEFAULT_MISSING,
     decimal_comma: bool | None = None,
@@ -281,7 +281,7 @@ def perturb(
     escape_formulas: bool = True,
     report: bool = True,
     force: bool = False,
-    domain: dict[str, Sequence[Any]] | None = None,
+    domain: Mapping[str, Sequence[Any]] | None = None,
     columns: Sequence[str] | str | None = None,
     **target: Any,
 ) -> Perturbation:
@@ -343,7 +343,7 @@ def perturb(
                                                             name=name, budget=budget)))
 
 
-def _perturb_request(attributes: Sequence[str] | str | None, domains: dict[str, Sequence[Any]] | None,
+def _perturb_request(attributes: Sequence[str] | str | None, domains: Mapping[str, Sequence[Any]] | None,
                      max_rows: int | None, exploratory: bool, duplicates: str, confidence: float,
                      target: dict[str, Any], function: str) -> PerturbRequest:
     """The request :func:`plan_perturbation` and :func:`perturb` (``function``) build from their
