@@ -13,6 +13,7 @@ from crowdsafe.arguments import alias, either, items, names, one_name, strings
 from crowdsafe.data import DEFAULT_MISSING, Dataset, MissingPolicy, Schema, load
 from crowdsafe.data.pipeline import load_release
 from crowdsafe.defaults import DEFAULT_THRESHOLD
+from crowdsafe.errors import ParameterError
 
 if TYPE_CHECKING:
     from crowdsafe.attacks.intersection import IntersectionResult, Location
@@ -253,10 +254,7 @@ def attack(
     targets: Any,
     *,
     qi: Sequence[str] | str,
-    sensitive: Sequence[str] | str | None = None,
     kind: Literal["linkage"],
-    location: str = "auto",
-    levels: Sequence[float] | float = (0.25, 0.5),
     truth_id: str | None = None,
     schema: Schema | str | os.PathLike[str] | None = None,
     decimal_comma: bool | None = None,
@@ -317,7 +315,9 @@ def attack(
     ``qi``: one name or a list; ``sensitive``: one name (or a list of one, as check takes it).
     ``location``: how a target's class is located (``"exact"``,
     ``"nearest"`` or ``"auto"``); ``levels``: the confidence levels (one or a list) the intersection attack
-    reports breaches at. ``schema`` and ``decimal_comma`` say how the targets are read.
+    reports breaches at; these three are the intersection attack's, refused with
+    ``kind="linkage"`` (which would not read them; ``crowdsafe attack linkage`` has none of them).
+    ``schema`` and ``decimal_comma`` say how the targets are read.
     ``targets``: anything :func:`load` reads; its hierarchies resolve hierarchy labels in the
     releases. ``truth_id``: a record id in both,
     used only to score the attack. ``suppressed``: quasi-identifier cells marking a suppressed cell
@@ -334,6 +334,12 @@ def attack(
 
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     check_kind(kind)  # before the engine is chosen
+    if kind == "linkage":  # what only the intersection attack reads: refused, not ignored (as anonymize's options)
+        unread = [name for name, given in (("sensitive", sensitive is not None), ("location", location != "auto"),
+                                           ("levels", levels != (0.25, 0.5))) if given]
+        if unread:
+            raise ParameterError(f"the {unread[0]} parameter applies to the intersection attack only: the linkage "
+                                 "attack would not read it; leave it out", parameter=unread[0])
     chosen = get_engine(engine, master=spark_master)
     marks = strings(suppressed, "suppressed", "a cell marking a suppressed value")
     sensitive = one_name(sensitive, "sensitive", "an attack infers one sensitive attribute")
