@@ -197,7 +197,8 @@ def query(
 
     ``ledger``: ``"default"`` (``$CROWDSAFE_LEDGER`` or the per-user file), a path, a
     :class:`~crowdsafe.privacy.ledger.Ledger`, or None to run without one. ``budget=(ε, δ)``
-    registers the dataset's total budget (under ``name``) if it has none yet. Bad input raises
+    registers the dataset's total budget (under ``name``) if it has none yet (refused with
+    ``ledger=None``, which has no ledger to register it in, as ``--no-ledger --budget``). Bad input raises
     before the ledger is touched; an over-budget query raises BudgetExceeded before any noise.
     ``engine``: ``"polars"`` (default, in this process) or ``"spark"``: ``data`` is a Parquet/CSV
     path read on Spark (session from the environment or ``spark_master``); the aggregation runs there, the noise here
@@ -209,6 +210,7 @@ def query(
 
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     name = arguments.label(name, "name", "the dataset's name in the ledger")
+    arguments.budget_with_ledger(budget, ledger)
     request = QueryRequest(arguments.text(text, "text", "one query"), epsilon=epsilon, delta=delta,
                            mechanism=mechanism, calibration_name=calibration, neighbours=neighbours,
                            max_rows_per_person=max_rows_per_person,
@@ -314,7 +316,8 @@ def perturb(
     (:mod:`crowdsafe.engines.spark.alpha_beta`). ``ledger`` (None by default: no charge;
     ``"default"``, a path or a Ledger): the view's equivalent ε is charged to the dataset's budget,
     the dataset identified by its keyed fingerprint; ``budget=(ε, δ)`` registers that budget under
-    ``name`` if it has none. A CSV view is formula-safe unless ``escape_formulas`` is False (its
+    ``name`` if it has none (refused without a ledger; so is ``certificate`` without ``out``). A
+    CSV view is formula-safe unless ``escape_formulas`` is False (its
     certificate says which; Parquet keeps raw values); an ``out`` that cannot be written, that is an
     input of the run (the data, the schema and its hierarchy files, the ledger and its companions)
     or a special file, or an existing file crowdsafe did not write without ``force=True``, is
@@ -330,6 +333,11 @@ def perturb(
     arguments.flags(escape_formulas=escape_formulas, report=report, force=force)
     out, certificate = arguments.path(out, "out"), arguments.path(certificate, "certificate")
     name = arguments.label(name, "name", "the dataset's name in the ledger")
+    arguments.budget_with_ledger(budget, ledger)
+    if certificate is not None and out is None:
+        raise ParameterError("the certificate parameter names where the view's certificate is written beside out=, "
+                             "and no view is written: give out=VIEW too, or leave certificate out",
+                             parameter="certificate")
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     runner = get_engine(engine, master=spark_master)
     request = _perturb_request(arguments.alias(attributes, columns, "attributes", "columns"),
@@ -483,7 +491,8 @@ def publish(
     it unless ``report`` is False (:mod:`crowdsafe.report`). The ledger
     (``"default"``, a path, a Ledger, or None) is charged before anything is computed from the
     data; a dataset with no budget gets ``budget`` or, without it, exactly this publication's
-    cost. ``seed`` makes the run reproducible and NOT fit for release; so does ``ledger=None``
+    cost (``budget`` with ``ledger=None`` is refused: no ledger would register it). ``seed`` makes
+    the run reproducible and NOT fit for release; so does ``ledger=None``
     (nothing then records the sample's use or limits further releases). ``name``: the dataset's
     name in the ledger. ``k``, ``beta``, ``epsilon1``, ``scheme`` are :func:`plan_publish`'s.
     ``qi`` and ``sensitive`` (one name or a list) set the roles; ``schema``, ``missing`` and
@@ -534,6 +543,7 @@ def publish(
     arguments.flags(force=force, escape_formulas=escape_formulas, report=report)
     out, custodian_report = arguments.path(out, "out"), arguments.path(custodian_report, "custodian_report")
     name = arguments.label(name, "name", "the dataset's name in the ledger")
+    arguments.budget_with_ledger(budget, ledger)
     request = PlanRequest(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases,
                           objective=objective, target=target,
                           columns=names(arguments.alias(columns, attributes, "columns", "attributes"), "columns"))

@@ -11,6 +11,8 @@
   ``randomness=``);
 - :func:`flag`: True or False (``force="no"`` was true, as every non-empty text is, and replaced a
   file crowdsafe did not write; ``change_budget(allow_raise="no")`` raised a budget);
+- :func:`budget_with_ledger`: a ``budget`` with ``ledger=None`` (ignored, where the command line
+  refuses it);
 - :func:`whole`: a whole number (``check(k="5")`` raised a TypeError from a comparison inside);
 - :func:`items`: a list of things (``releases``); one thing is the list of that one;
 - :func:`text`: one text (a query); :func:`label`: one text or None (``name=5`` raised "'int'
@@ -113,6 +115,16 @@ def flags(**given: Any) -> None:
     """:func:`flag` of each keyword (parameter name to value), before anything is read."""
     for parameter, value in given.items():
         flag(value, parameter)
+
+
+def budget_with_ledger(budget: Any, ledger: Any) -> None:
+    """Refuse a ``budget`` given with ``ledger=None``: it registers a budget in a ledger, and the
+    run has none, so it would not be read (it was ignored, where the command line refuses
+    ``--no-ledger --budget`` and ``perturb --budget`` without ``--ledger``)."""
+    if budget is not None and ledger is None:
+        raise ParameterError("budget registers the dataset's budget in a ledger, and ledger=None runs without one: "
+                             "give a ledger (ledger='default' or a path), or leave budget out",
+                             parameter=("budget", "ledger"))
 
 
 def whole(value: Any, parameter: str, minimum: int) -> int:

@@ -56,7 +56,7 @@ def test_publish_builds_each_request_once_from_every_keyword(monkeypatch):
     monkeypatch.setattr(driver, "publish", lambda *args, **kwargs: ran.append((args, kwargs)) or "publication")
     # the planner counts the candidates and reads the schema's hierarchies
     plan_fields = {k: v for k, v in PLAN_FIELDS.items() if k not in ("candidates", "declared_domains", "table_counts")}
-    reading = dict(qi=["age"], sensitive="sex", schema="schema.json", missing="drop", seed=5, ledger=None)
+    reading = dict(qi=["age"], sensitive="sex", schema="schema.json", missing="drop", seed=5, ledger="ledger.sqlite3")
     result = api.publish("data.csv", **{**plan_fields, "columns": ["age", "sex"]}, **RUN_FIELDS, **reading)
     assert result == "publication"
     (engine, data, request, options), keywords = ran[0]

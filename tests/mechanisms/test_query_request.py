@@ -30,10 +30,11 @@ def test_api_query_builds_the_request_once_with_every_keyword(monkeypatch):
     domain = {"sex": ["F", "M"]}
     answer = api.query(data, "histogram sex", epsilon=0.7, delta=1e-7, mechanism="gaussian", calibration="classic",
                        neighbours="change", max_rows_per_person=2, domain=domain, partition="sex", schema=None,
-                       missing="drop", randomness=5, ledger=None, name="people", budget=(3.0, 1e-6))
+                       missing="drop", randomness=5, ledger="ledger.sqlite3", name="people",
+                       budget=(3.0, 1e-6))
     assert answer == "answer" and seen["engine"] == "polars" and seen["data"] is data
     assert seen["request"] == QueryRequest("histogram sex", epsilon=0.7, delta=1e-7, mechanism="gaussian",
                                            calibration_name="classic", neighbours="change", max_rows_per_person=2,
                                            domain=domain, partition="sex")
-    assert seen["rest"] == {"schema": None, "missing": "drop", "randomness": 5, "ledger": None, "name": "people",
-                            "budget": (3.0, 1e-6)}
+    assert seen["rest"] == {"schema": None, "missing": "drop", "randomness": 5, "ledger": "ledger.sqlite3",
+                            "name": "people", "budget": (3.0, 1e-6)}

@@ -44,12 +44,13 @@ def test_api_perturb_builds_each_request_once_with_every_keyword(monkeypatch):
     seen = _capture(monkeypatch, "perturb")
     result = api.perturb(DATA, attributes=["a", "b"], domains=DOMAINS, max_rows=500, exploratory=True,
                          duplicates="error", confidence=0.9, seed=7, schema=None, missing="drop", out="view.csv",
-                         certificate="view.json", ledger=None, name="t", budget=(2.0, 0.0), escape_formulas=False,
+                         certificate="view.json", ledger="ledger.sqlite3", name="t", budget=(2.0, 0.0),
+                         escape_formulas=False,
                          **TARGET)
     assert result == "done" and seen["engine"] == "polars" and seen["data"] is DATA
     assert seen["requests"] == (EXPECTED, ViewOutput(out="view.csv", certificate="view.json", escape_formulas=False))
-    assert seen["rest"] == {"schema": None, "missing": "drop", "randomness": 7, "ledger": None, "name": "t",
-                            "budget": (2.0, 0.0)}
+    assert seen["rest"] == {"schema": None, "missing": "drop", "randomness": 7, "ledger": "ledger.sqlite3",
+                            "name": "t", "budget": (2.0, 0.0)}
 
 
 def test_api_plan_perturbation_builds_the_request_once_with_every_keyword(monkeypatch):
