@@ -442,9 +442,18 @@ def plan_publish(
     arguments.flag(declared_domains, "declared_domains", none=True)
     return plan_publication(PlanRequest(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme,
                                         releases=releases, objective=objective, target=target,
-                                        columns=names(arguments.alias(columns, attributes, "columns", "attributes"),
-                                                      "columns"), candidates=candidates,
+                                        columns=_published(columns, attributes), candidates=candidates,
                                         declared_domains=declared_domains, table_counts=table_counts))
+
+
+def _published(columns: Any, attributes: Any) -> tuple[str, ...] | None:
+    """The ``columns`` (or ``attributes``) :func:`plan_publish` and :func:`publish` take: None, or
+    one name or more; none at all (``[]``, ``[""]``) is refused here, before anything is read
+    (``plan_publish(columns=[])`` planned, and ``publish`` refused it once the table was read)."""
+    chosen = names(arguments.alias(columns, attributes, "columns", "attributes"), "columns")
+    if chosen is not None and not any(c.strip() for c in chosen):
+        raise ParameterError("the columns parameter names no column", parameter="columns")
+    return chosen
 
 
 def publish(
@@ -546,7 +555,7 @@ def publish(
     arguments.budget_with_ledger(budget, ledger)
     request = PlanRequest(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases,
                           objective=objective, target=target,
-                          columns=names(arguments.alias(columns, attributes, "columns", "attributes"), "columns"))
+                          columns=_published(columns, attributes))
     run = RunOptions(name=name, budget=budget, out=out, custodian_report=custodian_report,
                      escape_formulas=escape_formulas, report=report)
     check_publication(request, lattice_later=True)  # bad parameters refused before the read (the plan: after it)
