@@ -50,7 +50,7 @@ def test_an_extension_type_is_unusable(tmp_path):
 @pytest.mark.parametrize("argv", [
     ["anonymize", "{p}", "--k", "2", "--out", "{d}/a.csv"],
     ["schema", "draft", "{p}", "--out", "{d}/s.toml"],
-    ["query", "{p}", "count", "--epsilon", "0.1", "--budget", "10,0"],
+    ["query", "{p}", "count where x = 'a'", "--epsilon", "0.1", "--budget", "10,0"],  # (a query names it)
     ["ledger", "init", "{p}", "--epsilon", "1", "--delta", "1e-6"],
     ["perturb", "{p}", "--exploratory", "--d", "0.01", "--gamma", "0.5", "--max-rows", "100", "--out", "{d}/v.csv"],
     ["check", "{p}"],

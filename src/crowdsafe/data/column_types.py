@@ -23,12 +23,18 @@ frame given in Python) may hold other types; each is decided by its *type*, neve
   query (a quasi-identifier or sensitive attribute, which every column of an undeclared table
   is) is refused in one line naming it and its type; one the run does not use (declared an
   identifier or insensitive, or left out by ``--qi`` / ``--sensitive``) is dropped with a note.
+  A DP query uses the columns its text names, whatever their roles: within :func:`reading_only`
+  (the query driver's read) an unusable column it does not name is dropped with the note, where
+  every column of an undeclared table, a quasi-identifier, was refused (``query(df, "count")`` on
+  a pandas frame holding a timedelta column, until 2026-11-30).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import sys
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TypeVar
 
@@ -38,10 +44,24 @@ from crowdsafe.data.schema import Role, Schema
 from crowdsafe.errors import SchemaError
 from crowdsafe.identity import note_line
 
-__all__ = ["beyond_int64", "reading_notes", "rounding_note", "settle", "unusable_kind", "usable", "usable_frame",
-           "wide_integer_note", "zone_free", "zone_note"]
+__all__ = ["beyond_int64", "reading_notes", "reading_only", "rounding_note", "settle", "unusable_kind", "usable",
+           "usable_frame", "wide_integer_note", "zone_free", "zone_note"]
 
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
+
+#: The columns the run reads when it names them (:func:`reading_only`); None: its roles decide.
+_READ: contextvars.ContextVar[frozenset[str] | None] = contextvars.ContextVar("read_columns", default=None)
+
+
+@contextlib.contextmanager
+def reading_only(columns: Iterable[str]) -> Iterator[None]:
+    """Within it, :func:`settle` keeps to ``columns`` (the ones a query's text names): an unusable
+    column outside them is dropped with a note whatever its role, one among them refused."""
+    token = _READ.set(frozenset(columns))
+    try:
+        yield
+    finally:
+        _READ.reset(token)
 
 _WIDE = (pl.Decimal, pl.Int128, pl.UInt128)
 _INT64_MAX = 2**63 - 1
@@ -197,15 +217,19 @@ def settle(
     if not unusable:
         return schema
     chosen = [sensitive] if isinstance(sensitive, str) else sensitive
+    read = _READ.get()
     for name, kind in unusable.items():
         role = _role(name, schema, qi, chosen)
-        if role in (Role.QUASI_IDENTIFIER, Role.SENSITIVE) or (schema is not None and schema.person_id == name):
+        used = name in read if read is not None else role in (Role.QUASI_IDENTIFIER, Role.SENSITIVE)
+        if used or (schema is not None and schema.person_id == name):
             raise SchemaError(
                 f"column '{name}' of {label} is {kind}, which crowdsafe cannot publish, measure or query; "
                 "declare it role = \"identifier\" in a schema, leave it out of --qi/--sensitive, "
                 "or drop it from the file")
+        why = ("this query does not read it" if read is not None
+               else f"this run does not need it (its role: {role.value})")
         print(note_line(f"column '{name}' of {label} is not read: it is {kind}, which crowdsafe "
-                        f"cannot use, and this run does not need it (its role: {role.value})"), file=sys.stderr)
+                        f"cannot use, and {why}"), file=sys.stderr)
     if schema is None:
         return None
     kept = tuple(a for a in schema if a.name not in unusable)

@@ -127,11 +127,13 @@ def query(
     parameters (:class:`~crowdsafe.mechanisms.query_plan.QueryRequest`), checked against the
     table's schema before the ledger is touched; ``name`` and ``budget`` register the table's
     budget in the ledger (:func:`with_budget`)."""
+    from crowdsafe.data.column_types import reading_only
     from crowdsafe.mechanisms.queries import answer_query, check_query
 
     budget = budget_parameter(budget)  # a pair of numbers: before the table is read or a ledger made
     check_before_reading(data, request, schema)
-    source = engine.read_query_source(data, schema=schema, missing=missing, name=name)
+    with reading_only(query_columns(request)):  # a column the query does not name is not needed
+        source = engine.read_query_source(data, schema=schema, missing=missing, name=name)
     dataset = engine.source_dataset(source)
     aggregate = engine.aggregate(source)
     check_query(dataset, request)
