@@ -27,6 +27,11 @@ UTILITY_NOTICE = ("CUSTODIAN ONLY: measured against the original data, so not co
 
 @dataclass(frozen=True)
 class UtilityReport:
+    """What :func:`crowdsafe.api.compare` measured of a release against its original: information
+    loss, one- and two-way marginal distances, the counting-query workload's error and, with a
+    target and held-out rows, classifier accuracy. CUSTODIAN ONLY: each figure is an exact fact
+    about the original, covered by no guarantee (:data:`UTILITY_NOTICE`); do not publish it."""
+
     quasi_identifiers: list[str]
     information_loss: InformationLoss
     marginals: MarginalReport
