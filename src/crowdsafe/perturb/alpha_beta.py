@@ -505,9 +505,7 @@ class Perturbation:
 
     def __repr__(self) -> str:
         # concise and public: the view's size and its guarantee (the custodian-only facts are not shown)
-        from crowdsafe.number_text import rounded_down, rounded_up  # as the plan prints them: alpha down, beta up
-
-        certificate = self.view.certificate
+        certificate = self.view.certificate  # alpha down, beta up: as the plan prints them
         return (f"Perturbation({self.view.rows:,}-row view, {certificate.headline()}, "
                 f"alpha={rounded_down(self.plan.alpha, 4)}, beta={rounded_up(self.plan.beta, 4)}, "
                 f"fit_for_release={self.as_dict()['fit_for_release']})")
