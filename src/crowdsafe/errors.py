@@ -1,7 +1,9 @@
 """The one exception hierarchy of crowdsafe.
 
 Every error a user can cause is a :class:`CrowdsafeError`. The command line prints its message
-as one line and exits with status 2; the Python API raises it. Messages name the problem and,
+as one line and exits with status 2 (3 for a refusal of the privacy ledger,
+:class:`BudgetExceeded`, so that a script can tell "try again with a larger budget, or not at
+all" from "fix the input"); the Python API raises it. Messages name the problem and,
 where one exists, the fix.
 
 A library message speaks of parameters as a Python caller writes them, never of command-line
@@ -64,7 +66,10 @@ class ParameterError(CrowdsafeError):
 
 
 class BudgetExceeded(CrowdsafeError):
-    """A query or release would exceed the privacy budget recorded in the ledger."""
+    """A query or release would exceed the privacy budget recorded in the ledger (or the table has
+    no budget there). The command line exits with status 3 for it, not 2."""
+
+    exit_code = 3
 
 
 class SampleReuseError(BudgetExceeded):

@@ -37,9 +37,18 @@ def test_crowdsafe_error_is_one_line_and_exit_2(capsys):
     assert "Traceback" not in err
 
 
-def test_every_crowdsafe_error_maps_to_exit_2():
-    for cls in CrowdsafeError.__subclasses__():
-        assert cls("x").exit_code == 2
+def _every_subclass(cls):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from _every_subclass(sub)
+
+
+def test_every_crowdsafe_error_maps_to_exit_2_and_a_ledger_refusal_to_3():
+    """A script tells "the ledger refused" (3: a larger budget, or nothing) from "fix the input" (2)."""
+    from crowdsafe.errors import BudgetExceeded
+
+    for cls in _every_subclass(CrowdsafeError):
+        assert cls("x").exit_code == (3 if issubclass(cls, BudgetExceeded) else 2), cls
 
 
 def test_module_entry_point_runs():

@@ -12,7 +12,7 @@ from cli_helpers import run_command
 
 def test_the_issue_example_needs_a_budget_then_answers(capsys):
     code, _, err = run_command(capsys, "query", "adult", "count where age >= 30 and sex = 'Female'", "--epsilon", "0.1")
-    assert code == 2 and "no privacy budget is set for 'adult'" in err and err.count("\n") == 1
+    assert code == 3 and "no privacy budget is set for 'adult'" in err and err.count("\n") == 1
     assert run_command(capsys, "ledger", "init", "adult", "--epsilon", "1", "--delta", "1e-6")[0] == 0
     code, out, _ = run_command(capsys, "query", "adult", "count where age >= 30 and sex = 'Female'", "--epsilon", "0.1")
     assert code == 0
@@ -70,7 +70,7 @@ def test_over_budget_is_refused(capsys):
     assert run_command(capsys, "ledger", "init", "adult", "--epsilon", "0.15", "--delta", "0")[0] == 0
     assert run_command(capsys, "query", "adult", "count", "--epsilon", "0.1")[0] == 0
     code, _, err = run_command(capsys, "query", "adult", "count", "--epsilon", "0.1")
-    assert code == 2 and "refused" in err and "nothing was computed" in err
+    assert code == 3 and "refused" in err and "nothing was computed" in err
 
 
 def test_no_ledger_runs_without_one(capsys, private_ledger):
@@ -130,7 +130,7 @@ def test_a_budget_is_lowered_and_raised_on_the_record_and_a_stuck_dataset_unstuc
     gaussian = ["query", "adult", "count", "--epsilon", "0.5", "--delta", "1e-7", "--mechanism", "gaussian"]
     assert run_command(capsys, "ledger", "init", "adult", "--epsilon", "3", "--delta", "0")[0] == 0
     code, _, err = run_command(capsys, *gaussian)  # δ was left out: nothing with δ > 0 can be charged
-    assert code == 2 and err.count("\n") == 1
+    assert code == 3 and err.count("\n") == 1
     assert "if δ was left out by mistake, raise it on the record: `crowdsafe ledger budget adult --epsilon E " \
            "--delta D` with --raise" in err
     code, _, err = run_command(capsys, "ledger", "budget", "adult", "--epsilon", "3", "--delta", "1e-6")
@@ -142,7 +142,7 @@ def test_a_budget_is_lowered_and_raised_on_the_record_and_a_stuck_dataset_unstuc
     assert run_command(capsys, *gaussian)[0] == 0
     code, out, _ = run_command(capsys, "ledger", "budget", "adult", "--epsilon", "0.25", "--delta", "1e-6")
     assert code == 0 and "more than the budget is spent: nothing more can be charged" in " ".join(out.split())
-    assert run_command(capsys, *gaussian)[0] == 2
+    assert run_command(capsys, *gaussian)[0] == 3  # refused by the ledger
     code, out, _ = run_command(capsys, "ledger", "show", "--json")
     history = json.loads(out)["datasets"][0]["budget_changes"]
     assert [(c["change"], c["after"]["epsilon"], c["reason"]) for c in history] == [

@@ -37,7 +37,7 @@ def test_query_and_ledger_show_escape_a_name(tmp_path, capsys):
     assert main(["ledger", "show", "--ledger", str(ledger), "--json"]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and json.loads(out)["datasets"][0]["name"] == NAME
-    assert main([*argv[:4], "5", *argv[5:]]) == 2  # over the budget: the error names it escaped
+    assert main([*argv[:4], "5", *argv[5:]]) == 3  # over the budget: the error names it escaped
     err = capsys.readouterr().err
     assert "\x1b" not in err and "x\\x1b[31mRED" in err and err.count("\n") == 1, err
 

@@ -34,6 +34,7 @@ class Case:
     xfail: str | None = None
     setup: str | None = None  # "lock-ledger", "read-only-ledger", "corrupt-ledger", "ledger-mode-644",
     # "foreign-sqlite-ledger", "foreign-app-ledger" (FOREIGN_SETUPS), ...
+    exit: int = 2  # 3 for a refusal of the ledger (crowdsafe.errors.BudgetExceeded)
 
 
 def people_csv(rows: int = 240) -> str:
@@ -256,7 +257,7 @@ CASES: list[Case] = [
     Case("publish-budget-negative", (*PUBLISH, "--name", "fresh", "--budget", "-1,0"), "--budget"),
     # a table the template ledger does not know (the ledger knows a table by its keyed digest, not its name)
     Case("publish-budget-below-request", (*with_data(PUBLISH, "fresh.csv"), "--name", "fresh", "--budget", "0.5,1e-5"),
-         "budget", files={"fresh.csv": people_csv(200)}),
+         "budget", files={"fresh.csv": people_csv(200)}, exit=3),
     Case("publish-objective-unknown", with_option(PUBLISH, "--objective", "accuracy"), "unknown objective 'accuracy'"),
     Case("publish-classification-no-target", with_option(PUBLISH, "--objective", "classification"), "--target"),
     Case("publish-target-without-classification", with_option(PUBLISH, "--target", "disease"), "--target"),

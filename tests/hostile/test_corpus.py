@@ -1,10 +1,10 @@
 """Every case of the bad-input corpus (corpus.py) fails cleanly.
 
-For each case, run in-process as a user would type it: exit status 2; exactly one line on
-standard error, ``crowdsafe: error: ...`` holding the expected fragment, no traceback; no file
-written or left behind (inputs and the output folder are byte for byte as before, no temporary
-file); and the ledger as it was (no budget spent, no dataset registered), since every failure
-here can be decided before any charge.
+For each case, run in-process as a user would type it: exit status 2 (3 for a refusal of the
+ledger); exactly one line on standard error, ``crowdsafe: error: ...`` holding the expected
+fragment, no traceback; no file written or left behind (inputs and the output folder are byte
+for byte as before, no temporary file); and the ledger as it was (no budget spent, no dataset
+registered), since every failure here can be decided before any charge.
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ def test_bad_input_fails_with_one_line_and_leaves_nothing(case: Case, tmp_path, 
     out, err = capsys.readouterr()
     lines = err.splitlines()
     assert not blocked, f"the run blocked reading the FIFO {blocked[0]}"
-    assert code == 2, f"exit {code}; stderr: {err!r}"
+    assert code == case.exit, f"exit {code}; stderr: {err!r}"
     assert "Traceback" not in err and "internal error" not in err
     assert len(lines) == 1, f"expected one line on stderr, got {lines!r}"
     assert lines[0].startswith("crowdsafe: error: ")

@@ -179,7 +179,7 @@ def test_a_run_without_a_budget_does_not_make_an_empty_ledger(capsys, tmp_path):
                  ["perturb", data, "--d", "0.1", "--gamma", "0.9", "--max-rows", "500", "--attributes", "sex",
                   "--out", tmp_path / "v.csv", "--ledger", ledger]):
         code, err = _run(capsys, *argv)
-        assert code == 2 and err.count("\n") == 1 and "no privacy budget is set" in err, err
+        assert code == 3 and err.count("\n") == 1 and "no privacy budget is set" in err, err
         assert not ledger.exists() and not ledger.parent.exists()
 
 
@@ -188,7 +188,7 @@ def test_the_new_ledger_rule_can_fail(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(query_driver, "refuse_a_new_ledger_without_budget", lambda spec, label, budget: None)
     data, ledger = _table(tmp_path / "t.csv"), tmp_path / "ledger.sqlite3"
     code, _ = _run(capsys, "query", data, "count", "--epsilon", "0.1", "--ledger", ledger)
-    assert code == 2 and ledger.exists()
+    assert code == 3 and ledger.exists()
 
 
 _REFUSED_BEFORE_THE_LEDGER = {
@@ -251,7 +251,7 @@ def test_a_run_over_its_new_budget_registers_nothing(capsys, tmp_path):
     for i, argv in enumerate(_over_budget_runs(tmp_path)):
         ledger = tmp_path / f"ledger{i}.sqlite3"
         code, err = _run(capsys, *argv, "--ledger", ledger)
-        assert code == 2 and err.count("\n") == 1, err
+        assert code == 3 and err.count("\n") == 1, err
         assert _budgets(ledger) == [] and _entries(ledger) == []
     # the retry with a budget that holds the run is not held to the refused one
     code, err = _run(capsys, *_over_budget_runs(tmp_path)[1][:-1], "5,0", "--ledger", tmp_path / "ledger1.sqlite3")
@@ -268,4 +268,4 @@ def test_the_over_budget_rule_can_fail(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(query_driver, "budget_at_charge", registered_first)
     ledger = tmp_path / "ledger.sqlite3"
     code, _ = _run(capsys, *_over_budget_runs(tmp_path)[1], "--ledger", ledger)
-    assert code == 2 and _budgets(ledger) != []
+    assert code == 3 and _budgets(ledger) != []

@@ -58,7 +58,7 @@ def test_the_same_file_under_another_declared_type_spends_the_same_budget(capsys
     assert _query(capsys, data, ledger, s, "--budget", "1,0")[0] == 0
     for extra in ((), ("--budget", "1,0"), ("--name", "D-reviewed", "--budget", "1,0")):
         code, err = _query(capsys, data, ledger, s_real, *extra)
-        assert code == 2 and "dataset 'D.csv' has spent (ε=1, δ=0) of its budget (ε=1, δ=0)" in err, (extra, err)
+        assert code == 3 and "dataset 'D.csv' has spent (ε=1, δ=0) of its budget (ε=1, δ=0)" in err, (extra, err)
     with sqlite3.connect(ledger) as conn:
         assert conn.execute("SELECT name FROM datasets").fetchall() == [("D.csv",)]
 
@@ -153,7 +153,7 @@ def test_a_table_registered_by_the_earlier_fingerprint_keeps_its_budget(capsys, 
     assert code == 2 and "already belongs to other data" in err and "written by an earlier crowdsafe" in err, err
     # read as registered: found under its earlier identity, moved to the new one, its spending kept
     code, err = _query(capsys, data, ledger, s, "-e", "0.5")
-    assert code == 2 and "dataset 'D.csv' has spent (ε=0.6, δ=0) of its budget (ε=1, δ=0)" in err, err
+    assert code == 3 and "dataset 'D.csv' has spent (ε=0.6, δ=0) of its budget (ε=1, δ=0)" in err, err
     with Ledger(ledger) as book:
         new = load(data, schema=s_real).fingerprint(key=book.identity_key)
         budget = book.budget(new)
@@ -164,7 +164,7 @@ def test_a_table_registered_by_the_earlier_fingerprint_keeps_its_budget(capsys, 
     code, err = _query(capsys, data, ledger, s_real, "-e", "0.4")  # now under any types: the same budget
     assert code == 0, err
     code, err = _query(capsys, data, ledger, s_real, "-e", "0.4")
-    assert code == 2 and "dataset 'D.csv' has spent (ε=1, δ=0)" in err, err
+    assert code == 3 and "dataset 'D.csv' has spent (ε=1, δ=0)" in err, err
 
 
 def test_without_the_move_an_earlier_ledger_would_lose_the_budget(capsys, tmp_path, monkeypatch):

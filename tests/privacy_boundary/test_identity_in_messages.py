@@ -76,7 +76,7 @@ def _report_before(capsys, tmp_path: Path, extra: bool) -> tuple[int, str]:
 
 def test_report_before_names_the_table_by_its_file(capsys, tmp_path):
     first, second = _report_before(capsys, tmp_path, False), _report_before(capsys, tmp_path, True)
-    assert first[0] == second[0] == 2
+    assert first[0] == second[0] == 3  # refused by the ledger
     assert "no privacy budget is set for 'data.csv'" in first[1]
     assert first[1].replace("/d0/", "/d1/") == second[1]  # the same refusal for D and D plus one row
     assert not HEX.search(first[1])

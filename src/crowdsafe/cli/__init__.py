@@ -1,9 +1,10 @@
 """The ``crowdsafe`` command line: a thin layer over the Python API.
 
 Each command module under this package exposes ``register(app)``. :func:`main` maps every
-:class:`~crowdsafe.errors.CrowdsafeError` to one line on standard error and exit status 2, with
-no traceback, naming the parameters it speaks of by their flags (:mod:`crowdsafe.cli.flags`); a
-usage error (an unknown option, a value of the wrong type) is one line too, with exit status 2.
+:class:`~crowdsafe.errors.CrowdsafeError` to one line on standard error and its exit status (2; 3
+for a refusal of the ledger, :class:`~crowdsafe.errors.BudgetExceeded`), with no traceback,
+naming the parameters it speaks of by their flags (:mod:`crowdsafe.cli.flags`); a usage error
+(an unknown option, a value of the wrong type) is one line too, with exit status 2.
 Set ``CROWDSAFE_DEBUG=1`` to see tracebacks of unexpected errors.
 
 A stop signal is an interrupt: SIGTERM (``kill``, ``timeout``, ``docker stop``, a scheduler) and

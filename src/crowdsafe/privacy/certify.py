@@ -378,11 +378,13 @@ def check_sample_independence(certificates: Sequence[Certificate]) -> None:
             assert sample_id is not None
             users = sorted(set(owners[sample_id]))
             if len(users) > 1 or owners[sample_id].count(index) > 1:
-                raise SampleReuseError(
+                error = SampleReuseError(
                     f"releases {', '.join(str(u + 1) for u in users)} all use sample {sample_id}, "
                     "and one is DP-under-sampling: its guarantee rests on the sample being used "
                     "for nothing else; draw a fresh independent sample for each release"
                 )
+                error.exit_code = 2  # certificates that contradict each other: bad input, not a ledger's refusal
+                raise error
 
 
 def _leaves(cert: Certificate) -> list[Certificate]:
