@@ -158,12 +158,20 @@ def _usage_line(exc: typer.TyperException) -> str:
     return message
 
 
-#: What an interrupted command prints (outputs are written atomically: an interrupt leaves none half-written).
-INTERRUPTED = ("crowdsafe: interrupted; no output was written (a privacy budget the run had charged stays spent: "
-               "'crowdsafe ledger show' lists it as failed)")
+#: What an interrupted command prints (outputs are written atomically: an interrupt leaves none
+#: half-written), then what it spent (:func:`_spent`).
+INTERRUPTED = "crowdsafe: interrupted; no output was written"
 #: What a command the machine stopped midway prints after the reason (a full disk, no memory).
-FAILED_MIDWAY = ("no output was left half-written (a privacy budget the run had charged stays spent: "
-                 "'crowdsafe ledger show' lists it as failed)")
+FAILED_MIDWAY = "no output was left half-written"
+
+
+def _spent() -> str:
+    """What the stopped command spent: that nothing was charged to a ledger, or each charge it
+    made (entry, dataset, loss) and that it stays spent. A script rerunning a stopped job reads
+    here whether the budget moved (it said "a budget the run had charged stays spent" either way).
+    The record is in :mod:`crowdsafe.privacy.open_charges`, not imported if nothing charged."""
+    record = sys.modules.get("crowdsafe.privacy.open_charges")
+    return record.stopped_words() if record is not None else "nothing was charged to a privacy ledger"
 
 
 class Stopped(KeyboardInterrupt):
@@ -207,14 +215,17 @@ def _interrupted() -> int:
     """Print the one line of an interrupted run and return its exit status (128 + the signal)."""
     if _received:
         name = signal.Signals(_received[0]).name
-        typer.echo(INTERRUPTED.replace("interrupted;", f"stopped by {name};", 1), err=True)
+        typer.echo(INTERRUPTED.replace("interrupted;", f"stopped by {name};", 1) + f"; {_spent()}", err=True)
         return 128 + _received[0]
-    typer.echo(INTERRUPTED, err=True)
+    typer.echo(f"{INTERRUPTED}; {_spent()}", err=True)
     return 130
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit status."""
+    record = sys.modules.get("crowdsafe.privacy.open_charges")
+    if record is not None:  # what an earlier command of this process charged is not this one's
+        record.clear()
     with _stop_signals():
         return _main(argv)
 
@@ -268,7 +279,7 @@ def _main(argv: list[str] | None) -> int:
         what = "out of memory" if isinstance(exc, MemoryError) else (
             exc.strerror or " ".join(str(exc).split())[:300] or type(exc).__name__)
         where = f" ({exc.filename})" if isinstance(exc, OSError) and exc.filename else ""
-        typer.echo(f"crowdsafe: error: {what}{where}; {FAILED_MIDWAY}", err=True)
+        typer.echo(f"crowdsafe: error: {what}{where}; {FAILED_MIDWAY}; {_spent()}", err=True)
         return 2
     except Exception as exc:  # a bug, not bad input: say so plainly
         if os.environ.get("CROWDSAFE_DEBUG"):

@@ -1,0 +1,97 @@
+"""A stopped run says whether it spent budget (crowdsafe.privacy.open_charges).
+
+Its one line said "a privacy budget the run had charged stays spent" whether or not it had
+charged anything, so a script rerunning a job killed by its scheduler could not tell if the
+ledger moved. Now it names the entry and loss it charged, or says that nothing was charged.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from cli_helpers import run_command
+from crowdsafe import cli
+from crowdsafe.engines import polars_engine
+
+
+def _table(path):
+    lines = ["age,sex,zip"] + [f"{20 + i % 50},{'FM'[i % 2]},{1000 + i % 7}" for i in range(400)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _publish(tmp_path, ledger):
+    return ["publish", str(_table(tmp_path / "t.csv")), "--epsilon", "1", "--delta", "1e-6", "--budget", "10,1e-5",
+            "--scheme", "coarse", "--ledger", str(ledger), "--out", str(tmp_path / "out" / "r.csv")]
+
+
+def _entries(ledger):
+    with sqlite3.connect(ledger) as conn:
+        return conn.execute("SELECT id, status, epsilon, delta FROM entries").fetchall()
+
+
+def _stopped_writing(*args, **kwargs):
+    raise KeyboardInterrupt  # Ctrl-C while the release is written: after the charge
+
+
+def test_an_interrupt_after_the_charge_names_the_entry_it_spent(capsys, tmp_path, monkeypatch):
+    ledger = tmp_path / "ledger.sqlite3"
+    monkeypatch.setattr(polars_engine, "write_releases", _stopped_writing)
+    code, out, err = run_command(capsys, *_publish(tmp_path, ledger))
+    [(entry, status, epsilon, delta)] = _entries(ledger)
+    assert code == 130 and out == "" and err.count("\n") == 1, err
+    assert status == "failed" and epsilon == 1
+    assert err.startswith("crowdsafe: interrupted; no output was written; the run had charged "
+                          f"entry #{entry} of 't.csv' (ε=1, δ="), err
+    assert f"in {ledger}: it stays spent ('crowdsafe ledger show' lists it as failed)" in err
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+
+
+def test_an_interrupt_before_the_charge_says_nothing_was_charged(capsys, tmp_path, monkeypatch):
+    from crowdsafe.data import io
+
+    def stopped_reading(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    ledger = tmp_path / "ledger.sqlite3"
+    monkeypatch.setattr(io, "sniff_format", stopped_reading)
+    code, _, err = run_command(capsys, *_publish(tmp_path, ledger))
+    assert code == 130 and err == "crowdsafe: interrupted; no output was written; nothing was charged to a privacy " \
+                                  "ledger\n", err
+    assert not ledger.exists() or _entries(ledger) == []
+
+
+def test_a_completed_run_and_an_earlier_command_leave_no_charge_to_name(capsys, tmp_path, monkeypatch):
+    """The record is per command: a run that completed is forgotten, and so is a charge an
+    earlier command of the same process made (the app, a test calling main twice)."""
+    ledger = tmp_path / "ledger.sqlite3"
+    argv = _publish(tmp_path, ledger)
+    assert run_command(capsys, *argv)[0] == 0
+    with monkeypatch.context() as patched:
+        patched.setattr(polars_engine, "write_releases", _stopped_writing)
+        assert run_command(capsys, *argv)[0] == 130
+    monkeypatch.setattr(cli, "app_for", lambda argv: _raise(KeyboardInterrupt()))
+    code, _, err = run_command(capsys, "ledger", "show", "--ledger", str(ledger))
+    assert code == 130 and err.endswith("; nothing was charged to a privacy ledger\n"), err
+
+
+def _raise(exc):
+    raise exc
+
+
+def test_a_full_disk_after_the_charge_names_the_entry_too(capsys, tmp_path, monkeypatch):
+    import errno
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    ledger = tmp_path / "ledger.sqlite3"
+    monkeypatch.setattr(polars_engine, "write_releases", full)
+    code, _, err = run_command(capsys, *_publish(tmp_path, ledger), "--json")
+    [(entry, status, _, _)] = _entries(ledger)
+    assert code == 2 and err.count("\n") == 1 and status == "failed", err
+    assert err.startswith("crowdsafe: error: No space left on device; no output was left half-written; the run "
+                          f"had charged entry #{entry} of 't.csv'"), err
+    shown = run_command(capsys, "ledger", "show", "--ledger", str(ledger), "--json")[1]
+    assert [e["status"] for e in json.loads(shown)["datasets"][0]["entries"]] == ["failed"]
