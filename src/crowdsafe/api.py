@@ -500,12 +500,13 @@ def publish(
     it unless ``report`` is False (:mod:`crowdsafe.report`). The ledger
     (``"default"``, a path, a Ledger, or None) is charged before anything is computed from the
     data; a dataset with no budget gets ``budget`` or, without it, exactly this publication's
-    cost (``budget`` with ``ledger=None`` is refused: no ledger would register it). ``seed`` makes
-    the run reproducible and NOT fit for release; so does ``ledger=None``
-    (nothing then records the sample's use or limits further releases). ``name``: the dataset's
-    name in the ledger. ``k``, ``beta``, ``epsilon1``, ``scheme`` are :func:`plan_publish`'s.
-    ``qi`` and ``sensitive`` (one name or a list) set the roles; ``schema``, ``missing`` and
-    ``decimal_comma`` say how ``data`` is read (module docstring).
+    cost (``budget`` with ``ledger=None`` is refused: no ledger would register it; a ``budget``
+    other than the one a dataset has is refused, as :func:`query` refuses it: change a budget
+    with :func:`change_budget`). ``seed`` makes the run reproducible and NOT fit for release; so
+    does ``ledger=None`` (nothing then records the sample's use or limits further releases).
+    ``name``: the dataset's name in the ledger. ``k``, ``beta``, ``epsilon1``, ``scheme`` are
+    :func:`plan_publish`'s. ``qi`` and ``sensitive`` (one name or a list) set the roles;
+    ``schema``, ``missing`` and ``decimal_comma`` say how ``data`` is read (module docstring).
 
     Every release is written and returned whatever it suppresses; one that suppresses more than
     90% of its sample gets a warning in ``custodian_report()["warnings"]`` only (docs/publish.md,

@@ -245,3 +245,22 @@ def test_the_ledger_records_a_release_by_its_absolute_path(capsys, tmp_path, mon
     assert written == [str(work / "release" / "r.csv")]
     monkeypatch.chdir(tmp_path)  # another session's working folder
     assert all(Path(p).is_file() for p in written)
+
+
+@pytest.mark.slow  # three publishes of Adult
+def test_a_rerun_with_the_same_budget_publishes_and_another_budget_is_refused(capsys, tmp_path, private_ledger):
+    """A nightly script reruns `publish ... --budget E,D`: the same budget is a no-op, and another
+    one (the script's budget lowered) is refused before anything is charged, as `query` refuses
+    it. It was ignored: the run went on spending the budget registered first."""
+    argv = ["publish", "adult", "--scheme", "coarse", "--seed", "1", "--no-report", "--out"]
+    assert run_command(capsys, *argv, str(tmp_path / "a.csv"), "--budget", "10,1e-5")[0] == 0
+    assert run_command(capsys, *argv, str(tmp_path / "b.csv"), "--budget", "10,1e-5")[0] == 0
+    for other in ("3,1e-5", "10,1e-6", "20,1e-5"):
+        code, out, err = run_command(capsys, *argv, str(tmp_path / "c.csv"), "--budget", other)
+        assert code == 2 and out == "" and err.count("\n") == 1, err
+        assert "already has the budget (ε=10, δ=1e-05); change it on the record with `crowdsafe ledger budget" in err
+    assert not (tmp_path / "c.csv").exists()
+    assert run_command(capsys, "query", "adult", "count", "--epsilon", "0.1", "--budget", "20,1e-5")[2] == err
+    code, out, _ = run_command(capsys, "ledger", "show", "--json")
+    [dataset] = json.loads(out)["datasets"]
+    assert dataset["budget"] == {"epsilon": 10.0, "delta": 1e-5} and len(dataset["entries"]) == 2

@@ -149,7 +149,7 @@ def register(app: typer.Typer) -> None:
         sensitive: SensitiveListOpt = None,
         schema: SchemaOpt = None,
         decimal_comma: DecimalCommaOpt = None,
-        budget: Annotated[str | None, typer.Option("--budget", help="Register the dataset's total budget EPSILON,DELTA (e.g. 10,1e-5) if it has none (default: this publication's cost).")] = None,
+        budget: Annotated[str | None, typer.Option("--budget", help="Register the dataset's total budget EPSILON,DELTA (e.g. 10,1e-5) if it has none (default: this publication's cost); the same again is a no-op, another is refused: `crowdsafe ledger budget` changes it.")] = None,
         name: Annotated[str | None, typer.Option("--name", help="The dataset's name in the ledger (default: its file or bundled name).")] = None,
         ledger: LedgerOpt = None,
         no_ledger: Annotated[bool, typer.Option("--no-ledger", help="Do not record the release (nothing then refuses a second use of the data).")] = False,

@@ -295,25 +295,26 @@ def ledger_request(
     the charge's own transaction (``register``: a refused run registers nothing).
     ``identity``: the dataset's digest keyed with ``ledger.identity_key``. ``notes``: custodian-only
     notes (a budget registered here: whether the ledger held one for this table is found from its
-    rows, so a public note would tell D from D plus a row whose budget was set)."""
+    rows, so a public note would tell D from D plus a row whose budget was set). A ``budget`` given
+    for a dataset that has one is checked the same way: the same budget is a no-op (a rerun of the
+    same command), another is refused as ``query`` and ``perturb`` refuse it, since a budget is
+    changed on the record only (it was ignored: a script that lowered its --budget went on
+    spending the old one)."""
     consumed = ledger.consumed_by(identity)
     if consumed is not None:
         raise SampleReuseError(
             f"this data is a sample already used by the DPS release #{consumed} in {ledger.path}: "
             "a sample may be used only once; publish from the full dataset instead" + LEDGER_REFUSAL
         )
-    if ledger.budget(identity) is None:
-        if budget is None:
-            budget = (publish_plan.total_epsilon, publish_plan.total_delta)
-            notes.append(
-                f"no budget was set for '{label}': registered this publication's cost "
-                f"(epsilon = {rounded_up(budget[0])}, delta = {rounded_up(budget[1], 3)}) as its total budget, "
-                "so any further query or release on it is refused; raise it on the record with "
-                f"`crowdsafe ledger budget '{label}' --epsilon E --delta D --raise`"
-            )
-        register: tuple[str, float, float] | None = (label, *budget)
-    else:
-        register = None
+    if ledger.budget(identity) is None and budget is None:
+        budget = (publish_plan.total_epsilon, publish_plan.total_delta)
+        notes.append(
+            f"no budget was set for '{label}': registered this publication's cost "
+            f"(epsilon = {rounded_up(budget[0])}, delta = {rounded_up(budget[1], 3)}) as its total budget, "
+            "so any further query or release on it is refused; raise it on the record with "
+            f"`crowdsafe ledger budget '{label}' --epsilon E --delta D --raise`"
+        )
+    register = (label, *budget) if budget is not None else None
     kind = "strongly safe" if strongly_safe else "epsilon1-safe"
     charge_request: dict[str, Any] = dict(
         epsilon=publish_plan.epsilon, delta=publish_plan.delta, kind="dps-release",
