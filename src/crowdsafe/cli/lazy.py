@@ -9,6 +9,8 @@ command computes is exactly what it computed with an eager import.
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from types import ModuleType
 from typing import Any
 
@@ -42,7 +44,12 @@ def Console(*args: Any, **kwargs: Any) -> Any:  # a class's name: the commands c
     is given as such (:func:`styled`). Highlighting is off too: its patterns take time quadratic
     in a long value (a column name of 200,000 characters held ``check`` for minutes), and a value
     is not code to colour. Control characters in the text are printed escaped (``\x1b``), the
-    line breaks excepted (names and paths are escaped where they are put in a line)."""
+    line breaks excepted (names and paths are escaped where they are put in a line).
+
+    Printed to a file, a pipe or a log (not a terminal) and with no ``COLUMNS`` set, the width is
+    :data:`UNBOUNDED`: Rich would take 80 columns and cut what does not fit with "…" (a ledger
+    entry's date, kind and description in ``ledger show > log``), and wrap a line mid-phrase.
+    Each line is as long as its content; a table as wide as its widest cells."""
     from rich.console import Console as RichConsole
 
     from crowdsafe.identity import printable
@@ -61,7 +68,21 @@ def Console(*args: Any, **kwargs: Any) -> Any:  # a class's name: the commands c
 
     kwargs.setdefault("markup", False)
     kwargs.setdefault("highlight", False)
+    if "width" not in kwargs and not os.environ.get("COLUMNS") and not _terminal(kwargs.get("file") or sys.stdout):
+        kwargs["width"] = UNBOUNDED
     return PrintableConsole(*args, **kwargs)
+
+
+#: The width of a console that prints to a file, a pipe or a log: no line is cut or wrapped.
+UNBOUNDED = 100_000
+
+
+def _terminal(stream: Any) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty()) if callable(isatty) else False
+    except (OSError, ValueError):  # a closed stream
+        return False
 
 
 def styled(*parts: str | tuple[str, str]) -> Any:
