@@ -258,6 +258,8 @@ def _main(argv: list[str] | None) -> int:
         typer.echo(f"crowdsafe: error: {_usage_line(exc)}", err=True)
         return 2
     except SystemExit as exc:
+        if _pipe_closed(exc):
+            return 0
         if exc.code is None or isinstance(exc.code, int):
             return exc.code or 0
         typer.echo(str(exc.code), err=True)
@@ -291,6 +293,16 @@ def _main(argv: list[str] | None) -> int:
             err=True,
         )
         return 1
+
+
+def _pipe_closed(exc: SystemExit) -> bool:
+    """Whether the CLI library ended the command because its reader closed the pipe
+    (``crowdsafe check DATA --json | head``): it turns a broken pipe into ``SystemExit(1)``, the
+    status of a bug here, so a script with ``pipefail`` failed on one run in a few, as the
+    reader happened to close before or after the last write. A closed pipe ends the command with
+    status 0, as a broken pipe outside the library does (:func:`_main`)."""
+    cause = exc.__context__
+    return exc.code == 1 and isinstance(cause, OSError) and cause.errno == errno.EPIPE
 
 
 def run() -> None:
