@@ -53,7 +53,8 @@ if TYPE_CHECKING:
 LedgerOpt = Annotated[
     Path | None,
     typer.Option("--ledger", help="The budget ledger file (default: $CROWDSAFE_LEDGER, else "
-                                  "~/.local/share/crowdsafe/ledger.sqlite3)."),
+                                  "$XDG_DATA_HOME/crowdsafe/ledger.sqlite3, ~/.local/share/crowdsafe/ledger.sqlite3 "
+                                  "without it)."),
 ]
 
 

@@ -46,7 +46,7 @@ LedgerOpt = Annotated[
     Path | None,
     typer.Option(
         "--ledger",
-        help="The budget ledger file (default: $CROWDSAFE_LEDGER, else ~/.local/share/crowdsafe/ledger.sqlite3).",
+        help="The budget ledger file (default: $CROWDSAFE_LEDGER, else $XDG_DATA_HOME/crowdsafe/ledger.sqlite3, ~/.local/share/crowdsafe/ledger.sqlite3 without it).",
     ),
 ]
 

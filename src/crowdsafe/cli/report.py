@@ -49,7 +49,7 @@ def register(app: typer.Typer) -> None:
         before_delta: Annotated[float, number_option("--before-delta", help="δ of each before-histogram (0: every column needs a public domain).")] = 0.0,
         schema: SchemaOpt = None,
         decimal_comma: DecimalCommaOpt = None,
-        ledger: Annotated[Path | None, typer.Option("--ledger", help="The budget ledger charged for --before (default: $CROWDSAFE_LEDGER, else ~/.local/share/crowdsafe/ledger.sqlite3).")] = None,
+        ledger: Annotated[Path | None, typer.Option("--ledger", help="The budget ledger charged for --before (default: $CROWDSAFE_LEDGER, else $XDG_DATA_HOME/crowdsafe/ledger.sqlite3, ~/.local/share/crowdsafe/ledger.sqlite3 without it).")] = None,
         name: Annotated[str | None, typer.Option("--name", help="The original table's name in the ledger (as given to publish).")] = None,
         seed: SeedOpt = None,
         force: ForceOpt = False,

@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
         port: Annotated[int, whole_option("--port", help="The port on 127.0.0.1 (0: any free port).")] = 8765,
         no_browser: Annotated[bool, typer.Option("--no-browser", help="Do not open a browser; open the URL printed on the first line yourself.")] = False,
         max_upload: Annotated[str, typer.Option("--max-upload", help="The largest file the app accepts as an upload, e.g. 500M or 2G (larger files: give their path, read in place).")] = "4G",
-        ledger: Annotated[Path | None, typer.Option("--ledger", help="The budget ledger file (default: $CROWDSAFE_LEDGER, else ~/.local/share/crowdsafe/ledger.sqlite3).")] = None,
+        ledger: Annotated[Path | None, typer.Option("--ledger", help="The budget ledger file (default: $CROWDSAFE_LEDGER, else $XDG_DATA_HOME/crowdsafe/ledger.sqlite3, ~/.local/share/crowdsafe/ledger.sqlite3 without it).")] = None,
         out_dir: Annotated[Path, typer.Option("--out-dir", help="Where releases are written, one folder each (kept: the ledger names them).")] = Path("releases"),
         seed: SeedOpt = None,
     ) -> None:
