@@ -1,4 +1,4 @@
-"""A stopped run says whether it spent budget (crowdsafe.privacy.open_charges).
+"""A stopped run says whether it spent budget (crowdsafe.privacy.run_charges).
 
 Its one line said "a privacy budget the run had charged stays spent" whether or not it had
 charged anything, so a script rerunning a job killed by its scheduler could not tell if the
@@ -44,7 +44,7 @@ def test_an_interrupt_after_the_charge_names_the_entry_it_spent(capsys, tmp_path
     assert status == "failed" and epsilon == 1
     assert err.startswith("crowdsafe: interrupted; no output was written; the run had charged "
                           f"entry #{entry} of 't.csv' (ε=1, δ="), err
-    assert f"in {ledger}: it stays spent ('crowdsafe ledger show' lists it as failed)" in err
+    assert err.endswith(f"in {ledger}, listed as failed by 'crowdsafe ledger show': it stays spent\n"), err
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
 
 
@@ -95,3 +95,20 @@ def test_a_full_disk_after_the_charge_names_the_entry_too(capsys, tmp_path, monk
                           f"had charged entry #{entry} of 't.csv'"), err
     shown = run_command(capsys, "ledger", "show", "--ledger", str(ledger), "--json")[1]
     assert [e["status"] for e in json.loads(shown)["datasets"][0]["entries"]] == ["failed"]
+
+
+def test_a_run_stopped_after_its_charge_completed_says_it_charged(capsys, tmp_path, monkeypatch):
+    """`query --out` writes its answer after the charge completed (so does `perturb`): stopped
+    there, the run had still charged (it said "nothing was charged": a completed charge was
+    dropped from the record)."""
+    from crowdsafe.cli import query as query_command
+
+    ledger = tmp_path / "ledger.sqlite3"
+    monkeypatch.setattr(query_command, "write_text_atomic", _stopped_writing)
+    code, _, err = run_command(capsys, "query", str(_table(tmp_path / "t.csv")), "count", "--epsilon", "0.5",
+                               "--budget", "1,0", "--ledger", str(ledger), "--out", str(tmp_path / "answer.json"))
+    [(entry, status, epsilon, _)] = _entries(ledger)
+    assert code == 130 and status == "completed" and epsilon == 0.5, err
+    assert err == (f"crowdsafe: interrupted; no output was written; the run had charged entry #{entry} of 't.csv' "
+                   f"(ε=0.5, δ=0) in {ledger}, listed as completed by 'crowdsafe ledger show': it stays spent\n")
+    assert not (tmp_path / "answer.json").exists()

@@ -86,8 +86,8 @@ def test_a_stop_signal_after_the_charge_is_an_interrupt(tmp_path, env, data, sto
     assert process.returncode == 128 + stop, err
     assert err.count("\n") == 1 and err.startswith(f"crowdsafe: stopped by {name}; no output was written"), err
     [entry] = _entries(ledger, env)
-    assert err.endswith(f"the run had charged entry #{entry['id']} of 'data.csv' (ε=1, δ=1e-06) in {ledger}: it "
-                        "stays spent ('crowdsafe ledger show' lists it as failed)\n"), err
+    assert err.endswith(f"the run had charged entry #{entry['id']} of 'data.csv' (ε=1, δ=1e-06) in {ledger}, "
+                        "listed as failed by 'crowdsafe ledger show': it stays spent\n"), err
     assert entry["status"] == "failed" and entry["finished_at"], entry
     assert not out.parent.exists() or list(out.parent.iterdir()) == []
 

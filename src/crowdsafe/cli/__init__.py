@@ -169,8 +169,8 @@ def _spent() -> str:
     """What the stopped command spent: that nothing was charged to a ledger, or each charge it
     made (entry, dataset, loss) and that it stays spent. A script rerunning a stopped job reads
     here whether the budget moved (it said "a budget the run had charged stays spent" either way).
-    The record is in :mod:`crowdsafe.privacy.open_charges`, not imported if nothing charged."""
-    record = sys.modules.get("crowdsafe.privacy.open_charges")
+    The record is in :mod:`crowdsafe.privacy.run_charges`, not imported if nothing charged."""
+    record = sys.modules.get("crowdsafe.privacy.run_charges")
     return record.stopped_words() if record is not None else "nothing was charged to a privacy ledger"
 
 
@@ -223,7 +223,7 @@ def _interrupted() -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit status."""
-    record = sys.modules.get("crowdsafe.privacy.open_charges")
+    record = sys.modules.get("crowdsafe.privacy.run_charges")
     if record is not None:  # what an earlier command of this process charged is not this one's
         record.clear()
     with _stop_signals():

@@ -59,7 +59,7 @@ from crowdsafe.defaults import DEFAULT_LEDGER
 from crowdsafe.errors import LEDGER_REFUSAL, BudgetExceeded, InputError, ParameterError, SampleReuseError
 from crowdsafe.identity import dataset_named, keyed_identity
 from crowdsafe.number_text import rounded_up
-from crowdsafe.privacy import ledger_budget, ledger_identity, open_charges
+from crowdsafe.privacy import ledger_budget, ledger_identity, run_charges
 from crowdsafe.privacy.composition import compose_homogeneous
 from crowdsafe.privacy.ledger_mark import (
     check_and_mark,
@@ -334,7 +334,7 @@ class Ledger:
             self._validate(conn, req)
             entry_id = self._insert(conn, req)
             name = conn.execute("SELECT name FROM datasets WHERE fingerprint = ?", (req.fingerprint,)).fetchone()[0]
-        open_charges.opened(open_charges.OpenCharge(str(self.path), entry_id, name, req.loss.epsilon, req.loss.delta))
+        run_charges.charged(run_charges.RunCharge(str(self.path), entry_id, name, req.loss.epsilon, req.loss.delta))
         charge = Charge(self, entry_id, req.loss, req.composition)
         try:
             yield charge
@@ -343,7 +343,7 @@ class Ledger:
                 self._finish(entry_id, "failed", {**charge.outcome, "error": f"{type(exc).__name__}: {exc}"})
             raise
         self._finish(entry_id, "completed", charge.outcome)
-        open_charges.completed(str(self.path), entry_id)
+        run_charges.completed(str(self.path), entry_id)
 
     def _request(self, dataset: str, request: ChargeRequest) -> ValidatedCharge:
         epsilon, delta, kind, neighbours = request.epsilon, request.delta, request.kind, request.neighbours
