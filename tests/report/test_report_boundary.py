@@ -213,7 +213,7 @@ def test_before_distributions_over_the_budget_charge_nothing(tmp_path, monkeypat
             "--before-delta", "1e-7"]
 
     def entries_after(out: str) -> int:
-        assert main([*args, "--out", str(tmp_path / out)]) == 2
+        assert main([*args, "--out", str(tmp_path / out)]) == 3  # refused by the ledger
         assert not (tmp_path / out).exists()
         with Ledger(ledger) as book:
             return len(book.entries())
@@ -236,7 +236,7 @@ def test_before_distributions_without_a_budget_say_to_set_one_first(tmp_path, ca
                  str(tmp_path / "schema.toml"), "--ledger", str(ledger), "--before-epsilon", "0.6",
                  "--before-delta", "1e-7", "--out", str(tmp_path / "b.html")])
     err = capsys.readouterr().err
-    assert code == 2 and err.count("\n") == 1 and "no privacy budget is set for" in err
+    assert code == 3 and err.count("\n") == 1 and "no privacy budget is set for" in err
     assert "crowdsafe ledger init" in err and "--budget" not in err
     assert not (tmp_path / "b.html").exists()
 
