@@ -8,11 +8,20 @@ ledger moved. Now it names the entry and loss it charged, or says that nothing w
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sqlite3
+import sys
+
+import pytest
 
 from cli_helpers import run_command
 from crowdsafe import cli
 from crowdsafe.engines import polars_engine
+
+#: the line of a run interrupted once it had started writing (crowdsafe.stopping.finishing)
+WRITING = ("crowdsafe: interrupted while writing its outputs; each file it had put in place is whole (a table with "
+           "its certificate), the others were not written")
 
 
 def _table(path):
@@ -42,8 +51,7 @@ def test_an_interrupt_after_the_charge_names_the_entry_it_spent(capsys, tmp_path
     [(entry, status, epsilon, delta)] = _entries(ledger)
     assert code == 130 and out == "" and err.count("\n") == 1, err
     assert status == "failed" and epsilon == 1
-    assert err.startswith("crowdsafe: interrupted; no output was written; the run had charged "
-                          f"entry #{entry} of 't.csv' (ε=1, δ="), err
+    assert err.startswith(f"{WRITING}; the run had charged entry #{entry} of 't.csv' (ε=1, δ="), err
     assert err.endswith(f"in {ledger}, listed as failed by 'crowdsafe ledger show': it stays spent\n"), err
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
 
@@ -109,6 +117,43 @@ def test_a_run_stopped_after_its_charge_completed_says_it_charged(capsys, tmp_pa
                                "--budget", "1,0", "--ledger", str(ledger), "--out", str(tmp_path / "answer.json"))
     [(entry, status, epsilon, _)] = _entries(ledger)
     assert code == 130 and status == "completed" and epsilon == 0.5, err
-    assert err == (f"crowdsafe: interrupted; no output was written; the run had charged entry #{entry} of 't.csv' "
-                   f"(ε=0.5, δ=0) in {ledger}, listed as completed by 'crowdsafe ledger show': it stays spent\n")
+    assert err == (f"{WRITING}; the run had charged entry #{entry} of 't.csv' (ε=0.5, δ=0) in {ledger}, listed "
+                   "as completed by 'crowdsafe ledger show': it stays spent\n")
     assert not (tmp_path / "answer.json").exists()
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGTERM") or sys.platform == "win32", reason="needs POSIX signals")
+def test_sigterm_once_the_release_is_being_written_lets_the_run_finish(capsys, tmp_path, monkeypatch):
+    """A SIGTERM that came once the release's files were being put in place unwound the run: it
+    said "no output was written" beside a whole release and certificate, left it without its
+    report and its entry failed. Now the run finishes (crowdsafe.stopping.finishing) and says so."""
+    ledger, write = tmp_path / "ledger.sqlite3", polars_engine.write_releases
+
+    def terminated_while_writing(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(polars_engine, "write_releases", terminated_while_writing)
+    code, out, err = run_command(capsys, *_publish(tmp_path, ledger))
+    assert code == 0 and "written" in out, err
+    assert err == ("crowdsafe: note: SIGTERM came once the run had started writing its outputs: it finished them "
+                   "first (a second signal ends a run at once)\n")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["r.certificate.json", "r.csv", "r.report.html"]
+    assert [status for _, status, _, _ in _entries(ledger)] == ["completed"]
+
+
+def test_ctrl_c_once_the_release_is_written_says_what_is_in_place(capsys, tmp_path, monkeypatch):
+    """Ctrl-C cannot be held (Polars raises it from its own work), so the line says that the
+    files in place are whole instead of "no output was written"."""
+    ledger, write = tmp_path / "ledger.sqlite3", polars_engine.write_releases
+
+    def interrupted_after_writing(*args, **kwargs):
+        write(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(polars_engine, "write_releases", interrupted_after_writing)
+    code, _, err = run_command(capsys, *_publish(tmp_path, ledger))
+    assert code == 130 and err.startswith("crowdsafe: interrupted while writing its outputs; each file it had put "
+                                          "in place is whole (a table with its certificate), the others were not "
+                                          "written; the run had charged entry #"), err
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["r.certificate.json", "r.csv"]

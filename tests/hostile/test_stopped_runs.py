@@ -56,17 +56,18 @@ def _entries(ledger: Path, env: dict[str, str]) -> list[dict]:
 @POSIX
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP])
 def test_a_stop_signal_after_the_charge_is_an_interrupt(tmp_path, env, data, stop):
-    """The run is held (a pause where it writes its files, after the charge); the signal stops
-    it with one line and status 128 + the signal, its entry is failed, and nothing is written."""
+    """The run is held (a pause where it chooses the recoding, after the charge, before it writes:
+    a signal once it writes lets it finish, tests/cli/test_interrupt_charges.py); the signal
+    stops it with one line and status 128 + the signal, its entry is failed, and nothing is written."""
     ready = tmp_path / "charged"
     ledger, out = tmp_path / "ledger.sqlite3", tmp_path / "rel" / "a.csv"
     code = textwrap.dedent(f"""
         import pathlib, sys, time
-        from crowdsafe.engines import polars_engine
+        from crowdsafe.drivers import publish
         def held(*args, **kwargs):
             pathlib.Path({str(ready)!r}).touch()
             time.sleep(120)
-        polars_engine.write_releases = held
+        publish.choose_recoding = held
         from crowdsafe.cli import main
         sys.exit(main({_argv(data, ledger, out)!r}))
     """)

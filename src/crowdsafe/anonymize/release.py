@@ -28,6 +28,7 @@ from crowdsafe.data import Dataset
 from crowdsafe.errors import ParameterError
 from crowdsafe.files import atomic_paths
 from crowdsafe.privacy import Certificate
+from crowdsafe.stopping import finishing
 
 if TYPE_CHECKING:
     from crowdsafe.anonymize.counted import AppliedCounts
@@ -89,6 +90,7 @@ def write_table_and_certificate(frame: pl.DataFrame, certificate: Certificate,
         raise ParameterError(f"cannot tell the output format of {path}: use a .csv or .parquet file name")
     beside = certificate_path(path)
     text = certificate.with_format_notes(format_note(path, escape_formulas=escape_formulas)).to_json()
+    finishing()  # a run that starts writing its release finishes (crowdsafe.stopping)
     with atomic_paths([path, beside], remove_first=replaced_first([path])) as (table_tmp, certificate_tmp):
         if suffix == ".csv":
             write_csv(frame, table_tmp, escape_formulas=escape_formulas)

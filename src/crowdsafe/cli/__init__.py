@@ -12,7 +12,9 @@ SIGHUP (the terminal closed) raise :class:`Stopped`, a KeyboardInterrupt, in the
 a run stops as on Ctrl-C (its ledger entry marked failed, no output left half-written) and
 prints one line; the exit status is 128 + the signal's number (130 for SIGINT, 143 for SIGTERM,
 129 for SIGHUP). A second stop signal during that clean-up ends the process at once. A signal
-ignored by the caller (``nohup`` ignores SIGHUP) stays ignored.
+ignored by the caller (``nohup`` ignores SIGHUP) stays ignored. Once the run has started writing
+its outputs (:func:`crowdsafe.stopping.finishing`) a stop signal is deferred: the run finishes
+and a note says so.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Any
 
 import typer
 
-from crowdsafe import __version__
+from crowdsafe import __version__, stopping
 from crowdsafe.cli.ending import AlreadySaid
 from crowdsafe.cli.flags import cli_message
 from crowdsafe.errors import CrowdsafeError
@@ -161,6 +163,9 @@ def _usage_line(exc: typer.TyperException) -> str:
 #: What an interrupted command prints (outputs are written atomically: an interrupt leaves none
 #: half-written), then what it spent (:func:`_spent`).
 INTERRUPTED = "crowdsafe: interrupted; no output was written"
+#: ... once it had started writing them (:func:`crowdsafe.stopping.finishing`).
+WRITING_INTERRUPTED = ("crowdsafe: interrupted while writing its outputs; each file it had put in place is whole "
+                       "(a table with its certificate), the others were not written")
 #: What a command the machine stopped midway prints after the reason (a full disk, no memory).
 FAILED_MIDWAY = "no output was left half-written"
 
@@ -185,9 +190,15 @@ class Stopped(KeyboardInterrupt):
 #: The signals a command stops on as on Ctrl-C (SIGHUP where the system has it).
 STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 _received: list[int] = []
+_deferred: list[int] = []  # signals that came once the run had started writing its outputs
 
 
 def _stop(signum: int, frame: FrameType | None) -> None:
+    if stopping.is_finishing():  # the run has started putting its outputs in place: it finishes
+        _deferred.append(signum)
+        for sig in STOP_SIGNALS:  # a second one ends the process at once
+            signal.signal(sig, signal.SIG_DFL)
+        return
     _received.append(signum)
     for sig in STOP_SIGNALS:  # a second one while the run cleans up ends the process at once
         signal.signal(sig, signal.SIG_DFL)
@@ -196,12 +207,18 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 
 @contextlib.contextmanager
 def _stop_signals() -> Iterator[None]:
-    """While a command runs: SIGTERM and SIGHUP raise :class:`Stopped` (main thread only; the
-    handlers before are put back after; one the caller set to be ignored stays ignored)."""
+    """While a command runs: SIGTERM and SIGHUP raise :class:`Stopped`, unless the run has started
+    writing its outputs (:func:`crowdsafe.stopping.finishing`): then the signal is deferred and
+    the run finishes. Main thread only; the handlers before are put back after; one the caller
+    set to be ignored stays ignored. (Ctrl-C keeps Python's handler: Polars raises it from
+    inside its own work too, so it cannot be deferred; :func:`_interrupted` says what was
+    written then.)"""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     _received.clear()
+    _deferred.clear()
+    stopping.new_command()
     # a signal the caller ignores stays ignored (nohup ignores SIGHUP: the run goes on)
     before = {sig: signal.signal(sig, _stop) for sig in STOP_SIGNALS if signal.getsignal(sig) is not signal.SIG_IGN}
     try:
@@ -211,13 +228,24 @@ def _stop_signals() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+def _finished_anyway() -> None:
+    """The note of a run that got a stop signal while it wrote its outputs, and finished them."""
+    if _deferred:
+        name = signal.Signals(_deferred[0]).name
+        typer.echo(f"crowdsafe: note: {name} came once the run had started writing its outputs: it finished "
+                   "them first (a second signal ends a run at once)", err=True)
+
+
 def _interrupted() -> int:
-    """Print the one line of an interrupted run and return its exit status (128 + the signal)."""
+    """Print the one line of an interrupted run and return its exit status (128 + the signal).
+    A run interrupted once it had started writing its outputs (Ctrl-C) says so: a file it had
+    put in place may be there."""
+    line = INTERRUPTED if not stopping.is_finishing() else WRITING_INTERRUPTED
     if _received:
         name = signal.Signals(_received[0]).name
-        typer.echo(INTERRUPTED.replace("interrupted;", f"stopped by {name};", 1) + f"; {_spent()}", err=True)
+        typer.echo(line.replace("interrupted", f"stopped by {name}", 1) + f"; {_spent()}", err=True)
         return 128 + _received[0]
-    typer.echo(f"{INTERRUPTED}; {_spent()}", err=True)
+    typer.echo(f"{line}; {_spent()}", err=True)
     return 130
 
 
@@ -227,7 +255,9 @@ def main(argv: list[str] | None = None) -> int:
     if record is not None:  # what an earlier command of this process charged is not this one's
         record.clear()
     with _stop_signals():
-        return _main(argv)
+        status = _main(argv)
+        _finished_anyway()
+        return status
 
 
 def _main(argv: list[str] | None) -> int:

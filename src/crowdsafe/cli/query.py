@@ -177,7 +177,9 @@ def register(app: typer.Typer) -> None:
         payload = answer.as_dict()
         if out is not None:
             from crowdsafe.output_guard import json_document
+            from crowdsafe.stopping import finishing
 
+            finishing()  # the answer is charged and drawn: writing it finishes
             write_text_atomic(out, json_document(payload, default=str, ensure_ascii=False))
         shown = answer.as_dict(custodian=True) if custodian else payload
         emit(shown, as_json, lambda: render_answer(answer, Console(), custodian=custodian))

@@ -25,6 +25,7 @@ from crowdsafe.mechanisms.contribution import refuse_person_rows
 from crowdsafe.privacy.dgamma import check_view_size
 from crowdsafe.privacy.ledger import LedgerSpec, ledger_for
 from crowdsafe.privacy.ledger_budget import budget_parameter
+from crowdsafe.stopping import finishing
 
 if TYPE_CHECKING:
     from crowdsafe.engines.protocol import Engine
@@ -96,6 +97,7 @@ def perturb(engine: Engine, data: Any, request: PerturbRequest, output: ViewOutp
             charged = budget_at_charge(book, engine.source_identity(source, book), name or dataset.name or "data",
                                        budget)
         result = engine.perturb(source, request, randomness=randomness, ledger=charged, output=output)
+    finishing()  # the view is drawn and charged: writing it finishes (crowdsafe.stopping)
     engine.write_view(result, output)
     write_view_report(output)
     return result

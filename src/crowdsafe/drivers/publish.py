@@ -50,7 +50,7 @@ from crowdsafe.privacy import Certificate, compose_certificates
 from crowdsafe.privacy.ledger import Ledger, LedgerSpec, ledger_for
 from crowdsafe.progress import working
 from crowdsafe.randomness import Randomness, as_randomness
-from crowdsafe.stopping import checkpoint
+from crowdsafe.stopping import checkpoint, finishing
 
 if TYPE_CHECKING:
     from crowdsafe.anonymize.plan import PlanRequest
@@ -241,6 +241,7 @@ def run_publication(
             custodian["ledger"] = ledger_summary(ledger, charge, prepared.label, identity)
             charge.record(custodian_report=custodian)
         checkpoint()  # the last point: a run that starts writing a file finishes
+        finishing()  # (a stop signal from here on is deferred by the command line: crowdsafe.stopping)
         if report_path is not None:
             write_custodian_report(report_path, custodian)
         certificate = publication_certificate(releases)
