@@ -64,3 +64,16 @@ def test_two_processes_at_once_one_runs_the_other_is_refused_with_3(tmp_path):
     (dataset,) = json.loads(shown.stdout)["datasets"]
     assert dataset["spent"]["epsilon"] <= dataset["budget"]["epsilon"]
     assert [e["status"] for e in dataset["entries"]] == ["completed"]
+
+
+@pytest.mark.slow  # a subprocess
+@pytest.mark.skipif(sys.platform == "win32", reason="closes a POSIX file descriptor")
+def test_json_with_standard_output_closed_is_not_an_internal_error(tmp_path):
+    """`crowdsafe publish ... --json >&-` wrote its release, then ended with status 1 and
+    "internal error: AttributeError: 'NoneType' object has no attribute 'write'"."""
+    env = {**os.environ, "CROWDSAFE_LEDGER": str(tmp_path / "ledger.sqlite3")}
+    argv = [sys.executable, "-m", "crowdsafe", *_publish(_table(tmp_path / "t.csv"), tmp_path / "o" / "r.csv")]
+    done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+                          preexec_fn=lambda: os.close(1), timeout=120)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert (tmp_path / "o" / "r.csv").exists() and (tmp_path / "o" / "r.certificate.json").exists()

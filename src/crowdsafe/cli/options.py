@@ -153,8 +153,12 @@ def parse_budget(text: str | None, option: str = "--budget") -> tuple[float, flo
 
 
 def emit(payload: Any, as_json: bool, render: Callable[[], None]) -> None:
-    """Print ``payload`` as JSON when asked, else call ``render`` for the human-readable form."""
+    """Print ``payload`` as JSON when asked, else call ``render`` for the human-readable form.
+    With standard output closed (``>&-``: Python's ``sys.stdout`` is None) there is nothing to
+    print to, as the human form finds (the run's files are written: it was an internal error)."""
     if as_json:
+        if sys.stdout is None:
+            return
         json.dump(payload, sys.stdout, indent=2, default=str, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
