@@ -77,3 +77,16 @@ def test_json_with_standard_output_closed_is_not_an_internal_error(tmp_path):
                           preexec_fn=lambda: os.close(1), timeout=120)
     assert done.returncode == 0 and done.stderr == "", done.stderr
     assert (tmp_path / "o" / "r.csv").exists() and (tmp_path / "o" / "r.certificate.json").exists()
+
+
+@pytest.mark.slow  # a subprocess
+@pytest.mark.skipif(sys.platform == "win32", reason="closes a POSIX file descriptor")
+def test_a_note_with_standard_error_closed_stays_out_of_the_json(tmp_path):
+    """With `2>&-`, a note about the input (`print(..., file=sys.stderr)`, sys.stderr None) was
+    printed on standard output, before the `--json` document, which then did not parse."""
+    data = tmp_path / "dup.csv"
+    data.write_text("age,sex,age\n" + "".join(f"{20 + i % 9},{'FM'[i % 2]},{30 + i % 7}\n" for i in range(60)))
+    env = {**os.environ, "CROWDSAFE_LEDGER": str(tmp_path / "ledger.sqlite3")}
+    done = subprocess.run([sys.executable, "-m", "crowdsafe", "check", str(data), "--json"], capture_output=True,
+                          text=True, env=env, preexec_fn=lambda: os.close(2), timeout=120)
+    assert done.returncode == 0 and json.loads(done.stdout)["dataset"] == "dup.csv", done.stdout[:300]

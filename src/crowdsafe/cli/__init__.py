@@ -336,5 +336,12 @@ def _pipe_closed(exc: SystemExit) -> bool:
 
 
 def run() -> None:
-    """The ``crowdsafe`` console script (and ``python -m crowdsafe``)."""
+    """The ``crowdsafe`` console script (and ``python -m crowdsafe``).
+
+    A standard stream closed by the caller (``2>&-``: Python sets ``sys.stderr`` to None) is
+    opened on the null device: ``print(..., file=sys.stderr)`` with None prints to standard
+    output, so a note about the input went into the ``--json`` document and broke it."""
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # open for the life of the process
     sys.exit(main())
