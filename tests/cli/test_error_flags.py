@@ -28,7 +28,7 @@ from crowdsafe.cli import main
 from crowdsafe.cli.flags import cli_message, flag
 from crowdsafe.data import load
 from crowdsafe.engines import get_engine
-from crowdsafe.errors import BudgetExceeded, CrowdsafeError, InputError, ParameterError, SchemaError
+from crowdsafe.errors import LEDGER_REFUSAL, BudgetExceeded, CrowdsafeError, InputError, ParameterError, SchemaError
 from crowdsafe.mechanisms.queries import answer_query
 from crowdsafe.mechanisms.query_plan import QueryRequest
 from crowdsafe.models.classes import EquivalenceClasses
@@ -95,9 +95,9 @@ REWORDED = [
      "the intersection attack needs the sensitive attribute (--sensitive)"),
     ("drivers/query.py:with_budget",
      "no privacy budget is set for 'people.csv' in the ledger l.db; set one with "
-     "set_budget('people.csv', epsilon=E, delta=D), or pass budget=(ε, δ)", "budget",
+     "set_budget('people.csv', epsilon=E, delta=D), or pass budget=(ε, δ)" + LEDGER_REFUSAL, "budget",
      "no privacy budget is set for 'people.csv' in the ledger l.db; set one with "
-     "`crowdsafe ledger init people.csv --epsilon E --delta D`, or pass --budget E,D"),
+     "`crowdsafe ledger init people.csv --epsilon E --delta D`, or pass --budget E,D" + LEDGER_REFUSAL),
     ("engines/spark/engine.py:SparkEngine.check_perturbation (out)",
      "the spark engine writes the view as it draws it: give out=VIEW.parquet", "out",
      "the spark engine writes the view as it draws it: give --out VIEW.parquet"),
@@ -249,9 +249,9 @@ REWORDED = [
      "CROWDSAFE_LEDGER)"),
     ("privacy/ledger.py:Ledger.set_budget (already set)",
      "dataset 'people' already has the budget (ε=1, δ=0); change it on the record with change_budget('people', "
-     "epsilon=E, delta=D) (a raise also needs allow_raise=True)", ("budget", "allow_raise"),
+     "epsilon=E, delta=D) (a raise also needs allow_raise=True)" + LEDGER_REFUSAL, ("budget", "allow_raise"),
      "dataset 'people' already has the budget (ε=1, δ=0); change it on the record with `crowdsafe ledger budget "
-     "people --epsilon E --delta D` (a raise also needs --raise)"),
+     "people --epsilon E --delta D` (a raise also needs --raise)" + LEDGER_REFUSAL),
     ("privacy/ledger.py:Ledger.change_budget (raise)",
      "(ε=2, δ=0) would raise the budget of 'people' from (ε=1, δ=0): a raise needs allow_raise=True, and is "
      "recorded in the ledger's history", "allow_raise",

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from crowdsafe.data.identifiers import name_warnings, refuse_identifier_columns
-from crowdsafe.errors import BudgetExceeded, CrowdsafeError, ParameterError
+from crowdsafe.errors import LEDGER_REFUSAL, BudgetExceeded, CrowdsafeError, ParameterError
 from crowdsafe.privacy.ledger import Ledger, LedgerSpec, ledger_for
 from crowdsafe.privacy.ledger_budget import budget_parameter, other_data
 
@@ -54,11 +54,12 @@ def no_budget_error(label: str, path: object, *, budget_parameter: bool = True) 
     """The refusal of a run on a table with no budget in the ledger at ``path``, naming the table
     by its ``label`` (its file or given name; never by its identity, a digest of the data).
     ``budget_parameter``: whether the caller takes a ``budget`` to register (``report --before``
-    does not: it says to set one first)."""
+    does not: it says to set one first). Custodian-only: whether the ledger holds a budget for a
+    table is found from its rows, so D may be refused where D plus a row is not."""
     fix = ", or pass budget=(ε, δ)" if budget_parameter else " first, then run this again"
     return BudgetExceeded(
         f"no privacy budget is set for '{label}' in the ledger {path}; set one with "
-        f"set_budget('{label}', epsilon=E, delta=D){fix}", parameter="budget",
+        f"set_budget('{label}', epsilon=E, delta=D){fix}" + LEDGER_REFUSAL, parameter="budget",
     )
 
 

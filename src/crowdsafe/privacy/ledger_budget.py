@@ -15,7 +15,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from crowdsafe.errors import ParameterError
+from crowdsafe.errors import LEDGER_REFUSAL, ParameterError
 from crowdsafe.identity import dataset_named
 from crowdsafe.privacy import ledger_identity
 from crowdsafe.privacy.ledger_records import BudgetChange
@@ -81,7 +81,8 @@ def _exact(x: float) -> str:
 def register(conn: sqlite3.Connection, fingerprint: str, name: str, epsilon: float, delta: float) -> None:
     """Inside the caller's write transaction: register ``fingerprint`` under ``name`` with the
     total budget (ε, δ), recorded as the first line of its history. The same budget again is a
-    no-op; another budget, or a name that belongs to other data, is refused."""
+    no-op; another budget, or a name that belongs to other data, is refused (custodian-only: the
+    ledger finds the table by its rows)."""
     epsilon, delta = checked_budget(epsilon, delta)
     name = name.strip()
     if not name or not fingerprint:
@@ -92,7 +93,7 @@ def register(conn: sqlite3.Connection, fingerprint: str, name: str, epsilon: flo
             raise ParameterError(
                 f"dataset '{row['name']}' already has the budget (ε={_exact(row['epsilon_budget'])}, "
                 f"δ={_exact(row['delta_budget'])}); change it on the record with change_budget('{row['name']}', "
-                "epsilon=E, delta=D) (a raise also needs allow_raise=True)",
+                "epsilon=E, delta=D) (a raise also needs allow_raise=True)" + LEDGER_REFUSAL,
                 parameter=("budget", "allow_raise"),
             )
         return
