@@ -546,7 +546,7 @@ def publish(
     from crowdsafe.anonymize.plan import PlanRequest, check_publication
     from crowdsafe.anonymize.publish import RunOptions
     from crowdsafe.drivers.publish import publish as publish_run
-    from crowdsafe.drivers.run_files import guard, publish_outputs
+    from crowdsafe.drivers.run_files import guard, publish_outputs, refuse_stale_releases
     from crowdsafe.engines import get_engine
 
     qi, sensitive = names(qi, "qi"), names(sensitive, "sensitive")
@@ -565,6 +565,7 @@ def publish(
     tables = chosen.release_paths(out, releases) if out is not None else []
     guard(publish_outputs(tables, report=report, custodian_report=custodian_report), data=data, schema=schema,
           ledger=ledger, force=force)
+    refuse_stale_releases(out, tables)
     return cast("Publication", _as_given(data, publish_run(chosen, data, request, run, schema=schema, qi=qi,
                                                            sensitive=sensitive, missing=missing, seed=seed,
                                                            ledger=ledger)))

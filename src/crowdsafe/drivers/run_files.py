@@ -15,13 +15,14 @@ and refuses a clash in one line. What counts as an input:
 
 from __future__ import annotations
 
+import glob
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from crowdsafe.errors import CrowdsafeError
+from crowdsafe.errors import CrowdsafeError, ParameterError
 from crowdsafe.files import literal_path
 from crowdsafe.output_guard import Input, Output, OutputKind, RunFiles, is_local
 
@@ -130,6 +131,36 @@ def publish_outputs(tables: Sequence[str | os.PathLike[str]], *, report: bool,
     return outputs
 
 
+def refuse_stale_releases(out: str | os.PathLike[str] | None, tables: Sequence[str | os.PathLike[str]]) -> None:
+    """Refuse, before anything is read, a publication to ``out`` (its release paths ``tables``)
+    beside numbered releases of an earlier run under the same name that this one would not
+    replace: ``r-3.csv`` and ``r-4.csv`` of four releases stayed beside the certificate of a new
+    run of two (or of one, written to ``r.csv``), as if they were part of it. A numbered table is
+    an earlier release when its certificate is beside it; --force does not remove files the run
+    does not write."""
+    from crowdsafe.anonymize.release import certificate_path
+
+    if out is None or not is_local(out):
+        return
+    path = Path(out)
+    written = {Path(t).name for t in tables}
+    stale = []
+    for found in sorted(path.parent.glob(f"{glob.escape(path.stem)}-*{glob.escape(path.suffix)}")):
+        number = found.name[len(path.stem) + 1: len(found.name) - len(path.suffix)]
+        if number.isdigit() and found.name not in written and certificate_path(found).is_file():
+            stale.append(found)
+    if stale:
+        stale.sort(key=lambda p: int(p.name[len(path.stem) + 1: len(p.name) - len(path.suffix)]))
+        names = ", ".join(p.name for p in stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else "")
+        runs = f"{len(tables)} release{'s' if len(tables) > 1 else ''}"
+        several = len(stale) > 1
+        raise ParameterError(
+            f"{names} beside {path} {'are releases' if several else 'is a release'} of an earlier run under this "
+            f"name, which this run of {runs} would leave beside its certificate as if part of it: remove "
+            f"{'them (with their certificates)' if several else 'it (with its certificate)'} or publish to another "
+            "name", parameter="out")
+
+
 def view_outputs(output: ViewOutput) -> list[Output]:
     """What ``perturb`` writes: the view, its certificate and (``output.report``) its report."""
     from crowdsafe.perturb.view import certificate_path
@@ -146,5 +177,5 @@ def view_outputs(output: ViewOutput) -> list[Output]:
     return found
 
 
-__all__ = ["data_inputs", "file_input", "guard", "ledger_inputs", "publish_outputs", "release_inputs",
-           "schema_inputs", "view_outputs"]
+__all__ = ["data_inputs", "file_input", "guard", "ledger_inputs", "publish_outputs", "refuse_stale_releases",
+           "release_inputs", "schema_inputs", "view_outputs"]
