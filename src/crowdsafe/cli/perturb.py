@@ -368,6 +368,8 @@ def register(app: typer.Typer) -> None:
                     console.print(f"theorem bound per query ({confidence:.0%}, each query fixed before looking at "
                                   f"the view; not all queries at once): ± {bound:,.0f}")
                 console.print(COUNTS_WHAT)
+                for note in dict.fromkeys(n for e in estimates for n in e.notes):
+                    console.print(f"note: {note}", soft_wrap=True)
                 if equality is None and out is not None:
                     console.print(f"{quantity(len(estimates), 'estimate')} -> {out}")
             if equality is not None:

@@ -63,7 +63,9 @@ class Estimate:
     ``unfit_reasons``: why the view it was estimated from is not fit for release, as the view's
     certificate says (:attr:`~crowdsafe.privacy.certificate.Certificate.unfit_reasons`: a seeded
     view, no formal guarantee, an unreviewed schema choice); an estimate is no fitter than its
-    view, so it carries them wherever it is shown. Read from the certificate, a public output."""
+    view, so it carries them wherever it is shown. Read from the certificate, a public output.
+    ``notes``: what the query and the public domain alone say of it (a condition no value of its
+    attribute's domain meets: the estimate is 0 whatever the data, a misspelt value, say)."""
 
     query: str
     n_view: int
@@ -73,6 +75,7 @@ class Estimate:
     theorem_error: float | None
     confidence: float
     unfit_reasons: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
     @property
     def fit_for_release(self) -> bool:
@@ -83,7 +86,8 @@ class Estimate:
         return {"query": self.query, "estimate": self.estimate, "error": self.error,
                 "theorem_error": self.theorem_error, "confidence": self.confidence,
                 "n_view": self.n_view, "n_domain": self.n_domain,
-                "fit_for_release": self.fit_for_release, "unfit_reasons": list(self.unfit_reasons)}
+                "fit_for_release": self.fit_for_release, "unfit_reasons": list(self.unfit_reasons),
+                "notes": list(self.notes)}
 
     def __str__(self) -> str:
         text = f"{self.estimate:,.1f} ± {self.error:,.1f}"
@@ -132,6 +136,9 @@ def estimate_counted(view: Any, query: CountQuery, matching: Mapping[str, np.nda
     for attribute, size in zip(domain.attributes, domain.sizes):
         n_domain *= int(matching[attribute].sum()) if attribute in matching else size
     bound = theorem_error_bound(view.alpha, view.beta, view.n_bound, domain.size, failure)
+    notes = tuple(f"no value of the public domain of '{attribute}' meets the query's condition on it, so no row "
+                  "of any view matches and the estimate is 0 whatever the data (check the value's spelling "
+                  "against the domain)" for attribute, matches in matching.items() if not matches.any())
     return Estimate(
         query=query.describe(),
         n_view=n_view,
@@ -141,6 +148,7 @@ def estimate_counted(view: Any, query: CountQuery, matching: Mapping[str, np.nda
         theorem_error=bound.error,
         confidence=float(confidence),
         unfit_reasons=tuple(view.certificate.unfit_reasons),
+        notes=notes,
     )
 
 
