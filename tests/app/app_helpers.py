@@ -4,7 +4,9 @@ secrets, a client that holds the session cookie, and small tables to open."""
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
+from typing import Any
 
 from starlette.testclient import TestClient
 
@@ -60,3 +62,15 @@ def german_table(path: Path, rows: int = 400, seed: int = 3, extra: int = 0) -> 
         lines = path.read_text(encoding="utf-8").splitlines()
         path.write_text("\n".join(lines + lines[1:1 + extra]) + "\n", encoding="utf-8")
     return path
+
+
+def finished_release(workspace: Workspace, number: int = 1, seconds: float = 30.0) -> Any:
+    """The workspace's release ``number`` once it is no longer running (polled every 50 ms, for
+    at most ``seconds``), asserted done."""
+    for _ in range(int(seconds / 0.05)):
+        if workspace.release(number).status != "running":
+            break
+        time.sleep(0.05)
+    record = workspace.release(number)
+    assert record.status == "done", record.error
+    return record

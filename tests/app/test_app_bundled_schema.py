@@ -4,10 +4,8 @@ groups that the release did not use)."""
 
 from __future__ import annotations
 
-import time
-
 import polars as pl
-from app_helpers import form_token
+from app_helpers import finished_release, form_token
 
 from crowdsafe.data import Schema
 from crowdsafe.datasets import bundled_source
@@ -27,12 +25,7 @@ def test_a_bundled_table_is_reviewed_and_released_with_its_own_hierarchies(app_c
     answer = client.post("/publish", data={"csrf": "test-csrf", "form": form_token(client), "epsilon": "1",
                                            "delta": "1e-6", "scheme": ""})
     assert answer.status_code == 303
-    for _ in range(600):
-        if workspace.release(1).status != "running":
-            break
-        time.sleep(0.05)
-    record = workspace.release(1)
-    assert record.status == "done", record.error
+    record = finished_release(workspace)
     workclass = set(pl.read_csv(record.table, infer_schema=False).get_column("workclass").drop_nulls().to_list())
     labels = {str(label) for level in own["workclass"].labels for label in level}
     assert workclass <= labels | {"?"}, workclass

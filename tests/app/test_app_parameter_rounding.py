@@ -6,9 +6,8 @@ them 0.4158 and 0.2994); the attack page's bound on a guess is a percentage roun
 from __future__ import annotations
 
 import re
-import time
 
-from app_helpers import form_token
+from app_helpers import finished_release, form_token
 
 from crowdsafe.app.pages import _percent_up
 from crowdsafe.privacy.ledger import Ledger
@@ -27,12 +26,7 @@ def test_the_plan_release_and_attack_pages_round_on_the_safe_side(app_client):
     assert client.post("/open/bundled", data={"csrf": "test-csrf", "name": "adult"}).status_code == 303
     assert client.post("/publish", data={"csrf": "test-csrf", "form": form_token(client), "epsilon": "1",
                                          "delta": "1e-6"}).status_code == 303
-    for _ in range(600):
-        if workspace.release(1).status != "running":
-            break
-        time.sleep(0.05)
-    record = workspace.release(1)
-    assert record.status == "done", record.error
+    record = finished_release(workspace)
     plan = record.publication.plan
     report = dict(plan_rows(read_certificate(record.table)))  # the report written beside the release
     preview = client.get("/plan/preview?epsilon=1&delta=1e-6").text
