@@ -565,7 +565,7 @@ def publish(
     tables = chosen.release_paths(out, releases) if out is not None else []
     guard(publish_outputs(tables, report=report, custodian_report=custodian_report), data=data, schema=schema,
           ledger=ledger, force=force)
-    refuse_stale_releases(out, tables)
+    refuse_stale_releases(out, tables, force)
     return cast("Publication", _as_given(data, publish_run(chosen, data, request, run, schema=schema, qi=qi,
                                                            sensitive=sensitive, missing=missing, seed=seed,
                                                            ledger=ledger)))

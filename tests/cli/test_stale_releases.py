@@ -3,13 +3,14 @@
 ``publish --releases 4 --out r.csv`` writes r-1.csv ... r-4.csv and the composed certificate
 r.certificate.json; a later ``--releases 2 --out r.csv`` replaced r-1, r-2 and the certificate and
 left r-3 and r-4 beside a certificate of two releases, as if part of it (found by the batch
-sweep). Refused before anything is read or charged, naming the files; a numbered file without a
-certificate beside it is no release and is left alone.
+sweep). Refused before anything is read or charged, naming the files, unless --force asks to
+publish beside them; a numbered file without a certificate beside it is no release and is left
+alone.
 """
 
 from __future__ import annotations
 
-import os
+import shutil
 
 from cli_helpers import run_command, run_for_error
 
@@ -23,15 +24,17 @@ def test_fewer_releases_beside_an_earlier_runs_are_refused_before_the_charge(cap
     monkeypatch.chdir(tmp_path)
     assert _publish(capsys, 3)[0] == 0
     before = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
-    code, err = _publish(capsys, 2, "--force")
+    code, err = _publish(capsys, 2)
     assert code == 2 and err.count("\n") == 1
-    assert "r-3.csv beside r.csv is a release of an earlier run" in err and "Traceback" not in err
+    assert "r-3.csv beside r.csv is a release of an earlier run" in err and "--force" in err
+    assert "Traceback" not in err
     assert {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()} == before  # nothing written
-    code, err = _publish(capsys, 1, "--force")  # (--force: the composed certificate is replaced)
-    assert code == 2 and "r-1.csv, r-2.csv, r-3.csv beside r.csv are releases" in err
     code, out, _ = run_command(capsys, "publish", "adult", "--epsilon", "1", "--delta", "1e-6", "--releases", "3",
                                "--out", "r.csv", "--no-report", "--seed", "1")
-    assert code == 0 and "entry #2" in out  # the refused runs charged nothing
+    assert code == 0 and "entry #2" in out  # the refused run charged nothing
+    code, err = _publish(capsys, 2, "--force")  # asked: published beside them, nothing removed
+    assert code == 0, err
+    assert (tmp_path / "r-3.csv").exists() and (tmp_path / "r-3.certificate.json").exists()
 
 
 def test_the_same_number_again_and_a_numbered_file_that_is_no_release_are_taken(capsys, tmp_path, monkeypatch):
@@ -39,7 +42,7 @@ def test_the_same_number_again_and_a_numbered_file_that_is_no_release_are_taken(
     assert _publish(capsys, 2)[0] == 0
     (tmp_path / "r-7.csv").write_text("mine\n")  # no certificate beside it: not a release
     assert _publish(capsys, 2)[0] == 0
-    os.remove(tmp_path / "r-2.csv")
-    os.remove(tmp_path / "r-2.certificate.json")
-    code, err = _publish(capsys, 1, "--force")
-    assert code == 2 and "r-1.csv beside r.csv is a release of an earlier run" in err  # r-1 is still there
+    for suffix in (".csv", ".certificate.json"):  # a release numbered 12, with its certificate
+        shutil.copy(tmp_path / f"r-1{suffix}", tmp_path / f"r-12{suffix}")
+    code, err = _publish(capsys, 2)
+    assert code == 2 and "r-12.csv beside r.csv is a release" in err

@@ -131,16 +131,17 @@ def publish_outputs(tables: Sequence[str | os.PathLike[str]], *, report: bool,
     return outputs
 
 
-def refuse_stale_releases(out: str | os.PathLike[str] | None, tables: Sequence[str | os.PathLike[str]]) -> None:
+def refuse_stale_releases(out: str | os.PathLike[str] | None, tables: Sequence[str | os.PathLike[str]],
+                          force: bool = False) -> None:
     """Refuse, before anything is read, a publication to ``out`` (its release paths ``tables``)
     beside numbered releases of an earlier run under the same name that this one would not
     replace: ``r-3.csv`` and ``r-4.csv`` of four releases stayed beside the certificate of a new
     run of two (or of one, written to ``r.csv``), as if they were part of it. A numbered table is
-    an earlier release when its certificate is beside it; --force does not remove files the run
-    does not write."""
+    an earlier release when its certificate is beside it (each keeps its own certificate).
+    ``force``: publish beside them, as asked (no file the run does not write is removed)."""
     from crowdsafe.anonymize.release import certificate_path
 
-    if out is None or not is_local(out):
+    if force or out is None or not is_local(out):
         return
     path = Path(out)
     written = {Path(t).name for t in tables}
@@ -157,8 +158,8 @@ def refuse_stale_releases(out: str | os.PathLike[str] | None, tables: Sequence[s
         raise ParameterError(
             f"{names} beside {path} {'are releases' if several else 'is a release'} of an earlier run under this "
             f"name, which this run of {runs} would leave beside its certificate as if part of it: remove "
-            f"{'them (with their certificates)' if several else 'it (with its certificate)'} or publish to another "
-            "name", parameter="out")
+            f"{'them (with their certificates)' if several else 'it (with its certificate)'}, publish to another "
+            "name, or give --force to publish beside them", parameter="out")
 
 
 def view_outputs(output: ViewOutput) -> list[Output]:
