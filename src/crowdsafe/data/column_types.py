@@ -36,7 +36,7 @@ import contextvars
 import sys
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import TypeVar
+from typing import TypeGuard, TypeVar
 
 import polars as pl
 
@@ -105,10 +105,15 @@ def rounding_note(label: str, schema: Mapping[str, pl.DataType]) -> str | None:
             "equal; save the column as text (or with fewer digits) to keep every digit")
 
 
+def _zoned(dtype: pl.DataType) -> TypeGuard[pl.Datetime]:
+    """Whether ``dtype`` is a timestamp with a time zone."""
+    return isinstance(dtype, pl.Datetime) and bool(dtype.time_zone)
+
+
 def zone_note(label: str, schema: Mapping[str, pl.DataType]) -> str | None:
     """The note of a read whose timestamp columns with a time zone :func:`usable` reads as
     wall-clock times of that zone, without it."""
-    zoned = [f"'{n}' ({t.time_zone})" for n, t in schema.items() if isinstance(t, pl.Datetime) and t.time_zone]
+    zoned = [f"'{n}' ({t.time_zone})" for n, t in schema.items() if _zoned(t)]
     if not zoned:
         return None
     return (f"{label}: timestamp column{'s' if len(zoned) > 1 else ''} {', '.join(zoned)} read as times of day in "
@@ -126,7 +131,7 @@ def zone_free(frame: FrameT, label: str) -> FrameT:
     if note is None:
         return frame
     print(note_line(note), file=sys.stderr)
-    zoned = [n for n, t in schema.items() if isinstance(t, pl.Datetime) and t.time_zone]
+    zoned = [n for n, t in schema.items() if _zoned(t)]
     return frame.with_columns(pl.col(zoned).dt.replace_time_zone(None))
 
 
@@ -167,7 +172,7 @@ def usable(schema: pl.Schema, as_text: Collection[str] = ()) -> tuple[list[pl.Ex
             kept.append(pl.col(name).cast(pl.Float64))
         elif dtype == pl.Null:
             kept.append(pl.col(name).cast(pl.String))
-        elif isinstance(dtype, pl.Datetime) and dtype.time_zone:
+        elif _zoned(dtype):
             kept.append(pl.col(name).dt.replace_time_zone(None))
         else:
             kept.append(pl.col(name))

@@ -145,13 +145,12 @@ def refuse_stale_releases(out: str | os.PathLike[str] | None, tables: Sequence[s
         return
     path = Path(out)
     written = {Path(t).name for t in tables}
-    stale = []
-    for found in sorted(path.parent.glob(f"{glob.escape(path.stem)}-*{glob.escape(path.suffix)}")):
-        number = found.name[len(path.stem) + 1: len(found.name) - len(path.suffix)]
-        if number.isdigit() and found.name not in written and certificate_path(found).is_file():
-            stale.append(found)
+    numbered = {found: found.name[len(path.stem) + 1: len(found.name) - len(path.suffix)]
+                for found in path.parent.glob(f"{glob.escape(path.stem)}-*{glob.escape(path.suffix)}")}
+    stale = sorted((found for found, number in numbered.items() if number.isdigit()
+                    and found.name not in written and certificate_path(found).is_file()),
+                   key=lambda found: int(numbered[found]))
     if stale:
-        stale.sort(key=lambda p: int(p.name[len(path.stem) + 1: len(p.name) - len(path.suffix)]))
         names = ", ".join(p.name for p in stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else "")
         runs = f"{len(tables)} release{'s' if len(tables) > 1 else ''}"
         several = len(stale) > 1
