@@ -43,7 +43,8 @@ def Console(*args: Any, **kwargs: Any) -> Any:  # a class's name: the commands c
     ``[csv] decimal_comma``) that Rich would otherwise read as style tags and drop. A styled part
     is given as such (:func:`styled`). Highlighting is off too: its patterns take time quadratic
     in a long value (a column name of 200,000 characters held ``check`` for minutes), and a value
-    is not code to colour. Control characters in the text are printed escaped (``\x1b``), the
+    is not code to colour. Emoji codes are off as well: with them a column, value or file named
+    ``:cat:`` printed as a cat, not as its name. Control characters in the text are printed escaped (``\x1b``), the
     line breaks excepted (names and paths are escaped where they are put in a line).
 
     Printed to a file, a pipe or a log (not a terminal) and with no ``COLUMNS`` set, the width is
@@ -68,6 +69,7 @@ def Console(*args: Any, **kwargs: Any) -> Any:  # a class's name: the commands c
 
     kwargs.setdefault("markup", False)
     kwargs.setdefault("highlight", False)
+    kwargs.setdefault("emoji", False)
     if "width" not in kwargs and not os.environ.get("COLUMNS") and not _terminal(kwargs.get("file") or sys.stdout):
         kwargs["width"] = UNBOUNDED
     return PrintableConsole(*args, **kwargs)
