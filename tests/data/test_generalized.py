@@ -7,6 +7,8 @@ import datetime as dt
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crowdsafe.data import Hierarchy, intervals
 from crowdsafe.data.generalized import AttributeDomain, CellKind, canonical_cells, is_generalized, parse_cell
@@ -148,3 +150,33 @@ def test_bands_are_ranges_in_numeric_columns_only():
     cover = bands.cover(pl.Series("band", ["20-29", "40-49"]), strict=False)
     assert list(cover.kind) == [CellKind.VALUE, CellKind.VALUE] and cover.indices.tolist() == [0]
 
+
+
+def _lowest_level_one_at_a_time(hierarchy: Hierarchy, codes: np.ndarray) -> int:
+    """The reference: each level in turn until one node holds every code (the top if none)."""
+    if len(codes) == 1:
+        return 0
+    for level in range(hierarchy.height + 1):
+        if len(set(hierarchy.leaf_map(level)[codes].tolist())) == 1:
+            return level
+    return hierarchy.height
+
+
+@settings(max_examples=60)
+@given(st.lists(st.sets(st.integers(0, 14), min_size=1, max_size=6), min_size=1, max_size=12))
+def test_cover_levels_match_the_one_cell_at_a_time_reference(subsets):
+    """The levels of a cover's cells, found for every cell at once, equal the lowest node found
+    one cell and one level at a time, in Adult's occupation hierarchy and in one with two roots
+    (where a cell spanning both gets the top level)."""
+    occupation = AttributeDomain.of(adult(), "occupation")
+    groups, roots = [f"g{i // 3}" for i in range(15)], ["r0" if i < 9 else "r1" for i in range(15)]
+    two_roots = Hierarchy.from_columns("v", [f"v{i}" for i in range(15)], [groups, roots])
+    for domain in (occupation, AttributeDomain("v", two_roots.leaves, two_roots)):
+        leaves = domain.values.to_list()
+        present = [code for code, leaf in enumerate(leaves) if leaf is not None]  # no missing member
+        picked = [sorted(present[c % len(present)] for c in subset) for subset in subsets]
+        cells = [str(leaves[p[0]]) if len(set(p)) == 1 else "{" + ", ".join(sorted({str(leaves[c]) for c in p})) + "}"
+                 for p in picked]
+        cover = domain.cover(pl.Series(domain.name, cells))
+        expected = [_lowest_level_one_at_a_time(domain.hierarchy, np.unique(p)) for p in picked]
+        assert list(cover.level) == expected, cells

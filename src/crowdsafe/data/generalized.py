@@ -29,9 +29,8 @@ the equal set) are the same published value.
 
 Resolution order for one cell: ``*``; an original value of the domain (exact text, or the same
 number); a hierarchy node label (lowest level first); range / top-bottom syntax; set syntax; a
-masked value (read as the set of values it may mask); a band (numeric columns).
-A cell that resolves to nothing, or covers no value of the domain, is a
-:class:`~crowdsafe.errors.InputError` naming the column and the value.
+masked value (read as the set of values it may mask); a band (numeric columns). A cell that
+resolves to nothing, or covers no value of the domain, is an InputError naming the column and value.
 """
 
 from __future__ import annotations
@@ -320,15 +319,20 @@ class AttributeDomain:
         order = np.lexsort((code, cell))
         return cell[order], code[order]
 
-    def _lowest_level(self, codes: np.ndarray) -> int:
-        """Level of the lowest hierarchy node containing every code (-1 without a hierarchy)."""
-        if self.hierarchy is None or len(codes) == 0:
-            return -1
-        for level in range(self.hierarchy.height + 1):
-            nodes = self.hierarchy.leaf_map(level)[codes]
-            if (nodes == nodes[0]).all():
-                return level
-        return self.hierarchy.height  # several roots: the top level
+    def _lowest_levels(self, indptr: np.ndarray, indices: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+        """Per cell (codes ``indices[indptr[j]:indptr[j + 1]]``), the level of the lowest node holding
+        all its codes (0 for one; -1 for none or with no hierarchy; the top level if none does: several
+        roots). Level by level for every cell: its codes share a node when least and greatest agree."""
+        level, several = np.where(sizes == 1, 0 if self.hierarchy is not None else -1, -1).astype(np.int64), sizes > 1
+        if self.hierarchy is None or not several.any():
+            return level
+        cells, starts = np.flatnonzero(sizes), indptr[:-1][sizes > 0]  # reduceat: non-empty cells
+        level[several], searching = self.hierarchy.height, several[cells]
+        for height in range(self.hierarchy.height + 1):
+            nodes = self.hierarchy.leaf_map(height)[indices]
+            found = searching & (np.minimum.reduceat(nodes, starts) == np.maximum.reduceat(nodes, starts))
+            level[cells[found]], searching = height, searching & ~found
+        return level
 
     def _resolve(self, text: str | None, strict: bool = True) -> tuple[CellKind, np.ndarray]:
         """Kind and covered codes of one cell (``strict=False``: unknown values cover nothing)."""
@@ -491,9 +495,7 @@ class AttributeDomain:
             starts = indptr[:-1][filled]
             low[filled] = np.fmin.reduceat(numbers, starts)  # fmin/fmax skip the missing value's NaN
             high[filled] = np.fmax.reduceat(numbers, starts)
-        level = np.where(sizes == 1, 0 if self.hierarchy is not None else -1, -1).astype(np.int64)
-        for j in np.nonzero(sizes != 1)[0]:
-            level[j] = self._lowest_level(pieces[j])
+        level = self._lowest_levels(indptr, indices, sizes)
         keys: dict[bytes, int] = {}
         canonical = np.array([keys.setdefault(p.tobytes(), len(keys)) for p in pieces], dtype=np.int64)
         return Cover(self, texts, tuple(kinds), indptr, indices, low, high, level, canonical)
