@@ -66,7 +66,7 @@ def test_printable_leaves_no_control_character(text):
     assert printable(text, keep="\n").replace("\n", "").isprintable()
 
 
-def test_an_emoji_code_in_a_name_prints_as_written(tmp_path, capsys):
+def test_an_emoji_code_in_a_name_prints_as_written(tmp_path, capsys, monkeypatch):
     """Rich replaces ``:cat:`` by an emoji even with markup off: a column or file named so
     printed as a picture, not as its name."""
     buffer = io.StringIO()
@@ -74,7 +74,7 @@ def test_an_emoji_code_in_a_name_prints_as_written(tmp_path, capsys):
     assert buffer.getvalue() == "value :cat: and :smile:\n"
     data = tmp_path / ":smile:.csv"
     pl.DataFrame({":cat:": [20 + i % 5 for i in range(200)], "b": [i % 3 for i in range(200)]}).write_csv(data)
-    out = tmp_path / ":thumbs_up:.csv"
-    assert main(["anonymize", str(data), "--qi", ":cat:,b", "--k", "5", "--out", str(out)]) == 0
+    monkeypatch.chdir(tmp_path)  # a short path: a long one may wrap where the test runs narrow
+    assert main(["anonymize", str(data), "--qi", ":cat:,b", "--k", "5", "--out", ":thumbs_up:.csv"]) == 0
     printed = capsys.readouterr().out
     assert "quasi-identifiers: :cat:, b" in printed and ":thumbs_up:.csv" in printed, printed
