@@ -117,6 +117,24 @@ def test_scorer_matches_row_by_row_reference(levels, k):
     assert got.height == sum(levels)
 
 
+@pytest.mark.parametrize("k", [1, 2, 3])
+@pytest.mark.parametrize("levels", [(0, 0, 0), (1, 0, 1), (1, 1, 0), (2, 0, 1), (0, 1, 2), (2, 1, 2)])
+def test_release_path_matches_row_by_row_reference(levels, k):
+    """The release path reduces the release to its distinct tuples of cells, each weighted by
+    its rows: the sums must be those of the rows one by one."""
+    dataset = small()
+    chosen = dict(zip(["age", "sex", "colour"], levels))
+    expected = reference(dataset, chosen, k)
+    release = dataset.recode(chosen).filter(pl.len().over(["age", "sex", "colour"]) >= k)
+    got = information_loss(dataset, release, k=k)
+    for name in ("gcp", "discernibility", "c_avg", "suppression_rate", "precision", "classes"):
+        assert getattr(got, name) == pytest.approx(expected[name]), name
+    for column, value in expected["ncp"].items():
+        assert got.ncp[column] == pytest.approx(value), column
+    if got.suppressed_rows == 0:
+        assert got.entropy == pytest.approx(expected["entropy"])
+
+
 def test_hand_computed_values_on_the_small_table():
     dataset = small()
     loss = FullDomainScorer.from_dataset(dataset).score({"age": 1})

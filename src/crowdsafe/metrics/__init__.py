@@ -15,16 +15,37 @@
   them, as printed by ``crowdsafe compare``.
 """
 
-from crowdsafe.metrics.classifier import ClassifierReport, classifier_utility, majority_lookup, release_accuracy
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+# Imported here, not on first use: the submodule and the function share the name
+# ``information_loss``, and importing the submodule would set the package's attribute to it.
 from crowdsafe.metrics.information_loss import (
     LOSS_METRICS,
     FullDomainScorer,
     InformationLoss,
     information_loss,
 )
-from crowdsafe.metrics.marginals import MarginalDistance, MarginalReport, marginal_distances
-from crowdsafe.metrics.report import UtilityReport, UtilityRequest, measure_utility, utility
-from crowdsafe.metrics.workload import Workload, WorkloadReport, answer, make_workload, workload_error
+
+if TYPE_CHECKING:
+    from crowdsafe.metrics.classifier import ClassifierReport, classifier_utility, majority_lookup, release_accuracy
+    from crowdsafe.metrics.marginals import MarginalDistance, MarginalReport, marginal_distances
+    from crowdsafe.metrics.report import UtilityReport, UtilityRequest, measure_utility, utility
+    from crowdsafe.metrics.workload import Workload, WorkloadReport, answer, make_workload, workload_error
+
+#: Where each other public name lives: its module is imported when one of its names is first
+#: read, so measuring a release's information loss does not import the classifier's measure
+#: (slow to import) and the others.
+_HOME = {
+    "ClassifierReport": "classifier", "classifier_utility": "classifier", "majority_lookup": "classifier",
+    "release_accuracy": "classifier",
+    "MarginalDistance": "marginals", "MarginalReport": "marginals", "marginal_distances": "marginals",
+    "UtilityReport": "report", "UtilityRequest": "report", "measure_utility": "report", "utility": "report",
+    "Workload": "workload", "WorkloadReport": "workload", "answer": "workload", "make_workload": "workload",
+    "workload_error": "workload",
+}
 
 __all__ = [
     "LOSS_METRICS",
@@ -48,3 +69,11 @@ __all__ = [
     "utility",
     "workload_error",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """A public name, its module imported on first use (:data:`_HOME`)."""
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module 'crowdsafe.metrics' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"crowdsafe.metrics.{home}"), name)

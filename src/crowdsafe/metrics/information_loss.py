@@ -52,7 +52,7 @@ from crowdsafe.arguments import names as listed
 from crowdsafe.data import COUNT, Dataset, Hierarchy, code_frequencies, encode, packing
 from crowdsafe.data.column_names import spare_name
 from crowdsafe.data.generalized import AttributeDomain, release_codes
-from crowdsafe.errors import HierarchyError, ParameterError, SchemaError
+from crowdsafe.errors import HierarchyError, InputError, ParameterError, SchemaError
 
 # Names accepted by InformationLoss.loss(); lower is better for each.
 LOSS_METRICS = ("gcp", "discernibility", "c_avg", "precision", "entropy", "height", "suppression")
@@ -378,6 +378,16 @@ def _conditional_entropy(
     return np.bincount(cover_cells, weights=weight * cost, minlength=n_cells) / np.where(total > 0, total, 1.0)
 
 
+def _distinct_tuples(release: pl.DataFrame, columns: Sequence[str]) -> tuple[pl.DataFrame, np.ndarray]:
+    """The release's distinct tuples of ``columns`` and the rows holding each (as floats)."""
+    absent = [c for c in columns if c not in release.columns]
+    if absent:
+        raise InputError(f"the release has no column '{absent[0]}'; its columns are: {', '.join(release.columns)}")
+    rows_of = spare_name(columns, "rows")
+    tuples = release.select(columns).group_by(columns).agg(pl.len().alias(rows_of))
+    return tuples.drop(rows_of), tuples.get_column(rows_of).to_numpy().astype(np.float64)
+
+
 def information_loss(
     original: Dataset,
     release: pl.DataFrame | Dataset,
@@ -411,7 +421,10 @@ def information_loss(
     if rows == 0:
         raise ParameterError("no input rows")
     domains = [AttributeDomain.of(original, c) for c in columns]
-    cells, covers = release_codes(frame, domains)
+    # Every measure sums what each row's cells cover, so the release's distinct tuples of cells,
+    # each weighted by its rows, give the same sums as the rows themselves.
+    tuples, weight = _distinct_tuples(frame, columns)
+    cells, covers = release_codes(tuples, domains)
     suppressed = rows - released
     ncp: dict[str, float] = {}
     entropy = 0.0
@@ -423,7 +436,7 @@ def information_loss(
     for domain in domains:
         cover = covers[domain.name]
         row_cells = cells[domain.name].astype(np.int64)
-        per_cell = np.bincount(row_cells, minlength=len(cover.labels)).astype(np.float64)
+        per_cell = np.bincount(row_cells, weights=weight, minlength=len(cover.labels))
         ncp[domain.name] = (float(per_cell @ cover.ncp()) + suppressed) / rows
         n_code = np.bincount(original.encoded(domain.name).codes, minlength=domain.size).astype(np.float64)
         cover_cells, cover_codes = cover.membership
@@ -437,9 +450,10 @@ def information_loss(
             used = cover.level[per_cell > 0]
             height += int(used.max()) if len(used) else 0
             height_share += (float(per_cell @ (cover.level / top)) if top else 0.0) + suppressed
+    rows_of = spare_name(columns, "rows")
     class_sizes = (
-        pl.DataFrame(class_keys).group_by(columns).agg(pl.len().alias(spare_name(columns, "len")))
-        .get_column(spare_name(columns, "len")).to_numpy()
+        pl.DataFrame([*class_keys, pl.Series(rows_of, weight.astype(np.int64))]).group_by(columns)
+        .agg(pl.col(rows_of).sum()).get_column(rows_of).to_numpy()
         if released else np.zeros(0, dtype=np.int64)
     )
     chosen_k = int(k) if k is not None else (int(class_sizes.min()) if len(class_sizes) else 1)
