@@ -49,6 +49,20 @@ def test_test_labels_are_normalised_and_comment_skipped():
     assert not any(v.startswith(" ") for v in test.get_column("workclass").drop_nulls().unique().to_list())
 
 
+@pytest.mark.parametrize(("split", "file_name"), [("train", "adult.data.gz"), ("test", "adult.test.gz")])
+def test_the_frame_is_the_file_read_line_by_line(split, file_name):
+    """The reference: each line split at its commas, every field stripped, '?' missing, the
+    test file's comment line and blank lines skipped and its incomes' final '.' dropped."""
+    text = gzip.decompress(resources.files("crowdsafe.datasets").joinpath("files", file_name).read_bytes()).decode()
+    lines = [line for line in text.splitlines() if line.strip() and not line.startswith("|")]
+    numeric = {"age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week"}
+    rows = [[field.strip() for field in line.split(",")] for line in lines]
+    columns = {name: [None if row[i] == "?" else int(row[i]) if name in numeric else row[i].removesuffix(".")
+                      if name == "income" else row[i] for row in rows] for i, name in enumerate(COLUMNS)}
+    expected = pl.DataFrame(columns, schema={c: pl.Int64 if c in numeric else pl.String for c in COLUMNS})
+    assert adult(split).frame.equals(expected)
+
+
 def test_schema_roles_and_types():
     data = adult()
     assert data.quasi_identifiers == list(QUASI_IDENTIFIERS)
