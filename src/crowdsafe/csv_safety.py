@@ -84,13 +84,16 @@ def unescape_expr(column: str | pl.Expr) -> pl.Expr:
 
 
 def escape_frame(frame: pl.DataFrame, *, escape_formulas: bool = True) -> pl.DataFrame:
-    """``frame`` ready to be written as formula-safe CSV: every text column through
-    :func:`escape_expr` (Categorical and Enum columns as text), every column name through
-    :func:`escape_text`. Other columns are untouched. ``escape_formulas=False`` returns
-    ``frame`` itself."""
+    """``frame`` ready to be written as formula-safe CSV: every text column with a cell to escape
+    through :func:`escape_expr` (Categorical and Enum columns as text), every column name through
+    :func:`escape_text`. Other columns are untouched (CSV writes them as the same text).
+    ``escape_formulas=False`` returns ``frame`` itself."""
     if not escape_formulas:
         return frame
     text = [name for name, dtype in frame.schema.items() if isinstance(dtype, _TEXT_TYPES) or dtype == pl.String]
+    if text:  # a column with no cell to escape is written as it is (most are: no copy of its cells)
+        flagged = frame.select(pl.col(name).cast(pl.String).str.contains(_NEEDS_ESCAPE).any() for name in text).row(0)
+        text = [name for name, flag in zip(text, flagged) if flag]
     if text:
         frame = frame.with_columns(escape_expr(pl.col(name).cast(pl.String)).alias(name) for name in text)
     names = {name: escape_text(name) for name in frame.columns if _needs_escape(name)}

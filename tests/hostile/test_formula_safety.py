@@ -68,6 +68,20 @@ def test_escape_frame_touches_text_cells_and_names_only():
     assert back.columns == frame.columns and back.get_column("=h").to_list() == HOSTILE
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["a", "=1+2", "-3", "+x", "@h", "'=q", "1.5e3", "-4.5", "\tz", "", None]),
+                         min_size=3, max_size=3), max_size=6),
+       st.sampled_from([pl.String, pl.Categorical]))
+def test_escape_frame_escapes_each_cell_as_escape_text(rows, dtype):
+    """Columns with no cell to escape are left as they are (no copy), the others escaped: each
+    cell as :func:`escape_text` escapes it, whichever columns hold one."""
+    frame = pl.DataFrame(rows, schema={"a": dtype, "b": dtype, "c": pl.String}, orient="row")
+    safe = escape_frame(frame)
+    for name in frame.columns:
+        expected = [None if v is None else escape_text(v) for v in frame.get_column(name).cast(pl.String).to_list()]
+        assert safe.get_column(name).cast(pl.String).to_list() == expected, name
+
+
 def _hostile_frame() -> pl.DataFrame:
     return pl.DataFrame({"@who": HOSTILE, "value": list(range(-6, 6))})
 
