@@ -113,7 +113,7 @@ def test_publishs_custodian_report_is_0600(capsys, tmp_path, table, umask_022):
 
 def test_perturbs_custodian_report_is_0600(capsys, tmp_path, table, umask_022):
     report = tmp_path / "private" / "facts.json"
-    code, _, err = run_command(capsys, "perturb", str(table), "--schema", str(tmp_path / "schema.toml"),
+    code, _, err = run_command(capsys, "perturb", "--no-ledger", str(table), "--schema", str(tmp_path / "schema.toml"),
                                "--d", "0.05", "--gamma", "0.3", "--max-rows", "500",
                                "--out", str(tmp_path / "view" / "v.csv"), "--custodian-report", str(report))
     assert code == 0, err

@@ -49,7 +49,7 @@ def test_anonymize_reads_back_its_own_timestamp_ranges(capsys, tmp_path, algorit
 def test_a_perturbed_view_of_timestamps_is_estimated_and_reported(capsys, tmp_path):
     data = _table(tmp_path / "d.csv")
     view = tmp_path / "v" / "r.csv"
-    code, err = run_for_error(capsys, "perturb", data, "--c", "0.5", "--gamma", "0.6", "--exploratory",
+    code, err = run_for_error(capsys, "perturb", "--no-ledger", data, "--c", "0.5", "--gamma", "0.6", "--exploratory",
                               "--seed", "1", "--out", view)
     assert code == 0, err
     code, err = run_for_error(capsys, "estimate", view, "count where sex = 'M'")

@@ -304,7 +304,7 @@ NOT_AS_WRITTEN: dict[tuple[str, str], tuple[str, Callable[[Command, object, obje
         "crowdsafe query people.parquet \"histogram age[0..100 by 10], sex in ('F', 'M')\" --epsilon 0.5 "
         "--budget 10,1e-5 --engine spark --spark-master local[4]",
         "crowdsafe perturb people.parquet --c 5 --gamma 0.2 --attributes age,sex,zip --domains domains.json "
-        "--max-rows 1000000 --engine spark --out spark-view.parquet",
+        "--max-rows 1000000 --engine spark --out spark-view.parquet --no-ledger",
         "crowdsafe attack intersection k5.parquet k10.parquet --targets people.parquet --qi age,sex "
         "--sensitive charge --engine spark")},
     **{("docs/spark.md", c): (_SPARK, until_spark) for c in (
@@ -364,7 +364,8 @@ def test_the_commands_are_found():
     commands = {c.text for c in found}
     assert "crowdsafe publish adult --epsilon 1 --delta 1e-6 --budget 10,1e-5 --out release/adult.csv" in commands
     assert ("crowdsafe perturb adult --missing drop --c 10 --gamma 0.2 --max-rows 50000 --attributes "
-            "age,workclass,education,marital-status,occupation,race,sex,native-country,income --out view.csv"
+            "age,workclass,education,marital-status,occupation,race,sex,native-country,income --budget 10,0 "
+            "--out view.csv"
             ) in commands
     assert _uncommented("crowdsafe x \"a # b\" --k 5   # note") == "crowdsafe x \"a # b\" --k 5"
     assert _COMMAND.match("$ crowdsafe calc dps").group(1) == "crowdsafe calc dps"

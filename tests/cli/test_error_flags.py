@@ -102,8 +102,10 @@ REWORDED = [
      "the spark engine writes the view as it draws it: give out=VIEW.parquet", "out",
      "the spark engine writes the view as it draws it: give --out VIEW.parquet"),
     ("engines/spark/engine.py:SparkEngine.check_perturbation (ledger)",
-     "the spark engine does not charge a budget ledger yet: use engine='polars' with a ledger", "engine",
-     "the spark engine does not charge a budget ledger yet: use --engine polars with a ledger"),
+     "the spark engine does not charge a budget ledger yet: use engine='polars' with a ledger, or run it without "
+     "one (ledger=None; nothing then records the view)", ("engine", "ledger"),
+     "the spark engine does not charge a budget ledger yet: use --engine polars with a ledger, or run it without "
+     "one (--no-ledger; nothing then records the view)"),
     ("engines/spark/engine.py:SparkEngine.check_attack and linkage_attack",
      "the spark engine runs the intersection attack (with the sensitive parameter); run the linkage attack "
      "with engine='polars'", ("sensitive", "engine"),
@@ -167,11 +169,11 @@ REWORDED = [
     ("models/classes.py:EquivalenceClasses",
      "no quasi-identifiers: name them with qi=[...]", "qi",
      "no quasi-identifiers: name them with --qi a,b,c"),
-    ("perturb/alpha_beta.py:charged_run",
+    ("perturb/domain.py:uncharged_error",
      "an exploratory run carries no guarantee to charge to a ledger: declare the public domains and "
-     "max_rows=N, or run it without a ledger", "max_rows",
+     "max_rows=N, or run it without a ledger (ledger=None)", ("max_rows", "ledger"),
      "an exploratory run carries no guarantee to charge to a ledger: declare the public domains and "
-     "--max-rows N, or run it without a ledger"),
+     "--max-rows N, or run it without a ledger (--no-ledger)"),
     ("perturb/alpha_beta.py:check_max_rows",
      "declare a public bound on the number of rows with max_rows=N, fixed without looking at the data: "
      "d = c n/m, beta and the error bars use it in place of the exact n; or pass exploratory=True for an "
@@ -487,24 +489,28 @@ TRIGGERS: dict[str, tuple[tuple[Callable[[], object], ...], tuple[list[str], ...
     "metrics/report.py:utility": (
         (lambda: api.compare(PEOPLE, "other.csv"),), (["compare", "people.csv", "other.csv"],)),
     "models/classes.py:EquivalenceClasses": ((lambda: EquivalenceClasses(load(PEOPLE), []),), ()),
-    "perturb/alpha_beta.py:charged_run": (
-        (lambda: api.perturb(PEOPLE, c=2, gamma=0.3, exploratory=True, ledger="l.db", budget=(1, 1e-6)),),
+    "perturb/domain.py:uncharged_error": (
+        (lambda: api.perturb(PEOPLE, c=2, gamma=0.3, exploratory=True, ledger="l.db", budget=(1, 1e-6)),
+         lambda: api.perturb(PEOPLE, c=2, gamma=0.3, exploratory=True, ledger="l.db", max_rows=100)),
         (["perturb", "people.csv", *PERTURB, "--exploratory", "--ledger", "l.db", "--budget", "1,1e-6",
-          "--out", "w.csv"],)),
+          "--out", "w.csv"],
+         ["perturb", "people.csv", *PERTURB, "--exploratory", "--max-rows", "100", "--out", "w.csv"])),
     "perturb/alpha_beta.py:check_max_rows": (
         (lambda: api.perturb(PEOPLE, c=2, gamma=0.3),), (["perturb", "people.csv", *PERTURB, "--out", "w.csv"],)),
     "perturb/alpha_beta.py:bound_exceeded": (
         (lambda: api.perturb(PEOPLE, c=2, gamma=0.3, attributes=["sex"], domains={"sex": ["F", "M"]}, max_rows=5),),
-        (["perturb", "people.csv", *PERTURB, "--attributes", "sex", "--domains", "sex.json", "--max-rows", "5",
+        (["perturb", "people.csv", "--no-ledger", *PERTURB, "--attributes", "sex", "--domains", "sex.json",
+          "--max-rows", "5",
           "--out", "w.csv"],)),
     "perturb/alpha_beta.py:duplicates_error": (
         (lambda: api.perturb(PEOPLE, c=2, gamma=0.3, attributes=["sex"], domains={"sex": ["F", "M"]}, max_rows=100,
                              duplicates="error"),),
-        (["perturb", "people.csv", *PERTURB, "--attributes", "sex", "--domains", "sex.json", "--max-rows", "100",
+        (["perturb", "people.csv", "--no-ledger", *PERTURB, "--attributes", "sex", "--domains", "sex.json",
+          "--max-rows", "100",
           "--duplicates", "error", "--out", "w.csv"],)),
     "perturb/domain.py:domain_missing_error": (
         (lambda: api.perturb(PEOPLE, c=2, gamma=0.3, max_rows=100),),
-        (["perturb", "people.csv", *PERTURB, "--max-rows", "100", "--out", "w.csv"],)),
+        (["perturb", "people.csv", "--no-ledger", *PERTURB, "--max-rows", "100", "--out", "w.csv"],)),
     "perturb/view.py:read_view": (
         (lambda: api.estimate("v.csv", "age=30"),), (["estimate", "v.csv", "--equality", "1", "--out", "e.csv"],)),
     "data/schema.py:Schema.with_roles (qi)": (

@@ -68,7 +68,8 @@ def test_help_has_an_example(capsys, command):
 
 def test_perturb_writes_view_and_certificate_then_estimate_reads_them(capsys, data, domains, tmp_path):
     out = tmp_path / "view.csv"
-    code, stdout, err = run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out),
+    code, stdout, err = run_command(capsys, "perturb", "--no-ledger", str(data), "--c", "2", "--gamma", "0.3",
+                                    "--out", str(out),
                                     "--seed", "1", "--json", *public(domains))
     assert code == 0, err
     payload = json.loads(stdout)
@@ -88,7 +89,8 @@ def test_perturb_writes_view_and_certificate_then_estimate_reads_them(capsys, da
     assert "rows" not in payload and "distinct_tuples" not in payload and "duplicate_rows_collapsed" not in payload
     assert payload["plan"]["n_bound"] == cert["parameters"]["max_rows"] == 500 and "n" not in cert["parameters"]
     assert not {300, n} & (integers(cert) | integers(payload))
-    code, printed, err = run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out),
+    code, printed, err = run_command(capsys, "perturb", "--no-ledger", str(data), "--c", "2", "--gamma", "0.3",
+                                     "--out", str(out),
                                      "--seed", "1", *public(domains))
     printed = " ".join(printed.split())
     assert code == 0 and "guarantee: (" in printed, err
@@ -159,12 +161,14 @@ def test_plan_only_writes_nothing(capsys, data, domains, tmp_path):
 
 def test_a_certified_run_without_a_public_domain_is_refused_and_exploratory_says_no_guarantee(capsys, data, tmp_path):
     out = tmp_path / "view.csv"
-    code, _, err = run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--max-rows", "500",
+    code, _, err = run_command(capsys, "perturb", "--no-ledger", str(data), "--c", "2", "--gamma", "0.3",
+                               "--max-rows", "500",
                                "--out", str(out))
     assert code == 2 and err.count("\n") == 1
     assert "no public domain for 'age', 'sex', 'region', 'band'" in err and "--domains FILE" in err
     assert "--exploratory" in err and list(tmp_path.iterdir()) == []
-    code, stdout, err = run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--exploratory",
+    code, stdout, err = run_command(capsys, "perturb", "--no-ledger", str(data), "--c", "2", "--gamma", "0.3",
+                                    "--exploratory",
                                     "--out", str(out), "--seed", "3")
     assert code == 0, err
     assert "guarantee: no formal guarantee: exploratory run" in " ".join(stdout.split())
@@ -183,7 +187,8 @@ def test_same_seed_on_a_table_and_the_table_minus_one_row(capsys, domains, tmp_p
         frame.write_csv(folder / "people.csv")
         printed = []
         for extra in (["--json"], []):
-            code, stdout, err = run_command(capsys, "perturb", str(folder / "people.csv"), "--c", "2", "--gamma", "0.3",
+            code, stdout, err = run_command(capsys, "perturb", "--no-ledger", str(folder / "people.csv"), "--c",
+                                            "2", "--gamma", "0.3",
                                             "--seed", "4", "--out", str(folder / "view.csv"), *public(domains), *extra)
             assert code == 0, err
             printed.append(stdout.replace(str(folder), "<dir>"))
@@ -200,7 +205,8 @@ def test_the_custodian_report_is_written_only_where_asked(capsys, data, domains,
     out, report = tmp_path / "release" / "view.csv", tmp_path / "private" / "facts.json"
     out.parent.mkdir()
     report.parent.mkdir()
-    code, stdout, err = run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out),
+    code, stdout, err = run_command(capsys, "perturb", "--no-ledger", str(data), "--c", "2", "--gamma", "0.3",
+                                    "--out", str(out),
                                     "--custodian-report", str(report), "--json", *public(domains))
     assert code == 0, err
     facts = json.loads(report.read_text())
@@ -219,7 +225,7 @@ def test_the_custodian_report_is_written_only_where_asked(capsys, data, domains,
     (["--c", "2", "--gamma", "0.3"], "--out"),
     (["--c", "2", "--gamma", "0.3", "--max-rows", "100", "--out", "v.csv"], "more than --max-rows 100 rows"),
     (["--c", "2", "--gamma", "0.3", "--max-rows", "0", "--out", "v.csv"], "whole number >= 1"),
-    (["--c", "2", "--gamma", "0.3", "--budget", "5", "--out", "v.csv"], "name it with --ledger"),
+    (["--c", "2", "--gamma", "0.3", "--budget", "5,0", "--out", "v.csv"], "--no-ledger cannot be combined"),
     (["--c", "2", "--gamma", "1.5", "--out", "v.csv"], "gamma must lie in (0, 1)"),
     (["--d", "0.5", "--gamma", "0.3", "--out", "v.csv"], "must be below gamma"),
     (["--c", "2", "--d", "0.01", "--gamma", "0.3", "--out", "v.csv"], "exactly one of d"),
@@ -234,14 +240,14 @@ def test_perturb_errors_are_one_line_exit_2_and_write_nothing(capsys, data, doma
     monkeypatch.chdir(tmp_path)
     if "--max-rows" not in args:
         args = [*args, "--max-rows", "500"]
-    code, _, err = run_command(capsys, "perturb", str(data), *args, "--domains", str(domains))
+    code, _, err = run_command(capsys, "perturb", "--no-ledger", str(data), *args, "--domains", str(domains))
     assert code == 2 and err.count("\n") == 1 and fragment in err, err
     assert list(tmp_path.iterdir()) == []
 
 
 def test_estimate_errors_are_one_line_exit_2(capsys, data, domains, tmp_path):
     out = tmp_path / "view.csv"
-    assert run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out),
+    assert run_command(capsys, "perturb", "--no-ledger", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out),
                        *public(domains))[0] == 0
     for args, fragment in [
         ([str(out)], "give a query"),
@@ -255,7 +261,7 @@ def test_estimate_errors_are_one_line_exit_2(capsys, data, domains, tmp_path):
         assert code == 2 and err.count("\n") == 1 and fragment in err, (args, err)
 
 
-def test_perturb_charges_a_ledger_only_when_given_one(capsys, data, domains, tmp_path):
+def test_perturb_charges_the_ledger_it_is_given(capsys, data, domains, tmp_path):
     ledger = tmp_path / "private" / "ledger.sqlite3"
     ledger.parent.mkdir()
     out = tmp_path / "view.csv"
@@ -270,3 +276,41 @@ def test_perturb_charges_a_ledger_only_when_given_one(capsys, data, domains, tmp
     code, stdout, err = run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out),
                                     "--ledger", str(ledger), *public(domains))
     assert code == 0 and "ledger: charged epsilon" in stdout and "entry #2" in stdout
+
+
+def test_perturb_charges_the_default_ledger_as_publish_and_query_do(capsys, data, domains, tmp_path, private_ledger):
+    """Without --ledger, perturb charges $CROWDSAFE_LEDGER (here the test's own, tests/conftest.py), as
+    publish and query do: a script that set it had its views spent uncounted. The ledger's refusals
+    come before anything is charged or written, with exit 3; --no-ledger runs without one."""
+    out = tmp_path / "out" / "view.csv"
+    run = ["perturb", str(data), "--c", "2", "--gamma", "0.3", "--out", str(out), *public(domains)]
+    code, _, err = run_command(capsys, *run)
+    assert code == 3 and err.count("\n") == 1 and "no privacy budget is set for 'people.csv'" in err, err
+    assert str(private_ledger) in err and "--budget E,D" in err
+    assert not out.parent.exists() and not private_ledger.exists()  # refused before a ledger was made
+    code, stdout, err = run_command(capsys, *run, "--budget", "5,0", "--json")
+    assert code == 0, err
+    payload = json.loads(stdout)
+    epsilon = json.loads((out.parent / "view.certificate.json").read_text())["epsilon"]
+    assert payload["ledger"]["path"] == str(private_ledger)
+    assert payload["ledger"]["charged"] == {"epsilon": epsilon, "delta": 0.0}  # what the certificate states
+    code, stdout, err = run_command(capsys, *run, "--force")
+    assert code == 0, err
+    said = "".join(stdout.split())  # a long path may wrap
+    assert "ledger:chargedepsilon" in said and "(entry#2)" in said and str(private_ledger) in said
+    code, stdout, err = run_command(capsys, "ledger", "show", "--json")
+    assert code == 0, err
+    [dataset] = json.loads(stdout)["datasets"]
+    assert [e["epsilon"] for e in dataset["entries"]] == [epsilon, epsilon]
+    # a third view would spend more than the budget of 5: refused before it is drawn or written
+    before = (out.read_bytes(), private_ledger.read_bytes())
+    code, _, err = run_command(capsys, *run, "--force")
+    assert code == 3 and err.count("\n") == 1 and "refused" in err, err
+    assert (out.read_bytes(), private_ledger.read_bytes()) == before
+    # an exploratory run has no guarantee to charge: refused before the data is read, unless --no-ledger
+    code, _, err = run_command(capsys, "perturb", str(tmp_path / "absent.csv"), "--c", "2", "--gamma", "0.3",
+                               "--exploratory", "--out", str(tmp_path / "e.csv"))
+    assert code == 2 and "--no-ledger" in err and "absent" not in err, err
+    code, stdout, err = run_command(capsys, "perturb", "--no-ledger", str(data), "--c", "2", "--gamma", "0.3",
+                                    "--exploratory", "--out", str(tmp_path / "e.csv"), "--json")
+    assert code == 0 and "ledger" not in json.loads(stdout), err

@@ -146,14 +146,19 @@ def _perturb(capsys, data: Path, ledger: Path, *extra: str) -> tuple[int, str]:
                 "sex,zip", "--out", data.parent / "v.csv", "--ledger", ledger, *extra)
 
 
-def test_a_refused_perturbation_leaves_no_budget_behind(capsys, tmp_path):
-    data, ledger = _table(tmp_path / "t.csv"), tmp_path / "ledger.sqlite3"
-    code, err = _perturb(capsys, data, ledger, "--exploratory", "--budget", "100,0")
-    assert code == 2 and "exploratory run carries no guarantee" in err, err
-    assert _budgets(ledger) == [] and _entries(ledger) == []
-    # the retry with the budget meant is not refused as a change of the first
+def _domains(tmp_path: Path) -> Path:
     domains = tmp_path / "domains.json"
     domains.write_text(json.dumps({"sex": ["F", "M"], "zip": ["a", "b", "c"]}), encoding="utf-8")
+    return domains
+
+
+def test_a_refused_perturbation_leaves_no_budget_behind(capsys, tmp_path):
+    data, ledger, domains = _table(tmp_path / "t.csv"), tmp_path / "ledger.sqlite3", _domains(tmp_path)
+    # refused once the data is read (its rows repeat a tuple), after the ledger is opened
+    code, err = _perturb(capsys, data, ledger, "--domains", domains, "--duplicates", "error", "--budget", "100,0")
+    assert code == 2 and "rows repeat" in err, err
+    assert _budgets(ledger) == [] and _entries(ledger) == []
+    # the retry with the budget meant is not refused as a change of the first
     code, err = _perturb(capsys, data, ledger, "--domains", domains, "--budget", "10,0", "--no-report")
     assert code == 0, err
     assert len(_budgets(ledger)) >= 1 and len(_entries(ledger)) == 1
@@ -167,7 +172,8 @@ def test_the_budget_rule_can_fail(capsys, tmp_path, monkeypatch):
 
     monkeypatch.setattr(perturb_driver, "budget_at_charge", registered_now)
     data, ledger = _table(tmp_path / "t.csv"), tmp_path / "ledger.sqlite3"
-    code, _ = _perturb(capsys, data, ledger, "--exploratory", "--budget", "100,0")
+    code, _ = _perturb(capsys, data, ledger, "--domains", _domains(tmp_path), "--duplicates", "error",
+                       "--budget", "100,0")
     assert code == 2 and len(_budgets(ledger)) >= 1
 
 

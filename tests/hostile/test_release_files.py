@@ -157,7 +157,8 @@ def test_a_view_may_not_take_the_certificate_of_a_table_of_its_stem(capsys, data
     table = tmp_path / "v.csv"
     assert _publish(capsys, data, table, "--no-report")[0] == 0
     capsys.readouterr()
-    code = cli.main(["perturb", str(data), "--c", "2", "--gamma", "0.5", "--attributes", "sex,race", "--exploratory",
+    code = cli.main(["perturb", "--no-ledger", str(data), "--c", "2", "--gamma", "0.5", "--attributes", "sex,race",
+                     "--exploratory",
                      "--seed", "1", "--out", str(tmp_path / "v.parquet")])
     err = capsys.readouterr().err
     assert code == 2 and "v.csv" in err and "certificate" in err, err
@@ -184,7 +185,8 @@ def test_a_report_may_not_replace_the_report_of_another_release(capsys, data, tm
 @pytest.mark.slow  # half a second or more (the quick loop: README)
 def test_a_view_rerun_without_a_report_removes_the_report_of_the_view_it_replaces(capsys, data, tmp_path):
     out = tmp_path / "views" / "v.csv"
-    argv = ["perturb", str(data), "--c", "0.5", "--gamma", "0.9", "--attributes", "sex,race", "--exploratory",
+    argv = ["perturb", "--no-ledger", str(data), "--c", "0.5", "--gamma", "0.9", "--attributes", "sex,race",
+            "--exploratory",
             "--out", str(out)]
     assert cli.main(argv) == 0
     assert REPORT_MARK in out.with_name("v.report.html").read_text()
@@ -194,7 +196,7 @@ def test_a_view_rerun_without_a_report_removes_the_report_of_the_view_it_replace
 
 def _perturb(capsys, data: Path, out: Path, *extra: str) -> tuple[int, str]:
     capsys.readouterr()
-    code = cli.main(["perturb", str(data), "--c", "2", "--gamma", "0.95", "--attributes", "age,sex,race",
+    code = cli.main(["perturb", "--no-ledger", str(data), "--c", "2", "--gamma", "0.95", "--attributes", "age,sex,race",
                      "--exploratory", "--seed", "1", "--out", str(out), *extra])
     return code, capsys.readouterr().err
 

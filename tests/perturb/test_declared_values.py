@@ -74,7 +74,8 @@ def test_perturb_reads_an_iso_domain_file(tmp_path, capsys):
     domains = tmp_path / "dom.json"
     domains.write_text(json.dumps({"d": [(dt.date(2024, 1, 1) + dt.timedelta(days=i)).isoformat() for i in range(366)],
                                    "sex": ["F", "M"], "a": list(range(100))}))
-    code = main(["perturb", str(data), "--domains", str(domains), "--max-rows", "1000", "--c", "2", "--gamma", "0.5",
+    code = main(["perturb", "--no-ledger", str(data), "--domains", str(domains), "--max-rows", "1000", "--c", "2",
+                 "--gamma", "0.5",
                  "--missing", "drop", "--seed", "1", "--out", str(tmp_path / "v.csv")])
     err = capsys.readouterr().err
     assert code == 0, err

@@ -77,7 +77,8 @@ def test_a_domain_file_that_gives_a_key_twice_is_refused_naming_it(tmp_path, cap
     domains = tmp_path / "dom.json"
     domains.write_text(f'{{"age": {listed}, "zip": ["01067", "10115"], "zip": ["X"]}}')
     out = tmp_path / "v" / "view.csv"
-    code = main(["perturb", str(data), "--domains", str(domains), "--max-rows", "1000", "--c", "0.2", "--gamma", "0.5",
+    code = main(["perturb", "--no-ledger", str(data), "--domains", str(domains), "--max-rows", "1000", "--c", "0.2",
+                 "--gamma", "0.5",
                  "--seed", "1", "--out", str(out)])
     err = capsys.readouterr().err.strip()
     assert code == 2 and not out.parent.exists()
@@ -93,7 +94,8 @@ def test_a_domain_file_with_a_number_for_a_text_column_is_refused(tmp_path, caps
     domains = tmp_path / "dom.json"
     domains.write_text(json.dumps({"age": GOOD["age"], "zip": [1067, 10115]}))
     out = tmp_path / "v" / "view.csv"
-    code = main(["perturb", str(data), "--schema", str(schema), "--domains", str(domains), "--max-rows", "1000",
+    code = main(["perturb",
+                 "--no-ledger", str(data), "--schema", str(schema), "--domains", str(domains), "--max-rows", "1000",
                  "--c", "0.2", "--gamma", "0.5", "--seed", "1", "--out", str(out)])
     err = capsys.readouterr().err.strip()
     assert code == 2 and not out.parent.exists() and len(err.splitlines()) == 1

@@ -66,7 +66,8 @@ def test_the_api_estimate_of_a_seeded_view_is_not_fit_for_release(files):
 def _view(capsys, files, folder, *seed: str):
     data, domains, schema = files
     out = folder / "view.csv"
-    code, printed, err = run_command(capsys, "perturb", str(data), "--c", "2", "--gamma", "0.3", "--max-rows", "300",
+    code, printed, err = run_command(capsys, "perturb", "--no-ledger", str(data), "--c", "2", "--gamma", "0.3",
+                                     "--max-rows", "300",
                                      "--domains", str(domains), "--missing", "drop", "--no-report", "--out", str(out),
                                      "--schema", str(schema), *seed)
     assert code == 0, err

@@ -53,7 +53,7 @@ def test_a_charged_view_records_its_ledger_entry_and_a_free_one_none(capsys, fil
     assert (entry["epsilon"], entry["delta"]) == (certificate["epsilon"], certificate["delta"])
     assert entry["details"]["beta"] == certificate["parameters"]["beta"]
     # the same run without a ledger: nothing charged, and the certificate's accounting is null
-    payload = _perturb(capsys, files, tmp_path / "free.csv")
+    payload = _perturb(capsys, files, tmp_path / "free.csv", "--no-ledger")
     certificate = json.loads((tmp_path / "free.certificate.json").read_text())
     assert "ledger" not in payload and certificate["accounting"] is None
 

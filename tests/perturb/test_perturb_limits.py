@@ -79,7 +79,7 @@ def test_a_view_within_the_limit_runs_and_plan_only_still_shows_a_large_plan(cap
 
 
 def test_a_bad_limit_is_named_by_its_flag(capsys, tmp_path):
-    code, err = _run(capsys, *_perturb(tmp_path, "--max-view-rows", "0"))
+    code, err = _run(capsys, *_perturb(tmp_path, "--max-view-rows", "0", "--no-ledger"))
     assert code == 2 and "--max-view-rows must be a whole number >= 1" in err, err
 
 
@@ -142,7 +142,7 @@ def test_a_sweep_holds_at_most_its_bound(tmp_path):
 
 
 def _view(capsys, tmp_path) -> Path:
-    code, err = _run(capsys, *_perturb(tmp_path, "--seed", "1"))
+    code, err = _run(capsys, *_perturb(tmp_path, "--seed", "1", "--no-ledger"))
     assert code == 0, err
     return tmp_path / "out" / "v.csv"
 

@@ -40,7 +40,7 @@ def test_perturb_then_estimate_and_report_a_view_with_infinities(capsys, tmp_pat
     data = tmp_path / "v.csv"
     data.write_text("\n".join(lines) + "\n", encoding="utf-8")
     view = tmp_path / "v" / "r.csv"
-    code, err = run_for_error(capsys, "perturb", data, "--c", "0.5", "--gamma", "0.6", "--exploratory",
+    code, err = run_for_error(capsys, "perturb", "--no-ledger", data, "--c", "0.5", "--gamma", "0.6", "--exploratory",
                               "--seed", "1", "--out", view)
     assert code == 0 and "warning" not in err, err
     code, err = run_for_error(capsys, "estimate", view, "count where sex = 'M'")

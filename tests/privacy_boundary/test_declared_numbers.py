@@ -262,7 +262,8 @@ def _undeclared_runs(folder: Path) -> dict[str, Any]:
         found[text] = (fit, out.get("unreviewed_schema"), out.get("unfit_reasons"))
     # whole hours: a list both an inferred integer and an inferred real column can hold
     (folder / "whole.json").write_text(json.dumps({"sex": ["F", "M"], "hours": list(range(20, 60))}), encoding="utf-8")
-    code, _, err = _run(folder, ["perturb", "data.csv", "--gamma", "0.2", "--d", "0.1", "--attributes", "sex,hours",
+    code, _, err = _run(folder, ["perturb", "--no-ledger", "data.csv", "--gamma", "0.2", "--d", "0.1",
+                                 "--attributes", "sex,hours",
                                  "--domains", "whole.json", "--max-rows", "1000", "--out", "out/view.csv"])
     assert code == 0, err
     certificate = json.loads((folder / "out" / "view.certificate.json").read_text(encoding="utf-8"))

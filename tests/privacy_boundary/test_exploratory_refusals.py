@@ -43,7 +43,7 @@ def test_refusals_from_sizes_read_from_the_data_are_labelled(tmp_path, capsys, c
     for side, text in {"D": D, "D1": D + "99,F,99999,HS\n"}.items():
         (tmp_path / f"{side}.csv").write_text(text, encoding="utf-8")
         capsys.readouterr()
-        code = main(["perturb", str(tmp_path / f"{side}.csv"), "--schema", str(tmp_path / "schema.toml"),
+        code = main(["perturb", "--no-ledger", str(tmp_path / f"{side}.csv"), "--schema", str(tmp_path / "schema.toml"),
                      "--attributes", "sex,edu,zip,age", "--exploratory", "--seed", "3",
                      "--out", str(tmp_path / side / "v.csv"), *CASES[case]])
         outcomes[side] = code, capsys.readouterr().err.strip()

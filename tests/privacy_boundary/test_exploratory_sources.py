@@ -73,7 +73,8 @@ def _run(folder: Path, rows: list[dict[str, Any]], capsys, *extra: str) -> tuple
     folder.mkdir()
     pl.DataFrame(rows).write_csv(folder / "D.csv")
     (folder / "schema.toml").write_text(SCHEMA, encoding="utf-8")
-    code = main(["perturb", str(folder / "D.csv"), *[str(folder / a) if a == "schema.toml" else a for a in ARGS],
+    code = main(["perturb",
+                 "--no-ledger", str(folder / "D.csv"), *[str(folder / a) if a == "schema.toml" else a for a in ARGS],
                  *extra])
     return code, capsys.readouterr().out
 

@@ -89,7 +89,8 @@ def test_an_empty_table_is_the_one_data_refusal_and_says_whose_fact_it_is(capsys
     data.write_text("age,sex\n")
     for argv in (["query", data, "count", "--epsilon", "1", "--no-ledger"],
                  ["publish", data, "--epsilon", "1", "--delta", "1e-6", "--no-ledger", "--out", tmp_path / "r.csv"],
-                 ["perturb", data, "--d", "0.1", "--gamma", "0.9", "--exploratory", "--out", tmp_path / "v.csv"]):
+                 ["perturb", "--no-ledger", data, "--d", "0.1", "--gamma", "0.9", "--exploratory",
+                  "--out", tmp_path / "v.csv"]):
         capsys.readouterr()
         assert cli.main([str(a) for a in argv]) == 2
         err = capsys.readouterr().err

@@ -120,7 +120,7 @@ def query_cli(text: str, *extra: str, as_json: bool = True) -> list[str]:
 
 
 # a public bound on n and a custodian-only report file, where the command takes them
-PERTURB_ARGS = ["perturb", "data.parquet", "--schema", "schema.toml", "--gamma", "0.2",
+PERTURB_ARGS = ["perturb", "--no-ledger", "data.parquet", "--schema", "schema.toml", "--gamma", "0.2",
                 "--attributes", "age,education,sex,income", "--seed", SEED, "--out", "out/view.csv",
                 *if_option("perturb", "--max-rows", "10000"),
                 *if_option("perturb", "--custodian-report", "custodian/report.json")]
@@ -135,7 +135,8 @@ def drafted(argv: list[str]) -> list[str]:
 
 
 # α-β with every domain from the (drafted) schema's hierarchy files
-PERTURB_DRAFTED = drafted(["perturb", "data.parquet", "--schema", "schema.toml", "--gamma", "0.2", "--d", "0.1",
+PERTURB_DRAFTED = drafted(["perturb", "--no-ledger", "data.parquet", "--schema", "schema.toml", "--gamma", "0.2",
+                           "--d", "0.1",
                            "--attributes", "education,workclass,marital-status", "--seed", SEED, "--out",
                            "out/view.csv", *if_option("perturb", "--max-rows", "10000")])
 

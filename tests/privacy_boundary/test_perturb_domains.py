@@ -66,7 +66,8 @@ def _cli(folder: Path, rows: list[dict[str, Any]], capsys, *extra: str, as_json:
     """One run of ``crowdsafe perturb`` in ``folder``; every artifact, paths made relative."""
     path, schema, domains = _write(folder, rows)
     out, custodian = folder / "out" / "view.csv", folder / "private" / "facts.json"
-    code = main(["perturb", str(path), "--schema", str(schema), "--domains", str(domains), *ARGS, "--out", str(out),
+    code = main(["perturb",
+                 "--no-ledger", str(path), "--schema", str(schema), "--domains", str(domains), *ARGS, "--out", str(out),
                  "--custodian-report", str(custodian), *extra, *(["--json"] if as_json else [])])
     printed = capsys.readouterr()
     local = str(folder)

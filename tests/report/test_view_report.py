@@ -187,7 +187,8 @@ def test_the_cli_prints_the_report_and_no_report_writes_none(tmp_path, capsys):
     data, domains = tmp_path / "people.csv", tmp_path / "domains.json"
     people().write_csv(data)
     domains.write_text(json.dumps(DOMAINS), encoding="utf-8")
-    args = ["perturb", str(data), "--domains", str(domains), "--max-rows", "1000", "--c", "2", "--gamma", "0.3",
+    args = ["perturb", "--no-ledger", str(data), "--domains", str(domains), "--max-rows", "1000", "--c", "2",
+            "--gamma", "0.3",
             "--seed", "3"]
     assert main([*args, "--out", str(tmp_path / "a" / "view.csv"), "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
@@ -233,7 +234,8 @@ def test_a_report_that_fails_leaves_nothing_half_written(tmp_path, monkeypatch, 
     data, domains = tmp_path / "people.csv", tmp_path / "domains.json"
     people().write_csv(data)
     domains.write_text(json.dumps(DOMAINS), encoding="utf-8")
-    assert main(["perturb", str(data), "--domains", str(domains), "--max-rows", "1000", "--c", "2", "--gamma", "0.3",
+    assert main(["perturb", "--no-ledger", str(data), "--domains", str(domains), "--max-rows", "1000", "--c", "2",
+                 "--gamma", "0.3",
                  "--out", str(out)]) == 0
     captured = capsys.readouterr()
     assert "warning: the view" in captured.err and "disk on fire" in captured.err

@@ -12,7 +12,7 @@ typed instead. For each parameter the error lists, with its flag (``--`` and the
 - ``NAME=[...]`` becomes the flag and a list (``qi=[...]`` -> ``--qi a,b,c``);
 - ``NAME=PLACEHOLDER`` (capitals) keeps the placeholder (``max_rows=N`` -> ``--max-rows N``);
 - ``NAME=NUMBER`` keeps the number as written (``max_rows=5,999`` -> ``--max-rows 5,999``);
-- the other forms in :data:`EXAMPLES` are replaced as listed (``budget=(ε, δ)`` ->
+- the other forms in :data:`EXAMPLES` are replaced as listed (``ledger=None`` -> ``--no-ledger``; ``budget=(ε, δ)`` ->
   ``--budget E,D``; ``set_budget(DATA, epsilon=E, delta=D)`` -> the ``crowdsafe ledger init``
   command line, ``change_budget(NAME, epsilon=E, delta=D)`` -> ``crowdsafe ledger budget``; ``domains={attribute: [values]}`` -> ``--domains FILE`` and its JSON form, ``domains['sex']`` ->
   ``'sex' in --domains FILE``).
@@ -40,6 +40,7 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         (r"change_budget\('?([^'()]*?)'?, epsilon=E, delta=D\)",
          r"`crowdsafe ledger budget \1 --epsilon E --delta D`"),
     ),
+    "ledger": ((r"(?<![\w-])ledger=None", "--no-ledger"),),
     "domains": (
         (r"domains=\{attribute: \[values\]\}", '--domains FILE (JSON: {"attribute": [values]})'),
         (r"(?<![\w-])domains\[('[^']*')\]", r"\1 in --domains FILE"),

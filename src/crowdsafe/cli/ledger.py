@@ -9,8 +9,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from crowdsafe.cli.lazy import lazy_module, styled
-from crowdsafe.cli.options import DataArg, DecimalCommaOpt, ForceOpt, JsonOpt, OutOpt, SchemaOpt, emit, number_option
-from crowdsafe.cli.query import LedgerOpt
+from crowdsafe.cli.options import (
+    DataArg,
+    DecimalCommaOpt,
+    ForceOpt,
+    JsonOpt,
+    LedgerOpt,
+    OutOpt,
+    SchemaOpt,
+    emit,
+    number_option,
+)
 from crowdsafe.errors import InputError, ParameterError
 from crowdsafe.files import PRIVATE, write_text_atomic
 from crowdsafe.identity import printable

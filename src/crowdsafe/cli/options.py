@@ -123,6 +123,25 @@ def split_names(value: str | None, option: str) -> list[str] | None:
     return items
 
 
+LedgerOpt = Annotated[
+    Path | None,
+    typer.Option("--ledger", help="The budget ledger file (default: $CROWDSAFE_LEDGER, else "
+                                  "$XDG_DATA_HOME/crowdsafe/ledger.sqlite3, ~/.local/share/crowdsafe/ledger.sqlite3 "
+                                  "without it)."),
+]
+
+
+def ledger_choice(ledger: Path | None, no_ledger: bool, budget: str | None) -> Path | str | None:
+    """The ledger a charging command (``publish``, ``query``, ``perturb``) uses: None with
+    ``--no-ledger``, else ``--ledger`` or ``"default"`` (``$CROWDSAFE_LEDGER``, else the per-user
+    file: :func:`crowdsafe.privacy.ledger_storage.ledger_path`). One rule for every command, so a
+    script that sets ``$CROWDSAFE_LEDGER`` has each of them charged to it. ``--no-ledger`` with
+    ``--ledger`` or ``--budget`` is refused before anything is read."""
+    if no_ledger and (ledger is not None or budget is not None):
+        raise ParameterError("--no-ledger cannot be combined with --ledger or --budget")
+    return None if no_ledger else (ledger if ledger is not None else "default")
+
+
 def parse_budget(text: str | None, option: str = "--budget") -> tuple[float, float] | None:
     """``'1,1e-6'`` -> (ε, δ), checked here so that a bad value is refused, naming ``option``,
     before any data is read: ε > 0, δ in [0, 1), both written as :mod:`crowdsafe.number_text`

@@ -19,12 +19,14 @@ from crowdsafe.cli.options import (
     EscapeFormulasOpt,
     ForceOpt,
     JsonOpt,
+    LedgerOpt,
     OutOpt,
     SchemaOpt,
     SeedOpt,
     SparkMasterOpt,
     emit,
     identifier_warnings,
+    ledger_choice,
     number_option,
     parse_budget,
     split_names,
@@ -94,7 +96,7 @@ def _check_custodian_path(path: Path, view: Path, cert: Path) -> None:
 
 
 def _guard(data: str, out: Path, certificate: Path | None, report: bool, custodian_report: Path | None,
-           schema: Path | None, ledger: Path | None, domains: Path | None, force: bool) -> None:
+           schema: Path | None, ledger: Path | str | None, domains: Path | None, force: bool) -> None:
     """The view's files and the custodian report, checked against the run's inputs (the domain
     file too) before anything is read or charged (:mod:`crowdsafe.output_guard`). A view that is
     an existing folder is left to the engine (a Spark view is one; elsewhere it is refused), and
@@ -187,8 +189,9 @@ def register(app: typer.Typer) -> None:
         domains: Annotated[Path | None, typer.Option("--domains", help="JSON file declaring the public value list of each attribute (else the schema's order or a declared hierarchy's leaves); rows with a value outside are left out.")] = None,
         max_rows: Annotated[int | None, whole_option("--max-rows", help="A public bound on the rows of the data, fixed without looking at it; used in place of n.")] = None,
         exploratory: Annotated[bool, typer.Option("--exploratory", help="Allow the data's own values and n where no public domain or --max-rows is given: NO formal guarantee.")] = False,
-        ledger: Annotated[Path | None, typer.Option("--ledger", help="Charge the view's equivalent epsilon to the dataset's budget in this ledger file (default: no ledger).")] = None,
-        budget: Annotated[str | None, typer.Option("--budget", help="With a ledger: register the dataset's total budget EPSILON,DELTA (e.g. 10,0: the view costs ε only) if it has none.")] = None,
+        ledger: LedgerOpt = None,
+        no_ledger: Annotated[bool, typer.Option("--no-ledger", help="Do not charge the view to a budget ledger (nothing then records it or limits further views; an uncertified --exploratory run needs it).")] = False,
+        budget: Annotated[str | None, typer.Option("--budget", help="Register the dataset's total budget EPSILON,DELTA (e.g. 10,0: the view costs ε only) if it has none; without one the run is refused before anything is charged.")] = None,
         name: Annotated[str | None, typer.Option("--name", help="The dataset's name in the ledger (default: its file or bundled name).")] = None,
         custodian_report: Annotated[Path | None, typer.Option("--custodian-report", help="Also write the custodian-only facts (exact rows, rows outside the domain, distinct tuples, duplicates) to this JSON file; never publish it.")] = None,
         duplicates: Annotated[str, typer.Option("--duplicates", help="Duplicate rows: 'collapse' (the view is a set; default) or 'error'.")] = "collapse",
@@ -241,11 +244,10 @@ def register(app: typer.Typer) -> None:
         cert_path = certificate or certificate_path(out)
         if custodian_report is not None:
             _check_custodian_path(custodian_report, out, cert_path)
-        if ledger is None and budget is not None:
-            raise ParameterError("--budget registers a budget in a ledger: name it with --ledger PATH")
-        _guard(data, out, certificate, not no_report, custodian_report, schema, ledger, domains, force)
+        book = ledger_choice(ledger, no_ledger, budget)
+        _guard(data, out, certificate, not no_report, custodian_report, schema, book, domains, force)
         with identifier_warnings(), _report_warnings() as report_failed:
-            result = api.perturb(data, seed=seed, out=out, certificate=certificate, ledger=ledger, name=name,
+            result = api.perturb(data, seed=seed, out=out, certificate=certificate, ledger=book, name=name,
                                  budget=parse_budget(budget), escape_formulas=escape_formulas,
                                  report=not no_report, force=force, **options)
         from crowdsafe.output_guard import json_document

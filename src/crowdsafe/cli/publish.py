@@ -23,11 +23,13 @@ from crowdsafe.cli.options import (
     EscapeFormulasOpt,
     ForceOpt,
     JsonOpt,
+    LedgerOpt,
     QiOpt,
     SchemaOpt,
     SeedOpt,
     SensitiveListOpt,
     emit,
+    ledger_choice,
     naming_options,
     number_option,
     plain_notes,
@@ -49,14 +51,6 @@ from crowdsafe.number_text import quantity, rounded_down, rounded_up
 
 if TYPE_CHECKING:
     from crowdsafe.anonymize.plan import PlanRequest
-
-LedgerOpt = Annotated[
-    Path | None,
-    typer.Option("--ledger", help="The budget ledger file (default: $CROWDSAFE_LEDGER, else "
-                                  "$XDG_DATA_HOME/crowdsafe/ledger.sqlite3, ~/.local/share/crowdsafe/ledger.sqlite3 "
-                                  "without it)."),
-]
-
 
 def render_plan(plan: dict[str, Any], print_: Any) -> None:
     print_("plan")
@@ -175,8 +169,7 @@ def register(app: typer.Typer) -> None:
         from crowdsafe.anonymize.plan import PlanRequest, check_publication
         from crowdsafe.cli.options import parse_budget
 
-        if no_ledger and (ledger is not None or budget is not None):
-            raise ParameterError("--no-ledger cannot be combined with --ledger or --budget")
+        book = ledger_choice(ledger, no_ledger, budget)
         column_sets = [split_names(c, "--columns") for c in columns] if columns else [None]
         request = PlanRequest(epsilon, delta, k=k, beta=beta, epsilon1=epsilon1, scheme=scheme, releases=releases,
                               objective=objective, target=target)
@@ -197,7 +190,7 @@ def register(app: typer.Typer) -> None:
             releases=releases, qi=split_names(qi, "--qi"), sensitive=split_names(sensitive, "--sensitive"), schema=schema,
             decimal_comma=decimal_comma,
             out=out, seed=seed,
-            ledger=None if no_ledger else (ledger if ledger is not None else "default"),
+            ledger=book,
             name=name, budget=parse_budget(budget), engine=engine, spark_master=spark_master,
             custodian_report=custodian_report, escape_formulas=escape_formulas, objective=objective, target=target,
             columns=column_sets[0], report=not no_report, force=force,

@@ -3,7 +3,6 @@ budget ledger."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -15,11 +14,13 @@ from crowdsafe.cli.options import (
     EngineOpt,
     ForceOpt,
     JsonOpt,
+    LedgerOpt,
     OutOpt,
     SchemaOpt,
     SeedOpt,
     SparkMasterOpt,
     emit,
+    ledger_choice,
     number_option,
     parse_budget,
     plain_notes,
@@ -27,7 +28,6 @@ from crowdsafe.cli.options import (
     whole_option,
 )
 from crowdsafe.cli.unused import refuse_unused
-from crowdsafe.errors import ParameterError
 from crowdsafe.files import write_text_atomic
 from crowdsafe.identity import printable
 from crowdsafe.number_text import rounded_up
@@ -40,15 +40,6 @@ if TYPE_CHECKING:
 else:
     from crowdsafe.cli.lazy import Console
     api = lazy_module("crowdsafe.api")
-
-
-LedgerOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--ledger",
-        help="The budget ledger file (default: $CROWDSAFE_LEDGER, else $XDG_DATA_HOME/crowdsafe/ledger.sqlite3, ~/.local/share/crowdsafe/ledger.sqlite3 without it).",
-    ),
-]
 
 
 def _interval(answer: QueryAnswer) -> str:
@@ -144,9 +135,7 @@ def register(app: typer.Typer) -> None:
 
         Example: crowdsafe query adult "count where age >= 30 and sex = 'Female'" --epsilon 0.1 --budget 1,0
         """
-        if no_ledger and (ledger is not None or budget is not None):
-            raise ParameterError("--no-ledger cannot be combined with --ledger or --budget")
-        book = None if no_ledger else (ledger if ledger is not None else "default")
+        book = ledger_choice(ledger, no_ledger, budget)
         if out is None:
             refuse_unused({"--force": force}, "--out only (nothing is written without it)")
         if out is not None:  # before the data is read or the ledger charged

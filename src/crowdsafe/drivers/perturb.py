@@ -2,6 +2,8 @@
 
 Order: the ``budget`` pair checked → what the engine cannot honour (a view path, a ledger) refused
 before the data is read → the parameters checked (:func:`check_before_reading`) → the table read →
+a run with a ledger and no formal guarantee (exploratory, n or a domain from the data) refused
+(:func:`refuse_uncharged`; from the parameters and the schema) →
 a missing budget refused → a view too large for memory refused (an engine in memory,
 :func:`~crowdsafe.privacy.dgamma.check_view_size`) → the plan, the budget registered
 with the ledger charge, and the draw
@@ -63,6 +65,22 @@ def check_before_reading(request: PerturbRequest) -> None:
     check_plan_request(request.target)
 
 
+def refuse_uncharged(dataset: Any, request: PerturbRequest) -> None:
+    """:func:`~crowdsafe.perturb.domain.uncharged_error` when ``request`` would take n or a domain
+    from the data, decided from the request and the schema's declared domains alone (no value is
+    read), so that a run with a ledger is refused before the ledger is opened, as it is later by
+    :func:`crowdsafe.perturb.alpha_beta.charged_run`."""
+    from crowdsafe.perturb.alpha_beta import check_attributes, resolve_domain, uncertified_reasons
+    from crowdsafe.perturb.domain import uncharged_error
+
+    if not request.exploratory:
+        return
+    names = check_attributes(dataset, request.attributes, request.duplicates)
+    _, sources = resolve_domain(dataset, names, request.domains, exploratory=True)
+    if uncertified_reasons(sources, request.max_rows):
+        raise uncharged_error()
+
+
 def warn_identifier_names(engine: Engine, source: Any, request: PerturbRequest) -> None:
     """An :class:`~crowdsafe.data.identifiers.IdentifierWarning` per published attribute (the
     request's, else every non-identifier column) whose name looks like a direct identifier, when
@@ -81,12 +99,18 @@ def perturb(engine: Engine, data: Any, request: PerturbRequest, output: ViewOutp
     """:func:`crowdsafe.api.perturb` on ``engine``: ``request`` as :func:`plan_perturbation`,
     ``output`` where the view and its certificate are written; ``name`` and ``budget`` register
     the table's budget in the ledger (:func:`~crowdsafe.drivers.query.with_budget`)."""
+    from crowdsafe.perturb.domain import uncharged_error
+
     budget = budget_parameter(budget)  # a pair of numbers: before the table is read or a ledger made
     engine.check_perturbation(output.out, ledger)
     check_before_reading(request)
+    if ledger is not None and request.exploratory and request.max_rows is None:  # n from the data: no guarantee
+        raise uncharged_error()
     source = engine.read_source(data, schema=schema, missing=missing)
     refuse_person_rows(engine.source_dataset(source).schema.person_id, "perturb")
     warn_identifier_names(engine, source, request)
+    if engine.in_memory and ledger is not None:  # an uncertified run has nothing to charge: before the budget
+        refuse_uncharged(engine.source_dataset(source), request)
     refuse_a_new_ledger_without_budget(ledger, name or engine.source_dataset(source).name or "data", budget)
     if engine.in_memory and ledger is not None and not request.exploratory:  # before a ledger is made
         check_view_size(engine.plan_perturbation(source, request), request.target.max_view_rows)  # (and in the run)

@@ -69,6 +69,7 @@ from crowdsafe.perturb.domain import (
     domain_missing_error,
     public_domain,
     public_values,
+    uncharged_error,
     unreviewed_domains,
 )
 from crowdsafe.perturb.view import View
@@ -576,10 +577,7 @@ def charged_run(dataset: Dataset, table: Table, plan: AlphaBetaPlan, ledger: Any
     coin is drawn. A second view of the same data is a second charge: the views' ε add up.
     """
     if table.uncertified_reasons:
-        raise ParameterError(
-            "an exploratory run carries no guarantee to charge to a ledger: declare the public domains and "
-            "max_rows=N, or run it without a ledger", parameter="max_rows",
-        )
+        raise uncharged_error()
     fingerprint = ledger.identity_of(dataset)
     details = {"d": plan.d, "gamma": plan.gamma, "alpha": plan.alpha, "beta": plan.beta, "max_rows": plan.n,
                "m": plan.m, "attributes": table.domain.attributes}

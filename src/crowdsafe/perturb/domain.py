@@ -371,6 +371,15 @@ def domain_missing_error(attributes: Sequence[str]) -> ParameterError:
     )
 
 
+def uncharged_error() -> ParameterError:
+    """The refusal of a ledger charge for a run with no formal guarantee (an exploratory run that
+    takes n or a domain from the data): there is no ε to charge."""
+    return ParameterError(
+        "an exploratory run carries no guarantee to charge to a ledger: declare the public domains and "
+        "max_rows=N, or run it without a ledger (ledger=None)", parameter=("max_rows", "ledger"),
+    )
+
+
 def public_domain(frame: pl.DataFrame, values: Mapping[str, list[Any] | pl.Series]) -> TupleDomain:
     """The :class:`TupleDomain` of public value lists, in the frame's column types."""
     out: dict[str, pl.Series] = {}

@@ -110,7 +110,7 @@ def test_spark_view_follows_the_algorithm(spark, rows_path, tmp_path):
 
 def test_cli_perturb_and_plan_on_spark(spark, rows_path, tmp_path, capsys):
     out = tmp_path / "v.parquet"
-    code = cli.main(["perturb", str(rows_path), "--gamma", "0.5", "--c", "1.0", "--engine", "spark",
+    code = cli.main(["perturb", "--no-ledger", str(rows_path), "--gamma", "0.5", "--c", "1.0", "--engine", "spark",
                      "--out", str(out), "--seed", "4", "--json", *public_flags(tmp_path)])
     payload = json.loads(capsys.readouterr().out)
     assert code == 0
@@ -124,13 +124,13 @@ def test_cli_perturb_and_plan_on_spark(spark, rows_path, tmp_path, capsys):
     code = cli.main(["estimate", str(out), "count where a < 10", "--json"])  # the driver reads the part files
     assert code == 0 and json.loads(capsys.readouterr().out)["rows"] == payload["view_rows"]
 
-    code = cli.main(["perturb", str(rows_path), "--gamma", "0.5", "--c", "1.0", "--engine", "spark", "--out",
-                     str(tmp_path / "w.parquet"), "--duplicates", "error", *public_flags(tmp_path)])
+    code = cli.main(["perturb", "--no-ledger", str(rows_path), "--gamma", "0.5", "--c", "1.0", "--engine", "spark",
+                     "--out", str(tmp_path / "w.parquet"), "--duplicates", "error", *public_flags(tmp_path)])
     assert code == 2 and "some rows repeat another row's tuple" in capsys.readouterr().err
     assert not (tmp_path / "w.parquet").exists()
     for flags, fragment in ((["--max-rows", "6000"], "no public domain for 'a', 'b', 'c'"),
                             ([*public_flags(tmp_path)[:2], "--max-rows", "5999"], "more than --max-rows 5,999 rows")):
-        code = cli.main(["perturb", str(rows_path), "--gamma", "0.5", "--c", "1.0", "--engine", "spark",
+        code = cli.main(["perturb", "--no-ledger", str(rows_path), "--gamma", "0.5", "--c", "1.0", "--engine", "spark",
                          "--out", str(tmp_path / "w.parquet"), *flags])
         assert code == 2 and fragment in capsys.readouterr().err
         assert not (tmp_path / "w.parquet").exists()

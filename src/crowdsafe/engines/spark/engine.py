@@ -205,8 +205,8 @@ class SparkEngine:
                                  parameter="out")
         if ledger is not None:
             raise ParameterError(
-                "the spark engine does not charge a budget ledger yet: use engine='polars' with a ledger",
-                parameter="engine")
+                "the spark engine does not charge a budget ledger yet: use engine='polars' with a ledger, or run "
+                "it without one (ledger=None; nothing then records the view)", parameter=("engine", "ledger"))
 
     def plan_perturbation(self, source: TypedTable, request: PerturbRequest) -> AlphaBetaPlan:
         from crowdsafe.engines.spark.alpha_beta import plan_for_spark, prepare_spark
