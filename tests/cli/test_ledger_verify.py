@@ -11,6 +11,8 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import polars as pl
+
 from crowdsafe.cli import main
 from report_tables import publish_small, small_table
 
@@ -95,3 +97,67 @@ def test_each_of_several_releases_verifies(tmp_path, capsys):
     for number in (1, 2):
         code, out, err = verify(capsys, tmp_path / "out" / f"r-{number}.csv", ledger)
         assert code == 0 and "ledger entry #1" in out, err
+
+
+def _view(capsys, folder: Path, *extra: str) -> Path:
+    """An alpha-beta view of a small table, charged to the ledger $CROWDSAFE_LEDGER names."""
+    folder.mkdir(parents=True, exist_ok=True)
+    pl.DataFrame({"sex": ["F", "M", "F"] * 100, "race": ["a", "b", "c", "d"] * 75}).write_csv(folder / "data.csv")
+    (folder / "domains.json").write_text(json.dumps({"sex": ["F", "M"], "race": ["a", "b", "c", "d"]}))
+    view = folder / "view" / "v.csv"
+    code = main(["perturb", str(folder / "data.csv"), "--attributes", "sex,race", "--domains",
+                 str(folder / "domains.json"), "--max-rows", "500", "--d", "0.1", "--gamma", "0.9", "--no-report",
+                 "--out", str(view), *extra])
+    assert code == 0, capsys.readouterr().err
+    capsys.readouterr()
+    return view
+
+
+def test_an_alpha_beta_view_verifies_and_an_edited_one_is_refused(tmp_path, capsys, private_ledger):
+    """A perturb view's entry records the view's and its certificate's SHA-256, as a publication's
+    does (it recorded none: `ledger verify` could not check a view)."""
+    view = _view(capsys, tmp_path, "--budget", "10,0")
+    certificate = view.with_name("v.certificate.json")
+    code, out, err = verify(capsys, view, private_ledger, "--json")
+    assert code == 0, err
+    found = json.loads(out)
+    assert (found["entry"], found["table_sha256"], found["certificate_sha256"]) == (
+        1, sha256(view), sha256(certificate))
+    assert found["epsilon"] == json.loads(certificate.read_text())["epsilon"] and found["kind"] == "release"
+    assert verify(capsys, copied(view, tmp_path / "received"), private_ledger)[0] == 0
+
+    edited = copied(view, tmp_path / "edited")
+    lines = edited.read_text(encoding="utf-8").splitlines(keepends=True)
+    edited.write_text("".join(lines[:-1]), encoding="utf-8")  # a row taken out
+    refused(capsys, edited, private_ledger, "SHA-256 differs")
+    forged = copied(view, tmp_path / "forged")
+    certificate = forged.with_name("v.certificate.json")
+    certificate.write_text(certificate.read_text().replace('"gamma": 0.9', '"gamma": 0.5'), encoding="utf-8")
+    refused(capsys, forged, private_ledger, "no entry of the ledger")
+    # a view made without the ledger has no entry to be checked against
+    refused(capsys, _view(capsys, tmp_path / "free", "--no-ledger"), private_ledger, "no entry of the ledger")
+
+
+def test_a_folder_digest_is_of_its_files_by_path(tmp_path):
+    """A Spark release is a folder of part files: its digest is that of each file's SHA-256 in
+    the order of its path, the same wherever the folder is copied, and any edit, rename,
+    addition or removal of a part changes it."""
+    from crowdsafe.drivers.verify import file_digest, folder_digest, folder_parts
+
+    folder = tmp_path / "r.parquet"
+    (folder / "sub").mkdir(parents=True)
+    for name, text in (("part-1.csv", "a\n1\n"), ("part-0.csv", "a\n2\n"), ("_SUCCESS", ""), ("sub/x", "z")):
+        (folder / name).write_text(text)
+    digest = folder_digest(folder)
+    assert file_digest(folder) == digest
+    assert [name for name, _ in folder_parts(folder)] == ["_SUCCESS", "part-0.csv", "part-1.csv", "sub/x"]
+    listed = "".join(f"{name}\t{sha256(folder / name)}\n" for name in ("_SUCCESS", "part-0.csv", "part-1.csv",
+                                                                       "sub/x"))
+    assert digest == hashlib.sha256(listed.encode()).hexdigest()
+    assert folder_digest(shutil.copytree(folder, tmp_path / "copy" / "r.parquet")) == digest
+    (folder / "part-1.csv").rename(folder / "part-2.csv")
+    assert folder_digest(folder) != digest
+    (folder / "part-2.csv").rename(folder / "part-1.csv")
+    assert folder_digest(folder) == digest
+    (folder / "part-0.csv").write_text("a\n3\n")
+    assert folder_digest(folder) != digest

@@ -193,7 +193,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Check that a release and its certificate are the files a run recorded in this ledger wrote.
 
-        The ledger records the SHA-256 of every table and certificate `crowdsafe publish` writes;
+        The ledger records the SHA-256 of every table and certificate `crowdsafe publish` and
+        `crowdsafe perturb` write (a Spark folder: of its part files, in the order of their paths);
         an edited table or certificate, or another run's table beside the certificate, is refused
         (exit 2), naming the ledger entry.
 

@@ -17,6 +17,7 @@ from the names alone, before anything is charged): the view publishes its values
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -114,17 +115,53 @@ def perturb(engine: Engine, data: Any, request: PerturbRequest, output: ViewOutp
     refuse_a_new_ledger_without_budget(ledger, name or engine.source_dataset(source).name or "data", budget)
     if engine.in_memory and ledger is not None and not request.exploratory:  # before a ledger is made
         check_view_size(engine.plan_perturbation(source, request), request.target.max_view_rows)  # (and in the run)
-    with ledger_for(ledger) as book:
+    with ledger_for(ledger) as book, contextlib.ExitStack() as stack:
         charged: Any = book
         if book is not None:  # a new budget is registered with the charge: a refused plan leaves none
             dataset = engine.source_dataset(source)
-            charged = budget_at_charge(book, engine.source_identity(source, book), name or dataset.name or "data",
-                                       budget)
+            charged = HeldCharge(budget_at_charge(book, engine.source_identity(source, book),
+                                                  name or dataset.name or "data", budget), stack)
         result = engine.perturb(source, request, randomness=randomness, ledger=charged, output=output)
-    finishing()  # the view is drawn and charged: writing it finishes (crowdsafe.stopping)
-    engine.write_view(result, output)
+        finishing()  # the view is drawn and charged: writing it finishes (crowdsafe.stopping)
+        engine.write_view(result, output)
+        if isinstance(charged, HeldCharge) and charged.held is not None:
+            charged.held.record(**view_digests(output))
     write_view_report(output)
     return result
+
+
+class HeldCharge:
+    """The ledger ``book`` (or :class:`~crowdsafe.drivers.query.BudgetAtCharge`), its charge held
+    open on ``stack`` until the view and its certificate are written, so that its entry records
+    their SHA-256 (:func:`view_digests`) as a publication's does, and a write that fails marks
+    the entry failed (it still counts). Everything else is the ledger's own."""
+
+    def __init__(self, book: Any, stack: contextlib.ExitStack) -> None:
+        self._book, self._stack = book, stack
+        self.held: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._book, name)
+
+    def charge(self, *args: Any, **kwargs: Any) -> contextlib.AbstractContextManager[Any]:
+        self.held = self._stack.enter_context(self._book.charge(*args, **kwargs))
+        return contextlib.nullcontext(self.held)
+
+
+def view_digests(output: ViewOutput) -> dict[str, Any]:
+    """What a view's ledger entry records of the files written (``crowdsafe ledger verify``
+    checks them): the view and its certificate with their SHA-256
+    (:func:`~crowdsafe.drivers.verify.written_digests`; a view has no release id)."""
+    from crowdsafe.drivers.publish import ledger_paths
+    from crowdsafe.drivers.verify import written_digests
+    from crowdsafe.perturb.view import certificate_path
+
+    if output.out is None:
+        return {}
+    table = str(output.out)
+    certificate = str(output.certificate if output.certificate is not None else certificate_path(table))
+    return {"written": ledger_paths([table]),
+            "files": written_digests({"tables": [table], "certificates": [certificate]}, [None])}
 
 
 def write_view_report(output: ViewOutput) -> Path | None:

@@ -10,8 +10,11 @@ finds the entry whose record names this certificate, and compares the bytes.
 
 The digests are of the written files: the release (a DP output) and its certificate (the plan,
 DP outputs and random ids), never of the input; they are kept in the ledger, which is
-custodian-only, and printed only by this check, to its caller. A folder (a Spark release) or a
-remote path gets no digest: the check then says it cannot tell.
+custodian-only, and printed only by this check, to its caller. A remote path gets no digest:
+the check then says it cannot tell. A folder (a Spark release) is digested part by part
+(:func:`folder_digest`: each file's SHA-256 in the order of its path in the folder). An α-β
+view's entry records its view and certificate the same way
+(:func:`crowdsafe.drivers.perturb.view_digests`).
 """
 
 from __future__ import annotations
@@ -30,10 +33,18 @@ BLOCK = 1 << 20
 
 
 def file_digest(path: str | os.PathLike[str]) -> str | None:
-    """The SHA-256 (hex) of the regular local file at ``path``; None for a folder (a Spark
-    release), a remote path or a missing file."""
-    if not is_local(str(path)) or not Path(path).is_file():
+    """The SHA-256 (hex) of the regular local file at ``path``; of a local folder (a Spark
+    release: its part files), :func:`folder_digest`; None for a remote path or a missing file."""
+    if not is_local(str(path)):
         return None
+    if Path(path).is_dir():
+        return folder_digest(path)
+    if not Path(path).is_file():
+        return None
+    return _sha256(path)
+
+
+def _sha256(path: str | os.PathLike[str]) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         while block := handle.read(BLOCK):
@@ -41,11 +52,32 @@ def file_digest(path: str | os.PathLike[str]) -> str | None:
     return digest.hexdigest()
 
 
+def folder_parts(folder: str | os.PathLike[str]) -> list[tuple[str, str]]:
+    """(path relative to ``folder``, with ``/``; its SHA-256) of every regular file below
+    ``folder`` (part files, Spark's ``_SUCCESS`` and ``.crc`` files included; a symbolic link is
+    not a file of the folder), sorted by that path: the same list wherever the folder is copied."""
+    root = Path(folder)
+    found = []
+    for here, _, names in os.walk(root):
+        for name in names:
+            path = Path(here) / name
+            if path.is_file() and not path.is_symlink():
+                found.append((path.relative_to(root).as_posix(), _sha256(path)))
+    return sorted(found)
+
+
+def folder_digest(folder: str | os.PathLike[str]) -> str:
+    """The SHA-256 of a folder's files: of the UTF-8 lines ``<relative path>\t<SHA-256>\n`` of
+    :func:`folder_parts`, in their order. A part file edited, added, removed or renamed changes it."""
+    lines = "".join(f"{name}\t{sha}\n" for name, sha in folder_parts(folder))
+    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
+
+
 def _local(path: str) -> str:
     return os.path.abspath(path) if is_local(path) else path
 
 
-def written_digests(written: Mapping[str, Any], release_ids: Sequence[str]) -> list[dict[str, Any]]:
+def written_digests(written: Mapping[str, Any], release_ids: Sequence[str | None]) -> list[dict[str, Any]]:
     """What a publication's ledger entry records of the files it wrote (``written``: the engine's
     ``write`` result): per release, its table and certificate with their SHA-256 and the
     certificate's release id; for several releases, the combined certificate too (no table)."""
@@ -80,9 +112,12 @@ def verify_release(table: str | os.PathLike[str], report: Mapping[str, Any]) -> 
     import json
 
     from crowdsafe.anonymize.release import certificate_path
+    from crowdsafe.perturb.view import certificate_path as view_certificate_path
 
     path = Path(table)
     beside = certificate_path(path)
+    if not beside.is_file() and view_certificate_path(path).is_file():  # a view's (view.csv.gz: view.certificate.json)
+        beside = view_certificate_path(path)
     if not path.exists():
         raise InputError(f"no release at {path}")
     if not beside.is_file():
@@ -102,12 +137,13 @@ def verify_release(table: str | os.PathLike[str], report: Mapping[str, Any]) -> 
             raise InputError(f"the certificate {beside} names a release of {_entry_words(dataset, entry)}, but it is "
                              "not the certificate that run wrote: it was edited")
         raise InputError(f"no entry of the ledger {report.get('ledger')} wrote the certificate {beside}: the release "
-                         "was made with another ledger or none (--no-ledger; anonymize and perturb record no files), "
-                         "or by a crowdsafe before 2026-11-30 (no digests recorded), or its certificate was edited")
+                         "was made with another ledger or none (--no-ledger; anonymize records no files), or by a "
+                         "crowdsafe before 2026-11-30 (no digests recorded), or its certificate was edited")
     dataset, entry, record = by_certificate[0]
     if record.get("table_sha256") is None or table_sha is None:
         raise InputError(f"the certificate {beside} is the one {_entry_words(dataset, entry)} wrote, but the ledger "
-                         f"holds no digest of its table (a folder or a remote path): {path} cannot be checked")
+                         f"holds no digest of its table (a remote path, or a folder before 2026-11-30): {path} "
+                         "cannot be checked")
     if record["table_sha256"] != table_sha:
         raise InputError(f"{path} is not the table {_entry_words(dataset, entry)} wrote beside this certificate (its "
                          "SHA-256 differs): it was edited, or is another table")
@@ -119,4 +155,4 @@ def verify_release(table: str | os.PathLike[str], report: Mapping[str, Any]) -> 
             "matches": _entry_words(dataset, entry)}
 
 
-__all__ = ["file_digest", "verify_release", "written_digests"]
+__all__ = ["file_digest", "folder_digest", "folder_parts", "verify_release", "written_digests"]

@@ -42,6 +42,17 @@ def test_cli_publishes_a_csv_file_on_spark_and_charges_the_ledger(spark, capsys,
     report = tmp_path / "release" / "people.report.html"  # beside the folder, built from its part files
     assert payload["written"]["reports"] == [str(report)] and "Release report: people.csv" in report.read_text()
     assert f"{written.height:,} records" in report.read_text()
+    # the ledger records the folder's digest (its part files': crowdsafe.drivers.verify.folder_digest), so
+    # `ledger verify` checks a Spark release as a file's; it recorded none and could not
+    code = cli.main(["ledger", "verify", str(out), "--json"])
+    printed, err = capsys.readouterr()
+    assert code == 0, err
+    assert json.loads(printed)["entry"] == payload["custodian_only"]["ledger"]["entry"]
+    edited = next(p for p in parts if p.stat().st_size)
+    edited.write_text(edited.read_text() + edited.read_text().splitlines()[-1] + "\n")  # one row more
+    code = cli.main(["ledger", "verify", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and "SHA-256 differs" in err and err.count("\n") == 1, err
 
 
 
