@@ -146,6 +146,33 @@ def test_json_is_stable_sorted_and_round_trips(tmp_path):
     assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]
 
 
+def test_write_goes_through_the_output_guard(tmp_path, private_ledger):
+    """Certificate.write overwrote any file, the input table included; it is checked as
+    Release.write and View.write check theirs (crowdsafe.output_guard)."""
+    from crowdsafe.privacy.ledger import Ledger
+
+    cert = dps("s1")
+    data = tmp_path / "people.csv"
+    data.write_text("age,sex\n30,F\n", encoding="utf-8")
+    with pytest.raises(ParameterError, match="force=True"):
+        cert.write(data)
+    assert data.read_text(encoding="utf-8") == "age,sex\n30,F\n"
+    assert Certificate.read(cert.write(data, force=True)) == cert  # the caller's choice
+    with Ledger(private_ledger):  # the configured ledger: never, even with force
+        pass
+    for forced in (False, True):
+        with pytest.raises(ParameterError, match="ledger"):
+            cert.write(private_ledger, force=forced)
+    assert private_ledger.read_bytes().startswith(b"SQLite format 3")
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    with pytest.raises(ParameterError, match="folder"):
+        cert.write(folder, force=True)
+    # its own certificate is replaced without force, as a rerun replaces it
+    path = cert.write(tmp_path / "release.certificate.json")
+    assert Certificate.read(cert.write(path)) == cert
+
+
 def test_reader_reads_version_1_and_ignores_its_input_fingerprint():
     cert = dps("s1")
     data = json.loads(cert.to_json())
@@ -237,7 +264,7 @@ def test_reader_refuses_fields_of_the_wrong_type_naming_the_first():
 
 def test_failed_write_leaves_nothing(tmp_path):
     (tmp_path / "taken").mkdir()
-    with pytest.raises(InputError, match="is a folder"):
+    with pytest.raises(ParameterError, match="is a folder"):  # the output guard's refusal, before any write
         dps("s1").write(tmp_path / "taken")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
 

@@ -251,8 +251,18 @@ class Certificate:
         return json.dumps(_finite(self.to_dict()), indent=2, sort_keys=True, ensure_ascii=False,
                           allow_nan=False) + "\n"
 
-    def write(self, path: str | os.PathLike[str]) -> Path:
-        """Write the JSON form to ``path`` atomically and return the path."""
+    def write(self, path: str | os.PathLike[str], *, force: bool = False) -> Path:
+        """Write the JSON form to ``path`` atomically and return the path.
+
+        ``path`` is checked first as every output crowdsafe writes (:mod:`crowdsafe.output_guard`,
+        as ``Release.write`` and ``View.write`` check theirs): never a crowdsafe ledger or a
+        folder, and an existing file crowdsafe did not write (the input table, say) or a
+        ``<stem>.certificate.json`` beside a table ``<stem>.csv`` it does not describe is replaced
+        only with ``force=True`` (it overwrote any file)."""
+        from crowdsafe.output_guard import Output, OutputKind, RunFiles
+
+        RunFiles(outputs=(Output(path, "the certificate", OutputKind.CERTIFICATE, parameter="path"),),
+                 force=force).check()
         return write_text_atomic(path, self.to_json())
 
     @classmethod
