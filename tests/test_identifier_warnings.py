@@ -3,7 +3,7 @@
 The warning comes from the column's name alone (:func:`crowdsafe.data.identifiers.name_warnings`):
 it depends on no row, so it is public and identical on a table and on the table minus one row.
 The library returns it in the notes of what it hands back (Publication, CheckReport, Release,
-QueryAnswer); the command line prints one ``warning:`` line per column on stderr. Such a column
+QueryAnswer); the command line prints one ``crowdsafe: warning:`` line per column on stderr. Such a column
 is still used as the inferred roles say (today's behaviour): the warning asks the custodian to
 declare it, and only columns that are published or read are warned about.
 """
@@ -25,8 +25,8 @@ ROWS = 400
 
 
 def warning_line(column: str, what: str) -> str:
-    return (f"warning: column '{column}' looks like {what} (a direct identifier); declare it role = \"identifier\" "
-            "in a schema (crowdsafe schema draft DATA --out schema.toml writes one) or drop it")
+    return (f"crowdsafe: warning: column '{column}' looks like {what} (a direct identifier); declare it role = "
+            "\"identifier\" in a schema (crowdsafe schema draft DATA --out schema.toml writes one) or drop it")
 
 
 EMAIL = warning_line("email", "an email address")
@@ -54,7 +54,7 @@ def table(tmp_path: Path) -> Path:
 
 
 def notes_warnings(notes) -> list[str]:
-    return [f"warning: {n}" for n in notes if is_name_warning(n)]
+    return [f"crowdsafe: warning: {n}" for n in notes if is_name_warning(n)]
 
 
 # -- the library ---------------------------------------------------------------------------------
@@ -63,7 +63,7 @@ def notes_warnings(notes) -> list[str]:
 def test_name_warnings_only_for_an_inferred_schema_and_the_columns_used():
     frame = people_frame(5)
     inferred = Schema.infer(frame)
-    assert [f"warning: {w}" for w in name_warnings(inferred, frame.columns)] == [PATIENT, NAME, EMAIL]
+    assert [f"crowdsafe: warning: {w}" for w in name_warnings(inferred, frame.columns)] == [PATIENT, NAME, EMAIL]
     assert name_warnings(inferred, ["age", "sex", "county_name"]) == []
     assert name_warnings(inferred, ["email", "email"]) == [name_warning("email", "an email address")]
     declared = Schema.of({c: "categorical" for c in frame.columns})
@@ -120,7 +120,7 @@ def test_a_partial_schema_warns_about_the_columns_it_left_out(table, tmp_path):
     partial = complete_schema(Schema.of({"age": "numeric", "name": "categorical", "sex": "categorical"}), frame)
     assert partial.undeclared == {"PatientID", "email", "county_name"}
     assert [partial.was_inferred(c) for c in ("age", "name", "email")] == [False, False, True]
-    assert [f"warning: {w}" for w in name_warnings(partial, frame.columns)] == [PATIENT, EMAIL]
+    assert [f"crowdsafe: warning: {w}" for w in name_warnings(partial, frame.columns)] == [PATIENT, EMAIL]
     assert name_warnings(partial.select(["age", "name"]), ["age", "name"]) == []
     schema_file = tmp_path / "partial.toml"
     schema_file.write_text('[attributes.age]\ntype = "numeric"\n\n[attributes.name]\ntype = "categorical"\n')
@@ -155,7 +155,7 @@ def test_cli_prints_one_warning_line_per_column_on_stderr(command, as_json, tabl
     argv, expected = cli_commands("out")[command]
     code, out, err = run_command(capsys, *argv, *(["--json"] if as_json else []))
     assert code == 0, err
-    warnings = [line for line in err.splitlines() if line.startswith("warning:")]
+    warnings = [line for line in err.splitlines() if line.startswith("crowdsafe: warning:")]
     # --plan-only also warns, once, that a release of this schema-less table would not be fit for release
     assert [line for line in warnings if "schema inferred from the data" not in line] == expected
     assert sum("schema inferred from the data" in line for line in warnings) == (command == "publish-plan-only")
@@ -174,7 +174,7 @@ def test_the_warning_lines_are_the_same_on_the_table_minus_one_row(command, tmp_
         monkeypatch.chdir(tmp_path / side)
         code, _, err = run_command(capsys, *cli_commands("out")[command][0])
         assert code == 0, err
-        lines.append([line for line in err.splitlines() if line.startswith("warning:")])
+        lines.append([line for line in err.splitlines() if line.startswith("crowdsafe: warning:")])
     assert lines[0] == lines[1]
 
 
@@ -184,15 +184,16 @@ def test_perturb_warns_with_an_identifier_warning(table, capsys, monkeypatch):
 
     with pytest.warns(IdentifierWarning) as caught:
         api.perturb(str(table), attributes=["sex", "email"], d=0.1, gamma=0.2, seed=1, exploratory=True)
-    assert [f"warning: {w.message}" for w in caught if w.category is IdentifierWarning] == [EMAIL]
+    assert [f"crowdsafe: warning: {w.message}" for w in caught if w.category is IdentifierWarning] == [EMAIL]
     with pytest.warns(IdentifierWarning) as caught:
         api.plan_perturbation(str(table), d=0.1, gamma=0.2, exploratory=True)  # every column by default
-    assert [f"warning: {w.message}" for w in caught if w.category is IdentifierWarning] == [PATIENT, NAME, EMAIL]
+    assert [f"crowdsafe: warning: {w.message}" for w in caught
+            if w.category is IdentifierWarning] == [PATIENT, NAME, EMAIL]
     monkeypatch.chdir(table.parent)
     code, _, err = run_command(capsys, "perturb", "--no-ledger", "people.csv", "--attributes", "sex,name", "--d", "0.1",
                                "--gamma", "0.2", "--exploratory", "--seed", "1", "--out", "v.csv")
     assert code == 0, err
-    assert [line for line in err.splitlines() if line.startswith("warning:")] == [NAME]
+    assert [line for line in err.splitlines() if line.startswith("crowdsafe: warning:")] == [NAME]
 
 
 def test_partial_schema_warnings_are_the_same_on_the_table_minus_one_row(tmp_path, capsys, monkeypatch):
@@ -207,5 +208,5 @@ def test_partial_schema_warnings_are_the_same_on_the_table_minus_one_row(tmp_pat
         monkeypatch.chdir(tmp_path / side)
         code, _, err = run_command(capsys, "check", "people.csv", "--schema", "partial.toml")
         assert code == 0, err
-        lines.append([line for line in err.splitlines() if line.startswith("warning:")])
+        lines.append([line for line in err.splitlines() if line.startswith("crowdsafe: warning:")])
     assert lines[0] == lines[1] == [PATIENT, EMAIL]

@@ -46,3 +46,9 @@ def note_line(text: str) -> str:
     and ``text`` with no control character raw (:func:`printable`; a file or column name may
     hold one)."""
     return f"crowdsafe: note: {printable(text)}"
+
+
+def warning_line(text: str) -> str:
+    """The line a warning is printed as on standard error: ``crowdsafe: warning: `` and ``text``
+    with no control character raw, as an error reads ``crowdsafe: error: ...`` (:func:`note_line`)."""
+    return f"crowdsafe: warning: {printable(text)}"

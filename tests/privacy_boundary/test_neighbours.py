@@ -493,7 +493,7 @@ def test_check_warns_about_identifier_names_identically_on_neighbours(removal, b
         assert result["exit"] == 0, result["stderr"]
         lines.append(result["stderr"])
     assert lines[0] == lines[1]
-    assert [line.split("'")[1] for line in lines[0] if line.startswith("warning: column ")] == \
+    assert [line.split("'")[1] for line in lines[0] if line.startswith("crowdsafe: warning: column ")] == \
         ["name", "email", "case_number"]
 
 

@@ -238,7 +238,7 @@ def test_a_report_that_fails_leaves_nothing_half_written(tmp_path, monkeypatch, 
                  "--gamma", "0.3",
                  "--out", str(out)]) == 0
     captured = capsys.readouterr()
-    assert "warning: the view" in captured.err and "disk on fire" in captured.err
+    assert "crowdsafe: warning: the view" in captured.err and "disk on fire" in captured.err
     assert "report ->" not in captured.out
     assert sorted(p.name for p in out.parent.iterdir()) == ["view.certificate.json", "view.csv"]
 

@@ -210,20 +210,21 @@ def naming_options(**flags: str) -> Iterator[None]:
 
 
 def print_warnings(notes: Iterable[str]) -> None:
-    """Print on stderr, one ``warning: ...`` line per column, the notes that say a column's name
+    """Print on stderr, one ``crowdsafe: warning: ...`` line per column, the notes that say a column's name
     looks like a direct identifier (:func:`crowdsafe.data.identifiers.name_warnings`: from the
     names alone, so the lines are the same on any rows)."""
     from crowdsafe.data.identifiers import is_name_warning
+    from crowdsafe.identity import warning_line
 
     for note in notes:
         if is_name_warning(note):
-            typer.echo(f"warning: {note}", err=True)
+            typer.echo(warning_line(note), err=True)
 
 
 @contextlib.contextmanager
 def identifier_warnings() -> Iterator[None]:
     """Print the :class:`~crowdsafe.data.identifiers.IdentifierWarning` s raised inside on stderr,
-    one ``warning: ...`` line each, as :func:`print_warnings` does for notes (for the commands
+    one ``crowdsafe: warning: ...`` line each, as :func:`print_warnings` does for notes (for the commands
     whose result has no notes list, e.g. perturb)."""
     import warnings
 

@@ -115,8 +115,9 @@ def _guard(data: str, out: Path, certificate: Path | None, report: bool, custodi
 
 @contextlib.contextmanager
 def _report_warnings() -> Iterator[list[str]]:
-    """Print a :class:`~crowdsafe.report.build.ReportWarning` raised inside as one ``warning:``
+    """Print a :class:`~crowdsafe.report.build.ReportWarning` raised inside as one ``crowdsafe: warning:``
     line on stderr; the list yielded holds their messages (empty: the report was written)."""
+    from crowdsafe.identity import warning_line
     from crowdsafe.report.build import ReportWarning
 
     seen: list[str] = []
@@ -127,7 +128,7 @@ def _report_warnings() -> Iterator[list[str]]:
                  file: Any = None, line: str | None = None) -> None:
             if issubclass(category, ReportWarning):
                 seen.append(str(message))
-                typer.echo(f"warning: {message}", err=True)
+                typer.echo(warning_line(str(message)), err=True)
             else:
                 passing_on(message, category, filename, lineno, file, line)
 

@@ -218,6 +218,7 @@ def _plan_only(data: str, request: PlanRequest, column_sets: list[Any], qi: str 
     from crowdsafe.data import Dataset, Schema
     from crowdsafe.data.streamed_table import load_or_stream
     from crowdsafe.engines import get_engine
+    from crowdsafe.identity import warning_line
     from crowdsafe.privacy.certificate import unreviewed_reasons
 
     chosen_engine = get_engine(engine, master=spark_master)
@@ -242,7 +243,7 @@ def _plan_only(data: str, request: PlanRequest, column_sets: list[Any], qi: str 
                 plan = plan_for_dataset(dataset, replace(request, columns=chosen))
             prepared, published, notes = prepare_dataset(dataset, chosen)
             warned.extend(notes)
-            unreviewed.extend(f"warning: a release would be NOT fit for release: {reason}"
+            unreviewed.extend(warning_line(f"a release would be NOT fit for release: {reason}")
                               for reason in unreviewed_reasons(dataset.schema.unreviewed(published)))
             plans.append((plan, published, {
                 "input_rows": rows,
