@@ -95,8 +95,8 @@ def test_an_alpha_beta_view_on_a_drafted_order_prints_why_it_is_not_fit(capsys, 
     assert run_command(capsys, "schema", "draft", str(data), "--out", str(toml))[0] == 0
     (tmp_path / "domains.json").write_text('{"sex": ["F", "M"]}', encoding="utf-8")
     code, stdout, stderr = run_command(
-        capsys, "perturb", str(data), "--schema", str(toml), "--attributes", "disposition,sex", "--domains",
-        str(tmp_path / "domains.json"), "--max-rows", "10000", "--gamma", "0.5", "--d", "0.1",
+        capsys, "perturb", "--no-ledger", str(data), "--schema", str(toml), "--attributes", "disposition,sex",
+        "--domains", str(tmp_path / "domains.json"), "--max-rows", "10000", "--gamma", "0.5", "--d", "0.1",
         "--out", str(tmp_path / "view.csv"), "--no-report")
     assert code == 0, stderr
     assert ("NOT fit for release: unreviewed schema draft: column 'disposition': type categorical and hierarchy "
