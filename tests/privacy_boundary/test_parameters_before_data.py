@@ -40,6 +40,7 @@ API_CASES = {
     "perturb gamma": ("perturb", None, {"gamma": 2}),
     "perturb d above gamma": ("perturb", None, {"gamma": 0.2, "d": 0.3}),
     "perturb max_rows": ("perturb", None, {"max_rows": 0}),
+    "perturb max_view_rows": ("perturb", None, {"max_view_rows": 0}),  # (checked after the read until 2026-11-30)
 }
 CLI_CASES = {
     "query epsilon": ["query", "DATA", "count", "--epsilon", "-1", "--no-ledger"],
@@ -50,6 +51,8 @@ CLI_CASES = {
                              "--out", "OUT/r.csv"],
     "perturb gamma": ["perturb", "DATA", "--attributes", "sex,edu", "--gamma", "2", "--d", "0.1",
                       "--max-rows", str(ROWS), "--out", "OUT/v.csv"],
+    "perturb max view rows": ["perturb", "DATA", "--attributes", "sex,edu", "--gamma", "0.5", "--d", "0.1",
+                              "--max-rows", str(ROWS), "--max-view-rows", "0", "--out", "OUT/v.csv"],
 }
 
 

@@ -417,14 +417,20 @@ def check_view_size(plan: AlphaBetaPlan, max_view_rows: int | None) -> None:
     ``max_view_rows`` rows (None: no limit), naming what makes it smaller."""
     if max_view_rows is None:
         return
-    if isinstance(max_view_rows, bool) or not isinstance(max_view_rows, int) or max_view_rows < 1:
-        raise ParameterError(f"the max_view_rows parameter must be a whole number >= 1, got {max_view_rows!r}",
-                             parameter="max_view_rows")
+    check_max_view_rows(max_view_rows)
     if plan.expected_view > max_view_rows:  # (a figure from an N or m read from the data is labelled so)
         raise ParameterError(
             f"the view would hold about {plan.expected_view:,.0f} rows, more than max_view_rows={max_view_rows:,} "
             "(a view is made in memory): raise gamma, lower c (or d), publish fewer attributes, or allow it with "
             "max_view_rows=N" + (SIZES_FROM_DATA if plan.from_data else ""), parameter="max_view_rows")
+
+
+def check_max_view_rows(max_view_rows: int | None) -> None:
+    """``max_view_rows``: None or a whole number >= 1 (checked before the data is read)."""
+    if max_view_rows is not None and (isinstance(max_view_rows, bool) or not isinstance(max_view_rows, int)
+                                      or max_view_rows < 1):
+        raise ParameterError(f"the max_view_rows parameter must be a whole number >= 1, got {max_view_rows!r}",
+                             parameter="max_view_rows")
 
 
 #: The end of a refusal of a plan whose figures come from an N or m read from the data (an exploratory
@@ -440,10 +446,11 @@ def sizes_read(*, n: bool, m: bool) -> tuple[str, ...]:
 
 def check_plan_request(request: AlphaBetaPlanRequest) -> None:
     """Every check of ``request`` that needs neither n nor m, so it is made before the data is
-    read and refuses a parameter mistake the same way on every table: d and c (exactly one; c > 0),
-    γ, α and β in range, the failure probability, and with d given every condition of the theorem
+    read and refuses a parameter mistake the same way on every table: ``max_view_rows``, d and c
+    (exactly one; c > 0), γ, α and β in range, the failure probability, and with d given every condition of the theorem
     (the plan's α and β follow from d and γ alone)."""
     gamma, d, c, alpha, beta = request.gamma, request.d, request.c, request.alpha, request.beta
+    check_max_view_rows(request.max_view_rows)
     if (d is None) == (c is None):
         raise ParameterError("give exactly one of d (the prior bound) and c (for d = c*n/m)")
     if c is not None and (isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) or c <= 0):
