@@ -185,6 +185,24 @@ def test_a_before_report_states_the_total_of_its_before_distributions(tmp_path, 
     assert "this page as a whole reveals what the release and these answers reveal together" in page
 
 
+def test_a_before_report_says_which_ledger_it_charged(tmp_path, capsys):
+    """As publish, query and perturb print the ledger and entry they charged (report --before said only
+    "(charged)", so a script could not tell which ledger moved); the page holds none of it."""
+    out, page = _before_report(tmp_path, capsys, "0.7")
+    ledger = tmp_path / "ledger.sqlite3"
+    with sqlite3.connect(ledger) as book:
+        entries = [row[0] for row in book.execute("SELECT id FROM entries WHERE kind = 'query' ORDER BY id")]
+        spent = math.fsum(row[0] for row in book.execute("SELECT epsilon FROM entries"))
+    said = " ".join(out.split())
+    line = re.search(rf"ledger: charged to 'data.parquet' \(entries #(\d+) to #(\d+)\); spent epsilon {NUMBER} of "
+                     rf"10, delta {NUMBER} of 1e-05 \((.+?)\)$", said)
+    assert line, out
+    assert [int(line.group(1)), int(line.group(2))] == [entries[0], entries[-1]]
+    assert spent <= float(line.group(3)) <= spent * (1 + 1e-5)  # rounded up, never below what was spent
+    assert line.group(5) == str(ledger)
+    assert str(ledger) not in page and "entries #" not in page
+
+
 def _visible(page: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", re.sub(r"<style>.*?</style>", " ", page, flags=re.DOTALL)))
 

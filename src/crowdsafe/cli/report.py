@@ -12,12 +12,13 @@ publish is kept.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from crowdsafe.cli.options import DecimalCommaOpt, ForceOpt, JsonOpt, SchemaOpt, SeedOpt, emit, number_option
 from crowdsafe.errors import ParameterError
+from crowdsafe.identity import printable
 from crowdsafe.number_text import rounded_up
 
 
@@ -86,13 +87,26 @@ def register(app: typer.Typer) -> None:
                                                  ledger=ledger if ledger is not None else "default", name=name,
                                                  seed=seed, decimal_comma=decimal_comma)
         written = write_report(release, target, distributions, certificate)
-        payload = {"report": str(written),
-                   "before": [{"attribute": b.name, "epsilon": b.epsilon, "delta": b.delta} for b in distributions]}
+        payload: dict[str, Any] = {"report": str(written), "before": [
+            {"attribute": b.name, "epsilon": b.epsilon, "delta": b.delta} for b in distributions]}
+        charges = [b.ledger for b in distributions if b.ledger is not None]
+        if charges:  # which ledger was charged, as publish, query and perturb say (the last charge's totals)
+            payload["ledger"] = {"path": charges[-1]["path"], "dataset": charges[-1]["dataset"],
+                                 "entries": [c["entry"] for c in charges], "spent": charges[-1]["spent"],
+                                 "budget": charges[-1]["budget"]}
 
         def show() -> None:
             typer.echo(f"wrote {written}")
             for b in distributions:
                 typer.echo(f"  before-distribution of {b.name}: DP histogram, epsilon = {rounded_up(b.epsilon)}, "
                            f"delta = {rounded_up(b.delta)} (charged)")
+            if charges:
+                booked = payload["ledger"]
+                entries = booked["entries"]
+                listed = f"#{entries[0]}" + (f" to #{entries[-1]}" if len(entries) > 1 else "")
+                typer.echo(f"  ledger: charged to '{printable(booked['dataset'])}' (entries {listed}); spent epsilon "
+                           f"{rounded_up(booked['spent']['epsilon'], 6)} of {booked['budget']['epsilon']:g}, delta "
+                           f"{rounded_up(booked['spent']['delta'], 3)} of {booked['budget']['delta']:g} "
+                           f"({printable(booked['path'])})")
 
         emit(payload, as_json, show)

@@ -91,7 +91,8 @@ def before_distributions(data: Any, columns: Sequence[str], epsilon: float, *, d
                                              unfit_reasons=answer_unfit_reasons(answer, recorded=book is not None),
                                              interval=(float(answer.error_interval[0]),
                                                        float(answer.error_interval[1])),
-                                             mechanism=answer.mechanism, noise_scale=float(answer.noise_scale)))
+                                             mechanism=answer.mechanism, noise_scale=float(answer.noise_scale),
+                                             ledger=answer.ledger))
     return result
 
 

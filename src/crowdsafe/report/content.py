@@ -101,7 +101,9 @@ class BeforeDistribution:
     (:func:`crowdsafe.report.before_rows.before_bars`). ``interval``: the answer's 95% error
     interval of one cell, ``mechanism`` and ``noise_scale`` its noise. ``unfit_reasons``: why
     that answer is not fit for release (seeded noise, no ledger, a schema choice read from the
-    data), which the report's verdict then states beside the release's own."""
+    data), which the report's verdict then states beside the release's own. ``ledger``: its
+    charge (ledger path, entry, the budget spent: custodian-only, for the command line; never in
+    the report)."""
 
     name: str
     epsilon: float
@@ -111,6 +113,7 @@ class BeforeDistribution:
     interval: tuple[float, float] | None = None
     mechanism: str = ""
     noise_scale: float = 0.0
+    ledger: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
