@@ -60,7 +60,7 @@ def _commands(tmp: Path, data: Path, names: list[str]) -> list[list[object]]:
         ["attack", "linkage", out["mdav"], "--external", data, "--qi", qi],
         ["publish", data, "--epsilon", "2", "--delta", "1e-4", "--budget", "1000,0.5", "--qi", qi,
          "--sensitive", "disease", "--out", tmp / "p.csv", "--no-report"],
-        ["perturb", data, "--c", "0.5", "--gamma", "0.6", "--attributes", ",".join(["sex", *names]),
+        ["perturb", "--no-ledger", data, "--c", "0.5", "--gamma", "0.6", "--attributes", ",".join(["sex", *names]),
          "--exploratory", "--seed", "1", "--out", tmp / "v.csv"],
         *each,
     ]
