@@ -161,3 +161,16 @@ def test_a_folder_digest_is_of_its_files_by_path(tmp_path):
     assert folder_digest(folder) == digest
     (folder / "part-0.csv").write_text("a\n3\n")
     assert folder_digest(folder) != digest
+
+
+def test_a_view_whose_certificate_was_written_elsewhere_verifies_with_certificate(tmp_path, capsys, private_ledger):
+    """perturb --certificate writes the certificate away from the view: verify takes it with --certificate
+    (it looked beside the view only, so such a view could not be checked at all)."""
+    elsewhere = tmp_path / "certs" / "view.certificate.json"
+    view = _view(capsys, tmp_path, "--budget", "10,0", "--certificate", str(elsewhere))
+    refused(capsys, view, private_ledger, "--certificate FILE")
+    code, out, err = verify(capsys, view, private_ledger, "--certificate", str(elsewhere), "--json")
+    assert code == 0, err
+    assert json.loads(out)["certificate_sha256"] == sha256(elsewhere)
+    code, _, err = verify(capsys, view, private_ledger, "--certificate", str(tmp_path / "none.json"))
+    assert code == 2 and "no certificate at" in err, err

@@ -188,6 +188,7 @@ def register(app: typer.Typer) -> None:
     @ledger_app.command("verify")
     def verify_command(
         release: Annotated[Path, typer.Argument(help="The release table, with its certificate beside it.")],
+        certificate: Annotated[Path | None, typer.Option("--certificate", help="The certificate, when it is not beside the release (perturb --certificate wrote it elsewhere).")] = None,
         ledger: LedgerOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
@@ -202,7 +203,7 @@ def register(app: typer.Typer) -> None:
         """
         from crowdsafe.drivers.verify import verify_release
 
-        found = verify_release(release, api.ledger_report(_spec(ledger)))
+        found = verify_release(release, api.ledger_report(_spec(ledger)), certificate)
         emit(found, as_json, lambda: Console().print(
             f"{printable(found['release'])} and its certificate are the files {printable(found['matches'])} wrote "
             f"(charged ε {rounded_up(found['epsilon'])}, δ {rounded_up(found['delta'], 3)}; SHA-256 of the table "

@@ -104,24 +104,29 @@ def _entry_words(dataset: Mapping[str, Any], entry: Mapping[str, Any]) -> str:
             f"{', seeded' if entry.get('seeded') else ''}, {str(entry['created_at'])[:19].replace('T', ' ')} UTC)")
 
 
-def verify_release(table: str | os.PathLike[str], report: Mapping[str, Any]) -> dict[str, Any]:
-    """Check the release ``table`` and the certificate beside it against ``report`` (the
-    ledger's export, :func:`crowdsafe.budgets.ledger_report`). Return what matched; raise
-    :class:`InputError`, in one line, when the ledger holds no record of the certificate or a
-    file differs from the one recorded."""
+def verify_release(table: str | os.PathLike[str], report: Mapping[str, Any],
+                   certificate: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """Check the release ``table`` and the certificate beside it (or ``certificate``, one written
+    elsewhere: ``perturb --certificate``) against ``report`` (the ledger's export,
+    :func:`crowdsafe.budgets.ledger_report`). Return what matched; raise :class:`InputError`, in
+    one line, when the ledger holds no record of the certificate or a file differs from the one
+    recorded."""
     import json
 
     from crowdsafe.anonymize.release import certificate_path
     from crowdsafe.perturb.view import certificate_path as view_certificate_path
 
     path = Path(table)
-    beside = certificate_path(path)
-    if not beside.is_file() and view_certificate_path(path).is_file():  # a view's (view.csv.gz: view.certificate.json)
-        beside = view_certificate_path(path)
+    beside = certificate_path(path) if certificate is None else Path(certificate)
+    if certificate is None and not beside.is_file() and view_certificate_path(path).is_file():
+        beside = view_certificate_path(path)  # a view's (view.csv.gz: view.certificate.json)
     if not path.exists():
         raise InputError(f"no release at {path}")
+    if certificate is not None and not beside.is_file():
+        raise InputError(f"no certificate at {beside}")
     if not beside.is_file():
-        raise InputError(f"the release {path} has no certificate beside it ({beside.name})")
+        raise InputError(f"the release {path} has no certificate beside it ({beside.name}); name it with "
+                         "--certificate FILE if it was written elsewhere")
     certificate_sha = file_digest(beside)
     table_sha = file_digest(path)
     try:
