@@ -221,7 +221,11 @@ def register(app: typer.Typer) -> None:
         on the rows, used in place of n; without them the run is refused (or, with --exploratory, runs
         with no formal guarantee). The view and its certificate (alpha, beta, the domains, the
         guarantee and its equivalent epsilon) are written atomically; what is printed holds only
-        parameters and what is computed from the view (exact counts go to --custodian-report only). With
+        parameters and what is computed from the view (exact counts go to --custodian-report only). The
+        view's equivalent epsilon is charged to the dataset's budget in the ledger (--ledger, else
+        $CROWDSAFE_LEDGER, else the per-user file; --budget registers one, --no-ledger charges none)
+        before anything is drawn, and the ledger's SHA-256 of the two files lets `crowdsafe ledger
+        verify VIEW` check them. With
         --engine spark the data (a Parquet or CSV path) is perturbed on Spark and the view is
         written as a Parquet directory (--out view.parquet).
 
