@@ -151,7 +151,7 @@ def test_attack_takes_its_sensitive_attribute_as_a_list_of_one(tmp_path):
 
 def test_estimate_reads_the_view_of_the_perturbation_perturb_returned():
     perturbation = api.perturb(FRAME, attributes="job", domains={"job": ["x", "y", "z"]}, max_rows=100, c=0.2,
-                               gamma=0.5, seed=1)
+                               gamma=0.5, seed=1, ledger=None)
     query = "count where job = 'x'"
     assert api.estimate(perturbation, query) == api.estimate(perturbation.view, query)
 
@@ -182,10 +182,11 @@ def test_query_takes_seed_as_publish_and_perturb_name_it():
     (lambda: api.anonymize(FRAME, k=2, suppresion_limit=0.1),
      "anonymize() got an unknown keyword 'suppresion_limit' (did you mean 'suppression_limit'?); beside its named "
      "parameters it takes: distance, mode,"),
-    (lambda: api.perturb(FRAME, c=1, max_rows=100), "perturb() needs the keyword 'gamma'"),
+    (lambda: api.perturb(FRAME, c=1, max_rows=100, ledger=None), "perturb() needs the keyword 'gamma'"),
     (lambda: api.plan_perturbation(FRAME, c=1, gama=0.2), "plan_perturbation() got an unknown keyword 'gama' "
      "(did you mean 'gamma'?)"),
-    (lambda: api.perturb(FRAME, c=1, gamma=0.2, failure=0.1), "perturb() takes no keyword 'failure': give confidence"),
+    (lambda: api.perturb(FRAME, c=1, gamma=0.2, failure=0.1, ledger=None),
+     "perturb() takes no keyword 'failure': give confidence"),
     # a dict of column types as the schema raised "'dict' object has no attribute 'decimal_comma'"
     (lambda: api.publish(FRAME, epsilon=1.0, schema={"age": "numeric"}, ledger=None),
      "schema must be a crowdsafe Schema, the path of a schema file, or None; got a dict (declare one in Python "

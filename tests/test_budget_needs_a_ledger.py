@@ -18,7 +18,7 @@ FRAME = pl.DataFrame({"age": [30, 31, 32, 40, 41, 42, 50, 51] * 3, "sex": ["F", 
 @pytest.mark.parametrize("call", [
     lambda: api.query(FRAME, "count", epsilon=0.5, ledger=None, budget=(1.0, 0.0)),
     lambda: api.publish(FRAME, epsilon=1.0, ledger=None, budget=(5.0, 1e-5), report=False),
-    lambda: api.perturb(FRAME, gamma=0.5, d=0.1, exploratory=True, budget=(1.0, 0.0)),  # ledger=None by default
+    lambda: api.perturb(FRAME, gamma=0.5, d=0.1, exploratory=True, ledger=None, budget=(1.0, 0.0)),
 ], ids=["query", "publish", "perturb"])
 def test_a_budget_without_a_ledger_is_refused(call):
     with pytest.raises(ParameterError, match=r"^budget registers the dataset's budget in a ledger") as refused:

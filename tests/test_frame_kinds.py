@@ -24,7 +24,7 @@ def tables(data) -> dict[str, object]:
     publication = api.publish(data, epsilon=1.0, seed=1, ledger=None, report=False)
     release = api.anonymize(data, k=5, report=False)
     view = api.perturb(data[["sex", "race"]] if isinstance(data, pd.DataFrame) else data.select(["sex", "race"]),
-                       gamma=0.5, d=0.3, exploratory=True, seed=1).view
+                       gamma=0.5, d=0.3, exploratory=True, seed=1, ledger=None).view
     found = {"publish": (publication.release.table, publication.release.frame),
              "anonymize": (release.table, release.frame), "perturb": (view.table, view.frame)}
     for table, frame in found.values():
@@ -87,7 +87,7 @@ def test_an_integer_column_with_missing_values_comes_back_as_pandas_nullable_int
     float64 with NaN (Polars' ``to_pandas`` default); it comes back ``Int64``, its values intact."""
     ages = [18 + (7 * i) % 60 if i % 9 else None for i in range(400)]
     data = pd.DataFrame({"age": pd.array(ages, dtype="Int64"), "sex": ["F", "M"] * 200})
-    view = api.perturb(data, attributes=["age", "sex"], gamma=0.5, c=0.5, exploratory=True, seed=1).view
+    view = api.perturb(data, attributes=["age", "sex"], gamma=0.5, c=0.5, exploratory=True, seed=1, ledger=None).view
     assert str(view.table["age"].dtype) == "Int64"
     assert view.frame["age"].null_count() > 0
     assert pl.from_pandas(view.table).equals(view.frame)

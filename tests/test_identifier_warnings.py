@@ -183,7 +183,7 @@ def test_perturb_warns_with_an_identifier_warning(table, capsys, monkeypatch):
     from crowdsafe.data.identifiers import IdentifierWarning
 
     with pytest.warns(IdentifierWarning) as caught:
-        api.perturb(str(table), attributes=["sex", "email"], d=0.1, gamma=0.2, seed=1, exploratory=True)
+        api.perturb(str(table), attributes=["sex", "email"], d=0.1, gamma=0.2, seed=1, exploratory=True, ledger=None)
     assert [f"crowdsafe: warning: {w.message}" for w in caught if w.category is IdentifierWarning] == [EMAIL]
     with pytest.warns(IdentifierWarning) as caught:
         api.plan_perturbation(str(table), d=0.1, gamma=0.2, exploratory=True)  # every column by default

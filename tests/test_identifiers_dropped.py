@@ -153,12 +153,13 @@ def test_check_reads_no_identifier(people, capsys, monkeypatch):
 def test_perturb_drops_identifiers(people):
     values = identifier_values(people)
     result = api.perturb(str(people["data"]), schema=str(people["schema"]), attributes=["sex", "zip", "income"],
-                         d=0.1, gamma=0.2, seed=1, exploratory=True, out=str(people["dir"] / "view" / "v.csv"))
+                         d=0.1, gamma=0.2, seed=1, exploratory=True, out=str(people["dir"] / "view" / "v.csv"),
+                         ledger=None)
     assert not set(IDENTIFIERS) & set(result.view.frame.columns)
     assert_no_identifier(every_file(people["dir"] / "view", set()), values, names=True)
     with pytest.raises(ParameterError, match="'email' is an identifier"):
         api.perturb(str(people["data"]), schema=str(people["schema"]), attributes=["sex", "email"], d=0.1,
-                    gamma=0.2, seed=1, exploratory=True)
+                    gamma=0.2, seed=1, exploratory=True, ledger=None)
 
 
 @pytest.mark.parametrize("text", ["count where email = 'someone0001@example.org'", "histogram case_number",

@@ -53,7 +53,7 @@ def test_a_publication_states_its_beta_down():
 def test_a_perturbation_states_alpha_down_and_beta_up():
     frame = pl.DataFrame({"sex": ["F", "M"] * 10})
     perturbation = api.perturb(frame, gamma=0.3, d=0.05, alpha=0.123456, attributes="sex",
-                               domains={"sex": ["F", "M"]}, max_rows=100, seed=1)
+                               domains={"sex": ["F", "M"]}, max_rows=100, seed=1, ledger=None)
     shown = repr(perturbation)
     assert figure(shown, "alpha=") <= perturbation.plan.alpha
     assert figure(shown, "beta=") >= perturbation.plan.beta

@@ -33,7 +33,7 @@ def test_a_release_is_not_written_over_its_data(tmp_path):
 def test_a_view_is_not_written_over_a_foreign_file(tmp_path):
     foreign = tmp_path / "mine.csv"
     foreign.write_text("x\n1\n", encoding="utf-8")
-    view = api.perturb(FRAME, gamma=0.5, d=0.1, exploratory=True, seed=1).view
+    view = api.perturb(FRAME, gamma=0.5, d=0.1, exploratory=True, seed=1, ledger=None).view
     with pytest.raises(ParameterError, match="exists and crowdsafe did not write it"):
         view.write(foreign)
     assert foreign.read_text(encoding="utf-8") == "x\n1\n"
@@ -46,6 +46,6 @@ def test_the_functions_that_write_still_honour_force(tmp_path):
         (tmp_path / name).write_text("x\n1\n", encoding="utf-8")
     api.anonymize(FRAME, k=2, out=tmp_path / "release.csv", force=True, report=False)
     api.perturb(FRAME, gamma=0.5, d=0.1, exploratory=True, seed=1, out=tmp_path / "view.csv", force=True,
-                report=False)
+                report=False, ledger=None)
     for name in ("release.csv", "view.csv"):
         assert (tmp_path / name).read_text(encoding="utf-8") != "x\n1\n"

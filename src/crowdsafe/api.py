@@ -277,7 +277,7 @@ def perturb(
     certificate: str | os.PathLike[str] | None = None,
     engine: str = "polars",
     spark_master: str | None = None,
-    ledger: LedgerSpec = None,
+    ledger: LedgerSpec = DEFAULT_LEDGER,
     name: str | None = None,
     budget: tuple[float, float] | None = None,
     escape_formulas: bool = True,
@@ -313,10 +313,12 @@ def perturb(
     fit for release. ``engine="spark"`` (a session from the environment or ``spark_master``):
     ``data`` is a path read on Spark, the view is written by Spark as a Parquet directory ``out``
     (required) and ``.view`` is a :class:`~crowdsafe.engines.spark.alpha_beta.SparkView`
-    (:mod:`crowdsafe.engines.spark.alpha_beta`). ``ledger`` (None by default: no charge;
-    ``"default"``, a path or a Ledger): the view's equivalent ε is charged to the dataset's budget,
-    the dataset identified by its keyed fingerprint; ``budget=(ε, δ)`` registers that budget under
-    ``name`` if it has none (refused without a ledger; so is ``certificate`` without ``out``). A
+    (:mod:`crowdsafe.engines.spark.alpha_beta`). ``ledger`` (``"default"``: ``$CROWDSAFE_LEDGER``,
+    else the per-user file, as :func:`publish` and :func:`query`; a path or a Ledger; None: no
+    charge, which an ``exploratory`` run and the Spark engine need): the view's equivalent ε is
+    charged to the dataset's budget, the dataset identified by its keyed fingerprint, and a dataset
+    with no budget is refused before anything is drawn; ``budget=(ε, δ)`` registers that budget
+    under ``name`` if it has none (refused without a ledger; so is ``certificate`` without ``out``). A
     CSV view is formula-safe unless ``escape_formulas`` is False (its
     certificate says which; Parquet keeps raw values); an ``out`` that cannot be written, that is an
     input of the run (the data, the schema and its hierarchy files, the ledger and its companions)

@@ -498,18 +498,19 @@ TRIGGERS: dict[str, tuple[tuple[Callable[[], object], ...], tuple[list[str], ...
     "perturb/alpha_beta.py:check_max_rows": (
         (lambda: api.perturb(PEOPLE, c=2, gamma=0.3),), (["perturb", "people.csv", *PERTURB, "--out", "w.csv"],)),
     "perturb/alpha_beta.py:bound_exceeded": (
-        (lambda: api.perturb(PEOPLE, c=2, gamma=0.3, attributes=["sex"], domains={"sex": ["F", "M"]}, max_rows=5),),
+        (lambda: api.perturb(PEOPLE, c=2, gamma=0.3, attributes=["sex"], domains={"sex": ["F", "M"]}, max_rows=5,
+                             ledger=None),),
         (["perturb", "people.csv", "--no-ledger", *PERTURB, "--attributes", "sex", "--domains", "sex.json",
           "--max-rows", "5",
           "--out", "w.csv"],)),
     "perturb/alpha_beta.py:duplicates_error": (
         (lambda: api.perturb(PEOPLE, c=2, gamma=0.3, attributes=["sex"], domains={"sex": ["F", "M"]}, max_rows=100,
-                             duplicates="error"),),
+                             duplicates="error", ledger=None),),
         (["perturb", "people.csv", "--no-ledger", *PERTURB, "--attributes", "sex", "--domains", "sex.json",
           "--max-rows", "100",
           "--duplicates", "error", "--out", "w.csv"],)),
     "perturb/domain.py:domain_missing_error": (
-        (lambda: api.perturb(PEOPLE, c=2, gamma=0.3, max_rows=100),),
+        (lambda: api.perturb(PEOPLE, c=2, gamma=0.3, max_rows=100, ledger=None),),
         (["perturb", "people.csv", "--no-ledger", *PERTURB, "--max-rows", "100", "--out", "w.csv"],)),
     "perturb/view.py:read_view": (
         (lambda: api.estimate("v.csv", "age=30"),), (["estimate", "v.csv", "--equality", "1", "--out", "e.csv"],)),

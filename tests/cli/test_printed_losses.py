@@ -232,7 +232,7 @@ def test_the_view_report_states_d_down_and_epsilon_up(tmp_path):
     from crowdsafe.api import perturb
 
     result = perturb("adult", c=5, gamma=0.2, max_rows=50315, seed=1, out=str(tmp_path / "v.csv"),
-                     attributes=["age", "education", "occupation", "native-country", "sex", "income"])
+                     attributes=["age", "education", "occupation", "native-country", "sex", "income"], ledger=None)
     page = _visible((tmp_path / "v.report.html").read_text(encoding="utf-8"))
     m = 75 * 17 * 15 * 42 * 3 * 3  # Adult's public domains with the missing value, as above
     d = 5 * 50315 / m  # 0.0347996: "0.0348" to nearest

@@ -30,7 +30,7 @@ def perturbed(folder: Path, size: int, suffix: str, seed: int = 3) -> Path:
                           "sex": rng.choice(["F", "M"], 300)})
     out = folder / f"view-{size}{suffix}"
     api.perturb(frame, domains={"level": list(range(size)), "label": labels, "sex": ["F", "M"]}, max_rows=1000,
-                c=0.2, gamma=0.3, out=str(out), seed=seed, report=False, missing="drop")  # sizes as listed
+                c=0.2, gamma=0.3, out=str(out), seed=seed, report=False, missing="drop", ledger=None)  # sizes as listed
     return out
 
 

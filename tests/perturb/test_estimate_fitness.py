@@ -45,7 +45,7 @@ def files(tmp_path_factory):
 
 def perturbed(files, seed):
     return api.perturb(people(), schema=files[2], domains=DOMAINS, max_rows=300, missing="drop", c=2, gamma=0.3,
-                       seed=seed)
+                       seed=seed, ledger=None)
 
 
 def test_the_api_estimate_of_a_seeded_view_is_not_fit_for_release(files):

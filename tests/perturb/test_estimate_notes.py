@@ -27,7 +27,7 @@ def _people() -> pl.DataFrame:
 
 def test_a_condition_no_domain_value_meets_is_noted(tmp_path, capsys):
     perturbed = api.perturb(_people(), domains=DOMAINS, max_rows=300, missing="drop", c=2, gamma=0.3, seed=1,
-                            out=tmp_path / "view.csv", report=False)
+                            out=tmp_path / "view.csv", report=False, ledger=None)
     misspelt, right = api.estimate(perturbed, ["count where sex = 'Femal'", "count where sex = 'Female'"])
     assert misspelt.estimate == 0.0 and misspelt.n_domain == 0
     assert len(misspelt.notes) == 1 and "public domain of 'sex'" in misspelt.notes[0]

@@ -12,6 +12,7 @@ import pytest
 
 from cli_helpers import run_command
 from crowdsafe import api
+from crowdsafe.errors import BudgetExceeded
 
 SCHEMA = ('[attributes.age]\ntype = "integer"\n[attributes.sex]\ntype = "categorical"\n'
           '[attributes.band]\ntype = "integer"\n')
@@ -63,6 +64,21 @@ def test_the_api_view_of_a_ledger_run_records_it(files, tmp_path):
                          missing="drop", c=2, gamma=0.3, ledger=tmp_path / "ledger.sqlite3", budget=(10, 0))
     assert result.ledger is not None and result.view.certificate.accounting == {"ledger": True}
     unrecorded = api.perturb(files / "people.csv", schema=files / "schema.toml", domains=DOMAINS, max_rows=300,
-                             missing="drop", c=2, gamma=0.3)
+                             missing="drop", c=2, gamma=0.3, ledger=None)
     assert unrecorded.ledger is None and unrecorded.view.certificate.accounting is None
 
+
+
+def test_the_api_charges_the_default_ledger_as_publish_and_query_do(files, private_ledger):
+    """``api.perturb`` with no ``ledger`` uses ``$CROWDSAFE_LEDGER`` (here the test's own file),
+    as the command line does: a script that sets it has every view counted. A table without a
+    budget there is refused before anything is drawn."""
+    options = {"schema": files / "schema.toml", "domains": DOMAINS, "max_rows": 300, "missing": "drop", "c": 2,
+               "gamma": 0.3}
+    with pytest.raises(BudgetExceeded, match="no privacy budget is set"):
+        api.perturb(files / "people.csv", **options)
+    assert not private_ledger.exists() or not api.ledger_report(ledger=private_ledger)["datasets"]
+    result = api.perturb(files / "people.csv", budget=(10, 0), **options)
+    assert result.ledger is not None and result.view.certificate.accounting == {"ledger": True}
+    (dataset,) = api.ledger_report(ledger=private_ledger)["datasets"]
+    assert [entry["epsilon"] for entry in dataset["entries"]] == [result.view.certificate.epsilon]

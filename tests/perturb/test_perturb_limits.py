@@ -64,7 +64,7 @@ def test_the_limit_is_checked_by_the_run_itself(tmp_path):
 
     with pytest.raises(ParameterError, match="more than max_view_rows=10"):
         api.perturb(_table(tmp_path / "t.csv"), d=0.1, gamma=0.9, max_rows=400, max_view_rows=10,
-                    domains={"age": list(range(20, 30)), "sex": ["F", "M"], "zip": ["a", "b", "c", "d"]})
+                    domains={"age": list(range(20, 30)), "sex": ["F", "M"], "zip": ["a", "b", "c", "d"]}, ledger=None)
 
 
 def test_a_view_within_the_limit_runs_and_plan_only_still_shows_a_large_plan(capsys, tmp_path):
@@ -129,7 +129,7 @@ def test_a_sweep_holds_at_most_its_bound(tmp_path):
     from crowdsafe import api
 
     data = _table(tmp_path / "t.csv")
-    view = api.perturb(data, d=0.1, gamma=0.9, max_rows=400, seed=3,
+    view = api.perturb(data, d=0.1, gamma=0.9, max_rows=400, seed=3, ledger=None,
                        domains={"age": list(range(20, 30)), "sex": ["F", "M"], "zip": ["a", "b", "c", "d"]}).view
     for limit in (1 << 24, 15):
         with pytest.MonkeyPatch.context() as patch:

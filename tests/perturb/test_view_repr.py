@@ -15,7 +15,7 @@ TABLE = pl.DataFrame({"sex": ["F", "M", "F", "M"] * 10, "zip": ["13053", "13068"
 
 
 def perturbed(table: pl.DataFrame, **options):
-    return api.perturb(table, gamma=0.5, d=0.1, attributes=["sex", "zip"], seed=3, **options)
+    return api.perturb(table, gamma=0.5, d=0.1, attributes=["sex", "zip"], seed=3, ledger=None, **options)
 
 
 def test_a_view_is_one_short_line_without_its_domain():

@@ -26,7 +26,7 @@ def _commands(tmp_path, schema):
 
     def perturb(path):
         api.perturb(path, attributes=["sex", "edu"], gamma=0.5, d=0.2, max_rows=10, seed=3, schema=schema,
-                    missing="drop")
+                    missing="drop", ledger=None)
 
     def publish(path):
         out = tmp_path / "out" / path.rsplit("/", 1)[-1]

@@ -166,7 +166,7 @@ def _perturb_api():
     bound = {"max_rows": 10_000} if "max_rows" in inspect.signature(api.perturb).parameters else {}
     return api.perturb("data.parquet", schema="schema.toml", attributes=["age", "education", "sex", "income"],
                        domains=json.loads(Path("domains.json").read_text(encoding="utf-8")),
-                       d=0.1, gamma=0.2, seed=int(SEED), out="out/view.csv", **bound)
+                       d=0.1, gamma=0.2, seed=int(SEED), out="out/view.csv", ledger=None, **bound)
 
 
 def _anonymize_api():

@@ -64,7 +64,7 @@ def _api(kind: str, path: str, schema: str, folder, text: str | None, options: d
         api.publish(path, epsilon=1, seed=3, schema=schema, out=str(folder / "r.csv"),
                     ledger=str(folder / "l.sqlite3"), budget=(5, 1e-3), missing="error", **options)
     else:
-        api.perturb(path, attributes=["sex", "edu"], seed=3, schema=schema, missing="error",
+        api.perturb(path, attributes=["sex", "edu"], seed=3, schema=schema, missing="error", ledger=None,
                     **{"gamma": 0.5, "d": 0.1, "max_rows": ROWS, **options})
 
 

@@ -86,7 +86,7 @@ def _api(folder: Path, rows: list[dict[str, Any]], missing: str = "keep") -> dic
     try:
         result = api.perturb(path, schema=schema, domains=json.loads(domains.read_text()), gamma=0.3, d=0.05,
                              attributes=["country", "sex", "band"], max_rows=500, seed=7, missing=missing,
-                             out=folder / "out" / "view.csv", report=False)
+                             out=folder / "out" / "view.csv", report=False, ledger=None)
     except InputError as error:
         return {"exit": 2, "stderr": str(error)}
     return {"exit": 0, "stdout": json.dumps(result.as_dict(), sort_keys=True),

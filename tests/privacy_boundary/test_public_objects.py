@@ -194,7 +194,7 @@ def _reprs() -> list[tuple[str, str]]:
         frame = _clamped_table(extra)
         answer = api.query(frame, "mean(age) clamp 20..60", epsilon=1.0, randomness=4, ledger=None)
         view = api.perturb(frame, d=0.1, gamma=0.9, max_rows=500, attributes=["sex"], domains={"sex": ["F", "M"]},
-                           seed=4)
+                           seed=4, ledger=None)
         assert answer.custodian_only and view.custodian  # the facts exist, and are asked for by name
         out.append((repr(answer), repr(view)))
     return out

@@ -38,6 +38,7 @@ def perturb_to(out: Path, frame: pl.DataFrame | None = None, **options):
     out.parent.mkdir(parents=True, exist_ok=True)
     options.setdefault("seed", 5)
     options.setdefault("missing", "drop")  # the table has none: no missing value in the domains
+    options.setdefault("ledger", None)
     return api.perturb(people() if frame is None else frame, domains=DOMAINS, max_rows=1000, c=2.0, gamma=0.3,
                        out=str(out), **options)
 
@@ -174,7 +175,7 @@ def test_before_is_refused_for_a_view(view, capsys):
 
 def test_an_exploratory_view_says_no_formal_guarantee(tmp_path):
     out = tmp_path / "e.csv"
-    api.perturb(people(), c=0.5, gamma=0.3, exploratory=True, seed=1, out=str(out))
+    api.perturb(people(), c=0.5, gamma=0.3, exploratory=True, seed=1, out=str(out), ledger=None)
     page = report_path(out).read_text(encoding="utf-8")
     assert "NO formal privacy guarantee" in section(page, "guarantee") and "Do not publish it" in page
     assert "(d, γ)-private" not in page
@@ -306,7 +307,7 @@ def test_a_missing_value_is_shown_apart_from_the_ranges(tmp_path):
     frame = pl.DataFrame({"age": [None if x < 4 else int(x) for x in rng.integers(0, 60, 300)],
                           "sex": rng.choice(["Female", "Male"], 300)})
     out = tmp_path / "m.csv"
-    api.perturb(frame, gamma=0.5, d=0.05, seed=1, out=str(out), exploratory=True)
+    api.perturb(frame, gamma=0.5, d=0.05, seed=1, out=str(out), exploratory=True, ledger=None)
     published = read_view(out)
     age = view_content.attribute_estimates(published, "age", "the data")
     assert age.values[-1].label == view_content.MISSING_LABEL
