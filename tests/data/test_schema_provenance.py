@@ -161,7 +161,7 @@ def test_an_alpha_beta_view_on_a_drafted_order_is_not_fit(drafted, tmp_path):
     """The drafted frequency groups of 'disposition' are a hierarchy with a value list, which α-β
     takes as the public domain: the view names the marker until it is deleted."""
     csv, toml = drafted
-    common = dict(attributes=["disposition", "sex"], max_rows=10_000, gamma=0.5, d=0.1)
+    common = dict(attributes=["disposition", "sex"], max_rows=10_000, gamma=0.5, d=0.1, ledger=None)
     marked = api.perturb(csv, schema=toml, domains={"sex": ["F", "M"]}, seed=1, **common)
     assert marked.view.certificate.parameters["domain_sources"]["disposition"] == "hierarchy leaves"
     reasons = reasons_about(marked.view.certificate, UNREVIEWED)

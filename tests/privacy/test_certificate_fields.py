@@ -80,9 +80,9 @@ def certificates(tmp_path_factory) -> dict[str, dict[str, Any]]:
         api.anonymize(data, schema=schema, k=5, out=str(root / f"{name}.csv"), report=False, **options)
         written[name] = root / f"{name}.certificate.json"
     api.perturb(data, schema=schema, attributes=["workclass", "education"], max_rows=3000, d=0.1, gamma=0.5,
-                seed=1, out=str(root / "view.csv"), report=False)
+                seed=1, out=str(root / "view.csv"), report=False, ledger=None)
     api.perturb(data, schema=schema, attributes=["age", "sex"], exploratory=True, d=0.1, gamma=0.5, seed=1,
-                out=str(root / "exploratory.csv"), report=False)
+                out=str(root / "exploratory.csv"), report=False, ledger=None)
     written["view"], written["exploratory"] = root / "view.certificate.json", root / "exploratory.certificate.json"
     return {name: json.loads(path.read_text(encoding="utf-8")) for name, path in written.items()}
 

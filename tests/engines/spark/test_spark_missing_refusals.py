@@ -85,7 +85,8 @@ def test_tables_without_rows_are_refused_with_the_empty_table_label(spark, tmp_p
     def perturb(path, missing):
         out = tmp_path / "views" / path.rsplit("/", 1)[-1]
         return lambda: api.perturb(path, attributes=["sex", "edu"], gamma=0.5, d=0.2, max_rows=10, seed=3,
-                                   schema=schema, engine="spark", missing=missing, out=str(out / "v.parquet"))
+                                   schema=schema, engine="spark", missing=missing, out=str(out / "v.parquet"),
+                                   ledger=None)
 
     def publish(path, missing):
         out = tmp_path / "out" / path.rsplit("/", 1)[-1]
@@ -111,7 +112,7 @@ def test_parameter_errors_come_before_the_data_on_spark(spark, tmp_path):
                                         engine="spark", missing="error"),
         "perturb": lambda path: api.perturb(path, attributes=["sex", "edu"], gamma=2, d=0.1, max_rows=4, seed=3,
                                             schema=schema, engine="spark", missing="error",
-                                            out=str(tmp_path / "v" / "v.parquet")),
+                                            out=str(tmp_path / "v" / "v.parquet"), ledger=None),
         "publish": lambda path: api.publish(path, epsilon=1, seed=3, schema=schema, engine="spark",
                                             out=str(tmp_path / "r" / "r.parquet"), ledger=None,
                                             missing="error", scheme={"age": 9}),
