@@ -248,3 +248,14 @@ def test_a_column_of_an_unusable_type_says_so_not_none():
     text = draft.to_toml()
     assert "direct identifier, from its type: " in text and "None" not in text
     assert "blob (type)" in draft.summary()
+
+
+def test_names_in_other_scripts_are_not_said_to_differ_only_in_punctuation():
+    # every name beyond a-z folded to '', so four distinct Japanese names were "easy to confuse"
+    frame = pl.DataFrame({"年齢": [20, 30] * 20, "性別": ["男", "女"] * 20, "都道府県": ["東京都", "大阪府"] * 20,
+                          "المدينة": ["القاهرة", "الجيزة"] * 20, "Straße": ["a", "b"] * 20})
+    assert not any("differ only in case" in n for n in draft_schema(frame).notes)
+    twins = pl.DataFrame({"都道府県": ["a", "b"] * 20, "都道府県 ": ["c", "d"] * 20, "STRASSE": ["e", "f"] * 20,
+                          "straße": ["g", "h"] * 20})
+    notes = [n for n in draft_schema(twins).notes if "differ only in case" in n]
+    assert len(notes) == 2 and "'都道府県', '都道府県 '" in notes[0] and "'STRASSE', 'straße'" in notes[1]

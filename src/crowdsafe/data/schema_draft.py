@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -374,6 +375,14 @@ def _drafted(name: str, column: pl.Series) -> AttributeDraft:
     return AttributeDraft(name, Role.QUASI_IDENTIFIER, kind, order, hierarchy, None, None, sensitive, tuple(notes))
 
 
+def _folded(name: str) -> str:
+    """``name`` without its case and punctuation: letters, digits and combining marks of any script
+    kept, every other run of characters one ``_``. (It kept only a-z and 0-9, so names in Japanese
+    or Arabic all folded to the empty text, and were said to differ only in punctuation.)"""
+    kept = "".join(c if c.isalnum() or unicodedata.category(c).startswith("M") else "_" for c in name.casefold())
+    return re.sub(r"_+", "_", kept).strip("_")
+
+
 def _awkward_names(names: list[str]) -> list[str]:
     """Notes on names that are hard to write (quoted in the file) or easy to confuse."""
     notes = []
@@ -383,7 +392,7 @@ def _awkward_names(names: list[str]) -> list[str]:
                      + ", ".join(repr(n) for n in quoted))
     folded: dict[str, list[str]] = {}
     for n in names:
-        folded.setdefault(re.sub(r"[^a-z0-9]+", "_", n.lower()).strip("_"), []).append(n)
+        folded.setdefault(_folded(n), []).append(n)
     for group in folded.values():
         if len(group) > 1:
             notes.append("names that differ only in case or punctuation (easy to confuse; consider "
