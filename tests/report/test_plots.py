@@ -57,3 +57,16 @@ def test_drawing_a_report_imports_no_plotting_library(published):
             f"build_report({str(published)!r}); print('matplotlib' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_japanese_labels_fit_inside_the_picture():
+    # an ideograph is one em wide; counted as 0.6 em like a Latin letter, a label of 12 of them
+    # began about 34 points left of the picture's edge, and its first characters were cut off
+    whole, long = "急性上気道感染症（合併症）", "慢性閉塞性肺疾患" * 4
+    svg = plots.distribution_svg("診断名", [(whole, 10), (long, 5), ("other", 3)])
+    for x, label in re.findall(r'<text x="([0-9.]+)"[^>]*text-anchor="end"[^>]*>([^<]*)</text>', svg):
+        wide = sum(1 for c in label if "\u3000" <= c <= "\u9fff" or "\uff00" <= c <= "\uffef")
+        assert float(x) - 9.0 * wide - 5.4 * (len(label) - wide) >= 0, label
+    shown = re.findall(r">([^<]*)</text>", svg)
+    assert whole in shown and long not in shown and any(s.startswith("慢性閉塞性") and s.endswith("…") for s in shown)
+    assert plots._short("a" * 40) == "a" * 31 + "…" and plots._short("a" * 32) == "a" * 32

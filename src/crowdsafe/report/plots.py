@@ -15,7 +15,7 @@ import numpy as np
 
 from crowdsafe.number_text import quantity, rounded_up
 from crowdsafe.report.before_rows import BeforeBar
-from crowdsafe.report.svg import Chart, Panel, ticks
+from crowdsafe.report.svg import Chart, Panel, cut_text, text_units, ticks
 
 AFTER_COLOUR = "#2b6cb0"
 BEFORE_COLOUR = "#c05621"
@@ -31,7 +31,7 @@ MARGIN = 0.05
 def label_room(labels: Sequence[str]) -> float:
     """The left margin, in points, that holds the longest category label (about 0.075 inch a
     character at 9 points)."""
-    longest = max([len(_short(v)) for v in labels] + [4])
+    longest = max([text_units(_short(v)) for v in labels] + [4])
     return (0.2 + 0.075 * longest) * INCH
 
 
@@ -192,7 +192,7 @@ def compact_bars_svg(title: str, values: Sequence[tuple[str, float]], labels: Se
     (``labels``, else the number) beside its bar; ``top``: the value of a full bar (default: the
     largest). About 200 bytes a row."""
     rows = len(values)
-    room = min(max([len(_short(v, 24)) for v, _ in values] + [4]), 24) * 5.4 + 6
+    room = min(max([text_units(_short(v, 24)) for v, _ in values] + [4]), 24) * 5.4 + 6
     width, height = 300.0, 16.0 + 13.0 * max(rows, 1)
     chart = Chart(width, height)
     chart.text(4.0, 7.0, title, anchor="start")
@@ -208,7 +208,8 @@ def compact_bars_svg(title: str, values: Sequence[tuple[str, float]], labels: Se
 
 
 def _short(label: str, width: int = 32) -> str:
-    return label if len(label) <= width else label[: width - 1] + "…"
+    """``label`` cut to ``width`` Latin characters' widths (a Japanese character takes about two)."""
+    return cut_text(label, width)
 
 
 __all__ = ["class_size_svg", "compact_bars_svg", "compact_histogram_svg", "distribution_svg", "label_room",

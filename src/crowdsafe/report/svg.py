@@ -8,12 +8,14 @@ the bytes a pure function of the numbers drawn: the same release always gives th
 
 Units are points (1/72 inch), as Matplotlib's SVG backend used, so the charts keep their size.
 Text is SVG text (selectable, searchable, read by screen readers); its width is estimated at
-0.6 of the font size per character, which is all the fixed layout needs.
+0.6 of the font size per Latin character and one em per wide (CJK) one, which is all the fixed
+layout needs.
 """
 
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
@@ -70,8 +72,42 @@ def ticks(low: float, high: float, count: int = 5, integer: bool = False) -> lis
     return _on_grid(low, high, nice_step(span, count, integer))
 
 
+def _units(char: str) -> float:
+    """How many Latin characters' widths ``char`` takes: none for a combining mark or an invisible
+    format character, 1/CHAR_WIDTH (one em) for a wide or full-width one (CJK ideographs, kana,
+    Hangul), else one."""
+    if unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me", "Cf"):
+        return 0.0
+    if unicodedata.east_asian_width(char) in ("W", "F"):
+        return 1.0 / CHAR_WIDTH
+    return 1.0
+
+
+def text_units(text: str) -> float:
+    """The estimated width of ``text`` in Latin characters (0.6 of the font size each). A Japanese
+    or Chinese character is drawn one em wide: counted as one Latin character, labels in those
+    scripts overflowed the margin made for them and were cut off at the picture's edge."""
+    if text.isascii():
+        return float(len(text))
+    return sum(_units(c) for c in text)
+
+
+def cut_text(text: str, units: int) -> str:
+    """``text`` as it is if it fits ``units`` Latin characters' widths, else its longest beginning
+    that fits with an ellipsis after it."""
+    if text_units(text) <= units:
+        return text
+    used, end = 0.0, 0
+    for char in text:
+        used += _units(char)
+        if used > units - 1:
+            break
+        end += 1
+    return text[:end] + "…"
+
+
 def text_width(text: str, size: float = FONT_SIZE) -> float:
-    return len(text) * size * CHAR_WIDTH
+    return text_units(text) * size * CHAR_WIDTH
 
 
 @dataclass
@@ -193,4 +229,4 @@ class Panel:
         self.chart.text((self.left + self.right) / 2, (self.top + self.bottom) / 2, content)
 
 
-__all__ = ["Chart", "Panel", "nice_step", "number", "text_width", "ticks"]
+__all__ = ["Chart", "Panel", "cut_text", "nice_step", "number", "text_units", "text_width", "ticks"]
