@@ -142,7 +142,7 @@ def render(payload: dict[str, Any], console: Console) -> None:
         f"rows read       {custodian['rows_in']:,}; {custodian['rows_suppressed']:,} suppressed "
         f"({custodian['suppression_rate']:.2%})",
         f"GCP (mean NCP)  {utility['gcp']:.4f}",
-        *(f"  NCP {name:<11} {value:.4f}" for name, value in utility["ncp"].items()),
+        *(f"  NCP {_padded(name, 11)} {value:.4f}" for name, value in utility["ncp"].items()),
         f"discernibility  {utility['discernibility']:,.0f}",
         f"C_avg           {utility['c_avg']:.3f}",
         f"suppression     {utility['suppression_rate']:.2%}",
@@ -153,6 +153,15 @@ def render(payload: dict[str, Any], console: Console) -> None:
     console.print(CUSTODIAN_HEADING, markup=False, highlight=False)
     for line in lines:
         console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _padded(name: str, width: int) -> str:
+    """``name`` padded with spaces to ``width`` terminal cells: a Japanese character takes two, a
+    combining accent none (``f"{name:<11}"`` counted characters, so the figures after Japanese or
+    decomposed names stood out of line)."""
+    from rich.cells import cell_len
+
+    return name + " " * max(width - cell_len(name), 0)
 
 
 def register(app: typer.Typer) -> None:
