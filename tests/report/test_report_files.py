@@ -215,3 +215,19 @@ def test_a_resaved_release_gets_the_same_report(release_resaved):
     assert b";" in copy.read_bytes().split(b"\r\n")[0]
     assert main(["report", str(copy)]) == 0
     assert report_path(copy).read_bytes() == report_path(original).read_bytes()
+
+
+def test_a_release_resaved_in_windows_1252_is_named_so(release_resaved, tmp_path, capsys):
+    """As every other reader of a release says (check, compare, attack); report said Polars'
+    "cannot read the release ...: invalid utf-8 sequence"."""
+    original, _ = release_resaved
+    header = original.read_text(encoding="utf-8").splitlines()[0]
+    row = ",".join(["Privé"] + ["*"] * (header.count(",")))
+    resaved = tmp_path / "r.csv"
+    resaved.write_bytes("\r\n".join([header] + [row] * 40).encode("cp1252"))
+    shutil.copy(original.with_name("r.certificate.json"), tmp_path / "r.certificate.json")
+    assert main(["report", str(resaved)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == f"crowdsafe: error: the release {resaved} is not UTF-8 text; re-save it as UTF-8"
+    assert main(["check", str(resaved)]) == 2
+    assert f"{resaved} is not UTF-8 text; re-save it as UTF-8" in capsys.readouterr().err

@@ -140,7 +140,7 @@ def read_release(table_path: str | os.PathLike[str]) -> tuple[pl.LazyFrame, dict
         frame = _scan_table(path)
         frame.collect_schema()  # a file that is not a table fails here, by name
     except (OSError, pl.exceptions.PolarsError) as exc:
-        raise InputError(f"cannot read the release {path}: {exc}") from exc
+        raise unreadable_release(path, exc) from exc
     if path.suffix.lower() == ".csv" and escaped_by(certificate.get("format_notes") or []):
         frame = unescape_frame(frame)
     return frame, certificate
@@ -170,7 +170,17 @@ def release_content(table_path: str | os.PathLike[str], before: Sequence[BeforeD
                 return certified_table(report_content(counted, found, Path(table_path).name, before, weighted=True))
         return certified_table(report_content(frame, found, Path(table_path).name, before))
     except (OSError, pl.exceptions.PolarsError) as exc:
-        raise InputError(f"cannot read the release {table_path}: {exc}") from exc
+        raise unreadable_release(table_path, exc) from exc
+
+
+def unreadable_release(path: str | os.PathLike[str], exc: Exception) -> InputError:
+    """The refusal of a release file that could not be read: one saved again in another encoding
+    than UTF-8 (a spreadsheet's Windows-1252) is named so, as every other reader of a release
+    names it (it was Polars' "invalid utf-8 sequence")."""
+    text = str(exc)
+    if "utf-8" in text.lower() or "utf8" in text.lower():
+        return InputError(f"the release {path} is not UTF-8 text; re-save it as UTF-8")
+    return InputError(f"cannot read the release {path}: {text}")
 
 
 def certified_table(content: ReportContent) -> ReportContent:
