@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import subprocess
 import sys
 
@@ -13,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crowdsafe.data import Dataset, MissingPolicy, Schema, intervals, load, write
+from crowdsafe.data.text_csv import read_text_csv
 from crowdsafe.errors import HierarchyError, InputError, ParameterError, SchemaError
 
 CSV = "age,sex,zip,income\n39,Male,02139,<=50K\n50,Female,02138,>50K\n38,Male,02139,<=50K\n"
@@ -158,6 +160,20 @@ def test_non_utf8_file(tmp_path):
     path.write_bytes("name,city\nJosé,Malmö\n".encode("latin-1"))
     with pytest.raises(InputError, match="not UTF-8"):
         load(path)
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_a_windows_1252_header_over_ascii_values_is_not_utf8(tmp_path, compress):
+    # Polars checks the values only: the header was read lossily, a column 'Gr\ufffd\ufffde', without a word
+    content = "Gr\u00f6\u00dfe;Alter\n" + "".join(f"{170 + i % 30};{20 + i % 50}\n" for i in range(300))
+    path = tmp_path / ("kunden.csv.gz" if compress else "kunden.csv")
+    path.write_bytes(gzip.compress(content.encode("cp1252")) if compress else content.encode("cp1252"))
+    with pytest.raises(InputError, match="not UTF-8 text; re-save it as UTF-8"):
+        load(path)
+    with pytest.raises(InputError, match="not UTF-8 text; re-save it as UTF-8"):
+        read_text_csv(path)
+    path.write_bytes(gzip.compress(content.encode("utf-8")) if compress else content.encode("utf-8"))
+    assert load(path).frame.columns == ["Gr\u00f6\u00dfe", "Alter"]
 
 
 def test_one_row_file_loads(tmp_path):

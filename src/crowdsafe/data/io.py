@@ -8,6 +8,7 @@ applies it to the distinct values it reads.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import os
@@ -94,6 +95,10 @@ def _text_problem(head: bytes) -> str | None:
             return f"is {encoding} text; re-save it as UTF-8"
     if b"\x00" in head:
         return "is a binary file, not CSV text; give a CSV (UTF-8) or Parquet file"
+    try:  # Polars reads a header lossily: a Windows-1252 'Größe' was the column 'Gr\ufffd\ufffde'
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)  # a sequence cut at the end is no error
+    except UnicodeDecodeError:
+        return "is not UTF-8 text; re-save it as UTF-8"
     return None
 
 
