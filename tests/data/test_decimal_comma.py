@@ -55,7 +55,9 @@ def test_a_semicolon_export_reads_its_decimal_commas_as_numbers_with_a_note(germ
                     "1234.5), because the values looked so (a custodian-only fact about the data; a release or "
                     "answer that uses it is not fit for release until the reading is declared); say so with "
                     "--decimal-comma or [csv] decimal_comma = true in the schema, or give --no-decimal-comma "
-                    "(decimal_comma=False) to read it as text")
+                    "(decimal_comma=False) to read it as text; 'Menge' was read with a decimal point (1.234 as "
+                    "1.234), though in a file written with decimal commas a '.' groups thousands (1.234 is 1234): "
+                    "--decimal-comma reads every column so")
 
 
 def test_a_reading_left_to_the_data_makes_a_release_and_an_answer_unfit(german, tmp_path):
@@ -243,3 +245,22 @@ def _toml(folder, text):
     path = folder / "s.toml"
     path.write_text(text)
     return path
+
+
+def test_points_beside_decimal_commas_are_named_in_the_note_read_whole_or_streamed(tmp_path, capsys, monkeypatch):
+    """A population written 250.523 in a file whose areas are written 607,69 was read as 250.523
+    without a word; only a column with at most three decimals, one with some, is named."""
+    from crowdsafe.data import streaming
+
+    path = tmp_path / "gemeinden.csv"
+    path.write_text("Gemeinde;Einwohner;Fläche;Anteil;Jahr\n" + "".join(
+        f"G{i};{['250.523', '1.200', '37.004'][i % 3]};{['607,69', '12,5'][i % 2]};{['0.12345', '0.5'][i % 2]};2024\n"
+        for i in range(60)), encoding="utf-8")
+    for eager in (1 << 28, 0):
+        monkeypatch.setattr(streaming, "EAGER_BYTES", eager)
+        load_or_stream(path)
+        err = capsys.readouterr().err
+        assert "'Einwohner' was read with a decimal point" in err and "'Anteil'" not in err and "'Jahr'" not in err
+    monkeypatch.setattr(streaming, "EAGER_BYTES", 1 << 28)
+    assert load(path, decimal_comma=True).frame.get_column("Einwohner").head(3).to_list() == [250523, 1200, 37004]
+    assert "decimal point" not in capsys.readouterr().err

@@ -31,7 +31,7 @@ from crowdsafe.data.column_words import is_code_name
 from crowdsafe.errors import ParameterError, SchemaError
 
 __all__ = ["GROUPED", "PATTERN", "Mode", "columns", "csv_options", "hint", "mode", "note", "number_text", "option",
-           "pattern", "undeclared"]
+           "pattern", "points", "undeclared"]
 
 Mode = Literal["off", "auto", "on"]
 
@@ -97,15 +97,36 @@ def columns(frame: pl.DataFrame, skip: Collection[str], reading: Mode) -> list[s
     return [c for c, every in zip(text, facts) if every]
 
 
-def note(label: str, names: list[str]) -> str:
-    """The note of an ``"auto"`` read that converted ``names``."""
+def points(frame: pl.DataFrame, converted: Collection[str]) -> list[str]:
+    """The columns of ``frame`` besides ``converted`` that Polars read as numbers with a decimal
+    point, each value with at most three decimals and one with some: in a file whose other
+    columns are written with a decimal comma, their ``.`` most likely groups thousands (a
+    population ``250.523`` read as 250.523, not 250523)."""
+    floats = [c for c, t in frame.schema.items() if t.is_float() and c not in converted]
+    if not floats:
+        return []
+    facts = frame.select(
+        ((pl.col(c) * 1000).round(0).sub(pl.col(c) * 1000).abs().lt(1e-6).all()
+         & (pl.col(c) != pl.col(c).floor()).any()) for c in floats).row(0)
+    return [c for c, thousands in zip(floats, facts) if thousands]
+
+
+def note(label: str, names: list[str], pointed: Collection[str] = ()) -> str:
+    """The note of an ``"auto"`` read that converted ``names``; ``pointed``: the columns it read
+    with a decimal point whose ``.`` may group thousands (:func:`points`)."""
     which = ", ".join(f"'{n}'" for n in names)
     plural = len(names) > 1
+    also = ""
+    if pointed:
+        others = ", ".join(f"'{n}'" for n in pointed)
+        also = (f"; {others} {'were' if len(pointed) > 1 else 'was'} read with a decimal point (1.234 as 1.234), "
+                "though in a file written with decimal commas a '.' groups thousands (1.234 is 1234): "
+                "--decimal-comma reads every column so")
     return (f"{label}: column{'s' if plural else ''} {which} read with a decimal comma (e.g. 1.234,5 as 1234.5), "
             "because the values looked so (a custodian-only fact about the data; a release or answer that uses "
             f"{'them' if plural else 'it'} is not fit for release until the reading is declared); say so with "
             "--decimal-comma or [csv] decimal_comma = true in the schema, or give --no-decimal-comma "
-            f"(decimal_comma=False) to read {'them' if plural else 'it'} as text")
+            f"(decimal_comma=False) to read {'them' if plural else 'it'} as text{also}")
 
 
 def hint(value: object) -> str:

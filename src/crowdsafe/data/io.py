@@ -543,7 +543,7 @@ def read_file(
         frame, commas = tidied_text(zone_free(frame, str(path)), set(text_columns), reading)
         decided = tuple(comma.undeclared(frame.columns, set(text_columns), reading))
         if commas and reading == "auto":
-            print(note_line(comma.note(str(path), commas)), file=sys.stderr)
+            print(note_line(comma.note(str(path), commas, comma.points(frame, commas))), file=sys.stderr)
         return TableRead(frame, tuple(commas), decided=decided)
     raise InputError(f"cannot tell the format of {path}: use a .csv or .parquet file name")
 

@@ -327,7 +327,7 @@ def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
     refuse_nul(raw, path, rows=False)  # the head was sniffed: a NUL further on (ds6 #3)
     tidied, commas = tidied_text(raw, set(text_columns), reading) if is_csv else (raw, [])
     if commas and reading == "auto":
-        print(note_line(comma.note(str(path), commas)), file=sys.stderr)
+        print(note_line(comma.note(str(path), commas, comma.points(tidied, commas))), file=sys.stderr)
     table_schema = complete_schema(schema, tidied) if schema is not None else Schema.infer(tidied)
     # the columns whose reading the data decides (from the header and the schema): marked, as read whole
     decided = comma.undeclared(tidied.columns, set(text_columns), reading) if is_csv else []
