@@ -77,3 +77,16 @@ def test_other_formats_are_named_in_one_line(tmp_path, content, fragment):
         read_table(path)
     message = str(caught.value)
     assert fragment in message and "\n" not in message and str(path) in message
+
+
+@pytest.mark.parametrize(("encoding", "named"), [("utf-16-le", "UTF-16LE"), ("utf-16-be", "UTF-16BE")])
+def test_utf16_without_a_byte_order_mark_is_named(tmp_path, encoding, named):
+    # it was "a binary file, not CSV text" (SQL Server's bcp -w writes no byte-order mark)
+    path = tmp_path / "export.csv"
+    text = "年齢,sex,city\n" + "".join(f"{20 + i},M,Lyon\n" for i in range(50))
+    path.write_bytes(text.encode(encoding))
+    with pytest.raises(InputError, match=f"is {named} text \\(without a byte-order mark\\); re-save it as UTF-8"):
+        load(path)
+    path.write_bytes(b"\x00\x01\x02\x03" * 40)
+    with pytest.raises(InputError, match="a binary file, not CSV text"):
+        load(path)

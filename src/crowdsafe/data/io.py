@@ -8,7 +8,6 @@ applies it to the distinct values it reads.
 
 from __future__ import annotations
 
-import codecs
 import csv
 import io
 import os
@@ -34,6 +33,7 @@ from crowdsafe.data.nul_bytes import refuse_nul, refuse_nul_in_file
 from crowdsafe.data.row_widths import file_chunks, first_ragged
 from crowdsafe.data.schema import complete_schema
 from crowdsafe.data.sep_line import sep_line, sep_note, without_sep_line
+from crowdsafe.data.text_bytes import text_problem
 from crowdsafe.errors import CUSTODIAN_REFUSAL, EMPTY_TABLE, CrowdsafeError, InputError, ParameterError, first_line
 from crowdsafe.files import atomic_paths, check_input, check_input_path
 from crowdsafe.identity import note_line
@@ -64,8 +64,6 @@ _MAGIC_NAMED = (
     (b"\x89PNG", "a PNG image, not a table"),
     (b"\xff\xd8\xff", "a JPEG image, not a table"),
 )
-_UTF16_32 = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
-             (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
 
 
 def _suffix(path: Path) -> str:
@@ -88,20 +86,6 @@ def _decompressed_head(path: Path, codec: str) -> bytes:
         raise InputError(f"{path} is a {codec}-compressed file that cannot be decompressed: {first}") from None
 
 
-def _text_problem(head: bytes) -> str | None:
-    """Why ``head`` (the first bytes of a file, decompressed) is not CSV text, or None."""
-    for magic, encoding in _UTF16_32:
-        if head.startswith(magic):
-            return f"is {encoding} text; re-save it as UTF-8"
-    if b"\x00" in head:
-        return "is a binary file, not CSV text; give a CSV (UTF-8) or Parquet file"
-    try:  # Polars reads a header lossily: a Windows-1252 'Größe' was the column 'Gr\ufffd\ufffde'
-        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)  # a sequence cut at the end is no error
-    except UnicodeDecodeError:
-        return "is not UTF-8 text; re-save it as UTF-8"
-    return None
-
-
 def sniff_format(path: str | os.PathLike[str]) -> tuple[str, bytes]:
     """The format of the file at ``path`` from its first bytes, whatever its name: ``"gzip"``
     or ``"zstd"`` (compressed CSV), ``"parquet"`` or ``"text"``, with the first bytes of its
@@ -122,7 +106,7 @@ def sniff_format(path: str | os.PathLike[str]) -> tuple[str, bytes]:
             if kind == PARQUET:
                 return kind, b""
             text = _decompressed_head(path, kind)
-            problem = _text_problem(text)
+            problem = text_problem(text)
             if problem:
                 raise InputError(f"{path} is {kind}-compressed and {problem.removeprefix('is ')}")
             return kind, text
@@ -135,7 +119,7 @@ def sniff_format(path: str | os.PathLike[str]) -> tuple[str, bytes]:
     for magic, what in _MAGIC_NAMED:
         if head.startswith(magic):
             raise InputError(f"{path} is {what}")
-    problem = _text_problem(head)
+    problem = text_problem(head)
     if problem:
         raise InputError(f"{path} {problem}")
     return TEXT, head
