@@ -80,8 +80,17 @@ def test_distinct_values_and_the_values_listed_agree():
     assert job.distinct == 12 and job.values_text.endswith(f", … and {12 - EXAMPLE_VALUES} more")
     for view in content.attributes:
         assert listed_count(view.examples, view.values_text) == view.distinct
-    page = unescape(render_html(content))
+    page = unescape(render_html(content)).replace("<bdi>", "").replace("</bdi>", "")
     assert f"<td>{job.values_text}</td>" in page
+
+
+def test_each_published_value_is_laid_out_on_its_own():
+    """A value holding a right-to-left override (or Arabic text) reversed the values after it in
+    the list: each is now in its own <bdi>, the list's commas and "more" outside."""
+    frame = FRAME.with_columns(pl.col("zip").replace({"021**": "\u202e021**", "100**": "القاهرة"}))
+    page = render_html(report_content(frame, CERTIFICATE, "r.csv"))
+    assert "<td><bdi>\u202e021**</bdi>, <bdi>945**</bdi>, <bdi>القاهرة</bdi></td>" in page
+    assert re.search(r"<td>(<bdi>job\d\d</bdi>, ){5}… and \d+ more</td>", page)
 
 
 def test_the_broken_variant_is_caught():

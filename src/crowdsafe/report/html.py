@@ -33,11 +33,26 @@ code { background: #edf2f7; padding: 0 .2rem; border-radius: .2rem; overflow-wra
 """
 
 
+class Markup(str):
+    """A table cell already written as HTML (its text escaped), which :func:`_table` keeps."""
+
+
+def _cell(text: str) -> str:
+    return text if isinstance(text, Markup) else escape(text)
+
+
+def isolated(values: Iterable[str]) -> Markup:
+    """``values`` joined by commas, each in a ``<bdi>`` element: an Arabic or Hebrew value, or one
+    holding a bidirectional override (U+202E), is laid out on its own, and the values after it
+    keep their order and direction (a published value could reverse the rest of the list)."""
+    return Markup(", ".join(f"<bdi>{escape(v)}</bdi>" for v in values))
+
+
 def _table(header: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequence[int] = ()) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in header)
     body = []
     for row in rows:
-        cells = "".join(f'<td class="number">{escape(c)}</td>' if i in numeric else f"<td>{escape(c)}</td>"
+        cells = "".join(f'<td class="number">{_cell(c)}</td>' if i in numeric else f"<td>{_cell(c)}</td>"
                         for i, c in enumerate(row))
         body.append(f"<tr>{cells}</tr>")
     # in a wrapper that scrolls sideways: a table wider than a phone's screen stays inside the page
@@ -97,7 +112,8 @@ GENERALIZED_HEADER = ("attribute", "level", "what the level does", "distinct val
 
 
 def _generalized(content: ReportContent) -> str:
-    rows = generalized_rows(content.attributes)
+    rows = [(*row[:4], _published(view), *row[5:]) for row, view in zip(generalized_rows(content.attributes),
+                                                                       content.attributes)]
     k = f"{content.k:,}" if content.k else "k"
     suppressed = (f"Records whose generalized tuple would be shared by fewer than {k} records were suppressed: by "
                   "construction no such class appears in the release. How many records were sampled or suppressed "
@@ -109,6 +125,12 @@ def _generalized(content: ReportContent) -> str:
             f"<p>{escape(suppressed)}</p>{_as_they_are(content)}</section>")
 
 
+def _published(view: AttributeView) -> Markup:
+    """:attr:`AttributeView.values_text` with each value isolated (:func:`isolated`)."""
+    more = view.distinct - len(view.examples)
+    return Markup(isolated(view.examples) + (f", … and {more:,} more" if more > 0 else ""))
+
+
 def _as_they_are(content: ReportContent) -> str:
     """The columns a release publishes outside its quasi-identifiers (a classic release keeps
     them; a certified one has none), named: the table above lists the generalized ones only, and
@@ -118,7 +140,7 @@ def _as_they_are(content: ReportContent) -> str:
     if not others:
         return ""
     return (f"<p><strong>Published as they are</strong> (not generalized, and outside the classes that k counts): "
-            f"{escape(', '.join(others))}. A value of these columns can set a record apart, or restate what a "
+            f"{isolated(others)}. A value of these columns can set a record apart, or restate what a "
             "generalized column hides.</p>")
 
 
