@@ -264,3 +264,26 @@ def test_points_beside_decimal_commas_are_named_in_the_note_read_whole_or_stream
     monkeypatch.setattr(streaming, "EAGER_BYTES", 1 << 28)
     assert load(path, decimal_comma=True).frame.get_column("Einwohner").head(3).to_list() == [250523, 1200, 37004]
     assert "decimal point" not in capsys.readouterr().err
+
+
+def test_a_comma_separated_file_of_quoted_decimal_commas_gets_a_note(tmp_path, capsys, monkeypatch):
+    """A French export separated by commas quotes its "72,5": such a column was read as text,
+    categories, without a word; it still is (the file's separator decides, not its values), with
+    a note, read whole or batch by batch, and no note once the reading is said."""
+    from crowdsafe.data import streaming
+
+    path = tmp_path / "poids.csv"
+    path.write_text("age,poids,ville\n" + "".join(f'{20 + i},"{60 + i % 9},5",Lyon\n' for i in range(40)))
+    for eager in (1 << 28, 0):
+        monkeypatch.setattr(streaming, "EAGER_BYTES", eager)
+        load_or_stream(path)
+        assert "column 'poids' read as text, though every value looks like a number" in capsys.readouterr().err
+    monkeypatch.setattr(streaming, "EAGER_BYTES", 1 << 28)
+    assert load(path).frame.schema["poids"] == pl.String
+    capsys.readouterr()
+    for option in (True, False):
+        load(path, decimal_comma=option)
+        assert "read as text" not in capsys.readouterr().err
+    path.write_text("age;poids\n" + "".join(f"{20 + i};{60 + i % 9},5\n" for i in range(40)))
+    load(path)
+    assert "read as text" not in capsys.readouterr().err

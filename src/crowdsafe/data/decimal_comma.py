@@ -31,7 +31,7 @@ from crowdsafe.data.column_words import is_code_name
 from crowdsafe.errors import ParameterError, SchemaError
 
 __all__ = ["GROUPED", "PATTERN", "Mode", "columns", "csv_options", "hint", "mode", "note", "number_text", "option",
-           "pattern", "points", "undeclared"]
+           "pattern", "points", "undeclared", "unread", "unread_note"]
 
 Mode = Literal["off", "auto", "on"]
 
@@ -127,6 +127,28 @@ def note(label: str, names: list[str], pointed: Collection[str] = ()) -> str:
             f"{'them' if plural else 'it'} is not fit for release until the reading is declared); say so with "
             "--decimal-comma or [csv] decimal_comma = true in the schema, or give --no-decimal-comma "
             f"(decimal_comma=False) to read {'them' if plural else 'it'} as text{also}")
+
+
+def unread(frame: pl.DataFrame, declared: Collection[str], said: bool | None) -> list[str]:
+    """The text columns of a CSV file read as ``frame`` that an ``"auto"`` read would read as
+    numbers written with a decimal comma, when nothing was said (``said`` None) and none was
+    declared (``declared``: a declared numeric one is refused with :func:`hint`): a French export
+    separated by commas writes ``"72,5"`` in quotes, and such a column was read as text,
+    categories, without a word (a ``;`` file's were converted already)."""
+    if said is not None:
+        return []
+    return columns(frame, {*declared, *(c for c in frame.columns if is_code_name(c))}, "auto")
+
+
+def unread_note(label: str, names: list[str]) -> str:
+    """The note naming the columns :func:`unread` found."""
+    which = ", ".join(f"'{n}'" for n in names)
+    plural = len(names) > 1
+    return (f"{label}: column{'s' if plural else ''} {which} read as text, though every value looks like a number "
+            "written with a decimal comma, e.g. 1.234,5 (a custodian-only fact about the data); give "
+            f"--decimal-comma (or [csv] decimal_comma = true in the schema) to read {'them' if plural else 'it'} as "
+            "numbers, or "
+            "--no-decimal-comma to keep the text and this note away")
 
 
 def hint(value: object) -> str:

@@ -463,6 +463,7 @@ class TableRead:
     unusable: Mapping[str, str] = field(default_factory=dict)
     #: the columns whose reading an undeclared "auto" read left to the data (:func:`comma.undeclared`)
     decided: tuple[str, ...] = ()
+    csv: bool = True
 
 
 def read_file(
@@ -499,7 +500,7 @@ def read_file(
             frame = frame.rename(dict(zip(frame.columns, names)))
         frame, unusable = usable_frame(frame, str(path))
         refuse_nul(frame, path)
-        return TableRead(frame, (), unusable)
+        return TableRead(frame, (), unusable, csv=False)
     if kind in (GZIP, ZSTD) or suffix in (*CSV_SUFFIXES, *PARQUET_SUFFIXES) or suffix == "":
         frame, reading = _read_csv(path, separator=separator, missing_tokens=missing_tokens,
                                    text_columns=text_columns, has_header=has_header, head=head,

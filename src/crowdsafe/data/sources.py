@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +25,7 @@ from typing import Any
 import polars as pl
 
 from crowdsafe.arguments import kind
+from crowdsafe.data import decimal_comma as comma
 from crowdsafe.data.column_types import usable_frame
 from crowdsafe.data.dataset import Dataset
 from crowdsafe.data.hierarchy import Hierarchy
@@ -32,6 +34,7 @@ from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS
 from crowdsafe.data.schema import AttributeType, Schema
 from crowdsafe.errors import EMPTY_TABLE, InputError
 from crowdsafe.files import literal_path
+from crowdsafe.identity import note_line
 
 __all__ = ["Source", "named", "open_named", "read_source", "register_named"]
 
@@ -166,6 +169,9 @@ def read_source(
         read = read_file(path, separator=separator, missing_tokens=missing_tokens, text_columns=text_columns,
                          decimal_comma=decimal_comma, empty=empty)
         frame, unusable, decided = read.frame, read.unusable, read.decided
+        unread = comma.unread(frame, [a.name for a in declared or ()], decimal_comma) if read.csv else []
+        if unread:  # a comma-separated file's quoted "72,5": read as text, and said
+            print(note_line(comma.unread_note(str(path), unread)), file=sys.stderr)
         label = str(path)
         name = name or path.name
     if frame.width == 0:

@@ -328,6 +328,9 @@ def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
     tidied, commas = tidied_text(raw, set(text_columns), reading) if is_csv else (raw, [])
     if commas and reading == "auto":
         print(note_line(comma.note(str(path), commas, comma.points(tidied, commas))), file=sys.stderr)
+    unread = comma.unread(tidied, [a.name for a in schema or ()], decimal_comma) if is_csv else []
+    if unread:
+        print(note_line(comma.unread_note(str(path), unread)), file=sys.stderr)
     table_schema = complete_schema(schema, tidied) if schema is not None else Schema.infer(tidied)
     # the columns whose reading the data decides (from the header and the schema): marked, as read whole
     decided = comma.undeclared(tidied.columns, set(text_columns), reading) if is_csv else []
