@@ -308,3 +308,37 @@ def test_a_header_longer_than_the_head_is_refused_not_cut(tmp_path):
     narrow = tmp_path / "narrow.csv"
     narrow.write_text(",".join(f"c{i}" for i in range(2_000)) + "\n" + ",".join("1" for _ in range(2_000)) + "\n")
     assert load(narrow).frame.width == 2_000
+
+
+def test_a_column_of_numbers_with_sas_missing_dots_is_said(tmp_path, capsys, monkeypatch):
+    """SAS and SPSS write '.' for a missing number: such a column stays text (as before), now
+    with a note, read whole or batch by batch; none for a column without '.', a declared one,
+    or one of words."""
+    from crowdsafe.data import streaming
+    from crowdsafe.data.streamed_table import load_or_stream
+
+    path = tmp_path / "sas.csv"
+    path.write_text("idade;renda;nome;ponto\n" + "".join(
+        f"{'.' if i % 7 == 0 else 20 + i};{'.' if i % 5 == 0 else f'{100 + i},5'};{'.' if i % 3 == 0 else 'Ana'};"
+        f"{i}.5\n" for i in range(40)))
+    for eager in (1 << 28, 0):
+        monkeypatch.setattr(streaming, "EAGER_BYTES", eager)
+        load_or_stream(path)
+        err = capsys.readouterr().err
+        assert "columns 'idade', 'renda' read as text: besides numbers, they hold cells '.'" in err, err
+        assert "'nome'" not in err and "'ponto'" not in err
+    monkeypatch.setattr(streaming, "EAGER_BYTES", 1 << 28)
+    assert load(path).frame.schema["idade"] == pl.String
+    capsys.readouterr()
+    load(path, missing_tokens=["", "."])
+    assert "SAS" not in capsys.readouterr().err
+    schema = Schema.from_toml(_schema_file(tmp_path))
+    load(path, schema=schema)
+    assert "'idade'" not in capsys.readouterr().err
+
+
+def _schema_file(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text('[attributes.idade]\ntype = "categorical"\n[attributes.renda]\ntype = "categorical"\n'
+                    '[attributes.nome]\ntype = "categorical"\n[attributes.ponto]\ntype = "real"\n')
+    return path

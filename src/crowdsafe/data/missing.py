@@ -16,6 +16,7 @@ Every report states the policy applied and how many rows it affected.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -44,6 +45,37 @@ class MissingPolicy(StrEnum):
 DEFAULT_MISSING = MissingPolicy.KEEP
 # Tokens read as missing in CSV files (besides an empty field).
 DEFAULT_MISSING_TOKENS = ("", "?", "NA", "N/A", "NULL")
+
+
+def dotted_columns(frame: pl.DataFrame, declared: Collection[str]) -> list[str]:
+    """The text columns of a CSV file read as ``frame`` (other than ``declared``) that hold the
+    cell ``.`` and, besides it, numbers only (with a decimal point or comma): SAS and SPSS write
+    ``.`` for a missing number, which is no missing token here (reading it as one would change the
+    identity of every table holding one), so such a column is read as text. Decided by the set of
+    a column's values (read whole or batch by batch alike); said by :func:`dotted_note`."""
+    from crowdsafe.data.decimal_comma import PATTERN
+
+    text = [c for c, t in frame.schema.items() if t == pl.String and c not in declared]
+    if text:
+        held = frame.select((pl.col(c) == ".").any().alias(c) for c in text).row(0)
+        text = [c for c, has in zip(text, held) if has]
+    if not text:
+        return []
+    number = [pl.col(c).cast(pl.Float64, strict=False).is_not_null() | pl.col(c).str.contains(PATTERN) for c in text]
+    facts = frame.select(((pl.col(c) == ".") | pl.col(c).is_null() | n).all() & n.any()
+                         for c, n in zip(text, number)).row(0)
+    return [c for c, dotted in zip(text, facts) if dotted]
+
+
+def dotted_note(label: str, names: Sequence[str]) -> str:
+    """The note naming the columns :func:`dotted_columns` found."""
+    which = ", ".join(f"'{n}'" for n in names)
+    one = len(names) == 1
+    holds = "it holds" if one else "they hold"
+    return (f"{label}: column{'' if one else 's'} {which} read as text: besides numbers, {holds}"
+            " cells '.', which SAS and SPSS write for a missing value and crowdsafe does not (a custodian-only fact "
+            f"about the data); empty those cells to read {'it' if one else 'them'} as numbers with missing values "
+            f"(in Python: load(..., missing_tokens=[*DEFAULT_MISSING_TOKENS, '.']))")
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from crowdsafe.data.column_types import usable_frame
 from crowdsafe.data.dataset import Dataset
 from crowdsafe.data.hierarchy import Hierarchy
 from crowdsafe.data.io import as_frame, read_file
-from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS
+from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS, dotted_columns, dotted_note
 from crowdsafe.data.schema import AttributeType, Schema
 from crowdsafe.errors import EMPTY_TABLE, InputError
 from crowdsafe.files import literal_path
@@ -172,6 +172,9 @@ def read_source(
         unread = comma.unread(frame, [a.name for a in declared or ()], decimal_comma) if read.csv else []
         if unread:  # a comma-separated file's quoted "72,5": read as text, and said
             print(note_line(comma.unread_note(str(path), unread)), file=sys.stderr)
+        dotted = dotted_columns(frame, [a.name for a in declared or ()]) if read.csv else []
+        if dotted:  # SAS's and SPSS's missing '.': read as text, and said
+            print(note_line(dotted_note(str(path), dotted)), file=sys.stderr)
         label = str(path)
         name = name or path.name
     if frame.width == 0:

@@ -46,7 +46,14 @@ from crowdsafe.data.column_names import describe_renames, stable_names
 from crowdsafe.data.column_types import settle
 from crowdsafe.data.dataset import Dataset
 from crowdsafe.data.io import CSV_SUFFIXES, PARQUET, _suffix, ragged_row_error, sniff_format, tidied_text
-from crowdsafe.data.missing import MissingPolicy, MissingReport, emptied_by_drop, missing_refusal
+from crowdsafe.data.missing import (
+    MissingPolicy,
+    MissingReport,
+    dotted_columns,
+    dotted_note,
+    emptied_by_drop,
+    missing_refusal,
+)
 from crowdsafe.data.nul_bytes import refuse_nul
 from crowdsafe.data.schema import AttributeType, Schema, complete_schema, declared_and_reading
 from crowdsafe.data.streaming import Scan, reads_eagerly, scan_table
@@ -331,6 +338,9 @@ def _read_streamed(path: Path, schema: Schema | None, qi: Sequence[str] | None,
     unread = comma.unread(tidied, [a.name for a in schema or ()], decimal_comma) if is_csv else []
     if unread:
         print(note_line(comma.unread_note(str(path), unread)), file=sys.stderr)
+    dotted = dotted_columns(tidied, [a.name for a in schema or ()]) if is_csv else []
+    if dotted:
+        print(note_line(dotted_note(str(path), dotted)), file=sys.stderr)
     table_schema = complete_schema(schema, tidied) if schema is not None else Schema.infer(tidied)
     # the columns whose reading the data decides (from the header and the schema): marked, as read whole
     decided = comma.undeclared(tidied.columns, set(text_columns), reading) if is_csv else []
