@@ -287,3 +287,7 @@ def test_a_comma_separated_file_of_quoted_decimal_commas_gets_a_note(tmp_path, c
     path.write_text("age;poids\n" + "".join(f"{20 + i};{60 + i % 9},5\n" for i in range(40)))
     load(path)
     assert "read as text" not in capsys.readouterr().err
+    # an English export's quoted thousands commas ("1,234") are no decimal commas: nothing said
+    path.write_text("age,amount\n" + "".join(f'{20 + i},"{1 + i % 9},{200 + i:03d}"\n' for i in range(40)))
+    load(path)
+    assert "read as text" not in capsys.readouterr().err

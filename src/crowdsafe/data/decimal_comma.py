@@ -46,6 +46,10 @@ GROUPED = (r"^[+-]?(?:[0-9]{1,3}(?:\.[0-9]{3})+|[0-9]{1,3}(?: [0-9]{3})+|[0-9]{1
            r"|[0-9]{1,3}(?:\x{202f}[0-9]{3})+|[0-9]+)(?:,[0-9]+)?$")
 
 
+#: A value whose comma can only be a decimal one: not three digits after it, or a '.' group before.
+_DECIMAL = r",(?:[0-9]{1,2}|[0-9]{4,})$|\.[0-9]{3},"
+
+
 def pattern(reading: Mode) -> str:
     """The pattern a value must match to be read as a number under ``reading``: space-grouped
     thousands only when the reading was asked for (``"on"``), never guessed (``"auto"``)."""
@@ -137,7 +141,13 @@ def unread(frame: pl.DataFrame, declared: Collection[str], said: bool | None) ->
     categories, without a word (a ``;`` file's were converted already)."""
     if said is not None:
         return []
-    return columns(frame, {*declared, *(c for c in frame.columns if is_code_name(c))}, "auto")
+    found = columns(frame, {*declared, *(c for c in frame.columns if is_code_name(c))}, "auto")
+    if not found:
+        return []
+    # "1,234" alone may be a thousands comma (an English export's quoted numbers): only a column
+    # with a comma that is surely decimal (not three digits after it, or after a '.' group) is named
+    surely = frame.select(pl.col(c).str.contains(_DECIMAL).any() for c in found).row(0)
+    return [c for c, decimal in zip(found, surely) if decimal]
 
 
 def unread_note(label: str, names: list[str]) -> str:
