@@ -253,14 +253,15 @@ def test_points_beside_decimal_commas_are_named_in_the_note_read_whole_or_stream
     from crowdsafe.data import streaming
 
     path = tmp_path / "gemeinden.csv"
-    path.write_text("Gemeinde;Einwohner;Fläche;Anteil;Jahr\n" + "".join(
-        f"G{i};{['250.523', '1.200', '37.004'][i % 3]};{['607,69', '12,5'][i % 2]};{['0.12345', '0.5'][i % 2]};2024\n"
-        for i in range(60)), encoding="utf-8")
+    path.write_text("Gemeinde;Einwohner;Fläche;Anteil;Jahr;Quote\n" + "".join(
+        f"G{i};{['250.523', '1.200', '37.004'][i % 3]};{['607,69', '12,5'][i % 2]};{['0.12345', '0.5'][i % 2]};2024;"
+        f"{['0.25', '1.5'][i % 2]}\n" for i in range(60)), encoding="utf-8")
     for eager in (1 << 28, 0):
         monkeypatch.setattr(streaming, "EAGER_BYTES", eager)
         load_or_stream(path)
         err = capsys.readouterr().err
-        assert "'Einwohner' was read with a decimal point" in err and "'Anteil'" not in err and "'Jahr'" not in err
+        assert "'Einwohner' was read with a decimal point" in err
+        assert "'Anteil'" not in err and "'Jahr'" not in err and "'Quote'" not in err
     monkeypatch.setattr(streaming, "EAGER_BYTES", 1 << 28)
     assert load(path, decimal_comma=True).frame.get_column("Einwohner").head(3).to_list() == [250523, 1200, 37004]
     assert "decimal point" not in capsys.readouterr().err

@@ -103,7 +103,8 @@ def columns(frame: pl.DataFrame, skip: Collection[str], reading: Mode) -> list[s
 
 def points(frame: pl.DataFrame, converted: Collection[str]) -> list[str]:
     """The columns of ``frame`` besides ``converted`` that Polars read as numbers with a decimal
-    point, each value with at most three decimals and one with some: in a file whose other
+    point, each value with at most three decimals, at least 1 when it has some, and one with
+    some: in a file whose other
     columns are written with a decimal comma, their ``.`` most likely groups thousands (a
     population ``250.523`` read as 250.523, not 250523)."""
     floats = [c for c, t in frame.schema.items() if t.is_float() and c not in converted]
@@ -111,6 +112,7 @@ def points(frame: pl.DataFrame, converted: Collection[str]) -> list[str]:
         return []
     facts = frame.select(
         ((pl.col(c) * 1000).round(0).sub(pl.col(c) * 1000).abs().lt(1e-6).all()
+         & ((pl.col(c).abs() >= 1) | (pl.col(c) == pl.col(c).floor())).all()  # 0.5 groups nothing
          & (pl.col(c) != pl.col(c).floor()).any()) for c in floats).row(0)
     return [c for c, thousands in zip(floats, facts) if thousands]
 
