@@ -337,6 +337,17 @@ def test_a_column_of_numbers_with_sas_missing_dots_is_said(tmp_path, capsys, mon
     assert "'idade'" not in capsys.readouterr().err
 
 
+def test_the_draft_says_why_a_column_of_numbers_with_sas_dots_is_categorical(tmp_path):
+    from crowdsafe.data.schema_draft import draft_schema
+
+    path = tmp_path / "sas.csv"
+    path.write_text("idade;nome\n" + "".join(f"{'.' if i % 7 == 0 else 20 + i};{'.' if i % 3 else 'Ana'}\n"
+                                            for i in range(40)))
+    idade, nome = draft_schema(path).attributes
+    assert idade.type.value == "categorical" and any("SAS and SPSS" in note for note in idade.notes)
+    assert not any("SAS" in note for note in nome.notes)
+
+
 def _schema_file(tmp_path):
     path = tmp_path / "s.toml"
     path.write_text('[attributes.idade]\ntype = "categorical"\n[attributes.renda]\ntype = "categorical"\n'

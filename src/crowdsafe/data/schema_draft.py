@@ -51,6 +51,7 @@ from crowdsafe.data.column_words import SENSITIVE_ENDINGS, SENSITIVE_WORDS, is_c
 from crowdsafe.data.hierarchy_draft import HierarchySuggestion, suggest_hierarchy
 from crowdsafe.data.identifiers import identifier_by_name, identifier_by_values
 from crowdsafe.data.io import as_frame, header_names, read_file, sniff_format
+from crowdsafe.data.missing import dotted_columns
 from crowdsafe.data.schema import AttributeType, NumberKind, Role, Schema, number_kind_of
 from crowdsafe.errors import InputError
 
@@ -292,6 +293,10 @@ def _type(name: str, column: pl.Series) -> tuple[AttributeType, tuple[str, ...] 
             return AttributeType.CATEGORICAL, None, [
                 "read as text, but every value is a number written with a decimal comma (from the data): "
                 "draft again with --decimal-comma to type it numeric"]
+        if dotted_columns(column.str.strip_chars().to_frame(), ()):
+            return AttributeType.CATEGORICAL, None, [
+                "read as text, but besides numbers it holds cells '.', which SAS and SPSS write for a missing "
+                "value (from the data): empty those cells and draft again to type it numeric"]
     if is_code_name(name):
         return AttributeType.CATEGORICAL, None, [
             f"categorical, read as text: '{name}' reads as a code (leading zeros are kept)"]
