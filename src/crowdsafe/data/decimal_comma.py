@@ -143,7 +143,13 @@ def unread(frame: pl.DataFrame, declared: Collection[str], said: bool | None) ->
     categories, without a word (a ``;`` file's were converted already)."""
     if said is not None:
         return []
-    found = columns(frame, {*declared, *(c for c in frame.columns if is_code_name(c))}, "auto")
+    skip = {*declared, *(c for c in frame.columns if is_code_name(c))}
+    text = [c for c, t in frame.schema.items() if t == pl.String and c not in skip]
+    if not text:
+        return []
+    # a necessary condition, on the first rows: a column of words is passed over without a search
+    head = frame.head(1000).select((pl.col(c).str.contains(PATTERN) | pl.col(c).is_null()).all() for c in text).row(0)
+    found = columns(frame.select(c for c, numbers in zip(text, head) if numbers), (), "auto")
     if not found:
         return []
     # "1,234" alone may be a thousands comma (an English export's quoted numbers): only a column
