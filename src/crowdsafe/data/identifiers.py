@@ -4,7 +4,8 @@ A direct identifier is dropped before any release (role ``identifier``); no anon
 make a name or an email address safe to publish. Two kinds of evidence:
 
 - :func:`identifier_by_name`: the column's *name* (public: part of the schema), in English,
-  German, French, Spanish, Italian, Dutch and Portuguese (the words: :mod:`crowdsafe.data.column_words`).
+  German, French, Spanish, Italian, Dutch and Portuguese (the words: :mod:`crowdsafe.data.column_words`),
+  and in Japanese, Chinese, Korean, Arabic and Russian (:mod:`crowdsafe.data.script_words`).
   The command line warns with this alone, so a warning never depends on a row of the data.
 - :func:`identifier_by_values`: the column's *values* (near-unique strings, email / phone /
   national-id patterns). This reads the data: the result is a custodian-only suggestion (the
@@ -38,6 +39,7 @@ from crowdsafe.data.column_words import (
     spelling,
     words,
 )
+from crowdsafe.data.script_words import script_identifier
 from crowdsafe.errors import ParameterError
 
 if TYPE_CHECKING:
@@ -94,7 +96,9 @@ def identifier_by_name(name: str) -> str | None:
     """Why the column called ``name`` looks like a direct identifier, or None.
 
     Depends on the name alone (public), in English, German, French, Spanish, Italian, Dutch and
-    Portuguese (:mod:`crowdsafe.data.column_words`; accents, umlauts and case do not matter).
+    Portuguese (:mod:`crowdsafe.data.column_words`; accents, umlauts and case do not matter), and
+    in Japanese, Chinese, Korean, Arabic and Russian (:mod:`crowdsafe.data.script_words`: ``氏名``,
+    ``生年月日``, ``전화번호``, ``تاريخ الميلاد``, ``Фамилия``).
     Matches: exact names (``email``, ``first_name``, ``SSN``, ``DOB``, ``Vorname``, ``prénom``,
     ``date de naissance``, ``codice fiscale``), "<person or record> <id / name / number>"
     (``patient_id``, ``DefendantName``, ``case no``, ``Kunden-Nr``), the same the other way round
@@ -103,6 +107,9 @@ def identifier_by_name(name: str) -> str | None:
     person (``patient_email``, ``telefono_cliente``) and compounds ending in an address
     (``Lieferadresse``). An attribute named after a thing (``county_name``, ``state_id``,
     ``drug_name``, ``Ortsname``, ``Filialnummer``) does not; nor does a year of birth."""
+    in_script = script_identifier(name)  # Japanese, Chinese, Korean, Arabic, Russian (module script_words)
+    if in_script is not None:
+        return REASONS[in_script]
     tokens = [spelling(t) for t in name_tokens(name)]
     kept = [t for t in tokens if t not in STOPWORDS]
     for candidate in dict.fromkeys((tuple(tokens), tuple(kept), tuple(_compounds_split(kept)))):
