@@ -191,7 +191,7 @@ def test_a_run_without_a_budget_does_not_make_an_empty_ledger(capsys, tmp_path):
 
 def test_the_new_ledger_rule_can_fail(capsys, tmp_path, monkeypatch):
     """Broken variant: the ledger opened first, as before: the refusal leaves an empty ledger."""
-    monkeypatch.setattr(query_driver, "refuse_a_new_ledger_without_budget", lambda spec, label, budget: None)
+    monkeypatch.setattr(query_driver, "refuse_a_new_ledger_without_budget", lambda *args: None)
     data, ledger = _table(tmp_path / "t.csv"), tmp_path / "ledger.sqlite3"
     code, _ = _run(capsys, "query", data, "count", "--epsilon", "0.1", "--ledger", ledger)
     assert code == 3 and ledger.exists()
@@ -267,8 +267,8 @@ def test_a_run_over_its_new_budget_registers_nothing(capsys, tmp_path):
 def test_the_over_budget_rule_can_fail(capsys, tmp_path, monkeypatch):
     """Broken variant: the budget registered first, as before: the refused query leaves it."""
 
-    def registered_first(book, identity, label, budget):
-        query_driver.with_budget(book, identity, label, budget)
+    def registered_first(book, identity, label, budget, engine="polars"):
+        query_driver.with_budget(book, identity, label, budget, engine)
         return book
 
     monkeypatch.setattr(query_driver, "budget_at_charge", registered_first)

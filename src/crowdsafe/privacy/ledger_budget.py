@@ -50,7 +50,8 @@ def budget_parameter(budget: object) -> tuple[float, float] | None:
 
 def other_data(name: str, earlier: bool = False) -> str:
     """The refusal of a table whose rows are not those the ledger registered under ``name``: what
-    changes a table's identity, and what a new name costs (:meth:`crowdsafe.data.Dataset.fingerprint`).
+    changes a table's identity (the engine too: the Spark engine's identity is not the Polars
+    engine's), and what a new name costs (:meth:`crowdsafe.data.Dataset.fingerprint`).
     ``earlier``: the ledger may hold identities of an earlier crowdsafe, which counted the declared
     column types (:mod:`~crowdsafe.privacy.ledger_identity`)."""
     if earlier:
@@ -60,9 +61,12 @@ def other_data(name: str, earlier: bool = False) -> str:
     else:
         types = "how the schema declares a column's type does not count"
     return (f"the name '{name}' already belongs to other data in the ledger: these rows are not the ones registered "
-            f"under it (a row, value or column added, removed or changed; {types}). If this is a new version of "
-            f"the same people's data, a new name (name=NAME) gives it a budget of its own that does not count what "
-            f"'{name}' spent: set that budget with this in mind{OTHER_DATA}")
+            f"under it (a row, value or column added, removed or changed; {types}; or it was registered from a run "
+            f"on one engine and is read on the other: engine='spark' identifies a table by another digest than the "
+            f"Polars engine, so the same rows are not recognised across engines: read them with the engine they "
+            f"were registered with, docs/spark.md). If this is a new version of the same people's data, a new name "
+            f"(name=NAME) gives it a budget of its own that does not count what '{name}' spent: set that budget with "
+            f"this in mind{OTHER_DATA}")
 
 
 #: The end of :func:`other_data`: that the rows are not those registered under the name is read
@@ -98,7 +102,7 @@ def register(conn: sqlite3.Connection, fingerprint: str, name: str, epsilon: flo
             )
         return
     if conn.execute("SELECT 1 FROM datasets WHERE name = ?", (name,)).fetchone() is not None:
-        raise ParameterError(other_data(name, ledger_identity.may_hold_legacy(conn)), parameter="name")
+        raise ParameterError(other_data(name, ledger_identity.may_hold_legacy(conn)), parameter=("name", "engine"))
     conn.execute("INSERT INTO datasets VALUES (?, ?, ?, ?, ?)", (fingerprint, name, epsilon, delta, now()))
     record(conn, fingerprint, "set", None, PrivacyLoss(epsilon, delta), "")
 
