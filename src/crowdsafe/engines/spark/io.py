@@ -74,7 +74,7 @@ def read_frame(spark: Any, path: str, *, columns: Sequence[str] | None = None,
     """
     from pyspark.errors import AnalysisException
 
-    path = spark_path(path)
+    label, path = str(path), spark_path(path)
     name = str(path).rstrip("/").lower()
     try:
         if name.endswith(_CSV_ENDINGS):
@@ -88,7 +88,7 @@ def read_frame(spark: Any, path: str, *, columns: Sequence[str] | None = None,
             frame = frame.replace(list(missing_tokens), None) if missing_tokens else frame
         else:
             frame = literal_reader(spark).parquet(str(path))
-            frame = stable_columns(frame, frame.columns, str(path))
+            frame = stable_columns(zone_free(spark, frame, str(path), label), frame.columns, str(path))
     except AnalysisException as exc:
         first = first_line(exc)
         raise InputError(f"Spark cannot read {path}: {first}") from None
@@ -98,6 +98,56 @@ def read_frame(spark: Any, path: str, *, columns: Sequence[str] | None = None,
             raise InputError(f"{path} has no column '{absent[0]}' (it has {', '.join(frame.columns)})")
         frame = frame.select(*columns)
     return frame
+
+
+def parquet_zones(path: str) -> dict[str, str]:
+    """The time zone of each zoned timestamp column of the Parquet table at ``path``, as the
+    Polars engine reads it: the Arrow schema a Polars or pyarrow writer keeps in the file (a local
+    file, or the first part file of a local folder). Spark reads such a column as instants and
+    forgets the zone; a file without that schema, or one not on this machine, gives none."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if _URI_SCHEME.match(path) and not path.startswith("file:"):
+        return {}
+    local = path.removeprefix("file://").removeprefix("file:")
+    if os.path.isdir(local):
+        parts = sorted(f for f in os.listdir(local) if f.endswith(".parquet") and not f.startswith((".", "_")))
+        if not parts:
+            return {}
+        local = os.path.join(local, parts[0])
+    try:
+        schema = pq.read_schema(local)
+    except (OSError, pa.ArrowException):
+        return {}
+    return {f.name: str(f.type.tz) for f in schema if pa.types.is_timestamp(f.type) and f.type.tz}
+
+
+def zone_free(spark: Any, frame: Any, path: str, label: str) -> Any:
+    """``frame`` (a Parquet read) with each timestamp column Spark reads as instants held as the
+    wall-clock times of the file's time zone, without it (``timestamp_ntz``), with the note the
+    Polars engine prints (:func:`crowdsafe.data.column_types.zone_free`): the same values and
+    the same note on both engines, whatever the Spark session's time zone. A column whose zone
+    the file does not name (no Arrow schema, a remote file) is read in UTC, as Polars reads a
+    Parquet column adjusted to UTC without one."""
+    import polars as pl
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    from crowdsafe.data.column_types import zone_note
+
+    instants = [f.name for f in frame.schema.fields if isinstance(f.dataType, T.TimestampType)]
+    if not instants:
+        return frame
+    found = parquet_zones(path)
+    zones = {name: found.get(name, "UTC") for name in instants}
+    note = zone_note(label, {name: pl.Datetime("us", zone) for name, zone in zones.items()})
+    assert note is not None
+    print(note_line(note), file=sys.stderr)
+    session = F.lit(spark.conf.get("spark.sql.session.timeZone"))
+    return frame.select(*[
+        F.convert_timezone(session, F.lit(zones[c]), F.col(f"`{c.replace('`', '``')}`").cast("timestamp_ntz")).alias(c)
+        if c in zones else F.col(f"`{c.replace('`', '``')}`") for c in frame.columns])
 
 
 def _unusable_kind(data_type: Any) -> str | None:
