@@ -10,8 +10,9 @@ both paths (a :class:`~crowdsafe.errors.ParameterError`), an output that
 1. is a special file (a FIFO, a device such as ``/dev/null``, a socket): crowdsafe writes a
    complete regular file and renames it onto the name (:mod:`crowdsafe.files`), which would
    replace the device node itself, and opening a FIFO blocks; or is a folder where a file is
-   written (a certificate, a report, a JSON or plain file), even with ``force``: the rename
-   would fail after the charge;
+   written (a certificate, a report, a JSON or plain file; not an output ``folder`` set, which
+   the Spark engine writes as a folder of parts), even with ``force``: the rename would fail
+   after the charge;
 2. is an input of the run: the same real path (symbolic links resolved), the same file
    (``st_dev`` and ``st_ino``: a hard link), a file inside a data folder, or a folder that holds
    an input; the configured ledger (``CROWDSAFE_LEDGER`` or the default) and its companions are
@@ -110,6 +111,7 @@ class Output:
     certificate: str | os.PathLike[str] | None = None
     of: str | os.PathLike[str] | None = None
     custodian: bool = False  # custodian-only: never in a release's folder (rule 7)
+    folder: bool = False  # written as a folder of parts (the Spark engine's tables): an existing folder is its kind
 
 
 @dataclass(frozen=True)
@@ -138,7 +140,8 @@ class RunFiles:
                 raise ParameterError(
                     f"cannot write {output.what} to {path}: it is {kind}, not a regular file (crowdsafe writes "
                     f"regular files only); {_choose(output)}", parameter=output.parameter)
-            if where[1] is not None and stat.S_ISDIR(where[1].st_mode) and output.kind not in _FOLDER_KINDS:
+            if (where[1] is not None and stat.S_ISDIR(where[1].st_mode) and output.kind not in _FOLDER_KINDS
+                    and not output.folder):
                 raise ParameterError(
                     f"cannot write {output.what} to {path}: it is a folder (crowdsafe writes a file there, and "
                     f"force never replaces a folder); nothing was read or charged: {_choose(output)}",
