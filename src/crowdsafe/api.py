@@ -292,8 +292,9 @@ def perturb(
 
     ``target``: ``gamma`` and either ``d`` or ``c`` (d = c·N/m), optionally ``alpha`` (default 1/2),
     ``beta`` (default: the smallest admissible), ``exclusive_correlations`` and ``max_view_rows``
-    (the largest expected view an in-memory run makes: a plan expecting more is refused before any
-    charge; None: no limit; default :data:`~crowdsafe.defaults.LARGE_VIEW_ROWS`); an unknown or
+    (the largest expected view: a plan expecting more is refused before any charge or draw; None:
+    no limit; default :data:`~crowdsafe.defaults.LARGE_VIEW_ROWS` for the in-memory Polars engine,
+    none for ``engine="spark"``, which writes its view in parts); an unknown or
     missing keyword is refused naming it. The failure probability of the utility bound is 1 −
     ``confidence`` (there is no ``failure`` keyword). ``schema``, ``missing`` and ``decimal_comma``
     say how ``data`` is read (module docstring). ``attributes`` (one name or a list; ``columns``, as
@@ -342,6 +343,8 @@ def perturb(
                              parameter="certificate")
     schema = Schema.reading(schema, decimal_comma=decimal_comma)  # how a CSV file writes its numbers
     runner = get_engine(engine, master=spark_master)
+    if not runner.in_memory and "max_view_rows" not in target:  # written in parts: no limit unless given
+        target = {**target, "max_view_rows": None}
     request = _perturb_request(arguments.alias(attributes, columns, "attributes", "columns"),
                                arguments.alias(domains, domain, "domains", "domain"), max_rows,
                                exploratory, duplicates, confidence, target, "perturb")

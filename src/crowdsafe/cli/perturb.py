@@ -197,7 +197,7 @@ def register(app: typer.Typer) -> None:
         custodian_report: Annotated[Path | None, typer.Option("--custodian-report", help="Also write the custodian-only facts (exact rows, rows outside the domain, distinct tuples, duplicates) to this JSON file; never publish it.")] = None,
         duplicates: Annotated[str, typer.Option("--duplicates", help="Duplicate rows: 'collapse' (the view is a set; default) or 'error'.")] = "collapse",
         exclusive_correlations: Annotated[bool, typer.Option("--exclusive-correlations", help="Also cover 'exactly one of a set' correlated priors (alpha = 1/2, larger beta).")] = False,
-        max_view_rows: Annotated[int, whole_option("--max-view-rows", help="Refuse, before any charge, a plan whose expected view holds more rows than this (the view is made in memory; --engine spark does not check it).")] = LARGE_VIEW_ROWS,
+        max_view_rows: Annotated[int | None, whole_option("--max-view-rows", help=f"Refuse, before any charge, a plan whose expected view holds more rows than this (default {LARGE_VIEW_ROWS:,}: the view is made in memory; none with --engine spark, which writes it in parts).")] = None,
         confidence: ConfidenceOpt = 0.95,
         plan_only: Annotated[bool, typer.Option("--plan-only", help="Print the plan without perturbing or writing.")] = False,
         out: OutOpt = None,
@@ -236,7 +236,7 @@ def register(app: typer.Typer) -> None:
         options: dict[str, Any] = dict(gamma=gamma, d=d, c=c, alpha=alpha, beta=beta, attributes=split_names(attributes, "--attributes"),
                        domains=_domains(domains), max_rows=max_rows, exploratory=exploratory, duplicates=duplicates,
                        exclusive_correlations=exclusive_correlations, confidence=confidence,
-                       max_view_rows=max_view_rows,
+                       **({} if max_view_rows is None else {"max_view_rows": max_view_rows}),
                        schema=schema, missing=missing, decimal_comma=decimal_comma, engine=engine,
                        spark_master=spark_master)
         if plan_only:

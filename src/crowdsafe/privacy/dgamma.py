@@ -395,8 +395,9 @@ class AlphaBetaPlanRequest:
       (α = 1/2, β ≥ (d/γ)(1 − γ)/(1 − d)).
     - ``max_view_rows``: the largest expected view a run in memory (the Polars engine) makes: a
       plan expecting more is refused before any charge or coin (:func:`check_view_size`), where
-      it would exhaust the memory after the charge (None: no limit; the Spark engine writes its
-      view in parts and does not check it). The plan itself only warns.
+      it would exhaust the memory after the charge (None: no limit). The Spark engine writes its
+      view in parts: it checks a limit given (``perturb(..., max_view_rows=N)``, ``--max-view-rows
+      N``) before anything is drawn or written, and has none by default. The plan itself only warns.
 
     Every field is checked by :func:`plan_alpha_beta`, where it always was (after the table's
     attributes, domains and bound are checked), with ParameterError naming the condition.
@@ -412,16 +413,18 @@ class AlphaBetaPlanRequest:
     max_view_rows: int | None = LARGE_VIEW_ROWS
 
 
-def check_view_size(plan: AlphaBetaPlan, max_view_rows: int | None) -> None:
+def check_view_size(plan: AlphaBetaPlan, max_view_rows: int | None, *, in_memory: bool = True) -> None:
     """Refuse a plan whose expected view (α·N + β·(m − N), public) holds more than
-    ``max_view_rows`` rows (None: no limit), naming what makes it smaller."""
+    ``max_view_rows`` rows (None: no limit), naming what makes it smaller (``in_memory``: the
+    limit is the in-memory engine's, else one the caller gave)."""
     if max_view_rows is None:
         return
     check_max_view_rows(max_view_rows)
     if plan.expected_view > max_view_rows:  # (a figure from an N or m read from the data is labelled so)
         raise ParameterError(
             f"the view would hold about {plan.expected_view:,.0f} rows, more than max_view_rows={max_view_rows:,} "
-            "(a view is made in memory): raise gamma, lower c (or d), publish fewer attributes, or allow it with "
+            f"({'a view is made in memory' if in_memory else 'the limit given'}): raise gamma, lower c (or d), "
+            "publish fewer attributes, or allow it with "
             "max_view_rows=N" + (SIZES_FROM_DATA if plan.from_data else ""), parameter="max_view_rows")
 
 

@@ -70,7 +70,13 @@ from crowdsafe.perturb.estimator import DEFAULT_CONFIDENCE, Estimate, estimate_c
 from crowdsafe.perturb.query import CountQuery, parse_count
 from crowdsafe.perturb.view import certificate_path
 from crowdsafe.privacy.certificate import Certificate
-from crowdsafe.privacy.dgamma import SIZES_FROM_DATA, AlphaBetaPlan, AlphaBetaPlanRequest, plan_alpha_beta
+from crowdsafe.privacy.dgamma import (
+    SIZES_FROM_DATA,
+    AlphaBetaPlan,
+    AlphaBetaPlanRequest,
+    check_view_size,
+    plan_alpha_beta,
+)
 from crowdsafe.randomness import Randomness, as_randomness
 
 SPARK_INDEX_LIMIT = 2**63  # Spark has no unsigned 64-bit integers
@@ -421,6 +427,7 @@ def perturb_spark(
     prepared = prepare_spark(table, request)
     try:
         plan = plan_for_spark(prepared, request.target)
+        check_view_size(plan, request.target.max_view_rows, in_memory=False)  # a limit given: before any draw
         view = run_spark(prepared, plan, out, randomness=randomness, certificate=certificate, ranges=ranges)
     finally:
         prepared.release()
