@@ -59,7 +59,8 @@ def other_data(name: str, earlier: bool = False) -> str:
                  "crowdsafe, whose identities counted the types: a table it registered is found when read once with "
                  "the schema it was registered with")
     else:
-        types = "how the schema declares a column's type does not count"
+        types = ("how the schema declares a column's type does not count, except with engine='spark', whose identity "
+                 "counts the declared types")
     return (f"the name '{name}' already belongs to other data in the ledger: these rows are not the ones registered "
             f"under it (a row, value or column added, removed or changed; {types}; or it was registered from a run "
             f"on one engine and is read on the other: engine='spark' identifies a table by another digest than the "
