@@ -18,8 +18,24 @@ def test_reads_csv_and_parquet_alike(spark, tmp_path):
     assert [r["sex"] for r in from_parquet] == ["F", "?", "M"]
     with pytest.raises(InputError, match="no column 'zip'"):
         read_frame(spark, str(tmp_path / "t.parquet"), columns=["zip"])
-    with pytest.raises(InputError, match="Spark cannot read"):
+    with pytest.raises(InputError, match="file not found: .*absent.parquet$"):  # as the Polars engine says it
         read_frame(spark, str(tmp_path / "absent.parquet"))
+
+
+def test_a_folder_that_is_no_parquet_table_is_one_line_of_input_error_as_on_polars(spark, tmp_path, capsys):
+    """A folder (or a *.parquet file) that holds no Parquet was an internal error (exit 1, a
+    Py4JJavaError quoted) where the Polars engine refuses the input in one line (exit 2)."""
+    from crowdsafe import cli
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "x.txt").write_text("hello\n")
+    (tmp_path / "fake.parquet").write_text("not parquet\n")
+    for path in (folder, tmp_path / "fake.parquet"):
+        code = cli.main(["query", str(path), "count", "--epsilon", "0.1", "--engine", "spark", "--no-ledger"])
+        err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("crowdsafe")]
+        assert code == 2 and len(err) == 1 and err[0].startswith(f"crowdsafe: error: Spark cannot read {path}: "), err
+        assert "Py4J" not in err[0] and "internal error" not in err[0]
 
 
 def test_csv_column_names_are_renamed_as_on_the_polars_engine(spark, tmp_path, capsys):

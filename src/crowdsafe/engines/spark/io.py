@@ -72,10 +72,13 @@ def read_frame(spark: Any, path: str, *, columns: Sequence[str] | None = None,
     never from Spark's inference). Column names are made stable (:func:`stable_columns`).
     ``columns``, when given, are selected and must exist.
     """
+    from py4j.protocol import Py4JJavaError
     from pyspark.errors import AnalysisException
 
     label, path = str(path), spark_path(path)
     name = str(path).rstrip("/").lower()
+    if not _URI_SCHEME.match(label) and not os.path.exists(path):  # as the Polars engine says it
+        raise InputError(f"file not found: {label}")
     try:
         if name.endswith(_CSV_ENDINGS):
             separator = csv_separator(spark, str(path))
@@ -92,6 +95,8 @@ def read_frame(spark: Any, path: str, *, columns: Sequence[str] | None = None,
     except AnalysisException as exc:
         first = first_line(exc)
         raise InputError(f"Spark cannot read {path}: {first}") from None
+    except Py4JJavaError as exc:  # a file that is not Parquet (a folder of other files): the JVM's first line
+        raise InputError(f"Spark cannot read {path}: {java_message(exc)}") from None
     if columns is not None:
         absent = [c for c in columns if c not in frame.columns]
         if absent:
@@ -148,6 +153,16 @@ def zone_free(spark: Any, frame: Any, path: str, label: str) -> Any:
     return frame.select(*[
         F.convert_timezone(session, F.lit(zones[c]), F.col(f"`{c.replace('`', '``')}`").cast("timestamp_ntz")).alias(c)
         if c in zones else F.col(f"`{c.replace('`', '``')}`") for c in frame.columns])
+
+
+def java_message(exc: Any) -> str:
+    """The first line of the message of the JVM exception behind a Py4J error (its own first line
+    is only "An error occurred while calling o28.parquet.")."""
+    try:
+        text = str(exc.java_exception.getMessage() or "").strip()
+    except Exception:  # (the JVM gone): the Python side's message
+        text = ""
+    return text.splitlines()[0] if text else first_line(exc)
 
 
 def _unusable_kind(data_type: Any) -> str | None:
