@@ -62,3 +62,14 @@ def test_a_per_target_table_spark_cannot_write_is_refused_before_the_attack(spar
     err = capsys.readouterr().err
     assert code == 2 and "written as Parquet: name" in err and "nothing was read" in err, err
     assert not (tmp_path / "metrics.csv").exists()
+
+
+def test_a_missing_release_is_named_as_on_polars(spark, tmp_path, capsys):
+    files = _files(tmp_path)
+    files[1] = str(tmp_path / "releases" / "none.csv")
+    errors = {}
+    for engine in ("polars", "spark"):
+        code = cli.main(["attack", "intersection", *files, "--engine", engine])
+        errors[engine] = capsys.readouterr().err
+        assert code == 2, errors
+    assert errors["spark"] == errors["polars"] == f"crowdsafe: error: no such release file: {files[1]}\n"

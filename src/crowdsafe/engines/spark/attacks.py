@@ -98,6 +98,8 @@ def read_spark_release(spark: Any, path: str | os.PathLike[str], name: str | Non
     from crowdsafe.engines.spark.io import read_frame
 
     text = str(path)
+    if "://" not in text and not text.startswith("file:") and not os.path.exists(text):
+        raise InputError(f"no such release file: {text}")  # the Polars engine's words
     frame = read_frame(spark, text, missing_tokens=())
     frame = frame.select([F.col(_quoted(c)).cast("string").alias(c) for c in frame.columns])
     stem = os.path.basename(text.rstrip("/"))
