@@ -267,8 +267,8 @@ def test_a_run_over_its_new_budget_registers_nothing(capsys, tmp_path):
 def test_the_over_budget_rule_can_fail(capsys, tmp_path, monkeypatch):
     """Broken variant: the budget registered first, as before: the refused query leaves it."""
 
-    def registered_first(book, identity, label, budget, engine="polars"):
-        query_driver.with_budget(book, identity, label, budget, engine)
+    def registered_first(book, identity, label, budget, polars_identity=True):
+        query_driver.with_budget(book, identity, label, budget, polars_identity)
         return book
 
     monkeypatch.setattr(query_driver, "budget_at_charge", registered_first)

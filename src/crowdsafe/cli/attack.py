@@ -187,16 +187,15 @@ def register(app: typer.Typer) -> None:
             refuse_unused({"--force": force}, "--out only (nothing is written without it)")
         if out is not None:  # before anything is read
             from crowdsafe.drivers.run_files import data_inputs, guard, release_inputs
+            from crowdsafe.engines import get_engine
             from crowdsafe.output_guard import Output, OutputKind
 
             read = [i for r in releases for i in release_inputs(r)] + data_inputs(targets, "the targets")
-            on_spark = str(engine).strip().lower() == "spark"
-            if on_spark and out.suffix.lower() != ".parquet":  # the engine's own refusal, before the attack runs
-                raise ParameterError(f"with --engine spark the per-target metrics are written as Parquet: name {out} "
-                                     "*.parquet (nothing was read)")
+            runner = get_engine(engine, master=spark_master)
+            runner.check_attack_out(out)  # the engine's own refusal, before the attack runs
             # custodian-only (one row per target, scored against its true value): never in a release's folder;
             # on Spark a folder of parts, which a rerun replaces with --force as the Polars engine's file
-            guard([Output(out, "the per-target table", OutputKind.PLAIN, custodian=True, folder=on_spark)],
+            guard([Output(out, "the per-target table", OutputKind.PLAIN, custodian=True, folder=runner.folder_tables)],
                   schema=schema, inputs=read, force=force)
         result = api.attack(list(releases), targets, qi=names, sensitive=sensitive, location=location,
                             levels=_levels(levels), truth_id=truth_id, schema=schema, decimal_comma=decimal_comma,

@@ -33,27 +33,27 @@ if TYPE_CHECKING:
 
 
 def with_budget(book: Ledger, identity: str, label: str, budget: tuple[float, float] | None,
-                engine: str = "polars") -> None:
+                polars_identity: bool = True) -> None:
     """Register ``budget`` for the table the ledger knows as ``identity`` (keyed), or refuse,
-    before anything is read or charged, a table that has no budget yet (``engine``: the name of
-    the engine that identified it, :func:`no_budget_error`)."""
+    before anything is read or charged, a table that has no budget yet (``polars_identity``:
+    whether the engine that identified it uses the Polars engine's identity, :func:`no_budget_error`)."""
     if budget is not None:
         book.set_budget(identity, label, *budget)
     elif book.budget(identity) is None:
-        raise no_budget_for(book, label, engine=engine)
+        raise no_budget_for(book, label, polars_identity=polars_identity)
 
 
-def no_budget_for(book: Ledger, label: str, *, budget_parameter: bool = True, engine: str = "polars"
+def no_budget_for(book: Ledger, label: str, *, budget_parameter: bool = True, polars_identity: bool = True
                   ) -> CrowdsafeError:
     """The refusal of a table without a budget in ``book``: when its ``label`` is the name of
     another table's budget, that the name belongs to other data (what registering it under the
     name would say: following "set one" would fail so), else :func:`no_budget_error`."""
     if book.budget(label) is not None:  # the name is known, for other rows
         return ParameterError(other_data(label, book.holds_earlier_identities), parameter=("name", "engine"))
-    return no_budget_error(label, book.path, budget_parameter=budget_parameter, engine=engine)
+    return no_budget_error(label, book.path, budget_parameter=budget_parameter, polars_identity=polars_identity)
 
 
-def no_budget_error(label: str, path: object, *, budget_parameter: bool = True, engine: str = "polars"
+def no_budget_error(label: str, path: object, *, budget_parameter: bool = True, polars_identity: bool = True
                     ) -> BudgetExceeded:
     """The refusal of a run on a table with no budget in the ledger at ``path``, naming the table
     by its ``label`` (its file or given name; never by its identity, a digest of the data).
@@ -61,10 +61,11 @@ def no_budget_error(label: str, path: object, *, budget_parameter: bool = True, 
     does not: it says to set one first). Custodian-only: whether the ledger holds a budget for a
     table is found from its rows, so D may be refused where D plus a row is not.
 
-    On the Spark engine (``engine``) the only way is ``budget``: ``set_budget`` (``crowdsafe ledger
-    init``) registers a table by the Polars engine's identity, which a Spark run does not find, so
+    On an engine with its own identity (``polars_identity`` False: Spark) the only way is
+    ``budget``: ``set_budget`` (``crowdsafe ledger init``) registers a table by the Polars
+    engine's identity, which a Spark run does not find, so
     following that advice led to "the name already belongs to other data" (docs/spark.md)."""
-    if engine == "spark" and budget_parameter:
+    if not polars_identity and budget_parameter:
         return BudgetExceeded(
             f"no privacy budget is set for '{label}' in the ledger {path}; pass budget=(ε, δ) to set one (set_budget "
             "registers a table by the Polars engine's identity, which engine='spark' does not find: docs/spark.md)"
@@ -78,7 +79,7 @@ def no_budget_error(label: str, path: object, *, budget_parameter: bool = True, 
 
 
 def refuse_a_new_ledger_without_budget(spec: LedgerSpec, label: str, budget: tuple[float, float] | None,
-                                       engine: str = "polars") -> None:
+                                       polars_identity: bool = True) -> None:
     """:func:`with_budget`'s refusal, before the ledger is opened, when the ledger file does not
     exist yet and no budget is given: opening it would make an empty ledger only to refuse."""
     if budget is not None or spec is None or isinstance(spec, Ledger):
@@ -87,7 +88,7 @@ def refuse_a_new_ledger_without_budget(spec: LedgerSpec, label: str, budget: tup
 
     path = ledger_path(spec)
     if not path.exists():
-        raise no_budget_error(label, path, engine=engine)
+        raise no_budget_error(label, path, polars_identity=polars_identity)
 
 
 class BudgetAtCharge:
@@ -117,12 +118,12 @@ class BudgetAtCharge:
 
 
 def budget_at_charge(book: Ledger, identity: str, label: str, budget: tuple[float, float] | None,
-                     engine: str = "polars") -> Ledger | BudgetAtCharge:
+                     polars_identity: bool = True) -> Ledger | BudgetAtCharge:
     """:func:`with_budget`, the registration of a new budget put off to the first charge
     (:class:`BudgetAtCharge`). A table without a budget and none given, or one whose budget is
     already set, is handled by :func:`with_budget` now, before anything is read further."""
     if budget is None or book.budget(identity) is not None:
-        with_budget(book, identity, label, budget, engine)
+        with_budget(book, identity, label, budget, polars_identity)
         return book
     return BudgetAtCharge(book, identity, label, budget)
 
@@ -156,12 +157,13 @@ def query(
     read = query_columns(request)
     refuse_identifier_columns(dataset.schema, read, "the query")
     warnings = name_warnings(dataset.schema, read)
-    refuse_a_new_ledger_without_budget(ledger, name or dataset.name or "data", budget, engine.name)
+    refuse_a_new_ledger_without_budget(ledger, name or dataset.name or "data", budget, engine.polars_identity)
     with ledger_for(ledger) as book:
         fingerprint, charged = None, None
         if book is not None:  # a new budget is registered with the charge: a refused query leaves none
             fingerprint = engine.source_identity(source, book)  # the ledger's keyed identity, never shown
-            charged = budget_at_charge(book, fingerprint, name or dataset.name or "data", budget, engine.name)
+            charged = budget_at_charge(book, fingerprint, name or dataset.name or "data", budget,
+                                       engine.polars_identity)
         answer = answer_query(dataset, request, randomness=randomness, ledger=cast("Ledger | None", charged),
                               fingerprint=fingerprint, aggregate=aggregate)
     answer.notes.extend(warnings)

@@ -74,6 +74,8 @@ class PolarsEngine:
 
     name = "polars"
     in_memory = True
+    polars_identity = True
+    folder_tables = False
     certificate_tags: Mapping[str, Any] = {}
     ledger_tags: Mapping[str, Any] = {}
 
@@ -265,6 +267,9 @@ class PolarsEngine:
     # -- attacks -------------------------------------------------------------------------------
     def check_attack(self, kind: str, sensitive: str | None) -> None:
         return None  # both attacks run here
+
+    def check_attack_out(self, out: Any) -> None:
+        return None  # a .csv or .parquet file: the writer's own checks
 
     def attack_targets(self, targets: Any, *, schema: Any = None) -> Dataset:
         return load(targets, schema=schema).outside_as_missing()  # a value no hierarchy lists: as publish shows it

@@ -71,10 +71,14 @@ class Engine(Protocol):
     """The operations of one engine (module docstring). ``name`` is its registry name;
     ``in_memory``: the engine reads a table into this process as a :class:`~crowdsafe.data.Dataset`
     (its hierarchies and columns are at hand before any plan, as the plan preview per column set
-    needs), rather than leaving it where a cluster reads it."""
+    needs), rather than leaving it where a cluster reads it. ``polars_identity``: the engine names a
+    table in the ledger by the Polars engine's identity, the one ``set_budget`` (``crowdsafe ledger
+    init``) registers. ``folder_tables``: it writes a table as a folder of part files."""
 
     name: str
     in_memory: bool
+    polars_identity: bool
+    folder_tables: bool
 
     # -- read ------------------------------------------------------------------------------
     def read_table(self, data: Any, *, schema: Any = None, qi: Sequence[str] | None = None,
@@ -195,6 +199,10 @@ class Engine(Protocol):
     # -- attacks -------------------------------------------------------------------------------
     def check_attack(self, kind: str, sensitive: str | None) -> None:
         """Refuse, before anything is read, an attack the engine does not run."""
+        ...
+
+    def check_attack_out(self, out: Any) -> None:
+        """Refuse, before anything is read, a path for the per-target table the engine cannot write."""
         ...
 
     def attack_targets(self, targets: Any, *, schema: Any = None) -> Any:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from crowdsafe.errors import ParameterError
@@ -45,6 +46,8 @@ class SparkEngine:
 
     name = "spark"
     in_memory = False
+    polars_identity = False  # its own multiset digest (docs/spark.md, "Identity and the ledger")
+    folder_tables = True
     certificate_tags: Mapping[str, Any] = {"engine": "spark"}
     ledger_tags: Mapping[str, Any] = {"engine": "spark"}
 
@@ -259,13 +262,16 @@ class SparkEngine:
         raise ParameterError("the spark engine runs the intersection attack (with the sensitive parameter); "
                              "run the linkage attack with engine='polars'", parameter=("sensitive", "engine"))
 
+    def check_attack_out(self, out: Any) -> None:
+        if Path(out).suffix.lower() != ".parquet":
+            raise ParameterError(
+                f"with engine='spark' the per-target metrics are written as Parquet: name {out} *.parquet "
+                "(nothing was read)", parameter="engine")
+
     def write_attack_targets(self, targets: Any, out: Any, *, escape_formulas: bool) -> str:
         from crowdsafe.engines.spark.alpha_beta import write_parquet_once
 
-        if out.suffix.lower() != ".parquet":
-            raise ParameterError(
-                f"with engine='spark' the per-target metrics are written as Parquet: name {out} *.parquet",
-                parameter="engine")
+        self.check_attack_out(out)
         write_parquet_once(targets, str(out), private=True)  # custodian-only: 0700 folder, 0600 files
         return str(out)
 
