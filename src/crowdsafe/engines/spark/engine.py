@@ -265,8 +265,8 @@ class SparkEngine:
     def check_attack_out(self, out: Any) -> None:
         if Path(out).suffix.lower() != ".parquet":
             raise ParameterError(
-                f"with engine='spark' the per-target metrics are written as Parquet: name {out} *.parquet "
-                "(nothing was read)", parameter="engine")
+                f"with engine='spark' the per-target metrics are written as Parquet: name {out} *.parquet",
+                parameter="engine")
 
     def write_attack_targets(self, targets: Any, out: Any, *, escape_formulas: bool) -> str:
         from crowdsafe.engines.spark.alpha_beta import write_parquet_once
