@@ -32,6 +32,8 @@ the hierarchies of the columns that have one; ``drop_missing=True`` removes thos
 
 from __future__ import annotations
 
+import gzip
+import io
 from functools import lru_cache
 from importlib import resources
 from typing import Literal
@@ -84,20 +86,23 @@ CITATION = (
 
 def _read(file_name: str) -> pl.DataFrame:
     """One UCI file as published: fields after the first start with a space, ``?`` is missing,
-    and the test file has a first line of its own and incomes ending in ``.``. Polars reads the
-    gzip file and strips the spaces (faster than rewriting the text in Python first)."""
+    and the test file has a first line of its own and incomes ending in ``.``. The spaces are
+    removed from the text before Polars reads it: stripping them in Polars after the read was
+    faster to read but left string columns that every later join and group-by was slower on (the
+    intersection attack on Adult by about 15%)."""
+    raw = gzip.decompress(resources.files("crowdsafe.datasets").joinpath("files", file_name).read_bytes())
+    if file_name.startswith("adult.test"):
+        raw = raw.split(b"\n", 1)[1]  # first line: "|1x3 Cross validator"
     frame = pl.read_csv(
-        resources.files("crowdsafe.datasets").joinpath("files", file_name).read_bytes(),
+        io.BytesIO(raw.replace(b", ", b",")),
         has_header=False,
         new_columns=list(COLUMNS),
-        infer_schema=False,
-        null_values=["?", " ?"],
-        skip_rows=1 if file_name.startswith("adult.test") else 0,  # first line: "|1x3 Cross validator"
+        null_values="?",
+        schema_overrides={c: pl.Int64 if c in NUMERIC else pl.String for c in COLUMNS},
     )
-    fields = [pl.col(c).str.strip_chars_start(" ") for c in COLUMNS]
-    typed = [field.cast(pl.Int64) if c in NUMERIC else field for c, field in zip(COLUMNS, fields)]
-    return (frame.lazy().select(typed).filter(~pl.all_horizontal(pl.all().is_null()))  # blank trailing lines
-            .with_columns(pl.col("income").str.strip_suffix(".")).collect())
+    frame = frame.filter(~pl.all_horizontal(pl.all().is_null()))  # blank trailing lines
+    # one chunk: the parallel reader leaves several, which every later gather and group-by pays for
+    return frame.with_columns(pl.col("income").str.strip_suffix(".")).rechunk()
 
 
 @lru_cache(maxsize=3)
