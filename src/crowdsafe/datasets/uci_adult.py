@@ -101,8 +101,7 @@ def _read(file_name: str) -> pl.DataFrame:
         schema_overrides={c: pl.Int64 if c in NUMERIC else pl.String for c in COLUMNS},
     )
     frame = frame.filter(~pl.all_horizontal(pl.all().is_null()))  # blank trailing lines
-    # one chunk: the parallel reader leaves several, which every later gather and group-by pays for
-    return frame.with_columns(pl.col("income").str.strip_suffix(".")).rechunk()
+    return frame.with_columns(pl.col("income").str.strip_suffix("."))
 
 
 @lru_cache(maxsize=3)
