@@ -33,7 +33,7 @@ from crowdsafe.data.nul_bytes import refuse_nul, refuse_nul_in_file
 from crowdsafe.data.row_widths import file_chunks, first_ragged
 from crowdsafe.data.schema import complete_schema
 from crowdsafe.data.sep_line import sep_line, sep_note, without_sep_line
-from crowdsafe.data.text_bytes import text_problem
+from crowdsafe.data.text_bytes import NOT_UTF8, text_problem, utf8_complaint
 from crowdsafe.errors import CUSTODIAN_REFUSAL, EMPTY_TABLE, CrowdsafeError, InputError, ParameterError, first_line
 from crowdsafe.files import atomic_paths, check_input, check_input_path
 from crowdsafe.identity import note_line
@@ -240,9 +240,8 @@ def _read_csv(
             return pl.DataFrame(schema=dict.fromkeys(options["new_columns"], pl.String)), reading
         raise InputError(f"{path} has a header but no rows" + EMPTY_TABLE if named else f"{path} is empty") from None
     except pl.exceptions.ComputeError as exc:
-        text = str(exc).lower()
-        if "utf-8" in text or "utf8" in text:
-            raise InputError(f"{path} is not UTF-8 text; re-save it as UTF-8") from None
+        if utf8_complaint(exc):
+            raise InputError(f"{path} {NOT_UTF8}") from None
         first = first_line(exc)
         # a row longer than the header (or, with the names given, a first row of another width)
         raise (ragged_row_error(path, separator, has_header)

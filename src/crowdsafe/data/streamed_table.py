@@ -57,6 +57,7 @@ from crowdsafe.data.missing import (
 from crowdsafe.data.nul_bytes import refuse_nul
 from crowdsafe.data.schema import AttributeType, Schema, complete_schema, declared_and_reading
 from crowdsafe.data.streaming import Scan, reads_eagerly, scan_table
+from crowdsafe.data.text_bytes import NOT_UTF8, utf8_complaint
 from crowdsafe.errors import EMPTY_TABLE, CrowdsafeError, InputError, SchemaError
 from crowdsafe.files import check_input_path, literal_path
 from crowdsafe.identity import note_line
@@ -196,8 +197,8 @@ def _domain_frame(values: dict[str, pl.Series]) -> pl.DataFrame:
 def _read_error(path: Path, exc: pl.exceptions.PolarsError, is_csv: bool) -> InputError:
     """The loader's one-line messages for a file that does not parse."""
     text = str(exc).strip()
-    if is_csv and ("utf-8" in text.lower() or "utf8" in text.lower()):
-        return InputError(f"{path} is not UTF-8 text; re-save it as UTF-8")
+    if is_csv and utf8_complaint(exc):
+        return InputError(f"{path} {NOT_UTF8}")
     ragged = ragged_row_error(path) if is_csv else None  # a row longer than the header, named by its line
     if ragged is not None:
         return ragged

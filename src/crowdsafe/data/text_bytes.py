@@ -34,6 +34,17 @@ def _bomless_utf16(head: bytes) -> str | None:
     return None
 
 
+def utf8_complaint(exc: BaseException) -> bool:
+    """Whether a reader's error (Polars') says the text is not valid UTF-8: every reader then
+    refuses the file in the same words, :data:`NOT_UTF8`."""
+    text = str(exc).lower()
+    return "utf-8" in text or "utf8" in text
+
+
+#: How a file that is not UTF-8 text is refused, after its name.
+NOT_UTF8 = "is not UTF-8 text; re-save it as UTF-8"
+
+
 def text_problem(head: bytes) -> str | None:
     """Why ``head`` (the first bytes of a file, decompressed) is not CSV text, or None."""
     for mark, encoding in _MARKS:
@@ -47,8 +58,8 @@ def text_problem(head: bytes) -> str | None:
     try:  # Polars reads a header lossily: a Windows-1252 'Größe' was the column 'Gr\ufffd\ufffde'
         codecs.getincrementaldecoder("utf-8")().decode(head, final=False)  # a sequence cut at the end is no error
     except UnicodeDecodeError:
-        return "is not UTF-8 text; re-save it as UTF-8"
+        return NOT_UTF8
     return None
 
 
-__all__ = ["text_problem"]
+__all__ = ["NOT_UTF8", "text_problem", "utf8_complaint"]

@@ -177,10 +177,11 @@ def unreadable_release(path: str | os.PathLike[str], exc: Exception) -> InputErr
     """The refusal of a release file that could not be read: one saved again in another encoding
     than UTF-8 (a spreadsheet's Windows-1252) is named so, as every other reader of a release
     names it (it was Polars' "invalid utf-8 sequence")."""
-    text = str(exc)
-    if "utf-8" in text.lower() or "utf8" in text.lower():
-        return InputError(f"the release {path} is not UTF-8 text; re-save it as UTF-8")
-    return InputError(f"cannot read the release {path}: {text}")
+    from crowdsafe.data.text_bytes import NOT_UTF8, utf8_complaint
+
+    if utf8_complaint(exc):
+        return InputError(f"the release {path} {NOT_UTF8}")
+    return InputError(f"cannot read the release {path}: {exc}")
 
 
 def certified_table(content: ReportContent) -> ReportContent:
