@@ -27,6 +27,7 @@ from crowdsafe.data.column_names import describe_renames, stable_names
 from crowdsafe.data.column_types import usable_frame, wide_integer_note, zone_free
 from crowdsafe.data.column_words import is_code_name
 from crowdsafe.data.dataset import Dataset
+from crowdsafe.data.date_inference import could_hold_dates
 from crowdsafe.data.line_endings import line_ending
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS
 from crowdsafe.data.nul_bytes import refuse_nul, refuse_nul_in_file
@@ -225,19 +226,36 @@ def _read_csv(
                                  text_columns=text_columns, has_header=has_header, head=head,
                                  decimal_comma=decimal_comma)
     reading = comma.mode(options["separator"], decimal_comma)
+    # read without Polars' slow date inference first; again with it only if a column could be dates
+    frame, window = _polars_read(path, {**options, "try_parse_dates": False}, has_header, named, empty)
+    if frame.height and could_hold_dates(frame, window, options["schema_overrides"] or ()):
+        frame, _ = _polars_read(path, options, has_header, named, empty)
+    if frame.width > 1 and frame.get_column(frame.columns[-1]).null_count():
+        # Polars reads a row shorter than the header with nulls for the fields it lacks: one leaves
+        # the last column missing, so only then are the rows' widths read (from the bytes)
+        refuse_ragged_rows(path, options["separator"], has_header)
+    return frame, reading
+
+
+def _polars_read(path: Path, options: dict[str, Any], has_header: bool, named: bool,
+                 empty: bool) -> tuple[pl.DataFrame, int | None]:
+    """The frame Polars reads with ``options``, and the rows its types were inferred from (None:
+    all). The refusals name the file (no Polars message is passed on whole)."""
     separator = options["separator"]
+    window: int | None = 10_000
     try:
         try:
-            frame = pl.read_csv(path, infer_schema_length=10_000, **options)
+            frame = pl.read_csv(path, infer_schema_length=window, **options)
         except pl.exceptions.ComputeError as exc:
             if any(word in str(exc).lower() for word in ("utf-8", "utf8", "more fields")):
                 raise
             # a value late in the file does not fit the type guessed from the first rows
-            frame = pl.read_csv(path, infer_schema_length=None, **options)
+            window = None
+            frame = pl.read_csv(path, infer_schema_length=window, **options)
     except pl.exceptions.NoDataError:
         if named and empty:  # a header and no rows (the names given, the header skipped as a row):
             # the columns as text, as Polars reads such a file when it reads the header itself
-            return pl.DataFrame(schema=dict.fromkeys(options["new_columns"], pl.String)), reading
+            return pl.DataFrame(schema=dict.fromkeys(options["new_columns"], pl.String)), window
         raise InputError(f"{path} has a header but no rows" + EMPTY_TABLE if named else f"{path} is empty") from None
     except pl.exceptions.ComputeError as exc:
         if utf8_complaint(exc):
@@ -250,11 +268,7 @@ def _read_csv(
         first = first_line(exc)
         raise (ragged_row_error(path, separator, has_header)
                or InputError(f"cannot read {path} as CSV: {first}")) from None
-    if frame.width > 1 and frame.get_column(frame.columns[-1]).null_count():
-        # Polars reads a row shorter than the header with nulls for the fields it lacks: one leaves
-        # the last column missing, so only then are the rows' widths read (from the bytes)
-        refuse_ragged_rows(path, separator, has_header)
-    return frame, reading
+    return frame, window
 
 
 def ragged_row_error(path: Path, separator: str | None = None, has_header: bool = True, *,

@@ -34,6 +34,7 @@ from crowdsafe.data import decimal_comma as comma
 from crowdsafe.data import short_years
 from crowdsafe.data.column_names import stable_names
 from crowdsafe.data.column_types import beyond_int64, reading_notes, usable, usable_frame, zone_free
+from crowdsafe.data.date_inference import could_hold_dates
 from crowdsafe.data.io import (
     GZIP,
     PARQUET,
@@ -131,15 +132,25 @@ def scan_table(
                              text_columns=text_columns, has_header=has_header, head=head,
                              decimal_comma=decimal_comma)
     options.pop("encoding")
-    lazy = pl.scan_csv(path, infer_schema_length=None if infer_all else 10_000, **options)
+    window = None if infer_all else 10_000
+    # Polars' date inference is slow: asked for only if a column could be dates (date_inference)
+    lazy = pl.scan_csv(path, infer_schema_length=window, **{**options, "try_parse_dates": False})
+    try:
+        dates = could_hold_dates(lazy, window, options["schema_overrides"] or ())
+    except pl.exceptions.PolarsError:  # a file Polars cannot read: refused where its rows are read, as before
+        dates = True
+    if dates:
+        lazy = pl.scan_csv(path, infer_schema_length=window, **options)
+    else:
+        options["try_parse_dates"] = False
     wide = wide_integer_columns(lazy.collect_schema())
     if wide:  # whole numbers beyond 64 bits: text, as the eager reader reads them
         options["schema_overrides"] = {**(options.get("schema_overrides") or {}), **{c: pl.String for c in wide}}
-        lazy = pl.scan_csv(path, infer_schema_length=None if infer_all else 10_000, **options)
+        lazy = pl.scan_csv(path, infer_schema_length=window, **options)
     short = short_years.columns(lazy)
     if short:  # dates with a two-digit year: text, as the eager reader reads them
         options["schema_overrides"] = {**(options.get("schema_overrides") or {}), **{c: pl.String for c in short}}
-        lazy = pl.scan_csv(path, infer_schema_length=None if infer_all else 10_000, **options)
+        lazy = pl.scan_csv(path, infer_schema_length=window, **options)
         print(note_line(short_years.note(str(path), short)), file=sys.stderr)
     names = lazy.collect_schema().names()
     stripped = [c.strip() for c in names]
