@@ -24,6 +24,7 @@ from polars.testing import assert_frame_equal
 from crowdsafe.data import io as table_io
 from crowdsafe.data import streaming
 from crowdsafe.data.date_inference import DATE_START, could_hold_dates
+from crowdsafe.errors import InputError
 
 BATTERY = [
     "2020-01-01", "01/02/2020", "31.12.2021", "2020.01.01", "2020/01/31", "1.1.2020", "12:30", "12:30:00",
@@ -81,7 +82,7 @@ FILES = {
 
 def _forced(monkeypatch):
     """The old reading: every file looks as if it could hold dates, so it is read with them."""
-    monkeypatch.setattr(table_io, "could_hold_dates", lambda *args: True)
+    monkeypatch.setattr(table_io, "with_dates", lambda *args, **options: None)
     monkeypatch.setattr(streaming, "could_hold_dates", lambda *args: True)
 
 
@@ -94,6 +95,27 @@ def test_the_reader_reads_as_the_read_with_dates(name, tmp_path, monkeypatch):
     _forced(monkeypatch)
     assert_frame_equal(fast, table_io.read_file(path).frame)
     assert_frame_equal(fast_scan, streaming.scan_table(path).lazy.collect())
+
+
+@pytest.mark.parametrize("decimal_comma", [True, None])
+def test_decimal_commas_read_as_with_dates(decimal_comma, tmp_path, monkeypatch):
+    """Polars' decimal comma makes ``1.25`` text (a thousands point), which then starts like a date."""
+    path = tmp_path / "comma.csv"
+    path.write_text("a;b;c\n1.25;2020-01-01;1,5\n3,5;2021-12-31;2\n")
+    fast = table_io.read_file(path, decimal_comma=decimal_comma).frame
+    _forced(monkeypatch)
+    assert_frame_equal(fast, table_io.read_file(path, decimal_comma=decimal_comma).frame)
+
+
+def test_dates_of_two_orders_are_refused_as_by_the_read_with_dates(tmp_path, monkeypatch):
+    path = tmp_path / "orders.csv"
+    path.write_text("day,w\n2020-01-01,x\n31.12.2021,y\n")
+    with pytest.raises(InputError) as fast:
+        table_io.read_file(path)
+    _forced(monkeypatch)
+    with pytest.raises(InputError) as forced:
+        table_io.read_file(path)
+    assert str(fast.value) == str(forced.value) and "31.12.2021" in str(fast.value)
 
 
 def test_late_values_that_do_not_fit_read_as_with_dates(tmp_path, monkeypatch):
@@ -124,6 +146,17 @@ def test_generated_tables_read_as_with_dates(rows, tmp_path_factory):
         assert_frame_equal(fast, table_io.read_file(path).frame)
 
 
+def test_a_late_value_in_a_date_column_reads_every_column_from_every_row(tmp_path, monkeypatch):
+    """The date column needs the second try, the others did not: Polars' second try also infers
+    ``n`` (empty in the first 10,000 rows) from every row, as a number; the reader does the same."""
+    path = tmp_path / "late-date.csv"
+    path.write_text("n,day\n" + ",2020-01-01\n" * 10_000 + "5,2020-01-02\n" + "6,later\n")
+    fast = table_io.read_file(path).frame
+    assert fast.schema["n"] == pl.Int64
+    _forced(monkeypatch)
+    assert_frame_equal(fast, table_io.read_file(path).frame)
+
+
 def test_a_table_without_date_like_text_is_read_once_without_dates(tmp_path, monkeypatch):
     path = tmp_path / "t.csv"
     path.write_text("age,sex\n\"[18, 35]\",Male\n\"[36, 50]\",*\n")
@@ -132,6 +165,22 @@ def test_a_table_without_date_like_text_is_read_once_without_dates(tmp_path, mon
     monkeypatch.setattr(table_io.pl, "read_csv", lambda p, **kw: asked.append(kw["try_parse_dates"]) or read(p, **kw))
     table_io.read_file(path)
     assert asked == [False]
+
+
+def test_only_the_columns_that_could_be_dates_are_read_with_dates(tmp_path, monkeypatch):
+    path = tmp_path / "t.csv"
+    path.write_text("day,w,n\n2020-01-01,x,1\n2020-01-02,y,2\n")
+    reads: list[tuple[bool, list[str]]] = []  # (with date inference, the columns read)
+    read = pl.read_csv
+
+    def spy(source, **options):
+        frame = read(source, **options)
+        reads.append((options["try_parse_dates"], frame.columns))
+        return frame
+
+    monkeypatch.setattr(pl, "read_csv", spy)
+    assert table_io.read_file(path).frame.schema["day"] == pl.Date
+    assert reads == [(False, ["day", "w", "n"]), (True, ["row", "day"])]
 
 
 def test_only_text_columns_not_read_as_text_anyway_are_asked_about():

@@ -7,22 +7,28 @@ cost about 1 s in the first 10,000 rows, and about 3 s for a 32,561-row file rea
 second try, when a late value does not fit the first rows' types: a generalized release's ages
 ``17`` then ``[18, 35]``).
 
-So a file is first read without it. Polars infers a column as a date, a time or a timestamp only
+So a file is first read without it, and then only the text columns that could be dates are read
+again with it (:func:`with_dates`). Polars infers a column as a date, a time or a timestamp only
 if every value it infers from (the column's values in the inference window, nulls aside) matches
 one of its patterns, and every such value starts with a digit, after blanks, quotes and a sign
 (``2021-12-31``, ``31.12.2021``, ``12:30``, ``+2021-01-01``; tested against Polars itself in
 tests/data/test_date_inference.py). A column whose window holds a value that does not
-(:data:`DATE_START`) stays text either way. A file none of whose text columns could be dates has
-been read exactly as ``try_parse_dates`` reads it; only the others are read again with it.
+(:data:`DATE_START`) stays text either way. The others are written, as read, into a CSV text of
+their own and read back by Polars with ``try_parse_dates`` over the same rows: Polars' own
+inference and parsing, on the same values (quoting does not change its inference; nulls and
+empty texts are kept apart). When that inference needs every row while the file's other columns
+did not (a date column with a late value that is not a date), Polars' single read decides, since
+its second try also re-infers the other columns from every row: the caller reads the file again.
 """
 
 from __future__ import annotations
 
+import io
 from collections.abc import Collection
 
 import polars as pl
 
-__all__ = ["DATE_START", "could_hold_dates"]
+__all__ = ["DATE_START", "could_hold_dates", "with_dates"]
 
 #: How every value Polars can infer as a date, a time or a timestamp starts: blanks (a no-break
 #: space too), quotes or a sign, then a digit. A looser test than Polars' own (it never decides the
@@ -35,11 +41,38 @@ def could_hold_dates(frame: pl.DataFrame | pl.LazyFrame, window: int | None, tex
     dates: some text column not in ``text`` (read as text whatever it holds) has only values
     matching :data:`DATE_START` among its first ``window`` rows (all rows: None), nulls aside.
     A lazy frame is read for that one answer (in the streaming engine: a file's rows)."""
+    return bool(_candidates(frame, window, text))
+
+
+def _candidates(frame: pl.DataFrame | pl.LazyFrame, window: int | None, text: Collection[str]) -> list[str]:
     schema = frame.collect_schema()
     candidates = [name for name, dtype in schema.items() if dtype == pl.String and name not in text]
     if not candidates:
-        return False
+        return []
     head = frame if window is None else frame.head(window)
     checks = head.select(pl.col(c).str.contains(DATE_START).all().alias(c) for c in candidates)
     answers = checks.collect(engine="streaming") if isinstance(checks, pl.LazyFrame) else checks
-    return any(answers.row(0))
+    return [name for name, could in zip(candidates, answers.row(0)) if could]
+
+
+def with_dates(frame: pl.DataFrame, window: int | None, text: Collection[str] = (), *,
+               decimal_comma: bool = False) -> pl.DataFrame | None:
+    """``frame``, read from a CSV file without date inference with types inferred from its first
+    ``window`` rows (None: all), with the columns that could be dates read as Polars'
+    ``try_parse_dates`` reads them; None when that read needs every row and the file's other
+    columns did not (then only a read of the whole file with it is exact: the caller's).
+    ``decimal_comma``: the file was read with Polars' decimal comma (its other option that changes
+    what a text is inferred as: ``1.25`` is then text, not a number)."""
+    candidates = _candidates(frame, window, text)
+    if not candidates:
+        return frame
+    row = next(name for name in ("row", *(f"row{i}" for i in range(len(candidates) + 1))) if name not in candidates)
+    own = frame.select(candidates).with_row_index(row).write_csv(quote_style="non_numeric")
+    try:
+        dated = pl.read_csv(io.StringIO(own), try_parse_dates=True, infer_schema_length=window, null_values=None,
+                            decimal_comma=decimal_comma)
+    except pl.exceptions.ComputeError:  # a late value: Polars' second try re-infers every column
+        return None
+    if not dated.get_column(row).equals(pl.Series(row, range(frame.height), dtype=dated.schema[row])):
+        return None  # a row lost or moved in the round trip: never seen, and the whole read is exact
+    return frame.with_columns(dated.drop(row))

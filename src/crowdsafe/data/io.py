@@ -27,7 +27,7 @@ from crowdsafe.data.column_names import describe_renames, stable_names
 from crowdsafe.data.column_types import usable_frame, wide_integer_note, zone_free
 from crowdsafe.data.column_words import is_code_name
 from crowdsafe.data.dataset import Dataset
-from crowdsafe.data.date_inference import could_hold_dates
+from crowdsafe.data.date_inference import with_dates
 from crowdsafe.data.line_endings import line_ending
 from crowdsafe.data.missing import DEFAULT_MISSING_TOKENS
 from crowdsafe.data.nul_bytes import refuse_nul, refuse_nul_in_file
@@ -226,10 +226,11 @@ def _read_csv(
                                  text_columns=text_columns, has_header=has_header, head=head,
                                  decimal_comma=decimal_comma)
     reading = comma.mode(options["separator"], decimal_comma)
-    # read without Polars' slow date inference first; again with it only if a column could be dates
+    # read without Polars' slow date inference; only the columns that could be dates read with it
     frame, window = _polars_read(path, {**options, "try_parse_dates": False}, has_header, named, empty)
-    if frame.height and could_hold_dates(frame, window, options["schema_overrides"] or ()):
-        frame, _ = _polars_read(path, options, has_header, named, empty)
+    text, decimal = options["schema_overrides"] or (), options.get("decimal_comma", False)
+    dated = with_dates(frame, window, text, decimal_comma=decimal) if frame.height else frame
+    frame = dated if dated is not None else _polars_read(path, options, has_header, named, empty)[0]
     if frame.width > 1 and frame.get_column(frame.columns[-1]).null_count():
         # Polars reads a row shorter than the header with nulls for the fields it lacks: one leaves
         # the last column missing, so only then are the rows' widths read (from the bytes)
