@@ -23,7 +23,7 @@ from polars.testing import assert_frame_equal
 
 from crowdsafe.data import io as table_io
 from crowdsafe.data import streaming
-from crowdsafe.data.date_inference import DATE_START, could_hold_dates
+from crowdsafe.data.date_inference import DATE_START, dated_types, with_dates
 from crowdsafe.errors import InputError
 
 BATTERY = [
@@ -83,7 +83,7 @@ FILES = {
 def _forced(monkeypatch):
     """The old reading: every file looks as if it could hold dates, so it is read with them."""
     monkeypatch.setattr(table_io, "with_dates", lambda *args, **options: None)
-    monkeypatch.setattr(streaming, "could_hold_dates", lambda *args: True)
+    monkeypatch.setattr(streaming, "dated_types", lambda *args, **options: None)
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -133,17 +133,35 @@ _CELLS = st.sampled_from(["2020-01-01", "31.12.2021", "12:30", "+2020-01-01", "1
                           "30-39", "[18, 35]", "x", "*", "", "2020-01-01 10:00", "Jan 1 2020"])
 
 
+def _outcome(read):
+    """What ``read()`` gives: its frame, or the kind of error it raises (and the refusal's words)."""
+    try:
+        return read()
+    except InputError as exc:
+        return f"InputError: {exc}"
+    except pl.exceptions.PolarsError as exc:  # a scan's rows are read at collect: the kind is compared
+        return type(exc).__name__
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(st.lists(_CELLS, min_size=3, max_size=3), min_size=1, max_size=6))
 def test_generated_tables_read_as_with_dates(rows, tmp_path_factory):
+    """Frames equal, or the same refusal (dates of two orders in one column are refused by both)."""
     path = Path(tmp_path_factory.mktemp("gen")) / "t.csv"
     text = io.StringIO()
     csv.writer(text, lineterminator="\n").writerows([["a", "b", "c"], *rows])
     path.write_text(text.getvalue())
-    fast = table_io.read_file(path).frame
+    readers = (lambda: table_io.read_file(path).frame, lambda: streaming.scan_table(path).lazy.collect())
+    fast = [_outcome(read) for read in readers]
     with pytest.MonkeyPatch.context() as patch:
         _forced(patch)
-        assert_frame_equal(fast, table_io.read_file(path).frame)
+        for got, read in zip(fast, readers):
+            expected = _outcome(read)
+            if isinstance(expected, pl.DataFrame):
+                assert isinstance(got, pl.DataFrame), got
+                assert_frame_equal(got, expected)
+            else:
+                assert got == expected
 
 
 def test_a_late_value_in_a_date_column_reads_every_column_from_every_row(tmp_path, monkeypatch):
@@ -183,11 +201,13 @@ def test_only_the_columns_that_could_be_dates_are_read_with_dates(tmp_path, monk
     assert reads == [(False, ["day", "w", "n"]), (True, ["row", "day"])]
 
 
-def test_only_text_columns_not_read_as_text_anyway_are_asked_about():
-    frame = pl.DataFrame({"zip": ["01067", "10115"], "n": [1, 2], "w": ["x", "y"]})
-    assert not could_hold_dates(frame, 10_000, text={"zip"})
-    assert could_hold_dates(frame, 10_000)
-    assert could_hold_dates(frame.with_columns(w=pl.lit(None, pl.String)), None)  # no value: asked
+def test_only_text_columns_not_read_as_text_anyway_are_read_with_dates():
+    frame = pl.DataFrame({"zip": ["01067", "10115"], "n": [1, 2], "w": ["x", "y"], "day": ["2020-01-01", None]})
+    assert with_dates(frame, 10_000, text={"zip", "day"}) is frame  # nothing could be dates: as read
+    assert with_dates(frame, 10_000, text={"zip"}).schema == {"zip": pl.String, "n": pl.Int64, "w": pl.String,
+                                                             "day": pl.Date}
+    assert dated_types(frame.lazy(), 10_000, text={"zip"}) == {"day": pl.Date}
+    assert dated_types(frame.lazy(), None, text={"zip"}) is None  # every row: the scan infers them itself
     dated_first = pl.DataFrame({"w": ["2020-01-01", "x"]})  # only the window is looked at
-    assert could_hold_dates(dated_first, 1) and could_hold_dates(dated_first.lazy(), 1)
-    assert not could_hold_dates(dated_first, None) and not could_hold_dates(dated_first.lazy(), 2)
+    assert dated_types(dated_first.lazy(), 1) == {"w": pl.Date}
+    assert dated_types(dated_first.lazy(), 2) == {}

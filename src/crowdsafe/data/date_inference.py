@@ -19,6 +19,8 @@ inference and parsing, on the same values (quoting does not change its inference
 empty texts are kept apart). When that inference needs every row while the file's other columns
 did not (a date column with a late value that is not a date), Polars' single read decides, since
 its second try also re-infers the other columns from every row: the caller reads the file again.
+A lazy scan (:mod:`crowdsafe.data.streaming`) is given the types those columns take in its first
+rows, as type overrides (:func:`dated_types`): Polars then parses every row as it would have.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from collections.abc import Collection
 
 import polars as pl
 
-__all__ = ["DATE_START", "could_hold_dates", "with_dates"]
+__all__ = ["DATE_START", "dated_types", "with_dates"]
 
 #: How every value Polars can infer as a date, a time or a timestamp starts: blanks (a no-break
 #: space too), quotes or a sign, then a digit. A looser test than Polars' own (it never decides the
@@ -36,15 +38,10 @@ __all__ = ["DATE_START", "could_hold_dates", "with_dates"]
 DATE_START = r"^[\s'\"]*[+-]?\d"
 
 
-def could_hold_dates(frame: pl.DataFrame | pl.LazyFrame, window: int | None, text: Collection[str] = ()) -> bool:
-    """Whether Polars' date inference could read a column of ``frame`` (read without it) as
-    dates: some text column not in ``text`` (read as text whatever it holds) has only values
-    matching :data:`DATE_START` among its first ``window`` rows (all rows: None), nulls aside.
-    A lazy frame is read for that one answer (in the streaming engine: a file's rows)."""
-    return bool(_candidates(frame, window, text))
-
-
 def _candidates(frame: pl.DataFrame | pl.LazyFrame, window: int | None, text: Collection[str]) -> list[str]:
+    """The text columns of ``frame`` (read without date inference) not in ``text`` (read as text
+    whatever they hold) whose values among the first ``window`` rows (all: None) all match
+    :data:`DATE_START`, nulls aside. A lazy frame is read for that answer (those rows)."""
     schema = frame.collect_schema()
     candidates = [name for name, dtype in schema.items() if dtype == pl.String and name not in text]
     if not candidates:
@@ -53,6 +50,22 @@ def _candidates(frame: pl.DataFrame | pl.LazyFrame, window: int | None, text: Co
     checks = head.select(pl.col(c).str.contains(DATE_START).all().alias(c) for c in candidates)
     answers = checks.collect(engine="streaming") if isinstance(checks, pl.LazyFrame) else checks
     return [name for name, could in zip(candidates, answers.row(0)) if could]
+
+
+def _read_dated(columns: pl.DataFrame, window: int | None, decimal_comma: bool) -> pl.DataFrame | None:
+    """``columns`` (text, as read) through Polars' CSV reader with ``try_parse_dates``: written
+    into a CSV text of their own, with a row number to check that every row comes back in order.
+    None when that read needs every row (a late value) or a row did not come back."""
+    row = next(name for name in ("row", *(f"row{i}" for i in range(columns.width + 1))) if name not in columns.columns)
+    own = columns.with_row_index(row).write_csv(quote_style="non_numeric")
+    try:
+        dated = pl.read_csv(io.StringIO(own), try_parse_dates=True, infer_schema_length=window, null_values=None,
+                            decimal_comma=decimal_comma)
+    except pl.exceptions.ComputeError:  # a late value: Polars' second try re-infers every column
+        return None
+    if not dated.get_column(row).equals(pl.Series(row, range(columns.height), dtype=dated.schema[row])):
+        return None  # never seen; the whole read is then the exact one
+    return dated.drop(row)
 
 
 def with_dates(frame: pl.DataFrame, window: int | None, text: Collection[str] = (), *,
@@ -66,13 +79,21 @@ def with_dates(frame: pl.DataFrame, window: int | None, text: Collection[str] = 
     candidates = _candidates(frame, window, text)
     if not candidates:
         return frame
-    row = next(name for name in ("row", *(f"row{i}" for i in range(len(candidates) + 1))) if name not in candidates)
-    own = frame.select(candidates).with_row_index(row).write_csv(quote_style="non_numeric")
-    try:
-        dated = pl.read_csv(io.StringIO(own), try_parse_dates=True, infer_schema_length=window, null_values=None,
-                            decimal_comma=decimal_comma)
-    except pl.exceptions.ComputeError:  # a late value: Polars' second try re-infers every column
+    dated = _read_dated(frame.select(candidates), window, decimal_comma)
+    return None if dated is None else frame.with_columns(dated)
+
+
+def dated_types(lazy: pl.LazyFrame, window: int | None, text: Collection[str] = (), *,
+                decimal_comma: bool = False) -> dict[str, pl.DataType] | None:
+    """For a lazy CSV scan made without date inference, whose types come from its first
+    ``window`` rows: the types Polars' ``try_parse_dates`` infers for the columns that could be
+    dates, from those rows (read here), as the scan's type overrides: Polars parses a column given
+    a date type as it parses one it inferred (tested). None when every row would be needed (a
+    ``window`` of None, or a late value): the caller scans with date inference."""
+    candidates = _candidates(lazy, window, text)
+    if not candidates:
+        return {}
+    if window is None:
         return None
-    if not dated.get_column(row).equals(pl.Series(row, range(frame.height), dtype=dated.schema[row])):
-        return None  # a row lost or moved in the round trip: never seen, and the whole read is exact
-    return frame.with_columns(dated.drop(row))
+    dated = _read_dated(lazy.head(window).select(candidates).collect(), window, decimal_comma)
+    return None if dated is None else dict(dated.schema)

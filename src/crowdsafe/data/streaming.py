@@ -34,7 +34,7 @@ from crowdsafe.data import decimal_comma as comma
 from crowdsafe.data import short_years
 from crowdsafe.data.column_names import stable_names
 from crowdsafe.data.column_types import beyond_int64, reading_notes, usable, usable_frame, zone_free
-from crowdsafe.data.date_inference import could_hold_dates
+from crowdsafe.data.date_inference import dated_types
 from crowdsafe.data.io import (
     GZIP,
     PARQUET,
@@ -133,16 +133,20 @@ def scan_table(
                              decimal_comma=decimal_comma)
     options.pop("encoding")
     window = None if infer_all else 10_000
-    # Polars' date inference is slow: asked for only if a column could be dates (date_inference)
-    lazy = pl.scan_csv(path, infer_schema_length=window, **{**options, "try_parse_dates": False})
+    # Polars' date inference is slow: the columns that could be dates are typed from the window's
+    # rows alone and given to the scan as types (date_inference.dated_types)
+    undated = {**options, "try_parse_dates": False}
+    lazy = pl.scan_csv(path, infer_schema_length=window, **undated)
     try:
-        dates = could_hold_dates(lazy, window, options["schema_overrides"] or ())
+        dated = dated_types(lazy, window, options["schema_overrides"] or (), decimal_comma=bool(
+            options.get("decimal_comma")))
     except pl.exceptions.PolarsError:  # a file Polars cannot read: refused where its rows are read, as before
-        dates = True
-    if dates:
+        dated = None
+    if dated is None:
         lazy = pl.scan_csv(path, infer_schema_length=window, **options)
     else:
-        options["try_parse_dates"] = False
+        options = {**undated, "schema_overrides": {**(options["schema_overrides"] or {}), **dated} or None}
+        lazy = pl.scan_csv(path, infer_schema_length=window, **options) if dated else lazy
     wide = wide_integer_columns(lazy.collect_schema())
     if wide:  # whole numbers beyond 64 bits: text, as the eager reader reads them
         options["schema_overrides"] = {**(options.get("schema_overrides") or {}), **{c: pl.String for c in wide}}
