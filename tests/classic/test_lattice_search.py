@@ -28,17 +28,39 @@ def small_adult():
     return data.with_frame(data.frame.head(3000)).with_roles(qi=SMALL_QIS, sensitive=["income"])
 
 
-def brute_force(data, k, limit=0.0, metric="gcp", l=None, t=None):
-    """Every node: Apply the scheme, check the limit, measure the release's loss."""
+#: The brute force's measured nodes of a table, per (k, l, t): Apply and the measured loss depend
+#: on neither the suppression limit nor the metric, so the tests on the same table and k share
+#: them (each entry keeps its table, compared by identity, so an id is never reused).
+_NODES: dict[tuple, tuple[Dataset, list]] = {}
+
+
+def _measured_nodes(data, k, l, t) -> list:
+    """Every node: Apply the scheme, the rows it suppresses, its release, its measured loss (once
+    a test needs it: a node over the limit is never measured)."""
+    key = (id(data), k, l, t)
+    if key in _NODES and _NODES[key][0] is data:
+        return _NODES[key][1]
     columns = data.quasi_identifiers
     constraints = sensitive_constraints(data, "income" if "income" in data.columns else "outcome", l=l, t=t)
-    losses = {}
+    nodes = []
     for levels in itertools.product(*[range(data.hierarchies[c].height + 1) for c in columns]):
         scheme = GeneralizationScheme(dict(zip(columns, levels)), {c: data.hierarchies[c] for c in columns})
         applied = apply(data, scheme, k, constraints=constraints)
-        if applied.rows_suppressed > limit * data.n_rows:
+        nodes.append([levels, applied.rows_suppressed, applied.frame, None])  # None: not measured yet
+    _NODES[key] = (data, nodes)
+    return nodes
+
+
+def brute_force(data, k, limit=0.0, metric="gcp", l=None, t=None):
+    """Every node: Apply the scheme, check the limit, measure the release's loss."""
+    losses = {}
+    for node in _measured_nodes(data, k, l, t):
+        levels, suppressed, frame, measured = node
+        if suppressed > limit * data.n_rows:
             continue
-        measured = information_loss(data, applied.frame, qi=columns, k=k, input_rows=data.n_rows)
+        if measured is None:
+            node[3] = measured = information_loss(data, frame, qi=data.quasi_identifiers, k=k,
+                                                  input_rows=data.n_rows)
         losses[levels] = measured.loss(metric)
     return losses
 
