@@ -53,9 +53,10 @@ def monkeypatch_class():
         yield patch
 
 
-def _classes(data, columns, levels) -> Counter:
-    """Rows per class of the sample with ``columns`` at ``levels`` (the others dropped)."""
-    table = counted(data, columns)
+def _classes(data, columns, levels, table=None) -> Counter:
+    """Rows per class of the sample with ``columns`` at ``levels`` (the others dropped).
+    ``table``: ``counted(data, columns)``, made once by a caller that asks for many levels."""
+    table = counted(data, columns) if table is None else table
     maps = [data.hierarchies[c].leaf_map(level).tolist() for c, level in zip(columns, levels)]
     classes: Counter = Counter()
     for codes, count in zip(table.codes.tolist(), table.counts.tolist()):
@@ -80,8 +81,10 @@ def test_every_level_combination_at_once_matches_one_at_a_time(data, k):
         fast, fast_deficits = generalization_table(codes, table.counts, chosen, k)
         twin, twin_deficits = generalization_table_by_level(*marginal_cells(codes, table.counts, chosen), chosen, k)
         assert fast.tolist() == twin.tolist() and fast_deficits.tolist() == twin_deficits.tolist()
+        names = [COLUMNS[j] for j in marginal]
+        counted_once = counted(data, names)
         for levels in itertools.product(*[range(h.height + 1) for h in chosen]):
-            expected = _deficit(_classes(data, [COLUMNS[j] for j in marginal], levels), k)
+            expected = _deficit(_classes(data, names, levels, counted_once), k)
             assert fast_deficits[levels] == expected
 
 
@@ -174,9 +177,10 @@ def test_each_blocks_projections_are_the_base_table_raised_and_projected(data, k
 def test_the_pairs_floor_is_a_lower_bound_and_exact_on_two_columns(data, k):
     data = _prepared(data)
     scorer = MarginalScorer(data, COLUMNS, k, make_objective("marginals"))
+    counted_once = counted(data, COLUMNS)
     for index, node in enumerate(scorer.lattice.nodes()):
         levels = [int(x) for x in node]
-        deficit = _deficit(_classes(data, COLUMNS, levels), k)
+        deficit = _deficit(_classes(data, COLUMNS, levels, counted_once), k)
         floor = int(scorer.deficit_floor[index])
         assert floor <= deficit
         below_root = [j for j, (level, h) in enumerate(zip(levels, scorer.lattice.heights)) if level < h]
@@ -233,7 +237,9 @@ def _search_floors(data, k, scale):
     pairs = scorer.deficit_floor.tolist()
     search = marginal_score.MarginalSearch(scorer, scale, gumbel_cells(Randomness(1).generator, scorer.lattice.size))
     search.run()
-    deficits = [_deficit(_classes(data, columns, [int(x) for x in node]), k) for node in scorer.lattice.nodes()]
+    counted_once = counted(data, columns)
+    deficits = [_deficit(_classes(data, columns, [int(x) for x in node], counted_once), k)
+                for node in scorer.lattice.nodes()]
     return search.floor.tolist(), pairs, deficits
 
 
