@@ -125,9 +125,9 @@ def _brute_force_classification(data: Dataset, k: int) -> dict[tuple[int, ...], 
     scores = {}
     for levels in itertools.product(*[range(h.height + 1) for h in hierarchies]):
         counts: Counter = Counter()
+        maps = [h.leaf_map(level).tolist() for h, level in zip(hierarchies, levels)]  # once per node
         for row in rows:
-            node = tuple(int(h.leaf_map(level)[leaf[j][row[j]]])
-                         for j, (h, level) in enumerate(zip(hierarchies, levels)))
+            node = tuple(int(maps[j][leaf[j][row[j]]]) for j in range(len(hierarchies)))
             counts[(node, row[-1])] += 1
         groups = {node for node, _ in counts}
         best = sum(max(max(0, counts[(g, y)] - (k - 1)) for y in OUTCOMES) for g in groups)
@@ -310,16 +310,20 @@ def _brute_force_entropy(
     leaf = [{v: i for i, v in enumerate(h.leaves.to_list())} for h in hierarchies]
     codes = [[leaf[j][row[j]] for j in range(len(columns))] for row in rows]
 
+    logs: dict[tuple[int, int], object] = {}  # each log2(p / q) computed once (same precision throughout)
+
     def log2(p: int, q: int = 1):
-        return mpmath.log(mpmath.mpf(p) / q, 2) if exact else math.log2(Fraction(p, q))
+        if (p, q) not in logs:
+            logs[p, q] = mpmath.log(mpmath.mpf(p) / q, 2) if exact else math.log2(Fraction(p, q))
+        return logs[p, q]
 
     caps = [log2(h.size(0)) if h.size(0) > 1 else 0 for h in hierarchies]
     cap = sum(caps)
     value_count = [Counter(c[j] for c in codes) for j in range(len(columns))]
     scores = {}
     for levels in itertools.product(*[range(h.height + 1) for h in hierarchies]):
-        nodes = [tuple(int(h.leaf_map(level)[c[j]]) for j, (h, level) in enumerate(zip(hierarchies, levels)))
-                 for c in codes]
+        maps = [h.leaf_map(level).tolist() for h, level in zip(hierarchies, levels)]  # once per node
+        nodes = [tuple(int(maps[j][c[j]]) for j in range(len(columns))) for c in codes]
         node_count = [Counter(n[j] for n in nodes) for j in range(len(columns))]
         lost = [sum(min(caps[j], log2(node_count[j][n[j]], value_count[j][c[j]])) for j in range(len(columns)))
                 for c, n in zip(codes, nodes)]
