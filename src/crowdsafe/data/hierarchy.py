@@ -31,7 +31,7 @@ from __future__ import annotations
 import copy
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -62,13 +62,22 @@ def _label(value: Any) -> str:
     return str(value)
 
 
-def _first_appearance_ids(column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Node ids for a column of labels, numbered by first appearance; returns (ids, labels)."""
+def _labels(values: Iterable[Any]) -> list[str]:
+    """``[_label(v) for v in values]``, a ``str`` or an ``int`` (not a bool) labelled inline."""
+    return [v if type(v) is str else str(v) if type(v) is int else _label(v) for v in values]
+
+
+def _first_appearance_ids(labels: list[str]) -> tuple[np.ndarray, list[str]]:
+    """Node ids for a column of labels, numbered by first appearance; returns (ids, labels). One
+    label throughout (a root), without NUL (which NumPy's text drops at the end): not sorted."""
+    if labels.count(labels[0]) == len(labels) and "\x00" not in labels[0]:
+        return np.zeros(len(labels), dtype=np.uint32), [labels[0]]
+    column = np.asarray(labels, dtype=object).astype(str)
     uniques, first, inverse = np.unique(column, return_index=True, return_inverse=True)
     order = np.argsort(first, kind="stable")
     renumber = np.empty(len(order), dtype=np.uint32)
     renumber[order] = np.arange(len(order), dtype=np.uint32)
-    return renumber[inverse.ravel()], uniques[order]
+    return renumber[inverse.ravel()], [str(x) for x in uniques[order]]
 
 
 class Hierarchy:
@@ -132,18 +141,16 @@ class Hierarchy:
         duplicated = leaf_series.filter(leaf_series.is_duplicated())
         if len(duplicated):
             raise HierarchyError(f"hierarchy '{name}' lists the value {_label(duplicated[0])!r} twice")
-        leaf_labels = [_label(v) for v in leaf_series.to_list()]
+        leaf_labels = _labels(leaf_series.to_list())
         ids = [np.arange(n, dtype=np.uint32)]
         labels: list[Sequence[str]] = [leaf_labels]
         for depth, given in enumerate(levels, start=1):
-            column = np.asarray([_label(v) for v in given], dtype=object)
+            column = _labels(given)
             if len(column) != n:
-                raise HierarchyError(
-                    f"hierarchy '{name}': level {depth} has {len(column)} labels for {n} values"
-                )
-            level_ids, level_labels = _first_appearance_ids(column.astype(str))
+                raise HierarchyError(f"hierarchy '{name}': level {depth} has {len(column)} labels for {n} values")
+            level_ids, level_labels = _first_appearance_ids(column)
             ids.append(level_ids)
-            labels.append([str(x) for x in level_labels])
+            labels.append(level_labels)
         parents = []
         for depth in range(len(ids) - 1):
             child, parent = ids[depth], ids[depth + 1]
@@ -196,10 +203,8 @@ class Hierarchy:
         width = len(rows[0])
         for number, row in enumerate(rows, start=1):
             if len(row) != width:
-                raise HierarchyError(
-                    f"hierarchy file {path}: row {number} ({row[0]!r}) has {len(row)} levels, "
-                    f"the first row has {width}"
-                )
+                raise HierarchyError(f"hierarchy file {path}: row {number} ({row[0]!r}) has {len(row)} levels, "
+                                     f"the first row has {width}")
         leaves = pl.Series(name or path.stem, [row[0] for row in rows], dtype=pl.String)
         levels = [[row[i] for row in rows] for i in range(1, width)]
         made = cls.from_columns(name or path.stem, leaves, levels).check_labels(f"hierarchy file {path}")
