@@ -72,7 +72,7 @@ def _columns(draw) -> tuple[pl.Series, list[list]]:
     return leaves, levels
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(columns=_columns())
 def test_from_columns_numbers_the_labels_as_its_twin(columns):
     leaves, levels = columns
