@@ -3,6 +3,8 @@ schema file and hierarchy files, and the rows removed to make its neighbours."""
 
 from __future__ import annotations
 
+import functools
+import tempfile
 from pathlib import Path
 
 import polars as pl
@@ -36,6 +38,16 @@ def removals(frame: pl.DataFrame) -> dict[str, int]:
     return {"first": 0, "unique-qi": int(unique), "large-class": int(large)}
 
 
+@functools.cache
+def _hierarchy_file(name: str) -> bytes:
+    """The bytes of Adult's hierarchy of ``name`` as ``Hierarchy.write_csv`` writes it (built and
+    written once: every run of every case writes the same files)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"{name}.hierarchy.csv"
+        hierarchies()[name].write_csv(path)
+        return path.read_bytes()
+
+
 def write_inputs(directory: Path, frame: pl.DataFrame) -> None:
     """data.parquet, schema.toml, drafted.toml (the same with :data:`DRAFTED` markers) and the
     hierarchy files in ``directory`` (the same names for every run, so paths printed by a run
@@ -43,7 +55,6 @@ def write_inputs(directory: Path, frame: pl.DataFrame) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     frame.write_parquet(directory / "data.parquet")
     lines, drafted = [], []
-    known = hierarchies()
     for name in COLUMNS:
         block = [f'[attributes."{name}"]']
         role = "sensitive" if name == SENSITIVE else ("insensitive" if name not in QI else "quasi-identifier")
@@ -51,7 +62,7 @@ def write_inputs(directory: Path, frame: pl.DataFrame) -> None:
         block.append(f'type = "{TYPES.get(name, "categorical")}"')
         if name in WITH_HIERARCHY:
             file = f"{name}.hierarchy.csv"
-            known[name].write_csv(directory / file)
+            (directory / file).write_bytes(_hierarchy_file(name))
             block.append(f'hierarchy = "{file}"')
         lines += [*block, ""]
         drafted += [*block, *([f'from_data = ["{DRAFTED[name]}"]'] if name in DRAFTED else []), ""]

@@ -22,6 +22,7 @@ suffix (``releases[*].rows_published``, ``for_custodian_only.**``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import math
 import re
@@ -52,6 +53,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+@functools.cache  # a pure function of the text, asked for the same few patterns at every path
 def _pattern(pattern: str) -> re.Pattern[str]:
     """A path pattern as a regular expression: ``*`` one key or index, ``**`` anything after."""
     out = []
