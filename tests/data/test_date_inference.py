@@ -11,6 +11,7 @@ Two claims make the fast read exact, and each is tested against its reference:
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import re
 from pathlib import Path
@@ -95,6 +96,36 @@ def test_the_reader_reads_as_the_read_with_dates(name, tmp_path, monkeypatch):
     _forced(monkeypatch)
     assert_frame_equal(fast, table_io.read_file(path).frame)
     assert_frame_equal(fast_scan, streaming.scan_table(path).lazy.collect())
+
+
+# (file bytes, read_file's options): the reading rules around the read (renamed headers, no header,
+# compression, a BOM, Excel's sep line, CRLF, quoted line breaks, own missing tokens, text columns)
+EDGES = {
+    "repeated header": (b"day,day,w\n2020-01-01,2021-01-01,x\n", {}),
+    "no header": (b"2020-01-01,x\n2021-01-01,y\n", {"has_header": False}),
+    "BOM": (b"\xef\xbb\xbfday,w\n2020-01-01,x\n", {}),
+    "sep line": (b"sep=;\nday;w\n2020-01-01;x\n", {}),
+    "CRLF": (b"day,w\r\n2020-01-01,x\r\n2021-02-03,y\r\n", {}),
+    "quoted line break": (b'day,w\n2020-01-01,"a\nb"\n"2021-01-01",c\n', {}),
+    "own missing tokens": (b"day,w\nNA,x\n2021-01-01,-\n", {"missing_tokens": ["NA", "-"]}),
+    "a date column read as text": (b"day,w\n2020-01-01,x\n", {"text_columns": ["day"]}),
+    "postal code named": (b"zip,day\n01067,2020-01-01\n", {}),
+}
+
+
+@pytest.mark.parametrize("name", EDGES)
+def test_the_reading_rules_around_the_read_give_the_same_frame(name, tmp_path, monkeypatch):
+    data, options = EDGES[name]
+    path = tmp_path / "t.csv"
+    path.write_bytes(data)
+    gzipped = tmp_path / "t.csv.gz"
+    gzipped.write_bytes(gzip.compress(data))
+    fast = [_outcome(lambda p=p: table_io.read_file(p, **options).frame) for p in (path, gzipped)]
+    _forced(monkeypatch)
+    for got, p in zip(fast, (path, gzipped)):
+        expected = _outcome(lambda p=p: table_io.read_file(p, **options).frame)
+        assert isinstance(expected, pl.DataFrame) and isinstance(got, pl.DataFrame), (got, expected)
+        assert_frame_equal(got, expected)
 
 
 @pytest.mark.parametrize("decimal_comma", [True, None])
