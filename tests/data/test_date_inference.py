@@ -120,10 +120,12 @@ def test_the_reading_rules_around_the_read_give_the_same_frame(name, tmp_path, m
     path.write_bytes(data)
     gzipped = tmp_path / "t.csv.gz"
     gzipped.write_bytes(gzip.compress(data))
-    fast = [_outcome(lambda p=p: table_io.read_file(p, **options).frame) for p in (path, gzipped)]
+    readers = [lambda: table_io.read_file(path, **options).frame, lambda: table_io.read_file(gzipped, **options).frame,
+               lambda: streaming.scan_table(path, **options).lazy.collect()]  # (a compressed file is not scanned)
+    fast = [_outcome(read) for read in readers]
     _forced(monkeypatch)
-    for got, p in zip(fast, (path, gzipped)):
-        expected = _outcome(lambda p=p: table_io.read_file(p, **options).frame)
+    for got, read in zip(fast, readers):
+        expected = _outcome(read)
         assert isinstance(expected, pl.DataFrame) and isinstance(got, pl.DataFrame), (got, expected)
         assert_frame_equal(got, expected)
 
