@@ -151,6 +151,24 @@ def test_dates_of_two_orders_are_refused_as_by_the_read_with_dates(tmp_path, mon
     assert str(fast.value) == str(forced.value) and "31.12.2021" in str(fast.value)
 
 
+@pytest.mark.parametrize("days", [["2020-01-01", "2021-02-03"], ["2020-01-01", "2021-02-03 10:00"],
+                                  ["12:30", "13:45"], ["2020-01-01", "17"], ["31.12.2021", "01.02.2022"]])
+def test_a_scan_typed_from_every_row_types_dates_as_with_dates(days, tmp_path, monkeypatch):
+    """The second try of a streamed read (types from every row): the dates' types come from their
+    distinct values; repeated, in file order, after 10,000 rows of one kind."""
+    path = tmp_path / "every-row.csv"
+    path.write_text("age,day\n" + f"17,{days[0]}\n" * 10_000 + "".join(
+        f"\"[18, 35]\",{day}\n" for day in days * 3))
+    fast = _outcome(lambda: streaming.scan_table(path, infer_all=True).lazy.collect())
+    _forced(monkeypatch)
+    expected = _outcome(lambda: streaming.scan_table(path, infer_all=True).lazy.collect())
+    if isinstance(expected, pl.DataFrame):
+        assert isinstance(fast, pl.DataFrame), fast
+        assert_frame_equal(fast, expected)
+    else:
+        assert fast == expected
+
+
 def test_late_values_that_do_not_fit_read_as_with_dates(tmp_path, monkeypatch):
     """Past the first 10,000 rows (the second try, types from every row), in both readers."""
     path = tmp_path / "late.csv"
@@ -184,7 +202,8 @@ def test_generated_tables_read_as_with_dates(rows, tmp_path_factory):
     text = io.StringIO()
     csv.writer(text, lineterminator="\n").writerows([["a", "b", "c"], *rows])
     path.write_text(text.getvalue())
-    readers = (lambda: table_io.read_file(path).frame, lambda: streaming.scan_table(path).lazy.collect())
+    readers = (lambda: table_io.read_file(path).frame, lambda: streaming.scan_table(path).lazy.collect(),
+               lambda: streaming.scan_table(path, infer_all=True).lazy.collect())
     fast = [_outcome(read) for read in readers]
     with pytest.MonkeyPatch.context() as patch:
         _forced(patch)
@@ -240,7 +259,7 @@ def test_only_text_columns_not_read_as_text_anyway_are_read_with_dates():
     assert with_dates(frame, 10_000, text={"zip"}).schema == {"zip": pl.String, "n": pl.Int64, "w": pl.String,
                                                              "day": pl.Date}
     assert dated_types(frame.lazy(), 10_000, text={"zip"}) == {"day": pl.Date}
-    assert dated_types(frame.lazy(), None, text={"zip"}) is None  # every row: the scan infers them itself
+    assert dated_types(frame.lazy(), None, text={"zip"}) == {"day": pl.Date}  # every row: distinct values
     dated_first = pl.DataFrame({"w": ["2020-01-01", "x"]})  # only the window is looked at
     assert dated_types(dated_first.lazy(), 1) == {"w": pl.Date}
     assert dated_types(dated_first.lazy(), 2) == {}

@@ -20,7 +20,8 @@ empty texts are kept apart). When that inference needs every row while the file'
 did not (a date column with a late value that is not a date), Polars' single read decides, since
 its second try also re-infers the other columns from every row: the caller reads the file again.
 A lazy scan (:mod:`crowdsafe.data.streaming`) is given the types those columns take in its first
-rows, as type overrides (:func:`dated_types`): Polars then parses every row as it would have.
+rows (in every row: from their distinct values), as type overrides (:func:`dated_types`): Polars
+then parses every row as it would have.
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ __all__ = ["DATE_START", "dated_types", "with_dates"]
 #: space too), quotes or a sign, then a digit. A looser test than Polars' own (it never decides the
 #: type, only whether Polars is asked): ``17`` matches, and is then read as Polars reads it.
 DATE_START = r"^[\s'\"]*[+-]?\d"
+
+#: Inferring a scan's types from every row reads each could-be-date column's distinct values: at
+#: most this many (more, and the scan infers them itself, about 10 µs a value).
+DISTINCT_LIMIT = 1_000_000
 
 
 def _candidates(frame: pl.DataFrame | pl.LazyFrame, window: int | None, text: Collection[str]) -> list[str]:
@@ -88,12 +93,34 @@ def dated_types(lazy: pl.LazyFrame, window: int | None, text: Collection[str] = 
     """For a lazy CSV scan made without date inference, whose types come from its first
     ``window`` rows: the types Polars' ``try_parse_dates`` infers for the columns that could be
     dates, from those rows (read here), as the scan's type overrides: Polars parses a column given
-    a date type as it parses one it inferred (tested). None when every row would be needed (a
-    ``window`` of None, or a late value): the caller scans with date inference."""
+    a date type as it parses one it inferred (tested). With a ``window`` of None (types from every
+    row) the types come from the columns' distinct values (:func:`_types_of_distinct_values`).
+    None when that cannot be done exactly (a late value past the window, too many distinct
+    values): the caller scans with date inference."""
     candidates = _candidates(lazy, window, text)
     if not candidates:
         return {}
     if window is None:
-        return None
+        return _types_of_distinct_values(lazy, candidates, decimal_comma)
     dated = _read_dated(lazy.head(window).select(candidates).collect(), window, decimal_comma)
     return None if dated is None else dict(dated.schema)
+
+
+def _types_of_distinct_values(lazy: pl.LazyFrame, candidates: list[str], decimal_comma: bool
+                              ) -> dict[str, pl.DataType] | None:
+    """The types Polars infers for ``candidates`` from every row, inferred from each column's
+    distinct values (Polars infers a type per value and merges the set of types, so neither the
+    order nor the repeats of the values change it; tested against the scan that infers from every
+    row). None when a column holds more than :data:`DISTINCT_LIMIT` distinct values (the scan then
+    infers them itself) or a read fails."""
+    distinct = lazy.select(pl.col(c).unique().implode() for c in candidates).collect(engine="streaming")
+    types: dict[str, pl.DataType] = {}
+    for name in candidates:
+        values = distinct.get_column(name)[0]
+        if len(values) > DISTINCT_LIMIT:
+            return None
+        dated = _read_dated(values.to_frame(name), None, decimal_comma)
+        if dated is None:
+            return None
+        types[name] = dated.schema[name]
+    return types
