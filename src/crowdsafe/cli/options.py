@@ -209,6 +209,17 @@ def naming_options(**flags: str) -> Iterator[None]:
         raise
 
 
+def plan_only_writes_nothing(**given: str | Path | None) -> None:
+    """Under ``--plan-only``, one ``crowdsafe: note:`` line on stderr naming the output options
+    given (keyword: the option without its dashes, ``_`` for ``-``), which the plan does not write:
+    a run that prints its plan beside ``--out x.csv`` could be taken for one that wrote it."""
+    from crowdsafe.identity import note_line
+
+    named = [f"--{option.replace('_', '-')} {path}" for option, path in given.items() if path is not None]
+    if named:
+        typer.echo(note_line(f"--plan-only writes nothing: {', '.join(named)} not written"), err=True)
+
+
 def print_warnings(notes: Iterable[str]) -> None:
     """Print on stderr, one ``crowdsafe: warning: ...`` line per column, the notes that say a column's name
     looks like a direct identifier (:func:`crowdsafe.data.identifiers.name_warnings`: from the

@@ -29,6 +29,7 @@ from crowdsafe.cli.options import (
     ledger_choice,
     number_option,
     parse_budget,
+    plan_only_writes_nothing,
     split_names,
     whole_option,
 )
@@ -243,6 +244,7 @@ def register(app: typer.Typer) -> None:
             with identifier_warnings():
                 plan = api.plan_perturbation(data, **options)
             emit({"plan": plan.as_dict()}, as_json, lambda: _render_plan(plan, Console(), "alpha-beta plan"))
+            plan_only_writes_nothing(out=out, certificate=certificate, custodian_report=custodian_report)
             return
         if out is None:
             raise ParameterError("name the view file with --out view.csv (or use --plan-only)")

@@ -33,6 +33,7 @@ from crowdsafe.cli.options import (
     naming_options,
     number_option,
     plain_notes,
+    plan_only_writes_nothing,
     print_warnings,
     split_names,
     whole_option,
@@ -178,6 +179,7 @@ def register(app: typer.Typer) -> None:
                 check_publication(request, lattice_later=True)  # refuse bad parameters before reading anything
             _plan_only(data, request, column_sets, qi, sensitive, schema, engine, spark_master, as_json,
                        decimal_comma)
+            plan_only_writes_nothing(out=out, custodian_report=custodian_report)
             return
         if len(column_sets) > 1:
             raise ParameterError("give --columns once to publish (several sets are for --plan-only)")
