@@ -161,12 +161,7 @@ def test_a_scan_typed_from_every_row_types_dates_as_with_dates(days, tmp_path, m
         f"\"[18, 35]\",{day}\n" for day in days * 3))
     fast = _outcome(lambda: streaming.scan_table(path, infer_all=True).lazy.collect())
     _forced(monkeypatch)
-    expected = _outcome(lambda: streaming.scan_table(path, infer_all=True).lazy.collect())
-    if isinstance(expected, pl.DataFrame):
-        assert isinstance(fast, pl.DataFrame), fast
-        assert_frame_equal(fast, expected)
-    else:
-        assert fast == expected
+    _assert_same(fast, _outcome(lambda: streaming.scan_table(path, infer_all=True).lazy.collect()))
 
 
 def test_late_values_that_do_not_fit_read_as_with_dates(tmp_path, monkeypatch):
@@ -194,6 +189,15 @@ def _outcome(read):
         return type(exc).__name__
 
 
+def _assert_same(got, expected) -> None:
+    """Two outcomes (:func:`_outcome`) agree: equal frames, or the same refusal."""
+    if isinstance(expected, pl.DataFrame):
+        assert isinstance(got, pl.DataFrame), got
+        assert_frame_equal(got, expected)
+    else:
+        assert got == expected
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(st.lists(_CELLS, min_size=3, max_size=3), min_size=1, max_size=6))
 def test_generated_tables_read_as_with_dates(rows, tmp_path_factory):
@@ -208,12 +212,7 @@ def test_generated_tables_read_as_with_dates(rows, tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         _forced(patch)
         for got, read in zip(fast, readers):
-            expected = _outcome(read)
-            if isinstance(expected, pl.DataFrame):
-                assert isinstance(got, pl.DataFrame), got
-                assert_frame_equal(got, expected)
-            else:
-                assert got == expected
+            _assert_same(got, _outcome(read))
 
 
 def test_a_late_value_in_a_date_column_reads_every_column_from_every_row(tmp_path, monkeypatch):
