@@ -17,8 +17,11 @@ on the quasi-identifiers and nothing more: the least any attack that reads both 
 do (it does not even read the sensitive column, or make sense of a generalized cell). The
 target (issue 34) is the attack within 2x of the floor.
 
-Both run once untimed, then are timed best of at least ``--repeat`` runs (up to 15 while the
-turns take less than 5 s in all), taking turns, in wall time and in
+The attack is also timed with its per-target table read (``result.targets``: one row per
+target, made when first read; the summary does not need it).
+
+Each job runs once untimed, then all are timed best of at least ``--repeat`` runs (up to 15
+while the turns take less than 5 s in all), taking turns, in wall time and in
 CPU time (all threads of the process), and the load average is reported: on a shared machine wall times swing with the
 load, CPU times much less. ``--grid`` also times the whole ``composition`` experiment and
 splits it into attack time (summed over its worker processes, from the experiment's own
@@ -77,16 +80,16 @@ def _floor(releases: list[pl.DataFrame], targets: pl.DataFrame) -> None:
 MORE_TURNS, TURN_SECONDS = 15, 5.0
 
 
-def _interleaved(repeat: int, floor_job, attack_job) -> dict[str, float]:
-    """Best wall and CPU time (every thread of this process) of each job, the two jobs taking
-    turns so that both see the same load and get the same number of runs (at least ``repeat``,
+def _interleaved(repeat: int, jobs: dict) -> dict[str, float]:
+    """Best wall and CPU time (every thread of this process) of each job, the jobs taking
+    turns so that all see the same load and get the same number of runs (at least ``repeat``,
     more while they are cheap: the best of a few runs of a 20 ms job swings with the machine)."""
-    walls: dict[str, list[float]] = {"floor": [], "attack": []}
-    cpus: dict[str, list[float]] = {"floor": [], "attack": []}
+    walls: dict[str, list[float]] = {name: [] for name in jobs}
+    cpus: dict[str, list[float]] = {name: [] for name in jobs}
     started = time.perf_counter()
     while len(walls["attack"]) < repeat or (len(walls["attack"]) < MORE_TURNS
                                             and time.perf_counter() - started < TURN_SECONDS):
-        for name, job in (("floor", floor_job), ("attack", attack_job)):
+        for name, job in jobs.items():
             wall, cpu = time.perf_counter(), time.process_time()
             job()
             walls[name].append(time.perf_counter() - wall)
@@ -110,10 +113,15 @@ def measure(size: str, repeat: int) -> dict:
     def attack_job():
         return intersection_attack(attacked, targets, QI, SENSITIVE, hierarchies=hierarchies)
 
+    def attack_with_targets_job():  # the per-target table is made when first read
+        return attack_job().targets
+
     load_before = os.getloadavg()[0]
     result = attack_job()
-    floor_job()  # each job once untimed (the attack just ran): neither is timed cold
-    best = _interleaved(repeat, floor_job, attack_job)
+    floor_job()  # each job once untimed (the attack just ran): none is timed cold
+    attack_with_targets_job()
+    best = _interleaved(repeat, {"floor": floor_job, "attack": attack_job,
+                                 "attack_with_targets": attack_with_targets_job})
     floor, seconds, floor_cpu, attack_cpu = best["floor"], best["attack"], best["floor_cpu"], best["attack_cpu"]
     return {
         "size": size,
@@ -125,6 +133,9 @@ def measure(size: str, repeat: int) -> dict:
         "floor_join_seconds": floor,
         "attack_seconds": seconds,
         "ratio_to_floor": seconds / floor,
+        # the same attack, then its per-target table read (one row per target, made on first read)
+        "attack_with_targets_table_seconds": best["attack_with_targets"],
+        "ratio_with_targets_table_to_floor": best["attack_with_targets"] / floor,
         "turns": int(best["turns"]),
         # the medians of the same runs: the floor's best is a rare fast run (both cores free for
         # its whole join), so the medians show the spread the best times hide

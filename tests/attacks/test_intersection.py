@@ -45,6 +45,16 @@ def test_hand_built_releases_give_the_known_candidate_sets_and_metrics():
     assert result.releases["location"].to_list() == ["exact", "exact"]
 
 
+
+def test_the_per_target_table_is_made_once_when_first_read():
+    releases, targets = tiny()
+    result = intersection_attack(releases, targets, QI, "dis")
+    assert not isinstance(result._targets, pl.DataFrame)  # the summary alone does not make it
+    first = result.targets
+    assert result.targets is first and first.height == targets.height
+    assert first["target"].to_list() == list(range(targets.height))
+    assert "CUSTODIAN ONLY" in repr(result) and "prior_a" not in repr(result)
+
 def test_unlocated_target_learns_nothing_from_that_release_and_contradictions_are_no_breach():
     r1 = pl.DataFrame({"age": ["[20, 29]"] * 2 + ["[40, 49]"] * 2, "zip": ["*"] * 4, "dis": ["a", "b", "c", "a"]})
     r2 = pl.DataFrame({"age": ["[20, 29]"] * 2 + ["[40, 49]"] * 2, "zip": ["*"] * 4, "dis": ["c", "d", "a", "d"]})

@@ -38,8 +38,8 @@ engine's :class:`AttackTables`: the Polars engine's are :mod:`crowdsafe.attacks.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol, cast
 
 import polars as pl
@@ -65,14 +65,27 @@ class AttackedRelease:
     presumed_k: int | None = None
 
 
-@dataclass(frozen=True)
 class IntersectionResult:
     """``targets``: one row per target with its metrics; ``releases``: one row per release
-    (presumed k, location, partition sizes, prior anonymity); ``summary``: the aggregates."""
+    (presumed k, location, partition sizes, prior anonymity); ``summary``: the aggregates.
 
-    targets: pl.DataFrame
-    releases: pl.DataFrame
-    summary: dict[str, Any] = field(default_factory=dict)
+    The per-target table may be given as a function that makes it: it is then made on first
+    access to :attr:`targets` (the metrics are computed per distinct target tuple; spreading
+    them over the targets' rows is left to a caller that reads them, as the Spark engine's
+    lazy table)."""
+
+    def __init__(self, targets: pl.DataFrame | Callable[[], pl.DataFrame], releases: pl.DataFrame,
+                 summary: dict[str, Any] | None = None) -> None:
+        self._targets = targets
+        self.releases = releases
+        self.summary: dict[str, Any] = summary if summary is not None else {}
+
+    @property
+    def targets(self) -> pl.DataFrame:
+        """One row per target with its metrics (CUSTODIAN ONLY: scored against their true values)."""
+        if not isinstance(self._targets, pl.DataFrame):
+            self._targets = self._targets()
+        return self._targets
 
     def as_dict(self) -> dict[str, Any]:
         return {"summary": self.summary, "releases": self.releases.to_dicts()}
@@ -91,10 +104,11 @@ class IntersectionResult:
 class Scores:
     """What an engine's tables computed (step 1 and 2 and the metrics, module docstring).
 
-    ``targets``: the per-target metrics (an engine's frame); ``aggregates``: their means over the
-    targets (``targets``, ``average_prior_anonymity``, ``average_posterior_anonymity``,
-    ``average_drop``, ``vulnerable``, ``perfect_breach``, ``partial_breach`` (one per level),
-    ``contradictions``, and with the truth ``perfect_breach_true``, ``true_value_in_candidates``);
+    ``targets``: the per-target metrics (an engine's frame, or a function making it when read);
+    ``aggregates``: their means over the targets (``targets``, ``average_prior_anonymity``,
+    ``average_posterior_anonymity``, ``average_drop``, ``vulnerable``, ``perfect_breach``,
+    ``partial_breach`` (one per level), ``contradictions``, and with the truth
+    ``perfect_breach_true``, ``true_value_in_candidates``);
     ``releases``: per release ``rows``, ``classes``, ``location``, ``located``, ``ambiguous``,
     ``average_partition_size``, ``average_prior_anonymity``, ``correct_location``, and where
     the engine reads cells itself ``unread_cells`` (:func:`crowdsafe.attacks.unread.describe_unread`)."""

@@ -204,10 +204,7 @@ class PolarsAttackTables:
         confidence = np.where(contradiction, 0.0, 1.0 / np.maximum(posterior, 1))
         perfect = (posterior == 1) & ~contradiction
 
-        # one frame per tuple, its rows then gathered per target by Polars
-        breached = np.flatnonzero(perfect)  # few: the others infer nothing
-        inferred = pl.Series("inferred_value", [None], dtype=pl.String).new_from_index(0, n_tuples).scatter(
-            breached, dictionary[only[breached]])
+        # the per-target table is one frame per tuple, its rows gathered per target by Polars when read
         per_tuple: dict[str, Any] = {
             "prior_anonymity": best_prior,
             "posterior_anonymity": posterior,
@@ -220,9 +217,6 @@ class PolarsAttackTables:
         for release, reading in zip(self.releases, readings):
             per_tuple[f"prior_{release.name}"] = reading.prior
             per_tuple[f"partition_{release.name}"] = reading.partition
-        per_tuple["inferred_value"] = inferred
-        frame = pl.DataFrame(per_tuple)[tuple_of_target]
-        first = pl.DataFrame({"target": np.arange(n_targets, dtype=np.int64), "tuple": tuple_of_target})
         truth_columns: dict[str, np.ndarray] = {}
         if self.with_truth:  # the truth scores the breaches; the attack never reads it
             # a leaf code is the value's index in the dictionary: the hierarchy's leaves
@@ -240,8 +234,9 @@ class PolarsAttackTables:
             truth_columns["true_value_in_candidates"] = (truth >= 0) & held
             truth_columns["perfect_breach_true"] = np.where(perfect[tuple_of_target], only[tuple_of_target],
                                                             -2) == truth
-        frame = pl.concat([first, frame] + ([pl.DataFrame(truth_columns)] if truth_columns else []),
-                          how="horizontal")
+
+        def frame() -> pl.DataFrame:
+            return _per_target_table(per_tuple, dictionary[only[perfect]], tuple_of_target, truth_columns)
 
         aggregates: dict[str, Any] = {
             "targets": n_targets,
@@ -273,6 +268,21 @@ class PolarsAttackTables:
 
     def result(self, targets: pl.DataFrame, releases: pl.DataFrame, summary: dict[str, Any]) -> IntersectionResult:
         return IntersectionResult(targets, releases, summary)
+
+
+def _per_target_table(per_tuple: Mapping[str, np.ndarray], inferred: pl.Series, tuple_of_target: np.ndarray,
+                      truth_columns: Mapping[str, np.ndarray]) -> pl.DataFrame:
+    """The per-target table: ``target`` (its row in the targets), ``tuple``, the metrics of its
+    tuple (``per_tuple``, one array per column, and ``inferred_value``: ``inferred`` are the
+    values of the perfect breaches, in the order of the tuples) and ``truth_columns``."""
+    perfect = per_tuple["perfect_breach"]
+    n_tuples = len(perfect)
+    inferred_value = pl.Series("inferred_value", [None], dtype=pl.String).new_from_index(0, n_tuples).scatter(
+        np.flatnonzero(perfect), inferred)
+    frame = pl.DataFrame({**per_tuple, "inferred_value": inferred_value})[tuple_of_target]
+    first = pl.DataFrame({"target": np.arange(len(tuple_of_target), dtype=np.int64), "tuple": tuple_of_target})
+    return pl.concat([first, frame] + ([pl.DataFrame(dict(truth_columns))] if truth_columns else []),
+                     how="horizontal")
 
 
 def _mean(series: pl.Series) -> float:
