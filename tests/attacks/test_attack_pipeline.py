@@ -1,18 +1,20 @@
 """The order of the Polars engine's steps in the intersection attack (attacks/locate.py,
-``class_tables_and_codes``): the targets' pass runs in a second thread from the moment the
-class tables' Polars queries are done, not once the whole tables are built. Polars calls made
-while the pass holds Polars' threads wait for it, so the queries come first; the class tables'
-NumPy part (each class's sensitive leaves, the classes' numbering) then runs beside the pass."""
+``class_tables_and_codes``): the targets' side (their pass over their rows and its NumPy part)
+runs in a second thread from the start, beside the releases' group-bys, which Polars runs
+without the GIL; the class tables are the same as without it, and an error of the releases'
+side is raised before one of the targets' side, as when the two ran in turn."""
 
 from __future__ import annotations
 
 import threading
 
 import polars as pl
+import pytest
 
 from crowdsafe.attacks import locate
 from crowdsafe.data import Hierarchy
 from crowdsafe.data.generalized import leaf_domain
+from crowdsafe.errors import InputError
 
 HIERARCHY = Hierarchy.from_columns("s", ["flu", "cold", "cough"], [["sick"] * 3])
 RELEASES = [
@@ -21,39 +23,45 @@ RELEASES = [
 ]
 
 
-class _Pass:
-    """Stands for the targets' query: records when it is collected."""
-
-    def __init__(self) -> None:
-        self.started = threading.Event()
-
-    def collect(self) -> pl.DataFrame:
-        self.started.set()
-        return pl.DataFrame({"done": [True]})
-
-
-def test_the_targets_pass_starts_between_the_class_tables_queries_and_their_numpy(monkeypatch):
+def test_the_targets_side_runs_in_a_second_thread_beside_the_group_bys(monkeypatch):
     leaves = locate.leaf_masks(HIERARCHY, leaf_domain("s", HIERARCHY))
-    assert leaves is not None  # each class's leaves as a mask: read in NumPy, after the queries
-    query = _Pass()
-    seen: dict[str, bool] = {}
-    ranks, held = locate._canonical_ranks, locate._held_leaves
+    assert leaves is not None
+    started = threading.Event()
+    seen: dict[str, object] = {}
+    collect_all = pl.collect_all
 
-    def canonical_ranks(*args, **kwargs):  # Polars queries: before the pass
-        seen["ranks"] = query.started.is_set()
-        return ranks(*args, **kwargs)
+    def targets_side() -> str:
+        seen["thread"] = threading.current_thread() is not threading.main_thread()
+        started.set()
+        return "the targets' side"
 
-    def held_leaves(*args, **kwargs):  # NumPy: beside the pass (waits for it to start, bounded)
-        seen["leaves"] = query.started.wait(timeout=5)
-        return held(*args, **kwargs)
+    def group_bys(*args, **kwargs):  # the releases' group-bys: the targets' side was started before them
+        seen["started_before_group_bys"] = started.wait(timeout=5)
+        return collect_all(*args, **kwargs)
 
-    monkeypatch.setattr(locate, "_canonical_ranks", canonical_ranks)
-    monkeypatch.setattr(locate, "_held_leaves", held_leaves)
-    tables, frame = locate.class_tables_and_codes(RELEASES, ["age"], "s", query, sensitive_leaves=leaves)
-    assert seen == {"ranks": False, "leaves": True}
-    assert frame.to_dict(as_series=False) == {"done": [True]}
-    # the same tables as without the pass
-    for table, other in zip(tables, locate.class_tables(RELEASES, ["age"], "s")):
+    monkeypatch.setattr(locate.pl, "collect_all", group_bys)
+    tables, result = locate.class_tables_and_codes(RELEASES, ["age"], "s", targets_side, sensitive_leaves=leaves)
+    assert seen == {"thread": True, "started_before_group_bys": True}
+    assert result == "the targets' side"
+    monkeypatch.setattr(locate.pl, "collect_all", collect_all)
+    for table, other in zip(tables, locate.class_tables(RELEASES, ["age"], "s")):  # the same tables without it
         assert table.n_classes == other.n_classes and (table.sizes == other.sizes).all()
         assert {(int(k), table.sensitive_cells[int(c)]) for k, c in zip(*table.sensitive_held)} == {
             (int(k), other.sensitive_cells[int(c)]) for k, c in zip(*other.sensitive_held)}
+
+
+def test_an_error_of_the_releases_side_comes_before_one_of_the_targets_side(monkeypatch):
+    def failing_targets_side() -> None:
+        raise InputError("the targets' error")
+
+    with pytest.raises(InputError, match="the release has no column"):  # refused before the thread starts
+        locate.class_tables_and_codes(RELEASES, ["age", "zip"], "s", failing_targets_side)
+    with pytest.raises(InputError, match="the targets' error"):  # the releases' side is fine
+        locate.class_tables_and_codes(RELEASES, ["age"], "s", failing_targets_side)
+
+    def failing_tables(*args, **kwargs):
+        raise InputError("the releases' error")
+
+    monkeypatch.setattr(locate, "_class_tables", failing_tables)  # both sides fail: the releases' error
+    with pytest.raises(InputError, match="the releases' error"):
+        locate.class_tables_and_codes(RELEASES, ["age"], "s", failing_targets_side)

@@ -1,12 +1,12 @@
 """The Polars engine's tables for the intersection attack (:func:`crowdsafe.attacks.intersection.run_intersection`).
 
-Everything runs in this process on distinct target tuples: one parallel collection reads every
-release's classes, then the targets' pass runs in a second thread (from the moment the class
-tables' Polars queries are done) while this one finishes the tables, reads the classes' cells
-and builds the classes' side of the location (:mod:`crowdsafe.attacks.locate`);
-the location is one trie walk of every release (:mod:`crowdsafe.attacks.exact_location`); the
-candidate sets and their intersection
-are one 64-bit mask per tuple while the sensitive domain has at most 64 values (fast path,
+Everything runs in this process on distinct target tuples: the targets' side (their pass over
+their rows, their codes, distinct tuples and trie) runs in a second thread while one parallel
+collection reads every release's classes (Polars holds no GIL meanwhile); this thread then
+builds the class tables, reads the classes' cells and builds the classes' side of the location
+(:mod:`crowdsafe.attacks.locate`); the location is one trie walk of every release
+(:mod:`crowdsafe.attacks.exact_location`); the candidate sets and their intersection are one
+64-bit mask per tuple while the sensitive domain has at most 64 values (fast path,
 :mod:`crowdsafe.attacks.value_masks`), else sorted NumPy keys ``tuple * n_values + value`` (its
 reference twin); the metrics are NumPy columns of one frame. No loop over targets.
 """
@@ -114,18 +114,25 @@ class PolarsAttackTables:
             if len(early) > len(qi) and value_masks.fits_masks(early[-1].size):
                 masks = [value_masks.class_masks(t.n_classes, cast(tuple, t.sensitive_held), cast(CellCovers, cover))
                          for t, (_, cover) in zip(tables, read)]
-            self.prepared = class_trie(tables, [covers for covers, _ in read], _order(qi, tables)), masks
+            order = walk_order(qi, {d.name: d.size for d in early[:len(qi)]})  # (the targets' domains)
+            self.prepared = class_trie(tables, [covers for covers, _ in read], order), masks
 
         hierarchy = (hierarchies or {}).get(sensitive)
         leaves = leaf_masks(hierarchy, leaf_domain(sensitive, hierarchy) if hierarchy is not None else None)
-        self.tables, physical = class_tables_and_codes([release.frame for release in self.releases], qi, sensitive,
-                                                       plan, read_early, leaves)
-        self.leaf_codes, self.distinct = target_codes(targets, columns, physical, hierarchies or {}, direct)
-        self.domains, self.codes = encode_targets(targets, qi, hierarchies, self.distinct, self.leaf_codes)
-        self.tuple_of_target, self.n_tuples = group_ids([self.codes[c] for c in qi],
-                                                        [self.domains[c].size for c in qi])
-        first_target = first_of_each(self.tuple_of_target, self.n_tuples)
-        self.tuple_codes = {c: self.codes[c][first_target] for c in qi}
+
+        def targets_side() -> None:  # in a second thread, beside the releases' group-bys
+            self.leaf_codes, self.distinct = target_codes(targets, columns, plan.collect(), hierarchies or {}, direct)
+            self.domains, self.codes = encode_targets(targets, qi, hierarchies, self.distinct, self.leaf_codes)
+            self.tuple_of_target, self.n_tuples = group_ids([self.codes[c] for c in qi],
+                                                            [self.domains[c].size for c in qi])
+            first_target = first_of_each(self.tuple_of_target, self.n_tuples)
+            self.tuple_codes = {c: self.codes[c][first_target] for c in qi}
+            # one trie of the target tuples for every exact location
+            sizes = {c: self.domains[c].size for c in qi}
+            self.trie = target_trie(self.tuple_codes, sizes, walk_order(qi, sizes))
+
+        self.tables, _ = class_tables_and_codes([release.frame for release in self.releases], qi, sensitive,
+                                                targets_side, read_early, leaves)
         # the targets' own values join the candidates' domain (a hierarchy's leaves already hold them)
         distinct = self.distinct
         true_values = distinct[sensitive][1].to_frame(sensitive) if sensitive in distinct else targets.head(0)
@@ -146,10 +153,9 @@ class PolarsAttackTables:
         exact = [j for j, method in enumerate(methods) if method == "exact"]  # located in one walk
         pairs: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         if exact:
-            order = _order(qi, tables)  # one trie of the target tuples for every exact location
-            trie = target_trie(tuple_codes, {c: domains[c].size for c in qi}, order)
-            classes = (early[0] if early is not None and len(exact) == len(tables)
-                       else class_trie([tables[j] for j in exact], [reads[j][0] for j in exact], order))
+            trie = self.trie
+            classes = (early[0] if early is not None and len(exact) == len(tables) and early[0].order == trie.order
+                       else class_trie([tables[j] for j in exact], [reads[j][0] for j in exact], trie.order))
             pairs = dict(zip(exact, walk(classes, trie)))
         masks = early[1] if early is not None else None
         readings = [
@@ -371,9 +377,13 @@ def _method(table: ClassTable, covers: Mapping[str, CellCovers], method: str,
     return "nearest" if not generalized and is_microaggregated(table, domains) else "exact"
 
 
-def _order(qi: Sequence[str], tables: Sequence[ClassTable]) -> list[str]:
-    """The columns in the order the location walks them: the fewest distinct cells first."""
-    return sorted(qi, key=lambda c: sum(len(t.distinct_cells[c]) for t in tables))
+def walk_order(qi: Sequence[str], sizes: Mapping[str, int]) -> list[str]:
+    """The columns in the order the location walks them: the smallest domains first (``sizes``:
+    each column's domain size; ties in the order of ``qi``). The targets' trie then branches
+    late, so few (target prefix, class prefix) pairs are formed before the wide columns
+    (docs/performance.md compares it with the fewest published cells first). It depends on the
+    targets' domains only: the targets' trie is built beside the releases' group-bys."""
+    return sorted(qi, key=lambda c: sizes[c])
 
 
 def _read_release(table: ClassTable, read: tuple[dict[str, CellCovers], CellCovers | None], method: str,

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
-from typing import cast, overload
+from typing import TypeVar, cast, overload
 
 import numpy as np
 import polars as pl
@@ -47,6 +47,7 @@ from crowdsafe.data.column_names import spare_name
 from crowdsafe.data.generalized import AttributeDomain, is_generalized, leaf_domain
 from crowdsafe.errors import InputError
 
+_T = TypeVar("_T")
 PYTHON_SORTED = 5_000  # distinct canonical cells ranked in Python up to this many, else by Polars
 LEAF_MASKS = True  # a release's sensitive leaves ORed as bits in its group-by (leaf_masks), else listed
 NO_LEAF = 1 << 63  # the bit a sensitive cell that is no leaf sets in that OR (up to 63 leaves)
@@ -188,20 +189,22 @@ def class_tables(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive:
 
 @overload
 def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive: str | None,
-                           also: pl.LazyFrame, during: Callable[[list[ClassTable]], None] | None = None,
-                           sensitive_leaves: pl.Enum | None = None) -> tuple[list[ClassTable], pl.DataFrame]: ...
+                           beside: Callable[[], _T], during: Callable[[list[ClassTable]], None] | None = None,
+                           sensitive_leaves: pl.Enum | None = None) -> tuple[list[ClassTable], _T]: ...
 @overload
 def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive: str | None = None,
-                           also: None = None, during: Callable[[list[ClassTable]], None] | None = None,
+                           beside: None = None, during: Callable[[list[ClassTable]], None] | None = None,
                            sensitive_leaves: pl.Enum | None = None) -> tuple[list[ClassTable], None]: ...
 def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], sensitive: str | None = None,
-                           also: pl.LazyFrame | None = None, during: Callable[[list[ClassTable]], None] | None = None,
-                           sensitive_leaves: pl.Enum | None = None) -> tuple[list[ClassTable], pl.DataFrame | None]:
-    """:func:`class_tables`, and the frame of the query ``also`` (the targets' pass over their
-    rows, :func:`target_codes_plan`), collected in a second thread from the moment the class
-    tables' Polars queries are done (their NumPy part runs beside it): Polars runs it without
-    the GIL while this thread finishes the tables and calls ``during`` with them (work in Python
-    and NumPy that needs the tables but not ``also``; Polars calls here would wait for the pass).
+                           beside: Callable[[], _T] | None = None,
+                           during: Callable[[list[ClassTable]], None] | None = None,
+                           sensitive_leaves: pl.Enum | None = None) -> tuple[list[ClassTable], _T | None]:
+    """:func:`class_tables`, and what ``beside`` returns (the targets' side of the attack: their
+    pass over their rows, :func:`target_codes_plan`, and its NumPy part), run in a second thread
+    from the start: Polars runs the releases' group-bys without the GIL meanwhile, which leaves
+    it free for ``beside``'s Python and NumPy. This thread then builds the tables and calls
+    ``during`` with them (work that needs the tables but not ``beside``). An error of the
+    releases' side is raised first, as when the two sides ran in turn.
     ``sensitive_leaves``: the sensitive hierarchy's leaves, when :func:`leaf_masks` allows (fast
     path: each class's leaves as one 64-bit mask in the group-by, twin: its list of cells)."""
     qi = list(qi)
@@ -213,22 +216,19 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
             )
     masked = [sensitive is not None and sensitive_leaves is not None and LEAF_MASKS
               and release.schema[sensitive] == pl.String for release in releases]
-    collected = pl.collect_all([_group_by(release, qi, sensitive, sensitive_leaves if m else None)
-                                for release, m in zip(releases, masked)])
-    for j, combos in enumerate(collected):  # a cell that is no leaf (or missing): the reference twin
-        if masked[j] and combos.get_column(_helper(qi, sensitive, "n_held")).sum():
-            collected[j] = _group_by(releases[j], qi, sensitive, None).collect()
+    # the queries are built before the second thread starts: it would hold the GIL meanwhile
+    group_bys = [_group_by(release, qi, sensitive, sensitive_leaves if m else None)
+                 for release, m in zip(releases, masked)]
     with ThreadPoolExecutor(max_workers=1) as pool:
-        submitted = []
-
-        def start() -> None:  # once the class tables' Polars queries are done
-            if also is not None:
-                submitted.append(pool.submit(also.collect))
-
-        tables = _class_tables(releases, qi, sensitive, collected, sensitive_leaves, start)
+        pending = pool.submit(beside) if beside is not None else None
+        collected = pl.collect_all(group_bys)
+        for j, combos in enumerate(collected):  # a cell that is no leaf (or missing): the reference twin
+            if masked[j] and combos.get_column(_helper(qi, sensitive, "n_held")).sum():
+                collected[j] = _group_by(releases[j], qi, sensitive, None).collect()
+        tables = _class_tables(releases, qi, sensitive, collected, sensitive_leaves)
         if during is not None:
             during(tables)
-    return tables, submitted[0].result() if submitted else None
+    return tables, pending.result() if pending is not None else None
 
 
 def leaf_masks(hierarchy: Hierarchy | None, domain: AttributeDomain | None) -> pl.Enum | None:
@@ -273,19 +273,20 @@ def _group_by(release: pl.DataFrame, qi: list[str], sensitive: str | None, leave
 
 
 def _class_tables(releases: Sequence[pl.DataFrame], qi: list[str], sensitive: str | None,
-                  collected: Sequence[pl.DataFrame], leaves: pl.Enum | None = None,
-                  started: Callable[[], None] | None = None) -> list[ClassTable]:
-    """The class tables of :func:`class_tables_and_codes`, from each release's group-by.
-    ``started`` is called once every step that runs a Polars query is done (the rest is NumPy
-    and Python): the targets' pass may then hold Polars' threads without making this wait."""
+                  collected: Sequence[pl.DataFrame], leaves: pl.Enum | None = None) -> list[ClassTable]:
+    """The class tables of :func:`class_tables_and_codes`, from each release's group-by."""
     every_combos: list[pl.DataFrame] = []
     every_rows: list[np.ndarray] = []
     every_held: dict[int, tuple[np.ndarray, np.ndarray, pl.Series]] = {}
     for r, combos in enumerate(collected):
         every_combos.append(pl.DataFrame([combos.get_column(c) for c in qi]))  # (no Polars query)
         every_rows.append(combos.get_column(_helper(qi, sensitive, "rows")).to_numpy())
-        # (combo, sensitive cell) pairs and the distinct cells of a list, by Polars: before `started`
-        if sensitive is not None and combos.schema[_helper(qi, sensitive, "held")] != pl.UInt64:
+        if sensitive is None:
+            continue
+        if combos.schema[_helper(qi, sensitive, "held")] == pl.UInt64:  # each combo's leaves as a mask
+            every_held[r] = _held_leaves(combos.get_column(_helper(qi, sensitive, "held")).to_numpy(),
+                                         cast(pl.Enum, leaves), sensitive)
+        else:  # (combo, sensitive cell) pairs and the distinct cells of a list
             lists = combos.get_column(_helper(qi, sensitive, "held"))
             held_cells = lists.explode().alias(sensitive)
             if isinstance(held_cells.dtype, pl.Categorical):  # cast before the group-by: its ids are at hand
@@ -303,12 +304,6 @@ def _class_tables(releases: Sequence[pl.DataFrame], qi: list[str], sensitive: st
     made = [i for i in cell_ids if i is not None]
     canonical_of_combo = _canonical_ranks([combos.get_column(c) for combos in every_combos for c in qi],
                                           made if len(made) == len(cell_ids) else None)
-    if started is not None:
-        started()
-    for r, combos in enumerate(collected):  # the leaves' masks read in NumPy
-        if sensitive is not None and r not in every_held:
-            every_held[r] = _held_leaves(combos.get_column(_helper(qi, sensitive, "held")).to_numpy(),
-                                         cast(pl.Enum, leaves), sensitive)
     tables = []
     for r, (combos, rows) in enumerate(zip(every_combos, every_rows)):
         distinct_cells = {c: canonical_of_combo[r * len(qi) + j][1].alias(c) for j, c in enumerate(qi)}
@@ -335,8 +330,7 @@ def _held_leaves(masks: np.ndarray, leaves: pl.Enum, sensitive: str) -> tuple[np
     present = np.flatnonzero((np.bitwise_or.reduce(masks) >> bit) & np.uint64(1)) if len(masks) else bit[:0]
     cell_of_leaf = np.full(n_leaves, -1, dtype=np.int64)
     cell_of_leaf[present] = np.arange(len(present), dtype=np.int64)
-    # the leaves' texts picked in Python: a Polars gather waits for the thread pool, which the
-    # targets' pass holds meanwhile (class_tables_and_codes)
+    # the leaves' texts picked in Python (a few: cheaper than a Polars gather)
     texts = leaves.categories.to_list()
     return (combo.astype(np.int64), cell_of_leaf[leaf],
             pl.Series(sensitive, [texts[i] for i in present.tolist()], dtype=pl.String))
