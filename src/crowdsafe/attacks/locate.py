@@ -283,12 +283,11 @@ def _class_tables(releases: Sequence[pl.DataFrame], qi: list[str], sensitive: st
         every_rows.append(combos.get_column(_helper(qi, sensitive, "rows")).to_numpy())
         if sensitive is None:
             continue
-        if combos.schema[_helper(qi, sensitive, "held")] == pl.UInt64:  # each combo's leaves as a mask
-            every_held[r] = _held_leaves(combos.get_column(_helper(qi, sensitive, "held")).to_numpy(),
-                                         cast(pl.Enum, leaves), sensitive)
+        held = combos.get_column(_helper(qi, sensitive, "held"))
+        if held.dtype == pl.UInt64:  # each combo's leaves as a mask
+            every_held[r] = _held_leaves(held.to_numpy(), cast(pl.Enum, leaves), sensitive)
         else:  # (combo, sensitive cell) pairs and the distinct cells of a list
-            lists = combos.get_column(_helper(qi, sensitive, "held"))
-            held_cells = lists.explode().alias(sensitive)
+            held_cells = held.explode().alias(sensitive)
             if isinstance(held_cells.dtype, pl.Categorical):  # cast before the group-by: its ids are at hand
                 ids = categorical_ids(held_cells)
                 cell, n_cells = _dense_codes(np.where(ids < 0, ids.max(initial=-1) + 1, ids))  # missing last
@@ -325,9 +324,10 @@ def _held_leaves(masks: np.ndarray, leaves: pl.Enum, sensitive: str) -> tuple[np
     """The (combo, sensitive cell) pairs and the distinct sensitive cells (the leaves some combo
     holds, in leaf order) of a group-by that ORed each combo's leaf bits (:func:`_group_by`)."""
     n_leaves = len(leaves.categories)
-    bit = np.arange(n_leaves, dtype=np.uint64)
-    combo, leaf = np.nonzero((masks[:, None] >> bit) & np.uint64(1))
-    present = np.flatnonzero((np.bitwise_or.reduce(masks) >> bit) & np.uint64(1)) if len(masks) else bit[:0]
+    bit = np.left_shift(np.uint64(1), np.arange(n_leaves, dtype=np.uint64))  # leaf i's bit
+    # (flat indices of a boolean matrix, then divmod: cheaper than nonzero of the matrix)
+    combo, leaf = np.divmod(np.flatnonzero((masks[:, None] & bit) != 0), n_leaves)
+    present = np.flatnonzero(np.bitwise_or.reduce(masks) & bit) if len(masks) else np.zeros(0, dtype=np.int64)
     cell_of_leaf = np.full(n_leaves, -1, dtype=np.int64)
     cell_of_leaf[present] = np.arange(len(present), dtype=np.int64)
     # the leaves' texts picked in Python (a few: cheaper than a Polars gather)
