@@ -50,7 +50,7 @@ from crowdsafe.data.cell_reader import CellCovers
 from crowdsafe.data.generalized import AttributeDomain, CellKind, leaf_domain
 from crowdsafe.errors import InputError
 
-_GENERALIZED = np.array([CellKind.RANGE, CellKind.SET, CellKind.ANY], dtype=object)
+_GENERALIZED = frozenset({CellKind.RANGE, CellKind.SET, CellKind.ANY})
 DENSE_PAIRS = 1 << 27  # (tuple, value) pairs tested against a bitmap up to this many, else by binary search
 
 
@@ -373,7 +373,7 @@ def _method(table: ClassTable, covers: Mapping[str, CellCovers], method: str,
     is read as a range, a set or '*' and the release publishes centroids, else exact."""
     if method != "auto":
         return method
-    generalized = any(np.isin(cover.kind, _GENERALIZED).any() for cover in covers.values())
+    generalized = any(not _GENERALIZED.isdisjoint(cover.kind.tolist()) for cover in covers.values())
     return "nearest" if not generalized and is_microaggregated(table, domains) else "exact"
 
 

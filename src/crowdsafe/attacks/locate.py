@@ -57,13 +57,14 @@ NO_LEAF = 1 << 63  # the bit a sensitive cell that is no leaf sets in that OR (u
 class ClassTable:
     """A release's equivalence classes.
 
-    ``combos``: the distinct tuples of quasi-identifier cells as written (columns ``keys``),
-    with ``class_of_combo`` their class — the whole release reduced in one group-by pass. Per
-    quasi-identifier ``c``: ``distinct_cells[c]``, the column's distinct canonical cells
-    (sorted, missing last), and ``cell_of_class[c]``, each class's cell among them. ``sizes``:
-    the rows of each class. With a sensitive attribute: ``sensitive_cells``, its distinct cells
-    as written, and ``sensitive_held``, the (class, cell among ``sensitive_cells``) pairs that
-    some row holds (two aligned arrays, maybe repeated). :attr:`cells` is the classes as a frame.
+    ``combos``: the distinct tuples of quasi-identifier cells as written (columns ``keys``, and
+    maybe others the group-by added), with ``class_of_combo`` their class — the whole release
+    reduced in one group-by pass. Per quasi-identifier ``c``: ``distinct_cells[c]``, the
+    column's distinct canonical cells (sorted, missing last), and ``cell_of_class[c]``, each
+    class's cell among them. ``sizes``: the rows of each class. With a sensitive attribute:
+    ``sensitive_cells``, its distinct cells as written, and ``sensitive_held``, the (class, cell
+    among ``sensitive_cells``) pairs that some row holds (two aligned arrays, maybe repeated).
+    :attr:`cells` is the classes as a frame.
     """
 
     combos: pl.DataFrame
@@ -89,7 +90,7 @@ class ClassTable:
     def class_of_rows(self, release: pl.DataFrame) -> np.ndarray:
         """The class of every row of ``release`` (the frame this table was made from)."""
         name = spare_name(self.keys, "class")
-        lookup = self.combos.with_columns(pl.Series(name, self.class_of_combo))
+        lookup = self.combos.select(self.keys).with_columns(pl.Series(name, self.class_of_combo))
         return (release.select(self.keys).join(lookup, on=list(self.keys), how="left", nulls_equal=True,
                                                maintain_order="left").get_column(name).to_numpy())
 
@@ -275,11 +276,9 @@ def _group_by(release: pl.DataFrame, qi: list[str], sensitive: str | None, leave
 def _class_tables(releases: Sequence[pl.DataFrame], qi: list[str], sensitive: str | None,
                   collected: Sequence[pl.DataFrame], leaves: pl.Enum | None = None) -> list[ClassTable]:
     """The class tables of :func:`class_tables_and_codes`, from each release's group-by."""
-    every_combos: list[pl.DataFrame] = []
     every_rows: list[np.ndarray] = []
     every_held: dict[int, tuple[np.ndarray, np.ndarray, pl.Series]] = {}
     for r, combos in enumerate(collected):
-        every_combos.append(pl.DataFrame([combos.get_column(c) for c in qi]))  # (no Polars query)
         every_rows.append(combos.get_column(_helper(qi, sensitive, "rows")).to_numpy())
         if sensitive is None:
             continue
@@ -301,10 +300,10 @@ def _class_tables(releases: Sequence[pl.DataFrame], qi: list[str], sensitive: st
             every_held[r] = combo, cell, cells
     cell_ids = [_ids(combos, _helper(qi, sensitive, f"id_{j}")) for combos in collected for j in range(len(qi))]
     made = [i for i in cell_ids if i is not None]
-    canonical_of_combo = _canonical_ranks([combos.get_column(c) for combos in every_combos for c in qi],
+    canonical_of_combo = _canonical_ranks([combos.get_column(c) for combos in collected for c in qi],
                                           made if len(made) == len(cell_ids) else None)
     tables = []
-    for r, (combos, rows) in enumerate(zip(every_combos, every_rows)):
+    for r, (combos, rows) in enumerate(zip(collected, every_rows)):
         distinct_cells = {c: canonical_of_combo[r * len(qi) + j][1].alias(c) for j, c in enumerate(qi)}
         ranks = [canonical_of_combo[r * len(qi) + j][0] for j in range(len(qi))]
         class_of_combo, n_classes = group_ids(ranks, [len(distinct_cells[c]) for c in qi])
