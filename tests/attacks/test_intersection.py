@@ -206,3 +206,24 @@ def test_sensitive_values_that_read_like_bounds_are_values_when_the_targets_hold
     # every class of both releases holds both values: nothing is learnt, and nothing is refused
     assert t["prior_a"].to_list() == [2, 2, 2, 2] and t["prior_b"].to_list() == [2, 2, 2, 2]
     assert t["posterior_anonymity"].to_list() == [2, 2, 2, 2]
+
+
+def test_the_walk_goes_smallest_domain_first_and_its_order_does_not_change_the_attack(monkeypatch):
+    from crowdsafe.attacks import intersection_tables
+
+    sizes = {"a": 41, "b": 2, "c": 7, "d": 2}
+    assert intersection_tables.walk_order(["a", "b", "c", "d"], sizes) == ["b", "d", "c", "a"]  # ties: as given
+    releases, targets = tiny()
+    walked = intersection_attack(releases, targets, QI, "dis").targets
+    orders = []
+    smallest_first = intersection_tables.walk_order
+
+    def reversed_order(qi, sizes):
+        default = smallest_first(qi, sizes)
+        orders.append((default, default[::-1]))
+        return default[::-1]
+
+    monkeypatch.setattr(intersection_tables, "walk_order", reversed_order)
+    assert intersection_attack(releases, targets, QI, "dis").targets.equals(walked)
+    [(default, used)] = orders
+    assert used != default  # the walk did go the other way
