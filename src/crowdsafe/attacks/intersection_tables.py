@@ -22,7 +22,7 @@ import polars as pl
 
 from crowdsafe.anonymize.cells import first_of_each
 from crowdsafe.attacks import value_masks
-from crowdsafe.attacks.exact_location import ClassTrie, class_trie, target_trie, walk
+from crowdsafe.attacks.exact_location import ClassTrie, TargetTrie, class_trie, target_trie, walk
 from crowdsafe.attacks.intersection import (
     AttackedRelease,
     IntersectionResult,
@@ -53,6 +53,23 @@ from crowdsafe.errors import InputError
 _GENERALIZED = frozenset({CellKind.RANGE, CellKind.SET, CellKind.ANY})
 DENSE_PAIRS = 1 << 27  # (tuple, value) pairs tested against a bitmap up to this many, else by binary search
 
+
+
+@dataclass(frozen=True)
+class _TargetSide:
+    """The targets' side of the attack, made in a second thread beside the releases' group-bys
+    (:meth:`PolarsAttackTables.sensitive_cells`): the codes of :func:`target_codes` and
+    :func:`encode_targets`, the distinct target tuples (``tuple_of_target``: each target's tuple,
+    ``tuple_codes``: each tuple's codes) and their trie in :func:`walk_order`."""
+
+    leaf_codes: dict[str, np.ndarray]
+    distinct: dict[str, tuple[np.ndarray, pl.Series]]
+    domains: dict[str, AttributeDomain]
+    codes: dict[str, np.ndarray]
+    tuple_of_target: np.ndarray
+    n_tuples: int
+    tuple_codes: dict[str, np.ndarray]
+    trie: TargetTrie
 
 
 def require_target_columns(columns: Sequence[str], qi: Sequence[str]) -> None:
@@ -120,19 +137,22 @@ class PolarsAttackTables:
         hierarchy = (hierarchies or {}).get(sensitive)
         leaves = leaf_masks(hierarchy, leaf_domain(sensitive, hierarchy) if hierarchy is not None else None)
 
-        def targets_side() -> None:  # in a second thread, beside the releases' group-bys
-            self.leaf_codes, self.distinct = target_codes(targets, columns, plan.collect(), hierarchies or {}, direct)
-            self.domains, self.codes = encode_targets(targets, qi, hierarchies, self.distinct, self.leaf_codes)
-            self.tuple_of_target, self.n_tuples = group_ids([self.codes[c] for c in qi],
-                                                            [self.domains[c].size for c in qi])
-            first_target = first_of_each(self.tuple_of_target, self.n_tuples)
-            self.tuple_codes = {c: self.codes[c][first_target] for c in qi}
+        def targets_side() -> _TargetSide:  # in a second thread, beside the releases' group-bys
+            leaf_codes, distinct = target_codes(targets, columns, plan.collect(), hierarchies or {}, direct)
+            domains, codes = encode_targets(targets, qi, hierarchies, distinct, leaf_codes)
+            sizes = {c: domains[c].size for c in qi}
+            tuple_of_target, n_tuples = group_ids([codes[c] for c in qi], [sizes[c] for c in qi])
+            first_target = first_of_each(tuple_of_target, n_tuples)
+            tuple_codes = {c: codes[c][first_target] for c in qi}
             # one trie of the target tuples for every exact location
-            sizes = {c: self.domains[c].size for c in qi}
-            self.trie = target_trie(self.tuple_codes, sizes, walk_order(qi, sizes))
+            trie = target_trie(tuple_codes, sizes, walk_order(qi, sizes))
+            return _TargetSide(leaf_codes, distinct, domains, codes, tuple_of_target, n_tuples, tuple_codes, trie)
 
-        self.tables, _ = class_tables_and_codes([release.frame for release in self.releases], qi, sensitive,
-                                                targets_side, read_early, leaves)
+        self.tables, side = class_tables_and_codes([release.frame for release in self.releases], qi, sensitive,
+                                                   targets_side, read_early, leaves)
+        self.leaf_codes, self.distinct, self.domains = side.leaf_codes, side.distinct, side.domains
+        self.codes, self.tuple_of_target, self.n_tuples = side.codes, side.tuple_of_target, side.n_tuples
+        self.tuple_codes, self.trie = side.tuple_codes, side.trie
         # the targets' own values join the candidates' domain (a hierarchy's leaves already hold them)
         distinct = self.distinct
         true_values = distinct[sensitive][1].to_frame(sensitive) if sensitive in distinct else targets.head(0)
