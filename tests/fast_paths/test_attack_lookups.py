@@ -6,7 +6,8 @@
   distinct, else a table of runs) vs binary search;
 - exact_location._pair_order: one scatter (no tuple in two pairs) vs a sort of the pairs' keys;
 - exact_location.walk: every table in one walk vs one walk each (each with its joins by direct
-  tables or by binary search), against a specification written here;
+  tables or by binary search, and its columns of runs by ranges or by keys), against a
+  specification written here;
 - locate._text_ranks: Python's sort (≤ PYTHON_SORTED texts) vs Polars' dense rank.
 Each twin is run on the same inputs, and the switch is moved (the constant patched to a small
 value) so that the public attack runs on both sides of it.
@@ -175,13 +176,18 @@ def test_walk_of_every_table_and_of_one_at_a_time_agree(case):
         expected.append([[t for t, _ in found], [k for _, k in found]])
     for order in (qi, qi[::-1]):
         trie = exact_location.target_trie(tuple_codes, {c: domains[c].size for c in qi}, order)
-        for dense in (1 << 24, 0):
-            with patch.object(exact_location, "DENSE_KEYS", dense):
+        # ranges: by keys only, by ranges where the cells allow and they are cheaper, and by
+        # ranges wherever the cells allow
+        for dense, ranges, cheaper in [(1 << 24, False, None), (0, False, None), (1 << 24, True, None),
+                                       (0, True, None), (1 << 24, True, True)]:
+            with (patch.object(exact_location, "DENSE_KEYS", dense), patch.object(exact_location, "RANGES", ranges),
+                  patch.object(exact_location, "_ranges_cheaper",
+                               (lambda *_: True) if cheaper else exact_location._ranges_cheaper)):
                 joint = exact_location.walk(exact_location.class_trie(tables, covers, order), trie)
                 one = [exact_location.walk(exact_location.class_trie([t], [c], order), trie)[0]
                        for t, c in zip(tables, covers)]
-            assert [as_lists(pairs) for pairs in joint] == expected, (order, dense)
-            assert [as_lists(pairs) for pairs in one] == expected, (order, dense)
+            assert [as_lists(pairs) for pairs in joint] == expected, (order, dense, ranges, cheaper)
+            assert [as_lists(pairs) for pairs in one] == expected, (order, dense, ranges, cheaper)
 
 
 @settings(max_examples=150, deadline=None)
@@ -221,14 +227,41 @@ def attack() -> tuple[pl.DataFrame, dict]:
     ("LEAF_MASKS", [False, True]),  # the sensitive leaves as bits in the group-by, or listed
     ("DENSE_PAIRS", [0, 19, 20, 21]),  # 5 targets x 4 sensitive values = 20 pairs
     ("PYTHON_SORTED", [0, 15, 16, 17]),  # 16 distinct canonical cells
+    ("RANGES", [False, True]),  # columns of runs walked by ranges, or by keys only
+    ("RANGE_KEYS", [0, 3, 4, 14, 15, 16]),  # the targets' two levels have 4 and 15 keys: counted up to the limit
 ])
 def test_attack_is_the_same_on_both_sides_of_the_switch(monkeypatch, name, limits):
     if name == "DENSE_PAIRS":  # the sorted keys' look-up: the candidate sets as keys, not masks
         monkeypatch.setattr(value_masks, "MASK_VALUES", 0)
     expected_targets, expected_summary = attack()
-    module = {"DENSE_PAIRS": intersection_tables, "DENSE_KEYS": exact_location}.get(name, locate)
+    module = {"DENSE_PAIRS": intersection_tables, "DENSE_KEYS": exact_location, "RANGES": exact_location,
+              "RANGE_KEYS": exact_location}.get(name, locate)
     for limit in limits:
         monkeypatch.setattr(module, name, limit)
         targets, summary = attack()
         assert targets.equals(expected_targets), (name, limit)
         assert summary == expected_summary, (name, limit)
+
+
+def test_the_attack_walks_columns_of_runs_by_ranges(monkeypatch):
+    """The fixture's cells are runs of codes (ranges, hierarchy nodes, '*'): the walk takes the
+    by-ranges step on some column, and none once RANGES is off (the switch above is not idle)."""
+    steps = []
+    by_ranges = exact_location._by_ranges
+    monkeypatch.setattr(exact_location, "_by_ranges", lambda *a: steps.append(1) or by_ranges(*a))
+    attack()
+    assert steps
+    steps.clear()
+    monkeypatch.setattr(exact_location, "RANGES", False)
+    attack()
+    assert not steps
+
+
+def test_runs_and_counts_below():
+    # cells: {1, 2, 3}, {}, {0}, {2, 4}: the last is no run
+    size, first, indices = np.array([3, 0, 1]), np.array([0, 3, 3]), np.array([1, 2, 3, 0])
+    low, high = exact_location._runs(size, first, indices)
+    assert low.tolist() == [1, 0, 0] and high.tolist() == [3, -1, 0]
+    assert exact_location._runs(np.array([3, 2]), np.array([0, 3]), np.array([1, 2, 3, 2, 4])) == (None, None)
+    below = exact_location._keys_below(np.array([1, 4, 5]), 7)
+    assert below.tolist() == [0, 0, 1, 1, 1, 2, 3, 3]
