@@ -1,8 +1,9 @@
 """The order of the Polars engine's steps in the intersection attack (attacks/locate.py,
-``class_tables_and_codes``): the targets' side (their pass over their rows and its NumPy part)
-runs in a second thread from the start, beside the releases' group-bys, which Polars runs
-without the GIL; the class tables are the same as without it, and an error of the releases'
-side is raised before one of the targets' side, as when the two ran in turn."""
+``class_tables_and_codes``): the releases' group-bys are collected in a second thread, started
+before the targets' side (their pass over their rows and its NumPy part) runs in this one
+(Polars runs the group-bys without the GIL); the class tables are the same as without it, and
+an error of the releases' side is raised before one of the targets' side, as when the two ran
+in turn."""
 
 from __future__ import annotations
 
@@ -23,25 +24,26 @@ RELEASES = [
 ]
 
 
-def test_the_targets_side_runs_in_a_second_thread_beside_the_group_bys(monkeypatch):
+def test_the_group_bys_run_in_a_second_thread_beside_the_targets_side(monkeypatch):
     leaves = locate.leaf_masks(HIERARCHY, leaf_domain("s", HIERARCHY))
     assert leaves is not None
     started = threading.Event()
     seen: dict[str, object] = {}
     collect_all = pl.collect_all
 
-    def targets_side() -> str:
-        seen["thread"] = threading.current_thread() is not threading.main_thread()
-        started.set()
+    def targets_side() -> str:  # the releases' group-bys were started before it
+        seen["targets_thread"] = threading.current_thread() is threading.main_thread()
+        seen["group_bys_started_before"] = started.wait(timeout=5)
         return "the targets' side"
 
-    def group_bys(*args, **kwargs):  # the releases' group-bys: the targets' side was started before them
-        seen["started_before_group_bys"] = started.wait(timeout=5)
+    def group_bys(*args, **kwargs):
+        seen["group_bys_thread"] = threading.current_thread() is not threading.main_thread()
+        started.set()
         return collect_all(*args, **kwargs)
 
     monkeypatch.setattr(locate.pl, "collect_all", group_bys)
     tables, result = locate.class_tables_and_codes(RELEASES, ["age"], "s", targets_side, sensitive_leaves=leaves)
-    assert seen == {"thread": True, "started_before_group_bys": True}
+    assert seen == {"targets_thread": True, "group_bys_thread": True, "group_bys_started_before": True}
     assert result == "the targets' side"
     monkeypatch.setattr(locate.pl, "collect_all", collect_all)
     for table, other in zip(tables, locate.class_tables(RELEASES, ["age"], "s")):  # the same tables without it
@@ -64,4 +66,12 @@ def test_an_error_of_the_releases_side_comes_before_one_of_the_targets_side(monk
 
     monkeypatch.setattr(locate, "_class_tables", failing_tables)  # both sides fail: the releases' error
     with pytest.raises(InputError, match="the releases' error"):
+        locate.class_tables_and_codes(RELEASES, ["age"], "s", failing_targets_side)
+    monkeypatch.undo()
+
+    def failing_group_bys(*args, **kwargs):
+        raise InputError("the group-bys' error")
+
+    monkeypatch.setattr(locate.pl, "collect_all", failing_group_bys)  # the group-bys fail in the other thread
+    with pytest.raises(InputError, match="the group-bys' error"):
         locate.class_tables_and_codes(RELEASES, ["age"], "s", failing_targets_side)

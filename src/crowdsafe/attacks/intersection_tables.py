@@ -1,8 +1,8 @@
 """The Polars engine's tables for the intersection attack (:func:`crowdsafe.attacks.intersection.run_intersection`).
 
-Everything runs in this process on distinct target tuples: the targets' side (their pass over
-their rows, their codes, distinct tuples and trie) runs in a second thread while one parallel
-collection reads every release's classes (Polars holds no GIL meanwhile); this thread then
+Everything runs in this process on distinct target tuples: one parallel collection reads every
+release's classes in a second thread (Polars holds no GIL meanwhile) while this thread runs the
+targets' side (their pass over their rows, their codes, distinct tuples and trie); it then
 builds the class tables, reads the classes' cells and builds the classes' side of the location
 (:mod:`crowdsafe.attacks.locate`); the location is one trie walk of every release
 (:mod:`crowdsafe.attacks.exact_location`); the candidate sets and their intersection are one
@@ -57,8 +57,8 @@ DENSE_PAIRS = 1 << 27  # (tuple, value) pairs tested against a bitmap up to this
 
 @dataclass(frozen=True)
 class _TargetSide:
-    """The targets' side of the attack, made in a second thread beside the releases' group-bys
-    (:meth:`PolarsAttackTables.sensitive_cells`): the codes of :func:`target_codes` and
+    """The targets' side of the attack, made while a second thread collects the releases'
+    group-bys (:meth:`PolarsAttackTables.sensitive_cells`): the codes of :func:`target_codes` and
     :func:`encode_targets`, the distinct target tuples (``tuple_of_target``: each target's tuple,
     ``tuple_codes``: each tuple's codes) and their trie in :func:`walk_order`."""
 
@@ -103,13 +103,12 @@ class PolarsAttackTables:
             raise InputError("the targets table is empty")
 
     def sensitive_cells(self, qi: list[str], sensitive: str) -> tuple[list[pl.Series], pl.DataFrame]:
-        """Every pass over rows in one parallel collection (a group-by per release, the targets'
-        codes), then the distinct target tuples: the attack runs on them, targets inherit their
-        tuple's result."""
+        """Every pass over rows at once (a group-by per release in a second thread, the targets'
+        codes in this one), then the distinct target tuples: the attack runs on them, targets
+        inherit their tuple's result."""
         targets, hierarchies = self.targets, self.hierarchies
         self.with_truth = sensitive in targets.columns
         columns = qi + [sensitive] if self.with_truth and sensitive not in qi else qi
-        plan, direct = target_codes_plan(targets, columns, hierarchies or {})
         # a quasi-identifier with a hierarchy has its leaves for domain whatever the targets hold
         # (encode_targets): with one for each, the classes' cells are read while the targets' codes
         # are made, and the sensitive cells too when it has one (sensitive_domain); so are the
@@ -137,7 +136,8 @@ class PolarsAttackTables:
         hierarchy = (hierarchies or {}).get(sensitive)
         leaves = leaf_masks(hierarchy, leaf_domain(sensitive, hierarchy) if hierarchy is not None else None)
 
-        def targets_side() -> _TargetSide:  # in a second thread, beside the releases' group-bys
+        def targets_side() -> _TargetSide:  # while a second thread collects the releases' group-bys
+            plan, direct = target_codes_plan(targets, columns, hierarchies or {})
             leaf_codes, distinct = target_codes(targets, columns, plan.collect(), hierarchies or {}, direct)
             domains, codes = encode_targets(targets, qi, hierarchies, distinct, leaf_codes)
             sizes = {c: domains[c].size for c in qi}
@@ -402,7 +402,7 @@ def walk_order(qi: Sequence[str], sizes: Mapping[str, int]) -> list[str]:
     each column's domain size; ties in the order of ``qi``). The targets' trie then branches
     late, so few (target prefix, class prefix) pairs are formed before the wide columns
     (docs/performance.md compares it with the fewest published cells first). It depends on the
-    targets' domains only: the targets' trie is built beside the releases' group-bys."""
+    targets' domains only: the targets' trie is built while the releases' group-bys run."""
     return sorted(qi, key=lambda c: sizes[c])
 
 

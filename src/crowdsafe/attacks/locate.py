@@ -201,11 +201,12 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
                            during: Callable[[list[ClassTable]], None] | None = None,
                            sensitive_leaves: pl.Enum | None = None) -> tuple[list[ClassTable], _T | None]:
     """:func:`class_tables`, and what ``beside`` returns (the targets' side of the attack: their
-    pass over their rows, :func:`target_codes_plan`, and its NumPy part), run in a second thread
-    from the start: Polars runs the releases' group-bys without the GIL meanwhile, which leaves
-    it free for ``beside``'s Python and NumPy. This thread then builds the tables and calls
-    ``during`` with them (work that needs the tables but not ``beside``). An error of the
-    releases' side is raised first, as when the two sides ran in turn.
+    pass over their rows, :func:`target_codes_plan`, and its NumPy part). The releases'
+    group-bys are collected in a second thread, started as soon as their queries are built:
+    Polars runs them without the GIL, which leaves it to this thread for ``beside``'s Python and
+    NumPy meanwhile. This thread then builds the tables and calls ``during`` with them (work that
+    needs the tables but not ``beside``). An error of the releases' side (their group-bys, their
+    tables) is raised before one of ``beside``, as when the two sides ran in turn.
     ``sensitive_leaves``: the sensitive hierarchy's leaves, when :func:`leaf_masks` allows (fast
     path: each class's leaves as one 64-bit mask in the group-by, twin: its list of cells)."""
     qi = list(qi)
@@ -217,19 +218,27 @@ def class_tables_and_codes(releases: Sequence[pl.DataFrame], qi: Sequence[str], 
             )
     masked = [sensitive is not None and sensitive_leaves is not None and LEAF_MASKS
               and release.schema[sensitive] == pl.String for release in releases]
-    # the queries are built before the second thread starts: it would hold the GIL meanwhile
     group_bys = [_group_by(release, qi, sensitive, sensitive_leaves if m else None)
                  for release, m in zip(releases, masked)]
+    side: _T | None = None
+    refused: Exception | None = None
     with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(beside) if beside is not None else None
-        collected = pl.collect_all(group_bys)
-        for j, combos in enumerate(collected):  # a cell that is no leaf (or missing): the reference twin
-            if masked[j] and combos.get_column(_helper(qi, sensitive, "n_held")).sum():
-                collected[j] = _group_by(releases[j], qi, sensitive, None).collect()
-        tables = _class_tables(releases, qi, sensitive, collected, sensitive_leaves)
-        if during is not None:
-            during(tables)
-    return tables, pending.result() if pending is not None else None
+        pending = pool.submit(pl.collect_all, group_bys)  # (Polars releases the GIL at once)
+        if beside is not None:
+            try:
+                side = beside()
+            except Exception as error:  # raised once the releases' side is known to be fine
+                refused = error
+        collected = pending.result()
+    for j, combos in enumerate(collected):  # a cell that is no leaf (or missing): the reference twin
+        if masked[j] and combos.get_column(_helper(qi, sensitive, "n_held")).sum():
+            collected[j] = _group_by(releases[j], qi, sensitive, None).collect()
+    tables = _class_tables(releases, qi, sensitive, collected, sensitive_leaves)
+    if refused is not None:
+        raise refused
+    if during is not None:
+        during(tables)
+    return tables, side
 
 
 def leaf_masks(hierarchy: Hierarchy | None, domain: AttributeDomain | None) -> pl.Enum | None:
