@@ -7,6 +7,7 @@ in turn."""
 
 from __future__ import annotations
 
+import os
 import threading
 
 import polars as pl
@@ -75,3 +76,15 @@ def test_an_error_of_the_releases_side_comes_before_one_of_the_targets_side(monk
     monkeypatch.setattr(locate.pl, "collect_all", failing_group_bys)  # the group-bys fail in the other thread
     with pytest.raises(InputError, match="the group-bys' error"):
         locate.class_tables_and_codes(RELEASES, ["age"], "s", failing_targets_side)
+
+
+def test_the_group_bys_threads_are_kept_and_made_again_after_a_fork(monkeypatch):
+    assert locate.collector() is locate.collector()  # kept between attacks
+    monkeypatch.setattr(locate, "_collector", locate._collector)  # (put back after the test)
+    pid = os.getpid()
+    kept = locate.collector()
+    monkeypatch.setattr(locate.os, "getpid", lambda: pid + 1)  # as in a forked child
+    made = locate.collector()
+    assert made is not kept
+    tables, _ = locate.class_tables_and_codes(RELEASES, ["age"], "s", lambda: None)  # and they collect
+    assert [t.n_classes for t in tables] == [2, 1]
