@@ -279,11 +279,8 @@ def _group_by(release: pl.DataFrame, qi: list[str], sensitive: str | None, leave
     or 1 when it is flagged by the :data:`NO_LEAF` bit)."""
     plan, schema = release.lazy(), release.schema  # (the schema made once: each call builds it)
     rows = pl.len().cast(pl.Int64).alias(_helper(qi, sensitive, "rows"))
-    # each text cell's categorical id (one id per text, whatever the column), for _canonical_ranks
-    ids = [pl.col(c).cast(pl.Categorical).to_physical().alias(_helper(qi, sensitive, f"id_{j}"))
-           for j, c in enumerate(qi) if schema[c] == pl.String]
     if sensitive is None:
-        return plan.group_by(qi).agg(rows).with_columns(ids)
+        return plan.group_by(qi).agg(rows)
     held, n_held = _helper(qi, sensitive, "held"), _helper(qi, sensitive, "n_held")
     if leaves is not None:
         n_leaves = len(leaves.categories)
@@ -292,14 +289,13 @@ def _group_by(release: pl.DataFrame, qi: list[str], sensitive: str | None, leave
         if n_leaves < 64:  # a cell that is no leaf sets the top bit, which no leaf has: one OR tells both
             plan = plan.with_columns(leaf_bit.fill_null(NO_LEAF).alias(held))
             return (plan.group_by(qi).agg(rows, pl.col(held).bitwise_or())
-                    .with_columns((pl.col(held) >= NO_LEAF).cast(pl.UInt32).alias(n_held), *ids))
+                    .with_columns((pl.col(held) >= NO_LEAF).cast(pl.UInt32).alias(n_held)))
         plan = plan.with_columns(leaf_bit.alias(held))
-        return (plan.group_by(qi).agg(rows, pl.col(held).bitwise_or(), pl.col(held).null_count().alias(n_held))
-                .with_columns(ids))
+        return plan.group_by(qi).agg(rows, pl.col(held).bitwise_or(), pl.col(held).null_count().alias(n_held))
     if schema[sensitive] == pl.String:  # hashed once as a categorical, not in every list
         plan = plan.with_columns(pl.col(sensitive).cast(pl.Categorical))
     return (plan.group_by(qi).agg(rows, pl.col(sensitive).unique().alias(held))
-            .with_columns(pl.col(held).list.len().alias(n_held), *ids))
+            .with_columns(pl.col(held).list.len().alias(n_held)))
 
 
 def _class_tables(releases: Sequence[pl.DataFrame], qi: list[str], sensitive: str | None,
@@ -327,10 +323,7 @@ def _class_tables(releases: Sequence[pl.DataFrame], qi: list[str], sensitive: st
             n_held = combos.get_column(_helper(qi, sensitive, "n_held")).to_numpy()
             combo = np.repeat(np.arange(combos.height, dtype=np.int64), n_held)
             every_held[r] = combo, cell, cells
-    cell_ids = [_ids(combos, _helper(qi, sensitive, f"id_{j}")) for combos in collected for j in range(len(qi))]
-    made = [i for i in cell_ids if i is not None]
-    canonical_of_combo = _canonical_ranks([combos.get_column(c) for combos in collected for c in qi],
-                                          made if len(made) == len(cell_ids) else None)
+    canonical_of_combo = _canonical_ranks([combos.get_column(c) for combos in collected for c in qi])
     tables = []
     for r, (combos, rows) in enumerate(zip(collected, every_rows)):
         distinct_cells = {c: canonical_of_combo[r * len(qi) + j][1].alias(c) for j, c in enumerate(qi)}
@@ -364,30 +357,20 @@ def _held_leaves(masks: np.ndarray, leaves: pl.Enum, sensitive: str) -> tuple[np
             pl.Series(sensitive, [texts[i] for i in present.tolist()], dtype=pl.String))
 
 
-def _ids(combos: pl.DataFrame, name: str) -> np.ndarray | None:
-    """A column of categorical ids the group-by added (missing: -1), or None when it has none."""
-    if name not in combos.columns:
-        return None
-    ids = combos.get_column(name).to_numpy()
-    return (np.where(np.isnan(ids), -1, ids) if ids.dtype.kind == "f" else ids).astype(np.int64, copy=False)
-
-
-def _canonical_ranks(columns: Sequence[pl.Series], ids: Sequence[np.ndarray] | None = None
-                     ) -> list[tuple[np.ndarray, pl.Series]]:
+def _canonical_ranks(columns: Sequence[pl.Series]) -> list[tuple[np.ndarray, pl.Series]]:
     """Per column of cells: the column's distinct canonical cells, sorted (missing last), and
     each cell's rank among them; for all columns at once (their cells written as text, each
     distinct (column, text) made canonical once). Up to ``PYTHON_SORTED`` distinct canonical
     texts are sorted in Python (code point order, the byte order Polars sorts UTF-8 text in:
-    cheaper than a Polars call for a few hundred), more by Polars. ``ids``: each column's
-    categorical ids (equal texts, equal ids; missing -1) when already made, by the group-by
-    (in parallel, without the GIL), else cast here."""
+    cheaper than a Polars call for a few hundred), more by Polars. The texts are told apart by
+    the categorical ids of one cast of them all (equal texts, equal ids): one cast here costs
+    less than one per column in the group-bys (docs/performance.md, round 19)."""
     written = [cell_text(column) for column in columns]
     lengths = np.array([len(w) for w in written], dtype=np.int64)
     n_groups = len(written)
     group = np.repeat(np.arange(n_groups, dtype=np.int64), lengths)
     texts = pl.concat(written)
-    # the missing cell: 0 (``ids``: each column's categorical ids when the group-by made them)
-    every_id = (np.concatenate(ids) if ids is not None and len(ids) else categorical_ids(texts)) + 1
+    every_id = categorical_ids(texts) + 1  # (the missing cell: 0)
     span = int(every_id.max(initial=0)) + 1
     distinct, code = unique_inverse(group * span + every_id, n_groups * span)  # distinct (group, text)
     canonical = canonical_texts(texts[first_of_each(code, len(distinct))])
