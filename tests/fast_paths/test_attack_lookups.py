@@ -8,7 +8,7 @@
 - exact_location.walk: every table in one walk vs one walk each (each with its joins by direct
   tables or by binary search, and its columns of runs by ranges or by keys), against a
   specification written here;
-- locate._text_ranks: Python's sort (≤ PYTHON_SORTED texts) vs Polars' dense rank.
+- cell_ranks._text_ranks: Python's sort (≤ PYTHON_SORTED texts) vs Polars' dense rank.
 Each twin is run on the same inputs, and the switch is moved (the constant patched to a small
 value) so that the public attack runs on both sides of it.
 """
@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crowdsafe.attacks import exact_location, intersection_attack, intersection_tables, locate, value_masks
+from crowdsafe.attacks import cell_ranks, exact_location, intersection_attack, intersection_tables, locate, value_masks
 from crowdsafe.data import Hierarchy
 
 
@@ -194,8 +194,8 @@ def test_walk_of_every_table_and_of_one_at_a_time_agree(case):
 @given(st.lists(st.one_of(st.none(), st.text(max_size=4)), max_size=40))
 def test_text_ranks_by_python_and_by_polars_agree(texts):
     series = pl.Series(texts, dtype=pl.String)
-    order, n_ranks = locate._text_ranks_by_python(series)
-    other, other_n = locate._text_ranks_by_polars(series)
+    order, n_ranks = cell_ranks._text_ranks_by_python(series)
+    other, other_n = cell_ranks._text_ranks_by_polars(series)
     assert n_ranks == other_n
     assert order.tolist() == other.tolist()
 
@@ -235,7 +235,7 @@ def test_attack_is_the_same_on_both_sides_of_the_switch(monkeypatch, name, limit
         monkeypatch.setattr(value_masks, "MASK_VALUES", 0)
     expected_targets, expected_summary = attack()
     module = {"DENSE_PAIRS": intersection_tables, "DENSE_KEYS": exact_location, "RANGES": exact_location,
-              "RANGE_KEYS": exact_location}.get(name, locate)
+              "RANGE_KEYS": exact_location, "PYTHON_SORTED": cell_ranks}.get(name, locate)
     for limit in limits:
         monkeypatch.setattr(module, name, limit)
         targets, summary = attack()

@@ -34,6 +34,7 @@ import numpy as np
 import polars as pl
 
 from crowdsafe.anonymize.cells import dense_ids, first_of_each
+from crowdsafe.attacks.cell_ranks import canonical_ranks
 from crowdsafe.attacks.nearest import locate_nearest as locate_nearest  # documented here (docs/architecture.md)
 from crowdsafe.attacks.plain_cells import read_plain
 from crowdsafe.data import Hierarchy, encode_series, packing
@@ -41,16 +42,13 @@ from crowdsafe.data.arrays import unique_inverse
 from crowdsafe.data.cell_reader import (
     CellCovers,
     CellReader,
-    canonical_texts,
     categorical_ids,
-    cell_text,
 )
 from crowdsafe.data.column_names import spare_name
 from crowdsafe.data.generalized import AttributeDomain, is_generalized, leaf_domain
 from crowdsafe.errors import InputError
 
 _T = TypeVar("_T")
-PYTHON_SORTED = 5_000  # distinct canonical cells ranked in Python up to this many, else by Polars
 LEAF_MASKS = True  # a release's sensitive leaves ORed as bits in its group-by (leaf_masks), else listed
 NO_LEAF = 1 << 63  # the bit a sensitive cell that is no leaf sets in that OR (up to 63 leaves)
 COLLECTORS = 4  # attacks whose group-bys can be collected at once (one thread each, kept between attacks)
@@ -323,7 +321,7 @@ def _class_tables(releases: Sequence[pl.DataFrame], qi: list[str], sensitive: st
             n_held = combos.get_column(_helper(qi, sensitive, "n_held")).to_numpy()
             combo = np.repeat(np.arange(combos.height, dtype=np.int64), n_held)
             every_held[r] = combo, cell, cells
-    canonical_of_combo = _canonical_ranks([combos.get_column(c) for combos in collected for c in qi])
+    canonical_of_combo = canonical_ranks([combos.get_column(c) for combos in collected for c in qi])
     tables = []
     for r, (combos, rows) in enumerate(zip(collected, every_rows)):
         distinct_cells = {c: canonical_of_combo[r * len(qi) + j][1].alias(c) for j, c in enumerate(qi)}
@@ -356,61 +354,6 @@ def _held_leaves(masks: np.ndarray, leaves: pl.Enum, sensitive: str) -> tuple[np
     return (combo.astype(np.int64), cell_of_leaf[leaf],
             pl.Series(sensitive, [texts[i] for i in present.tolist()], dtype=pl.String))
 
-
-def _canonical_ranks(columns: Sequence[pl.Series]) -> list[tuple[np.ndarray, pl.Series]]:
-    """Per column of cells: the column's distinct canonical cells, sorted (missing last), and
-    each cell's rank among them; for all columns at once (their cells written as text, each
-    distinct (column, text) made canonical once). Up to ``PYTHON_SORTED`` distinct canonical
-    texts are sorted in Python (code point order, the byte order Polars sorts UTF-8 text in:
-    cheaper than a Polars call for a few hundred), more by Polars. The texts are told apart by
-    the categorical ids of one cast of them all (equal texts, equal ids): one cast here costs
-    less than one per column in the group-bys (docs/performance.md, round 19)."""
-    written = [cell_text(column) for column in columns]
-    lengths = np.array([len(w) for w in written], dtype=np.int64)
-    n_groups = len(written)
-    group = np.repeat(np.arange(n_groups, dtype=np.int64), lengths)
-    texts = pl.concat(written)
-    every_id = categorical_ids(texts) + 1  # (the missing cell: 0)
-    span = int(every_id.max(initial=0)) + 1
-    distinct, code = unique_inverse(group * span + every_id, n_groups * span)  # distinct (group, text)
-    canonical = canonical_texts(texts[first_of_each(code, len(distinct))])
-    # each distinct text's rank among them all, the missing cell last
-    order, n_ranks = _text_ranks(canonical)
-    pairs, pair_of = unique_inverse((distinct // span) * n_ranks + order, n_groups * n_ranks)
-    bounds = np.searchsorted(pairs // n_ranks, np.arange(n_groups + 1))
-    cells = canonical[first_of_each(pair_of, len(pairs))]
-    rank = (pair_of - bounds[distinct // span])[code]
-    offsets = np.concatenate([[0], np.cumsum(lengths)])
-    return [(rank[offsets[g]: offsets[g + 1]], cells.slice(bounds[g], bounds[g + 1] - bounds[g]))
-            for g in range(n_groups)]
-
-
-def _text_ranks(texts: pl.Series) -> tuple[np.ndarray, int]:
-    """Each text's dense rank among the distinct ``texts`` (code point order, the missing cell
-    last) and the number of ranks (the distinct texts + 1 for the missing cell).
-
-    Fast path :func:`_text_ranks_by_python` up to :data:`PYTHON_SORTED` texts (cheaper than a
-    Polars call for a few hundred), else its reference twin :func:`_text_ranks_by_polars`."""
-    if len(texts) <= PYTHON_SORTED:
-        return _text_ranks_by_python(texts)
-    return _text_ranks_by_polars(texts)
-
-
-def _text_ranks_by_python(texts: pl.Series) -> tuple[np.ndarray, int]:
-    """:func:`_text_ranks` by Python's sort (code point order, which is the byte order Polars
-    sorts UTF-8 text in)."""
-    listed = texts.to_list()
-    ordered = sorted({text for text in listed if text is not None})
-    rank_of = {text: rank for rank, text in enumerate(ordered)}
-    n_ranks = len(ordered) + 1
-    return np.array([rank_of.get(text, n_ranks - 1) for text in listed], dtype=np.int64), n_ranks  # missing: last
-
-
-def _text_ranks_by_polars(texts: pl.Series) -> tuple[np.ndarray, int]:
-    """:func:`_text_ranks` by Polars' dense rank (many distinct texts: centroids, say)."""
-    dense = texts.rank("dense").cast(pl.Int64)
-    n_ranks = int(cast("int | None", dense.max()) or 0) + 1
-    return dense.fill_null(n_ranks).to_numpy() - 1, n_ranks
 
 def _leaf_enum(hierarchy: Hierarchy | None, dtype: pl.DataType) -> pl.Enum | None:
     """An Enum of the hierarchy's leaves as text, when a targets' column of ``dtype`` can be
