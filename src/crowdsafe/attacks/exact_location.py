@@ -222,7 +222,7 @@ def walk(classes: ClassTrie, trie: TargetTrie) -> list[tuple[np.ndarray, np.ndar
         target_fan = np.diff(target_start)[pair_target]
         if RANGES and level.low is not None and counted is not None and radix == level.size:
             class_fan = level.first[pair_class + 1] - level.first[pair_class]
-            if _ranges_cheaper(class_fan, target_fan):
+            if _ranges_cheaper(class_fan, target_fan, level):
                 pair_target, pair_class = _by_ranges(pair_target, pair_class, class_fan, level, counted)
                 continue
         # every pair extended to its target prefix's children, then joined on (class prefix, code)
@@ -243,10 +243,12 @@ def walk(classes: ClassTrie, trie: TargetTrie) -> list[tuple[np.ndarray, np.ndar
     return out
 
 
-def _ranges_cheaper(class_fan: np.ndarray, target_fan: np.ndarray) -> bool:
+def _ranges_cheaper(class_fan: np.ndarray, target_fan: np.ndarray, level: _Level) -> bool:
     """Whether a column is walked by ranges: the by-ranges step forms one item per (pair, class
-    child), the key step one per (pair, target child); the fewer wins (ties: ranges)."""
-    return bool(class_fan.sum() <= target_fan.sum())
+    child), the key step one per (pair, target child), plus, the first time, one per key of its
+    table (each child's covered codes, :attr:`_Level.by_key`); the fewer wins (ties: ranges)."""
+    table = 0 if "by_key" in level.__dict__ else int(level.cell_size[level.cell].sum())  # (made once)
+    return bool(class_fan.sum() <= target_fan.sum() + table)
 
 
 def _by_ranges(pair_target: np.ndarray, pair_class: np.ndarray, class_fan: np.ndarray, level: _Level,
