@@ -108,7 +108,7 @@ def locate_exact(table: ClassTable, covers: Mapping[str, CellCovers],
 
 @dataclass(frozen=True)
 class _Children:
-    """One column of a :class:`ClassTrie` in key form (:attr:`_Level.by_key`): which child
+    """One column of a :class:`ClassTrie` in key form (:attr:`_ClassLevel.by_key`): which child
     prefix each (parent prefix, covered code) key below ``n_keys`` leads to, as
     :func:`_join_children` looks it up: ``child_of_key`` when every key has at most one child
     (a strict partition), else the children sorted by key with each key's ``first`` and
@@ -125,7 +125,7 @@ class _Children:
 
 
 @dataclass(frozen=True)
-class _Level:
+class _ClassLevel:
     """One column of a :class:`ClassTrie`: the class prefixes one column down (the children),
     sorted by parent prefix then cell. Parent p's children are ``first[p]:first[p + 1]``; child
     i's cell is ``cell[i]``, which covers the codes ``indices[cell_first[j]:][:cell_size[j]]``
@@ -161,7 +161,7 @@ class ClassTrie:
     on the tables only: made before the targets are known."""
 
     order: tuple[str, ...]
-    levels: tuple[_Level, ...]
+    levels: tuple[_ClassLevel, ...]
     class_of_leaf: np.ndarray
     class_start: np.ndarray
 
@@ -181,9 +181,9 @@ def class_trie(tables: Sequence[ClassTable], covers: Sequence[Mapping[str, CellC
         edges, class_prefix = unique_inverse(class_prefix * width + cell_of_class, n_prefixes * width)
         parent, cell = np.divmod(edges, width)
         low, high = _runs(cell_size, cell_first, indices)
-        levels.append(_Level(np.searchsorted(parent, np.arange(n_prefixes + 1)), cell, cell_size, cell_first, indices,
-                             size, low[cell] if low is not None else None,
-                             high[cell] if high is not None else None))
+        levels.append(_ClassLevel(np.searchsorted(parent, np.arange(n_prefixes + 1)), cell, cell_size, cell_first,
+                                  indices, size, low[cell] if low is not None else None,
+                                  high[cell] if high is not None else None))
         n_prefixes = len(edges)
     class_of_leaf = np.empty(n_prefixes, dtype=np.int64)
     class_of_leaf[class_prefix] = np.arange(len(class_prefix), dtype=np.int64)
@@ -243,15 +243,15 @@ def walk(classes: ClassTrie, trie: TargetTrie) -> list[tuple[np.ndarray, np.ndar
     return out
 
 
-def _ranges_cheaper(class_fan: np.ndarray, target_fan: np.ndarray, level: _Level) -> bool:
+def _ranges_cheaper(class_fan: np.ndarray, target_fan: np.ndarray, level: _ClassLevel) -> bool:
     """Whether a column is walked by ranges: the by-ranges step forms one item per (pair, class
     child), the key step one per (pair, target child), plus, the first time, one per key of its
-    table (each child's covered codes, :attr:`_Level.by_key`); the fewer wins (ties: ranges)."""
+    table (each child's covered codes, :attr:`_ClassLevel.by_key`); the fewer wins (ties: ranges)."""
     table = 0 if "by_key" in level.__dict__ else int(level.cell_size[level.cell].sum())  # (made once)
     return bool(class_fan.sum() <= target_fan.sum() + table)
 
 
-def _by_ranges(pair_target: np.ndarray, pair_class: np.ndarray, class_fan: np.ndarray, level: _Level,
+def _by_ranges(pair_target: np.ndarray, pair_class: np.ndarray, class_fan: np.ndarray, level: _ClassLevel,
                below: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """One column of :func:`walk` when every class child's cell covers a run of codes
     ``[low, high]``: each pair extended to its class prefix's children (``class_fan`` each),
