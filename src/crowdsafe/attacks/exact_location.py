@@ -211,8 +211,8 @@ def walk(classes: ClassTrie, trie: TargetTrie) -> list[tuple[np.ndarray, np.ndar
 
     Each column extends every (target prefix, class prefix) pair to the pairs of their children
     that agree on it: by ranges (:func:`_by_ranges`) when the column's cells cover runs of codes
-    and the class children are fewer than the target children over the pairs, else by key
-    (every target child looked up among the class children). Both give the same pairs."""
+    and that forms fewer items (:func:`_ranges_cheaper`), else by key (every target child
+    looked up among the class children). Both give the same pairs."""
     assert classes.order == trie.order
     n_tables = len(classes.class_start) - 1
     pair_target = np.zeros(n_tables, dtype=np.int64)  # the consistent (target prefix, class prefix) pairs
