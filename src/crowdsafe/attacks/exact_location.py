@@ -116,7 +116,6 @@ class _Children:
     (binary search)."""
 
     n_keys: int
-    size: int
     child_of_key: np.ndarray | None = None
     child: np.ndarray | None = None
     first: np.ndarray | None = None
@@ -150,7 +149,7 @@ class _ClassLevel:
         fan = self.cell_size[self.cell]
         child = np.repeat(np.arange(len(self.cell), dtype=np.int64), fan)
         key = parent[child] * self.size + self.indices[segments(self.cell_first[self.cell], fan)]
-        return _children(key, child, n_parents * self.size, self.size)
+        return _children(key, child, n_parents * self.size)
 
 
 @dataclass(frozen=True)
@@ -318,37 +317,37 @@ def _join_children(pair_target: np.ndarray, wanted: np.ndarray, key: np.ndarray,
     looked up (:func:`_join`). Up to :data:`DENSE_KEYS` keys, a direct table of the keys: by
     partition when every key has at most one child (disjoint cells), else by runs; beyond, the
     reference twin by binary search. All three give the same pairs."""
-    return _join(pair_target, wanted, _children(key, child, n_keys, 1))
+    return _join(pair_target, wanted, _children(key, child, n_keys))
 
 
-def _children(key: np.ndarray, child: np.ndarray, n_keys: int, size: int) -> _Children:
-    """The look-up table of the keys' side of :func:`_join_children` (``size``: the codes' span, kept with it)."""
+def _children(key: np.ndarray, child: np.ndarray, n_keys: int) -> _Children:
+    """The look-up table of the keys' side of :func:`_join_children`."""
     if n_keys > DENSE_KEYS:
-        return _children_by_search(key, child, n_keys, size)
+        return _children_by_search(key, child, n_keys)
     count_of_key = np.bincount(key, minlength=n_keys)
     if count_of_key.max(initial=0) <= 1:
-        return _children_by_partition(key, child, n_keys, size)
-    return _children_by_runs(key, child, count_of_key, size)
+        return _children_by_partition(key, child, n_keys)
+    return _children_by_runs(key, child, count_of_key)
 
 
-def _children_by_partition(key: np.ndarray, child: np.ndarray, n_keys: int, size: int) -> _Children:
+def _children_by_partition(key: np.ndarray, child: np.ndarray, n_keys: int) -> _Children:
     """The keys are distinct (a strict partition): one child per key, a direct table, no sort."""
     child_of_key = np.full(n_keys, -1, dtype=np.int64)
     child_of_key[key] = child
-    return _Children(n_keys, size, child_of_key=child_of_key)
+    return _Children(n_keys, child_of_key=child_of_key)
 
 
-def _children_by_runs(key: np.ndarray, child: np.ndarray, count_of_key: np.ndarray, size: int) -> _Children:
+def _children_by_runs(key: np.ndarray, child: np.ndarray, count_of_key: np.ndarray) -> _Children:
     """A direct table of where each key's run starts among the children sorted by key
     (``count_of_key``: each key's count, ``np.bincount(key, minlength=n_keys)``)."""
-    return _Children(len(count_of_key), size, child=child[stable_argsort(key, len(count_of_key))],
+    return _Children(len(count_of_key), child=child[stable_argsort(key, len(count_of_key))],
                      first=np.cumsum(count_of_key) - count_of_key, count=count_of_key)
 
 
-def _children_by_search(key: np.ndarray, child: np.ndarray, n_keys: int, size: int) -> _Children:
+def _children_by_search(key: np.ndarray, child: np.ndarray, n_keys: int) -> _Children:
     """The keys sorted, for binary search: memory bounded by the keys, whatever ``n_keys``."""
     by_key = stable_argsort(key, n_keys)
-    return _Children(n_keys, size, child=child[by_key], keys=key[by_key])
+    return _Children(n_keys, child=child[by_key], keys=key[by_key])
 
 
 def _join(pair_target: np.ndarray, wanted: np.ndarray, children: _Children) -> tuple[np.ndarray, np.ndarray]:
@@ -369,19 +368,19 @@ def _join(pair_target: np.ndarray, wanted: np.ndarray, children: _Children) -> t
 def _join_by_partition(pair_target: np.ndarray, wanted: np.ndarray, key: np.ndarray, child: np.ndarray,
                        n_keys: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_join_children` when the ``key`` values are distinct (a strict partition)."""
-    return _join(pair_target, wanted, _children_by_partition(key, child, n_keys, 1))
+    return _join(pair_target, wanted, _children_by_partition(key, child, n_keys))
 
 
 def _join_by_runs(pair_target: np.ndarray, wanted: np.ndarray, key: np.ndarray, child: np.ndarray,
                   count_of_key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_join_children` by a direct table of each key's run among the sorted keys."""
-    return _join(pair_target, wanted, _children_by_runs(key, child, count_of_key, 1))
+    return _join(pair_target, wanted, _children_by_runs(key, child, count_of_key))
 
 
 def _join_by_search(pair_target: np.ndarray, wanted: np.ndarray, key: np.ndarray, child: np.ndarray,
                     n_keys: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_join_children` by binary search of each wanted key among the sorted keys."""
-    return _join(pair_target, wanted, _children_by_search(key, child, n_keys, 1))
+    return _join(pair_target, wanted, _children_by_search(key, child, n_keys))
 
 
 def _expand(pair_target: np.ndarray, child: np.ndarray, start: np.ndarray, count: np.ndarray
